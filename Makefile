@@ -1,0 +1,79 @@
+# mblin: the commands a user types. See README.md.
+#   make setup   install the Debian packages the build and the tests need (skips what is present)
+#   make         build into build/
+#   make test    setup, build, run the test suite, then run it again under ASan + UBSan
+#   make demo    setup, build, linearize the default example and print the report
+#   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 30
+
+# Debian 12 packages: compiler and tools, then the numerical libraries, then the reference checks.
+PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \
+           libopenblas-dev liblapacke-dev libsuitesparse-dev libarpack2-dev libyaml-dev \
+           python3 python3-numpy valgrind
+
+.PHONY: all build setup test test-fast asan fuzz demo bench clean
+
+all: build
+
+setup:
+	@missing=""; \
+	for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make setup: installing$$missing"; \
+	  SUDO=; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	else \
+	  echo "make setup: all packages present"; \
+	fi
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(ASAN_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMBLIN_SANITIZE=ON -DMBLIN_BUILD_BENCH=OFF
+
+asan: $(ASAN_BUILD)/CMakeCache.txt
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+test-fast: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test: setup
+	$(MAKE) test-fast
+	$(MAKE) asan
+	@if command -v clang >/dev/null 2>&1; then $(MAKE) fuzz FUZZ_SECONDS=20; else echo "clang not found: fuzzing skipped"; fi
+
+fuzz:
+	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMBLIN_FUZZ=ON -DMBLIN_BUILD_TESTS=OFF -DMBLIN_BUILD_BENCH=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@for f in $(FUZZ_BUILD)/tests/fuzz/fuzz_*; do \
+	  [ -x "$$f" ] || continue; \
+	  name=$$(basename $$f); mkdir -p $(FUZZ_BUILD)/corpus/$$name; \
+	  echo "fuzzing $$name for $(FUZZ_SECONDS) s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	     $(FUZZ_BUILD)/corpus/$$name tests/fuzz/corpus/$$name 2>$(FUZZ_BUILD)/$$name.log \
+	     || { tail -40 $(FUZZ_BUILD)/$$name.log; exit 1; }; \
+	  tail -3 $(FUZZ_BUILD)/$$name.log; \
+	done
+
+demo: setup build
+	./$(BUILD)/mblin linearize examples/slider_pendulum.yaml
+
+bench: build
+	@echo "see bench/README.md"
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,3 @@
+set(MBLIN_CLI_SOURCES
+  cli/main.c
+)

@@ -1,0 +1,7 @@
+/* mblin: exact linearization of constrained multibody dynamics. Umbrella header. */
+#ifndef MBLIN_MBLIN_H
+#define MBLIN_MBLIN_H
+
+#include "mblin/status.h"
+
+#endif

@@ -1,0 +1,4 @@
+list(APPEND MBLIN_SOURCES
+  src/core/status.c
+  src/core/alloc.c
+)

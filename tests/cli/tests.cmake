@@ -1,0 +1,1 @@
+# tests of src/cli are listed here

@@ -1,0 +1,1 @@
+mblin_add_test(test_core ${CMAKE_CURRENT_SOURCE_DIR}/core/test_core.c)

@@ -1,0 +1,1 @@
+# tests of src/la are listed here

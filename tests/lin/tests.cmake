@@ -1,0 +1,1 @@
+# tests of src/lin are listed here

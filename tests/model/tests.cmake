@@ -1,0 +1,1 @@
+# tests of src/model are listed here

@@ -1,0 +1,89 @@
+/* Minimal test harness shared by every test program.
+ *
+ *   TEST(name) { CHECK(cond); CHECK_CLOSE(a, b, rtol); CHECK_EQ_INT(a, b); }
+ *   int main(void) { RUN(name); ...; return test_summary("module"); }
+ *
+ * Every failed check prints file:line and the values; the summary prints
+ * "<module>: N passed, M failed" and the exit code is nonzero when anything failed. */
+#ifndef MBLIN_TEST_H
+#define MBLIN_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int test_checks_failed_;
+static int test_cases_passed_, test_cases_failed_;
+
+#define TEST(name) static void name(void)
+
+#define RUN(name)                                                                   \
+    do {                                                                            \
+        int before_ = test_checks_failed_;                                          \
+        name();                                                                     \
+        if (test_checks_failed_ == before_) {                                       \
+            test_cases_passed_++;                                                   \
+        } else {                                                                    \
+            test_cases_failed_++;                                                   \
+            fprintf(stderr, "FAILED: %s\n", #name);                                 \
+        }                                                                           \
+    } while (0)
+
+#define CHECK(cond)                                                                 \
+    do {                                                                            \
+        if (!(cond)) {                                                              \
+            test_checks_failed_++;                                                  \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);\
+        }                                                                           \
+    } while (0)
+
+#define CHECK_MSG(cond, ...)                                                        \
+    do {                                                                            \
+        if (!(cond)) {                                                              \
+            test_checks_failed_++;                                                  \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);\
+            fprintf(stderr, __VA_ARGS__);                                           \
+            fputc('\n', stderr);                                                    \
+        }                                                                           \
+    } while (0)
+
+#define CHECK_EQ_INT(a, b)                                                          \
+    do {                                                                            \
+        long long a_ = (long long)(a), b_ = (long long)(b);                         \
+        if (a_ != b_) {                                                             \
+            test_checks_failed_++;                                                  \
+            fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__,     \
+                    __LINE__, #a, #b, a_, b_);                                      \
+        }                                                                           \
+    } while (0)
+
+/* |a - b| <= tol * max(1, |b|): relative for large values, absolute near zero. */
+#define CHECK_CLOSE(a, b, tol)                                                      \
+    do {                                                                            \
+        double a_ = (double)(a), b_ = (double)(b), t_ = (double)(tol);              \
+        double s_ = fabs(b_) > 1.0 ? fabs(b_) : 1.0;                                \
+        if (!(fabs(a_ - b_) <= t_ * s_)) {                                          \
+            test_checks_failed_++;                                                  \
+            fprintf(stderr, "%s:%d: %s ~ %s failed: %.17g vs %.17g (tol %g)\n",     \
+                    __FILE__, __LINE__, #a, #b, a_, b_, t_);                        \
+        }                                                                           \
+    } while (0)
+
+/* strictly relative: |a - b| <= tol * |b| */
+#define CHECK_REL(a, b, tol)                                                        \
+    do {                                                                            \
+        double a_ = (double)(a), b_ = (double)(b), t_ = (double)(tol);              \
+        if (!(fabs(a_ - b_) <= t_ * fabs(b_))) {                                    \
+            test_checks_failed_++;                                                  \
+            fprintf(stderr, "%s:%d: %s ~rel %s failed: %.17g vs %.17g (rtol %g)\n", \
+                    __FILE__, __LINE__, #a, #b, a_, b_, t_);                        \
+        }                                                                           \
+    } while (0)
+
+static inline int test_summary(const char *module)
+{
+    printf("%s: %d passed, %d failed\n", module, test_cases_passed_, test_cases_failed_);
+    return test_cases_failed_ ? 1 : 0;
+}
+
+#endif
