@@ -3,5 +3,6 @@
 #define MBLIN_MBLIN_H
 
 #include "mblin/status.h"
+#include "mblin/model.h"
 
 #endif

@@ -1,2 +1,4 @@
 list(APPEND MBLIN_SOURCES
+  src/model/source.c
+  src/model/model.c
 )

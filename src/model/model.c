@@ -1,0 +1,1168 @@
+/* Formulation: from the text of a `model: dae` file to the canonical DAE as expressions,
+ * their exact Jacobians and compiled tapes.
+ *
+ *   R = d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F      (n, EOM residual)
+ *   Phidd = d2 Phi/dt2, nhd = dc/dt, Phid = dPhi/dt, c = A v + b, Phi      (constraints)
+ *
+ * so M vdot + Phi_q^T lambda + A^T mu = Q with M = d2T/dv2 and the Coriolis, centrifugal,
+ * geometric-stiffness and every higher derivative term exact by construction. */
+#include "model/model_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/source.h"
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+
+int mbl_sjac_push(mbl_sjac *J, int row, int col, mblx_id node)
+{
+    if (J->nz == J->cap) {
+        int cap = J->cap ? 2 * J->cap : 64;
+        int *r = mbl_realloc_array(J->row, (size_t)cap, sizeof *r);
+        if (!r) return MBL_ENOMEM;
+        J->row = r;
+        int *c = mbl_realloc_array(J->col, (size_t)cap, sizeof *c);
+        if (!c) return MBL_ENOMEM;
+        J->col = c;
+        mblx_id *nd = mbl_realloc_array(J->node, (size_t)cap, sizeof *nd);
+        if (!nd) return MBL_ENOMEM;
+        J->node = nd;
+        J->cap = cap;
+    }
+    J->row[J->nz] = row;
+    J->col[J->nz] = col;
+    J->node[J->nz] = node;
+    J->nz++;
+    return 0;
+}
+
+void mbl_sjac_free(mbl_sjac *J)
+{
+    if (!J) return;
+    mbl_free(J->row);
+    mbl_free(J->col);
+    mbl_free(J->node);
+    memset(J, 0, sizeof *J);
+}
+
+static char *str_dup(const char *s)
+{
+    size_t n = strlen(s);
+    char *p = mbl_malloc(n + 1);
+    if (p) memcpy(p, s, n + 1);
+    return p;
+}
+
+int mbl_model_blk0(const mbl_model *md, int blk)
+{
+    int n = md->n, m = md->m, k = md->k;
+    switch (blk) {
+    case MBL_BLK_A: return 0;
+    case MBL_BLK_LAMBDA: return n;
+    case MBL_BLK_MU: return n + m;
+    case MBL_BLK_V: return n + m + k;
+    case MBL_BLK_Q: return 2 * n + m + k;
+    case MBL_BLK_R: return 3 * n + m + k;
+    default: return 3 * n + m + k + md->nr;
+    }
+}
+
+void mbl_model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,
+                         const double *lam, const double *mu, const double *r, double *syms)
+{
+    for (int i = 0; i < md->np; i++) syms[md->sym_p[i]] = md->pval[i];
+    syms[md->sym_t] = t;
+    const double *blk[MBL_NBLK] = {a, lam, mu, v, q, r};
+    for (int b = 0; b < MBL_NBLK; b++) {
+        int j0 = mbl_model_blk0(md, b), j1 = mbl_model_blk0(md, b + 1);
+        for (int j = j0; j < j1; j++) syms[md->sym_of_unknown[j]] = blk[b] ? blk[b][j - j0] : 0.0;
+    }
+}
+
+/* ---- loading context ------------------------------------------------------------------------ */
+
+enum { SCOPE_PARAM, SCOPE_VALUE, SCOPE_FULL, SCOPE_POSITION };
+enum { VAR_NEW, VAR_BUSY, VAR_DONE };
+
+typedef struct loader {
+    mbl_model *md;
+    mbl_src *src;
+    mbl_status *st;
+    int scope;
+    int param_limit;          /* SCOPE_PARAM: parameters < this may be used */
+    int *var_state;           /* per variable */
+    mblx_id *var_node;
+    int var_stack[64];        /* for cycle messages */
+    int var_depth;
+    const mbl_src_item *item; /* the item being parsed (for messages) */
+    const char *what;         /* what it is ("kinetic_energy", "forces.y", ...) */
+} loader;
+
+static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
+
+static int find_name(const mbl_src_list *l, const char *name, size_t len)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strlen(l->items[i].key) == len && !strncmp(l->items[i].key, name, len)) return i;
+    return -1;
+}
+
+/* der(e) as the total time derivative with q' = v, v' = a, visiting only e's own symbols. */
+static mblx_id total_der(mbl_model *md, mblx_id e)
+{
+    size_t nd = 0;
+    const uint32_t *deps = mblx_node_deps(md->g, e, &nd);
+    if (!deps && nd) return MBLX_NONE;
+    mblx_id stack_syms[16], stack_d[16];
+    mblx_id *syms = stack_syms, *d = stack_d;
+    if (nd > 16) {
+        syms = mbl_alloc_array(nd, sizeof *syms);
+        d = mbl_alloc_array(nd, sizeof *d);
+        if (!syms || !d) {
+            if (syms != stack_syms) mbl_free(syms);
+            if (d != stack_d) mbl_free(d);
+            return MBLX_NONE;
+        }
+    }
+    /* copy the dependence set first: it may move when the graph grows */
+    uint32_t *dep = mbl_alloc_array(nd ? nd : 1, sizeof *dep);
+    if (!dep) {
+        if (syms != stack_syms) mbl_free(syms), mbl_free(d);
+        return MBLX_NONE;
+    }
+    memcpy(dep, deps, nd * sizeof *dep);
+    size_t ns = 0;
+    int has_t = 0;
+    int vq0 = mbl_model_blk0(md, MBL_BLK_V);
+    for (size_t i = 0; i < nd; i++) {
+        int s = (int)dep[i];
+        if (s == md->sym_t) {
+            has_t = 1;
+            continue;
+        }
+        /* find which unknown this symbol is: q_i -> v_i, v_i -> a_i */
+        for (int j = 0; j < md->n; j++) {
+            if (md->sym_of_unknown[vq0 + md->n + j] == s) { /* q_j */
+                syms[ns] = md->q[j];
+                d[ns++] = md->v[j];
+                break;
+            }
+            if (md->sym_of_unknown[vq0 + j] == s) { /* v_j */
+                syms[ns] = md->v[j];
+                d[ns++] = md->a[j];
+                break;
+            }
+        }
+    }
+    mbl_free(dep);
+    mblx_id r = mblx_total_der(md->g, e, ns, syms, d, has_t ? md->t : MBLX_NONE);
+    if (syms != stack_syms) {
+        mbl_free(syms);
+        mbl_free(d);
+    }
+    return r;
+}
+
+static int depends_on_block(const mbl_model *md, mblx_id e, int blk)
+{
+    int j0 = mbl_model_blk0(md, blk), j1 = mbl_model_blk0(md, blk + 1);
+    size_t nd = 0;
+    const uint32_t *deps = mblx_node_deps(md->g, e, &nd);
+    for (size_t i = 0; i < nd; i++)
+        for (int j = j0; j < j1; j++)
+            if ((uint32_t)md->sym_of_unknown[j] == deps[i]) return 1;
+    return 0;
+}
+
+static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
+                   mblx_id *out, char *why, size_t whylen)
+{
+    loader *L = ud;
+    mbl_model *md = L->md;
+    mbl_src *src = L->src;
+    if (nargs >= 0) {
+        if (len == 3 && !strncmp(name, "der", 3)) {
+            if (L->scope != SCOPE_FULL) {
+                snprintf(why, whylen, "der() cannot be used in %s", L->what);
+                return 1;
+            }
+            if (nargs != 1) {
+                snprintf(why, whylen, "der() takes 1 argument, %d given", nargs);
+                return 1;
+            }
+            if (depends_on_block(md, args[0], MBL_BLK_A)) {
+                snprintf(why, whylen, "der() of an expression that already contains accelerations (third "
+                                      "time derivatives are not part of the model)");
+                return 1;
+            }
+            *out = total_der(md, args[0]);
+            return 0;
+        }
+        return 1; /* unknown function */
+    }
+    int i;
+    if (len == 1 && name[0] == 't') {
+        if (L->scope == SCOPE_PARAM || L->scope == SCOPE_VALUE) {
+            snprintf(why, whylen, "time 't' cannot be used in %s", L->what);
+            return 1;
+        }
+        *out = md->t;
+        return 0;
+    }
+    if ((i = find_name(&src->parameters, name, len)) >= 0) {
+        if (L->scope == SCOPE_PARAM && i >= L->param_limit) {
+            if (i == L->param_limit)
+                snprintf(why, whylen, "parameter '%.*s' refers to itself", (int)len, name);
+            else
+                snprintf(why, whylen,
+                         "parameter '%.*s' is defined after '%s' (a parameter may only use earlier ones; "
+                         "a cycle otherwise)",
+                         (int)len, name, src->parameters.items[L->param_limit].key);
+            return 1;
+        }
+        *out = md->p[i];
+        return 0;
+    }
+    if (L->scope == SCOPE_PARAM || L->scope == SCOPE_VALUE) {
+        if (find_name(&src->coordinates, name, len) >= 0 || find_name(&src->variables, name, len) >= 0 ||
+            find_name(&src->inputs, name, len) >= 0) {
+            snprintf(why, whylen, "'%.*s' cannot be used in %s (only parameters can)", (int)len, name, L->what);
+            return 1;
+        }
+        return 1;
+    }
+    if ((i = find_name(&src->coordinates, name, len)) >= 0) {
+        *out = md->q[i];
+        return 0;
+    }
+    if ((i = find_name(&src->inputs, name, len)) >= 0) {
+        *out = md->r[i];
+        return 0;
+    }
+    if ((i = find_name(&src->variables, name, len)) >= 0) {
+        if (L->var_state[i] == VAR_DONE) {
+            *out = L->var_node[i];
+            return 0;
+        }
+        if (L->var_state[i] == VAR_BUSY) {
+            char chain[512];
+            size_t off = 0;
+            chain[0] = '\0';
+            int start = 0;
+            for (int d = 0; d < L->var_depth; d++)
+                if (L->var_stack[d] == i) start = d;
+            for (int d = start; d < L->var_depth && off < sizeof chain; d++)
+                off += (size_t)snprintf(chain + off, sizeof chain - off, "%s -> ",
+                                        src->variables.items[L->var_stack[d]].key);
+            snprintf(why, whylen, "cycle among variables: %s%.*s", chain, (int)len, name);
+            return 1;
+        }
+        if (L->var_depth >= (int)(sizeof L->var_stack / sizeof *L->var_stack)) {
+            snprintf(why, whylen, "variables nested too deeply (more than %d levels)",
+                     (int)(sizeof L->var_stack / sizeof *L->var_stack));
+            return 1;
+        }
+        /* parse the variable now, in the full scope, then come back */
+        L->var_state[i] = VAR_BUSY;
+        L->var_stack[L->var_depth++] = i;
+        loader saved = *L;
+        mblx_id node = MBLX_NONE;
+        char what[160];
+        snprintf(what, sizeof what, "variable '%s'", src->variables.items[i].key);
+        int rc = parse_item(L, &src->variables.items[i], SCOPE_FULL, what, &node);
+        L->scope = saved.scope;
+        L->item = saved.item;
+        L->what = saved.what;
+        L->param_limit = saved.param_limit;
+        L->var_depth--;
+        if (rc) {
+            /* the error is already in L->st: make the outer parse fail with it unchanged */
+            snprintf(why, whylen, "%s", L->st ? L->st->msg : "error in variable");
+            L->var_state[i] = VAR_NEW;
+            return 2;
+        }
+        L->var_state[i] = VAR_DONE;
+        L->var_node[i] = node;
+        *out = node;
+        return 0;
+    }
+    (void)g;
+    return 1;
+}
+
+/* Parse one item's text; errors come as "file:line:col: what (in <what>)". */
+static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
+{
+    L->scope = scope;
+    L->item = it;
+    L->what = what;
+    mblx_parse_opts po;
+    memset(&po, 0, sizeof po);
+    po.resolve = resolve;
+    po.ud = L;
+    po.line = it->line;
+    po.col = it->col;
+    mbl_status st;
+    mbl_status_clear(&st);
+    int rc = mblx_parse(L->md->g, it->text, strlen(it->text), &po, out, &st);
+    if (rc) {
+        /* a nested variable's error message already names its own position: keep it as is */
+        const char *msg = st.msg;
+        const char *nested = strstr(msg, L->src->file);
+        if (nested && nested != msg) return mbl_error(L->st, rc, "%s", nested);
+        if (nested == msg) return mbl_error(L->st, rc, "%s", msg);
+        return mbl_error(L->st, rc, "%s:%s (in %s)", L->src->file, msg, what);
+    }
+    return 0;
+}
+
+/* Evaluate an expression of parameters only. */
+static int eval_params(loader *L, mblx_id e, const mbl_src_item *it, const char *what, double *val)
+{
+    mbl_model *md = L->md;
+    double *syms = mbl_calloc((size_t)md->nsym, sizeof *syms);
+    if (!syms) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    for (int i = 0; i < md->np; i++) syms[md->sym_p[i]] = md->pval[i];
+    mbl_status st;
+    int rc = mblx_eval(md->g, e, syms, val, &st);
+    mbl_free(syms);
+    if (rc) return mbl_error(L->st, rc, "%s:%d:%d: %s (in %s)", L->src->file, it->line, it->col, st.msg, what);
+    return 0;
+}
+
+static int check_names(loader *L)
+{
+    static const char *reserved[] = {"t",    "pi",   "der",   "sin",  "cos",  "tan",   "asin", "acos",
+                                     "atan", "atan2", "sinh", "cosh", "tanh", "exp",   "log",  "sqrt",
+                                     "abs",  "sign",  "min",  "max",  "step", "lambda", "mu"};
+    const mbl_src_list *lists[] = {&L->src->parameters, &L->src->coordinates, &L->src->inputs,
+                                   &L->src->variables};
+    const char *kinds[] = {"parameter", "coordinate", "input", "variable"};
+    for (int a = 0; a < 4; a++) {
+        for (int i = 0; i < lists[a]->n; i++) {
+            const mbl_src_item *it = &lists[a]->items[i];
+            const char *nm = it->key;
+            int ok = (nm[0] == '_' || (nm[0] >= 'A' && nm[0] <= 'Z') || (nm[0] >= 'a' && nm[0] <= 'z'));
+            for (const char *c = nm; *c && ok; c++)
+                ok = *c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
+            if (!ok)
+                return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s name '%s' is not a valid name (letters, digits, _)",
+                                 L->src->file, it->key_line, it->key_col, kinds[a], nm);
+            for (size_t r = 0; r < sizeof reserved / sizeof *reserved; r++)
+                if (!strcmp(nm, reserved[r]))
+                    return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' is reserved and cannot name a %s",
+                                     L->src->file, it->key_line, it->key_col, nm, kinds[a]);
+            for (int b = 0; b < a; b++) {
+                int j = find_name(lists[b], nm, strlen(nm));
+                if (j >= 0)
+                    return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: duplicate name '%s': already a %s (line %d)",
+                                     L->src->file, it->key_line, it->key_col, nm, kinds[b],
+                                     lists[b]->items[j].key_line);
+            }
+        }
+    }
+    /* keys that must name coordinates */
+    const mbl_src_list *bycoord[] = {&L->src->velocities, &L->src->forces};
+    const char *bykind[] = {"velocities", "forces"};
+    for (int a = 0; a < 2; a++)
+        for (int i = 0; i < bycoord[a]->n; i++) {
+            const mbl_src_item *it = &bycoord[a]->items[i];
+            if (find_name(&L->src->coordinates, it->key, strlen(it->key)) < 0)
+                return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' in %s is not a coordinate", L->src->file,
+                                 it->key_line, it->key_col, it->key, bykind[a]);
+        }
+    for (int i = 0; i < L->src->mass_matrix.n; i++) {
+        const mbl_src_item *it = &L->src->mass_matrix.items[i];
+        if (find_name(&L->src->coordinates, it->key, strlen(it->key)) < 0)
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: mass_matrix row '%s' is not a coordinate", L->src->file,
+                             it->key_line, it->key_col, it->key);
+        if (find_name(&L->src->coordinates, it->key2, strlen(it->key2)) < 0)
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: mass_matrix column '%s' is not a coordinate", L->src->file,
+                             it->key_line, it->key_col, it->key2);
+    }
+    return 0;
+}
+
+static int create_symbols(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    md->n = s->coordinates.n;
+    md->m = s->constraints.n;
+    md->k = s->nonholonomic.n;
+    md->nr = s->inputs.n;
+    md->ny = s->outputs.n;
+    md->np = s->parameters.n;
+    md->nunk = 3 * md->n + md->m + md->k + md->nr;
+    size_t n = (size_t)md->n;
+#define ALLOC(p, cnt) (((p) = mbl_calloc((cnt) ? (size_t)(cnt) : 1, sizeof *(p))) == NULL)
+    if (ALLOC(md->p, md->np) || ALLOC(md->q, n) || ALLOC(md->v, n) || ALLOC(md->a, n) || ALLOC(md->lam, md->m) ||
+        ALLOC(md->mu, md->k) || ALLOC(md->r, md->nr) || ALLOC(md->sym_of_unknown, md->nunk) ||
+        ALLOC(md->sym_p, md->np) || ALLOC(md->pval, md->np) || ALLOC(md->qname, n) || ALLOC(md->rname, md->nr) ||
+        ALLOC(md->yname, md->ny) || ALLOC(md->pname, md->np) || ALLOC(md->q0, n) || ALLOC(md->v0, n) ||
+        ALLOC(md->r0, md->nr) || ALLOC(md->v_given, n) || ALLOC(md->cyclic, n))
+        return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+#undef ALLOC
+    mblx_graph *g = md->g;
+    char buf[512];
+    for (int i = 0; i < md->np; i++) {
+        md->p[i] = mblx_symbol(g, s->parameters.items[i].key);
+        md->pname[i] = str_dup(s->parameters.items[i].key);
+        if (!md->pname[i]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    md->t = mblx_symbol(g, "t");
+    int jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q), ja = mbl_model_blk0(md, MBL_BLK_A);
+    for (int i = 0; i < md->n; i++) {
+        const char *nm = s->coordinates.items[i].key;
+        md->q[i] = mblx_symbol(g, nm);
+        snprintf(buf, sizeof buf, "der(%s)", nm);
+        md->v[i] = mblx_symbol(g, buf);
+        snprintf(buf, sizeof buf, "der(der(%s))", nm);
+        md->a[i] = mblx_symbol(g, buf);
+        md->qname[i] = str_dup(nm);
+        if (!md->qname[i]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    for (int j = 0; j < md->m; j++) {
+        snprintf(buf, sizeof buf, "lambda[%d]", j + 1);
+        md->lam[j] = mblx_symbol(g, buf);
+    }
+    for (int j = 0; j < md->k; j++) {
+        snprintf(buf, sizeof buf, "mu[%d]", j + 1);
+        md->mu[j] = mblx_symbol(g, buf);
+    }
+    for (int j = 0; j < md->nr; j++) {
+        md->r[j] = mblx_symbol(g, s->inputs.items[j].key);
+        md->rname[j] = str_dup(s->inputs.items[j].key);
+        if (!md->rname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    for (int j = 0; j < md->ny; j++) {
+        md->yname[j] = str_dup(s->outputs.items[j].key);
+        if (!md->yname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    int rc = mblx_graph_status(g, L->st);
+    if (rc) return rc;
+    md->nsym = (int)mblx_symbol_count(g);
+    md->sym_t = (int)mblx_symbol_index(g, md->t);
+    for (int i = 0; i < md->np; i++) md->sym_p[i] = (int)mblx_symbol_index(g, md->p[i]);
+    for (int i = 0; i < md->n; i++) {
+        md->sym_of_unknown[ja + i] = (int)mblx_symbol_index(g, md->a[i]);
+        md->sym_of_unknown[jv + i] = (int)mblx_symbol_index(g, md->v[i]);
+        md->sym_of_unknown[jq + i] = (int)mblx_symbol_index(g, md->q[i]);
+    }
+    for (int j = 0; j < md->m; j++)
+        md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_LAMBDA) + j] = (int)mblx_symbol_index(g, md->lam[j]);
+    for (int j = 0; j < md->k; j++)
+        md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_MU) + j] = (int)mblx_symbol_index(g, md->mu[j]);
+    for (int j = 0; j < md->nr; j++)
+        md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_R) + j] = (int)mblx_symbol_index(g, md->r[j]);
+    return 0;
+}
+
+static int load_values(loader *L, const mbl_setting *sets, int nsets)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    for (int k = 0; k < nsets; k++) {
+        if (find_name(&s->parameters, sets[k].name, strlen(sets[k].name)) < 0)
+            return mbl_error(L->st, MBL_EARG, "--set %s: the model %s has no parameter '%s'", sets[k].name, s->file,
+                             sets[k].name);
+        if (!isfinite(sets[k].value))
+            return mbl_error(L->st, MBL_EARG, "--set %s: the value is not a finite number", sets[k].name);
+    }
+    for (int i = 0; i < md->np; i++) {
+        const mbl_src_item *it = &s->parameters.items[i];
+        int over = -1;
+        for (int k = 0; k < nsets; k++)
+            if (!strcmp(sets[k].name, it->key)) over = k;
+        L->param_limit = i;
+        mblx_id e;
+        char what[160];
+        snprintf(what, sizeof what, "parameter '%s'", it->key);
+        int rc = parse_item(L, it, SCOPE_PARAM, what, &e); /* parsed even when overridden: errors still count */
+        if (rc) return rc;
+        if (over >= 0) {
+            md->pval[i] = sets[over].value;
+        } else {
+            rc = eval_params(L, e, it, what, &md->pval[i]);
+            if (rc) return rc;
+        }
+    }
+    for (int i = 0; i < md->n; i++) {
+        const mbl_src_item *it = &s->coordinates.items[i];
+        mblx_id e;
+        char what[160];
+        snprintf(what, sizeof what, "the initial value of coordinate '%s'", it->key);
+        int rc = parse_item(L, it, SCOPE_VALUE, what, &e);
+        if (!rc) rc = eval_params(L, e, it, what, &md->q0[i]);
+        if (rc) return rc;
+    }
+    for (int i = 0; i < s->velocities.n; i++) {
+        const mbl_src_item *it = &s->velocities.items[i];
+        int j = find_name(&s->coordinates, it->key, strlen(it->key));
+        mblx_id e;
+        char what[160];
+        snprintf(what, sizeof what, "the velocity of '%s'", it->key);
+        int rc = parse_item(L, it, SCOPE_VALUE, what, &e);
+        if (!rc) rc = eval_params(L, e, it, what, &md->v0[j]);
+        if (rc) return rc;
+        md->v_given[j] = 1;
+    }
+    for (int i = 0; i < md->nr; i++) {
+        const mbl_src_item *it = &s->inputs.items[i];
+        mblx_id e;
+        char what[160];
+        snprintf(what, sizeof what, "the value of input '%s'", it->key);
+        int rc = parse_item(L, it, SCOPE_VALUE, what, &e);
+        if (!rc) rc = eval_params(L, e, it, what, &md->r0[i]);
+        if (rc) return rc;
+    }
+    md->at = MBL_AT_EQUILIBRIUM;
+    if (s->at.text) {
+        if (!strcmp(s->at.text, "equilibrium")) md->at = MBL_AT_EQUILIBRIUM;
+        else if (!strcmp(s->at.text, "given")) md->at = MBL_AT_GIVEN;
+        else if (!strcmp(s->at.text, "steady")) md->at = MBL_AT_STEADY;
+        else
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: linearize.at must be equilibrium, given or steady, not '%s'",
+                             s->file, s->at.line, s->at.col, s->at.text);
+    }
+    if (s->time.text) {
+        mblx_id e;
+        int rc = parse_item(L, &s->time, SCOPE_VALUE, "linearize.time", &e);
+        if (!rc) rc = eval_params(L, e, &s->time, "linearize.time", &md->time);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* Name the first unknown block that e depends on among the forbidden ones, or -1. */
+static int forbidden_block(const mbl_model *md, mblx_id e, unsigned mask)
+{
+    for (int b = 0; b < MBL_NBLK; b++)
+        if ((mask >> b) & 1u && depends_on_block(md, e, b)) return b;
+    return -1;
+}
+
+static const char *block_word(int b)
+{
+    switch (b) {
+    case MBL_BLK_A: return "accelerations (der(der(.)))";
+    case MBL_BLK_V: return "velocities (der(.))";
+    case MBL_BLK_Q: return "coordinates";
+    case MBL_BLK_R: return "inputs";
+    default: return "multipliers";
+    }
+}
+
+static int check_deps(loader *L, mblx_id e, unsigned mask, const mbl_src_item *it, const char *what,
+                      const char *hint)
+{
+    int b = forbidden_block(L->md, e, mask);
+    if (b < 0) return 0;
+    return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s must not depend on %s%s", L->src->file, it->line, it->col, what,
+                     block_word(b), hint ? hint : "");
+}
+
+#define BIT(b) (1u << (b))
+
+static int formulate(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    mblx_graph *g = md->g;
+    int n = md->n, m = md->m, k = md->k, rc;
+    mblx_id zero = mblx_const(g, 0.0);
+
+    /* kinetic energy, or the mass matrix turned into one */
+    mblx_id T = zero;
+    if (s->has_mass_matrix) {
+        size_t nt = (size_t)s->mass_matrix.n;
+        mblx_id *terms = mbl_alloc_array(nt ? nt : 1, sizeof *terms);
+        if (!terms) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        size_t nterm = 0;
+        for (int e = 0; e < s->mass_matrix.n; e++) {
+            const mbl_src_item *it = &s->mass_matrix.items[e];
+            int i = find_name(&s->coordinates, it->key, strlen(it->key));
+            int j = find_name(&s->coordinates, it->key2, strlen(it->key2));
+            char what[200];
+            snprintf(what, sizeof what, "mass_matrix entry (%s, %s)", it->key, it->key2);
+            mblx_id mij;
+            rc = parse_item(L, it, SCOPE_POSITION, what, &mij);
+            if (!rc) rc = check_deps(L, mij, BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R), it, what, NULL);
+            if (rc) {
+                mbl_free(terms);
+                return rc;
+            }
+            double factor = 0.5;
+            if (i != j) {
+                /* symmetric: an entry given once counts for both triangles; both given must agree */
+                int other = -1;
+                for (int f = 0; f < s->mass_matrix.n; f++)
+                    if (!strcmp(s->mass_matrix.items[f].key, it->key2) && !strcmp(s->mass_matrix.items[f].key2, it->key))
+                        other = f;
+                if (other < 0) factor = 1.0;
+                else if (other < e) {
+                    /* compare with the one already parsed */
+                    mblx_id mji;
+                    rc = parse_item(L, &s->mass_matrix.items[other], SCOPE_POSITION, what, &mji);
+                    if (rc) {
+                        mbl_free(terms);
+                        return rc;
+                    }
+                    if (mji != mij) {
+                        mbl_free(terms);
+                        return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: mass_matrix is not symmetric: (%s, %s) differs from (%s, %s)",
+                                         s->file, it->key_line, it->key_col, it->key, it->key2, it->key2, it->key);
+                    }
+                }
+            }
+            mblx_id fs[3] = {mij, md->v[i], md->v[j]};
+            terms[nterm++] = mblx_scale(g, factor, mblx_product(g, 3, fs));
+        }
+        T = mblx_sum(g, nterm, terms);
+        mbl_free(terms);
+    } else {
+        rc = parse_item(L, &s->kinetic_energy, SCOPE_FULL, "kinetic_energy", &T);
+        if (!rc)
+            rc = check_deps(L, T, BIT(MBL_BLK_A) | BIT(MBL_BLK_R), &s->kinetic_energy, "kinetic_energy", NULL);
+        if (rc) return rc;
+    }
+
+    mblx_id V = zero, D = zero;
+    if (s->potential_energy.text) {
+        rc = parse_item(L, &s->potential_energy, SCOPE_FULL, "potential_energy", &V);
+        if (!rc)
+            rc = check_deps(L, V, BIT(MBL_BLK_A) | BIT(MBL_BLK_V), &s->potential_energy, "potential_energy",
+                            " (velocity-dependent forces go under 'forces' or 'dissipation')");
+        if (rc) return rc;
+    }
+    if (s->dissipation.text) {
+        rc = parse_item(L, &s->dissipation, SCOPE_FULL, "dissipation", &D);
+        if (!rc) rc = check_deps(L, D, BIT(MBL_BLK_A), &s->dissipation, "dissipation", NULL);
+        if (rc) return rc;
+    }
+
+    /* constraints */
+    mblx_id *Phi = mbl_calloc((size_t)(m ? m : 1), sizeof *Phi);
+    mblx_id *nh = mbl_calloc((size_t)(k ? k : 1), sizeof *nh);
+    mblx_id *Fgen = mbl_calloc((size_t)(n ? n : 1), sizeof *Fgen);
+    mblx_id *g1 = mbl_calloc((size_t)n, sizeof *g1), *g2 = mbl_calloc((size_t)n, sizeof *g2);
+    mblx_id *pv = mbl_calloc((size_t)n, sizeof *pv);
+    md->nF = n + 3 * m + 2 * k;
+    md->F = mbl_calloc((size_t)md->nF, sizeof *md->F);
+    if (!Phi || !nh || !Fgen || !g1 || !g2 || !pv || !md->F) {
+        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int j = 0; j < m; j++) {
+        const mbl_src_item *it = &s->constraints.items[j];
+        char what[64];
+        snprintf(what, sizeof what, "constraint %d", j + 1);
+        /* "lhs = rhs" is lhs - rhs */
+        const char *eq = strchr(it->text, '=');
+        if (eq) {
+            if (strchr(eq + 1, '=')) {
+                rc = mbl_error(L->st, MBL_EPARSE, "%s:%d:%d: constraint %d has more than one '='", s->file, it->line,
+                               it->col, j + 1);
+                goto done;
+            }
+            mbl_src_item lhs = *it, rhs = *it;
+            size_t nl = (size_t)(eq - it->text);
+            char *tl = mbl_malloc(nl + 1);
+            if (!tl) {
+                rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+                goto done;
+            }
+            memcpy(tl, it->text, nl);
+            tl[nl] = '\0';
+            lhs.text = tl;
+            rhs.text = (char *)eq + 1;
+            /* column of the right-hand side, when the text sits on one line */
+            int nlines = 0;
+            for (const char *c = it->text; c < eq; c++) nlines += *c == '\n';
+            if (!nlines) rhs.col = it->col + (int)nl + 1;
+            mblx_id el, er;
+            rc = parse_item(L, &lhs, SCOPE_FULL, what, &el);
+            if (!rc) rc = parse_item(L, &rhs, SCOPE_FULL, what, &er);
+            mbl_free(tl);
+            if (rc) goto done;
+            Phi[j] = mblx_sub(g, el, er);
+        } else {
+            rc = parse_item(L, it, SCOPE_FULL, what, &Phi[j]);
+            if (rc) goto done;
+        }
+        rc = check_deps(L, Phi[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R), it, what,
+                        " (a constraint on velocities goes under 'nonholonomic')");
+        if (rc) goto done;
+        if (!depends_on_block(md, Phi[j], MBL_BLK_Q)) {
+            rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s does not depend on any coordinate", s->file, it->line,
+                           it->col, what);
+            goto done;
+        }
+    }
+    for (int j = 0; j < k; j++) {
+        const mbl_src_item *it = &s->nonholonomic.items[j];
+        char what[64];
+        snprintf(what, sizeof what, "non-holonomic constraint %d", j + 1);
+        const char *eq = strchr(it->text, '=');
+        if (eq) {
+            mbl_src_item lhs = *it, rhs = *it;
+            size_t nl = (size_t)(eq - it->text);
+            char *tl = mbl_malloc(nl + 1);
+            if (!tl) {
+                rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+                goto done;
+            }
+            memcpy(tl, it->text, nl);
+            tl[nl] = '\0';
+            lhs.text = tl;
+            rhs.text = (char *)eq + 1;
+            rhs.col = it->col + (int)nl + 1;
+            mblx_id el, er;
+            rc = parse_item(L, &lhs, SCOPE_FULL, what, &el);
+            if (!rc) rc = parse_item(L, &rhs, SCOPE_FULL, what, &er);
+            mbl_free(tl);
+            if (rc) goto done;
+            nh[j] = mblx_sub(g, el, er);
+        } else {
+            rc = parse_item(L, it, SCOPE_FULL, what, &nh[j]);
+            if (rc) goto done;
+        }
+        rc = check_deps(L, nh[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R), it, what, NULL);
+        if (rc) goto done;
+        if (!depends_on_block(md, nh[j], MBL_BLK_V)) {
+            rc = mbl_error(L->st, MBL_EMODEL,
+                           "%s:%d:%d: %s does not contain any der(.) (a position constraint goes under 'constraints')",
+                           s->file, it->line, it->col, what);
+            goto done;
+        }
+        /* linear in the velocities: every dc/dv must be free of velocities */
+        for (int i = 0; i < n; i++) {
+            if (!mblx_depends(g, nh[j], md->v[i])) continue;
+            mblx_id d = mblx_diff(g, nh[j], md->v[i]);
+            if (depends_on_block(md, d, MBL_BLK_V)) {
+                rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s is not linear in the velocities (in der(%s))", s->file,
+                               it->line, it->col, what, md->qname[i]);
+                goto done;
+            }
+        }
+    }
+    if (m + k > n) {
+        rc = mbl_error(L->st, MBL_EMODEL, "%s: %d constraints (%d holonomic, %d non-holonomic) for %d coordinates: "
+                       "more constraints than coordinates", s->file, m + k, m, k, n);
+        goto done;
+    }
+
+    /* generalized forces by coordinate */
+    for (int i = 0; i < n; i++) Fgen[i] = zero;
+    for (int e = 0; e < s->forces.n; e++) {
+        const mbl_src_item *it = &s->forces.items[e];
+        int i = find_name(&s->coordinates, it->key, strlen(it->key));
+        char what[160];
+        snprintf(what, sizeof what, "the force on '%s'", it->key);
+        rc = parse_item(L, it, SCOPE_FULL, what, &Fgen[i]);
+        if (!rc) rc = check_deps(L, Fgen[i], BIT(MBL_BLK_A), it, what, NULL);
+        if (rc) goto done;
+    }
+
+    /* quadratic kinetic energy: M = d2T/dv2 free of velocities */
+    rc = mblx_gradient(g, T, (size_t)n, md->v, pv);
+    if (rc) {
+        rc = mblx_graph_status(g, L->st);
+        goto done;
+    }
+    {
+        mblx_sparse H;
+        rc = mblx_jacobian(g, (size_t)n, pv, (size_t)n, md->v, &H);
+        if (rc) {
+            rc = mblx_graph_status(g, L->st) ? mblx_graph_status(g, L->st) : mbl_error(L->st, rc, "out of memory");
+            goto done;
+        }
+        for (int j = 0; j < n && !rc; j++)
+            for (int p = H.colptr[j]; p < H.colptr[j + 1]; p++)
+                if (depends_on_block(md, H.node[p], MBL_BLK_V)) {
+                    const mbl_src_item *it = s->has_mass_matrix ? &s->mass_matrix.items[0] : &s->kinetic_energy;
+                    rc = mbl_error(L->st, MBL_EMODEL,
+                                   "%s:%d:%d: the kinetic energy is not quadratic in the velocities (d2T/dv2 "
+                                   "entry (%s, %s) depends on velocities)",
+                                   s->file, it->line, it->col, md->qname[H.rowidx[p]], md->qname[j]);
+                    break;
+                }
+        mblx_sparse_free(&H);
+        if (rc) goto done;
+    }
+
+    /* R = d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F */
+    {
+        size_t nterm = (size_t)(m > k ? m : k) + 1;
+        mblx_id *terms = mbl_alloc_array(nterm, sizeof *terms);
+        if (!terms) {
+            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+        for (int j = 0; j < m; j++) terms[j] = mblx_mul(g, md->lam[j], Phi[j]);
+        mblx_id lamPhi = mblx_sum(g, (size_t)m, terms);
+        for (int j = 0; j < k; j++) terms[j] = mblx_mul(g, md->mu[j], nh[j]);
+        mblx_id muC = mblx_sum(g, (size_t)k, terms);
+        mbl_free(terms);
+        mblx_id L1 = mblx_sub(g, mblx_sub(g, T, V), lamPhi);
+        mblx_id L2 = mblx_add(g, D, muC);
+        if (mblx_gradient(g, L1, (size_t)n, md->q, g1) || mblx_gradient(g, L2, (size_t)n, md->v, g2)) {
+            rc = mblx_graph_status(g, L->st);
+            goto done;
+        }
+    }
+    md->row0[MBL_ROW_EOM] = 0;
+    md->row0[MBL_ROW_PHIDD] = n;
+    md->row0[MBL_ROW_NHD] = n + m;
+    md->row0[MBL_ROW_PHID] = n + m + k;
+    md->row0[MBL_ROW_NH] = n + 2 * m + k;
+    md->row0[MBL_ROW_PHI] = n + 2 * m + 2 * k;
+    md->row0[MBL_NROWG] = md->nF;
+    for (int i = 0; i < n; i++) {
+        mblx_id dp = total_der(md, pv[i]);
+        mblx_id t4[4] = {dp, mblx_neg(g, g1[i]), g2[i], mblx_neg(g, Fgen[i])};
+        md->F[i] = mblx_sum(g, 4, t4);
+    }
+    for (int j = 0; j < m; j++) {
+        mblx_id pd = total_der(md, Phi[j]);
+        md->F[md->row0[MBL_ROW_PHID] + j] = pd;
+        md->F[md->row0[MBL_ROW_PHIDD] + j] = total_der(md, pd);
+        md->F[md->row0[MBL_ROW_PHI] + j] = Phi[j];
+    }
+    for (int j = 0; j < k; j++) {
+        md->F[md->row0[MBL_ROW_NH] + j] = nh[j];
+        md->F[md->row0[MBL_ROW_NHD] + j] = total_der(md, nh[j]);
+    }
+    rc = mblx_graph_status(g, L->st);
+    if (rc) goto done;
+
+    /* outputs */
+    md->y = mbl_calloc((size_t)(md->ny ? md->ny : 1), sizeof *md->y);
+    if (!md->y) {
+        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int j = 0; j < md->ny; j++) {
+        const mbl_src_item *it = &s->outputs.items[j];
+        char what[160];
+        snprintf(what, sizeof what, "output '%s'", it->key);
+        rc = parse_item(L, it, SCOPE_FULL, what, &md->y[j]);
+        if (!rc) rc = check_deps(L, md->y[j], BIT(MBL_BLK_A), it, what, NULL);
+        if (rc) goto done;
+    }
+
+    /* user states */
+    md->nus = s->states.n;
+    md->nuvs = s->velocity_states.n;
+    md->us = mbl_calloc((size_t)(md->nus ? md->nus : 1), sizeof *md->us);
+    md->uvs = mbl_calloc((size_t)(md->nuvs ? md->nuvs : 1), sizeof *md->uvs);
+    md->us_text = mbl_calloc((size_t)(md->nus ? md->nus : 1), sizeof *md->us_text);
+    md->uvs_text = mbl_calloc((size_t)(md->nuvs ? md->nuvs : 1), sizeof *md->uvs_text);
+    if (!md->us || !md->uvs || !md->us_text || !md->uvs_text) {
+        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int j = 0; j < md->nus; j++) {
+        const mbl_src_item *it = &s->states.items[j];
+        char what[64];
+        snprintf(what, sizeof what, "state %d", j + 1);
+        rc = parse_item(L, it, SCOPE_FULL, what, &md->us[j]);
+        if (!rc)
+            rc = check_deps(L, md->us[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R), it, what,
+                            " (velocity-level states go under 'velocity_states')");
+        if (rc) goto done;
+        if (!depends_on_block(md, md->us[j], MBL_BLK_Q)) {
+            rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s does not depend on any coordinate", s->file, it->line,
+                           it->col, what);
+            goto done;
+        }
+        md->us_text[j] = str_dup(it->text);
+        if (!md->us_text[j]) {
+            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
+    for (int j = 0; j < md->nuvs; j++) {
+        const mbl_src_item *it = &s->velocity_states.items[j];
+        char what[64];
+        snprintf(what, sizeof what, "velocity state %d", j + 1);
+        rc = parse_item(L, it, SCOPE_FULL, what, &md->uvs[j]);
+        if (!rc) rc = check_deps(L, md->uvs[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R), it, what, NULL);
+        if (rc) goto done;
+        for (int i = 0; i < n && !rc; i++) {
+            if (!mblx_depends(g, md->uvs[j], md->v[i])) continue;
+            if (depends_on_block(md, mblx_diff(g, md->uvs[j], md->v[i]), MBL_BLK_V))
+                rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s is not linear in the velocities", s->file, it->line,
+                               it->col, what);
+        }
+        if (rc) goto done;
+        if (!depends_on_block(md, md->uvs[j], MBL_BLK_V)) {
+            rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s does not contain any der(.)", s->file, it->line, it->col,
+                           what);
+            goto done;
+        }
+        md->uvs_text[j] = str_dup(it->text);
+        if (!md->uvs_text[j]) {
+            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
+    rc = mblx_graph_status(g, L->st);
+
+done:
+    mbl_free(Phi);
+    mbl_free(nh);
+    mbl_free(Fgen);
+    mbl_free(g1);
+    mbl_free(g2);
+    mbl_free(pv);
+    return rc;
+}
+
+/* Jacobian of exprs w.r.t. all unknowns [a lam mu v q r] into J (appending rows from row0). */
+static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int row0, mbl_sjac *J, mbl_status *st)
+{
+    mblx_id *syms = mbl_alloc_array((size_t)md->nunk, sizeof *syms);
+    if (!syms) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; j < md->nunk; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);
+    mblx_sparse S;
+    int rc = mblx_jacobian(md->g, (size_t)nexpr, exprs, (size_t)md->nunk, syms, &S);
+    mbl_free(syms);
+    if (rc) return mblx_graph_status(md->g, st) ? mblx_graph_status(md->g, st) : mbl_error(st, rc, "out of memory");
+    for (int j = 0; j < md->nunk && !rc; j++)
+        for (int p = S.colptr[j]; p < S.colptr[j + 1] && !rc; p++)
+            if (mbl_sjac_push(J, row0 + S.rowidx[p], j, S.node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    mblx_sparse_free(&S);
+    return rc;
+}
+
+static int compile(mbl_model *md, mbl_status *st)
+{
+    int rc = jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
+    if (!rc) rc = jacobian_unknowns(md, md->ny, md->y, 0, &md->yjac, st);
+    if (rc) return rc;
+    md->tape_F = mblx_compile(md->g, (size_t)md->nF, md->F, st);
+    if (!md->tape_F) return st ? st->code : MBL_ENOMEM;
+    md->tape_jac = mblx_compile(md->g, (size_t)md->jac.nz, md->jac.node, st);
+    if (!md->tape_jac) return st ? st->code : MBL_ENOMEM;
+    size_t ny = (size_t)md->ny + (size_t)md->yjac.nz;
+    mblx_id *yn = mbl_alloc_array(ny ? ny : 1, sizeof *yn);
+    if (!yn) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    memcpy(yn, md->y, (size_t)md->ny * sizeof *yn);
+    memcpy(yn + md->ny, md->yjac.node, (size_t)md->yjac.nz * sizeof *yn);
+    md->tape_y = mblx_compile(md->g, ny, yn, st);
+    mbl_free(yn);
+    if (!md->tape_y) return st ? st->code : MBL_ENOMEM;
+    /* user states: rows s (nus), sdot, sddot, then w (nuvs), wdot */
+    {
+        int nus = md->nus, nuvs = md->nuvs, ne = 3 * nus + 2 * nuvs;
+        mblx_id *e = mbl_alloc_array((size_t)(ne ? ne : 1), sizeof *e);
+        if (!e) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int j = 0; j < nus; j++) {
+            e[j] = md->us[j];
+            e[nus + j] = total_der(md, e[j]);
+            e[2 * nus + j] = total_der(md, e[nus + j]);
+        }
+        for (int j = 0; j < nuvs; j++) {
+            e[3 * nus + j] = md->uvs[j];
+            e[3 * nus + nuvs + j] = total_der(md, md->uvs[j]);
+        }
+        rc = mblx_graph_status(md->g, st);
+        if (!rc) rc = jacobian_unknowns(md, ne, e, 0, &md->usjac, st);
+        if (rc) {
+            mbl_free(e);
+            return rc;
+        }
+        size_t nt = (size_t)ne + (size_t)md->usjac.nz;
+        mblx_id *all = mbl_alloc_array(nt ? nt : 1, sizeof *all);
+        if (!all) {
+            mbl_free(e);
+            return mbl_error(st, MBL_ENOMEM, "out of memory");
+        }
+        memcpy(all, e, (size_t)ne * sizeof *all);
+        memcpy(all + ne, md->usjac.node, (size_t)md->usjac.nz * sizeof *all);
+        mbl_free(e);
+        md->tape_us = mblx_compile(md->g, nt, all, st);
+        mbl_free(all);
+        if (!md->tape_us) return st ? st->code : MBL_ENOMEM;
+    }
+    md->work_size = mblx_tape_work_size(md->tape_F);
+    if (mblx_tape_work_size(md->tape_us) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_us);
+    if (mblx_tape_work_size(md->tape_jac) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_jac);
+    if (mblx_tape_work_size(md->tape_y) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_y);
+    /* cyclic coordinates: no residual depends on them */
+    int jq = mbl_model_blk0(md, MBL_BLK_Q);
+    for (int i = 0; i < md->n; i++) md->cyclic[i] = 1;
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.col[p] >= jq && md->jac.col[p] < jq + md->n) md->cyclic[md->jac.col[p] - jq] = 0;
+    md->cyclic_known = 1;
+    return 0;
+}
+
+int mbl_model_load_string(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
+                          mbl_model **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_model_load_string: out is NULL");
+    *out = NULL;
+    if (!text) return mbl_error(st, MBL_EARG, "mbl_model_load_string: text is NULL");
+    mbl_src *src = NULL;
+    int rc = mbl_src_read(text, len, name, &src, st);
+    if (rc) return rc;
+    mbl_model *md = mbl_calloc(1, sizeof *md);
+    if (!md) {
+        mbl_src_free(src);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    md->g = mblx_graph_new();
+    md->file = str_dup(src->file);
+    md->name = str_dup(src->name);
+    loader L;
+    memset(&L, 0, sizeof L);
+    L.md = md;
+    L.src = src;
+    L.st = st;
+    L.var_state = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_state);
+    L.var_node = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_node);
+    if (!md->g || !md->file || !md->name || !L.var_state || !L.var_node) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) rc = check_names(&L);
+    if (!rc) rc = create_symbols(&L);
+    if (!rc) rc = load_values(&L, sets, nsets);
+    if (!rc) rc = formulate(&L);
+    if (!rc) {
+        /* every variable must parse, even one that nothing uses */
+        for (int i = 0; i < src->variables.n && !rc; i++)
+            if (L.var_state[i] != VAR_DONE) {
+                mblx_id e;
+                char what[160];
+                snprintf(what, sizeof what, "variable '%s'", src->variables.items[i].key);
+                L.var_state[i] = VAR_BUSY;
+                L.var_stack[0] = i;
+                L.var_depth = 1;
+                rc = parse_item(&L, &src->variables.items[i], SCOPE_FULL, what, &e);
+                L.var_depth = 0;
+                L.var_state[i] = VAR_DONE;
+            }
+    }
+    if (!rc) rc = compile(md, st);
+    mbl_free(L.var_state);
+    mbl_free(L.var_node);
+    mbl_src_free(src);
+    if (rc) {
+        mbl_model_free(md);
+        return rc;
+    }
+    *out = md;
+    return 0;
+}
+
+int mbl_model_load_file(const char *path, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_model_load_file: out is NULL");
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return mbl_error(st, MBL_EIO, "%s: cannot open the model file", path);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = mbl_malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", path);
+    }
+    for (;;) {
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (len < cap) break;
+        char *nb = mbl_realloc(buf, cap * 2);
+        if (!nb) {
+            mbl_free(buf);
+            fclose(f);
+            return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", path);
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        mbl_free(buf);
+        return mbl_error(st, MBL_EIO, "%s: read error", path);
+    }
+    int rc = mbl_model_load_string(buf, len, path, sets, nsets, out, st);
+    mbl_free(buf);
+    return rc;
+}
+
+static void free_names(char **names, int n)
+{
+    if (!names) return;
+    for (int i = 0; i < n; i++) mbl_free(names[i]);
+    mbl_free(names);
+}
+
+void mbl_model_free(mbl_model *md)
+{
+    if (!md) return;
+    mblx_graph_free(md->g);
+    mblx_tape_free(md->tape_F);
+    mblx_tape_free(md->tape_jac);
+    mblx_tape_free(md->tape_y);
+    mblx_tape_free(md->tape_us);
+    mbl_sjac_free(&md->usjac);
+    mbl_sjac_free(&md->jac);
+    mbl_sjac_free(&md->yjac);
+    free_names(md->qname, md->n);
+    free_names(md->rname, md->nr);
+    free_names(md->yname, md->ny);
+    free_names(md->pname, md->np);
+    free_names(md->us_text, md->nus);
+    free_names(md->uvs_text, md->nuvs);
+    mbl_free(md->file);
+    mbl_free(md->name);
+    mbl_free(md->p);
+    mbl_free(md->q);
+    mbl_free(md->v);
+    mbl_free(md->a);
+    mbl_free(md->lam);
+    mbl_free(md->mu);
+    mbl_free(md->r);
+    mbl_free(md->pval);
+    mbl_free(md->sym_of_unknown);
+    mbl_free(md->sym_p);
+    mbl_free(md->q0);
+    mbl_free(md->v0);
+    mbl_free(md->r0);
+    mbl_free(md->v_given);
+    mbl_free(md->F);
+    mbl_free(md->y);
+    mbl_free(md->us);
+    mbl_free(md->uvs);
+    mbl_free(md->cyclic);
+    mbl_free(md);
+}
+
+void mbl_model_get_info(const mbl_model *md, mbl_model_info *info)
+{
+    memset(info, 0, sizeof *info);
+    if (!md) return;
+    info->name = md->name;
+    info->file = md->file;
+    info->ncoord = md->n;
+    info->nhol = md->m;
+    info->nnh = md->k;
+    info->ninput = md->nr;
+    info->noutput = md->ny;
+    info->nparam = md->np;
+    info->nuser_states = md->nus;
+    info->nuser_velocity_states = md->nuvs;
+    info->at = md->at;
+    info->time = md->time;
+}
+
+const char *mbl_model_coord_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->n ? md->qname[i] : NULL; }
+const char *mbl_model_input_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->nr ? md->rname[i] : NULL; }
+const char *mbl_model_output_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->ny ? md->yname[i] : NULL; }
+const char *mbl_model_param_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pname[i] : NULL; }
+double mbl_model_param_value(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pval[i] : NAN; }

@@ -1,0 +1,73 @@
+/* The loaded model: symbols, the canonical DAE as expressions, and its compiled evaluators.
+ * Internal to the library; the public view is include/mblin/model.h. */
+#ifndef MBLIN_MODEL_INTERNAL_H
+#define MBLIN_MODEL_INTERNAL_H
+
+#include "mblin/expr.h"
+#include "mblin/model.h"
+
+/* Blocks of unknowns of the canonical DAE, in the column order of every Jacobian below. */
+enum { MBL_BLK_A = 0, MBL_BLK_LAMBDA, MBL_BLK_MU, MBL_BLK_V, MBL_BLK_Q, MBL_BLK_R, MBL_NBLK };
+/* Row groups of the residual vector F = [R; Phidd; nhd; Phid; nh; Phi]. */
+enum { MBL_ROW_EOM = 0, MBL_ROW_PHIDD, MBL_ROW_NHD, MBL_ROW_PHID, MBL_ROW_NH, MBL_ROW_PHI, MBL_NROWG };
+
+/* A sparse Jacobian of expressions: entries (row, col, node); columns are unknown indices in
+ * the layout [a(n) lambda(m) mu(k) v(n) q(n) r(nr)]. */
+typedef struct mbl_sjac {
+    int nz, cap;
+    int *row, *col;
+    mblx_id *node;
+} mbl_sjac;
+
+struct mbl_model {
+    char *file, *name;
+    mblx_graph *g;
+    int n, m, k, nr, ny, np;
+    char **qname, **rname, **yname, **pname;
+    double *pval;                /* parameter values (after --set) */
+    /* symbols */
+    mblx_id t;
+    mblx_id *p, *q, *v, *a, *lam, *mu, *r;
+    int nsym;                    /* symbols in the graph */
+    int *sym_of_unknown;         /* symbol index of unknown j in [a lam mu v q r] */
+    int nunk;                    /* 3n + m + k + nr */
+    int sym_t, *sym_p;           /* symbol indices of t and parameters */
+    /* operating-point data from the file (evaluated numbers) */
+    double *q0, *v0, *r0;
+    int *v_given;                /* 1 when the file gives the velocity of coordinate i */
+    mbl_at at;
+    double time;
+    /* the DAE as expressions */
+    mblx_id *F;                  /* nF = n + 2m + 2k + m residuals, row groups as MBL_ROW_* */
+    int nF;
+    int row0[MBL_NROWG + 1];     /* first row of each group */
+    mblx_id *y;                  /* ny outputs */
+    /* user states */
+    int nus, nuvs;
+    mblx_id *us, *uvs;           /* expressions s(q,t) and w(q,v,t) */
+    char **us_text, **uvs_text;
+    /* compiled: residuals, their Jacobian w.r.t. all unknowns, outputs and their Jacobian */
+    mbl_sjac jac;                /* dF/d[a lam mu v q r] */
+    mbl_sjac yjac;               /* dy/d[a lam mu v q r] */
+    mblx_tape *tape_F;           /* -> F (nF) */
+    mblx_tape *tape_jac;         /* -> jac values (jac.nz) */
+    mblx_tape *tape_y;           /* -> y (ny) then yjac values */
+    mbl_sjac usjac;              /* d[s; sdot; sddot; w; wdot]/d[a lam mu v q r] of the user states */
+    mblx_tape *tape_us;          /* -> [s; sdot; sddot; w; wdot] (3 nus + 2 nuvs) then usjac values */
+    size_t work_size;            /* largest work array of the tapes */
+    int cyclic_known;
+    int *cyclic;                 /* n: 1 when no residual depends on q_i */
+};
+
+/* Column offset of a block in the unknown layout. */
+int mbl_model_blk0(const mbl_model *md, int blk);
+
+/* Fill the symbol-value vector for a point (params, t, q, v, a, lambda, mu, r). */
+void mbl_model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,
+                         const double *lam, const double *mu, const double *r, double *syms);
+
+/* Sparse Jacobian helpers. */
+int mbl_sjac_push(mbl_sjac *J, int row, int col, mblx_id node);
+void mbl_sjac_free(mbl_sjac *J);
+
+#endif

@@ -1,0 +1,369 @@
+/* Reading a `model: dae` file with libyaml's document API into an mbl_src. */
+#include "model/source.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <yaml.h>
+
+typedef struct reader {
+    yaml_document_t doc;
+    const char *file;
+    mbl_src *src;
+    mbl_status *st;
+} reader;
+
+static char *dup_n(const char *s, size_t n)
+{
+    char *p = mbl_malloc(n + 1);
+    if (!p) return NULL;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+static int err_at(reader *r, const yaml_node_t *node, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static int err_at(reader *r, const yaml_node_t *node, int code, const char *fmt, ...)
+{
+    char what[MBL_MSG_MAX / 2];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (node)
+        return mbl_error(r->st, code, "%s:%lu:%lu: %s", r->file, (unsigned long)node->start_mark.line + 1,
+                         (unsigned long)node->start_mark.column + 1, what);
+    return mbl_error(r->st, code, "%s: %s", r->file, what);
+}
+
+static const char *node_kind(const yaml_node_t *n)
+{
+    switch (n->type) {
+    case YAML_SCALAR_NODE: return "a scalar";
+    case YAML_SEQUENCE_NODE: return "a list";
+    case YAML_MAPPING_NODE: return "a mapping";
+    default: return "nothing";
+    }
+}
+
+static const char *scalar(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
+
+/* position of a scalar's first text character: skip the opening quote of quoted styles */
+static void text_pos(const yaml_node_t *n, int *line, int *col)
+{
+    *line = (int)n->start_mark.line + 1;
+    *col = (int)n->start_mark.column + 1;
+    if (n->type == YAML_SCALAR_NODE && (n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                                        n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE))
+        (*col)++;
+}
+
+static int list_push(reader *r, mbl_src_list *l, const yaml_node_t *key, const char *key2,
+                     const yaml_node_t *val)
+{
+    if (val->type != YAML_SCALAR_NODE)
+        return err_at(r, val, MBL_EMODEL, "expected an expression or a number, found %s", node_kind(val));
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 8;
+        mbl_src_item *it = mbl_realloc_array(l->items, (size_t)cap, sizeof *it);
+        if (!it) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
+        l->items = it;
+        l->cap = cap;
+    }
+    mbl_src_item *it = &l->items[l->n];
+    memset(it, 0, sizeof *it);
+    l->n++;
+    if (key) {
+        it->key = dup_n(scalar(key), key->data.scalar.length);
+        it->key_line = (int)key->start_mark.line + 1;
+        it->key_col = (int)key->start_mark.column + 1;
+        if (!it->key) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
+    } else {
+        it->key_line = (int)val->start_mark.line + 1;
+        it->key_col = (int)val->start_mark.column + 1;
+    }
+    if (key2) {
+        it->key2 = dup_n(key2, strlen(key2));
+        if (!it->key2) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
+    }
+    it->text = dup_n(scalar(val), val->data.scalar.length);
+    if (!it->text) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
+    text_pos(val, &it->line, &it->col);
+    return 0;
+}
+
+static int set_single(reader *r, mbl_src_item *it, const yaml_node_t *key, const yaml_node_t *val)
+{
+    if (val->type != YAML_SCALAR_NODE)
+        return err_at(r, val, MBL_EMODEL, "'%s' must be an expression, found %s", scalar(key), node_kind(val));
+    it->text = dup_n(scalar(val), val->data.scalar.length);
+    if (!it->text) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
+    it->key_line = (int)key->start_mark.line + 1;
+    it->key_col = (int)key->start_mark.column + 1;
+    text_pos(val, &it->line, &it->col);
+    return 0;
+}
+
+/* A mapping name -> scalar. Keys must be unique scalars. */
+static int read_map(reader *r, mbl_src_list *l, const yaml_node_t *key, const yaml_node_t *val)
+{
+    if (val->type == YAML_SCALAR_NODE && val->data.scalar.length == 0) return 0; /* key: (empty) */
+    if (val->type != YAML_MAPPING_NODE)
+        return err_at(r, val, MBL_EMODEL, "'%s' must be a mapping of name: value, found %s", scalar(key),
+                      node_kind(val));
+    for (yaml_node_pair_t *p = val->data.mapping.pairs.start; p < val->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(&r->doc, p->value);
+        if (k->type != YAML_SCALAR_NODE || k->data.scalar.length == 0)
+            return err_at(r, k, MBL_EMODEL, "in '%s': a name must be a plain word", scalar(key));
+        for (int i = 0; i < l->n; i++)
+            if (!strcmp(l->items[i].key, scalar(k)))
+                return err_at(r, k, MBL_EMODEL, "duplicate name '%s' in '%s' (first at line %d)", scalar(k),
+                              scalar(key), l->items[i].key_line);
+        int rc = list_push(r, l, k, NULL, v);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* A list of scalars (an empty mapping `{}` or an empty scalar is accepted as empty). */
+static int read_seq(reader *r, mbl_src_list *l, const yaml_node_t *key, const yaml_node_t *val)
+{
+    if (val->type == YAML_SCALAR_NODE && val->data.scalar.length == 0) return 0;
+    if (val->type == YAML_MAPPING_NODE && val->data.mapping.pairs.start == val->data.mapping.pairs.top) return 0;
+    if (val->type != YAML_SEQUENCE_NODE)
+        return err_at(r, val, MBL_EMODEL, "'%s' must be a list, found %s", scalar(key), node_kind(val));
+    for (yaml_node_item_t *p = val->data.sequence.items.start; p < val->data.sequence.items.top; p++) {
+        int rc = list_push(r, l, NULL, NULL, yaml_document_get_node(&r->doc, *p));
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int read_mass_matrix(reader *r, const yaml_node_t *key, const yaml_node_t *val)
+{
+    if (val->type != YAML_MAPPING_NODE)
+        return err_at(r, val, MBL_EMODEL, "'mass_matrix' must be a mapping {row: {col: expr}}, found %s",
+                      node_kind(val));
+    for (yaml_node_pair_t *p = val->data.mapping.pairs.start; p < val->data.mapping.pairs.top; p++) {
+        yaml_node_t *rk = yaml_document_get_node(&r->doc, p->key);
+        yaml_node_t *rv = yaml_document_get_node(&r->doc, p->value);
+        if (rk->type != YAML_SCALAR_NODE) return err_at(r, rk, MBL_EMODEL, "mass_matrix row must be a coordinate name");
+        if (rv->type != YAML_MAPPING_NODE)
+            return err_at(r, rv, MBL_EMODEL, "mass_matrix row '%s' must be a mapping {col: expr}", scalar(rk));
+        for (yaml_node_pair_t *q = rv->data.mapping.pairs.start; q < rv->data.mapping.pairs.top; q++) {
+            yaml_node_t *ck = yaml_document_get_node(&r->doc, q->key);
+            yaml_node_t *cv = yaml_document_get_node(&r->doc, q->value);
+            if (ck->type != YAML_SCALAR_NODE)
+                return err_at(r, ck, MBL_EMODEL, "mass_matrix column must be a coordinate name");
+            for (int i = 0; i < r->src->mass_matrix.n; i++) {
+                mbl_src_item *it = &r->src->mass_matrix.items[i];
+                if (!strcmp(it->key, scalar(rk)) && !strcmp(it->key2, scalar(ck)))
+                    return err_at(r, ck, MBL_EMODEL, "duplicate mass_matrix entry (%s, %s)", scalar(rk), scalar(ck));
+            }
+            int rc = list_push(r, &r->src->mass_matrix, rk, scalar(ck), cv);
+            if (rc) return rc;
+            /* the position of the key is the column key's, more useful in messages */
+            mbl_src_item *it = &r->src->mass_matrix.items[r->src->mass_matrix.n - 1];
+            it->key_line = (int)ck->start_mark.line + 1;
+            it->key_col = (int)ck->start_mark.column + 1;
+        }
+    }
+    (void)key;
+    r->src->has_mass_matrix = 1;
+    return 0;
+}
+
+static int read_linearize(reader *r, const yaml_node_t *key, const yaml_node_t *val)
+{
+    if (val->type != YAML_MAPPING_NODE)
+        return err_at(r, val, MBL_EMODEL, "'linearize' must be a mapping, found %s", node_kind(val));
+    int seen[4] = {0};
+    for (yaml_node_pair_t *p = val->data.mapping.pairs.start; p < val->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(&r->doc, p->value);
+        const char *ks = k->type == YAML_SCALAR_NODE ? scalar(k) : "";
+        static const char *names[4] = {"at", "states", "velocity_states", "time"};
+        int which = -1;
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(ks, names[i])) which = i;
+        if (which < 0)
+            return err_at(r, k, MBL_EMODEL,
+                          "unknown key '%s' in 'linearize' (expected at, states, velocity_states, time)", ks);
+        if (seen[which]++) return err_at(r, k, MBL_EMODEL, "duplicate key '%s' in 'linearize'", ks);
+        int rc = 0;
+        switch (which) {
+        case 0: rc = set_single(r, &r->src->at, k, v); break;
+        case 1: rc = read_seq(r, &r->src->states, k, v); break;
+        case 2: rc = read_seq(r, &r->src->velocity_states, k, v); break;
+        case 3: rc = set_single(r, &r->src->time, k, v); break;
+        }
+        if (rc) return rc;
+    }
+    (void)key;
+    return 0;
+}
+
+enum { K_MODEL, K_NAME, K_PARAMS, K_COORDS, K_VELS, K_VARS, K_KE, K_MM, K_PE, K_FORCES, K_DISS, K_INPUTS,
+       K_OUTPUTS, K_CONS, K_NH, K_LIN, K_COUNT };
+static const char *top_keys[K_COUNT] = {"model", "name", "parameters", "coordinates", "velocities",
+                                        "variables", "kinetic_energy", "mass_matrix", "potential_energy",
+                                        "forces", "dissipation", "inputs", "outputs", "constraints",
+                                        "nonholonomic", "linearize"};
+
+static int read_root(reader *r, const yaml_node_t *root)
+{
+    if (!root) return err_at(r, NULL, MBL_EMODEL, "the file is empty (expected a mapping with 'model: dae')");
+    if (root->type != YAML_MAPPING_NODE)
+        return err_at(r, root, MBL_EMODEL, "the file must be a mapping with 'model: dae', found %s",
+                      node_kind(root));
+    const yaml_node_t *seen[K_COUNT] = {0};
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
+        if (k->type != YAML_SCALAR_NODE) return err_at(r, k, MBL_EMODEL, "keys must be plain words");
+        int which = -1;
+        for (int i = 0; i < K_COUNT; i++)
+            if (!strcmp(scalar(k), top_keys[i])) which = i;
+        if (which < 0)
+            return err_at(r, k, MBL_EMODEL,
+                          "unknown key '%s' (expected one of model, name, parameters, coordinates, velocities, "
+                          "variables, kinetic_energy, mass_matrix, potential_energy, forces, dissipation, inputs, "
+                          "outputs, constraints, nonholonomic, linearize)",
+                          scalar(k));
+        if (seen[which])
+            return err_at(r, k, MBL_EMODEL, "duplicate key '%s' (first at line %lu)", scalar(k),
+                          (unsigned long)seen[which]->start_mark.line + 1);
+        seen[which] = k;
+    }
+    if (!seen[K_MODEL]) return err_at(r, root, MBL_EMODEL, "missing key 'model' (expected 'model: dae')");
+
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(&r->doc, p->value);
+        int which = 0;
+        for (int i = 0; i < K_COUNT; i++)
+            if (!strcmp(scalar(k), top_keys[i])) which = i;
+        int rc = 0;
+        mbl_src *s = r->src;
+        switch (which) {
+        case K_MODEL:
+            if (v->type != YAML_SCALAR_NODE) return err_at(r, v, MBL_EMODEL, "'model' must be 'dae'");
+            if (!strcmp(scalar(v), "mechanism"))
+                return err_at(r, v, MBL_EMODEL, "'model: mechanism' is not supported by this version (use 'model: dae')");
+            if (strcmp(scalar(v), "dae"))
+                return err_at(r, v, MBL_EMODEL, "unknown model kind '%s' (expected 'dae')", scalar(v));
+            break;
+        case K_NAME:
+            if (v->type != YAML_SCALAR_NODE) return err_at(r, v, MBL_EMODEL, "'name' must be text");
+            mbl_free(s->name);
+            s->name = dup_n(scalar(v), v->data.scalar.length);
+            if (!s->name) return mbl_error(r->st, MBL_ENOMEM, "out of memory");
+            break;
+        case K_PARAMS: rc = read_map(r, &s->parameters, k, v); break;
+        case K_COORDS: rc = read_map(r, &s->coordinates, k, v); break;
+        case K_VELS: rc = read_map(r, &s->velocities, k, v); break;
+        case K_VARS: rc = read_map(r, &s->variables, k, v); break;
+        case K_KE: rc = set_single(r, &s->kinetic_energy, k, v); break;
+        case K_MM: rc = read_mass_matrix(r, k, v); break;
+        case K_PE: rc = set_single(r, &s->potential_energy, k, v); break;
+        case K_FORCES: rc = read_map(r, &s->forces, k, v); break;
+        case K_DISS: rc = set_single(r, &s->dissipation, k, v); break;
+        case K_INPUTS: rc = read_map(r, &s->inputs, k, v); break;
+        case K_OUTPUTS: rc = read_map(r, &s->outputs, k, v); break;
+        case K_CONS: rc = read_seq(r, &s->constraints, k, v); break;
+        case K_NH: rc = read_seq(r, &s->nonholonomic, k, v); break;
+        case K_LIN: rc = read_linearize(r, k, v); break;
+        }
+        if (rc) return rc;
+    }
+    if (seen[K_KE] && seen[K_MM])
+        return err_at(r, seen[K_MM], MBL_EMODEL, "give either 'kinetic_energy' or 'mass_matrix', not both");
+    if (!seen[K_KE] && !seen[K_MM])
+        return err_at(r, root, MBL_EMODEL, "missing 'kinetic_energy' (or 'mass_matrix')");
+    if (!seen[K_COORDS] || r->src->coordinates.n == 0)
+        return err_at(r, seen[K_COORDS] ? seen[K_COORDS] : root, MBL_EMODEL, "the model has no coordinates");
+    return 0;
+}
+
+int mbl_src_read(const char *text, size_t len, const char *file, mbl_src **out, mbl_status *st)
+{
+    *out = NULL;
+    reader r;
+    memset(&r, 0, sizeof r);
+    r.file = file ? file : "<model>";
+    r.st = st;
+    r.src = mbl_calloc(1, sizeof *r.src);
+    if (!r.src) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", r.file);
+    r.src->file = dup_n(r.file, strlen(r.file));
+    r.src->name = dup_n("", 0);
+    if (!r.src->file || !r.src->name) {
+        mbl_src_free(r.src);
+        return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", r.file);
+    }
+
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) {
+        mbl_src_free(r.src);
+        return mbl_error(st, MBL_ENOMEM, "cannot initialise the YAML parser");
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &r.doc)) {
+        int rc = mbl_error(st, MBL_EPARSE, "%s:%lu:%lu: YAML error: %s%s%s", r.file,
+                           (unsigned long)parser.problem_mark.line + 1, (unsigned long)parser.problem_mark.column + 1,
+                           parser.problem ? parser.problem : "malformed", parser.context ? " " : "",
+                           parser.context ? parser.context : "");
+        yaml_parser_delete(&parser);
+        mbl_src_free(r.src);
+        return rc;
+    }
+    int rc = read_root(&r, yaml_document_get_root_node(&r.doc));
+    if (!rc) {
+        /* a second document in the stream is an error, not silently ignored */
+        yaml_document_t extra;
+        if (yaml_parser_load(&parser, &extra)) {
+            if (yaml_document_get_root_node(&extra))
+                rc = mbl_error(st, MBL_EPARSE, "%s: more than one YAML document in the file", r.file);
+            yaml_document_delete(&extra);
+        }
+    }
+    yaml_document_delete(&r.doc);
+    yaml_parser_delete(&parser);
+    if (rc) {
+        mbl_src_free(r.src);
+        return rc;
+    }
+    *out = r.src;
+    return 0;
+}
+
+static void list_free(mbl_src_list *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        mbl_free(l->items[i].key);
+        mbl_free(l->items[i].key2);
+        mbl_free(l->items[i].text);
+    }
+    mbl_free(l->items);
+}
+
+void mbl_src_free(mbl_src *s)
+{
+    if (!s) return;
+    mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->variables, &s->forces,
+                             &s->inputs, &s->outputs, &s->constraints, &s->nonholonomic, &s->mass_matrix,
+                             &s->states, &s->velocity_states};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) list_free(lists[i]);
+    mbl_free(s->kinetic_energy.text);
+    mbl_free(s->potential_energy.text);
+    mbl_free(s->dissipation.text);
+    mbl_free(s->at.text);
+    mbl_free(s->time.text);
+    mbl_free(s->file);
+    mbl_free(s->name);
+    mbl_free(s);
+}

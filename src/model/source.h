@@ -1,0 +1,38 @@
+/* The text of a `model: dae` file as read from YAML, before any expression is parsed.
+ * Every item keeps the file position of its key and of its text so that later errors
+ * (unknown names, bad expressions) can name file:line:column. Internal to the library. */
+#ifndef MBLIN_MODEL_SOURCE_H
+#define MBLIN_MODEL_SOURCE_H
+
+#include "mblin/status.h"
+
+typedef struct mbl_src_item {
+    char *key;      /* name (mapping key), NULL for list items and single values */
+    char *key2;     /* second-level key (mass_matrix column), else NULL */
+    char *text;     /* the scalar's text (expression or number) */
+    int key_line, key_col; /* 1-based position of the key */
+    int line, col;         /* 1-based position of the first character of text */
+} mbl_src_item;
+
+typedef struct mbl_src_list {
+    mbl_src_item *items;
+    int n, cap;
+} mbl_src_list;
+
+typedef struct mbl_src {
+    char *file;  /* file name used in messages */
+    char *name;  /* model name ("" if none) */
+    mbl_src_list parameters, coordinates, velocities, variables, forces, inputs, outputs;
+    mbl_src_list constraints, nonholonomic, mass_matrix, states, velocity_states;
+    mbl_src_item kinetic_energy, potential_energy, dissipation; /* text NULL when absent */
+    mbl_src_item at;     /* linearize.at: text NULL when absent (default equilibrium) */
+    mbl_src_item time;   /* linearize.time: time of the operating point, NULL = 0 */
+    int has_mass_matrix;
+} mbl_src;
+
+/* Read a model file's text (YAML or JSON). `file` names it in messages. On error returns a
+ * negative code with "file:line:col: what" in st. */
+int mbl_src_read(const char *text, size_t len, const char *file, mbl_src **out, mbl_status *st);
+void mbl_src_free(mbl_src *src);
+
+#endif
