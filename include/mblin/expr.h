@@ -1,0 +1,377 @@
+/* mblin: the symbolic expression engine (prefix mblx_).
+ *
+ * A graph (mblx_graph) owns a hash-consed DAG of expression nodes. Nodes are addressed by
+ * handles (mblx_id) that stay valid for the life of the graph; nodes are never modified or
+ * removed, so a handle always denotes the same expression. Building the same expression twice
+ * gives the same handle (structural sharing), and a small set of simplifications is applied
+ * at construction (see "Canonical form" below), so `mblx_add(g, a, b) == mblx_add(g, b, a)` and
+ * `mblx_sub(g, x, x)` is the constant 0.
+ *
+ * Error model. Builders (mblx_const, mblx_add, mblx_diff, ...) return MBLX_NONE on failure and
+ * record a sticky error in the graph (first error wins; read it with mblx_graph_status). Every
+ * builder accepts MBLX_NONE operands and then returns MBLX_NONE, so a caller can build a whole
+ * model and check once at the end. Functions that return an int return 0 or a negative MBL_E*
+ * code and fill an optional mbl_status. Nothing here prints or exits.
+ *
+ * Recursion. No function of this module recurses to a depth that depends on the expression:
+ * building, differentiating, substituting, compiling, printing, parsing and freeing use explicit
+ * heap stacks, so a sum of 10^6 terms or a chain of 10^6 nested operations is fine.
+ *
+ * Threads. A graph is not thread-safe (builders append to it; read-only queries may run
+ * concurrently with each other but not with a builder). A compiled tape (mblx_tape) is
+ * immutable and independent of the graph it came from: any number of threads may evaluate one
+ * tape concurrently, each with its own work array.
+ *
+ * Canonical form (applied by every builder, including the parser and differentiation):
+ *   - constants are folded when every operand is constant and the result is finite; a fold
+ *     that would give inf or NaN is not performed (the node is kept and evaluation reports it);
+ *   - sums are n-ary and flat: nested sums are merged, like terms are collected (x + 2*x = 3*x,
+ *     x - x = 0), numeric constants are added into one constant term, a constant times a sum is
+ *     distributed inside a sum, and terms are kept in a canonical order;
+ *   - products are n-ary and flat with one numeric coefficient: nested products are merged,
+ *     equal bases collect their exponents (x*x = x^2, x/x = 1, x^2/x = x), x*0 = 0, x*1 = x,
+ *     -(-x) = x, factors are kept in a canonical order; a - b is a + (-1)*b and a / b is
+ *     a * b^-1;
+ *   - powers: x^0 = 1, x^1 = x, 0^c = 0 (c > 0), 1^x = 1, (x^a)^n = x^(a*n) for an integer
+ *     constant n, (a*b)^n = a^n * b^n for an integer constant n, sqrt(x)^(2k) = x^k;
+ *   - functions: log(exp(x)) = x, abs(abs(x)) = abs(x), sign(sign(x)) = sign(x),
+ *     min(x, x) = max(x, x) = x, min/max arguments in canonical order.
+ *   These identities are the usual computer-algebra ones: x/x = 1 and x^0 = 1 hold wherever the
+ *   original is defined. Canonical order is the order of node handles, which depends on
+ *   creation history, so it is canonical within one graph, not across graphs.
+ *
+ * Dependence sets. Every node keeps the sorted set of symbol indices it depends on (shared with
+ * a child when equal), so mblx_depends is a binary search and derivative routines only visit
+ * nodes that depend on the symbols involved. The memory is the sum of the set sizes; for
+ * models whose intermediate nodes each depend on a few coordinates this is O(nodes).
+ */
+#ifndef MBLIN_EXPR_H
+#define MBLIN_EXPR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mblin/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== graph and node handles ================================================================ */
+
+typedef struct mblx_graph mblx_graph;
+
+/* Handle of a node in a graph. Handles are dense (0, 1, 2, ... in creation order); a node's
+ * operands always have smaller handles than the node itself. */
+typedef uint32_t mblx_id;
+
+/* The "no node" handle returned by a builder that failed. */
+#define MBLX_NONE ((mblx_id)0xffffffffu)
+
+/* Node kinds, as returned by mblx_op. Sums and products are n-ary; MBLX_OP_ADD carries a
+ * numeric constant term and MBLX_OP_MUL a numeric coefficient (mblx_node_value). There is no
+ * subtraction, negation or division node: see "Canonical form". */
+typedef enum mblx_op {
+    MBLX_OP_CONST = 0, /* numeric constant, mblx_node_value */
+    MBLX_OP_SYMBOL,    /* symbol, mblx_symbol_index */
+    MBLX_OP_ADD,       /* value + arg0 + arg1 + ... (n >= 1 args) */
+    MBLX_OP_MUL,       /* value * arg0 * arg1 * ... (n >= 1 args) */
+    MBLX_OP_POW,       /* arg0 ^ arg1 */
+    MBLX_OP_SIN, MBLX_OP_COS, MBLX_OP_TAN, MBLX_OP_ASIN, MBLX_OP_ACOS, MBLX_OP_ATAN,
+    MBLX_OP_ATAN2,     /* atan2(arg0 = y, arg1 = x) */
+    MBLX_OP_SINH, MBLX_OP_COSH, MBLX_OP_TANH, MBLX_OP_EXP, MBLX_OP_LOG, MBLX_OP_SQRT,
+    MBLX_OP_ABS,
+    MBLX_OP_SIGN,      /* -1, 0 or 1; its derivative is 0 */
+    MBLX_OP_MIN, MBLX_OP_MAX, /* binary */
+    MBLX_OP_STEP,      /* step(x, x0, h0, x1, h1), see mblx_step */
+    MBLX_OP_COUNT_
+} mblx_op;
+
+/* Create an empty graph. Returns NULL when out of memory. */
+mblx_graph *mblx_graph_new(void);
+
+/* Free a graph and every node in it. Accepts NULL. Tapes compiled from the graph stay valid. */
+void mblx_graph_free(mblx_graph *g);
+
+/* The sticky error of the graph: 0 if no builder has failed since creation (or since
+ * mblx_graph_clear_status), else the first error code (MBL_ENOMEM, MBL_EARG, ...); when st is
+ * not NULL it receives the code and the message. */
+int mblx_graph_status(const mblx_graph *g, mbl_status *st);
+
+/* Forget the sticky error. Nodes built before the error remain valid. */
+void mblx_graph_clear_status(mblx_graph *g);
+
+/* Number of nodes in the graph (the next handle to be created). */
+size_t mblx_node_count(const mblx_graph *g);
+
+/* ---- node inspection (read-only; invalid handles give MBLX_OP_COUNT_, 0, NAN or MBLX_NONE) -- */
+
+mblx_op mblx_node_op(const mblx_graph *g, mblx_id e);
+/* Number of operands. */
+int mblx_node_nargs(const mblx_graph *g, mblx_id e);
+/* Operand i (0-based) or MBLX_NONE when out of range. */
+mblx_id mblx_node_arg(const mblx_graph *g, mblx_id e, int i);
+/* CONST: the value; ADD: the constant term; MUL: the coefficient; others: 0. */
+double mblx_node_value(const mblx_graph *g, mblx_id e);
+/* 1 and *value set if e is a numeric constant, else 0. value may be NULL. */
+int mblx_is_const(const mblx_graph *g, mblx_id e, double *value);
+/* The sorted symbol indices e depends on (structurally, after simplification); *count
+ * receives their number. The pointer is valid until the next builder call on g. */
+const uint32_t *mblx_node_deps(const mblx_graph *g, mblx_id e, size_t *count);
+
+/* ==== leaves ================================================================================ */
+
+/* The constant v (v must be finite, else MBLX_NONE and sticky MBL_EARG). -0.0 is stored as 0. */
+mblx_id mblx_const(mblx_graph *g, double v);
+
+/* The symbol called `name` (NUL-terminated, non-empty). The first call with a name creates the
+ * symbol with the next dense symbol index (0, 1, 2, ... in creation order); later calls with
+ * the same name return the same node. Symbols stand for anything the caller evaluates later
+ * (coordinates, velocities, multipliers, inputs, parameters, time). Names are arbitrary
+ * strings, but only identifiers ([A-Za-z_][A-Za-z0-9_]*) print in a reparseable way. */
+mblx_id mblx_symbol(mblx_graph *g, const char *name);
+/* Same with an explicit length (the name need not be NUL-terminated; len > 0). */
+mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len);
+
+/* The symbol called name, or MBLX_NONE if there is none (never creates one, no sticky error). */
+mblx_id mblx_symbol_find(const mblx_graph *g, const char *name);
+mblx_id mblx_symbol_find_n(const mblx_graph *g, const char *name, size_t len);
+
+/* Symbol index of e (0 .. mblx_symbol_count-1), or -1 if e is not a symbol. */
+long mblx_symbol_index(const mblx_graph *g, mblx_id e);
+/* Number of symbols created so far. Evaluation reads symbol values by index from an array of
+ * (at least) this many doubles. */
+size_t mblx_symbol_count(const mblx_graph *g);
+/* Node of the symbol with index idx, or MBLX_NONE. */
+mblx_id mblx_symbol_node(const mblx_graph *g, size_t idx);
+/* Name of symbol e (a symbol node), or NULL if e is not a symbol. Valid until the next
+ * builder call on g. */
+const char *mblx_symbol_name(const mblx_graph *g, mblx_id e);
+
+/* ==== operations (all simplify, see "Canonical form") ======================================== */
+
+mblx_id mblx_add(mblx_graph *g, mblx_id a, mblx_id b);
+mblx_id mblx_sub(mblx_graph *g, mblx_id a, mblx_id b);
+mblx_id mblx_mul(mblx_graph *g, mblx_id a, mblx_id b);
+/* a / b = a * b^-1. A constant zero divisor is kept (not folded): evaluation reports it. */
+mblx_id mblx_div(mblx_graph *g, mblx_id a, mblx_id b);
+mblx_id mblx_pow(mblx_graph *g, mblx_id base, mblx_id exponent);
+/* base ^ k for a numeric exponent (shorthand for mblx_pow(g, base, mblx_const(g, k))). */
+mblx_id mblx_powc(mblx_graph *g, mblx_id base, double k);
+/* -a = (-1) * a */
+mblx_id mblx_neg(mblx_graph *g, mblx_id a);
+/* c * a for a numeric c */
+mblx_id mblx_scale(mblx_graph *g, double c, mblx_id a);
+
+/* Sum / product of n terms in O(total size * log): use these, not repeated mblx_add, for
+ * long sums (repeated binary additions copy the growing flat sum each time). n == 0 gives the
+ * constant 0 / 1. */
+mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms);
+mblx_id mblx_product(mblx_graph *g, size_t n, const mblx_id *factors);
+
+/* Elementary functions, with their real-valued C library meaning. */
+mblx_id mblx_sin(mblx_graph *g, mblx_id a);
+mblx_id mblx_cos(mblx_graph *g, mblx_id a);
+mblx_id mblx_tan(mblx_graph *g, mblx_id a);
+mblx_id mblx_asin(mblx_graph *g, mblx_id a);
+mblx_id mblx_acos(mblx_graph *g, mblx_id a);
+mblx_id mblx_atan(mblx_graph *g, mblx_id a);
+mblx_id mblx_atan2(mblx_graph *g, mblx_id y, mblx_id x);
+mblx_id mblx_sinh(mblx_graph *g, mblx_id a);
+mblx_id mblx_cosh(mblx_graph *g, mblx_id a);
+mblx_id mblx_tanh(mblx_graph *g, mblx_id a);
+mblx_id mblx_exp(mblx_graph *g, mblx_id a);
+mblx_id mblx_log(mblx_graph *g, mblx_id a); /* natural logarithm */
+mblx_id mblx_sqrt(mblx_graph *g, mblx_id a);
+mblx_id mblx_abs(mblx_graph *g, mblx_id a);
+/* sign(a): -1, 0, 1. Derivatives treat it as locally constant (derivative 0). */
+mblx_id mblx_sign(mblx_graph *g, mblx_id a);
+/* min/max. Derivatives are the one-sided ones almost everywhere:
+ * d min(a,b) = (da + db - sign(a-b) (da - db)) / 2 (equal split where a == b). */
+mblx_id mblx_min(mblx_graph *g, mblx_id a, mblx_id b);
+mblx_id mblx_max(mblx_graph *g, mblx_id a, mblx_id b);
+/* Smooth step (MSC Adams STEP): h0 for x <= x0, h1 for x >= x1, and the cubic Hermite blend
+ * h0 + (h1 - h0) s^2 (3 - 2 s), s = (x - x0)/(x1 - x0), in between (C1: zero slope at both
+ * ends). Differentiable in all five arguments; x1 == x0 makes the derivatives divide by zero
+ * (evaluation then reports MBL_EDOMAIN). */
+mblx_id mblx_step(mblx_graph *g, mblx_id x, mblx_id x0, mblx_id h0, mblx_id x1, mblx_id h1);
+
+/* Generic builder: apply operation op to n operands with the same simplifications as the
+ * dedicated builders (value is the constant of MBLX_OP_CONST, the constant term of ADD, the
+ * coefficient of MUL, ignored otherwise; SYMBOL is not accepted). Useful for tree rewriting. */
+mblx_id mblx_apply(mblx_graph *g, mblx_op op, double value, size_t n, const mblx_id *args);
+
+/* Name of an operation as printed ("sin", "atan2", ...; "+", "*", "^" for ADD, MUL, POW). */
+const char *mblx_op_name(mblx_op op);
+
+/* ==== structure and differentiation ========================================================= */
+
+/* 1 if e depends structurally on symbol sym (a symbol node), else 0 (also for invalid args). */
+int mblx_depends(const mblx_graph *g, mblx_id e, mblx_id sym);
+
+/* de/dsym for a symbol node sym (any other sym: MBLX_NONE, sticky MBL_EARG). Higher orders by
+ * repetition: mblx_diff(g, mblx_diff(g, e, x), y). Intermediate results are shared (memoized
+ * within a call, hash-consed across calls); only nodes depending on sym are visited. */
+mblx_id mblx_diff(mblx_graph *g, mblx_id e, mblx_id sym);
+
+/* Directional (forward-mode) derivative sum_i de/dsyms[i] * dirs[i] in one pass; dirs are
+ * nodes (numeric or symbolic). Symbols must be distinct. */
+mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
+                       const mblx_id *dirs);
+
+/* Total time derivative de/dt + sum_i de/dq_i * dq_i where q = syms, dq = dsyms (nodes: usually
+ * the velocity symbols) and time_sym is the time symbol (MBLX_NONE when e has no explicit time
+ * dependence). */
+mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
+                       const mblx_id *dsyms, mblx_id time_sym);
+
+/* Reverse-mode symbolic gradient: out[i] = de/dsyms[i] for i < n, in time O(size of e + n)
+ * rather than n forward passes. Returns 0 or a negative code (then the graph's sticky error is
+ * set and out is filled with MBLX_NONE). */
+int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_id *out);
+
+/* Compressed sparse column matrix of nodes: column j holds rows rowidx[colptr[j] ..
+ * colptr[j+1]-1] (sorted ascending, no duplicates) with entries node[...]. */
+typedef struct mblx_sparse {
+    int nrows, ncols;
+    int *colptr;    /* ncols + 1 entries; colptr[ncols] = nnz */
+    int *rowidx;    /* nnz */
+    mblx_id *node;  /* nnz */
+} mblx_sparse;
+
+/* Free the arrays of a sparse matrix (not the struct itself) and zero it. Accepts NULL. */
+void mblx_sparse_free(mblx_sparse *s);
+
+/* Sparse Jacobian J[i][j] = d exprs[i] / d syms[j] (m rows, n columns, syms distinct symbol
+ * nodes). Each row is differentiated only with respect to the symbols it depends on; entries
+ * that simplify to the constant 0 are dropped, so the pattern is exactly the structurally
+ * nonzero derivatives. On success *out owns new arrays (free with mblx_sparse_free); on
+ * failure *out is zeroed and a negative code returned. */
+int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const mblx_id *syms,
+                  mblx_sparse *out);
+
+/* Sparse Hessian H[i][j] = d2 e / dsyms[i] dsyms[j] (n x n, both triangles), computed as the
+ * sparse Jacobian of the reverse-mode gradient: cost O(size of e + nonzeros). */
+int mblx_hessian(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_sparse *out);
+
+/* Replace symbols syms[i] by the expressions repl[i] (simultaneously) and re-simplify. Only
+ * the part of e that depends on syms is rebuilt. */
+mblx_id mblx_subst(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
+                   const mblx_id *repl);
+
+/* ==== compilation and evaluation ============================================================ */
+
+typedef struct mblx_tape mblx_tape;
+
+/* Compile n outputs into one flat tape: the nodes reachable from the outputs in topological
+ * order, each computed once however many outputs share it, with registers reused after their
+ * last use. No recursion; O(size) time and memory. The tape is independent of the graph (it
+ * keeps its own copy of what it needs to print error messages). Returns NULL on failure
+ * (MBL_ENOMEM, or MBL_EARG for an invalid handle), with st filled. */
+mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st);
+
+/* Free a tape. Accepts NULL. */
+void mblx_tape_free(mblx_tape *t);
+
+/* Number of doubles the work array of mblx_tape_eval must hold. */
+size_t mblx_tape_work_size(const mblx_tape *t);
+/* Number of instructions executed per evaluation (one per computed node; an n-ary sum or
+ * product of k operands counts k-1, plus one for a constant term or coefficient). */
+size_t mblx_tape_ninstr(const mblx_tape *t);
+/* Number of outputs. */
+size_t mblx_tape_noutputs(const mblx_tape *t);
+/* Smallest length of the symvals array: 1 + the largest symbol index the tape reads (0 when it
+ * reads none). */
+size_t mblx_tape_nsymbols(const mblx_tape *t);
+
+/* Evaluate: symvals[k] is the value of the symbol with index k; out receives the n outputs;
+ * work holds mblx_tape_work_size doubles (scratch, contents irrelevant). No allocation, no
+ * recursion; thread-safe for distinct work and out arrays. Returns 0, or MBL_EDOMAIN when a
+ * value is outside a function's domain or any intermediate result is not finite (the message
+ * names the operation, the value and the offending subexpression, e.g. "sqrt of negative value
+ * -0.25 in sqrt(x - 2)"); out is then unspecified. Non-finite symbol values are reported the
+ * same way. */
+int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, double *work,
+                   mbl_status *st);
+
+/* One-off evaluation of e (compiles a temporary tape). */
+int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *value,
+              mbl_status *st);
+
+/* ==== printing ============================================================================== */
+
+/* Print e in infix with minimal parentheses, in the syntax mblx_parse reads (so printing and
+ * re-parsing with symbols resolved by name gives the same node). Negative terms print as
+ * subtraction ("a - 2*b"), reciprocal factors as division ("a/b^2"), numbers in the shortest
+ * form that reads back to the same double ("0.1", "1e-20"). Works like snprintf: writes at
+ * most size bytes including the terminating NUL (buf may be NULL when size is 0) and returns
+ * the full length (excluding the NUL). Returns SIZE_MAX (and writes "") if e is invalid or the
+ * traversal stack cannot be allocated. */
+size_t mblx_print(const mblx_graph *g, mblx_id e, char *buf, size_t size);
+
+/* Allocating variant: a new NUL-terminated string (free with mbl_free), or NULL with st set. */
+char *mblx_print_alloc(const mblx_graph *g, mblx_id e, mbl_status *st);
+
+/* ==== parsing =============================================================================== */
+
+/* Resolver: called for each identifier that is not built in (nargs == -1, args == NULL) and for
+ * each call name(args...) of a function that is not built in (nargs >= 0, args the already
+ * parsed arguments), e.g. parameters, coordinates, named variables and der(...). name is not
+ * NUL-terminated (len bytes). Return 0 and set *out to a node of g to accept; return nonzero
+ * to reject: the parse then fails with MBL_EPARSE at the name's position, with the message
+ * "unknown name 'foo'" (or "unknown function 'foo'"), or with the text the resolver wrote into
+ * why (NUL-terminated, at most whylen bytes) when it wrote a non-empty one. Returning 0 with
+ * *out == MBLX_NONE means a builder failed (the graph's sticky error is reported). */
+typedef int (*mblx_resolve_fn)(void *ud, mblx_graph *g, const char *name, size_t len, int nargs,
+                               const mblx_id *args, mblx_id *out, char *why, size_t whylen);
+
+/* Default maximum nesting depth of parentheses, function calls and exponent chains. */
+#define MBLX_PARSE_DEFAULT_MAX_DEPTH 256
+
+typedef struct mblx_parse_opts {
+    mblx_resolve_fn resolve; /* may be NULL: then every unknown name is an error */
+    void *ud;                /* passed to resolve */
+    int line;                /* line of the first character of text in the caller's file
+                                (1-based; 0 means 1) */
+    int col;                 /* column of the first character (1-based; 0 means 1); later lines
+                                start at column 1 */
+    int max_depth;           /* 0 means MBLX_PARSE_DEFAULT_MAX_DEPTH */
+    size_t *error_offset;    /* if not NULL, receives the byte offset in text of a parse error
+                                (for mblx_excerpt) */
+} mblx_parse_opts;
+
+/* Parse text[0 .. len-1] (need not be NUL-terminated; embedded NULs are errors) into *out.
+ *
+ * Syntax (precedence from low to high; see docs/expressions.md):
+ *   sum      := product (('+' | '-') product)*
+ *   product  := unary (('*' | '/') unary)*
+ *   unary    := ('-' | '+') unary | power
+ *   power    := primary ('^' unary)?          right-associative; -x^2 = -(x^2), 2^-1 = 0.5
+ *   primary  := number | name | name '(' [sum (',' sum)*] ')' | '(' sum ')'
+ *   number   := digits ['.' digits] | '.' digits, then optional exponent [eE][+-]digits
+ *   name     := [A-Za-z_][A-Za-z0-9_]*
+ * Whitespace (space, tab, CR, LF) is ignored between tokens. Built in: the constant `pi`, and
+ * the functions sin cos tan asin acos atan sinh cosh tanh exp log sqrt abs sign (1 argument),
+ * atan2(y, x), min and max (2 or more arguments), step(x, x0, h0, x1, h1). Every other name
+ * goes to opts->resolve.
+ *
+ * Returns 0, or MBL_EPARSE with the message "LINE:COL: what" (1-based, counted in bytes, with
+ * opts->line/col added) for: empty text, unexpected or garbage characters, unbalanced
+ * parentheses, a missing operand (e.g. a trailing operator), unknown names and functions, wrong
+ * number of arguments, nesting deeper than max_depth, malformed numbers and numbers that
+ * overflow a double. MBL_ENOMEM when out of memory. opts may be NULL. */
+int mblx_parse(mblx_graph *g, const char *text, size_t len, const mblx_parse_opts *opts,
+               mblx_id *out, mbl_status *st);
+
+/* Format the source line of text that contains byte offset `offset`, then a second line with a
+ * caret '^' under that byte (tabs copied so the caret lines up), both indented by two spaces,
+ * for command-line diagnostics:
+ *       x + * y
+ *           ^
+ * snprintf-like: returns the full length, writes at most size bytes with the NUL. */
+size_t mblx_excerpt(const char *text, size_t len, size_t offset, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,672 @@
+/* Symbolic differentiation (forward, directional, reverse), sparse Jacobians and Hessians,
+ * substitution. Every traversal uses an explicit stack and the graph's stamp/memo scratch. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr/expr_internal.h"
+
+enum { INIT_STACK = 64, LOCAL_ARGS = 16 };
+
+/* ---- small growable arrays ---------------------------------------------------------------- */
+
+typedef struct u32vec {
+    uint32_t *p;
+    size_t n, cap;
+} u32vec;
+
+static int u32_push(u32vec *v, uint32_t x)
+{
+    if (v->n == v->cap) {
+        size_t nc = v->cap ? v->cap * 2 : INIT_STACK;
+        if (nc < v->cap) return -1;
+        uint32_t *q = mbl_realloc_array(v->p, nc, sizeof *q);
+        if (!q) return -1;
+        v->p = q;
+        v->cap = nc;
+    }
+    v->p[v->n++] = x;
+    return 0;
+}
+
+/* Operands of node v copied out of the pool (the pool moves when nodes are created). */
+typedef struct argcopy {
+    uint32_t local[LOCAL_ARGS];
+    uint32_t *a;
+    size_t n;
+} argcopy;
+
+static int args_copy(const mblx_graph *g, mblx_id v, argcopy *c)
+{
+    c->n = g->na[v];
+    c->a = c->local;
+    if (c->n > LOCAL_ARGS && !(c->a = mbl_alloc_array(c->n, sizeof *c->a))) return -1;
+    memcpy(c->a, mblx__args(g, v), c->n * sizeof *c->a);
+    return 0;
+}
+
+static void args_free(argcopy *c)
+{
+    if (c->a != c->local) mbl_free(c->a);
+}
+
+/* ---- seed sets: sorted (symbol index -> node) ------------------------------------------------ */
+
+typedef struct seed {
+    uint32_t sym;
+    mblx_id node;
+} seed;
+
+typedef struct seedset {
+    seed *s;
+    size_t n;
+} seedset;
+
+static int cmp_seed(const void *pa, const void *pb)
+{
+    const seed *a = pa, *b = pb;
+    return (a->sym > b->sym) - (a->sym < b->sym);
+}
+
+static long seed_find(const seedset *S, uint32_t sym)
+{
+    size_t lo = 0, hi = S->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (S->s[mid].sym < sym)
+            lo = mid + 1;
+        else if (S->s[mid].sym > sym)
+            hi = mid;
+        else
+            return (long)mid;
+    }
+    return -1;
+}
+
+/* Build a seed set from symbol nodes syms[i] -> nodes[i] (nodes may be NULL: then `fill`).
+ * Fails (sticky error) on a non-symbol or, when unique, on a repeated symbol. */
+static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *syms,
+                      const mblx_id *nodes, mblx_id fill, seedset *S)
+{
+    S->s = NULL;
+    S->n = 0;
+    if (n && !syms) {
+        mblx__fail(g, MBL_EARG, "%s: NULL symbol array", who);
+        return -1;
+    }
+    if (!(S->s = mbl_alloc_array(n ? n : 1, sizeof *S->s))) {
+        mblx__oom(g);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!mblx__valid(g, syms[i]) || g->op[syms[i]] != MBLX_OP_SYMBOL) {
+            if (mblx__valid(g, syms[i]) || syms[i] != XNONE)
+                mblx__fail(g, MBL_EARG, "%s: argument %zu is not a symbol", who, i);
+            goto fail;
+        }
+        mblx_id nd = nodes ? nodes[i] : fill;
+        if (!mblx__valid(g, nd)) goto fail;
+        S->s[i].sym = (uint32_t)g->val[syms[i]];
+        S->s[i].node = nd;
+    }
+    S->n = n;
+    qsort(S->s, n, sizeof *S->s, cmp_seed);
+    for (size_t i = 1; i < n; i++)
+        if (S->s[i].sym == S->s[i - 1].sym) {
+            mblx__fail(g, MBL_EARG, "%s: symbol listed twice", who);
+            goto fail;
+        }
+    return 0;
+fail:
+    mbl_free(S->s);
+    S->s = NULL;
+    S->n = 0;
+    return -1;
+}
+
+/* Does node v depend on any symbol of S? */
+static int relevant(const mblx_graph *g, mblx_id v, const seedset *S)
+{
+    uint32_t cnt = g->dcnt[v];
+    if (cnt == 0 || S->n == 0) return 0;
+    if (S->n == 1) return mblx__dep_has(g, v, S->s[0].sym);
+    const uint32_t *d = g->deps + g->doff[v];
+    if (cnt <= S->n) {
+        for (uint32_t k = 0; k < cnt; k++)
+            if (seed_find(S, d[k]) >= 0) return 1;
+        return 0;
+    }
+    for (size_t k = 0; k < S->n; k++)
+        if (mblx__dep_has(g, v, S->s[k].sym)) return 1;
+    return 0;
+}
+
+/* ---- local partial derivatives ------------------------------------------------------------ */
+
+/* Product of coef and all operands of a MUL except operand `skip`, times `extra`. */
+static mblx_id mul_others(mblx_graph *g, double coef, const argcopy *a, size_t skip, mblx_id extra)
+{
+    uint32_t local[LOCAL_ARGS + 2], *f = local;
+    size_t n = a->n + 1;
+    if (n > LOCAL_ARGS + 2 && !(f = mbl_alloc_array(n, sizeof *f))) return mblx__oom(g);
+    size_t k = 0;
+    mblx_id c = mblx_const(g, coef);
+    f[k++] = c;
+    for (size_t j = 0; j < a->n; j++)
+        if (j != skip) f[k++] = a->a[j];
+    if (extra != XNONE) f[k++] = extra;
+    mblx_id r = c == XNONE ? XNONE : mblx_product(g, k, f);
+    if (f != local) mbl_free(f);
+    return r;
+}
+
+/* d v / d operand i, for a node v that is not a sum or product. */
+static mblx_id partial(mblx_graph *g, mblx_id v, const argcopy *ac, size_t i)
+{
+    const uint32_t *a = ac->a;
+    mblx_id one = g->one, zero = g->zero;
+    unsigned op = g->op[v];
+    switch (op) {
+    case MBLX_OP_POW: {
+        double ev;
+        if (i == 1) return mblx_mul(g, v, mblx_log(g, a[0]));
+        if (mblx_is_const(g, a[1], &ev)) return mblx_scale(g, ev, mblx_powc(g, a[0], ev - 1.0));
+        return mblx_mul(g, a[1], mblx_pow(g, a[0], mblx_sub(g, a[1], one)));
+    }
+    case MBLX_OP_SIN: return mblx_cos(g, a[0]);
+    case MBLX_OP_COS: return mblx_neg(g, mblx_sin(g, a[0]));
+    case MBLX_OP_TAN: return mblx_add(g, one, mblx_powc(g, v, 2.0));
+    case MBLX_OP_ASIN:
+    case MBLX_OP_ACOS: {
+        mblx_id r = mblx_powc(g, mblx_sqrt(g, mblx_sub(g, one, mblx_powc(g, a[0], 2.0))), -1.0);
+        return op == MBLX_OP_ASIN ? r : mblx_neg(g, r);
+    }
+    case MBLX_OP_ATAN: return mblx_powc(g, mblx_add(g, one, mblx_powc(g, a[0], 2.0)), -1.0);
+    case MBLX_OP_ATAN2: {
+        mblx_id den = mblx_add(g, mblx_powc(g, a[0], 2.0), mblx_powc(g, a[1], 2.0));
+        return i == 0 ? mblx_div(g, a[1], den) : mblx_neg(g, mblx_div(g, a[0], den));
+    }
+    case MBLX_OP_SINH: return mblx_cosh(g, a[0]);
+    case MBLX_OP_COSH: return mblx_sinh(g, a[0]);
+    case MBLX_OP_TANH: return mblx_sub(g, one, mblx_powc(g, v, 2.0));
+    case MBLX_OP_EXP: return v;
+    case MBLX_OP_LOG: return mblx_powc(g, a[0], -1.0);
+    case MBLX_OP_SQRT: return mblx_scale(g, 0.5, mblx_powc(g, v, -1.0));
+    case MBLX_OP_ABS: return mblx_sign(g, a[0]);
+    case MBLX_OP_SIGN: return zero;
+    case MBLX_OP_MIN:
+    case MBLX_OP_MAX: {
+        /* d min(a,b)/da = (1 - sign(a-b))/2, d/db = (1 + sign(a-b))/2; max: swapped */
+        mblx_id s = mblx_sign(g, mblx_sub(g, a[0], a[1]));
+        int plus = (op == MBLX_OP_MAX) == (i == 0);
+        return mblx_scale(g, 0.5, plus ? mblx_add(g, one, s) : mblx_sub(g, one, s));
+    }
+    case MBLX_OP_STEP: {
+        mblx_id x = a[0], x0 = a[1], h0 = a[2], x1 = a[3], h1 = a[4];
+        if (i == 2 || i == 4) {
+            mblx_id u = mblx_step(g, x, x0, zero, x1, one);
+            return i == 4 ? u : mblx_sub(g, one, u);
+        }
+        /* c = clamp((x - x0)/(x1 - x0), 0, 1); dstep/ds = 6 c (1 - c) (h1 - h0) */
+        mblx_id w = mblx_sub(g, x1, x0);
+        mblx_id s = mblx_div(g, mblx_sub(g, x, x0), w);
+        mblx_id c = mblx_min(g, mblx_max(g, s, zero), one);
+        mblx_id f[4] = {mblx_const(g, 6.0), c, mblx_sub(g, one, c), mblx_sub(g, h1, h0)};
+        mblx_id D = (f[0] == XNONE || f[2] == XNONE || f[3] == XNONE) ? XNONE
+                                                                      : mblx_product(g, 4, f);
+        if (i == 0) return mblx_div(g, D, w);
+        mblx_id w2 = mblx_powc(g, w, -2.0);
+        if (i == 1) return mblx_mul(g, D, mblx_mul(g, mblx_sub(g, x, x1), w2));
+        return mblx_neg(g, mblx_mul(g, D, mblx_mul(g, mblx_sub(g, x, x0), w2)));
+    }
+    default: return mblx__fail(g, MBL_EARG, "no derivative rule for operation %s",
+                               mblx_op_name((mblx_op)op));
+    }
+}
+
+/* ---- forward traversals -------------------------------------------------------------------- */
+
+enum { MODE_DIFF, MODE_SUBST };
+
+/* Value of operand c in the current traversal: its memo if visited, else 0 (diff) or c. */
+static mblx_id child_val(const mblx_graph *g, mblx_id c, int mode)
+{
+    if (g->stamp[c] == g->epoch) return g->memo[c];
+    return mode == MODE_DIFF ? g->zero : c;
+}
+
+static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
+{
+    argcopy ac;
+    if (args_copy(g, v, &ac)) return mblx__oom(g);
+    unsigned op = g->op[v];
+    double val = g->val[v];
+    mblx_id res = XNONE;
+    uint32_t local[LOCAL_ARGS], *t = local;
+    if (ac.n > LOCAL_ARGS && !(t = mbl_alloc_array(ac.n, sizeof *t))) {
+        mblx__oom(g);
+        goto done;
+    }
+    if (mode == MODE_SUBST) {
+        for (size_t i = 0; i < ac.n; i++) t[i] = child_val(g, ac.a[i], mode);
+        res = mblx_apply(g, (mblx_op)op, val, ac.n, t);
+        goto done;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < ac.n; i++) {
+        mblx_id d = child_val(g, ac.a[i], mode);
+        if (d == g->zero) continue;
+        mblx_id term;
+        if (op == MBLX_OP_ADD)
+            term = d;
+        else if (op == MBLX_OP_MUL)
+            term = mul_others(g, val, &ac, i, d);
+        else
+            term = mblx_mul(g, partial(g, v, &ac, i), d);
+        if (term == XNONE) goto done;
+        t[k++] = term;
+    }
+    res = mblx_sum(g, k, t);
+done:
+    if (t != local) mbl_free(t);
+    args_free(&ac);
+    return res;
+}
+
+/* Forward traversal of the part of root that depends on S: MODE_DIFF gives the directional
+ * derivative with seeds S (symbol -> its derivative), MODE_SUBST the substitution. */
+static mblx_id traverse(mblx_graph *g, mblx_id root, const seedset *S, int mode)
+{
+    if (!relevant(g, root, S)) return mode == MODE_DIFF ? g->zero : root;
+    mblx__new_epoch(g);
+    uint32_t epoch = g->epoch;
+    u32vec st = {NULL, 0, 0};
+    mblx_id res = XNONE;
+    if (u32_push(&st, root)) goto oom;
+    while (st.n) {
+        mblx_id v = st.p[st.n - 1];
+        if (g->stamp[v] == epoch) {
+            if (g->memo[v] == XPENDING) {
+                mblx_id r = compute(g, v, mode);
+                if (r == XNONE) goto out;
+                g->memo[v] = r;
+            }
+            st.n--;
+            continue;
+        }
+        g->stamp[v] = epoch;
+        if (g->op[v] == MBLX_OP_SYMBOL) {
+            g->memo[v] = S->s[seed_find(S, (uint32_t)g->val[v])].node;
+            st.n--;
+            continue;
+        }
+        g->memo[v] = XPENDING;
+        for (uint32_t i = 0; i < g->na[v]; i++) {
+            mblx_id c = mblx__args(g, v)[i];
+            if (g->stamp[c] != epoch && relevant(g, c, S) && u32_push(&st, c)) goto oom;
+        }
+    }
+    res = g->memo[root];
+    goto out;
+oom:
+    mblx__oom(g);
+out:
+    mbl_free(st.p);
+    return res;
+}
+
+mblx_id mblx_diff(mblx_graph *g, mblx_id e, mblx_id sym)
+{
+    if (!g || !mblx__valid(g, e) || !mblx__valid(g, sym)) return XNONE;
+    if (g->op[sym] != MBLX_OP_SYMBOL) return mblx__fail(g, MBL_EARG, "mblx_diff: not a symbol");
+    seed s1 = {(uint32_t)g->val[sym], g->one};
+    seedset S = {&s1, 1};
+    return traverse(g, e, &S, MODE_DIFF);
+}
+
+mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
+                       const mblx_id *dirs)
+{
+    if (!g || !mblx__valid(g, e)) return XNONE;
+    if (n && !dirs) return mblx__fail(g, MBL_EARG, "mblx_dir_deriv: NULL directions");
+    seedset S;
+    if (seeds_make(g, "mblx_dir_deriv", n, syms, dirs, XNONE, &S)) return XNONE;
+    mblx_id r = traverse(g, e, &S, MODE_DIFF);
+    mbl_free(S.s);
+    return r;
+}
+
+mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
+                       const mblx_id *dsyms, mblx_id time_sym)
+{
+    if (!g || !mblx__valid(g, e)) return XNONE;
+    if (n && (!syms || !dsyms)) return mblx__fail(g, MBL_EARG, "mblx_total_der: NULL arrays");
+    if (time_sym == XNONE) return mblx_dir_deriv(g, e, n, syms, dsyms);
+    if (n == SIZE_MAX) return mblx__oom(g);
+    mblx_id *s = mbl_alloc_array(n + 1, sizeof *s), *d = mbl_alloc_array(n + 1, sizeof *d);
+    mblx_id r = XNONE;
+    if (!s || !d) {
+        mblx__oom(g);
+    } else {
+        if (n) {
+            memcpy(s, syms, n * sizeof *s);
+            memcpy(d, dsyms, n * sizeof *d);
+        }
+        s[n] = time_sym;
+        d[n] = g->one;
+        r = mblx_dir_deriv(g, e, n + 1, s, d);
+    }
+    mbl_free(s);
+    mbl_free(d);
+    return r;
+}
+
+mblx_id mblx_subst(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, const mblx_id *repl)
+{
+    if (!g || !mblx__valid(g, e)) return XNONE;
+    if (n && !repl) return mblx__fail(g, MBL_EARG, "mblx_subst: NULL replacements");
+    seedset S;
+    if (seeds_make(g, "mblx_subst", n, syms, repl, XNONE, &S)) return XNONE;
+    mblx_id r = traverse(g, e, &S, MODE_SUBST);
+    mbl_free(S.s);
+    return r;
+}
+
+/* ---- reverse mode ---------------------------------------------------------------------------- */
+
+typedef struct contrib {
+    mblx_id node;
+    uint32_t next;
+} contrib;
+
+int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_id *out)
+{
+    if (!g) return MBL_EARG;
+    if (n && (!syms || !out)) {
+        mblx__fail(g, MBL_EARG, "mblx_gradient: NULL arrays");
+        return MBL_EARG;
+    }
+    for (size_t i = 0; i < n; i++) out[i] = XNONE;
+    if (!mblx__valid(g, e)) {
+        if (!g->err) mblx__fail(g, MBL_EARG, "mblx_gradient: invalid expression");
+        return g->err;
+    }
+    /* seed set of the distinct symbols */
+    seedset S = {NULL, 0};
+    u32vec ord = {NULL, 0, 0}, st = {NULL, 0, 0}, head = {NULL, 0, 0}, adj = {NULL, 0, 0};
+    contrib *cp = NULL;
+    size_t ncp = 0, capcp = 0;
+    mblx_id *tmp = NULL;
+    size_t tmpcap = 0;
+    {
+        mblx_id *u = mbl_alloc_array(n ? n : 1, sizeof *u);
+        if (!u) {
+            mblx__oom(g);
+            goto fail;
+        }
+        size_t nu = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!mblx__valid(g, syms[i]) || g->op[syms[i]] != MBLX_OP_SYMBOL) {
+                mbl_free(u);
+                mblx__fail(g, MBL_EARG, "mblx_gradient: argument %zu is not a symbol", i);
+                goto fail;
+            }
+            u[nu++] = syms[i];
+        }
+        /* drop duplicates: sort by symbol index */
+        S.s = mbl_alloc_array(nu ? nu : 1, sizeof *S.s);
+        if (!S.s) {
+            mbl_free(u);
+            mblx__oom(g);
+            goto fail;
+        }
+        for (size_t i = 0; i < nu; i++) {
+            S.s[i].sym = (uint32_t)g->val[u[i]];
+            S.s[i].node = u[i];
+        }
+        mbl_free(u);
+        qsort(S.s, nu, sizeof *S.s, cmp_seed);
+        size_t m = 0;
+        for (size_t i = 0; i < nu; i++)
+            if (m == 0 || S.s[m - 1].sym != S.s[i].sym) S.s[m++] = S.s[i];
+        S.n = m;
+    }
+    if (!relevant(g, e, &S)) {
+        for (size_t i = 0; i < n; i++) out[i] = g->zero;
+        mbl_free(S.s);
+        return 0;
+    }
+    /* post-order of the relevant sub-DAG (topological); memo = local index */
+    mblx__new_epoch(g);
+    uint32_t epoch = g->epoch;
+    if (u32_push(&st, e)) goto oom;
+    while (st.n) {
+        mblx_id v = st.p[st.n - 1];
+        if (g->stamp[v] == epoch) {
+            if (g->memo[v] == XPENDING) {
+                g->memo[v] = (uint32_t)ord.n;
+                if (u32_push(&ord, v)) goto oom;
+            }
+            st.n--;
+            continue;
+        }
+        g->stamp[v] = epoch;
+        g->memo[v] = XPENDING;
+        for (uint32_t i = 0; i < g->na[v]; i++) {
+            mblx_id c = mblx__args(g, v)[i];
+            if (g->stamp[c] != epoch && relevant(g, c, &S) && u32_push(&st, c)) goto oom;
+        }
+    }
+    size_t nl = ord.n;
+    head.p = mbl_alloc_array(nl, sizeof *head.p);
+    adj.p = mbl_alloc_array(nl, sizeof *adj.p);
+    if (!head.p || !adj.p) goto oom;
+    for (size_t k = 0; k < nl; k++) head.p[k] = XNONE, adj.p[k] = g->zero;
+#define ADD_CONTRIB(local_, node_)                                                            \
+    do {                                                                                      \
+        if (ncp == capcp) {                                                                   \
+            size_t nc_ = capcp ? capcp * 2 : INIT_STACK;                                      \
+            contrib *q_ = mbl_realloc_array(cp, nc_, sizeof *q_);                             \
+            if (!q_) goto oom;                                                                \
+            cp = q_;                                                                          \
+            capcp = nc_;                                                                      \
+        }                                                                                     \
+        cp[ncp].node = (node_);                                                               \
+        cp[ncp].next = head.p[local_];                                                        \
+        head.p[local_] = (uint32_t)ncp++;                                                     \
+    } while (0)
+    ADD_CONTRIB(nl - 1, g->one);
+    for (size_t k = nl; k-- > 0;) {
+        mblx_id v = ord.p[k];
+        size_t cnt = 0;
+        for (uint32_t c = head.p[k]; c != XNONE; c = cp[c].next) cnt++;
+        if (cnt > tmpcap) {
+            mblx_id *q = mbl_realloc_array(tmp, cnt, sizeof *q);
+            if (!q) goto oom;
+            tmp = q;
+            tmpcap = cnt;
+        }
+        cnt = 0;
+        for (uint32_t c = head.p[k]; c != XNONE; c = cp[c].next) tmp[cnt++] = cp[c].node;
+        mblx_id a = cnt == 1 ? tmp[0] : mblx_sum(g, cnt, tmp);
+        if (a == XNONE) goto fail;
+        adj.p[k] = a;
+        if (g->op[v] == MBLX_OP_SYMBOL || a == g->zero) continue;
+        argcopy ac;
+        if (args_copy(g, v, &ac)) goto oom;
+        unsigned op = g->op[v];
+        for (size_t i = 0; i < ac.n; i++) {
+            mblx_id c = ac.a[i];
+            if (g->stamp[c] != epoch) continue; /* not relevant */
+            mblx_id t;
+            if (op == MBLX_OP_ADD)
+                t = a;
+            else if (op == MBLX_OP_MUL)
+                t = mul_others(g, g->val[v], &ac, i, a);
+            else
+                t = mblx_mul(g, a, partial(g, v, &ac, i));
+            if (t == XNONE) {
+                args_free(&ac);
+                goto fail;
+            }
+            if (t == g->zero) continue;
+            uint32_t lc = g->memo[c];
+            if (ncp == capcp) {
+                size_t nc = capcp ? capcp * 2 : INIT_STACK;
+                contrib *q = mbl_realloc_array(cp, nc, sizeof *q);
+                if (!q) {
+                    args_free(&ac);
+                    goto oom;
+                }
+                cp = q;
+                capcp = nc;
+            }
+            cp[ncp].node = t;
+            cp[ncp].next = head.p[lc];
+            head.p[lc] = (uint32_t)ncp++;
+        }
+        args_free(&ac);
+    }
+#undef ADD_CONTRIB
+    for (size_t i = 0; i < n; i++) {
+        mblx_id s = syms[i];
+        out[i] = g->stamp[s] == epoch ? adj.p[g->memo[s]] : g->zero;
+    }
+    mbl_free(S.s);
+    mbl_free(ord.p);
+    mbl_free(st.p);
+    mbl_free(head.p);
+    mbl_free(adj.p);
+    mbl_free(cp);
+    mbl_free(tmp);
+    return 0;
+oom:
+    mblx__oom(g);
+fail:
+    for (size_t i = 0; i < n; i++) out[i] = XNONE;
+    mbl_free(S.s);
+    mbl_free(ord.p);
+    mbl_free(st.p);
+    mbl_free(head.p);
+    mbl_free(adj.p);
+    mbl_free(cp);
+    mbl_free(tmp);
+    return g->err ? g->err : MBL_ENOMEM;
+}
+
+/* ---- sparse Jacobian / Hessian --------------------------------------------------------------- */
+
+void mblx_sparse_free(mblx_sparse *s)
+{
+    if (!s) return;
+    mbl_free(s->colptr);
+    mbl_free(s->rowidx);
+    mbl_free(s->node);
+    memset(s, 0, sizeof *s);
+}
+
+typedef struct trip {
+    int row, col;
+    mblx_id node;
+} trip;
+
+int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const mblx_id *syms,
+                  mblx_sparse *out)
+{
+    if (!g || !out) return MBL_EARG;
+    memset(out, 0, sizeof *out);
+    if ((m && !exprs) || m > INT_MAX || n > INT_MAX - 1) {
+        mblx__fail(g, MBL_EARG, "mblx_jacobian: invalid dimensions or NULL arrays");
+        return MBL_EARG;
+    }
+    for (size_t i = 0; i < m; i++)
+        if (!mblx__valid(g, exprs[i])) {
+            if (!g->err) mblx__fail(g, MBL_EARG, "mblx_jacobian: invalid expression %zu", i);
+            return g->err;
+        }
+    /* seed set: symbol index -> column (stored in node) */
+    seedset S;
+    if (seeds_make(g, "mblx_jacobian", n, syms, NULL, g->zero, &S)) return g->err;
+    for (size_t j = 0; j < n; j++) S.s[seed_find(&S, (uint32_t)g->val[syms[j]])].node = (mblx_id)j;
+    trip *T = NULL;
+    size_t nt = 0, capt = 0;
+    u32vec cols = {NULL, 0, 0};
+    for (size_t i = 0; i < m; i++) {
+        mblx_id e = exprs[i];
+        cols.n = 0;
+        uint32_t cnt = g->dcnt[e];
+        if (cnt <= S.n) {
+            for (uint32_t k = 0; k < cnt; k++) {
+                long p = seed_find(&S, g->deps[g->doff[e] + k]);
+                if (p >= 0 && u32_push(&cols, S.s[p].node)) goto oom;
+            }
+        } else {
+            for (size_t k = 0; k < S.n; k++)
+                if (mblx__dep_has(g, e, S.s[k].sym) && u32_push(&cols, S.s[k].node)) goto oom;
+        }
+        for (size_t k = 0; k < cols.n; k++) {
+            int j = (int)cols.p[k];
+            mblx_id d = mblx_diff(g, e, syms[j]);
+            if (d == XNONE) goto fail;
+            if (d == g->zero) continue;
+            if (nt == capt) {
+                size_t nc = capt ? capt * 2 : INIT_STACK;
+                trip *q = mbl_realloc_array(T, nc, sizeof *q);
+                if (!q) goto oom;
+                T = q;
+                capt = nc;
+            }
+            T[nt].row = (int)i;
+            T[nt].col = j;
+            T[nt].node = d;
+            nt++;
+        }
+    }
+    if (nt > INT_MAX) goto oom;
+    out->colptr = mbl_calloc(n + 1, sizeof *out->colptr);
+    out->rowidx = mbl_alloc_array(nt ? nt : 1, sizeof *out->rowidx);
+    out->node = mbl_alloc_array(nt ? nt : 1, sizeof *out->node);
+    if (!out->colptr || !out->rowidx || !out->node) goto oom;
+    for (size_t k = 0; k < nt; k++) out->colptr[T[k].col + 1]++;
+    for (size_t j = 0; j < n; j++) out->colptr[j + 1] += out->colptr[j];
+    {
+        int *next = mbl_alloc_array(n ? n : 1, sizeof *next);
+        if (!next) goto oom;
+        for (size_t j = 0; j < n; j++) next[j] = out->colptr[j];
+        for (size_t k = 0; k < nt; k++) { /* rows arrive in increasing order */
+            int p = next[T[k].col]++;
+            out->rowidx[p] = T[k].row;
+            out->node[p] = T[k].node;
+        }
+        mbl_free(next);
+    }
+    out->nrows = (int)m;
+    out->ncols = (int)n;
+    mbl_free(T);
+    mbl_free(cols.p);
+    mbl_free(S.s);
+    return 0;
+oom:
+    mblx__oom(g);
+fail:
+    mbl_free(T);
+    mbl_free(cols.p);
+    mbl_free(S.s);
+    mblx_sparse_free(out);
+    return g->err ? g->err : MBL_ENOMEM;
+}
+
+int mblx_hessian(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_sparse *out)
+{
+    if (!g || !out) return MBL_EARG;
+    memset(out, 0, sizeof *out);
+    mblx_id *grad = mbl_alloc_array(n ? n : 1, sizeof *grad);
+    if (!grad) {
+        mblx__oom(g);
+        return MBL_ENOMEM;
+    }
+    int rc = mblx_gradient(g, e, n, syms, grad);
+    if (rc == 0) rc = mblx_jacobian(g, n, grad, n, syms, out);
+    mbl_free(grad);
+    return rc;
+}

@@ -1,0 +1,90 @@
+/* Internals of the expression engine shared by the sources in src/expr. Not a public header. */
+#ifndef MBLIN_EXPR_INTERNAL_H
+#define MBLIN_EXPR_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mblin/expr.h"
+
+/* Node storage is a structure of arrays indexed by node id. args/deps are pools addressed by
+ * (offset, count). stamp/memo are per-node scratch for traversals (valid when
+ * stamp[v] == epoch), grown with the node arrays. */
+struct mblx_graph {
+    uint32_t n, cap;
+    uint8_t *op;
+    uint32_t *na, *aoff; /* operand count and offset into args */
+    double *val;
+    uint32_t *hash;
+    uint32_t *doff, *dcnt; /* dependence set: deps[doff .. doff+dcnt) */
+    uint32_t *stamp, *memo;
+    uint32_t epoch;
+
+    uint32_t *args;
+    size_t nargs_used, args_cap;
+    uint32_t *deps;
+    size_t ndeps_used, deps_cap;
+    uint32_t *tmp; /* scratch for dependence-set unions */
+    size_t tmp_cap;
+
+    uint32_t *table; /* open-addressing hash table of node ids (XNONE = empty) */
+    size_t tcap, tcount;
+
+    /* symbols */
+    uint32_t nsym, symcap;
+    uint32_t *sym_node;
+    size_t *sym_name; /* offset into names */
+    char *names;
+    size_t names_used, names_cap;
+    uint32_t *symtab; /* hash table of symbol indices by name */
+    size_t symtab_cap;
+
+    mblx_id zero, one, minus_one;
+
+    int err;
+    char errmsg[MBL_MSG_MAX];
+};
+
+#define XNONE MBLX_NONE
+#define XPENDING ((uint32_t)0xfffffffeu)
+
+/* Record the sticky error (first wins); returns MBLX_NONE. */
+mblx_id mblx__fail(mblx_graph *g, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+mblx_id mblx__oom(mblx_graph *g);
+
+/* Start a new traversal epoch (stamps older than it are stale). */
+void mblx__new_epoch(mblx_graph *g);
+
+static inline int mblx__valid(const mblx_graph *g, mblx_id e) { return e < g->n; }
+static inline const uint32_t *mblx__args(const mblx_graph *g, mblx_id e)
+{
+    return g->args + g->aoff[e];
+}
+/* 1 if node e depends on symbol index s (binary search). */
+int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s);
+
+/* A read-only view of a node store, so that one printer serves the graph and the tapes. */
+typedef struct mblx__view {
+    const uint8_t *op;
+    const double *val;
+    const uint32_t *na, *aoff, *args;
+    const char *(*symname)(const void *ctx, uint32_t node);
+    const void *ctx;
+} mblx__view;
+
+/* Print node root of a view (see mblx_print); SIZE_MAX when out of memory. */
+size_t mblx__print_view(const mblx__view *v, uint32_t root, char *buf, size_t size);
+
+/* Shortest "%.Ng" text of a finite double that reads back exactly, with '.' as the decimal
+ * point whatever the locale. buf must hold MBLX__NUM_BUF bytes. Returns the length. */
+#define MBLX__NUM_BUF 40
+size_t mblx__format_number(double v, char *buf);
+
+/* Value of the smooth step (shared by constant folding and the tape). */
+double mblx__step_value(double x, double x0, double h0, double x1, double h1);
+
+#endif

@@ -1,0 +1,1068 @@
+/* Expression graph: node storage, hash-consing, dependence sets, symbols and the simplifying
+ * builders. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr/expr_internal.h"
+
+/* Initial capacities (grown geometrically). */
+enum { INIT_NODES = 64, INIT_POOL = 256, INIT_TABLE = 128, INIT_SYMS = 16, INIT_NAMES = 256 };
+/* Small operand lists are collected in fixed local arrays; longer ones on the heap. */
+enum { LOCAL_ARGS = 16 };
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+mblx_id mblx__fail(mblx_graph *g, int code, const char *fmt, ...)
+{
+    if (g && !g->err) {
+        g->err = code;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(g->errmsg, sizeof g->errmsg, fmt, ap);
+        va_end(ap);
+        for (char *p = g->errmsg; *p; p++)
+            if (*p == '\n' || *p == '\r') *p = ' ';
+    }
+    return XNONE;
+}
+
+mblx_id mblx__oom(mblx_graph *g)
+{
+    return mblx__fail(g, MBL_ENOMEM, "out of memory in the expression graph");
+}
+
+int mblx_graph_status(const mblx_graph *g, mbl_status *st)
+{
+    if (!g) return mbl_error(st, MBL_EARG, "no expression graph");
+    if (!g->err) {
+        mbl_status_clear(st);
+        return 0;
+    }
+    return mbl_error(st, g->err, "%s", g->errmsg);
+}
+
+void mblx_graph_clear_status(mblx_graph *g)
+{
+    if (!g) return;
+    g->err = 0;
+    g->errmsg[0] = '\0';
+}
+
+/* ---- growth helpers ----------------------------------------------------------------------- */
+
+/* Grow *p (elements of size sz, capacity *cap) to hold at least need elements. */
+static int grow(void **p, size_t *cap, size_t need, size_t sz, size_t init)
+{
+    if (need <= *cap) return 0;
+    size_t nc = *cap ? *cap : init;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2) return -1;
+        nc *= 2;
+    }
+    void *q = mbl_realloc_array(*p, nc, sz);
+    if (!q) return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+static int grow_nodes(mblx_graph *g, size_t need)
+{
+    if (need <= g->cap) return 0;
+    if (need > (size_t)XPENDING - 1) return -1; /* ids must stay below the reserved values */
+    size_t nc = g->cap ? g->cap : INIT_NODES;
+    while (nc < need) nc *= 2;
+    if (nc > (size_t)XPENDING - 1) nc = (size_t)XPENDING - 1;
+#define GROW_ARR(field)                                                                       \
+    do {                                                                                      \
+        void *q_ = mbl_realloc_array(g->field, nc, sizeof *g->field);                          \
+        if (!q_) return -1;                                                                   \
+        g->field = q_;                                                                        \
+    } while (0)
+    GROW_ARR(op);
+    GROW_ARR(na);
+    GROW_ARR(aoff);
+    GROW_ARR(val);
+    GROW_ARR(hash);
+    GROW_ARR(doff);
+    GROW_ARR(dcnt);
+    GROW_ARR(stamp);
+    GROW_ARR(memo);
+#undef GROW_ARR
+    for (size_t i = g->cap; i < nc; i++) g->stamp[i] = 0;
+    g->cap = (uint32_t)nc;
+    return 0;
+}
+
+void mblx__new_epoch(mblx_graph *g)
+{
+    g->epoch++;
+    if (g->epoch == 0 || g->epoch == XPENDING) {
+        memset(g->stamp, 0, (size_t)g->cap * sizeof *g->stamp);
+        g->epoch = 1;
+    }
+}
+
+/* ---- hashing ------------------------------------------------------------------------------ */
+
+static uint64_t mix64(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+static uint32_t hash_key(unsigned op, double v, size_t n, const uint32_t *a)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    uint64_t h = mix64(0x9e3779b97f4a7c15ull ^ op ^ ((uint64_t)n << 8));
+    h = mix64(h ^ bits);
+    for (size_t i = 0; i < n; i++) h = (h ^ a[i]) * 0x100000001b3ull + (h >> 29);
+    return (uint32_t)(mix64(h) & 0xffffffffu);
+}
+
+static int same_key(const mblx_graph *g, mblx_id e, unsigned op, double v, size_t n,
+                    const uint32_t *a)
+{
+    if (g->op[e] != op || g->na[e] != n) return 0;
+    if (memcmp(&g->val[e], &v, sizeof v) != 0) return 0;
+    const uint32_t *b = mblx__args(g, e);
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
+static int table_rehash(mblx_graph *g, size_t ncap)
+{
+    uint32_t *t = mbl_alloc_array(ncap, sizeof *t);
+    if (!t) return -1;
+    for (size_t i = 0; i < ncap; i++) t[i] = XNONE;
+    for (size_t i = 0; i < g->tcap; i++) {
+        uint32_t e = g->table[i];
+        if (e == XNONE) continue;
+        size_t k = g->hash[e] & (ncap - 1);
+        while (t[k] != XNONE) k = (k + 1) & (ncap - 1);
+        t[k] = e;
+    }
+    mbl_free(g->table);
+    g->table = t;
+    g->tcap = ncap;
+    return 0;
+}
+
+/* ---- dependence sets ---------------------------------------------------------------------- */
+
+int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s)
+{
+    const uint32_t *d = g->deps + g->doff[e];
+    size_t lo = 0, hi = g->dcnt[e];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d[mid] < s)
+            lo = mid + 1;
+        else if (d[mid] > s)
+            hi = mid;
+        else
+            return 1;
+    }
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Compute the dependence set of a new node with operands a[0..n-1] into (*off, *cnt): shared
+ * with the largest operand's set when that contains all others, else a new union in the pool. */
+static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *off, uint32_t *cnt)
+{
+    *off = 0;
+    *cnt = 0;
+    if (n == 0) return 0;
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++)
+        if (g->dcnt[a[i]] > g->dcnt[a[best]]) best = i;
+    uint32_t b = a[best];
+    int subset = 1;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = a[i];
+        total += g->dcnt[c];
+        if (!subset || c == b || g->dcnt[c] == 0 || g->doff[c] == g->doff[b]) continue;
+        const uint32_t *d = g->deps + g->doff[c];
+        for (uint32_t k = 0; k < g->dcnt[c]; k++)
+            if (!mblx__dep_has(g, b, d[k])) {
+                subset = 0;
+                break;
+            }
+    }
+    if (subset) {
+        *off = g->doff[b];
+        *cnt = g->dcnt[b];
+        return 0;
+    }
+    if (grow((void **)&g->tmp, &g->tmp_cap, total, sizeof *g->tmp, INIT_POOL)) return -1;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(g->tmp + m, g->deps + g->doff[a[i]], (size_t)g->dcnt[a[i]] * sizeof *g->tmp);
+        m += g->dcnt[a[i]];
+    }
+    qsort(g->tmp, m, sizeof *g->tmp, cmp_u32);
+    size_t u = 0;
+    for (size_t i = 0; i < m; i++)
+        if (u == 0 || g->tmp[u - 1] != g->tmp[i]) g->tmp[u++] = g->tmp[i];
+    if (g->ndeps_used + u > (size_t)UINT32_MAX) return -1;
+    if (grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + u, sizeof *g->deps, INIT_POOL))
+        return -1;
+    memcpy(g->deps + g->ndeps_used, g->tmp, u * sizeof *g->deps);
+    *off = (uint32_t)g->ndeps_used;
+    *cnt = (uint32_t)u;
+    g->ndeps_used += u;
+    return 0;
+}
+
+/* ---- interning ---------------------------------------------------------------------------- */
+
+/* The node (op, v, a[0..n-1]) (operands already canonical), found or created. */
+static mblx_id intern(mblx_graph *g, unsigned op, double v, size_t n, const uint32_t *a)
+{
+    if (v == 0.0) v = 0.0; /* -0 -> +0 */
+    uint32_t h = hash_key(op, v, n, a);
+    if (g->tcap) {
+        size_t k = h & (g->tcap - 1);
+        for (uint32_t e; (e = g->table[k]) != XNONE; k = (k + 1) & (g->tcap - 1))
+            if (g->hash[e] == h && same_key(g, e, op, v, n, a)) return e;
+    }
+    if (grow_nodes(g, (size_t)g->n + 1)) return mblx__oom(g);
+    if ((g->tcount + 1) * 2 > g->tcap &&
+        table_rehash(g, g->tcap ? g->tcap * 2 : INIT_TABLE))
+        return mblx__oom(g);
+    if (g->nargs_used + n > (size_t)UINT32_MAX) return mblx__oom(g);
+    if (grow((void **)&g->args, &g->args_cap, g->nargs_used + n, sizeof *g->args, INIT_POOL))
+        return mblx__oom(g);
+    uint32_t doff, dcnt;
+    if (compute_deps(g, n, a, &doff, &dcnt)) return mblx__oom(g);
+    mblx_id e = g->n;
+    memcpy(g->args + g->nargs_used, a, n * sizeof *a);
+    g->op[e] = (uint8_t)op;
+    g->na[e] = (uint32_t)n;
+    g->aoff[e] = (uint32_t)g->nargs_used;
+    g->val[e] = v;
+    g->hash[e] = h;
+    g->doff[e] = doff;
+    g->dcnt[e] = dcnt;
+    g->stamp[e] = 0;
+    g->memo[e] = XNONE;
+    g->nargs_used += n;
+    g->n++;
+    size_t k = h & (g->tcap - 1);
+    while (g->table[k] != XNONE) k = (k + 1) & (g->tcap - 1);
+    g->table[k] = e;
+    g->tcount++;
+    return e;
+}
+
+/* ---- graph lifetime ----------------------------------------------------------------------- */
+
+mblx_graph *mblx_graph_new(void)
+{
+    mblx_graph *g = mbl_calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->epoch = 1;
+    g->zero = intern(g, MBLX_OP_CONST, 0.0, 0, NULL);
+    g->one = intern(g, MBLX_OP_CONST, 1.0, 0, NULL);
+    g->minus_one = intern(g, MBLX_OP_CONST, -1.0, 0, NULL);
+    if (g->err) {
+        mblx_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void mblx_graph_free(mblx_graph *g)
+{
+    if (!g) return;
+    mbl_free(g->op);
+    mbl_free(g->na);
+    mbl_free(g->aoff);
+    mbl_free(g->val);
+    mbl_free(g->hash);
+    mbl_free(g->doff);
+    mbl_free(g->dcnt);
+    mbl_free(g->stamp);
+    mbl_free(g->memo);
+    mbl_free(g->args);
+    mbl_free(g->deps);
+    mbl_free(g->tmp);
+    mbl_free(g->table);
+    mbl_free(g->sym_node);
+    mbl_free(g->sym_name);
+    mbl_free(g->names);
+    mbl_free(g->symtab);
+    mbl_free(g);
+}
+
+/* ---- inspection --------------------------------------------------------------------------- */
+
+size_t mblx_node_count(const mblx_graph *g) { return g ? g->n : 0; }
+
+mblx_op mblx_node_op(const mblx_graph *g, mblx_id e)
+{
+    return (g && mblx__valid(g, e)) ? (mblx_op)g->op[e] : MBLX_OP_COUNT_;
+}
+
+int mblx_node_nargs(const mblx_graph *g, mblx_id e)
+{
+    return (g && mblx__valid(g, e)) ? (int)g->na[e] : 0;
+}
+
+mblx_id mblx_node_arg(const mblx_graph *g, mblx_id e, int i)
+{
+    if (!g || !mblx__valid(g, e) || i < 0 || (uint32_t)i >= g->na[e]) return XNONE;
+    return mblx__args(g, e)[i];
+}
+
+double mblx_node_value(const mblx_graph *g, mblx_id e)
+{
+    if (!g || !mblx__valid(g, e)) return NAN;
+    unsigned op = g->op[e];
+    return (op == MBLX_OP_CONST || op == MBLX_OP_ADD || op == MBLX_OP_MUL) ? g->val[e] : 0.0;
+}
+
+int mblx_is_const(const mblx_graph *g, mblx_id e, double *value)
+{
+    if (!g || !mblx__valid(g, e) || g->op[e] != MBLX_OP_CONST) return 0;
+    if (value) *value = g->val[e];
+    return 1;
+}
+
+const uint32_t *mblx_node_deps(const mblx_graph *g, mblx_id e, size_t *count)
+{
+    if (!g || !mblx__valid(g, e)) {
+        if (count) *count = 0;
+        return NULL;
+    }
+    if (count) *count = g->dcnt[e];
+    return g->deps + g->doff[e];
+}
+
+int mblx_depends(const mblx_graph *g, mblx_id e, mblx_id sym)
+{
+    if (!g || !mblx__valid(g, e) || !mblx__valid(g, sym) || g->op[sym] != MBLX_OP_SYMBOL)
+        return 0;
+    return mblx__dep_has(g, e, (uint32_t)g->val[sym]);
+}
+
+/* ---- symbols ------------------------------------------------------------------------------ */
+
+static uint32_t hash_name(const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return (uint32_t)(mix64(h) & 0xffffffffu);
+}
+
+static const char *sym_name_of(const mblx_graph *g, uint32_t idx)
+{
+    return g->names + g->sym_name[idx];
+}
+
+mblx_id mblx_symbol_find_n(const mblx_graph *g, const char *name, size_t len)
+{
+    if (!g || !name || !g->symtab_cap) return XNONE;
+    size_t k = hash_name(name, len) & (g->symtab_cap - 1);
+    for (uint32_t s; (s = g->symtab[k]) != XNONE; k = (k + 1) & (g->symtab_cap - 1)) {
+        const char *nm = sym_name_of(g, s);
+        if (strncmp(nm, name, len) == 0 && nm[len] == '\0') return g->sym_node[s];
+    }
+    return XNONE;
+}
+
+mblx_id mblx_symbol_find(const mblx_graph *g, const char *name)
+{
+    return name ? mblx_symbol_find_n(g, name, strlen(name)) : XNONE;
+}
+
+static int symtab_rehash(mblx_graph *g, size_t ncap)
+{
+    uint32_t *t = mbl_alloc_array(ncap, sizeof *t);
+    if (!t) return -1;
+    for (size_t i = 0; i < ncap; i++) t[i] = XNONE;
+    for (uint32_t s = 0; s < g->nsym; s++) {
+        const char *nm = sym_name_of(g, s);
+        size_t k = hash_name(nm, strlen(nm)) & (ncap - 1);
+        while (t[k] != XNONE) k = (k + 1) & (ncap - 1);
+        t[k] = s;
+    }
+    mbl_free(g->symtab);
+    g->symtab = t;
+    g->symtab_cap = ncap;
+    return 0;
+}
+
+mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len)
+{
+    if (!g) return XNONE;
+    if (!name || len == 0) return mblx__fail(g, MBL_EARG, "empty symbol name");
+    if (memchr(name, '\0', len)) return mblx__fail(g, MBL_EARG, "symbol name contains a NUL byte");
+    mblx_id e = mblx_symbol_find_n(g, name, len);
+    if (e != XNONE) return e;
+    if (g->nsym >= XPENDING - 1) return mblx__oom(g);
+    size_t cap;
+    cap = g->symcap;
+    if (grow((void **)&g->sym_node, &cap, (size_t)g->nsym + 1, sizeof *g->sym_node, INIT_SYMS))
+        return mblx__oom(g);
+    cap = g->symcap;
+    if (grow((void **)&g->sym_name, &cap, (size_t)g->nsym + 1, sizeof *g->sym_name, INIT_SYMS))
+        return mblx__oom(g);
+    g->symcap = (uint32_t)cap;
+    if (len > SIZE_MAX - 1 - g->names_used ||
+        grow((void **)&g->names, &g->names_cap, g->names_used + len + 1, 1, INIT_NAMES))
+        return mblx__oom(g);
+    if (((size_t)g->nsym + 1) * 2 > g->symtab_cap &&
+        symtab_rehash(g, g->symtab_cap ? g->symtab_cap * 2 : INIT_SYMS))
+        return mblx__oom(g);
+    if (grow_nodes(g, (size_t)g->n + 1) ||
+        grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + 1, sizeof *g->deps, INIT_POOL) ||
+        g->ndeps_used + 1 > (size_t)UINT32_MAX)
+        return mblx__oom(g);
+    uint32_t s = g->nsym;
+    memcpy(g->names + g->names_used, name, len);
+    g->names[g->names_used + len] = '\0';
+    g->sym_name[s] = g->names_used;
+    g->names_used += len + 1;
+    e = g->n;
+    g->sym_node[s] = e;
+    g->deps[g->ndeps_used] = s;
+    g->op[e] = MBLX_OP_SYMBOL;
+    g->na[e] = 0;
+    g->aoff[e] = (uint32_t)g->nargs_used;
+    g->val[e] = (double)s;
+    g->hash[e] = 0;
+    g->doff[e] = (uint32_t)g->ndeps_used;
+    g->dcnt[e] = 1;
+    g->stamp[e] = 0;
+    g->memo[e] = XNONE;
+    g->ndeps_used++;
+    g->n++;
+    g->nsym++;
+    size_t k = hash_name(name, len) & (g->symtab_cap - 1);
+    while (g->symtab[k] != XNONE) k = (k + 1) & (g->symtab_cap - 1);
+    g->symtab[k] = s;
+    return e;
+}
+
+mblx_id mblx_symbol(mblx_graph *g, const char *name)
+{
+    if (!g) return XNONE;
+    if (!name) return mblx__fail(g, MBL_EARG, "empty symbol name");
+    return mblx_symbol_n(g, name, strlen(name));
+}
+
+long mblx_symbol_index(const mblx_graph *g, mblx_id e)
+{
+    if (!g || !mblx__valid(g, e) || g->op[e] != MBLX_OP_SYMBOL) return -1;
+    return (long)g->val[e];
+}
+
+size_t mblx_symbol_count(const mblx_graph *g) { return g ? g->nsym : 0; }
+
+mblx_id mblx_symbol_node(const mblx_graph *g, size_t idx)
+{
+    return (g && idx < g->nsym) ? g->sym_node[idx] : XNONE;
+}
+
+const char *mblx_symbol_name(const mblx_graph *g, mblx_id e)
+{
+    long s = mblx_symbol_index(g, e);
+    return s < 0 ? NULL : sym_name_of(g, (uint32_t)s);
+}
+
+/* ---- constants ---------------------------------------------------------------------------- */
+
+mblx_id mblx_const(mblx_graph *g, double v)
+{
+    if (!g) return XNONE;
+    if (!isfinite(v)) return mblx__fail(g, MBL_EARG, "non-finite constant %g", v);
+    if (v == 0.0) return g->zero;
+    if (v == 1.0) return g->one;
+    return intern(g, MBLX_OP_CONST, v, 0, NULL);
+}
+
+static int is_const(const mblx_graph *g, mblx_id e, double *v)
+{
+    if (g->op[e] != MBLX_OP_CONST) return 0;
+    if (v) *v = g->val[e];
+    return 1;
+}
+
+static int is_integer(double v) { return isfinite(v) && v == floor(v); }
+
+/* ---- sums --------------------------------------------------------------------------------- */
+
+typedef struct term_rec {
+    double coef;
+    size_t koff; /* key: operand list of the term without its coefficient */
+    uint32_t klen;
+    const uint32_t *key;
+} term_rec;
+
+typedef struct vec {
+    void *p;
+    size_t n, cap;
+} vec;
+
+static int vec_reserve(vec *v, size_t extra, size_t sz)
+{
+    if (extra > SIZE_MAX - v->n) return -1;
+    return grow(&v->p, &v->cap, v->n + extra, sz, INIT_POOL / 8);
+}
+
+static int cmp_terms(const void *pa, const void *pb)
+{
+    const term_rec *a = pa, *b = pb;
+    uint32_t n = a->klen < b->klen ? a->klen : b->klen;
+    for (uint32_t i = 0; i < n; i++)
+        if (a->key[i] != b->key[i]) return a->key[i] < b->key[i] ? -1 : 1;
+    return (a->klen > b->klen) - (a->klen < b->klen);
+}
+
+typedef struct sum_acc {
+    vec recs, keys;
+    double k;
+    mblx_graph *g;
+    int failed;
+} sum_acc;
+
+/* Add the term c * t (t not a sum). */
+static void sum_add_term(sum_acc *s, mblx_id t, double c)
+{
+    mblx_graph *g = s->g;
+    double v;
+    if (is_const(g, t, &v)) {
+        double nk = s->k + c * v;
+        if (isfinite(nk)) {
+            s->k = nk;
+            return;
+        }
+    }
+    const uint32_t *key = &t;
+    uint32_t klen = 1;
+    double coef = c;
+    if (g->op[t] == MBLX_OP_MUL) {
+        double cc = c * g->val[t];
+        if (isfinite(cc)) {
+            coef = cc;
+            key = mblx__args(g, t);
+            klen = g->na[t];
+        }
+    }
+    if (vec_reserve(&s->recs, 1, sizeof(term_rec)) || vec_reserve(&s->keys, klen, sizeof(uint32_t))) {
+        s->failed = 1;
+        return;
+    }
+    term_rec *r = (term_rec *)s->recs.p + s->recs.n++;
+    r->coef = coef;
+    r->koff = s->keys.n;
+    r->klen = klen;
+    memcpy((uint32_t *)s->keys.p + s->keys.n, key, klen * sizeof(uint32_t));
+    s->keys.n += klen;
+}
+
+static void sum_add(sum_acc *s, mblx_id t, double c)
+{
+    mblx_graph *g = s->g;
+    if (g->op[t] == MBLX_OP_ADD && isfinite(s->k + c * g->val[t])) {
+        s->k += c * g->val[t];
+        const uint32_t *a = mblx__args(g, t);
+        for (uint32_t i = 0; i < g->na[t]; i++) {
+            sum_add_term(s, a[i], c);
+            a = mblx__args(g, t);
+        }
+        return;
+    }
+    if (g->op[t] == MBLX_OP_MUL && g->na[t] == 1 && g->op[mblx__args(g, t)[0]] == MBLX_OP_ADD &&
+        isfinite(c * g->val[t])) {
+        /* c * (a + b) inside a sum: distribute */
+        sum_add(s, mblx__args(g, t)[0], c * g->val[t]);
+        return;
+    }
+    sum_add_term(s, t, c);
+}
+
+static mblx_id sum_build(sum_acc *s)
+{
+    mblx_graph *g = s->g;
+    mblx_id res = XNONE;
+    term_rec *r = s->recs.p;
+    size_t n = s->recs.n;
+    uint32_t local[LOCAL_ARGS], *out = local;
+    if (s->failed) {
+        mblx__oom(g);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) r[i].key = (const uint32_t *)s->keys.p + r[i].koff;
+    if (n > 1) qsort(r, n, sizeof *r, cmp_terms);
+    /* merge like terms */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && cmp_terms(&r[m - 1], &r[i]) == 0 && isfinite(r[m - 1].coef + r[i].coef)) {
+            r[m - 1].coef += r[i].coef;
+            continue;
+        }
+        r[m++] = r[i];
+    }
+    if (m > LOCAL_ARGS && !(out = mbl_alloc_array(m, sizeof *out))) {
+        mblx__oom(g);
+        goto done;
+    }
+    size_t nt = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (r[i].coef == 0.0) continue;
+        mblx_id t;
+        if (r[i].coef == 1.0 && r[i].klen == 1)
+            t = r[i].key[0];
+        else
+            t = intern(g, MBLX_OP_MUL, r[i].coef, r[i].klen, r[i].key);
+        if (t == XNONE) goto done;
+        out[nt++] = t;
+    }
+    if (nt == 0)
+        res = mblx_const(g, s->k);
+    else if (nt == 1 && s->k == 0.0)
+        res = out[0];
+    else
+        res = intern(g, MBLX_OP_ADD, s->k, nt, out);
+done:
+    if (out != local) mbl_free(out);
+    mbl_free(s->recs.p);
+    mbl_free(s->keys.p);
+    return res;
+}
+
+mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms)
+{
+    if (!g) return XNONE;
+    if (n && !terms) return mblx__fail(g, MBL_EARG, "mblx_sum: NULL terms");
+    for (size_t i = 0; i < n; i++)
+        if (!mblx__valid(g, terms[i])) return XNONE;
+    sum_acc s = {{NULL, 0, 0}, {NULL, 0, 0}, 0.0, g, 0};
+    for (size_t i = 0; i < n && !s.failed; i++) sum_add(&s, terms[i], 1.0);
+    return sum_build(&s);
+}
+
+/* ---- products ----------------------------------------------------------------------------- */
+
+typedef struct fac_rec {
+    uint32_t base;
+    double e;
+} fac_rec;
+
+static int cmp_facs(const void *pa, const void *pb)
+{
+    const fac_rec *a = pa, *b = pb;
+    return (a->base > b->base) - (a->base < b->base);
+}
+
+static mblx_id pow_num(mblx_graph *g, mblx_id b, double e);
+
+/* Number of product re-normalization passes (a merged power can simplify into something that
+ * must itself be merged, e.g. sqrt(x)*sqrt(x)*x). */
+enum { PRODUCT_PASSES = 3 };
+
+static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id *f, int pass)
+{
+    fac_rec local[LOCAL_ARGS], *r = local;
+    uint32_t olocal[LOCAL_ARGS], *out = olocal;
+    size_t cap = LOCAL_ARGS, m = 0;
+    mblx_id res = XNONE;
+#define PUSH_FAC(b_, e_)                                                                      \
+    do {                                                                                      \
+        if (m == cap) {                                                                       \
+            size_t nc_ = cap * 2;                                                             \
+            fac_rec *q_ = r == local ? mbl_alloc_array(nc_, sizeof *q_)                       \
+                                     : mbl_realloc_array(r, nc_, sizeof *q_);                 \
+            if (!q_) {                                                                        \
+                mblx__oom(g);                                                                 \
+                goto done;                                                                    \
+            }                                                                                 \
+            if (r == local) memcpy(q_, local, sizeof local);                                  \
+            r = q_;                                                                           \
+            cap = nc_;                                                                        \
+        }                                                                                     \
+        r[m].base = (b_);                                                                     \
+        r[m].e = (e_);                                                                        \
+        m++;                                                                                  \
+    } while (0)
+    for (size_t i = 0; i < n; i++) {
+        mblx_id t = f[i];
+        double v;
+        if (is_const(g, t, &v)) {
+            if (isfinite(coef * v))
+                coef *= v;
+            else
+                PUSH_FAC(t, 1.0);
+            continue;
+        }
+        size_t cnt = 1;
+        const uint32_t *list = &f[i];
+        if (g->op[t] == MBLX_OP_MUL) {
+            if (isfinite(coef * g->val[t])) {
+                coef *= g->val[t];
+            } else {
+                mblx_id kc = mblx_const(g, g->val[t]);
+                if (kc == XNONE) goto done;
+                PUSH_FAC(kc, 1.0);
+            }
+            cnt = g->na[t];
+            list = mblx__args(g, t);
+        }
+        for (size_t k = 0; k < cnt; k++) {
+            mblx_id x = list[k];
+            double ev;
+            if (g->op[x] == MBLX_OP_POW && is_const(g, mblx__args(g, x)[1], &ev))
+                PUSH_FAC(mblx__args(g, x)[0], ev);
+            else
+                PUSH_FAC(x, 1.0);
+            if (g->op[t] == MBLX_OP_MUL) list = mblx__args(g, t); /* pool may have moved */
+        }
+    }
+#undef PUSH_FAC
+    if (coef == 0.0) {
+        res = g->zero;
+        goto done;
+    }
+    if (m > 1) qsort(r, m, sizeof *r, cmp_facs);
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (k > 0 && r[k - 1].base == r[i].base && isfinite(r[k - 1].e + r[i].e)) {
+            r[k - 1].e += r[i].e;
+            continue;
+        }
+        r[k++] = r[i];
+    }
+    m = k;
+    if (m > LOCAL_ARGS && !(out = mbl_alloc_array(m, sizeof *out))) {
+        mblx__oom(g);
+        goto done;
+    }
+    size_t nf = 0;
+    int renorm = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (r[i].e == 0.0) continue;
+        mblx_id t = r[i].e == 1.0 ? r[i].base : pow_num(g, r[i].base, r[i].e);
+        if (t == XNONE) goto done;
+        if (r[i].e != 1.0 &&
+            !(g->op[t] == MBLX_OP_POW && mblx__args(g, t)[0] == r[i].base))
+            renorm = 1;
+        out[nf++] = t;
+    }
+    if (renorm && pass < PRODUCT_PASSES) {
+        res = product_core(g, coef, nf, out, pass + 1);
+    } else if (nf == 0) {
+        res = mblx_const(g, coef);
+    } else if (nf == 1 && coef == 1.0) {
+        res = out[0];
+    } else {
+        /* canonical order: by base */
+        if (renorm) {
+            for (size_t i = 1; i < nf; i++) { /* insertion sort by base (rare path) */
+                uint32_t x = out[i];
+                size_t j = i;
+                while (j > 0) {
+                    uint32_t y = out[j - 1];
+                    uint32_t bx = g->op[x] == MBLX_OP_POW ? mblx__args(g, x)[0] : x;
+                    uint32_t by = g->op[y] == MBLX_OP_POW ? mblx__args(g, y)[0] : y;
+                    if (by <= bx) break;
+                    out[j] = y;
+                    j--;
+                }
+                out[j] = x;
+            }
+        }
+        res = intern(g, MBLX_OP_MUL, coef, nf, out);
+    }
+done:
+    if (r != local) mbl_free(r);
+    if (out != olocal) mbl_free(out);
+    return res;
+}
+
+mblx_id mblx_product(mblx_graph *g, size_t n, const mblx_id *factors)
+{
+    if (!g) return XNONE;
+    if (n && !factors) return mblx__fail(g, MBL_EARG, "mblx_product: NULL factors");
+    for (size_t i = 0; i < n; i++)
+        if (!mblx__valid(g, factors[i])) return XNONE;
+    return product_core(g, 1.0, n, factors, 0);
+}
+
+/* ---- powers ------------------------------------------------------------------------------- */
+
+static mblx_id pow_num(mblx_graph *g, mblx_id b, double e)
+{
+    if (e == 0.0) return g->one;
+    if (e == 1.0) return b;
+    double bv;
+    if (is_const(g, b, &bv)) {
+        double r = pow(bv, e);
+        if (isfinite(r)) return mblx_const(g, r);
+        mblx_id ec = mblx_const(g, e);
+        if (ec == XNONE) return XNONE;
+        uint32_t a[2] = {b, ec};
+        return intern(g, MBLX_OP_POW, 0.0, 2, a);
+    }
+    if (is_integer(e)) {
+        double be;
+        if (g->op[b] == MBLX_OP_POW && is_const(g, mblx__args(g, b)[1], &be) &&
+            isfinite(be * e))
+            return pow_num(g, mblx__args(g, b)[0], be * e);
+        if (g->op[b] == MBLX_OP_SQRT && fmod(e, 2.0) == 0.0)
+            return pow_num(g, mblx__args(g, b)[0], e / 2.0);
+        if (g->op[b] == MBLX_OP_MUL && isfinite(pow(g->val[b], e)) && pow(g->val[b], e) != 0.0) {
+            /* (c * x * y)^n = c^n * x^n * y^n */
+            size_t n = g->na[b];
+            uint32_t local[LOCAL_ARGS], *fs = local;
+            if (n > LOCAL_ARGS && !(fs = mbl_alloc_array(n, sizeof *fs))) return mblx__oom(g);
+            mblx_id res = XNONE;
+            size_t i;
+            for (i = 0; i < n; i++) {
+                fs[i] = pow_num(g, mblx__args(g, b)[i], e);
+                if (fs[i] == XNONE) break;
+            }
+            if (i == n) res = product_core(g, pow(g->val[b], e), n, fs, 0);
+            if (fs != local) mbl_free(fs);
+            return res;
+        }
+    }
+    mblx_id ec = mblx_const(g, e);
+    if (ec == XNONE) return XNONE;
+    uint32_t a[2] = {b, ec};
+    return intern(g, MBLX_OP_POW, 0.0, 2, a);
+}
+
+mblx_id mblx_pow(mblx_graph *g, mblx_id base, mblx_id exponent)
+{
+    if (!g || !mblx__valid(g, base) || !mblx__valid(g, exponent)) return XNONE;
+    double e, b;
+    if (is_const(g, exponent, &e)) return pow_num(g, base, e);
+    if (is_const(g, base, &b) && b == 1.0) return g->one;
+    uint32_t a[2] = {base, exponent};
+    return intern(g, MBLX_OP_POW, 0.0, 2, a);
+}
+
+mblx_id mblx_powc(mblx_graph *g, mblx_id base, double k)
+{
+    if (!g || !mblx__valid(g, base)) return XNONE;
+    if (!isfinite(k)) return mblx__fail(g, MBL_EARG, "non-finite exponent %g", k);
+    return pow_num(g, base, k);
+}
+
+/* ---- binary arithmetic -------------------------------------------------------------------- */
+
+mblx_id mblx_add(mblx_graph *g, mblx_id a, mblx_id b)
+{
+    mblx_id t[2] = {a, b};
+    return mblx_sum(g, 2, t);
+}
+
+mblx_id mblx_scale(mblx_graph *g, double c, mblx_id a)
+{
+    if (!g || !mblx__valid(g, a)) return XNONE;
+    if (!isfinite(c)) return mblx__fail(g, MBL_EARG, "non-finite scale factor %g", c);
+    if (c == 1.0) return a;
+    return product_core(g, c, 1, &a, 0);
+}
+
+mblx_id mblx_neg(mblx_graph *g, mblx_id a) { return mblx_scale(g, -1.0, a); }
+
+mblx_id mblx_sub(mblx_graph *g, mblx_id a, mblx_id b)
+{
+    if (!g || !mblx__valid(g, a) || !mblx__valid(g, b)) return XNONE;
+    if (a == b) return g->zero;
+    mblx_id t[2] = {a, mblx_neg(g, b)};
+    if (t[1] == XNONE) return XNONE;
+    return mblx_sum(g, 2, t);
+}
+
+mblx_id mblx_mul(mblx_graph *g, mblx_id a, mblx_id b)
+{
+    mblx_id t[2] = {a, b};
+    return mblx_product(g, 2, t);
+}
+
+mblx_id mblx_div(mblx_graph *g, mblx_id a, mblx_id b)
+{
+    if (!g || !mblx__valid(g, a) || !mblx__valid(g, b)) return XNONE;
+    mblx_id t[2] = {a, pow_num(g, b, -1.0)};
+    if (t[1] == XNONE) return XNONE;
+    return mblx_product(g, 2, t);
+}
+
+/* ---- functions ---------------------------------------------------------------------------- */
+
+static double fold1(unsigned op, double x)
+{
+    switch (op) {
+    case MBLX_OP_SIN: return sin(x);
+    case MBLX_OP_COS: return cos(x);
+    case MBLX_OP_TAN: return tan(x);
+    case MBLX_OP_ASIN: return (x >= -1.0 && x <= 1.0) ? asin(x) : NAN;
+    case MBLX_OP_ACOS: return (x >= -1.0 && x <= 1.0) ? acos(x) : NAN;
+    case MBLX_OP_ATAN: return atan(x);
+    case MBLX_OP_SINH: return sinh(x);
+    case MBLX_OP_COSH: return cosh(x);
+    case MBLX_OP_TANH: return tanh(x);
+    case MBLX_OP_EXP: return exp(x);
+    case MBLX_OP_LOG: return x > 0.0 ? log(x) : NAN;
+    case MBLX_OP_SQRT: return x >= 0.0 ? sqrt(x) : NAN;
+    case MBLX_OP_ABS: return fabs(x);
+    case MBLX_OP_SIGN: return (x > 0.0) - (x < 0.0);
+    default: return NAN;
+    }
+}
+
+static mblx_id fun1(mblx_graph *g, unsigned op, mblx_id a)
+{
+    if (!g || !mblx__valid(g, a)) return XNONE;
+    double v;
+    if (is_const(g, a, &v)) {
+        double r = fold1(op, v);
+        if (isfinite(r)) return mblx_const(g, r);
+    }
+    unsigned aop = g->op[a];
+    if (op == MBLX_OP_LOG && aop == MBLX_OP_EXP) return mblx__args(g, a)[0];
+    if ((op == MBLX_OP_ABS || op == MBLX_OP_SIGN) && aop == op) return a;
+    uint32_t arg = a;
+    return intern(g, op, 0.0, 1, &arg);
+}
+
+mblx_id mblx_sin(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_SIN, a); }
+mblx_id mblx_cos(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_COS, a); }
+mblx_id mblx_tan(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_TAN, a); }
+mblx_id mblx_asin(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_ASIN, a); }
+mblx_id mblx_acos(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_ACOS, a); }
+mblx_id mblx_atan(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_ATAN, a); }
+mblx_id mblx_sinh(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_SINH, a); }
+mblx_id mblx_cosh(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_COSH, a); }
+mblx_id mblx_tanh(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_TANH, a); }
+mblx_id mblx_exp(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_EXP, a); }
+mblx_id mblx_log(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_LOG, a); }
+mblx_id mblx_sqrt(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_SQRT, a); }
+mblx_id mblx_abs(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_ABS, a); }
+mblx_id mblx_sign(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_SIGN, a); }
+
+mblx_id mblx_atan2(mblx_graph *g, mblx_id y, mblx_id x)
+{
+    if (!g || !mblx__valid(g, y) || !mblx__valid(g, x)) return XNONE;
+    double a, b;
+    if (is_const(g, y, &a) && is_const(g, x, &b)) return mblx_const(g, atan2(a, b));
+    uint32_t args[2] = {y, x};
+    return intern(g, MBLX_OP_ATAN2, 0.0, 2, args);
+}
+
+static mblx_id minmax(mblx_graph *g, unsigned op, mblx_id a, mblx_id b)
+{
+    if (!g || !mblx__valid(g, a) || !mblx__valid(g, b)) return XNONE;
+    if (a == b) return a;
+    double x, y;
+    if (is_const(g, a, &x) && is_const(g, b, &y))
+        return mblx_const(g, op == MBLX_OP_MIN ? (x < y ? x : y) : (x > y ? x : y));
+    uint32_t args[2] = {a < b ? a : b, a < b ? b : a};
+    return intern(g, op, 0.0, 2, args);
+}
+
+mblx_id mblx_min(mblx_graph *g, mblx_id a, mblx_id b) { return minmax(g, MBLX_OP_MIN, a, b); }
+mblx_id mblx_max(mblx_graph *g, mblx_id a, mblx_id b) { return minmax(g, MBLX_OP_MAX, a, b); }
+
+double mblx__step_value(double x, double x0, double h0, double x1, double h1)
+{
+    if (x <= x0) return h0;
+    if (x >= x1) return h1;
+    double s = (x - x0) / (x1 - x0);
+    return h0 + (h1 - h0) * s * s * (3.0 - 2.0 * s);
+}
+
+mblx_id mblx_step(mblx_graph *g, mblx_id x, mblx_id x0, mblx_id h0, mblx_id x1, mblx_id h1)
+{
+    if (!g) return XNONE;
+    uint32_t a[5] = {x, x0, h0, x1, h1};
+    for (int i = 0; i < 5; i++)
+        if (!mblx__valid(g, a[i])) return XNONE;
+    double xv, x0v, x1v;
+    if (is_const(g, x, &xv) && is_const(g, x0, &x0v) && is_const(g, x1, &x1v)) {
+        if (xv <= x0v) return h0;
+        if (xv >= x1v) return h1;
+        double h0v, h1v;
+        if (is_const(g, h0, &h0v) && is_const(g, h1, &h1v)) {
+            double r = mblx__step_value(xv, x0v, h0v, x1v, h1v);
+            if (isfinite(r)) return mblx_const(g, r);
+        }
+    }
+    if (h0 == h1) return h0;
+    return intern(g, MBLX_OP_STEP, 0.0, 5, a);
+}
+
+/* ---- generic ------------------------------------------------------------------------------ */
+
+mblx_id mblx_apply(mblx_graph *g, mblx_op op, double value, size_t n, const mblx_id *args)
+{
+    if (!g) return XNONE;
+    if (n && !args) return mblx__fail(g, MBL_EARG, "mblx_apply: NULL operands");
+    for (size_t i = 0; i < n; i++)
+        if (!mblx__valid(g, args[i])) return XNONE;
+#define ARITY(k)                                                                              \
+    do {                                                                                      \
+        if (n != (k))                                                                         \
+            return mblx__fail(g, MBL_EARG, "mblx_apply: %s takes %d operands, got %zu",       \
+                              mblx_op_name(op), (k), n);                                      \
+    } while (0)
+    switch (op) {
+    case MBLX_OP_CONST: ARITY(0); return mblx_const(g, value);
+    case MBLX_OP_ADD: {
+        if (!isfinite(value)) return mblx__fail(g, MBL_EARG, "non-finite constant %g", value);
+        sum_acc s = {{NULL, 0, 0}, {NULL, 0, 0}, value, g, 0};
+        for (size_t i = 0; i < n && !s.failed; i++) sum_add(&s, args[i], 1.0);
+        return sum_build(&s);
+    }
+    case MBLX_OP_MUL:
+        if (!isfinite(value)) return mblx__fail(g, MBL_EARG, "non-finite constant %g", value);
+        return product_core(g, value, n, args, 0);
+    case MBLX_OP_POW: ARITY(2); return mblx_pow(g, args[0], args[1]);
+    case MBLX_OP_SIN: case MBLX_OP_COS: case MBLX_OP_TAN: case MBLX_OP_ASIN: case MBLX_OP_ACOS:
+    case MBLX_OP_ATAN: case MBLX_OP_SINH: case MBLX_OP_COSH: case MBLX_OP_TANH:
+    case MBLX_OP_EXP: case MBLX_OP_LOG: case MBLX_OP_SQRT: case MBLX_OP_ABS: case MBLX_OP_SIGN:
+        ARITY(1);
+        return fun1(g, op, args[0]);
+    case MBLX_OP_ATAN2: ARITY(2); return mblx_atan2(g, args[0], args[1]);
+    case MBLX_OP_MIN: ARITY(2); return mblx_min(g, args[0], args[1]);
+    case MBLX_OP_MAX: ARITY(2); return mblx_max(g, args[0], args[1]);
+    case MBLX_OP_STEP: ARITY(5); return mblx_step(g, args[0], args[1], args[2], args[3], args[4]);
+    default: return mblx__fail(g, MBL_EARG, "mblx_apply: invalid operation %d", (int)op);
+    }
+#undef ARITY
+}
+
+const char *mblx_op_name(mblx_op op)
+{
+    static const char *const names[MBLX_OP_COUNT_] = {
+        [MBLX_OP_CONST] = "const", [MBLX_OP_SYMBOL] = "symbol", [MBLX_OP_ADD] = "+",
+        [MBLX_OP_MUL] = "*",       [MBLX_OP_POW] = "^",         [MBLX_OP_SIN] = "sin",
+        [MBLX_OP_COS] = "cos",     [MBLX_OP_TAN] = "tan",       [MBLX_OP_ASIN] = "asin",
+        [MBLX_OP_ACOS] = "acos",   [MBLX_OP_ATAN] = "atan",     [MBLX_OP_ATAN2] = "atan2",
+        [MBLX_OP_SINH] = "sinh",   [MBLX_OP_COSH] = "cosh",     [MBLX_OP_TANH] = "tanh",
+        [MBLX_OP_EXP] = "exp",     [MBLX_OP_LOG] = "log",       [MBLX_OP_SQRT] = "sqrt",
+        [MBLX_OP_ABS] = "abs",     [MBLX_OP_SIGN] = "sign",     [MBLX_OP_MIN] = "min",
+        [MBLX_OP_MAX] = "max",     [MBLX_OP_STEP] = "step",
+    };
+    return ((unsigned)op < MBLX_OP_COUNT_) ? names[op] : "?";
+}

@@ -1,0 +1,580 @@
+/* Infix expression parser: an explicit-stack recursive-descent machine (no C recursion), so
+ * nesting depth is limited only by the max_depth option. */
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr/expr_internal.h"
+
+enum { INIT_CAP = 32, LOCAL_NUM = 64, WHY_MAX = 256 };
+
+/* The built-in constant `pi`. */
+static const double PARSE_PI = 3.14159265358979323846264338327950288;
+
+/* ---- built-in functions ------------------------------------------------------------------- */
+
+typedef struct builtin {
+    const char *name;
+    mblx_op op;
+    int minargs, maxargs; /* maxargs < 0: unbounded */
+} builtin;
+
+static const builtin builtins[] = {
+    {"sin", MBLX_OP_SIN, 1, 1},     {"cos", MBLX_OP_COS, 1, 1},   {"tan", MBLX_OP_TAN, 1, 1},
+    {"asin", MBLX_OP_ASIN, 1, 1},   {"acos", MBLX_OP_ACOS, 1, 1}, {"atan", MBLX_OP_ATAN, 1, 1},
+    {"atan2", MBLX_OP_ATAN2, 2, 2}, {"sinh", MBLX_OP_SINH, 1, 1}, {"cosh", MBLX_OP_COSH, 1, 1},
+    {"tanh", MBLX_OP_TANH, 1, 1},   {"exp", MBLX_OP_EXP, 1, 1},   {"log", MBLX_OP_LOG, 1, 1},
+    {"sqrt", MBLX_OP_SQRT, 1, 1},   {"abs", MBLX_OP_ABS, 1, 1},   {"sign", MBLX_OP_SIGN, 1, 1},
+    {"min", MBLX_OP_MIN, 2, -1},    {"max", MBLX_OP_MAX, 2, -1},  {"step", MBLX_OP_STEP, 5, 5},
+};
+
+static const builtin *find_builtin(const char *s, size_t len)
+{
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        if (strlen(builtins[i].name) == len && memcmp(builtins[i].name, s, len) == 0)
+            return &builtins[i];
+    return NULL;
+}
+
+/* ---- parser state ------------------------------------------------------------------------- */
+
+enum { FR_EXPR, FR_PAREN, FR_CALL, FR_POW };
+
+typedef struct frame {
+    int kind;
+    int neg;            /* PAREN/CALL/POW: negation to apply to the finished atom / power */
+    int term_neg;       /* EXPR: sign of the current term */
+    int div;            /* EXPR: the next factor divides */
+    size_t pos;         /* offset of the opening token */
+    size_t items_start; /* EXPR: first term; CALL: first argument */
+    size_t fac_start;   /* EXPR: first factor of the current term */
+    mblx_id base;       /* POW */
+    size_t name_len;    /* CALL: name at text + pos */
+} frame;
+
+typedef struct parser {
+    mblx_graph *g;
+    const char *s;
+    size_t len, i;
+    const mblx_parse_opts *o;
+    int line0, col0, max_depth, depth;
+    frame *fr;
+    size_t nfr, capfr;
+    mblx_id *items;
+    size_t nit, capit;
+    mbl_status *st;
+} parser;
+
+static void location(const parser *p, size_t off, int *line, int *col)
+{
+    int l = p->line0, c = p->col0;
+    for (size_t k = 0; k < off && k < p->len; k++) {
+        if (p->s[k] == '\n') {
+            l++;
+            c = 1;
+        } else {
+            c++;
+        }
+    }
+    *line = l;
+    *col = c;
+}
+
+static int perr(parser *p, size_t off, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static int perr(parser *p, size_t off, const char *fmt, ...)
+{
+    char what[MBL_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    int line, col;
+    location(p, off, &line, &col);
+    if (p->o && p->o->error_offset) *p->o->error_offset = off;
+    return mbl_error(p->st, MBL_EPARSE, "%d:%d: %s", line, col, what);
+}
+
+/* A builder returned MBLX_NONE: report the graph's error. */
+static int pfail(parser *p, size_t off)
+{
+    mbl_status gs;
+    if (mblx_graph_status(p->g, &gs) && gs.code == MBL_ENOMEM)
+        return mbl_error(p->st, MBL_ENOMEM, "out of memory while parsing an expression");
+    if (gs.code) {
+        int line, col;
+        location(p, off, &line, &col);
+        if (p->o && p->o->error_offset) *p->o->error_offset = off;
+        return mbl_error(p->st, gs.code, "%d:%d: %s", line, col, gs.msg);
+    }
+    return perr(p, off, "could not build the expression");
+}
+
+static void skip_ws(parser *p)
+{
+    while (p->i < p->len) {
+        char c = p->s[p->i];
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+            p->i++;
+        else
+            break;
+    }
+}
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+static int is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+
+/* Describe the token at offset off for messages. */
+static void token_desc(const parser *p, size_t off, char *buf, size_t size)
+{
+    if (off >= p->len) {
+        snprintf(buf, size, "end of text");
+        return;
+    }
+    unsigned char c = (unsigned char)p->s[off];
+    if (is_alpha((char)c)) {
+        size_t k = off;
+        while (k < p->len && (is_alpha(p->s[k]) || is_digit(p->s[k]))) k++;
+        int n = (int)((k - off) > 64 ? 64 : (k - off));
+        snprintf(buf, size, "'%.*s'", n, p->s + off);
+    } else if (c >= 0x21 && c < 0x7f) {
+        snprintf(buf, size, "'%c'", c);
+    } else {
+        snprintf(buf, size, "character 0x%02x", c);
+    }
+}
+
+static int push_frame(parser *p, int kind, size_t pos)
+{
+    if (p->nfr == p->capfr) {
+        size_t nc = p->capfr ? p->capfr * 2 : INIT_CAP;
+        frame *q = mbl_realloc_array(p->fr, nc, sizeof *q);
+        if (!q) return mbl_error(p->st, MBL_ENOMEM, "out of memory while parsing an expression");
+        p->fr = q;
+        p->capfr = nc;
+    }
+    if (kind != FR_EXPR && ++p->depth > p->max_depth)
+        return perr(p, pos, "nesting deeper than %d levels", p->max_depth);
+    frame *f = &p->fr[p->nfr++];
+    memset(f, 0, sizeof *f);
+    f->kind = kind;
+    f->pos = pos;
+    f->base = XNONE;
+    f->items_start = f->fac_start = p->nit;
+    return 0;
+}
+
+static void pop_frame(parser *p)
+{
+    if (p->fr[p->nfr - 1].kind != FR_EXPR) p->depth--;
+    p->nfr--;
+}
+
+static int push_item(parser *p, mblx_id x)
+{
+    if (p->nit == p->capit) {
+        size_t nc = p->capit ? p->capit * 2 : INIT_CAP;
+        mblx_id *q = mbl_realloc_array(p->items, nc, sizeof *q);
+        if (!q) return mbl_error(p->st, MBL_ENOMEM, "out of memory while parsing an expression");
+        p->items = q;
+        p->capit = nc;
+    }
+    p->items[p->nit++] = x;
+    return 0;
+}
+
+/* Scan a number at p->i; on success *out is the constant node. */
+static int scan_number(parser *p, mblx_id *out)
+{
+    size_t st = p->i, k = p->i, nd = 0;
+    while (k < p->len && is_digit(p->s[k])) k++, nd++;
+    if (k < p->len && p->s[k] == '.') {
+        k++;
+        while (k < p->len && is_digit(p->s[k])) k++, nd++;
+    }
+    if (nd == 0) return perr(p, st, "malformed number");
+    if (k < p->len && (p->s[k] == 'e' || p->s[k] == 'E')) {
+        size_t e = k + 1;
+        if (e < p->len && (p->s[e] == '+' || p->s[e] == '-')) e++;
+        if (e >= p->len || !is_digit(p->s[e])) return perr(p, st, "malformed number");
+        while (e < p->len && is_digit(p->s[e])) e++;
+        k = e;
+    }
+    if (k < p->len && (is_alpha(p->s[k]) || p->s[k] == '.'))
+        return perr(p, st, "malformed number");
+    /* copy (the text need not be NUL-terminated), with the locale's decimal point */
+    const char *dp = localeconv()->decimal_point;
+    size_t dl = (dp && *dp) ? strlen(dp) : 1, n = k - st;
+    if (n > (SIZE_MAX - 1) / dl) return mbl_error(p->st, MBL_ENOMEM, "number too long");
+    char local[LOCAL_NUM], *buf = local;
+    if (n * dl + 1 > sizeof local && !(buf = mbl_malloc(n * dl + 1)))
+        return mbl_error(p->st, MBL_ENOMEM, "out of memory while parsing an expression");
+    size_t b = 0;
+    for (size_t j = st; j < k; j++) {
+        if (p->s[j] == '.' && dp && *dp) {
+            memcpy(buf + b, dp, dl);
+            b += dl;
+        } else {
+            buf[b++] = p->s[j];
+        }
+    }
+    buf[b] = '\0';
+    errno = 0;
+    double v = strtod(buf, NULL);
+    if (buf != local) mbl_free(buf);
+    if (!isfinite(v)) return perr(p, st, "number out of range '%.*s'", (int)(n > 64 ? 64 : n), p->s + st);
+    p->i = k;
+    *out = mblx_const(p->g, v);
+    if (*out == XNONE) return pfail(p, st);
+    return 0;
+}
+
+static int resolve(parser *p, size_t pos, size_t nlen, int nargs, const mblx_id *args, mblx_id *out)
+{
+    const char *name = p->s + pos;
+    char why[WHY_MAX];
+    why[0] = '\0';
+    *out = XNONE;
+    int rc = 1;
+    if (p->o && p->o->resolve)
+        rc = p->o->resolve(p->o->ud, p->g, name, nlen, nargs, args, out, why, sizeof why);
+    int shown = (int)(nlen > 64 ? 64 : nlen);
+    if (rc != 0) {
+        why[sizeof why - 1] = '\0';
+        if (why[0]) return perr(p, pos, "%s", why);
+        return perr(p, pos, nargs < 0 ? "unknown name '%.*s'" : "unknown function '%.*s'", shown,
+                    name);
+    }
+    if (!mblx__valid(p->g, *out)) {
+        if (p->g->err) return pfail(p, pos);
+        return perr(p, pos, "'%.*s' resolved to no expression", shown, name);
+    }
+    return 0;
+}
+
+/* Build the call at frame f with arguments items[f->items_start ..]. */
+static int finish_call(parser *p, const frame *f, mblx_id *out)
+{
+    const char *name = p->s + f->pos;
+    size_t na = p->nit - f->items_start;
+    const mblx_id *a = p->items + f->items_start;
+    const builtin *b = find_builtin(name, f->name_len);
+    if (!b) return resolve(p, f->pos, f->name_len, (int)na, a, out);
+    if (na < (size_t)b->minargs || (b->maxargs >= 0 && na > (size_t)b->maxargs)) {
+        if (b->minargs == b->maxargs)
+            return perr(p, f->pos, "function '%s' takes %d argument%s, got %zu", b->name,
+                        b->minargs, b->minargs == 1 ? "" : "s", na);
+        return perr(p, f->pos, "function '%s' takes at least %d arguments, got %zu", b->name,
+                    b->minargs, na);
+    }
+    mblx_id r;
+    if (b->op == MBLX_OP_MIN || b->op == MBLX_OP_MAX) {
+        r = a[0];
+        for (size_t k = 1; k < na; k++) r = mblx_apply(p->g, b->op, 0.0, 2, (mblx_id[]){r, a[k]});
+    } else {
+        r = mblx_apply(p->g, b->op, 0.0, na, a);
+    }
+    if (r == XNONE) return pfail(p, f->pos);
+    *out = r;
+    return 0;
+}
+
+/* Close the current term of EXPR frame f: product of its factors (negated if needed). */
+static int close_term(parser *p, frame *f)
+{
+    size_t nf = p->nit - f->fac_start;
+    mblx_id t = nf == 1 ? p->items[f->fac_start] : mblx_product(p->g, nf, p->items + f->fac_start);
+    if (t != XNONE && f->term_neg) t = mblx_neg(p->g, t);
+    if (t == XNONE) return pfail(p, f->pos);
+    p->nit = f->fac_start;
+    p->items[p->nit++] = t; /* fits: nf >= 1 */
+    f->fac_start = p->nit;
+    f->term_neg = 0;
+    f->div = 0;
+    return 0;
+}
+
+enum { S_OPERAND, S_AFTER_ATOM, S_OPERATOR };
+
+int mblx_parse(mblx_graph *g, const char *text, size_t len, const mblx_parse_opts *opts,
+               mblx_id *out, mbl_status *st)
+{
+    if (out) *out = XNONE;
+    if (!g || !out || (!text && len)) return mbl_error(st, MBL_EARG, "mblx_parse: NULL argument");
+    parser P = {0};
+    parser *p = &P;
+    p->g = g;
+    p->s = text;
+    p->len = len;
+    p->o = opts;
+    p->line0 = (opts && opts->line > 0) ? opts->line : 1;
+    p->col0 = (opts && opts->col > 0) ? opts->col : 1;
+    p->max_depth = (opts && opts->max_depth > 0) ? opts->max_depth : MBLX_PARSE_DEFAULT_MAX_DEPTH;
+    p->st = st;
+    int rc = 0;
+    int state = S_OPERAND;
+    mblx_id atom = XNONE;
+    int atom_neg = 0;
+    size_t atom_pos = 0;
+    if ((rc = push_frame(p, FR_EXPR, 0))) goto done;
+    for (;;) {
+        if (state == S_OPERAND) {
+            skip_ws(p);
+            int neg = 0;
+            while (p->i < p->len && (p->s[p->i] == '-' || p->s[p->i] == '+')) {
+                if (p->s[p->i] == '-') neg ^= 1;
+                p->i++;
+                skip_ws(p);
+            }
+            size_t pos = p->i;
+            if (pos >= p->len) {
+                int only_ws = p->nfr == 1 && p->nit == 0 && !neg;
+                if (only_ws) {
+                    size_t k = 0;
+                    while (k < p->len && (p->s[k] == ' ' || p->s[k] == '\t' || p->s[k] == '\r' ||
+                                          p->s[k] == '\n'))
+                        k++;
+                    only_ws = k == p->len;
+                }
+                rc = only_ws ? perr(p, pos, "empty expression")
+                             : perr(p, pos, "expected an operand, found end of text");
+                goto done;
+            }
+            char c = p->s[pos];
+            if (is_digit(c) || (c == '.' && pos + 1 < p->len && is_digit(p->s[pos + 1]))) {
+                if ((rc = scan_number(p, &atom))) goto done;
+                atom_neg = neg;
+                atom_pos = pos;
+                state = S_AFTER_ATOM;
+                continue;
+            }
+            if (is_alpha(c)) {
+                size_t k = pos;
+                while (k < p->len && (is_alpha(p->s[k]) || is_digit(p->s[k]))) k++;
+                size_t nlen = k - pos;
+                p->i = k;
+                skip_ws(p);
+                if (p->i < p->len && p->s[p->i] == '(') {
+                    if ((rc = push_frame(p, FR_CALL, pos))) goto done;
+                    frame *f = &p->fr[p->nfr - 1];
+                    f->neg = neg;
+                    f->name_len = nlen;
+                    p->i++;
+                    skip_ws(p);
+                    if (p->i < p->len && p->s[p->i] == ')') {
+                        p->i++;
+                        frame fc = *f;
+                        if ((rc = finish_call(p, &fc, &atom))) goto done;
+                        pop_frame(p);
+                        atom_neg = fc.neg;
+                        atom_pos = pos;
+                        state = S_AFTER_ATOM;
+                        continue;
+                    }
+                    if ((rc = push_frame(p, FR_EXPR, p->i))) goto done;
+                    continue;
+                }
+                if (nlen == 2 && memcmp(p->s + pos, "pi", 2) == 0) {
+                    atom = mblx_const(g, PARSE_PI);
+                    if (atom == XNONE) {
+                        rc = pfail(p, pos);
+                        goto done;
+                    }
+                } else if ((rc = resolve(p, pos, nlen, -1, NULL, &atom))) {
+                    goto done;
+                }
+                atom_neg = neg;
+                atom_pos = pos;
+                state = S_AFTER_ATOM;
+                continue;
+            }
+            if (c == '(') {
+                if ((rc = push_frame(p, FR_PAREN, pos))) goto done;
+                p->fr[p->nfr - 1].neg = neg;
+                p->i++;
+                if ((rc = push_frame(p, FR_EXPR, p->i))) goto done;
+                continue;
+            }
+            char d[80];
+            token_desc(p, pos, d, sizeof d);
+            if (c == ')' || c == ',' || c == '*' || c == '/' || c == '^' || c == '.')
+                rc = perr(p, pos, "expected an operand, found %s", d);
+            else
+                rc = perr(p, pos, "unexpected %s", d);
+            goto done;
+        }
+        if (state == S_AFTER_ATOM) {
+            skip_ws(p);
+            if (p->i < p->len && p->s[p->i] == '^') {
+                if ((rc = push_frame(p, FR_POW, p->i))) goto done;
+                frame *f = &p->fr[p->nfr - 1];
+                f->base = atom;
+                f->neg = atom_neg;
+                p->i++;
+                state = S_OPERAND;
+                continue;
+            }
+            mblx_id v = atom_neg ? mblx_neg(g, atom) : atom;
+            if (v == XNONE) {
+                rc = pfail(p, atom_pos);
+                goto done;
+            }
+            /* deliver v: finish pending powers, then add it as a factor */
+            while (p->fr[p->nfr - 1].kind == FR_POW) {
+                frame *f = &p->fr[p->nfr - 1];
+                mblx_id r = mblx_pow(g, f->base, v);
+                if (r != XNONE && f->neg) r = mblx_neg(g, r);
+                if (r == XNONE) {
+                    rc = pfail(p, f->pos);
+                    goto done;
+                }
+                v = r;
+                pop_frame(p);
+            }
+            frame *f = &p->fr[p->nfr - 1]; /* an EXPR */
+            if (f->div) {
+                v = mblx_powc(g, v, -1.0);
+                if (v == XNONE) {
+                    rc = pfail(p, atom_pos);
+                    goto done;
+                }
+            }
+            if ((rc = push_item(p, v))) goto done;
+            state = S_OPERATOR;
+            continue;
+        }
+        /* S_OPERATOR */
+        skip_ws(p);
+        frame *f = &p->fr[p->nfr - 1]; /* an EXPR */
+        char c = p->i < p->len ? p->s[p->i] : '\0';
+        if (p->i < p->len && (c == '*' || c == '/')) {
+            f->div = c == '/';
+            p->i++;
+            state = S_OPERAND;
+            continue;
+        }
+        if (p->i < p->len && (c == '+' || c == '-')) {
+            if ((rc = close_term(p, f))) goto done;
+            f->term_neg = c == '-';
+            p->i++;
+            state = S_OPERAND;
+            continue;
+        }
+        if (p->i < p->len && c != ')' && c != ',') {
+            char d[80];
+            token_desc(p, p->i, d, sizeof d);
+            if (is_alpha(c) || is_digit(c) || c == '(' || c == '.')
+                rc = perr(p, p->i, "expected an operator, found %s", d);
+            else
+                rc = perr(p, p->i, "unexpected %s", d);
+            goto done;
+        }
+        /* end of a sum: close it */
+        if ((rc = close_term(p, f))) goto done;
+        size_t nt = p->nit - f->items_start;
+        mblx_id v = nt == 1 ? p->items[f->items_start] : mblx_sum(g, nt, p->items + f->items_start);
+        if (v == XNONE) {
+            rc = pfail(p, f->pos);
+            goto done;
+        }
+        p->nit = f->items_start;
+        pop_frame(p);
+        if (p->nfr == 0) {
+            if (p->i < p->len) {
+                rc = perr(p, p->i, "unexpected '%c'", c);
+                goto done;
+            }
+            *out = v;
+            break;
+        }
+        frame *b = &p->fr[p->nfr - 1];
+        if (b->kind == FR_PAREN) {
+            if (c != ')') {
+                int l, cc;
+                location(p, b->pos, &l, &cc);
+                if (p->i >= p->len)
+                    rc = perr(p, p->i, "missing ')' for the '(' at %d:%d", l, cc);
+                else
+                    rc = perr(p, p->i, "expected ')' for the '(' at %d:%d, found ','", l, cc);
+                goto done;
+            }
+            p->i++;
+            atom = v;
+            atom_neg = b->neg;
+            atom_pos = b->pos;
+            pop_frame(p);
+            state = S_AFTER_ATOM;
+            continue;
+        }
+        /* FR_CALL */
+        if ((rc = push_item(p, v))) goto done;
+        if (c == ',' && p->i < p->len) {
+            p->i++;
+            if ((rc = push_frame(p, FR_EXPR, p->i))) goto done;
+            state = S_OPERAND;
+            continue;
+        }
+        if (c == ')' && p->i < p->len) {
+            p->i++;
+            frame fc = *b;
+            if ((rc = finish_call(p, &fc, &atom))) goto done;
+            p->nit = fc.items_start;
+            pop_frame(p);
+            atom_neg = fc.neg;
+            atom_pos = fc.pos;
+            state = S_AFTER_ATOM;
+            continue;
+        }
+        {
+            int l, cc;
+            location(p, b->pos, &l, &cc);
+            rc = perr(p, p->i, "missing ')' for the call of '%.*s' at %d:%d",
+                      (int)(b->name_len > 64 ? 64 : b->name_len), p->s + b->pos, l, cc);
+            goto done;
+        }
+    }
+done:
+    mbl_free(p->fr);
+    mbl_free(p->items);
+    if (rc == 0) mbl_status_clear(st);
+    return rc;
+}
+
+/* ---- excerpt ------------------------------------------------------------------------------ */
+
+static void put(char *buf, size_t size, size_t *k, char c)
+{
+    if (buf && *k + 1 < size) buf[*k] = c;
+    (*k)++;
+}
+
+size_t mblx_excerpt(const char *text, size_t len, size_t offset, char *buf, size_t size)
+{
+    size_t k = 0;
+    if (!text) len = 0;
+    if (offset > len) offset = len;
+    size_t b = offset, e = offset;
+    while (b > 0 && text[b - 1] != '\n') b--;
+    while (e < len && text[e] != '\n') e++;
+    put(buf, size, &k, ' ');
+    put(buf, size, &k, ' ');
+    for (size_t i = b; i < e; i++) {
+        unsigned char c = (unsigned char)text[i];
+        put(buf, size, &k, (c == '\t' || c >= 0x20) && c != 0x7f ? (char)c : '?');
+    }
+    put(buf, size, &k, '\n');
+    put(buf, size, &k, ' ');
+    put(buf, size, &k, ' ');
+    for (size_t i = b; i < offset; i++) put(buf, size, &k, text[i] == '\t' ? '\t' : ' ');
+    put(buf, size, &k, '^');
+    if (buf && size) buf[k < size ? k : size - 1] = '\0';
+    return k;
+}

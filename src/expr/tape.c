@@ -1,0 +1,502 @@
+/* Compilation of expression sets into flat register tapes, and their evaluation. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr/expr_internal.h"
+
+enum { INIT_CAP = 64 };
+
+/* Tape opcodes. */
+enum {
+    TI_LDC, TI_LDS, TI_ADD, TI_ADDC, TI_MUL, TI_MULC, TI_SQR, TI_CUBE, TI_RECIP, TI_RSQR,
+    TI_SQRTP, TI_POWC, TI_POW, TI_SQRT, TI_SIN, TI_COS, TI_TAN, TI_ASIN, TI_ACOS, TI_ATAN,
+    TI_ATAN2, TI_SINH, TI_COSH, TI_TANH, TI_EXP, TI_LOG, TI_ABS, TI_SIGN, TI_MIN, TI_MAX,
+    TI_STEP
+};
+
+typedef struct tins {
+    uint32_t op, dst, a, b;
+    double c;
+} tins;
+
+struct mblx_tape {
+    size_t nins, nreg, nout, nsymreq;
+    tins *ins;
+    uint32_t *outreg;
+    uint32_t *ext; /* step operands, 5 registers each */
+    /* diagnostics: a private copy of the compiled sub-DAG (local node numbering) */
+    uint32_t *ins_node;
+    size_t nl;
+    uint8_t *lop;
+    double *lval;
+    uint32_t *lna, *laoff, *largs;
+    size_t *lname; /* SYMBOL nodes: offset into names */
+    char *names;
+};
+
+/* ---- node -> local index map (open addressing) ------------------------------------------- */
+
+typedef struct u32map {
+    uint32_t *key, *val;
+    size_t cap, n;
+} u32map;
+
+static size_t map_slot(const u32map *m, uint32_t k)
+{
+    uint64_t h = (uint64_t)k * 0x9e3779b97f4a7c15ull;
+    size_t i = (size_t)(h >> 20) & (m->cap - 1);
+    while (m->key[i] != XNONE && m->key[i] != k) i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static int map_grow(u32map *m)
+{
+    size_t nc = m->cap ? m->cap * 2 : INIT_CAP;
+    u32map q = {mbl_alloc_array(nc, sizeof(uint32_t)), mbl_alloc_array(nc, sizeof(uint32_t)), nc, 0};
+    if (!q.key || !q.val || nc < m->cap) {
+        mbl_free(q.key);
+        mbl_free(q.val);
+        return -1;
+    }
+    for (size_t i = 0; i < nc; i++) q.key[i] = XNONE;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->key[i] != XNONE) {
+            size_t s = map_slot(&q, m->key[i]);
+            q.key[s] = m->key[i];
+            q.val[s] = m->val[i];
+            q.n++;
+        }
+    mbl_free(m->key);
+    mbl_free(m->val);
+    *m = q;
+    return 0;
+}
+
+/* Pointer to the value of key k, inserting it (value XNONE) if absent; NULL when out of memory. */
+static uint32_t *map_get(u32map *m, uint32_t k, int insert)
+{
+    if (m->cap) {
+        size_t s = map_slot(m, k);
+        if (m->key[s] == k) return &m->val[s];
+        if (!insert) return NULL;
+    } else if (!insert) {
+        return NULL;
+    }
+    if ((m->n + 1) * 2 > m->cap && map_grow(m)) return NULL;
+    size_t s = map_slot(m, k);
+    m->key[s] = k;
+    m->val[s] = XNONE;
+    m->n++;
+    return &m->val[s];
+}
+
+/* ---- tape lifetime -------------------------------------------------------------------------- */
+
+void mblx_tape_free(mblx_tape *t)
+{
+    if (!t) return;
+    mbl_free(t->ins);
+    mbl_free(t->outreg);
+    mbl_free(t->ext);
+    mbl_free(t->ins_node);
+    mbl_free(t->lop);
+    mbl_free(t->lval);
+    mbl_free(t->lna);
+    mbl_free(t->laoff);
+    mbl_free(t->largs);
+    mbl_free(t->lname);
+    mbl_free(t->names);
+    mbl_free(t);
+}
+
+size_t mblx_tape_work_size(const mblx_tape *t) { return t ? (t->nreg ? t->nreg : 1) : 0; }
+size_t mblx_tape_ninstr(const mblx_tape *t) { return t ? t->nins : 0; }
+size_t mblx_tape_noutputs(const mblx_tape *t) { return t ? t->nout : 0; }
+size_t mblx_tape_nsymbols(const mblx_tape *t) { return t ? t->nsymreq : 0; }
+
+/* Is operand i of local node l read from a register (not an immediate)? */
+static int reg_operand(const mblx_tape *t, uint32_t l, uint32_t i)
+{
+    if (t->lop[l] == MBLX_OP_POW && i == 1 && t->lop[t->largs[t->laoff[l] + 1]] == MBLX_OP_CONST)
+        return 0;
+    return 1;
+}
+
+mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
+{
+    if (!g || (n && !outputs)) {
+        mbl_error(st, MBL_EARG, "mblx_compile: NULL graph or outputs");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!mblx__valid(g, outputs[i])) {
+            mbl_error(st, MBL_EARG, "mblx_compile: output %zu is not a valid node", i);
+            return NULL;
+        }
+    mblx_tape *t = mbl_calloc(1, sizeof *t);
+    u32map map = {NULL, NULL, 0, 0};
+    uint32_t *stack = NULL, *order = NULL, *lastuse = NULL, *reg = NULL, *freel = NULL;
+    size_t sn = 0, scap = 0, nl = 0, ocap = 0;
+    if (!t) goto oom;
+    t->nout = n;
+    /* 1. post-order (topological) of every node reachable from the outputs */
+    for (size_t o = 0; o < n; o++) {
+        uint32_t *pv = map_get(&map, outputs[o], 0);
+        if (pv) continue;
+        sn = 0;
+#define SPUSH(x_)                                                                             \
+    do {                                                                                      \
+        if (sn == scap) {                                                                     \
+            size_t nc_ = scap ? scap * 2 : INIT_CAP;                                          \
+            uint32_t *q_ = mbl_realloc_array(stack, nc_, sizeof *q_);                         \
+            if (!q_) goto oom;                                                                \
+            stack = q_;                                                                       \
+            scap = nc_;                                                                       \
+        }                                                                                     \
+        stack[sn++] = (x_);                                                                   \
+    } while (0)
+        SPUSH(outputs[o]);
+        while (sn) {
+            uint32_t v = stack[sn - 1];
+            uint32_t *val = map_get(&map, v, 1);
+            if (!val) goto oom;
+            if (*val == XPENDING) {
+                if (nl == ocap) {
+                    size_t nc = ocap ? ocap * 2 : INIT_CAP;
+                    uint32_t *q = mbl_realloc_array(order, nc, sizeof *q);
+                    if (!q) goto oom;
+                    order = q;
+                    ocap = nc;
+                }
+                *val = (uint32_t)nl;
+                order[nl++] = v;
+                sn--;
+                continue;
+            }
+            if (*val != XNONE) { /* already done */
+                sn--;
+                continue;
+            }
+            *val = XPENDING;
+            const uint32_t *a = mblx__args(g, v);
+            for (uint32_t i = g->na[v]; i-- > 0;) {
+                uint32_t *cv = map_get(&map, a[i], 0);
+                if (!cv) SPUSH(a[i]);
+            }
+        }
+#undef SPUSH
+    }
+    /* 2. private copy of the sub-DAG */
+    t->nl = nl;
+    size_t nargs = 0, nnames = 0;
+    for (size_t l = 0; l < nl; l++) {
+        nargs += g->na[order[l]];
+        const char *nm = mblx_symbol_name(g, order[l]);
+        if (nm) nnames += strlen(nm) + 1;
+    }
+    t->lop = mbl_alloc_array(nl ? nl : 1, sizeof *t->lop);
+    t->lval = mbl_alloc_array(nl ? nl : 1, sizeof *t->lval);
+    t->lna = mbl_alloc_array(nl ? nl : 1, sizeof *t->lna);
+    t->laoff = mbl_alloc_array(nl ? nl : 1, sizeof *t->laoff);
+    t->largs = mbl_alloc_array(nargs ? nargs : 1, sizeof *t->largs);
+    t->lname = mbl_alloc_array(nl ? nl : 1, sizeof *t->lname);
+    t->names = mbl_malloc(nnames ? nnames : 1);
+    if (!t->lop || !t->lval || !t->lna || !t->laoff || !t->largs || !t->lname || !t->names)
+        goto oom;
+    size_t ka = 0, kn = 0, ninsmax = 0;
+    for (size_t l = 0; l < nl; l++) {
+        uint32_t v = order[l];
+        t->lop[l] = g->op[v];
+        t->lval[l] = g->val[v];
+        t->lna[l] = g->na[v];
+        t->laoff[l] = (uint32_t)ka;
+        for (uint32_t i = 0; i < g->na[v]; i++)
+            t->largs[ka++] = *map_get(&map, mblx__args(g, v)[i], 0);
+        t->lname[l] = 0;
+        const char *nm = mblx_symbol_name(g, v);
+        if (nm) {
+            size_t len = strlen(nm) + 1;
+            memcpy(t->names + kn, nm, len);
+            t->lname[l] = kn;
+            kn += len;
+            if ((size_t)g->val[v] + 1 > t->nsymreq) t->nsymreq = (size_t)g->val[v] + 1;
+        }
+        ninsmax += (g->op[v] == MBLX_OP_ADD || g->op[v] == MBLX_OP_MUL) ? g->na[v] + 1 : 1;
+    }
+    /* 3. last use of every node that lives in a register */
+    lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *lastuse);
+    reg = mbl_alloc_array(nl ? nl : 1, sizeof *reg);
+    freel = mbl_alloc_array(nl ? nl : 1, sizeof *freel);
+    t->ins = mbl_alloc_array(ninsmax ? ninsmax : 1, sizeof *t->ins);
+    t->ins_node = mbl_alloc_array(ninsmax ? ninsmax : 1, sizeof *t->ins_node);
+    t->outreg = mbl_alloc_array(n ? n : 1, sizeof *t->outreg);
+    if (!lastuse || !reg || !freel || !t->ins || !t->ins_node || !t->outreg) goto oom;
+    for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE;
+    for (size_t l = 0; l < nl; l++)
+        for (uint32_t i = 0; i < t->lna[l]; i++)
+            if (reg_operand(t, (uint32_t)l, i)) lastuse[t->largs[t->laoff[l] + i]] = (uint32_t)l;
+    for (size_t o = 0; o < n; o++) lastuse[*map_get(&map, outputs[o], 0)] = XPENDING; /* never */
+    /* step operands */
+    size_t nstep = 0;
+    for (size_t l = 0; l < nl; l++) nstep += t->lop[l] == MBLX_OP_STEP;
+    if (nstep && !(t->ext = mbl_alloc_array(nstep, 5 * sizeof *t->ext))) goto oom;
+    /* 4. emit */
+    size_t ni = 0, nfree = 0, nreg = 0, kext = 0;
+    for (size_t l = 0; l < nl; l++) {
+        if (lastuse[l] == XNONE) continue; /* only used as an immediate */
+        uint32_t dst = nfree ? freel[--nfree] : (uint32_t)nreg++;
+        reg[l] = dst;
+        const uint32_t *a = t->largs + t->laoff[l];
+        uint32_t na = t->lna[l];
+        unsigned op = t->lop[l];
+        double val = t->lval[l];
+        size_t first = ni;
+#define EMIT(op_, a_, b_, c_)                                                                 \
+    do {                                                                                      \
+        t->ins[ni].op = (op_);                                                                \
+        t->ins[ni].dst = dst;                                                                 \
+        t->ins[ni].a = (a_);                                                                  \
+        t->ins[ni].b = (b_);                                                                  \
+        t->ins[ni].c = (c_);                                                                  \
+        t->ins_node[ni] = (uint32_t)l;                                                        \
+        ni++;                                                                                 \
+    } while (0)
+        switch (op) {
+        case MBLX_OP_CONST: EMIT(TI_LDC, 0, 0, val); break;
+        case MBLX_OP_SYMBOL: EMIT(TI_LDS, (uint32_t)val, 0, 0.0); break;
+        case MBLX_OP_ADD:
+        case MBLX_OP_MUL: {
+            unsigned bin = op == MBLX_OP_ADD ? TI_ADD : TI_MUL;
+            unsigned imm = op == MBLX_OP_ADD ? TI_ADDC : TI_MULC;
+            double neutral = op == MBLX_OP_ADD ? 0.0 : 1.0;
+            if (na == 1) {
+                EMIT(imm, reg[a[0]], 0, val);
+            } else {
+                EMIT(bin, reg[a[0]], reg[a[1]], 0.0);
+                for (uint32_t i = 2; i < na; i++) EMIT(bin, dst, reg[a[i]], 0.0);
+                if (val != neutral) EMIT(imm, dst, 0, val);
+            }
+            break;
+        }
+        case MBLX_OP_POW:
+            if (t->lop[a[1]] == MBLX_OP_CONST) {
+                double e = t->lval[a[1]];
+                uint32_t b = reg[a[0]];
+                if (e == 2.0) EMIT(TI_SQR, b, 0, e);
+                else if (e == 3.0) EMIT(TI_CUBE, b, 0, e);
+                else if (e == -1.0) EMIT(TI_RECIP, b, 0, e);
+                else if (e == -2.0) EMIT(TI_RSQR, b, 0, e);
+                else if (e == 0.5) EMIT(TI_SQRTP, b, 0, e);
+                else EMIT(TI_POWC, b, 0, e);
+            } else {
+                EMIT(TI_POW, reg[a[0]], reg[a[1]], 0.0);
+            }
+            break;
+        case MBLX_OP_STEP:
+            for (int i = 0; i < 5; i++) t->ext[5 * kext + (size_t)i] = reg[a[i]];
+            EMIT(TI_STEP, (uint32_t)(5 * kext), 0, 0.0);
+            kext++;
+            break;
+        default: {
+            static const unsigned map1[MBLX_OP_COUNT_] = {
+                [MBLX_OP_SIN] = TI_SIN,   [MBLX_OP_COS] = TI_COS,   [MBLX_OP_TAN] = TI_TAN,
+                [MBLX_OP_ASIN] = TI_ASIN, [MBLX_OP_ACOS] = TI_ACOS, [MBLX_OP_ATAN] = TI_ATAN,
+                [MBLX_OP_ATAN2] = TI_ATAN2, [MBLX_OP_SINH] = TI_SINH, [MBLX_OP_COSH] = TI_COSH,
+                [MBLX_OP_TANH] = TI_TANH, [MBLX_OP_EXP] = TI_EXP,   [MBLX_OP_LOG] = TI_LOG,
+                [MBLX_OP_SQRT] = TI_SQRT, [MBLX_OP_ABS] = TI_ABS,   [MBLX_OP_SIGN] = TI_SIGN,
+                [MBLX_OP_MIN] = TI_MIN,   [MBLX_OP_MAX] = TI_MAX,
+            };
+            EMIT(map1[op], reg[a[0]], na > 1 ? reg[a[1]] : 0, 0.0);
+            break;
+        }
+        }
+#undef EMIT
+        (void)first;
+        /* free the registers of operands whose last use is this node */
+        for (uint32_t i = 0; i < na; i++) {
+            uint32_t c = a[i];
+            if (reg_operand(t, (uint32_t)l, i) && lastuse[c] == l && reg[c] != XNONE) {
+                freel[nfree++] = reg[c];
+                reg[c] = XNONE; /* guards against freeing twice */
+            }
+        }
+    }
+    for (size_t o = 0; o < n; o++) t->outreg[o] = reg[*map_get(&map, outputs[o], 0)];
+    t->nins = ni;
+    t->nreg = nreg;
+    mbl_free(map.key);
+    mbl_free(map.val);
+    mbl_free(stack);
+    mbl_free(order);
+    mbl_free(lastuse);
+    mbl_free(reg);
+    mbl_free(freel);
+    mbl_status_clear(st);
+    return t;
+oom:
+    mbl_free(map.key);
+    mbl_free(map.val);
+    mbl_free(stack);
+    mbl_free(order);
+    mbl_free(lastuse);
+    mbl_free(reg);
+    mbl_free(freel);
+    mblx_tape_free(t);
+    mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
+    return NULL;
+}
+
+/* ---- evaluation ----------------------------------------------------------------------------- */
+
+static inline double exec1(const tins *p, const double *x, const double *w, const uint32_t *ext)
+{
+    switch (p->op) {
+    case TI_LDC: return p->c;
+    case TI_LDS: return x[p->a];
+    case TI_ADD: return w[p->a] + w[p->b];
+    case TI_ADDC: return w[p->a] + p->c;
+    case TI_MUL: return w[p->a] * w[p->b];
+    case TI_MULC: return w[p->a] * p->c;
+    case TI_SQR: return w[p->a] * w[p->a];
+    case TI_CUBE: return w[p->a] * w[p->a] * w[p->a];
+    case TI_RECIP: return 1.0 / w[p->a];
+    case TI_RSQR: return 1.0 / (w[p->a] * w[p->a]);
+    case TI_SQRTP: return sqrt(w[p->a]);
+    case TI_POWC: return pow(w[p->a], p->c);
+    case TI_POW: return pow(w[p->a], w[p->b]);
+    case TI_SQRT: return sqrt(w[p->a]);
+    case TI_SIN: return sin(w[p->a]);
+    case TI_COS: return cos(w[p->a]);
+    case TI_TAN: return tan(w[p->a]);
+    case TI_ASIN: return asin(w[p->a]);
+    case TI_ACOS: return acos(w[p->a]);
+    case TI_ATAN: return atan(w[p->a]);
+    case TI_ATAN2: return atan2(w[p->a], w[p->b]);
+    case TI_SINH: return sinh(w[p->a]);
+    case TI_COSH: return cosh(w[p->a]);
+    case TI_TANH: return tanh(w[p->a]);
+    case TI_EXP: return exp(w[p->a]);
+    case TI_LOG: return log(w[p->a]);
+    case TI_ABS: return fabs(w[p->a]);
+    case TI_SIGN: return (double)((w[p->a] > 0.0) - (w[p->a] < 0.0));
+    case TI_MIN: return w[p->a] < w[p->b] ? w[p->a] : w[p->b];
+    case TI_MAX: return w[p->a] > w[p->b] ? w[p->a] : w[p->b];
+    case TI_STEP: {
+        const uint32_t *r = ext + p->a;
+        return mblx__step_value(w[r[0]], w[r[1]], w[r[2]], w[r[3]], w[r[4]]);
+    }
+    default: return NAN;
+    }
+}
+
+static inline int not_finite(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return (u & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
+}
+
+static const char *tape_symname(const void *ctx, uint32_t node)
+{
+    const mblx_tape *t = ctx;
+    return t->names + t->lname[node];
+}
+
+/* Length of the expression excerpt in an error message. */
+enum { DIAG_EXPR_MAX = MBL_MSG_MAX / 2 };
+
+static int diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *st)
+{
+    for (size_t i = 0; i < t->nins; i++) {
+        const tins *p = &t->ins[i];
+        double v = exec1(p, x, w, t->ext);
+        if (!not_finite(v)) {
+            w[p->dst] = v;
+            continue;
+        }
+        uint32_t l = t->ins_node[i];
+        double a = p->op == TI_LDS ? x[p->a] : (p->op == TI_LDC ? p->c : w[p->a]);
+        double b = (p->op == TI_POW || p->op == TI_ATAN2) ? w[p->b] : p->c;
+        char what[MBL_MSG_MAX / 4];
+        switch (t->lop[l]) {
+        case MBLX_OP_SYMBOL:
+            snprintf(what, sizeof what, "non-finite value %g of symbol '%s'", a, tape_symname(t, l));
+            break;
+        case MBLX_OP_SQRT: snprintf(what, sizeof what, "sqrt of negative value %.17g", a); break;
+        case MBLX_OP_LOG: snprintf(what, sizeof what, "log of non-positive value %.17g", a); break;
+        case MBLX_OP_ASIN:
+        case MBLX_OP_ACOS:
+            snprintf(what, sizeof what, "%s of value %.17g outside [-1, 1]",
+                     mblx_op_name((mblx_op)t->lop[l]), a);
+            break;
+        case MBLX_OP_POW:
+            if (p->op == TI_POW || p->op == TI_POWC || p->op == TI_RECIP || p->op == TI_RSQR ||
+                p->op == TI_SQRTP) {
+                if (p->op != TI_POW && p->op != TI_POWC) b = p->c;
+                if (a == 0.0 && b < 0.0) {
+                    snprintf(what, sizeof what, "division by zero");
+                    break;
+                }
+                if (a < 0.0 && b != floor(b)) {
+                    snprintf(what, sizeof what, "pow of negative base %.17g to non-integer exponent %.17g", a, b);
+                    break;
+                }
+            }
+            snprintf(what, sizeof what, "non-finite result %g", v);
+            break;
+        default: snprintf(what, sizeof what, "non-finite result %g", v); break;
+        }
+        char ex[DIAG_EXPR_MAX];
+        mblx__view view = {t->lop, t->lval, t->lna, t->laoff, t->largs, tape_symname, t};
+        size_t len = mblx__print_view(&view, l, ex, sizeof ex);
+        if (len == SIZE_MAX) return mbl_error(st, MBL_EDOMAIN, "%s", what);
+        if (len >= sizeof ex) memcpy(ex + sizeof ex - 4, "...", 4);
+        return mbl_error(st, MBL_EDOMAIN, "%s in %s", what, ex);
+    }
+    return mbl_error(st, MBL_EDOMAIN, "non-finite result");
+}
+
+int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, double *work,
+                   mbl_status *st)
+{
+    if (!t || (t->nout && !out) || (t->nreg && !work) || (t->nsymreq && !symvals))
+        return mbl_error(st, MBL_EARG, "mblx_tape_eval: NULL argument");
+    const tins *ins = t->ins;
+    const uint32_t *ext = t->ext;
+    double *w = work;
+    uint64_t bad = 0;
+    for (size_t i = 0, n = t->nins; i < n; i++) {
+        const tins *p = &ins[i];
+        double v = exec1(p, symvals, w, ext);
+        w[p->dst] = v;
+        uint64_t u;
+        memcpy(&u, &v, sizeof u);
+        bad |= (~u & 0x7ff0000000000000ull) == 0;
+    }
+    if (bad) return diagnose(t, symvals, work, st);
+    for (size_t o = 0; o < t->nout; o++) out[o] = w[t->outreg[o]];
+    mbl_status_clear(st);
+    return 0;
+}
+
+int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *value,
+              mbl_status *st)
+{
+    mblx_tape *t = mblx_compile(g, 1, &e, st);
+    if (!t) return st ? st->code : MBL_ENOMEM;
+    double local[INIT_CAP];
+    double *w = t->nreg <= INIT_CAP ? local : mbl_alloc_array(t->nreg, sizeof *w);
+    int rc;
+    if (!w) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory while evaluating an expression");
+    } else {
+        double v = 0.0;
+        rc = mblx_tape_eval(t, symvals, &v, w, st);
+        if (rc == 0 && value) *value = v;
+    }
+    if (w != local) mbl_free(w);
+    mblx_tape_free(t);
+    return rc;
+}
