@@ -1,2 +1,4 @@
 list(APPEND MBLIN_SOURCES
+  src/lin/select.c
+  src/lin/augmented.c
 )

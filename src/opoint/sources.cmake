@@ -1,2 +1,3 @@
 list(APPEND MBLIN_SOURCES
+  src/opoint/opoint.c
 )

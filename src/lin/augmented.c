@@ -1,0 +1,444 @@
+/* The augmented method of source 000 (Eq. 17, 23-25, Table 1, Eq. 29-30), the default.
+ *
+ * With T(q) = I (v = dq/dt) the unknowns of the sensitivity system are
+ *     X = [vdot (n); lambda (m); mu (k); v (n); q (n)]
+ * and its rows are the linearized equations
+ *     EOM (n), Phi'' (m), c' (k), Phi' (m), c (k), Phi (m), S = s(q) (z0), W = w(q, v) (z1)
+ * (rows 23b and 23g of Table 1 are eliminated exactly: dq/dt = v and dS/dt = W are identities).
+ * The right-hand sides are unit vectors for S-bar and W-bar and -dF/dr for the inputs; one
+ * sparse LU (KLU) serves all z0 + z1 + nr of them. The state derivatives follow by the chain
+ * rule from the exact Jacobians of sdot, sddot and wdot. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lin/lin_internal.h"
+#include "mblin/la.h"
+
+int mbl_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st)
+{
+    memset(ev, 0, sizeof *ev);
+    size_t nus = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz;
+    size_t ny = (size_t)md->ny + (size_t)md->yjac.nz;
+    ev->syms = mbl_calloc((size_t)md->nsym + 1, sizeof *ev->syms);
+    ev->work = mbl_alloc_array(md->work_size + 1, sizeof *ev->work);
+    ev->jac = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ev->jac);
+    ev->us = mbl_alloc_array(nus + 1, sizeof *ev->us);
+    ev->y = mbl_alloc_array(ny + 1, sizeof *ev->y);
+    if (!ev->syms || !ev->work || !ev->jac || !ev->us || !ev->y) {
+        mbl_eval_free(ev);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+void mbl_eval_free(mbl_eval *ev)
+{
+    if (!ev) return;
+    mbl_free(ev->syms);
+    mbl_free(ev->work);
+    mbl_free(ev->jac);
+    mbl_free(ev->us);
+    mbl_free(ev->y);
+    memset(ev, 0, sizeof *ev);
+}
+
+int mbl_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st)
+{
+    mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, ev->syms);
+    int rc = mblx_tape_eval(md->tape_jac, ev->syms, ev->jac, ev->work, st);
+    if (!rc) rc = mblx_tape_eval(md->tape_us, ev->syms, ev->us, ev->work, st);
+    if (!rc) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
+    if (rc) return mbl_error_prefix(st, "%s: evaluating the model at the operating point", md->file);
+    return 0;
+}
+
+void mbl_jac_block(const mbl_model *md, const double *jacval, int rg, int cb, double *out)
+{
+    int r0 = md->row0[rg], r1 = md->row0[rg + 1];
+    int c0 = mbl_model_blk0(md, cb), c1 = mbl_model_blk0(md, cb + 1);
+    int nr = r1 - r0;
+    memset(out, 0, (size_t)nr * (size_t)(c1 - c0) * sizeof *out);
+    for (int p = 0; p < md->jac.nz; p++) {
+        int r = md->jac.row[p], c = md->jac.col[p];
+        if (r >= r0 && r < r1 && c >= c0 && c < c1) out[(r - r0) + (size_t)(c - c0) * nr] = jacval[p];
+    }
+}
+
+mbl_linear *mbl_linear_alloc(int n, int z0, int z1, int nu, int ny)
+{
+    mbl_linear *L = mbl_calloc(1, sizeof *L);
+    if (!L) return NULL;
+    int nx = z0 + z1;
+    L->n = n;
+    L->nx = nx;
+    L->nu = nu;
+    L->ny = ny;
+    L->z0 = z0;
+    L->z1 = z1;
+    L->state_names = mbl_calloc((size_t)nx + 1, sizeof *L->state_names);
+    L->input_names = mbl_calloc((size_t)nu + 1, sizeof *L->input_names);
+    L->output_names = mbl_calloc((size_t)ny + 1, sizeof *L->output_names);
+    L->A = mbl_calloc((size_t)nx * (size_t)nx + 1, sizeof(double));
+    L->B = mbl_calloc((size_t)nx * (size_t)nu + 1, sizeof(double));
+    L->C = mbl_calloc((size_t)ny * (size_t)nx + 1, sizeof(double));
+    L->D = mbl_calloc((size_t)ny * (size_t)nu + 1, sizeof(double));
+    L->M = mbl_calloc((size_t)z1 * (size_t)z1 + 1, sizeof(double));
+    L->Cd = mbl_calloc((size_t)z1 * (size_t)z1 + 1, sizeof(double));
+    L->K = mbl_calloc((size_t)z1 * (size_t)z0 + 1, sizeof(double));
+    L->F = mbl_calloc((size_t)z1 * (size_t)nu + 1, sizeof(double));
+    L->q_S = mbl_calloc((size_t)n * (size_t)z0 + 1, sizeof(double));
+    L->v_W = mbl_calloc((size_t)n * (size_t)z1 + 1, sizeof(double));
+    if (!L->state_names || !L->input_names || !L->output_names || !L->A || !L->B || !L->C || !L->D || !L->M ||
+        !L->Cd || !L->K || !L->F || !L->q_S || !L->v_W) {
+        mbl_linear_free(L);
+        return NULL;
+    }
+    return L;
+}
+
+void mbl_linear_free(mbl_linear *L)
+{
+    if (!L) return;
+    if (L->state_names)
+        for (int i = 0; i < L->nx; i++) mbl_free(L->state_names[i]);
+    if (L->input_names)
+        for (int i = 0; i < L->nu; i++) mbl_free(L->input_names[i]);
+    if (L->output_names)
+        for (int i = 0; i < L->ny; i++) mbl_free(L->output_names[i]);
+    mbl_free(L->state_names);
+    mbl_free(L->input_names);
+    mbl_free(L->output_names);
+    mbl_free(L->A);
+    mbl_free(L->B);
+    mbl_free(L->C);
+    mbl_free(L->D);
+    mbl_free(L->M);
+    mbl_free(L->Cd);
+    mbl_free(L->K);
+    mbl_free(L->F);
+    mbl_free(L->q_S);
+    mbl_free(L->v_W);
+    mbl_free(L);
+}
+
+static char *name_dup(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = b ? strlen(b) : 0;
+    char *p = mbl_malloc(la + lb + 8);
+    if (!p) return NULL;
+    if (b) snprintf(p, la + lb + 8, "%s%s)", a, b);
+    else memcpy(p, a, la + 1);
+    return p;
+}
+
+/* rows of the user-state Jacobian: value of d(row)/d(unknown col) at the point */
+typedef struct sparse_rows {
+    int *ptr, *col;
+    double *val;
+} sparse_rows;
+
+static int rows_of(const mbl_sjac *J, const double *val, int nrows, sparse_rows *R)
+{
+    R->ptr = mbl_calloc((size_t)nrows + 2, sizeof *R->ptr);
+    R->col = mbl_alloc_array((size_t)J->nz + 1, sizeof *R->col);
+    R->val = mbl_alloc_array((size_t)J->nz + 1, sizeof *R->val);
+    if (!R->ptr || !R->col || !R->val) return MBL_ENOMEM;
+    for (int p = 0; p < J->nz; p++) R->ptr[J->row[p] + 1]++;
+    for (int i = 0; i < nrows; i++) R->ptr[i + 1] += R->ptr[i];
+    int *fill = mbl_alloc_array((size_t)nrows + 1, sizeof *fill);
+    if (!fill) return MBL_ENOMEM;
+    memcpy(fill, R->ptr, (size_t)nrows * sizeof *fill);
+    for (int p = 0; p < J->nz; p++) {
+        int d = fill[J->row[p]]++;
+        R->col[d] = J->col[p];
+        R->val[d] = val[p];
+    }
+    mbl_free(fill);
+    return 0;
+}
+
+static void rows_free(sparse_rows *R)
+{
+    mbl_free(R->ptr);
+    mbl_free(R->col);
+    mbl_free(R->val);
+}
+
+/* out[j] = sum_c row(c) * X[c, j] over the unknown columns c < N (a lam mu v q), for j < nrhs */
+static void row_times(const sparse_rows *R, int row, const double *X, int N, int nrhs, double *out, int ldo)
+{
+    for (int j = 0; j < nrhs; j++) out[(size_t)j * ldo] = 0.0;
+    for (int p = R->ptr[row]; p < R->ptr[row + 1]; p++) {
+        int c = R->col[p];
+        if (c >= N) continue;
+        double v = R->val[p];
+        for (int j = 0; j < nrhs; j++) out[(size_t)j * ldo] += v * X[c + (size_t)j * N];
+    }
+}
+
+int mbl_lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                      mbl_status *st)
+{
+    int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, nus = md->nus, nuvs = md->nuvs;
+    int N = 3 * n + m + k; /* unknowns without the inputs */
+    int rc = 0;
+    mbl_eval ev;
+    mbl_state_ref *S = NULL, *W = NULL;
+    int z0 = 0, z1 = 0;
+    mbl_linear *lin = NULL, tmp;
+    int *ti = NULL, *tj = NULL;
+    double *tx = NULL, *X = NULL, *dS = NULL, *dW = NULL, *Mfull = NULL, *MvW = NULL;
+    mbla_csc *Aug = NULL;
+    mbla_klu *lu = NULL;
+    sparse_rows U = {0}, Y = {0};
+    *out = NULL;
+
+    rc = mbl_eval_init(md, &ev, st);
+    if (rc) return rc;
+    rc = mbl_eval_at(md, pt, &ev, st);
+    if (rc) goto done;
+    memset(&tmp, 0, sizeof tmp);
+    rc = mbl_select_states(md, &ev, opt, &tmp, &S, &z0, &W, &z1, st);
+    if (rc) goto done;
+    if (md->nF + z0 + z1 != N) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "the augmented system is not square (%d equations, %d unknowns): redundant constraints",
+                       md->nF + z0 + z1, N);
+        goto done;
+    }
+    lin = mbl_linear_alloc(n, z0, z1, nr, ny);
+    if (!lin) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    snprintf(lin->method, sizeof lin->method, "augmented");
+    memcpy(lin->selection, tmp.selection, sizeof lin->selection);
+    lin->nsel_added = tmp.nsel_added;
+    lin->nsel_dropped = tmp.nsel_dropped;
+
+    int nus_rows = 3 * nus + 2 * nuvs;
+    const double *usval = ev.us, *usjac = ev.us + nus_rows;
+    (void)usval;
+    if (rows_of(&md->usjac, usjac, nus_rows, &U) || rows_of(&md->yjac, ev.y + ny, ny, &Y)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+
+    /* ---- assemble the augmented matrix (Table 1) as triplets ---- */
+    size_t cap = (size_t)md->jac.nz + (size_t)md->usjac.nz * 2 + (size_t)(z0 + z1) + 1;
+    ti = mbl_alloc_array(cap, sizeof *ti);
+    tj = mbl_alloc_array(cap, sizeof *tj);
+    tx = mbl_alloc_array(cap, sizeof *tx);
+    if (!ti || !tj || !tx) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    int nz = 0;
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.col[p] < N) {
+            ti[nz] = md->jac.row[p];
+            tj[nz] = md->jac.col[p];
+            tx[nz++] = ev.jac[p];
+        }
+    int jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q), ja = mbl_model_blk0(md, MBL_BLK_A);
+    for (int i = 0; i < z0; i++) {
+        int row = md->nF + i;
+        if (S[i].kind == MBL_SREF_COORD) {
+            ti[nz] = row, tj[nz] = jq + S[i].index, tx[nz++] = 1.0;
+        } else {
+            int ur = S[i].index;
+            for (int p = U.ptr[ur]; p < U.ptr[ur + 1]; p++)
+                if (U.col[p] < N) ti[nz] = row, tj[nz] = U.col[p], tx[nz++] = U.val[p];
+        }
+    }
+    for (int i = 0; i < z1; i++) {
+        int row = md->nF + z0 + i, ur = -1;
+        if (W[i].kind == MBL_SREF_COORD) {
+            ti[nz] = row, tj[nz] = jv + W[i].index, tx[nz++] = 1.0;
+            continue;
+        }
+        if (W[i].kind == MBL_SREF_SDOT) {
+            const mbl_state_ref *s = &S[W[i].index];
+            if (s->kind == MBL_SREF_COORD) {
+                ti[nz] = row, tj[nz] = jv + s->index, tx[nz++] = 1.0;
+                continue;
+            }
+            ur = nus + s->index;
+        } else {
+            ur = 3 * nus + W[i].index;
+        }
+        for (int p = U.ptr[ur]; p < U.ptr[ur + 1]; p++)
+            if (U.col[p] < N) ti[nz] = row, tj[nz] = U.col[p], tx[nz++] = U.val[p];
+    }
+    rc = mbla_csc_from_triplets(N, N, nz, ti, tj, tx, NULL, &Aug, st);
+    if (rc) goto done;
+    rc = mbla_klu_new(Aug, NULL, &lu, st);
+    if (rc == MBL_ESINGULAR) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "the augmented matrix (source 000 Table 1) is singular at this point: the reduced mass matrix "
+                       "is singular or the states do not parametrize the motion (a singular configuration)");
+        goto done;
+    }
+    if (rc) goto done;
+    double rcond = 0.0;
+    rc = mbla_klu_condest(lu, Aug, &lin->cond, st);
+    if (rc) goto done;
+    rcond = lin->cond > 0 ? 1.0 / lin->cond : 0.0;
+    if (!(rcond >= opt->rcond_min)) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "the augmented matrix (source 000 Table 1) is numerically singular (condition estimate %.3g): "
+                       "a singular configuration or states that do not parametrize the motion",
+                       lin->cond);
+        goto done;
+    }
+
+    /* ---- right-hand sides: S-bar, W-bar, inputs ---- */
+    int nrhs = z0 + z1 + nr;
+    X = mbl_calloc((size_t)N * (size_t)nrhs + 1, sizeof *X);
+    if (!X) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < z0 + z1; i++) X[(size_t)(md->nF + i) + (size_t)i * N] = 1.0;
+    int jr = mbl_model_blk0(md, MBL_BLK_R);
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.col[p] >= jr) X[md->jac.row[p] + (size_t)(z0 + z1 + md->jac.col[p] - jr) * N] = -ev.jac[p];
+    rc = mbla_klu_solve(lu, nrhs, X, N, st);
+    if (rc) goto done;
+
+    /* ---- state derivatives by the chain rule ---- */
+    int nx = z0 + z1;
+    dS = mbl_calloc((size_t)z0 * (size_t)nrhs + 1, sizeof *dS);
+    dW = mbl_calloc((size_t)z1 * (size_t)nrhs + 1, sizeof *dW);
+    if (!dS || !dW) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    int exact_sdot = (k == 0 && nuvs == 0); /* W = dS/dt exactly: dS/dt rows are [0 I] */
+    for (int i = 0; i < z0; i++) {
+        if (exact_sdot) {
+            dS[i + (size_t)(z0 + i) * z0] = 1.0;
+        } else if (S[i].kind == MBL_SREF_COORD) {
+            for (int j = 0; j < nrhs; j++) dS[i + (size_t)j * z0] = X[jv + S[i].index + (size_t)j * N];
+        } else {
+            row_times(&U, nus + S[i].index, X, N, nrhs, dS + i, z0);
+        }
+    }
+    for (int i = 0; i < z1; i++) {
+        if (W[i].kind == MBL_SREF_COORD) {
+            for (int j = 0; j < nrhs; j++) dW[i + (size_t)j * z1] = X[ja + W[i].index + (size_t)j * N];
+        } else if (W[i].kind == MBL_SREF_SDOT) {
+            const mbl_state_ref *s = &S[W[i].index];
+            if (s->kind == MBL_SREF_COORD)
+                for (int j = 0; j < nrhs; j++) dW[i + (size_t)j * z1] = X[ja + s->index + (size_t)j * N];
+            else
+                row_times(&U, 2 * nus + s->index, X, N, nrhs, dW + i, z1);
+        } else {
+            row_times(&U, 3 * nus + nuvs + W[i].index, X, N, nrhs, dW + i, z1);
+        }
+    }
+    for (int j = 0; j < nx; j++) {
+        for (int i = 0; i < z0; i++) lin->A[i + (size_t)j * nx] = dS[i + (size_t)j * z0];
+        for (int i = 0; i < z1; i++) lin->A[z0 + i + (size_t)j * nx] = dW[i + (size_t)j * z1];
+    }
+    for (int j = 0; j < nr; j++) {
+        for (int i = 0; i < z0; i++) lin->B[i + (size_t)j * nx] = dS[i + (size_t)(nx + j) * z0];
+        for (int i = 0; i < z1; i++) lin->B[z0 + i + (size_t)j * nx] = dW[i + (size_t)(nx + j) * z1];
+    }
+    /* outputs: y = h(q, v, vdot, r) */
+    if (ny) {
+        double *tmpy = mbl_alloc_array((size_t)nrhs + 1, sizeof *tmpy);
+        if (!tmpy) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+        for (int i = 0; i < ny; i++) {
+            row_times(&Y, i, X, N, nrhs, tmpy, 1);
+            for (int j = 0; j < nx; j++) lin->C[i + (size_t)j * ny] = tmpy[j];
+            for (int j = 0; j < nr; j++) lin->D[i + (size_t)j * ny] = tmpy[nx + j];
+            for (int p = Y.ptr[i]; p < Y.ptr[i + 1]; p++)
+                if (Y.col[p] >= jr) lin->D[i + (size_t)(Y.col[p] - jr) * ny] += Y.val[p];
+        }
+        mbl_free(tmpy);
+    }
+    /* maps back to the coordinates */
+    for (int j = 0; j < z0; j++)
+        for (int i = 0; i < n; i++) lin->q_S[i + (size_t)j * n] = X[jq + i + (size_t)j * N];
+    for (int j = 0; j < z1; j++)
+        for (int i = 0; i < n; i++) lin->v_W[i + (size_t)j * n] = X[jv + i + (size_t)(z0 + j) * N];
+
+    /* ---- MCK (Eq. 29-30): M-hat = v_W^T M v_W, C-hat = -M-hat dW/dW, K-hat = -M-hat dW/dS ---- */
+    Mfull = mbl_calloc((size_t)n * (size_t)n + 1, sizeof *Mfull);
+    MvW = mbl_calloc((size_t)n * (size_t)z1 + 1, sizeof *MvW);
+    if (!Mfull || !MvW) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    mbl_jac_block(md, ev.jac, MBL_ROW_EOM, MBL_BLK_A, Mfull);
+    mbla_gemm('N', 'N', n, z1, n, 1.0, Mfull, n, lin->v_W, n, 0.0, MvW, n, NULL);
+    mbla_gemm('T', 'N', z1, z1, n, 1.0, lin->v_W, n, MvW, n, 0.0, lin->M, z1, NULL);
+    /* dW columns: S-bar (z0), W-bar (z1), inputs (nr) */
+    mbla_gemm('N', 'N', z1, z1, z1, -1.0, lin->M, z1, dW + (size_t)z0 * z1, z1, 0.0, lin->Cd, z1, NULL);
+    mbla_gemm('N', 'N', z1, z0, z1, -1.0, lin->M, z1, dW, z1, 0.0, lin->K, z1, NULL);
+    if (nr) mbla_gemm('N', 'N', z1, nr, z1, 1.0, lin->M, z1, dW + (size_t)nx * z1, z1, 0.0, lin->F, z1, NULL);
+
+    /* ---- names ---- */
+    for (int i = 0; i < z0; i++)
+        lin->state_names[i] =
+            name_dup(S[i].kind == MBL_SREF_COORD ? md->qname[S[i].index] : md->us_text[S[i].index], NULL);
+    for (int i = 0; i < z1; i++) {
+        if (W[i].kind == MBL_SREF_USER) lin->state_names[z0 + i] = name_dup(md->uvs_text[W[i].index], NULL);
+        else if (W[i].kind == MBL_SREF_COORD) lin->state_names[z0 + i] = name_dup("der(", md->qname[W[i].index]);
+        else lin->state_names[z0 + i] = name_dup("der(", lin->state_names[W[i].index]);
+    }
+    for (int j = 0; j < nr; j++) lin->input_names[j] = name_dup(md->rname[j], NULL);
+    for (int j = 0; j < ny; j++) lin->output_names[j] = name_dup(md->yname[j], NULL);
+    for (int i = 0; i < nx; i++)
+        if (!lin->state_names[i]) rc = MBL_ENOMEM;
+    for (int j = 0; j < nr; j++)
+        if (!lin->input_names[j]) rc = MBL_ENOMEM;
+    for (int j = 0; j < ny; j++)
+        if (!lin->output_names[j]) rc = MBL_ENOMEM;
+    if (rc) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    *out = lin;
+    lin = NULL;
+done:
+    mbl_eval_free(&ev);
+    rows_free(&U);
+    rows_free(&Y);
+    mbl_free(S), mbl_free(W), mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(X), mbl_free(dS), mbl_free(dW);
+    mbl_free(Mfull), mbl_free(MvW);
+    mbla_csc_free(Aug);
+    mbla_klu_free(lu);
+    mbl_linear_free(lin);
+    return rc;
+}
+
+void mbl_lin_options_default(mbl_lin_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->method = "augmented";
+    opt->state_weight = 1e-3;
+    opt->pivot_tol = 1e-9;
+    opt->rcond_min = 1e-13;
+}
+
+int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                  mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_linearize: out is NULL");
+    *out = NULL;
+    if (!md || !pt) return mbl_error(st, MBL_EARG, "mbl_linearize: model or point is NULL");
+    mbl_lin_options def;
+    if (!opt) {
+        mbl_lin_options_default(&def);
+        opt = &def;
+    }
+    const char *method = opt->method ? opt->method : "augmented";
+    if (!strcmp(method, "augmented")) return mbl_lin_augmented(md, pt, opt, out, st);
+    return mbl_error(st, MBL_EARG, "unknown linearization method '%s' (available: augmented)", method);
+}

@@ -1,0 +1,49 @@
+/* Shared pieces of the linearization methods. Internal to the library. */
+#ifndef MBLIN_LIN_INTERNAL_H
+#define MBLIN_LIN_INTERNAL_H
+
+#include "model/model_internal.h"
+
+/* A chosen state: an internal coordinate (or velocity) or a user state expression. */
+typedef struct mbl_state_ref {
+    int kind;  /* MBL_SREF_* */
+    int index; /* coordinate index, user state index, or (for SDOT) position state index */
+} mbl_state_ref;
+
+enum {
+    MBL_SREF_COORD = 0,    /* q_i (position level) or v_i (velocity level) */
+    MBL_SREF_USER = 1,     /* user state s_j (position) or user velocity state w_j (velocity) */
+    MBL_SREF_SDOT = 2      /* velocity level only: the time derivative of position state S_index */
+};
+
+/* Everything evaluated at one point: residual Jacobian values, user-state values and their
+ * Jacobian values, output values and Jacobian values. */
+typedef struct mbl_eval {
+    double *syms;
+    double *work;
+    double *jac;    /* md->jac.nz */
+    double *us;     /* 3 nus + 2 nuvs values, then md->usjac.nz Jacobian values */
+    double *y;      /* ny values then md->yjac.nz Jacobian values */
+} mbl_eval;
+
+int mbl_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st);
+int mbl_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st);
+void mbl_eval_free(mbl_eval *ev);
+
+/* Dense (rows x cols, column-major) copy of the block of the residual Jacobian with row group
+ * rg (MBL_ROW_*) and column block cb (MBL_BLK_*). */
+void mbl_jac_block(const mbl_model *md, const double *jacval, int rg, int cb, double *out);
+
+/* Choose the position-level states S (z0 of them) and the velocity-level states W (z1) by LU
+ * with full pivoting on the weighted Jacobian of source 000 Eq. 22, preferring user states.
+ * Writes what happened into lin->selection and the counts into lin. */
+int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_options *opt, mbl_linear *lin,
+                      mbl_state_ref **S, int *z0, mbl_state_ref **W, int *z1, mbl_status *st);
+
+int mbl_lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                      mbl_status *st);
+
+/* Allocate a linear model with its arrays (names not filled). */
+mbl_linear *mbl_linear_alloc(int n, int z0, int z1, int nu, int ny);
+
+#endif

@@ -1,0 +1,143 @@
+/* Modal analysis of a linear model: eigenvalues and right eigenvectors of A (LAPACK dgeev),
+ * undamped natural frequencies, damping ratios, mode shapes mapped back to every coordinate
+ * through dq/dS, zero (rigid-body) modes identified, sorted by frequency. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/la.h"
+#include "mblin/model.h"
+
+#define TWO_PI 6.283185307179586476925286766559
+
+void mbl_modal_options_default(mbl_modal_options *opt)
+{
+    opt->zero_tol = 1e-9;
+}
+
+void mbl_modes_free(mbl_modes *m)
+{
+    if (!m) return;
+    mbl_free(m->modes);
+    mbl_free(m->shape_re);
+    mbl_free(m->shape_im);
+    mbl_free(m);
+}
+
+typedef struct sort_item {
+    double freq, re, im;
+    int idx;
+} sort_item;
+
+static int cmp_modes(const void *pa, const void *pb)
+{
+    const sort_item *a = pa, *b = pb;
+    if (a->freq != b->freq) return a->freq < b->freq ? -1 : 1;
+    if (a->re != b->re) return a->re < b->re ? -1 : 1;
+    if (a->im != b->im) return a->im > b->im ? -1 : 1; /* positive imaginary part first */
+    return a->idx - b->idx;
+}
+
+int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_modal: out is NULL");
+    *out = NULL;
+    if (!lin) return mbl_error(st, MBL_EARG, "mbl_modal: linear model is NULL");
+    mbl_modal_options opt;
+    if (opt_in) opt = *opt_in;
+    else mbl_modal_options_default(&opt);
+    int nx = lin->nx, n = lin->n, z0 = lin->z0;
+    mbl_modes *M = mbl_calloc(1, sizeof *M);
+    double *wr = mbl_alloc_array((size_t)nx + 1, sizeof *wr), *wi = mbl_alloc_array((size_t)nx + 1, sizeof *wi);
+    double *VR = mbl_alloc_array((size_t)nx * (size_t)nx + 1, sizeof *VR);
+    sort_item *si = mbl_alloc_array((size_t)nx + 1, sizeof *si);
+    int rc = 0;
+    if (!M || !wr || !wi || !VR || !si) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    M->nx = nx;
+    M->n = n;
+    M->modes = mbl_calloc((size_t)nx + 1, sizeof *M->modes);
+    M->shape_re = mbl_calloc((size_t)n * (size_t)nx + 1, sizeof(double));
+    M->shape_im = mbl_calloc((size_t)n * (size_t)nx + 1, sizeof(double));
+    if (!M->modes || !M->shape_re || !M->shape_im) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (nx == 0) goto ok;
+    rc = mbla_eig(nx, lin->A, nx, wr, wi, NULL, 1, VR, nx, st);
+    if (rc) goto done;
+    double big = 0;
+    for (int i = 0; i < nx; i++) big = fmax(big, hypot(wr[i], wi[i]));
+    M->zero_tol = fmax(opt.zero_tol * big, 1e-12);
+    for (int i = 0; i < nx; i++) {
+        double mag = hypot(wr[i], wi[i]);
+        si[i].freq = mag < M->zero_tol ? 0.0 : mag / TWO_PI;
+        si[i].re = wr[i];
+        si[i].im = wi[i];
+        si[i].idx = i;
+    }
+    qsort(si, (size_t)nx, sizeof *si, cmp_modes);
+    for (int k = 0; k < nx; k++) {
+        int i = si[k].idx;
+        mbl_mode *md = &M->modes[k];
+        md->re = wr[i];
+        md->im = wi[i];
+        double mag = hypot(wr[i], wi[i]);
+        if (mag < M->zero_tol) {
+            md->kind = MBL_MODE_ZERO;
+            md->freq_hz = 0.0;
+            md->damping_ratio = 0.0;
+        } else {
+            md->kind = wi[i] == 0.0 ? MBL_MODE_REAL : MBL_MODE_OSCILLATORY;
+            md->freq_hz = mag / TWO_PI;
+            md->damping_ratio = -wr[i] / mag;
+        }
+        md->spurious = 0;
+        /* eigenvector (LAPACK packing: pair j, j+1 holds re, im for the +im eigenvalue) */
+        const double *vre, *vim = NULL;
+        double sign_im = 1.0;
+        if (wi[i] == 0.0) {
+            vre = VR + (size_t)i * nx;
+        } else if (wi[i] > 0.0) {
+            vre = VR + (size_t)i * nx;
+            vim = VR + (size_t)(i + 1) * nx;
+        } else {
+            vre = VR + (size_t)(i - 1) * nx;
+            vim = VR + (size_t)i * nx;
+            sign_im = -1.0;
+        }
+        /* mode shape in all coordinates: dq = q_S * x_S (the position part of the state) */
+        double *sr = M->shape_re + (size_t)k * n, *sim = M->shape_im + (size_t)k * n;
+        double amax = 0;
+        int imax = 0;
+        for (int c = 0; c < n; c++) {
+            double a = 0, b = 0;
+            for (int j = 0; j < z0; j++) {
+                a += lin->q_S[c + (size_t)j * n] * vre[j];
+                if (vim) b += lin->q_S[c + (size_t)j * n] * sign_im * vim[j];
+            }
+            sr[c] = a;
+            sim[c] = b;
+            double h = hypot(a, b);
+            if (h > amax) amax = h, imax = c;
+        }
+        /* normalize: largest component 1 (real) */
+        if (amax > 0) {
+            double pr = sr[imax], pi = sim[imax], d = pr * pr + pi * pi;
+            for (int c = 0; c < n; c++) {
+                double a = sr[c], b = sim[c];
+                sr[c] = (a * pr + b * pi) / d;
+                sim[c] = (b * pr - a * pi) / d;
+            }
+        }
+    }
+ok:
+    *out = M;
+    M = NULL;
+done:
+    mbl_modes_free(M);
+    mbl_free(wr), mbl_free(wi), mbl_free(VR), mbl_free(si);
+    return rc;
+}

@@ -1,0 +1,503 @@
+/* Operating points: equilibrium, a given point made consistent, steady motion.
+ *
+ * One solver serves all three: Newton (Gauss-Newton for non-square systems) on a chosen subset
+ * of the residual rows F = [R; Phidd; nhd; Phid; nh; Phi] with respect to a chosen subset of the
+ * unknowns [vdot lambda mu v q], with the exact Jacobian from the model's tape, minimum-norm
+ * steps (so rank-deficient constraint Jacobians give minimum-norm multipliers and minimum-norm
+ * position corrections) and a backtracking line search on the residual norm.
+ * Small systems use a dense SVD (minimum-norm least squares); large ones a sparse LU (KLU) when
+ * square, else SPQR's minimum-norm / least-squares solve. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mblin/la.h"
+#include "model/model_internal.h"
+
+/* Largest number of unknowns solved with the dense SVD. */
+#define OPOINT_DENSE_MAX 600
+/* Backtracking line search: sufficient decrease and the largest number of halvings. */
+#define LS_ARMIJO 1e-4
+#define LS_MAX_HALVINGS 40
+
+void mbl_opoint_options_default(mbl_opoint_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->at = -1;
+    opt->max_iter = 100;
+    opt->tol = 1e-12;
+    opt->abs_tol = 1e-12;
+    opt->rank_tol = 1e-9;
+}
+
+void mbl_point_free(mbl_point *p)
+{
+    if (!p) return;
+    mbl_free(p->q);
+    mbl_free(p->v);
+    mbl_free(p->vdot);
+    mbl_free(p->lambda);
+    mbl_free(p->mu);
+    mbl_free(p->r);
+    mbl_free(p);
+}
+
+static mbl_point *point_new(const mbl_model *md)
+{
+    mbl_point *p = mbl_calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->n = md->n;
+    p->m = md->m;
+    p->k = md->k;
+    p->nr = md->nr;
+    p->q = mbl_calloc((size_t)md->n + 1, sizeof(double));
+    p->v = mbl_calloc((size_t)md->n + 1, sizeof(double));
+    p->vdot = mbl_calloc((size_t)md->n + 1, sizeof(double));
+    p->lambda = mbl_calloc((size_t)md->m + 1, sizeof(double));
+    p->mu = mbl_calloc((size_t)md->k + 1, sizeof(double));
+    p->r = mbl_calloc((size_t)md->nr + 1, sizeof(double));
+    if (!p->q || !p->v || !p->vdot || !p->lambda || !p->mu || !p->r) {
+        mbl_point_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* The solver's view of a subproblem. */
+typedef struct subproblem {
+    const mbl_model *md;
+    mbl_point *pt;
+    int nrow, ncol;
+    int *rows;      /* residual rows used */
+    int *cols;      /* unknown columns used */
+    int *row_pos;   /* nF: position of a residual row in the subproblem, or -1 */
+    int *col_pos;   /* nunk: position of an unknown in the subproblem, or -1 */
+    double *syms, *work, *F, *jac;
+    const mbl_opoint_options *opt;
+    int rank_last;  /* rank of the last Jacobian (dense path), -1 if unknown */
+} subproblem;
+
+static double *unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
+{
+    for (int b = 0; b < MBL_NBLK; b++) {
+        int j0 = mbl_model_blk0(md, b), j1 = mbl_model_blk0(md, b + 1);
+        if (col >= j0 && col < j1) {
+            double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->r};
+            return base[b] + (col - j0);
+        }
+    }
+    return NULL;
+}
+
+static int eval_F(subproblem *sp, double *norm2, double *norminf, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    mbl_point *pt = sp->pt;
+    mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, sp->syms);
+    int rc = mblx_tape_eval(md->tape_F, sp->syms, sp->F, sp->work, st);
+    if (rc) return rc;
+    double s2 = 0, si = 0;
+    for (int i = 0; i < sp->nrow; i++) {
+        double f = sp->F[sp->rows[i]];
+        s2 += f * f;
+        si = fmax(si, fabs(f));
+    }
+    *norm2 = sqrt(s2);
+    *norminf = si;
+    return 0;
+}
+
+/* Solve J dx = -F (minimum-norm / least-squares) on the subproblem; dx has ncol entries. */
+static int newton_step(subproblem *sp, double *dx, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    int rc = mblx_tape_eval(md->tape_jac, sp->syms, sp->jac, sp->work, st);
+    if (rc) return rc;
+    int m = sp->nrow, n = sp->ncol;
+    if (n <= OPOINT_DENSE_MAX && m <= OPOINT_DENSE_MAX) {
+        int mn = m < n ? m : n, mx = m > n ? m : n;
+        double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);
+        double *s = mbl_alloc_array((size_t)mn + 1, sizeof *s);
+        double *U = mbl_alloc_array((size_t)m * (size_t)mn + 1, sizeof *U);
+        double *VT = mbl_alloc_array((size_t)mn * (size_t)n + 1, sizeof *VT);
+        double *tmp = mbl_alloc_array((size_t)mx + 1, sizeof *tmp);
+        if (!J || !s || !U || !VT || !tmp) {
+            mbl_free(J), mbl_free(s), mbl_free(U), mbl_free(VT), mbl_free(tmp);
+            return mbl_error(st, MBL_ENOMEM, "out of memory");
+        }
+        for (int p = 0; p < md->jac.nz; p++) {
+            int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
+            if (r >= 0 && c >= 0) J[r + (size_t)c * m] = sp->jac[p];
+        }
+        rc = mn > 0 ? mbla_svd(m, n, J, m, 'S', s, U, m, VT, mn, st) : 0;
+        if (!rc) {
+            double cut = mn > 0 ? sp->opt->rank_tol * s[0] : 0.0;
+            int rank = 0;
+            for (int i = 0; i < mn; i++)
+                if (s[i] > cut && s[i] > 0) rank++;
+            sp->rank_last = rank;
+            /* dx = -V S^+ U^T F */
+            for (int i = 0; i < rank; i++) {
+                double d = 0;
+                for (int r = 0; r < m; r++) d += U[r + (size_t)i * m] * sp->F[sp->rows[r]];
+                tmp[i] = -d / s[i];
+            }
+            for (int c = 0; c < n; c++) {
+                double d = 0;
+                for (int i = 0; i < rank; i++) d += VT[i + (size_t)c * mn] * tmp[i];
+                dx[c] = d;
+            }
+        }
+        mbl_free(J), mbl_free(s), mbl_free(U), mbl_free(VT), mbl_free(tmp);
+        return rc;
+    }
+    /* sparse */
+    int nz = 0;
+    for (int p = 0; p < md->jac.nz; p++)
+        if (sp->row_pos[md->jac.row[p]] >= 0 && sp->col_pos[md->jac.col[p]] >= 0) nz++;
+    int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
+    double *tx = mbl_alloc_array((size_t)nz + 1, sizeof *tx);
+    double *b = mbl_alloc_array((size_t)(m > n ? m : n) + 1, sizeof *b);
+    mbla_csc *A = NULL;
+    if (!ti || !tj || !tx || !b) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto sparse_done;
+    }
+    nz = 0;
+    for (int p = 0; p < md->jac.nz; p++) {
+        int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
+        if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, tx[nz++] = sp->jac[p];
+    }
+    for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
+    rc = mbla_csc_from_triplets(m, n, nz, ti, tj, tx, NULL, &A, st);
+    if (rc) goto sparse_done;
+    sp->rank_last = -1;
+    if (m == n) {
+        mbla_klu *lu = NULL;
+        rc = mbla_klu_new(A, NULL, &lu, st);
+        if (!rc) rc = mbla_klu_solve(lu, 1, b, n, st);
+        mbla_klu_free(lu);
+        if (!rc) memcpy(dx, b, (size_t)n * sizeof *dx);
+        if (rc == MBL_ESINGULAR) {
+            /* rank-deficient: fall back to SPQR's least-squares solution */
+            for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
+            rc = mbla_spqr_solve(A, -1.0, 1, b, m, dx, n, st);
+        }
+    } else {
+        rc = mbla_spqr_solve(A, -1.0, 1, b, m, dx, n, st);
+    }
+sparse_done:
+    mbla_csc_free(A);
+    mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(b);
+    return rc;
+}
+
+/* Newton / Gauss-Newton with line search. `what` names the problem in messages. linear = 1
+ * for problems linear in the unknowns (one step, then a check). */
+static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
+{
+    const mbl_opoint_options *opt = sp->opt;
+    int n = sp->ncol;
+    double *dx = mbl_alloc_array((size_t)n + 1, sizeof *dx), *x0 = mbl_alloc_array((size_t)n + 1, sizeof *x0);
+    if (!dx || !x0) {
+        mbl_free(dx), mbl_free(x0);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    double f2, finf;
+    int rc = eval_F(sp, &f2, &finf, st);
+    double f0 = finf;
+    int it = 0;
+    /* converged when the residual is at rounding level relative to its start and to the size
+     * of the terms (tol) or absolutely small (abs_tol) */
+    while (!rc) {
+        double target = opt->abs_tol + opt->tol * fmax(1.0, f0);
+        if (finf <= target && it > 0) break;
+        if (finf <= opt->abs_tol) break;
+        if (it >= opt->max_iter) {
+            rc = mbl_error(st, MBL_ENOCONV, "%s did not converge in %d iterations (residual %.3g)", what, it, finf);
+            break;
+        }
+        rc = newton_step(sp, dx, st);
+        if (rc) break;
+        it++;
+        double xnorm = 0, dnorm = 0;
+        for (int c = 0; c < n; c++) {
+            double *x = unknown_ptr(sp->md, sp->pt, sp->cols[c]);
+            x0[c] = *x;
+            xnorm = fmax(xnorm, fabs(*x));
+            dnorm = fmax(dnorm, fabs(dx[c]));
+        }
+        double alpha = 1.0, g2 = f2, ginf = finf;
+        int accepted = 0;
+        for (int h = 0; h <= LS_MAX_HALVINGS; h++) {
+            for (int c = 0; c < n; c++) *unknown_ptr(sp->md, sp->pt, sp->cols[c]) = x0[c] + alpha * dx[c];
+            mbl_status st2;
+            int erc = eval_F(sp, &g2, &ginf, &st2);
+            if (!erc && g2 <= (1.0 - LS_ARMIJO * alpha) * f2) {
+                accepted = 1;
+                break;
+            }
+            if (linear && !erc) {
+                accepted = 1;
+                break;
+            }
+            alpha *= 0.5;
+        }
+        if (!accepted) {
+            /* no decrease: at a least-squares minimum, or stuck */
+            for (int c = 0; c < n; c++) *unknown_ptr(sp->md, sp->pt, sp->cols[c]) = x0[c];
+            eval_F(sp, &f2, &finf, st);
+            if (finf <= 1e-8 * fmax(1.0, f0) && dnorm <= 1e-12 * fmax(1.0, xnorm)) break; /* rounding floor */
+            rc = mbl_error(st, MBL_ENOCONV,
+                           "%s: no solution found near the initial guess (residual %.3g after %d iterations; "
+                           "the line search made no progress)",
+                           what, finf, it);
+            break;
+        }
+        f2 = g2;
+        finf = ginf;
+        if (linear) {
+            /* a second pass polishes rounding; then stop */
+            if (it >= 2) break;
+        }
+        if (dnorm * alpha <= 4e-16 * fmax(1.0, xnorm) && finf <= 1e-8 * fmax(1.0, f0)) break;
+    }
+    if (!rc) {
+        sp->pt->iterations += it;
+        if (finf > sp->pt->residual) sp->pt->residual = finf;
+        if (linear && finf > 1e-8 * fmax(1.0, f0) + opt->abs_tol)
+            rc = mbl_error(st, MBL_ESINGULAR, "%s has no solution (residual %.3g): inconsistent equations", what, finf);
+    }
+    mbl_free(dx);
+    mbl_free(x0);
+    return rc;
+}
+
+static int sub_init(subproblem *sp, const mbl_model *md, mbl_point *pt, const mbl_opoint_options *opt)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->md = md;
+    sp->pt = pt;
+    sp->opt = opt;
+    sp->rows = mbl_alloc_array((size_t)md->nF + 1, sizeof(int));
+    sp->cols = mbl_alloc_array((size_t)md->nunk + 1, sizeof(int));
+    sp->row_pos = mbl_alloc_array((size_t)md->nF + 1, sizeof(int));
+    sp->col_pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof(int));
+    sp->syms = mbl_calloc((size_t)md->nsym + 1, sizeof(double));
+    sp->work = mbl_alloc_array(md->work_size + 1, sizeof(double));
+    sp->F = mbl_alloc_array((size_t)md->nF + 1, sizeof(double));
+    sp->jac = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof(double));
+    if (!sp->rows || !sp->cols || !sp->row_pos || !sp->col_pos || !sp->syms || !sp->work || !sp->F || !sp->jac)
+        return MBL_ENOMEM;
+    return 0;
+}
+
+static void sub_free(subproblem *sp)
+{
+    mbl_free(sp->rows), mbl_free(sp->cols), mbl_free(sp->row_pos), mbl_free(sp->col_pos);
+    mbl_free(sp->syms), mbl_free(sp->work), mbl_free(sp->F), mbl_free(sp->jac);
+}
+
+/* Select row groups (bit mask over MBL_ROW_*) and unknown blocks (bit mask over MBL_BLK_*);
+ * skip_q: coordinates not to solve for (NULL: none). */
+static void sub_select(subproblem *sp, unsigned rowmask, unsigned colmask, const int *skip_q)
+{
+    const mbl_model *md = sp->md;
+    sp->nrow = sp->ncol = 0;
+    for (int r = 0; r < md->nF; r++) sp->row_pos[r] = -1;
+    for (int c = 0; c < md->nunk; c++) sp->col_pos[c] = -1;
+    for (int g = 0; g < MBL_NROWG; g++)
+        if ((rowmask >> g) & 1u)
+            for (int r = md->row0[g]; r < md->row0[g + 1]; r++) {
+                sp->row_pos[r] = sp->nrow;
+                sp->rows[sp->nrow++] = r;
+            }
+    int jq = mbl_model_blk0(md, MBL_BLK_Q);
+    for (int b = 0; b < MBL_NBLK; b++)
+        if ((colmask >> b) & 1u)
+            for (int c = mbl_model_blk0(md, b); c < mbl_model_blk0(md, b + 1); c++) {
+                if (b == MBL_BLK_Q && skip_q && skip_q[c - jq]) continue;
+                sp->col_pos[c] = sp->ncol;
+                sp->cols[sp->ncol++] = c;
+            }
+}
+
+#define RB(g) (1u << (g))
+
+/* vdot, lambda, mu from the acceleration-level equations at the current q, v. */
+static int solve_accelerations(subproblem *sp, mbl_status *st)
+{
+    sub_select(sp, RB(MBL_ROW_EOM) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD),
+               RB(MBL_BLK_A) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU), NULL);
+    int rc = solve(sp, "the accelerations and multipliers", 1, st);
+    if (!rc && sp->rank_last >= 0 && sp->rank_last < sp->ncol) sp->pt->min_norm_multipliers = 1;
+    return rc;
+}
+
+/* Rank of [Phi_q; A_nh] at the point (dense SVD for moderate sizes, SPQR otherwise). */
+static int constraint_rank(subproblem *sp, int *rank, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    int m = md->m + md->k, n = md->n;
+    *rank = 0;
+    if (m == 0) return 0;
+    mbl_model_fill_syms(md, sp->pt->t, sp->pt->q, sp->pt->v, sp->pt->vdot, sp->pt->lambda, sp->pt->mu, sp->pt->r,
+                        sp->syms);
+    int rc = mblx_tape_eval(md->tape_jac, sp->syms, sp->jac, sp->work, st);
+    if (rc) return rc;
+    /* rows: Phi (dPhi/dq) and nh (dc/dv) */
+    int jq = mbl_model_blk0(md, MBL_BLK_Q), jv = mbl_model_blk0(md, MBL_BLK_V);
+    int r_phi = md->row0[MBL_ROW_PHI], r_nh = md->row0[MBL_ROW_NH];
+    int nz = 0;
+    for (int p = 0; p < md->jac.nz; p++) {
+        int r = md->jac.row[p], c = md->jac.col[p];
+        if ((r >= r_phi && r < r_phi + md->m && c >= jq && c < jq + n) ||
+            (r >= r_nh && r < r_nh + md->k && c >= jv && c < jv + n))
+            nz++;
+    }
+    int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
+    double *tx = mbl_alloc_array((size_t)nz + 1, sizeof *tx);
+    if (!ti || !tj || !tx) {
+        mbl_free(ti), mbl_free(tj), mbl_free(tx);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    nz = 0;
+    for (int p = 0; p < md->jac.nz; p++) {
+        int r = md->jac.row[p], c = md->jac.col[p];
+        if (r >= r_phi && r < r_phi + md->m && c >= jq && c < jq + n) ti[nz] = r - r_phi, tj[nz] = c - jq, tx[nz++] = sp->jac[p];
+        else if (r >= r_nh && r < r_nh + md->k && c >= jv && c < jv + n)
+            ti[nz] = md->m + r - r_nh, tj[nz] = c - jv, tx[nz++] = sp->jac[p];
+    }
+    if ((size_t)m * (size_t)n <= (size_t)OPOINT_DENSE_MAX * OPOINT_DENSE_MAX) {
+        double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);
+        int mn = m < n ? m : n;
+        double *s = mbl_alloc_array((size_t)mn + 1, sizeof *s);
+        if (!J || !s) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        else {
+            for (int p = 0; p < nz; p++) J[ti[p] + (size_t)tj[p] * m] = tx[p];
+            rc = mbla_svd(m, n, J, m, 'N', s, NULL, 1, NULL, 1, st);
+            if (!rc)
+                for (int i = 0; i < mn; i++)
+                    if (s[i] > sp->opt->rank_tol * s[0]) (*rank)++;
+        }
+        mbl_free(J), mbl_free(s);
+    } else {
+        mbla_csc *A = NULL;
+        rc = mbla_csc_from_triplets(m, n, nz, ti, tj, tx, NULL, &A, st);
+        if (!rc) rc = mbla_spqr_rank(A, -1.0, rank, NULL, st);
+        mbla_csc_free(A);
+    }
+    mbl_free(ti), mbl_free(tj), mbl_free(tx);
+    return rc;
+}
+
+static void note(mbl_point *pt, const char *fmt, const char *a, double x)
+{
+    size_t len = strlen(pt->notes);
+    if (len + 2 >= sizeof pt->notes) return;
+    if (len) {
+        snprintf(pt->notes + len, sizeof pt->notes - len, "; ");
+        len += 2;
+    }
+    snprintf(pt->notes + len, sizeof pt->notes - len, fmt, a, x);
+}
+
+int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, mbl_point **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_operating_point: out is NULL");
+    *out = NULL;
+    if (!md) return mbl_error(st, MBL_EARG, "mbl_operating_point: model is NULL");
+    mbl_opoint_options opt;
+    if (opt_in) opt = *opt_in;
+    else mbl_opoint_options_default(&opt);
+    mbl_point *pt = point_new(md);
+    subproblem sp;
+    int rc = pt ? sub_init(&sp, md, pt, &opt) : MBL_ENOMEM;
+    if (rc) {
+        if (pt) sub_free(&sp);
+        mbl_point_free(pt);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    pt->at = opt.at >= 0 ? (mbl_at)opt.at : md->at;
+    pt->t = md->time;
+    memcpy(pt->q, md->q0, (size_t)md->n * sizeof(double));
+    memcpy(pt->r, md->r0, (size_t)md->nr * sizeof(double));
+    int n = md->n;
+
+    switch (pt->at) {
+    case MBL_AT_EQUILIBRIUM:
+        /* v = vdot = 0; solve R(q, 0, 0, lambda, mu) = 0, Phi(q) = 0, c(q, 0) = 0 */
+        sub_select(&sp, RB(MBL_ROW_EOM) | RB(MBL_ROW_PHI) | RB(MBL_ROW_NH),
+                   RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU), NULL);
+        rc = solve(&sp, "the equilibrium", 0, st);
+        if (!rc && sp.rank_last >= 0 && sp.rank_last < sp.ncol) pt->min_norm_multipliers = 1;
+        break;
+    case MBL_AT_GIVEN: {
+        double *qgiven = mbl_alloc_array((size_t)n + 1, sizeof *qgiven);
+        if (!qgiven) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            break;
+        }
+        memcpy(qgiven, pt->q, (size_t)n * sizeof *qgiven);
+        memcpy(pt->v, md->v0, (size_t)n * sizeof(double));
+        if (md->m) {
+            sub_select(&sp, RB(MBL_ROW_PHI), RB(MBL_BLK_Q), NULL);
+            rc = solve(&sp, "the projection of the coordinates onto the constraints", 0, st);
+        }
+        for (int i = 0; !rc && i < n; i++)
+            if (fabs(pt->q[i] - qgiven[i]) > 1e-9 * fmax(1.0, fabs(qgiven[i])))
+                note(pt, "coordinate %s moved by %.3g to satisfy the constraints", md->qname[i], pt->q[i] - qgiven[i]);
+        mbl_free(qgiven);
+        if (!rc && md->m + md->k) {
+            double *vg = mbl_alloc_array((size_t)n + 1, sizeof *vg);
+            if (!vg) {
+                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                break;
+            }
+            memcpy(vg, pt->v, (size_t)n * sizeof *vg);
+            sub_select(&sp, RB(MBL_ROW_PHID) | RB(MBL_ROW_NH), RB(MBL_BLK_V), NULL);
+            rc = solve(&sp, "the projection of the velocities onto the velocity constraints", 1, st);
+            for (int i = 0; !rc && i < n; i++)
+                if (fabs(pt->v[i] - vg[i]) > 1e-9 * fmax(1.0, fabs(vg[i])))
+                    note(pt, "velocity der(%s) changed by %.3g to satisfy the velocity constraints", md->qname[i],
+                         pt->v[i] - vg[i]);
+            mbl_free(vg);
+        }
+        if (!rc) rc = solve_accelerations(&sp, st);
+        break;
+    }
+    case MBL_AT_STEADY:
+        /* keep v; vdot = 0; solve the non-cyclic coordinates and the multipliers */
+        memcpy(pt->v, md->v0, (size_t)n * sizeof(double));
+        sub_select(&sp,
+                   RB(MBL_ROW_EOM) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) | RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) |
+                       RB(MBL_ROW_PHI),
+                   RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU), md->cyclic);
+        rc = solve(&sp, "the steady motion", 0, st);
+        if (!rc) rc = solve_accelerations(&sp, st);
+        if (!rc) {
+            double amax = 0;
+            for (int i = 0; i < n; i++) amax = fmax(amax, fabs(pt->vdot[i]));
+            if (amax > 1e-6) note(pt, "the steady motion has accelerations up to %.3g%s", "", amax);
+        }
+        break;
+    default:
+        rc = mbl_error(st, MBL_EARG, "unknown operating point kind %d", (int)pt->at);
+    }
+    if (!rc) rc = constraint_rank(&sp, &pt->rank_phi_q, st);
+    if (!rc && pt->rank_phi_q < md->m + md->k) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%d", pt->rank_phi_q);
+        note(pt, "the constraint Jacobian has rank %s (rank deficiency %g): minimum-norm multipliers", buf,
+             (double)(md->m + md->k - pt->rank_phi_q));
+        pt->min_norm_multipliers = 1;
+    }
+    if (rc && st) mbl_error_prefix(st, "%s", md->file);
+    sub_free(&sp);
+    if (rc) {
+        mbl_point_free(pt);
+        return rc;
+    }
+    *out = pt;
+    return 0;
+}
