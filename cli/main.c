@@ -1,13 +1,56 @@
-/* mblin command-line tool: a thin client of the public API. */
+/* mblin command-line tool: a thin client of the public API (include/mblin/mblin.h).
+ *
+ *   mblin linearize MODEL [--method NAME] [--set p=value ...] [--at KIND] [--json] [-o DIR]
+ *                         [--matrices] [--shapes]
+ *   mblin equilibrium MODEL [--set p=value ...] [--at KIND] [--json]
+ *   mblin check MODEL [--set p=value ...]
+ *
+ * Results go to stdout, diagnostics to stderr as one line "mblin: <reason>", and the exit status
+ * is 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mblin/mblin.h"
 
+#define MAX_SETS 256
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mblin COMMAND [ARGS]\n"
-               "  mblin --version\n");
+    fprintf(f,
+            "usage: mblin COMMAND MODEL [OPTIONS]\n"
+            "\n"
+            "commands:\n"
+            "  linearize MODEL     operating point, exact linear model and its modes\n"
+            "  equilibrium MODEL   the operating point only\n"
+            "  check MODEL         counts, degrees of freedom, redundant constraints\n"
+            "\n"
+            "options:\n"
+            "  --method NAME       linearization method (default augmented)\n"
+            "  --set NAME=VALUE    override a parameter (repeatable)\n"
+            "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
+            "  --json              print one JSON object instead of the report\n"
+            "  -o DIR              write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m\n"
+            "  --matrices          print the matrices in the report\n"
+            "  --shapes            print the mode shapes in the report\n"
+            "  --version, --help\n");
+}
+
+static int fail(const mbl_status *st)
+{
+    fflush(stdout);
+    fprintf(stderr, "mblin: %s\n", st->msg[0] ? st->msg : mbl_strerror(st->code));
+    return 1;
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "mblin: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see mblin --help)\n");
+    return 2;
 }
 
 int main(int argc, char **argv)
@@ -16,14 +59,133 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (!strcmp(argv[1], "--version")) {
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--version")) {
         printf("mblin %s\n", mbl_version());
         return 0;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "mblin: unknown command '%s' (try mblin --help)\n", argv[1]);
-    return 2;
+    if (strcmp(cmd, "linearize") && strcmp(cmd, "equilibrium") && strcmp(cmd, "check"))
+        return usage_error("unknown command '%s'", cmd);
+
+    const char *model_path = NULL, *method = NULL, *outdir = NULL, *at = NULL;
+    int json = 0;
+    unsigned flags = 0;
+    static mbl_setting sets[MAX_SETS];
+    static char set_names[MAX_SETS][256];
+    int nsets = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--matrices")) flags |= MBL_REPORT_MATRICES;
+        else if (!strcmp(a, "--shapes")) flags |= MBL_REPORT_SHAPES;
+        else if (!strcmp(a, "--method") || !strcmp(a, "-o") || !strcmp(a, "--set") || !strcmp(a, "--at")) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", a);
+            const char *v = argv[++i];
+            if (!strcmp(a, "--method")) method = v;
+            else if (!strcmp(a, "-o")) outdir = v;
+            else if (!strcmp(a, "--at")) at = v;
+            else {
+                const char *eq = strchr(v, '=');
+                if (!eq || eq == v || !eq[1]) return usage_error("--set expects NAME=VALUE, got '%s'", v);
+                if (nsets >= MAX_SETS) return usage_error("too many --set options (at most 256)%s", "");
+                size_t nl = (size_t)(eq - v);
+                if (nl >= sizeof set_names[0]) return usage_error("--set: name too long in '%s'", v);
+                memcpy(set_names[nsets], v, nl);
+                set_names[nsets][nl] = '\0';
+                char *end = NULL;
+                errno = 0;
+                double x = strtod(eq + 1, &end);
+                if (errno || !end || *end) return usage_error("--set: '%s' is not NAME=NUMBER", v);
+                sets[nsets].name = set_names[nsets];
+                sets[nsets].value = x;
+                nsets++;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error("unknown option '%s'", a);
+        } else if (!model_path) {
+            model_path = a;
+        } else {
+            return usage_error("unexpected argument '%s'", a);
+        }
+    }
+    if (!model_path) return usage_error("%s needs a MODEL file", cmd);
+
+    mbl_opoint_options popt;
+    mbl_opoint_options_default(&popt);
+    if (at) {
+        if (!strcmp(at, "equilibrium")) popt.at = MBL_AT_EQUILIBRIUM;
+        else if (!strcmp(at, "given")) popt.at = MBL_AT_GIVEN;
+        else if (!strcmp(at, "steady")) popt.at = MBL_AT_STEADY;
+        else return usage_error("--at must be equilibrium, given or steady, not '%s'", at);
+    }
+    if (outdir) {
+        struct stat sb;
+        if (stat(outdir, &sb) != 0 && mkdir(outdir, 0777) != 0) {
+            fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", outdir, strerror(errno));
+            return 1;
+        }
+    }
+
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_model *model = NULL;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *modes = NULL;
+    int code = 0;
+    if (mbl_model_load_file(model_path, sets, nsets, &model, &st)) return fail(&st);
+
+    if (!strcmp(cmd, "check")) {
+        /* the point is best effort: a model whose point cannot be found is reported as such */
+        if (mbl_operating_point(model, &popt, &pt, &st)) {
+            mbl_report_check(stdout, model, NULL);
+            code = fail(&st);
+        } else {
+            mbl_report_check(stdout, model, pt);
+            mbl_model_info info;
+            mbl_model_get_info(model, &info);
+            if (pt->rank_phi_q < info.nhol + info.nnh) {
+                fprintf(stderr, "mblin: %s: %d redundant constraint(s) or a singular configuration at the operating point\n",
+                        model_path, info.nhol + info.nnh - pt->rank_phi_q);
+                code = 1;
+            }
+        }
+        goto done;
+    }
+    if (mbl_operating_point(model, &popt, &pt, &st)) {
+        code = fail(&st);
+        goto done;
+    }
+    if (!strcmp(cmd, "equilibrium")) {
+        if (json) mbl_report_point_json(stdout, model, pt);
+        else mbl_report_point_text(stdout, model, pt);
+        goto done;
+    }
+    mbl_lin_options lopt;
+    mbl_lin_options_default(&lopt);
+    if (method) lopt.method = method;
+    if (mbl_linearize(model, pt, &lopt, &lin, &st) || mbl_modal(lin, NULL, &modes, &st)) {
+        code = fail(&st);
+        goto done;
+    }
+    if (outdir && mbl_report_export(outdir, model, lin, &st)) {
+        code = fail(&st);
+        goto done;
+    }
+    if (json) mbl_report_json(stdout, model, pt, lin, modes);
+    else mbl_report_text(stdout, model, pt, lin, modes, flags);
+done:
+    if (fflush(stdout) != 0 && !code) {
+        fprintf(stderr, "mblin: cannot write the output\n");
+        code = 1;
+    }
+    mbl_modes_free(modes);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    mbl_model_free(model);
+    return code;
 }

@@ -4,5 +4,6 @@
 
 #include "mblin/status.h"
 #include "mblin/model.h"
+#include "mblin/report.h"
 
 #endif

@@ -28,6 +28,11 @@ static int select_level(int nc, int n, const double *C, int ncand, const double 
                         double pivot_tol, int *free_coord, int *free_cand, int *rank_c, mbl_status *st)
 {
     int rows = nc + ncand, cols = n + ncand;
+    if (rows == 0) { /* nothing to eliminate: every coordinate is a state */
+        for (int j = 0; j < n; j++) free_coord[j] = 1;
+        *rank_c = 0;
+        return 0;
+    }
     double *J = mbl_calloc((size_t)rows * (size_t)cols + 1, sizeof *J);
     double *w = mbl_alloc_array((size_t)cols + 1, sizeof *w);
     int *chosen = mbl_alloc_array((size_t)cols + 1, sizeof *chosen);

@@ -1,2 +1,3 @@
 list(APPEND MBLIN_SOURCES
+  src/report/report.c
 )

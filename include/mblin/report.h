@@ -1,0 +1,52 @@
+/* mblin: reports of operating points, linear models and modes.
+ *
+ * The writers take a stream opened by the caller (the library itself never writes to stdout or
+ * stderr on its own) and return 0 or MBL_EIO. */
+#ifndef MBLIN_REPORT_H
+#define MBLIN_REPORT_H
+
+#include <stdio.h>
+
+#include "mblin/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    MBL_REPORT_MATRICES = 1u << 0, /* print A, B, C, D and M, C, K in the text report */
+    MBL_REPORT_SHAPES = 1u << 1    /* print the mode shapes in the text report */
+};
+
+/* The operating point for a person: kind, iterations, residual, q, v, vdot, multipliers. */
+int mbl_report_point_text(FILE *f, const mbl_model *model, const mbl_point *pt);
+
+/* The whole result for a person, like Adams Linear: point, states and what the selection did,
+ * the eigen table (mode, frequency, damping ratio, real, imaginary), matrices on request. */
+int mbl_report_text(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
+                    const mbl_modes *modes, unsigned flags);
+
+/* One JSON object (DESIGN.md sec. 5): method, states, velocity_states, inputs, outputs,
+ * ss {A,B,C,D}, mck {M,C,K,F}, eigenvalues [{re,im,freq_hz,damping_ratio,spurious,kind}],
+ * operating_point {at,t,coordinates,q,v,vdot,lambda,mu,inputs,iterations,residual},
+ * selection, condition, mode_shapes. Matrices are lists of rows. */
+int mbl_report_json(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
+                    const mbl_modes *modes);
+
+/* The operating point alone as one JSON object. */
+int mbl_report_point_json(FILE *f, const mbl_model *model, const mbl_point *pt);
+
+/* Write A.mtx, B.mtx, C.mtx, D.mtx, M.mtx, Cd.mtx (damping), K.mtx, F.mtx (Matrix Market,
+ * array real general) and linear_model.m (Octave/MATLAB: the matrices with their state, input
+ * and output names) into the existing directory dir. */
+int mbl_report_export(const char *dir, const mbl_model *model, const mbl_linear *lin, mbl_status *st);
+
+/* Model check for a person (`mblin check`): counts, degrees of freedom by counting and by the
+ * rank of the constraint Jacobian at pt (which may be NULL when no point could be found),
+ * redundant constraints. */
+int mbl_report_check(FILE *f, const mbl_model *model, const mbl_point *pt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,354 @@
+/* Reports: text for a person, JSON for programs, Matrix Market and Octave for other tools. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mblin/report.h"
+#include "model/model_internal.h"
+
+static const char *at_name(mbl_at at)
+{
+    switch (at) {
+    case MBL_AT_EQUILIBRIUM: return "equilibrium";
+    case MBL_AT_GIVEN: return "given";
+    case MBL_AT_STEADY: return "steady";
+    }
+    return "?";
+}
+
+/* ---- JSON ------------------------------------------------------------------------------ */
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p == '\n') fputs("\\n", f);
+        else if (*p == '\t') fputs("\\t", f);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, double x)
+{
+    if (!isfinite(x)) fputs("null", f);
+    else if (x == 0.0) fputs("0", f);
+    else fprintf(f, "%.17g", x);
+}
+
+static void json_vec(FILE *f, const double *x, int n)
+{
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        if (i) fputs(", ", f);
+        json_num(f, x[i]);
+    }
+    fputc(']', f);
+}
+
+/* rows x cols column-major as a list of rows */
+static void json_mat(FILE *f, const double *A, int rows, int cols)
+{
+    fputc('[', f);
+    for (int i = 0; i < rows; i++) {
+        if (i) fputs(", ", f);
+        fputc('[', f);
+        for (int j = 0; j < cols; j++) {
+            if (j) fputs(", ", f);
+            json_num(f, A[i + (size_t)j * rows]);
+        }
+        fputc(']', f);
+    }
+    fputc(']', f);
+}
+
+static void json_names(FILE *f, char *const *names, int n)
+{
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        if (i) fputs(", ", f);
+        json_str(f, names[i]);
+    }
+    fputc(']', f);
+}
+
+static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
+{
+    fputs("{\"at\": ", f);
+    json_str(f, at_name(pt->at));
+    fputs(", \"t\": ", f);
+    json_num(f, pt->t);
+    fputs(", \"coordinates\": ", f);
+    json_names(f, md->qname, md->n);
+    fputs(", \"q\": ", f);
+    json_vec(f, pt->q, pt->n);
+    fputs(", \"v\": ", f);
+    json_vec(f, pt->v, pt->n);
+    fputs(", \"vdot\": ", f);
+    json_vec(f, pt->vdot, pt->n);
+    fputs(", \"lambda\": ", f);
+    json_vec(f, pt->lambda, pt->m);
+    fputs(", \"mu\": ", f);
+    json_vec(f, pt->mu, pt->k);
+    fputs(", \"input_names\": ", f);
+    json_names(f, md->rname, md->nr);
+    fputs(", \"inputs\": ", f);
+    json_vec(f, pt->r, pt->nr);
+    fprintf(f, ", \"iterations\": %d, \"residual\": ", pt->iterations);
+    json_num(f, pt->residual);
+    fprintf(f, ", \"constraint_rank\": %d, \"min_norm_multipliers\": %s, \"notes\": ", pt->rank_phi_q,
+            pt->min_norm_multipliers ? "true" : "false");
+    json_str(f, pt->notes);
+    fputc('}', f);
+}
+
+int mbl_report_point_json(FILE *f, const mbl_model *md, const mbl_point *pt)
+{
+    fputs("{\"model\": ", f);
+    json_str(f, md->name);
+    fputs(", \"operating_point\": ", f);
+    json_point_body(f, md, pt);
+    fputs("}\n", f);
+    return ferror(f) ? MBL_EIO : 0;
+}
+
+int mbl_report_json(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl_linear *lin, const mbl_modes *modes)
+{
+    fputs("{\"model\": ", f);
+    json_str(f, md->name);
+    fputs(", \"method\": ", f);
+    json_str(f, lin->method);
+    fputs(", \"states\": ", f);
+    json_names(f, lin->state_names, lin->z0);
+    fputs(", \"velocity_states\": ", f);
+    json_names(f, lin->state_names + lin->z0, lin->z1);
+    fputs(", \"inputs\": ", f);
+    json_names(f, lin->input_names, lin->nu);
+    fputs(", \"outputs\": ", f);
+    json_names(f, lin->output_names, lin->ny);
+    fputs(",\n \"ss\": {\"A\": ", f);
+    json_mat(f, lin->A, lin->nx, lin->nx);
+    fputs(", \"B\": ", f);
+    json_mat(f, lin->B, lin->nx, lin->nu);
+    fputs(", \"C\": ", f);
+    json_mat(f, lin->C, lin->ny, lin->nx);
+    fputs(", \"D\": ", f);
+    json_mat(f, lin->D, lin->ny, lin->nu);
+    fputs("},\n \"mck\": {\"M\": ", f);
+    json_mat(f, lin->M, lin->z1, lin->z1);
+    fputs(", \"C\": ", f);
+    json_mat(f, lin->Cd, lin->z1, lin->z1);
+    fputs(", \"K\": ", f);
+    json_mat(f, lin->K, lin->z1, lin->z0);
+    fputs(", \"F\": ", f);
+    json_mat(f, lin->F, lin->z1, lin->nu);
+    fputs("},\n \"eigenvalues\": [", f);
+    for (int i = 0; modes && i < modes->nx; i++) {
+        const mbl_mode *m = &modes->modes[i];
+        if (i) fputs(", ", f);
+        fputs("{\"re\": ", f);
+        json_num(f, m->re);
+        fputs(", \"im\": ", f);
+        json_num(f, m->im);
+        fputs(", \"freq_hz\": ", f);
+        json_num(f, m->freq_hz);
+        fputs(", \"damping_ratio\": ", f);
+        json_num(f, m->damping_ratio);
+        fprintf(f, ", \"spurious\": %s, \"kind\": \"%s\"}", m->spurious ? "true" : "false",
+                m->kind == MBL_MODE_ZERO ? "zero" : m->kind == MBL_MODE_REAL ? "real" : "oscillatory");
+    }
+    fputs("],\n \"mode_shapes\": {\"coordinates\": ", f);
+    json_names(f, md->qname, md->n);
+    fputs(", \"re\": ", f);
+    if (modes) json_mat(f, modes->shape_re, modes->n, modes->nx);
+    else fputs("[]", f);
+    fputs(", \"im\": ", f);
+    if (modes) json_mat(f, modes->shape_im, modes->n, modes->nx);
+    else fputs("[]", f);
+    fputs("},\n \"q_S\": ", f);
+    json_mat(f, lin->q_S, lin->n, lin->z0);
+    fputs(",\n \"selection\": ", f);
+    json_str(f, lin->selection);
+    fputs(", \"condition\": ", f);
+    json_num(f, lin->cond);
+    fputs(",\n \"operating_point\": ", f);
+    json_point_body(f, md, pt);
+    fputs("}\n", f);
+    return ferror(f) ? MBL_EIO : 0;
+}
+
+/* ---- text ------------------------------------------------------------------------------ */
+
+static void text_mat(FILE *f, const char *title, const double *A, int rows, int cols, char *const *rn,
+                     char *const *cn)
+{
+    fprintf(f, "\n%s (%d x %d)\n", title, rows, cols);
+    if (!rows || !cols) return;
+    fprintf(f, "  %-16s", "");
+    for (int j = 0; j < cols; j++) fprintf(f, " %14.14s", cn ? cn[j] : "");
+    fputc('\n', f);
+    for (int i = 0; i < rows; i++) {
+        fprintf(f, "  %-16.16s", rn ? rn[i] : "");
+        for (int j = 0; j < cols; j++) fprintf(f, " %14.6g", A[i + (size_t)j * rows]);
+        fputc('\n', f);
+    }
+}
+
+int mbl_report_point_text(FILE *f, const mbl_model *md, const mbl_point *pt)
+{
+    fprintf(f, "Operating point (%s, t = %g): %d Newton iterations, residual %.3g\n", at_name(pt->at), pt->t,
+            pt->iterations, pt->residual);
+    fprintf(f, "  %-16s %16s %16s %16s\n", "coordinate", "q", "der(q)", "der(der(q))");
+    for (int i = 0; i < pt->n; i++)
+        fprintf(f, "  %-16.16s %16.9g %16.9g %16.9g\n", md->qname[i], pt->q[i], pt->v[i], pt->vdot[i]);
+    for (int j = 0; j < pt->m; j++) fprintf(f, "  lambda[%d] = %.9g\n", j + 1, pt->lambda[j]);
+    for (int j = 0; j < pt->k; j++) fprintf(f, "  mu[%d] = %.9g\n", j + 1, pt->mu[j]);
+    for (int j = 0; j < pt->nr; j++) fprintf(f, "  input %s = %.9g\n", md->rname[j], pt->r[j]);
+    if (pt->notes[0]) fprintf(f, "  note: %s\n", pt->notes);
+    return ferror(f) ? MBL_EIO : 0;
+}
+
+int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl_linear *lin,
+                    const mbl_modes *modes, unsigned flags)
+{
+    fprintf(f, "Model: %s (%s)\n", md->name[0] ? md->name : "(unnamed)", md->file);
+    fprintf(f, "  %d coordinates, %d holonomic and %d non-holonomic constraints, %d inputs, %d outputs\n\n", md->n,
+            md->m, md->k, md->nr, md->ny);
+    mbl_report_point_text(f, md, pt);
+    fprintf(f, "\nLinearization: method %s, %d states (%d position, %d velocity), condition estimate %.3g\n",
+            lin->method, lin->nx, lin->z0, lin->z1, lin->cond);
+    fprintf(f, "  states:");
+    for (int i = 0; i < lin->nx; i++) fprintf(f, " %s", lin->state_names[i]);
+    fprintf(f, "\n  selection: %s\n", lin->selection);
+    if (modes) {
+        fprintf(f, "\nEigenvalues (%d)\n", modes->nx);
+        fprintf(f, "  %4s  %16s  %14s  %16s  %16s\n", "mode", "frequency [Hz]", "damping ratio", "real", "imaginary");
+        for (int i = 0; i < modes->nx; i++) {
+            const mbl_mode *m = &modes->modes[i];
+            const char *tag = m->kind == MBL_MODE_ZERO ? "  (zero / rigid-body mode)" : "";
+            fprintf(f, "  %4d  %16.8g  %14.6g  %16.8g  %16.8g%s\n", i + 1, m->freq_hz, m->damping_ratio, m->re,
+                    m->im, tag);
+        }
+        if (flags & MBL_REPORT_SHAPES) {
+            fprintf(f, "\nMode shapes (real part, largest component 1)\n");
+            fprintf(f, "  %-16s", "coordinate");
+            for (int k = 0; k < modes->nx; k++) fprintf(f, " %10d", k + 1);
+            fputc('\n', f);
+            for (int c = 0; c < modes->n; c++) {
+                fprintf(f, "  %-16.16s", md->qname[c]);
+                for (int k = 0; k < modes->nx; k++) fprintf(f, " %10.4g", modes->shape_re[c + (size_t)k * modes->n]);
+                fputc('\n', f);
+            }
+        }
+    }
+    if (flags & MBL_REPORT_MATRICES) {
+        text_mat(f, "A", lin->A, lin->nx, lin->nx, lin->state_names, lin->state_names);
+        text_mat(f, "B", lin->B, lin->nx, lin->nu, lin->state_names, lin->input_names);
+        text_mat(f, "C", lin->C, lin->ny, lin->nx, lin->output_names, lin->state_names);
+        text_mat(f, "D", lin->D, lin->ny, lin->nu, lin->output_names, lin->input_names);
+        text_mat(f, "M-hat", lin->M, lin->z1, lin->z1, lin->state_names + lin->z0, lin->state_names + lin->z0);
+        text_mat(f, "C-hat (damping)", lin->Cd, lin->z1, lin->z1, lin->state_names + lin->z0,
+                 lin->state_names + lin->z0);
+        text_mat(f, "K-hat", lin->K, lin->z1, lin->z0, lin->state_names + lin->z0, lin->state_names);
+        if (lin->nu)
+            text_mat(f, "F-hat (input)", lin->F, lin->z1, lin->nu, lin->state_names + lin->z0, lin->input_names);
+    }
+    return ferror(f) ? MBL_EIO : 0;
+}
+
+int mbl_report_check(FILE *f, const mbl_model *md, const mbl_point *pt)
+{
+    fprintf(f, "Model: %s (%s)\n", md->name[0] ? md->name : "(unnamed)", md->file);
+    fprintf(f, "  coordinates: %d\n  holonomic constraints: %d\n  non-holonomic constraints: %d\n", md->n, md->m,
+            md->k);
+    fprintf(f, "  parameters: %d, inputs: %d, outputs: %d, user states: %d, user velocity states: %d\n", md->np,
+            md->nr, md->ny, md->nus, md->nuvs);
+    fprintf(f, "  degrees of freedom by counting: %d (positions), %d (velocities)\n", md->n - md->m,
+            md->n - md->m - md->k);
+    if (pt) {
+        int red = md->m + md->k - pt->rank_phi_q;
+        fprintf(f, "  at the operating point (%s): constraint rank %d, degrees of freedom %d\n", at_name(pt->at),
+                pt->rank_phi_q, md->n - md->m - md->k + red);
+        if (red > 0)
+            fprintf(f, "  problem: %d redundant constraint%s (or a singular configuration) at this point\n", red,
+                    red > 1 ? "s" : "");
+        if (pt->notes[0]) fprintf(f, "  note: %s\n", pt->notes);
+    }
+    return ferror(f) ? MBL_EIO : 0;
+}
+
+/* ---- Matrix Market and Octave ------------------------------------------------------------ */
+
+static int write_mtx(const char *dir, const char *name, const double *A, int rows, int cols, mbl_status *st)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.mtx", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) return mbl_error(st, MBL_EIO, "%s: cannot write", path);
+    fprintf(f, "%%%%MatrixMarket matrix array real general\n%% %s, written by mblin\n%d %d\n", name, rows, cols);
+    for (size_t i = 0; i < (size_t)rows * (size_t)cols; i++) fprintf(f, "%.17g\n", A[i]);
+    int bad = ferror(f);
+    if (fclose(f) || bad) return mbl_error(st, MBL_EIO, "%s: write error", path);
+    return 0;
+}
+
+static void oct_mat(FILE *f, const char *name, const double *A, int rows, int cols)
+{
+    fprintf(f, "%s = zeros(%d, %d);\n", name, rows, cols);
+    if (!rows || !cols) return;
+    fprintf(f, "%s = [", name);
+    for (int i = 0; i < rows; i++) {
+        for (int j = 0; j < cols; j++) fprintf(f, "%s%.17g", j ? " " : "", A[i + (size_t)j * rows]);
+        fputs(i + 1 < rows ? ";\n     " : "];\n", f);
+    }
+}
+
+static void oct_names(FILE *f, const char *var, char *const *names, int n)
+{
+    fprintf(f, "%s = {", var);
+    for (int i = 0; i < n; i++) {
+        fputs(i ? ", '" : "'", f);
+        for (const char *c = names[i]; *c; c++) {
+            if (*c == '\'') fputc('\'', f);
+            fputc(*c, f);
+        }
+        fputc('\'', f);
+    }
+    fputs("};\n", f);
+}
+
+int mbl_report_export(const char *dir, const mbl_model *md, const mbl_linear *lin, mbl_status *st)
+{
+    int rc = write_mtx(dir, "A", lin->A, lin->nx, lin->nx, st);
+    if (!rc) rc = write_mtx(dir, "B", lin->B, lin->nx, lin->nu, st);
+    if (!rc) rc = write_mtx(dir, "C", lin->C, lin->ny, lin->nx, st);
+    if (!rc) rc = write_mtx(dir, "D", lin->D, lin->ny, lin->nu, st);
+    if (!rc) rc = write_mtx(dir, "M", lin->M, lin->z1, lin->z1, st);
+    if (!rc) rc = write_mtx(dir, "Cd", lin->Cd, lin->z1, lin->z1, st);
+    if (!rc) rc = write_mtx(dir, "K", lin->K, lin->z1, lin->z0, st);
+    if (!rc) rc = write_mtx(dir, "F", lin->F, lin->z1, lin->nu, st);
+    if (rc) return rc;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/linear_model.m", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return mbl_error(st, MBL_EIO, "%s: cannot write", path);
+    fprintf(f, "%% Linear model of %s (%s), method %s, written by mblin.\n", md->name[0] ? md->name : "(unnamed)",
+            md->file, lin->method);
+    fprintf(f, "%% x' = A x + B u, y = C x + D u with x = [S; W];\n%% M S'' + Cd S' + K S = F u.\n");
+    oct_names(f, "state_names", lin->state_names, lin->nx);
+    oct_names(f, "input_names", lin->input_names, lin->nu);
+    oct_names(f, "output_names", lin->output_names, lin->ny);
+    oct_mat(f, "A", lin->A, lin->nx, lin->nx);
+    oct_mat(f, "B", lin->B, lin->nx, lin->nu);
+    oct_mat(f, "C", lin->C, lin->ny, lin->nx);
+    oct_mat(f, "D", lin->D, lin->ny, lin->nu);
+    oct_mat(f, "M", lin->M, lin->z1, lin->z1);
+    oct_mat(f, "Cd", lin->Cd, lin->z1, lin->z1);
+    oct_mat(f, "K", lin->K, lin->z1, lin->z0);
+    oct_mat(f, "F", lin->F, lin->z1, lin->nu);
+    int bad = ferror(f);
+    if (fclose(f) || bad) return mbl_error(st, MBL_EIO, "%s: write error", path);
+    return 0;
+}
