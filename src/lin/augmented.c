@@ -439,6 +439,10 @@ int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
         opt = &def;
     }
     const char *method = opt->method ? opt->method : "augmented";
-    if (!strcmp(method, "augmented")) return mbl_lin_augmented(md, pt, opt, out, st);
+    if (!strcmp(method, "augmented")) {
+        int rc = mbl_lin_augmented(md, pt, opt, out, st);
+        if (rc) mbl_error_prefix(st, "%s", md->file);
+        return rc;
+    }
     return mbl_error(st, MBL_EARG, "unknown linearization method '%s' (available: augmented)", method);
 }

@@ -375,7 +375,7 @@ static int constraint_rank(subproblem *sp, int *rank, mbl_status *st)
         if (!J || !s) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         else {
             for (int p = 0; p < nz; p++) J[ti[p] + (size_t)tj[p] * m] = tx[p];
-            rc = mbla_svd(m, n, J, m, 'N', s, NULL, 1, NULL, 1, st);
+            rc = mbla_svd(m, n, J, m, 'S', s, NULL, m, NULL, mn, st);
             if (!rc)
                 for (int i = 0; i < mn; i++)
                     if (s[i] > sp->opt->rank_tol * s[0]) (*rank)++;
