@@ -1,1 +1,2 @@
-# tests of src/la are listed here
+# tests of src/la
+mblin_add_test(test_la_dense ${CMAKE_CURRENT_SOURCE_DIR}/la/test_la_dense.c)

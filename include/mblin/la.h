@@ -1,0 +1,414 @@
+/* mblin linear algebra (prefix mbla_): thin, tested wrappers over LAPACK(E)/OpenBLAS,
+ * SuiteSparse (KLU, AMD, COLAMD, BTF; CHOLMOD and SPQR behind MBLIN_WITH_GPL) and ARPACK-ng.
+ * Nothing here hand-writes a factorization or an eigensolver.
+ *
+ * Conventions (all functions)
+ * - Status: every fallible function returns 0 (MBL_OK) or a negative MBL_E* code and fills
+ *   `st` (may be NULL) with a one-line message. Codes used here:
+ *     MBL_EDIM      bad dimension / leading dimension / index out of range / pattern mismatch
+ *     MBL_EARG      NULL where an array is required, invalid option or flag, NaN/Inf in
+ *                   the input of an iterative dense routine (eig, ggev, sygvd, svd, qrcp)
+ *     MBL_ENOMEM    an allocation failed (or size arithmetic overflowed)
+ *     MBL_ESINGULAR a matrix that must be regular (or positive definite) is not
+ *     MBL_ENOCONV   an iteration (QR algorithm, QZ, SVD, ARPACK) did not converge
+ *     MBL_ELIB      the underlying library reported an unexpected error, or the function needs
+ *                   a GPL component and the library was built with MBLIN_WITH_GPL=OFF
+ *   On failure, output arguments are unspecified unless documented, nothing is leaked and no
+ *   object is returned (`*out` is set to NULL).
+ * - Dense matrices are column-major with an explicit leading dimension (ld >= max(1, rows)).
+ *   Entry (i, j) of A is A[i + j*lda]. Sizes are `int` (>= 0).
+ * - Sparse matrices are CSC (mbla_csc): 0-based, row indices sorted within each column, no
+ *   duplicates, p[0] = 0, p[n] = nnz.
+ * - Tolerances: every tolerance is an argument; passing MBLA_DEFAULT (any negative value)
+ *   selects the documented default.
+ * - Memory: wrapper allocations go through mbl_malloc & co. (so mbl_alloc_fail_after works);
+ *   the libraries' own internal allocations (LAPACKE work arrays, SuiteSparse, ARPACK) do not.
+ *   Destructors accept NULL.
+ * - Thread safety: functions are reentrant on distinct objects, except the ARPACK-based
+ *   mbla_eigs_sinv (ARPACK keeps SAVEd state: do not call it from two threads at once).
+ */
+#ifndef MBLIN_LA_H
+#define MBLIN_LA_H
+
+#include "mblin/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Pass as a tolerance (or any negative value) to select the documented default. */
+#define MBLA_DEFAULT (-1.0)
+
+/* ============================================================================================
+ * Dense: small utilities
+ * ========================================================================================== */
+
+/* C = alpha*op(A)*op(B) + beta*C (cblas_dgemm). transa/transb: 'N' or 'T'. op(A) is m x k,
+ * op(B) is k x n, C is m x n. beta == 0 means C is not read (may hold NaN).
+ * Errors: MBL_EARG (bad trans flag, NULL array), MBL_EDIM (negative size, ld too small). */
+int mbla_gemm(char transa, char transb, int m, int n, int k, double alpha, const double *A,
+              int lda, const double *B, int ldb, double beta, double *C, int ldc,
+              mbl_status *st);
+
+/* y = alpha*op(A)*x + beta*y (cblas_dgemv), A is m x n, trans 'N' (x has n, y has m entries)
+ * or 'T' (x has m, y has n). Unit strides. beta == 0 means y is not read.
+ * Errors: MBL_EARG, MBL_EDIM. */
+int mbla_gemv(char trans, int m, int n, double alpha, const double *A, int lda,
+              const double *x, double beta, double *y, mbl_status *st);
+
+/* 1-norm (maximum absolute column sum) of the m x n matrix A. Returns 0 for empty matrices
+ * and -1.0 when A is NULL or lda < max(1, m). */
+double mbla_norm1(int m, int n, const double *A, int lda);
+
+/* ============================================================================================
+ * Dense: LU (partial pivoting), one-shot and factor-once/solve-many
+ * ========================================================================================== */
+
+/* Solve A X = B (dgesv). A (n x n) is overwritten by its LU factors, B (n x nrhs) by X.
+ * Errors: MBL_EDIM; MBL_ESINGULAR "matrix is singular: U(k,k) is exactly zero (pivot k)" with
+ * k 0-based (only an exactly zero pivot is detected; use mbla_dlu_rcond for near-singularity);
+ * MBL_ENOMEM (pivot array). */
+int mbla_lu_solve(int n, int nrhs, double *A, int lda, double *B, int ldb, mbl_status *st);
+
+/* A dense LU factorization P A = L U (dgetrf) kept for repeated solves. */
+typedef struct mbla_dlu mbla_dlu;
+
+/* Factor a copy of the n x n matrix A (A itself is not modified). Also records ||A||_1 for
+ * mbla_dlu_rcond. Errors: MBL_EDIM, MBL_ENOMEM, MBL_ESINGULAR (exactly zero pivot, named). */
+int mbla_dlu_new(int n, const double *A, int lda, mbla_dlu **out, mbl_status *st);
+
+/* Solve op(A) X = B in place (dgetrs); trans 'N' (A X = B) or 'T' (A^T X = B). B is
+ * n x nrhs. Errors: MBL_EARG, MBL_EDIM. */
+int mbla_dlu_solve(const mbla_dlu *lu, char trans, int nrhs, double *B, int ldb,
+                   mbl_status *st);
+
+/* Reciprocal 1-norm condition number estimate 1/(||A||_1 ||A^-1||_1) (dgecon; within a small
+ * factor of the true value, usually exact). Errors: MBL_EARG, MBL_ENOMEM. */
+int mbla_dlu_rcond(const mbla_dlu *lu, double *rcond, mbl_status *st);
+
+/* Order of the factored matrix (0 for NULL). */
+int mbla_dlu_n(const mbla_dlu *lu);
+
+void mbla_dlu_free(mbla_dlu *lu);
+
+/* ============================================================================================
+ * Dense: rank-revealing factorizations
+ * ========================================================================================== */
+
+/* Numerical rank from a non-increasing sequence d[0..k-1] of magnitudes (singular values or
+ * |R(i,i)| of a QRCP): the number of leading entries with |d[i]| > tol * |d[0]|.
+ * tol < 0 selects the default max(m, n) * DBL_EPSILON (m, n: the matrix dimensions).
+ * Returns 0 when k == 0 or d[0] == 0. */
+int mbla_rank_from_diag(int m, int n, int k, const double *d, int incd, double tol);
+
+/* Rank-revealing QR with column pivoting, A P = Q R (dgeqp3, then dorgqr for Q).
+ *   A (m x n, lda)  in: the matrix; out: overwritten by dgeqp3's output (R in the upper
+ *                   triangle, Householder vectors below).
+ *   tol             relative rank tolerance, see mbla_rank_from_diag (default max(m,n)*eps,
+ *                   i.e. rank = #{i : |R(i,i)| > max(m,n) * eps * |R(0,0)|}).
+ *   jpvt (n)        out: 0-based permutation, column j of A P is column jpvt[j] of A.
+ *   rank            out (may be NULL): numerical rank.
+ *   Q (m x qcols)   out (may be NULL): the first qcols columns of the orthogonal factor Q,
+ *                   min(m,n) <= qcols <= m (qcols = m gives the full square Q, whose columns
+ *                   rank..m-1 span the orthogonal complement of range(A)). Ignored if NULL.
+ *   R (k x n, ldr)  out (may be NULL): the upper trapezoidal factor, k = min(m, n).
+ * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM. */
+int mbla_qrcp(int m, int n, double *A, int lda, double tol, int *jpvt, int *rank, double *Q,
+              int ldq, int qcols, double *R, int ldr, mbl_status *st);
+
+/* Singular value decomposition A = U S V^T (dgesvd).
+ *   A (m x n)  destroyed on output.
+ *   job        'S': thin U (m x k) and V^T (k x n), k = min(m, n);
+ *              'A': full U (m x m) and V^T (n x n). U and/or VT may be NULL (not computed).
+ *   s (k)      out: singular values in decreasing order.
+ * Use mbla_rank_from_diag(m, n, k, s, 1, tol) for the numerical rank.
+ * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ENOCONV (bidiagonal QR did not converge). */
+int mbla_svd(int m, int n, double *A, int lda, char job, double *s, double *U, int ldu,
+             double *VT, int ldvt, mbl_status *st);
+
+/* LU with complete pivoting P A Q = L U (dgetc2) of the n x n matrix A, in place.
+ *   ipiv, jpiv (n)  out: 0-based interchange sequences: for k = 0..n-1 in order, row k was
+ *                   swapped with row ipiv[k] and column k with column jpiv[k].
+ *   nsmall          out (may be NULL): 0-based index of the first pivot that dgetc2 found
+ *                   smaller than max(eps * max|A|, safe minimum) and replaced by that value
+ *                   (the matrix is numerically singular from there on), or -1 if none.
+ * Never fails on singular input (that is the point of complete pivoting: the small pivots
+ * come last). Errors: MBL_EARG, MBL_EDIM. */
+int mbla_lu_complete(int n, double *A, int lda, int *ipiv, int *jpiv, int *nsmall,
+                     mbl_status *st);
+
+/* Column (state) selection by Gaussian elimination with complete pivoting, as in source 000
+ * Eq. 20-22: the m x n matrix J (m <= n; A is not modified) has column j scaled by weights[j]
+ * (NULL: all 1), is padded with n - m zero rows to a square matrix and factored with dgetc2.
+ * The columns pivoted first form the best-conditioned nonsingular block (dependent
+ * coordinates); the remaining n - rank columns are the independent coordinates (states).
+ * A larger weight makes a column more likely to be pivoted (dependent); give user-preferred
+ * states a small weight (e.g. 1e-3) to keep them independent.
+ *   tol        rank tolerance relative to the first (largest) pivot: pivot k counts when
+ *              |U(k,k)| > tol * |U(0,0)|. Default max(m, n) * eps.
+ *   perm (n)   out: perm[0..rank-1] are the pivot (dependent) columns in pivot order;
+ *              perm[rank..n-1] the others (independent) in increasing index order.
+ *   rank       out: number of pivots found (<= m).
+ * Cost O(n^3) time and n^2 doubles of workspace: meant for moderate n.
+ * Errors: MBL_EARG, MBL_EDIM (m > n, bad ld, negative or non-finite weight), MBL_ENOMEM. */
+int mbla_select_columns(int m, int n, const double *A, int lda, const double *weights,
+                        double tol, int *perm, int *rank, mbl_status *st);
+
+/* ============================================================================================
+ * Dense: eigenproblems
+ * ========================================================================================== */
+
+/* Eigenvalues and optionally eigenvectors of a general real n x n matrix (dgeev).
+ * A is not modified. wr, wi (n): real and imaginary parts; complex conjugate pairs appear
+ * consecutively, positive imaginary part first. VL/VR (n x n, may be NULL): left/right
+ * eigenvectors in LAPACK's packed form (for a pair j, j+1: v_j = V(:,j) + i V(:,j+1)), each of
+ * unit 2-norm with largest component real.
+ * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ENOCONV (QR algorithm failed). */
+int mbla_eig(int n, const double *A, int lda, double *wr, double *wi, double *VL, int ldvl,
+             double *VR, int ldvr, mbl_status *st);
+
+/* Generalized eigenproblem A x = lambda B x by QZ (dggev). A, B (n x n) are not modified.
+ * Eigenvalue j is (alphar[j] + i alphai[j]) / beta[j]; beta[j] >= 0. Infinite eigenvalues
+ * (singular B, descriptor pencils) come out with beta[j] == 0 exactly (LAPACK's QZ deflates
+ * them by zeroing the negligible diagonal entry of the triangular factor); a singular pencil
+ * (det(A - lambda B) == 0 for all lambda) shows alpha == beta == 0 (approximately).
+ * VL/VR as in mbla_eig (may be NULL). Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ENOCONV. */
+int mbla_ggev(int n, const double *A, int lda, const double *B, int ldb, double *alphar,
+              double *alphai, double *beta, double *VL, int ldvl, double *VR, int ldvr,
+              mbl_status *st);
+
+/* Symmetric-definite generalized problem A z = lambda B z (dsygvd, itype 1): A symmetric, B
+ * symmetric positive definite; only the upper triangles are read; A, B are not modified.
+ * w (n): eigenvalues ascending. Z (n x n, may be NULL): B-orthonormal eigenvectors
+ * (Z^T B Z = I). Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ESINGULAR "B is not positive
+ * definite (leading minor of order k)", MBL_ENOCONV. */
+int mbla_sygvd(int n, const double *A, int lda, const double *B, int ldb, double *w,
+               double *Z, int ldz, mbl_status *st);
+
+/* ============================================================================================
+ * Sparse: CSC matrices
+ * ========================================================================================== */
+
+typedef struct mbla_csc {
+    int m, n;  /* rows, columns */
+    int *p;    /* n + 1 column pointers, p[0] = 0, p[n] = nnz */
+    int *i;    /* nnz row indices, sorted within each column, no duplicates */
+    double *x; /* nnz values */
+} mbla_csc;
+
+/* Allocate an m x n matrix with room for nzmax entries; p is zeroed (an all-zero matrix).
+ * Errors: MBL_EDIM (negative size), MBL_ENOMEM. */
+int mbla_csc_new(int m, int n, int nzmax, mbla_csc **out, mbl_status *st);
+void mbla_csc_free(mbla_csc *A);
+
+/* Number of stored entries p[n] (0 for NULL). */
+int mbla_csc_nnz(const mbla_csc *A);
+
+/* Validate the invariants (sizes, p monotone, indices in range, sorted, no duplicates).
+ * Errors: MBL_EARG (NULL), MBL_EDIM naming the first offending column/entry. */
+int mbla_csc_check(const mbla_csc *A, mbl_status *st);
+
+/* Deep copy. Errors: MBL_EARG, MBL_ENOMEM. */
+int mbla_csc_copy(const mbla_csc *A, mbla_csc **out, mbl_status *st);
+
+/* Assemble from nz triplets (ti[k], tj[k], tx[k]) (0-based); duplicates are summed, explicit
+ * zeros kept (the pattern is structural). map (nz, may be NULL) receives for each triplet k
+ * the position in x where its value went, for mbla_csc_refill. tx may be NULL (values 0).
+ * Errors: MBL_EDIM "triplet k: index (i, j) out of range for m x n", MBL_EARG, MBL_ENOMEM. */
+int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
+                           const double *tx, int *map, mbla_csc **out, mbl_status *st);
+
+/* Refill the values of a matrix assembled by mbla_csc_from_triplets with the same triplet
+ * pattern: x = 0, then x[map[k]] += tx[k] for k < nz. No allocation, no checks. */
+void mbla_csc_refill(mbla_csc *A, int nz, const int *map, const double *tx);
+
+/* B = A^T. Errors: MBL_EARG, MBL_ENOMEM. */
+int mbla_csc_transpose(const mbla_csc *A, mbla_csc **out, mbl_status *st);
+
+/* y = alpha*A*x + beta*y (x has n, y has m entries). beta == 0: y is not read. */
+int mbla_csc_gemv(const mbla_csc *A, double alpha, const double *x, double beta, double *y,
+                  mbl_status *st);
+/* y = alpha*A^T*x + beta*y (x has m, y has n entries). */
+int mbla_csc_gemv_t(const mbla_csc *A, double alpha, const double *x, double beta, double *y,
+                    mbl_status *st);
+
+/* C = A*B (sparse-sparse; structural pattern, no cancellation dropped).
+ * Errors: MBL_EARG, MBL_EDIM (A->n != B->m), MBL_ENOMEM (also when nnz(C) overflows int). */
+int mbla_csc_matmul(const mbla_csc *A, const mbla_csc *B, mbla_csc **out, mbl_status *st);
+
+/* C = alpha*A + beta*B on the union pattern (entries of the union are kept even when the sum
+ * cancels). Errors: MBL_EARG, MBL_EDIM (sizes differ), MBL_ENOMEM. */
+int mbla_csc_add(double alpha, const mbla_csc *A, double beta, const mbla_csc *B,
+                 mbla_csc **out, mbl_status *st);
+
+/* Block of A: rows r0 <= i < r1 and columns c0 <= j < c1 (half-open ranges), re-indexed from 0.
+ * Errors: MBL_EARG, MBL_EDIM (range outside A or r1 < r0, c1 < c0), MBL_ENOMEM. */
+int mbla_csc_block(const mbla_csc *A, int r0, int r1, int c0, int c1, mbla_csc **out,
+                   mbl_status *st);
+
+/* C = A(rows, cols): C(a, b) = A(rows[a], cols[b]). rows must not repeat (cols may).
+ * rows == NULL with nr == A->m means all rows; cols == NULL with nc == A->n all columns.
+ * Errors: MBL_EARG, MBL_EDIM (index out of range or repeated row), MBL_ENOMEM. */
+int mbla_csc_select(const mbla_csc *A, int nr, const int *rows, int nc, const int *cols,
+                    mbla_csc **out, mbl_status *st);
+
+/* Dense copy D (m x n, ldd) of A (all entries written). Errors: MBL_EARG, MBL_EDIM. */
+int mbla_csc_to_dense(const mbla_csc *A, double *D, int ldd, mbl_status *st);
+
+/* Sparse copy of the dense m x n matrix D keeping entries with |d| > droptol (droptol < 0
+ * means 0: keep all nonzeros). Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM. */
+int mbla_csc_from_dense(int m, int n, const double *D, int ldd, double droptol,
+                        mbla_csc **out, mbl_status *st);
+
+/* Remove stored entries with |x| <= tol in place (tol < 0 means 0: drop explicit zeros).
+ * Returns the new nnz (the arrays keep their capacity). Any triplet map becomes invalid. */
+int mbla_csc_drop(mbla_csc *A, double tol);
+
+/* ============================================================================================
+ * Sparse LU: KLU (real and complex)
+ * ========================================================================================== */
+
+enum { MBLA_ORDER_AMD = 0, MBLA_ORDER_COLAMD = 1 };
+
+typedef struct mbla_klu_opts {
+    int ordering;        /* MBLA_ORDER_AMD (default) or MBLA_ORDER_COLAMD (fill-reducing) */
+    int btf;             /* 1 (default): block triangular form pre-ordering; 0: none */
+    double pivot_tol;    /* KLU partial-pivoting threshold in (0, 1]; default 0.001 (KLU's) */
+    double refactor_drop;/* mbla_klu_refactor does a fresh pivoting factorization when the
+                          * crude rcond after klu_refactor falls below refactor_drop times the
+                          * rcond of the last pivoting factorization; default 1e-3 */
+} mbla_klu_opts;
+
+/* Fill opts with the defaults above. */
+void mbla_klu_opts_default(mbla_klu_opts *opts);
+
+/* A KLU factorization (symbolic analysis once, numeric factorization per value set). It keeps
+ * a copy of the sparsity pattern to check later refactorizations. Real or complex. */
+typedef struct mbla_klu mbla_klu;
+
+/* Analyze and factor the square matrix A (opts may be NULL: defaults).
+ * Errors: MBL_EARG, MBL_EDIM (not square), MBL_ENOMEM, MBL_ESINGULAR "matrix is singular
+ * (KLU: zero pivot in column k)", MBL_ELIB (other KLU failure). */
+int mbla_klu_new(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, mbl_status *st);
+
+/* Refactor at new values of A with the same pattern (klu_refactor: same pivot sequence). If
+ * that fails or the pivots went bad (rcond dropped, see refactor_drop), a fresh pivoting
+ * factorization (klu_factor) is done instead; mbla_klu_stats tells how often.
+ * Errors: MBL_EDIM (pattern differs from the analysed one), MBL_ESINGULAR, MBL_ENOMEM, MBL_ELIB.
+ * After an error the object can only be freed or refactored again. */
+int mbla_klu_refactor(mbla_klu *k, const mbla_csc *A, mbl_status *st);
+
+/* Solve A X = B (mbla_klu_solve) or A^T X = B (mbla_klu_solve_t) in place; B is n x nrhs.
+ * Errors: MBL_EARG (also when k is complex or has no valid factorization), MBL_EDIM. */
+int mbla_klu_solve(mbla_klu *k, int nrhs, double *B, int ldb, mbl_status *st);
+int mbla_klu_solve_t(mbla_klu *k, int nrhs, double *B, int ldb, mbl_status *st);
+
+/* Crude reciprocal condition min|U(i,i)| / max|U(i,i)| (klu_rcond): cheap, pivot quality. */
+int mbla_klu_rcond(mbla_klu *k, double *rcond, mbl_status *st);
+
+/* 1-norm condition number estimate ||A||_1 ||A^-1||_1 (klu_condest, Hager/Higham): A must be
+ * the matrix of the current factorization (same values). Real factorizations only. */
+int mbla_klu_condest(mbla_klu *k, const mbla_csc *A, double *condest, mbl_status *st);
+
+/* Statistics: number of numeric factorizations with pivoting and of klu_refactor calls
+ * accepted (either may be NULL). */
+void mbla_klu_stats(const mbla_klu *k, int *nfactor, int *nrefactor);
+
+/* Complex KLU (klu_z_*): the pattern is A->p, A->i (A->x is ignored, may be NULL) and the
+ * values az are interleaved (re, im) pairs, 2*nnz doubles.
+ * Errors as mbla_klu_new. */
+int mbla_kluz_new(const mbla_csc *A, const double *az, const mbla_klu_opts *opts,
+                  mbla_klu **out, mbl_status *st);
+int mbla_kluz_refactor(mbla_klu *k, const mbla_csc *A, const double *az, mbl_status *st);
+/* Solve in place; B holds interleaved complex values, n x nrhs with leading dimension ldb
+ * counted in complex entries. trans: 'N' A X = B, 'T' A^T X = B, 'C' A^H X = B. */
+int mbla_kluz_solve(mbla_klu *k, char trans, int nrhs, double *B, int ldb, mbl_status *st);
+
+void mbla_klu_free(mbla_klu *k);
+
+/* ============================================================================================
+ * Sparse Cholesky: CHOLMOD (needs MBLIN_WITH_GPL; otherwise every function returns MBL_ELIB
+ * "built without GPL components (MBLIN_WITH_GPL=OFF)")
+ * ========================================================================================== */
+
+typedef struct mbla_chol mbla_chol;
+
+/* Factor the symmetric positive definite matrix A = L L^T (CHOLMOD's default: AMD/METIS
+ * ordering, supernodal or simplicial chosen automatically). uplo 'U': only the upper triangle
+ * (i <= j) of A is used, 'L': only the lower triangle. Errors: MBL_EARG, MBL_EDIM (not
+ * square), MBL_ENOMEM, MBL_ESINGULAR "matrix not positive definite (column k)", MBL_ELIB. */
+int mbla_chol_new(const mbla_csc *A, char uplo, mbla_chol **out, mbl_status *st);
+
+/* Refactor at new values, same pattern (the analysis is reused). Errors as mbla_chol_new. */
+int mbla_chol_refactor(mbla_chol *c, const mbla_csc *A, mbl_status *st);
+
+/* Solve A X = B in place, B n x nrhs. Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM. */
+int mbla_chol_solve(mbla_chol *c, int nrhs, double *B, int ldb, mbl_status *st);
+
+void mbla_chol_free(mbla_chol *c);
+
+/* ============================================================================================
+ * Sparse rank-revealing QR: SPQR (needs MBLIN_WITH_GPL, as above)
+ * tol: columns of 2-norm <= tol are treated as zero during the factorization (Heath's
+ * method). Default (tol < 0): SPQR's default 20 * (m + n) * eps * (largest column 2-norm).
+ * ========================================================================================== */
+
+/* Numerical rank of the sparse m x n matrix A. tol_used (may be NULL) receives the tolerance
+ * actually used. Errors: MBL_EARG, MBL_ENOMEM, MBL_ELIB. */
+int mbla_spqr_rank(const mbla_csc *A, double tol, int *rank, double *tol_used,
+                   mbl_status *st);
+
+/* Orthonormal basis of the null space of the m x n matrix A (e.g. a constraint Jacobian):
+ * from the QR factorization of A^T, N = the last n - rank columns of its Q. *N receives a
+ * newly allocated n x (n - rank) column-major array (ld n; free with mbl_free; NULL when the
+ * null space is trivial), *nnull = n - rank, rank (may be NULL) the rank.
+ * Errors: MBL_EARG, MBL_ENOMEM, MBL_ELIB. */
+int mbla_spqr_nullspace(const mbla_csc *A, double tol, double **N, int *nnull, int *rank,
+                        mbl_status *st);
+
+/* Solve A X = B for the m x n matrix A, B m x nrhs (ldb), X n x nrhs (ldx):
+ * m >= n: least-squares solution (SPQR backslash, basic solution if A is rank deficient);
+ * m < n: minimum 2-norm solution of the underdetermined system (QR of A^T).
+ * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ELIB. */
+int mbla_spqr_solve(const mbla_csc *A, double tol, int nrhs, const double *B, int ldb,
+                    double *X, int ldx, mbl_status *st);
+
+/* ============================================================================================
+ * Sparse eigenvalues: ARPACK shift-invert with KLU
+ * ========================================================================================== */
+
+typedef struct mbla_eigs_opts {
+    int ncv;        /* Krylov subspace dimension; 0 (default): min(n, max(2k + 1, 20)) */
+    int maxiter;    /* maximum Arnoldi restarts; default 300 */
+    double tol;     /* ARPACK relative accuracy of the Ritz values; default 0 (= eps) */
+    mbla_klu_opts klu; /* options of the factorization of A - sigma E */
+} mbla_eigs_opts;
+
+/* Fill opts with the defaults above. */
+void mbla_eigs_opts_default(mbla_eigs_opts *opts);
+
+/* The k eigenvalues of the pencil A x = lambda E x nearest the shift sigma = sigma_re +
+ * i sigma_im, by ARPACK (dnaupd/dneupd for a real shift, znaupd/zneupd for a complex one) in
+ * regular mode applied to OP = (A - sigma E)^{-1} E, whose eigenvalues are
+ * mu = 1/(lambda - sigma); A - sigma E is factored by KLU (real or complex). E may be singular
+ * (descriptor pencils): infinite eigenvalues map to mu = 0 and are never returned; the start
+ * vector is OP applied to a fixed pseudo-random vector (deterministic results). E == NULL
+ * means the identity. A symmetric (K, M) pair can use the same call.
+ *   k            number of eigenvalues wanted, 1 <= k <= n - 2 (k + 2 <= ncv <= n).
+ *   opts         may be NULL (defaults).
+ *   lre, lim (k) out: eigenvalues sorted by increasing distance |lambda - sigma|.
+ *   Vre, Vim     out (each may be NULL): n x k real and imaginary parts of the unit-2-norm
+ *                eigenvectors (ld ldv); for a real shift complex-conjugate pairs are split.
+ *   nconv        out (may be NULL): number of converged Ritz values (set also on
+ *                MBL_ENOCONV).
+ * Errors: MBL_EARG, MBL_EDIM (sizes, k out of range), MBL_ENOMEM, MBL_ESINGULAR (A - sigma E
+ * singular: sigma is an eigenvalue; move the shift), MBL_ENOCONV "ARPACK converged j of k
+ * eigenvalues in maxiter iterations", MBL_ELIB (ARPACK error code). */
+int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double sigma_im,
+                   int k, const mbla_eigs_opts *opts, double *lre, double *lim, double *Vre,
+                   double *Vim, int ldv, int *nconv, mbl_status *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,526 @@
+/* Sparse matrices in compressed sparse column form (0-based, sorted, no duplicates). */
+#include "la/la_internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+int mbla_csc_arg(const mbla_csc *A, const char *fn, const char *name, mbl_status *st)
+{
+    if (!A) return mbl_error(st, MBL_EARG, "%s: %s is NULL", fn, name);
+    if (A->m < 0 || A->n < 0)
+        return mbl_error(st, MBL_EDIM, "%s: %s has negative size %d x %d", fn, name, A->m, A->n);
+    if (!A->p) return mbl_error(st, MBL_EARG, "%s: %s has no column pointers", fn, name);
+    if (A->p[A->n] > 0 && (!A->i || !A->x))
+        return mbl_error(st, MBL_EARG, "%s: %s has entries but no index/value arrays", fn, name);
+    return 0;
+}
+
+void mbla_csc_free(mbla_csc *A)
+{
+    if (!A) return;
+    mbl_free(A->p);
+    mbl_free(A->i);
+    mbl_free(A->x);
+    mbl_free(A);
+}
+
+int mbla_csc_new(int m, int n, int nzmax, mbla_csc **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbla_csc_new: out is NULL");
+    *out = NULL;
+    if (m < 0 || n < 0 || nzmax < 0)
+        return mbl_error(st, MBL_EDIM, "mbla_csc_new: negative size (%d x %d, nzmax %d)", m, n, nzmax);
+    if (n == INT_MAX) return mbl_error(st, MBL_ENOMEM, "mbla_csc_new: n too large");
+    mbla_csc *A = mbl_calloc(1, sizeof *A);
+    if (!A) return mbl_error(st, MBL_ENOMEM, "mbla_csc_new: out of memory");
+    A->m = m;
+    A->n = n;
+    A->p = mbl_calloc((size_t)n + 1, sizeof *A->p);
+    A->i = mbl_alloc_array((size_t)nzmax, sizeof *A->i);
+    A->x = mbl_alloc_array((size_t)nzmax, sizeof *A->x);
+    if (!A->p || !A->i || !A->x) {
+        mbla_csc_free(A);
+        return mbl_error(st, MBL_ENOMEM, "mbla_csc_new: out of memory (%d x %d, nzmax %d)", m, n,
+                         nzmax);
+    }
+    *out = A;
+    return 0;
+}
+
+int mbla_csc_nnz(const mbla_csc *A) { return A && A->p ? A->p[A->n] : 0; }
+
+int mbla_csc_check(const mbla_csc *A, mbl_status *st)
+{
+    const char *fn = "mbla_csc_check";
+    int r = mbla_csc_arg(A, fn, "A", st);
+    if (r) return r;
+    if (A->p[0] != 0) return mbl_error(st, MBL_EDIM, "%s: p[0] = %d, must be 0", fn, A->p[0]);
+    for (int j = 0; j < A->n; j++) {
+        if (A->p[j + 1] < A->p[j])
+            return mbl_error(st, MBL_EDIM, "%s: column pointers decrease at column %d", fn, j);
+        for (int k = A->p[j]; k < A->p[j + 1]; k++) {
+            int i = A->i[k];
+            if (i < 0 || i >= A->m)
+                return mbl_error(st, MBL_EDIM, "%s: entry %d: row %d out of range in column %d", fn,
+                                 k, i, j);
+            if (k > A->p[j] && A->i[k - 1] >= i)
+                return mbl_error(st, MBL_EDIM,
+                                 "%s: entry %d: rows not sorted or duplicated in column %d", fn, k,
+                                 j);
+        }
+    }
+    return 0;
+}
+
+int mbla_csc_copy(const mbla_csc *A, mbla_csc **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbla_csc_copy: out is NULL");
+    *out = NULL;
+    int r = mbla_csc_arg(A, "mbla_csc_copy", "A", st);
+    if (r) return r;
+    int nz = A->p[A->n];
+    mbla_csc *C;
+    if ((r = mbla_csc_new(A->m, A->n, nz, &C, st))) return r;
+    memcpy(C->p, A->p, ((size_t)A->n + 1) * sizeof *C->p);
+    if (nz) {
+        memcpy(C->i, A->i, (size_t)nz * sizeof *C->i);
+        memcpy(C->x, A->x, (size_t)nz * sizeof *C->x);
+    }
+    *out = C;
+    return 0;
+}
+
+/* Transpose into a new matrix. A transpose always produces sorted row indices, which the
+ * routines below use to sort a matrix assembled with unsorted columns (two transposes). */
+static int transpose_raw(const mbla_csc *A, mbla_csc **out, mbl_status *st)
+{
+    mbla_csc *T;
+    int nz = A->p[A->n];
+    int r = mbla_csc_new(A->n, A->m, nz, &T, st);
+    if (r) return r;
+    int *w = mbl_calloc((size_t)A->m + 1, sizeof *w);
+    if (!w) {
+        mbla_csc_free(T);
+        return mbl_error(st, MBL_ENOMEM, "mbla_csc_transpose: out of memory");
+    }
+    for (int k = 0; k < nz; k++) w[A->i[k]]++;
+    int s = 0;
+    for (int i = 0; i < A->m; i++) {
+        T->p[i] = s;
+        s += w[i];
+        w[i] = T->p[i];
+    }
+    T->p[A->m] = s;
+    for (int j = 0; j < A->n; j++)
+        for (int k = A->p[j]; k < A->p[j + 1]; k++) {
+            int q = w[A->i[k]]++;
+            T->i[q] = j;
+            T->x[q] = A->x[k];
+        }
+    mbl_free(w);
+    *out = T;
+    return 0;
+}
+
+int mbla_csc_transpose(const mbla_csc *A, mbla_csc **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbla_csc_transpose: out is NULL");
+    *out = NULL;
+    int r = mbla_csc_arg(A, "mbla_csc_transpose", "A", st);
+    if (r) return r;
+    return transpose_raw(A, out, st);
+}
+
+/* Sort the row indices of every column of *A (no duplicates assumed) by transposing twice;
+ * replaces *A. */
+static int sort_columns(mbla_csc **A, mbl_status *st)
+{
+    mbla_csc *T, *S;
+    int r = transpose_raw(*A, &T, st);
+    if (r) return r;
+    r = transpose_raw(T, &S, st);
+    mbla_csc_free(T);
+    if (r) return r;
+    mbla_csc_free(*A);
+    *A = S;
+    return 0;
+}
+
+int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
+                           const double *tx, int *map, mbla_csc **out, mbl_status *st)
+{
+    const char *fn = "mbla_csc_from_triplets";
+    if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
+    *out = NULL;
+    if (m < 0 || n < 0 || nz < 0)
+        return mbl_error(st, MBL_EDIM, "%s: negative size (%d x %d, nz %d)", fn, m, n, nz);
+    if (nz > 0 && (!ti || !tj)) return mbl_error(st, MBL_EARG, "%s: ti or tj is NULL", fn);
+    for (int k = 0; k < nz; k++)
+        if (ti[k] < 0 || ti[k] >= m || tj[k] < 0 || tj[k] >= n)
+            return mbl_error(st, MBL_EDIM, "%s: triplet %d: index (%d, %d) out of range for %d x %d",
+                             fn, k, ti[k], tj[k], m, n);
+    /* bucket by column (counting sort), then within a column by row with a row marker: use
+     * the transpose trick: first bucket by row, then a stable bucket by column gives rows
+     * sorted within columns. */
+    int *rowcount = mbl_calloc((size_t)m + 1, sizeof *rowcount);
+    int *colcount = mbl_calloc((size_t)n + 1, sizeof *colcount);
+    int *byrow = mbl_alloc_array((size_t)nz, sizeof *byrow);   /* triplet ids sorted by row */
+    int *bycol = mbl_alloc_array((size_t)nz, sizeof *bycol);   /* ... then stably by column */
+    int *mark = mbl_alloc_array((size_t)m, sizeof *mark);
+    mbla_csc *A = NULL;
+    int r = 0;
+    if (!rowcount || !colcount || !byrow || !bycol || !mark) {
+        r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (nz = %d)", fn, nz);
+        goto done;
+    }
+    for (int k = 0; k < nz; k++) {
+        rowcount[ti[k] + 1]++;
+        colcount[tj[k] + 1]++;
+    }
+    for (int i = 0; i < m; i++) rowcount[i + 1] += rowcount[i];
+    for (int j = 0; j < n; j++) colcount[j + 1] += colcount[j];
+    for (int k = 0; k < nz; k++) byrow[rowcount[ti[k]]++] = k;
+    for (int q = 0; q < nz; q++) {
+        int k = byrow[q];
+        bycol[colcount[tj[k]]++] = k;
+    }
+    /* colcount[j] is now the end of column j; count unique entries per column */
+    int unique = 0;
+    for (int i = 0; i < m; i++) mark[i] = -1;
+    for (int q = 0; q < nz; q++) {
+        int k = bycol[q];
+        if (mark[ti[k]] != tj[k]) {
+            mark[ti[k]] = tj[k];
+            unique++;
+        }
+    }
+    if ((r = mbla_csc_new(m, n, unique, &A, st))) goto done;
+    for (int i = 0; i < m; i++) mark[i] = -1;
+    int pos = -1, q = 0;
+    for (int j = 0; j < n; j++) {
+        A->p[j] = pos + 1;
+        for (; q < colcount[j]; q++) {
+            int k = bycol[q];
+            if (mark[ti[k]] != j) { /* rows arrive sorted: a repeat is always the last entry */
+                mark[ti[k]] = j;
+                pos++;
+                A->i[pos] = ti[k];
+                A->x[pos] = 0.0;
+            }
+            A->x[pos] += tx ? tx[k] : 0.0;
+            if (map) map[k] = pos;
+        }
+    }
+    A->p[n] = pos + 1;
+    *out = A;
+done:
+    mbl_free(rowcount);
+    mbl_free(colcount);
+    mbl_free(byrow);
+    mbl_free(bycol);
+    mbl_free(mark);
+    return r;
+}
+
+void mbla_csc_refill(mbla_csc *A, int nz, const int *map, const double *tx)
+{
+    int nnz = A->p[A->n];
+    for (int k = 0; k < nnz; k++) A->x[k] = 0.0;
+    for (int k = 0; k < nz; k++) A->x[map[k]] += tx[k];
+}
+
+int mbla_csc_gemv(const mbla_csc *A, double alpha, const double *x, double beta, double *y,
+                  mbl_status *st)
+{
+    int r = mbla_csc_arg(A, "mbla_csc_gemv", "A", st);
+    if (r) return r;
+    if ((!x && A->n) || (!y && A->m)) return mbl_error(st, MBL_EARG, "mbla_csc_gemv: x or y is NULL");
+    for (int i = 0; i < A->m; i++) y[i] = beta == 0.0 ? 0.0 : beta * y[i];
+    if (alpha == 0.0) return 0;
+    for (int j = 0; j < A->n; j++) {
+        double xj = alpha * x[j];
+        for (int k = A->p[j]; k < A->p[j + 1]; k++) y[A->i[k]] += A->x[k] * xj;
+    }
+    return 0;
+}
+
+int mbla_csc_gemv_t(const mbla_csc *A, double alpha, const double *x, double beta, double *y,
+                    mbl_status *st)
+{
+    int r = mbla_csc_arg(A, "mbla_csc_gemv_t", "A", st);
+    if (r) return r;
+    if ((!x && A->m) || (!y && A->n))
+        return mbl_error(st, MBL_EARG, "mbla_csc_gemv_t: x or y is NULL");
+    for (int j = 0; j < A->n; j++) {
+        double s = 0.0;
+        for (int k = A->p[j]; k < A->p[j + 1]; k++) s += A->x[k] * x[A->i[k]];
+        y[j] = (beta == 0.0 ? 0.0 : beta * y[j]) + alpha * s;
+    }
+    return 0;
+}
+
+int mbla_csc_matmul(const mbla_csc *A, const mbla_csc *B, mbla_csc **out, mbl_status *st)
+{
+    const char *fn = "mbla_csc_matmul";
+    if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
+    *out = NULL;
+    int r;
+    if ((r = mbla_csc_arg(A, fn, "A", st)) || (r = mbla_csc_arg(B, fn, "B", st))) return r;
+    if (A->n != B->m)
+        return mbl_error(st, MBL_EDIM, "%s: inner dimensions differ (%d x %d times %d x %d)", fn,
+                         A->m, A->n, B->m, B->n);
+    int m = A->m, n = B->n;
+    int *mark = mbl_alloc_array((size_t)m, sizeof *mark);
+    if (!mark && m) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
+    /* pass 1: count nnz(C) */
+    long long total = 0;
+    for (int i = 0; i < m; i++) mark[i] = -1;
+    for (int j = 0; j < n; j++)
+        for (int kb = B->p[j]; kb < B->p[j + 1]; kb++) {
+            int c = B->i[kb];
+            for (int ka = A->p[c]; ka < A->p[c + 1]; ka++)
+                if (mark[A->i[ka]] != j) {
+                    mark[A->i[ka]] = j;
+                    total++;
+                }
+        }
+    if (total > INT_MAX) {
+        mbl_free(mark);
+        return mbl_error(st, MBL_ENOMEM, "%s: product has %lld entries (int overflow)", fn, total);
+    }
+    double *acc = mbl_alloc_array((size_t)m, sizeof *acc);
+    mbla_csc *C = NULL;
+    if ((!acc && m) || (r = mbla_csc_new(m, n, (int)total, &C, st))) {
+        mbl_free(mark);
+        mbl_free(acc);
+        return r ? r : mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
+    }
+    /* pass 2: Gustavson's algorithm, columns unsorted */
+    for (int i = 0; i < m; i++) mark[i] = -1;
+    int pos = 0;
+    for (int j = 0; j < n; j++) {
+        C->p[j] = pos;
+        int start = pos;
+        for (int kb = B->p[j]; kb < B->p[j + 1]; kb++) {
+            int c = B->i[kb];
+            double bx = B->x[kb];
+            for (int ka = A->p[c]; ka < A->p[c + 1]; ka++) {
+                int i = A->i[ka];
+                if (mark[i] != j) {
+                    mark[i] = j;
+                    acc[i] = 0.0;
+                    C->i[pos++] = i;
+                }
+                acc[i] += A->x[ka] * bx;
+            }
+        }
+        for (int q = start; q < pos; q++) C->x[q] = acc[C->i[q]];
+    }
+    C->p[n] = pos;
+    mbl_free(mark);
+    mbl_free(acc);
+    if ((r = sort_columns(&C, st))) {
+        mbla_csc_free(C);
+        return r;
+    }
+    *out = C;
+    return 0;
+}
+
+int mbla_csc_add(double alpha, const mbla_csc *A, double beta, const mbla_csc *B,
+                 mbla_csc **out, mbl_status *st)
+{
+    const char *fn = "mbla_csc_add";
+    if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
+    *out = NULL;
+    int r;
+    if ((r = mbla_csc_arg(A, fn, "A", st)) || (r = mbla_csc_arg(B, fn, "B", st))) return r;
+    if (A->m != B->m || A->n != B->n)
+        return mbl_error(st, MBL_EDIM, "%s: sizes differ (%d x %d and %d x %d)", fn, A->m, A->n,
+                         B->m, B->n);
+    long long total = (long long)A->p[A->n] + B->p[B->n];
+    if (total > INT_MAX) return mbl_error(st, MBL_ENOMEM, "%s: too many entries", fn);
+    mbla_csc *C;
+    if ((r = mbla_csc_new(A->m, A->n, (int)total, &C, st))) return r;
+    int pos = 0;
+    for (int j = 0; j < A->n; j++) {
+        C->p[j] = pos;
+        int ka = A->p[j], kb = B->p[j], ea = A->p[j + 1], eb = B->p[j + 1];
+        while (ka < ea || kb < eb) {
+            int ia = ka < ea ? A->i[ka] : INT_MAX, ib = kb < eb ? B->i[kb] : INT_MAX;
+            if (ia < ib) {
+                C->i[pos] = ia;
+                C->x[pos++] = alpha * A->x[ka++];
+            } else if (ib < ia) {
+                C->i[pos] = ib;
+                C->x[pos++] = beta * B->x[kb++];
+            } else {
+                C->i[pos] = ia;
+                C->x[pos++] = alpha * A->x[ka++] + beta * B->x[kb++];
+            }
+        }
+    }
+    C->p[A->n] = pos;
+    *out = C;
+    return 0;
+}
+
+int mbla_csc_block(const mbla_csc *A, int r0, int r1, int c0, int c1, mbla_csc **out,
+                   mbl_status *st)
+{
+    const char *fn = "mbla_csc_block";
+    if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
+    *out = NULL;
+    int r = mbla_csc_arg(A, fn, "A", st);
+    if (r) return r;
+    if (r0 < 0 || r1 < r0 || r1 > A->m || c0 < 0 || c1 < c0 || c1 > A->n)
+        return mbl_error(st, MBL_EDIM, "%s: block rows [%d, %d) cols [%d, %d) outside %d x %d", fn,
+                         r0, r1, c0, c1, A->m, A->n);
+    int nz = 0;
+    for (int j = c0; j < c1; j++)
+        for (int k = A->p[j]; k < A->p[j + 1]; k++)
+            if (A->i[k] >= r0 && A->i[k] < r1) nz++;
+    mbla_csc *C;
+    if ((r = mbla_csc_new(r1 - r0, c1 - c0, nz, &C, st))) return r;
+    int pos = 0;
+    for (int j = c0; j < c1; j++) {
+        C->p[j - c0] = pos;
+        for (int k = A->p[j]; k < A->p[j + 1]; k++)
+            if (A->i[k] >= r0 && A->i[k] < r1) {
+                C->i[pos] = A->i[k] - r0;
+                C->x[pos++] = A->x[k];
+            }
+    }
+    C->p[c1 - c0] = pos;
+    *out = C;
+    return 0;
+}
+
+int mbla_csc_select(const mbla_csc *A, int nr, const int *rows, int nc, const int *cols,
+                    mbla_csc **out, mbl_status *st)
+{
+    const char *fn = "mbla_csc_select";
+    if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
+    *out = NULL;
+    int r = mbla_csc_arg(A, fn, "A", st);
+    if (r) return r;
+    if (nr < 0 || nc < 0) return mbl_error(st, MBL_EDIM, "%s: negative list length", fn);
+    if ((!rows && nr != A->m) || (!cols && nc != A->n))
+        return mbl_error(st, MBL_EARG, "%s: NULL index list needs the full length", fn);
+    for (int b = 0; b < nc; b++)
+        if (cols && (cols[b] < 0 || cols[b] >= A->n))
+            return mbl_error(st, MBL_EDIM, "%s: cols[%d] = %d out of range (n = %d)", fn, b, cols[b],
+                             A->n);
+    int *rmap = mbl_alloc_array((size_t)A->m, sizeof *rmap);
+    if (!rmap && A->m) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
+    for (int i = 0; i < A->m; i++) rmap[i] = rows ? -1 : i;
+    int sorted = 1;
+    for (int a = 0; rows && a < nr; a++) {
+        if (rows[a] < 0 || rows[a] >= A->m || rmap[rows[a]] >= 0) {
+            int bad = rows[a] >= 0 && rows[a] < A->m;
+            mbl_free(rmap);
+            return mbl_error(st, MBL_EDIM, "%s: rows[%d] = %d %s", fn, a, rows[a],
+                             bad ? "repeated" : "out of range");
+        }
+        rmap[rows[a]] = a;
+        if (a > 0 && rows[a] < rows[a - 1]) sorted = 0;
+    }
+    long long total = 0;
+    for (int b = 0; b < nc; b++) {
+        int j = cols ? cols[b] : b;
+        for (int k = A->p[j]; k < A->p[j + 1]; k++)
+            if (rmap[A->i[k]] >= 0) total++;
+    }
+    mbla_csc *C = NULL;
+    if (total > INT_MAX) r = mbl_error(st, MBL_ENOMEM, "%s: too many entries", fn);
+    else r = mbla_csc_new(nr, nc, (int)total, &C, st);
+    if (r) {
+        mbl_free(rmap);
+        return r;
+    }
+    int pos = 0;
+    for (int b = 0; b < nc; b++) {
+        int j = cols ? cols[b] : b;
+        C->p[b] = pos;
+        for (int k = A->p[j]; k < A->p[j + 1]; k++)
+            if (rmap[A->i[k]] >= 0) {
+                C->i[pos] = rmap[A->i[k]];
+                C->x[pos++] = A->x[k];
+            }
+    }
+    C->p[nc] = pos;
+    mbl_free(rmap);
+    if (!sorted && (r = sort_columns(&C, st))) {
+        mbla_csc_free(C);
+        return r;
+    }
+    *out = C;
+    return 0;
+}
+
+int mbla_csc_to_dense(const mbla_csc *A, double *D, int ldd, mbl_status *st)
+{
+    int r = mbla_csc_arg(A, "mbla_csc_to_dense", "A", st);
+    if (r) return r;
+    if (!D && A->m && A->n) return mbl_error(st, MBL_EARG, "mbla_csc_to_dense: D is NULL");
+    if (ldd < mbla_max1(A->m))
+        return mbl_error(st, MBL_EDIM, "mbla_csc_to_dense: ldd %d < max(1, %d)", ldd, A->m);
+    for (int j = 0; j < A->n; j++) {
+        for (int i = 0; i < A->m; i++) D[i + (size_t)j * ldd] = 0.0;
+        for (int k = A->p[j]; k < A->p[j + 1]; k++) D[A->i[k] + (size_t)j * ldd] = A->x[k];
+    }
+    return 0;
+}
+
+int mbla_csc_from_dense(int m, int n, const double *D, int ldd, double droptol,
+                        mbla_csc **out, mbl_status *st)
+{
+    const char *fn = "mbla_csc_from_dense";
+    if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
+    *out = NULL;
+    if (m < 0 || n < 0) return mbl_error(st, MBL_EDIM, "%s: negative size %d x %d", fn, m, n);
+    if (!D && m && n) return mbl_error(st, MBL_EARG, "%s: D is NULL", fn);
+    if (ldd < mbla_max1(m)) return mbl_error(st, MBL_EDIM, "%s: ldd %d < max(1, %d)", fn, ldd, m);
+    if (droptol < 0) droptol = 0.0;
+    long long nz = 0;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++)
+            if (fabs(D[i + (size_t)j * ldd]) > droptol) nz++;
+    if (nz > INT_MAX) return mbl_error(st, MBL_ENOMEM, "%s: too many entries", fn);
+    mbla_csc *A;
+    int r = mbla_csc_new(m, n, (int)nz, &A, st);
+    if (r) return r;
+    int pos = 0;
+    for (int j = 0; j < n; j++) {
+        A->p[j] = pos;
+        for (int i = 0; i < m; i++) {
+            double v = D[i + (size_t)j * ldd];
+            if (fabs(v) > droptol) {
+                A->i[pos] = i;
+                A->x[pos++] = v;
+            }
+        }
+    }
+    A->p[n] = pos;
+    *out = A;
+    return 0;
+}
+
+int mbla_csc_drop(mbla_csc *A, double tol)
+{
+    if (!A || !A->p) return 0;
+    if (tol < 0) tol = 0.0;
+    int pos = 0;
+    for (int j = 0; j < A->n; j++) {
+        int start = A->p[j];
+        A->p[j] = pos;
+        for (int k = start; k < A->p[j + 1]; k++)
+            if (fabs(A->x[k]) > tol) {
+                A->i[pos] = A->i[k];
+                A->x[pos++] = A->x[k];
+            }
+    }
+    A->p[A->n] = pos;
+    return pos;
+}

@@ -1,0 +1,282 @@
+/* Sparse LU by KLU (SuiteSparse; LGPL): real (klu_*) and complex (klu_z_*). */
+#include "la/la_internal.h"
+
+#include <klu.h>
+#include <string.h>
+
+/* Defaults (documented in la.h and docs/linear-algebra.md). */
+#define MBLA_KLU_PIVOT_TOL_DEFAULT 0.001 /* KLU's own default partial-pivoting threshold */
+#define MBLA_KLU_REFACTOR_DROP_DEFAULT 1e-3
+
+struct mbla_klu {
+    int n, nz, cplx;
+    int *p, *i; /* copy of the analysed pattern */
+    klu_common common;
+    klu_symbolic *sym;
+    klu_numeric *num;
+    double rcond_ref; /* crude rcond of the last pivoting factorization */
+    double refactor_drop;
+    int nfactor, nrefactor;
+};
+
+void mbla_klu_opts_default(mbla_klu_opts *opts)
+{
+    if (!opts) return;
+    opts->ordering = MBLA_ORDER_AMD;
+    opts->btf = 1;
+    opts->pivot_tol = MBLA_KLU_PIVOT_TOL_DEFAULT;
+    opts->refactor_drop = MBLA_KLU_REFACTOR_DROP_DEFAULT;
+}
+
+void mbla_klu_free(mbla_klu *k)
+{
+    if (!k) return;
+    if (k->num) {
+        if (k->cplx) klu_z_free_numeric(&k->num, &k->common);
+        else klu_free_numeric(&k->num, &k->common);
+    }
+    if (k->sym) klu_free_symbolic(&k->sym, &k->common);
+    mbl_free(k->p);
+    mbl_free(k->i);
+    mbl_free(k);
+}
+
+void mbla_klu_stats(const mbla_klu *k, int *nfactor, int *nrefactor)
+{
+    if (nfactor) *nfactor = k ? k->nfactor : 0;
+    if (nrefactor) *nrefactor = k ? k->nrefactor : 0;
+}
+
+/* Map a KLU status after a failed call. */
+static int klu_fail(mbla_klu *k, mbl_status *st, const char *fn, const char *what)
+{
+    int s = k->common.status;
+    if (s == KLU_SINGULAR) {
+        int col = k->common.singular_col;
+        if (col >= 0 && col < k->n)
+            return mbl_error(st, MBL_ESINGULAR, "%s: matrix is singular (KLU: zero pivot in column %d)",
+                             fn, col);
+        return mbl_error(st, MBL_ESINGULAR, "%s: matrix is singular (KLU %s)", fn, what);
+    }
+    if (s == KLU_OUT_OF_MEMORY) return mbl_error(st, MBL_ENOMEM, "%s: KLU %s: out of memory", fn, what);
+    if (s == KLU_TOO_LARGE)
+        return mbl_error(st, MBL_ENOMEM, "%s: KLU %s: problem too large for int indices", fn, what);
+    return mbl_error(st, MBL_ELIB, "%s: KLU %s failed (status %d)", fn, what, s);
+}
+
+static void free_numeric(mbla_klu *k)
+{
+    if (!k->num) return;
+    if (k->cplx) klu_z_free_numeric(&k->num, &k->common);
+    else klu_free_numeric(&k->num, &k->common);
+    k->num = NULL;
+}
+
+/* Fresh pivoting factorization at values x (real or interleaved complex). */
+static int factor(mbla_klu *k, const double *x, mbl_status *st, const char *fn)
+{
+    free_numeric(k);
+    if (k->cplx) k->num = klu_z_factor(k->p, k->i, (double *)x, k->sym, &k->common);
+    else k->num = klu_factor(k->p, k->i, (double *)x, k->sym, &k->common);
+    if (!k->num || k->common.status != KLU_OK) {
+        int r = klu_fail(k, st, fn, "factor");
+        free_numeric(k);
+        return r;
+    }
+    int ok = k->cplx ? klu_z_rcond(k->sym, k->num, &k->common) : klu_rcond(k->sym, k->num, &k->common);
+    k->rcond_ref = ok ? k->common.rcond : 0.0;
+    k->nfactor++;
+    return 0;
+}
+
+static int check_opts(const mbla_klu_opts *o, mbl_status *st, const char *fn)
+{
+    if (o->ordering != MBLA_ORDER_AMD && o->ordering != MBLA_ORDER_COLAMD)
+        return mbl_error(st, MBL_EARG, "%s: unknown ordering %d", fn, o->ordering);
+    if (!(o->pivot_tol > 0.0 && o->pivot_tol <= 1.0))
+        return mbl_error(st, MBL_EARG, "%s: pivot_tol %g outside (0, 1]", fn, o->pivot_tol);
+    if (!(o->refactor_drop >= 0.0 && o->refactor_drop <= 1.0))
+        return mbl_error(st, MBL_EARG, "%s: refactor_drop %g outside [0, 1]", fn, o->refactor_drop);
+    return 0;
+}
+
+static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_opts *opts,
+                  mbla_klu **out, mbl_status *st, const char *fn)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!A) return mbl_error(st, MBL_EARG, "%s: A is NULL", fn);
+    if (A->m != A->n || A->n < 0)
+        return mbl_error(st, MBL_EDIM, "%s: matrix must be square, got %d x %d", fn, A->m, A->n);
+    if (!A->p || (A->p[A->n] > 0 && (!A->i || !x)))
+        return mbl_error(st, MBL_EARG, "%s: matrix arrays are NULL", fn);
+    mbla_klu_opts o;
+    mbla_klu_opts_default(&o);
+    if (opts) o = *opts;
+    int r = check_opts(&o, st, fn);
+    if (r) return r;
+    int n = A->n, nz = A->p[n];
+    mbla_klu *k = mbl_calloc(1, sizeof *k);
+    if (!k) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
+    k->n = n;
+    k->nz = nz;
+    k->cplx = cplx;
+    k->refactor_drop = o.refactor_drop;
+    k->p = mbl_alloc_array((size_t)n + 1, sizeof *k->p);
+    k->i = mbl_alloc_array((size_t)nz, sizeof *k->i);
+    if (!k->p || !k->i) {
+        mbla_klu_free(k);
+        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d, nnz = %d)", fn, n, nz);
+    }
+    memcpy(k->p, A->p, ((size_t)n + 1) * sizeof *k->p);
+    if (nz) memcpy(k->i, A->i, (size_t)nz * sizeof *k->i);
+    klu_defaults(&k->common);
+    k->common.ordering = o.ordering;
+    k->common.btf = o.btf ? 1 : 0;
+    k->common.tol = o.pivot_tol;
+    k->common.halt_if_singular = 1;
+    k->sym = klu_analyze(n, k->p, k->i, &k->common);
+    if (!k->sym) {
+        r = k->common.status == KLU_INVALID
+                ? mbl_error(st, MBL_EDIM, "%s: KLU rejected the matrix structure (unsorted, "
+                            "duplicate or out-of-range indices?)", fn)
+                : klu_fail(k, st, fn, "analyze");
+        mbla_klu_free(k);
+        return r;
+    }
+    if ((r = factor(k, x, st, fn))) {
+        mbla_klu_free(k);
+        return r;
+    }
+    *out = k;
+    return 0;
+}
+
+int mbla_klu_new(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, mbl_status *st)
+{
+    return create(A, A ? A->x : NULL, 0, opts, out, st, "mbla_klu_new");
+}
+
+int mbla_kluz_new(const mbla_csc *A, const double *az, const mbla_klu_opts *opts,
+                  mbla_klu **out, mbl_status *st)
+{
+    return create(A, az, 1, opts, out, st, "mbla_kluz_new");
+}
+
+static int same_pattern(const mbla_klu *k, const mbla_csc *A)
+{
+    if (!A || !A->p || A->m != k->n || A->n != k->n || A->p[k->n] != k->nz) return 0;
+    if (memcmp(A->p, k->p, ((size_t)k->n + 1) * sizeof *k->p)) return 0;
+    return k->nz == 0 || (A->i && !memcmp(A->i, k->i, (size_t)k->nz * sizeof *k->i));
+}
+
+static int refactor(mbla_klu *k, const mbla_csc *A, const double *x, mbl_status *st,
+                    const char *fn)
+{
+    if (!same_pattern(k, A))
+        return mbl_error(st, MBL_EDIM, "%s: sparsity pattern differs from the analysed one", fn);
+    if (!x && k->nz) return mbl_error(st, MBL_EARG, "%s: values are NULL", fn);
+    if (k->num) {
+        int ok = k->cplx ? klu_z_refactor(k->p, k->i, (double *)x, k->sym, k->num, &k->common)
+                         : klu_refactor(k->p, k->i, (double *)x, k->sym, k->num, &k->common);
+        if (ok && k->common.status == KLU_OK) {
+            ok = k->cplx ? klu_z_rcond(k->sym, k->num, &k->common)
+                         : klu_rcond(k->sym, k->num, &k->common);
+            /* accept the old pivot sequence unless pivot quality dropped */
+            if (ok && k->common.rcond > 0.0 && k->common.rcond >= k->refactor_drop * k->rcond_ref) {
+                k->nrefactor++;
+                return 0;
+            }
+        }
+        if (k->common.status == KLU_OUT_OF_MEMORY) {
+            free_numeric(k);
+            return klu_fail(k, st, fn, "refactor");
+        }
+    }
+    return factor(k, x, st, fn); /* fresh factorization with pivoting */
+}
+
+int mbla_klu_refactor(mbla_klu *k, const mbla_csc *A, mbl_status *st)
+{
+    if (!k) return mbl_error(st, MBL_EARG, "mbla_klu_refactor: k is NULL");
+    if (k->cplx) return mbl_error(st, MBL_EARG, "mbla_klu_refactor: factorization is complex");
+    return refactor(k, A, A ? A->x : NULL, st, "mbla_klu_refactor");
+}
+
+int mbla_kluz_refactor(mbla_klu *k, const mbla_csc *A, const double *az, mbl_status *st)
+{
+    if (!k) return mbl_error(st, MBL_EARG, "mbla_kluz_refactor: k is NULL");
+    if (!k->cplx) return mbl_error(st, MBL_EARG, "mbla_kluz_refactor: factorization is real");
+    return refactor(k, A, az, st, "mbla_kluz_refactor");
+}
+
+static int solve_check(mbla_klu *k, int cplx, int nrhs, const double *B, int ldb,
+                       mbl_status *st, const char *fn)
+{
+    if (!k) return mbl_error(st, MBL_EARG, "%s: k is NULL", fn);
+    if (k->cplx != cplx)
+        return mbl_error(st, MBL_EARG, "%s: factorization is %s", fn, k->cplx ? "complex" : "real");
+    if (!k->num) return mbl_error(st, MBL_EARG, "%s: no valid factorization", fn);
+    if (nrhs < 0) return mbl_error(st, MBL_EDIM, "%s: nrhs = %d", fn, nrhs);
+    if (ldb < mbla_max1(k->n)) return mbl_error(st, MBL_EDIM, "%s: ldb %d < max(1, %d)", fn, ldb, k->n);
+    if (!B && nrhs && k->n) return mbl_error(st, MBL_EARG, "%s: B is NULL", fn);
+    return 0;
+}
+
+int mbla_klu_solve(mbla_klu *k, int nrhs, double *B, int ldb, mbl_status *st)
+{
+    int r = solve_check(k, 0, nrhs, B, ldb, st, "mbla_klu_solve");
+    if (r || !nrhs || !k->n) return r;
+    if (!klu_solve(k->sym, k->num, ldb, nrhs, B, &k->common))
+        return klu_fail(k, st, "mbla_klu_solve", "solve");
+    return 0;
+}
+
+int mbla_klu_solve_t(mbla_klu *k, int nrhs, double *B, int ldb, mbl_status *st)
+{
+    int r = solve_check(k, 0, nrhs, B, ldb, st, "mbla_klu_solve_t");
+    if (r || !nrhs || !k->n) return r;
+    if (!klu_tsolve(k->sym, k->num, ldb, nrhs, B, &k->common))
+        return klu_fail(k, st, "mbla_klu_solve_t", "tsolve");
+    return 0;
+}
+
+int mbla_kluz_solve(mbla_klu *k, char trans, int nrhs, double *B, int ldb, mbl_status *st)
+{
+    const char *fn = "mbla_kluz_solve";
+    if (trans != 'N' && trans != 'T' && trans != 'C')
+        return mbl_error(st, MBL_EARG, "%s: trans must be 'N', 'T' or 'C'", fn);
+    int r = solve_check(k, 1, nrhs, B, ldb, st, fn);
+    if (r || !nrhs || !k->n) return r;
+    int ok = trans == 'N' ? klu_z_solve(k->sym, k->num, ldb, nrhs, B, &k->common)
+                          : klu_z_tsolve(k->sym, k->num, ldb, nrhs, B, trans == 'C', &k->common);
+    if (!ok) return klu_fail(k, st, fn, "solve");
+    return 0;
+}
+
+int mbla_klu_rcond(mbla_klu *k, double *rcond, mbl_status *st)
+{
+    if (!k || !rcond) return mbl_error(st, MBL_EARG, "mbla_klu_rcond: NULL argument");
+    if (!k->num) return mbl_error(st, MBL_EARG, "mbla_klu_rcond: no valid factorization");
+    int ok = k->cplx ? klu_z_rcond(k->sym, k->num, &k->common) : klu_rcond(k->sym, k->num, &k->common);
+    if (!ok) return klu_fail(k, st, "mbla_klu_rcond", "rcond");
+    *rcond = k->common.rcond;
+    return 0;
+}
+
+int mbla_klu_condest(mbla_klu *k, const mbla_csc *A, double *condest, mbl_status *st)
+{
+    const char *fn = "mbla_klu_condest";
+    if (!k || !condest) return mbl_error(st, MBL_EARG, "%s: NULL argument", fn);
+    if (k->cplx) return mbl_error(st, MBL_EARG, "%s: factorization is complex", fn);
+    if (!k->num) return mbl_error(st, MBL_EARG, "%s: no valid factorization", fn);
+    if (!same_pattern(k, A))
+        return mbl_error(st, MBL_EDIM, "%s: A's pattern differs from the factored one", fn);
+    if (k->n == 0) {
+        *condest = 1.0;
+        return 0;
+    }
+    if (!klu_condest(k->p, A->x, k->sym, k->num, &k->common)) return klu_fail(k, st, fn, "condest");
+    *condest = k->common.condest;
+    return 0;
+}
