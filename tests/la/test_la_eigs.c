@@ -1,0 +1,312 @@
+/* Tests of the ARPACK shift-invert wrapper: closed forms and dense QZ on the same pencil. */
+#include "la_test_util.h"
+
+static const double PI = 3.14159265358979323846;
+
+typedef struct {
+    int n, nz;
+    int *ti, *tj;
+    double *tx;
+} trip;
+
+static void trip_init(trip *t, int n, int cap)
+{
+    t->n = n;
+    t->nz = 0;
+    t->ti = malloc(sizeof(int) * cap);
+    t->tj = malloc(sizeof(int) * cap);
+    t->tx = malloc(sizeof(double) * cap);
+}
+static void trip_add(trip *t, int i, int j, double v)
+{
+    t->ti[t->nz] = i;
+    t->tj[t->nz] = j;
+    t->tx[t->nz++] = v;
+}
+static mbla_csc *trip_done(trip *t)
+{
+    mbla_csc *A = NULL;
+    mbla_csc_from_triplets(t->n, t->n, t->nz, t->ti, t->tj, t->tx, NULL, &A, NULL);
+    free(t->ti);
+    free(t->tj);
+    free(t->tx);
+    return A;
+}
+
+static mbla_csc *tridiag(int n, double sub, double diag, double sup)
+{
+    trip t;
+    trip_init(&t, n, 3 * n);
+    for (int j = 0; j < n; j++) {
+        if (j > 0) trip_add(&t, j - 1, j, sup);
+        trip_add(&t, j, j, diag);
+        if (j + 1 < n) trip_add(&t, j + 1, j, sub);
+    }
+    return trip_done(&t);
+}
+
+/* residual max_i |(A - lambda E) v|_i for a complex eigenpair (E NULL = identity) */
+static double residual(const mbla_csc *A, const mbla_csc *E, double lr, double li,
+                       const double *vr, const double *vi)
+{
+    int n = A->n;
+    double *ar = calloc(n, sizeof(double)), *ai = calloc(n, sizeof(double));
+    double *er = calloc(n, sizeof(double)), *ei = calloc(n, sizeof(double));
+    mbla_csc_gemv(A, 1.0, vr, 0.0, ar, NULL);
+    mbla_csc_gemv(A, 1.0, vi, 0.0, ai, NULL);
+    if (E) {
+        mbla_csc_gemv(E, 1.0, vr, 0.0, er, NULL);
+        mbla_csc_gemv(E, 1.0, vi, 0.0, ei, NULL);
+    } else {
+        memcpy(er, vr, sizeof(double) * n);
+        memcpy(ei, vi, sizeof(double) * n);
+    }
+    double m = 0;
+    for (int i = 0; i < n; i++) {
+        double rr = ar[i] - (lr * er[i] - li * ei[i]);
+        double ri = ai[i] - (lr * ei[i] + li * er[i]);
+        m = fmax(m, hypot(rr, ri));
+    }
+    free(ar);
+    free(ai);
+    free(er);
+    free(ei);
+    return m;
+}
+
+/* 1-D Laplacian tridiag(-1, 2, -1), n = 2000: lambda_j = 2 - 2 cos(j pi/(n+1)). */
+TEST(eigs_laplacian_closed_form)
+{
+    int n = 2000, k = 6;
+    mbla_csc *A = tridiag(n, -1, 2, -1);
+    double sigma = 1.0007, lr[6], li[6];
+    double *Vr = malloc(sizeof(double) * n * k), *Vi = malloc(sizeof(double) * n * k);
+    int nconv = -1;
+    mbl_status st;
+    CHECK_EQ_INT(mbla_eigs_sinv(A, NULL, sigma, 0.0, k, NULL, lr, li, Vr, Vi, n, &nconv, &st), 0);
+    CHECK(nconv >= k);
+    /* the k closed-form eigenvalues nearest sigma */
+    double ex[6];
+    int used[2001] = {0};
+    for (int t = 0; t < k; t++) {
+        int best = 0;
+        double bd = 1e300;
+        for (int j = 1; j <= n; j++) {
+            double l = 2 - 2 * cos(j * PI / (n + 1)), d = fabs(l - sigma);
+            if (!used[j] && d < bd) bd = d, best = j;
+        }
+        used[best] = 1;
+        ex[t] = 2 - 2 * cos(best * PI / (n + 1));
+    }
+    for (int t = 0; t < k; t++) {
+        CHECK_REL(lr[t], ex[t], 1e-11);
+        CHECK_CLOSE(li[t], 0.0, 1e-12);
+        CHECK(residual(A, NULL, lr[t], li[t], Vr + (size_t)t * n, Vi + (size_t)t * n) < 1e-10);
+    }
+    free(Vr);
+    free(Vi);
+    mbla_csc_free(A);
+}
+
+/* (K, M) of linear finite elements of a fixed-fixed bar, n = 2000, sigma = 0: the lowest
+ * eigenvalues 6 k (1 - cos t)/(m (2 + cos t)), t = j pi/(n+1), by the nonsymmetric path. */
+TEST(eigs_generalized_symmetric_closed_form)
+{
+    int n = 2000, k = 5;
+    double kk = 4.0, mm = 0.25;
+    mbla_csc *K = tridiag(n, -kk, 2 * kk, -kk), *M = tridiag(n, mm / 6, 4 * mm / 6, mm / 6);
+    double lr[5], li[5];
+    mbl_status st;
+    CHECK_EQ_INT(mbla_eigs_sinv(K, M, 0.0, 0.0, k, NULL, lr, li, NULL, NULL, 0, NULL, &st), 0);
+    for (int j = 1; j <= k; j++) {
+        double t = j * PI / (n + 1);
+        CHECK_REL(lr[j - 1], 6 * kk * (1 - cos(t)) / (mm * (2 + cos(t))), 1e-9);
+        CHECK_CLOSE(li[j - 1], 0.0, 1e-12);
+    }
+    mbla_csc_free(K);
+    mbla_csc_free(M);
+}
+
+/* A 2000 x 2000 descriptor pencil (A, E): block upper triangular with 1 x 1 blocks
+ * A_ii / E_ii = -(0.5 + 0.01 i) (E_ii = 0, i.e. infinite eigenvalues, every tenth row), weak
+ * upper couplings, and a 200 x 200 block at [900, 1100) that is -0.1 I + skew tridiag(1, -1)
+ * with E = I (eigenvalues -0.1 +- 2i cos(k pi/201)). LAPACK's QZ isolates the 1 x 1 blocks,
+ * so dggev on the dense pencil takes well under a second. */
+enum { PN = 2000, PB0 = 900, PNB = 200 };
+
+static void build_pencil(mbla_csc **A, mbla_csc **E)
+{
+    trip ta, te;
+    trip_init(&ta, PN, 4 * PN);
+    trip_init(&te, PN, 2 * PN);
+    for (int i = 0; i < PN; i++) {
+        int inblock = i >= PB0 && i < PB0 + PNB;
+        if (inblock) {
+            trip_add(&ta, i, i, -0.1);
+            if (i > PB0) trip_add(&ta, i, i - 1, 1.0);
+            if (i + 1 < PB0 + PNB) trip_add(&ta, i, i + 1, -1.0);
+            trip_add(&te, i, i, 1.0);
+            continue;
+        }
+        trip_add(&ta, i, i, -(0.5 + 0.01 * i));
+        if (i % 10 != 3) trip_add(&te, i, i, 1.0);
+        if (i + 1 < PN) trip_add(&ta, i, i + 1, 0.002);
+        if (i + 7 < PN) trip_add(&ta, i, i + 7, 0.001);
+        if (i + 3 < PN) trip_add(&te, i, i + 3, 0.001);
+    }
+    *A = trip_done(&ta);
+    *E = trip_done(&te);
+}
+
+typedef struct {
+    double re, im, d;
+} cval;
+
+static int cmp_cval(const void *a, const void *b)
+{
+    double x = ((const cval *)a)->d, y = ((const cval *)b)->d;
+    return (x > y) - (x < y);
+}
+
+TEST(eigs_pencil_against_dggev)
+{
+    mbla_csc *A, *E;
+    build_pencil(&A, &E);
+    int n = PN, k = 6;
+    double *DA = malloc(sizeof(double) * n * n), *DE = malloc(sizeof(double) * n * n);
+    double *ar = malloc(sizeof(double) * n), *ai = malloc(sizeof(double) * n);
+    double *be = malloc(sizeof(double) * n);
+    mbla_csc_to_dense(A, DA, n, NULL);
+    mbla_csc_to_dense(E, DE, n, NULL);
+    mbl_status st;
+    CHECK_EQ_INT(mbla_ggev(n, DA, n, DE, n, ar, ai, be, NULL, 1, NULL, 1, &st), 0);
+    int ninf = 0;
+    for (int j = 0; j < n; j++) ninf += be[j] == 0.0;
+    CHECK_EQ_INT(ninf, (PN - PNB) / 10);
+    /* the block's eigenvalues are in closed form as well */
+    int nblock = 0;
+    for (int j = 0; j < n; j++) {
+        if (be[j] == 0.0 || ai[j] == 0.0) continue;
+        double im = fabs(ai[j] / be[j]);
+        double kk = acos(im / 2) * 201 / PI;
+        CHECK_CLOSE(ar[j] / be[j], -0.1, 1e-12);
+        CHECK_CLOSE(kk, round(kk), 1e-8);
+        nblock++;
+    }
+    CHECK_EQ_INT(nblock, PNB);
+    /* real shift among real eigenvalues; complex shift; real shift among complex pairs */
+    double shifts[3][2] = {{-5.004, 0.0}, {-0.1, 1.003}, {-0.1, 0.0}};
+    for (int s = 0; s < 3; s++) {
+        double sr = shifts[s][0], si = shifts[s][1];
+        cval *ref = malloc(sizeof(cval) * n);
+        int nf = 0;
+        for (int j = 0; j < n; j++) {
+            if (be[j] == 0.0) continue;
+            ref[nf].re = ar[j] / be[j];
+            ref[nf].im = ai[j] / be[j];
+            ref[nf].d = hypot(ref[nf].re - sr, ref[nf].im - si);
+            nf++;
+        }
+        qsort(ref, nf, sizeof *ref, cmp_cval);
+        double lr[6], li[6];
+        double *Vr = malloc(sizeof(double) * n * k), *Vi = malloc(sizeof(double) * n * k);
+        int nconv = -1;
+        CHECK_EQ_INT(mbla_eigs_sinv(A, E, sr, si, k, NULL, lr, li, Vr, Vi, n, &nconv, &st), 0);
+        for (int t = 0; t < k; t++) {
+            /* same distance order; conjugate pairs tie, so match the value within the k */
+            CHECK_CLOSE(hypot(lr[t] - sr, li[t] - si), ref[t].d, 1e-10);
+            int match = 0;
+            for (int u = 0; u < k; u++)
+                match += fabs(lr[t] - ref[u].re) < 1e-10 && fabs(li[t] - ref[u].im) < 1e-10;
+            CHECK_MSG(match == 1, "shift %d: eig %d: arpack %.15g%+.15gi, dggev %.15g%+.15gi", s,
+                      t, lr[t], li[t], ref[t].re, ref[t].im);
+            double res = residual(A, E, lr[t], li[t], Vr + (size_t)t * n, Vi + (size_t)t * n);
+            CHECK_MSG(res < 1e-10, "residual %g", res);
+        }
+        if (s == 0) {
+            /* real shift in the real part of the spectrum: -5.0, -5.01, -4.99, ... */
+            CHECK_CLOSE(lr[0], -5.0, 1e-12);
+            CHECK_CLOSE(lr[1], -5.01, 1e-12);
+        } else if (s == 1) {
+            /* complex shift near the block's eigenvalue -0.1 + 1.0i (k = 67) */
+            CHECK_CLOSE(lr[0], -0.1, 1e-12);
+            CHECK_CLOSE(li[0], 1.0, 1e-12);
+        } else {
+            /* three conjugate pairs -0.1 +- 2i cos(k pi/201), k = 100, 99, 98 */
+            for (int t = 0; t < k; t++) {
+                CHECK_CLOSE(lr[t], -0.1, 1e-12);
+                CHECK_CLOSE(fabs(li[t]), 2 * cos((100 - t / 2) * PI / 201), 1e-12);
+            }
+            CHECK_CLOSE(li[0] + li[1], 0.0, 1e-12);
+        }
+        free(ref);
+        free(Vr);
+        free(Vi);
+    }
+    free(DA);
+    free(DE);
+    free(ar);
+    free(ai);
+    free(be);
+    mbla_csc_free(A);
+    mbla_csc_free(E);
+}
+
+TEST(eigs_errors)
+{
+    int n = 300;
+    mbla_csc *A = tridiag(n, -1, 2, -1);
+    double lr[20], li[20];
+    int nconv = -1;
+    mbl_status st;
+    /* no convergence: one Arnoldi iteration, tight tolerance, crowded spectrum */
+    mbla_eigs_opts o;
+    mbla_eigs_opts_default(&o);
+    o.maxiter = 1;
+    o.ncv = 22;
+    CHECK_EQ_INT(mbla_eigs_sinv(A, NULL, 1.0003, 0.0, 20, &o, lr, li, NULL, NULL, 0, &nconv, &st),
+                 MBL_ENOCONV);
+    CHECK(nconv >= 0 && nconv < 20);
+    CHECK_MSG(strstr(st.msg, "of 20 eigenvalues") != NULL, "%s", st.msg);
+    /* k out of range, E of the wrong size, bad ncv */
+    CHECK_EQ_INT(mbla_eigs_sinv(A, NULL, 1.0, 0.0, n - 1, NULL, lr, li, NULL, NULL, 0, NULL, &st),
+                 MBL_EDIM);
+    mbla_csc *E = tridiag(n - 1, 0, 1, 0);
+    CHECK_EQ_INT(mbla_eigs_sinv(A, E, 1.0, 0.0, 2, NULL, lr, li, NULL, NULL, 0, NULL, &st), MBL_EDIM);
+    o.maxiter = 100;
+    o.ncv = 3;
+    CHECK_EQ_INT(mbla_eigs_sinv(A, NULL, 1.0, 0.0, 2, &o, lr, li, NULL, NULL, 0, NULL, &st), MBL_EDIM);
+    /* shift exactly at an eigenvalue of a diagonal matrix: A - sigma E singular */
+    mbla_csc *D = tridiag(n, 0, 1, 0);
+    for (int j = 0; j < n; j++)
+        for (int q = D->p[j]; q < D->p[j + 1]; q++)
+            if (D->i[q] == j) D->x[q] = j + 1.0;
+    CHECK_EQ_INT(mbla_eigs_sinv(D, NULL, 7.0, 0.0, 2, NULL, lr, li, NULL, NULL, 0, NULL, &st),
+                 MBL_ESINGULAR);
+    CHECK(strstr(st.msg, "singular") != NULL);
+    mbla_csc_free(A);
+    mbla_csc_free(E);
+    mbla_csc_free(D);
+}
+
+TEST(eigs_allocation_failures)
+{
+    int n = 60;
+    mbla_csc *A = tridiag(n, -1, 2, -1), *E = tridiag(n, 0, 1, 0);
+    double lr[3], li[3], Vr[180], Vi[180];
+    ALLOC_FAIL_LOOP(mbla_eigs_sinv(A, E, 0.5, 0.0, 3, NULL, lr, li, Vr, Vi, n, NULL, NULL), (void)0);
+    ALLOC_FAIL_LOOP(mbla_eigs_sinv(A, NULL, 0.5, 0.2, 3, NULL, lr, li, Vr, Vi, n, NULL, NULL), (void)0);
+    for (int t = 0; t < 3; t++) CHECK(residual(A, NULL, lr[t], li[t], Vr + t * n, Vi + t * n) < 1e-10);
+    mbla_csc_free(A);
+    mbla_csc_free(E);
+}
+
+int main(void)
+{
+    RUN(eigs_laplacian_closed_form);
+    RUN(eigs_generalized_symmetric_closed_form);
+    RUN(eigs_pencil_against_dggev);
+    RUN(eigs_errors);
+    RUN(eigs_allocation_failures);
+    return test_summary("la_eigs");
+}

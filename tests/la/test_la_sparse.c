@@ -1,0 +1,348 @@
+/* Tests of the CSC utilities and of the KLU wrapper of src/la. */
+#include "la_test_util.h"
+
+/* random sparse n x n matrix with a dominant diagonal (well conditioned) */
+static mbla_csc *random_sparse(int n, int per_col, unsigned seed, double diag)
+{
+    int nz = n * (per_col + 1);
+    int *ti = malloc(sizeof(int) * nz), *tj = malloc(sizeof(int) * nz);
+    double *tx = malloc(sizeof(double) * nz);
+    int q = 0;
+    for (int j = 0; j < n; j++) {
+        ti[q] = j;
+        tj[q] = j;
+        tx[q++] = diag + trand(&seed);
+        for (int t = 0; t < per_col; t++) {
+            double u = 0.5 * (trand(&seed) + 1.0);
+            ti[q] = (int)(u * n) % n;
+            tj[q] = j;
+            tx[q++] = trand(&seed);
+        }
+    }
+    mbla_csc *A = NULL;
+    mbla_csc_from_triplets(n, n, nz, ti, tj, tx, NULL, &A, NULL);
+    free(ti);
+    free(tj);
+    free(tx);
+    return A;
+}
+
+TEST(triplets_duplicates_map_refill)
+{
+    /* 3 x 3, with a duplicate (1,1) and triplets out of order */
+    int ti[] = {2, 0, 1, 1, 0, 2};
+    int tj[] = {0, 0, 1, 1, 2, 2};
+    double tx[] = {3, 1, 4, 5, 7, 0};
+    int map[6];
+    mbla_csc *A = NULL;
+    mbl_status st;
+    CHECK_EQ_INT(mbla_csc_from_triplets(3, 3, 6, ti, tj, tx, map, &A, &st), 0);
+    CHECK_EQ_INT(mbla_csc_check(A, &st), 0);
+    CHECK_EQ_INT(mbla_csc_nnz(A), 5); /* explicit zero (2,2) kept */
+    double D[9];
+    CHECK_EQ_INT(mbla_csc_to_dense(A, D, 3, &st), 0);
+    double ex[9] = {1, 0, 3, 0, 9, 0, 7, 0, 0};
+    for (int k = 0; k < 9; k++) CHECK_CLOSE(D[k], ex[k], 0);
+    CHECK_EQ_INT(map[2], map[3]);
+    /* refill with new values on the same triplet pattern */
+    double tx2[] = {1, 2, 3, 4, 5, 6};
+    mbla_csc_refill(A, 6, map, tx2);
+    CHECK_EQ_INT(mbla_csc_to_dense(A, D, 3, &st), 0);
+    CHECK_CLOSE(D[0], 2, 0);
+    CHECK_CLOSE(D[2], 1, 0);
+    CHECK_CLOSE(D[4], 7, 0);
+    CHECK_CLOSE(D[6], 5, 0);
+    CHECK_CLOSE(D[8], 6, 0);
+    /* drop explicit zeros */
+    tx2[5] = 0;
+    mbla_csc_refill(A, 6, map, tx2);
+    CHECK_EQ_INT(mbla_csc_drop(A, MBLA_DEFAULT), 4);
+    CHECK_EQ_INT(mbla_csc_check(A, &st), 0);
+    mbla_csc_free(A);
+    /* out of range names the triplet */
+    int bi[] = {0, 3};
+    int bj[] = {0, 1};
+    A = (mbla_csc *)&st;
+    CHECK_EQ_INT(mbla_csc_from_triplets(3, 3, 2, bi, bj, tx, NULL, &A, &st), MBL_EDIM);
+    CHECK(A == NULL);
+    CHECK(strstr(st.msg, "triplet 1") != NULL);
+    CHECK(strstr(st.msg, "(3, 1)") != NULL);
+    mbla_csc_free(NULL);
+}
+
+TEST(csc_operations_against_dense)
+{
+    int m = 7, n = 5;
+    unsigned s = 11;
+    double D[35], E[35];
+    for (int k = 0; k < 35; k++) D[k] = trand(&s) > 0.3 ? trand(&s) : 0.0;
+    mbla_csc *A = NULL, *T = NULL, *C = NULL, *S = NULL, *B = NULL, *P = NULL;
+    mbl_status st;
+    CHECK_EQ_INT(mbla_csc_from_dense(m, n, D, m, MBLA_DEFAULT, &A, &st), 0);
+    CHECK_EQ_INT(mbla_csc_check(A, &st), 0);
+    CHECK_EQ_INT(mbla_csc_to_dense(A, E, m, &st), 0);
+    for (int k = 0; k < 35; k++) CHECK_CLOSE(E[k], D[k], 0);
+    /* y = A x, z = A^T w */
+    double x[5], w[7], y[7], z[5];
+    for (int j = 0; j < n; j++) x[j] = trand(&s);
+    for (int i = 0; i < m; i++) w[i] = trand(&s);
+    CHECK_EQ_INT(mbla_csc_gemv(A, 2.0, x, 0.0, y, &st), 0);
+    CHECK_EQ_INT(mbla_csc_gemv_t(A, 1.0, w, 0.0, z, &st), 0);
+    for (int i = 0; i < m; i++) {
+        double v = 0;
+        for (int j = 0; j < n; j++) v += D[i + j * m] * x[j];
+        CHECK_CLOSE(y[i], 2 * v, 1e-14);
+    }
+    for (int j = 0; j < n; j++) {
+        double v = 0;
+        for (int i = 0; i < m; i++) v += D[i + j * m] * w[i];
+        CHECK_CLOSE(z[j], v, 1e-14);
+    }
+    /* transpose, product A^T A against dense gemm */
+    CHECK_EQ_INT(mbla_csc_transpose(A, &T, &st), 0);
+    CHECK_EQ_INT(mbla_csc_check(T, &st), 0);
+    CHECK_EQ_INT(mbla_csc_matmul(T, A, &C, &st), 0);
+    CHECK_EQ_INT(mbla_csc_check(C, &st), 0);
+    double G[25], Gs[25];
+    CHECK_EQ_INT(mbla_gemm('T', 'N', n, n, m, 1.0, D, m, D, m, 0.0, G, n, &st), 0);
+    CHECK_EQ_INT(mbla_csc_to_dense(C, Gs, n, &st), 0);
+    for (int k = 0; k < 25; k++) CHECK_CLOSE(Gs[k], G[k], 1e-14);
+    CHECK_EQ_INT(mbla_csc_matmul(A, A, &P, &st), MBL_EDIM);
+    /* block rows [2, 6), cols [1, 4) */
+    CHECK_EQ_INT(mbla_csc_block(A, 2, 6, 1, 4, &B, &st), 0);
+    CHECK_EQ_INT(B->m, 4);
+    CHECK_EQ_INT(B->n, 3);
+    double Bd[12];
+    CHECK_EQ_INT(mbla_csc_to_dense(B, Bd, 4, &st), 0);
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 4; i++) CHECK_CLOSE(Bd[i + 4 * j], D[(i + 2) + (j + 1) * m], 0);
+    CHECK_EQ_INT(mbla_csc_block(A, 2, 8, 0, 1, &P, &st), MBL_EDIM);
+    /* selection with unsorted rows and repeated columns */
+    int rows[3] = {5, 0, 3}, cols[4] = {4, 0, 4, 2};
+    CHECK_EQ_INT(mbla_csc_select(A, 3, rows, 4, cols, &S, &st), 0);
+    CHECK_EQ_INT(mbla_csc_check(S, &st), 0);
+    double Sd[12];
+    CHECK_EQ_INT(mbla_csc_to_dense(S, Sd, 3, &st), 0);
+    for (int b = 0; b < 4; b++)
+        for (int a = 0; a < 3; a++) CHECK_CLOSE(Sd[a + 3 * b], D[rows[a] + cols[b] * m], 0);
+    int badrows[2] = {1, 1};
+    CHECK_EQ_INT(mbla_csc_select(A, 2, badrows, 4, cols, &P, &st), MBL_EDIM);
+    CHECK(strstr(st.msg, "repeated") != NULL);
+    /* sum alpha A + beta A on the union pattern */
+    mbla_csc *Q = NULL;
+    CHECK_EQ_INT(mbla_csc_add(2.0, A, -0.5, A, &Q, &st), 0);
+    CHECK_EQ_INT(mbla_csc_nnz(Q), mbla_csc_nnz(A));
+    for (int k = 0; k < mbla_csc_nnz(Q); k++) CHECK_CLOSE(Q->x[k], 1.5 * A->x[k], 1e-15);
+    CHECK_EQ_INT(mbla_csc_add(1.0, A, 1.0, T, &P, &st), MBL_EDIM);
+    mbla_csc_free(Q);
+    mbla_csc_free(A);
+    mbla_csc_free(T);
+    mbla_csc_free(C);
+    mbla_csc_free(S);
+    mbla_csc_free(B);
+}
+
+TEST(csc_check_rejects)
+{
+    int p[3] = {0, 2, 3}, i[3] = {1, 0, 1};
+    double x[3] = {1, 2, 3};
+    mbla_csc A = {2, 2, p, i, x};
+    mbl_status st;
+    CHECK_EQ_INT(mbla_csc_check(&A, &st), MBL_EDIM);
+    CHECK(strstr(st.msg, "column 0") != NULL);
+    i[0] = 0;
+    i[1] = 1;
+    i[2] = 2;
+    CHECK_EQ_INT(mbla_csc_check(&A, &st), MBL_EDIM);
+    CHECK(strstr(st.msg, "row 2 out of range") != NULL);
+}
+
+TEST(klu_against_dense)
+{
+    int n = 300;
+    mbla_csc *A = random_sparse(n, 4, 5, 4.0);
+    CHECK(A != NULL);
+    double *D = malloc(sizeof(double) * n * n), *b = malloc(sizeof(double) * n * 2);
+    double *bd = malloc(sizeof(double) * n * 2);
+    unsigned s = 99;
+    for (int k = 0; k < 2 * n; k++) b[k] = bd[k] = trand(&s);
+    mbl_status st;
+    mbla_klu *k = NULL;
+    CHECK_EQ_INT(mbla_klu_new(A, NULL, &k, &st), 0);
+    CHECK_EQ_INT(mbla_klu_solve(k, 2, b, n, &st), 0);
+    mbla_csc_to_dense(A, D, n, NULL);
+    CHECK_EQ_INT(mbla_lu_solve(n, 2, D, n, bd, n, &st), 0);
+    for (int q = 0; q < 2 * n; q++) CHECK_CLOSE(b[q], bd[q], 1e-12);
+    /* transposed solve: A^T x = A^T e gives e */
+    double *e = malloc(sizeof(double) * n), *r = malloc(sizeof(double) * n);
+    for (int q = 0; q < n; q++) e[q] = 1.0 + q % 3;
+    mbla_csc_gemv_t(A, 1.0, e, 0.0, r, NULL);
+    CHECK_EQ_INT(mbla_klu_solve_t(k, 1, r, n, &st), 0);
+    for (int q = 0; q < n; q++) CHECK_CLOSE(r[q], e[q], 1e-12);
+    /* condition estimate against the dense 1-norm condition ||A||_1 ||A^-1||_1 */
+    double cest = 0;
+    CHECK_EQ_INT(mbla_klu_condest(k, A, &cest, &st), 0);
+    mbla_csc_to_dense(A, D, n, NULL);
+    double anorm = mbla_norm1(n, n, D, n);
+    double *Inv = calloc((size_t)n * n, sizeof(double));
+    for (int q = 0; q < n; q++) Inv[q + q * n] = 1.0;
+    CHECK_EQ_INT(mbla_lu_solve(n, n, D, n, Inv, n, &st), 0);
+    double cond = anorm * mbla_norm1(n, n, Inv, n);
+    CHECK_MSG(cest <= cond * (1 + 1e-8) && cest >= cond / 3, "condest %g, cond %g", cest, cond);
+    double rc = 0;
+    CHECK_EQ_INT(mbla_klu_rcond(k, &rc, &st), 0);
+    CHECK(rc > 0 && rc <= 1);
+    /* refactor at new values, same pattern: the new solution */
+    for (int q = 0; q < mbla_csc_nnz(A); q++) A->x[q] *= 1.0 + 0.1 * trand(&s);
+    CHECK_EQ_INT(mbla_klu_refactor(k, A, &st), 0);
+    mbla_csc_gemv(A, 1.0, e, 0.0, r, NULL);
+    CHECK_EQ_INT(mbla_klu_solve(k, 1, r, n, &st), 0);
+    for (int q = 0; q < n; q++) CHECK_CLOSE(r[q], e[q], 1e-12);
+    int nf, nr;
+    mbla_klu_stats(k, &nf, &nr);
+    CHECK_EQ_INT(nf, 1);
+    CHECK_EQ_INT(nr, 1);
+    /* a different pattern is refused */
+    mbla_csc *A2 = random_sparse(n, 4, 6, 4.0);
+    CHECK_EQ_INT(mbla_klu_refactor(k, A2, &st), MBL_EDIM);
+    CHECK(strstr(st.msg, "pattern") != NULL);
+    mbla_csc_free(A2);
+    mbla_klu_free(k);
+    mbla_klu_free(NULL);
+    mbla_csc_free(A);
+    free(D);
+    free(b);
+    free(bd);
+    free(e);
+    free(r);
+    free(Inv);
+}
+
+/* The pivot sequence of the first factorization becomes terrible at new values: refactor
+ * must notice (rcond) and factor afresh with pivoting. */
+TEST(klu_refactor_fallback)
+{
+    double D1[4] = {10, 1, 1, 1}, D2[4] = {1e-14, 1, 1, 1};
+    mbla_csc *A = NULL;
+    CHECK_EQ_INT(mbla_csc_from_dense(2, 2, D1, 2, MBLA_DEFAULT, &A, NULL), 0);
+    mbla_klu_opts o;
+    mbla_klu_opts_default(&o);
+    o.btf = 0;
+    mbla_klu *k = NULL;
+    mbl_status st;
+    CHECK_EQ_INT(mbla_klu_new(A, &o, &k, &st), 0);
+    A->x[0] = D2[0];
+    CHECK_EQ_INT(mbla_klu_refactor(k, A, &st), 0);
+    int nf = 0, nr = 0;
+    mbla_klu_stats(k, &nf, &nr);
+    CHECK_EQ_INT(nf, 2);
+    CHECK_EQ_INT(nr, 0);
+    /* x = (1, 2): b = (1e-14 + 2, 3) */
+    double b[2] = {1e-14 + 2, 3};
+    CHECK_EQ_INT(mbla_klu_solve(k, 1, b, 2, &st), 0);
+    CHECK_CLOSE(b[0], 1.0, 1e-13);
+    CHECK_CLOSE(b[1], 2.0, 1e-13);
+    mbla_klu_free(k);
+    mbla_csc_free(A);
+}
+
+TEST(klu_singular)
+{
+    /* columns 0 and 2 equal: numerically singular with a full structural rank */
+    double D[9] = {1, 2, 0, 0, 1, 1, 1, 2, 0};
+    mbla_csc *A = NULL;
+    CHECK_EQ_INT(mbla_csc_from_dense(3, 3, D, 3, MBLA_DEFAULT, &A, NULL), 0);
+    mbla_klu *k = (mbla_klu *)&D;
+    mbl_status st;
+    CHECK_EQ_INT(mbla_klu_new(A, NULL, &k, &st), MBL_ESINGULAR);
+    CHECK(k == NULL);
+    CHECK(strstr(st.msg, "singular") != NULL);
+    mbla_csc_free(A);
+    /* structurally singular (empty column) */
+    double Z[4] = {1, 1, 0, 0};
+    CHECK_EQ_INT(mbla_csc_from_dense(2, 2, Z, 2, MBLA_DEFAULT, &A, NULL), 0);
+    CHECK_EQ_INT(mbla_klu_new(A, NULL, &k, &st), MBL_ESINGULAR);
+    mbla_csc_free(A);
+    /* not square */
+    CHECK_EQ_INT(mbla_csc_from_dense(3, 2, D, 3, MBLA_DEFAULT, &A, NULL), 0);
+    CHECK_EQ_INT(mbla_klu_new(A, NULL, &k, &st), MBL_EDIM);
+    mbla_csc_free(A);
+}
+
+TEST(klu_complex)
+{
+    int n = 120;
+    mbla_csc *A = random_sparse(n, 3, 21, 3.0);
+    int nz = mbla_csc_nnz(A);
+    double *az = malloc(sizeof(double) * 2 * nz);
+    unsigned s = 5;
+    for (int q = 0; q < nz; q++) {
+        az[2 * q] = A->x[q];
+        az[2 * q + 1] = 0.7 * trand(&s);
+    }
+    double *xe = malloc(sizeof(double) * 2 * n), *b = malloc(sizeof(double) * 2 * n);
+    for (int q = 0; q < 2 * n; q++) xe[q] = trand(&s);
+    mbla_klu *k = NULL;
+    mbl_status st;
+    CHECK_EQ_INT(mbla_kluz_new(A, az, NULL, &k, &st), 0);
+    const char tr[3] = {'N', 'T', 'C'};
+    for (int t = 0; t < 3; t++) {
+        /* b = op(A) xe computed by hand */
+        for (int q = 0; q < 2 * n; q++) b[q] = 0;
+        for (int j = 0; j < n; j++)
+            for (int q = A->p[j]; q < A->p[j + 1]; q++) {
+                int i = A->i[q];
+                double ar = az[2 * q], ai = tr[t] == 'C' ? -az[2 * q + 1] : az[2 * q + 1];
+                int row = tr[t] == 'N' ? i : j, col = tr[t] == 'N' ? j : i;
+                b[2 * row] += ar * xe[2 * col] - ai * xe[2 * col + 1];
+                b[2 * row + 1] += ar * xe[2 * col + 1] + ai * xe[2 * col];
+            }
+        CHECK_EQ_INT(mbla_kluz_solve(k, tr[t], 1, b, n, &st), 0);
+        for (int q = 0; q < 2 * n; q++) CHECK_CLOSE(b[q], xe[q], 1e-12);
+    }
+    /* refactor at new complex values */
+    for (int q = 0; q < nz; q++) az[2 * q + 1] *= -1.5;
+    CHECK_EQ_INT(mbla_kluz_refactor(k, A, az, &st), 0);
+    CHECK_EQ_INT(mbla_klu_solve(k, 1, b, n, &st), MBL_EARG); /* real solve on complex */
+    CHECK_EQ_INT(mbla_klu_refactor(k, A, &st), MBL_EARG);
+    double rc;
+    CHECK_EQ_INT(mbla_klu_rcond(k, &rc, &st), 0);
+    CHECK(rc > 0);
+    mbla_klu_free(k);
+    mbla_csc_free(A);
+    free(az);
+    free(xe);
+    free(b);
+}
+
+TEST(sparse_allocation_failures)
+{
+    int ti[] = {2, 0, 1, 1, 0, 2}, tj[] = {0, 0, 1, 1, 2, 2}, map[6];
+    double tx[] = {3, 1, 4, 5, 7, 2};
+    mbla_csc *A = NULL, *B = NULL, *C = NULL;
+    ALLOC_FAIL_LOOP(mbla_csc_from_triplets(3, 3, 6, ti, tj, tx, map, &A, NULL),
+                    (mbla_csc_free(A), A = NULL));
+    CHECK_EQ_INT(mbla_csc_from_triplets(3, 3, 6, ti, tj, tx, map, &A, NULL), 0);
+    ALLOC_FAIL_LOOP(mbla_csc_transpose(A, &B, NULL), (mbla_csc_free(B), B = NULL));
+    ALLOC_FAIL_LOOP(mbla_csc_matmul(A, A, &C, NULL), (mbla_csc_free(C), C = NULL));
+    int rows[2] = {2, 0}, cols[2] = {2, 0};
+    ALLOC_FAIL_LOOP(mbla_csc_select(A, 2, rows, 2, cols, &C, NULL), (mbla_csc_free(C), C = NULL));
+    ALLOC_FAIL_LOOP(mbla_csc_add(1, A, 2, A, &C, NULL), (mbla_csc_free(C), C = NULL));
+    ALLOC_FAIL_LOOP(mbla_csc_copy(A, &C, NULL), (mbla_csc_free(C), C = NULL));
+    mbla_klu *k = NULL;
+    ALLOC_FAIL_LOOP(mbla_klu_new(A, NULL, &k, NULL), (mbla_klu_free(k), k = NULL));
+    mbla_csc_free(A);
+}
+
+int main(void)
+{
+    RUN(triplets_duplicates_map_refill);
+    RUN(csc_operations_against_dense);
+    RUN(csc_check_rejects);
+    RUN(klu_against_dense);
+    RUN(klu_refactor_fallback);
+    RUN(klu_singular);
+    RUN(klu_complex);
+    RUN(sparse_allocation_failures);
+    return test_summary("la_sparse");
+}
