@@ -135,6 +135,10 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
     k->common.btf = o.btf ? 1 : 0;
     k->common.tol = o.pivot_tol;
     k->common.halt_if_singular = 1;
+    if (n == 0) { /* the empty matrix: nothing to factor, every solve is a no-op */
+        *out = k;
+        return 0;
+    }
     k->sym = klu_analyze(n, k->p, k->i, &k->common);
     if (!k->sym) {
         r = k->common.status == KLU_INVALID
@@ -176,6 +180,7 @@ static int refactor(mbla_klu *k, const mbla_csc *A, const double *x, mbl_status 
     if (!same_pattern(k, A))
         return mbl_error(st, MBL_EDIM, "%s: sparsity pattern differs from the analysed one", fn);
     if (!x && k->nz) return mbl_error(st, MBL_EARG, "%s: values are NULL", fn);
+    if (k->n == 0) return 0;
     if (k->num) {
         int ok = k->cplx ? klu_z_refactor(k->p, k->i, (double *)x, k->sym, k->num, &k->common)
                          : klu_refactor(k->p, k->i, (double *)x, k->sym, k->num, &k->common);
@@ -216,7 +221,7 @@ static int solve_check(mbla_klu *k, int cplx, int nrhs, const double *B, int ldb
     if (!k) return mbl_error(st, MBL_EARG, "%s: k is NULL", fn);
     if (k->cplx != cplx)
         return mbl_error(st, MBL_EARG, "%s: factorization is %s", fn, k->cplx ? "complex" : "real");
-    if (!k->num) return mbl_error(st, MBL_EARG, "%s: no valid factorization", fn);
+    if (!k->num && k->n) return mbl_error(st, MBL_EARG, "%s: no valid factorization", fn);
     if (nrhs < 0) return mbl_error(st, MBL_EDIM, "%s: nrhs = %d", fn, nrhs);
     if (ldb < mbla_max1(k->n)) return mbl_error(st, MBL_EDIM, "%s: ldb %d < max(1, %d)", fn, ldb, k->n);
     if (!B && nrhs && k->n) return mbl_error(st, MBL_EARG, "%s: B is NULL", fn);
@@ -257,6 +262,10 @@ int mbla_kluz_solve(mbla_klu *k, char trans, int nrhs, double *B, int ldb, mbl_s
 int mbla_klu_rcond(mbla_klu *k, double *rcond, mbl_status *st)
 {
     if (!k || !rcond) return mbl_error(st, MBL_EARG, "mbla_klu_rcond: NULL argument");
+    if (k->n == 0) {
+        *rcond = 1.0;
+        return 0;
+    }
     if (!k->num) return mbl_error(st, MBL_EARG, "mbla_klu_rcond: no valid factorization");
     int ok = k->cplx ? klu_z_rcond(k->sym, k->num, &k->common) : klu_rcond(k->sym, k->num, &k->common);
     if (!ok) return klu_fail(k, st, "mbla_klu_rcond", "rcond");
@@ -269,7 +278,7 @@ int mbla_klu_condest(mbla_klu *k, const mbla_csc *A, double *condest, mbl_status
     const char *fn = "mbla_klu_condest";
     if (!k || !condest) return mbl_error(st, MBL_EARG, "%s: NULL argument", fn);
     if (k->cplx) return mbl_error(st, MBL_EARG, "%s: factorization is complex", fn);
-    if (!k->num) return mbl_error(st, MBL_EARG, "%s: no valid factorization", fn);
+    if (!k->num && k->n) return mbl_error(st, MBL_EARG, "%s: no valid factorization", fn);
     if (!same_pattern(k, A))
         return mbl_error(st, MBL_EDIM, "%s: A's pattern differs from the factored one", fn);
     if (k->n == 0) {

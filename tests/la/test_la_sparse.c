@@ -315,6 +315,23 @@ TEST(klu_complex)
     free(b);
 }
 
+TEST(klu_empty_matrix)
+{
+    mbla_csc *A = NULL;
+    CHECK_EQ_INT(mbla_csc_new(0, 0, 0, &A, NULL), 0);
+    mbla_klu *k = NULL;
+    double b[1] = {42}, rc = 0, ce = 0;
+    CHECK_EQ_INT(mbla_klu_new(A, NULL, &k, NULL), 0);
+    CHECK_EQ_INT(mbla_klu_solve(k, 1, b, 1, NULL), 0);
+    CHECK_EQ_INT(mbla_klu_refactor(k, A, NULL), 0);
+    CHECK_EQ_INT(mbla_klu_rcond(k, &rc, NULL), 0);
+    CHECK_EQ_INT(mbla_klu_condest(k, A, &ce, NULL), 0);
+    CHECK_CLOSE(rc, 1.0, 0);
+    CHECK_CLOSE(b[0], 42.0, 0);
+    mbla_klu_free(k);
+    mbla_csc_free(A);
+}
+
 TEST(sparse_allocation_failures)
 {
     int ti[] = {2, 0, 1, 1, 0, 2}, tj[] = {0, 0, 1, 1, 2, 2}, map[6];
@@ -343,6 +360,7 @@ int main(void)
     RUN(klu_refactor_fallback);
     RUN(klu_singular);
     RUN(klu_complex);
+    RUN(klu_empty_matrix);
     RUN(sparse_allocation_failures);
     return test_summary("la_sparse");
 }
