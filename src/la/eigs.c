@@ -4,6 +4,7 @@
 
 #include <arpack.h>
 #include <complex.h>
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -185,7 +186,12 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
     }
 
     /* ---- ARPACK workspaces ---- */
-    int lworkl = cplx ? 3 * ncv * ncv + 5 * ncv : 3 * ncv * ncv + 6 * ncv;
+    long long lw = 3LL * ncv * ncv + (cplx ? 5LL : 6LL) * ncv;
+    if (lw > INT_MAX) {
+        r = mbl_error(st, MBL_ENOMEM, "%s: ncv = %d too large for ARPACK's int workspace", fn, ncv);
+        goto done;
+    }
+    int lworkl = (int)lw;
     resid = mbl_alloc_array((size_t)wdim * n, sizeof *resid);
     V = mbla_alloc_dmat(wdim * n, ncv);
     workd = mbl_alloc_array((size_t)3 * wdim * n, sizeof *workd);
