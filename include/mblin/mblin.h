@@ -3,6 +3,8 @@
 #define MBLIN_MBLIN_H
 
 #include "mblin/status.h"
+#include "mblin/expr.h"
+#include "mblin/la.h"
 #include "mblin/model.h"
 #include "mblin/report.h"
 

@@ -146,7 +146,10 @@ typedef struct mbl_modes {
 } mbl_modes;
 
 typedef struct mbl_modal_options {
-    double zero_tol;       /* relative to the largest |lambda| (default 1e-9), absolute floor 1e-12 */
+    double zero_tol;       /* |lambda| <= zero_tol * max |lambda| counts as zero (default 1e-9); the
+                              threshold is never below 10 sqrt(eps ||A||_1) (a rigid-body mode is a
+                              defective double zero that rounding splits by about that much) nor
+                              below 1e-12 */
 } mbl_modal_options;
 
 void mbl_modal_options_default(mbl_modal_options *opt);

@@ -1,6 +1,7 @@
 /* Modal analysis of a linear model: eigenvalues and right eigenvectors of A (LAPACK dgeev),
  * undamped natural frequencies, damping ratios, mode shapes mapped back to every coordinate
  * through dq/dS, zero (rigid-body) modes identified, sorted by frequency. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,8 @@
 #include "mblin/la.h"
 #include "mblin/model.h"
 
+/* multiple of sqrt(eps * ||A||) below which an eigenvalue counts as zero */
+#define ZERO_DEFECT_FACTOR 10.0
 #define TWO_PI 6.283185307179586476925286766559
 
 void mbl_modal_options_default(mbl_modal_options *opt)
@@ -70,7 +73,11 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
     if (rc) goto done;
     double big = 0;
     for (int i = 0; i < nx; i++) big = fmax(big, hypot(wr[i], wi[i]));
-    M->zero_tol = fmax(opt.zero_tol * big, 1e-12);
+    /* A rigid-body (cyclic) coordinate gives a defective double zero (a Jordan block); rounding
+     * of size eps*||A|| splits it into +-sqrt(eps*||A||). So the zero threshold is the larger of
+     * the relative tolerance and ZERO_DEFECT_FACTOR * sqrt(eps * ||A||_1), and 1e-12. */
+    double normA = mbla_norm1(nx, nx, lin->A, nx);
+    M->zero_tol = fmax(fmax(opt.zero_tol * big, ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * normA)), 1e-12);
     for (int i = 0; i < nx; i++) {
         double mag = hypot(wr[i], wi[i]);
         si[i].freq = mag < M->zero_tol ? 0.0 : mag / TWO_PI;

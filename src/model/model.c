@@ -100,6 +100,7 @@ typedef struct loader {
     int var_depth;
     const mbl_src_item *item; /* the item being parsed (for messages) */
     const char *what;         /* what it is ("kinetic_energy", "forces.y", ...) */
+    int oom;                  /* an allocation failed inside the resolver */
 } loader;
 
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
@@ -200,6 +201,11 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
                 return 1;
             }
             *out = total_der(md, args[0]);
+            if (*out == MBLX_NONE) {
+                L->oom = 1;
+                snprintf(why, whylen, "out of memory");
+                return 1;
+            }
             return 0;
         }
         return 1; /* unknown function */
@@ -309,6 +315,8 @@ static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *
     mbl_status st;
     mbl_status_clear(&st);
     int rc = mblx_parse(L->md->g, it->text, strlen(it->text), &po, out, &st);
+    if (rc && (L->oom || mblx_graph_status(L->md->g, NULL) == MBL_ENOMEM))
+        return mbl_error(L->st, MBL_ENOMEM, "%s: out of memory", L->src->file);
     if (rc) {
         /* a nested variable's error message already names its own position: keep it as is */
         const char *msg = st.msg;

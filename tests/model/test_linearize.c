@@ -1,0 +1,220 @@
+/* Linearization features against closed forms: user states (chosen, completed, dropped),
+ * inputs and outputs, non-holonomic constraints, nonzero velocities with constraints (third
+ * derivatives of Phi), and agreement of different coordinates for the same physics. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mblin/mblin.h"
+#include "test.h"
+
+typedef struct run {
+    mbl_model *md;
+    mbl_point *pt;
+    mbl_linear *lin;
+    mbl_modes *modes;
+} run;
+
+static int run_text(const char *text, run *r, mbl_status *st)
+{
+    memset(r, 0, sizeof *r);
+    int rc = mbl_model_load_string(text, strlen(text), "test.yaml", NULL, 0, &r->md, st);
+    if (!rc) rc = mbl_operating_point(r->md, NULL, &r->pt, st);
+    if (!rc) rc = mbl_linearize(r->md, r->pt, NULL, &r->lin, st);
+    if (!rc) rc = mbl_modal(r->lin, NULL, &r->modes, st);
+    return rc;
+}
+
+static void run_free(run *r)
+{
+    mbl_modes_free(r->modes);
+    mbl_linear_free(r->lin);
+    mbl_point_free(r->pt);
+    mbl_model_free(r->md);
+}
+
+static double max_im(const mbl_modes *m)
+{
+    double x = 0;
+    for (int i = 0; i < m->nx; i++) x = fmax(x, m->modes[i].im);
+    return x;
+}
+
+static const char *cart_pendulum =
+    "model: dae\n"
+    "parameters: {m: 2, l: 1.5, g: 9.81}\n"
+    "coordinates: {x: 0.1, y: -1.4}\n"
+    "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\n"
+    "potential_energy: \"m*g*y\"\n"
+    "constraints: [\"x^2 + y^2 - l^2\"]\n"
+    "linearize: {at: equilibrium, states: [\"atan2(x, -y)\"]}\n";
+
+TEST(user_state_angle)
+{
+    run r;
+    mbl_status st;
+    CHECK(run_text(cart_pendulum, &r, &st) == 0);
+    if (!r.modes) return;
+    CHECK_EQ_INT(r.lin->z0, 1);
+    CHECK(!strcmp(r.lin->state_names[0], "atan2(x, -y)"));
+    /* in the angle: M = m l^2, K = m g l (closed form) */
+    CHECK_REL(r.lin->M[0], 2 * 1.5 * 1.5, 1e-12);
+    CHECK_REL(r.lin->K[0], 2 * 9.81 * 1.5, 1e-12);
+    CHECK_REL(max_im(r.modes), sqrt(9.81 / 1.5), 1e-12);
+    /* q_S: dx/dtheta = l, dy/dtheta = 0 at the bottom */
+    CHECK_CLOSE(r.lin->q_S[0], 1.5, 1e-12);
+    CHECK_CLOSE(r.lin->q_S[1], 0.0, 1e-12);
+    run_free(&r);
+}
+
+TEST(states_completed_and_dropped)
+{
+    /* no user state: an internal coordinate is chosen (x: the one that moves), same frequency */
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", cart_pendulum);
+    char *p = strstr(buf, ", states:");
+    strcpy(p, "}\n");
+    run r;
+    mbl_status st;
+    CHECK(run_text(buf, &r, &st) == 0);
+    if (r.modes) {
+        CHECK(!strcmp(r.lin->state_names[0], "x"));
+        CHECK_REL(r.lin->M[0], 2.0, 1e-12); /* in x at the bottom: M = m */
+        CHECK_REL(max_im(r.modes), sqrt(9.81 / 1.5), 1e-12);
+    }
+    run_free(&r);
+    /* two user states for one degree of freedom: one dropped, reported */
+    snprintf(buf, sizeof buf, "%s", cart_pendulum);
+    p = strstr(buf, "states: [");
+    strcpy(p, "states: [\"atan2(x, -y)\", \"x + 0.5*y\"]}\n");
+    CHECK(run_text(buf, &r, &st) == 0);
+    if (r.modes) {
+        CHECK_EQ_INT(r.lin->z0, 1);
+        CHECK_EQ_INT(r.lin->nsel_dropped, 1);
+        CHECK(strstr(r.lin->selection, "dropped") != NULL);
+        CHECK_REL(max_im(r.modes), sqrt(9.81 / 1.5), 1e-12);
+    }
+    run_free(&r);
+    /* a user state that the constraints fix (y at the bottom is stationary): dropped, x chosen */
+    snprintf(buf, sizeof buf, "%s", cart_pendulum);
+    p = strstr(buf, "states: [");
+    strcpy(p, "states: [y]}\n");
+    CHECK(run_text(buf, &r, &st) == 0);
+    if (r.modes) {
+        CHECK_EQ_INT(r.lin->nsel_dropped, 1);
+        CHECK(!strcmp(r.lin->state_names[0], "x"));
+    }
+    run_free(&r);
+}
+
+TEST(inputs_outputs)
+{
+    /* slider-pendulum: B = [0; 0; M^-1 e1], C of the tip output, D = 0 + the direct term */
+    const char *text =
+        "model: dae\n"
+        "parameters: {m2: 10, m3: 20, l: 2, j3: 15, k: 20, g: 9.81}\n"
+        "coordinates: {y: 0, theta: 0.1}\n"
+        "kinetic_energy: \"0.5*(m2 + m3)*der(y)^2 + m3*l/2*cos(theta)*der(y)*der(theta) + 0.5*(m3*l^2/4 + j3)*der(theta)^2\"\n"
+        "potential_energy: \"0.5*k*y^2 - m3*g*l/2*cos(theta)\"\n"
+        "forces: {y: F, theta: \"T\"}\n"
+        "inputs: {F: 0, T: 0}\n"
+        "outputs: {tip: \"y + l*sin(theta)\", tipvel: \"der(y + l*sin(theta))\", load: \"k*y + 3*F\"}\n";
+    run r;
+    mbl_status st;
+    CHECK(run_text(text, &r, &st) == 0);
+    if (!r.modes) return;
+    /* M = [[30, 20], [20, 35]], M^-1 = [[35, -20], [-20, 30]] / 650 */
+    double Mi[4] = {35.0 / 650, -20.0 / 650, -20.0 / 650, 30.0 / 650};
+    int nx = r.lin->nx, ny = r.lin->ny;
+    for (int j = 0; j < 2; j++)
+        for (int i = 0; i < 2; i++) {
+            CHECK_CLOSE(r.lin->B[2 + i + j * nx], Mi[i + 2 * j], 1e-14);
+            CHECK_CLOSE(r.lin->B[i + j * nx], 0.0, 1e-14);
+        }
+    /* tip = y + l theta: C row [1, 2, 0, 0]; tipvel: [0, 0, 1, 2]; load: [20, 0, 0, 0], D = [3, 0] */
+    double C[3][4] = {{1, 2, 0, 0}, {0, 0, 1, 2}, {20, 0, 0, 0}};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) CHECK_CLOSE(r.lin->C[i + j * ny], C[i][j], 1e-13);
+    CHECK_CLOSE(r.lin->D[2], 3.0, 1e-14);
+    CHECK_CLOSE(r.lin->D[2 + ny], 0.0, 1e-14);
+    /* MCK input matrix F = I */
+    CHECK_CLOSE(r.lin->F[0], 1.0, 1e-12);
+    CHECK_CLOSE(r.lin->F[3], 1.0, 1e-12);
+    CHECK_CLOSE(r.lin->F[1], 0.0, 1e-12);
+    run_free(&r);
+}
+
+TEST(nonholonomic)
+{
+    /* der(y) = a der(x): motion along (1, a); eigenvalues 0 and +-i sqrt(k/m) (closed form) */
+    const char *text =
+        "model: dae\n"
+        "parameters: {m: 3, k: 12, a: 0.7}\n"
+        "coordinates: {x: 0.2, y: 0.1}\n"
+        "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\n"
+        "potential_energy: \"0.5*k*(x^2 + y^2)\"\n"
+        "nonholonomic: [\"der(y) - a*der(x)\"]\n";
+    run r;
+    mbl_status st;
+    CHECK(run_text(text, &r, &st) == 0);
+    if (!r.modes) return;
+    CHECK_EQ_INT(r.lin->z0, 2);
+    CHECK_EQ_INT(r.lin->z1, 1);
+    CHECK_EQ_INT(r.modes->nx, 3);
+    int zeros = 0;
+    for (int i = 0; i < 3; i++) zeros += r.modes->modes[i].kind == MBL_MODE_ZERO;
+    CHECK_EQ_INT(zeros, 1);
+    CHECK_REL(max_im(r.modes), 2.0, 1e-12);
+    /* M-hat = v_W^T M v_W with v_W = (1, a) or (1/a, 1) scaled: M-hat = m |v_W|^2 */
+    double vw2 = r.lin->v_W[0] * r.lin->v_W[0] + r.lin->v_W[1] * r.lin->v_W[1];
+    CHECK_REL(r.lin->M[0], 3.0 * vw2, 1e-12);
+    CHECK_REL(r.lin->v_W[1], 0.7 * r.lin->v_W[0], 1e-12);
+    run_free(&r);
+}
+
+/* The rotating pendulum written in Cartesian coordinates with a holonomic constraint, at a
+ * point with nonzero velocities and accelerations, linearized in the user states theta, phi:
+ * the result must be the one of the (theta, phi) model exactly (0, 0, +-8.58076i). This needs
+ * every term of source 000 Table 1 including the third derivatives of the constraint. */
+TEST(conical_motion_in_cartesian_coordinates)
+{
+    const char *text =
+        "model: dae\n"
+        "parameters: {m: 10, l: 0.5, g: 9.81, th0: 30*pi/180, w: 4.75975}\n"
+        "coordinates: {x: l*sin(th0), y: 0, z: -l*cos(th0)}\n"
+        "velocities: {x: 0, y: l*sin(th0)*w, z: 0}\n"
+        "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2 + der(z)^2)\"\n"
+        "potential_energy: \"m*g*z\"\n"
+        "constraints: [\"x^2 + y^2 + z^2 = l^2\"]\n"
+        "linearize: {at: given, states: [\"atan2(sqrt(x^2 + y^2), -z)\", \"atan2(y, x)\"]}\n";
+    run r;
+    mbl_status st;
+    CHECK(run_text(text, &r, &st) == 0);
+    if (!r.modes) return;
+    CHECK_EQ_INT(r.lin->nx, 4);
+    CHECK_EQ_INT(r.lin->nsel_dropped, 0);
+    double s = sin(3.14159265358979323846 / 6), c = cos(3.14159265358979323846 / 6), w = 4.75975, g = 9.81, l = 0.5;
+    double expect = sqrt(w * w * (s * s - c * c) + g * c / l + 4 * c * c * w * w);
+    CHECK_REL(max_im(r.modes), expect, 1e-10);
+    int zeros = 0;
+    for (int i = 0; i < 4; i++) zeros += r.modes->modes[i].kind == MBL_MODE_ZERO;
+    CHECK_EQ_INT(zeros, 2);
+    /* M-hat, C-hat, K-hat of Eq. 5.28 */
+    double ml2 = 10 * l * l;
+    CHECK_REL(r.lin->M[0], ml2, 1e-10);
+    CHECK_REL(r.lin->M[3], ml2 * s * s, 1e-10);
+    CHECK_REL(r.lin->Cd[1], 2 * ml2 * s * c * w, 1e-10);
+    CHECK_REL(r.lin->Cd[2], -2 * ml2 * s * c * w, 1e-10);
+    CHECK_REL(r.lin->K[0], ml2 * w * w * (s * s - c * c) + 10 * g * l * c, 1e-9);
+    run_free(&r);
+}
+
+int main(void)
+{
+    RUN(user_state_angle);
+    RUN(states_completed_and_dropped);
+    RUN(inputs_outputs);
+    RUN(nonholonomic);
+    RUN(conical_motion_in_cartesian_coordinates);
+    return test_summary("linearize");
+}

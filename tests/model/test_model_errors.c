@@ -1,0 +1,174 @@
+/* Every error class of a model file gives one line naming the file, line and column (where
+ * there is one) and a negative status; nothing crashes or passes a NaN on. */
+#include <string.h>
+
+#include "mblin/mblin.h"
+#include "test.h"
+
+/* Load text (and optionally compute the point and the linear model); expect failure with a
+ * message containing `expect`. */
+static void expect_error(const char *text, int stage, int code, const char *expect)
+{
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_status st;
+    mbl_status_clear(&st);
+    int rc = mbl_model_load_string(text, strlen(text), "bad.yaml", NULL, 0, &md, &st);
+    if (!rc && stage >= 1) rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc && stage >= 2) rc = mbl_linearize(md, pt, NULL, &lin, &st);
+    CHECK_MSG(rc != 0, "expected an error containing '%s'", expect);
+    if (code) CHECK_MSG(rc == code, "code %d, expected %d (%s)", rc, code, st.msg);
+    CHECK_MSG(strstr(st.msg, expect) != NULL, "message '%s' lacks '%s'", st.msg, expect);
+    CHECK(strchr(st.msg, '\n') == NULL);
+    CHECK(strstr(st.msg, "bad.yaml") != NULL);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
+#define HEAD "model: dae\nparameters: {m: 1, k: 4}\ncoordinates: {x: 0.1}\n"
+
+TEST(yaml_and_keys)
+{
+    expect_error("model: dae\ncoordinates: {x: 0\n", 0, MBL_EPARSE, "bad.yaml:");
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nmass: 3\n", 0, MBL_EMODEL, "bad.yaml:5:1: unknown key 'mass'");
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nlinearize: {at: somewhere}\n", 0, MBL_EMODEL,
+                 "bad.yaml:5:17: linearize.at must be equilibrium, given or steady");
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nlinearize: {when: 1}\n", 0, MBL_EMODEL, "unknown key 'when'");
+    expect_error("coordinates: {x: 0}\n", 0, MBL_EMODEL, "missing key 'model'");
+    expect_error("model: mbd\n", 0, MBL_EMODEL, "bad.yaml:1:8: unknown model kind");
+    expect_error(HEAD, 0, MBL_EMODEL, "missing 'kinetic_energy'");
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nkinetic_energy: 1\n", 0, MBL_EMODEL, "duplicate key");
+}
+
+TEST(wrong_types)
+{
+    expect_error(HEAD "kinetic_energy: [1, 2]\n", 0, MBL_EMODEL, "bad.yaml:4:17: 'kinetic_energy' must be an expression");
+    expect_error("model: dae\ncoordinates: [x, y]\n", 0, MBL_EMODEL, "bad.yaml:2:14: 'coordinates' must be a mapping");
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nconstraints: {a: x}\n", 0, MBL_EMODEL, "must be a list");
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nforces: {x: [1]}\n", 0, MBL_EMODEL,
+                 "bad.yaml:5:13: expected an expression");
+}
+
+TEST(names)
+{
+    expect_error(HEAD "kinetic_energy: \"0.5*mass*der(x)^2\"\n", 0, MBL_EPARSE, "bad.yaml:4:22: unknown name 'mass'");
+    expect_error("model: dae\nparameters: {m: 1, x: 2}\ncoordinates: {x: 0}\nkinetic_energy: \"m*der(x)^2\"\n", 0,
+                 MBL_EMODEL, "bad.yaml:3:15: duplicate name 'x'");
+    expect_error("model: dae\nparameters: {m: 1, m: 2}\ncoordinates: {x: 0}\nkinetic_energy: \"m*der(x)^2\"\n", 0,
+                 MBL_EMODEL, "duplicate name 'm'");
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nforces: {z: 1}\n", 0, MBL_EMODEL,
+                 "bad.yaml:5:10: 'z' in forces is not a coordinate");
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2 +\"\n", 0, MBL_EPARSE, "bad.yaml:4:");
+    expect_error(HEAD "kinetic_energy: \"0.5*m*sin(x, x)*der(x)^2\"\n", 0, MBL_EPARSE, "bad.yaml:4:");
+    expect_error("model: dae\nparameters: {t: 1}\ncoordinates: {x: 0}\nkinetic_energy: \"der(x)^2\"\n", 0, MBL_EMODEL,
+                 "'t' is reserved");
+}
+
+TEST(cycles)
+{
+    expect_error(HEAD "variables: {a: \"b + x\", b: \"2*a\"}\nkinetic_energy: \"0.5*m*der(x)^2\"\npotential_energy: a\n", 0,
+                 MBL_EPARSE, "cycle among variables: a -> b -> a");
+    expect_error("model: dae\nparameters: {m: 2*n, n: 1}\ncoordinates: {x: 0}\nkinetic_energy: \"m*der(x)^2\"\n", 0,
+                 MBL_EPARSE, "bad.yaml:2:19: parameter 'n' is defined after 'm'");
+    expect_error("model: dae\nparameters: {m: m + 1}\ncoordinates: {x: 0}\nkinetic_energy: \"m*der(x)^2\"\n", 0,
+                 MBL_EPARSE, "parameter 'm' refers to itself");
+}
+
+TEST(physics)
+{
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^4\"\n", 0, MBL_EMODEL,
+                 "bad.yaml:4:18: the kinetic energy is not quadratic in the velocities");
+    expect_error("model: dae\ncoordinates: {x: 0, y: 0}\nkinetic_energy: \"der(x)^2 + der(y)^2\"\n"
+                 "nonholonomic: [\"der(x)*der(y)\"]\n",
+                 0, MBL_EMODEL, "bad.yaml:4:17: non-holonomic constraint 1 is not linear in the velocities");
+    expect_error("model: dae\ncoordinates: {x: 0, y: 0}\nkinetic_energy: \"der(x)^2 + der(y)^2\"\n"
+                 "constraints: [x, y, x + y]\n",
+                 0, MBL_EMODEL, "more constraints than coordinates");
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\npotential_energy: \"der(x)\"\n", 0, MBL_EMODEL,
+                 "potential_energy must not depend on velocities");
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nconstraints: [\"der(x)\"]\n", 0, MBL_EMODEL,
+                 "constraint 1 must not depend on velocities");
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(der(x))^2\"\n", 0, MBL_EMODEL,
+                 "kinetic_energy must not depend on accelerations");
+}
+
+TEST(numerics)
+{
+    /* no equilibrium: a constant force and no spring */
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nforces: {x: 1}\n", 1, MBL_ENOCONV, "the equilibrium");
+    /* domain error at the initial guess: named with the subexpression */
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\npotential_energy: \"sqrt(x - 2)\"\n", 1, MBL_EDOMAIN,
+                 "sqrt");
+    /* singular mass-constraint matrix: y has no mass and nothing removes it */
+    expect_error("model: dae\ncoordinates: {x: 0, y: 0}\nkinetic_energy: \"der(x)^2\"\npotential_energy: \"x^2 + y^2\"\n",
+                 2, MBL_ESINGULAR, "singular");
+    /* a two-coordinate system with two independent constraints has no motion */
+    expect_error("model: dae\ncoordinates: {x: 0.1, y: 0.2}\nkinetic_energy: \"der(x)^2 + der(y)^2\"\n"
+                 "constraints: [\"x - 0.1\", \"y - 0.2\"]\n",
+                 2, MBL_EMODEL, "no degrees of freedom");
+}
+
+TEST(settings)
+{
+    mbl_model *md = NULL;
+    mbl_status st;
+    const char *text = HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\n";
+    mbl_setting bad = {"mass", 3.0};
+    CHECK(mbl_model_load_string(text, strlen(text), "bad.yaml", &bad, 1, &md, &st) == MBL_EARG);
+    CHECK(strstr(st.msg, "no parameter 'mass'") != NULL);
+    mbl_setting good = {"k", 9.0};
+    CHECK(mbl_model_load_string(text, strlen(text), "bad.yaml", &good, 1, &md, &st) == 0);
+    CHECK_CLOSE(mbl_model_param_value(md, 1), 9.0, 0);
+    mbl_model_free(md);
+    CHECK(mbl_model_load_file("no/such/file.yaml", NULL, 0, &md, &st) == MBL_EIO);
+    CHECK(strstr(st.msg, "no/such/file.yaml") != NULL);
+}
+
+TEST(allocation_failures)
+{
+    /* every allocation of load + point + linearize failing in turn: a clean error, no leak */
+    const char *text = "model: dae\nparameters: {m: 2, l: 1.5, g: 9.81}\ncoordinates: {x: 0.1, y: -1.4}\n"
+                       "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\npotential_energy: \"m*g*y\"\n"
+                       "constraints: [\"x^2 + y^2 - l^2\"]\nlinearize: {states: [\"atan2(x, -y)\"]}\n";
+    int failures = 0, successes = 0;
+    for (long n = 0; n < 100000; n++) {
+        mbl_model *md = NULL;
+        mbl_point *pt = NULL;
+        mbl_linear *lin = NULL;
+        mbl_modes *modes = NULL;
+        mbl_status st;
+        mbl_alloc_fail_after(n);
+        int rc = mbl_model_load_string(text, strlen(text), "m.yaml", NULL, 0, &md, &st);
+        if (!rc) rc = mbl_operating_point(md, NULL, &pt, &st);
+        if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, &st);
+        if (!rc) rc = mbl_modal(lin, NULL, &modes, &st);
+        mbl_alloc_fail_after(-1);
+        mbl_modes_free(modes);
+        mbl_linear_free(lin);
+        mbl_point_free(pt);
+        mbl_model_free(md);
+        if (rc == 0) {
+            successes++;
+            break;
+        }
+        CHECK_MSG(rc == MBL_ENOMEM, "allocation %ld: code %d (%s)", n, rc, st.msg);
+        failures++;
+    }
+    CHECK(successes == 1);
+    CHECK(failures > 50);
+}
+
+int main(void)
+{
+    RUN(yaml_and_keys);
+    RUN(wrong_types);
+    RUN(names);
+    RUN(cycles);
+    RUN(physics);
+    RUN(numerics);
+    RUN(settings);
+    RUN(allocation_failures);
+    return test_summary("model errors");
+}
