@@ -28,7 +28,8 @@
  *   - sums are n-ary and flat: nested sums are merged, like terms are collected (x + 2*x = 3*x,
  *     x - x = 0), numeric constants are added into one constant term, a constant times a sum is
  *     distributed inside a sum, and terms are kept in a canonical order;
- *   - products are n-ary and flat with one numeric coefficient: nested products are merged,
+ *   - products are n-ary and flat with one numeric coefficient: nested products (of at most
+ *     MBLX_FLATTEN_MAX factors) are merged,
  *     equal bases collect their exponents (x*x = x^2, x/x = 1, x^2/x = x), x*0 = 0, x*1 = x,
  *     -(-x) = x, factors are kept in a canonical order; a - b is a + (-1)*b and a / b is
  *     a * b^-1;
@@ -86,6 +87,12 @@ typedef enum mblx_op {
     MBLX_OP_STEP,      /* step(x, x0, h0, x1, h1), see mblx_step */
     MBLX_OP_COUNT_
 } mblx_op;
+
+/* A product operand that is itself a product of more than this many factors is kept as one
+ * factor instead of being merged (flattened) into the new product. This keeps chains of
+ * products (e.g. reverse-mode adjoints along a chain of 10^5 operations) linear in time and
+ * memory; products of up to this many factors are fully canonical. */
+#define MBLX_FLATTEN_MAX 64
 
 /* Create an empty graph. Returns NULL when out of memory. */
 mblx_graph *mblx_graph_new(void);

@@ -715,7 +715,7 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
         }
         size_t cnt = 1;
         const uint32_t *list = &f[i];
-        if (g->op[t] == MBLX_OP_MUL) {
+        if (g->op[t] == MBLX_OP_MUL && g->na[t] <= MBLX_FLATTEN_MAX) {
             if (isfinite(coef * g->val[t])) {
                 coef *= g->val[t];
             } else {
@@ -733,7 +733,6 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
                 PUSH_FAC(mblx__args(g, x)[0], ev);
             else
                 PUSH_FAC(x, 1.0);
-            if (g->op[t] == MBLX_OP_MUL) list = mblx__args(g, t); /* pool may have moved */
         }
     }
 #undef PUSH_FAC
