@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Regression tests of the mblin command line: exit codes, one-line diagnostics with file
+positions, the JSON object of DESIGN.md sec. 5, Matrix Market and Octave exports.
+usage: cli_test.py PATH_TO_MBLIN (run from the repository root)"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+MBLIN = sys.argv[1]
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAILED:", what, file=sys.stderr)
+
+
+def run(*args, stdin=None):
+    p = subprocess.run([MBLIN, *args], capture_output=True, text=True, input=stdin, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def one_line_error(rc, err, code, *needles):
+    lines = err.strip().split("\n")
+    ok = rc == code and len(lines) == 1 and lines[0].startswith("mblin: ")
+    for n in needles:
+        ok = ok and n in lines[0]
+    return ok
+
+
+# --- the JSON contract on the slider-pendulum (source 003 Table 3.7) ---
+rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--json")
+check(rc == 0 and err == "", "linearize --json exit 0, quiet stderr")
+d = json.loads(out)
+for key in ("method", "states", "inputs", "outputs", "ss", "mck", "eigenvalues", "operating_point"):
+    check(key in d, "JSON has key " + key)
+check(d["method"] == "augmented", "method")
+check(d["states"] == ["y", "theta"], "position-level state names")
+check(d["inputs"] == ["F"] and d["outputs"] == ["tip"], "input and output names")
+for k in ("A", "B", "C", "D"):
+    check(k in d["ss"], "ss." + k)
+check(len(d["ss"]["A"]) == 4 and len(d["ss"]["A"][0]) == 4, "A is 4 x 4 as a list of rows")
+check(len(d["ss"]["B"]) == 4 and len(d["ss"]["B"][0]) == 1, "B is 4 x 1")
+check(len(d["ss"]["C"]) == 1 and len(d["ss"]["C"][0]) == 4, "C is 1 x 4")
+for k in ("M", "C", "K"):
+    check(k in d["mck"], "mck." + k)
+check(abs(d["mck"]["M"][0][1] - 20) < 1e-12 and abs(d["mck"]["K"][1][1] - 196.2) < 1e-11, "M-hat, K-hat values")
+ims = sorted(e["im"] for e in d["eigenvalues"] if e["im"] > 0)
+check(len(ims) == 2 and round(ims[0], 6) == 0.797303 and round(ims[1], 6) == 3.081658, "Table 3.7 c = 0")
+for e in d["eigenvalues"]:
+    check(set(("re", "im", "freq_hz", "damping_ratio", "spurious")) <= set(e), "eigenvalue keys")
+    check(e["spurious"] is False, "augmented: spurious false")
+    check(abs(e["freq_hz"] - math.hypot(e["re"], e["im"]) / (2 * math.pi)) < 1e-12, "freq_hz = |lambda|/2pi")
+op = d["operating_point"]
+for k in ("q", "v", "vdot", "lambda"):
+    check(k in op, "operating_point." + k)
+check(len(op["q"]) == 2 and op["lambda"] == [], "operating point sizes")
+
+rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--json", "--set", "c=20")
+d = json.loads(out)
+osc = sorted((round(e["re"], 6), round(e["im"], 6)) for e in d["eigenvalues"] if e["im"] > 0)
+check(osc == [(-0.312177, 0.747815), (-0.226284, 3.02355)], "Table 3.7 c = 20 via --set")
+
+# --- the human report ---
+rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--matrices")
+check(rc == 0 and "Eigenvalues" in out and "frequency [Hz]" in out and "damping ratio" in out, "text report")
+check("K-hat" in out and "selection:" in out, "matrices and selection in the report")
+
+# --- exports ---
+with tempfile.TemporaryDirectory() as tmp:
+    outdir = os.path.join(tmp, "lin")
+    rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "-o", outdir)
+    check(rc == 0, "-o DIR exit 0")
+    for name in ("A", "B", "C", "D", "M", "Cd", "K", "F"):
+        path = os.path.join(outdir, name + ".mtx")
+        check(os.path.exists(path), "exported " + name + ".mtx")
+    with open(os.path.join(outdir, "A.mtx")) as f:
+        lines = f.read().split("\n")
+    check(lines[0] == "%%MatrixMarket matrix array real general" and lines[2] == "4 4", "Matrix Market header")
+    vals = [float(x) for x in lines[3:19]]
+    # column-major: A(3,1) = -20*35/650 ... compare with the JSON A
+    rc2, out2, _ = run("linearize", "examples/slider_pendulum.yaml", "--json")
+    A = json.loads(out2)["ss"]["A"]
+    check(all(abs(vals[j * 4 + i] - A[i][j]) < 1e-15 for i in range(4) for j in range(4)), "A.mtx matches JSON")
+    with open(os.path.join(outdir, "linear_model.m")) as f:
+        script = f.read()
+    check("state_names = {'y', 'theta', 'der(y)', 'der(theta)'};" in script, "Octave state names")
+    check("input_names = {'F'};" in script and "output_names = {'tip'};" in script, "Octave input/output names")
+
+# --- equilibrium and check ---
+rc, out, err = run("equilibrium", "examples/fourbar_N1.yaml", "--json")
+op = json.loads(out)["operating_point"]
+check(rc == 0 and round(op["q"][-1], 4) == 2.2343, "equilibrium --json (source 001 Table 1 N = 1)")
+rc, out, err = run("check", "examples/fourbar_N5.yaml")
+check(rc == 0 and "coordinates: 13" in out and "degrees of freedom 1" in out, "check on the 5-loop four-bar")
+rc, out, err = run("check", "examples/fourbar_singular.yaml")
+check(rc == 1 and "redundant" in out and one_line_error(rc, err, 1, "singular configuration"), "check singular")
+
+# --- failures: one line, nonzero exit ---
+rc, out, err = run("linearize", "examples/fourbar_singular.yaml")
+check(one_line_error(rc, err, 1, "fourbar_singular.yaml", "singular configuration", "rank deficiency 1"),
+      "singular four-bar refused: " + err)
+rc, out, err = run("linearize", "no/such/model.yaml")
+check(one_line_error(rc, err, 1, "no/such/model.yaml"), "missing file")
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    f.write("model: dae\ncoordinates: {x: 0}\nkinetic_energy: \"der(x)^2 + *\"\n")
+    bad = f.name
+rc, out, err = run("linearize", bad)
+check(one_line_error(rc, err, 1, bad + ":3:"), "parse error with file:line:col: " + err)
+os.unlink(bad)
+rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--set", "mass=3")
+check(one_line_error(rc, err, 1, "no parameter 'mass'"), "--set of an unknown parameter")
+rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--set", "c")
+check(one_line_error(rc, err, 2, "NAME=VALUE"), "malformed --set is a usage error")
+rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--method", "magic")
+check(one_line_error(rc, err, 1, "unknown linearization method 'magic'"), "unknown method")
+rc, out, err = run("frobnicate")
+check(rc == 2, "unknown command")
+rc, out, err = run("linearize")
+check(rc == 2, "missing model")
+rc, out, err = run("--version")
+check(rc == 0 and out.startswith("mblin "), "--version")
+
+print("cli: %d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
