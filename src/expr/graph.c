@@ -252,7 +252,7 @@ static mblx_id intern(mblx_graph *g, unsigned op, double v, size_t n, const uint
     uint32_t doff, dcnt;
     if (compute_deps(g, n, a, &doff, &dcnt)) return mblx__oom(g);
     mblx_id e = g->n;
-    memcpy(g->args + g->nargs_used, a, n * sizeof *a);
+    if (n) memcpy(g->args + g->nargs_used, a, n * sizeof *a);
     g->op[e] = (uint8_t)op;
     g->na[e] = (uint32_t)n;
     g->aoff[e] = (uint32_t)g->nargs_used;
