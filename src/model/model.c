@@ -961,7 +961,7 @@ static int compile(mbl_model *md, mbl_status *st)
     mblx_id *yn = mbl_alloc_array(ny ? ny : 1, sizeof *yn);
     if (!yn) return mbl_error(st, MBL_ENOMEM, "out of memory");
     memcpy(yn, md->y, (size_t)md->ny * sizeof *yn);
-    memcpy(yn + md->ny, md->yjac.node, (size_t)md->yjac.nz * sizeof *yn);
+    if (md->yjac.nz) memcpy(yn + md->ny, md->yjac.node, (size_t)md->yjac.nz * sizeof *yn);
     md->tape_y = mblx_compile(md->g, ny, yn, st);
     mbl_free(yn);
     if (!md->tape_y) return st ? st->code : MBL_ENOMEM;
@@ -992,7 +992,7 @@ static int compile(mbl_model *md, mbl_status *st)
             return mbl_error(st, MBL_ENOMEM, "out of memory");
         }
         memcpy(all, e, (size_t)ne * sizeof *all);
-        memcpy(all + ne, md->usjac.node, (size_t)md->usjac.nz * sizeof *all);
+        if (md->usjac.nz) memcpy(all + ne, md->usjac.node, (size_t)md->usjac.nz * sizeof *all);
         mbl_free(e);
         md->tape_us = mblx_compile(md->g, nt, all, st);
         mbl_free(all);
