@@ -69,8 +69,9 @@ fuzz:
 	  tail -3 $(FUZZ_BUILD)/$$name.log; \
 	done
 
-demo: setup build
-	./$(BUILD)/mblin linearize examples/slider_pendulum.yaml
+demo: setup
+	$(MAKE) build
+	./$(BUILD)/mblin linearize examples/slider_pendulum.yaml --matrices
 
 bench: build
 	@echo "see bench/README.md"
