@@ -21,57 +21,163 @@ static void append(char *buf, size_t size, const char *fmt, const char *a, const
     snprintf(buf + len, size - len, fmt, a, b);
 }
 
-/* One level of selection. C is the constraint Jacobian (nc x n, dense column-major), G the
- * candidate rows (ncand x n) with weights wcand (smaller = preferred as a state). Returns in
- * free_cand[] which candidates are states (1) and in free_coord[] which internal columns are. */
-static int select_level(int nc, int n, const double *C, int ncand, const double *G, const double *wcand,
-                        double pivot_tol, int *free_coord, int *free_cand, int *rank_c, mbl_status *st)
+/* Largest model (coordinates + candidates) selected with the complete-pivoting LU of Eq. 22. */
+#define SELECT_DENSE_LU_MAX 400
+/* Dense QR with column pivoting on the weighted Jacobian when it has at most this many rows
+ * (cost rows^2 * cols) and entries. */
+#define SELECT_QRCP_MAX_ROWS 300
+#define SELECT_QRCP_MAX_ENTRIES 20000000
+/* Largest number of states of the null-space route (its basis is n x z, dense). */
+#define SELECT_NULLSPACE_MAX_STATES 2000
+
+/* One level of selection. C is the constraint Jacobian (nc x n, sparse), G the candidate rows
+ * (ncand x n, dense column-major) with weights wcand (smaller = preferred as a state). Writes
+ * which candidates (free_cand) and which internal columns (free_coord) are states, and the rank
+ * of C. Three routes, all with the same meaning:
+ *   - small models: LU with complete pivoting on the weighted J of Eq. 22 (dgetc2);
+ *   - few rows: QR with column pivoting on the weighted J (columns of small norm come last);
+ *   - large constrained models: an orthonormal basis N of the null space of C (SPQR), then the
+ *     z states are the z best-conditioned rows of [G; I] N, user candidates weighted up. */
+static int select_level(const mbla_csc *C, int ncand, const double *G, const double *wcand, double pivot_tol,
+                        int *free_coord, int *free_cand, int *rank_c, mbl_status *st)
 {
+    int nc = C->m, n = C->n;
     int rows = nc + ncand, cols = n + ncand;
+    int rc = 0;
     if (rows == 0) { /* nothing to eliminate: every coordinate is a state */
         for (int j = 0; j < n; j++) free_coord[j] = 1;
         *rank_c = 0;
         return 0;
     }
-    double *J = mbl_calloc((size_t)rows * (size_t)cols + 1, sizeof *J);
-    double *w = mbl_alloc_array((size_t)cols + 1, sizeof *w);
-    int *chosen = mbl_alloc_array((size_t)cols + 1, sizeof *chosen);
-    double *Cc = mbl_alloc_array((size_t)nc * (size_t)n + 1, sizeof *Cc);
-    if (!J || !w || !chosen || !Cc) {
-        mbl_free(J), mbl_free(w), mbl_free(chosen), mbl_free(Cc);
+    if (cols <= SELECT_DENSE_LU_MAX ||
+        (rows <= SELECT_QRCP_MAX_ROWS && (size_t)rows * (size_t)cols <= SELECT_QRCP_MAX_ENTRIES)) {
+        double *J = mbl_calloc((size_t)rows * (size_t)cols + 1, sizeof *J);
+        double *w = mbl_alloc_array((size_t)cols + 1, sizeof *w);
+        int *perm = mbl_alloc_array((size_t)cols + 1, sizeof *perm);
+        if (!J || !w || !perm) {
+            mbl_free(J), mbl_free(w), mbl_free(perm);
+            return mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
+        }
+        /* J = [C 0; -G I], every row scaled to unit max-norm over the coordinate part */
+        for (int j = 0; j < n; j++)
+            for (int p = C->p[j]; p < C->p[j + 1]; p++) J[C->i[p] + (size_t)j * rows] = C->x[p];
+        for (int i = 0; i < nc; i++) {
+            double sc = 0;
+            for (int j = 0; j < n; j++) sc = fmax(sc, fabs(J[i + (size_t)j * rows]));
+            sc = sc > 0 ? 1.0 / sc : 1.0;
+            for (int j = 0; j < n; j++) J[i + (size_t)j * rows] *= sc;
+        }
+        for (int i = 0; i < ncand; i++) {
+            double sc = 0;
+            for (int j = 0; j < n; j++) sc = fmax(sc, fabs(G[i + (size_t)j * ncand]));
+            sc = sc > 0 ? 1.0 / sc : 1.0;
+            for (int j = 0; j < n; j++) J[nc + i + (size_t)j * rows] = -sc * G[i + (size_t)j * ncand];
+            J[nc + i + (size_t)(n + i) * rows] = 1.0;
+        }
+        for (int j = 0; j < n; j++) w[j] = 1.0;
+        for (int i = 0; i < ncand; i++) w[n + i] = wcand[i];
+        int rank = 0;
+        if (cols <= SELECT_DENSE_LU_MAX) {
+            rc = mbla_select_columns(rows, cols, J, rows, w, pivot_tol, perm, &rank, st);
+        } else {
+            for (int j = 0; j < cols; j++)
+                for (int i = 0; i < rows; i++) J[i + (size_t)j * rows] *= w[j];
+            rc = mbla_qrcp(rows, cols, J, rows, pivot_tol, perm, &rank, NULL, 1, 0, NULL, 1, st);
+        }
+        if (!rc) {
+            for (int j = 0; j < n; j++) free_coord[j] = 1;
+            for (int i = 0; i < ncand; i++) free_cand[i] = 1;
+            for (int r = 0; r < rank; r++) {
+                if (perm[r] < n) free_coord[perm[r]] = 0;
+                else free_cand[perm[r] - n] = 0;
+            }
+            /* every candidate row adds exactly one to the rank through its identity column */
+            *rank_c = rank - ncand;
+        }
+        mbl_free(J), mbl_free(w), mbl_free(perm);
+        return rc;
+    }
+    /* large: the null-space route */
+    double *N = NULL;
+    int z = 0, rank = 0;
+    rc = mbla_spqr_nullspace(C, MBLA_DEFAULT, &N, &z, &rank, st);
+    if (rc) return rc;
+    *rank_c = rank;
+    if (z > SELECT_NULLSPACE_MAX_STATES) {
+        mbl_free(N);
+        return mbl_error(st, MBL_EDIM,
+                         "state selection: %d coordinates with %d independent constraints leave %d states, more than "
+                         "this version selects for a model of this size (%d)",
+                         n, rank, z, SELECT_NULLSPACE_MAX_STATES);
+    }
+    for (int j = 0; j < n; j++) free_coord[j] = 0;
+    for (int i = 0; i < ncand; i++) free_cand[i] = 0;
+    if (z == 0) {
+        mbl_free(N);
+        return 0;
+    }
+    /* H (z x (ncand + n)): column c is the candidate's row of [G; I] N, scaled to unit norm
+     * (so conditioning, not units, decides) and weighted by 1/w for the user candidates */
+    int hc = ncand + n;
+    double *H = mbl_calloc((size_t)z * (size_t)hc + 1, sizeof *H);
+    int *perm = mbl_alloc_array((size_t)hc + 1, sizeof *perm);
+    if (!H || !perm) {
+        mbl_free(N), mbl_free(H), mbl_free(perm);
         return mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
     }
-    /* rows scaled to unit max-norm over the coordinate part */
-    for (int i = 0; i < nc; i++) {
-        double s = 0;
-        for (int j = 0; j < n; j++) s = fmax(s, fabs(C[i + (size_t)j * nc]));
-        s = s > 0 ? 1.0 / s : 1.0;
-        for (int j = 0; j < n; j++) J[i + (size_t)j * rows] = s * C[i + (size_t)j * nc];
-    }
     for (int i = 0; i < ncand; i++) {
-        double s = 0;
-        for (int j = 0; j < n; j++) s = fmax(s, fabs(G[i + (size_t)j * ncand]));
-        s = s > 0 ? 1.0 / s : 1.0;
-        for (int j = 0; j < n; j++) J[nc + i + (size_t)j * rows] = -s * G[i + (size_t)j * ncand];
-        J[nc + i + (size_t)(n + i) * rows] = 1.0;
-    }
-    for (int j = 0; j < n; j++) w[j] = 1.0;
-    for (int i = 0; i < ncand; i++) w[n + i] = wcand[i];
-    int rank = 0;
-    int rc = mbla_select_columns(rows, cols, J, rows, w, pivot_tol, chosen, &rank, st);
-    if (!rc) {
-        for (int j = 0; j < n; j++) free_coord[j] = 1;
-        for (int i = 0; i < ncand; i++) free_cand[i] = 1;
-        for (int r = 0; r < rank; r++) {
-            if (chosen[r] < n) free_coord[chosen[r]] = 0;
-            else free_cand[chosen[r] - n] = 0;
+        double gn = 0;
+        for (int j = 0; j < n; j++) gn = fmax(gn, fabs(G[i + (size_t)j * ncand]));
+        double scale = (gn > 0 ? 1.0 / gn : 0.0) / (wcand[i] > 0 ? wcand[i] : 1.0);
+        for (int k = 0; k < z; k++) {
+            double d = 0;
+            for (int j = 0; j < n; j++) d += G[i + (size_t)j * ncand] * N[j + (size_t)k * n];
+            H[k + (size_t)i * z] = scale * d;
         }
-        /* rank of the constraint part alone: every candidate row adds exactly one to the rank
-         * through its identity column */
-        *rank_c = rank - ncand;
     }
-    /* the constraint rank on its own, for the messages */
-    mbl_free(J), mbl_free(w), mbl_free(chosen), mbl_free(Cc);
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < z; k++) H[k + (size_t)(ncand + j) * z] = N[j + (size_t)k * n];
+    int hrank = 0;
+    rc = mbla_qrcp(z, hc, H, z, pivot_tol, perm, &hrank, NULL, 1, 0, NULL, 1, st);
+    if (!rc) {
+        for (int r = 0; r < z && r < hrank; r++) {
+            if (perm[r] < ncand) free_cand[perm[r]] = 1;
+            else free_coord[perm[r] - ncand] = 1;
+        }
+        if (hrank < z) rc = mbl_error(st, MBL_ESINGULAR, "state selection: the null-space basis is rank deficient");
+    }
+    mbl_free(N), mbl_free(H), mbl_free(perm);
+    return rc;
+}
+
+/* The constraint Jacobian rows of groups rg[0..ng-1] w.r.t. column block cb, as a CSC matrix. */
+static int constraint_csc(const mbl_model *md, const double *jacval, const int *rg, int ng, int cb, mbla_csc **out,
+                          mbl_status *st)
+{
+    int c0 = mbl_model_blk0(md, cb), n = md->n, rows = 0, nz = 0;
+    int roff[4];
+    for (int g = 0; g < ng; g++) {
+        roff[g] = rows;
+        rows += md->row0[rg[g] + 1] - md->row0[rg[g]];
+    }
+    int *ti = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *tj);
+    double *tx = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *tx);
+    if (!ti || !tj || !tx) {
+        mbl_free(ti), mbl_free(tj), mbl_free(tx);
+        return mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
+    }
+    for (int p = 0; p < md->jac.nz; p++) {
+        int r = md->jac.row[p], c = md->jac.col[p];
+        if (c < c0 || c >= c0 + n) continue;
+        for (int g = 0; g < ng; g++)
+            if (r >= md->row0[rg[g]] && r < md->row0[rg[g] + 1]) {
+                ti[nz] = roff[g] + r - md->row0[rg[g]];
+                tj[nz] = c - c0;
+                tx[nz++] = jacval[p];
+            }
+    }
+    int rc = mbla_csc_from_triplets(rows, n, nz, ti, tj, tx, NULL, out, st);
+    mbl_free(ti), mbl_free(tj), mbl_free(tx);
     return rc;
 }
 
@@ -81,14 +187,14 @@ int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
     int n = md->n, m = md->m, k = md->k, nus = md->nus, nuvs = md->nuvs;
     int rc = 0;
     *Sout = *Wout = NULL;
-    double *C = mbl_calloc((size_t)(m + k) * (size_t)n + 1, sizeof *C);
+    mbla_csc *C = NULL;
     double *G = mbl_calloc((size_t)(nus + nuvs + n) * (size_t)n + 1, sizeof *G);
     double *wc = mbl_alloc_array((size_t)(nus + nuvs + n) + 1, sizeof *wc);
     int *free_coord = mbl_alloc_array((size_t)n + 1, sizeof *free_coord);
     int *free_cand = mbl_alloc_array((size_t)(nus + nuvs + n) + 1, sizeof *free_cand);
     mbl_state_ref *S = mbl_alloc_array((size_t)n + 1, sizeof *S);
     mbl_state_ref *W = mbl_alloc_array((size_t)n + 1, sizeof *W);
-    if (!C || !G || !wc || !free_coord || !free_cand || !S || !W) {
+    if (!G || !wc || !free_coord || !free_cand || !S || !W) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
         goto done;
     }
@@ -96,7 +202,9 @@ int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
     lin->nsel_added = lin->nsel_dropped = 0;
 
     /* ---- position level: Phi_q and the user states' s_q ---- */
-    mbl_jac_block(md, ev->jac, MBL_ROW_PHI, MBL_BLK_Q, C);
+    int g_phi[1] = {MBL_ROW_PHI};
+    rc = constraint_csc(md, ev->jac, g_phi, 1, MBL_BLK_Q, &C, st);
+    if (rc) goto done;
     const double *usjac = ev->us + 3 * nus + 2 * nuvs;
     int jq = mbl_model_blk0(md, MBL_BLK_Q);
     for (int p = 0; p < md->usjac.nz; p++) {
@@ -105,7 +213,7 @@ int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
     }
     for (int i = 0; i < nus; i++) wc[i] = opt->state_weight;
     int rank0 = 0;
-    rc = select_level(m, n, C, nus, G, wc, opt->pivot_tol, free_coord, free_cand, &rank0, st);
+    rc = select_level(C, nus, G, wc, opt->pivot_tol, free_coord, free_cand, &rank0, st);
     if (rc) goto done;
     if (rank0 < m) {
         rc = mbl_error(st, MBL_ESINGULAR,
@@ -150,19 +258,11 @@ int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
         z1 = z0;
     } else {
         /* C1 = [Phi_q; A_nh] (the velocity constraints' dependence on v) */
-        memset(C, 0, (size_t)(m + k) * (size_t)n * sizeof *C);
-        double *blk = mbl_alloc_array((size_t)(m > k ? m : k) * (size_t)n + 1, sizeof *blk);
-        if (!blk) {
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
-            goto done;
-        }
-        mbl_jac_block(md, ev->jac, MBL_ROW_PHID, MBL_BLK_V, blk);
-        for (int j = 0; j < n; j++)
-            for (int i = 0; i < m; i++) C[i + (size_t)j * (m + k)] = blk[i + (size_t)j * m];
-        mbl_jac_block(md, ev->jac, MBL_ROW_NH, MBL_BLK_V, blk);
-        for (int j = 0; j < n; j++)
-            for (int i = 0; i < k; i++) C[m + i + (size_t)j * (m + k)] = blk[i + (size_t)j * k];
-        mbl_free(blk);
+        mbla_csc_free(C);
+        C = NULL;
+        int g_vel[2] = {MBL_ROW_PHID, MBL_ROW_NH};
+        rc = constraint_csc(md, ev->jac, g_vel, 2, MBL_BLK_V, &C, st);
+        if (rc) goto done;
         /* candidates: user velocity states, then the derivatives of the position states */
         int ncand = nuvs + z0;
         memset(G, 0, (size_t)ncand * (size_t)n * sizeof *G);
@@ -186,7 +286,7 @@ int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
         for (int i = 0; i < nuvs; i++) wc[i] = opt->state_weight * opt->state_weight;
         for (int i = 0; i < z0; i++) wc[nuvs + i] = opt->state_weight;
         int rank1 = 0;
-        rc = select_level(m + k, n, C, ncand, G, wc, opt->pivot_tol, free_coord, free_cand, &rank1, st);
+        rc = select_level(C, ncand, G, wc, opt->pivot_tol, free_coord, free_cand, &rank1, st);
         if (rc) goto done;
         if (rank1 < m + k) {
             rc = mbl_error(st, MBL_ESINGULAR,
@@ -228,6 +328,7 @@ int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
     *z1out = z1;
     S = W = NULL;
 done:
-    mbl_free(C), mbl_free(G), mbl_free(wc), mbl_free(free_coord), mbl_free(free_cand), mbl_free(S), mbl_free(W);
+    mbla_csc_free(C);
+    mbl_free(G), mbl_free(wc), mbl_free(free_coord), mbl_free(free_cand), mbl_free(S), mbl_free(W);
     return rc;
 }

@@ -105,10 +105,69 @@ typedef struct loader {
 
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 
+/* Name lookup: every list of named items gets a hash index the first time it is searched, so
+ * resolving names costs O(1) however large the model (a linear scan made loading O(n^2)). */
+typedef struct name_index {
+    const mbl_src_list *list;
+    int *slot; /* open addressing: item index + 1, 0 empty */
+    size_t cap;
+} name_index;
+
+#define NAME_INDEXES 16
+static _Thread_local name_index name_idx[NAME_INDEXES];
+
+static uint64_t name_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static void name_index_reset(void)
+{
+    for (int i = 0; i < NAME_INDEXES; i++) {
+        mbl_free(name_idx[i].slot);
+        memset(&name_idx[i], 0, sizeof name_idx[i]);
+    }
+}
+
 static int find_name(const mbl_src_list *l, const char *name, size_t len)
 {
-    for (int i = 0; i < l->n; i++)
-        if (strlen(l->items[i].key) == len && !strncmp(l->items[i].key, name, len)) return i;
+    if (l->n < 8) {
+        for (int i = 0; i < l->n; i++)
+            if (strlen(l->items[i].key) == len && !strncmp(l->items[i].key, name, len)) return i;
+        return -1;
+    }
+    name_index *ix = NULL;
+    for (int i = 0; i < NAME_INDEXES && !ix; i++)
+        if (name_idx[i].list == l) ix = &name_idx[i];
+    if (!ix) {
+        for (int i = 0; i < NAME_INDEXES && !ix; i++)
+            if (!name_idx[i].list) ix = &name_idx[i];
+        size_t cap = 16;
+        while (cap < 2 * (size_t)l->n) cap *= 2;
+        int *slot = ix ? mbl_calloc(cap, sizeof *slot) : NULL;
+        if (!slot) { /* no room or no memory: scan */
+            for (int i = 0; i < l->n; i++)
+                if (strlen(l->items[i].key) == len && !strncmp(l->items[i].key, name, len)) return i;
+            return -1;
+        }
+        ix->list = l;
+        ix->slot = slot;
+        ix->cap = cap;
+        for (int i = l->n - 1; i >= 0; i--) { /* first occurrence wins */
+            const char *k = l->items[i].key;
+            size_t h = (size_t)name_hash(k, strlen(k)) & (cap - 1);
+            while (slot[h] && strcmp(l->items[slot[h] - 1].key, k)) h = (h + 1) & (cap - 1);
+            slot[h] = i + 1;
+        }
+    }
+    size_t h = (size_t)name_hash(name, len) & (ix->cap - 1);
+    while (ix->slot[h]) {
+        const char *k = l->items[ix->slot[h] - 1].key;
+        if (strlen(k) == len && !strncmp(k, name, len)) return ix->slot[h] - 1;
+        h = (h + 1) & (ix->cap - 1);
+    }
     return -1;
 }
 
@@ -138,25 +197,20 @@ static mblx_id total_der(mbl_model *md, mblx_id e)
     memcpy(dep, deps, nd * sizeof *dep);
     size_t ns = 0;
     int has_t = 0;
-    int vq0 = mbl_model_blk0(md, MBL_BLK_V);
+    int j_v = mbl_model_blk0(md, MBL_BLK_V), j_q = mbl_model_blk0(md, MBL_BLK_Q);
     for (size_t i = 0; i < nd; i++) {
         int s = (int)dep[i];
         if (s == md->sym_t) {
             has_t = 1;
             continue;
         }
-        /* find which unknown this symbol is: q_i -> v_i, v_i -> a_i */
-        for (int j = 0; j < md->n; j++) {
-            if (md->sym_of_unknown[vq0 + md->n + j] == s) { /* q_j */
-                syms[ns] = md->q[j];
-                d[ns++] = md->v[j];
-                break;
-            }
-            if (md->sym_of_unknown[vq0 + j] == s) { /* v_j */
-                syms[ns] = md->v[j];
-                d[ns++] = md->a[j];
-                break;
-            }
+        int u = s < md->nsym ? md->unknown_of_sym[s] : -1;
+        if (u >= j_q && u < j_q + md->n) { /* q_j -> v_j */
+            syms[ns] = md->q[u - j_q];
+            d[ns++] = md->v[u - j_q];
+        } else if (u >= j_v && u < j_v + md->n) { /* v_j -> a_j */
+            syms[ns] = md->v[u - j_v];
+            d[ns++] = md->a[u - j_v];
         }
     }
     mbl_free(dep);
@@ -173,9 +227,10 @@ static int depends_on_block(const mbl_model *md, mblx_id e, int blk)
     int j0 = mbl_model_blk0(md, blk), j1 = mbl_model_blk0(md, blk + 1);
     size_t nd = 0;
     const uint32_t *deps = mblx_node_deps(md->g, e, &nd);
-    for (size_t i = 0; i < nd; i++)
-        for (int j = j0; j < j1; j++)
-            if ((uint32_t)md->sym_of_unknown[j] == deps[i]) return 1;
+    for (size_t i = 0; i < nd; i++) {
+        int u = (int)deps[i] < md->nsym ? md->unknown_of_sym[deps[i]] : -1;
+        if (u >= j0 && u < j1) return 1;
+    }
     return 0;
 }
 
@@ -454,6 +509,8 @@ static int create_symbols(loader *L)
     int rc = mblx_graph_status(g, L->st);
     if (rc) return rc;
     md->nsym = (int)mblx_symbol_count(g);
+    md->unknown_of_sym = mbl_alloc_array((size_t)md->nsym + 1, sizeof *md->unknown_of_sym);
+    if (!md->unknown_of_sym) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     md->sym_t = (int)mblx_symbol_index(g, md->t);
     for (int i = 0; i < md->np; i++) md->sym_p[i] = (int)mblx_symbol_index(g, md->p[i]);
     for (int i = 0; i < md->n; i++) {
@@ -467,6 +524,8 @@ static int create_symbols(loader *L)
         md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_MU) + j] = (int)mblx_symbol_index(g, md->mu[j]);
     for (int j = 0; j < md->nr; j++)
         md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_R) + j] = (int)mblx_symbol_index(g, md->r[j]);
+    for (int s = 0; s < md->nsym; s++) md->unknown_of_sym[s] = -1;
+    for (int j = 0; j < md->nunk; j++) md->unknown_of_sym[md->sym_of_unknown[j]] = j;
     return 0;
 }
 
@@ -1056,6 +1115,7 @@ int mbl_model_load_string(const char *text, size_t len, const char *name, const 
             }
     }
     if (!rc) rc = compile(md, st);
+    name_index_reset();
     mbl_free(L.var_state);
     mbl_free(L.var_node);
     mbl_src_free(src);
@@ -1138,6 +1198,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->r);
     mbl_free(md->pval);
     mbl_free(md->sym_of_unknown);
+    mbl_free(md->unknown_of_sym);
     mbl_free(md->sym_p);
     mbl_free(md->q0);
     mbl_free(md->v0);

@@ -30,6 +30,7 @@ struct mbl_model {
     mblx_id *p, *q, *v, *a, *lam, *mu, *r;
     int nsym;                    /* symbols in the graph */
     int *sym_of_unknown;         /* symbol index of unknown j in [a lam mu v q r] */
+    int *unknown_of_sym;         /* nsym: unknown index of a symbol, -1 for parameters and t */
     int nunk;                    /* 3n + m + k + nr */
     int sym_t, *sym_p;           /* symbol indices of t and parameters */
     /* operating-point data from the file (evaluated numbers) */

@@ -16,6 +16,9 @@
 
 /* Largest number of unknowns solved with the dense SVD. */
 #define OPOINT_DENSE_MAX 600
+/* A square Newton matrix whose KLU pivot ratio (klu_rcond) is below this is treated as rank
+ * deficient and solved for the minimum-norm step instead. */
+#define OPOINT_KLU_RCOND_MIN 1e-12
 /* Backtracking line search: sufficient decrease and the largest number of halvings. */
 #define LS_ARMIJO 1e-4
 #define LS_MAX_HALVINGS 40
@@ -107,14 +110,13 @@ static int eval_F(subproblem *sp, double *norm2, double *norminf, mbl_status *st
     return 0;
 }
 
-/* Solve J dx = -F (minimum-norm / least-squares) on the subproblem; dx has ncol entries. */
-static int newton_step(subproblem *sp, double *dx, mbl_status *st)
+/* Dense minimum-norm least-squares step by SVD (rank-revealing). */
+static int dense_step(subproblem *sp, double *dx, mbl_status *st)
 {
     const mbl_model *md = sp->md;
-    int rc = mblx_tape_eval(md->tape_jac, sp->syms, sp->jac, sp->work, st);
-    if (rc) return rc;
+    int rc = 0;
     int m = sp->nrow, n = sp->ncol;
-    if (n <= OPOINT_DENSE_MAX && m <= OPOINT_DENSE_MAX) {
+    {
         int mn = m < n ? m : n, mx = m > n ? m : n;
         double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);
         double *s = mbl_alloc_array((size_t)mn + 1, sizeof *s);
@@ -151,6 +153,17 @@ static int newton_step(subproblem *sp, double *dx, mbl_status *st)
         mbl_free(J), mbl_free(s), mbl_free(U), mbl_free(VT), mbl_free(tmp);
         return rc;
     }
+}
+
+/* Solve J dx = -F (minimum-norm / least-squares) on the subproblem; dx has ncol entries. */
+static int newton_step(subproblem *sp, double *dx, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    int rc = mblx_tape_eval(md->tape_jac, sp->syms, sp->jac, sp->work, st);
+    if (rc) return rc;
+    int m = sp->nrow, n = sp->ncol;
+    int small = n <= OPOINT_DENSE_MAX && m <= OPOINT_DENSE_MAX;
+    if (small && m != n) return dense_step(sp, dx, st);
     /* sparse */
     int nz = 0;
     for (int p = 0; p < md->jac.nz; p++)
@@ -174,11 +187,19 @@ static int newton_step(subproblem *sp, double *dx, mbl_status *st)
     sp->rank_last = -1;
     if (m == n) {
         mbla_klu *lu = NULL;
+        double rcond = 0;
         rc = mbla_klu_new(A, NULL, &lu, st);
+        if (!rc) rc = mbla_klu_rcond(lu, &rcond, st);
+        if (!rc && rcond < OPOINT_KLU_RCOND_MIN) rc = MBL_ESINGULAR; /* rank deficient: minimum norm below */
         if (!rc) rc = mbla_klu_solve(lu, 1, b, n, st);
         mbla_klu_free(lu);
-        if (!rc) memcpy(dx, b, (size_t)n * sizeof *dx);
-        if (rc == MBL_ESINGULAR) {
+        if (!rc) {
+            memcpy(dx, b, (size_t)n * sizeof *dx);
+            sp->rank_last = n;
+        }
+        if (rc == MBL_ESINGULAR && small) {
+            rc = dense_step(sp, dx, st);
+        } else if (rc == MBL_ESINGULAR) {
             /* rank-deficient: fall back to SPQR's least-squares solution */
             for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
             rc = mbla_spqr_solve(A, -1.0, 1, b, m, dx, n, st);
