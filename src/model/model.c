@@ -101,6 +101,7 @@ typedef struct loader {
     const mbl_src_item *item; /* the item being parsed (for messages) */
     const char *what;         /* what it is ("kinetic_energy", "forces.y", ...) */
     int oom;                  /* an allocation failed inside the resolver */
+    double *pvals;            /* symbol values for evaluating parameter expressions */
 } loader;
 
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
@@ -383,16 +384,18 @@ static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *
     return 0;
 }
 
-/* Evaluate an expression of parameters only. */
+/* Evaluate an expression of parameters only (the loader's symbol vector holds the parameter
+ * values known so far; it is allocated once, not per value). */
 static int eval_params(loader *L, mblx_id e, const mbl_src_item *it, const char *what, double *val)
 {
     mbl_model *md = L->md;
-    double *syms = mbl_calloc((size_t)md->nsym, sizeof *syms);
-    if (!syms) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
-    for (int i = 0; i < md->np; i++) syms[md->sym_p[i]] = md->pval[i];
+    if (!L->pvals) {
+        L->pvals = mbl_calloc((size_t)md->nsym + 1, sizeof *L->pvals);
+        if (!L->pvals) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < md->np; i++) L->pvals[md->sym_p[i]] = md->pval[i];
     mbl_status st;
-    int rc = mblx_eval(md->g, e, syms, val, &st);
-    mbl_free(syms);
+    int rc = mblx_eval(md->g, e, L->pvals, val, &st);
     if (rc) return mbl_error(L->st, rc, "%s:%d:%d: %s (in %s)", L->src->file, it->line, it->col, st.msg, what);
     return 0;
 }
@@ -1116,6 +1119,7 @@ int mbl_model_load_string(const char *text, size_t len, const char *name, const 
     }
     if (!rc) rc = compile(md, st);
     name_index_reset();
+    mbl_free(L.pvals);
     mbl_free(L.var_state);
     mbl_free(L.var_node);
     mbl_src_free(src);
