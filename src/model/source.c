@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
@@ -109,6 +110,34 @@ static int set_single(reader *r, mbl_src_item *it, const yaml_node_t *key, const
     return 0;
 }
 
+static _Thread_local const mbl_src_list *sort_list; /* qsort has no context argument in C11 */
+static int cmp_key_index(const void *a, const void *b)
+{
+    int i = *(const int *)a, j = *(const int *)b;
+    int c = strcmp(sort_list->items[i].key, sort_list->items[j].key);
+    return c ? c : i - j;
+}
+
+/* Keys of a mapping must be unique: sorted check, O(n log n) (a model may have 10^5 names). */
+static int check_unique(reader *r, const mbl_src_list *l, const char *what)
+{
+    if (l->n < 2) return 0;
+    int *ix = mbl_alloc_array((size_t)l->n, sizeof *ix);
+    if (!ix) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
+    for (int i = 0; i < l->n; i++) ix[i] = i;
+    sort_list = l;
+    qsort(ix, (size_t)l->n, sizeof *ix, cmp_key_index);
+    int rc = 0;
+    for (int i = 1; i < l->n && !rc; i++)
+        if (!strcmp(l->items[ix[i - 1]].key, l->items[ix[i]].key)) {
+            const mbl_src_item *first = &l->items[ix[i - 1]], *dup = &l->items[ix[i]];
+            rc = mbl_error(r->st, MBL_EMODEL, "%s:%d:%d: duplicate name '%s' in '%s' (first at line %d)", r->file,
+                           dup->key_line, dup->key_col, dup->key, what, first->key_line);
+        }
+    mbl_free(ix);
+    return rc;
+}
+
 /* A mapping name -> scalar. Keys must be unique scalars. */
 static int read_map(reader *r, mbl_src_list *l, const yaml_node_t *key, const yaml_node_t *val)
 {
@@ -121,14 +150,10 @@ static int read_map(reader *r, mbl_src_list *l, const yaml_node_t *key, const ya
         yaml_node_t *v = yaml_document_get_node(&r->doc, p->value);
         if (k->type != YAML_SCALAR_NODE || k->data.scalar.length == 0)
             return err_at(r, k, MBL_EMODEL, "in '%s': a name must be a plain word", scalar(key));
-        for (int i = 0; i < l->n; i++)
-            if (!strcmp(l->items[i].key, scalar(k)))
-                return err_at(r, k, MBL_EMODEL, "duplicate name '%s' in '%s' (first at line %d)", scalar(k),
-                              scalar(key), l->items[i].key_line);
         int rc = list_push(r, l, k, NULL, v);
         if (rc) return rc;
     }
-    return 0;
+    return check_unique(r, l, scalar(key));
 }
 
 /* A list of scalars (an empty mapping `{}` or an empty scalar is accepted as empty). */
