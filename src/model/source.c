@@ -1,6 +1,8 @@
 /* Reading a `model: dae` file with libyaml's document API into an mbl_src. */
 #include "model/source.h"
 
+#include "model/mechanism.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +249,13 @@ static int read_root(reader *r, const yaml_node_t *root)
     if (root->type != YAML_MAPPING_NODE)
         return err_at(r, root, MBL_EMODEL, "the file must be a mapping with 'model: dae', found %s",
                       node_kind(root));
+    /* `model: mechanism` is compiled to this level by its own reader (model/mechanism.c) */
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(&r->doc, p->key), *v = yaml_document_get_node(&r->doc, p->value);
+        if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "model") && v->type == YAML_SCALAR_NODE &&
+            !strcmp(scalar(v), "mechanism"))
+            return mbl_mech_read(&r->doc, root, r->file, r->src, r->st);
+    }
     const yaml_node_t *seen[K_COUNT] = {0};
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
@@ -278,10 +287,8 @@ static int read_root(reader *r, const yaml_node_t *root)
         switch (which) {
         case K_MODEL:
             if (v->type != YAML_SCALAR_NODE) return err_at(r, v, MBL_EMODEL, "'model' must be 'dae'");
-            if (!strcmp(scalar(v), "mechanism"))
-                return err_at(r, v, MBL_EMODEL, "'model: mechanism' is not supported by this version (use 'model: dae')");
             if (strcmp(scalar(v), "dae"))
-                return err_at(r, v, MBL_EMODEL, "unknown model kind '%s' (expected 'dae')", scalar(v));
+                return err_at(r, v, MBL_EMODEL, "unknown model kind '%s' (expected 'dae' or 'mechanism')", scalar(v));
             break;
         case K_NAME:
             if (v->type != YAML_SCALAR_NODE) return err_at(r, v, MBL_EMODEL, "'name' must be text");

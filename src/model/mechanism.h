@@ -1,0 +1,22 @@
+/* `model: mechanism`: bodies, markers, joints, drivers, force elements and measures, compiled
+ * into the equation level (an mbl_src with generated coordinates, kinetic energy, potential
+ * energy, generalized forces, constraints, variables, outputs and states) so that every method,
+ * operating point and report works on it unchanged. Vocabulary: docs/mechanism.md.
+ * Internal to the library. */
+#ifndef MBLIN_MODEL_MECHANISM_H
+#define MBLIN_MODEL_MECHANISM_H
+
+#include <yaml.h>
+
+#include "model/source.h"
+
+/* Relative tolerance of the marker-frame checks (orthonormal, right-handed, perpendicular
+ * z/x pair) and of the inertia checks (positive mass, positive definite inertia). */
+#define MBL_MECH_FRAME_TOL 1e-9
+
+/* Read the root mapping of a `model: mechanism` document into src (which the caller created
+ * with its file and name fields set). On error returns a negative code with "file:line:col:
+ * what" in st, naming the element (body, marker, joint, force). */
+int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, mbl_src *src, mbl_status *st);
+
+#endif
