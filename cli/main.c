@@ -4,6 +4,7 @@
  *                         [--matrices] [--shapes]
  *   mblin equilibrium MODEL [--set p=value ...] [--at KIND] [--json]
  *   mblin check MODEL [--set p=value ...]
+ *   mblin compare MODEL [--set p=value ...] [--at KIND] [--json]
  *
  * Results go to stdout, diagnostics to stderr as one line "mblin: <reason>", and the exit status
  * is 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
@@ -26,6 +27,7 @@ static void usage(FILE *f)
             "  linearize MODEL     operating point, exact linear model and its modes\n"
             "  equilibrium MODEL   the operating point only\n"
             "  check MODEL         counts, degrees of freedom, redundant constraints\n"
+            "  compare MODEL       every linearization method side by side (time, eigenvalues, deviation)\n"
             "\n"
             "options:\n"
             "  --method NAME       linearization method (default augmented)\n"
@@ -68,7 +70,7 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (strcmp(cmd, "linearize") && strcmp(cmd, "equilibrium") && strcmp(cmd, "check"))
+    if (strcmp(cmd, "linearize") && strcmp(cmd, "equilibrium") && strcmp(cmd, "check") && strcmp(cmd, "compare"))
         return usage_error("unknown command '%s'", cmd);
 
     const char *model_path = NULL, *method = NULL, *outdir = NULL, *at = NULL;
@@ -168,6 +170,13 @@ int main(int argc, char **argv)
     mbl_lin_options lopt;
     mbl_lin_options_default(&lopt);
     if (method) lopt.method = method;
+    if (!strcmp(cmd, "compare")) {
+        mbl_comparison *cmp = NULL;
+        if (mbl_compare(model, pt, &lopt, 0, &cmp, &st)) code = fail(&st);
+        else mbl_report_compare(stdout, model, cmp, json);
+        mbl_comparison_free(cmp);
+        goto done;
+    }
     if (mbl_linearize(model, pt, &lopt, &lin, &st) || mbl_modal(lin, NULL, &modes, &st)) {
         code = fail(&st);
         goto done;

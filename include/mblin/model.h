@@ -99,6 +99,29 @@ typedef struct mbl_lin_options {
     double pivot_tol;      /* relative pivot threshold of the state selection (default 1e-9) */
     double rcond_min;      /* below this reciprocal condition the augmented matrix counts as
                               singular (default 1e-13) */
+    /* ---- the other methods (docs/methods.md) ---- */
+    double rank_tol;       /* relative rank tolerance of the constraint Jacobian (QRCP diagonal or
+                              full-pivot LU pivots) in partition, nullspace, projection, descriptor,
+                              penalty, fd (default 1e-9) */
+    int dense_max;         /* descriptor: pencils up to this order go to QZ (dggev), larger ones to
+                              ARPACK shift-invert; nullspace: up to this many coordinates the dense
+                              QRCP, above it SPQR (default 2000) */
+    int nev;               /* descriptor with ARPACK: eigenvalues wanted nearest the shift
+                              (default 20; never more than the number of degrees of freedom) */
+    double shift;          /* descriptor with ARPACK: real shift sigma (default -1e-3: near zero
+                              but never an eigenvalue of a conservative or damped system) */
+    double constraint_scale; /* descriptor: factor on the constraint rows and multiplier columns;
+                              0 (default) = automatic, ||[K M]||_1 / ||Phi_q||_1 */
+    double pen_alpha;      /* penalty: factor alpha of Xi = alpha I (default 1e6, source 001 Sec. 5.1);
+                              the penalty is alpha times the largest diagonal of M in the units of
+                              the model (so alpha is dimensionless) */
+    double pen_xi;         /* penalty: damping ratio xi of Theta = 2 xi omega I (default 1) */
+    double pen_omega;      /* penalty: frequency omega of Omega = omega^2 I (default 10) */
+    double pen_ratio;      /* penalty: the error estimate repeats the eigenanalysis with alpha times
+                              this factor and extrapolates the O(1/alpha) error (default 10) */
+    double fd_step;        /* fd: relative central-difference step h (default eps^(1/3) ~ 6.06e-6) */
+    double fd_tol;         /* fd: convergence check, relative change of A between steps h and h/2
+                              above which fd fails (default 1e-3) */
 } mbl_lin_options;
 
 void mbl_lin_options_default(mbl_lin_options *opt);
@@ -119,11 +142,54 @@ typedef struct mbl_linear {
     int nsel_added;        /* internal coordinates added to complete the user states */
     int nsel_dropped;      /* user states dropped (too many or dependent) */
     char selection[1024];  /* what the state selection did, for the report */
+    /* ---- method-provided spectrum (descriptor, penalty: the method's own eigenproblem). When
+     * neig > 0, mbl_modal reports these eigenvalues and flags instead of eig(A). ---- */
+    int neig;              /* number of eigenvalues below (0: none, use eig(A)) */
+    double *eig_re, *eig_im; /* neig eigenvalues; infinite ones are +-INFINITY (JSON null) */
+    int *eig_spurious;     /* neig: 1 when the eigenvalue is spurious (infinite, constraint-tied) */
+    double *eig_vre, *eig_vim; /* n*neig: the coordinate part dq of each eigenvector (may be NULL) */
+    int eig_partial;       /* 1 when the list is part of the spectrum (ARPACK: nev nearest the shift) */
+    double err_est;        /* estimated absolute error of the physical eigenvalues (penalty, fd);
+                              0 for the exact methods */
+    /* ---- descriptor form E x' = Ad x + Bd u, y = Cdd x + D u (descriptor method; nd = 0 else) */
+    int nd;                /* order 2n + rank: x = [dq; dv; dlambda (independent constraints)] */
+    double *E, *Ad, *Bd, *Cdd; /* nd*nd, nd*nd, nd*nu, ny*nd */
+    char notes[512];       /* what the method did (rank, spurious count, parameters), for reports */
 } mbl_linear;
+
+/* The linearization methods (docs/methods.md): number, and name i (NULL out of range). */
+int mbl_lin_method_count(void);
+const char *mbl_lin_method_name(int i);
 
 int mbl_linearize(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
                   mbl_linear **out, mbl_status *st);
 void mbl_linear_free(mbl_linear *lin);
+
+/* ---- comparison of every method (mblin compare) --------------------------------------- */
+
+typedef struct mbl_compare_row {
+    char method[32];
+    int ok;                /* 1 when the method ran; 0 when it refused (note says why) */
+    double seconds;        /* wall time of linearize + modal (median of the repetitions) */
+    int nphys;             /* number of physical (non-spurious) eigenvalues */
+    double max_rel_dev;    /* largest relative deviation of a physical eigenvalue from the
+                              reference (-1 when not comparable) */
+    double err_est;        /* the method's own error estimate (penalty, fd), else 0 */
+    char note[512];
+} mbl_compare_row;
+
+typedef struct mbl_comparison {
+    char reference[32];    /* "augmented", or the first exact method that ran when it refused */
+    int nrows;
+    mbl_compare_row *rows;
+} mbl_comparison;
+
+/* Run every method on (model, point), repeat each `repeat` times (<= 0: 3) for the timing. A
+ * method that refuses is a row with ok = 0, not an error. Deviations are
+ * |s - s_ref| / max(|s_ref|, zero_tol of the reference modes), eigenvalues matched nearest first. */
+int mbl_compare(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt, int repeat,
+                mbl_comparison **out, mbl_status *st);
+void mbl_comparison_free(mbl_comparison *c);
 
 /* ---- modes ------------------------------------------------------------------------------ */
 

@@ -46,6 +46,12 @@ int mbl_report_export(const char *dir, const mbl_model *model, const mbl_linear 
  * redundant constraints. */
 int mbl_report_check(FILE *f, const mbl_model *model, const mbl_point *pt);
 
+/* The `mblin compare` result: one table (method, wall time, physical eigenvalues, largest
+ * relative deviation from the reference, error estimate, notes), or one JSON object
+ * {model, reference, methods: [{method, ok, seconds, physical_eigenvalues, max_rel_deviation,
+ * error_estimate, notes}]} when json is nonzero. */
+int mbl_report_compare(FILE *f, const mbl_model *model, const mbl_comparison *c, int json);
+
 #ifdef __cplusplus
 }
 #endif

@@ -119,6 +119,15 @@ void mbl_linear_free(mbl_linear *L)
     mbl_free(L->F);
     mbl_free(L->q_S);
     mbl_free(L->v_W);
+    mbl_free(L->eig_re);
+    mbl_free(L->eig_im);
+    mbl_free(L->eig_spurious);
+    mbl_free(L->eig_vre);
+    mbl_free(L->eig_vim);
+    mbl_free(L->E);
+    mbl_free(L->Ad);
+    mbl_free(L->Bd);
+    mbl_free(L->Cdd);
     mbl_free(L);
 }
 
@@ -188,7 +197,7 @@ int mbl_lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     int z0 = 0, z1 = 0;
     mbl_linear *lin = NULL, tmp;
     int *ti = NULL, *tj = NULL;
-    double *tx = NULL, *X = NULL, *dS = NULL, *dW = NULL, *Mfull = NULL, *MvW = NULL;
+    double *tx = NULL, *X = NULL, *dS = NULL, *dW = NULL, *MvW = NULL;
     mbla_csc *Aug = NULL;
     mbla_klu *lu = NULL;
     sparse_rows U = {0}, Y = {0};
@@ -369,14 +378,17 @@ int mbl_lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
         for (int i = 0; i < n; i++) lin->v_W[i + (size_t)j * n] = X[jv + i + (size_t)(z0 + j) * N];
 
     /* ---- MCK (Eq. 29-30): M-hat = v_W^T M v_W, C-hat = -M-hat dW/dW, K-hat = -M-hat dW/dS ---- */
-    Mfull = mbl_calloc((size_t)n * (size_t)n + 1, sizeof *Mfull);
     MvW = mbl_calloc((size_t)n * (size_t)z1 + 1, sizeof *MvW);
-    if (!Mfull || !MvW) {
+    if (!MvW) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    mbl_jac_block(md, ev.jac, MBL_ROW_EOM, MBL_BLK_A, Mfull);
-    mbla_gemm('N', 'N', n, z1, n, 1.0, Mfull, n, lin->v_W, n, 0.0, MvW, n, NULL);
+    /* M v_W with M = dR/dvdot straight from the sparse Jacobian */
+    for (int p = 0; p < md->jac.nz; p++) {
+        int r = md->jac.row[p], c = md->jac.col[p];
+        if (r >= md->row0[MBL_ROW_EOM + 1] || c < ja || c >= ja + n) continue;
+        for (int j = 0; j < z1; j++) MvW[r + (size_t)j * n] += ev.jac[p] * lin->v_W[(c - ja) + (size_t)j * n];
+    }
     mbla_gemm('T', 'N', z1, z1, n, 1.0, lin->v_W, n, MvW, n, 0.0, lin->M, z1, NULL);
     /* dW columns: S-bar (z0), W-bar (z1), inputs (nr) */
     mbla_gemm('N', 'N', z1, z1, z1, -1.0, lin->M, z1, dW + (size_t)z0 * z1, z1, 0.0, lin->Cd, z1, NULL);
@@ -411,38 +423,11 @@ done:
     rows_free(&U);
     rows_free(&Y);
     mbl_free(S), mbl_free(W), mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(X), mbl_free(dS), mbl_free(dW);
-    mbl_free(Mfull), mbl_free(MvW);
+    mbl_free(MvW);
     mbla_csc_free(Aug);
     mbla_klu_free(lu);
     mbl_linear_free(lin);
     return rc;
 }
 
-void mbl_lin_options_default(mbl_lin_options *opt)
-{
-    memset(opt, 0, sizeof *opt);
-    opt->method = "augmented";
-    opt->state_weight = 1e-3;
-    opt->pivot_tol = 1e-9;
-    opt->rcond_min = 1e-13;
-}
-
-int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                  mbl_status *st)
-{
-    if (!out) return mbl_error(st, MBL_EARG, "mbl_linearize: out is NULL");
-    *out = NULL;
-    if (!md || !pt) return mbl_error(st, MBL_EARG, "mbl_linearize: model or point is NULL");
-    mbl_lin_options def;
-    if (!opt) {
-        mbl_lin_options_default(&def);
-        opt = &def;
-    }
-    const char *method = opt->method ? opt->method : "augmented";
-    if (!strcmp(method, "augmented")) {
-        int rc = mbl_lin_augmented(md, pt, opt, out, st);
-        if (rc) mbl_error_prefix(st, "%s", md->file);
-        return rc;
-    }
-    return mbl_error(st, MBL_EARG, "unknown linearization method '%s' (available: augmented)", method);
-}
+/* mbl_lin_options_default() and the dispatcher mbl_linearize() are in src/lin/methods.c. */

@@ -1,4 +1,13 @@
 list(APPEND MBLIN_SOURCES
   src/lin/select.c
   src/lin/augmented.c
+  src/lin/methods.c
+  src/lin/common.c
+  src/lin/partition.c
+  src/lin/nullspace.c
+  src/lin/projection.c
+  src/lin/descriptor.c
+  src/lin/penalty.c
+  src/lin/fd.c
+  src/lin/compare.c
 )

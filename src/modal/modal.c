@@ -29,16 +29,85 @@ void mbl_modes_free(mbl_modes *m)
 
 typedef struct sort_item {
     double freq, re, im;
-    int idx;
+    int idx, spurious;
 } sort_item;
 
 static int cmp_modes(const void *pa, const void *pb)
 {
     const sort_item *a = pa, *b = pb;
+    if (a->spurious != b->spurious) return a->spurious - b->spurious; /* physical first */
     if (a->freq != b->freq) return a->freq < b->freq ? -1 : 1;
     if (a->re != b->re) return a->re < b->re ? -1 : 1;
     if (a->im != b->im) return a->im > b->im ? -1 : 1; /* positive imaginary part first */
     return a->idx - b->idx;
+}
+
+/* The method's own eigenvalues (lin->neig > 0): flags and coordinate parts of the eigenvectors
+ * come with them; physical eigenvalues are sorted first, spurious ones after. */
+static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_modes *M, mbl_status *st)
+{
+    int ne = lin->neig, n = lin->n;
+    sort_item *si = mbl_alloc_array((size_t)ne + 1, sizeof *si);
+    mbl_mode *modes = mbl_calloc((size_t)ne + 1, sizeof *modes);
+    double *sr = mbl_calloc((size_t)n * (size_t)ne + 1, sizeof(double));
+    double *sim = mbl_calloc((size_t)n * (size_t)ne + 1, sizeof(double));
+    if (!si || !modes || !sr || !sim) {
+        mbl_free(si), mbl_free(modes), mbl_free(sr), mbl_free(sim);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    double big = 0;
+    for (int i = 0; i < ne; i++)
+        if (!lin->eig_spurious[i] && isfinite(lin->eig_re[i])) big = fmax(big, hypot(lin->eig_re[i], lin->eig_im[i]));
+    double normA = lin->nx ? mbla_norm1(lin->nx, lin->nx, lin->A, lin->nx) : 0.0;
+    M->zero_tol = fmax(fmax(opt->zero_tol * big, ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * normA)), 1e-12);
+    for (int i = 0; i < ne; i++) {
+        double mag = hypot(lin->eig_re[i], lin->eig_im[i]);
+        si[i].freq = !isfinite(mag) ? HUGE_VAL : mag < M->zero_tol ? 0.0 : mag / TWO_PI;
+        si[i].re = lin->eig_re[i];
+        si[i].im = lin->eig_im[i];
+        si[i].idx = i;
+        si[i].spurious = lin->eig_spurious[i] ? 1 : 0;
+    }
+    qsort(si, (size_t)ne, sizeof *si, cmp_modes);
+    for (int k = 0; k < ne; k++) {
+        int i = si[k].idx;
+        mbl_mode *md = &modes[k];
+        md->re = lin->eig_re[i];
+        md->im = lin->eig_im[i];
+        md->spurious = lin->eig_spurious[i] ? 1 : 0;
+        double mag = hypot(md->re, md->im);
+        if (!isfinite(mag)) {
+            md->kind = MBL_MODE_REAL;
+            md->freq_hz = HUGE_VAL;
+            md->damping_ratio = NAN;
+        } else if (mag < M->zero_tol) {
+            md->kind = MBL_MODE_ZERO;
+        } else {
+            md->kind = md->im == 0.0 ? MBL_MODE_REAL : MBL_MODE_OSCILLATORY;
+            md->freq_hz = mag / TWO_PI;
+            md->damping_ratio = -md->re / mag;
+        }
+        double *a = sr + (size_t)k * n, *b = sim + (size_t)k * n, amax = 0;
+        int imax = 0;
+        for (int c = 0; c < n; c++) {
+            a[c] = lin->eig_vre[c + (size_t)i * n];
+            b[c] = lin->eig_vim[c + (size_t)i * n];
+            double h = hypot(a[c], b[c]);
+            if (h > amax) amax = h, imax = c;
+        }
+        if (amax > 0) {
+            double pr = a[imax], pi = b[imax], d = pr * pr + pi * pi;
+            for (int c = 0; c < n; c++) {
+                double x = a[c], y = b[c];
+                a[c] = (x * pr + y * pi) / d;
+                b[c] = (y * pr - x * pi) / d;
+            }
+        }
+    }
+    mbl_free(M->modes), mbl_free(M->shape_re), mbl_free(M->shape_im);
+    M->modes = modes, M->shape_re = sr, M->shape_im = sim, M->nx = ne;
+    mbl_free(si);
+    return 0;
 }
 
 int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes **out, mbl_status *st)
@@ -68,6 +137,10 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
+    if (lin->neig > 0) {
+        rc = modal_given(lin, &opt, M, st);
+        goto done_given;
+    }
     if (nx == 0) goto ok;
     rc = mbla_eig(nx, lin->A, nx, wr, wi, NULL, 1, VR, nx, st);
     if (rc) goto done;
@@ -84,6 +157,7 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         si[i].re = wr[i];
         si[i].im = wi[i];
         si[i].idx = i;
+        si[i].spurious = 0;
     }
     qsort(si, (size_t)nx, sizeof *si, cmp_modes);
     for (int k = 0; k < nx; k++) {
@@ -141,6 +215,8 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         }
     }
 ok:
+done_given:
+    if (rc) goto done;
     *out = M;
     M = NULL;
 done:

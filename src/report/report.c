@@ -173,6 +173,24 @@ int mbl_report_json(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
     json_str(f, lin->selection);
     fputs(", \"condition\": ", f);
     json_num(f, lin->cond);
+    fputs(",\n \"notes\": ", f);
+    json_str(f, lin->notes);
+    fputs(", \"error_estimate\": ", f);
+    json_num(f, lin->err_est);
+    fprintf(f, ", \"partial_spectrum\": %s", lin->eig_partial ? "true" : "false");
+    if (lin->nd > 0 && lin->E) {
+        fputs(",\n \"descriptor\": {\"E\": ", f);
+        json_mat(f, lin->E, lin->nd, lin->nd);
+        fputs(", \"A\": ", f);
+        json_mat(f, lin->Ad, lin->nd, lin->nd);
+        fputs(", \"B\": ", f);
+        json_mat(f, lin->Bd, lin->nd, lin->nu);
+        fputs(", \"C\": ", f);
+        json_mat(f, lin->Cdd, lin->ny, lin->nd);
+        fputs(", \"D\": ", f);
+        json_mat(f, lin->D, lin->ny, lin->nu);
+        fputs("}", f);
+    }
     fputs(",\n \"operating_point\": ", f);
     json_point_body(f, md, pt);
     fputs("}\n", f);

@@ -1,3 +1,4 @@
 list(APPEND MBLIN_SOURCES
   src/report/report.c
+  src/report/compare.c
 )

@@ -1,0 +1,349 @@
+/* Shared pieces of the methods partition, nullspace, projection, descriptor, penalty and fd:
+ * dense blocks of the exact DAE Jacobian, independent constraint rows (QRCP), coordinate
+ * partitioning (full pivoting), and the reduction engine of methods_internal.h. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lin/methods_internal.h"
+#include "mblin/la.h"
+
+#define NEW(p, count) ((p) = mbl_calloc((size_t)(count) + 1, sizeof *(p)))
+
+void mbl_sjac_dense(const mbl_model *md, const mbl_sjac *J, const double *val, int r0, int r1, int cb, double *out)
+{
+    int c0 = mbl_model_blk0(md, cb), c1 = mbl_model_blk0(md, cb + 1), nr = r1 - r0;
+    memset(out, 0, (size_t)nr * (size_t)(c1 - c0) * sizeof *out);
+    for (int p = 0; p < J->nz; p++) {
+        int r = J->row[p], c = J->col[p];
+        if (r >= r0 && r < r1 && c >= c0 && c < c1) out[(r - r0) + (size_t)(c - c0) * nr] += val[p];
+    }
+}
+
+void mbl_blocks_free(mbl_blocks *B)
+{
+    if (!B) return;
+    mbl_free(B->M), mbl_free(B->Rv), mbl_free(B->Rq), mbl_free(B->Rr);
+    mbl_free(B->Pq), mbl_free(B->Pdq), mbl_free(B->Pddv), mbl_free(B->Pddq), mbl_free(B->Pddr);
+    mbl_free(B->Ya), mbl_free(B->Yv), mbl_free(B->Yq), mbl_free(B->Yr);
+    mbl_eval_free(&B->ev);
+    memset(B, 0, sizeof *B);
+}
+
+int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl_status *st)
+{
+    memset(B, 0, sizeof *B);
+    int n = md->n, m = md->m, nr = md->nr, ny = md->ny;
+    B->n = n, B->m = m, B->nr = nr, B->ny = ny;
+    int rc = mbl_eval_init(md, &B->ev, st);
+    if (rc) return rc;
+    size_t nn = (size_t)n * (size_t)n, mn = (size_t)m * (size_t)n, yn = (size_t)ny * (size_t)n;
+    NEW(B->M, nn), NEW(B->Rv, nn), NEW(B->Rq, nn), NEW(B->Rr, (size_t)n * nr);
+    NEW(B->Pq, mn), NEW(B->Pdq, mn), NEW(B->Pddv, mn), NEW(B->Pddq, mn), NEW(B->Pddr, (size_t)m * nr);
+    NEW(B->Ya, yn), NEW(B->Yv, yn), NEW(B->Yq, yn), NEW(B->Yr, (size_t)ny * nr);
+    if (!B->M || !B->Rv || !B->Rq || !B->Rr || !B->Pq || !B->Pdq || !B->Pddv || !B->Pddq || !B->Pddr || !B->Ya ||
+        !B->Yv || !B->Yq || !B->Yr) {
+        mbl_blocks_free(B);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    rc = mbl_eval_at(md, pt, &B->ev, st);
+    if (rc) {
+        mbl_blocks_free(B);
+        return rc;
+    }
+    const mbl_sjac *J = &md->jac;
+    const double *x = B->ev.jac;
+    int e0 = md->row0[MBL_ROW_EOM], e1 = md->row0[MBL_ROW_EOM + 1];
+    int d0 = md->row0[MBL_ROW_PHIDD], d1 = md->row0[MBL_ROW_PHIDD + 1];
+    int v0 = md->row0[MBL_ROW_PHID], v1 = md->row0[MBL_ROW_PHID + 1];
+    int p0 = md->row0[MBL_ROW_PHI], p1 = md->row0[MBL_ROW_PHI + 1];
+    mbl_sjac_dense(md, J, x, e0, e1, MBL_BLK_A, B->M);
+    mbl_sjac_dense(md, J, x, e0, e1, MBL_BLK_V, B->Rv);
+    mbl_sjac_dense(md, J, x, e0, e1, MBL_BLK_Q, B->Rq);
+    mbl_sjac_dense(md, J, x, e0, e1, MBL_BLK_R, B->Rr);
+    mbl_sjac_dense(md, J, x, p0, p1, MBL_BLK_Q, B->Pq);
+    mbl_sjac_dense(md, J, x, v0, v1, MBL_BLK_Q, B->Pdq);
+    mbl_sjac_dense(md, J, x, d0, d1, MBL_BLK_V, B->Pddv);
+    mbl_sjac_dense(md, J, x, d0, d1, MBL_BLK_Q, B->Pddq);
+    mbl_sjac_dense(md, J, x, d0, d1, MBL_BLK_R, B->Pddr);
+    const double *yv = B->ev.y + ny;
+    mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_A, B->Ya);
+    mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_V, B->Yv);
+    mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_Q, B->Yq);
+    mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_R, B->Yr);
+    return 0;
+}
+
+int mbl_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *v, const double *lam,
+                        double *jac, mbl_eval *ev, mbl_status *st)
+{
+    mbl_model_fill_syms(md, pt->t, pt->q, v, pt->vdot, lam, pt->mu, pt->r, ev->syms);
+    int rc = mblx_tape_eval(md->tape_jac, ev->syms, jac, ev->work, st);
+    if (rc) return mbl_error_prefix(st, "%s: evaluating the model Jacobian", md->file);
+    return 0;
+}
+
+int mbl_require_holonomic(const mbl_model *md, const char *method, mbl_status *st)
+{
+    if (md->k > 0)
+        return mbl_error(st, MBL_EMODEL,
+                         "method '%s' supports holonomic constraints only (%d non-holonomic): use augmented",
+                         method, md->k);
+    return 0;
+}
+
+int mbl_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_status *st)
+{
+    int n = B->n, m = B->m;
+    *r = 0;
+    if (m == 0) return 0;
+    double *At = mbl_alloc_array((size_t)n * (size_t)m + 1, sizeof *At);
+    int *jp = mbl_alloc_array((size_t)m + 1, sizeof *jp);
+    if (!At || !jp) {
+        mbl_free(At), mbl_free(jp);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) At[j + (size_t)i * n] = B->Pq[i + (size_t)j * m];
+    int rc = mbla_qrcp(n, m, At, n, tol, jp, r, NULL, 1, 0, NULL, 1, st);
+    if (!rc) memcpy(rows, jp, (size_t)m * sizeof *rows);
+    mbl_free(At), mbl_free(jp);
+    return rc;
+}
+
+int mbl_partition_select(const mbl_model *md, const mbl_blocks *B, const int *rows, int r,
+                         const mbl_lin_options *opt, int *indep, mbl_status *st)
+{
+    int n = B->n, m = B->m;
+    if (r == 0) {
+        for (int j = 0; j < n; j++) indep[j] = j;
+        return 0;
+    }
+    double *J = mbl_alloc_array((size_t)r * (size_t)n + 1, sizeof *J);
+    double *w = mbl_alloc_array((size_t)n + 1, sizeof *w);
+    int *perm = mbl_alloc_array((size_t)n + 1, sizeof *perm);
+    int rc = 0, rank = 0;
+    if (!J || !w || !perm) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < r; i++)
+        for (int j = 0; j < n; j++) J[i + (size_t)j * r] = B->Pq[rows[i] + (size_t)j * m];
+    for (int j = 0; j < n; j++) {
+        w[j] = 1.0;
+        for (int u = 0; u < md->nus; u++)
+            if (md->us[u] == md->q[j]) w[j] = opt->state_weight;
+    }
+    rc = mbla_select_columns(r, n, J, r, w, opt->rank_tol, perm, &rank, st);
+    if (rc) goto done;
+    if (rank < r) {
+        rc = mbl_error(st, MBL_ESINGULAR, "Gauss elimination with full pivoting found rank %d < %d", rank, r);
+        goto done;
+    }
+    memcpy(indep, perm + r, (size_t)(n - r) * sizeof *indep);
+done:
+    mbl_free(J), mbl_free(w), mbl_free(perm);
+    return rc;
+}
+
+/* out (n x z) = -Jc^-1 [top (r x z); 0] */
+static int solve_top(const mbla_dlu *lu, int n, int r, int z, const double *top, double *out, mbl_status *st)
+{
+    memset(out, 0, (size_t)n * (size_t)z * sizeof *out);
+    for (int j = 0; j < z; j++)
+        for (int i = 0; i < r; i++) out[i + (size_t)j * n] = -top[i + (size_t)j * r];
+    return z ? mbla_dlu_solve(lu, 'N', z, out, n, st) : 0;
+}
+
+/* rows `rows` of the m x n matrix X times the n x z matrix Y -> r x z */
+static void sel_mul(const double *X, int m, const int *rows, int r, int n, const double *Y, int z, double *out)
+{
+    for (int j = 0; j < z; j++)
+        for (int i = 0; i < r; i++) {
+            double s = 0;
+            const double *x = X + rows[i];
+            for (int c = 0; c < n; c++) s += x[(size_t)c * m] * Y[c + (size_t)j * n];
+            out[i + (size_t)j * r] = s;
+        }
+}
+
+int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, int z, const double *Rq_use,
+               double rcond_min, mbl_linear *lin, mbla_dlu **Jc_lu_out, mbl_status *st)
+{
+    int n = B->n, m = B->m, nr = B->nr, ny = B->ny, nx = 2 * z, rc = 0;
+    const double *Rq = Rq_use ? Rq_use : B->Rq;
+    size_t nz_ = (size_t)n * (size_t)z;
+    double *Jc = NULL, *Qs = NULL, *Vs = NULL, *Ha = NULL, *Ga = NULL, *Ra = NULL, *T = NULL, *W1 = NULL, *W2 = NULL;
+    mbla_dlu *lu = NULL, *mlu = NULL;
+    if (Jc_lu_out) *Jc_lu_out = NULL;
+    NEW(Jc, (size_t)n * n), NEW(Qs, nz_), NEW(Vs, nz_), NEW(Ha, nz_), NEW(Ga, nz_), NEW(Ra, (size_t)n * nr);
+    size_t big = ((size_t)n + (size_t)ny) * ((size_t)nx + (size_t)nr);
+    NEW(T, big), NEW(W1, big), NEW(W2, big);
+    if (!Jc || !Qs || !Vs || !Ha || !Ga || !Ra || !T || !W1 || !W2) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int j = 0; j < n; j++) {
+        for (int i = 0; i < r; i++) Jc[i + (size_t)j * n] = B->Pq[rows[i] + (size_t)j * m];
+        for (int i = 0; i < z; i++) Jc[r + i + (size_t)j * n] = P[i + (size_t)j * z];
+    }
+    rc = mbla_dlu_new(n, Jc, n, &lu, st);
+    double rcond = 0;
+    if (!rc) rc = mbla_dlu_rcond(lu, &rcond, st);
+    if (rc || !(rcond >= rcond_min)) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "the constraint Jacobian completed by the independent coordinates is singular "
+                       "(reciprocal condition %.3g): the coordinates do not parametrize the motion",
+                       rcond);
+        goto done;
+    }
+    lin->cond = 1.0 / rcond;
+    /* Qs = Jc^-1 [0; I] */
+    for (int j = 0; j < z; j++) Qs[r + j + (size_t)j * n] = 1.0;
+    if (z) rc = mbla_dlu_solve(lu, 'N', z, Qs, n, st);
+    if (rc) goto done;
+    /* Vs = -Jc^-1 [Pdq Qs; 0] */
+    sel_mul(B->Pdq, m, rows, r, n, Qs, z, T);
+    rc = solve_top(lu, n, r, z, T, Vs, st);
+    /* Ha = -Jc^-1 [Pddv Qs; 0], Ga = -Jc^-1 [Pddv Vs + Pddq Qs; 0], Ra = -Jc^-1 [Pddr; 0] */
+    if (!rc) {
+        sel_mul(B->Pddv, m, rows, r, n, Qs, z, T);
+        rc = solve_top(lu, n, r, z, T, Ha, st);
+    }
+    if (!rc) {
+        sel_mul(B->Pddv, m, rows, r, n, Vs, z, T);
+        sel_mul(B->Pddq, m, rows, r, n, Qs, z, W1);
+        for (size_t i = 0; i < (size_t)r * z; i++) T[i] += W1[i];
+        rc = solve_top(lu, n, r, z, T, Ga, st);
+    }
+    if (!rc && nr) {
+        for (int j = 0; j < nr; j++)
+            for (int i = 0; i < r; i++) T[i + (size_t)j * r] = B->Pddr[rows[i] + (size_t)j * m];
+        rc = solve_top(lu, n, r, nr, T, Ra, st);
+    }
+    if (rc) goto done;
+    /* M-hat = Qs^T M Qs */
+    mbla_gemm('N', 'N', n, z, n, 1.0, B->M, n, Qs, n, 0.0, W1, n, NULL);
+    mbla_gemm('T', 'N', z, z, n, 1.0, Qs, n, W1, n, 0.0, lin->M, z, NULL);
+    /* C-hat = Qs^T (M Ha + Rv Qs) */
+    mbla_gemm('N', 'N', n, z, n, 1.0, B->M, n, Ha, n, 0.0, W1, n, NULL);
+    mbla_gemm('N', 'N', n, z, n, 1.0, B->Rv, n, Qs, n, 1.0, W1, n, NULL);
+    mbla_gemm('T', 'N', z, z, n, 1.0, Qs, n, W1, n, 0.0, lin->Cd, z, NULL);
+    /* K-hat = Qs^T (M Ga + Rv Vs + Rq Qs) */
+    mbla_gemm('N', 'N', n, z, n, 1.0, B->M, n, Ga, n, 0.0, W1, n, NULL);
+    mbla_gemm('N', 'N', n, z, n, 1.0, B->Rv, n, Vs, n, 1.0, W1, n, NULL);
+    mbla_gemm('N', 'N', n, z, n, 1.0, Rq, n, Qs, n, 1.0, W1, n, NULL);
+    mbla_gemm('T', 'N', z, z, n, 1.0, Qs, n, W1, n, 0.0, lin->K, z, NULL);
+    /* F = -Qs^T (M Ra + Rr) */
+    if (nr) {
+        mbla_gemm('N', 'N', n, nr, n, 1.0, B->M, n, Ra, n, 0.0, W1, n, NULL);
+        for (size_t i = 0; i < (size_t)n * nr; i++) W1[i] += B->Rr[i];
+        mbla_gemm('T', 'N', z, nr, n, -1.0, Qs, n, W1, n, 0.0, lin->F, z, NULL);
+    }
+    /* A = [0 I; -Mh^-1 Kh, -Mh^-1 Ch], B = [0; Mh^-1 F] */
+    if (z) {
+        rc = mbla_dlu_new(z, lin->M, z, &mlu, st);
+        if (rc) {
+            rc = mbl_error(st, MBL_ESINGULAR, "the reduced mass matrix M-hat is singular");
+            goto done;
+        }
+        for (int j = 0; j < z; j++) {
+            for (int i = 0; i < z; i++) {
+                W1[i + (size_t)j * z] = -lin->K[i + (size_t)j * z];
+                W1[i + (size_t)(z + j) * z] = -lin->Cd[i + (size_t)j * z];
+            }
+        }
+        rc = mbla_dlu_solve(mlu, 'N', 2 * z, W1, z, st);
+        if (!rc && nr) {
+            memcpy(W2, lin->F, (size_t)z * nr * sizeof *W2);
+            rc = mbla_dlu_solve(mlu, 'N', nr, W2, z, st);
+        }
+        if (rc) goto done;
+        for (int j = 0; j < nx; j++)
+            for (int i = 0; i < z; i++) {
+                lin->A[i + (size_t)j * nx] = (j == z + i) ? 1.0 : 0.0;
+                lin->A[z + i + (size_t)j * nx] = W1[i + (size_t)j * z];
+            }
+        for (int j = 0; j < nr; j++)
+            for (int i = 0; i < z; i++) lin->B[z + i + (size_t)j * nx] = W2[i + (size_t)j * z];
+    }
+    /* outputs y = h(q, v, a, r): dq = Qs S, dv = Vs S + Qs W, da = Qs W' + Ga S + Ha W + Ra r */
+    if (ny) {
+        /* acceleration columns: da/dS = Ga + Qs A21, da/dW = Ha + Qs A22, da/dr = Ra + Qs B2 */
+        double *dA = mbl_calloc((size_t)n * (size_t)(nx + nr) + 1, sizeof *dA);
+        if (!dA) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+        for (int j = 0; j < z; j++)
+            for (int i = 0; i < n; i++) {
+                dA[i + (size_t)j * n] = Ga[i + (size_t)j * n];
+                dA[i + (size_t)(z + j) * n] = Ha[i + (size_t)j * n];
+            }
+        for (int j = 0; j < nr; j++)
+            for (int i = 0; i < n; i++) dA[i + (size_t)(nx + j) * n] = Ra[i + (size_t)j * n];
+        if (z) mbla_gemm('N', 'N', n, nx, z, 1.0, Qs, n, lin->A + z, nx, 1.0, dA, n, NULL);
+        if (z && nr) mbla_gemm('N', 'N', n, nr, z, 1.0, Qs, n, lin->B + z, nx, 1.0, dA + (size_t)n * nx, n, NULL);
+        int ok = 0;
+        ok |= mbla_gemm('N', 'N', ny, nx + nr, n, 1.0, B->Ya, ny, dA, n, 0.0, W1, ny, NULL);
+        if (z) {
+            ok |= mbla_gemm('N', 'N', ny, z, n, 1.0, B->Yq, ny, Qs, n, 1.0, W1, ny, NULL);
+            ok |= mbla_gemm('N', 'N', ny, z, n, 1.0, B->Yv, ny, Vs, n, 1.0, W1, ny, NULL);
+            ok |= mbla_gemm('N', 'N', ny, z, n, 1.0, B->Yv, ny, Qs, n, 1.0, W1 + (size_t)ny * z, ny, NULL);
+        }
+        mbl_free(dA);
+        memcpy(lin->C, W1, (size_t)ny * nx * sizeof *W1);
+        for (size_t i = 0; i < (size_t)ny * nr; i++) lin->D[i] = W1[(size_t)ny * nx + i] + B->Yr[i];
+        (void)ok;
+    }
+    memcpy(lin->q_S, Qs, nz_ * sizeof *Qs);
+    memcpy(lin->v_W, Qs, nz_ * sizeof *Qs);
+    if (Jc_lu_out) {
+        *Jc_lu_out = lu;
+        lu = NULL;
+    }
+done:
+    mbl_free(Jc), mbl_free(Qs), mbl_free(Vs), mbl_free(Ha), mbl_free(Ga), mbl_free(Ra);
+    mbl_free(T), mbl_free(W1), mbl_free(W2);
+    mbla_dlu_free(lu);
+    mbla_dlu_free(mlu);
+    return rc;
+}
+
+static char *dupstr(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = b ? strlen(b) : 0;
+    char *p = mbl_malloc(la + lb + 8);
+    if (!p) return NULL;
+    if (b) snprintf(p, la + lb + 8, "%s%s)", a, b);
+    else memcpy(p, a, la + 1);
+    return p;
+}
+
+int mbl_lin_set_names(const mbl_model *md, mbl_linear *lin, char *const *pos)
+{
+    int z = lin->z0, bad = 0;
+    for (int i = 0; i < z; i++) {
+        lin->state_names[i] = dupstr(pos[i], NULL);
+        if (i < lin->z1) lin->state_names[z + i] = dupstr("der(", pos[i]);
+    }
+    for (int j = 0; j < lin->nu; j++) lin->input_names[j] = dupstr(md->rname[j], NULL);
+    for (int j = 0; j < lin->ny; j++) lin->output_names[j] = dupstr(md->yname[j], NULL);
+    for (int i = 0; i < lin->nx; i++) bad |= !lin->state_names[i];
+    for (int j = 0; j < lin->nu; j++) bad |= !lin->input_names[j];
+    for (int j = 0; j < lin->ny; j++) bad |= !lin->output_names[j];
+    return bad ? MBL_ENOMEM : 0;
+}
+
+int mbl_lin_alloc_eigs(mbl_linear *lin, int neig)
+{
+    size_t sz = (size_t)lin->n * (size_t)neig + 1;
+    lin->eig_re = mbl_calloc((size_t)neig + 1, sizeof(double));
+    lin->eig_im = mbl_calloc((size_t)neig + 1, sizeof(double));
+    lin->eig_spurious = mbl_calloc((size_t)neig + 1, sizeof(int));
+    lin->eig_vre = mbl_calloc(sz, sizeof(double));
+    lin->eig_vim = mbl_calloc(sz, sizeof(double));
+    if (!lin->eig_re || !lin->eig_im || !lin->eig_spurious || !lin->eig_vre || !lin->eig_vim) return MBL_ENOMEM;
+    lin->neig = neig;
+    return 0;
+}

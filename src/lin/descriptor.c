@@ -1,0 +1,207 @@
+/* `descriptor`: the RCS formulation of source 001 Sec. 3.2 (Eq. 7-10).
+ *
+ * The full linearized DAE in x = [dq; dv; dlambda] is the pencil
+ *     E = [I 0 0; 0 M 0; 0 0 0],  Ad = [0 I 0; -K_q -C_q -s Phi^T; -s Phi 0 0],  Bd = [0; -dR/dr; 0]
+ * with K_q = dR/dq (it includes (dM/dq) q'' and the geometric stiffness (Phi_q^T lambda)_q),
+ * C_q = dR/dv, and Phi the r independent rows of Phi_q (QRCP of Phi_q^T): at a singular
+ * configuration the redundant rows are dropped, so the pencil stays regular and the multipliers
+ * are the minimum-norm ones of the operating point. The constraint rows and multiplier columns
+ * are scaled by s (opt->constraint_scale, automatic ||[K_q M]||_1 / ||Phi||_1) so that the pencil
+ * is balanced. Eigenvalues by QZ (dggev) up to opt->dense_max, by ARPACK shift-invert (the nev
+ * nearest opt->shift) above. The pencil has 2(n - r) finite eigenvalues, the spectrum, and 3r
+ * infinite ones (index 3): QZ returns the latter with beta = 0 or, from the size-3 Jordan blocks
+ * at infinity, as huge finite values; all of them are flagged spurious and the 2(n - r)
+ * eigenvalues of smallest modulus are the physical ones.
+ * The state-space A, B, C, D and M, C, K reported alongside are those of the tangent coordinates
+ * of `nullspace` at the same point (the descriptor form itself is in E, Ad, Bd, Cdd). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lin/methods_internal.h"
+#include "mblin/la.h"
+
+typedef struct cand {
+    double mag;
+    int idx;
+} cand;
+
+static int cmp_cand(const void *pa, const void *pb)
+{
+    const cand *a = pa, *b = pb;
+    if (a->mag != b->mag) return a->mag < b->mag ? -1 : 1;
+    return a->idx - b->idx;
+}
+
+int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                       mbl_status *st)
+{
+    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc;
+    mbl_blocks B;
+    mbl_linear *lin = NULL;
+    int *rows = NULL;
+    double *ar = NULL, *ai = NULL, *be = NULL, *VR = NULL;
+    cand *cd = NULL;
+    mbla_csc *Ac = NULL, *Ec = NULL;
+    *out = NULL;
+    rc = mbl_require_holonomic(md, "descriptor", st);
+    if (rc) return rc;
+    rc = mbl_lin_nullspace(md, pt, opt, &lin, st);
+    if (rc) return rc;
+    snprintf(lin->method, sizeof lin->method, "descriptor");
+    rc = mbl_blocks_init(md, pt, &B, st);
+    if (rc) {
+        mbl_linear_free(lin);
+        return rc;
+    }
+    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
+    if (!rows) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
+    if (rc) goto done;
+    /* the constant-coefficient pencil needs d(Phi_q v)/dq = 0 on the kept rows */
+    double nPq = mbla_norm1(m, n, B.Pq, m), nPd = 0;
+    for (int i = 0; i < r; i++)
+        for (int j = 0; j < n; j++) nPd = fmax(nPd, fabs(B.Pdq[rows[i] + (size_t)j * m]));
+    if (m && nPd > opt->rank_tol * nPq) {
+        rc = mbl_error(st, MBL_EMODEL,
+                       "descriptor: the constraint Jacobian moves with the velocities at this point "
+                       "(d(Phi_q v)/dq != 0): the constant-coefficient pencil of source 001 Eq. 8 does not apply; "
+                       "use augmented");
+        goto done;
+    }
+    int nd = 2 * n + r;
+    size_t nd2 = (size_t)nd * (size_t)nd;
+    lin->nd = nd;
+    lin->E = mbl_calloc(nd2 + 1, sizeof(double));
+    lin->Ad = mbl_calloc(nd2 + 1, sizeof(double));
+    lin->Bd = mbl_calloc((size_t)nd * nr + 1, sizeof(double));
+    lin->Cdd = mbl_calloc((size_t)ny * nd + 1, sizeof(double));
+    if (!lin->E || !lin->Ad || !lin->Bd || !lin->Cdd) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    double s = opt->constraint_scale;
+    if (!(s > 0)) {
+        double nK = fmax(mbla_norm1(n, n, B.Rq, n), mbla_norm1(n, n, B.M, n));
+        s = (nPq > 0 && nK > 0) ? nK / nPq : 1.0;
+    }
+    double *E = lin->E, *Ad = lin->Ad;
+    for (int i = 0; i < n; i++) {
+        E[i + (size_t)i * nd] = 1.0;
+        Ad[i + (size_t)(n + i) * nd] = 1.0;
+        for (int j = 0; j < n; j++) {
+            E[n + i + (size_t)(n + j) * nd] = B.M[i + (size_t)j * n];
+            Ad[n + i + (size_t)j * nd] = -B.Rq[i + (size_t)j * n];
+            Ad[n + i + (size_t)(n + j) * nd] = -B.Rv[i + (size_t)j * n];
+        }
+    }
+    for (int a = 0; a < r; a++)
+        for (int j = 0; j < n; j++) {
+            double v = -s * B.Pq[rows[a] + (size_t)j * m];
+            Ad[2 * n + a + (size_t)j * nd] = v;
+            Ad[n + j + (size_t)(2 * n + a) * nd] = v;
+        }
+    for (int j = 0; j < nr; j++)
+        for (int i = 0; i < n; i++) lin->Bd[n + i + (size_t)j * nd] = -B.Rr[i + (size_t)j * n];
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < ny; i++) {
+            lin->Cdd[i + (size_t)j * ny] = B.Yq[i + (size_t)j * ny];
+            lin->Cdd[i + (size_t)(n + j) * ny] = B.Yv[i + (size_t)j * ny];
+        }
+    int nphys = 2 * (n - r);
+    if (nd <= opt->dense_max) {
+        ar = mbl_calloc((size_t)nd + 1, sizeof *ar);
+        ai = mbl_calloc((size_t)nd + 1, sizeof *ai);
+        be = mbl_calloc((size_t)nd + 1, sizeof *be);
+        VR = mbl_calloc(nd2 + 1, sizeof *VR);
+        cd = mbl_calloc((size_t)nd + 1, sizeof *cd);
+        if (!ar || !ai || !be || !VR || !cd || mbl_lin_alloc_eigs(lin, nd)) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+        rc = mbla_ggev(nd, Ad, nd, E, nd, ar, ai, be, NULL, 1, VR, nd, st);
+        if (rc) goto done;
+        for (int j = 0; j < nd; j++) {
+            double re = be[j] > 0 ? ar[j] / be[j] : INFINITY, im = be[j] > 0 ? ai[j] / be[j] : 0.0;
+            cd[j].mag = isfinite(re) && isfinite(im) ? hypot(re, im) : INFINITY;
+            cd[j].idx = j;
+            lin->eig_re[j] = isfinite(re) ? re : INFINITY;
+            lin->eig_im[j] = isfinite(re) ? im : 0.0;
+            lin->eig_spurious[j] = 1;
+            /* coordinate part of the eigenvector (LAPACK packing of conjugate pairs) */
+            const double *vre, *vim = NULL;
+            double sg = 1.0;
+            if (ai[j] == 0.0) vre = VR + (size_t)j * nd;
+            else if (ai[j] > 0.0) vre = VR + (size_t)j * nd, vim = VR + (size_t)(j + 1) * nd;
+            else vre = VR + (size_t)(j - 1) * nd, vim = VR + (size_t)j * nd, sg = -1.0;
+            for (int c = 0; c < n; c++) {
+                lin->eig_vre[c + (size_t)j * n] = vre[c];
+                lin->eig_vim[c + (size_t)j * n] = vim ? sg * vim[c] : 0.0;
+            }
+        }
+        qsort(cd, (size_t)nd, sizeof *cd, cmp_cand);
+        int nfin = 0;
+        for (int j = 0; j < nd; j++) nfin += isfinite(cd[j].mag);
+        if (nfin < nphys) {
+            rc = mbl_error(st, MBL_ESINGULAR,
+                           "descriptor: the pencil has %d finite eigenvalues, fewer than the %d degrees of freedom "
+                           "(a singular pencil or an inconsistent point)",
+                           nfin, nphys);
+            goto done;
+        }
+        for (int j = 0; j < nphys; j++) lin->eig_spurious[cd[j].idx] = 0;
+        double gap = nphys < nd ? cd[nphys].mag / fmax(nphys ? cd[nphys - 1].mag : 0.0, 1e-300) : INFINITY;
+        snprintf(lin->notes, sizeof lin->notes,
+                 "QZ on the %d x %d pencil (constraint scale %.3g, rank(Phi_q) = %d of %d): %d physical, %d spurious "
+                 "(infinite) eigenvalues, modulus gap %.3g",
+                 nd, nd, s, r, m, nphys, nd - nphys, gap);
+    } else {
+        int k = opt->nev < nphys ? opt->nev : nphys;
+        if (k > nd - 2) k = nd - 2;
+        if (k < 1) {
+            rc = mbl_error(st, MBL_EDIM, "descriptor: no degrees of freedom for ARPACK");
+            goto done;
+        }
+        double *Vre = NULL, *Vim = NULL;
+        rc = mbla_csc_from_dense(nd, nd, Ad, nd, 0.0, &Ac, st);
+        if (!rc) rc = mbla_csc_from_dense(nd, nd, E, nd, 0.0, &Ec, st);
+        if (rc) goto done;
+        if (mbl_lin_alloc_eigs(lin, k)) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+        Vre = mbl_calloc((size_t)nd * k + 1, sizeof *Vre);
+        Vim = mbl_calloc((size_t)nd * k + 1, sizeof *Vim);
+        if (!Vre || !Vim) {
+            mbl_free(Vre), mbl_free(Vim);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+        int nconv = 0;
+        rc = mbla_eigs_sinv(Ac, Ec, opt->shift, 0.0, k, NULL, lin->eig_re, lin->eig_im, Vre, Vim, nd, &nconv, st);
+        for (int j = 0; !rc && j < k; j++)
+            for (int c = 0; c < n; c++) {
+                lin->eig_vre[c + (size_t)j * n] = Vre[c + (size_t)j * nd];
+                lin->eig_vim[c + (size_t)j * n] = Vim[c + (size_t)j * nd];
+            }
+        mbl_free(Vre), mbl_free(Vim);
+        if (rc) goto done;
+        lin->eig_partial = 1;
+        snprintf(lin->notes, sizeof lin->notes,
+                 "ARPACK shift-invert on the %d x %d pencil: the %d eigenvalues nearest %g of %d physical "
+                 "(constraint scale %.3g, rank(Phi_q) = %d of %d)",
+                 nd, nd, k, opt->shift, nphys, s, r, m);
+    }
+    *out = lin;
+    lin = NULL;
+done:
+    mbl_blocks_free(&B);
+    mbl_free(rows), mbl_free(ar), mbl_free(ai), mbl_free(be), mbl_free(VR), mbl_free(cd);
+    mbla_csc_free(Ac), mbla_csc_free(Ec);
+    mbl_linear_free(lin);
+    return rc;
+}

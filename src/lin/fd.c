@@ -1,0 +1,297 @@
+/* `fd`: finite differences of the reduced equations (source 003 Sec. 3.1), for comparison.
+ *
+ * The reduced ODE x' = f(x, u) in the independent coordinates S of `partition` (x = [S; W],
+ * W = S') is evaluated numerically: q(S) by Newton on [Phi(q); P q - S] = 0 from the operating
+ * point, v from [Phi_q; P] v = [-Phi_t; W], and (vdot, lambda) from the linear KKT system of the
+ * equations of motion and the acceleration constraints. A and B are central differences with the
+ * step h_j = opt->fd_step * max(1, |x_j|) (default eps^(1/3), the step that balances truncation
+ * O(h^2) and rounding O(eps/h)) and with h/2; the reported matrices are the Richardson
+ * extrapolation (4 D(h/2) - D(h)) / 3. Convergence check: the relative change
+ * |D(h) - D(h/2)| / |D(h/2)| must stay below opt->fd_tol. Estimated error (lin->err_est): the
+ * largest distance between the eigenvalues of the extrapolated A and those of A(h/2), a
+ * conservative bound on the extrapolated ones. M-hat is exact (Qs^T M Qs); C-hat and K-hat are
+ * -M-hat times the differenced blocks of A. Refuses singular configurations. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lin/methods_internal.h"
+#include "mblin/la.h"
+
+typedef struct fd_ctx {
+    const mbl_model *md;
+    const mbl_point *pt;
+    const double *P;
+    int n, m, z, nr, ny, maxit;
+    double tol;
+    double *q, *v, *a, *lam, *r, *F, *jac, *K, *rhs, *y, *Pq;
+    mbl_eval *ev;
+} fd_ctx;
+
+/* f(x, u) -> out (2z: W, W'), outputs yout (ny) */
+static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, double *yout, mbl_status *st)
+{
+    const mbl_model *md = c->md;
+    int n = c->n, m = c->m, z = c->z, rc = 0, N = n + m;
+    int p0 = md->row0[MBL_ROW_PHI], e0 = md->row0[MBL_ROW_EOM], d0 = md->row0[MBL_ROW_PHIDD];
+    int v0 = md->row0[MBL_ROW_PHID];
+    memcpy(c->q, c->pt->q, (size_t)n * sizeof *c->q);
+    memset(c->v, 0, (size_t)n * sizeof *c->v);
+    memset(c->a, 0, (size_t)n * sizeof *c->a);
+    memset(c->lam, 0, (size_t)(m + 1) * sizeof *c->lam);
+    memcpy(c->r, u, (size_t)c->nr * sizeof *c->r);
+    /* positions: Newton on [Phi(q); P q - S] */
+    for (int it = 0;; it++) {
+        mbl_model_fill_syms(md, c->pt->t, c->q, c->v, c->a, c->lam, c->pt->mu, c->r, c->ev->syms);
+        rc = mblx_tape_eval(md->tape_F, c->ev->syms, c->F, c->ev->work, st);
+        if (!rc) rc = mblx_tape_eval(md->tape_jac, c->ev->syms, c->jac, c->ev->work, st);
+        if (rc) return rc;
+        mbl_sjac_dense(md, &md->jac, c->jac, p0, p0 + m, MBL_BLK_Q, c->Pq);
+        double res = 0;
+        for (int i = 0; i < m; i++) c->rhs[i] = -c->F[p0 + i], res = fmax(res, fabs(c->F[p0 + i]));
+        for (int i = 0; i < z; i++) {
+            double s = 0;
+            for (int j = 0; j < n; j++) s += c->P[i + (size_t)j * z] * c->q[j];
+            c->rhs[m + i] = x[i] - s;
+            res = fmax(res, fabs(c->rhs[m + i]));
+        }
+        for (int j = 0; j < n; j++) {
+            for (int i = 0; i < m; i++) c->K[i + (size_t)j * n] = c->Pq[i + (size_t)j * m];
+            for (int i = 0; i < z; i++) c->K[m + i + (size_t)j * n] = c->P[i + (size_t)j * z];
+        }
+        if (res <= c->tol) break;
+        if (it >= c->maxit) return mbl_error(st, MBL_ENOCONV, "fd: the position constraints did not converge");
+        rc = mbla_lu_solve(n, 1, c->K, n, c->rhs, n, st);
+        if (rc) return rc;
+        for (int j = 0; j < n; j++) c->q[j] += c->rhs[j];
+    }
+    /* velocities: [Phi_q; P] v = [-Phi'(v = 0); W]  (K holds [Phi_q; P] at the converged q) */
+    for (int i = 0; i < m; i++) c->rhs[i] = -c->F[v0 + i];
+    for (int i = 0; i < z; i++) c->rhs[m + i] = x[z + i];
+    rc = mbla_lu_solve(n, 1, c->K, n, c->rhs, n, st);
+    if (rc) return rc;
+    memcpy(c->v, c->rhs, (size_t)n * sizeof *c->v);
+    /* accelerations and multipliers: R(a, lam) and Phi''(a) are linear in (a, lam) */
+    mbl_model_fill_syms(md, c->pt->t, c->q, c->v, c->a, c->lam, c->pt->mu, c->r, c->ev->syms);
+    rc = mblx_tape_eval(md->tape_F, c->ev->syms, c->F, c->ev->work, st);
+    if (!rc) rc = mblx_tape_eval(md->tape_jac, c->ev->syms, c->jac, c->ev->work, st);
+    if (rc) return rc;
+    double *KK = c->K; /* reuse: needs N x N */
+    memset(KK, 0, (size_t)N * N * sizeof *KK);
+    for (int p = 0; p < md->jac.nz; p++) {
+        int row = md->jac.row[p], col = md->jac.col[p];
+        int ca = col - mbl_model_blk0(md, MBL_BLK_A), cl = col - mbl_model_blk0(md, MBL_BLK_LAMBDA);
+        int ri = row >= e0 && row < e0 + n ? row - e0 : row >= d0 && row < d0 + m ? n + row - d0 : -1;
+        if (ri < 0) continue;
+        if (ca >= 0 && ca < n) KK[ri + (size_t)ca * N] += c->jac[p];
+        else if (cl >= 0 && cl < m) KK[ri + (size_t)(n + cl) * N] += c->jac[p];
+    }
+    for (int i = 0; i < n; i++) c->rhs[i] = -c->F[e0 + i];
+    for (int i = 0; i < m; i++) c->rhs[n + i] = -c->F[d0 + i];
+    rc = mbla_lu_solve(N, 1, KK, N, c->rhs, N, st);
+    if (rc) return rc;
+    memcpy(c->a, c->rhs, (size_t)n * sizeof *c->a);
+    memcpy(c->lam, c->rhs + n, (size_t)m * sizeof *c->lam);
+    for (int i = 0; i < z; i++) {
+        double s = 0;
+        for (int j = 0; j < n; j++) s += c->P[i + (size_t)j * z] * c->a[j];
+        out[i] = x[z + i];
+        out[z + i] = s;
+    }
+    if (c->ny) {
+        mbl_model_fill_syms(md, c->pt->t, c->q, c->v, c->a, c->lam, c->pt->mu, c->r, c->ev->syms);
+        rc = mblx_tape_eval(md->tape_y, c->ev->syms, c->y, c->ev->work, st);
+        if (rc) return rc;
+        memcpy(yout, c->y, (size_t)c->ny * sizeof *yout);
+    }
+    return 0;
+}
+
+/* central differences of [f; y] w.r.t. [x; u] with relative step h -> D ((2z + ny) x (2z + nr)) */
+static int fd_diff(fd_ctx *c, const double *x0, const double *u0, double h, double *D, double *x, double *u,
+                   double *fp, double *fm, mbl_status *st)
+{
+    int z = c->z, nx = 2 * z, nr = c->nr, ny = c->ny, rows = nx + ny;
+    for (int j = 0; j < nx + nr; j++) {
+        memcpy(x, x0, (size_t)nx * sizeof *x);
+        memcpy(u, u0, (size_t)nr * sizeof *u);
+        double *t = j < nx ? &x[j] : &u[j - nx], t0 = *t, hj = h * fmax(1.0, fabs(t0));
+        *t = t0 + hj;
+        int rc = fd_eval(c, x, u, fp, fp + nx, st);
+        *t = t0 - hj;
+        if (!rc) rc = fd_eval(c, x, u, fm, fm + nx, st);
+        if (rc) return rc;
+        for (int i = 0; i < rows; i++) D[i + (size_t)j * rows] = (fp[i] - fm[i]) / (2 * hj);
+    }
+    return 0;
+}
+
+static double spec_dist(int nx, const double *A1, const double *A2, double *w, mbl_status *st)
+{
+    double *r1 = w, *i1 = w + nx, *r2 = w + 2 * nx, *i2 = w + 3 * nx;
+    if (mbla_eig(nx, A1, nx, r1, i1, NULL, 1, NULL, 1, st) || mbla_eig(nx, A2, nx, r2, i2, NULL, 1, NULL, 1, st))
+        return INFINITY;
+    double d = 0;
+    for (int i = 0; i < nx; i++) {
+        double best = INFINITY;
+        for (int j = 0; j < nx; j++) best = fmin(best, hypot(r1[i] - r2[j], i1[i] - i2[j]));
+        d = fmax(d, best);
+    }
+    return d;
+}
+
+int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+               mbl_status *st)
+{
+    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc;
+    mbl_blocks B;
+    mbl_linear *lin = NULL;
+    int *rows = NULL, *indep = NULL;
+    double *P = NULL, *buf = NULL;
+    char **names = NULL;
+    fd_ctx c;
+    memset(&c, 0, sizeof c);
+    *out = NULL;
+    rc = mbl_require_holonomic(md, "fd", st);
+    if (rc) return rc;
+    rc = mbl_blocks_init(md, pt, &B, st);
+    if (rc) return rc;
+    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
+    indep = mbl_calloc((size_t)n + 1, sizeof *indep);
+    if (!rows || !indep) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
+    if (rc) goto done;
+    if (r < m) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "fd: Phi_q has rank %d < %d constraints at this point (singular configuration): the reduced "
+                       "equations in independent coordinates do not exist; use descriptor, penalty or nullspace",
+                       r, m);
+        goto done;
+    }
+    rc = mbl_partition_select(md, &B, rows, r, opt, indep, st);
+    if (rc) goto done;
+    int z = n - r, nx = 2 * z, Nk = n + m, rowsD = nx + ny, colsD = nx + nr;
+    P = mbl_calloc((size_t)z * n + 1, sizeof *P);
+    names = mbl_calloc((size_t)z + 1, sizeof *names);
+    lin = mbl_linear_alloc(n, z, z, nr, ny);
+    size_t nb = 6 * (size_t)n + 2 * (size_t)m + (size_t)md->nF + (size_t)md->jac.nz + (size_t)Nk * Nk + (size_t)Nk +
+                (size_t)ny + (size_t)m * n + 3 * (size_t)rowsD * colsD + 4 * (size_t)(nx + nr + ny) + 4 * (size_t)nx +
+                2 * (size_t)nx * nx + 16;
+    buf = mbl_calloc(nb, sizeof *buf);
+    if (!P || !names || !lin || !buf) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < z; i++) {
+        P[i + (size_t)indep[i] * z] = 1.0;
+        names[i] = md->qname[indep[i]];
+    }
+    snprintf(lin->method, sizeof lin->method, "fd");
+    /* exact M-hat and q_S from the reduction at the point (positions only) */
+    rc = mbl_reduce(&B, rows, r, P, z, NULL, opt->rcond_min, lin, NULL, st);
+    if (rc) goto done;
+    double *p = buf;
+    c.md = md, c.pt = pt, c.P = P, c.n = n, c.m = m, c.z = z, c.nr = nr, c.ny = ny, c.maxit = 50;
+    c.ev = &B.ev;
+    c.q = p, p += n + 1;
+    c.v = p, p += n + 1;
+    c.a = p, p += n + 1;
+    c.lam = p, p += m + 1;
+    c.r = p, p += nr + 1;
+    c.F = p, p += md->nF + 1;
+    c.jac = p, p += md->jac.nz + 1;
+    c.K = p, p += (size_t)Nk * Nk + 1;
+    c.rhs = p, p += Nk + 1;
+    c.y = p, p += ny + 1;
+    c.Pq = p, p += (size_t)m * n + 1;
+    double *D1 = p;
+    p += (size_t)rowsD * colsD;
+    double *D2 = p;
+    p += (size_t)rowsD * colsD;
+    double *x0 = p;
+    p += nx + 1;
+    double *xw = p;
+    p += nx + 1;
+    double *uw = p;
+    p += nr + 1;
+    double *fp = p;
+    p += nx + ny + 1;
+    double *fm = p;
+    p += nx + ny + 1;
+    double *A2 = p;
+    p += (size_t)nx * nx;
+    double *ew = p;
+    if ((size_t)(p - buf) + 4 * (size_t)nx > nb) {
+        rc = mbl_error(st, MBL_ENOMEM, "fd: workspace size");
+        goto done;
+    }
+    /* tolerance of the position solve: a few ulps of the coordinates */
+    double qs = 1.0;
+    for (int i = 0; i < n; i++) qs = fmax(qs, fabs(pt->q[i]));
+    c.tol = 8 * DBL_EPSILON * qs;
+    for (int i = 0; i < z; i++) {
+        double s = 0, w = 0;
+        for (int j = 0; j < n; j++) s += P[i + (size_t)j * z] * pt->q[j], w += P[i + (size_t)j * z] * pt->v[j];
+        x0[i] = s, x0[z + i] = w;
+    }
+    double h = opt->fd_step;
+    rc = fd_diff(&c, x0, pt->r, h, D1, xw, uw, fp, fm, st);
+    if (!rc) rc = fd_diff(&c, x0, pt->r, h / 2, D2, xw, uw, fp, fm, st);
+    if (rc) goto done;
+    double dn = 0, dd = 0;
+    for (size_t i = 0; i < (size_t)rowsD * colsD; i++) dn = fmax(dn, fabs(D2[i])), dd = fmax(dd, fabs(D1[i] - D2[i]));
+    if (dd > opt->fd_tol * fmax(dn, DBL_MIN)) {
+        rc = mbl_error(st, MBL_ENOCONV,
+                       "fd: the differences did not converge (relative change %.3g between steps %.3g and %.3g, "
+                       "tolerance %.3g)",
+                       dd / dn, h, h / 2, opt->fd_tol);
+        goto done;
+    }
+    /* Richardson: D = (4 D(h/2) - D(h)) / 3 */
+    for (size_t i = 0; i < (size_t)rowsD * colsD; i++) D1[i] = (4 * D2[i] - D1[i]) / 3;
+    for (int j = 0; j < nx; j++)
+        for (int i = 0; i < nx; i++) {
+            lin->A[i + (size_t)j * nx] = D1[i + (size_t)j * rowsD];
+            A2[i + (size_t)j * nx] = D2[i + (size_t)j * rowsD];
+        }
+    for (int j = 0; j < nr; j++)
+        for (int i = 0; i < nx; i++) lin->B[i + (size_t)j * nx] = D1[i + (size_t)(nx + j) * rowsD];
+    for (int j = 0; j < colsD; j++)
+        for (int i = 0; i < ny; i++) {
+            double v = D1[nx + i + (size_t)j * rowsD];
+            if (j < nx) lin->C[i + (size_t)j * ny] = v;
+            else lin->D[i + (size_t)(j - nx) * ny] = v;
+        }
+    /* C-hat = -M-hat dW'/dW, K-hat = -M-hat dW'/dS, F = M-hat dW'/du */
+    if (z) {
+        mbla_gemm('N', 'N', z, z, z, -1.0, lin->M, z, lin->A + z, nx, 0.0, lin->K, z, NULL);
+        mbla_gemm('N', 'N', z, z, z, -1.0, lin->M, z, lin->A + z + (size_t)z * nx, nx, 0.0, lin->Cd, z, NULL);
+        if (nr) mbla_gemm('N', 'N', z, nr, z, 1.0, lin->M, z, lin->B + z, nx, 0.0, lin->F, z, NULL);
+    }
+    double err = nx ? spec_dist(nx, lin->A, A2, ew, st) : 0.0;
+    /* rounding floor: eps / h of the entries of A */
+    err = fmax(err, DBL_EPSILON / h * mbla_norm1(nx, nx, lin->A, nx));
+    lin->err_est = err;
+    if (mbl_lin_set_names(md, lin, names)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    int len = snprintf(lin->selection, sizeof lin->selection, "independent coordinates by full pivoting:");
+    for (int i = 0; i < z && len > 0 && (size_t)len < sizeof lin->selection; i++)
+        len += snprintf(lin->selection + len, sizeof lin->selection - (size_t)len, " %s", names[i]);
+    snprintf(lin->notes, sizeof lin->notes,
+             "central differences, steps %.3g and %.3g (relative), Richardson extrapolation; relative change %.2e; "
+             "estimated eigenvalue error %.2e",
+             h, h / 2, dn > 0 ? dd / dn : 0.0, err);
+    *out = lin;
+    lin = NULL;
+done:
+    mbl_blocks_free(&B);
+    mbl_free(rows), mbl_free(indep), mbl_free(P), mbl_free(names), mbl_free(buf);
+    mbl_linear_free(lin);
+    return rc;
+}

@@ -1,0 +1,73 @@
+/* The method table, the option defaults and the dispatcher mbl_linearize(). */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "lin/methods_internal.h"
+
+typedef int (*lin_fn)(const mbl_model *, const mbl_point *, const mbl_lin_options *, mbl_linear **, mbl_status *);
+
+static const struct {
+    const char *name;
+    lin_fn fn;
+} methods[] = {
+    {"augmented", mbl_lin_augmented},   {"partition", mbl_lin_partition},   {"nullspace", mbl_lin_nullspace},
+    {"projection", mbl_lin_projection}, {"descriptor", mbl_lin_descriptor}, {"penalty", mbl_lin_penalty},
+    {"fd", mbl_lin_fd},
+};
+
+#define NMETHODS ((int)(sizeof methods / sizeof methods[0]))
+
+int mbl_lin_method_count(void)
+{
+    return NMETHODS;
+}
+
+const char *mbl_lin_method_name(int i)
+{
+    return i >= 0 && i < NMETHODS ? methods[i].name : NULL;
+}
+
+void mbl_lin_options_default(mbl_lin_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->method = "augmented";
+    opt->state_weight = 1e-3;
+    opt->pivot_tol = 1e-9;
+    opt->rcond_min = 1e-13;
+    opt->rank_tol = 1e-9;
+    opt->dense_max = 2000;
+    opt->nev = 20;
+    opt->shift = -1e-3;
+    opt->constraint_scale = 0.0;
+    opt->pen_alpha = 1e6;
+    opt->pen_xi = 1.0;
+    opt->pen_omega = 10.0;
+    opt->pen_ratio = 10.0;
+    opt->fd_step = cbrt(DBL_EPSILON);
+    opt->fd_tol = 1e-3;
+}
+
+int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                  mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_linearize: out is NULL");
+    *out = NULL;
+    if (!md || !pt) return mbl_error(st, MBL_EARG, "mbl_linearize: model or point is NULL");
+    mbl_lin_options def;
+    if (!opt) {
+        mbl_lin_options_default(&def);
+        opt = &def;
+    }
+    const char *method = opt->method ? opt->method : "augmented";
+    for (int i = 0; i < NMETHODS; i++)
+        if (!strcmp(method, methods[i].name)) {
+            int rc = methods[i].fn(md, pt, opt, out, st);
+            if (rc) mbl_error_prefix(st, "%s", md->file);
+            return rc;
+        }
+    return mbl_error(st, MBL_EARG,
+                     "unknown linearization method '%s' (available: augmented, partition, nullspace, projection, "
+                     "descriptor, penalty, fd)",
+                     method);
+}

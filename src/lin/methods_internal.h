@@ -1,0 +1,76 @@
+/* Shared pieces of the methods other than `augmented` (partition, nullspace, projection,
+ * descriptor, penalty, fd): dense blocks of the exact DAE Jacobian at a point, the choice of
+ * independent constraint rows, and the reduction of the linearized DAE onto a set of
+ * independent coordinates S = P q (P constant). Internal to the library. */
+#ifndef MBLIN_METHODS_INTERNAL_H
+#define MBLIN_METHODS_INTERNAL_H
+
+#include "lin/lin_internal.h"
+#include "mblin/la.h"
+
+/* Dense blocks of the exact Jacobian of F = [R; Phidd; nhd; Phid; nh; Phi] at a point.
+ * R = M vdot + Phi_q^T lambda - Q, so dR/dq includes the geometric stiffness (Phi_q^T lambda)_q. */
+typedef struct mbl_blocks {
+    int n, m, nr, ny;
+    double *M, *Rv, *Rq, *Rr;              /* n x n, n x n, n x n, n x nr */
+    double *Pq, *Pdq, *Pddv, *Pddq, *Pddr; /* m x n (Phi_q), m x n (d Phid/dq), m x n, m x n, m x nr */
+    double *Ya, *Yv, *Yq, *Yr;             /* ny x n, ny x n, ny x n, ny x nr */
+    mbl_eval ev;
+} mbl_blocks;
+
+int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl_status *st);
+/* Re-evaluate the Jacobian values only (ev.jac) at (q, v, a, lambda) without filling blocks. */
+int mbl_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *v, const double *lam,
+                        double *jac, mbl_eval *ev, mbl_status *st);
+void mbl_blocks_free(mbl_blocks *B);
+/* Dense block of a sparse expression Jacobian J with values val: rows [r0, r1), unknown columns
+ * of block cb. out is (r1 - r0) x (block width), column-major. */
+void mbl_sjac_dense(const mbl_model *md, const mbl_sjac *J, const double *val, int r0, int r1, int cb, double *out);
+
+/* Refuse non-holonomic models (the methods here are written for holonomic constraints). */
+int mbl_require_holonomic(const mbl_model *md, const char *method, mbl_status *st);
+
+/* Independent constraint rows: QRCP of Phi_q^T (n x m); rows[0..r-1] receives the pivoted
+ * (independent) rows, *r the numerical rank (relative tolerance tol). rows has room for m. */
+int mbl_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_status *st);
+
+/* Coordinate partitioning of source 004: Gauss elimination with full pivoting on Phi_q (rows
+ * `rows`, r of them), the coordinates that are user states weighted by opt->state_weight so they
+ * stay independent (source 000 Eq. 22). indep (n - r) receives the independent coordinates. */
+int mbl_partition_select(const mbl_model *md, const mbl_blocks *B, const int *rows, int r,
+                         const mbl_lin_options *opt, int *indep, mbl_status *st);
+
+/* The reduction engine. S = P q (P: z x n, ld z, z = n - r) completes the r independent
+ * constraint rows to the regular matrix Jc = [Phi_q(rows, :); P]. With Qs = dq/dS = Jc^-1 [0; I],
+ * the velocity and acceleration perturbations follow exactly from the linearized velocity and
+ * acceleration constraints, and the projected equations of motion give
+ *   M-hat = Qs^T M Qs, C-hat = Qs^T (M Ha + Rv Qs), K-hat = Qs^T (M Ga + Rv Vs + Rq Qs),
+ *   F = -Qs^T (M Ra + Rr)
+ * (source 000 Eq. 6-9 when P selects coordinates; source 003 Eq. 4.7-4.13 when P = T^T is an
+ * orthonormal tangent basis). Rq may be replaced by Rq_use (NULL: B->Rq). Fills A, B, C, D, M,
+ * Cd, K, F, q_S, v_W and cond of lin (allocated by the caller with z0 = z1 = z). Qs_out (n x z,
+ * may be NULL) and Jc_lu_out (may be NULL, caller frees) return Qs and the factorization of Jc. */
+int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, int z, const double *Rq_use,
+               double rcond_min, mbl_linear *lin, mbla_dlu **Jc_lu_out, mbl_status *st);
+
+/* Fill state names (pos[i] and "der(pos[i])"), input and output names. */
+int mbl_lin_set_names(const mbl_model *md, mbl_linear *lin, char *const *pos);
+
+/* Allocate the method-provided spectrum arrays of lin (neig eigenvalues, n x neig shapes). */
+int mbl_lin_alloc_eigs(mbl_linear *lin, int neig);
+
+/* Methods. */
+int mbl_lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                      mbl_status *st);
+int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                      mbl_status *st);
+int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                       mbl_status *st);
+int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                       mbl_status *st);
+int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                    mbl_status *st);
+int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+               mbl_status *st);
+
+#endif

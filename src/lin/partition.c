@@ -1,0 +1,77 @@
+/* `partition`: generalized coordinate partitioning (source 004; source 000 Eq. 2-9).
+ *
+ * Gauss elimination with full pivoting on Phi_q splits q into dependent coordinates u (the pivot
+ * columns) and independent ones S (the rest, user states preferred as in source 000 Eq. 22). With
+ * the constant selection S = P q, dq/dS = [Phi_q; P]^-1 [0; I] = [-Phi_u^-1 Phi_S; I] (Eq. 4-5),
+ * and the state-space ODE of Eq. 6, M-hat S'' = Q-hat(S, S'), is differentiated exactly through
+ * the linearized velocity and acceleration constraints (mbl_reduce): K = dQ-hat/dS and
+ * C = dQ-hat/dS' of Eq. 9. A singular configuration (rank of Phi_q below m) has no partition:
+ * the method refuses. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lin/methods_internal.h"
+#include "mblin/la.h"
+
+int mbl_lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                      mbl_status *st)
+{
+    int n = md->n, m = md->m, r = 0, rc;
+    mbl_blocks B;
+    mbl_linear *lin = NULL;
+    int *rows = NULL, *indep = NULL;
+    double *P = NULL;
+    char **names = NULL;
+    *out = NULL;
+    rc = mbl_require_holonomic(md, "partition", st);
+    if (rc) return rc;
+    rc = mbl_blocks_init(md, pt, &B, st);
+    if (rc) return rc;
+    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
+    indep = mbl_calloc((size_t)n + 1, sizeof *indep);
+    if (!rows || !indep) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
+    if (rc) goto done;
+    if (r < m) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "partition: Phi_q has rank %d < %d constraints at this point (singular configuration or "
+                       "redundant constraints): no coordinate partition exists; use descriptor, penalty or nullspace",
+                       r, m);
+        goto done;
+    }
+    rc = mbl_partition_select(md, &B, rows, r, opt, indep, st);
+    if (rc) goto done;
+    int z = n - r;
+    P = mbl_calloc((size_t)z * (size_t)n + 1, sizeof *P);
+    names = mbl_calloc((size_t)z + 1, sizeof *names);
+    lin = mbl_linear_alloc(n, z, z, md->nr, md->ny);
+    if (!P || !names || !lin) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < z; i++) {
+        P[i + (size_t)indep[i] * z] = 1.0;
+        names[i] = md->qname[indep[i]];
+    }
+    snprintf(lin->method, sizeof lin->method, "partition");
+    rc = mbl_reduce(&B, rows, r, P, z, NULL, opt->rcond_min, lin, NULL, st);
+    if (rc) goto done;
+    if (mbl_lin_set_names(md, lin, names)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    int len = snprintf(lin->selection, sizeof lin->selection, "independent coordinates by full pivoting:");
+    for (int i = 0; i < z && len > 0 && (size_t)len < sizeof lin->selection; i++)
+        len += snprintf(lin->selection + len, sizeof lin->selection - (size_t)len, " %s", names[i]);
+    snprintf(lin->notes, sizeof lin->notes, "rank(Phi_q) = %d, condition of [Phi_q; P] %.3g", r, lin->cond);
+    *out = lin;
+    lin = NULL;
+done:
+    mbl_blocks_free(&B);
+    mbl_free(rows), mbl_free(indep), mbl_free(P), mbl_free(names);
+    mbl_linear_free(lin);
+    return rc;
+}

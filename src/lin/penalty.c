@@ -1,0 +1,229 @@
+/* `penalty`: the UCS formulation of source 001 Sec. 3.3 (Eq. 11-15).
+ *
+ * The multipliers are replaced by lambda = Xi (Phi'' + Theta Phi' + Omega Phi) with Xi = alpha I,
+ * Theta = 2 xi omega I, Omega = omega^2 I (opt->pen_alpha, pen_xi, pen_omega; source 001 uses
+ * alpha = 1e6, xi = 1, omega = 10). Linearizing H3 gives n ODEs M_p q'' + C_p q' + K_p q = F_p u:
+ *     M_p = M + alpha Phi_q^T Phi_q
+ *     C_p = dR/dv + alpha Phi_q^T (dPhi''/dv + 2 xi omega Phi_q)
+ *     K_p = dR/dq + alpha Phi_q^T (dPhi''/dq + 2 xi omega dPhi'/dq + omega^2 Phi_q)
+ * taken at the constrained operating point, whose multipliers (minimum-norm at a singular
+ * configuration) stand for the penalty forces of the penalty equilibrium in dR/dq (the two
+ * points differ by O(|lambda| / (alpha omega^2))). All m constraints are penalized, redundant or
+ * not. The 2n eigenvalues of the pencil ([0 I; -K_p -C_p], diag(I, M_p)) by QZ contain the
+ * 2(n - rank) approximations of the constrained spectrum and 2 rank spurious ones: an eigenvector
+ * (dq, dv) is scored by its constraint violation (|Phi_q dq| + |Phi_q dv + dPhi'/dq dq|) /
+ * (|Phi_q|_1 (|dq| + |dv|)); the 2(n - rank) least violating are physical. The error estimate
+ * repeats the analysis at alpha * pen_ratio and extrapolates the O(1/alpha) error:
+ * err = max |s(alpha) - s(ratio alpha)| ratio / (ratio - 1) over the physical eigenvalues. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lin/methods_internal.h"
+#include "mblin/la.h"
+
+typedef struct pen_item {
+    double viol;
+    int idx;
+} pen_item;
+
+static int cmp_viol(const void *pa, const void *pb)
+{
+    const pen_item *a = pa, *b = pb;
+    if (a->viol != b->viol) return a->viol < b->viol ? -1 : 1;
+    return a->idx - b->idx;
+}
+
+/* M_p, C_p, K_p (n x n) for penalty factor alpha */
+static void pen_mck(const mbl_blocks *B, double alpha, double xi, double om, double *Mp, double *Cp, double *Kp)
+{
+    int n = B->n, m = B->m;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+            double sm = 0, sc = 0, sk = 0;
+            for (int a = 0; a < m; a++) {
+                double pi = B->Pq[a + (size_t)i * m];
+                if (pi == 0.0) continue;
+                double pj = B->Pq[a + (size_t)j * m];
+                sm += pi * pj;
+                sc += pi * (B->Pddv[a + (size_t)j * m] + 2 * xi * om * pj);
+                sk += pi * (B->Pddq[a + (size_t)j * m] + 2 * xi * om * B->Pdq[a + (size_t)j * m] + om * om * pj);
+            }
+            size_t p = i + (size_t)j * n;
+            Mp[p] = B->M[p] + alpha * sm;
+            Cp[p] = B->Rv[p] + alpha * sc;
+            Kp[p] = B->Rq[p] + alpha * sk;
+        }
+}
+
+/* eigenvalues of the penalty pencil; flags the 2(n - r) least violating as physical.
+ * wr, wi, spur (2n); vre, vim (n x 2n, may be NULL) */
+static int pen_eigs(const mbl_blocks *B, double alpha, double xi, double om, int r, double *wr, double *wi,
+                    int *spur, double *vre, double *vim, double *maxviol_phys, double *minviol_spur,
+                    mbl_status *st)
+{
+    int n = B->n, m = B->m, N = 2 * n, rc = 0;
+    size_t NN = (size_t)N * N;
+    double *Mp = mbl_calloc((size_t)n * n + 1, sizeof *Mp), *Cp = mbl_calloc((size_t)n * n + 1, sizeof *Cp);
+    double *Kp = mbl_calloc((size_t)n * n + 1, sizeof *Kp);
+    double *A = mbl_calloc(NN + 1, sizeof *A), *E = mbl_calloc(NN + 1, sizeof *E), *VR = mbl_calloc(NN + 1, sizeof *VR);
+    double *ar = mbl_calloc((size_t)N + 1, sizeof *ar), *ai = mbl_calloc((size_t)N + 1, sizeof *ai);
+    double *be = mbl_calloc((size_t)N + 1, sizeof *be);
+    pen_item *it = mbl_calloc((size_t)N + 1, sizeof *it);
+    if (!Mp || !Cp || !Kp || !A || !E || !VR || !ar || !ai || !be || !it) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+
+    pen_mck(B, alpha, xi, om, Mp, Cp, Kp);
+    for (int i = 0; i < n; i++) {
+        E[i + (size_t)i * N] = 1.0;
+        A[i + (size_t)(n + i) * N] = 1.0;
+        for (int j = 0; j < n; j++) {
+            E[n + i + (size_t)(n + j) * N] = Mp[i + (size_t)j * n];
+            A[n + i + (size_t)j * N] = -Kp[i + (size_t)j * n];
+            A[n + i + (size_t)(n + j) * N] = -Cp[i + (size_t)j * n];
+        }
+    }
+    rc = mbla_ggev(N, A, N, E, N, ar, ai, be, NULL, 1, VR, N, st);
+    if (rc) goto done;
+    double nP = mbla_norm1(m, n, B->Pq, m);
+    if (!(nP > 0)) nP = 1.0;
+    for (int j = 0; j < N; j++) {
+        wr[j] = be[j] > 0 ? ar[j] / be[j] : INFINITY;
+        wi[j] = be[j] > 0 ? ai[j] / be[j] : 0.0;
+        const double *xr, *xi_ = NULL;
+        double sg = 1.0;
+        if (ai[j] == 0.0) xr = VR + (size_t)j * N;
+        else if (ai[j] > 0.0) xr = VR + (size_t)j * N, xi_ = VR + (size_t)(j + 1) * N;
+        else xr = VR + (size_t)(j - 1) * N, xi_ = VR + (size_t)j * N, sg = -1.0;
+        double nq = 0, nv = 0, c1 = 0, c2 = 0;
+        for (int c = 0; c < n; c++) {
+            double qr = xr[c], qi = xi_ ? sg * xi_[c] : 0, vr_ = xr[n + c], vi_ = xi_ ? sg * xi_[n + c] : 0;
+            nq += qr * qr + qi * qi;
+            nv += vr_ * vr_ + vi_ * vi_;
+            if (vre) vre[c + (size_t)j * n] = qr, vim[c + (size_t)j * n] = qi;
+        }
+        for (int a = 0; a < m; a++) {
+            double pr = 0, pim = 0, ur = 0, ui = 0;
+            for (int c = 0; c < n; c++) {
+                double g = B->Pq[a + (size_t)c * m], h = B->Pdq[a + (size_t)c * m];
+                double qr = xr[c], qi = xi_ ? sg * xi_[c] : 0, vr_ = xr[n + c], vi_ = xi_ ? sg * xi_[n + c] : 0;
+                pr += g * qr, pim += g * qi;
+                ur += g * vr_ + h * qr, ui += g * vi_ + h * qi;
+            }
+            c1 += pr * pr + pim * pim;
+            c2 += ur * ur + ui * ui;
+        }
+        double den = nP * (sqrt(nq) + sqrt(nv));
+        it[j].viol = be[j] > 0 && den > 0 ? (sqrt(c1) + sqrt(c2)) / den : INFINITY;
+        it[j].idx = j;
+        spur[j] = 1;
+    }
+    qsort(it, (size_t)N, sizeof *it, cmp_viol);
+    int np = 2 * (n - r);
+    for (int j = 0; j < np; j++) spur[it[j].idx] = 0;
+    *maxviol_phys = np > 0 ? it[np - 1].viol : 0.0;
+    *minviol_spur = np < N ? it[np].viol : INFINITY;
+done:
+    mbl_free(Mp), mbl_free(Cp), mbl_free(Kp), mbl_free(A), mbl_free(E), mbl_free(VR);
+    mbl_free(ar), mbl_free(ai), mbl_free(be), mbl_free(it);
+    return rc;
+}
+
+
+int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                    mbl_status *st)
+{
+    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc, N = 2 * n;
+    mbl_blocks B;
+    mbl_linear *lin = NULL;
+    int *rows = NULL, *spur2 = NULL;
+    double *wr2 = NULL, *wi2 = NULL, *Mp = NULL, *Cp = NULL, *Kp = NULL, *W = NULL;
+    mbla_dlu *lu = NULL;
+    *out = NULL;
+    rc = mbl_require_holonomic(md, "penalty", st);
+    if (rc) return rc;
+    if (!(opt->pen_alpha > 0) || !(opt->pen_omega > 0) || !(opt->pen_xi >= 0) || !(opt->pen_ratio > 1))
+        return mbl_error(st, MBL_EARG, "penalty: alpha and omega must be > 0, xi >= 0 and the ratio > 1");
+    rc = mbl_blocks_init(md, pt, &B, st);
+    if (rc) return rc;
+    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
+    lin = mbl_linear_alloc(n, n, n, nr, ny);
+    wr2 = mbl_calloc((size_t)N + 1, sizeof *wr2), wi2 = mbl_calloc((size_t)N + 1, sizeof *wi2);
+    spur2 = mbl_calloc((size_t)N + 1, sizeof *spur2);
+    Mp = mbl_calloc((size_t)n * n + 1, sizeof *Mp), Cp = mbl_calloc((size_t)n * n + 1, sizeof *Cp);
+    Kp = mbl_calloc((size_t)n * n + 1, sizeof *Kp);
+    W = mbl_calloc((size_t)n * (2 * n + nr) + 1, sizeof *W);
+    if (!rows || !lin || !wr2 || !wi2 || !spur2 || !Mp || !Cp || !Kp || !W || mbl_lin_alloc_eigs(lin, N)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    snprintf(lin->method, sizeof lin->method, "penalty");
+    rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
+    if (rc) goto done;
+    double a1 = opt->pen_alpha, a2 = a1 * opt->pen_ratio, v1 = 0, s1 = 0, v2 = 0, s2 = 0;
+    rc = pen_eigs(&B, a1, opt->pen_xi, opt->pen_omega, r, lin->eig_re, lin->eig_im, lin->eig_spurious, lin->eig_vre,
+                  lin->eig_vim, &v1, &s1, st);
+    if (!rc) rc = pen_eigs(&B, a2, opt->pen_xi, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, st);
+    if (rc) goto done;
+    /* error estimate: match each physical eigenvalue to the nearest physical one at ratio*alpha */
+    double err = 0, fac = opt->pen_ratio / (opt->pen_ratio - 1.0);
+    for (int i = 0; i < N; i++) {
+        if (lin->eig_spurious[i]) continue;
+        double best = INFINITY;
+        for (int j = 0; j < N; j++)
+            if (!spur2[j]) best = fmin(best, hypot(lin->eig_re[i] - wr2[j], lin->eig_im[i] - wi2[j]));
+        err = fmax(err, best * fac);
+    }
+    lin->err_est = err;
+    /* the penalty ODE itself: states q, v; A = [0 I; -Mp^-1 Kp, -Mp^-1 Cp], B = [0; Mp^-1 F] */
+    pen_mck(&B, a1, opt->pen_xi, opt->pen_omega, Mp, Cp, Kp);
+    memcpy(lin->M, Mp, (size_t)n * n * sizeof *Mp);
+    memcpy(lin->Cd, Cp, (size_t)n * n * sizeof *Cp);
+    memcpy(lin->K, Kp, (size_t)n * n * sizeof *Kp);
+    for (size_t p = 0; p < (size_t)n * nr; p++) lin->F[p] = -B.Rr[p];
+    if (n) {
+        rc = mbla_dlu_new(n, Mp, n, &lu, st);
+        if (rc) {
+            rc = mbl_error(st, MBL_ESINGULAR, "penalty: M + alpha Phi_q^T Phi_q is singular");
+            goto done;
+        }
+        for (size_t p = 0; p < (size_t)n * n; p++) W[p] = -Kp[p], W[(size_t)n * n + p] = -Cp[p];
+        memcpy(W + (size_t)2 * n * n, lin->F, (size_t)n * nr * sizeof *W);
+        rc = mbla_dlu_solve(lu, 'N', 2 * n + nr, W, n, st);
+        if (rc) goto done;
+    }
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < n; i++) {
+            lin->A[i + (size_t)j * N] = (j == n + i) ? 1.0 : 0.0;
+            lin->A[n + i + (size_t)j * N] = W[i + (size_t)j * n];
+        }
+    for (int j = 0; j < nr; j++)
+        for (int i = 0; i < n; i++) lin->B[n + i + (size_t)j * N] = W[i + (size_t)(N + j) * n];
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < ny; i++) {
+            lin->C[i + (size_t)j * ny] = B.Yq[i + (size_t)j * ny];
+            lin->C[i + (size_t)(n + j) * ny] = B.Yv[i + (size_t)j * ny];
+        }
+    for (size_t p = 0; p < (size_t)ny * nr; p++) lin->D[p] = B.Yr[p];
+    for (int i = 0; i < n; i++) lin->q_S[i + (size_t)i * n] = lin->v_W[i + (size_t)i * n] = 1.0;
+    if (mbl_lin_set_names(md, lin, md->qname)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    snprintf(lin->selection, sizeof lin->selection, "all coordinates (penalty ODE, source 001 Eq. 14)");
+    snprintf(lin->notes, sizeof lin->notes,
+             "alpha %.3g, xi %.3g, omega %.3g; %d physical, %d spurious; largest physical violation %.2e, smallest "
+             "spurious %.2e; error estimate %.2e (alpha x %.3g)",
+             a1, opt->pen_xi, opt->pen_omega, 2 * (n - r), 2 * r, v1, s1, err, opt->pen_ratio);
+    *out = lin;
+    lin = NULL;
+done:
+    mbl_blocks_free(&B);
+    mbl_free(rows), mbl_free(wr2), mbl_free(wi2), mbl_free(spur2), mbl_free(Mp), mbl_free(Cp), mbl_free(Kp), mbl_free(W);
+    mbla_dlu_free(lu);
+    mbl_linear_free(lin);
+    return rc;
+}

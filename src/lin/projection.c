@@ -1,0 +1,154 @@
+/* `projection`: the MCS velocity projection of source 001 Sec. 3.1 (Eq. 2-6).
+ *
+ * q' = R z' with R = dq/dz = [Phi_q; P]^-1 [0; I] for independent coordinates z chosen by full
+ * pivoting (as `partition`). The projected equations H1 = R^T (M R z'' + M R' z' - f) = 0 are
+ * linearized with R and dR/dz explicit: dR/dz_i = -[Phi_q; P]^-1 [Phi_qq(R e_i, R); 0], where the
+ * constraint Hessian contraction Phi_qq(u, .) is the exact d(Phi')/dq evaluated at velocity u
+ * minus its value at zero velocity (Phi' = Phi_q v + Phi_t is linear in v). The term
+ * dR^T/dz (M q'' - f) of Eq. 5 is assembled from these, with the equations of motion evaluated
+ * without multipliers; the multipliers are never used (the geometric stiffness comes from dR/dz).
+ * The remaining terms (M, dR z'/dz through the velocity and acceleration constraints, df/dq,
+ * df/dz') are those of mbl_reduce with dR/dq taken at lambda = 0. Refuses singular
+ * configurations (no regular partition). */
+#include <stdio.h>
+#include <string.h>
+
+#include "lin/methods_internal.h"
+#include "mblin/la.h"
+
+int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                       mbl_status *st)
+{
+    int n = md->n, m = md->m, r = 0, rc;
+    mbl_blocks B;
+    mbl_linear *lin = NULL;
+    int *rows = NULL, *indep = NULL;
+    double *P = NULL, *jac = NULL, *Rq0 = NULL, *g = NULL, *Fv = NULL, *zero = NULL, *vv = NULL, *Pd0 = NULL,
+           *Pdi = NULL, *H = NULL, *dR = NULL, *Kx = NULL, *dA = NULL;
+    char **names = NULL;
+    mbla_dlu *lu = NULL, *mlu = NULL;
+    *out = NULL;
+    rc = mbl_require_holonomic(md, "projection", st);
+    if (rc) return rc;
+    rc = mbl_blocks_init(md, pt, &B, st);
+    if (rc) return rc;
+    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
+    indep = mbl_calloc((size_t)n + 1, sizeof *indep);
+    if (!rows || !indep) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
+    if (rc) goto done;
+    if (r < m) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "projection: Phi_q has rank %d < %d constraints at this point (singular configuration or "
+                       "redundant constraints): no velocity transformation R of fixed size exists; use descriptor, "
+                       "penalty or nullspace",
+                       r, m);
+        goto done;
+    }
+    rc = mbl_partition_select(md, &B, rows, r, opt, indep, st);
+    if (rc) goto done;
+    int z = n - r;
+    size_t nn = (size_t)n * n, mn = (size_t)m * n;
+    P = mbl_calloc((size_t)z * n + 1, sizeof *P);
+    names = mbl_calloc((size_t)z + 1, sizeof *names);
+    jac = mbl_calloc((size_t)md->jac.nz + 1, sizeof *jac);
+    Rq0 = mbl_calloc(nn + 1, sizeof *Rq0);
+    Fv = mbl_calloc((size_t)md->nF + 1, sizeof *Fv);
+    zero = mbl_calloc((size_t)(n > m ? n : m) + 1, sizeof *zero);
+    vv = mbl_calloc((size_t)n + 1, sizeof *vv);
+    Pd0 = mbl_calloc(mn + 1, sizeof *Pd0);
+    Pdi = mbl_calloc(mn + 1, sizeof *Pdi);
+    H = mbl_calloc((size_t)n * z + 1, sizeof *H);
+    dR = mbl_calloc((size_t)n * z + 1, sizeof *dR);
+    Kx = mbl_calloc((size_t)z * z + 1, sizeof *Kx);
+    lin = mbl_linear_alloc(n, z, z, md->nr, md->ny);
+    if (!P || !names || !jac || !Rq0 || !Fv || !zero || !vv || !Pd0 || !Pdi || !H || !dR || !Kx || !lin) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < z; i++) {
+        P[i + (size_t)indep[i] * z] = 1.0;
+        names[i] = md->qname[indep[i]];
+    }
+    snprintf(lin->method, sizeof lin->method, "projection");
+    /* equations of motion without multipliers: dR/dq at lambda = 0 and g = M q'' - f */
+    rc = mbl_blocks_eval_jac(md, pt, pt->v, zero, jac, &B.ev, st);
+    if (rc) goto done;
+    int e0 = md->row0[MBL_ROW_EOM], e1 = md->row0[MBL_ROW_EOM + 1];
+    int v0 = md->row0[MBL_ROW_PHID], v1 = md->row0[MBL_ROW_PHID + 1];
+    mbl_sjac_dense(md, &md->jac, jac, e0, e1, MBL_BLK_Q, Rq0);
+    rc = mblx_tape_eval(md->tape_F, B.ev.syms, Fv, B.ev.work, st);
+    if (rc) goto done;
+    g = Fv + e0;
+    rc = mbl_reduce(&B, rows, r, P, z, Rq0, opt->rcond_min, lin, &lu, st);
+    if (rc) goto done;
+    const double *R = lin->q_S;
+    /* Phi_qq(u, .) = d(Phi')/dq (v = u) - d(Phi')/dq (v = 0) */
+    rc = mbl_blocks_eval_jac(md, pt, zero, pt->lambda, jac, &B.ev, st);
+    if (rc) goto done;
+    mbl_sjac_dense(md, &md->jac, jac, v0, v1, MBL_BLK_Q, Pd0);
+    for (int i = 0; i < z; i++) {
+        for (int c = 0; c < n; c++) vv[c] = R[c + (size_t)i * n];
+        rc = mbl_blocks_eval_jac(md, pt, vv, pt->lambda, jac, &B.ev, st);
+        if (rc) goto done;
+        mbl_sjac_dense(md, &md->jac, jac, v0, v1, MBL_BLK_Q, Pdi);
+        for (size_t p = 0; p < mn; p++) Pdi[p] -= Pd0[p];
+        /* dR/dz_i = -Jc^-1 [Phi_qq(R e_i, R); 0] */
+        memset(dR, 0, (size_t)n * z * sizeof *dR);
+        for (int j = 0; j < z; j++)
+            for (int a = 0; a < r; a++) {
+                double s = 0;
+                for (int c = 0; c < n; c++) s += Pdi[rows[a] + (size_t)c * m] * R[c + (size_t)j * n];
+                dR[a + (size_t)j * n] = -s;
+            }
+        rc = mbla_dlu_solve(lu, 'N', z, dR, n, st);
+        if (rc) goto done;
+        /* K column i += (dR/dz_i)^T g */
+        for (int j = 0; j < z; j++) {
+            double s = 0;
+            for (int c = 0; c < n; c++) s += dR[c + (size_t)j * n] * g[c];
+            Kx[j + (size_t)i * z] = s;
+        }
+    }
+    /* K-hat += Kx; A21 -= M-hat^-1 Kx; outputs through the accelerations */
+    int nx = 2 * z;
+    if (z) {
+        for (size_t p = 0; p < (size_t)z * z; p++) lin->K[p] += Kx[p];
+        rc = mbla_dlu_new(z, lin->M, z, &mlu, st);
+        if (!rc) rc = mbla_dlu_solve(mlu, 'N', z, Kx, z, st);
+        if (rc) goto done;
+        for (int j = 0; j < z; j++)
+            for (int i = 0; i < z; i++) lin->A[z + i + (size_t)j * nx] -= Kx[i + (size_t)j * z];
+        if (md->ny) {
+            dA = mbl_calloc((size_t)n * z + 1, sizeof *dA);
+            if (!dA) {
+                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                goto done;
+            }
+            mbla_gemm('N', 'N', n, z, z, -1.0, R, n, Kx, z, 0.0, dA, n, NULL);
+            mbla_gemm('N', 'N', md->ny, z, n, 1.0, B.Ya, md->ny, dA, n, 1.0, lin->C, md->ny, NULL);
+        }
+    }
+    if (mbl_lin_set_names(md, lin, names)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    int len = snprintf(lin->selection, sizeof lin->selection, "independent coordinates z by full pivoting:");
+    for (int i = 0; i < z && len > 0 && (size_t)len < sizeof lin->selection; i++)
+        len += snprintf(lin->selection + len, sizeof lin->selection - (size_t)len, " %s", names[i]);
+    snprintf(lin->notes, sizeof lin->notes, "velocity transformation R (%d x %d) and dR/dz from the constraint Hessian",
+             n, z);
+    *out = lin;
+    lin = NULL;
+done:
+    mbl_blocks_free(&B);
+    mbl_free(rows), mbl_free(indep), mbl_free(P), mbl_free(names), mbl_free(jac), mbl_free(Rq0), mbl_free(Fv);
+    mbl_free(zero), mbl_free(vv), mbl_free(Pd0), mbl_free(Pdi), mbl_free(H), mbl_free(dR), mbl_free(Kx), mbl_free(dA);
+    mbla_dlu_free(lu);
+    mbla_dlu_free(mlu);
+    mbl_linear_free(lin);
+    return rc;
+}

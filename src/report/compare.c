@@ -1,0 +1,67 @@
+/* The `mblin compare` table (text) and its JSON form. */
+#include <math.h>
+#include <stdio.h>
+
+#include "mblin/report.h"
+
+static void jstr(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static void jnum(FILE *f, double x)
+{
+    if (!isfinite(x)) fputs("null", f);
+    else fprintf(f, "%.17g", x);
+}
+
+int mbl_report_compare(FILE *f, const mbl_model *model, const mbl_comparison *c, int json)
+{
+    mbl_model_info info;
+    mbl_model_get_info(model, &info);
+    if (json) {
+        fputs("{\"model\": ", f);
+        jstr(f, info.file ? info.file : "");
+        fputs(", \"reference\": ", f);
+        jstr(f, c->reference);
+        fputs(", \"methods\": [", f);
+        for (int i = 0; i < c->nrows; i++) {
+            const mbl_compare_row *r = &c->rows[i];
+            fputs(i ? ",\n  {\"method\": " : "\n  {\"method\": ", f);
+            jstr(f, r->method);
+            fprintf(f, ", \"ok\": %s, \"seconds\": ", r->ok ? "true" : "false");
+            jnum(f, r->ok ? r->seconds : NAN);
+            fprintf(f, ", \"physical_eigenvalues\": %d, \"max_rel_deviation\": ", r->nphys);
+            jnum(f, r->max_rel_dev >= 0 ? r->max_rel_dev : NAN);
+            fputs(", \"error_estimate\": ", f);
+            jnum(f, r->err_est);
+            fputs(", \"notes\": ", f);
+            jstr(f, r->note);
+            fputc('}', f);
+        }
+        fputs("]}\n", f);
+    } else {
+        fprintf(f, "%s: n = %d, m = %d; deviations relative to %s\n\n", info.file ? info.file : "", info.ncoord,
+                info.nhol, c->reference[0] ? c->reference : "(no exact method ran)");
+        fprintf(f, "%-11s %12s %6s %12s %10s  %s\n", "method", "time (ms)", "eigs", "max rel dev", "err est", "notes");
+        for (int i = 0; i < c->nrows; i++) {
+            const mbl_compare_row *r = &c->rows[i];
+            if (!r->ok) {
+                fprintf(f, "%-11s %12s %6s %12s %10s  %s\n", r->method, "-", "-", "-", "-", r->note);
+                continue;
+            }
+            char dev[32];
+            if (r->max_rel_dev >= 0) snprintf(dev, sizeof dev, "%.2e", r->max_rel_dev);
+            else snprintf(dev, sizeof dev, "n/a");
+            fprintf(f, "%-11s %12.4f %6d %12s %10.2e  %s\n", r->method, 1e3 * r->seconds, r->nphys, dev, r->err_est,
+                    r->note);
+        }
+    }
+    return ferror(f) ? MBL_EIO : 0;
+}
