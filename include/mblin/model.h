@@ -112,13 +112,12 @@ typedef struct mbl_lin_options {
                               but never an eigenvalue of a conservative or damped system) */
     double constraint_scale; /* descriptor: factor on the constraint rows and multiplier columns;
                               0 (default) = automatic, ||[K M]||_1 / ||Phi_q||_1 */
-    double pen_alpha;      /* penalty: factor alpha of Xi = alpha I (default 1e6, source 001 Sec. 5.1);
-                              the penalty is alpha times the largest diagonal of M in the units of
-                              the model (so alpha is dimensionless) */
+    double pen_alpha;      /* penalty: factor alpha of Xi = alpha I, in the units of the model (default
+                              1e6, source 001 Sec. 5.1) */
     double pen_xi;         /* penalty: damping ratio xi of Theta = 2 xi omega I (default 1) */
     double pen_omega;      /* penalty: frequency omega of Omega = omega^2 I (default 10) */
-    double pen_ratio;      /* penalty: the error estimate repeats the eigenanalysis with alpha times
-                              this factor and extrapolates the O(1/alpha) error (default 10) */
+    double pen_ratio;      /* penalty: the error estimate repeats the eigenanalysis with alpha divided
+                              by this factor and extrapolates the O(1/alpha) error (default 10) */
     double fd_step;        /* fd: relative central-difference step h (default eps^(1/3) ~ 6.06e-6) */
     double fd_tol;         /* fd: convergence check, relative change of A between steps h and h/2
                               above which fd fails (default 1e-3) */

@@ -8,8 +8,9 @@
  * O(h^2) and rounding O(eps/h)) and with h/2; the reported matrices are the Richardson
  * extrapolation (4 D(h/2) - D(h)) / 3. Convergence check: the relative change
  * |D(h) - D(h/2)| / |D(h/2)| must stay below opt->fd_tol. Estimated error (lin->err_est): the
- * largest distance between the eigenvalues of the extrapolated A and those of A(h/2), a
- * conservative bound on the extrapolated ones. M-hat is exact (Qs^T M Qs); C-hat and K-hat are
+ * largest distance between the eigenvalues of the extrapolated A and those of A(h/2) (a
+ * conservative bound on the truncation error of the extrapolated ones), and at least the rounding
+ * level eps cond([Phi_q; P]) ||A||_1 / h. M-hat is exact (Qs^T M Qs); C-hat and K-hat are
  * -M-hat times the differenced blocks of A. Refuses singular configurations. */
 #include <float.h>
 #include <math.h>
@@ -273,8 +274,9 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
         if (nr) mbla_gemm('N', 'N', z, nr, z, 1.0, lin->M, z, lin->B + z, nx, 0.0, lin->F, z, NULL);
     }
     double err = nx ? spec_dist(nx, lin->A, A2, ew, st) : 0.0;
-    /* rounding floor: eps / h of the entries of A */
-    err = fmax(err, DBL_EPSILON / h * mbla_norm1(nx, nx, lin->A, nx));
+    /* rounding floor: the position solve and the evaluations carry relative errors of order
+     * eps cond([Phi_q; P]); differencing divides them by h */
+    err = fmax(err, DBL_EPSILON * fmax(1.0, lin->cond) / h * mbla_norm1(nx, nx, lin->A, nx));
     lin->err_est = err;
     if (mbl_lin_set_names(md, lin, names)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");

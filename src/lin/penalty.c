@@ -13,8 +13,12 @@
  * 2(n - rank) approximations of the constrained spectrum and 2 rank spurious ones: an eigenvector
  * (dq, dv) is scored by its constraint violation (|Phi_q dq| + |Phi_q dv + dPhi'/dq dq|) /
  * (|Phi_q|_1 (|dq| + |dv|)); the 2(n - rank) least violating are physical. The error estimate
- * repeats the analysis at alpha * pen_ratio and extrapolates the O(1/alpha) error:
- * err = max |s(alpha) - s(ratio alpha)| ratio / (ratio - 1) over the physical eigenvalues. */
+ * repeats the analysis at alpha / pen_ratio (a smaller penalty: a larger O(1/alpha) error and less
+ * rounding, which grows with alpha) and extrapolates the O(1/alpha) error with a safety factor
+ * PEN_SAFETY = 2 for the O(1/alpha^2) and rounding terms:
+ * err = PEN_SAFETY max |s(alpha) - s(alpha / ratio)| / (ratio - 1) over the physical eigenvalues,
+ * and at least the rounding level of QZ on the penalized pencil, eps alpha |Phi_q|_1^2 / |M|_1 max|s|. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +26,9 @@
 
 #include "lin/methods_internal.h"
 #include "mblin/la.h"
+
+/* safety factor of the error estimate (see above) */
+#define PEN_SAFETY 2.0
 
 typedef struct pen_item {
     double viol;
@@ -163,13 +170,13 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     snprintf(lin->method, sizeof lin->method, "penalty");
     rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
     if (rc) goto done;
-    double a1 = opt->pen_alpha, a2 = a1 * opt->pen_ratio, v1 = 0, s1 = 0, v2 = 0, s2 = 0;
+    double a1 = opt->pen_alpha, a2 = a1 / opt->pen_ratio, v1 = 0, s1 = 0, v2 = 0, s2 = 0;
     rc = pen_eigs(&B, a1, opt->pen_xi, opt->pen_omega, r, lin->eig_re, lin->eig_im, lin->eig_spurious, lin->eig_vre,
                   lin->eig_vim, &v1, &s1, st);
     if (!rc) rc = pen_eigs(&B, a2, opt->pen_xi, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, st);
     if (rc) goto done;
     /* error estimate: match each physical eigenvalue to the nearest physical one at ratio*alpha */
-    double err = 0, fac = opt->pen_ratio / (opt->pen_ratio - 1.0);
+    double err = 0, fac = PEN_SAFETY / (opt->pen_ratio - 1.0);
     for (int i = 0; i < N; i++) {
         if (lin->eig_spurious[i]) continue;
         double best = INFINITY;
@@ -177,6 +184,11 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
             if (!spur2[j]) best = fmin(best, hypot(lin->eig_re[i] - wr2[j], lin->eig_im[i] - wi2[j]));
         err = fmax(err, best * fac);
     }
+    /* rounding floor: QZ perturbs the pencil by eps times its norm, which grows with alpha |Phi_q|^2 */
+    double smax = 1.0, nP = mbla_norm1(m, n, B.Pq, m), nM = mbla_norm1(n, n, B.M, n);
+    for (int i = 0; i < N; i++)
+        if (!lin->eig_spurious[i]) smax = fmax(smax, hypot(lin->eig_re[i], lin->eig_im[i]));
+    if (nM > 0) err = fmax(err, DBL_EPSILON * a1 * nP * nP / nM * smax);
     lin->err_est = err;
     /* the penalty ODE itself: states q, v; A = [0 I; -Mp^-1 Kp, -Mp^-1 Cp], B = [0; Mp^-1 F] */
     pen_mck(&B, a1, opt->pen_xi, opt->pen_omega, Mp, Cp, Kp);
@@ -216,7 +228,7 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     snprintf(lin->selection, sizeof lin->selection, "all coordinates (penalty ODE, source 001 Eq. 14)");
     snprintf(lin->notes, sizeof lin->notes,
              "alpha %.3g, xi %.3g, omega %.3g; %d physical, %d spurious; largest physical violation %.2e, smallest "
-             "spurious %.2e; error estimate %.2e (alpha x %.3g)",
+             "spurious %.2e; error estimate %.2e (alpha / %.3g)",
              a1, opt->pen_xi, opt->pen_omega, 2 * (n - r), 2 * r, v1, s1, err, opt->pen_ratio);
     *out = lin;
     lin = NULL;

@@ -1,0 +1,279 @@
+/* Every linearization method against the others on every example, and the published numbers:
+ * source 001 Table 1 (N = 1 four-bar, +-2.1477i) and the singular four-bar of Sec. 5.1
+ * (+-3.4310i, +-4.4294i, two degrees of freedom at phi = 0). The reference for the exact methods
+ * is `augmented`, an independent route (source 000 Table 1); penalty and fd must be within the
+ * error they report. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/mblin.h"
+#include "test.h"
+
+typedef struct run {
+    int rc;
+    mbl_linear *lin;
+    mbl_modes *modes;
+    char msg[1100];
+} run;
+
+static void run_method(const mbl_model *md, const mbl_point *pt, const char *method, run *r)
+{
+    memset(r, 0, sizeof *r);
+    mbl_lin_options opt;
+    mbl_lin_options_default(&opt);
+    opt.method = method;
+    mbl_status st;
+    mbl_status_clear(&st);
+    r->rc = mbl_linearize(md, pt, &opt, &r->lin, &st);
+    if (!r->rc) r->rc = mbl_modal(r->lin, NULL, &r->modes, &st);
+    snprintf(r->msg, sizeof r->msg, "%s", st.msg);
+}
+
+static void run_free(run *r)
+{
+    mbl_modes_free(r->modes);
+    mbl_linear_free(r->lin);
+}
+
+static int nphys(const mbl_modes *m)
+{
+    int k = 0;
+    for (int i = 0; i < m->nx; i++) k += !m->modes[i].spurious;
+    return k;
+}
+
+/* largest distance of a physical eigenvalue of a to the nearest physical one of b, relative to
+ * |b| (zero modes: absolute, against the zero threshold) */
+static double max_dev(const mbl_modes *a, const mbl_modes *b, int relative)
+{
+    double dev = 0;
+    for (int i = 0; i < a->nx; i++) {
+        const mbl_mode *x = &a->modes[i];
+        if (x->spurious) continue;
+        double best = INFINITY;
+        const mbl_mode *y = NULL;
+        for (int j = 0; j < b->nx; j++) {
+            if (b->modes[j].spurious) continue;
+            double d = hypot(x->re - b->modes[j].re, x->im - b->modes[j].im);
+            if (d < best) best = d, y = &b->modes[j];
+        }
+        if (!y) return INFINITY;
+        if (y->kind == MBL_MODE_ZERO) {
+            if (best > fmax(a->zero_tol, b->zero_tol)) dev = fmax(dev, INFINITY);
+            continue;
+        }
+        dev = fmax(dev, relative ? best / hypot(y->re, y->im) : best);
+    }
+    return dev;
+}
+
+static double mat_dev(const double *A, const double *B, int n)
+{
+    double d = 0, s = 0;
+    for (int i = 0; i < n; i++) d = fmax(d, fabs(A[i] - B[i])), s = fmax(s, fabs(B[i]));
+    return s > 0 ? d / s : d;
+}
+
+static void check_example(const char *path)
+{
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_status st;
+    if (mbl_model_load_file(path, NULL, 0, &md, &st) || mbl_operating_point(md, NULL, &pt, &st)) {
+        CHECK_MSG(0, "%s: %s", path, st.msg);
+        mbl_model_free(md);
+        return;
+    }
+    run ref;
+    run_method(md, pt, "augmented", &ref);
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    int singular = pt->rank_phi_q < info.nhol;
+    if (singular) {
+        /* the reference at a singular configuration is the descriptor pencil (augmented refuses) */
+        CHECK(ref.rc == MBL_ESINGULAR);
+        run_free(&ref);
+        run_method(md, pt, "descriptor", &ref);
+    }
+    CHECK_MSG(ref.rc == 0, "%s: reference: %s", path, ref.msg);
+    for (int i = 1; ref.rc == 0 && i < mbl_lin_method_count(); i++) {
+        const char *name = mbl_lin_method_name(i);
+        run r;
+        run_method(md, pt, name, &r);
+        int needs_partition = !strcmp(name, "partition") || !strcmp(name, "projection") || !strcmp(name, "fd");
+        if (singular && needs_partition) {
+            CHECK_MSG(r.rc == MBL_ESINGULAR && strstr(r.msg, "rank"), "%s %s: %s", path, name, r.msg);
+            run_free(&r);
+            continue;
+        }
+        CHECK_MSG(r.rc == 0, "%s %s: %s", path, name, r.msg);
+        if (r.rc) continue;
+        CHECK_EQ_INT(nphys(r.modes), nphys(ref.modes));
+        if (!strcmp(name, "penalty") || !strcmp(name, "fd")) {
+            double d = max_dev(r.modes, ref.modes, 0);
+            CHECK_MSG(d <= r.lin->err_est && r.lin->err_est > 0 ? 1 : d < 1e-12, "%s %s: deviation %g, estimate %g",
+                      path, name, d, r.lin->err_est);
+        } else {
+            double d = max_dev(r.modes, ref.modes, 1);
+            CHECK_MSG(d <= 1e-9, "%s %s: relative deviation %g", path, name, d);
+        }
+        /* M-hat, C-hat, K-hat where the states coincide (partition and projection pick the same
+         * coordinates as augmented when the user states are coordinates) */
+        if (!singular && strcmp(name, "penalty") && r.lin->z0 == ref.lin->z0 && r.lin->z1 == ref.lin->z1) {
+            int same = 1;
+            for (int s = 0; s < r.lin->nx; s++) same &= !strcmp(r.lin->state_names[s], ref.lin->state_names[s]);
+            if (same) {
+                double tol = !strcmp(name, "fd") ? 1e-6 : 1e-9;
+                int z = r.lin->z1;
+                CHECK_MSG(mat_dev(r.lin->M, ref.lin->M, z * z) <= 1e-12, "%s %s: M-hat", path, name);
+                CHECK_MSG(mat_dev(r.lin->Cd, ref.lin->Cd, z * z) <= tol, "%s %s: C-hat", path, name);
+                CHECK_MSG(mat_dev(r.lin->K, ref.lin->K, z * r.lin->z0) <= tol, "%s %s: K-hat", path, name);
+            } else if (!strcmp(name, "partition") || !strcmp(name, "projection")) {
+                CHECK_MSG(0, "%s %s: states differ from augmented", path, name);
+            }
+        }
+        run_free(&r);
+    }
+    run_free(&ref);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+TEST(every_example_every_method)
+{
+    DIR *d = opendir("examples");
+    CHECK(d != NULL);
+    if (!d) return;
+    char *names[256];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 256) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && !strcmp(e->d_name + l - 5, ".yaml")) {
+            names[n] = malloc(l + 16);
+            snprintf(names[n], l + 16, "examples/%s", e->d_name);
+            n++;
+        }
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    CHECK(n >= 16);
+    for (int i = 0; i < n; i++) {
+        check_example(names[i]);
+        free(names[i]);
+    }
+}
+
+/* source 001 Sec. 5.1: the singular four-bar has two double eigenvalues +-3.4310i, +-4.4294i */
+TEST(singular_fourbar)
+{
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_status st;
+    CHECK(mbl_model_load_file("examples/fourbar_singular.yaml", NULL, 0, &md, &st) == 0);
+    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    if (!pt) {
+        mbl_model_free(md);
+        return;
+    }
+    const char *methods[] = {"descriptor", "penalty", "nullspace"};
+    for (int k = 0; k < 3; k++) {
+        run r;
+        run_method(md, pt, methods[k], &r);
+        CHECK_MSG(r.rc == 0, "%s: %s", methods[k], r.msg);
+        if (r.rc) continue;
+        CHECK_EQ_INT(nphys(r.modes), 4);
+        /* physical ones first (sorted by frequency), spurious after */
+        double w[2] = {r.modes->modes[0].im, r.modes->modes[2].im};
+        CHECK(round(fabs(w[0]) * 1e4) == 34310.0);
+        CHECK(round(fabs(w[1]) * 1e4) == 44294.0);
+        for (int i = 0; i < 4; i++) CHECK(!r.modes->modes[i].spurious && fabs(r.modes->modes[i].re) < 1e-6);
+        if (!strcmp(methods[k], "penalty")) {
+            CHECK(r.lin->err_est > 0 && r.lin->err_est < 1e-4);
+            CHECK_EQ_INT(r.modes->nx, 2 * 5);
+        }
+        if (!strcmp(methods[k], "descriptor")) {
+            CHECK_EQ_INT(r.lin->nd, 2 * 5 + 3);
+            CHECK_EQ_INT(r.modes->nx, 13);
+            for (int i = 4; i < 13; i++) CHECK(r.modes->modes[i].spurious);
+        }
+        run_free(&r);
+    }
+    /* penalty and descriptor agree with each other within the penalty estimate */
+    run a, b;
+    run_method(md, pt, "descriptor", &a);
+    run_method(md, pt, "penalty", &b);
+    if (!a.rc && !b.rc) CHECK(max_dev(b.modes, a.modes, 0) <= b.lin->err_est);
+    run_free(&a), run_free(&b);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
+/* source 001 Table 1, N = 1: +-2.1477i by every method */
+TEST(table1_every_method)
+{
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_status st;
+    CHECK(mbl_model_load_file("examples/fourbar_N1.yaml", NULL, 0, &md, &st) == 0);
+    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    for (int i = 0; pt && i < mbl_lin_method_count(); i++) {
+        run r;
+        run_method(md, pt, mbl_lin_method_name(i), &r);
+        CHECK_MSG(r.rc == 0, "%s: %s", mbl_lin_method_name(i), r.msg);
+        if (!r.rc) CHECK(round(fabs(r.modes->modes[0].im) * 1e4) == 21477.0);
+        run_free(&r);
+    }
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
+TEST(compare_and_unknown_method)
+{
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_status st;
+    CHECK(mbl_model_load_file("examples/fourbar_singular.yaml", NULL, 0, &md, &st) == 0);
+    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    mbl_comparison *c = NULL;
+    CHECK(pt && mbl_compare(md, pt, NULL, 1, &c, &st) == 0);
+    if (c) {
+        CHECK_EQ_INT(c->nrows, mbl_lin_method_count());
+        CHECK(!strcmp(c->reference, "nullspace"));
+        for (int i = 0; i < c->nrows; i++) {
+            int refuse = !strcmp(c->rows[i].method, "augmented") || !strcmp(c->rows[i].method, "partition") ||
+                         !strcmp(c->rows[i].method, "projection") || !strcmp(c->rows[i].method, "fd");
+            CHECK_EQ_INT(c->rows[i].ok, !refuse);
+            if (refuse) CHECK(strstr(c->rows[i].note, "refused") != NULL);
+        }
+        FILE *f = tmpfile();
+        CHECK(f && mbl_report_compare(f, md, c, 1) == 0 && mbl_report_compare(f, md, c, 0) == 0);
+        if (f) fclose(f);
+    }
+    mbl_comparison_free(c);
+    mbl_comparison_free(NULL);
+    mbl_lin_options opt;
+    mbl_lin_options_default(&opt);
+    opt.method = "nonsense";
+    mbl_linear *lin = NULL;
+    CHECK(pt && mbl_linearize(md, pt, &opt, &lin, &st) == MBL_EARG && lin == NULL);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
+int main(void)
+{
+    RUN(every_example_every_method);
+    RUN(singular_fourbar);
+    RUN(table1_every_method);
+    RUN(compare_and_unknown_method);
+    return test_summary("methods");
+}
