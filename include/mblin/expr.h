@@ -25,8 +25,8 @@
  * Canonical form (applied by every builder, including the parser and differentiation):
  *   - constants are folded when every operand is constant and the result is finite; a fold
  *     that would give inf or NaN is not performed (the node is kept and evaluation reports it);
- *   - sums are n-ary and flat: nested sums are merged, like terms are collected (x + 2*x = 3*x,
- *     x - x = 0), numeric constants are added into one constant term, a constant times a sum is
+ *   - sums are n-ary and flat: nested sums (of at most MBLX_FLATTEN_MAX terms) are merged,
+ *     like terms are collected (x + 2*x = 3*x, x - x = 0), numeric constants are added into one constant term, a constant times a sum is
  *     distributed inside a sum, and terms are kept in a canonical order;
  *   - products are n-ary and flat with one numeric coefficient: nested products (of at most
  *     MBLX_FLATTEN_MAX factors) are merged,
@@ -88,10 +88,12 @@ typedef enum mblx_op {
     MBLX_OP_COUNT_
 } mblx_op;
 
-/* A product operand that is itself a product of more than this many factors is kept as one
- * factor instead of being merged (flattened) into the new product. This keeps chains of
- * products (e.g. reverse-mode adjoints along a chain of 10^5 operations) linear in time and
- * memory; products of up to this many factors are fully canonical. */
+/* A sum (product) operand that is itself a sum of more than this many terms (a product of more
+ * than this many factors) is kept as one term (factor) instead of being merged (flattened) into
+ * the new sum (product). This keeps chains such as e = e + f(e) repeated 10^5 times, or the
+ * reverse-mode adjoints along them, linear in time and memory. Long sums are built in one call
+ * by mblx_sum (any length, flat); sums and products of up to this many operands are fully
+ * canonical. Such nested sums and products print with parentheses. */
 #define MBLX_FLATTEN_MAX 64
 
 /* Create an empty graph. Returns NULL when out of memory. */

@@ -581,7 +581,7 @@ static void sum_add_term(sum_acc *s, mblx_id t, double c)
 static void sum_add(sum_acc *s, mblx_id t, double c)
 {
     mblx_graph *g = s->g;
-    if (g->op[t] == MBLX_OP_ADD && isfinite(s->k + c * g->val[t])) {
+    if (g->op[t] == MBLX_OP_ADD && g->na[t] <= MBLX_FLATTEN_MAX && isfinite(s->k + c * g->val[t])) {
         s->k += c * g->val[t];
         const uint32_t *a = mblx__args(g, t);
         for (uint32_t i = 0; i < g->na[t]; i++) {
@@ -591,7 +591,7 @@ static void sum_add(sum_acc *s, mblx_id t, double c)
         return;
     }
     if (g->op[t] == MBLX_OP_MUL && g->na[t] == 1 && g->op[mblx__args(g, t)[0]] == MBLX_OP_ADD &&
-        isfinite(c * g->val[t])) {
+        g->na[mblx__args(g, t)[0]] <= MBLX_FLATTEN_MAX && isfinite(c * g->val[t])) {
         /* c * (a + b) inside a sum: distribute */
         sum_add(s, mblx__args(g, t)[0], c * g->val[t]);
         return;

@@ -143,6 +143,8 @@ static int is_recip(const mblx__view *v, uint32_t x, uint32_t *base, double *e)
     if (v->op[x] != MBLX_OP_POW) return 0;
     const uint32_t *a = v->args + v->aoff[x];
     if (v->op[a[1]] != MBLX_OP_CONST || !(v->val[a[1]] < 0.0)) return 0;
+    /* a constant base (an unfoldable 0^-k) prints as a power: 1/0^k would fold 0^k */
+    if (v->op[a[0]] == MBLX_OP_CONST) return 0;
     *base = a[0];
     *e = -v->val[a[1]];
     return 1;
@@ -219,10 +221,10 @@ static void expand(const mblx__view *v, tstack *s, uint32_t x, int prec, int neg
         }
         for (uint32_t i = na; i-- > 0;) {
             if (term_negative(v, a[i])) continue;
-            push_node(s, a[i], P_SUM, 0);
+            push_node(s, a[i], P_PROD, 0); /* a nested (large) sum keeps its parentheses */
             if ((int)i != first_pos) push_str(s, " + ");
         }
-        if (first_neg < na) push_node(s, a[first_neg], P_SUM, 0);
+        if (first_neg < na) push_node(s, a[first_neg], P_PROD, 0);
         return;
     }
     case MBLX_OP_MUL: {

@@ -124,6 +124,25 @@ static int reg_operand(const mblx_tape *t, uint32_t l, uint32_t i)
     return 1;
 }
 
+/* Compilation runs in two passes over an event list. Pass 1 is a depth-first traversal from
+ * the outputs (explicit stack) that numbers nodes in pre-order and records events: NODE(l) when
+ * node l is complete, and, for a sum or product of k >= 2 operands, ACC(l, i) as soon as operand
+ * i is available, so that the partial sum is accumulated at once and operand values die early
+ * (a sum of 10^5 terms then needs O(1) registers). Pass 2 computes the last use of every value
+ * (in event positions) and emits instructions, recycling registers. */
+typedef struct event {
+    uint32_t l, i; /* i == XNONE: NODE(l); else ACC(l, i) */
+} event;
+
+typedef struct dfs_frame {
+    uint32_t v, l, next;
+} dfs_frame;
+
+static int is_nary(const mblx_graph *g, mblx_id v)
+{
+    return (g->op[v] == MBLX_OP_ADD || g->op[v] == MBLX_OP_MUL) && g->na[v] >= 2;
+}
+
 mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
 {
     if (!g || (n && !outputs)) {
@@ -137,58 +156,69 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
         }
     mblx_tape *t = mbl_calloc(1, sizeof *t);
     u32map map = {NULL, NULL, 0, 0};
-    uint32_t *stack = NULL, *order = NULL, *lastuse = NULL, *reg = NULL, *freel = NULL;
-    size_t sn = 0, scap = 0, nl = 0, ocap = 0;
+    dfs_frame *stack = NULL;
+    event *ev = NULL;
+    uint32_t *order = NULL, *lastuse = NULL, *reg = NULL, *freel = NULL, *done = NULL;
+    size_t sn = 0, scap = 0, nl = 0, ocap = 0, nev = 0, evcap = 0;
     if (!t) goto oom;
     t->nout = n;
-    /* 1. post-order (topological) of every node reachable from the outputs */
-    for (size_t o = 0; o < n; o++) {
-        uint32_t *pv = map_get(&map, outputs[o], 0);
-        if (pv) continue;
-        sn = 0;
-#define SPUSH(x_)                                                                             \
+#define GROWV(arr_, cnt_, cap_)                                                               \
     do {                                                                                      \
-        if (sn == scap) {                                                                     \
-            size_t nc_ = scap ? scap * 2 : INIT_CAP;                                          \
-            uint32_t *q_ = mbl_realloc_array(stack, nc_, sizeof *q_);                         \
+        if ((cnt_) == (cap_)) {                                                               \
+            size_t nc_ = (cap_) ? (cap_) * 2 : INIT_CAP;                                      \
+            void *q_ = mbl_realloc_array((arr_), nc_, sizeof *(arr_));                        \
             if (!q_) goto oom;                                                                \
-            stack = q_;                                                                       \
-            scap = nc_;                                                                       \
+            (arr_) = q_;                                                                      \
+            (cap_) = nc_;                                                                     \
         }                                                                                     \
-        stack[sn++] = (x_);                                                                   \
     } while (0)
-        SPUSH(outputs[o]);
-        while (sn) {
-            uint32_t v = stack[sn - 1];
-            uint32_t *val = map_get(&map, v, 1);
+    /* 1. traversal: map value = local index; done[] marks completed nodes */
+    size_t dcap = 0;
+    for (size_t o = 0; o < n; o++) {
+        if (map_get(&map, outputs[o], 0)) continue;
+        sn = 0;
+        {
+            uint32_t *val = map_get(&map, outputs[o], 1);
             if (!val) goto oom;
-            if (*val == XPENDING) {
-                if (nl == ocap) {
-                    size_t nc = ocap ? ocap * 2 : INIT_CAP;
-                    uint32_t *q = mbl_realloc_array(order, nc, sizeof *q);
-                    if (!q) goto oom;
-                    order = q;
-                    ocap = nc;
-                }
-                *val = (uint32_t)nl;
-                order[nl++] = v;
-                sn--;
-                continue;
-            }
-            if (*val != XNONE) { /* already done */
-                sn--;
-                continue;
-            }
-            *val = XPENDING;
-            const uint32_t *a = mblx__args(g, v);
-            for (uint32_t i = g->na[v]; i-- > 0;) {
-                uint32_t *cv = map_get(&map, a[i], 0);
-                if (!cv) SPUSH(a[i]);
-            }
+            *val = (uint32_t)nl;
+            GROWV(order, nl, ocap);
+            order[nl++] = outputs[o];
+            GROWV(stack, sn, scap);
+            stack[sn++] = (dfs_frame){outputs[o], (uint32_t)(nl - 1), 0};
         }
-#undef SPUSH
+        while (sn) {
+            dfs_frame *f = &stack[sn - 1];
+            uint32_t v = f->v;
+            if (f->next < g->na[v]) {
+                uint32_t c = mblx__args(g, v)[f->next];
+                uint32_t *cv = map_get(&map, c, 0);
+                if (!cv) { /* first visit: descend */
+                    uint32_t l = (uint32_t)nl, fl = f->l;
+                    cv = map_get(&map, c, 1);
+                    if (!cv) goto oom;
+                    *cv = l;
+                    GROWV(order, nl, ocap);
+                    order[nl++] = c;
+                    GROWV(stack, sn, scap);
+                    stack[sn++] = (dfs_frame){c, l, 0};
+                    (void)fl;
+                    continue;
+                }
+                /* operand available (a DAG has no cycles, so it is complete) */
+                if (is_nary(g, v)) {
+                    GROWV(ev, nev, evcap);
+                    ev[nev++] = (event){f->l, f->next};
+                }
+                f->next++;
+                continue;
+            }
+            GROWV(ev, nev, evcap);
+            ev[nev++] = (event){f->l, XNONE};
+            sn--;
+        }
     }
-    /* 2. private copy of the sub-DAG */
+    (void)dcap;
+    /* 2. private copy of the sub-DAG (for error messages) */
     t->nl = nl;
     size_t nargs = 0, nnames = 0;
     for (size_t l = 0; l < nl; l++) {
@@ -225,34 +255,34 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
         }
         ninsmax += (g->op[v] == MBLX_OP_ADD || g->op[v] == MBLX_OP_MUL) ? g->na[v] + 1 : 1;
     }
-    /* 3. last use of every node that lives in a register */
+    /* 3. last use (event position) of every value that lives in a register */
     lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *lastuse);
     reg = mbl_alloc_array(nl ? nl : 1, sizeof *reg);
     freel = mbl_alloc_array(nl ? nl : 1, sizeof *freel);
+    done = mbl_alloc_array(nl ? nl : 1, sizeof *done);
     t->ins = mbl_alloc_array(ninsmax ? ninsmax : 1, sizeof *t->ins);
     t->ins_node = mbl_alloc_array(ninsmax ? ninsmax : 1, sizeof *t->ins_node);
     t->outreg = mbl_alloc_array(n ? n : 1, sizeof *t->outreg);
-    if (!lastuse || !reg || !freel || !t->ins || !t->ins_node || !t->outreg) goto oom;
-    for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE;
-    for (size_t l = 0; l < nl; l++)
+    if (!lastuse || !reg || !freel || !done || !t->ins || !t->ins_node || !t->outreg) goto oom;
+    for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE, done[l] = 0;
+    for (size_t p = 0; p < nev; p++) {
+        uint32_t l = ev[p].l;
+        const uint32_t *a = t->largs + t->laoff[l];
+        if (ev[p].i != XNONE) { /* ACC(l, i): uses operand i (and operand 0 at i == 1) */
+            if (ev[p].i >= 1) lastuse[a[ev[p].i]] = (uint32_t)p;
+            if (ev[p].i == 1) lastuse[a[0]] = (uint32_t)p;
+            continue;
+        }
+        if ((t->lop[l] == MBLX_OP_ADD || t->lop[l] == MBLX_OP_MUL) && t->lna[l] >= 2) continue;
         for (uint32_t i = 0; i < t->lna[l]; i++)
-            if (reg_operand(t, (uint32_t)l, i)) lastuse[t->largs[t->laoff[l] + i]] = (uint32_t)l;
+            if (reg_operand(t, l, i)) lastuse[a[i]] = (uint32_t)p;
+    }
     for (size_t o = 0; o < n; o++) lastuse[*map_get(&map, outputs[o], 0)] = XPENDING; /* never */
-    /* step operands */
     size_t nstep = 0;
     for (size_t l = 0; l < nl; l++) nstep += t->lop[l] == MBLX_OP_STEP;
     if (nstep && !(t->ext = mbl_alloc_array(nstep, 5 * sizeof *t->ext))) goto oom;
     /* 4. emit */
     size_t ni = 0, nfree = 0, nreg = 0, kext = 0;
-    for (size_t l = 0; l < nl; l++) {
-        if (lastuse[l] == XNONE) continue; /* only used as an immediate */
-        uint32_t dst = nfree ? freel[--nfree] : (uint32_t)nreg++;
-        reg[l] = dst;
-        const uint32_t *a = t->largs + t->laoff[l];
-        uint32_t na = t->lna[l];
-        unsigned op = t->lop[l];
-        double val = t->lval[l];
-        size_t first = ni;
 #define EMIT(op_, a_, b_, c_)                                                                 \
     do {                                                                                      \
         t->ins[ni].op = (op_);                                                                \
@@ -260,26 +290,53 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
         t->ins[ni].a = (a_);                                                                  \
         t->ins[ni].b = (b_);                                                                  \
         t->ins[ni].c = (c_);                                                                  \
-        t->ins_node[ni] = (uint32_t)l;                                                        \
+        t->ins_node[ni] = l;                                                                  \
         ni++;                                                                                 \
     } while (0)
+#define FREE_IF_DEAD(c_)                                                                      \
+    do {                                                                                      \
+        uint32_t c__ = (c_);                                                                  \
+        if (lastuse[c__] == (uint32_t)p && reg[c__] != XNONE) {                               \
+            freel[nfree++] = reg[c__];                                                        \
+            reg[c__] = XNONE; /* guards against freeing twice */                              \
+        }                                                                                     \
+    } while (0)
+    for (size_t p = 0; p < nev; p++) {
+        uint32_t l = ev[p].l;
+        const uint32_t *a = t->largs + t->laoff[l];
+        uint32_t na = t->lna[l];
+        unsigned op = t->lop[l];
+        double val = t->lval[l];
+        int add = op == MBLX_OP_ADD;
+        if (ev[p].i != XNONE) {
+            uint32_t i = ev[p].i, dst;
+            if (i == 0) continue;
+            if (i == 1) {
+                dst = nfree ? freel[--nfree] : (uint32_t)nreg++;
+                reg[l] = dst;
+                EMIT(add ? TI_ADD : TI_MUL, reg[a[0]], reg[a[1]], 0.0);
+                FREE_IF_DEAD(a[0]);
+            } else {
+                dst = reg[l];
+                EMIT(add ? TI_ADD : TI_MUL, dst, reg[a[i]], 0.0);
+            }
+            FREE_IF_DEAD(a[i]);
+            continue;
+        }
+        done[l] = 1;
+        if (lastuse[l] == XNONE) continue; /* only used as an immediate */
+        if ((op == MBLX_OP_ADD || op == MBLX_OP_MUL) && na >= 2) {
+            uint32_t dst = reg[l];
+            if (val != (add ? 0.0 : 1.0)) EMIT(add ? TI_ADDC : TI_MULC, dst, 0, val);
+            continue;
+        }
+        uint32_t dst = nfree ? freel[--nfree] : (uint32_t)nreg++;
+        reg[l] = dst;
         switch (op) {
         case MBLX_OP_CONST: EMIT(TI_LDC, 0, 0, val); break;
         case MBLX_OP_SYMBOL: EMIT(TI_LDS, (uint32_t)val, 0, 0.0); break;
-        case MBLX_OP_ADD:
-        case MBLX_OP_MUL: {
-            unsigned bin = op == MBLX_OP_ADD ? TI_ADD : TI_MUL;
-            unsigned imm = op == MBLX_OP_ADD ? TI_ADDC : TI_MULC;
-            double neutral = op == MBLX_OP_ADD ? 0.0 : 1.0;
-            if (na == 1) {
-                EMIT(imm, reg[a[0]], 0, val);
-            } else {
-                EMIT(bin, reg[a[0]], reg[a[1]], 0.0);
-                for (uint32_t i = 2; i < na; i++) EMIT(bin, dst, reg[a[i]], 0.0);
-                if (val != neutral) EMIT(imm, dst, 0, val);
-            }
-            break;
-        }
+        case MBLX_OP_ADD: EMIT(TI_ADDC, reg[a[0]], 0, val); break;
+        case MBLX_OP_MUL: EMIT(TI_MULC, reg[a[0]], 0, val); break;
         case MBLX_OP_POW:
             if (t->lop[a[1]] == MBLX_OP_CONST) {
                 double e = t->lval[a[1]];
@@ -312,37 +369,36 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
             break;
         }
         }
-#undef EMIT
-        (void)first;
-        /* free the registers of operands whose last use is this node */
-        for (uint32_t i = 0; i < na; i++) {
-            uint32_t c = a[i];
-            if (reg_operand(t, (uint32_t)l, i) && lastuse[c] == l && reg[c] != XNONE) {
-                freel[nfree++] = reg[c];
-                reg[c] = XNONE; /* guards against freeing twice */
-            }
-        }
+        for (uint32_t i = 0; i < na; i++)
+            if (reg_operand(t, l, i)) FREE_IF_DEAD(a[i]);
     }
+#undef EMIT
+#undef FREE_IF_DEAD
+#undef GROWV
     for (size_t o = 0; o < n; o++) t->outreg[o] = reg[*map_get(&map, outputs[o], 0)];
     t->nins = ni;
     t->nreg = nreg;
     mbl_free(map.key);
     mbl_free(map.val);
     mbl_free(stack);
+    mbl_free(ev);
     mbl_free(order);
     mbl_free(lastuse);
     mbl_free(reg);
     mbl_free(freel);
+    mbl_free(done);
     mbl_status_clear(st);
     return t;
 oom:
     mbl_free(map.key);
     mbl_free(map.val);
     mbl_free(stack);
+    mbl_free(ev);
     mbl_free(order);
     mbl_free(lastuse);
     mbl_free(reg);
     mbl_free(freel);
+    mbl_free(done);
     mblx_tape_free(t);
     mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
     return NULL;

@@ -258,10 +258,19 @@ TEST(long_sums_and_chains)
     for (int i = 0; i < N; i++) t[i] = mblx_mul(G, mblx_const(G, i + 1.0), mblx_sin(G, mblx_scale(G, i + 1.0, X)));
     mblx_id s = mblx_sum(G, N, t);
     CHECK_EQ_INT(mblx_node_nargs(G, s), N);
-    /* adding the same terms again doubles every coefficient */
+    /* a long sum is one operand of a new sum (MBLX_FLATTEN_MAX) but like terms still merge */
     mblx_id s2 = mblx_add(G, s, s);
-    CHECK_EQ_INT(mblx_node_nargs(G, s2), N);
+    CHECK(s2 == mblx_scale(G, 2, s));
     CHECK(mblx_sub(G, s2, s) == s);
+    CHECK(mblx_sub(G, mblx_add(G, s, X), s) == X);
+    /* the same terms passed to mblx_sum again: one flat sum with doubled coefficients */
+    mblx_id *t2 = malloc(2 * N * sizeof *t2);
+    memcpy(t2, t, N * sizeof *t);
+    memcpy(t2 + N, t, N * sizeof *t);
+    mblx_id s3 = mblx_sum(G, 2 * N, t2);
+    CHECK_EQ_INT(mblx_node_nargs(G, s3), N);
+    CHECK(mblx_node_arg(G, s3, 5) == mblx_scale(G, 2, t[5]));
+    free(t2);
     free(t);
     mblx_id e = X;
     for (int i = 0; i < N; i++) e = mblx_sin(G, mblx_add(G, e, Y));
