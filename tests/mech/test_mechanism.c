@@ -161,6 +161,263 @@ TEST(fourbar_twins)
 }
 
 
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b) b[n] = '\0';
+    fclose(f);
+    return b;
+}
+
+/* text with the first occurrence of `from` replaced by `to` (malloc'd), NULL if absent */
+static char *replace(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    if (!at) return NULL;
+    size_t a = (size_t)(at - text), lf = strlen(from), lt = strlen(to), n = strlen(text);
+    char *o = malloc(n - lf + lt + 1);
+    memcpy(o, text, a);
+    memcpy(o + a, to, lt);
+    memcpy(o + a + lt, at + lf, n - a - lf + 1);
+    return o;
+}
+
+/* ---- source 003 Sec. 4.4 spatial four-bar: omega^2 = 196.2 / 25 = 7.848 ---- */
+TEST(spatial_fourbar)
+{
+    run r;
+    CHECK(run_model("examples/mech/spatial_fourbar.yaml", NULL, 0, &r) == 0);
+    if (r.modes) {
+        const mbl_mode *m = osc(r.modes, 0);
+        CHECK(m != NULL);
+        if (m) {
+            printf("  spatial four-bar: omega^2 = %.12f (closed form 7.848)\n", m->im * m->im);
+            CHECK_CLOSE(m->im * m->im, 196.2 / 25.0, 1e-10);
+            CHECK(round_to(m->im * m->im, 8) == 7.848);
+        }
+        CHECK_EQ_INT(r.lin->z0, 1);
+    }
+    run_free(&r);
+}
+
+/* The same four-bar with rocker2's body frame given by axis-angle, Euler angles and a rotation
+ * matrix (rotated 90 deg about x, markers and inertia expressed accordingly), and with every
+ * joint defined from the other marker: the same eigenvalue. */
+TEST(spatial_invariance)
+{
+    char *base = slurp("examples/mech/spatial_fourbar.yaml");
+    CHECK(base != NULL);
+    if (!base) return;
+    const char *rocker =
+        "  rocker2:\n    mass: m\n    inertia: [I, I, I]\n    position: [0, 0, \"-d/2\"]\n    markers:\n"
+        "      R2_top: {position: [0, 0, \"d/2\"], zaxis: [0, 1, 0]}\n"
+        "      R2_bottom: {position: [0, 0, \"-d/2\"], zaxis: [0, 1, 0]}";
+    static const char *orient[] = {"axis: [1, 0, 0]\n    angle: pi/2", "euler: [0, pi/2, 0]",
+                                   "rotation: [[1, 0, 0], [0, 0, -1], [0, 1, 0]]",
+                                   "zaxis: [0, -1, 0]\n    xaxis: [1, 0, 0]"};
+    run r0;
+    CHECK(run_text(base, "spatial_fourbar.yaml", NULL, 0, &r0) == 0);
+    for (size_t k = 0; k < sizeof orient / sizeof *orient && r0.modes; k++) {
+        char rot[1024];
+        snprintf(rot, sizeof rot,
+                 "  rocker2:\n    mass: m\n    inertia: [I, I, I]\n    position: [0, 0, \"-d/2\"]\n    %s\n"
+                 "    markers:\n"
+                 "      R2_top: {position: [0, \"d/2\", 0], zaxis: [0, 0, -1]}\n"
+                 "      R2_bottom: {position: [0, \"-d/2\", 0], zaxis: [0, 0, -1]}",
+                 orient[k]);
+        char *t = replace(base, rocker, rot);
+        CHECK(t != NULL);
+        if (!t) continue;
+        run r;
+        int rc = run_text(t, "variant.yaml", NULL, 0, &r);
+        if (rc) fprintf(stderr, "  %s\n", r.st.msg);
+        CHECK(rc == 0);
+        if (!rc) {
+            double d = eig_diff(r.modes, r0.modes);
+            printf("  rocker frame by '%.20s...': eigenvalue difference %.3g\n", orient[k], d);
+            CHECK(d < TWIN_TOL);
+        }
+        run_free(&r);
+        free(t);
+    }
+    /* every joint from the other marker */
+    char *t1 = replace(base, "hinge2: {type: revolute, i: R2_top, j: O2}", "hinge2: {type: revolute, i: O2, j: R2_top}");
+    char *t2 = t1 ? replace(t1, "hinge4: {type: revolute, i: R4_top, j: O4}", "hinge4: {type: revolute, i: O4, j: R4_top}") : NULL;
+    char *t3 = t2 ? replace(t2, "cross: {type: universal, i: C_left, j: R2_bottom}",
+                            "cross: {type: universal, i: R2_bottom, j: C_left}")
+                  : NULL;
+    char *t4 = t3 ? replace(t3, "ball: {type: spherical, i: C_right, j: R4_bottom}",
+                            "ball: {type: spherical, i: R4_bottom, j: C_right}")
+                  : NULL;
+    CHECK(t4 != NULL);
+    if (t4 && r0.modes) {
+        run r;
+        int rc = run_text(t4, "swapped.yaml", NULL, 0, &r);
+        if (rc) fprintf(stderr, "  %s\n", r.st.msg);
+        CHECK(rc == 0);
+        if (!rc) {
+            double d = eig_diff(r.modes, r0.modes);
+            printf("  joints from the other marker: eigenvalue difference %.3g\n", d);
+            CHECK(d < TWIN_TOL);
+        }
+        run_free(&r);
+    }
+    free(t1);
+    free(t2);
+    free(t3);
+    free(t4);
+    run_free(&r0);
+    free(base);
+}
+
+/* ---- the rotating pendulum (source 003 Sec. 5.3) as a spherical pendulum: +-8.58076i ---- */
+TEST(spherical_pendulum)
+{
+    CHECK(twin("examples/mech/spherical_pendulum.yaml", "examples/rotating_pendulum_given.yaml", NULL, 0) < TWIN_TOL);
+    run r;
+    CHECK(run_model("examples/mech/spherical_pendulum.yaml", NULL, 0, &r) == 0);
+    if (r.modes) {
+        const mbl_mode *m = osc(r.modes, 0);
+        CHECK(m && round_to(m->im, 5) == 8.58076);
+    }
+    run_free(&r);
+    /* a rigid bob on a spherical joint hanging at rest: two compound-pendulum modes
+       omega^2 = m g c / (I + m c^2) and a free spin about the rod */
+    const char *text = "model: mechanism\n"
+                       "parameters: {m: 3, c: 0.8, It: 0.2, Ia: 0.05, g: 9.81}\n"
+                       "ground: {markers: {pivot: {}}}\n"
+                       "bodies:\n"
+                       "  bob:\n"
+                       "    mass: m\n"
+                       "    inertia: [It, It, Ia]\n"
+                       "    position: [0.1, 0, \"-c\"]\n"
+                       "    markers: {top: {position: [0, 0, c]}}\n"
+                       "joints: {ball: {type: spherical, i: top, j: pivot}}\n"
+                       "forces: {weight: {type: gravity, g: [0, 0, \"-g\"]}}\n";
+    CHECK(run_text(text, "ball.yaml", NULL, 0, &r) == 0);
+    if (r.modes) {
+        double w2 = 3 * 9.81 * 0.8 / (0.2 + 3 * 0.64);
+        const mbl_mode *a = osc(r.modes, 0), *b = osc(r.modes, 1);
+        CHECK(a && b);
+        if (a && b) {
+            CHECK_CLOSE(a->im * a->im, w2, 1e-10);
+            CHECK_CLOSE(b->im * b->im, w2, 1e-10);
+        }
+        int zeros = 0;
+        for (int i = 0; i < r.modes->nx; i++) zeros += r.modes->modes[i].kind == MBL_MODE_ZERO;
+        CHECK_EQ_INT(zeros, 2);
+    } else {
+        fprintf(stderr, "  %s\n", r.st.msg);
+    }
+    run_free(&r);
+}
+
+/* ---- rigid rotor on two isotropic bushings: bounce and conical whirl at several spins ---- */
+TEST(rigid_rotor_whirl)
+{
+    const double m = 20, Id = 1.5, Ip = 0.6, a = 0.25, k = 1e5, kc = 2 * k * a * a;
+    static const double spins[] = {0, 10, 50, 200, 1000};
+    for (size_t s = 0; s < sizeof spins / sizeof *spins; s++) {
+        double W = spins[s];
+        mbl_setting set = {"Omega", W};
+        run r;
+        CHECK(run_model("examples/mech/rigid_rotor.yaml", &set, 1, &r) == 0);
+        if (!r.modes) continue;
+        double wf = (Ip * W + sqrt(Ip * Ip * W * W + 4 * Id * kc)) / (2 * Id);
+        double wb = (-Ip * W + sqrt(Ip * Ip * W * W + 4 * Id * kc)) / (2 * Id);
+        double wbounce = sqrt(2 * k / m);
+        /* expected positive frequencies: bounce x, y, axial; forward and backward whirl */
+        double want[5] = {wbounce, wbounce, wbounce, wf, wb};
+        int used[5] = {0};
+        int nzero = 0, nok = 0;
+        double worst = 0;
+        for (int i = 0; i < r.modes->nx; i++) {
+            const mbl_mode *md = &r.modes->modes[i];
+            if (md->kind == MBL_MODE_ZERO) {
+                nzero++;
+                continue;
+            }
+            if (md->im < 0) continue;
+            int best = -1;
+            double bd = 1e300;
+            for (int j = 0; j < 5; j++)
+                if (!used[j] && fabs(md->im - want[j]) < bd) {
+                    bd = fabs(md->im - want[j]);
+                    best = j;
+                }
+            if (best >= 0) {
+                used[best] = 1;
+                nok++;
+                double rel = hypot(md->re, md->im - want[best]) / want[best];
+                if (rel > worst) worst = rel;
+            }
+        }
+        printf("  Omega = %g: forward %.10g, backward %.10g, bounce %.10g; worst relative error %.3g\n", W, wf, wb,
+               wbounce, worst);
+        CHECK_EQ_INT(nok, 5);
+        CHECK_EQ_INT(nzero, 2);
+        CHECK(worst < 1e-9);
+        run_free(&r);
+    }
+}
+
+/* ---- source 000 rotor-stator: base-frame vs rotor-frame states ---- */
+TEST(rotor_stator_frames)
+{
+    static const double fs[] = {0, 0.25, 0.5, 0.75, 1.0};
+    for (size_t s = 0; s < sizeof fs / sizeof *fs; s++) {
+        mbl_setting set = {"f", fs[s]};
+        run b, r;
+        CHECK(run_model("examples/mech/rotor_stator.yaml", &set, 1, &b) == 0);
+        CHECK(run_model("examples/mech/rotor_stator_rotor_frame.yaml", &set, 1, &r) == 0);
+        if (b.modes && r.modes) {
+            CHECK_EQ_INT(b.lin->z0, 7);
+            CHECK_EQ_INT(r.lin->z0, 7);
+            double W = 2 * acos(-1.0) * fs[s];
+            /* every rotor-frame eigenvalue is a base-frame one, or one shifted by +-i Omega
+               (the whirling modes seen from the spinning rotor) */
+            double worst = 0;
+            int shifted = 0;
+            for (int i = 0; i < r.modes->nx; i++) {
+                const mbl_mode *mu = &r.modes->modes[i];
+                double best = 1e300;
+                int bs = 0;
+                for (int j = 0; j < b.modes->nx; j++)
+                    for (int sh = -1; sh <= 1; sh++)
+                        for (int cj = -1; cj <= 1; cj += 2) {
+                            const mbl_mode *la = &b.modes->modes[j];
+                            double d = hypot(mu->re - la->re, mu->im - (cj * la->im + sh * W));
+                            if (d < best) {
+                                best = d;
+                                bs = sh;
+                            }
+                        }
+                double rel = best / (1 + hypot(mu->re, mu->im));
+                if (rel > worst) worst = rel;
+                shifted += bs != 0;
+            }
+            printf("  f = %.2f Hz: rotor-frame eigenvalues = base-frame ones shifted by 0 or +-i Omega, worst %.3g, "
+                   "%d shifted\n",
+                   fs[s], worst, shifted);
+            CHECK(worst < 1e-9);
+            if (fs[s] == 0) CHECK(eig_diff(b.modes, r.modes) < TWIN_TOL);
+            else CHECK(shifted >= 4);
+            /* the base-frame rocking pair splits with spin: forward rises, backward falls */
+        }
+        run_free(&b);
+        run_free(&r);
+    }
+}
+
 /* ---- bad mechanisms: one clear line naming the element ---- */
 static void expect_error(const char *text, const char *must1, const char *must2)
 {
@@ -226,6 +483,11 @@ int main(void)
 {
     RUN(slider_pendulum);
     RUN(fourbar_twins);
+    RUN(spatial_fourbar);
+    RUN(spatial_invariance);
+    RUN(spherical_pendulum);
+    RUN(rigid_rotor_whirl);
+    RUN(rotor_stator_frames);
     RUN(bad_mechanisms);
     return test_summary("mechanism");
 }
