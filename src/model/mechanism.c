@@ -1730,6 +1730,13 @@ static int read_all(mech *M, const yaml_node_t *root)
     if ((rc = read_linearize(M, get(M, root, "linearize")))) return rc;
     int line, col;
     pos_of(root, &line, &col);
+    int ncoord = M->src->coordinates.n, ncon = M->src->constraints.n;
+    if (ncon > ncoord)
+        return err_at(M, get(M, root, "joints"),
+                      "the joints over-constrain the mechanism: %d constraint equations for %d coordinates (Gruebler "
+                      "count %d); replace redundant joints by weaker ones (e.g. a revolute closing a loop by a "
+                      "universal or spherical joint)",
+                      ncon, ncoord, ncoord - ncon);
     return energies_and_forces(M, line, col);
 }
 

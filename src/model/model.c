@@ -509,6 +509,15 @@ static int create_symbols(loader *L)
         md->yname[j] = str_dup(s->outputs.items[j].key);
         if (!md->yname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
+    /* constraint names, for `mblin check` (redundant constraints, parts that do not assemble) */
+    md->cname = mbl_calloc((size_t)(md->m ? md->m : 1), sizeof *md->cname);
+    if (!md->cname) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; j < md->m; j++) {
+        char cbuf[32];
+        snprintf(cbuf, sizeof cbuf, "constraint %d", j + 1);
+        md->cname[j] = str_dup(s->constraints.items[j].key ? s->constraints.items[j].key : cbuf);
+        if (!md->cname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
     int rc = mblx_graph_status(g, L->st);
     if (rc) return rc;
     md->nsym = (int)mblx_symbol_count(g);
@@ -1188,6 +1197,7 @@ void mbl_model_free(mbl_model *md)
     free_names(md->qname, md->n);
     free_names(md->rname, md->nr);
     free_names(md->yname, md->ny);
+    free_names(md->cname, md->cname ? md->m : 0);
     free_names(md->pname, md->np);
     free_names(md->us_text, md->nus);
     free_names(md->uvs_text, md->nuvs);

@@ -24,6 +24,8 @@ struct mbl_model {
     mblx_graph *g;
     int n, m, k, nr, ny, np;
     char **qname, **rname, **yname, **pname;
+    char **cname;                /* m: what each holonomic constraint comes from (the item's key, e.g. a
+                                    mechanism's "joint pin (revolute)"), "constraint <j>" when unnamed */
     double *pval;                /* parameter values (after --set) */
     /* symbols */
     mblx_id t;

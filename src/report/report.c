@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "mblin/report.h"
+#include "model/mech_check.h"
 #include "model/model_internal.h"
 
 static const char *at_name(mbl_at at)
@@ -294,6 +295,8 @@ int mbl_report_check(FILE *f, const mbl_model *md, const mbl_point *pt)
                     red > 1 ? "s" : "");
         if (pt->notes[0]) fprintf(f, "  note: %s\n", pt->notes);
     }
+    int crc = mbl_check_constraints(f, md, pt); /* names the redundant / violated constraints */
+    if (crc) return crc;
     return ferror(f) ? MBL_EIO : 0;
 }
 

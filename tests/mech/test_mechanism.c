@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mblin/mblin.h"
+#include "mblin/report.h"
 #include "test.h"
 
 #define TWIN_TOL 1e-9
@@ -479,6 +480,98 @@ TEST(bad_mechanisms)
                  "duplicate marker name 'O'");
 }
 
+
+/* `mblin check` text for a model given as text (point best effort, as the CLI does) */
+static char *check_text(const char *text, int *loaded)
+{
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_status st;
+    *loaded = mbl_model_load_string(text, strlen(text), "check.yaml", NULL, 0, &md, &st) == 0;
+    if (!*loaded) {
+        fprintf(stderr, "  %s\n", st.msg);
+        return NULL;
+    }
+    if (mbl_operating_point(md, NULL, &pt, &st)) pt = NULL;
+    FILE *f = tmpfile();
+    mbl_report_check(f, md, pt);
+    long n = ftell(f);
+    rewind(f);
+    char *out = calloc((size_t)n + 1, 1);
+    if (fread(out, 1, (size_t)n, f) != (size_t)n) out[0] = '\0';
+    fclose(f);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    return out;
+}
+
+/* ---- check: Gruebler count, rank, redundant constraints named, parts that do not assemble ---- */
+TEST(check_mechanisms)
+{
+    /* a parallelogram with a third rocker: Gruebler count 0, mobility 1, one dependent equation
+       among the six revolutes of the loop */
+    const char *par =
+        "model: mechanism\nspace: planar\nparameters: {m: 1}\n"
+        "ground: {markers: {A0: {position: [0, 0]}, A1: {position: [1, 0]}, A2: {position: [2, 0]}}}\n"
+        "bodies:\n"
+        "  r0: {mass: m, inertia: 0.1, position: [0, -0.5], angle: -pi/2, markers: {r0t: {position: [-0.5, 0]}, "
+        "r0b: {position: [0.5, 0]}}}\n"
+        "  r1: {mass: m, inertia: 0.1, position: [1, -0.5], angle: -pi/2, markers: {r1t: {position: [-0.5, 0]}, "
+        "r1b: {position: [0.5, 0]}}}\n"
+        "  r2: {mass: m, inertia: 0.1, position: [2, -0.5], angle: -pi/2, markers: {r2t: {position: [-0.5, 0]}, "
+        "r2b: {position: [0.5, 0]}}}\n"
+        "  bar: {mass: m, inertia: 0.3, position: [1, -1], markers: {b0: {position: [-1, 0]}, b1: {}, b2: {position: "
+        "[1, 0]}}}\n"
+        "joints:\n"
+        "  p0: {type: revolute, i: r0t, j: A0}\n  p1: {type: revolute, i: r1t, j: A1}\n"
+        "  p2: {type: revolute, i: r2t, j: A2}\n  q0: {type: revolute, i: b0, j: r0b}\n"
+        "  q1: {type: revolute, i: b1, j: r1b}\n  q2: {type: revolute, i: b2, j: r2b}\n"
+        "forces: {w: {type: gravity, g: [0, -9.81]}}\n";
+    int loaded;
+    char *out = check_text(par, &loaded);
+    CHECK(loaded && out);
+    if (out) {
+        printf("%s", out);
+        CHECK(strstr(out, "degrees of freedom by counting: 0") != NULL);
+        CHECK(strstr(out, "constraint rank 11, degrees of freedom 1") != NULL);
+        CHECK(strstr(out, "redundant constraints: 1 of 12 equations are dependent") != NULL);
+        CHECK(strstr(out, "joint p0 (revolute)") != NULL && strstr(out, "joint q2 (revolute)") != NULL);
+    }
+    free(out);
+    /* the spatial four-bar with the second pivot 4 m away: the coupler cannot reach */
+    char *base = slurp("examples/mech/spatial_fourbar.yaml");
+    char *t1 = base ? replace(base, "O4: {position: [d, 0, 0]", "O4: {position: [4, 0, 0]") : NULL;
+    char *t2 = t1 ? replace(t1, "position: [d, 0, \"-d/2\"]", "position: [4, 0, \"-d/2\"]") : NULL;
+    CHECK(t2 != NULL);
+    if (t2) {
+        out = check_text(t2, &loaded);
+        CHECK(loaded && out);
+        if (out) {
+            printf("%s", out);
+            CHECK(strstr(out, "the parts did not assemble") != NULL);
+            CHECK(strstr(out, "joint ball (spherical)") != NULL);
+        }
+        free(out);
+    }
+    /* the assembled four-bar: no problem line */
+    out = base ? check_text(base, &loaded) : NULL;
+    CHECK(out && !strstr(out, "problem") && !strstr(out, "redundant constraints:"));
+    CHECK(out && strstr(out, "constraint rank 20, degrees of freedom 1"));
+    free(out);
+    free(t1);
+    free(t2);
+    /* over-constrained beyond the coordinates: rejected when read, with the Gruebler count */
+    char *r1 = base ? replace(base, "  cross: {type: universal, i: C_left, j: R2_bottom}",
+                              "  cross: {type: revolute, i: C_left, j: R2_bottom}\n"
+                              "  cross2: {type: revolute, i: C_right, j: R4_bottom}")
+                    : NULL;
+    char *r2 = r1 ? replace(r1, "  ball: {type: spherical, i: C_right, j: R4_bottom}\n", "") : NULL;
+    if (r2) expect_error(r2, "over-constrain the mechanism", "Gruebler count -2");
+    free(r1);
+    free(r2);
+    free(base);
+}
+
 int main(void)
 {
     RUN(slider_pendulum);
@@ -489,5 +582,6 @@ int main(void)
     RUN(rigid_rotor_whirl);
     RUN(rotor_stator_frames);
     RUN(bad_mechanisms);
+    RUN(check_mechanisms);
     return test_summary("mechanism");
 }
