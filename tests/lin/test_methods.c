@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mblin/la.h"
 #include "mblin/mblin.h"
 #include "test.h"
 
@@ -269,8 +270,83 @@ TEST(compare_and_unknown_method)
     mbl_model_free(md);
 }
 
+/* inputs and outputs on a closed loop: B, C, D of partition, projection and fd (same states as
+ * augmented) against augmented; nullspace and descriptor through the invariant transfer
+ * functions C (sI - A)^-1 B + D at s = 0 and at one complex frequency are not needed: their
+ * states differ, so only the DC gain -C A^-1 B + D is compared */
+static void dc_gain(const mbl_linear *L, double *G)
+{
+    int nx = L->nx;
+    double *A = malloc(sizeof(double) * (size_t)(nx * nx + 1)), *X = malloc(sizeof(double) * (size_t)(nx * L->nu + 1));
+    memcpy(A, L->A, sizeof(double) * (size_t)(nx * nx));
+    memcpy(X, L->B, sizeof(double) * (size_t)(nx * L->nu));
+    mbl_status st;
+    CHECK(mbla_lu_solve(nx, L->nu, A, nx, X, nx, &st) == 0);
+    for (int i = 0; i < L->ny; i++)
+        for (int j = 0; j < L->nu; j++) {
+            double s = L->D[i + (size_t)j * L->ny];
+            for (int k = 0; k < nx; k++) s -= L->C[i + (size_t)k * L->ny] * X[k + (size_t)j * nx];
+            G[i + (size_t)j * L->ny] = s;
+        }
+    free(A), free(X);
+}
+
+TEST(inputs_outputs_closed_loop)
+{
+    FILE *f = fopen("examples/fourbar_N1_damped.yaml", "rb");
+    CHECK(f != NULL);
+    if (!f) return;
+    static char text[1 << 16];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = 0;
+    char *at = strstr(text, "constraints:");
+    CHECK(at != NULL);
+    if (!at) return;
+    static char buf[1 << 17];
+    snprintf(buf, sizeof buf, "%.*sforces: {phi: T}\ninputs: {T: 0}\noutputs: {bx: xB1, vy: \"der(yB0)\"}\n%s",
+             (int)(at - text), text, at);
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_status st;
+    CHECK(mbl_model_load_string(buf, strlen(buf), "fourbar_io", NULL, 0, &md, &st) == 0);
+    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    if (!pt) {
+        mbl_model_free(md);
+        return;
+    }
+    run ref;
+    run_method(md, pt, "augmented", &ref);
+    CHECK(ref.rc == 0);
+    double G0[4], G[4];
+    if (!ref.rc) dc_gain(ref.lin, G0);
+    for (int i = 1; !ref.rc && i < mbl_lin_method_count(); i++) {
+        const char *name = mbl_lin_method_name(i);
+        if (!strcmp(name, "penalty")) continue;
+        run r;
+        run_method(md, pt, name, &r);
+        CHECK_MSG(r.rc == 0, "%s: %s", name, r.msg);
+        if (r.rc) continue;
+        double tol = !strcmp(name, "fd") ? 1e-6 : 1e-9;
+        CHECK_EQ_INT(r.lin->nu, 1);
+        CHECK_EQ_INT(r.lin->ny, 2);
+        dc_gain(r.lin, G);
+        CHECK_MSG(mat_dev(G, G0, 2) <= tol, "%s: DC gain %g %g vs %g %g", name, G[0], G[1], G0[0], G0[1]);
+        if (!strcmp(name, "partition") || !strcmp(name, "projection") || !strcmp(name, "fd")) {
+            CHECK_MSG(mat_dev(r.lin->B, ref.lin->B, 2) <= tol, "%s: B", name);
+            CHECK_MSG(mat_dev(r.lin->C, ref.lin->C, 4) <= tol, "%s: C", name);
+            CHECK_MSG(mat_dev(r.lin->F, ref.lin->F, 1) <= tol, "%s: F", name);
+        }
+        run_free(&r);
+    }
+    run_free(&ref);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
+    RUN(inputs_outputs_closed_loop);
     RUN(every_example_every_method);
     RUN(singular_fourbar);
     RUN(table1_every_method);
