@@ -572,6 +572,166 @@ TEST(check_mechanisms)
     free(base);
 }
 
+
+/* the squared frequencies of the oscillatory modes, ascending */
+static int omegas2(const mbl_modes *m, double *w2, int cap)
+{
+    int n = 0;
+    for (int i = 0; i < m->nx && n < cap; i++)
+        if (m->modes[i].kind != MBL_MODE_ZERO && m->modes[i].im > 0) w2[n++] = m->modes[i].im * m->modes[i].im;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && w2[j] < w2[j - 1]; j--) {
+            double t = w2[j];
+            w2[j] = w2[j - 1];
+            w2[j - 1] = t;
+        }
+    return n;
+}
+
+static void expect_w2(const char *what, const char *text, const double *want, int nwant, run *keep)
+{
+    run r;
+    int rc = run_text(text, what, NULL, 0, &r);
+    if (rc) fprintf(stderr, "  %s: %s\n", what, r.st.msg);
+    CHECK(rc == 0);
+    if (!rc) {
+        double w2[16];
+        int n = omegas2(r.modes, w2, 16);
+        CHECK_EQ_INT(n, nwant);
+        printf("  %s:", what);
+        for (int i = 0; i < n && i < nwant; i++) {
+            printf(" omega^2 %.12g (closed form %.12g)", w2[i], want[i]);
+            CHECK_CLOSE(w2[i], want[i], 1e-10);
+        }
+        printf("\n");
+    }
+    if (keep && !rc) *keep = r;
+    else run_free(&r);
+}
+
+#define SLIDER_HEAD                                                                                           \
+    "model: mechanism\n"                                                                                        \
+    "parameters: {m: 4, k: 100, L0: 1}\n"                                                                       \
+    "ground:\n"                                                                                                 \
+    "  markers:\n"                                                                                              \
+    "    G: {zaxis: [1, 0, 0]}\n"                                                                               \
+    "    anchor: {position: [-1, 0, 0]}\n"                                                                      \
+    "    fr: {axis: [0, 0, 1], angle: pi/2}\n"                                                                  \
+    "bodies:\n"                                                                                                 \
+    "  slider: {mass: m, inertia: [1, 2, 3], position: [0.3, 0.01, 0], markers: {S: {zaxis: [1, 0, 0]}}}\n"
+
+/* ---- every joint, primitive, driver and force element against a closed form ---- */
+TEST(elements_closed_forms)
+{
+    /* spatial prismatic, spring by an expression of length and rate, point force in a rotated
+       frame driven by an input: omega^2 = k/m and B = 1/m */
+    double w_sl[1] = {25};
+    run r;
+    memset(&r, 0, sizeof r);
+    expect_w2("prismatic + spring expression + force input",
+              SLIDER_HEAD "joints: {slide: {type: prismatic, i: S, j: G}}\n"
+                          "forces:\n"
+                          "  spring: {type: spring, i: S, j: anchor, force: \"-k*(length - L0) - 0*rate\"}\n"
+                          "  push: {type: force, i: S, frame: fr, force: [0, \"-F\", 0]}\n"
+                          "inputs: {F: 0}\n"
+                          "outputs: {x: \"JQ(slide)\", v: \"JV(slide)\", dx: \"DX(S, G)\", dxf: \"DY(S, G, fr)\"}\n"
+                          "linearize: {states: [\"JQ(slide)\"]}\n",
+              w_sl, 1, &r);
+    if (r.lin) {
+        CHECK_EQ_INT(r.lin->nx, 2);
+        CHECK_CLOSE(r.lin->B[1], 0.25, 1e-12);
+        CHECK(fabs(r.lin->B[0]) < 1e-14);
+        /* outputs: x, v, DX and DY in frame fr (= -x) */
+        CHECK_CLOSE(r.lin->C[0], 1, 1e-12);
+        CHECK_CLOSE(r.lin->C[1 + 4], 1, 1e-12);
+        CHECK_CLOSE(r.lin->C[2], 1, 1e-12);
+        CHECK_CLOSE(r.lin->C[3], -1, 1e-12);
+    }
+    run_free(&r);
+    /* the same slider from primitives: inline + orientation */
+    expect_w2("inline + orientation",
+              SLIDER_HEAD "joints: {line: {type: inline, i: S, j: G}, lock: {type: orientation, i: S, j: G}}\n"
+                          "forces: {spring: {type: spring, i: S, j: anchor, stiffness: k, length: L0}}\n",
+              w_sl, 1, NULL);
+    /* cylindrical: axial spring k and torsion kt about the axis: k/m and kt/Ixx */
+    double w_cyl[2] = {9, 25};
+    expect_w2("cylindrical + torsion",
+              SLIDER_HEAD "joints: {cyl: {type: cylindrical, i: S, j: G}}\n"
+                          "forces:\n"
+                          "  spring: {type: spring, i: S, j: anchor, stiffness: k, length: L0}\n"
+                          "  twist: {type: torsion, i: S, j: G, stiffness: 9}\n",
+              w_cyl, 2, NULL);
+    /* planar joint (x-y plane) on a bushing: kx/m, ky/m, ktz/Izz (Izz = 3) */
+    double w_pl[3] = {9.0 / 3.0, 100.0 / 4.0, 400.0 / 4.0};
+    const char *planar_tail = "forces: {mount: {type: bushing, i: P, j: H, stiffness: [100, 400, 0, 0, 0, 9]}}\n";
+    char buf[4096];
+    snprintf(buf, sizeof buf,
+             "model: mechanism\nparameters: {m: 4}\nground: {markers: {H: {}}}\n"
+             "bodies: {plate: {mass: m, inertia: [1, 2, 3], position: [0.1, 0.2, 0], markers: {P: {}}}}\n"
+             "joints: {slide: {type: planar, i: P, j: H}}\n%s",
+             planar_tail);
+    expect_w2("planar joint + bushing", buf, w_pl, 3, NULL);
+    snprintf(buf, sizeof buf,
+             "model: mechanism\nparameters: {m: 4}\nground: {markers: {H: {}}}\n"
+             "bodies: {plate: {mass: m, inertia: [1, 2, 3], position: [0.1, 0.2, 0], markers: {P: {}}}}\n"
+             "joints: {a: {type: inplane, i: P, j: H}, b: {type: parallel_axes, i: P, j: H}}\n%s",
+             planar_tail);
+    expect_w2("inplane + parallel_axes + bushing", buf, w_pl, 3, NULL);
+    /* fixed joint: two bodies welded on a hinge with a torsion spring: kt / (Ia + Ib + mb d^2) */
+    double w_fx[1] = {20.0 / (1.0 + 0.5 + 2.0 * 0.25)};
+    expect_w2("fixed joint",
+              "model: mechanism\nground: {markers: {O: {}}}\n"
+              "bodies:\n"
+              "  a: {mass: 1, inertia: [1, 1, 1], markers: {ah: {}, aw: {position: [0.5, 0, 0]}}}\n"
+              "  b: {mass: 2, inertia: [0.5, 0.5, 0.5], position: [0.5, 0, 0], markers: {bw: {}}}\n"
+              "joints: {hinge: {type: revolute, i: ah, j: O}, weld: {type: fixed, i: bw, j: aw}}\n"
+              "forces: {twist: {type: torsion, i: ah, j: O, torque: \"-20*angle\"}}\n",
+              w_fx, 1, NULL);
+    /* coupler (gear pair 1:2): kt / (I1 + I2/4) */
+    double w_cp[1] = {8.0 / (2.0 + 4.0 / 4.0)};
+    expect_w2("coupler",
+              "model: mechanism\nground: {markers: {O1: {}, O2: {position: [3, 0, 0]}}}\n"
+              "bodies:\n"
+              "  g1: {mass: 1, inertia: [1, 1, 2], markers: {h1: {}}}\n"
+              "  g2: {mass: 1, inertia: [1, 1, 4], position: [3, 0, 0], markers: {h2: {}}}\n"
+              "joints:\n"
+              "  j1: {type: revolute, i: h1, j: O1}\n"
+              "  j2: {type: revolute, i: h2, j: O2}\n"
+              "  gear: {type: coupler, joints: [j1, j2], ratios: [1, 2]}\n"
+              "forces: {twist: {type: torsion, i: h1, j: O1, stiffness: 8}}\n",
+              w_cp, 1, NULL);
+    /* universal = spherical + perpendicular axes: the four-bar's 7.848 */
+    char *base = slurp("examples/mech/spatial_fourbar.yaml");
+    char *t = base ? replace(base, "  cross: {type: universal, i: C_left, j: R2_bottom}",
+                             "  cross: {type: spherical, i: C_left, j: R2_bottom}\n"
+                             "  cross_perp: {type: perpendicular_axes, i: C_left, j: R2_bottom}")
+                   : NULL;
+    double w_4b[1] = {7.848};
+    if (t) expect_w2("spherical + perpendicular_axes four-bar", t, w_4b, 1, NULL);
+    CHECK(t != NULL);
+    free(t);
+    free(base);
+    /* drivers: the slider-pendulum with the slider held by a joint driver, then by a marker
+       driver: the pendulum alone, omega^2 = m3 g l/2 / (j3 + m3 l^2/4) = 196.2/35 */
+    base = slurp("examples/mech/slider_pendulum.yaml");
+    double w_dr[1] = {196.2 / 35.0};
+    char *d1 = base ? replace(base, "forces:\n", "drivers: {hold: {joint: slide, motion: \"0.1*sin(t)^2\"}}\nforces:\n")
+                    : NULL;
+    char *d1s = d1 ? replace(d1, "  states: [\"DX(s_rail, rail)\", \"JQ(pin)\"]", "  states: [\"JQ(pin)\"]") : NULL;
+    char *d2 = base ? replace(base, "forces:\n",
+                              "drivers: {hold: {i: s_rail, j: rail, measure: DX, motion: \"0.1*sin(t)^2\"}}\nforces:\n")
+                    : NULL;
+    char *d2s = d2 ? replace(d2, "  states: [\"DX(s_rail, rail)\", \"JQ(pin)\"]", "  states: [\"JQ(pin)\"]") : NULL;
+    CHECK(d1s && d2s);
+    if (d1s) expect_w2("joint driver", d1s, w_dr, 1, NULL);
+    if (d2s) expect_w2("marker driver", d2s, w_dr, 1, NULL);
+    free(d1);
+    free(d1s);
+    free(d2);
+    free(d2s);
+    free(base);
+}
+
 int main(void)
 {
     RUN(slider_pendulum);
@@ -583,5 +743,6 @@ int main(void)
     RUN(rotor_stator_frames);
     RUN(bad_mechanisms);
     RUN(check_mechanisms);
+    RUN(elements_closed_forms);
     return test_summary("mechanism");
 }
