@@ -1,8 +1,11 @@
 /* Re-linearization of a compiled model (DESIGN.md sec. 8: N = 20 four-bar under 50 us).
  * usage: bench_relin MODEL [REPEATS]
- * Loads and compiles the model once, finds its operating point, then linearizes it REPEATS times
- * (default 2000) and prints the median, minimum and maximum wall time per linearization over
- * batches of 100. The first batch is a warm-up and not counted. */
+ * Loads and compiles the model once and finds its operating point. Then, REPEATS times (default
+ * 2000) each: a sweep step, mbl_relinearize with one workspace (alternating between the point
+ * and a second consistent point with a perturbed first coordinate, so each call is a new
+ * point); and a one-shot mbl_linearize (state selection, symbolic analysis and allocation
+ * included). Prints the median, minimum and maximum wall time per call over batches of 100;
+ * the first batch is a warm-up and not counted. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,40 @@ int main(int argc, char **argv)
         return 1;
     }
     double *t = malloc(sizeof *t * (size_t)nb);
+    /* a second point: the first coordinate perturbed, made consistent */
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    double *q2 = malloc(sizeof *q2 * (size_t)info.ncoord);
+    for (int i = 0; i < info.ncoord; i++) q2[i] = pt->q[i];
+    q2[0] += 1e-3;
+    mbl_opoint_options po;
+    mbl_opoint_options_default(&po);
+    po.at = MBL_AT_GIVEN;
+    po.q = q2;
+    po.v = pt->v;
+    mbl_point *pt2 = NULL;
+    mbl_lin_work *w = NULL;
+    mbl_linear *lw = NULL;
+    if (mbl_operating_point(md, &po, &pt2, &st) || mbl_lin_work_new(md, pt, NULL, &w, &lw, &st)) {
+        fprintf(stderr, "bench_relin: %s\n", st.msg);
+        return 1;
+    }
+    for (int b = -1; b < nb; b++) {
+        double t0 = now();
+        for (int i = 0; i < batch; i++)
+            if (mbl_relinearize(w, (i & 1) ? pt2 : pt, lw, &st)) {
+                fprintf(stderr, "bench_relin: %s\n", st.msg);
+                return 1;
+            }
+        if (b >= 0) t[b] = (now() - t0) / batch;
+    }
+    qsort(t, (size_t)nb, sizeof *t, cmp);
+    printf("sweep (mbl_relinearize) of %s (n = %d, m = %d): median %.1f us, min %.1f us, max %.1f us over %d batches of %d\n",
+           argv[1], info.ncoord, info.nhol, 1e6 * t[nb / 2], 1e6 * t[0], 1e6 * t[nb - 1], nb, batch);
+    mbl_linear_free(lw);
+    mbl_lin_work_free(w);
+    mbl_point_free(pt2);
+    free(q2);
     for (int b = -1; b < nb; b++) {
         double t0 = now();
         for (int i = 0; i < batch; i++) {
@@ -54,9 +91,7 @@ int main(int argc, char **argv)
         if (b >= 0) t[b] = (now() - t0) / batch;
     }
     qsort(t, (size_t)nb, sizeof *t, cmp);
-    mbl_model_info info;
-    mbl_model_get_info(md, &info);
-    printf("re-linearization of %s (n = %d, m = %d): median %.1f us, min %.1f us, max %.1f us over %d batches of %d\n",
+    printf("one-shot (mbl_linearize) of %s (n = %d, m = %d): median %.1f us, min %.1f us, max %.1f us over %d batches of %d\n",
            argv[1], info.ncoord, info.nhol, 1e6 * t[nb / 2], 1e6 * t[0], 1e6 * t[nb - 1], nb, batch);
     free(t);
     mbl_point_free(pt);

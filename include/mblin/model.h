@@ -68,6 +68,11 @@ typedef struct mbl_opoint_options {
     double tol;          /* residual tolerance, scaled by the residual at the start (default 1e-12) */
     double abs_tol;      /* absolute residual tolerance (default 1e-12) */
     double rank_tol;     /* relative singular-value threshold for ranks (default 1e-9) */
+    const double *q;     /* n coordinates replacing the file's (initial guess, or the point with
+                            `given`); NULL: the file's */
+    const double *v;     /* n velocities replacing the file's (`given`, `steady`); NULL: the file's */
+    double t;            /* the time of the point when has_t is 1, else the file's linearize.time */
+    int has_t;
 } mbl_opoint_options;
 
 void mbl_opoint_options_default(mbl_opoint_options *opt);
@@ -106,6 +111,9 @@ typedef struct mbl_lin_options {
     int dense_max;         /* descriptor: pencils up to this order go to QZ (dggev), larger ones to
                               ARPACK shift-invert; nullspace: up to this many coordinates the dense
                               QRCP, above it SPQR (default 2000) */
+    int dense_n_max;       /* partition, nullspace, projection, penalty, fd and the QZ descriptor are
+                              dense (n^2 memory, n^3 time): above this many coordinates they refuse
+                              (default 4000; the sparse methods are augmented and descriptor) */
     int nev;               /* descriptor with ARPACK: eigenvalues wanted nearest the shift
                               (default 20; never more than the number of degrees of freedom) */
     double shift;          /* descriptor with ARPACK: real shift sigma (default -1e-3: near zero
@@ -162,6 +170,21 @@ const char *mbl_lin_method_name(int i);
 
 int mbl_linearize(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
                   mbl_linear **out, mbl_status *st);
+
+/* Sweeps: re-linearize a compiled model at many points, fast (the augmented method).
+ * mbl_lin_work_new linearizes at `point` like mbl_linearize (into *lin) and keeps what does not
+ * change from point to point: the chosen states, the sparsity pattern of the augmented matrix
+ * and its symbolic analysis, every work array. mbl_relinearize then updates `lin` in place at a
+ * new point without allocating: evaluation, numeric refactorization (KLU), solve. The states
+ * stay those chosen at the first point; when they stop parametrizing the motion the matrix is
+ * singular and mbl_relinearize says so (make a new workspace there). The reported condition is
+ * the cheap pivot-ratio estimate unless it falls below 1e-8, when the 1-norm estimate is
+ * computed. A workspace serves one thread at a time; the model may be shared. */
+typedef struct mbl_lin_work mbl_lin_work;
+int mbl_lin_work_new(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
+                     mbl_lin_work **work, mbl_linear **lin, mbl_status *st);
+int mbl_relinearize(mbl_lin_work *work, const mbl_point *point, mbl_linear *lin, mbl_status *st);
+void mbl_lin_work_free(mbl_lin_work *work);
 void mbl_linear_free(mbl_linear *lin);
 
 /* ---- comparison of every method (mblin compare) --------------------------------------- */

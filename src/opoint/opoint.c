@@ -440,8 +440,9 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     pt->at = opt.at >= 0 ? (mbl_at)opt.at : md->at;
-    pt->t = md->time;
-    memcpy(pt->q, md->q0, (size_t)md->n * sizeof(double));
+    pt->t = opt.has_t ? opt.t : md->time;
+    memcpy(pt->q, opt.q ? opt.q : md->q0, (size_t)md->n * sizeof(double));
+    const double *v0 = opt.v ? opt.v : md->v0;
     memcpy(pt->r, md->r0, (size_t)md->nr * sizeof(double));
     int n = md->n;
 
@@ -460,7 +461,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
             break;
         }
         memcpy(qgiven, pt->q, (size_t)n * sizeof *qgiven);
-        memcpy(pt->v, md->v0, (size_t)n * sizeof(double));
+        memcpy(pt->v, v0, (size_t)n * sizeof(double));
         if (md->m) {
             sub_select(&sp, RB(MBL_ROW_PHI), RB(MBL_BLK_Q), NULL);
             rc = solve(&sp, "the projection of the coordinates onto the constraints", 0, st);
@@ -489,7 +490,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     }
     case MBL_AT_STEADY:
         /* keep v; vdot = 0; solve the non-cyclic coordinates and the multipliers */
-        memcpy(pt->v, md->v0, (size_t)n * sizeof(double));
+        memcpy(pt->v, v0, (size_t)n * sizeof(double));
         sub_select(&sp,
                    RB(MBL_ROW_EOM) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) | RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) |
                        RB(MBL_ROW_PHI),

@@ -209,8 +209,64 @@ TEST(conical_motion_in_cartesian_coordinates)
     run_free(&r);
 }
 
+/* A sweep: the rotating pendulum of source 003 at spins from 3 to 7 rad/s, re-linearized with
+ * one workspace, against a fresh linearization at each point and the closed form of Eq. 5.28. */
+TEST(sweep_workspace)
+{
+    mbl_status st;
+    mbl_model *md = NULL;
+    CHECK(mbl_model_load_file("examples/rotating_pendulum_given.yaml", NULL, 0, &md, &st) == 0);
+    if (!md) return;
+    mbl_opoint_options po;
+    mbl_opoint_options_default(&po);
+    double q[2] = {0.6, 0.0}, v[2] = {0.0, 3.0};
+    po.q = q;
+    po.v = v;
+    mbl_point *pt = NULL;
+    CHECK(mbl_operating_point(md, &po, &pt, &st) == 0);
+    mbl_lin_work *w = NULL;
+    mbl_linear *lin = NULL;
+    CHECK(mbl_lin_work_new(md, pt, NULL, &w, &lin, &st) == 0);
+    mbl_point_free(pt);
+    for (int k = 0; k < 5 && lin; k++) {
+        v[1] = 3.0 + k;
+        CHECK(mbl_operating_point(md, &po, &pt, &st) == 0);
+        CHECK(mbl_relinearize(w, pt, lin, &st) == 0);
+        mbl_linear *fresh = NULL;
+        CHECK(mbl_linearize(md, pt, NULL, &fresh, &st) == 0);
+        for (int i = 0; fresh && i < 16; i++) CHECK_CLOSE(lin->A[i], fresh->A[i], 1e-13);
+        for (int i = 0; fresh && i < 4; i++) CHECK_CLOSE(lin->K[i], fresh->K[i], 1e-12);
+        mbl_modes *modes = NULL;
+        CHECK(mbl_modal(lin, NULL, &modes, &st) == 0);
+        double s = sin(0.6), c = cos(0.6), g = 9.81, l = 0.5, wv = v[1];
+        if (modes) CHECK_REL(max_im(modes), sqrt(wv * wv * (s * s - c * c) + g * c / l + 4 * c * c * wv * wv), 1e-12);
+        mbl_modes_free(modes);
+        mbl_linear_free(fresh);
+        mbl_point_free(pt);
+        pt = NULL;
+    }
+    /* a result of another shape is refused */
+    mbl_linear *other = NULL;
+    mbl_model *md2 = NULL;
+    CHECK(mbl_model_load_file("examples/slider_pendulum.yaml", NULL, 0, &md2, &st) == 0);
+    CHECK(md2 && mbl_operating_point(md2, NULL, &pt, &st) == 0 && mbl_linearize(md2, pt, NULL, &other, &st) == 0);
+    if (other) {
+        other->nx = 3;
+        CHECK(mbl_relinearize(w, pt, other, &st) == MBL_EDIM);
+        other->nx = 4;
+    }
+    mbl_linear_free(other);
+    mbl_point_free(pt);
+    mbl_model_free(md2);
+    mbl_linear_free(lin);
+    mbl_lin_work_free(w);
+    mbl_lin_work_free(NULL);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
+    RUN(sweep_workspace);
     RUN(user_state_angle);
     RUN(states_completed_and_dropped);
     RUN(inputs_outputs);
