@@ -732,6 +732,48 @@ TEST(elements_closed_forms)
     free(base);
 }
 
+
+/* ---- every YAML example of docs/mechanism.md loads, linearizes and gives its expected omega^2 ---- */
+TEST(docs_examples)
+{
+    char *doc = slurp("docs/mechanism.md");
+    CHECK(doc != NULL);
+    if (!doc) return;
+    int nblocks = 0;
+    for (char *p = strstr(doc, "```yaml\n"); p; p = strstr(p, "```yaml\n")) {
+        p += 8;
+        char *end = strstr(p, "```");
+        if (!end) break;
+        *end = '\0';
+        if (strstr(p, "model: mechanism")) {
+            nblocks++;
+            const char *nm = strstr(p, "name: ");
+            char title[80] = "docs example";
+            if (nm) sscanf(nm + 6, "%79[^\n]", title);
+            const char *ex = strstr(p, "# expect omega^2:");
+            double want[16];
+            int nw = 0;
+            if (ex) {
+                const char *q = ex + strlen("# expect omega^2:");
+                char *e;
+                while (nw < 16) {
+                    double v = strtod(q, &e);
+                    if (e == q) break;
+                    want[nw++] = v;
+                    q = e;
+                    while (*q == ',' || *q == ' ') q++;
+                }
+            }
+            CHECK_MSG(nw > 0, "docs example '%s' has no '# expect omega^2:' line", title);
+            expect_w2(title, p, want, nw, NULL);
+        }
+        p = end + 3;
+    }
+    printf("  %d examples in docs/mechanism.md\n", nblocks);
+    CHECK(nblocks >= 15);
+    free(doc);
+}
+
 int main(void)
 {
     RUN(slider_pendulum);
@@ -744,5 +786,6 @@ int main(void)
     RUN(bad_mechanisms);
     RUN(check_mechanisms);
     RUN(elements_closed_forms);
+    RUN(docs_examples);
     return test_summary("mechanism");
 }
