@@ -160,7 +160,8 @@ typedef struct mbl_linear {
                               0 for the exact methods */
     /* ---- descriptor form E x' = Ad x + Bd u, y = Cdd x + D u (descriptor method; nd = 0 else) */
     int nd;                /* order 2n + rank: x = [dq; dv; dlambda (independent constraints)] */
-    double *E, *Ad, *Bd, *Cdd; /* nd*nd, nd*nd, nd*nu, ny*nd */
+    double *E, *Ad, *Bd, *Cdd; /* nd*nd, nd*nd, nd*nu, ny*nd; E and Ad are NULL on the sparse (ARPACK)
+                              path of large models, where they are never formed dense */
     char notes[512];       /* what the method did (rank, spurious count, parameters), for reports */
 } mbl_linear;
 

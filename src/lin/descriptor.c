@@ -34,6 +34,135 @@ static int cmp_cand(const void *pa, const void *pb)
     return a->idx - b->idx;
 }
 
+/* Large models: the pencil assembled sparse from the Jacobian triplets, ARPACK shift-invert for
+ * the nev eigenvalues nearest the shift; A, B, C, D and M, C, K from `augmented` (sparse).
+ * E and Ad are not stored dense (lin->E, lin->Ad stay NULL). Regular configurations only. */
+static int descriptor_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                             mbl_status *st)
+{
+    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, rc;
+    mbl_linear *lin = NULL;
+    mbl_eval ev;
+    int *ti = NULL, *tj = NULL;
+    double *tx = NULL, *ei = NULL, *Vre = NULL, *Vim = NULL, *colK = NULL, *colP = NULL;
+    int *eti = NULL, *etj = NULL;
+    double *etx = NULL;
+    mbla_csc *Ac = NULL, *Ec = NULL;
+    *out = NULL;
+    if (pt->rank_phi_q < m)
+        return mbl_error(st, MBL_ESINGULAR,
+                         "descriptor: Phi_q has rank %d < %d at this point and the model is above dense_max = %d "
+                         "(the sparse path needs a regular point): raise dense_max",
+                         pt->rank_phi_q, m, opt->dense_max);
+    rc = mbl_lin_augmented(md, pt, opt, &lin, st);
+    if (rc) return rc;
+    snprintf(lin->method, sizeof lin->method, "descriptor");
+    rc = mbl_eval_init(md, &ev, st);
+    if (rc) goto done;
+    rc = mbl_eval_at(md, pt, &ev, st);
+    if (rc) goto done;
+    int nd = 2 * n + m, nz = md->jac.nz;
+    int e0 = md->row0[MBL_ROW_EOM], p0 = md->row0[MBL_ROW_PHI], v0 = md->row0[MBL_ROW_PHID];
+    int ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q);
+    int jr = mbl_model_blk0(md, MBL_BLK_R);
+    size_t cap = (size_t)nz * 2 + (size_t)n + 1;
+    ti = mbl_alloc_array(cap, sizeof *ti), tj = mbl_alloc_array(cap, sizeof *tj), tx = mbl_alloc_array(cap, sizeof *tx);
+    eti = mbl_alloc_array(cap, sizeof *eti), etj = mbl_alloc_array(cap, sizeof *etj);
+    etx = mbl_alloc_array(cap, sizeof *etx);
+    colK = mbl_calloc((size_t)n + 1, sizeof *colK), colP = mbl_calloc((size_t)n + 1, sizeof *colP);
+    lin->Bd = mbl_calloc((size_t)nd * nr + 1, sizeof(double));
+    lin->Cdd = mbl_calloc((size_t)ny * nd + 1, sizeof(double));
+    if (!ti || !tj || !tx || !eti || !etj || !etx || !colK || !colP || !lin->Bd || !lin->Cdd) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    /* norms for the scaling and the moving-constraint check */
+    double nPd = 0, nPq;
+    for (int p = 0; p < nz; p++) {
+        int r = md->jac.row[p], c = md->jac.col[p];
+        double x = fabs(ev.jac[p]);
+        if (r >= e0 && r < e0 + n && ((c >= jq && c < jq + n) || (c >= ja && c < ja + n)))
+            colK[c >= jq ? c - jq : c - ja] += x;
+        if (r >= p0 && r < p0 + m && c >= jq && c < jq + n) colP[c - jq] += x;
+        if (r >= v0 && r < v0 + m && c >= jq && c < jq + n) nPd = fmax(nPd, x);
+    }
+    double nK = 0;
+    nPq = 0;
+    for (int j = 0; j < n; j++) nK = fmax(nK, colK[j]), nPq = fmax(nPq, colP[j]);
+    if (m && nPd > opt->rank_tol * nPq) {
+        rc = mbl_error(st, MBL_EMODEL,
+                       "descriptor: the constraint Jacobian moves with the velocities at this point "
+                       "(d(Phi_q v)/dq != 0): the constant-coefficient pencil of source 001 Eq. 8 does not apply; "
+                       "use augmented");
+        goto done;
+    }
+    double s = opt->constraint_scale;
+    if (!(s > 0)) s = (nPq > 0 && nK > 0) ? nK / nPq : 1.0;
+    int a = 0, e = 0;
+    for (int i = 0; i < n; i++) {
+        eti[e] = i, etj[e] = i, etx[e++] = 1.0;
+        ti[a] = i, tj[a] = n + i, tx[a++] = 1.0;
+    }
+    for (int p = 0; p < nz; p++) {
+        int r = md->jac.row[p], c = md->jac.col[p];
+        double x = ev.jac[p];
+        if (r >= e0 && r < e0 + n) {
+            int i = r - e0;
+            if (c >= ja && c < ja + n) eti[e] = n + i, etj[e] = n + c - ja, etx[e++] = x;
+            else if (c >= jq && c < jq + n) ti[a] = n + i, tj[a] = c - jq, tx[a++] = -x;
+            else if (c >= jv && c < jv + n) ti[a] = n + i, tj[a] = n + c - jv, tx[a++] = -x;
+            else if (c >= jr && c < jr + nr) lin->Bd[n + i + (size_t)(c - jr) * nd] = -x;
+        } else if (r >= p0 && r < p0 + m && c >= jq && c < jq + n) {
+            ti[a] = 2 * n + r - p0, tj[a] = c - jq, tx[a++] = -s * x;
+            ti[a] = n + c - jq, tj[a] = 2 * n + r - p0, tx[a++] = -s * x;
+        }
+    }
+    const double *yv = ev.y + ny;
+    for (int p = 0; p < md->yjac.nz; p++) {
+        int r = md->yjac.row[p], c = md->yjac.col[p];
+        if (c >= jq && c < jq + n) lin->Cdd[r + (size_t)(c - jq) * ny] += yv[p];
+        else if (c >= jv && c < jv + n) lin->Cdd[r + (size_t)(n + c - jv) * ny] += yv[p];
+    }
+    rc = mbla_csc_from_triplets(nd, nd, a, ti, tj, tx, NULL, &Ac, st);
+    if (!rc) rc = mbla_csc_from_triplets(nd, nd, e, eti, etj, etx, NULL, &Ec, st);
+    if (rc) goto done;
+    lin->nd = nd;
+    int nphys = 2 * (n - m), k = opt->nev < nphys ? opt->nev : nphys;
+    if (k > nd - 2) k = nd - 2;
+    if (k < 1) {
+        rc = mbl_error(st, MBL_EDIM, "descriptor: no degrees of freedom for ARPACK");
+        goto done;
+    }
+    Vre = mbl_calloc((size_t)nd * k + 1, sizeof *Vre);
+    Vim = mbl_calloc((size_t)nd * k + 1, sizeof *Vim);
+    if (!Vre || !Vim || mbl_lin_alloc_eigs(lin, k)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    int nconv = 0;
+    rc = mbla_eigs_sinv(Ac, Ec, opt->shift, 0.0, k, NULL, lin->eig_re, lin->eig_im, Vre, Vim, nd, &nconv, st);
+    if (rc) goto done;
+    for (int j = 0; j < k; j++)
+        for (int c = 0; c < n; c++) {
+            lin->eig_vre[c + (size_t)j * n] = Vre[c + (size_t)j * nd];
+            lin->eig_vim[c + (size_t)j * n] = Vim[c + (size_t)j * nd];
+        }
+    lin->eig_partial = k < nphys;
+    snprintf(lin->notes, sizeof lin->notes,
+             "sparse pencil %d x %d (constraint scale %.3g), ARPACK shift-invert: the %d eigenvalues nearest %g of %d "
+             "physical; A..D and M, C, K from augmented",
+             nd, nd, s, k, opt->shift, nphys);
+    *out = lin;
+    lin = NULL;
+done:
+    mbl_eval_free(&ev);
+    mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(eti), mbl_free(etj), mbl_free(etx);
+    mbl_free(ei), mbl_free(Vre), mbl_free(Vim), mbl_free(colK), mbl_free(colP);
+    mbla_csc_free(Ac), mbla_csc_free(Ec);
+    mbl_linear_free(lin);
+    return rc;
+}
+
 int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                        mbl_status *st)
 {
@@ -43,10 +172,12 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     int *rows = NULL;
     double *ar = NULL, *ai = NULL, *be = NULL, *VR = NULL;
     cand *cd = NULL;
-    mbla_csc *Ac = NULL, *Ec = NULL;
     *out = NULL;
-    rc = mbl_require_holonomic(md, "descriptor", st);
-    if (rc) return rc;
+    if (md->k > 0)
+        return mbl_error(st, MBL_EMODEL,
+                         "method 'descriptor' supports holonomic constraints only (%d non-holonomic): use augmented",
+                         md->k);
+    if (2 * n + m > opt->dense_max) return descriptor_sparse(md, pt, opt, out, st);
     rc = mbl_lin_nullspace(md, pt, opt, &lin, st);
     if (rc) return rc;
     snprintf(lin->method, sizeof lin->method, "descriptor");
@@ -113,95 +244,57 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
             lin->Cdd[i + (size_t)(n + j) * ny] = B.Yv[i + (size_t)j * ny];
         }
     int nphys = 2 * (n - r);
-    if (nd <= opt->dense_max) {
-        ar = mbl_calloc((size_t)nd + 1, sizeof *ar);
-        ai = mbl_calloc((size_t)nd + 1, sizeof *ai);
-        be = mbl_calloc((size_t)nd + 1, sizeof *be);
-        VR = mbl_calloc(nd2 + 1, sizeof *VR);
-        cd = mbl_calloc((size_t)nd + 1, sizeof *cd);
-        if (!ar || !ai || !be || !VR || !cd || mbl_lin_alloc_eigs(lin, nd)) {
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-        rc = mbla_ggev(nd, Ad, nd, E, nd, ar, ai, be, NULL, 1, VR, nd, st);
-        if (rc) goto done;
-        for (int j = 0; j < nd; j++) {
-            double re = be[j] > 0 ? ar[j] / be[j] : INFINITY, im = be[j] > 0 ? ai[j] / be[j] : 0.0;
-            cd[j].mag = isfinite(re) && isfinite(im) ? hypot(re, im) : INFINITY;
-            cd[j].idx = j;
-            lin->eig_re[j] = isfinite(re) ? re : INFINITY;
-            lin->eig_im[j] = isfinite(re) ? im : 0.0;
-            lin->eig_spurious[j] = 1;
-            /* coordinate part of the eigenvector (LAPACK packing of conjugate pairs) */
-            const double *vre, *vim = NULL;
-            double sg = 1.0;
-            if (ai[j] == 0.0) vre = VR + (size_t)j * nd;
-            else if (ai[j] > 0.0) vre = VR + (size_t)j * nd, vim = VR + (size_t)(j + 1) * nd;
-            else vre = VR + (size_t)(j - 1) * nd, vim = VR + (size_t)j * nd, sg = -1.0;
-            for (int c = 0; c < n; c++) {
-                lin->eig_vre[c + (size_t)j * n] = vre[c];
-                lin->eig_vim[c + (size_t)j * n] = vim ? sg * vim[c] : 0.0;
-            }
-        }
-        qsort(cd, (size_t)nd, sizeof *cd, cmp_cand);
-        int nfin = 0;
-        for (int j = 0; j < nd; j++) nfin += isfinite(cd[j].mag);
-        if (nfin < nphys) {
-            rc = mbl_error(st, MBL_ESINGULAR,
-                           "descriptor: the pencil has %d finite eigenvalues, fewer than the %d degrees of freedom "
-                           "(a singular pencil or an inconsistent point)",
-                           nfin, nphys);
-            goto done;
-        }
-        for (int j = 0; j < nphys; j++) lin->eig_spurious[cd[j].idx] = 0;
-        double gap = nphys < nd ? cd[nphys].mag / fmax(nphys ? cd[nphys - 1].mag : 0.0, 1e-300) : INFINITY;
-        snprintf(lin->notes, sizeof lin->notes,
-                 "QZ on the %d x %d pencil (constraint scale %.3g, rank(Phi_q) = %d of %d): %d physical, %d spurious "
-                 "(infinite) eigenvalues, modulus gap %.3g",
-                 nd, nd, s, r, m, nphys, nd - nphys, gap);
-    } else {
-        int k = opt->nev < nphys ? opt->nev : nphys;
-        if (k > nd - 2) k = nd - 2;
-        if (k < 1) {
-            rc = mbl_error(st, MBL_EDIM, "descriptor: no degrees of freedom for ARPACK");
-            goto done;
-        }
-        double *Vre = NULL, *Vim = NULL;
-        rc = mbla_csc_from_dense(nd, nd, Ad, nd, 0.0, &Ac, st);
-        if (!rc) rc = mbla_csc_from_dense(nd, nd, E, nd, 0.0, &Ec, st);
-        if (rc) goto done;
-        if (mbl_lin_alloc_eigs(lin, k)) {
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-        Vre = mbl_calloc((size_t)nd * k + 1, sizeof *Vre);
-        Vim = mbl_calloc((size_t)nd * k + 1, sizeof *Vim);
-        if (!Vre || !Vim) {
-            mbl_free(Vre), mbl_free(Vim);
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-        int nconv = 0;
-        rc = mbla_eigs_sinv(Ac, Ec, opt->shift, 0.0, k, NULL, lin->eig_re, lin->eig_im, Vre, Vim, nd, &nconv, st);
-        for (int j = 0; !rc && j < k; j++)
-            for (int c = 0; c < n; c++) {
-                lin->eig_vre[c + (size_t)j * n] = Vre[c + (size_t)j * nd];
-                lin->eig_vim[c + (size_t)j * n] = Vim[c + (size_t)j * nd];
-            }
-        mbl_free(Vre), mbl_free(Vim);
-        if (rc) goto done;
-        lin->eig_partial = 1;
-        snprintf(lin->notes, sizeof lin->notes,
-                 "ARPACK shift-invert on the %d x %d pencil: the %d eigenvalues nearest %g of %d physical "
-                 "(constraint scale %.3g, rank(Phi_q) = %d of %d)",
-                 nd, nd, k, opt->shift, nphys, s, r, m);
+    /* 2n + r <= 2n + m <= dense_max here: QZ */
+    ar = mbl_calloc((size_t)nd + 1, sizeof *ar);
+    ai = mbl_calloc((size_t)nd + 1, sizeof *ai);
+    be = mbl_calloc((size_t)nd + 1, sizeof *be);
+    VR = mbl_calloc(nd2 + 1, sizeof *VR);
+    cd = mbl_calloc((size_t)nd + 1, sizeof *cd);
+    if (!ar || !ai || !be || !VR || !cd || mbl_lin_alloc_eigs(lin, nd)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
     }
+    rc = mbla_ggev(nd, Ad, nd, E, nd, ar, ai, be, NULL, 1, VR, nd, st);
+    if (rc) goto done;
+    for (int j = 0; j < nd; j++) {
+        double re = be[j] > 0 ? ar[j] / be[j] : INFINITY, im = be[j] > 0 ? ai[j] / be[j] : 0.0;
+        cd[j].mag = isfinite(re) && isfinite(im) ? hypot(re, im) : INFINITY;
+        cd[j].idx = j;
+        lin->eig_re[j] = isfinite(re) ? re : INFINITY;
+        lin->eig_im[j] = isfinite(re) ? im : 0.0;
+        lin->eig_spurious[j] = 1;
+        /* coordinate part of the eigenvector (LAPACK packing of conjugate pairs) */
+        const double *vre, *vim = NULL;
+        double sg = 1.0;
+        if (ai[j] == 0.0) vre = VR + (size_t)j * nd;
+        else if (ai[j] > 0.0) vre = VR + (size_t)j * nd, vim = VR + (size_t)(j + 1) * nd;
+        else vre = VR + (size_t)(j - 1) * nd, vim = VR + (size_t)j * nd, sg = -1.0;
+        for (int c = 0; c < n; c++) {
+            lin->eig_vre[c + (size_t)j * n] = vre[c];
+            lin->eig_vim[c + (size_t)j * n] = vim ? sg * vim[c] : 0.0;
+        }
+    }
+    qsort(cd, (size_t)nd, sizeof *cd, cmp_cand);
+    int nfin = 0;
+    for (int j = 0; j < nd; j++) nfin += isfinite(cd[j].mag);
+    if (nfin < nphys) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "descriptor: the pencil has %d finite eigenvalues, fewer than the %d degrees of freedom "
+                       "(a singular pencil or an inconsistent point)",
+                       nfin, nphys);
+        goto done;
+    }
+    for (int j = 0; j < nphys; j++) lin->eig_spurious[cd[j].idx] = 0;
+    double gap = nphys < nd ? cd[nphys].mag / fmax(nphys ? cd[nphys - 1].mag : 0.0, 1e-300) : INFINITY;
+    snprintf(lin->notes, sizeof lin->notes,
+             "QZ on the %d x %d pencil (constraint scale %.3g, rank(Phi_q) = %d of %d): %d physical, %d spurious "
+             "(infinite) eigenvalues, modulus gap %.3g",
+             nd, nd, s, r, m, nphys, nd - nphys, gap);
     *out = lin;
     lin = NULL;
 done:
     mbl_blocks_free(&B);
     mbl_free(rows), mbl_free(ar), mbl_free(ai), mbl_free(be), mbl_free(VR), mbl_free(cd);
-    mbla_csc_free(Ac), mbla_csc_free(Ec);
     mbl_linear_free(lin);
     return rc;
 }

@@ -154,7 +154,7 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     fd_ctx c;
     memset(&c, 0, sizeof c);
     *out = NULL;
-    rc = mbl_require_holonomic(md, "fd", st);
+    rc = mbl_require_holonomic(md, opt, "fd", st);
     if (rc) return rc;
     rc = mbl_blocks_init(md, pt, &B, st);
     if (rc) return rc;

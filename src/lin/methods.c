@@ -37,6 +37,7 @@ void mbl_lin_options_default(mbl_lin_options *opt)
     opt->rcond_min = 1e-13;
     opt->rank_tol = 1e-9;
     opt->dense_max = 2000;
+    opt->dense_n_max = 4000;
     opt->nev = 20;
     opt->shift = -1e-3;
     opt->constraint_scale = 0.0;

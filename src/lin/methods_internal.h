@@ -27,8 +27,9 @@ void mbl_blocks_free(mbl_blocks *B);
  * of block cb. out is (r1 - r0) x (block width), column-major. */
 void mbl_sjac_dense(const mbl_model *md, const mbl_sjac *J, const double *val, int r0, int r1, int cb, double *out);
 
-/* Refuse non-holonomic models (the methods here are written for holonomic constraints). */
-int mbl_require_holonomic(const mbl_model *md, const char *method, mbl_status *st);
+/* Refuse non-holonomic models (the methods here are written for holonomic constraints) and models
+ * with more than opt->dense_n_max coordinates (the methods here are dense). */
+int mbl_require_holonomic(const mbl_model *md, const mbl_lin_options *opt, const char *method, mbl_status *st);
 
 /* Independent constraint rows: QRCP of Phi_q^T (n x m); rows[0..r-1] receives the pivoted
  * (independent) rows, *r the numerical rank (relative tolerance tol). rows has room for m. */

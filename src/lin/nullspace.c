@@ -26,7 +26,7 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     char **names = NULL, *nbuf = NULL;
     mbla_csc *Pc = NULL;
     *out = NULL;
-    rc = mbl_require_holonomic(md, "nullspace", st);
+    rc = mbl_require_holonomic(md, opt, "nullspace", st);
     if (rc) return rc;
     rc = mbl_blocks_init(md, pt, &B, st);
     if (rc) return rc;

@@ -23,7 +23,7 @@ int mbl_lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     double *P = NULL;
     char **names = NULL;
     *out = NULL;
-    rc = mbl_require_holonomic(md, "partition", st);
+    rc = mbl_require_holonomic(md, opt, "partition", st);
     if (rc) return rc;
     rc = mbl_blocks_init(md, pt, &B, st);
     if (rc) return rc;

@@ -150,7 +150,7 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     double *wr2 = NULL, *wi2 = NULL, *Mp = NULL, *Cp = NULL, *Kp = NULL, *W = NULL;
     mbla_dlu *lu = NULL;
     *out = NULL;
-    rc = mbl_require_holonomic(md, "penalty", st);
+    rc = mbl_require_holonomic(md, opt, "penalty", st);
     if (rc) return rc;
     if (!(opt->pen_alpha > 0) || !(opt->pen_omega > 0) || !(opt->pen_xi >= 0) || !(opt->pen_ratio > 1))
         return mbl_error(st, MBL_EARG, "penalty: alpha and omega must be > 0, xi >= 0 and the ratio > 1");

@@ -28,7 +28,7 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     char **names = NULL;
     mbla_dlu *lu = NULL, *mlu = NULL;
     *out = NULL;
-    rc = mbl_require_holonomic(md, "projection", st);
+    rc = mbl_require_holonomic(md, opt, "projection", st);
     if (rc) return rc;
     rc = mbl_blocks_init(md, pt, &B, st);
     if (rc) return rc;

@@ -344,8 +344,61 @@ TEST(inputs_outputs_closed_loop)
     mbl_model_free(md);
 }
 
+/* the large-model paths, forced on small models: descriptor by a sparse pencil and ARPACK,
+ * nullspace by SPQR; the dense methods refuse above dense_n_max */
+TEST(large_model_paths)
+{
+    const char *files[] = {"examples/fourbar_N10_damped.yaml", "examples/fourbar_N20.yaml"};
+    for (int f = 0; f < 2; f++) {
+        mbl_model *md = NULL;
+        mbl_point *pt = NULL;
+        mbl_status st;
+        CHECK(mbl_model_load_file(files[f], NULL, 0, &md, &st) == 0);
+        CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+        if (!pt) {
+            mbl_model_free(md);
+            continue;
+        }
+        run ref;
+        run_method(md, pt, "augmented", &ref);
+        CHECK(ref.rc == 0);
+        mbl_lin_options opt;
+        mbl_lin_options_default(&opt);
+        opt.dense_max = 10;
+        const char *names[] = {"descriptor", "nullspace"};
+        for (int k = 0; k < 2 && !ref.rc; k++) {
+            opt.method = names[k];
+            mbl_linear *lin = NULL;
+            mbl_modes *mo = NULL;
+            int rc = mbl_linearize(md, pt, &opt, &lin, &st);
+            if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
+            CHECK_MSG(rc == 0, "%s %s: %s", files[f], names[k], st.msg);
+            if (!rc) {
+                CHECK_EQ_INT(nphys(mo), 2);
+                CHECK_MSG(max_dev(mo, ref.modes, 1) <= 1e-9, "%s %s: %g", files[f], names[k], max_dev(mo, ref.modes, 1));
+                mbl_model_info info;
+                mbl_model_get_info(md, &info);
+                if (k == 0) CHECK(lin->E == NULL && lin->nd == 2 * info.ncoord + info.nhol);
+#ifdef MBLIN_WITH_GPL
+                if (k == 1) CHECK(strstr(lin->selection, "SPQR") != NULL);
+#endif
+            }
+            mbl_modes_free(mo);
+            mbl_linear_free(lin);
+        }
+        opt.dense_n_max = 10;
+        opt.method = "partition";
+        mbl_linear *lin = NULL;
+        CHECK(mbl_linearize(md, pt, &opt, &lin, &st) == MBL_EDIM && strstr(st.msg, "dense_n_max"));
+        run_free(&ref);
+        mbl_point_free(pt);
+        mbl_model_free(md);
+    }
+}
+
 int main(void)
 {
+    RUN(large_model_paths);
     RUN(inputs_outputs_closed_loop);
     RUN(every_example_every_method);
     RUN(singular_fourbar);
