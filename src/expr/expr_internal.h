@@ -27,7 +27,7 @@ struct mblx_graph {
     uint32_t *tmp; /* scratch for dependence-set unions */
     size_t tmp_cap;
 
-    uint32_t *table; /* open-addressing hash table of node ids (XNONE = empty) */
+    uint64_t *table; /* open-addressing hash table: (hash << 32) | node id; TABLE_EMPTY = empty */
     size_t tcap, tcount;
 
     /* symbols */

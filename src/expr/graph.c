@@ -11,7 +11,7 @@
 /* Initial capacities (grown geometrically). */
 enum { INIT_NODES = 64, INIT_POOL = 256, INIT_TABLE = 128, INIT_SYMS = 16, INIT_NAMES = 256 };
 /* Small operand lists are collected in fixed local arrays; longer ones on the heap. */
-enum { LOCAL_ARGS = 16 };
+enum { LOCAL_ARGS = 16, LOCAL_TERMS = 16, LOCAL_KEYS = 64 };
 
 /* ---- errors ------------------------------------------------------------------------------- */
 
@@ -139,17 +139,19 @@ static int same_key(const mblx_graph *g, mblx_id e, unsigned op, double v, size_
     return 1;
 }
 
+#define TABLE_EMPTY UINT64_MAX
+
 static int table_rehash(mblx_graph *g, size_t ncap)
 {
-    uint32_t *t = mbl_alloc_array(ncap, sizeof *t);
+    uint64_t *t = mbl_alloc_array(ncap, sizeof *t);
     if (!t) return -1;
-    for (size_t i = 0; i < ncap; i++) t[i] = XNONE;
+    for (size_t i = 0; i < ncap; i++) t[i] = TABLE_EMPTY;
     for (size_t i = 0; i < g->tcap; i++) {
-        uint32_t e = g->table[i];
-        if (e == XNONE) continue;
-        size_t k = g->hash[e] & (ncap - 1);
-        while (t[k] != XNONE) k = (k + 1) & (ncap - 1);
-        t[k] = e;
+        uint64_t en = g->table[i];
+        if (en == TABLE_EMPTY) continue;
+        size_t k = (size_t)(en >> 32) & (ncap - 1);
+        while (t[k] != TABLE_EMPTY) k = (k + 1) & (ncap - 1);
+        t[k] = en;
     }
     mbl_free(g->table);
     g->table = t;
@@ -239,8 +241,9 @@ static mblx_id intern(mblx_graph *g, unsigned op, double v, size_t n, const uint
     uint32_t h = hash_key(op, v, n, a);
     if (g->tcap) {
         size_t k = h & (g->tcap - 1);
-        for (uint32_t e; (e = g->table[k]) != XNONE; k = (k + 1) & (g->tcap - 1))
-            if (g->hash[e] == h && same_key(g, e, op, v, n, a)) return e;
+        for (uint64_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
+            if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en, op, v, n, a))
+                return (uint32_t)en;
     }
     if (grow_nodes(g, (size_t)g->n + 1)) return mblx__oom(g);
     if ((g->tcount + 1) * 2 > g->tcap &&
@@ -265,8 +268,8 @@ static mblx_id intern(mblx_graph *g, unsigned op, double v, size_t n, const uint
     g->nargs_used += n;
     g->n++;
     size_t k = h & (g->tcap - 1);
-    while (g->table[k] != XNONE) k = (k + 1) & (g->tcap - 1);
-    g->table[k] = e;
+    while (g->table[k] != TABLE_EMPTY) k = (k + 1) & (g->tcap - 1);
+    g->table[k] = ((uint64_t)h << 32) | e;
     g->tcount++;
     return e;
 }
@@ -278,6 +281,12 @@ mblx_graph *mblx_graph_new(void)
     mblx_graph *g = mbl_calloc(1, sizeof *g);
     if (!g) return NULL;
     g->epoch = 1;
+    /* the pools are never NULL (pointer arithmetic on them must be defined) */
+    if (grow((void **)&g->args, &g->args_cap, 1, sizeof *g->args, INIT_POOL) ||
+        grow((void **)&g->deps, &g->deps_cap, 1, sizeof *g->deps, INIT_POOL)) {
+        mblx_graph_free(g);
+        return NULL;
+    }
     g->zero = intern(g, MBLX_OP_CONST, 0.0, 0, NULL);
     g->one = intern(g, MBLX_OP_CONST, 1.0, 0, NULL);
     g->minus_one = intern(g, MBLX_OP_CONST, -1.0, 0, NULL);
@@ -516,15 +525,34 @@ typedef struct term_rec {
     const uint32_t *key;
 } term_rec;
 
+/* A growable array that starts in caller-provided (stack) storage `local`. */
 typedef struct vec {
     void *p;
     size_t n, cap;
+    void *local;
 } vec;
 
 static int vec_reserve(vec *v, size_t extra, size_t sz)
 {
     if (extra > SIZE_MAX - v->n) return -1;
-    return grow(&v->p, &v->cap, v->n + extra, sz, INIT_POOL / 8);
+    size_t need = v->n + extra;
+    if (need <= v->cap) return 0;
+    size_t nc = v->cap * 2;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2) return -1;
+        nc *= 2;
+    }
+    void *q = v->p == v->local ? mbl_alloc_array(nc, sz) : mbl_realloc_array(v->p, nc, sz);
+    if (!q) return -1;
+    if (v->p == v->local) memcpy(q, v->local, v->n * sz);
+    v->p = q;
+    v->cap = nc;
+    return 0;
+}
+
+static void vec_free(vec *v)
+{
+    if (v->p != v->local) mbl_free(v->p);
 }
 
 static int cmp_terms(const void *pa, const void *pb)
@@ -644,8 +672,8 @@ static mblx_id sum_build(sum_acc *s)
         res = intern(g, MBLX_OP_ADD, s->k, nt, out);
 done:
     if (out != local) mbl_free(out);
-    mbl_free(s->recs.p);
-    mbl_free(s->keys.p);
+    vec_free(&s->recs);
+    vec_free(&s->keys);
     return res;
 }
 
@@ -655,7 +683,13 @@ mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms)
     if (n && !terms) return mblx__fail(g, MBL_EARG, "mblx_sum: NULL terms");
     for (size_t i = 0; i < n; i++)
         if (!mblx__valid(g, terms[i])) return XNONE;
-    sum_acc s = {{NULL, 0, 0}, {NULL, 0, 0}, 0.0, g, 0};
+    if (n == 0) return g->zero;
+    if (n == 1) return terms[0]; /* already canonical */
+    if (n == 2 && terms[0] == g->zero) return terms[1];
+    if (n == 2 && terms[1] == g->zero) return terms[0];
+    term_rec rl[LOCAL_TERMS];
+    uint32_t kl[LOCAL_KEYS];
+    sum_acc s = {{rl, 0, LOCAL_TERMS, rl}, {kl, 0, LOCAL_KEYS, kl}, 0.0, g, 0};
     for (size_t i = 0; i < n && !s.failed; i++) sum_add(&s, terms[i], 1.0);
     return sum_build(&s);
 }
@@ -802,6 +836,13 @@ mblx_id mblx_product(mblx_graph *g, size_t n, const mblx_id *factors)
     if (n && !factors) return mblx__fail(g, MBL_EARG, "mblx_product: NULL factors");
     for (size_t i = 0; i < n; i++)
         if (!mblx__valid(g, factors[i])) return XNONE;
+    if (n == 0) return g->one;
+    if (n == 1) return factors[0]; /* already canonical */
+    if (n == 2) {
+        if (factors[0] == g->one) return factors[1];
+        if (factors[1] == g->one) return factors[0];
+        if (factors[0] == g->zero || factors[1] == g->zero) return g->zero;
+    }
     return product_core(g, 1.0, n, factors, 0);
 }
 
@@ -1029,7 +1070,9 @@ mblx_id mblx_apply(mblx_graph *g, mblx_op op, double value, size_t n, const mblx
     case MBLX_OP_CONST: ARITY(0); return mblx_const(g, value);
     case MBLX_OP_ADD: {
         if (!isfinite(value)) return mblx__fail(g, MBL_EARG, "non-finite constant %g", value);
-        sum_acc s = {{NULL, 0, 0}, {NULL, 0, 0}, value, g, 0};
+        term_rec rl[LOCAL_TERMS];
+        uint32_t kl[LOCAL_KEYS];
+        sum_acc s = {{rl, 0, LOCAL_TERMS, rl}, {kl, 0, LOCAL_KEYS, kl}, value, g, 0};
         for (size_t i = 0; i < n && !s.failed; i++) sum_add(&s, args[i], 1.0);
         return sum_build(&s);
     }

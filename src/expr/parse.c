@@ -265,7 +265,7 @@ static int finish_call(parser *p, const frame *f, mblx_id *out)
 {
     const char *name = p->s + f->pos;
     size_t na = p->nit - f->items_start;
-    const mblx_id *a = p->items + f->items_start;
+    const mblx_id *a = na ? p->items + f->items_start : NULL;
     const builtin *b = find_builtin(name, f->name_len);
     if (!b) return resolve(p, f->pos, f->name_len, (int)na, a, out);
     if (na < (size_t)b->minargs || (b->maxargs >= 0 && na > (size_t)b->maxargs)) {

@@ -41,7 +41,13 @@ struct mblx_tape {
 typedef struct u32map {
     uint32_t *key, *val;
     size_t cap, n;
+    uint32_t *dense; /* when not NULL: a direct array indexed by node id (XNONE = absent) */
 } u32map;
+
+/* The compiler maps node ids to local indices with a direct array when the outputs' largest
+ * handle is at most this many times the number of outputs plus DENSE_SLACK (compiling a large
+ * part of a graph), and with a hash map otherwise (a small expression in a large graph). */
+enum { DENSE_FACTOR = 16, DENSE_SLACK = 4096 };
 
 static size_t map_slot(const u32map *m, uint32_t k)
 {
@@ -54,7 +60,7 @@ static size_t map_slot(const u32map *m, uint32_t k)
 static int map_grow(u32map *m)
 {
     size_t nc = m->cap ? m->cap * 2 : INIT_CAP;
-    u32map q = {mbl_alloc_array(nc, sizeof(uint32_t)), mbl_alloc_array(nc, sizeof(uint32_t)), nc, 0};
+    u32map q = {mbl_alloc_array(nc, sizeof(uint32_t)), mbl_alloc_array(nc, sizeof(uint32_t)), nc, 0, NULL};
     if (!q.key || !q.val || nc < m->cap) {
         mbl_free(q.key);
         mbl_free(q.val);
@@ -77,6 +83,10 @@ static int map_grow(u32map *m)
 /* Pointer to the value of key k, inserting it (value XNONE) if absent; NULL when out of memory. */
 static uint32_t *map_get(u32map *m, uint32_t k, int insert)
 {
+    if (m->dense) {
+        if (m->dense[k] == XNONE && !insert) return NULL;
+        return &m->dense[k];
+    }
     if (m->cap) {
         size_t s = map_slot(m, k);
         if (m->key[s] == k) return &m->val[s];
@@ -155,13 +165,23 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
             return NULL;
         }
     mblx_tape *t = mbl_calloc(1, sizeof *t);
-    u32map map = {NULL, NULL, 0, 0};
+    u32map map = {NULL, NULL, 0, 0, NULL};
     dfs_frame *stack = NULL;
     event *ev = NULL;
     uint32_t *order = NULL, *lastuse = NULL, *reg = NULL, *freel = NULL, *done = NULL;
     size_t sn = 0, scap = 0, nl = 0, ocap = 0, nev = 0, evcap = 0;
     if (!t) goto oom;
     t->nout = n;
+    {
+        size_t maxid = 0;
+        for (size_t o = 0; o < n; o++)
+            if (outputs[o] > maxid) maxid = outputs[o];
+        if (n && maxid < (SIZE_MAX - DENSE_SLACK) / DENSE_FACTOR &&
+            maxid + 1 <= DENSE_FACTOR * n + DENSE_SLACK) {
+            if (!(map.dense = mbl_alloc_array(maxid + 1, sizeof *map.dense))) goto oom;
+            memset(map.dense, 0xff, (maxid + 1) * sizeof *map.dense);
+        }
+    }
 #define GROWV(arr_, cnt_, cap_)                                                               \
     do {                                                                                      \
         if ((cnt_) == (cap_)) {                                                               \
@@ -380,6 +400,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     t->nreg = nreg;
     mbl_free(map.key);
     mbl_free(map.val);
+    mbl_free(map.dense);
     mbl_free(stack);
     mbl_free(ev);
     mbl_free(order);
@@ -392,6 +413,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
 oom:
     mbl_free(map.key);
     mbl_free(map.val);
+    mbl_free(map.dense);
     mbl_free(stack);
     mbl_free(ev);
     mbl_free(order);

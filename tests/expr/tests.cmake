@@ -3,3 +3,4 @@ mblin_add_test(test_expr_build ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_build.
 mblin_add_test(test_expr_diff ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_diff.c)
 mblin_add_test(test_expr_parse ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_parse.c)
 mblin_add_test(test_expr_tape ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_tape.c)
+mblin_add_test(test_expr_alloc ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_alloc.c)
