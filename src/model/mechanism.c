@@ -47,7 +47,69 @@ typedef struct joint {
     int line, col;
 } joint;
 
+/* open-addressing hash of names -> index (markers, bodies, joints are looked up by name often) */
+typedef struct nameset {
+    const char **key;
+    int *idx;
+    size_t cap, n;
+} nameset;
+
+static size_t name_hash(const char *s, size_t len)
+{
+    size_t h = 1469598103934665603u;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    return h;
+}
+
+static int ns_find(const nameset *t, const char *name, size_t len)
+{
+    if (!t->cap) return -1;
+    for (size_t h = name_hash(name, len) & (t->cap - 1);; h = (h + 1) & (t->cap - 1)) {
+        if (!t->key[h]) return -1;
+        if (strlen(t->key[h]) == len && !strncmp(t->key[h], name, len)) return t->idx[h];
+    }
+}
+
+static int ns_add(nameset *t, const char *name, int idx)
+{
+    if (2 * (t->n + 1) > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        const char **k = mbl_calloc(cap, sizeof *k);
+        int *v = mbl_calloc(cap, sizeof *v);
+        if (!k || !v) {
+            mbl_free(k);
+            mbl_free(v);
+            return -1;
+        }
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->key[i]) {
+                size_t h = name_hash(t->key[i], strlen(t->key[i])) & (cap - 1);
+                while (k[h]) h = (h + 1) & (cap - 1);
+                k[h] = t->key[i];
+                v[h] = t->idx[i];
+            }
+        mbl_free(t->key);
+        mbl_free(t->idx);
+        t->key = k;
+        t->idx = v;
+        t->cap = cap;
+    }
+    size_t h = name_hash(name, strlen(name)) & (t->cap - 1);
+    while (t->key[h]) h = (h + 1) & (t->cap - 1);
+    t->key[h] = name;
+    t->idx[h] = idx;
+    t->n++;
+    return 0;
+}
+
+static void ns_free(nameset *t)
+{
+    mbl_free(t->key);
+    mbl_free(t->idx);
+}
+
 typedef struct mech {
+    nameset hb, hm, hj; /* bodies, markers, joints by name */
     yaml_document_t *doc;
     const char *file;
     mbl_src *src;
@@ -119,6 +181,40 @@ static char *fmt(mech *M, const char *f, ...)
 }
 
 static char *num(mech *M, double v) { return fmt(M, "%.17g", v); }
+
+/* a growable string for long sums (kinetic and potential energy of many bodies) */
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+} sbuf;
+
+static void sb_add(mech *M, sbuf *b, const char *a, const char *t)
+{
+    size_t la = strlen(a), lt = strlen(t);
+    if (b->n + la + lt + 1 > b->cap) {
+        size_t cap = 2 * (b->n + la + lt + 1) + 256;
+        char *ns = mbl_realloc(b->s, cap);
+        if (!ns) {
+            M->oom = 1;
+            return;
+        }
+        b->s = ns;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, a, la);
+    memcpy(b->s + b->n + la, t, lt);
+    b->n += la + lt;
+    b->s[b->n] = '\0';
+}
+
+/* the text of b, owned by the arena ("0" when empty) */
+static char *sb_done(mech *M, sbuf *b)
+{
+    if (!b->s) return fmt(M, "0");
+    char *s = keep(M, b->s);
+    b->s = NULL;
+    return s ? s : (char *)"";
+}
 
 static int err_at(mech *M, const yaml_node_t *node, const char *f, ...)
 #if defined(__GNUC__)
@@ -467,24 +563,9 @@ static int valid_name(const char *s)
     return 1;
 }
 
-static int find_body(mech *M, const char *name)
-{
-    for (int i = 0; i < M->nb; i++)
-        if (!strcmp(M->b[i].name, name)) return i;
-    return -1;
-}
-static int find_marker(mech *M, const char *name, size_t len)
-{
-    for (int i = 0; i < M->nm; i++)
-        if (strlen(M->mk[i].name) == len && !strncmp(M->mk[i].name, name, len)) return i;
-    return -1;
-}
-static int find_joint(mech *M, const char *name, size_t len)
-{
-    for (int i = 0; i < M->nj; i++)
-        if (strlen(M->jt[i].name) == len && !strncmp(M->jt[i].name, name, len)) return i;
-    return -1;
-}
+static int find_body(mech *M, const char *name) { return ns_find(&M->hb, name, strlen(name)); }
+static int find_marker(mech *M, const char *name, size_t len) { return ns_find(&M->hm, name, len); }
+static int find_joint(mech *M, const char *name, size_t len) { return ns_find(&M->hj, name, len); }
 
 /* ---- bodies and markers ---------------------------------------------------------------------- */
 
@@ -518,6 +599,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
         M->mk = m;
         M->cm = cap;
     }
+    if (ns_add(&M->hm, name, M->nm)) return oom(M);
     marker *K = &M->mk[M->nm++];
     memset(K, 0, sizeof *K);
     K->name = name;
@@ -608,6 +690,7 @@ static body *new_body(mech *M, const char *name, const yaml_node_t *key)
         M->b = b;
         M->cb = cap;
     }
+    if (ns_add(&M->hb, name, M->nb)) return NULL;
     body *B = &M->b[M->nb++];
     memset(B, 0, sizeof *B);
     B->name = name;
@@ -1131,6 +1214,7 @@ static int read_joints(mech *M, const yaml_node_t *js)
             M->jt = j;
             M->cj = cap;
         }
+        if (ns_add(&M->hj, sc(k), M->nj)) return oom(M);
         joint *J = &M->jt[M->nj++];
         memset(J, 0, sizeof *J);
         J->name = sc(k);
@@ -1298,7 +1382,8 @@ static int read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
         yaml_node_t *gn = get(M, v, "g");
         if (!gn) return err_at(M, v, "%s: missing 'g' (the gravity vector)", what);
         if ((rc = vec_of(M, gn, M->planar ? 2 : 3, "g", g))) return rc;
-        const char *pe = M->src->potential_energy.text ? M->src->potential_energy.text : "0";
+        sbuf pb = {0};
+        sb_add(M, &pb, "", M->src->potential_energy.text ? M->src->potential_energy.text : "0");
         for (int b = 0; b < M->nb; b++) {
             body *B = &M->b[b];
             if (B->kind == KIND_GROUND) continue;
@@ -1306,9 +1391,10 @@ static int read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
                 if (!strcmp(g[k], "0")) continue;
                 const char *rc_k = fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k], B->cm[0],
                                        B->A[3 * k + 1], B->cm[1], B->A[3 * k + 2], B->cm[2]);
-                pe = fmt(M, "%s - (%s)*(%s)*(%s)", pe, B->mass, g[k], rc_k);
+                sb_add(M, &pb, " - ", fmt(M, "(%s)*(%s)*(%s)", B->mass, g[k], rc_k));
             }
         }
+        const char *pe = sb_done(M, &pb);
         char *npe = dup_s(pe);
         if (!npe) return oom(M);
         mbl_free(M->src->potential_energy.text);
@@ -1492,7 +1578,7 @@ static int read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
 
 static int energies_and_forces(mech *M, int line, int col)
 {
-    const char *T = "0";
+    sbuf Tb_all = {0};
     int rc = 0;
     for (int b = 0; b < M->nb && !rc; b++) {
         body *B = &M->b[b];
@@ -1525,7 +1611,7 @@ static int energies_and_forces(mech *M, int line, int col)
         }
         const char *tn = fmt(M, "_T_%s", B->name);
         if (!rc) rc = add_var(M, tn, Tb, B->line, B->col);
-        T = strcmp(T, "0") ? fmt(M, "%s + %s", T, tn) : tn;
+        sb_add(M, &Tb_all, Tb_all.n ? " + " : "", tn);
         /* generalized forces */
         int anyF = B->F[0] || B->F[1] || B->F[2], anyN = B->N[0] || B->N[1] || B->N[2];
         int dim = M->planar ? 2 : 3;
@@ -1549,6 +1635,7 @@ static int energies_and_forces(mech *M, int line, int col)
                             fmt(M, "2*(%s*%s - %s*%s + %s*%s)", e[2], N[0], e[1], N[1], e[0], N[2])};
         for (int k = 0; k < 4 && !rc; k++) rc = push(M, &M->src->forces, e[k], Q[k], B->line, B->col);
     }
+    const char *T = sb_done(M, &Tb_all);
     if (rc) return rc;
     if (M->oom) return oom(M);
     M->src->kinetic_energy.text = dup_s(T);
@@ -1757,6 +1844,9 @@ int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *fil
     mbl_free(M.b);
     mbl_free(M.mk);
     mbl_free(M.jt);
+    ns_free(&M.hb);
+    ns_free(&M.hm);
+    ns_free(&M.hj);
     mblx_graph_free(M.g);
     return rc;
 }
