@@ -125,6 +125,22 @@ TEST(slider_pendulum)
     CHECK(twin("examples/mech/slider_pendulum.yaml", "examples/slider_pendulum.yaml", &c20, 1) < TWIN_TOL);
     run r;
     CHECK(run_model("examples/mech/slider_pendulum.yaml", NULL, 0, &r) == 0);
+    if (r.lin) {
+        /* Table 3.5 in the states (slider position, pendulum angle): M = [30 20; 20 35],
+           K = diag(20, 196.2) */
+        CHECK_CLOSE(r.lin->M[0], 30.0, 1e-12);
+        CHECK_CLOSE(r.lin->M[1], 20.0, 1e-12);
+        CHECK_CLOSE(r.lin->M[2], 20.0, 1e-12);
+        CHECK_CLOSE(r.lin->M[3], 35.0, 1e-12);
+        CHECK_CLOSE(r.lin->K[0], 20.0, 1e-12);
+        CHECK_CLOSE(r.lin->K[3], 196.2, 1e-12);
+        CHECK(fabs(r.lin->K[1]) < 1e-10 && fabs(r.lin->K[2]) < 1e-10);
+        /* the input F on the slider and the tip output y + l sin(theta) */
+        CHECK_EQ_INT(r.lin->nu, 1);
+        CHECK_EQ_INT(r.lin->ny, 1);
+        CHECK_CLOSE(r.lin->C[0], 1.0, 1e-12);
+        CHECK_CLOSE(r.lin->C[1], 2.0, 1e-12);
+    }
     if (r.modes) {
         const mbl_mode *m1 = osc(r.modes, 0), *m2 = osc(r.modes, 1);
         CHECK(m1 && m2);
@@ -412,7 +428,18 @@ TEST(rotor_stator_frames)
             CHECK(worst < 1e-9);
             if (fs[s] == 0) CHECK(eig_diff(b.modes, r.modes) < TWIN_TOL);
             else CHECK(shifted >= 4);
-            /* the base-frame rocking pair splits with spin: forward rises, backward falls */
+            /* the base-frame rocking pair (4.0155 rad/s at rest) splits with spin: forward
+               rises, backward falls */
+            if (fs[s] > 0) {
+                int above = 0, below = 0;
+                for (int i = 0; i < b.modes->nx; i++) {
+                    double w = b.modes->modes[i].im;
+                    if (w > 4.2 && w < 20) above++;
+                    if (w > 1.0 && w < 3.9) below++;
+                }
+                CHECK_EQ_INT(above, 1);
+                CHECK_EQ_INT(below, 1);
+            }
         }
         run_free(&b);
         run_free(&r);
@@ -774,6 +801,66 @@ TEST(docs_examples)
     free(doc);
 }
 
+
+/* ---- measures: their linearizations against hand derivatives ---- */
+TEST(measures)
+{
+    /* a body hanging on a spherical joint, states = its small rotations about ground x, y, z;
+       the marker 'foot' is c below the pivot: DX = -c AY, DY = c AX, VX = -c WY, VY = c WX */
+    const char *text = "model: mechanism\n"
+                       "parameters: {c: 0.8}\n"
+                       "ground: {markers: {pivot: {}, sky: {axis: [0, 0, 1], angle: pi/2}}}\n"
+                       "bodies:\n"
+                       "  bob:\n"
+                       "    mass: 3\n"
+                       "    inertia: [0.2, 0.3, 0.05]\n"
+                       "    position: [0, 0, \"-c\"]\n"
+                       "    markers: {top: {position: [0, 0, c]}, foot: {}}\n"
+                       "joints: {ball: {type: spherical, i: top, j: pivot}}\n"
+                       "forces: {weight: {type: gravity, g: [0, 0, -9.81]}}\n"
+                       "outputs:\n"
+                       "  ax: \"AX(top, pivot)\"\n"
+                       "  dx: \"DX(foot, pivot)\"\n"
+                       "  dy: \"DY(foot, pivot)\"\n"
+                       "  dxs: \"DX(foot, pivot, sky)\"\n"
+                       "  vx: \"VX(foot, pivot)\"\n"
+                       "  vy: \"VY(foot)\"\n"
+                       "  wx: \"WX(top, pivot)\"\n"
+                       "  wz: \"WZ(foot, pivot, sky)\"\n"
+                       "  dm: \"DM(foot, pivot)\"\n"
+                       "linearize: {states: [\"AX(top, pivot)\", \"AY(top, pivot)\", \"AZ(top, pivot)\"]}\n";
+    run r;
+    int rc = run_text(text, "measures.yaml", NULL, 0, &r);
+    if (rc) fprintf(stderr, "  %s\n", r.st.msg);
+    CHECK(rc == 0);
+    if (!rc) {
+        const double c = 0.8;
+        int ny = r.lin->ny, nx = r.lin->nx;
+        CHECK_EQ_INT(nx, 6);
+        /* C is ny x nx column-major; states [AX AY AZ der(AX) der(AY) der(AZ)] */
+        double want[9][6] = {
+            {1, 0, 0, 0, 0, 0},  /* AX */
+            {0, -c, 0, 0, 0, 0}, /* DX */
+            {c, 0, 0, 0, 0, 0},  /* DY */
+            {0, 0, 0, 0, 0, 0},  /* DX in sky (x_sky = global y, y_sky = -x): DX_sky = DY */
+            {0, 0, 0, 0, -c, 0}, /* VX */
+            {0, 0, 0, c, 0, 0},  /* VY */
+            {0, 0, 0, 1, 0, 0},  /* WX */
+            {0, 0, 0, 0, 0, 1},  /* WZ in sky (z_sky = z) */
+            {0, 0, 0, 0, 0, 0}}; /* DM constant */
+        want[3][0] = c;
+        double worst = 0;
+        for (int i = 0; i < ny && i < 9; i++)
+            for (int j = 0; j < nx; j++) {
+                double d = fabs(r.lin->C[i + (size_t)j * ny] - want[i][j]);
+                if (d > worst) worst = d;
+            }
+        printf("  measures: largest error in C %.3g\n", worst);
+        CHECK(worst < 1e-12);
+    }
+    run_free(&r);
+}
+
 int main(void)
 {
     RUN(slider_pendulum);
@@ -787,5 +874,6 @@ int main(void)
     RUN(check_mechanisms);
     RUN(elements_closed_forms);
     RUN(docs_examples);
+    RUN(measures);
     return test_summary("mechanism");
 }
