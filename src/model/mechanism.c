@@ -1274,7 +1274,7 @@ static int read_drivers(mech *M, const yaml_node_t *ds)
         static const char *ok[] = {"joint", "i", "j", "measure", "motion", NULL};
         if ((rc = check_keys(M, v, ok, what))) return rc;
         yaml_node_t *mo = get(M, v, "motion"), *jn = get(M, v, "joint");
-        const char *mt;
+        const char *mt = NULL;
         if (!mo) return err_at(M, v, "%s: missing 'motion'", what);
         if ((rc = text_of(M, mo, "motion", &mt))) return rc;
         if ((rc = subst(M, mt, mo, NULL, 0, &mt))) return rc;
