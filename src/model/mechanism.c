@@ -1126,6 +1126,10 @@ static int joint_constraints(mech *M, joint *J, const yaml_node_t *val)
         eq[ne++] = fmt(M, "%s - (%s)^2", dot3(M, d, d), L);
     } else if (M->planar) {
         const char *ang = fmt(M, "%s - %s", I->phi, K->phi);
+        int pt = M->b[I->body].kind == KIND_POINT || M->b[K->body].kind == KIND_POINT;
+        if (pt && (!strcmp(t, "prismatic") || !strcmp(t, "fixed") || !strcmp(t, "orientation")))
+            return err_at(M, get(M, val, "type"), "joint '%s': a %s joint constrains orientation, which a point mass has not",
+                          J->name, t);
         if (!strcmp(t, "revolute")) {
             eq[ne++] = d[0];
             eq[ne++] = d[1];

@@ -861,6 +861,46 @@ TEST(measures)
     run_free(&r);
 }
 
+
+/* ---- planar point mass, a point force with a reaction, a planar torque ---- */
+TEST(planar_point_and_reaction)
+{
+    /* two carts on a rail (one rigid on a prismatic joint, one point mass on an inline joint)
+       coupled by a point force -k (x_b - x_a - L0) acting on b with its reaction on a:
+       a free mode and omega^2 = k (m1 + m2) / (m1 m2) */
+    const char *text = "model: mechanism\nspace: planar\n"
+                       "parameters: {m1: 2, m2: 3, k: 60, L0: 1}\n"
+                       "ground: {markers: {rail: {}}}\n"
+                       "bodies:\n"
+                       "  a: {mass: m1, inertia: 1, markers: {pa: {}}}\n"
+                       "  b: {type: point, mass: m2, position: [1.2, 0.1], markers: {pb: {}}}\n"
+                       "joints:\n"
+                       "  ra: {type: prismatic, i: pa, j: rail}\n"
+                       "  rb: {type: inline, i: pb, j: rail}\n"
+                       "forces:\n"
+                       "  link: {type: force, i: pb, reaction: pa, force: [\"-k*(DX(pb, pa) - L0)\", 0]}\n";
+    double want[1] = {60.0 * 5.0 / 6.0};
+    expect_w2("point force with reaction", text, want, 1, NULL);
+    /* a planar bar on a hinge with a torque -kt*JQ given as a point torque: kt / (I + m c^2) */
+    const char *t2 = "model: mechanism\nspace: planar\n"
+                     "ground: {markers: {O: {}}}\n"
+                     "bodies: {bar: {mass: 2, inertia: 0.5, position: [0.5, 0], markers: {h: {position: [-0.5, 0]}}}}\n"
+                     "joints: {hinge: {type: revolute, i: h, j: O}}\n"
+                     "forces: {motor: {type: force, i: h, torque: \"-10*JQ(hinge) + T\"}}\n"
+                     "inputs: {T: 0}\n";
+    double want2[1] = {10.0 / (0.5 + 2 * 0.25)};
+    run r;
+    memset(&r, 0, sizeof r);
+    expect_w2("planar torque with an input", t2, want2, 1, &r);
+    if (r.lin) CHECK_CLOSE(fabs(r.lin->B[1]), 1.0, 1e-12); /* 1/(I + m c^2) = 1 */
+    run_free(&r);
+    /* a point mass cannot take a prismatic joint */
+    expect_error("model: mechanism\nspace: planar\nground: {markers: {rail: {}}}\n"
+                 "bodies: {b: {type: point, mass: 1, markers: {pb: {}}}}\n"
+                 "joints: {rb: {type: prismatic, i: pb, j: rail}}\n",
+                 "joint 'rb'", "point mass");
+}
+
 int main(void)
 {
     RUN(slider_pendulum);
@@ -875,5 +915,6 @@ int main(void)
     RUN(elements_closed_forms);
     RUN(docs_examples);
     RUN(measures);
+    RUN(planar_point_and_reaction);
     return test_summary("mechanism");
 }
