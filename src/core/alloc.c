@@ -1,20 +1,24 @@
 #include "mblin/status.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-/* Fault injection for tests: number of allocations still allowed to succeed (< 0: unlimited). */
-static long alloc_budget = -1;
+/* Fault injection for tests: number of allocations still allowed to succeed (< 0: unlimited).
+ * Atomic, because the library may allocate on two threads at once (model compilation). */
+static atomic_long alloc_budget = -1;
 
 static int alloc_allowed(void)
 {
-    if (alloc_budget < 0) return 1;
-    if (alloc_budget == 0) return 0;
-    alloc_budget--;
+    long b = atomic_load(&alloc_budget);
+    while (b >= 0) {
+        if (b == 0) return 0;
+        if (atomic_compare_exchange_weak(&alloc_budget, &b, b - 1)) return 1;
+    }
     return 1;
 }
 
-void mbl_alloc_fail_after(long n) { alloc_budget = n < 0 ? -1 : n; }
+void mbl_alloc_fail_after(long n) { atomic_store(&alloc_budget, n < 0 ? -1 : n); }
 
 void *mbl_malloc(size_t size)
 {
