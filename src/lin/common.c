@@ -116,39 +116,50 @@ int mbl_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_
     return rc;
 }
 
-int mbl_partition_select(const mbl_model *md, const mbl_blocks *B, const int *rows, int r,
-                         const mbl_lin_options *opt, int *indep, mbl_status *st)
+int mbl_lin_states(const mbl_model *md, const mbl_blocks *B, const mbl_lin_options *opt, int z, int *uidx, int *cidx,
+                   char **names, char *selection, size_t selsize, mbl_status *st)
 {
-    int n = B->n, m = B->m;
-    if (r == 0) {
-        for (int j = 0; j < n; j++) indep[j] = j;
-        return 0;
-    }
-    double *J = mbl_alloc_array((size_t)r * (size_t)n + 1, sizeof *J);
-    double *w = mbl_alloc_array((size_t)n + 1, sizeof *w);
-    int *perm = mbl_alloc_array((size_t)n + 1, sizeof *perm);
-    int rc = 0, rank = 0;
-    if (!J || !w || !perm) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    mbl_linear tmp;
+    memset(&tmp, 0, sizeof tmp);
+    mbl_state_ref *S = NULL, *W = NULL;
+    int z0 = 0, z1 = 0;
+    int rc = mbl_select_states(md, &B->ev, opt, &tmp, &S, &z0, &W, &z1, st);
+    if (rc) return rc;
+    if (z0 != z || z1 != z) {
+        rc = mbl_error(st, MBL_ESINGULAR, "the state selection gave %d position and %d velocity states, expected %d",
+                       z0, z1, z);
         goto done;
     }
-    for (int i = 0; i < r; i++)
-        for (int j = 0; j < n; j++) J[i + (size_t)j * r] = B->Pq[rows[i] + (size_t)j * m];
-    for (int j = 0; j < n; j++) {
-        w[j] = 1.0;
-        for (int u = 0; u < md->nus; u++)
-            if (md->us[u] == md->q[j]) w[j] = opt->state_weight;
+    for (int i = 0; i < z; i++) {
+        if (W[i].kind != MBL_SREF_SDOT || W[i].index != i) {
+            rc = mbl_error(st, MBL_EMODEL, "user velocity states are supported by augmented only");
+            goto done;
+        }
+        uidx[i] = S[i].kind == MBL_SREF_USER ? S[i].index : -1;
+        cidx[i] = S[i].kind == MBL_SREF_COORD ? S[i].index : -1;
+        names[i] = uidx[i] >= 0 ? md->us_text[uidx[i]] : md->qname[cidx[i]];
     }
-    rc = mbla_select_columns(r, n, J, r, w, opt->rank_tol, perm, &rank, st);
-    if (rc) goto done;
-    if (rank < r) {
-        rc = mbl_error(st, MBL_ESINGULAR, "Gauss elimination with full pivoting found rank %d < %d", rank, r);
-        goto done;
-    }
-    memcpy(indep, perm + r, (size_t)(n - r) * sizeof *indep);
+    snprintf(selection, selsize, "%s", tmp.selection);
 done:
-    mbl_free(J), mbl_free(w), mbl_free(perm);
+    mbl_free(S), mbl_free(W);
     return rc;
+}
+
+void mbl_lin_state_rows(const mbl_model *md, const int *uidx, const int *cidx, int z, const double *usjac, int level,
+                        double *out)
+{
+    int n = md->n, nus = md->nus;
+    int blk = level == 2 ? MBL_BLK_V : MBL_BLK_Q, c0 = mbl_model_blk0(md, blk);
+    int rowoff = level == 0 ? 0 : level == 1 ? nus : 2 * nus;
+    memset(out, 0, (size_t)z * (size_t)n * sizeof *out);
+    for (int i = 0; i < z; i++)
+        if (uidx[i] < 0 && level == 0) out[i + (size_t)cidx[i] * z] = 1.0;
+    for (int p = 0; p < md->usjac.nz; p++) {
+        int r = md->usjac.row[p] - rowoff, c = md->usjac.col[p] - c0;
+        if (r < 0 || r >= nus || c < 0 || c >= n) continue;
+        for (int i = 0; i < z; i++)
+            if (uidx[i] == r) out[i + (size_t)c * z] += usjac[p];
+    }
 }
 
 /* out (n x z) = -Jc^-1 [top (r x z); 0] */
@@ -160,20 +171,30 @@ static int solve_top(const mbla_dlu *lu, int n, int r, int z, const double *top,
     return z ? mbla_dlu_solve(lu, 'N', z, out, n, st) : 0;
 }
 
-/* rows `rows` of the m x n matrix X times the n x z matrix Y -> r x z */
-static void sel_mul(const double *X, int m, const int *rows, int r, int n, const double *Y, int z, double *out)
+/* out (r + z) x zc: rows `rows` of X (m x n) times Y (n x zc), then C (z x n, may be NULL) times Y */
+static void stack_mul(const double *X, int m, const int *rows, int r, const double *C, int z, int n, const double *Y,
+                      int zc, double *out)
 {
-    for (int j = 0; j < z; j++)
+    int N = r + z;
+    for (int j = 0; j < zc; j++) {
         for (int i = 0; i < r; i++) {
             double s = 0;
             const double *x = X + rows[i];
             for (int c = 0; c < n; c++) s += x[(size_t)c * m] * Y[c + (size_t)j * n];
-            out[i + (size_t)j * r] = s;
+            out[i + (size_t)j * N] = s;
         }
+        for (int i = 0; i < z; i++) {
+            double s = 0;
+            if (C)
+                for (int c = 0; c < n; c++) s += C[i + (size_t)c * z] * Y[c + (size_t)j * n];
+            out[r + i + (size_t)j * N] = s;
+        }
+    }
 }
 
-int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, int z, const double *Rq_use,
-               double rcond_min, mbl_linear *lin, mbla_dlu **Jc_lu_out, mbl_status *st)
+int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, const double *Pd_q, const double *Pdd_v,
+               const double *Pdd_q, int z, const double *Rq_use, double rcond_min, mbl_linear *lin,
+               mbla_dlu **Jc_lu_out, mbl_status *st)
 {
     int n = B->n, m = B->m, nr = B->nr, ny = B->ny, nx = 2 * z, rc = 0;
     const double *Rq = Rq_use ? Rq_use : B->Rq;
@@ -207,19 +228,19 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, int
     for (int j = 0; j < z; j++) Qs[r + j + (size_t)j * n] = 1.0;
     if (z) rc = mbla_dlu_solve(lu, 'N', z, Qs, n, st);
     if (rc) goto done;
-    /* Vs = -Jc^-1 [Pdq Qs; 0] */
-    sel_mul(B->Pdq, m, rows, r, n, Qs, z, T);
-    rc = solve_top(lu, n, r, z, T, Vs, st);
-    /* Ha = -Jc^-1 [Pddv Qs; 0], Ga = -Jc^-1 [Pddv Vs + Pddq Qs; 0], Ra = -Jc^-1 [Pddr; 0] */
+    /* Vs = -Jc^-1 [Pdq Qs; Pd_q Qs] */
+    stack_mul(B->Pdq, m, rows, r, Pd_q, z, n, Qs, z, T);
+    rc = solve_top(lu, n, n, z, T, Vs, st);
+    /* Ha = -Jc^-1 [Pddv Qs; ..], Ga = -Jc^-1 [Pddv Vs + Pddq Qs; ..], Ra = -Jc^-1 [Pddr; 0] */
     if (!rc) {
-        sel_mul(B->Pddv, m, rows, r, n, Qs, z, T);
-        rc = solve_top(lu, n, r, z, T, Ha, st);
+        stack_mul(B->Pddv, m, rows, r, Pdd_v, z, n, Qs, z, T);
+        rc = solve_top(lu, n, n, z, T, Ha, st);
     }
     if (!rc) {
-        sel_mul(B->Pddv, m, rows, r, n, Vs, z, T);
-        sel_mul(B->Pddq, m, rows, r, n, Qs, z, W1);
-        for (size_t i = 0; i < (size_t)r * z; i++) T[i] += W1[i];
-        rc = solve_top(lu, n, r, z, T, Ga, st);
+        stack_mul(B->Pddv, m, rows, r, Pdd_v, z, n, Vs, z, T);
+        stack_mul(B->Pddq, m, rows, r, Pdd_q, z, n, Qs, z, W1);
+        for (size_t i = 0; i < (size_t)n * z; i++) T[i] += W1[i];
+        rc = solve_top(lu, n, n, z, T, Ga, st);
     }
     if (!rc && nr) {
         for (int j = 0; j < nr; j++)

@@ -74,7 +74,8 @@ int mbl_compare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
     mbl_comparison *C = mbl_calloc(1, sizeof *C);
     mbl_modes **modes = mbl_calloc((size_t)nm + 1, sizeof *modes);
     double *times = mbl_calloc((size_t)repeat + 1, sizeof *times);
-    if (!C || !modes || !times || !(C->rows = mbl_calloc((size_t)nm + 1, sizeof *C->rows))) {
+    char **sig = mbl_calloc((size_t)nm + 1, sizeof *sig); /* the state names of each method, joined */
+    if (!C || !modes || !times || !sig || !(C->rows = mbl_calloc((size_t)nm + 1, sizeof *C->rows))) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -117,6 +118,13 @@ int mbl_compare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
                 for (int j = 0; j < mo->nx; j++) np += !mo->modes[j].spurious;
                 row->nphys = np;
                 modes[i] = mo;
+                size_t len = 1;
+                for (int j = 0; j < lin->nx; j++) len += strlen(lin->state_names[j]) + 1;
+                sig[i] = mbl_malloc(len);
+                if (sig[i]) {
+                    sig[i][0] = '\0';
+                    for (int j = 0; j < lin->nx; j++) strcat(strcat(sig[i], lin->state_names[j]), ";");
+                }
             } else {
                 mbl_modes_free(mo);
             }
@@ -130,14 +138,25 @@ int mbl_compare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
     }
     if (ref >= 0) {
         snprintf(C->reference, sizeof C->reference, "%s", C->rows[ref].method);
-        for (int i = 0; i < nm; i++)
-            if (C->rows[i].ok) C->rows[i].max_rel_dev = deviation(modes[i], modes[ref]);
+        int moving = 0;
+        for (int j = 0; j < pt->n; j++) moving |= pt->v[j] != 0.0 || pt->vdot[j] != 0.0;
+        for (int i = 0; i < nm; i++) {
+            if (!C->rows[i].ok) continue;
+            C->rows[i].max_rel_dev = deviation(modes[i], modes[ref]);
+            if (moving && sig[i] && sig[ref] && strcmp(sig[i], sig[ref])) {
+                size_t l = strlen(C->rows[i].note);
+                snprintf(C->rows[i].note + l, sizeof C->rows[i].note - l, "%s",
+                         "; states differ from the reference at a point with motion: the spectrum of a linearization "
+                         "away from equilibrium depends on the states");
+            }
+        }
     }
     *out = C;
     C = NULL;
 done:
     for (int i = 0; modes && i < nm; i++) mbl_modes_free(modes[i]);
-    mbl_free(modes), mbl_free(times);
+    for (int i = 0; sig && i < nm; i++) mbl_free(sig[i]);
+    mbl_free(modes), mbl_free(times), mbl_free(sig);
     mbl_comparison_free(C);
     return rc;
 }

@@ -1,8 +1,8 @@
 /* `fd`: finite differences of the reduced equations (source 003 Sec. 3.1), for comparison.
  *
- * The reduced ODE x' = f(x, u) in the independent coordinates S of `partition` (x = [S; W],
- * W = S') is evaluated numerically: q(S) by Newton on [Phi(q); P q - S] = 0 from the operating
- * point, v from [Phi_q; P] v = [-Phi_t; W], and (vdot, lambda) from the linear KKT system of the
+ * The reduced ODE x' = f(x, u) in the states S of `partition` (x = [S; W], W = S'; user states
+ * S = s(q) preferred, as in `augmented`) is evaluated numerically: q(S) by Newton on
+ * [Phi(q); s(q) - S] = 0 from the operating point, v from [Phi_q; s_q] v = [-Phi_t; W - s_t], and (vdot, lambda) from the linear KKT system of the
  * equations of motion and the acceleration constraints. A and B are central differences with the
  * step h_j = opt->fd_step * max(1, |x_j|) (default eps^(1/3), the step that balances truncation
  * O(h^2) and rounding O(eps/h)) and with h/2; the reported matrices are the Richardson
@@ -23,10 +23,10 @@
 typedef struct fd_ctx {
     const mbl_model *md;
     const mbl_point *pt;
-    const double *P;
-    int n, m, z, nr, ny, maxit;
+    const int *uidx, *cidx;
+    int n, m, z, nr, ny, maxit, usoff;
     double tol;
-    double *q, *v, *a, *lam, *r, *F, *jac, *K, *rhs, *y, *Pq;
+    double *q, *v, *a, *lam, *r, *F, *jac, *K, *rhs, *y, *Pq, *P, *us;
     mbl_eval *ev;
 } fd_ctx;
 
@@ -47,13 +47,14 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
         mbl_model_fill_syms(md, c->pt->t, c->q, c->v, c->a, c->lam, c->pt->mu, c->r, c->ev->syms);
         rc = mblx_tape_eval(md->tape_F, c->ev->syms, c->F, c->ev->work, st);
         if (!rc) rc = mblx_tape_eval(md->tape_jac, c->ev->syms, c->jac, c->ev->work, st);
+        if (!rc) rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
         if (rc) return rc;
         mbl_sjac_dense(md, &md->jac, c->jac, p0, p0 + m, MBL_BLK_Q, c->Pq);
+        mbl_lin_state_rows(md, c->uidx, c->cidx, z, c->us + c->usoff, 0, c->P);
         double res = 0;
         for (int i = 0; i < m; i++) c->rhs[i] = -c->F[p0 + i], res = fmax(res, fabs(c->F[p0 + i]));
         for (int i = 0; i < z; i++) {
-            double s = 0;
-            for (int j = 0; j < n; j++) s += c->P[i + (size_t)j * z] * c->q[j];
+            double s = c->uidx[i] >= 0 ? c->us[c->uidx[i]] : c->q[c->cidx[i]];
             c->rhs[m + i] = x[i] - s;
             res = fmax(res, fabs(c->rhs[m + i]));
         }
@@ -69,7 +70,7 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
     }
     /* velocities: [Phi_q; P] v = [-Phi'(v = 0); W]  (K holds [Phi_q; P] at the converged q) */
     for (int i = 0; i < m; i++) c->rhs[i] = -c->F[v0 + i];
-    for (int i = 0; i < z; i++) c->rhs[m + i] = x[z + i];
+    for (int i = 0; i < z; i++) c->rhs[m + i] = x[z + i] - (c->uidx[i] >= 0 ? c->us[md->nus + c->uidx[i]] : 0.0);
     rc = mbla_lu_solve(n, 1, c->K, n, c->rhs, n, st);
     if (rc) return rc;
     memcpy(c->v, c->rhs, (size_t)n * sizeof *c->v);
@@ -94,14 +95,16 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
     if (rc) return rc;
     memcpy(c->a, c->rhs, (size_t)n * sizeof *c->a);
     memcpy(c->lam, c->rhs + n, (size_t)m * sizeof *c->lam);
+    mbl_model_fill_syms(md, c->pt->t, c->q, c->v, c->a, c->lam, c->pt->mu, c->r, c->ev->syms);
+    if (md->nus) {
+        rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
+        if (rc) return rc;
+    }
     for (int i = 0; i < z; i++) {
-        double s = 0;
-        for (int j = 0; j < n; j++) s += c->P[i + (size_t)j * z] * c->a[j];
         out[i] = x[z + i];
-        out[z + i] = s;
+        out[z + i] = c->uidx[i] >= 0 ? c->us[2 * md->nus + c->uidx[i]] : c->a[c->cidx[i]];
     }
     if (c->ny) {
-        mbl_model_fill_syms(md, c->pt->t, c->q, c->v, c->a, c->lam, c->pt->mu, c->r, c->ev->syms);
         rc = mblx_tape_eval(md->tape_y, c->ev->syms, c->y, c->ev->work, st);
         if (rc) return rc;
         memcpy(yout, c->y, (size_t)c->ny * sizeof *yout);
@@ -148,8 +151,8 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc;
     mbl_blocks B;
     mbl_linear *lin = NULL;
-    int *rows = NULL, *indep = NULL;
-    double *P = NULL, *buf = NULL;
+    int *rows = NULL, *indep = NULL, *uidx = NULL;
+    double *P = NULL, *Pd = NULL, *Pddv = NULL, *Pddq = NULL, *usv = NULL, *buf = NULL;
     char **names = NULL;
     fd_ctx c;
     memset(&c, 0, sizeof c);
@@ -173,30 +176,36 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
                        r, m);
         goto done;
     }
-    rc = mbl_partition_select(md, &B, rows, r, opt, indep, st);
-    if (rc) goto done;
     int z = n - r, nx = 2 * z, Nk = n + m, rowsD = nx + ny, colsD = nx + nr;
-    P = mbl_calloc((size_t)z * n + 1, sizeof *P);
+    size_t zn = (size_t)z * n + 1, nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
+    P = mbl_calloc(zn, sizeof *P), Pd = mbl_calloc(zn, sizeof *Pd), Pddv = mbl_calloc(zn, sizeof *Pddv);
+    Pddq = mbl_calloc(zn, sizeof *Pddq), usv = mbl_calloc(nusv, sizeof *usv);
+    uidx = mbl_calloc((size_t)n + 1, sizeof *uidx);
     names = mbl_calloc((size_t)z + 1, sizeof *names);
     lin = mbl_linear_alloc(n, z, z, nr, ny);
     size_t nb = 6 * (size_t)n + 2 * (size_t)m + (size_t)md->nF + (size_t)md->jac.nz + (size_t)Nk * Nk + (size_t)Nk +
                 (size_t)ny + (size_t)m * n + 3 * (size_t)rowsD * colsD + 4 * (size_t)(nx + nr + ny) + 4 * (size_t)nx +
                 2 * (size_t)nx * nx + 16;
     buf = mbl_calloc(nb, sizeof *buf);
-    if (!P || !names || !lin || !buf) {
+    if (!P || !Pd || !Pddv || !Pddq || !usv || !uidx || !names || !lin || !buf) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    for (int i = 0; i < z; i++) {
-        P[i + (size_t)indep[i] * z] = 1.0;
-        names[i] = md->qname[indep[i]];
-    }
+    rc = mbl_lin_states(md, &B, opt, z, uidx, indep, names, lin->selection, sizeof lin->selection, st);
+    if (rc) goto done;
+    int usoff = 3 * md->nus + 2 * md->nuvs;
+    const double *usjac = B.ev.us + usoff;
+    mbl_lin_state_rows(md, uidx, indep, z, usjac, 0, P);
+    mbl_lin_state_rows(md, uidx, indep, z, usjac, 1, Pd);
+    mbl_lin_state_rows(md, uidx, indep, z, usjac, 2, Pddv);
+    mbl_lin_state_rows(md, uidx, indep, z, usjac, 3, Pddq);
     snprintf(lin->method, sizeof lin->method, "fd");
     /* exact M-hat and q_S from the reduction at the point (positions only) */
-    rc = mbl_reduce(&B, rows, r, P, z, NULL, opt->rcond_min, lin, NULL, st);
+    rc = mbl_reduce(&B, rows, r, P, Pd, Pddv, Pddq, z, NULL, opt->rcond_min, lin, NULL, st);
     if (rc) goto done;
     double *p = buf;
-    c.md = md, c.pt = pt, c.P = P, c.n = n, c.m = m, c.z = z, c.nr = nr, c.ny = ny, c.maxit = 50;
+    /* c.P: workspace for dS/dq at the Newton iterates (Pd is no longer needed) */
+    c.md = md, c.pt = pt, c.P = Pd, c.uidx = uidx, c.cidx = indep, c.us = usv, c.usoff = usoff, c.n = n, c.m = m, c.z = z, c.nr = nr, c.ny = ny, c.maxit = 50;
     c.ev = &B.ev;
     c.q = p, p += n + 1;
     c.v = p, p += n + 1;
@@ -235,9 +244,8 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     for (int i = 0; i < n; i++) qs = fmax(qs, fabs(pt->q[i]));
     c.tol = 8 * DBL_EPSILON * qs;
     for (int i = 0; i < z; i++) {
-        double s = 0, w = 0;
-        for (int j = 0; j < n; j++) s += P[i + (size_t)j * z] * pt->q[j], w += P[i + (size_t)j * z] * pt->v[j];
-        x0[i] = s, x0[z + i] = w;
+        x0[i] = uidx[i] >= 0 ? B.ev.us[uidx[i]] : pt->q[indep[i]];
+        x0[z + i] = uidx[i] >= 0 ? B.ev.us[md->nus + uidx[i]] : pt->v[indep[i]];
     }
     double h = opt->fd_step;
     rc = fd_diff(&c, x0, pt->r, h, D1, xw, uw, fp, fm, st);
@@ -282,9 +290,6 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    int len = snprintf(lin->selection, sizeof lin->selection, "independent coordinates by full pivoting:");
-    for (int i = 0; i < z && len > 0 && (size_t)len < sizeof lin->selection; i++)
-        len += snprintf(lin->selection + len, sizeof lin->selection - (size_t)len, " %s", names[i]);
     snprintf(lin->notes, sizeof lin->notes,
              "central differences, steps %.3g and %.3g (relative), Richardson extrapolation; relative change %.2e; "
              "estimated eigenvalue error %.2e",
@@ -293,7 +298,8 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     lin = NULL;
 done:
     mbl_blocks_free(&B);
-    mbl_free(rows), mbl_free(indep), mbl_free(P), mbl_free(names), mbl_free(buf);
+    mbl_free(rows), mbl_free(indep), mbl_free(uidx), mbl_free(P), mbl_free(Pd), mbl_free(Pddv), mbl_free(Pddq);
+    mbl_free(usv), mbl_free(names), mbl_free(buf);
     mbl_linear_free(lin);
     return rc;
 }

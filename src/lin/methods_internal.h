@@ -35,11 +35,19 @@ int mbl_require_holonomic(const mbl_model *md, const mbl_lin_options *opt, const
  * (independent) rows, *r the numerical rank (relative tolerance tol). rows has room for m. */
 int mbl_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_status *st);
 
-/* Coordinate partitioning of source 004: Gauss elimination with full pivoting on Phi_q (rows
- * `rows`, r of them), the coordinates that are user states weighted by opt->state_weight so they
- * stay independent (source 000 Eq. 22). indep (n - r) receives the independent coordinates. */
-int mbl_partition_select(const mbl_model *md, const mbl_blocks *B, const int *rows, int r,
-                         const mbl_lin_options *opt, int *indep, mbl_status *st);
+/* The states S (z = n - r of them) of source 000 Eq. 20-22, shared with `augmented`
+ * (mbl_select_states: Gauss elimination with full pivoting, source 004, user states preferred).
+ * uidx[i] = -1 when S_i is coordinate cidx[i], else the user state index. names[i] points into the
+ * model. selection (size selsize) receives what the selection did. Errors when the selection does
+ * not give z position states with W = S' (user velocity states: use augmented). */
+int mbl_lin_states(const mbl_model *md, const mbl_blocks *B, const mbl_lin_options *opt, int z, int *uidx, int *cidx,
+                   char **names, char *selection, size_t selsize, mbl_status *st);
+
+/* Rows of the states for the reduction engine, from user-state Jacobian values usjac (the part
+ * of a tape_us evaluation after the 3 nus + 2 nuvs values): level 0: dS/dq (P), 1: d(S')/dq,
+ * 2: d(S'')/dv, 3: d(S'')/dq. out is z x n (ld z); coordinate states give e_i (level 0) or 0. */
+void mbl_lin_state_rows(const mbl_model *md, const int *uidx, const int *cidx, int z, const double *usjac, int level,
+                        double *out);
 
 /* The reduction engine. S = P q (P: z x n, ld z, z = n - r) completes the r independent
  * constraint rows to the regular matrix Jc = [Phi_q(rows, :); P]. With Qs = dq/dS = Jc^-1 [0; I],
@@ -48,11 +56,14 @@ int mbl_partition_select(const mbl_model *md, const mbl_blocks *B, const int *ro
  *   M-hat = Qs^T M Qs, C-hat = Qs^T (M Ha + Rv Qs), K-hat = Qs^T (M Ga + Rv Vs + Rq Qs),
  *   F = -Qs^T (M Ra + Rr)
  * (source 000 Eq. 6-9 when P selects coordinates; source 003 Eq. 4.7-4.13 when P = T^T is an
- * orthonormal tangent basis). Rq may be replaced by Rq_use (NULL: B->Rq). Fills A, B, C, D, M,
+ * orthonormal tangent basis). Nonlinear states S = s(q) add their curvature through Pd_q =
+ * d(S')/dq, Pdd_v = d(S'')/dv, Pdd_q = d(S'')/dq (z x n each, NULL: zero, as for S = P q), which
+ * enter the velocity and acceleration rows like those of the constraints. Rq may be replaced by Rq_use (NULL: B->Rq). Fills A, B, C, D, M,
  * Cd, K, F, q_S, v_W and cond of lin (allocated by the caller with z0 = z1 = z). Qs_out (n x z,
  * may be NULL) and Jc_lu_out (may be NULL, caller frees) return Qs and the factorization of Jc. */
-int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, int z, const double *Rq_use,
-               double rcond_min, mbl_linear *lin, mbla_dlu **Jc_lu_out, mbl_status *st);
+int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, const double *Pd_q, const double *Pdd_v,
+               const double *Pdd_q, int z, const double *Rq_use, double rcond_min, mbl_linear *lin,
+               mbla_dlu **Jc_lu_out, mbl_status *st);
 
 /* Fill state names (pos[i] and "der(pos[i])"), input and output names. */
 int mbl_lin_set_names(const mbl_model *md, mbl_linear *lin, char *const *pos);

@@ -77,7 +77,7 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
         snprintf(names[i], 16, "t%d", i + 1);
     }
     snprintf(lin->method, sizeof lin->method, "nullspace");
-    rc = mbl_reduce(&B, rows, r, P, z, NULL, opt->rcond_min, lin, NULL, st);
+    rc = mbl_reduce(&B, rows, r, P, NULL, NULL, NULL, z, NULL, opt->rcond_min, lin, NULL, st);
     if (rc) goto done;
     if (mbl_lin_set_names(md, lin, names)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");

@@ -1,7 +1,7 @@
 /* `projection`: the MCS velocity projection of source 001 Sec. 3.1 (Eq. 2-6).
  *
- * q' = R z' with R = dq/dz = [Phi_q; P]^-1 [0; I] for independent coordinates z chosen by full
- * pivoting (as `partition`). The projected equations H1 = R^T (M R z'' + M R' z' - f) = 0 are
+ * q' = R z' with R = dq/dz = [Phi_q; dz/dq]^-1 [0; I] for the independent coordinates z of
+ * `partition` (the selection shared with `augmented`, user states preferred). The projected equations H1 = R^T (M R z'' + M R' z' - f) = 0 are
  * linearized with R and dR/dz explicit: dR/dz_i = -[Phi_q; P]^-1 [Phi_qq(R e_i, R); 0], where the
  * constraint Hessian contraction Phi_qq(u, .) is the exact d(Phi')/dq evaluated at velocity u
  * minus its value at zero velocity (Phi' = Phi_q v + Phi_t is linear in v). The term
@@ -23,6 +23,8 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     mbl_blocks B;
     mbl_linear *lin = NULL;
     int *rows = NULL, *indep = NULL;
+    int *uidx = NULL;
+    double *Pd = NULL, *Pddv = NULL, *Pddq = NULL, *S0 = NULL, *Si = NULL, *usv = NULL;
     double *P = NULL, *jac = NULL, *Rq0 = NULL, *g = NULL, *Fv = NULL, *zero = NULL, *vv = NULL, *Pd0 = NULL,
            *Pdi = NULL, *H = NULL, *dR = NULL, *Kx = NULL, *dA = NULL;
     char **names = NULL;
@@ -48,11 +50,13 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
                        r, m);
         goto done;
     }
-    rc = mbl_partition_select(md, &B, rows, r, opt, indep, st);
-    if (rc) goto done;
     int z = n - r;
-    size_t nn = (size_t)n * n, mn = (size_t)m * n;
-    P = mbl_calloc((size_t)z * n + 1, sizeof *P);
+    size_t nn = (size_t)n * n, mn = (size_t)m * n, zn = (size_t)z * n + 1;
+    size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
+    P = mbl_calloc(zn, sizeof *P), Pd = mbl_calloc(zn, sizeof *Pd), Pddv = mbl_calloc(zn, sizeof *Pddv);
+    Pddq = mbl_calloc(zn, sizeof *Pddq), S0 = mbl_calloc(zn, sizeof *S0), Si = mbl_calloc(zn, sizeof *Si);
+    usv = mbl_calloc(nusv, sizeof *usv);
+    uidx = mbl_calloc((size_t)n + 1, sizeof *uidx);
     names = mbl_calloc((size_t)z + 1, sizeof *names);
     jac = mbl_calloc((size_t)md->jac.nz + 1, sizeof *jac);
     Rq0 = mbl_calloc(nn + 1, sizeof *Rq0);
@@ -61,18 +65,22 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     vv = mbl_calloc((size_t)n + 1, sizeof *vv);
     Pd0 = mbl_calloc(mn + 1, sizeof *Pd0);
     Pdi = mbl_calloc(mn + 1, sizeof *Pdi);
-    H = mbl_calloc((size_t)n * z + 1, sizeof *H);
     dR = mbl_calloc((size_t)n * z + 1, sizeof *dR);
     Kx = mbl_calloc((size_t)z * z + 1, sizeof *Kx);
     lin = mbl_linear_alloc(n, z, z, md->nr, md->ny);
-    if (!P || !names || !jac || !Rq0 || !Fv || !zero || !vv || !Pd0 || !Pdi || !H || !dR || !Kx || !lin) {
+    if (!P || !Pd || !Pddv || !Pddq || !S0 || !Si || !usv || !uidx || !names || !jac || !Rq0 || !Fv || !zero || !vv ||
+        !Pd0 || !Pdi || !dR || !Kx || !lin) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    for (int i = 0; i < z; i++) {
-        P[i + (size_t)indep[i] * z] = 1.0;
-        names[i] = md->qname[indep[i]];
-    }
+    rc = mbl_lin_states(md, &B, opt, z, uidx, indep, names, lin->selection, sizeof lin->selection, st);
+    if (rc) goto done;
+    int usoff = 3 * md->nus + 2 * md->nuvs;
+    const double *usjac = B.ev.us + usoff;
+    mbl_lin_state_rows(md, uidx, indep, z, usjac, 0, P);
+    mbl_lin_state_rows(md, uidx, indep, z, usjac, 1, Pd);
+    mbl_lin_state_rows(md, uidx, indep, z, usjac, 2, Pddv);
+    mbl_lin_state_rows(md, uidx, indep, z, usjac, 3, Pddq);
     snprintf(lin->method, sizeof lin->method, "projection");
     /* equations of motion without multipliers: dR/dq at lambda = 0 and g = M q'' - f */
     rc = mbl_blocks_eval_jac(md, pt, pt->v, zero, jac, &B.ev, st);
@@ -83,27 +91,39 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     rc = mblx_tape_eval(md->tape_F, B.ev.syms, Fv, B.ev.work, st);
     if (rc) goto done;
     g = Fv + e0;
-    rc = mbl_reduce(&B, rows, r, P, z, Rq0, opt->rcond_min, lin, &lu, st);
+    rc = mbl_reduce(&B, rows, r, P, Pd, Pddv, Pddq, z, Rq0, opt->rcond_min, lin, &lu, st);
     if (rc) goto done;
     const double *R = lin->q_S;
     /* Phi_qq(u, .) = d(Phi')/dq (v = u) - d(Phi')/dq (v = 0) */
     rc = mbl_blocks_eval_jac(md, pt, zero, pt->lambda, jac, &B.ev, st);
     if (rc) goto done;
     mbl_sjac_dense(md, &md->jac, jac, v0, v1, MBL_BLK_Q, Pd0);
+    rc = mblx_tape_eval(md->tape_us, B.ev.syms, usv, B.ev.work, st);
+    if (rc) goto done;
+    mbl_lin_state_rows(md, uidx, indep, z, usv + usoff, 1, S0);
     for (int i = 0; i < z; i++) {
         for (int c = 0; c < n; c++) vv[c] = R[c + (size_t)i * n];
         rc = mbl_blocks_eval_jac(md, pt, vv, pt->lambda, jac, &B.ev, st);
+        if (!rc) rc = mblx_tape_eval(md->tape_us, B.ev.syms, usv, B.ev.work, st);
         if (rc) goto done;
         mbl_sjac_dense(md, &md->jac, jac, v0, v1, MBL_BLK_Q, Pdi);
         for (size_t p = 0; p < mn; p++) Pdi[p] -= Pd0[p];
-        /* dR/dz_i = -Jc^-1 [Phi_qq(R e_i, R); 0] */
+        mbl_lin_state_rows(md, uidx, indep, z, usv + usoff, 1, Si);
+        for (size_t p = 0; p + 1 < zn; p++) Si[p] -= S0[p];
+        /* dR/dz_i = -Jc^-1 [Phi_qq(R e_i, R); s_qq(R e_i, R)] (s_qq = 0 for coordinate states) */
         memset(dR, 0, (size_t)n * z * sizeof *dR);
-        for (int j = 0; j < z; j++)
+        for (int j = 0; j < z; j++) {
             for (int a = 0; a < r; a++) {
                 double s = 0;
                 for (int c = 0; c < n; c++) s += Pdi[rows[a] + (size_t)c * m] * R[c + (size_t)j * n];
                 dR[a + (size_t)j * n] = -s;
             }
+            for (int a = 0; a < z; a++) {
+                double s = 0;
+                for (int c = 0; c < n; c++) s += Si[a + (size_t)c * z] * R[c + (size_t)j * n];
+                dR[r + a + (size_t)j * n] = -s;
+            }
+        }
         rc = mbla_dlu_solve(lu, 'N', z, dR, n, st);
         if (rc) goto done;
         /* K column i += (dR/dz_i)^T g */
@@ -136,9 +156,6 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    int len = snprintf(lin->selection, sizeof lin->selection, "independent coordinates z by full pivoting:");
-    for (int i = 0; i < z && len > 0 && (size_t)len < sizeof lin->selection; i++)
-        len += snprintf(lin->selection + len, sizeof lin->selection - (size_t)len, " %s", names[i]);
     snprintf(lin->notes, sizeof lin->notes, "velocity transformation R (%d x %d) and dR/dz from the constraint Hessian",
              n, z);
     *out = lin;
@@ -147,6 +164,7 @@ done:
     mbl_blocks_free(&B);
     mbl_free(rows), mbl_free(indep), mbl_free(P), mbl_free(names), mbl_free(jac), mbl_free(Rq0), mbl_free(Fv);
     mbl_free(zero), mbl_free(vv), mbl_free(Pd0), mbl_free(Pdi), mbl_free(H), mbl_free(dR), mbl_free(Kx), mbl_free(dA);
+    mbl_free(uidx), mbl_free(Pd), mbl_free(Pddv), mbl_free(Pddq), mbl_free(S0), mbl_free(Si), mbl_free(usv);
     mbla_dlu_free(lu);
     mbla_dlu_free(mlu);
     mbl_linear_free(lin);
