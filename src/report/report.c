@@ -241,12 +241,16 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
     fprintf(f, "  states:");
     for (int i = 0; i < lin->nx; i++) fprintf(f, " %s", lin->state_names[i]);
     fprintf(f, "\n  selection: %s\n", lin->selection);
+    if (lin->notes[0]) fprintf(f, "  notes: %s\n", lin->notes);
+    if (lin->err_est > 0) fprintf(f, "  estimated eigenvalue error: %.3g\n", lin->err_est);
     if (modes) {
         fprintf(f, "\nEigenvalues (%d)\n", modes->nx);
         fprintf(f, "  %4s  %16s  %14s  %16s  %16s\n", "mode", "frequency [Hz]", "damping ratio", "real", "imaginary");
         for (int i = 0; i < modes->nx; i++) {
             const mbl_mode *m = &modes->modes[i];
-            const char *tag = m->kind == MBL_MODE_ZERO ? "  (zero / rigid-body mode)" : "";
+            const char *tag = m->spurious                  ? "  (spurious)"
+                              : m->kind == MBL_MODE_ZERO ? "  (zero / rigid-body mode)"
+                                                         : "";
             fprintf(f, "  %4d  %16.8g  %14.6g  %16.8g  %16.8g%s\n", i + 1, m->freq_hz, m->damping_ratio, m->re,
                     m->im, tag);
         }
