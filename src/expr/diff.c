@@ -38,7 +38,7 @@ typedef struct argcopy {
 
 static int args_copy(const mblx_graph *g, mblx_id v, argcopy *c)
 {
-    c->n = g->na[v];
+    c->n = g->nd[v].na;
     c->a = c->local;
     if (c->n > LOCAL_ARGS && !(c->a = mbl_alloc_array(c->n, sizeof *c->a))) return -1;
     memcpy(c->a, mblx__args(g, v), c->n * sizeof *c->a);
@@ -99,14 +99,14 @@ static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *s
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        if (!mblx__valid(g, syms[i]) || g->op[syms[i]] != MBLX_OP_SYMBOL) {
+        if (!mblx__valid(g, syms[i]) || g->nd[syms[i]].op != MBLX_OP_SYMBOL) {
             if (mblx__valid(g, syms[i]) || syms[i] != XNONE)
                 mblx__fail(g, MBL_EARG, "%s: argument %zu is not a symbol", who, i);
             goto fail;
         }
         mblx_id nd = nodes ? nodes[i] : fill;
         if (!mblx__valid(g, nd)) goto fail;
-        S->s[i].sym = (uint32_t)g->val[syms[i]];
+        S->s[i].sym = (uint32_t)g->nd[syms[i]].val;
         S->s[i].node = nd;
     }
     S->n = n;
@@ -127,10 +127,10 @@ fail:
 /* Does node v depend on any symbol of S? */
 static int relevant(const mblx_graph *g, mblx_id v, const seedset *S)
 {
-    uint32_t cnt = g->dcnt[v];
+    uint32_t cnt = g->nd[v].dcnt;
     if (cnt == 0 || S->n == 0) return 0;
     if (S->n == 1) return mblx__dep_has(g, v, S->s[0].sym);
-    const uint32_t *d = g->deps + g->doff[v];
+    const uint32_t *d = g->deps + g->nd[v].doff;
     if (cnt <= S->n) {
         for (uint32_t k = 0; k < cnt; k++)
             if (seed_find(S, d[k]) >= 0) return 1;
@@ -165,7 +165,7 @@ static mblx_id partial(mblx_graph *g, mblx_id v, const argcopy *ac, size_t i)
 {
     const uint32_t *a = ac->a;
     mblx_id one = g->one, zero = g->zero;
-    unsigned op = g->op[v];
+    unsigned op = g->nd[v].op;
     switch (op) {
     case MBLX_OP_POW: {
         double ev;
@@ -239,8 +239,8 @@ static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
 {
     argcopy ac;
     if (args_copy(g, v, &ac)) return mblx__oom(g);
-    unsigned op = g->op[v];
-    double val = g->val[v];
+    unsigned op = g->nd[v].op;
+    double val = g->nd[v].val;
     mblx_id res = XNONE;
     uint32_t local[LOCAL_ARGS], *t = local;
     if (ac.n > LOCAL_ARGS && !(t = mbl_alloc_array(ac.n, sizeof *t))) {
@@ -295,13 +295,13 @@ static mblx_id traverse(mblx_graph *g, mblx_id root, const seedset *S, int mode)
             continue;
         }
         g->stamp[v] = epoch;
-        if (g->op[v] == MBLX_OP_SYMBOL) {
-            g->memo[v] = S->s[seed_find(S, (uint32_t)g->val[v])].node;
+        if (g->nd[v].op == MBLX_OP_SYMBOL) {
+            g->memo[v] = S->s[seed_find(S, (uint32_t)g->nd[v].val)].node;
             st.n--;
             continue;
         }
         g->memo[v] = XPENDING;
-        for (uint32_t i = 0; i < g->na[v]; i++) {
+        for (uint32_t i = 0; i < g->nd[v].na; i++) {
             mblx_id c = mblx__args(g, v)[i];
             if (g->stamp[c] != epoch && relevant(g, c, S) && u32_push(&st, c)) goto oom;
         }
@@ -318,8 +318,8 @@ out:
 mblx_id mblx_diff(mblx_graph *g, mblx_id e, mblx_id sym)
 {
     if (!g || !mblx__valid(g, e) || !mblx__valid(g, sym)) return XNONE;
-    if (g->op[sym] != MBLX_OP_SYMBOL) return mblx__fail(g, MBL_EARG, "mblx_diff: not a symbol");
-    seed s1 = {(uint32_t)g->val[sym], g->one};
+    if (g->nd[sym].op != MBLX_OP_SYMBOL) return mblx__fail(g, MBL_EARG, "mblx_diff: not a symbol");
+    seed s1 = {(uint32_t)g->nd[sym].val, g->one};
     seedset S = {&s1, 1};
     return traverse(g, e, &S, MODE_DIFF);
 }
@@ -406,7 +406,7 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
         }
         size_t nu = 0;
         for (size_t i = 0; i < n; i++) {
-            if (!mblx__valid(g, syms[i]) || g->op[syms[i]] != MBLX_OP_SYMBOL) {
+            if (!mblx__valid(g, syms[i]) || g->nd[syms[i]].op != MBLX_OP_SYMBOL) {
                 mbl_free(u);
                 mblx__fail(g, MBL_EARG, "mblx_gradient: argument %zu is not a symbol", i);
                 goto fail;
@@ -421,7 +421,7 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
             goto fail;
         }
         for (size_t i = 0; i < nu; i++) {
-            S.s[i].sym = (uint32_t)g->val[u[i]];
+            S.s[i].sym = (uint32_t)g->nd[u[i]].val;
             S.s[i].node = u[i];
         }
         mbl_free(u);
@@ -452,7 +452,7 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
         }
         g->stamp[v] = epoch;
         g->memo[v] = XPENDING;
-        for (uint32_t i = 0; i < g->na[v]; i++) {
+        for (uint32_t i = 0; i < g->nd[v].na; i++) {
             mblx_id c = mblx__args(g, v)[i];
             if (g->stamp[c] != epoch && relevant(g, c, &S) && u32_push(&st, c)) goto oom;
         }
@@ -491,10 +491,10 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
         mblx_id a = cnt == 1 ? tmp[0] : mblx_sum(g, cnt, tmp);
         if (a == XNONE) goto fail;
         adj.p[k] = a;
-        if (g->op[v] == MBLX_OP_SYMBOL || a == g->zero) continue;
+        if (g->nd[v].op == MBLX_OP_SYMBOL || a == g->zero) continue;
         argcopy ac;
         if (args_copy(g, v, &ac)) goto oom;
-        unsigned op = g->op[v];
+        unsigned op = g->nd[v].op;
         for (size_t i = 0; i < ac.n; i++) {
             mblx_id c = ac.a[i];
             if (g->stamp[c] != epoch) continue; /* not relevant */
@@ -502,7 +502,7 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
             if (op == MBLX_OP_ADD)
                 t = a;
             else if (op == MBLX_OP_MUL)
-                t = mul_others(g, g->val[v], &ac, i, a);
+                t = mul_others(g, g->nd[v].val, &ac, i, a);
             else
                 t = mblx_mul(g, a, partial(g, v, &ac, i));
             if (t == XNONE) {
@@ -587,17 +587,17 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
     /* seed set: symbol index -> column (stored in node) */
     seedset S;
     if (seeds_make(g, "mblx_jacobian", n, syms, NULL, g->zero, &S)) return g->err;
-    for (size_t j = 0; j < n; j++) S.s[seed_find(&S, (uint32_t)g->val[syms[j]])].node = (mblx_id)j;
+    for (size_t j = 0; j < n; j++) S.s[seed_find(&S, (uint32_t)g->nd[syms[j]].val)].node = (mblx_id)j;
     trip *T = NULL;
     size_t nt = 0, capt = 0;
     u32vec cols = {NULL, 0, 0};
     for (size_t i = 0; i < m; i++) {
         mblx_id e = exprs[i];
         cols.n = 0;
-        uint32_t cnt = g->dcnt[e];
+        uint32_t cnt = g->nd[e].dcnt;
         if (cnt <= S.n) {
             for (uint32_t k = 0; k < cnt; k++) {
-                long p = seed_find(&S, g->deps[g->doff[e] + k]);
+                long p = seed_find(&S, g->deps[g->nd[e].doff + k]);
                 if (p >= 0 && u32_push(&cols, S.s[p].node)) goto oom;
             }
         } else {

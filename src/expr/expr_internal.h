@@ -7,16 +7,21 @@
 
 #include "mblin/expr.h"
 
-/* Node storage is a structure of arrays indexed by node id. args/deps are pools addressed by
- * (offset, count). stamp/memo are per-node scratch for traversals (valid when
- * stamp[v] == epoch), grown with the node arrays. */
+/* One node (32 bytes: comparing a candidate while interning touches one cache line). */
+typedef struct mblx__node {
+    double val;      /* CONST value, ADD constant term, MUL coefficient, SYMBOL index */
+    uint32_t aoff;   /* operands: args[aoff .. aoff+na) */
+    uint32_t na;
+    uint32_t doff;   /* dependence set: deps[doff .. doff+dcnt) */
+    uint32_t dcnt;
+    uint8_t op;
+} mblx__node;
+
+/* Nodes are indexed by id; args/deps are pools addressed by (offset, count). stamp/memo are
+ * per-node scratch for traversals (valid when stamp[v] == epoch), grown with the nodes. */
 struct mblx_graph {
     uint32_t n, cap;
-    uint8_t *op;
-    uint32_t *na, *aoff; /* operand count and offset into args */
-    double *val;
-    uint32_t *hash;
-    uint32_t *doff, *dcnt; /* dependence set: deps[doff .. doff+dcnt) */
+    mblx__node *nd;
     uint32_t *stamp, *memo;
     uint32_t epoch;
 
@@ -62,16 +67,15 @@ void mblx__new_epoch(mblx_graph *g);
 static inline int mblx__valid(const mblx_graph *g, mblx_id e) { return e < g->n; }
 static inline const uint32_t *mblx__args(const mblx_graph *g, mblx_id e)
 {
-    return g->args + g->aoff[e];
+    return g->args + g->nd[e].aoff;
 }
 /* 1 if node e depends on symbol index s (binary search). */
 int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s);
 
 /* A read-only view of a node store, so that one printer serves the graph and the tapes. */
 typedef struct mblx__view {
-    const uint8_t *op;
-    const double *val;
-    const uint32_t *na, *aoff, *args;
+    const mblx__node *nd;
+    const uint32_t *args;
     const char *(*symname)(const void *ctx, uint32_t node);
     const void *ctx;
 } mblx__view;

@@ -82,13 +82,7 @@ static int grow_nodes(mblx_graph *g, size_t need)
         if (!q_) return -1;                                                                   \
         g->field = q_;                                                                        \
     } while (0)
-    GROW_ARR(op);
-    GROW_ARR(na);
-    GROW_ARR(aoff);
-    GROW_ARR(val);
-    GROW_ARR(hash);
-    GROW_ARR(doff);
-    GROW_ARR(dcnt);
+    GROW_ARR(nd);
     GROW_ARR(stamp);
     GROW_ARR(memo);
 #undef GROW_ARR
@@ -131,8 +125,8 @@ static uint32_t hash_key(unsigned op, double v, size_t n, const uint32_t *a)
 static int same_key(const mblx_graph *g, mblx_id e, unsigned op, double v, size_t n,
                     const uint32_t *a)
 {
-    if (g->op[e] != op || g->na[e] != n) return 0;
-    if (memcmp(&g->val[e], &v, sizeof v) != 0) return 0;
+    if (g->nd[e].op != op || g->nd[e].na != n) return 0;
+    if (memcmp(&g->nd[e].val, &v, sizeof v) != 0) return 0;
     const uint32_t *b = mblx__args(g, e);
     for (size_t i = 0; i < n; i++)
         if (a[i] != b[i]) return 0;
@@ -163,8 +157,8 @@ static int table_rehash(mblx_graph *g, size_t ncap)
 
 int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s)
 {
-    const uint32_t *d = g->deps + g->doff[e];
-    size_t lo = 0, hi = g->dcnt[e];
+    const uint32_t *d = g->deps + g->nd[e].doff;
+    size_t lo = 0, hi = g->nd[e].dcnt;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (d[mid] < s)
@@ -192,31 +186,31 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
     if (n == 0) return 0;
     size_t best = 0;
     for (size_t i = 1; i < n; i++)
-        if (g->dcnt[a[i]] > g->dcnt[a[best]]) best = i;
+        if (g->nd[a[i]].dcnt > g->nd[a[best]].dcnt) best = i;
     uint32_t b = a[best];
     int subset = 1;
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t c = a[i];
-        total += g->dcnt[c];
-        if (!subset || c == b || g->dcnt[c] == 0 || g->doff[c] == g->doff[b]) continue;
-        const uint32_t *d = g->deps + g->doff[c];
-        for (uint32_t k = 0; k < g->dcnt[c]; k++)
+        total += g->nd[c].dcnt;
+        if (!subset || c == b || g->nd[c].dcnt == 0 || g->nd[c].doff == g->nd[b].doff) continue;
+        const uint32_t *d = g->deps + g->nd[c].doff;
+        for (uint32_t k = 0; k < g->nd[c].dcnt; k++)
             if (!mblx__dep_has(g, b, d[k])) {
                 subset = 0;
                 break;
             }
     }
     if (subset) {
-        *off = g->doff[b];
-        *cnt = g->dcnt[b];
+        *off = g->nd[b].doff;
+        *cnt = g->nd[b].dcnt;
         return 0;
     }
     if (grow((void **)&g->tmp, &g->tmp_cap, total, sizeof *g->tmp, INIT_POOL)) return -1;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        memcpy(g->tmp + m, g->deps + g->doff[a[i]], (size_t)g->dcnt[a[i]] * sizeof *g->tmp);
-        m += g->dcnt[a[i]];
+        memcpy(g->tmp + m, g->deps + g->nd[a[i]].doff, (size_t)g->nd[a[i]].dcnt * sizeof *g->tmp);
+        m += g->nd[a[i]].dcnt;
     }
     qsort(g->tmp, m, sizeof *g->tmp, cmp_u32);
     size_t u = 0;
@@ -256,13 +250,12 @@ static mblx_id intern(mblx_graph *g, unsigned op, double v, size_t n, const uint
     if (compute_deps(g, n, a, &doff, &dcnt)) return mblx__oom(g);
     mblx_id e = g->n;
     if (n) memcpy(g->args + g->nargs_used, a, n * sizeof *a);
-    g->op[e] = (uint8_t)op;
-    g->na[e] = (uint32_t)n;
-    g->aoff[e] = (uint32_t)g->nargs_used;
-    g->val[e] = v;
-    g->hash[e] = h;
-    g->doff[e] = doff;
-    g->dcnt[e] = dcnt;
+    g->nd[e].op = (uint8_t)op;
+    g->nd[e].na = (uint32_t)n;
+    g->nd[e].aoff = (uint32_t)g->nargs_used;
+    g->nd[e].val = v;
+    g->nd[e].doff = doff;
+    g->nd[e].dcnt = dcnt;
     g->stamp[e] = 0;
     g->memo[e] = XNONE;
     g->nargs_used += n;
@@ -300,13 +293,7 @@ mblx_graph *mblx_graph_new(void)
 void mblx_graph_free(mblx_graph *g)
 {
     if (!g) return;
-    mbl_free(g->op);
-    mbl_free(g->na);
-    mbl_free(g->aoff);
-    mbl_free(g->val);
-    mbl_free(g->hash);
-    mbl_free(g->doff);
-    mbl_free(g->dcnt);
+    mbl_free(g->nd);
     mbl_free(g->stamp);
     mbl_free(g->memo);
     mbl_free(g->args);
@@ -326,31 +313,31 @@ size_t mblx_node_count(const mblx_graph *g) { return g ? g->n : 0; }
 
 mblx_op mblx_node_op(const mblx_graph *g, mblx_id e)
 {
-    return (g && mblx__valid(g, e)) ? (mblx_op)g->op[e] : MBLX_OP_COUNT_;
+    return (g && mblx__valid(g, e)) ? (mblx_op)g->nd[e].op : MBLX_OP_COUNT_;
 }
 
 int mblx_node_nargs(const mblx_graph *g, mblx_id e)
 {
-    return (g && mblx__valid(g, e)) ? (int)g->na[e] : 0;
+    return (g && mblx__valid(g, e)) ? (int)g->nd[e].na : 0;
 }
 
 mblx_id mblx_node_arg(const mblx_graph *g, mblx_id e, int i)
 {
-    if (!g || !mblx__valid(g, e) || i < 0 || (uint32_t)i >= g->na[e]) return XNONE;
+    if (!g || !mblx__valid(g, e) || i < 0 || (uint32_t)i >= g->nd[e].na) return XNONE;
     return mblx__args(g, e)[i];
 }
 
 double mblx_node_value(const mblx_graph *g, mblx_id e)
 {
     if (!g || !mblx__valid(g, e)) return NAN;
-    unsigned op = g->op[e];
-    return (op == MBLX_OP_CONST || op == MBLX_OP_ADD || op == MBLX_OP_MUL) ? g->val[e] : 0.0;
+    unsigned op = g->nd[e].op;
+    return (op == MBLX_OP_CONST || op == MBLX_OP_ADD || op == MBLX_OP_MUL) ? g->nd[e].val : 0.0;
 }
 
 int mblx_is_const(const mblx_graph *g, mblx_id e, double *value)
 {
-    if (!g || !mblx__valid(g, e) || g->op[e] != MBLX_OP_CONST) return 0;
-    if (value) *value = g->val[e];
+    if (!g || !mblx__valid(g, e) || g->nd[e].op != MBLX_OP_CONST) return 0;
+    if (value) *value = g->nd[e].val;
     return 1;
 }
 
@@ -360,15 +347,15 @@ const uint32_t *mblx_node_deps(const mblx_graph *g, mblx_id e, size_t *count)
         if (count) *count = 0;
         return NULL;
     }
-    if (count) *count = g->dcnt[e];
-    return g->deps + g->doff[e];
+    if (count) *count = g->nd[e].dcnt;
+    return g->deps + g->nd[e].doff;
 }
 
 int mblx_depends(const mblx_graph *g, mblx_id e, mblx_id sym)
 {
-    if (!g || !mblx__valid(g, e) || !mblx__valid(g, sym) || g->op[sym] != MBLX_OP_SYMBOL)
+    if (!g || !mblx__valid(g, e) || !mblx__valid(g, sym) || g->nd[sym].op != MBLX_OP_SYMBOL)
         return 0;
-    return mblx__dep_has(g, e, (uint32_t)g->val[sym]);
+    return mblx__dep_has(g, e, (uint32_t)g->nd[sym].val);
 }
 
 /* ---- symbols ------------------------------------------------------------------------------ */
@@ -452,13 +439,12 @@ mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len)
     e = g->n;
     g->sym_node[s] = e;
     g->deps[g->ndeps_used] = s;
-    g->op[e] = MBLX_OP_SYMBOL;
-    g->na[e] = 0;
-    g->aoff[e] = (uint32_t)g->nargs_used;
-    g->val[e] = (double)s;
-    g->hash[e] = 0;
-    g->doff[e] = (uint32_t)g->ndeps_used;
-    g->dcnt[e] = 1;
+    g->nd[e].op = MBLX_OP_SYMBOL;
+    g->nd[e].na = 0;
+    g->nd[e].aoff = (uint32_t)g->nargs_used;
+    g->nd[e].val = (double)s;
+    g->nd[e].doff = (uint32_t)g->ndeps_used;
+    g->nd[e].dcnt = 1;
     g->stamp[e] = 0;
     g->memo[e] = XNONE;
     g->ndeps_used++;
@@ -479,8 +465,8 @@ mblx_id mblx_symbol(mblx_graph *g, const char *name)
 
 long mblx_symbol_index(const mblx_graph *g, mblx_id e)
 {
-    if (!g || !mblx__valid(g, e) || g->op[e] != MBLX_OP_SYMBOL) return -1;
-    return (long)g->val[e];
+    if (!g || !mblx__valid(g, e) || g->nd[e].op != MBLX_OP_SYMBOL) return -1;
+    return (long)g->nd[e].val;
 }
 
 size_t mblx_symbol_count(const mblx_graph *g) { return g ? g->nsym : 0; }
@@ -509,8 +495,8 @@ mblx_id mblx_const(mblx_graph *g, double v)
 
 static int is_const(const mblx_graph *g, mblx_id e, double *v)
 {
-    if (g->op[e] != MBLX_OP_CONST) return 0;
-    if (v) *v = g->val[e];
+    if (g->nd[e].op != MBLX_OP_CONST) return 0;
+    if (v) *v = g->nd[e].val;
     return 1;
 }
 
@@ -586,12 +572,12 @@ static void sum_add_term(sum_acc *s, mblx_id t, double c)
     const uint32_t *key = &t;
     uint32_t klen = 1;
     double coef = c;
-    if (g->op[t] == MBLX_OP_MUL) {
-        double cc = c * g->val[t];
+    if (g->nd[t].op == MBLX_OP_MUL) {
+        double cc = c * g->nd[t].val;
         if (isfinite(cc)) {
             coef = cc;
             key = mblx__args(g, t);
-            klen = g->na[t];
+            klen = g->nd[t].na;
         }
     }
     if (vec_reserve(&s->recs, 1, sizeof(term_rec)) || vec_reserve(&s->keys, klen, sizeof(uint32_t))) {
@@ -609,19 +595,19 @@ static void sum_add_term(sum_acc *s, mblx_id t, double c)
 static void sum_add(sum_acc *s, mblx_id t, double c)
 {
     mblx_graph *g = s->g;
-    if (g->op[t] == MBLX_OP_ADD && g->na[t] <= MBLX_FLATTEN_MAX && isfinite(s->k + c * g->val[t])) {
-        s->k += c * g->val[t];
+    if (g->nd[t].op == MBLX_OP_ADD && g->nd[t].na <= MBLX_FLATTEN_MAX && isfinite(s->k + c * g->nd[t].val)) {
+        s->k += c * g->nd[t].val;
         const uint32_t *a = mblx__args(g, t);
-        for (uint32_t i = 0; i < g->na[t]; i++) {
+        for (uint32_t i = 0; i < g->nd[t].na; i++) {
             sum_add_term(s, a[i], c);
             a = mblx__args(g, t);
         }
         return;
     }
-    if (g->op[t] == MBLX_OP_MUL && g->na[t] == 1 && g->op[mblx__args(g, t)[0]] == MBLX_OP_ADD &&
-        g->na[mblx__args(g, t)[0]] <= MBLX_FLATTEN_MAX && isfinite(c * g->val[t])) {
+    if (g->nd[t].op == MBLX_OP_MUL && g->nd[t].na == 1 && g->nd[mblx__args(g, t)[0]].op == MBLX_OP_ADD &&
+        g->nd[mblx__args(g, t)[0]].na <= MBLX_FLATTEN_MAX && isfinite(c * g->nd[t].val)) {
         /* c * (a + b) inside a sum: distribute */
-        sum_add(s, mblx__args(g, t)[0], c * g->val[t]);
+        sum_add(s, mblx__args(g, t)[0], c * g->nd[t].val);
         return;
     }
     sum_add_term(s, t, c);
@@ -749,21 +735,21 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
         }
         size_t cnt = 1;
         const uint32_t *list = &f[i];
-        if (g->op[t] == MBLX_OP_MUL && g->na[t] <= MBLX_FLATTEN_MAX) {
-            if (isfinite(coef * g->val[t])) {
-                coef *= g->val[t];
+        if (g->nd[t].op == MBLX_OP_MUL && g->nd[t].na <= MBLX_FLATTEN_MAX) {
+            if (isfinite(coef * g->nd[t].val)) {
+                coef *= g->nd[t].val;
             } else {
-                mblx_id kc = mblx_const(g, g->val[t]);
+                mblx_id kc = mblx_const(g, g->nd[t].val);
                 if (kc == XNONE) goto done;
                 PUSH_FAC(kc, 1.0);
             }
-            cnt = g->na[t];
+            cnt = g->nd[t].na;
             list = mblx__args(g, t);
         }
         for (size_t k = 0; k < cnt; k++) {
             mblx_id x = list[k];
             double ev;
-            if (g->op[x] == MBLX_OP_POW && is_const(g, mblx__args(g, x)[1], &ev))
+            if (g->nd[x].op == MBLX_OP_POW && is_const(g, mblx__args(g, x)[1], &ev))
                 PUSH_FAC(mblx__args(g, x)[0], ev);
             else
                 PUSH_FAC(x, 1.0);
@@ -795,7 +781,7 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
         mblx_id t = r[i].e == 1.0 ? r[i].base : pow_num(g, r[i].base, r[i].e);
         if (t == XNONE) goto done;
         if (r[i].e != 1.0 &&
-            !(g->op[t] == MBLX_OP_POW && mblx__args(g, t)[0] == r[i].base))
+            !(g->nd[t].op == MBLX_OP_POW && mblx__args(g, t)[0] == r[i].base))
             renorm = 1;
         out[nf++] = t;
     }
@@ -813,8 +799,8 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
                 size_t j = i;
                 while (j > 0) {
                     uint32_t y = out[j - 1];
-                    uint32_t bx = g->op[x] == MBLX_OP_POW ? mblx__args(g, x)[0] : x;
-                    uint32_t by = g->op[y] == MBLX_OP_POW ? mblx__args(g, y)[0] : y;
+                    uint32_t bx = g->nd[x].op == MBLX_OP_POW ? mblx__args(g, x)[0] : x;
+                    uint32_t by = g->nd[y].op == MBLX_OP_POW ? mblx__args(g, y)[0] : y;
                     if (by <= bx) break;
                     out[j] = y;
                     j--;
@@ -863,14 +849,14 @@ static mblx_id pow_num(mblx_graph *g, mblx_id b, double e)
     }
     if (is_integer(e)) {
         double be;
-        if (g->op[b] == MBLX_OP_POW && is_const(g, mblx__args(g, b)[1], &be) &&
+        if (g->nd[b].op == MBLX_OP_POW && is_const(g, mblx__args(g, b)[1], &be) &&
             isfinite(be * e))
             return pow_num(g, mblx__args(g, b)[0], be * e);
-        if (g->op[b] == MBLX_OP_SQRT && fmod(e, 2.0) == 0.0)
+        if (g->nd[b].op == MBLX_OP_SQRT && fmod(e, 2.0) == 0.0)
             return pow_num(g, mblx__args(g, b)[0], e / 2.0);
-        if (g->op[b] == MBLX_OP_MUL && isfinite(pow(g->val[b], e)) && pow(g->val[b], e) != 0.0) {
+        if (g->nd[b].op == MBLX_OP_MUL && isfinite(pow(g->nd[b].val, e)) && pow(g->nd[b].val, e) != 0.0) {
             /* (c * x * y)^n = c^n * x^n * y^n */
-            size_t n = g->na[b];
+            size_t n = g->nd[b].na;
             uint32_t local[LOCAL_ARGS], *fs = local;
             if (n > LOCAL_ARGS && !(fs = mbl_alloc_array(n, sizeof *fs))) return mblx__oom(g);
             mblx_id res = XNONE;
@@ -879,7 +865,7 @@ static mblx_id pow_num(mblx_graph *g, mblx_id b, double e)
                 fs[i] = pow_num(g, mblx__args(g, b)[i], e);
                 if (fs[i] == XNONE) break;
             }
-            if (i == n) res = product_core(g, pow(g->val[b], e), n, fs, 0);
+            if (i == n) res = product_core(g, pow(g->nd[b].val, e), n, fs, 0);
             if (fs != local) mbl_free(fs);
             return res;
         }
@@ -979,7 +965,7 @@ static mblx_id fun1(mblx_graph *g, unsigned op, mblx_id a)
         double r = fold1(op, v);
         if (isfinite(r)) return mblx_const(g, r);
     }
-    unsigned aop = g->op[a];
+    unsigned aop = g->nd[a].op;
     if (op == MBLX_OP_LOG && aop == MBLX_OP_EXP) return mblx__args(g, a)[0];
     if ((op == MBLX_OP_ABS || op == MBLX_OP_SIGN) && aop == op) return a;
     uint32_t arg = a;

@@ -140,19 +140,19 @@ static void push_den(tstack *s, uint32_t base, double e)
 /* Is x (in view v) a power with a negative numeric exponent? Then *base, *e = base, -exponent. */
 static int is_recip(const mblx__view *v, uint32_t x, uint32_t *base, double *e)
 {
-    if (v->op[x] != MBLX_OP_POW) return 0;
-    const uint32_t *a = v->args + v->aoff[x];
-    if (v->op[a[1]] != MBLX_OP_CONST || !(v->val[a[1]] < 0.0)) return 0;
+    if (v->nd[x].op != MBLX_OP_POW) return 0;
+    const uint32_t *a = v->args + v->nd[x].aoff;
+    if (v->nd[a[1]].op != MBLX_OP_CONST || !(v->nd[a[1]].val < 0.0)) return 0;
     /* a constant base (an unfoldable 0^-k) prints as a power: 1/0^k would fold 0^k */
-    if (v->op[a[0]] == MBLX_OP_CONST) return 0;
+    if (v->nd[a[0]].op == MBLX_OP_CONST) return 0;
     *base = a[0];
-    *e = -v->val[a[1]];
+    *e = -v->nd[a[1]].val;
     return 1;
 }
 
 static int term_negative(const mblx__view *v, uint32_t t)
 {
-    return (v->op[t] == MBLX_OP_MUL || v->op[t] == MBLX_OP_CONST) && v->val[t] < 0.0;
+    return (v->nd[t].op == MBLX_OP_MUL || v->nd[t].op == MBLX_OP_CONST) && v->nd[t].val < 0.0;
 }
 
 /* Own precedence of node x printed with the given negation. */
@@ -160,8 +160,8 @@ static int node_prec(const mblx__view *v, uint32_t x, int neg)
 {
     uint32_t b;
     double e;
-    switch (v->op[x]) {
-    case MBLX_OP_CONST: return ((neg ? -v->val[x] : v->val[x]) < 0.0) ? P_PROD : P_ATOM;
+    switch (v->nd[x].op) {
+    case MBLX_OP_CONST: return ((neg ? -v->nd[x].val : v->nd[x].val) < 0.0) ? P_PROD : P_ATOM;
     case MBLX_OP_SYMBOL: return neg ? P_PROD : P_ATOM;
     case MBLX_OP_ADD: return P_SUM;
     case MBLX_OP_MUL: return P_PROD;
@@ -176,24 +176,24 @@ static void expand(const mblx__view *v, tstack *s, uint32_t x, int prec, int neg
     int own = node_prec(v, x, neg);
     /* a negative number right after '^' needs no parentheses: x^-2 */
     int paren = own < prec;
-    if (v->op[x] == MBLX_OP_CONST && prec == P_POW && own == P_PROD) paren = 0;
+    if (v->nd[x].op == MBLX_OP_CONST && prec == P_POW && own == P_PROD) paren = 0;
     if (paren) {
         push_str(s, ")");
         expand(v, s, x, P_NONE, neg);
         push_str(s, "(");
         return;
     }
-    const uint32_t *a = v->args + v->aoff[x];
-    uint32_t na = v->na[x];
-    switch (v->op[x]) {
-    case MBLX_OP_CONST: push_num(s, neg ? -v->val[x] : v->val[x]); return;
+    const uint32_t *a = v->args + v->nd[x].aoff;
+    uint32_t na = v->nd[x].na;
+    switch (v->nd[x].op) {
+    case MBLX_OP_CONST: push_num(s, neg ? -v->nd[x].val : v->nd[x].val); return;
     case MBLX_OP_SYMBOL:
         push_str(s, v->symname(v->ctx, x));
         if (neg) push_str(s, "-");
         return;
     case MBLX_OP_ADD: {
         /* order: positive terms, the constant, negative terms (printed as subtraction) */
-        double k = v->val[x];
+        double k = v->nd[x].val;
         int first_pos = -1;
         for (uint32_t i = 0; i < na; i++)
             if (!term_negative(v, a[i])) {
@@ -228,7 +228,7 @@ static void expand(const mblx__view *v, tstack *s, uint32_t x, int prec, int neg
         return;
     }
     case MBLX_OP_MUL: {
-        double c = neg ? -v->val[x] : v->val[x];
+        double c = neg ? -v->nd[x].val : v->nd[x].val;
         int minus = c < 0.0;
         if (minus) c = -c;
         uint32_t b;
@@ -275,7 +275,7 @@ static void expand(const mblx__view *v, tstack *s, uint32_t x, int prec, int neg
             if (i > 0) push_str(s, ", ");
         }
         push_str(s, "(");
-        push_str(s, mblx_op_name((mblx_op)v->op[x]));
+        push_str(s, mblx_op_name((mblx_op)v->nd[x].op));
         if (neg) push_str(s, "-");
         return;
     }
@@ -330,10 +330,7 @@ static const char *graph_symname(const void *ctx, uint32_t node)
 
 static void graph_view(const mblx_graph *g, mblx__view *v)
 {
-    v->op = g->op;
-    v->val = g->val;
-    v->na = g->na;
-    v->aoff = g->aoff;
+    v->nd = g->nd;
     v->args = g->args;
     v->symname = graph_symname;
     v->ctx = g;

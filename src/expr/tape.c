@@ -29,9 +29,8 @@ struct mblx_tape {
     /* diagnostics: a private copy of the compiled sub-DAG (local node numbering) */
     uint32_t *ins_node;
     size_t nl;
-    uint8_t *lop;
-    double *lval;
-    uint32_t *lna, *laoff, *largs;
+    mblx__node *lnd; /* val, op, na, aoff used */
+    uint32_t *largs;
     size_t *lname; /* SYMBOL nodes: offset into names */
     char *names;
 };
@@ -111,10 +110,7 @@ void mblx_tape_free(mblx_tape *t)
     mbl_free(t->outreg);
     mbl_free(t->ext);
     mbl_free(t->ins_node);
-    mbl_free(t->lop);
-    mbl_free(t->lval);
-    mbl_free(t->lna);
-    mbl_free(t->laoff);
+    mbl_free(t->lnd);
     mbl_free(t->largs);
     mbl_free(t->lname);
     mbl_free(t->names);
@@ -129,7 +125,7 @@ size_t mblx_tape_nsymbols(const mblx_tape *t) { return t ? t->nsymreq : 0; }
 /* Is operand i of local node l read from a register (not an immediate)? */
 static int reg_operand(const mblx_tape *t, uint32_t l, uint32_t i)
 {
-    if (t->lop[l] == MBLX_OP_POW && i == 1 && t->lop[t->largs[t->laoff[l] + 1]] == MBLX_OP_CONST)
+    if (t->lnd[l].op == MBLX_OP_POW && i == 1 && t->lnd[t->largs[t->lnd[l].aoff + 1]].op == MBLX_OP_CONST)
         return 0;
     return 1;
 }
@@ -150,7 +146,7 @@ typedef struct dfs_frame {
 
 static int is_nary(const mblx_graph *g, mblx_id v)
 {
-    return (g->op[v] == MBLX_OP_ADD || g->op[v] == MBLX_OP_MUL) && g->na[v] >= 2;
+    return (g->nd[v].op == MBLX_OP_ADD || g->nd[v].op == MBLX_OP_MUL) && g->nd[v].na >= 2;
 }
 
 mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
@@ -209,7 +205,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
         while (sn) {
             dfs_frame *f = &stack[sn - 1];
             uint32_t v = f->v;
-            if (f->next < g->na[v]) {
+            if (f->next < g->nd[v].na) {
                 uint32_t c = mblx__args(g, v)[f->next];
                 uint32_t *cv = map_get(&map, c, 0);
                 if (!cv) { /* first visit: descend */
@@ -242,27 +238,24 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     t->nl = nl;
     size_t nargs = 0, nnames = 0;
     for (size_t l = 0; l < nl; l++) {
-        nargs += g->na[order[l]];
+        nargs += g->nd[order[l]].na;
         const char *nm = mblx_symbol_name(g, order[l]);
         if (nm) nnames += strlen(nm) + 1;
     }
-    t->lop = mbl_alloc_array(nl ? nl : 1, sizeof *t->lop);
-    t->lval = mbl_alloc_array(nl ? nl : 1, sizeof *t->lval);
-    t->lna = mbl_alloc_array(nl ? nl : 1, sizeof *t->lna);
-    t->laoff = mbl_alloc_array(nl ? nl : 1, sizeof *t->laoff);
+    t->lnd = mbl_calloc(nl ? nl : 1, sizeof *t->lnd);
     t->largs = mbl_alloc_array(nargs ? nargs : 1, sizeof *t->largs);
     t->lname = mbl_alloc_array(nl ? nl : 1, sizeof *t->lname);
     t->names = mbl_malloc(nnames ? nnames : 1);
-    if (!t->lop || !t->lval || !t->lna || !t->laoff || !t->largs || !t->lname || !t->names)
+    if (!t->lnd || !t->largs || !t->lname || !t->names)
         goto oom;
     size_t ka = 0, kn = 0, ninsmax = 0;
     for (size_t l = 0; l < nl; l++) {
         uint32_t v = order[l];
-        t->lop[l] = g->op[v];
-        t->lval[l] = g->val[v];
-        t->lna[l] = g->na[v];
-        t->laoff[l] = (uint32_t)ka;
-        for (uint32_t i = 0; i < g->na[v]; i++)
+        t->lnd[l].op = g->nd[v].op;
+        t->lnd[l].val = g->nd[v].val;
+        t->lnd[l].na = g->nd[v].na;
+        t->lnd[l].aoff = (uint32_t)ka;
+        for (uint32_t i = 0; i < g->nd[v].na; i++)
             t->largs[ka++] = *map_get(&map, mblx__args(g, v)[i], 0);
         t->lname[l] = 0;
         const char *nm = mblx_symbol_name(g, v);
@@ -271,9 +264,9 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
             memcpy(t->names + kn, nm, len);
             t->lname[l] = kn;
             kn += len;
-            if ((size_t)g->val[v] + 1 > t->nsymreq) t->nsymreq = (size_t)g->val[v] + 1;
+            if ((size_t)g->nd[v].val + 1 > t->nsymreq) t->nsymreq = (size_t)g->nd[v].val + 1;
         }
-        ninsmax += (g->op[v] == MBLX_OP_ADD || g->op[v] == MBLX_OP_MUL) ? g->na[v] + 1 : 1;
+        ninsmax += (g->nd[v].op == MBLX_OP_ADD || g->nd[v].op == MBLX_OP_MUL) ? g->nd[v].na + 1 : 1;
     }
     /* 3. last use (event position) of every value that lives in a register */
     lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *lastuse);
@@ -287,19 +280,19 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE, done[l] = 0;
     for (size_t p = 0; p < nev; p++) {
         uint32_t l = ev[p].l;
-        const uint32_t *a = t->largs + t->laoff[l];
+        const uint32_t *a = t->largs + t->lnd[l].aoff;
         if (ev[p].i != XNONE) { /* ACC(l, i): uses operand i (and operand 0 at i == 1) */
             if (ev[p].i >= 1) lastuse[a[ev[p].i]] = (uint32_t)p;
             if (ev[p].i == 1) lastuse[a[0]] = (uint32_t)p;
             continue;
         }
-        if ((t->lop[l] == MBLX_OP_ADD || t->lop[l] == MBLX_OP_MUL) && t->lna[l] >= 2) continue;
-        for (uint32_t i = 0; i < t->lna[l]; i++)
+        if ((t->lnd[l].op == MBLX_OP_ADD || t->lnd[l].op == MBLX_OP_MUL) && t->lnd[l].na >= 2) continue;
+        for (uint32_t i = 0; i < t->lnd[l].na; i++)
             if (reg_operand(t, l, i)) lastuse[a[i]] = (uint32_t)p;
     }
     for (size_t o = 0; o < n; o++) lastuse[*map_get(&map, outputs[o], 0)] = XPENDING; /* never */
     size_t nstep = 0;
-    for (size_t l = 0; l < nl; l++) nstep += t->lop[l] == MBLX_OP_STEP;
+    for (size_t l = 0; l < nl; l++) nstep += t->lnd[l].op == MBLX_OP_STEP;
     if (nstep && !(t->ext = mbl_alloc_array(nstep, 5 * sizeof *t->ext))) goto oom;
     /* 4. emit */
     size_t ni = 0, nfree = 0, nreg = 0, kext = 0;
@@ -323,10 +316,10 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     } while (0)
     for (size_t p = 0; p < nev; p++) {
         uint32_t l = ev[p].l;
-        const uint32_t *a = t->largs + t->laoff[l];
-        uint32_t na = t->lna[l];
-        unsigned op = t->lop[l];
-        double val = t->lval[l];
+        const uint32_t *a = t->largs + t->lnd[l].aoff;
+        uint32_t na = t->lnd[l].na;
+        unsigned op = t->lnd[l].op;
+        double val = t->lnd[l].val;
         int add = op == MBLX_OP_ADD;
         if (ev[p].i != XNONE) {
             uint32_t i = ev[p].i, dst;
@@ -358,8 +351,8 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
         case MBLX_OP_ADD: EMIT(TI_ADDC, reg[a[0]], 0, val); break;
         case MBLX_OP_MUL: EMIT(TI_MULC, reg[a[0]], 0, val); break;
         case MBLX_OP_POW:
-            if (t->lop[a[1]] == MBLX_OP_CONST) {
-                double e = t->lval[a[1]];
+            if (t->lnd[a[1]].op == MBLX_OP_CONST) {
+                double e = t->lnd[a[1]].val;
                 uint32_t b = reg[a[0]];
                 if (e == 2.0) EMIT(TI_SQR, b, 0, e);
                 else if (e == 3.0) EMIT(TI_CUBE, b, 0, e);
@@ -498,7 +491,7 @@ static int diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *
         double a = p->op == TI_LDS ? x[p->a] : (p->op == TI_LDC ? p->c : w[p->a]);
         double b = (p->op == TI_POW || p->op == TI_ATAN2) ? w[p->b] : p->c;
         char what[MBL_MSG_MAX / 4];
-        switch (t->lop[l]) {
+        switch (t->lnd[l].op) {
         case MBLX_OP_SYMBOL:
             snprintf(what, sizeof what, "non-finite value %g of symbol '%s'", a, tape_symname(t, l));
             break;
@@ -507,7 +500,7 @@ static int diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *
         case MBLX_OP_ASIN:
         case MBLX_OP_ACOS:
             snprintf(what, sizeof what, "%s of value %.17g outside [-1, 1]",
-                     mblx_op_name((mblx_op)t->lop[l]), a);
+                     mblx_op_name((mblx_op)t->lnd[l].op), a);
             break;
         case MBLX_OP_POW:
             if (p->op == TI_POW || p->op == TI_POWC || p->op == TI_RECIP || p->op == TI_RSQR ||
@@ -527,7 +520,7 @@ static int diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *
         default: snprintf(what, sizeof what, "non-finite result %g", v); break;
         }
         char ex[DIAG_EXPR_MAX];
-        mblx__view view = {t->lop, t->lval, t->lna, t->laoff, t->largs, tape_symname, t};
+        mblx__view view = {t->lnd, t->largs, tape_symname, t};
         size_t len = mblx__print_view(&view, l, ex, sizeof ex);
         if (len == SIZE_MAX) return mbl_error(st, MBL_EDOMAIN, "%s", what);
         if (len >= sizeof ex) memcpy(ex + sizeof ex - 4, "...", 4);
