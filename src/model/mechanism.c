@@ -1439,9 +1439,14 @@ static int read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
             if ((n = get(M, v, "damping")) && (rc = text_of(M, n, "damping", &c))) return rc;
             if ((n = get(M, v, tor ? "angle" : "length")) && (rc = text_of(M, n, "free length", &l0))) return rc;
             if ((n = get(M, v, "preload")) && (rc = text_of(M, n, "preload", &f0))) return rc;
+            /* the actuator (preload) and the coefficients may use inputs and measures */
+            if ((rc = subst(M, k, v, NULL, 0, &k)) || (rc = subst(M, c, v, NULL, 0, &c)) ||
+                (rc = subst(M, f0, v, NULL, 0, &f0)))
+                return rc;
             ftext = fmt(M, "-(%s)*(%s - (%s)) - (%s)*der(%s) + (%s)", k, L, l0, c, L, f0);
         }
         const char *fn = fmt(M, "_f_%s", name);
+        if (fe) pos_of(fe, &line, &col); /* errors in the user's expression point into it */
         if ((rc = add_var(M, fn, ftext, line, col))) return rc;
         char *f[3];
         if (tor) {
