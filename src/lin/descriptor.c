@@ -6,14 +6,17 @@
  * C_q = dR/dv, and Phi the r independent rows of Phi_q (QRCP of Phi_q^T): at a singular
  * configuration the redundant rows are dropped, so the pencil stays regular and the multipliers
  * are the minimum-norm ones of the operating point. The constraint rows and multiplier columns
- * are scaled by s (opt->constraint_scale, automatic ||[K_q M]||_1 / ||Phi||_1) so that the pencil
+ * are scaled by s (opt->constraint_scale, automatic ||[K_q M]||_1 / ||[Phi; A_nh]||_1) so that the pencil
  * is balanced. Eigenvalues by QZ (dggev) up to opt->dense_max, by ARPACK shift-invert (the nev
  * nearest opt->shift) above. The pencil has 2(n - r) finite eigenvalues, the spectrum, and 3r
  * infinite ones (index 3): QZ returns the latter with beta = 0 or, from the size-3 Jordan blocks
  * at infinity, as huge finite values; all of them are flagged spurious and the 2(n - r)
  * eigenvalues of smallest modulus are the physical ones.
+ * Non-holonomic constraints A_nh v + b = 0 add k velocity-level rows -s (A_nh dv + (A_nh v)_q dq)
+ * and multiplier columns -s dR/dmu (then 2(n - r) - k physical eigenvalues).
  * The state-space A, B, C, D and M, C, K reported alongside are those of the tangent coordinates
- * of `nullspace` at the same point (the descriptor form itself is in E, Ad, Bd, Cdd). */
+ * of `nullspace` at the same point, or of `augmented` with non-holonomic constraints or on the
+ * sparse path (the descriptor form itself is in E, Ad, Bd, Cdd). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,12 +176,21 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     double *ar = NULL, *ai = NULL, *be = NULL, *VR = NULL;
     cand *cd = NULL;
     *out = NULL;
-    if (md->k > 0)
-        return mbl_error(st, MBL_EMODEL,
-                         "method 'descriptor' supports holonomic constraints only (%d non-holonomic): use augmented",
-                         md->k);
-    if (2 * n + m > opt->dense_max) return descriptor_sparse(md, pt, opt, out, st);
-    rc = mbl_lin_nullspace(md, pt, opt, &lin, st);
+    int k = md->k;
+    double *Rmu = NULL, *Nv = NULL, *Nq = NULL;
+    if (2 * n + m + k > opt->dense_max) {
+        if (k > 0)
+            return mbl_error(st, MBL_EMODEL,
+                             "descriptor: the sparse (ARPACK) path supports holonomic constraints only (%d "
+                             "non-holonomic): raise dense_max or use augmented",
+                             k);
+        return descriptor_sparse(md, pt, opt, out, st);
+    }
+    if (n > opt->dense_n_max)
+        return mbl_error(st, MBL_EDIM, "descriptor: n = %d exceeds dense_n_max = %d", n, opt->dense_n_max);
+    /* the state-space form alongside: tangent coordinates, or the states of augmented with
+     * non-holonomic constraints (the tangent coordinates are position-level only) */
+    rc = k > 0 ? mbl_lin_augmented(md, pt, opt, &lin, st) : mbl_lin_nullspace(md, pt, opt, &lin, st);
     if (rc) return rc;
     snprintf(lin->method, sizeof lin->method, "descriptor");
     rc = mbl_blocks_init(md, pt, &B, st);
@@ -187,12 +199,21 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         return rc;
     }
     rows = mbl_calloc((size_t)m + 1, sizeof *rows);
-    if (!rows) {
+    Rmu = mbl_calloc((size_t)n * k + 1, sizeof *Rmu);
+    Nv = mbl_calloc((size_t)k * n + 1, sizeof *Nv);
+    Nq = mbl_calloc((size_t)k * n + 1, sizeof *Nq);
+    if (!rows || !Rmu || !Nv || !Nq) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
     rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
     if (rc) goto done;
+    if (k > 0) {
+        int e0 = md->row0[MBL_ROW_EOM], h0 = md->row0[MBL_ROW_NH];
+        mbl_sjac_dense(md, &md->jac, B.ev.jac, e0, e0 + n, MBL_BLK_MU, Rmu);
+        mbl_sjac_dense(md, &md->jac, B.ev.jac, h0, h0 + k, MBL_BLK_V, Nv);
+        mbl_sjac_dense(md, &md->jac, B.ev.jac, h0, h0 + k, MBL_BLK_Q, Nq);
+    }
     /* the constant-coefficient pencil needs d(Phi_q v)/dq = 0 on the kept rows */
     double nPq = mbla_norm1(m, n, B.Pq, m), nPd = 0;
     for (int i = 0; i < r; i++)
@@ -204,7 +225,7 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
                        "use augmented");
         goto done;
     }
-    int nd = 2 * n + r;
+    int nd = 2 * n + r + k;
     size_t nd2 = (size_t)nd * (size_t)nd;
     lin->nd = nd;
     lin->E = mbl_calloc(nd2 + 1, sizeof(double));
@@ -218,7 +239,8 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     double s = opt->constraint_scale;
     if (!(s > 0)) {
         double nK = fmax(mbla_norm1(n, n, B.Rq, n), mbla_norm1(n, n, B.M, n));
-        s = (nPq > 0 && nK > 0) ? nK / nPq : 1.0;
+        double nC = fmax(nPq, mbla_norm1(k, n, Nv, k)); /* constraint rows: Phi_q and A_nh */
+        s = (nC > 0 && nK > 0) ? nK / nC : 1.0;
     }
     double *E = lin->E, *Ad = lin->Ad;
     for (int i = 0; i < n; i++) {
@@ -236,6 +258,13 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
             Ad[2 * n + a + (size_t)j * nd] = v;
             Ad[n + j + (size_t)(2 * n + a) * nd] = v;
         }
+    /* non-holonomic rows (velocity level, index 2) and their multiplier columns, same scale */
+    for (int b = 0; b < k; b++)
+        for (int j = 0; j < n; j++) {
+            Ad[2 * n + r + b + (size_t)j * nd] = -s * Nq[b + (size_t)j * k];
+            Ad[2 * n + r + b + (size_t)(n + j) * nd] = -s * Nv[b + (size_t)j * k];
+            Ad[n + j + (size_t)(2 * n + r + b) * nd] = -s * Rmu[j + (size_t)b * n];
+        }
     for (int j = 0; j < nr; j++)
         for (int i = 0; i < n; i++) lin->Bd[n + i + (size_t)j * nd] = -B.Rr[i + (size_t)j * n];
     for (int j = 0; j < n; j++)
@@ -243,8 +272,8 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
             lin->Cdd[i + (size_t)j * ny] = B.Yq[i + (size_t)j * ny];
             lin->Cdd[i + (size_t)(n + j) * ny] = B.Yv[i + (size_t)j * ny];
         }
-    int nphys = 2 * (n - r);
-    /* 2n + r <= 2n + m <= dense_max here: QZ */
+    int nphys = 2 * (n - r) - k;
+    /* 2n + r + k <= 2n + m + k <= dense_max here: QZ */
     ar = mbl_calloc((size_t)nd + 1, sizeof *ar);
     ai = mbl_calloc((size_t)nd + 1, sizeof *ai);
     be = mbl_calloc((size_t)nd + 1, sizeof *be);
@@ -287,14 +316,15 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     for (int j = 0; j < nphys; j++) lin->eig_spurious[cd[j].idx] = 0;
     double gap = nphys < nd ? cd[nphys].mag / fmax(nphys ? cd[nphys - 1].mag : 0.0, 1e-300) : INFINITY;
     snprintf(lin->notes, sizeof lin->notes,
-             "QZ on the %d x %d pencil (constraint scale %.3g, rank(Phi_q) = %d of %d): %d physical, %d spurious "
-             "(infinite) eigenvalues, modulus gap %.3g",
-             nd, nd, s, r, m, nphys, nd - nphys, gap);
+             "QZ on the %d x %d pencil (constraint scale %.3g, rank(Phi_q) = %d of %d, %d non-holonomic): %d physical, "
+             "%d spurious (infinite) eigenvalues, modulus gap %.3g",
+             nd, nd, s, r, m, k, nphys, nd - nphys, gap);
     *out = lin;
     lin = NULL;
 done:
     mbl_blocks_free(&B);
     mbl_free(rows), mbl_free(ar), mbl_free(ai), mbl_free(be), mbl_free(VR), mbl_free(cd);
+    mbl_free(Rmu), mbl_free(Nv), mbl_free(Nq);
     mbl_linear_free(lin);
     return rc;
 }

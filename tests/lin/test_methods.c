@@ -456,8 +456,57 @@ TEST(motion_with_user_states)
     mbl_model_free(md);
 }
 
+/* non-holonomic constraints in the descriptor pencil: der(y) = a der(x) alone (closed form 0 and
+ * +-2i = +-sqrt(k/m)), and mixed with a holonomic constraint (against augmented) */
+TEST(nonholonomic_descriptor)
+{
+    const char *texts[] = {"model: dae\n"
+                           "parameters: {m: 3, k: 12, a: 0.7}\n"
+                           "coordinates: {x: 0.2, y: 0.1}\n"
+                           "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\n"
+                           "potential_energy: \"0.5*k*(x^2 + y^2)\"\n"
+                           "nonholonomic: [\"der(y) - a*der(x)\"]\n",
+                           "model: dae\n"
+                           "parameters: {m: 3, k: 12, a: 0.7, c: 0.4}\n"
+                           "coordinates: {x: 0.2, y: 0.1, z: 0.3}\n"
+                           "kinetic_energy: \"0.5*m*(der(x)^2 + 2*der(y)^2 + der(z)^2)\"\n"
+                           "potential_energy: \"0.5*k*(x^2 + y^2 + 3*z^2) + x*y\"\n"
+                           "dissipation: \"0.5*c*der(x)^2\"\n"
+                           "constraints: [\"z - x - 0.1*x^2\"]\n"
+                           "nonholonomic: [\"der(y) - a*der(x)\"]\n"};
+    for (int t = 0; t < 2; t++) {
+        mbl_model *md = NULL;
+        mbl_point *pt = NULL;
+        mbl_status st;
+        CHECK(mbl_model_load_string(texts[t], strlen(texts[t]), "nh", NULL, 0, &md, &st) == 0);
+        CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+        if (!pt) {
+            mbl_model_free(md);
+            continue;
+        }
+        run ref, d;
+        run_method(md, pt, "augmented", &ref);
+        run_method(md, pt, "descriptor", &d);
+        CHECK(ref.rc == 0);
+        CHECK_MSG(d.rc == 0, "%s", d.msg);
+        if (!ref.rc && !d.rc) {
+            CHECK_EQ_INT(nphys(d.modes), ref.modes->nx);
+            CHECK_MSG(max_dev(d.modes, ref.modes, 1) <= 1e-9, "%g", max_dev(d.modes, ref.modes, 1));
+            if (t == 0) CHECK(fabs(fabs(d.modes->modes[1].im) - 2.0) <= 1e-12);
+        }
+        run p;
+        run_method(md, pt, "partition", &p);
+        CHECK(p.rc == MBL_EMODEL && strstr(p.msg, "non-holonomic"));
+        run_free(&p);
+        run_free(&ref), run_free(&d);
+        mbl_point_free(pt);
+        mbl_model_free(md);
+    }
+}
+
 int main(void)
 {
+    RUN(nonholonomic_descriptor);
     RUN(motion_with_user_states);
     RUN(large_model_paths);
     RUN(inputs_outputs_closed_loop);
