@@ -65,7 +65,8 @@ static void pen_mck(const mbl_blocks *B, double alpha, double xi, double om, dou
 }
 
 /* eigenvalues of the penalty pencil; flags the 2(n - r) least violating as physical.
- * wr, wi, spur (2n); vre, vim (n x 2n, may be NULL) */
+ * wr, wi, spur (2n); vre, vim (n x 2n). With vre == NULL only the eigenvalues are computed (no
+ * eigenvectors, no classification: spur flags the infinite ones only). */
 static int pen_eigs(const mbl_blocks *B, double alpha, double xi, double om, int r, double *wr, double *wi,
                     int *spur, double *vre, double *vim, double *maxviol_phys, double *minviol_spur,
                     mbl_status *st)
@@ -93,8 +94,17 @@ static int pen_eigs(const mbl_blocks *B, double alpha, double xi, double om, int
             A[n + i + (size_t)(n + j) * N] = -Cp[i + (size_t)j * n];
         }
     }
-    rc = mbla_ggev(N, A, N, E, N, ar, ai, be, NULL, 1, VR, N, st);
+    rc = mbla_ggev(N, A, N, E, N, ar, ai, be, NULL, 1, vre ? VR : NULL, N, st);
     if (rc) goto done;
+    if (!vre) { /* eigenvalues only (the error-estimate run): no classification */
+        for (int j = 0; j < N; j++) {
+            wr[j] = be[j] > 0 ? ar[j] / be[j] : INFINITY;
+            wi[j] = be[j] > 0 ? ai[j] / be[j] : 0.0;
+            spur[j] = !(be[j] > 0);
+        }
+        *maxviol_phys = *minviol_spur = 0.0;
+        goto done;
+    }
     double nP = mbla_norm1(m, n, B->Pq, m);
     if (!(nP > 0)) nP = 1.0;
     for (int j = 0; j < N; j++) {
@@ -175,7 +185,8 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
                   lin->eig_vim, &v1, &s1, st);
     if (!rc) rc = pen_eigs(&B, a2, opt->pen_xi, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, st);
     if (rc) goto done;
-    /* error estimate: match each physical eigenvalue to the nearest physical one at ratio*alpha */
+    /* error estimate: match each physical eigenvalue to the nearest eigenvalue at alpha / ratio (the
+     * spurious ones sit near -omega, far from the physical ones) */
     double err = 0, fac = PEN_SAFETY / (opt->pen_ratio - 1.0);
     for (int i = 0; i < N; i++) {
         if (lin->eig_spurious[i]) continue;
