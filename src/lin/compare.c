@@ -33,15 +33,17 @@ static int exact_method(const char *name)
     return strcmp(name, "penalty") && strcmp(name, "fd");
 }
 
-/* largest relative deviation of the physical eigenvalues of a from those of ref; -1 when the
- * counts differ (partial lists are matched one way: each eigenvalue of a to its nearest in ref) */
+/* largest relative deviation of the physical eigenvalues of a from those of ref: each physical
+ * eigenvalue of a is matched to the nearest physical one of ref (a may list fewer, e.g. the nev of
+ * ARPACK); eigenvalues that are zero in both count as equal. -1 when a has more physical
+ * eigenvalues than ref (not comparable). */
 static double deviation(const mbl_modes *a, const mbl_modes *ref)
 {
     int na = 0, nref = 0;
     for (int i = 0; i < a->nx; i++) na += !a->modes[i].spurious;
     for (int i = 0; i < ref->nx; i++) nref += !ref->modes[i].spurious;
-    if (na > nref || (na < nref && na == a->nx && 0)) return -1.0;
-    double dev = 0, floor_ = ref->zero_tol;
+    if (na > nref) return -1.0;
+    double dev = 0, zt = fmax(a->zero_tol, ref->zero_tol);
     for (int i = 0; i < a->nx; i++) {
         const mbl_mode *x = &a->modes[i];
         if (x->spurious) continue;
@@ -54,10 +56,10 @@ static double deviation(const mbl_modes *a, const mbl_modes *ref)
             if (d < best) best = d, bm = y;
         }
         if (!bm) return -1.0;
-        if (bm->kind == MBL_MODE_ZERO && hypot(x->re, x->im) <= fmax(a->zero_tol, floor_)) continue;
-        dev = fmax(dev, best / fmax(hypot(bm->re, bm->im), floor_));
+        if (bm->kind == MBL_MODE_ZERO && hypot(x->re, x->im) <= zt) continue;
+        dev = fmax(dev, best / fmax(hypot(bm->re, bm->im), zt));
     }
-    return na < nref && na == a->nx ? dev : (na == nref ? dev : -1.0);
+    return dev;
 }
 
 int mbl_compare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt_in, int repeat,
