@@ -382,6 +382,7 @@ static int eval_text(mech *M, const char *text, const yaml_node_t *n, const char
                          st.msg, what);
     double dummy = 0;
     rc = mblx_eval(M->g, e, &dummy, v, &st);
+    if (rc == MBL_ENOMEM) return oom(M);
     if (rc) return err_at(M, n, "%s: %s", what, st.msg);
     if (!isfinite(*v)) return err_at(M, n, "%s is not a finite number", what);
     return 0;
@@ -1632,11 +1633,12 @@ static int energies_and_forces(mech *M, int line, int col)
             if (B->N[2] && !rc) rc = push(M, &M->src->forces, B->th, B->N[2], B->line, B->col);
             continue;
         }
-        const char *N[3];
+        const char *N[3] = {"0", "0", "0"};
         for (int k = 0; k < 3 && !rc; k++) {
             N[k] = fmt(M, "_N_%s_%d", B->name, k + 1);
             rc = add_var(M, N[k], B->N[k] ? B->N[k] : "0", B->line, B->col);
         }
+        if (rc) break;
         char **e = B->e;
         const char *Q[4] = {fmt(M, "2*(-%s*%s - %s*%s - %s*%s)", e[1], N[0], e[2], N[1], e[3], N[2]),
                             fmt(M, "2*(%s*%s + %s*%s - %s*%s)", e[0], N[0], e[3], N[1], e[2], N[2]),
@@ -1785,7 +1787,8 @@ static int read_all(mech *M, const yaml_node_t *root)
         if (rc == MBL_ENOMEM) return oom(M);
         if (rc) return mbl_error(M->st, MBL_EMODEL, "%s:%s (in %s)", M->file, st.msg, what);
         double dummy = 0;
-        if ((rc = mblx_eval(M->g, e, &dummy, &M->pval[i], &st)))
+        if ((rc = mblx_eval(M->g, e, &dummy, &M->pval[i], &st)) == MBL_ENOMEM) return oom(M);
+        if (rc)
             return mbl_error(M->st, MBL_EMODEL, "%s:%d:%d: %s (in %s)", M->file, it->line, it->col, st.msg, what);
     }
     M->np_eval = np;

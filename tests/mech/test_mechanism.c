@@ -944,6 +944,53 @@ TEST(planar_point_and_reaction)
                  "joint 'rb'", "point mass");
 }
 
+
+/* ---- every allocation of reading + formulating + linearizing a mechanism failing in turn ---- */
+TEST(allocation_failures)
+{
+    const char *text = "model: mechanism\n"
+                       "parameters: {m: 3, c: 0.8, g: 9.81}\n"
+                       "ground: {markers: {pivot: {zaxis: [1, 0, 0]}, anchor: {position: [1, 0, -1]}}}\n"
+                       "bodies:\n"
+                       "  bob:\n"
+                       "    mass: m\n"
+                       "    inertia: [0.2, 0.3, 0.05, 0.01, 0, 0]\n"
+                       "    position: [0, 0, \"-c\"]\n"
+                       "    markers: {top: {position: [0, 0, c], zaxis: [0, 1, 0]}, foot: {euler: [0.1, 0.2, 0.3]}}\n"
+                       "joints: {cross: {type: universal, i: top, j: pivot}}\n"
+                       "forces:\n"
+                       "  weight: {type: gravity, g: [0, 0, \"-g\"]}\n"
+                       "  spring: {type: spring, i: foot, j: anchor, stiffness: 10, damping: 0.1, length: 1}\n"
+                       "  mount: {type: bushing, i: foot, j: pivot, stiffness: [1, 1, 1, 1, 1, 1], damping: [0.1, 0.1, "
+                       "0.1, 0.1, 0.1, 0.1]}\n"
+                       "  push: {type: force, i: foot, frame: foot, force: [F, 0, 0], torque: [0, 0, \"0.1*F\"]}\n"
+                       "inputs: {F: 0}\n"
+                       "outputs: {x: \"DX(foot, pivot, foot)\"}\n"
+                       "linearize: {states: [\"AX(top, pivot)\", \"AY(top, pivot)\"]}\n";
+    int failures = 0, successes = 0;
+    for (long n = 0; n < 1000000; n++) {
+        run r;
+        mbl_alloc_fail_after(n);
+        int rc = run_text(text, "alloc.yaml", NULL, 0, &r);
+        mbl_alloc_fail_after(-1);
+        run_free(&r);
+        if (rc == 0) {
+            successes++;
+            break;
+        }
+        /* a failure inside a nested variable reaches the caller as a parse error whose message
+           says "out of memory" (equation-level behaviour, model.c): accepted as long as the
+           message says so */
+        int clean = rc == MBL_ENOMEM || strstr(r.st.msg, "out of memory") != NULL;
+        CHECK_MSG(clean, "allocation %ld: code %d (%s)", n, rc, r.st.msg);
+        if (!clean) break;
+        failures++;
+    }
+    printf("  %d allocation failures, each a clean MBL_ENOMEM\n", failures);
+    CHECK(successes == 1);
+    CHECK(failures > 100);
+}
+
 int main(void)
 {
     RUN(slider_pendulum);
@@ -959,5 +1006,6 @@ int main(void)
     RUN(docs_examples);
     RUN(measures);
     RUN(planar_point_and_reaction);
+    RUN(allocation_failures);
     return test_summary("mechanism");
 }
