@@ -649,6 +649,34 @@ static int check_deps(loader *L, mblx_id e, unsigned mask, const mbl_src_item *i
                      block_word(b), hint ? hint : "");
 }
 
+/* An equation item: "expr" (= 0) or "lhs = rhs" (lhs - rhs), with the right-hand side's column
+ * kept for messages when the text sits on one line. */
+static int parse_equation(loader *L, const mbl_src_item *it, const char *what, mblx_id *out)
+{
+    const char *eq = strchr(it->text, '=');
+    if (!eq) return parse_item(L, it, SCOPE_FULL, what, out);
+    if (strchr(eq + 1, '='))
+        return mbl_error(L->st, MBL_EPARSE, "%s:%d:%d: %s has more than one '='", L->src->file, it->line, it->col,
+                         what);
+    mbl_src_item lhs = *it, rhs = *it;
+    size_t nl = (size_t)(eq - it->text);
+    char *tl = mbl_malloc(nl + 1);
+    if (!tl) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    memcpy(tl, it->text, nl);
+    tl[nl] = '\0';
+    lhs.text = tl;
+    rhs.text = (char *)eq + 1;
+    int nlines = 0;
+    for (const char *c = it->text; c < eq; c++) nlines += *c == '\n';
+    if (!nlines) rhs.col = it->col + (int)nl + 1;
+    mblx_id el, er;
+    int rc = parse_item(L, &lhs, SCOPE_FULL, what, &el);
+    if (!rc) rc = parse_item(L, &rhs, SCOPE_FULL, what, &er);
+    mbl_free(tl);
+    if (!rc) *out = mblx_sub(L->md->g, el, er);
+    return rc;
+}
+
 #define BIT(b) (1u << (b))
 
 static int formulate(loader *L)
@@ -744,39 +772,8 @@ static int formulate(loader *L)
         const mbl_src_item *it = &s->constraints.items[j];
         char what[64];
         snprintf(what, sizeof what, "constraint %d", j + 1);
-        /* "lhs = rhs" is lhs - rhs */
-        const char *eq = strchr(it->text, '=');
-        if (eq) {
-            if (strchr(eq + 1, '=')) {
-                rc = mbl_error(L->st, MBL_EPARSE, "%s:%d:%d: constraint %d has more than one '='", s->file, it->line,
-                               it->col, j + 1);
-                goto done;
-            }
-            mbl_src_item lhs = *it, rhs = *it;
-            size_t nl = (size_t)(eq - it->text);
-            char *tl = mbl_malloc(nl + 1);
-            if (!tl) {
-                rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
-                goto done;
-            }
-            memcpy(tl, it->text, nl);
-            tl[nl] = '\0';
-            lhs.text = tl;
-            rhs.text = (char *)eq + 1;
-            /* column of the right-hand side, when the text sits on one line */
-            int nlines = 0;
-            for (const char *c = it->text; c < eq; c++) nlines += *c == '\n';
-            if (!nlines) rhs.col = it->col + (int)nl + 1;
-            mblx_id el, er;
-            rc = parse_item(L, &lhs, SCOPE_FULL, what, &el);
-            if (!rc) rc = parse_item(L, &rhs, SCOPE_FULL, what, &er);
-            mbl_free(tl);
-            if (rc) goto done;
-            Phi[j] = mblx_sub(g, el, er);
-        } else {
-            rc = parse_item(L, it, SCOPE_FULL, what, &Phi[j]);
-            if (rc) goto done;
-        }
+        rc = parse_equation(L, it, what, &Phi[j]);
+        if (rc) goto done;
         rc = check_deps(L, Phi[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R), it, what,
                         " (a constraint on velocities goes under 'nonholonomic')");
         if (rc) goto done;
@@ -790,30 +787,8 @@ static int formulate(loader *L)
         const mbl_src_item *it = &s->nonholonomic.items[j];
         char what[64];
         snprintf(what, sizeof what, "non-holonomic constraint %d", j + 1);
-        const char *eq = strchr(it->text, '=');
-        if (eq) {
-            mbl_src_item lhs = *it, rhs = *it;
-            size_t nl = (size_t)(eq - it->text);
-            char *tl = mbl_malloc(nl + 1);
-            if (!tl) {
-                rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
-                goto done;
-            }
-            memcpy(tl, it->text, nl);
-            tl[nl] = '\0';
-            lhs.text = tl;
-            rhs.text = (char *)eq + 1;
-            rhs.col = it->col + (int)nl + 1;
-            mblx_id el, er;
-            rc = parse_item(L, &lhs, SCOPE_FULL, what, &el);
-            if (!rc) rc = parse_item(L, &rhs, SCOPE_FULL, what, &er);
-            mbl_free(tl);
-            if (rc) goto done;
-            nh[j] = mblx_sub(g, el, er);
-        } else {
-            rc = parse_item(L, it, SCOPE_FULL, what, &nh[j]);
-            if (rc) goto done;
-        }
+        rc = parse_equation(L, it, what, &nh[j]);
+        if (rc) goto done;
         rc = check_deps(L, nh[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R), it, what, NULL);
         if (rc) goto done;
         if (!depends_on_block(md, nh[j], MBL_BLK_V)) {
