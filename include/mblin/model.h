@@ -110,7 +110,7 @@ typedef struct mbl_lin_options {
                               penalty, fd (default 1e-9) */
     int dense_max;         /* descriptor: pencils up to this order go to QZ (dggev), larger ones to
                               ARPACK shift-invert; nullspace: up to this many coordinates the dense
-                              QRCP, above it SPQR (default 2000) */
+                              QRCP, above it SPQR (default 1000) */
     int dense_n_max;       /* partition, nullspace, projection, penalty, fd and the QZ descriptor are
                               dense (n^2 memory, n^3 time): above this many coordinates they refuse
                               (default 4000; the sparse methods are augmented and descriptor) */

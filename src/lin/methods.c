@@ -36,7 +36,7 @@ void mbl_lin_options_default(mbl_lin_options *opt)
     opt->pivot_tol = 1e-9;
     opt->rcond_min = 1e-13;
     opt->rank_tol = 1e-9;
-    opt->dense_max = 2000;
+    opt->dense_max = 1000;
     opt->dense_n_max = 4000;
     opt->nev = 20;
     opt->shift = -1e-3;
