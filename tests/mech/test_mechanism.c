@@ -125,6 +125,9 @@ TEST(slider_pendulum)
     CHECK(twin("examples/mech/slider_pendulum.yaml", "examples/slider_pendulum.yaml", NULL, 0) < TWIN_TOL);
     mbl_setting c20 = {"c", 20};
     CHECK(twin("examples/mech/slider_pendulum.yaml", "examples/slider_pendulum.yaml", &c20, 1) < TWIN_TOL);
+    /* the same from spatial bodies (Euler parameters): orientation parametrization does not matter */
+    CHECK(twin("examples/mech/slider_pendulum_spatial.yaml", "examples/slider_pendulum.yaml", NULL, 0) < TWIN_TOL);
+    CHECK(twin("examples/mech/slider_pendulum_spatial.yaml", "examples/slider_pendulum.yaml", &c20, 1) < TWIN_TOL);
     run r;
     CHECK(run_model("examples/mech/slider_pendulum.yaml", NULL, 0, &r) == 0);
     if (r.lin) {
