@@ -1266,13 +1266,27 @@ static int read_joints(mech *M, const yaml_node_t *js)
     return 0;
 }
 
+/* a key that appeared earlier in the same mapping */
+static int dup_key(mech *M, const yaml_node_t *map, const yaml_node_pair_t *p, const char *kind)
+{
+    yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+    for (const yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+        yaml_node_t *k2 = yaml_document_get_node(M->doc, q->key);
+        if (is_scalar(k2) && !strcmp(sc(k2), sc(k)))
+            return err_at(M, k, "duplicate %s name '%s' (first at line %lu)", kind, sc(k),
+                          (unsigned long)k2->start_mark.line + 1);
+    }
+    return 0;
+}
+
 static int read_drivers(mech *M, const yaml_node_t *ds)
 {
     if (!ds || (ds->type == YAML_SCALAR_NODE && ds->data.scalar.length == 0)) return 0;
     int rc = want_map(M, ds, "'drivers'");
     for (yaml_node_pair_t *p = ds->data.mapping.pairs.start; !rc && p < ds->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
-        if (!is_scalar(k)) return err_at(M, k, "a driver name must be a plain word");
+        if (!is_scalar(k) || !valid_name(sc(k))) return err_at(M, k, "a driver name must be a plain word");
+        if ((rc = dup_key(M, ds, p, "driver"))) return rc;
         char what[200];
         snprintf(what, sizeof what, "driver '%s'", sc(k));
         if ((rc = want_map(M, v, what))) return rc;
@@ -1821,6 +1835,7 @@ static int read_all(mech *M, const yaml_node_t *root)
         for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
             yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
             if (!is_scalar(k) || !valid_name(sc(k))) return err_at(M, k, "a force name must be a plain word");
+            if ((rc = dup_key(M, n, p, "force"))) return rc;
             if ((rc = read_force(M, k, yaml_document_get_node(M->doc, p->value)))) return rc;
         }
     }

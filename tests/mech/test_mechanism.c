@@ -548,6 +548,10 @@ TEST(bad_mechanisms)
     expect_error(PEND_HEAD "bodies: {bob: {mass: m, inertia: [1, 1, 1], markers: {top: {}, b2: {}}}}\n"
                            "joints: {pin: {type: revolute, i: top, j: b2}}\n",
                  "joint 'pin'", "same body 'bob'");
+    /* duplicate force name */
+    expect_error(PEND_HEAD "bodies: {bob: {mass: m, inertia: [1, 1, 1], markers: {top: {}}}}\n"
+                           "forces:\n  w: {type: gravity, g: [0, 0, -1]}\n  w: {type: gravity, g: [0, 0, -1]}\n",
+                 "bad.yaml:8:3:", "duplicate force name 'w'");
     /* duplicate marker */
     expect_error(PEND_HEAD "bodies: {bob: {mass: m, inertia: [1, 1, 1], markers: {O: {}}}}\n", "bad.yaml:5:",
                  "duplicate marker name 'O'");
