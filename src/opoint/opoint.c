@@ -78,6 +78,11 @@ typedef struct subproblem {
     double *syms, *work, *F, *jac;
     const mbl_opoint_options *opt;
     int rank_last;  /* rank of the last Jacobian (dense path), -1 if unknown */
+    /* sparse path, kept from one Newton step to the next (reset by sub_select) */
+    mbla_csc *A;
+    mbla_klu *lu;
+    int snz, *ssrc, *smap;
+    double *stx;
 } subproblem;
 
 static double *unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
@@ -108,6 +113,45 @@ static int eval_F(subproblem *sp, double *norm2, double *norminf, mbl_status *st
     *norm2 = sqrt(s2);
     *norminf = si;
     return 0;
+}
+
+/* Assemble the sparsity pattern of the subproblem's Jacobian once (triplet sources, CSC, map). */
+static int sparse_pattern(subproblem *sp, mbl_status *st)
+{
+    if (sp->A) return 0;
+    const mbl_model *md = sp->md;
+    int nz = 0;
+    for (int p = 0; p < md->jac.nz; p++)
+        if (sp->row_pos[md->jac.row[p]] >= 0 && sp->col_pos[md->jac.col[p]] >= 0) nz++;
+    int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
+    sp->ssrc = mbl_alloc_array((size_t)nz + 1, sizeof *sp->ssrc);
+    sp->smap = mbl_alloc_array((size_t)nz + 1, sizeof *sp->smap);
+    sp->stx = mbl_calloc((size_t)nz + 1, sizeof *sp->stx);
+    int rc = 0;
+    if (!ti || !tj || !sp->ssrc || !sp->smap || !sp->stx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        nz = 0;
+        for (int p = 0; p < md->jac.nz; p++) {
+            int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
+            if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, sp->ssrc[nz++] = p;
+        }
+        sp->snz = nz;
+        rc = mbla_csc_from_triplets(sp->nrow, sp->ncol, nz, ti, tj, sp->stx, sp->smap, &sp->A, st);
+    }
+    mbl_free(ti), mbl_free(tj);
+    return rc;
+}
+
+static void sparse_forget(subproblem *sp)
+{
+    mbla_klu_free(sp->lu);
+    mbla_csc_free(sp->A);
+    mbl_free(sp->ssrc), mbl_free(sp->smap), mbl_free(sp->stx);
+    sp->lu = NULL;
+    sp->A = NULL;
+    sp->ssrc = sp->smap = NULL;
+    sp->stx = NULL;
+    sp->snz = 0;
 }
 
 /* Dense minimum-norm least-squares step by SVD (rank-revealing). */
@@ -164,35 +208,29 @@ static int newton_step(subproblem *sp, double *dx, mbl_status *st)
     int m = sp->nrow, n = sp->ncol;
     int small = n <= OPOINT_DENSE_MAX && m <= OPOINT_DENSE_MAX;
     if (small && m != n) return dense_step(sp, dx, st);
-    /* sparse */
-    int nz = 0;
-    for (int p = 0; p < md->jac.nz; p++)
-        if (sp->row_pos[md->jac.row[p]] >= 0 && sp->col_pos[md->jac.col[p]] >= 0) nz++;
-    int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
-    double *tx = mbl_alloc_array((size_t)nz + 1, sizeof *tx);
+    /* sparse: the pattern of the subproblem's Jacobian is fixed until the next sub_select, so it
+     * is assembled, ordered and analysed once and refactored numerically at later steps */
     double *b = mbl_alloc_array((size_t)(m > n ? m : n) + 1, sizeof *b);
-    mbla_csc *A = NULL;
-    if (!ti || !tj || !tx || !b) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto sparse_done;
+    if (!b) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    rc = sparse_pattern(sp, st);
+    if (rc) {
+        mbl_free(b);
+        return rc;
     }
-    nz = 0;
-    for (int p = 0; p < md->jac.nz; p++) {
-        int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
-        if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, tx[nz++] = sp->jac[p];
-    }
+    for (int t = 0; t < sp->snz; t++) sp->stx[t] = sp->jac[sp->ssrc[t]];
+    mbla_csc_refill(sp->A, sp->snz, sp->smap, sp->stx);
     for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
-    rc = mbla_csc_from_triplets(m, n, nz, ti, tj, tx, NULL, &A, st);
-    if (rc) goto sparse_done;
     sp->rank_last = -1;
     if (m == n) {
-        mbla_klu *lu = NULL;
         double rcond = 0;
-        rc = mbla_klu_new(A, NULL, &lu, st);
-        if (!rc) rc = mbla_klu_rcond(lu, &rcond, st);
+        rc = sp->lu ? mbla_klu_refactor(sp->lu, sp->A, st) : mbla_klu_new(sp->A, NULL, &sp->lu, st);
+        if (!rc) rc = mbla_klu_rcond(sp->lu, &rcond, st);
         if (!rc && rcond < OPOINT_KLU_RCOND_MIN) rc = MBL_ESINGULAR; /* rank deficient: minimum norm below */
-        if (!rc) rc = mbla_klu_solve(lu, 1, b, n, st);
-        mbla_klu_free(lu);
+        if (!rc) rc = mbla_klu_solve(sp->lu, 1, b, n, st);
+        if (rc) { /* a failed factorization is not reused */
+            mbla_klu_free(sp->lu);
+            sp->lu = NULL;
+        }
         if (!rc) {
             memcpy(dx, b, (size_t)n * sizeof *dx);
             sp->rank_last = n;
@@ -202,14 +240,12 @@ static int newton_step(subproblem *sp, double *dx, mbl_status *st)
         } else if (rc == MBL_ESINGULAR) {
             /* rank-deficient: fall back to SPQR's least-squares solution */
             for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
-            rc = mbla_spqr_solve(A, -1.0, 1, b, m, dx, n, st);
+            rc = mbla_spqr_solve(sp->A, -1.0, 1, b, m, dx, n, st);
         }
     } else {
-        rc = mbla_spqr_solve(A, -1.0, 1, b, m, dx, n, st);
+        rc = mbla_spqr_solve(sp->A, -1.0, 1, b, m, dx, n, st);
     }
-sparse_done:
-    mbla_csc_free(A);
-    mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(b);
+    mbl_free(b);
     return rc;
 }
 
@@ -315,6 +351,7 @@ static int sub_init(subproblem *sp, const mbl_model *md, mbl_point *pt, const mb
 
 static void sub_free(subproblem *sp)
 {
+    sparse_forget(sp);
     mbl_free(sp->rows), mbl_free(sp->cols), mbl_free(sp->row_pos), mbl_free(sp->col_pos);
     mbl_free(sp->syms), mbl_free(sp->work), mbl_free(sp->F), mbl_free(sp->jac);
 }
@@ -324,6 +361,7 @@ static void sub_free(subproblem *sp)
 static void sub_select(subproblem *sp, unsigned rowmask, unsigned colmask, const int *skip_q)
 {
     const mbl_model *md = sp->md;
+    sparse_forget(sp);
     sp->nrow = sp->ncol = 0;
     for (int r = 0; r < md->nF; r++) sp->row_pos[r] = -1;
     for (int c = 0; c < md->nunk; c++) sp->col_pos[c] = -1;

@@ -241,6 +241,24 @@ TEST(fourbar_tables)
     }
 }
 
+/* ---- a larger four-bar: the sparse paths (KLU Newton steps with a kept analysis, the SPQR
+ * null-space state selection) against the same minimal-coordinate closed form ---- */
+TEST(fourbar_large_sparse_paths)
+{
+    run r;
+    CHECK(run_model("examples/fourbar_N300.yaml", NULL, 0, &r) == 0);
+    if (!r.modes) return;
+    CHECK_EQ_INT(r.pt->n, 603);
+    CHECK_EQ_INT(r.lin->nx, 2);
+    CHECK(!strcmp(r.lin->state_names[0], "phi"));
+    double phi_min = 0, re_min = 0, im_min = 0;
+    fourbar_minimal(300, 0.0, &phi_min, &re_min, &im_min);
+    CHECK_REL(r.pt->q[r.pt->n - 1], phi_min, 1e-12);
+    const mbl_mode *m = nonzero_mode(r.modes, 0);
+    CHECK(m && fabs(m->im - im_min) <= 1e-9 * im_min);
+    run_free(&r);
+}
+
 /* ---- the singular four-bar (source 001 Sec. 5.1): a clear refusal ---- */
 TEST(fourbar_singular)
 {
@@ -270,6 +288,7 @@ int main(void)
     RUN(spring_pendulum);
     RUN(rotating_pendulum);
     RUN(fourbar_tables);
+    RUN(fourbar_large_sparse_paths);
     RUN(fourbar_singular);
     return test_summary("examples");
 }
