@@ -725,6 +725,16 @@ TEST(elements_closed_forms)
         CHECK_CLOSE(r.lin->C[3], -1, 1e-12);
     }
     run_free(&r);
+    /* the spring as an actuator: preload = input F pushes the slider away from the anchor (+x) */
+    memset(&r, 0, sizeof r);
+    expect_w2("spring actuator driven by an input",
+              SLIDER_HEAD "joints: {slide: {type: prismatic, i: S, j: G}}\n"
+                          "forces: {spring: {type: spring, i: S, j: anchor, stiffness: k, length: L0, preload: F}}\n"
+                          "inputs: {F: 0}\n"
+                          "linearize: {states: [\"JQ(slide)\"]}\n",
+              w_sl, 1, &r);
+    if (r.lin) CHECK_CLOSE(r.lin->B[1], 0.25, 1e-12);
+    run_free(&r);
     /* the same slider from primitives: inline + orientation */
     expect_w2("inline + orientation",
               SLIDER_HEAD "joints: {line: {type: inline, i: S, j: G}, lock: {type: orientation, i: S, j: G}}\n"
@@ -998,6 +1008,52 @@ TEST(allocation_failures)
     CHECK(failures > 100);
 }
 
+
+/* ---- a spatial compound pendulum with a full inertia tensor, an offset centre of mass and a
+   hinge axis oblique in the body frame: omega^2 = m g d / (n^T (J + m (|c|^2 I - c c^T)) n) ---- */
+TEST(compound_pendulum_full_inertia)
+{
+    const double m = 2.5, g = 9.81;
+    const double J[3][3] = {{0.30, 0.02, -0.01}, {0.02, 0.25, 0.03}, {-0.01, 0.03, 0.20}};
+    double nb[3] = {0.3, 0.9, 0.3}; /* hinge axis in body axes */
+    double nn = sqrt(nb[0] * nb[0] + nb[1] * nb[1] + nb[2] * nb[2]);
+    for (int i = 0; i < 3; i++) nb[i] /= nn;
+    /* body orientation: the rotation taking nb to global y (axis nb x ey, angle acos(nb . ey)) */
+    double ax[3] = {-nb[2], 0, nb[0]};
+    double ang = acos(nb[1]);
+    double an = sqrt(ax[0] * ax[0] + ax[2] * ax[2]);
+    double k[3] = {ax[0] / an, 0, ax[2] / an}, c0 = cos(ang), s0 = sin(ang), C0 = 1 - c0;
+    double R[3][3] = {{c0 + k[0] * k[0] * C0, k[0] * k[1] * C0 - k[2] * s0, k[0] * k[2] * C0 + k[1] * s0},
+                      {k[1] * k[0] * C0 + k[2] * s0, c0 + k[1] * k[1] * C0, k[1] * k[2] * C0 - k[0] * s0},
+                      {k[2] * k[0] * C0 - k[1] * s0, k[2] * k[1] * C0 + k[0] * s0, c0 + k[2] * k[2] * C0}};
+    /* centre of mass: nearly below the hinge in global, expressed in body axes */
+    double cg[3] = {0.05, 0.1, -0.5}, cb[3];
+    for (int i = 0; i < 3; i++) cb[i] = R[0][i] * cg[0] + R[1][i] * cg[1] + R[2][i] * cg[2];
+    char text[2048];
+    snprintf(text, sizeof text,
+             "model: mechanism\n"
+             "ground: {markers: {G: {zaxis: [0, 1, 0]}}}\n"
+             "bodies:\n"
+             "  body:\n"
+             "    mass: %.17g\n"
+             "    inertia: [%.17g, %.17g, %.17g, %.17g, %.17g, %.17g]\n"
+             "    cm: [%.17g, %.17g, %.17g]\n"
+             "    axis: [%.17g, 0, %.17g]\n"
+             "    angle: %.17g\n"
+             "    markers: {H: {zaxis: [%.17g, %.17g, %.17g]}}\n"
+             "joints: {hinge: {type: revolute, i: H, j: G}}\n"
+             "forces: {weight: {type: gravity, g: [0, 0, %.17g]}}\n",
+             m, J[0][0], J[1][1], J[2][2], J[0][1], J[0][2], J[1][2], cb[0], cb[1], cb[2], k[0], k[2], ang, nb[0],
+             nb[1], nb[2], -g);
+    double c2 = cb[0] * cb[0] + cb[1] * cb[1] + cb[2] * cb[2], cn = cb[0] * nb[0] + cb[1] * nb[1] + cb[2] * nb[2];
+    double Iax = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) Iax += nb[i] * (J[i][j] + m * ((i == j) * c2 - cb[i] * cb[j])) * nb[j];
+    double d = sqrt(c2 - cn * cn);
+    double want[1] = {m * g * d / Iax};
+    expect_w2("compound pendulum, full inertia tensor, oblique hinge", text, want, 1, NULL);
+}
+
 int main(void)
 {
     RUN(slider_pendulum);
@@ -1013,6 +1069,7 @@ int main(void)
     RUN(docs_examples);
     RUN(measures);
     RUN(planar_point_and_reaction);
+    RUN(compound_pendulum_full_inertia);
     RUN(allocation_failures);
     return test_summary("mechanism");
 }
