@@ -251,8 +251,11 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
             const char *tag = m->spurious                  ? "  (spurious)"
                               : m->kind == MBL_MODE_ZERO ? "  (zero / rigid-body mode)"
                                                          : "";
-            fprintf(f, "  %4d  %16.8g  %14.6g  %16.8g  %16.8g%s\n", i + 1, m->freq_hz, m->damping_ratio, m->re,
-                    m->im, tag);
+            if (isfinite(m->re) && isfinite(m->im))
+                fprintf(f, "  %4d  %16.8g  %14.6g  %16.8g  %16.8g%s\n", i + 1, m->freq_hz, m->damping_ratio, m->re,
+                        m->im, tag);
+            else /* an infinite eigenvalue of a descriptor pencil: no frequency or damping to show */
+                fprintf(f, "  %4d  %16s  %14s  %16s  %16s%s\n", i + 1, "infinite", "-", "infinite", "-", tag);
         }
         if (flags & MBL_REPORT_SHAPES) {
             fprintf(f, "\nMode shapes (real part, largest component 1)\n");
