@@ -264,8 +264,64 @@ TEST(sweep_workspace)
     mbl_model_free(md);
 }
 
+/* A pendulum whose pivot moves as h(t) = A cos(w t): at t = 0 the frozen-time linearization in
+ * the (time-dependent) angle has omega^2 = (g + h'')/l = (g - A w^2)/l, M = m l^2,
+ * K = m l (g - A w^2), and the mass accelerates with the pivot (closed form). */
+TEST(time_dependent_constraint)
+{
+    const char *text =
+        "model: dae\n"
+        "parameters: {m: 2, l: 1.5, g: 9.81, A: 0.1, w: 3}\n"
+        "variables: {h: \"A*cos(w*t)\"}\n"
+        "coordinates: {x: 0, y: -1.4}\n"
+        "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\n"
+        "potential_energy: \"m*g*y\"\n"
+        "constraints: [\"x^2 + (y - h)^2 = l^2\"]\n"
+        "linearize: {at: given, time: 0, states: [\"atan2(x, h - y)\"]}\n";
+    run r;
+    mbl_status st;
+    CHECK(run_text(text, &r, &st) == 0);
+    if (!r.modes) return;
+    double geff = 9.81 - 0.1 * 9.0;
+    CHECK_REL(max_im(r.modes), sqrt(geff / 1.5), 1e-12);
+    CHECK_REL(r.lin->M[0], 2 * 1.5 * 1.5, 1e-12);
+    CHECK_REL(r.lin->K[0], 2 * 1.5 * geff, 1e-12);
+    CHECK_CLOSE(r.pt->vdot[1], -0.9, 1e-12);
+    run_free(&r);
+}
+
+/* mass_matrix instead of kinetic_energy (an off-diagonal entry given once): the slider-pendulum
+ * of source 003, whose omega^2 are the roots of 650 w^4 - 6586 w^2 + 3924 = 0. */
+TEST(mass_matrix_key)
+{
+    const char *text =
+        "model: dae\n"
+        "parameters: {m2: 10, m3: 20, l: 2, j3: 15, k: 20, g: 9.81}\n"
+        "coordinates: {y: 0, theta: 0.1}\n"
+        "mass_matrix:\n"
+        "  y: {y: \"m2 + m3\", theta: \"m3*l/2*cos(theta)\"}\n"
+        "  theta: {theta: \"m3*l^2/4 + j3\"}\n"
+        "potential_energy: \"0.5*k*y^2 - m3*g*l/2*cos(theta)\"\n";
+    run r;
+    mbl_status st;
+    CHECK(run_text(text, &r, &st) == 0);
+    if (!r.modes) return;
+    double a = 650, b = -(20.0 * 35.0 + 196.2 * 30.0), c = 20.0 * 196.2;
+    CHECK_REL(max_im(r.modes) * max_im(r.modes), (-b + sqrt(b * b - 4 * a * c)) / (2 * a), 1e-12);
+    CHECK_CLOSE(r.lin->M[1], 20.0, 1e-12);
+    run_free(&r);
+    /* both triangles given and different: an error */
+    const char *bad = "model: dae\ncoordinates: {x: 0, y: 0}\nmass_matrix: {x: {x: 1, y: 0.5}, y: {y: 1, x: 0.25}}\n";
+    mbl_model *md = NULL;
+    CHECK(mbl_model_load_string(bad, strlen(bad), "mm.yaml", NULL, 0, &md, &st) == MBL_EMODEL);
+    CHECK(strstr(st.msg, "not symmetric") != NULL);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
+    RUN(time_dependent_constraint);
+    RUN(mass_matrix_key);
     RUN(sweep_workspace);
     RUN(user_state_angle);
     RUN(states_completed_and_dropped);
