@@ -1054,6 +1054,37 @@ TEST(compound_pendulum_full_inertia)
     expect_w2("compound pendulum, full inertia tensor, oblique hinge", text, want, 1, NULL);
 }
 
+
+/* ---- the sleeping top: a spinning body on a spherical joint, upright; base-frame tilt states.
+   It w^2 - Ip Omega w + m g l = 0 (It about the pivot): nutation and precession ---- */
+TEST(sleeping_top)
+{
+    const double m = 1.5, l = 0.1, Ic = 0.004, Ip = 0.006, g = 9.81, W = 150;
+    char text[2048];
+    snprintf(text, sizeof text,
+             "model: mechanism\n"
+             "ground: {markers: {pivot: {}}}\n"
+             "bodies:\n"
+             "  top:\n"
+             "    mass: %g\n"
+             "    inertia: [%g, %g, %g]\n"
+             "    position: [0, 0, %g]\n"
+             "    angular_velocity: [0, 0, %g]\n"
+             "    markers: {tip: {position: [0, 0, %g]}, crown: {position: [0, 0, %g]}, east: {position: [1, 0, 0]},\n"
+             "              centre: {}}\n"
+             "joints: {ball: {type: spherical, i: tip, j: pivot}}\n"
+             "forces: {weight: {type: gravity, g: [0, 0, %g]}}\n"
+             "linearize:\n"
+             "  at: given\n"
+             "  states: [\"DX(crown, tip)\", \"DY(crown, tip)\", \"atan2(DY(east, centre), DX(east, centre))\"]\n",
+             m, Ic, Ic, Ip, l, W, -l, 1 - l, -g);
+    const double It = Ic + m * l * l, disc = Ip * Ip * W * W - 4 * It * m * g * l;
+    CHECK(disc > 0);
+    double w1 = (Ip * W - sqrt(disc)) / (2 * It), w2 = (Ip * W + sqrt(disc)) / (2 * It);
+    double want[2] = {w1 * w1, w2 * w2};
+    expect_w2("sleeping top (precession, nutation)", text, want, 2, NULL);
+}
+
 int main(void)
 {
     RUN(slider_pendulum);
@@ -1070,6 +1101,7 @@ int main(void)
     RUN(measures);
     RUN(planar_point_and_reaction);
     RUN(compound_pendulum_full_inertia);
+    RUN(sleeping_top);
     RUN(allocation_failures);
     return test_summary("mechanism");
 }
