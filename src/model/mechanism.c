@@ -1092,6 +1092,20 @@ static int marker_ref(mech *M, const yaml_node_t *map, const char *key, const ch
     *out = -1;
     if (!n) return required ? err_at(M, map, "%s: missing marker '%s'", what, key) : 0;
     if (!is_scalar(n)) return err_at(M, n, "%s: '%s' must name a marker", what, key);
+    const char *dot = strchr(sc(n), '.');
+    if (dot) {
+        /* body.marker: the body must exist and own the marker */
+        size_t bl = (size_t)(dot - sc(n));
+        int b = ns_find(&M->hb, sc(n), bl);
+        if (b < 0) return err_at(M, n, "%s: no body named '%.*s'", what, (int)bl, sc(n));
+        int m = find_marker(M, dot + 1, strlen(dot + 1));
+        if (m < 0) return err_at(M, n, "%s: body '%s' has no marker '%s'", what, M->b[b].name, dot + 1);
+        if (M->mk[m].body != b)
+            return err_at(M, n, "%s: marker '%s' is on body '%s', not on '%s'", what, dot + 1, M->b[M->mk[m].body].name,
+                          M->b[b].name);
+        *out = m;
+        return 0;
+    }
     int m = find_marker(M, sc(n), n->data.scalar.length);
     if (m < 0) {
         /* a body name instead of a marker is a common slip: say so */

@@ -517,6 +517,24 @@ TEST(bad_mechanisms)
     expect_error(PEND_HEAD "bodies: {bob: {mass: m, inertia: [1, 1, 1], markers: {top: {}}}}\n"
                            "joints: {pin: {type: revolute, i: top, j: nowhere}}\n",
                  "bad.yaml:6:", "joint 'pin': no marker named 'nowhere'");
+    /* body.marker references: a missing body, a marker of another body */
+    expect_error(PEND_HEAD "bodies: {bob: {mass: m, inertia: [1, 1, 1], markers: {top: {}}}}\n"
+                           "joints: {pin: {type: revolute, i: wheel.top, j: ground.O}}\n",
+                 "bad.yaml:6:35:", "joint 'pin': no body named 'wheel'");
+    expect_error(PEND_HEAD "bodies: {bob: {mass: m, inertia: [1, 1, 1], markers: {top: {}}}}\n"
+                           "joints: {pin: {type: revolute, i: bob.top, j: bob.O}}\n",
+                 "joint 'pin'", "marker 'O' is on body 'ground', not on 'bob'");
+    {
+        run r;
+        const char *ok = PEND_HEAD "bodies: {bob: {mass: m, inertia: [1, 1, 1], position: [0, 0, -1], markers: "
+                                   "{top: {position: [0, 0, 1]}}}}\n"
+                                   "joints: {pin: {type: spherical, i: bob.top, j: ground.O}}\n"
+                                   "forces: {w: {type: gravity, g: [0, 0, -1]}}\n";
+        int rc = run_text(ok, "dotted.yaml", NULL, 0, &r);
+        if (rc) fprintf(stderr, "  %s\n", r.st.msg);
+        CHECK(rc == 0);
+        run_free(&r);
+    }
     /* a body named where a marker is expected */
     expect_error(PEND_HEAD "bodies: {bob: {mass: m, inertia: [1, 1, 1], markers: {top: {}}}}\n"
                            "joints: {pin: {type: revolute, i: bob, j: O}}\n",
