@@ -24,6 +24,7 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     mbl_linear *lin = NULL;
     int *rows = NULL, *indep = NULL;
     int *uidx = NULL;
+    double *y = NULL;
     double *Pd = NULL, *Pddv = NULL, *Pddq = NULL, *S0 = NULL, *Si = NULL, *usv = NULL;
     double *P = NULL, *jac = NULL, *Rq0 = NULL, *g = NULL, *Fv = NULL, *zero = NULL, *vv = NULL, *Pd0 = NULL,
            *Pdi = NULL, *H = NULL, *dR = NULL, *Kx = NULL, *dA = NULL;
@@ -101,6 +102,14 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     rc = mblx_tape_eval(md->tape_us, B.ev.syms, usv, B.ev.work, st);
     if (rc) goto done;
     mbl_lin_state_rows(md, uidx, indep, z, usv + usoff, 1, S0);
+    y = mbl_calloc((size_t)n + 1, sizeof *y);
+    if (!y) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    memcpy(y, g, (size_t)n * sizeof *y);
+    if (n) rc = mbla_dlu_solve(lu, 'T', 1, y, n, st);
+    if (rc) goto done;
     for (int i = 0; i < z; i++) {
         for (int c = 0; c < n; c++) vv[c] = R[c + (size_t)i * n];
         rc = mbl_blocks_eval_jac(md, pt, vv, pt->lambda, jac, &B.ev, st);
@@ -110,27 +119,19 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         for (size_t p = 0; p < mn; p++) Pdi[p] -= Pd0[p];
         mbl_lin_state_rows(md, uidx, indep, z, usv + usoff, 1, Si);
         for (size_t p = 0; p + 1 < zn; p++) Si[p] -= S0[p];
-        /* dR/dz_i = -Jc^-1 [Phi_qq(R e_i, R); s_qq(R e_i, R)] (s_qq = 0 for coordinate states) */
-        memset(dR, 0, (size_t)n * z * sizeof *dR);
-        for (int j = 0; j < z; j++) {
-            for (int a = 0; a < r; a++) {
-                double s = 0;
-                for (int c = 0; c < n; c++) s += Pdi[rows[a] + (size_t)c * m] * R[c + (size_t)j * n];
-                dR[a + (size_t)j * n] = -s;
-            }
-            for (int a = 0; a < z; a++) {
-                double s = 0;
-                for (int c = 0; c < n; c++) s += Si[a + (size_t)c * z] * R[c + (size_t)j * n];
-                dR[r + a + (size_t)j * n] = -s;
-            }
+        /* dR/dz_i = -Jc^-1 [Phi_qq(R e_i, R); s_qq(R e_i, R)] (s_qq = 0 for coordinate states), and
+         * K column i += (dR/dz_i)^T g = -R^T [Phi_qq(R e_i, .); s_qq(R e_i, .)]^T y, y = Jc^-T g:
+         * one transposed solve instead of z solves per column */
+        for (int c = 0; c < n; c++) {
+            double u = 0;
+            for (int a = 0; a < r; a++) u += Pdi[rows[a] + (size_t)c * m] * y[a];
+            for (int a = 0; a < z; a++) u += Si[a + (size_t)c * z] * y[r + a];
+            dR[c] = u;
         }
-        rc = mbla_dlu_solve(lu, 'N', z, dR, n, st);
-        if (rc) goto done;
-        /* K column i += (dR/dz_i)^T g */
         for (int j = 0; j < z; j++) {
             double s = 0;
-            for (int c = 0; c < n; c++) s += dR[c + (size_t)j * n] * g[c];
-            Kx[j + (size_t)i * z] = s;
+            for (int c = 0; c < n; c++) s += dR[c] * R[c + (size_t)j * n];
+            Kx[j + (size_t)i * z] = -s;
         }
     }
     /* K-hat += Kx; A21 -= M-hat^-1 Kx; outputs through the accelerations */
@@ -164,7 +165,7 @@ done:
     mbl_blocks_free(&B);
     mbl_free(rows), mbl_free(indep), mbl_free(P), mbl_free(names), mbl_free(jac), mbl_free(Rq0), mbl_free(Fv);
     mbl_free(zero), mbl_free(vv), mbl_free(Pd0), mbl_free(Pdi), mbl_free(H), mbl_free(dR), mbl_free(Kx), mbl_free(dA);
-    mbl_free(uidx), mbl_free(Pd), mbl_free(Pddv), mbl_free(Pddq), mbl_free(S0), mbl_free(Si), mbl_free(usv);
+    mbl_free(y), mbl_free(uidx), mbl_free(Pd), mbl_free(Pddv), mbl_free(Pddq), mbl_free(S0), mbl_free(Si), mbl_free(usv);
     mbla_dlu_free(lu);
     mbla_dlu_free(mlu);
     mbl_linear_free(lin);
