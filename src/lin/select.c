@@ -188,7 +188,9 @@ int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
     int rc = 0;
     *Sout = *Wout = NULL;
     mbla_csc *C = NULL;
-    double *G = mbl_calloc((size_t)(nus + nuvs + n) * (size_t)n + 1, sizeof *G);
+    /* candidate rows, dense: the user states at the position level (nus x n); grown below for the
+     * velocity level when there is one */
+    double *G = mbl_calloc((size_t)nus * (size_t)n + 1, sizeof *G);
     double *wc = mbl_alloc_array((size_t)(nus + nuvs + n) + 1, sizeof *wc);
     int *free_coord = mbl_alloc_array((size_t)n + 1, sizeof *free_coord);
     int *free_cand = mbl_alloc_array((size_t)(nus + nuvs + n) + 1, sizeof *free_cand);
@@ -265,7 +267,12 @@ int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
         if (rc) goto done;
         /* candidates: user velocity states, then the derivatives of the position states */
         int ncand = nuvs + z0;
-        memset(G, 0, (size_t)ncand * (size_t)n * sizeof *G);
+        mbl_free(G);
+        G = mbl_calloc((size_t)ncand * (size_t)n + 1, sizeof *G);
+        if (!G) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory in the state selection (%d candidates x %d coordinates)", ncand, n);
+            goto done;
+        }
         int jv = mbl_model_blk0(md, MBL_BLK_V);
         for (int p = 0; p < md->usjac.nz; p++) {
             int r = md->usjac.row[p], c = md->usjac.col[p];
