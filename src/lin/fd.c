@@ -5,10 +5,11 @@
  * [Phi(q); s(q) - S] = 0 from the operating point, v from [Phi_q; s_q] v = [-Phi_t; W - s_t], and (vdot, lambda) from the linear KKT system of the
  * equations of motion and the acceleration constraints. A and B are central differences with the
  * step h_j = opt->fd_step * max(1, |x_j|) (default eps^(1/3), the step that balances truncation
- * O(h^2) and rounding O(eps/h)) and with h/2; the reported matrices are the Richardson
- * extrapolation (4 D(h/2) - D(h)) / 3. Convergence check: the relative change
- * |D(h) - D(h/2)| / |D(h/2)| must stay below opt->fd_tol. Estimated error (lin->err_est): the
- * largest distance between the eigenvalues of the extrapolated A and those of A(h/2) (a
+ * O(h^2) and rounding O(eps/h)), h/2 and h/4; step selection keeps the pair of consecutive steps
+ * (hc, hc/2) whose results agree best, and the reported matrices are its Richardson
+ * extrapolation (4 D(hc/2) - D(hc)) / 3. Convergence check: the relative change
+ * |D(hc) - D(hc/2)| / |D(hc/2)| must stay below opt->fd_tol. Estimated error (lin->err_est): the
+ * largest distance between the eigenvalues of the extrapolated A and those of A(hc/2) (a
  * conservative bound on the truncation error of the extrapolated ones), and at least the rounding
  * level eps cond([Phi_q; P]) ||A||_1 / h. M-hat is exact (Qs^T M Qs); C-hat and K-hat are
  * -M-hat times the differenced blocks of A. Refuses singular configurations. */
@@ -222,6 +223,8 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     p += (size_t)rowsD * colsD;
     double *D2 = p;
     p += (size_t)rowsD * colsD;
+    double *D3 = p;
+    p += (size_t)rowsD * colsD;
     double *x0 = p;
     p += nx + 1;
     double *xw = p;
@@ -247,19 +250,34 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
         x0[i] = uidx[i] >= 0 ? B.ev.us[uidx[i]] : pt->q[indep[i]];
         x0[z + i] = uidx[i] >= 0 ? B.ev.us[md->nus + uidx[i]] : pt->v[indep[i]];
     }
+    /* step selection: differences at h, h/2, h/4; the pair of consecutive steps that agree best
+     * (truncation dominates at large steps, rounding at small ones) is used */
     double h = opt->fd_step;
+    size_t nD = (size_t)rowsD * colsD;
     rc = fd_diff(&c, x0, pt->r, h, D1, xw, uw, fp, fm, st);
     if (!rc) rc = fd_diff(&c, x0, pt->r, h / 2, D2, xw, uw, fp, fm, st);
+    if (!rc) rc = fd_diff(&c, x0, pt->r, h / 4, D3, xw, uw, fp, fm, st);
     if (rc) goto done;
-    double dn = 0, dd = 0;
-    for (size_t i = 0; i < (size_t)rowsD * colsD; i++) dn = fmax(dn, fabs(D2[i])), dd = fmax(dd, fabs(D1[i] - D2[i]));
+    double dn = 0, d12 = 0, d23 = 0;
+    for (size_t i = 0; i < nD; i++) {
+        dn = fmax(dn, fabs(D2[i]));
+        d12 = fmax(d12, fabs(D1[i] - D2[i]));
+        d23 = fmax(d23, fabs(D2[i] - D3[i]));
+    }
+    double hc = h, dd = d12; /* the coarser step of the chosen pair */
+    if (d23 < d12) {
+        memcpy(D1, D2, nD * sizeof *D1);
+        memcpy(D2, D3, nD * sizeof *D2);
+        hc = h / 2, dd = d23;
+    }
     if (dd > opt->fd_tol * fmax(dn, DBL_MIN)) {
         rc = mbl_error(st, MBL_ENOCONV,
                        "fd: the differences did not converge (relative change %.3g between steps %.3g and %.3g, "
                        "tolerance %.3g)",
-                       dd / dn, h, h / 2, opt->fd_tol);
+                       dn > 0 ? dd / dn : dd, hc, hc / 2, opt->fd_tol);
         goto done;
     }
+    h = hc;
     /* Richardson: D = (4 D(h/2) - D(h)) / 3 */
     for (size_t i = 0; i < (size_t)rowsD * colsD; i++) D1[i] = (4 * D2[i] - D1[i]) / 3;
     for (int j = 0; j < nx; j++)
