@@ -4,3 +4,10 @@ if(PYTHON3)
   add_test(NAME test_cli COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/cli_test.py $<TARGET_FILE:mblin_cli>
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# valgrind memcheck on the plain build (valgrind and the sanitizers do not mix)
+find_program(VALGRIND valgrind)
+if(VALGRIND AND NOT MBLIN_SANITIZE)
+  add_test(NAME test_valgrind COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/valgrind_test.sh $<TARGET_FILE:mblin_cli>
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_valgrind PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+endif()
