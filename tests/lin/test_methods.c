@@ -213,6 +213,34 @@ TEST(singular_fourbar)
         }
         run_free(&r);
     }
+    /* the JSON contract (DESIGN.md sec. 5): spurious flags, the descriptor pencil, the estimate */
+    const char *jm[] = {"descriptor", "penalty"};
+    for (int k = 0; k < 2; k++) {
+        run r;
+        run_method(md, pt, jm[k], &r);
+        FILE *f = tmpfile();
+        CHECK(f != NULL);
+        if (f && !r.rc) {
+            CHECK(mbl_report_json(f, md, pt, r.lin, r.modes) == 0);
+            static char buf[1 << 20];
+            rewind(f);
+            size_t len = fread(buf, 1, sizeof buf - 1, f);
+            buf[len] = 0;
+            char want[64];
+            snprintf(want, sizeof want, "\"method\": \"%s\"", jm[k]);
+            CHECK(strstr(buf, want) != NULL);
+            CHECK(strstr(buf, "\"spurious\": true") != NULL && strstr(buf, "\"spurious\": false") != NULL);
+            CHECK(strstr(buf, "\"error_estimate\"") != NULL);
+            if (k == 0) CHECK(strstr(buf, "\"descriptor\": {\"E\"") != NULL);
+            /* physical eigenvalues come first */
+            const char *first_true = strstr(buf, "\"spurious\": true"), *last_false = NULL;
+            for (const char *q = strstr(buf, "\"spurious\": false"); q; q = strstr(q + 1, "\"spurious\": false"))
+                last_false = q;
+            CHECK(first_true && last_false && last_false < first_true);
+        }
+        if (f) fclose(f);
+        run_free(&r);
+    }
     /* penalty and descriptor agree with each other within the penalty estimate */
     run a, b;
     run_method(md, pt, "descriptor", &a);
