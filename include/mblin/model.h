@@ -104,7 +104,8 @@ typedef struct mbl_lin_options {
     double pivot_tol;      /* relative pivot threshold of the state selection (default 1e-9) */
     double rcond_min;      /* below this reciprocal condition the augmented matrix counts as
                               singular (default 1e-13) */
-    /* ---- the other methods (docs/methods.md) ---- */
+    /* ---- the other methods (docs/methods.md); a field left at 0 takes its default, except
+     * constraint_scale (0 = automatic) and pen_xi (0 is a valid damping ratio) ---- */
     double rank_tol;       /* relative rank tolerance of the constraint Jacobian (QRCP diagonal or
                               full-pivot LU pivots) in partition, nullspace, projection, descriptor,
                               penalty, fd (default 1e-9) */

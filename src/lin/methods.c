@@ -60,6 +60,20 @@ int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
         mbl_lin_options_default(&def);
         opt = &def;
     }
+    /* options of the other methods left at 0 (a zero-initialized struct) take their defaults */
+    mbl_lin_options o = *opt, d;
+    mbl_lin_options_default(&d);
+    if (!(o.rank_tol > 0)) o.rank_tol = d.rank_tol;
+    if (o.dense_max <= 0) o.dense_max = d.dense_max;
+    if (o.dense_n_max <= 0) o.dense_n_max = d.dense_n_max;
+    if (o.nev <= 0) o.nev = d.nev;
+    if (o.shift == 0.0) o.shift = d.shift;
+    if (o.pen_alpha == 0.0) o.pen_alpha = d.pen_alpha;
+    if (o.pen_omega == 0.0) o.pen_omega = d.pen_omega;
+    if (o.pen_ratio == 0.0) o.pen_ratio = d.pen_ratio;
+    if (o.fd_step == 0.0) o.fd_step = d.fd_step;
+    if (o.fd_tol == 0.0) o.fd_tol = d.fd_tol;
+    opt = &o;
     const char *method = opt->method ? opt->method : "augmented";
     for (int i = 0; i < NMETHODS; i++)
         if (!strcmp(method, methods[i].name)) {
