@@ -5,10 +5,12 @@ Two families, in the spirit of source 001 Tables 1 and 4:
   fourbar  the N-loop four-bar of source 001 Sec. 4.1 (n = 2N + 3, m = 2N + 2: heavily constrained)
   chain    a chain of N point-mass pendulums whose tip slides on the vertical line x = 0
            (n = N, m = 1: lightly constrained)
-Runs `mblin compare MODEL --json` (each method repeated 3 times, median) and prints a Markdown
-table of milliseconds per method.
+Runs `mblin compare MODEL --json --repeat R` (each method R times, median; OPENBLAS_NUM_THREADS=1
+so that the timings do not depend on the load of the other core) and prints a Markdown table of
+milliseconds per method.
 
 usage: bench/methods_scaling.py [--mblin build/mblin] [--sizes 1,5,10,20,50] [--family fourbar|chain|both]
+                               [--repeat 5]
 """
 import argparse
 import json
@@ -46,12 +48,14 @@ def fourbar_model(N):
                           check=True, capture_output=True, text=True).stdout
 
 
-def run(mblin, text):
+def run(mblin, text, repeat):
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
         f.write(text)
         path = f.name
     try:
-        out = subprocess.run([mblin, "compare", path, "--json"], capture_output=True, text=True)
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+        out = subprocess.run([mblin, "compare", path, "--json", "--repeat", str(repeat)], capture_output=True,
+                             text=True, env=env)
         if out.returncode:
             return None, out.stderr.strip()
         return json.loads(out.stdout), ""
@@ -64,6 +68,7 @@ def main():
     ap.add_argument("--mblin", default=os.path.join(ROOT, "build", "mblin"))
     ap.add_argument("--sizes", default="1,5,10,20,50,100")
     ap.add_argument("--family", default="both", choices=["fourbar", "chain", "both"])
+    ap.add_argument("--repeat", type=int, default=5)
     a = ap.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
     fams = ["fourbar", "chain"] if a.family == "both" else [a.family]
@@ -71,14 +76,14 @@ def main():
         header = None
         for N in sizes:
             text = fourbar_model(N) if fam == "fourbar" else chain_model(N)
-            res, err = run(a.mblin, text)
+            res, err = run(a.mblin, text, a.repeat)
             if res is None:
                 print(f"| {fam} N={N} | failed: {err} |")
                 continue
             meths = [m["method"] for m in res["methods"]]
             if header is None:
                 header = meths
-                print(f"\n{fam}: milliseconds per method (median of 3), max relative deviation from augmented\n")
+                print(f"\n{fam}: milliseconds per method (median of {a.repeat}), max relative deviation from augmented\n")
                 print("| N | n | m | " + " | ".join(meths) + " | max dev (exact) |")
                 print("|---" * (4 + len(meths)) + "|")
             n, m = (2 * N + 3, 2 * N + 2) if fam == "fourbar" else (N, 1)

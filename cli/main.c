@@ -4,7 +4,7 @@
  *                         [--matrices] [--shapes]
  *   mblin equilibrium MODEL [--set p=value ...] [--at KIND] [--json]
  *   mblin check MODEL [--set p=value ...]
- *   mblin compare MODEL [--set p=value ...] [--at KIND] [--json]
+ *   mblin compare MODEL [--set p=value ...] [--at KIND] [--json] [--repeat N]
  *
  * Results go to stdout, diagnostics to stderr as one line "mblin: <reason>", and the exit status
  * is 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
@@ -34,6 +34,7 @@ static void usage(FILE *f)
             "  --set NAME=VALUE    override a parameter (repeatable)\n"
             "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
             "  --json              print one JSON object instead of the report\n"
+            "  --repeat N          compare: runs per method, the median time is reported (default 3)\n"
             "  -o DIR              write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m\n"
             "  --matrices          print the matrices in the report\n"
             "  --shapes            print the mode shapes in the report\n"
@@ -74,6 +75,7 @@ int main(int argc, char **argv)
         return usage_error("unknown command '%s'", cmd);
 
     const char *model_path = NULL, *method = NULL, *outdir = NULL, *at = NULL;
+    int repeat = 0;
     int json = 0;
     unsigned flags = 0;
     static mbl_setting sets[MAX_SETS];
@@ -84,10 +86,17 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--matrices")) flags |= MBL_REPORT_MATRICES;
         else if (!strcmp(a, "--shapes")) flags |= MBL_REPORT_SHAPES;
-        else if (!strcmp(a, "--method") || !strcmp(a, "-o") || !strcmp(a, "--set") || !strcmp(a, "--at")) {
+        else if (!strcmp(a, "--method") || !strcmp(a, "-o") || !strcmp(a, "--set") || !strcmp(a, "--at") ||
+                 !strcmp(a, "--repeat")) {
             if (i + 1 >= argc) return usage_error("%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "--method")) method = v;
+            else if (!strcmp(a, "--repeat")) {
+                char *end = NULL;
+                long k = strtol(v, &end, 10);
+                if (!end || *end || k < 1 || k > 1000) return usage_error("--repeat expects 1..1000, got '%s'", v);
+                repeat = (int)k;
+            }
             else if (!strcmp(a, "-o")) outdir = v;
             else if (!strcmp(a, "--at")) at = v;
             else {
@@ -172,7 +181,7 @@ int main(int argc, char **argv)
     if (method) lopt.method = method;
     if (!strcmp(cmd, "compare")) {
         mbl_comparison *cmp = NULL;
-        if (mbl_compare(model, pt, &lopt, 0, &cmp, &st)) code = fail(&st);
+        if (mbl_compare(model, pt, &lopt, repeat, &cmp, &st)) code = fail(&st);
         else mbl_report_compare(stdout, model, cmp, json);
         mbl_comparison_free(cmp);
         goto done;
