@@ -47,7 +47,7 @@ static int descriptor_sparse(const mbl_model *md, const mbl_point *pt, const mbl
     mbl_linear *lin = NULL;
     mbl_eval ev;
     int *ti = NULL, *tj = NULL;
-    double *tx = NULL, *ei = NULL, *Vre = NULL, *Vim = NULL, *colK = NULL, *colP = NULL;
+    double *tx = NULL, *Vre = NULL, *Vim = NULL, *colK = NULL, *colP = NULL;
     int *eti = NULL, *etj = NULL;
     double *etx = NULL;
     mbla_csc *Ac = NULL, *Ec = NULL;
@@ -160,7 +160,7 @@ static int descriptor_sparse(const mbl_model *md, const mbl_point *pt, const mbl
 done:
     mbl_eval_free(&ev);
     mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(eti), mbl_free(etj), mbl_free(etx);
-    mbl_free(ei), mbl_free(Vre), mbl_free(Vim), mbl_free(colK), mbl_free(colP);
+    mbl_free(Vre), mbl_free(Vim), mbl_free(colK), mbl_free(colP);
     mbla_csc_free(Ac), mbla_csc_free(Ec);
     mbl_linear_free(lin);
     return rc;

@@ -27,7 +27,7 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     double *y = NULL;
     double *Pd = NULL, *Pddv = NULL, *Pddq = NULL, *S0 = NULL, *Si = NULL, *usv = NULL;
     double *P = NULL, *jac = NULL, *Rq0 = NULL, *g = NULL, *Fv = NULL, *zero = NULL, *vv = NULL, *Pd0 = NULL,
-           *Pdi = NULL, *H = NULL, *dR = NULL, *Kx = NULL, *dA = NULL;
+           *Pdi = NULL, *dR = NULL, *Kx = NULL, *dA = NULL;
     char **names = NULL;
     mbla_dlu *lu = NULL, *mlu = NULL;
     *out = NULL;
@@ -66,7 +66,7 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     vv = mbl_calloc((size_t)n + 1, sizeof *vv);
     Pd0 = mbl_calloc(mn + 1, sizeof *Pd0);
     Pdi = mbl_calloc(mn + 1, sizeof *Pdi);
-    dR = mbl_calloc((size_t)n * z + 1, sizeof *dR);
+    dR = mbl_calloc((size_t)n + 1, sizeof *dR);
     Kx = mbl_calloc((size_t)z * z + 1, sizeof *Kx);
     lin = mbl_linear_alloc(n, z, z, md->nr, md->ny);
     if (!P || !Pd || !Pddv || !Pddq || !S0 || !Si || !usv || !uidx || !names || !jac || !Rq0 || !Fv || !zero || !vv ||
@@ -164,7 +164,7 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
 done:
     mbl_blocks_free(&B);
     mbl_free(rows), mbl_free(indep), mbl_free(P), mbl_free(names), mbl_free(jac), mbl_free(Rq0), mbl_free(Fv);
-    mbl_free(zero), mbl_free(vv), mbl_free(Pd0), mbl_free(Pdi), mbl_free(H), mbl_free(dR), mbl_free(Kx), mbl_free(dA);
+    mbl_free(zero), mbl_free(vv), mbl_free(Pd0), mbl_free(Pdi), mbl_free(dR), mbl_free(Kx), mbl_free(dA);
     mbl_free(y), mbl_free(uidx), mbl_free(Pd), mbl_free(Pddv), mbl_free(Pddq), mbl_free(S0), mbl_free(Si), mbl_free(usv);
     mbla_dlu_free(lu);
     mbla_dlu_free(mlu);
