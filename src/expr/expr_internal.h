@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mblin/expr.h"
 
@@ -90,5 +91,57 @@ size_t mblx__format_number(double v, char *buf);
 
 /* Value of the smooth step (shared by constant folding and the tape). */
 double mblx__step_value(double x, double x0, double h0, double x1, double h1);
+
+/* MBLX__STABLE_SORT(name, T, LESS) defines `static int name(T *a, size_t n, T *scratch)`: a
+ * stable sort of a[0..n) by LESS(const T *x, const T *y) (a strict weak order). Input that is
+ * already sorted costs one comparison per element, short arrays are insertion-sorted, longer
+ * ones merge-sorted bottom-up in scratch (n elements; NULL: allocated here). Returns 0, or -1
+ * when scratch could not be allocated (a is then unchanged). */
+#define MBLX__SORT_RUN 16
+#define MBLX__STABLE_SORT(name, T, LESS)                                                      \
+    static void name##_ins(T *a, size_t n)                                                    \
+    {                                                                                         \
+        for (size_t i = 1; i < n; i++) {                                                      \
+            if (!LESS(&a[i], &a[i - 1])) continue;                                            \
+            T x_ = a[i];                                                                      \
+            size_t j = i;                                                                     \
+            do {                                                                              \
+                a[j] = a[j - 1];                                                              \
+                j--;                                                                          \
+            } while (j > 0 && LESS(&x_, &a[j - 1]));                                          \
+            a[j] = x_;                                                                        \
+        }                                                                                     \
+    }                                                                                         \
+    static int name(T *a, size_t n, T *scratch)                                               \
+    {                                                                                         \
+        size_t i = 1;                                                                         \
+        while (i < n && !LESS(&a[i], &a[i - 1])) i++;                                         \
+        if (i >= n) return 0;                                                                 \
+        if (n <= 2 * MBLX__SORT_RUN) {                                                        \
+            name##_ins(a, n);                                                                 \
+            return 0;                                                                         \
+        }                                                                                     \
+        T *tmp_ = scratch ? scratch : (T *)mbl_alloc_array(n, sizeof(T));                     \
+        if (!tmp_) return -1;                                                                 \
+        for (size_t s = 0; s < n; s += MBLX__SORT_RUN)                                        \
+            name##_ins(a + s, n - s < MBLX__SORT_RUN ? n - s : MBLX__SORT_RUN);               \
+        T *src = a, *dst = tmp_;                                                              \
+        for (size_t w = MBLX__SORT_RUN; w < n; w *= 2) {                                      \
+            for (size_t lo = 0; lo < n; lo += 2 * w) {                                        \
+                size_t mid = n - lo < w ? n : lo + w;                                         \
+                size_t hi = n - mid < w ? n : mid + w;                                        \
+                size_t p = lo, q = mid, k = lo;                                               \
+                while (p < mid && q < hi) dst[k++] = LESS(&src[q], &src[p]) ? src[q++] : src[p++]; \
+                while (p < mid) dst[k++] = src[p++];                                          \
+                while (q < hi) dst[k++] = src[q++];                                           \
+            }                                                                                 \
+            T *sw_ = src;                                                                     \
+            src = dst;                                                                        \
+            dst = sw_;                                                                        \
+        }                                                                                     \
+        if (src != a) memcpy(a, src, n * sizeof(T));                                          \
+        if (tmp_ != scratch) mbl_free(tmp_);                                                  \
+        return 0;                                                                             \
+    }
 
 #endif

@@ -171,11 +171,26 @@ int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s)
     return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
+#define LESS_U32(x, y) (*(x) < *(y))
+MBLX__STABLE_SORT(sort_u32, uint32_t, LESS_U32)
+
+/* Sorted union without duplicates of the sorted sets a[0..na) and b[0..nb) into out. */
+static size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *out)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
+    size_t i = 0, j = 0, k = 0;
+    while (i < na && j < nb) {
+        uint32_t x = a[i], y = b[j];
+        out[k++] = x < y ? x : y;
+        i += x <= y;
+        j += y <= x;
+    }
+    while (i < na) out[k++] = a[i++];
+    while (j < nb) out[k++] = b[j++];
+    return k;
 }
+
+/* Operand counts up to this are united by successive merges, longer lists by sorting. */
+enum { DEPS_MERGE_MAX = 8 };
 
 /* Compute the dependence set of a new node with operands a[0..n-1] into (*off, *cnt): shared
  * with the largest operand's set when that contains all others, else a new union in the pool. */
@@ -206,20 +221,34 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
         *cnt = g->nd[b].dcnt;
         return 0;
     }
-    if (grow((void **)&g->tmp, &g->tmp_cap, total, sizeof *g->tmp, INIT_POOL)) return -1;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        memcpy(g->tmp + m, g->deps + g->nd[a[i]].doff, (size_t)g->nd[a[i]].dcnt * sizeof *g->tmp);
-        m += g->nd[a[i]].dcnt;
-    }
-    qsort(g->tmp, m, sizeof *g->tmp, cmp_u32);
+    if (total > SIZE_MAX / 2 ||
+        grow((void **)&g->tmp, &g->tmp_cap, 2 * total, sizeof *g->tmp, INIT_POOL))
+        return -1;
+    uint32_t *cur = g->tmp, *nxt = g->tmp + total;
     size_t u = 0;
-    for (size_t i = 0; i < m; i++)
-        if (u == 0 || g->tmp[u - 1] != g->tmp[i]) g->tmp[u++] = g->tmp[i];
+    if (n <= DEPS_MERGE_MAX) {
+        for (size_t i = 0; i < n; i++) {
+            const mblx__node *c = &g->nd[a[i]];
+            if (c->dcnt == 0) continue;
+            u = merge_u32(cur, u, g->deps + c->doff, c->dcnt, nxt);
+            uint32_t *sw = cur;
+            cur = nxt;
+            nxt = sw;
+        }
+    } else {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+            memcpy(cur + m, g->deps + g->nd[a[i]].doff, (size_t)g->nd[a[i]].dcnt * sizeof *cur);
+            m += g->nd[a[i]].dcnt;
+        }
+        sort_u32(cur, m, nxt);
+        for (size_t i = 0; i < m; i++)
+            if (u == 0 || cur[u - 1] != cur[i]) cur[u++] = cur[i];
+    }
     if (g->ndeps_used + u > (size_t)UINT32_MAX) return -1;
     if (grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + u, sizeof *g->deps, INIT_POOL))
         return -1;
-    memcpy(g->deps + g->ndeps_used, g->tmp, u * sizeof *g->deps);
+    memcpy(g->deps + g->ndeps_used, cur, u * sizeof *g->deps);
     *off = (uint32_t)g->ndeps_used;
     *cnt = (uint32_t)u;
     g->ndeps_used += u;
@@ -550,6 +579,14 @@ static int cmp_terms(const void *pa, const void *pb)
     return (a->klen > b->klen) - (a->klen < b->klen);
 }
 
+static int less_terms(const term_rec *a, const term_rec *b)
+{
+    if (a->key[0] != b->key[0]) return a->key[0] < b->key[0];
+    return cmp_terms(a, b) < 0;
+}
+#define LESS_TERMS(x, y) less_terms((x), (y))
+MBLX__STABLE_SORT(sort_terms, term_rec, LESS_TERMS)
+
 typedef struct sum_acc {
     vec recs, keys;
     double k;
@@ -625,7 +662,10 @@ static mblx_id sum_build(sum_acc *s)
         goto done;
     }
     for (size_t i = 0; i < n; i++) r[i].key = (const uint32_t *)s->keys.p + r[i].koff;
-    if (n > 1) qsort(r, n, sizeof *r, cmp_terms);
+    if (sort_terms(r, n, NULL)) {
+        mblx__oom(g);
+        goto done;
+    }
     /* merge like terms */
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -687,11 +727,8 @@ typedef struct fac_rec {
     double e;
 } fac_rec;
 
-static int cmp_facs(const void *pa, const void *pb)
-{
-    const fac_rec *a = pa, *b = pb;
-    return (a->base > b->base) - (a->base < b->base);
-}
+#define LESS_FACS(x, y) ((x)->base < (y)->base)
+MBLX__STABLE_SORT(sort_facs, fac_rec, LESS_FACS)
 
 static mblx_id pow_num(mblx_graph *g, mblx_id b, double e);
 
@@ -760,7 +797,10 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
         res = g->zero;
         goto done;
     }
-    if (m > 1) qsort(r, m, sizeof *r, cmp_facs);
+    if (sort_facs(r, m, NULL)) {
+        mblx__oom(g);
+        goto done;
+    }
     size_t k = 0;
     for (size_t i = 0; i < m; i++) {
         if (k > 0 && r[k - 1].base == r[i].base && isfinite(r[k - 1].e + r[i].e)) {
