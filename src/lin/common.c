@@ -216,6 +216,7 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, con
     rc = mbla_dlu_new(n, Jc, n, &lu, st);
     double rcond = 0;
     if (!rc) rc = mbla_dlu_rcond(lu, &rcond, st);
+    if (rc && rc != MBL_ESINGULAR) goto done;
     if (rc || !(rcond >= rcond_min)) {
         rc = mbl_error(st, MBL_ESINGULAR,
                        "the constraint Jacobian completed by the independent coordinates is singular "
@@ -269,10 +270,11 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, con
     /* A = [0 I; -Mh^-1 Kh, -Mh^-1 Ch], B = [0; Mh^-1 F] */
     if (z) {
         rc = mbla_dlu_new(z, lin->M, z, &mlu, st);
-        if (rc) {
+        if (rc == MBL_ESINGULAR) {
             rc = mbl_error(st, MBL_ESINGULAR, "the reduced mass matrix M-hat is singular");
             goto done;
         }
+        if (rc) goto done;
         for (int j = 0; j < z; j++) {
             for (int i = 0; i < z; i++) {
                 W1[i + (size_t)j * z] = -lin->K[i + (size_t)j * z];

@@ -209,10 +209,11 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     for (size_t p = 0; p < (size_t)n * nr; p++) lin->F[p] = -B.Rr[p];
     if (n) {
         rc = mbla_dlu_new(n, Mp, n, &lu, st);
-        if (rc) {
+        if (rc == MBL_ESINGULAR) {
             rc = mbl_error(st, MBL_ESINGULAR, "penalty: M + alpha Phi_q^T Phi_q is singular");
             goto done;
         }
+        if (rc) goto done;
         for (size_t p = 0; p < (size_t)n * n; p++) W[p] = -Kp[p], W[(size_t)n * n + p] = -Cp[p];
         memcpy(W + (size_t)2 * n * n, lin->F, (size_t)n * nr * sizeof *W);
         rc = mbla_dlu_solve(lu, 'N', 2 * n + nr, W, n, st);

@@ -537,8 +537,57 @@ TEST(nonholonomic_descriptor)
     }
 }
 
+/* every allocation of every method (and of modal and compare) failing in turn: MBL_ENOMEM, no
+ * leak (run under ASan), then success */
+TEST(allocation_failures)
+{
+    const char *files[] = {"examples/fourbar_N1_damped.yaml", "examples/fourbar_singular.yaml"};
+    for (int f = 0; f < 2; f++) {
+        mbl_model *md = NULL;
+        mbl_point *pt = NULL;
+        mbl_status st;
+        CHECK(mbl_model_load_file(files[f], NULL, 0, &md, &st) == 0);
+        CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+        for (int k = 1; pt && k <= mbl_lin_method_count(); k++) {
+            const char *name = k < mbl_lin_method_count() ? mbl_lin_method_name(k) : "compare";
+            int ok = 0, failures = 0;
+            for (long n = 0; n < 100000 && !ok; n++) {
+                mbl_lin_options opt;
+                mbl_lin_options_default(&opt);
+                opt.method = name;
+                mbl_linear *lin = NULL;
+                mbl_modes *mo = NULL;
+                mbl_comparison *cmp = NULL;
+                mbl_alloc_fail_after(n);
+                int rc;
+                if (k < mbl_lin_method_count()) {
+                    rc = mbl_linearize(md, pt, &opt, &lin, &st);
+                    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
+                } else {
+                    rc = mbl_compare(md, pt, NULL, 1, &cmp, &st);
+                }
+                mbl_alloc_fail_after(-1);
+                mbl_modes_free(mo);
+                mbl_linear_free(lin);
+                mbl_comparison_free(cmp);
+                if (rc == 0) ok = 1;
+                else if (rc == MBL_ESINGULAR && f == 1) ok = 1; /* refusals at the singular point */
+                else {
+                    CHECK_MSG(rc == MBL_ENOMEM, "%s, allocation %ld: code %d (%s)", name, n, rc, st.msg);
+                    if (rc != MBL_ENOMEM) break;
+                    failures++;
+                }
+            }
+            CHECK_MSG(ok && failures > 0, "%s: %d failures", name, failures);
+        }
+        mbl_point_free(pt);
+        mbl_model_free(md);
+    }
+}
+
 int main(void)
 {
+    RUN(allocation_failures);
     RUN(nonholonomic_descriptor);
     RUN(motion_with_user_states);
     RUN(large_model_paths);
