@@ -274,36 +274,38 @@ done:
 }
 
 /* Forward traversal of the part of root that depends on S: MODE_DIFF gives the directional
- * derivative with seeds S (symbol -> its derivative), MODE_SUBST the substitution. */
-static mblx_id traverse(mblx_graph *g, mblx_id root, const seedset *S, int mode)
+ * derivative with seeds S (symbol -> its derivative), MODE_SUBST the substitution. stk (may be
+ * NULL) is a reusable stack. */
+static mblx_id traverse(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk)
 {
     if (!relevant(g, root, S)) return mode == MODE_DIFF ? g->zero : root;
     mblx__new_epoch(g);
     uint32_t epoch = g->epoch;
-    u32vec st = {NULL, 0, 0};
+    u32vec own = {NULL, 0, 0}, *stp = stk ? stk : &own;
     mblx_id res = XNONE;
-    if (u32_push(&st, root)) goto oom;
-    while (st.n) {
-        mblx_id v = st.p[st.n - 1];
+    stp->n = 0;
+    if (u32_push(stp, root)) goto oom;
+    while (stp->n) {
+        mblx_id v = stp->p[stp->n - 1];
         if (g->stamp[v] == epoch) {
             if (g->memo[v] == XPENDING) {
                 mblx_id r = compute(g, v, mode);
                 if (r == XNONE) goto out;
                 g->memo[v] = r;
             }
-            st.n--;
+            stp->n--;
             continue;
         }
         g->stamp[v] = epoch;
         if (g->nd[v].op == MBLX_OP_SYMBOL) {
             g->memo[v] = S->s[seed_find(S, (uint32_t)g->nd[v].val)].node;
-            st.n--;
+            stp->n--;
             continue;
         }
         g->memo[v] = XPENDING;
         for (uint32_t i = 0; i < g->nd[v].na; i++) {
             mblx_id c = mblx__args(g, v)[i];
-            if (g->stamp[c] != epoch && relevant(g, c, S) && u32_push(&st, c)) goto oom;
+            if (g->stamp[c] != epoch && relevant(g, c, S) && u32_push(stp, c)) goto oom;
         }
     }
     res = g->memo[root];
@@ -311,7 +313,7 @@ static mblx_id traverse(mblx_graph *g, mblx_id root, const seedset *S, int mode)
 oom:
     mblx__oom(g);
 out:
-    mbl_free(st.p);
+    mbl_free(own.p);
     return res;
 }
 
@@ -321,7 +323,7 @@ mblx_id mblx_diff(mblx_graph *g, mblx_id e, mblx_id sym)
     if (g->nd[sym].op != MBLX_OP_SYMBOL) return mblx__fail(g, MBL_EARG, "mblx_diff: not a symbol");
     seed s1 = {(uint32_t)g->nd[sym].val, g->one};
     seedset S = {&s1, 1};
-    return traverse(g, e, &S, MODE_DIFF);
+    return traverse(g, e, &S, MODE_DIFF, NULL);
 }
 
 mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
@@ -331,7 +333,7 @@ mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
     if (n && !dirs) return mblx__fail(g, MBL_EARG, "mblx_dir_deriv: NULL directions");
     seedset S;
     if (seeds_make(g, "mblx_dir_deriv", n, syms, dirs, XNONE, &S)) return XNONE;
-    mblx_id r = traverse(g, e, &S, MODE_DIFF);
+    mblx_id r = traverse(g, e, &S, MODE_DIFF, NULL);
     mbl_free(S.s);
     return r;
 }
@@ -367,7 +369,7 @@ mblx_id mblx_subst(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, cons
     if (n && !repl) return mblx__fail(g, MBL_EARG, "mblx_subst: NULL replacements");
     seedset S;
     if (seeds_make(g, "mblx_subst", n, syms, repl, XNONE, &S)) return XNONE;
-    mblx_id r = traverse(g, e, &S, MODE_SUBST);
+    mblx_id r = traverse(g, e, &S, MODE_SUBST, NULL);
     mbl_free(S.s);
     return r;
 }
@@ -590,7 +592,7 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
     for (size_t j = 0; j < n; j++) S.s[seed_find(&S, (uint32_t)g->nd[syms[j]].val)].node = (mblx_id)j;
     trip *T = NULL;
     size_t nt = 0, capt = 0;
-    u32vec cols = {NULL, 0, 0};
+    u32vec cols = {NULL, 0, 0}, stk = {NULL, 0, 0};
     for (size_t i = 0; i < m; i++) {
         mblx_id e = exprs[i];
         cols.n = 0;
@@ -606,7 +608,9 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
         }
         for (size_t k = 0; k < cols.n; k++) {
             int j = (int)cols.p[k];
-            mblx_id d = mblx_diff(g, e, syms[j]);
+            seed s1 = {(uint32_t)g->nd[syms[j]].val, g->one};
+            seedset S1 = {&s1, 1};
+            mblx_id d = traverse(g, e, &S1, MODE_DIFF, &stk);
             if (d == XNONE) goto fail;
             if (d == g->zero) continue;
             if (nt == capt) {
@@ -644,6 +648,7 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
     out->ncols = (int)n;
     mbl_free(T);
     mbl_free(cols.p);
+    mbl_free(stk.p);
     mbl_free(S.s);
     return 0;
 oom:
@@ -651,6 +656,7 @@ oom:
 fail:
     mbl_free(T);
     mbl_free(cols.p);
+    mbl_free(stk.p);
     mbl_free(S.s);
     mblx_sparse_free(out);
     return g->err ? g->err : MBL_ENOMEM;

@@ -133,13 +133,13 @@ static int same_key(const mblx_graph *g, mblx_id e, unsigned op, double v, size_
     return 1;
 }
 
-#define TABLE_EMPTY UINT64_MAX
+/* Table entries are (hash << 32) | (node id + 1), so that a zeroed table is empty. */
+#define TABLE_EMPTY 0
 
 static int table_rehash(mblx_graph *g, size_t ncap)
 {
-    uint64_t *t = mbl_alloc_array(ncap, sizeof *t);
+    uint64_t *t = mbl_calloc(ncap, sizeof *t);
     if (!t) return -1;
-    for (size_t i = 0; i < ncap; i++) t[i] = TABLE_EMPTY;
     for (size_t i = 0; i < g->tcap; i++) {
         uint64_t en = g->table[i];
         if (en == TABLE_EMPTY) continue;
@@ -265,8 +265,8 @@ static mblx_id intern(mblx_graph *g, unsigned op, double v, size_t n, const uint
     if (g->tcap) {
         size_t k = h & (g->tcap - 1);
         for (uint64_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
-            if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en, op, v, n, a))
-                return (uint32_t)en;
+            if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en - 1, op, v, n, a))
+                return (uint32_t)en - 1;
     }
     if (grow_nodes(g, (size_t)g->n + 1)) return mblx__oom(g);
     if ((g->tcount + 1) * 2 > g->tcap &&
@@ -291,7 +291,7 @@ static mblx_id intern(mblx_graph *g, unsigned op, double v, size_t n, const uint
     g->n++;
     size_t k = h & (g->tcap - 1);
     while (g->table[k] != TABLE_EMPTY) k = (k + 1) & (g->tcap - 1);
-    g->table[k] = ((uint64_t)h << 32) | e;
+    g->table[k] = ((uint64_t)h << 32) | ((uint64_t)e + 1);
     g->tcount++;
     return e;
 }
@@ -724,6 +724,7 @@ mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms)
 
 typedef struct fac_rec {
     uint32_t base;
+    uint32_t node; /* the factor base^e itself when it is an operand as it stands, else XNONE */
     double e;
 } fac_rec;
 
@@ -742,7 +743,7 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
     uint32_t olocal[LOCAL_ARGS], *out = olocal;
     size_t cap = LOCAL_ARGS, m = 0;
     mblx_id res = XNONE;
-#define PUSH_FAC(b_, e_)                                                                      \
+#define PUSH_FAC(b_, e_, n_)                                                                    \
     do {                                                                                      \
         if (m == cap) {                                                                       \
             size_t nc_ = cap * 2;                                                             \
@@ -757,6 +758,7 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
             cap = nc_;                                                                        \
         }                                                                                     \
         r[m].base = (b_);                                                                     \
+        r[m].node = (n_);                                                                     \
         r[m].e = (e_);                                                                        \
         m++;                                                                                  \
     } while (0)
@@ -767,7 +769,7 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
             if (isfinite(coef * v))
                 coef *= v;
             else
-                PUSH_FAC(t, 1.0);
+                PUSH_FAC(t, 1.0, XNONE);
             continue;
         }
         size_t cnt = 1;
@@ -778,7 +780,7 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
             } else {
                 mblx_id kc = mblx_const(g, g->nd[t].val);
                 if (kc == XNONE) goto done;
-                PUSH_FAC(kc, 1.0);
+                PUSH_FAC(kc, 1.0, XNONE);
             }
             cnt = g->nd[t].na;
             list = mblx__args(g, t);
@@ -787,9 +789,9 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
             mblx_id x = list[k];
             double ev;
             if (g->nd[x].op == MBLX_OP_POW && is_const(g, mblx__args(g, x)[1], &ev))
-                PUSH_FAC(mblx__args(g, x)[0], ev);
+                PUSH_FAC(mblx__args(g, x)[0], ev, x);
             else
-                PUSH_FAC(x, 1.0);
+                PUSH_FAC(x, 1.0, XNONE);
         }
     }
 #undef PUSH_FAC
@@ -805,6 +807,7 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
     for (size_t i = 0; i < m; i++) {
         if (k > 0 && r[k - 1].base == r[i].base && isfinite(r[k - 1].e + r[i].e)) {
             r[k - 1].e += r[i].e;
+            r[k - 1].node = XNONE;
             continue;
         }
         r[k++] = r[i];
@@ -818,7 +821,11 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
     int renorm = 0;
     for (size_t i = 0; i < m; i++) {
         if (r[i].e == 0.0) continue;
-        mblx_id t = r[i].e == 1.0 ? r[i].base : pow_num(g, r[i].base, r[i].e);
+        /* a power operand x = base^e that was not merged is what pow_num(base, e) returns: every
+         * POW node with a constant exponent is created by pow_num, a pure function of (base, e) */
+        mblx_id t = r[i].e == 1.0        ? r[i].base
+                    : r[i].node != XNONE ? r[i].node
+                                         : pow_num(g, r[i].base, r[i].e);
         if (t == XNONE) goto done;
         if (r[i].e != 1.0 &&
             !(g->nd[t].op == MBLX_OP_POW && mblx__args(g, t)[0] == r[i].base))
