@@ -38,7 +38,8 @@ int mbl_report_point_json(FILE *f, const mbl_model *model, const mbl_point *pt);
 
 /* Write A.mtx, B.mtx, C.mtx, D.mtx, M.mtx, Cd.mtx (damping), K.mtx, F.mtx (Matrix Market,
  * array real general) and linear_model.m (Octave/MATLAB: the matrices with their state, input
- * and output names) into the existing directory dir. */
+ * and output names) into the existing directory dir; with the descriptor method also E.mtx,
+ * Ad.mtx, Bd.mtx, Cdd.mtx (the pencil, when it is stored dense). */
 int mbl_report_export(const char *dir, const mbl_model *model, const mbl_linear *lin, mbl_status *st);
 
 /* Model check for a person (`mblin check`): counts, degrees of freedom by counting and by the

@@ -357,6 +357,11 @@ int mbl_report_export(const char *dir, const mbl_model *md, const mbl_linear *li
     if (!rc) rc = write_mtx(dir, "Cd", lin->Cd, lin->z1, lin->z1, st);
     if (!rc) rc = write_mtx(dir, "K", lin->K, lin->z1, lin->z0, st);
     if (!rc) rc = write_mtx(dir, "F", lin->F, lin->z1, lin->nu, st);
+    int desc = lin->nd > 0 && lin->E && lin->Ad; /* the descriptor pencil, where the method has one */
+    if (!rc && desc) rc = write_mtx(dir, "E", lin->E, lin->nd, lin->nd, st);
+    if (!rc && desc) rc = write_mtx(dir, "Ad", lin->Ad, lin->nd, lin->nd, st);
+    if (!rc && desc) rc = write_mtx(dir, "Bd", lin->Bd, lin->nd, lin->nu, st);
+    if (!rc && desc) rc = write_mtx(dir, "Cdd", lin->Cdd, lin->ny, lin->nd, st);
     if (rc) return rc;
     char path[4096];
     snprintf(path, sizeof path, "%s/linear_model.m", dir);
@@ -376,6 +381,13 @@ int mbl_report_export(const char *dir, const mbl_model *md, const mbl_linear *li
     oct_mat(f, "Cd", lin->Cd, lin->z1, lin->z1);
     oct_mat(f, "K", lin->K, lin->z1, lin->z0);
     oct_mat(f, "F", lin->F, lin->z1, lin->nu);
+    if (desc) {
+        fprintf(f, "%% descriptor form E xd' = Ad xd + Bd u, y = Cdd xd + D u, xd = [dq; dv; dlambda].\n");
+        oct_mat(f, "E", lin->E, lin->nd, lin->nd);
+        oct_mat(f, "Ad", lin->Ad, lin->nd, lin->nd);
+        oct_mat(f, "Bd", lin->Bd, lin->nd, lin->nu);
+        oct_mat(f, "Cdd", lin->Cdd, lin->ny, lin->nd);
+    }
     int bad = ferror(f);
     if (fclose(f) || bad) return mbl_error(st, MBL_EIO, "%s: write error", path);
     return 0;
