@@ -105,6 +105,12 @@ static void check_example(const char *path)
         run r;
         run_method(md, pt, name, &r);
         int needs_partition = !strcmp(name, "partition") || !strcmp(name, "projection") || !strcmp(name, "fd");
+        if (info.nuser_velocity_states > 0 && (needs_partition || !strcmp(name, "penalty"))) {
+            /* user velocity states: augmented only (partition, projection, fd refuse) */
+            CHECK_MSG(r.rc == MBL_EMODEL || r.rc == 0, "%s %s: %s", path, name, r.msg);
+            run_free(&r);
+            continue;
+        }
         if (info.nnh > 0 && strcmp(name, "descriptor")) { /* holonomic-only methods */
             CHECK_MSG(r.rc == MBL_EMODEL && strstr(r.msg, "non-holonomic"), "%s %s: %s", path, name, r.msg);
             run_free(&r);
