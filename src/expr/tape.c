@@ -29,9 +29,8 @@ struct mblx_tape {
     /* diagnostics: a private copy of the compiled sub-DAG (local node numbering) */
     uint32_t *ins_node;
     size_t nl;
-    mblx__node *lnd; /* val, op, na, aoff used */
+    mblx__node *lnd; /* val, op, na, aoff used; doff: offset of a SYMBOL's name in names */
     uint32_t *largs;
-    size_t *lname; /* SYMBOL nodes: offset into names */
     char *names;
 };
 
@@ -80,12 +79,8 @@ static int map_grow(u32map *m)
 }
 
 /* Pointer to the value of key k, inserting it (value XNONE) if absent; NULL when out of memory. */
-static uint32_t *map_get(u32map *m, uint32_t k, int insert)
+static uint32_t *map_get_hashed(u32map *m, uint32_t k, int insert)
 {
-    if (m->dense) {
-        if (m->dense[k] == XNONE && !insert) return NULL;
-        return &m->dense[k];
-    }
     if (m->cap) {
         size_t s = map_slot(m, k);
         if (m->key[s] == k) return &m->val[s];
@@ -101,6 +96,15 @@ static uint32_t *map_get(u32map *m, uint32_t k, int insert)
     return &m->val[s];
 }
 
+static inline uint32_t *map_get(u32map *m, uint32_t k, int insert)
+{
+    if (m->dense) {
+        if (m->dense[k] == XNONE && !insert) return NULL;
+        return &m->dense[k];
+    }
+    return map_get_hashed(m, k, insert);
+}
+
 /* ---- tape lifetime -------------------------------------------------------------------------- */
 
 void mblx_tape_free(mblx_tape *t)
@@ -112,7 +116,6 @@ void mblx_tape_free(mblx_tape *t)
     mbl_free(t->ins_node);
     mbl_free(t->lnd);
     mbl_free(t->largs);
-    mbl_free(t->lname);
     mbl_free(t->names);
     mbl_free(t);
 }
@@ -164,8 +167,8 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     u32map map = {NULL, NULL, 0, 0, NULL};
     dfs_frame *stack = NULL;
     event *ev = NULL;
-    uint32_t *order = NULL, *lastuse = NULL, *reg = NULL, *freel = NULL, *done = NULL;
-    size_t sn = 0, scap = 0, nl = 0, ocap = 0, nev = 0, evcap = 0;
+    uint32_t *lastuse = NULL, *reg = NULL, *freel = NULL;
+    size_t sn = 0, scap = 0, nl = 0, nev = 0, evcap = 0;
     if (!t) goto oom;
     t->nout = n;
     {
@@ -188,8 +191,50 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
             (cap_) = nc_;                                                                     \
         }                                                                                     \
     } while (0)
-    /* 1. traversal: map value = local index; done[] marks completed nodes */
-    size_t dcap = 0;
+    /* 1. traversal: map value = local index; the private copy of the sub-DAG (lnd, largs,
+     * names: for error messages) is filled as nodes are numbered and operands completed */
+    size_t lcap = 0, acap = 0, ka = 0, ncap = 0, kn = 0, ninsmax = 0;
+#define NUMBER(v_)                                                                            \
+    do {                                                                                      \
+        uint32_t v__ = (v_);                                                                  \
+        const mblx__node *gn_ = &g->nd[v__];                                                  \
+        GROWV(t->lnd, nl, lcap);                                                              \
+        mblx__node *ln_ = &t->lnd[nl];                                                        \
+        ln_->op = gn_->op;                                                                    \
+        ln_->val = gn_->val;                                                                  \
+        ln_->na = gn_->na;                                                                    \
+        ln_->aoff = (uint32_t)ka;                                                             \
+        ln_->doff = 0;                                                                        \
+        ln_->dcnt = 0;                                                                        \
+        if (gn_->na > acap - ka) {                                                            \
+            size_t nc_ = acap ? acap : INIT_CAP;                                              \
+            while (nc_ - ka < gn_->na) nc_ *= 2;                                              \
+            void *q_ = mbl_realloc_array(t->largs, nc_, sizeof *t->largs);                    \
+            if (!q_) goto oom;                                                                \
+            t->largs = q_;                                                                    \
+            acap = nc_;                                                                       \
+        }                                                                                     \
+        ka += gn_->na;                                                                        \
+        ninsmax += (gn_->op == MBLX_OP_ADD || gn_->op == MBLX_OP_MUL) ? gn_->na + 1 : 1;      \
+        if (gn_->op == MBLX_OP_SYMBOL) {                                                      \
+            const char *nm_ = mblx_symbol_name(g, v__);                                       \
+            size_t len_ = strlen(nm_) + 1;                                                    \
+            if (kn > UINT32_MAX - len_) goto oom;                                             \
+            if (len_ > ncap - kn) {                                                           \
+                size_t nc_ = ncap ? ncap : 256;                                               \
+                while (nc_ - kn < len_) nc_ *= 2;                                             \
+                void *q_ = mbl_realloc_array(t->names, nc_, 1);                               \
+                if (!q_) goto oom;                                                            \
+                t->names = q_;                                                                \
+                ncap = nc_;                                                                   \
+            }                                                                                 \
+            memcpy(t->names + kn, nm_, len_);                                                 \
+            ln_->doff = (uint32_t)kn; /* symbol nodes: name offset */                         \
+            kn += len_;                                                                       \
+            if ((size_t)gn_->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn_->val + 1;         \
+        }                                                                                     \
+        nl++;                                                                                 \
+    } while (0)
     for (size_t o = 0; o < n; o++) {
         if (map_get(&map, outputs[o], 0)) continue;
         sn = 0;
@@ -197,8 +242,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
             uint32_t *val = map_get(&map, outputs[o], 1);
             if (!val) goto oom;
             *val = (uint32_t)nl;
-            GROWV(order, nl, ocap);
-            order[nl++] = outputs[o];
+            NUMBER(outputs[o]);
             GROWV(stack, sn, scap);
             stack[sn++] = (dfs_frame){outputs[o], (uint32_t)(nl - 1), 0};
         }
@@ -209,18 +253,17 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
                 uint32_t c = mblx__args(g, v)[f->next];
                 uint32_t *cv = map_get(&map, c, 0);
                 if (!cv) { /* first visit: descend */
-                    uint32_t l = (uint32_t)nl, fl = f->l;
+                    uint32_t l = (uint32_t)nl;
                     cv = map_get(&map, c, 1);
                     if (!cv) goto oom;
                     *cv = l;
-                    GROWV(order, nl, ocap);
-                    order[nl++] = c;
+                    NUMBER(c);
                     GROWV(stack, sn, scap);
                     stack[sn++] = (dfs_frame){c, l, 0};
-                    (void)fl;
                     continue;
                 }
                 /* operand available (a DAG has no cycles, so it is complete) */
+                t->largs[t->lnd[f->l].aoff + f->next] = *cv;
                 if (is_nary(g, v)) {
                     GROWV(ev, nev, evcap);
                     ev[nev++] = (event){f->l, f->next};
@@ -233,51 +276,20 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
             sn--;
         }
     }
-    (void)dcap;
-    /* 2. private copy of the sub-DAG (for error messages) */
+#undef NUMBER
     t->nl = nl;
-    size_t nargs = 0, nnames = 0;
-    for (size_t l = 0; l < nl; l++) {
-        nargs += g->nd[order[l]].na;
-        const char *nm = mblx_symbol_name(g, order[l]);
-        if (nm) nnames += strlen(nm) + 1;
-    }
-    t->lnd = mbl_calloc(nl ? nl : 1, sizeof *t->lnd);
-    t->largs = mbl_alloc_array(nargs ? nargs : 1, sizeof *t->largs);
-    t->lname = mbl_alloc_array(nl ? nl : 1, sizeof *t->lname);
-    t->names = mbl_malloc(nnames ? nnames : 1);
-    if (!t->lnd || !t->largs || !t->lname || !t->names)
-        goto oom;
-    size_t ka = 0, kn = 0, ninsmax = 0;
-    for (size_t l = 0; l < nl; l++) {
-        uint32_t v = order[l];
-        t->lnd[l].op = g->nd[v].op;
-        t->lnd[l].val = g->nd[v].val;
-        t->lnd[l].na = g->nd[v].na;
-        t->lnd[l].aoff = (uint32_t)ka;
-        for (uint32_t i = 0; i < g->nd[v].na; i++)
-            t->largs[ka++] = *map_get(&map, mblx__args(g, v)[i], 0);
-        t->lname[l] = 0;
-        const char *nm = mblx_symbol_name(g, v);
-        if (nm) {
-            size_t len = strlen(nm) + 1;
-            memcpy(t->names + kn, nm, len);
-            t->lname[l] = kn;
-            kn += len;
-            if ((size_t)g->nd[v].val + 1 > t->nsymreq) t->nsymreq = (size_t)g->nd[v].val + 1;
-        }
-        ninsmax += (g->nd[v].op == MBLX_OP_ADD || g->nd[v].op == MBLX_OP_MUL) ? g->nd[v].na + 1 : 1;
-    }
+    if (!t->lnd && !(t->lnd = mbl_calloc(1, sizeof *t->lnd))) goto oom;
+    if (!t->largs && !(t->largs = mbl_alloc_array(1, sizeof *t->largs))) goto oom;
+    if (!t->names && !(t->names = mbl_malloc(1))) goto oom;
     /* 3. last use (event position) of every value that lives in a register */
     lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *lastuse);
     reg = mbl_alloc_array(nl ? nl : 1, sizeof *reg);
     freel = mbl_alloc_array(nl ? nl : 1, sizeof *freel);
-    done = mbl_alloc_array(nl ? nl : 1, sizeof *done);
     t->ins = mbl_alloc_array(ninsmax ? ninsmax : 1, sizeof *t->ins);
     t->ins_node = mbl_alloc_array(ninsmax ? ninsmax : 1, sizeof *t->ins_node);
     t->outreg = mbl_alloc_array(n ? n : 1, sizeof *t->outreg);
-    if (!lastuse || !reg || !freel || !done || !t->ins || !t->ins_node || !t->outreg) goto oom;
-    for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE, done[l] = 0;
+    if (!lastuse || !reg || !freel || !t->ins || !t->ins_node || !t->outreg) goto oom;
+    for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE;
     for (size_t p = 0; p < nev; p++) {
         uint32_t l = ev[p].l;
         const uint32_t *a = t->largs + t->lnd[l].aoff;
@@ -336,7 +348,6 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
             FREE_IF_DEAD(a[i]);
             continue;
         }
-        done[l] = 1;
         if (lastuse[l] == XNONE) continue; /* only used as an immediate */
         if ((op == MBLX_OP_ADD || op == MBLX_OP_MUL) && na >= 2) {
             uint32_t dst = reg[l];
@@ -396,11 +407,9 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     mbl_free(map.dense);
     mbl_free(stack);
     mbl_free(ev);
-    mbl_free(order);
     mbl_free(lastuse);
     mbl_free(reg);
     mbl_free(freel);
-    mbl_free(done);
     mbl_status_clear(st);
     return t;
 oom:
@@ -409,11 +418,9 @@ oom:
     mbl_free(map.dense);
     mbl_free(stack);
     mbl_free(ev);
-    mbl_free(order);
     mbl_free(lastuse);
     mbl_free(reg);
     mbl_free(freel);
-    mbl_free(done);
     mblx_tape_free(t);
     mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
     return NULL;
@@ -472,7 +479,7 @@ static inline int not_finite(double v)
 static const char *tape_symname(const void *ctx, uint32_t node)
 {
     const mblx_tape *t = ctx;
-    return t->names + t->lname[node];
+    return t->names + t->lnd[node].doff;
 }
 
 /* Length of the expression excerpt in an error message. */
