@@ -92,7 +92,8 @@ static void check_example(const char *path)
     run_method(md, pt, "augmented", &ref);
     mbl_model_info info;
     mbl_model_get_info(md, &info);
-    int singular = pt->rank_phi_q < info.nhol;
+    int singular = pt->rank_phi_q < info.nhol, moving = 0;
+    for (int j = 0; j < pt->n; j++) moving |= pt->v[j] != 0.0 || pt->vdot[j] != 0.0;
     if (singular) {
         /* the reference at a singular configuration is the descriptor pencil (augmented refuses) */
         CHECK(ref.rc == MBL_ESINGULAR);
@@ -121,9 +122,24 @@ static void check_example(const char *path)
             run_free(&r);
             continue;
         }
+        if (moving && !strcmp(name, "descriptor") && r.rc == MBL_EMODEL) {
+            /* the constraint Jacobian moves with the motion: no constant-coefficient pencil */
+            CHECK_MSG(strstr(r.msg, "moves") != NULL, "%s %s: %s", path, name, r.msg);
+            run_free(&r);
+            continue;
+        }
         CHECK_MSG(r.rc == 0, "%s %s: %s", path, name, r.msg);
         if (r.rc) continue;
         CHECK_EQ_INT(nphys(r.modes), nphys(ref.modes));
+        int same_states = r.lin->nx == ref.lin->nx;
+        for (int s = 0; same_states && s < r.lin->nx; s++)
+            same_states &= !strcmp(r.lin->state_names[s], ref.lin->state_names[s]);
+        if (moving && !same_states) {
+            /* away from equilibrium the spectrum depends on the states (docs/methods.md): only the
+             * methods with the states of the reference are compared */
+            run_free(&r);
+            continue;
+        }
         if (!strcmp(name, "penalty") || !strcmp(name, "fd")) {
             double d = max_dev(r.modes, ref.modes, 0);
             CHECK_MSG(d <= r.lin->err_est && r.lin->err_est > 0 ? 1 : d < 1e-12, "%s %s: deviation %g, estimate %g",
@@ -161,21 +177,26 @@ static int cmp_str(const void *a, const void *b)
 
 TEST(every_example_every_method)
 {
-    DIR *d = opendir("examples");
-    CHECK(d != NULL);
-    if (!d) return;
-    char *names[256];
+    /* equation-level examples and the mechanism examples (compiled to the equation level) */
+    const char *dirs[] = {"examples", "examples/mech"};
+    char *names[512];
     int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 256) {
-        size_t l = strlen(e->d_name);
-        if (l > 5 && !strcmp(e->d_name + l - 5, ".yaml")) {
-            names[n] = malloc(l + 16);
-            snprintf(names[n], l + 16, "examples/%s", e->d_name);
-            n++;
+    for (int k = 0; k < 2; k++) {
+        DIR *d = opendir(dirs[k]);
+        CHECK(d != NULL || k == 1);
+        if (!d) continue;
+        struct dirent *e;
+        while ((e = readdir(d)) && n < 512) {
+            size_t l = strlen(e->d_name);
+            if (l > 5 && !strcmp(e->d_name + l - 5, ".yaml")) {
+                size_t sz = l + strlen(dirs[k]) + 2;
+                names[n] = malloc(sz);
+                snprintf(names[n], sz, "%s/%s", dirs[k], e->d_name);
+                n++;
+            }
         }
+        closedir(d);
     }
-    closedir(d);
     qsort(names, (size_t)n, sizeof *names, cmp_str);
     CHECK(n >= 16);
     for (int i = 0; i < n; i++) {
