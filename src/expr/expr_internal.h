@@ -46,6 +46,9 @@ struct mblx_graph {
     size_t symtab_cap;
 
     mblx_id zero, one, minus_one;
+    /* direct-mapped cache of constant nodes by value bits (entries checked before use) */
+#define MBLX__CONST_CACHE 1024
+    mblx_id const_cache[MBLX__CONST_CACHE];
 
     int err;
     char errmsg[MBL_MSG_MAX];

@@ -519,7 +519,15 @@ mblx_id mblx_const(mblx_graph *g, double v)
     if (!isfinite(v)) return mblx__fail(g, MBL_EARG, "non-finite constant %g", v);
     if (v == 0.0) return g->zero;
     if (v == 1.0) return g->one;
-    return intern(g, MBLX_OP_CONST, v, 0, NULL);
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    size_t slot = (size_t)(mix64(bits) & (MBLX__CONST_CACHE - 1));
+    mblx_id c = g->const_cache[slot];
+    if (c < g->n && g->nd[c].op == MBLX_OP_CONST && memcmp(&g->nd[c].val, &v, sizeof v) == 0)
+        return c; /* the node intern would find */
+    c = intern(g, MBLX_OP_CONST, v, 0, NULL);
+    if (c != XNONE) g->const_cache[slot] = c;
+    return c;
 }
 
 static int is_const(const mblx_graph *g, mblx_id e, double *v)
@@ -537,6 +545,7 @@ typedef struct term_rec {
     double coef;
     size_t koff; /* key: operand list of the term without its coefficient */
     uint32_t klen;
+    uint32_t mul; /* the product node the key was taken from (its operands), or XNONE */
     const uint32_t *key;
 } term_rec;
 
@@ -607,7 +616,7 @@ static void sum_add_term(sum_acc *s, mblx_id t, double c)
         }
     }
     const uint32_t *key = &t;
-    uint32_t klen = 1;
+    uint32_t klen = 1, mul = XNONE;
     double coef = c;
     if (g->nd[t].op == MBLX_OP_MUL) {
         double cc = c * g->nd[t].val;
@@ -615,6 +624,7 @@ static void sum_add_term(sum_acc *s, mblx_id t, double c)
             coef = cc;
             key = mblx__args(g, t);
             klen = g->nd[t].na;
+            mul = t;
         }
     }
     if (vec_reserve(&s->recs, 1, sizeof(term_rec)) || vec_reserve(&s->keys, klen, sizeof(uint32_t))) {
@@ -623,6 +633,7 @@ static void sum_add_term(sum_acc *s, mblx_id t, double c)
     }
     term_rec *r = (term_rec *)s->recs.p + s->recs.n++;
     r->coef = coef;
+    r->mul = mul;
     r->koff = s->keys.n;
     r->klen = klen;
     memcpy((uint32_t *)s->keys.p + s->keys.n, key, klen * sizeof(uint32_t));
@@ -685,6 +696,8 @@ static mblx_id sum_build(sum_acc *s)
         mblx_id t;
         if (r[i].coef == 1.0 && r[i].klen == 1)
             t = r[i].key[0];
+        else if (r[i].mul != XNONE && r[i].coef == g->nd[r[i].mul].val)
+            t = r[i].mul; /* the product the key came from: what intern would find */
         else
             t = intern(g, MBLX_OP_MUL, r[i].coef, r[i].klen, r[i].key);
         if (t == XNONE) goto done;
