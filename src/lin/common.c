@@ -363,6 +363,13 @@ int mbl_lin_set_names(const mbl_model *md, mbl_linear *lin, char *const *pos)
     return bad ? MBL_ENOMEM : 0;
 }
 
+int mbl_point_moving(const mbl_point *pt)
+{
+    for (int j = 0; j < pt->n; j++)
+        if (pt->v[j] != 0.0 || pt->vdot[j] != 0.0) return 1;
+    return 0;
+}
+
 int mbl_lin_alloc_eigs(mbl_linear *lin, int neig)
 {
     size_t sz = (size_t)lin->n * (size_t)neig + 1;

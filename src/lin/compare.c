@@ -145,7 +145,8 @@ int mbl_compare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
         for (int i = 0; i < nm; i++) {
             if (!C->rows[i].ok) continue;
             C->rows[i].max_rel_dev = deviation(modes[i], modes[ref]);
-            if (moving && sig[i] && sig[ref] && strcmp(sig[i], sig[ref])) {
+            if (moving && sig[i] && sig[ref] && strcmp(sig[i], sig[ref]) &&
+                !strstr(C->rows[i].note, "point with motion")) {
                 size_t l = strlen(C->rows[i].note);
                 snprintf(C->rows[i].note + l, sizeof C->rows[i].note - l, "%s",
                          "; states differ from the reference at a point with motion: the spectrum of a linearization "

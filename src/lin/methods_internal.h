@@ -65,6 +65,15 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, con
                const double *Pdd_q, int z, const double *Rq_use, double rcond_min, mbl_linear *lin,
                mbla_dlu **Jc_lu_out, mbl_status *st);
 
+/* 1 when the point has nonzero velocities or accelerations (not an equilibrium): there the
+ * spectrum of a linearization depends on the states chosen. */
+int mbl_point_moving(const mbl_point *pt);
+
+/* Text for the notes of methods whose states are not the user's at a point with motion. */
+#define MBL_MOVING_NOTE                                                                              \
+    "; point with motion: these states differ from the user's and the spectrum of a linearization "  \
+    "away from equilibrium depends on the states"
+
 /* Fill state names (pos[i] and "der(pos[i])"), input and output names. */
 int mbl_lin_set_names(const mbl_model *md, mbl_linear *lin, char *const *pos);
 

@@ -85,8 +85,9 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     }
     snprintf(lin->selection, sizeof lin->selection,
              "tangent coordinates t = T^T q, T orthonormal basis of null(Phi_q) from %s", sparse ? "SPQR" : "QRCP");
-    snprintf(lin->notes, sizeof lin->notes, "rank(Phi_q) = %d of %d constraints%s; %d tangent coordinates", r, m,
-             r < m ? " (singular configuration: minimum-norm multipliers)" : "", z);
+    snprintf(lin->notes, sizeof lin->notes, "rank(Phi_q) = %d of %d constraints%s; %d tangent coordinates%s", r, m,
+             r < m ? " (singular configuration: minimum-norm multipliers)" : "", z,
+             m > 0 && mbl_point_moving(pt) ? MBL_MOVING_NOTE : "");
     *out = lin;
     lin = NULL;
 done:
