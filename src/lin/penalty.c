@@ -242,7 +242,7 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
              "alpha %.3g, xi %.3g, omega %.3g; %d physical, %d spurious; largest physical violation %.2e, smallest "
              "spurious %.2e; error estimate %.2e (alpha / %.3g)%s",
              a1, opt->pen_xi, opt->pen_omega, 2 * (n - r), 2 * r, v1, s1, err, opt->pen_ratio,
-             md->nus > 0 && mbl_point_moving(pt) ? MBL_MOVING_NOTE : "");
+             (md->nus > 0 || m > 0) && mbl_point_moving(pt) ? MBL_MOVING_NOTE : "");
     *out = lin;
     lin = NULL;
 done:
