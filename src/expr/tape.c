@@ -168,7 +168,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     dfs_frame *stack = NULL;
     event *ev = NULL;
     uint32_t *lastuse = NULL, *reg = NULL, *freel = NULL;
-    size_t sn = 0, scap = 0, nl = 0, nev = 0, evcap = 0;
+    size_t sn = 0, scap = 0, nl = 0, nev = 0, evcap = 0, lcap = 0, acap = 0;
     if (!t) goto oom;
     t->nout = n;
     {
@@ -179,6 +179,18 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
             maxid + 1 <= DENSE_FACTOR * n + DENSE_SLACK) {
             if (!(map.dense = mbl_alloc_array(maxid + 1, sizeof *map.dense))) goto oom;
             memset(map.dense, 0xff, (maxid + 1) * sizeof *map.dense);
+            /* Reserve the arrays that grow during the traversal at their upper bounds: at most
+             * maxid + 1 nodes, whose operands all lie in the graph's operand pool below the end
+             * of maxid's (the pool is in creation order), and one event per node and operand.
+             * Pages that are never written cost nothing, and nothing is copied while growing. */
+            size_t abound = (size_t)g->nd[maxid].aoff + g->nd[maxid].na + 1;
+            lcap = maxid + 1;
+            acap = abound;
+            evcap = lcap + abound;
+            if (!(t->lnd = mbl_alloc_array(lcap, sizeof *t->lnd)) ||
+                !(t->largs = mbl_alloc_array(acap, sizeof *t->largs)) ||
+                !(ev = mbl_alloc_array(evcap, sizeof *ev)))
+                goto oom;
         }
     }
 #define GROWV(arr_, cnt_, cap_)                                                               \
@@ -193,7 +205,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     } while (0)
     /* 1. traversal: map value = local index; the private copy of the sub-DAG (lnd, largs,
      * names: for error messages) is filled as nodes are numbered and operands completed */
-    size_t lcap = 0, acap = 0, ka = 0, ncap = 0, kn = 0, ninsmax = 0;
+    size_t ka = 0, ncap = 0, kn = 0, ninsmax = 0;
 #define NUMBER(v_)                                                                            \
     do {                                                                                      \
         uint32_t v__ = (v_);                                                                  \
@@ -278,6 +290,14 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     }
 #undef NUMBER
     t->nl = nl;
+    if (nl && nl < lcap) { /* give back the unused reserve */
+        void *q = mbl_realloc_array(t->lnd, nl, sizeof *t->lnd);
+        if (q) t->lnd = q;
+    }
+    if (ka && ka < acap) {
+        void *q = mbl_realloc_array(t->largs, ka, sizeof *t->largs);
+        if (q) t->largs = q;
+    }
     if (!t->lnd && !(t->lnd = mbl_calloc(1, sizeof *t->lnd))) goto oom;
     if (!t->largs && !(t->largs = mbl_alloc_array(1, sizeof *t->largs))) goto oom;
     if (!t->names && !(t->names = mbl_malloc(1))) goto oom;
