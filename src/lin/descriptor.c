@@ -17,6 +17,7 @@
  * The state-space A, B, C, D and M, C, K reported alongside are those of the tangent coordinates
  * of `nullspace` at the same point, or of `augmented` with non-holonomic constraints or on the
  * sparse path (the descriptor form itself is in E, Ad, Bd, Cdd). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,11 @@
 
 #include "lin/methods_internal.h"
 #include "mblin/la.h"
+
+/* A ratio between the modulus of the first spurious and of the last physical eigenvalue below this
+ * is reported in the notes as a doubtful split (the infinite eigenvalues of the index-3 pencil come
+ * out of QZ as eps^(-1/3)-sized values at worst, far above any physical one in a scaled pencil). */
+#define DESC_GAP_WARN 100.0
 
 typedef struct cand {
     double mag;
@@ -314,11 +320,12 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         goto done;
     }
     for (int j = 0; j < nphys; j++) lin->eig_spurious[cd[j].idx] = 0;
-    double gap = nphys < nd ? cd[nphys].mag / fmax(nphys ? cd[nphys - 1].mag : 0.0, 1e-300) : INFINITY;
+    double gap = nphys < nd ? cd[nphys].mag / fmax(nphys ? cd[nphys - 1].mag : 0.0, DBL_MIN) : INFINITY;
     snprintf(lin->notes, sizeof lin->notes,
              "QZ on the %d x %d pencil (constraint scale %.3g, rank(Phi_q) = %d of %d, %d non-holonomic): %d physical, "
-             "%d spurious (infinite) eigenvalues, modulus gap %.3g",
-             nd, nd, s, r, m, k, nphys, nd - nphys, gap);
+             "%d spurious (infinite) eigenvalues, modulus gap %.3g%s",
+             nd, nd, s, r, m, k, nphys, nd - nphys, gap,
+             gap < DESC_GAP_WARN ? " (small: the physical/spurious split is doubtful; try constraint_scale)" : "");
     *out = lin;
     lin = NULL;
 done:
