@@ -21,6 +21,12 @@
 #include "lin/methods_internal.h"
 #include "mblin/la.h"
 
+/* Newton on the position constraints of the perturbed states: at most FD_NEWTON_MAXIT iterations,
+ * converged when the residual is below FD_NEWTON_ULPS ulps of the largest coordinate (far below
+ * what the differences can resolve, so the positions add no error of their own). */
+#define FD_NEWTON_MAXIT 50
+#define FD_NEWTON_ULPS 8.0
+
 typedef struct fd_ctx {
     const mbl_model *md;
     const mbl_point *pt;
@@ -206,7 +212,7 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     if (rc) goto done;
     double *p = buf;
     /* c.P: workspace for dS/dq at the Newton iterates (Pd is no longer needed) */
-    c.md = md, c.pt = pt, c.P = Pd, c.uidx = uidx, c.cidx = indep, c.us = usv, c.usoff = usoff, c.n = n, c.m = m, c.z = z, c.nr = nr, c.ny = ny, c.maxit = 50;
+    c.md = md, c.pt = pt, c.P = Pd, c.uidx = uidx, c.cidx = indep, c.us = usv, c.usoff = usoff, c.n = n, c.m = m, c.z = z, c.nr = nr, c.ny = ny, c.maxit = FD_NEWTON_MAXIT;
     c.ev = &B.ev;
     c.q = p, p += n + 1;
     c.v = p, p += n + 1;
@@ -245,7 +251,7 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     /* tolerance of the position solve: a few ulps of the coordinates */
     double qs = 1.0;
     for (int i = 0; i < n; i++) qs = fmax(qs, fabs(pt->q[i]));
-    c.tol = 8 * DBL_EPSILON * qs;
+    c.tol = FD_NEWTON_ULPS * DBL_EPSILON * qs;
     for (int i = 0; i < z; i++) {
         x0[i] = uidx[i] >= 0 ? B.ev.us[uidx[i]] : pt->q[indep[i]];
         x0[z + i] = uidx[i] >= 0 ? B.ev.us[md->nus + uidx[i]] : pt->v[indep[i]];
