@@ -212,7 +212,8 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     if (rc) goto done;
     double *p = buf;
     /* c.P: workspace for dS/dq at the Newton iterates (Pd is no longer needed) */
-    c.md = md, c.pt = pt, c.P = Pd, c.uidx = uidx, c.cidx = indep, c.us = usv, c.usoff = usoff, c.n = n, c.m = m, c.z = z, c.nr = nr, c.ny = ny, c.maxit = FD_NEWTON_MAXIT;
+    c.md = md, c.pt = pt, c.P = Pd, c.uidx = uidx, c.cidx = indep, c.us = usv, c.usoff = usoff;
+    c.n = n, c.m = m, c.z = z, c.nr = nr, c.ny = ny, c.maxit = FD_NEWTON_MAXIT;
     c.ev = &B.ev;
     c.q = p, p += n + 1;
     c.v = p, p += n + 1;
