@@ -87,8 +87,8 @@ int mbl_require_holonomic(const mbl_model *md, const mbl_lin_options *opt, const
 {
     if (md->n > opt->dense_n_max)
         return mbl_error(st, MBL_EDIM,
-                         "method '%s' is dense (n^2 memory, n^3 time) and n = %d exceeds dense_n_max = %d: use augmented "
-                         "or descriptor",
+                         "method '%s' is dense (n^2 memory, n^3 time) and n = %d exceeds dense_n_max = %d: "
+                         "use augmented or descriptor",
                          method, md->n, opt->dense_n_max);
     if (md->k > 0)
         return mbl_error(st, MBL_EMODEL,

@@ -1,18 +1,18 @@
 /* `fd`: finite differences of the reduced equations (source 003 Sec. 3.1), for comparison.
  *
- * The reduced ODE x' = f(x, u) in the states S of `partition` (x = [S; W], W = S'; user states
- * S = s(q) preferred, as in `augmented`) is evaluated numerically: q(S) by Newton on
- * [Phi(q); s(q) - S] = 0 from the operating point, v from [Phi_q; s_q] v = [-Phi_t; W - s_t], and (vdot, lambda) from the linear KKT system of the
- * equations of motion and the acceleration constraints. A and B are central differences with the
- * step h_j = opt->fd_step * max(1, |x_j|) (default eps^(1/3), the step that balances truncation
- * O(h^2) and rounding O(eps/h)), h/2 and h/4; step selection keeps the pair of consecutive steps
- * (hc, hc/2) whose results agree best, and the reported matrices are its Richardson
- * extrapolation (4 D(hc/2) - D(hc)) / 3. Convergence check: the relative change
- * |D(hc) - D(hc/2)| / |D(hc/2)| must stay below opt->fd_tol. Estimated error (lin->err_est): the
- * largest distance between the eigenvalues of the extrapolated A and those of A(hc/2) (a
- * conservative bound on the truncation error of the extrapolated ones), and at least the rounding
- * level eps cond([Phi_q; P]) ||A||_1 / h. M-hat is exact (Qs^T M Qs); C-hat and K-hat are
- * -M-hat times the differenced blocks of A. Refuses singular configurations. */
+ * The reduced ODE x' = f(x, u) in the states S of `partition` (x = [S; W], W = S'; user states S =
+ * s(q) preferred, as in `augmented`) is evaluated numerically: q(S) by Newton on [Phi(q); s(q) - S]
+ * = 0 from the operating point, v from [Phi_q; s_q] v = [-Phi_t; W - s_t], and (vdot, lambda) from
+ * the linear KKT system of the equations of motion and the acceleration constraints. A and B are
+ * central differences with the step h_j = opt->fd_step * max(1, |x_j|) (default eps^(1/3), the step
+ * that balances truncation O(h^2) and rounding O(eps/h)), h/2 and h/4; step selection keeps the
+ * pair of consecutive steps (hc, hc/2) whose results agree best, and the reported matrices are its
+ * Richardson extrapolation (4 D(hc/2) - D(hc)) / 3. Convergence check: the relative change |D(hc) -
+ * D(hc/2)| / |D(hc/2)| must stay below opt->fd_tol. Estimated error (lin->err_est): the largest
+ * distance between the eigenvalues of the extrapolated A and those of A(hc/2) (a conservative bound
+ * on the truncation error of the extrapolated ones), and at least the rounding level eps
+ * cond([Phi_q; P]) ||A||_1 / h. M-hat is exact (Qs^T M Qs); C-hat and K-hat are -M-hat times the
+ * differenced blocks of A. Refuses singular configurations. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>

@@ -49,17 +49,16 @@ int mbl_lin_states(const mbl_model *md, const mbl_blocks *B, const mbl_lin_optio
 void mbl_lin_state_rows(const mbl_model *md, const int *uidx, const int *cidx, int z, const double *usjac, int level,
                         double *out);
 
-/* The reduction engine. S = P q (P: z x n, ld z, z = n - r) completes the r independent
- * constraint rows to the regular matrix Jc = [Phi_q(rows, :); P]. With Qs = dq/dS = Jc^-1 [0; I],
- * the velocity and acceleration perturbations follow exactly from the linearized velocity and
- * acceleration constraints, and the projected equations of motion give
- *   M-hat = Qs^T M Qs, C-hat = Qs^T (M Ha + Rv Qs), K-hat = Qs^T (M Ga + Rv Vs + Rq Qs),
- *   F = -Qs^T (M Ra + Rr)
- * (source 000 Eq. 6-9 when P selects coordinates; source 003 Eq. 4.7-4.13 when P = T^T is an
- * orthonormal tangent basis). Nonlinear states S = s(q) add their curvature through Pd_q =
- * d(S')/dq, Pdd_v = d(S'')/dv, Pdd_q = d(S'')/dq (z x n each, NULL: zero, as for S = P q), which
- * enter the velocity and acceleration rows like those of the constraints. Rq may be replaced by Rq_use (NULL: B->Rq). Fills A, B, C, D, M,
- * Cd, K, F, q_S, v_W and cond of lin (allocated by the caller with z0 = z1 = z). Qs_out (n x z,
+/* The reduction engine. S = P q (P: z x n, ld z, z = n - r) completes the r independent constraint
+ * rows to the regular matrix Jc = [Phi_q(rows, :); P]. With Qs = dq/dS = Jc^-1 [0; I], the velocity
+ * and acceleration perturbations follow exactly from the linearized velocity and acceleration
+ * constraints, and the projected equations of motion give M-hat = Qs^T M Qs, C-hat = Qs^T (M Ha +
+ * Rv Qs), K-hat = Qs^T (M Ga + Rv Vs + Rq Qs), F = -Qs^T (M Ra + Rr) (source 000 Eq. 6-9 when P
+ * selects coordinates; source 003 Eq. 4.7-4.13 when P = T^T is an orthonormal tangent basis).
+ * Nonlinear states S = s(q) add their curvature through Pd_q = d(S')/dq, Pdd_v = d(S'')/dv, Pdd_q =
+ * d(S'')/dq (z x n each, NULL: zero, as for S = P q), which enter the velocity and acceleration
+ * rows like those of the constraints. Rq may be replaced by Rq_use (NULL: B->Rq). Fills A, B, C, D,
+ * M, Cd, K, F, q_S, v_W and cond of lin (allocated by the caller with z0 = z1 = z). Qs_out (n x z,
  * may be NULL) and Jc_lu_out (may be NULL, caller frees) return Qs and the factorization of Jc. */
 int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, const double *Pd_q, const double *Pdd_v,
                const double *Pdd_q, int z, const double *Rq_use, double rcond_min, mbl_linear *lin,

@@ -247,7 +247,8 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     lin = NULL;
 done:
     mbl_blocks_free(&B);
-    mbl_free(rows), mbl_free(wr2), mbl_free(wi2), mbl_free(spur2), mbl_free(Mp), mbl_free(Cp), mbl_free(Kp), mbl_free(W);
+    mbl_free(rows), mbl_free(wr2), mbl_free(wi2), mbl_free(spur2);
+    mbl_free(Mp), mbl_free(Cp), mbl_free(Kp), mbl_free(W);
     mbla_dlu_free(lu);
     mbl_linear_free(lin);
     return rc;

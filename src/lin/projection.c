@@ -1,15 +1,17 @@
 /* `projection`: the MCS velocity projection of source 001 Sec. 3.1 (Eq. 2-6).
  *
- * q' = R z' with R = dq/dz = [Phi_q; dz/dq]^-1 [0; I] for the independent coordinates z of
- * `partition` (the selection shared with `augmented`, user states preferred). The projected equations H1 = R^T (M R z'' + M R' z' - f) = 0 are
- * linearized with R and dR/dz explicit: dR/dz_i = -[Phi_q; P]^-1 [Phi_qq(R e_i, R); 0], where the
- * constraint Hessian contraction Phi_qq(u, .) is the exact d(Phi')/dq evaluated at velocity u
- * minus its value at zero velocity (Phi' = Phi_q v + Phi_t is linear in v). The term
- * dR^T/dz (M q'' - f) of Eq. 5 is assembled from these, with the equations of motion evaluated
- * without multipliers; the multipliers are never used (the geometric stiffness comes from dR/dz).
- * The remaining terms (M, dR z'/dz through the velocity and acceleration constraints, df/dq,
- * df/dz') are those of mbl_reduce with dR/dq taken at lambda = 0. Refuses singular
- * configurations (no regular partition). */
+ * q' = R z' with R = dq/dz = [Phi_q; z_q]^-1 [0; I] for the independent coordinates z of
+ * `partition` (the selection shared with `augmented`, user states preferred). The projected
+ * equations H1 = R^T (M R z'' + M R' z' - f) = 0 are linearized with R and dR/dz explicit:
+ * dR/dz_i = -[Phi_q; z_q]^-1 [Phi_qq(R e_i, R); z_qq(R e_i, R)], where the Hessian contractions
+ * Phi_qq(u, .) and z_qq(u, .) are the exact d(Phi')/dq and d(z')/dq evaluated at velocity u minus
+ * their values at zero velocity (Phi' = Phi_q v + Phi_t is linear in v). The term
+ * dR^T/dz (M q'' - f) of Eq. 5 is assembled from these with one transposed solve
+ * y = [Phi_q; z_q]^-T (M q'' - f), the equations of motion evaluated without multipliers: the
+ * multipliers are never used (the geometric stiffness comes from dR/dz). The remaining terms (M,
+ * dR z'/dz through the velocity and acceleration constraints, df/dq, df/dz') are those of
+ * mbl_reduce with dR/dq taken at lambda = 0. Refuses singular configurations (no regular
+ * partition). */
 #include <stdio.h>
 #include <string.h>
 
@@ -165,7 +167,8 @@ done:
     mbl_blocks_free(&B);
     mbl_free(rows), mbl_free(indep), mbl_free(P), mbl_free(names), mbl_free(jac), mbl_free(Rq0), mbl_free(Fv);
     mbl_free(zero), mbl_free(vv), mbl_free(Pd0), mbl_free(Pdi), mbl_free(dR), mbl_free(Kx), mbl_free(dA);
-    mbl_free(y), mbl_free(uidx), mbl_free(Pd), mbl_free(Pddv), mbl_free(Pddq), mbl_free(S0), mbl_free(Si), mbl_free(usv);
+    mbl_free(y), mbl_free(uidx), mbl_free(Pd), mbl_free(Pddv), mbl_free(Pddq);
+    mbl_free(S0), mbl_free(Si), mbl_free(usv);
     mbla_dlu_free(lu);
     mbla_dlu_free(mlu);
     mbl_linear_free(lin);
