@@ -58,8 +58,8 @@ void mbl_lin_state_rows(const mbl_model *md, const int *uidx, const int *cidx, i
  * Nonlinear states S = s(q) add their curvature through Pd_q = d(S')/dq, Pdd_v = d(S'')/dv, Pdd_q =
  * d(S'')/dq (z x n each, NULL: zero, as for S = P q), which enter the velocity and acceleration
  * rows like those of the constraints. Rq may be replaced by Rq_use (NULL: B->Rq). Fills A, B, C, D,
- * M, Cd, K, F, q_S, v_W and cond of lin (allocated by the caller with z0 = z1 = z). Qs_out (n x z,
- * may be NULL) and Jc_lu_out (may be NULL, caller frees) return Qs and the factorization of Jc. */
+ * M, Cd, K, F, q_S (= Qs), v_W and cond of lin (allocated by the caller with z0 = z1 = z).
+ * Jc_lu_out (may be NULL; the caller frees it) returns the factorization of Jc. */
 int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, const double *Pd_q, const double *Pdd_v,
                const double *Pdd_q, int z, const double *Rq_use, double rcond_min, mbl_linear *lin,
                mbla_dlu **Jc_lu_out, mbl_status *st);
