@@ -41,7 +41,8 @@ static int args_copy(const mblx_graph *g, mblx_id v, argcopy *c)
     c->n = g->nd[v].na;
     c->a = c->local;
     if (c->n > LOCAL_ARGS && !(c->a = mbl_alloc_array(c->n, sizeof *c->a))) return -1;
-    memcpy(c->a, mblx__args(g, v), c->n * sizeof *c->a);
+    const uint32_t *src = mblx__args(g, v);
+    for (size_t i = 0; i < c->n; i++) c->a[i] = src[i];
     return 0;
 }
 
@@ -62,11 +63,8 @@ typedef struct seedset {
     size_t n;
 } seedset;
 
-static int cmp_seed(const void *pa, const void *pb)
-{
-    const seed *a = pa, *b = pb;
-    return (a->sym > b->sym) - (a->sym < b->sym);
-}
+#define LESS_SEED(x, y) ((x)->sym < (y)->sym)
+MBLX__STABLE_SORT(sort_seeds, seed, LESS_SEED)
 
 static long seed_find(const seedset *S, uint32_t sym)
 {
@@ -109,8 +107,11 @@ static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *s
         S->s[i].sym = (uint32_t)g->nd[syms[i]].val;
         S->s[i].node = nd;
     }
+    if (sort_seeds(S->s, n, NULL)) {
+        mblx__oom(g);
+        goto fail;
+    }
     S->n = n;
-    qsort(S->s, n, sizeof *S->s, cmp_seed);
     for (size_t i = 1; i < n; i++)
         if (S->s[i].sym == S->s[i - 1].sym) {
             mblx__fail(g, MBL_EARG, "%s: symbol listed twice", who);
@@ -131,6 +132,16 @@ static int relevant(const mblx_graph *g, mblx_id v, const seedset *S)
     if (cnt == 0 || S->n == 0) return 0;
     if (S->n == 1) return mblx__dep_has(g, v, S->s[0].sym);
     const uint32_t *d = g->deps + g->nd[v].doff;
+    if (cnt + S->n <= 64) { /* both sorted and short: merge */
+        size_t i = 0, j = 0;
+        while (i < cnt && j < S->n) {
+            uint32_t x = d[i], y = S->s[j].sym;
+            if (x == y) return 1;
+            i += x < y;
+            j += y < x;
+        }
+        return 0;
+    }
     if (cnt <= S->n) {
         for (uint32_t k = 0; k < cnt; k++)
             if (seed_find(S, d[k]) >= 0) return 1;
@@ -427,7 +438,10 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
             S.s[i].node = u[i];
         }
         mbl_free(u);
-        qsort(S.s, nu, sizeof *S.s, cmp_seed);
+        if (sort_seeds(S.s, nu, NULL)) {
+            mblx__oom(g);
+            goto fail;
+        }
         size_t m = 0;
         for (size_t i = 0; i < nu; i++)
             if (m == 0 || S.s[m - 1].sym != S.s[i].sym) S.s[m++] = S.s[i];
