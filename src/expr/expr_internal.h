@@ -65,6 +65,13 @@ mblx_id mblx__fail(mblx_graph *g, int code, const char *fmt, ...)
     ;
 mblx_id mblx__oom(mblx_graph *g);
 
+/* Advise the system to back the large array p (bytes long) with huge pages (a no-op for small
+ * arrays and where unsupported). */
+void mblx__hugepages(void *p, size_t bytes);
+/* Reallocate p (old_bytes long) to n elements of size sz (huge-page advice for large arrays);
+ * NULL when out of memory (p is then unchanged). */
+void *mblx__grow_block(void *p, size_t old_bytes, size_t n, size_t sz);
+
 /* Start a new traversal epoch (stamps older than it are stale). */
 void mblx__new_epoch(mblx_graph *g);
 

@@ -1,5 +1,8 @@
 /* Expression graph: node storage, hash-consing, dependence sets, symbols and the simplifying
  * builders. */
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* madvise */
+#endif
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,6 +10,10 @@
 #include <string.h>
 
 #include "expr/expr_internal.h"
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 /* Initial capacities (grown geometrically). */
 enum { INIT_NODES = 64, INIT_POOL = 256, INIT_TABLE = 128, INIT_SYMS = 16, INIT_NAMES = 256 };
@@ -51,6 +58,38 @@ void mblx_graph_clear_status(mblx_graph *g)
     g->errmsg[0] = '\0';
 }
 
+/* ---- memory ------------------------------------------------------------------------------- */
+
+void mblx__hugepages(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    /* Large arrays are written once, front to back, as the graph or a tape grows: on a system
+     * with transparent huge pages in "madvise" mode, 2 MB pages make that 512 times fewer page
+     * faults. Advice only: failure is ignored and nothing else changes. */
+    enum { HUGE = 2u << 20, MIN_BYTES = 4u << 20 };
+    if (!p || bytes < MIN_BYTES) return;
+    uintptr_t a = ((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1);
+    uintptr_t b = ((uintptr_t)p + bytes) & ~(uintptr_t)(HUGE - 1);
+    if (b > a) (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+#else
+    (void)p, (void)bytes;
+#endif
+}
+
+/* Reallocate p (old_bytes long) to n elements of size sz. Large arrays move to a new block that
+ * is advised for huge pages before the copy touches it (realloc would copy first). */
+void *mblx__grow_block(void *p, size_t old_bytes, size_t n, size_t sz)
+{
+    if (sz && n > SIZE_MAX / sz) return NULL;
+    if (n * sz < ((size_t)4 << 20)) return mbl_realloc_array(p, n, sz);
+    void *q = mbl_alloc_array(n, sz);
+    if (!q) return NULL;
+    mblx__hugepages(q, n * sz);
+    if (p && old_bytes) memcpy(q, p, old_bytes < n * sz ? old_bytes : n * sz);
+    mbl_free(p);
+    return q;
+}
+
 /* ---- growth helpers ----------------------------------------------------------------------- */
 
 /* Grow *p (elements of size sz, capacity *cap) to hold at least need elements. */
@@ -62,7 +101,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t sz, size_t init)
         if (nc > SIZE_MAX / 2) return -1;
         nc *= 2;
     }
-    void *q = mbl_realloc_array(*p, nc, sz);
+    void *q = mblx__grow_block(*p, *cap * sz, nc, sz);
     if (!q) return -1;
     *p = q;
     *cap = nc;
@@ -78,7 +117,8 @@ static int grow_nodes(mblx_graph *g, size_t need)
     if (nc > (size_t)XPENDING - 1) nc = (size_t)XPENDING - 1;
 #define GROW_ARR(field)                                                                       \
     do {                                                                                      \
-        void *q_ = mbl_realloc_array(g->field, nc, sizeof *g->field);                          \
+        void *q_ = mblx__grow_block(g->field, (size_t)g->cap * sizeof *g->field, nc,          \
+                                    sizeof *g->field);                                        \
         if (!q_) return -1;                                                                   \
         g->field = q_;                                                                        \
     } while (0)
@@ -138,8 +178,10 @@ static int same_key(const mblx_graph *g, mblx_id e, unsigned op, double v, size_
 
 static int table_rehash(mblx_graph *g, size_t ncap)
 {
-    uint64_t *t = mbl_calloc(ncap, sizeof *t);
+    uint64_t *t = mbl_alloc_array(ncap, sizeof *t);
     if (!t) return -1;
+    mblx__hugepages(t, ncap * sizeof *t);
+    memset(t, 0, ncap * sizeof *t);
     for (size_t i = 0; i < g->tcap; i++) {
         uint64_t en = g->table[i];
         if (en == TABLE_EMPTY) continue;

@@ -178,6 +178,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
         if (n && maxid < (SIZE_MAX - DENSE_SLACK) / DENSE_FACTOR &&
             maxid + 1 <= DENSE_FACTOR * n + DENSE_SLACK) {
             if (!(map.dense = mbl_alloc_array(maxid + 1, sizeof *map.dense))) goto oom;
+            mblx__hugepages(map.dense, (maxid + 1) * sizeof *map.dense);
             memset(map.dense, 0xff, (maxid + 1) * sizeof *map.dense);
             /* Reserve the arrays that grow during the traversal at their upper bounds: at most
              * maxid + 1 nodes, whose operands all lie in the graph's operand pool below the end
@@ -191,13 +192,16 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
                 !(t->largs = mbl_alloc_array(acap, sizeof *t->largs)) ||
                 !(ev = mbl_alloc_array(evcap, sizeof *ev)))
                 goto oom;
+            mblx__hugepages(t->lnd, lcap * sizeof *t->lnd);
+            mblx__hugepages(t->largs, acap * sizeof *t->largs);
+            mblx__hugepages(ev, evcap * sizeof *ev);
         }
     }
 #define GROWV(arr_, cnt_, cap_)                                                               \
     do {                                                                                      \
         if ((cnt_) == (cap_)) {                                                               \
             size_t nc_ = (cap_) ? (cap_) * 2 : INIT_CAP;                                      \
-            void *q_ = mbl_realloc_array((arr_), nc_, sizeof *(arr_));                        \
+            void *q_ = mblx__grow_block((arr_), (cap_) * sizeof *(arr_), nc_, sizeof *(arr_)); \
             if (!q_) goto oom;                                                                \
             (arr_) = q_;                                                                      \
             (cap_) = nc_;                                                                     \
@@ -309,6 +313,10 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     t->ins_node = mbl_alloc_array(ninsmax ? ninsmax : 1, sizeof *t->ins_node);
     t->outreg = mbl_alloc_array(n ? n : 1, sizeof *t->outreg);
     if (!lastuse || !reg || !freel || !t->ins || !t->ins_node || !t->outreg) goto oom;
+    mblx__hugepages(lastuse, nl * sizeof *lastuse);
+    mblx__hugepages(reg, nl * sizeof *reg);
+    mblx__hugepages(t->ins, ninsmax * sizeof *t->ins);
+    mblx__hugepages(t->ins_node, ninsmax * sizeof *t->ins_node);
     for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE;
     for (size_t p = 0; p < nev; p++) {
         uint32_t l = ev[p].l;
