@@ -21,8 +21,9 @@ static void append(char *buf, size_t size, const char *fmt, const char *a, const
     snprintf(buf + len, size - len, fmt, a, b);
 }
 
-/* Largest model (coordinates + candidates) selected with the complete-pivoting LU of Eq. 22. */
-#define SELECT_DENSE_LU_MAX 400
+/* Largest model (coordinates + candidates) selected with the complete-pivoting LU of Eq. 22
+ * (dgetc2 is unblocked: cols^3 / 3 flops at level-2 speed). */
+#define SELECT_DENSE_LU_MAX 64
 /* Dense QR with column pivoting on the weighted Jacobian when it has at most this many rows
  * (cost rows^2 * cols) and entries. */
 #define SELECT_QRCP_MAX_ROWS 300
@@ -49,8 +50,11 @@ static int select_level(const mbla_csc *C, int ncand, const double *G, const dou
         *rank_c = 0;
         return 0;
     }
+    /* route by cost: small models the LU of Eq. 22; models with few states (n - nc small) the
+     * null space; many states and few constraint rows the dense QRCP */
+    int few_states = n - nc <= SELECT_NULLSPACE_MAX_STATES && nc > 0;
     if (cols <= SELECT_DENSE_LU_MAX ||
-        (rows <= SELECT_QRCP_MAX_ROWS && (size_t)rows * (size_t)cols <= SELECT_QRCP_MAX_ENTRIES)) {
+        (!few_states && rows <= SELECT_QRCP_MAX_ROWS && (size_t)rows * (size_t)cols <= SELECT_QRCP_MAX_ENTRIES)) {
         double *J = mbl_calloc((size_t)rows * (size_t)cols + 1, sizeof *J);
         double *w = mbl_alloc_array((size_t)cols + 1, sizeof *w);
         int *perm = mbl_alloc_array((size_t)cols + 1, sizeof *perm);
