@@ -103,6 +103,20 @@ check(rc == 0 and "coordinates: 13" in out and "degrees of freedom 1" in out, "c
 rc, out, err = run("check", "examples/fourbar_singular.yaml")
 check(rc == 1 and "redundant" in out and one_line_error(rc, err, 1, "singular configuration"), "check singular")
 
+# --- compare: every method on one point ---
+rc, out, err = run("compare", "examples/fourbar_N5_damped.yaml", "--json")
+c = json.loads(out)
+names = [m["method"] for m in c["methods"]]
+check(rc == 0 and names[0] == "augmented" and len(names) == 7, "compare runs the seven methods")
+for m in c["methods"]:
+    check(m["ok"] and m["physical_eigenvalues"] == 2, "compare: %s ran with 2 physical eigenvalues" % m["method"])
+    tol = 1e-9 if m["method"] not in ("penalty", "fd") else max(10 * m["error_estimate"], 1e-9)
+    check(m["max_rel_deviation"] <= tol, "compare: %s within %g of augmented" % (m["method"], tol))
+rc, out, err = run("compare", "examples/fourbar_singular.yaml", "--json")
+c = {m["method"]: m for m in json.loads(out)["methods"]}
+check(rc == 0 and not c["augmented"]["ok"] and c["descriptor"]["ok"] and c["penalty"]["ok"],
+      "compare at the singular four-bar: augmented refused, descriptor and penalty run")
+
 # --- failures: one line, nonzero exit ---
 rc, out, err = run("linearize", "examples/fourbar_singular.yaml")
 check(one_line_error(rc, err, 1, "fourbar_singular.yaml", "singular configuration", "rank deficiency 1"),
