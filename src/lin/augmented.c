@@ -135,7 +135,7 @@ void mbl_linear_free(mbl_linear *L)
     mbl_free(L);
 }
 
-static char *name_dup(const char *a, const char *b)
+char *mbl_name_join(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = b ? strlen(b) : 0;
     char *p = mbl_malloc(la + lb + 8);
@@ -438,14 +438,14 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     /* names */
     for (int i = 0; i < z0; i++)
         lin->state_names[i] =
-            name_dup(S[i].kind == MBL_SREF_COORD ? md->qname[S[i].index] : md->us_text[S[i].index], NULL);
+            mbl_name_join(S[i].kind == MBL_SREF_COORD ? md->qname[S[i].index] : md->us_text[S[i].index], NULL);
     for (int i = 0; i < z1; i++) {
-        if (W[i].kind == MBL_SREF_USER) lin->state_names[z0 + i] = name_dup(md->uvs_text[W[i].index], NULL);
-        else if (W[i].kind == MBL_SREF_COORD) lin->state_names[z0 + i] = name_dup("der(", md->qname[W[i].index]);
-        else lin->state_names[z0 + i] = name_dup("der(", lin->state_names[W[i].index]);
+        if (W[i].kind == MBL_SREF_USER) lin->state_names[z0 + i] = mbl_name_join(md->uvs_text[W[i].index], NULL);
+        else if (W[i].kind == MBL_SREF_COORD) lin->state_names[z0 + i] = mbl_name_join("der(", md->qname[W[i].index]);
+        else lin->state_names[z0 + i] = mbl_name_join("der(", lin->state_names[W[i].index]);
     }
-    for (int j = 0; j < nr; j++) lin->input_names[j] = name_dup(md->rname[j], NULL);
-    for (int j = 0; j < ny; j++) lin->output_names[j] = name_dup(md->yname[j], NULL);
+    for (int j = 0; j < nr; j++) lin->input_names[j] = mbl_name_join(md->rname[j], NULL);
+    for (int j = 0; j < ny; j++) lin->output_names[j] = mbl_name_join(md->yname[j], NULL);
     for (int i = 0; i < nx; i++)
         if (!lin->state_names[i]) rc = MBL_ENOMEM;
     for (int j = 0; j < nr; j++)

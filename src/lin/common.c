@@ -97,6 +97,19 @@ int mbl_require_holonomic(const mbl_model *md, const mbl_lin_options *opt, const
     return 0;
 }
 
+int mbl_require_full_rank(const mbl_blocks *B, double tol, int *rows, int *r, const char *method, const char *why,
+                          mbl_status *st)
+{
+    int rc = mbl_constraint_rank(B, tol, rows, r, st);
+    if (rc) return rc;
+    if (*r < B->m)
+        return mbl_error(st, MBL_ESINGULAR,
+                         "%s: Phi_q has rank %d < %d constraints at this point (singular configuration or redundant "
+                         "constraints): %s; use descriptor, penalty or nullspace",
+                         method, *r, B->m, why);
+    return 0;
+}
+
 int mbl_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_status *st)
 {
     int n = B->n, m = B->m;
@@ -338,25 +351,15 @@ done:
     return rc;
 }
 
-static char *dupstr(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = b ? strlen(b) : 0;
-    char *p = mbl_malloc(la + lb + 8);
-    if (!p) return NULL;
-    if (b) snprintf(p, la + lb + 8, "%s%s)", a, b);
-    else memcpy(p, a, la + 1);
-    return p;
-}
-
 int mbl_lin_set_names(const mbl_model *md, mbl_linear *lin, char *const *pos)
 {
     int z = lin->z0, bad = 0;
     for (int i = 0; i < z; i++) {
-        lin->state_names[i] = dupstr(pos[i], NULL);
-        if (i < lin->z1) lin->state_names[z + i] = dupstr("der(", pos[i]);
+        lin->state_names[i] = mbl_name_join(pos[i], NULL);
+        if (i < lin->z1) lin->state_names[z + i] = mbl_name_join("der(", pos[i]);
     }
-    for (int j = 0; j < lin->nu; j++) lin->input_names[j] = dupstr(md->rname[j], NULL);
-    for (int j = 0; j < lin->ny; j++) lin->output_names[j] = dupstr(md->yname[j], NULL);
+    for (int j = 0; j < lin->nu; j++) lin->input_names[j] = mbl_name_join(md->rname[j], NULL);
+    for (int j = 0; j < lin->ny; j++) lin->output_names[j] = mbl_name_join(md->yname[j], NULL);
     for (int i = 0; i < lin->nx; i++) bad |= !lin->state_names[i];
     for (int j = 0; j < lin->nu; j++) bad |= !lin->input_names[j];
     for (int j = 0; j < lin->ny; j++) bad |= !lin->output_names[j];

@@ -174,15 +174,9 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
+    rc = mbl_require_full_rank(&B, opt->rank_tol, rows, &r, "fd",
+                               "the reduced equations in independent coordinates do not exist", st);
     if (rc) goto done;
-    if (r < m) {
-        rc = mbl_error(st, MBL_ESINGULAR,
-                       "fd: Phi_q has rank %d < %d constraints at this point (singular configuration): the reduced "
-                       "equations in independent coordinates do not exist; use descriptor, penalty or nullspace",
-                       r, m);
-        goto done;
-    }
     int z = n - r, nx = 2 * z, Nk = n + m, rowsD = nx + ny, colsD = nx + nr;
     size_t zn = (size_t)z * n + 1, nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
     P = mbl_calloc(zn, sizeof *P), Pd = mbl_calloc(zn, sizeof *Pd), Pddv = mbl_calloc(zn, sizeof *Pddv);

@@ -43,6 +43,9 @@ int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
 int mbl_lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                       mbl_status *st);
 
+/* A new string: a alone (b NULL), or a, b and ")" (mbl_name_join("der(", "x") = "der(x)"). */
+char *mbl_name_join(const char *a, const char *b);
+
 /* Allocate a linear model with its arrays (names not filled). */
 mbl_linear *mbl_linear_alloc(int n, int z0, int z1, int nu, int ny);
 

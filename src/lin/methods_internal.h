@@ -34,6 +34,10 @@ int mbl_require_holonomic(const mbl_model *md, const mbl_lin_options *opt, const
 /* Independent constraint rows: QRCP of Phi_q^T (n x m); rows[0..r-1] receives the pivoted
  * (independent) rows, *r the numerical rank (relative tolerance tol). rows has room for m. */
 int mbl_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_status *st);
+/* mbl_constraint_rank, then a one-line MBL_ESINGULAR refusal "<method>: Phi_q has rank r < m ...:
+ * <why>; use descriptor, penalty or nullspace" when the constraints are not independent. */
+int mbl_require_full_rank(const mbl_blocks *B, double tol, int *rows, int *r, const char *method, const char *why,
+                          mbl_status *st);
 
 /* The states S (z = n - r of them) of source 000 Eq. 20-22, shared with `augmented`
  * (mbl_select_states: Gauss elimination with full pivoting, source 004, user states preferred).

@@ -36,15 +36,9 @@ int mbl_lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
+    rc = mbl_require_full_rank(&B, opt->rank_tol, rows, &r, "partition",
+                               "no coordinate partition exists", st);
     if (rc) goto done;
-    if (r < m) {
-        rc = mbl_error(st, MBL_ESINGULAR,
-                       "partition: Phi_q has rank %d < %d constraints at this point (singular configuration or "
-                       "redundant constraints): no coordinate partition exists; use descriptor, penalty or nullspace",
-                       r, m);
-        goto done;
-    }
     int z = n - r;
     size_t zn = (size_t)z * (size_t)n + 1;
     P = mbl_calloc(zn, sizeof *P), Pd = mbl_calloc(zn, sizeof *Pd), Pddv = mbl_calloc(zn, sizeof *Pddv);

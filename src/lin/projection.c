@@ -43,16 +43,9 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
+    rc = mbl_require_full_rank(&B, opt->rank_tol, rows, &r, "projection",
+                               "no velocity transformation R of fixed size exists", st);
     if (rc) goto done;
-    if (r < m) {
-        rc = mbl_error(st, MBL_ESINGULAR,
-                       "projection: Phi_q has rank %d < %d constraints at this point (singular configuration or "
-                       "redundant constraints): no velocity transformation R of fixed size exists; use descriptor, "
-                       "penalty or nullspace",
-                       r, m);
-        goto done;
-    }
     int z = n - r;
     size_t nn = (size_t)n * n, mn = (size_t)m * n, zn = (size_t)z * n + 1;
     size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
