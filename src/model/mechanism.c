@@ -216,23 +216,7 @@ static char *sb_done(mech *M, sbuf *b)
     return s ? s : (char *)"";
 }
 
-static int err_at(mech *M, const yaml_node_t *node, const char *f, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static int err_at(mech *M, const yaml_node_t *node, const char *f, ...)
-{
-    char what[MBL_MSG_MAX / 2];
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(what, sizeof what, f, ap);
-    va_end(ap);
-    if (node)
-        return mbl_error(M->st, MBL_EMODEL, "%s:%lu:%lu: %s", M->file, (unsigned long)node->start_mark.line + 1,
-                         (unsigned long)node->start_mark.column + 1, what);
-    return mbl_error(M->st, MBL_EMODEL, "%s: %s", M->file, what);
-}
+#define err_at(M, node, ...) mbl_yaml_error((M)->st, MBL_EMODEL, (M)->file, (node), __VA_ARGS__)
 
 static int oom(mech *M) { return mbl_error(M->st, MBL_ENOMEM, "out of memory reading %s", M->file); }
 

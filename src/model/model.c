@@ -404,6 +404,16 @@ static int eval_params(loader *L, mblx_id e, const mbl_src_item *it, const char 
     return 0;
 }
 
+/* A number of the file given as an expression of the parameters (initial values, velocities,
+ * input values, the time of the point). */
+static int load_value(loader *L, const mbl_src_item *it, const char *what, double *val)
+{
+    mblx_id e;
+    int rc = parse_item(L, it, SCOPE_VALUE, what, &e);
+    if (!rc) rc = eval_params(L, e, it, what, val);
+    return rc;
+}
+
 static int check_names(loader *L)
 {
     static const char *reserved[] = {"t",    "pi",   "der",   "sin",  "cos",  "tan",   "asin", "acos",
@@ -574,35 +584,24 @@ static int load_values(loader *L, const mbl_setting *sets, int nsets)
             if (rc) return rc;
         }
     }
-    for (int i = 0; i < md->n; i++) {
-        const mbl_src_item *it = &s->coordinates.items[i];
-        mblx_id e;
-        char what[160];
-        snprintf(what, sizeof what, "the initial value of coordinate '%s'", it->key);
-        int rc = parse_item(L, it, SCOPE_VALUE, what, &e);
-        if (!rc) rc = eval_params(L, e, it, what, &md->q0[i]);
-        if (rc) return rc;
+    char what[160];
+    int rc = 0;
+    for (int i = 0; i < md->n && !rc; i++) {
+        snprintf(what, sizeof what, "the initial value of coordinate '%s'", s->coordinates.items[i].key);
+        rc = load_value(L, &s->coordinates.items[i], what, &md->q0[i]);
     }
-    for (int i = 0; i < s->velocities.n; i++) {
+    for (int i = 0; i < s->velocities.n && !rc; i++) {
         const mbl_src_item *it = &s->velocities.items[i];
         int j = find_name(&s->coordinates, it->key, strlen(it->key));
-        mblx_id e;
-        char what[160];
         snprintf(what, sizeof what, "the velocity of '%s'", it->key);
-        int rc = parse_item(L, it, SCOPE_VALUE, what, &e);
-        if (!rc) rc = eval_params(L, e, it, what, &md->v0[j]);
-        if (rc) return rc;
+        rc = load_value(L, it, what, &md->v0[j]);
         md->v_given[j] = 1;
     }
-    for (int i = 0; i < md->nr; i++) {
-        const mbl_src_item *it = &s->inputs.items[i];
-        mblx_id e;
-        char what[160];
-        snprintf(what, sizeof what, "the value of input '%s'", it->key);
-        int rc = parse_item(L, it, SCOPE_VALUE, what, &e);
-        if (!rc) rc = eval_params(L, e, it, what, &md->r0[i]);
-        if (rc) return rc;
+    for (int i = 0; i < md->nr && !rc; i++) {
+        snprintf(what, sizeof what, "the value of input '%s'", s->inputs.items[i].key);
+        rc = load_value(L, &s->inputs.items[i], what, &md->r0[i]);
     }
+    if (rc) return rc;
     md->at = MBL_AT_EQUILIBRIUM;
     if (s->at.text) {
         if (!strcmp(s->at.text, "equilibrium")) md->at = MBL_AT_EQUILIBRIUM;
@@ -613,9 +612,7 @@ static int load_values(loader *L, const mbl_setting *sets, int nsets)
                              s->file, s->at.line, s->at.col, s->at.text);
     }
     if (s->time.text) {
-        mblx_id e;
-        int rc = parse_item(L, &s->time, SCOPE_VALUE, "linearize.time", &e);
-        if (!rc) rc = eval_params(L, e, &s->time, "linearize.time", &md->time);
+        rc = load_value(L, &s->time, "linearize.time", &md->time);
         if (rc) return rc;
     }
     return 0;

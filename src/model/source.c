@@ -25,13 +25,7 @@ static char *dup_n(const char *s, size_t n)
     return p;
 }
 
-static int err_at(reader *r, const yaml_node_t *node, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-
-static int err_at(reader *r, const yaml_node_t *node, int code, const char *fmt, ...)
+int mbl_yaml_error(mbl_status *st, int code, const char *file, const yaml_node_t *node, const char *fmt, ...)
 {
     char what[MBL_MSG_MAX / 2];
     va_list ap;
@@ -39,10 +33,12 @@ static int err_at(reader *r, const yaml_node_t *node, int code, const char *fmt,
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     if (node)
-        return mbl_error(r->st, code, "%s:%lu:%lu: %s", r->file, (unsigned long)node->start_mark.line + 1,
+        return mbl_error(st, code, "%s:%lu:%lu: %s", file, (unsigned long)node->start_mark.line + 1,
                          (unsigned long)node->start_mark.column + 1, what);
-    return mbl_error(r->st, code, "%s: %s", r->file, what);
+    return mbl_error(st, code, "%s: %s", file, what);
 }
+
+#define err_at(r, node, code, ...) mbl_yaml_error((r)->st, (code), (r)->file, (node), __VA_ARGS__)
 
 static const char *node_kind(const yaml_node_t *n)
 {

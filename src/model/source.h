@@ -30,6 +30,16 @@ typedef struct mbl_src {
     int has_mass_matrix;
 } mbl_src;
 
+/* A one-line error "file:line:col: what" at a YAML node (node may be NULL: "file: what"), used by
+ * both readers (model: dae here, model: mechanism in mechanism.c). Returns code. */
+struct yaml_node_s;
+int mbl_yaml_error(mbl_status *st, int code, const char *file, const struct yaml_node_s *node, const char *fmt,
+                   ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
 /* Read a model file's text (YAML or JSON). `file` names it in messages. On error returns a
  * negative code with "file:line:col: what" in st. */
 int mbl_src_read(const char *text, size_t len, const char *file, mbl_src **out, mbl_status *st);
