@@ -106,6 +106,8 @@ typedef struct loader {
     const char *what;         /* what it is ("kinetic_energy", "forces.y", ...) */
     int oom;                  /* an allocation failed inside the resolver */
     double *pvals;            /* symbol values for evaluating parameter expressions */
+    int allow_mult;           /* 1 while parsing outputs: lambda() and mu() may be used */
+    int cname_refs, cname_calls; /* constraint names resolved / consumed by lambda() or mu() */
 } loader;
 
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
@@ -239,6 +241,42 @@ static int depends_on_block(const mbl_model *md, mblx_id e, int blk)
     return 0;
 }
 
+/* lambda(c) / mu(c): the multiplier of a holonomic / non-holonomic constraint c, named (constraints
+ * given as a mapping) or numbered from 1 in the file's order; in outputs only. */
+static int resolve_multiplier(loader *L, int is_lam, int nargs, const mblx_id *args, mblx_id *out, char *why,
+                              size_t whylen)
+{
+    const mbl_model *md = L->md;
+    const char *fn = is_lam ? "lambda" : "mu";
+    int cnt = is_lam ? md->m : md->k;
+    const mblx_id *mult = is_lam ? md->lam : md->mu;
+    if (!L->allow_mult) {
+        snprintf(why, whylen,
+                 "%s() (a constraint force) can be used in outputs only, not in %s (forces that depend on "
+                 "multipliers are not supported)",
+                 fn, L->what);
+        return 1;
+    }
+    if (nargs != 1) {
+        snprintf(why, whylen, "%s() takes 1 argument (a constraint name or number), %d given", fn, nargs);
+        return 1;
+    }
+    double v;
+    for (int j = 0; j < cnt; j++)
+        if (args[0] == mult[j]) {
+            L->cname_calls++;
+            *out = mult[j];
+            return 0;
+        }
+    if (mblx_is_const(L->md->g, args[0], &v) && v == floor(v) && v >= 1 && v <= cnt) {
+        *out = mult[(int)v - 1];
+        return 0;
+    }
+    snprintf(why, whylen, "%s() takes the name or the number (1 to %d) of a %sconstraint", fn, cnt,
+             is_lam ? "" : "non-holonomic ");
+    return 1;
+}
+
 static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
                    mblx_id *out, char *why, size_t whylen)
 {
@@ -260,6 +298,11 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
                                       "time derivatives are not part of the model)");
                 return 1;
             }
+            if (depends_on_block(md, args[0], MBL_BLK_LAMBDA) || depends_on_block(md, args[0], MBL_BLK_MU)) {
+                snprintf(why, whylen, "der() of a multiplier (the time derivative of a constraint force is not "
+                                      "part of the model)");
+                return 1;
+            }
             *out = total_der(md, args[0]);
             if (*out == MBLX_NONE) {
                 L->oom = 1;
@@ -268,6 +311,8 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
             }
             return 0;
         }
+        int is_lam = len == 6 && !strncmp(name, "lambda", 6), is_mu = len == 2 && !strncmp(name, "mu", 2);
+        if (is_lam || is_mu) return resolve_multiplier(L, is_lam, nargs, args, out, why, whylen);
         return 1; /* unknown function */
     }
     int i;
@@ -356,6 +401,18 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
         *out = node;
         return 0;
     }
+    if ((src->named_constraints && (i = find_name(&src->constraints, name, len)) >= 0) ||
+        (src->named_nonholonomic && (i = find_name(&src->nonholonomic, name, len)) >= 0)) {
+        int nh = !(src->named_constraints && find_name(&src->constraints, name, len) >= 0);
+        if (!L->allow_mult) {
+            snprintf(why, whylen, "'%.*s' names a constraint: its force %s(%.*s) can be used in outputs only",
+                     (int)len, name, nh ? "mu" : "lambda", (int)len, name);
+            return 1;
+        }
+        L->cname_refs++;
+        *out = nh ? md->mu[i] : md->lam[i];
+        return 0;
+    }
     (void)g;
     return 1;
 }
@@ -420,9 +477,12 @@ static int check_names(loader *L)
                                      "atan", "atan2", "sinh", "cosh", "tanh", "exp",   "log",  "sqrt",
                                      "abs",  "sign",  "min",  "max",  "step", "lambda", "mu"};
     const mbl_src_list *lists[] = {&L->src->parameters, &L->src->coordinates, &L->src->inputs,
-                                   &L->src->variables};
-    const char *kinds[] = {"parameter", "coordinate", "input", "variable"};
-    for (int a = 0; a < 4; a++) {
+                                   &L->src->variables,  &L->src->constraints, &L->src->nonholonomic};
+    const char *kinds[] = {"parameter", "coordinate", "input", "variable", "constraint", "non-holonomic constraint"};
+    int nlists = 4;
+    if (L->src->named_constraints || L->src->named_nonholonomic) nlists = 6;
+    for (int a = 0; a < nlists; a++) {
+        if ((a == 4 && !L->src->named_constraints) || (a == 5 && !L->src->named_nonholonomic)) continue;
         for (int i = 0; i < lists[a]->n; i++) {
             const mbl_src_item *it = &lists[a]->items[i];
             const char *nm = it->key;
@@ -437,6 +497,7 @@ static int check_names(loader *L)
                     return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' is reserved and cannot name a %s",
                                      L->src->file, it->key_line, it->key_col, nm, kinds[a]);
             for (int b = 0; b < a; b++) {
+                if ((b == 4 && !L->src->named_constraints) || (b == 5 && !L->src->named_nonholonomic)) continue;
                 int j = find_name(lists[b], nm, strlen(nm));
                 if (j >= 0)
                     return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: duplicate name '%s': already a %s (line %d)",
@@ -905,8 +966,14 @@ static int formulate(loader *L)
         const mbl_src_item *it = &s->outputs.items[j];
         char what[160];
         snprintf(what, sizeof what, "output '%s'", it->key);
+        L->allow_mult = 1;
+        L->cname_refs = L->cname_calls = 0;
         rc = parse_item(L, it, SCOPE_FULL, what, &md->y[j]);
-        if (!rc) rc = check_deps(L, md->y[j], BIT(MBL_BLK_A), it, what, NULL);
+        L->allow_mult = 0;
+        if (!rc && L->cname_refs != L->cname_calls)
+            rc = mbl_error(L->st, MBL_EMODEL,
+                           "%s:%d:%d: %s uses a constraint name outside lambda(name) or mu(name)", s->file, it->line,
+                           it->col, what);
         if (rc) goto done;
     }
 
@@ -927,7 +994,8 @@ static int formulate(loader *L)
         snprintf(what, sizeof what, "state %d", j + 1);
         rc = parse_item(L, it, SCOPE_FULL, what, &md->us[j]);
         if (!rc)
-            rc = check_deps(L, md->us[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R), it, what,
+            rc = check_deps(L, md->us[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT(MBL_BLK_LAMBDA) |
+                                              BIT(MBL_BLK_MU), it, what,
                             " (velocity-level states go under 'velocity_states')");
         if (rc) goto done;
         if (!depends_on_block(md, md->us[j], MBL_BLK_Q)) {
@@ -946,7 +1014,9 @@ static int formulate(loader *L)
         char what[64];
         snprintf(what, sizeof what, "velocity state %d", j + 1);
         rc = parse_item(L, it, SCOPE_FULL, what, &md->uvs[j]);
-        if (!rc) rc = check_deps(L, md->uvs[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R), it, what, NULL);
+        if (!rc)
+            rc = check_deps(L, md->uvs[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT(MBL_BLK_LAMBDA) | BIT(MBL_BLK_MU), it,
+                            what, NULL);
         if (rc) goto done;
         for (int i = 0; i < n && !rc; i++) {
             if (!mblx_depends(g, md->uvs[j], md->v[i])) continue;
