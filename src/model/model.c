@@ -1312,3 +1312,25 @@ const char *mbl_model_input_name(const mbl_model *md, int i) { return md && i >=
 const char *mbl_model_output_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->ny ? md->yname[i] : NULL; }
 const char *mbl_model_param_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pname[i] : NULL; }
 double mbl_model_param_value(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pval[i] : NAN; }
+
+int mbl_model_outputs(const mbl_model *md, const mbl_point *pt, double *y, mbl_status *st)
+{
+    if (!md || !pt || (!y && md->ny)) return mbl_error(st, MBL_EARG, "mbl_model_outputs: NULL argument");
+    if (pt->n != md->n || pt->m != md->m || pt->k != md->k || pt->nr != md->nr)
+        return mbl_error(st, MBL_EDIM, "mbl_model_outputs: the point does not belong to the model");
+    if (!md->ny) return 0;
+    size_t nout = (size_t)md->ny + (size_t)md->yjac.nz;
+    double *syms = mbl_calloc((size_t)md->nsym + 1, sizeof *syms);
+    double *work = mbl_alloc_array(md->work_size + 1, sizeof *work);
+    double *out = mbl_alloc_array(nout + 1, sizeof *out);
+    int rc = 0;
+    if (!syms || !work || !out) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
+        rc = mblx_tape_eval(md->tape_y, syms, out, work, st);
+        if (rc) rc = mbl_error_prefix(st, "%s: evaluating the outputs", md->file);
+    }
+    if (!rc) memcpy(y, out, (size_t)md->ny * sizeof *y);
+    mbl_free(syms), mbl_free(work), mbl_free(out);
+    return rc;
+}
