@@ -158,6 +158,41 @@ TEST(pendulum_tension_moving)
     }
 }
 
+/* A non-holonomic constraint der(y) = a der(x) on a mass on a spring: M a + A^T mu = Q with
+ * A = [-a 1] gives x'' = (F - k x) / (m (1 + a^2)) and mu = -a (F - k x) / (1 + a^2). */
+TEST(nonholonomic_multiplier)
+{
+    const char *text = "model: dae\n"
+                       "parameters: {m: 2, k: 50, a: 0.5}\n"
+                       "coordinates: {x: 0, y: 0}\n"
+                       "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\n"
+                       "potential_energy: \"0.5*k*x^2\"\n"
+                       "inputs: {F: 5}\n"
+                       "forces: {x: \"F\"}\n"
+                       "nonholonomic: {slip: \"der(y) = a*der(x)\"}\n"
+                       "outputs: {side: \"mu(slip)\", acc: \"der(der(x))\"}\n"
+                       "linearize: {at: equilibrium}\n";
+    run r;
+    mbl_status st;
+    int rc = run_text(text, NULL, &r, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        const double m = 2, k = 50, a = 0.5;
+        CHECK_CLOSE(r.y[0], 0.0, 1e-12);
+        int ix = -1;
+        for (int j = 0; j < r.lin->z0; j++)
+            if (!strcmp(r.lin->state_names[j], "x")) ix = j;
+        CHECK(ix >= 0);
+        if (ix >= 0) {
+            CHECK_CLOSE(r.lin->C[0 + (size_t)ix * 2], a * k / (1 + a * a), 1e-12);
+            CHECK_CLOSE(r.lin->C[1 + (size_t)ix * 2], -k / (m * (1 + a * a)), 1e-12);
+        }
+        CHECK_CLOSE(r.lin->D[0], -a / (1 + a * a), 1e-12);
+        CHECK_CLOSE(r.lin->D[1], 1 / (m * (1 + a * a)), 1e-12);
+    }
+    run_free(&r);
+}
+
 /* G(s) = C (s I - A)^-1 B + D of a 2-state, 1-input system at a real s, output i */
 static double tf(const mbl_linear *L, int i, double s)
 {
@@ -365,14 +400,86 @@ TEST(slider_pendulum_reactions)
     free(text);
 }
 
+/* Replace the `outputs:` line of an example file by `outputs` (the caller frees the text). */
+static char *example_with_outputs(const char *path, const char *outputs)
+{
+    char *text = slurp(path);
+    char *o = text ? strstr(text, "outputs:") : NULL;
+    if (!o) {
+        free(text);
+        return NULL;
+    }
+    char *eol = strchr(o, '\n');
+    char *tail = strdup(eol ? eol + 1 : "");
+    sprintf(o, "%s\n%s", outputs, tail);
+    free(tail);
+    return text;
+}
+
+TEST(spatial_reactions)
+{
+    /* the spatial slider-pendulum: the same reactions as the planar one, value and C, D */
+    const char *outs = "outputs: {slide: \"FY(slide)\", pin: \"FY(pin)\", pinx: \"FX(pin)\", ts: \"TZ(slide)\", "
+                       "tp: \"TX(pin)\"}";
+    char *sp = example_with_outputs("examples/mech/slider_pendulum_spatial.yaml", outs);
+    char *pl = example_with_outputs("examples/mech/slider_pendulum.yaml",
+                                    "outputs: {slide: \"FY(slide)\", pin: \"FY(pin)\", pinx: \"FX(pin)\"}");
+    CHECK(sp && pl);
+    run rs, rp;
+    memset(&rs, 0, sizeof rs), memset(&rp, 0, sizeof rp);
+    mbl_status st;
+    int rc = sp && pl ? run_text(sp, NULL, &rs, &st) : -1;
+    if (!rc) rc = run_text(pl, NULL, &rp, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        CHECK_CLOSE(rs.y[0], 30 * 9.81, 1e-10);
+        CHECK_CLOSE(rs.y[1], 20 * 9.81, 1e-10);
+        CHECK_CLOSE(rs.y[2], 0.0, 1e-10);
+        CHECK_CLOSE(rs.y[3], 0.0, 1e-10);
+        CHECK_CLOSE(rs.y[4], 0.0, 1e-10);
+        CHECK_EQ_INT(rs.lin->nx, rp.lin->nx);
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < rp.lin->nx; j++)
+                CHECK_CLOSE(rs.lin->C[i + (size_t)j * rs.lin->ny], rp.lin->C[i + (size_t)j * rp.lin->ny], 1e-9);
+            CHECK_CLOSE(rs.lin->D[i], rp.lin->D[i], 1e-9);
+        }
+        CHECK(fabs(rp.lin->C[2]) > 1); /* FX(pin) moves with the states: not a trivial comparison */
+    }
+    run_free(&rs), run_free(&rp);
+    free(sp), free(pl);
+
+    /* the spherical pendulum (a point mass on a distance joint) at a given swinging point: the rod's
+     * pull T = m g cos th + m v^2 / l along the rod, v = l sin th phid */
+    char *sph = example_with_outputs("examples/mech/spherical_pendulum.yaml",
+                                     "outputs: {fx: \"FX(rod)\", fy: \"FY(rod)\", fz: \"FZ(rod)\", tx: \"TX(rod)\"}");
+    CHECK(sph != NULL);
+    if (sph) {
+        run r;
+        rc = run_text(sph, NULL, &r, &st);
+        CHECK_MSG(rc == 0, "%s", st.msg);
+        if (!rc) {
+            double m = 10, l = 0.5, g = 9.81, th = 30 * acos(-1.0) / 180, phid = 4.75975, v = l * sin(th) * phid;
+            double T = m * g * cos(th) + m * v * v / l;
+            CHECK_CLOSE(r.y[0], -T * sin(th), 1e-10);
+            CHECK_CLOSE(r.y[1], 0.0, 1e-10);
+            CHECK_CLOSE(r.y[2], T * cos(th), 1e-10);
+            CHECK_CLOSE(r.y[3], 0.0, 1e-10);
+        }
+        run_free(&r);
+        free(sph);
+    }
+}
+
 int main(void)
 {
     RUN(msd_acceleration_output);
     RUN(pendulum_tension_at_rest);
     RUN(pendulum_tension_moving);
     RUN(transfer_functions_agree);
+    RUN(nonholonomic_multiplier);
     RUN(refusals);
     RUN(mechanism_reactions_planar);
     RUN(slider_pendulum_reactions);
+    RUN(spatial_reactions);
     return test_summary("outputs");
 }
