@@ -193,6 +193,36 @@ TEST(nonholonomic_multiplier)
     run_free(&r);
 }
 
+/* Accelerations at a point with motion: partition, projection and fd give augmented's C and D (same
+ * states); the bob's vertical acceleration y'' = l sin th th'' + l cos th th'^2 with
+ * m l th'' = -m g sin th + F cos th gives D = sin th cos th / m. */
+TEST(accelerations_moving_agree)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%s", pend_moving);
+    char *o = strstr(text, "outputs:");
+    snprintf(o, sizeof text - (size_t)(o - text),
+             "outputs: {ax: \"der(der(x))\", ay: \"der(der(y))\"}\nlinearize: {at: given, states: [x]}\n");
+    run ra;
+    mbl_status st;
+    int rc = run_text(text, NULL, &ra, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        CHECK_CLOSE(ra.lin->D[1], sin(0.4) * cos(0.4) / 2, 1e-12);
+        const char *methods[] = {"partition", "projection", "fd"};
+        for (int i = 0; i < 3; i++) {
+            run r;
+            int rc2 = run_text(text, methods[i], &r, &st);
+            CHECK_MSG(rc2 == 0, "%s: %s", methods[i], st.msg);
+            double tol = i == 2 ? 1e-6 : 1e-11;
+            for (int p = 0; !rc2 && p < 4; p++) CHECK_CLOSE(r.lin->C[p], ra.lin->C[p], tol);
+            for (int p = 0; !rc2 && p < 2; p++) CHECK_CLOSE(r.lin->D[p], ra.lin->D[p], tol);
+            run_free(&r);
+        }
+    }
+    run_free(&ra);
+}
+
 /* G(s) = C (s I - A)^-1 B + D of a 2-state, 1-input system at a real s, output i */
 static double tf(const mbl_linear *L, int i, double s)
 {
@@ -476,6 +506,7 @@ int main(void)
     RUN(pendulum_tension_at_rest);
     RUN(pendulum_tension_moving);
     RUN(transfer_functions_agree);
+    RUN(accelerations_moving_agree);
     RUN(nonholonomic_multiplier);
     RUN(refusals);
     RUN(mechanism_reactions_planar);
