@@ -252,9 +252,9 @@ static int resolve_multiplier(loader *L, int is_lam, int nargs, const mblx_id *a
     const mblx_id *mult = is_lam ? md->lam : md->mu;
     if (!L->allow_mult) {
         snprintf(why, whylen,
-                 "%s() (a constraint force) can be used in outputs only, not in %s (forces that depend on "
-                 "multipliers are not supported)",
-                 fn, L->what);
+                 "%s() (a constraint force) can be used in outputs only (forces that depend on multipliers are "
+                 "not supported)",
+                 fn);
         return 1;
     }
     if (nargs != 1) {
@@ -588,9 +588,10 @@ static int create_symbols(loader *L)
     md->cname = mbl_calloc((size_t)(md->m ? md->m : 1), sizeof *md->cname);
     if (!md->cname) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     for (int j = 0; j < md->m; j++) {
-        char cbuf[32];
+        char cbuf[160];
         snprintf(cbuf, sizeof cbuf, "constraint %d", j + 1);
-        md->cname[j] = str_dup(s->constraints.items[j].key ? s->constraints.items[j].key : cbuf);
+        if (s->named_constraints) snprintf(cbuf, sizeof cbuf, "constraint %.140s", s->constraints.items[j].key);
+        md->cname[j] = str_dup(s->constraints.items[j].key && !s->named_constraints ? s->constraints.items[j].key : cbuf);
         if (!md->cname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     int rc = mblx_graph_status(g, L->st);
