@@ -220,18 +220,19 @@ static void stack_mul(const double *X, int m, const int *rows, int r, const doub
  * -(M dA + Rv dv + Rq dq + Rr dr), dq = [Qs 0 0], dv = [Vs Qs 0], solved as Jc^T [dlambda; x] = -G. */
 static int reduce_multiplier_outputs(const mbl_blocks *B, const mbla_dlu *lu, const int *rows, int r, int z,
                                      const double *Qs, const double *Vs, const double *dA, const double *Rq_use,
-                                     double *W1, mbl_status *st)
+                                     const char *method, double *W1, mbl_status *st)
 {
     int n = B->n, m = B->m, nr = B->nr, ny = B->ny, nc = 2 * z + nr;
     if (Rq_use)
         return mbl_error(st, MBL_EMODEL,
-                         "outputs of multipliers (lambda) need the multipliers of the operating point, which this "
-                         "method does not use; use augmented");
+                         "%s: outputs of multipliers (lambda) need the multipliers of the operating point, which this "
+                         "method does not use; use augmented",
+                         method);
     if (r < m)
         return mbl_error(st, MBL_ESINGULAR,
-                         "outputs of multipliers (lambda): rank(Phi_q) = %d < %d constraints, the multipliers are "
+                         "%s: outputs of multipliers (lambda): rank(Phi_q) = %d < %d constraints, the multipliers are "
                          "not unique at this point",
-                         r, m);
+                         method, r, m);
     double *G = mbl_calloc((size_t)n * (size_t)nc + 1, sizeof *G);
     double *dL = mbl_calloc((size_t)m * (size_t)nc + 1, sizeof *dL);
     if (!G || !dL) {
@@ -384,7 +385,7 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, con
             ok |= mbla_gemm('N', 'N', ny, z, n, 1.0, B->Yv, ny, Vs, n, 1.0, W1, ny, NULL);
             ok |= mbla_gemm('N', 'N', ny, z, n, 1.0, B->Yv, ny, Qs, n, 1.0, W1 + (size_t)ny * z, ny, NULL);
         }
-        if (m && mbla_norm1(ny, m, B->Ylam, ny) > 0) rc = reduce_multiplier_outputs(B, lu, rows, r, z, Qs, Vs, dA, Rq_use, W1, st);
+        if (m && mbla_norm1(ny, m, B->Ylam, ny) > 0) rc = reduce_multiplier_outputs(B, lu, rows, r, z, Qs, Vs, dA, Rq_use, lin->method, W1, st);
         mbl_free(dA);
         if (rc) goto done;
         memcpy(lin->C, W1, (size_t)ny * nx * sizeof *W1);

@@ -272,6 +272,28 @@ TEST(transfer_functions_agree)
     run_free(&ra), run_free(&rn), run_free(&rp);
 }
 
+/* Dependent constraints: nullspace works there, but the multipliers are not unique: it refuses the
+ * multiplier output (and still gives the acceleration output). */
+TEST(nullspace_dependent_constraints)
+{
+    const char *base = "model: dae\n"
+                       "parameters: {m: 2, l: 1.5, g: 9.81}\n"
+                       "coordinates: {x: 0.1, y: -1.4}\n"
+                       "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\n"
+                       "potential_energy: \"m*g*y\"\n"
+                       "constraints: {rod: \"x^2 + y^2 - l^2\", rod2: \"2*(x^2 + y^2 - l^2)\"}\n";
+    char text[1024];
+    snprintf(text, sizeof text, "%soutputs: {T: \"lambda(rod)\"}\n", base);
+    run r;
+    mbl_status st;
+    CHECK(run_text(text, "nullspace", &r, &st) == MBL_ESINGULAR);
+    CHECK_MSG(strstr(st.msg, "nullspace: outputs of multipliers") && strstr(st.msg, "not unique"), "%s", st.msg);
+    run_free(&r);
+    snprintf(text, sizeof text, "%soutputs: {ay: \"der(der(y))\"}\n", base);
+    CHECK(run_text(text, "nullspace", &r, &st) == 0);
+    run_free(&r);
+}
+
 /* ---- the loader's refusals ----------------------------------------------------------------------- */
 
 static void expect_error(const char *text, const char *what)
@@ -509,6 +531,7 @@ int main(void)
     RUN(accelerations_moving_agree);
     RUN(nonholonomic_multiplier);
     RUN(refusals);
+    RUN(nullspace_dependent_constraints);
     RUN(mechanism_reactions_planar);
     RUN(slider_pendulum_reactions);
     RUN(spatial_reactions);
