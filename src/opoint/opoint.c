@@ -680,6 +680,12 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         pt->min_norm_multipliers = 1;
     }
     if (rc && st) mbl_error_prefix(st, "%s", md->file);
+    if (!rc) {
+        /* the model's own expressions (energies, forces, constraints, outputs, variables), not
+         * only their derivatives, must be defined at the point: log(x - 1) at x = 0 is an error */
+        mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, sp.syms);
+        rc = mbl_model_check_domain(md, sp.syms, sp.work, st);
+    }
     sub_free(&sp);
     mbl_free(guess);
     if (rc) {
