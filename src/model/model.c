@@ -1026,6 +1026,67 @@ static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int
     return rc;
 }
 
+/* Keep only the user's expressions that can leave a function's domain (log, sqrt, asin, acos,
+ * tan, or a power with a negative, fractional or variable exponent: division included) for
+ * mbl_model_check_domain; the others (polynomials, sin, cos, exp, ...) are defined everywhere
+ * their derivatives are. One pass over the nodes in handle order (operands come first). */
+static int keep_restricted_srcx(mbl_model *md)
+{
+    if (!md->nsrcx) return 0;
+    mblx_id top = 0;
+    for (int i = 0; i < md->nsrcx; i++)
+        if (md->srcx[i] > top) top = md->srcx[i];
+    unsigned char *bad = mbl_calloc((size_t)top + 1, 1);
+    if (!bad) return MBL_ENOMEM;
+    /* bit 1: can leave a domain; bit 2: provably >= 0 (so sqrt(x^2 + y^2) is safe) */
+    for (mblx_id e = 0; e <= top; e++) {
+        mblx_op op = mblx_node_op(md->g, e);
+        int na = mblx_node_nargs(md->g, e), b = 0, nonneg = 0, allnn = 1;
+        for (int a = 0; a < na; a++) {
+            mblx_id x = mblx_node_arg(md->g, e, a);
+            if (x > top || (bad[x] & 1)) b = 1;
+            if (x > top || !(bad[x] & 2)) allnn = 0;
+        }
+        mblx_id x0 = mblx_node_arg(md->g, e, 0);
+        int nn0 = x0 <= top && (bad[x0] & 2);
+        double c = 0;
+        switch (op) {
+        case MBLX_OP_CONST: nonneg = mblx_node_value(md->g, e) >= 0; break;
+        case MBLX_OP_ADD:
+        case MBLX_OP_MUL: nonneg = allnn && mblx_node_value(md->g, e) >= 0; break;
+        case MBLX_OP_POW:
+            if (!mblx_is_const(md->g, mblx_node_arg(md->g, e, 1), &c) || c < 0 || (c != floor(c) && !nn0)) b = 1;
+            nonneg = nn0 || (c == floor(c) && fmod(c, 2.0) == 0);
+            break;
+        case MBLX_OP_SQRT:
+            if (!nn0) b = 1;
+            nonneg = 1;
+            break;
+        case MBLX_OP_LOG:
+        case MBLX_OP_ASIN:
+        case MBLX_OP_ACOS:
+        case MBLX_OP_TAN: b = 1; break;
+        case MBLX_OP_ABS:
+        case MBLX_OP_EXP:
+        case MBLX_OP_COSH: nonneg = 1; break;
+        default: break;
+        }
+        bad[e] = (unsigned char)((b ? 1 : 0) | (nonneg ? 2 : 0));
+    }
+    int k = 0;
+    for (int i = 0; i < md->nsrcx; i++) {
+        if (bad[md->srcx[i]] & 1) {
+            md->srcx[k] = md->srcx[i];
+            md->srcx_what[k++] = md->srcx_what[i];
+        } else {
+            mbl_free(md->srcx_what[i]);
+        }
+    }
+    md->nsrcx = k;
+    mbl_free(bad);
+    return 0;
+}
+
 /* A tape compiled on a second thread: the graph is read-only while tapes are compiled. */
 typedef struct compile_job {
     const mblx_graph *g;
@@ -1085,7 +1146,11 @@ static int compile(mbl_model *md, mbl_status *st)
     md->tape_jac = mblx_compile(md->g, (size_t)md->jac.nz, md->jac.node, st);
     if (md->tape_jac) md->tape_y = mblx_compile(md->g, ny, yn, st);
     if (md->tape_y) md->tape_us = mblx_compile(md->g, nt, all, st);
-    if (md->tape_us) md->tape_srcx = mblx_compile(md->g, (size_t)md->nsrcx, md->srcx, st);
+    if (md->tape_us && keep_restricted_srcx(md)) {
+        mbl_error(st, MBL_ENOMEM, "out of memory");
+    } else if (md->tape_us) {
+        md->tape_srcx = mblx_compile(md->g, (size_t)md->nsrcx, md->srcx, st);
+    }
     if (threaded) pthread_join(th, NULL);
     md->tape_F = job.tape;
     mbl_free(all), mbl_free(yn);

@@ -294,8 +294,9 @@ static double scaled_residual(subproblem *sp, const double *xstart, double *rows
  * to rounding (|dx_c| <= 16 eps |x_c|): the scaled test alone would accept a point near a
  * degenerate root (singular Jacobian there, Newton converging only linearly) with a residual
  * that is huge in absolute terms. When the line search can make no progress (the rounding floor
- * of the residual), the point is accepted if the scaled residual is at most 1e4 * opt->tol and
- * the Newton step is at most opt->step_tol times each unknown's scale; otherwise it fails. */
+ * of the residual), the point is accepted if the scaled residual is at most opt->tol, or at most
+ * 1e4 * opt->tol with a Newton step at most opt->step_tol times each unknown's scale; otherwise
+ * it fails. */
 static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
 {
     const mbl_opoint_options *opt = sp->opt;
@@ -356,7 +357,10 @@ static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
             int small = rs <= 1e4 * opt->tol;
             for (int c = 0; small && c < n; c++)
                 if (fabs(dx[c]) > opt->step_tol * col_scale(sp, c, x0[c], xs)) small = 0;
-            if (small) break; /* rounding floor */
+            /* rounding floor: the scaled residual is converged (an ill-conditioned Jacobian
+             * amplifies the rounding of F into Newton steps above step_tol), or nearly so with
+             * a negligible step */
+            if (small || rs <= opt->tol) break;
             rc = mbl_error(st, MBL_ENOCONV,
                            "%s: no solution found near the initial guess (residual %.3g, scaled residual %.3g after "
                            "%d iterations; the line search made no progress)",
