@@ -162,6 +162,14 @@ with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
 rc, out, err = run("equilibrium", huge)
 check(one_line_error(rc, err, 1, "did not converge") and out == "", "1e300 x^4: no false convergence: " + err)
 os.unlink(huge)
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    f.write("model: dae\ncoordinates: {x: 0}\nkinetic_energy: \"0.5*der(x)^2\"\n"
+            "potential_energy: \"0.5*x^2 + log(x - 1)\"\nlinearize: {at: given}\n")
+    dom = f.name
+rc, out, err = run("linearize", dom)
+check(one_line_error(rc, err, 1, dom + ":4:20: potential_energy is not defined at the operating point", "log"),
+      "log(x - 1) at x = 0 refused: " + err)
+os.unlink(dom)
 
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -181,8 +181,67 @@ TEST(slider_crank_guess_by_name)
     mbl_model_free(md);
 }
 
+/* Only derivatives of V are compiled for the equations, so log(x - 1) at x = 0 (dV/dx = x +
+ * 1/(x - 1) = -1 is finite) was accepted. At `given` x = 0, and at the equilibrium of
+ * V = x^2/2 - 2 log(x - 1) reached from x = 0 (x - 2/(x - 1) = 0: x = -1, where x - 1 = -2),
+ * the point must be refused, naming the expression and its position. */
+TEST(domain_error_in_source_expression)
+{
+    static const char *texts[2] = {"model: dae\n"
+                                   "parameters: {m: 1, k: 1}\n"
+                                   "coordinates: {x: 0}\n"
+                                   "kinetic_energy: \"0.5*m*der(x)^2\"\n"
+                                   "potential_energy: \"0.5*k*x^2 + log(x - 1)\"\n"
+                                   "linearize: {at: given}\n",
+                                   "model: dae\n"
+                                   "parameters: {m: 1, k: 1}\n"
+                                   "coordinates: {x: 0}\n"
+                                   "kinetic_energy: \"0.5*m*der(x)^2\"\n"
+                                   "potential_energy: \"0.5*k*x^2 - 2*log(x - 1)\"\n"
+                                   "linearize: {at: equilibrium}\n"};
+    for (int c = 0; c < 2; c++) {
+        mbl_status st;
+        mbl_model *md = load(texts[c], &st);
+        CHECK(md != NULL);
+        if (!md) continue;
+        mbl_point *pt = NULL;
+        int rc = mbl_operating_point(md, NULL, &pt, &st);
+        CHECK_EQ_INT(rc, MBL_EDOMAIN);
+        CHECK(pt == NULL);
+        CHECK_MSG(strstr(st.msg, "test.yaml:5:20: potential_energy is not defined at the operating point") == st.msg &&
+                      strstr(st.msg, "log of non-positive value") && !strchr(st.msg, '\n'),
+                  "%s", st.msg);
+        mbl_point_free(pt);
+        mbl_model_free(md);
+    }
+    /* an output and a variable are the user's expressions too; a safe sqrt (of a sum of squares) is
+     * not a problem, a valid log is not either */
+    mbl_status st;
+    mbl_model *md = load("model: dae\n"
+                         "parameters: {m: 1, k: 1}\n"
+                         "coordinates: {x: 0.5}\n"
+                         "variables: {r: \"sqrt(x^2 + 1)\", w: \"log(x)\"}\n"
+                         "kinetic_energy: \"0.5*m*der(x)^2\"\n"
+                         "potential_energy: \"0.5*k*r^2\"\n"
+                         "outputs: {y: \"sqrt(x)\", z: \"log(2 + x)\"}\n"
+                         "linearize: {at: equilibrium}\n",
+                         &st);
+    CHECK_MSG(md != NULL, "%s", st.msg);
+    if (md) {
+        mbl_point *pt = NULL;
+        int rc = mbl_operating_point(md, NULL, &pt, &st);
+        /* equilibrium x = 0: log(x) (the unused variable w) is undefined there, sqrt(x) (output
+         * y) is defined (0) */
+        CHECK_EQ_INT(rc, MBL_EDOMAIN);
+        CHECK_MSG(strstr(st.msg, "test.yaml:4:") == st.msg && strstr(st.msg, "variable 'w'"), "%s", st.msg);
+        mbl_point_free(pt);
+        mbl_model_free(md);
+    }
+}
+
 int main(void)
 {
+    RUN(domain_error_in_source_expression);
     RUN(quartic_far_guess);
     RUN(huge_degenerate_fails);
     RUN(stiff_spring_units);
