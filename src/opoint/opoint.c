@@ -290,10 +290,12 @@ static double scaled_residual(subproblem *sp, const double *xstart, double *rows
  * for problems linear in the unknowns (one step, a polishing step, then a check).
  *
  * Converged when the scaled residual (scaled_residual) is at most opt->tol AND either the
- * max-norm residual is at most opt->abs_tol or the last Newton step left every unknown unchanged
- * to rounding (|dx_c| <= 16 eps |x_c|): the scaled test alone would accept a point near a
- * degenerate root (singular Jacobian there, Newton converging only linearly) with a residual
- * that is huge in absolute terms. When the line search can make no progress (the rounding floor
+ * max-norm residual is at most opt->abs_tol, or the last Newton step left every unknown unchanged
+ * to rounding (|dx_c| <= 16 eps |x_c|), or the last full Newton step reduced the scaled residual
+ * at least a hundredfold (superlinear convergence: a regular root, where the scaled residual
+ * measures the error). The scaled test alone would accept a point near a degenerate root
+ * (singular Jacobian there, Newton converging only linearly) with a residual that is huge in
+ * absolute terms. When the line search can make no progress (the rounding floor
  * of the residual), the point is accepted if the scaled residual is at most opt->tol, or at most
  * 1e4 * opt->tol with a Newton step at most opt->step_tol times each unknown's scale; otherwise
  * it fails. */
@@ -309,7 +311,7 @@ static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     for (int c = 0; c < n; c++) xs[c] = *unknown_ptr(sp->md, sp->pt, sp->cols[c]);
-    double f2, finf, rs = INFINITY;
+    double f2, finf, rs = INFINITY, rs_prev = INFINITY, alpha_last = 0;
     int rc = eval_F(sp, &f2, &finf, st);
     int it = 0, rounding = 0;
     while (!rc) {
@@ -317,7 +319,8 @@ static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
         if (rc) break;
         rs = scaled_residual(sp, xs, rowscale);
         if (linear && it >= 2) break;
-        if (rs <= opt->tol && (finf <= opt->abs_tol || rounding)) break;
+        int superlinear = it > 0 && alpha_last == 1.0 && rs <= 1e-2 * rs_prev;
+        if (rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
         if (it >= opt->max_iter) {
             rc = mbl_error(st, MBL_ENOCONV,
                            "%s did not converge in %d iterations (residual %.3g, scaled residual %.3g%s)", what, it,
@@ -369,6 +372,8 @@ static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
         }
         f2 = g2;
         finf = ginf;
+        rs_prev = rs;
+        alpha_last = alpha;
         rounding = 1;
         for (int c = 0; rounding && c < n; c++)
             if (fabs(alpha * dx[c]) > 16 * DBL_EPSILON * fabs(x0[c] + alpha * dx[c])) rounding = 0;
