@@ -267,15 +267,14 @@ static double col_scale(const subproblem *sp, int c, double x, const double *xst
  * norm weighted by the unknowns' scales, at the current iterate: sp->jac must be current). It is
  * unit-free (an estimate of the relative Newton correction that row asks for) and does not depend
  * on the starting residual. A row whose Jacobian vanishes counts with its absolute residual. */
-static double scaled_residual(subproblem *sp, const double *xstart, double *rowscale)
+static double scaled_residual(subproblem *sp, const double *xstart, double *rowscale, double *colscale)
 {
     const mbl_model *md = sp->md;
     for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
+    for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, *unknown_ptr(md, sp->pt, sp->cols[c]), xstart);
     for (int p = 0; p < md->jac.nz; p++) {
         int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
-        if (r < 0 || c < 0) continue;
-        double x = *unknown_ptr(md, sp->pt, sp->cols[c]);
-        rowscale[r] += fabs(sp->jac[p]) * col_scale(sp, c, x, xstart);
+        if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
     }
     double rs = 0;
     for (int r = 0; r < sp->nrow; r++) {
@@ -306,8 +305,9 @@ static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
     double *dx = mbl_alloc_array((size_t)n + 1, sizeof *dx), *x0 = mbl_alloc_array((size_t)n + 1, sizeof *x0);
     double *xs = mbl_alloc_array((size_t)n + 1, sizeof *xs);
     double *rowscale = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *rowscale);
-    if (!dx || !x0 || !xs || !rowscale) {
-        mbl_free(dx), mbl_free(x0), mbl_free(xs), mbl_free(rowscale);
+    double *colscale = mbl_alloc_array((size_t)n + 1, sizeof *colscale);
+    if (!dx || !x0 || !xs || !rowscale || !colscale) {
+        mbl_free(dx), mbl_free(x0), mbl_free(xs), mbl_free(rowscale), mbl_free(colscale);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     for (int c = 0; c < n; c++) xs[c] = *unknown_ptr(sp->md, sp->pt, sp->cols[c]);
@@ -317,7 +317,7 @@ static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
     while (!rc) {
         rc = eval_jac(sp, st);
         if (rc) break;
-        rs = scaled_residual(sp, xs, rowscale);
+        rs = scaled_residual(sp, xs, rowscale, colscale);
         if (linear && it >= 2) break;
         int superlinear = it > 0 && alpha_last == 1.0 && rs <= 1e-2 * rs_prev;
         if (rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
@@ -356,7 +356,7 @@ static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
             rc = eval_F(sp, &f2, &finf, st);
             if (!rc) rc = eval_jac(sp, st);
             if (rc) break;
-            rs = scaled_residual(sp, xs, rowscale);
+            rs = scaled_residual(sp, xs, rowscale, colscale);
             int small = rs <= 1e4 * opt->tol;
             for (int c = 0; small && c < n; c++)
                 if (fabs(dx[c]) > opt->step_tol * col_scale(sp, c, x0[c], xs)) small = 0;
@@ -386,7 +386,7 @@ static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
             rc = mbl_error(st, MBL_ESINGULAR, "%s has no solution (residual %.3g, scaled residual %.3g): inconsistent equations",
                            what, finf, rs);
     }
-    mbl_free(dx), mbl_free(x0), mbl_free(xs), mbl_free(rowscale);
+    mbl_free(dx), mbl_free(x0), mbl_free(xs), mbl_free(rowscale), mbl_free(colscale);
     return rc;
 }
 
@@ -520,7 +520,6 @@ static void note(mbl_point *pt, const char *fmt, const char *a, double x)
     }
     snprintf(pt->notes + len, sizeof pt->notes - len, fmt, a, x);
 }
-
 
 /* Initial multipliers: least squares on the equations of motion at the guess (q, v, vdot = 0),
  * lambda, mu minimizing ||R(q, v, 0, lambda, mu)|| (minimum-norm when [Phi_q; A] loses rank):
