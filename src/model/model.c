@@ -111,6 +111,7 @@ typedef struct loader {
 } loader;
 
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
+static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 
 /* Name lookup: every list of named items gets a hash index the first time it is searched, so
  * resolving names costs O(1) however large the model (a linear scan made loading O(n^2)). */
@@ -417,8 +418,38 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
     return 1;
 }
 
+/* Keep an expression the user wrote, with its position, for mbl_model_check_domain. */
+static int record_srcx(loader *L, const mbl_src_item *it, const char *what, mblx_id e)
+{
+    mbl_model *md = L->md;
+    for (int i = md->nsrcx - 1; i >= 0 && i >= md->nsrcx - 4; i--)
+        if (md->srcx[i] == e) return 0; /* the same expression just recorded (a symmetric entry) */
+    if (md->nsrcx == md->srcx_cap) {
+        int cap = md->srcx_cap ? 2 * md->srcx_cap : 16;
+        mblx_id *x = mbl_realloc_array(md->srcx, (size_t)cap, sizeof *x);
+        if (x) md->srcx = x;
+        char **w = x ? mbl_realloc_array(md->srcx_what, (size_t)cap, sizeof *w) : NULL;
+        if (w) md->srcx_what = w;
+        if (!x || !w) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        md->srcx_cap = cap;
+    }
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s:%d:%d: %s", L->src->file, it->line, it->col, what);
+    md->srcx_what[md->nsrcx] = str_dup(buf);
+    if (!md->srcx_what[md->nsrcx]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    md->srcx[md->nsrcx++] = e;
+    return 0;
+}
+
 /* Parse one item's text; errors come as "file:line:col: what (in <what>)". */
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
+{
+    int rc = parse_item_text(L, it, scope, what, out);
+    if (!rc && (scope == SCOPE_FULL || scope == SCOPE_POSITION)) rc = record_srcx(L, it, what, *out);
+    return rc;
+}
+
+static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
 {
     L->scope = scope;
     L->item = it;
@@ -1066,6 +1097,67 @@ static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int
     return rc;
 }
 
+/* Keep only the user's expressions that can leave a function's domain (log, sqrt, asin, acos,
+ * tan, or a power with a negative, fractional or variable exponent: division included) for
+ * mbl_model_check_domain; the others (polynomials, sin, cos, exp, ...) are defined everywhere
+ * their derivatives are. One pass over the nodes in handle order (operands come first). */
+static int keep_restricted_srcx(mbl_model *md)
+{
+    if (!md->nsrcx) return 0;
+    mblx_id top = 0;
+    for (int i = 0; i < md->nsrcx; i++)
+        if (md->srcx[i] > top) top = md->srcx[i];
+    unsigned char *bad = mbl_calloc((size_t)top + 1, 1);
+    if (!bad) return MBL_ENOMEM;
+    /* bit 1: can leave a domain; bit 2: provably >= 0 (so sqrt(x^2 + y^2) is safe) */
+    for (mblx_id e = 0; e <= top; e++) {
+        mblx_op op = mblx_node_op(md->g, e);
+        int na = mblx_node_nargs(md->g, e), b = 0, nonneg = 0, allnn = 1;
+        for (int a = 0; a < na; a++) {
+            mblx_id x = mblx_node_arg(md->g, e, a);
+            if (x > top || (bad[x] & 1)) b = 1;
+            if (x > top || !(bad[x] & 2)) allnn = 0;
+        }
+        mblx_id x0 = mblx_node_arg(md->g, e, 0);
+        int nn0 = x0 <= top && (bad[x0] & 2);
+        double c = 0;
+        switch (op) {
+        case MBLX_OP_CONST: nonneg = mblx_node_value(md->g, e) >= 0; break;
+        case MBLX_OP_ADD:
+        case MBLX_OP_MUL: nonneg = allnn && mblx_node_value(md->g, e) >= 0; break;
+        case MBLX_OP_POW:
+            if (!mblx_is_const(md->g, mblx_node_arg(md->g, e, 1), &c) || c < 0 || (c != floor(c) && !nn0)) b = 1;
+            nonneg = nn0 || (c == floor(c) && fmod(c, 2.0) == 0);
+            break;
+        case MBLX_OP_SQRT:
+            if (!nn0) b = 1;
+            nonneg = 1;
+            break;
+        case MBLX_OP_LOG:
+        case MBLX_OP_ASIN:
+        case MBLX_OP_ACOS:
+        case MBLX_OP_TAN: b = 1; break;
+        case MBLX_OP_ABS:
+        case MBLX_OP_EXP:
+        case MBLX_OP_COSH: nonneg = 1; break;
+        default: break;
+        }
+        bad[e] = (unsigned char)((b ? 1 : 0) | (nonneg ? 2 : 0));
+    }
+    int k = 0;
+    for (int i = 0; i < md->nsrcx; i++) {
+        if (bad[md->srcx[i]] & 1) {
+            md->srcx[k] = md->srcx[i];
+            md->srcx_what[k++] = md->srcx_what[i];
+        } else {
+            mbl_free(md->srcx_what[i]);
+        }
+    }
+    md->nsrcx = k;
+    mbl_free(bad);
+    return 0;
+}
+
 /* A tape compiled on a second thread: the graph is read-only while tapes are compiled. */
 typedef struct compile_job {
     const mblx_graph *g;
@@ -1125,10 +1217,15 @@ static int compile(mbl_model *md, mbl_status *st)
     md->tape_jac = mblx_compile(md->g, (size_t)md->jac.nz, md->jac.node, st);
     if (md->tape_jac) md->tape_y = mblx_compile(md->g, ny, yn, st);
     if (md->tape_y) md->tape_us = mblx_compile(md->g, nt, all, st);
+    if (md->tape_us && keep_restricted_srcx(md)) {
+        mbl_error(st, MBL_ENOMEM, "out of memory");
+    } else if (md->tape_us) {
+        md->tape_srcx = mblx_compile(md->g, (size_t)md->nsrcx, md->srcx, st);
+    }
     if (threaded) pthread_join(th, NULL);
     md->tape_F = job.tape;
     mbl_free(all), mbl_free(yn);
-    if (!md->tape_jac || !md->tape_y || !md->tape_us) return st ? st->code : MBL_ENOMEM;
+    if (!md->tape_jac || !md->tape_y || !md->tape_us || !md->tape_srcx) return st ? st->code : MBL_ENOMEM;
     if (!md->tape_F) {
         if (st) *st = job.st;
         return job.st.code ? job.st.code : MBL_ENOMEM;
@@ -1137,6 +1234,7 @@ static int compile(mbl_model *md, mbl_status *st)
     if (mblx_tape_work_size(md->tape_us) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_us);
     if (mblx_tape_work_size(md->tape_jac) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_jac);
     if (mblx_tape_work_size(md->tape_y) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_y);
+    if (mblx_tape_work_size(md->tape_srcx) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_srcx);
     /* cyclic coordinates: no residual depends on them */
     int jq = mbl_model_blk0(md, MBL_BLK_Q);
     for (int i = 0; i < md->n; i++) md->cyclic[i] = 1;
@@ -1144,6 +1242,29 @@ static int compile(mbl_model *md, mbl_status *st)
         if (md->jac.col[p] >= jq && md->jac.col[p] < jq + md->n) md->cyclic[md->jac.col[p] - jq] = 0;
     md->cyclic_known = 1;
     return 0;
+}
+
+int mbl_model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st)
+{
+    if (!md->nsrcx) return 0;
+    double *vals = mbl_alloc_array((size_t)md->nsrcx, sizeof *vals);
+    if (!vals) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    mbl_status st1;
+    mbl_status_clear(&st1);
+    int rc = mblx_tape_eval(md->tape_srcx, syms, vals, work, &st1);
+    mbl_free(vals);
+    if (rc != MBL_EDOMAIN) return rc ? mbl_error(st, rc, "%s", st1.msg) : 0;
+    /* which one: each on its own tape (the error path only) */
+    for (int i = 0; i < md->nsrcx; i++) {
+        double v;
+        mbl_status st2;
+        mbl_status_clear(&st2);
+        int rc2 = mblx_eval(md->g, md->srcx[i], syms, &v, &st2);
+        if (rc2 == MBL_EDOMAIN)
+            return mbl_error(st, rc2, "%s is not defined at the operating point: %s", md->srcx_what[i], st2.msg);
+        if (rc2) return mbl_error(st, rc2, "%s", st2.msg);
+    }
+    return mbl_error(st, rc, "%s: %s at the operating point", md->file, st1.msg);
 }
 
 int mbl_model_load_string(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
@@ -1255,6 +1376,9 @@ void mbl_model_free(mbl_model *md)
     mblx_tape_free(md->tape_jac);
     mblx_tape_free(md->tape_y);
     mblx_tape_free(md->tape_us);
+    mblx_tape_free(md->tape_srcx);
+    free_names(md->srcx_what, md->nsrcx);
+    mbl_free(md->srcx);
     mbl_sjac_free(&md->usjac);
     mbl_sjac_free(&md->jac);
     mbl_sjac_free(&md->yjac);
