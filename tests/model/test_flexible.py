@@ -6,9 +6,10 @@ usage: test_flexible.py MBLIN NP [NP ...]
 
 For each n_p: the model file is generated, the numpy reference (tests/model/flexible_pendulum_ref.py:
 the FFR finite element model linearized at the hanging equilibrium from the element matrices,
-constraints removed by a null-space basis, symmetric-definite eigenproblem) gives the lowest
-20 angular frequencies, and every exact method of mblin must agree to 1e-9 relative on them
-(and on the equilibrium coordinates). For n_p = 50 the reference and the default method must
+constraints removed by a null-space basis, symmetric-definite eigenproblem, the lowest
+eigenvalues refined in extended precision) gives the lowest 20 angular frequencies, and every
+exact method of mblin must agree with them to 1e-9 relative (2e-8 at n_p = 100, see RTOL), and
+on the equilibrium coordinates. For n_p = 50 the reference and the default method must
 reproduce Table 3 of source 001 to the printed digits.
 
 EXPECTED FAILURES on the code of 2026-11-22 (main at 677e7f4), to be cleared by merging:
@@ -16,8 +17,9 @@ EXPECTED FAILURES on the code of 2026-11-22 (main at 677e7f4), to be cleared by 
     condition estimate of the augmented matrix: 2.3e15 at n_p = 5 up to 1e26 at n_p = 100), and
     `descriptor` refuses n_p = 100 with the same message. These show as "REFUSED".
   - branch `eig`: partition, nullspace, projection and descriptor lose digits from n_p = 10 on
-    (the nonsymmetric dense eigensolver on a spectrum spanning 1 to 1e5 rad/s): errors of 1e-9
-    at n_p = 10 up to 2e-3 at n_p = 100. These show as "TOO FAR".
+    (the nonsymmetric dense eigensolver on a spectrum spanning 1 to 1e5 rad/s): nullspace 1.9e-9
+    at n_p = 10; all four 8.6e-9 to 8e-5 at n_p = 50 and 3e-4 to 2e-3 at n_p = 100. These show
+    as "TOO FAR".
 Nothing is skipped: every failing check is printed and the exit status is 1 until they pass.
 """
 import json
@@ -39,7 +41,13 @@ import flexible_pendulum_ref as ref  # noqa: E402
 
 METHODS = ["augmented", "partition", "nullspace", "projection", "descriptor"]
 NLOW = 20
-RTOL = 1e-9
+# Relative tolerance on the lowest NLOW frequencies. Storing M and K in double precision alone
+# (each entry rounded, relative 1.1e-16) moves them by up to 2.6e-12 at n_p = 10, 4.9e-10 at
+# n_p = 50 and 4.8e-9 at n_p = 100 (measured with the extended-precision reference: the large
+# element stiffness EI/le^3 nearly cancels on the smooth low modes). So no double-precision
+# method can be asked for 1e-9 at n_p = 100; there the tolerance is 2e-8 (4x that floor).
+RTOL_DEFAULT = 1e-9
+RTOL = {100: 2e-8}
 QTOL = 1e-10          # equilibrium coordinates (m, rad), absolute
 TABLE3 = [1.3357, 3.5244, 9.4175, 22.4054]   # source 001 Table 3, n_p = 50, +-i rad/s
 
@@ -82,9 +90,10 @@ def main():
             f.write(flexible_pendulum.generate(npe))
         t0 = time.perf_counter()
         pend = ref.Pendulum(npe)
-        z, lam, Mr, Kr, _ = pend.reduced()
-        w_ref = ref.sym_definite_omegas(Mr, Kr)
+        w_ref, z = pend.omegas(NLOW)
+        w_ref, z = w_ref.astype(float), z.astype(float)
         t_ref = time.perf_counter() - t0
+        rtol = RTOL.get(npe, RTOL_DEFAULT)
         dof = 6 * npe + 2
         print("n_p = %d (n = %d, %d DOF), reference %.2f s: %s" % (
             npe, pend.n, dof, t_ref, " ".join("%.10f" % x for x in w_ref[:4])))
@@ -111,9 +120,10 @@ def main():
             rel = float(np.max(np.abs(om[:k] - w_ref[:k]) / w_ref[:k])) if k else np.inf
             # EXPECTED until `eig` is merged: from n_p = 10 on the dense nonsymmetric
             # eigensolver loses digits (TOO FAR)
-            check(rel <= RTOL and re <= RTOL,
+            good = rel <= rtol and re <= rtol
+            check(good,
                   "%s lowest %d agree with the reference to %.1e relative (max rel %.2e, max |Re|/|lambda| %.1e)%s"
-                  % (tag, k, RTOL, rel, re, "" if rel <= RTOL and re <= RTOL else " TOO FAR")
+                  % (tag, k, rtol, rel, re, "" if good else " TOO FAR")
                   + ": " + " ".join("%.10f" % x for x in om[:4]))
             if npe == 50 and method == "augmented":
                 # EXPECTED until `scale` is merged (refused above, so this is not reached today)
