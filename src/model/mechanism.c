@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <lapacke.h>
+#undef I /* complex.h (through lapacke.h) defines it; a body's inertia is B->I here */
+
 #include "mblin/expr.h"
 
 enum { KIND_GROUND, KIND_PLANAR, KIND_SPATIAL, KIND_POINT };
@@ -121,6 +124,10 @@ typedef struct mech {
     mblx_graph *g;
     double *pval;
     int np_eval;
+    const mbl_setting *sets; /* --set overrides */
+    int nsets;
+    int *pset;  /* per parameter: the --set it comes from (directly or through its expression), or -1 */
+    int used_set; /* the --set that the numbers evaluated since set_track() came from, or -1 */
     body *b;
     int nb, cb;
     marker *mk;
@@ -344,11 +351,19 @@ static int resolve_param(void *ud, mblx_graph *g, const char *name, size_t len, 
         const char *k = M->src->parameters.items[i].key;
         if (strlen(k) == len && !strncmp(k, name, len)) {
             *out = mblx_const(g, M->pval[i]);
+            if (M->pset && M->pset[i] >= 0 && M->used_set < 0) M->used_set = M->pset[i];
             return 0;
         }
     }
     return 1;
 }
+
+/* Start tracking which --set the next evaluated numbers depend on (set_note names it). */
+static void set_track(mech *M) { M->used_set = -1; }
+
+/* " (the value comes from --set name=value)" when the numbers evaluated since set_track() used an
+ * overridden parameter, else "" (the text lives in the arena) */
+static const char *set_note(mech *M);
 
 static int eval_text(mech *M, const char *text, const yaml_node_t *n, const char *what, double *v)
 {
@@ -367,9 +382,15 @@ static int eval_text(mech *M, const char *text, const yaml_node_t *n, const char
     double dummy = 0;
     rc = mblx_eval(M->g, e, &dummy, v, &st);
     if (rc == MBL_ENOMEM) return oom(M);
-    if (rc) return err_at(M, n, "%s: %s", what, st.msg);
-    if (!isfinite(*v)) return err_at(M, n, "%s is not a finite number", what);
+    if (rc) return err_at(M, n, "%s: %s%s", what, st.msg, set_note(M));
+    if (!isfinite(*v)) return err_at(M, n, "%s is not a finite number%s", what, set_note(M));
     return 0;
+}
+
+static const char *set_note(mech *M)
+{
+    if (M->used_set < 0) return "";
+    return fmt(M, " (the value comes from --set %s=%.17g)", M->sets[M->used_set].name, M->sets[M->used_set].value);
 }
 
 static int eval_vec(mech *M, const yaml_node_t *n, int cnt, const char *what, double *v)
@@ -383,11 +404,24 @@ static int eval_vec(mech *M, const yaml_node_t *n, int cnt, const char *what, do
 
 /* ---- orientation specifications (spatial): R column-major, column a = axis a ------------- */
 
+/* Normalize v in place without overflow or underflow (scaled by its largest component first, so
+ * [0, 0, 1e200] and [1e-200, 0, 0] are fine); returns 0 when v is zero or not finite. */
+static int unit3(double v[3])
+{
+    double s = fmax(fabs(v[0]), fmax(fabs(v[1]), fabs(v[2])));
+    if (!(s > 0) || !isfinite(s)) return 0;
+    double w[3] = {v[0] / s, v[1] / s, v[2] / s};
+    double n = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    for (int i = 0; i < 3; i++) v[i] = w[i] / n;
+    return 1;
+}
+
 static int orientation(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where)
 {
     static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     memcpy(R, I3, sizeof I3);
     *where = NULL;
+    set_track(M);
     yaml_node_t *ax = get(M, map, "axis"), *an = get(M, map, "angle"), *eu = get(M, map, "euler");
     yaml_node_t *zx = get(M, map, "zaxis"), *xx = get(M, map, "xaxis"), *ro = get(M, map, "rotation");
     int forms = (ax || an) + (eu != NULL) + (zx || xx) + (ro != NULL);
@@ -405,9 +439,7 @@ static int orientation(mech *M, const yaml_node_t *map, const char *what, double
         if (!rc) rc = text_of(M, an, "angle", &at);
         if (!rc) rc = eval_text(M, at, an, "angle", &a);
         if (rc) return rc;
-        double nk = sqrt(k[0] * k[0] + k[1] * k[1] + k[2] * k[2]);
-        if (!(nk > 0)) return err_at(M, ax, "%s: the rotation axis is zero", what);
-        for (int i = 0; i < 3; i++) k[i] /= nk;
+        if (!unit3(k)) return err_at(M, ax, "%s: the rotation axis is zero%s", what, set_note(M));
         double c = cos(a), s = sin(a), C = 1 - c;
         double r[9] = {c + k[0] * k[0] * C,        k[0] * k[1] * C - k[2] * s, k[0] * k[2] * C + k[1] * s,
                        k[1] * k[0] * C + k[2] * s, c + k[1] * k[1] * C,        k[1] * k[2] * C - k[0] * s,
@@ -438,9 +470,7 @@ static int orientation(mech *M, const yaml_node_t *map, const char *what, double
         snprintf(w, sizeof w, "%s: zaxis", what);
         rc = eval_vec(M, zx, 3, w, z);
         if (rc) return rc;
-        double nz = sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2]);
-        if (!(nz > 0)) return err_at(M, zx, "%s: zaxis is zero", what);
-        for (int i = 0; i < 3; i++) z[i] /= nz;
+        if (!unit3(z)) return err_at(M, zx, "%s: zaxis is zero%s", what, set_note(M));
         if (xx) {
             snprintf(w, sizeof w, "%s: xaxis", what);
             rc = eval_vec(M, xx, 3, w, x);
@@ -455,13 +485,11 @@ static int orientation(mech *M, const yaml_node_t *map, const char *what, double
             double d = z[m];
             for (int i = 0; i < 3; i++) x[i] -= d * z[i];
         }
-        double nx = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
-        if (!(nx > 0)) return err_at(M, xx, "%s: xaxis is zero", what);
-        for (int i = 0; i < 3; i++) x[i] /= nx;
+        if (!unit3(x)) return err_at(M, xx ? xx : zx, "%s: xaxis is zero%s", what, set_note(M));
         double d = x[0] * z[0] + x[1] * z[1] + x[2] * z[2];
         if (fabs(d) > MBL_MECH_FRAME_TOL)
-            return err_at(M, xx, "%s: xaxis is not perpendicular to zaxis (cosine %.3g): the frame is not orthonormal",
-                          what, d);
+            return err_at(M, xx, "%s: xaxis is not perpendicular to zaxis (cosine %.3g): the frame is not orthonormal%s",
+                          what, d, set_note(M));
         double y[3] = {z[1] * x[2] - z[2] * x[1], z[2] * x[0] - z[0] * x[2], z[0] * x[1] - z[1] * x[0]};
         for (int i = 0; i < 3; i++) {
             R[i] = x[i];
@@ -489,10 +517,10 @@ static int orientation(mech *M, const yaml_node_t *map, const char *what, double
                 if (fabs(d) > dev) dev = fabs(d);
             }
         if (dev > MBL_MECH_FRAME_TOL)
-            return err_at(M, ro, "%s: the rotation is not orthonormal (|R^T R - I| = %.3g)", what, dev);
+            return err_at(M, ro, "%s: the rotation is not orthonormal (|R^T R - I| = %.3g)%s", what, dev, set_note(M));
         double det = R[0] * (R[4] * R[8] - R[7] * R[5]) - R[3] * (R[1] * R[8] - R[7] * R[2]) +
                      R[6] * (R[1] * R[5] - R[4] * R[2]);
-        if (det < 0) return err_at(M, ro, "%s: the frame is left-handed (det R = %.3g)", what, det);
+        if (det < 0) return err_at(M, ro, "%s: the frame is left-handed (det R = %.3g)%s", what, det, set_note(M));
         return 0;
     }
     return 0;
@@ -688,6 +716,25 @@ static int add_coord(mech *M, const char *name, const char *init, const yaml_nod
     return push_at(M, &M->src->coordinates, name, init, at);
 }
 
+/* The principal moments of a rigid body's inertia tensor J (3x3, positive definite) satisfy the
+ * triangle inequalities I1 + I2 >= I3 (each moment is an integral of a sum of two squared
+ * coordinates); a tensor that violates them belongs to no body. Relative tolerance
+ * MBL_MECH_FRAME_TOL of the trace. */
+static int inertia_triangle(mech *M, const yaml_node_t *in, const char *what, const double J[9])
+{
+    double A[9], w[3];
+    memcpy(A, J, sizeof A);
+    if (LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', 3, A, 3, w) != 0)
+        return err_at(M, in, "%s: the principal moments of inertia cannot be computed", what);
+    /* w ascending: the binding inequality is w0 + w1 >= w2 */
+    if (w[0] + w[1] < w[2] - MBL_MECH_FRAME_TOL * (w[0] + w[1] + w[2]))
+        return err_at(M, in,
+                      "%s: the principal moments of inertia %.6g, %.6g, %.6g violate the triangle inequality "
+                      "(%.6g + %.6g < %.6g): no rigid body has this inertia%s",
+                      what, w[0], w[1], w[2], w[0], w[1], w[2], set_note(M));
+    return 0;
+}
+
 static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
 {
     const char *name = sc(key);
@@ -719,9 +766,10 @@ static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (!mn) return err_at(M, val, "%s: missing 'mass'", what);
     rc = text_of(M, mn, "mass", &B->mass);
     double mv;
+    set_track(M);
     if (!rc) rc = eval_text(M, B->mass, mn, "mass", &mv);
     if (rc) return rc;
-    if (!(mv > 0)) return err_at(M, mn, "%s: the mass must be positive (it is %g)", what, mv);
+    if (!(mv > 0)) return err_at(M, mn, "%s: the mass must be positive (it is %g)%s", what, mv, set_note(M));
     for (int k = 0; k < 6; k++) B->I[k] = "0";
     for (int k = 0; k < 3; k++) B->cm[k] = "0";
     yaml_node_t *in = get(M, val, "inertia");
@@ -729,9 +777,11 @@ static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         if (!in) return err_at(M, val, "%s: missing 'inertia' (the moment of inertia about the centre of mass)", what);
         double iv;
         rc = text_of(M, in, "inertia", &B->I[2]);
+        set_track(M);
         if (!rc) rc = eval_text(M, B->I[2], in, "inertia", &iv);
         if (rc) return rc;
-        if (!(iv > 0)) return err_at(M, in, "%s: the moment of inertia must be positive (it is %g)", what, iv);
+        if (!(iv > 0))
+            return err_at(M, in, "%s: the moment of inertia must be positive (it is %g)%s", what, iv, set_note(M));
     } else if (B->kind == KIND_SPATIAL) {
         if (!in) return err_at(M, val, "%s: missing 'inertia' [Ixx, Iyy, Izz] or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz]", what);
         int cnt = in->type == YAML_SEQUENCE_NODE ? (int)(in->data.sequence.items.top - in->data.sequence.items.start) : 0;
@@ -739,6 +789,7 @@ static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             return err_at(M, in, "%s: inertia must be [Ixx, Iyy, Izz] or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz]", what);
         double iv[6] = {0};
         rc = vec_of(M, in, cnt, "inertia", B->I);
+        set_track(M);
         if (!rc) rc = eval_vec(M, in, cnt, "inertia", iv);
         if (rc) return rc;
         /* positive definite: Cholesky of [[xx xy xz] [xy yy yz] [xz yz zz]] */
@@ -756,8 +807,9 @@ static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             }
         }
         if (!ok)
-            return err_at(M, in, "%s: the inertia tensor is %s (it must be positive definite)", what,
-                          scale == 0 ? "zero" : "singular or indefinite");
+            return err_at(M, in, "%s: the inertia tensor is %s (it must be positive definite)%s", what,
+                          scale == 0 ? "zero" : "singular or indefinite", set_note(M));
+        if ((rc = inertia_triangle(M, in, what, J))) return rc;
     } else if (in) {
         return err_at(M, in, "%s: a point mass has no inertia", what);
     }
@@ -1781,9 +1833,11 @@ static int read_all(mech *M, const yaml_node_t *root)
     if ((rc = copy_map(M, get(M, root, "parameters"), &M->src->parameters, "parameters", 0))) return rc;
     int np = M->src->parameters.n;
     M->pval = mbl_calloc((size_t)(np ? np : 1), sizeof *M->pval);
-    if (!M->pval) return oom(M);
+    M->pset = mbl_calloc((size_t)(np ? np : 1), sizeof *M->pset);
+    if (!M->pval || !M->pset) return oom(M);
     for (int i = 0; i < np; i++) {
         M->np_eval = i;
+        set_track(M);
         char what[160];
         snprintf(what, sizeof what, "parameter '%s'", M->src->parameters.items[i].key);
         const mbl_src_item *it = &M->src->parameters.items[i];
@@ -1802,8 +1856,17 @@ static int read_all(mech *M, const yaml_node_t *root)
         if ((rc = mblx_eval(M->g, e, &dummy, &M->pval[i], &st)) == MBL_ENOMEM) return oom(M);
         if (rc)
             return mbl_error(M->st, MBL_EMODEL, "%s:%d:%d: %s (in %s)", M->file, it->line, it->col, st.msg, what);
+        M->pset[i] = M->used_set;
+        /* a --set replaces the value (the expression still had to be valid); a non-finite or
+         * unknown override is reported by the model loader */
+        for (int k = 0; k < M->nsets; k++)
+            if (M->sets[k].name && !strcmp(M->sets[k].name, it->key) && isfinite(M->sets[k].value)) {
+                M->pval[i] = M->sets[k].value;
+                M->pset[i] = k;
+            }
     }
     M->np_eval = np;
+    set_track(M);
     if ((rc = copy_map(M, get(M, root, "inputs"), &M->src->inputs, "inputs", 0))) return rc;
     /* ground */
     body *G = new_body(M, "ground", NULL);
@@ -1852,10 +1915,14 @@ static int read_all(mech *M, const yaml_node_t *root)
     return energies_and_forces(M, line, col);
 }
 
-int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, mbl_src *src, mbl_status *st)
+int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, const mbl_setting *sets, int nsets,
+                  mbl_src *src, mbl_status *st)
 {
     mech M;
     memset(&M, 0, sizeof M);
+    M.sets = sets;
+    M.nsets = sets ? nsets : 0;
+    M.used_set = -1;
     M.doc = doc;
     M.file = file;
     M.src = src;
@@ -1866,6 +1933,7 @@ int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *fil
     for (int i = 0; i < M.narena; i++) mbl_free(M.arena[i]);
     mbl_free(M.arena);
     mbl_free(M.pval);
+    mbl_free(M.pset);
     mbl_free(M.b);
     mbl_free(M.mk);
     mbl_free(M.jt);

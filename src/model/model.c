@@ -1082,7 +1082,7 @@ int mbl_model_load_string(const char *text, size_t len, const char *name, const 
     *out = NULL;
     if (!text) return mbl_error(st, MBL_EARG, "mbl_model_load_string: text is NULL");
     mbl_src *src = NULL;
-    int rc = mbl_src_read(text, len, name, &src, st);
+    int rc = mbl_src_read_set(text, len, name, sets, nsets, &src, st);
     if (rc) return rc;
     mbl_model *md = mbl_calloc(1, sizeof *md);
     if (!md) {
