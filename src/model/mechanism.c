@@ -32,6 +32,7 @@ typedef struct body {
     char *th;                        /* planar angle coordinate (NULL otherwise) */
     char *e[4];                      /* Euler parameter coordinates (spatial) */
     char *F[3], *N[3];               /* accumulated force and moment about the origin (NULL = none) */
+    double R0[9];                    /* orientation in the file's configuration (column-major; spatial) */
 } body;
 
 typedef struct marker {
@@ -41,6 +42,7 @@ typedef struct marker {
     char *p[3];        /* global position: variable names */
     char *ax[3][3];    /* ax[a][k]: component k of axis a (x, y, z) in global: variable names */
     char *phi;         /* planar: global angle text */
+    double R0[9];      /* spatial: global axes in the file's configuration (column-major) */
 } marker;
 
 typedef struct joint {
@@ -663,6 +665,9 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     const yaml_node_t *where;
     int rc = orientation(M, val, what, R, &where);
     if (rc) return rc;
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 3; k++)
+            K->R0[3 * a + k] = B->R0[k] * R[3 * a] + B->R0[3 + k] * R[3 * a + 1] + B->R0[6 + k] * R[3 * a + 2];
     for (int k = 0; k < 3 && !rc; k++) {
         K->p[k] = fmt(M, "_p_%s_%d", name, k + 1);
         const char *t = fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k], s[0], B->A[3 * k + 1], s[1],
@@ -708,6 +713,7 @@ static body *new_body(mech *M, const char *name, const yaml_node_t *key)
     memset(B, 0, sizeof *B);
     B->name = name;
     if (key) pos_of(key, &B->line, &B->col);
+    for (int k = 0; k < 9; k++) B->R0[k] = k % 4 == 0;
     return B;
 }
 
@@ -876,6 +882,7 @@ static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         const yaml_node_t *where;
         rc = orientation(M, val, what, R, &where);
         if (rc) return rc;
+        memcpy(B->R0, R, sizeof R);
         euler_params(R, e0);
         for (int k = 0; k < 4 && !rc; k++) {
             B->e[k] = fmt(M, "%s_e%d", name, k);
@@ -1432,6 +1439,33 @@ static int vec6(mech *M, const yaml_node_t *n, const char *what, const char *out
     return rc;
 }
 
+/* A bushing's rotational deflection (AX AY AZ) is a small-angle measure that is zero when its
+ * markers are aligned: markers that are not aligned in the file's configuration give a torque
+ * preload nobody asked for and a stiffness that is not K. Refused above
+ * MBL_MECH_BUSHING_ANGLE_TOL (a rotational preload goes under 'preload'); a translational offset
+ * is an exact linear preload and is accepted. */
+static int bushing_aligned(mech *M, const yaml_node_t *key, const char *what, int mi, int mj)
+{
+    const double *Ri = M->mk[mi].R0, *Rj = M->mk[mj].R0;
+    double Rr[9]; /* Rj^T Ri, column-major */
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            double d = 0;
+            for (int k = 0; k < 3; k++) d += Rj[3 * b + k] * Ri[3 * a + k];
+            Rr[3 * a + b] = d;
+        }
+    double e[4];
+    euler_params(Rr, e);
+    double ang = 2 * atan2(sqrt(e[1] * e[1] + e[2] * e[2] + e[3] * e[3]), fabs(e[0]));
+    if (ang > MBL_MECH_BUSHING_ANGLE_TOL)
+        return err_at(M, key,
+                      "%s: markers '%s' and '%s' are not aligned in the file's configuration (rotated %.3g rad "
+                      "relative to each other): a bushing is unloaded with aligned markers; align them and give a "
+                      "rotational preload under 'preload'",
+                      what, M->mk[mi].name, M->mk[mj].name, ang);
+    return 0;
+}
+
 static int read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
 {
     const char *name = sc(key);
@@ -1532,6 +1566,7 @@ static int read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
         if ((rc = check_keys(M, v, ok, what))) return rc;
         if (M->planar) return err_at(M, ty, "%s: a bushing needs a spatial mechanism (use springs and torsions)", what);
         if ((rc = marker_ref(M, v, "i", what, 1, &mi)) || (rc = marker_ref(M, v, "j", what, 1, &mj))) return rc;
+        if ((rc = bushing_aligned(M, key, what, mi, mj))) return rc;
         const char *K[36], *C[36];
         if ((rc = vec6(M, get(M, v, "stiffness"), "stiffness", K)) || (rc = vec6(M, get(M, v, "damping"), "damping", C)))
             return rc;

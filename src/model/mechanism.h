@@ -13,6 +13,9 @@
 /* Relative tolerance of the marker-frame checks (orthonormal, right-handed, perpendicular
  * z/x pair) and of the inertia checks (positive mass, positive definite inertia). */
 #define MBL_MECH_FRAME_TOL 1e-9
+/* A bushing whose markers are rotated relative to each other by more than this (rad) in the
+ * file's configuration is refused (docs/mechanism.md, "Checks"). */
+#define MBL_MECH_BUSHING_ANGLE_TOL 1e-6
 
 /* Read the root mapping of a `model: mechanism` document into src (which the caller created
  * with its file and name fields set). On error returns a negative code with "file:line:col:

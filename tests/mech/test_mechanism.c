@@ -985,7 +985,8 @@ TEST(allocation_failures)
 {
     const char *text = "model: mechanism\n"
                        "parameters: {m: 3, c: 0.8, g: 9.81}\n"
-                       "ground: {markers: {pivot: {zaxis: [1, 0, 0]}, anchor: {position: [1, 0, -1]}}}\n"
+                       "ground: {markers: {pivot: {zaxis: [1, 0, 0]}, anchor: {position: [1, 0, -1]}, base: {euler: [0.1, 0.2, "
+                       "0.3]}}}\n"
                        "bodies:\n"
                        "  bob:\n"
                        "    mass: m\n"
@@ -996,7 +997,7 @@ TEST(allocation_failures)
                        "forces:\n"
                        "  weight: {type: gravity, g: [0, 0, \"-g\"]}\n"
                        "  spring: {type: spring, i: foot, j: anchor, stiffness: 10, damping: 0.1, length: 1}\n"
-                       "  mount: {type: bushing, i: foot, j: pivot, stiffness: [1, 1, 1, 1, 1, 1], damping: [0.1, 0.1, "
+                       "  mount: {type: bushing, i: foot, j: base, stiffness: [1, 1, 1, 1, 1, 1], damping: [0.1, 0.1, "
                        "0.1, 0.1, 0.1, 0.1]}\n"
                        "  push: {type: force, i: foot, frame: foot, force: [F, 0, 0], torque: [0, 0, \"0.1*F\"]}\n"
                        "inputs: {F: 0}\n"
