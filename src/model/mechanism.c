@@ -137,6 +137,11 @@ typedef struct mech {
     joint *jt;
     int nj, cj;
     int nstate; /* generated state variable counter */
+    struct drv {
+        const yaml_node_t *key, *motion;
+        const char *text; /* the motion with its measures expanded */
+    } *drv;               /* drivers, checked once the variables are read */
+    int ndrv, cdrv;
 } mech;
 
 /* ---- small utilities ------------------------------------------------------------------------ */
@@ -1379,8 +1384,77 @@ static int read_drivers(mech *M, const yaml_node_t *ds)
         int line, col;
         pos_of(k, &line, &col);
         rc = con(M, fmt(M, "driver %s", sc(k)), fmt(M, "%s - (%s)", q, mt), line, col);
+        if (!rc && M->ndrv == M->cdrv) {
+            int cap = M->cdrv ? 2 * M->cdrv : 16;
+            struct drv *d = mbl_realloc_array(M->drv, (size_t)cap, sizeof *d);
+            if (!d) return oom(M);
+            M->drv = d;
+            M->cdrv = cap;
+        }
+        if (!rc) M->drv[M->ndrv++] = (struct drv){k, mo, mt};
     }
     return rc;
+}
+
+/* The first input (or der) that text uses, directly or through the variables it names (depth
+ * limited: a cycle among variables is reported by the loader); *via is the variable it came
+ * through (NULL when direct). */
+static const char *input_in(mech *M, const char *text, int depth, const char **via)
+{
+    for (const char *s = text; *s;) {
+        if (!is_id0(*s) || (s > text && is_id(s[-1]))) {
+            s++;
+            continue;
+        }
+        const char *e = s;
+        while (is_id(*e)) e++;
+        size_t len = (size_t)(e - s);
+        if (*s == '_') { /* generated names (marker positions and axes) hold no inputs */
+            s = e;
+            continue;
+        }
+        if (len == 3 && !strncmp(s, "der", 3)) return "der";
+        for (int i = 0; i < M->src->inputs.n; i++)
+            if (strlen(M->src->inputs.items[i].key) == len && !strncmp(M->src->inputs.items[i].key, s, len))
+                return M->src->inputs.items[i].key;
+        if (depth < 32)
+            for (int i = 0; i < M->src->variables.n; i++) {
+                const mbl_src_item *it = &M->src->variables.items[i];
+                if (strlen(it->key) != len || strncmp(it->key, s, len)) continue;
+                const char *got = input_in(M, it->text, depth + 1, via);
+                if (got) {
+                    if (!depth) *via = it->key;
+                    return got;
+                }
+            }
+        s = e;
+    }
+    return NULL;
+}
+
+/* A driver prescribes a motion of t and parameters: its equation is a holonomic constraint, which
+ * cannot depend on inputs or velocities. Said in the driver's words (the loader would only name
+ * "constraint <j>"). */
+static int check_drivers(mech *M)
+{
+    for (int d = 0; d < M->ndrv; d++) {
+        const yaml_node_t *k = M->drv[d].key, *mo = M->drv[d].motion;
+        const char *via = NULL;
+        const char *in = input_in(M, M->drv[d].text, 0, &via);
+        if (!in) continue;
+        const char *thru = via ? fmt(M, " (through variable '%s')", via) : "";
+        if (!strcmp(in, "der"))
+            return err_at(M, mo,
+                          "driver '%s': the motion uses der(.)%s; a driver prescribes a position as a function of t "
+                          "and parameters (a velocity-level condition is not a driver)",
+                          sc(k), thru);
+        return err_at(M, mo,
+                      "driver '%s': the motion depends on input '%s'%s; drivers cannot depend on inputs (a motion "
+                      "is a function of t and parameters): actuate with a force element whose force or torque is "
+                      "'%s', or make '%s' a parameter",
+                      sc(k), in, thru, in, in);
+    }
+    return 0;
 }
 
 /* ---- force elements ---------------------------------------------------------------------------- */
@@ -1936,6 +2010,7 @@ static int read_all(mech *M, const yaml_node_t *root)
         }
     }
     if ((rc = copy_map(M, get(M, root, "variables"), &M->src->variables, "variables", 1))) return rc;
+    if ((rc = check_drivers(M))) return rc;
     if ((rc = copy_map(M, get(M, root, "outputs"), &M->src->outputs, "outputs", 1))) return rc;
     if ((rc = read_linearize(M, get(M, root, "linearize")))) return rc;
     int line, col;
@@ -1969,6 +2044,7 @@ int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *fil
     mbl_free(M.arena);
     mbl_free(M.pval);
     mbl_free(M.pset);
+    mbl_free(M.drv);
     mbl_free(M.b);
     mbl_free(M.mk);
     mbl_free(M.jt);
