@@ -33,6 +33,7 @@ typedef struct body {
     char *e[4];                      /* Euler parameter coordinates (spatial) */
     char *F[3], *N[3];               /* accumulated force and moment about the origin (NULL = none) */
     double R0[9];                    /* orientation in the file's configuration (column-major; spatial) */
+    double q0[4];                    /* its Euler parameters (the coordinates' initial values) */
 } body;
 
 typedef struct marker {
@@ -43,6 +44,7 @@ typedef struct marker {
     char *ax[3][3];    /* ax[a][k]: component k of axis a (x, y, z) in global: variable names */
     char *phi;         /* planar: global angle text */
     double R0[9];      /* spatial: global axes in the file's configuration (column-major) */
+    double mq[4];      /* spatial: Euler parameters of the marker relative to its body */
 } marker;
 
 typedef struct joint {
@@ -50,6 +52,7 @@ typedef struct joint {
     const char *type;
     int i, j; /* markers */
     int line, col;
+    const char *jq; /* spatial rotation angle variable, once generated */
 } joint;
 
 /* open-addressing hash of names -> index (markers, bodies, joints are looked up by name often) */
@@ -673,6 +676,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     for (int a = 0; a < 3; a++)
         for (int k = 0; k < 3; k++)
             K->R0[3 * a + k] = B->R0[k] * R[3 * a] + B->R0[3 + k] * R[3 * a + 1] + B->R0[6 + k] * R[3 * a + 2];
+    euler_params(R, K->mq);
     for (int k = 0; k < 3 && !rc; k++) {
         K->p[k] = fmt(M, "_p_%s_%d", name, k + 1);
         const char *t = fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k], s[0], B->A[3 * k + 1], s[1],
@@ -719,6 +723,7 @@ static body *new_body(mech *M, const char *name, const yaml_node_t *key)
     B->name = name;
     if (key) pos_of(key, &B->line, &B->col);
     for (int k = 0; k < 9; k++) B->R0[k] = k % 4 == 0;
+    B->q0[0] = 1;
     return B;
 }
 
@@ -889,6 +894,7 @@ static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         if (rc) return rc;
         memcpy(B->R0, R, sizeof R);
         euler_params(R, e0);
+        memcpy(B->q0, e0, sizeof e0);
         for (int k = 0; k < 4 && !rc; k++) {
             B->e[k] = fmt(M, "%s_e%d", name, k);
             rc = add_coord(M, B->e[k], num(M, e0[k]), where ? where : key);
@@ -954,6 +960,51 @@ static void dvec(mech *M, int i, int j, char *d[3])
         d[k] = j >= 0 ? fmt(M, "(%s - %s)", M->mk[i].p[k], M->mk[j].p[k]) : M->mk[i].p[k];
 }
 
+/* Euler parameters of marker m in global (q = e_body (x) m, Hamilton product): texts in e and the
+ * numbers of the file's configuration */
+static void marker_quat(mech *M, int m, const char *q[4], double qn[4])
+{
+    marker *K = &M->mk[m];
+    body *B = &M->b[K->body];
+    static const char *one[4] = {"1", "0", "0", "0"};
+    const char *const *e = B->kind == KIND_SPATIAL ? (const char *const *)B->e : one;
+    const double *x = K->mq, *en = B->q0;
+    const char *m0 = num(M, x[0]), *m1 = num(M, x[1]), *m2 = num(M, x[2]), *m3 = num(M, x[3]);
+    q[0] = fmt(M, "(%s*%s - %s*%s - %s*%s - %s*%s)", e[0], m0, e[1], m1, e[2], m2, e[3], m3);
+    q[1] = fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m1, e[1], m0, e[2], m3, e[3], m2);
+    q[2] = fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m2, e[2], m0, e[3], m1, e[1], m3);
+    q[3] = fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m3, e[3], m0, e[1], m2, e[2], m1);
+    qn[0] = en[0] * x[0] - en[1] * x[1] - en[2] * x[2] - en[3] * x[3];
+    qn[1] = en[0] * x[1] + en[1] * x[0] + en[2] * x[3] - en[3] * x[2];
+    qn[2] = en[0] * x[2] + en[2] * x[0] + en[3] * x[1] - en[1] * x[3];
+    qn[3] = en[0] * x[3] + en[3] * x[0] + en[1] * x[2] - en[2] * x[1];
+}
+
+/* The rotation angle of marker i about the z axis of marker j (spatial), continuous: with
+ * r = conj(q_j) (x) q_i the relative Euler parameters, the angle is 2 atan2(r3, r0) measured from
+ * the angle a of the file's configuration (in (-pi, pi], today's atan2(x_i.y_j, x_i.x_j) there):
+ * a + 2 atan2(r3', r0') with r' = sigma r (x) (cos a/2, 0, 0, -sin a/2) and sigma = +-1 making r0' > 0
+ * in the file's configuration. It is smooth in the coordinates and does not wrap within 2 pi of a
+ * (a driver, a coupler or a torsion spring can pass half a turn). */
+static const char *twist_angle(mech *M, int mi, int mj)
+{
+    const char *a[4], *b[4];
+    double an[4], bn[4];
+    marker_quat(M, mj, a, an);
+    marker_quat(M, mi, b, bn);
+    /* r0 = a0 b0 + a.b, r3 = a0 b3 - b0 a3 - (a1 b2 - a2 b1) */
+    double r0 = an[0] * bn[0] + an[1] * bn[1] + an[2] * bn[2] + an[3] * bn[3];
+    double r3 = an[0] * bn[3] - bn[0] * an[3] - (an[1] * bn[2] - an[2] * bn[1]);
+    double a0 = 2 * atan2(r3, r0);
+    a0 = atan2(sin(a0), cos(a0));
+    double c = cos(a0 / 2), s = sin(a0 / 2);
+    double sg = r0 * c + r3 * s < 0 ? -1 : 1;
+    const char *t0 = fmt(M, "(%s*%s + %s*%s + %s*%s + %s*%s)", a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3]);
+    const char *t3 = fmt(M, "(%s*%s - %s*%s - %s*%s + %s*%s)", a[0], b[3], b[0], a[3], a[1], b[2], a[2], b[1]);
+    return fmt(M, "(%s + 2*atan2(%s*(%s*%s - %s*%s), %s*(%s*%s + %s*%s)))", num(M, a0), num(M, sg), t3, num(M, c), t0,
+               num(M, s), num(M, sg), t0, num(M, c), t3, num(M, s));
+}
+
 static const char *joint_coord(mech *M, int ji, char *why, size_t whylen)
 {
     joint *J = &M->jt[ji];
@@ -964,8 +1015,14 @@ static const char *joint_coord(mech *M, int ji, char *why, size_t whylen)
         if (!strcmp(J->type, "revolute")) return fmt(M, "(%s - %s)", I->phi, K->phi);
         if (!strcmp(J->type, "prismatic")) return dot3(M, d, K->ax[0]);
     } else {
-        if (!strcmp(J->type, "revolute") || !strcmp(J->type, "cylindrical"))
-            return fmt(M, "atan2(%s, %s)", dot3(M, I->ax[0], K->ax[1]), dot3(M, I->ax[0], K->ax[0]));
+        if (!strcmp(J->type, "revolute") || !strcmp(J->type, "cylindrical")) {
+            if (!J->jq) {
+                const char *v = fmt(M, "_jq_%s", J->name);
+                if (add_var(M, v, twist_angle(M, J->i, J->j), J->line, J->col)) return NULL;
+                J->jq = v;
+            }
+            return J->jq;
+        }
         if (!strcmp(J->type, "prismatic")) return dot3(M, d, K->ax[2]);
     }
     snprintf(why, whylen, "joint '%s' (%s) has no joint coordinate (revolute, prismatic%s only)", J->name, J->type,
@@ -1320,7 +1377,7 @@ static int read_joints(mech *M, const yaml_node_t *js)
             if (jj < 0) return err_at(M, jn, "coupler '%s': no joint named '%s'", J->name, sc(jn));
             char why[300];
             const char *q = joint_coord(M, jj, why, sizeof why);
-            if (!q) return err_at(M, jn, "coupler '%s': %s", J->name, why);
+            if (!q) return M->oom ? oom(M) : err_at(M, jn, "coupler '%s': %s", J->name, why);
             sum = fmt(M, "%s + (%s)*%s", sum, r[a], q);
         }
         if ((rc = con(M, fmt(M, "coupler %s", J->name), sum, J->line, J->col))) return rc;
@@ -1366,7 +1423,7 @@ static int read_drivers(mech *M, const yaml_node_t *ds)
             if (jj < 0) return err_at(M, jn, "%s: no joint named '%s'", what, sc(jn));
             char why[300];
             q = joint_coord(M, jj, why, sizeof why);
-            if (!q) return err_at(M, jn, "%s: %s", what, why);
+            if (!q) return M->oom ? oom(M) : err_at(M, jn, "%s: %s", what, why);
         } else {
             int mi, mj;
             if ((rc = marker_ref(M, v, "i", what, 1, &mi)) || (rc = marker_ref(M, v, "j", what, 1, &mj))) return rc;
@@ -1593,7 +1650,7 @@ static int read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
         marker *I = &M->mk[mi], *J = &M->mk[mj];
         if (tor)
             rc = add_var(M, L, M->planar ? fmt(M, "%s - %s", I->phi, J->phi)
-                                         : fmt(M, "atan2(%s, %s)", dot3(M, I->ax[0], J->ax[1]), dot3(M, I->ax[0], J->ax[0])),
+                                         : twist_angle(M, mi, mj),
                          line, col);
         else
             rc = add_var(M, L, fmt(M, "sqrt(%s)", dot3(M, d, d)), line, col);

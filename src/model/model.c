@@ -1075,6 +1075,78 @@ static int compile(mbl_model *md, mbl_status *st)
     return 0;
 }
 
+/* The position of the mass-matrix entry (i, j) in the file (the kinetic energy without a mass_matrix). */
+static const mbl_src_item *mass_item(const mbl_src *s, const mbl_model *md, int i, int j)
+{
+    if (!s->has_mass_matrix) return &s->kinetic_energy;
+    for (int e = 0; e < s->mass_matrix.n; e++) {
+        const mbl_src_item *it = &s->mass_matrix.items[e];
+        if ((!strcmp(it->key, md->qname[i]) && !strcmp(it->key2, md->qname[j])) ||
+            (!strcmp(it->key, md->qname[j]) && !strcmp(it->key2, md->qname[i])))
+            return it;
+    }
+    return s->mass_matrix.n ? &s->mass_matrix.items[0] : &s->kinetic_energy;
+}
+
+/* The kinetic energy T = 1/2 v^T M v of a physical system is never negative, so M must be positive
+ * semi-definite. Checked at the file's configuration (q0, v0, r0, linearize.time) with what costs
+ * O(nnz): every diagonal entry M_ii >= 0 (a negative mass or inertia) and every 2x2 principal
+ * minor M_ii M_jj >= M_ij^2 of a non-zero M_ij, each to MBL_MASS_TOL relative to the largest
+ * diagonal entry. Values that cannot be evaluated there are left to the operating point. */
+#define MBL_MASS_TOL 1e-9
+static int check_mass(const mbl_model *md, const mbl_src *s, mbl_status *st)
+{
+    int n = md->n, rc = 0;
+    double *syms = mbl_calloc((size_t)md->nsym + 1, sizeof *syms);
+    double *jac = mbl_calloc((size_t)md->jac.nz + 1, sizeof *jac);
+    double *work = mbl_calloc(md->work_size + 1, sizeof *work);
+    double *diag = mbl_calloc((size_t)n + 1, sizeof *diag);
+    if (!syms || !jac || !work || !diag) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    mbl_model_fill_syms(md, md->time, md->q0, md->v0, NULL, NULL, NULL, md->r0, syms);
+    mbl_status est;
+    if (mblx_tape_eval(md->tape_jac, syms, jac, work, &est)) goto out; /* e.g. a domain error at q0 */
+    /* M_ij = dF_i/da_j: the EOM rows, the acceleration columns */
+    double big = 0;
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n && md->jac.col[p] < n && md->jac.row[p] == md->jac.col[p]) {
+            if (!isfinite(jac[p])) goto out;
+            diag[md->jac.row[p]] += jac[p];
+            if (fabs(jac[p]) > big) big = fabs(jac[p]);
+        }
+    for (int i = 0; i < n; i++)
+        if (diag[i] < -MBL_MASS_TOL * big) {
+            const mbl_src_item *it = mass_item(s, md, i, i);
+            rc = mbl_error(st, MBL_EMODEL,
+                           "%s:%d:%d: the mass of coordinate '%s' is negative at the file's configuration (M(%s, %s) = "
+                           "%.6g): the kinetic energy must never be negative (mass matrix positive semi-definite)",
+                           s->file, it->line, it->col, md->qname[i], md->qname[i], md->qname[i], diag[i]);
+            goto out;
+        }
+    for (int p = 0; p < md->jac.nz; p++) {
+        int i = md->jac.row[p], j = md->jac.col[p];
+        if (i >= n || j >= n || i == j || !isfinite(jac[p])) continue;
+        if (jac[p] * jac[p] > diag[i] * diag[j] + MBL_MASS_TOL * big * big) {
+            const mbl_src_item *it = mass_item(s, md, i, j);
+            rc = mbl_error(st, MBL_EMODEL,
+                           "%s:%d:%d: the mass matrix is not positive semi-definite at the file's configuration: "
+                           "M(%s, %s)^2 = %.6g exceeds M(%s, %s) M(%s, %s) = %.6g (the kinetic energy would be "
+                           "negative for some velocities of '%s' and '%s')",
+                           s->file, it->line, it->col, md->qname[i], md->qname[j], jac[p] * jac[p], md->qname[i],
+                           md->qname[i], md->qname[j], md->qname[j], diag[i] * diag[j], md->qname[i], md->qname[j]);
+            goto out;
+        }
+    }
+out:
+    mbl_free(syms);
+    mbl_free(jac);
+    mbl_free(work);
+    mbl_free(diag);
+    return rc;
+}
+
 int mbl_model_load_string(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
                           mbl_model **out, mbl_status *st)
 {
@@ -1120,6 +1192,7 @@ int mbl_model_load_string(const char *text, size_t len, const char *name, const 
             }
     }
     if (!rc) rc = compile(md, st);
+    if (!rc) rc = check_mass(md, src, st);
     name_index_reset();
     mbl_free(L.pvals);
     mbl_free(L.var_state);
