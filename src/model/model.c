@@ -1094,8 +1094,24 @@ static const mbl_src_item *mass_item(const mbl_src *s, const mbl_model *md, int 
  * minor M_ii M_jj >= M_ij^2 of a non-zero M_ij, each to MBL_MASS_TOL relative to the largest
  * diagonal entry. Values that cannot be evaluated there are left to the operating point. */
 #define MBL_MASS_TOL 1e-9
-static int check_mass(const mbl_model *md, const mbl_src *s, mbl_status *st)
+
+/* " (the value comes from --set name=value)" when e depends on an overridden parameter */
+static const char *mass_set_note(const mbl_model *md, mblx_id e, const mbl_setting *sets, int nsets, char *buf,
+                                 size_t cap)
 {
+    buf[0] = '\0';
+    for (int k = 0; k < nsets; k++)
+        for (int i = 0; i < md->np; i++)
+            if (!strcmp(md->pname[i], sets[k].name) && mblx_depends(md->g, e, md->p[i])) {
+                snprintf(buf, cap, " (the value comes from --set %s=%.17g)", sets[k].name, sets[k].value);
+                return buf;
+            }
+    return buf;
+}
+
+static int check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *sets, int nsets, mbl_status *st)
+{
+    char note[200];
     int n = md->n, rc = 0;
     double *syms = mbl_calloc((size_t)md->nsym + 1, sizeof *syms);
     double *jac = mbl_calloc((size_t)md->jac.nz + 1, sizeof *jac);
@@ -1116,15 +1132,17 @@ static int check_mass(const mbl_model *md, const mbl_src *s, mbl_status *st)
             diag[md->jac.row[p]] += jac[p];
             if (fabs(jac[p]) > big) big = fabs(jac[p]);
         }
-    for (int i = 0; i < n; i++)
-        if (diag[i] < -MBL_MASS_TOL * big) {
-            const mbl_src_item *it = mass_item(s, md, i, i);
-            rc = mbl_error(st, MBL_EMODEL,
-                           "%s:%d:%d: the mass of coordinate '%s' is negative at the file's configuration (M(%s, %s) = "
-                           "%.6g): the kinetic energy must never be negative (mass matrix positive semi-definite)",
-                           s->file, it->line, it->col, md->qname[i], md->qname[i], md->qname[i], diag[i]);
-            goto out;
-        }
+    for (int p = 0; p < md->jac.nz; p++) {
+        int i = md->jac.row[p];
+        if (i >= n || md->jac.col[p] != i || !(diag[i] < -MBL_MASS_TOL * big)) continue;
+        const mbl_src_item *it = mass_item(s, md, i, i);
+        rc = mbl_error(st, MBL_EMODEL,
+                       "%s:%d:%d: the mass of coordinate '%s' is negative at the file's configuration (M(%s, %s) = "
+                       "%.6g): the kinetic energy must never be negative (mass matrix positive semi-definite)%s",
+                       s->file, it->line, it->col, md->qname[i], md->qname[i], md->qname[i], diag[i],
+                       mass_set_note(md, md->jac.node[p], sets, nsets, note, sizeof note));
+        goto out;
+    }
     for (int p = 0; p < md->jac.nz; p++) {
         int i = md->jac.row[p], j = md->jac.col[p];
         if (i >= n || j >= n || i == j || !isfinite(jac[p])) continue;
@@ -1133,9 +1151,10 @@ static int check_mass(const mbl_model *md, const mbl_src *s, mbl_status *st)
             rc = mbl_error(st, MBL_EMODEL,
                            "%s:%d:%d: the mass matrix is not positive semi-definite at the file's configuration: "
                            "M(%s, %s)^2 = %.6g exceeds M(%s, %s) M(%s, %s) = %.6g (the kinetic energy would be "
-                           "negative for some velocities of '%s' and '%s')",
+                           "negative for some velocities of '%s' and '%s')%s",
                            s->file, it->line, it->col, md->qname[i], md->qname[j], jac[p] * jac[p], md->qname[i],
-                           md->qname[i], md->qname[j], md->qname[j], diag[i] * diag[j], md->qname[i], md->qname[j]);
+                           md->qname[i], md->qname[j], md->qname[j], diag[i] * diag[j], md->qname[i], md->qname[j],
+                           mass_set_note(md, md->jac.node[p], sets, nsets, note, sizeof note));
             goto out;
         }
     }
@@ -1192,7 +1211,7 @@ int mbl_model_load_string(const char *text, size_t len, const char *name, const 
             }
     }
     if (!rc) rc = compile(md, st);
-    if (!rc) rc = check_mass(md, src, st);
+    if (!rc) rc = check_mass(md, src, sets, nsets, st);
     name_index_reset();
     mbl_free(L.pvals);
     mbl_free(L.var_state);

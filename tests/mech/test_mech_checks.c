@@ -274,7 +274,7 @@ TEST(physical_checks)
                       "potential_energy: \"k*x^2/2 + k*y^2/2\"\n";
     expect_ok(dae, NULL, 0);
     mbl_setting neg = {"m", -2};
-    expect_error(dae, &neg, 1, (const char *[]){"bad.yaml:5:10:", "coordinate 'x'", "negative", NULL});
+    expect_error(dae, &neg, 1, (const char *[]){"bad.yaml:5:10:", "coordinate 'x'", "negative", "--set m=-2", NULL});
     mbl_setting small = {"m", 0.5}; /* M = [[0.5, 1], [1, 1]]: det -0.5 */
     expect_error(dae, &small, 1, (const char *[]){"bad.yaml:5:16:", "not positive semi-definite", "'x'", NULL});
     const char *ke = "model: dae\n"
