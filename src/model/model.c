@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <lapacke.h>
+
 #include "model/source.h"
 
 /* Models with at least this many residuals compile their residual tape on a second thread. */
@@ -1094,6 +1096,8 @@ static const mbl_src_item *mass_item(const mbl_src *s, const mbl_model *md, int 
  * minor M_ii M_jj >= M_ij^2 of a non-zero M_ij, each to MBL_MASS_TOL relative to the largest
  * diagonal entry. Values that cannot be evaluated there are left to the operating point. */
 #define MBL_MASS_TOL 1e-9
+/* Up to this many coordinates M is also checked whole: its smallest eigenvalue (LAPACK dsyev). */
+#define MBL_MASS_DENSE_MAX 200
 
 /* " (the value comes from --set name=value)" when e depends on an overridden parameter */
 static const char *mass_set_note(const mbl_model *md, mblx_id e, const mbl_setting *sets, int nsets, char *buf,
@@ -1157,6 +1161,32 @@ static int check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *
                            mass_set_note(md, md->jac.node[p], sets, nsets, note, sizeof note));
             goto out;
         }
+    }
+    if (n <= MBL_MASS_DENSE_MAX && n > 2) {
+        double *A = mbl_calloc((size_t)n * (size_t)n, sizeof *A), *w = mbl_calloc((size_t)n, sizeof *w);
+        if (!A || !w) {
+            mbl_free(A);
+            mbl_free(w);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (int p = 0; p < md->jac.nz; p++)
+            if (md->jac.row[p] < n && md->jac.col[p] < n && isfinite(jac[p]))
+                A[(size_t)md->jac.col[p] * (size_t)n + (size_t)md->jac.row[p]] += jac[p];
+        if (LAPACKE_dsyev(LAPACK_COL_MAJOR, 'V', 'U', n, A, n, w) == 0 && w[0] < -MBL_MASS_TOL * fmax(w[n - 1], big)) {
+            /* the coordinate that takes the largest part of the direction of negative energy */
+            int c = 0;
+            for (int i = 1; i < n; i++)
+                if (fabs(A[i]) > fabs(A[c])) c = i;
+            const mbl_src_item *it = mass_item(s, md, c, c);
+            rc = mbl_error(st, MBL_EMODEL,
+                           "%s:%d:%d: the mass matrix is not positive semi-definite at the file's configuration "
+                           "(smallest eigenvalue %.6g, mostly along coordinate '%s'): the kinetic energy would be "
+                           "negative for some velocities",
+                           s->file, it->line, it->col, w[0], md->qname[c]);
+        }
+        mbl_free(A);
+        mbl_free(w);
     }
 out:
     mbl_free(syms);

@@ -277,6 +277,19 @@ TEST(physical_checks)
     expect_error(dae, &neg, 1, (const char *[]){"bad.yaml:5:10:", "coordinate 'x'", "negative", "--set m=-2", NULL});
     mbl_setting small = {"m", 0.5}; /* M = [[0.5, 1], [1, 1]]: det -0.5 */
     expect_error(dae, &small, 1, (const char *[]){"bad.yaml:5:16:", "not positive semi-definite", "'x'", NULL});
+    /* every 2x2 block semi-definite, the whole 3x3 not: eigenvalue 1 - 2a along (1, -1, -1) */
+    const char *m3 = "model: dae\n"
+                     "parameters: {a: 0.4}\n"
+                     "coordinates: {x: 0, y: 0, z: 0}\n"
+                     "mass_matrix:\n"
+                     "  x: {x: 1, y: a, z: a}\n"
+                     "  y: {y: 1, z: -a}\n"
+                     "  z: {z: 1}\n"
+                     "potential_energy: \"x^2 + y^2 + z^2\"\n";
+    expect_ok(m3, NULL, 0);
+    mbl_setting big_a = {"a", 0.9};
+    expect_error(m3, &big_a, 1,
+                 (const char *[]){"bad.yaml:", "not positive semi-definite", "smallest eigenvalue -0.8", NULL});
     const char *ke = "model: dae\n"
                      "parameters: {m: -1}\n"
                      "coordinates: {th: 0.1}\n"
