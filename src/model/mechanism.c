@@ -141,9 +141,11 @@ typedef struct mech {
     int nj, cj;
     int nstate; /* generated state variable counter */
     struct drv {
-        const yaml_node_t *key, *motion;
-        const char *text; /* the motion with its measures expanded */
-    } *drv;               /* drivers, checked once the variables are read */
+        const char *elem, *part; /* "driver 'spin'", "motion" */
+        const yaml_node_t *at;   /* the text's node */
+        const char *text;        /* with its measures expanded */
+        int driver;
+    } *drv;                      /* user texts inside constraints, checked once the variables are read */
     int ndrv, cdrv;
 } mech;
 
@@ -1227,6 +1229,21 @@ static int con(mech *M, const char *jname, const char *text, int line, int col)
     return push(M, &M->src->constraints, jname, text, line, col);
 }
 
+/* Remember a user text that goes into a constraint (a driver's motion, a coupler's ratios and
+ * offset, a distance): check_con_texts refuses inputs and velocities in it, in the element's words. */
+static int con_text(mech *M, const char *elem, const char *part, const yaml_node_t *at, const char *text, int driver)
+{
+    if (M->ndrv == M->cdrv) {
+        int cap = M->cdrv ? 2 * M->cdrv : 16;
+        struct drv *d = mbl_realloc_array(M->drv, (size_t)cap, sizeof *d);
+        if (!d) return oom(M);
+        M->drv = d;
+        M->cdrv = cap;
+    }
+    M->drv[M->ndrv++] = (struct drv){elem, part, at, text, driver};
+    return M->oom ? oom(M) : 0;
+}
+
 static int joint_constraints(mech *M, joint *J, const yaml_node_t *val)
 {
     marker *I = &M->mk[J->i], *K = &M->mk[J->j];
@@ -1242,6 +1259,7 @@ static int joint_constraints(mech *M, joint *J, const yaml_node_t *val)
         const char *L = NULL;
         if (!dn) return err_at(M, val, "joint '%s': missing 'distance'", J->name);
         rc = text_of(M, dn, "distance", &L);
+        if (!rc) rc = con_text(M, fmt(M, "joint '%s'", J->name), "distance", dn, L, 0);
         if (rc) return rc;
         eq[ne++] = fmt(M, "%s - (%s)^2", dot3(M, d, d), L);
     } else if (M->planar) {
@@ -1369,6 +1387,11 @@ static int read_joints(mech *M, const yaml_node_t *js)
         if ((rc = vec_of(M, rl, nj, "coupler ratios", r))) return rc;
         const char *off = "0";
         if (of && (rc = text_of(M, of, "offset", &off))) return rc;
+        if (of && (rc = con_text(M, fmt(M, "coupler '%s'", J->name), "offset", of, off, 0))) return rc;
+        for (int a = 0; a < nj; a++)
+            if ((rc = con_text(M, fmt(M, "coupler '%s'", J->name), "ratio",
+                               yaml_document_get_node(M->doc, rl->data.sequence.items.start[a]), r[a], 0)))
+                return rc;
         const char *sum = fmt(M, "-(%s)", off);
         for (int a = 0; a < nj; a++) {
             yaml_node_t *jn = yaml_document_get_node(M->doc, jl->data.sequence.items.start[a]);
@@ -1441,14 +1464,7 @@ static int read_drivers(mech *M, const yaml_node_t *ds)
         int line, col;
         pos_of(k, &line, &col);
         rc = con(M, fmt(M, "driver %s", sc(k)), fmt(M, "%s - (%s)", q, mt), line, col);
-        if (!rc && M->ndrv == M->cdrv) {
-            int cap = M->cdrv ? 2 * M->cdrv : 16;
-            struct drv *d = mbl_realloc_array(M->drv, (size_t)cap, sizeof *d);
-            if (!d) return oom(M);
-            M->drv = d;
-            M->cdrv = cap;
-        }
-        if (!rc) M->drv[M->ndrv++] = (struct drv){k, mo, mt};
+        if (!rc) rc = con_text(M, fmt(M, "driver '%s'", sc(k)), "motion", mo, mt, 1);
     }
     return rc;
 }
@@ -1489,27 +1505,33 @@ static const char *input_in(mech *M, const char *text, int depth, const char **v
     return NULL;
 }
 
-/* A driver prescribes a motion of t and parameters: its equation is a holonomic constraint, which
- * cannot depend on inputs or velocities. Said in the driver's words (the loader would only name
+/* A driver prescribes a motion of t and parameters, and a coupler's ratios and offset and a
+ * distance are numbers of the geometry: their equations are holonomic constraints, which cannot
+ * depend on inputs or velocities. Said in the element's words (the loader would only name
  * "constraint <j>"). */
-static int check_drivers(mech *M)
+static int check_con_texts(mech *M)
 {
     for (int d = 0; d < M->ndrv; d++) {
-        const yaml_node_t *k = M->drv[d].key, *mo = M->drv[d].motion;
+        const struct drv *D = &M->drv[d];
         const char *via = NULL;
-        const char *in = input_in(M, M->drv[d].text, 0, &via);
+        const char *in = input_in(M, D->text, 0, &via);
         if (!in) continue;
         const char *thru = via ? fmt(M, " (through variable '%s')", via) : "";
         if (!strcmp(in, "der"))
-            return err_at(M, mo,
-                          "driver '%s': the motion uses der(.)%s; a driver prescribes a position as a function of t "
-                          "and parameters (a velocity-level condition is not a driver)",
-                          sc(k), thru);
-        return err_at(M, mo,
-                      "driver '%s': the motion depends on input '%s'%s; drivers cannot depend on inputs (a motion "
-                      "is a function of t and parameters): actuate with a force element whose force or torque is "
-                      "'%s', or make '%s' a parameter",
-                      sc(k), in, thru, in, in);
+            return err_at(M, D->at,
+                          "%s: the %s uses der(.)%s; %s a function of t and parameters (a velocity-level condition "
+                          "is not a position constraint)",
+                          D->elem, D->part, thru, D->driver ? "a driver prescribes a position as" : "it must be");
+        if (D->driver)
+            return err_at(M, D->at,
+                          "%s: the motion depends on input '%s'%s; drivers cannot depend on inputs (a motion is a "
+                          "function of t and parameters): actuate with a force element whose force or torque is "
+                          "'%s', or make '%s' a parameter",
+                          D->elem, in, thru, in, in);
+        return err_at(M, D->at,
+                      "%s: the %s depends on input '%s'%s; joints cannot depend on inputs (make '%s' a parameter, or "
+                      "act through a force element)",
+                      D->elem, D->part, in, thru, in);
     }
     return 0;
 }
@@ -2067,7 +2089,7 @@ static int read_all(mech *M, const yaml_node_t *root)
         }
     }
     if ((rc = copy_map(M, get(M, root, "variables"), &M->src->variables, "variables", 1))) return rc;
-    if ((rc = check_drivers(M))) return rc;
+    if ((rc = check_con_texts(M))) return rc;
     if ((rc = copy_map(M, get(M, root, "outputs"), &M->src->outputs, "outputs", 1))) return rc;
     if ((rc = read_linearize(M, get(M, root, "linearize")))) return rc;
     int line, col;

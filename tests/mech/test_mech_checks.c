@@ -396,6 +396,24 @@ TEST(driver_inputs)
                  (const char *[]){"bad.yaml:7:42:", "driver 'stroke'", "input 'u'", "through variable 'x'", NULL});
     snprintf(text, sizeof text, "%sdrivers: {stroke: {joint: slide, motion: \"JV(slide)\"}}\n", base);
     expect_error(text, NULL, 0, (const char *[]){"bad.yaml:7:42:", "driver 'stroke'", "der(.)", NULL});
+    /* the other user texts inside constraints: a coupler's offset, a distance */
+    const char *cp = "model: mechanism\n"
+                     "ground: {markers: {O1: {}, O2: {position: [3, 0, 0]}}}\n"
+                     "bodies:\n"
+                     "  g1: {mass: 1, inertia: [1, 1, 2], markers: {h1: {}}}\n"
+                     "  g2: {mass: 1, inertia: [2, 2, 4], position: [3, 0, 0], markers: {h2: {}}}\n"
+                     "joints:\n"
+                     "  j1: {type: revolute, i: h1, j: O1}\n"
+                     "  j2: {type: revolute, i: h2, j: O2}\n"
+                     "  gear: {type: coupler, joints: [j1, j2], ratios: [1, 2], offset: u}\n"
+                     "inputs: {u: 0}\n";
+    expect_error(cp, NULL, 0, (const char *[]){"bad.yaml:9:67:", "coupler 'gear'", "offset depends on input 'u'", NULL});
+    const char *ds = "model: mechanism\n"
+                     "ground: {markers: {O: {}}}\n"
+                     "bodies: {bob: {type: point, mass: 1, position: [0, 0, -1], markers: {P: {}}}}\n"
+                     "joints: {rod: {type: distance, i: P, j: O, distance: \"1 + u\"}}\n"
+                     "inputs: {u: 0}\n";
+    expect_error(ds, NULL, 0, (const char *[]){"bad.yaml:4:54:", "joint 'rod'", "distance depends on input 'u'", NULL});
 }
 
 int main(void)
