@@ -95,6 +95,10 @@ typedef struct mbl_point {
 int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);
 void mbl_point_free(mbl_point *p);
 
+/* The outputs y = h(q, v, vdot, lambda, mu, r, t) at a point (ny = noutput values into y), e.g. the
+ * reaction forces lambda(c) and accelerations der(der(x)) of the operating point. */
+int mbl_model_outputs(const mbl_model *model, const mbl_point *point, double *y, mbl_status *st);
+
 /* ---- linear models ---------------------------------------------------------------------- */
 
 typedef struct mbl_lin_options {

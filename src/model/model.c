@@ -108,6 +108,8 @@ typedef struct loader {
     const char *what;         /* what it is ("kinetic_energy", "forces.y", ...) */
     int oom;                  /* an allocation failed inside the resolver */
     double *pvals;            /* symbol values for evaluating parameter expressions */
+    int allow_mult;           /* 1 while parsing outputs: lambda() and mu() may be used */
+    int cname_refs, cname_calls; /* constraint names resolved / consumed by lambda() or mu() */
 } loader;
 
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
@@ -241,6 +243,42 @@ static int depends_on_block(const mbl_model *md, mblx_id e, int blk)
     return 0;
 }
 
+/* lambda(c) / mu(c): the multiplier of a holonomic / non-holonomic constraint c, named (constraints
+ * given as a mapping) or numbered from 1 in the file's order; in outputs only. */
+static int resolve_multiplier(loader *L, int is_lam, int nargs, const mblx_id *args, mblx_id *out, char *why,
+                              size_t whylen)
+{
+    const mbl_model *md = L->md;
+    const char *fn = is_lam ? "lambda" : "mu";
+    int cnt = is_lam ? md->m : md->k;
+    const mblx_id *mult = is_lam ? md->lam : md->mu;
+    if (!L->allow_mult) {
+        snprintf(why, whylen,
+                 "%s() (a constraint force) can be used in outputs only (forces that depend on multipliers are "
+                 "not supported)",
+                 fn);
+        return 1;
+    }
+    if (nargs != 1) {
+        snprintf(why, whylen, "%s() takes 1 argument (a constraint name or number), %d given", fn, nargs);
+        return 1;
+    }
+    double v;
+    for (int j = 0; j < cnt; j++)
+        if (args[0] == mult[j]) {
+            L->cname_calls++;
+            *out = mult[j];
+            return 0;
+        }
+    if (mblx_is_const(L->md->g, args[0], &v) && v == floor(v) && v >= 1 && v <= cnt) {
+        *out = mult[(int)v - 1];
+        return 0;
+    }
+    snprintf(why, whylen, "%s() takes the name or the number (1 to %d) of a %sconstraint", fn, cnt,
+             is_lam ? "" : "non-holonomic ");
+    return 1;
+}
+
 static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
                    mblx_id *out, char *why, size_t whylen)
 {
@@ -262,6 +300,11 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
                                       "time derivatives are not part of the model)");
                 return 1;
             }
+            if (depends_on_block(md, args[0], MBL_BLK_LAMBDA) || depends_on_block(md, args[0], MBL_BLK_MU)) {
+                snprintf(why, whylen, "der() of a multiplier (the time derivative of a constraint force is not "
+                                      "part of the model)");
+                return 1;
+            }
             *out = total_der(md, args[0]);
             if (*out == MBLX_NONE) {
                 L->oom = 1;
@@ -270,6 +313,8 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
             }
             return 0;
         }
+        int is_lam = len == 6 && !strncmp(name, "lambda", 6), is_mu = len == 2 && !strncmp(name, "mu", 2);
+        if (is_lam || is_mu) return resolve_multiplier(L, is_lam, nargs, args, out, why, whylen);
         return 1; /* unknown function */
     }
     int i;
@@ -358,6 +403,18 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
         *out = node;
         return 0;
     }
+    if ((src->named_constraints && (i = find_name(&src->constraints, name, len)) >= 0) ||
+        (src->named_nonholonomic && (i = find_name(&src->nonholonomic, name, len)) >= 0)) {
+        int nh = !(src->named_constraints && find_name(&src->constraints, name, len) >= 0);
+        if (!L->allow_mult) {
+            snprintf(why, whylen, "'%.*s' names a constraint: its force %s(%.*s) can be used in outputs only",
+                     (int)len, name, nh ? "mu" : "lambda", (int)len, name);
+            return 1;
+        }
+        L->cname_refs++;
+        *out = nh ? md->mu[i] : md->lam[i];
+        return 0;
+    }
     (void)g;
     return 1;
 }
@@ -422,9 +479,12 @@ static int check_names(loader *L)
                                      "atan", "atan2", "sinh", "cosh", "tanh", "exp",   "log",  "sqrt",
                                      "abs",  "sign",  "min",  "max",  "step", "lambda", "mu"};
     const mbl_src_list *lists[] = {&L->src->parameters, &L->src->coordinates, &L->src->inputs,
-                                   &L->src->variables};
-    const char *kinds[] = {"parameter", "coordinate", "input", "variable"};
-    for (int a = 0; a < 4; a++) {
+                                   &L->src->variables,  &L->src->constraints, &L->src->nonholonomic};
+    const char *kinds[] = {"parameter", "coordinate", "input", "variable", "constraint", "non-holonomic constraint"};
+    int nlists = 4;
+    if (L->src->named_constraints || L->src->named_nonholonomic) nlists = 6;
+    for (int a = 0; a < nlists; a++) {
+        if ((a == 4 && !L->src->named_constraints) || (a == 5 && !L->src->named_nonholonomic)) continue;
         for (int i = 0; i < lists[a]->n; i++) {
             const mbl_src_item *it = &lists[a]->items[i];
             const char *nm = it->key;
@@ -439,6 +499,7 @@ static int check_names(loader *L)
                     return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' is reserved and cannot name a %s",
                                      L->src->file, it->key_line, it->key_col, nm, kinds[a]);
             for (int b = 0; b < a; b++) {
+                if ((b == 4 && !L->src->named_constraints) || (b == 5 && !L->src->named_nonholonomic)) continue;
                 int j = find_name(lists[b], nm, strlen(nm));
                 if (j >= 0)
                     return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: duplicate name '%s': already a %s (line %d)",
@@ -529,9 +590,10 @@ static int create_symbols(loader *L)
     md->cname = mbl_calloc((size_t)(md->m ? md->m : 1), sizeof *md->cname);
     if (!md->cname) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     for (int j = 0; j < md->m; j++) {
-        char cbuf[32];
+        char cbuf[160];
         snprintf(cbuf, sizeof cbuf, "constraint %d", j + 1);
-        md->cname[j] = str_dup(s->constraints.items[j].key ? s->constraints.items[j].key : cbuf);
+        if (s->named_constraints) snprintf(cbuf, sizeof cbuf, "constraint %.140s", s->constraints.items[j].key);
+        md->cname[j] = str_dup(s->constraints.items[j].key && !s->named_constraints ? s->constraints.items[j].key : cbuf);
         if (!md->cname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     int rc = mblx_graph_status(g, L->st);
@@ -907,8 +969,14 @@ static int formulate(loader *L)
         const mbl_src_item *it = &s->outputs.items[j];
         char what[160];
         snprintf(what, sizeof what, "output '%s'", it->key);
+        L->allow_mult = 1;
+        L->cname_refs = L->cname_calls = 0;
         rc = parse_item(L, it, SCOPE_FULL, what, &md->y[j]);
-        if (!rc) rc = check_deps(L, md->y[j], BIT(MBL_BLK_A), it, what, NULL);
+        L->allow_mult = 0;
+        if (!rc && L->cname_refs != L->cname_calls)
+            rc = mbl_error(L->st, MBL_EMODEL,
+                           "%s:%d:%d: %s uses a constraint name outside lambda(name) or mu(name)", s->file, it->line,
+                           it->col, what);
         if (rc) goto done;
     }
 
@@ -929,7 +997,8 @@ static int formulate(loader *L)
         snprintf(what, sizeof what, "state %d", j + 1);
         rc = parse_item(L, it, SCOPE_FULL, what, &md->us[j]);
         if (!rc)
-            rc = check_deps(L, md->us[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R), it, what,
+            rc = check_deps(L, md->us[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT(MBL_BLK_LAMBDA) |
+                                              BIT(MBL_BLK_MU), it, what,
                             " (velocity-level states go under 'velocity_states')");
         if (rc) goto done;
         if (!depends_on_block(md, md->us[j], MBL_BLK_Q)) {
@@ -948,7 +1017,9 @@ static int formulate(loader *L)
         char what[64];
         snprintf(what, sizeof what, "velocity state %d", j + 1);
         rc = parse_item(L, it, SCOPE_FULL, what, &md->uvs[j]);
-        if (!rc) rc = check_deps(L, md->uvs[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R), it, what, NULL);
+        if (!rc)
+            rc = check_deps(L, md->uvs[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT(MBL_BLK_LAMBDA) | BIT(MBL_BLK_MU), it,
+                            what, NULL);
         if (rc) goto done;
         for (int i = 0; i < n && !rc; i++) {
             if (!mblx_depends(g, md->uvs[j], md->v[i])) continue;
@@ -1364,3 +1435,25 @@ const char *mbl_model_input_name(const mbl_model *md, int i) { return md && i >=
 const char *mbl_model_output_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->ny ? md->yname[i] : NULL; }
 const char *mbl_model_param_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pname[i] : NULL; }
 double mbl_model_param_value(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pval[i] : NAN; }
+
+int mbl_model_outputs(const mbl_model *md, const mbl_point *pt, double *y, mbl_status *st)
+{
+    if (!md || !pt || (!y && md->ny)) return mbl_error(st, MBL_EARG, "mbl_model_outputs: NULL argument");
+    if (pt->n != md->n || pt->m != md->m || pt->k != md->k || pt->nr != md->nr)
+        return mbl_error(st, MBL_EDIM, "mbl_model_outputs: the point does not belong to the model");
+    if (!md->ny) return 0;
+    size_t nout = (size_t)md->ny + (size_t)md->yjac.nz;
+    double *syms = mbl_calloc((size_t)md->nsym + 1, sizeof *syms);
+    double *work = mbl_alloc_array(md->work_size + 1, sizeof *work);
+    double *out = mbl_alloc_array(nout + 1, sizeof *out);
+    int rc = 0;
+    if (!syms || !work || !out) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
+        rc = mblx_tape_eval(md->tape_y, syms, out, work, st);
+        if (rc) rc = mbl_error_prefix(st, "%s: evaluating the outputs", md->file);
+    }
+    if (!rc) memcpy(y, out, (size_t)md->ny * sizeof *y);
+    mbl_free(syms), mbl_free(work), mbl_free(out);
+    return rc;
+}

@@ -146,5 +146,25 @@ check(rc == 2, "missing model")
 rc, out, err = run("--version")
 check(rc == 0 and out.startswith("mblin "), "--version")
 
+# --- outputs of accelerations and constraint forces (tests/model/test_outputs.c has the values) ---
+PEND = ("model: dae\nparameters: {m: 2, l: 1.5, g: 9.81}\ncoordinates: {x: 0.1, y: -1.4}\n"
+        "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\npotential_energy: \"m*g*y\"\n"
+        "constraints: {rod: \"x^2 + y^2 - l^2\"}\n")
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    f.write(PEND + "outputs: {tension: \"2*l*lambda(rod)\", ay: \"der(der(y))\"}\n")
+    good = f.name
+rc, out, err = run("linearize", good, "--json")
+check(rc == 0 and json.loads(out)["outputs"] == ["tension", "ay"], "lambda and der(der(.)) outputs accepted")
+for meth in ("projection", "descriptor", "penalty"):
+    rc, out, err = run("linearize", good, "--method", meth)
+    check(one_line_error(rc, err, 1, meth + ":", "not supported"), meth + " refuses multiplier outputs: " + err)
+os.unlink(good)
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    f.write(PEND + "forces: {x: \"-lambda(1)\"}\n")
+    bad = f.name
+rc, out, err = run("linearize", bad)
+check(one_line_error(rc, err, 1, bad + ":7:15:", "outputs only"), "lambda() in a force refused: " + err)
+os.unlink(bad)
+
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
