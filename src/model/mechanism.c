@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lapacke.h>
@@ -34,6 +35,7 @@ typedef struct body {
     char *F[3], *N[3];               /* accumulated force and moment about the origin (NULL = none) */
     double R0[9];                    /* orientation in the file's configuration (column-major; spatial) */
     double q0[4];                    /* its Euler parameters (the coordinates' initial values) */
+    int oset;                        /* the --set its orientation came from, or -1 */
 } body;
 
 typedef struct marker {
@@ -45,6 +47,7 @@ typedef struct marker {
     char *phi;         /* planar: global angle text */
     double R0[9];      /* spatial: global axes in the file's configuration (column-major) */
     double mq[4];      /* spatial: Euler parameters of the marker relative to its body */
+    int oset;          /* the --set its orientation (or its body's) came from, or -1 */
 } marker;
 
 typedef struct joint {
@@ -407,7 +410,10 @@ static int eval_text(mech *M, const char *text, const yaml_node_t *n, const char
 static const char *set_note(mech *M)
 {
     if (M->used_set < 0) return "";
-    return fmt(M, " (the value comes from --set %s=%.17g)", M->sets[M->used_set].name, M->sets[M->used_set].value);
+    double v = M->sets[M->used_set].value;
+    const char *t = fmt(M, "%.15g", v);
+    if (strtod(t, NULL) != v) t = fmt(M, "%.17g", v); /* the shortest that reads back */
+    return fmt(M, " (the value comes from --set %s=%s)", M->sets[M->used_set].name, t);
 }
 
 static int eval_vec(mech *M, const yaml_node_t *n, int cnt, const char *what, double *v)
@@ -632,6 +638,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     if (ns_add(&M->hm, name, M->nm)) return oom(M);
     marker *K = &M->mk[M->nm++];
     memset(K, 0, sizeof *K);
+    K->oset = -1;
     K->name = name;
     K->body = bi;
     pos_of(key, &K->line, &K->col);
@@ -684,6 +691,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
         for (int k = 0; k < 3; k++)
             K->R0[3 * a + k] = B->R0[k] * R[3 * a] + B->R0[3 + k] * R[3 * a + 1] + B->R0[6 + k] * R[3 * a + 2];
     euler_params(R, K->mq);
+    K->oset = M->used_set >= 0 ? M->used_set : B->oset;
     for (int k = 0; k < 3 && !rc; k++) {
         K->p[k] = fmt(M, "_p_%s_%d", name, k + 1);
         const char *t = fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k], s[0], B->A[3 * k + 1], s[1],
@@ -731,6 +739,7 @@ static body *new_body(mech *M, const char *name, const yaml_node_t *key)
     if (key) pos_of(key, &B->line, &B->col);
     for (int k = 0; k < 9; k++) B->R0[k] = k % 4 == 0;
     B->q0[0] = 1;
+    B->oset = -1;
     return B;
 }
 
@@ -900,6 +909,7 @@ static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         rc = orientation(M, val, what, R, &where);
         if (rc) return rc;
         memcpy(B->R0, R, sizeof R);
+        B->oset = M->used_set;
         euler_params(R, e0);
         memcpy(B->q0, e0, sizeof e0);
         for (int k = 0; k < 4 && !rc; k++) {
@@ -1680,12 +1690,13 @@ static int bushing_aligned(mech *M, const yaml_node_t *key, const char *what, in
     double e[4];
     euler_params(Rr, e);
     double ang = 2 * atan2(sqrt(e[1] * e[1] + e[2] * e[2] + e[3] * e[3]), fabs(e[0]));
+    M->used_set = M->mk[mi].oset >= 0 ? M->mk[mi].oset : M->mk[mj].oset;
     if (ang > MBL_MECH_BUSHING_ANGLE_TOL)
         return err_at(M, key,
                       "%s: markers '%s' and '%s' are not aligned in the file's configuration (rotated %.3g rad "
                       "relative to each other): a bushing is unloaded with aligned markers; align them and give a "
-                      "rotational preload under 'preload'",
-                      what, M->mk[mi].name, M->mk[mj].name, ang);
+                      "rotational preload under 'preload'%s",
+                      what, M->mk[mi].name, M->mk[mj].name, ang, set_note(M));
     return 0;
 }
 

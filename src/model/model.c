@@ -1178,7 +1178,10 @@ static const char *mass_set_note(const mbl_model *md, mblx_id e, const mbl_setti
     for (int k = 0; k < nsets; k++)
         for (int i = 0; i < md->np; i++)
             if (!strcmp(md->pname[i], sets[k].name) && mblx_depends(md->g, e, md->p[i])) {
-                snprintf(buf, cap, " (the value comes from --set %s=%.17g)", sets[k].name, sets[k].value);
+                char v[32];
+                snprintf(v, sizeof v, "%.15g", sets[k].value);
+                if (strtod(v, NULL) != sets[k].value) snprintf(v, sizeof v, "%.17g", sets[k].value);
+                snprintf(buf, cap, " (the value comes from --set %s=%s)", sets[k].name, v);
                 return buf;
             }
     return buf;

@@ -258,6 +258,15 @@ TEST(physical_checks)
              head);
     expect_error(text, NULL, 0,
                  (const char *[]){"bad.yaml:4:10:", "force 'mount'", "'B' and 'O' are not aligned", "0.1 rad", NULL});
+    /* the same through --set of the marker's angle */
+    snprintf(text, sizeof text,
+             "model: mechanism\nparameters: {tilt: 0}\n"
+             "ground: {markers: {O: {}}}\n"
+             "bodies: {bob: {mass: 1, inertia: [1, 1, 1], markers: {B: {axis: [1, 0, 0], angle: tilt}}}}\n"
+             "forces: {mount: {type: bushing, i: B, j: O, stiffness: [1, 1, 1, 1, 1, 1]}}\n");
+    expect_ok(text, NULL, 0);
+    mbl_setting tilt = {"tilt", 0.1};
+    expect_error(text, &tilt, 1, (const char *[]){"bad.yaml:5:10:", "force 'mount'", "not aligned", "--set tilt=0.1", NULL});
     /* a translational offset is a preload, accepted: equilibrium deflection 0 for the spring force */
     snprintf(text, sizeof text,
              "%sbodies: {bob: {mass: 1, inertia: [1, 1, 1], position: [0.2, 0, 0], markers: {B: {}}}}\n"
