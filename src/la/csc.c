@@ -524,3 +524,48 @@ int mbla_csc_drop(mbla_csc *A, double tol)
     A->p[A->n] = pos;
     return pos;
 }
+
+/* Power of two nearest 1/sqrt(x) (x > 0): 2^-round(log2(x)/2). Exact, so scaling by it is. */
+static double inv_sqrt_pow2(double x)
+{
+    int e = 0;
+    frexp(x, &e); /* x = f 2^e, f in [1/2, 1): log2 x in [e - 1, e) */
+    /* round(log2(x) / 2) from the exponent alone: the mantissa moves it by less than 1/2 */
+    int s = (e - 1) >= 0 ? (e - 1 + 1) / 2 : -((1 - e) / 2);
+    return ldexp(1.0, -s);
+}
+
+int mbla_csc_equilibrate(mbla_csc *A, int maxiter, double *r, double *c, double *work, mbl_status *st)
+{
+    const char *fn = "mbla_csc_equilibrate";
+    int rc = mbla_csc_arg(A, fn, "A", st);
+    if (rc) return rc;
+    if ((A->m && (!r || !work)) || (A->n && !c)) return mbl_error(st, MBL_EARG, "%s: r, c or work is NULL", fn);
+    if (maxiter < 0) maxiter = MBLA_EQUILIBRATE_MAXITER_DEFAULT;
+    int m = A->m, n = A->n, it = 0;
+    for (int i = 0; i < m; i++) r[i] = 1.0;
+    for (int j = 0; j < n; j++) c[j] = 1.0;
+    for (; it < maxiter; it++) {
+        /* row maxima of the current matrix, then the factors of rows and columns at once */
+        for (int i = 0; i < m; i++) work[i] = 0.0;
+        for (int j = 0; j < n; j++)
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) work[A->i[p]] = fmax(work[A->i[p]], fabs(A->x[p]));
+        int changed = 0;
+        for (int i = 0; i < m; i++) {
+            double f = work[i] > 0 && isfinite(work[i]) ? inv_sqrt_pow2(work[i]) : 1.0;
+            work[i] = f;
+            r[i] *= f;
+            changed |= f != 1.0;
+        }
+        for (int j = 0; j < n; j++) {
+            double cm = 0.0;
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) cm = fmax(cm, fabs(A->x[p]));
+            double f = cm > 0 && isfinite(cm) ? inv_sqrt_pow2(cm) : 1.0;
+            c[j] *= f;
+            changed |= f != 1.0;
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) A->x[p] *= work[A->i[p]] * f;
+        }
+        if (!changed) break;
+    }
+    return it;
+}
