@@ -110,6 +110,18 @@ int mbl_require_full_rank(const mbl_blocks *B, double tol, int *rows, int *r, co
     return 0;
 }
 
+/* Scale every nonzero column of the rows x cols matrix A to unit 2-norm: a constraint's row of
+ * Phi_q (a column of Phi_q^T) carries the constraint's units, which must not decide a rank. */
+void mbl_unit_columns(int rows, int cols, double *A, int lda)
+{
+    for (int j = 0; j < cols; j++) {
+        double *a = A + (size_t)j * lda, nrm = 0;
+        for (int i = 0; i < rows; i++) nrm = hypot(nrm, a[i]);
+        if (nrm > 0 && isfinite(nrm))
+            for (int i = 0; i < rows; i++) a[i] /= nrm;
+    }
+}
+
 int mbl_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_status *st)
 {
     int n = B->n, m = B->m;
@@ -123,6 +135,7 @@ int mbl_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_
     }
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) At[j + (size_t)i * n] = B->Pq[i + (size_t)j * m];
+    mbl_unit_columns(n, m, At, n);
     int rc = mbla_qrcp(n, m, At, n, tol, jp, r, NULL, 1, 0, NULL, 1, st);
     if (!rc) memcpy(rows, jp, (size_t)m * sizeof *rows);
     mbl_free(At), mbl_free(jp);
