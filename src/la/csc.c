@@ -529,9 +529,11 @@ int mbla_csc_drop(mbla_csc *A, double tol)
 static double inv_sqrt_pow2(double x)
 {
     int e = 0;
-    frexp(x, &e); /* x = f 2^e, f in [1/2, 1): log2 x in [e - 1, e) */
-    /* round(log2(x) / 2) from the exponent alone: the mantissa moves it by less than 1/2 */
-    int s = (e - 1) >= 0 ? (e - 1 + 1) / 2 : -((1 - e) / 2);
+    frexp(x, &e); /* x = f 2^e, f in [1/2, 1): t = floor(log2 x) = e - 1 */
+    int t = e - 1;
+    /* s = ceil(t / 2): log2(x) / 2 lies in [t/2, (t+1)/2), s is its nearest integer up to
+     * the mantissa (a factor sqrt 2 at most) */
+    int s = t >= 0 ? (t + 1) / 2 : -((-t) / 2);
     return ldexp(1.0, -s);
 }
 
