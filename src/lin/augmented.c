@@ -238,7 +238,8 @@ static int singular_error(mbl_status *st, double cond)
 {
     if (cond > 0)
         return mbl_error(st, MBL_ESINGULAR,
-                         "the augmented matrix (source 000 Table 1) is numerically singular (condition estimate %.3g): "
+                         "the augmented matrix (source 000 Table 1) is numerically singular (condition estimate %.3g after "
+                         "equilibration): "
                          "a singular configuration or states that do not parametrize the motion",
                          cond);
     return mbl_error(st, MBL_ESINGULAR,

@@ -294,6 +294,61 @@ static void expect_refused(const char *path)
 TEST(singular_fourbar_refused) { expect_refused("examples/fourbar_singular.yaml"); }
 TEST(parallelogram_branch_point_refused) { expect_refused("tests/lin/parallelogram_branch.yaml"); }
 
+/* A sweep still refuses where its states stop parametrizing the motion: a two-link arm (point
+ * masses at the elbow and the tip, no gravity) described by the tip position (x, y), swept in
+ * the elbow angle t2 to the stretched arm t2 = 0, where d(x, y)/d(t1, t2) has rank 1. Close to
+ * it the model is regular and answered (at rest without forces A = [0 I; 0 0]: every
+ * eigenvalue zero, the velocity block of A the identity); at it the equilibrated augmented
+ * matrix is singular (two states have become dependent: no row or column scaling hides that). */
+TEST(sweep_refuses_lost_parametrization)
+{
+    static const char text[] =
+        "model: dae\n"
+        "name: two-link arm by its tip position\n"
+        "parameters: {m1: 1, m2: 0.5, l1: 1, l2: 0.7}\n"
+        "coordinates: {t1: 0.2, t2: 0.3}\n"
+        "kinetic_energy: \"0.5*m1*l1^2*der(t1)^2 + 0.5*m2*((l1*sin(t1)*der(t1) + l2*sin(t1 + t2)*(der(t1) + "
+        "der(t2)))^2 + (l1*cos(t1)*der(t1) + l2*cos(t1 + t2)*(der(t1) + der(t2)))^2)\"\n"
+        "potential_energy: \"0\"\n"
+        "linearize: {at: given, states: [\"l1*cos(t1) + l2*cos(t1 + t2)\", \"l1*sin(t1) + l2*sin(t1 + t2)\"]}\n";
+    mbl_status st;
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    CHECK_MSG(mbl_model_load_string(text, strlen(text), "arm.yaml", NULL, 0, &md, &st) == 0, "%s", st.msg);
+    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    mbl_lin_work *w = NULL;
+    mbl_linear *lin = NULL;
+    if (pt) CHECK_MSG(mbl_lin_work_new(md, pt, NULL, &w, &lin, &st) == 0, "%s", st.msg);
+    static const double t2[] = {0.1, 1e-3, 0.0};
+    for (size_t i = 0; w && i < sizeof t2 / sizeof *t2; i++) {
+        mbl_opoint_options po;
+        mbl_opoint_options_default(&po);
+        double q[2] = {0.2, t2[i]}, v[2] = {0, 0};
+        po.q = q;
+        po.v = v;
+        mbl_point *p2 = NULL;
+        CHECK(mbl_operating_point(md, &po, &p2, &st) == 0);
+        int rc = p2 ? mbl_relinearize(w, p2, lin, &st) : -1;
+        if (t2[i] != 0) {
+            CHECK_MSG(rc == 0, "t2 = %g: %s", t2[i], st.msg);
+            double dev = 0;
+            for (int r = 0; !rc && r < 4; r++)
+                for (int c = 0; c < 4; c++) dev = fmax(dev, fabs(lin->A[r + 4 * c] - (c == r + 2 ? 1.0 : 0.0)));
+            if (!rc) printf("  t2 = %g: answered, condition %.3g, |A - [0 I; 0 0]| %.2g\n", t2[i], lin->cond, dev);
+            CHECK(dev < 1e-9);
+        } else {
+            printf("  t2 = 0 (stretched arm): %s\n", rc ? st.msg : "answered");
+            CHECK_EQ_INT(rc, MBL_ESINGULAR);
+            CHECK(strstr(st.msg, "singular") != NULL);
+        }
+        mbl_point_free(p2);
+    }
+    mbl_linear_free(lin);
+    mbl_lin_work_free(w);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(rotor_0_to_20000_rpm);
@@ -302,6 +357,7 @@ int main(void)
     RUN(stiff_chain_mixed_units);
     RUN(flexible_chain_against_partition);
     RUN(constraint_units_do_not_decide_rank);
+    RUN(sweep_refuses_lost_parametrization);
     RUN(singular_fourbar_refused);
     RUN(parallelogram_branch_point_refused);
     return test_summary("scaling");
