@@ -251,10 +251,11 @@ static int singular_error(mbl_status *st, double cond)
  * velocities, lengths, angles; entries from 1 to Omega^2 or k/m): equilibrate it in place with
  * exact power-of-2 factors before the factorization, so the condition estimate that decides a
  * refusal is that of the scaled matrix (invariant under a change of units), and the solve is
- * X = diag(ec) Aug^-1 diag(er) B. Allocation-free (relinearization). */
-static void equilibrate(mbl_lin_work *w)
+ * X = diag(ec) Aug^-1 diag(er) B. Allocation-free; a relinearization starts from the factors of
+ * the previous point (warm). */
+static void equilibrate(mbl_lin_work *w, int warm)
 {
-    mbla_csc_equilibrate(w->Aug, MBLA_DEFAULT, w->er, w->ec, w->ework, NULL);
+    mbla_csc_equilibrate(w->Aug, MBLA_DEFAULT, warm, w->er, w->ec, w->ework, NULL);
 }
 
 /* Values of the triplets at the point in w->ev. */
@@ -395,7 +396,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     w->tmpy = mbl_alloc_array((size_t)w->nrhs + 1, sizeof *w->tmpy);
     w->er = mbl_alloc_array((size_t)N + 1, sizeof *w->er);
     w->ec = mbl_alloc_array((size_t)N + 1, sizeof *w->ec);
-    w->ework = mbl_alloc_array((size_t)N + 1, sizeof *w->ework);
+    w->ework = mbl_alloc_array(2 * (size_t)N + 1, sizeof *w->ework);
     if (!lin || !w->ti || !w->tj || !w->tsrc || !w->map || !w->tx || !w->X || !w->dS || !w->dW || !w->MvW ||
         !w->tmpy || !w->er || !w->ec || !w->ework || rows_of(&md->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
         rows_of(&md->yjac, w->ev.y + ny, ny, &w->Y)) {
@@ -447,7 +448,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     fill_triplets(w);
     rc = mbla_csc_from_triplets(N, N, nz, w->ti, w->tj, w->tx, w->map, &w->Aug, st);
     if (rc) goto fail;
-    equilibrate(w);
+    equilibrate(w, 0);
     rc = mbla_klu_new(w->Aug, NULL, &w->lu, st);
     if (rc == MBL_ESINGULAR) rc = singular_error(st, 0.0);
     if (rc) goto fail;
@@ -515,7 +516,7 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
     if (rc) return rc;
     fill_triplets(w);
     mbla_csc_refill(w->Aug, w->nz, w->map, w->tx);
-    equilibrate(w);
+    equilibrate(w, 1);
     rows_refill(&w->U, 3 * md->nus + 2 * md->nuvs, w->ev.us + 3 * md->nus + 2 * md->nuvs);
     rows_refill(&w->Y, md->ny, w->ev.y + md->ny);
     rc = mbla_klu_refactor(w->lu, w->Aug, st);

@@ -50,7 +50,7 @@ TEST(equilibrate_exact_and_balanced)
     CHECK(A != NULL);
     if (!A) return;
     CHECK_EQ_INT(mbla_csc_copy(A, &A0, &st), 0);
-    int it = mbla_csc_equilibrate(A, MBLA_DEFAULT, r, c, work, &st);
+    int it = mbla_csc_equilibrate(A, MBLA_DEFAULT, 0, r, c, work, &st);
     printf("  %d sweeps\n", it);
     CHECK(it > 0 && it < MBLA_EQUILIBRATE_MAXITER_DEFAULT);
     /* exact: A == diag(r) A0 diag(c) bit for bit, with power-of-2 factors */
@@ -70,6 +70,29 @@ TEST(equilibrate_exact_and_balanced)
         CHECK_MSG(cm >= 0.5 && cm < 2.0, "column %d max-norm %g", j, cm);
     }
     for (int i = 0; i < n; i++) CHECK_MSG(rmax[i] >= 0.5 && rmax[i] < 2.0, "row %d max-norm %g", i, rmax[i]);
+
+    /* warm start from these factors on a fresh copy: nothing left to do, the same matrix */
+    mbla_csc *A2 = NULL;
+    CHECK_EQ_INT(mbla_csc_copy(A0, &A2, &st), 0);
+    double r2[60], c2[60];
+    memcpy(r2, r, sizeof r2);
+    memcpy(c2, c, sizeof c2);
+    if (A2) {
+        CHECK_EQ_INT(mbla_csc_equilibrate(A2, MBLA_DEFAULT, 1, r2, c2, work, &st), 0);
+        CHECK(!memcmp(A2->x, A->x, sizeof(double) * (size_t)A->p[n]));
+        /* and from factors off by up to 2^10: refined back to balanced norms, still exact */
+        memcpy(A2->x, A0->x, sizeof(double) * (size_t)A0->p[n]);
+        for (int i = 0; i < n; i++) r2[i] = ldexp(1.0, (i % 21) - 10), c2[i] = ldexp(1.0, 10 - (i % 17));
+        CHECK(mbla_csc_equilibrate(A2, MBLA_DEFAULT, 1, r2, c2, work, &st) > 0);
+        int ok = 1;
+        for (int j = 0; j < n; j++)
+            for (int p = A2->p[j]; p < A2->p[j + 1]; p++) {
+                ok &= A2->x[p] == r2[A2->i[p]] * A0->x[p] * c2[j];
+                ok &= fabs(A2->x[p]) < 2.0;
+            }
+        CHECK(ok);
+    }
+    mbla_csc_free(A2);
 
     /* the condition: huge before, that of the well-scaled core after */
     mbla_klu *k0 = NULL, *k1 = NULL, *kb = NULL;
@@ -114,8 +137,8 @@ TEST(equilibrate_keeps_singularity)
     mbla_csc *A = NULL;
     mbl_status st;
     CHECK_EQ_INT(mbla_csc_from_triplets(3, 3, 7, ti, tj, tx, NULL, &A, &st), 0);
-    double r[3], c[3], w[3];
-    CHECK(mbla_csc_equilibrate(A, MBLA_DEFAULT, r, c, w, &st) >= 0);
+    double r[3], c[3], w[6];
+    CHECK(mbla_csc_equilibrate(A, MBLA_DEFAULT, 0, r, c, w, &st) >= 0);
     mbla_klu *k = NULL;
     int rc = mbla_klu_new(A, NULL, &k, &st);
     double cond = INFINITY;
@@ -134,8 +157,8 @@ TEST(equilibrate_edge_cases)
     double tx[] = {3e-20, 5e30};
     mbla_csc *A = NULL;
     CHECK_EQ_INT(mbla_csc_from_triplets(3, 3, 2, ti, tj, tx, NULL, &A, &st), 0);
-    double r[3], c[3], w[3];
-    CHECK(mbla_csc_equilibrate(A, MBLA_DEFAULT, r, c, w, &st) > 0);
+    double r[3], c[3], w[6];
+    CHECK(mbla_csc_equilibrate(A, MBLA_DEFAULT, 0, r, c, w, &st) > 0);
     CHECK(r[1] == 1.0 && c[1] == 1.0);
     CHECK(fabs(A->x[0]) >= 0.5 && fabs(A->x[0]) < 2.0);
     CHECK(fabs(A->x[1]) >= 0.5 && fabs(A->x[1]) < 2.0);
@@ -143,18 +166,18 @@ TEST(equilibrate_edge_cases)
     /* maxiter 0: nothing changes */
     double before = A->x[1];
     A->x[1] = 1e10;
-    CHECK_EQ_INT(mbla_csc_equilibrate(A, 0, r, c, w, &st), 0);
+    CHECK_EQ_INT(mbla_csc_equilibrate(A, 0, 0, r, c, w, &st), 0);
     CHECK(A->x[1] == 1e10 && r[2] == 1.0 && c[2] == 1.0);
     (void)before;
     /* bad arguments */
-    CHECK_EQ_INT(mbla_csc_equilibrate(NULL, -1, r, c, w, &st), MBL_EARG);
-    CHECK_EQ_INT(mbla_csc_equilibrate(A, -1, NULL, c, w, &st), MBL_EARG);
-    CHECK_EQ_INT(mbla_csc_equilibrate(A, -1, r, c, NULL, &st), MBL_EARG);
+    CHECK_EQ_INT(mbla_csc_equilibrate(NULL, -1, 0, r, c, w, &st), MBL_EARG);
+    CHECK_EQ_INT(mbla_csc_equilibrate(A, -1, 0, NULL, c, w, &st), MBL_EARG);
+    CHECK_EQ_INT(mbla_csc_equilibrate(A, -1, 0, r, c, NULL, &st), MBL_EARG);
     mbla_csc_free(A);
     /* the empty matrix */
     mbla_csc *E = NULL;
     CHECK_EQ_INT(mbla_csc_new(0, 0, 0, &E, &st), 0);
-    CHECK_EQ_INT(mbla_csc_equilibrate(E, -1, NULL, NULL, NULL, &st), 0);
+    CHECK_EQ_INT(mbla_csc_equilibrate(E, -1, 0, NULL, NULL, NULL, &st), 0);
     mbla_csc_free(E);
 }
 
