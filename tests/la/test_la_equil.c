@@ -44,7 +44,7 @@ static int is_pow2(double x)
 TEST(equilibrate_exact_and_balanced)
 {
     const int n = 60;
-    double dr[60], dc[60], r[60], c[60], work[60];
+    double dr[60], dc[60], r[60], c[60], work[120];
     mbla_csc *B = NULL, *A = badly_scaled(n, 7u, dr, dc, &B), *A0 = NULL;
     mbl_status st;
     CHECK(A != NULL);
