@@ -143,13 +143,14 @@ static int find_blocks(int z, const double *M, const double *C, const double *K,
         mbl_free(par), mbl_free(id);
         return MBL_ENOMEM;
     }
-    for (int i = 0; i < z; i++) r->rptr[id[ufind(par, i)] + 1]++;
+    /* par[i] := the component of row i (roots first: a root's par is itself until overwritten) */
+    for (int i = 0; i < z; i++) par[i] = ufind(par, i);
+    for (int i = 0; i < z; i++) par[i] = id[par[i]];
+    for (int i = 0; i < z; i++) r->rptr[par[i] + 1]++;
     for (int c = 0; c < nc; c++) r->rptr[c + 1] += r->rptr[c];
-    int *fill = par; /* reuse: par is no longer needed once each row knows its component */
-    for (int i = 0; i < z; i++) fill[i] = id[ufind(par, i)];
-    int *pos = id;
+    int *pos = id; /* id is no longer needed */
     for (int c = 0; c < nc; c++) pos[c] = r->rptr[c];
-    for (int i = 0; i < z; i++) r->rows[pos[fill[i]]++] = i;
+    for (int i = 0; i < z; i++) r->rows[pos[par[i]]++] = i;
     mbl_free(par), mbl_free(id);
     return 0;
 }

@@ -431,6 +431,41 @@ TEST(pipeline_picks_solver)
     mbl_linear_free(lin);
 }
 
+/* Blocks {0, 1}, {2, 4}, {3}: each row in exactly one block, every block's rows coupled (a
+ * regression: the row lists were built from a union-find array overwritten while still read, which
+ * put row 4 into the first block when a block's number differs from its first row) */
+TEST(block_rows_partition)
+{
+    int z = 5;
+    double M[25] = {0}, C[25] = {0}, K[25] = {0}, MiK[25] = {0};
+    for (int i = 0; i < z; i++) M[i + 5 * i] = 1, K[i + 5 * i] = 2 + i;
+    K[0 + 5 * 1] = K[1 + 5 * 0] = -1;
+    K[2 + 5 * 4] = K[4 + 5 * 2] = -1;
+    memcpy(MiK, K, sizeof K);
+    double *A = first_order(z, MiK, NULL);
+    mbl_eig_problem p = {z, z, A, M, C, K};
+    mbl_eig_result *r = NULL;
+    mbl_status st;
+    CHECK(mbl_eig_solve(&p, NULL, 1, &r, &st) == 0);
+    free(A);
+    if (!r) return;
+    CHECK_EQ_INT(r->ncomp, 3);
+    int seen[5] = {0};
+    for (int c = 0; c < r->ncomp; c++) {
+        int nb = r->rptr[c + 1] - r->rptr[c];
+        const int *rows = r->rows + r->rptr[c];
+        for (int k = 0; k < nb; k++) {
+            CHECK(rows[k] >= 0 && rows[k] < z);
+            if (rows[k] >= 0 && rows[k] < z) seen[rows[k]]++;
+        }
+    }
+    for (int i = 0; i < z; i++) CHECK_EQ_INT(seen[i], 1);
+    CHECK(r->rptr[1] == 2 && r->rows[0] == 0 && r->rows[1] == 1);
+    CHECK(r->rptr[2] == 4 && r->rows[2] == 2 && r->rows[3] == 4);
+    CHECK(r->rptr[3] == 5 && r->rows[4] == 3);
+    mbl_eig_result_free(r);
+}
+
 TEST(bad_arguments)
 {
     mbl_eig_result *r = (mbl_eig_result *)&r;
@@ -456,6 +491,7 @@ int main(void)
     RUN(top_block_not_identity_goes_to_dgeev);
     RUN(independent_blocks);
     RUN(pipeline_picks_solver);
+    RUN(block_rows_partition);
     RUN(bad_arguments);
     return test_summary("eig");
 }
