@@ -221,7 +221,7 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         } else {
             md->kind = wi[i] == 0.0 ? MBL_MODE_REAL : MBL_MODE_OSCILLATORY;
             md->freq_hz = mag / TWO_PI;
-            md->damping_ratio = -wr[i] / mag;
+            md->damping_ratio = wr[i] == 0.0 ? 0.0 : -wr[i] / mag;
         }
         md->spurious = 0;
         /* mode shape in all coordinates: dq = q_S * x_S (the position part of the eigenvector) */
