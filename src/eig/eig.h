@@ -12,8 +12,10 @@
  *                   Eigenvalues s = +-i w (w^2 > 0), +-sqrt(-w^2) (w^2 < 0), 0 twice (|w^2| at
  *                   the rounding level 100 eps max|w^2|); eigenvectors real, M-orthonormal.
  *   "quadratic-qz"  the top block of A is [0 I] but the rest does not hold: the quadratic pencil
- *                   s^2 M + s C + K through its first companion pencil, scaled (s = gamma mu,
- *                   Fan, Lin and Van Dooren 2004) and solved by QZ with balancing (dggevx 'B').
+ *                   s^2 M + s C + K, scaled symmetrically by 1/sqrt(M_ii) and then as Fan, Lin
+ *                   and Van Dooren 2004 (s = gamma mu), through its first companion pencil, by
+ *                   QZ with permutation balancing (dggevx 'P'; LAPACK's scaling balancer made
+ *                   backward errors worse on these pencils, the two scalings do its job).
  *   "dgeev"         anything else (z0 != z1: non-holonomic constraints or user velocity states;
  *                   no M, C, K; a top block of A that is not [0 I]; a QZ that returns an infinite
  *                   eigenvalue): the eigenvalues of A by dgeev (which balances A, 'B').

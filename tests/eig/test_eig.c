@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "eig/eig.h"
+#include "mblin/la.h"
 #include "mblin/model.h"
 #include "test.h"
 
@@ -466,6 +467,53 @@ TEST(block_rows_partition)
     mbl_eig_result_free(r);
 }
 
+/* the la wrapper used by quadratic-qz: A x = lambda B x with A = T diag(1, 2, 3) T^-1 scaled
+ * badly by S, B = 2 S S' (eigenvalues 0.5, 1, 1.5); every balancing choice, and a bad one */
+TEST(ggevx_wrapper)
+{
+    /* T = [[1, 1, 0], [0, 1, 1], [0, 0, 1]], T^-1 = [[1, -1, 1], [0, 1, -1], [0, 0, 1]] */
+    double T[9] = {1, 0, 0, 1, 1, 0, 0, 1, 1}, Ti[9] = {1, 0, 0, -1, 1, 0, 1, -1, 1}, D[3] = {1, 2, 3};
+    double sc[3] = {1e-4, 1, 1e4}, A[9], B[9] = {0};
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 3; i++) {
+            double a = 0;
+            for (int k = 0; k < 3; k++) a += T[i + 3 * k] * D[k] * Ti[k + 3 * j];
+            A[i + 3 * j] = sc[i] * a / sc[j];
+        }
+    for (int i = 0; i < 3; i++) B[i + 3 * i] = 2.0;
+    const char *bal = "NPSB";
+    for (int b = 0; b < 4; b++) {
+        double ar[3], ai[3], be[3], VR[9], an = -1, bn = -1;
+        mbl_status st;
+        CHECK(mbla_ggevx(bal[b], 3, A, 3, B, 3, ar, ai, be, NULL, 1, VR, 3, &an, &bn, &st) == 0);
+        double ev[3];
+        for (int i = 0; i < 3; i++) {
+            CHECK(ai[i] == 0.0 && be[i] > 0);
+            ev[i] = ar[i] / be[i];
+        }
+        qsort(ev, 3, sizeof *ev, cmp_dbl);
+        CHECK_REL(ev[0], 0.5, 1e-12);
+        CHECK_REL(ev[1], 1.0, 1e-12);
+        CHECK_REL(ev[2], 1.5, 1e-12);
+        CHECK(an > 0 && bn > 0);
+        /* eigenvectors of the original pencil: A v = lambda B v */
+        for (int j = 0; j < 3; j++) {
+            double lam = ar[j] / be[j], res = 0, vn = 0;
+            for (int i = 0; i < 3; i++) {
+                double r = 0;
+                for (int k = 0; k < 3; k++) r += (A[i + 3 * k] - lam * B[i + 3 * k]) * VR[k + 3 * j];
+                res = fmax(res, fabs(r)), vn = fmax(vn, fabs(VR[i + 3 * j]));
+            }
+            CHECK_MSG(res <= 1e-10 * vn, "balanc %c: residual %.3g", bal[b], res);
+        }
+    }
+    double ar[3], ai[3], be[3];
+    mbl_status st;
+    CHECK(mbla_ggevx('X', 3, A, 3, B, 3, ar, ai, be, NULL, 1, NULL, 1, NULL, NULL, &st) == MBL_EARG);
+    A[4] = NAN;
+    CHECK(mbla_ggevx('B', 3, A, 3, B, 3, ar, ai, be, NULL, 1, NULL, 1, NULL, NULL, &st) == MBL_EARG);
+}
+
 TEST(bad_arguments)
 {
     mbl_eig_result *r = (mbl_eig_result *)&r;
@@ -492,6 +540,7 @@ int main(void)
     RUN(independent_blocks);
     RUN(pipeline_picks_solver);
     RUN(block_rows_partition);
+    RUN(ggevx_wrapper);
     RUN(bad_arguments);
     return test_summary("eig");
 }
