@@ -23,6 +23,8 @@ void mbl_eig_options_default(mbl_eig_options *opt)
 {
     opt->damp_tol = 1e-12;
     opt->sym_tol = 1e-10;
+    opt->refine_rel = 1e-12;
+    opt->refine_max = 200;
 }
 
 void mbl_eig_result_free(mbl_eig_result *r)
@@ -87,6 +89,14 @@ static double nrm2(int n, const double *x)
     if (amax == 0) return 0;
     for (int i = 0; i < n; i++) s += (x[i] / amax) * (x[i] / amax);
     return amax * sqrt(s);
+}
+
+/* 1 / sqrt(m) rounded to the nearest power of 2 (m > 0): scaling by it is exact */
+static double pow2_rsqrt(double m)
+{
+    int e;
+    frexp(m, &e); /* m = f 2^e, 0.5 <= f < 1 */
+    return ldexp(1.0, -(e / 2));
 }
 
 static int ufind(int *par, int i)
@@ -196,7 +206,8 @@ static double quad_berr(int nb, double sr, double si, const double *u, const dou
 /* ---- strategy 1: symmetric-definite, dsygvd --------------------------------------------- */
 
 static int solve_sygvd(int z, const double *M, const double *C, const double *K, int cnonzero, int want,
-                       double nM, double nC, double nK, mbl_eig_result *r, mbl_status *st)
+                       double nM, double nC, double nK, const mbl_eig_options *opt, mbl_eig_result *r,
+                       mbl_status *st)
 {
     int nc = r->ncomp, bmax = 0, rc = 0;
     for (int c = 0; c < nc; c++) bmax = bmax > r->rptr[c + 1] - r->rptr[c] ? bmax : r->rptr[c + 1] - r->rptr[c];
@@ -206,6 +217,7 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
     double *w2 = mbl_alloc_array((size_t)z + 1, sizeof(double));
     double *MX = mbl_alloc_array(bb, sizeof(double)), *KX = mbl_alloc_array(bb, sizeof(double));
     double *CX = cnonzero ? mbl_alloc_array(bb, sizeof(double)) : NULL;
+    char *refined = mbl_calloc((size_t)z + 1, 1);
     r->cptr = mbl_calloc((size_t)nc + 1, sizeof *r->cptr);
     r->voff = mbl_calloc((size_t)nc + 1, sizeof *r->voff);
     size_t vsz = 0;
@@ -214,7 +226,7 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
         vsz += nb * nb;
     }
     r->V = mbl_alloc_array(vsz + 1, sizeof(double));
-    if (!Mb || !Kb || !Z || !d || !w2 || !MX || !KX || (cnonzero && !CX) || !r->cptr || !r->voff || !r->V) {
+    if (!Mb || !Kb || !Z || !d || !w2 || !MX || !KX || (cnonzero && !CX) || !refined || !r->cptr || !r->voff || !r->V) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -226,14 +238,14 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
         r->voff[c] = off;
         gather(z, M, nb, rows, 1, Mb);
         gather(z, K, nb, rows, 1, Kb);
-        /* Jacobi scaling D M D, D K D with D = diag(1 / sqrt(M_ii)): units mixed across coordinates
-         * cost dsygvd nothing then */
+        /* Jacobi scaling D M D, D K D with D = diag(1 / sqrt(M_ii)) rounded to a power of 2 (exact:
+         * the scaled entries carry no rounding): units mixed across coordinates cost dsygvd nothing */
         for (int i = 0; i < nb; i++) {
             if (!(Mb[i + (size_t)i * nb] > 0)) {
                 rc = NEXT_STRATEGY;
                 goto done;
             }
-            d[i] = 1.0 / sqrt(Mb[i + (size_t)i * nb]);
+            d[i] = pow2_rsqrt(Mb[i + (size_t)i * nb]);
         }
         for (int j = 0; j < nb; j++)
             for (int i = 0; i < nb; i++) {
@@ -259,6 +271,41 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
     double wmax = 0;
     for (int i = 0; i < z; i++) wmax = fmax(wmax, fabs(w2[i]));
     double wzero = ZERO_W2_FACTOR * DBL_EPSILON * wmax;
+    /* dsygvd's w^2 carry an absolute error of about eps max|w^2|: poor relative accuracy for the
+     * slow modes of a stiff model. Refine those (a priori relative error eps max|w^2| / |w^2| >
+     * refine_rel, smallest first, at most refine_max) by the Rayleigh quotient x^T K x / x^T M x
+     * of the computed eigenvector with the caller's M, K, accumulated in long double: its error is
+     * quadratic in the eigenvector's, so it gives the eigenvalue of the data to nearly full
+     * precision. */
+    if (opt->refine_max > 0) {
+        int nref = 0;
+        for (;;) {
+            int jmin = -1;
+            for (int j = 0; j < z; j++)
+                if (!refined[j] && fabs(w2[j]) > wzero && DBL_EPSILON * wmax > opt->refine_rel * fabs(w2[j]) &&
+                    (jmin < 0 || fabs(w2[j]) < fabs(w2[jmin])))
+                    jmin = j;
+            if (jmin < 0 || nref >= opt->refine_max) break;
+            refined[jmin] = 1, nref++;
+            int c = 0;
+            while (r->rptr[c + 1] <= jmin) c++;
+            int nb = r->rptr[c + 1] - r->rptr[c];
+            const int *rows = r->rows + r->rptr[c];
+            const double *x = r->V + r->voff[c] + (size_t)(jmin - r->rptr[c]) * nb;
+            long double xkx = 0, xmx = 0;
+            for (int jj = 0; jj < nb; jj++) {
+                long double kx = 0, mx = 0;
+                const double *kc = K + (size_t)rows[jj] * z, *mc = M + (size_t)rows[jj] * z;
+                for (int ii = 0; ii < nb; ii++) {
+                    kx += (long double)kc[rows[ii]] * x[ii];
+                    mx += (long double)mc[rows[ii]] * x[ii];
+                }
+                xkx += kx * x[jj];
+                xmx += mx * x[jj];
+            }
+            if (xmx > 0) w2[jmin] = (double)(xkx / xmx);
+        }
+    }
     for (int j = 0; j < z; j++) {
         double w = w2[j], a = 0, b = 0;
         if (fabs(w) <= wzero) a = b = 0;
@@ -303,6 +350,7 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
     }
 done:
     mbl_free(Mb), mbl_free(Kb), mbl_free(Z), mbl_free(d), mbl_free(w2), mbl_free(MX), mbl_free(KX), mbl_free(CX);
+    mbl_free(refined);
     return rc;
 }
 
@@ -348,11 +396,12 @@ static int solve_qz(int z, const double *M, const double *C, const double *K, in
         gather(z, C, nb, rows, 0, Cb);
         gather(z, K, nb, rows, 0, Kb);
         /* symmetric diagonal scaling x = D y, D_ii = 1 / sqrt(|M_ii|) (the column's largest |M| entry
-         * when M_ii = 0): removes mixed units like the Jacobi scaling of the sygvd path */
+         * when M_ii = 0) rounded to a power of 2: removes mixed units like the Jacobi scaling of the
+         * sygvd path, exactly */
         for (int i = 0; i < nb; i++) {
             double m = fabs(Mb[i + (size_t)i * nb]);
             for (int k = 0; m == 0 && k < nb; k++) m = fmax(m, fabs(Mb[k + (size_t)i * nb]));
-            d[i] = m > 0 ? 1.0 / sqrt(m) : 1.0;
+            d[i] = m > 0 ? pow2_rsqrt(m) : 1.0;
         }
         for (int j = 0; j < nb; j++)
             for (int i = 0; i < nb; i++) {
@@ -557,7 +606,7 @@ int mbl_eig_solve(const mbl_eig_problem *p, const mbl_eig_options *opt_in, int w
         int cnonzero = nC > 0;
         int undamped = nC <= opt.damp_tol * sqrt(nM * nK);
         int symmetric = asym(z, p->M) <= opt.sym_tol * nM && asym(z, p->K) <= opt.sym_tol * nK;
-        if (undamped && symmetric) rc = solve_sygvd(z, p->M, p->C, p->K, cnonzero, want_vectors, nM, nC, nK, r, st);
+        if (undamped && symmetric) rc = solve_sygvd(z, p->M, p->C, p->K, cnonzero, want_vectors, nM, nC, nK, &opt, r, st);
         if (rc == NEXT_STRATEGY) {
             mbl_free(r->cptr), mbl_free(r->voff);
             r->cptr = NULL, r->voff = NULL;
