@@ -165,6 +165,53 @@ TEST(chain_sygvd_mixed_units)
     chain_case(30, 1e12, 1e-3, 1);
 }
 
+/* Slow modes of a stiff model: masses 1, springs ground-k-m1-K-m2-k-m3 with k = 1, K = 1e12, in
+ * sheared coordinates x = T y (T unit upper bidiagonal; M = T^T T, K = T^T K0 T are exact in
+ * double). As K -> infinity m1 and m2 lock: M = diag(2, 1), K = [[2, -1], [-1, 1]], w^2 = 1 +- 1/sqrt 2,
+ * off by O(k/K) = 1e-12 at K = 1e12. dsygvd alone gives the slow w^2 with an absolute error of
+ * about eps K (4e-4 relative here); the long-double Rayleigh quotient refinement brings them to
+ * 3e-8: its error is quadratic in the eigenvector's, and the two slow eigenvectors are mixed by
+ * about eps K / (their gap) = 3e-4 (the flexible pendulum's slow modes are far better separated
+ * relative to that: 1e-10 there). */
+TEST(stiff_slow_modes_refined)
+{
+    double k1 = 1, k2 = 1e12, K0[9] = {0}, M[9], K[9], T[9] = {0}, C[9] = {0}, A[36] = {0};
+    double ks[3] = {k1, k2, k1};
+    for (int sp = 0; sp < 3; sp++) {
+        int a = sp - 1, b = sp;
+        if (a >= 0) K0[a + 3 * a] += ks[sp], K0[a + 3 * b] -= ks[sp], K0[b + 3 * a] -= ks[sp];
+        K0[b + 3 * b] += ks[sp];
+    }
+    for (int i = 0; i < 3; i++) T[i + 3 * i] = 1, T[i + 3 * (i + 1 < 3 ? i + 1 : i)] = 1;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double km = 0, mm = 0;
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++) km += T[a + 3 * i] * K0[a + 3 * b] * T[b + 3 * j], mm += a == b ? T[a + 3 * i] * T[b + 3 * j] : 0;
+            K[i + 3 * j] = km, M[i + 3 * j] = mm;
+        }
+    for (int i = 0; i < 3; i++) A[i + 6 * (3 + i)] = 1; /* only the top block [0 I] matters here */
+    double want[2] = {1 - sqrt(0.5), 1 + sqrt(0.5)};
+    for (int refine = 0; refine < 2; refine++) {
+        mbl_eig_options o;
+        mbl_eig_options_default(&o);
+        if (!refine) o.refine_max = 0;
+        mbl_eig_problem p = {3, 3, A, M, C, K};
+        mbl_eig_result *r = NULL;
+        mbl_status st;
+        CHECK(mbl_eig_solve(&p, &o, 1, &r, &st) == 0);
+        if (!r) continue;
+        CHECK_MSG(strcmp(r->solver, "sygvd") == 0, "solver %s", r->solver);
+        double w2[3];
+        for (int i = 0; i < 3; i++) w2[i] = r->im[2 * i] * r->im[2 * i];
+        qsort(w2, 3, sizeof *w2, cmp_dbl);
+        double err = fmax(fabs(w2[0] - want[0]) / want[0], fabs(w2[1] - want[1]) / want[1]);
+        fprintf(stderr, "stiff slow modes, refinement %s: relative error %.3g\n", refine ? "on" : "off", err);
+        if (refine) CHECK_MSG(err <= 1e-7, "refined slow modes: relative error %.3g", err);
+        mbl_eig_result_free(r);
+    }
+}
+
 /* M = diag(1, 2), K = [[3, -1], [-1, 1]], Rayleigh damping C = a M + b K: per mode
  * s^2 + (a + b w^2) s + w^2 = 0 with 2 w^4 - 7 w^2 + 2 = 0. Mode 1 underdamped, mode 2
  * overdamped (two real roots). */
@@ -531,6 +578,7 @@ TEST(bad_arguments)
 int main(void)
 {
     RUN(chain_sygvd_mixed_units);
+    RUN(stiff_slow_modes_refined);
     RUN(damped_chain_qz_mixed_units);
     RUN(damped_two_dof_quadratic_qz);
     RUN(gyroscopic_rotor_whirl);
