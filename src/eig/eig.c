@@ -91,6 +91,16 @@ static double nrm2(int n, const double *x)
     return amax * sqrt(s);
 }
 
+/* s + c += a b in doubled precision (Ogita, Rump and Oishi 2005, Dot2: the product's and the sum's
+ * rounding errors, from fma and TwoSum, are accumulated in c). Portable (no long double). */
+static void dot2_add(double a, double b, double *s, double *c)
+{
+    double p = a * b, e = fma(a, b, -p);
+    double t = *s + p, v = t - *s, q = (*s - (t - v)) + (p - v);
+    *s = t;
+    *c += q + e;
+}
+
 /* 1 / sqrt(m) rounded to the nearest power of 2 (m > 0): scaling by it is exact */
 static double pow2_rsqrt(double m)
 {
@@ -274,7 +284,7 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
     /* dsygvd's w^2 carry an absolute error of about eps max|w^2|: poor relative accuracy for the
      * slow modes of a stiff model. Refine those (a priori relative error eps max|w^2| / |w^2| >
      * refine_rel, smallest first, at most refine_max) by the Rayleigh quotient x^T K x / x^T M x
-     * of the computed eigenvector with the caller's M, K, accumulated in long double: its error is
+     * of the computed eigenvector with the caller's M, K, accumulated in doubled precision: its error is
      * quadratic in the eigenvector's, so it gives the eigenvalue of the data to nearly full
      * precision. */
     if (opt->refine_max > 0) {
@@ -292,18 +302,22 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
             int nb = r->rptr[c + 1] - r->rptr[c];
             const int *rows = r->rows + r->rptr[c];
             const double *x = r->V + r->voff[c] + (size_t)(jmin - r->rptr[c]) * nb;
-            long double xkx = 0, xmx = 0;
+            /* x^T K x = sum_j x_j sum_i K_ij x_i, every product and sum compensated */
+            double ks = 0, kc = 0, ms = 0, mc = 0;
             for (int jj = 0; jj < nb; jj++) {
-                long double kx = 0, mx = 0;
-                const double *kc = K + (size_t)rows[jj] * z, *mc = M + (size_t)rows[jj] * z;
+                double ys = 0, yc = 0, ns = 0, nc2 = 0;
+                const double *kcol = K + (size_t)rows[jj] * z, *mcol = M + (size_t)rows[jj] * z;
                 for (int ii = 0; ii < nb; ii++) {
-                    kx += (long double)kc[rows[ii]] * x[ii];
-                    mx += (long double)mc[rows[ii]] * x[ii];
+                    dot2_add(kcol[rows[ii]], x[ii], &ys, &yc);
+                    dot2_add(mcol[rows[ii]], x[ii], &ns, &nc2);
                 }
-                xkx += kx * x[jj];
-                xmx += mx * x[jj];
+                dot2_add(ys, x[jj], &ks, &kc);
+                dot2_add(yc, x[jj], &ks, &kc);
+                dot2_add(ns, x[jj], &ms, &mc);
+                dot2_add(nc2, x[jj], &ms, &mc);
             }
-            if (xmx > 0) w2[jmin] = (double)(xkx / xmx);
+            double xkx = ks + kc, xmx = ms + mc;
+            if (xmx > 0) w2[jmin] = xkx / xmx;
         }
     }
     for (int j = 0; j < z; j++) {

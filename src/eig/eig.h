@@ -45,9 +45,9 @@ typedef struct mbl_eig_options {
     double sym_tol;  /* M-hat, K-hat count as symmetric when ||X - X^T||_F <= sym_tol ||X||_F
                         (default 1e-10); the symmetric part is used */
     double refine_rel; /* sygvd: a w^2 whose a-priori relative error eps max|w^2| / |w^2| exceeds
-                        this is refined by the Rayleigh quotient in long double (default 1e-12) */
+                        this is refined by the Rayleigh quotient in doubled precision (fma-compensated) (default 1e-12) */
     int refine_max;    /* at most this many (the slowest first; default 200; 0: none). Each costs
-                        O(b^2) long-double operations, b the order of its block */
+                        O(b^2) compensated operations, b the order of its block */
 } mbl_eig_options;
 
 void mbl_eig_options_default(mbl_eig_options *opt);

@@ -169,8 +169,8 @@ TEST(chain_sygvd_mixed_units)
  * sheared coordinates x = T y (T unit upper bidiagonal; M = T^T T, K = T^T K0 T are exact in
  * double). As K -> infinity m1 and m2 lock: M = diag(2, 1), K = [[2, -1], [-1, 1]], w^2 = 1 +- 1/sqrt 2,
  * off by O(k/K) = 1e-12 at K = 1e12. dsygvd alone gives the slow w^2 with an absolute error of
- * about eps K (4e-4 relative here); the long-double Rayleigh quotient refinement brings them to
- * 3e-8: its error is quadratic in the eigenvector's, and the two slow eigenvectors are mixed by
+ * about eps K (4e-4 relative here); the compensated Rayleigh quotient refinement brings them to
+ * 4e-8: its error is quadratic in the eigenvector's, and the two slow eigenvectors are mixed by
  * about eps K / (their gap) = 3e-4 (the flexible pendulum's slow modes are far better separated
  * relative to that: 1e-10 there). */
 TEST(stiff_slow_modes_refined)
