@@ -16,6 +16,13 @@
 /* a defective double zero (rigid-body mode) splits by about sqrt(eps * scale) */
 #define ZERO_DEFECT_FACTOR 10.0
 
+/* the refinement of slow modes (solve_sygvd) stops before its compensated multiply-adds exceed
+ * this fraction of the b^3 of the blocks' eigensolves (it costs 2 b^2 per mode, a compensated
+ * multiply-add being ~10 flops and dsygvd ~10 b^3 flops: at most ~25 % of dsygvd's time) */
+#define REFINE_WORK_FRACTION 0.25
+/* ... plus the cost of this many modes of the largest block (small problems) */
+#define REFINE_MIN_MODES 16
+
 /* strategy could not be used: try the next one (internal, never returned) */
 #define NEXT_STRATEGY 1
 
@@ -289,6 +296,12 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
      * precision. */
     if (opt->refine_max > 0) {
         int nref = 0;
+        /* in multiply-adds; budget: a fraction of dsygvd's ~b^3, and 16 modes of the largest block */
+        double work = 0, budget = 2.0 * REFINE_MIN_MODES * (double)bmax * bmax;
+        for (int c = 0; c < nc; c++) {
+            double nb = r->rptr[c + 1] - r->rptr[c];
+            budget += REFINE_WORK_FRACTION * nb * nb * nb;
+        }
         for (;;) {
             int jmin = -1;
             for (int j = 0; j < z; j++)
@@ -296,10 +309,12 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
                     (jmin < 0 || fabs(w2[j]) < fabs(w2[jmin])))
                     jmin = j;
             if (jmin < 0 || nref >= opt->refine_max) break;
-            refined[jmin] = 1, nref++;
             int c = 0;
             while (r->rptr[c + 1] <= jmin) c++;
             int nb = r->rptr[c + 1] - r->rptr[c];
+            if (nref > 0 && work + 2.0 * nb * nb > budget) break;
+            work += 2.0 * nb * nb;
+            refined[jmin] = 1, nref++;
             const int *rows = r->rows + r->rptr[c];
             const double *x = r->V + r->voff[c] + (size_t)(jmin - r->rptr[c]) * nb;
             /* x^T K x = sum_j x_j sum_i K_ij x_i, every product and sum compensated */

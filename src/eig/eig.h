@@ -46,8 +46,10 @@ typedef struct mbl_eig_options {
                         (default 1e-10); the symmetric part is used */
     double refine_rel; /* sygvd: a w^2 whose a-priori relative error eps max|w^2| / |w^2| exceeds
                         this is refined by the Rayleigh quotient in doubled precision (fma-compensated) (default 1e-12) */
-    int refine_max;    /* at most this many (the slowest first; default 200; 0: none). Each costs
-                        O(b^2) compensated operations, b the order of its block */
+    int refine_max;    /* at most this many (the slowest first; default 200; 0: none), and no more
+                        than cost a quarter of the eigensolve (or 16 modes of the largest block):
+                        each costs 2 b^2 compensated multiply-adds, b the order of its block,
+                        against ~b^3 */
 } mbl_eig_options;
 
 void mbl_eig_options_default(mbl_eig_options *opt);
