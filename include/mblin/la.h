@@ -177,6 +177,19 @@ int mbla_ggev(int n, const double *A, int lda, const double *B, int ldb, double 
               double *alphai, double *beta, double *VL, int ldvl, double *VR, int ldvr,
               mbl_status *st);
 
+/* Generalized eigenproblem A x = lambda B x by QZ with balancing (dggevx, sense 'N').
+ *   balanc     'N' none, 'P' permute, 'S' scale, 'B' both (LAPACK's dggbal: permutations that
+ *              isolate eigenvalues, then diagonal scalings of rows and columns that make the
+ *              entries of A and B as close to 1 in magnitude as possible).
+ * A, B (n x n) are not modified. alphar, alphai, beta (n), VL, VR (may be NULL) as in
+ * mbla_ggev; the eigenvectors are those of the original pencil (the balancing is undone), each
+ * scaled so that its largest component has |re| + |im| = 1. abnrm, bbnrm (may be NULL): the
+ * 1-norms of the balanced A and B.
+ * Errors: MBL_EARG (also a bad balanc), MBL_EDIM, MBL_ENOMEM, MBL_ENOCONV. */
+int mbla_ggevx(char balanc, int n, const double *A, int lda, const double *B, int ldb,
+               double *alphar, double *alphai, double *beta, double *VL, int ldvl, double *VR,
+               int ldvr, double *abnrm, double *bbnrm, mbl_status *st);
+
 /* Symmetric-definite generalized problem A z = lambda B z (dsygvd, itype 1): A symmetric, B
  * symmetric positive definite; only the upper triangles are read; A, B are not modified.
  * w (n): eigenvalues ascending. Z (n x n, may be NULL): B-orthonormal eigenvectors

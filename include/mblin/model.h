@@ -246,6 +246,13 @@ typedef struct mbl_mode {
     double damping_ratio;  /* -re / |lambda| (1 for real negative, -1 for real positive, 0 if |lambda| = 0) */
     int spurious;          /* 1 when the method flags the eigenvalue as spurious */
     int kind;              /* MBL_MODE_* */
+    double backward_error; /* normwise backward error of the eigenpair (Tisseur 2000): the smallest
+                              relative change of the data for which it is exact; for the quadratic
+                              solvers ||(s^2 M + s C + K) x|| / ((|s|^2 ||M|| + |s| ||C|| + ||K||) ||x||)
+                              with the reported M-hat, C-hat, K-hat (Frobenius norms), for dgeev
+                              ||(A - s I) v|| / (||A|| ||v||); NAN for a method's own spectrum
+                              (lin->neig > 0). docs/linearization.md, "Eigenvalues: which solver
+                              and why" */
 } mbl_mode;
 
 enum { MBL_MODE_OSCILLATORY = 0, MBL_MODE_REAL = 1, MBL_MODE_ZERO = 2 };
@@ -256,13 +263,17 @@ typedef struct mbl_modes {
     mbl_mode *modes;       /* sorted by frequency, then real part */
     double *shape_re, *shape_im; /* n*nx: mode shapes mapped back to all coordinates */
     double zero_tol;       /* |lambda| below this counted as zero */
+    char solver[32];       /* the eigen strategy used: "sygvd" (undamped, symmetric, M-hat definite),
+                              "quadratic-qz" (the quadratic pencil by QZ), "dgeev" (A), or the
+                              linearization method's own ("descriptor", "penalty") */
 } mbl_modes;
 
 typedef struct mbl_modal_options {
     double zero_tol;       /* |lambda| <= zero_tol * max |lambda| counts as zero (default 1e-9); the
-                              threshold is never below 10 sqrt(eps ||A||_1) (a rigid-body mode is a
-                              defective double zero that rounding splits by about that much) nor
-                              below 1e-12 */
+                              threshold is never below the rounding level of a zero eigenvalue for
+                              the solver used (dgeev: 10 sqrt(eps ||A||_1), a rigid-body mode is a
+                              defective double zero that rounding splits by about that much; sygvd,
+                              quadratic-qz: 10 sqrt(eps) max |lambda|) nor below 1e-12 */
 } mbl_modal_options;
 
 void mbl_modal_options_default(mbl_modal_options *opt);

@@ -534,6 +534,67 @@ int mbla_ggev(int n, const double *A, int lda, const double *B, int ldb, double 
     return 0;
 }
 
+int mbla_ggevx(char balanc, int n, const double *A, int lda, const double *B, int ldb,
+               double *alphar, double *alphai, double *beta, double *VL, int ldvl, double *VR,
+               int ldvr, double *abnrm, double *bbnrm, mbl_status *st)
+{
+    const char *fn = "mbla_ggevx";
+    int r;
+    if (balanc != 'N' && balanc != 'P' && balanc != 'S' && balanc != 'B')
+        return mbl_error(st, MBL_EARG, "%s: balanc must be 'N', 'P', 'S' or 'B'", fn);
+    if ((r = check_mat(st, fn, "A", n, n, A, lda)) || (r = check_mat(st, fn, "B", n, n, B, ldb)))
+        return r;
+    if (n > 0 && (!alphar || !alphai || !beta))
+        return mbl_error(st, MBL_EARG, "%s: alphar, alphai or beta is NULL", fn);
+    if ((r = check_finite(st, fn, "A", n, n, A, lda)) || (r = check_finite(st, fn, "B", n, n, B, ldb)))
+        return r;
+    if (VL && (r = check_mat(st, fn, "VL", n, n, VL, ldvl))) return r;
+    if (VR && (r = check_mat(st, fn, "VR", n, n, VR, ldvr))) return r;
+    if (abnrm) *abnrm = 0.0;
+    if (bbnrm) *bbnrm = 0.0;
+    if (n == 0) return 0;
+    double *CA = mbla_alloc_dmat(n, n), *CB = mbla_alloc_dmat(n, n);
+    double *lscale = mbl_alloc_array((size_t)n, sizeof *lscale), *rscale = mbl_alloc_array((size_t)n, sizeof *rscale);
+    int *iwork = mbl_alloc_array((size_t)n + 6, sizeof *iwork);
+    lapack_logical *bwork = mbl_alloc_array((size_t)n, sizeof *bwork);
+    double *work = NULL;
+    r = 0;
+    if (!CA || !CB || !lscale || !rscale || !iwork || !bwork) {
+        r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
+        goto done;
+    }
+    mbla_copy_dmat(n, n, A, lda, CA, n);
+    mbla_copy_dmat(n, n, B, ldb, CB, n);
+    char jl = VL ? 'V' : 'N', jr = VR ? 'V' : 'N';
+    double dummy = 0.0, wq = 0.0, an = 0.0, bn = 0.0, rce = 0.0, rcv = 0.0;
+    double *vl = VL ? VL : &dummy, *vr = VR ? VR : &dummy;
+    int ll = VL ? ldvl : 1, lr = VR ? ldvr : 1, ilo = 0, ihi = 0;
+    int info = LAPACKE_dggevx_work(LAPACK_COL_MAJOR, balanc, jl, jr, 'N', n, CA, n, CB, n, alphar, alphai,
+                                   beta, vl, ll, vr, lr, &ilo, &ihi, lscale, rscale, &an, &bn, &rce, &rcv,
+                                   &wq, -1, iwork, bwork);
+    if (info == 0) {
+        int lwork = query_lwork(wq, 6 * n);
+        work = mbl_alloc_array((size_t)lwork, sizeof *work);
+        if (!work) {
+            r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (workspace %d)", fn, lwork);
+            goto done;
+        }
+        info = LAPACKE_dggevx_work(LAPACK_COL_MAJOR, balanc, jl, jr, 'N', n, CA, n, CB, n, alphar, alphai,
+                                   beta, vl, ll, vr, lr, &ilo, &ihi, lscale, rscale, &an, &bn, &rce, &rcv,
+                                   work, lwork, iwork, bwork);
+    }
+    if (info < 0) r = mbla_lapacke_error(st, "mbla_ggevx (dggevx)", info);
+    else if (info > 0) r = mbl_error(st, MBL_ENOCONV, "%s: QZ iteration failed (dggevx info %d)", fn, info);
+    else {
+        if (abnrm) *abnrm = an;
+        if (bbnrm) *bbnrm = bn;
+    }
+done:
+    mbl_free(CA), mbl_free(CB), mbl_free(lscale), mbl_free(rscale), mbl_free(iwork), mbl_free(bwork),
+        mbl_free(work);
+    return r;
+}
+
 int mbla_sygvd(int n, const double *A, int lda, const double *B, int ldb, double *w,
                double *Z, int ldz, mbl_status *st)
 {

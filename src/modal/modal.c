@@ -1,11 +1,15 @@
-/* Modal analysis of a linear model: eigenvalues and right eigenvectors of A (LAPACK dgeev),
- * undamped natural frequencies, damping ratios, mode shapes mapped back to every coordinate
- * through dq/dS, zero (rigid-body) modes identified, sorted by frequency. */
+/* Modal analysis of a linear model: eigenvalues and eigenvectors by the strategy src/eig chooses
+ * from the structure (sygvd, quadratic pencil by QZ, or dgeev of A), undamped natural
+ * frequencies, damping ratios, backward errors, mode shapes mapped back to every coordinate
+ * through dq/dS (one dgemm per independent block), zero (rigid-body) modes identified, sorted
+ * by frequency. */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "eig/eig.h"
 #include "mblin/la.h"
 #include "mblin/model.h"
 
@@ -75,6 +79,7 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
         md->re = lin->eig_re[i];
         md->im = lin->eig_im[i];
         md->spurious = lin->eig_spurious[i] ? 1 : 0;
+        md->backward_error = NAN; /* the method's own eigenproblem: not measured here */
         double mag = hypot(md->re, md->im);
         if (!isfinite(mag)) {
             md->kind = MBL_MODE_REAL;
@@ -110,6 +115,37 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
     return 0;
 }
 
+/* Mode shapes of every eigenvector column in all coordinates: S = q_S X, one dgemm per
+ * independent block of the eigen result (one in all for a coupled system). S is n x nvec. */
+static int shapes_all(const mbl_linear *lin, const mbl_eig_result *E, double *S, mbl_status *st)
+{
+    int n = lin->n, z0 = lin->z0;
+    double *Q = NULL;
+    for (int c = 0; c < E->ncomp; c++) {
+        int nb = E->rptr[c + 1] - E->rptr[c], nv = E->cptr[c + 1] - E->cptr[c];
+        const int *rows = E->rows + E->rptr[c];
+        double *Sc = S + (size_t)E->cptr[c] * n;
+        if (nv == 0) continue;
+        if (nb == 0 || n == 0) {
+            memset(Sc, 0, (size_t)n * nv * sizeof *Sc);
+            continue;
+        }
+        const double *Qc = lin->q_S;
+        if (!(nb == z0 && rows[0] == 0 && rows[nb - 1] == nb - 1)) { /* not all rows: gather q_S(:, rows) */
+            if (!Q && !(Q = mbl_alloc_array((size_t)n * z0 + 1, sizeof *Q))) return mbl_error(st, MBL_ENOMEM, "out of memory");
+            for (int j = 0; j < nb; j++) memcpy(Q + (size_t)j * n, lin->q_S + (size_t)rows[j] * n, (size_t)n * sizeof *Q);
+            Qc = Q;
+        }
+        int rc = mbla_gemm('N', 'N', n, nv, nb, 1.0, Qc, n, E->V + E->voff[c], nb, 0.0, Sc, n, st);
+        if (rc) {
+            mbl_free(Q);
+            return rc;
+        }
+    }
+    mbl_free(Q);
+    return 0;
+}
+
 int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbl_modal: out is NULL");
@@ -118,13 +154,13 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
     mbl_modal_options opt;
     if (opt_in) opt = *opt_in;
     else mbl_modal_options_default(&opt);
-    int nx = lin->nx, n = lin->n, z0 = lin->z0;
+    int nx = lin->nx, n = lin->n;
     mbl_modes *M = mbl_calloc(1, sizeof *M);
-    double *wr = mbl_alloc_array((size_t)nx + 1, sizeof *wr), *wi = mbl_alloc_array((size_t)nx + 1, sizeof *wi);
-    double *VR = mbl_alloc_array((size_t)nx * (size_t)nx + 1, sizeof *VR);
     sort_item *si = mbl_alloc_array((size_t)nx + 1, sizeof *si);
+    mbl_eig_result *E = NULL;
+    double *S = NULL;
     int rc = 0;
-    if (!M || !wr || !wi || !VR || !si) {
+    if (!M || !si) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -138,19 +174,30 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         goto done;
     }
     if (lin->neig > 0) {
+        snprintf(M->solver, sizeof M->solver, "%s", lin->method);
         rc = modal_given(lin, &opt, M, st);
         goto done_given;
     }
     if (nx == 0) goto ok;
-    rc = mbla_eig(nx, lin->A, nx, wr, wi, NULL, 1, VR, nx, st);
+    /* the eigen strategy is chosen from the structure of M-hat, C-hat, K-hat and A (src/eig) */
+    mbl_eig_problem P = {lin->z0, lin->z1, lin->A, lin->M, lin->Cd, lin->K};
+    rc = mbl_eig_solve(&P, NULL, 1, &E, st);
     if (rc) goto done;
+    snprintf(M->solver, sizeof M->solver, "%s", E->solver);
+    const double *wr = E->re, *wi = E->im;
+    S = mbl_alloc_array((size_t)n * (size_t)E->nvec + 1, sizeof *S);
+    if (!S) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = shapes_all(lin, E, S, st))) goto done;
     double big = 0;
     for (int i = 0; i < nx; i++) big = fmax(big, hypot(wr[i], wi[i]));
-    /* A rigid-body (cyclic) coordinate gives a defective double zero (a Jordan block); rounding
-     * of size eps*||A|| splits it into +-sqrt(eps*||A||). So the zero threshold is the larger of
-     * the relative tolerance and ZERO_DEFECT_FACTOR * sqrt(eps * ||A||_1), and 1e-12. */
-    double normA = mbla_norm1(nx, nx, lin->A, nx);
-    M->zero_tol = fmax(fmax(opt.zero_tol * big, ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * normA)), 1e-12);
+    /* A zero eigenvalue comes out at the rounding level of the solver (dgeev: a rigid-body
+     * (cyclic) coordinate gives a defective double zero that rounding of size eps*||A|| splits
+     * into +-sqrt(eps*||A||)); E->zero_floor says how large. So the zero threshold is the larger
+     * of the relative tolerance, that floor, and 1e-12. */
+    M->zero_tol = fmax(fmax(opt.zero_tol * big, E->zero_floor), 1e-12);
     for (int i = 0; i < nx; i++) {
         double mag = hypot(wr[i], wi[i]);
         si[i].freq = mag < M->zero_tol ? 0.0 : mag / TWO_PI;
@@ -165,6 +212,7 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         mbl_mode *md = &M->modes[k];
         md->re = wr[i];
         md->im = wi[i];
+        md->backward_error = E->berr[i];
         double mag = hypot(wr[i], wi[i]);
         if (mag < M->zero_tol) {
             md->kind = MBL_MODE_ZERO;
@@ -173,44 +221,28 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         } else {
             md->kind = wi[i] == 0.0 ? MBL_MODE_REAL : MBL_MODE_OSCILLATORY;
             md->freq_hz = mag / TWO_PI;
-            md->damping_ratio = -wr[i] / mag;
+            md->damping_ratio = wr[i] == 0.0 ? 0.0 : -wr[i] / mag;
         }
         md->spurious = 0;
-        /* eigenvector (LAPACK packing: pair j, j+1 holds re, im for the +im eigenvalue) */
-        const double *vre, *vim = NULL;
-        double sign_im = 1.0;
-        if (wi[i] == 0.0) {
-            vre = VR + (size_t)i * nx;
-        } else if (wi[i] > 0.0) {
-            vre = VR + (size_t)i * nx;
-            vim = VR + (size_t)(i + 1) * nx;
-        } else {
-            vre = VR + (size_t)(i - 1) * nx;
-            vim = VR + (size_t)i * nx;
-            sign_im = -1.0;
-        }
-        /* mode shape in all coordinates: dq = q_S * x_S (the position part of the state) */
+        /* mode shape in all coordinates: dq = q_S * x_S (the position part of the eigenvector) */
+        const double *a = S + (size_t)E->vre[i] * n, *b = E->vim[i] >= 0 ? S + (size_t)E->vim[i] * n : NULL;
+        double sign_im = E->vsign[i];
         double *sr = M->shape_re + (size_t)k * n, *sim = M->shape_im + (size_t)k * n;
         double amax = 0;
         int imax = 0;
         for (int c = 0; c < n; c++) {
-            double a = 0, b = 0;
-            for (int j = 0; j < z0; j++) {
-                a += lin->q_S[c + (size_t)j * n] * vre[j];
-                if (vim) b += lin->q_S[c + (size_t)j * n] * sign_im * vim[j];
-            }
-            sr[c] = a;
-            sim[c] = b;
-            double h = hypot(a, b);
+            sr[c] = a[c];
+            sim[c] = b ? sign_im * b[c] : 0.0;
+            double h = hypot(sr[c], sim[c]);
             if (h > amax) amax = h, imax = c;
         }
         /* normalize: largest component 1 (real) */
         if (amax > 0) {
             double pr = sr[imax], pi = sim[imax], d = pr * pr + pi * pi;
             for (int c = 0; c < n; c++) {
-                double a = sr[c], b = sim[c];
-                sr[c] = (a * pr + b * pi) / d;
-                sim[c] = (b * pr - a * pi) / d;
+                double x = sr[c], y = sim[c];
+                sr[c] = (x * pr + y * pi) / d;
+                sim[c] = (y * pr - x * pi) / d;
             }
         }
     }
@@ -221,6 +253,7 @@ done_given:
     M = NULL;
 done:
     mbl_modes_free(M);
-    mbl_free(wr), mbl_free(wi), mbl_free(VR), mbl_free(si);
+    mbl_eig_result_free(E);
+    mbl_free(S), mbl_free(si);
     return rc;
 }

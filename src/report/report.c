@@ -157,10 +157,14 @@ int mbl_report_json(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
         json_num(f, m->freq_hz);
         fputs(", \"damping_ratio\": ", f);
         json_num(f, m->damping_ratio);
+        fputs(", \"backward_error\": ", f);
+        json_num(f, m->backward_error);
         fprintf(f, ", \"spurious\": %s, \"kind\": \"%s\"}", m->spurious ? "true" : "false",
                 m->kind == MBL_MODE_ZERO ? "zero" : m->kind == MBL_MODE_REAL ? "real" : "oscillatory");
     }
-    fputs("],\n \"mode_shapes\": {\"coordinates\": ", f);
+    fputs("],\n \"eigen_solver\": ", f);
+    json_str(f, modes ? modes->solver : "");
+    fputs(",\n \"mode_shapes\": {\"coordinates\": ", f);
     json_names(f, md->qname, md->n);
     fputs(", \"re\": ", f);
     if (modes) json_mat(f, modes->shape_re, modes->n, modes->nx);
@@ -244,7 +248,7 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
     if (lin->notes[0]) fprintf(f, "  notes: %s\n", lin->notes);
     if (lin->err_est > 0) fprintf(f, "  estimated eigenvalue error: %.3g\n", lin->err_est);
     if (modes) {
-        fprintf(f, "\nEigenvalues (%d)\n", modes->nx);
+        fprintf(f, "\nEigenvalues (%d, solver %s)\n", modes->nx, modes->solver);
         fprintf(f, "  %4s  %16s  %14s  %16s  %16s\n", "mode", "frequency [Hz]", "damping ratio", "real", "imaginary");
         for (int i = 0; i < modes->nx; i++) {
             const mbl_mode *m = &modes->modes[i];
