@@ -58,7 +58,7 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
     double big = 0;
     for (int i = 0; i < ne; i++)
         if (!lin->eig_spurious[i] && isfinite(lin->eig_re[i])) big = fmax(big, hypot(lin->eig_re[i], lin->eig_im[i]));
-    double normA = lin->nx ? mbla_norm1(lin->nx, lin->nx, lin->A, lin->nx) : 0.0;
+    double normA = lin->nx && lin->A ? mbla_norm1(lin->nx, lin->nx, lin->A, lin->nx) : 0.0;
     M->zero_tol = fmax(fmax(opt->zero_tol * big, ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * normA)), 1e-12);
     for (int i = 0; i < ne; i++) {
         double mag = hypot(lin->eig_re[i], lin->eig_im[i]);
@@ -118,6 +118,17 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
     mbl_modal_options opt;
     if (opt_in) opt = *opt_in;
     else mbl_modal_options_default(&opt);
+    if (lin->neig > 0) { /* the method's own spectrum, before any nx-sized array (A may not be formed) */
+        mbl_modes *G = mbl_calloc(1, sizeof *G);
+        if (!G) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        G->n = lin->n;
+        int rg = modal_given(lin, &opt, G, st);
+        if (rg) mbl_modes_free(G);
+        else *out = G;
+        return rg;
+    }
+    if (lin->nx > 0 && (!lin->A || !lin->q_S))
+        return mbl_error(st, MBL_EARG, "mbl_modal: A not formed (partial spectrum of a large model) and no spectrum given");
     int nx = lin->nx, n = lin->n, z0 = lin->z0;
     mbl_modes *M = mbl_calloc(1, sizeof *M);
     double *wr = mbl_alloc_array((size_t)nx + 1, sizeof *wr), *wi = mbl_alloc_array((size_t)nx + 1, sizeof *wi);
