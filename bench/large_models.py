@@ -15,6 +15,7 @@ import argparse
 import math
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -102,7 +103,7 @@ def main():
             os.unlink(path)
         if len(done_sizes) >= 2:
             print("| %s | growth | | | CPU ~ n^%.2f | | | |" % (case, exponent(done_sizes, done_times)), flush=True)
-    os.rmdir(tmp)
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ double mbl_lin_dense_bytes(const mbl_model *md, const mbl_point *pt, const char 
     double n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny;
     double rank = pt ? pt->rank_phi_q : m + k;
     double z1 = n - rank, z0 = fmin(n, z1 + k), nx = z0 + z1;
+    if (method && !strcmp(method, "penalty")) z0 = z1 = n, nx = 2 * n; /* an ODE in all coordinates */
     /* the result: A, B, C, D, M, Cd, K, F, q_S, v_W */
     double lin = nx * nx + nx * nr + ny * nx + ny * nr + 3 * z1 * z1 + z1 * nr + n * nx;
     /* the eigen-solve: a copy of A, the eigenvectors, LAPACK work (about 4 nx), the mode shapes */
