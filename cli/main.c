@@ -2,7 +2,7 @@
  *
  *   mblin linearize MODEL [--method NAME] [--set p=value ...] [--at KIND] [--json] [-o DIR]
  *                         [--matrices] [--shapes] [--nev K] [--shift S] [--mem-budget SIZE] [--no-matrices]
- *   mblin equilibrium MODEL [--set p=value ...] [--at KIND] [--json]
+ *   mblin equilibrium MODEL [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
  *   mblin check MODEL [--set p=value ...]
  *   mblin compare MODEL [--set p=value ...] [--at KIND] [--json] [--repeat N]
  *
@@ -34,6 +34,8 @@ static void usage(FILE *f)
             "  --method NAME       linearization method (default augmented)\n"
             "  --set NAME=VALUE    override a parameter (repeatable)\n"
             "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
+            "  --guess NAME=VALUE  initial value of a coordinate (repeatable): the initial guess, or the\n"
+            "                      point itself with --at given\n"
             "  --json              print one JSON object instead of the report\n"
             "  --repeat N          compare: runs per method, the median time is reported (default 3)\n"
             "  -o DIR              write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m\n"
@@ -99,9 +101,28 @@ int main(int argc, char **argv)
     static mbl_setting sets[MAX_SETS];
     static char set_names[MAX_SETS][256];
     int nsets = 0;
+    static mbl_setting guesses[MAX_SETS];
+    static char guess_names[MAX_SETS][256];
+    int nguess = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--guess")) {
+            /* --guess NAME=VALUE: a coordinate's initial value (names are checked once the model is loaded) */
+            const char *v = i + 1 < argc ? argv[++i] : NULL, *eq = v ? strchr(v, '=') : NULL;
+            if (!v) return usage_error("%s needs a value", a);
+            if (!eq || eq == v || !eq[1]) return usage_error("--guess expects NAME=VALUE, got '%s'", v);
+            if (nguess >= MAX_SETS) return usage_error("too many --guess options (at most 256)%s", "");
+            if ((size_t)(eq - v) >= sizeof guess_names[0]) return usage_error("--guess: name too long in '%s'", v);
+            memcpy(guess_names[nguess], v, (size_t)(eq - v));
+            guess_names[nguess][eq - v] = '\0';
+            char *end = NULL;
+            errno = 0;
+            guesses[nguess].value = strtod(eq + 1, &end);
+            if (errno || !end || *end) return usage_error("--guess: '%s' is not NAME=NUMBER", v);
+            guesses[nguess].name = guess_names[nguess];
+            nguess++;
+        }
         else if (!strcmp(a, "--matrices")) flags |= MBL_REPORT_MATRICES;
         else if (!strcmp(a, "--shapes")) flags |= MBL_REPORT_SHAPES;
         else if (!strcmp(a, "--no-matrices")) no_matrices = 1;
@@ -193,6 +214,18 @@ int main(int argc, char **argv)
     mbl_modes *modes = NULL;
     int code = 0;
     if (mbl_model_load_file(model_path, sets, nsets, &model, &st)) return fail(&st);
+    for (int g = 0; g < nguess; g++) {
+        mbl_model_info info;
+        mbl_model_get_info(model, &info);
+        int i = 0;
+        while (i < info.ncoord && strcmp(mbl_model_coord_name(model, i), guesses[g].name)) i++;
+        if (i == info.ncoord) {
+            mbl_model_free(model);
+            return usage_error("--guess: the model has no coordinate named '%s'", guesses[g].name);
+        }
+    }
+    popt.guess = guesses;
+    popt.nguess = nguess;
 
     if (!strcmp(cmd, "check")) {
         /* the point is best effort: a model whose point cannot be found is reported as such */

@@ -23,6 +23,10 @@ The element integrals are computed exactly here (rational arithmetic on the shap
 assembled into banded global forms, so the file grows linearly with n_p. The parameters E, rho, r,
 l, g stay symbols in the file (`--set l=5` works); n_p fixes the structure and is written in.
 
+As in source 001, the elasticity is linear in qf: there is no geometric stiffening of the bending
+by the axial tension, so with a much softer material (E below about 7.5e7 at the other default
+values) the hanging state is unstable in the model.
+
 usage: flexible_pendulum.py --np N [-o FILE]
 Source 001 Table 3 (n_p = 50): +-1.3357i, +-3.5244i, +-9.4175i, +-22.4054i.
 """

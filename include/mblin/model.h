@@ -65,12 +65,24 @@ double mbl_model_param_value(const mbl_model *model, int i);
 typedef struct mbl_opoint_options {
     int at;              /* -1: the model file's choice; else an mbl_at */
     int max_iter;        /* Newton iterations (default 100) */
-    double tol;          /* residual tolerance, scaled by the residual at the start (default 1e-12) */
-    double abs_tol;      /* absolute residual tolerance (default 1e-12) */
+    double tol;          /* tolerance on the scaled residual max_i |F_i| / sum_c |dF_i/dx_c| scale_c,
+                            scale_c = max(|x_c|, |initial x_c|, 1): unit-free, independent of the
+                            starting residual (default 1e-12). Convergence needs it AND either the
+                            residual below abs_tol or a last Newton step at rounding level */
+    double abs_tol;      /* absolute max-norm residual tolerance (default 1e-12) */
+    double step_tol;     /* at the rounding floor (the line search makes no progress) the point is
+                            accepted when every Newton step component is below step_tol * scale_c
+                            and the scaled residual below 1e4 * tol (default 1e-12) */
+    double move_note;    /* equilibrium and steady: a coordinate that moved from its initial guess by
+                            more than move_note * max(1, |guess|) is named in the point's notes
+                            (default 0.5; 0 disables) */
     double rank_tol;     /* relative singular-value threshold for ranks (default 1e-9) */
     const double *q;     /* n coordinates replacing the file's (initial guess, or the point with
                             `given`); NULL: the file's */
     const double *v;     /* n velocities replacing the file's (`given`, `steady`); NULL: the file's */
+    const mbl_setting *guess; /* nguess coordinates by name replacing single initial values (after q);
+                            an unknown name is an MBL_EARG error (the CLI's --guess NAME=VALUE) */
+    int nguess;
     double t;            /* the time of the point when has_t is 1, else the file's linearize.time */
     int has_t;
 } mbl_opoint_options;
@@ -87,6 +99,7 @@ typedef struct mbl_point {
     double *r;                /* nr: inputs */
     int iterations;           /* Newton iterations used */
     double residual;          /* final max-norm residual of the equations solved */
+    double scaled_residual;   /* final scaled residual (mbl_opoint_options.tol) */
     int rank_phi_q;           /* numerical rank of [Phi_q; A_nh] at the point */
     int min_norm_multipliers; /* 1 when the multipliers are the minimum-norm ones (rank loss) */
     char notes[1024];         /* what happened, for the report (moved coordinates, rank loss) */
@@ -94,6 +107,10 @@ typedef struct mbl_point {
 
 int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);
 void mbl_point_free(mbl_point *p);
+
+/* The outputs y = h(q, v, vdot, lambda, mu, r, t) at a point (ny = noutput values into y), e.g. the
+ * reaction forces lambda(c) and accelerations der(der(x)) of the operating point. */
+int mbl_model_outputs(const mbl_model *model, const mbl_point *point, double *y, mbl_status *st);
 
 /* ---- linear models ---------------------------------------------------------------------- */
 

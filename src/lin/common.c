@@ -26,6 +26,7 @@ void mbl_blocks_free(mbl_blocks *B)
     mbl_free(B->M), mbl_free(B->Rv), mbl_free(B->Rq), mbl_free(B->Rr);
     mbl_free(B->Pq), mbl_free(B->Pdq), mbl_free(B->Pddv), mbl_free(B->Pddq), mbl_free(B->Pddr);
     mbl_free(B->Ya), mbl_free(B->Yv), mbl_free(B->Yq), mbl_free(B->Yr);
+    mbl_free(B->Ylam);
     mbl_eval_free(&B->ev);
     memset(B, 0, sizeof *B);
 }
@@ -41,7 +42,8 @@ int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl
     NEW(B->M, nn), NEW(B->Rv, nn), NEW(B->Rq, nn), NEW(B->Rr, (size_t)n * nr);
     NEW(B->Pq, mn), NEW(B->Pdq, mn), NEW(B->Pddv, mn), NEW(B->Pddq, mn), NEW(B->Pddr, (size_t)m * nr);
     NEW(B->Ya, yn), NEW(B->Yv, yn), NEW(B->Yq, yn), NEW(B->Yr, (size_t)ny * nr);
-    if (!B->M || !B->Rv || !B->Rq || !B->Rr || !B->Pq || !B->Pdq || !B->Pddv || !B->Pddq || !B->Pddr || !B->Ya ||
+    NEW(B->Ylam, (size_t)ny * m);
+    if (!B->Ylam || !B->M || !B->Rv || !B->Rq || !B->Rr || !B->Pq || !B->Pdq || !B->Pddv || !B->Pddq || !B->Pddr || !B->Ya ||
         !B->Yv || !B->Yq || !B->Yr) {
         mbl_blocks_free(B);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -71,6 +73,15 @@ int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_V, B->Yv);
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_Q, B->Yq);
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_R, B->Yr);
+    mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_LAMBDA, B->Ylam);
+    return 0;
+}
+
+int mbl_outputs_use(const mbl_model *md, int blk)
+{
+    int c0 = mbl_model_blk0(md, blk), c1 = mbl_model_blk0(md, blk + 1);
+    for (int p = 0; p < md->yjac.nz; p++)
+        if (md->yjac.col[p] >= c0 && md->yjac.col[p] < c1) return 1;
     return 0;
 }
 
@@ -205,6 +216,48 @@ static void stack_mul(const double *X, int m, const int *rows, int r, const doub
     }
 }
 
+/* Outputs of the multipliers (see mbl_reduce): W1 (ny x (2z + nr)) += Ylam dlambda with Phi_q^T dlambda =
+ * -(M dA + Rv dv + Rq dq + Rr dr), dq = [Qs 0 0], dv = [Vs Qs 0], solved as Jc^T [dlambda; x] = -G. */
+static int reduce_multiplier_outputs(const mbl_blocks *B, const mbla_dlu *lu, const int *rows, int r, int z,
+                                     const double *Qs, const double *Vs, const double *dA, const double *Rq_use,
+                                     const char *method, double *W1, mbl_status *st)
+{
+    int n = B->n, m = B->m, nr = B->nr, ny = B->ny, nc = 2 * z + nr;
+    if (Rq_use)
+        return mbl_error(st, MBL_EMODEL,
+                         "%s: outputs of multipliers (lambda) need the multipliers of the operating point, which this "
+                         "method does not use; use augmented",
+                         method);
+    if (r < m)
+        return mbl_error(st, MBL_ESINGULAR,
+                         "%s: outputs of multipliers (lambda): rank(Phi_q) = %d < %d constraints, the multipliers are "
+                         "not unique at this point",
+                         method, r, m);
+    double *G = mbl_calloc((size_t)n * (size_t)nc + 1, sizeof *G);
+    double *dL = mbl_calloc((size_t)m * (size_t)nc + 1, sizeof *dL);
+    if (!G || !dL) {
+        mbl_free(G), mbl_free(dL);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    mbla_gemm('N', 'N', n, nc, n, 1.0, B->M, n, dA, n, 0.0, G, n, NULL);
+    if (z) {
+        mbla_gemm('N', 'N', n, z, n, 1.0, B->Rq, n, Qs, n, 1.0, G, n, NULL);
+        mbla_gemm('N', 'N', n, z, n, 1.0, B->Rv, n, Vs, n, 1.0, G, n, NULL);
+        mbla_gemm('N', 'N', n, z, n, 1.0, B->Rv, n, Qs, n, 1.0, G + (size_t)n * z, n, NULL);
+    }
+    for (int j = 0; j < nr; j++)
+        for (int i = 0; i < n; i++) G[i + (size_t)(2 * z + j) * n] += B->Rr[i + (size_t)j * n];
+    for (size_t i = 0; i < (size_t)n * nc; i++) G[i] = -G[i];
+    int rc = nc ? mbla_dlu_solve(lu, 'T', nc, G, n, st) : 0;
+    if (!rc) {
+        for (int j = 0; j < nc; j++)
+            for (int i = 0; i < r; i++) dL[rows[i] + (size_t)j * m] = G[i + (size_t)j * n];
+        mbla_gemm('N', 'N', ny, nc, m, 1.0, B->Ylam, ny, dL, m, 1.0, W1, ny, NULL);
+    }
+    mbl_free(G), mbl_free(dL);
+    return rc;
+}
+
 int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, const double *Pd_q, const double *Pdd_v,
                const double *Pdd_q, int z, const double *Rq_use, double rcond_min, mbl_linear *lin,
                mbla_dlu **Jc_lu_out, mbl_status *st)
@@ -332,7 +385,9 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, con
             ok |= mbla_gemm('N', 'N', ny, z, n, 1.0, B->Yv, ny, Vs, n, 1.0, W1, ny, NULL);
             ok |= mbla_gemm('N', 'N', ny, z, n, 1.0, B->Yv, ny, Qs, n, 1.0, W1 + (size_t)ny * z, ny, NULL);
         }
+        if (m && mbla_norm1(ny, m, B->Ylam, ny) > 0) rc = reduce_multiplier_outputs(B, lu, rows, r, z, Qs, Vs, dA, Rq_use, lin->method, W1, st);
         mbl_free(dA);
+        if (rc) goto done;
         memcpy(lin->C, W1, (size_t)ny * nx * sizeof *W1);
         for (size_t i = 0; i < (size_t)ny * nr; i++) lin->D[i] = W1[(size_t)ny * nx + i] + B->Yr[i];
         (void)ok;

@@ -92,6 +92,10 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     *out = NULL;
     int k = md->k;
     double *Rmu = NULL, *Nv = NULL, *Nq = NULL;
+    if (mbl_outputs_use(md, MBL_BLK_A) || mbl_outputs_use(md, MBL_BLK_LAMBDA) || mbl_outputs_use(md, MBL_BLK_MU))
+        return mbl_error(st, MBL_EMODEL,
+                         "descriptor: outputs of accelerations or multipliers are not supported (their D differs "
+                         "between the descriptor form y = Cdd x + D u and the state-space form); use augmented");
     if (2 * n + m + k > opt->dense_max || opt->partial == MBL_PARTIAL_ALWAYS) {
         if (k > 0)
             return mbl_error(st, MBL_EMODEL,

@@ -15,6 +15,7 @@ typedef struct mbl_blocks {
     double *M, *Rv, *Rq, *Rr;              /* n x n, n x n, n x n, n x nr */
     double *Pq, *Pdq, *Pddv, *Pddq, *Pddr; /* m x n (Phi_q), m x n (d Phid/dq), m x n, m x n, m x nr */
     double *Ya, *Yv, *Yq, *Yr;             /* ny x n, ny x n, ny x n, ny x nr */
+    double *Ylam;                          /* ny x m: outputs of the multipliers (lambda(c) in outputs) */
     mbl_eval ev;
 } mbl_blocks;
 
@@ -26,6 +27,10 @@ void mbl_blocks_free(mbl_blocks *B);
 /* Dense block of a sparse expression Jacobian J with values val: rows [r0, r1), unknown columns
  * of block cb. out is (r1 - r0) x (block width), column-major. */
 void mbl_sjac_dense(const mbl_model *md, const mbl_sjac *J, const double *val, int r0, int r1, int cb, double *out);
+
+/* 1 when some output depends on the unknowns of block blk (MBL_BLK_A: accelerations, MBL_BLK_LAMBDA,
+ * MBL_BLK_MU: multipliers). */
+int mbl_outputs_use(const mbl_model *md, int blk);
 
 /* Refuse non-holonomic models (the methods here are written for holonomic constraints) and models
  * with more than opt->dense_n_max coordinates (the methods here are dense). */
@@ -63,6 +68,9 @@ void mbl_lin_state_rows(const mbl_model *md, const int *uidx, const int *cidx, i
  * d(S'')/dq (z x n each, NULL: zero, as for S = P q), which enter the velocity and acceleration
  * rows like those of the constraints. Rq may be replaced by Rq_use (NULL: B->Rq). Fills A, B, C, D,
  * M, Cd, K, F, q_S (= Qs), v_W and cond of lin (allocated by the caller with z0 = z1 = z).
+ * Outputs of the multipliers take dlambda from the linearized equations of motion, Phi_q^T dlambda =
+ * -(M da + Rv dv + Rq dq + Rr dr), solved with Jc^T (exact: its last z rows are the reduced
+ * equations); they need r == m (unique multipliers) and Rq_use == NULL, else an error.
  * Jc_lu_out (may be NULL; the caller frees it) returns the factorization of Jc. */
 int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, const double *Pd_q, const double *Pdd_v,
                const double *Pdd_q, int z, const double *Rq_use, double rcond_min, mbl_linear *lin,

@@ -162,6 +162,10 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     *out = NULL;
     rc = mbl_require_holonomic(md, opt, "penalty", st);
     if (rc) return rc;
+    if (mbl_outputs_use(md, MBL_BLK_LAMBDA))
+        return mbl_error(st, MBL_EMODEL,
+                         "penalty: outputs of multipliers (lambda) are not supported (the penalty forces only "
+                         "approximate them, to O(1/alpha)); use augmented");
     if (!(opt->pen_alpha > 0) || !(opt->pen_omega > 0) || !(opt->pen_xi >= 0) || !(opt->pen_ratio > 1))
         return mbl_error(st, MBL_EARG, "penalty: alpha and omega must be > 0, xi >= 0 and the ratio > 1");
     rc = mbl_blocks_init(md, pt, &B, st);
@@ -232,6 +236,11 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
             lin->C[i + (size_t)(n + j) * ny] = B.Yv[i + (size_t)j * ny];
         }
     for (size_t p = 0; p < (size_t)ny * nr; p++) lin->D[p] = B.Yr[p];
+    /* outputs of accelerations: da = [A21 A22] [dq; dv] + B2 u of the penalty ODE (W holds them) */
+    if (ny && n) {
+        mbla_gemm('N', 'N', ny, N, n, 1.0, B.Ya, ny, W, n, 1.0, lin->C, ny, NULL);
+        if (nr) mbla_gemm('N', 'N', ny, nr, n, 1.0, B.Ya, ny, W + (size_t)N * n, n, 1.0, lin->D, ny, NULL);
+    }
     for (int i = 0; i < n; i++) lin->q_S[i + (size_t)i * n] = lin->v_W[i + (size_t)i * n] = 1.0;
     if (mbl_lin_set_names(md, lin, md->qname)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");

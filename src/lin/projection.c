@@ -35,6 +35,10 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     *out = NULL;
     rc = mbl_require_holonomic(md, opt, "projection", st);
     if (rc) return rc;
+    if (mbl_outputs_use(md, MBL_BLK_LAMBDA))
+        return mbl_error(st, MBL_EMODEL,
+                         "projection: outputs of multipliers (lambda) are not supported (projection never forms "
+                         "the multipliers); use augmented");
     rc = mbl_blocks_init(md, pt, &B, st);
     if (rc) return rc;
     rows = mbl_calloc((size_t)m + 1, sizeof *rows);

@@ -45,6 +45,11 @@ typedef struct joint {
     const char *type;
     int i, j; /* markers */
     int line, col;
+    /* reaction measures: the joint's constraints are c0 .. c0 + nc - 1 (0-based, in the model's
+     * order); fg[k] = dPhi_k/dp_i (the force on i's body at p_i is -sum lambda_k fg[k]) and mg[k]
+     * the rotation gradient of Phi_k for i's body (its torque is -sum lambda_k mg[k]); NULL: zero */
+    int c0, nc;
+    const char *fg[6][3], *mg[6][3];
 } joint;
 
 /* open-addressing hash of names -> index (markers, bodies, joints are looked up by name often) */
@@ -909,6 +914,52 @@ static const char *joint_coord(mech *M, int ji, char *why, size_t whylen)
     return NULL;
 }
 
+/* FX FY FZ (joint[, frame]): the force the joint exerts on the body of its marker i (at p_i), TX TY TZ
+ * its torque on that body (about p_i), components along the global axes or the frame marker's:
+ * -sum_k lambda_k dPhi_k/dp_i (resp. the rotation gradient) over the joint's constraints. */
+static const char *reaction(mech *M, const char *fn, int nargs, const char **arg, const size_t *alen, char *why,
+                            size_t whylen)
+{
+    if (nargs < 1 || nargs > 2) {
+        snprintf(why, whylen, "%s takes a joint name and optionally a frame marker", fn);
+        return NULL;
+    }
+    int j = find_joint(M, arg[0], alen[0]);
+    if (j < 0) {
+        snprintf(why, whylen, "%s: no joint named '%.*s'", fn, (int)alen[0], arg[0]);
+        return NULL;
+    }
+    joint *J = &M->jt[j];
+    if (!strcmp(J->type, "coupler")) {
+        snprintf(why, whylen, "%s: joint '%s' is a coupler, which has no reaction force", fn, J->name);
+        return NULL;
+    }
+    int comp = fn[1] == 'X' ? 0 : fn[1] == 'Y' ? 1 : 2;
+    if (M->planar && ((fn[0] == 'F' && comp == 2) || (fn[0] == 'T' && comp != 2))) {
+        snprintf(why, whylen, "%s is zero in a planar mechanism (FX, FY and TZ are not)", fn);
+        return NULL;
+    }
+    static char *gx[3][3] = {{"1", "0", "0"}, {"0", "1", "0"}, {"0", "0", "1"}};
+    char *const *e = gx[comp];
+    if (nargs == 2) {
+        int f = find_marker(M, arg[1], alen[1]);
+        if (f < 0) {
+            snprintf(why, whylen, "%s: no marker named '%.*s'", fn, (int)alen[1], arg[1]);
+            return NULL;
+        }
+        e = M->mk[f].ax[comp];
+    }
+    const char *sum = NULL;
+    for (int k = 0; k < J->nc; k++) {
+        const char **gk = fn[0] == 'F' ? J->fg[k] : J->mg[k];
+        if (!gk[0]) continue;
+        const char *term = fmt(M, "lambda(%d)*(%s*%s + %s*%s + %s*%s)", J->c0 + k + 1, gk[0], e[0], gk[1], e[1],
+                               gk[2], e[2]);
+        sum = sum ? fmt(M, "%s + %s", sum, term) : term;
+    }
+    return sum ? fmt(M, "-(%s)", sum) : "0";
+}
+
 static const char *measure(mech *M, const char *fn, int nargs, const char **arg, const size_t *alen, char *why,
                            size_t whylen)
 {
@@ -926,6 +977,7 @@ static const char *measure(mech *M, const char *fn, int nargs, const char **arg,
         if (!q) return NULL;
         return fn[1] == 'Q' ? q : fmt(M, "der(%s)", q);
     }
+    if ((fn[0] == 'F' || fn[0] == 'T') && fn[2] == '\0') return reaction(M, fn, nargs, arg, alen, why, whylen);
     int mi[3] = {-1, -1, -1};
     if (nargs < 1 || nargs > 3) {
         snprintf(why, whylen, "%s takes 1 to 3 marker names", fn);
@@ -995,7 +1047,7 @@ static int is_id(char c) { return is_id0(c) || (c >= '0' && c <= '9'); }
 static int subst(mech *M, const char *text, const yaml_node_t *at, const local *loc, int nloc, const char **out)
 {
     static const char *fns[] = {"DX", "DY", "DZ", "DM", "AX", "AY", "AZ", "VX", "VY", "VZ", "WX", "WY", "WZ",
-                                "JQ", "JV", NULL};
+                                "JQ", "JV", "FX", "FY", "FZ", "TX", "TY", "TZ", NULL};
     size_t cap = strlen(text) * 2 + 64, n = 0;
     char *o = mbl_malloc(cap);
     if (!o || !keep(M, o)) return oom(M);
@@ -1106,6 +1158,20 @@ static int con(mech *M, const char *jname, const char *text, int line, int col)
     return push(M, &M->src->constraints, jname, text, line, col);
 }
 
+static void set3(const char *dst[3], const char *a, const char *b, const char *c)
+{
+    dst[0] = a, dst[1] = b, dst[2] = c;
+}
+
+/* a x b as three texts */
+static void cross3(mech *M, char *const a[3], char *const b[3], const char *out[3])
+{
+    for (int k = 0; k < 3; k++) {
+        int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+        out[k] = fmt(M, "(%s*%s - %s*%s)", a[k1], b[k2], a[k2], b[k1]);
+    }
+}
+
 static int joint_constraints(mech *M, joint *J, const yaml_node_t *val)
 {
     marker *I = &M->mk[J->i], *K = &M->mk[J->j];
@@ -1122,6 +1188,7 @@ static int joint_constraints(mech *M, joint *J, const yaml_node_t *val)
         if (!dn) return err_at(M, val, "joint '%s': missing 'distance'", J->name);
         rc = text_of(M, dn, "distance", &L);
         if (rc) return rc;
+        set3(J->fg[ne], fmt(M, "2*%s", d[0]), fmt(M, "2*%s", d[1]), fmt(M, "2*%s", d[2]));
         eq[ne++] = fmt(M, "%s - (%s)^2", dot3(M, d, d), L);
     } else if (M->planar) {
         const char *ang = fmt(M, "%s - %s", I->phi, K->phi);
@@ -1130,19 +1197,19 @@ static int joint_constraints(mech *M, joint *J, const yaml_node_t *val)
             return err_at(M, get(M, val, "type"), "joint '%s': a %s joint constrains orientation, which a point mass has not",
                           J->name, t);
         if (!strcmp(t, "revolute")) {
-            eq[ne++] = d[0];
-            eq[ne++] = d[1];
+            set3(J->fg[ne], "1", "0", "0"), eq[ne++] = d[0];
+            set3(J->fg[ne], "0", "1", "0"), eq[ne++] = d[1];
         } else if (!strcmp(t, "prismatic")) {
-            eq[ne++] = dot3(M, d, K->ax[1]);
-            eq[ne++] = ang;
+            set3(J->fg[ne], K->ax[1][0], K->ax[1][1], K->ax[1][2]), eq[ne++] = dot3(M, d, K->ax[1]);
+            set3(J->mg[ne], "0", "0", "1"), eq[ne++] = ang;
         } else if (!strcmp(t, "fixed")) {
-            eq[ne++] = d[0];
-            eq[ne++] = d[1];
-            eq[ne++] = ang;
+            set3(J->fg[ne], "1", "0", "0"), eq[ne++] = d[0];
+            set3(J->fg[ne], "0", "1", "0"), eq[ne++] = d[1];
+            set3(J->mg[ne], "0", "0", "1"), eq[ne++] = ang;
         } else if (!strcmp(t, "inline")) {
-            eq[ne++] = dot3(M, d, K->ax[1]);
+            set3(J->fg[ne], K->ax[1][0], K->ax[1][1], K->ax[1][2]), eq[ne++] = dot3(M, d, K->ax[1]);
         } else if (!strcmp(t, "orientation")) {
-            eq[ne++] = ang;
+            set3(J->mg[ne], "0", "0", "1"), eq[ne++] = ang;
         } else {
             return err_at(M, get(M, val, "type"),
                           "joint '%s': type '%s' is not available in a planar mechanism (revolute, prismatic, fixed, "
@@ -1169,24 +1236,27 @@ static int joint_constraints(mech *M, joint *J, const yaml_node_t *val)
                           "spherical, fixed, planar, inline, inplane, orientation, parallel_axes, perpendicular_axes, "
                           "distance, coupler)",
                           J->name, t);
+        static const char *ek[3][3] = {{"1", "0", "0"}, {"0", "1", "0"}, {"0", "0", "1"}};
         if (sph)
-            for (int k = 0; k < 3; k++) eq[ne++] = d[k];
+            for (int k = 0; k < 3; k++) set3(J->fg[ne], ek[k][0], ek[k][1], ek[k][2]), eq[ne++] = d[k];
         if (lin) {
-            eq[ne++] = dot3(M, d, K->ax[0]);
-            eq[ne++] = dot3(M, d, K->ax[1]);
+            set3(J->fg[ne], K->ax[0][0], K->ax[0][1], K->ax[0][2]), eq[ne++] = dot3(M, d, K->ax[0]);
+            set3(J->fg[ne], K->ax[1][0], K->ax[1][1], K->ax[1][2]), eq[ne++] = dot3(M, d, K->ax[1]);
         }
-        if (inpl) eq[ne++] = dot3(M, d, K->ax[2]);
+        if (inpl) set3(J->fg[ne], K->ax[2][0], K->ax[2][1], K->ax[2][2]), eq[ne++] = dot3(M, d, K->ax[2]);
         if (par) {
-            eq[ne++] = dot3(M, I->ax[2], K->ax[0]);
-            eq[ne++] = dot3(M, I->ax[2], K->ax[1]);
+            cross3(M, I->ax[2], K->ax[0], J->mg[ne]), eq[ne++] = dot3(M, I->ax[2], K->ax[0]);
+            cross3(M, I->ax[2], K->ax[1], J->mg[ne]), eq[ne++] = dot3(M, I->ax[2], K->ax[1]);
         }
-        if (rot) eq[ne++] = dot3(M, I->ax[0], K->ax[1]);
-        if (perp) eq[ne++] = dot3(M, I->ax[2], K->ax[2]);
+        if (rot) cross3(M, I->ax[0], K->ax[1], J->mg[ne]), eq[ne++] = dot3(M, I->ax[0], K->ax[1]);
+        if (perp) cross3(M, I->ax[2], K->ax[2], J->mg[ne]), eq[ne++] = dot3(M, I->ax[2], K->ax[2]);
         int pi = M->b[I->body].kind == KIND_POINT || M->b[K->body].kind == KIND_POINT;
         if (pi && (par || rot || perp))
             return err_at(M, get(M, val, "type"), "joint '%s': a %s joint constrains orientation, which a point mass has not",
                           J->name, t);
     }
+    J->c0 = M->src->constraints.n;
+    J->nc = ne;
     for (int k = 0; k < ne && !rc; k++) rc = con(M, nm, eq[k], line, col);
     return rc;
 }

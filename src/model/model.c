@@ -106,9 +106,12 @@ typedef struct loader {
     const char *what;         /* what it is ("kinetic_energy", "forces.y", ...) */
     int oom;                  /* an allocation failed inside the resolver */
     double *pvals;            /* symbol values for evaluating parameter expressions */
+    int allow_mult;           /* 1 while parsing outputs: lambda() and mu() may be used */
+    int cname_refs, cname_calls; /* constraint names resolved / consumed by lambda() or mu() */
 } loader;
 
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
+static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 
 /* Name lookup: every list of named items gets a hash index the first time it is searched, so
  * resolving names costs O(1) however large the model (a linear scan made loading O(n^2)). */
@@ -239,6 +242,42 @@ static int depends_on_block(const mbl_model *md, mblx_id e, int blk)
     return 0;
 }
 
+/* lambda(c) / mu(c): the multiplier of a holonomic / non-holonomic constraint c, named (constraints
+ * given as a mapping) or numbered from 1 in the file's order; in outputs only. */
+static int resolve_multiplier(loader *L, int is_lam, int nargs, const mblx_id *args, mblx_id *out, char *why,
+                              size_t whylen)
+{
+    const mbl_model *md = L->md;
+    const char *fn = is_lam ? "lambda" : "mu";
+    int cnt = is_lam ? md->m : md->k;
+    const mblx_id *mult = is_lam ? md->lam : md->mu;
+    if (!L->allow_mult) {
+        snprintf(why, whylen,
+                 "%s() (a constraint force) can be used in outputs only (forces that depend on multipliers are "
+                 "not supported)",
+                 fn);
+        return 1;
+    }
+    if (nargs != 1) {
+        snprintf(why, whylen, "%s() takes 1 argument (a constraint name or number), %d given", fn, nargs);
+        return 1;
+    }
+    double v;
+    for (int j = 0; j < cnt; j++)
+        if (args[0] == mult[j]) {
+            L->cname_calls++;
+            *out = mult[j];
+            return 0;
+        }
+    if (mblx_is_const(L->md->g, args[0], &v) && v == floor(v) && v >= 1 && v <= cnt) {
+        *out = mult[(int)v - 1];
+        return 0;
+    }
+    snprintf(why, whylen, "%s() takes the name or the number (1 to %d) of a %sconstraint", fn, cnt,
+             is_lam ? "" : "non-holonomic ");
+    return 1;
+}
+
 static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
                    mblx_id *out, char *why, size_t whylen)
 {
@@ -260,6 +299,11 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
                                       "time derivatives are not part of the model)");
                 return 1;
             }
+            if (depends_on_block(md, args[0], MBL_BLK_LAMBDA) || depends_on_block(md, args[0], MBL_BLK_MU)) {
+                snprintf(why, whylen, "der() of a multiplier (the time derivative of a constraint force is not "
+                                      "part of the model)");
+                return 1;
+            }
             *out = total_der(md, args[0]);
             if (*out == MBLX_NONE) {
                 L->oom = 1;
@@ -268,6 +312,8 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
             }
             return 0;
         }
+        int is_lam = len == 6 && !strncmp(name, "lambda", 6), is_mu = len == 2 && !strncmp(name, "mu", 2);
+        if (is_lam || is_mu) return resolve_multiplier(L, is_lam, nargs, args, out, why, whylen);
         return 1; /* unknown function */
     }
     int i;
@@ -356,12 +402,54 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
         *out = node;
         return 0;
     }
+    if ((src->named_constraints && (i = find_name(&src->constraints, name, len)) >= 0) ||
+        (src->named_nonholonomic && (i = find_name(&src->nonholonomic, name, len)) >= 0)) {
+        int nh = !(src->named_constraints && find_name(&src->constraints, name, len) >= 0);
+        if (!L->allow_mult) {
+            snprintf(why, whylen, "'%.*s' names a constraint: its force %s(%.*s) can be used in outputs only",
+                     (int)len, name, nh ? "mu" : "lambda", (int)len, name);
+            return 1;
+        }
+        L->cname_refs++;
+        *out = nh ? md->mu[i] : md->lam[i];
+        return 0;
+    }
     (void)g;
     return 1;
 }
 
+/* Keep an expression the user wrote, with its position, for mbl_model_check_domain. */
+static int record_srcx(loader *L, const mbl_src_item *it, const char *what, mblx_id e)
+{
+    mbl_model *md = L->md;
+    for (int i = md->nsrcx - 1; i >= 0 && i >= md->nsrcx - 4; i--)
+        if (md->srcx[i] == e) return 0; /* the same expression just recorded (a symmetric entry) */
+    if (md->nsrcx == md->srcx_cap) {
+        int cap = md->srcx_cap ? 2 * md->srcx_cap : 16;
+        mblx_id *x = mbl_realloc_array(md->srcx, (size_t)cap, sizeof *x);
+        if (x) md->srcx = x;
+        char **w = x ? mbl_realloc_array(md->srcx_what, (size_t)cap, sizeof *w) : NULL;
+        if (w) md->srcx_what = w;
+        if (!x || !w) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        md->srcx_cap = cap;
+    }
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s:%d:%d: %s", L->src->file, it->line, it->col, what);
+    md->srcx_what[md->nsrcx] = str_dup(buf);
+    if (!md->srcx_what[md->nsrcx]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    md->srcx[md->nsrcx++] = e;
+    return 0;
+}
+
 /* Parse one item's text; errors come as "file:line:col: what (in <what>)". */
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
+{
+    int rc = parse_item_text(L, it, scope, what, out);
+    if (!rc && (scope == SCOPE_FULL || scope == SCOPE_POSITION)) rc = record_srcx(L, it, what, *out);
+    return rc;
+}
+
+static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
 {
     L->scope = scope;
     L->item = it;
@@ -420,9 +508,12 @@ static int check_names(loader *L)
                                      "atan", "atan2", "sinh", "cosh", "tanh", "exp",   "log",  "sqrt",
                                      "abs",  "sign",  "min",  "max",  "step", "lambda", "mu"};
     const mbl_src_list *lists[] = {&L->src->parameters, &L->src->coordinates, &L->src->inputs,
-                                   &L->src->variables};
-    const char *kinds[] = {"parameter", "coordinate", "input", "variable"};
-    for (int a = 0; a < 4; a++) {
+                                   &L->src->variables,  &L->src->constraints, &L->src->nonholonomic};
+    const char *kinds[] = {"parameter", "coordinate", "input", "variable", "constraint", "non-holonomic constraint"};
+    int nlists = 4;
+    if (L->src->named_constraints || L->src->named_nonholonomic) nlists = 6;
+    for (int a = 0; a < nlists; a++) {
+        if ((a == 4 && !L->src->named_constraints) || (a == 5 && !L->src->named_nonholonomic)) continue;
         for (int i = 0; i < lists[a]->n; i++) {
             const mbl_src_item *it = &lists[a]->items[i];
             const char *nm = it->key;
@@ -437,6 +528,7 @@ static int check_names(loader *L)
                     return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' is reserved and cannot name a %s",
                                      L->src->file, it->key_line, it->key_col, nm, kinds[a]);
             for (int b = 0; b < a; b++) {
+                if ((b == 4 && !L->src->named_constraints) || (b == 5 && !L->src->named_nonholonomic)) continue;
                 int j = find_name(lists[b], nm, strlen(nm));
                 if (j >= 0)
                     return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: duplicate name '%s': already a %s (line %d)",
@@ -527,9 +619,10 @@ static int create_symbols(loader *L)
     md->cname = mbl_calloc((size_t)(md->m ? md->m : 1), sizeof *md->cname);
     if (!md->cname) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     for (int j = 0; j < md->m; j++) {
-        char cbuf[32];
+        char cbuf[160];
         snprintf(cbuf, sizeof cbuf, "constraint %d", j + 1);
-        md->cname[j] = str_dup(s->constraints.items[j].key ? s->constraints.items[j].key : cbuf);
+        if (s->named_constraints) snprintf(cbuf, sizeof cbuf, "constraint %.140s", s->constraints.items[j].key);
+        md->cname[j] = str_dup(s->constraints.items[j].key && !s->named_constraints ? s->constraints.items[j].key : cbuf);
         if (!md->cname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     int rc = mblx_graph_status(g, L->st);
@@ -905,8 +998,14 @@ static int formulate(loader *L)
         const mbl_src_item *it = &s->outputs.items[j];
         char what[160];
         snprintf(what, sizeof what, "output '%s'", it->key);
+        L->allow_mult = 1;
+        L->cname_refs = L->cname_calls = 0;
         rc = parse_item(L, it, SCOPE_FULL, what, &md->y[j]);
-        if (!rc) rc = check_deps(L, md->y[j], BIT(MBL_BLK_A), it, what, NULL);
+        L->allow_mult = 0;
+        if (!rc && L->cname_refs != L->cname_calls)
+            rc = mbl_error(L->st, MBL_EMODEL,
+                           "%s:%d:%d: %s uses a constraint name outside lambda(name) or mu(name)", s->file, it->line,
+                           it->col, what);
         if (rc) goto done;
     }
 
@@ -927,7 +1026,8 @@ static int formulate(loader *L)
         snprintf(what, sizeof what, "state %d", j + 1);
         rc = parse_item(L, it, SCOPE_FULL, what, &md->us[j]);
         if (!rc)
-            rc = check_deps(L, md->us[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R), it, what,
+            rc = check_deps(L, md->us[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT(MBL_BLK_LAMBDA) |
+                                              BIT(MBL_BLK_MU), it, what,
                             " (velocity-level states go under 'velocity_states')");
         if (rc) goto done;
         if (!depends_on_block(md, md->us[j], MBL_BLK_Q)) {
@@ -946,7 +1046,9 @@ static int formulate(loader *L)
         char what[64];
         snprintf(what, sizeof what, "velocity state %d", j + 1);
         rc = parse_item(L, it, SCOPE_FULL, what, &md->uvs[j]);
-        if (!rc) rc = check_deps(L, md->uvs[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R), it, what, NULL);
+        if (!rc)
+            rc = check_deps(L, md->uvs[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT(MBL_BLK_LAMBDA) | BIT(MBL_BLK_MU), it,
+                            what, NULL);
         if (rc) goto done;
         for (int i = 0; i < n && !rc; i++) {
             if (!mblx_depends(g, md->uvs[j], md->v[i])) continue;
@@ -993,6 +1095,67 @@ static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int
             if (mbl_sjac_push(J, row0 + S.rowidx[p], j, S.node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     mblx_sparse_free(&S);
     return rc;
+}
+
+/* Keep only the user's expressions that can leave a function's domain (log, sqrt, asin, acos,
+ * tan, or a power with a negative, fractional or variable exponent: division included) for
+ * mbl_model_check_domain; the others (polynomials, sin, cos, exp, ...) are defined everywhere
+ * their derivatives are. One pass over the nodes in handle order (operands come first). */
+static int keep_restricted_srcx(mbl_model *md)
+{
+    if (!md->nsrcx) return 0;
+    mblx_id top = 0;
+    for (int i = 0; i < md->nsrcx; i++)
+        if (md->srcx[i] > top) top = md->srcx[i];
+    unsigned char *bad = mbl_calloc((size_t)top + 1, 1);
+    if (!bad) return MBL_ENOMEM;
+    /* bit 1: can leave a domain; bit 2: provably >= 0 (so sqrt(x^2 + y^2) is safe) */
+    for (mblx_id e = 0; e <= top; e++) {
+        mblx_op op = mblx_node_op(md->g, e);
+        int na = mblx_node_nargs(md->g, e), b = 0, nonneg = 0, allnn = 1;
+        for (int a = 0; a < na; a++) {
+            mblx_id x = mblx_node_arg(md->g, e, a);
+            if (x > top || (bad[x] & 1)) b = 1;
+            if (x > top || !(bad[x] & 2)) allnn = 0;
+        }
+        mblx_id x0 = mblx_node_arg(md->g, e, 0);
+        int nn0 = x0 <= top && (bad[x0] & 2);
+        double c = 0;
+        switch (op) {
+        case MBLX_OP_CONST: nonneg = mblx_node_value(md->g, e) >= 0; break;
+        case MBLX_OP_ADD:
+        case MBLX_OP_MUL: nonneg = allnn && mblx_node_value(md->g, e) >= 0; break;
+        case MBLX_OP_POW:
+            if (!mblx_is_const(md->g, mblx_node_arg(md->g, e, 1), &c) || c < 0 || (c != floor(c) && !nn0)) b = 1;
+            nonneg = nn0 || (c == floor(c) && fmod(c, 2.0) == 0);
+            break;
+        case MBLX_OP_SQRT:
+            if (!nn0) b = 1;
+            nonneg = 1;
+            break;
+        case MBLX_OP_LOG:
+        case MBLX_OP_ASIN:
+        case MBLX_OP_ACOS:
+        case MBLX_OP_TAN: b = 1; break;
+        case MBLX_OP_ABS:
+        case MBLX_OP_EXP:
+        case MBLX_OP_COSH: nonneg = 1; break;
+        default: break;
+        }
+        bad[e] = (unsigned char)((b ? 1 : 0) | (nonneg ? 2 : 0));
+    }
+    int k = 0;
+    for (int i = 0; i < md->nsrcx; i++) {
+        if (bad[md->srcx[i]] & 1) {
+            md->srcx[k] = md->srcx[i];
+            md->srcx_what[k++] = md->srcx_what[i];
+        } else {
+            mbl_free(md->srcx_what[i]);
+        }
+    }
+    md->nsrcx = k;
+    mbl_free(bad);
+    return 0;
 }
 
 /* A tape compiled on a second thread: the graph is read-only while tapes are compiled. */
@@ -1054,10 +1217,15 @@ static int compile(mbl_model *md, mbl_status *st)
     md->tape_jac = mblx_compile(md->g, (size_t)md->jac.nz, md->jac.node, st);
     if (md->tape_jac) md->tape_y = mblx_compile(md->g, ny, yn, st);
     if (md->tape_y) md->tape_us = mblx_compile(md->g, nt, all, st);
+    if (md->tape_us && keep_restricted_srcx(md)) {
+        mbl_error(st, MBL_ENOMEM, "out of memory");
+    } else if (md->tape_us) {
+        md->tape_srcx = mblx_compile(md->g, (size_t)md->nsrcx, md->srcx, st);
+    }
     if (threaded) pthread_join(th, NULL);
     md->tape_F = job.tape;
     mbl_free(all), mbl_free(yn);
-    if (!md->tape_jac || !md->tape_y || !md->tape_us) return st ? st->code : MBL_ENOMEM;
+    if (!md->tape_jac || !md->tape_y || !md->tape_us || !md->tape_srcx) return st ? st->code : MBL_ENOMEM;
     if (!md->tape_F) {
         if (st) *st = job.st;
         return job.st.code ? job.st.code : MBL_ENOMEM;
@@ -1066,6 +1234,7 @@ static int compile(mbl_model *md, mbl_status *st)
     if (mblx_tape_work_size(md->tape_us) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_us);
     if (mblx_tape_work_size(md->tape_jac) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_jac);
     if (mblx_tape_work_size(md->tape_y) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_y);
+    if (mblx_tape_work_size(md->tape_srcx) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_srcx);
     /* cyclic coordinates: no residual depends on them */
     int jq = mbl_model_blk0(md, MBL_BLK_Q);
     for (int i = 0; i < md->n; i++) md->cyclic[i] = 1;
@@ -1073,6 +1242,29 @@ static int compile(mbl_model *md, mbl_status *st)
         if (md->jac.col[p] >= jq && md->jac.col[p] < jq + md->n) md->cyclic[md->jac.col[p] - jq] = 0;
     md->cyclic_known = 1;
     return 0;
+}
+
+int mbl_model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st)
+{
+    if (!md->nsrcx) return 0;
+    double *vals = mbl_alloc_array((size_t)md->nsrcx, sizeof *vals);
+    if (!vals) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    mbl_status st1;
+    mbl_status_clear(&st1);
+    int rc = mblx_tape_eval(md->tape_srcx, syms, vals, work, &st1);
+    mbl_free(vals);
+    if (rc != MBL_EDOMAIN) return rc ? mbl_error(st, rc, "%s", st1.msg) : 0;
+    /* which one: each on its own tape (the error path only) */
+    for (int i = 0; i < md->nsrcx; i++) {
+        double v;
+        mbl_status st2;
+        mbl_status_clear(&st2);
+        int rc2 = mblx_eval(md->g, md->srcx[i], syms, &v, &st2);
+        if (rc2 == MBL_EDOMAIN)
+            return mbl_error(st, rc2, "%s is not defined at the operating point: %s", md->srcx_what[i], st2.msg);
+        if (rc2) return mbl_error(st, rc2, "%s", st2.msg);
+    }
+    return mbl_error(st, rc, "%s: %s at the operating point", md->file, st1.msg);
 }
 
 int mbl_model_load_string(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
@@ -1184,6 +1376,9 @@ void mbl_model_free(mbl_model *md)
     mblx_tape_free(md->tape_jac);
     mblx_tape_free(md->tape_y);
     mblx_tape_free(md->tape_us);
+    mblx_tape_free(md->tape_srcx);
+    free_names(md->srcx_what, md->nsrcx);
+    mbl_free(md->srcx);
     mbl_sjac_free(&md->usjac);
     mbl_sjac_free(&md->jac);
     mbl_sjac_free(&md->yjac);
@@ -1242,3 +1437,25 @@ const char *mbl_model_input_name(const mbl_model *md, int i) { return md && i >=
 const char *mbl_model_output_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->ny ? md->yname[i] : NULL; }
 const char *mbl_model_param_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pname[i] : NULL; }
 double mbl_model_param_value(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pval[i] : NAN; }
+
+int mbl_model_outputs(const mbl_model *md, const mbl_point *pt, double *y, mbl_status *st)
+{
+    if (!md || !pt || (!y && md->ny)) return mbl_error(st, MBL_EARG, "mbl_model_outputs: NULL argument");
+    if (pt->n != md->n || pt->m != md->m || pt->k != md->k || pt->nr != md->nr)
+        return mbl_error(st, MBL_EDIM, "mbl_model_outputs: the point does not belong to the model");
+    if (!md->ny) return 0;
+    size_t nout = (size_t)md->ny + (size_t)md->yjac.nz;
+    double *syms = mbl_calloc((size_t)md->nsym + 1, sizeof *syms);
+    double *work = mbl_alloc_array(md->work_size + 1, sizeof *work);
+    double *out = mbl_alloc_array(nout + 1, sizeof *out);
+    int rc = 0;
+    if (!syms || !work || !out) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
+        rc = mblx_tape_eval(md->tape_y, syms, out, work, st);
+        if (rc) rc = mbl_error_prefix(st, "%s: evaluating the outputs", md->file);
+    }
+    if (!rc) memcpy(y, out, (size_t)md->ny * sizeof *y);
+    mbl_free(syms), mbl_free(work), mbl_free(out);
+    return rc;
+}

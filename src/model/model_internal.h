@@ -57,6 +57,13 @@ struct mbl_model {
     mblx_tape *tape_y;           /* -> y (ny) then yjac values */
     mbl_sjac usjac;              /* d[s; sdot; sddot; w; wdot]/d[a lam mu v q r] of the user states */
     mblx_tape *tape_us;          /* -> [s; sdot; sddot; w; wdot] (3 nus + 2 nuvs) then usjac values */
+    /* the expressions as the user wrote them (kinetic and potential energy, dissipation, forces,
+     * constraints, outputs, variables, states, mass matrix entries), checked for domain errors at
+     * the operating point by mbl_model_check_domain: only their derivatives are in the tapes above */
+    int nsrcx, srcx_cap;
+    mblx_id *srcx;
+    char **srcx_what;            /* "file:line:col: what" of each */
+    mblx_tape *tape_srcx;        /* -> nsrcx values */
     size_t work_size;            /* largest work array of the tapes */
     int cyclic_known;
     int *cyclic;                 /* n: 1 when no residual depends on q_i */
@@ -68,6 +75,11 @@ int mbl_model_blk0(const mbl_model *md, int blk);
 /* Fill the symbol-value vector for a point (params, t, q, v, a, lambda, mu, r). */
 void mbl_model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,
                          const double *lam, const double *mu, const double *r, double *syms);
+
+/* Evaluate the user's own expressions (srcx) at a point (syms from mbl_model_fill_syms, work of
+ * work_size doubles): 0, or MBL_EDOMAIN with "file:line:col: <what> is not defined at the
+ * operating point: <reason>" naming the first expression outside its domain. */
+int mbl_model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st);
 
 /* Sparse Jacobian helpers. */
 int mbl_sjac_push(mbl_sjac *J, int row, int col, mblx_id node);

@@ -168,6 +168,16 @@ static int read_seq(reader *r, mbl_src_list *l, const yaml_node_t *key, const ya
     return 0;
 }
 
+/* Constraints: a list of equations, or a mapping {name: equation} whose names lambda(name) and
+ * mu(name) may use in outputs (*named = 1). */
+static int read_cons(reader *r, mbl_src_list *l, const yaml_node_t *key, const yaml_node_t *val, int *named)
+{
+    if (val->type != YAML_MAPPING_NODE || val->data.mapping.pairs.start == val->data.mapping.pairs.top)
+        return read_seq(r, l, key, val);
+    *named = 1;
+    return read_map(r, l, key, val);
+}
+
 static int read_mass_matrix(reader *r, const yaml_node_t *key, const yaml_node_t *val)
 {
     if (val->type != YAML_MAPPING_NODE)
@@ -303,8 +313,8 @@ static int read_root(reader *r, const yaml_node_t *root)
         case K_DISS: rc = set_single(r, &s->dissipation, k, v); break;
         case K_INPUTS: rc = read_map(r, &s->inputs, k, v); break;
         case K_OUTPUTS: rc = read_map(r, &s->outputs, k, v); break;
-        case K_CONS: rc = read_seq(r, &s->constraints, k, v); break;
-        case K_NH: rc = read_seq(r, &s->nonholonomic, k, v); break;
+        case K_CONS: rc = read_cons(r, &s->constraints, k, v, &s->named_constraints); break;
+        case K_NH: rc = read_cons(r, &s->nonholonomic, k, v, &s->named_nonholonomic); break;
         case K_LIN: rc = read_linearize(r, k, v); break;
         }
         if (rc) return rc;

@@ -28,6 +28,7 @@ typedef struct mbl_src {
     mbl_src_item at;     /* linearize.at: text NULL when absent (default equilibrium) */
     mbl_src_item time;   /* linearize.time: time of the operating point, NULL = 0 */
     int has_mass_matrix;
+    int named_constraints, named_nonholonomic; /* 1 when given as a mapping {name: equation} */
 } mbl_src;
 
 /* A one-line error "file:line:col: what" at a YAML node (node may be NULL: "file: what"), used by

@@ -7,6 +7,7 @@
  * position corrections) and a backtracking line search on the residual norm.
  * Small systems use a dense SVD (minimum-norm least squares); large ones a sparse LU (KLU) when
  * square, else SPQR's minimum-norm / least-squares solve. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,7 +31,9 @@ void mbl_opoint_options_default(mbl_opoint_options *opt)
     opt->max_iter = 100;
     opt->tol = 1e-12;
     opt->abs_tol = 1e-12;
+    opt->step_tol = 1e-12;
     opt->rank_tol = 1e-9;
+    opt->move_note = 0.5;
 }
 
 void mbl_point_free(mbl_point *p)
@@ -199,12 +202,11 @@ static int dense_step(subproblem *sp, double *dx, mbl_status *st)
     }
 }
 
-/* Solve J dx = -F (minimum-norm / least-squares) on the subproblem; dx has ncol entries. */
+/* Solve J dx = -F (minimum-norm / least-squares) on the subproblem; dx has ncol entries. The
+ * Jacobian values sp->jac are those of the current iterate (eval_jac). */
 static int newton_step(subproblem *sp, double *dx, mbl_status *st)
 {
-    const mbl_model *md = sp->md;
-    int rc = mblx_tape_eval(md->tape_jac, sp->syms, sp->jac, sp->work, st);
-    if (rc) return rc;
+    int rc = 0;
     int m = sp->nrow, n = sp->ncol;
     int small = n <= OPOINT_DENSE_MAX && m <= OPOINT_DENSE_MAX;
     if (small && m != n) return dense_step(sp, dx, st);
@@ -249,41 +251,89 @@ static int newton_step(subproblem *sp, double *dx, mbl_status *st)
     return rc;
 }
 
+static int eval_jac(subproblem *sp, mbl_status *st)
+{
+    return mblx_tape_eval(sp->md->tape_jac, sp->syms, sp->jac, sp->work, st);
+}
+
+/* Scale of unknown c of the subproblem: max(|x|, |x at the start|, 1). */
+static double col_scale(const subproblem *sp, int c, double x, const double *xstart)
+{
+    (void)sp;
+    return fmax(1.0, fmax(fabs(x), fabs(xstart[c])));
+}
+
+/* The scaled residual max_i |F_i| / s_i with s_i = sum_c |dF_i/dx_c| scale_c (the Jacobian row
+ * norm weighted by the unknowns' scales, at the current iterate: sp->jac must be current). It is
+ * unit-free (an estimate of the relative Newton correction that row asks for) and does not depend
+ * on the starting residual. A row whose Jacobian vanishes counts with its absolute residual. */
+static double scaled_residual(subproblem *sp, const double *xstart, double *rowscale, double *colscale)
+{
+    const mbl_model *md = sp->md;
+    for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
+    for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, *unknown_ptr(md, sp->pt, sp->cols[c]), xstart);
+    for (int p = 0; p < md->jac.nz; p++) {
+        int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
+        if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
+    }
+    double rs = 0;
+    for (int r = 0; r < sp->nrow; r++) {
+        double f = fabs(sp->F[sp->rows[r]]);
+        if (!(f == f)) return INFINITY;
+        rs = fmax(rs, rowscale[r] > 0 ? f / rowscale[r] : f);
+    }
+    return rs;
+}
+
 /* Newton / Gauss-Newton with line search. `what` names the problem in messages. linear = 1
- * for problems linear in the unknowns (one step, then a check). */
+ * for problems linear in the unknowns (one step, a polishing step, then a check).
+ *
+ * Converged when the scaled residual (scaled_residual) is at most opt->tol AND either the
+ * max-norm residual is at most opt->abs_tol, or the last Newton step left every unknown unchanged
+ * to rounding (|dx_c| <= 16 eps |x_c|), or the last full Newton step reduced the scaled residual
+ * at least a hundredfold (superlinear convergence: a regular root, where the scaled residual
+ * measures the error). The scaled test alone would accept a point near a degenerate root
+ * (singular Jacobian there, Newton converging only linearly) with a residual that is huge in
+ * absolute terms. When the line search can make no progress (the rounding floor
+ * of the residual), the point is accepted if the scaled residual is at most opt->tol, or at most
+ * 1e4 * opt->tol with a Newton step at most opt->step_tol times each unknown's scale; otherwise
+ * it fails. */
 static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
 {
     const mbl_opoint_options *opt = sp->opt;
     int n = sp->ncol;
     double *dx = mbl_alloc_array((size_t)n + 1, sizeof *dx), *x0 = mbl_alloc_array((size_t)n + 1, sizeof *x0);
-    if (!dx || !x0) {
-        mbl_free(dx), mbl_free(x0);
+    double *xs = mbl_alloc_array((size_t)n + 1, sizeof *xs);
+    double *rowscale = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *rowscale);
+    double *colscale = mbl_alloc_array((size_t)n + 1, sizeof *colscale);
+    if (!dx || !x0 || !xs || !rowscale || !colscale) {
+        mbl_free(dx), mbl_free(x0), mbl_free(xs), mbl_free(rowscale), mbl_free(colscale);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
-    double f2, finf;
+    for (int c = 0; c < n; c++) xs[c] = *unknown_ptr(sp->md, sp->pt, sp->cols[c]);
+    double f2, finf, rs = INFINITY, rs_prev = INFINITY, alpha_last = 0;
     int rc = eval_F(sp, &f2, &finf, st);
-    double f0 = finf;
-    int it = 0;
-    /* converged when the residual is at rounding level relative to its start and to the size
-     * of the terms (tol) or absolutely small (abs_tol) */
+    int it = 0, rounding = 0;
     while (!rc) {
-        double target = opt->abs_tol + opt->tol * fmax(1.0, f0);
-        if (finf <= target && it > 0) break;
-        if (finf <= opt->abs_tol) break;
+        rc = eval_jac(sp, st);
+        if (rc) break;
+        rs = scaled_residual(sp, xs, rowscale, colscale);
+        if (linear && it >= 2) break;
+        int superlinear = it > 0 && alpha_last == 1.0 && rs <= 1e-2 * rs_prev;
+        if (rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
         if (it >= opt->max_iter) {
-            rc = mbl_error(st, MBL_ENOCONV, "%s did not converge in %d iterations (residual %.3g)", what, it, finf);
+            rc = mbl_error(st, MBL_ENOCONV,
+                           "%s did not converge in %d iterations (residual %.3g, scaled residual %.3g%s)", what, it,
+                           finf, rs,
+                           rs <= opt->tol ? "; Newton converges only linearly: a degenerate solution, singular "
+                                            "Jacobian there"
+                                          : "");
             break;
         }
         rc = newton_step(sp, dx, st);
         if (rc) break;
         it++;
-        double xnorm = 0, dnorm = 0;
-        for (int c = 0; c < n; c++) {
-            double *x = unknown_ptr(sp->md, sp->pt, sp->cols[c]);
-            x0[c] = *x;
-            xnorm = fmax(xnorm, fabs(*x));
-            dnorm = fmax(dnorm, fabs(dx[c]));
-        }
+        for (int c = 0; c < n; c++) x0[c] = *unknown_ptr(sp->md, sp->pt, sp->cols[c]);
         double alpha = 1.0, g2 = f2, ginf = finf;
         int accepted = 0;
         for (int h = 0; h <= LS_MAX_HALVINGS; h++) {
@@ -301,32 +351,42 @@ static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
             alpha *= 0.5;
         }
         if (!accepted) {
-            /* no decrease: at a least-squares minimum, or stuck */
+            /* no decrease: at the rounding floor of the residual, a least-squares minimum, or stuck */
             for (int c = 0; c < n; c++) *unknown_ptr(sp->md, sp->pt, sp->cols[c]) = x0[c];
-            eval_F(sp, &f2, &finf, st);
-            if (finf <= 1e-8 * fmax(1.0, f0) && dnorm <= 1e-12 * fmax(1.0, xnorm)) break; /* rounding floor */
+            rc = eval_F(sp, &f2, &finf, st);
+            if (!rc) rc = eval_jac(sp, st);
+            if (rc) break;
+            rs = scaled_residual(sp, xs, rowscale, colscale);
+            int small = rs <= 1e4 * opt->tol;
+            for (int c = 0; small && c < n; c++)
+                if (fabs(dx[c]) > opt->step_tol * col_scale(sp, c, x0[c], xs)) small = 0;
+            /* rounding floor: the scaled residual is converged (an ill-conditioned Jacobian
+             * amplifies the rounding of F into Newton steps above step_tol), or nearly so with
+             * a negligible step */
+            if (small || rs <= opt->tol) break;
             rc = mbl_error(st, MBL_ENOCONV,
-                           "%s: no solution found near the initial guess (residual %.3g after %d iterations; "
-                           "the line search made no progress)",
-                           what, finf, it);
+                           "%s: no solution found near the initial guess (residual %.3g, scaled residual %.3g after "
+                           "%d iterations; the line search made no progress)",
+                           what, finf, rs, it);
             break;
         }
         f2 = g2;
         finf = ginf;
-        if (linear) {
-            /* a second pass polishes rounding; then stop */
-            if (it >= 2) break;
-        }
-        if (dnorm * alpha <= 4e-16 * fmax(1.0, xnorm) && finf <= 1e-8 * fmax(1.0, f0)) break;
+        rs_prev = rs;
+        alpha_last = alpha;
+        rounding = 1;
+        for (int c = 0; rounding && c < n; c++)
+            if (fabs(alpha * dx[c]) > 16 * DBL_EPSILON * fabs(x0[c] + alpha * dx[c])) rounding = 0;
     }
     if (!rc) {
         sp->pt->iterations += it;
         if (finf > sp->pt->residual) sp->pt->residual = finf;
-        if (linear && finf > 1e-8 * fmax(1.0, f0) + opt->abs_tol)
-            rc = mbl_error(st, MBL_ESINGULAR, "%s has no solution (residual %.3g): inconsistent equations", what, finf);
+        if (rs > sp->pt->scaled_residual) sp->pt->scaled_residual = rs;
+        if (linear && rs > 1e4 * opt->tol && finf > opt->abs_tol)
+            rc = mbl_error(st, MBL_ESINGULAR, "%s has no solution (residual %.3g, scaled residual %.3g): inconsistent equations",
+                           what, finf, rs);
     }
-    mbl_free(dx);
-    mbl_free(x0);
+    mbl_free(dx), mbl_free(x0), mbl_free(xs), mbl_free(rowscale), mbl_free(colscale);
     return rc;
 }
 
@@ -461,6 +521,57 @@ static void note(mbl_point *pt, const char *fmt, const char *a, double x)
     snprintf(pt->notes + len, sizeof pt->notes - len, fmt, a, x);
 }
 
+/* Initial multipliers: least squares on the equations of motion at the guess (q, v, vdot = 0),
+ * lambda, mu minimizing ||R(q, v, 0, lambda, mu)|| (minimum-norm when [Phi_q; A] loses rank):
+ * starting Newton from lambda = mu = 0 instead lets the first steps jump to another branch of
+ * solutions. The equations are linear in the multipliers, so one minimum-norm least-squares step
+ * (newton_step: dense SVD, or SPQR) from 0 gives them. */
+static int initial_multipliers(subproblem *sp, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    if (md->m + md->k == 0) return 0;
+    sub_select(sp, RB(MBL_ROW_EOM), RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU), NULL);
+    double *dx = mbl_alloc_array((size_t)sp->ncol + 1, sizeof *dx);
+    if (!dx) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    double f2, finf;
+    int rc = eval_F(sp, &f2, &finf, st);
+    if (!rc) rc = eval_jac(sp, st);
+    if (!rc) rc = newton_step(sp, dx, st);
+    for (int c = 0; !rc && c < sp->ncol; c++) *unknown_ptr(md, sp->pt, sp->cols[c]) += dx[c];
+    mbl_free(dx);
+    if (rc) mbl_error_prefix(st, "the initial multipliers");
+    return rc;
+}
+
+/* Name the coordinates that moved from the initial guess by more than opt->move_note *
+ * max(1, |guess|): a solution far from the guess may be another branch than the one meant. */
+static void note_far_moves(mbl_point *pt, const mbl_model *md, const double *guess, double move_note)
+{
+    if (!(move_note > 0)) return;
+    char buf[512];
+    size_t len = 0;
+    int count = 0, shown = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < md->n; i++) {
+        double d = pt->q[i] - guess[i];
+        if (!(fabs(d) > move_note * fmax(1.0, fabs(guess[i])))) continue;
+        count++;
+        if (shown < 4 && len + 80 < sizeof buf) {
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s (%.4g -> %.4g)", shown ? ", " : "",
+                                    md->qname[i], guess[i], pt->q[i]);
+            shown++;
+        }
+    }
+    if (!count) return;
+    if (count > shown) snprintf(buf + len, sizeof buf - len, " and %d more", count - shown);
+    char msg[700];
+    snprintf(msg, sizeof msg,
+             "the point moved far from the initial guess: %s; another solution may lie nearer the guess", buf);
+    size_t nl = strlen(pt->notes);
+    if (nl + 3 >= sizeof pt->notes) return;
+    snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", msg);
+}
+
 int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, mbl_point **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbl_operating_point: out is NULL");
@@ -480,17 +591,38 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     pt->at = opt.at >= 0 ? (mbl_at)opt.at : md->at;
     pt->t = opt.has_t ? opt.t : md->time;
     memcpy(pt->q, opt.q ? opt.q : md->q0, (size_t)md->n * sizeof(double));
+    for (int g = 0; g < opt.nguess; g++) {
+        int i = 0;
+        while (i < md->n && (!opt.guess[g].name || strcmp(opt.guess[g].name, md->qname[i]))) i++;
+        if (i == md->n) {
+            sub_free(&sp);
+            mbl_point_free(pt);
+            return mbl_error(st, MBL_EARG, "%s: no coordinate named '%s' (in the initial guess)", md->file,
+                             opt.guess[g].name ? opt.guess[g].name : "(null)");
+        }
+        pt->q[i] = opt.guess[g].value;
+    }
+    double *guess = NULL; /* the initial guess, for the notes */
+    if (opt.nguess > 0 && !(guess = mbl_alloc_array((size_t)md->n + 1, sizeof *guess))) rc = MBL_ENOMEM;
+    if (guess) memcpy(guess, pt->q, (size_t)md->n * sizeof *guess);
+    const double *q_guess = guess ? guess : opt.q ? opt.q : md->q0;
     const double *v0 = opt.v ? opt.v : md->v0;
     memcpy(pt->r, md->r0, (size_t)md->nr * sizeof(double));
     int n = md->n;
 
-    switch (pt->at) {
+    switch (rc ? -1 : (int)pt->at) {
+    case -1:
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        break;
     case MBL_AT_EQUILIBRIUM:
         /* v = vdot = 0; solve R(q, 0, 0, lambda, mu) = 0, Phi(q) = 0, c(q, 0) = 0 */
+        rc = initial_multipliers(&sp, st);
+        if (rc) break;
         sub_select(&sp, RB(MBL_ROW_EOM) | RB(MBL_ROW_PHI) | RB(MBL_ROW_NH),
                    RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU), NULL);
         rc = solve(&sp, "the equilibrium", 0, st);
         if (!rc && sp.rank_last >= 0 && sp.rank_last < sp.ncol) pt->min_norm_multipliers = 1;
+        if (!rc) note_far_moves(pt, md, q_guess, opt.move_note);
         break;
     case MBL_AT_GIVEN: {
         double *qgiven = mbl_alloc_array((size_t)n + 1, sizeof *qgiven);
@@ -529,11 +661,14 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     case MBL_AT_STEADY:
         /* keep v; vdot = 0; solve the non-cyclic coordinates and the multipliers */
         memcpy(pt->v, v0, (size_t)n * sizeof(double));
+        rc = initial_multipliers(&sp, st);
+        if (rc) break;
         sub_select(&sp,
                    RB(MBL_ROW_EOM) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) | RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) |
                        RB(MBL_ROW_PHI),
                    RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU), md->cyclic);
         rc = solve(&sp, "the steady motion", 0, st);
+        if (!rc) note_far_moves(pt, md, q_guess, opt.move_note);
         if (!rc) rc = solve_accelerations(&sp, st);
         if (!rc) {
             double amax = 0;
@@ -553,7 +688,14 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         pt->min_norm_multipliers = 1;
     }
     if (rc && st) mbl_error_prefix(st, "%s", md->file);
+    if (!rc) {
+        /* the model's own expressions (energies, forces, constraints, outputs, variables), not
+         * only their derivatives, must be defined at the point: log(x - 1) at x = 0 is an error */
+        mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, sp.syms);
+        rc = mbl_model_check_domain(md, sp.syms, sp.work, st);
+    }
     sub_free(&sp);
+    mbl_free(guess);
     if (rc) {
         mbl_point_free(pt);
         return rc;

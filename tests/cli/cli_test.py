@@ -224,5 +224,54 @@ check(rc == 2, "missing model")
 rc, out, err = run("--version")
 check(rc == 0 and out.startswith("mblin "), "--version")
 
+# --- outputs of accelerations and constraint forces (tests/model/test_outputs.c has the values) ---
+PEND = ("model: dae\nparameters: {m: 2, l: 1.5, g: 9.81}\ncoordinates: {x: 0.1, y: -1.4}\n"
+        "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\npotential_energy: \"m*g*y\"\n"
+        "constraints: {rod: \"x^2 + y^2 - l^2\"}\n")
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    f.write(PEND + "outputs: {tension: \"2*l*lambda(rod)\", ay: \"der(der(y))\"}\n")
+    good = f.name
+rc, out, err = run("linearize", good, "--json")
+check(rc == 0 and json.loads(out)["outputs"] == ["tension", "ay"], "lambda and der(der(.)) outputs accepted")
+for meth in ("projection", "descriptor", "penalty"):
+    rc, out, err = run("linearize", good, "--method", meth)
+    check(one_line_error(rc, err, 1, meth + ":", "not supported"), meth + " refuses multiplier outputs: " + err)
+os.unlink(good)
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    f.write(PEND + "forces: {x: \"-lambda(1)\"}\n")
+    bad = f.name
+rc, out, err = run("linearize", bad)
+check(one_line_error(rc, err, 1, bad + ":7:15:", "outputs only"), "lambda() in a force refused: " + err)
+os.unlink(bad)
+
+# --- operating point: --guess NAME=VALUE picks the branch; far moves are said (issue 10) ---
+rc, out, err = run("equilibrium", "tests/opoint/slider_crank.yaml", "--json")
+op = json.loads(out)["operating_point"] if rc == 0 else {}
+check(rc == 0 and abs(op["q"][0] - 0.0923) < 1e-12, "slider-crank stays at the unstable th = 0.0923: " + err)
+rc, out, err = run("equilibrium", "tests/opoint/slider_crank.yaml", "--guess", "th=1.2", "--json")
+op = json.loads(out)["operating_point"] if rc == 0 else {}
+check(rc == 0 and abs(op["q"][0] - 1.3823) < 1e-12, "--guess th=1.2: the stable th = th0 + a = 1.3823")
+rc, out, err = run("equilibrium", "tests/opoint/slider_crank.yaml", "--guess", "th=3")
+check(rc == 0 and "note: the point moved far from the initial guess: th (3 -> 1.382)" in out, "far move noted")
+rc, out, err = run("equilibrium", "tests/opoint/slider_crank.yaml", "--guess", "theta=3")
+check(one_line_error(rc, err, 2, "no coordinate named 'theta'"), "--guess of an unknown coordinate: " + err)
+rc, out, err = run("equilibrium", "tests/opoint/slider_crank.yaml", "--guess", "th")
+check(one_line_error(rc, err, 2, "NAME=VALUE"), "malformed --guess is a usage error")
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    f.write("model: dae\ncoordinates: {x: 1}\nkinetic_energy: \"0.5*der(x)^2\"\n"
+            "potential_energy: \"1e300*x^4\"\nlinearize: {at: equilibrium}\n")
+    huge = f.name
+rc, out, err = run("equilibrium", huge)
+check(one_line_error(rc, err, 1, "did not converge") and out == "", "1e300 x^4: no false convergence: " + err)
+os.unlink(huge)
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    f.write("model: dae\ncoordinates: {x: 0}\nkinetic_energy: \"0.5*der(x)^2\"\n"
+            "potential_energy: \"0.5*x^2 + log(x - 1)\"\nlinearize: {at: given}\n")
+    dom = f.name
+rc, out, err = run("linearize", dom)
+check(one_line_error(rc, err, 1, dom + ":4:20: potential_energy is not defined at the operating point", "log"),
+      "log(x - 1) at x = 0 refused: " + err)
+os.unlink(dom)
+
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
