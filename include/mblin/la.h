@@ -264,6 +264,22 @@ int mbla_csc_from_dense(int m, int n, const double *D, int ldd, double droptol,
  * Returns the new nnz (the arrays keep their capacity). Any triplet map becomes invalid. */
 int mbla_csc_drop(mbla_csc *A, double tol);
 
+/* Equilibrate A in place (Ruiz's iteration with power-of-2 factors, in the spirit of LAPACK
+ * dgeequb): each sweep divides every row and every column at once by the power of 2 nearest the
+ * square root of its max-norm, so that on return A_out = diag(r) A_in diag(c) exactly (no
+ * rounding) and every nonzero row and column of A_out has max-norm in [1/2, 2) (unless maxiter
+ * sweeps did not suffice). Zero rows and columns keep their factor. Solve A_in x = b as
+ * x = diag(c) y with A_out y = diag(r) b.
+ *   warm: 0: start from r = c = 1; 1: r (m) and c (n) hold powers of 2 on entry (e.g. the
+ *     factors of a previous, similar matrix), applied first and refined (fewer sweeps).
+ *   r (m), c (n): out, the accumulated factors; work: m + n doubles of scratch (no allocation).
+ *   maxiter < 0: MBLA_EQUILIBRATE_MAXITER_DEFAULT (each sweep halves the spread of the norms'
+ *     exponents, so 32 sweeps cover any double range).
+ * Returns the number of sweeps that changed A (>= 0), or MBL_EARG. */
+#define MBLA_EQUILIBRATE_MAXITER_DEFAULT 32
+int mbla_csc_equilibrate(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work,
+                         mbl_status *st);
+
 /* ============================================================================================
  * Sparse LU: KLU (real and complex)
  * ========================================================================================== */

@@ -119,8 +119,11 @@ typedef struct mbl_lin_options {
     double state_weight;   /* weight of the identity block of source 000 Eq. 22 (default 1e-3):
                               smaller prefers user states more strongly */
     double pivot_tol;      /* relative pivot threshold of the state selection (default 1e-9) */
-    double rcond_min;      /* below this reciprocal condition the augmented matrix counts as
-                              singular (default 1e-13) */
+    double rcond_min;      /* below this reciprocal condition the equilibrated augmented matrix
+                              (rows and columns scaled by powers of 2 to unit max-norm, so the
+                              units do not count) is singular (default 1e-13); also the bound of
+                              the row-scaled [Phi_q; dS/dq] of partition, nullspace, projection,
+                              fd (docs/linearization.md "Scaling and refusals") */
     /* ---- the other methods (docs/methods.md); a field left at 0 takes its default, except
      * constraint_scale (0 = automatic) and pen_xi (0 is a valid damping ratio) ---- */
     double rank_tol;       /* relative rank tolerance of the constraint Jacobian (QRCP diagonal or
@@ -185,7 +188,10 @@ typedef struct mbl_linear {
     double *F;             /* z1*nu: input matrix of the MCK form */
     double *q_S;           /* n*z0: dq/dS-bar (mode shapes at position level) */
     double *v_W;           /* n*z1: dv/dW-bar */
-    double cond;           /* 1-norm condition estimate of the solve */
+    double cond;           /* 1-norm condition estimate of the solve, of the equilibrated matrix
+                              (augmented: the augmented matrix after row and column scaling;
+                              partition, nullspace, projection, fd: [Phi_q; dS/dq] with rows
+                              scaled): independent of the model's units */
     int nsel_added;        /* internal coordinates added to complete the user states */
     int nsel_dropped;      /* user states dropped (too many or dependent) */
     char selection[1024];  /* what the state selection did, for the report */
@@ -221,9 +227,9 @@ int mbl_linearize(const mbl_model *model, const mbl_point *point, const mbl_lin_
  * and its symbolic analysis, every work array. mbl_relinearize then updates `lin` in place at a
  * new point without allocating: evaluation, numeric refactorization (KLU), solve. The states
  * stay those chosen at the first point; when they stop parametrizing the motion the matrix is
- * singular and mbl_relinearize says so (make a new workspace there). The reported condition is
- * the cheap pivot-ratio estimate unless it falls below 1e-8, when the 1-norm estimate is
- * computed. A workspace serves one thread at a time; the model may be shared. */
+ * singular and mbl_relinearize says so (make a new workspace there). The matrix is equilibrated
+ * at every point (no allocation); the reported condition is the cheap pivot-ratio estimate of
+ * the equilibrated matrix unless it falls below 1e-8, when the 1-norm estimate is computed. A workspace serves one thread at a time; the model may be shared. */
 typedef struct mbl_lin_work mbl_lin_work;
 int mbl_lin_work_new(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
                      mbl_lin_work **work, mbl_linear **lin, mbl_status *st);

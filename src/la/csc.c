@@ -2,6 +2,7 @@
 #include "la/la_internal.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <string.h>
 
@@ -523,4 +524,71 @@ int mbla_csc_drop(mbla_csc *A, double tol)
     }
     A->p[A->n] = pos;
     return pos;
+}
+
+/* Power of two nearest 1/sqrt(x) (x > 0 finite): 2^-s with s = ceil(t / 2), t = floor(log2 x):
+ * log2(x) / 2 lies in [t/2, (t+1)/2), so s is its nearest integer up to the mantissa (a factor
+ * sqrt 2 at most). Exact, so scaling by it is. The exponent is read from the bits for normal
+ * numbers (frexp and ldexp cost more than the rest of a sweep). */
+static double inv_sqrt_pow2(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    int be = (int)((b >> 52) & 0x7ff), t, s;
+    if (be == 0) { /* subnormal */
+        int e = 0;
+        frexp(x, &e);
+        t = e - 1;
+    } else {
+        t = be - 1023;
+    }
+    s = t >= 0 ? (t + 1) / 2 : -((-t) / 2);
+    uint64_t r = (uint64_t)(1023 - s) << 52; /* |s| <= 538: 2^-s is a normal double */
+    double f;
+    memcpy(&f, &r, sizeof f);
+    return f;
+}
+
+int mbla_csc_equilibrate(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work, mbl_status *st)
+{
+    const char *fn = "mbla_csc_equilibrate";
+    int rc = mbla_csc_arg(A, fn, "A", st);
+    if (rc) return rc;
+    int m = A->m, n = A->n, it = 0;
+    if ((m && !r) || (n && !c) || (m + n && !work)) return mbl_error(st, MBL_EARG, "%s: r, c or work is NULL", fn);
+    if (maxiter < 0) maxiter = MBLA_EQUILIBRATE_MAXITER_DEFAULT;
+    double *fr = work, *fc = work + m; /* row and column max-norms, then this sweep's factors */
+    if (warm) { /* start from the given factors (powers of 2: exact) */
+        for (int j = 0; j < n; j++)
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) A->x[p] *= r[A->i[p]] * c[j];
+    } else {
+        for (int i = 0; i < m; i++) r[i] = 1.0;
+        for (int j = 0; j < n; j++) c[j] = 1.0;
+    }
+    for (; it < maxiter; it++) {
+        /* max-norms of every row and column of the current matrix in one pass */
+        for (int i = 0; i < m; i++) fr[i] = 0.0;
+        for (int j = 0; j < n; j++) {
+            double cm = 0.0;
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) {
+                double a = fabs(A->x[p]);
+                if (a > cm) cm = a;
+                if (a > fr[A->i[p]]) fr[A->i[p]] = a;
+            }
+            fc[j] = cm;
+        }
+        /* both factors at once (Ruiz), then one pass to apply them */
+        int changed = 0;
+        for (int g = 0; g < m + n; g++) {
+            work[g] = work[g] > 0 && isfinite(work[g]) ? inv_sqrt_pow2(work[g]) : 1.0;
+            changed |= work[g] != 1.0;
+        }
+        if (!changed) break;
+        for (int i = 0; i < m; i++) r[i] *= fr[i];
+        for (int j = 0; j < n; j++) {
+            c[j] *= fc[j];
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) A->x[p] *= fr[A->i[p]] * fc[j];
+        }
+    }
+    return it;
 }

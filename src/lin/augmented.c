@@ -214,6 +214,7 @@ struct mbl_lin_work {
     int z0, z1, N, nrhs, nz;
     int *ti, *tj, *tsrc, *map;
     double *tx, *X, *dS, *dW, *MvW, *tmpy;
+    double *er, *ec, *ework; /* equilibration: Aug holds diag(er) A diag(ec) (see equilibrate) */
     sparse_rows U, Y;
     mbla_csc *Aug;
     mbla_klu *lu;
@@ -228,6 +229,7 @@ void mbl_lin_work_free(mbl_lin_work *w)
     rows_free(&w->Y);
     mbl_free(w->S), mbl_free(w->W), mbl_free(w->ti), mbl_free(w->tj), mbl_free(w->tsrc), mbl_free(w->map);
     mbl_free(w->tx), mbl_free(w->X), mbl_free(w->dS), mbl_free(w->dW), mbl_free(w->MvW), mbl_free(w->tmpy);
+    mbl_free(w->er), mbl_free(w->ec), mbl_free(w->ework);
     mbla_csc_free(w->Aug);
     mbla_klu_free(w->lu);
     mbl_free(w);
@@ -237,12 +239,24 @@ static int singular_error(mbl_status *st, double cond)
 {
     if (cond > 0)
         return mbl_error(st, MBL_ESINGULAR,
-                         "the augmented matrix (source 000 Table 1) is numerically singular (condition estimate %.3g): "
+                         "the augmented matrix (source 000 Table 1) is numerically singular (condition estimate %.3g after "
+                         "equilibration): "
                          "a singular configuration or states that do not parametrize the motion",
                          cond);
     return mbl_error(st, MBL_ESINGULAR,
                      "the augmented matrix (source 000 Table 1) is singular at this point: the reduced mass matrix "
                      "is singular or the states do not parametrize the motion (a singular configuration)");
+}
+
+/* Rows and columns of the augmented matrix carry different units (forces, accelerations,
+ * velocities, lengths, angles; entries from 1 to Omega^2 or k/m): equilibrate it in place with
+ * exact power-of-2 factors before the factorization, so the condition estimate that decides a
+ * refusal is that of the scaled matrix (invariant under a change of units), and the solve is
+ * X = diag(ec) Aug^-1 diag(er) B. Allocation-free; a relinearization starts from the factors of
+ * the previous point (warm). */
+static void equilibrate(mbl_lin_work *w, int warm)
+{
+    mbla_csc_equilibrate(w->Aug, MBLA_DEFAULT, warm, w->er, w->ec, w->ework, NULL);
 }
 
 /* Values of the triplets at the point in w->ev. */
@@ -271,8 +285,12 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     for (int i = 0; i < nx; i++) X[(size_t)(md->nF + i) + (size_t)i * N] = 1.0;
     for (int p = 0; p < md->jac.nz; p++)
         if (md->jac.col[p] >= jr) X[md->jac.row[p] + (size_t)(nx + md->jac.col[p] - jr) * N] = -w->ev.jac[p];
+    for (int j = 0; j < nrhs; j++)
+        for (int i = 0; i < N; i++) X[i + (size_t)j * N] *= w->er[i];
     int rc = mbla_klu_solve(w->lu, nrhs, X, N, st);
     if (rc) return rc;
+    for (int j = 0; j < nrhs; j++)
+        for (int i = 0; i < N; i++) X[i + (size_t)j * N] *= w->ec[i];
 
     /* state derivatives by the chain rule */
     memset(dS, 0, (size_t)z0 * (size_t)nrhs * sizeof *dS);
@@ -377,8 +395,11 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     w->dW = mbl_alloc_array((size_t)z1 * (size_t)w->nrhs + 1, sizeof *w->dW);
     w->MvW = mbl_alloc_array((size_t)n * (size_t)z1 + 1, sizeof *w->MvW);
     w->tmpy = mbl_alloc_array((size_t)w->nrhs + 1, sizeof *w->tmpy);
+    w->er = mbl_alloc_array((size_t)N + 1, sizeof *w->er);
+    w->ec = mbl_alloc_array((size_t)N + 1, sizeof *w->ec);
+    w->ework = mbl_alloc_array(2 * (size_t)N + 1, sizeof *w->ework);
     if (!lin || !w->ti || !w->tj || !w->tsrc || !w->map || !w->tx || !w->X || !w->dS || !w->dW || !w->MvW ||
-        !w->tmpy || rows_of(&md->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
+        !w->tmpy || !w->er || !w->ec || !w->ework || rows_of(&md->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
         rows_of(&md->yjac, w->ev.y + ny, ny, &w->Y)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;
@@ -428,6 +449,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     fill_triplets(w);
     rc = mbla_csc_from_triplets(N, N, nz, w->ti, w->tj, w->tx, w->map, &w->Aug, st);
     if (rc) goto fail;
+    equilibrate(w, 0);
     rc = mbla_klu_new(w->Aug, NULL, &w->lu, st);
     if (rc == MBL_ESINGULAR) rc = singular_error(st, 0.0);
     if (rc) goto fail;
@@ -499,6 +521,7 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
     if (rc) return rc;
     fill_triplets(w);
     mbla_csc_refill(w->Aug, w->nz, w->map, w->tx);
+    equilibrate(w, 1);
     rows_refill(&w->U, 3 * md->nus + 2 * md->nuvs, w->ev.us + 3 * md->nus + 2 * md->nuvs);
     rows_refill(&w->Y, md->ny, w->ev.y + md->ny);
     rc = mbla_klu_refactor(w->lu, w->Aug, st);

@@ -121,6 +121,18 @@ int mbl_require_full_rank(const mbl_blocks *B, double tol, int *rows, int *r, co
     return 0;
 }
 
+/* Scale every nonzero column of the rows x cols matrix A to unit 2-norm: a constraint's row of
+ * Phi_q (a column of Phi_q^T) carries the constraint's units, which must not decide a rank. */
+void mbl_unit_columns(int rows, int cols, double *A, int lda)
+{
+    for (int j = 0; j < cols; j++) {
+        double *a = A + (size_t)j * lda, nrm = 0;
+        for (int i = 0; i < rows; i++) nrm = hypot(nrm, a[i]);
+        if (nrm > 0 && isfinite(nrm))
+            for (int i = 0; i < rows; i++) a[i] /= nrm;
+    }
+}
+
 int mbl_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_status *st)
 {
     int n = B->n, m = B->m;
@@ -134,6 +146,7 @@ int mbl_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_
     }
     for (int i = 0; i < m; i++)
         for (int j = 0; j < n; j++) At[j + (size_t)i * n] = B->Pq[i + (size_t)j * m];
+    mbl_unit_columns(n, m, At, n);
     int rc = mbla_qrcp(n, m, At, n, tol, jp, r, NULL, 1, 0, NULL, 1, st);
     if (!rc) memcpy(rows, jp, (size_t)m * sizeof *rows);
     mbl_free(At), mbl_free(jp);
@@ -186,12 +199,13 @@ void mbl_lin_state_rows(const mbl_model *md, const int *uidx, const int *cidx, i
     }
 }
 
-/* out (n x z) = -Jc^-1 [top (r x z); 0] */
-static int solve_top(const mbla_dlu *lu, int n, int r, int z, const double *top, double *out, mbl_status *st)
+/* out (n x z) = -Jc^-1 [top (r x z); 0], lu the factors of diag(d) Jc */
+static int solve_top(const mbla_dlu *lu, const double *d, int n, int r, int z, const double *top, double *out,
+                     mbl_status *st)
 {
     memset(out, 0, (size_t)n * (size_t)z * sizeof *out);
     for (int j = 0; j < z; j++)
-        for (int i = 0; i < r; i++) out[i + (size_t)j * n] = -top[i + (size_t)j * r];
+        for (int i = 0; i < r; i++) out[i + (size_t)j * n] = -d[i] * top[i + (size_t)j * r];
     return z ? mbla_dlu_solve(lu, 'N', z, out, n, st) : 0;
 }
 
@@ -265,19 +279,29 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, con
     int n = B->n, m = B->m, nr = B->nr, ny = B->ny, nx = 2 * z, rc = 0;
     const double *Rq = Rq_use ? Rq_use : B->Rq;
     size_t nz_ = (size_t)n * (size_t)z;
-    double *Jc = NULL, *Qs = NULL, *Vs = NULL, *Ha = NULL, *Ga = NULL, *Ra = NULL, *T = NULL, *W1 = NULL, *W2 = NULL;
+    double *Jc = NULL, *dJ = NULL, *Qs = NULL, *Vs = NULL, *Ha = NULL, *Ga = NULL, *Ra = NULL, *T = NULL, *W1 = NULL, *W2 = NULL;
     mbla_dlu *lu = NULL, *mlu = NULL;
     if (Jc_lu_out) *Jc_lu_out = NULL;
-    NEW(Jc, (size_t)n * n), NEW(Qs, nz_), NEW(Vs, nz_), NEW(Ha, nz_), NEW(Ga, nz_), NEW(Ra, (size_t)n * nr);
+    NEW(Jc, (size_t)n * n), NEW(dJ, n), NEW(Qs, nz_), NEW(Vs, nz_), NEW(Ha, nz_), NEW(Ga, nz_), NEW(Ra, (size_t)n * nr);
     size_t big = ((size_t)n + (size_t)ny) * ((size_t)nx + (size_t)nr);
     NEW(T, big), NEW(W1, big), NEW(W2, big);
-    if (!Jc || !Qs || !Vs || !Ha || !Ga || !Ra || !T || !W1 || !W2) {
+    if (!Jc || !dJ || !Qs || !Vs || !Ha || !Ga || !Ra || !T || !W1 || !W2) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
     for (int j = 0; j < n; j++) {
         for (int i = 0; i < r; i++) Jc[i + (size_t)j * n] = B->Pq[rows[i] + (size_t)j * m];
         for (int i = 0; i < z; i++) Jc[r + i + (size_t)j * n] = P[i + (size_t)j * z];
+    }
+    /* rows to unit max-norm by powers of 2 (exact): the units of a constraint or a state must not
+     * decide the refusal; the factors are those of diag(dJ) Jc */
+    for (int i = 0; i < n; i++) {
+        double mx = 0;
+        for (int j = 0; j < n; j++) mx = fmax(mx, fabs(Jc[i + (size_t)j * n]));
+        int e = 0;
+        if (mx > 0 && isfinite(mx)) frexp(mx, &e);
+        dJ[i] = ldexp(1.0, -e);
+        for (int j = 0; j < n; j++) Jc[i + (size_t)j * n] *= dJ[i];
     }
     rc = mbla_dlu_new(n, Jc, n, &lu, st);
     double rcond = 0;
@@ -292,27 +316,27 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, con
     }
     lin->cond = 1.0 / rcond;
     /* Qs = Jc^-1 [0; I] */
-    for (int j = 0; j < z; j++) Qs[r + j + (size_t)j * n] = 1.0;
+    for (int j = 0; j < z; j++) Qs[r + j + (size_t)j * n] = dJ[r + j];
     if (z) rc = mbla_dlu_solve(lu, 'N', z, Qs, n, st);
     if (rc) goto done;
     /* Vs = -Jc^-1 [Pdq Qs; Pd_q Qs] */
     stack_mul(B->Pdq, m, rows, r, Pd_q, z, n, Qs, z, T);
-    rc = solve_top(lu, n, n, z, T, Vs, st);
+    rc = solve_top(lu, dJ, n, n, z, T, Vs, st);
     /* Ha = -Jc^-1 [Pddv Qs; ..], Ga = -Jc^-1 [Pddv Vs + Pddq Qs; ..], Ra = -Jc^-1 [Pddr; 0] */
     if (!rc) {
         stack_mul(B->Pddv, m, rows, r, Pdd_v, z, n, Qs, z, T);
-        rc = solve_top(lu, n, n, z, T, Ha, st);
+        rc = solve_top(lu, dJ, n, n, z, T, Ha, st);
     }
     if (!rc) {
         stack_mul(B->Pddv, m, rows, r, Pdd_v, z, n, Vs, z, T);
         stack_mul(B->Pddq, m, rows, r, Pdd_q, z, n, Qs, z, W1);
         for (size_t i = 0; i < (size_t)n * z; i++) T[i] += W1[i];
-        rc = solve_top(lu, n, n, z, T, Ga, st);
+        rc = solve_top(lu, dJ, n, n, z, T, Ga, st);
     }
     if (!rc && nr) {
         for (int j = 0; j < nr; j++)
             for (int i = 0; i < r; i++) T[i + (size_t)j * r] = B->Pddr[rows[i] + (size_t)j * m];
-        rc = solve_top(lu, n, r, nr, T, Ra, st);
+        rc = solve_top(lu, dJ, n, r, nr, T, Ra, st);
     }
     if (rc) goto done;
     /* M-hat = Qs^T M Qs */
@@ -394,12 +418,13 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, con
     }
     memcpy(lin->q_S, Qs, nz_ * sizeof *Qs);
     memcpy(lin->v_W, Qs, nz_ * sizeof *Qs);
-    if (Jc_lu_out) {
-        *Jc_lu_out = lu;
-        lu = NULL;
+    if (Jc_lu_out) { /* the caller solves with Jc itself: factor the unscaled rows (exact) */
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++) Jc[i + (size_t)j * n] /= dJ[i];
+        rc = mbla_dlu_new(n, Jc, n, Jc_lu_out, st);
     }
 done:
-    mbl_free(Jc), mbl_free(Qs), mbl_free(Vs), mbl_free(Ha), mbl_free(Ga), mbl_free(Ra);
+    mbl_free(Jc), mbl_free(dJ), mbl_free(Qs), mbl_free(Vs), mbl_free(Ha), mbl_free(Ga), mbl_free(Ra);
     mbl_free(T), mbl_free(W1), mbl_free(W2);
     mbla_dlu_free(lu);
     mbla_dlu_free(mlu);

@@ -36,9 +36,12 @@ int mbl_outputs_use(const mbl_model *md, int blk);
  * with more than opt->dense_n_max coordinates (the methods here are dense). */
 int mbl_require_holonomic(const mbl_model *md, const mbl_lin_options *opt, const char *method, mbl_status *st);
 
-/* Independent constraint rows: QRCP of Phi_q^T (n x m); rows[0..r-1] receives the pivoted
+/* Independent constraint rows: QRCP of Phi_q^T (n x m) with every row of Phi_q scaled to unit
+ * 2-norm first (a constraint's units do not decide the rank); rows[0..r-1] receives the pivoted
  * (independent) rows, *r the numerical rank (relative tolerance tol). rows has room for m. */
 int mbl_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_status *st);
+/* Scale every nonzero column of A (rows x cols, lda) to unit 2-norm in place. */
+void mbl_unit_columns(int rows, int cols, double *A, int lda);
 /* mbl_constraint_rank, then a one-line MBL_ESINGULAR refusal "<method>: Phi_q has rank r < m ...:
  * <why>; use descriptor, penalty or nullspace" when the constraints are not independent. */
 int mbl_require_full_rank(const mbl_blocks *B, double tol, int *rows, int *r, const char *method, const char *why,

@@ -57,6 +57,7 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
         }
         for (int i = 0; i < m; i++)
             for (int j = 0; j < n; j++) At[j + (size_t)i * n] = B.Pq[i + (size_t)j * m];
+        mbl_unit_columns(n, m, At, n); /* the same null space; the rank free of the constraints' units */
         rc = mbla_qrcp(n, m, At, n, opt->rank_tol, rows, &r, Q, n, n, NULL, 1, st);
         if (rc) goto done;
     } else if (m == 0) {

@@ -12,7 +12,11 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <lapacke.h>
+#undef I /* complex.h (through lapacke.h) defines it; a body's inertia is B->I here */
 
 #include "mblin/expr.h"
 
@@ -29,6 +33,9 @@ typedef struct body {
     char *th;                        /* planar angle coordinate (NULL otherwise) */
     char *e[4];                      /* Euler parameter coordinates (spatial) */
     char *F[3], *N[3];               /* accumulated force and moment about the origin (NULL = none) */
+    double R0[9];                    /* orientation in the file's configuration (column-major; spatial) */
+    double q0[4];                    /* its Euler parameters (the coordinates' initial values) */
+    int oset;                        /* the --set its orientation came from, or -1 */
 } body;
 
 typedef struct marker {
@@ -38,6 +45,9 @@ typedef struct marker {
     char *p[3];        /* global position: variable names */
     char *ax[3][3];    /* ax[a][k]: component k of axis a (x, y, z) in global: variable names */
     char *phi;         /* planar: global angle text */
+    double R0[9];      /* spatial: global axes in the file's configuration (column-major) */
+    double mq[4];      /* spatial: Euler parameters of the marker relative to its body */
+    int oset;          /* the --set its orientation (or its body's) came from, or -1 */
 } marker;
 
 typedef struct joint {
@@ -45,6 +55,7 @@ typedef struct joint {
     const char *type;
     int i, j; /* markers */
     int line, col;
+    const char *jq; /* spatial rotation angle variable, once generated */
     /* reaction measures: the joint's constraints are c0 .. c0 + nc - 1 (0-based, in the model's
      * order); fg[k] = dPhi_k/dp_i (the force on i's body at p_i is -sum lambda_k fg[k]) and mg[k]
      * the rotation gradient of Phi_k for i's body (its torque is -sum lambda_k mg[k]); NULL: zero */
@@ -126,6 +137,10 @@ typedef struct mech {
     mblx_graph *g;
     double *pval;
     int np_eval;
+    const mbl_setting *sets; /* --set overrides */
+    int nsets;
+    int *pset;  /* per parameter: the --set it comes from (directly or through its expression), or -1 */
+    int used_set; /* the --set that the numbers evaluated since set_track() came from, or -1 */
     body *b;
     int nb, cb;
     marker *mk;
@@ -133,6 +148,13 @@ typedef struct mech {
     joint *jt;
     int nj, cj;
     int nstate; /* generated state variable counter */
+    struct drv {
+        const char *elem, *part; /* "driver 'spin'", "motion" */
+        const yaml_node_t *at;   /* the text's node */
+        const char *text;        /* with its measures expanded */
+        int driver;
+    } *drv;                      /* user texts inside constraints, checked once the variables are read */
+    int ndrv, cdrv;
 } mech;
 
 /* ---- small utilities ------------------------------------------------------------------------ */
@@ -349,11 +371,19 @@ static int resolve_param(void *ud, mblx_graph *g, const char *name, size_t len, 
         const char *k = M->src->parameters.items[i].key;
         if (strlen(k) == len && !strncmp(k, name, len)) {
             *out = mblx_const(g, M->pval[i]);
+            if (M->pset && M->pset[i] >= 0 && M->used_set < 0) M->used_set = M->pset[i];
             return 0;
         }
     }
     return 1;
 }
+
+/* Start tracking which --set the next evaluated numbers depend on (set_note names it). */
+static void set_track(mech *M) { M->used_set = -1; }
+
+/* " (the value comes from --set name=value)" when the numbers evaluated since set_track() used an
+ * overridden parameter, else "" (the text lives in the arena) */
+static const char *set_note(mech *M);
 
 static int eval_text(mech *M, const char *text, const yaml_node_t *n, const char *what, double *v)
 {
@@ -372,9 +402,18 @@ static int eval_text(mech *M, const char *text, const yaml_node_t *n, const char
     double dummy = 0;
     rc = mblx_eval(M->g, e, &dummy, v, &st);
     if (rc == MBL_ENOMEM) return oom(M);
-    if (rc) return err_at(M, n, "%s: %s", what, st.msg);
-    if (!isfinite(*v)) return err_at(M, n, "%s is not a finite number", what);
+    if (rc) return err_at(M, n, "%s: %s%s", what, st.msg, set_note(M));
+    if (!isfinite(*v)) return err_at(M, n, "%s is not a finite number%s", what, set_note(M));
     return 0;
+}
+
+static const char *set_note(mech *M)
+{
+    if (M->used_set < 0) return "";
+    double v = M->sets[M->used_set].value;
+    const char *t = fmt(M, "%.15g", v);
+    if (strtod(t, NULL) != v) t = fmt(M, "%.17g", v); /* the shortest that reads back */
+    return fmt(M, " (the value comes from --set %s=%s)", M->sets[M->used_set].name, t);
 }
 
 static int eval_vec(mech *M, const yaml_node_t *n, int cnt, const char *what, double *v)
@@ -388,11 +427,24 @@ static int eval_vec(mech *M, const yaml_node_t *n, int cnt, const char *what, do
 
 /* ---- orientation specifications (spatial): R column-major, column a = axis a ------------- */
 
+/* Normalize v in place without overflow or underflow (scaled by its largest component first, so
+ * [0, 0, 1e200] and [1e-200, 0, 0] are fine); returns 0 when v is zero or not finite. */
+static int unit3(double v[3])
+{
+    double s = fmax(fabs(v[0]), fmax(fabs(v[1]), fabs(v[2])));
+    if (!(s > 0) || !isfinite(s)) return 0;
+    double w[3] = {v[0] / s, v[1] / s, v[2] / s};
+    double n = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    for (int i = 0; i < 3; i++) v[i] = w[i] / n;
+    return 1;
+}
+
 static int orientation(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where)
 {
     static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     memcpy(R, I3, sizeof I3);
     *where = NULL;
+    set_track(M);
     yaml_node_t *ax = get(M, map, "axis"), *an = get(M, map, "angle"), *eu = get(M, map, "euler");
     yaml_node_t *zx = get(M, map, "zaxis"), *xx = get(M, map, "xaxis"), *ro = get(M, map, "rotation");
     int forms = (ax || an) + (eu != NULL) + (zx || xx) + (ro != NULL);
@@ -410,9 +462,7 @@ static int orientation(mech *M, const yaml_node_t *map, const char *what, double
         if (!rc) rc = text_of(M, an, "angle", &at);
         if (!rc) rc = eval_text(M, at, an, "angle", &a);
         if (rc) return rc;
-        double nk = sqrt(k[0] * k[0] + k[1] * k[1] + k[2] * k[2]);
-        if (!(nk > 0)) return err_at(M, ax, "%s: the rotation axis is zero", what);
-        for (int i = 0; i < 3; i++) k[i] /= nk;
+        if (!unit3(k)) return err_at(M, ax, "%s: the rotation axis is zero%s", what, set_note(M));
         double c = cos(a), s = sin(a), C = 1 - c;
         double r[9] = {c + k[0] * k[0] * C,        k[0] * k[1] * C - k[2] * s, k[0] * k[2] * C + k[1] * s,
                        k[1] * k[0] * C + k[2] * s, c + k[1] * k[1] * C,        k[1] * k[2] * C - k[0] * s,
@@ -443,9 +493,7 @@ static int orientation(mech *M, const yaml_node_t *map, const char *what, double
         snprintf(w, sizeof w, "%s: zaxis", what);
         rc = eval_vec(M, zx, 3, w, z);
         if (rc) return rc;
-        double nz = sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2]);
-        if (!(nz > 0)) return err_at(M, zx, "%s: zaxis is zero", what);
-        for (int i = 0; i < 3; i++) z[i] /= nz;
+        if (!unit3(z)) return err_at(M, zx, "%s: zaxis is zero%s", what, set_note(M));
         if (xx) {
             snprintf(w, sizeof w, "%s: xaxis", what);
             rc = eval_vec(M, xx, 3, w, x);
@@ -460,13 +508,11 @@ static int orientation(mech *M, const yaml_node_t *map, const char *what, double
             double d = z[m];
             for (int i = 0; i < 3; i++) x[i] -= d * z[i];
         }
-        double nx = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
-        if (!(nx > 0)) return err_at(M, xx, "%s: xaxis is zero", what);
-        for (int i = 0; i < 3; i++) x[i] /= nx;
+        if (!unit3(x)) return err_at(M, xx ? xx : zx, "%s: xaxis is zero%s", what, set_note(M));
         double d = x[0] * z[0] + x[1] * z[1] + x[2] * z[2];
         if (fabs(d) > MBL_MECH_FRAME_TOL)
-            return err_at(M, xx, "%s: xaxis is not perpendicular to zaxis (cosine %.3g): the frame is not orthonormal",
-                          what, d);
+            return err_at(M, xx, "%s: xaxis is not perpendicular to zaxis (cosine %.3g): the frame is not orthonormal%s",
+                          what, d, set_note(M));
         double y[3] = {z[1] * x[2] - z[2] * x[1], z[2] * x[0] - z[0] * x[2], z[0] * x[1] - z[1] * x[0]};
         for (int i = 0; i < 3; i++) {
             R[i] = x[i];
@@ -494,10 +540,10 @@ static int orientation(mech *M, const yaml_node_t *map, const char *what, double
                 if (fabs(d) > dev) dev = fabs(d);
             }
         if (dev > MBL_MECH_FRAME_TOL)
-            return err_at(M, ro, "%s: the rotation is not orthonormal (|R^T R - I| = %.3g)", what, dev);
+            return err_at(M, ro, "%s: the rotation is not orthonormal (|R^T R - I| = %.3g)%s", what, dev, set_note(M));
         double det = R[0] * (R[4] * R[8] - R[7] * R[5]) - R[3] * (R[1] * R[8] - R[7] * R[2]) +
                      R[6] * (R[1] * R[5] - R[4] * R[2]);
-        if (det < 0) return err_at(M, ro, "%s: the frame is left-handed (det R = %.3g)", what, det);
+        if (det < 0) return err_at(M, ro, "%s: the frame is left-handed (det R = %.3g)%s", what, det, set_note(M));
         return 0;
     }
     return 0;
@@ -592,6 +638,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     if (ns_add(&M->hm, name, M->nm)) return oom(M);
     marker *K = &M->mk[M->nm++];
     memset(K, 0, sizeof *K);
+    K->oset = -1;
     K->name = name;
     K->body = bi;
     pos_of(key, &K->line, &K->col);
@@ -640,6 +687,11 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     const yaml_node_t *where;
     int rc = orientation(M, val, what, R, &where);
     if (rc) return rc;
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 3; k++)
+            K->R0[3 * a + k] = B->R0[k] * R[3 * a] + B->R0[3 + k] * R[3 * a + 1] + B->R0[6 + k] * R[3 * a + 2];
+    euler_params(R, K->mq);
+    K->oset = M->used_set >= 0 ? M->used_set : B->oset;
     for (int k = 0; k < 3 && !rc; k++) {
         K->p[k] = fmt(M, "_p_%s_%d", name, k + 1);
         const char *t = fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k], s[0], B->A[3 * k + 1], s[1],
@@ -685,12 +737,34 @@ static body *new_body(mech *M, const char *name, const yaml_node_t *key)
     memset(B, 0, sizeof *B);
     B->name = name;
     if (key) pos_of(key, &B->line, &B->col);
+    for (int k = 0; k < 9; k++) B->R0[k] = k % 4 == 0;
+    B->q0[0] = 1;
+    B->oset = -1;
     return B;
 }
 
 static int add_coord(mech *M, const char *name, const char *init, const yaml_node_t *at)
 {
     return push_at(M, &M->src->coordinates, name, init, at);
+}
+
+/* The principal moments of a rigid body's inertia tensor J (3x3, positive definite) satisfy the
+ * triangle inequalities I1 + I2 >= I3 (each moment is an integral of a sum of two squared
+ * coordinates); a tensor that violates them belongs to no body. Relative tolerance
+ * MBL_MECH_FRAME_TOL of the trace. */
+static int inertia_triangle(mech *M, const yaml_node_t *in, const char *what, const double J[9])
+{
+    double A[9], w[3];
+    memcpy(A, J, sizeof A);
+    if (LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', 3, A, 3, w) != 0)
+        return err_at(M, in, "%s: the principal moments of inertia cannot be computed", what);
+    /* w ascending: the binding inequality is w0 + w1 >= w2 */
+    if (w[0] + w[1] < w[2] - MBL_MECH_FRAME_TOL * (w[0] + w[1] + w[2]))
+        return err_at(M, in,
+                      "%s: the principal moments of inertia %.6g, %.6g, %.6g violate the triangle inequality "
+                      "(%.6g + %.6g < %.6g): no rigid body has this inertia%s",
+                      what, w[0], w[1], w[2], w[0], w[1], w[2], set_note(M));
+    return 0;
 }
 
 static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
@@ -724,9 +798,10 @@ static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (!mn) return err_at(M, val, "%s: missing 'mass'", what);
     rc = text_of(M, mn, "mass", &B->mass);
     double mv;
+    set_track(M);
     if (!rc) rc = eval_text(M, B->mass, mn, "mass", &mv);
     if (rc) return rc;
-    if (!(mv > 0)) return err_at(M, mn, "%s: the mass must be positive (it is %g)", what, mv);
+    if (!(mv > 0)) return err_at(M, mn, "%s: the mass must be positive (it is %g)%s", what, mv, set_note(M));
     for (int k = 0; k < 6; k++) B->I[k] = "0";
     for (int k = 0; k < 3; k++) B->cm[k] = "0";
     yaml_node_t *in = get(M, val, "inertia");
@@ -734,9 +809,11 @@ static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         if (!in) return err_at(M, val, "%s: missing 'inertia' (the moment of inertia about the centre of mass)", what);
         double iv;
         rc = text_of(M, in, "inertia", &B->I[2]);
+        set_track(M);
         if (!rc) rc = eval_text(M, B->I[2], in, "inertia", &iv);
         if (rc) return rc;
-        if (!(iv > 0)) return err_at(M, in, "%s: the moment of inertia must be positive (it is %g)", what, iv);
+        if (!(iv > 0))
+            return err_at(M, in, "%s: the moment of inertia must be positive (it is %g)%s", what, iv, set_note(M));
     } else if (B->kind == KIND_SPATIAL) {
         if (!in) return err_at(M, val, "%s: missing 'inertia' [Ixx, Iyy, Izz] or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz]", what);
         int cnt = in->type == YAML_SEQUENCE_NODE ? (int)(in->data.sequence.items.top - in->data.sequence.items.start) : 0;
@@ -744,6 +821,7 @@ static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             return err_at(M, in, "%s: inertia must be [Ixx, Iyy, Izz] or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz]", what);
         double iv[6] = {0};
         rc = vec_of(M, in, cnt, "inertia", B->I);
+        set_track(M);
         if (!rc) rc = eval_vec(M, in, cnt, "inertia", iv);
         if (rc) return rc;
         /* positive definite: Cholesky of [[xx xy xz] [xy yy yz] [xz yz zz]] */
@@ -761,8 +839,9 @@ static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             }
         }
         if (!ok)
-            return err_at(M, in, "%s: the inertia tensor is %s (it must be positive definite)", what,
-                          scale == 0 ? "zero" : "singular or indefinite");
+            return err_at(M, in, "%s: the inertia tensor is %s (it must be positive definite)%s", what,
+                          scale == 0 ? "zero" : "singular or indefinite", set_note(M));
+        if ((rc = inertia_triangle(M, in, what, J))) return rc;
     } else if (in) {
         return err_at(M, in, "%s: a point mass has no inertia", what);
     }
@@ -829,7 +908,10 @@ static int read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         const yaml_node_t *where;
         rc = orientation(M, val, what, R, &where);
         if (rc) return rc;
+        memcpy(B->R0, R, sizeof R);
+        B->oset = M->used_set;
         euler_params(R, e0);
+        memcpy(B->q0, e0, sizeof e0);
         for (int k = 0; k < 4 && !rc; k++) {
             B->e[k] = fmt(M, "%s_e%d", name, k);
             rc = add_coord(M, B->e[k], num(M, e0[k]), where ? where : key);
@@ -895,6 +977,51 @@ static void dvec(mech *M, int i, int j, char *d[3])
         d[k] = j >= 0 ? fmt(M, "(%s - %s)", M->mk[i].p[k], M->mk[j].p[k]) : M->mk[i].p[k];
 }
 
+/* Euler parameters of marker m in global (q = e_body (x) m, Hamilton product): texts in e and the
+ * numbers of the file's configuration */
+static void marker_quat(mech *M, int m, const char *q[4], double qn[4])
+{
+    marker *K = &M->mk[m];
+    body *B = &M->b[K->body];
+    static const char *one[4] = {"1", "0", "0", "0"};
+    const char *const *e = B->kind == KIND_SPATIAL ? (const char *const *)B->e : one;
+    const double *x = K->mq, *en = B->q0;
+    const char *m0 = num(M, x[0]), *m1 = num(M, x[1]), *m2 = num(M, x[2]), *m3 = num(M, x[3]);
+    q[0] = fmt(M, "(%s*%s - %s*%s - %s*%s - %s*%s)", e[0], m0, e[1], m1, e[2], m2, e[3], m3);
+    q[1] = fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m1, e[1], m0, e[2], m3, e[3], m2);
+    q[2] = fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m2, e[2], m0, e[3], m1, e[1], m3);
+    q[3] = fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m3, e[3], m0, e[1], m2, e[2], m1);
+    qn[0] = en[0] * x[0] - en[1] * x[1] - en[2] * x[2] - en[3] * x[3];
+    qn[1] = en[0] * x[1] + en[1] * x[0] + en[2] * x[3] - en[3] * x[2];
+    qn[2] = en[0] * x[2] + en[2] * x[0] + en[3] * x[1] - en[1] * x[3];
+    qn[3] = en[0] * x[3] + en[3] * x[0] + en[1] * x[2] - en[2] * x[1];
+}
+
+/* The rotation angle of marker i about the z axis of marker j (spatial), continuous: with
+ * r = conj(q_j) (x) q_i the relative Euler parameters, the angle is 2 atan2(r3, r0) measured from
+ * the angle a of the file's configuration (in (-pi, pi], today's atan2(x_i.y_j, x_i.x_j) there):
+ * a + 2 atan2(r3', r0') with r' = sigma r (x) (cos a/2, 0, 0, -sin a/2) and sigma = +-1 making r0' > 0
+ * in the file's configuration. It is smooth in the coordinates and does not wrap within 2 pi of a
+ * (a driver, a coupler or a torsion spring can pass half a turn). */
+static const char *twist_angle(mech *M, int mi, int mj)
+{
+    const char *a[4], *b[4];
+    double an[4], bn[4];
+    marker_quat(M, mj, a, an);
+    marker_quat(M, mi, b, bn);
+    /* r0 = a0 b0 + a.b, r3 = a0 b3 - b0 a3 - (a1 b2 - a2 b1) */
+    double r0 = an[0] * bn[0] + an[1] * bn[1] + an[2] * bn[2] + an[3] * bn[3];
+    double r3 = an[0] * bn[3] - bn[0] * an[3] - (an[1] * bn[2] - an[2] * bn[1]);
+    double a0 = 2 * atan2(r3, r0);
+    a0 = atan2(sin(a0), cos(a0));
+    double c = cos(a0 / 2), s = sin(a0 / 2);
+    double sg = r0 * c + r3 * s < 0 ? -1 : 1;
+    const char *t0 = fmt(M, "(%s*%s + %s*%s + %s*%s + %s*%s)", a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3]);
+    const char *t3 = fmt(M, "(%s*%s - %s*%s - %s*%s + %s*%s)", a[0], b[3], b[0], a[3], a[1], b[2], a[2], b[1]);
+    return fmt(M, "(%s + 2*atan2(%s*(%s*%s - %s*%s), %s*(%s*%s + %s*%s)))", num(M, a0), num(M, sg), t3, num(M, c), t0,
+               num(M, s), num(M, sg), t0, num(M, c), t3, num(M, s));
+}
+
 static const char *joint_coord(mech *M, int ji, char *why, size_t whylen)
 {
     joint *J = &M->jt[ji];
@@ -905,8 +1032,14 @@ static const char *joint_coord(mech *M, int ji, char *why, size_t whylen)
         if (!strcmp(J->type, "revolute")) return fmt(M, "(%s - %s)", I->phi, K->phi);
         if (!strcmp(J->type, "prismatic")) return dot3(M, d, K->ax[0]);
     } else {
-        if (!strcmp(J->type, "revolute") || !strcmp(J->type, "cylindrical"))
-            return fmt(M, "atan2(%s, %s)", dot3(M, I->ax[0], K->ax[1]), dot3(M, I->ax[0], K->ax[0]));
+        if (!strcmp(J->type, "revolute") || !strcmp(J->type, "cylindrical")) {
+            if (!J->jq) {
+                const char *v = fmt(M, "_jq_%s", J->name);
+                if (add_var(M, v, twist_angle(M, J->i, J->j), J->line, J->col)) return NULL;
+                J->jq = v;
+            }
+            return J->jq;
+        }
         if (!strcmp(J->type, "prismatic")) return dot3(M, d, K->ax[2]);
     }
     snprintf(why, whylen, "joint '%s' (%s) has no joint coordinate (revolute, prismatic%s only)", J->name, J->type,
@@ -1158,6 +1291,21 @@ static int con(mech *M, const char *jname, const char *text, int line, int col)
     return push(M, &M->src->constraints, jname, text, line, col);
 }
 
+/* Remember a user text that goes into a constraint (a driver's motion, a coupler's ratios and
+ * offset, a distance): check_con_texts refuses inputs and velocities in it, in the element's words. */
+static int con_text(mech *M, const char *elem, const char *part, const yaml_node_t *at, const char *text, int driver)
+{
+    if (M->ndrv == M->cdrv) {
+        int cap = M->cdrv ? 2 * M->cdrv : 16;
+        struct drv *d = mbl_realloc_array(M->drv, (size_t)cap, sizeof *d);
+        if (!d) return oom(M);
+        M->drv = d;
+        M->cdrv = cap;
+    }
+    M->drv[M->ndrv++] = (struct drv){elem, part, at, text, driver};
+    return M->oom ? oom(M) : 0;
+}
+
 static void set3(const char *dst[3], const char *a, const char *b, const char *c)
 {
     dst[0] = a, dst[1] = b, dst[2] = c;
@@ -1187,6 +1335,7 @@ static int joint_constraints(mech *M, joint *J, const yaml_node_t *val)
         const char *L = NULL;
         if (!dn) return err_at(M, val, "joint '%s': missing 'distance'", J->name);
         rc = text_of(M, dn, "distance", &L);
+        if (!rc) rc = con_text(M, fmt(M, "joint '%s'", J->name), "distance", dn, L, 0);
         if (rc) return rc;
         set3(J->fg[ne], fmt(M, "2*%s", d[0]), fmt(M, "2*%s", d[1]), fmt(M, "2*%s", d[2]));
         eq[ne++] = fmt(M, "%s - (%s)^2", dot3(M, d, d), L);
@@ -1318,6 +1467,11 @@ static int read_joints(mech *M, const yaml_node_t *js)
         if ((rc = vec_of(M, rl, nj, "coupler ratios", r))) return rc;
         const char *off = "0";
         if (of && (rc = text_of(M, of, "offset", &off))) return rc;
+        if (of && (rc = con_text(M, fmt(M, "coupler '%s'", J->name), "offset", of, off, 0))) return rc;
+        for (int a = 0; a < nj; a++)
+            if ((rc = con_text(M, fmt(M, "coupler '%s'", J->name), "ratio",
+                               yaml_document_get_node(M->doc, rl->data.sequence.items.start[a]), r[a], 0)))
+                return rc;
         const char *sum = fmt(M, "-(%s)", off);
         for (int a = 0; a < nj; a++) {
             yaml_node_t *jn = yaml_document_get_node(M->doc, jl->data.sequence.items.start[a]);
@@ -1326,7 +1480,7 @@ static int read_joints(mech *M, const yaml_node_t *js)
             if (jj < 0) return err_at(M, jn, "coupler '%s': no joint named '%s'", J->name, sc(jn));
             char why[300];
             const char *q = joint_coord(M, jj, why, sizeof why);
-            if (!q) return err_at(M, jn, "coupler '%s': %s", J->name, why);
+            if (!q) return M->oom ? oom(M) : err_at(M, jn, "coupler '%s': %s", J->name, why);
             sum = fmt(M, "%s + (%s)*%s", sum, r[a], q);
         }
         if ((rc = con(M, fmt(M, "coupler %s", J->name), sum, J->line, J->col))) return rc;
@@ -1372,7 +1526,7 @@ static int read_drivers(mech *M, const yaml_node_t *ds)
             if (jj < 0) return err_at(M, jn, "%s: no joint named '%s'", what, sc(jn));
             char why[300];
             q = joint_coord(M, jj, why, sizeof why);
-            if (!q) return err_at(M, jn, "%s: %s", what, why);
+            if (!q) return M->oom ? oom(M) : err_at(M, jn, "%s: %s", what, why);
         } else {
             int mi, mj;
             if ((rc = marker_ref(M, v, "i", what, 1, &mi)) || (rc = marker_ref(M, v, "j", what, 1, &mj))) return rc;
@@ -1390,8 +1544,76 @@ static int read_drivers(mech *M, const yaml_node_t *ds)
         int line, col;
         pos_of(k, &line, &col);
         rc = con(M, fmt(M, "driver %s", sc(k)), fmt(M, "%s - (%s)", q, mt), line, col);
+        if (!rc) rc = con_text(M, fmt(M, "driver '%s'", sc(k)), "motion", mo, mt, 1);
     }
     return rc;
+}
+
+/* The first input (or der) that text uses, directly or through the variables it names (depth
+ * limited: a cycle among variables is reported by the loader); *via is the variable it came
+ * through (NULL when direct). */
+static const char *input_in(mech *M, const char *text, int depth, const char **via)
+{
+    for (const char *s = text; *s;) {
+        if (!is_id0(*s) || (s > text && is_id(s[-1]))) {
+            s++;
+            continue;
+        }
+        const char *e = s;
+        while (is_id(*e)) e++;
+        size_t len = (size_t)(e - s);
+        if (*s == '_') { /* generated names (marker positions and axes) hold no inputs */
+            s = e;
+            continue;
+        }
+        if (len == 3 && !strncmp(s, "der", 3)) return "der";
+        for (int i = 0; i < M->src->inputs.n; i++)
+            if (strlen(M->src->inputs.items[i].key) == len && !strncmp(M->src->inputs.items[i].key, s, len))
+                return M->src->inputs.items[i].key;
+        if (depth < 32)
+            for (int i = 0; i < M->src->variables.n; i++) {
+                const mbl_src_item *it = &M->src->variables.items[i];
+                if (strlen(it->key) != len || strncmp(it->key, s, len)) continue;
+                const char *got = input_in(M, it->text, depth + 1, via);
+                if (got) {
+                    if (!depth) *via = it->key;
+                    return got;
+                }
+            }
+        s = e;
+    }
+    return NULL;
+}
+
+/* A driver prescribes a motion of t and parameters, and a coupler's ratios and offset and a
+ * distance are numbers of the geometry: their equations are holonomic constraints, which cannot
+ * depend on inputs or velocities. Said in the element's words (the loader would only name
+ * "constraint <j>"). */
+static int check_con_texts(mech *M)
+{
+    for (int d = 0; d < M->ndrv; d++) {
+        const struct drv *D = &M->drv[d];
+        const char *via = NULL;
+        const char *in = input_in(M, D->text, 0, &via);
+        if (!in) continue;
+        const char *thru = via ? fmt(M, " (through variable '%s')", via) : "";
+        if (!strcmp(in, "der"))
+            return err_at(M, D->at,
+                          "%s: the %s uses der(.)%s; %s a function of t and parameters (a velocity-level condition "
+                          "is not a position constraint)",
+                          D->elem, D->part, thru, D->driver ? "a driver prescribes a position as" : "it must be");
+        if (D->driver)
+            return err_at(M, D->at,
+                          "%s: the motion depends on input '%s'%s; drivers cannot depend on inputs (a motion is a "
+                          "function of t and parameters): actuate with a force element whose force or torque is "
+                          "'%s', or make '%s' a parameter",
+                          D->elem, in, thru, in, in);
+        return err_at(M, D->at,
+                      "%s: the %s depends on input '%s'%s; joints cannot depend on inputs (make '%s' a parameter, or "
+                      "act through a force element)",
+                      D->elem, D->part, in, thru, in);
+    }
+    return 0;
 }
 
 /* ---- force elements ---------------------------------------------------------------------------- */
@@ -1450,6 +1672,34 @@ static int vec6(mech *M, const yaml_node_t *n, const char *what, const char *out
     return rc;
 }
 
+/* A bushing's rotational deflection (AX AY AZ) is a small-angle measure that is zero when its
+ * markers are aligned: markers that are not aligned in the file's configuration give a torque
+ * preload nobody asked for and a stiffness that is not K. Refused above
+ * MBL_MECH_BUSHING_ANGLE_TOL (a rotational preload goes under 'preload'); a translational offset
+ * is an exact linear preload and is accepted. */
+static int bushing_aligned(mech *M, const yaml_node_t *key, const char *what, int mi, int mj)
+{
+    const double *Ri = M->mk[mi].R0, *Rj = M->mk[mj].R0;
+    double Rr[9]; /* Rj^T Ri, column-major */
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            double d = 0;
+            for (int k = 0; k < 3; k++) d += Rj[3 * b + k] * Ri[3 * a + k];
+            Rr[3 * a + b] = d;
+        }
+    double e[4];
+    euler_params(Rr, e);
+    double ang = 2 * atan2(sqrt(e[1] * e[1] + e[2] * e[2] + e[3] * e[3]), fabs(e[0]));
+    M->used_set = M->mk[mi].oset >= 0 ? M->mk[mi].oset : M->mk[mj].oset;
+    if (ang > MBL_MECH_BUSHING_ANGLE_TOL)
+        return err_at(M, key,
+                      "%s: markers '%s' and '%s' are not aligned in the file's configuration (rotated %.3g rad "
+                      "relative to each other): a bushing is unloaded with aligned markers; align them and give a "
+                      "rotational preload under 'preload'%s",
+                      what, M->mk[mi].name, M->mk[mj].name, ang, set_note(M));
+    return 0;
+}
+
 static int read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
 {
     const char *name = sc(key);
@@ -1503,7 +1753,7 @@ static int read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
         marker *I = &M->mk[mi], *J = &M->mk[mj];
         if (tor)
             rc = add_var(M, L, M->planar ? fmt(M, "%s - %s", I->phi, J->phi)
-                                         : fmt(M, "atan2(%s, %s)", dot3(M, I->ax[0], J->ax[1]), dot3(M, I->ax[0], J->ax[0])),
+                                         : twist_angle(M, mi, mj),
                          line, col);
         else
             rc = add_var(M, L, fmt(M, "sqrt(%s)", dot3(M, d, d)), line, col);
@@ -1550,6 +1800,7 @@ static int read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
         if ((rc = check_keys(M, v, ok, what))) return rc;
         if (M->planar) return err_at(M, ty, "%s: a bushing needs a spatial mechanism (use springs and torsions)", what);
         if ((rc = marker_ref(M, v, "i", what, 1, &mi)) || (rc = marker_ref(M, v, "j", what, 1, &mj))) return rc;
+        if ((rc = bushing_aligned(M, key, what, mi, mj))) return rc;
         const char *K[36], *C[36];
         if ((rc = vec6(M, get(M, v, "stiffness"), "stiffness", K)) || (rc = vec6(M, get(M, v, "damping"), "damping", C)))
             return rc;
@@ -1851,9 +2102,11 @@ static int read_all(mech *M, const yaml_node_t *root)
     if ((rc = copy_map(M, get(M, root, "parameters"), &M->src->parameters, "parameters", 0))) return rc;
     int np = M->src->parameters.n;
     M->pval = mbl_calloc((size_t)(np ? np : 1), sizeof *M->pval);
-    if (!M->pval) return oom(M);
+    M->pset = mbl_calloc((size_t)(np ? np : 1), sizeof *M->pset);
+    if (!M->pval || !M->pset) return oom(M);
     for (int i = 0; i < np; i++) {
         M->np_eval = i;
+        set_track(M);
         char what[160];
         snprintf(what, sizeof what, "parameter '%s'", M->src->parameters.items[i].key);
         const mbl_src_item *it = &M->src->parameters.items[i];
@@ -1872,8 +2125,17 @@ static int read_all(mech *M, const yaml_node_t *root)
         if ((rc = mblx_eval(M->g, e, &dummy, &M->pval[i], &st)) == MBL_ENOMEM) return oom(M);
         if (rc)
             return mbl_error(M->st, MBL_EMODEL, "%s:%d:%d: %s (in %s)", M->file, it->line, it->col, st.msg, what);
+        M->pset[i] = M->used_set;
+        /* a --set replaces the value (the expression still had to be valid); a non-finite or
+         * unknown override is reported by the model loader */
+        for (int k = 0; k < M->nsets; k++)
+            if (M->sets[k].name && !strcmp(M->sets[k].name, it->key) && isfinite(M->sets[k].value)) {
+                M->pval[i] = M->sets[k].value;
+                M->pset[i] = k;
+            }
     }
     M->np_eval = np;
+    set_track(M);
     if ((rc = copy_map(M, get(M, root, "inputs"), &M->src->inputs, "inputs", 0))) return rc;
     /* ground */
     body *G = new_body(M, "ground", NULL);
@@ -1908,6 +2170,7 @@ static int read_all(mech *M, const yaml_node_t *root)
         }
     }
     if ((rc = copy_map(M, get(M, root, "variables"), &M->src->variables, "variables", 1))) return rc;
+    if ((rc = check_con_texts(M))) return rc;
     if ((rc = copy_map(M, get(M, root, "outputs"), &M->src->outputs, "outputs", 1))) return rc;
     if ((rc = read_linearize(M, get(M, root, "linearize")))) return rc;
     int line, col;
@@ -1922,10 +2185,14 @@ static int read_all(mech *M, const yaml_node_t *root)
     return energies_and_forces(M, line, col);
 }
 
-int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, mbl_src *src, mbl_status *st)
+int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, const mbl_setting *sets, int nsets,
+                  mbl_src *src, mbl_status *st)
 {
     mech M;
     memset(&M, 0, sizeof M);
+    M.sets = sets;
+    M.nsets = sets ? nsets : 0;
+    M.used_set = -1;
     M.doc = doc;
     M.file = file;
     M.src = src;
@@ -1936,6 +2203,8 @@ int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *fil
     for (int i = 0; i < M.narena; i++) mbl_free(M.arena[i]);
     mbl_free(M.arena);
     mbl_free(M.pval);
+    mbl_free(M.pset);
+    mbl_free(M.drv);
     mbl_free(M.b);
     mbl_free(M.mk);
     mbl_free(M.jt);

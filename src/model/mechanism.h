@@ -13,10 +13,17 @@
 /* Relative tolerance of the marker-frame checks (orthonormal, right-handed, perpendicular
  * z/x pair) and of the inertia checks (positive mass, positive definite inertia). */
 #define MBL_MECH_FRAME_TOL 1e-9
+/* A bushing whose markers are rotated relative to each other by more than this (rad) in the
+ * file's configuration is refused (docs/mechanism.md, "Checks"). */
+#define MBL_MECH_BUSHING_ANGLE_TOL 1e-6
 
 /* Read the root mapping of a `model: mechanism` document into src (which the caller created
  * with its file and name fields set). On error returns a negative code with "file:line:col:
  * what" in st, naming the element (body, marker, joint, force). */
-int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, mbl_src *src, mbl_status *st);
+/* The --set overrides (sets, nsets; may be 0) replace the parameters' file values in every
+ * number the compiler evaluates (checks, orientations, initial Euler parameters); an override
+ * of an unknown parameter is left to the model loader to report. */
+int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, const mbl_setting *sets, int nsets,
+                  mbl_src *src, mbl_status *st);
 
 #endif

@@ -14,6 +14,8 @@ typedef struct reader {
     const char *file;
     mbl_src *src;
     mbl_status *st;
+    const mbl_setting *sets; /* --set overrides, seen by the mechanism compiler */
+    int nsets;
 } reader;
 
 static char *dup_n(const char *s, size_t n)
@@ -260,7 +262,7 @@ static int read_root(reader *r, const yaml_node_t *root)
         yaml_node_t *k = yaml_document_get_node(&r->doc, p->key), *v = yaml_document_get_node(&r->doc, p->value);
         if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "model") && v->type == YAML_SCALAR_NODE &&
             !strcmp(scalar(v), "mechanism"))
-            return mbl_mech_read(&r->doc, root, r->file, r->src, r->st);
+            return mbl_mech_read(&r->doc, root, r->file, r->sets, r->nsets, r->src, r->st);
     }
     const yaml_node_t *seen[K_COUNT] = {0};
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
@@ -330,10 +332,18 @@ static int read_root(reader *r, const yaml_node_t *root)
 
 int mbl_src_read(const char *text, size_t len, const char *file, mbl_src **out, mbl_status *st)
 {
+    return mbl_src_read_set(text, len, file, NULL, 0, out, st);
+}
+
+int mbl_src_read_set(const char *text, size_t len, const char *file, const mbl_setting *sets, int nsets,
+                     mbl_src **out, mbl_status *st)
+{
     *out = NULL;
     reader r;
     memset(&r, 0, sizeof r);
     r.file = file ? file : "<model>";
+    r.sets = sets;
+    r.nsets = nsets;
     r.st = st;
     r.src = mbl_calloc(1, sizeof *r.src);
     if (!r.src) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", r.file);

@@ -4,6 +4,7 @@
 #ifndef MBLIN_MODEL_SOURCE_H
 #define MBLIN_MODEL_SOURCE_H
 
+#include "mblin/model.h"
 #include "mblin/status.h"
 
 typedef struct mbl_src_item {
@@ -44,6 +45,10 @@ int mbl_yaml_error(mbl_status *st, int code, const char *file, const struct yaml
 /* Read a model file's text (YAML or JSON). `file` names it in messages. On error returns a
  * negative code with "file:line:col: what" in st. */
 int mbl_src_read(const char *text, size_t len, const char *file, mbl_src **out, mbl_status *st);
+/* The same with the --set overrides, which a `model: mechanism` evaluates while compiling (its
+ * checks and its marker orientations see the overridden values). */
+int mbl_src_read_set(const char *text, size_t len, const char *file, const mbl_setting *sets, int nsets,
+                     mbl_src **out, mbl_status *st);
 void mbl_src_free(mbl_src *src);
 
 #endif

@@ -487,6 +487,16 @@ static int constraint_rank(subproblem *sp, int *rank, mbl_status *st)
         else if (r >= r_nh && r < r_nh + md->k && c >= jv && c < jv + n)
             ti[nz] = md->m + r - r_nh, tj[nz] = c - jv, tx[nz++] = sp->jac[p];
     }
+    /* every row to unit 2-norm: a constraint's units must not decide the rank */
+    double *rn = mbl_calloc((size_t)m + 1, sizeof *rn);
+    if (!rn) {
+        mbl_free(ti), mbl_free(tj), mbl_free(tx);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int p = 0; p < nz; p++) rn[ti[p]] = hypot(rn[ti[p]], tx[p]);
+    for (int p = 0; p < nz; p++)
+        if (rn[ti[p]] > 0 && isfinite(rn[ti[p]])) tx[p] /= rn[ti[p]];
+    mbl_free(rn);
     if ((size_t)m * (size_t)n <= (size_t)OPOINT_DENSE_MAX * OPOINT_DENSE_MAX) {
         double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);
         int mn = m < n ? m : n;

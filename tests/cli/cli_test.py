@@ -215,6 +215,10 @@ rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--set", "mass=
 check(one_line_error(rc, err, 1, "no parameter 'mass'"), "--set of an unknown parameter")
 rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--set", "c")
 check(one_line_error(rc, err, 2, "NAME=VALUE"), "malformed --set is a usage error")
+# a --set value passes the checks of a file value (the mechanism's mass), and says where it came from
+rc, out, err = run("linearize", "examples/mech/slider_pendulum.yaml", "--set", "m3=-2")
+check(one_line_error(rc, err, 1, "examples/mech/slider_pendulum.yaml:22:11:", "body 'pendulum'",
+                     "mass must be positive", "--set m3=-2"), "--set of a negative mass is refused like the file's")
 rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--method", "magic")
 check(one_line_error(rc, err, 1, "unknown linearization method 'magic'"), "unknown method")
 rc, out, err = run("frobnicate")
