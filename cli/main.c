@@ -1,7 +1,7 @@
 /* mblin command-line tool: a thin client of the public API (include/mblin/mblin.h).
  *
  *   mblin linearize MODEL [--method NAME] [--set p=value ...] [--at KIND] [--json] [-o DIR]
- *                         [--matrices] [--shapes]
+ *                         [--matrices] [--shapes] [--nev K] [--shift S] [--mem-budget SIZE] [--no-matrices]
  *   mblin equilibrium MODEL [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
  *   mblin check MODEL [--set p=value ...]
  *   mblin compare MODEL [--set p=value ...] [--at KIND] [--json] [--repeat N]
@@ -9,6 +9,7 @@
  * Results go to stdout, diagnostics to stderr as one line "mblin: <reason>", and the exit status
  * is 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,12 @@ static void usage(FILE *f)
             "  -o DIR              write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m\n"
             "  --matrices          print the matrices in the report\n"
             "  --shapes            print the mode shapes in the report\n"
+            "  --nev K             the K eigenvalues nearest the shift only (a conjugate pair counts as two),\n"
+            "                      by the sparse pencil, never forming A dense (augmented, descriptor)\n"
+            "  --shift S           real shift of the partial spectrum (default -1e-3: the lowest modes)\n"
+            "  --mem-budget SIZE   memory the computation may use, bytes or with k, M, G (default 2G); above\n"
+            "                      it augmented gives a partial spectrum, other requests are refused\n"
+            "  --no-matrices       --json without the large dense outputs (ss, mck, q_S, mode_shapes)\n"
             "  --version, --help\n");
 }
 
@@ -87,6 +94,9 @@ int main(int argc, char **argv)
     const char *model_path = NULL, *method = NULL, *outdir = NULL, *at = NULL;
     int repeat = 0;
     int json = 0;
+    /* large models (docs/linearization.md, "Large models: partial spectra") */
+    int nev = 0, no_matrices = 0;
+    double shift = 0.0, mem_budget = 0.0;
     unsigned flags = 0;
     static mbl_setting sets[MAX_SETS];
     static char set_names[MAX_SETS][256];
@@ -115,6 +125,32 @@ int main(int argc, char **argv)
         }
         else if (!strcmp(a, "--matrices")) flags |= MBL_REPORT_MATRICES;
         else if (!strcmp(a, "--shapes")) flags |= MBL_REPORT_SHAPES;
+        else if (!strcmp(a, "--no-matrices")) no_matrices = 1;
+        else if (!strcmp(a, "--nev") || !strcmp(a, "--shift") || !strcmp(a, "--mem-budget")) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", a);
+            const char *v = argv[++i];
+            char *end = NULL;
+            errno = 0;
+            double x = strtod(v, &end);
+            if (!strcmp(a, "--mem-budget") && end && end != v && *end && !end[1]) {
+                double unit = *end == 'k' ? 1024.0 : *end == 'M' ? 1048576.0 : *end == 'G' ? 1073741824.0 : 0.0;
+                if (unit > 0) x *= unit, end++;
+            }
+            if (errno || !end || end == v || *end || !isfinite(x))
+                return usage_error(!strcmp(a, "--nev")     ? "--nev expects a positive integer, got '%s'"
+                                   : !strcmp(a, "--shift") ? "--shift expects a number, got '%s'"
+                                                           : "--mem-budget expects a size (bytes, or with k, M, G), got '%s'",
+                                   v);
+            if (!strcmp(a, "--nev")) {
+                if (x < 1 || x > 1e8 || x != (int)x) return usage_error("--nev expects a positive integer, got '%s'", v);
+                nev = (int)x;
+            } else if (!strcmp(a, "--shift")) {
+                shift = x;
+            } else {
+                if (!(x >= 1048576.0)) return usage_error("--mem-budget expects at least 1M, got '%s'", v);
+                mem_budget = x;
+            }
+        }
         else if (!strcmp(a, "--method") || !strcmp(a, "-o") || !strcmp(a, "--set") || !strcmp(a, "--at") ||
                  !strcmp(a, "--repeat")) {
             if (i + 1 >= argc) return usage_error("%s needs a value", a);
@@ -220,6 +256,9 @@ int main(int argc, char **argv)
     mbl_lin_options lopt;
     mbl_lin_options_default(&lopt);
     if (method) lopt.method = method;
+    if (nev) lopt.nev = nev, lopt.partial = MBL_PARTIAL_ALWAYS;
+    if (shift != 0.0) lopt.shift = shift;
+    if (mem_budget > 0) lopt.mem_budget = mem_budget;
     if (!strcmp(cmd, "compare")) {
         mbl_comparison *cmp = NULL;
         if (mbl_compare(model, pt, &lopt, repeat, &cmp, &st)) code = fail(&st);
@@ -235,7 +274,7 @@ int main(int argc, char **argv)
         code = fail(&st);
         goto done;
     }
-    if (json) mbl_report_json(stdout, model, pt, lin, modes);
+    if (json) mbl_report_json_flags(stdout, model, pt, lin, modes, no_matrices ? MBL_REPORT_NO_MATRICES : 0);
     else mbl_report_text(stdout, model, pt, lin, modes, flags);
 done:
     if (fflush(stdout) != 0 && !code) {

@@ -135,10 +135,13 @@ typedef struct mbl_lin_options {
     int dense_n_max;       /* partition, nullspace, projection, penalty, fd and the QZ descriptor are
                               dense (n^2 memory, n^3 time): above this many coordinates they refuse
                               (default 4000; the sparse methods are augmented and descriptor) */
-    int nev;               /* descriptor with ARPACK: eigenvalues wanted nearest the shift
-                              (default 20; never more than the number of degrees of freedom) */
-    double shift;          /* descriptor with ARPACK: real shift sigma (default -1e-3: near zero
-                              but never an eigenvalue of a conservative or damped system) */
+    int nev;               /* partial spectrum (the sparse path of augmented and descriptor, ARPACK
+                              shift-invert on the sparse pencil): eigenvalues wanted nearest the
+                              shift, a complex-conjugate pair counting as two (default 20; never
+                              more than the 2(n - m) of the model) */
+    double shift;          /* partial spectrum: real shift sigma (default -1e-3: near zero, so the
+                              lowest modes, but never an eigenvalue of a conservative or damped
+                              system; 0 also means the default) */
     double constraint_scale; /* descriptor: factor on the constraint rows and multiplier columns;
                               0 (default) = automatic, ||[K M]||_1 / ||Phi_q||_1 */
     double pen_alpha;      /* penalty: factor alpha of Xi = alpha I, in the units of the model (default
@@ -150,10 +153,29 @@ typedef struct mbl_lin_options {
     double fd_step;        /* fd: relative central-difference step h (default eps^(1/3) ~ 6.06e-6) */
     double fd_tol;         /* fd: convergence check, relative change of A between steps h and h/2
                               above which fd fails (default 1e-3) */
+    /* ---- large models (docs/linearization.md, "Large models: partial spectra") ---- */
+    double mem_budget;     /* bytes the linearization and its eigen-solve may use (default, and
+                              when <= 0: MBL_MEM_BUDGET_DEFAULT = 2 GiB). augmented computes the
+                              whole spectrum dense only when the estimated peak of that fits, else
+                              the nev eigenvalues nearest the shift by the sparse path; every other
+                              request that would not fit (a dense method, too large an nev) is
+                              refused up front with the memory it would need (MBL_ENOMEM) */
+    int partial;           /* MBL_PARTIAL_AUTO (0, default): as above; MBL_PARTIAL_ALWAYS: the
+                              sparse path even on small models (augmented, descriptor; the other
+                              methods refuse); MBL_PARTIAL_NEVER: refuse instead of switching */
 } mbl_lin_options;
+
+#define MBL_MEM_BUDGET_DEFAULT 2147483648.0
+enum { MBL_PARTIAL_AUTO = 0, MBL_PARTIAL_ALWAYS = 1, MBL_PARTIAL_NEVER = -1 };
 
 void mbl_lin_options_default(mbl_lin_options *opt);
 
+/* A partial spectrum (eig_partial = 1 from the sparse path of a large model, or when asked for)
+ * leaves the dense outputs unformed: A, B, C, D, M, Cd, K, F, q_S, v_W and state_names are NULL
+ * while nx, z0, z1 keep the sizes of the state-space form that was not formed (z0 = z1 = n - m);
+ * the eigenvalues and mode shapes are in neig, eig_*, the input/output maps of the pencil in
+ * Bd, Cdd (when small, else NULL too). The default augmented path and descriptor with the
+ * state-space form fitting the budget fill them all as usual. */
 typedef struct mbl_linear {
     char method[32];
     int n;                 /* coordinates */
@@ -180,12 +202,15 @@ typedef struct mbl_linear {
     int *eig_spurious;     /* neig: 1 when the eigenvalue is spurious (infinite, constraint-tied) */
     double *eig_vre, *eig_vim; /* n*neig: the coordinate part dq of each eigenvector (may be NULL) */
     int eig_partial;       /* 1 when the list is part of the spectrum (ARPACK: nev nearest the shift) */
+    double eig_shift;      /* the shift of the partial spectrum (when neig > 0 from ARPACK) */
+    char spectrum_reason[256]; /* why the spectrum is partial ("" when asked for or whole) */
     double err_est;        /* estimated absolute error of the physical eigenvalues (penalty, fd);
                               0 for the exact methods */
     /* ---- descriptor form E x' = Ad x + Bd u, y = Cdd x + D u (descriptor method; nd = 0 else) */
     int nd;                /* order 2n + rank: x = [dq; dv; dlambda (independent constraints)] */
     double *E, *Ad, *Bd, *Cdd; /* nd*nd, nd*nd, nd*nu, ny*nd; E and Ad are NULL on the sparse (ARPACK)
-                              path of large models, where they are never formed dense */
+                              path of large models, where they are never formed dense (Bd, Cdd
+                              there: when they take less than an eighth of mem_budget) */
     char notes[512];       /* what the method did (rank, spurious count, parameters), for reports */
 } mbl_linear;
 

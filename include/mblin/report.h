@@ -15,7 +15,9 @@ extern "C" {
 
 enum {
     MBL_REPORT_MATRICES = 1u << 0, /* print A, B, C, D and M, C, K in the text report */
-    MBL_REPORT_SHAPES = 1u << 1    /* print the mode shapes in the text report */
+    MBL_REPORT_SHAPES = 1u << 1,   /* print the mode shapes in the text report */
+    MBL_REPORT_NO_MATRICES = 1u << 2 /* JSON: leave out the large dense outputs (ss, mck, q_S,
+                                        mode_shapes, descriptor) */
 };
 
 /* The operating point for a person: kind, iterations, residual, q, v, vdot, multipliers. */
@@ -32,6 +34,12 @@ int mbl_report_text(FILE *f, const mbl_model *model, const mbl_point *pt, const 
  * selection, condition, mode_shapes. Matrices are lists of rows. */
 int mbl_report_json(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
                     const mbl_modes *modes);
+/* The same with flags (MBL_REPORT_NO_MATRICES). Both stream element by element (fprintf), never
+ * building the text in memory. Always present: "spectrum": {partial, count, of} (count eigenvalues
+ * listed of the `of` = nx of the model), with a partial spectrum also nev, shift, reason, and
+ * "not_formed" when the state-space form was not formed; ss, mck and q_S are then absent. */
+int mbl_report_json_flags(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
+                          const mbl_modes *modes, unsigned flags);
 
 /* The operating point alone as one JSON object. */
 int mbl_report_point_json(FILE *f, const mbl_model *model, const mbl_point *pt);
@@ -39,7 +47,10 @@ int mbl_report_point_json(FILE *f, const mbl_model *model, const mbl_point *pt);
 /* Write A.mtx, B.mtx, C.mtx, D.mtx, M.mtx, Cd.mtx (damping), K.mtx, F.mtx (Matrix Market,
  * array real general) and linear_model.m (Octave/MATLAB: the matrices with their state, input
  * and output names) into the existing directory dir; with the descriptor method also E.mtx,
- * Ad.mtx, Bd.mtx, Cdd.mtx (the pencil, when it is stored dense). */
+ * Ad.mtx, Bd.mtx, Cdd.mtx (the pencil, when it is stored dense). A partial-spectrum result whose
+ * state-space form was not formed (lin->A NULL) writes what exists: eigenvalues.mtx (neig x 2:
+ * re, im), shapes_re.mtx and shapes_im.mtx (n x neig: dq of each eigenvector), Bd.mtx and Cdd.mtx
+ * when formed, and linear_model.m, which says what was not formed. */
 int mbl_report_export(const char *dir, const mbl_model *model, const mbl_linear *lin, mbl_status *st);
 
 /* Model check for a person (`mblin check`): counts, degrees of freedom by counting and by the

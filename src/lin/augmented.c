@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "lin/lin_internal.h"
+#include "lin/methods_internal.h"
 #include "mblin/la.h"
 
 /* Re-linearization checks the KLU pivot ratio at each point and computes the 1-norm condition
@@ -501,7 +502,11 @@ int mbl_lin_work_new(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
     }
     if (opt->method && strcmp(opt->method, "augmented"))
         return mbl_error(st, MBL_EARG, "mbl_lin_work_new: sweeps use the augmented method, not '%s'", opt->method);
-    int rc = work_prepare(md, pt, opt, out, lin, st);
+    /* a sweep keeps the dense outputs: refuse up front what would not fit (no partial path here) */
+    double need = mbl_lin_dense_bytes(md, pt, "augmented"), budget = mbl_lin_mem_budget(opt);
+    int rc = need > budget ? mbl_lin_refuse_memory("mbl_lin_work_new: the dense linear model", need, budget,
+                                                   "sweeps have no partial-spectrum path", st)
+                           : work_prepare(md, pt, opt, out, lin, st);
     if (rc) mbl_error_prefix(st, "%s", md->file);
     return rc;
 }

@@ -121,11 +121,12 @@ int mbl_compare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
                 row->nphys = np;
                 modes[i] = mo;
                 size_t len = 1;
-                for (int j = 0; j < lin->nx; j++) len += strlen(lin->state_names[j]) + 1;
+                int nnames = lin->state_names ? lin->nx : 0; /* NULL: not formed (partial spectrum) */
+                for (int j = 0; j < nnames; j++) len += strlen(lin->state_names[j]) + 1;
                 sig[i] = mbl_malloc(len);
                 if (sig[i]) {
                     sig[i][0] = '\0';
-                    for (int j = 0; j < lin->nx; j++) strcat(strcat(sig[i], lin->state_names[j]), ";");
+                    for (int j = 0; j < nnames; j++) strcat(strcat(sig[i], lin->state_names[j]), ";");
                 }
             } else {
                 mbl_modes_free(mo);

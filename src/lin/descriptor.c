@@ -16,7 +16,9 @@
  * and multiplier columns -s dR/dmu (then 2(n - r) - k physical eigenvalues).
  * The state-space A, B, C, D and M, C, K reported alongside are those of the tangent coordinates
  * of `nullspace` at the same point, or of `augmented` with non-holonomic constraints or on the
- * sparse path (the descriptor form itself is in E, Ad, Bd, Cdd). */
+ * sparse path (the descriptor form itself is in E, Ad, Bd, Cdd); on the sparse path they are not
+ * formed when the dense augmented model would exceed opt->mem_budget or opt->partial asks for the
+ * partial spectrum alone (src/lin/sparse_pencil.c, shared with `augmented`). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -43,133 +45,39 @@ static int cmp_cand(const void *pa, const void *pb)
     return a->idx - b->idx;
 }
 
-/* Large models: the pencil assembled sparse from the Jacobian triplets, ARPACK shift-invert for
- * the nev eigenvalues nearest the shift; A, B, C, D and M, C, K from `augmented` (sparse).
- * E and Ad are not stored dense (lin->E, lin->Ad stay NULL). Regular configurations only. */
+/* Large models (and nev asked for): the pencil assembled sparse from the Jacobian triplets, ARPACK
+ * shift-invert for the nev eigenvalues nearest the shift (src/lin/sparse_pencil.c). A, B, C, D and
+ * M, C, K alongside from `augmented` when its dense path fits the memory budget and the partial
+ * spectrum was not asked for; else they are not formed. E and Ad are never stored dense (lin->E,
+ * lin->Ad stay NULL). Regular configurations only. */
 static int descriptor_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                              mbl_status *st)
 {
-    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, rc;
     mbl_linear *lin = NULL;
-    mbl_eval ev;
-    int *ti = NULL, *tj = NULL;
-    double *tx = NULL, *Vre = NULL, *Vim = NULL, *colK = NULL, *colP = NULL;
-    int *eti = NULL, *etj = NULL;
-    double *etx = NULL;
-    mbla_csc *Ac = NULL, *Ec = NULL;
+    int rc;
     *out = NULL;
-    if (pt->rank_phi_q < m)
+    if (pt->rank_phi_q < md->m)
         return mbl_error(st, MBL_ESINGULAR,
                          "descriptor: Phi_q has rank %d < %d at this point and the model is above dense_max = %d "
                          "(the sparse path needs a regular point): raise dense_max",
-                         pt->rank_phi_q, m, opt->dense_max);
-    rc = mbl_lin_augmented(md, pt, opt, &lin, st);
-    if (rc) return rc;
-    snprintf(lin->method, sizeof lin->method, "descriptor");
-    rc = mbl_eval_init(md, &ev, st);
-    if (rc) goto done;
-    rc = mbl_eval_at(md, pt, &ev, st);
-    if (rc) goto done;
-    int nd = 2 * n + m, nz = md->jac.nz;
-    int e0 = md->row0[MBL_ROW_EOM], p0 = md->row0[MBL_ROW_PHI], v0 = md->row0[MBL_ROW_PHID];
-    int ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q);
-    int jr = mbl_model_blk0(md, MBL_BLK_R);
-    size_t cap = (size_t)nz * 2 + (size_t)n + 1;
-    ti = mbl_alloc_array(cap, sizeof *ti), tj = mbl_alloc_array(cap, sizeof *tj), tx = mbl_alloc_array(cap, sizeof *tx);
-    eti = mbl_alloc_array(cap, sizeof *eti), etj = mbl_alloc_array(cap, sizeof *etj);
-    etx = mbl_alloc_array(cap, sizeof *etx);
-    colK = mbl_calloc((size_t)n + 1, sizeof *colK), colP = mbl_calloc((size_t)n + 1, sizeof *colP);
-    lin->Bd = mbl_calloc((size_t)nd * nr + 1, sizeof(double));
-    lin->Cdd = mbl_calloc((size_t)ny * nd + 1, sizeof(double));
-    if (!ti || !tj || !tx || !eti || !etj || !etx || !colK || !colP || !lin->Bd || !lin->Cdd) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
+                         pt->rank_phi_q, md->m, opt->dense_max);
+    char why[256] = "";
+    double need = mbl_lin_dense_bytes(md, pt, "augmented"), budget = mbl_lin_mem_budget(opt);
+    if (opt->partial != MBL_PARTIAL_ALWAYS && need <= budget) {
+        rc = mbl_lin_augmented(md, pt, opt, &lin, st);
+        if (rc) return rc;
+    } else if (opt->partial != MBL_PARTIAL_ALWAYS) {
+        snprintf(why, sizeof why,
+                 "the state-space form (dense) needs about %.3g GiB, over the memory budget of %.3g GiB: not formed",
+                 need / 1073741824.0, budget / 1073741824.0);
     }
-    /* norms for the scaling and the moving-constraint check */
-    double nPd = 0, nPq;
-    for (int p = 0; p < nz; p++) {
-        int r = md->jac.row[p], c = md->jac.col[p];
-        double x = fabs(ev.jac[p]);
-        if (r >= e0 && r < e0 + n && ((c >= jq && c < jq + n) || (c >= ja && c < ja + n)))
-            colK[c >= jq ? c - jq : c - ja] += x;
-        if (r >= p0 && r < p0 + m && c >= jq && c < jq + n) colP[c - jq] += x;
-        if (r >= v0 && r < v0 + m && c >= jq && c < jq + n) nPd = fmax(nPd, x);
+    rc = mbl_lin_sparse_spectrum(md, pt, opt, "descriptor", why, &lin, st);
+    if (rc) {
+        mbl_linear_free(lin);
+        return rc;
     }
-    double nK = 0;
-    nPq = 0;
-    for (int j = 0; j < n; j++) nK = fmax(nK, colK[j]), nPq = fmax(nPq, colP[j]);
-    if (m && nPd > opt->rank_tol * nPq) {
-        rc = mbl_error(st, MBL_EMODEL,
-                       "descriptor: the constraint Jacobian moves with the velocities at this point "
-                       "(d(Phi_q v)/dq != 0): the constant-coefficient pencil of source 001 Eq. 8 does not apply; "
-                       "use augmented");
-        goto done;
-    }
-    double s = opt->constraint_scale;
-    if (!(s > 0)) s = (nPq > 0 && nK > 0) ? nK / nPq : 1.0;
-    int a = 0, e = 0;
-    for (int i = 0; i < n; i++) {
-        eti[e] = i, etj[e] = i, etx[e++] = 1.0;
-        ti[a] = i, tj[a] = n + i, tx[a++] = 1.0;
-    }
-    for (int p = 0; p < nz; p++) {
-        int r = md->jac.row[p], c = md->jac.col[p];
-        double x = ev.jac[p];
-        if (r >= e0 && r < e0 + n) {
-            int i = r - e0;
-            if (c >= ja && c < ja + n) eti[e] = n + i, etj[e] = n + c - ja, etx[e++] = x;
-            else if (c >= jq && c < jq + n) ti[a] = n + i, tj[a] = c - jq, tx[a++] = -x;
-            else if (c >= jv && c < jv + n) ti[a] = n + i, tj[a] = n + c - jv, tx[a++] = -x;
-            else if (c >= jr && c < jr + nr) lin->Bd[n + i + (size_t)(c - jr) * nd] = -x;
-        } else if (r >= p0 && r < p0 + m && c >= jq && c < jq + n) {
-            ti[a] = 2 * n + r - p0, tj[a] = c - jq, tx[a++] = -s * x;
-            ti[a] = n + c - jq, tj[a] = 2 * n + r - p0, tx[a++] = -s * x;
-        }
-    }
-    const double *yv = ev.y + ny;
-    for (int p = 0; p < md->yjac.nz; p++) {
-        int r = md->yjac.row[p], c = md->yjac.col[p];
-        if (c >= jq && c < jq + n) lin->Cdd[r + (size_t)(c - jq) * ny] += yv[p];
-        else if (c >= jv && c < jv + n) lin->Cdd[r + (size_t)(n + c - jv) * ny] += yv[p];
-    }
-    rc = mbla_csc_from_triplets(nd, nd, a, ti, tj, tx, NULL, &Ac, st);
-    if (!rc) rc = mbla_csc_from_triplets(nd, nd, e, eti, etj, etx, NULL, &Ec, st);
-    if (rc) goto done;
-    lin->nd = nd;
-    int nphys = 2 * (n - m), k = opt->nev < nphys ? opt->nev : nphys;
-    if (k > nd - 2) k = nd - 2;
-    if (k < 1) {
-        rc = mbl_error(st, MBL_EDIM, "descriptor: no degrees of freedom for ARPACK");
-        goto done;
-    }
-    Vre = mbl_calloc((size_t)nd * k + 1, sizeof *Vre);
-    Vim = mbl_calloc((size_t)nd * k + 1, sizeof *Vim);
-    if (!Vre || !Vim || mbl_lin_alloc_eigs(lin, k)) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    int nconv = 0;
-    rc = mbla_eigs_sinv(Ac, Ec, opt->shift, 0.0, k, NULL, lin->eig_re, lin->eig_im, Vre, Vim, nd, &nconv, st);
-    if (rc) goto done;
-    for (int j = 0; j < k; j++)
-        for (int c = 0; c < n; c++) {
-            lin->eig_vre[c + (size_t)j * n] = Vre[c + (size_t)j * nd];
-            lin->eig_vim[c + (size_t)j * n] = Vim[c + (size_t)j * nd];
-        }
-    lin->eig_partial = k < nphys;
-    snprintf(lin->notes, sizeof lin->notes,
-             "sparse pencil %d x %d (constraint scale %.3g), ARPACK shift-invert: the %d eigenvalues nearest %g of %d "
-             "physical; A..D and M, C, K from augmented",
-             nd, nd, s, k, opt->shift, nphys);
     *out = lin;
-    lin = NULL;
-done:
-    mbl_eval_free(&ev);
-    mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(eti), mbl_free(etj), mbl_free(etx);
-    mbl_free(Vre), mbl_free(Vim), mbl_free(colK), mbl_free(colP);
-    mbla_csc_free(Ac), mbla_csc_free(Ec);
-    mbl_linear_free(lin);
-    return rc;
+    return 0;
 }
 
 int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
@@ -188,7 +96,7 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         return mbl_error(st, MBL_EMODEL,
                          "descriptor: outputs of accelerations or multipliers are not supported (their D differs "
                          "between the descriptor form y = Cdd x + D u and the state-space form); use augmented");
-    if (2 * n + m + k > opt->dense_max) {
+    if (2 * n + m + k > opt->dense_max || opt->partial == MBL_PARTIAL_ALWAYS) {
         if (k > 0)
             return mbl_error(st, MBL_EMODEL,
                              "descriptor: the sparse (ARPACK) path supports holonomic constraints only (%d "

@@ -49,6 +49,42 @@ void mbl_lin_options_default(mbl_lin_options *opt)
     opt->fd_tol = 1e-3;
 }
 
+/* The memory decision (docs/linearization.md, "Large models: partial spectra"): augmented switches
+ * to the partial spectrum of the sparse pencil when the peak of its dense path would exceed the
+ * budget (or when asked); descriptor chooses its own path (QZ up to dense_max, else the sparse
+ * pencil); any other request that would not fit is refused up front with the memory it needs. */
+static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, int i, mbl_linear **out,
+                    mbl_status *st)
+{
+    const char *name = methods[i].name;
+    int aug = !strcmp(name, "augmented"), desc = !strcmp(name, "descriptor");
+    double budget = mbl_lin_mem_budget(opt), need = mbl_lin_dense_bytes(md, pt, name);
+    if (desc && (opt->partial == MBL_PARTIAL_ALWAYS || 2 * md->n + md->m + md->k > opt->dense_max))
+        return methods[i].fn(md, pt, opt, out, st); /* the sparse pencil, which checks its own need */
+    if (aug && (opt->partial == MBL_PARTIAL_ALWAYS || (opt->partial == MBL_PARTIAL_AUTO && need > budget))) {
+        char why[256] = "";
+        if (opt->partial != MBL_PARTIAL_ALWAYS)
+            snprintf(why, sizeof why,
+                     "the whole spectrum (dense) needs about %.3g GiB, over the memory budget of %.3g GiB: partial "
+                     "spectrum",
+                     need / 1073741824.0, budget / 1073741824.0);
+        int rc = mbl_lin_sparse_spectrum(md, pt, opt, name, why, out, st);
+        if (rc && why[0] && rc != MBL_ENOMEM) mbl_error_prefix(st, "%s; the partial spectrum failed", why);
+        return rc;
+    }
+    if (opt->partial == MBL_PARTIAL_ALWAYS)
+        return mbl_error(st, MBL_EARG, "%s has no partial-spectrum path (nev): use augmented or descriptor", name);
+    if (need > budget) {
+        char what[96];
+        snprintf(what, sizeof what, "%s: the dense computation (n = %d, m = %d)", name, md->n, md->m);
+        return mbl_lin_refuse_memory(what, need, budget,
+                                     aug ? "raise the budget or allow the partial spectrum"
+                                         : "use augmented (the default), which switches to a partial spectrum",
+                                     st);
+    }
+    return methods[i].fn(md, pt, opt, out, st);
+}
+
 int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                   mbl_status *st)
 {
@@ -73,11 +109,12 @@ int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
     if (o.pen_ratio == 0.0) o.pen_ratio = d.pen_ratio;
     if (o.fd_step == 0.0) o.fd_step = d.fd_step;
     if (o.fd_tol == 0.0) o.fd_tol = d.fd_tol;
+    if (!(o.mem_budget > 0)) o.mem_budget = MBL_MEM_BUDGET_DEFAULT;
     opt = &o;
     const char *method = opt->method ? opt->method : "augmented";
     for (int i = 0; i < NMETHODS; i++)
         if (!strcmp(method, methods[i].name)) {
-            int rc = methods[i].fn(md, pt, opt, out, st);
+            int rc = dispatch(md, pt, opt, i, out, st);
             if (rc) mbl_error_prefix(st, "%s", md->file);
             return rc;
         }

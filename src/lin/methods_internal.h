@@ -108,4 +108,42 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
 int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                mbl_status *st);
 
+/* ---- large models without dense matrices (src/lin/sparse_pencil.c) ---- */
+
+/* Peak memory in bytes of the dense path of `method` (NULL: augmented) with its whole spectrum:
+ * the result (A..D, M, C, K, F, q_S, v_W), the method's work arrays (augmented: X, N x (nx + nr)),
+ * the eigen-solve (a copy of A, eigenvectors, mode shapes). An estimate from n, m, k, nr, ny and
+ * the constraint rank at pt (pt may be NULL). */
+double mbl_lin_dense_bytes(const mbl_model *md, const mbl_point *pt, const char *method);
+/* Peak memory in bytes of the partial spectrum of nev eigenvalues by the sparse pencil. */
+double mbl_lin_sparse_bytes(const mbl_model *md, int nev);
+/* opt->mem_budget, or MBL_MEM_BUDGET_DEFAULT when it is not positive. */
+double mbl_lin_mem_budget(const mbl_lin_options *opt);
+/* The one-line MBL_ENOMEM refusal "<what> needs about X GiB, over the memory budget of Y GiB
+ * (mem_budget): <hint>". */
+int mbl_lin_refuse_memory(const char *what, double need, double budget, const char *hint, mbl_status *st);
+
+/* The linearized-DAE pencil of source 001 Eq. 8, sparse, in x = [dq; dv; dlambda] (order
+ * nd = 2n + m): A = Ad, E, and with want_io the dense Bd (nd x nr) and Cdd (ny x nd); scale is the
+ * constraint scale s. Holonomic models at regular points only. */
+typedef struct mbl_sparse_pencil {
+    int nd, n, m;
+    double scale;
+    mbla_csc *A, *E;
+    double *Bd, *Cdd;
+} mbl_sparse_pencil;
+int mbl_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, int want_io,
+                            mbl_sparse_pencil *P, mbl_status *st);
+void mbl_sparse_pencil_free(mbl_sparse_pencil *P);
+
+/* The partial spectrum: the min(opt->nev, 2(n - m), nd - 2) eigenvalues nearest opt->shift of the
+ * sparse pencil (ARPACK shift-invert) with the coordinate parts of their eigenvectors, into *lin:
+ * an existing linear model (its state-space form kept) or, when *lin is NULL, a new one whose
+ * state-space and MCK forms are not formed (A, B, C, D, M, Cd, K, F, q_S, v_W and state_names
+ * NULL). Fills neig, eig_*, eig_partial, eig_shift, spectrum_reason (= reason), nd, Bd and Cdd
+ * (when small), method and notes. Refuses up front (MBL_ENOMEM) when it would exceed the memory
+ * budget. */
+int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *method,
+                            const char *reason, mbl_linear **lin, mbl_status *st);
+
 #endif

@@ -10,4 +10,5 @@ list(APPEND MBLIN_SOURCES
   src/lin/penalty.c
   src/lin/fd.c
   src/lin/compare.c
+  src/lin/sparse_pencil.c
 )

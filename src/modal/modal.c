@@ -62,7 +62,7 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
     double big = 0;
     for (int i = 0; i < ne; i++)
         if (!lin->eig_spurious[i] && isfinite(lin->eig_re[i])) big = fmax(big, hypot(lin->eig_re[i], lin->eig_im[i]));
-    double normA = lin->nx ? mbla_norm1(lin->nx, lin->nx, lin->A, lin->nx) : 0.0;
+    double normA = lin->nx && lin->A ? mbla_norm1(lin->nx, lin->nx, lin->A, lin->nx) : 0.0;
     M->zero_tol = fmax(fmax(opt->zero_tol * big, ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * normA)), 1e-12);
     for (int i = 0; i < ne; i++) {
         double mag = hypot(lin->eig_re[i], lin->eig_im[i]);
@@ -154,6 +154,18 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
     mbl_modal_options opt;
     if (opt_in) opt = *opt_in;
     else mbl_modal_options_default(&opt);
+    if (lin->neig > 0) { /* the method's own spectrum, before any nx-sized array (A may not be formed) */
+        mbl_modes *G = mbl_calloc(1, sizeof *G);
+        if (!G) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        G->n = lin->n;
+        snprintf(G->solver, sizeof G->solver, "%s", lin->eig_partial ? "arpack" : lin->method);
+        int rg = modal_given(lin, &opt, G, st);
+        if (rg) mbl_modes_free(G);
+        else *out = G;
+        return rg;
+    }
+    if (lin->nx > 0 && (!lin->A || !lin->q_S))
+        return mbl_error(st, MBL_EARG, "mbl_modal: A not formed (partial spectrum of a large model) and no spectrum given");
     int nx = lin->nx, n = lin->n;
     mbl_modes *M = mbl_calloc(1, sizeof *M);
     sort_item *si = mbl_alloc_array((size_t)nx + 1, sizeof *si);
@@ -172,11 +184,6 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
     if (!M->modes || !M->shape_re || !M->shape_im) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
-    }
-    if (lin->neig > 0) {
-        snprintf(M->solver, sizeof M->solver, "%s", lin->method);
-        rc = modal_given(lin, &opt, M, st);
-        goto done_given;
     }
     if (nx == 0) goto ok;
     /* the eigen strategy is chosen from the structure of M-hat, C-hat, K-hat and A (src/eig) */
@@ -247,7 +254,6 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         }
     }
 ok:
-done_given:
     if (rc) goto done;
     *out = M;
     M = NULL;

@@ -115,20 +115,49 @@ int mbl_report_point_json(FILE *f, const mbl_model *md, const mbl_point *pt)
     return ferror(f) ? MBL_EIO : 0;
 }
 
+/* What a partial-spectrum result leaves out (include/mblin/model.h). */
+#define NOT_FORMED "not formed (partial spectrum of a large model)"
+
+static void json_spectrum(FILE *f, const mbl_linear *lin, const mbl_modes *modes)
+{
+    fprintf(f, ",\n \"spectrum\": {\"partial\": %s, \"count\": %d, \"of\": %d", lin->eig_partial ? "true" : "false",
+            modes ? modes->nx : 0, lin->nx);
+    if (lin->eig_partial) {
+        fprintf(f, ", \"nev\": %d, \"shift\": ", lin->neig);
+        json_num(f, lin->eig_shift);
+        fputs(", \"reason\": ", f);
+        json_str(f, lin->spectrum_reason[0] ? lin->spectrum_reason : "asked for (nev)");
+    }
+    if (!lin->A) {
+        fputs(", \"not_formed\": ", f);
+        json_str(f, "A, B, C, D, M, C, K, F, q_S, v_W, state names: " NOT_FORMED);
+    }
+    fputc('}', f);
+}
+
 int mbl_report_json(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl_linear *lin, const mbl_modes *modes)
 {
+    return mbl_report_json_flags(f, md, pt, lin, modes, 0);
+}
+
+int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl_linear *lin,
+                          const mbl_modes *modes, unsigned flags)
+{
+    int mats = !(flags & MBL_REPORT_NO_MATRICES);
     fputs("{\"model\": ", f);
     json_str(f, md->name);
     fputs(", \"method\": ", f);
     json_str(f, lin->method);
     fputs(", \"states\": ", f);
-    json_names(f, lin->state_names, lin->z0);
+    json_names(f, lin->state_names, lin->state_names ? lin->z0 : 0);
     fputs(", \"velocity_states\": ", f);
-    json_names(f, lin->state_names + lin->z0, lin->z1);
+    json_names(f, lin->state_names ? lin->state_names + lin->z0 : NULL, lin->state_names ? lin->z1 : 0);
     fputs(", \"inputs\": ", f);
     json_names(f, lin->input_names, lin->nu);
     fputs(", \"outputs\": ", f);
     json_names(f, lin->output_names, lin->ny);
+    json_spectrum(f, lin, modes);
+    if (mats && lin->A) {
     fputs(",\n \"ss\": {\"A\": ", f);
     json_mat(f, lin->A, lin->nx, lin->nx);
     fputs(", \"B\": ", f);
@@ -145,7 +174,9 @@ int mbl_report_json(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
     json_mat(f, lin->K, lin->z1, lin->z0);
     fputs(", \"F\": ", f);
     json_mat(f, lin->F, lin->z1, lin->nu);
-    fputs("},\n \"eigenvalues\": [", f);
+    fputs("}", f);
+    }
+    fputs(",\n \"eigenvalues\": [", f);
     for (int i = 0; modes && i < modes->nx; i++) {
         const mbl_mode *m = &modes->modes[i];
         if (i) fputs(", ", f);
@@ -164,16 +195,21 @@ int mbl_report_json(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
     }
     fputs("],\n \"eigen_solver\": ", f);
     json_str(f, modes ? modes->solver : "");
-    fputs(",\n \"mode_shapes\": {\"coordinates\": ", f);
-    json_names(f, md->qname, md->n);
-    fputs(", \"re\": ", f);
-    if (modes) json_mat(f, modes->shape_re, modes->n, modes->nx);
-    else fputs("[]", f);
-    fputs(", \"im\": ", f);
-    if (modes) json_mat(f, modes->shape_im, modes->n, modes->nx);
-    else fputs("[]", f);
-    fputs("},\n \"q_S\": ", f);
-    json_mat(f, lin->q_S, lin->n, lin->z0);
+    if (mats) {
+        fputs(",\n \"mode_shapes\": {\"coordinates\": ", f);
+        json_names(f, md->qname, md->n);
+        fputs(", \"re\": ", f);
+        if (modes) json_mat(f, modes->shape_re, modes->n, modes->nx);
+        else fputs("[]", f);
+        fputs(", \"im\": ", f);
+        if (modes) json_mat(f, modes->shape_im, modes->n, modes->nx);
+        else fputs("[]", f);
+        fputs("}", f);
+    }
+    if (mats && lin->q_S) {
+        fputs(",\n \"q_S\": ", f);
+        json_mat(f, lin->q_S, lin->n, lin->z0);
+    }
     fputs(",\n \"selection\": ", f);
     json_str(f, lin->selection);
     fputs(", \"condition\": ", f);
@@ -183,7 +219,7 @@ int mbl_report_json(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
     fputs(", \"error_estimate\": ", f);
     json_num(f, lin->err_est);
     fprintf(f, ", \"partial_spectrum\": %s", lin->eig_partial ? "true" : "false");
-    if (lin->nd > 0 && lin->E) {
+    if (mats && lin->nd > 0 && lin->E) {
         fputs(",\n \"descriptor\": {\"E\": ", f);
         json_mat(f, lin->E, lin->nd, lin->nd);
         fputs(", \"A\": ", f);
@@ -240,11 +276,20 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
     fprintf(f, "  %d coordinates, %d holonomic and %d non-holonomic constraints, %d inputs, %d outputs\n\n", md->n,
             md->m, md->k, md->nr, md->ny);
     mbl_report_point_text(f, md, pt);
-    fprintf(f, "\nLinearization: method %s, %d states (%d position, %d velocity), condition estimate %.3g\n",
-            lin->method, lin->nx, lin->z0, lin->z1, lin->cond);
-    fprintf(f, "  states:");
-    for (int i = 0; i < lin->nx; i++) fprintf(f, " %s", lin->state_names[i]);
-    fprintf(f, "\n  selection: %s\n", lin->selection);
+    if (lin->A) {
+        fprintf(f, "\nLinearization: method %s, %d states (%d position, %d velocity), condition estimate %.3g\n",
+                lin->method, lin->nx, lin->z0, lin->z1, lin->cond);
+        fprintf(f, "  states:");
+        for (int i = 0; lin->state_names && i < lin->nx; i++) fprintf(f, " %s", lin->state_names[i]);
+        fprintf(f, "\n  selection: %s\n", lin->selection);
+    } else {
+        fprintf(f, "\nLinearization: method %s, %d degrees of freedom; state-space and MCK forms (A, B, C, D, "
+                   "M, C, K, states): " NOT_FORMED "\n",
+                lin->method, lin->z1);
+    }
+    if (lin->eig_partial)
+        fprintf(f, "  partial spectrum: the %d eigenvalues nearest the shift %g of %d (%s)\n", lin->neig,
+                lin->eig_shift, lin->nx, lin->spectrum_reason[0] ? lin->spectrum_reason : "asked for");
     if (lin->notes[0]) fprintf(f, "  notes: %s\n", lin->notes);
     if (lin->err_est > 0) fprintf(f, "  estimated eigenvalue error: %.3g\n", lin->err_est);
     if (modes) {
@@ -273,7 +318,8 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
             }
         }
     }
-    if (flags & MBL_REPORT_MATRICES) {
+    if ((flags & MBL_REPORT_MATRICES) && !lin->A) fprintf(f, "\nMatrices: " NOT_FORMED "\n");
+    if ((flags & MBL_REPORT_MATRICES) && lin->A) {
         text_mat(f, "A", lin->A, lin->nx, lin->nx, lin->state_names, lin->state_names);
         text_mat(f, "B", lin->B, lin->nx, lin->nu, lin->state_names, lin->input_names);
         text_mat(f, "C", lin->C, lin->ny, lin->nx, lin->output_names, lin->state_names);
@@ -351,8 +397,56 @@ static void oct_names(FILE *f, const char *var, char *const *names, int n)
     fputs("};\n", f);
 }
 
+/* A partial-spectrum result: the eigenvalues (neig x 2: re, im), the coordinate parts of the
+ * eigenvectors (n x neig, re and im), Bd and Cdd when formed, and linear_model.m saying what was
+ * not formed. */
+static int export_partial(const char *dir, const mbl_model *md, const mbl_linear *lin, mbl_status *st)
+{
+    int ne = lin->neig, n = lin->n, rc = 0;
+    double *ev = mbl_calloc((size_t)ne * 2 + 1, sizeof *ev);
+    if (!ev) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int i = 0; i < ne; i++) ev[i] = lin->eig_re[i], ev[ne + i] = lin->eig_im[i];
+    rc = write_mtx(dir, "eigenvalues", ev, ne, 2, st);
+    if (!rc && ne) rc = write_mtx(dir, "shapes_re", lin->eig_vre, n, ne, st);
+    if (!rc && ne) rc = write_mtx(dir, "shapes_im", lin->eig_vim, n, ne, st);
+    if (!rc && lin->Bd) rc = write_mtx(dir, "Bd", lin->Bd, lin->nd, lin->nu, st);
+    if (!rc && lin->Cdd) rc = write_mtx(dir, "Cdd", lin->Cdd, lin->ny, lin->nd, st);
+    if (rc) {
+        mbl_free(ev);
+        return rc;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/linear_model.m", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        mbl_free(ev);
+        return mbl_error(st, MBL_EIO, "%s: cannot write", path);
+    }
+    fprintf(f, "%% Linear model of %s (%s), method %s, written by mblin.\n", md->name[0] ? md->name : "(unnamed)",
+            md->file, lin->method);
+    fprintf(f, "%% A, B, C, D, M, Cd, K, F, q_S and the state names: " NOT_FORMED ".\n");
+    fprintf(f, "%% eigenvalues: the %d nearest the shift %g of %d; shapes: their coordinate parts dq.\n", ne,
+            lin->eig_shift, lin->nx);
+    if (lin->spectrum_reason[0]) fprintf(f, "%% %s\n", lin->spectrum_reason);
+    oct_names(f, "input_names", lin->input_names, lin->nu);
+    oct_names(f, "output_names", lin->output_names, lin->ny);
+    oct_mat(f, "ev", ev, ne, 2);
+    fprintf(f, "eigenvalues = complex(ev(:, 1), ev(:, 2));\n");
+    if (lin->Bd && lin->Cdd) {
+        fprintf(f, "%% descriptor form E xd' = Ad xd + Bd u, y = Cdd xd, xd = [dq; dv; dlambda] (E, Ad sparse, not "
+                   "written).\n");
+        oct_mat(f, "Bd", lin->Bd, lin->nd, lin->nu);
+        oct_mat(f, "Cdd", lin->Cdd, lin->ny, lin->nd);
+    }
+    mbl_free(ev);
+    int bad = ferror(f);
+    if (fclose(f) || bad) return mbl_error(st, MBL_EIO, "%s: write error", path);
+    return 0;
+}
+
 int mbl_report_export(const char *dir, const mbl_model *md, const mbl_linear *lin, mbl_status *st)
 {
+    if (!lin->A) return export_partial(dir, md, lin, st);
     int rc = write_mtx(dir, "A", lin->A, lin->nx, lin->nx, st);
     if (!rc) rc = write_mtx(dir, "B", lin->B, lin->nx, lin->nu, st);
     if (!rc) rc = write_mtx(dir, "C", lin->C, lin->ny, lin->nx, st);

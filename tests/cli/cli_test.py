@@ -117,6 +117,88 @@ c = {m["method"]: m for m in json.loads(out)["methods"]}
 check(rc == 0 and not c["augmented"]["ok"] and c["descriptor"]["ok"] and c["penalty"]["ok"],
       "compare at the singular four-bar: augmented refused, descriptor and penalty run")
 
+# --- large models: partial spectra by the sparse pencil (docs/linearization.md) ---
+# N uncoupled oscillators: the reference w_i = sqrt(k_i / m_i) from the generator's own numbers
+def oscillators(N):
+    gen = [sys.executable, "examples/oscillators.py", str(N)]
+    text = subprocess.run(gen, capture_output=True, text=True, check=True).stdout
+    w = [float(x) for x in subprocess.run(gen + ["--frequencies"], capture_output=True, text=True,
+                                          check=True).stdout.split()]
+    f = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
+    f.write(text)
+    f.close()
+    return f.name, sorted(w)
+
+
+def lowest_ok(d, w, nev):
+    ev = d["eigenvalues"]
+    if len(ev) != nev:
+        return False
+    want = sorted([x for x in w[:nev // 2]] * 2)
+    got = sorted(abs(e["im"]) for e in ev)
+    return all(abs(e["re"]) < 1e-10 for e in ev) and all(abs(a - b) < 1e-10 for a, b in zip(got, want))
+
+
+for N in (2000, 20000):
+    path, w = oscillators(N)
+    rc, out, err = run("linearize", path, "--nev", "20", "--json", "--no-matrices")
+    d = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and lowest_ok(d, w, 20), "N = %d oscillators --nev 20: the 20 lowest to 1e-10 %s" % (N, err))
+    sp = d.get("spectrum", {})
+    check(sp.get("partial") is True and sp.get("nev") == 20 and sp.get("of") == 2 * N and "ss" not in d
+          and "mck" not in d and "q_S" not in d, "N = %d: spectrum object, no dense outputs" % N)
+    if N == 20000:  # the default switches by itself: 2 GiB cannot hold the dense path
+        rc, out, err = run("linearize", path, "--json", "--no-matrices")
+        d = json.loads(out) if rc == 0 else {}
+        check(rc == 0 and lowest_ok(d, w, 20) and "GiB" in d["spectrum"].get("reason", ""),
+              "N = 20000 default: the partial spectrum by itself " + err)
+        rc, out, err = run("linearize", path, "--method", "partition")
+        check(one_line_error(rc, err, 1, "partition", "GiB", "memory budget"),
+              "partition on 20000 DOF refused up front with the memory it needs: " + err)
+        os.unlink(path)
+        continue
+    # the default over a lowered budget switches to the partial spectrum and says so
+    rc, out, err = run("linearize", path, "--mem-budget", "100M")
+    check(rc == 0 and "partial spectrum: the 20 eigenvalues nearest" in out and "not formed" in out
+          and "over the memory budget" in out, "default over the budget: partial, said in the report")
+    rc, out, err = run("linearize", path, "--mem-budget", "100M", "--json")
+    d = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and lowest_ok(d, w, 20) and d["spectrum"]["partial"] is True and "ss" not in d
+          and "over the memory budget" in d["spectrum"]["reason"] and "partial spectrum" in d["notes"],
+          "default over the budget: JSON spectrum object and notes")
+    # requests that cannot fit are refused up front with the memory they would need
+    rc, out, err = run("linearize", path, "--mem-budget", "100M", "--method", "nullspace")
+    check(one_line_error(rc, err, 1, "nullspace", "needs about", "GiB"), "dense method over the budget: " + err)
+    rc, out, err = run("linearize", path, "--mem-budget", "50M", "--nev", "3000")
+    check(one_line_error(rc, err, 1, "3000 eigenvalues", "needs about", "GiB"), "--nev too large: " + err)
+    rc, out, err = run("linearize", path, "--nev", "0")
+    check(rc == 2, "--nev 0 is a usage error")
+    # export of a partial result: what exists, and what was not formed
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, out, err = run("linearize", path, "--nev", "6", "-o", tmp)
+        files = set(os.listdir(tmp))
+        mfile = open(os.path.join(tmp, "linear_model.m")).read() if "linear_model.m" in files else ""
+        check(rc == 0 and {"eigenvalues.mtx", "shapes_re.mtx", "shapes_im.mtx"} <= files and "A.mtx" not in files
+              and "not formed" in mfile, "export of a partial spectrum: " + str(sorted(files)))
+    os.unlink(path)
+
+# --no-matrices on a small model: the dense outputs left out, the rest intact
+rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--json", "--no-matrices")
+d = json.loads(out)
+check(rc == 0 and "ss" not in d and "mck" not in d and "q_S" not in d and "mode_shapes" not in d
+      and len(d["eigenvalues"]) == 4 and d["spectrum"]["partial"] is False, "--no-matrices on the slider pendulum")
+
+# a constrained model on the sparse path: the same lowest eigenvalues as the dense default
+rc, out, err = run("linearize", "examples/fourbar_N300.yaml", "--json", "--no-matrices")
+ref = sorted((e["re"], e["im"]) for e in json.loads(out)["eigenvalues"])
+for meth in ("augmented", "descriptor"):
+    rc, out, err = run("linearize", "examples/fourbar_N300.yaml", "--method", meth, "--nev", "20", "--json")
+    d = json.loads(out) if rc == 0 else {"eigenvalues": []}
+    got = sorted((e["re"], e["im"]) for e in d["eigenvalues"] if not e["spurious"])
+    check(rc == 0 and len(got) == len(ref) == 2 and "not_formed" in d["spectrum"] and
+          all(abs(complex(*a) - complex(*b)) <= 1e-9 * abs(complex(*b)) for a, b in zip(got, ref)),
+          "N = 300 four-bar, %s --nev: the dense default's eigenvalues to 1e-9 %s" % (meth, err))
+
 # --- failures: one line, nonzero exit ---
 rc, out, err = run("linearize", "examples/fourbar_singular.yaml")
 check(one_line_error(rc, err, 1, "fourbar_singular.yaml", "singular configuration", "rank deficiency 1"),

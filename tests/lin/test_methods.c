@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mblin/la.h"
 #include "mblin/mblin.h"
@@ -31,6 +32,12 @@ static void run_method(const mbl_model *md, const mbl_point *pt, const char *met
     r->rc = mbl_linearize(md, pt, &opt, &r->lin, &st);
     if (!r->rc) r->rc = mbl_modal(r->lin, NULL, &r->modes, &st);
     snprintf(r->msg, sizeof r->msg, "%s", st.msg);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void run_free(run *r)
@@ -613,8 +620,117 @@ TEST(allocation_failures)
     }
 }
 
+/* large models without dense matrices: the partial spectrum of the sparse pencil (forced, and
+ * chosen by the memory budget) against the closed form w_i = sqrt(k_i / m_i) of 50 uncoupled
+ * oscillators; the result leaves A..q_S unformed and every consumer copes; requests that cannot
+ * fit are refused up front with MBL_ENOMEM */
+TEST(partial_spectrum)
+{
+    enum { NOSC = 50 };
+    static char text[16384];
+    double w[NOSC];
+    size_t len = (size_t)snprintf(text, sizeof text, "model: dae\ncoordinates: {x0: 0");
+    for (int i = 1; i < NOSC; i++) len += (size_t)snprintf(text + len, sizeof text - len, ", x%d: 0", i);
+    len += (size_t)snprintf(text + len, sizeof text - len, "}\nkinetic_energy: \"0");
+    for (int i = 0; i < NOSC; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, " + %g*der(x%d)^2", 0.5 * (1 + i % 3), i);
+    len += (size_t)snprintf(text + len, sizeof text - len, "\"\npotential_energy: \"0");
+    for (int i = 0; i < NOSC; i++) {
+        w[i] = 1.0 + 0.1 * ((7 * i) % NOSC); /* distinct, scrambled */
+        len += (size_t)snprintf(text + len, sizeof text - len, " + %.17g*x%d^2", 0.5 * (1 + i % 3) * w[i] * w[i], i);
+    }
+    len += (size_t)snprintf(text + len, sizeof text - len, "\"\n");
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_status st;
+    CHECK(mbl_model_load_string(text, len, "osc", NULL, 0, &md, &st) == 0);
+    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    if (!pt) {
+        mbl_model_free(md);
+        return;
+    }
+    double ws[NOSC];
+    memcpy(ws, w, sizeof ws);
+    qsort(ws, NOSC, sizeof *ws, cmp_dbl);
+    const char *meths[] = {"augmented", "descriptor", "augmented"};
+    for (int c = 0; c < 3; c++) {
+        mbl_lin_options opt;
+        mbl_lin_options_default(&opt);
+        opt.method = meths[c];
+        if (c < 2) opt.partial = MBL_PARTIAL_ALWAYS, opt.nev = 8;
+        else opt.mem_budget = 300e3; /* the dense path needs about 425 kB, the sparse one 216 kB */
+        int nev = c < 2 ? 8 : 20;
+        mbl_linear *lin = NULL;
+        mbl_modes *mo = NULL;
+        int rc = mbl_linearize(md, pt, &opt, &lin, &st);
+        if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
+        CHECK_MSG(rc == 0, "%s: %s", meths[c], st.msg);
+        if (rc) {
+            mbl_linear_free(lin);
+            continue;
+        }
+        CHECK(lin->A == NULL && lin->M == NULL && lin->q_S == NULL && lin->state_names == NULL);
+        CHECK(lin->eig_partial == 1 && lin->neig == nev && lin->nx == 2 * NOSC && mo->nx == nev);
+        CHECK(c < 2 ? lin->spectrum_reason[0] == '\0' : strstr(lin->spectrum_reason, "memory budget") != NULL);
+        for (int j = 0; j < nev; j++) {
+            const mbl_mode *e = &mo->modes[j];
+            CHECK_MSG(fabs(e->re) <= 1e-10 && fabs(fabs(e->im) - ws[j / 2]) <= 1e-10, "%s mode %d: %g%+gi vs %g",
+                      meths[c], j, e->re, e->im, ws[j / 2]);
+            /* the mode shape: the oscillator of that frequency alone */
+            int at = -1;
+            for (int i = 0; i < NOSC; i++)
+                if (fabs(w[i] - ws[j / 2]) < 1e-12) at = i;
+            CHECK(at >= 0 && fabs(mo->shape_re[at + (size_t)j * NOSC] - 1.0) <= 1e-10);
+        }
+        /* consumers of an unformed result: reports, export, compare */
+        FILE *f = tmpfile();
+        CHECK(f && mbl_report_json(f, md, pt, lin, mo) == 0 && mbl_report_text(f, md, pt, lin, mo, 3u) == 0);
+        if (f) fclose(f);
+        char dir[] = "/tmp/mblin_partialXXXXXX";
+        if (mkdtemp(dir)) {
+            CHECK_MSG(mbl_report_export(dir, md, lin, &st) == 0, "%s", st.msg);
+            char path[256];
+            const char *files[] = {"eigenvalues.mtx", "shapes_re.mtx", "shapes_im.mtx", "Bd.mtx", "Cdd.mtx",
+                                   "linear_model.m"};
+            for (int k = 0; k < 6; k++) {
+                snprintf(path, sizeof path, "%s/%s", dir, files[k]);
+                CHECK_MSG(remove(path) == 0, "%s", files[k]);
+            }
+            rmdir(dir);
+        }
+        mbl_modes_free(mo);
+        mbl_linear_free(lin);
+    }
+    /* refusals up front: never switching, a dense method, --nev over the budget */
+    mbl_lin_options opt;
+    mbl_lin_options_default(&opt);
+    opt.mem_budget = 300e3;
+    opt.partial = MBL_PARTIAL_NEVER;
+    mbl_linear *lin = NULL;
+    CHECK(mbl_linearize(md, pt, &opt, &lin, &st) == MBL_ENOMEM && strstr(st.msg, "needs about"));
+    opt.partial = MBL_PARTIAL_AUTO;
+    opt.method = "partition";
+    CHECK(mbl_linearize(md, pt, &opt, &lin, &st) == MBL_ENOMEM && strstr(st.msg, "partition"));
+    opt.method = "augmented";
+    opt.nev = 90;
+    CHECK(mbl_linearize(md, pt, &opt, &lin, &st) == MBL_ENOMEM && strstr(st.msg, "90 eigenvalues"));
+    opt.mem_budget = 0;
+    opt.partial = MBL_PARTIAL_ALWAYS;
+    opt.method = "nullspace";
+    CHECK(mbl_linearize(md, pt, &opt, &lin, &st) == MBL_EARG && strstr(st.msg, "no partial-spectrum path"));
+    /* compare runs on with the partial spectrum */
+    mbl_comparison *cmp = NULL;
+    opt.method = NULL;
+    opt.nev = 6;
+    CHECK(mbl_compare(md, pt, &opt, 1, &cmp, &st) == 0 && cmp && cmp->rows[0].ok && cmp->rows[0].nphys == 6);
+    mbl_comparison_free(cmp);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
+    RUN(partial_spectrum);
     RUN(allocation_failures);
     RUN(nonholonomic_descriptor);
     RUN(motion_with_user_states);

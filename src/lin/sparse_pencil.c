@@ -1,0 +1,267 @@
+/* Large models without dense matrices (docs/linearization.md, "Large models: partial spectra").
+ *
+ * The linearized DAE in x = [dq; dv; dlambda] is the pencil of source 001 Eq. 8
+ *     E = [I 0 0; 0 M 0; 0 0 0],  Ad = [0 I 0; -K_q -C_q -s Phi^T; -s Phi 0 0],  Bd = [0; -dR/dr; 0]
+ * assembled here sparse, straight from the triplets of the exact residual Jacobian (no n x n
+ * array anywhere); ARPACK shift-invert (KLU on Ad - sigma E) gives the nev eigenvalues nearest the
+ * shift and the coordinate part dq of their eigenvectors, the mode shapes. Shared by `descriptor`
+ * (its sparse path) and the default `augmented` when the dense spectrum does not fit the memory
+ * budget, with the peak-memory estimates that make that decision. Regular points with holonomic
+ * constraints only (the pencil needs the independent rows of Phi_q; with rank loss or
+ * non-holonomic constraints the dense methods apply). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lin/methods_internal.h"
+#include "mblin/la.h"
+
+#define GIB 1073741824.0
+/* Fill-in allowance of the KLU factors of Ad - sigma E: bytes per nonzero of the pencil. Banded and
+ * tree-like multibody pencils fill in little (the 20,000-oscillator pencil: none); the figure
+ * leaves room for a factor ten. */
+#define SPARSE_LU_BYTES_PER_NZ 160.0
+
+double mbl_lin_dense_bytes(const mbl_model *md, const mbl_point *pt, const char *method)
+{
+    double n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny;
+    double rank = pt ? pt->rank_phi_q : m + k;
+    double z1 = n - rank, z0 = fmin(n, z1 + k), nx = z0 + z1;
+    if (method && !strcmp(method, "penalty")) z0 = z1 = n, nx = 2 * n; /* an ODE in all coordinates */
+    /* the result: A, B, C, D, M, Cd, K, F, q_S, v_W */
+    double lin = nx * nx + nx * nr + ny * nx + ny * nr + 3 * z1 * z1 + z1 * nr + n * nx;
+    /* the eigen-solve: a copy of A, the eigenvectors, LAPACK work (about 4 nx), the mode shapes */
+    double eig = 2 * nx * nx + 6 * nx + 2 * n * nx;
+    double work;
+    if (!method || !strcmp(method, "augmented")) {
+        double N = 3 * n + m + k; /* X: N x (nx + nr), dS, dW, M v_W */
+        work = N * (nx + nr) + nx * (nx + nr) + n * z1;
+    } else if (!strcmp(method, "descriptor") && 2 * n + m + k <= 1e9) {
+        double nd = 2 * n + m + k; /* dense blocks of the Jacobian, then E, Ad, VR, QZ copies */
+        work = 3 * n * n + 4 * m * n + 4 * nd * nd;
+    } else {
+        work = 3 * n * n + 4 * m * n + 3 * n * nx; /* dense blocks of the Jacobian, the reduction */
+    }
+    return 8.0 * (lin + fmax(work, eig));
+}
+
+double mbl_lin_sparse_bytes(const mbl_model *md, int nev)
+{
+    double n = md->n, m = md->m, nd = 2 * n + m, nz = md->jac.nz + n;
+    double k = nev, ncv = fmin(nd, fmax(2 * k + 1, 20));
+    /* triplets and CSC of Ad and E, KLU factors, ARPACK (V, Z, workd, workl), eigenvectors and
+     * their coordinate parts, the mode shapes of mbl_modal */
+    double ints = 2 * (2 * nz + n) * 16 + 2 * nz * 12;
+    double lu = nz * SPARSE_LU_BYTES_PER_NZ;
+    double arpack = 8 * (nd * (2 * ncv + 6) + 3 * ncv * ncv + 6 * ncv);
+    double vecs = 8 * (2 * nd * k + 4 * n * k);
+    return ints + lu + arpack + vecs;
+}
+
+double mbl_lin_mem_budget(const mbl_lin_options *opt)
+{
+    return opt && opt->mem_budget > 0 ? opt->mem_budget : MBL_MEM_BUDGET_DEFAULT;
+}
+
+int mbl_lin_refuse_memory(const char *what, double need, double budget, const char *hint, mbl_status *st)
+{
+    return mbl_error(st, MBL_ENOMEM, "%s needs about %.3g GiB, over the memory budget of %.3g GiB (mem_budget)%s%s",
+                     what, need / GIB, budget / GIB, hint && hint[0] ? ": " : "", hint ? hint : "");
+}
+
+void mbl_sparse_pencil_free(mbl_sparse_pencil *P)
+{
+    if (!P) return;
+    mbla_csc_free(P->A);
+    mbla_csc_free(P->E);
+    mbl_free(P->Bd);
+    mbl_free(P->Cdd);
+    memset(P, 0, sizeof *P);
+}
+
+int mbl_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, int want_io,
+                            mbl_sparse_pencil *P, mbl_status *st)
+{
+    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, rc;
+    memset(P, 0, sizeof *P);
+    mbl_eval ev;
+    int *ti = NULL, *tj = NULL, *eti = NULL, *etj = NULL;
+    double *tx = NULL, *etx = NULL, *colK = NULL, *colP = NULL;
+    if (md->k > 0)
+        return mbl_error(st, MBL_EMODEL,
+                         "the sparse pencil supports holonomic constraints only (%d non-holonomic): use the dense "
+                         "methods on a smaller model",
+                         md->k);
+    if (pt->rank_phi_q < m)
+        return mbl_error(st, MBL_ESINGULAR,
+                         "Phi_q has rank %d < %d at this point: the sparse pencil needs a regular point (the dense "
+                         "descriptor drops the redundant rows)",
+                         pt->rank_phi_q, m);
+    rc = mbl_eval_init(md, &ev, st);
+    if (rc) return rc;
+    rc = mbl_eval_at(md, pt, &ev, st);
+    if (rc) goto done;
+    int nd = 2 * n + m, nz = md->jac.nz;
+    int e0 = md->row0[MBL_ROW_EOM], p0 = md->row0[MBL_ROW_PHI], v0 = md->row0[MBL_ROW_PHID];
+    int ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q);
+    int jr = mbl_model_blk0(md, MBL_BLK_R);
+    size_t cap = (size_t)nz * 2 + (size_t)n + 1;
+    ti = mbl_alloc_array(cap, sizeof *ti), tj = mbl_alloc_array(cap, sizeof *tj), tx = mbl_alloc_array(cap, sizeof *tx);
+    eti = mbl_alloc_array(cap, sizeof *eti), etj = mbl_alloc_array(cap, sizeof *etj);
+    etx = mbl_alloc_array(cap, sizeof *etx);
+    colK = mbl_calloc((size_t)n + 1, sizeof *colK), colP = mbl_calloc((size_t)n + 1, sizeof *colP);
+    if (want_io) {
+        P->Bd = mbl_calloc((size_t)nd * nr + 1, sizeof(double));
+        P->Cdd = mbl_calloc((size_t)ny * nd + 1, sizeof(double));
+    }
+    if (!ti || !tj || !tx || !eti || !etj || !etx || !colK || !colP || (want_io && (!P->Bd || !P->Cdd))) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    /* norms for the scaling and the moving-constraint check */
+    double nPd = 0, nPq = 0, nK = 0;
+    for (int p = 0; p < nz; p++) {
+        int r = md->jac.row[p], c = md->jac.col[p];
+        double x = fabs(ev.jac[p]);
+        if (r >= e0 && r < e0 + n && ((c >= jq && c < jq + n) || (c >= ja && c < ja + n)))
+            colK[c >= jq ? c - jq : c - ja] += x;
+        if (r >= p0 && r < p0 + m && c >= jq && c < jq + n) colP[c - jq] += x;
+        if (r >= v0 && r < v0 + m && c >= jq && c < jq + n) nPd = fmax(nPd, x);
+    }
+    for (int j = 0; j < n; j++) nK = fmax(nK, colK[j]), nPq = fmax(nPq, colP[j]);
+    if (m && nPd > opt->rank_tol * nPq) {
+        rc = mbl_error(st, MBL_EMODEL,
+                       "the constraint Jacobian moves with the velocities at this point (d(Phi_q v)/dq != 0): the "
+                       "constant-coefficient pencil of source 001 Eq. 8 does not apply (dense methods only)");
+        goto done;
+    }
+    double s = opt->constraint_scale;
+    if (!(s > 0)) s = (nPq > 0 && nK > 0) ? nK / nPq : 1.0;
+    int a = 0, e = 0;
+    for (int i = 0; i < n; i++) {
+        eti[e] = i, etj[e] = i, etx[e++] = 1.0;
+        ti[a] = i, tj[a] = n + i, tx[a++] = 1.0;
+    }
+    for (int p = 0; p < nz; p++) {
+        int r = md->jac.row[p], c = md->jac.col[p];
+        double x = ev.jac[p];
+        if (r >= e0 && r < e0 + n) {
+            int i = r - e0;
+            if (c >= ja && c < ja + n) eti[e] = n + i, etj[e] = n + c - ja, etx[e++] = x;
+            else if (c >= jq && c < jq + n) ti[a] = n + i, tj[a] = c - jq, tx[a++] = -x;
+            else if (c >= jv && c < jv + n) ti[a] = n + i, tj[a] = n + c - jv, tx[a++] = -x;
+            else if (want_io && c >= jr && c < jr + nr) P->Bd[n + i + (size_t)(c - jr) * nd] = -x;
+        } else if (r >= p0 && r < p0 + m && c >= jq && c < jq + n) {
+            ti[a] = 2 * n + r - p0, tj[a] = c - jq, tx[a++] = -s * x;
+            ti[a] = n + c - jq, tj[a] = 2 * n + r - p0, tx[a++] = -s * x;
+        }
+    }
+    if (want_io) {
+        const double *yv = ev.y + ny;
+        for (int p = 0; p < md->yjac.nz; p++) {
+            int r = md->yjac.row[p], c = md->yjac.col[p];
+            if (c >= jq && c < jq + n) P->Cdd[r + (size_t)(c - jq) * ny] += yv[p];
+            else if (c >= jv && c < jv + n) P->Cdd[r + (size_t)(n + c - jv) * ny] += yv[p];
+        }
+    }
+    rc = mbla_csc_from_triplets(nd, nd, a, ti, tj, tx, NULL, &P->A, st);
+    if (!rc) rc = mbla_csc_from_triplets(nd, nd, e, eti, etj, etx, NULL, &P->E, st);
+    if (rc) goto done;
+    P->nd = nd;
+    P->n = n;
+    P->m = m;
+    P->scale = s;
+done:
+    mbl_eval_free(&ev);
+    mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(eti), mbl_free(etj), mbl_free(etx);
+    mbl_free(colK), mbl_free(colP);
+    if (rc) mbl_sparse_pencil_free(P);
+    return rc;
+}
+
+/* A linear model whose state-space and MCK forms are not formed: sizes and names of inputs and
+ * outputs only (docs/linearization.md). */
+static mbl_linear *linear_shell(const mbl_model *md, int z)
+{
+    mbl_linear *L = mbl_calloc(1, sizeof *L);
+    if (!L) return NULL;
+    L->n = md->n, L->nu = md->nr, L->ny = md->ny, L->z0 = z, L->z1 = z, L->nx = 2 * z;
+    L->input_names = mbl_calloc((size_t)md->nr + 1, sizeof *L->input_names);
+    L->output_names = mbl_calloc((size_t)md->ny + 1, sizeof *L->output_names);
+    int bad = !L->input_names || !L->output_names;
+    for (int j = 0; !bad && j < md->nr; j++) bad = !(L->input_names[j] = mbl_name_join(md->rname[j], NULL));
+    for (int j = 0; !bad && j < md->ny; j++) bad = !(L->output_names[j] = mbl_name_join(md->yname[j], NULL));
+    if (bad) {
+        mbl_linear_free(L);
+        return NULL;
+    }
+    return L;
+}
+
+int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *method,
+                            const char *reason, mbl_linear **linp, mbl_status *st)
+{
+    int n = md->n, m = md->m, rc;
+    mbl_sparse_pencil P;
+    double *Vre = NULL, *Vim = NULL;
+    mbl_linear *lin = *linp;
+    memset(&P, 0, sizeof P);
+    int nphys = 2 * (n - m), nd = 2 * n + m;
+    int k = opt->nev < nphys ? opt->nev : nphys;
+    if (k > nd - 2) k = nd - 2;
+    if (k < 1) return mbl_error(st, MBL_EDIM, "%s: no degrees of freedom for the partial spectrum (ARPACK)", method);
+    double budget = mbl_lin_mem_budget(opt), need = mbl_lin_sparse_bytes(md, k);
+    if (need > budget) {
+        char what[96];
+        snprintf(what, sizeof what, "%s: the partial spectrum (%d eigenvalues, sparse pencil of order %d)", method, k,
+                 nd);
+        return mbl_lin_refuse_memory(what, need, budget, "ask for fewer eigenvalues (nev) or raise the budget", st);
+    }
+    /* Bd and Cdd when small (an eighth of the budget) */
+    int want_io = 8.0 * (double)nd * (double)(md->nr + md->ny) <= budget / 8;
+    rc = mbl_sparse_pencil_build(md, pt, opt, want_io, &P, st);
+    if (rc) return mbl_error_prefix(st, "%s", method);
+    int own = !lin;
+    if (own && !(lin = linear_shell(md, n - m))) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    snprintf(lin->method, sizeof lin->method, "%s", method);
+    Vre = mbl_alloc_array((size_t)nd * k + 1, sizeof *Vre);
+    Vim = mbl_alloc_array((size_t)nd * k + 1, sizeof *Vim);
+    if (!Vre || !Vim || mbl_lin_alloc_eigs(lin, k)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = mbla_eigs_sinv(P.A, P.E, opt->shift, 0.0, k, NULL, lin->eig_re, lin->eig_im, Vre, Vim, nd, NULL, st);
+    if (rc) {
+        mbl_error_prefix(st, "%s: partial spectrum", method);
+        goto done;
+    }
+    for (int j = 0; j < k; j++)
+        for (int c = 0; c < n; c++) {
+            lin->eig_vre[c + (size_t)j * n] = Vre[c + (size_t)j * nd];
+            lin->eig_vim[c + (size_t)j * n] = Vim[c + (size_t)j * nd];
+        }
+    lin->nd = nd;
+    mbl_free(lin->Bd), mbl_free(lin->Cdd);
+    lin->Bd = P.Bd, lin->Cdd = P.Cdd;
+    P.Bd = P.Cdd = NULL;
+    lin->eig_partial = k < nphys;
+    lin->eig_shift = opt->shift;
+    snprintf(lin->spectrum_reason, sizeof lin->spectrum_reason, "%s", reason ? reason : "");
+    snprintf(lin->notes, sizeof lin->notes,
+             "%s%ssparse pencil %d x %d (constraint scale %.3g), ARPACK shift-invert: the %d eigenvalues nearest %g "
+             "of %d; %s",
+             reason && reason[0] ? reason : "", reason && reason[0] ? "; " : "", nd, nd, P.scale, k, opt->shift,
+             nphys,
+             lin->A ? "A..D and M, C, K from augmented"
+                    : "A, B, C, D, M, C, K, q_S, v_W and the state names not formed (partial spectrum of a large model)");
+    *linp = lin;
+    lin = NULL;
+done:
+    if (lin && own) mbl_linear_free(lin);
+    mbl_sparse_pencil_free(&P);
+    mbl_free(Vre), mbl_free(Vim);
+    return rc;
+}
