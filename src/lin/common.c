@@ -231,8 +231,10 @@ static void stack_mul(const double *X, int m, const int *rows, int r, const doub
 }
 
 /* Outputs of the multipliers (see mbl_reduce): W1 (ny x (2z + nr)) += Ylam dlambda with Phi_q^T dlambda =
- * -(M dA + Rv dv + Rq dq + Rr dr), dq = [Qs 0 0], dv = [Vs Qs 0], solved as Jc^T [dlambda; x] = -G. */
-static int reduce_multiplier_outputs(const mbl_blocks *B, const mbla_dlu *lu, const int *rows, int r, int z,
+ * -(M dA + Rv dv + Rq dq + Rr dr), dq = [Qs 0 0], dv = [Vs Qs 0], solved as Jc^T [dlambda; x] = -G; lu holds
+ * the factors of diag(dJ) Jc, so the solution of its transpose is scaled back by dJ. */
+static int reduce_multiplier_outputs(const mbl_blocks *B, const mbla_dlu *lu, const double *dJ, const int *rows,
+                                     int r, int z,
                                      const double *Qs, const double *Vs, const double *dA, const double *Rq_use,
                                      const char *method, double *W1, mbl_status *st)
 {
@@ -265,7 +267,7 @@ static int reduce_multiplier_outputs(const mbl_blocks *B, const mbla_dlu *lu, co
     int rc = nc ? mbla_dlu_solve(lu, 'T', nc, G, n, st) : 0;
     if (!rc) {
         for (int j = 0; j < nc; j++)
-            for (int i = 0; i < r; i++) dL[rows[i] + (size_t)j * m] = G[i + (size_t)j * n];
+            for (int i = 0; i < r; i++) dL[rows[i] + (size_t)j * m] = dJ[i] * G[i + (size_t)j * n];
         mbla_gemm('N', 'N', ny, nc, m, 1.0, B->Ylam, ny, dL, m, 1.0, W1, ny, NULL);
     }
     mbl_free(G), mbl_free(dL);
@@ -409,7 +411,7 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, con
             ok |= mbla_gemm('N', 'N', ny, z, n, 1.0, B->Yv, ny, Vs, n, 1.0, W1, ny, NULL);
             ok |= mbla_gemm('N', 'N', ny, z, n, 1.0, B->Yv, ny, Qs, n, 1.0, W1 + (size_t)ny * z, ny, NULL);
         }
-        if (m && mbla_norm1(ny, m, B->Ylam, ny) > 0) rc = reduce_multiplier_outputs(B, lu, rows, r, z, Qs, Vs, dA, Rq_use, lin->method, W1, st);
+        if (m && mbla_norm1(ny, m, B->Ylam, ny) > 0) rc = reduce_multiplier_outputs(B, lu, dJ, rows, r, z, Qs, Vs, dA, Rq_use, lin->method, W1, st);
         mbl_free(dA);
         if (rc) goto done;
         memcpy(lin->C, W1, (size_t)ny * nx * sizeof *W1);
