@@ -7,7 +7,16 @@
  * (rows 23b and 23g of Table 1 are eliminated exactly: dq/dt = v and dS/dt = W are identities).
  * The right-hand sides are unit vectors for S-bar and W-bar and -dF/dr for the inputs; one
  * sparse LU (KLU) serves all z0 + z1 + nr of them. The state derivatives follow by the chain
- * rule from the exact Jacobians of sdot, sddot and wdot. */
+ * rule from the exact Jacobians of sdot, sddot and wdot.
+ * M-hat, C-hat, K-hat and F (Eq. 29-30) are not taken from -M-hat dW/dS (that product cancels: on
+ * a stiff model dW/dS holds entries of size omega_max^2 and the low modes' stiffness is lost in
+ * their rounding). They are projected instead: a second, purely kinematic system (rows Phi'', c',
+ * Phi', c, Phi, S, W and dW/dt = W-bar-dot; unknowns vdot, v, q) gives the responses a', v', q' to
+ * S-bar and W-bar at zero W-bar-dot, and with v_W^T Phi_q^T = 0
+ *     M-hat = v_W^T M v_W,  C-hat = v_W^T (M a'_W + R_v v_W),  K-hat = v_W^T (M a'_S + R_v v'_S + R_q q'_S),
+ *     F = -v_W^T R_r.
+ * Its condition (not that of the whole augmented matrix, whose conditioning grows with the ratio of
+ * the highest to the lowest frequency) decides whether the states parametrize the motion. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +28,10 @@
 /* Re-linearization checks the KLU pivot ratio at each point and computes the 1-norm condition
  * estimate only when the ratio falls below this. */
 #define RELIN_RCOND_CHECK 1e-8
+/* With a regular kinematic system the whole augmented matrix counts as singular only below this
+ * reciprocal condition (working precision: a reduced mass matrix that is singular); its condition
+ * otherwise grows with (omega_max / omega_min)^2 and is no reason to refuse. */
+#define AUG_RCOND_MIN 1e-15
 
 int mbl_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st)
 {
@@ -215,6 +228,14 @@ struct mbl_lin_work {
     int *ti, *tj, *tsrc, *map;
     double *tx, *X, *dS, *dW, *MvW, *tmpy;
     double *er, *ec, *ework; /* equilibration: Aug holds diag(er) A diag(ec) (see equilibrate) */
+    /* the kinematic system (see the opening comment): 3n x 3n, columns [vdot; v; q], rows
+     * [Phi''; c'; Phi'; c; Phi; S; W; dW/dt]; Xk its solution for S-bar and W-bar, G the EOM rows
+     * times it */
+    int kin, Nk, nzk;
+    int *kti, *ktj, *ktsrc, *kmap;
+    double *ktx, *Xk, *G, *kr, *kc, *kwork;
+    mbla_csc *Kin;
+    mbla_klu *klu_k;
     sparse_rows U, Y;
     mbla_csc *Aug;
     mbla_klu *lu;
@@ -230,6 +251,10 @@ void mbl_lin_work_free(mbl_lin_work *w)
     mbl_free(w->S), mbl_free(w->W), mbl_free(w->ti), mbl_free(w->tj), mbl_free(w->tsrc), mbl_free(w->map);
     mbl_free(w->tx), mbl_free(w->X), mbl_free(w->dS), mbl_free(w->dW), mbl_free(w->MvW), mbl_free(w->tmpy);
     mbl_free(w->er), mbl_free(w->ec), mbl_free(w->ework);
+    mbl_free(w->kti), mbl_free(w->ktj), mbl_free(w->ktsrc), mbl_free(w->kmap), mbl_free(w->ktx);
+    mbl_free(w->Xk), mbl_free(w->G), mbl_free(w->kr), mbl_free(w->kc), mbl_free(w->kwork);
+    mbla_csc_free(w->Kin);
+    mbla_klu_free(w->klu_k);
     mbla_csc_free(w->Aug);
     mbla_klu_free(w->lu);
     mbl_free(w);
@@ -259,14 +284,82 @@ static void equilibrate(mbl_lin_work *w, int warm)
     mbla_csc_equilibrate(w->Aug, MBLA_DEFAULT, warm, w->er, w->ec, w->ework, NULL);
 }
 
-/* Values of the triplets at the point in w->ev. */
-static void fill_triplets(mbl_lin_work *w)
+/* Values of triplets at the point in w->ev from their sources. */
+static void fill_values(const mbl_lin_work *w, int nz, const int *tsrc, double *tx)
 {
     const double *usjac = w->ev.us + 3 * w->md->nus + 2 * w->md->nuvs;
-    for (int t = 0; t < w->nz; t++) {
-        int s = w->tsrc[t];
-        w->tx[t] = s >= 0 ? w->ev.jac[s] : s == TSRC_ONE ? 1.0 : usjac[-s - 2];
+    for (int t = 0; t < nz; t++) {
+        int s = tsrc[t];
+        tx[t] = s >= 0 ? w->ev.jac[s] : s == TSRC_ONE ? 1.0 : usjac[-s - 2];
     }
+}
+
+static void fill_triplets(mbl_lin_work *w)
+{
+    fill_values(w, w->nz, w->tsrc, w->tx);
+    if (w->kin) fill_values(w, w->nzk, w->ktsrc, w->ktx);
+}
+
+/* Column of the kinematic system for an unknown of the augmented one: vdot, v, q; -1 for the others */
+static int kin_col(const mbl_model *md, int c)
+{
+    int n = md->n, ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V);
+    int jq = mbl_model_blk0(md, MBL_BLK_Q);
+    if (c >= ja && c < ja + n) return c - ja;
+    if (c >= jv && c < jv + n) return n + c - jv;
+    if (c >= jq && c < jq + n) return 2 * n + c - jq;
+    return -1;
+}
+
+static int kin_singular_error(mbl_status *st, double cond)
+{
+    if (cond > 0)
+        return mbl_error(st, MBL_ESINGULAR,
+                         "the kinematic rows of the augmented matrix (constraints and states, source 000 Table 1) are "
+                         "numerically singular (condition estimate %.3g after equilibration): a singular configuration "
+                         "or states that do not parametrize the motion",
+                         cond);
+    return mbl_error(st, MBL_ESINGULAR,
+                     "the kinematic rows of the augmented matrix (constraints and states, source 000 Table 1) are "
+                     "singular at this point: a singular configuration or states that do not parametrize the motion");
+}
+
+/* The projected M-hat, C-hat, K-hat, F and the maps q_S, v_W from the kinematic system (factored). */
+static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
+{
+    const mbl_model *md = w->md;
+    int n = md->n, nr = md->nr, z0 = w->z0, z1 = w->z1, zz = z0 + z1, Nk = w->Nk;
+    int nc = md->nF - md->row0[MBL_ROW_PHIDD], jr = mbl_model_blk0(md, MBL_BLK_R);
+    double *Xk = w->Xk, *G = w->G;
+    memset(Xk, 0, (size_t)Nk * (size_t)zz * sizeof *Xk);
+    for (int j = 0; j < zz; j++) Xk[(size_t)(nc + j) + (size_t)j * Nk] = w->kr[nc + j];
+    int rc = zz ? mbla_klu_solve(w->klu_k, zz, Xk, Nk, st) : 0;
+    if (rc) return rc;
+    for (int j = 0; j < zz; j++)
+        for (int i = 0; i < Nk; i++) Xk[i + (size_t)j * Nk] *= w->kc[i];
+    for (int j = 0; j < z0; j++)
+        for (int i = 0; i < n; i++) lin->q_S[i + (size_t)j * n] = Xk[2 * n + i + (size_t)j * Nk];
+    for (int j = 0; j < z1; j++)
+        for (int i = 0; i < n; i++) lin->v_W[i + (size_t)j * n] = Xk[n + i + (size_t)(z0 + j) * Nk];
+    /* G = R_a a' + R_v v' + R_q q' over the EOM rows; F = -v_W^T R_r */
+    memset(G, 0, (size_t)n * (size_t)zz * sizeof *G);
+    memset(lin->F, 0, (size_t)z1 * (size_t)nr * sizeof *lin->F);
+    int eom1 = md->row0[MBL_ROW_EOM + 1];
+    for (int p = 0; p < md->jac.nz; p++) {
+        int r = md->jac.row[p], c = md->jac.col[p];
+        if (r >= eom1) continue;
+        double x = w->ev.jac[p];
+        if (c >= jr) {
+            for (int i = 0; i < z1; i++) lin->F[i + (size_t)(c - jr) * z1] -= lin->v_W[r + (size_t)i * n] * x;
+            continue;
+        }
+        int kcol = kin_col(md, c);
+        if (kcol < 0) continue;
+        for (int j = 0; j < zz; j++) G[r + (size_t)j * n] += x * Xk[kcol + (size_t)j * Nk];
+    }
+    mbla_gemm('T', 'N', z1, z0, n, 1.0, lin->v_W, n, G, n, 0.0, lin->K, z1, NULL);
+    mbla_gemm('T', 'N', z1, z1, n, 1.0, lin->v_W, n, G + (size_t)n * z0, n, 0.0, lin->Cd, z1, NULL);
+    return 0;
 }
 
 /* Solve at the point in w->ev (already evaluated, matrix refilled and factored) into lin. */
@@ -339,8 +432,12 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     for (int j = 0; j < z1; j++)
         for (int i = 0; i < n; i++) lin->v_W[i + (size_t)j * n] = X[jv + i + (size_t)(z0 + j) * N];
 
-    /* MCK (Eq. 29-30): M-hat = v_W^T M v_W, C-hat = -M-hat dW/dW, K-hat = -M-hat dW/dS; M v_W with
-     * M = dR/dvdot straight from the sparse Jacobian */
+    /* MCK (Eq. 29-30), projected with the kinematic system (see the opening comment); M-hat =
+     * v_W^T M v_W with M v_W straight from the sparse Jacobian */
+    if (w->kin) {
+        rc = finish_kinematic(w, lin, st);
+        if (rc) return rc;
+    }
     memset(w->MvW, 0, (size_t)n * (size_t)z1 * sizeof *w->MvW);
     for (int p = 0; p < md->jac.nz; p++) {
         int r = md->jac.row[p], c = md->jac.col[p];
@@ -348,10 +445,59 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
         for (int j = 0; j < z1; j++) w->MvW[r + (size_t)j * n] += w->ev.jac[p] * lin->v_W[(c - ja) + (size_t)j * n];
     }
     mbla_gemm('T', 'N', z1, z1, n, 1.0, lin->v_W, n, w->MvW, n, 0.0, lin->M, z1, NULL);
-    /* dW columns: S-bar (z0), W-bar (z1), inputs (nr) */
+    if (w->kin) return 0;
+    /* no kinematic system: dW columns, S-bar (z0), W-bar (z1), inputs (nr) */
     mbla_gemm('N', 'N', z1, z1, z1, -1.0, lin->M, z1, dW + (size_t)z0 * z1, z1, 0.0, lin->Cd, z1, NULL);
     mbla_gemm('N', 'N', z1, z0, z1, -1.0, lin->M, z1, dW, z1, 0.0, lin->K, z1, NULL);
     if (nr) mbla_gemm('N', 'N', z1, nr, z1, 1.0, lin->M, z1, dW + (size_t)nx * z1, z1, 0.0, lin->F, z1, NULL);
+    return 0;
+}
+
+/* The kinematic system's triplets from those of the augmented matrix (its constraint, S and W rows
+ * restricted to the vdot, v, q columns) and the dW/dt rows; the work arrays. w->kin stays 0 when the
+ * counts do not make it square (then M, C, K come from dW as in Eq. 29-30). */
+static int kin_prepare(mbl_lin_work *w, mbl_status *st)
+{
+    const mbl_model *md = w->md;
+    int n = md->n, nus = md->nus, nuvs = md->nuvs, z0 = w->z0, z1 = w->z1, zz = z0 + z1;
+    int r0 = md->row0[MBL_ROW_PHIDD], nc = md->nF - r0;
+    w->Nk = 3 * n;
+    if (nc + z0 + 2 * z1 != w->Nk) return 0;
+    const sparse_rows *U = &w->U;
+    size_t cap = (size_t)w->nz + (size_t)U->ptr[3 * nus + 2 * nuvs] + (size_t)z1 + 1;
+    w->kti = mbl_alloc_array(cap, sizeof *w->kti);
+    w->ktj = mbl_alloc_array(cap, sizeof *w->ktj);
+    w->ktsrc = mbl_alloc_array(cap, sizeof *w->ktsrc);
+    w->kmap = mbl_alloc_array(cap, sizeof *w->kmap);
+    w->ktx = mbl_alloc_array(cap, sizeof *w->ktx);
+    w->Xk = mbl_alloc_array((size_t)w->Nk * (size_t)zz + 1, sizeof *w->Xk);
+    w->G = mbl_alloc_array((size_t)n * (size_t)zz + 1, sizeof *w->G);
+    w->kr = mbl_alloc_array((size_t)w->Nk + 1, sizeof *w->kr);
+    w->kc = mbl_alloc_array((size_t)w->Nk + 1, sizeof *w->kc);
+    w->kwork = mbl_alloc_array(2 * (size_t)w->Nk + 1, sizeof *w->kwork);
+    if (!w->kti || !w->ktj || !w->ktsrc || !w->kmap || !w->ktx || !w->Xk || !w->G || !w->kr || !w->kc || !w->kwork)
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int nk = 0;
+    for (int t = 0; t < w->nz; t++) {
+        int c = w->ti[t] >= r0 ? kin_col(md, w->tj[t]) : -1;
+        if (c >= 0) w->kti[nk] = w->ti[t] - r0, w->ktj[nk] = c, w->ktsrc[nk++] = w->tsrc[t];
+    }
+    for (int i = 0; i < z1; i++) {
+        int row = nc + z0 + z1 + i, ur;
+        const mbl_state_ref *Wi = &w->W[i];
+        if (Wi->kind == MBL_SREF_COORD || (Wi->kind == MBL_SREF_SDOT && w->S[Wi->index].kind == MBL_SREF_COORD)) {
+            int q = Wi->kind == MBL_SREF_COORD ? Wi->index : w->S[Wi->index].index;
+            w->kti[nk] = row, w->ktj[nk] = q, w->ktsrc[nk++] = TSRC_ONE; /* d(v_q)/dt = vdot_q */
+            continue;
+        }
+        ur = Wi->kind == MBL_SREF_SDOT ? 2 * nus + w->S[Wi->index].index : 3 * nus + nuvs + Wi->index;
+        for (int p = U->ptr[ur]; p < U->ptr[ur + 1]; p++) {
+            int c = kin_col(md, U->col[p]);
+            if (c >= 0) w->kti[nk] = row, w->ktj[nk] = c, w->ktsrc[nk++] = -U->src[p] - 2;
+        }
+    }
+    w->nzk = nk;
+    w->kin = 1;
     return 0;
 }
 
@@ -446,15 +592,32 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
             if (U->col[p] < N) w->ti[nz] = row, w->tj[nz] = U->col[p], w->tsrc[nz++] = -U->src[p] - 2;
     }
     w->nz = nz;
+    rc = kin_prepare(w, st);
+    if (rc) goto fail;
     fill_triplets(w);
     rc = mbla_csc_from_triplets(N, N, nz, w->ti, w->tj, w->tx, w->map, &w->Aug, st);
     if (rc) goto fail;
     equilibrate(w, 0);
+    if (w->kin) {
+        double condk = 0;
+        rc = mbla_csc_from_triplets(w->Nk, w->Nk, w->nzk, w->kti, w->ktj, w->ktx, w->kmap, &w->Kin, st);
+        if (!rc) {
+            mbla_csc_equilibrate(w->Kin, MBLA_DEFAULT, 0, w->kr, w->kc, w->kwork, NULL);
+            rc = mbla_klu_new(w->Kin, NULL, &w->klu_k, st);
+        }
+        if (rc == MBL_ESINGULAR) rc = kin_singular_error(st, 0.0);
+        if (!rc) rc = mbla_klu_condest(w->klu_k, w->Kin, &condk, st);
+        if (!rc && !(condk > 0 && 1.0 / condk >= opt->rcond_min)) rc = kin_singular_error(st, condk);
+        if (rc) goto fail;
+    }
     rc = mbla_klu_new(w->Aug, NULL, &w->lu, st);
     if (rc == MBL_ESINGULAR) rc = singular_error(st, 0.0);
     if (rc) goto fail;
     rc = mbla_klu_condest(w->lu, w->Aug, &lin->cond, st);
-    if (!rc && !(lin->cond > 0 && 1.0 / lin->cond >= opt->rcond_min)) rc = singular_error(st, lin->cond);
+    /* with the kinematic system regular, only a reduced mass matrix singular to working precision
+     * makes the whole matrix singular; without it, rcond_min decides as in the kinematic check */
+    double aug_min = w->kin ? AUG_RCOND_MIN : opt->rcond_min;
+    if (!rc && !(lin->cond > 0 && 1.0 / lin->cond >= aug_min)) rc = singular_error(st, lin->cond);
     if (!rc) rc = finish(w, lin, st);
     if (rc) goto fail;
 
@@ -524,6 +687,27 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
     equilibrate(w, 1);
     rows_refill(&w->U, 3 * md->nus + 2 * md->nuvs, w->ev.us + 3 * md->nus + 2 * md->nuvs);
     rows_refill(&w->Y, md->ny, w->ev.y + md->ny);
+    double rcond = 0;
+    if (w->kin) {
+        mbla_csc_refill(w->Kin, w->nzk, w->kmap, w->ktx);
+        mbla_csc_equilibrate(w->Kin, MBLA_DEFAULT, 1, w->kr, w->kc, w->kwork, NULL);
+        rc = mbla_klu_refactor(w->klu_k, w->Kin, st);
+        if (rc == MBL_ESINGULAR) {
+            kin_singular_error(st, 0.0);
+            return mbl_error_prefix(st, "%s", md->file);
+        }
+        if (!rc) rc = mbla_klu_rcond(w->klu_k, &rcond, st);
+        if (rc) return rc;
+        if (rcond < RELIN_RCOND_CHECK) {
+            double condk = 0;
+            rc = mbla_klu_condest(w->klu_k, w->Kin, &condk, st);
+            if (rc) return rc;
+            if (!(condk > 0 && 1.0 / condk >= w->opt.rcond_min)) {
+                kin_singular_error(st, condk);
+                return mbl_error_prefix(st, "%s", md->file);
+            }
+        }
+    }
     rc = mbla_klu_refactor(w->lu, w->Aug, st);
     if (rc == MBL_ESINGULAR) {
         singular_error(st, 0.0);
@@ -531,14 +715,14 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
     }
     if (rc) return rc;
     /* the cheap pivot-ratio check per point; the 1-norm estimate when it looks doubtful */
-    double rcond = 0;
     rc = mbla_klu_rcond(w->lu, &rcond, st);
     if (rc) return rc;
     lin->cond = rcond > 0 ? 1.0 / rcond : INFINITY;
     if (rcond < RELIN_RCOND_CHECK) {
         rc = mbla_klu_condest(w->lu, w->Aug, &lin->cond, st);
         if (rc) return rc;
-        if (!(lin->cond > 0 && 1.0 / lin->cond >= w->opt.rcond_min)) {
+        double aug_min = w->kin ? AUG_RCOND_MIN : w->opt.rcond_min;
+        if (!(lin->cond > 0 && 1.0 / lin->cond >= aug_min)) {
             singular_error(st, lin->cond);
             return mbl_error_prefix(st, "%s", md->file);
         }
