@@ -241,6 +241,10 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
         }
     }
     if (nconv) *nconv = iparam[4];
+    /* info = 1 (the iteration limit) with every wanted Ritz value converged is a result, not a
+     * failure (ARPACK's documentation of dnaupd: "IPARAM(5) returns the number of wanted converged
+     * Ritz values") */
+    if (info == 1 && iparam[4] >= k) info = 0;
     if (info != 0) {
         r = aupd_error(st, cplx ? "znaupd" : "dnaupd", info, iparam[4], k, iparam[2]);
         goto done;
