@@ -32,6 +32,12 @@
  * reciprocal condition (working precision: a reduced mass matrix that is singular); its condition
  * otherwise grows with (omega_max / omega_min)^2 and is no reason to refuse. */
 #define AUG_RCOND_MIN 1e-15
+/* Right-hand sides are solved in blocks of this many columns (a model with thousands of states
+ * never holds its N x (2z + nr) solution at once). */
+#define AUG_RHS_BLOCK 256
+/* v_W^T times a matrix is taken over the nonzeros of v_W when at most this fraction of it is
+ * nonzero (coordinate states of a large model: v_W is mostly a selection), else by dgemm. */
+#define AUG_SPARSE_VW 0.125
 
 int mbl_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st)
 {
@@ -231,8 +237,8 @@ struct mbl_lin_work {
     /* the kinematic system (see the opening comment): 3n x 3n, columns [vdot; v; q], rows
      * [Phi''; c'; Phi'; c; Phi; S; W; dW/dt]; Xk its solution for S-bar and W-bar, G the EOM rows
      * times it */
-    int kin, Nk, nzk;
-    int *kti, *ktj, *ktsrc, *kmap;
+    int kin, Nk, nzk, xcols, kcols;
+    int *kti, *ktj, *ktsrc, *kmap, *vw_ptr, *vw_row;
     double *ktx, *Xk, *G, *kr, *kc, *kwork;
     mbla_csc *Kin;
     mbla_klu *klu_k;
@@ -251,6 +257,7 @@ void mbl_lin_work_free(mbl_lin_work *w)
     mbl_free(w->S), mbl_free(w->W), mbl_free(w->ti), mbl_free(w->tj), mbl_free(w->tsrc), mbl_free(w->map);
     mbl_free(w->tx), mbl_free(w->X), mbl_free(w->dS), mbl_free(w->dW), mbl_free(w->MvW), mbl_free(w->tmpy);
     mbl_free(w->er), mbl_free(w->ec), mbl_free(w->ework);
+    mbl_free(w->vw_ptr), mbl_free(w->vw_row);
     mbl_free(w->kti), mbl_free(w->ktj), mbl_free(w->ktsrc), mbl_free(w->kmap), mbl_free(w->ktx);
     mbl_free(w->Xk), mbl_free(w->G), mbl_free(w->kr), mbl_free(w->kc), mbl_free(w->kwork);
     mbla_csc_free(w->Kin);
@@ -324,41 +331,91 @@ static int kin_singular_error(mbl_status *st, double cond)
                      "singular at this point: a singular configuration or states that do not parametrize the motion");
 }
 
-/* The projected M-hat, C-hat, K-hat, F and the maps q_S, v_W from the kinematic system (factored). */
+/* out (z1 x nc, ld z1) = v_W^T B (B n x nc, ld ldb): over v_W's nonzeros when it is sparse enough
+ * (lists built once per point by vw_index), else dgemm. */
+static size_t vw_cap(int n, int z1)
+{
+    return (size_t)(AUG_SPARSE_VW * (double)n * (double)z1) + 1;
+}
+
+static int vw_index(mbl_lin_work *w, const double *vW, int n, int z1)
+{
+    size_t nz = 0, cap = vw_cap(n, z1);
+    w->vw_ptr[0] = 0;
+    for (int i = 0; i < z1; i++) {
+        for (int r = 0; r < n; r++)
+            if (vW[r + (size_t)i * n] != 0.0) {
+                if (nz == cap) return 0;
+                w->vw_row[nz++] = r;
+            }
+        w->vw_ptr[i + 1] = (int)nz;
+    }
+    return 1;
+}
+
+static void vw_times(const mbl_lin_work *w, const double *vW, int n, int z1, const double *B, int ldb, int nc,
+                     double *out, int sparse)
+{
+    if (!sparse) {
+        mbla_gemm('T', 'N', z1, nc, n, 1.0, vW, n, B, ldb, 0.0, out, z1, NULL);
+        return;
+    }
+    for (int j = 0; j < nc; j++)
+        for (int i = 0; i < z1; i++) {
+            double a = 0;
+            for (int p = w->vw_ptr[i]; p < w->vw_ptr[i + 1]; p++) {
+                int r = w->vw_row[p];
+                a += vW[r + (size_t)i * n] * B[r + (size_t)j * ldb];
+            }
+            out[i + (size_t)j * z1] = a;
+        }
+}
+
+/* The projected C-hat, K-hat, F and the maps q_S, v_W from the kinematic system (factored). The
+ * W-bar columns are solved first (v_W), then the S-bar ones, AUG_RHS_BLOCK at a time; G keeps the
+ * EOM rows times each response. */
 static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
 {
     const mbl_model *md = w->md;
-    int n = md->n, nr = md->nr, z0 = w->z0, z1 = w->z1, zz = z0 + z1, Nk = w->Nk;
+    int n = md->n, nr = md->nr, z0 = w->z0, z1 = w->z1, zz = z0 + z1, Nk = w->Nk, kb = w->kcols;
     int nc = md->nF - md->row0[MBL_ROW_PHIDD], jr = mbl_model_blk0(md, MBL_BLK_R);
-    double *Xk = w->Xk, *G = w->G;
-    memset(Xk, 0, (size_t)Nk * (size_t)zz * sizeof *Xk);
-    for (int j = 0; j < zz; j++) Xk[(size_t)(nc + j) + (size_t)j * Nk] = w->kr[nc + j];
-    int rc = zz ? mbla_klu_solve(w->klu_k, zz, Xk, Nk, st) : 0;
-    if (rc) return rc;
-    for (int j = 0; j < zz; j++)
-        for (int i = 0; i < Nk; i++) Xk[i + (size_t)j * Nk] *= w->kc[i];
-    for (int j = 0; j < z0; j++)
-        for (int i = 0; i < n; i++) lin->q_S[i + (size_t)j * n] = Xk[2 * n + i + (size_t)j * Nk];
-    for (int j = 0; j < z1; j++)
-        for (int i = 0; i < n; i++) lin->v_W[i + (size_t)j * n] = Xk[n + i + (size_t)(z0 + j) * Nk];
-    /* G = R_a a' + R_v v' + R_q q' over the EOM rows; F = -v_W^T R_r */
-    memset(G, 0, (size_t)n * (size_t)zz * sizeof *G);
-    memset(lin->F, 0, (size_t)z1 * (size_t)nr * sizeof *lin->F);
     int eom1 = md->row0[MBL_ROW_EOM + 1];
+    double *Xk = w->Xk, *G = w->G;
+    for (int j0 = 0; j0 < zz; j0 += kb) {
+        int nb = zz - j0 < kb ? zz - j0 : kb;
+        memset(Xk, 0, (size_t)Nk * (size_t)nb * sizeof *Xk);
+        for (int c = 0; c < nb; c++) {
+            int j = (j0 + c + z0) % zz; /* W-bar columns first */
+            Xk[(size_t)(nc + j) + (size_t)c * Nk] = w->kr[nc + j];
+        }
+        int rc = mbla_klu_solve(w->klu_k, nb, Xk, Nk, st);
+        if (rc) return rc;
+        for (int c = 0; c < nb; c++) {
+            int j = (j0 + c + z0) % zz;
+            double *x = Xk + (size_t)c * Nk, *g = G + (size_t)j * n;
+            for (int i = 0; i < Nk; i++) x[i] *= w->kc[i];
+            if (j < z0) memcpy(lin->q_S + (size_t)j * n, x + 2 * n, (size_t)n * sizeof *x);
+            else memcpy(lin->v_W + (size_t)(j - z0) * n, x + n, (size_t)n * sizeof *x);
+            memset(g, 0, (size_t)n * sizeof *g);
+        }
+        /* G = R_a a' + R_v v' + R_q q' over the EOM rows */
+        for (int p = 0; p < md->jac.nz; p++) {
+            int r = md->jac.row[p], kcol = r < eom1 ? kin_col(md, md->jac.col[p]) : -1;
+            if (kcol < 0) continue;
+            double x = w->ev.jac[p];
+            for (int c = 0; c < nb; c++) {
+                int j = (j0 + c + z0) % zz;
+                G[r + (size_t)j * n] += x * Xk[kcol + (size_t)c * Nk];
+            }
+        }
+    }
+    /* F = -v_W^T R_r */
+    memset(lin->F, 0, (size_t)z1 * (size_t)nr * sizeof *lin->F);
     for (int p = 0; p < md->jac.nz; p++) {
         int r = md->jac.row[p], c = md->jac.col[p];
-        if (r >= eom1) continue;
-        double x = w->ev.jac[p];
-        if (c >= jr) {
-            for (int i = 0; i < z1; i++) lin->F[i + (size_t)(c - jr) * z1] -= lin->v_W[r + (size_t)i * n] * x;
-            continue;
-        }
-        int kcol = kin_col(md, c);
-        if (kcol < 0) continue;
-        for (int j = 0; j < zz; j++) G[r + (size_t)j * n] += x * Xk[kcol + (size_t)j * Nk];
+        if (r >= eom1 || c < jr) continue;
+        for (int i = 0; i < z1; i++) lin->F[i + (size_t)(c - jr) * z1] -= lin->v_W[r + (size_t)i * n] * w->ev.jac[p];
     }
-    mbla_gemm('T', 'N', z1, z0, n, 1.0, lin->v_W, n, G, n, 0.0, lin->K, z1, NULL);
-    mbla_gemm('T', 'N', z1, z1, n, 1.0, lin->v_W, n, G + (size_t)n * z0, n, 0.0, lin->Cd, z1, NULL);
     return 0;
 }
 
@@ -373,43 +430,67 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     int jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q), ja = mbl_model_blk0(md, MBL_BLK_A);
     int jr = mbl_model_blk0(md, MBL_BLK_R);
 
-    /* right-hand sides: S-bar, W-bar, inputs */
-    memset(X, 0, (size_t)N * (size_t)nrhs * sizeof *X);
-    for (int i = 0; i < nx; i++) X[(size_t)(md->nF + i) + (size_t)i * N] = 1.0;
-    for (int p = 0; p < md->jac.nz; p++)
-        if (md->jac.col[p] >= jr) X[md->jac.row[p] + (size_t)(nx + md->jac.col[p] - jr) * N] = -w->ev.jac[p];
-    for (int j = 0; j < nrhs; j++)
-        for (int i = 0; i < N; i++) X[i + (size_t)j * N] *= w->er[i];
-    int rc = mbla_klu_solve(w->lu, nrhs, X, N, st);
-    if (rc) return rc;
-    for (int j = 0; j < nrhs; j++)
-        for (int i = 0; i < N; i++) X[i + (size_t)j * N] *= w->ec[i];
-
-    /* state derivatives by the chain rule */
+    /* right-hand sides S-bar, W-bar, inputs, solved w->xcols at a time; each block gives its
+     * columns of the state derivatives (chain rule), of C and D, and (without the kinematic
+     * system) of q_S and v_W */
     memset(dS, 0, (size_t)z0 * (size_t)nrhs * sizeof *dS);
     int exact_sdot = (k == 0 && nuvs == 0); /* W = dS/dt exactly: dS/dt rows are [0 I] */
-    for (int i = 0; i < z0; i++) {
-        if (exact_sdot) {
-            dS[i + (size_t)(z0 + i) * z0] = 1.0;
-        } else if (S[i].kind == MBL_SREF_COORD) {
-            for (int j = 0; j < nrhs; j++) dS[i + (size_t)j * z0] = X[jv + S[i].index + (size_t)j * N];
-        } else {
-            row_times(&w->U, nus + S[i].index, X, N, nrhs, dS + i, z0);
+    if (exact_sdot)
+        for (int i = 0; i < z0; i++) dS[i + (size_t)(z0 + i) * z0] = 1.0;
+    for (int j0 = 0; j0 < nrhs; j0 += w->xcols) {
+        int nb = nrhs - j0 < w->xcols ? nrhs - j0 : w->xcols;
+        memset(X, 0, (size_t)N * (size_t)nb * sizeof *X);
+        for (int j = j0; j < j0 + nb && j < nx; j++) X[(size_t)(md->nF + j) + (size_t)(j - j0) * N] = 1.0;
+        for (int p = 0; p < md->jac.nz; p++) {
+            int j = md->jac.col[p] >= jr ? nx + md->jac.col[p] - jr : -1;
+            if (j >= j0 && j < j0 + nb) X[md->jac.row[p] + (size_t)(j - j0) * N] = -w->ev.jac[p];
         }
-    }
-    for (int i = 0; i < z1; i++) {
-        if (W[i].kind == MBL_SREF_COORD) {
-            for (int j = 0; j < nrhs; j++) dW[i + (size_t)j * z1] = X[ja + W[i].index + (size_t)j * N];
-        } else if (W[i].kind == MBL_SREF_SDOT) {
-            const mbl_state_ref *s = &S[W[i].index];
-            if (s->kind == MBL_SREF_COORD)
-                for (int j = 0; j < nrhs; j++) dW[i + (size_t)j * z1] = X[ja + s->index + (size_t)j * N];
+        for (int j = 0; j < nb; j++)
+            for (int i = 0; i < N; i++) X[i + (size_t)j * N] *= w->er[i];
+        int rc = mbla_klu_solve(w->lu, nb, X, N, st);
+        if (rc) return rc;
+        for (int j = 0; j < nb; j++)
+            for (int i = 0; i < N; i++) X[i + (size_t)j * N] *= w->ec[i];
+        for (int i = 0; i < z0 && !exact_sdot; i++) {
+            if (S[i].kind == MBL_SREF_COORD)
+                for (int j = 0; j < nb; j++) dS[i + (size_t)(j0 + j) * z0] = X[jv + S[i].index + (size_t)j * N];
             else
-                row_times(&w->U, 2 * nus + s->index, X, N, nrhs, dW + i, z1);
-        } else {
-            row_times(&w->U, 3 * nus + nuvs + W[i].index, X, N, nrhs, dW + i, z1);
+                row_times(&w->U, nus + S[i].index, X, N, nb, dS + i + (size_t)j0 * z0, z0);
         }
+        for (int i = 0; i < z1; i++) {
+            double *o = dW + i + (size_t)j0 * z1;
+            if (W[i].kind == MBL_SREF_COORD) {
+                for (int j = 0; j < nb; j++) o[(size_t)j * z1] = X[ja + W[i].index + (size_t)j * N];
+            } else if (W[i].kind == MBL_SREF_SDOT) {
+                const mbl_state_ref *s = &S[W[i].index];
+                if (s->kind == MBL_SREF_COORD)
+                    for (int j = 0; j < nb; j++) o[(size_t)j * z1] = X[ja + s->index + (size_t)j * N];
+                else
+                    row_times(&w->U, 2 * nus + s->index, X, N, nb, o, z1);
+            } else {
+                row_times(&w->U, 3 * nus + nuvs + W[i].index, X, N, nb, o, z1);
+            }
+        }
+        /* outputs: y = h(q, v, vdot, lambda, mu, r) */
+        for (int i = 0; i < ny; i++) {
+            row_times(&w->Y, i, X, N, nb, w->tmpy, 1);
+            for (int j = 0; j < nb; j++) {
+                int jj = j0 + j;
+                if (jj < nx) lin->C[i + (size_t)jj * ny] = w->tmpy[j];
+                else lin->D[i + (size_t)(jj - nx) * ny] = w->tmpy[j];
+            }
+        }
+        if (!w->kin)
+            for (int j = j0; j < j0 + nb; j++) {
+                if (j < z0)
+                    for (int i = 0; i < n; i++) lin->q_S[i + (size_t)j * n] = X[jq + i + (size_t)(j - j0) * N];
+                else if (j < nx)
+                    for (int i = 0; i < n; i++) lin->v_W[i + (size_t)(j - z0) * n] = X[jv + i + (size_t)(j - j0) * N];
+            }
     }
+    for (int i = 0; i < ny; i++)
+        for (int p = w->Y.ptr[i]; p < w->Y.ptr[i + 1]; p++)
+            if (w->Y.col[p] >= jr) lin->D[i + (size_t)(w->Y.col[p] - jr) * ny] += w->Y.val[p];
     for (int j = 0; j < nx; j++) {
         for (int i = 0; i < z0; i++) lin->A[i + (size_t)j * nx] = dS[i + (size_t)j * z0];
         for (int i = 0; i < z1; i++) lin->A[z0 + i + (size_t)j * nx] = dW[i + (size_t)j * z1];
@@ -418,19 +499,7 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
         for (int i = 0; i < z0; i++) lin->B[i + (size_t)j * nx] = dS[i + (size_t)(nx + j) * z0];
         for (int i = 0; i < z1; i++) lin->B[z0 + i + (size_t)j * nx] = dW[i + (size_t)(nx + j) * z1];
     }
-    /* outputs: y = h(q, v, vdot, r) */
-    for (int i = 0; i < ny; i++) {
-        row_times(&w->Y, i, X, N, nrhs, w->tmpy, 1);
-        for (int j = 0; j < nx; j++) lin->C[i + (size_t)j * ny] = w->tmpy[j];
-        for (int j = 0; j < nr; j++) lin->D[i + (size_t)j * ny] = w->tmpy[nx + j];
-        for (int p = w->Y.ptr[i]; p < w->Y.ptr[i + 1]; p++)
-            if (w->Y.col[p] >= jr) lin->D[i + (size_t)(w->Y.col[p] - jr) * ny] += w->Y.val[p];
-    }
-    /* maps back to the coordinates */
-    for (int j = 0; j < z0; j++)
-        for (int i = 0; i < n; i++) lin->q_S[i + (size_t)j * n] = X[jq + i + (size_t)j * N];
-    for (int j = 0; j < z1; j++)
-        for (int i = 0; i < n; i++) lin->v_W[i + (size_t)j * n] = X[jv + i + (size_t)(z0 + j) * N];
+    int rc = 0;
 
     /* MCK (Eq. 29-30), projected with the kinematic system (see the opening comment); M-hat =
      * v_W^T M v_W with M v_W straight from the sparse Jacobian */
@@ -444,8 +513,13 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
         if (r >= md->row0[MBL_ROW_EOM + 1] || c < ja || c >= ja + n) continue;
         for (int j = 0; j < z1; j++) w->MvW[r + (size_t)j * n] += w->ev.jac[p] * lin->v_W[(c - ja) + (size_t)j * n];
     }
-    mbla_gemm('T', 'N', z1, z1, n, 1.0, lin->v_W, n, w->MvW, n, 0.0, lin->M, z1, NULL);
-    if (w->kin) return 0;
+    int sparse = vw_index(w, lin->v_W, n, z1);
+    vw_times(w, lin->v_W, n, z1, w->MvW, n, z1, lin->M, sparse);
+    if (w->kin) {
+        vw_times(w, lin->v_W, n, z1, w->G, n, z0, lin->K, sparse);
+        vw_times(w, lin->v_W, n, z1, w->G + (size_t)n * z0, n, z1, lin->Cd, sparse);
+        return 0;
+    }
     /* no kinematic system: dW columns, S-bar (z0), W-bar (z1), inputs (nr) */
     mbla_gemm('N', 'N', z1, z1, z1, -1.0, lin->M, z1, dW + (size_t)z0 * z1, z1, 0.0, lin->Cd, z1, NULL);
     mbla_gemm('N', 'N', z1, z0, z1, -1.0, lin->M, z1, dW, z1, 0.0, lin->K, z1, NULL);
@@ -470,7 +544,8 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
     w->ktsrc = mbl_alloc_array(cap, sizeof *w->ktsrc);
     w->kmap = mbl_alloc_array(cap, sizeof *w->kmap);
     w->ktx = mbl_alloc_array(cap, sizeof *w->ktx);
-    w->Xk = mbl_alloc_array((size_t)w->Nk * (size_t)zz + 1, sizeof *w->Xk);
+    w->kcols = zz < AUG_RHS_BLOCK ? zz : AUG_RHS_BLOCK;
+    w->Xk = mbl_alloc_array((size_t)w->Nk * (size_t)w->kcols + 1, sizeof *w->Xk);
     w->G = mbl_alloc_array((size_t)n * (size_t)zz + 1, sizeof *w->G);
     w->kr = mbl_alloc_array((size_t)w->Nk + 1, sizeof *w->kr);
     w->kc = mbl_alloc_array((size_t)w->Nk + 1, sizeof *w->kc);
@@ -536,7 +611,10 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     w->tsrc = mbl_alloc_array(cap, sizeof *w->tsrc);
     w->map = mbl_alloc_array(cap, sizeof *w->map);
     w->tx = mbl_alloc_array(cap, sizeof *w->tx);
-    w->X = mbl_alloc_array((size_t)N * (size_t)w->nrhs + 1, sizeof *w->X);
+    w->xcols = w->nrhs < AUG_RHS_BLOCK ? w->nrhs : AUG_RHS_BLOCK;
+    w->X = mbl_alloc_array((size_t)N * (size_t)w->xcols + 1, sizeof *w->X);
+    w->vw_ptr = mbl_alloc_array((size_t)z1 + 2, sizeof *w->vw_ptr);
+    w->vw_row = mbl_alloc_array(vw_cap(n, z1), sizeof *w->vw_row);
     w->dS = mbl_alloc_array((size_t)z0 * (size_t)w->nrhs + 1, sizeof *w->dS);
     w->dW = mbl_alloc_array((size_t)z1 * (size_t)w->nrhs + 1, sizeof *w->dW);
     w->MvW = mbl_alloc_array((size_t)n * (size_t)z1 + 1, sizeof *w->MvW);
@@ -544,7 +622,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     w->er = mbl_alloc_array((size_t)N + 1, sizeof *w->er);
     w->ec = mbl_alloc_array((size_t)N + 1, sizeof *w->ec);
     w->ework = mbl_alloc_array(2 * (size_t)N + 1, sizeof *w->ework);
-    if (!lin || !w->ti || !w->tj || !w->tsrc || !w->map || !w->tx || !w->X || !w->dS || !w->dW || !w->MvW ||
+    if (!lin || !w->ti || !w->tj || !w->tsrc || !w->map || !w->tx || !w->X || !w->vw_ptr || !w->vw_row || !w->dS || !w->dW || !w->MvW ||
         !w->tmpy || !w->er || !w->ec || !w->ework || rows_of(&md->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
         rows_of(&md->yjac, w->ev.y + ny, ny, &w->Y)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
