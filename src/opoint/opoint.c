@@ -285,6 +285,71 @@ static double scaled_residual(subproblem *sp, const double *xstart, double *rows
     return rs;
 }
 
+/* Levenberg-Marquardt fallback when the Newton line search stalls away from a solution. Newton
+ * iterates can be drawn to a point where the Jacobian J becomes singular while F and the gradient
+ * J^T F of the merit ||F||^2 / 2 do not vanish (Powell's example; the 3:1 gear from least-squares
+ * multipliers): the Newton steps grow without bound along the nearly null direction and no
+ * fraction of them decreases ||F||. The step dx minimizing ||F + J dx||^2 + mu ||D dx||^2, with D
+ * the Jacobian's column 2-norms (Marquardt's scaling: unit-free), turns toward steepest descent as
+ * mu grows, so some mu decreases ||F|| unless J^T F = 0 (a local minimum of the residual norm). It
+ * is SPQR's least-squares solution of [J; sqrt(mu) D] dx = [-F; 0], with mu = 1e-6, 1e-5, ..., 1e8
+ * until the actual decrease of ||F||^2 is at least LS_ARMIJO times the one the linear model
+ * predicts. x0 holds the current unknowns (also set in the point), f2 = ||F(x0)||, and sp->F,
+ * sp->jac are evaluated at x0. On return *accepted says whether the point moved; if so g2, ginf
+ * are the new residual norms, else the point is x0 again (sp->F not current). */
+#define LM_MU_MIN 1e-6
+#define LM_MU_MAX 1e8
+static int lm_step(subproblem *sp, const double *x0, double f2, double *g2, double *ginf, int *accepted,
+                   mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    int m = sp->nrow, n = sp->ncol, nz = 0;
+    *accepted = 0;
+    for (int p = 0; p < md->jac.nz; p++)
+        if (sp->row_pos[md->jac.row[p]] >= 0 && sp->col_pos[md->jac.col[p]] >= 0) nz++;
+    int *ti = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *tj);
+    double *tx = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *tx), *d = mbl_calloc((size_t)n + 1, sizeof *d);
+    double *b = mbl_alloc_array((size_t)(m + n) + 1, sizeof *b), *F0 = mbl_alloc_array((size_t)m + 1, sizeof *F0);
+    double *dx = mbl_alloc_array((size_t)n + 1, sizeof *dx), *lin = mbl_alloc_array((size_t)m + 1, sizeof *lin);
+    int rc = 0;
+    if (!ti || !tj || !tx || !d || !b || !F0 || !dx || !lin) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        nz = 0;
+        for (int p = 0; p < md->jac.nz; p++) {
+            int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
+            if (r < 0 || c < 0) continue;
+            ti[nz] = r, tj[nz] = c, tx[nz++] = sp->jac[p];
+            d[c] += sp->jac[p] * sp->jac[p];
+        }
+        for (int c = 0; c < n; c++) d[c] = d[c] > 0 && isfinite(d[c]) ? sqrt(d[c]) : 1.0;
+        for (int r = 0; r < m; r++) F0[r] = sp->F[sp->rows[r]];
+    }
+    for (double mu = LM_MU_MIN; !rc && !*accepted && mu <= LM_MU_MAX * 1.0001; mu *= 10) {
+        for (int c = 0; c < n; c++) ti[nz + c] = m + c, tj[nz + c] = c, tx[nz + c] = sqrt(mu) * d[c];
+        for (int r = 0; r < m; r++) b[r] = -F0[r];
+        for (int c = 0; c < n; c++) b[m + c] = 0;
+        mbla_csc *A = NULL;
+        rc = mbla_csc_from_triplets(m + n, n, nz + n, ti, tj, tx, NULL, &A, st);
+        if (!rc) rc = mbla_spqr_solve(A, -1.0, 1, b, m + n, dx, n, st);
+        mbla_csc_free(A);
+        if (rc) break;
+        /* predicted decrease of ||F||^2 by the linear model F + J dx */
+        for (int r = 0; r < m; r++) lin[r] = F0[r];
+        for (int p = 0; p < nz; p++) lin[ti[p]] += tx[p] * dx[tj[p]];
+        double l2 = 0;
+        for (int r = 0; r < m; r++) l2 += lin[r] * lin[r];
+        double pred = f2 * f2 - l2;
+        if (!(pred > 0)) continue;
+        for (int c = 0; c < n; c++) *unknown_ptr(md, sp->pt, sp->cols[c]) = x0[c] + dx[c];
+        mbl_status st2;
+        if (!eval_F(sp, g2, ginf, &st2) && isfinite(*g2) && f2 * f2 - *g2 * *g2 >= LS_ARMIJO * pred) *accepted = 1;
+    }
+    if (!*accepted)
+        for (int c = 0; c < n; c++) *unknown_ptr(md, sp->pt, sp->cols[c]) = x0[c];
+    mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(d), mbl_free(b), mbl_free(F0), mbl_free(dx), mbl_free(lin);
+    return rc;
+}
+
 /* Newton / Gauss-Newton with line search. `what` names the problem in messages. linear = 1
  * for problems linear in the unknowns (one step, a polishing step, then a check).
  *
@@ -364,9 +429,22 @@ static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
              * amplifies the rounding of F into Newton steps above step_tol), or nearly so with
              * a negligible step */
             if (small || rs <= opt->tol) break;
+            /* stalled away from a solution: a Levenberg-Marquardt step (lm_step), then Newton again */
+            int moved = 0;
+            rc = lm_step(sp, x0, f2, &g2, &ginf, &moved, st);
+            if (rc) break;
+            if (moved) {
+                f2 = g2;
+                finf = ginf;
+                rs_prev = rs;
+                alpha_last = 0;
+                rounding = 0;
+                continue;
+            }
             rc = mbl_error(st, MBL_ENOCONV,
                            "%s: no solution found near the initial guess (residual %.3g, scaled residual %.3g after "
-                           "%d iterations; the line search made no progress)",
+                           "%d iterations; the line search made no progress, nor a Levenberg-Marquardt step: a local "
+                           "minimum of the residual norm)",
                            what, finf, rs, it);
             break;
         }
