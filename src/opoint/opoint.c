@@ -86,6 +86,8 @@ typedef struct subproblem {
     mbla_klu *lu;
     int snz, *ssrc, *smap;
     double *stx;
+    double *eqr, *eqc, *eqw; /* square sparse steps: equilibration factors (rows, columns), scratch */
+    int eq_warm;             /* eqr, eqc hold the factors of the previous step */
 } subproblem;
 
 static double *unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
@@ -130,8 +132,12 @@ static int sparse_pattern(subproblem *sp, mbl_status *st)
     sp->ssrc = mbl_alloc_array((size_t)nz + 1, sizeof *sp->ssrc);
     sp->smap = mbl_alloc_array((size_t)nz + 1, sizeof *sp->smap);
     sp->stx = mbl_calloc((size_t)nz + 1, sizeof *sp->stx);
+    sp->eqr = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *sp->eqr);
+    sp->eqc = mbl_alloc_array((size_t)sp->ncol + 1, sizeof *sp->eqc);
+    sp->eqw = mbl_alloc_array((size_t)(sp->nrow + sp->ncol) + 1, sizeof *sp->eqw);
+    sp->eq_warm = 0;
     int rc = 0;
-    if (!ti || !tj || !sp->ssrc || !sp->smap || !sp->stx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!ti || !tj || !sp->ssrc || !sp->smap || !sp->stx || !sp->eqr || !sp->eqc || !sp->eqw) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
         nz = 0;
         for (int p = 0; p < md->jac.nz; p++) {
@@ -150,6 +156,9 @@ static void sparse_forget(subproblem *sp)
     mbla_klu_free(sp->lu);
     mbla_csc_free(sp->A);
     mbl_free(sp->ssrc), mbl_free(sp->smap), mbl_free(sp->stx);
+    mbl_free(sp->eqr), mbl_free(sp->eqc), mbl_free(sp->eqw);
+    sp->eqr = sp->eqc = sp->eqw = NULL;
+    sp->eq_warm = 0;
     sp->lu = NULL;
     sp->A = NULL;
     sp->ssrc = sp->smap = NULL;
@@ -224,7 +233,14 @@ static int newton_step(subproblem *sp, double *dx, mbl_status *st)
     for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
     sp->rank_last = -1;
     if (m == n) {
+        /* rows (equations) and columns (coordinates, multipliers) carry different units: the
+         * matrix is equilibrated with exact power-of-2 factors (mbla_csc_equilibrate) so that the
+         * pivot ratio deciding rank deficiency is unit-free (a stiff flexible pendulum has a raw
+         * ratio below 1e-12 at full rank); dx = diag(c) y with diag(r) J diag(c) y = -diag(r) F */
         double rcond = 0;
+        mbla_csc_equilibrate(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw, NULL);
+        sp->eq_warm = 1;
+        for (int r = 0; r < m; r++) b[r] *= sp->eqr[r];
         rc = sp->lu ? mbla_klu_refactor(sp->lu, sp->A, st) : mbla_klu_new(sp->A, NULL, &sp->lu, st);
         if (!rc) rc = mbla_klu_rcond(sp->lu, &rcond, st);
         if (!rc && rcond < OPOINT_KLU_RCOND_MIN) rc = MBL_ESINGULAR; /* rank deficient: minimum norm below */
@@ -234,13 +250,14 @@ static int newton_step(subproblem *sp, double *dx, mbl_status *st)
             sp->lu = NULL;
         }
         if (!rc) {
-            memcpy(dx, b, (size_t)n * sizeof *dx);
+            for (int c = 0; c < n; c++) dx[c] = sp->eqc[c] * b[c];
             sp->rank_last = n;
         }
         if (rc == MBL_ESINGULAR && small) {
             rc = dense_step(sp, dx, st);
         } else if (rc == MBL_ESINGULAR) {
-            /* rank-deficient: fall back to SPQR's least-squares solution */
+            /* rank-deficient: fall back to SPQR's minimum-norm solution of the unscaled system */
+            mbla_csc_refill(sp->A, sp->snz, sp->smap, sp->stx);
             for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
             rc = mbla_spqr_solve(sp->A, -1.0, 1, b, m, dx, n, st);
         }
@@ -292,7 +309,8 @@ static double scaled_residual(subproblem *sp, const double *xstart, double *rows
  * fraction of them decreases ||F||. The step dx minimizing ||F + J dx||^2 + mu ||D dx||^2, with D
  * the Jacobian's column 2-norms (Marquardt's scaling: unit-free), turns toward steepest descent as
  * mu grows, so some mu decreases ||F|| unless J^T F = 0 (a local minimum of the residual norm). It
- * is SPQR's least-squares solution of [J; sqrt(mu) D] dx = [-F; 0], with mu = 1e-6, 1e-5, ..., 1e8
+ * is dx = D^-1 y with y SPQR's least-squares solution of [J D^-1; sqrt(mu) I] y = [-F; 0] (unit
+ * columns, so that SPQR's rank tolerance drops no column for its units), mu = 1e-6, 1e-5, ..., 1e8
  * until the actual decrease of ||F||^2 is at least LS_ARMIJO times the one the linear model
  * predicts. x0 holds the current unknowns (also set in the point), f2 = ||F(x0)||, and sp->F,
  * sp->jac are evaluated at x0. On return *accepted says whether the point moved; if so g2, ginf
@@ -322,10 +340,11 @@ static int lm_step(subproblem *sp, const double *x0, double f2, double *g2, doub
             d[c] += sp->jac[p] * sp->jac[p];
         }
         for (int c = 0; c < n; c++) d[c] = d[c] > 0 && isfinite(d[c]) ? sqrt(d[c]) : 1.0;
+        for (int p = 0; p < nz; p++) tx[p] /= d[tj[p]];
         for (int r = 0; r < m; r++) F0[r] = sp->F[sp->rows[r]];
     }
     for (double mu = LM_MU_MIN; !rc && !*accepted && mu <= LM_MU_MAX * 1.0001; mu *= 10) {
-        for (int c = 0; c < n; c++) ti[nz + c] = m + c, tj[nz + c] = c, tx[nz + c] = sqrt(mu) * d[c];
+        for (int c = 0; c < n; c++) ti[nz + c] = m + c, tj[nz + c] = c, tx[nz + c] = sqrt(mu);
         for (int r = 0; r < m; r++) b[r] = -F0[r];
         for (int c = 0; c < n; c++) b[m + c] = 0;
         mbla_csc *A = NULL;
@@ -333,9 +352,10 @@ static int lm_step(subproblem *sp, const double *x0, double f2, double *g2, doub
         if (!rc) rc = mbla_spqr_solve(A, -1.0, 1, b, m + n, dx, n, st);
         mbla_csc_free(A);
         if (rc) break;
+        for (int c = 0; c < n; c++) dx[c] /= d[c];
         /* predicted decrease of ||F||^2 by the linear model F + J dx */
         for (int r = 0; r < m; r++) lin[r] = F0[r];
-        for (int p = 0; p < nz; p++) lin[ti[p]] += tx[p] * dx[tj[p]];
+        for (int p = 0; p < nz; p++) lin[ti[p]] += tx[p] * d[tj[p]] * dx[tj[p]];
         double l2 = 0;
         for (int r = 0; r < m; r++) l2 += lin[r] * lin[r];
         double pred = f2 * f2 - l2;
@@ -443,8 +463,7 @@ static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
             }
             rc = mbl_error(st, MBL_ENOCONV,
                            "%s: no solution found near the initial guess (residual %.3g, scaled residual %.3g after "
-                           "%d iterations; the line search made no progress, nor a Levenberg-Marquardt step: a local "
-                           "minimum of the residual norm)",
+                           "%d iterations; the line search made no progress, nor did Levenberg-Marquardt steps)",
                            what, finf, rs, it);
             break;
         }
