@@ -87,6 +87,7 @@ typedef struct subproblem {
     int snz, *ssrc, *smap;
     double *stx;
     double *eqr, *eqc, *eqw; /* square sparse steps: equilibration factors (rows, columns), scratch */
+    int eq_on;               /* the steps of this subproblem are equilibrated (see newton_step) */
     int eq_warm;             /* eqr, eqc hold the factors of the previous step */
 } subproblem;
 
@@ -135,9 +136,10 @@ static int sparse_pattern(subproblem *sp, mbl_status *st)
     sp->eqr = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *sp->eqr);
     sp->eqc = mbl_alloc_array((size_t)sp->ncol + 1, sizeof *sp->eqc);
     sp->eqw = mbl_alloc_array((size_t)(sp->nrow + sp->ncol) + 1, sizeof *sp->eqw);
-    sp->eq_warm = 0;
+    sp->eq_on = sp->eq_warm = 0;
     int rc = 0;
-    if (!ti || !tj || !sp->ssrc || !sp->smap || !sp->stx || !sp->eqr || !sp->eqc || !sp->eqw) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!ti || !tj || !sp->ssrc || !sp->smap || !sp->stx || !sp->eqr || !sp->eqc || !sp->eqw)
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
         nz = 0;
         for (int p = 0; p < md->jac.nz; p++) {
@@ -158,7 +160,7 @@ static void sparse_forget(subproblem *sp)
     mbl_free(sp->ssrc), mbl_free(sp->smap), mbl_free(sp->stx);
     mbl_free(sp->eqr), mbl_free(sp->eqc), mbl_free(sp->eqw);
     sp->eqr = sp->eqc = sp->eqw = NULL;
-    sp->eq_warm = 0;
+    sp->eq_on = sp->eq_warm = 0;
     sp->lu = NULL;
     sp->A = NULL;
     sp->ssrc = sp->smap = NULL;
@@ -233,24 +235,38 @@ static int newton_step(subproblem *sp, double *dx, mbl_status *st)
     for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
     sp->rank_last = -1;
     if (m == n) {
-        /* rows (equations) and columns (coordinates, multipliers) carry different units: the
-         * matrix is equilibrated with exact power-of-2 factors (mbla_csc_equilibrate) so that the
-         * pivot ratio deciding rank deficiency is unit-free (a stiff flexible pendulum has a raw
-         * ratio below 1e-12 at full rank); dx = diag(c) y with diag(r) J diag(c) y = -diag(r) F */
+        /* KLU's pivot ratio (after its own row scaling) decides rank deficiency. It is not
+         * unit-free: rows (equations) and columns (coordinates, multipliers) carry different
+         * units, and a stiff flexible pendulum has a raw ratio below 1e-12 at full rank. So a
+         * matrix that fails the test is equilibrated with exact power-of-2 factors
+         * (mbla_csc_equilibrate), refactored and tested again, and the later steps of the
+         * subproblem are equilibrated from the start (warm factors): dx = diag(c) y with
+         * diag(r) J diag(c) y = -diag(r) F. A matrix that passes raw is solved raw (the
+         * iterates of every model that converged before stay bit for bit the same). */
         double rcond = 0;
-        mbla_csc_equilibrate(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw, NULL);
-        sp->eq_warm = 1;
-        for (int r = 0; r < m; r++) b[r] *= sp->eqr[r];
-        rc = sp->lu ? mbla_klu_refactor(sp->lu, sp->A, st) : mbla_klu_new(sp->A, NULL, &sp->lu, st);
-        if (!rc) rc = mbla_klu_rcond(sp->lu, &rcond, st);
-        if (!rc && rcond < OPOINT_KLU_RCOND_MIN) rc = MBL_ESINGULAR; /* rank deficient: minimum norm below */
-        if (!rc) rc = mbla_klu_solve(sp->lu, 1, b, n, st);
-        if (rc) { /* a failed factorization is not reused */
+        for (int pass = sp->eq_on; pass < 2; pass++) {
+            if (pass == 1) {
+                mbla_csc_equilibrate(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw,
+                                     NULL);
+                sp->eq_on = sp->eq_warm = 1;
+                for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
+            }
+            rc = sp->lu ? mbla_klu_refactor(sp->lu, sp->A, st) : mbla_klu_new(sp->A, NULL, &sp->lu, st);
+            if (!rc) rc = mbla_klu_rcond(sp->lu, &rcond, st);
+            if (!rc && rcond < OPOINT_KLU_RCOND_MIN) rc = MBL_ESINGULAR; /* rank deficient: minimum norm below */
+            if (rc == MBL_ESINGULAR && pass == 0) continue; /* refactored (a fresh one if need be) equilibrated */
+            if (rc) { /* a failed factorization is not reused */
+                mbla_klu_free(sp->lu);
+                sp->lu = NULL;
+            }
+            break;
+        }
+        if (!rc && (rc = mbla_klu_solve(sp->lu, 1, b, n, st))) {
             mbla_klu_free(sp->lu);
             sp->lu = NULL;
         }
         if (!rc) {
-            for (int c = 0; c < n; c++) dx[c] = sp->eqc[c] * b[c];
+            for (int c = 0; c < n; c++) dx[c] = sp->eq_on ? sp->eqc[c] * b[c] : b[c];
             sp->rank_last = n;
         }
         if (rc == MBL_ESINGULAR && small) {
@@ -325,7 +341,8 @@ static int lm_step(subproblem *sp, const double *x0, double f2, double *g2, doub
     *accepted = 0;
     for (int p = 0; p < md->jac.nz; p++)
         if (sp->row_pos[md->jac.row[p]] >= 0 && sp->col_pos[md->jac.col[p]] >= 0) nz++;
-    int *ti = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *tj);
+    int *ti = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *ti);
+    int *tj = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *tj);
     double *tx = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *tx), *d = mbl_calloc((size_t)n + 1, sizeof *d);
     double *b = mbl_alloc_array((size_t)(m + n) + 1, sizeof *b), *F0 = mbl_alloc_array((size_t)m + 1, sizeof *F0);
     double *dx = mbl_alloc_array((size_t)n + 1, sizeof *dx), *lin = mbl_alloc_array((size_t)m + 1, sizeof *lin);
@@ -382,7 +399,8 @@ static int lm_step(subproblem *sp, const double *x0, double f2, double *g2, doub
  * absolute terms. When the line search can make no progress (the rounding floor
  * of the residual), the point is accepted if the scaled residual is at most opt->tol, or at most
  * 1e4 * opt->tol with a Newton step at most opt->step_tol times each unknown's scale; otherwise
- * it fails. */
+ * a Levenberg-Marquardt step is taken (lm_step) and Newton resumes, and if that step cannot
+ * decrease the residual norm either, it fails. */
 static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
 {
     const mbl_opoint_options *opt = sp->opt;
