@@ -86,6 +86,9 @@ typedef struct subproblem {
     mbla_klu *lu;
     int snz, *ssrc, *smap;
     double *stx;
+    double *eqr, *eqc, *eqw; /* square sparse steps: equilibration factors (rows, columns), scratch */
+    int eq_on;               /* the steps of this subproblem are equilibrated (see newton_step) */
+    int eq_warm;             /* eqr, eqc hold the factors of the previous step */
 } subproblem;
 
 static double *unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
@@ -130,8 +133,13 @@ static int sparse_pattern(subproblem *sp, mbl_status *st)
     sp->ssrc = mbl_alloc_array((size_t)nz + 1, sizeof *sp->ssrc);
     sp->smap = mbl_alloc_array((size_t)nz + 1, sizeof *sp->smap);
     sp->stx = mbl_calloc((size_t)nz + 1, sizeof *sp->stx);
+    sp->eqr = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *sp->eqr);
+    sp->eqc = mbl_alloc_array((size_t)sp->ncol + 1, sizeof *sp->eqc);
+    sp->eqw = mbl_alloc_array((size_t)(sp->nrow + sp->ncol) + 1, sizeof *sp->eqw);
+    sp->eq_on = sp->eq_warm = 0;
     int rc = 0;
-    if (!ti || !tj || !sp->ssrc || !sp->smap || !sp->stx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!ti || !tj || !sp->ssrc || !sp->smap || !sp->stx || !sp->eqr || !sp->eqc || !sp->eqw)
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
         nz = 0;
         for (int p = 0; p < md->jac.nz; p++) {
@@ -150,6 +158,9 @@ static void sparse_forget(subproblem *sp)
     mbla_klu_free(sp->lu);
     mbla_csc_free(sp->A);
     mbl_free(sp->ssrc), mbl_free(sp->smap), mbl_free(sp->stx);
+    mbl_free(sp->eqr), mbl_free(sp->eqc), mbl_free(sp->eqw);
+    sp->eqr = sp->eqc = sp->eqw = NULL;
+    sp->eq_on = sp->eq_warm = 0;
     sp->lu = NULL;
     sp->A = NULL;
     sp->ssrc = sp->smap = NULL;
@@ -224,23 +235,45 @@ static int newton_step(subproblem *sp, double *dx, mbl_status *st)
     for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
     sp->rank_last = -1;
     if (m == n) {
+        /* KLU's pivot ratio (after its own row scaling) decides rank deficiency. It is not
+         * unit-free: rows (equations) and columns (coordinates, multipliers) carry different
+         * units, and a stiff flexible pendulum has a raw ratio below 1e-12 at full rank. So a
+         * matrix that fails the test is equilibrated with exact power-of-2 factors
+         * (mbla_csc_equilibrate), refactored and tested again, and the later steps of the
+         * subproblem are equilibrated from the start (warm factors): dx = diag(c) y with
+         * diag(r) J diag(c) y = -diag(r) F. A matrix that passes raw is solved raw (the
+         * iterates of every model that converged before stay bit for bit the same). */
         double rcond = 0;
-        rc = sp->lu ? mbla_klu_refactor(sp->lu, sp->A, st) : mbla_klu_new(sp->A, NULL, &sp->lu, st);
-        if (!rc) rc = mbla_klu_rcond(sp->lu, &rcond, st);
-        if (!rc && rcond < OPOINT_KLU_RCOND_MIN) rc = MBL_ESINGULAR; /* rank deficient: minimum norm below */
-        if (!rc) rc = mbla_klu_solve(sp->lu, 1, b, n, st);
-        if (rc) { /* a failed factorization is not reused */
+        for (int pass = sp->eq_on; pass < 2; pass++) {
+            if (pass == 1) {
+                mbla_csc_equilibrate(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw,
+                                     NULL);
+                sp->eq_on = sp->eq_warm = 1;
+                for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
+            }
+            rc = sp->lu ? mbla_klu_refactor(sp->lu, sp->A, st) : mbla_klu_new(sp->A, NULL, &sp->lu, st);
+            if (!rc) rc = mbla_klu_rcond(sp->lu, &rcond, st);
+            if (!rc && rcond < OPOINT_KLU_RCOND_MIN) rc = MBL_ESINGULAR; /* rank deficient: minimum norm below */
+            if (rc == MBL_ESINGULAR && pass == 0) continue; /* refactored (a fresh one if need be) equilibrated */
+            if (rc) { /* a failed factorization is not reused */
+                mbla_klu_free(sp->lu);
+                sp->lu = NULL;
+            }
+            break;
+        }
+        if (!rc && (rc = mbla_klu_solve(sp->lu, 1, b, n, st))) {
             mbla_klu_free(sp->lu);
             sp->lu = NULL;
         }
         if (!rc) {
-            memcpy(dx, b, (size_t)n * sizeof *dx);
+            for (int c = 0; c < n; c++) dx[c] = sp->eq_on ? sp->eqc[c] * b[c] : b[c];
             sp->rank_last = n;
         }
         if (rc == MBL_ESINGULAR && small) {
             rc = dense_step(sp, dx, st);
         } else if (rc == MBL_ESINGULAR) {
-            /* rank-deficient: fall back to SPQR's least-squares solution */
+            /* rank-deficient: fall back to SPQR's minimum-norm solution of the unscaled system */
+            mbla_csc_refill(sp->A, sp->snz, sp->smap, sp->stx);
             for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
             rc = mbla_spqr_solve(sp->A, -1.0, 1, b, m, dx, n, st);
         }
@@ -285,6 +318,75 @@ static double scaled_residual(subproblem *sp, const double *xstart, double *rows
     return rs;
 }
 
+/* Levenberg-Marquardt fallback when the Newton line search stalls away from a solution. Newton
+ * iterates can be drawn to a point where the Jacobian J becomes singular while F and the gradient
+ * J^T F of the merit ||F||^2 / 2 do not vanish (Powell's example; the 3:1 gear from least-squares
+ * multipliers): the Newton steps grow without bound along the nearly null direction and no
+ * fraction of them decreases ||F||. The step dx minimizing ||F + J dx||^2 + mu ||D dx||^2, with D
+ * the Jacobian's column 2-norms (Marquardt's scaling: unit-free), turns toward steepest descent as
+ * mu grows, so some mu decreases ||F|| unless J^T F = 0 (a local minimum of the residual norm). It
+ * is dx = D^-1 y with y SPQR's least-squares solution of [J D^-1; sqrt(mu) I] y = [-F; 0] (unit
+ * columns, so that SPQR's rank tolerance drops no column for its units), mu = 1e-6, 1e-5, ..., 1e8
+ * until the actual decrease of ||F||^2 is at least LS_ARMIJO times the one the linear model
+ * predicts. x0 holds the current unknowns (also set in the point), f2 = ||F(x0)||, and sp->F,
+ * sp->jac are evaluated at x0. On return *accepted says whether the point moved; if so g2, ginf
+ * are the new residual norms, else the point is x0 again (sp->F not current). */
+#define LM_MU_MIN 1e-6
+#define LM_MU_MAX 1e8
+static int lm_step(subproblem *sp, const double *x0, double f2, double *g2, double *ginf, int *accepted,
+                   mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    int m = sp->nrow, n = sp->ncol, nz = 0;
+    *accepted = 0;
+    for (int p = 0; p < md->jac.nz; p++)
+        if (sp->row_pos[md->jac.row[p]] >= 0 && sp->col_pos[md->jac.col[p]] >= 0) nz++;
+    int *ti = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *ti);
+    int *tj = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *tj);
+    double *tx = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *tx), *d = mbl_calloc((size_t)n + 1, sizeof *d);
+    double *b = mbl_alloc_array((size_t)(m + n) + 1, sizeof *b), *F0 = mbl_alloc_array((size_t)m + 1, sizeof *F0);
+    double *dx = mbl_alloc_array((size_t)n + 1, sizeof *dx), *lin = mbl_alloc_array((size_t)m + 1, sizeof *lin);
+    int rc = 0;
+    if (!ti || !tj || !tx || !d || !b || !F0 || !dx || !lin) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        nz = 0;
+        for (int p = 0; p < md->jac.nz; p++) {
+            int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
+            if (r < 0 || c < 0) continue;
+            ti[nz] = r, tj[nz] = c, tx[nz++] = sp->jac[p];
+            d[c] += sp->jac[p] * sp->jac[p];
+        }
+        for (int c = 0; c < n; c++) d[c] = d[c] > 0 && isfinite(d[c]) ? sqrt(d[c]) : 1.0;
+        for (int p = 0; p < nz; p++) tx[p] /= d[tj[p]];
+        for (int r = 0; r < m; r++) F0[r] = sp->F[sp->rows[r]];
+    }
+    for (double mu = LM_MU_MIN; !rc && !*accepted && mu <= LM_MU_MAX * 1.0001; mu *= 10) {
+        for (int c = 0; c < n; c++) ti[nz + c] = m + c, tj[nz + c] = c, tx[nz + c] = sqrt(mu);
+        for (int r = 0; r < m; r++) b[r] = -F0[r];
+        for (int c = 0; c < n; c++) b[m + c] = 0;
+        mbla_csc *A = NULL;
+        rc = mbla_csc_from_triplets(m + n, n, nz + n, ti, tj, tx, NULL, &A, st);
+        if (!rc) rc = mbla_spqr_solve(A, -1.0, 1, b, m + n, dx, n, st);
+        mbla_csc_free(A);
+        if (rc) break;
+        for (int c = 0; c < n; c++) dx[c] /= d[c];
+        /* predicted decrease of ||F||^2 by the linear model F + J dx */
+        for (int r = 0; r < m; r++) lin[r] = F0[r];
+        for (int p = 0; p < nz; p++) lin[ti[p]] += tx[p] * d[tj[p]] * dx[tj[p]];
+        double l2 = 0;
+        for (int r = 0; r < m; r++) l2 += lin[r] * lin[r];
+        double pred = f2 * f2 - l2;
+        if (!(pred > 0)) continue;
+        for (int c = 0; c < n; c++) *unknown_ptr(md, sp->pt, sp->cols[c]) = x0[c] + dx[c];
+        mbl_status st2;
+        if (!eval_F(sp, g2, ginf, &st2) && isfinite(*g2) && f2 * f2 - *g2 * *g2 >= LS_ARMIJO * pred) *accepted = 1;
+    }
+    if (!*accepted)
+        for (int c = 0; c < n; c++) *unknown_ptr(md, sp->pt, sp->cols[c]) = x0[c];
+    mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(d), mbl_free(b), mbl_free(F0), mbl_free(dx), mbl_free(lin);
+    return rc;
+}
+
 /* Newton / Gauss-Newton with line search. `what` names the problem in messages. linear = 1
  * for problems linear in the unknowns (one step, a polishing step, then a check).
  *
@@ -297,7 +399,8 @@ static double scaled_residual(subproblem *sp, const double *xstart, double *rows
  * absolute terms. When the line search can make no progress (the rounding floor
  * of the residual), the point is accepted if the scaled residual is at most opt->tol, or at most
  * 1e4 * opt->tol with a Newton step at most opt->step_tol times each unknown's scale; otherwise
- * it fails. */
+ * a Levenberg-Marquardt step is taken (lm_step) and Newton resumes, and if that step cannot
+ * decrease the residual norm either, it fails. */
 static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
 {
     const mbl_opoint_options *opt = sp->opt;
@@ -364,9 +467,21 @@ static int solve(subproblem *sp, const char *what, int linear, mbl_status *st)
              * amplifies the rounding of F into Newton steps above step_tol), or nearly so with
              * a negligible step */
             if (small || rs <= opt->tol) break;
+            /* stalled away from a solution: a Levenberg-Marquardt step (lm_step), then Newton again */
+            int moved = 0;
+            rc = lm_step(sp, x0, f2, &g2, &ginf, &moved, st);
+            if (rc) break;
+            if (moved) {
+                f2 = g2;
+                finf = ginf;
+                rs_prev = rs;
+                alpha_last = 0;
+                rounding = 0;
+                continue;
+            }
             rc = mbl_error(st, MBL_ENOCONV,
                            "%s: no solution found near the initial guess (residual %.3g, scaled residual %.3g after "
-                           "%d iterations; the line search made no progress)",
+                           "%d iterations; the line search made no progress, nor did Levenberg-Marquardt steps)",
                            what, finf, rs, it);
             break;
         }

@@ -4,6 +4,7 @@
  * far. References are closed forms (stated with each model). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mblin/mblin.h"
@@ -239,6 +240,110 @@ TEST(domain_error_in_source_expression)
     }
 }
 
+static double coord(const mbl_model *md, const mbl_point *pt, const char *name)
+{
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    for (int i = 0; i < info.ncoord; i++)
+        if (!strcmp(mbl_model_coord_name(md, i), name)) return pt->q[i];
+    CHECK_MSG(0, "no coordinate %s", name);
+    return NAN;
+}
+
+/* a - b wrapped into (-pi, pi] */
+static double wrap(double a, double b) { return atan2(sin(a - b), cos(a - b)); }
+
+/* A 3:1 gear (JQ(j1) + 3 JQ(j2) = 0, continuous twist angles) whose torsion spring holds the gear
+ * at 1.2 rad: the equilibrium has the gear at 1.2, the pinion at -3.6 and every multiplier 0 (the
+ * spring is at rest, nothing is loaded). From the least-squares multipliers at the guess (the
+ * coupler's 3.6 takes up part of the spring's unbalanced torque) the Newton iterates were drawn
+ * to a point where the Jacobian is singular (smallest singular value 3e-2 to 2e-7 in eight steps)
+ * while the residual 5.9 and the gradient of its norm (about 111) are not small: the Newton steps
+ * grew to 3e6 along the nearly null direction and the line search stalled ("no solution found
+ * near the initial guess"). A Levenberg-Marquardt step leaves that point, Newton then converges. */
+TEST(gear_newton_stall_levenberg_marquardt)
+{
+    mbl_status st;
+    mbl_model *md = load("model: mechanism\n"
+                         "parameters: {k: 10, I1: 0.5, I2: 4}\n"
+                         "ground: {markers: {O1: {}, O2: {position: [3, 0, 0]}}}\n"
+                         "bodies:\n"
+                         "  pinion: {mass: 1, inertia: [0.3, 0.3, I1], markers: {h1: {}}}\n"
+                         "  gear: {mass: 1, inertia: [2.5, 2.5, I2], position: [3, 0, 0], markers: {h2: {}}}\n"
+                         "joints:\n"
+                         "  j1: {type: revolute, i: h1, j: O1}\n"
+                         "  j2: {type: revolute, i: h2, j: O2}\n"
+                         "  mesh: {type: coupler, joints: [j1, j2], ratios: [1, 3], offset: 0}\n"
+                         "forces: {hold: {type: torsion, i: h2, j: O2, stiffness: k, angle: 1.2}}\n",
+                         &st);
+    CHECK_MSG(md != NULL, "%s", st.msg);
+    if (!md) return;
+    mbl_point *pt = NULL;
+    CHECK_MSG(mbl_operating_point(md, NULL, &pt, &st) == 0, "%s", st.msg);
+    if (pt) {
+        double pin = 2 * atan2(coord(md, pt, "pinion_e3"), coord(md, pt, "pinion_e0"));
+        double gear = 2 * atan2(coord(md, pt, "gear_e3"), coord(md, pt, "gear_e0"));
+        printf("  3:1 gear: pinion %.15g (closed form -3.6 mod 2 pi), gear %.15g (1.2), %d iterations\n", pin, gear,
+               pt->iterations);
+        CHECK_MSG(fabs(wrap(pin, -3.6)) < 1e-10, "pinion %.17g", pin);
+        CHECK_MSG(fabs(wrap(gear, 1.2)) < 1e-10, "gear %.17g", gear);
+        for (int i = 0; i < pt->m; i++) CHECK_MSG(fabs(pt->lambda[i]) < 1e-10, "lambda[%d] = %g", i, pt->lambda[i]);
+        CHECK(pt->residual <= 1e-12);
+    }
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
+/* Unit spread in a large square Newton system (KLU path, more than 600 unknowns): 350 pairs of a
+ * coordinate x_i and a coordinate z_i in a unit 1e-13 of x's, V = sum (x_i - 1)^2 / 2 +
+ * (x_i + 1e-13 z_i - 3)^2 / 2 from x = z = 0; the equilibrium is x_i = 1, z_i = 2e13. Even after
+ * KLU's row scaling the pivot ratio of the raw Jacobian is 5e-14, which read as rank deficiency
+ * sent the step to SPQR's rank-revealing solve, whose tolerance dropped the z columns: the line
+ * search stalled (as the flexible double pendulum at n_p >= 400 did). The Newton matrix is now
+ * equilibrated (rows and columns) before the pivot ratio is read. */
+#define APPEND(...) (len += len < cap ? (size_t)snprintf(text + len, cap - len, __VA_ARGS__) : 0)
+TEST(sparse_unit_spread)
+{
+    enum { N = 350 };
+    size_t cap = 256 * (size_t)N + 256, len = 0; /* about 110 characters a pair */
+    char *text = malloc(cap);
+    CHECK(text != NULL);
+    if (!text) return;
+    APPEND("model: dae\ncoordinates: {");
+    for (int i = 0; i < N; i++) APPEND("%sx%d: 0, z%d: 0", i ? ", " : "", i, i);
+    APPEND("}\nkinetic_energy: \"");
+    for (int i = 0; i < N; i++)
+        APPEND("%s0.5*der(x%d)^2 + 0.5*der(z%d)^2", i ? " + " : "", i, i);
+    APPEND("\"\npotential_energy: \"");
+    for (int i = 0; i < N; i++)
+        APPEND("%s0.5*(x%d - 1)^2 + 0.5*(x%d + 1e-13*z%d - 3)^2", i ? " + " : "",
+                                i, i, i);
+    APPEND("\"\nlinearize: {at: equilibrium}\n");
+    CHECK(len < cap);
+    mbl_status st;
+    mbl_model *md = load(text, &st);
+    free(text);
+    CHECK_MSG(md != NULL, "%s", st.msg);
+    if (!md) return;
+    mbl_point *pt = NULL;
+    CHECK_MSG(mbl_operating_point(md, NULL, &pt, &st) == 0, "%s", st.msg);
+    if (pt) {
+        double ex = 0, ez = 0;
+        for (int i = 0; i < N; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "x%d", i);
+            ex = fmax(ex, fabs(coord(md, pt, name) - 1));
+            snprintf(name, sizeof name, "z%d", i);
+            ez = fmax(ez, fabs(coord(md, pt, name) / 2e13 - 1));
+        }
+        printf("  350 pairs, units 1 and 1e-13: max |x_i - 1| = %.3g, max |z_i / 2e13 - 1| = %.3g, %d iterations\n",
+               ex, ez, pt->iterations);
+        CHECK_MSG(ex < 1e-12 && ez < 1e-12, "max |x_i - 1| = %g, max |z_i / 2e13 - 1| = %g", ex, ez);
+    }
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(domain_error_in_source_expression);
@@ -247,5 +352,7 @@ int main(void)
     RUN(stiff_spring_units);
     RUN(slider_crank_stays_on_branch);
     RUN(slider_crank_guess_by_name);
+    RUN(gear_newton_stall_levenberg_marquardt);
+    RUN(sparse_unit_spread);
     return test_summary("opoint");
 }
