@@ -239,6 +239,7 @@ struct mbl_lin_work {
      * times it */
     int kin, Nk, nzk, xcols, kcols;
     int *kti, *ktj, *ktsrc, *kmap, *vw_ptr, *vw_row;
+    int *jkcol; /* per Jacobian entry: its kinematic column when in an EOM row, else -1 */
     double *ktx, *Xk, *G, *kr, *kc, *kwork;
     mbla_csc *Kin;
     mbla_klu *klu_k;
@@ -257,7 +258,7 @@ void mbl_lin_work_free(mbl_lin_work *w)
     mbl_free(w->S), mbl_free(w->W), mbl_free(w->ti), mbl_free(w->tj), mbl_free(w->tsrc), mbl_free(w->map);
     mbl_free(w->tx), mbl_free(w->X), mbl_free(w->dS), mbl_free(w->dW), mbl_free(w->MvW), mbl_free(w->tmpy);
     mbl_free(w->er), mbl_free(w->ec), mbl_free(w->ework);
-    mbl_free(w->vw_ptr), mbl_free(w->vw_row);
+    mbl_free(w->vw_ptr), mbl_free(w->vw_row), mbl_free(w->jkcol);
     mbl_free(w->kti), mbl_free(w->ktj), mbl_free(w->ktsrc), mbl_free(w->kmap), mbl_free(w->ktx);
     mbl_free(w->Xk), mbl_free(w->G), mbl_free(w->kr), mbl_free(w->kc), mbl_free(w->kwork);
     mbla_csc_free(w->Kin);
@@ -400,7 +401,7 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
         }
         /* G = R_a a' + R_v v' + R_q q' over the EOM rows */
         for (int p = 0; p < md->jac.nz; p++) {
-            int r = md->jac.row[p], kcol = r < eom1 ? kin_col(md, md->jac.col[p]) : -1;
+            int r = md->jac.row[p], kcol = w->jkcol[p];
             if (kcol < 0) continue;
             double x = w->ev.jac[p];
             for (int c = 0; c < nb; c++) {
@@ -550,8 +551,11 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
     w->kr = mbl_alloc_array((size_t)w->Nk + 1, sizeof *w->kr);
     w->kc = mbl_alloc_array((size_t)w->Nk + 1, sizeof *w->kc);
     w->kwork = mbl_alloc_array(2 * (size_t)w->Nk + 1, sizeof *w->kwork);
-    if (!w->kti || !w->ktj || !w->ktsrc || !w->kmap || !w->ktx || !w->Xk || !w->G || !w->kr || !w->kc || !w->kwork)
+    w->jkcol = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *w->jkcol);
+    if (!w->jkcol || !w->kti || !w->ktj || !w->ktsrc || !w->kmap || !w->ktx || !w->Xk || !w->G || !w->kr || !w->kc || !w->kwork)
         return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int p = 0; p < md->jac.nz; p++)
+        w->jkcol[p] = md->jac.row[p] < md->row0[MBL_ROW_EOM + 1] ? kin_col(md, md->jac.col[p]) : -1;
     int nk = 0;
     for (int t = 0; t < w->nz; t++) {
         int c = w->ti[t] >= r0 ? kin_col(md, w->tj[t]) : -1;
