@@ -360,6 +360,35 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
     return 1;
 }
 
+/* The user's text of an item for a message: at most 60 characters. */
+static void quote_text(const char *text, char *buf, size_t len)
+{
+    size_t n = strlen(text);
+    if (n < 61 || len < 64) snprintf(buf, len, "%s", text);
+    else snprintf(buf, len, "%.57s...", text);
+}
+
+/* An expression with an undefined constant part (0/0, 1/0 - 1/0, log(0) - log(0), sqrt(-1)*0:
+ * the expression engine keeps such parts whole instead of folding them away, see
+ * include/mblin/expr.h) is an error where it is written, not a silent 0 or an error later. */
+static int check_defined(loader *L, const mbl_src_item *it, const char *what, mblx_id e)
+{
+    size_t nd = 0;
+    if (mblx_is_const(L->md->g, e, NULL) || (mblx_node_deps(L->md->g, e, &nd), nd > 0)) return 0;
+    double dummy = 0.0, v = 0.0;
+    mbl_status st;
+    mbl_status_clear(&st);
+    int rc = mblx_eval(L->md->g, e, &dummy, &v, &st);
+    if (rc == MBL_ENOMEM) return mbl_error(L->st, rc, "%s: out of memory", L->src->file);
+    char reason[MBL_MSG_MAX], text[64];
+    snprintf(reason, sizeof reason, "%s", rc ? st.msg : "not a finite number");
+    char *in = strstr(reason, " in "); /* the engine's excerpt is not what the user wrote */
+    if (in) *in = '\0';
+    quote_text(it->text, text, sizeof text);
+    return mbl_error(L->st, MBL_EDOMAIN, "%s:%d:%d: %s = %s is undefined (%.200s)", L->src->file, it->line, it->col, what,
+                     text, reason);
+}
+
 /* Parse one item's text; errors come as "file:line:col: what (in <what>)". */
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
 {
@@ -385,7 +414,7 @@ static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *
         if (nested == msg) return mbl_error(L->st, rc, "%s", msg);
         return mbl_error(L->st, rc, "%s:%s (in %s)", L->src->file, msg, what);
     }
-    return 0;
+    return check_defined(L, it, what, *out);
 }
 
 /* Evaluate an expression of parameters only (the loader's symbol vector holds the parameter
@@ -401,6 +430,9 @@ static int eval_params(loader *L, mblx_id e, const mbl_src_item *it, const char 
     mbl_status st;
     int rc = mblx_eval(md->g, e, L->pvals, val, &st);
     if (rc) return mbl_error(L->st, rc, "%s:%d:%d: %s (in %s)", L->src->file, it->line, it->col, st.msg, what);
+    if (!isfinite(*val)) /* the engine reports non-finite results; this is a safety net */
+        return mbl_error(L->st, MBL_EDOMAIN, "%s:%d:%d: %s is not a finite number", L->src->file, it->line, it->col,
+                         what);
     return 0;
 }
 

@@ -110,6 +110,36 @@ TEST(numerics)
                  2, MBL_EMODEL, "no degrees of freedom");
 }
 
+/* issue 10 item 4: undefined constants are errors where they are written, never 0 */
+TEST(undefined_values)
+{
+    static const char *undef[] = {"0/0", "(1/0)-(1/0)", "log(0)-log(0)", "sqrt(-1)*0", "1/0", "0*exp(1000)"};
+    static const char *reason[] = {"division by zero", "division by zero", "log of non-positive value 0",
+                                   "sqrt of negative value -1", "division by zero", "non-finite result inf"};
+    char text[512], want[160];
+    for (int i = 0; i < 6; i++) {
+        snprintf(text, sizeof text, "model: dae\nparameters: {m: 1, p: \"%s\"}\ncoordinates: {x: 0.1}\n"
+                 "kinetic_energy: \"0.5*m*der(x)^2\"\npotential_energy: \"p*x^2\"\n", undef[i]);
+        snprintf(want, sizeof want, "bad.yaml:2:24: parameter 'p' = %s is undefined (%s)", undef[i], reason[i]);
+        expect_error(text, 0, MBL_EDOMAIN, want);
+        snprintf(text, sizeof text, HEAD "velocities: {x: \"%s\"}\nkinetic_energy: \"0.5*m*der(x)^2\"\n", undef[i]);
+        snprintf(want, sizeof want, "bad.yaml:4:18: the velocity of 'x' = %s is undefined", undef[i]);
+        expect_error(text, 0, MBL_EDOMAIN, want);
+        snprintf(text, sizeof text, HEAD "inputs: {u: \"%s\"}\nkinetic_energy: \"0.5*m*der(x)^2\"\n", undef[i]);
+        snprintf(want, sizeof want, "bad.yaml:4:14: the value of input 'u' = %s is undefined", undef[i]);
+        expect_error(text, 0, MBL_EDOMAIN, want);
+        snprintf(text, sizeof text, "model: dae\ncoordinates: {x: \"%s\"}\nkinetic_energy: \"der(x)^2\"\n", undef[i]);
+        snprintf(want, sizeof want, "bad.yaml:2:19: the initial value of coordinate 'x' = %s", undef[i]);
+        expect_error(text, 0, MBL_EDOMAIN, want);
+        /* inside an equation: the undefined part is not dropped from x^2 + ... */
+        snprintf(text, sizeof text, HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\npotential_energy: \"x^2 + %s\"\n", undef[i]);
+        snprintf(want, sizeof want, "bad.yaml:5:20: potential_energy = x^2 + %s is undefined", undef[i]);
+        expect_error(text, 0, MBL_EDOMAIN, want);
+    }
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nforces: {x: \"x/0\"}\n", 0, MBL_EDOMAIN,
+                 "bad.yaml:5:14: the force on 'x' = x/0 is undefined (division by zero)");
+}
+
 TEST(settings)
 {
     mbl_model *md = NULL;
@@ -168,6 +198,7 @@ int main(void)
     RUN(cycles);
     RUN(physics);
     RUN(numerics);
+    RUN(undefined_values);
     RUN(settings);
     RUN(allocation_failures);
     return test_summary("model errors");
