@@ -8,12 +8,15 @@
  * geometric-stiffness and every higher derivative term exact by construction. */
 #include "model/model_internal.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "model/source.h"
 
@@ -1107,14 +1110,33 @@ static int compile(mbl_model *md, mbl_status *st)
     return 0;
 }
 
+void mbl_load_options_default(mbl_load_options *opt)
+{
+    if (!opt) return;
+    opt->max_file_size = MBL_MAX_FILE_SIZE;
+    opt->max_nesting = MBL_MAX_NESTING;
+}
+
 int mbl_model_load_string(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
                           mbl_model **out, mbl_status *st)
+{
+    return mbl_model_load_string_opt(text, len, name, sets, nsets, NULL, out, st);
+}
+
+int mbl_model_load_string_opt(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
+                              const mbl_load_options *opt, mbl_model **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbl_model_load_string: out is NULL");
     *out = NULL;
     if (!text) return mbl_error(st, MBL_EARG, "mbl_model_load_string: text is NULL");
+    mbl_load_options lim;
+    mbl_load_options_default(&lim);
+    if (opt) lim = *opt;
+    if (len > lim.max_file_size)
+        return mbl_error(st, MBL_EIO, "%s: the model is larger than the limit of %zu bytes", name ? name : "<model>",
+                         lim.max_file_size);
     mbl_src *src = NULL;
-    int rc = mbl_src_read(text, len, name, &src, st);
+    int rc = mbl_src_read_nest(text, len, name, lim.max_nesting, &src, st);
     if (rc) return rc;
     mbl_model *md = mbl_calloc(1, sizeof *md);
     if (!md) {
@@ -1167,20 +1189,49 @@ int mbl_model_load_string(const char *text, size_t len, const char *name, const 
 
 int mbl_model_load_file(const char *path, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)
 {
+    return mbl_model_load_file_opt(path, sets, nsets, NULL, out, st);
+}
+
+int mbl_model_load_file_opt(const char *path, const mbl_setting *sets, int nsets, const mbl_load_options *opt,
+                            mbl_model **out, mbl_status *st)
+{
     if (!out) return mbl_error(st, MBL_EARG, "mbl_model_load_file: out is NULL");
     *out = NULL;
+    if (!path) return mbl_error(st, MBL_EARG, "mbl_model_load_file: path is NULL");
+    mbl_load_options lim;
+    mbl_load_options_default(&lim);
+    if (opt) lim = *opt;
     FILE *f = fopen(path, "rb");
-    if (!f) return mbl_error(st, MBL_EIO, "%s: cannot open the model file", path);
-    size_t cap = 1 << 16, len = 0;
+    if (!f) return mbl_error(st, MBL_EIO, "%s: cannot open the model file (%s)", path, strerror(errno));
+    /* only regular files: a directory reads as an error, a device or a pipe may never end */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int dir = S_ISDIR(sb.st_mode);
+        fclose(f);
+        return mbl_error(st, MBL_EIO, "%s: %s, not a model file", path,
+                         dir ? "is a directory" : "is not a regular file (a device, pipe or socket)");
+    }
+    if ((uintmax_t)sb.st_size > (uintmax_t)lim.max_file_size) {
+        fclose(f);
+        return mbl_error(st, MBL_EIO, "%s: the file has %jd bytes, more than the limit of %zu bytes", path,
+                         (intmax_t)sb.st_size, lim.max_file_size);
+    }
+    size_t cap = (size_t)sb.st_size + 1, len = 0;
     char *buf = mbl_malloc(cap);
     if (!buf) {
         fclose(f);
         return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", path);
     }
-    for (;;) {
+    for (;;) { /* the file may grow while it is read: bounded all the same */
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
         if (len < cap) break;
+        if (len > lim.max_file_size) {
+            mbl_free(buf);
+            fclose(f);
+            return mbl_error(st, MBL_EIO, "%s: the file is larger than the limit of %zu bytes", path,
+                             lim.max_file_size);
+        }
         char *nb = mbl_realloc(buf, cap * 2);
         if (!nb) {
             mbl_free(buf);
@@ -1196,7 +1247,7 @@ int mbl_model_load_file(const char *path, const mbl_setting *sets, int nsets, mb
         mbl_free(buf);
         return mbl_error(st, MBL_EIO, "%s: read error", path);
     }
-    int rc = mbl_model_load_string(buf, len, path, sets, nsets, out, st);
+    int rc = mbl_model_load_string_opt(buf, len, path, sets, nsets, &lim, out, st);
     mbl_free(buf);
     return rc;
 }

@@ -2,6 +2,7 @@
 #include "model/source.h"
 
 #include "model/mechanism.h"
+#include "mblin/model.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -318,7 +319,106 @@ static int read_root(reader *r, const yaml_node_t *root)
     return 0;
 }
 
+/* Line and column (1-based) of a byte offset of the text. */
+static void offset_pos(const char *text, size_t len, size_t off, unsigned long *line, unsigned long *col)
+{
+    *line = 1;
+    size_t start = 0;
+    for (size_t i = 0; i < off && i < len; i++)
+        if (text[i] == '\n') {
+            (*line)++;
+            start = i + 1;
+        }
+    *col = (unsigned long)(off - start) + 1;
+}
+
+/* libyaml's message, made precise where it is misleading: a reader error (bad encoding) has no
+ * mark, only a byte offset; a plain key longer than libyaml's 1024-character limit for keys is
+ * reported as a stray ':' or a missing ','. */
+static int yaml_parse_error(const yaml_parser_t *parser, const char *text, size_t len, const char *file,
+                            mbl_status *st)
+{
+    unsigned long line, col;
+    if (parser->error == YAML_READER_ERROR) {
+        size_t off = parser->problem_offset < len ? parser->problem_offset : len;
+        const unsigned char *u = (const unsigned char *)text;
+        if (parser->problem && strstr(parser->problem, "trailing")) { /* back to the sequence's first byte */
+            while (off > 0 && (u[off - 1] & 0xC0) == 0x80) off--;
+            if (off > 0 && u[off - 1] >= 0xC0) off--;
+        }
+        offset_pos(text, len, off, &line, &col);
+        if (off < len)
+            return mbl_error(st, MBL_EPARSE, "%s:%lu:%lu: the file is not valid UTF-8 (byte 0x%02x, %s): save it as UTF-8",
+                             file, line, col, (unsigned)u[off], parser->problem ? parser->problem : "bad byte");
+        return mbl_error(st, MBL_EPARSE, "%s:%lu:%lu: the file is not valid UTF-8 (%s)", file, line, col,
+                         parser->problem ? parser->problem : "bad byte");
+    }
+    line = (unsigned long)parser->problem_mark.line + 1;
+    col = (unsigned long)parser->problem_mark.column + 1;
+    /* a word of more than 1024 characters on the line of the error, before it */
+    size_t off = parser->problem_mark.index < len ? parser->problem_mark.index : len, ls = off;
+    while (ls > 0 && text[ls - 1] != '\n') ls--;
+    for (size_t i = ls, run = 0; i < off; i++) {
+        char c = text[i];
+        run = (c == ' ' || c == '\t' || c == '{' || c == '[' || c == ',' || c == '"' || c == '\'') ? 0 : run + 1;
+        if (run > 1024) {
+            size_t w = i + 1 - run;
+            while (w > ls && !strchr(" \t{[,\"'", text[w - 1])) w--;
+            size_t we = w;
+            while (we < len && !strchr(" \t\n:,}]", text[we])) we++;
+            return mbl_error(st, MBL_EPARSE,
+                             "%s:%lu:%lu: a name of %zu characters: YAML keys are limited to 1024 characters", file,
+                             line, (unsigned long)(w - ls) + 1, we - w);
+        }
+    }
+    return mbl_error(st, MBL_EPARSE, "%s:%lu:%lu: YAML error: %s%s%s", file, line, col,
+                     parser->problem ? parser->problem : "malformed", parser->context ? " " : "",
+                     parser->context ? parser->context : "");
+}
+
+/* Lists and mappings nested deeper than max_nesting, and aliases, are refused before the
+ * document is built: libyaml's scanner takes time quadratic in the depth (10^5 '[' took 20 s),
+ * and an alias can make a small file expand into a huge walk (each alias is a whole copy for the
+ * readers). Errors of the YAML itself are left to the loader, which reports them. */
+static int check_events(const char *text, size_t len, const char *file, int max_nesting, mbl_status *st)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) return mbl_error(st, MBL_ENOMEM, "cannot initialise the YAML parser");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    int depth = 0, rc = 0;
+    for (;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev)) break; /* reported by the loader */
+        yaml_event_type_t type = ev.type;
+        unsigned long line = (unsigned long)ev.start_mark.line + 1, col = (unsigned long)ev.start_mark.column + 1;
+        yaml_event_delete(&ev);
+        if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+            if (++depth > max_nesting) {
+                rc = mbl_error(st, MBL_EPARSE, "%s:%lu:%lu: lists and mappings nested deeper than %d levels", file, line,
+                               col, max_nesting);
+                break;
+            }
+        } else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
+            depth--;
+        } else if (type == YAML_ALIAS_EVENT) {
+            rc = mbl_error(st, MBL_EPARSE, "%s:%lu:%lu: YAML aliases (*name) are not supported in model files", file,
+                           line, col);
+            break;
+        } else if (type == YAML_STREAM_END_EVENT) {
+            break;
+        }
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
 int mbl_src_read(const char *text, size_t len, const char *file, mbl_src **out, mbl_status *st)
+{
+    return mbl_src_read_nest(text, len, file, MBL_MAX_NESTING, out, st);
+}
+
+int mbl_src_read_nest(const char *text, size_t len, const char *file, int max_nesting, mbl_src **out,
+                      mbl_status *st)
 {
     *out = NULL;
     reader r;
@@ -333,6 +433,11 @@ int mbl_src_read(const char *text, size_t len, const char *file, mbl_src **out, 
         mbl_src_free(r.src);
         return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", r.file);
     }
+    int crc = check_events(text, len, r.file, max_nesting, st);
+    if (crc) {
+        mbl_src_free(r.src);
+        return crc;
+    }
 
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) {
@@ -341,10 +446,7 @@ int mbl_src_read(const char *text, size_t len, const char *file, mbl_src **out, 
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &r.doc)) {
-        int rc = mbl_error(st, MBL_EPARSE, "%s:%lu:%lu: YAML error: %s%s%s", r.file,
-                           (unsigned long)parser.problem_mark.line + 1, (unsigned long)parser.problem_mark.column + 1,
-                           parser.problem ? parser.problem : "malformed", parser.context ? " " : "",
-                           parser.context ? parser.context : "");
+        int rc = yaml_parse_error(&parser, text, len, r.file, st);
         yaml_parser_delete(&parser);
         mbl_src_free(r.src);
         return rc;

@@ -43,6 +43,9 @@ int mbl_yaml_error(mbl_status *st, int code, const char *file, const struct yaml
 /* Read a model file's text (YAML or JSON). `file` names it in messages. On error returns a
  * negative code with "file:line:col: what" in st. */
 int mbl_src_read(const char *text, size_t len, const char *file, mbl_src **out, mbl_status *st);
+/* The same with a bound on the nesting of lists and mappings (mbl_src_read: MBL_MAX_NESTING). */
+int mbl_src_read_nest(const char *text, size_t len, const char *file, int max_nesting, mbl_src **out,
+                      mbl_status *st);
 void mbl_src_free(mbl_src *src);
 
 #endif

@@ -1,6 +1,9 @@
 /* Every error class of a model file gives one line naming the file, line and column (where
  * there is one) and a negative status; nothing crashes or passes a NaN on. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mblin/mblin.h"
 #include "test.h"
@@ -140,6 +143,67 @@ TEST(undefined_values)
                  "bad.yaml:5:14: the force on 'x' = x/0 is undefined (division by zero)");
 }
 
+/* issue 10 items 10 and 12: bounded readers, precise positions */
+TEST(reader_limits)
+{
+    /* a Latin-1 byte on line 3: its own line and column, not 1:1 */
+    expect_error("model: dae\ncoordinates: {x: 0.1}\nname: caf\xe9\nkinetic_energy: \"der(x)^2\"\n", 0, MBL_EPARSE,
+                 "bad.yaml:3:10: the file is not valid UTF-8 (byte 0xe9");
+    /* a 100,000-character name: what is wrong, where it starts */
+    size_t n = 100000;
+    char *text = malloc(n + 200);
+    CHECK(text != NULL);
+    strcpy(text, "model: dae\ncoordinates: {");
+    size_t k = strlen(text);
+    memset(text + k, 'a', n);
+    strcpy(text + k + n, ": 0.1}\nkinetic_energy: \"der(x)^2\"\n");
+    expect_error(text, 0, MBL_EPARSE, "bad.yaml:2:15: a name of 100000 characters: YAML keys are limited to 1024");
+    /* 10^5 nested lists: refused at once (libyaml alone took 20 s) */
+    strcpy(text, "model: dae\nname: ");
+    k = strlen(text);
+    memset(text + k, '[', n);
+    text[k + n] = '\0';
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    expect_error(text, 0, MBL_EPARSE, "bad.yaml:2:70: lists and mappings nested deeper than 64 levels");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double sec = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    CHECK_MSG(sec < 1.0, "deep nesting took %.2f s", sec);
+    free(text);
+    expect_error("model: dae\nname: &a x\ncoordinates: {x: *a}\n", 0, MBL_EPARSE,
+                 "bad.yaml:3:18: YAML aliases (*name) are not supported");
+    /* the nesting and size limits are options */
+    const char *ok = "model: dae\ncoordinates: {x: 0.1}\nkinetic_energy: \"der(x)^2\"\npotential_energy: \"x^2\"\n";
+    mbl_load_options lo;
+    mbl_load_options_default(&lo);
+    CHECK(lo.max_file_size == MBL_MAX_FILE_SIZE && MBL_MAX_FILE_SIZE == (size_t)256 * 1024 * 1024);
+    CHECK(lo.max_nesting == 64);
+    mbl_model *md = NULL;
+    mbl_status st;
+    CHECK_EQ_INT(mbl_model_load_string_opt(ok, strlen(ok), "ok.yaml", NULL, 0, &lo, &md, &st), 0);
+    mbl_model_free(md);
+    lo.max_nesting = 1;
+    CHECK_EQ_INT(mbl_model_load_string_opt(ok, strlen(ok), "ok.yaml", NULL, 0, &lo, &md, &st), MBL_EPARSE);
+    CHECK(strstr(st.msg, "ok.yaml:2:14: lists and mappings nested deeper than 1 levels") != NULL);
+    lo.max_nesting = 64;
+    lo.max_file_size = 20;
+    CHECK_EQ_INT(mbl_model_load_string_opt(ok, strlen(ok), "ok.yaml", NULL, 0, &lo, &md, &st), MBL_EIO);
+    CHECK(strstr(st.msg, "ok.yaml: the model is larger than the limit of 20 bytes") != NULL);
+    CHECK_EQ_INT(mbl_model_load_file_opt("examples/spring_pendulum.yaml", NULL, 0, &lo, &md, &st), MBL_EIO);
+    CHECK(strstr(st.msg, "examples/spring_pendulum.yaml: the file has ") != NULL);
+    CHECK(strstr(st.msg, "bytes, more than the limit of 20 bytes") != NULL);
+    /* not regular files: at once, with what they are */
+    CHECK_EQ_INT(mbl_model_load_file("examples", NULL, 0, &md, &st), MBL_EIO);
+    CHECK(strstr(st.msg, "examples: is a directory, not a model file") != NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CHECK_EQ_INT(mbl_model_load_file("/dev/zero", NULL, 0, &md, &st), MBL_EIO);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CHECK(strstr(st.msg, "/dev/zero: is not a regular file") != NULL);
+    sec = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    CHECK(sec < 1.0);
+    CHECK(md == NULL);
+}
+
 TEST(settings)
 {
     mbl_model *md = NULL;
@@ -199,6 +263,7 @@ int main(void)
     RUN(physics);
     RUN(numerics);
     RUN(undefined_values);
+    RUN(reader_limits);
     RUN(settings);
     RUN(allocation_failures);
     return test_summary("model errors");
