@@ -392,6 +392,159 @@ static int check_defined(loader *L, const mbl_src_item *it, const char *what, mb
                      text, reason);
 }
 
+/* ---- naming the user's expression in evaluation errors ---------------------------------- */
+
+struct mbl_model_expr {
+    char *what, *text; /* "potential_energy", "the force on 'x'", ...; the text (shortened) */
+    int line, col;
+    mblx_id e;
+};
+
+static int record_expr(loader *L, const mbl_src_item *it, const char *what, mblx_id e)
+{
+    mbl_model *md = L->md;
+    if (mblx_is_const(md->g, e, NULL)) return 0;
+    if (md->nexprs == md->capexprs) {
+        int cap = md->capexprs ? 2 * md->capexprs : 16;
+        struct mbl_model_expr *x = mbl_realloc_array(md->exprs, (size_t)cap, sizeof *x);
+        if (!x) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        md->exprs = x;
+        md->capexprs = cap;
+    }
+    char text[64];
+    quote_text(it->text, text, sizeof text);
+    struct mbl_model_expr *x = &md->exprs[md->nexprs];
+    x->what = str_dup(what);
+    x->text = str_dup(text);
+    x->line = it->line;
+    x->col = it->col;
+    x->e = e;
+    if (!x->what || !x->text) {
+        mbl_free(x->what);
+        mbl_free(x->text);
+        return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    md->nexprs++;
+    return 0;
+}
+
+static void free_exprs(mbl_model *md)
+{
+    for (int i = 0; i < md->nexprs; i++) {
+        mbl_free(md->exprs[i].what);
+        mbl_free(md->exprs[i].text);
+    }
+    mbl_free(md->exprs);
+    md->exprs = NULL;
+    md->nexprs = md->capexprs = 0;
+}
+
+/* Bound on the expressions evaluated while looking for the failing one (error path only). */
+enum { EXPLAIN_MAX_EVALS = 20000, EXPLAIN_MAX_ORDER = 3 };
+
+typedef struct explain {
+    mblx_graph *g;
+    const mbl_model *md;
+    const double *syms;
+    long evals;
+    int order;             /* derivative order looked at */
+    uint32_t path[EXPLAIN_MAX_ORDER];
+    mbl_status fail;       /* the engine's message for the failing node */
+} explain;
+
+/* Depth-first over derivatives of e with respect to the unknowns and t it depends on (index
+ * tuples in nondecreasing order: derivatives commute), evaluating those of order x->order.
+ * Returns 1 when one fails (x->path holds the symbols), -1 on out of memory or the bound. */
+static int explain_dfs(explain *x, mblx_id e, int depth)
+{
+    mbl_status st;
+    if (depth == x->order) {
+        if (++x->evals > EXPLAIN_MAX_EVALS) return -1;
+        double v;
+        int rc = mblx_eval(x->g, e, x->syms, &v, &st);
+        if (rc == MBL_ENOMEM) return -1;
+        if (rc) {
+            x->fail = st;
+            return 1;
+        }
+        return 0;
+    }
+    size_t nd = 0;
+    const uint32_t *deps = mblx_node_deps(x->g, e, &nd);
+    if (!deps || !nd) return 0;
+    uint32_t *ds = mbl_alloc_array(nd, sizeof *ds); /* builders below may move the pool */
+    if (!ds) return -1;
+    memcpy(ds, deps, nd * sizeof *ds);
+    int res = 0;
+    for (size_t i = 0; i < nd && !res; i++) {
+        uint32_t s = ds[i];
+        if (depth > 0 && s < x->path[depth - 1]) continue;
+        if ((int)s != x->md->sym_t && (s >= (uint32_t)x->md->nsym || x->md->unknown_of_sym[s] < 0)) continue; /* parameters */
+        mblx_id d = mblx_diff(x->g, e, mblx_symbol_node(x->g, s));
+        if (d == MBLX_NONE) {
+            res = -1;
+            break;
+        }
+        if (mblx_is_const(x->g, d, NULL)) continue;
+        x->path[depth] = s;
+        res = explain_dfs(x, d, depth + 1);
+    }
+    mbl_free(ds);
+    return res;
+}
+
+int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* the graph grows here */
+    if (!st) return MBL_EDOMAIN;
+    if (!when) when = "while evaluating the model";
+    char old[MBL_MSG_MAX];
+    snprintf(old, sizeof old, "%s", st->msg);
+    if (st->code != MBL_EDOMAIN || !md || !syms) {
+        mbl_error(st, st->code ? st->code : MBL_EDOMAIN, "%s: %s: %.900s", md ? md->file : "model", when, old);
+        return st->code;
+    }
+    explain x;
+    memset(&x, 0, sizeof x);
+    x.g = md->g;
+    x.md = md;
+    x.syms = syms;
+    int found = -1, res = 0;
+    pthread_mutex_lock(&lock);
+    for (int order = 0; order <= EXPLAIN_MAX_ORDER && found < 0 && res >= 0; order++) {
+        x.order = order;
+        for (int i = 0; i < md->nexprs && found < 0 && res >= 0; i++) {
+            res = explain_dfs(&x, md->exprs[i].e, 0);
+            if (res > 0) found = i;
+        }
+    }
+    char syms_txt[200] = "";
+    if (found >= 0)
+        for (int k = 0; k < x.order; k++) {
+            size_t l = strlen(syms_txt);
+            snprintf(syms_txt + l, sizeof syms_txt - l, "%s%s", k ? ", " : "",
+                     mblx_symbol_name(md->g, mblx_symbol_node(md->g, x.path[k])));
+        }
+    pthread_mutex_unlock(&lock);
+    if (found < 0) {
+        mbl_error(st, MBL_EDOMAIN, "%s: %s: %.900s", md->file, when, old);
+        return st->code;
+    }
+    char reason[MBL_MSG_MAX];
+    snprintf(reason, sizeof reason, "%s", x.fail.msg);
+    char *in = strstr(reason, " in "); /* the engine's excerpt may be a derivative: not the user's text */
+    if (in) *in = '\0';
+    static const char *nth[] = {"", "first", "second", "third"};
+    const struct mbl_model_expr *e = &md->exprs[found];
+    if (x.order == 0)
+        mbl_error(st, MBL_EDOMAIN, "%s:%d:%d: %.300s in %s = %s, %s", md->file, e->line, e->col, reason, e->what,
+                  e->text, when);
+    else
+        mbl_error(st, MBL_EDOMAIN, "%s:%d:%d: %.300s in the %s derivative with respect to %s of %s = %s, %s", md->file,
+                  e->line, e->col, reason, nth[x.order], syms_txt, e->what, e->text, when);
+    return st->code;
+}
+
 /* Parse one item's text; errors come as "file:line:col: what (in <what>)". */
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
 {
@@ -417,7 +570,9 @@ static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *
         if (nested == msg) return mbl_error(L->st, rc, "%s", msg);
         return mbl_error(L->st, rc, "%s:%s (in %s)", L->src->file, msg, what);
     }
-    return check_defined(L, it, what, *out);
+    rc = check_defined(L, it, what, *out);
+    if (!rc && (scope == SCOPE_FULL || scope == SCOPE_POSITION)) rc = record_expr(L, it, what, *out);
+    return rc;
 }
 
 /* Evaluate an expression of parameters only (the loader's symbol vector holds the parameter
@@ -1262,6 +1417,7 @@ static void free_names(char **names, int n)
 void mbl_model_free(mbl_model *md)
 {
     if (!md) return;
+    free_exprs(md);
     mblx_graph_free(md->g);
     mblx_tape_free(md->tape_F);
     mblx_tape_free(md->tape_jac);

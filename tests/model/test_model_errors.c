@@ -143,6 +143,27 @@ TEST(undefined_values)
                  "bad.yaml:5:14: the force on 'x' = x/0 is undefined (division by zero)");
 }
 
+/* issue 10 item 11: evaluation errors name the user's expression, its position and the
+ * derivative that fails, not an expression the user never wrote */
+TEST(evaluation_errors_named)
+{
+#define GIVEN "model: dae\nparameters: {m: 1}\ncoordinates: {x: 0, y: 0}\n" \
+              "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\nlinearize: {at: given}\n"
+    expect_error(GIVEN "potential_energy: \"0.001/(x^2+0) + y^2\"\n", 2, MBL_EDOMAIN,
+                 "bad.yaml:6:20: division by zero in potential_energy = 0.001/(x^2+0) + y^2, while looking for the "
+                 "operating point");
+    expect_error(GIVEN "potential_energy: \"x^2 + y^2\"\nforces: {y: \"step(x, 0, 0, 0, 1)\"}\n", 2, MBL_EDOMAIN,
+                 "bad.yaml:7:14: division by zero in the first derivative with respect to x of the force on 'y' = step(x, "
+                 "0, 0, 0, 1)");
+    expect_error(GIVEN "potential_energy: \"x^2 + y^2 + atan2(x, y)\"\n", 2, MBL_EDOMAIN,
+                 "bad.yaml:6:20: division by zero in the first derivative with respect to x of potential_energy");
+    /* only the Jacobian fails: the second derivative, named with both coordinates */
+    expect_error(GIVEN "potential_energy: \"x^2 + y^2 + abs(x)^1.5\"\n", 2, MBL_EDOMAIN,
+                 "division by zero in the second derivative with respect to x, x of potential_energy = x^2 + y^2 + "
+                 "abs(x)^1.5");
+#undef GIVEN
+}
+
 /* issue 10 items 10 and 12: bounded readers, precise positions */
 TEST(reader_limits)
 {
@@ -263,6 +284,7 @@ int main(void)
     RUN(physics);
     RUN(numerics);
     RUN(undefined_values);
+    RUN(evaluation_errors_named);
     RUN(reader_limits);
     RUN(settings);
     RUN(allocation_failures);
