@@ -358,7 +358,10 @@ static int yaml_parse_error(const yaml_parser_t *parser, const char *text, size_
     /* a word of more than 1024 characters on the line of the error, before it */
     size_t off = parser->problem_mark.index < len ? parser->problem_mark.index : len, ls = off;
     while (ls > 0 && text[ls - 1] != '\n') ls--;
-    for (size_t i = ls, run = 0; i < off; i++) {
+    const char *pr = parser->problem ? parser->problem : "";
+    int keyish = strstr(pr, "expected ':'") || strstr(pr, "mapping values are not allowed") ||
+                 strstr(pr, "did not find expected ','") || strstr(pr, "did not find expected key");
+    for (size_t i = ls, run = 0; keyish && i < off; i++) {
         char c = text[i];
         run = (c == ' ' || c == '\t' || c == '{' || c == '[' || c == ',' || c == '"' || c == '\'') ? 0 : run + 1;
         if (run > 1024) {
