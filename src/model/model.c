@@ -411,8 +411,13 @@ static int record_expr(loader *L, const mbl_src_item *it, const char *what, mblx
         md->exprs = x;
         md->capexprs = cap;
     }
-    char text[64];
+    char text[64], gen[200];
     quote_text(it->text, text, sizeof text);
+    if (!strncmp(what, "variable '_", 11)) { /* made by the mechanism reader: its text is not the user's */
+        snprintf(gen, sizeof gen, "the expression of the element here (mblin's %s)", what);
+        what = gen;
+        text[0] = '\0';
+    }
     struct mbl_model_expr *x = &md->exprs[md->nexprs];
     x->what = str_dup(what);
     x->text = str_dup(text);
@@ -536,12 +541,13 @@ int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *wh
     if (in) *in = '\0';
     static const char *nth[] = {"", "first", "second", "third"};
     const struct mbl_model_expr *e = &md->exprs[found];
+    const char *eq = e->text[0] ? " = " : "";
     if (x.order == 0)
-        mbl_error(st, MBL_EDOMAIN, "%s:%d:%d: %.300s in %s = %s, %s", md->file, e->line, e->col, reason, e->what,
+        mbl_error(st, MBL_EDOMAIN, "%s:%d:%d: %.300s in %s%s%s, %s", md->file, e->line, e->col, reason, e->what, eq,
                   e->text, when);
     else
-        mbl_error(st, MBL_EDOMAIN, "%s:%d:%d: %.300s in the %s derivative with respect to %s of %s = %s, %s", md->file,
-                  e->line, e->col, reason, nth[x.order], syms_txt, e->what, e->text, when);
+        mbl_error(st, MBL_EDOMAIN, "%s:%d:%d: %.300s in the %s derivative with respect to %s of %s%s%s, %s", md->file,
+                  e->line, e->col, reason, nth[x.order], syms_txt, e->what, eq, e->text, when);
     return st->code;
 }
 

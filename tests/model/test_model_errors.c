@@ -162,6 +162,12 @@ TEST(evaluation_errors_named)
                  "division by zero in the second derivative with respect to x, x of potential_energy = x^2 + y^2 + "
                  "abs(x)^1.5");
 #undef GIVEN
+    /* a mechanism element: its position, not mblin's generated text */
+    expect_error("model: mechanism\nspace: planar\nparameters: {m: 1}\nground:\n  markers:\n    O: {}\n"
+                 "bodies:\n  b:\n    type: point\n    mass: m\n    position: [0, 0]\n    markers:\n      P: {}\n"
+                 "forces:\n  push: {type: force, i: P, force: [\"1/DX(P, O)\", 0]}\n"
+                 "  pull: {type: spring, i: P, j: O, stiffness: 1, length: 0}\nlinearize: {at: given}\n",
+                 2, MBL_EDOMAIN, "bad.yaml:15:3: division by zero in the expression of the element here (mblin's");
 }
 
 /* issue 10 items 10 and 12: bounded readers, precise positions */
