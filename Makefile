@@ -14,7 +14,7 @@ FUZZ_SECONDS ?= 30
 # Debian 12 packages: compiler and tools, then the numerical libraries, then the reference checks.
 PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \
            libopenblas-dev liblapacke-dev libsuitesparse-dev libarpack2-dev libyaml-dev \
-           python3 python3-numpy valgrind
+           python3 python3-numpy python3-scipy valgrind
 
 .PHONY: all build setup test test-fast asan fuzz demo bench clean
 
@@ -63,7 +63,7 @@ fuzz:
 	  [ -x "$$f" ] || continue; \
 	  name=$$(basename $$f); mkdir -p $(FUZZ_BUILD)/corpus/$$name; \
 	  echo "fuzzing $$name for $(FUZZ_SECONDS) s"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ \
 	     $(FUZZ_BUILD)/corpus/$$name tests/fuzz/corpus/$$name 2>$(FUZZ_BUILD)/$$name.log \
 	     || { tail -40 $(FUZZ_BUILD)/$$name.log; exit 1; }; \
 	  tail -3 $(FUZZ_BUILD)/$$name.log; \

@@ -1,10 +1,12 @@
 /* mblin command-line tool: a thin client of the public API (include/mblin/mblin.h).
  *
- *   mblin linearize MODEL [--method NAME] [--set p=value ...] [--at KIND] [--json] [-o DIR]
- *                         [--matrices] [--shapes] [--nev K] [--shift S] [--mem-budget SIZE] [--no-matrices]
+ *   mblin linearize MODEL [--method NAME] [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
+ *                         [-o DIR] [--matrices] [--shapes] [--nev K] [--shift S] [--mem-budget SIZE]
+ *                         [--no-matrices]
  *   mblin equilibrium MODEL [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
- *   mblin check MODEL [--set p=value ...]
- *   mblin compare MODEL [--set p=value ...] [--at KIND] [--json] [--repeat N]
+ *   mblin check MODEL [--set p=value ...] [--guess q=value ...] [--at KIND]
+ *   mblin compare MODEL [--set p=value ...] [--guess q=value ...] [--at KIND] [--json] [--repeat N]
+ *   mblin COMMAND --help
  *
  * Results go to stdout, diagnostics to stderr as one line "mblin: <reason>", and the exit status
  * is 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
@@ -22,7 +24,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: mblin COMMAND MODEL [OPTIONS]\n"
+            "usage: mblin COMMAND MODEL [OPTIONS]   (mblin COMMAND --help: that command's options)\n"
             "\n"
             "commands:\n"
             "  linearize MODEL     operating point, exact linear model and its modes\n"
@@ -32,10 +34,10 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  --method NAME       linearization method (default augmented)\n"
-            "  --set NAME=VALUE    override a parameter (repeatable)\n"
-            "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
+            "  --set NAME=VALUE    override a parameter with a decimal number (repeatable)\n"
             "  --guess NAME=VALUE  initial value of a coordinate (repeatable): the initial guess, or the\n"
             "                      point itself with --at given\n"
+            "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
             "  --json              print one JSON object instead of the report\n"
             "  --repeat N          compare: runs per method, the median time is reported (default 3)\n"
             "  -o DIR              write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m\n"
@@ -50,6 +52,121 @@ static void usage(FILE *f)
             "  --version, --help\n");
 }
 
+/* The commands and the options each takes; an option of another command is a usage error. */
+typedef struct command {
+    const char *name, *what, *opts; /* opts: " --a --b " */
+} command;
+
+static const command commands[] = {
+    {"linearize", "operating point, exact linear model and its modes",
+     " --method --set --guess --at --json -o --matrices --shapes --nev --shift --mem-budget --no-matrices "},
+    {"equilibrium", "the operating point only", " --set --guess --at --json "},
+    {"check", "counts, degrees of freedom, redundant constraints", " --set --guess --at "},
+    {"compare", "every linearization method side by side (time, eigenvalues, deviation)",
+     " --set --guess --at --json --repeat --mem-budget "},
+};
+enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+
+static const struct {
+    const char *opt, *arg, *help;
+} options[] = {
+    {"--method", "NAME", "linearization method (default augmented; see docs/methods.md)"},
+    {"--set", "NAME=VALUE", "override a parameter with a decimal number (repeatable)"},
+    {"--guess", "NAME=VALUE", "initial value of a coordinate (repeatable; the point itself with --at given)"},
+    {"--at", "KIND", "operating point: equilibrium, given or steady (default: the file's)"},
+    {"--json", NULL, "print one JSON object instead of the report"},
+    {"--repeat", "N", "runs per method, the median time is reported (1..1000, default 3)"},
+    {"-o", "DIR", "write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m"},
+    {"--matrices", NULL, "print the matrices in the report"},
+    {"--shapes", NULL, "print the mode shapes in the report"},
+    {"--nev", "K", "the K eigenvalues nearest the shift only, by the sparse pencil (a pair counts as two)"},
+    {"--shift", "S", "real shift of the partial spectrum (default -1e-3: the lowest modes)"},
+    {"--mem-budget", "SIZE", "memory the computation may use: bytes, or with k, M, G (default 2G)"},
+    {"--no-matrices", NULL, "--json without the large dense outputs (ss, mck, q_S, mode_shapes)"},
+};
+enum { NOPTIONS = sizeof options / sizeof options[0] };
+
+static int takes(const command *c, const char *opt)
+{
+    char key[64];
+    snprintf(key, sizeof key, " %s ", opt);
+    return strstr(c->opts, key) != NULL;
+}
+
+static int known_option(const char *opt)
+{
+    for (int i = 0; i < NOPTIONS; i++)
+        if (!strcmp(options[i].opt, opt)) return 1;
+    return 0;
+}
+
+static void command_usage(FILE *f, const command *c)
+{
+    fprintf(f, "usage: mblin %s MODEL [OPTIONS]\n\n%s\n\noptions:\n", c->name, c->what);
+    for (int i = 0; i < NOPTIONS; i++) {
+        if (!takes(c, options[i].opt)) continue;
+        char head[64];
+        snprintf(head, sizeof head, "%s%s%s", options[i].opt, options[i].arg ? " " : "",
+                 options[i].arg ? options[i].arg : "");
+        fprintf(f, "  %-18s  %s\n", head, options[i].help);
+    }
+    fprintf(f, "  %-18s  %s\n", "--help", "this text");
+}
+
+/* A decimal floating literal only: [+-] digits [. digits] [e [+-] digits] (no hex, inf, nan,
+ * spaces), as a parameter value on the command line. */
+static int parse_decimal(const char *s, double *out)
+{
+    const char *p = s;
+    if (*p == '+' || *p == '-') p++;
+    int digits = 0;
+    while (*p >= '0' && *p <= '9') p++, digits++;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9') p++, digits++;
+    }
+    if (!digits) return -1;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!(*p >= '0' && *p <= '9')) return -1;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    if (*p) return -1;
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno == ERANGE || !end || *end || !isfinite(x)) return -1;
+    *out = x;
+    return 0;
+}
+
+/* mkdir -p: every missing level of dir. */
+static int make_dirs(const char *dir)
+{
+    char path[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(path, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != '\0') continue;
+        char c = path[i];
+        path[i] = '\0';
+        struct stat sb;
+        if (stat(path, &sb) != 0) {
+            if (mkdir(path, 0777) != 0 && errno != EEXIST) return -1;
+        } else if (!S_ISDIR(sb.st_mode)) {
+            errno = ENOTDIR;
+            return -1;
+        }
+        path[i] = c;
+    }
+    return 0;
+}
+
 static int fail(const mbl_status *st)
 {
     fflush(stdout);
@@ -57,11 +174,13 @@ static int fail(const mbl_status *st)
     return 1;
 }
 
+static const char *help_cmd = ""; /* "linearize " once the command is known */
+
 static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "mblin: ");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see mblin --help)\n");
+    fprintf(stderr, " (see mblin %s--help)\n", help_cmd);
     return 2;
 }
 
@@ -88,15 +207,17 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (strcmp(cmd, "linearize") && strcmp(cmd, "equilibrium") && strcmp(cmd, "check") && strcmp(cmd, "compare"))
-        return usage_error("unknown command '%s'", cmd);
+    const command *command = NULL;
+    for (int c = 0; c < NCOMMANDS; c++)
+        if (!strcmp(cmd, commands[c].name)) command = &commands[c];
+    if (!command) return usage_error("unknown command '%s'", cmd);
+    static char help_buf[32];
+    snprintf(help_buf, sizeof help_buf, "%s ", cmd);
+    help_cmd = help_buf;
 
     const char *model_path = NULL, *method = NULL, *outdir = NULL, *at = NULL;
     int repeat = 0;
     int json = 0;
-    /* large models (docs/linearization.md, "Large models: partial spectra") */
-    int nev = 0, no_matrices = 0;
-    double shift = 0.0, mem_budget = 0.0;
     unsigned flags = 0;
     static mbl_setting sets[MAX_SETS];
     static char set_names[MAX_SETS][256];
@@ -104,9 +225,24 @@ int main(int argc, char **argv)
     static mbl_setting guesses[MAX_SETS];
     static char guess_names[MAX_SETS][256];
     int nguess = 0;
+    /* large models (docs/linearization.md, "Large models: partial spectra") */
+    int nev = 0, no_matrices = 0;
+    double shift = 0.0, mem_budget = 0.0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            command_usage(stdout, command);
+            return 0;
+        }
+        if (known_option(a) && !takes(command, a)) {
+            char why[128];
+            snprintf(why, sizeof why, "option '%.40s' does not apply to '%s'", a, cmd);
+            return usage_error("%s", why);
+        }
         if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--matrices")) flags |= MBL_REPORT_MATRICES;
+        else if (!strcmp(a, "--shapes")) flags |= MBL_REPORT_SHAPES;
+        else if (!strcmp(a, "--no-matrices")) no_matrices = 1;
         else if (!strcmp(a, "--guess")) {
             /* --guess NAME=VALUE: a coordinate's initial value (names are checked once the model is loaded) */
             const char *v = i + 1 < argc ? argv[++i] : NULL, *eq = v ? strchr(v, '=') : NULL;
@@ -116,31 +252,29 @@ int main(int argc, char **argv)
             if ((size_t)(eq - v) >= sizeof guess_names[0]) return usage_error("--guess: name too long in '%s'", v);
             memcpy(guess_names[nguess], v, (size_t)(eq - v));
             guess_names[nguess][eq - v] = '\0';
-            char *end = NULL;
-            errno = 0;
-            guesses[nguess].value = strtod(eq + 1, &end);
-            if (errno || !end || *end) return usage_error("--guess: '%s' is not NAME=NUMBER", v);
+            if (parse_decimal(eq + 1, &guesses[nguess].value))
+                return usage_error("--guess: '%s' is not NAME=NUMBER (a finite decimal number)", v);
             guesses[nguess].name = guess_names[nguess];
             nguess++;
-        }
-        else if (!strcmp(a, "--matrices")) flags |= MBL_REPORT_MATRICES;
-        else if (!strcmp(a, "--shapes")) flags |= MBL_REPORT_SHAPES;
-        else if (!strcmp(a, "--no-matrices")) no_matrices = 1;
-        else if (!strcmp(a, "--nev") || !strcmp(a, "--shift") || !strcmp(a, "--mem-budget")) {
+        } else if (!strcmp(a, "--nev") || !strcmp(a, "--shift") || !strcmp(a, "--mem-budget")) {
             if (i + 1 >= argc) return usage_error("%s needs a value", a);
             const char *v = argv[++i];
-            char *end = NULL;
-            errno = 0;
-            double x = strtod(v, &end);
-            if (!strcmp(a, "--mem-budget") && end && end != v && *end && !end[1]) {
-                double unit = *end == 'k' ? 1024.0 : *end == 'M' ? 1048576.0 : *end == 'G' ? 1073741824.0 : 0.0;
-                if (unit > 0) x *= unit, end++;
+            char num[64];
+            double x = 0, unit = 1.0;
+            size_t l = strlen(v);
+            if (!strcmp(a, "--mem-budget") && l > 1 && l < sizeof num && strchr("kMG", v[l - 1])) {
+                unit = v[l - 1] == 'k' ? 1024.0 : v[l - 1] == 'M' ? 1048576.0 : 1073741824.0;
+                memcpy(num, v, l - 1);
+                num[l - 1] = '\0';
+            } else {
+                snprintf(num, sizeof num, "%s", l < sizeof num ? v : "");
             }
-            if (errno || !end || end == v || *end || !isfinite(x))
+            if (parse_decimal(num, &x))
                 return usage_error(!strcmp(a, "--nev")     ? "--nev expects a positive integer, got '%s'"
                                    : !strcmp(a, "--shift") ? "--shift expects a number, got '%s'"
                                                            : "--mem-budget expects a size (bytes, or with k, M, G), got '%s'",
                                    v);
+            x *= unit;
             if (!strcmp(a, "--nev")) {
                 if (x < 1 || x > 1e8 || x != (int)x) return usage_error("--nev expects a positive integer, got '%s'", v);
                 nev = (int)x;
@@ -172,10 +306,9 @@ int main(int argc, char **argv)
                 if (nl >= sizeof set_names[0]) return usage_error("--set: name too long in '%s'", v);
                 memcpy(set_names[nsets], v, nl);
                 set_names[nsets][nl] = '\0';
-                char *end = NULL;
-                errno = 0;
-                double x = strtod(eq + 1, &end);
-                if (errno || !end || *end) return usage_error("--set: '%s' is not NAME=NUMBER", v);
+                double x;
+                if (parse_decimal(eq + 1, &x))
+                    return usage_error("--set: '%s' is not NAME=NUMBER (a finite decimal number such as 2, -0.5 or 1e-3)", v);
                 sets[nsets].name = set_names[nsets];
                 sets[nsets].value = x;
                 nsets++;
@@ -198,11 +331,18 @@ int main(int argc, char **argv)
         else if (!strcmp(at, "steady")) popt.at = MBL_AT_STEADY;
         else return usage_error("--at must be equilibrium, given or steady, not '%s'", at);
     }
-    if (outdir) {
-        struct stat sb;
-        if (stat(outdir, &sb) != 0 && mkdir(outdir, 0777) != 0) {
-            fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", outdir, strerror(errno));
-            return 1;
+    if (method) {
+        int known = 0;
+        for (int i = 0; i < mbl_lin_method_count(); i++) known |= !strcmp(method, mbl_lin_method_name(i));
+        if (!known) {
+            char list[512] = "";
+            for (int i = 0; i < mbl_lin_method_count(); i++) {
+                size_t l = strlen(list);
+                snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", mbl_lin_method_name(i));
+            }
+            fprintf(stderr, "mblin: unknown linearization method '%s' (available: %s) (see mblin %s--help)\n", method,
+                    list, help_cmd);
+            return 2;
         }
     }
 
@@ -268,6 +408,12 @@ int main(int argc, char **argv)
     }
     if (mbl_linearize(model, pt, &lopt, &lin, &st) || mbl_modal(lin, NULL, &modes, &st)) {
         code = fail(&st);
+        goto done;
+    }
+    /* the directory is made only now, when there is something to write in it */
+    if (outdir && make_dirs(outdir) != 0) {
+        fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", outdir, strerror(errno));
+        code = 1;
         goto done;
     }
     if (outdir && mbl_report_export(outdir, model, lin, &st)) {

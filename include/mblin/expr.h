@@ -38,7 +38,10 @@
  *   - functions: log(exp(x)) = x, abs(abs(x)) = abs(x), sign(sign(x)) = sign(x),
  *     min(x, x) = max(x, x) = x, min/max arguments in canonical order.
  *   These identities are the usual computer-algebra ones: x/x = 1 and x^0 = 1 hold wherever the
- *   original is defined. Canonical order is the order of node handles, which depends on
+ *   original is defined. A part made of constants only that does not fold to a finite number
+ *   (0^-1, log(0), sqrt(-1), exp(1000)) is undefined: every builder given such an operand
+ *   returns it unchanged, so 0/0, 1/0 - 1/0, 0*log(0) and x + 1/0 are that undefined node (a
+ *   non-constant node with no dependence) and evaluating them is a domain error, never 0. Canonical order is the order of node handles, which depends on
  *   creation history, so it is canonical within one graph, not across graphs.
  *
  * Dependence sets. Every node keeps the sorted set of symbol indices it depends on (shared with

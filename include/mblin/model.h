@@ -39,6 +39,22 @@ int mbl_model_load_string(const char *text, size_t len, const char *name, const 
                           mbl_model **out, mbl_status *st);
 void mbl_model_free(mbl_model *model);
 
+/* Limits of the readers (docs/model-files.md), so that no input makes them run long or use much
+ * memory: the file's size, and how deep YAML lists and mappings may nest. The file must be a
+ * regular file (not a directory, device or pipe). */
+#define MBL_MAX_FILE_SIZE ((size_t)256 << 20) /* 256 MiB */
+#define MBL_MAX_NESTING 64
+typedef struct mbl_load_options {
+    size_t max_file_size; /* bytes (default MBL_MAX_FILE_SIZE); also bounds the text of _string */
+    int max_nesting;      /* levels of lists and mappings (default MBL_MAX_NESTING) */
+} mbl_load_options;
+void mbl_load_options_default(mbl_load_options *opt);
+/* mbl_model_load_file / _string with explicit limits (opt NULL: the defaults). */
+int mbl_model_load_file_opt(const char *path, const mbl_setting *sets, int nsets, const mbl_load_options *opt,
+                            mbl_model **out, mbl_status *st);
+int mbl_model_load_string_opt(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
+                              const mbl_load_options *opt, mbl_model **out, mbl_status *st);
+
 typedef enum mbl_at { MBL_AT_EQUILIBRIUM = 0, MBL_AT_GIVEN = 1, MBL_AT_STEADY = 2 } mbl_at;
 
 typedef struct mbl_model_info {

@@ -35,6 +35,8 @@ int mbl_error_prefix(mbl_status *st, const char *fmt, ...)
     va_end(ap);
     memcpy(old, st->msg, sizeof old);
     size_t np = strlen(pre);
+    /* a message that already starts with the prefix (a file name before its ":line:col") keeps it once */
+    if (np && !strncmp(old, pre, np) && old[np] == ':') return st->code;
     if (np > sizeof st->msg - 3) np = sizeof st->msg - 3;
     memcpy(st->msg, pre, np);
     st->msg[np] = ':';

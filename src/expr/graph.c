@@ -581,6 +581,20 @@ static int is_const(const mblx_graph *g, mblx_id e, double *v)
 
 static int is_integer(double v) { return isfinite(v) && v == floor(v); }
 
+/* An undefined constant: an expression of constants only that did not fold to a constant
+ * because its value is not finite or not defined (0^-1, log(0), sqrt(-1)). Whatever contains
+ * one is undefined too, so identities such as 0*x = 0, x - x = 0 or x^0 = 1 must not remove
+ * it: the operations below return the first undefined operand instead, and evaluating the
+ * result reports the domain error (1/0 - 1/0 and 0/0 are errors, not 0). */
+static int is_undefined(const mblx_graph *g, mblx_id e) { return g->nd[e].op != MBLX_OP_CONST && g->nd[e].dcnt == 0; }
+
+static mblx_id first_undefined(const mblx_graph *g, size_t n, const mblx_id *a)
+{
+    for (size_t i = 0; i < n; i++)
+        if (is_undefined(g, a[i])) return a[i];
+    return XNONE;
+}
+
 /* ---- sums --------------------------------------------------------------------------------- */
 
 typedef struct term_rec {
@@ -766,6 +780,8 @@ mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms)
         if (!mblx__valid(g, terms[i])) return XNONE;
     if (n == 0) return g->zero;
     if (n == 1) return terms[0]; /* already canonical */
+    mblx_id u = first_undefined(g, n, terms);
+    if (u != XNONE) return u;
     if (n == 2 && terms[0] == g->zero) return terms[1];
     if (n == 2 && terms[1] == g->zero) return terms[0];
     term_rec rl[LOCAL_TERMS];
@@ -926,6 +942,8 @@ mblx_id mblx_product(mblx_graph *g, size_t n, const mblx_id *factors)
         if (!mblx__valid(g, factors[i])) return XNONE;
     if (n == 0) return g->one;
     if (n == 1) return factors[0]; /* already canonical */
+    mblx_id u = first_undefined(g, n, factors);
+    if (u != XNONE) return u;
     if (n == 2) {
         if (factors[0] == g->one) return factors[1];
         if (factors[1] == g->one) return factors[0];
@@ -938,6 +956,7 @@ mblx_id mblx_product(mblx_graph *g, size_t n, const mblx_id *factors)
 
 static mblx_id pow_num(mblx_graph *g, mblx_id b, double e)
 {
+    if (is_undefined(g, b)) return b;
     if (e == 0.0) return g->one;
     if (e == 1.0) return b;
     double bv;
@@ -981,6 +1000,8 @@ static mblx_id pow_num(mblx_graph *g, mblx_id b, double e)
 mblx_id mblx_pow(mblx_graph *g, mblx_id base, mblx_id exponent)
 {
     if (!g || !mblx__valid(g, base) || !mblx__valid(g, exponent)) return XNONE;
+    if (is_undefined(g, base)) return base;
+    if (is_undefined(g, exponent)) return exponent;
     double e, b;
     if (is_const(g, exponent, &e)) return pow_num(g, base, e);
     if (is_const(g, base, &b) && b == 1.0) return g->one;
@@ -1007,7 +1028,7 @@ mblx_id mblx_scale(mblx_graph *g, double c, mblx_id a)
 {
     if (!g || !mblx__valid(g, a)) return XNONE;
     if (!isfinite(c)) return mblx__fail(g, MBL_EARG, "non-finite scale factor %g", c);
-    if (c == 1.0) return a;
+    if (c == 1.0 || is_undefined(g, a)) return a;
     return product_core(g, c, 1, &a, 0);
 }
 
@@ -1016,6 +1037,8 @@ mblx_id mblx_neg(mblx_graph *g, mblx_id a) { return mblx_scale(g, -1.0, a); }
 mblx_id mblx_sub(mblx_graph *g, mblx_id a, mblx_id b)
 {
     if (!g || !mblx__valid(g, a) || !mblx__valid(g, b)) return XNONE;
+    if (is_undefined(g, a)) return a;
+    if (is_undefined(g, b)) return b;
     if (a == b) return g->zero;
     mblx_id t[2] = {a, mblx_neg(g, b)};
     if (t[1] == XNONE) return XNONE;
@@ -1062,6 +1085,7 @@ static double fold1(unsigned op, double x)
 static mblx_id fun1(mblx_graph *g, unsigned op, mblx_id a)
 {
     if (!g || !mblx__valid(g, a)) return XNONE;
+    if (is_undefined(g, a)) return a;
     double v;
     if (is_const(g, a, &v)) {
         double r = fold1(op, v);
@@ -1092,6 +1116,8 @@ mblx_id mblx_sign(mblx_graph *g, mblx_id a) { return fun1(g, MBLX_OP_SIGN, a); }
 mblx_id mblx_atan2(mblx_graph *g, mblx_id y, mblx_id x)
 {
     if (!g || !mblx__valid(g, y) || !mblx__valid(g, x)) return XNONE;
+    if (is_undefined(g, y)) return y;
+    if (is_undefined(g, x)) return x;
     double a, b;
     if (is_const(g, y, &a) && is_const(g, x, &b)) return mblx_const(g, atan2(a, b));
     uint32_t args[2] = {y, x};
@@ -1101,6 +1127,8 @@ mblx_id mblx_atan2(mblx_graph *g, mblx_id y, mblx_id x)
 static mblx_id minmax(mblx_graph *g, unsigned op, mblx_id a, mblx_id b)
 {
     if (!g || !mblx__valid(g, a) || !mblx__valid(g, b)) return XNONE;
+    if (is_undefined(g, a)) return a;
+    if (is_undefined(g, b)) return b;
     if (a == b) return a;
     double x, y;
     if (is_const(g, a, &x) && is_const(g, b, &y))
@@ -1126,6 +1154,8 @@ mblx_id mblx_step(mblx_graph *g, mblx_id x, mblx_id x0, mblx_id h0, mblx_id x1, 
     uint32_t a[5] = {x, x0, h0, x1, h1};
     for (int i = 0; i < 5; i++)
         if (!mblx__valid(g, a[i])) return XNONE;
+    mblx_id u = first_undefined(g, 5, a);
+    if (u != XNONE) return u;
     double xv, x0v, x1v;
     if (is_const(g, x, &xv) && is_const(g, x0, &x0v) && is_const(g, x1, &x1v)) {
         if (xv <= x0v) return h0;
@@ -1158,6 +1188,7 @@ mblx_id mblx_apply(mblx_graph *g, mblx_op op, double value, size_t n, const mblx
     case MBLX_OP_CONST: ARITY(0); return mblx_const(g, value);
     case MBLX_OP_ADD: {
         if (!isfinite(value)) return mblx__fail(g, MBL_EARG, "non-finite constant %g", value);
+        if (first_undefined(g, n, args) != XNONE) return first_undefined(g, n, args);
         term_rec rl[LOCAL_TERMS];
         uint32_t kl[LOCAL_KEYS];
         sum_acc s = {{rl, 0, LOCAL_TERMS, rl}, {kl, 0, LOCAL_KEYS, kl}, value, g, 0};
@@ -1166,6 +1197,7 @@ mblx_id mblx_apply(mblx_graph *g, mblx_op op, double value, size_t n, const mblx
     }
     case MBLX_OP_MUL:
         if (!isfinite(value)) return mblx__fail(g, MBL_EARG, "non-finite constant %g", value);
+        if (first_undefined(g, n, args) != XNONE) return first_undefined(g, n, args);
         return product_core(g, value, n, args, 0);
     case MBLX_OP_POW: ARITY(2); return mblx_pow(g, args[0], args[1]);
     case MBLX_OP_SIN: case MBLX_OP_COS: case MBLX_OP_TAN: case MBLX_OP_ASIN: case MBLX_OP_ACOS:

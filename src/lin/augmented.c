@@ -73,7 +73,7 @@ int mbl_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_stat
     int rc = mblx_tape_eval(md->tape_jac, ev->syms, ev->jac, ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, ev->syms, ev->us, ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
-    if (rc) return mbl_error_prefix(st, "%s: evaluating the model at the operating point", md->file);
+    if (rc) return mbl_model_eval_error(md, ev->syms, "at the operating point", st);
     return 0;
 }
 

@@ -90,7 +90,7 @@ int mbl_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *
 {
     mbl_model_fill_syms(md, pt->t, pt->q, v, pt->vdot, lam, pt->mu, pt->r, ev->syms);
     int rc = mblx_tape_eval(md->tape_jac, ev->syms, jac, ev->work, st);
-    if (rc) return mbl_error_prefix(st, "%s: evaluating the model Jacobian", md->file);
+    if (rc) return mbl_model_eval_error(md, ev->syms, "evaluating the model Jacobian", st);
     return 0;
 }
 

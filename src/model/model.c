@@ -8,12 +8,15 @@
  * geometric-stiffness and every higher derivative term exact by construction. */
 #include "model/model_internal.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lapacke.h>
 
@@ -443,6 +446,194 @@ static int record_srcx(loader *L, const mbl_src_item *it, const char *what, mblx
     return 0;
 }
 
+/* The user's text of an item for a message: at most 60 characters. */
+static void quote_text(const char *text, char *buf, size_t len)
+{
+    size_t n = strlen(text);
+    if (n < 61 || len < 64) snprintf(buf, len, "%s", text);
+    else snprintf(buf, len, "%.57s...", text);
+}
+
+/* An expression with an undefined constant part (0/0, 1/0 - 1/0, log(0) - log(0), sqrt(-1)*0:
+ * the expression engine keeps such parts whole instead of folding them away, see
+ * include/mblin/expr.h) is an error where it is written, not a silent 0 or an error later. */
+static int check_defined(loader *L, const mbl_src_item *it, const char *what, mblx_id e)
+{
+    size_t nd = 0;
+    if (mblx_is_const(L->md->g, e, NULL) || (mblx_node_deps(L->md->g, e, &nd), nd > 0)) return 0;
+    double dummy = 0.0, v = 0.0;
+    mbl_status st;
+    mbl_status_clear(&st);
+    int rc = mblx_eval(L->md->g, e, &dummy, &v, &st);
+    if (rc == MBL_ENOMEM) return mbl_error(L->st, rc, "%s: out of memory", L->src->file);
+    char reason[MBL_MSG_MAX], text[64];
+    snprintf(reason, sizeof reason, "%s", rc ? st.msg : "not a finite number");
+    char *in = strstr(reason, " in "); /* the engine's excerpt is not what the user wrote */
+    if (in) *in = '\0';
+    quote_text(it->text, text, sizeof text);
+    return mbl_error(L->st, MBL_EDOMAIN, "%s:%d:%d: %s = %s is undefined (%.200s)", L->src->file, it->line, it->col, what,
+                     text, reason);
+}
+
+/* ---- naming the user's expression in evaluation errors ---------------------------------- */
+
+struct mbl_model_expr {
+    char *what, *text; /* "potential_energy", "the force on 'x'", ...; the text (shortened) */
+    int line, col;
+    mblx_id e;
+};
+
+static int record_expr(loader *L, const mbl_src_item *it, const char *what, mblx_id e)
+{
+    mbl_model *md = L->md;
+    if (mblx_is_const(md->g, e, NULL)) return 0;
+    if (md->nexprs == md->capexprs) {
+        int cap = md->capexprs ? 2 * md->capexprs : 16;
+        struct mbl_model_expr *x = mbl_realloc_array(md->exprs, (size_t)cap, sizeof *x);
+        if (!x) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        md->exprs = x;
+        md->capexprs = cap;
+    }
+    char text[64], gen[200];
+    quote_text(it->text, text, sizeof text);
+    if (!strncmp(what, "variable '_", 11)) { /* made by the mechanism reader: its text is not the user's */
+        snprintf(gen, sizeof gen, "the expression of the element here (mblin's %s)", what);
+        what = gen;
+        text[0] = '\0';
+    }
+    struct mbl_model_expr *x = &md->exprs[md->nexprs];
+    x->what = str_dup(what);
+    x->text = str_dup(text);
+    x->line = it->line;
+    x->col = it->col;
+    x->e = e;
+    if (!x->what || !x->text) {
+        mbl_free(x->what);
+        mbl_free(x->text);
+        return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    md->nexprs++;
+    return 0;
+}
+
+static void free_exprs(mbl_model *md)
+{
+    for (int i = 0; i < md->nexprs; i++) {
+        mbl_free(md->exprs[i].what);
+        mbl_free(md->exprs[i].text);
+    }
+    mbl_free(md->exprs);
+    md->exprs = NULL;
+    md->nexprs = md->capexprs = 0;
+}
+
+/* Bound on the expressions evaluated while looking for the failing one (error path only). */
+enum { EXPLAIN_MAX_EVALS = 20000, EXPLAIN_MAX_ORDER = 3 };
+
+typedef struct explain {
+    mblx_graph *g;
+    const mbl_model *md;
+    const double *syms;
+    long evals;
+    int order;             /* derivative order looked at */
+    uint32_t path[EXPLAIN_MAX_ORDER];
+    mbl_status fail;       /* the engine's message for the failing node */
+} explain;
+
+/* Depth-first over derivatives of e with respect to the unknowns and t it depends on (index
+ * tuples in nondecreasing order: derivatives commute), evaluating those of order x->order.
+ * Returns 1 when one fails (x->path holds the symbols), -1 on out of memory or the bound. */
+static int explain_dfs(explain *x, mblx_id e, int depth)
+{
+    mbl_status st;
+    if (depth == x->order) {
+        if (++x->evals > EXPLAIN_MAX_EVALS) return -1;
+        double v;
+        int rc = mblx_eval(x->g, e, x->syms, &v, &st);
+        if (rc == MBL_ENOMEM) return -1;
+        if (rc) {
+            x->fail = st;
+            return 1;
+        }
+        return 0;
+    }
+    size_t nd = 0;
+    const uint32_t *deps = mblx_node_deps(x->g, e, &nd);
+    if (!deps || !nd) return 0;
+    uint32_t *ds = mbl_alloc_array(nd, sizeof *ds); /* builders below may move the pool */
+    if (!ds) return -1;
+    memcpy(ds, deps, nd * sizeof *ds);
+    int res = 0;
+    for (size_t i = 0; i < nd && !res; i++) {
+        uint32_t s = ds[i];
+        if (depth > 0 && s < x->path[depth - 1]) continue;
+        if ((int)s != x->md->sym_t && (s >= (uint32_t)x->md->nsym || x->md->unknown_of_sym[s] < 0)) continue; /* parameters */
+        mblx_id d = mblx_diff(x->g, e, mblx_symbol_node(x->g, s));
+        if (d == MBLX_NONE) {
+            res = -1;
+            break;
+        }
+        if (mblx_is_const(x->g, d, NULL)) continue;
+        x->path[depth] = s;
+        res = explain_dfs(x, d, depth + 1);
+    }
+    mbl_free(ds);
+    return res;
+}
+
+int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* the graph grows here */
+    if (!st) return MBL_EDOMAIN;
+    if (!when) when = "while evaluating the model";
+    char old[MBL_MSG_MAX];
+    snprintf(old, sizeof old, "%s", st->msg);
+    if (st->code != MBL_EDOMAIN || !md || !syms) {
+        mbl_error(st, st->code ? st->code : MBL_EDOMAIN, "%s: %s: %.900s", md ? md->file : "model", when, old);
+        return st->code;
+    }
+    explain x;
+    memset(&x, 0, sizeof x);
+    x.g = md->g;
+    x.md = md;
+    x.syms = syms;
+    int found = -1, res = 0;
+    pthread_mutex_lock(&lock);
+    for (int order = 0; order <= EXPLAIN_MAX_ORDER && found < 0 && res >= 0; order++) {
+        x.order = order;
+        for (int i = 0; i < md->nexprs && found < 0 && res >= 0; i++) {
+            res = explain_dfs(&x, md->exprs[i].e, 0);
+            if (res > 0) found = i;
+        }
+    }
+    char syms_txt[200] = "";
+    if (found >= 0)
+        for (int k = 0; k < x.order; k++) {
+            size_t l = strlen(syms_txt);
+            snprintf(syms_txt + l, sizeof syms_txt - l, "%s%s", k ? ", " : "",
+                     mblx_symbol_name(md->g, mblx_symbol_node(md->g, x.path[k])));
+        }
+    pthread_mutex_unlock(&lock);
+    if (found < 0) {
+        mbl_error(st, MBL_EDOMAIN, "%s: %s: %.900s", md->file, when, old);
+        return st->code;
+    }
+    char reason[MBL_MSG_MAX];
+    snprintf(reason, sizeof reason, "%s", x.fail.msg);
+    char *in = strstr(reason, " in "); /* the engine's excerpt may be a derivative: not the user's text */
+    if (in) *in = '\0';
+    static const char *nth[] = {"", "first", "second", "third"};
+    const struct mbl_model_expr *e = &md->exprs[found];
+    const char *eq = e->text[0] ? " = " : "";
+    if (x.order == 0)
+        mbl_error(st, MBL_EDOMAIN, "%s:%d:%d: %.300s in %s%s%s, %s", md->file, e->line, e->col, reason, e->what, eq,
+                  e->text, when);
+    else
+        mbl_error(st, MBL_EDOMAIN, "%s:%d:%d: %.300s in the %s derivative with respect to %s of %s%s%s, %s", md->file,
+                  e->line, e->col, reason, nth[x.order], syms_txt, e->what, eq, e->text, when);
+    return st->code;
+}
+
 /* Parse one item's text; errors come as "file:line:col: what (in <what>)". */
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
 {
@@ -475,7 +666,9 @@ static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const c
         if (nested == msg) return mbl_error(L->st, rc, "%s", msg);
         return mbl_error(L->st, rc, "%s:%s (in %s)", L->src->file, msg, what);
     }
-    return 0;
+    rc = check_defined(L, it, what, *out);
+    if (!rc && (scope == SCOPE_FULL || scope == SCOPE_POSITION)) rc = record_expr(L, it, what, *out);
+    return rc;
 }
 
 /* Evaluate an expression of parameters only (the loader's symbol vector holds the parameter
@@ -491,6 +684,9 @@ static int eval_params(loader *L, mblx_id e, const mbl_src_item *it, const char 
     mbl_status st;
     int rc = mblx_eval(md->g, e, L->pvals, val, &st);
     if (rc) return mbl_error(L->st, rc, "%s:%d:%d: %s (in %s)", L->src->file, it->line, it->col, st.msg, what);
+    if (!isfinite(*val)) /* the engine reports non-finite results; this is a safety net */
+        return mbl_error(L->st, MBL_EDOMAIN, "%s:%d:%d: %s is not a finite number", L->src->file, it->line, it->col,
+                         what);
     return 0;
 }
 
@@ -1391,14 +1587,33 @@ out:
     return rc;
 }
 
+void mbl_load_options_default(mbl_load_options *opt)
+{
+    if (!opt) return;
+    opt->max_file_size = MBL_MAX_FILE_SIZE;
+    opt->max_nesting = MBL_MAX_NESTING;
+}
+
 int mbl_model_load_string(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
                           mbl_model **out, mbl_status *st)
+{
+    return mbl_model_load_string_opt(text, len, name, sets, nsets, NULL, out, st);
+}
+
+int mbl_model_load_string_opt(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
+                              const mbl_load_options *opt, mbl_model **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbl_model_load_string: out is NULL");
     *out = NULL;
     if (!text) return mbl_error(st, MBL_EARG, "mbl_model_load_string: text is NULL");
+    mbl_load_options lim;
+    mbl_load_options_default(&lim);
+    if (opt) lim = *opt;
+    if (len > lim.max_file_size)
+        return mbl_error(st, MBL_EIO, "%s: the model is larger than the limit of %zu bytes", name ? name : "<model>",
+                         lim.max_file_size);
     mbl_src *src = NULL;
-    int rc = mbl_src_read_set(text, len, name, sets, nsets, &src, st);
+    int rc = mbl_src_read_opt(text, len, name, sets, nsets, lim.max_nesting, &src, st);
     if (rc) return rc;
     mbl_model *md = mbl_calloc(1, sizeof *md);
     if (!md) {
@@ -1452,20 +1667,49 @@ int mbl_model_load_string(const char *text, size_t len, const char *name, const 
 
 int mbl_model_load_file(const char *path, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)
 {
+    return mbl_model_load_file_opt(path, sets, nsets, NULL, out, st);
+}
+
+int mbl_model_load_file_opt(const char *path, const mbl_setting *sets, int nsets, const mbl_load_options *opt,
+                            mbl_model **out, mbl_status *st)
+{
     if (!out) return mbl_error(st, MBL_EARG, "mbl_model_load_file: out is NULL");
     *out = NULL;
+    if (!path) return mbl_error(st, MBL_EARG, "mbl_model_load_file: path is NULL");
+    mbl_load_options lim;
+    mbl_load_options_default(&lim);
+    if (opt) lim = *opt;
     FILE *f = fopen(path, "rb");
-    if (!f) return mbl_error(st, MBL_EIO, "%s: cannot open the model file", path);
-    size_t cap = 1 << 16, len = 0;
+    if (!f) return mbl_error(st, MBL_EIO, "%s: cannot open the model file (%s)", path, strerror(errno));
+    /* only regular files: a directory reads as an error, a device or a pipe may never end */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int dir = S_ISDIR(sb.st_mode);
+        fclose(f);
+        return mbl_error(st, MBL_EIO, "%s: %s, not a model file", path,
+                         dir ? "is a directory" : "is not a regular file (a device, pipe or socket)");
+    }
+    if ((uintmax_t)sb.st_size > (uintmax_t)lim.max_file_size) {
+        fclose(f);
+        return mbl_error(st, MBL_EIO, "%s: the file has %jd bytes, more than the limit of %zu bytes", path,
+                         (intmax_t)sb.st_size, lim.max_file_size);
+    }
+    size_t cap = (size_t)sb.st_size + 1, len = 0;
     char *buf = mbl_malloc(cap);
     if (!buf) {
         fclose(f);
         return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", path);
     }
-    for (;;) {
+    for (;;) { /* the file may grow while it is read: bounded all the same */
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
         if (len < cap) break;
+        if (len > lim.max_file_size) {
+            mbl_free(buf);
+            fclose(f);
+            return mbl_error(st, MBL_EIO, "%s: the file is larger than the limit of %zu bytes", path,
+                             lim.max_file_size);
+        }
         char *nb = mbl_realloc(buf, cap * 2);
         if (!nb) {
             mbl_free(buf);
@@ -1481,7 +1725,7 @@ int mbl_model_load_file(const char *path, const mbl_setting *sets, int nsets, mb
         mbl_free(buf);
         return mbl_error(st, MBL_EIO, "%s: read error", path);
     }
-    int rc = mbl_model_load_string(buf, len, path, sets, nsets, out, st);
+    int rc = mbl_model_load_string_opt(buf, len, path, sets, nsets, &lim, out, st);
     mbl_free(buf);
     return rc;
 }
@@ -1496,6 +1740,7 @@ static void free_names(char **names, int n)
 void mbl_model_free(mbl_model *md)
 {
     if (!md) return;
+    free_exprs(md);
     mblx_graph_free(md->g);
     mblx_tape_free(md->tape_F);
     mblx_tape_free(md->tape_jac);

@@ -67,7 +67,20 @@ struct mbl_model {
     size_t work_size;            /* largest work array of the tapes */
     int cyclic_known;
     int *cyclic;                 /* n: 1 when no residual depends on q_i */
+    /* the user's expressions as written (item, position, node), to name them in evaluation
+     * errors: see mbl_model_eval_error */
+    struct mbl_model_expr *exprs;
+    int nexprs, capexprs;
 };
+
+/* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:
+ * a division by zero, log/sqrt outside the domain, a non-finite result). Find which of the
+ * user's expressions fails there, or which of its derivatives (up to the third, as the
+ * equations of motion and their Jacobian use them), and rewrite st as one line
+ * "file:line:col: <reason> in the second derivative with respect to x, x of potential_energy =
+ * <text>, <when>". When none is found (or st is not MBL_EDOMAIN) the message keeps the engine's
+ * reason with the file and `when` in front. Returns st->code. Thread-safe (serialised). */
+int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st);
 
 /* Column offset of a block in the unknown layout. */
 int mbl_model_blk0(const mbl_model *md, int blk);

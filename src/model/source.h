@@ -46,9 +46,10 @@ int mbl_yaml_error(mbl_status *st, int code, const char *file, const struct yaml
  * negative code with "file:line:col: what" in st. */
 int mbl_src_read(const char *text, size_t len, const char *file, mbl_src **out, mbl_status *st);
 /* The same with the --set overrides, which a `model: mechanism` evaluates while compiling (its
- * checks and its marker orientations see the overridden values). */
-int mbl_src_read_set(const char *text, size_t len, const char *file, const mbl_setting *sets, int nsets,
-                     mbl_src **out, mbl_status *st);
+ * checks and its marker orientations see the overridden values), and a bound on the nesting of
+ * lists and mappings (mbl_src_read: none, MBL_MAX_NESTING). */
+int mbl_src_read_opt(const char *text, size_t len, const char *file, const mbl_setting *sets, int nsets,
+                     int max_nesting, mbl_src **out, mbl_status *st);
 void mbl_src_free(mbl_src *src);
 
 #endif

@@ -109,7 +109,7 @@ static int eval_F(subproblem *sp, double *norm2, double *norminf, mbl_status *st
     mbl_point *pt = sp->pt;
     mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, sp->syms);
     int rc = mblx_tape_eval(md->tape_F, sp->syms, sp->F, sp->work, st);
-    if (rc) return rc;
+    if (rc) return mbl_model_eval_error(md, sp->syms, "while looking for the operating point", st);
     double s2 = 0, si = 0;
     for (int i = 0; i < sp->nrow; i++) {
         double f = sp->F[sp->rows[i]];
@@ -286,7 +286,9 @@ static int newton_step(subproblem *sp, double *dx, mbl_status *st)
 
 static int eval_jac(subproblem *sp, mbl_status *st)
 {
-    return mblx_tape_eval(sp->md->tape_jac, sp->syms, sp->jac, sp->work, st);
+    int rc = mblx_tape_eval(sp->md->tape_jac, sp->syms, sp->jac, sp->work, st);
+    if (rc) return mbl_model_eval_error(sp->md, sp->syms, "while looking for the operating point", st);
+    return 0;
 }
 
 /* Scale of unknown c of the subproblem: max(|x|, |x at the start|, 1). */
@@ -578,7 +580,7 @@ static int constraint_rank(subproblem *sp, int *rank, mbl_status *st)
     mbl_model_fill_syms(md, sp->pt->t, sp->pt->q, sp->pt->v, sp->pt->vdot, sp->pt->lambda, sp->pt->mu, sp->pt->r,
                         sp->syms);
     int rc = mblx_tape_eval(md->tape_jac, sp->syms, sp->jac, sp->work, st);
-    if (rc) return rc;
+    if (rc) return mbl_model_eval_error(md, sp->syms, "while looking for the operating point", st);
     /* rows: Phi (dPhi/dq) and nh (dc/dv) */
     int jq = mbl_model_blk0(md, MBL_BLK_Q), jv = mbl_model_blk0(md, MBL_BLK_V);
     int r_phi = md->row0[MBL_ROW_PHI], r_nh = md->row0[MBL_ROW_NH];

@@ -1,4 +1,5 @@
 /* Reports: text for a person, JSON for programs, Matrix Market and Octave for other tools. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -365,7 +366,11 @@ static int write_mtx(const char *dir, const char *name, const double *A, int row
     snprintf(path, sizeof path, "%s/%s.mtx", dir, name);
     FILE *f = fopen(path, "w");
     if (!f) return mbl_error(st, MBL_EIO, "%s: cannot write", path);
-    fprintf(f, "%%%%MatrixMarket matrix array real general\n%% %s, written by mblin\n%d %d\n", name, rows, cols);
+    if (rows == 0 || cols == 0) /* scipy.io.mmread rejects an empty array; 0 entries of a coordinate matrix are fine */
+        fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n%% %s (empty), written by mblin\n%d %d 0\n", name,
+                rows, cols);
+    else
+        fprintf(f, "%%%%MatrixMarket matrix array real general\n%% %s, written by mblin\n%d %d\n", name, rows, cols);
     for (size_t i = 0; i < (size_t)rows * (size_t)cols; i++) fprintf(f, "%.17g\n", A[i]);
     int bad = ferror(f);
     if (fclose(f) || bad) return mbl_error(st, MBL_EIO, "%s: write error", path);
@@ -444,10 +449,29 @@ static int export_partial(const char *dir, const mbl_model *md, const mbl_linear
     return 0;
 }
 
+/* Every file mbl_report_export may write; all are removed before a run writes its own, so that a
+ * directory never mixes files of two runs (E.mtx of an earlier descriptor run, say). */
+static const char *const export_names[] = {"A.mtx", "B.mtx", "C.mtx", "D.mtx", "M.mtx", "Cd.mtx", "K.mtx",
+                                           "F.mtx", "E.mtx", "Ad.mtx", "Bd.mtx", "Cdd.mtx", "eigenvalues.mtx",
+                                           "shapes_re.mtx", "shapes_im.mtx", "linear_model.m"};
+
+static int remove_stale(const char *dir, mbl_status *st)
+{
+    for (size_t i = 0; i < sizeof export_names / sizeof *export_names; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, export_names[i]);
+        if (remove(path) != 0 && errno != ENOENT)
+            return mbl_error(st, MBL_EIO, "%s: cannot remove the file of an earlier run (%s)", path, strerror(errno));
+    }
+    return 0;
+}
+
 int mbl_report_export(const char *dir, const mbl_model *md, const mbl_linear *lin, mbl_status *st)
 {
+    int rc = remove_stale(dir, st);
+    if (rc) return rc;
     if (!lin->A) return export_partial(dir, md, lin, st);
-    int rc = write_mtx(dir, "A", lin->A, lin->nx, lin->nx, st);
+    rc = write_mtx(dir, "A", lin->A, lin->nx, lin->nx, st);
     if (!rc) rc = write_mtx(dir, "B", lin->B, lin->nx, lin->nu, st);
     if (!rc) rc = write_mtx(dir, "C", lin->C, lin->ny, lin->nx, st);
     if (!rc) rc = write_mtx(dir, "D", lin->D, lin->ny, lin->nu, st);

@@ -220,7 +220,8 @@ rc, out, err = run("linearize", "examples/mech/slider_pendulum.yaml", "--set", "
 check(one_line_error(rc, err, 1, "examples/mech/slider_pendulum.yaml:22:11:", "body 'pendulum'",
                      "mass must be positive", "--set m3=-2"), "--set of a negative mass is refused like the file's")
 rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--method", "magic")
-check(one_line_error(rc, err, 1, "unknown linearization method 'magic'"), "unknown method")
+check(one_line_error(rc, err, 2, "unknown linearization method 'magic'", "augmented, partition"),
+      "unknown method is a usage error (exit 2)")
 rc, out, err = run("frobnicate")
 check(rc == 2, "unknown command")
 rc, out, err = run("linearize")
@@ -276,6 +277,98 @@ rc, out, err = run("linearize", dom)
 check(one_line_error(rc, err, 1, dom + ":4:20: potential_energy is not defined at the operating point", "log"),
       "log(x - 1) at x = 0 refused: " + err)
 os.unlink(dom)
+
+# --- issue 10 item 12: usage errors exit 2, every command has its help ---
+for cmd, has, lacks in (("linearize", "--method", "--repeat"), ("equilibrium", "--at", "--method"),
+                        ("check", "--set", "--json"), ("compare", "--repeat", "-o DIR")):
+    for h in ("--help", "-h"):
+        rc, out, err = run(cmd, h)
+        check(rc == 0 and out.startswith("usage: mblin %s MODEL" % cmd) and has in out and lacks not in out
+              and err == "", "%s %s" % (cmd, h))
+for bad in ("k=0x10", "k=inf", "k=nan", "k= 1", "k=1e", "k=.", "k=1e999", "k=1,5"):
+    rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--set", bad)
+    check(one_line_error(rc, err, 2, "'%s' is not NAME=NUMBER" % bad), "--set %s refused: %s" % (bad, err))
+for good, val in (("c=20", 20), ("c=2e1", 20), ("c=+20.", 20), ("c=.2e2", 20)):
+    rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--json", "--set", good)
+    check(rc == 0 and json.loads(out)["eigenvalues"][0]["re"] < 0, "--set %s accepted" % good)
+for cmd, opt in (("linearize", ["--repeat", "3"]), ("equilibrium", ["--method", "augmented"]),
+                 ("check", ["--json"]), ("compare", ["-o", "x"]), ("equilibrium", ["--matrices"])):
+    rc, out, err = run(cmd, "examples/slider_pendulum.yaml", *opt)
+    check(one_line_error(rc, err, 2, "option '%s' does not apply to '%s'" % (opt[0], cmd)),
+          "%s %s is a usage error: %s" % (cmd, opt[0], err))
+
+# --- issue 10 items 10 and 12: readers bounded in time and size, precise messages ---
+import time
+def timed(*args):
+    t0 = time.monotonic()
+    p = subprocess.run([MBLIN, *args], capture_output=True, text=True, timeout=20)
+    return p.returncode, p.stderr, time.monotonic() - t0
+rc, err, sec = timed("linearize", "/dev/zero")
+check(one_line_error(rc, err, 1, "/dev/zero: is not a regular file") and sec < 1, "/dev/zero refused at once: " + err)
+rc, err, sec = timed("linearize", "examples")
+check(one_line_error(rc, err, 1, "examples: is a directory"), "a directory as the model: " + err)
+with tempfile.TemporaryDirectory() as tmp:
+    deep = os.path.join(tmp, "deep.yaml")
+    with open(deep, "w") as f:
+        f.write("model: dae\nname: " + "[" * 100000 + "\n")
+    rc, err, sec = timed("linearize", deep)
+    check(one_line_error(rc, err, 1, deep + ":2:70: lists and mappings nested deeper than 64 levels") and sec < 1,
+          "10^5 nested lists refused in %.2f s: %s" % (sec, err))
+    latin = os.path.join(tmp, "latin.yaml")
+    with open(latin, "wb") as f:
+        f.write(b"model: dae\ncoordinates: {x: 0.1}\nname: caf\xe9\nkinetic_energy: \"der(x)^2\"\n")
+    rc, out, err = run("check", latin)
+    check(one_line_error(rc, err, 1, latin + ":3:10: the file is not valid UTF-8 (byte 0xe9"), "Latin-1 byte: " + err)
+    longname = os.path.join(tmp, "long.yaml")
+    with open(longname, "w") as f:
+        f.write("model: dae\ncoordinates: {" + "a" * 100000 + ": 0.1}\nkinetic_energy: \"der(x)^2\"\n")
+    rc, out, err = run("check", longname)
+    check(one_line_error(rc, err, 1, longname + ":2:15: a name of 100000 characters"), "long name: " + err)
+
+# --- issue 10 item 15: exports scipy and Octave read; no stale files; -o made only on success ---
+def mmread_shape(path):
+    """Shape as scipy.io.mmread reads it (any python with scipy: this one or /usr/bin/python3),
+    else by the Matrix Market rules (the size line; array: rows*cols values; coordinate: nnz)."""
+    code = "import sys, scipy.io; m = scipy.io.mmread(sys.argv[1]); print(m.shape[0], m.shape[1])"
+    for py in (sys.executable, "/usr/bin/python3"):
+        try:
+            p = subprocess.run([py, "-c", code, path], capture_output=True, text=True, timeout=60)
+        except OSError:
+            continue
+        if p.returncode == 0:
+            r, c = p.stdout.split()
+            return int(r), int(c)
+        if "No module named" not in p.stderr:
+            return None  # scipy refused the file
+    with open(path) as f:
+        lines = [l for l in f.read().split("\n") if l and not l.startswith("%")]
+    head = open(path).readline().split()
+    size = [int(x) for x in lines[0].split()]
+    if head[2] == "coordinate":
+        return (size[0], size[1]) if len(lines) - 1 == size[2] else None
+    return (size[0], size[1]) if size[0] * size[1] > 0 and len(lines) - 1 == size[0] * size[1] else None
+
+with tempfile.TemporaryDirectory() as tmp:
+    nout = os.path.join(tmp, "noout.yaml")
+    with open(nout, "w") as f:
+        f.write("model: dae\nparameters: {m: 2, k: 8}\ncoordinates: {x: 0.1}\nkinetic_energy: \"m*der(x)^2/2\"\n"
+                "potential_energy: \"k*x^2/2\"\n")
+    outdir = os.path.join(tmp, "a", "b", "c")  # three missing levels
+    rc, out, err = run("linearize", nout, "-o", outdir)
+    check(rc == 0 and os.path.isdir(outdir), "-o creates every missing level: " + err)
+    check(mmread_shape(os.path.join(outdir, "C.mtx")) == (0, 2), "0 x 2 C.mtx is readable (no outputs)")
+    check(mmread_shape(os.path.join(outdir, "D.mtx")) == (0, 0), "0 x 0 D.mtx is readable")
+    check(mmread_shape(os.path.join(outdir, "A.mtx")) == (2, 2), "A.mtx is readable")
+    # a descriptor run writes E.mtx..Cdd.mtx; an augmented run after it removes them
+    rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--method", "descriptor", "-o", outdir)
+    check(rc == 0 and os.path.exists(os.path.join(outdir, "E.mtx")), "descriptor run writes E.mtx")
+    rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "-o", outdir)
+    left = sorted(os.listdir(outdir))
+    check(rc == 0 and left == sorted(["A.mtx", "B.mtx", "C.mtx", "D.mtx", "M.mtx", "Cd.mtx", "K.mtx", "F.mtx",
+                                      "linear_model.m"]), "no stale files of the earlier run: %s" % left)
+    never = os.path.join(tmp, "never", "made")
+    rc, out, err = run("linearize", "examples/fourbar_singular.yaml", "-o", never)
+    check(rc == 1 and not os.path.exists(os.path.join(tmp, "never")), "-o not created when the model fails")
 
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

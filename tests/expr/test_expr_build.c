@@ -159,7 +159,17 @@ TEST(identities)
     CHECK_EQ_INT(mblx_node_op(G, bad), MBLX_OP_SQRT);
     CHECK_EQ_INT(mblx_node_op(G, mblx_log(G, C(0))), MBLX_OP_LOG);
     CHECK_EQ_INT(mblx_node_op(G, mblx_div(G, C(1), C(0))), MBLX_OP_POW);
-    CHECK(mblx_mul(G, mblx_div(G, X, C(0)), zero) == zero);
+    /* an undefined constant part makes the whole expression undefined: no identity removes it */
+    mblx_id recip0 = mblx_div(G, C(1), C(0));
+    CHECK(mblx_mul(G, mblx_div(G, X, C(0)), zero) != zero);
+    CHECK(mblx_div(G, zero, zero) == recip0);
+    CHECK(mblx_sub(G, recip0, recip0) == recip0);
+    CHECK(mblx_mul(G, zero, recip0) == recip0);
+    CHECK(mblx_powc(G, recip0, 0) == recip0);
+    CHECK(mblx_add(G, X, recip0) == recip0);
+    CHECK(mblx_sub(G, mblx_log(G, zero), mblx_log(G, zero)) == mblx_log(G, zero));
+    CHECK(mblx_mul(G, mblx_sqrt(G, C(-1)), zero) == mblx_sqrt(G, C(-1)));
+    CHECK(mblx_step(G, X, recip0, Y, C(1), Y) == recip0);
     /* function identities */
     CHECK(mblx_log(G, mblx_exp(G, X)) == X);
     CHECK(mblx_abs(G, mblx_abs(G, X)) == mblx_abs(G, X));

@@ -395,6 +395,8 @@ TEST(random_expressions_complex_step)
         free(w);
         mblx_tape_free(tp);
         if (rc) continue; /* e.g. 0^-1 in a random expression */
+        double e_val;
+        if (mblx_eval(G, e, s, &e_val, &st)) continue; /* undefined (its derivatives are 0) */
         double scale = fmax(1.0, fabs(v[0]) + fabs(v[1]));
         CHECK_NEAR(v[0], cstep(e, 0, p), 1e-11, scale);
         CHECK_NEAR(v[1], cstep(e, 1, p), 1e-11, scale);

@@ -1,6 +1,9 @@
 /* Every error class of a model file gives one line naming the file, line and column (where
  * there is one) and a negative status; nothing crashes or passes a NaN on. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mblin/mblin.h"
 #include "test.h"
@@ -110,6 +113,124 @@ TEST(numerics)
                  2, MBL_EMODEL, "no degrees of freedom");
 }
 
+/* issue 10 item 4: undefined constants are errors where they are written, never 0 */
+TEST(undefined_values)
+{
+    static const char *undef[] = {"0/0", "(1/0)-(1/0)", "log(0)-log(0)", "sqrt(-1)*0", "1/0", "0*exp(1000)"};
+    static const char *reason[] = {"division by zero", "division by zero", "log of non-positive value 0",
+                                   "sqrt of negative value -1", "division by zero", "non-finite result inf"};
+    char text[512], want[160];
+    for (int i = 0; i < 6; i++) {
+        snprintf(text, sizeof text, "model: dae\nparameters: {m: 1, p: \"%s\"}\ncoordinates: {x: 0.1}\n"
+                 "kinetic_energy: \"0.5*m*der(x)^2\"\npotential_energy: \"p*x^2\"\n", undef[i]);
+        snprintf(want, sizeof want, "bad.yaml:2:24: parameter 'p' = %s is undefined (%s)", undef[i], reason[i]);
+        expect_error(text, 0, MBL_EDOMAIN, want);
+        snprintf(text, sizeof text, HEAD "velocities: {x: \"%s\"}\nkinetic_energy: \"0.5*m*der(x)^2\"\n", undef[i]);
+        snprintf(want, sizeof want, "bad.yaml:4:18: the velocity of 'x' = %s is undefined", undef[i]);
+        expect_error(text, 0, MBL_EDOMAIN, want);
+        snprintf(text, sizeof text, HEAD "inputs: {u: \"%s\"}\nkinetic_energy: \"0.5*m*der(x)^2\"\n", undef[i]);
+        snprintf(want, sizeof want, "bad.yaml:4:14: the value of input 'u' = %s is undefined", undef[i]);
+        expect_error(text, 0, MBL_EDOMAIN, want);
+        snprintf(text, sizeof text, "model: dae\ncoordinates: {x: \"%s\"}\nkinetic_energy: \"der(x)^2\"\n", undef[i]);
+        snprintf(want, sizeof want, "bad.yaml:2:19: the initial value of coordinate 'x' = %s", undef[i]);
+        expect_error(text, 0, MBL_EDOMAIN, want);
+        /* inside an equation: the undefined part is not dropped from x^2 + ... */
+        snprintf(text, sizeof text, HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\npotential_energy: \"x^2 + %s\"\n", undef[i]);
+        snprintf(want, sizeof want, "bad.yaml:5:20: potential_energy = x^2 + %s is undefined", undef[i]);
+        expect_error(text, 0, MBL_EDOMAIN, want);
+    }
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nforces: {x: \"x/0\"}\n", 0, MBL_EDOMAIN,
+                 "bad.yaml:5:14: the force on 'x' = x/0 is undefined (division by zero)");
+}
+
+/* issue 10 item 11: evaluation errors name the user's expression, its position and the
+ * derivative that fails, not an expression the user never wrote */
+TEST(evaluation_errors_named)
+{
+#define GIVEN "model: dae\nparameters: {m: 1}\ncoordinates: {x: 0, y: 0}\n" \
+              "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\nlinearize: {at: given}\n"
+    expect_error(GIVEN "potential_energy: \"0.001/(x^2+0) + y^2\"\n", 2, MBL_EDOMAIN,
+                 "bad.yaml:6:20: division by zero in potential_energy = 0.001/(x^2+0) + y^2, while looking for the "
+                 "operating point");
+    expect_error(GIVEN "potential_energy: \"x^2 + y^2\"\nforces: {y: \"step(x, 0, 0, 0, 1)\"}\n", 2, MBL_EDOMAIN,
+                 "bad.yaml:7:14: division by zero in the first derivative with respect to x of the force on 'y' = step(x, "
+                 "0, 0, 0, 1)");
+    expect_error(GIVEN "potential_energy: \"x^2 + y^2 + atan2(x, y)\"\n", 2, MBL_EDOMAIN,
+                 "bad.yaml:6:20: division by zero in the first derivative with respect to x of potential_energy");
+    /* only the Jacobian fails: the second derivative, named with both coordinates */
+    expect_error(GIVEN "potential_energy: \"x^2 + y^2 + abs(x)^1.5\"\n", 2, MBL_EDOMAIN,
+                 "division by zero in the second derivative with respect to x, x of potential_energy = x^2 + y^2 + "
+                 "abs(x)^1.5");
+#undef GIVEN
+    /* a mechanism element: its position, not mblin's generated text */
+    expect_error("model: mechanism\nspace: planar\nparameters: {m: 1}\nground:\n  markers:\n    O: {}\n"
+                 "bodies:\n  b:\n    type: point\n    mass: m\n    position: [0, 0]\n    markers:\n      P: {}\n"
+                 "forces:\n  push: {type: force, i: P, force: [\"1/DX(P, O)\", 0]}\n"
+                 "  pull: {type: spring, i: P, j: O, stiffness: 1, length: 0}\nlinearize: {at: given}\n",
+                 2, MBL_EDOMAIN, "bad.yaml:15:3: division by zero in the expression of the element here (mblin's");
+}
+
+/* issue 10 items 10 and 12: bounded readers, precise positions */
+TEST(reader_limits)
+{
+    /* a Latin-1 byte on line 3: its own line and column, not 1:1 */
+    expect_error("model: dae\ncoordinates: {x: 0.1}\nname: caf\xe9\nkinetic_energy: \"der(x)^2\"\n", 0, MBL_EPARSE,
+                 "bad.yaml:3:10: the file is not valid UTF-8 (byte 0xe9");
+    /* a 100,000-character name: what is wrong, where it starts */
+    size_t n = 100000;
+    char *text = malloc(n + 200);
+    CHECK(text != NULL);
+    strcpy(text, "model: dae\ncoordinates: {");
+    size_t k = strlen(text);
+    memset(text + k, 'a', n);
+    strcpy(text + k + n, ": 0.1}\nkinetic_energy: \"der(x)^2\"\n");
+    expect_error(text, 0, MBL_EPARSE, "bad.yaml:2:15: a name of 100000 characters: YAML keys are limited to 1024");
+    /* 10^5 nested lists: refused at once (libyaml alone took 20 s) */
+    strcpy(text, "model: dae\nname: ");
+    k = strlen(text);
+    memset(text + k, '[', n);
+    text[k + n] = '\0';
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    expect_error(text, 0, MBL_EPARSE, "bad.yaml:2:70: lists and mappings nested deeper than 64 levels");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double sec = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    CHECK_MSG(sec < 1.0, "deep nesting took %.2f s", sec);
+    free(text);
+    expect_error("model: dae\nname: &a x\ncoordinates: {x: *a}\n", 0, MBL_EPARSE,
+                 "bad.yaml:3:18: YAML aliases (*name) are not supported");
+    /* the nesting and size limits are options */
+    const char *ok = "model: dae\ncoordinates: {x: 0.1}\nkinetic_energy: \"der(x)^2\"\npotential_energy: \"x^2\"\n";
+    mbl_load_options lo;
+    mbl_load_options_default(&lo);
+    CHECK(lo.max_file_size == MBL_MAX_FILE_SIZE && MBL_MAX_FILE_SIZE == (size_t)256 * 1024 * 1024);
+    CHECK(lo.max_nesting == 64);
+    mbl_model *md = NULL;
+    mbl_status st;
+    CHECK_EQ_INT(mbl_model_load_string_opt(ok, strlen(ok), "ok.yaml", NULL, 0, &lo, &md, &st), 0);
+    mbl_model_free(md);
+    lo.max_nesting = 1;
+    CHECK_EQ_INT(mbl_model_load_string_opt(ok, strlen(ok), "ok.yaml", NULL, 0, &lo, &md, &st), MBL_EPARSE);
+    CHECK(strstr(st.msg, "ok.yaml:2:14: lists and mappings nested deeper than 1 levels") != NULL);
+    lo.max_nesting = 64;
+    lo.max_file_size = 20;
+    CHECK_EQ_INT(mbl_model_load_string_opt(ok, strlen(ok), "ok.yaml", NULL, 0, &lo, &md, &st), MBL_EIO);
+    CHECK(strstr(st.msg, "ok.yaml: the model is larger than the limit of 20 bytes") != NULL);
+    CHECK_EQ_INT(mbl_model_load_file_opt("examples/spring_pendulum.yaml", NULL, 0, &lo, &md, &st), MBL_EIO);
+    CHECK(strstr(st.msg, "examples/spring_pendulum.yaml: the file has ") != NULL);
+    CHECK(strstr(st.msg, "bytes, more than the limit of 20 bytes") != NULL);
+    /* not regular files: at once, with what they are */
+    CHECK_EQ_INT(mbl_model_load_file("examples", NULL, 0, &md, &st), MBL_EIO);
+    CHECK(strstr(st.msg, "examples: is a directory, not a model file") != NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CHECK_EQ_INT(mbl_model_load_file("/dev/zero", NULL, 0, &md, &st), MBL_EIO);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CHECK(strstr(st.msg, "/dev/zero: is not a regular file") != NULL);
+    sec = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    CHECK(sec < 1.0);
+    CHECK(md == NULL);
+}
+
 TEST(settings)
 {
     mbl_model *md = NULL;
@@ -168,6 +289,9 @@ int main(void)
     RUN(cycles);
     RUN(physics);
     RUN(numerics);
+    RUN(undefined_values);
+    RUN(evaluation_errors_named);
+    RUN(reader_limits);
     RUN(settings);
     RUN(allocation_failures);
     return test_summary("model errors");
