@@ -98,8 +98,19 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
     json_names(f, md->rname, md->nr);
     fputs(", \"inputs\": ", f);
     json_vec(f, pt->r, pt->nr);
+    fputs(", \"output_names\": ", f);
+    json_names(f, md->yname, md->ny);
+    fputs(", \"outputs\": ", f);
+    double *y = md->ny ? mbl_calloc((size_t)md->ny, sizeof *y) : NULL;
+    mbl_status est;
+    mbl_status_clear(&est);
+    if (y && !mbl_model_outputs(md, pt, y, &est)) json_vec(f, y, md->ny);
+    else fputs("[]", f);
+    mbl_free(y);
     fprintf(f, ", \"iterations\": %d, \"residual\": ", pt->iterations);
     json_num(f, pt->residual);
+    fputs(", \"scaled_residual\": ", f);
+    json_num(f, pt->scaled_residual);
     fprintf(f, ", \"constraint_rank\": %d, \"min_norm_multipliers\": %s, \"notes\": ", pt->rank_phi_q,
             pt->min_norm_multipliers ? "true" : "false");
     json_str(f, pt->notes);
@@ -266,6 +277,12 @@ int mbl_report_point_text(FILE *f, const mbl_model *md, const mbl_point *pt)
     for (int j = 0; j < pt->m; j++) fprintf(f, "  lambda[%d] = %.9g\n", j + 1, pt->lambda[j]);
     for (int j = 0; j < pt->k; j++) fprintf(f, "  mu[%d] = %.9g\n", j + 1, pt->mu[j]);
     for (int j = 0; j < pt->nr; j++) fprintf(f, "  input %s = %.9g\n", md->rname[j], pt->r[j]);
+    double *y = md->ny ? mbl_calloc((size_t)md->ny, sizeof *y) : NULL;
+    mbl_status est;
+    mbl_status_clear(&est);
+    if (y && !mbl_model_outputs(md, pt, y, &est))
+        for (int j = 0; j < md->ny; j++) fprintf(f, "  output %s = %.9g\n", md->yname[j], y[j]);
+    mbl_free(y);
     if (pt->notes[0]) fprintf(f, "  note: %s\n", pt->notes);
     return ferror(f) ? MBL_EIO : 0;
 }

@@ -238,6 +238,12 @@ with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
     good = f.name
 rc, out, err = run("linearize", good, "--json")
 check(rc == 0 and json.loads(out)["outputs"] == ["tension", "ay"], "lambda and der(der(.)) outputs accepted")
+# their values at the operating point: the rod holds the bob at rest (tension m g), no acceleration
+opv = json.loads(out)["operating_point"] if rc == 0 else {}
+check(rc == 0 and abs(opv["outputs"][0] - 2 * 9.81) < 1e-9 and abs(opv["outputs"][1]) < 1e-9,
+      "output values at the point: tension = m g = 19.62, der(der(y)) = 0: " + str(opv.get("outputs")))
+rc, out, err = run("equilibrium", good)
+check(rc == 0 and "output tension = 19.62" in out, "the text report prints the output values at the point")
 for meth in ("projection", "descriptor", "penalty"):
     rc, out, err = run("linearize", good, "--method", meth)
     check(one_line_error(rc, err, 1, meth + ":", "not supported"), meth + " refuses multiplier outputs: " + err)
