@@ -445,6 +445,9 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
  * ||(A, E)||. Each pair stops when the correction of lambda is below 4 eps |lambda| or stops
  * shrinking, or after maxit steps (maxit <= 0: 8); the pair with the smallest backward error seen
  * (the starting one included) is returned, so refinement never makes a pair worse by that measure.
+ * A pair whose refined eigenvalue moved more than half the distance from its starting value to the
+ * nearest other starting value is returned as given (normalized): it may have converged to that
+ * one's eigenpair, and two pairs must not collapse onto one.
  * A pair whose starting value is the exact conjugate of an earlier one is set to the conjugate of
  * that one's result (real pencils keep their symmetry).
  *   lre, lim (k)  in/out: the eigenvalues.
@@ -452,7 +455,7 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
  *                 required); returned with unit 2-norm.
  *   berr (k)      out (may be NULL): backward error ||A x - lambda E x||_2 / ((||A||_1 +
  *                 |lambda| ||E||_1) ||x||_2) of the returned pair (residual in doubled precision).
- *   iters (k)     out (may be NULL): Newton steps taken.
+ *   iters (k)     out (may be NULL): Newton steps taken (0: returned as given).
  * Errors: MBL_EARG (NULL, zero eigenvector), MBL_EDIM, MBL_ENOMEM, MBL_ELIB (KLU). */
 int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, double *lim, double *Vre,
                      double *Vim, int ldv, int maxit, double *berr, int *iters, mbl_status *st);

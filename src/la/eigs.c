@@ -436,7 +436,7 @@ int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, d
     mbla_csc *C = NULL;
     mbla_klu *klu = NULL;
     double *cz = NULL, *w = NULL, *xr = NULL, *xi = NULL, *rr = NULL, *ri = NULL, *y1 = NULL, *y2 = NULL;
-    double *l0 = NULL;
+    double *l0 = NULL, *bxr = NULL, *bxi = NULL;
     r = mbla_csc_add(1.0, A, 0.0, E, &C, st); /* the union pattern of A - lambda E */
     if (r) goto done;
     int nz = C->p[n];
@@ -446,7 +446,8 @@ int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, d
     rr = mbl_alloc_array((size_t)n + 1, sizeof *rr), ri = mbl_alloc_array((size_t)n + 1, sizeof *ri);
     y1 = mbl_alloc_array((size_t)2 * n + 1, sizeof *y1), y2 = mbl_alloc_array((size_t)2 * n + 1, sizeof *y2);
     l0 = mbl_alloc_array((size_t)2 * k + 1, sizeof *l0);
-    if (!cz || !w || !xr || !xi || !rr || !ri || !y1 || !y2 || !l0) {
+    bxr = mbl_alloc_array((size_t)n + 1, sizeof *bxr), bxi = mbl_alloc_array((size_t)n + 1, sizeof *bxi);
+    if (!cz || !w || !xr || !xi || !rr || !ri || !y1 || !y2 || !l0 || !bxr || !bxi) {
         r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
         goto done;
     }
@@ -473,8 +474,8 @@ int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, d
         for (int i = 0; i < n; i++) xr[i] = vr[i] / nx, xi[i] = vi[i] / nx;
         resid_cplx(A, E, lr, li, xr, xi, rr, ri, w);
         double eta = nrm2c(n, rr, ri) / (nA + hypot(lr, li) * nE);
-        double best = eta, bl[2] = {lr, li}, dprev = INFINITY;
-        int it = 0, keep = 1; /* keep: (lre, lim, vr, vi) hold the best pair so far */
+        double eta0 = eta, best = eta, bl[2] = {lr, li}, dprev = INFINITY;
+        int it = 0, keep = 1; /* keep: the given pair is the best so far; else (bl, bxr, bxi) */
         for (it = 0; it < maxit; it++) {
             /* C = A - lambda E, complex, on the union pattern */
             for (int j = 0; j < n; j++) {
@@ -530,7 +531,7 @@ int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, d
             double dl = hypot(dr, di);
             if (eta <= best) {
                 best = eta, bl[0] = lr, bl[1] = li, keep = 0;
-                for (int i = 0; i < n; i++) vr[i] = xr[i], vi[i] = xi[i];
+                memcpy(bxr, xr, (size_t)n * sizeof *bxr), memcpy(bxi, xi, (size_t)n * sizeof *bxi);
             }
             /* converged: the correction is at the rounding level of lambda, or stopped shrinking */
             if (dl <= 4 * DBL_EPSILON * hypot(lr, li) || dl >= dprev) {
@@ -539,8 +540,17 @@ int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, d
             }
             dprev = dl;
         }
+        /* a pair that moved more than half way to another given eigenvalue may have converged to
+         * that one's eigenpair (two pairs collapsing onto one): keep it as given */
+        double gap = INFINITY;
+        for (int u = 0; u < k; u++)
+            if (u != t) gap = fmin(gap, hypot(l0[2 * u] - l0[2 * t], l0[2 * u + 1] - l0[2 * t + 1]));
+        if (!keep && hypot(bl[0] - l0[2 * t], bl[1] - l0[2 * t + 1]) > 0.5 * gap)
+            keep = 1, it = 0, best = eta0, bl[0] = l0[2 * t], bl[1] = l0[2 * t + 1];
         if (keep)
             for (int i = 0; i < n; i++) vr[i] /= nx, vi[i] /= nx;
+        else
+            memcpy(vr, bxr, (size_t)n * sizeof *vr), memcpy(vi, bxi, (size_t)n * sizeof *vi);
         lre[t] = bl[0], lim[t] = bl[1];
         if (berr) berr[t] = best;
         if (iters) iters[t] = it;
@@ -550,6 +560,6 @@ done:
     mbla_klu_free(klu);
     mbla_csc_free(C);
     mbl_free(cz), mbl_free(w), mbl_free(xr), mbl_free(xi), mbl_free(rr), mbl_free(ri), mbl_free(y1), mbl_free(y2);
-    mbl_free(l0);
+    mbl_free(l0), mbl_free(bxr), mbl_free(bxi);
     return r;
 }

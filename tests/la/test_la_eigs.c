@@ -330,6 +330,14 @@ TEST(eigs_refine_stiff_descriptor_pencil)
     double lr1 = lr[0], li1 = li[0];
     CHECK_EQ_INT(mbla_eigs_refine(A, E, 1, lr, li, Vr, Vi, nd, 3, be, it, &st), 0);
     CHECK(hypot(lr[0] - lr1, li[0] - li1) <= 4e-16 * fabs(li1));
+    /* two starts near the same eigenpair: the nearer converges, the other (it would move more
+     * than half way to the first start) is returned as given */
+    for (int i = 0; i < nd; i++) Vr[i + nd] = Vr[i] * (1 + 1e-3 * sin(i)), Vi[i + nd] = Vi[i];
+    lr[1] = lr[0], li[0] = li1 * (1 + 1e-6), li[1] = li1 * (1 + 5e-6);
+    double g1r = lr[1], g1i = li[1];
+    CHECK_EQ_INT(mbla_eigs_refine(A, E, 2, lr, li, Vr, Vi, nd, 0, be, it, &st), 0);
+    CHECK(hypot(lr[0] - lr1, li[0] - li1) <= 1e-13 * fabs(li1) && it[0] >= 1);
+    CHECK_MSG(lr[1] == g1r && li[1] == g1i && it[1] == 0, "%.17g%+.17gi, %d steps", lr[1], li[1], it[1]);
     /* errors */
     CHECK_EQ_INT(mbla_eigs_refine(A, E, 1, lr, li, Vr, NULL, nd, 0, NULL, NULL, &st), MBL_EARG);
     CHECK_EQ_INT(mbla_eigs_refine(A, E, 1, lr, li, Vr, Vi, nd - 1, 0, NULL, NULL, &st), MBL_EDIM);
