@@ -437,6 +437,29 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
                    int k, const mbla_eigs_opts *opts, double *lre, double *lim, double *Vre,
                    double *Vim, int ldv, int *nconv, mbl_status *st);
 
+/* Refine k computed eigenpairs (lambda_t, x_t) of the pencil A x = lambda E x in place by Newton's
+ * method on (A - lambda E) x = 0, x^H x = 1 (a Rayleigh-quotient-like iteration: each step factors
+ * A - lambda E at the current lambda by the complex KLU and solves the bordered system by two
+ * solves), with the residual A x - lambda E x accumulated in doubled precision (Dot2): the limiting
+ * accuracy is that of the eigenvalue of the stored A, E, not eps times its condition number times
+ * ||(A, E)||. Each pair stops when the correction of lambda is below 4 eps |lambda| or stops
+ * shrinking, or after maxit steps (maxit <= 0: 8); the pair with the smallest backward error seen
+ * (the starting one included) is returned, so refinement never makes a pair worse by that measure.
+ * A pair whose refined eigenvalue moved more than half the distance from its starting value to the
+ * nearest other starting value is returned as given (normalized): it may have converged to that
+ * one's eigenpair, and two pairs must not collapse onto one.
+ * A pair whose starting value is the exact conjugate of an earlier one is set to the conjugate of
+ * that one's result (real pencils keep their symmetry).
+ *   lre, lim (k)  in/out: the eigenvalues.
+ *   Vre, Vim      in/out: n x k real and imaginary parts of the eigenvectors (ld ldv, both
+ *                 required); returned with unit 2-norm.
+ *   berr (k)      out (may be NULL): backward error ||A x - lambda E x||_2 / ((||A||_1 +
+ *                 |lambda| ||E||_1) ||x||_2) of the returned pair (residual in doubled precision).
+ *   iters (k)     out (may be NULL): Newton steps taken (0: returned as given).
+ * Errors: MBL_EARG (NULL, zero eigenvector), MBL_EDIM, MBL_ENOMEM, MBL_ELIB (KLU). */
+int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, double *lim, double *Vre,
+                     double *Vim, int ldv, int maxit, double *berr, int *iters, mbl_status *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,7 @@
 
 #include <arpack.h>
 #include <complex.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -346,5 +347,219 @@ done:
     mbl_free(rz);
     mbl_free(c.tmp);
     mbl_free(Z);
+    return r;
+}
+
+/* ---- refinement of computed eigenpairs ------------------------------------------------------ */
+
+#define MBLA_EIGS_REFINE_MAXIT_DEFAULT 8
+
+/* s + c += a b in doubled precision (Ogita, Rump and Oishi 2005, Dot2: the rounding errors of the
+ * product (fma) and of the sum (TwoSum) are accumulated in c) */
+static void dot2_add(double a, double b, double *s, double *c)
+{
+    double p = a * b, e = fma(a, b, -p);
+    double t = *s + p, v = t - *s, q = (*s - (t - v)) + (p - v);
+    *s = t;
+    *c += q + e;
+}
+
+/* r = A x - lambda E x for complex lambda = (lr, li) and x = (xr, xi), accumulated in doubled
+ * precision and rounded once: the residual of the stored data, not of its rounding. w: 4n. */
+static void resid_cplx(const mbla_csc *A, const mbla_csc *E, double lr, double li, const double *xr,
+                       const double *xi, double *rr, double *ri, double *w)
+{
+    int n = A->n;
+    double *sr = w, *cr = w + n, *si = w + 2 * n, *ci = w + 3 * n;
+    /* w = E x in doubled precision (hi in sr/si, lo in cr/ci) */
+    memset(w, 0, (size_t)4 * n * sizeof *w);
+    for (int j = 0; j < n; j++)
+        for (int q = E->p[j]; q < E->p[j + 1]; q++) {
+            dot2_add(E->x[q], xr[j], &sr[E->i[q]], &cr[E->i[q]]);
+            dot2_add(E->x[q], xi[j], &si[E->i[q]], &ci[E->i[q]]);
+        }
+    /* r = -lambda w (all four parts of w, every product compensated) */
+    for (int i = 0; i < n; i++) {
+        double whr = sr[i], wlr = cr[i], whi = si[i], wli = ci[i];
+        double a = 0, b = 0, c = 0, d = 0;
+        dot2_add(-lr, whr, &a, &b), dot2_add(-lr, wlr, &a, &b);
+        dot2_add(li, whi, &a, &b), dot2_add(li, wli, &a, &b);
+        dot2_add(-lr, whi, &c, &d), dot2_add(-lr, wli, &c, &d);
+        dot2_add(-li, whr, &c, &d), dot2_add(-li, wlr, &c, &d);
+        sr[i] = a, cr[i] = b, si[i] = c, ci[i] = d;
+    }
+    for (int j = 0; j < n; j++)
+        for (int q = A->p[j]; q < A->p[j + 1]; q++) {
+            dot2_add(A->x[q], xr[j], &sr[A->i[q]], &cr[A->i[q]]);
+            dot2_add(A->x[q], xi[j], &si[A->i[q]], &ci[A->i[q]]);
+        }
+    for (int i = 0; i < n; i++) rr[i] = sr[i] + cr[i], ri[i] = si[i] + ci[i];
+}
+
+static double csc_norm1(const mbla_csc *A)
+{
+    double m = 0;
+    for (int j = 0; j < A->n; j++) {
+        double s = 0;
+        for (int q = A->p[j]; q < A->p[j + 1]; q++) s += fabs(A->x[q]);
+        m = fmax(m, s);
+    }
+    return m;
+}
+
+static double nrm2c(int n, const double *xr, const double *xi)
+{
+    double amax = 0, s = 0;
+    for (int i = 0; i < n; i++) amax = fmax(amax, fmax(fabs(xr[i]), fabs(xi[i])));
+    if (amax == 0) return 0;
+    for (int i = 0; i < n; i++) s += (xr[i] / amax) * (xr[i] / amax) + (xi[i] / amax) * (xi[i] / amax);
+    return amax * sqrt(s);
+}
+
+int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, double *lim, double *Vre,
+                     double *Vim, int ldv, int maxit, double *berr, int *iters, mbl_status *st)
+{
+    const char *fn = "mbla_eigs_refine";
+    int r = mbla_csc_arg(A, fn, "A", st);
+    if (r) return r;
+    if ((r = mbla_csc_arg(E, fn, "E", st))) return r;
+    int n = A->n;
+    if (A->m != n || E->m != n || E->n != n)
+        return mbl_error(st, MBL_EDIM, "%s: A is %d x %d, E is %d x %d (square, same order)", fn, A->m, A->n,
+                         E->m, E->n);
+    if (k < 0) return mbl_error(st, MBL_EDIM, "%s: k = %d < 0", fn, k);
+    if (k == 0) return 0;
+    if (!lre || !lim || !Vre || !Vim) return mbl_error(st, MBL_EARG, "%s: lre, lim, Vre or Vim is NULL", fn);
+    if (ldv < mbla_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
+    if (maxit <= 0) maxit = MBLA_EIGS_REFINE_MAXIT_DEFAULT;
+
+    mbla_csc *C = NULL;
+    mbla_klu *klu = NULL;
+    double *cz = NULL, *w = NULL, *xr = NULL, *xi = NULL, *rr = NULL, *ri = NULL, *y1 = NULL, *y2 = NULL;
+    double *l0 = NULL, *bxr = NULL, *bxi = NULL;
+    r = mbla_csc_add(1.0, A, 0.0, E, &C, st); /* the union pattern of A - lambda E */
+    if (r) goto done;
+    int nz = C->p[n];
+    cz = mbl_alloc_array((size_t)2 * nz + 1, sizeof *cz);
+    w = mbl_alloc_array((size_t)4 * n + 1, sizeof *w);
+    xr = mbl_alloc_array((size_t)n + 1, sizeof *xr), xi = mbl_alloc_array((size_t)n + 1, sizeof *xi);
+    rr = mbl_alloc_array((size_t)n + 1, sizeof *rr), ri = mbl_alloc_array((size_t)n + 1, sizeof *ri);
+    y1 = mbl_alloc_array((size_t)2 * n + 1, sizeof *y1), y2 = mbl_alloc_array((size_t)2 * n + 1, sizeof *y2);
+    l0 = mbl_alloc_array((size_t)2 * k + 1, sizeof *l0);
+    bxr = mbl_alloc_array((size_t)n + 1, sizeof *bxr), bxi = mbl_alloc_array((size_t)n + 1, sizeof *bxi);
+    if (!cz || !w || !xr || !xi || !rr || !ri || !y1 || !y2 || !l0 || !bxr || !bxi) {
+        r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
+        goto done;
+    }
+    double nA = csc_norm1(A), nE = csc_norm1(E);
+    for (int t = 0; t < k; t++) l0[2 * t] = lre[t], l0[2 * t + 1] = lim[t];
+    for (int t = 0; t < k; t++) {
+        double *vr = Vre + (size_t)t * ldv, *vi = Vim + (size_t)t * ldv;
+        int tc = -1; /* an earlier, refined partner: this is its complex conjugate */
+        for (int u = 0; u < t && tc < 0; u++)
+            if (l0[2 * t + 1] != 0.0 && l0[2 * u] == l0[2 * t] && l0[2 * u + 1] == -l0[2 * t + 1]) tc = u;
+        if (tc >= 0) {
+            lre[t] = lre[tc], lim[t] = -lim[tc];
+            for (int i = 0; i < n; i++) vr[i] = Vre[i + (size_t)tc * ldv], vi[i] = -Vim[i + (size_t)tc * ldv];
+            if (berr) berr[t] = berr[tc];
+            if (iters) iters[t] = iters[tc];
+            continue;
+        }
+        double lr = lre[t], li = lim[t];
+        double nx = nrm2c(n, vr, vi);
+        if (!(nx > 0)) {
+            r = mbl_error(st, MBL_EARG, "%s: eigenvector %d is zero", fn, t);
+            goto done;
+        }
+        for (int i = 0; i < n; i++) xr[i] = vr[i] / nx, xi[i] = vi[i] / nx;
+        resid_cplx(A, E, lr, li, xr, xi, rr, ri, w);
+        double eta = nrm2c(n, rr, ri) / (nA + hypot(lr, li) * nE);
+        double eta0 = eta, best = eta, bl[2] = {lr, li}, dprev = INFINITY;
+        int it = 0, keep = 1; /* keep: the given pair is the best so far; else (bl, bxr, bxi) */
+        for (it = 0; it < maxit; it++) {
+            /* C = A - lambda E, complex, on the union pattern */
+            for (int j = 0; j < n; j++) {
+                int qa = A->p[j], qe = E->p[j];
+                for (int q = C->p[j]; q < C->p[j + 1]; q++) {
+                    int i = C->i[q];
+                    double a = 0, e = 0;
+                    while (qa < A->p[j + 1] && A->i[qa] < i) qa++;
+                    while (qe < E->p[j + 1] && E->i[qe] < i) qe++;
+                    if (qa < A->p[j + 1] && A->i[qa] == i) a = A->x[qa];
+                    if (qe < E->p[j + 1] && E->i[qe] == i) e = E->x[qe];
+                    cz[2 * q] = a - lr * e;
+                    cz[2 * q + 1] = -li * e;
+                }
+            }
+            r = klu ? mbla_kluz_refactor(klu, C, cz, st) : mbla_kluz_new(C, cz, NULL, &klu, st);
+            if (r == MBL_ESINGULAR) { /* lambda is an eigenvalue to working precision */
+                r = 0;
+                break;
+            }
+            if (r) goto done;
+            /* y1 = C^-1 r, y2 = C^-1 E x (interleaved complex) */
+            for (int i = 0; i < n; i++) y1[2 * i] = rr[i], y1[2 * i + 1] = ri[i], y2[2 * i] = y2[2 * i + 1] = 0;
+            for (int j = 0; j < n; j++)
+                for (int q = E->p[j]; q < E->p[j + 1]; q++) {
+                    y2[2 * E->i[q]] += E->x[q] * xr[j];
+                    y2[2 * E->i[q] + 1] += E->x[q] * xi[j];
+                }
+            if ((r = mbla_kluz_solve(klu, 'N', 1, y1, n, st))) goto done;
+            if ((r = mbla_kluz_solve(klu, 'N', 1, y2, n, st))) goto done;
+            /* Newton on (A - lambda E) x = 0, x^H x = 1 (x the current vector):
+             * dlambda = x^H y1 / x^H y2, dx = -y1 + dlambda y2 */
+            double ar = 0, ai = 0, br = 0, bi = 0;
+            for (int i = 0; i < n; i++) {
+                ar += xr[i] * y1[2 * i] + xi[i] * y1[2 * i + 1];
+                ai += xr[i] * y1[2 * i + 1] - xi[i] * y1[2 * i];
+                br += xr[i] * y2[2 * i] + xi[i] * y2[2 * i + 1];
+                bi += xr[i] * y2[2 * i + 1] - xi[i] * y2[2 * i];
+            }
+            double bb = br * br + bi * bi;
+            if (!(bb > 0) || !isfinite(bb)) break;
+            double dr = (ar * br + ai * bi) / bb, di = (ai * br - ar * bi) / bb;
+            for (int i = 0; i < n; i++) {
+                xr[i] += -y1[2 * i] + dr * y2[2 * i] - di * y2[2 * i + 1];
+                xi[i] += -y1[2 * i + 1] + dr * y2[2 * i + 1] + di * y2[2 * i];
+            }
+            lr += dr, li += di;
+            double nn = nrm2c(n, xr, xi);
+            if (!(nn > 0) || !isfinite(nn) || !isfinite(lr) || !isfinite(li)) break;
+            for (int i = 0; i < n; i++) xr[i] /= nn, xi[i] /= nn;
+            resid_cplx(A, E, lr, li, xr, xi, rr, ri, w);
+            eta = nrm2c(n, rr, ri) / (nA + hypot(lr, li) * nE);
+            double dl = hypot(dr, di);
+            if (eta <= best) {
+                best = eta, bl[0] = lr, bl[1] = li, keep = 0;
+                memcpy(bxr, xr, (size_t)n * sizeof *bxr), memcpy(bxi, xi, (size_t)n * sizeof *bxi);
+            }
+            /* converged: the correction is at the rounding level of lambda, or stopped shrinking */
+            if (dl <= 4 * DBL_EPSILON * hypot(lr, li) || dl >= dprev) {
+                it++;
+                break;
+            }
+            dprev = dl;
+        }
+        /* a pair that moved more than half way to another given eigenvalue may have converged to
+         * that one's eigenpair (two pairs collapsing onto one): keep it as given */
+        double gap = INFINITY;
+        for (int u = 0; u < k; u++)
+            if (u != t) gap = fmin(gap, hypot(l0[2 * u] - l0[2 * t], l0[2 * u + 1] - l0[2 * t + 1]));
+        if (!keep && hypot(bl[0] - l0[2 * t], bl[1] - l0[2 * t + 1]) > 0.5 * gap)
+            keep = 1, it = 0, best = eta0, bl[0] = l0[2 * t], bl[1] = l0[2 * t + 1];
+        if (keep)
+            for (int i = 0; i < n; i++) vr[i] /= nx, vi[i] /= nx;
+        else
+            memcpy(vr, bxr, (size_t)n * sizeof *vr), memcpy(vi, bxi, (size_t)n * sizeof *vi);
+        lre[t] = bl[0], lim[t] = bl[1];
+        if (berr) berr[t] = best;
+        if (iters) iters[t] = it;
+    }
+    r = 0;
+done:
+    mbla_klu_free(klu);
+    mbla_csc_free(C);
+    mbl_free(cz), mbl_free(w), mbl_free(xr), mbl_free(xi), mbl_free(rr), mbl_free(ri), mbl_free(y1), mbl_free(y2);
+    mbl_free(l0), mbl_free(bxr), mbl_free(bxi);
     return r;
 }

@@ -252,6 +252,105 @@ TEST(eigs_pencil_against_dggev)
     mbla_csc_free(E);
 }
 
+/* The descriptor pencil (source 001 Eq. 8) of a stiff chain: N masses m between a wall and an
+ * (N+1)-th mass held at 0 by a constraint, springs k, constraint rows and multiplier column scaled
+ * by s = 2^33 (as the sparse pencil of a stiff model is):
+ *   E = [I 0 0; 0 m I 0; 0 0 0],  A = [0 I 0; -K 0 -s G^T; -s G 0 0],  G = e_N^T.
+ * The finite eigenvalues are +-i 2 sqrt(k/m) sin(j pi/(2(N+1))), j = 1..N, spanning 3 to 2000
+ * rad/s (an index-3 pencil, as the flexible pendulum's). */
+enum { RN = 1000 };
+
+static void chain_pencil(mbla_csc **A, mbla_csc **E, double kk, double mm, double s)
+{
+    int n = RN + 1, nd = 2 * n + 1;
+    trip ta, te;
+    trip_init(&ta, nd, 6 * n + 4);
+    trip_init(&te, nd, 2 * n);
+    for (int i = 0; i < n; i++) {
+        trip_add(&te, i, i, 1.0);
+        trip_add(&te, n + i, n + i, mm);
+        trip_add(&ta, i, n + i, 1.0);
+        trip_add(&ta, n + i, i, -(i < RN ? 2 * kk : kk));
+        if (i > 0) trip_add(&ta, n + i, i - 1, kk);
+        if (i + 1 < n) trip_add(&ta, n + i, i + 1, kk);
+    }
+    trip_add(&ta, 2 * n, RN, -s);
+    trip_add(&ta, n + RN, 2 * n, -s);
+    *A = trip_done(&ta);
+    *E = trip_done(&te);
+}
+
+/* mbla_eigs_refine: the ARPACK pairs nearest 0, their eigenvalues then spoiled by a relative 1e-5,
+ * come back to the closed form to 1e-13 relative (a backward-stable eigensolver is limited to
+ * about eps (omega_max / omega_1)^2 = 1e-10 on the lowest), conjugate pairs exactly conjugate,
+ * backward errors at the rounding level. */
+TEST(eigs_refine_stiff_descriptor_pencil)
+{
+    int n = RN + 1, nd = 2 * n + 1, k = 10;
+    double kk = 1e6, mm = 1.0;
+    mbla_csc *A = NULL, *E = NULL;
+    chain_pencil(&A, &E, kk, mm, ldexp(1.0, 33));
+    double lr[10], li[10], be[10], l0r[10], l0i[10];
+    int it[10];
+    double *Vr = malloc(sizeof(double) * nd * k), *Vi = malloc(sizeof(double) * nd * k);
+    mbl_status st;
+    CHECK_EQ_INT(mbla_eigs_sinv(A, E, -1e-3, 0.0, k, NULL, lr, li, Vr, Vi, nd, NULL, &st), 0);
+    /* the closed form of each: the nearest +-omega_j */
+    double ex[10], err0 = 0;
+    for (int t = 0; t < k; t++) {
+        int j = (int)floor(fabs(li[t]) / (2 * sqrt(kk / mm)) * 2 * (RN + 1) / PI * (1 + 1e-9)); /* asin ~ x */
+        double best = 1e300;
+        for (int jj = j > 2 ? j - 2 : 1; jj <= j + 2; jj++) {
+            double w = 2 * sqrt(kk / mm) * sin(jj * PI / (2.0 * (RN + 1)));
+            if (fabs(fabs(li[t]) - w) < fabs(fabs(li[t]) - best)) best = w;
+        }
+        ex[t] = li[t] > 0 ? best : -best;
+        lr[t] *= 1 + 1e-5, li[t] *= 1 + 1e-5; /* spoil, keeping conjugates exact */
+        err0 = fmax(err0, hypot(lr[t], li[t] - ex[t]) / fabs(ex[t]));
+        l0r[t] = lr[t], l0i[t] = li[t];
+    }
+    CHECK(err0 > 5e-6);
+    CHECK(fabs(fabs(ex[0]) - 2 * sqrt(kk / mm) * sin(PI / (2.0 * (RN + 1)))) == 0.0);
+    CHECK_EQ_INT(mbla_eigs_refine(A, E, k, lr, li, Vr, Vi, nd, 0, be, it, &st), 0);
+    for (int t = 0; t < k; t++) {
+        CHECK_MSG(hypot(lr[t], li[t] - ex[t]) <= 1e-13 * fabs(ex[t]), "t %d: %.17g%+.17gi, closed form %.17gi", t,
+                  lr[t], li[t], ex[t]);
+        CHECK_MSG(be[t] < 1e-15, "t %d: backward error %g", t, be[t]);
+        CHECK(it[t] >= 1 && it[t] <= 8);
+        CHECK(residual(A, E, lr[t], li[t], Vr + (size_t)t * nd, Vi + (size_t)t * nd) < 1e-6);
+        for (int u = 0; u < t; u++)
+            if (l0r[u] == l0r[t] && l0i[u] == -l0i[t]) {
+                CHECK(lr[u] == lr[t] && li[u] == -li[t]);
+                for (int i = 0; i < nd; i++)
+                    CHECK(Vr[i + (size_t)u * nd] == Vr[i + (size_t)t * nd] &&
+                          Vi[i + (size_t)u * nd] == -Vi[i + (size_t)t * nd]);
+            }
+    }
+    /* an exact eigenpair stays (the best pair seen is returned) */
+    double lr1 = lr[0], li1 = li[0];
+    CHECK_EQ_INT(mbla_eigs_refine(A, E, 1, lr, li, Vr, Vi, nd, 3, be, it, &st), 0);
+    CHECK(hypot(lr[0] - lr1, li[0] - li1) <= 4e-16 * fabs(li1));
+    /* two starts near the same eigenpair: the nearer converges, the other (it would move more
+     * than half way to the first start) is returned as given */
+    for (int i = 0; i < nd; i++) Vr[i + nd] = Vr[i] * (1 + 1e-3 * sin(i)), Vi[i + nd] = Vi[i];
+    lr[1] = lr[0], li[0] = li1 * (1 + 1e-6), li[1] = li1 * (1 + 5e-6);
+    double g1r = lr[1], g1i = li[1];
+    CHECK_EQ_INT(mbla_eigs_refine(A, E, 2, lr, li, Vr, Vi, nd, 0, be, it, &st), 0);
+    CHECK(hypot(lr[0] - lr1, li[0] - li1) <= 1e-13 * fabs(li1) && it[0] >= 1);
+    CHECK_MSG(lr[1] == g1r && li[1] == g1i && it[1] == 0, "%.17g%+.17gi, %d steps", lr[1], li[1], it[1]);
+    /* errors */
+    CHECK_EQ_INT(mbla_eigs_refine(A, E, 1, lr, li, Vr, NULL, nd, 0, NULL, NULL, &st), MBL_EARG);
+    CHECK_EQ_INT(mbla_eigs_refine(A, E, 1, lr, li, Vr, Vi, nd - 1, 0, NULL, NULL, &st), MBL_EDIM);
+    CHECK_EQ_INT(mbla_eigs_refine(A, NULL, 1, lr, li, Vr, Vi, nd, 0, NULL, NULL, &st), MBL_EARG);
+    memset(Vr, 0, sizeof(double) * nd), memset(Vi, 0, sizeof(double) * nd);
+    CHECK_EQ_INT(mbla_eigs_refine(A, E, 1, lr, li, Vr, Vi, nd, 0, NULL, NULL, &st), MBL_EARG);
+    CHECK(strstr(st.msg, "zero") != NULL);
+    free(Vr);
+    free(Vi);
+    mbla_csc_free(A);
+    mbla_csc_free(E);
+}
+
 TEST(eigs_errors)
 {
     int n = 300;
@@ -297,6 +396,8 @@ TEST(eigs_allocation_failures)
     ALLOC_FAIL_LOOP(mbla_eigs_sinv(A, E, 0.5, 0.0, 3, NULL, lr, li, Vr, Vi, n, NULL, NULL), (void)0);
     ALLOC_FAIL_LOOP(mbla_eigs_sinv(A, NULL, 0.5, 0.2, 3, NULL, lr, li, Vr, Vi, n, NULL, NULL), (void)0);
     for (int t = 0; t < 3; t++) CHECK(residual(A, NULL, lr[t], li[t], Vr + t * n, Vi + t * n) < 1e-10);
+    ALLOC_FAIL_LOOP(mbla_eigs_refine(A, E, 3, lr, li, Vr, Vi, n, 0, NULL, NULL, NULL), (void)0);
+    for (int t = 0; t < 3; t++) CHECK(residual(A, E, lr[t], li[t], Vr + t * n, Vi + t * n) < 1e-10);
     mbla_csc_free(A);
     mbla_csc_free(E);
 }
@@ -306,6 +407,7 @@ int main(void)
     RUN(eigs_laplacian_closed_form);
     RUN(eigs_generalized_symmetric_closed_form);
     RUN(eigs_pencil_against_dggev);
+    RUN(eigs_refine_stiff_descriptor_pencil);
     RUN(eigs_errors);
     RUN(eigs_allocation_failures);
     return test_summary("la_eigs");
