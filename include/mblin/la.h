@@ -438,12 +438,13 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
                    double *Vim, int ldv, int *nconv, mbl_status *st);
 
 /* Refine k computed eigenpairs (lambda_t, x_t) of the pencil A x = lambda E x in place by Newton's
- * method on (A - lambda E) x = 0, x^H x = 1 (a Rayleigh-quotient-like iteration: each step factors
- * A - lambda E at the current lambda by the complex KLU and solves the bordered system by two
- * solves), with the residual A x - lambda E x accumulated in doubled precision (Dot2): the limiting
+ * method on (A - lambda E) x = 0, x^H x = 1 (a Rayleigh-quotient-like iteration: A - lambda E is
+ * factored by the complex KLU at the starting lambda and the bordered system solved by two solves;
+ * further steps reuse those factors (chord steps, linear convergence) and factor anew at the
+ * current lambda only when a correction shrank by less than a factor 10), with the residual A x - lambda E x accumulated in doubled precision (Dot2): the limiting
  * accuracy is that of the eigenvalue of the stored A, E, not eps times its condition number times
  * ||(A, E)||. Each pair stops when the correction of lambda is below 4 eps |lambda| or stops
- * shrinking, or after maxit steps (maxit <= 0: 8); the pair with the smallest backward error seen
+ * shrinking after a fresh factorization, or after maxit steps (maxit <= 0: 16); the pair with the smallest backward error seen
  * (the starting one included) is returned, so refinement never makes a pair worse by that measure.
  * A pair whose refined eigenvalue moved more than half the distance from its starting value to the
  * nearest other starting value is returned as given (normalized): it may have converged to that

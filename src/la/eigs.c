@@ -352,7 +352,10 @@ done:
 
 /* ---- refinement of computed eigenpairs ------------------------------------------------------ */
 
-#define MBLA_EIGS_REFINE_MAXIT_DEFAULT 8
+#define MBLA_EIGS_REFINE_MAXIT_DEFAULT 16
+/* A step whose correction shrank by less than this factor against the previous one refactors
+ * A - lambda E at the current lambda for the next step (chord steps otherwise). */
+#define MBLA_EIGS_REFINE_CHORD_RATE 0.1
 
 /* s + c += a b in doubled precision (Ogita, Rump and Oishi 2005, Dot2: the rounding errors of the
  * product (fma) and of the sum (TwoSum) are accumulated in c) */
@@ -476,7 +479,10 @@ int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, d
         double eta = nrm2c(n, rr, ri) / (nA + hypot(lr, li) * nE);
         double eta0 = eta, best = eta, bl[2] = {lr, li}, dprev = INFINITY;
         int it = 0, keep = 1; /* keep: the given pair is the best so far; else (bl, bxr, bxi) */
+        int refactor = 1, fresh = 0; /* factor at the current lambda before this step; did */
         for (it = 0; it < maxit; it++) {
+            fresh = refactor;
+            if (refactor) {
             /* C = A - lambda E, complex, on the union pattern */
             for (int j = 0; j < n; j++) {
                 int qa = A->p[j], qe = E->p[j];
@@ -497,6 +503,8 @@ int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, d
                 break;
             }
             if (r) goto done;
+            refactor = 0;
+            }
             /* y1 = C^-1 r, y2 = C^-1 E x (interleaved complex) */
             for (int i = 0; i < n; i++) y1[2 * i] = rr[i], y1[2 * i + 1] = ri[i], y2[2 * i] = y2[2 * i + 1] = 0;
             for (int j = 0; j < n; j++)
@@ -533,11 +541,14 @@ int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, d
                 best = eta, bl[0] = lr, bl[1] = li, keep = 0;
                 memcpy(bxr, xr, (size_t)n * sizeof *bxr), memcpy(bxi, xi, (size_t)n * sizeof *bxi);
             }
-            /* converged: the correction is at the rounding level of lambda, or stopped shrinking */
-            if (dl <= 4 * DBL_EPSILON * hypot(lr, li) || dl >= dprev) {
+            /* converged: the correction is at the rounding level of lambda, or stopped shrinking
+             * right after a fresh factorization; chord steps (the factors of an earlier lambda)
+             * converge linearly, and one that shrinks too slowly asks for a fresh factorization */
+            if (dl <= 4 * DBL_EPSILON * hypot(lr, li) || (dl >= dprev && fresh)) {
                 it++;
                 break;
             }
+            if (dl > MBLA_EIGS_REFINE_CHORD_RATE * dprev) refactor = 1;
             dprev = dl;
         }
         /* a pair that moved more than half way to another given eigenvalue may have converged to
