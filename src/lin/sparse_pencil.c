@@ -16,6 +16,10 @@
 #include "lin/methods_internal.h"
 #include "mblin/la.h"
 
+/* relative accuracy asked of ARPACK's Ritz values before the refinement (see below) */
+#define SPARSE_ARPACK_TOL 1e-8
+
+
 #define GIB 1073741824.0
 /* Fill-in allowance of the KLU factors of Ad - sigma E: bytes per nonzero of the pencil. Banded and
  * tree-like multibody pencils fill in little (the 20,000-oscillator pencil: none); the figure
@@ -239,7 +243,12 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = mbla_eigs_sinv(P.A, P.E, opt->shift, 0.0, k, NULL, lin->eig_re, lin->eig_im, Vre, Vim, nd, NULL, st);
+    /* ARPACK to SPARSE_ARPACK_TOL only: the refinement below takes every pair to the accuracy of the
+     * pencil's eigenvalue, and ARPACK's restarts to full precision cost more than it */
+    mbla_eigs_opts eo;
+    mbla_eigs_opts_default(&eo);
+    eo.tol = SPARSE_ARPACK_TOL;
+    rc = mbla_eigs_sinv(P.A, P.E, opt->shift, 0.0, k, &eo, lin->eig_re, lin->eig_im, Vre, Vim, nd, NULL, st);
     if (rc) {
         mbl_error_prefix(st, "%s: partial spectrum", method);
         goto done;
