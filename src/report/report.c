@@ -377,10 +377,24 @@ int mbl_report_check(FILE *f, const mbl_model *md, const mbl_point *pt)
 
 /* ---- Matrix Market and Octave ------------------------------------------------------------ */
 
+/* dir/file into path (EXPORT_PATH_MAX bytes), or an error naming both when it does not fit (a
+ * truncated name would write another file than the one meant). */
+#define EXPORT_PATH_MAX 4096
+static int export_path(char *path, const char *dir, const char *file, mbl_status *st)
+{
+    int len = snprintf(path, EXPORT_PATH_MAX, "%s/%s", dir, file);
+    if (len < 0 || len >= EXPORT_PATH_MAX)
+        return mbl_error(st, MBL_EIO, "%.200s.../%s: the output path is too long (%zu characters, at most %d)", dir,
+                         file, strlen(dir) + strlen(file) + 1, EXPORT_PATH_MAX - 1);
+    return 0;
+}
+
 static int write_mtx(const char *dir, const char *name, const double *A, int rows, int cols, mbl_status *st)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s.mtx", dir, name);
+    char path[EXPORT_PATH_MAX], file[64];
+    snprintf(file, sizeof file, "%s.mtx", name);
+    int prc = export_path(path, dir, file, st);
+    if (prc) return prc;
     FILE *f = fopen(path, "w");
     if (!f) return mbl_error(st, MBL_EIO, "%s: cannot write", path);
     if (rows == 0 || cols == 0) /* scipy.io.mmread rejects an empty array; 0 entries of a coordinate matrix are fine */
@@ -437,11 +451,12 @@ static int export_partial(const char *dir, const mbl_model *md, const mbl_linear
         mbl_free(ev);
         return rc;
     }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/linear_model.m", dir);
-    FILE *f = fopen(path, "w");
+    char path[EXPORT_PATH_MAX];
+    int prc = export_path(path, dir, "linear_model.m", st);
+    FILE *f = prc ? NULL : fopen(path, "w");
     if (!f) {
         mbl_free(ev);
+        if (prc) return prc;
         return mbl_error(st, MBL_EIO, "%s: cannot write", path);
     }
     fprintf(f, "%% Linear model of %s (%s), method %s, written by mblin.\n", md->name[0] ? md->name : "(unnamed)",
@@ -475,8 +490,9 @@ static const char *const export_names[] = {"A.mtx", "B.mtx", "C.mtx", "D.mtx", "
 static int remove_stale(const char *dir, mbl_status *st)
 {
     for (size_t i = 0; i < sizeof export_names / sizeof *export_names; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, export_names[i]);
+        char path[EXPORT_PATH_MAX];
+        int prc = export_path(path, dir, export_names[i], st);
+        if (prc) return prc;
         if (remove(path) != 0 && errno != ENOENT)
             return mbl_error(st, MBL_EIO, "%s: cannot remove the file of an earlier run (%s)", path, strerror(errno));
     }
@@ -502,8 +518,9 @@ int mbl_report_export(const char *dir, const mbl_model *md, const mbl_linear *li
     if (!rc && desc) rc = write_mtx(dir, "Bd", lin->Bd, lin->nd, lin->nu, st);
     if (!rc && desc) rc = write_mtx(dir, "Cdd", lin->Cdd, lin->ny, lin->nd, st);
     if (rc) return rc;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/linear_model.m", dir);
+    char path[EXPORT_PATH_MAX];
+    rc = export_path(path, dir, "linear_model.m", st);
+    if (rc) return rc;
     FILE *f = fopen(path, "w");
     if (!f) return mbl_error(st, MBL_EIO, "%s: cannot write", path);
     fprintf(f, "%% Linear model of %s (%s), method %s, written by mblin.\n", md->name[0] ? md->name : "(unnamed)",

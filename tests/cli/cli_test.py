@@ -387,5 +387,14 @@ rc, out, err = run("linearize", msing)
 check(one_line_error(rc, err, 1, "reduced mass matrix M-hat is singular"), "near-singular M-hat refused: " + err)
 os.unlink(msing)
 
+# --- -o with a directory whose file names would not fit a path: one line, exit 1, never a file
+# with a truncated name (issue 10 item 7) ---
+with tempfile.TemporaryDirectory() as tmp:
+    longdir = os.path.join(tmp, *[c * 250 for c in "abcdefghijklmnop"], "x" * (4081 - len(tmp) - 16 * 251 - 1))
+    rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "-o", longdir)
+    check(one_line_error(rc, err, 1, "the output path is too long"), "-o with an over-long path refused: " + err)
+    written = [f for _, _, fs in os.walk(tmp) for f in fs]
+    check(written == [], "nothing written under an over-long -o: " + str(written))
+
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
