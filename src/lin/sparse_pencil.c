@@ -4,7 +4,8 @@
  *     E = [I 0 0; 0 M 0; 0 0 0],  Ad = [0 I 0; -K_q -C_q -s Phi^T; -s Phi 0 0],  Bd = [0; -dR/dr; 0]
  * assembled here sparse, straight from the triplets of the exact residual Jacobian (no n x n
  * array anywhere); ARPACK shift-invert (KLU on Ad - sigma E) gives the nev eigenvalues nearest the
- * shift and the coordinate part dq of their eigenvectors, the mode shapes. Shared by `descriptor`
+ * shift and the coordinate part dq of their eigenvectors, the mode shapes (undamped, non-gyroscopic
+ * models: the symmetric pencil [K_q s Phi^T; s Phi 0], [M 0; 0 0] by Lanczos instead). Shared by `descriptor`
  * (its sparse path) and the default `augmented` when the dense spectrum does not fit the memory
  * budget, with the peak-memory estimates that make that decision. Regular points with holonomic
  * constraints only (the pencil needs the independent rows of Phi_q; with rank loss or
