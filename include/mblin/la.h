@@ -437,6 +437,22 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
                    int k, const mbla_eigs_opts *opts, double *lre, double *lim, double *Vre,
                    double *Vim, int ldv, int *nconv, mbl_status *st);
 
+/* The k eigenvalues w nearest the real shift sigma of the symmetric pencil K x = w B x (K symmetric,
+ * possibly indefinite, e.g. a constraint-augmented saddle-point matrix; B symmetric positive
+ * semi-definite), by ARPACK's Lanczos driver dsaupd/dseupd in shift-invert mode 3 (bmat "G",
+ * OP = (K - sigma B)^{-1} B, factored once by the real KLU; the B-semi-inner product). Only the
+ * upper and lower triangles together are read (pass both); symmetry is the caller's promise. The
+ * start vector is OP applied to a fixed pseudo-random vector (no component in the null space of
+ * B that OP does not produce; deterministic results).
+ *   k        1 <= k <= n - 1 (k + 1 <= ncv <= n).
+ *   opts     may be NULL (defaults of mbla_eigs_opts).
+ *   w (k)    out: the real eigenvalues sorted by increasing |w - sigma|.
+ *   V        out (may be NULL): n x k eigenvectors (ld ldv), B-orthonormal where B is definite.
+ *   nconv    out (may be NULL): number of converged Ritz values.
+ * Errors: as mbla_eigs_sinv (MBL_ESINGULAR: K - sigma B singular, move the shift). */
+int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k, const mbla_eigs_opts *opts,
+                       double *w, double *V, int ldv, int *nconv, mbl_status *st);
+
 /* Refine k computed eigenpairs (lambda_t, x_t) of the pencil A x = lambda E x in place by Newton's
  * method on (A - lambda E) x = 0, x^H x = 1 (a Rayleigh-quotient-like iteration: A - lambda E is
  * factored by the complex KLU at the starting lambda and the bordered system solved by two solves;

@@ -574,3 +574,133 @@ done:
     mbl_free(l0), mbl_free(bxr), mbl_free(bxi);
     return r;
 }
+
+/* ---- symmetric pencils: Lanczos shift-invert ------------------------------------------------ */
+
+int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k, const mbla_eigs_opts *opts,
+                       double *w, double *V, int ldv, int *nconv, mbl_status *st)
+{
+    const char *fn = "mbla_eigs_sym_sinv";
+    if (nconv) *nconv = 0;
+    int r = mbla_csc_arg(K, fn, "K", st);
+    if (r) return r;
+    if ((r = mbla_csc_arg(B, fn, "B", st))) return r;
+    int n = K->n;
+    if (K->m != n || B->m != n || B->n != n)
+        return mbl_error(st, MBL_EDIM, "%s: K is %d x %d, B is %d x %d (square, same order)", fn, K->m, K->n,
+                         B->m, B->n);
+    if (k < 1 || k > n - 1)
+        return mbl_error(st, MBL_EDIM, "%s: k = %d outside [1, n - 1] (n = %d)", fn, k, n);
+    if (!w) return mbl_error(st, MBL_EARG, "%s: w is NULL", fn);
+    if (V && ldv < mbla_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
+    if (!isfinite(sigma)) return mbl_error(st, MBL_EARG, "%s: shift is not finite", fn);
+    mbla_eigs_opts o;
+    mbla_eigs_opts_default(&o);
+    if (opts) o = *opts;
+    int ncv = o.ncv;
+    if (ncv == 0) {
+        ncv = 2 * k + 1 > MBLA_EIGS_NCV_MIN ? 2 * k + 1 : MBLA_EIGS_NCV_MIN;
+        if (ncv > n) ncv = n;
+    }
+    if (ncv < k + 1 || ncv > n)
+        return mbl_error(st, MBL_EDIM, "%s: ncv = %d outside [k + 1, n] = [%d, %d]", fn, ncv, k + 1, n);
+    if (o.maxiter < 1) return mbl_error(st, MBL_EARG, "%s: maxiter = %d < 1", fn, o.maxiter);
+    if (!(o.tol >= 0.0)) return mbl_error(st, MBL_EARG, "%s: tol = %g < 0", fn, o.tol);
+
+    mbla_csc *C = NULL;
+    mbla_klu *klu = NULL;
+    double *resid = NULL, *Vl = NULL, *workd = NULL, *workl = NULL, *d = NULL, *Z = NULL, *tmp = NULL;
+    int *select = NULL;
+    ritz *rz = NULL;
+    if ((r = mbla_csc_add(1.0, K, -sigma, B, &C, st))) goto done;
+    r = mbla_klu_new(C, &o.klu, &klu, st);
+    if (r) {
+        if (r == MBL_ESINGULAR)
+            mbl_error_prefix(st, "%s: K - sigma B is singular at sigma = %g (an eigenvalue?)", fn, sigma);
+        goto done;
+    }
+    long long lw = (long long)ncv * ncv + 8LL * ncv;
+    if (lw > INT_MAX) {
+        r = mbl_error(st, MBL_ENOMEM, "%s: ncv = %d too large for ARPACK's int workspace", fn, ncv);
+        goto done;
+    }
+    int lworkl = (int)lw;
+    resid = mbl_alloc_array((size_t)n, sizeof *resid);
+    Vl = mbla_alloc_dmat(n, ncv);
+    workd = mbl_alloc_array((size_t)3 * n, sizeof *workd);
+    workl = mbl_alloc_array((size_t)lworkl, sizeof *workl);
+    d = mbl_alloc_array((size_t)ncv + 1, sizeof *d);
+    select = mbl_calloc((size_t)ncv, sizeof *select);
+    rz = mbl_alloc_array((size_t)ncv + 1, sizeof *rz);
+    tmp = mbl_alloc_array((size_t)n, sizeof *tmp);
+    if (V) Z = mbla_alloc_dmat(n, ncv + 1);
+    if (!resid || !Vl || !workd || !workl || !d || !select || !rz || !tmp || (V && !Z)) {
+        r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d, ncv = %d)", fn, n, ncv);
+        goto done;
+    }
+    /* start vector OP * (pseudo-random): in the range of OP, free of the null space of B */
+    unsigned seed = MBLA_EIGS_SEED;
+    for (int i = 0; i < n; i++) tmp[i] = lcg(&seed);
+    mbla_csc_gemv(B, 1.0, tmp, 0.0, resid, NULL);
+    if ((r = mbla_klu_solve(klu, 1, resid, n, st))) goto done;
+
+    int iparam[11] = {0}, ipntr[11] = {0};
+    iparam[0] = 1;         /* exact shifts */
+    iparam[2] = o.maxiter;
+    iparam[6] = 3;         /* shift-invert mode, B-inner product */
+    int ido = 0, info = 1; /* info = 1: use resid as start vector */
+    for (;;) {
+        dsaupd_c(&ido, "G", n, "LM", k, o.tol, resid, ncv, Vl, n, iparam, ipntr, workd, workl, lworkl, &info);
+        double *x = workd + (ipntr[0] - 1), *y = workd + (ipntr[1] - 1);
+        if (ido == -1) { /* y = (K - sigma B)^-1 B x */
+            mbla_csc_gemv(B, 1.0, x, 0.0, y, NULL);
+            if ((r = mbla_klu_solve(klu, 1, y, n, st))) goto done;
+        } else if (ido == 1) { /* y = (K - sigma B)^-1 (B x), B x given */
+            memcpy(y, workd + (ipntr[2] - 1), (size_t)n * sizeof *y);
+            if ((r = mbla_klu_solve(klu, 1, y, n, st))) goto done;
+        } else if (ido == 2) { /* y = B x */
+            mbla_csc_gemv(B, 1.0, x, 0.0, y, NULL);
+        } else if (ido == 99) {
+            break;
+        } else {
+            r = mbl_error(st, MBL_ELIB, "%s: unexpected ARPACK request ido = %d", fn, ido);
+            goto done;
+        }
+    }
+    if (nconv) *nconv = iparam[4];
+    if (info == 1 && iparam[4] >= k) info = 0;
+    if (info != 0) {
+        r = aupd_error(st, "dsaupd", info, iparam[4], k, iparam[2]);
+        goto done;
+    }
+    dseupd_c(V ? 1 : 0, "A", select, d, V ? Z : Vl, n, sigma, "G", n, "LM", k, o.tol, resid, ncv, Vl, n, iparam,
+             ipntr, workd, workl, lworkl, &info);
+    if (info != 0) {
+        r = info == -14 ? mbl_error(st, MBL_ENOCONV, "%s: ARPACK found no eigenvalue to sufficient accuracy", fn)
+                        : mbl_error(st, MBL_ELIB, "%s: ARPACK dseupd returned info %d", fn, info);
+        goto done;
+    }
+    int nv = iparam[4];
+    if (nv > ncv) nv = ncv;
+    if (nconv) *nconv = nv;
+    if (nv < k) {
+        r = mbl_error(st, MBL_ENOCONV, "%s: ARPACK converged %d of %d eigenvalues", fn, nv, k);
+        goto done;
+    }
+    /* dseupd returns the eigenvalues of the pencil (mode 3 transforms back) */
+    for (int j = 0; j < nv; j++) rz[j].re = d[j], rz[j].im = 0, rz[j].dist = fabs(d[j] - sigma), rz[j].idx = j;
+    sort_ritz(rz, nv);
+    for (int t = 0; t < k; t++) {
+        w[t] = rz[t].re;
+        if (!V) continue;
+        double *v = V + (size_t)t * ldv;
+        memcpy(v, Z + (size_t)n * rz[t].idx, (size_t)n * sizeof *v);
+    }
+    r = 0;
+done:
+    mbla_klu_free(klu);
+    mbla_csc_free(C);
+    mbl_free(resid), mbl_free(Vl), mbl_free(workd), mbl_free(workl), mbl_free(d), mbl_free(Z), mbl_free(tmp);
+    mbl_free(select), mbl_free(rz);
+    return r;
+}

@@ -4,11 +4,13 @@
  *     E = [I 0 0; 0 M 0; 0 0 0],  Ad = [0 I 0; -K_q -C_q -s Phi^T; -s Phi 0 0],  Bd = [0; -dR/dr; 0]
  * assembled here sparse, straight from the triplets of the exact residual Jacobian (no n x n
  * array anywhere); ARPACK shift-invert (KLU on Ad - sigma E) gives the nev eigenvalues nearest the
- * shift and the coordinate part dq of their eigenvectors, the mode shapes. Shared by `descriptor`
+ * shift and the coordinate part dq of their eigenvectors, the mode shapes (undamped, non-gyroscopic
+ * models: the symmetric pencil [K_q s Phi^T; s Phi 0], [M 0; 0 0] by Lanczos instead). Shared by `descriptor`
  * (its sparse path) and the default `augmented` when the dense spectrum does not fit the memory
  * budget, with the peak-memory estimates that make that decision. Regular points with holonomic
  * constraints only (the pencil needs the independent rows of Phi_q; with rank loss or
  * non-holonomic constraints the dense methods apply). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -189,6 +191,144 @@ done:
     return rc;
 }
 
+/* Relative tolerance of the symmetry of K_q and M that selects the symmetric path: an equilibrium
+ * of a conservative model found by Newton's method has a geometric stiffness (Phi_q^T lambda)_q
+ * symmetric to about the accuracy of lambda; measured on the flexible pendulum (n_p = 100, 500):
+ * K_q to 1e-31, M to 6e-19 relative, so the tolerance leaves ample room. */
+#define SPARSE_SYM_TOL 1e-9
+
+static double csc_maxabs(const mbla_csc *A)
+{
+    double m = 0;
+    for (int q = 0; q < A->p[A->n]; q++) m = fmax(m, fabs(A->x[q]));
+    return m;
+}
+
+/* max |A - A^T| (A square), or -1 on failure */
+static double csc_asym(const mbla_csc *A, mbl_status *st)
+{
+    mbla_csc *T = NULL, *D = NULL;
+    double r = -1;
+    if (!mbla_csc_transpose(A, &T, st) && !mbla_csc_add(1.0, A, -1.0, T, &D, st)) r = csc_maxabs(D);
+    mbla_csc_free(T), mbla_csc_free(D);
+    return r;
+}
+
+/* The constraint-augmented symmetric pencil of an undamped, non-gyroscopic linearization:
+ * K_aug = [K_q s Phi_q^T; s Phi_q 0], B = [M 0; 0 0] (order n + m), taken from the blocks of the
+ * first-order pencil P (Ad = [0 I 0; -K_q -C_q -s Phi^T; -s Phi 0 0], E = [I 0 0; 0 M 0; 0 0 0]).
+ * Returns 1 and the pair when C_q has no nonzero value and K_q, M are symmetric to SPARSE_SYM_TOL
+ * relative to their largest entries; 0 (nothing allocated) when the model does not qualify;
+ * negative on failure. *asym: the relative asymmetry of K_q found. */
+static int sym_pencil(const mbl_sparse_pencil *P, mbla_csc **Kp, mbla_csc **Bp, double *nK, double *nM, double *asym,
+                      mbl_status *st)
+{
+    int n = P->n, m = P->m, na = n + m, rc = 0;
+    const mbla_csc *A = P->A, *E = P->E;
+    *Kp = *Bp = NULL;
+    *asym = NAN;
+    for (int j = n; j < 2 * n; j++) /* C_q: Ad rows and columns n..2n-1, by value */
+        for (int q = A->p[j]; q < A->p[j + 1]; q++)
+            if (A->i[q] >= n && A->i[q] < 2 * n && A->x[q] != 0.0) return 0;
+    int cap = A->p[A->n] + E->p[E->n] + 1, a = 0, b = 0;
+    int *ti = mbl_alloc_array((size_t)cap, sizeof *ti), *tj = mbl_alloc_array((size_t)cap, sizeof *tj);
+    int *bi = mbl_alloc_array((size_t)cap, sizeof *bi), *bj = mbl_alloc_array((size_t)cap, sizeof *bj);
+    double *tx = mbl_alloc_array((size_t)cap, sizeof *tx), *bx = mbl_alloc_array((size_t)cap, sizeof *bx);
+    mbla_csc *K = NULL, *B = NULL;
+    if (!ti || !tj || !tx || !bi || !bj || !bx) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int j = 0; j < A->n; j++) {
+        if (j >= n && j < 2 * n) continue;
+        int c = j < n ? j : j - n; /* q columns 0..n-1, lambda columns 2n.. -> n.. */
+        for (int q = A->p[j]; q < A->p[j + 1]; q++) {
+            int i = A->i[q];
+            if (i < n || (j >= 2 * n && i >= 2 * n)) continue;
+            ti[a] = i - n, tj[a] = c, tx[a++] = -A->x[q];
+        }
+    }
+    for (int j = n; j < 2 * n; j++)
+        for (int q = E->p[j]; q < E->p[j + 1]; q++)
+            if (E->i[q] >= n && E->i[q] < 2 * n) bi[b] = E->i[q] - n, bj[b] = j - n, bx[b++] = E->x[q];
+    if ((rc = mbla_csc_from_triplets(na, na, a, ti, tj, tx, NULL, &K, st))) goto done;
+    if ((rc = mbla_csc_from_triplets(na, na, b, bi, bj, bx, NULL, &B, st))) goto done;
+    *nK = csc_maxabs(K), *nM = csc_maxabs(B);
+    double aK = csc_asym(K, st), aM = csc_asym(B, st);
+    if (aK < 0 || aM < 0) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    *asym = *nK > 0 ? aK / *nK : 0;
+    if (!(*nM > 0) || aK > SPARSE_SYM_TOL * *nK || aM > SPARSE_SYM_TOL * *nM) goto done;
+    *Kp = K, *Bp = B;
+    K = B = NULL;
+    rc = 1;
+done:
+    mbla_csc_free(K), mbla_csc_free(B);
+    mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(bi), mbl_free(bj), mbl_free(bx);
+    return rc;
+}
+
+/* The k eigenvalues nearest the real shift of a conservative model from the symmetric pencil
+ * (K_aug, B): w^2 nearest sigma = -shift^2 (for w^2 >= 0 the distance w^2 - sigma = |i w - shift|^2,
+ * so these are exactly the s = +-i w nearest the shift), s = +-i sqrt(w^2), +-sqrt(-w^2) for
+ * w^2 < 0, 0 for |w^2| below 64 eps ||K_aug|| / ||M||; mode shapes the q parts (real, unit
+ * 2-norm). Returns 1 when done, 0 when the first-order path must be used (ARPACK could not
+ * converge, the shift is an eigenvalue), negative on memory failure. */
+static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbla_csc *B, double nK, double nM,
+                        double shift, int k, mbl_linear *lin, mbl_status *st)
+{
+    int n = P->n, m = P->m, na = n + m, kw = (k + 1) / 2;
+    int ncv = 2 * kw + 1 > 20 ? 2 * kw + 1 : 20;
+    if (ncv > n - m) ncv = n - m; /* the rank of OP: B is singular on the constraint rows */
+    if (kw + 1 > ncv) return 0;
+    mbla_eigs_opts eo;
+    mbla_eigs_opts_default(&eo);
+    eo.ncv = ncv;
+    double *w = mbl_alloc_array((size_t)kw + 1, sizeof *w), *V = mbl_alloc_array((size_t)na * kw + 1, sizeof *V);
+    double *wi = mbl_calloc((size_t)kw + 1, sizeof *wi), *Vi = mbl_calloc((size_t)na * kw + 1, sizeof *Vi);
+    if (!w || !V || !wi || !Vi) {
+        mbl_free(w), mbl_free(V), mbl_free(wi), mbl_free(Vi);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    mbl_status st2;
+    int rc = mbla_eigs_sym_sinv(K, B, -shift * shift, kw, &eo, w, V, na, NULL, &st2);
+    /* Lanczos on the real factor of the stiff saddle-point matrix gives w^2 to about
+     * eps ||K_aug|| / w^2 (flexible pendulum n_p = 1000: 5e-6 relative on w_3): Newton's method with
+     * the residual in doubled precision (mbla_eigs_refine) on the symmetric pencil of order n + m
+     * takes each to the accuracy of the stored data */
+    if (!rc) rc = mbla_eigs_refine(K, B, kw, w, wi, V, Vi, na, 0, NULL, NULL, &st2);
+    if (rc == MBL_ENOMEM) {
+        *st = st2;
+    } else if (rc) {
+        rc = 0; /* fall back */
+    } else {
+        double tiny = 64 * DBL_EPSILON * nK / nM;
+        for (int t = 0, j = 0; t < kw && j < k; t++) {
+            double w2 = w[t], re = 0, im = 0;
+            if (w2 > tiny) im = sqrt(w2);
+            else if (w2 < -tiny) re = sqrt(-w2);
+            const double *x = V + (size_t)t * na;
+            double nx = 0;
+            for (int c = 0; c < n; c++) nx = hypot(nx, x[c]);
+            for (int h = 0; h < 2 && j < k; h++, j++) {
+                /* +i w first (as ARPACK's pairs); of a real pair the one nearer the shift first */
+                double sg = h == 0 ? 1.0 : -1.0;
+                if (re != 0 && fabs(-re - shift) < fabs(re - shift)) sg = -sg;
+                lin->eig_re[j] = sg * re, lin->eig_im[j] = sg * im;
+                for (int c = 0; c < n; c++) {
+                    lin->eig_vre[c + (size_t)j * n] = nx > 0 ? x[c] / nx : 0;
+                    lin->eig_vim[c + (size_t)j * n] = 0;
+                }
+            }
+        }
+        rc = 1;
+    }
+    mbl_free(w), mbl_free(V), mbl_free(wi), mbl_free(Vi);
+    return rc;
+}
+
 /* A linear model whose state-space and MCK forms are not formed: sizes and names of inputs and
  * outputs only (docs/linearization.md). */
 static mbl_linear *linear_shell(const mbl_model *md, int z)
@@ -243,29 +383,43 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    /* ARPACK to SPARSE_ARPACK_TOL only: the refinement below takes every pair to the accuracy of the
-     * pencil's eigenvalue, and ARPACK's restarts to full precision cost more than it */
-    mbla_eigs_opts eo;
-    mbla_eigs_opts_default(&eo);
-    eo.tol = SPARSE_ARPACK_TOL;
-    rc = mbla_eigs_sinv(P.A, P.E, opt->shift, 0.0, k, &eo, lin->eig_re, lin->eig_im, Vre, Vim, nd, NULL, st);
-    if (rc) {
+    /* undamped, non-gyroscopic, symmetric: the symmetric saddle-point pencil (Lanczos on a real
+     * factor, full accuracy, no refinement); the index-3 first-order pencil otherwise */
+    mbla_csc *Ks = NULL, *Bs = NULL;
+    double nKs = 0, nMs = 0, asym = NAN;
+    int sym = sym_pencil(&P, &Ks, &Bs, &nKs, &nMs, &asym, st);
+    if (sym > 0) sym = sym_spectrum(&P, Ks, Bs, nKs, nMs, opt->shift, k, lin, st);
+    mbla_csc_free(Ks), mbla_csc_free(Bs);
+    if (sym < 0) {
+        rc = sym;
         mbl_error_prefix(st, "%s: partial spectrum", method);
         goto done;
     }
-    /* ARPACK's Ritz pairs of the shift-inverted index-3 pencil are accurate only to about eps
-     * ||OP|| / |mu| (flexible pendulum n_p = 100: 3e-4): each is refined by Newton's method on the
-     * pencil with the residual in doubled precision (mbla_eigs_refine) */
-    rc = mbla_eigs_refine(P.A, P.E, k, lin->eig_re, lin->eig_im, Vre, Vim, nd, 0, NULL, NULL, st);
-    if (rc) {
-        mbl_error_prefix(st, "%s: partial spectrum, refinement", method);
-        goto done;
-    }
-    for (int j = 0; j < k; j++)
-        for (int c = 0; c < n; c++) {
-            lin->eig_vre[c + (size_t)j * n] = Vre[c + (size_t)j * nd];
-            lin->eig_vim[c + (size_t)j * n] = Vim[c + (size_t)j * nd];
+    if (!sym) {
+        /* ARPACK to SPARSE_ARPACK_TOL only: the refinement below takes every pair to the accuracy of the
+         * pencil's eigenvalue, and ARPACK's restarts to full precision cost more than it */
+        mbla_eigs_opts eo;
+        mbla_eigs_opts_default(&eo);
+        eo.tol = SPARSE_ARPACK_TOL;
+        rc = mbla_eigs_sinv(P.A, P.E, opt->shift, 0.0, k, &eo, lin->eig_re, lin->eig_im, Vre, Vim, nd, NULL, st);
+        if (rc) {
+            mbl_error_prefix(st, "%s: partial spectrum", method);
+            goto done;
         }
+        /* ARPACK's Ritz pairs of the shift-inverted index-3 pencil are accurate only to about eps
+         * ||OP|| / |mu| (flexible pendulum n_p = 100: 3e-4): each is refined by Newton's method on the
+         * pencil with the residual in doubled precision (mbla_eigs_refine) */
+        rc = mbla_eigs_refine(P.A, P.E, k, lin->eig_re, lin->eig_im, Vre, Vim, nd, 0, NULL, NULL, st);
+        if (rc) {
+            mbl_error_prefix(st, "%s: partial spectrum, refinement", method);
+            goto done;
+        }
+        for (int j = 0; j < k; j++)
+            for (int c = 0; c < n; c++) {
+                lin->eig_vre[c + (size_t)j * n] = Vre[c + (size_t)j * nd];
+                lin->eig_vim[c + (size_t)j * n] = Vim[c + (size_t)j * nd];
+            }
+    }
     lin->nd = nd;
     mbl_free(lin->Bd), mbl_free(lin->Cdd);
     lin->Bd = P.Bd, lin->Cdd = P.Cdd;
@@ -274,9 +428,11 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
     lin->eig_shift = opt->shift;
     snprintf(lin->spectrum_reason, sizeof lin->spectrum_reason, "%s", reason ? reason : "");
     snprintf(lin->notes, sizeof lin->notes,
-             "%s%ssparse pencil %d x %d (constraint scale %.3g), ARPACK shift-invert: the %d eigenvalues nearest %g "
+             "%s%ssparse pencil %d x %d (constraint scale %.3g), ARPACK shift-invert%s: the %d eigenvalues nearest %g "
              "of %d; %s",
-             reason && reason[0] ? reason : "", reason && reason[0] ? "; " : "", nd, nd, P.scale, k, opt->shift,
+             reason && reason[0] ? reason : "", reason && reason[0] ? "; " : "", nd, nd, P.scale,
+             sym ? " on the symmetric pencil [K s Phi_q^T; s Phi_q 0], [M 0; 0 0] (undamped, non-gyroscopic)" : "",
+             k, opt->shift,
              nphys,
              lin->A ? "A..D and M, C, K from augmented"
                     : "A, B, C, D, M, C, K, q_S, v_W and the state names not formed (partial spectrum of a large model)");

@@ -351,6 +351,72 @@ TEST(eigs_refine_stiff_descriptor_pencil)
     mbla_csc_free(E);
 }
 
+/* mbla_eigs_sym_sinv on a constraint-augmented (saddle-point) pencil: a free-free chain of N + 1
+ * masses m joined by springs k, coordinate 0 held by the constraint q_0 = 0 (scaled by 2^20: the
+ * stiff, ill-conditioned case), is the fixed-free chain of N masses, closed form
+ * w_j = (4 k / m) sin^2((2j - 1) pi / (2 (2N + 1))). K_aug = [K c e_0; c e_0^T 0], B = [M 0; 0 0]
+ * (singular). The lowest 6 from sigma = -1e-6 to 1e-10 relative (the limit of a backward-stable
+ * solver: eps w_max / w_1 = 1e-10); the eigenvectors satisfy the
+ * pencil and the constraint; 4 eigenvalues nearest an interior shift likewise. */
+TEST(eigs_sym_saddle_chain_closed_form)
+{
+    int N = 400, n = N + 1, na = n + 1, k = 6;
+    double kk = 1e6, mm = 2.0, c = ldexp(1.0, 20);
+    trip tk, tb;
+    trip_init(&tk, na, 3 * n + 2);
+    trip_init(&tb, na, n);
+    for (int i = 0; i < n; i++) {
+        trip_add(&tb, i, i, mm);
+        trip_add(&tk, i, i, (i == 0 || i == N) ? kk : 2 * kk);
+        if (i > 0) trip_add(&tk, i, i - 1, -kk);
+        if (i + 1 < n) trip_add(&tk, i, i + 1, -kk);
+    }
+    trip_add(&tk, n, 0, c);
+    trip_add(&tk, 0, n, c);
+    mbla_csc *K = trip_done(&tk), *B = trip_done(&tb);
+    double w[6], *V = malloc(sizeof(double) * na * k);
+    int nconv = -1;
+    mbl_status st;
+    CHECK_EQ_INT(mbla_eigs_sym_sinv(K, B, -1e-6, k, NULL, w, V, na, &nconv, &st), 0);
+    CHECK(nconv >= k);
+    double *r = malloc(sizeof(double) * na), *bv = malloc(sizeof(double) * na);
+    for (int j = 0; j < k; j++) {
+        double sj = sin((2 * j + 1) * PI / (2.0 * (2 * N + 1))), ex = 4 * kk / mm * sj * sj;
+        CHECK_REL(w[j], ex, 1e-10);
+        const double *v = V + (size_t)j * na;
+        mbla_csc_gemv(K, 1.0, v, 0.0, r, NULL);
+        mbla_csc_gemv(B, 1.0, v, 0.0, bv, NULL);
+        double rn = 0, vn = 0;
+        for (int i = 0; i < na; i++) rn = fmax(rn, fabs(r[i] - w[j] * bv[i])), vn = fmax(vn, fabs(v[i]));
+        CHECK_MSG(rn <= 1e-9 * 4 * kk * vn, "pair %d residual %g", j, rn);
+        CHECK(fabs(v[0]) <= 1e-12 * vn);
+    }
+    /* an interior shift: the 4 nearest, sorted by distance */
+    double sig = 4 * kk / mm * 0.5, w4[4];
+    CHECK_EQ_INT(mbla_eigs_sym_sinv(K, B, sig, 4, NULL, w4, NULL, 0, NULL, &st), 0);
+    double ex4[4];
+    int ne = 0;
+    for (int j = 0; j < N; j++) {
+        double sj = sin((2 * j + 1) * PI / (2.0 * (2 * N + 1))), ex = 4 * kk / mm * sj * sj;
+        /* insert ex into the 4 nearest sig (insertion by distance) */
+        int p = ne < 4 ? ne++ : 4;
+        while (p > 0 && fabs(ex4[p - 1] - sig) > fabs(ex - sig)) {
+            if (p < 4) ex4[p] = ex4[p - 1];
+            p--;
+        }
+        if (p < 4) ex4[p] = ex;
+    }
+    for (int j = 0; j < 4; j++) CHECK_REL(w4[j], ex4[j], 1e-10);
+    /* errors: k out of range, B of another order */
+    CHECK_EQ_INT(mbla_eigs_sym_sinv(K, B, -1e-6, na, NULL, w, NULL, 0, NULL, &st), MBL_EDIM);
+    mbla_csc *B2 = tridiag(n, 0, 1, 0);
+    CHECK_EQ_INT(mbla_eigs_sym_sinv(K, B2, -1e-6, 2, NULL, w, NULL, 0, NULL, &st), MBL_EDIM);
+    ALLOC_FAIL_LOOP(mbla_eigs_sym_sinv(K, B, -1e-6, 3, NULL, w, V, na, NULL, NULL), (void)0);
+    CHECK_REL(w[0], 4 * kk / mm * pow(sin(PI / (2.0 * (2 * N + 1))), 2), 1e-10);
+    free(r), free(bv), free(V);
+    mbla_csc_free(K), mbla_csc_free(B), mbla_csc_free(B2);
+}
+
 TEST(eigs_errors)
 {
     int n = 300;
@@ -408,6 +474,7 @@ int main(void)
     RUN(eigs_generalized_symmetric_closed_form);
     RUN(eigs_pencil_against_dggev);
     RUN(eigs_refine_stiff_descriptor_pencil);
+    RUN(eigs_sym_saddle_chain_closed_form);
     RUN(eigs_errors);
     RUN(eigs_allocation_failures);
     return test_summary("la_eigs");
