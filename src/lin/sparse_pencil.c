@@ -40,8 +40,10 @@ double mbl_lin_dense_bytes(const mbl_model *md, const mbl_point *pt, const char 
     double eig = 2 * nx * nx + 6 * nx + 2 * n * nx;
     double work;
     if (!method || !strcmp(method, "augmented")) {
-        double N = 3 * n + m + k; /* X: N x (nx + nr), dS, dW, M v_W */
-        work = N * (nx + nr) + nx * (nx + nr) + n * z1;
+        /* X and the kinematic solution in blocks of 256 right-hand sides, dS and dW, G (the
+         * equation-of-motion rows times the kinematic responses), M v_W, the nonzero lists of v_W */
+        double N = 3 * n + m + k, blk = fmin(nx + nr, 256), kblk = fmin(nx, 256);
+        work = N * blk + 3 * n * kblk + nx * (nx + nr) + n * nx + n * z1 + 0.0625 * n * z1;
     } else if (!strcmp(method, "descriptor") && 2 * n + m + k <= 1e9) {
         double nd = 2 * n + m + k; /* dense blocks of the Jacobian, then E, Ad, VR, QZ copies */
         work = 3 * n * n + 4 * m * n + 4 * nd * nd;
