@@ -106,6 +106,26 @@ static int aupd_error(mbl_status *st, const char *which, int info, int nconv, in
     return mbl_error(st, MBL_ELIB, "mbla_eigs_sinv: ARPACK %s returned info %d", which, info);
 }
 
+/* The options of an ARPACK call with their defaults filled in, and the Krylov dimension ncv:
+ * opts->ncv, or min(n, max(2k + 1, MBLA_EIGS_NCV_MIN)); it must lie in [k + extra, n] (extra 2
+ * for the non-symmetric drivers, 1 for the symmetric one). */
+static int krylov_opts(const char *fn, const mbla_eigs_opts *opts, int k, int n, int extra, mbla_eigs_opts *o,
+                       int *ncv, mbl_status *st)
+{
+    mbla_eigs_opts_default(o);
+    if (opts) *o = *opts;
+    *ncv = o->ncv;
+    if (*ncv == 0) {
+        *ncv = 2 * k + 1 > MBLA_EIGS_NCV_MIN ? 2 * k + 1 : MBLA_EIGS_NCV_MIN;
+        if (*ncv > n) *ncv = n;
+    }
+    if (*ncv < k + extra || *ncv > n)
+        return mbl_error(st, MBL_EDIM, "%s: ncv = %d outside [k + %d, n] = [%d, %d]", fn, *ncv, extra, k + extra, n);
+    if (o->maxiter < 1) return mbl_error(st, MBL_EARG, "%s: maxiter = %d < 1", fn, o->maxiter);
+    if (!(o->tol >= 0.0)) return mbl_error(st, MBL_EARG, "%s: tol = %g < 0", fn, o->tol);
+    return 0;
+}
+
 int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double sigma_im,
                    int k, const mbla_eigs_opts *opts, double *lre, double *lim, double *Vre,
                    double *Vim, int ldv, int *nconv, mbl_status *st)
@@ -129,17 +149,9 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
     if (!isfinite(sigma_re) || !isfinite(sigma_im))
         return mbl_error(st, MBL_EARG, "%s: shift is not finite", fn);
     mbla_eigs_opts o;
-    mbla_eigs_opts_default(&o);
-    if (opts) o = *opts;
-    int ncv = o.ncv;
-    if (ncv == 0) {
-        ncv = 2 * k + 1 > MBLA_EIGS_NCV_MIN ? 2 * k + 1 : MBLA_EIGS_NCV_MIN;
-        if (ncv > n) ncv = n;
-    }
-    if (ncv < k + 2 || ncv > n)
-        return mbl_error(st, MBL_EDIM, "%s: ncv = %d outside [k + 2, n] = [%d, %d]", fn, ncv, k + 2, n);
-    if (o.maxiter < 1) return mbl_error(st, MBL_EARG, "%s: maxiter = %d < 1", fn, o.maxiter);
-    if (!(o.tol >= 0.0)) return mbl_error(st, MBL_EARG, "%s: tol = %g < 0", fn, o.tol);
+    int ncv = 0;
+    int r0 = krylov_opts(fn, opts, k, n, 2, &o, &ncv, st);
+    if (r0) return r0;
     int cplx = sigma_im != 0.0;
     int want_vec = Vre || Vim;
     int wdim = cplx ? 2 : 1; /* doubles per scalar */
@@ -595,17 +607,8 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
     if (V && ldv < mbla_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
     if (!isfinite(sigma)) return mbl_error(st, MBL_EARG, "%s: shift is not finite", fn);
     mbla_eigs_opts o;
-    mbla_eigs_opts_default(&o);
-    if (opts) o = *opts;
-    int ncv = o.ncv;
-    if (ncv == 0) {
-        ncv = 2 * k + 1 > MBLA_EIGS_NCV_MIN ? 2 * k + 1 : MBLA_EIGS_NCV_MIN;
-        if (ncv > n) ncv = n;
-    }
-    if (ncv < k + 1 || ncv > n)
-        return mbl_error(st, MBL_EDIM, "%s: ncv = %d outside [k + 1, n] = [%d, %d]", fn, ncv, k + 1, n);
-    if (o.maxiter < 1) return mbl_error(st, MBL_EARG, "%s: maxiter = %d < 1", fn, o.maxiter);
-    if (!(o.tol >= 0.0)) return mbl_error(st, MBL_EARG, "%s: tol = %g < 0", fn, o.tol);
+    int ncv = 0;
+    if ((r = krylov_opts(fn, opts, k, n, 1, &o, &ncv, st))) return r;
 
     mbla_csc *C = NULL;
     mbla_klu *klu = NULL;
