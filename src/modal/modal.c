@@ -76,8 +76,8 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
     for (int k = 0; k < ne; k++) {
         int i = si[k].idx;
         mbl_mode *md = &modes[k];
-        md->re = lin->eig_re[i];
-        md->im = lin->eig_im[i];
+        md->re = lin->eig_re[i] + 0.0; /* + 0.0: no negative zeros in reports */
+        md->im = lin->eig_im[i] + 0.0;
         md->spurious = lin->eig_spurious[i] ? 1 : 0;
         md->backward_error = NAN; /* the method's own eigenproblem: not measured here */
         double mag = hypot(md->re, md->im);
@@ -90,7 +90,7 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
         } else {
             md->kind = md->im == 0.0 ? MBL_MODE_REAL : MBL_MODE_OSCILLATORY;
             md->freq_hz = mag / TWO_PI;
-            md->damping_ratio = -md->re / mag;
+            md->damping_ratio = -md->re / mag + 0.0;
         }
         double *a = sr + (size_t)k * n, *b = sim + (size_t)k * n, amax = 0;
         int imax = 0;
