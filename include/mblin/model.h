@@ -216,6 +216,8 @@ typedef struct mbl_linear {
     int neig;              /* number of eigenvalues below (0: none, use eig(A)) */
     double *eig_re, *eig_im; /* neig eigenvalues; infinite ones are +-INFINITY (JSON null) */
     int *eig_spurious;     /* neig: 1 when the eigenvalue is spurious (infinite, constraint-tied) */
+    double *eig_berr;      /* neig: backward error of each eigenpair on the method's pencil, NaN where
+                              not measured (the partial spectra of the sparse path measure it) */
     double *eig_vre, *eig_vim; /* n*neig: the coordinate part dq of each eigenvector (may be NULL) */
     int eig_partial;       /* 1 when the list is part of the spectrum (ARPACK: nev nearest the shift) */
     double eig_shift;      /* the shift of the partial spectrum (when neig > 0 from ARPACK) */

@@ -290,8 +290,9 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
     eo.ncv = ncv;
     double *w = mbl_alloc_array((size_t)kw + 1, sizeof *w), *V = mbl_alloc_array((size_t)na * kw + 1, sizeof *V);
     double *wi = mbl_calloc((size_t)kw + 1, sizeof *wi), *Vi = mbl_calloc((size_t)na * kw + 1, sizeof *Vi);
-    if (!w || !V || !wi || !Vi) {
-        mbl_free(w), mbl_free(V), mbl_free(wi), mbl_free(Vi);
+    double *be = mbl_alloc_array((size_t)kw + 1, sizeof *be);
+    if (!w || !V || !wi || !Vi || !be) {
+        mbl_free(w), mbl_free(V), mbl_free(wi), mbl_free(Vi), mbl_free(be);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     mbl_status st2;
@@ -300,7 +301,7 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
      * eps ||K_aug|| / w^2 (flexible pendulum n_p = 1000: 5e-6 relative on w_3): Newton's method with
      * the residual in doubled precision (mbla_eigs_refine) on the symmetric pencil of order n + m
      * takes each to the accuracy of the stored data */
-    if (!rc) rc = mbla_eigs_refine(K, B, kw, w, wi, V, Vi, na, 0, NULL, NULL, &st2);
+    if (!rc) rc = mbla_eigs_refine(K, B, kw, w, wi, V, Vi, na, 0, be, NULL, &st2);
     if (rc == MBL_ENOMEM) {
         *st = st2;
     } else if (rc) {
@@ -319,6 +320,7 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
                 double sg = h == 0 ? 1.0 : -1.0;
                 if (re != 0 && fabs(-re - shift) < fabs(re - shift)) sg = -sg;
                 lin->eig_re[j] = sg * re, lin->eig_im[j] = sg * im;
+                lin->eig_berr[j] = be[t];
                 for (int c = 0; c < n; c++) {
                     lin->eig_vre[c + (size_t)j * n] = nx > 0 ? x[c] / nx : 0;
                     lin->eig_vim[c + (size_t)j * n] = 0;
@@ -327,7 +329,7 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
         }
         rc = 1;
     }
-    mbl_free(w), mbl_free(V), mbl_free(wi), mbl_free(Vi);
+    mbl_free(w), mbl_free(V), mbl_free(wi), mbl_free(Vi), mbl_free(be);
     return rc;
 }
 
@@ -411,7 +413,7 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
         /* ARPACK's Ritz pairs of the shift-inverted index-3 pencil are accurate only to about eps
          * ||OP|| / |mu| (flexible pendulum n_p = 100: 3e-4): each is refined by Newton's method on the
          * pencil with the residual in doubled precision (mbla_eigs_refine) */
-        rc = mbla_eigs_refine(P.A, P.E, k, lin->eig_re, lin->eig_im, Vre, Vim, nd, 0, NULL, NULL, st);
+        rc = mbla_eigs_refine(P.A, P.E, k, lin->eig_re, lin->eig_im, Vre, Vim, nd, 0, lin->eig_berr, NULL, st);
         if (rc) {
             mbl_error_prefix(st, "%s: partial spectrum, refinement", method);
             goto done;

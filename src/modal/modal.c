@@ -79,7 +79,7 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
         md->re = lin->eig_re[i] + 0.0; /* + 0.0: no negative zeros in reports */
         md->im = lin->eig_im[i] + 0.0;
         md->spurious = lin->eig_spurious[i] ? 1 : 0;
-        md->backward_error = NAN; /* the method's own eigenproblem: not measured here */
+        md->backward_error = lin->eig_berr ? lin->eig_berr[i] : NAN; /* on the method's own pencil */
         double mag = hypot(md->re, md->im);
         if (!isfinite(mag)) {
             md->kind = MBL_MODE_REAL;

@@ -144,6 +144,9 @@ for N in (2000, 20000):
     rc, out, err = run("linearize", path, "--nev", "20", "--json", "--no-matrices")
     d = json.loads(out) if rc == 0 else {}
     check(rc == 0 and lowest_ok(d, w, 20), "N = %d oscillators --nev 20: the 20 lowest to 1e-10 %s" % (N, err))
+    berr = [e.get("backward_error") for e in d.get("eigenvalues", [])] if rc == 0 else []
+    check(len(berr) == 20 and all(b is not None and b < 1e-14 for b in berr),
+          "N = %d --nev 20: every eigenpair has its backward error on the pencil: %s" % (N, berr[:2]))
     sp = d.get("spectrum", {})
     check(sp.get("partial") is True and sp.get("nev") == 20 and sp.get("of") == 2 * N and "ss" not in d
           and "mck" not in d and "q_S" not in d, "N = %d: spectrum object, no dense outputs" % N)
