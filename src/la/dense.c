@@ -484,20 +484,28 @@ int mbla_eig(int n, const double *A, int lda, double *wr, double *wi, double *VL
     return 0;
 }
 
+/* The arguments of a generalized eigenproblem (A, B) with its outputs (dggev, dggevx). */
+static int check_pencil(mbl_status *st, const char *fn, int n, const double *A, int lda, const double *B, int ldb,
+                        const double *alphar, const double *alphai, const double *beta, const double *VL, int ldvl,
+                        const double *VR, int ldvr)
+{
+    int r;
+    if ((r = check_mat(st, fn, "A", n, n, A, lda)) || (r = check_mat(st, fn, "B", n, n, B, ldb))) return r;
+    if (n > 0 && (!alphar || !alphai || !beta))
+        return mbl_error(st, MBL_EARG, "%s: alphar, alphai or beta is NULL", fn);
+    if ((r = check_finite(st, fn, "A", n, n, A, lda)) || (r = check_finite(st, fn, "B", n, n, B, ldb))) return r;
+    if (VL && (r = check_mat(st, fn, "VL", n, n, VL, ldvl))) return r;
+    if (VR && (r = check_mat(st, fn, "VR", n, n, VR, ldvr))) return r;
+    return 0;
+}
+
 int mbla_ggev(int n, const double *A, int lda, const double *B, int ldb, double *alphar,
               double *alphai, double *beta, double *VL, int ldvl, double *VR, int ldvr,
               mbl_status *st)
 {
     const char *fn = "mbla_ggev";
-    int r;
-    if ((r = check_mat(st, fn, "A", n, n, A, lda)) || (r = check_mat(st, fn, "B", n, n, B, ldb)))
-        return r;
-    if (n > 0 && (!alphar || !alphai || !beta))
-        return mbl_error(st, MBL_EARG, "%s: alphar, alphai or beta is NULL", fn);
-    if ((r = check_finite(st, fn, "A", n, n, A, lda)) || (r = check_finite(st, fn, "B", n, n, B, ldb)))
-        return r;
-    if (VL && (r = check_mat(st, fn, "VL", n, n, VL, ldvl))) return r;
-    if (VR && (r = check_mat(st, fn, "VR", n, n, VR, ldvr))) return r;
+    int r = check_pencil(st, fn, n, A, lda, B, ldb, alphar, alphai, beta, VL, ldvl, VR, ldvr);
+    if (r) return r;
     if (n == 0) return 0;
     double *CA = mbla_alloc_dmat(n, n), *CB = mbla_alloc_dmat(n, n);
     if (!CA || !CB) {
@@ -542,14 +550,7 @@ int mbla_ggevx(char balanc, int n, const double *A, int lda, const double *B, in
     int r;
     if (balanc != 'N' && balanc != 'P' && balanc != 'S' && balanc != 'B')
         return mbl_error(st, MBL_EARG, "%s: balanc must be 'N', 'P', 'S' or 'B'", fn);
-    if ((r = check_mat(st, fn, "A", n, n, A, lda)) || (r = check_mat(st, fn, "B", n, n, B, ldb)))
-        return r;
-    if (n > 0 && (!alphar || !alphai || !beta))
-        return mbl_error(st, MBL_EARG, "%s: alphar, alphai or beta is NULL", fn);
-    if ((r = check_finite(st, fn, "A", n, n, A, lda)) || (r = check_finite(st, fn, "B", n, n, B, ldb)))
-        return r;
-    if (VL && (r = check_mat(st, fn, "VL", n, n, VL, ldvl))) return r;
-    if (VR && (r = check_mat(st, fn, "VR", n, n, VR, ldvr))) return r;
+    if ((r = check_pencil(st, fn, n, A, lda, B, ldb, alphar, alphai, beta, VL, ldvl, VR, ldvr))) return r;
     if (abnrm) *abnrm = 0.0;
     if (bbnrm) *bbnrm = 0.0;
     if (n == 0) return 0;

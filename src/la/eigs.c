@@ -93,17 +93,20 @@ static void normalize(int n, double *vr, double *vi)
         }
 }
 
-static int aupd_error(mbl_status *st, const char *which, int info, int nconv, int k, int iters)
+/* The outcome of an ARPACK reverse-communication loop (which: the driver): 0, or the error.
+ * info = 1 (the iteration limit) with every wanted Ritz value converged is a result, not a failure
+ * (ARPACK's documentation of d[ns]aupd: "IPARAM(5) returns the number of wanted converged Ritz
+ * values"). */
+static int aupd_status(mbl_status *st, const char *fn, const char *which, int info, int nconv, int k, int iters)
 {
+    if (info == 0 || (info == 1 && nconv >= k)) return 0;
     if (info == 1)
-        return mbl_error(st, MBL_ENOCONV,
-                         "mbla_eigs_sinv: ARPACK converged %d of %d eigenvalues in %d iterations",
-                         nconv, k, iters);
+        return mbl_error(st, MBL_ENOCONV, "%s: ARPACK converged %d of %d eigenvalues in %d iterations", fn, nconv,
+                         k, iters);
     if (info == 3)
-        return mbl_error(st, MBL_ENOCONV,
-                         "mbla_eigs_sinv: ARPACK could not apply shifts (converged %d of %d); "
-                         "increase ncv", nconv, k);
-    return mbl_error(st, MBL_ELIB, "mbla_eigs_sinv: ARPACK %s returned info %d", which, info);
+        return mbl_error(st, MBL_ENOCONV, "%s: ARPACK could not apply shifts (converged %d of %d); increase ncv", fn,
+                         nconv, k);
+    return mbl_error(st, MBL_ELIB, "%s: ARPACK %s returned info %d", fn, which, info);
 }
 
 /* The options of an ARPACK call with their defaults filled in, and the Krylov dimension ncv:
@@ -254,14 +257,7 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
         }
     }
     if (nconv) *nconv = iparam[4];
-    /* info = 1 (the iteration limit) with every wanted Ritz value converged is a result, not a
-     * failure (ARPACK's documentation of dnaupd: "IPARAM(5) returns the number of wanted converged
-     * Ritz values") */
-    if (info == 1 && iparam[4] >= k) info = 0;
-    if (info != 0) {
-        r = aupd_error(st, cplx ? "znaupd" : "dnaupd", info, iparam[4], k, iparam[2]);
-        goto done;
-    }
+    if ((r = aupd_status(st, fn, cplx ? "znaupd" : "dnaupd", info, iparam[4], k, iparam[2]))) goto done;
 
     /* ---- Ritz values (and vectors) of OP ---- */
     int rvec = want_vec ? 1 : 0;
@@ -671,11 +667,7 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
         }
     }
     if (nconv) *nconv = iparam[4];
-    if (info == 1 && iparam[4] >= k) info = 0;
-    if (info != 0) {
-        r = aupd_error(st, "dsaupd", info, iparam[4], k, iparam[2]);
-        goto done;
-    }
+    if ((r = aupd_status(st, fn, "dsaupd", info, iparam[4], k, iparam[2]))) goto done;
     dseupd_c(V ? 1 : 0, "A", select, d, V ? Z : Vl, n, sigma, "G", n, "LM", k, o.tol, resid, ncv, Vl, n, iparam,
              ipntr, workd, workl, lworkl, &info);
     if (info != 0) {

@@ -686,8 +686,10 @@ TEST(partial_spectrum)
         FILE *f = tmpfile();
         CHECK(f && mbl_report_json(f, md, pt, lin, mo) == 0 && mbl_report_text(f, md, pt, lin, mo, 3u) == 0);
         if (f) fclose(f);
-        char dir[] = "/tmp/mblin_partialXXXXXX";
-        if (mkdtemp(dir)) {
+        char dir[] = "/tmp/mblin_partialXXXXXX"; /* mkdtemp's template */
+        const char *made = mkdtemp(dir);
+        CHECK(made != NULL);
+        if (made) {
             CHECK_MSG(mbl_report_export(dir, md, lin, &st) == 0, "%s", st.msg);
             char path[256];
             const char *files[] = {"eigenvalues.mtx", "shapes_re.mtx", "shapes_im.mtx", "Bd.mtx", "Cdd.mtx",
