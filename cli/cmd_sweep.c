@@ -324,6 +324,7 @@ int mblin_cmd_sweep(int argc, char **argv)
     if (!code) {
         if (c.json) mbl_sweep_write_json(stdout, sw, crit, ncrit);
         else mbl_sweep_write_csv(stdout, sw);
+        fflush(stdout);
         if (!c.json && ncrit) {
             fprintf(stderr, "critical speeds (%s, %s):\n", sw->axis_name[0],
                     hz_per_unit == 1.0 ? "Hz" : hz_per_unit == 1.0 / 60.0 ? "rpm" : "rad/s");

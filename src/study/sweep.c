@@ -523,7 +523,7 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
                 size_t o = (size_t)p * nm + b;
                 sw->re[o] = re, sw->im[o] = im;
                 sw->freq_hz[o] = a / TWO_PI;
-                sw->damping[o] = a > 0 ? -re / a : 0.0;
+                sw->damping[o] = a > 0 ? -re / a + 0.0 : 0.0; /* + 0.0: no negative zero */
                 sw->mac[o] = mac[(size_t)k * nm + b];
             }
         }
