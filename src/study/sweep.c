@@ -56,6 +56,7 @@ typedef struct worker {
     mbl_lin_work *work;
     mbl_linear *lin;
     double x0[2];            /* the values the workspace was made at */
+    double t_load, t_point, t_lin; /* seconds in loading, operating points, linearization + modes */
 } worker;
 
 /* A computed point: eigenvalues and shapes (as mbl_modal orders them). */
@@ -89,6 +90,13 @@ static char *dup_str(const char *s)
     char *d = mbl_malloc(l + 1);
     if (d) memcpy(d, s, l + 1);
     return d;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* Operating point of `model` at the axis values x (time axes set the time). */
@@ -126,7 +134,10 @@ static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_status 
         }
         for (int a = 0; a < c->naxes && !rc; a++)
             if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], x[a], st);
+        double t0 = now_s();
         if (!rc) rc = point_at(c, w->model, x, &pt, st);
+        double t1 = now_s();
+        w->t_point += t1 - t0;
         if (!rc) {
             mbl_status st2;
             mbl_status_clear(&st2);
@@ -137,6 +148,7 @@ static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_status 
                 rc = mbl_linearize(w->model, pt, &c->lopt, &one, st);
                 if (!rc) rc = mbl_modal(one, NULL, modes, st);
             }
+            w->t_lin += now_s() - t1;
         }
     } else {
         mbl_model *model = NULL;
@@ -146,11 +158,15 @@ static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_status 
         memcpy(sets, c->sets, (size_t)c->nsets * sizeof *sets);
         for (int a = 0, k = c->nbase; a < c->naxes; a++)
             if (c->pidx[a] >= 0) sets[k++].value = x[a];
+        double t0 = now_s();
         rc = mbl_model_load_file(c->path, sets, c->nsets, &model, st);
         mbl_free(sets);
+        double t1 = now_s();
         if (!rc) rc = point_at(c, model, x, &pt, st);
+        double t2 = now_s();
         if (!rc) rc = mbl_linearize(model, pt, &c->lopt, &one, st);
         if (!rc) rc = mbl_modal(one, NULL, modes, st);
+        w->t_load += t1 - t0, w->t_point += t2 - t1, w->t_lin += now_s() - t2;
         mbl_model_free(model);
     }
     mbl_linear_free(one);
@@ -263,12 +279,6 @@ void mbl_sweep_free(mbl_sweep *sw)
     mbl_free(sw);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Check the options against the model and set up the context. */
 static int make_ctx(const char *path, const mbl_sweep_options *opt, ctx **out, mbl_status *st)
@@ -457,7 +467,10 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
     for (int t = 1; t < threads && started; t++)
         if (started[t]) pthread_join(tid[t], NULL);
     sw->seconds = now_s() - t0;
-    for (int t = 0; t < threads; t++) worker_clear(&ta[t].w);
+    for (int t = 0; t < threads; t++) {
+        sw->seconds_load += ta[t].w.t_load, sw->seconds_point += ta[t].w.t_point, sw->seconds_lin += ta[t].w.t_lin;
+        worker_clear(&ta[t].w);
+    }
     pthread_mutex_destroy(&r.lock);
     mbl_free(started);
     mbl_free(ta);
