@@ -773,7 +773,7 @@ static int create_symbols(loader *L)
 #define ALLOC(p, cnt) (((p) = mbl_calloc((cnt) ? (size_t)(cnt) : 1, sizeof *(p))) == NULL)
     if (ALLOC(md->p, md->np) || ALLOC(md->q, n) || ALLOC(md->v, n) || ALLOC(md->a, n) || ALLOC(md->lam, md->m) ||
         ALLOC(md->mu, md->k) || ALLOC(md->r, md->nr) || ALLOC(md->sym_of_unknown, md->nunk) ||
-        ALLOC(md->sym_p, md->np) || ALLOC(md->pval, md->np) || ALLOC(md->pbaked, md->np) || ALLOC(md->qname, n) || ALLOC(md->rname, md->nr) ||
+        ALLOC(md->sym_p, md->np) || ALLOC(md->pval, md->np) || ALLOC(md->qname, n) || ALLOC(md->rname, md->nr) ||
         ALLOC(md->yname, md->ny) || ALLOC(md->pname, md->np) || ALLOC(md->q0, n) || ALLOC(md->v0, n) ||
         ALLOC(md->r0, md->nr) || ALLOC(md->v_given, n) || ALLOC(md->cyclic, n))
         return mbl_error(L->st, MBL_ENOMEM, "out of memory");
@@ -1633,9 +1633,12 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
     L.var_node = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_node);
     if (!md->g || !md->file || !md->name || !L.var_state || !L.var_node) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) rc = check_names(&L);
+    /* which parameters mbl_model_set_param may change: the resolver marks those used by values */
+    if (!rc && !(md->pbaked = mbl_calloc((size_t)(src->parameters.n ? src->parameters.n : 1), sizeof *md->pbaked)))
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) rc = create_symbols(&L);
     if (!rc && src->from_mechanism)
-        for (int i = 0; i < md->np; i++) md->pbaked[i] = 2; /* mbl_model_set_param */
+        for (int i = 0; i < md->np; i++) md->pbaked[i] = 2; /* a mechanism's parameters are in its geometry */
     if (!rc) rc = load_values(&L, sets, nsets);
     if (!rc) rc = formulate(&L);
     if (!rc) {
