@@ -1,7 +1,7 @@
 /* `mblin sweep` and `mblin freqresp`: thin clients of include/mblin/sweep.h (docs/study.md).
  *
  *   mblin sweep MODEL --param NAME=FROM:TO:COUNT [--param NAME2=FROM:TO:COUNT] [--threads N]
- *               [--orders K1,K2,..] [--speed-unit rad/s|Hz|rpm] [--json] [-o DIR]
+ *               [--orders K1,K2,..] [--speed-unit rad/s|Hz|rpm] [--fmax HZ] [--json] [-o DIR]
  *               [--set p=value ...] [--guess q=value ...] [--at KIND]
  *   mblin freqresp MODEL --from INPUT --to OUTPUT --w FROM:TO:COUNT [--linear] [-o DIR]
  *               [--set p=value ...] [--guess q=value ...] [--at KIND]
@@ -196,6 +196,7 @@ static const char sweep_help[] =
     "  --threads N          worker threads (default 1; the results do not depend on N)\n"
     "  --orders K1,K2,..    Campbell diagram excitation orders (default 1)\n"
     "  --speed-unit U       unit of the swept parameter for the order lines: rad/s (default), Hz, rpm\n"
+    "  --fmax HZ            upper end of the Campbell diagram's frequency axis (default: all modes)\n"
     "  --json               one JSON object on stdout instead of CSV\n"
     "  -o DIR               write sweep.csv, sweep.json, campbell.svg, locus.svg, damping.svg\n"
     "  --set NAME=VALUE     override a parameter (repeatable)\n"
@@ -213,7 +214,7 @@ int mblin_cmd_sweep(int argc, char **argv)
     static char axis_names[2][256];
     double orders[32] = {1};
     int norders = 1;
-    double hz_per_unit = 1.0 / TWO_PI;
+    double hz_per_unit = 1.0 / TWO_PI, fmax = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -223,7 +224,8 @@ int mblin_cmd_sweep(int argc, char **argv)
         int r = common_opt(&c, argc, argv, &i, cmd);
         if (r < 0) return -r;
         if (r) continue;
-        if (!strcmp(a, "--param") || !strcmp(a, "--threads") || !strcmp(a, "--orders") || !strcmp(a, "--speed-unit")) {
+        if (!strcmp(a, "--param") || !strcmp(a, "--threads") || !strcmp(a, "--orders") || !strcmp(a, "--speed-unit") ||
+            !strcmp(a, "--fmax")) {
             if (i + 1 >= argc) return usage_err(cmd, "%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "--param")) {
@@ -247,6 +249,8 @@ int mblin_cmd_sweep(int argc, char **argv)
                 if (decimal(v, &t) || t != floor(t) || t < 1 || t > 256)
                     return usage_err(cmd, "--threads expects an integer 1..256, got '%s'", v);
                 so.threads = (int)t;
+            } else if (!strcmp(a, "--fmax")) {
+                if (decimal(v, &fmax) || !(fmax > 0)) return usage_err(cmd, "--fmax expects a positive number (Hz), got '%s'", v);
             } else if (!strcmp(a, "--orders")) {
                 char buf[512];
                 if (strlen(v) >= sizeof buf) return usage_err(cmd, "--orders: too long%s", "");
@@ -311,7 +315,7 @@ int mblin_cmd_sweep(int argc, char **argv)
                 }
                 int w = k == 0   ? mbl_sweep_write_csv(f, sw)
                         : k == 1 ? mbl_sweep_write_json(f, sw, crit, ncrit)
-                        : k == 2 ? mbl_sweep_svg_campbell(f, sw, orders, norders, hz_per_unit, crit, ncrit)
+                        : k == 2 ? mbl_sweep_svg_campbell(f, sw, orders, norders, hz_per_unit, fmax, crit, ncrit)
                         : k == 3 ? mbl_sweep_svg_locus(f, sw)
                                  : mbl_sweep_svg_damping(f, sw);
                 if (fclose(f) != 0 || w) {

@@ -96,6 +96,10 @@ int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim,
                     const double *sim, const double *x, const int *prev, double mac_weight, int *perm,
                     double *mac, mbl_status *st);
 
+/* The level below which |Im s| counts as zero in plots and critical speeds: 1e-6 of the largest
+ * |s| of the sweep (a rigid-body or cyclic double zero splits by about sqrt(eps) |s| in rounding). */
+double mbl_sweep_zero_level(const mbl_sweep *sw);
+
 /* ---- Campbell diagrams ------------------------------------------------------------------- */
 
 typedef struct mbl_critical {
@@ -107,7 +111,7 @@ typedef struct mbl_critical {
     int whirl;                   /* +1 frequency rising with speed (forward), -1 falling (backward), 0 */
 } mbl_critical;
 
-/* Where a tracked frequency (|Im lambda| / 2 pi of branches with Im > 0) meets an excitation line
+/* Where a tracked frequency (Im lambda / 2 pi of branches with Im above mbl_sweep_zero_level) meets an excitation line
  * f = order * speed * hz_per_unit (hz_per_unit converts the swept parameter to revolutions per
  * second: 1 / (2 pi) for rad/s, 1 for Hz, 1/60 for rpm). Every sign change of f_b - f_line
  * between neighbouring points is a crossing, refined by the secant method on newly computed
@@ -128,11 +132,12 @@ int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit,
 
 /* SVG plots (one-axis sweeps; for two axes, the first row i1 = 0):
  *   campbell: frequency [Hz] of the oscillatory branches vs the swept parameter, the excitation
- *             lines of `orders` and the critical speeds marked and labelled;
+ *             lines of `orders` and the critical speeds marked and labelled; frequencies up to fmax
+ *             (<= 0: all);
  *   locus:    root locus, Im vs Re of every branch over the sweep (start and end marked);
  *   damping:  damping ratio of the oscillatory branches vs the swept parameter. */
 int mbl_sweep_svg_campbell(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
-                           const mbl_critical *crit, int ncrit);
+                           double fmax, const mbl_critical *crit, int ncrit);
 int mbl_sweep_svg_locus(FILE *f, const mbl_sweep *sw);
 int mbl_sweep_svg_damping(FILE *f, const mbl_sweep *sw);
 

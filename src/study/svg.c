@@ -144,11 +144,11 @@ static void legend(FILE *f, const frame *fr, int k, const char *color, const cha
     fputs("</text>\n", f);
 }
 
-/* Is branch b oscillatory (Im > 0) at point p? */
+/* Is branch b oscillatory at point p: Im above the zero threshold of the sweep (a rigid-body or
+ * cyclic double zero split by rounding is not a mode to draw)? */
 static int osc(const mbl_sweep *sw, int p, int b)
 {
-    double im = sw->im[(size_t)p * sw->nmodes + b], re = sw->re[(size_t)p * sw->nmodes + b];
-    return im > 1e-9 * fmax(hypot(re, im), 1e-300);
+    return sw->im[(size_t)p * sw->nmodes + b] > mbl_sweep_zero_level(sw);
 }
 
 /* The first row of the grid: points 0 .. count[0]-1. */
@@ -176,7 +176,7 @@ static double *axis_x(const mbl_sweep *sw)
 }
 
 int mbl_sweep_svg_campbell(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
-                           const mbl_critical *crit, int ncrit)
+                           double fmax, const mbl_critical *crit, int ncrit)
 {
     if (!f || !sw) return MBL_EARG;
     int n = sw->count[0], nm = sw->nmodes;
@@ -189,6 +189,7 @@ int mbl_sweep_svg_campbell(FILE *f, const mbl_sweep *sw, const double *orders, i
     for (size_t i = 0; i < (size_t)n * nm; i++)
         if (isfinite(y[i]) && y[i] > ymax) ymax = y[i];
     if (!(ymax > 0)) ymax = 1;
+    if (fmax > 0) ymax = fmax / 1.08;
     frame fr = {80, 40, W - 240, H - 100, x[0], x[n - 1], 0, 1.08 * ymax, 0};
     char title[600];
     snprintf(title, sizeof title, "Campbell diagram: %s", sw->model_name);

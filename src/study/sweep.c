@@ -560,7 +560,7 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
 /* ---- Campbell diagram: critical speeds ------------------------------------------------------ */
 
 /* The oscillatory eigenvalue (Im > 0) of a new point nearest `target`. */
-static int nearest_at(worker *w, double x, double tr, double ti, double *re, double *im, mbl_status *st)
+static int nearest_at(worker *w, double x, double tr, double ti, double zero, double *re, double *im, mbl_status *st)
 {
     double xv[2] = {x, w->x0[1]};
     mbl_modes *m = NULL;
@@ -569,7 +569,7 @@ static int nearest_at(worker *w, double x, double tr, double ti, double *re, dou
     double best = INFINITY;
     for (int j = 0; j < m->nx; j++) {
         double d = hypot(m->modes[j].re - tr, m->modes[j].im - ti);
-        if (m->modes[j].im > 0 && d < best) best = d, *re = m->modes[j].re, *im = m->modes[j].im;
+        if (m->modes[j].im > zero && d < best) best = d, *re = m->modes[j].re, *im = m->modes[j].im;
     }
     mbl_modes_free(m);
     if (!isfinite(best)) return mbl_error(st, MBL_ENOCONV, "no oscillatory mode at %g", x);
@@ -587,6 +587,7 @@ int mbl_sweep_critical(mbl_sweep *sw, const double *orders, int norders, double 
     if (!(tol > 0)) tol = 1e-10;
     worker *w = sw->ctx;
     int nm = sw->nmodes, cap = 0, nc = 0;
+    double zero = mbl_sweep_zero_level(sw);
     mbl_critical *cr = NULL;
     for (int o = 0; o < norders; o++) {
         double k = orders[o];
@@ -597,7 +598,7 @@ int mbl_sweep_critical(mbl_sweep *sw, const double *orders, int norders, double 
         for (int b = 0; b < nm; b++)
             for (int p = 0; p + 1 < sw->npoints; p++) {
                 size_t i0 = (size_t)p * nm + b, i1 = (size_t)(p + 1) * nm + b;
-                if (!sw->ok[p] || !sw->ok[p + 1] || !(sw->im[i0] > 0) || !(sw->im[i1] > 0)) continue;
+                if (!sw->ok[p] || !sw->ok[p + 1] || !(sw->im[i0] > zero) || !(sw->im[i1] > zero)) continue;
                 double xa = sw->value[p], xb = sw->value[p + 1];
                 double ga = sw->im[i0] / TWO_PI - k * xa * hz_per_unit, gb = sw->im[i1] / TWO_PI - k * xb * hz_per_unit;
                 if (!(ga == 0 || (ga < 0) != (gb < 0))) continue;
@@ -615,7 +616,7 @@ int mbl_sweep_critical(mbl_sweep *sw, const double *orders, int norders, double 
                         double s = (x - xa) / (xb - xa);
                         double re = 0, im = 0;
                         mbl_status st2;
-                        if (nearest_at(w, x, ra + s * (rb - ra), ia + s * (ib - ia), &re, &im, &st2)) break;
+                        if (nearest_at(w, x, ra + s * (rb - ra), ia + s * (ib - ia), zero, &re, &im, &st2)) break;
                         fr = re, fi = im;
                         double g = im / TWO_PI - k * x * hz_per_unit;
                         if (fabs(x - xprev) <= tol * fmax(fabs(x), 1e-300) || g == 0) {
@@ -770,4 +771,15 @@ int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit,
     }
     fputs("}\n", f);
     return ferror(f) ? MBL_EIO : 0;
+}
+
+double mbl_sweep_zero_level(const mbl_sweep *sw)
+{
+    double big = 0;
+    size_t tot = sw ? (size_t)sw->npoints * (size_t)sw->nmodes : 0;
+    for (size_t i = 0; i < tot; i++) {
+        double a = hypot(sw->re[i], sw->im[i]);
+        if (isfinite(a) && a > big) big = a;
+    }
+    return 1e-6 * big;
 }

@@ -205,7 +205,7 @@ TEST(rigid_rotor_campbell)
     CHECK(fd >= 0);
     if (fd >= 0) {
         FILE *f = fdopen(fd, "w+");
-        CHECK(mbl_sweep_svg_campbell(f, sw, &order, 1, 1.0 / TWO_PI, cr, nc) == 0);
+        CHECK(mbl_sweep_svg_campbell(f, sw, &order, 1, 1.0 / TWO_PI, 0, cr, nc) == 0);
         rewind(f);
         char buf[4096];
         int circles = 0, lines = 0, end = 0;
@@ -252,7 +252,7 @@ TEST(rotor_stator_fig7)
     for (int i = 0; i < nc; i++) met |= cr[i].branch == falling && cr[i].speed > 0.3 && cr[i].speed < 0.5;
     CHECK(met);
     FILE *f = tmpfile();
-    CHECK(f && !mbl_sweep_svg_campbell(f, sw, &order, 1, 1.0, cr, nc) && !mbl_sweep_svg_locus(f, sw) &&
+    CHECK(f && !mbl_sweep_svg_campbell(f, sw, &order, 1, 1.0, 2.0, cr, nc) && !mbl_sweep_svg_locus(f, sw) &&
           !mbl_sweep_svg_damping(f, sw) && !mbl_sweep_write_csv(f, sw) && !mbl_sweep_write_json(f, sw, cr, nc));
     if (f) fclose(f);
     mbl_free(cr);
