@@ -307,7 +307,6 @@ int mblin_cmd_sweep(int argc, char **argv)
         } else {
             const char *files[] = {"sweep.csv", "sweep.json", "campbell.svg", "locus.svg", "damping.svg"};
             for (int k = 0; k < 5 && !code; k++) {
-                if (k >= 2 && sw->naxes != 1 && k == 2) continue;
                 FILE *f = open_in(c.outdir, files[k]);
                 if (!f) {
                     code = 1;

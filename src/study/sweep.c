@@ -127,7 +127,6 @@ static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_status 
             mbl_point_free(pt);
             pt = NULL;
             if (rc) {
-                mbl_error_prefix(st, "at the sweep's first point");
                 worker_clear(w);
                 return rc;
             }
