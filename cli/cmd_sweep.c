@@ -184,7 +184,7 @@ static int opoint_opts(common *c, mbl_opoint_options *po, const char *cmd)
 static void progress(void *ud, int done, int total)
 {
     (void)ud;
-    if (done == total || done % 16 == 0) fprintf(stderr, "\rmblin sweep: %d / %d points", done, total);
+    fprintf(stderr, "\rmblin sweep: %d / %d points", done, total);
     if (done == total) fputc('\n', stderr);
 }
 

@@ -74,7 +74,7 @@ typedef struct mbl_sweep {
                                     0: the model reloaded at each point (a mechanism's parameter) */
     int threads;
     double seconds;              /* wall time of the points (not the tracking) */
-    double seconds_load, seconds_point, seconds_lin; /* thread time summed over the points: loading
+    double seconds_load, seconds_point, seconds_lin; /* thread CPU time summed over the points: loading
                                     the model (reload path), operating points, linear model + modes */
     char model_name[256];
     void *ctx;                   /* internal: what mbl_sweep_critical needs to compute more points */
