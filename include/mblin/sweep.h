@@ -108,7 +108,8 @@ typedef struct mbl_critical {
     double speed;                /* the critical speed, in the unit of the swept parameter */
     double freq_hz;              /* the branch's frequency there */
     int refined;                 /* 1 when refined by the secant method on new points to tol */
-    int whirl;                   /* +1 frequency rising with speed (forward), -1 falling (backward), 0 */
+    int whirl;                   /* +1 the frequency rises with speed there (a rotor's forward whirl), -1
+                                    falls (backward whirl), 0 flat (JSON "trend") */
 } mbl_critical;
 
 /* Where a tracked frequency (Im lambda / 2 pi of branches with Im above mbl_sweep_zero_level) meets an excitation line
@@ -127,7 +128,8 @@ int mbl_sweep_critical(mbl_sweep *sw, const double *orders, int norders, double 
 int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw);
 /* JSON: {model, axes: [{name, from, to, count}], points, modes, fast, threads, seconds,
  * values: [[..] per point], branches: [{re: [..], im: [..], freq_hz: [..], damping_ratio: [..],
- * mac: [..]}], failed: [{point, error}], critical_speeds: [...] (when crit is not NULL)}. */
+ * mac: [..]}], failed: [{point, error}], critical_speeds: [{branch, order, speed, freq_hz, trend,
+ * refined}] (when crit is not NULL)}. */
 int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit, int ncrit);
 
 /* SVG plots (one-axis sweeps; for two axes, the first row i1 = 0):

@@ -779,8 +779,8 @@ int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit,
             json_num(f, crit[i].speed);
             fputs(", \"freq_hz\": ", f);
             json_num(f, crit[i].freq_hz);
-            fprintf(f, ", \"whirl\": \"%s\", \"refined\": %s}",
-                    crit[i].whirl > 0 ? "forward" : crit[i].whirl < 0 ? "backward" : "flat", crit[i].refined ? "true" : "false");
+            fprintf(f, ", \"trend\": \"%s\", \"refined\": %s}",
+                    crit[i].whirl > 0 ? "rising" : crit[i].whirl < 0 ? "falling" : "flat", crit[i].refined ? "true" : "false");
         }
         fputc(']', f);
     }
