@@ -280,25 +280,35 @@ TEST(time_sweep)
     mbl_sweep_free(sw);
 }
 
+/* A grid over v and g: M s^2 + v C1 s + g K0 + v^2 K2 is unchanged by s -> sqrt(2) s, v -> sqrt(2) v,
+ * g -> 2 g, so at (v, g) = (5 sqrt 2, 2 x 9.81) the eigenvalues are sqrt(2) times Table 2's at v = 5;
+ * at (2.5 sqrt 2, 9.81) the first row is an ordinary point. */
 TEST(two_parameter_grid)
 {
     mbl_sweep_options so;
     mbl_sweep_options_default(&so);
     so.naxes = 2;
-    so.axis[0] = (mbl_sweep_axis){"v", 0, 10, 11};
+    so.axis[0] = (mbl_sweep_axis){"v", 0, 5 * sqrt(2.0), 3};
     so.axis[1] = (mbl_sweep_axis){"g", 9.81, 19.62, 2};
+    so.threads = 2;
     mbl_status st;
     mbl_sweep *sw = NULL;
     CHECK_MSG(mbl_sweep_run("examples/whipple_bicycle.yaml", &so, &sw, &st) == 0, "%s", st.msg);
     if (!sw) return;
-    CHECK_EQ_INT(sw->npoints, 22);
-    /* g doubled and v scaled by sqrt(2): the eigenvalues scale by sqrt(2) (M s^2 + v C1 s + g K0 +
-     * v^2 K2 with s = sqrt(2) s', v = sqrt(2) v'); row 1 at v = 5 against row 0 at v = 5 / sqrt 2 is
-     * not on the grid, so check row 0 against Table 2 and row 1's value axis instead */
-    CHECK_CLOSE(sw->value[(size_t)11 * 2 + 1], 19.62, 1e-14);
-    CHECK_CLOSE(sw->value[(size_t)5 * 2 + 0], 5.0, 1e-14);
-    int b = branch_near(sw, 5, cast[5], 0);
-    CHECK_CLOSE(sw->re[5 * 4 + b], cast[5], 1e-11);
+    CHECK_EQ_INT(sw->npoints, 6);
+    int p = 2 + 3 * 1; /* i0 = 2, i1 = 1 */
+    CHECK_CLOSE(sw->value[(size_t)p * 2 + 0], 5 * sqrt(2.0), 1e-15);
+    CHECK_CLOSE(sw->value[(size_t)p * 2 + 1], 19.62, 1e-15);
+    double r2 = sqrt(2.0);
+    double want[4][2] = {{cap[5] * r2, 0}, {cast[5] * r2, 0}, {weave_re[5] * r2, weave_im[5] * r2},
+                         {weave_re[5] * r2, -weave_im[5] * r2}};
+    for (int k = 0; k < 4; k++) {
+        int b = branch_near(sw, p, want[k][0], want[k][1]);
+        CHECK_CLOSE(hypot(sw->re[(size_t)p * 4 + b] - want[k][0], sw->im[(size_t)p * 4 + b] - want[k][1]), 0, 1e-11);
+    }
+    /* the second row is tracked from the first: branch b at (0, 19.62) is branch b at (0, 9.81)
+     * scaled by sqrt 2 (real eigenvalues at v = 0) */
+    for (int b = 0; b < 4; b++) CHECK_CLOSE(sw->re[(size_t)3 * 4 + b], r2 * sw->re[b], 1e-12);
     mbl_sweep_free(sw);
 }
 
