@@ -49,6 +49,11 @@ with tempfile.TemporaryDirectory() as d:
     check(r1.returncode == 0 and r2.returncode == 0, f"sweep: {r1.stderr} {r2.stderr}")
     check(r1.stdout == r2.stdout, "the CSV of 2 threads differs from 1 thread")
     rows = list(csv.DictReader(io.StringIO(r1.stdout)))
+    # a constrained model (N = 20 four-bar, 42 constraints): the same bits on 1 and 3 threads
+    f1 = run("sweep", "examples/fourbar_N20.yaml", "--param", "k=20:28:40")
+    f3 = run("sweep", "examples/fourbar_N20.yaml", "--param", "k=20:28:40", "--threads", "3")
+    check(f1.returncode == 0 and f1.stdout == f3.stdout and len(f1.stdout.splitlines()) == 1 + 40 * 2,
+          f"four-bar threads: {f1.stderr} {f3.stderr}")
     check(len(rows) == 51 * 4, f"rows {len(rows)}")
     # v = 5: Table 2 of Meijaard et al. 2007
     at5 = sorted((float(x["re"]), float(x["im"])) for x in rows if float(x["v"]) == 5.0)
