@@ -340,6 +340,19 @@ TEST(bad_input)
         CHECK(mbl_model_set_param(md, info.nparam, 1.0, &st) == MBL_EARG);
         mbl_model_free(md);
     }
+    /* a parameter used by an initial value or by linearize.time is refused, a leaf one is not */
+    const char *txt = "model: dae\nparameters: {x0: 0.1, k: 2, t0: 1}\ncoordinates: {x: x0}\n"
+                      "kinetic_energy: \"0.5*der(x)^2\"\npotential_energy: \"0.5*k*x^2\"\n"
+                      "linearize: {at: given, time: t0}\n";
+    CHECK(mbl_model_load_string(txt, strlen(txt), "inline.yaml", NULL, 0, &md, &st) == 0);
+    if (md) {
+        CHECK(mbl_model_set_param(md, 0, 0.2, &st) == MBL_EARG && strstr(st.msg, "'x0'"));
+        CHECK(mbl_model_set_param(md, 1, 3.0, &st) == 0);
+        CHECK(mbl_model_set_param(md, 2, 2.0, &st) == MBL_EARG && strstr(st.msg, "'t0'"));
+        CHECK(mbl_model_set_param(md, 1, NAN, &st) == MBL_EARG);
+        mbl_model_free(md);
+        md = NULL;
+    }
     CHECK(mbl_model_load_file("examples/mech/rigid_rotor.yaml", NULL, 0, &md, &st) == 0);
     if (md) {
         CHECK(mbl_model_set_param(md, 0, 21.0, &st) == MBL_EARG && strstr(st.msg, "mechanism"));
