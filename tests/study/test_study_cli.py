@@ -95,5 +95,23 @@ with tempfile.TemporaryDirectory() as d:
     root = ET.parse(os.path.join(d, "fr", "bode.svg")).getroot()
     check(len(root.findall("{http://www.w3.org/2000/svg}polyline")) == 2, "bode")
 
+# progress: on stderr when it is a terminal, never otherwise
+import pty
+master, slave = pty.openpty()
+pr = subprocess.run([MBLIN, "sweep", bike, "--param", "v=0:10:40"], stdout=subprocess.PIPE, stderr=slave)
+os.close(slave)
+got = b""
+try:
+    while True:
+        chunk = os.read(master, 4096)
+        if not chunk:
+            break
+        got += chunk
+except OSError:
+    pass
+os.close(master)
+check(pr.returncode == 0 and b"40 / 40 points" in got, f"progress on a terminal: {got!r}")
+check("points" not in r1.stderr, "progress written to a stderr that is not a terminal")
+
 print("test_study_cli:", "FAILED" if failed else "ok", failed)
 sys.exit(1 if failed else 0)
