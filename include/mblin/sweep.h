@@ -87,14 +87,16 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt, mbl_sweep **ou
 void mbl_sweep_free(mbl_sweep *sw);
 
 /* The mode tracking alone (src/study/track.c), exposed for tests and other drivers: given, for np
- * points in tracking order, nm eigenvalues each (lre, lim: np * nm) and, optionally, mode shapes
- * (sre, sim: np * nm * n, shape j of point p at [(p * nm + j) * n], NULL for none) and the
- * parameter value of each point (x: np), fill perm (np * nm) with, for branch b at point p, the
- * index of the eigenvalue of point p it follows, and mac (np * nm, may be NULL). prev (np) is
- * the point each point is tracked from (-1 for the first; NULL: p - 1). */
-int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim, const double *sre,
-                    const double *sim, const double *x, const int *prev, double mac_weight, int *perm,
-                    double *mac, mbl_status *st);
+ * points in tracking order, nm eigenvalues each (lre, lim: np * nm), optionally their exact
+ * derivatives with respect to the parameter (dre, dim: np * nm, NULL for none; NAN entries count
+ * as missing: the predictor is then the linear extrapolation), optionally mode shapes (sre, sim:
+ * np * nm * n, shape j of point p at [(p * nm + j) * n], NULL for none) and the parameter value of
+ * each point (x: np), fill perm (np * nm) with, for branch b at point p, the index of the
+ * eigenvalue of point p it follows, and mac (np * nm, may be NULL). prev (np) is the point each
+ * point is tracked from (-1 for the first; NULL: p - 1). mbl_sweep_run passes no derivatives. */
+int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim, const double *dre,
+                    const double *dim, const double *sre, const double *sim, const double *x, const int *prev,
+                    double mac_weight, int *perm, double *mac, mbl_status *st);
 
 /* The level below which |Im s| counts as zero in plots and critical speeds: 1e-6 of the largest
  * |s| of the sweep (a rigid-body or cyclic double zero splits by about sqrt(eps) |s| in rounding). */

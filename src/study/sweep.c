@@ -538,7 +538,7 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
             }
             if (row_start >= 0) last_row_start = row_start;
         }
-        if (nok) rc = mbl_track_modes(nok, nm, n, lre, lim, sre, sim, xx, prev, opt->mac_weight, perm, mac, st);
+        if (nok) rc = mbl_track_modes(nok, nm, n, lre, lim, NULL, NULL, sre, sim, xx, prev, opt->mac_weight, perm, mac, st);
     }
     if (!rc) {
         for (size_t i = 0; i < tot; i++)

@@ -7,8 +7,9 @@
  *     cost(b, j) = w (1 - MAC(phi_b(a), phi_j(p))) + |lambda_j(p) - pred_b| / (|pred_b| + |lambda_j(p)| + ref)
  *
  * MAC(x, y) = |x^H y|^2 / (x^H x y^H y) is the modal assurance criterion (eigenvector correlation)
- * and pred_b the eigenvalue predicted at p by extrapolating the branch linearly in the parameter
- * from its last two points (lambda_b(a) itself at the first step). The MAC term keeps a branch on
+ * and pred_b the eigenvalue predicted at p: lambda_b(a) + (d lambda_b / dx)(a) (x_p - x_a) when the
+ * caller gives exact eigenvalue derivatives, else the branch extrapolated linearly in the
+ * parameter from its last two points (lambda_b(a) itself at the first step). The MAC term keeps a branch on
  * its shape through a crossing (the shapes of two crossing modes are distinct) and through a
  * veering (the shapes rotate continuously, so consecutive points of one branch stay correlated);
  * the predictor separates what shapes cannot: the members of a conjugate pair and the two
@@ -83,9 +84,9 @@ static double mac_of(int n, const double *ar, const double *ai, const double *br
     return m > 1 ? 1 : m;
 }
 
-int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim, const double *sre,
-                    const double *sim, const double *x, const int *prev, double mac_weight, int *perm,
-                    double *mac, mbl_status *st)
+int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim, const double *dre,
+                    const double *dim, const double *sre, const double *sim, const double *x, const int *prev,
+                    double mac_weight, int *perm, double *mac, mbl_status *st)
 {
     if (np < 1 || nm < 0 || !lre || !lim || !perm || (sre && (!sim || n < 1)))
         return mbl_error(st, MBL_EARG, "mbl_track_modes: invalid arguments");
@@ -118,7 +119,11 @@ int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim,
             int ja = perm[(size_t)a * nm + b];
             double r = lre[(size_t)a * nm + ja], i = lim[(size_t)a * nm + ja];
             pr[b] = r, pi[b] = i;
-            if (aa >= 0 && x && x[a] != x[aa] && x[p] != x[a]) {
+            double gr = dre && dim ? dre[(size_t)a * nm + ja] : NAN, gi = dre && dim ? dim[(size_t)a * nm + ja] : NAN;
+            if (x && x[p] != x[a] && isfinite(gr) && isfinite(gi)) {
+                /* exact derivative given: first-order Taylor step */
+                pr[b] += gr * (x[p] - x[a]), pi[b] += gi * (x[p] - x[a]);
+            } else if (aa >= 0 && x && x[a] != x[aa] && x[p] != x[a]) {
                 int jaa = perm[(size_t)aa * nm + b];
                 double s = (x[p] - x[a]) / (x[a] - x[aa]);
                 double dr = r - lre[(size_t)aa * nm + jaa], di = i - lim[(size_t)aa * nm + jaa];

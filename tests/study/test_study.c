@@ -379,7 +379,7 @@ TEST(track_crossing_and_veering)
         sre[4 * p + 2 * sw + 0] = 1;     /* shape of a: (1, 0) */
         sre[4 * p + 2 * (1 - sw) + 1] = 1; /* shape of b: (0, 1) */
     }
-    CHECK(mbl_track_modes(NP, 2, 2, lre, lim, sre, sim, x, NULL, 1.0, perm, NULL, &st) == 0);
+    CHECK(mbl_track_modes(NP, 2, 2, lre, lim, NULL, NULL, sre, sim, x, NULL, 1.0, perm, NULL, &st) == 0);
     for (int p = 0; p < NP; p++) {
         double a = 1 + x[p];
         CHECK_CLOSE(lim[2 * p + perm[2 * p]], a, 1e-15); /* branch 0 is the rising one throughout */
@@ -399,7 +399,7 @@ TEST(track_crossing_and_veering)
             sim[4 * p + 2 * k] = sim[4 * p + 2 * k + 1] = 0;
         }
     }
-    CHECK(mbl_track_modes(NP, 2, 2, lre, lim, sre, sim, x, NULL, 1.0, perm, NULL, &st) == 0);
+    CHECK(mbl_track_modes(NP, 2, 2, lre, lim, NULL, NULL, sre, sim, x, NULL, 1.0, perm, NULL, &st) == 0);
     int b0 = perm[0] == (0 ^ 0) ? 0 : 1; /* the branch that starts on the lower curve */
     for (int p = 0; p < NP; p++) {
         double a = 1 + x[p], b = 2 - x[p], m = 0.5 * (a + b), r = sqrt(0.25 * (a - b) * (a - b) + d * d);
@@ -492,9 +492,27 @@ out:
     mbl_linear_free(lin), mbl_point_free(pt), mbl_model_free(md);
 }
 
+/* With exact derivatives the first step is predicted too: lambda_1 = i (1 + x) and lambda_2 =
+ * i (1.1 - x) with equal shapes cross within the first step (x = 0 -> 0.1); extrapolation has no
+ * history there and follows the nearest value (the wrong branch), the derivative does not. */
+TEST(track_derivative_predictor)
+{
+    double lre[4] = {0, 0, 0, 0}, lim[4] = {1.0, 1.1, 1.0, 1.1}; /* listed sorted at both points */
+    double dre[4] = {0, 0, 0, 0}, dim[4] = {1, -1, -1, 1};      /* d/dx of each listed eigenvalue */
+    double sre[8] = {1, 0, 1, 0, 1, 0, 1, 0}, sim[8] = {0}, x[2] = {0, 0.1};
+    int perm[4];
+    mbl_status st;
+    CHECK(mbl_track_modes(2, 2, 2, lre, lim, dre, dim, sre, sim, x, NULL, 1.0, perm, NULL, &st) == 0);
+    CHECK_CLOSE(lim[2 + perm[2]], 1.1, 1e-15); /* the branch from 1.0 rises to 1.1 */
+    CHECK_CLOSE(lim[2 + perm[3]], 1.0, 1e-15);
+    CHECK(mbl_track_modes(2, 2, 2, lre, lim, NULL, NULL, sre, sim, x, NULL, 1.0, perm, NULL, &st) == 0);
+    CHECK_CLOSE(lim[2 + perm[2]], 1.0, 1e-15); /* without: the nearest value */
+}
+
 int main(void)
 {
     RUN(track_crossing_and_veering);
+    RUN(track_derivative_predictor);
     RUN(bad_input);
     RUN(bicycle_table2);
     RUN(threads_identical);
