@@ -95,6 +95,13 @@ with tempfile.TemporaryDirectory() as d:
     root = ET.parse(os.path.join(d, "fr", "bode.svg")).getroot()
     check(len(root.findall("{http://www.w3.org/2000/svg}polyline")) == 2, "bode")
 
+# points that fail (the four-bar locks near k = 30) are named, left empty, and the sweep goes on
+rf = run("sweep", "examples/fourbar_N20.yaml", "--param", "k=25:31:13", "--json")
+jf = json.loads(rf.stdout) if rf.returncode == 0 else {}
+check(rf.returncode == 0 and [f["point"] for f in jf.get("failed", [])] == [11, 12] and
+      jf["branches"][0]["im"][12] is None and jf["branches"][0]["im"][10] is not None and
+      "2 of 13 points failed" in rf.stderr and "singular configuration" in rf.stderr, f"failed points: {rf.stderr}")
+
 # progress: on stderr when it is a terminal, never otherwise
 import pty
 master, slave = pty.openpty()
