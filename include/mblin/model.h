@@ -75,6 +75,16 @@ const char *mbl_model_input_name(const mbl_model *model, int i);
 const char *mbl_model_output_name(const mbl_model *model, int i);
 const char *mbl_model_param_name(const mbl_model *model, int i);
 double mbl_model_param_value(const mbl_model *model, int i);
+/* Change parameter i of a loaded model in place, so that a sweep over a parameter re-linearizes
+ * without reloading (src/study, docs/study.md): the compiled evaluators read parameter values at
+ * each evaluation, so the next mbl_operating_point / mbl_relinearize see the new value. Refused
+ * (MBL_EARG, naming the parameter) when the value was evaluated into numbers at load time: a
+ * parameter of a `model: mechanism` (part of its geometry), or one that another parameter or a
+ * value of the file (an initial coordinate, a velocity, an input value, linearize.time) uses;
+ * reload such a model with the new value (mbl_model_load_file's sets). This is the one function
+ * that changes a loaded model: not while another thread uses the same model (give each thread
+ * its own copy). */
+int mbl_model_set_param(mbl_model *model, int i, double value, mbl_status *st);
 
 /* ---- operating points ------------------------------------------------------------------ */
 

@@ -341,6 +341,7 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
                          (int)len, name, src->parameters.items[L->param_limit].key);
             return 1;
         }
+        if (L->scope == SCOPE_PARAM || L->scope == SCOPE_VALUE) md->pbaked[i] = 1; /* mbl_model_set_param */
         *out = md->p[i];
         return 0;
     }
@@ -1632,7 +1633,12 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
     L.var_node = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_node);
     if (!md->g || !md->file || !md->name || !L.var_state || !L.var_node) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) rc = check_names(&L);
+    /* which parameters mbl_model_set_param may change: the resolver marks those used by values */
+    if (!rc && !(md->pbaked = mbl_calloc((size_t)(src->parameters.n ? src->parameters.n : 1), sizeof *md->pbaked)))
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) rc = create_symbols(&L);
+    if (!rc && src->from_mechanism)
+        for (int i = 0; i < md->np; i++) md->pbaked[i] = 2; /* a mechanism's parameters are in its geometry */
     if (!rc) rc = load_values(&L, sets, nsets);
     if (!rc) rc = formulate(&L);
     if (!rc) {
@@ -1769,6 +1775,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->mu);
     mbl_free(md->r);
     mbl_free(md->pval);
+    mbl_free(md->pbaked);
     mbl_free(md->sym_of_unknown);
     mbl_free(md->unknown_of_sym);
     mbl_free(md->sym_p);
@@ -1828,4 +1835,21 @@ int mbl_model_outputs(const mbl_model *md, const mbl_point *pt, double *y, mbl_s
     if (!rc) memcpy(y, out, (size_t)md->ny * sizeof *y);
     mbl_free(syms), mbl_free(work), mbl_free(out);
     return rc;
+}
+
+int mbl_model_set_param(mbl_model *md, int i, double value, mbl_status *st)
+{
+    if (!md) return mbl_error(st, MBL_EARG, "mbl_model_set_param: model is NULL");
+    if (i < 0 || i >= md->np) return mbl_error(st, MBL_EARG, "mbl_model_set_param: no parameter %d (the model has %d)", i, md->np);
+    if (!isfinite(value))
+        return mbl_error(st, MBL_EARG, "%s: parameter '%s': the value is not a finite number", md->file, md->pname[i]);
+    if (md->pbaked[i])
+        return mbl_error(st, MBL_EARG,
+                         "%s: parameter '%s' cannot be changed in place: %s (reload the model with the new value)",
+                         md->file, md->pname[i],
+                         md->pbaked[i] == 2 ? "a mechanism's parameters are evaluated into its geometry"
+                                            : "another parameter or a value of the file (initial coordinate, "
+                                              "velocity, input value, linearize.time) uses it");
+    md->pval[i] = value;
+    return 0;
 }

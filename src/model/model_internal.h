@@ -27,6 +27,9 @@ struct mbl_model {
     char **cname;                /* m: what each holonomic constraint comes from (the item's key, e.g. a
                                     mechanism's "joint pin (revolute)"), "constraint <j>" when unnamed */
     double *pval;                /* parameter values (after --set) */
+    int *pbaked;                 /* np: 1 when the value is evaluated into a number at load time (used by
+                                    another parameter or a value of the file, or a mechanism's): see
+                                    mbl_model_set_param */
     /* symbols */
     mblx_id t;
     mblx_id *p, *q, *v, *a, *lam, *mu, *r;

@@ -263,7 +263,10 @@ static int read_root(reader *r, const yaml_node_t *root)
         yaml_node_t *k = yaml_document_get_node(&r->doc, p->key), *v = yaml_document_get_node(&r->doc, p->value);
         if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "model") && v->type == YAML_SCALAR_NODE &&
             !strcmp(scalar(v), "mechanism"))
+        {
+            r->src->from_mechanism = 1;
             return mbl_mech_read(&r->doc, root, r->file, r->sets, r->nsets, r->src, r->st);
+        }
     }
     const yaml_node_t *seen[K_COUNT] = {0};
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {

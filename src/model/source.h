@@ -30,6 +30,7 @@ typedef struct mbl_src {
     mbl_src_item time;   /* linearize.time: time of the operating point, NULL = 0 */
     int has_mass_matrix;
     int named_constraints, named_nonholonomic; /* 1 when given as a mapping {name: equation} */
+    int from_mechanism; /* 1 when compiled from `model: mechanism` (its parameters are partly evaluated into numbers) */
 } mbl_src;
 
 /* A one-line error "file:line:col: what" at a YAML node (node may be NULL: "file: what"), used by
