@@ -565,6 +565,38 @@ TEST(rolling_disc_closed_form)
     }
 }
 
+/* The Chaplygin sleigh (examples/nh_sleigh.yaml): holonomic and non-holonomic constraints together
+ * at steady straight motion; closed form: four zeros and -m a u / (I + m a^2). Every method. */
+TEST(sleigh_closed_form)
+{
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_status st;
+    CHECK(mbl_model_load_file("examples/nh_sleigh.yaml", NULL, 0, &md, &st) == 0);
+    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    double m = 2, I = 0.05, a = 0.3, u = 1.5, want = -m * a * u / (I + m * a * a);
+    for (int i = 0; pt && i < mbl_lin_method_count(); i++) {
+        const char *name = mbl_lin_method_name(i);
+        run r;
+        run_method(md, pt, name, &r);
+        CHECK_MSG(r.rc == 0, "%s: %s", name, r.msg);
+        if (r.rc) continue;
+        CHECK_EQ_INT(nphys(r.modes), 5);
+        double tol = r.lin->err_est > 0 ? r.lin->err_est : 1e-10 * fabs(want);
+        int nzero = 0, nw = 0;
+        for (int k = 0; k < r.modes->nx; k++) {
+            const mbl_mode *x = &r.modes->modes[k];
+            if (x->spurious) continue;
+            if (x->kind == MBL_MODE_ZERO || hypot(x->re, x->im) <= fmax(tol, 1e-9)) nzero++;
+            else if (fabs(x->re - want) <= tol && fabs(x->im) <= tol) nw++;
+        }
+        CHECK_MSG(nzero == 4 && nw == 1, "%s: %d zeros, %d at %.10g", name, nzero, nw, want);
+        run_free(&r);
+    }
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 /* non-holonomic constraints in the descriptor pencil: der(y) = a der(x) alone (closed form 0 and
  * +-2i = +-sqrt(k/m)), and mixed with a holonomic constraint (against augmented) */
 TEST(nonholonomic_descriptor)
@@ -796,6 +828,7 @@ int main(void)
     RUN(allocation_failures);
     RUN(nonholonomic_descriptor);
     RUN(rolling_disc_closed_form);
+    RUN(sleigh_closed_form);
     RUN(motion_with_user_states);
     RUN(large_model_paths);
     RUN(inputs_outputs_closed_loop);
