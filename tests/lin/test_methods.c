@@ -563,6 +563,58 @@ TEST(rolling_disc_closed_form)
         mbl_point_free(pt);
         mbl_model_free(md);
     }
+    /* the same disc with velocity states that are body angular velocity components (quasi-velocities,
+     * W = w(q, v)): every method in those states, A, M, C, K equal to augmented's, and the spectrum
+     * of the q' form to 1e-10 */
+    FILE *f = fopen("examples/rolling_disc.yaml", "rb");
+    CHECK(f != NULL);
+    if (!f) return;
+    static char text[1 << 14], buf[1 << 14];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = 0;
+    char *at = strstr(text, "  at: given");
+    CHECK(at != NULL);
+    if (!at) return;
+    snprintf(buf, sizeof buf, "%.*s  at: given\n  velocity_states: [\"der(phi) + der(psi)*sin(theta)\", \"der(theta)\", "
+             "\"der(psi)*cos(theta)\"]\n", (int)(at - text), text);
+    mbl_model *md = NULL, *mq = NULL;
+    mbl_point *pt = NULL, *pq = NULL;
+    mbl_status st;
+    CHECK(mbl_model_load_string(buf, strlen(buf), "disc_w", NULL, 0, &md, &st) == 0);
+    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    CHECK(mbl_model_load_file("examples/rolling_disc.yaml", NULL, 0, &mq, &st) == 0);
+    CHECK(mq && mbl_operating_point(mq, NULL, &pq, &st) == 0);
+    run ref, refq;
+    run_method(md, pt, "augmented", &ref);
+    run_method(mq, pq, "augmented", &refq);
+    CHECK(ref.rc == 0 && refq.rc == 0);
+    if (!ref.rc && !refq.rc) {
+        CHECK(!strcmp(ref.lin->state_names[5], "der(phi) + der(psi)*sin(theta)"));
+        CHECK(max_dev(ref.modes, refq.modes, 1) <= 1e-10 && max_dev(refq.modes, ref.modes, 1) <= 1e-10);
+    }
+    for (int i = 1; !ref.rc && i < mbl_lin_method_count(); i++) {
+        const char *name = mbl_lin_method_name(i);
+        run r;
+        run_method(md, pt, name, &r);
+        CHECK_MSG(r.rc == 0, "%s: %s", name, r.msg);
+        if (r.rc) continue;
+        int approx = !strcmp(name, "penalty") || !strcmp(name, "fd");
+        double d = max_dev(r.modes, ref.modes, approx ? 0 : 1);
+        CHECK_MSG(approx ? d <= r.lin->err_est : d <= 1e-9, "%s: %g", name, d);
+        if (strcmp(name, "penalty")) {
+            double tol = !strcmp(name, "fd") ? 1e-6 : 1e-9;
+            CHECK(r.lin->z0 == 5 && r.lin->z1 == 3);
+            for (int k = 0; k < 8; k++) CHECK(!strcmp(r.lin->state_names[k], ref.lin->state_names[k]));
+            CHECK_MSG(mat_dev(r.lin->A, ref.lin->A, 64) <= tol, "%s: A %g", name, mat_dev(r.lin->A, ref.lin->A, 64));
+            CHECK(mat_dev(r.lin->M, ref.lin->M, 9) <= 1e-9 && mat_dev(r.lin->K, ref.lin->K, 15) <= tol &&
+                  mat_dev(r.lin->Cd, ref.lin->Cd, 9) <= tol);
+        }
+        run_free(&r);
+    }
+    run_free(&ref), run_free(&refq);
+    mbl_point_free(pt), mbl_point_free(pq);
+    mbl_model_free(md), mbl_model_free(mq);
 }
 
 /* The Chaplygin sleigh (examples/nh_sleigh.yaml): holonomic and non-holonomic constraints together
