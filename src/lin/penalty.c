@@ -41,6 +41,9 @@
 #include "lin/methods_internal.h"
 #include "mblin/la.h"
 
+/* smallest reciprocal condition of the change of coordinates at a point with motion (else the
+ * spectrum is taken in q, with the note that it depends on the states) */
+#define PEN_TF_RCOND 1e-13
 /* safety factor of the error estimate (see above) */
 #define PEN_SAFETY 2.0
 
@@ -154,6 +157,9 @@ static int pen_transform(const mbl_blocks *B, const pen_tf *tf, const double *Ax
         for (int b = 0; b < N; b++) Ht[a + (size_t)b * N] = H[a + (size_t)b * N], A[b + (size_t)a * N] = G[a + (size_t)b * N];
     mbla_dlu *lu = NULL;
     int rc = i == N ? mbla_dlu_new(N, Ht, N, &lu, st) : mbl_error(st, MBL_EDIM, "penalty: change of coordinates");
+    double rcond = 0;
+    if (!rc) rc = mbla_dlu_rcond(lu, &rcond, st);
+    if (!rc && !(rcond >= PEN_TF_RCOND)) rc = MBL_ESINGULAR;
     if (!rc) rc = mbla_dlu_solve(lu, 'T', N, A, N, st);
     if (rc == MBL_ESINGULAR)
         rc = mbl_error(st, MBL_ESINGULAR, "penalty: the states and constraint values are not coordinates here");
@@ -329,9 +335,13 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
         }
     }
     double a1 = opt->pen_alpha, a2 = a1 / opt->pen_ratio, v1 = 0, s1 = 0, v2 = 0, s2 = 0;
-    rc = pen_eigs(&B, tf, a1, opt->pen_xi, opt->pen_omega, r, lin->eig_re, lin->eig_im, lin->eig_spurious, lin->eig_vre,
-                  lin->eig_vim, &v1, &s1, st);
-    if (!rc) rc = pen_eigs(&B, tf, a2, opt->pen_xi, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, st);
+    for (int pass = 0; pass < 2; pass++) {
+        rc = pen_eigs(&B, tf, a1, opt->pen_xi, opt->pen_omega, r, lin->eig_re, lin->eig_im, lin->eig_spurious,
+                      lin->eig_vre, lin->eig_vim, &v1, &s1, st);
+        if (!rc) rc = pen_eigs(&B, tf, a2, opt->pen_xi, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, st);
+        if (rc != MBL_ESINGULAR || !tf) break;
+        tf = NULL; /* the states and constraint values are not coordinates here: the spectrum in q */
+    }
     if (rc) goto done;
     /* error estimate: match each physical eigenvalue to the nearest eigenvalue at alpha / ratio (the
      * spurious ones sit near -omega, far from the physical ones) */
