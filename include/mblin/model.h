@@ -276,6 +276,10 @@ typedef struct mbl_compare_row {
                               reference (-1 when not comparable) */
     double err_est;        /* the method's own error estimate (penalty, fd), else 0 */
     char note[512];
+    char states[512];      /* the states of its linear model: "S1, S2; W1, W2" (position level; velocity
+                              level), "..." when cut; "" when not formed (partial spectrum) */
+    int user_states;       /* 1 when they are those of augmented (the user's states, completed by full
+                              pivoting), 0 when the method's own or augmented did not run */
 } mbl_compare_row;
 
 typedef struct mbl_comparison {

@@ -116,6 +116,20 @@ rc, out, err = run("compare", "examples/fourbar_singular.yaml", "--json")
 c = {m["method"]: m for m in json.loads(out)["methods"]}
 check(rc == 0 and not c["augmented"]["ok"] and c["descriptor"]["ok"] and c["penalty"]["ok"],
       "compare at the singular four-bar: augmented refused, descriptor and penalty run")
+check(c["nullspace"]["states"] == "t1, t2; der(t1), der(t2)" and not c["nullspace"]["user_states"]
+      and c["augmented"]["states"] == "", "compare at the singular four-bar: nullspace's own tangent states")
+# which states each method used (issue 13): the user's (those of augmented) except penalty's q
+rc, out, err = run("compare", "examples/rolling_disc.yaml", "--json")
+c = {m["method"]: m for m in json.loads(out)["methods"]}
+want = "x, y, psi, theta, phi; der(psi), der(theta), der(phi)"
+check(rc == 0 and all(c[k]["ok"] for k in c), "compare: every method takes the rolling disc (non-holonomic)")
+check(all(c[k]["states"] == want and c[k]["user_states"] for k in ("augmented", "partition", "nullspace", "projection", "fd")),
+      "compare: the rolling disc's user states by the methods that report them: %s" % c["nullspace"]["states"])
+check(c["penalty"]["states"].startswith("x, y, psi, theta, phi; der(x)") and not c["penalty"]["user_states"],
+      "compare: penalty in its own states")
+rc, out, err = run("compare", "examples/rolling_disc.yaml")
+check(rc == 0 and "states (position level; velocity level)" in out and "\npenalty     own   x, y" in out,
+      "compare text: the states section")
 
 # --- large models: partial spectra by the sparse pencil (docs/linearization.md) ---
 # N uncoupled oscillators: the reference w_i = sqrt(k_i / m_i) from the generator's own numbers
