@@ -462,7 +462,7 @@ class Linearization:
         n_eig = len(self.eigenvalues)
         self.spectrum = {"partial": bool(d["eig_partial"]), "count": n_eig, "of": d["nx"],
                          "shift": d["eig_shift"] if d["eig_partial"] else None,
-                         "reason": d["spectrum_reason"]}
+                         "reason": (d["spectrum_reason"] or "asked for (nev)") if d["eig_partial"] else ""}
         coords = self.coordinates
         self.modes = [Mode(i, complex(self.eigenvalues[i]), float(self.frequencies[i]), float(self.damping[i]),
                            self.kinds[i], bool(self.spurious[i]), float(self.backward_errors[i]),
