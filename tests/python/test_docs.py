@@ -31,3 +31,13 @@ def test_docs_python_script_runs(root):
     assert "mine.yaml 4 24" in printed
     assert "ArgumentError" in printed and "no parameter 'mass'" in printed
     assert "<E 38x38, A 38x38, B 38x0, C 0x38>" in printed
+
+
+@pytest.mark.filterwarnings("ignore:Badly conditioned filter coefficients")
+def test_readme_python_example_runs(root):
+    code = BLOCK.findall((root / "README.md").read_text())
+    assert len(code) == 1
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code[0], "README.md", "exec"), {"__name__": "__readme__"})
+    assert "bad.yaml 3 1 bad.yaml:3:1: YAML error" in out.getvalue()
