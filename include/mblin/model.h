@@ -52,7 +52,7 @@ typedef struct mbl_load_options {
      * (0: none, the states are chosen among the coordinates). They are expressions of the
      * equation level (coordinate, variable and parameter names; for a `model: mechanism` its
      * generated coordinates, not measure functions); a message about one names it "state i
-     * (given)" at line 0 of the file. */
+     * (given)" with its text, and has no position in the file (none, or line 0). */
     const char *const *states;
     int nstates;
     const char *const *velocity_states;

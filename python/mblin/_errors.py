@@ -32,6 +32,8 @@ class Error(Exception):
         if code is not None:
             self.code = code
         m = _POSITION.match(message)
+        if m and int(m.group("line")) == 0:  # line 0: not in the file (e.g. a state given to linearize)
+            m = None
         self.file = m.group("file") if m else None
         self.line = int(m.group("line")) if m else None
         self.column = int(m.group("col")) if m else None

@@ -664,6 +664,14 @@ static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const c
         const char *nested = strstr(msg, L->src->file);
         if (nested && nested != msg) return mbl_error(L->st, rc, "%s", nested);
         if (nested == msg) return mbl_error(L->st, rc, "%s", msg);
+        if (it->line == 0) {
+            /* a state given by the caller (mbl_load_options.states), not in the file: the
+             * position is in its own text */
+            int l = 0, c = 0, k = 0;
+            if (sscanf(msg, "%d:%d: %n", &l, &c, &k) >= 2 && k > 0)
+                return mbl_error(L->st, rc, "%s: %s (in %s '%s', column %d)", L->src->file, msg + k, what, it->text, c);
+            return mbl_error(L->st, rc, "%s: %s (in %s '%s')", L->src->file, msg, what, it->text);
+        }
         return mbl_error(L->st, rc, "%s:%s (in %s)", L->src->file, msg, what);
     }
     rc = check_defined(L, it, what, *out);

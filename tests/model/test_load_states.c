@@ -63,7 +63,11 @@ TEST(given_states_errors)
     char names[4][32];
     const char *unknown[] = {"foo"};
     CHECK_EQ_INT(run(unknown, 1, NULL, -1, names, &st), MBL_EPARSE);
-    CHECK_MSG(strstr(st.msg, "unknown name 'foo'") && strstr(st.msg, "state 1 (given)"), "%s", st.msg);
+    CHECK_MSG(!strcmp(st.msg, "s.yaml: unknown name 'foo' (in state 1 (given) 'foo', column 1)"), "%s", st.msg);
+    const char *unknown2[] = {"y", "2*theta + foo"};
+    CHECK_EQ_INT(run(unknown2, 2, NULL, -1, names, &st), MBL_EPARSE);
+    CHECK_MSG(!strcmp(st.msg, "s.yaml: unknown name 'foo' (in state 2 (given) '2*theta + foo', column 11)"), "%s",
+              st.msg);
     const char *constant[] = {"theta", "l"};
     CHECK_EQ_INT(run(constant, 2, NULL, -1, names, &st), MBL_EMODEL);
     CHECK_MSG(strstr(st.msg, "state 2 (given) does not depend on any coordinate"), "%s", st.msg);

@@ -124,10 +124,14 @@ def test_argument_errors():
 
 def test_given_states_errors():
     m = mblin.load("examples/slider_pendulum.yaml")
-    with pytest.raises(mblin.ParseError, match=r"unknown name 'foo' \(in state 1 \(given\)\)"):
-        m.linearize(states=["foo"])
-    with pytest.raises(mblin.ModelError, match=r"state 1 \(given\) does not depend on any coordinate"):
+    with pytest.raises(mblin.ParseError) as e:
+        m.linearize(states=["theta", "y + foo"])
+    assert str(e.value) == ("examples/slider_pendulum.yaml: unknown name 'foo' (in state 2 (given) 'y + foo', "
+                            "column 5)")
+    assert e.value.line is None and e.value.column is None  # not a position in the file
+    with pytest.raises(mblin.ModelError, match=r"state 1 \(given\) does not depend on any coordinate") as e:
         m.linearize(states=["l"])
+    assert e.value.line is None
 
 
 def test_exceptions_are_catchable_by_code():
