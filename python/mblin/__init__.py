@@ -137,8 +137,15 @@ def from_dict(d, set=None, *, name="<dict>", states=None, velocity_states=None):
     """
     if not isinstance(d, dict):
         raise TypeError("from_dict expects a dict")
-    text = _json.dumps(d, allow_nan=False)
+    text = _json.dumps(d, allow_nan=False, default=_json_default)
     return loads(text, set, name=name, states=states, velocity_states=velocity_states)
+
+
+def _json_default(o):
+    """NumPy scalars and arrays in a dict given to from_dict (json knows only Python's types)."""
+    if isinstance(o, (_np.generic, _np.ndarray)):
+        return o.tolist()
+    raise TypeError("from_dict: %r (%s) is not a number, string, list or dict" % (o, type(o).__name__))
 
 
 class Model:

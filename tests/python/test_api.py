@@ -58,6 +58,16 @@ def test_to_scipy_without_inputs():
     np.testing.assert_array_equal(sys.A, lin.A)
 
 
+def test_from_dict_takes_numpy_values():
+    d = oscillator()
+    d["parameters"] = {"m": np.float32(2.0), "k": np.int64(8), "c": np.array(0.0)}
+    lin = mblin.from_dict(d).linearize()
+    np.testing.assert_allclose(np.abs(lin.eigenvalues), 2.0, rtol=1e-14)
+    d["parameters"]["k"] = object()
+    with pytest.raises(TypeError, match="not a number"):
+        mblin.from_dict(d)
+
+
 def test_set_per_call_and_reload():
     model = mblin.from_dict(oscillator())
     assert model.linearize(set={"k": 18.0}).frequencies[0] == pytest.approx(3.0 / (2 * math.pi), rel=1e-13)
