@@ -47,6 +47,16 @@ void mbl_model_free(mbl_model *model);
 typedef struct mbl_load_options {
     size_t max_file_size; /* bytes (default MBL_MAX_FILE_SIZE); also bounds the text of _string */
     int max_nesting;      /* levels of lists and mappings (default MBL_MAX_NESTING) */
+    /* User states replacing the file's linearize.states / linearize.velocity_states (the Python
+     * package's linearize(states=[...])): NULL (default) keeps the file's, else nstates expressions
+     * (0: none, the states are chosen among the coordinates). They are expressions of the
+     * equation level (coordinate, variable and parameter names; for a `model: mechanism` its
+     * generated coordinates, not measure functions); a message about one names it "state i
+     * (given)" with its text, and has no position in the file (none, or line 0). */
+    const char *const *states;
+    int nstates;
+    const char *const *velocity_states;
+    int nvelocity_states;
 } mbl_load_options;
 void mbl_load_options_default(mbl_load_options *opt);
 /* mbl_model_load_file / _string with explicit limits (opt NULL: the defaults). */

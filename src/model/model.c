@@ -665,6 +665,14 @@ static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const c
         const char *nested = strstr(msg, L->src->file);
         if (nested && nested != msg) return mbl_error(L->st, rc, "%s", nested);
         if (nested == msg) return mbl_error(L->st, rc, "%s", msg);
+        if (it->line == 0) {
+            /* a state given by the caller (mbl_load_options.states), not in the file: the
+             * position is in its own text */
+            int l = 0, c = 0, k = 0;
+            if (sscanf(msg, "%d:%d: %n", &l, &c, &k) >= 2 && k > 0)
+                return mbl_error(L->st, rc, "%s: %s (in %s '%s', column %d)", L->src->file, msg + k, what, it->text, c);
+            return mbl_error(L->st, rc, "%s: %s (in %s '%s')", L->src->file, msg, what, it->text);
+        }
         return mbl_error(L->st, rc, "%s:%s (in %s)", L->src->file, msg, what);
     }
     rc = check_defined(L, it, what, *out);
@@ -1222,7 +1230,7 @@ static int formulate(loader *L)
     for (int j = 0; j < md->nus; j++) {
         const mbl_src_item *it = &s->states.items[j];
         char what[64];
-        snprintf(what, sizeof what, "state %d", j + 1);
+        snprintf(what, sizeof what, "state %d%s", j + 1, it->line ? "" : " (given)");
         rc = parse_item(L, it, SCOPE_FULL, what, &md->us[j]);
         if (!rc)
             rc = check_deps(L, md->us[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT(MBL_BLK_LAMBDA) |
@@ -1243,7 +1251,7 @@ static int formulate(loader *L)
     for (int j = 0; j < md->nuvs; j++) {
         const mbl_src_item *it = &s->velocity_states.items[j];
         char what[64];
-        snprintf(what, sizeof what, "velocity state %d", j + 1);
+        snprintf(what, sizeof what, "velocity state %d%s", j + 1, it->line ? "" : " (given)");
         rc = parse_item(L, it, SCOPE_FULL, what, &md->uvs[j]);
         if (!rc)
             rc = check_deps(L, md->uvs[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT(MBL_BLK_LAMBDA) | BIT(MBL_BLK_MU), it,
@@ -1593,6 +1601,38 @@ void mbl_load_options_default(mbl_load_options *opt)
     if (!opt) return;
     opt->max_file_size = MBL_MAX_FILE_SIZE;
     opt->max_nesting = MBL_MAX_NESTING;
+    opt->states = opt->velocity_states = NULL;
+    opt->nstates = opt->nvelocity_states = 0;
+}
+
+/* mbl_load_options.states / velocity_states: replace the file's list by the given expressions. */
+static int replace_states(mbl_src_list *l, const char *const *text, int n, const char *what, mbl_status *st)
+{
+    if (n < 0) return mbl_error(st, MBL_EARG, "mbl_load_options: negative number of %s", what);
+    mbl_src_item *items = mbl_calloc((size_t)(n ? n : 1), sizeof *items);
+    if (!items) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        if (!text[i] || !text[i][0]) {
+            for (int j = 0; j < i; j++) mbl_free(items[j].text);
+            mbl_free(items);
+            return mbl_error(st, MBL_EARG, "mbl_load_options: %s %d is empty", what, i + 1);
+        }
+        items[i].text = str_dup(text[i]);
+        if (!items[i].text) {
+            for (int j = 0; j < i; j++) mbl_free(items[j].text);
+            mbl_free(items);
+            return mbl_error(st, MBL_ENOMEM, "out of memory");
+        }
+    }
+    for (int i = 0; i < l->n; i++) {
+        mbl_free(l->items[i].key);
+        mbl_free(l->items[i].key2);
+        mbl_free(l->items[i].text);
+    }
+    mbl_free(l->items);
+    l->items = items;
+    l->n = l->cap = n;
+    return 0;
 }
 
 int mbl_model_load_string(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
@@ -1616,6 +1656,13 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
     mbl_src *src = NULL;
     int rc = mbl_src_read_opt(text, len, name, sets, nsets, lim.max_nesting, &src, st);
     if (rc) return rc;
+    if (lim.states) rc = replace_states(&src->states, lim.states, lim.nstates, "states", st);
+    if (!rc && lim.velocity_states)
+        rc = replace_states(&src->velocity_states, lim.velocity_states, lim.nvelocity_states, "velocity states", st);
+    if (rc) {
+        mbl_src_free(src);
+        return rc;
+    }
     mbl_model *md = mbl_calloc(1, sizeof *md);
     if (!md) {
         mbl_src_free(src);
