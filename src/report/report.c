@@ -94,6 +94,18 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
     json_vec(f, pt->lambda, pt->m);
     fputs(", \"mu\": ", f);
     json_vec(f, pt->mu, pt->k);
+    if (pt->nX || pt->nZ) { /* user ODE states and implicit variables (issue 13) */
+        fputs(", \"ode_states\": ", f);
+        json_names(f, md->xname, md->nX);
+        fputs(", \"X\": ", f);
+        json_vec(f, pt->X, pt->nX);
+        fputs(", \"Xdot\": ", f);
+        json_vec(f, pt->Xdot, pt->nX);
+        fputs(", \"implicit_variables\": ", f);
+        json_names(f, md->zname, md->nZ);
+        fputs(", \"Z\": ", f);
+        json_vec(f, pt->Z, pt->nZ);
+    }
     fputs(", \"input_names\": ", f);
     json_names(f, md->rname, md->nr);
     fputs(", \"inputs\": ", f);
@@ -164,6 +176,8 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
     json_names(f, lin->state_names, lin->state_names ? lin->z0 : 0);
     fputs(", \"velocity_states\": ", f);
     json_names(f, lin->state_names ? lin->state_names + lin->z0 : NULL, lin->state_names ? lin->z1 : 0);
+    fputs(", \"ode_states\": ", f);
+    json_names(f, lin->state_names ? lin->state_names + lin->z0 + lin->z1 : NULL, lin->state_names ? lin->zx : 0);
     fputs(", \"inputs\": ", f);
     json_names(f, lin->input_names, lin->nu);
     fputs(", \"outputs\": ", f);

@@ -252,10 +252,10 @@ for meth in ("projection", "descriptor", "penalty"):
     check(one_line_error(rc, err, 1, meth + ":", "not supported"), meth + " refuses multiplier outputs: " + err)
 os.unlink(good)
 with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-    f.write(PEND + "forces: {x: \"-lambda(1)\"}\n")
+    f.write(PEND + "dissipation: \"lambda(1)*der(x)^2\"\n")
     bad = f.name
 rc, out, err = run("linearize", bad)
-check(one_line_error(rc, err, 1, bad + ":7:15:", "outputs only"), "lambda() in a force refused: " + err)
+check(one_line_error(rc, err, 1, bad + ":7:15:", "must not depend on multipliers"), "lambda() in dissipation refused: " + err)
 os.unlink(bad)
 
 # --- operating point: --guess NAME=VALUE picks the branch; far moves are said (issue 10) ---
