@@ -255,7 +255,7 @@ with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
     f.write(PEND + "dissipation: \"lambda(1)*der(x)^2\"\n")
     bad = f.name
 rc, out, err = run("linearize", bad)
-check(one_line_error(rc, err, 1, bad + ":7:15:", "must not depend on multipliers"), "lambda() in dissipation refused: " + err)
+check(one_line_error(rc, err, 1, bad + ":7:15:", "can be used in forces, ode"), "lambda() in dissipation refused: " + err)
 os.unlink(bad)
 
 # --- operating point: --guess NAME=VALUE picks the branch; far moves are said (issue 10) ---

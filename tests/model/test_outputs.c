@@ -317,9 +317,9 @@ TEST(refusals)
     char buf[2048];
     /* forces may use multipliers (issue 13, tests/model/test_ode.c); energies and dissipation not */
     snprintf(buf, sizeof buf, "%sdissipation: \"lambda(rod)*der(x)^2\"\n", head);
-    expect_error(buf, "bad.yaml:7:15: dissipation must not depend on multipliers");
+    expect_error(buf, "bad.yaml:7:22: 'rod' names a constraint: its force lambda(rod) can be used in forces, ode,");
     snprintf(buf, sizeof buf, "%sdissipation: \"lambda(1)*der(x)^2\"\n", head);
-    expect_error(buf, "bad.yaml:7:15: dissipation must not depend on multipliers");
+    expect_error(buf, "bad.yaml:7:15: lambda() (a constraint force) can be used in forces, ode, implicit_variables,");
     snprintf(buf, sizeof buf, "%soutputs: {T: \"rod\"}\n", head);
     expect_error(buf, "outside lambda(name)");
     snprintf(buf, sizeof buf, "%soutputs: {T: \"lambda(2)\"}\n", head);
@@ -329,7 +329,7 @@ TEST(refusals)
     snprintf(buf, sizeof buf, "%soutputs: {T: \"der(der(der(x)))\"}\n", head);
     expect_error(buf, "third");
     snprintf(buf, sizeof buf, "%sforces: {x: \"rod\"}\n", head);
-    expect_error(buf, "names a constraint");
+    expect_error(buf, "bad.yaml:7:14: the force on 'x' uses a constraint name outside lambda(name)");
     snprintf(buf, sizeof buf, "%svariables: {x: 1}\n", head);
     expect_error(buf, "duplicate name");
     const char *dup = "model: dae\n"
