@@ -1829,10 +1829,13 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
     L.md = md;
     L.src = src;
     L.st = st;
-    L.var_state = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_state);
-    L.var_node = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_node);
-    if (!md->g || !md->file || !md->name || !L.var_state || !L.var_node) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    if (!rc) rc = take_speeds(&L);
+    if (!md->g || !md->file || !md->name) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) rc = take_speeds(&L); /* before the variables are counted: speeds are variables */
+    if (!rc) {
+        L.var_state = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_state);
+        L.var_node = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_node);
+        if (!L.var_state || !L.var_node) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
     if (!rc) rc = check_names(&L);
     if (!rc) rc = create_symbols(&L);
     if (!rc) rc = load_values(&L, sets, nsets);

@@ -1,0 +1,170 @@
+/* Issue 13, source 000 Eq. 14-17: generalized speeds u = T(q) q' (velocities: u: expr) give the
+ * same eigenvalues as the coordinate rates: the rolling disc upright (closed form) and in a
+ * steady turn (where T != I and [T q']_q != 0); one-line errors for a singular T. */
+#include <complex.h>
+#include <math.h>
+#include <string.h>
+
+#include "mblin/model.h"
+#include "test.h"
+
+#ifndef MBLIN_SOURCE_DIR
+#define MBLIN_SOURCE_DIR "."
+#endif
+
+typedef struct run {
+    mbl_model *md;
+    mbl_point *pt;
+    mbl_linear *lin;
+    mbl_modes *modes;
+} run;
+
+static void run_free(run *r)
+{
+    mbl_modes_free(r->modes);
+    mbl_linear_free(r->lin);
+    mbl_point_free(r->pt);
+    mbl_model_free(r->md);
+    memset(r, 0, sizeof *r);
+}
+
+/* load a file, find the point (opt: NULL for the file's), linearize (augmented) and modes */
+static int run_file(const char *rel, const mbl_opoint_options *opt, run *r, mbl_status *st)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", MBLIN_SOURCE_DIR, rel);
+    memset(r, 0, sizeof *r);
+    int rc = mbl_model_load_file(path, NULL, 0, &r->md, st);
+    if (!rc) rc = mbl_operating_point(r->md, opt, &r->pt, st);
+    if (!rc) rc = mbl_linearize(r->md, r->pt, NULL, &r->lin, st);
+    if (!rc) rc = mbl_modal(r->lin, NULL, &r->modes, st);
+    return rc;
+}
+
+/* largest distance of an eigenvalue of a from its nearest unused one in b, relative to the largest |s| */
+static double spectrum_dev(const mbl_modes *a, const mbl_modes *b)
+{
+    if (a->nx != b->nx) return INFINITY;
+    int used[64] = {0};
+    double big = 1e-300, dev = 0;
+    for (int i = 0; i < a->nx; i++) big = fmax(big, hypot(a->modes[i].re, a->modes[i].im));
+    for (int i = 0; i < a->nx && i < 64; i++) {
+        int best = -1;
+        double bd = INFINITY;
+        for (int j = 0; j < b->nx && j < 64; j++) {
+            double d = hypot(a->modes[i].re - b->modes[j].re, a->modes[i].im - b->modes[j].im);
+            if (!used[j] && d < bd) bd = d, best = j;
+        }
+        if (best >= 0) used[best] = 1;
+        dev = fmax(dev, bd / big);
+    }
+    return dev;
+}
+
+static const char *qdot_file = "tests/model/rolling_disc_qdot.yaml";
+static const char *speed_file = "examples/rolling_disc_speeds.yaml";
+
+TEST(disc_upright)
+{
+    double a = 0.3, g = 9.81, W = 8, w = sqrt((12 * a * W * W - 4 * g) / (5 * a));
+    run rq, ru;
+    mbl_status st;
+    int rc = run_file(qdot_file, NULL, &rq, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    int rc2 = run_file(speed_file, NULL, &ru, &st);
+    CHECK_MSG(rc2 == 0, "%s", st.msg);
+    if (!rc && !rc2) {
+        const mbl_modes *ms[2] = {rq.modes, ru.modes};
+        for (int f = 0; f < 2; f++) {
+            int found = 0;
+            for (int i = 0; i < ms[f]->nx; i++)
+                if (fabs(ms[f]->modes[i].im - w) <= 1e-10 * w && fabs(ms[f]->modes[i].re) <= 1e-10 * w) found++;
+            CHECK_MSG(found == 1, "file %d: +i w = %.15g not found", f, w);
+        }
+        double dev = spectrum_dev(rq.modes, ru.modes);
+        CHECK_MSG(dev <= 1e-10, "speeds vs der(q): deviation %.3g", dev);
+        printf("rolling disc upright: speeds vs der(q), largest relative eigenvalue deviation %.3g\n", dev);
+        CHECK(ru.lin->z1 == 3 && !strcmp(ru.lin->state_names[5], "u1") && !strcmp(ru.lin->state_names[7], "u3"));
+    }
+    run_free(&rq), run_free(&ru);
+}
+
+/* The steady turn at lean th0 and turning rate psi' = p: th'' is affine in the spin rate phi' (the
+ * heading and spin accelerations vanish with th' = 0), so one secant step finds phi'. */
+TEST(disc_steady_turn)
+{
+    double a = 0.3, th0 = 0.25, p = 1.5;
+    double q[5] = {0, 0, th0, 0, 0}, v[5] = {0, 0, 0, p, 0};
+    mbl_opoint_options o;
+    mbl_opoint_options_default(&o);
+    o.at = MBL_AT_GIVEN;
+    o.q = q;
+    o.v = v;
+    double f[2], s[2] = {5, 9};
+    run r;
+    mbl_status st;
+    for (int k = 0; k < 2; k++) {
+        v[4] = s[k], v[0] = a * s[k];
+        int rc = run_file(qdot_file, &o, &r, &st);
+        CHECK_MSG(rc == 0, "%s", st.msg);
+        f[k] = rc ? NAN : r.pt->vdot[2];
+        run_free(&r);
+    }
+    double phid = s[0] - f[0] * (s[1] - s[0]) / (f[1] - f[0]);
+    v[4] = phid, v[0] = a * phid;
+    run rq, ru;
+    int rc = run_file(qdot_file, &o, &rq, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    int rc2 = run_file(speed_file, &o, &ru, &st);
+    CHECK_MSG(rc2 == 0, "%s", st.msg);
+    if (!rc && !rc2) {
+        /* steady: th'' = psi'' = phi'' = 0 */
+        for (int i = 2; i < 5; i++) CHECK_MSG(fabs(rq.pt->vdot[i]) < 1e-10, "vdot[%d] = %g", i, rq.pt->vdot[i]);
+        double dev = spectrum_dev(rq.modes, ru.modes);
+        CHECK_MSG(dev <= 1e-10, "speeds vs der(q) in the steady turn: deviation %.3g", dev);
+        printf("rolling disc steady turn (phi' = %.6f): speeds vs der(q), largest relative eigenvalue deviation %.3g\n",
+               phid, dev);
+        int osc = 0;
+        for (int i = 0; i < rq.modes->nx; i++) osc += fabs(rq.modes->modes[i].im) > 1e-3;
+        CHECK(osc >= 2); /* a non-trivial spectrum */
+    }
+    run_free(&rq), run_free(&ru);
+}
+
+TEST(speed_errors)
+{
+    const char *text = "model: dae\n"
+                       "parameters: {m: 2, l: 0.5, g: 9.81}\n"
+                       "coordinates: {th: 0, ph: 0}\n"
+                       "velocities: {u1: \"der(th)\", u2: \"sin(th)*der(ph)\"}\n"
+                       "kinetic_energy: \"0.5*m*l^2*(der(th)^2 + sin(th)^2*der(ph)^2)\"\n"
+                       "potential_energy: \"-m*g*l*cos(th)\"\n"
+                       "linearize: {at: given}\n";
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_status st;
+    int rc = mbl_model_load_string(text, strlen(text), "sp.yaml", NULL, 0, &md, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        rc = mbl_operating_point(md, NULL, &pt, &st);
+        CHECK(rc == MBL_ESINGULAR);
+        CHECK_MSG(rc && strstr(st.msg, "sp.yaml:4:29: speed 'u2': T = du/dq' of the generalized speeds is singular") &&
+                      !strchr(st.msg, '\n'),
+                  "%s", st.msg);
+    }
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    md = NULL;
+    const char *bad = "model: dae\ncoordinates: {th: 0}\nvelocities: {tht: 1}\nkinetic_energy: \"0.5*der(th)^2\"\n";
+    rc = mbl_model_load_string(bad, strlen(bad), "sp.yaml", NULL, 0, &md, &st);
+    CHECK_MSG(rc && strstr(st.msg, "sp.yaml:3:14: 'tht' in velocities is not a coordinate"), "%s", rc ? st.msg : "(loaded)");
+    mbl_model_free(md);
+}
+
+int main(void)
+{
+    RUN(disc_upright);
+    RUN(disc_steady_turn);
+    RUN(speed_errors);
+    return test_summary("speeds");
+}
