@@ -3,6 +3,8 @@
  * steady turn (where T != I and [T q']_q != 0); one-line errors for a singular T. */
 #include <complex.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mblin/model.h"
@@ -161,10 +163,78 @@ TEST(speed_errors)
     mbl_model_free(md);
 }
 
+/* ---- spatial bodies: body angular velocities (speeds: body_angular_velocity) vs Euler-parameter
+ * rates, at rest: the same eigenvalues (at a point with motion the two linearizations differ when
+ * the speeds' T depends on coordinates that move, e.g. a spinning rotor's Euler parameters:
+ * docs/linearization.md) ---- */
+
+/* the example's text with "speeds: body_angular_velocity" after every "inertia:" line */
+static char *with_body_speeds(const char *rel)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", MBLIN_SOURCE_DIR, rel);
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char in[65536];
+    size_t n = fread(in, 1, sizeof in - 1, f);
+    fclose(f);
+    in[n] = '\0';
+    char *out = malloc(2 * n + 4096), *o = out;
+    if (!out) return NULL;
+    for (const char *line = in; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line + 1) : strlen(line);
+        memcpy(o, line, len);
+        o += len;
+        const char *t = line;
+        while (*t == ' ') t++;
+        if (!strncmp(t, "inertia:", 8)) {
+            int ind = (int)(t - line);
+            o += sprintf(o, "%*sspeeds: body_angular_velocity\n", ind, "");
+        }
+        line += len;
+    }
+    *o = '\0';
+    return out;
+}
+
+TEST(spatial_body_speeds)
+{
+    const char *files[2] = {"examples/mech/spatial_fourbar.yaml", "examples/mech/slider_pendulum_spatial.yaml"};
+    for (int k = 0; k < 2; k++) {
+        run re, rw;
+        mbl_status st;
+        int rc = run_file(files[k], NULL, &re, &st);
+        CHECK_MSG(rc == 0, "%s: %s", files[k], st.msg);
+        char *text = with_body_speeds(files[k]);
+        CHECK(text != NULL);
+        memset(&rw, 0, sizeof rw);
+        int rc2 = text ? mbl_model_load_string(text, strlen(text), files[k], NULL, 0, &rw.md, &st) : -1;
+        if (!rc2) rc2 = mbl_operating_point(rw.md, NULL, &rw.pt, &st);
+        if (!rc2) rc2 = mbl_linearize(rw.md, rw.pt, NULL, &rw.lin, &st);
+        if (!rc2) rc2 = mbl_modal(rw.lin, NULL, &rw.modes, &st);
+        CHECK_MSG(rc2 == 0, "%s with body speeds: %s", files[k], st.msg);
+        free(text);
+        if (!rc && !rc2) {
+            double dev = spectrum_dev(re.modes, rw.modes);
+            CHECK_MSG(dev <= 1e-10, "%s: body angular velocities vs Euler-parameter rates: deviation %.3g", files[k], dev);
+            printf("%s: body angular velocities vs Euler-parameter rates, largest relative eigenvalue deviation "
+                   "%.3g; states %d and %d\n",
+                   files[k], dev, re.lin->nx, rw.lin->nx);
+            CHECK_EQ_INT(re.lin->nx, rw.lin->nx);
+            int named = 0; /* the velocity states are the bodies' angular velocities */
+            for (int i = rw.lin->z0; i < rw.lin->nx; i++) named += strstr(rw.lin->state_names[i], "_w") != NULL;
+            CHECK(named >= 1);
+        }
+        run_free(&re), run_free(&rw);
+    }
+}
+
 int main(void)
 {
     RUN(disc_upright);
     RUN(disc_steady_turn);
     RUN(speed_errors);
+    RUN(spatial_body_speeds);
     return test_summary("speeds");
 }
