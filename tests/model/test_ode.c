@@ -284,6 +284,47 @@ TEST(pendulum_tension)
     }
 }
 
+/* ---- q'' in a force (an added mass ma: m x'' = -k x - ma x'' + F): w^2 = k/(m + ma), the
+ * acceleration output has D = 1/(m + ma); every method that forms A agrees (the force's q''
+ * only changes M = dR/dq''). A variable using lambda(c) in a force: the arm of
+ * arm_friction_of_reaction with N an explicit variable. */
+TEST(acceleration_in_force)
+{
+    const char *text = "model: dae\n"
+                       "parameters: {m: 2, ma: 0.5, k: 50}\n"
+                       "coordinates: {x: 0.1}\n"
+                       "kinetic_energy: \"0.5*m*der(x)^2\"\n"
+                       "potential_energy: \"0.5*k*x^2\"\n"
+                       "forces: {x: \"-ma*der(der(x)) + F\"}\n"
+                       "inputs: {F: 0}\n"
+                       "outputs: {acc: \"der(der(x))\"}\n";
+    const char *methods[5] = {"augmented", "partition", "nullspace", "projection", "fd"};
+    for (int k = 0; k < 5; k++) {
+        run r;
+        mbl_status st;
+        int rc = run_text(text, methods[k], &r, &st);
+        CHECK_MSG(rc == 0, "%s: %s", methods[k], st.msg);
+        if (!rc) {
+            double E[4] = {0, 1, -50 / 2.5, 0};
+            check_A(r.lin, 2, E, k == 4 ? 1e-8 : 1e-12);
+            CHECK_CLOSE(r.lin->D[0], 1 / 2.5, k == 4 ? 1e-8 : 1e-12);
+        }
+        run_free(&r);
+    }
+    const char *arm = ARM_HEAD "variables: {N: \"-lambda(drive)/r\"}\n"
+                               "forces: {r: \"-muf*N + Fr\"}\n";
+    run r;
+    mbl_status st;
+    int rc = run_text(arm, "augmented", &r, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        double m = 1.5, k = 40, W = 3, muf = 0.2;
+        double E[4] = {0, 1, -(k / m - W * W), -2 * muf * W};
+        check_A(r.lin, 2, E, 1e-12);
+    }
+    run_free(&r);
+}
+
 /* ---- bad input: one line with file:line:col ---------------------------------------------------- */
 
 static void expect_error(const char *text, const char *what)
@@ -355,6 +396,7 @@ int main(void)
     RUN(dc_motor_pendulum);
     RUN(arm_friction_of_reaction);
     RUN(pendulum_tension);
+    RUN(acceleration_in_force);
     RUN(errors);
     return test_summary("ode");
 }
