@@ -133,6 +133,29 @@ TEST(disc_steady_turn)
     run_free(&rq), run_free(&ru);
 }
 
+/* ---- a bicycle-like vehicle (tests/model/bicycle_like_*.yaml) running straight: speeds whose T
+ * depends on the heading (stationary there) vs coordinate rates ---- */
+TEST(bicycle_like)
+{
+    run rq, ru;
+    mbl_status st;
+    int rc = run_file("tests/model/bicycle_like_qdot.yaml", NULL, &rq, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    int rc2 = run_file("tests/model/bicycle_like_speeds.yaml", NULL, &ru, &st);
+    CHECK_MSG(rc2 == 0, "%s", st.msg);
+    if (!rc && !rc2) {
+        for (int i = 0; i < 5; i++) CHECK(fabs(rq.pt->vdot[i]) < 1e-12); /* a steady motion */
+        double dev = spectrum_dev(rq.modes, ru.modes);
+        CHECK_MSG(dev <= 1e-10, "bicycle-like: speeds vs der(q): deviation %.3g", dev);
+        printf("bicycle-like: speeds vs der(q), largest relative eigenvalue deviation %.3g\n", dev);
+        int nonzero = 0;
+        for (int i = 0; i < rq.modes->nx; i++) nonzero += hypot(rq.modes->modes[i].re, rq.modes->modes[i].im) > 1e-3;
+        CHECK_EQ_INT(nonzero, 4);
+        CHECK(ru.lin->z1 == 3 && !strcmp(ru.lin->state_names[ru.lin->z0], "u1"));
+    }
+    run_free(&rq), run_free(&ru);
+}
+
 TEST(speed_errors)
 {
     const char *text = "model: dae\n"
@@ -234,6 +257,7 @@ int main(void)
 {
     RUN(disc_upright);
     RUN(disc_steady_turn);
+    RUN(bicycle_like);
     RUN(speed_errors);
     RUN(spatial_body_speeds);
     return test_summary("speeds");
