@@ -290,6 +290,9 @@ int mbl_report_point_text(FILE *f, const mbl_model *md, const mbl_point *pt)
         fprintf(f, "  %-16.16s %16.9g %16.9g %16.9g\n", md->qname[i], pt->q[i], pt->v[i], pt->vdot[i]);
     for (int j = 0; j < pt->m; j++) fprintf(f, "  lambda[%d] = %.9g\n", j + 1, pt->lambda[j]);
     for (int j = 0; j < pt->k; j++) fprintf(f, "  mu[%d] = %.9g\n", j + 1, pt->mu[j]);
+    for (int j = 0; j < pt->nX; j++)
+        fprintf(f, "  ode state %s = %.9g, der(%s) = %.9g\n", md->xname[j], pt->X[j], md->xname[j], pt->Xdot[j]);
+    for (int j = 0; j < pt->nZ; j++) fprintf(f, "  implicit variable %s = %.9g\n", md->zname[j], pt->Z[j]);
     for (int j = 0; j < pt->nr; j++) fprintf(f, "  input %s = %.9g\n", md->rname[j], pt->r[j]);
     double *y = md->ny ? mbl_calloc((size_t)md->ny, sizeof *y) : NULL;
     mbl_status est;

@@ -155,6 +155,19 @@ TEST(dc_motor_pendulum)
             continue;
         }
         CHECK_CLOSE(r.pt->X[0], i0, 1e-12);
+        if (form == 0) { /* a sweep re-linearizes the same model at a new point (mbl_relinearize) */
+            mbl_lin_work *w = NULL;
+            mbl_linear *l2 = NULL;
+            int rw = mbl_lin_work_new(r.md, r.pt, NULL, &w, &l2, &st);
+            CHECK_MSG(rw == 0, "%s", st.msg);
+            if (!rw) {
+                rw = mbl_relinearize(w, r.pt, l2, &st);
+                CHECK_MSG(rw == 0, "%s", st.msg);
+                for (int p = 0; !rw && p < 9; p++) CHECK_CLOSE(l2->A[p], r.lin->A[p], 1e-14);
+            }
+            mbl_linear_free(l2);
+            mbl_lin_work_free(w);
+        }
         CHECK_CLOSE(r.pt->q[0], phi0, 1e-12);
         CHECK_CLOSE(r.y[2], i0, 1e-12);
         double E[9] = {0, 1, 0, -g * cos(phi0) / l, 0, Kt / J, 0, -Ke / L, -R / L};
