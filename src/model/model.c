@@ -837,6 +837,9 @@ static int take_speeds(loader *L)
                              "%s:%d:%d: '%s' in velocities is not a coordinate (a generalized speed u = T(q) q' is "
                              "defined by an expression in der(.))",
                              s->file, it.key_line, it.key_col, it.key);
+        if (find_name(&s->variables, it.key, strlen(it.key)) >= 0)
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: duplicate name '%s': the speed is also a variable", s->file,
+                             it.key_line, it.key_col, it.key);
         mbl_src_list *lists[2] = {&s->variables, &s->velocity_states};
         for (int a = 0; a < 2; a++) {
             mbl_src_list *l = lists[a];
@@ -862,6 +865,7 @@ static int take_speeds(loader *L)
         if (!md->spd_what[md->nspd++]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     s->velocities.n = keep;
+    name_index_reset(); /* the lists changed: their name indexes are rebuilt when next searched */
     return 0;
 }
 

@@ -189,6 +189,28 @@ TEST(dc_motor_pendulum)
     }
 }
 
+/* `given`: the ode state keeps its file value, der(i) and the acceleration follow from the point:
+ * der(i) = (V - R i - Ke phi')/L, phi'' = (Kt i - m g l sin(phi))/(m l^2) */
+TEST(dc_motor_given)
+{
+    char text[2048];
+    snprintf(text, sizeof text, "%slinearize: {at: given}\nvelocities: {phi: 1.5}\n", motor_implicit);
+    char *o = strstr(text, "ode_states: {i: 0}");
+    if (o) memcpy(o, "ode_states: {i: 3}", 18);
+    run r;
+    mbl_status st;
+    int rc = run_text(text, "augmented", &r, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        double m = 2, l = 0.5, g = 9.81, L = 0.1, R = 2, Ke = 0.3, Kt = 0.3, V = 5, i = 3, phi = 0.1, w = 1.5;
+        CHECK_CLOSE(r.pt->X[0], i, 1e-15);
+        CHECK_CLOSE(r.pt->Xdot[0], (V - R * i - Ke * w) / L, 1e-12);
+        CHECK_CLOSE(r.pt->vdot[0], (Kt * i - m * g * l * sin(phi)) / (m * l * l), 1e-12);
+        CHECK_CLOSE(r.y[0], (V - R * i - Ke * w) / L, 1e-12); /* the output der(i) */
+    }
+    run_free(&r);
+}
+
 /* ---- a block (mass m) on an arm turning at the constant rate Omega about a vertical axis, a
  * spring k towards r0 along the arm, friction along the arm proportional to the normal
  * reaction: F = -muf N. The normal force is N = -lambda(drive)/r (lambda(drive) the driving
@@ -460,6 +482,7 @@ int main(void)
 {
     RUN(cart_pendulum_pd);
     RUN(dc_motor_pendulum);
+    RUN(dc_motor_given);
     RUN(arm_friction_of_reaction);
     RUN(pendulum_tension);
     RUN(acceleration_in_force);

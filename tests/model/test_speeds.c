@@ -184,6 +184,12 @@ TEST(speed_errors)
     rc = mbl_model_load_string(bad, strlen(bad), "sp.yaml", NULL, 0, &md, &st);
     CHECK_MSG(rc && strstr(st.msg, "sp.yaml:3:14: 'tht' in velocities is not a coordinate"), "%s", rc ? st.msg : "(loaded)");
     mbl_model_free(md);
+    md = NULL;
+    const char *dup = "model: dae\ncoordinates: {th: 0}\nvariables: {u: th}\nvelocities: {u: \"2*der(th)\"}\n"
+                      "kinetic_energy: \"0.5*der(th)^2\"\n";
+    rc = mbl_model_load_string(dup, strlen(dup), "sp.yaml", NULL, 0, &md, &st);
+    CHECK_MSG(rc && strstr(st.msg, "sp.yaml:4:14: duplicate name 'u'"), "%s", rc ? st.msg : "(loaded)");
+    mbl_model_free(md);
 }
 
 /* ---- spatial bodies: body angular velocities (speeds: body_angular_velocity) vs Euler-parameter
