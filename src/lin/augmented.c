@@ -8,7 +8,7 @@
  * With user ODE states X and implicit variables Z (source 000 Eq. 10) the unknowns add der(X), Z,
  * X and the rows the ode (nX) and implicit-variable (nZ) equations and X = X-bar: x = [S; W; X].
  * Generalized speeds u = T(q) q' (Eq. 14) are velocity states W = w(q, v): their rows carry T and
- * [T q']_q of Table 1 row 2. */
+ * [T q']_q of Table 1 row 2.
  * The right-hand sides are unit vectors for S-bar and W-bar and -dF/dr for the inputs; one
  * sparse LU (KLU) serves all z0 + z1 + nr of them. The state derivatives follow by the chain
  * rule from the exact Jacobians of sdot, sddot and wdot.
