@@ -696,6 +696,11 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
         goto fail;
     }
     snprintf(lin->method, sizeof lin->method, "augmented");
+    if (md->nX)
+        snprintf(lin->notes, sizeof lin->notes,
+                 "source 000 Eq. 10 model (%d ode states, %d implicit variables): M-hat, C-hat, K-hat are the "
+                 "mechanical part with the ode states held (Eq. 29-30 from dW); the eigenvalues are those of A",
+                 md->nX, md->nZ);
     memcpy(lin->selection, tmp.selection, sizeof lin->selection);
     lin->nsel_added = tmp.nsel_added;
     lin->nsel_dropped = tmp.nsel_dropped;

@@ -376,6 +376,8 @@ int mbl_report_check(FILE *f, const mbl_model *md, const mbl_point *pt)
             md->k);
     fprintf(f, "  parameters: %d, inputs: %d, outputs: %d, user states: %d, user velocity states: %d\n", md->np,
             md->nr, md->ny, md->nus, md->nuvs);
+    if (md->nX || md->nZ || md->nspd)
+        fprintf(f, "  ode states: %d, implicit variables: %d, generalized speeds: %d\n", md->nX, md->nZ, md->nspd);
     fprintf(f, "  degrees of freedom by counting: %d (positions), %d (velocities)\n", md->n - md->m,
             md->n - md->m - md->k);
     if (pt) {
