@@ -75,6 +75,8 @@ typedef struct mbl_model_info {
     int nnh;                /* k: non-holonomic constraints */
     int ninput, noutput, nparam;
     int nuser_states, nuser_velocity_states;
+    int node_states, nimplicit; /* user ODE states X, implicit algebraic variables Z */
+    int nspeeds;            /* generalized speeds defined under velocities */
     mbl_at at;              /* linearize.at of the file */
     double time;            /* linearize.time of the file (0 if absent) */
 } mbl_model_info;
@@ -139,6 +141,8 @@ typedef struct mbl_point {
     int rank_phi_q;           /* numerical rank of [Phi_q; A_nh] at the point */
     int min_norm_multipliers; /* 1 when the multipliers are the minimum-norm ones (rank loss) */
     char notes[1024];         /* what happened, for the report (moved coordinates, rank loss) */
+    int nX, nZ;               /* user ODE states and implicit variables (ode_states, implicit_variables) */
+    double *X, *Xdot, *Z;     /* nX, nX, nZ values */
 } mbl_point;
 
 int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);
@@ -217,6 +221,7 @@ typedef struct mbl_linear {
     int n;                 /* coordinates */
     int nx, nu, ny;        /* states x = [S; W], inputs, outputs */
     int z0, z1;            /* position-level and velocity-level state counts */
+    int zx;                /* user ODE states X (last in x = [S; W; X]): nx = z0 + z1 + zx */
     char **state_names;    /* nx names: S names then W names ("der(theta)") */
     char **input_names, **output_names;
     double *A, *B, *C, *D; /* nx*nx, nx*nu, ny*nx, ny*nu */

@@ -1,4 +1,5 @@
 list(APPEND MBLIN_SOURCES
   src/model/source.c
   src/model/model.c
+  src/model/ext.c
 )
