@@ -71,6 +71,10 @@ struct mbl_model {
      * errors: see mbl_model_eval_error */
     struct mbl_model_expr *exprs;
     int nexprs, capexprs;
+    /* the structured term (model/ffr.h): its EOM rows and closed-form Jacobian entries, merged into
+     * F and jac after the text rows are differentiated (NULL / empty without flexible bodies) */
+    mblx_id *Fs;
+    mbl_sjac sjac;
 };
 
 /* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:
