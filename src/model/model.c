@@ -1650,6 +1650,13 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
     mbl_src *src = NULL;
     int rc = mbl_src_read_opt(text, len, name, sets, nsets, lim.max_nesting, &src, st);
     if (rc) return rc;
+    return mbl_model_from_src(src, sets, nsets, out, st);
+}
+
+int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)
+{
+    int rc = 0;
+    *out = NULL;
     mbl_model *md = mbl_calloc(1, sizeof *md);
     if (!md) {
         mbl_src_free(src);

@@ -86,6 +86,11 @@ struct mbl_model {
  * reason with the file and `when` in front. Returns st->code. Thread-safe (serialised). */
 int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st);
 
+/* Formulate and compile a model from its source (a reader's output, e.g. with flexible bodies
+ * appended); takes ownership of src (freed on return). */
+struct mbl_src;
+int mbl_model_from_src(struct mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st);
+
 /* Column offset of a block in the unknown layout. */
 int mbl_model_blk0(const mbl_model *md, int blk);
 
