@@ -1,1 +1,2 @@
 mblin_add_bench(bench_relin ${CMAKE_CURRENT_SOURCE_DIR}/bench_relin.c)
+mblin_add_bench(bench_flex ${CMAKE_CURRENT_SOURCE_DIR}/bench_flex.c)
