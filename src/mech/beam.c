@@ -224,3 +224,315 @@ int mbl_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_in
     if (rc) mbl_ffr_invariants_free(inv);
     return rc;
 }
+
+/* ==== the beam body of `model: mechanism` (planar) ===========================================
+ *
+ *   link1:
+ *     type: beam
+ *     length: 4          elements: 50
+ *     E: 1e8   rho: 1500   radius: 0.15     (or A: and I:)
+ *     damping: {alpha: 0, beta: 1e-4}      (Rayleigh, optional)
+ *     position: [0, 0]   angle: -pi/2      (the floating frame: origin at node 1, x along the beam)
+ *     markers: {o: {node: 1}, tip: {s: 4}}  (at a node, by index 1..n+1 or arc length s)
+ *
+ * Coordinates <b>_x, <b>_y, <b>_th (the frame) and <b>_u<i>, <b>_v<i>, <b>_phi<i> (node i's axial,
+ * transverse displacement and slope in the frame), with the frame tangent to the beam at node 1:
+ * the constraints <b>_u1 = <b>_v1 = <b>_phi1 = 0 (source 001 Sec. 4.2). */
+
+#include <stdio.h>
+
+#include "mech/mech_internal.h"
+
+static int beam_number(mech *M, const yaml_node_t *val, const char *key, const char *what, int required, double *out)
+{
+    yaml_node_t *n = mech_get(M, val, key);
+    if (!n) {
+        if (required) return err_at(M, val, "%s: missing '%s'", what, key);
+        return 1;
+    }
+    const char *t;
+    char w[240];
+    snprintf(w, sizeof w, "%s: %s", what, key);
+    int rc = mech_text_of(M, n, w, &t);
+    mech_set_track(M);
+    if (!rc) rc = mech_eval_text(M, t, n, w, out);
+    if (rc) return rc;
+    if (!isfinite(*out) || !(*out > 0))
+        return err_at(M, n, "%s: '%s' must be positive and finite (it is %g)%s", what, key, *out, mech_set_note(M));
+    return 0;
+}
+
+static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L)
+{
+    if (!mks || (mks->type == YAML_SCALAR_NODE && mks->data.scalar.length == 0)) return 0;
+    body *B = &M->b[bi];
+    char what[200];
+    snprintf(what, sizeof what, "markers of body '%s'", B->name);
+    int rc = mech_want_map(M, mks, what);
+    for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
+        yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
+        if (!mech_is_scalar(key)) return err_at(M, key, "%s: a marker name must be a plain word", what);
+        const char *name = mech_sc(key);
+        snprintf(what, sizeof what, "marker '%s' of body '%s'", name, B->name);
+        if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
+        if (mech_find_marker(M, name, strlen(name)) >= 0) return err_at(M, key, "duplicate marker name '%s'", name);
+        if ((rc = mech_want_map(M, val, what))) return rc;
+        static const char *ok[] = {"node", "s", "angle", NULL};
+        if ((rc = mech_check_keys(M, val, ok, what))) return rc;
+        yaml_node_t *nn = mech_get(M, val, "node"), *sn = mech_get(M, val, "s");
+        if (!nn == !sn) return err_at(M, val, "%s: give its place on the beam by 'node' (1..%d) or by arc length 's'", what, ne + 1);
+        double x;
+        const char *t;
+        if ((rc = mech_text_of(M, nn ? nn : sn, what, &t))) return rc;
+        mech_set_track(M);
+        if ((rc = mech_eval_text(M, t, nn ? nn : sn, what, &x))) return rc;
+        int node;
+        if (nn) {
+            if (!(x >= 1 && x <= ne + 1) || x != floor(x))
+                return err_at(M, nn, "%s: node %g is not a node of the beam (1..%d)%s", what, x, ne + 1, mech_set_note(M));
+            node = (int)x - 1;
+        } else {
+            double r = x / L * ne;
+            node = (int)floor(r + 0.5);
+            if (!(x >= 0 && x <= L * (1 + 1e-12)) || fabs(r - node) > 1e-9 * ne)
+                return err_at(M, sn, "%s: arc length %g is not at a node (the nodes are %g apart on a beam of length %g)%s",
+                              what, x, L / ne, L, mech_set_note(M));
+        }
+        const char *ang = "0";
+        yaml_node_t *an = mech_get(M, val, "angle");
+        if (an && (rc = mech_text_of(M, an, "marker angle", &ang))) return rc;
+        if (M->nm == M->cm) {
+            int cap = M->cm ? 2 * M->cm : 32;
+            marker *m = mbl_realloc_array(M->mk, (size_t)cap, sizeof *m);
+            if (!m) return mech_oom(M);
+            M->mk = m;
+            M->cm = cap;
+        }
+        if (mech_ns_add(&M->hm, name, M->nm)) return mech_oom(M);
+        marker *K = &M->mk[M->nm++];
+        memset(K, 0, sizeof *K);
+        K->oset = -1;
+        K->name = name;
+        K->body = bi;
+        K->node = node + 1;
+        mech_pos_of(key, &K->line, &K->col);
+        int line = K->line, col = K->col, i = node + 1;
+        const char *u = mech_fmt(M, "%s_u%d", B->name, i), *v = mech_fmt(M, "%s_v%d", B->name, i);
+        const char *X = mech_fmt(M, "(%s + %s)", mech_num(M, node * (L / ne)), u);
+        K->phi = mech_fmt(M, "_phi_%s", name);
+        rc = mech_add_var(M, K->phi, mech_fmt(M, "%s + %s_phi%d + (%s)", B->th, B->name, i, ang), line, col);
+        const char *pt[3] = {mech_fmt(M, "%s + %s*%s - %s*%s", B->r[0], B->A[0], X, B->A[3], v),
+                             mech_fmt(M, "%s + %s*%s + %s*%s", B->r[1], B->A[3], X, B->A[0], v), "0"};
+        for (int k = 0; k < 3 && !rc; k++) {
+            K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
+            rc = mech_add_var(M, K->p[k], pt[k], line, col);
+        }
+        static const char axn[3] = {'x', 'y', 'z'};
+        const char *axt[3][3] = {{mech_fmt(M, "cos(%s)", K->phi), mech_fmt(M, "sin(%s)", K->phi), "0"},
+                                 {mech_fmt(M, "-sin(%s)", K->phi), mech_fmt(M, "cos(%s)", K->phi), "0"},
+                                 {"0", "0", "1"}};
+        for (int a = 0; a < 3 && !rc; a++)
+            for (int k = 0; k < 3 && !rc; k++) {
+                K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
+                rc = mech_add_var(M, K->ax[a][k], axt[a][k], line, col);
+            }
+    }
+    return rc;
+}
+
+/* a new flexible body entry in the source (its invariants filled by the caller) */
+mbl_ffr_body *mech_flex_new(mech *M, body *B, int nf, const char *const *qf)
+{
+    mbl_src *s = M->src;
+    mbl_ffr_body *f = mbl_realloc_array(s->ffr, (size_t)s->nffr + 1, sizeof *f);
+    if (!f) return NULL;
+    s->ffr = f;
+    f = &s->ffr[s->nffr];
+    memset(f, 0, sizeof *f);
+    char nm[200];
+    snprintf(nm, sizeof nm, "body '%s'", B->name);
+    f->name = mech_dup_s(nm);
+    for (int k = 0; k < 3; k++) f->coord[k] = mech_dup_s(k < 2 ? B->r[k] : B->th);
+    f->qf = mbl_calloc((size_t)nf + 1, sizeof *f->qf);
+    int ok = f->name && f->coord[0] && f->coord[1] && f->coord[2] && f->qf;
+    for (int i = 0; i < nf && ok && f->qf; i++) ok = (f->qf[i] = mech_dup_s(qf[i])) != NULL;
+    f->inv.nf = nf; /* so that a failure frees the names; the invariants come next */
+    s->nffr++;
+    B->flex = s->nffr;
+    B->Fq = mbl_calloc((size_t)nf + 1, sizeof *B->Fq);
+    if (!B->Fq || !mech_keep(M, (char *)B->Fq)) ok = 0;
+    return ok ? f : NULL;
+}
+
+/* the frame: coordinates x, y, th with their initial values, rotation texts (as a planar rigid body) */
+int mech_flex_frame(mech *M, body *B, const yaml_node_t *key, const yaml_node_t *val)
+{
+    const char *p0[2] = {"0", "0"}, *a0 = "0";
+    yaml_node_t *pn = mech_get(M, val, "position"), *an = mech_get(M, val, "angle");
+    int rc = 0;
+    if (pn && (rc = mech_vec_of(M, pn, 2, "position", p0))) return rc;
+    if (an && (rc = mech_text_of(M, an, "angle", &a0))) return rc;
+    B->kind = KIND_PLANAR;
+    B->mass = "0";
+    for (int k = 0; k < 6; k++) B->I[k] = "0";
+    for (int k = 0; k < 3; k++) B->cm[k] = "0", B->r[k] = "0";
+    static const char *cn[2] = {"x", "y"};
+    for (int k = 0; k < 2 && !rc; k++) {
+        B->r[k] = mech_fmt(M, "%s_%s", B->name, cn[k]);
+        rc = mech_push_at(M, &M->src->coordinates, B->r[k], p0[k], pn ? pn : key);
+    }
+    B->th = mech_fmt(M, "%s_th", B->name);
+    if (!rc) rc = mech_push_at(M, &M->src->coordinates, B->th, a0, an ? an : key);
+    char *c = mech_fmt(M, "_c_%s", B->name), *s = mech_fmt(M, "_s_%s", B->name);
+    if (!rc) rc = mech_add_var(M, c, mech_fmt(M, "cos(%s)", B->th), B->line, B->col);
+    if (!rc) rc = mech_add_var(M, s, mech_fmt(M, "sin(%s)", B->th), B->line, B->col);
+    static char *zero = "0", *one = "1";
+    B->A[0] = c, B->A[1] = mech_fmt(M, "(-%s)", s), B->A[2] = zero;
+    B->A[3] = s, B->A[4] = c, B->A[5] = zero;
+    B->A[6] = zero, B->A[7] = zero, B->A[8] = one;
+    B->w[0] = B->w[1] = zero;
+    B->w[2] = mech_fmt(M, "der(%s)", B->th);
+    return rc;
+}
+
+int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
+{
+    const char *name = mech_sc(key);
+    char what[200];
+    snprintf(what, sizeof what, "body '%s'", name);
+    if (!M->planar)
+        return err_at(M, key, "%s: beam bodies are planar so far (space: planar); a spatial beam is not available", what);
+    static const char *ok[] = {"type", "length", "elements", "E", "rho", "radius", "A", "I", "damping", "position",
+                               "angle", "markers", NULL};
+    int rc = mech_check_keys(M, val, ok, what);
+    if (rc) return rc;
+    mbl_beam_section sec;
+    memset(&sec, 0, sizeof sec);
+    double L, nel, r;
+    if ((rc = beam_number(M, val, "length", what, 1, &L)) || (rc = beam_number(M, val, "elements", what, 1, &nel)) ||
+        (rc = beam_number(M, val, "E", what, 1, &sec.E)) || (rc = beam_number(M, val, "rho", what, 1, &sec.rho)))
+        return rc;
+    if (nel != floor(nel) || nel > 1e7)
+        return err_at(M, mech_get(M, val, "elements"), "%s: 'elements' must be a whole number (1 to 1e7), not %g", what, nel);
+    int ne = (int)nel;
+    yaml_node_t *rn = mech_get(M, val, "radius"), *An = mech_get(M, val, "A"), *In = mech_get(M, val, "I");
+    if (rn && (An || In)) return err_at(M, rn, "%s: give the section by 'radius' or by 'A' and 'I', not both", what);
+    if (rn) {
+        if ((rc = beam_number(M, val, "radius", what, 1, &r))) return rc;
+        sec.A = acos(-1.0) * r * r, sec.Iz = acos(-1.0) * r * r * r * r / 4;
+    } else {
+        if ((rc = beam_number(M, val, "A", what, 1, &sec.A)) || (rc = beam_number(M, val, "I", what, 1, &sec.Iz))) return rc;
+    }
+    double alpha = 0, beta = 0;
+    yaml_node_t *dn = mech_get(M, val, "damping");
+    if (dn) {
+        static const char *okd[] = {"alpha", "beta", NULL};
+        if ((rc = mech_want_map(M, dn, "damping")) || (rc = mech_check_keys(M, dn, okd, "damping"))) return rc;
+        const char *keys[2] = {"alpha", "beta"};
+        double *dst[2] = {&alpha, &beta};
+        for (int k = 0; k < 2; k++) {
+            yaml_node_t *x = mech_get(M, dn, keys[k]);
+            const char *t;
+            if (!x) continue;
+            if ((rc = mech_text_of(M, x, keys[k], &t)) || (rc = mech_eval_text(M, t, x, keys[k], dst[k]))) return rc;
+            if (!(*dst[k] >= 0) || !isfinite(*dst[k]))
+                return err_at(M, x, "%s: damping %s must be >= 0 and finite (it is %g)", what, keys[k], *dst[k]);
+        }
+    }
+    body *B = mech_new_body(M, name, key);
+    if (!B) return mech_oom(M);
+    int bi = M->nb - 1;
+    if ((rc = mech_flex_frame(M, B, key, val))) return rc;
+    B = &M->b[bi];
+    int nf = 3 * (ne + 1);
+    const char **qf = mbl_calloc((size_t)nf, sizeof *qf);
+    if (!qf || !mech_keep(M, (char *)qf)) return mech_oom(M);
+    static const char *comp[3] = {"u", "v", "phi"};
+    for (int i = 0; i < nf && !rc; i++) {
+        qf[i] = mech_fmt(M, "%s_%s%d", name, comp[i % 3], i / 3 + 1);
+        rc = mech_push(M, &M->src->coordinates, qf[i], "0", B->line, B->col);
+    }
+    for (int k = 0; k < 3 && !rc; k++)
+        rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (floating frame tangent at node 1)", name), qf[k],
+                       B->line, B->col);
+    if (rc) return rc;
+    mbl_ffr_body *f = mech_flex_new(M, B, nf, qf);
+    if (!f) return mech_oom(M);
+    f->alpha = alpha, f->beta = beta;
+    f->inv.nf = 0;
+    rc = mbl_beam2_invariants(&sec, L, ne, &f->inv, M->st);
+    if (rc) {
+        f->inv.nf = nf;
+        return err_at(M, key, "%s: %s", what, M->st->msg);
+    }
+    return beam_markers(M, bi, mech_get(M, val, "markers"), ne, L);
+}
+
+/* ---- gravity and forces on flexible bodies (beam and modal) ---- */
+
+int mech_flex_gravity(mech *M, body *B, const char *const g[3], const yaml_node_t *at)
+{
+    mbl_ffr_body *f = &M->src->ffr[B->flex - 1];
+    for (int k = 0; k < 2; k++) {
+        double x;
+        int rc = mech_eval_text(M, g[k], at, "gravity", &x);
+        if (rc) return rc;
+        f->g[k] += x;
+    }
+    return 0;
+}
+
+void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const char *sg)
+{
+    marker *K = &M->mk[m];
+    body *B = &M->b[K->body];
+    const mbl_ffr_body *fb = &M->src->ffr[B->flex - 1];
+    if (K->shape) {
+        /* modal: Q_k = shape_u,k (A^T f)_x + shape_v,k (A^T f)_y + shape_phi,k tq_z */
+        const char *c = B->A[0], *s = B->A[3];
+        const char *fx = f ? mech_fmt(M, "(%s*%s + %s*%s)", c, f[0], s, f[1]) : NULL;
+        const char *fy = f ? mech_fmt(M, "(%s*%s - %s*%s)", c, f[1], s, f[0]) : NULL;
+        for (int k = 0; k < fb->inv.nf; k++) {
+            const double *sh = K->shape + 3 * k;
+            char *t = NULL;
+            if (fx && sh[0] != 0) t = mech_fmt(M, "%s*%s", mech_num(M, sh[0]), fx);
+            if (fy && sh[1] != 0) t = mech_fmt(M, "%s%s%s*%s", t ? t : "", t ? " + " : "", mech_num(M, sh[1]), fy);
+            if (tq && sh[2] != 0) t = mech_fmt(M, "%s%s%s*%s", t ? t : "", t ? " + " : "", mech_num(M, sh[2]), tq[2]);
+            if (!t) continue;
+            if (sg[0]) t = mech_fmt(M, "%s(%s)", sg, t);
+            B->Fq[k] = B->Fq[k] ? mech_fmt(M, "%s + %s", B->Fq[k], t) : t;
+        }
+        return;
+    }
+    if (!K->node) return;
+    int base = 3 * (K->node - 1);
+    /* virtual work: dp = A (du, dv), dphi: Q_u = (A^T f)_x, Q_v = (A^T f)_y, Q_phi = tq_z */
+    if (f) {
+        const char *c = B->A[0], *s = B->A[3];
+        char *qu = mech_fmt(M, "%s(%s*%s + %s*%s)", sg, c, f[0], s, f[1]);
+        char *qv = mech_fmt(M, "%s(%s*%s - %s*%s)", sg, c, f[1], s, f[0]);
+        B->Fq[base] = B->Fq[base] ? mech_fmt(M, "%s + %s", B->Fq[base], qu) : qu;
+        B->Fq[base + 1] = B->Fq[base + 1] ? mech_fmt(M, "%s + %s", B->Fq[base + 1], qv) : qv;
+    }
+    if (tq) {
+        char *qp = mech_fmt(M, "%s%s", sg, tq[2]);
+        B->Fq[base + 2] = B->Fq[base + 2] ? mech_fmt(M, "%s + %s", B->Fq[base + 2], qp) : qp;
+    }
+}
+
+int mech_flex_forces(mech *M, body *B)
+{
+    const mbl_ffr_body *f = &M->src->ffr[B->flex - 1];
+    int rc = 0;
+    for (int i = 0; i < f->inv.nf && !rc; i++)
+        if (B->Fq[i]) rc = mech_push(M, &M->src->forces, f->qf[i], B->Fq[i], B->line, B->col);
+    return rc;
+}
+
+int mech_flex_refuse(mech *M, const body *B, const yaml_node_t *at, const char *what)
+{
+    return err_at(M, at,
+                  "%s: its reaction would act on the flexible body '%s' at another body's point; attach the element "
+                  "with its first marker on '%s' (or use a force without 'reaction')",
+                  what, B->name, B->name);
+}

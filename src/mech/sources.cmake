@@ -7,4 +7,5 @@ list(APPEND MBLIN_SOURCES
   src/mech/measure.c
   src/mech/check.c
   src/mech/beam.c
+  src/mech/modal_body.c
 )
