@@ -1,0 +1,195 @@
+/* Beam bodies in `model: mechanism` through the whole pipeline (reader, structured term, operating
+ * point, every exact method, modes):
+ *  - a cantilever (node 1 welded to the ground) and a pinned-pinned beam against the continuous
+ *    Euler-Bernoulli closed forms (beta L = 1.8751, 4.6941, 7.8548 and k pi) with the mesh
+ *    tolerance of tests/mech/test_beam.c, against the axial closed form, and against the project's
+ *    own finite element reference at the same mesh (the element matrices assembled and solved
+ *    dense with the same boundary conditions) to 1e-9;
+ *  - the mesh convergence of the cantilever (printed);
+ *  - the flexible double pendulum of source 001 (examples/flexible_pendulum_beams.yaml) against
+ *    Table 3 with every exact method, all methods agreeing to 1e-9;
+ *  - forces at a node (a tip load) enter the elastic coordinates: the static tip deflection of a
+ *    cantilever P L^3 / (3 EI) (exact for cubic elements) in the output of a measure. */
+#include <lapacke.h>
+#undef I
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mblin/model.h"
+#include "mech/beam.h"
+#include "test.h"
+
+static const double PI = 3.14159265358979323846;
+/* the section of test_beam.c */
+static const double E_ = 2.1e11, RHO = 7850, AREA = 3e-4, INERTIA = 5e-8, LEN = 2.0;
+
+static mbl_model *load(const char *text)
+{
+    mbl_model *md = NULL;
+    mbl_status st;
+    int rc = mbl_model_load_string(text, strlen(text), "flex.yaml", NULL, 0, &md, &st);
+    CHECK_MSG(rc == 0, "load: %s", st.msg);
+    return md;
+}
+
+/* ascending angular frequencies of the non-spurious oscillatory modes (positive imaginary part) */
+static int omegas(const mbl_model *md, const char *method, double *w, int cap, const char *out, double *yv)
+{
+    mbl_status st;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *mo = NULL;
+    mbl_lin_options lo;
+    mbl_lin_options_default(&lo);
+    lo.method = method;
+    int n = 0, rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc && out) rc = mbl_model_outputs(md, pt, yv, &st);
+    if (!rc) rc = mbl_linearize(md, pt, &lo, &lin, &st);
+    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
+    CHECK_MSG(rc == 0, "%s: %s", method, st.msg);
+    for (int i = 0; !rc && i < mo->nx && n < cap; i++)
+        if (!mo->modes[i].spurious && mo->modes[i].im > 0) w[n++] = mo->modes[i].im;
+    mbl_modes_free(mo);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    return n;
+}
+
+static char *beam_model(int ne, const char *joints, const char *extra)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+             "model: mechanism\nspace: planar\nparameters: {L: %.17g, E: %.17g, rho: %.17g, A: %.17g, I: %.17g}\n"
+             "ground:\n  markers:\n    o: {position: [0, 0]}\n    e: {position: [L, 0]}\n"
+             "bodies:\n  b:\n    type: beam\n    length: L\n    elements: %d\n    E: E\n    rho: rho\n    A: A\n"
+             "    I: I\n    markers:\n      n1: {node: 1}\n      tip: {s: L}\n"
+             "joints:\n%s%s",
+             LEN, E_, RHO, AREA, INERTIA, ne, joints, extra ? extra : "");
+    return buf;
+}
+
+/* the project's own FE reference: lowest nw omegas of the beam with the dofs `drop` removed */
+static void fe_reference(int ne, int ndrop, const int *drop, int nw, double *w)
+{
+    mbl_beam_section s = {E_, 0, RHO, AREA, 0, INERTIA, 0};
+    mbla_csc *K, *M;
+    mbl_status st;
+    CHECK(mbl_beam_assemble(2, &s, LEN, ne, &K, &M, &st) == 0);
+    int n = K->n, nk = 0;
+    double *Kd = calloc((size_t)n * n, sizeof *Kd), *Md = calloc((size_t)n * n, sizeof *Md);
+    mbla_csc_to_dense(K, Kd, n, &st);
+    mbla_csc_to_dense(M, Md, n, &st);
+    int *keep = malloc(sizeof *keep * n);
+    for (int i = 0; i < n; i++) {
+        int d = 0;
+        for (int k = 0; k < ndrop; k++) d |= drop[k] == i;
+        if (!d) keep[nk++] = i;
+    }
+    double *Kr = calloc((size_t)nk * nk, sizeof *Kr), *Mr = calloc((size_t)nk * nk, sizeof *Mr), *ev = calloc((size_t)nk, sizeof *ev);
+    for (int j = 0; j < nk; j++)
+        for (int i = 0; i < nk; i++) Kr[i + nk * j] = Kd[keep[i] + n * keep[j]], Mr[i + nk * j] = Md[keep[i] + n * keep[j]];
+    CHECK(mbla_sygvd(nk, Kr, nk, Mr, nk, ev, NULL, 0, &st) == 0);
+    for (int k = 0; k < nw; k++) w[k] = sqrt(ev[k]);
+    free(Kd), free(Md), free(keep), free(Kr), free(Mr), free(ev);
+    mbla_csc_free(K), mbla_csc_free(M);
+}
+
+TEST(cantilever)
+{
+    static const double exact[3] = {1.87510406871196, 4.69409113297418, 7.85475743823761};
+    double c = sqrt(E_ * INERTIA / (RHO * AREA)), ax = PI / (2 * LEN) * sqrt(E_ / RHO);
+    double prev[3] = {0};
+    for (int ne = 5; ne <= 20; ne *= 2) {
+        mbl_model *md = load(beam_model(ne, "  clamp: {type: fixed, i: n1, j: o}\n", NULL));
+        if (!md) return;
+        double w[16], ref[16];
+        int n = omegas(md, "augmented", w, 16, NULL, NULL);
+        int drop[3] = {0, 1, 2};
+        fe_reference(ne, 3, drop, 16, ref);
+        CHECK(n >= 4);
+        for (int k = 0; k < n && k < 8; k++)
+            CHECK_MSG(fabs(w[k] - ref[k]) <= 1e-9 * ref[k], "ne %d mode %d: %.15g vs own FE %.15g", ne, k + 1, w[k], ref[k]);
+        for (int k = 0; k < 3; k++) {
+            double bl = sqrt(w[k] / c) * LEN, bh = exact[k] / ne, err = (bl - exact[k]) / exact[k];
+            CHECK_MSG(err >= -1e-12 && err <= 2 * pow(bh, 4) / 1440, "ne %d: beta L %.10f exact %.10f", ne, bl, exact[k]);
+            if (ne > 10 && err > 1e-8) CHECK_MSG(prev[k] / err > 14.4 && prev[k] / err < 17.6, "rate %.3g", prev[k] / err);
+            prev[k] = err;
+        }
+        /* the first axial mode: the eigenvalue nearest the closed form, within its mesh bound */
+        int best = 0;
+        for (int k = 1; k < n; k++)
+            if (fabs(w[k] - ax) < fabs(w[best] - ax)) best = k;
+        double kh = PI / 2 / ne;
+        CHECK_MSG(fabs(w[best] - ax) / ax <= 1.1 * kh * kh / 24, "ne %d: axial %.10g exact %.10g", ne, w[best], ax);
+        printf("  cantilever ne %2d: beta L = %.8f %.8f %.8f, first axial %.6f rad/s (exact %.6f)\n", ne,
+               sqrt(w[0] / c) * LEN, sqrt(w[1] / c) * LEN, sqrt(w[2] / c) * LEN, w[best], ax);
+        mbl_model_free(md);
+    }
+}
+
+TEST(pinned_pinned)
+{
+    int ne = 12;
+    mbl_model *md = load(beam_model(ne, "  p0: {type: revolute, i: n1, j: o}\n  p1: {type: revolute, i: tip, j: e}\n", NULL));
+    if (!md) return;
+    double w[8], ref[8], c = sqrt(E_ * INERTIA / (RHO * AREA));
+    int n = omegas(md, "augmented", w, 8, NULL, NULL);
+    int last = 3 * ne;
+    int drop[4] = {0, 1, last, last + 1};
+    fe_reference(ne, 4, drop, 8, ref);
+    CHECK(n >= 3);
+    for (int k = 0; k < 3 && k < n; k++) {
+        double ex = (k + 1) * PI, bl = sqrt(w[k] / c) * LEN;
+        CHECK_MSG(fabs(w[k] - ref[k]) <= 1e-9 * ref[k], "mode %d: %.15g vs own FE %.15g", k + 1, w[k], ref[k]);
+        CHECK_MSG(fabs(bl - ex) / ex <= 2 * pow(ex / ne, 4) / 1440, "beta L %.10f exact %.10f", bl, ex);
+    }
+    mbl_model_free(md);
+}
+
+TEST(tip_load)
+{
+    /* a transverse tip force P: deflection P L^3 / (3 EI), exact for cubic Hermite elements */
+    double P = -150.0;
+    char extra[256];
+    snprintf(extra, sizeof extra, "forces:\n  load: {type: force, i: tip, force: [0, %.17g]}\noutputs:\n  dy: DY(tip, e)\n", P);
+    mbl_model *md = load(beam_model(4, "  clamp: {type: fixed, i: n1, j: o}\n", extra));
+    if (!md) return;
+    double w[4], y = 0;
+    omegas(md, "augmented", w, 4, "dy", &y);
+    double ex = P * LEN * LEN * LEN / (3 * E_ * INERTIA);
+    /* the linear theory: small load, the load's work on the axial shortening is second order */
+    CHECK_MSG(fabs(y - ex) <= 1e-6 * fabs(ex), "tip deflection %.12g, P L^3/(3 EI) = %.12g", y, ex);
+    mbl_model_free(md);
+}
+
+TEST(pendulum_table3)
+{
+    static const double table3[4] = {1.3357, 3.5244, 9.4175, 22.4054};
+    mbl_model *md = NULL;
+    mbl_status st;
+    int rc = mbl_model_load_file("examples/flexible_pendulum_beams.yaml", NULL, 0, &md, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (rc) return;
+    const char *methods[] = {"augmented", "partition", "nullspace", "projection", "descriptor"};
+    double ref[4];
+    for (int k = 0; k < 5; k++) {
+        double w[4];
+        CHECK_EQ_INT(omegas(md, methods[k], w, 4, NULL, NULL), 4);
+        for (int i = 0; i < 4; i++) {
+            CHECK_MSG(fabs(w[i] - table3[i]) <= 0.5e-4, "%s s%d %.6f vs %.4f", methods[k], i + 1, w[i], table3[i]);
+            if (!k) ref[i] = w[i];
+            else CHECK_MSG(fabs(w[i] - ref[i]) <= 1e-9 * ref[i], "%s s%d %.15g vs %.15g", methods[k], i + 1, w[i], ref[i]);
+        }
+    }
+    mbl_model_free(md);
+}
+
+int main(void)
+{
+    RUN(cantilever);
+    RUN(pinned_pinned);
+    RUN(tip_load);
+    RUN(pendulum_table3);
+    return test_summary("flex");
+}
