@@ -459,6 +459,14 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     mbl_ffr_body *f = mech_flex_new(M, B, nf, qf);
     if (!f) return mech_oom(M);
     f->alpha = alpha, f->beta = beta;
+    f->nnode = ne + 1;
+    f->X0 = mbl_calloc((size_t)2 * (ne + 1), sizeof *f->X0);
+    f->ndof = mbl_alloc_array((size_t)3 * (ne + 1), sizeof *f->ndof);
+    if (!f->X0 || !f->ndof) return mech_oom(M);
+    for (int i = 0; i <= ne; i++) {
+        f->X0[2 * i] = i * (L / ne);
+        for (int k = 0; k < 3; k++) f->ndof[3 * i + k] = 3 * i + k;
+    }
     f->inv.nf = 0;
     rc = mbl_beam2_invariants(&sec, L, ne, &f->inv, M->st);
     if (rc) {

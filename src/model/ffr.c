@@ -31,6 +31,7 @@ void mbl_ffr_body_free(mbl_ffr_body *b)
         for (int i = 0; i < b->inv.nf; i++) mbl_free(b->qf[i]);
     mbl_free(b->qf);
     mbl_ffr_invariants_free(&b->inv);
+    mbl_free(b->X0), mbl_free(b->ndof);
     memset(b, 0, sizeof *b);
 }
 
@@ -330,4 +331,66 @@ int mbl_ffr_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, mbl_statu
 out:
     mbl_free(rp), mbl_free(pos), mbl_free(ent), mbl_free(srp), mbl_free(sent);
     return rc;
+}
+
+int mbl_ffr_keep_nodes(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mbl_status *st)
+{
+    mbl_flex_nodes *f = mbl_realloc_array(md->flex, (size_t)md->nflex + 1, sizeof *f);
+    if (!f) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    md->flex = f;
+    f = &md->flex[md->nflex++];
+    memset(f, 0, sizeof *f);
+    /* "body 'link1'" -> "link1" */
+    const char *nm = b->name, *q1 = strchr(nm, '\''), *q2 = q1 ? strrchr(nm, '\'') : NULL;
+    size_t ln = q1 && q2 > q1 ? (size_t)(q2 - q1 - 1) : strlen(nm);
+    f->name = mbl_malloc(ln + 1);
+    if (f->name) memcpy(f->name, q1 && q2 > q1 ? q1 + 1 : nm, ln), f->name[ln] = '\0';
+    for (int k = 0; k < 3; k++) f->q[k] = qidx[k];
+    f->nnode = b->nnode;
+    f->X0 = mbl_alloc_array((size_t)2 * b->nnode + 1, sizeof *f->X0);
+    f->qn = mbl_alloc_array((size_t)3 * b->nnode + 1, sizeof *f->qn);
+    if (!f->name || !f->X0 || !f->qn) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (b->nnode) memcpy(f->X0, b->X0, (size_t)2 * b->nnode * sizeof *f->X0);
+    for (int i = 0; i < 3 * b->nnode; i++) f->qn[i] = b->ndof[i] >= 0 ? qidx[3 + b->ndof[i]] : -1;
+    return 0;
+}
+
+void mbl_ffr_free_nodes(mbl_model *md)
+{
+    for (int i = 0; i < md->nflex; i++) mbl_free(md->flex[i].name), mbl_free(md->flex[i].X0), mbl_free(md->flex[i].qn);
+    mbl_free(md->flex);
+    md->flex = NULL;
+    md->nflex = 0;
+}
+
+int mbl_model_flex_count(const mbl_model *md) { return md ? md->nflex : 0; }
+
+const char *mbl_model_flex_name(const mbl_model *md, int b)
+{
+    return md && b >= 0 && b < md->nflex ? md->flex[b].name : NULL;
+}
+
+int mbl_model_flex_nodes(const mbl_model *md, int b) { return md && b >= 0 && b < md->nflex ? md->flex[b].nnode : 0; }
+
+int mbl_model_flex_shape(const mbl_model *md, int b, const double *q, const double *dq, double *pos, double *disp)
+{
+    if (!md || b < 0 || b >= md->nflex || !q) return MBL_EARG;
+    const mbl_flex_nodes *f = &md->flex[b];
+    double th = q[f->q[2]], c = cos(th), s = sin(th);
+    for (int i = 0; i < f->nnode; i++) {
+        const int *qn = f->qn + 3 * i;
+        double u = f->X0[2 * i] + (qn[0] >= 0 ? q[qn[0]] : 0), v = f->X0[2 * i + 1] + (qn[1] >= 0 ? q[qn[1]] : 0);
+        if (pos) {
+            pos[2 * i] = q[f->q[0]] + c * u - s * v;
+            pos[2 * i + 1] = q[f->q[1]] + s * u + c * v;
+        }
+        if (disp && dq) {
+            /* d(R + A (u, v)) = dR + dth A Jt (u, v) + A (du, dv); the rotation dth + dphi */
+            double dth = dq[f->q[2]], du = qn[0] >= 0 ? dq[qn[0]] : 0, dv = qn[1] >= 0 ? dq[qn[1]] : 0;
+            disp[3 * i] = dq[f->q[0]] + dth * (-s * u - c * v) + c * du - s * dv;
+            disp[3 * i + 1] = dq[f->q[1]] + dth * (c * u - s * v) + s * du + c * dv;
+            disp[3 * i + 2] = dth + (qn[2] >= 0 ? dq[qn[2]] : 0);
+        }
+    }
+    return 0;
 }

@@ -42,7 +42,19 @@ typedef struct mbl_ffr_body {
     double g[2];                /* gravity (global) */
     char *coord[3];             /* frame x, y, th */
     char **qf;                  /* nf elastic coordinate names */
+    int nnode;                  /* nodes for the mode shapes in the outputs (beams; 0: none) */
+    double *X0;                 /* 2 x nnode: undeformed node positions in the body frame */
+    int *ndof;                  /* 3 x nnode: the elastic coordinate (index in qf) of the node's u, v, phi */
 } mbl_ffr_body;
+
+/* What the model keeps of a flexible body for the outputs (mbl_model_flex_*). */
+typedef struct mbl_flex_nodes {
+    char *name;
+    int q[3];                   /* model coordinate indices of the frame x, y, th */
+    int nnode;
+    double *X0;                 /* 2 x nnode */
+    int *qn;                    /* 3 x nnode: model coordinate index of each node's u, v, phi */
+} mbl_flex_nodes;
 
 void mbl_ffr_body_free(mbl_ffr_body *b);
 
@@ -53,6 +65,9 @@ struct mbl_sjac;
  * indices of frame x, y, th and of the nf elastic coordinates. */
 int mbl_ffr_formulate(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, mblx_id *Fs,
                       struct mbl_sjac *J, mbl_status *st);
+/* Keep body b's nodes in the model (md->flex) for the mode shapes of the outputs. */
+int mbl_ffr_keep_nodes(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, mbl_status *st);
+void mbl_ffr_free_nodes(struct mbl_model *md);
 /* After the text rows are differentiated: F[i] += Fs[i], and S's entries merged into md->jac. */
 int mbl_ffr_merge(struct mbl_model *md, const mblx_id *Fs, const struct mbl_sjac *S, mbl_status *st);
 

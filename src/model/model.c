@@ -1306,6 +1306,7 @@ static int formulate_ffr(loader *L)
                                fb->name, nm);
         }
         if (!rc) rc = mbl_ffr_formulate(md, fb, qidx, md->Fs, &md->sjac, L->st);
+        if (!rc) rc = mbl_ffr_keep_nodes(md, fb, qidx, L->st);
         mbl_free(qidx);
         if (rc) return rc;
     }
@@ -1795,6 +1796,7 @@ void mbl_model_free(mbl_model *md)
     mbl_sjac_free(&md->jac);
     mbl_sjac_free(&md->sjac);
     mbl_free(md->Fs);
+    mbl_ffr_free_nodes(md);
     mbl_sjac_free(&md->yjac);
     free_names(md->qname, md->n);
     free_names(md->rname, md->nr);

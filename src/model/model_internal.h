@@ -75,6 +75,8 @@ struct mbl_model {
      * F and jac after the text rows are differentiated (NULL / empty without flexible bodies) */
     mblx_id *Fs;
     mbl_sjac sjac;
+    struct mbl_flex_nodes *flex; /* the flexible bodies' nodes, for the mode shapes of the outputs */
+    int nflex;
 };
 
 /* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:

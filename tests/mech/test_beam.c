@@ -124,8 +124,10 @@ static void check_bending(int dim, int bc, const double *exact, int nw)
         bending_betas(dim, ne, bc, nw, b);
         for (int k = 0; k < nw; k++) {
             double bh = exact[k] / ne, err = fabs(b[k] - exact[k]) / exact[k];
-            double bound = 2.0 * pow(bh, 4) / 1440.0;
-            CHECK_MSG(err <= bound && b[k] >= exact[k] * (1 - 1e-15), "dim %d bc %d ne %d mode %d: beta L %.12g exact %.12g err %.3g bound %.3g",
+            /* plus the rounding of the dense eigensolver on the fundamental (K's entries EI/h^3 against
+             * its smooth modes: a few 1e-9 in beta at 40 elements) */
+            double bound = 2.0 * pow(bh, 4) / 1440.0 + 2e-8;
+            CHECK_MSG(err <= bound && b[k] >= exact[k] * (1 - 2e-8), "dim %d bc %d ne %d mode %d: beta L %.12g exact %.12g err %.3g bound %.3g",
                       dim, bc, ne, k + 1, b[k], exact[k], err, bound);
             if (ne > 10 && err > 1e-8) { /* above the rounding level of the dense eigensolver */
                 double ratio = prev[k] / err;
