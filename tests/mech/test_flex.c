@@ -219,6 +219,63 @@ TEST(nodal_shapes)
     mbl_model_free(md);
 }
 
+/* The pendulum of modal bodies exported from the 10-element beams (examples/beam_to_modal.py, all 30
+ * fixed-interface modes) against the pendulum of the beam bodies themselves: the same model in
+ * other coordinates, so the same eigenvalues to 1e-9 (the 20 lowest) */
+TEST(modal_pendulum)
+{
+    static const char *beams =
+        "model: mechanism\nspace: planar\nparameters: {l: 4, E: 1e8, rho: 1500, r: 0.15, g: 9.81}\n"
+        "ground:\n  markers:\n    o: {position: [0, 0]}\n"
+        "bodies:\n"
+        "  link1:\n    type: beam\n    length: l\n    elements: 10\n    E: E\n    rho: rho\n    radius: r\n"
+        "    position: [0, 0]\n    angle: -pi/2\n    markers: {a1: {node: 1}, p1: {s: l}}\n"
+        "  link2:\n    type: beam\n    length: l\n    elements: 10\n    E: E\n    rho: rho\n    radius: r\n"
+        "    position: [0, -l]\n    angle: -pi/2\n    markers: {a2: {node: 1}}\n"
+        "joints:\n  pin_o: {type: revolute, i: a1, j: o}\n  pin_p1: {type: revolute, i: a2, j: p1}\n"
+        "forces:\n  weight: {type: gravity, g: [0, -g]}\n";
+    mbl_model *mb = load(beams), *mm = NULL;
+    mbl_status st;
+    int rc = mbl_model_load_file("examples/flexible_pendulum_modal.yaml", NULL, 0, &mm, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!mb || rc) return;
+    double wb[20], wm[20];
+    int nb = omegas(mb, "augmented", wb, 20, NULL, NULL), nm = omegas(mm, "augmented", wm, 20, NULL, NULL);
+    CHECK_EQ_INT(nb, 20);
+    CHECK_EQ_INT(nm, 20);
+    for (int k = 0; k < nb && k < nm; k++)
+        CHECK_MSG(fabs(wb[k] - wm[k]) <= 1e-9 * wb[k], "mode %d: modal %.15g, beam %.15g", k + 1, wm[k], wb[k]);
+    printf("  modal pendulum: %.10f %.10f %.10f %.10f (beam bodies %.10f %.10f %.10f %.10f)\n", wm[0], wm[1], wm[2],
+           wm[3], wb[0], wb[1], wb[2], wb[3]);
+    /* every exact method on the modal bodies */
+    const char *methods[] = {"partition", "nullspace", "projection", "descriptor"};
+    for (int k = 0; k < 4; k++) {
+        double w[4];
+        CHECK_EQ_INT(omegas(mm, methods[k], w, 4, NULL, NULL), 4);
+        for (int i = 0; i < 4; i++) CHECK_MSG(fabs(w[i] - wb[i]) <= 1e-9 * wb[i], "%s s%d %.15g vs %.15g", methods[k], i + 1, w[i], wb[i]);
+    }
+    mbl_model_free(mb);
+    mbl_model_free(mm);
+}
+
+/* bad input to a modal body: a missing file, a non-square mass matrix */
+TEST(modal_errors)
+{
+    static const char *t =
+        "model: mechanism\nspace: planar\nbodies:\n  b:\n    type: modal\n    mass: 1\n    s0: [1, 0]\n    J0: 1\n"
+        "    mass_matrix: %s\n    stiffness: examples/modal/link10_K.mtx\n    Sb: examples/modal/link10_Sb.mtx\n"
+        "    c1: examples/modal/link10_c1.mtx\n    c2: examples/modal/link10_c2.mtx\n    P: examples/modal/link10_P.mtx\n";
+    char buf[1024];
+    mbl_model *md = NULL;
+    mbl_status st;
+    snprintf(buf, sizeof buf, t, "examples/modal/nonexistent.mtx");
+    CHECK(mbl_model_load_string(buf, strlen(buf), "modal.yaml", NULL, 0, &md, &st) == MBL_EMODEL);
+    CHECK_MSG(strstr(st.msg, "modal.yaml:9:") && strstr(st.msg, "cannot open"), "%s", st.msg);
+    snprintf(buf, sizeof buf, t, "examples/modal/link10_Sb.mtx");
+    CHECK(mbl_model_load_string(buf, strlen(buf), "modal.yaml", NULL, 0, &md, &st) == MBL_EMODEL);
+    CHECK_MSG(strstr(st.msg, "not square"), "%s", st.msg);
+}
+
 int main(void)
 {
     RUN(cantilever);
@@ -226,5 +283,7 @@ int main(void)
     RUN(tip_load);
     RUN(pendulum_table3);
     RUN(nodal_shapes);
+    RUN(modal_pendulum);
+    RUN(modal_errors);
     return test_summary("flex");
 }
