@@ -120,6 +120,7 @@ int main(int argc, char **argv)
     mbl_lin_options lo;
     mbl_lin_options_default(&lo);
     lo.nev = nev;
+    lo.partial = MBL_PARTIAL_ALWAYS; /* the sparse path: the nev lowest, never the dense state space */
     mbl_linear *lin = NULL;
     mbl_modes *modes = NULL;
     if (mbl_linearize(md, pt, &lo, &lin, &st) || mbl_modal(lin, NULL, &modes, &st)) {
