@@ -471,7 +471,7 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     rc = mbl_beam2_invariants(&sec, L, ne, &f->inv, M->st);
     if (rc) {
         f->inv.nf = nf;
-        return err_at(M, key, "%s: %s", what, M->st->msg);
+        return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);
     }
     return beam_markers(M, bi, mech_get(M, val, "markers"), ne, L);
 }

@@ -116,7 +116,10 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
             body *B = &M->b[b];
             if (B->kind == KIND_GROUND) continue;
             if (B->flex) {
-                if ((rc = mech_flex_gravity(M, B, g, gn))) return rc;
+                if ((rc = mech_flex_gravity(M, B, g, gn))) {
+                    mech_sb_done(M, &pb); /* the buffer goes to the arena */
+                    return rc;
+                }
                 continue;
             }
             for (int k = 0; k < 3; k++) {

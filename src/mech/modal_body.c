@@ -44,6 +44,7 @@ static int read_mtx(mech *M, const yaml_node_t *n, const char *what, int *rows, 
     if (!mech_is_scalar(n) || !n->data.scalar.length) return err_at(M, n, "%s must be a file name (Matrix Market)", what);
 #ifdef MBLIN_WITH_GPL
     const char *path = rel_path(M, mech_sc(n));
+    if (M->oom) return mech_oom(M);
     FILE *f = fopen(path, "r");
     if (!f) return err_at(M, n, "%s: cannot open '%s'", what, path);
     cholmod_common c;

@@ -296,6 +296,33 @@ TEST(modal_errors)
     }
 }
 
+/* every allocation failure while loading a beam body and a modal body is a clean "out of memory"
+ * (no leak, no crash: run under ASan) */
+TEST(allocation_failures)
+{
+    const char *files[2] = {NULL, "examples/flexible_pendulum_modal.yaml"};
+    for (int f = 0; f < 2; f++) {
+        char *text = f ? NULL : beam_model(2, "  clamp: {type: fixed, i: n1, j: o}\n", NULL);
+        int fails = 0, done = 0;
+        for (long n = 0; n < 200000 && !done; n += (n < 2000 ? 1 : 97)) {
+            mbl_model *md = NULL;
+            mbl_status st;
+            mbl_alloc_fail_after(n);
+            int rc = text ? mbl_model_load_string(text, strlen(text), "flex.yaml", NULL, 0, &md, &st)
+                          : mbl_model_load_file(files[f], NULL, 0, &md, &st);
+            mbl_alloc_fail_after(-1);
+            if (rc == 0) done = 1;
+            else {
+                fails++;
+                /* as in test_mechanism: MBL_ENOMEM, or the loader's "out of memory" while parsing */
+                CHECK_MSG(rc == MBL_ENOMEM || strstr(st.msg, "out of memory"), "fail after %ld: %d %s", n, rc, st.msg);
+            }
+            mbl_model_free(md);
+        }
+        CHECK(done && fails > 100);
+    }
+}
+
 int main(void)
 {
     RUN(cantilever);
@@ -305,5 +332,6 @@ int main(void)
     RUN(nodal_shapes);
     RUN(modal_pendulum);
     RUN(modal_errors);
+    RUN(allocation_failures);
     return test_summary("flex");
 }
