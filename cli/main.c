@@ -423,7 +423,7 @@ int main(int argc, char **argv)
         code = 1;
         goto done;
     }
-    if (outdir && mbl_report_export(outdir, model, lin, &st)) {
+    if (outdir && (mbl_report_export(outdir, model, lin, &st) || mbl_report_export_flex(outdir, model, pt, modes, &st))) {
         code = fail(&st);
         goto done;
     }

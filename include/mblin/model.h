@@ -98,6 +98,16 @@ double mbl_model_param_value(const mbl_model *model, int i);
  * its own copy). */
 int mbl_model_set_param(mbl_model *model, int i, double value, mbl_status *st);
 
+/* Flexible bodies (beam bodies of `model: mechanism`, docs/mechanism.md): how many, body b's name
+ * and number of nodes, and for the coordinates q (n) the nodes' global positions pos (2 x nodes:
+ * x, y per node) and, for a coordinate-space vector dq (n; a mode shape, re or im part), the
+ * nodes' global displacements and rotations disp (3 x nodes: dx, dy, drot per node), linear in
+ * dq. pos or disp may be NULL. Returns 0 or MBL_EARG. */
+int mbl_model_flex_count(const mbl_model *model);
+const char *mbl_model_flex_name(const mbl_model *model, int b);
+int mbl_model_flex_nodes(const mbl_model *model, int b);
+int mbl_model_flex_shape(const mbl_model *model, int b, const double *q, const double *dq, double *pos, double *disp);
+
 /* ---- operating points ------------------------------------------------------------------ */
 
 typedef struct mbl_opoint_options {

@@ -53,6 +53,14 @@ int mbl_report_point_json(FILE *f, const mbl_model *model, const mbl_point *pt);
  * when formed, and linear_model.m, which says what was not formed. */
 int mbl_report_export(const char *dir, const mbl_model *model, const mbl_linear *lin, mbl_status *st);
 
+/* Flexible bodies (beam bodies): for each body b, flex_<b>_nodes.mtx (nodes x 2: the global x, y of
+ * its nodes at the point) and flex_<b>_shapes_re.mtx, flex_<b>_shapes_im.mtx (3 nodes x modes: the
+ * global dx, dy and rotation of node 1, node 2, ... for each mode of `modes`), so that a plot or an
+ * animation can draw the deformed beam. Nothing when the model has no flexible body. The JSON
+ * report carries the same as "flexible_bodies". */
+int mbl_report_export_flex(const char *dir, const mbl_model *model, const mbl_point *pt, const mbl_modes *modes,
+                           mbl_status *st);
+
 /* Model check for a person (`mblin check`): counts, degrees of freedom by counting and by the
  * rank of the constraint Jacobian at pt (which may be NULL when no point could be found),
  * redundant constraints. */

@@ -342,6 +342,9 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (mech_find_body(M, name) >= 0) return err_at(M, key, "duplicate body name '%s'", name);
     int rc = mech_want_map(M, val, what);
     if (rc) return rc;
+    yaml_node_t *ft = mech_get(M, val, "type");
+    if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "beam")) return mech_read_beam(M, key, val);
+    if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "modal")) return mech_read_modal(M, key, val);
     static const char *okp[] = {"type", "mass", "inertia", "cm", "position", "angle", "velocity", "angular_velocity",
                                 "markers", NULL};
     static const char *oks[] = {"type", "mass", "inertia", "cm", "position", "axis", "angle", "euler", "zaxis",
@@ -354,9 +357,9 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     B->kind = M->planar ? KIND_PLANAR : KIND_SPATIAL;
     yaml_node_t *ty = mech_get(M, val, "type");
     if (ty) {
-        if (!mech_is_scalar(ty)) return err_at(M, ty, "%s: type must be rigid or point", what);
+        if (!mech_is_scalar(ty)) return err_at(M, ty, "%s: type must be rigid, point, beam or modal", what);
         if (!strcmp(mech_sc(ty), "point")) B->kind = KIND_POINT;
-        else if (strcmp(mech_sc(ty), "rigid")) return err_at(M, ty, "%s: unknown type '%s' (expected rigid or point)", what, mech_sc(ty));
+        else if (strcmp(mech_sc(ty), "rigid")) return err_at(M, ty, "%s: unknown type '%s' (expected rigid, point, beam or modal)", what, mech_sc(ty));
     }
     int dim = M->planar ? 2 : 3;
     yaml_node_t *mn = mech_get(M, val, "mass");

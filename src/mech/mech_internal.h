@@ -26,6 +26,8 @@ typedef struct body {
     double R0[9];                    /* orientation in the file's configuration (column-major; spatial) */
     double q0[4];                    /* its Euler parameters (the coordinates' initial values) */
     int oset;                        /* the --set its orientation came from, or -1 */
+    int flex;                        /* flexible body (beam.c, modal_body.c): 1 + its index in src->ffr, else 0 */
+    char **Fq;                       /* flexible: generalized forces on the elastic coordinates (NULL = none) */
 } body;
 
 typedef struct marker {
@@ -38,6 +40,8 @@ typedef struct marker {
     double R0[9];      /* spatial: global axes in the file's configuration (column-major) */
     double mq[4];      /* spatial: Euler parameters of the marker relative to its body */
     int oset;          /* the --set its orientation (or its body's) came from, or -1 */
+    int node;          /* on a beam: 1 + the index of its node (beam.c), else 0 */
+    double *shape;     /* on a modal body: 3 x nm (u, v, phi per modal coordinate, column-major), else NULL */
 } marker;
 
 typedef struct joint {
@@ -196,6 +200,26 @@ int mech_read_drivers(mech *M, const yaml_node_t *ds);
  * depend on inputs or velocities. Said in the element's words (the loader would only name
  * "constraint <j>"). */
 int mech_check_con_texts(mech *M);
+
+/* ---- beam.c, modal_body.c: flexible bodies (planar, floating frame; model/ffr.h) ------------- */
+
+/* `type: beam` and `type: modal` bodies */
+struct mbl_ffr_body;
+/* the frame of a flexible body: coordinates <b>_x, <b>_y, <b>_th from 'position' and 'angle' */
+int mech_flex_frame(mech *M, body *B, const yaml_node_t *key, const yaml_node_t *val);
+/* a new flexible body of the source for B, with nf elastic coordinates named qf (invariants: caller) */
+struct mbl_ffr_body *mech_flex_new(mech *M, body *B, int nf, const char *const *qf);
+int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+/* gravity g (texts) on flexible body B: its structured term carries it */
+int mech_flex_gravity(mech *M, body *B, const char *const g[3], const yaml_node_t *at);
+/* the elastic part of the virtual work of a force f and torque tq (global texts, may be NULL) at
+ * marker m of a flexible body (the frame part goes through B->F, B->N like a rigid body's) */
+void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const char *sg);
+/* push the accumulated elastic generalized forces of flexible body B into the source */
+int mech_flex_forces(mech *M, body *B);
+/* a reaction applied at another body's point cannot act on a flexible body: the error */
+int mech_flex_refuse(mech *M, const body *B, const yaml_node_t *at, const char *what);
 
 /* ---- force.c: force elements and energies ---------------------------------------------------- */
 

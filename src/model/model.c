@@ -7,6 +7,7 @@
  * so M vdot + Phi_q^T lambda + A^T mu = Q with M = d2T/dv2 and the Coriolis, centrifugal,
  * geometric-stiffness and every higher derivative term exact by construction. */
 #include "model/model_internal.h"
+#include "model/ffr.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -132,6 +133,7 @@ typedef struct loader {
 } loader;
 
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
+static int formulate_ffr(loader *L);
 static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 
 /* Name lookup: every list of named items gets a hash index the first time it is searched, so
@@ -1383,6 +1385,8 @@ static int formulate(loader *L)
         mblx_id t4[4] = {dp, mblx_neg(g, g1[i]), g2[i], mblx_neg(g, Fgen[i])};
         md->F[i] = mblx_sum(g, 4, t4);
     }
+    rc = formulate_ffr(L);
+    if (rc) goto done;
     for (int j = 0; j < m; j++) {
         mblx_id pd = total_der(md, Phi[j]);
         md->F[md->row0[MBL_ROW_PHID] + j] = pd;
@@ -1491,6 +1495,37 @@ done:
     return rc;
 }
 
+/* The structured term: the flexible bodies' rows and Jacobian entries (model/ffr.c), kept apart
+ * in md->Fs and md->sjac until compile() has differentiated the text rows. */
+static int formulate_ffr(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    if (!s->nffr) return 0;
+    md->Fs = mbl_alloc_array((size_t)md->n + 1, sizeof *md->Fs);
+    if (!md->Fs) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    mblx_id zero = mblx_const(md->g, 0.0);
+    for (int i = 0; i < md->n; i++) md->Fs[i] = zero;
+    for (int b = 0; b < s->nffr; b++) {
+        const mbl_ffr_body *fb = &s->ffr[b];
+        int nc = 3 + fb->inv.nf, rc = 0;
+        int *qidx = mbl_alloc_array((size_t)nc, sizeof *qidx);
+        if (!qidx) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        for (int k = 0; k < nc && !rc; k++) {
+            const char *nm = k < 3 ? fb->coord[k] : fb->qf[k - 3];
+            qidx[k] = find_name(&s->coordinates, nm, strlen(nm));
+            if (qidx[k] < 0)
+                rc = mbl_error(L->st, MBL_EMODEL, "%s: %s: coordinate '%s' is not a coordinate of the model", s->file,
+                               fb->name, nm);
+        }
+        if (!rc) rc = mbl_ffr_formulate(md, fb, qidx, md->Fs, &md->sjac, L->st);
+        if (!rc) rc = mbl_ffr_keep_nodes(md, fb, qidx, L->st);
+        mbl_free(qidx);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 /* Jacobian of exprs w.r.t. all unknowns [a lam mu v q r] into J (appending rows from row0). */
 static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int row0, mbl_sjac *J, mbl_status *st)
 {
@@ -1588,6 +1623,7 @@ static void *compile_thread(void *arg)
 static int compile(mbl_model *md, mbl_status *st)
 {
     int rc = jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
+    if (!rc && md->Fs) rc = mbl_ffr_merge(md, md->Fs, &md->sjac, st);
     if (!rc) rc = jacobian_unknowns(md, md->ny, md->y, 0, &md->yjac, st);
     if (rc) return rc;
     /* user states: rows s (nus), sdot, sddot, then w (nuvs), wdot */
@@ -1867,6 +1903,13 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
         mbl_src_free(src);
         return rc;
     }
+    return mbl_model_from_src(src, sets, nsets, out, st);
+}
+
+int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)
+{
+    int rc = 0;
+    *out = NULL;
     mbl_model *md = mbl_calloc(1, sizeof *md);
     if (!md) {
         mbl_src_free(src);
@@ -2014,6 +2057,9 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->srcx);
     mbl_sjac_free(&md->usjac);
     mbl_sjac_free(&md->jac);
+    mbl_sjac_free(&md->sjac);
+    mbl_free(md->Fs);
+    mbl_ffr_free_nodes(md);
     mbl_sjac_free(&md->yjac);
     free_names(md->qname, md->n);
     free_names(md->rname, md->nr);

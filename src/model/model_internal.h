@@ -91,6 +91,12 @@ struct mbl_model {
      * errors: see mbl_model_eval_error */
     struct mbl_model_expr *exprs;
     int nexprs, capexprs;
+    /* the structured term (model/ffr.h): its EOM rows and closed-form Jacobian entries, merged into
+     * F and jac after the text rows are differentiated (NULL / empty without flexible bodies) */
+    mblx_id *Fs;
+    mbl_sjac sjac;
+    struct mbl_flex_nodes *flex; /* the flexible bodies' nodes, for the mode shapes of the outputs */
+    int nflex;
 };
 
 /* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:
@@ -101,6 +107,11 @@ struct mbl_model {
  * <text>, <when>". When none is found (or st is not MBL_EDOMAIN) the message keeps the engine's
  * reason with the file and `when` in front. Returns st->code. Thread-safe (serialised). */
 int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st);
+
+/* Formulate and compile a model from its source (a reader's output, e.g. with flexible bodies
+ * appended); takes ownership of src (freed on return). */
+struct mbl_src;
+int mbl_model_from_src(struct mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st);
 
 /* Column offset of a block in the unknown layout. */
 int mbl_model_blk0(const mbl_model *md, int blk);

@@ -1,5 +1,6 @@
 /* Reading a `model: dae` file with libyaml's document API into an mbl_src. */
 #include "model/source.h"
+#include "model/ffr.h"
 
 #include "mech/mechanism.h"
 #include "mblin/model.h"
@@ -567,6 +568,8 @@ void mbl_src_free(mbl_src *s)
     mbl_free(s->dissipation.text);
     mbl_free(s->at.text);
     mbl_free(s->time.text);
+    for (int i = 0; i < s->nffr; i++) mbl_ffr_body_free(&s->ffr[i]);
+    mbl_free(s->ffr);
     mbl_free(s->file);
     mbl_free(s->name);
     mbl_free(s);

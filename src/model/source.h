@@ -34,6 +34,8 @@ typedef struct mbl_src {
     int has_mass_matrix;
     int named_constraints, named_nonholonomic; /* 1 when given as a mapping {name: equation} */
     int from_mechanism; /* 1 when compiled from `model: mechanism` (its parameters are partly evaluated into numbers) */
+    struct mbl_ffr_body *ffr;  /* flexible bodies (model/ffr.h): the structured term, nffr of them */
+    int nffr;
 } mbl_src;
 
 /* A one-line error "file:line:col: what" at a YAML node (node may be NULL: "file: what"), used by

@@ -2,4 +2,5 @@ list(APPEND MBLIN_SOURCES
   src/model/source.c
   src/model/model.c
   src/model/ext.c
+  src/model/ffr.c
 )

@@ -159,6 +159,72 @@ static void json_spectrum(FILE *f, const mbl_linear *lin, const mbl_modes *modes
     fputc('}', f);
 }
 
+/* The flexible bodies' nodes at the point ("nodes": [x of each node, y of each node]) and each
+ * mode's nodal displacements (global dx, dy and rotation of each node), so that a plot or an
+ * animation can draw the deformed bodies. */
+static int write_mtx(const char *dir, const char *name, const double *A, int rows, int cols, mbl_status *st);
+
+static void json_flex(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl_modes *modes)
+{
+    int nb = mbl_model_flex_count(md);
+    if (!nb) return;
+    fputs(",\n \"flexible_bodies\": [", f);
+    for (int b = 0; b < nb; b++) {
+        int nn = mbl_model_flex_nodes(md, b);
+        double *pos = mbl_calloc((size_t)2 * nn + 1, sizeof *pos), *d = mbl_calloc((size_t)3 * nn + 1, sizeof *d);
+        fputs(b ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
+        json_str(f, mbl_model_flex_name(md, b));
+        fputs(", \"nodes\": ", f);
+        if (pos && d && !mbl_model_flex_shape(md, b, pt->q, NULL, pos, NULL)) json_mat(f, pos, 2, nn);
+        else fputs("[]", f);
+        fputs(",\n   \"mode_shapes\": {\"order\": \"per mode: [dx of each node, dy of each node, rotation of each node]\"", f);
+        for (int part = 0; part < 2; part++) {
+            fputs(part ? ", \"im\": [" : ", \"re\": [", f);
+            for (int k = 0; pos && d && k < modes->nx; k++) {
+                const double *dq = (part ? modes->shape_im : modes->shape_re) + (size_t)k * modes->n;
+                mbl_model_flex_shape(md, b, pt->q, dq, NULL, d);
+                fputs(k ? ", " : "", f);
+                json_mat(f, d, 3, nn);
+            }
+            fputs("]", f);
+        }
+        fputs("}}", f);
+        mbl_free(pos), mbl_free(d);
+    }
+    fputs("]", f);
+}
+
+int mbl_report_export_flex(const char *dir, const mbl_model *md, const mbl_point *pt, const mbl_modes *modes,
+                           mbl_status *st)
+{
+    int nb = mbl_model_flex_count(md), rc = 0;
+    for (int b = 0; b < nb && !rc; b++) {
+        int nn = mbl_model_flex_nodes(md, b), nx = modes ? modes->nx : 0;
+        double *pos = mbl_calloc((size_t)2 * nn + 1, sizeof *pos);
+        double *re = mbl_calloc((size_t)3 * nn * nx + 1, sizeof *re), *im = mbl_calloc((size_t)3 * nn * nx + 1, sizeof *im);
+        if (!pos || !re || !im) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) mbl_model_flex_shape(md, b, pt->q, NULL, pos, NULL);
+        for (int k = 0; !rc && k < nx; k++) {
+            mbl_model_flex_shape(md, b, pt->q, modes->shape_re + (size_t)k * modes->n, NULL, re + (size_t)3 * nn * k);
+            mbl_model_flex_shape(md, b, pt->q, modes->shape_im + (size_t)k * modes->n, NULL, im + (size_t)3 * nn * k);
+        }
+        /* nodes: nn x 2 (x, y); shapes: 3 nn x modes (dx, dy, rotation of node 1, node 2, ...) */
+        double *posT = rc ? NULL : mbl_calloc((size_t)2 * nn + 1, sizeof *posT);
+        if (!rc && !posT) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int i = 0; !rc && i < nn; i++) posT[i] = pos[2 * i], posT[nn + i] = pos[2 * i + 1];
+        char name[96];
+        const char *bn = mbl_model_flex_name(md, b);
+        snprintf(name, sizeof name, "flex_%.40s_nodes", bn);
+        if (!rc) rc = write_mtx(dir, name, posT, nn, 2, st);
+        snprintf(name, sizeof name, "flex_%.40s_shapes_re", bn);
+        if (!rc) rc = write_mtx(dir, name, re, 3 * nn, nx, st);
+        snprintf(name, sizeof name, "flex_%.40s_shapes_im", bn);
+        if (!rc) rc = write_mtx(dir, name, im, 3 * nn, nx, st);
+        mbl_free(pos), mbl_free(re), mbl_free(im), mbl_free(posT);
+    }
+    return rc;
+}
+
 int mbl_report_json(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl_linear *lin, const mbl_modes *modes)
 {
     return mbl_report_json_flags(f, md, pt, lin, modes, 0);
@@ -232,6 +298,7 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
         else fputs("[]", f);
         fputs("}", f);
     }
+    if (mats && modes && pt) json_flex(f, md, pt, modes);
     if (mats && lin->q_S) {
         fputs(",\n \"q_S\": ", f);
         json_mat(f, lin->q_S, lin->n, lin->z0);

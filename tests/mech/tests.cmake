@@ -1,2 +1,4 @@
 mblin_add_test(test_mechanism ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_mechanism.c)
 mblin_add_test(test_mech_checks ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_mech_checks.c)
+mblin_add_test(test_beam ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_beam.c)
+mblin_add_test(test_flex ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_flex.c)

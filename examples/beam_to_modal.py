@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Export a planar beam of the project's own elements as a modal body (docs/mechanism.md, "Modal bodies").
+
+Plays the part of an FE code that writes reduced matrices for a multibody code (what an Adams user
+does with an MNF): the beam of `type: beam` (n_e Euler-Bernoulli elements with axial deformation,
+consistent mass, the floating frame tangent at node 1, i.e. node 1 clamped to the frame) is reduced
+to its k lowest fixed-interface normal modes (all 3 n_e of them by default: then the modal body is
+the beam body in other coordinates and gives the same eigenvalues), and the floating-frame
+invariants are transformed with the modes:
+
+  Mff' = Phi^T Mff Phi (= I), K' = Phi^T K Phi (= diag omega^2), Sb' = Sb Phi, c1' = Phi^T c1,
+  c2' = Phi^T c2, P' = Phi^T P Phi, and m, s0, J0 unchanged.
+
+The element integrals are computed here independently of src/mech/beam.c (numpy, 4-point Gauss).
+Writes <prefix>_M.mtx, _K.mtx, _Sb.mtx, _c1.mtx, _c2.mtx, _P.mtx, _node1.mtx and _node<n+1>.mtx
+(the shapes of the two end nodes: 3 x k, rows u, v, phi) and prints the body's YAML.
+
+usage: beam_to_modal.py --length L --elements N --E E --rho RHO --radius R [--modes K] --prefix PATH
+"""
+import argparse
+import math
+import os
+
+import numpy as np
+
+
+def gauss4():
+    a = math.sqrt(6 / 5)
+    t = [math.sqrt((3 - 2 * a) / 7), math.sqrt((3 + 2 * a) / 7)]
+    w = [(18 + math.sqrt(30)) / 36, (18 - math.sqrt(30)) / 36]
+    pts = [(1 - t[1]) / 2, (1 - t[0]) / 2, (1 + t[0]) / 2, (1 + t[1]) / 2]
+    wts = [w[1] / 2, w[0] / 2, w[0] / 2, w[1] / 2]
+    return pts, wts
+
+
+def beam(L, ne, E, rho, A, I):
+    """nodal invariants of model/ffr.h for the beam along x from the frame origin"""
+    le = L / ne
+    nf = 3 * (ne + 1)
+    M = np.zeros((nf, nf)); K = np.zeros((nf, nf)); P = np.zeros((nf, nf))
+    Sb = np.zeros((2, nf)); c1 = np.zeros(nf); c2 = np.zeros(nf)
+    Jt = np.array([[0.0, -1.0], [1.0, 0.0]])
+    for e in range(ne):
+        d = slice(3 * e, 3 * e + 6)
+        for xi, w in zip(*gauss4()):
+            n1, n2 = 1 - 3 * xi**2 + 2 * xi**3, (xi - 2 * xi**2 + xi**3) * le
+            n3, n4 = 3 * xi**2 - 2 * xi**3, (-xi**2 + xi**3) * le
+            S = np.array([[1 - xi, 0, 0, xi, 0, 0], [0, n1, n2, 0, n3, n4]])
+            dux = np.array([-1, 0, 0, 1, 0, 0]) / le
+            d2 = np.array([0, -6 + 12 * xi, (-4 + 6 * xi) * le, 0, 6 - 12 * xi, (-2 + 6 * xi) * le]) / le**2
+            wm = w * le * rho * A
+            u0 = np.array([(e + xi) * le, 0.0])
+            M[d, d] += wm * S.T @ S
+            P[d, d] += wm * S.T @ Jt @ S
+            K[d, d] += w * le * (E * A * np.outer(dux, dux) + E * I * np.outer(d2, d2))
+            Sb[:, d] += wm * S
+            c1[d] += wm * S.T @ u0
+            c2[d] += wm * S.T @ (Jt @ u0)
+    m = rho * A * L
+    return dict(m=m, s0=[m * L / 2, 0.0], J0=m * L * L / 3, M=M, K=K, P=P, Sb=Sb, c1=c1, c2=c2)
+
+
+def write_mtx(path, A, what):
+    A = np.atleast_2d(A)
+    with open(path, "w") as f:
+        f.write("%%MatrixMarket matrix array real general\n")
+        f.write("%% %s, written by examples/beam_to_modal.py\n" % what)
+        f.write("%d %d\n" % A.shape)
+        for j in range(A.shape[1]):
+            for i in range(A.shape[0]):
+                f.write("%.17g\n" % A[i, j])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--length", type=float, required=True)
+    ap.add_argument("--elements", type=int, required=True)
+    ap.add_argument("--E", type=float, required=True)
+    ap.add_argument("--rho", type=float, required=True)
+    ap.add_argument("--radius", type=float, required=True)
+    ap.add_argument("--modes", type=int, default=0, help="modes kept (default all 3 n_e)")
+    ap.add_argument("--prefix", required=True)
+    a = ap.parse_args()
+    A = math.pi * a.radius**2
+    I = math.pi * a.radius**4 / 4
+    b = beam(a.length, a.elements, a.E, a.rho, A, I)
+    keep = list(range(3, 3 * (a.elements + 1)))  # node 1 is fixed in the frame
+    Mc, Kc = b["M"][np.ix_(keep, keep)], b["K"][np.ix_(keep, keep)]
+    # K y = w2 M y by Cholesky of M and a symmetric eigensolver; mass-normalized modes
+    Lc = np.linalg.cholesky(Mc)
+    C = np.linalg.solve(Lc, np.linalg.solve(Lc, Kc).T).T
+    w2, V = np.linalg.eigh(0.5 * (C + C.T))
+    Phi_c = np.linalg.solve(Lc.T, V)
+    k = a.modes or len(keep)
+    Phi_c = Phi_c[:, :k]
+    Phi = np.zeros((3 * (a.elements + 1), k))
+    Phi[keep, :] = Phi_c
+    out = dict(M=Phi.T @ b["M"] @ Phi, K=Phi.T @ b["K"] @ Phi, P=Phi.T @ b["P"] @ Phi, Sb=b["Sb"] @ Phi,
+               c1=(Phi.T @ b["c1"])[:, None], c2=(Phi.T @ b["c2"])[:, None])
+    out["M"] = 0.5 * (out["M"] + out["M"].T)
+    out["K"] = 0.5 * (out["K"] + out["K"].T)
+    out["P"] = 0.5 * (out["P"] - out["P"].T)
+    base = os.path.basename(a.prefix)
+    for key, what in (("M", "modal mass"), ("K", "modal stiffness"), ("P", "P = int rho S^T Jt S"),
+                      ("Sb", "Sb = int rho S"), ("c1", "c1 = int rho S^T u0"), ("c2", "c2 = int rho S^T Jt u0")):
+        write_mtx("%s_%s.mtx" % (a.prefix, key), out[key], what)
+    last = a.elements + 1
+    for node in (1, last):
+        write_mtx("%s_node%d.mtx" % (a.prefix, node), Phi[3 * (node - 1):3 * node, :], "u, v, phi of node %d" % node)
+    print("    type: modal")
+    print("    mass: %.17g" % b["m"])
+    print("    s0: [%.17g, 0]" % b["s0"][0])
+    print("    J0: %.17g" % b["J0"])
+    for key, name in (("mass_matrix", "M"), ("stiffness", "K"), ("Sb", "Sb"), ("c1", "c1"), ("c2", "c2"), ("P", "P")):
+        print("    %s: %s_%s.mtx" % (key, base, name))
+    print("    markers:")
+    print("      first: {position: [0, 0], shapes: %s_node1.mtx}" % base)
+    print("      last: {position: [%.17g, 0], shapes: %s_node%d.mtx}" % (a.length, base, last))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,546 @@
+/* Euler-Bernoulli beam elements and the floating-frame invariants of a planar beam (beam.h).
+ *
+ * Every element integral is a 4-point Gauss-Legendre rule on the element, exact up to degree 7:
+ * the integrands are at most of degree 6 (cubic times cubic in the mass), 4 (the first moments
+ * with the linear undeformed position) and 2 (the curvatures in the stiffness). */
+#include "mech/beam.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Gauss-Legendre points and weights on [0, 1] */
+static void gauss4(double *x, double *w)
+{
+    double a = sqrt(6.0 / 5.0), t1 = sqrt((3.0 - 2.0 * a) / 7.0), t2 = sqrt((3.0 + 2.0 * a) / 7.0);
+    double w1 = (18.0 + sqrt(30.0)) / 36.0, w2 = (18.0 - sqrt(30.0)) / 36.0;
+    double tt[4] = {-t2, -t1, t1, t2}, ww[4] = {w2, w1, w1, w2};
+    for (int k = 0; k < 4; k++) x[k] = 0.5 * (1.0 + tt[k]), w[k] = 0.5 * ww[k];
+}
+
+/* Hermite cubics on xi in [0, 1] for (v_a, slope_a, v_b, slope_b), element length le: values,
+ * and second derivatives with respect to X = xi le. */
+static void hermite(double xi, double le, double N[4], double N2[4])
+{
+    N[0] = 1 - 3 * xi * xi + 2 * xi * xi * xi;
+    N[1] = (xi - 2 * xi * xi + xi * xi * xi) * le;
+    N[2] = 3 * xi * xi - 2 * xi * xi * xi;
+    N[3] = (-xi * xi + xi * xi * xi) * le;
+    N2[0] = (-6 + 12 * xi) / (le * le);
+    N2[1] = (-4 + 6 * xi) / le;
+    N2[2] = (6 - 12 * xi) / (le * le);
+    N2[3] = (-2 + 6 * xi) / le;
+}
+
+/* Planar element at xi: S (2 x 6, row-major), d ux/dX (6), d2 uy/dX2 (6). */
+static void shape2(double xi, double le, double S[12], double dux[6], double d2y[6])
+{
+    double N[4], N2[4];
+    hermite(xi, le, N, N2);
+    memset(S, 0, 12 * sizeof *S);
+    memset(dux, 0, 6 * sizeof *dux);
+    memset(d2y, 0, 6 * sizeof *d2y);
+    S[0] = 1 - xi, S[3] = xi;
+    S[6 + 1] = N[0], S[6 + 2] = N[1], S[6 + 4] = N[2], S[6 + 5] = N[3];
+    dux[0] = -1 / le, dux[3] = 1 / le;
+    d2y[1] = N2[0], d2y[2] = N2[1], d2y[4] = N2[2], d2y[5] = N2[3];
+}
+
+void mbl_beam2_element(const mbl_beam_section *s, double le, double *Ke, double *Me)
+{
+    double gx[4], gw[4];
+    gauss4(gx, gw);
+    memset(Ke, 0, 36 * sizeof *Ke);
+    memset(Me, 0, 36 * sizeof *Me);
+    double EA = s->E * s->A, EI = s->E * s->Iz, rA = s->rho * s->A;
+    for (int k = 0; k < 4; k++) {
+        double S[12], dux[6], d2y[6], w = gw[k] * le;
+        shape2(gx[k], le, S, dux, d2y);
+        for (int j = 0; j < 6; j++)
+            for (int i = 0; i < 6; i++) {
+                Ke[i + 6 * j] += w * (EA * dux[i] * dux[j] + EI * d2y[i] * d2y[j]);
+                Me[i + 6 * j] += w * rA * (S[i] * S[j] + S[6 + i] * S[6 + j]);
+            }
+    }
+}
+
+/* Spatial element at xi, dofs per node (ux, uy, uz, rx, ry, rz): S (3 x 12 row-major), twist
+ * value (12), and the derivatives: ux' (12), uy'' (12), uz'' (12), rx' (12). */
+static void shape3(double xi, double le, double S[36], double tw[12], double dux[12], double d2y[12], double d2z[12],
+                   double drx[12])
+{
+    double N[4], N2[4];
+    hermite(xi, le, N, N2);
+    memset(S, 0, 36 * sizeof *S);
+    memset(tw, 0, 12 * sizeof *tw);
+    memset(dux, 0, 12 * sizeof *dux);
+    memset(d2y, 0, 12 * sizeof *d2y);
+    memset(d2z, 0, 12 * sizeof *d2z);
+    memset(drx, 0, 12 * sizeof *drx);
+    for (int nd = 0; nd < 2; nd++) {
+        int o = 6 * nd;
+        double lin = nd ? xi : 1 - xi, dlin = (nd ? 1 : -1) / le;
+        S[0 + o] = lin;                         /* ux */
+        dux[o] = dlin;
+        tw[o + 3] = lin;                        /* rx */
+        drx[o + 3] = dlin;
+        S[12 + o + 1] = N[2 * nd];              /* uy with rz = duy/dX */
+        S[12 + o + 5] = N[2 * nd + 1];
+        d2y[o + 1] = N2[2 * nd], d2y[o + 5] = N2[2 * nd + 1];
+        S[24 + o + 2] = N[2 * nd];              /* uz with ry = -duz/dX */
+        S[24 + o + 4] = -N[2 * nd + 1];
+        d2z[o + 2] = N2[2 * nd], d2z[o + 4] = -N2[2 * nd + 1];
+    }
+}
+
+void mbl_beam3_element(const mbl_beam_section *s, double le, double *Ke, double *Me)
+{
+    double gx[4], gw[4];
+    gauss4(gx, gw);
+    memset(Ke, 0, 144 * sizeof *Ke);
+    memset(Me, 0, 144 * sizeof *Me);
+    double EA = s->E * s->A, EIz = s->E * s->Iz, EIy = s->E * s->Iy, GJ = s->G * s->J;
+    double rA = s->rho * s->A, rIp = s->rho * (s->Iy + s->Iz);
+    for (int k = 0; k < 4; k++) {
+        double S[36], tw[12], dux[12], d2y[12], d2z[12], drx[12], w = gw[k] * le;
+        shape3(gx[k], le, S, tw, dux, d2y, d2z, drx);
+        for (int j = 0; j < 12; j++)
+            for (int i = 0; i < 12; i++) {
+                Ke[i + 12 * j] += w * (EA * dux[i] * dux[j] + EIz * d2y[i] * d2y[j] + EIy * d2z[i] * d2z[j] +
+                                       GJ * drx[i] * drx[j]);
+                Me[i + 12 * j] += w * (rA * (S[i] * S[j] + S[12 + i] * S[12 + j] + S[24 + i] * S[24 + j]) +
+                                       rIp * tw[i] * tw[j]);
+            }
+    }
+}
+
+static int check_section(int dim, const mbl_beam_section *s, double L, int ne, mbl_status *st)
+{
+    if (dim != 2 && dim != 3) return mbl_error(st, MBL_EARG, "beam: dimension %d (2 or 3)", dim);
+    if (ne < 1) return mbl_error(st, MBL_EARG, "beam: %d elements (at least 1)", ne);
+    if (!(L > 0) || !isfinite(L)) return mbl_error(st, MBL_EARG, "beam: length %g (positive)", L);
+    if (!(s->E > 0) || !(s->rho > 0) || !(s->A > 0) || !(s->Iz > 0) || !isfinite(s->E) || !isfinite(s->rho) ||
+        !isfinite(s->A) || !isfinite(s->Iz))
+        return mbl_error(st, MBL_EARG, "beam: E, rho, A and I must be positive and finite");
+    if (dim == 3 && (!(s->G > 0) || !(s->Iy > 0) || !(s->J > 0) || !isfinite(s->G) || !isfinite(s->Iy) ||
+                     !isfinite(s->J)))
+        return mbl_error(st, MBL_EARG, "beam: G, Iy, Iz and J must be positive and finite");
+    return 0;
+}
+
+/* Assemble equal element matrices (ed x ed, nd dofs per node) of ne elements into CSC. */
+static int assemble(int ne, int nd, const double *Ee, double scale, mbla_csc **out, mbl_status *st)
+{
+    int ed = 2 * nd, ndof = nd * (ne + 1);
+    size_t nz = (size_t)ne * ed * ed;
+    if (nz > (size_t)2147483647) return mbl_error(st, MBL_EDIM, "beam: too many elements (%d)", ne);
+    int *ti = mbl_alloc_array(nz, sizeof *ti), *tj = mbl_alloc_array(nz, sizeof *tj);
+    double *tx = mbl_alloc_array(nz, sizeof *tx);
+    int rc = 0;
+    if (!ti || !tj || !tx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (int e = 0; e < ne && !rc; e++)
+        for (int j = 0; j < ed; j++)
+            for (int i = 0; i < ed; i++) {
+                double v = Ee[i + (size_t)ed * j];
+                if (v == 0) continue;
+                ti[k] = e * nd + i, tj[k] = e * nd + j, tx[k++] = scale * v;
+            }
+    if (!rc) rc = mbla_csc_from_triplets(ndof, ndof, (int)k, ti, tj, tx, NULL, out, st);
+    mbl_free(ti), mbl_free(tj), mbl_free(tx);
+    return rc;
+}
+
+int mbl_beam_assemble(int dim, const mbl_beam_section *s, double L, int ne, mbla_csc **K, mbla_csc **M,
+                      mbl_status *st)
+{
+    *K = *M = NULL;
+    int rc = check_section(dim, s, L, ne, st);
+    if (rc) return rc;
+    int nd = dim == 2 ? 3 : 6, ed = 2 * nd;
+    double Ke[144], Me[144];
+    if (dim == 2) mbl_beam2_element(s, L / ne, Ke, Me);
+    else mbl_beam3_element(s, L / ne, Ke, Me);
+    (void)ed;
+    rc = assemble(ne, nd, Ke, 1.0, K, st);
+    if (!rc) rc = assemble(ne, nd, Me, 1.0, M, st);
+    if (rc) {
+        mbla_csc_free(*K), mbla_csc_free(*M);
+        *K = *M = NULL;
+    }
+    return rc;
+}
+
+int mbl_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_invariants *inv, mbl_status *st)
+{
+    memset(inv, 0, sizeof *inv);
+    int rc = check_section(2, s, L, ne, st);
+    if (rc) return rc;
+    double le = L / ne, rA = s->rho * s->A, gx[4], gw[4];
+    gauss4(gx, gw);
+    int nf = 3 * (ne + 1);
+    /* per element: Sb (2 x 6), c1, c2 (6), Me (Mff), Pe (6 x 6) at offset 3 e */
+    double Sbe[2][6] = {{0}}, c1e[6] = {0}, c2e[6] = {0}, Pe[36] = {0}, Me[36], Ke[36];
+    double Sbx[2][6] = {{0}}, c1x[6] = {0}, c2x[6] = {0}; /* parts proportional to the element's start X0 */
+    for (int k = 0; k < 4; k++) {
+        double S[12], dux[6], d2y[6], w = gw[k] * le * rA, X = gx[k] * le;
+        shape2(gx[k], le, S, dux, d2y);
+        for (int i = 0; i < 6; i++) {
+            for (int c = 0; c < 2; c++) Sbe[c][i] += w * S[6 * c + i];
+            /* u0 = (X0 + X, 0), Jt u0 = (0, X0 + X): the X0 parts are X0 Sb */
+            c1e[i] += w * S[i] * X;
+            c2e[i] += w * S[6 + i] * X;
+            c1x[i] += w * S[i];
+            c2x[i] += w * S[6 + i];
+            for (int j = 0; j < 6; j++) /* S^T Jt S: Jt S = (-S_y, S_x) */
+                Pe[i + 6 * j] += w * (S[i] * -S[6 + j] + S[6 + i] * S[j]);
+        }
+    }
+    (void)Sbx;
+    mbl_beam2_element(s, le, Ke, Me);
+    inv->nf = nf;
+    inv->m = rA * L;
+    inv->s0[0] = rA * L * L / 2, inv->s0[1] = 0;
+    inv->J0 = rA * L * L * L / 3;
+    inv->Sb = mbl_calloc((size_t)2 * nf, sizeof *inv->Sb);
+    inv->c1 = mbl_calloc((size_t)nf, sizeof *inv->c1);
+    inv->c2 = mbl_calloc((size_t)nf, sizeof *inv->c2);
+    if (!inv->Sb || !inv->c1 || !inv->c2) {
+        mbl_ffr_invariants_free(inv);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int e = 0; e < ne; e++) {
+        double X0 = e * le;
+        for (int i = 0; i < 6; i++) {
+            int d = 3 * e + i;
+            inv->Sb[d] += Sbe[0][i];
+            inv->Sb[nf + d] += Sbe[1][i];
+            inv->c1[d] += c1e[i] + X0 * c1x[i];
+            inv->c2[d] += c2e[i] + X0 * c2x[i];
+        }
+    }
+    rc = assemble(ne, 3, Me, 1.0, &inv->Mff, st);
+    if (!rc) rc = assemble(ne, 3, Pe, 1.0, &inv->P, st);
+    if (!rc) rc = assemble(ne, 3, Ke, 1.0, &inv->K, st);
+    if (rc) mbl_ffr_invariants_free(inv);
+    return rc;
+}
+
+/* ==== the beam body of `model: mechanism` (planar) ===========================================
+ *
+ *   link1:
+ *     type: beam
+ *     length: 4          elements: 50
+ *     E: 1e8   rho: 1500   radius: 0.15     (or A: and I:)
+ *     damping: {alpha: 0, beta: 1e-4}      (Rayleigh, optional)
+ *     position: [0, 0]   angle: -pi/2      (the floating frame: origin at node 1, x along the beam)
+ *     markers: {o: {node: 1}, tip: {s: 4}}  (at a node, by index 1..n+1 or arc length s)
+ *
+ * Coordinates <b>_x, <b>_y, <b>_th (the frame) and <b>_u<i>, <b>_v<i>, <b>_phi<i> (node i's axial,
+ * transverse displacement and slope in the frame), with the frame tangent to the beam at node 1:
+ * the constraints <b>_u1 = <b>_v1 = <b>_phi1 = 0 (source 001 Sec. 4.2). */
+
+#include <stdio.h>
+
+#include "mech/mech_internal.h"
+
+static int beam_number(mech *M, const yaml_node_t *val, const char *key, const char *what, int required, double *out)
+{
+    yaml_node_t *n = mech_get(M, val, key);
+    if (!n) {
+        if (required) return err_at(M, val, "%s: missing '%s'", what, key);
+        return 1;
+    }
+    const char *t;
+    char w[240];
+    snprintf(w, sizeof w, "%s: %s", what, key);
+    int rc = mech_text_of(M, n, w, &t);
+    mech_set_track(M);
+    if (!rc) rc = mech_eval_text(M, t, n, w, out);
+    if (rc) return rc;
+    if (!isfinite(*out) || !(*out > 0))
+        return err_at(M, n, "%s: '%s' must be positive and finite (it is %g)%s", what, key, *out, mech_set_note(M));
+    return 0;
+}
+
+static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L)
+{
+    if (!mks || (mks->type == YAML_SCALAR_NODE && mks->data.scalar.length == 0)) return 0;
+    body *B = &M->b[bi];
+    char what[200];
+    snprintf(what, sizeof what, "markers of body '%s'", B->name);
+    int rc = mech_want_map(M, mks, what);
+    for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
+        yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
+        if (!mech_is_scalar(key)) return err_at(M, key, "%s: a marker name must be a plain word", what);
+        const char *name = mech_sc(key);
+        snprintf(what, sizeof what, "marker '%s' of body '%s'", name, B->name);
+        if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
+        if (mech_find_marker(M, name, strlen(name)) >= 0) return err_at(M, key, "duplicate marker name '%s'", name);
+        if ((rc = mech_want_map(M, val, what))) return rc;
+        static const char *ok[] = {"node", "s", "angle", NULL};
+        if ((rc = mech_check_keys(M, val, ok, what))) return rc;
+        yaml_node_t *nn = mech_get(M, val, "node"), *sn = mech_get(M, val, "s");
+        if (!nn == !sn) return err_at(M, val, "%s: give its place on the beam by 'node' (1..%d) or by arc length 's'", what, ne + 1);
+        double x;
+        const char *t;
+        if ((rc = mech_text_of(M, nn ? nn : sn, what, &t))) return rc;
+        mech_set_track(M);
+        if ((rc = mech_eval_text(M, t, nn ? nn : sn, what, &x))) return rc;
+        int node;
+        if (nn) {
+            if (!(x >= 1 && x <= ne + 1) || x != floor(x))
+                return err_at(M, nn, "%s: node %g is not a node of the beam (1..%d)%s", what, x, ne + 1, mech_set_note(M));
+            node = (int)x - 1;
+        } else {
+            double r = x / L * ne;
+            node = (int)floor(r + 0.5);
+            if (!(x >= 0 && x <= L * (1 + 1e-12)) || fabs(r - node) > 1e-9 * ne)
+                return err_at(M, sn, "%s: arc length %g is not at a node (the nodes are %g apart on a beam of length %g)%s",
+                              what, x, L / ne, L, mech_set_note(M));
+        }
+        const char *ang = "0";
+        yaml_node_t *an = mech_get(M, val, "angle");
+        if (an && (rc = mech_text_of(M, an, "marker angle", &ang))) return rc;
+        if (M->nm == M->cm) {
+            int cap = M->cm ? 2 * M->cm : 32;
+            marker *m = mbl_realloc_array(M->mk, (size_t)cap, sizeof *m);
+            if (!m) return mech_oom(M);
+            M->mk = m;
+            M->cm = cap;
+        }
+        if (mech_ns_add(&M->hm, name, M->nm)) return mech_oom(M);
+        marker *K = &M->mk[M->nm++];
+        memset(K, 0, sizeof *K);
+        K->oset = -1;
+        K->name = name;
+        K->body = bi;
+        K->node = node + 1;
+        mech_pos_of(key, &K->line, &K->col);
+        int line = K->line, col = K->col, i = node + 1;
+        const char *u = mech_fmt(M, "%s_u%d", B->name, i), *v = mech_fmt(M, "%s_v%d", B->name, i);
+        const char *X = mech_fmt(M, "(%s + %s)", mech_num(M, node * (L / ne)), u);
+        K->phi = mech_fmt(M, "_phi_%s", name);
+        rc = mech_add_var(M, K->phi, mech_fmt(M, "%s + %s_phi%d + (%s)", B->th, B->name, i, ang), line, col);
+        const char *pt[3] = {mech_fmt(M, "%s + %s*%s - %s*%s", B->r[0], B->A[0], X, B->A[3], v),
+                             mech_fmt(M, "%s + %s*%s + %s*%s", B->r[1], B->A[3], X, B->A[0], v), "0"};
+        for (int k = 0; k < 3 && !rc; k++) {
+            K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
+            rc = mech_add_var(M, K->p[k], pt[k], line, col);
+        }
+        static const char axn[3] = {'x', 'y', 'z'};
+        const char *axt[3][3] = {{mech_fmt(M, "cos(%s)", K->phi), mech_fmt(M, "sin(%s)", K->phi), "0"},
+                                 {mech_fmt(M, "-sin(%s)", K->phi), mech_fmt(M, "cos(%s)", K->phi), "0"},
+                                 {"0", "0", "1"}};
+        for (int a = 0; a < 3 && !rc; a++)
+            for (int k = 0; k < 3 && !rc; k++) {
+                K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
+                rc = mech_add_var(M, K->ax[a][k], axt[a][k], line, col);
+            }
+    }
+    return rc;
+}
+
+/* a new flexible body entry in the source (its invariants filled by the caller) */
+mbl_ffr_body *mech_flex_new(mech *M, body *B, int nf, const char *const *qf)
+{
+    mbl_src *s = M->src;
+    mbl_ffr_body *f = mbl_realloc_array(s->ffr, (size_t)s->nffr + 1, sizeof *f);
+    if (!f) return NULL;
+    s->ffr = f;
+    f = &s->ffr[s->nffr];
+    memset(f, 0, sizeof *f);
+    char nm[200];
+    snprintf(nm, sizeof nm, "body '%s'", B->name);
+    f->name = mech_dup_s(nm);
+    for (int k = 0; k < 3; k++) f->coord[k] = mech_dup_s(k < 2 ? B->r[k] : B->th);
+    f->qf = mbl_calloc((size_t)nf + 1, sizeof *f->qf);
+    int ok = f->name && f->coord[0] && f->coord[1] && f->coord[2] && f->qf;
+    for (int i = 0; i < nf && ok && f->qf; i++) ok = (f->qf[i] = mech_dup_s(qf[i])) != NULL;
+    f->inv.nf = nf; /* so that a failure frees the names; the invariants come next */
+    s->nffr++;
+    B->flex = s->nffr;
+    B->Fq = mbl_calloc((size_t)nf + 1, sizeof *B->Fq);
+    if (!B->Fq || !mech_keep(M, (char *)B->Fq)) ok = 0;
+    return ok ? f : NULL;
+}
+
+/* the frame: coordinates x, y, th with their initial values, rotation texts (as a planar rigid body) */
+int mech_flex_frame(mech *M, body *B, const yaml_node_t *key, const yaml_node_t *val)
+{
+    const char *p0[2] = {"0", "0"}, *a0 = "0";
+    yaml_node_t *pn = mech_get(M, val, "position"), *an = mech_get(M, val, "angle");
+    int rc = 0;
+    if (pn && (rc = mech_vec_of(M, pn, 2, "position", p0))) return rc;
+    if (an && (rc = mech_text_of(M, an, "angle", &a0))) return rc;
+    B->kind = KIND_PLANAR;
+    B->mass = "0";
+    for (int k = 0; k < 6; k++) B->I[k] = "0";
+    for (int k = 0; k < 3; k++) B->cm[k] = "0", B->r[k] = "0";
+    static const char *cn[2] = {"x", "y"};
+    for (int k = 0; k < 2 && !rc; k++) {
+        B->r[k] = mech_fmt(M, "%s_%s", B->name, cn[k]);
+        rc = mech_push_at(M, &M->src->coordinates, B->r[k], p0[k], pn ? pn : key);
+    }
+    B->th = mech_fmt(M, "%s_th", B->name);
+    if (!rc) rc = mech_push_at(M, &M->src->coordinates, B->th, a0, an ? an : key);
+    char *c = mech_fmt(M, "_c_%s", B->name), *s = mech_fmt(M, "_s_%s", B->name);
+    if (!rc) rc = mech_add_var(M, c, mech_fmt(M, "cos(%s)", B->th), B->line, B->col);
+    if (!rc) rc = mech_add_var(M, s, mech_fmt(M, "sin(%s)", B->th), B->line, B->col);
+    static char *zero = "0", *one = "1";
+    B->A[0] = c, B->A[1] = mech_fmt(M, "(-%s)", s), B->A[2] = zero;
+    B->A[3] = s, B->A[4] = c, B->A[5] = zero;
+    B->A[6] = zero, B->A[7] = zero, B->A[8] = one;
+    B->w[0] = B->w[1] = zero;
+    B->w[2] = mech_fmt(M, "der(%s)", B->th);
+    return rc;
+}
+
+int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
+{
+    const char *name = mech_sc(key);
+    char what[200];
+    snprintf(what, sizeof what, "body '%s'", name);
+    if (!M->planar)
+        return err_at(M, key, "%s: beam bodies are planar so far (space: planar); a spatial beam is not available", what);
+    static const char *ok[] = {"type", "length", "elements", "E", "rho", "radius", "A", "I", "damping", "position",
+                               "angle", "markers", NULL};
+    int rc = mech_check_keys(M, val, ok, what);
+    if (rc) return rc;
+    mbl_beam_section sec;
+    memset(&sec, 0, sizeof sec);
+    double L, nel, r;
+    if ((rc = beam_number(M, val, "length", what, 1, &L)) || (rc = beam_number(M, val, "elements", what, 1, &nel)) ||
+        (rc = beam_number(M, val, "E", what, 1, &sec.E)) || (rc = beam_number(M, val, "rho", what, 1, &sec.rho)))
+        return rc;
+    if (nel != floor(nel) || nel > 1e7)
+        return err_at(M, mech_get(M, val, "elements"), "%s: 'elements' must be a whole number (1 to 1e7), not %g", what, nel);
+    int ne = (int)nel;
+    yaml_node_t *rn = mech_get(M, val, "radius"), *An = mech_get(M, val, "A"), *In = mech_get(M, val, "I");
+    if (rn && (An || In)) return err_at(M, rn, "%s: give the section by 'radius' or by 'A' and 'I', not both", what);
+    if (rn) {
+        if ((rc = beam_number(M, val, "radius", what, 1, &r))) return rc;
+        sec.A = acos(-1.0) * r * r, sec.Iz = acos(-1.0) * r * r * r * r / 4;
+    } else {
+        if ((rc = beam_number(M, val, "A", what, 1, &sec.A)) || (rc = beam_number(M, val, "I", what, 1, &sec.Iz))) return rc;
+    }
+    double alpha = 0, beta = 0;
+    yaml_node_t *dn = mech_get(M, val, "damping");
+    if (dn) {
+        static const char *okd[] = {"alpha", "beta", NULL};
+        if ((rc = mech_want_map(M, dn, "damping")) || (rc = mech_check_keys(M, dn, okd, "damping"))) return rc;
+        const char *keys[2] = {"alpha", "beta"};
+        double *dst[2] = {&alpha, &beta};
+        for (int k = 0; k < 2; k++) {
+            yaml_node_t *x = mech_get(M, dn, keys[k]);
+            const char *t;
+            if (!x) continue;
+            if ((rc = mech_text_of(M, x, keys[k], &t)) || (rc = mech_eval_text(M, t, x, keys[k], dst[k]))) return rc;
+            if (!(*dst[k] >= 0) || !isfinite(*dst[k]))
+                return err_at(M, x, "%s: damping %s must be >= 0 and finite (it is %g)", what, keys[k], *dst[k]);
+        }
+    }
+    body *B = mech_new_body(M, name, key);
+    if (!B) return mech_oom(M);
+    int bi = M->nb - 1;
+    if ((rc = mech_flex_frame(M, B, key, val))) return rc;
+    B = &M->b[bi];
+    int nf = 3 * (ne + 1);
+    const char **qf = mbl_calloc((size_t)nf, sizeof *qf);
+    if (!qf || !mech_keep(M, (char *)qf)) return mech_oom(M);
+    static const char *comp[3] = {"u", "v", "phi"};
+    for (int i = 0; i < nf && !rc; i++) {
+        qf[i] = mech_fmt(M, "%s_%s%d", name, comp[i % 3], i / 3 + 1);
+        rc = mech_push(M, &M->src->coordinates, qf[i], "0", B->line, B->col);
+    }
+    for (int k = 0; k < 3 && !rc; k++)
+        rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (floating frame tangent at node 1)", name), qf[k],
+                       B->line, B->col);
+    if (rc) return rc;
+    mbl_ffr_body *f = mech_flex_new(M, B, nf, qf);
+    if (!f) return mech_oom(M);
+    f->alpha = alpha, f->beta = beta;
+    f->nnode = ne + 1;
+    f->X0 = mbl_calloc((size_t)2 * (ne + 1), sizeof *f->X0);
+    f->ndof = mbl_alloc_array((size_t)3 * (ne + 1), sizeof *f->ndof);
+    if (!f->X0 || !f->ndof) return mech_oom(M);
+    for (int i = 0; i <= ne; i++) {
+        f->X0[2 * i] = i * (L / ne);
+        for (int k = 0; k < 3; k++) f->ndof[3 * i + k] = 3 * i + k;
+    }
+    f->inv.nf = 0;
+    rc = mbl_beam2_invariants(&sec, L, ne, &f->inv, M->st);
+    if (rc) {
+        f->inv.nf = nf;
+        return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);
+    }
+    return beam_markers(M, bi, mech_get(M, val, "markers"), ne, L);
+}
+
+/* ---- gravity and forces on flexible bodies (beam and modal) ---- */
+
+int mech_flex_gravity(mech *M, body *B, const char *const g[3], const yaml_node_t *at)
+{
+    mbl_ffr_body *f = &M->src->ffr[B->flex - 1];
+    for (int k = 0; k < 2; k++) {
+        double x;
+        int rc = mech_eval_text(M, g[k], at, "gravity", &x);
+        if (rc) return rc;
+        f->g[k] += x;
+    }
+    return 0;
+}
+
+void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const char *sg)
+{
+    marker *K = &M->mk[m];
+    body *B = &M->b[K->body];
+    const mbl_ffr_body *fb = &M->src->ffr[B->flex - 1];
+    if (K->shape) {
+        /* modal: Q_k = shape_u,k (A^T f)_x + shape_v,k (A^T f)_y + shape_phi,k tq_z */
+        const char *c = B->A[0], *s = B->A[3];
+        const char *fx = f ? mech_fmt(M, "(%s*%s + %s*%s)", c, f[0], s, f[1]) : NULL;
+        const char *fy = f ? mech_fmt(M, "(%s*%s - %s*%s)", c, f[1], s, f[0]) : NULL;
+        for (int k = 0; k < fb->inv.nf; k++) {
+            const double *sh = K->shape + 3 * k;
+            char *t = NULL;
+            if (fx && sh[0] != 0) t = mech_fmt(M, "%s*%s", mech_num(M, sh[0]), fx);
+            if (fy && sh[1] != 0) t = mech_fmt(M, "%s%s%s*%s", t ? t : "", t ? " + " : "", mech_num(M, sh[1]), fy);
+            if (tq && sh[2] != 0) t = mech_fmt(M, "%s%s%s*%s", t ? t : "", t ? " + " : "", mech_num(M, sh[2]), tq[2]);
+            if (!t) continue;
+            if (sg[0]) t = mech_fmt(M, "%s(%s)", sg, t);
+            B->Fq[k] = B->Fq[k] ? mech_fmt(M, "%s + %s", B->Fq[k], t) : t;
+        }
+        return;
+    }
+    if (!K->node) return;
+    int base = 3 * (K->node - 1);
+    /* virtual work: dp = A (du, dv), dphi: Q_u = (A^T f)_x, Q_v = (A^T f)_y, Q_phi = tq_z */
+    if (f) {
+        const char *c = B->A[0], *s = B->A[3];
+        char *qu = mech_fmt(M, "%s(%s*%s + %s*%s)", sg, c, f[0], s, f[1]);
+        char *qv = mech_fmt(M, "%s(%s*%s - %s*%s)", sg, c, f[1], s, f[0]);
+        B->Fq[base] = B->Fq[base] ? mech_fmt(M, "%s + %s", B->Fq[base], qu) : qu;
+        B->Fq[base + 1] = B->Fq[base + 1] ? mech_fmt(M, "%s + %s", B->Fq[base + 1], qv) : qv;
+    }
+    if (tq) {
+        char *qp = mech_fmt(M, "%s%s", sg, tq[2]);
+        B->Fq[base + 2] = B->Fq[base + 2] ? mech_fmt(M, "%s + %s", B->Fq[base + 2], qp) : qp;
+    }
+}
+
+int mech_flex_forces(mech *M, body *B)
+{
+    const mbl_ffr_body *f = &M->src->ffr[B->flex - 1];
+    int rc = 0;
+    for (int i = 0; i < f->inv.nf && !rc; i++)
+        if (B->Fq[i]) rc = mech_push(M, &M->src->forces, f->qf[i], B->Fq[i], B->line, B->col);
+    return rc;
+}
+
+int mech_flex_refuse(mech *M, const body *B, const yaml_node_t *at, const char *what)
+{
+    return err_at(M, at,
+                  "%s: its reaction would act on the flexible body '%s' at another body's point; attach the element "
+                  "with its first marker on '%s' (or use a force without 'reaction')",
+                  what, B->name, B->name);
+}

@@ -1,0 +1,284 @@
+/* The modal body of `model: mechanism` (planar): a flexible body given by an FE code's reduced
+ * matrices in a floating frame of reference, the way an Adams user brings an MNF.
+ *
+ *   link2:
+ *     type: modal
+ *     position: [0, -4]   angle: -pi/2     (the floating frame, as for a rigid body)
+ *     mass: 424.115       s0: [848.23, 0]  J0: 2261.9   (m, int rho u0, int rho |u0|^2)
+ *     mass_matrix: link_M.mtx   stiffness: link_K.mtx    (nm x nm: Mff, K of the modal coordinates)
+ *     Sb: link_Sb.mtx  c1: link_c1.mtx  c2: link_c2.mtx  P: link_P.mtx   (the invariants, model/ffr.h)
+ *     damping: {alpha: 0, beta: 0}
+ *     markers:
+ *       o:   {position: [0, 0], shapes: link_node1.mtx}   (3 x nm: u, v, phi of the node per mode)
+ *
+ * Matrix Market files (read by CHOLMOD's reader), paths relative to the model file. Coordinates
+ * <b>_x, <b>_y, <b>_th and the modal coordinates <b>_eta1 .. <b>_eta<nm>. The invariants are
+ * those of model/ffr.h with S the mode shapes (Sb = int rho S, c1 = int rho S^T u0, c2 = int rho
+ * S^T Jt u0, Mff = int rho S^T S, P = int rho S^T Jt S): an FE code computes them from its mass
+ * matrix (examples/beam_to_modal.py does it for the project's beam elements). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mech/mech_internal.h"
+#include "model/ffr.h"
+
+#ifdef MBLIN_WITH_GPL
+#include <cholmod.h>
+#endif
+
+/* the path of `name` relative to the model file's directory */
+static char *rel_path(mech *M, const char *name)
+{
+    if (name[0] == '/') return mech_fmt(M, "%s", name);
+    const char *slash = strrchr(M->file, '/');
+    if (!slash) return mech_fmt(M, "%s", name);
+    return mech_fmt(M, "%.*s/%s", (int)(slash - M->file), M->file, name);
+}
+
+/* Read a real Matrix Market file into a dense column-major array (rows x cols checked, or taken
+ * from the file when *rows or *cols is 0). */
+static int read_mtx(mech *M, const yaml_node_t *n, const char *what, int *rows, int *cols, double **out)
+{
+    *out = NULL;
+    if (!mech_is_scalar(n) || !n->data.scalar.length) return err_at(M, n, "%s must be a file name (Matrix Market)", what);
+#ifdef MBLIN_WITH_GPL
+    const char *path = rel_path(M, mech_sc(n));
+    if (M->oom) return mech_oom(M);
+    FILE *f = fopen(path, "r");
+    if (!f) return err_at(M, n, "%s: cannot open '%s'", what, path);
+    cholmod_common c;
+    cholmod_start(&c);
+    c.print = 0;
+    c.error_handler = NULL;
+    int stype = 0;
+    void *x = cholmod_read_matrix(f, 1, &stype, &c);
+    fclose(f);
+    int rc = 0;
+    if (!x) {
+        rc = err_at(M, n, "%s: '%s' is not a readable Matrix Market file (CHOLMOD status %d)", what, path, c.status);
+    } else {
+        cholmod_sparse *S = NULL;
+        cholmod_dense *D = NULL;
+        if (stype == CHOLMOD_DENSE) D = x;
+        else if (stype == CHOLMOD_SPARSE) S = x;
+        else rc = err_at(M, n, "%s: '%s' holds a triplet matrix CHOLMOD could not convert", what, path);
+        int nr = S ? (int)S->nrow : D ? (int)D->nrow : 0, nc = S ? (int)S->ncol : D ? (int)D->ncol : 0;
+        int xt = S ? S->xtype : D ? D->xtype : CHOLMOD_REAL;
+        if (!rc && xt != CHOLMOD_REAL) rc = err_at(M, n, "%s: '%s' must hold a real matrix", what, path);
+        if (!rc && ((*rows && nr != *rows) || (*cols && nc != *cols)))
+            rc = err_at(M, n, "%s: '%s' is %d x %d, expected %d x %d", what, path, nr, nc, *rows ? *rows : nr,
+                        *cols ? *cols : nc);
+        double *A = rc ? NULL : mbl_calloc((size_t)nr * nc + 1, sizeof *A);
+        if (!rc && !A) rc = mech_oom(M);
+        if (!rc && D) memcpy(A, D->x, (size_t)nr * nc * sizeof *A);
+        if (!rc && S) {
+            const int *p = S->p, *i = S->i;
+            const double *v = S->x;
+            for (int j = 0; j < nc; j++)
+                for (int q = p[j]; q < p[j + 1]; q++) {
+                    A[i[q] + (size_t)nr * j] += v[q];
+                    /* a symmetric file stores one triangle */
+                    if (S->stype != 0 && i[q] != j) A[j + (size_t)nr * i[q]] += v[q];
+                }
+        }
+        for (size_t k = 0; !rc && k < (size_t)nr * nc; k++)
+            if (!isfinite(A[k])) rc = err_at(M, n, "%s: '%s' has a non-finite entry", what, path);
+        if (rc) mbl_free(A);
+        else *out = A, *rows = nr, *cols = nc;
+        if (S) cholmod_free_sparse(&S, &c);
+        if (D) cholmod_free_dense(&D, &c);
+    }
+    cholmod_finish(&c);
+    return rc;
+#else
+    (void)rows, (void)cols;
+    return err_at(M, n, "%s: modal bodies need the build with CHOLMOD (MBLIN_WITH_GPL=ON) to read Matrix Market", what);
+#endif
+}
+
+static int mtx_key(mech *M, const yaml_node_t *val, const char *key, const char *what, int rows, int cols, double **out)
+{
+    yaml_node_t *n = mech_get(M, val, key);
+    if (!n) return err_at(M, val, "%s: missing '%s' (a Matrix Market file)", what, key);
+    char w[240];
+    snprintf(w, sizeof w, "%s: %s", what, key);
+    int r = rows, c = cols;
+    return read_mtx(M, n, w, &r, &c, out);
+}
+
+static int num_key(mech *M, const yaml_node_t *val, const char *key, const char *what, double *out)
+{
+    yaml_node_t *n = mech_get(M, val, key);
+    if (!n) return err_at(M, val, "%s: missing '%s'", what, key);
+    const char *t;
+    int rc = mech_text_of(M, n, key, &t);
+    if (!rc) rc = mech_eval_text(M, t, n, key, out);
+    return rc;
+}
+
+/* markers of a modal body: position [X, Y] in the undeformed body frame and the node's shapes (3 x nm) */
+static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
+{
+    if (!mks || (mks->type == YAML_SCALAR_NODE && mks->data.scalar.length == 0)) return 0;
+    char what[200];
+    snprintf(what, sizeof what, "markers of body '%s'", M->b[bi].name);
+    int rc = mech_want_map(M, mks, what);
+    for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
+        yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
+        body *B = &M->b[bi];
+        if (!mech_is_scalar(key)) return err_at(M, key, "%s: a marker name must be a plain word", what);
+        const char *name = mech_sc(key);
+        snprintf(what, sizeof what, "marker '%s' of body '%s'", name, B->name);
+        if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
+        if (mech_find_marker(M, name, strlen(name)) >= 0) return err_at(M, key, "duplicate marker name '%s'", name);
+        if ((rc = mech_want_map(M, val, what))) return rc;
+        static const char *ok[] = {"position", "shapes", "angle", NULL};
+        if ((rc = mech_check_keys(M, val, ok, what))) return rc;
+        const char *X[2] = {"0", "0"}, *ang = "0";
+        yaml_node_t *pn = mech_get(M, val, "position"), *an = mech_get(M, val, "angle"), *sh = mech_get(M, val, "shapes");
+        if (pn && (rc = mech_vec_of(M, pn, 2, "position", X))) return rc;
+        if (an && (rc = mech_text_of(M, an, "marker angle", &ang))) return rc;
+        if (!sh) return err_at(M, val, "%s: missing 'shapes' (3 x %d: u, v, phi of the point per modal coordinate)", what, nm);
+        double *S = NULL;
+        int r = 3, c = nm;
+        char w[240];
+        snprintf(w, sizeof w, "%s: shapes", what);
+        if ((rc = read_mtx(M, sh, w, &r, &c, &S))) return rc;
+        if (!mech_keep(M, (char *)S)) return mech_oom(M);
+        if (M->nm == M->cm) {
+            int cap = M->cm ? 2 * M->cm : 32;
+            marker *mk = mbl_realloc_array(M->mk, (size_t)cap, sizeof *mk);
+            if (!mk) return mech_oom(M);
+            M->mk = mk;
+            M->cm = cap;
+        }
+        if (mech_ns_add(&M->hm, name, M->nm)) return mech_oom(M);
+        marker *K = &M->mk[M->nm++];
+        memset(K, 0, sizeof *K);
+        K->oset = -1;
+        K->name = name;
+        K->body = bi;
+        K->shape = S;
+        mech_pos_of(key, &K->line, &K->col);
+        /* the deformation of the point: sums over the modal coordinates */
+        sbuf du = {0}, dv = {0}, dp = {0};
+        mech_sb_add(M, &du, "", "0"), mech_sb_add(M, &dv, "", "0"), mech_sb_add(M, &dp, "", "0");
+        for (int k = 0; k < nm; k++) {
+            const char *eta = mech_fmt(M, "%s_eta%d", B->name, k + 1);
+            if (S[3 * k] != 0) mech_sb_add(M, &du, " + ", mech_fmt(M, "%s*%s", mech_num(M, S[3 * k]), eta));
+            if (S[3 * k + 1] != 0) mech_sb_add(M, &dv, " + ", mech_fmt(M, "%s*%s", mech_num(M, S[3 * k + 1]), eta));
+            if (S[3 * k + 2] != 0) mech_sb_add(M, &dp, " + ", mech_fmt(M, "%s*%s", mech_num(M, S[3 * k + 2]), eta));
+        }
+        const char *u = mech_fmt(M, "(%s + %s)", X[0], mech_sb_done(M, &du)), *v = mech_fmt(M, "(%s + %s)", X[1], mech_sb_done(M, &dv));
+        int line = K->line, col = K->col;
+        K->phi = mech_fmt(M, "_phi_%s", name);
+        rc = mech_add_var(M, K->phi, mech_fmt(M, "%s + %s + (%s)", B->th, mech_sb_done(M, &dp), ang), line, col);
+        const char *pt[3] = {mech_fmt(M, "%s + %s*%s - %s*%s", B->r[0], B->A[0], u, B->A[3], v),
+                             mech_fmt(M, "%s + %s*%s + %s*%s", B->r[1], B->A[3], u, B->A[0], v), "0"};
+        for (int k = 0; k < 3 && !rc; k++) {
+            K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
+            rc = mech_add_var(M, K->p[k], pt[k], line, col);
+        }
+        static const char axn[3] = {'x', 'y', 'z'};
+        const char *axt[3][3] = {{mech_fmt(M, "cos(%s)", K->phi), mech_fmt(M, "sin(%s)", K->phi), "0"},
+                                 {mech_fmt(M, "-sin(%s)", K->phi), mech_fmt(M, "cos(%s)", K->phi), "0"},
+                                 {"0", "0", "1"}};
+        for (int a = 0; a < 3 && !rc; a++)
+            for (int k = 0; k < 3 && !rc; k++) {
+                K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
+                rc = mech_add_var(M, K->ax[a][k], axt[a][k], line, col);
+            }
+    }
+    return rc;
+}
+
+static int dense_to_csc(int n, const double *A, mbla_csc **out, mbl_status *st)
+{
+    return mbla_csc_from_dense(n, n, A, n, 0.0, out, st);
+}
+
+int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val)
+{
+    const char *name = mech_sc(key);
+    char what[200];
+    snprintf(what, sizeof what, "body '%s'", name);
+    if (!M->planar) return err_at(M, key, "%s: modal bodies are planar so far (space: planar)", what);
+    static const char *ok[] = {"type", "position", "angle", "mass", "s0", "J0", "mass_matrix", "stiffness", "Sb",
+                               "c1", "c2", "P", "damping", "markers", NULL};
+    int rc = mech_check_keys(M, val, ok, what);
+    if (rc) return rc;
+    double m, J0, s0[2], alpha = 0, beta = 0;
+    if ((rc = num_key(M, val, "mass", what, &m)) || (rc = num_key(M, val, "J0", what, &J0))) return rc;
+    yaml_node_t *sn = mech_get(M, val, "s0");
+    if (!sn) return err_at(M, val, "%s: missing 's0' (the first moment of mass of the undeformed body)", what);
+    if ((rc = mech_eval_vec(M, sn, 2, "s0", s0))) return rc;
+    if (!(m > 0) || !(J0 > 0) || !isfinite(m) || !isfinite(J0))
+        return err_at(M, val, "%s: 'mass' and 'J0' must be positive and finite", what);
+    yaml_node_t *dn = mech_get(M, val, "damping");
+    if (dn) {
+        static const char *okd[] = {"alpha", "beta", NULL};
+        if ((rc = mech_want_map(M, dn, "damping")) || (rc = mech_check_keys(M, dn, okd, "damping"))) return rc;
+        if (mech_get(M, dn, "alpha") && (rc = num_key(M, dn, "alpha", what, &alpha))) return rc;
+        if (mech_get(M, dn, "beta") && (rc = num_key(M, dn, "beta", what, &beta))) return rc;
+        if (!(alpha >= 0) || !(beta >= 0)) return err_at(M, dn, "%s: damping alpha and beta must be >= 0", what);
+    }
+    double *Mf = NULL, *Kf = NULL, *Sb = NULL, *c1 = NULL, *c2 = NULL, *P = NULL;
+    int nm = 0, one = 1, two = 2, nc = 0;
+    if (!mech_get(M, val, "mass_matrix")) return err_at(M, val, "%s: missing 'mass_matrix' (a Matrix Market file)", what);
+    /* the order of mass_matrix is the number of modal coordinates */
+    rc = read_mtx(M, mech_get(M, val, "mass_matrix"), "mass_matrix", &nm, &nc, &Mf);
+    if (!rc && nm != nc) rc = err_at(M, mech_get(M, val, "mass_matrix"), "%s: mass_matrix is %d x %d, not square", what, nm, nc);
+    if (!rc && nm < 1) rc = err_at(M, mech_get(M, val, "mass_matrix"), "%s: mass_matrix is empty", what);
+    if (!rc) rc = mtx_key(M, val, "stiffness", what, nm, nm, &Kf);
+    if (!rc) rc = mtx_key(M, val, "Sb", what, two, nm, &Sb);
+    if (!rc) rc = mtx_key(M, val, "c1", what, nm, one, &c1);
+    if (!rc) rc = mtx_key(M, val, "c2", what, nm, one, &c2);
+    if (!rc) rc = mtx_key(M, val, "P", what, nm, nm, &P);
+    body *B = NULL;
+    int bi = -1;
+    if (!rc) {
+        B = mech_new_body(M, name, key);
+        if (!B) rc = mech_oom(M);
+        else bi = M->nb - 1, rc = mech_flex_frame(M, B, key, val);
+    }
+    const char **qf = NULL;
+    if (!rc) {
+        B = &M->b[bi];
+        qf = mbl_calloc((size_t)nm + 1, sizeof *qf);
+        if (!qf || !mech_keep(M, (char *)qf)) rc = mech_oom(M);
+        for (int i = 0; i < nm && !rc; i++) {
+            qf[i] = mech_fmt(M, "%s_eta%d", name, i + 1);
+            rc = mech_push(M, &M->src->coordinates, qf[i], "0", B->line, B->col);
+        }
+    }
+    mbl_ffr_body *f = rc ? NULL : mech_flex_new(M, B, nm, qf);
+    if (!rc && !f) rc = mech_oom(M);
+    if (!rc) {
+        f->alpha = alpha, f->beta = beta;
+        mbl_ffr_invariants *inv = &f->inv;
+        inv->m = m, inv->s0[0] = s0[0], inv->s0[1] = s0[1], inv->J0 = J0;
+        inv->Sb = mbl_alloc_array((size_t)2 * nm + 1, sizeof *inv->Sb);
+        if (!inv->Sb) rc = mech_oom(M);
+        /* Sb from the file is 2 x nm column-major; the invariants keep it row-major */
+        for (int j = 0; j < nm && !rc; j++) inv->Sb[j] = Sb[2 * j], inv->Sb[nm + j] = Sb[2 * j + 1];
+        if (!rc) inv->c1 = c1, inv->c2 = c2, c1 = c2 = NULL;
+        if (!rc) rc = dense_to_csc(nm, Mf, &inv->Mff, M->st);
+        if (!rc) rc = dense_to_csc(nm, Kf, &inv->K, M->st);
+        if (!rc) rc = dense_to_csc(nm, P, &inv->P, M->st);
+        /* Mff symmetric positive definite, K symmetric, P antisymmetric */
+        double big = 0, asym = 0;
+        for (int i = 0; i < nm && !rc; i++)
+            for (int j = 0; j < nm; j++) {
+                big = fmax(big, fabs(Mf[i + (size_t)nm * j]) + fabs(Kf[i + (size_t)nm * j]));
+                asym = fmax(asym, fabs(Mf[i + (size_t)nm * j] - Mf[j + (size_t)nm * i]) / fmax(1e-300, fabs(Mf[i + (size_t)nm * i])));
+                asym = fmax(asym, fabs(P[i + (size_t)nm * j] + P[j + (size_t)nm * i]) / fmax(1e-300, fabs(Mf[i + (size_t)nm * i])));
+            }
+        if (!rc && asym > 1e-9)
+            rc = err_at(M, mech_get(M, val, "mass_matrix"),
+                        "%s: mass_matrix must be symmetric and P antisymmetric (relative deviation %.3g)", what, asym);
+        if (!rc) rc = modal_markers(M, bi, mech_get(M, val, "markers"), nm);
+    }
+    mbl_free(Mf), mbl_free(Kf), mbl_free(Sb), mbl_free(c1), mbl_free(c2), mbl_free(P);
+    return rc;
+}
