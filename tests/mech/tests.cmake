@@ -1,2 +1,3 @@
 mblin_add_test(test_mechanism ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_mechanism.c)
 mblin_add_test(test_mech_checks ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_mech_checks.c)
+mblin_add_test(test_tree ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_tree.c)
