@@ -1,3 +1,4 @@
 list(APPEND MBLIN_SOURCES
   src/mech/tree.c
+  src/mech/urdf.c
 )
