@@ -1,4 +1,11 @@
 list(APPEND MBLIN_SOURCES
+  src/mech/mechanism.c
+  src/mech/util.c
+  src/mech/body.c
+  src/mech/joint.c
+  src/mech/force.c
+  src/mech/measure.c
+  src/mech/check.c
   src/mech/tree.c
   src/mech/urdf.c
 )

@@ -1,6 +1,4 @@
 list(APPEND MBLIN_SOURCES
   src/model/source.c
   src/model/model.c
-  src/model/mechanism.c
-  src/model/mech_check.c
 )
