@@ -217,6 +217,8 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     }
     int line = K->line, col = K->col;
     static const char axn[3] = {'x', 'y', 'z'};
+    for (int k = 0; k < 3; k++) K->s[k] = s[k];
+    K->val = val;
     if (M->planar) {
         const char *ang = "0";
         yaml_node_t *an = mech_get(M, val, "angle");
@@ -224,6 +226,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
             int rc = mech_text_of(M, an, "marker angle", &ang);
             if (rc) return rc;
         }
+        K->ang = ang;
         const char *th = B->kind == KIND_PLANAR ? B->th : "0";
         K->phi = mech_fmt(M, "_phi_%s", name);
         int rc = mech_add_var(M, K->phi, mech_fmt(M, "%s + (%s)", th, ang), line, col);
@@ -423,14 +426,23 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     static const char *cn3[3] = {"x", "y", "z"};
     const yaml_node_t *at = pn ? pn : key;
     for (int k = 0; k < 3; k++) B->r[k] = "0";
+    B->key = key;
+    B->val = val;
+    for (int k = 0; k < 3; k++) B->p0[k] = p0[k];
     for (int k = 0; k < dim && !rc; k++) {
+        if (M->relative) { /* written by the tree (relative.c), or made coordinates for a root */
+            B->r[k] = mech_fmt(M, "_r_%s_%d", name, k + 1);
+            continue;
+        }
         B->r[k] = mech_fmt(M, "%s_%s", name, cn3[k]);
         rc = add_coord(M, B->r[k], p0[k], at);
     }
     if (rc) return rc;
     const char *v0[3] = {NULL, NULL, NULL};
     yaml_node_t *vn = mech_get(M, val, "velocity");
-    if (vn) {
+    if (vn && M->relative) {
+        if ((rc = mech_vec_of(M, vn, dim, "velocity", v0))) return rc; /* used if the body is a root */
+    } else if (vn) {
         rc = mech_vec_of(M, vn, dim, "velocity", v0);
         for (int k = 0; k < dim && !rc; k++) rc = mech_push_at(M, &M->src->velocities, B->r[k], v0[k], vn);
         if (rc) return rc;
@@ -445,9 +457,9 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         const char *a0 = "0";
         yaml_node_t *an = mech_get(M, val, "angle");
         if (an && (rc = mech_text_of(M, an, "angle", &a0))) return rc;
-        B->th = mech_fmt(M, "%s_th", name);
-        rc = add_coord(M, B->th, a0, an ? an : key);
-        if (!rc && wn) {
+        B->th = mech_fmt(M, M->relative ? "_th_%s" : "%s_th", name);
+        if (!M->relative) rc = add_coord(M, B->th, a0, an ? an : key);
+        if (!rc && wn && !M->relative) {
             const char *w0;
             rc = mech_text_of(M, wn, "angular_velocity", &w0);
             if (!rc) rc = mech_push_at(M, &M->src->velocities, B->th, w0, wn);
@@ -478,14 +490,19 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         mech_euler_params(R, e0);
         memcpy(B->q0, e0, sizeof e0);
         for (int k = 0; k < 4 && !rc; k++) {
+            if (M->relative) { /* variables of the tree (relative.c), or aliases of a root's coordinates */
+                B->e[k] = mech_fmt(M, "_e_%s_%d", name, k);
+                continue;
+            }
             B->e[k] = mech_fmt(M, "%s_e%d", name, k);
             rc = add_coord(M, B->e[k], mech_num(M, e0[k]), where ? where : key);
         }
         if (rc) return rc;
         char **e = B->e;
         /* normalization constraint (source 004) */
-        rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (Euler parameter normalization)", name),
-                       mech_fmt(M, "%s^2 + %s^2 + %s^2 + %s^2 - 1", e[0], e[1], e[2], e[3]), B->line, B->col);
+        if (!M->relative)
+            rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (Euler parameter normalization)", name),
+                           mech_fmt(M, "%s^2 + %s^2 + %s^2 + %s^2 - 1", e[0], e[1], e[2], e[3]), B->line, B->col);
         const char *At[9] = {
             mech_fmt(M, "2*(%s^2 + %s^2) - 1", e[0], e[1]),     mech_fmt(M, "2*(%s*%s - %s*%s)", e[1], e[2], e[0], e[3]),
             mech_fmt(M, "2*(%s*%s + %s*%s)", e[1], e[3], e[0], e[2]), mech_fmt(M, "2*(%s*%s + %s*%s)", e[1], e[2], e[0], e[3]),
@@ -507,7 +524,7 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             B->w[k] = mech_fmt(M, "_w_%s_%d", name, k + 1);
             rc = mech_add_var(M, B->w[k], wt[k], B->line, B->col);
         }
-        if (!rc && wn) {
+        if (!rc && wn && !M->relative) {
             /* der(e) = 1/2 E^T w with the initial e */
             const char *w0[3];
             rc = mech_vec_of(M, wn, 3, "angular_velocity", w0);

@@ -345,7 +345,8 @@ int mech_energies_and_forces(mech *M, int line, int col)
         const char *tn = mech_fmt(M, "_T_%s", B->name);
         if (!rc) rc = mech_add_var(M, tn, Tb, B->line, B->col);
         mech_sb_add(M, &Tb_all, Tb_all.n ? " + " : "", tn);
-        /* generalized forces */
+        /* generalized forces (in joint coordinates: mech_rel_forces below) */
+        if (M->relative) continue;
         int anyF = B->F[0] || B->F[1] || B->F[2], anyN = B->N[0] || B->N[1] || B->N[2];
         int dim = M->planar ? 2 : 3;
         if (anyF)
@@ -369,6 +370,7 @@ int mech_energies_and_forces(mech *M, int line, int col)
                             mech_fmt(M, "2*(%s*%s - %s*%s + %s*%s)", e[2], N[0], e[1], N[1], e[0], N[2])};
         for (int k = 0; k < 4 && !rc; k++) rc = mech_push(M, &M->src->forces, e[k], Q[k], B->line, B->col);
     }
+    if (!rc && M->relative) rc = mech_rel_forces(M);
     const char *T = mech_sb_done(M, &Tb_all);
     if (rc) return rc;
     if (M->oom) return mech_oom(M);

@@ -178,7 +178,7 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
         yaml_node_t *ty = mech_get(M, v, "type");
         if (!mech_is_scalar(ty)) return err_at(M, ty ? ty : v, "%s: missing 'type'", what);
         int coupler = !strcmp(mech_sc(ty), "coupler");
-        static const char *okj[] = {"type", "i", "j", "distance", NULL};
+        static const char *okj[] = {"type", "i", "j", "distance", "q0", "v0", "cut", NULL};
         static const char *okc[] = {"type", "joints", "ratios", "offset", NULL};
         if ((rc = mech_check_keys(M, v, coupler ? okc : okj, what))) return rc;
         if (M->nj == M->cj) {
@@ -195,6 +195,11 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
         J->type = mech_sc(ty);
         mech_pos_of(k, &J->line, &J->col);
         J->i = J->j = -1;
+        J->val = v;
+        if (!M->relative && !coupler)
+            for (const char *const *kk = (const char *const[]){"q0", "v0", "cut", NULL}; *kk; kk++)
+                if (mech_get(M, v, *kk))
+                    return err_at(M, mech_get(M, v, *kk), "%s: '%s' needs 'coordinates: relative'", what, *kk);
         if (!coupler) {
             if ((rc = mech_marker_ref(M, v, "i", what, 1, &J->i))) return rc;
             if ((rc = mech_marker_ref(M, v, "j", what, 1, &J->j))) return rc;
@@ -203,11 +208,13 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
                               M->mk[J->j].name, M->b[M->mk[J->i].body].name);
         }
     }
+    if (M->relative && (rc = mech_rel_tree(M))) return rc;
     int idx = 0;
     for (yaml_node_pair_t *p = js->data.mapping.pairs.start; p < js->data.mapping.pairs.top; p++, idx++) {
         yaml_node_t *v = yaml_document_get_node(M->doc, p->value);
         joint *J = &M->jt[idx];
         if (strcmp(J->type, "coupler")) {
+            if (J->tree) continue; /* satisfied by the joint coordinates */
             if ((rc = joint_constraints(M, J, v))) return rc;
             continue;
         }

@@ -6,6 +6,7 @@ list(APPEND MBLIN_SOURCES
   src/mech/force.c
   src/mech/measure.c
   src/mech/check.c
+  src/mech/relative.c
   src/mech/tree.c
   src/mech/urdf.c
 )
