@@ -171,6 +171,32 @@ static int marker_file(mech *M, int m, double p[3], double R[9], double *phi)
     return 0;
 }
 
+/* the velocity of marker m's point and its body's angular velocity (global) in the file: the body's
+ * `velocity` (of its origin) and `angular_velocity`; *any is set when either is given */
+static int body_rates(mech *M, int m, const double pm[3], double v[3], double w[3], int *any)
+{
+    body *B = &M->b[M->mk[m].body];
+    for (int k = 0; k < 3; k++) v[k] = w[k] = 0;
+    if (B->kind == KIND_GROUND || !B->val) return 0;
+    int dim = M->planar ? 2 : 3, rc = 0;
+    yaml_node_t *vn = mech_get(M, B->val, "velocity"), *wn = mech_get(M, B->val, "angular_velocity");
+    if (vn && (rc = mech_eval_vec(M, vn, dim, "velocity", v))) return rc;
+    if (wn) {
+        if (M->planar) rc = mech_eval_text(M, mech_sc(wn), wn, "angular_velocity", &w[2]);
+        else rc = mech_eval_vec(M, wn, 3, "angular_velocity", w);
+        if (rc) return rc;
+    }
+    if (!vn && !wn) return 0;
+    *any = 1;
+    double r0[3] = {0, 0, 0};
+    for (int k = 0; k < dim && !rc; k++) rc = mech_eval_text(M, B->p0[k], B->val, "position", &r0[k]);
+    double a[3] = {pm[0] - r0[0], pm[1] - r0[1], pm[2] - r0[2]};
+    v[0] += w[1] * a[2] - w[2] * a[1];
+    v[1] += w[2] * a[0] - w[0] * a[2];
+    v[2] += w[0] * a[1] - w[1] * a[0];
+    return rc;
+}
+
 /* ---- the tree ---- */
 
 static int read_texts(mech *M, const joint *J, const char *key, int n, const char **out, int *given)
@@ -230,6 +256,38 @@ static int coords_of_joint(mech *M, int ji)
     int given = 0, vgiven = 0;
     if ((rc = read_texts(M, J, "q0", J->nq, init, &given))) return rc;
     if ((rc = read_texts(M, J, "v0", J->nq, vel, &vgiven))) return rc;
+    if (!vgiven) { /* the joint rates that the bodies' velocity and angular_velocity imply */
+        double vi[3], wi[3], vj[3], wj[3], rd[4] = {0, 0, 0, 0};
+        int any = 0;
+        if ((rc = body_rates(M, J->i, pi, vi, wi, &any)) || (rc = body_rates(M, J->j, pj, vj, wj, &any))) return rc;
+        if (any) {
+            double w[3] = {wi[0] - wj[0], wi[1] - wj[1], wi[2] - wj[2]}, wl[3], dd[3], tl[3];
+            /* d/dt of d in j's axes: (v_i - v_j) - w_j x d, taken along j's axes */
+            double wxd[3] = {wj[1] * d[2] - wj[2] * d[1], wj[2] * d[0] - wj[0] * d[2], wj[0] * d[1] - wj[1] * d[0]};
+            for (int a = 0; a < 3; a++) dd[a] = vi[a] - vj[a] - wxd[a];
+            for (int a = 0; a < 3; a++) {
+                wl[a] = Rj[3 * a] * w[0] + Rj[3 * a + 1] * w[1] + Rj[3 * a + 2] * w[2];
+                tl[a] = Rj[3 * a] * dd[0] + Rj[3 * a + 1] * dd[1] + Rj[3 * a + 2] * dd[2];
+            }
+            double zi[3] = {X[6], X[7], X[8]}; /* z_i in j */
+            switch (kind) {
+            case JK_REV: rd[0] = wl[2]; break;
+            case JK_PRI: rd[0] = M->planar ? tl[0] : tl[2]; break;
+            case JK_CYL: rd[0] = wl[2], rd[1] = tl[2]; break;
+            case JK_PLN: rd[0] = tl[0], rd[1] = tl[1], rd[2] = wl[2]; break;
+            case JK_UNI: rd[0] = wl[2], rd[1] = wl[0] * zi[0] + wl[1] * zi[1] + wl[2] * zi[2]; break;
+            case JK_SPH: {
+                const double *e = v0; /* der(e) = 1/2 E(e)^T w, w in j's axes */
+                double E[3][4] = {{-e[1], e[0], -e[3], e[2]}, {-e[2], e[3], e[0], -e[1]}, {-e[3], -e[2], e[1], e[0]}};
+                for (int k = 0; k < 4; k++) rd[k] = 0.5 * (E[0][k] * wl[0] + E[1][k] * wl[1] + E[2][k] * wl[2]);
+                break;
+            }
+            default: break;
+            }
+            for (int k = 0; k < J->nq; k++) vel[k] = mech_num(M, rd[k]);
+            vgiven = 1;
+        }
+    }
     for (int k = 0; k < J->nq && !rc; k++) {
         J->q[k] = mech_fmt(M, "%s_%s", J->name, suf[k]);
         rc = mech_push(M, &M->src->coordinates, J->q[k], given ? init[k] : mech_num(M, v0[k]), J->line, J->col);
