@@ -369,7 +369,10 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     mech_set_track(M);
     if (!rc) rc = mech_eval_text(M, B->mass, mn, "mass", &mv);
     if (rc) return rc;
-    if (!(mv > 0)) return err_at(M, mn, "%s: the mass must be positive (it is %g)%s", what, mv, mech_set_note(M));
+    /* relative coordinates accept a massless link (mass 0; its subtree carries the mass) */
+    if (!(mv > 0) && !(M->relative && mv == 0 && B->kind != KIND_POINT))
+        return err_at(M, mn, "%s: the mass must be positive (it is %g)%s%s", what, mv,
+                      M->relative ? " or 0 for a massless link" : "", mech_set_note(M));
     for (int k = 0; k < 6; k++) B->I[k] = "0";
     for (int k = 0; k < 3; k++) B->cm[k] = "0";
     yaml_node_t *in = mech_get(M, val, "inertia");
@@ -380,7 +383,7 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         mech_set_track(M);
         if (!rc) rc = mech_eval_text(M, B->I[2], in, "inertia", &iv);
         if (rc) return rc;
-        if (!(iv > 0))
+        if (!(iv > 0) && !(M->relative && iv == 0))
             return err_at(M, in, "%s: the moment of inertia must be positive (it is %g)%s", what, iv, mech_set_note(M));
     } else if (B->kind == KIND_SPATIAL) {
         if (!in) return err_at(M, val, "%s: missing 'inertia' [Ixx, Iyy, Izz] or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz]", what);
@@ -395,6 +398,9 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         /* positive definite: Cholesky of [[xx xy xz] [xy yy yz] [xz yz zz]] */
         double J[9] = {iv[0], iv[3], iv[4], iv[3], iv[1], iv[5], iv[4], iv[5], iv[2]};
         double scale = fabs(iv[0]) + fabs(iv[1]) + fabs(iv[2]);
+        int zero = 1; /* relative coordinates: a zero inertia (a point-like or massless link) */
+        for (int k = 0; k < cnt; k++) zero &= iv[k] == 0;
+        if (M->relative && zero) goto inertia_done;
         double l00 = J[0];
         double ok = l00 > MBL_MECH_FRAME_TOL * scale;
         if (ok) {
@@ -410,6 +416,7 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             return err_at(M, in, "%s: the inertia tensor is %s (it must be positive definite)%s", what,
                           scale == 0 ? "zero" : "singular or indefinite", mech_set_note(M));
         if ((rc = inertia_triangle(M, in, what, J))) return rc;
+    inertia_done:;
     } else if (in) {
         return err_at(M, in, "%s: a point mass has no inertia", what);
     }
