@@ -426,6 +426,10 @@ TEST(relative_errors)
          "bodies: {b: {mass: 1, inertia: [1, 1, 1], markers: {P: {}}}}\n"
          "joints: {h: {type: revolute, i: P, j: O}}\noutputs: {a: \"JQ(h, 2)\"}\n",
          "has 1 joint coordinate"},
+        {"model: mechanism\ncoordinates: relative\nground: {markers: {O: {}}}\n"
+         "bodies: {b: {mass: 1, inertia: [1, 1, 1], markers: {P: {}}}}\n"
+         "joints: {h: {type: revolute, i: P, j: O}}\noutputs: {f: \"FX(h)\"}\n",
+         "is a tree joint in relative coordinates"},
         {"<robot name=\"r\"><link name=\"a\"/><link name=\"b\"/><joint name=\"j\" type=\"revolute\"><parent link=\"a\"/>"
          "<child link=\"b\"/></joint></robot>",
          "link 'b' has no mass"},
