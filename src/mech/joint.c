@@ -179,7 +179,7 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
         if (!mech_is_scalar(ty)) return err_at(M, ty ? ty : v, "%s: missing 'type'", what);
         int coupler = !strcmp(mech_sc(ty), "coupler");
         static const char *okj[] = {"type", "i", "j", "distance", "q0", "v0", "cut", NULL};
-        static const char *okc[] = {"type", "joints", "ratios", "offset", NULL};
+        static const char *okc[] = {"type", "joints", "ratios", "offset", "coordinates", NULL};
         if ((rc = mech_check_keys(M, v, coupler ? okc : okj, what))) return rc;
         if (M->nj == M->cj) {
             int cap = M->cj ? 2 * M->cj : 16;
@@ -238,8 +238,25 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
             int jj = mech_find_joint(M, mech_sc(jn), jn->data.scalar.length);
             if (jj < 0) return err_at(M, jn, "coupler '%s': no joint named '%s'", J->name, mech_sc(jn));
             char why[300];
-            const char *q = mech_joint_coord(M, jj, why, sizeof why);
-            if (!q) return M->oom ? mech_oom(M) : err_at(M, jn, "coupler '%s': %s", J->name, why);
+            /* `coordinates: [k, ..]`: the k-th coordinate of each joint (a screw: a cylindrical
+             * joint's angle and translation) */
+            yaml_node_t *cl = mech_get(M, v, "coordinates"), *cn = NULL;
+            int kq = 1;
+            if (cl) {
+                int ncl = cl->type == YAML_SEQUENCE_NODE
+                              ? (int)(cl->data.sequence.items.top - cl->data.sequence.items.start)
+                              : 0;
+                if (ncl != nj)
+                    return err_at(M, cl, "coupler '%s': 'coordinates' must list one number (1 to 4) per joint", J->name);
+                cn = yaml_document_get_node(M->doc, cl->data.sequence.items.start[a]);
+                const char *t = mech_is_scalar(cn) ? mech_sc(cn) : "";
+                if (strlen(t) != 1 || t[0] < '1' || t[0] > '4')
+                    return err_at(M, cn, "coupler '%s': a coordinate number is 1, 2, 3 or 4", J->name);
+                kq = t[0] - '0';
+            }
+            const char *q = kq == 1 ? mech_joint_coord(M, jj, why, sizeof why)
+                                    : mech_joint_coord_k(M, jj, kq, why, sizeof why);
+            if (!q) return M->oom ? mech_oom(M) : err_at(M, cn ? cn : jn, "coupler '%s': %s", J->name, why);
             sum = mech_fmt(M, "%s + (%s)*%s", sum, r[a], q);
         }
         if ((rc = mech_con(M, mech_fmt(M, "coupler %s", J->name), sum, J->line, J->col))) return rc;
