@@ -109,6 +109,8 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
         yaml_node_t *gn = mech_get(M, v, "g");
         if (!gn) return err_at(M, v, "%s: missing 'g' (the gravity vector)", what);
         if ((rc = mech_vec_of(M, gn, M->planar ? 2 : 3, "g", g))) return rc;
+        for (int k = 0; k < 3; k++) /* kept for the reactions of tree joints (relative.c) */
+            M->grav[k] = M->grav[k] ? mech_fmt(M, "%s + (%s)", M->grav[k], g[k]) : mech_fmt(M, "(%s)", g[k]);
         sbuf pb = {0};
         mech_sb_add(M, &pb, "", M->src->potential_energy.text ? M->src->potential_energy.text : "0");
         for (int b = 0; b < M->nb; b++) {

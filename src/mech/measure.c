@@ -112,13 +112,6 @@ static const char *reaction(mech *M, const char *fn, int nargs, const char **arg
         snprintf(why, whylen, "%s: joint '%s' is a coupler, which has no reaction force", fn, J->name);
         return NULL;
     }
-    if (M->relative && J->tree) {
-        snprintf(why, whylen,
-                 "%s: joint '%s' is a tree joint in relative coordinates (its coordinates satisfy it: it has no "
-                 "constraint and no multiplier); give it 'cut: true' to keep it as a constraint with its reaction",
-                 fn, J->name);
-        return NULL;
-    }
     int comp = fn[1] == 'X' ? 0 : fn[1] == 'Y' ? 1 : 2;
     if (M->planar && ((fn[0] == 'F' && comp == 2) || (fn[0] == 'T' && comp != 2))) {
         snprintf(why, whylen, "%s is zero in a planar mechanism (FX, FY and TZ are not)", fn);
@@ -134,6 +127,7 @@ static const char *reaction(mech *M, const char *fn, int nargs, const char **arg
         }
         e = M->mk[f].ax[comp];
     }
+    if (M->relative && J->tree) return mech_rel_reaction(M, j, fn[0] == 'T', comp, e, why, whylen);
     const char *sum = NULL;
     for (int k = 0; k < J->nc; k++) {
         const char **gk = fn[0] == 'F' ? J->fg[k] : J->mg[k];

@@ -102,7 +102,8 @@ typedef struct mech {
     } *drv;                      /* user texts inside constraints, checked once the variables are read */
     int ndrv, cdrv;
     int relative; /* `coordinates: relative`: joint coordinates on a spanning tree (relative.c) */
-    int *torder;  /* relative: bodies, parents first */
+    int *torder;  /* relative: bodies, parents first, then each body's tree joint (-1: none) */
+    const char *grav[3]; /* the gravity vector (sum of the gravity elements; NULL: none) */
 } mech;
 
 /* a growable string for long sums (kinetic and potential energy of many bodies) */
@@ -225,5 +226,8 @@ int mech_rel_tree(mech *M);
 int mech_rel_forces(mech *M);
 /* JQ(joint, k): the k-th (1-based) joint coordinate of a joint, in either formulation. */
 const char *mech_joint_coord_k(mech *M, int ji, int k, char *why, size_t whylen);
+/* FX .. TZ of a tree joint (relative coordinates): the Newton-Euler balance of the subtree it
+ * carries; e: the axes of the components (global or a marker's). NULL with why when unavailable. */
+const char *mech_rel_reaction(mech *M, int ji, int torque, int comp, char *const e[3], char *why, size_t whylen);
 
 #endif
