@@ -43,7 +43,8 @@ typedef struct ujoint {
     double O[12]; /* origin: child frame in parent frame at q = 0 */
     double axis[3];
     double damping;
-    double q; /* configuration (1-dof joints) */
+    double q;    /* configuration (1-dof joints) */
+    double hold; /* its effort at the configuration (0, or the gravity compensation when held) */
 } ujoint;
 
 typedef struct ubuf {
@@ -421,7 +422,7 @@ static int emit(ureader *r, const mbl_urdf_opts *o, const char *robot, int root,
     for (int k = 0; k < r->nj; k++) {
         ujoint *J = &r->J[k];
         if (J->type == UJ_FIXED || J->type == UJ_FLOATING || J->type == UJ_PLANAR) continue;
-        ub_printf(b, "%su_%s: 0", first ? "" : ", ", J->name);
+        ub_printf(b, "%su_%s: %s", first ? "" : ", ", J->name, G(J->hold).s);
         first = 0;
     }
     ub_printf(b, "}\nground:\n  markers:\n    world_: {}\n");
@@ -729,7 +730,46 @@ int mbl_urdf_to_mech(const char *xml, size_t len, const char *file, const mbl_ur
     } else {
         ee = r.nl - 1;
     }
-    rc = emit(&r, o, robot, rootl, ee, &b);
+    /* efforts that hold the named joints at the configuration: u_k = -Q_k, with the gravity
+     * generalized force Q_k = sum over the bodies it carries of m g . (u_k x (c - s_k)) for a
+     * revolute joint (axis u_k through s_k), m g . u_k for a prismatic one */
+    for (const char *const *h = o->hold; h && *h && !rc; h++) {
+        int all = !strcmp(*h, "all"), found = 0;
+        for (int k = 0; k < r.nj; k++) {
+            ujoint *J = &r.J[k];
+            if (!all && strcmp(J->raw, *h) && strcmp(J->name, *h)) continue;
+            found = 1;
+            if (J->type != UJ_REVOLUTE && J->type != UJ_CONTINUOUS && J->type != UJ_PRISMATIC) {
+                if (!all) rc = mbl_error(st, MBL_EMODEL, "%s: hold: joint '%s' has no effort input (revolute, continuous or prismatic)", r.file, *h);
+                continue;
+            }
+            double F[12];
+            tf_mul(r.L[J->parent].W, J->O, F); /* the joint frame at the configuration, before its motion */
+            double u[3], sk[3] = {F[9], F[10], F[11]};
+            for (int i = 0; i < 3; i++) u[i] = F[i] * J->axis[0] + F[3 + i] * J->axis[1] + F[6 + i] * J->axis[2];
+            double Q = 0;
+            for (int l = 0; l < r.nl; l++) {
+                if (r.L[l].body != l || l == rootl) continue;
+                int below = 0; /* is joint k on the path from body l to the root? */
+                for (int x = l; x >= 0 && r.L[x].parent_joint >= 0; x = r.J[r.L[x].parent_joint].parent)
+                    if (r.L[x].parent_joint == k) below = 1;
+                if (!below) continue;
+                const double *W = r.L[l].W, *cl = r.L[l].c;
+                double c[3];
+                for (int i = 0; i < 3; i++) c[i] = W[9 + i] + W[i] * cl[0] + W[3 + i] * cl[1] + W[6 + i] * cl[2];
+                double v[3];
+                if (J->type == UJ_PRISMATIC) memcpy(v, u, sizeof v);
+                else {
+                    double d[3] = {c[0] - sk[0], c[1] - sk[1], c[2] - sk[2]};
+                    v[0] = u[1] * d[2] - u[2] * d[1], v[1] = u[2] * d[0] - u[0] * d[2], v[2] = u[0] * d[1] - u[1] * d[0];
+                }
+                Q += r.L[l].m * (o->g[0] * v[0] + o->g[1] * v[1] + o->g[2] * v[2]);
+            }
+            J->hold = -Q;
+        }
+        if (!found && !rc) rc = mbl_error(st, MBL_EMODEL, "%s: hold: no joint named '%s'", r.file, *h);
+    }
+    if (!rc) rc = emit(&r, o, robot, rootl, ee, &b);
 done:
     if (!rc) {
         *yaml = b.s;
@@ -798,6 +838,8 @@ int mbl_urdf_from_yaml(yaml_document_t *doc, const yaml_node_t *root, const char
     mbl_urdf_opts_default(&o);
     const yaml_node_t *fn = NULL;
     ubuf lin = {0};
+    const char *hold[256];
+    int nhold = 0;
     int rc = 0;
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top && !rc; p++) {
         yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
@@ -818,12 +860,22 @@ int mbl_urdf_from_yaml(yaml_document_t *doc, const yaml_node_t *root, const char
                 if (x->type != YAML_SCALAR_NODE || end == ysc(x) || *end || !isfinite(o.g[i]))
                     rc = mbl_yaml_error(st, MBL_EMODEL, file, x, "gravity: expected 3 numbers");
             }
+        } else if (!strcmp(key, "hold") && (scalar || v->type == YAML_SEQUENCE_NODE)) {
+            int n = scalar ? 1 : (int)(v->data.sequence.items.top - v->data.sequence.items.start);
+            if (n > 255) rc = mbl_yaml_error(st, MBL_EMODEL, file, v, "hold: at most 255 joints");
+            for (int i = 0; i < n && !rc; i++) {
+                yaml_node_t *x = scalar ? v : yaml_document_get_node(doc, v->data.sequence.items.start[i]);
+                if (x->type != YAML_SCALAR_NODE) rc = mbl_yaml_error(st, MBL_EMODEL, file, x, "hold: expected joint names or all");
+                else hold[nhold++] = ysc(x);
+            }
+            hold[nhold] = NULL;
+            o.hold = hold;
         } else if (!strcmp(key, "linearize") && v->type == YAML_MAPPING_NODE) {
             if (flow(doc, v, &lin, 0)) rc = mbl_yaml_error(st, MBL_EMODEL, file, v, "linearize: nested too deeply");
         } else
             rc = mbl_yaml_error(st, MBL_EMODEL, file, k,
                                 "model: urdf: unexpected '%s' (expected file, name, coordinates: relative|absolute, "
-                                "gravity: [gx, gy, gz], end_effector: link, linearize: {...})",
+                                "gravity: [gx, gy, gz], end_effector: link, hold: [joints] or all, linearize: {...})",
                                 key);
     }
     if (!rc && !fn) rc = mbl_yaml_error(st, MBL_EMODEL, file, root, "model: urdf needs 'file: robot.urdf'");

@@ -21,6 +21,8 @@ typedef struct mbl_urdf_opts {
     const char *end_effector; /* link whose frame is the end-effector pose output; NULL: the last link */
     const char *linearize;    /* YAML flow text of a `linearize:` mapping, or NULL ({at: given}) */
     const char *name;         /* the model's name, or NULL (the robot's) */
+    const char *const *hold;  /* joints held at the configuration by their efforts (gravity
+                                 compensation: u = -Q_gravity), NULL-terminated; "all" for every one */
 } mbl_urdf_opts;
 
 void mbl_urdf_opts_default(mbl_urdf_opts *o);

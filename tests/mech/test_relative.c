@@ -378,6 +378,36 @@ TEST(urdf_two_link_closed_form)
     run_free(&r);
 }
 
+
+/* ---- URDF: joints held by their efforts (gravity compensation), equilibrium at a configuration ---- */
+TEST(urdf_hold_closed_form)
+{
+    static const char *text = "model: urdf\nfile: two_link_arm.urdf\nhold: all\nlinearize: {at: equilibrium}\n";
+    const double q1 = 0.6, q2 = 0.4;
+    const mbl_setting q[2] = {{"shoulder", q1}, {"elbow", q2}};
+    run r;
+    if (run_text(text, "examples/urdf/hold.yaml", NULL, q, 2, &r)) {
+        CHECK(0);
+        return;
+    }
+    const double m1 = 2, a1 = 0.5, I1 = 2.0 / 12, m2 = 1.5, L1 = 1, a2 = 0.4, I2 = 1.5 * 0.64 / 12, g = 9.81;
+    CHECK_CLOSE(r.pt->q[0], q1, 1e-12);
+    CHECK_CLOSE(r.pt->q[1], q2, 1e-12);
+    /* the holding efforts */
+    CHECK_CLOSE(r.pt->r[0], (m1 * a1 + m2 * L1) * g * sin(q1) + m2 * a2 * g * sin(q1 + q2), 1e-12);
+    CHECK_CLOSE(r.pt->r[1], m2 * a2 * g * sin(q1 + q2), 1e-12);
+    /* M(q2) and the gravity stiffness there */
+    double c2 = cos(q2), k12 = m2 * a2 * g * cos(q1 + q2);
+    const double M[4] = {I1 + m1 * a1 * a1 + I2 + m2 * (L1 * L1 + a2 * a2 + 2 * L1 * a2 * c2), I2 + m2 * (a2 * a2 + L1 * a2 * c2),
+                         I2 + m2 * (a2 * a2 + L1 * a2 * c2), I2 + m2 * a2 * a2};
+    const double K[4] = {(m1 * a1 + m2 * L1) * g * cos(q1) + k12, k12, k12, k12};
+    for (int i = 0; i < 4 && r.lin->z0 == 2; i++) {
+        CHECK_CLOSE(r.lin->M[i], M[i], 1e-12);
+        CHECK_CLOSE(r.lin->K[i], K[i], 1e-12);
+    }
+    run_free(&r);
+}
+
 /* ---- URDF: the 7-joint arm in joint coordinates against its absolute-coordinate twin ---- */
 TEST(urdf_arm7_relative_vs_absolute)
 {
@@ -513,6 +543,7 @@ int main(void)
     RUN(rotating_pendulum_table_5_1);
     RUN(general_fourbar_every_method);
     RUN(urdf_two_link_closed_form);
+    RUN(urdf_hold_closed_form);
     RUN(urdf_arm7_relative_vs_absolute);
     RUN(tree_joint_reactions);
     RUN(relative_errors);
