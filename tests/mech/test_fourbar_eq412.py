@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Source 003 Eq. 4.12 on a general four-bar (examples/mech/fourbar_general.yaml), independently
+"""Source 003 Eq. 4.12 on a general four-bar (tests/mech/fourbar_general.yaml), independently
 of mblin's formulation: the loop written by hand in the joint angles (crank, coupler relative to
 crank, rocker), the mass matrix from the bars' Jacobians, the potential (gravity + crank spring)
 and the loop constraints differentiated by central differences, the multipliers from
@@ -55,7 +55,7 @@ def hess(f, q, h=1e-4):
 
 
 def main():
-    out = subprocess.run([sys.argv[1], 'linearize', 'examples/mech/fourbar_general.yaml', '--method', 'nullspace',
+    out = subprocess.run([sys.argv[1], 'linearize', 'tests/mech/fourbar_general.yaml', '--method', 'nullspace',
                           '--json'], capture_output=True, text=True, check=True)
     js = json.loads(out.stdout)
     q = np.array(js['operating_point']['q'][:3])  # A_pin_q, B_pin_q, D_pin_q

@@ -79,6 +79,7 @@ static int run_text(const char *text, const char *name, const char *method, cons
 static int run_file(const char *path, const char *mode, const char *method, const mbl_setting *sets, int nsets,
                     run *r)
 {
+    memset(r, 0, sizeof *r);
     char *t = slurp(path);
     char *x = t && mode ? with_coords(t, mode) : t;
     int rc = x ? run_text(x, path, method, sets, nsets, r) : -1;
@@ -157,7 +158,7 @@ TEST(examples_absolute_equals_relative)
         "examples/mech/fourbar_N15.yaml",       "examples/mech/fourbar_N20.yaml",
         "examples/mech/fourbar_N1_damped.yaml", "examples/mech/fourbar_N5_damped.yaml",
         "examples/mech/fourbar_N10_damped.yaml", "examples/mech/fourbar_N15_damped.yaml",
-        "examples/mech/fourbar_N20_damped.yaml", "examples/mech/fourbar_general.yaml",
+        "examples/mech/fourbar_N20_damped.yaml", "tests/mech/fourbar_general.yaml",
         "examples/mech/spatial_fourbar_relative.yaml", "examples/mech/slider_pendulum_relative.yaml"};
     /* (rotating_pendulum_relative.yaml has a massless yoke: it exists in joint coordinates only) */
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
@@ -272,7 +273,7 @@ TEST(spatial_fourbar_table_4_1)
 TEST(rotating_pendulum_table_5_1)
 {
     run r;
-    if (run_file("examples/mech/rotating_pendulum_relative.yaml", NULL, NULL, NULL, 0, &r)) {
+    if (run_file("tests/mech/rotating_pendulum_relative.yaml", NULL, NULL, NULL, 0, &r)) {
         CHECK(0);
         return;
     }
@@ -298,13 +299,13 @@ TEST(general_fourbar_every_method)
 {
     static const char *methods[] = {"augmented", "partition", "nullspace", "projection", "descriptor", "fd"};
     run ref;
-    if (run_file("examples/mech/fourbar_general.yaml", "absolute", NULL, NULL, 0, &ref)) {
+    if (run_file("tests/mech/fourbar_general.yaml", "absolute", NULL, NULL, 0, &ref)) {
         CHECK(0);
         return;
     }
     for (size_t k = 0; k < sizeof methods / sizeof *methods; k++) {
         run r;
-        if (run_file("examples/mech/fourbar_general.yaml", "relative", methods[k], NULL, 0, &r)) {
+        if (run_file("tests/mech/fourbar_general.yaml", "relative", methods[k], NULL, 0, &r)) {
             CHECK(0);
             continue;
         }
@@ -472,12 +473,14 @@ TEST(tree_joint_reactions)
         {"examples/mech/spatial_fourbar.yaml",
          "a: \"FX(hinge2)\", b: \"FZ(hinge2)\", c: \"TX(hinge2)\", d: \"FZ(cross)\", e: \"TY(cross)\", f: \"FX(hinge4, R4_top)\""},
         {"examples/mech/rotor_stator.yaml", "a: \"FX(spin)\", c: \"TX(spin)\", d: \"TY(spin, rotor_cm)\", e: \"TZ(spin)\""},
-        {"examples/mech/fourbar_general.yaml", "a: \"FX(A_pin)\", b: \"FY(B_pin)\", c: \"FY(D_pin)\", d: \"TZ(B_pin)\""},
+        {"tests/mech/fourbar_general.yaml", "a: \"FX(A_pin)\", b: \"FY(B_pin)\", c: \"FY(D_pin)\", d: \"TZ(B_pin)\""},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char *t = slurp(cases[c][0]), *x = t ? with_outputs(t, cases[c][1]) : NULL;
         char *ta = x ? with_coords(x, "absolute") : NULL, *tr = x ? with_coords(x, "relative") : NULL;
         run a, r;
+        memset(&a, 0, sizeof a);
+        memset(&r, 0, sizeof r);
         int ra = ta ? run_text(ta, cases[c][0], NULL, NULL, 0, &a) : -1;
         int rr = tr ? run_text(tr, cases[c][0], NULL, NULL, 0, &r) : -1;
         CHECK_MSG(ra == 0 && rr == 0, "%s", cases[c][0]);
