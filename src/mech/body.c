@@ -217,6 +217,8 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     }
     int line = K->line, col = K->col;
     static const char axn[3] = {'x', 'y', 'z'};
+    for (int k = 0; k < 3; k++) K->s[k] = s[k];
+    K->val = val;
     if (M->planar) {
         const char *ang = "0";
         yaml_node_t *an = mech_get(M, val, "angle");
@@ -224,6 +226,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
             int rc = mech_text_of(M, an, "marker angle", &ang);
             if (rc) return rc;
         }
+        K->ang = ang;
         const char *th = B->kind == KIND_PLANAR ? B->th : "0";
         K->phi = mech_fmt(M, "_phi_%s", name);
         int rc = mech_add_var(M, K->phi, mech_fmt(M, "%s + (%s)", th, ang), line, col);
@@ -343,6 +346,8 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     int rc = mech_want_map(M, val, what);
     if (rc) return rc;
     yaml_node_t *ft = mech_get(M, val, "type");
+    if (M->relative && mech_is_scalar(ft) && (!strcmp(mech_sc(ft), "beam") || !strcmp(mech_sc(ft), "modal")))
+        return err_at(M, ft, "%s: flexible bodies need coordinates: absolute (not yet in relative coordinates)", what);
     if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "beam")) return mech_read_beam(M, key, val);
     if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "modal")) return mech_read_modal(M, key, val);
     static const char *okp[] = {"type", "mass", "inertia", "cm", "position", "angle", "velocity", "angular_velocity",
@@ -369,7 +374,10 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     mech_set_track(M);
     if (!rc) rc = mech_eval_text(M, B->mass, mn, "mass", &mv);
     if (rc) return rc;
-    if (!(mv > 0)) return err_at(M, mn, "%s: the mass must be positive (it is %g)%s", what, mv, mech_set_note(M));
+    /* relative coordinates accept a massless link (mass 0; its subtree carries the mass) */
+    if (!(mv > 0) && !(M->relative && mv == 0 && B->kind != KIND_POINT))
+        return err_at(M, mn, "%s: the mass must be positive (it is %g)%s%s", what, mv,
+                      M->relative ? " or 0 for a massless link" : "", mech_set_note(M));
     for (int k = 0; k < 6; k++) B->I[k] = "0";
     for (int k = 0; k < 3; k++) B->cm[k] = "0";
     yaml_node_t *in = mech_get(M, val, "inertia");
@@ -380,7 +388,7 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         mech_set_track(M);
         if (!rc) rc = mech_eval_text(M, B->I[2], in, "inertia", &iv);
         if (rc) return rc;
-        if (!(iv > 0))
+        if (!(iv > 0) && !(M->relative && iv == 0))
             return err_at(M, in, "%s: the moment of inertia must be positive (it is %g)%s", what, iv, mech_set_note(M));
     } else if (B->kind == KIND_SPATIAL) {
         if (!in) return err_at(M, val, "%s: missing 'inertia' [Ixx, Iyy, Izz] or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz]", what);
@@ -395,6 +403,9 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         /* positive definite: Cholesky of [[xx xy xz] [xy yy yz] [xz yz zz]] */
         double J[9] = {iv[0], iv[3], iv[4], iv[3], iv[1], iv[5], iv[4], iv[5], iv[2]};
         double scale = fabs(iv[0]) + fabs(iv[1]) + fabs(iv[2]);
+        int zero = 1; /* relative coordinates: a zero inertia (a point-like or massless link) */
+        for (int k = 0; k < cnt; k++) zero &= iv[k] == 0;
+        if (M->relative && zero) goto inertia_done;
         double l00 = J[0];
         double ok = l00 > MBL_MECH_FRAME_TOL * scale;
         if (ok) {
@@ -410,6 +421,7 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             return err_at(M, in, "%s: the inertia tensor is %s (it must be positive definite)%s", what,
                           scale == 0 ? "zero" : "singular or indefinite", mech_set_note(M));
         if ((rc = inertia_triangle(M, in, what, J))) return rc;
+    inertia_done:;
     } else if (in) {
         return err_at(M, in, "%s: a point mass has no inertia", what);
     }
@@ -426,14 +438,23 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     static const char *cn3[3] = {"x", "y", "z"};
     const yaml_node_t *at = pn ? pn : key;
     for (int k = 0; k < 3; k++) B->r[k] = "0";
+    B->key = key;
+    B->val = val;
+    for (int k = 0; k < 3; k++) B->p0[k] = p0[k];
     for (int k = 0; k < dim && !rc; k++) {
+        if (M->relative) { /* written by the tree (relative.c), or made coordinates for a root */
+            B->r[k] = mech_fmt(M, "_r_%s_%d", name, k + 1);
+            continue;
+        }
         B->r[k] = mech_fmt(M, "%s_%s", name, cn3[k]);
         rc = add_coord(M, B->r[k], p0[k], at);
     }
     if (rc) return rc;
     const char *v0[3] = {NULL, NULL, NULL};
     yaml_node_t *vn = mech_get(M, val, "velocity");
-    if (vn) {
+    if (vn && M->relative) {
+        if ((rc = mech_vec_of(M, vn, dim, "velocity", v0))) return rc; /* used if the body is a root */
+    } else if (vn) {
         rc = mech_vec_of(M, vn, dim, "velocity", v0);
         for (int k = 0; k < dim && !rc; k++) rc = mech_push_at(M, &M->src->velocities, B->r[k], v0[k], vn);
         if (rc) return rc;
@@ -448,9 +469,9 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         const char *a0 = "0";
         yaml_node_t *an = mech_get(M, val, "angle");
         if (an && (rc = mech_text_of(M, an, "angle", &a0))) return rc;
-        B->th = mech_fmt(M, "%s_th", name);
-        rc = add_coord(M, B->th, a0, an ? an : key);
-        if (!rc && wn) {
+        B->th = mech_fmt(M, M->relative ? "_th_%s" : "%s_th", name);
+        if (!M->relative) rc = add_coord(M, B->th, a0, an ? an : key);
+        if (!rc && wn && !M->relative) {
             const char *w0;
             rc = mech_text_of(M, wn, "angular_velocity", &w0);
             if (!rc) rc = mech_push_at(M, &M->src->velocities, B->th, w0, wn);
@@ -481,14 +502,19 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         mech_euler_params(R, e0);
         memcpy(B->q0, e0, sizeof e0);
         for (int k = 0; k < 4 && !rc; k++) {
+            if (M->relative) { /* variables of the tree (relative.c), or aliases of a root's coordinates */
+                B->e[k] = mech_fmt(M, "_e_%s_%d", name, k);
+                continue;
+            }
             B->e[k] = mech_fmt(M, "%s_e%d", name, k);
             rc = add_coord(M, B->e[k], mech_num(M, e0[k]), where ? where : key);
         }
         if (rc) return rc;
         char **e = B->e;
         /* normalization constraint (source 004) */
-        rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (Euler parameter normalization)", name),
-                       mech_fmt(M, "%s^2 + %s^2 + %s^2 + %s^2 - 1", e[0], e[1], e[2], e[3]), B->line, B->col);
+        if (!M->relative)
+            rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (Euler parameter normalization)", name),
+                           mech_fmt(M, "%s^2 + %s^2 + %s^2 + %s^2 - 1", e[0], e[1], e[2], e[3]), B->line, B->col);
         const char *At[9] = {
             mech_fmt(M, "2*(%s^2 + %s^2) - 1", e[0], e[1]),     mech_fmt(M, "2*(%s*%s - %s*%s)", e[1], e[2], e[0], e[3]),
             mech_fmt(M, "2*(%s*%s + %s*%s)", e[1], e[3], e[0], e[2]), mech_fmt(M, "2*(%s*%s + %s*%s)", e[1], e[2], e[0], e[3]),
@@ -514,6 +540,9 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
          * generalized speeds <body>_wx, _wy, _wz (source 000 Eq. 14; the velocity-level states of the
          * linear model), instead of Euler-parameter rates */
         yaml_node_t *sn = mech_get(M, val, "speeds");
+        if (!rc && sn && M->relative && strcmp(mech_sc(sn), "euler_rates"))
+            return err_at(M, sn, "%s: speeds: body_angular_velocity needs coordinates: absolute (relative "
+                          "coordinates use joint rates)", what);
         if (!rc && sn) {
             if (!mech_is_scalar(sn) || (strcmp(mech_sc(sn), "body_angular_velocity") && strcmp(mech_sc(sn), "euler_rates")))
                 return err_at(M, sn, "%s: speeds must be body_angular_velocity or euler_rates", what);
@@ -527,7 +556,7 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
                     rc = mech_push_at(M, &M->src->velocities, mech_fmt(M, "%s_%s", name, ax[k]), gt[k], sn);
             }
         }
-        if (!rc && wn) {
+        if (!rc && wn && !M->relative) {
             /* der(e) = 1/2 E^T w with the initial e */
             const char *w0[3];
             rc = mech_vec_of(M, wn, 3, "angular_velocity", w0);

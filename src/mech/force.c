@@ -110,6 +110,8 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
         yaml_node_t *gn = mech_get(M, v, "g");
         if (!gn) return err_at(M, v, "%s: missing 'g' (the gravity vector)", what);
         if ((rc = mech_vec_of(M, gn, M->planar ? 2 : 3, "g", g))) return rc;
+        for (int k = 0; k < 3; k++) /* kept for the reactions of tree joints (relative.c) */
+            M->grav[k] = M->grav[k] ? mech_fmt(M, "%s + (%s)", M->grav[k], g[k]) : mech_fmt(M, "(%s)", g[k]);
         sbuf pb = {0};
         mech_sb_add(M, &pb, "", M->src->potential_energy.text ? M->src->potential_energy.text : "0");
         for (int b = 0; b < M->nb; b++) {
@@ -356,7 +358,8 @@ int mech_energies_and_forces(mech *M, int line, int col)
         if (!rc && !B->flex) rc = mech_add_var(M, tn, Tb, B->line, B->col); /* flexible: the structured term */
         if (!B->flex) mech_sb_add(M, &Tb_all, Tb_all.n ? " + " : "", tn);
         if (!rc && B->flex) rc = mech_flex_forces(M, B);
-        /* generalized forces */
+        /* generalized forces (in joint coordinates: mech_rel_forces below) */
+        if (M->relative) continue;
         int anyF = B->F[0] || B->F[1] || B->F[2], anyN = B->N[0] || B->N[1] || B->N[2];
         int dim = M->planar ? 2 : 3;
         if (anyF)
@@ -380,6 +383,7 @@ int mech_energies_and_forces(mech *M, int line, int col)
                             mech_fmt(M, "2*(%s*%s - %s*%s + %s*%s)", e[2], N[0], e[1], N[1], e[0], N[2])};
         for (int k = 0; k < 4 && !rc; k++) rc = mech_push(M, &M->src->forces, e[k], Q[k], B->line, B->col);
     }
+    if (!rc && M->relative) rc = mech_rel_forces(M);
     const char *T = mech_sb_done(M, &Tb_all);
     if (rc) return rc;
     if (M->oom) return mech_oom(M);

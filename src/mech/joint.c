@@ -178,8 +178,8 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
         yaml_node_t *ty = mech_get(M, v, "type");
         if (!mech_is_scalar(ty)) return err_at(M, ty ? ty : v, "%s: missing 'type'", what);
         int coupler = !strcmp(mech_sc(ty), "coupler");
-        static const char *okj[] = {"type", "i", "j", "distance", NULL};
-        static const char *okc[] = {"type", "joints", "ratios", "offset", NULL};
+        static const char *okj[] = {"type", "i", "j", "distance", "q0", "v0", "cut", NULL};
+        static const char *okc[] = {"type", "joints", "ratios", "offset", "coordinates", NULL};
         if ((rc = mech_check_keys(M, v, coupler ? okc : okj, what))) return rc;
         if (M->nj == M->cj) {
             int cap = M->cj ? 2 * M->cj : 16;
@@ -195,6 +195,11 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
         J->type = mech_sc(ty);
         mech_pos_of(k, &J->line, &J->col);
         J->i = J->j = -1;
+        J->val = v;
+        if (!M->relative && !coupler)
+            for (const char *const *kk = (const char *const[]){"q0", "v0", "cut", NULL}; *kk; kk++)
+                if (mech_get(M, v, *kk))
+                    return err_at(M, mech_get(M, v, *kk), "%s: '%s' needs 'coordinates: relative'", what, *kk);
         if (!coupler) {
             if ((rc = mech_marker_ref(M, v, "i", what, 1, &J->i))) return rc;
             if ((rc = mech_marker_ref(M, v, "j", what, 1, &J->j))) return rc;
@@ -203,11 +208,13 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
                               M->mk[J->j].name, M->b[M->mk[J->i].body].name);
         }
     }
+    if (M->relative && (rc = mech_rel_tree(M))) return rc;
     int idx = 0;
     for (yaml_node_pair_t *p = js->data.mapping.pairs.start; p < js->data.mapping.pairs.top; p++, idx++) {
         yaml_node_t *v = yaml_document_get_node(M->doc, p->value);
         joint *J = &M->jt[idx];
         if (strcmp(J->type, "coupler")) {
+            if (J->tree) continue; /* satisfied by the joint coordinates */
             if ((rc = joint_constraints(M, J, v))) return rc;
             continue;
         }
@@ -231,8 +238,25 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
             int jj = mech_find_joint(M, mech_sc(jn), jn->data.scalar.length);
             if (jj < 0) return err_at(M, jn, "coupler '%s': no joint named '%s'", J->name, mech_sc(jn));
             char why[300];
-            const char *q = mech_joint_coord(M, jj, why, sizeof why);
-            if (!q) return M->oom ? mech_oom(M) : err_at(M, jn, "coupler '%s': %s", J->name, why);
+            /* `coordinates: [k, ..]`: the k-th coordinate of each joint (a screw: a cylindrical
+             * joint's angle and translation) */
+            yaml_node_t *cl = mech_get(M, v, "coordinates"), *cn = NULL;
+            int kq = 1;
+            if (cl) {
+                int ncl = cl->type == YAML_SEQUENCE_NODE
+                              ? (int)(cl->data.sequence.items.top - cl->data.sequence.items.start)
+                              : 0;
+                if (ncl != nj)
+                    return err_at(M, cl, "coupler '%s': 'coordinates' must list one number (1 to 4) per joint", J->name);
+                cn = yaml_document_get_node(M->doc, cl->data.sequence.items.start[a]);
+                const char *t = mech_is_scalar(cn) ? mech_sc(cn) : "";
+                if (strlen(t) != 1 || t[0] < '1' || t[0] > '4')
+                    return err_at(M, cn, "coupler '%s': a coordinate number is 1, 2, 3 or 4", J->name);
+                kq = t[0] - '0';
+            }
+            const char *q = kq == 1 ? mech_joint_coord(M, jj, why, sizeof why)
+                                    : mech_joint_coord_k(M, jj, kq, why, sizeof why);
+            if (!q) return M->oom ? mech_oom(M) : err_at(M, cn ? cn : jn, "coupler '%s': %s", J->name, why);
             sum = mech_fmt(M, "%s + (%s)*%s", sum, r[a], q);
         }
         if ((rc = mech_con(M, mech_fmt(M, "coupler %s", J->name), sum, J->line, J->col))) return rc;

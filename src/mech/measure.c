@@ -66,6 +66,8 @@ const char *mech_twist_angle(mech *M, int mi, int mj)
 const char *mech_joint_coord(mech *M, int ji, char *why, size_t whylen)
 {
     joint *J = &M->jt[ji];
+    if (M->relative && J->tree) return mech_joint_coord_k(M, ji, 1, why, whylen); /* the coordinate itself */
+    if (J->i < 0) return mech_joint_coord_k(M, ji, 1, why, whylen);                /* a coupler: none */
     marker *I = &M->mk[J->i], *K = &M->mk[J->j];
     char *d[3];
     mech_dvec(M, J->i, J->j, d);
@@ -83,8 +85,10 @@ const char *mech_joint_coord(mech *M, int ji, char *why, size_t whylen)
         }
         if (!strcmp(J->type, "prismatic")) return mech_dot3(M, d, K->ax[2]);
     }
+    if (!M->planar && (!strcmp(J->type, "universal") || !strcmp(J->type, "spherical") || !strcmp(J->type, "planar")))
+        return mech_joint_coord_k(M, ji, 1, why, whylen);
     snprintf(why, whylen, "joint '%s' (%s) has no joint coordinate (revolute, prismatic%s only)", J->name, J->type,
-             M->planar ? "" : ", cylindrical");
+             M->planar ? "" : ", cylindrical, universal, spherical, planar");
     return NULL;
 }
 
@@ -123,6 +127,7 @@ static const char *reaction(mech *M, const char *fn, int nargs, const char **arg
         }
         e = M->mk[f].ax[comp];
     }
+    if (M->relative && J->tree) return mech_rel_reaction(M, j, fn[0] == 'T', comp, e, why, whylen);
     const char *sum = NULL;
     for (int k = 0; k < J->nc; k++) {
         const char **gk = fn[0] == 'F' ? J->fg[k] : J->mg[k];
@@ -138,8 +143,8 @@ const char *mech_measure(mech *M, const char *fn, int nargs, const char **arg, c
                          size_t whylen)
 {
     if (!strcmp(fn, "JQ") || !strcmp(fn, "JV")) {
-        if (nargs != 1) {
-            snprintf(why, whylen, "%s takes one joint name", fn);
+        if (nargs != 1 && nargs != 2) {
+            snprintf(why, whylen, "%s takes a joint name and optionally the number of the coordinate", fn);
             return NULL;
         }
         int j = mech_find_joint(M, arg[0], alen[0]);
@@ -147,7 +152,19 @@ const char *mech_measure(mech *M, const char *fn, int nargs, const char **arg, c
             snprintf(why, whylen, "%s: no joint named '%.*s'", fn, (int)alen[0], arg[0]);
             return NULL;
         }
-        const char *q = mech_joint_coord(M, j, why, whylen);
+        int k = 1;
+        if (nargs == 2) {
+            char buf[8];
+            size_t n = alen[1] < sizeof buf ? alen[1] : sizeof buf - 1;
+            memcpy(buf, arg[1], n);
+            buf[n] = '\0';
+            if (alen[1] != 1 || buf[0] < '1' || buf[0] > '4') {
+                snprintf(why, whylen, "%s(%s, k): k must be 1, 2, 3 or 4 (the joint's k-th coordinate)", fn, M->jt[j].name);
+                return NULL;
+            }
+            k = buf[0] - '0';
+        }
+        const char *q = k == 1 ? mech_joint_coord(M, j, why, whylen) : mech_joint_coord_k(M, j, k, why, whylen);
         if (!q) return NULL;
         return fn[1] == 'Q' ? q : mech_fmt(M, "der(%s)", q);
     }

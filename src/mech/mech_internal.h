@@ -28,6 +28,8 @@ typedef struct body {
     int oset;                        /* the --set its orientation came from, or -1 */
     int flex;                        /* flexible body (beam.c, modal_body.c): 1 + its index in src->ffr, else 0 */
     char **Fq;                       /* flexible: generalized forces on the elastic coordinates (NULL = none) */
+    const yaml_node_t *key, *val;    /* relative coordinates: read again for a floating root */
+    const char *p0[3];               /* the position texts of the file */
 } body;
 
 typedef struct marker {
@@ -42,6 +44,9 @@ typedef struct marker {
     int oset;          /* the --set its orientation (or its body's) came from, or -1 */
     int node;          /* on a beam: 1 + the index of its node (beam.c), else 0 */
     double *shape;     /* on a modal body: 3 x nm (u, v, phi per modal coordinate, column-major), else NULL */
+    const char *s[3];  /* position in body axes (texts) */
+    const char *ang;   /* planar: angle relative to the body (text) */
+    const yaml_node_t *val;
 } marker;
 
 typedef struct joint {
@@ -55,6 +60,11 @@ typedef struct joint {
      * the rotation gradient of Phi_k for i's body (its torque is -sum lambda_k mg[k]); NULL: zero */
     int c0, nc;
     const char *fg[6][3], *mg[6][3];
+    /* relative coordinates (tree.c / relative.c): a tree joint has no constraints; its coordinates
+     * q[0 .. nq-1] carry the body of marker i (child_i) or of marker j from the other */
+    int tree, child_i, nq;
+    const char *q[4];
+    const yaml_node_t *val;
 } joint;
 
 /* open-addressing hash of names -> index (markers, bodies, joints are looked up by name often) */
@@ -95,6 +105,9 @@ typedef struct mech {
         int driver;
     } *drv;                      /* user texts inside constraints, checked once the variables are read */
     int ndrv, cdrv;
+    int relative; /* `coordinates: relative`: joint coordinates on a spanning tree (relative.c) */
+    int *torder;  /* relative: bodies, parents first, then each body's tree joint (-1: none) */
+    const char *grav[3]; /* the gravity vector (sum of the gravity elements; NULL: none) */
 } mech;
 
 /* a growable string for long sums (kinetic and potential energy of many bodies) */
@@ -225,5 +238,20 @@ int mech_flex_refuse(mech *M, const body *B, const yaml_node_t *at, const char *
 
 int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v);
 int mech_energies_and_forces(mech *M, int line, int col);
+
+/* ---- relative.c: joint coordinates on a spanning tree (source 003 Ch. 2-4) -------------------- */
+
+/* After the joints' names, types and markers are read: choose the spanning tree (tree.c), give
+ * the tree joints their coordinates and write every body's pose recursively; bodies no tree
+ * joint reaches keep absolute coordinates (floating bases). */
+int mech_rel_tree(mech *M);
+/* The generalized forces on the joint coordinates (and the roots' absolute coordinates) by
+ * virtual power, from the bodies' accumulated forces and moments. */
+int mech_rel_forces(mech *M);
+/* JQ(joint, k): the k-th (1-based) joint coordinate of a joint, in either formulation. */
+const char *mech_joint_coord_k(mech *M, int ji, int k, char *why, size_t whylen);
+/* FX .. TZ of a tree joint (relative coordinates): the Newton-Euler balance of the subtree it
+ * carries; e: the axes of the components (global or a marker's). NULL with why when unavailable. */
+const char *mech_rel_reaction(mech *M, int ji, int torque, int comp, char *const e[3], char *why, size_t whylen);
 
 #endif

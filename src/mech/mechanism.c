@@ -18,6 +18,9 @@
  *   force.c      force elements, kinetic and potential energies, generalized forces
  *   measure.c    measures (DX, AX, JQ, FX, ...), reactions, their substitution into texts
  *   check.c      constraint diagnostics of `mblin check` (redundant or violated constraints)
+ *   relative.c   `coordinates: relative`: joint coordinates, cut joints, recursive kinematics
+ *   tree.c       the spanning tree and the numeric kinematics (B, dB/dq) of source 003
+ *   urdf.c       URDF robots -> mechanism text
  * A new element family gets its own file here (e.g. beam.c, modal_body.c, tree.c, urdf.c). */
 #include "mech/mechanism.h"
 
@@ -120,7 +123,7 @@ static int read_linearize(mech *M, const yaml_node_t *v)
 static int read_all(mech *M, const yaml_node_t *root)
 {
     static const char *ok[] = {"model", "name", "parameters", "space", "ground", "bodies", "joints", "drivers",
-                               "forces", "inputs", "variables", "outputs", "linearize", NULL};
+                               "forces", "inputs", "variables", "outputs", "linearize", "coordinates", NULL};
     int rc = mech_check_keys(M, root, ok, "mechanism");
     if (rc) return rc;
     yaml_node_t *n;
@@ -135,6 +138,11 @@ static int read_all(mech *M, const yaml_node_t *root)
         if (!mech_is_scalar(n) || (strcmp(mech_sc(n), "planar") && strcmp(mech_sc(n), "spatial")))
             return err_at(M, n, "'space' must be planar or spatial");
         M->planar = !strcmp(mech_sc(n), "planar");
+    }
+    if ((n = mech_get(M, root, "coordinates"))) { /* docs/mechanism.md, "Relative coordinates" */
+        if (!mech_is_scalar(n) || (strcmp(mech_sc(n), "relative") && strcmp(mech_sc(n), "absolute")))
+            return err_at(M, n, "'coordinates' must be absolute or relative");
+        M->relative = !strcmp(mech_sc(n), "relative");
     }
     /* parameters: copied, and evaluated here with the file's values for the checks */
     if ((rc = copy_map(M, mech_get(M, root, "parameters"), &M->src->parameters, "parameters", 0))) return rc;
@@ -197,6 +205,7 @@ static int read_all(mech *M, const yaml_node_t *root)
         if ((rc = mech_read_body(M, k, yaml_document_get_node(M->doc, p->value)))) return rc;
     }
     if ((rc = mech_read_joints(M, mech_get(M, root, "joints")))) return rc;
+    if (M->relative && !M->torder && (rc = mech_rel_tree(M))) return rc; /* a mechanism without joints */
     if ((rc = mech_read_drivers(M, mech_get(M, root, "drivers")))) return rc;
     if ((n = mech_get(M, root, "forces")) && !(n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0)) {
         if ((rc = mech_want_map(M, n, "'forces'"))) return rc;
@@ -246,6 +255,7 @@ int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *fil
     mbl_free(M.b);
     mbl_free(M.mk);
     mbl_free(M.jt);
+    mbl_free(M.torder);
     mech_ns_free(&M.hb);
     mech_ns_free(&M.hm);
     mech_ns_free(&M.hj);

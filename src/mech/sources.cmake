@@ -8,4 +8,7 @@ list(APPEND MBLIN_SOURCES
   src/mech/check.c
   src/mech/beam.c
   src/mech/modal_body.c
+  src/mech/relative.c
+  src/mech/tree.c
+  src/mech/urdf.c
 )

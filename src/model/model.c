@@ -1938,6 +1938,21 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
     if (!rc && src->from_mechanism)
         for (int i = 0; i < md->np; i++) md->pbaked[i] = 2; /* a mechanism's parameters are in its geometry */
     if (!rc) rc = load_values(&L, sets, nsets);
+    /* variables in their order first: a variable then finds the earlier ones parsed, so a long
+     * chain of them written in order (a mechanism tree in joint coordinates) does not nest */
+    for (int i = 0; i < src->variables.n && !rc; i++)
+        if (L.var_state[i] != VAR_DONE) {
+            mblx_id e = MBLX_NONE;
+            char what[160];
+            snprintf(what, sizeof what, "variable '%s'", src->variables.items[i].key);
+            L.var_state[i] = VAR_BUSY;
+            L.var_stack[0] = i;
+            L.var_depth = 1;
+            rc = parse_item(&L, &src->variables.items[i], SCOPE_FULL, what, &e);
+            L.var_depth = 0;
+            L.var_node[i] = e;
+            L.var_state[i] = VAR_DONE;
+        }
     if (!rc) rc = formulate(&L);
     if (!rc) {
         /* every variable must parse, even one that nothing uses */

@@ -3,6 +3,7 @@
 #include "model/ffr.h"
 
 #include "mech/mechanism.h"
+#include "mech/urdf.h"
 #include "mblin/model.h"
 
 #include <stdarg.h>
@@ -253,6 +254,32 @@ static const char *top_keys[K_COUNT] = {"model", "name", "parameters", "coordina
                                         "forces", "dissipation", "inputs", "outputs", "constraints",
                                         "nonholonomic", "linearize", "ode_states", "ode", "implicit_variables"};
 
+static int load_first_document(yaml_parser_t *parser, yaml_document_t *doc, const char *text, size_t len,
+                               const char *file, int max_nesting, int *more, mbl_status *st);
+
+/* `model: urdf`: the URDF becomes a mechanism text (src/mech/urdf.c), read here like a file */
+static int read_urdf(reader *r, const yaml_node_t *root)
+{
+    char *y = NULL;
+    int rc = mbl_urdf_from_yaml(&r->doc, root, r->file, r->sets, r->nsets, &y, r->st);
+    if (rc) return rc;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    memset(&doc, 0, sizeof doc);
+    if (!yaml_parser_initialize(&parser)) {
+        mbl_free(y);
+        return mbl_error(r->st, MBL_ENOMEM, "cannot initialise the YAML parser");
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)y, strlen(y));
+    int more = 0;
+    rc = load_first_document(&parser, &doc, y, strlen(y), r->file, MBL_MAX_NESTING, &more, r->st);
+    if (!rc) rc = mbl_mech_read(&doc, yaml_document_get_root_node(&doc), r->file, r->sets, r->nsets, r->src, r->st);
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    mbl_free(y);
+    return rc;
+}
+
 static int read_root(reader *r, const yaml_node_t *root)
 {
     if (!root) return err_at(r, NULL, MBL_EMODEL, "the file is empty (expected a mapping with 'model: dae')");
@@ -267,6 +294,12 @@ static int read_root(reader *r, const yaml_node_t *root)
         {
             r->src->from_mechanism = 1;
             return mbl_mech_read(&r->doc, root, r->file, r->sets, r->nsets, r->src, r->st);
+        }
+        if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "model") && v->type == YAML_SCALAR_NODE &&
+            !strcmp(scalar(v), "urdf"))
+        {
+            r->src->from_mechanism = 1;
+            return read_urdf(r, root);
         }
     }
     const yaml_node_t *seen[K_COUNT] = {0};
@@ -301,7 +334,7 @@ static int read_root(reader *r, const yaml_node_t *root)
         case K_MODEL:
             if (v->type != YAML_SCALAR_NODE) return err_at(r, v, MBL_EMODEL, "'model' must be 'dae'");
             if (strcmp(scalar(v), "dae"))
-                return err_at(r, v, MBL_EMODEL, "unknown model kind '%s' (expected 'dae' or 'mechanism')", scalar(v));
+                return err_at(r, v, MBL_EMODEL, "unknown model kind '%s' (expected 'dae', 'mechanism' or 'urdf')", scalar(v));
             break;
         case K_NAME:
             if (v->type != YAML_SCALAR_NODE) return err_at(r, v, MBL_EMODEL, "'name' must be text");
@@ -505,6 +538,13 @@ int mbl_src_read_opt(const char *text, size_t len, const char *file, const mbl_s
                      int max_nesting, mbl_src **out, mbl_status *st)
 {
     *out = NULL;
+    if (mbl_urdf_is_xml(text, len)) { /* a URDF robot: translated to a mechanism text first */
+        char *y = NULL;
+        int rc = mbl_urdf_to_mech(text, len, file, NULL, sets, nsets, &y, st);
+        if (!rc) rc = mbl_src_read_opt(y, strlen(y), file, sets, nsets, max_nesting, out, st);
+        mbl_free(y);
+        return rc;
+    }
     reader r;
     memset(&r, 0, sizeof r);
     r.file = file ? file : "<model>";

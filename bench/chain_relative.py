@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""N-link chain from a URDF (bench/chain_urdf.py) in joint coordinates and in absolute
+coordinates (its twin, `model: urdf` with `coordinates: absolute`): end-to-end `mblin linearize`
+(median wall and CPU time, peak memory), then the re-linearization per point (bench_relin) and
+MuJoCo's mjd_transitionFD on the same URDF (bench_mujoco, when built).
+
+usage: python3 bench/chain_relative.py BUILD [--sizes 10,20] [--abs-sizes 10,100,1000] [--runs 3]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from chain_urdf import chain  # noqa: E402
+
+
+def timed(cmd, env):
+    p = subprocess.run(['/usr/bin/time', '-f', '%e %U %M'] + cmd, capture_output=True, text=True, env=env)
+    if p.returncode:
+        raise RuntimeError(p.stderr.strip().splitlines()[-1] if p.stderr.strip() else 'failed')
+    wall, user, rss = p.stderr.strip().splitlines()[-1].split()
+    return float(wall), float(user), int(rss) / 1024.0
+
+
+def median(x):
+    x = sorted(x)
+    return x[len(x) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('build')
+    ap.add_argument('--sizes', default='10,20')
+    ap.add_argument('--abs-sizes', default='10,100,1000')
+    ap.add_argument('--runs', type=int, default=3)
+    a = ap.parse_args()
+    env = dict(os.environ, OPENBLAS_NUM_THREADS='1')
+    mblin = os.path.join(a.build, 'mblin')
+    tmp = tempfile.mkdtemp(prefix='mblin_chain_')
+    rows = []
+    sizes = sorted(set(int(s) for s in a.sizes.split(',') if s) | set(int(s) for s in a.abs_sizes.split(',') if s))
+    for n in sizes:
+        urdf = os.path.join(tmp, 'chain%d.urdf' % n)
+        with open(urdf, 'w') as f:
+            f.write(chain(n))
+        twin = os.path.join(tmp, 'chain%d_abs.yaml' % n)
+        with open(twin, 'w') as f:
+            f.write('model: urdf\nfile: chain%d.urdf\ncoordinates: absolute\nlinearize: {at: equilibrium}\n' % n)
+        for mode, path, wanted in (('relative', urdf, a.sizes), ('absolute', twin, a.abs_sizes)):
+            if str(n) not in wanted.split(','):
+                continue
+            res = []
+            for _ in range(a.runs):
+                res.append(timed([mblin, 'linearize', path, '--json', '-o', tmp], env))
+            w, u, m = median([r[0] for r in res]), median([r[1] for r in res]), max(r[2] for r in res)
+            row = '| %d | %s | %.2f | %.2f | %.0f |' % (n, mode, w, u, m)
+            relin = os.path.join(a.build, 'bench', 'bench_relin')
+            if os.path.exists(relin):
+                p = subprocess.run([relin, path, '300'], capture_output=True, text=True, env=env)
+                mm = re.search(r'sweep .*?median ([0-9.]+) us', p.stdout)
+                row += ' %s |' % (mm.group(1) if mm else '-')
+            rows.append(row)
+            print(row, flush=True)
+        mj = os.path.join(a.build, 'bench', 'bench_mujoco')
+        if os.path.exists(mj) and str(n) in a.sizes.split(','):
+            for dt in ('0.002', '1e-4'):
+                p = subprocess.run([mj, urdf, '100', dt], capture_output=True, text=True, env=env)
+                print('   ', (p.stdout or p.stderr).strip(), flush=True)
+    print('| N | coordinates | wall s | CPU s | peak MB | relinearize us |')
+
+
+if __name__ == '__main__':
+    main()
