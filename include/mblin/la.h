@@ -293,6 +293,11 @@ int mbla_csc_drop(mbla_csc *A, double tol);
 int mbla_csc_equilibrate(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work,
                          mbl_status *st);
 
+/* Maximum transversal (Hopcroft-Karp): rowmatch (m) receives for each row its matched column or
+ * -1; nmatch (may be NULL) the size of the matching (= n when A has a zero-free diagonal after a
+ * column permutation). O(nnz sqrt(n)) whatever the column order. Errors: MBL_EARG, MBL_ENOMEM. */
+int mbla_csc_maxmatch(const mbla_csc *A, int *rowmatch, int *nmatch, mbl_status *st);
+
 /* ============================================================================================
  * Sparse LU: KLU (real and complex)
  * ========================================================================================== */
