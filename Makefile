@@ -3,6 +3,7 @@
 #   make         build into build/
 #   make test    setup, build, run the test suite, then run it again under ASan + UBSan
 #   make demo    setup, build, linearize the default example and print the report
+#   make bench-setup  install the packages only the benchmarks need (BENCH_PACKAGES)
 #   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 
 BUILD      ?= build
@@ -15,8 +16,10 @@ FUZZ_SECONDS ?= 30
 PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \
            libopenblas-dev liblapacke-dev libsuitesparse-dev libarpack2-dev libyaml-dev \
            python3 python3-numpy python3-scipy valgrind
+# Benchmarks only (bench/peers.py: MuJoCo, and mpmath for the closed-form check): `make bench-setup`.
+BENCH_PACKAGES = libmujoco-dev python3-mpmath
 
-.PHONY: all build setup test test-fast asan fuzz demo bench clean
+.PHONY: bench-setup all build setup test test-fast asan fuzz demo bench clean
 
 all: build
 
@@ -33,6 +36,9 @@ setup:
 	else \
 	  echo "make setup: all packages present"; \
 	fi
+
+bench-setup:
+	@$(MAKE) --no-print-directory setup PACKAGES="$(BENCH_PACKAGES)"
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
