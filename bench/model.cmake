@@ -1,1 +1,2 @@
 mblin_add_bench(bench_relin ${CMAKE_CURRENT_SOURCE_DIR}/bench_relin.c)
+mblin_add_bench(tape_sizes ${CMAKE_CURRENT_SOURCE_DIR}/tape_sizes.c)

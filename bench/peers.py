@@ -4,16 +4,24 @@ ratios stay measured (docs/benchmarks.md keeps the table).
 
 MuJoCo (Debian libmujoco-dev, `make bench-setup`; BUILD/bench/peer_mujoco): the hanging chain of
 bench/models/chain.py, N = 2..96 links, linearized at the straight-down equilibrium. Per point:
-mblin's sweep re-linearization (BUILD/bench/bench_relin: mbl_relinearize, exact Jacobians, the
+mblin's sweep re-linearization (process CPU time per call, median over batches; BUILD/bench/bench_relin: mbl_relinearize, exact Jacobians, the
 state-space model and M, C, K) against MuJoCo's mjd_transitionFD (centered finite differences of
 one time step). Eigenvalues: mblin's (`mblin linearize --json`) against MuJoCo's recovered from its
 discrete A (peer_mujoco); for N <= 6 both against the closed form of the chain (mpmath
 eigenvalues of K x = w^2 M x, 30 digits, M and K of the uniform-bar chain written out below).
 
-usage: bench/peers.py BUILD_DIR [--sizes 2,4,8,16,32,64,96] [--repeats 400]
+SymPy (python3-sympy; bench/peer_sympy_fourbar.py): the N-loop four-bar of examples/fourbar.py,
+N = 1..20 (--sympy), formulated by KanesMethod in rocker and coupler angles and linearized by its
+Linearizer at mblin's equilibrium; SymPy's CPU time for formulation, linearization and
+eigenvalues against the CPU time of the whole `mblin linearize` process (parse, formulate,
+equilibrium, linearization, eigenvalues), and the relative difference of the frequencies.
+
+usage: bench/peers.py BUILD_DIR [--sizes 2,4,8,16,32,64,96] [--repeats 400] [--sympy 1,2,3,5,10,20]
+       [--sympy-timeout 1800] (--sizes "" or --sympy "" skips that peer)
 """
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -22,7 +30,7 @@ import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(here)
-ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", MBLIN_BENCH_CLOCK="cpu")  # CPU time: the machine is shared
 
 
 def run(cmd):
@@ -61,21 +69,72 @@ def relerr(a, b):
     return max(abs(x - y) / abs(y) for x, y in zip(a, b))
 
 
+def cpu_of(cmd):
+    """CPU time (user + system) of a whole process, and its stdout."""
+    p = subprocess.run(["/usr/bin/time", "-f", "TIME %U %S"] + cmd, capture_output=True, text=True, env=ENV)
+    if p.returncode != 0:
+        raise SystemExit("failed: %s\n%s" % (" ".join(cmd), p.stderr))
+    u, s_ = [l for l in p.stderr.splitlines() if l.startswith("TIME ")][-1].split()[1:]
+    return float(u) + float(s_), p.stdout
+
+
+def sympy_peer(a, mblin, tmp):
+    print()
+    print("| N | mblin whole process CPU [s] | SymPy KanesMethod + Linearizer CPU [s] | SymPy / mblin | "
+          "frequency difference |")
+    print("|---|---|---|---|---|")
+    for N in [int(x) for x in a.sympy.split(",")]:
+        y = os.path.join(tmp, "fourbar%d.yaml" % N)
+        with open(y, "w") as f:
+            subprocess.run([sys.executable, os.path.join(root, "examples", "fourbar.py"), str(N)], stdout=f, check=True)
+        runs = [cpu_of([mblin, "linearize", "--json", y]) for _ in range(3)]
+        tm = sorted(r[0] for r in runs)[1]
+        js = json.loads(runs[0][1])
+        q = js["operating_point"]["q"]
+        xs, ys = q[0:2 * (N + 1):2], q[1:2 * (N + 1):2]
+        ang = [math.atan2(ys[i], xs[i] - i) for i in range(N + 1)]
+        ang += [math.atan2(ys[i] - ys[i - 1], xs[i] - xs[i - 1]) for i in range(1, N + 1)]
+        try:
+            p = subprocess.run([sys.executable, os.path.join(here, "peer_sympy_fourbar.py"), str(N), json.dumps(ang)],
+                               capture_output=True, text=True, env=ENV, timeout=a.sympy_timeout)
+        except subprocess.TimeoutExpired:
+            print("| %d | %.3f | > %d (stopped) | > %.0f | - |" % (N, tm, a.sympy_timeout, a.sympy_timeout / tm))
+            break
+        if p.returncode != 0:
+            print("| %d | %.3f | failed: %s | - | - |" % (N, tm, p.stderr.strip().splitlines()[-1][:80]))
+            continue
+        r = json.loads(p.stdout)
+        err = relerr(freqs(r["eig"]), freqs([(e["re"], e["im"]) for e in js["eigenvalues"]]))
+        print("| %d | %.3f | %.2f | %.0f | %.1e |" % (N, tm, r["cpu"], r["cpu"] / tm, err))
+        sys.stdout.flush()
+
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("--sizes", default="2,4,8,16,32,64,96")
     ap.add_argument("--repeats", type=int, default=400)
+    ap.add_argument("--sympy", default="1,2,3,5,10,20")
+    ap.add_argument("--sympy-timeout", type=int, default=1800)
     a = ap.parse_args()
     mblin = os.path.join(a.build, "mblin")
     relin = os.path.join(a.build, "bench", "bench_relin")
     peer = os.path.join(a.build, "bench", "peer_mujoco")
-    if not os.path.exists(peer):
+    if a.sizes and not os.path.exists(peer):
         raise SystemExit("no %s: install libmujoco-dev (make bench-setup) and rebuild" % peer)
+    with tempfile.TemporaryDirectory() as tmp:
+        if a.sizes:
+            mujoco_peer(a, mblin, relin, peer, tmp)
+        if a.sympy:
+            sympy_peer(a, mblin, tmp)
+
+
+def mujoco_peer(a, mblin, relin, peer, tmp):
     print("| N | mblin sweep [us] | mblin one-shot [us] | MuJoCo mjd_transitionFD [us] | MuJoCo / mblin sweep | "
           "MuJoCo eig. error vs mblin | mblin eig. error vs closed form |")
     print("|---|---|---|---|---|---|---|")
-    with tempfile.TemporaryDirectory() as tmp:
+    if True:
         for N in [int(x) for x in a.sizes.split(",")]:
             y, x = os.path.join(tmp, "chain%d.yaml" % N), os.path.join(tmp, "chain%d.xml" % N)
             with open(y, "w") as f:
