@@ -41,16 +41,23 @@ def build(N, l=1.0, m=1.0, k=25.0, g=9.81):
         d = B[i].pos_from(A[i - 1]); Ld = d.magnitude()
         loads.append((B[i], -k * (Ld - L0) * d / Ld))
     # loop closure: B_(i-1) + l C.x - B_i = 0
+    # loops and dependent coordinates from the last loop down (loop i gives th_(i-1), psi_i once
+    # th_i is known): SymPy solves the constraints by LU without pivoting, and in the natural order
+    # its pivots vanish where rockers are parallel (every equilibrium of this linkage: nan)
     cc = []
-    for i in range(1, N + 1):
+    for i in range(N, 0, -1):
         C = bodies[N + i].frame
         e = B[i - 1].pos_from(O) + l * C.x - B[i].pos_from(O)
         cc += [e.dot(F.x), e.dot(F.y)]
     q = list(th) + list(ps); u = list(uth) + list(ups)
     kd = [qq.diff() - uu for qq, uu in zip(q, u)]
     vc = [sm.diff(c, me.dynamicsymbols._t).subs({qq.diff(): uu for qq, uu in zip(q, u)}) for c in cc]
-    KM = me.KanesMethod(F, q_ind=[th[N]], u_ind=[uth[N]], kd_eqs=kd, q_dependent=list(th[:N]) + list(ps),
-                        configuration_constraints=cc, u_dependent=list(uth[:N]) + list(ups), velocity_constraints=vc)
+    qdep, udep = [], []
+    for i in range(N, 0, -1):
+        qdep += [th[i - 1], ps[i - 1]]
+        udep += [uth[i - 1], ups[i - 1]]
+    KM = me.KanesMethod(F, q_ind=[th[N]], u_ind=[uth[N]], kd_eqs=kd, q_dependent=qdep,
+                        configuration_constraints=cc, u_dependent=udep, velocity_constraints=vc)
     KM.kanes_equations(bodies, loads)
     return KM, th, ps, q, u
 
