@@ -24,6 +24,7 @@ import json
 import math
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -70,12 +71,13 @@ def relerr(a, b):
 
 
 def cpu_of(cmd):
-    """CPU time (user + system) of a whole process, and its stdout."""
-    p = subprocess.run(["/usr/bin/time", "-f", "TIME %U %S"] + cmd, capture_output=True, text=True, env=ENV)
+    """CPU time (user + system, microseconds resolution) of a whole process, and its stdout."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         raise SystemExit("failed: %s\n%s" % (" ".join(cmd), p.stderr))
-    u, s_ = [l for l in p.stderr.splitlines() if l.startswith("TIME ")][-1].split()[1:]
-    return float(u) + float(s_), p.stdout
+    return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), p.stdout
 
 
 def sympy_peer(a, mblin, tmp):
@@ -87,8 +89,8 @@ def sympy_peer(a, mblin, tmp):
         y = os.path.join(tmp, "fourbar%d.yaml" % N)
         with open(y, "w") as f:
             subprocess.run([sys.executable, os.path.join(root, "examples", "fourbar.py"), str(N)], stdout=f, check=True)
-        runs = [cpu_of([mblin, "linearize", "--json", y]) for _ in range(3)]
-        tm = sorted(r[0] for r in runs)[1]
+        runs = [cpu_of([mblin, "linearize", "--json", y]) for _ in range(5)]
+        tm = sorted(r[0] for r in runs)[2]
         js = json.loads(runs[0][1])
         q = js["operating_point"]["q"]
         xs, ys = q[0:2 * (N + 1):2], q[1:2 * (N + 1):2]
@@ -105,7 +107,7 @@ def sympy_peer(a, mblin, tmp):
             continue
         r = json.loads(p.stdout)
         err = relerr(freqs(r["eig"]), freqs([(e["re"], e["im"]) for e in js["eigenvalues"]]))
-        print("| %d | %.3f | %.2f | %.0f | %.1e |" % (N, tm, r["cpu"], r["cpu"] / tm, err))
+        print("| %d | %.4f | %.2f | %.0f | %.1e |" % (N, tm, r["cpu"], r["cpu"] / tm, err))
         sys.stdout.flush()
 
 
