@@ -5,6 +5,8 @@
 #   make demo    setup, build, linearize the default example and print the report
 #   make bench-setup  install the packages only the benchmarks need (BENCH_PACKAGES)
 #   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS
+#   make install build, then install the library, headers, CLI and the Python package mblin
+#                (PREFIX, default /usr/local; DESTDIR for staging)
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -15,11 +17,11 @@ FUZZ_SECONDS ?= 30
 # Debian 12 packages: compiler and tools, then the numerical libraries, then the reference checks.
 PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \
            libopenblas-dev liblapacke-dev libsuitesparse-dev libarpack2-dev libyaml-dev \
-           python3 python3-numpy python3-scipy valgrind
+           python3 python3-dev python3-numpy python3-scipy python3-pytest valgrind
 # Benchmarks only (bench/peers.py: MuJoCo, and mpmath for the closed-form check): `make bench-setup`.
 BENCH_PACKAGES = libmujoco-dev python3-mpmath
 
-.PHONY: bench-setup all build setup test test-fast asan fuzz demo bench clean
+.PHONY: bench-setup all build setup test test-fast asan fuzz demo bench clean install
 
 all: build
 
@@ -74,6 +76,9 @@ fuzz:
 	     || { tail -40 $(FUZZ_BUILD)/$$name.log; exit 1; }; \
 	  tail -3 $(FUZZ_BUILD)/$$name.log; \
 	done
+
+install: build
+	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
 
 demo: setup
 	$(MAKE) build

@@ -1,0 +1,6 @@
+list(APPEND MBLIN_SOURCES
+  src/study/sweep.c
+  src/study/track.c
+  src/study/freqresp.c
+  src/study/svg.c
+)

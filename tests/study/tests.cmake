@@ -1,0 +1,7 @@
+mblin_add_test(test_study ${CMAKE_CURRENT_SOURCE_DIR}/study/test_study.c)
+# mblin sweep / mblin freqresp end to end: files, plots, bad input
+find_program(PYTHON3 python3)
+if(PYTHON3)
+  add_test(NAME test_study_cli COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/study/test_study_cli.py $<TARGET_FILE:mblin_cli>
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
