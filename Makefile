@@ -3,6 +3,7 @@
 #   make         build into build/
 #   make test    setup, build, run the test suite, then run it again under ASan + UBSan
 #   make demo    setup, build, linearize the default example and print the report
+#   make bench-setup  install the packages only the benchmarks need (BENCH_PACKAGES)
 #   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 #   make install build, then install the library, headers, CLI and the Python package mblin
 #                (PREFIX, default /usr/local; DESTDIR for staging)
@@ -17,8 +18,10 @@ FUZZ_SECONDS ?= 30
 PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \
            libopenblas-dev liblapacke-dev libsuitesparse-dev libarpack2-dev libyaml-dev libxml2-dev \
            python3 python3-dev python3-numpy python3-scipy python3-pytest valgrind
+# Benchmarks only (bench/peers.py: MuJoCo, and mpmath for the closed-form check): `make bench-setup`.
+BENCH_PACKAGES = libmujoco-dev python3-mpmath
 
-.PHONY: all build setup test test-fast asan fuzz demo bench clean install
+.PHONY: bench-setup all build setup test test-fast asan fuzz demo bench clean install
 
 all: build
 
@@ -35,6 +38,9 @@ setup:
 	else \
 	  echo "make setup: all packages present"; \
 	fi
+
+bench-setup:
+	@$(MAKE) --no-print-directory setup PACKAGES="$(BENCH_PACKAGES)"
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo

@@ -13,10 +13,14 @@
 
 #include "mblin/mblin.h"
 
+/* wall time, or the process's CPU time with MBLIN_BENCH_CLOCK=cpu (robust on a shared machine:
+ * bench/peers.py sets it) */
 static double now(void)
 {
+    static int cpu = -1;
+    if (cpu < 0) cpu = getenv("MBLIN_BENCH_CLOCK") && !strcmp(getenv("MBLIN_BENCH_CLOCK"), "cpu");
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(cpu ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 

@@ -116,6 +116,16 @@ int mbla_rank_from_diag(int m, int n, int k, const double *d, int incd, double t
 int mbla_qrcp(int m, int n, double *A, int lda, double tol, int *jpvt, int *rank, double *Q,
               int ldq, int qcols, double *R, int ldr, mbl_status *st);
 
+/* Minimum-norm least-squares solution of A X = B by LAPACK dgelsd (SVD by divide and conquer
+ * without forming the singular vectors: several times cheaper than mbla_svd with U and V^T).
+ * Singular values s_i <= rcond * s_1 count as zero (rcond < 0: machine precision).
+ *   A (m x n)        destroyed on output.
+ *   B (ldb x nrhs)   in: the m x nrhs right-hand sides; out: the n x nrhs solution; ldb >= max(1, m, n).
+ *   rank             (may be NULL) out: the effective rank.
+ * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ENOCONV. */
+int mbla_lstsq(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, double rcond, int *rank,
+               mbl_status *st);
+
 /* Singular value decomposition A = U S V^T (dgesvd).
  *   A (m x n)  destroyed on output.
  *   job        'S': thin U (m x k) and V^T (k x n), k = min(m, n);
@@ -292,6 +302,11 @@ int mbla_csc_drop(mbla_csc *A, double tol);
 #define MBLA_EQUILIBRATE_MAXITER_DEFAULT 32
 int mbla_csc_equilibrate(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work,
                          mbl_status *st);
+
+/* Maximum transversal (Hopcroft-Karp): rowmatch (m) receives for each row its matched column or
+ * -1; nmatch (may be NULL) the size of the matching (= n when A has a zero-free diagonal after a
+ * column permutation). O(nnz sqrt(n)) whatever the column order. Errors: MBL_EARG, MBL_ENOMEM. */
+int mbla_csc_maxmatch(const mbla_csc *A, int *rowmatch, int *nmatch, mbl_status *st);
 
 /* ============================================================================================
  * Sparse LU: KLU (real and complex)

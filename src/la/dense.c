@@ -354,6 +354,48 @@ int mbla_svd(int m, int n, double *A, int lda, char job, double *s, double *U, i
     return 0;
 }
 
+int mbla_lstsq(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, double rcond, int *rank,
+               mbl_status *st)
+{
+    const char *fn = "mbla_lstsq";
+    int r = check_mat(st, fn, "A", m, n, A, lda);
+    if (r) return r;
+    int mx = m > n ? m : n, k = m < n ? m : n;
+    if (nrhs < 0) return mbl_error(st, MBL_EDIM, "%s: nrhs = %d", fn, nrhs);
+    if (ldb < mbla_max1(mx)) return mbl_error(st, MBL_EDIM, "%s: ldb %d < max(1, %d, %d)", fn, ldb, m, n);
+    if (!B && nrhs && mx) return mbl_error(st, MBL_EARG, "%s: B is NULL", fn);
+    if ((r = check_finite(st, fn, "A", m, n, A, lda))) return r;
+    if (rank) *rank = 0;
+    if (nrhs == 0) return 0;
+    if (k == 0) { /* the minimum-norm solution of an empty system is 0 */
+        for (int c = 0; c < nrhs; c++)
+            for (int i = 0; i < n; i++) B[i + (size_t)c * ldb] = 0.0;
+        return 0;
+    }
+    double *s = mbl_alloc_array((size_t)k, sizeof *s);
+    if (!s) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
+    double wq = 0.0;
+    int iwq = 0, rk = 0;
+    int info = LAPACKE_dgelsd_work(LAPACK_COL_MAJOR, m, n, nrhs, A, lda, B, ldb, s, rcond, &rk, &wq, -1, &iwq);
+    if (info < 0) {
+        mbl_free(s);
+        return mbla_lapacke_error(st, "mbla_lstsq (dgelsd)", info);
+    }
+    int lwork = query_lwork(wq, 1), liwork = iwq > 1 ? iwq : 1;
+    double *work = mbl_alloc_array((size_t)lwork, sizeof *work);
+    lapack_int *iwork = mbl_alloc_array((size_t)liwork, sizeof *iwork);
+    if (!work || !iwork) {
+        mbl_free(s), mbl_free(work), mbl_free(iwork);
+        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (workspace %d)", fn, lwork);
+    }
+    info = LAPACKE_dgelsd_work(LAPACK_COL_MAJOR, m, n, nrhs, A, lda, B, ldb, s, rcond, &rk, work, lwork, iwork);
+    mbl_free(s), mbl_free(work), mbl_free(iwork);
+    if (info < 0) return mbla_lapacke_error(st, "mbla_lstsq (dgelsd)", info);
+    if (info > 0) return mbl_error(st, MBL_ENOCONV, "%s: dgelsd did not converge (%d off-diagonals)", fn, info);
+    if (rank) *rank = rk;
+    return 0;
+}
+
 int mbla_lu_complete(int n, double *A, int lda, int *ipiv, int *jpiv, int *nsmall,
                      mbl_status *st)
 {

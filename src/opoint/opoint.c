@@ -176,49 +176,32 @@ static void sparse_forget(subproblem *sp)
     sp->snz = 0;
 }
 
-/* Dense minimum-norm least-squares step by SVD (rank-revealing). */
+/* Dense minimum-norm least-squares step (rank-revealing SVD: singular values below rank_tol
+ * times the largest count as zero). LAPACK's dgelsd (mbla_lstsq) forms neither singular-vector
+ * set: the first step of a 96-link chain's equilibrium (the least-squares multipliers) spent half
+ * the run in dgesvd's vectors. */
 static int dense_step(subproblem *sp, double *dx, mbl_status *st)
 {
     const mbl_model *md = sp->md;
-    int rc = 0;
-    int m = sp->nrow, n = sp->ncol;
-    {
-        int mn = m < n ? m : n, mx = m > n ? m : n;
-        double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);
-        double *s = mbl_alloc_array((size_t)mn + 1, sizeof *s);
-        double *U = mbl_alloc_array((size_t)m * (size_t)mn + 1, sizeof *U);
-        double *VT = mbl_alloc_array((size_t)mn * (size_t)n + 1, sizeof *VT);
-        double *tmp = mbl_alloc_array((size_t)mx + 1, sizeof *tmp);
-        if (!J || !s || !U || !VT || !tmp) {
-            mbl_free(J), mbl_free(s), mbl_free(U), mbl_free(VT), mbl_free(tmp);
-            return mbl_error(st, MBL_ENOMEM, "out of memory");
-        }
-        for (int p = 0; p < md->jac.nz; p++) {
-            int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
-            if (r >= 0 && c >= 0) J[r + (size_t)c * m] = sp->jac[p];
-        }
-        rc = mn > 0 ? mbla_svd(m, n, J, m, 'S', s, U, m, VT, mn, st) : 0;
-        if (!rc) {
-            double cut = mn > 0 ? sp->opt->rank_tol * s[0] : 0.0;
-            int rank = 0;
-            for (int i = 0; i < mn; i++)
-                if (s[i] > cut && s[i] > 0) rank++;
-            sp->rank_last = rank;
-            /* dx = -V S^+ U^T F */
-            for (int i = 0; i < rank; i++) {
-                double d = 0;
-                for (int r = 0; r < m; r++) d += U[r + (size_t)i * m] * sp->F[sp->rows[r]];
-                tmp[i] = -d / s[i];
-            }
-            for (int c = 0; c < n; c++) {
-                double d = 0;
-                for (int i = 0; i < rank; i++) d += VT[i + (size_t)c * mn] * tmp[i];
-                dx[c] = d;
-            }
-        }
-        mbl_free(J), mbl_free(s), mbl_free(U), mbl_free(VT), mbl_free(tmp);
-        return rc;
+    int m = sp->nrow, n = sp->ncol, mx = m > n ? m : n, rank = 0;
+    double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);
+    double *b = mbl_alloc_array((size_t)mx + 1, sizeof *b);
+    if (!J || !b) {
+        mbl_free(J), mbl_free(b);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
+    for (int p = 0; p < md->jac.nz; p++) {
+        int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
+        if (r >= 0 && c >= 0) J[r + (size_t)c * m] = sp->jac[p];
+    }
+    for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
+    int rc = mbla_lstsq(m, n, 1, J, m > 0 ? m : 1, b, mx > 0 ? mx : 1, sp->opt->rank_tol, &rank, st);
+    if (!rc) {
+        sp->rank_last = rank;
+        for (int c = 0; c < n; c++) dx[c] = b[c];
+    }
+    mbl_free(J), mbl_free(b);
+    return rc;
 }
 
 /* Solve J dx = -F (minimum-norm / least-squares) on the subproblem; dx has ncol entries. The

@@ -11,3 +11,10 @@ if(VALGRIND AND NOT MBLIN_SANITIZE)
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(test_valgrind PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
 endif()
+# BLAS on one thread before OpenBLAS starts its workers (needs strace; the static tool, see
+# cmake/static_cli.cmake: a dynamically linked tool cannot act before its libraries' constructors)
+find_program(STRACE strace)
+if(PYTHON3 AND STRACE AND MBLIN_CLI_STATIC)
+  add_test(NAME test_cli_startup COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/startup_test.py $<TARGET_FILE:mblin_cli>
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()

@@ -413,8 +413,35 @@ TEST(allocation_failures)
     mbla_dlu_free(lu);
 }
 
+/* mbla_lstsq: the least-squares solution of a full-rank overdetermined system (normal equations
+ * by hand) and the minimum-norm solution of a rank-deficient one. */
+TEST(lstsq_closed_forms)
+{
+    mbl_status st;
+    double A[6] = {1, 0, 1, 0, 1, 1}; /* [1 0; 0 1; 1 1] */
+    double b[3] = {1, 2, 4};
+    int rank = -1;
+    CHECK_EQ_INT(mbla_lstsq(3, 2, 1, A, 3, b, 3, 1e-9, &rank, &st), 0);
+    CHECK_EQ_INT(rank, 2);
+    CHECK_CLOSE(b[0], 4.0 / 3.0, 1e-14); /* A^T A x = A^T b: [2 1; 1 2] x = [5; 6] */
+    CHECK_CLOSE(b[1], 7.0 / 3.0, 1e-14);
+    double D[6] = {1, 1, 0, 1, 1, 0}; /* [1 1; 1 1; 0 0]: rank 1 */
+    double c[3] = {2, 2, 0};
+    CHECK_EQ_INT(mbla_lstsq(3, 2, 1, D, 3, c, 3, 1e-9, &rank, &st), 0);
+    CHECK_EQ_INT(rank, 1);
+    CHECK_CLOSE(c[0], 1.0, 1e-14); /* minimum norm among x0 + x1 = 2 */
+    CHECK_CLOSE(c[1], 1.0, 1e-14);
+    double E[2] = {3, 4}; /* underdetermined 1 x 2: [3 4] x = 5 -> x = [0.6, 0.8] */
+    double e[2] = {5, 0};
+    CHECK_EQ_INT(mbla_lstsq(1, 2, 1, E, 1, e, 2, 1e-9, &rank, &st), 0);
+    CHECK_CLOSE(e[0], 0.6, 1e-14);
+    CHECK_CLOSE(e[1], 0.8, 1e-14);
+    CHECK_EQ_INT(mbla_lstsq(3, 2, 1, A, 3, b, 2, 1e-9, &rank, &st), MBL_EDIM); /* ldb < max(m, n) */
+}
+
 int main(void)
 {
+    RUN(lstsq_closed_forms);
     RUN(eig_tridiagonal_toeplitz);
     RUN(eig_companion_complex_roots);
     RUN(eig_rotation);

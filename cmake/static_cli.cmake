@@ -1,0 +1,63 @@
+# The command-line tool linked statically against the libraries Debian ships as static archives
+# (libyaml, LAPACKE, OpenBLAS, ARPACK-ng, SuiteSparse, libgfortran, libquadmath, libstdc++,
+# libgomp) and without position-independent code: a small model's whole process loaded 23 shared
+# libraries and applied 12,000 relocations before main (about 11 ms of 19-33 ms). Only glibc
+# (libc, libm) and libmetis (no static archive in Debian; CHOLMOD needs it) stay shared.
+# Licence: the static tool contains the LGPL-2.1+ SuiteSparse parts (KLU, AMD, COLAMD, BTF),
+# BSD LAPACK/OpenBLAS/ARPACK-ng, MIT libyaml and, with MBLIN_WITH_GPL, the GPL-2.0+ CHOLMOD
+# modules and SPQR: a tool built with MBLIN_WITH_GPL=ON is distributed under the GPL (as it was
+# when linked dynamically against them); with OFF it is MIT plus LGPL parts, whose relinking
+# requirement the public source and this build satisfy. The shared and static mblin libraries
+# are unchanged (they link the shared libraries). docs/benchmarks.md has the measurements.
+# Sets MBLIN_CLI_LINK (what mblin_cli links) and MBLIN_CLI_STATIC.
+option(MBLIN_STATIC_CLI "Link the command-line tool statically against the available static libraries" ON)
+set(MBLIN_CLI_LINK mblin_static)
+set(MBLIN_CLI_STATIC OFF)
+if(MBLIN_STATIC_CLI AND NOT MBLIN_SANITIZE)
+  set(_names yaml lapacke arpack)
+  if(MBLIN_WITH_GPL)
+    list(APPEND _names spqr cholmod)
+  endif()
+  list(APPEND _names klu amd colamd btf ccolamd camd suitesparseconfig)
+  set(_archives "")
+  set(_ok ON)
+  foreach(n ${_names})
+    find_library(MBLIN_A_${n} NAMES lib${n}.a)
+    if(NOT MBLIN_A_${n})
+      set(_ok OFF)
+    endif()
+    list(APPEND _archives ${MBLIN_A_${n}})
+  endforeach()
+  # OpenBLAS: the archive next to the shared library pkg-config found (openblas-pthread/)
+  find_library(MBLIN_A_openblas NAMES libopenblas.a HINTS ${BLAS_LIBRARY_DIRS} NO_DEFAULT_PATH)
+  if(NOT MBLIN_A_openblas)
+    find_library(MBLIN_A_openblas NAMES libopenblas.a)
+  endif()
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libgfortran.a OUTPUT_VARIABLE _gf
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libquadmath.a OUTPUT_VARIABLE _qm
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libstdc++.a OUTPUT_VARIABLE _sx
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=libgomp.a OUTPUT_VARIABLE _gomp
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  foreach(f ${_gf} ${_qm} ${_sx} ${_gomp})
+    if(NOT IS_ABSOLUTE "${f}" OR NOT EXISTS "${f}")
+      set(_ok OFF)
+    endif()
+  endforeach()
+  if(MBLIN_WITH_GPL)
+    find_library(MBLIN_SO_metis NAMES metis libmetis.so.5) # Debian: only the runtime library
+    if(NOT MBLIN_SO_metis)
+      set(_ok OFF)
+    endif()
+  endif()
+  if(_ok AND MBLIN_A_openblas)
+    set(MBLIN_CLI_STATIC ON)
+    set(MBLIN_CLI_LINK $<TARGET_FILE:mblin_static> ${_archives} ${MBLIN_A_openblas} ${_gf} ${_qm} ${_sx} ${_gomp}
+      ${MBLIN_SO_metis} ${MATH_LIB} Threads::Threads ${CMAKE_DL_LIBS})
+    message(STATUS "mblin: command-line tool linked statically (MBLIN_STATIC_CLI)")
+  else()
+    message(STATUS "mblin: static archives missing, command-line tool linked dynamically")
+  endif()
+endif()
