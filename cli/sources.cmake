@@ -1,3 +1,4 @@
 set(MBLIN_CLI_SOURCES
   cli/main.c
+  cli/cmd_sensitivity.c
 )

@@ -7,5 +7,6 @@
 #include "mblin/la.h"
 #include "mblin/model.h"
 #include "mblin/report.h"
+#include "mblin/sensitivity.h"
 
 #endif

@@ -1,0 +1,4 @@
+list(APPEND MBLIN_SOURCES
+  src/study/sensitivity.c
+  src/study/boundary.c
+)
