@@ -452,21 +452,27 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     }
     memset(A2, 0, (size_t)N2 * N2 * sizeof *A2);
     memset(B2, 0, (size_t)N2 * N2 * sizeof *B2);
+    /* scaling of Fan, Lin and Van Dooren (2004): s = gamma mu, the pencil times delta, so that the
+     * three coefficients have comparable norms (stiff models span 1e10 between M and K) */
+    double n0 = 0, n1 = 0, n2 = 0;
+    for (size_t e = 0; e < NN; e++) n0 += P0[e] * P0[e], n1 += P1[e] * P1[e], n2 += P2[e] * P2[e];
+    n0 = sqrt(n0), n1 = sqrt(n1), n2 = sqrt(n2);
+    double gam = n0 > 0 && n2 > 0 ? sqrt(n0 / n2) : 1.0, del = n0 + gam * n1 > 0 ? 2.0 / (n0 + gam * n1) : 1.0;
     for (int j = 0; j < N; j++) {
         for (int i = 0; i < N; i++) {
-            A2[i + (size_t)j * N2] = -P1[i + (size_t)j * N];
-            A2[i + (size_t)(N + j) * N2] = -P0[i + (size_t)j * N];
-            B2[i + (size_t)j * N2] = P2[i + (size_t)j * N];
+            A2[i + (size_t)j * N2] = -del * gam * P1[i + (size_t)j * N];
+            A2[i + (size_t)(N + j) * N2] = -del * P0[i + (size_t)j * N];
+            B2[i + (size_t)j * N2] = del * gam * gam * P2[i + (size_t)j * N];
         }
         A2[N + j + (size_t)j * N2] = 1.0;
         B2[N + j + (size_t)(N + j) * N2] = 1.0;
     }
-    rc = mbla_ggevx('B', N2, A2, N2, B2, N2, ar, ai, be, VL, N2, VR, N2, NULL, NULL, st);
+    rc = mbla_ggevx('P', N2, A2, N2, B2, N2, ar, ai, be, VL, N2, VR, N2, NULL, NULL, st);
     if (rc) goto fail;
     int nfin = 2 * (n - c.mi) - c.ki, nev = 0;
     for (int j = 0; j < N2; j++) {
         if (!(be[j] > 0)) continue;
-        double re = ar[j] / be[j], im = ai[j] / be[j], mag = hypot(re, im);
+        double re = gam * ar[j] / be[j], im = gam * ai[j] / be[j], mag = hypot(re, im);
         if (!isfinite(mag)) continue;
         ev[nev].re = re, ev[nev].im = im, ev[nev].mag = mag, ev[nev].idx = j;
         nev++;
@@ -483,6 +489,39 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     qsort(ev, (size_t)nev, sizeof *ev, cmp_modes);
     double magmax = 0;
     for (int i = 0; i < nev; i++) magmax = fmax(magmax, ev[i].mag);
+    /* the pencil is the linearization only where it does not change along the nominal motion:
+     * dJ/dt = J_x xdot with xdot = (0, 0, 0, vdot, v, 0) (a steady point: cyclic coordinates
+     * may move, nothing else) */
+    {
+        double *xt = dx; /* the point's derivatives are no longer needed: reuse the first column */
+        for (int q = 0; q < nunk; q++) xt[q] = 0;
+        for (int i = 0; i < n; i++) {
+            xt[L->col0[MBL_DAE_V] + i] = pt->vdot[i];
+            xt[L->col0[MBL_DAE_Q] + i] = pt->v[i];
+        }
+        rc = mbl_dae_deriv_jac_dir(d, pt, xt, -1, dJ, st);
+        if (rc) goto fail;
+        double *T0 = A2, *T1 = A2 + NN, *T2 = A2 + 2 * NN; /* A2 holds 4 NN: scratch */
+        fill_pencil(&c, dJ, T0, T1, T2);
+        double sm = fmax(magmax, 1e-300), worst = 0;
+        for (int i = 0; i < N; i++) {
+            double a = 0, b = 0;
+            for (int jj = 0; jj < N; jj++) {
+                size_t e = i + (size_t)jj * N;
+                a = fmax(a, fabs(T0[e]) + sm * fabs(T1[e]) + sm * sm * fabs(T2[e]));
+                b = fmax(b, fabs(P0[e]) + sm * fabs(P1[e]) + sm * sm * fabs(P2[e]));
+            }
+            if (b > 0) worst = fmax(worst, a / (sm * b));
+        }
+        if (worst > 1e-6) {
+            rc = mbl_error(st, MBL_EMODEL,
+                           "sensitivities: the linearized equations change along the motion at this point (relative "
+                           "rate %.2g: coordinates that are not steady, such as the Euler parameters of a spinning "
+                           "body); write the model with the steady motion in cyclic coordinates (docs/study.md)",
+                           worst);
+            goto fail;
+        }
+    }
     S->nmode = nev;
     if (NEW(S->modes, nev) || NEW(S->shape_re, (size_t)n * nev) || NEW(S->shape_im, (size_t)n * nev)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -527,21 +566,20 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
             S->shape_re[i + (size_t)t * n] = creal(v[i]) + 0.0;
             S->shape_im[i + (size_t)t * n] = cimag(v[i]) + 0.0;
         }
-        /* denominator w^H P'(s) v, and whether the eigenvalue is simple */
+        /* denominator w^H P'(s) v, and whether the eigenvalue is simple: |w^H P' v| against
+         * ||P'^H w|| ||v||, where P' acts on dq only (a defective pair: rounding level, sqrt(eps)) */
         double complex den = 0;
-        double pn = 0;
         for (int jj = 0; jj < N; jj++) {
             tmp[jj] = 0;
             for (int i = 0; i < N; i++) tmp[jj] += conj(wl[i]) * (2 * s * P2[i + (size_t)jj * N] + P1[i + (size_t)jj * N]);
         }
-        for (size_t e = 0; e < NN; e++) pn = fmax(pn, fabs(2 * cabs(s) * P2[e]) + fabs(P1[e]) + fabs(P0[e]));
         double wn = 0, vn = 0;
         for (int i = 0; i < N; i++) {
             den += tmp[i] * v[i];
-            wn += cabs(wl[i]) * cabs(wl[i]);
-            vn += cabs(v[i]) * cabs(v[i]);
+            wn += cabs(tmp[i]) * cabs(tmp[i]);
+            if (i < n) vn += cabs(v[i]) * cabs(v[i]);
         }
-        int defined = big > 0 && cabs(den) > 1e-10 * sqrt(wn * vn) * fmax(pn, 1e-300);
+        int defined = big > 0 && wn > 0 && cabs(den) > 1e-6 * sqrt(wn * vn);
         for (int u = 0; u < nev && defined; u++)
             if (u != t && hypot(ev[u].re - ev[t].re, ev[u].im - ev[t].im) <= opt.repeat_tol * fmax(1.0, ev[t].mag))
                 defined = 0;
