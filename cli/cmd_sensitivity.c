@@ -235,6 +235,8 @@ static void print_json(const mbl_model *md, const mbl_sensitivity *S)
         for (int i = 0; i < S->m; i++) printf("%s", i ? ", " : ""), jnum(S->dlambda[i + (size_t)w * S->m]);
         printf("]");
     }
+    printf("], \"defined\": [");
+    for (int w = 0; w < nw; w++) printf("%s%s", w ? ", " : "", S->point_defined[w] ? "true" : "false");
     printf("]},\n \"notes\": ");
     jstr(S->notes);
     printf(",\n \"modes\": [");
@@ -288,6 +290,12 @@ static void print_table(const mbl_model *md, const mbl_sensitivity *S)
     for (int w = 0; w < S->nwrt; w++) {
         int p = S->wrt[w];
         printf("\nd/d %s   (%s = %.10g)\n", mbl_model_param_name(md, p), mbl_model_param_name(md, p), mbl_model_param_value(md, p));
+        if (!S->point_defined[w]) {
+            printf("  not defined: the operating point does not persist when %s changes (a singular configuration\n"
+                   "  whose geometry %s moves: the equations of the point have no solution nearby)\n",
+                   mbl_model_param_name(md, p), mbl_model_param_name(md, p));
+            continue;
+        }
         printf("  mode        real    imaginary      d real/dp      d imag/dp   d freq[Hz]/dp  d damping/dp\n");
         for (int t = 0; t < S->nmode; t++) {
             const mbl_sens_mode *m = &S->modes[t];

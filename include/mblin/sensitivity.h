@@ -63,7 +63,7 @@ int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const dou
 
 typedef struct mbl_sens_options {
     int shapes;          /* 1 (default): also the mode shapes' derivatives */
-    int dense_max;       /* largest pencil order n + m + k handled, dense QZ (default 1500) */
+    int dense_max;       /* largest pencil order n + m + k handled, dense QZ (default 600: the eigenvectors by QZ on the 2N companion form, N^3) */
     double zero_tol;     /* |lambda| <= zero_tol * max |lambda|: a zero mode (default 1e-9) */
     double repeat_tol;   /* two eigenvalues closer than repeat_tol * max(1, |lambda|) are repeated:
                             their derivatives are not defined one by one (default 1e-8) */
@@ -95,6 +95,10 @@ typedef struct mbl_sensitivity {
     double *shape_re, *shape_im;   /* n*nmode: dq of each mode, largest component 1 (real) */
     double *dshape_re, *dshape_im; /* n*nmode*nwrt, [i + n*(mode + nmode*w)] (NULL without shapes) */
     double *dq, *dv, *dlambda;     /* n*nwrt, n*nwrt, m*nwrt: the shift of the operating point */
+    int *point_defined;     /* nwrt: 0 when the point does not persist as the parameter changes (the
+                               equations that define it have no solution nearby: a singular
+                               configuration whose geometry the parameter changes); its derivatives
+                               are then NaN */
     int m;                  /* holonomic constraints (rows of dlambda) */
     char notes[512];
 } mbl_sensitivity;

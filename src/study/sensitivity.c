@@ -34,7 +34,7 @@ void mbl_sens_options_default(mbl_sens_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->shapes = 1;
-    opt->dense_max = 1500;
+    opt->dense_max = 600;
     opt->zero_tol = 1e-9;
     opt->repeat_tol = 1e-8;
     opt->rank_tol = 1e-9;
@@ -59,6 +59,7 @@ void mbl_sensitivity_free(mbl_sensitivity *s)
     mbl_free(s->dq);
     mbl_free(s->dv);
     mbl_free(s->dlambda);
+    mbl_free(s->point_defined);
     mbl_free(s);
 }
 
@@ -87,7 +88,7 @@ typedef struct ctx {
  * for a regular J_RC the implicit function theorem, for a minimum-norm projection its derivative
  * when the file's point already satisfies the rows. */
 static int point_stage(const ctx *c, unsigned rowmask, unsigned colmask, int skip_cyclic, int j, double *dx,
-                       mbl_status *st)
+                       int *persist, mbl_status *st)
 {
     const mbl_dae_layout *L = &c->L;
     int nF = L->nF, nunk = L->nunk, nr = 0, nc = 0, rc = 0;
@@ -139,6 +140,16 @@ static int point_stage(const ctx *c, unsigned rowmask, unsigned colmask, int ski
         for (int a = 0; a < nr; a++) v += U[a + (size_t)t * nr] * r[a];
         y[t] = v / s[t];
     }
+    /* the part of r outside the range of J_RC: nonzero when the rows cannot follow the parameter
+     * (a singular configuration whose geometry the parameter changes): no derivative */
+    double rn = 0, out = 0;
+    for (int a = 0; a < nr; a++) {
+        double u = r[a];
+        for (int t = 0; t < rank; t++) u -= U[a + (size_t)t * nr] * (y[t] * s[t]);
+        out += u * u;
+        rn += r[a] * r[a];
+    }
+    if (out > 1e-12 * fmax(rn, 1e-300) && sqrt(out) > 1e-10) *persist = 0;
     for (int b = 0; b < nc; b++) {
         double v = 0;
         for (int t = 0; t < rank; t++) v += VT[t + (size_t)b * kk] * y[t];
@@ -156,7 +167,7 @@ done:
 }
 
 /* dx/dp_j: the same stages as mbl_operating_point for the point's kind. */
-static int point_derivative(const ctx *c, int j, double *dx, mbl_status *st)
+static int point_derivative(const ctx *c, int j, double *dx, int *persist, mbl_status *st)
 {
     const mbl_dae_layout *L = &c->L;
     int nunk = L->nunk, rc = 0;
@@ -169,17 +180,17 @@ static int point_derivative(const ctx *c, int j, double *dx, mbl_status *st)
     case MBL_AT_EQUILIBRIUM:
         for (int q = L->col0[MBL_DAE_V]; q < L->col0[MBL_DAE_V + 1]; q++) dx[q] = 0;
         rc = point_stage(c, RB(MBL_DAE_EOM) | RB(MBL_DAE_PHI) | RB(MBL_DAE_NH),
-                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 0, j, dx, st);
+                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 0, j, dx, persist, st);
         break;
     case MBL_AT_GIVEN:
-        if (L->m) rc = point_stage(c, RB(MBL_DAE_PHI), RB(MBL_DAE_Q), 0, j, dx, st);
-        if (!rc && L->m + L->k) rc = point_stage(c, RB(MBL_DAE_PHID) | RB(MBL_DAE_NH), RB(MBL_DAE_V), 0, j, dx, st);
-        if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, j, dx, st);
+        if (L->m) rc = point_stage(c, RB(MBL_DAE_PHI), RB(MBL_DAE_Q), 0, j, dx, persist, st);
+        if (!rc && L->m + L->k) rc = point_stage(c, RB(MBL_DAE_PHID) | RB(MBL_DAE_NH), RB(MBL_DAE_V), 0, j, dx, persist, st);
+        if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, j, dx, persist, st);
         break;
     case MBL_AT_STEADY:
         rc = point_stage(c, acc_rows | RB(MBL_DAE_PHID) | RB(MBL_DAE_NH) | RB(MBL_DAE_PHI),
-                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 1, j, dx, st);
-        if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, j, dx, st);
+                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 1, j, dx, persist, st);
+        if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, j, dx, persist, st);
         break;
     default:
         rc = mbl_error(st, MBL_EARG, "unknown operating point kind %d", (int)c->pt->at);
@@ -368,6 +379,80 @@ static int bordered(int N, const double *P0, const double *P1, const double *P2,
     return 0;
 }
 
+/* The pattern of P0 | P1 | P2 as a CSC matrix (values filled by pencil_values). */
+static int pencil_pattern(int N, const double *P0, const double *P1, const double *P2, mbla_csc **A, mbl_status *st)
+{
+    int nz = 0;
+    for (size_t e = 0; e < (size_t)N * N; e++)
+        if (P0[e] != 0 || P1[e] != 0 || P2[e] != 0) nz++;
+    int rc = mbla_csc_new(N, N, nz + 1, A, st);
+    if (rc) return rc;
+    int p = 0;
+    for (int j = 0; j < N; j++) {
+        (*A)->p[j] = p;
+        for (int i = 0; i < N; i++) {
+            size_t e = i + (size_t)j * N;
+            if (P0[e] != 0 || P1[e] != 0 || P2[e] != 0) (*A)->i[p++] = i;
+        }
+    }
+    (*A)->p[N] = p;
+    return 0;
+}
+
+static void pencil_values(const mbla_csc *A, int N, const double *P0, const double *P1, const double *P2,
+                          double complex s, double *az)
+{
+    for (int j = 0; j < N; j++)
+        for (int p = A->p[j]; p < A->p[j + 1]; p++) {
+            size_t e = A->i[p] + (size_t)j * N;
+            double complex v = s * s * P2[e] + s * P1[e] + P0[e];
+            az[2 * p] = creal(v), az[2 * p + 1] = cimag(v);
+        }
+}
+
+/* Two-sided Rayleigh quotient iteration on the quadratic pencil from the QZ eigentriple:
+ * v <- P(s)^-1 v, w <- P(s)^-H w, s <- s - w^H P(s) v / (w^H P'(s) v), twice. QZ on the
+ * companion form of a stiff model leaves relative errors of 1e-9 in the high modes; this makes
+ * them rounding-level. A failed factorization (an exactly singular P(s)) keeps the QZ values. */
+static void refine(const mbla_csc *A, double *az, int N, const double *P0, const double *P1, const double *P2,
+                   double complex *s, double complex *v, double complex *w, double complex *tmp, int real)
+{
+    double *b = (double *)tmp; /* 2N doubles: interleaved complex */
+    for (int it = 0; it < 2; it++) {
+        mbla_klu *lu = NULL;
+        pencil_values(A, N, P0, P1, P2, *s, az);
+        if (mbla_kluz_new(A, az, NULL, &lu, NULL)) return;
+        double complex *vecs[2] = {v, w};
+        for (int k = 0; k < 2; k++) {
+            double complex *x = vecs[k];
+            for (int i = 0; i < N; i++) b[2 * i] = creal(x[i]), b[2 * i + 1] = cimag(x[i]);
+            if (mbla_kluz_solve(lu, k ? 'C' : 'N', 1, b, N, NULL)) {
+                mbla_klu_free(lu);
+                return;
+            }
+            double nrm = 0;
+            for (int i = 0; i < 2 * N; i++) nrm = fmax(nrm, fabs(b[i]));
+            if (!(nrm > 0) || !isfinite(nrm)) {
+                mbla_klu_free(lu);
+                return;
+            }
+            for (int i = 0; i < N; i++) x[i] = (b[2 * i] + I * b[2 * i + 1]) / nrm;
+        }
+        mbla_klu_free(lu);
+        double complex num = 0, den = 0;
+        for (int j = 0; j < N; j++)
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) {
+                int i = A->i[p];
+                size_t e = i + (size_t)j * N;
+                num += conj(w[i]) * (*s * *s * P2[e] + *s * P1[e] + P0[e]) * v[j];
+                den += conj(w[i]) * (2.0 * *s * P2[e] + P1[e]) * v[j];
+            }
+        if (den == 0 || !isfinite(cabs(num / den))) return;
+        *s -= num / den;
+        if (real) *s = creal(*s);
+    }
+}
+
 int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const int *wrt_in, int nwrt, const mbl_sens_options *opt_in,
                     mbl_sensitivity **out, mbl_status *st)
 {
@@ -398,6 +483,8 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     double *ar = NULL, *ai = NULL, *be = NULL, *VL = NULL, *VR = NULL;
     eig_item *ev = NULL;
     double complex *vbuf = NULL;
+    mbla_csc *Apat = NULL;
+    double *apz = NULL;
     if (!S) return mbl_error(st, MBL_ENOMEM, "out of memory");
     S->n = n;
     S->m = L->m;
@@ -407,7 +494,7 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     if (NEW(S->wrt, nwrt) || NEW(Jv, L->jnz) || NEW(dJ, L->jnz) || NEW(c.Jd, (size_t)nF * nunk) ||
         NEW(c.Fp, (size_t)nF * np) || NEW(c.x0p, (size_t)nunk * np) || NEW(c.cyclic, n) ||
         NEW(dx, (size_t)nunk * (nwrt ? nwrt : 1)) || NEW(S->dq, (size_t)n * nwrt) || NEW(S->dv, (size_t)n * nwrt) ||
-        NEW(S->dlambda, (size_t)L->m * nwrt)) {
+        NEW(S->dlambda, (size_t)L->m * nwrt) || NEW(S->point_defined, nwrt)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;
     }
@@ -424,7 +511,8 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     /* the shift of the point, per parameter */
     for (int w = 0; w < nwrt; w++) {
         double *x = dx + (size_t)w * nunk;
-        rc = point_derivative(&c, S->wrt[w], x, st);
+        S->point_defined[w] = 1;
+        rc = point_derivative(&c, S->wrt[w], x, &S->point_defined[w], st);
         if (rc) goto fail;
         for (int i = 0; i < n; i++) {
             S->dq[i + (size_t)w * n] = x[L->col0[MBL_DAE_Q] + i];
@@ -444,6 +532,12 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
         goto fail;
     }
     fill_pencil(&c, Jv, P0, P1, P2);
+    rc = pencil_pattern(N, P0, P1, P2, &Apat, st);
+    if (rc) goto fail;
+    if (NEW(apz, 2 * (size_t)mbla_csc_nnz(Apat))) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto fail;
+    }
     for (int w = 0; w < nwrt; w++) {
         rc = mbl_dae_deriv_jac_dir(d, pt, dx + (size_t)w * nunk, S->wrt[w], dJ, st);
         if (rc) goto fail;
@@ -555,6 +649,14 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
         }
         unpack_vec(VR, N2, N, N, ai, j, v);  /* lower half: v */
         unpack_vec(VL, N2, N, 0, ai, j, wl); /* upper half: w */
+        refine(Apat, apz, N, P0, P1, P2, &s, v, wl, tmp, ai[j] == 0);
+        md->re = creal(s) + 0.0;
+        md->im = cimag(s) + 0.0;
+        double smag = cabs(s);
+        md->freq_hz = smag / TWO_PI;
+        md->damping_ratio = smag > 0 ? -md->re / smag + 0.0 : 0.0;
+        if (ai[j] == 0) /* real vectors for a real eigenvalue */
+            for (int i = 0; i < N; i++) v[i] = creal(v[i]), wl[i] = creal(wl[i]);
         /* shape: dq with its largest component 1 */
         int kk = 0;
         double big = 0;
@@ -605,7 +707,7 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
         }
         for (int w = 0; w < nwrt; w++) {
             const double *D0 = dP + 3 * NN * w, *D1 = D0 + NN, *D2 = D1 + NN;
-            if (!defined) {
+            if (!defined || !S->point_defined[w]) {
                 md->dre[w] = md->dim[w] = md->dfreq_hz[w] = md->ddamping[w] = NAN;
                 if (S->dshape_re)
                     for (int i = 0; i < n; i++)
@@ -616,7 +718,7 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
             double complex num = 0;
             for (int i = 0; i < N; i++) num += conj(wl[i]) * tmp2[i];
             double complex ds = -num / den;
-            double dre = creal(ds), dim = cimag(ds), mag = ev[t].mag;
+            double dre = creal(ds), dim = cimag(ds), mag = smag;
             md->dre[w] = dre + 0.0;
             md->dim[w] = dim + 0.0;
             if (mag > 0) {
@@ -652,6 +754,15 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     if (nundef)
         snprintf(S->notes, sizeof S->notes,
                  "%d zero or repeated eigenvalue(s): their derivatives are not defined one by one (null)", nundef);
+    for (int w = 0; w < nwrt; w++)
+        if (!S->point_defined[w]) {
+            /* the point does not persist: no derivative of it either */
+            for (int i = 0; i < n; i++) S->dq[i + (size_t)w * n] = S->dv[i + (size_t)w * n] = NAN;
+            for (int i = 0; i < L->m; i++) S->dlambda[i + (size_t)w * L->m] = NAN;
+            size_t l = strlen(S->notes);
+            snprintf(S->notes + l, sizeof S->notes - l, "%sthe operating point does not persist when parameter %d changes (a "
+                     "singular configuration it moves): no derivatives", l ? "; " : "", S->wrt[w] + 1);
+        }
     if (c.mi < L->m || c.ki < L->k)
         snprintf(S->notes + strlen(S->notes), sizeof S->notes - strlen(S->notes), "%s%d dependent constraint(s) dropped",
                  S->notes[0] ? "; " : "", L->m + L->k - c.mi - c.ki);
@@ -684,6 +795,8 @@ done:
     mbl_free(VR);
     mbl_free(ev);
     mbl_free(vbuf);
+    mbla_csc_free(Apat);
+    mbl_free(apz);
     if (!rc) *out = S;
     return rc;
 }
