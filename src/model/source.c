@@ -1,7 +1,7 @@
 /* Reading a `model: dae` file with libyaml's document API into an mbl_src. */
 #include "model/source.h"
 
-#include "model/mechanism.h"
+#include "mech/mechanism.h"
 #include "mblin/model.h"
 
 #include <stdarg.h>
@@ -258,7 +258,7 @@ static int read_root(reader *r, const yaml_node_t *root)
     if (root->type != YAML_MAPPING_NODE)
         return err_at(r, root, MBL_EMODEL, "the file must be a mapping with 'model: dae', found %s",
                       node_kind(root));
-    /* `model: mechanism` is compiled to this level by its own reader (model/mechanism.c) */
+    /* `model: mechanism` is compiled to this level by its own reader (mech/mechanism.c) */
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(&r->doc, p->key), *v = yaml_document_get_node(&r->doc, p->value);
         if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "model") && v->type == YAML_SCALAR_NODE &&

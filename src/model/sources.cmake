@@ -1,7 +1,5 @@
 list(APPEND MBLIN_SOURCES
   src/model/source.c
   src/model/model.c
-  src/model/mechanism.c
-  src/model/mech_check.c
   src/model/dae_deriv.c
 )

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "mblin/report.h"
-#include "model/mech_check.h"
+#include "mech/check.h"
 #include "model/model_internal.h"
 
 static const char *at_name(mbl_at at)

@@ -3,8 +3,8 @@
  * energy, generalized forces, constraints, variables, outputs and states) so that every method,
  * operating point and report works on it unchanged. Vocabulary: docs/mechanism.md.
  * Internal to the library. */
-#ifndef MBLIN_MODEL_MECHANISM_H
-#define MBLIN_MODEL_MECHANISM_H
+#ifndef MBLIN_MECH_MECHANISM_H
+#define MBLIN_MECH_MECHANISM_H
 
 #include <yaml.h>
 

@@ -1,7 +1,7 @@
 /* Constraint diagnostics for `mblin check`, naming each constraint by its source (a mechanism's
  * joint, driver or coupler; "constraint <j>" at the equation level). Internal to the library. */
-#ifndef MBLIN_MODEL_MECH_CHECK_H
-#define MBLIN_MODEL_MECH_CHECK_H
+#ifndef MBLIN_MECH_CHECK_H
+#define MBLIN_MECH_CHECK_H
 
 #include <stdio.h>
 

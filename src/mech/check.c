@@ -1,5 +1,5 @@
 /* Constraint diagnostics for `mblin check`: which constraints are redundant, which are violated. */
-#include "model/mech_check.h"
+#include "mech/check.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,0 +1,525 @@
+/* Rigid bodies (planar and spatial, Euler parameters), point masses and their markers: the
+ * coordinates, rotation matrices, angular velocities and marker positions and axes as generated
+ * variables, the orientation specifications and the inertia checks. See docs/mechanism.md. */
+#include "mech/mech_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <lapacke.h>
+#undef I /* complex.h (through lapacke.h) defines it; a body's inertia is B->I here */
+
+/* ---- orientation specifications (spatial): R column-major, column a = axis a ------------- */
+
+/* Normalize v in place without overflow or underflow (scaled by its largest component first, so
+ * [0, 0, 1e200] and [1e-200, 0, 0] are fine); returns 0 when v is zero or not finite. */
+static int unit3(double v[3])
+{
+    double s = fmax(fabs(v[0]), fmax(fabs(v[1]), fabs(v[2])));
+    if (!(s > 0) || !isfinite(s)) return 0;
+    double w[3] = {v[0] / s, v[1] / s, v[2] / s};
+    double n = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    for (int i = 0; i < 3; i++) v[i] = w[i] / n;
+    return 1;
+}
+
+static int orientation(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where)
+{
+    static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    memcpy(R, I3, sizeof I3);
+    *where = NULL;
+    mech_set_track(M);
+    yaml_node_t *ax = mech_get(M, map, "axis"), *an = mech_get(M, map, "angle"), *eu = mech_get(M, map, "euler");
+    yaml_node_t *zx = mech_get(M, map, "zaxis"), *xx = mech_get(M, map, "xaxis"), *ro = mech_get(M, map, "rotation");
+    int forms = (ax || an) + (eu != NULL) + (zx || xx) + (ro != NULL);
+    if (forms > 1)
+        return err_at(M, map, "%s: give one orientation (axis+angle, euler, zaxis/xaxis or rotation)", what);
+    char w[200];
+    int rc = 0;
+    if (ax || an) {
+        *where = ax ? ax : an;
+        if (!ax || !an) return err_at(M, *where, "%s: 'axis' and 'angle' go together", what);
+        double k[3], a;
+        snprintf(w, sizeof w, "%s: axis", what);
+        rc = mech_eval_vec(M, ax, 3, w, k);
+        const char *at = NULL;
+        if (!rc) rc = mech_text_of(M, an, "angle", &at);
+        if (!rc) rc = mech_eval_text(M, at, an, "angle", &a);
+        if (rc) return rc;
+        if (!unit3(k)) return err_at(M, ax, "%s: the rotation axis is zero%s", what, mech_set_note(M));
+        double c = cos(a), s = sin(a), C = 1 - c;
+        double r[9] = {c + k[0] * k[0] * C,        k[0] * k[1] * C - k[2] * s, k[0] * k[2] * C + k[1] * s,
+                       k[1] * k[0] * C + k[2] * s, c + k[1] * k[1] * C,        k[1] * k[2] * C - k[0] * s,
+                       k[2] * k[0] * C - k[1] * s, k[2] * k[1] * C + k[0] * s, c + k[2] * k[2] * C};
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) R[3 * j + i] = r[3 * i + j];
+        return 0;
+    }
+    if (eu) {
+        *where = eu;
+        double e[3];
+        snprintf(w, sizeof w, "%s: euler", what);
+        rc = mech_eval_vec(M, eu, 3, w, e);
+        if (rc) return rc;
+        /* body-fixed z-x-z: R = Rz(a) Rx(b) Rz(c) */
+        double ca = cos(e[0]), sa = sin(e[0]), cb = cos(e[1]), sb = sin(e[1]), cc = cos(e[2]), s3 = sin(e[2]);
+        double r[9] = {ca * cc - sa * cb * s3, -ca * s3 - sa * cb * cc, sa * sb,
+                       sa * cc + ca * cb * s3, -sa * s3 + ca * cb * cc, -ca * sb,
+                       sb * s3,                sb * cc,                 cb};
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) R[3 * j + i] = r[3 * i + j];
+        return 0;
+    }
+    if (zx || xx) {
+        *where = zx ? zx : xx;
+        if (!zx) return err_at(M, xx, "%s: 'xaxis' needs 'zaxis'", what);
+        double z[3], x[3];
+        snprintf(w, sizeof w, "%s: zaxis", what);
+        rc = mech_eval_vec(M, zx, 3, w, z);
+        if (rc) return rc;
+        if (!unit3(z)) return err_at(M, zx, "%s: zaxis is zero%s", what, mech_set_note(M));
+        if (xx) {
+            snprintf(w, sizeof w, "%s: xaxis", what);
+            rc = mech_eval_vec(M, xx, 3, w, x);
+            if (rc) return rc;
+        } else {
+            /* any direction perpendicular to z: the global axis least aligned with it */
+            int m = 0;
+            for (int i = 1; i < 3; i++)
+                if (fabs(z[i]) < fabs(z[m])) m = i;
+            x[0] = x[1] = x[2] = 0;
+            x[m] = 1;
+            double d = z[m];
+            for (int i = 0; i < 3; i++) x[i] -= d * z[i];
+        }
+        if (!unit3(x)) return err_at(M, xx ? xx : zx, "%s: xaxis is zero%s", what, mech_set_note(M));
+        double d = x[0] * z[0] + x[1] * z[1] + x[2] * z[2];
+        if (fabs(d) > MBL_MECH_FRAME_TOL)
+            return err_at(M, xx, "%s: xaxis is not perpendicular to zaxis (cosine %.3g): the frame is not orthonormal%s",
+                          what, d, mech_set_note(M));
+        double y[3] = {z[1] * x[2] - z[2] * x[1], z[2] * x[0] - z[0] * x[2], z[0] * x[1] - z[1] * x[0]};
+        for (int i = 0; i < 3; i++) {
+            R[i] = x[i];
+            R[3 + i] = y[i];
+            R[6 + i] = z[i];
+        }
+        return 0;
+    }
+    if (ro) {
+        *where = ro;
+        if (ro->type != YAML_SEQUENCE_NODE || ro->data.sequence.items.top - ro->data.sequence.items.start != 3)
+            return err_at(M, ro, "%s: rotation must be a list of 3 rows of 3 numbers", what);
+        for (int i = 0; i < 3; i++) {
+            double row[3];
+            snprintf(w, sizeof w, "%s: rotation row %d", what, i + 1);
+            rc = mech_eval_vec(M, yaml_document_get_node(M->doc, ro->data.sequence.items.start[i]), 3, w, row);
+            if (rc) return rc;
+            for (int j = 0; j < 3; j++) R[3 * j + i] = row[j];
+        }
+        double dev = 0;
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                double d = -(a == b);
+                for (int k = 0; k < 3; k++) d += R[3 * a + k] * R[3 * b + k];
+                if (fabs(d) > dev) dev = fabs(d);
+            }
+        if (dev > MBL_MECH_FRAME_TOL)
+            return err_at(M, ro, "%s: the rotation is not orthonormal (|R^T R - I| = %.3g)%s", what, dev, mech_set_note(M));
+        double det = R[0] * (R[4] * R[8] - R[7] * R[5]) - R[3] * (R[1] * R[8] - R[7] * R[2]) +
+                     R[6] * (R[1] * R[5] - R[4] * R[2]);
+        if (det < 0) return err_at(M, ro, "%s: the frame is left-handed (det R = %.3g)%s", what, det, mech_set_note(M));
+        return 0;
+    }
+    return 0;
+}
+
+/* Euler parameters of a rotation matrix (column-major), e0 >= 0 */
+void mech_euler_params(const double R[9], double e[4])
+{
+#define RR(i, j) R[3 * (j) + (i)]
+    double tr = RR(0, 0) + RR(1, 1) + RR(2, 2);
+    double c[4] = {tr, RR(0, 0), RR(1, 1), RR(2, 2)};
+    int k = 0;
+    for (int i = 1; i < 4; i++)
+        if (c[i] > c[k]) k = i;
+    if (k == 0) {
+        double s = 2 * sqrt(1 + tr);
+        e[0] = s / 4;
+        e[1] = (RR(2, 1) - RR(1, 2)) / s;
+        e[2] = (RR(0, 2) - RR(2, 0)) / s;
+        e[3] = (RR(1, 0) - RR(0, 1)) / s;
+    } else if (k == 1) {
+        double s = 2 * sqrt(1 + RR(0, 0) - RR(1, 1) - RR(2, 2));
+        e[0] = (RR(2, 1) - RR(1, 2)) / s;
+        e[1] = s / 4;
+        e[2] = (RR(0, 1) + RR(1, 0)) / s;
+        e[3] = (RR(0, 2) + RR(2, 0)) / s;
+    } else if (k == 2) {
+        double s = 2 * sqrt(1 - RR(0, 0) + RR(1, 1) - RR(2, 2));
+        e[0] = (RR(0, 2) - RR(2, 0)) / s;
+        e[1] = (RR(0, 1) + RR(1, 0)) / s;
+        e[2] = s / 4;
+        e[3] = (RR(1, 2) + RR(2, 1)) / s;
+    } else {
+        double s = 2 * sqrt(1 - RR(0, 0) - RR(1, 1) + RR(2, 2));
+        e[0] = (RR(1, 0) - RR(0, 1)) / s;
+        e[1] = (RR(0, 2) + RR(2, 0)) / s;
+        e[2] = (RR(1, 2) + RR(2, 1)) / s;
+        e[3] = s / 4;
+    }
+    if (e[0] < 0)
+        for (int i = 0; i < 4; i++) e[i] = -e[i];
+#undef RR
+}
+
+/* ---- bodies and markers ---------------------------------------------------------------------- */
+
+static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t *val)
+{
+    body *B = &M->b[bi];
+    const char *name = mech_sc(key);
+    char what[200];
+    snprintf(what, sizeof what, "marker '%s' of body '%s'", name, B->name);
+    if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
+    if (mech_find_marker(M, name, strlen(name)) >= 0) return err_at(M, key, "duplicate marker name '%s'", name);
+    if (val->type == YAML_SCALAR_NODE && val->data.scalar.length == 0) {
+        /* marker at the body origin, body axes */
+    } else {
+        int rc = mech_want_map(M, val, what);
+        if (rc) return rc;
+        static const char *okp[] = {"position", "angle", NULL};
+        static const char *oks[] = {"position", "axis", "angle", "euler", "zaxis", "xaxis", "rotation", NULL};
+        rc = mech_check_keys(M, val, M->planar ? okp : oks, what);
+        if (rc) return rc;
+    }
+    if (M->nm == M->cm) {
+        int cap = M->cm ? 2 * M->cm : 32;
+        marker *m = mbl_realloc_array(M->mk, (size_t)cap, sizeof *m);
+        if (!m) return mech_oom(M);
+        M->mk = m;
+        M->cm = cap;
+    }
+    if (mech_ns_add(&M->hm, name, M->nm)) return mech_oom(M);
+    marker *K = &M->mk[M->nm++];
+    memset(K, 0, sizeof *K);
+    K->oset = -1;
+    K->name = name;
+    K->body = bi;
+    mech_pos_of(key, &K->line, &K->col);
+    int dim = M->planar ? 2 : 3;
+    const char *s[3] = {"0", "0", "0"};
+    yaml_node_t *pn = mech_get(M, val, "position");
+    if (pn) {
+        snprintf(what, sizeof what, "marker '%s': position", name);
+        int rc = mech_vec_of(M, pn, dim, what, s);
+        if (rc) return rc;
+    }
+    int line = K->line, col = K->col;
+    static const char axn[3] = {'x', 'y', 'z'};
+    if (M->planar) {
+        const char *ang = "0";
+        yaml_node_t *an = mech_get(M, val, "angle");
+        if (an) {
+            int rc = mech_text_of(M, an, "marker angle", &ang);
+            if (rc) return rc;
+        }
+        const char *th = B->kind == KIND_PLANAR ? B->th : "0";
+        K->phi = mech_fmt(M, "_phi_%s", name);
+        int rc = mech_add_var(M, K->phi, mech_fmt(M, "%s + (%s)", th, ang), line, col);
+        for (int k = 0; k < 3 && !rc; k++) {
+            K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
+            const char *t;
+            if (k == 2) t = "0";
+            else if (B->kind == KIND_PLANAR)
+                t = k == 0 ? mech_fmt(M, "%s + %s*(%s) - %s*(%s)", B->r[0], B->A[0], s[0], B->A[3], s[1])
+                           : mech_fmt(M, "%s + %s*(%s) + %s*(%s)", B->r[1], B->A[3], s[0], B->A[0], s[1]);
+            else
+                t = mech_fmt(M, "%s + (%s)", B->r[k], s[k]);
+            rc = mech_add_var(M, K->p[k], t, line, col);
+        }
+        const char *axt[3][3] = {{mech_fmt(M, "cos(%s)", K->phi), mech_fmt(M, "sin(%s)", K->phi), "0"},
+                                 {mech_fmt(M, "-sin(%s)", K->phi), mech_fmt(M, "cos(%s)", K->phi), "0"},
+                                 {"0", "0", "1"}};
+        for (int a = 0; a < 3 && !rc; a++)
+            for (int k = 0; k < 3 && !rc; k++) {
+                K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
+                rc = mech_add_var(M, K->ax[a][k], axt[a][k], line, col);
+            }
+        return rc;
+    }
+    double R[9];
+    const yaml_node_t *where;
+    int rc = orientation(M, val, what, R, &where);
+    if (rc) return rc;
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 3; k++)
+            K->R0[3 * a + k] = B->R0[k] * R[3 * a] + B->R0[3 + k] * R[3 * a + 1] + B->R0[6 + k] * R[3 * a + 2];
+    mech_euler_params(R, K->mq);
+    K->oset = M->used_set >= 0 ? M->used_set : B->oset;
+    for (int k = 0; k < 3 && !rc; k++) {
+        K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
+        const char *t = mech_fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k], s[0], B->A[3 * k + 1], s[1],
+                                 B->A[3 * k + 2], s[2]);
+        rc = mech_add_var(M, K->p[k], t, line, col);
+    }
+    for (int a = 0; a < 3 && !rc; a++)
+        for (int k = 0; k < 3 && !rc; k++) {
+            K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
+            const char *t = mech_fmt(M, "%s*%s + %s*%s + %s*%s", B->A[3 * k], mech_num(M, R[3 * a]), B->A[3 * k + 1],
+                                     mech_num(M, R[3 * a + 1]), B->A[3 * k + 2], mech_num(M, R[3 * a + 2]));
+            rc = mech_add_var(M, K->ax[a][k], t, line, col);
+        }
+    return rc;
+}
+
+int mech_add_markers(mech *M, int bi, const yaml_node_t *mks)
+{
+    if (!mks) return 0;
+    if (mks->type == YAML_SCALAR_NODE && mks->data.scalar.length == 0) return 0;
+    char what[160];
+    snprintf(what, sizeof what, "markers of body '%s'", M->b[bi].name);
+    int rc = mech_want_map(M, mks, what);
+    for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+        if (!mech_is_scalar(k)) return err_at(M, k, "%s: a marker name must be a plain word", what);
+        rc = add_marker(M, bi, k, yaml_document_get_node(M->doc, p->value));
+    }
+    return rc;
+}
+
+body *mech_new_body(mech *M, const char *name, const yaml_node_t *key)
+{
+    if (M->nb == M->cb) {
+        int cap = M->cb ? 2 * M->cb : 16;
+        body *b = mbl_realloc_array(M->b, (size_t)cap, sizeof *b);
+        if (!b) return NULL;
+        M->b = b;
+        M->cb = cap;
+    }
+    if (mech_ns_add(&M->hb, name, M->nb)) return NULL;
+    body *B = &M->b[M->nb++];
+    memset(B, 0, sizeof *B);
+    B->name = name;
+    if (key) mech_pos_of(key, &B->line, &B->col);
+    for (int k = 0; k < 9; k++) B->R0[k] = k % 4 == 0;
+    B->q0[0] = 1;
+    B->oset = -1;
+    return B;
+}
+
+static int add_coord(mech *M, const char *name, const char *init, const yaml_node_t *at)
+{
+    return mech_push_at(M, &M->src->coordinates, name, init, at);
+}
+
+/* The principal moments of a rigid body's inertia tensor J (3x3, positive definite) satisfy the
+ * triangle inequalities I1 + I2 >= I3 (each moment is an integral of a sum of two squared
+ * coordinates); a tensor that violates them belongs to no body. Relative tolerance
+ * MBL_MECH_FRAME_TOL of the trace. */
+static int inertia_triangle(mech *M, const yaml_node_t *in, const char *what, const double J[9])
+{
+    double A[9], w[3];
+    memcpy(A, J, sizeof A);
+    if (LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', 3, A, 3, w) != 0)
+        return err_at(M, in, "%s: the principal moments of inertia cannot be computed", what);
+    /* w ascending: the binding inequality is w0 + w1 >= w2 */
+    if (w[0] + w[1] < w[2] - MBL_MECH_FRAME_TOL * (w[0] + w[1] + w[2]))
+        return err_at(M, in,
+                      "%s: the principal moments of inertia %.6g, %.6g, %.6g violate the triangle inequality "
+                      "(%.6g + %.6g < %.6g): no rigid body has this inertia%s",
+                      what, w[0], w[1], w[2], w[0], w[1], w[2], mech_set_note(M));
+    return 0;
+}
+
+int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
+{
+    const char *name = mech_sc(key);
+    char what[200];
+    snprintf(what, sizeof what, "body '%s'", name);
+    if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
+    if (!strcmp(name, "ground")) return err_at(M, key, "'ground' is built in: give its markers under 'ground'");
+    if (mech_find_body(M, name) >= 0) return err_at(M, key, "duplicate body name '%s'", name);
+    int rc = mech_want_map(M, val, what);
+    if (rc) return rc;
+    static const char *okp[] = {"type", "mass", "inertia", "cm", "position", "angle", "velocity", "angular_velocity",
+                                "markers", NULL};
+    static const char *oks[] = {"type", "mass", "inertia", "cm", "position", "axis", "angle", "euler", "zaxis",
+                                "xaxis", "rotation", "velocity", "angular_velocity", "markers", NULL};
+    rc = mech_check_keys(M, val, M->planar ? okp : oks, what);
+    if (rc) return rc;
+    body *B = mech_new_body(M, name, key);
+    if (!B) return mech_oom(M);
+    int bi = M->nb - 1;
+    B->kind = M->planar ? KIND_PLANAR : KIND_SPATIAL;
+    yaml_node_t *ty = mech_get(M, val, "type");
+    if (ty) {
+        if (!mech_is_scalar(ty)) return err_at(M, ty, "%s: type must be rigid or point", what);
+        if (!strcmp(mech_sc(ty), "point")) B->kind = KIND_POINT;
+        else if (strcmp(mech_sc(ty), "rigid")) return err_at(M, ty, "%s: unknown type '%s' (expected rigid or point)", what, mech_sc(ty));
+    }
+    int dim = M->planar ? 2 : 3;
+    yaml_node_t *mn = mech_get(M, val, "mass");
+    if (!mn) return err_at(M, val, "%s: missing 'mass'", what);
+    rc = mech_text_of(M, mn, "mass", &B->mass);
+    double mv;
+    mech_set_track(M);
+    if (!rc) rc = mech_eval_text(M, B->mass, mn, "mass", &mv);
+    if (rc) return rc;
+    if (!(mv > 0)) return err_at(M, mn, "%s: the mass must be positive (it is %g)%s", what, mv, mech_set_note(M));
+    for (int k = 0; k < 6; k++) B->I[k] = "0";
+    for (int k = 0; k < 3; k++) B->cm[k] = "0";
+    yaml_node_t *in = mech_get(M, val, "inertia");
+    if (B->kind == KIND_PLANAR) {
+        if (!in) return err_at(M, val, "%s: missing 'inertia' (the moment of inertia about the centre of mass)", what);
+        double iv;
+        rc = mech_text_of(M, in, "inertia", &B->I[2]);
+        mech_set_track(M);
+        if (!rc) rc = mech_eval_text(M, B->I[2], in, "inertia", &iv);
+        if (rc) return rc;
+        if (!(iv > 0))
+            return err_at(M, in, "%s: the moment of inertia must be positive (it is %g)%s", what, iv, mech_set_note(M));
+    } else if (B->kind == KIND_SPATIAL) {
+        if (!in) return err_at(M, val, "%s: missing 'inertia' [Ixx, Iyy, Izz] or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz]", what);
+        int cnt = in->type == YAML_SEQUENCE_NODE ? (int)(in->data.sequence.items.top - in->data.sequence.items.start) : 0;
+        if (cnt != 3 && cnt != 6)
+            return err_at(M, in, "%s: inertia must be [Ixx, Iyy, Izz] or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz]", what);
+        double iv[6] = {0};
+        rc = mech_vec_of(M, in, cnt, "inertia", B->I);
+        mech_set_track(M);
+        if (!rc) rc = mech_eval_vec(M, in, cnt, "inertia", iv);
+        if (rc) return rc;
+        /* positive definite: Cholesky of [[xx xy xz] [xy yy yz] [xz yz zz]] */
+        double J[9] = {iv[0], iv[3], iv[4], iv[3], iv[1], iv[5], iv[4], iv[5], iv[2]};
+        double scale = fabs(iv[0]) + fabs(iv[1]) + fabs(iv[2]);
+        double l00 = J[0];
+        double ok = l00 > MBL_MECH_FRAME_TOL * scale;
+        if (ok) {
+            double l10 = J[3] / sqrt(l00), l20 = J[6] / sqrt(l00);
+            double l11 = J[4] - l10 * l10;
+            ok = l11 > MBL_MECH_FRAME_TOL * scale;
+            if (ok) {
+                double l21 = (J[7] - l20 * l10) / sqrt(l11);
+                ok = J[8] - l20 * l20 - l21 * l21 > MBL_MECH_FRAME_TOL * scale;
+            }
+        }
+        if (!ok)
+            return err_at(M, in, "%s: the inertia tensor is %s (it must be positive definite)%s", what,
+                          scale == 0 ? "zero" : "singular or indefinite", mech_set_note(M));
+        if ((rc = inertia_triangle(M, in, what, J))) return rc;
+    } else if (in) {
+        return err_at(M, in, "%s: a point mass has no inertia", what);
+    }
+    yaml_node_t *cn = mech_get(M, val, "cm");
+    if (cn) {
+        if (B->kind == KIND_POINT) return err_at(M, cn, "%s: a point mass has no centre-of-mass offset", what);
+        rc = mech_vec_of(M, cn, dim, "cm", B->cm);
+        if (rc) return rc;
+    }
+    /* coordinates and their initial values */
+    const char *p0[3] = {"0", "0", "0"};
+    yaml_node_t *pn = mech_get(M, val, "position");
+    if (pn && (rc = mech_vec_of(M, pn, dim, "position", p0))) return rc;
+    static const char *cn3[3] = {"x", "y", "z"};
+    const yaml_node_t *at = pn ? pn : key;
+    for (int k = 0; k < 3; k++) B->r[k] = "0";
+    for (int k = 0; k < dim && !rc; k++) {
+        B->r[k] = mech_fmt(M, "%s_%s", name, cn3[k]);
+        rc = add_coord(M, B->r[k], p0[k], at);
+    }
+    if (rc) return rc;
+    const char *v0[3] = {NULL, NULL, NULL};
+    yaml_node_t *vn = mech_get(M, val, "velocity");
+    if (vn) {
+        rc = mech_vec_of(M, vn, dim, "velocity", v0);
+        for (int k = 0; k < dim && !rc; k++) rc = mech_push_at(M, &M->src->velocities, B->r[k], v0[k], vn);
+        if (rc) return rc;
+    }
+    yaml_node_t *wn = mech_get(M, val, "angular_velocity");
+    if (wn && B->kind == KIND_POINT) return err_at(M, wn, "%s: a point mass has no angular velocity", what);
+    static const char *Iv[9] = {"1", "0", "0", "0", "1", "0", "0", "0", "1"};
+    if (B->kind == KIND_POINT) {
+        for (int k = 0; k < 9; k++) B->A[k] = (char *)Iv[k];
+        for (int k = 0; k < 3; k++) B->w[k] = "0";
+    } else if (B->kind == KIND_PLANAR) {
+        const char *a0 = "0";
+        yaml_node_t *an = mech_get(M, val, "angle");
+        if (an && (rc = mech_text_of(M, an, "angle", &a0))) return rc;
+        B->th = mech_fmt(M, "%s_th", name);
+        rc = add_coord(M, B->th, a0, an ? an : key);
+        if (!rc && wn) {
+            const char *w0;
+            rc = mech_text_of(M, wn, "angular_velocity", &w0);
+            if (!rc) rc = mech_push_at(M, &M->src->velocities, B->th, w0, wn);
+        }
+        char *c = mech_fmt(M, "_c_%s", name), *s = mech_fmt(M, "_s_%s", name);
+        if (!rc) rc = mech_add_var(M, c, mech_fmt(M, "cos(%s)", B->th), B->line, B->col);
+        if (!rc) rc = mech_add_var(M, s, mech_fmt(M, "sin(%s)", B->th), B->line, B->col);
+        B->A[0] = c;
+        B->A[1] = mech_fmt(M, "(-%s)", s);
+        B->A[2] = "0";
+        B->A[3] = s;
+        B->A[4] = c;
+        B->A[5] = "0";
+        B->A[6] = "0";
+        B->A[7] = "0";
+        B->A[8] = "1";
+        B->w[0] = "0";
+        B->w[1] = "0";
+        B->w[2] = mech_fmt(M, "der(%s)", B->th);
+        if (rc) return rc;
+    } else {
+        double R[9], e0[4];
+        const yaml_node_t *where;
+        rc = orientation(M, val, what, R, &where);
+        if (rc) return rc;
+        memcpy(B->R0, R, sizeof R);
+        B->oset = M->used_set;
+        mech_euler_params(R, e0);
+        memcpy(B->q0, e0, sizeof e0);
+        for (int k = 0; k < 4 && !rc; k++) {
+            B->e[k] = mech_fmt(M, "%s_e%d", name, k);
+            rc = add_coord(M, B->e[k], mech_num(M, e0[k]), where ? where : key);
+        }
+        if (rc) return rc;
+        char **e = B->e;
+        /* normalization constraint (source 004) */
+        rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (Euler parameter normalization)", name),
+                       mech_fmt(M, "%s^2 + %s^2 + %s^2 + %s^2 - 1", e[0], e[1], e[2], e[3]), B->line, B->col);
+        const char *At[9] = {
+            mech_fmt(M, "2*(%s^2 + %s^2) - 1", e[0], e[1]),     mech_fmt(M, "2*(%s*%s - %s*%s)", e[1], e[2], e[0], e[3]),
+            mech_fmt(M, "2*(%s*%s + %s*%s)", e[1], e[3], e[0], e[2]), mech_fmt(M, "2*(%s*%s + %s*%s)", e[1], e[2], e[0], e[3]),
+            mech_fmt(M, "2*(%s^2 + %s^2) - 1", e[0], e[2]),     mech_fmt(M, "2*(%s*%s - %s*%s)", e[2], e[3], e[0], e[1]),
+            mech_fmt(M, "2*(%s*%s - %s*%s)", e[1], e[3], e[0], e[2]), mech_fmt(M, "2*(%s*%s + %s*%s)", e[2], e[3], e[0], e[1]),
+            mech_fmt(M, "2*(%s^2 + %s^2) - 1", e[0], e[3])};
+        for (int k = 0; k < 9 && !rc; k++) {
+            B->A[k] = mech_fmt(M, "_A_%s_%d%d", name, k / 3 + 1, k % 3 + 1);
+            rc = mech_add_var(M, B->A[k], At[k], B->line, B->col);
+        }
+        /* global angular velocity w = 2 E(e) der(e) */
+        const char *d[4];
+        for (int k = 0; k < 4; k++) d[k] = mech_fmt(M, "der(%s)", e[k]);
+        const char *wt[3] = {
+            mech_fmt(M, "2*(-%s*%s + %s*%s - %s*%s + %s*%s)", e[1], d[0], e[0], d[1], e[3], d[2], e[2], d[3]),
+            mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s - %s*%s)", e[2], d[0], e[3], d[1], e[0], d[2], e[1], d[3]),
+            mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
+        for (int k = 0; k < 3 && !rc; k++) {
+            B->w[k] = mech_fmt(M, "_w_%s_%d", name, k + 1);
+            rc = mech_add_var(M, B->w[k], wt[k], B->line, B->col);
+        }
+        if (!rc && wn) {
+            /* der(e) = 1/2 E^T w with the initial e */
+            const char *w0[3];
+            rc = mech_vec_of(M, wn, 3, "angular_velocity", w0);
+            double E[3][4] = {{-e0[1], e0[0], -e0[3], e0[2]}, {-e0[2], e0[3], e0[0], -e0[1]},
+                              {-e0[3], -e0[2], e0[1], e0[0]}};
+            for (int k = 0; k < 4 && !rc; k++)
+                rc = mech_push_at(M, &M->src->velocities, e[k],
+                                  mech_fmt(M, "0.5*(%s*(%s) + %s*(%s) + %s*(%s))", mech_num(M, E[0][k]), w0[0], mech_num(M, E[1][k]), w0[1],
+                                      mech_num(M, E[2][k]), w0[2]),
+                                  wn);
+        }
+        if (rc) return rc;
+    }
+    return mech_add_markers(M, bi, mech_get(M, val, "markers"));
+}

@@ -1,0 +1,380 @@
+/* Force elements (gravity, translational and torsion springs, bushings, applied forces and torques)
+ * as generalized forces by virtual power, the kinetic and potential energies of the bodies. */
+#include "mech/mech_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- force elements ---------------------------------------------------------------------------- */
+
+static void add_term(mech *M, char **acc, const char *term)
+{
+    *acc = *acc ? mech_fmt(M, "%s + %s", *acc, term) : mech_fmt(M, "%s", term);
+}
+
+/* force f (global, texts) on marker m's body at marker m's point, and torque tq (global) */
+static void apply(mech *M, int m, char *const f[3], char *const tq[3], int sign)
+{
+    body *B = &M->b[M->mk[m].body];
+    if (B->kind == KIND_GROUND) return;
+    const char *sg = sign > 0 ? "" : "-";
+    if (f) {
+        char *rr[3];
+        for (int k = 0; k < 3; k++) {
+            add_term(M, &B->F[k], mech_fmt(M, "%s%s", sg, f[k]));
+            rr[k] = mech_fmt(M, "(%s - %s)", M->mk[m].p[k], B->r[k]);
+        }
+        if (B->kind != KIND_POINT)
+            for (int k = 0; k < 3; k++) {
+                int a = (k + 1) % 3, b = (k + 2) % 3;
+                if (M->planar && k < 2) continue;
+                add_term(M, &B->N[k], mech_fmt(M, "%s(%s*%s - %s*%s)", sg, rr[a], f[b], rr[b], f[a]));
+            }
+    }
+    if (tq && B->kind != KIND_POINT)
+        for (int k = 0; k < 3; k++) {
+            if (M->planar && k < 2) continue;
+            add_term(M, &B->N[k], mech_fmt(M, "%s%s", sg, tq[k]));
+        }
+}
+
+static int vec6(mech *M, const yaml_node_t *n, const char *what, const char *out[36])
+{
+    for (int k = 0; k < 36; k++) out[k] = "0";
+    if (!n) return 0;
+    if (n->type != YAML_SEQUENCE_NODE) return err_at(M, n, "%s must be a list of 6 numbers or 6 rows of 6", what);
+    int cnt = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+    if (cnt != 6) return err_at(M, n, "%s must be a list of 6 numbers or 6 rows of 6", what);
+    yaml_node_t *first = yaml_document_get_node(M->doc, n->data.sequence.items.start[0]);
+    if (first->type == YAML_SEQUENCE_NODE) {
+        for (int r = 0; r < 6; r++) {
+            const char *row[6];
+            int rc = mech_vec_of(M, yaml_document_get_node(M->doc, n->data.sequence.items.start[r]), 6, what, row);
+            if (rc) return rc;
+            for (int c = 0; c < 6; c++) out[6 * r + c] = row[c];
+        }
+        return 0;
+    }
+    const char *dg[6];
+    int rc = mech_vec_of(M, n, 6, what, dg);
+    for (int k = 0; k < 6 && !rc; k++) out[7 * k] = dg[k];
+    return rc;
+}
+
+/* A bushing's rotational deflection (AX AY AZ) is a small-angle measure that is zero when its
+ * markers are aligned: markers that are not aligned in the file's configuration give a torque
+ * preload nobody asked for and a stiffness that is not K. Refused above
+ * MBL_MECH_BUSHING_ANGLE_TOL (a rotational preload goes under 'preload'); a translational offset
+ * is an exact linear preload and is accepted. */
+static int bushing_aligned(mech *M, const yaml_node_t *key, const char *what, int mi, int mj)
+{
+    const double *Ri = M->mk[mi].R0, *Rj = M->mk[mj].R0;
+    double Rr[9]; /* Rj^T Ri, column-major */
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            double d = 0;
+            for (int k = 0; k < 3; k++) d += Rj[3 * b + k] * Ri[3 * a + k];
+            Rr[3 * a + b] = d;
+        }
+    double e[4];
+    mech_euler_params(Rr, e);
+    double ang = 2 * atan2(sqrt(e[1] * e[1] + e[2] * e[2] + e[3] * e[3]), fabs(e[0]));
+    M->used_set = M->mk[mi].oset >= 0 ? M->mk[mi].oset : M->mk[mj].oset;
+    if (ang > MBL_MECH_BUSHING_ANGLE_TOL)
+        return err_at(M, key,
+                      "%s: markers '%s' and '%s' are not aligned in the file's configuration (rotated %.3g rad "
+                      "relative to each other): a bushing is unloaded with aligned markers; align them and give a "
+                      "rotational preload under 'preload'%s",
+                      what, M->mk[mi].name, M->mk[mj].name, ang, mech_set_note(M));
+    return 0;
+}
+
+int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
+{
+    const char *name = mech_sc(key);
+    char what[200];
+    snprintf(what, sizeof what, "force '%s'", name);
+    int rc = mech_want_map(M, v, what);
+    if (rc) return rc;
+    yaml_node_t *ty = mech_get(M, v, "type");
+    if (!mech_is_scalar(ty)) return err_at(M, ty ? ty : v, "%s: missing 'type' (gravity, spring, torsion, bushing, force)", what);
+    const char *t = mech_sc(ty);
+    int line, col;
+    mech_pos_of(key, &line, &col);
+    if (!strcmp(t, "gravity")) {
+        static const char *ok[] = {"type", "g", NULL};
+        if ((rc = mech_check_keys(M, v, ok, what))) return rc;
+        const char *g[3] = {"0", "0", "0"};
+        yaml_node_t *gn = mech_get(M, v, "g");
+        if (!gn) return err_at(M, v, "%s: missing 'g' (the gravity vector)", what);
+        if ((rc = mech_vec_of(M, gn, M->planar ? 2 : 3, "g", g))) return rc;
+        sbuf pb = {0};
+        mech_sb_add(M, &pb, "", M->src->potential_energy.text ? M->src->potential_energy.text : "0");
+        for (int b = 0; b < M->nb; b++) {
+            body *B = &M->b[b];
+            if (B->kind == KIND_GROUND) continue;
+            for (int k = 0; k < 3; k++) {
+                if (!strcmp(g[k], "0")) continue;
+                const char *rc_k = mech_fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k], B->cm[0],
+                                            B->A[3 * k + 1], B->cm[1], B->A[3 * k + 2], B->cm[2]);
+                mech_sb_add(M, &pb, " - ", mech_fmt(M, "(%s)*(%s)*(%s)", B->mass, g[k], rc_k));
+            }
+        }
+        const char *pe = mech_sb_done(M, &pb);
+        char *npe = mech_dup_s(pe);
+        if (!npe) return mech_oom(M);
+        mbl_free(M->src->potential_energy.text);
+        M->src->potential_energy.text = npe;
+        M->src->potential_energy.line = line;
+        M->src->potential_energy.col = col;
+        return 0;
+    }
+    int mi = -1, mj = -1;
+    if (!strcmp(t, "spring") || !strcmp(t, "torsion")) {
+        int tor = t[0] == 't';
+        static const char *oks[] = {"type", "i", "j", "stiffness", "damping", "length", "preload", "force", NULL};
+        static const char *okt[] = {"type", "i", "j", "stiffness", "damping", "angle", "preload", "torque", NULL};
+        if ((rc = mech_check_keys(M, v, tor ? okt : oks, what))) return rc;
+        if ((rc = mech_marker_ref(M, v, "i", what, 1, &mi)) || (rc = mech_marker_ref(M, v, "j", what, 1, &mj))) return rc;
+        const char *L = mech_fmt(M, "_L_%s", name);
+        char *d[3];
+        mech_dvec(M, mi, mj, d);
+        marker *I = &M->mk[mi], *J = &M->mk[mj];
+        if (tor)
+            rc = mech_add_var(M, L, M->planar ? mech_fmt(M, "%s - %s", I->phi, J->phi)
+                                         : mech_twist_angle(M, mi, mj),
+                              line, col);
+        else
+            rc = mech_add_var(M, L, mech_fmt(M, "sqrt(%s)", mech_dot3(M, d, d)), line, col);
+        if (rc) return rc;
+        const char *ftext = NULL;
+        yaml_node_t *fe = mech_get(M, v, tor ? "torque" : "force");
+        if (fe) {
+            local loc[3] = {{tor ? "angle" : "length", L}, {"rate", mech_fmt(M, "der(%s)", L)}, {NULL, NULL}};
+            if ((rc = mech_text_of(M, fe, what, &ftext)) || (rc = mech_subst(M, ftext, fe, loc, 2, &ftext))) return rc;
+            if (mech_get(M, v, "stiffness") || mech_get(M, v, "damping"))
+                return err_at(M, fe, "%s: give either '%s' or stiffness/damping", what, tor ? "torque" : "force");
+        } else {
+            const char *k = "0", *c = "0", *l0 = "0", *f0 = "0";
+            yaml_node_t *n;
+            if ((n = mech_get(M, v, "stiffness")) && (rc = mech_text_of(M, n, "stiffness", &k))) return rc;
+            if ((n = mech_get(M, v, "damping")) && (rc = mech_text_of(M, n, "damping", &c))) return rc;
+            if ((n = mech_get(M, v, tor ? "angle" : "length")) && (rc = mech_text_of(M, n, "free length", &l0))) return rc;
+            if ((n = mech_get(M, v, "preload")) && (rc = mech_text_of(M, n, "preload", &f0))) return rc;
+            /* the actuator (preload) and the coefficients may use inputs and measures */
+            if ((rc = mech_subst(M, k, v, NULL, 0, &k)) || (rc = mech_subst(M, c, v, NULL, 0, &c)) ||
+                (rc = mech_subst(M, f0, v, NULL, 0, &f0)))
+                return rc;
+            ftext = mech_fmt(M, "-(%s)*(%s - (%s)) - (%s)*der(%s) + (%s)", k, L, l0, c, L, f0);
+        }
+        const char *fn = mech_fmt(M, "_f_%s", name);
+        if (fe) mech_pos_of(fe, &line, &col); /* errors in the user's expression point into it */
+        if ((rc = mech_add_var(M, fn, ftext, line, col))) return rc;
+        char *f[3];
+        if (tor) {
+            /* torque about J's z axis on I, reaction on J */
+            for (int k = 0; k < 3; k++) f[k] = mech_fmt(M, "%s*%s", fn, J->ax[2][k]);
+            apply(M, mi, NULL, f, 1);
+            apply(M, mj, NULL, f, -1);
+        } else {
+            /* positive force pushes the markers apart along the line from J to I */
+            for (int k = 0; k < 3; k++) f[k] = mech_fmt(M, "%s*%s/%s", fn, d[k], L);
+            apply(M, mi, f, NULL, 1);
+            apply(M, mj, f, NULL, -1);
+        }
+        return M->oom ? mech_oom(M) : 0;
+    }
+    if (!strcmp(t, "bushing")) {
+        static const char *ok[] = {"type", "i", "j", "stiffness", "damping", "preload", NULL};
+        if ((rc = mech_check_keys(M, v, ok, what))) return rc;
+        if (M->planar) return err_at(M, ty, "%s: a bushing needs a spatial mechanism (use springs and torsions)", what);
+        if ((rc = mech_marker_ref(M, v, "i", what, 1, &mi)) || (rc = mech_marker_ref(M, v, "j", what, 1, &mj))) return rc;
+        if ((rc = bushing_aligned(M, key, what, mi, mj))) return rc;
+        const char *K[36], *C[36];
+        if ((rc = vec6(M, mech_get(M, v, "stiffness"), "stiffness", K)) || (rc = vec6(M, mech_get(M, v, "damping"), "damping", C)))
+            return rc;
+        const char *f0[6] = {"0", "0", "0", "0", "0", "0"};
+        yaml_node_t *pn = mech_get(M, v, "preload");
+        if (pn && (rc = mech_vec_of(M, pn, 6, "preload", f0))) return rc;
+        /* deflections and their rates in J's frame */
+        static const char *mn[6] = {"DX", "DY", "DZ", "AX", "AY", "AZ"};
+        const char *args[3] = {M->mk[mi].name, M->mk[mj].name, M->mk[mj].name};
+        size_t al[3] = {strlen(args[0]), strlen(args[1]), strlen(args[2])};
+        const char *q[6], *qd[6];
+        char why[300];
+        for (int k = 0; k < 6; k++) {
+            const char *m = mech_measure(M, mn[k], k < 3 ? 3 : 2, args, al, why, sizeof why);
+            if (!m) return err_at(M, v, "%s: %s", what, why);
+            q[k] = mech_fmt(M, "_q_%s_%d", name, k + 1);
+            if ((rc = mech_add_var(M, q[k], m, line, col))) return rc;
+        }
+        for (int k = 0; k < 3; k++) qd[k] = mech_fmt(M, "der(%s)", q[k]);
+        {
+            const char *wr = mech_measure(M, "WX", 3, args, al, why, sizeof why);
+            const char *wy = mech_measure(M, "WY", 3, args, al, why, sizeof why);
+            const char *wz = mech_measure(M, "WZ", 3, args, al, why, sizeof why);
+            if (!wr || !wy || !wz) return mech_oom(M);
+            qd[3] = wr;
+            qd[4] = wy;
+            qd[5] = wz;
+        }
+        const char *fl[6];
+        for (int r = 0; r < 6; r++) {
+            const char *s = mech_fmt(M, "(%s)", f0[r]);
+            for (int c = 0; c < 6; c++) {
+                if (strcmp(K[6 * r + c], "0")) s = mech_fmt(M, "%s - (%s)*%s", s, K[6 * r + c], q[c]);
+                if (strcmp(C[6 * r + c], "0")) s = mech_fmt(M, "%s - (%s)*(%s)", s, C[6 * r + c], qd[c]);
+            }
+            fl[r] = mech_fmt(M, "_f_%s_%d", name, r + 1);
+            if ((rc = mech_add_var(M, fl[r], s, line, col))) return rc;
+        }
+        char *f[3], *tq[3];
+        marker *J = &M->mk[mj];
+        for (int k = 0; k < 3; k++) {
+            f[k] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s)", fl[0], J->ax[0][k], fl[1], J->ax[1][k], fl[2], J->ax[2][k]);
+            tq[k] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s)", fl[3], J->ax[0][k], fl[4], J->ax[1][k], fl[5], J->ax[2][k]);
+        }
+        apply(M, mi, f, tq, 1);
+        /* reaction on J's body at the same point (the point of marker i) */
+        body *BJ = &M->b[J->body];
+        if (BJ->kind != KIND_GROUND) {
+            for (int k = 0; k < 3; k++) add_term(M, &BJ->F[k], mech_fmt(M, "-%s", f[k]));
+            if (BJ->kind != KIND_POINT)
+                for (int k = 0; k < 3; k++) {
+                    int a = (k + 1) % 3, b = (k + 2) % 3;
+                    add_term(M, &BJ->N[k], mech_fmt(M, "-((%s - %s)*%s - (%s - %s)*%s) - %s", M->mk[mi].p[a], BJ->r[a],
+                                                    f[b], M->mk[mi].p[b], BJ->r[b], f[a], tq[k]));
+                }
+        }
+        return M->oom ? mech_oom(M) : 0;
+    }
+    if (!strcmp(t, "force")) {
+        static const char *ok[] = {"type", "i", "frame", "reaction", "force", "torque", NULL};
+        if ((rc = mech_check_keys(M, v, ok, what))) return rc;
+        int fr = -1, re = -1;
+        if ((rc = mech_marker_ref(M, v, "i", what, 1, &mi)) || (rc = mech_marker_ref(M, v, "frame", what, 0, &fr)) ||
+            (rc = mech_marker_ref(M, v, "reaction", what, 0, &re)))
+            return rc;
+        int dim = M->planar ? 2 : 3;
+        const char *fc[3] = {"0", "0", "0"}, *tc[3] = {"0", "0", "0"};
+        yaml_node_t *fn = mech_get(M, v, "force"), *tn = mech_get(M, v, "torque");
+        if (!fn && !tn) return err_at(M, v, "%s: give 'force' and/or 'torque'", what);
+        if (fn && (rc = mech_vec_of(M, fn, dim, "force", fc))) return rc;
+        if (tn) {
+            if (M->planar) {
+                if ((rc = mech_text_of(M, tn, "torque", &tc[2]))) return rc;
+            } else if ((rc = mech_vec_of(M, tn, 3, "torque", tc)))
+                return rc;
+        }
+        for (int k = 0; k < 3; k++) {
+            if ((rc = mech_subst(M, fc[k], fn, NULL, 0, &fc[k]))) return rc;
+            if ((rc = mech_subst(M, tc[k], tn, NULL, 0, &tc[k]))) return rc;
+        }
+        char *f[3], *tq[3];
+        for (int k = 0; k < 3; k++) {
+            if (fr >= 0) {
+                marker *F = &M->mk[fr];
+                f[k] = mech_fmt(M, "((%s)*%s + (%s)*%s + (%s)*%s)", fc[0], F->ax[0][k], fc[1], F->ax[1][k], fc[2], F->ax[2][k]);
+                tq[k] = mech_fmt(M, "((%s)*%s + (%s)*%s + (%s)*%s)", tc[0], F->ax[0][k], tc[1], F->ax[1][k], tc[2], F->ax[2][k]);
+            } else {
+                f[k] = mech_fmt(M, "(%s)", fc[k]);
+                tq[k] = mech_fmt(M, "(%s)", tc[k]);
+            }
+        }
+        for (int k = 0; k < 3; k++) {
+            const char *nf = mech_fmt(M, "_f_%s_%d", name, k + 1), *nt = mech_fmt(M, "_t_%s_%d", name, k + 1);
+            if ((rc = mech_add_var(M, nf, f[k], line, col)) || (rc = mech_add_var(M, nt, tq[k], line, col))) return rc;
+            f[k] = (char *)nf;
+            tq[k] = (char *)nt;
+        }
+        apply(M, mi, f, tq, 1);
+        if (re >= 0) {
+            body *BJ = &M->b[M->mk[re].body];
+            if (BJ->kind != KIND_GROUND) {
+                for (int k = 0; k < 3; k++) add_term(M, &BJ->F[k], mech_fmt(M, "-%s", f[k]));
+                if (BJ->kind != KIND_POINT)
+                    for (int k = 0; k < 3; k++) {
+                        if (M->planar && k < 2) continue;
+                        int a = (k + 1) % 3, b = (k + 2) % 3;
+                        add_term(M, &BJ->N[k], mech_fmt(M, "-((%s - %s)*%s - (%s - %s)*%s) - %s", M->mk[mi].p[a], BJ->r[a],
+                                                        f[b], M->mk[mi].p[b], BJ->r[b], f[a], tq[k]));
+                    }
+            }
+        }
+        return M->oom ? mech_oom(M) : 0;
+    }
+    return err_at(M, ty, "%s: unknown type '%s' (expected gravity, spring, torsion, bushing, force)", what, t);
+}
+
+/* ---- kinetic energy and generalized forces ----------------------------------------------------- */
+
+int mech_energies_and_forces(mech *M, int line, int col)
+{
+    sbuf Tb_all = {0};
+    int rc = 0;
+    for (int b = 0; b < M->nb && !rc; b++) {
+        body *B = &M->b[b];
+        if (B->kind == KIND_GROUND) continue;
+        const char *vc[3];
+        for (int k = 0; k < 3; k++) {
+            const char *rk = B->kind == KIND_POINT ? B->r[k]
+                                                   : mech_fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k],
+                                                              B->cm[0], B->A[3 * k + 1], B->cm[1], B->A[3 * k + 2], B->cm[2]);
+            vc[k] = mech_fmt(M, "der(%s)", rk);
+        }
+        const char *Tb = mech_fmt(M, "0.5*(%s)*((%s)^2 + (%s)^2 + (%s)^2)", B->mass, vc[0], vc[1], vc[2]);
+        if (B->kind == KIND_PLANAR) Tb = mech_fmt(M, "%s + 0.5*(%s)*der(%s)^2", Tb, B->I[2], B->th);
+        if (B->kind == KIND_SPATIAL) {
+            /* body-frame angular velocity w' = 2 G(e) der(e) */
+            char **e = B->e;
+            const char *d[4];
+            for (int k = 0; k < 4; k++) d[k] = mech_fmt(M, "der(%s)", e[k]);
+            const char *wb[3] = {
+                mech_fmt(M, "_wb_%s_1", B->name), mech_fmt(M, "_wb_%s_2", B->name), mech_fmt(M, "_wb_%s_3", B->name)};
+            const char *wt[3] = {
+                mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s - %s*%s)", e[1], d[0], e[0], d[1], e[3], d[2], e[2], d[3]),
+                mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[2], d[0], e[3], d[1], e[0], d[2], e[1], d[3]),
+                mech_fmt(M, "2*(-%s*%s + %s*%s - %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
+            for (int k = 0; k < 3 && !rc; k++) rc = mech_add_var(M, wb[k], wt[k], B->line, B->col);
+            /* I = [xx yy zz xy xz yz] */
+            Tb = mech_fmt(M, "%s + 0.5*((%s)*%s^2 + (%s)*%s^2 + (%s)*%s^2 + 2*(%s)*%s*%s + 2*(%s)*%s*%s + 2*(%s)*%s*%s)", Tb,
+                          B->I[0], wb[0], B->I[1], wb[1], B->I[2], wb[2], B->I[3], wb[0], wb[1], B->I[4], wb[0], wb[2],
+                          B->I[5], wb[1], wb[2]);
+        }
+        const char *tn = mech_fmt(M, "_T_%s", B->name);
+        if (!rc) rc = mech_add_var(M, tn, Tb, B->line, B->col);
+        mech_sb_add(M, &Tb_all, Tb_all.n ? " + " : "", tn);
+        /* generalized forces */
+        int anyF = B->F[0] || B->F[1] || B->F[2], anyN = B->N[0] || B->N[1] || B->N[2];
+        int dim = M->planar ? 2 : 3;
+        if (anyF)
+            for (int k = 0; k < dim && !rc; k++)
+                if (B->F[k]) rc = mech_push(M, &M->src->forces, B->r[k], B->F[k], B->line, B->col);
+        if (!anyN || B->kind == KIND_POINT) continue;
+        if (B->kind == KIND_PLANAR) {
+            if (B->N[2] && !rc) rc = mech_push(M, &M->src->forces, B->th, B->N[2], B->line, B->col);
+            continue;
+        }
+        const char *N[3] = {"0", "0", "0"};
+        for (int k = 0; k < 3 && !rc; k++) {
+            N[k] = mech_fmt(M, "_N_%s_%d", B->name, k + 1);
+            rc = mech_add_var(M, N[k], B->N[k] ? B->N[k] : "0", B->line, B->col);
+        }
+        if (rc) break;
+        char **e = B->e;
+        const char *Q[4] = {mech_fmt(M, "2*(-%s*%s - %s*%s - %s*%s)", e[1], N[0], e[2], N[1], e[3], N[2]),
+                            mech_fmt(M, "2*(%s*%s + %s*%s - %s*%s)", e[0], N[0], e[3], N[1], e[2], N[2]),
+                            mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s)", e[3], N[0], e[0], N[1], e[1], N[2]),
+                            mech_fmt(M, "2*(%s*%s - %s*%s + %s*%s)", e[2], N[0], e[1], N[1], e[0], N[2])};
+        for (int k = 0; k < 4 && !rc; k++) rc = mech_push(M, &M->src->forces, e[k], Q[k], B->line, B->col);
+    }
+    const char *T = mech_sb_done(M, &Tb_all);
+    if (rc) return rc;
+    if (M->oom) return mech_oom(M);
+    M->src->kinetic_energy.text = mech_dup_s(T);
+    if (!M->src->kinetic_energy.text) return mech_oom(M);
+    M->src->kinetic_energy.line = M->src->kinetic_energy.key_line = line;
+    M->src->kinetic_energy.col = M->src->kinetic_energy.key_col = col;
+    return 0;
+}

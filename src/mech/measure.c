@@ -1,0 +1,292 @@
+/* Measures: the texts of DX(i, j, k), AX(..), JQ(joint), FX(joint) ... (positions, angles, joint
+ * coordinates and rates, reactions) and their substitution into user texts (mech_subst). */
+#include "mech/mech_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *mech_dot3(mech *M, char *const a[3], char *const b[3])
+{
+    return mech_fmt(M, "(%s*%s + %s*%s + %s*%s)", a[0], b[0], a[1], b[1], a[2], b[2]);
+}
+
+/* d = p_i - p_j as three texts */
+void mech_dvec(mech *M, int i, int j, char *d[3])
+{
+    for (int k = 0; k < 3; k++)
+        d[k] = j >= 0 ? mech_fmt(M, "(%s - %s)", M->mk[i].p[k], M->mk[j].p[k]) : M->mk[i].p[k];
+}
+
+/* Euler parameters of marker m in global (q = e_body (x) m, Hamilton product): texts in e and the
+ * numbers of the file's configuration */
+static void marker_quat(mech *M, int m, const char *q[4], double qn[4])
+{
+    marker *K = &M->mk[m];
+    body *B = &M->b[K->body];
+    static const char *one[4] = {"1", "0", "0", "0"};
+    const char *const *e = B->kind == KIND_SPATIAL ? (const char *const *)B->e : one;
+    const double *x = K->mq, *en = B->q0;
+    const char *m0 = mech_num(M, x[0]), *m1 = mech_num(M, x[1]), *m2 = mech_num(M, x[2]), *m3 = mech_num(M, x[3]);
+    q[0] = mech_fmt(M, "(%s*%s - %s*%s - %s*%s - %s*%s)", e[0], m0, e[1], m1, e[2], m2, e[3], m3);
+    q[1] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m1, e[1], m0, e[2], m3, e[3], m2);
+    q[2] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m2, e[2], m0, e[3], m1, e[1], m3);
+    q[3] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m3, e[3], m0, e[1], m2, e[2], m1);
+    qn[0] = en[0] * x[0] - en[1] * x[1] - en[2] * x[2] - en[3] * x[3];
+    qn[1] = en[0] * x[1] + en[1] * x[0] + en[2] * x[3] - en[3] * x[2];
+    qn[2] = en[0] * x[2] + en[2] * x[0] + en[3] * x[1] - en[1] * x[3];
+    qn[3] = en[0] * x[3] + en[3] * x[0] + en[1] * x[2] - en[2] * x[1];
+}
+
+/* The rotation angle of marker i about the z axis of marker j (spatial), continuous: with
+ * r = conj(q_j) (x) q_i the relative Euler parameters, the angle is 2 atan2(r3, r0) measured from
+ * the angle a of the file's configuration (in (-pi, pi], today's atan2(x_i.y_j, x_i.x_j) there):
+ * a + 2 atan2(r3', r0') with r' = sigma r (x) (cos a/2, 0, 0, -sin a/2) and sigma = +-1 making r0' > 0
+ * in the file's configuration. It is smooth in the coordinates and does not wrap within 2 pi of a
+ * (a driver, a coupler or a torsion spring can pass half a turn). */
+const char *mech_twist_angle(mech *M, int mi, int mj)
+{
+    const char *a[4], *b[4];
+    double an[4], bn[4];
+    marker_quat(M, mj, a, an);
+    marker_quat(M, mi, b, bn);
+    /* r0 = a0 b0 + a.b, r3 = a0 b3 - b0 a3 - (a1 b2 - a2 b1) */
+    double r0 = an[0] * bn[0] + an[1] * bn[1] + an[2] * bn[2] + an[3] * bn[3];
+    double r3 = an[0] * bn[3] - bn[0] * an[3] - (an[1] * bn[2] - an[2] * bn[1]);
+    double a0 = 2 * atan2(r3, r0);
+    a0 = atan2(sin(a0), cos(a0));
+    double c = cos(a0 / 2), s = sin(a0 / 2);
+    double sg = r0 * c + r3 * s < 0 ? -1 : 1;
+    const char *t0 = mech_fmt(M, "(%s*%s + %s*%s + %s*%s + %s*%s)", a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3]);
+    const char *t3 = mech_fmt(M, "(%s*%s - %s*%s - %s*%s + %s*%s)", a[0], b[3], b[0], a[3], a[1], b[2], a[2], b[1]);
+    return mech_fmt(M, "(%s + 2*atan2(%s*(%s*%s - %s*%s), %s*(%s*%s + %s*%s)))", mech_num(M, a0), mech_num(M, sg), t3, mech_num(M, c), t0,
+                    mech_num(M, s), mech_num(M, sg), t0, mech_num(M, c), t3, mech_num(M, s));
+}
+
+const char *mech_joint_coord(mech *M, int ji, char *why, size_t whylen)
+{
+    joint *J = &M->jt[ji];
+    marker *I = &M->mk[J->i], *K = &M->mk[J->j];
+    char *d[3];
+    mech_dvec(M, J->i, J->j, d);
+    if (M->planar) {
+        if (!strcmp(J->type, "revolute")) return mech_fmt(M, "(%s - %s)", I->phi, K->phi);
+        if (!strcmp(J->type, "prismatic")) return mech_dot3(M, d, K->ax[0]);
+    } else {
+        if (!strcmp(J->type, "revolute") || !strcmp(J->type, "cylindrical")) {
+            if (!J->jq) {
+                const char *v = mech_fmt(M, "_jq_%s", J->name);
+                if (mech_add_var(M, v, mech_twist_angle(M, J->i, J->j), J->line, J->col)) return NULL;
+                J->jq = v;
+            }
+            return J->jq;
+        }
+        if (!strcmp(J->type, "prismatic")) return mech_dot3(M, d, K->ax[2]);
+    }
+    snprintf(why, whylen, "joint '%s' (%s) has no joint coordinate (revolute, prismatic%s only)", J->name, J->type,
+             M->planar ? "" : ", cylindrical");
+    return NULL;
+}
+
+/* FX FY FZ (joint[, frame]): the force the joint exerts on the body of its marker i (at p_i), TX TY TZ
+ * its torque on that body (about p_i), components along the global axes or the frame marker's:
+ * -sum_k lambda_k dPhi_k/dp_i (resp. the rotation gradient) over the joint's constraints. */
+static const char *reaction(mech *M, const char *fn, int nargs, const char **arg, const size_t *alen, char *why,
+                            size_t whylen)
+{
+    if (nargs < 1 || nargs > 2) {
+        snprintf(why, whylen, "%s takes a joint name and optionally a frame marker", fn);
+        return NULL;
+    }
+    int j = mech_find_joint(M, arg[0], alen[0]);
+    if (j < 0) {
+        snprintf(why, whylen, "%s: no joint named '%.*s'", fn, (int)alen[0], arg[0]);
+        return NULL;
+    }
+    joint *J = &M->jt[j];
+    if (!strcmp(J->type, "coupler")) {
+        snprintf(why, whylen, "%s: joint '%s' is a coupler, which has no reaction force", fn, J->name);
+        return NULL;
+    }
+    int comp = fn[1] == 'X' ? 0 : fn[1] == 'Y' ? 1 : 2;
+    if (M->planar && ((fn[0] == 'F' && comp == 2) || (fn[0] == 'T' && comp != 2))) {
+        snprintf(why, whylen, "%s is zero in a planar mechanism (FX, FY and TZ are not)", fn);
+        return NULL;
+    }
+    static char *gx[3][3] = {{"1", "0", "0"}, {"0", "1", "0"}, {"0", "0", "1"}};
+    char *const *e = gx[comp];
+    if (nargs == 2) {
+        int f = mech_find_marker(M, arg[1], alen[1]);
+        if (f < 0) {
+            snprintf(why, whylen, "%s: no marker named '%.*s'", fn, (int)alen[1], arg[1]);
+            return NULL;
+        }
+        e = M->mk[f].ax[comp];
+    }
+    const char *sum = NULL;
+    for (int k = 0; k < J->nc; k++) {
+        const char **gk = fn[0] == 'F' ? J->fg[k] : J->mg[k];
+        if (!gk[0]) continue;
+        const char *term = mech_fmt(M, "lambda(%d)*(%s*%s + %s*%s + %s*%s)", J->c0 + k + 1, gk[0], e[0], gk[1], e[1],
+                                    gk[2], e[2]);
+        sum = sum ? mech_fmt(M, "%s + %s", sum, term) : term;
+    }
+    return sum ? mech_fmt(M, "-(%s)", sum) : "0";
+}
+
+const char *mech_measure(mech *M, const char *fn, int nargs, const char **arg, const size_t *alen, char *why,
+                         size_t whylen)
+{
+    if (!strcmp(fn, "JQ") || !strcmp(fn, "JV")) {
+        if (nargs != 1) {
+            snprintf(why, whylen, "%s takes one joint name", fn);
+            return NULL;
+        }
+        int j = mech_find_joint(M, arg[0], alen[0]);
+        if (j < 0) {
+            snprintf(why, whylen, "%s: no joint named '%.*s'", fn, (int)alen[0], arg[0]);
+            return NULL;
+        }
+        const char *q = mech_joint_coord(M, j, why, whylen);
+        if (!q) return NULL;
+        return fn[1] == 'Q' ? q : mech_fmt(M, "der(%s)", q);
+    }
+    if ((fn[0] == 'F' || fn[0] == 'T') && fn[2] == '\0') return reaction(M, fn, nargs, arg, alen, why, whylen);
+    int mi[3] = {-1, -1, -1};
+    if (nargs < 1 || nargs > 3) {
+        snprintf(why, whylen, "%s takes 1 to 3 marker names", fn);
+        return NULL;
+    }
+    for (int a = 0; a < nargs; a++) {
+        mi[a] = mech_find_marker(M, arg[a], alen[a]);
+        if (mi[a] < 0) {
+            snprintf(why, whylen, "%s: no marker named '%.*s'", fn, (int)alen[a], arg[a]);
+            return NULL;
+        }
+    }
+    char *d[3];
+    char *e[3][3]; /* axes of the frame marker (global when absent) */
+    static char *gx[3][3] = {{"1", "0", "0"}, {"0", "1", "0"}, {"0", "0", "1"}};
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 3; k++) e[a][k] = mi[2] >= 0 ? M->mk[mi[2]].ax[a][k] : gx[a][k];
+    int comp = fn[1] == 'X' ? 0 : fn[1] == 'Y' ? 1 : fn[1] == 'Z' ? 2 : -1;
+    if (fn[0] == 'D') {
+        mech_dvec(M, mi[0], mi[1], d);
+        if (fn[1] == 'M') {
+            if (nargs > 2) {
+                snprintf(why, whylen, "DM takes 1 or 2 marker names");
+                return NULL;
+            }
+            return mech_fmt(M, "sqrt(%s)", mech_dot3(M, d, d));
+        }
+        return mech_dot3(M, d, e[comp]);
+    }
+    if (fn[0] == 'V') {
+        for (int k = 0; k < 3; k++) {
+            char *pk = mi[1] >= 0 ? mech_fmt(M, "(%s - %s)", M->mk[mi[0]].p[k], M->mk[mi[1]].p[k]) : M->mk[mi[0]].p[k];
+            d[k] = mech_fmt(M, "der(%s)", pk);
+        }
+        return mech_dot3(M, d, e[comp]);
+    }
+    if (fn[0] == 'W') {
+        body *Bi = &M->b[M->mk[mi[0]].body];
+        for (int k = 0; k < 3; k++)
+            d[k] = mi[1] >= 0 ? mech_fmt(M, "(%s - %s)", Bi->w[k], M->b[M->mk[mi[1]].body].w[k]) : Bi->w[k];
+        return mech_dot3(M, d, e[comp]);
+    }
+    /* A: small-angle rotation of marker i relative to marker j (ground when absent) about j's axes */
+    if (nargs > 2) {
+        snprintf(why, whylen, "%s takes 1 or 2 marker names", fn);
+        return NULL;
+    }
+    marker *I = &M->mk[mi[0]];
+    char *const *J[3] = {e[0], e[1], e[2]};
+    if (mi[1] >= 0)
+        for (int a = 0; a < 3; a++) J[a] = M->mk[mi[1]].ax[a];
+    if (M->planar) {
+        if (comp != 2) {
+            snprintf(why, whylen, "%s is zero in a planar mechanism (use AZ)", fn);
+            return NULL;
+        }
+        return mi[1] >= 0 ? mech_fmt(M, "(%s - %s)", I->phi, M->mk[mi[1]].phi) : mech_fmt(M, "(%s)", I->phi);
+    }
+    int a1 = (comp + 1) % 3, a2 = (comp + 2) % 3;
+    return mech_fmt(M, "0.5*(%s - %s)", mech_dot3(M, I->ax[a1], J[a2]), mech_dot3(M, I->ax[a2], J[a1]));
+}
+
+/* Replace measure calls (DX(i, j, k), JQ(joint), ...) and the locals by their expressions. */
+int mech_subst(mech *M, const char *text, const yaml_node_t *at, const local *loc, int nloc, const char **out)
+{
+    static const char *fns[] = {"DX", "DY", "DZ", "DM", "AX", "AY", "AZ", "VX", "VY", "VZ", "WX", "WY", "WZ",
+                                "JQ", "JV", "FX", "FY", "FZ", "TX", "TY", "TZ", NULL};
+    size_t cap = strlen(text) * 2 + 64, n = 0;
+    char *o = mbl_malloc(cap);
+    if (!o || !mech_keep(M, o)) return mech_oom(M);
+    const char *s = text;
+    while (*s) {
+        const char *piece = s;
+        size_t plen = 1;
+        const char *rep = NULL;
+        if (mech_is_id0(*s) && (s == text || !mech_is_id(s[-1]))) {
+            const char *e = s;
+            while (mech_is_id(*e)) e++;
+            plen = (size_t)(e - s);
+            const char *c = e;
+            while (*c == ' ' || *c == '\t') c++;
+            int fn = -1;
+            for (int f = 0; fns[f]; f++)
+                if (strlen(fns[f]) == plen && !strncmp(fns[f], s, plen)) fn = f;
+            if (fn >= 0 && *c == '(') {
+                const char *args[4];
+                size_t alen[4];
+                int na = 0;
+                const char *q = c + 1;
+                for (;;) {
+                    while (*q == ' ' || *q == '\t') q++;
+                    const char *a0 = q;
+                    while (mech_is_id(*q)) q++;
+                    if (q == a0 || na == 4) return err_at(M, at, "%s(...) takes names of markers or joints", fns[fn]);
+                    args[na] = a0;
+                    alen[na++] = (size_t)(q - a0);
+                    while (*q == ' ' || *q == '\t') q++;
+                    if (*q == ',') {
+                        q++;
+                        continue;
+                    }
+                    if (*q == ')') break;
+                    return err_at(M, at, "%s(...) takes names of markers or joints separated by commas", fns[fn]);
+                }
+                char why[300] = "";
+                rep = mech_measure(M, fns[fn], na, args, alen, why, sizeof why);
+                if (!rep) return M->oom ? mech_oom(M) : err_at(M, at, "%s (in '%s')", why, text);
+                plen = (size_t)(q + 1 - s);
+            } else {
+                for (int l = 0; l < nloc; l++)
+                    if (strlen(loc[l].name) == plen && !strncmp(loc[l].name, s, plen)) rep = loc[l].text;
+            }
+        }
+        const char *add = rep ? rep : piece;
+        size_t alen2 = rep ? strlen(rep) + 2 : plen;
+        if (n + alen2 + 1 > cap) {
+            size_t nc = 2 * (n + alen2 + 1);
+            char *no = mbl_malloc(nc);
+            if (!no || !mech_keep(M, no)) return mech_oom(M);
+            memcpy(no, o, n);
+            o = no;
+            cap = nc;
+        }
+        if (rep) {
+            o[n++] = '(';
+            memcpy(o + n, add, alen2 - 2);
+            n += alen2 - 2;
+            o[n++] = ')';
+        } else {
+            memcpy(o + n, add, alen2);
+            n += alen2;
+        }
+        s += plen;
+    }
+    o[n] = '\0';
+    *out = o;
+    return M->oom ? mech_oom(M) : 0;
+}

@@ -1,0 +1,205 @@
+/* The mechanism compiler's internals, shared by the files of src/mech/ (see the opening comment
+ * of mechanism.c for what lives where). Not used outside src/mech/. */
+#ifndef MBLIN_MECH_INTERNAL_H
+#define MBLIN_MECH_INTERNAL_H
+
+#include <stddef.h>
+
+#include <yaml.h>
+
+#include "mblin/expr.h"
+#include "mech/mechanism.h"
+
+enum { KIND_GROUND, KIND_PLANAR, KIND_SPATIAL, KIND_POINT };
+
+typedef struct body {
+    const char *name;
+    int kind;
+    int line, col;
+    const char *mass, *I[6], *cm[3]; /* texts (NULL for ground) */
+    char *r[3];                      /* origin position (coordinate names or "0") */
+    char *A[9];                      /* rotation matrix, row-major texts */
+    char *w[3];                      /* global angular velocity texts */
+    char *th;                        /* planar angle coordinate (NULL otherwise) */
+    char *e[4];                      /* Euler parameter coordinates (spatial) */
+    char *F[3], *N[3];               /* accumulated force and moment about the origin (NULL = none) */
+    double R0[9];                    /* orientation in the file's configuration (column-major; spatial) */
+    double q0[4];                    /* its Euler parameters (the coordinates' initial values) */
+    int oset;                        /* the --set its orientation came from, or -1 */
+} body;
+
+typedef struct marker {
+    const char *name;
+    int body;
+    int line, col;
+    char *p[3];        /* global position: variable names */
+    char *ax[3][3];    /* ax[a][k]: component k of axis a (x, y, z) in global: variable names */
+    char *phi;         /* planar: global angle text */
+    double R0[9];      /* spatial: global axes in the file's configuration (column-major) */
+    double mq[4];      /* spatial: Euler parameters of the marker relative to its body */
+    int oset;          /* the --set its orientation (or its body's) came from, or -1 */
+} marker;
+
+typedef struct joint {
+    const char *name;
+    const char *type;
+    int i, j; /* markers */
+    int line, col;
+    const char *jq; /* spatial rotation angle variable, once generated */
+    /* reaction measures: the joint's constraints are c0 .. c0 + nc - 1 (0-based, in the model's
+     * order); fg[k] = dPhi_k/dp_i (the force on i's body at p_i is -sum lambda_k fg[k]) and mg[k]
+     * the rotation gradient of Phi_k for i's body (its torque is -sum lambda_k mg[k]); NULL: zero */
+    int c0, nc;
+    const char *fg[6][3], *mg[6][3];
+} joint;
+
+/* open-addressing hash of names -> index (markers, bodies, joints are looked up by name often) */
+typedef struct nameset {
+    const char **key;
+    int *idx;
+    size_t cap, n;
+} nameset;
+
+typedef struct mech {
+    nameset hb, hm, hj; /* bodies, markers, joints by name */
+    yaml_document_t *doc;
+    const char *file;
+    mbl_src *src;
+    mbl_status *st;
+    int planar;
+    char **arena;
+    int narena, carena;
+    int oom;
+    mblx_graph *g;
+    double *pval;
+    int np_eval;
+    const mbl_setting *sets; /* --set overrides */
+    int nsets;
+    int *pset;  /* per parameter: the --set it comes from (directly or through its expression), or -1 */
+    int used_set; /* the --set that the numbers evaluated since set_track() came from, or -1 */
+    body *b;
+    int nb, cb;
+    marker *mk;
+    int nm, cm;
+    joint *jt;
+    int nj, cj;
+    int nstate; /* generated state variable counter */
+    struct drv {
+        const char *elem, *part; /* "driver 'spin'", "motion" */
+        const yaml_node_t *at;   /* the text's node */
+        const char *text;        /* with its measures expanded */
+        int driver;
+    } *drv;                      /* user texts inside constraints, checked once the variables are read */
+    int ndrv, cdrv;
+} mech;
+
+/* a growable string for long sums (kinetic and potential energy of many bodies) */
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+} sbuf;
+
+typedef struct local {
+    const char *name, *text;
+} local;
+
+#define err_at(M, node, ...) mbl_yaml_error((M)->st, MBL_EMODEL, (M)->file, (node), __VA_ARGS__)
+
+/* ---- util.c: names, strings, YAML, items, numbers -------------------------------------------- */
+
+int mech_ns_find(const nameset *t, const char *name, size_t len);
+int mech_ns_add(nameset *t, const char *name, int idx);
+void mech_ns_free(nameset *t);
+char *mech_keep(mech *M, char *s);
+/* printf into a string owned by the arena; "" on out of memory (the flag is then set) */
+char *mech_fmt(mech *M, const char *f, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+char *mech_num(mech *M, double v);
+void mech_sb_add(mech *M, sbuf *b, const char *a, const char *t);
+/* the text of b, owned by the arena ("0" when empty) */
+char *mech_sb_done(mech *M, sbuf *b);
+int mech_oom(mech *M);
+const char *mech_sc(const yaml_node_t *n);
+int mech_is_scalar(const yaml_node_t *n);
+yaml_node_t *mech_get(mech *M, const yaml_node_t *map, const char *key);
+/* every key of map must be in the NULL-terminated list `ok` */
+int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, const char *what);
+int mech_want_map(mech *M, const yaml_node_t *n, const char *what);
+/* a scalar expression text */
+int mech_text_of(mech *M, const yaml_node_t *n, const char *what, const char **out);
+/* a list of exactly cnt expressions */
+int mech_vec_of(mech *M, const yaml_node_t *n, int cnt, const char *what, const char **out);
+void mech_pos_of(const yaml_node_t *n, int *line, int *col);
+char *mech_dup_s(const char *s);
+/* append an item to a list of the generated source */
+int mech_push(mech *M, mbl_src_list *l, const char *key, const char *text, int line, int col);
+int mech_push_at(mech *M, mbl_src_list *l, const char *key, const char *text, const yaml_node_t *n);
+int mech_resolve_param(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
+                       mblx_id *out, char *why, size_t whylen);
+/* Start tracking which --set the next evaluated numbers depend on (set_note names it). */
+void mech_set_track(mech *M);
+int mech_eval_text(mech *M, const char *text, const yaml_node_t *n, const char *what, double *v);
+/* " (the value comes from --set name=value)" when the numbers evaluated since set_track() used an
+ * overridden parameter, else "" (the text lives in the arena) */
+const char *mech_set_note(mech *M);
+int mech_eval_vec(mech *M, const yaml_node_t *n, int cnt, const char *what, double *v);
+int mech_valid_name(const char *s);
+int mech_find_body(mech *M, const char *name);
+int mech_find_marker(mech *M, const char *name, size_t len);
+int mech_find_joint(mech *M, const char *name, size_t len);
+int mech_add_var(mech *M, const char *name, const char *text, int line, int col);
+int mech_is_id0(char c);
+int mech_is_id(char c);
+/* a key that appeared earlier in the same mapping */
+int mech_dup_key(mech *M, const yaml_node_t *map, const yaml_node_pair_t *p, const char *kind);
+
+/* ---- body.c: bodies and markers -------------------------------------------------------------- */
+
+/* Euler parameters of a rotation matrix (column-major), e0 >= 0 */
+void mech_euler_params(const double R[9], double e[4]);
+int mech_add_markers(mech *M, int bi, const yaml_node_t *mks);
+body *mech_new_body(mech *M, const char *name, const yaml_node_t *key);
+int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+
+/* ---- measure.c: measures and their substitution ---------------------------------------------- */
+
+const char *mech_dot3(mech *M, char *const a[3], char *const b[3]);
+/* d = p_i - p_j as three texts */
+void mech_dvec(mech *M, int i, int j, char *d[3]);
+/* The rotation angle of marker i about the z axis of marker j (spatial), continuous: with
+ * r = conj(q_j) (x) q_i the relative Euler parameters, the angle is 2 atan2(r3, r0) measured from
+ * the angle a of the file's configuration (in (-pi, pi], today's atan2(x_i.y_j, x_i.x_j) there):
+ * a + 2 atan2(r3', r0') with r' = sigma r (x) (cos a/2, 0, 0, -sin a/2) and sigma = +-1 making r0' > 0
+ * in the file's configuration. It is smooth in the coordinates and does not wrap within 2 pi of a
+ * (a driver, a coupler or a torsion spring can pass half a turn). */
+const char *mech_twist_angle(mech *M, int mi, int mj);
+const char *mech_joint_coord(mech *M, int ji, char *why, size_t whylen);
+const char *mech_measure(mech *M, const char *fn, int nargs, const char **arg, const size_t *alen, char *why,
+                         size_t whylen);
+/* Replace measure calls (DX(i, j, k), JQ(joint), ...) and the locals by their expressions. */
+int mech_subst(mech *M, const char *text, const yaml_node_t *at, const local *loc, int nloc, const char **out);
+
+/* ---- joint.c: joints and drivers ------------------------------------------------------------- */
+
+int mech_marker_ref(mech *M, const yaml_node_t *map, const char *key, const char *what, int required, int *out);
+int mech_con(mech *M, const char *jname, const char *text, int line, int col);
+/* Remember a user text that goes into a constraint (a driver's motion, a coupler's ratios and
+ * offset, a distance): check_con_texts refuses inputs and velocities in it, in the element's words. */
+int mech_con_text(mech *M, const char *elem, const char *part, const yaml_node_t *at, const char *text, int driver);
+int mech_read_joints(mech *M, const yaml_node_t *js);
+int mech_read_drivers(mech *M, const yaml_node_t *ds);
+/* A driver prescribes a motion of t and parameters, and a coupler's ratios and offset and a
+ * distance are numbers of the geometry: their equations are holonomic constraints, which cannot
+ * depend on inputs or velocities. Said in the element's words (the loader would only name
+ * "constraint <j>"). */
+int mech_check_con_texts(mech *M);
+
+/* ---- force.c: force elements and energies ---------------------------------------------------- */
+
+int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v);
+int mech_energies_and_forces(mech *M, int line, int col);
+
+#endif

@@ -1,0 +1,254 @@
+/* `model: mechanism` -> equation level. See mechanism.h and docs/mechanism.md.
+ *
+ * Every body contributes coordinates (planar x, y, th; spatial x, y, z, e0..e3 with the
+ * normalization constraint; point x, y[, z]) and generated variables: the rotation matrix
+ * (_A_<body>_rc), the global angular velocity (_w_<body>_k), every marker's global position
+ * (_p_<marker>_k) and axes (_x_/_y_/_z_<marker>_k). Joints become holonomic constraints written
+ * with those variables, force elements become generalized forces by virtual power (a force f at
+ * a point p of a body with origin r: Q_r = f, and the moment N = (p - r) x f gives Q_theta = N_z
+ * (planar) or Q_e = 2 E(e)^T N (Euler parameters)), gravity and the inertia become energies.
+ *
+ * The compiler lives in src/mech/, one file per element family (mech_internal.h: the compiler
+ * state `mech`, the bodies, markers and joints, and the helpers the files share, prefixed mech_):
+ *   mechanism.c  this file: the root (read_all), parameters, inputs, variables, outputs, the
+ *                `linearize` section (states), mbl_mech_read
+ *   util.c       names, arena strings, YAML helpers, pushing items, evaluating parameter texts
+ *   body.c       rigid bodies, point masses, markers, orientations and Euler parameters
+ *   joint.c      joints, drivers, couplers, constraint texts
+ *   force.c      force elements, kinetic and potential energies, generalized forces
+ *   measure.c    measures (DX, AX, JQ, FX, ...), reactions, their substitution into texts
+ *   check.c      constraint diagnostics of `mblin check` (redundant or violated constraints)
+ * A new element family gets its own file here (e.g. beam.c, modal_body.c, tree.c, urdf.c). */
+#include "mech/mechanism.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mech/mech_internal.h"
+
+/* ---- user expressions: variables, outputs, inputs, states ------------------------------------- */
+
+static int copy_map(mech *M, const yaml_node_t *m, mbl_src_list *l, const char *what, int do_subst)
+{
+    if (!m || (m->type == YAML_SCALAR_NODE && m->data.scalar.length == 0)) return 0;
+    if (m->type != YAML_MAPPING_NODE) return err_at(M, m, "'%s' must be a mapping of name: value", what);
+    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+        if (!mech_is_scalar(k) || k->data.scalar.length == 0) return err_at(M, k, "in '%s': a name must be a plain word", what);
+        const char *t = NULL;
+        int rc = mech_text_of(M, v, what, &t);
+        if (!rc && do_subst) rc = mech_subst(M, t, v, NULL, 0, &t);
+        if (rc) return rc;
+        for (int i = 0; i < l->n; i++)
+            if (!strcmp(l->items[i].key, mech_sc(k))) return err_at(M, k, "duplicate name '%s' in '%s'", mech_sc(k), what);
+        int line, col;
+        mech_pos_of(v, &line, &col);
+        if ((rc = mech_push(M, l, mech_sc(k), t, line, col))) return rc;
+        mech_pos_of(k, &l->items[l->n - 1].key_line, &l->items[l->n - 1].key_col);
+    }
+    return 0;
+}
+
+/* a state expression becomes a variable named after its text (so reports show "AX_rotor_base") */
+static int state_list(mech *M, const yaml_node_t *s, mbl_src_list *l, const char *what)
+{
+    if (!s || (s->type == YAML_SCALAR_NODE && s->data.scalar.length == 0)) return 0;
+    if (s->type != YAML_SEQUENCE_NODE) return err_at(M, s, "'%s' must be a list", what);
+    for (yaml_node_item_t *p = s->data.sequence.items.start; p < s->data.sequence.items.top; p++) {
+        yaml_node_t *v = yaml_document_get_node(M->doc, *p);
+        const char *t = NULL, *x = NULL;
+        int rc = mech_text_of(M, v, what, &t);
+        if (!rc) rc = mech_subst(M, t, v, NULL, 0, &x);
+        if (rc) return rc;
+        int line, col;
+        mech_pos_of(v, &line, &col);
+        if (!strcmp(x, t)) {
+            rc = mech_push(M, l, NULL, t, line, col);
+        } else {
+            /* name: the text with every non-identifier run replaced by one '_' */
+            size_t n = strlen(t);
+            char *nm = mbl_malloc(n + 2);
+            if (!nm || !mech_keep(M, nm)) return mech_oom(M);
+            size_t o = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (mech_is_id(t[i])) nm[o++] = t[i];
+                else if (o && nm[o - 1] != '_') nm[o++] = '_';
+            }
+            while (o && nm[o - 1] == '_') o--;
+            nm[o] = '\0';
+            if (!o || !mech_is_id0(nm[0])) nm = mech_fmt(M, "state_%d", ++M->nstate);
+            for (int i = 0; i < M->src->variables.n; i++)
+                if (!strcmp(M->src->variables.items[i].key, nm)) nm = mech_fmt(M, "%s_%d", nm, ++M->nstate);
+            rc = mech_add_var(M, nm, x, line, col);
+            if (!rc) rc = mech_push(M, l, NULL, nm, line, col);
+        }
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int scalar_item(mech *M, const yaml_node_t *k, const yaml_node_t *v, mbl_src_item *it)
+{
+    if (!mech_is_scalar(v)) return err_at(M, v, "'%s' must be a single value", mech_sc(k));
+    it->text = mech_dup_s(mech_sc(v));
+    if (!it->text) return mech_oom(M);
+    mech_pos_of(k, &it->key_line, &it->key_col);
+    mech_pos_of(v, &it->line, &it->col);
+    return 0;
+}
+
+static int read_linearize(mech *M, const yaml_node_t *v)
+{
+    if (!v) return 0;
+    int rc = mech_want_map(M, v, "'linearize'");
+    static const char *ok[] = {"at", "states", "velocity_states", "time", NULL};
+    if (!rc) rc = mech_check_keys(M, v, ok, "linearize");
+    if (rc) return rc;
+    for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top && !rc; p++) {
+        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *x = yaml_document_get_node(M->doc, p->value);
+        if (!strcmp(mech_sc(k), "at")) rc = scalar_item(M, k, x, &M->src->at);
+        else if (!strcmp(mech_sc(k), "time")) rc = scalar_item(M, k, x, &M->src->time);
+        else if (!strcmp(mech_sc(k), "states")) rc = state_list(M, x, &M->src->states, "states");
+        else rc = state_list(M, x, &M->src->velocity_states, "velocity_states");
+    }
+    return rc;
+}
+
+/* ---- the root -------------------------------------------------------------------------------- */
+
+static int read_all(mech *M, const yaml_node_t *root)
+{
+    static const char *ok[] = {"model", "name", "parameters", "space", "ground", "bodies", "joints", "drivers",
+                               "forces", "inputs", "variables", "outputs", "linearize", NULL};
+    int rc = mech_check_keys(M, root, ok, "mechanism");
+    if (rc) return rc;
+    yaml_node_t *n;
+    if ((n = mech_get(M, root, "name"))) {
+        if (!mech_is_scalar(n)) return err_at(M, n, "'name' must be text");
+        char *s = mech_dup_s(mech_sc(n));
+        if (!s) return mech_oom(M);
+        mbl_free(M->src->name);
+        M->src->name = s;
+    }
+    if ((n = mech_get(M, root, "space"))) {
+        if (!mech_is_scalar(n) || (strcmp(mech_sc(n), "planar") && strcmp(mech_sc(n), "spatial")))
+            return err_at(M, n, "'space' must be planar or spatial");
+        M->planar = !strcmp(mech_sc(n), "planar");
+    }
+    /* parameters: copied, and evaluated here with the file's values for the checks */
+    if ((rc = copy_map(M, mech_get(M, root, "parameters"), &M->src->parameters, "parameters", 0))) return rc;
+    int np = M->src->parameters.n;
+    M->pval = mbl_calloc((size_t)(np ? np : 1), sizeof *M->pval);
+    M->pset = mbl_calloc((size_t)(np ? np : 1), sizeof *M->pset);
+    if (!M->pval || !M->pset) return mech_oom(M);
+    for (int i = 0; i < np; i++) {
+        M->np_eval = i;
+        mech_set_track(M);
+        char what[160];
+        snprintf(what, sizeof what, "parameter '%s'", M->src->parameters.items[i].key);
+        const mbl_src_item *it = &M->src->parameters.items[i];
+        mblx_parse_opts po;
+        memset(&po, 0, sizeof po);
+        po.resolve = mech_resolve_param;
+        po.ud = M;
+        po.line = it->line;
+        po.col = it->col;
+        mbl_status st;
+        mblx_id e;
+        rc = mblx_parse(M->g, it->text, strlen(it->text), &po, &e, &st);
+        if (rc == MBL_ENOMEM) return mech_oom(M);
+        if (rc) return mbl_error(M->st, MBL_EMODEL, "%s:%s (in %s)", M->file, st.msg, what);
+        double dummy = 0;
+        if ((rc = mblx_eval(M->g, e, &dummy, &M->pval[i], &st)) == MBL_ENOMEM) return mech_oom(M);
+        if (rc)
+            return mbl_error(M->st, MBL_EMODEL, "%s:%d:%d: %s (in %s)", M->file, it->line, it->col, st.msg, what);
+        M->pset[i] = M->used_set;
+        /* a --set replaces the value (the expression still had to be valid); a non-finite or
+         * unknown override is reported by the model loader */
+        for (int k = 0; k < M->nsets; k++)
+            if (M->sets[k].name && !strcmp(M->sets[k].name, it->key) && isfinite(M->sets[k].value)) {
+                M->pval[i] = M->sets[k].value;
+                M->pset[i] = k;
+            }
+    }
+    M->np_eval = np;
+    mech_set_track(M);
+    if ((rc = copy_map(M, mech_get(M, root, "inputs"), &M->src->inputs, "inputs", 0))) return rc;
+    /* ground */
+    body *G = mech_new_body(M, "ground", NULL);
+    if (!G) return mech_oom(M);
+    G->kind = KIND_GROUND;
+    static char *I9[9] = {"1", "0", "0", "0", "1", "0", "0", "0", "1"};
+    for (int k = 0; k < 9; k++) G->A[k] = I9[k];
+    for (int k = 0; k < 3; k++) G->r[k] = G->w[k] = "0";
+    if ((n = mech_get(M, root, "ground"))) {
+        if (n->type != YAML_MAPPING_NODE) return err_at(M, n, "'ground' must be a mapping with 'markers'");
+        static const char *okg[] = {"markers", NULL};
+        if ((rc = mech_check_keys(M, n, okg, "ground"))) return rc;
+        if ((rc = mech_add_markers(M, 0, mech_get(M, n, "markers")))) return rc;
+    }
+    n = mech_get(M, root, "bodies");
+    if (!n || n->type != YAML_MAPPING_NODE || n->data.mapping.pairs.start == n->data.mapping.pairs.top)
+        return err_at(M, n ? n : root, "the mechanism has no bodies ('bodies' must be a mapping name: {...})");
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+        if (!mech_is_scalar(k)) return err_at(M, k, "a body name must be a plain word");
+        if ((rc = mech_read_body(M, k, yaml_document_get_node(M->doc, p->value)))) return rc;
+    }
+    if ((rc = mech_read_joints(M, mech_get(M, root, "joints")))) return rc;
+    if ((rc = mech_read_drivers(M, mech_get(M, root, "drivers")))) return rc;
+    if ((n = mech_get(M, root, "forces")) && !(n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0)) {
+        if ((rc = mech_want_map(M, n, "'forces'"))) return rc;
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+            yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+            if (!mech_is_scalar(k) || !mech_valid_name(mech_sc(k))) return err_at(M, k, "a force name must be a plain word");
+            if ((rc = mech_dup_key(M, n, p, "force"))) return rc;
+            if ((rc = mech_read_force(M, k, yaml_document_get_node(M->doc, p->value)))) return rc;
+        }
+    }
+    if ((rc = copy_map(M, mech_get(M, root, "variables"), &M->src->variables, "variables", 1))) return rc;
+    if ((rc = mech_check_con_texts(M))) return rc;
+    if ((rc = copy_map(M, mech_get(M, root, "outputs"), &M->src->outputs, "outputs", 1))) return rc;
+    if ((rc = read_linearize(M, mech_get(M, root, "linearize")))) return rc;
+    int line, col;
+    mech_pos_of(root, &line, &col);
+    int ncoord = M->src->coordinates.n, ncon = M->src->constraints.n;
+    if (ncon > ncoord)
+        return err_at(M, mech_get(M, root, "joints"),
+                      "the joints over-constrain the mechanism: %d constraint equations for %d coordinates (Gruebler "
+                      "count %d); replace redundant joints by weaker ones (e.g. a revolute closing a loop by a "
+                      "universal or spherical joint)",
+                      ncon, ncoord, ncoord - ncon);
+    return mech_energies_and_forces(M, line, col);
+}
+
+int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, const mbl_setting *sets, int nsets,
+                  mbl_src *src, mbl_status *st)
+{
+    mech M;
+    memset(&M, 0, sizeof M);
+    M.sets = sets;
+    M.nsets = sets ? nsets : 0;
+    M.used_set = -1;
+    M.doc = doc;
+    M.file = file;
+    M.src = src;
+    M.st = st;
+    M.g = mblx_graph_new();
+    int rc = M.g ? read_all(&M, root) : mech_oom(&M);
+    if (!rc && M.oom) rc = mech_oom(&M);
+    for (int i = 0; i < M.narena; i++) mbl_free(M.arena[i]);
+    mbl_free(M.arena);
+    mbl_free(M.pval);
+    mbl_free(M.pset);
+    mbl_free(M.drv);
+    mbl_free(M.b);
+    mbl_free(M.mk);
+    mbl_free(M.jt);
+    mech_ns_free(&M.hb);
+    mech_ns_free(&M.hm);
+    mech_ns_free(&M.hj);
+    mblx_graph_free(M.g);
+    return rc;
+}

@@ -1,0 +1,9 @@
+list(APPEND MBLIN_SOURCES
+  src/mech/mechanism.c
+  src/mech/util.c
+  src/mech/body.c
+  src/mech/joint.c
+  src/mech/force.c
+  src/mech/measure.c
+  src/mech/check.c
+)

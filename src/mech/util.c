@@ -1,0 +1,354 @@
+/* The mechanism compiler's shared helpers: the name hash, the arena strings (keep, fmt, num,
+ * the growable sum), the YAML accessors and their errors, the generated source's lists (push),
+ * numbers from parameter expressions with the file's values (eval_text, eval_vec, set_note), names
+ * and identifiers. See mech_internal.h. */
+#include "mech/mech_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static size_t name_hash(const char *s, size_t len)
+{
+    size_t h = 1469598103934665603u;
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    return h;
+}
+
+int mech_ns_find(const nameset *t, const char *name, size_t len)
+{
+    if (!t->cap) return -1;
+    for (size_t h = name_hash(name, len) & (t->cap - 1);; h = (h + 1) & (t->cap - 1)) {
+        if (!t->key[h]) return -1;
+        if (strlen(t->key[h]) == len && !strncmp(t->key[h], name, len)) return t->idx[h];
+    }
+}
+
+int mech_ns_add(nameset *t, const char *name, int idx)
+{
+    if (2 * (t->n + 1) > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        const char **k = mbl_calloc(cap, sizeof *k);
+        int *v = mbl_calloc(cap, sizeof *v);
+        if (!k || !v) {
+            mbl_free(k);
+            mbl_free(v);
+            return -1;
+        }
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->key[i]) {
+                size_t h = name_hash(t->key[i], strlen(t->key[i])) & (cap - 1);
+                while (k[h]) h = (h + 1) & (cap - 1);
+                k[h] = t->key[i];
+                v[h] = t->idx[i];
+            }
+        mbl_free(t->key);
+        mbl_free(t->idx);
+        t->key = k;
+        t->idx = v;
+        t->cap = cap;
+    }
+    size_t h = name_hash(name, strlen(name)) & (t->cap - 1);
+    while (t->key[h]) h = (h + 1) & (t->cap - 1);
+    t->key[h] = name;
+    t->idx[h] = idx;
+    t->n++;
+    return 0;
+}
+
+void mech_ns_free(nameset *t)
+{
+    mbl_free(t->key);
+    mbl_free(t->idx);
+}
+
+/* ---- small utilities ------------------------------------------------------------------------ */
+
+char *mech_keep(mech *M, char *s)
+{
+    if (!s) {
+        M->oom = 1;
+        return NULL;
+    }
+    if (M->narena == M->carena) {
+        int cap = M->carena ? 2 * M->carena : 256;
+        char **a = mbl_realloc_array(M->arena, (size_t)cap, sizeof *a);
+        if (!a) {
+            mbl_free(s);
+            M->oom = 1;
+            return NULL;
+        }
+        M->arena = a;
+        M->carena = cap;
+    }
+    M->arena[M->narena++] = s;
+    return s;
+}
+
+/* printf into a string owned by the arena; "" on out of memory (the flag is then set) */
+char *mech_fmt(mech *M, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(NULL, 0, f, ap);
+    va_end(ap);
+    if (n < 0) {
+        M->oom = 1;
+        return (char *)"";
+    }
+    char *s = mbl_malloc((size_t)n + 1);
+    if (!s) {
+        M->oom = 1;
+        return (char *)"";
+    }
+    va_start(ap, f);
+    vsnprintf(s, (size_t)n + 1, f, ap);
+    va_end(ap);
+    return mech_keep(M, s) ? s : (char *)"";
+}
+
+char *mech_num(mech *M, double v) { return mech_fmt(M, "%.17g", v); }
+
+
+void mech_sb_add(mech *M, sbuf *b, const char *a, const char *t)
+{
+    size_t la = strlen(a), lt = strlen(t);
+    if (b->n + la + lt + 1 > b->cap) {
+        size_t cap = 2 * (b->n + la + lt + 1) + 256;
+        char *ns = mbl_realloc(b->s, cap);
+        if (!ns) {
+            M->oom = 1;
+            return;
+        }
+        b->s = ns;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, a, la);
+    memcpy(b->s + b->n + la, t, lt);
+    b->n += la + lt;
+    b->s[b->n] = '\0';
+}
+
+/* the text of b, owned by the arena ("0" when empty) */
+char *mech_sb_done(mech *M, sbuf *b)
+{
+    if (!b->s) return mech_fmt(M, "0");
+    char *s = mech_keep(M, b->s);
+    b->s = NULL;
+    return s ? s : (char *)"";
+}
+
+
+int mech_oom(mech *M) { return mbl_error(M->st, MBL_ENOMEM, "out of memory reading %s", M->file); }
+
+const char *mech_sc(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
+int mech_is_scalar(const yaml_node_t *n) { return n && n->type == YAML_SCALAR_NODE; }
+
+yaml_node_t *mech_get(mech *M, const yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE) return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+        if (mech_is_scalar(k) && !strcmp(mech_sc(k), key)) return yaml_document_get_node(M->doc, p->value);
+    }
+    return NULL;
+}
+
+/* every key of map must be in the NULL-terminated list `ok` */
+int mech_check_keys(mech *M, const yaml_node_t *map, const char *const *ok, const char *what)
+{
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+        if (!mech_is_scalar(k)) return err_at(M, k, "%s: keys must be plain words", what);
+        int found = 0;
+        for (const char *const *o = ok; *o; o++)
+            if (!strcmp(*o, mech_sc(k))) found = 1;
+        if (!found) {
+            char list[400];
+            size_t off = 0;
+            list[0] = '\0';
+            for (const char *const *o = ok; *o && off < sizeof list; o++)
+                off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", o == ok ? "" : ", ", *o);
+            return err_at(M, k, "%s: unknown key '%s' (expected %s)", what, mech_sc(k), list);
+        }
+        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+            yaml_node_t *k2 = yaml_document_get_node(M->doc, q->key);
+            if (mech_is_scalar(k2) && !strcmp(mech_sc(k2), mech_sc(k))) return err_at(M, k, "%s: duplicate key '%s'", what, mech_sc(k));
+        }
+    }
+    return 0;
+}
+
+int mech_want_map(mech *M, const yaml_node_t *n, const char *what)
+{
+    if (!n || n->type != YAML_MAPPING_NODE) return err_at(M, n, "%s must be a mapping", what);
+    return 0;
+}
+
+/* a scalar expression text */
+int mech_text_of(mech *M, const yaml_node_t *n, const char *what, const char **out)
+{
+    if (!mech_is_scalar(n) || n->data.scalar.length == 0) return err_at(M, n, "%s must be an expression or a number", what);
+    *out = mech_sc(n);
+    return 0;
+}
+
+/* a list of exactly cnt expressions */
+int mech_vec_of(mech *M, const yaml_node_t *n, int cnt, const char *what, const char **out)
+{
+    if (!n || n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top - n->data.sequence.items.start != cnt)
+        return err_at(M, n, "%s must be a list of %d expressions", what, cnt);
+    for (int i = 0; i < cnt; i++) {
+        int rc = mech_text_of(M, yaml_document_get_node(M->doc, n->data.sequence.items.start[i]), what, &out[i]);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+void mech_pos_of(const yaml_node_t *n, int *line, int *col)
+{
+    *line = (int)n->start_mark.line + 1;
+    *col = (int)n->start_mark.column + 1;
+    if (n->type == YAML_SCALAR_NODE && (n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                                        n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE))
+        (*col)++;
+}
+
+char *mech_dup_s(const char *s)
+{
+    size_t n = strlen(s);
+    char *p = mbl_malloc(n + 1);
+    if (p) memcpy(p, s, n + 1);
+    return p;
+}
+
+/* append an item to a list of the generated source */
+int mech_push(mech *M, mbl_src_list *l, const char *key, const char *text, int line, int col)
+{
+    if (M->oom) return mech_oom(M);
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        mbl_src_item *it = mbl_realloc_array(l->items, (size_t)cap, sizeof *it);
+        if (!it) return mech_oom(M);
+        l->items = it;
+        l->cap = cap;
+    }
+    mbl_src_item *it = &l->items[l->n];
+    memset(it, 0, sizeof *it);
+    l->n++;
+    it->key = key ? mech_dup_s(key) : NULL;
+    it->text = mech_dup_s(text);
+    it->key_line = it->line = line;
+    it->key_col = it->col = col;
+    if ((key && !it->key) || !it->text) return mech_oom(M);
+    return 0;
+}
+
+int mech_push_at(mech *M, mbl_src_list *l, const char *key, const char *text, const yaml_node_t *n)
+{
+    int line = 1, col = 1;
+    if (n) mech_pos_of(n, &line, &col);
+    return mech_push(M, l, key, text, line, col);
+}
+
+/* ---- numbers from parameter expressions (file values) ------------------------------------- */
+
+int mech_resolve_param(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
+                       mblx_id *out, char *why, size_t whylen)
+{
+    mech *M = ud;
+    (void)args;
+    (void)why;
+    (void)whylen;
+    if (nargs >= 0) return 1;
+    for (int i = 0; i < M->np_eval; i++) {
+        const char *k = M->src->parameters.items[i].key;
+        if (strlen(k) == len && !strncmp(k, name, len)) {
+            *out = mblx_const(g, M->pval[i]);
+            if (M->pset && M->pset[i] >= 0 && M->used_set < 0) M->used_set = M->pset[i];
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Start tracking which --set the next evaluated numbers depend on (set_note names it). */
+void mech_set_track(mech *M) { M->used_set = -1; }
+
+int mech_eval_text(mech *M, const char *text, const yaml_node_t *n, const char *what, double *v)
+{
+    mblx_parse_opts po;
+    memset(&po, 0, sizeof po);
+    po.resolve = mech_resolve_param;
+    po.ud = M;
+    if (n) mech_pos_of(n, &po.line, &po.col);
+    mbl_status st;
+    mblx_id e;
+    int rc = mblx_parse(M->g, text, strlen(text), &po, &e, &st);
+    if (rc == MBL_ENOMEM) return mech_oom(M);
+    if (rc)
+        return mbl_error(M->st, MBL_EMODEL, "%s:%s (in %s; only numbers and parameters can be used here)", M->file,
+                         st.msg, what);
+    double dummy = 0;
+    rc = mblx_eval(M->g, e, &dummy, v, &st);
+    if (rc == MBL_ENOMEM) return mech_oom(M);
+    if (rc) return err_at(M, n, "%s: %s%s", what, st.msg, mech_set_note(M));
+    if (!isfinite(*v)) return err_at(M, n, "%s is not a finite number%s", what, mech_set_note(M));
+    return 0;
+}
+
+const char *mech_set_note(mech *M)
+{
+    if (M->used_set < 0) return "";
+    double v = M->sets[M->used_set].value;
+    const char *t = mech_fmt(M, "%.15g", v);
+    if (strtod(t, NULL) != v) t = mech_fmt(M, "%.17g", v); /* the shortest that reads back */
+    return mech_fmt(M, " (the value comes from --set %s=%s)", M->sets[M->used_set].name, t);
+}
+
+int mech_eval_vec(mech *M, const yaml_node_t *n, int cnt, const char *what, double *v)
+{
+    const char *t[9];
+    int rc = mech_vec_of(M, n, cnt, what, t);
+    for (int i = 0; i < cnt && !rc; i++)
+        rc = mech_eval_text(M, t[i], yaml_document_get_node(M->doc, n->data.sequence.items.start[i]), what, &v[i]);
+    return rc;
+}
+
+/* ---- names ----------------------------------------------------------------------------------- */
+
+int mech_valid_name(const char *s)
+{
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))) return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return 0;
+    return 1;
+}
+
+int mech_find_body(mech *M, const char *name) { return mech_ns_find(&M->hb, name, strlen(name)); }
+int mech_find_marker(mech *M, const char *name, size_t len) { return mech_ns_find(&M->hm, name, len); }
+int mech_find_joint(mech *M, const char *name, size_t len) { return mech_ns_find(&M->hj, name, len); }
+
+int mech_add_var(mech *M, const char *name, const char *text, int line, int col)
+{
+    return mech_push(M, &M->src->variables, name, text, line, col);
+}
+
+int mech_is_id0(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+int mech_is_id(char c) { return mech_is_id0(c) || (c >= '0' && c <= '9'); }
+
+/* a key that appeared earlier in the same mapping */
+int mech_dup_key(mech *M, const yaml_node_t *map, const yaml_node_pair_t *p, const char *kind)
+{
+    yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
+    for (const yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+        yaml_node_t *k2 = yaml_document_get_node(M->doc, q->key);
+        if (mech_is_scalar(k2) && !strcmp(mech_sc(k2), mech_sc(k)))
+            return err_at(M, k, "duplicate %s name '%s' (first at line %lu)", kind, mech_sc(k),
+                          (unsigned long)k2->start_mark.line + 1);
+    }
+    return 0;
+}
