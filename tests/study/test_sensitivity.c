@@ -492,6 +492,73 @@ TEST(boundary_critical_speed)
     remove("rotor_test.yaml");
 }
 
+
+/* Mode-shape derivatives against central differences of the shapes of fresh linearizations
+ * (mbl_modal: dq with the largest component 1), slider-pendulum with c = 20, every parameter. */
+static int fresh_shape(const char *path, mbl_setting *sets, int nsets, double complex s0, double complex *shape, int n)
+{
+    mbl_modes *M = NULL;
+    if (fresh_modes(path, NULL, sets, nsets, &M)) return -1;
+    int best = 0;
+    double bd = HUGE_VAL;
+    for (int i = 0; i < M->nx; i++) {
+        double d = cabs(M->modes[i].re + I * M->modes[i].im - s0);
+        if (d < bd) bd = d, best = i;
+    }
+    for (int i = 0; i < n; i++) shape[i] = M->shape_re[i + (size_t)best * n] + I * M->shape_im[i + (size_t)best * n];
+    mbl_modes_free(M);
+    return 0;
+}
+
+TEST(mode_shape_derivatives)
+{
+    sens_run r;
+    mbl_setting sets[2] = {{"c", 20}, {NULL, 0}};
+    CHECK(sens_file("examples/slider_pendulum.yaml", sets, 1, &r) == 0);
+    if (!r.S) return;
+    const mbl_sensitivity *S = r.S;
+    int n = S->n, ncmp = 0;
+    double worst = 0;
+    CHECK(S->dshape_re != NULL);
+    for (int w = 0; w < S->nwrt && S->dshape_re; w++) {
+        int p = S->wrt[w];
+        double p0 = mbl_model_param_value(r.md, p), h = 1e-3 * (p0 != 0 ? fabs(p0) : 1.0);
+        sets[1].name = mbl_model_param_name(r.md, p);
+        for (int t = 0; t < S->nmode; t++) {
+            const mbl_sens_mode *m = &S->modes[t];
+            if (!m->defined) continue;
+            double complex s0 = m->re + I * m->im, ds = m->dre[w] + I * m->dim[w];
+            double complex f[4][2];
+            double steps[4] = {h, -h, h / 2, -h / 2};
+            int ok = 1;
+            for (int k = 0; k < 4 && ok; k++) {
+                sets[1].value = p0 + steps[k];
+                ok = fresh_shape("examples/slider_pendulum.yaml", sets, 2, s0 + ds * steps[k], f[k], n) == 0;
+            }
+            CHECK(ok);
+            if (!ok) continue;
+            double num = 0, den = 0, sn = 0;
+            for (int i = 0; i < n; i++) {
+                double complex d1 = (f[0][i] - f[1][i]) / (2 * h), d2 = (f[2][i] - f[3][i]) / h;
+                double complex fd = (4 * d2 - d1) / 3;
+                size_t o = i + (size_t)n * (t + (size_t)S->nmode * w);
+                double complex ex = S->dshape_re[o] + I * S->dshape_im[o];
+                num += cabs(fd - ex) * cabs(fd - ex);
+                den += cabs(ex) * cabs(ex);
+                sn += S->shape_re[i + (size_t)t * n] * S->shape_re[i + (size_t)t * n] +
+                      S->shape_im[i + (size_t)t * n] * S->shape_im[i + (size_t)t * n];
+            }
+            double err = sqrt(num) / fmax(sqrt(den), 1e-3 * sqrt(sn) / fmax(fabs(p0), h));
+            worst = fmax(worst, err);
+            ncmp++;
+            CHECK_MSG(err <= 1e-6, "d shape_%d/d %s: relative deviation %.3g", t + 1, mbl_model_param_name(r.md, p), err);
+        }
+    }
+    fprintf(stderr, "  mode shapes: %d derivatives compared, worst relative deviation %.2g\n", ncmp, worst);
+    CHECK(ncmp >= 20);
+    sens_free(&r);
+}
+
 TEST(bad_input)
 {
     mbl_boundary_options bo;
@@ -527,6 +594,7 @@ int main(void)
     RUN(slider_pendulum_source003);
     RUN(whipple_bicycle);
     RUN(boundary_critical_speed);
+    RUN(mode_shape_derivatives);
     RUN(bad_input);
     RUN(refusals);
     RUN(central_differences_every_example);
