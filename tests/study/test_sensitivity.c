@@ -364,6 +364,36 @@ static const char *rotor = "model: dae\n"
                            "potential_energy: \"k*L^2*(sin(b)^2 + sin(a)^2*cos(b)^2)\"\n"
                            "linearize: {at: steady}\n";
 
+
+/* A non-holonomic constraint der(y) = a der(x) on two springs: the motion along (1, a) has
+ * omega^2 = (k1 + a^2 k2) / (m (1 + a^2)); the pencil's non-holonomic rows (c_v, c_q and A^T mu). */
+static const char *nonholonomic = "model: dae\n"
+                                  "parameters: {m: 2, k1: 30, k2: 50, a: 0.7}\n"
+                                  "coordinates: {x: 0.1, y: 0.05}\n"
+                                  "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\n"
+                                  "potential_energy: \"0.5*k1*x^2 + 0.5*k2*y^2\"\n"
+                                  "nonholonomic: [\"der(y) - a*der(x)\"]\n";
+
+TEST(nonholonomic_closed_form)
+{
+    sens_run r;
+    CHECK(sens_string(nonholonomic, NULL, 0, &r) == 0);
+    if (r.S) {
+        double m = 2, k1 = 30, k2 = 50, a = 0.7, N = k1 + a * a * k2, D = m * (1 + a * a), w = sqrt(N / D);
+        double dw_da = (2 * a * k2 * D - N * 2 * a * m) / (D * D) / (2 * w);
+        CHECK_EQ_INT(r.S->nmode, 3); /* 2 (n - m) - k = 4 - 1 */
+        const mbl_sens_mode *md = mode_near(r.S, 0, w);
+        int ia = param_index(r.md, "a"), im = param_index(r.md, "m");
+        CHECK_CLOSE(md->im, w, 1e-13);
+        CHECK_CLOSE(md->dim[ia], dw_da, 1e-12);
+        CHECK_CLOSE(md->dim[im], -w / (2 * m), 1e-12);
+    }
+    sens_free(&r);
+    int n = 0;
+    double worst = check_fd(NULL, nonholonomic, &n);
+    CHECK(worst >= 0 && worst <= 1e-6 && n >= 6);
+}
+
 TEST(rigid_rotor_closed_form)
 {
     sens_run r;
@@ -590,6 +620,7 @@ int main(void)
 {
     RUN(spring_mass_closed_form);
     RUN(operating_point_shift_closed_form);
+    RUN(nonholonomic_closed_form);
     RUN(rigid_rotor_closed_form);
     RUN(slider_pendulum_source003);
     RUN(whipple_bicycle);
