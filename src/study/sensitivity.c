@@ -87,13 +87,13 @@ typedef struct ctx {
  * the stage starts from them); the stage's columns get dx_C += pinv(J_RC) r, r = -(Fp_R + J_R dx):
  * for a regular J_RC the implicit function theorem, for a minimum-norm projection its derivative
  * when the file's point already satisfies the rows. */
-static int point_stage(const ctx *c, unsigned rowmask, unsigned colmask, int skip_cyclic, int j, double *dx,
-                       int *persist, mbl_status *st)
+static int point_stage(const ctx *c, unsigned rowmask, unsigned colmask, int skip_cyclic, int nw, const int *wrt,
+                       double *dxs, int *persist, mbl_status *st)
 {
     const mbl_dae_layout *L = &c->L;
     int nF = L->nF, nunk = L->nunk, nr = 0, nc = 0, rc = 0;
     int *rows = mbl_alloc_array((size_t)nF + 1, sizeof *rows), *cols = mbl_alloc_array((size_t)nunk + 1, sizeof *cols);
-    double *A = NULL, *r = NULL, *s = NULL, *U = NULL, *VT = NULL;
+    double *A = NULL, *r = NULL, *s = NULL, *U = NULL, *VT = NULL, *rs = NULL, *y = NULL;
     if (!rows || !cols) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
@@ -107,90 +107,109 @@ static int point_stage(const ctx *c, unsigned rowmask, unsigned colmask, int ski
                 if (b == MBL_DAE_Q && skip_cyclic && c->cyclic[q - L->col0[b]]) continue;
                 cols[nc++] = q;
             }
-    if (!nr || !nc) goto done;
+    if (!nr || !nc || !nw) goto done;
     int kk = nr < nc ? nr : nc;
     A = mbl_alloc_array((size_t)nr * nc + 1, sizeof *A);
-    r = mbl_alloc_array((size_t)(nr > nc ? nr : nc) + 1, sizeof *r);
+    r = mbl_alloc_array((size_t)nr + 1, sizeof *r);
+    rs = mbl_alloc_array((size_t)nr + 1, sizeof *rs);
+    y = mbl_alloc_array((size_t)kk + 1, sizeof *y);
     s = mbl_alloc_array((size_t)kk + 1, sizeof *s);
     U = mbl_alloc_array((size_t)nr * kk + 1, sizeof *U);
     VT = mbl_alloc_array((size_t)kk * nc + 1, sizeof *VT);
-    if (!A || !r || !s || !U || !VT) {
+    if (!A || !r || !rs || !y || !s || !U || !VT) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
     for (int a = 0; a < nr; a++) {
         int i = rows[a];
-        double ri = -c->Fp[i + (size_t)j * nF], nrm = 0;
-        for (int q = 0; q < nunk; q++) ri -= c->Jd[i + (size_t)q * nF] * dx[q];
+        double nrm = 0;
         for (int b = 0; b < nc; b++) {
             double v = c->Jd[i + (size_t)cols[b] * nF];
             A[a + (size_t)b * nr] = v;
             nrm += v * v;
         }
-        nrm = nrm > 0 ? 1.0 / sqrt(nrm) : 1.0; /* rows to unit 2-norm: the rank is unit-free */
+        rs[a] = nrm = nrm > 0 ? 1.0 / sqrt(nrm) : 1.0; /* rows to unit 2-norm: the rank is unit-free */
         for (int b = 0; b < nc; b++) A[a + (size_t)b * nr] *= nrm;
-        r[a] = ri * nrm;
     }
-    rc = mbla_svd(nr, nc, A, nr, 'S', s, U, nr, VT, kk, st);
+    rc = mbla_svd(nr, nc, A, nr, 'S', s, U, nr, VT, kk, st); /* once for every parameter */
     if (rc) goto done;
     int rank = mbla_rank_from_diag(nr, nc, kk, s, 1, c->rank_tol);
-    double *y = A; /* reuse: kk values */
-    for (int t = 0; t < rank; t++) {
-        double v = 0;
-        for (int a = 0; a < nr; a++) v += U[a + (size_t)t * nr] * r[a];
-        y[t] = v / s[t];
-    }
-    /* the part of r outside the range of J_RC: nonzero when the rows cannot follow the parameter
-     * (a singular configuration whose geometry the parameter changes): no derivative */
-    double rn = 0, out = 0;
-    for (int a = 0; a < nr; a++) {
-        double u = r[a];
-        for (int t = 0; t < rank; t++) u -= U[a + (size_t)t * nr] * (y[t] * s[t]);
-        out += u * u;
-        rn += r[a] * r[a];
-    }
-    if (out > 1e-12 * fmax(rn, 1e-300) && sqrt(out) > 1e-10) *persist = 0;
-    for (int b = 0; b < nc; b++) {
-        double v = 0;
-        for (int t = 0; t < rank; t++) v += VT[t + (size_t)b * kk] * y[t];
-        dx[cols[b]] += v;
+    for (int w = 0; w < nw; w++) {
+        double *dx = dxs + (size_t)w * nunk;
+        int j = wrt[w];
+        for (int a = 0; a < nr; a++) {
+            int i = rows[a];
+            double ri = -c->Fp[i + (size_t)j * nF];
+            for (int q = 0; q < nunk; q++)
+                if (dx[q] != 0) ri -= c->Jd[i + (size_t)q * nF] * dx[q];
+            r[a] = ri * rs[a];
+        }
+        for (int t = 0; t < rank; t++) {
+            double v = 0;
+            for (int a = 0; a < nr; a++) v += U[a + (size_t)t * nr] * r[a];
+            y[t] = v / s[t];
+        }
+        /* the part of r outside the range of J_RC: nonzero when the rows cannot follow the
+         * parameter (a singular configuration whose geometry it changes): no derivative */
+        double rn = 0, out = 0;
+        for (int a = 0; a < nr; a++) {
+            double u = r[a];
+            for (int t = 0; t < rank; t++) u -= U[a + (size_t)t * nr] * (y[t] * s[t]);
+            out += u * u;
+            rn += r[a] * r[a];
+        }
+        if (out > 1e-12 * fmax(rn, 1e-300) && sqrt(out) > 1e-10) persist[w] = 0;
+        for (int b = 0; b < nc; b++) {
+            double v = 0;
+            for (int t = 0; t < rank; t++) v += VT[t + (size_t)b * kk] * y[t];
+            dx[cols[b]] += v;
+        }
     }
 done:
     mbl_free(rows);
     mbl_free(cols);
     mbl_free(A);
     mbl_free(r);
+    mbl_free(rs);
+    mbl_free(y);
     mbl_free(s);
     mbl_free(U);
     mbl_free(VT);
     return rc;
 }
 
-/* dx/dp_j: the same stages as mbl_operating_point for the point's kind. */
-static int point_derivative(const ctx *c, int j, double *dx, int *persist, mbl_status *st)
+/* dx/dp for every parameter in wrt (dxs: nunk x nw): the same stages as mbl_operating_point for
+ * the point's kind. */
+static int point_derivative(const ctx *c, int nw, const int *wrt, double *dxs, int *persist, mbl_status *st)
 {
     const mbl_dae_layout *L = &c->L;
     int nunk = L->nunk, rc = 0;
-    for (int q = 0; q < nunk; q++) dx[q] = c->x0p[q + (size_t)j * nunk];
-    for (int q = L->col0[MBL_DAE_VDOT]; q < L->col0[MBL_DAE_VDOT + 1]; q++) dx[q] = 0;
-    for (int q = L->col0[MBL_DAE_LAMBDA]; q < L->col0[MBL_DAE_MU + 1]; q++) dx[q] = 0;
+    for (int w = 0; w < nw; w++) {
+        double *dx = dxs + (size_t)w * nunk;
+        for (int q = 0; q < nunk; q++) dx[q] = c->x0p[q + (size_t)wrt[w] * nunk];
+        for (int q = L->col0[MBL_DAE_VDOT]; q < L->col0[MBL_DAE_VDOT + 1]; q++) dx[q] = 0;
+        for (int q = L->col0[MBL_DAE_LAMBDA]; q < L->col0[MBL_DAE_MU + 1]; q++) dx[q] = 0;
+        if (c->pt->at == MBL_AT_EQUILIBRIUM)
+            for (int q = L->col0[MBL_DAE_V]; q < L->col0[MBL_DAE_V + 1]; q++) dx[q] = 0;
+        persist[w] = 1;
+    }
     unsigned acc_rows = RB(MBL_DAE_EOM) | RB(MBL_DAE_PHIDD) | RB(MBL_DAE_NHD);
     unsigned acc_cols = RB(MBL_DAE_VDOT) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU);
     switch (c->pt->at) {
     case MBL_AT_EQUILIBRIUM:
-        for (int q = L->col0[MBL_DAE_V]; q < L->col0[MBL_DAE_V + 1]; q++) dx[q] = 0;
         rc = point_stage(c, RB(MBL_DAE_EOM) | RB(MBL_DAE_PHI) | RB(MBL_DAE_NH),
-                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 0, j, dx, persist, st);
+                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 0, nw, wrt, dxs, persist, st);
         break;
     case MBL_AT_GIVEN:
-        if (L->m) rc = point_stage(c, RB(MBL_DAE_PHI), RB(MBL_DAE_Q), 0, j, dx, persist, st);
-        if (!rc && L->m + L->k) rc = point_stage(c, RB(MBL_DAE_PHID) | RB(MBL_DAE_NH), RB(MBL_DAE_V), 0, j, dx, persist, st);
-        if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, j, dx, persist, st);
+        if (L->m) rc = point_stage(c, RB(MBL_DAE_PHI), RB(MBL_DAE_Q), 0, nw, wrt, dxs, persist, st);
+        if (!rc && L->m + L->k)
+            rc = point_stage(c, RB(MBL_DAE_PHID) | RB(MBL_DAE_NH), RB(MBL_DAE_V), 0, nw, wrt, dxs, persist, st);
+        if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, nw, wrt, dxs, persist, st);
         break;
     case MBL_AT_STEADY:
         rc = point_stage(c, acc_rows | RB(MBL_DAE_PHID) | RB(MBL_DAE_NH) | RB(MBL_DAE_PHI),
-                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 1, j, dx, persist, st);
-        if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, j, dx, persist, st);
+                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 1, nw, wrt, dxs, persist, st);
+        if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, nw, wrt, dxs, persist, st);
         break;
     default:
         rc = mbl_error(st, MBL_EARG, "unknown operating point kind %d", (int)c->pt->at);
@@ -509,11 +528,10 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
         if (q >= 0 && q < n) c.cyclic[q] = 0;
     }
     /* the shift of the point, per parameter */
+    rc = point_derivative(&c, nwrt, S->wrt, dx, S->point_defined, st);
+    if (rc) goto fail;
     for (int w = 0; w < nwrt; w++) {
         double *x = dx + (size_t)w * nunk;
-        S->point_defined[w] = 1;
-        rc = point_derivative(&c, S->wrt[w], x, &S->point_defined[w], st);
-        if (rc) goto fail;
         for (int i = 0; i < n; i++) {
             S->dq[i + (size_t)w * n] = x[L->col0[MBL_DAE_Q] + i];
             S->dv[i + (size_t)w * n] = x[L->col0[MBL_DAE_V] + i];
