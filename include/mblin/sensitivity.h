@@ -47,6 +47,8 @@ typedef struct mbl_dae_deriv mbl_dae_deriv;
 int mbl_dae_deriv_new(const mbl_model *model, mbl_dae_deriv **out, mbl_status *st);
 void mbl_dae_deriv_free(mbl_dae_deriv *d);
 void mbl_dae_deriv_layout(const mbl_dae_deriv *d, mbl_dae_layout *lay);
+/* The model the derivatives belong to. */
+const mbl_model *mbl_dae_deriv_model(const mbl_dae_deriv *d);
 
 /* At a point: J (jnz values), Fp (nF x np: dF/dp at fixed unknowns), x0p (nunk x np: the
  * derivative of the model file's data for the point: in the q block the coordinates' initial
@@ -63,7 +65,12 @@ int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const dou
 
 typedef struct mbl_sens_options {
     int shapes;          /* 1 (default): also the mode shapes' derivatives */
-    int dense_max;       /* largest pencil order n + m + k handled, dense QZ (default 600: the eigenvectors by QZ on the 2N companion form, N^3) */
+    int dense_max;       /* up to this pencil order N = n + m + k (default 600) the eigenvalues and
+                            eigenvectors come from QZ on the 2N companion form (N^3); above it the
+                            eigenvalues of the default linearization (mbl_linearize, mbl_modal) and
+                            the eigenvectors by inverse iteration on the sparse pencil. The
+                            pencil's derivatives are held dense: (3 + 3 nwrt) N^2 doubles, refused
+                            above 2 GB */
     double zero_tol;     /* |lambda| <= zero_tol * max |lambda|: a zero mode (default 1e-9) */
     double repeat_tol;   /* two eigenvalues closer than repeat_tol * max(1, |lambda|) are repeated:
                             their derivatives are not defined one by one (default 1e-8) */

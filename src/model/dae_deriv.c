@@ -38,6 +38,11 @@ void mbl_dae_deriv_free(mbl_dae_deriv *d)
     mbl_free(d);
 }
 
+const mbl_model *mbl_dae_deriv_model(const mbl_dae_deriv *d)
+{
+    return d ? d->md : NULL;
+}
+
 void mbl_dae_deriv_layout(const mbl_dae_deriv *d, mbl_dae_layout *lay)
 {
     memset(lay, 0, sizeof *lay);

@@ -433,27 +433,27 @@ static void pencil_values(const mbla_csc *A, int N, const double *P0, const doub
  * v <- P(s)^-1 v, w <- P(s)^-H w, s <- s - w^H P(s) v / (w^H P'(s) v), twice. QZ on the
  * companion form of a stiff model leaves relative errors of 1e-9 in the high modes; this makes
  * them rounding-level. A failed factorization (an exactly singular P(s)) keeps the QZ values. */
-static void refine(const mbla_csc *A, double *az, int N, const double *P0, const double *P1, const double *P2,
-                   double complex *s, double complex *v, double complex *w, double complex *tmp, int real)
+static int refine(const mbla_csc *A, double *az, int N, const double *P0, const double *P1, const double *P2,
+                  double complex *s, double complex *v, double complex *w, double complex *tmp, int real, int iters)
 {
     double *b = (double *)tmp; /* 2N doubles: interleaved complex */
-    for (int it = 0; it < 2; it++) {
+    for (int it = 0; it < iters; it++) {
         mbla_klu *lu = NULL;
         pencil_values(A, N, P0, P1, P2, *s, az);
-        if (mbla_kluz_new(A, az, NULL, &lu, NULL)) return;
+        if (mbla_kluz_new(A, az, NULL, &lu, NULL)) return -1;
         double complex *vecs[2] = {v, w};
         for (int k = 0; k < 2; k++) {
             double complex *x = vecs[k];
             for (int i = 0; i < N; i++) b[2 * i] = creal(x[i]), b[2 * i + 1] = cimag(x[i]);
             if (mbla_kluz_solve(lu, k ? 'C' : 'N', 1, b, N, NULL)) {
                 mbla_klu_free(lu);
-                return;
+                return -1;
             }
             double nrm = 0;
             for (int i = 0; i < 2 * N; i++) nrm = fmax(nrm, fabs(b[i]));
             if (!(nrm > 0) || !isfinite(nrm)) {
                 mbla_klu_free(lu);
-                return;
+                return -1;
             }
             for (int i = 0; i < N; i++) x[i] = (b[2 * i] + I * b[2 * i + 1]) / nrm;
         }
@@ -466,10 +466,11 @@ static void refine(const mbla_csc *A, double *az, int N, const double *P0, const
                 num += conj(w[i]) * (*s * *s * P2[e] + *s * P1[e] + P0[e]) * v[j];
                 den += conj(w[i]) * (2.0 * *s * P2[e] + P1[e]) * v[j];
             }
-        if (den == 0 || !isfinite(cabs(num / den))) return;
+        if (den == 0 || !isfinite(cabs(num / den))) return -1;
         *s -= num / den;
         if (real) *s = creal(*s);
     }
+    return 0;
 }
 
 int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const int *wrt_in, int nwrt, const mbl_sens_options *opt_in,
@@ -492,11 +493,16 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     if (nwrt < 0) return mbl_error(st, MBL_EARG, "mbl_sensitivity_compute: negative parameter count");
     for (int w = 0; wrt_in && w < nwrt; w++)
         if (wrt_in[w] < 0 || wrt_in[w] >= np) return mbl_error(st, MBL_EARG, "mbl_sensitivity_compute: no parameter %d", wrt_in[w]);
-    if (n + L->m + L->k > opt.dense_max)
-        return mbl_error(st, MBL_EDIM,
-                         "sensitivities: the pencil has order %d (n + m + k) above the dense limit %d (dense QZ: set "
-                         "dense_max to allow it)",
-                         n + L->m + L->k, opt.dense_max);
+    /* above dense_max the eigenvalues come from the linear model (mbl_linearize, mbl_modal) and
+     * the eigenvectors from inverse iteration on the sparse pencil; the pencil's coefficients and
+     * their derivatives are still held dense: (3 + 3 nwrt) N^2 doubles */
+    int large = n + L->m + L->k > opt.dense_max;
+    double Nd = (double)(n + L->m + L->k);
+    if (Nd * Nd * (3.0 + 3.0 * nwrt) * 8.0 + (double)nF * nunk * 8.0 > 2147483648.0)
+        return mbl_error(st, MBL_ENOMEM,
+                         "sensitivities: the pencil has order %d (n + m + k): its derivatives with respect to %d "
+                         "parameters would take %.3g GB (above 2 GB): ask for fewer parameters (--wrt)",
+                         n + L->m + L->k, nwrt, (Nd * Nd * (3.0 + 3.0 * nwrt) * 8.0 + (double)nF * nunk * 8.0) / 1e9);
     mbl_sensitivity *S = mbl_calloc(1, sizeof *S);
     double *Jv = NULL, *dJ = NULL, *dx = NULL, *P0 = NULL, *P1 = NULL, *P2 = NULL, *dP = NULL, *A2 = NULL, *B2 = NULL;
     double *ar = NULL, *ai = NULL, *be = NULL, *VL = NULL, *VR = NULL;
@@ -543,9 +549,11 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     if (rc) goto fail;
     int N = c.N, N2 = 2 * N;
     size_t NN = (size_t)N * N;
-    if (NEW(P0, NN) || NEW(P1, NN) || NEW(P2, NN) || NEW(dP, 3 * NN * (nwrt ? nwrt : 1)) ||
-        NEW(A2, (size_t)N2 * N2) || NEW(B2, (size_t)N2 * N2) || NEW(ar, N2) || NEW(ai, N2) || NEW(be, N2) ||
-        NEW(VL, (size_t)N2 * N2) || NEW(VR, (size_t)N2 * N2) || NEW(ev, N2) || NEW(vbuf, 6 * (size_t)N + 2)) {
+    if (NEW(P0, NN) || NEW(P1, NN) || NEW(P2, NN) || NEW(dP, 3 * NN * (nwrt ? nwrt : 1)) || NEW(ev, N2) ||
+        NEW(vbuf, 6 * (size_t)N + 2) ||
+        (!large && (NEW(A2, (size_t)N2 * N2) || NEW(B2, (size_t)N2 * N2) || NEW(ar, N2) || NEW(ai, N2) ||
+                    NEW(be, N2) || NEW(VL, (size_t)N2 * N2) || NEW(VR, (size_t)N2 * N2))) ||
+        (large && NEW(A2, 3 * NN))) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;
     }
@@ -562,32 +570,58 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
         double *D = dP + 3 * NN * w;
         fill_pencil(&c, dJ, D, D + NN, D + 2 * NN);
     }
-    memset(A2, 0, (size_t)N2 * N2 * sizeof *A2);
-    memset(B2, 0, (size_t)N2 * N2 * sizeof *B2);
-    /* scaling of Fan, Lin and Van Dooren (2004): s = gamma mu, the pencil times delta, so that the
-     * three coefficients have comparable norms (stiff models span 1e10 between M and K) */
-    double n0 = 0, n1 = 0, n2 = 0;
-    for (size_t e = 0; e < NN; e++) n0 += P0[e] * P0[e], n1 += P1[e] * P1[e], n2 += P2[e] * P2[e];
-    n0 = sqrt(n0), n1 = sqrt(n1), n2 = sqrt(n2);
-    double gam = n0 > 0 && n2 > 0 ? sqrt(n0 / n2) : 1.0, del = n0 + gam * n1 > 0 ? 2.0 / (n0 + gam * n1) : 1.0;
-    for (int j = 0; j < N; j++) {
-        for (int i = 0; i < N; i++) {
-            A2[i + (size_t)j * N2] = -del * gam * P1[i + (size_t)j * N];
-            A2[i + (size_t)(N + j) * N2] = -del * P0[i + (size_t)j * N];
-            B2[i + (size_t)j * N2] = del * gam * gam * P2[i + (size_t)j * N];
-        }
-        A2[N + j + (size_t)j * N2] = 1.0;
-        B2[N + j + (size_t)(N + j) * N2] = 1.0;
-    }
-    rc = mbla_ggevx('P', N2, A2, N2, B2, N2, ar, ai, be, VL, N2, VR, N2, NULL, NULL, st);
-    if (rc) goto fail;
     int nfin = 2 * (n - c.mi) - c.ki, nev = 0;
-    for (int j = 0; j < N2; j++) {
-        if (!(be[j] > 0)) continue;
-        double re = gam * ar[j] / be[j], im = gam * ai[j] / be[j], mag = hypot(re, im);
-        if (!isfinite(mag)) continue;
-        ev[nev].re = re, ev[nev].im = im, ev[nev].mag = mag, ev[nev].idx = j;
-        nev++;
+    double gam = 1.0;
+    if (!large) {
+        memset(A2, 0, (size_t)N2 * N2 * sizeof *A2);
+        memset(B2, 0, (size_t)N2 * N2 * sizeof *B2);
+        /* scaling of Fan, Lin and Van Dooren (2004): s = gamma mu, the pencil times delta, so
+         * that the three coefficients have comparable norms (stiff models span 1e10 between M
+         * and K) */
+        double n0 = 0, n1 = 0, n2 = 0;
+        for (size_t e = 0; e < NN; e++) n0 += P0[e] * P0[e], n1 += P1[e] * P1[e], n2 += P2[e] * P2[e];
+        n0 = sqrt(n0), n1 = sqrt(n1), n2 = sqrt(n2);
+        gam = n0 > 0 && n2 > 0 ? sqrt(n0 / n2) : 1.0;
+        double del = n0 + gam * n1 > 0 ? 2.0 / (n0 + gam * n1) : 1.0;
+        for (int j = 0; j < N; j++) {
+            for (int i = 0; i < N; i++) {
+                A2[i + (size_t)j * N2] = -del * gam * P1[i + (size_t)j * N];
+                A2[i + (size_t)(N + j) * N2] = -del * P0[i + (size_t)j * N];
+                B2[i + (size_t)j * N2] = del * gam * gam * P2[i + (size_t)j * N];
+            }
+            A2[N + j + (size_t)j * N2] = 1.0;
+            B2[N + j + (size_t)(N + j) * N2] = 1.0;
+        }
+        rc = mbla_ggevx('P', N2, A2, N2, B2, N2, ar, ai, be, VL, N2, VR, N2, NULL, NULL, st);
+        if (rc) goto fail;
+        for (int j = 0; j < N2; j++) {
+            if (!(be[j] > 0)) continue;
+            double re = gam * ar[j] / be[j], im = gam * ai[j] / be[j], mag = hypot(re, im);
+            if (!isfinite(mag)) continue;
+            ev[nev].re = re, ev[nev].im = im, ev[nev].mag = mag, ev[nev].idx = j;
+            nev++;
+        }
+    } else {
+        /* the eigenvalues of the linear model of the default method (sparse for large models) */
+        mbl_linear *lin = NULL;
+        mbl_modes *modes = NULL;
+        rc = mbl_linearize(mbl_dae_deriv_model(d), pt, NULL, &lin, st);
+        if (!rc) rc = mbl_modal(lin, NULL, &modes, st);
+        for (int i = 0; !rc && i < modes->nx && nev < N2; i++) {
+            if (modes->modes[i].spurious) continue;
+            ev[nev].re = modes->modes[i].re, ev[nev].im = modes->modes[i].im;
+            ev[nev].mag = hypot(ev[nev].re, ev[nev].im), ev[nev].idx = nev;
+            nev++;
+        }
+        mbl_modes_free(modes);
+        mbl_linear_free(lin);
+        if (rc) goto fail;
+        if (nev != nfin) {
+            rc = mbl_error(st, MBL_ESINGULAR,
+                           "sensitivities: the linear model has %d eigenvalues where the linearized equations have %d",
+                           nev, nfin);
+            goto fail;
+        }
     }
     if (nev < nfin) {
         rc = mbl_error(st, MBL_ESINGULAR,
@@ -613,7 +647,7 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
         }
         rc = mbl_dae_deriv_jac_dir(d, pt, xt, -1, dJ, st);
         if (rc) goto fail;
-        double *T0 = A2, *T1 = A2 + NN, *T2 = A2 + 2 * NN; /* A2 holds 4 NN: scratch */
+        double *T0 = A2, *T1 = A2 + NN, *T2 = A2 + 2 * NN; /* A2 holds at least 3 NN: scratch */
         fill_pencil(&c, dJ, T0, T1, T2);
         double sm = fmax(magmax, 1e-300), worst = 0;
         for (int i = 0; i < N; i++) {
@@ -665,15 +699,31 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
             rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             goto fail;
         }
-        unpack_vec(VR, N2, N, N, ai, j, v);  /* lower half: v */
-        unpack_vec(VL, N2, N, 0, ai, j, wl); /* upper half: w */
-        refine(Apat, apz, N, P0, P1, P2, &s, v, wl, tmp, ai[j] == 0);
+        int isreal = ev[t].im == 0, refined = 0;
+        if (!large) {
+            unpack_vec(VR, N2, N, N, ai, j, v);  /* lower half: v */
+            unpack_vec(VL, N2, N, 0, ai, j, wl); /* upper half: w */
+            refine(Apat, apz, N, P0, P1, P2, &s, v, wl, tmp, isreal, 2);
+            refined = 1;
+        } else { /* inverse iteration from fixed pseudo-random vectors */
+            unsigned long long x = 88172645463325252ull + (unsigned long long)t;
+            for (int i = 0; i < N; i++) {
+                double u[4];
+                for (int k = 0; k < 4; k++) {
+                    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                    u[k] = (double)(x >> 11) / 9007199254740992.0 - 0.5;
+                }
+                v[i] = u[0] + I * (isreal ? 0 : u[1]);
+                wl[i] = u[2] + I * (isreal ? 0 : u[3]);
+            }
+            refined = refine(Apat, apz, N, P0, P1, P2, &s, v, wl, tmp, isreal, 3) == 0;
+        }
         md->re = creal(s) + 0.0;
         md->im = cimag(s) + 0.0;
         double smag = cabs(s);
         md->freq_hz = smag / TWO_PI;
         md->damping_ratio = smag > 0 ? -md->re / smag + 0.0 : 0.0;
-        if (ai[j] == 0) /* real vectors for a real eigenvalue */
+        if (isreal) /* real vectors for a real eigenvalue */
             for (int i = 0; i < N; i++) v[i] = creal(v[i]), wl[i] = creal(wl[i]);
         /* shape: dq with its largest component 1 */
         int kk = 0;
@@ -699,7 +749,7 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
             wn += cabs(tmp[i]) * cabs(tmp[i]);
             if (i < n) vn += cabs(v[i]) * cabs(v[i]);
         }
-        int defined = big > 0 && wn > 0 && cabs(den) > 1e-6 * sqrt(wn * vn);
+        int defined = refined && big > 0 && wn > 0 && cabs(den) > 1e-6 * sqrt(wn * vn);
         for (int u = 0; u < nev && defined; u++)
             if (u != t && hypot(ev[u].re - ev[t].re, ev[u].im - ev[t].im) <= opt.repeat_tol * fmax(1.0, ev[t].mag))
                 defined = 0;
