@@ -4,6 +4,8 @@
 #   make test    setup, build, run the test suite, then run it again under ASan + UBSan
 #   make demo    setup, build, linearize the default example and print the report
 #   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS
+#   make install build, then install the library, headers, CLI and the Python package mblin
+#                (PREFIX, default /usr/local; DESTDIR for staging)
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -14,9 +16,9 @@ FUZZ_SECONDS ?= 30
 # Debian 12 packages: compiler and tools, then the numerical libraries, then the reference checks.
 PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \
            libopenblas-dev liblapacke-dev libsuitesparse-dev libarpack2-dev libyaml-dev \
-           python3 python3-numpy python3-scipy valgrind
+           python3 python3-dev python3-numpy python3-scipy python3-pytest valgrind
 
-.PHONY: all build setup test test-fast asan fuzz demo bench clean
+.PHONY: all build setup test test-fast asan fuzz demo bench clean install
 
 all: build
 
@@ -68,6 +70,9 @@ fuzz:
 	     || { tail -40 $(FUZZ_BUILD)/$$name.log; exit 1; }; \
 	  tail -3 $(FUZZ_BUILD)/$$name.log; \
 	done
+
+install: build
+	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
 
 demo: setup
 	$(MAKE) build

@@ -31,6 +31,8 @@ static void usage(FILE *f)
             "  equilibrium MODEL   the operating point only\n"
             "  check MODEL         counts, degrees of freedom, redundant constraints\n"
             "  compare MODEL       every linearization method side by side (time, eigenvalues, deviation)\n"
+            "  sweep MODEL         modes over parameter values, tracked; Campbell, root locus, damping plots\n"
+            "  freqresp MODEL      frequency response of the exact linear model, Bode plot\n"
             "  sensitivity MODEL   exact derivatives of eigenvalues, frequencies, damping, shapes (--wrt)\n"
             "  boundary MODEL      parameter value where a mode turns unstable (--param NAME --near VALUE)\n"
             "\n"
@@ -201,6 +203,8 @@ static int usage_error(const char *fmt, const char *arg)
  * user asks otherwise through OPENBLAS_NUM_THREADS or OMP_NUM_THREADS. (The library itself never
  * changes such process-wide settings.) */
 extern void openblas_set_num_threads(int num_threads);
+int mblin_cmd_sweep(int argc, char **argv);    /* cli/cmd_sweep.c */
+int mblin_cmd_freqresp(int argc, char **argv); /* cli/cmd_sweep.c */
 
 int main(int argc, char **argv)
 {
@@ -218,6 +222,9 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    /* commands with their own option parsers (cli/cmd_sweep.c) */
+    if (!strcmp(cmd, "sweep")) return mblin_cmd_sweep(argc, argv);
+    if (!strcmp(cmd, "freqresp")) return mblin_cmd_freqresp(argc, argv);
     for (size_t c = 0; c < sizeof own_commands / sizeof own_commands[0]; c++)
         if (!strcmp(cmd, own_commands[c].name)) return own_commands[c].run(argc, argv);
     const command *command = NULL;

@@ -8,5 +8,6 @@
 #include "mblin/model.h"
 #include "mblin/report.h"
 #include "mblin/sensitivity.h"
+#include "mblin/sweep.h"
 
 #endif

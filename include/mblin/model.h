@@ -47,6 +47,16 @@ void mbl_model_free(mbl_model *model);
 typedef struct mbl_load_options {
     size_t max_file_size; /* bytes (default MBL_MAX_FILE_SIZE); also bounds the text of _string */
     int max_nesting;      /* levels of lists and mappings (default MBL_MAX_NESTING) */
+    /* User states replacing the file's linearize.states / linearize.velocity_states (the Python
+     * package's linearize(states=[...])): NULL (default) keeps the file's, else nstates expressions
+     * (0: none, the states are chosen among the coordinates). They are expressions of the
+     * equation level (coordinate, variable and parameter names; for a `model: mechanism` its
+     * generated coordinates, not measure functions); a message about one names it "state i
+     * (given)" with its text, and has no position in the file (none, or line 0). */
+    const char *const *states;
+    int nstates;
+    const char *const *velocity_states;
+    int nvelocity_states;
 } mbl_load_options;
 void mbl_load_options_default(mbl_load_options *opt);
 /* mbl_model_load_file / _string with explicit limits (opt NULL: the defaults). */
@@ -65,6 +75,8 @@ typedef struct mbl_model_info {
     int nnh;                /* k: non-holonomic constraints */
     int ninput, noutput, nparam;
     int nuser_states, nuser_velocity_states;
+    int node_states, nimplicit; /* user ODE states X, implicit algebraic variables Z */
+    int nspeeds;            /* generalized speeds defined under velocities */
     mbl_at at;              /* linearize.at of the file */
     double time;            /* linearize.time of the file (0 if absent) */
 } mbl_model_info;
@@ -75,6 +87,16 @@ const char *mbl_model_input_name(const mbl_model *model, int i);
 const char *mbl_model_output_name(const mbl_model *model, int i);
 const char *mbl_model_param_name(const mbl_model *model, int i);
 double mbl_model_param_value(const mbl_model *model, int i);
+/* Change parameter i of a loaded model in place, so that a sweep over a parameter re-linearizes
+ * without reloading (src/study, docs/study.md): the compiled evaluators read parameter values at
+ * each evaluation, so the next mbl_operating_point / mbl_relinearize see the new value. Refused
+ * (MBL_EARG, naming the parameter) when the value was evaluated into numbers at load time: a
+ * parameter of a `model: mechanism` (part of its geometry), or one that another parameter or a
+ * value of the file (an initial coordinate, a velocity, an input value, linearize.time) uses;
+ * reload such a model with the new value (mbl_model_load_file's sets). This is the one function
+ * that changes a loaded model: not while another thread uses the same model (give each thread
+ * its own copy). */
+int mbl_model_set_param(mbl_model *model, int i, double value, mbl_status *st);
 
 /* ---- operating points ------------------------------------------------------------------ */
 
@@ -119,6 +141,8 @@ typedef struct mbl_point {
     int rank_phi_q;           /* numerical rank of [Phi_q; A_nh] at the point */
     int min_norm_multipliers; /* 1 when the multipliers are the minimum-norm ones (rank loss) */
     char notes[1024];         /* what happened, for the report (moved coordinates, rank loss) */
+    int nX, nZ;               /* user ODE states and implicit variables (ode_states, implicit_variables) */
+    double *X, *Xdot, *Z;     /* nX, nX, nZ values */
 } mbl_point;
 
 int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);
@@ -197,6 +221,7 @@ typedef struct mbl_linear {
     int n;                 /* coordinates */
     int nx, nu, ny;        /* states x = [S; W], inputs, outputs */
     int z0, z1;            /* position-level and velocity-level state counts */
+    int zx;                /* user ODE states X (last in x = [S; W; X]): nx = z0 + z1 + zx */
     char **state_names;    /* nx names: S names then W names ("der(theta)") */
     char **input_names, **output_names;
     double *A, *B, *C, *D; /* nx*nx, nx*nu, ny*nx, ny*nu */
@@ -266,6 +291,10 @@ typedef struct mbl_compare_row {
                               reference (-1 when not comparable) */
     double err_est;        /* the method's own error estimate (penalty, fd), else 0 */
     char note[512];
+    char states[512];      /* the states of its linear model: "S1, S2; W1, W2" (position level; velocity
+                              level), "..." when cut; "" when not formed (partial spectrum) */
+    int user_states;       /* 1 when they are those of augmented (the user's states, completed by full
+                              pivoting), 0 when the method's own or augmented did not run */
 } mbl_compare_row;
 
 typedef struct mbl_comparison {

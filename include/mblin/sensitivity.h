@@ -21,15 +21,19 @@ extern "C" {
 
 /* ---- derivatives of the canonical DAE (the model's residual, public layout) ------------------
  *
- * The residual F of a model (nF rows) is [R (n); Phi'' (m); c' (k); Phi' (m); c (k); Phi (m)]:
- * R = M vdot + Phi_q^T lambda + A^T mu - Q the equations of motion, Phi the holonomic and c the
- * non-holonomic constraints with their time derivatives. Its unknowns x (nunk columns) are
- * [vdot (n); lambda (m); mu (k); v (n); q (n); r (nr inputs)]. J = dF/dx is sparse with a fixed
+ * The residual F of a model (nF rows) is [R (n); d (nX); zeq (nZ); Phi'' (m); c' (k); Phi' (m);
+ * c (k); Phi (m)]: R = M vdot + Phi_q^T lambda + A^T mu - Q the equations of motion, d the user
+ * ODEs, zeq the implicit variables' equations, Phi the holonomic and c the non-holonomic
+ * constraints with their time derivatives. Its unknowns x (nunk columns) are [vdot (n);
+ * lambda (m); mu (k); v (n); q (n); Xdot (nX); Z (nZ); X (nX); r (nr inputs)] (the same order
+ * as the model's internal layout, src/model/model_internal.h). J = dF/dx is sparse with a fixed
  * pattern (jrow, jcol). Parameters that are expressions of earlier ones follow them: every
  * derivative with respect to parameter j is the total one, the parameters computed from p_j
  * changing with it (except those overridden by --set, which are then constants). */
-enum { MBL_DAE_EOM = 0, MBL_DAE_PHIDD, MBL_DAE_NHD, MBL_DAE_PHID, MBL_DAE_NH, MBL_DAE_PHI, MBL_DAE_NROWG };
-enum { MBL_DAE_VDOT = 0, MBL_DAE_LAMBDA, MBL_DAE_MU, MBL_DAE_V, MBL_DAE_Q, MBL_DAE_R, MBL_DAE_NBLK };
+enum { MBL_DAE_EOM = 0, MBL_DAE_ODE, MBL_DAE_VAR, MBL_DAE_PHIDD, MBL_DAE_NHD, MBL_DAE_PHID, MBL_DAE_NH, MBL_DAE_PHI,
+       MBL_DAE_NROWG };
+enum { MBL_DAE_VDOT = 0, MBL_DAE_LAMBDA, MBL_DAE_MU, MBL_DAE_V, MBL_DAE_Q, MBL_DAE_XDOT, MBL_DAE_Z, MBL_DAE_X, MBL_DAE_R,
+       MBL_DAE_NBLK };
 
 typedef struct mbl_dae_layout {
     int n, m, k, nr, np;

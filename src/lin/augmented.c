@@ -5,6 +5,10 @@
  * and its rows are the linearized equations
  *     EOM (n), Phi'' (m), c' (k), Phi' (m), c (k), Phi (m), S = s(q) (z0), W = w(q, v) (z1)
  * (rows 23b and 23g of Table 1 are eliminated exactly: dq/dt = v and dS/dt = W are identities).
+ * With user ODE states X and implicit variables Z (source 000 Eq. 10) the unknowns add der(X), Z,
+ * X and the rows the ode (nX) and implicit-variable (nZ) equations and X = X-bar: x = [S; W; X].
+ * Generalized speeds u = T(q) q' (Eq. 14) are velocity states W = w(q, v): their rows carry T and
+ * [T q']_q of Table 1 row 2.
  * The right-hand sides are unit vectors for S-bar and W-bar and -dF/dr for the inputs; one
  * sparse LU (KLU) serves all z0 + z1 + nr of them. The state derivatives follow by the chain
  * rule from the exact Jacobians of sdot, sddot and wdot.
@@ -67,7 +71,7 @@ void mbl_eval_free(mbl_eval *ev)
 
 int mbl_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st)
 {
-    mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, ev->syms);
+    mbl_model_fill_syms_pt(md, pt, ev->syms);
     int rc = mblx_tape_eval(md->tape_jac, ev->syms, ev->jac, ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, ev->syms, ev->us, ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
@@ -89,11 +93,17 @@ void mbl_jac_block(const mbl_model *md, const double *jacval, int rg, int cb, do
 
 mbl_linear *mbl_linear_alloc(int n, int z0, int z1, int nu, int ny)
 {
+    return mbl_linear_alloc_x(n, z0, z1, 0, nu, ny);
+}
+
+mbl_linear *mbl_linear_alloc_x(int n, int z0, int z1, int zx, int nu, int ny)
+{
     mbl_linear *L = mbl_calloc(1, sizeof *L);
     if (!L) return NULL;
-    int nx = z0 + z1;
+    int nx = z0 + z1 + zx;
     L->n = n;
     L->nx = nx;
+    L->zx = zx;
     L->nu = nu;
     L->ny = ny;
     L->z0 = z0;
@@ -231,7 +241,7 @@ struct mbl_lin_work {
     mbl_state_ref *S, *W;
     int z0, z1, N, nrhs, nz;
     int *ti, *tj, *tsrc, *map;
-    double *tx, *X, *dS, *dW, *MvW, *tmpy;
+    double *tx, *X, *dS, *dW, *dXd, *MvW, *tmpy;
     double *er, *ec, *ework; /* equilibration: Aug holds diag(er) A diag(ec) (see equilibrate) */
     /* the kinematic system (see the opening comment): 3n x 3n, columns [vdot; v; q], rows
      * [Phi''; c'; Phi'; c; Phi; S; W; dW/dt]; Xk its solution for S-bar and W-bar, G the EOM rows
@@ -255,7 +265,8 @@ void mbl_lin_work_free(mbl_lin_work *w)
     rows_free(&w->U);
     rows_free(&w->Y);
     mbl_free(w->S), mbl_free(w->W), mbl_free(w->ti), mbl_free(w->tj), mbl_free(w->tsrc), mbl_free(w->map);
-    mbl_free(w->tx), mbl_free(w->X), mbl_free(w->dS), mbl_free(w->dW), mbl_free(w->MvW), mbl_free(w->tmpy);
+    mbl_free(w->tx), mbl_free(w->X), mbl_free(w->dS), mbl_free(w->dW), mbl_free(w->dXd), mbl_free(w->MvW);
+    mbl_free(w->tmpy);
     mbl_free(w->er), mbl_free(w->ec), mbl_free(w->ework);
     mbl_free(w->vw_ptr), mbl_free(w->vw_row), mbl_free(w->jkcol);
     mbl_free(w->kti), mbl_free(w->ktj), mbl_free(w->ktsrc), mbl_free(w->kmap), mbl_free(w->ktx);
@@ -424,9 +435,10 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
 {
     const mbl_model *md = w->md;
     int n = md->n, k = md->k, nr = md->nr, ny = md->ny, nus = md->nus, nuvs = md->nuvs;
-    int N = w->N, z0 = w->z0, z1 = w->z1, nrhs = w->nrhs, nx = z0 + z1;
+    int N = w->N, z0 = w->z0, z1 = w->z1, nrhs = w->nrhs, nX = md->nX, nx = z0 + z1 + nX;
     const mbl_state_ref *S = w->S, *W = w->W;
-    double *X = w->X, *dS = w->dS, *dW = w->dW;
+    double *X = w->X, *dS = w->dS, *dW = w->dW, *dXd = w->dXd;
+    int jxd = mbl_model_blk0(md, MBL_BLK_XD);
     int jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q), ja = mbl_model_blk0(md, MBL_BLK_A);
     int jr = mbl_model_blk0(md, MBL_BLK_R);
 
@@ -471,7 +483,10 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
                 row_times(&w->U, 3 * nus + nuvs + W[i].index, X, N, nb, o, z1);
             }
         }
-        /* outputs: y = h(q, v, vdot, lambda, mu, r) */
+        /* user ODE states: der(X) straight from the solution */
+        for (int i = 0; i < nX; i++)
+            for (int j = 0; j < nb; j++) dXd[i + (size_t)(j0 + j) * nX] = X[jxd + i + (size_t)j * N];
+        /* outputs: y = h(q, v, vdot, lambda, mu, r, X, der(X), Z) */
         for (int i = 0; i < ny; i++) {
             row_times(&w->Y, i, X, N, nb, w->tmpy, 1);
             for (int j = 0; j < nb; j++) {
@@ -484,7 +499,7 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
             for (int j = j0; j < j0 + nb; j++) {
                 if (j < z0)
                     for (int i = 0; i < n; i++) lin->q_S[i + (size_t)j * n] = X[jq + i + (size_t)(j - j0) * N];
-                else if (j < nx)
+                else if (j < z0 + z1)
                     for (int i = 0; i < n; i++) lin->v_W[i + (size_t)(j - z0) * n] = X[jv + i + (size_t)(j - j0) * N];
             }
     }
@@ -494,10 +509,12 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     for (int j = 0; j < nx; j++) {
         for (int i = 0; i < z0; i++) lin->A[i + (size_t)j * nx] = dS[i + (size_t)j * z0];
         for (int i = 0; i < z1; i++) lin->A[z0 + i + (size_t)j * nx] = dW[i + (size_t)j * z1];
+        for (int i = 0; i < nX; i++) lin->A[z0 + z1 + i + (size_t)j * nx] = dXd[i + (size_t)j * nX];
     }
     for (int j = 0; j < nr; j++) {
         for (int i = 0; i < z0; i++) lin->B[i + (size_t)j * nx] = dS[i + (size_t)(nx + j) * z0];
         for (int i = 0; i < z1; i++) lin->B[z0 + i + (size_t)j * nx] = dW[i + (size_t)(nx + j) * z1];
+        for (int i = 0; i < nX; i++) lin->B[z0 + z1 + i + (size_t)j * nx] = dXd[i + (size_t)(nx + j) * nX];
     }
     int rc = 0;
 
@@ -630,7 +647,7 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
 static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_lin_work **out,
                         mbl_linear **linout, mbl_status *st)
 {
-    int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, nus = md->nus, nuvs = md->nuvs;
+    int n = md->n, nr = md->nr, ny = md->ny, nus = md->nus, nuvs = md->nuvs;
     mbl_linear *lin = NULL, tmp;
     *out = NULL;
     *linout = NULL;
@@ -638,20 +655,20 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     if (!w) return mbl_error(st, MBL_ENOMEM, "out of memory");
     w->md = md;
     w->opt = *opt;
-    w->N = 3 * n + m + k; /* unknowns without the inputs */
+    w->N = mbl_model_blk0(md, MBL_BLK_R); /* unknowns without the inputs: [a lam mu v q Xdot Z X] */
     int N = w->N, rc = mbl_eval_init(md, &w->ev, st);
     if (!rc) rc = mbl_eval_at(md, pt, &w->ev, st);
     memset(&tmp, 0, sizeof tmp);
     if (!rc) rc = mbl_select_states(md, &w->ev, opt, &tmp, &w->S, &w->z0, &w->W, &w->z1, st);
     if (rc) goto fail;
-    int z0 = w->z0, z1 = w->z1, nx = z0 + z1;
+    int z0 = w->z0, z1 = w->z1, nX = md->nX, nx = z0 + z1 + nX;
     if (md->nF + nx != N) {
         rc = mbl_error(st, MBL_ESINGULAR,
                        "the augmented system is not square (%d equations, %d unknowns): redundant constraints",
                        md->nF + nx, N);
         goto fail;
     }
-    lin = mbl_linear_alloc(n, z0, z1, nr, ny);
+    lin = mbl_linear_alloc_x(n, z0, z1, nX, nr, ny);
     w->nrhs = nx + nr;
     int nus_rows = 3 * nus + 2 * nuvs;
     size_t cap = (size_t)md->jac.nz + (size_t)md->usjac.nz * 2 + (size_t)nx + 1;
@@ -666,18 +683,24 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     w->vw_row = mbl_alloc_array(vw_cap(n, z1), sizeof *w->vw_row);
     w->dS = mbl_alloc_array((size_t)z0 * (size_t)w->nrhs + 1, sizeof *w->dS);
     w->dW = mbl_alloc_array((size_t)z1 * (size_t)w->nrhs + 1, sizeof *w->dW);
+    w->dXd = mbl_alloc_array((size_t)nX * (size_t)w->nrhs + 1, sizeof *w->dXd);
     w->MvW = mbl_alloc_array((size_t)n * (size_t)z1 + 1, sizeof *w->MvW);
     w->tmpy = mbl_alloc_array((size_t)w->nrhs + 1, sizeof *w->tmpy);
     w->er = mbl_alloc_array((size_t)N + 1, sizeof *w->er);
     w->ec = mbl_alloc_array((size_t)N + 1, sizeof *w->ec);
     w->ework = mbl_alloc_array(2 * (size_t)N + 1, sizeof *w->ework);
-    if (!lin || !w->ti || !w->tj || !w->tsrc || !w->map || !w->tx || !w->X || !w->vw_ptr || !w->vw_row || !w->dS || !w->dW || !w->MvW ||
+    if (!lin || !w->ti || !w->tj || !w->tsrc || !w->map || !w->tx || !w->X || !w->vw_ptr || !w->vw_row || !w->dS || !w->dW || !w->dXd || !w->MvW ||
         !w->tmpy || !w->er || !w->ec || !w->ework || rows_of(&md->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
         rows_of(&md->yjac, w->ev.y + ny, ny, &w->Y)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;
     }
     snprintf(lin->method, sizeof lin->method, "augmented");
+    if (md->nX)
+        snprintf(lin->notes, sizeof lin->notes,
+                 "source 000 Eq. 10 model (%d ode states, %d implicit variables): M-hat, C-hat, K-hat are the "
+                 "mechanical part with the ode states held (Eq. 29-30 from dW); the eigenvalues are those of A",
+                 md->nX, md->nZ);
     memcpy(lin->selection, tmp.selection, sizeof lin->selection);
     lin->nsel_added = tmp.nsel_added;
     lin->nsel_dropped = tmp.nsel_dropped;
@@ -718,8 +741,13 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
         for (int p = U->ptr[ur]; p < U->ptr[ur + 1]; p++)
             if (U->col[p] < N) w->ti[nz] = row, w->tj[nz] = U->col[p], w->tsrc[nz++] = -U->src[p] - 2;
     }
+    /* rows X = X-bar of the user ODE states */
+    int jx = mbl_model_blk0(md, MBL_BLK_X);
+    for (int i = 0; i < nX; i++) w->ti[nz] = md->nF + z0 + z1 + i, w->tj[nz] = jx + i, w->tsrc[nz++] = TSRC_ONE;
     w->nz = nz;
-    rc = kin_prepare(w, st);
+    /* the kinematic projection of M-hat, C-hat, K-hat assumes equations of motion whose multipliers
+     * enter as Phi_q^T lambda + A^T mu only, without X, der(X), Z: Eq. 29-30 from dW otherwise */
+    if (!md->ext) rc = kin_prepare(w, st);
     if (rc) goto fail;
     fill_triplets(w);
     rc = mbla_csc_from_triplets(N, N, nz, w->ti, w->tj, w->tx, w->map, &w->Aug, st);
@@ -758,6 +786,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
         else if (W[i].kind == MBL_SREF_COORD) lin->state_names[z0 + i] = mbl_name_join("der(", md->qname[W[i].index]);
         else lin->state_names[z0 + i] = mbl_name_join("der(", lin->state_names[W[i].index]);
     }
+    for (int i = 0; i < nX; i++) lin->state_names[z0 + z1 + i] = mbl_name_join(md->xname[i], NULL);
     for (int j = 0; j < nr; j++) lin->input_names[j] = mbl_name_join(md->rname[j], NULL);
     for (int j = 0; j < ny; j++) lin->output_names[j] = mbl_name_join(md->yname[j], NULL);
     for (int i = 0; i < nx; i++)
@@ -806,7 +835,7 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
 {
     if (!w || !pt || !lin) return mbl_error(st, MBL_EARG, "mbl_relinearize: workspace, point or result is NULL");
     const mbl_model *md = w->md;
-    if (lin->nx != w->z0 + w->z1 || lin->n != md->n || lin->nu != md->nr || lin->ny != md->ny)
+    if (lin->nx != w->z0 + w->z1 + md->nX || lin->n != md->n || lin->nu != md->nr || lin->ny != md->ny)
         return mbl_error(st, MBL_EDIM, "mbl_relinearize: the linear model was not made by this workspace");
     int rc = mbl_eval_at(md, pt, &w->ev, st);
     if (rc) return rc;

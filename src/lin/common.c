@@ -25,8 +25,9 @@ void mbl_blocks_free(mbl_blocks *B)
     if (!B) return;
     mbl_free(B->M), mbl_free(B->Rv), mbl_free(B->Rq), mbl_free(B->Rr);
     mbl_free(B->Pq), mbl_free(B->Pdq), mbl_free(B->Pddv), mbl_free(B->Pddq), mbl_free(B->Pddr);
+    mbl_free(B->Nv), mbl_free(B->Nq), mbl_free(B->Ndv), mbl_free(B->Ndq), mbl_free(B->Ndr);
     mbl_free(B->Ya), mbl_free(B->Yv), mbl_free(B->Yq), mbl_free(B->Yr);
-    mbl_free(B->Ylam);
+    mbl_free(B->Ylam), mbl_free(B->Ymu);
     mbl_eval_free(&B->ev);
     memset(B, 0, sizeof *B);
 }
@@ -34,16 +35,18 @@ void mbl_blocks_free(mbl_blocks *B)
 int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl_status *st)
 {
     memset(B, 0, sizeof *B);
-    int n = md->n, m = md->m, nr = md->nr, ny = md->ny;
-    B->n = n, B->m = m, B->nr = nr, B->ny = ny;
+    int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny;
+    B->n = n, B->m = m, B->k = k, B->nr = nr, B->ny = ny;
     int rc = mbl_eval_init(md, &B->ev, st);
     if (rc) return rc;
     size_t nn = (size_t)n * (size_t)n, mn = (size_t)m * (size_t)n, yn = (size_t)ny * (size_t)n;
     NEW(B->M, nn), NEW(B->Rv, nn), NEW(B->Rq, nn), NEW(B->Rr, (size_t)n * nr);
     NEW(B->Pq, mn), NEW(B->Pdq, mn), NEW(B->Pddv, mn), NEW(B->Pddq, mn), NEW(B->Pddr, (size_t)m * nr);
     NEW(B->Ya, yn), NEW(B->Yv, yn), NEW(B->Yq, yn), NEW(B->Yr, (size_t)ny * nr);
-    NEW(B->Ylam, (size_t)ny * m);
-    if (!B->Ylam || !B->M || !B->Rv || !B->Rq || !B->Rr || !B->Pq || !B->Pdq || !B->Pddv || !B->Pddq || !B->Pddr || !B->Ya ||
+    NEW(B->Ylam, (size_t)ny * m), NEW(B->Ymu, (size_t)ny * k);
+    size_t kn = (size_t)k * (size_t)n;
+    NEW(B->Nv, kn), NEW(B->Nq, kn), NEW(B->Ndv, kn), NEW(B->Ndq, kn), NEW(B->Ndr, (size_t)k * nr);
+    if (!B->Ylam || !B->Ymu || !B->Nv || !B->Nq || !B->Ndv || !B->Ndq || !B->Ndr || !B->M || !B->Rv || !B->Rq || !B->Rr || !B->Pq || !B->Pdq || !B->Pddv || !B->Pddq || !B->Pddr || !B->Ya ||
         !B->Yv || !B->Yq || !B->Yr) {
         mbl_blocks_free(B);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -68,12 +71,20 @@ int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl
     mbl_sjac_dense(md, J, x, d0, d1, MBL_BLK_V, B->Pddv);
     mbl_sjac_dense(md, J, x, d0, d1, MBL_BLK_Q, B->Pddq);
     mbl_sjac_dense(md, J, x, d0, d1, MBL_BLK_R, B->Pddr);
+    int c0 = md->row0[MBL_ROW_NH], c1 = md->row0[MBL_ROW_NH + 1];
+    int cd0 = md->row0[MBL_ROW_NHD], cd1 = md->row0[MBL_ROW_NHD + 1];
+    mbl_sjac_dense(md, J, x, c0, c1, MBL_BLK_V, B->Nv);
+    mbl_sjac_dense(md, J, x, c0, c1, MBL_BLK_Q, B->Nq);
+    mbl_sjac_dense(md, J, x, cd0, cd1, MBL_BLK_V, B->Ndv);
+    mbl_sjac_dense(md, J, x, cd0, cd1, MBL_BLK_Q, B->Ndq);
+    mbl_sjac_dense(md, J, x, cd0, cd1, MBL_BLK_R, B->Ndr);
     const double *yv = B->ev.y + ny;
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_A, B->Ya);
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_V, B->Yv);
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_Q, B->Yq);
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_R, B->Yr);
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_LAMBDA, B->Ylam);
+    mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_MU, B->Ymu);
     return 0;
 }
 
@@ -86,25 +97,21 @@ int mbl_outputs_use(const mbl_model *md, int blk)
 }
 
 int mbl_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *v, const double *lam,
-                        double *jac, mbl_eval *ev, mbl_status *st)
+                        const double *mu, double *jac, mbl_eval *ev, mbl_status *st)
 {
-    mbl_model_fill_syms(md, pt->t, pt->q, v, pt->vdot, lam, pt->mu, pt->r, ev->syms);
+    mbl_model_fill_syms(md, pt->t, pt->q, v, pt->vdot, lam, mu, pt->r, ev->syms);
     int rc = mblx_tape_eval(md->tape_jac, ev->syms, jac, ev->work, st);
     if (rc) return mbl_model_eval_error(md, ev->syms, "evaluating the model Jacobian", st);
     return 0;
 }
 
-int mbl_require_holonomic(const mbl_model *md, const mbl_lin_options *opt, const char *method, mbl_status *st)
+int mbl_require_dense(const mbl_model *md, const mbl_lin_options *opt, const char *method, mbl_status *st)
 {
     if (md->n > opt->dense_n_max)
         return mbl_error(st, MBL_EDIM,
                          "method '%s' is dense (n^2 memory, n^3 time) and n = %d exceeds dense_n_max = %d: "
                          "use augmented or descriptor",
                          method, md->n, opt->dense_n_max);
-    if (md->k > 0)
-        return mbl_error(st, MBL_EMODEL,
-                         "method '%s' supports holonomic constraints only (%d non-holonomic): use augmented",
-                         method, md->k);
     return 0;
 }
 
@@ -153,92 +160,199 @@ int mbl_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_
     return rc;
 }
 
-int mbl_lin_states(const mbl_model *md, const mbl_blocks *B, const mbl_lin_options *opt, int z, int *uidx, int *cidx,
-                   char **names, char *selection, size_t selsize, mbl_status *st)
+int mbl_rstates_alloc(mbl_rstates *rs, int n, int z0, int z1)
+{
+    size_t a = (size_t)z0 * (size_t)n + 1, b = (size_t)z1 * (size_t)n + 1;
+    rs->z0 = z0, rs->z1 = z1;
+    NEW(rs->P, a), NEW(rs->Pd_q, a), NEW(rs->Pdd_v, a), NEW(rs->Pdd_q, a);
+    NEW(rs->Pw, b), NEW(rs->Wq, b), NEW(rs->Wd_v, b), NEW(rs->Wd_q, b);
+    return rs->P && rs->Pd_q && rs->Pdd_v && rs->Pdd_q && rs->Pw && rs->Wq && rs->Wd_v && rs->Wd_q ? 0 : MBL_ENOMEM;
+}
+
+void mbl_rstates_free(mbl_rstates *rs)
+{
+    if (!rs) return;
+    mbl_free(rs->S), mbl_free(rs->W);
+    mbl_free(rs->P), mbl_free(rs->Pd_q), mbl_free(rs->Pdd_v), mbl_free(rs->Pdd_q);
+    mbl_free(rs->Pw), mbl_free(rs->Wq), mbl_free(rs->Wd_v), mbl_free(rs->Wd_q);
+    memset(rs, 0, sizeof *rs);
+}
+
+/* out (z x n, ld z) row i += the usjac entries of user-state row `urow` in column block blk */
+static void usjac_row(const mbl_model *md, const double *usjac, int urow, int blk, int i, int z, double *out)
+{
+    int n = md->n, c0 = mbl_model_blk0(md, blk);
+    for (int p = 0; p < md->usjac.nz; p++) {
+        int c = md->usjac.col[p] - c0;
+        if (md->usjac.row[p] == urow && c >= 0 && c < n) out[i + (size_t)c * z] += usjac[p];
+    }
+}
+
+void mbl_rstates_rows(const mbl_model *md, mbl_rstates *rs, const double *usjac)
+{
+    int n = md->n, nus = md->nus, nuvs = md->nuvs, z0 = rs->z0, z1 = rs->z1;
+    size_t a = (size_t)z0 * (size_t)n, b = (size_t)z1 * (size_t)n;
+    memset(rs->P, 0, a * sizeof(double)), memset(rs->Pd_q, 0, a * sizeof(double));
+    memset(rs->Pdd_v, 0, a * sizeof(double)), memset(rs->Pdd_q, 0, a * sizeof(double));
+    memset(rs->Pw, 0, b * sizeof(double)), memset(rs->Wq, 0, b * sizeof(double));
+    memset(rs->Wd_v, 0, b * sizeof(double)), memset(rs->Wd_q, 0, b * sizeof(double));
+    for (int i = 0; i < z0; i++) {
+        const mbl_state_ref *s = &rs->S[i];
+        if (s->kind == MBL_SREF_COORD) {
+            rs->P[i + (size_t)s->index * z0] = 1.0;
+            continue;
+        }
+        usjac_row(md, usjac, s->index, MBL_BLK_Q, i, z0, rs->P);
+        usjac_row(md, usjac, nus + s->index, MBL_BLK_Q, i, z0, rs->Pd_q);
+        usjac_row(md, usjac, 2 * nus + s->index, MBL_BLK_V, i, z0, rs->Pdd_v);
+        usjac_row(md, usjac, 2 * nus + s->index, MBL_BLK_Q, i, z0, rs->Pdd_q);
+    }
+    for (int i = 0; i < z1; i++) {
+        const mbl_state_ref *w = &rs->W[i];
+        if (w->kind == MBL_SREF_COORD) {
+            rs->Pw[i + (size_t)w->index * z1] = 1.0;
+        } else if (w->kind == MBL_SREF_SDOT) { /* W_i = S_j': the rows of S_j one level up */
+            int j = w->index;
+            for (int c = 0; c < n; c++) {
+                rs->Pw[i + (size_t)c * z1] = rs->P[j + (size_t)c * z0];
+                rs->Wq[i + (size_t)c * z1] = rs->Pd_q[j + (size_t)c * z0];
+                rs->Wd_v[i + (size_t)c * z1] = rs->Pdd_v[j + (size_t)c * z0];
+                rs->Wd_q[i + (size_t)c * z1] = rs->Pdd_q[j + (size_t)c * z0];
+            }
+        } else {
+            usjac_row(md, usjac, 3 * nus + w->index, MBL_BLK_V, i, z1, rs->Pw);
+            usjac_row(md, usjac, 3 * nus + w->index, MBL_BLK_Q, i, z1, rs->Wq);
+            usjac_row(md, usjac, 3 * nus + nuvs + w->index, MBL_BLK_V, i, z1, rs->Wd_v);
+            usjac_row(md, usjac, 3 * nus + nuvs + w->index, MBL_BLK_Q, i, z1, rs->Wd_q);
+        }
+    }
+}
+
+double mbl_rstates_S(const mbl_model *md, const mbl_rstates *rs, int i, const double *us, const double *q)
+{
+    (void)md;
+    return rs->S[i].kind == MBL_SREF_COORD ? q[rs->S[i].index] : us[rs->S[i].index];
+}
+
+double mbl_rstates_W(const mbl_model *md, const mbl_rstates *rs, int i, const double *us, const double *v)
+{
+    const mbl_state_ref *w = &rs->W[i];
+    if (w->kind == MBL_SREF_COORD) return v[w->index];
+    if (w->kind == MBL_SREF_USER) return us[3 * md->nus + w->index];
+    const mbl_state_ref *s = &rs->S[w->index];
+    return s->kind == MBL_SREF_COORD ? v[s->index] : us[md->nus + s->index];
+}
+
+int mbl_lin_states(const mbl_model *md, const mbl_blocks *B, const mbl_lin_options *opt, mbl_rstates *rs,
+                   char *selection, size_t selsize, mbl_status *st)
 {
     mbl_linear tmp;
     memset(&tmp, 0, sizeof tmp);
-    mbl_state_ref *S = NULL, *W = NULL;
+    memset(rs, 0, sizeof *rs);
     int z0 = 0, z1 = 0;
-    int rc = mbl_select_states(md, &B->ev, opt, &tmp, &S, &z0, &W, &z1, st);
+    int rc = mbl_select_states(md, &B->ev, opt, &tmp, &rs->S, &z0, &rs->W, &z1, st);
     if (rc) return rc;
-    if (z0 != z || z1 != z) {
-        rc = mbl_error(st, MBL_ESINGULAR, "the state selection gave %d position and %d velocity states, expected %d",
-                       z0, z1, z);
-        goto done;
+    if (mbl_rstates_alloc(rs, md->n, z0, z1)) {
+        mbl_rstates_free(rs);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
-    for (int i = 0; i < z; i++) {
-        if (W[i].kind != MBL_SREF_SDOT || W[i].index != i) {
-            rc = mbl_error(st, MBL_EMODEL, "user velocity states are supported by augmented only");
-            goto done;
-        }
-        uidx[i] = S[i].kind == MBL_SREF_USER ? S[i].index : -1;
-        cidx[i] = S[i].kind == MBL_SREF_COORD ? S[i].index : -1;
-        names[i] = uidx[i] >= 0 ? md->us_text[uidx[i]] : md->qname[cidx[i]];
-    }
+    rs->sdot = z0 == z1;
+    for (int i = 0; i < z1 && rs->sdot; i++) rs->sdot = rs->W[i].kind == MBL_SREF_SDOT && rs->W[i].index == i;
+    mbl_rstates_rows(md, rs, B->ev.us + 3 * md->nus + 2 * md->nuvs);
     snprintf(selection, selsize, "%s", tmp.selection);
-done:
-    mbl_free(S), mbl_free(W);
-    return rc;
+    return 0;
 }
 
-void mbl_lin_state_rows(const mbl_model *md, const int *uidx, const int *cidx, int z, const double *usjac, int level,
-                        double *out)
+int mbl_lin_state_names(const mbl_model *md, mbl_linear *lin, const mbl_rstates *rs)
 {
-    int n = md->n, nus = md->nus;
-    int blk = level == 2 ? MBL_BLK_V : MBL_BLK_Q, c0 = mbl_model_blk0(md, blk);
-    int rowoff = level == 0 ? 0 : level == 1 ? nus : 2 * nus;
-    memset(out, 0, (size_t)z * (size_t)n * sizeof *out);
-    for (int i = 0; i < z; i++)
-        if (uidx[i] < 0 && level == 0) out[i + (size_t)cidx[i] * z] = 1.0;
-    for (int p = 0; p < md->usjac.nz; p++) {
-        int r = md->usjac.row[p] - rowoff, c = md->usjac.col[p] - c0;
-        if (r < 0 || r >= nus || c < 0 || c >= n) continue;
-        for (int i = 0; i < z; i++)
-            if (uidx[i] == r) out[i + (size_t)c * z] += usjac[p];
+    int z0 = rs->z0, bad = 0;
+    for (int i = 0; i < z0; i++)
+        lin->state_names[i] =
+            mbl_name_join(rs->S[i].kind == MBL_SREF_COORD ? md->qname[rs->S[i].index] : md->us_text[rs->S[i].index], NULL);
+    for (int i = 0; i < rs->z1; i++) {
+        const mbl_state_ref *w = &rs->W[i];
+        if (w->kind == MBL_SREF_USER) lin->state_names[z0 + i] = mbl_name_join(md->uvs_text[w->index], NULL);
+        else if (w->kind == MBL_SREF_COORD) lin->state_names[z0 + i] = mbl_name_join("der(", md->qname[w->index]);
+        else lin->state_names[z0 + i] = lin->state_names[w->index] ? mbl_name_join("der(", lin->state_names[w->index]) : NULL;
     }
+    for (int j = 0; j < lin->nu; j++) lin->input_names[j] = mbl_name_join(md->rname[j], NULL);
+    for (int j = 0; j < lin->ny; j++) lin->output_names[j] = mbl_name_join(md->yname[j], NULL);
+    for (int i = 0; i < lin->nx; i++) bad |= !lin->state_names[i];
+    for (int j = 0; j < lin->nu; j++) bad |= !lin->input_names[j];
+    for (int j = 0; j < lin->ny; j++) bad |= !lin->output_names[j];
+    return bad ? MBL_ENOMEM : 0;
 }
 
-/* out (n x z) = -Jc^-1 [top (r x z); 0], lu the factors of diag(d) Jc */
-static int solve_top(const mbla_dlu *lu, const double *d, int n, int r, int z, const double *top, double *out,
-                     mbl_status *st)
+void mbl_rkin_free(mbl_rkin *K)
 {
-    memset(out, 0, (size_t)n * (size_t)z * sizeof *out);
-    for (int j = 0; j < z; j++)
-        for (int i = 0; i < r; i++) out[i + (size_t)j * n] = -d[i] * top[i + (size_t)j * r];
-    return z ? mbla_dlu_solve(lu, 'N', z, out, n, st) : 0;
+    if (!K) return;
+    mbl_free(K->Qs), mbl_free(K->Vs), mbl_free(K->Ga), mbl_free(K->Qw), mbl_free(K->Ha), mbl_free(K->Ra);
+    memset(K, 0, sizeof *K);
 }
 
-/* out (r + z) x zc: rows `rows` of X (m x n) times Y (n x zc), then C (z x n, may be NULL) times Y */
-static void stack_mul(const double *X, int m, const int *rows, int r, const double *C, int z, int n, const double *Y,
-                      int zc, double *out)
+/* out (n x zc) = -Jv^-1 [X(rows) Y; Nx Y; Wx Y] for Y (n x zc); X (m x n), Nx (k x n), Wx (z1 x n,
+ * may be NULL) the blocks of the rows; lu the factors of diag(d) Jv; T (n x zc) work */
+static int solve_rows(const mbl_blocks *B, const mbla_dlu *lu, const double *d, const int *rows, int r,
+                      const double *X, const double *Nx, const double *Wx, int z1, const double *Y, int zc,
+                      double *T, double *out, mbl_status *st)
 {
-    int N = r + z;
+    int n = B->n, m = B->m, k = B->k;
     for (int j = 0; j < zc; j++) {
+        const double *y = Y + (size_t)j * n;
+        double *t = T + (size_t)j * n;
         for (int i = 0; i < r; i++) {
             double s = 0;
-            const double *x = X + rows[i];
-            for (int c = 0; c < n; c++) s += x[(size_t)c * m] * Y[c + (size_t)j * n];
-            out[i + (size_t)j * N] = s;
+            for (int c = 0; c < n; c++) s += X[rows[i] + (size_t)c * m] * y[c];
+            t[i] = s;
         }
-        for (int i = 0; i < z; i++) {
+        for (int i = 0; i < k; i++) {
             double s = 0;
-            if (C)
-                for (int c = 0; c < n; c++) s += C[i + (size_t)c * z] * Y[c + (size_t)j * n];
-            out[r + i + (size_t)j * N] = s;
+            for (int c = 0; c < n; c++) s += Nx[i + (size_t)c * k] * y[c];
+            t[r + i] = s;
+        }
+        for (int i = 0; i < z1; i++) {
+            double s = 0;
+            if (Wx)
+                for (int c = 0; c < n; c++) s += Wx[i + (size_t)c * z1] * y[c];
+            t[r + k + i] = s;
         }
     }
+    for (size_t p = 0; p < (size_t)n * zc; p++) out[p] = -d[p % (size_t)n] * T[p];
+    return zc ? mbla_dlu_solve(lu, 'N', zc, out, n, st) : 0;
 }
 
-/* Outputs of the multipliers (see mbl_reduce): W1 (ny x (2z + nr)) += Ylam dlambda with Phi_q^T dlambda =
- * -(M dA + Rv dv + Rq dq + Rr dr), dq = [Qs 0 0], dv = [Vs Qs 0], solved as Jc^T [dlambda; x] = -G; lu holds
- * the factors of diag(dJ) Jc, so the solution of its transpose is scaled back by dJ. */
-static int reduce_multiplier_outputs(const mbl_blocks *B, const mbla_dlu *lu, const double *dJ, const int *rows,
-                                     int r, int z,
-                                     const double *Qs, const double *Vs, const double *dA, const double *Rq_use,
-                                     const char *method, double *W1, mbl_status *st)
+/* Factor diag(d) J with every row of J scaled to unit max-norm by a power of 2 (exact: the units of a
+ * constraint or a state must not decide the refusal); J is scaled in place. */
+static int factor_rows(int n, double *J, double *d, double rcond_min, mbla_dlu **lu, double *rcond_out,
+                       const char *what, mbl_status *st)
 {
-    int n = B->n, m = B->m, nr = B->nr, ny = B->ny, nc = 2 * z + nr;
+    for (int i = 0; i < n; i++) {
+        double mx = 0;
+        for (int j = 0; j < n; j++) mx = fmax(mx, fabs(J[i + (size_t)j * n]));
+        int e = 0;
+        if (mx > 0 && isfinite(mx)) frexp(mx, &e);
+        d[i] = ldexp(1.0, -e);
+        for (int j = 0; j < n; j++) J[i + (size_t)j * n] *= d[i];
+    }
+    int rc = mbla_dlu_new(n, J, n, lu, st);
+    double rcond = 0;
+    if (!rc) rc = mbla_dlu_rcond(*lu, &rcond, st);
+    if (rc && rc != MBL_ESINGULAR) return rc;
+    if (rc || !(rcond >= rcond_min))
+        return mbl_error(st, MBL_ESINGULAR, "%s is singular (reciprocal condition %.3g): the states do not parametrize "
+                         "the motion", what, rcond);
+    *rcond_out = rcond;
+    return 0;
+}
+
+/* Outputs of the multipliers (see mbl_reduce): W1 (ny x nc) += Ylam dlambda + Ymu dmu with
+ * Phi_q^T dlambda + A_nh^T dmu = -(M dA + Rv dV + Rq dQ + Rr dR), solved as Jv^T [dlambda; dmu; x] = -G;
+ * lu holds the factors of diag(dJ) Jv, so the solution of its transpose is scaled back by dJ. */
+static int reduce_multiplier_outputs(const mbl_blocks *B, const mbla_dlu *lu, const double *dJ, const int *rows,
+                                     int r, const mbl_rkin *K, int z0, int z1, const double *dA,
+                                     const double *Rq_use, const char *method, double *W1, mbl_status *st)
+{
+    int n = B->n, m = B->m, k = B->k, nr = B->nr, ny = B->ny, nx = z0 + z1, nc = nx + nr;
     if (Rq_use)
         return mbl_error(st, MBL_EMODEL,
                          "%s: outputs of multipliers (lambda) need the multipliers of the operating point, which this "
@@ -250,186 +364,302 @@ static int reduce_multiplier_outputs(const mbl_blocks *B, const mbla_dlu *lu, co
                          "not unique at this point",
                          method, r, m);
     double *G = mbl_calloc((size_t)n * (size_t)nc + 1, sizeof *G);
-    double *dL = mbl_calloc((size_t)m * (size_t)nc + 1, sizeof *dL);
+    double *dL = mbl_calloc((size_t)(m + k) * (size_t)nc + 1, sizeof *dL);
     if (!G || !dL) {
         mbl_free(G), mbl_free(dL);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     mbla_gemm('N', 'N', n, nc, n, 1.0, B->M, n, dA, n, 0.0, G, n, NULL);
-    if (z) {
-        mbla_gemm('N', 'N', n, z, n, 1.0, B->Rq, n, Qs, n, 1.0, G, n, NULL);
-        mbla_gemm('N', 'N', n, z, n, 1.0, B->Rv, n, Vs, n, 1.0, G, n, NULL);
-        mbla_gemm('N', 'N', n, z, n, 1.0, B->Rv, n, Qs, n, 1.0, G + (size_t)n * z, n, NULL);
+    if (z0) {
+        mbla_gemm('N', 'N', n, z0, n, 1.0, B->Rq, n, K->Qs, n, 1.0, G, n, NULL);
+        mbla_gemm('N', 'N', n, z0, n, 1.0, B->Rv, n, K->Vs, n, 1.0, G, n, NULL);
     }
+    if (z1) mbla_gemm('N', 'N', n, z1, n, 1.0, B->Rv, n, K->Qw, n, 1.0, G + (size_t)n * z0, n, NULL);
     for (int j = 0; j < nr; j++)
-        for (int i = 0; i < n; i++) G[i + (size_t)(2 * z + j) * n] += B->Rr[i + (size_t)j * n];
+        for (int i = 0; i < n; i++) G[i + (size_t)(nx + j) * n] += B->Rr[i + (size_t)j * n];
     for (size_t i = 0; i < (size_t)n * nc; i++) G[i] = -G[i];
     int rc = nc ? mbla_dlu_solve(lu, 'T', nc, G, n, st) : 0;
     if (!rc) {
-        for (int j = 0; j < nc; j++)
-            for (int i = 0; i < r; i++) dL[rows[i] + (size_t)j * m] = dJ[i] * G[i + (size_t)j * n];
-        mbla_gemm('N', 'N', ny, nc, m, 1.0, B->Ylam, ny, dL, m, 1.0, W1, ny, NULL);
+        for (int j = 0; j < nc; j++) {
+            for (int i = 0; i < r; i++) dL[rows[i] + (size_t)j * (m + k)] = dJ[i] * G[i + (size_t)j * n];
+            for (int i = 0; i < k; i++) dL[m + i + (size_t)j * (m + k)] = dJ[r + i] * G[r + i + (size_t)j * n];
+        }
+        if (m) mbla_gemm('N', 'N', ny, nc, m, 1.0, B->Ylam, ny, dL, m + k, 1.0, W1, ny, NULL);
+        if (k) mbla_gemm('N', 'N', ny, nc, k, 1.0, B->Ymu, ny, dL + m, m + k, 1.0, W1, ny, NULL);
     }
     mbl_free(G), mbl_free(dL);
     return rc;
 }
 
-int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, const double *Pd_q, const double *Pdd_v,
-               const double *Pdd_q, int z, const double *Rq_use, double rcond_min, mbl_linear *lin,
-               mbla_dlu **Jc_lu_out, mbl_status *st)
+/* The kinematic part of mbl_reduce: Jc, Jv (factored, *luv with row scales dv), the sensitivities K. */
+static int reduce_kin(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, double rcond_min,
+                      mbl_rkin *K, mbla_dlu **luv, double *dv, double *cond, mbl_status *st)
 {
-    int n = B->n, m = B->m, nr = B->nr, ny = B->ny, nx = 2 * z, rc = 0;
-    const double *Rq = Rq_use ? Rq_use : B->Rq;
-    size_t nz_ = (size_t)n * (size_t)z;
-    double *Jc = NULL, *dJ = NULL, *Qs = NULL, *Vs = NULL, *Ha = NULL, *Ga = NULL, *Ra = NULL, *T = NULL, *W1 = NULL, *W2 = NULL;
-    mbla_dlu *lu = NULL, *mlu = NULL;
-    if (Jc_lu_out) *Jc_lu_out = NULL;
-    NEW(Jc, (size_t)n * n), NEW(dJ, n), NEW(Qs, nz_), NEW(Vs, nz_), NEW(Ha, nz_), NEW(Ga, nz_), NEW(Ra, (size_t)n * nr);
-    size_t big = ((size_t)n + (size_t)ny) * ((size_t)nx + (size_t)nr);
-    NEW(T, big), NEW(W1, big), NEW(W2, big);
-    if (!Jc || !dJ || !Qs || !Vs || !Ha || !Ga || !Ra || !T || !W1 || !W2) {
+    int n = B->n, m = B->m, k = B->k, nr = B->nr, z0 = rs->z0, z1 = rs->z1, rc = 0;
+    size_t nn = (size_t)n * (size_t)n, cmax = (size_t)(z0 > z1 ? z0 : z1) + (size_t)nr + 1;
+    double *Jc = NULL, *Jv = NULL, *dc = NULL, *T = NULL, *W1 = NULL;
+    mbla_dlu *luc = NULL;
+    *luv = NULL;
+    memset(K, 0, sizeof *K);
+    if (z0 != n - r || z1 != n - r - k)
+        return mbl_error(st, MBL_EDIM, "reduction: %d position and %d velocity states, expected %d and %d", z0, z1,
+                         n - r, n - r - k);
+    NEW(Jc, nn), NEW(Jv, nn), NEW(dc, n), NEW(T, (size_t)n * cmax), NEW(W1, (size_t)n * cmax);
+    NEW(K->Qs, (size_t)n * z0), NEW(K->Vs, (size_t)n * z0), NEW(K->Ga, (size_t)n * z0);
+    NEW(K->Qw, (size_t)n * z1), NEW(K->Ha, (size_t)n * z1), NEW(K->Ra, (size_t)n * nr);
+    if (!Jc || !Jv || !dc || !T || !W1 || !K->Qs || !K->Vs || !K->Ga || !K->Qw || !K->Ha || !K->Ra) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
     for (int j = 0; j < n; j++) {
-        for (int i = 0; i < r; i++) Jc[i + (size_t)j * n] = B->Pq[rows[i] + (size_t)j * m];
-        for (int i = 0; i < z; i++) Jc[r + i + (size_t)j * n] = P[i + (size_t)j * z];
+        for (int i = 0; i < r; i++) Jv[i + (size_t)j * n] = Jc[i + (size_t)j * n] = B->Pq[rows[i] + (size_t)j * m];
+        for (int i = 0; i < z0; i++) Jc[r + i + (size_t)j * n] = rs->P[i + (size_t)j * z0];
+        for (int i = 0; i < k; i++) Jv[r + i + (size_t)j * n] = B->Nv[i + (size_t)j * k];
+        for (int i = 0; i < z1; i++) Jv[r + k + i + (size_t)j * n] = rs->Pw[i + (size_t)j * z1];
     }
-    /* rows to unit max-norm by powers of 2 (exact): the units of a constraint or a state must not
-     * decide the refusal; the factors are those of diag(dJ) Jc */
-    for (int i = 0; i < n; i++) {
-        double mx = 0;
-        for (int j = 0; j < n; j++) mx = fmax(mx, fabs(Jc[i + (size_t)j * n]));
-        int e = 0;
-        if (mx > 0 && isfinite(mx)) frexp(mx, &e);
-        dJ[i] = ldexp(1.0, -e);
-        for (int j = 0; j < n; j++) Jc[i + (size_t)j * n] *= dJ[i];
+    double rcc = 0, rcv = 0;
+    rc = factor_rows(n, Jc, dc, rcond_min, &luc, &rcc,
+                     "the constraint Jacobian completed by the position states, [Phi_q; dS/dq],", st);
+    if (!rc) rc = factor_rows(n, Jv, dv, rcond_min, luv, &rcv,
+                              "the velocity constraint Jacobian completed by the velocity states, [Phi_q; A_nh; dW/dv],",
+                              st);
+    if (rc) goto done;
+    *cond = 1.0 / fmin(rcc, rcv);
+    /* Qs = Jc^-1 [0; I], Qw = Jv^-1 [0; 0; I] */
+    for (int j = 0; j < z0; j++) K->Qs[r + j + (size_t)j * n] = dc[r + j];
+    for (int j = 0; j < z1; j++) K->Qw[r + k + j + (size_t)j * n] = dv[r + k + j];
+    if (z0) rc = mbla_dlu_solve(luc, 'N', z0, K->Qs, n, st);
+    if (!rc && z1) rc = mbla_dlu_solve(*luv, 'N', z1, K->Qw, n, st);
+    /* Vs = -Jv^-1 [Pdq; Nq; Wq] Qs */
+    if (!rc) rc = solve_rows(B, *luv, dv, rows, r, B->Pdq, B->Nq, rs->Wq, z1, K->Qs, z0, T, K->Vs, st);
+    /* Ha = -Jv^-1 [Pddv; Ndv; Wd_v] Qw; Ga = -Jv^-1 ([Pddv; Ndv; Wd_v] Vs + [Pddq; Ndq; Wd_q] Qs) */
+    if (!rc) rc = solve_rows(B, *luv, dv, rows, r, B->Pddv, B->Ndv, rs->Wd_v, z1, K->Qw, z1, T, K->Ha, st);
+    if (!rc) rc = solve_rows(B, *luv, dv, rows, r, B->Pddv, B->Ndv, rs->Wd_v, z1, K->Vs, z0, T, K->Ga, st);
+    if (!rc) rc = solve_rows(B, *luv, dv, rows, r, B->Pddq, B->Ndq, rs->Wd_q, z1, K->Qs, z0, T, W1, st);
+    if (rc) goto done;
+    for (size_t p = 0; p < (size_t)n * z0; p++) K->Ga[p] += W1[p];
+    /* Ra = -Jv^-1 [Pddr; Ndr; 0] */
+    if (nr) {
+        for (int j = 0; j < nr; j++) {
+            for (int i = 0; i < r; i++) K->Ra[i + (size_t)j * n] = -dv[i] * B->Pddr[rows[i] + (size_t)j * m];
+            for (int i = 0; i < k; i++) K->Ra[r + i + (size_t)j * n] = -dv[r + i] * B->Ndr[i + (size_t)j * k];
+        }
+        rc = mbla_dlu_solve(*luv, 'N', nr, K->Ra, n, st);
     }
-    rc = mbla_dlu_new(n, Jc, n, &lu, st);
-    double rcond = 0;
-    if (!rc) rc = mbla_dlu_rcond(lu, &rcond, st);
-    if (rc && rc != MBL_ESINGULAR) goto done;
-    if (rc || !(rcond >= rcond_min)) {
-        rc = mbl_error(st, MBL_ESINGULAR,
-                       "the constraint Jacobian completed by the independent coordinates is singular "
-                       "(reciprocal condition %.3g): the coordinates do not parametrize the motion",
-                       rcond);
+done:
+    mbl_free(Jc), mbl_free(Jv), mbl_free(dc), mbl_free(T), mbl_free(W1);
+    mbla_dlu_free(luc);
+    if (rc) {
+        mbl_rkin_free(K);
+        mbla_dlu_free(*luv);
+        *luv = NULL;
+    }
+    return rc;
+}
+
+/* The dynamic part of mbl_reduce from the sensitivities K: M, C, K, F, A, B, C, D, q_S, v_W. luv, dv:
+ * the factors of diag(dv) Jv of any completion of the velocity constraints (multiplier outputs). */
+static int reduce_finish(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, const mbl_rkin *K,
+                         const double *Rq_use, const mbla_dlu *luv, const double *dv, mbl_linear *lin, mbl_status *st)
+{
+    int n = B->n, m = B->m, k = B->k, nr = B->nr, ny = B->ny, z0 = rs->z0, z1 = rs->z1, nx = z0 + z1, rc = 0;
+    const double *Rq = Rq_use ? Rq_use : B->Rq;
+    size_t cmax = (size_t)(nx + nr > n ? nx + nr : n);
+    double *T = NULL, *W1 = NULL, *W2 = NULL, *dA = NULL;
+    mbla_dlu *mlu = NULL;
+    size_t big = ((size_t)n + (size_t)ny) * cmax;
+    NEW(T, big), NEW(W1, big), NEW(W2, big), NEW(dA, (size_t)n * (nx + nr));
+    if (!T || !W1 || !W2 || !dA) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    lin->cond = 1.0 / rcond;
-    /* Qs = Jc^-1 [0; I] */
-    for (int j = 0; j < z; j++) Qs[r + j + (size_t)j * n] = dJ[r + j];
-    if (z) rc = mbla_dlu_solve(lu, 'N', z, Qs, n, st);
-    if (rc) goto done;
-    /* Vs = -Jc^-1 [Pdq Qs; Pd_q Qs] */
-    stack_mul(B->Pdq, m, rows, r, Pd_q, z, n, Qs, z, T);
-    rc = solve_top(lu, dJ, n, n, z, T, Vs, st);
-    /* Ha = -Jc^-1 [Pddv Qs; ..], Ga = -Jc^-1 [Pddv Vs + Pddq Qs; ..], Ra = -Jc^-1 [Pddr; 0] */
-    if (!rc) {
-        stack_mul(B->Pddv, m, rows, r, Pdd_v, z, n, Qs, z, T);
-        rc = solve_top(lu, dJ, n, n, z, T, Ha, st);
+    /* M-hat = Qw^T M Qw, C-hat = Qw^T (M Ha + Rv Qw), K-hat = Qw^T (M Ga + Rv Vs + Rq Qs), F = -Qw^T (M Ra + Rr) */
+    if (z1) {
+        mbla_gemm('N', 'N', n, z1, n, 1.0, B->M, n, K->Qw, n, 0.0, W1, n, NULL);
+        mbla_gemm('T', 'N', z1, z1, n, 1.0, K->Qw, n, W1, n, 0.0, lin->M, z1, NULL);
+        mbla_gemm('N', 'N', n, z1, n, 1.0, B->M, n, K->Ha, n, 0.0, W1, n, NULL);
+        mbla_gemm('N', 'N', n, z1, n, 1.0, B->Rv, n, K->Qw, n, 1.0, W1, n, NULL);
+        mbla_gemm('T', 'N', z1, z1, n, 1.0, K->Qw, n, W1, n, 0.0, lin->Cd, z1, NULL);
+        if (z0) {
+            mbla_gemm('N', 'N', n, z0, n, 1.0, B->M, n, K->Ga, n, 0.0, W1, n, NULL);
+            mbla_gemm('N', 'N', n, z0, n, 1.0, B->Rv, n, K->Vs, n, 1.0, W1, n, NULL);
+            mbla_gemm('N', 'N', n, z0, n, 1.0, Rq, n, K->Qs, n, 1.0, W1, n, NULL);
+            mbla_gemm('T', 'N', z1, z0, n, 1.0, K->Qw, n, W1, n, 0.0, lin->K, z1, NULL);
+        }
+        if (nr) {
+            mbla_gemm('N', 'N', n, nr, n, 1.0, B->M, n, K->Ra, n, 0.0, W1, n, NULL);
+            for (size_t i = 0; i < (size_t)n * nr; i++) W1[i] += B->Rr[i];
+            mbla_gemm('T', 'N', z1, nr, n, -1.0, K->Qw, n, W1, n, 0.0, lin->F, z1, NULL);
+        }
     }
-    if (!rc) {
-        stack_mul(B->Pddv, m, rows, r, Pdd_v, z, n, Vs, z, T);
-        stack_mul(B->Pddq, m, rows, r, Pdd_q, z, n, Qs, z, W1);
-        for (size_t i = 0; i < (size_t)n * z; i++) T[i] += W1[i];
-        rc = solve_top(lu, dJ, n, n, z, T, Ga, st);
+    /* A: S' rows [P Vs + Pd_q Qs, P Qw] ([0 I] exactly when W = S'); W' rows -Mh^-1 [Kh Ch], B = [0; Mh^-1 F] */
+    memset(lin->A, 0, (size_t)nx * nx * sizeof *lin->A);
+    memset(lin->B, 0, (size_t)nx * nr * sizeof *lin->B);
+    if (rs->sdot) {
+        for (int i = 0; i < z0; i++) lin->A[i + (size_t)(z0 + i) * nx] = 1.0;
+    } else if (z0) {
+        mbla_gemm('N', 'N', z0, z0, n, 1.0, rs->P, z0, K->Vs, n, 0.0, T, z0, NULL);
+        mbla_gemm('N', 'N', z0, z0, n, 1.0, rs->Pd_q, z0, K->Qs, n, 1.0, T, z0, NULL);
+        if (z1) mbla_gemm('N', 'N', z0, z1, n, 1.0, rs->P, z0, K->Qw, n, 0.0, T + (size_t)z0 * z0, z0, NULL);
+        for (int j = 0; j < nx; j++)
+            for (int i = 0; i < z0; i++) lin->A[i + (size_t)j * nx] = T[i + (size_t)j * z0];
     }
-    if (!rc && nr) {
-        for (int j = 0; j < nr; j++)
-            for (int i = 0; i < r; i++) T[i + (size_t)j * r] = B->Pddr[rows[i] + (size_t)j * m];
-        rc = solve_top(lu, dJ, n, r, nr, T, Ra, st);
-    }
-    if (rc) goto done;
-    /* M-hat = Qs^T M Qs */
-    mbla_gemm('N', 'N', n, z, n, 1.0, B->M, n, Qs, n, 0.0, W1, n, NULL);
-    mbla_gemm('T', 'N', z, z, n, 1.0, Qs, n, W1, n, 0.0, lin->M, z, NULL);
-    /* C-hat = Qs^T (M Ha + Rv Qs) */
-    mbla_gemm('N', 'N', n, z, n, 1.0, B->M, n, Ha, n, 0.0, W1, n, NULL);
-    mbla_gemm('N', 'N', n, z, n, 1.0, B->Rv, n, Qs, n, 1.0, W1, n, NULL);
-    mbla_gemm('T', 'N', z, z, n, 1.0, Qs, n, W1, n, 0.0, lin->Cd, z, NULL);
-    /* K-hat = Qs^T (M Ga + Rv Vs + Rq Qs) */
-    mbla_gemm('N', 'N', n, z, n, 1.0, B->M, n, Ga, n, 0.0, W1, n, NULL);
-    mbla_gemm('N', 'N', n, z, n, 1.0, B->Rv, n, Vs, n, 1.0, W1, n, NULL);
-    mbla_gemm('N', 'N', n, z, n, 1.0, Rq, n, Qs, n, 1.0, W1, n, NULL);
-    mbla_gemm('T', 'N', z, z, n, 1.0, Qs, n, W1, n, 0.0, lin->K, z, NULL);
-    /* F = -Qs^T (M Ra + Rr) */
-    if (nr) {
-        mbla_gemm('N', 'N', n, nr, n, 1.0, B->M, n, Ra, n, 0.0, W1, n, NULL);
-        for (size_t i = 0; i < (size_t)n * nr; i++) W1[i] += B->Rr[i];
-        mbla_gemm('T', 'N', z, nr, n, -1.0, Qs, n, W1, n, 0.0, lin->F, z, NULL);
-    }
-    /* A = [0 I; -Mh^-1 Kh, -Mh^-1 Ch], B = [0; Mh^-1 F] */
-    if (z) {
-        rc = mbla_dlu_new(z, lin->M, z, &mlu, st);
+    if (z1) {
+        memcpy(W2, lin->M, (size_t)z1 * z1 * sizeof *W2);
+        rc = mbla_dlu_new(z1, W2, z1, &mlu, st);
         if (rc == MBL_ESINGULAR) {
             rc = mbl_error(st, MBL_ESINGULAR, "the reduced mass matrix M-hat is singular");
             goto done;
         }
         if (rc) goto done;
-        for (int j = 0; j < z; j++) {
-            for (int i = 0; i < z; i++) {
-                W1[i + (size_t)j * z] = -lin->K[i + (size_t)j * z];
-                W1[i + (size_t)(z + j) * z] = -lin->Cd[i + (size_t)j * z];
-            }
-        }
-        rc = mbla_dlu_solve(mlu, 'N', 2 * z, W1, z, st);
-        if (!rc && nr) {
-            memcpy(W2, lin->F, (size_t)z * nr * sizeof *W2);
-            rc = mbla_dlu_solve(mlu, 'N', nr, W2, z, st);
-        }
+        for (int j = 0; j < z0; j++)
+            for (int i = 0; i < z1; i++) W1[i + (size_t)j * z1] = -lin->K[i + (size_t)j * z1];
+        for (int j = 0; j < z1; j++)
+            for (int i = 0; i < z1; i++) W1[i + (size_t)(z0 + j) * z1] = -lin->Cd[i + (size_t)j * z1];
+        for (int j = 0; j < nr; j++)
+            for (int i = 0; i < z1; i++) W1[i + (size_t)(nx + j) * z1] = lin->F[i + (size_t)j * z1];
+        rc = mbla_dlu_solve(mlu, 'N', nx + nr, W1, z1, st);
         if (rc) goto done;
         for (int j = 0; j < nx; j++)
-            for (int i = 0; i < z; i++) {
-                lin->A[i + (size_t)j * nx] = (j == z + i) ? 1.0 : 0.0;
-                lin->A[z + i + (size_t)j * nx] = W1[i + (size_t)j * z];
-            }
+            for (int i = 0; i < z1; i++) lin->A[z0 + i + (size_t)j * nx] = W1[i + (size_t)j * z1];
         for (int j = 0; j < nr; j++)
-            for (int i = 0; i < z; i++) lin->B[z + i + (size_t)j * nx] = W2[i + (size_t)j * z];
+            for (int i = 0; i < z1; i++) lin->B[z0 + i + (size_t)j * nx] = W1[i + (size_t)(nx + j) * z1];
     }
-    /* outputs y = h(q, v, a, r): dq = Qs S, dv = Vs S + Qs W, da = Qs W' + Ga S + Ha W + Ra r */
+    /* accelerations: da/dS = Ga + Qw A21, da/dW = Ha + Qw A22, da/dr = Ra + Qw B2 */
+    for (int j = 0; j < z0; j++) memcpy(dA + (size_t)j * n, K->Ga + (size_t)j * n, (size_t)n * sizeof *dA);
+    for (int j = 0; j < z1; j++) memcpy(dA + (size_t)(z0 + j) * n, K->Ha + (size_t)j * n, (size_t)n * sizeof *dA);
+    for (int j = 0; j < nr; j++) memcpy(dA + (size_t)(nx + j) * n, K->Ra + (size_t)j * n, (size_t)n * sizeof *dA);
+    if (z1) mbla_gemm('N', 'N', n, nx, z1, 1.0, K->Qw, n, lin->A + z0, nx, 1.0, dA, n, NULL);
+    if (z1 && nr) mbla_gemm('N', 'N', n, nr, z1, 1.0, K->Qw, n, lin->B + z0, nx, 1.0, dA + (size_t)n * nx, n, NULL);
+    /* outputs y = h(q, v, a, lambda, mu, r): dq = Qs S, dv = Vs S + Qw W */
     if (ny) {
-        /* acceleration columns: da/dS = Ga + Qs A21, da/dW = Ha + Qs A22, da/dr = Ra + Qs B2 */
-        double *dA = mbl_calloc((size_t)n * (size_t)(nx + nr) + 1, sizeof *dA);
-        if (!dA) {
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            goto done;
+        mbla_gemm('N', 'N', ny, nx + nr, n, 1.0, B->Ya, ny, dA, n, 0.0, W1, ny, NULL);
+        if (z0) {
+            mbla_gemm('N', 'N', ny, z0, n, 1.0, B->Yq, ny, K->Qs, n, 1.0, W1, ny, NULL);
+            mbla_gemm('N', 'N', ny, z0, n, 1.0, B->Yv, ny, K->Vs, n, 1.0, W1, ny, NULL);
         }
-        for (int j = 0; j < z; j++)
-            for (int i = 0; i < n; i++) {
-                dA[i + (size_t)j * n] = Ga[i + (size_t)j * n];
-                dA[i + (size_t)(z + j) * n] = Ha[i + (size_t)j * n];
-            }
-        for (int j = 0; j < nr; j++)
-            for (int i = 0; i < n; i++) dA[i + (size_t)(nx + j) * n] = Ra[i + (size_t)j * n];
-        if (z) mbla_gemm('N', 'N', n, nx, z, 1.0, Qs, n, lin->A + z, nx, 1.0, dA, n, NULL);
-        if (z && nr) mbla_gemm('N', 'N', n, nr, z, 1.0, Qs, n, lin->B + z, nx, 1.0, dA + (size_t)n * nx, n, NULL);
-        int ok = 0;
-        ok |= mbla_gemm('N', 'N', ny, nx + nr, n, 1.0, B->Ya, ny, dA, n, 0.0, W1, ny, NULL);
-        if (z) {
-            ok |= mbla_gemm('N', 'N', ny, z, n, 1.0, B->Yq, ny, Qs, n, 1.0, W1, ny, NULL);
-            ok |= mbla_gemm('N', 'N', ny, z, n, 1.0, B->Yv, ny, Vs, n, 1.0, W1, ny, NULL);
-            ok |= mbla_gemm('N', 'N', ny, z, n, 1.0, B->Yv, ny, Qs, n, 1.0, W1 + (size_t)ny * z, ny, NULL);
-        }
-        if (m && mbla_norm1(ny, m, B->Ylam, ny) > 0) rc = reduce_multiplier_outputs(B, lu, dJ, rows, r, z, Qs, Vs, dA, Rq_use, lin->method, W1, st);
-        mbl_free(dA);
+        if (z1) mbla_gemm('N', 'N', ny, z1, n, 1.0, B->Yv, ny, K->Qw, n, 1.0, W1 + (size_t)ny * z0, ny, NULL);
+        if ((m && mbla_norm1(ny, m, B->Ylam, ny) > 0) || (k && mbla_norm1(ny, k, B->Ymu, ny) > 0))
+            rc = reduce_multiplier_outputs(B, luv, dv, rows, r, K, z0, z1, dA, Rq_use, lin->method, W1, st);
         if (rc) goto done;
         memcpy(lin->C, W1, (size_t)ny * nx * sizeof *W1);
         for (size_t i = 0; i < (size_t)ny * nr; i++) lin->D[i] = W1[(size_t)ny * nx + i] + B->Yr[i];
-        (void)ok;
     }
-    memcpy(lin->q_S, Qs, nz_ * sizeof *Qs);
-    memcpy(lin->v_W, Qs, nz_ * sizeof *Qs);
-    if (Jc_lu_out) { /* the caller solves with Jc itself: factor the unscaled rows (exact) */
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < n; j++) Jc[i + (size_t)j * n] /= dJ[i];
-        rc = mbla_dlu_new(n, Jc, n, Jc_lu_out, st);
-    }
+    memcpy(lin->q_S, K->Qs, (size_t)n * z0 * sizeof *K->Qs);
+    memcpy(lin->v_W, K->Qw, (size_t)n * z1 * sizeof *K->Qw);
 done:
-    mbl_free(Jc), mbl_free(dJ), mbl_free(Qs), mbl_free(Vs), mbl_free(Ha), mbl_free(Ga), mbl_free(Ra);
-    mbl_free(T), mbl_free(W1), mbl_free(W2);
-    mbla_dlu_free(lu);
+    mbl_free(T), mbl_free(W1), mbl_free(W2), mbl_free(dA);
     mbla_dlu_free(mlu);
+    return rc;
+}
+
+int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, const double *Rq_use,
+               double rcond_min, mbl_linear *lin, mbl_rkin *kin, mbla_dlu **Jv_lu_out, mbl_status *st)
+{
+    int n = B->n, m = B->m, k = B->k, z1 = rs->z1;
+    mbl_rkin K;
+    mbla_dlu *luv = NULL;
+    double *dv = mbl_calloc((size_t)n + 1, sizeof *dv);
+    if (Jv_lu_out) *Jv_lu_out = NULL;
+    if (!dv) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int rc = reduce_kin(B, rows, r, rs, rcond_min, &K, &luv, dv, &lin->cond, st);
+    if (!rc) rc = reduce_finish(B, rows, r, rs, &K, Rq_use, luv, dv, lin, st);
+    if (!rc && Jv_lu_out) { /* the caller solves with Jv itself: factor the unscaled rows (exact) */
+        double *Jv = mbl_calloc((size_t)n * n + 1, sizeof *Jv);
+        if (!Jv) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int j = 0; !rc && j < n; j++) {
+            for (int i = 0; i < r; i++) Jv[i + (size_t)j * n] = B->Pq[rows[i] + (size_t)j * m];
+            for (int i = 0; i < k; i++) Jv[r + i + (size_t)j * n] = B->Nv[i + (size_t)j * k];
+            for (int i = 0; i < z1; i++) Jv[r + k + i + (size_t)j * n] = rs->Pw[i + (size_t)j * z1];
+        }
+        if (!rc) rc = mbla_dlu_new(n, Jv, n, Jv_lu_out, st);
+        mbl_free(Jv);
+    }
+    if (!rc && kin) *kin = K;
+    else mbl_rkin_free(&K);
+    mbla_dlu_free(luv);
+    mbl_free(dv);
+    return rc;
+}
+
+/* X (n x z, ld n) := X M^-1 for the factors lu of M (z x z): (M^-T X^T)^T; w (z x n) work */
+static int right_solve(const mbla_dlu *lu, int n, int z, double *X, double *w, mbl_status *st)
+{
+    if (!z || !n) return 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < z; j++) w[j + (size_t)i * z] = X[i + (size_t)j * n];
+    int rc = mbla_dlu_solve(lu, 'T', n, w, z, st);
+    for (int i = 0; !rc && i < n; i++)
+        for (int j = 0; j < z; j++) X[i + (size_t)j * n] = w[j + (size_t)i * z];
+    return rc;
+}
+
+int mbl_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *ts, const mbl_rstates *us,
+                      double rcond_min, mbl_linear *lin, mbl_status *st)
+{
+    int n = B->n, nr = B->nr, z0 = us->z0, z1 = us->z1, nx = z0 + z1, rc;
+    if (ts->z0 != z0 || ts->z1 != z1) return mbl_error(st, MBL_EDIM, "change of states: counts differ");
+    mbl_rkin K;
+    mbla_dlu *luv = NULL, *gl = NULL, *hl = NULL;
+    double *dv = NULL, *G = NULL, *H21 = NULL, *Hw = NULL, *L = NULL, *w = NULL, *X = NULL;
+    double cond = 0;
+    memset(&K, 0, sizeof K);
+    NEW(dv, n), NEW(G, (size_t)z0 * z0), NEW(H21, (size_t)z1 * z0), NEW(Hw, (size_t)z1 * z1);
+    NEW(L, (size_t)z1 * (nx + nr)), NEW(w, (size_t)n * (nx + nr)), NEW(X, (size_t)n * (nx + nr));
+    if (!dv || !G || !H21 || !Hw || !L || !w || !X) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = reduce_kin(B, rows, r, ts, rcond_min, &K, &luv, dv, &cond, st);
+    if (rc) goto done;
+    /* G = P Qs, H21 = Pw Vs + Wq Qs, Hw = Pw Qw, L = [Pw Ga + Wd_v Vs + Wd_q Qs, Pw Ha + Wd_v Qw, Pw Ra] */
+    if (z0) mbla_gemm('N', 'N', z0, z0, n, 1.0, us->P, z0, K.Qs, n, 0.0, G, z0, NULL);
+    if (z1) {
+        mbla_gemm('N', 'N', z1, z1, n, 1.0, us->Pw, z1, K.Qw, n, 0.0, Hw, z1, NULL);
+        if (z0) {
+            mbla_gemm('N', 'N', z1, z0, n, 1.0, us->Pw, z1, K.Vs, n, 0.0, H21, z1, NULL);
+            mbla_gemm('N', 'N', z1, z0, n, 1.0, us->Wq, z1, K.Qs, n, 1.0, H21, z1, NULL);
+            mbla_gemm('N', 'N', z1, z0, n, 1.0, us->Pw, z1, K.Ga, n, 0.0, L, z1, NULL);
+            mbla_gemm('N', 'N', z1, z0, n, 1.0, us->Wd_v, z1, K.Vs, n, 1.0, L, z1, NULL);
+            mbla_gemm('N', 'N', z1, z0, n, 1.0, us->Wd_q, z1, K.Qs, n, 1.0, L, z1, NULL);
+        }
+        mbla_gemm('N', 'N', z1, z1, n, 1.0, us->Pw, z1, K.Ha, n, 0.0, L + (size_t)z1 * z0, z1, NULL);
+        mbla_gemm('N', 'N', z1, z1, n, 1.0, us->Wd_v, z1, K.Qw, n, 1.0, L + (size_t)z1 * z0, z1, NULL);
+        if (nr) mbla_gemm('N', 'N', z1, nr, n, 1.0, us->Pw, z1, K.Ra, n, 0.0, L + (size_t)z1 * nx, z1, NULL);
+    }
+    double rg = 1, rh = 1;
+    rc = z0 ? mbla_dlu_new(z0, G, z0, &gl, st) : 0;
+    if (!rc && z0) rc = mbla_dlu_rcond(gl, &rg, st);
+    if (!rc && z1) rc = mbla_dlu_new(z1, Hw, z1, &hl, st);
+    if (!rc && z1) rc = mbla_dlu_rcond(hl, &rh, st);
+    if (rc == MBL_ESINGULAR || (!rc && !(fmin(rg, rh) >= rcond_min))) {
+        rc = mbl_error(st, MBL_ESINGULAR, "the change to the user's states is singular (reciprocal condition %.3g)",
+                       rc ? 0.0 : fmin(rg, rh));
+        goto done;
+    }
+    if (rc) goto done;
+    /* Qw' = Qw Hw^-1; Qs' = Qs G^-1; Vs' = (Vs - Qw' H21) G^-1;
+     * [Ga' Ha'] = ([Ga Ha] - Qw' L_x) H^-1 = [(Ga - Qw' L_s - (Ha - Qw' L_w) Hw^-1 H21) G^-1, (Ha - Qw' L_w) Hw^-1];
+     * Ra' = Ra - Qw' L_u */
+    rc = right_solve(hl, n, z1, K.Qw, w, st);
+    if (!rc) rc = right_solve(gl, n, z0, K.Qs, w, st);
+    if (rc) goto done;
+    if (z1 && z0) mbla_gemm('N', 'N', n, z0, z1, -1.0, K.Qw, n, H21, z1, 1.0, K.Vs, n, NULL);
+    if (!rc) rc = right_solve(gl, n, z0, K.Vs, w, st);
+    if (z1) {
+        if (z0) mbla_gemm('N', 'N', n, z0, z1, -1.0, K.Qw, n, L, z1, 1.0, K.Ga, n, NULL);
+        mbla_gemm('N', 'N', n, z1, z1, -1.0, K.Qw, n, L + (size_t)z1 * z0, z1, 1.0, K.Ha, n, NULL);
+        if (nr) mbla_gemm('N', 'N', n, nr, z1, -1.0, K.Qw, n, L + (size_t)z1 * nx, z1, 1.0, K.Ra, n, NULL);
+    }
+    if (!rc) rc = right_solve(hl, n, z1, K.Ha, w, st);
+    if (!rc && z1 && z0) mbla_gemm('N', 'N', n, z0, z1, -1.0, K.Ha, n, H21, z1, 1.0, K.Ga, n, NULL);
+    if (!rc) rc = right_solve(gl, n, z0, K.Ga, w, st);
+    if (!rc) rc = reduce_finish(B, rows, r, us, &K, NULL, luv, dv, lin, st);
+    if (!rc) lin->cond = cond / fmin(rg, rh);
+done:
+    mbl_rkin_free(&K);
+    mbla_dlu_free(luv), mbla_dlu_free(gl), mbla_dlu_free(hl);
+    mbl_free(dv), mbl_free(G), mbl_free(H21), mbl_free(Hw), mbl_free(L), mbl_free(w), mbl_free(X);
     return rc;
 }
 

@@ -120,8 +120,19 @@ int mbl_compare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
                 for (int j = 0; j < mo->nx; j++) np += !mo->modes[j].spurious;
                 row->nphys = np;
                 modes[i] = mo;
-                size_t len = 1;
                 int nnames = lin->state_names ? lin->nx : 0; /* NULL: not formed (partial spectrum) */
+                size_t cap = sizeof row->states, used = 0;
+                for (int j = 0; j < nnames && used + 4 < cap; j++) {
+                    const char *sep = j == 0 ? "" : j == lin->z0 ? "; " : ", ";
+                    int w = snprintf(row->states + used, cap - used, "%s%s", sep, lin->state_names[j]);
+                    if (w < 0 || (size_t)w >= cap - used) {
+                        snprintf(row->states + cap - 4, 4, "...");
+                        used = cap;
+                    } else {
+                        used += (size_t)w;
+                    }
+                }
+                size_t len = 1;
                 for (int j = 0; j < nnames; j++) len += strlen(lin->state_names[j]) + 1;
                 sig[i] = mbl_malloc(len);
                 if (sig[i]) {
@@ -141,11 +152,16 @@ int mbl_compare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
     }
     if (ref >= 0) {
         snprintf(C->reference, sizeof C->reference, "%s", C->rows[ref].method);
+        int aug = -1;
+        for (int i = 0; i < nm; i++)
+            if (C->rows[i].ok && !strcmp(C->rows[i].method, "augmented")) aug = i;
         int moving = 0;
         for (int j = 0; j < pt->n; j++) moving |= pt->v[j] != 0.0 || pt->vdot[j] != 0.0;
         for (int i = 0; i < nm; i++) {
             if (!C->rows[i].ok) continue;
             C->rows[i].max_rel_dev = deviation(modes[i], modes[ref]);
+            /* the user's states are those of augmented (user states completed by full pivoting) */
+            C->rows[i].user_states = aug >= 0 && sig[i] && sig[aug] && sig[i][0] && !strcmp(sig[i], sig[aug]);
             if (moving && sig[i] && sig[ref] && strcmp(sig[i], sig[ref]) &&
                 !strstr(C->rows[i].note, "point with motion")) {
                 size_t l = strlen(C->rows[i].note);

@@ -14,6 +14,11 @@
  * eigenvalues of smallest modulus are the physical ones.
  * Non-holonomic constraints A_nh v + b = 0 add k velocity-level rows -s (A_nh dv + (A_nh v)_q dq)
  * and multiplier columns -s dR/dmu (then 2(n - r) - k physical eigenvalues).
+ * User ODE states X and implicit variables Z (source 000 Eq. 10) add the columns dX, dZ and the rows
+ * of their equations d, e: E gets d_X' (and d_vdot) in the d and e rows and R_X' in the EOM rows, Ad
+ * the negated Jacobians of every row with respect to q, v, lambda, mu, X and Z (the EOM rows' lambda
+ * columns from the Jacobian itself, since forces may depend on multipliers); then 2(n - r) - k + nX
+ * physical eigenvalues, Z adding index-1 infinite ones.
  * The state-space A, B, C, D and M, C, K reported alongside are those of the tangent coordinates
  * of `nullspace` at the same point, or of `augmented` with non-holonomic constraints or on the
  * sparse path (the descriptor form itself is in E, Ad, Bd, Cdd); on the sparse path they are not
@@ -140,6 +145,49 @@ done:
     return rc;
 }
 
+/* The Eq. 10 parts of the pencil (see the opening comment): every Jacobian entry of the EOM, ode and
+ * implicit-variable rows that the holonomic pencil does not hold already. */
+static void desc_ext(const mbl_model *md, const double *jac, const double *yjac, const int *rows, int r, double s,
+                     int nd, mbl_linear *lin)
+{
+    int n = md->n, m = md->m, k = md->k, nX = md->nX, nr = md->nr, ny = md->ny;
+    int e1 = md->row0[MBL_ROW_EOM + 1], o0 = md->row0[MBL_ROW_ODE], z1 = md->row0[MBL_ROW_VAR + 1];
+    int cx = 2 * n + r + k, cz = cx + nX;
+    int bq = mbl_model_blk0(md, MBL_BLK_Q), bv = mbl_model_blk0(md, MBL_BLK_V), ba = mbl_model_blk0(md, MBL_BLK_A);
+    int bl = mbl_model_blk0(md, MBL_BLK_LAMBDA), bm = mbl_model_blk0(md, MBL_BLK_MU);
+    int bxd = mbl_model_blk0(md, MBL_BLK_XD), bz = mbl_model_blk0(md, MBL_BLK_Z), bx = mbl_model_blk0(md, MBL_BLK_X);
+    int br = mbl_model_blk0(md, MBL_BLK_R);
+    double *E = lin->E, *Ad = lin->Ad;
+    /* the EOM rows' multiplier columns come from the Jacobian here (forces of multipliers) */
+    for (int a = 0; a < r; a++)
+        for (int j = 0; j < n; j++) Ad[n + j + (size_t)(2 * n + a) * nd] = 0.0;
+    for (int p = 0; p < md->jac.nz; p++) {
+        int row = md->jac.row[p], c = md->jac.col[p], pr;
+        double v = jac[p];
+        if (row < e1) pr = n + row;
+        else if (row >= o0 && row < z1) pr = cx + row - o0;
+        else continue;
+        int eom = row < e1;
+        if (c >= bxd && c < bxd + nX) E[pr + (size_t)(cx + c - bxd) * nd] += v;
+        else if (c >= bx && c < bx + nX) Ad[pr + (size_t)(cx + c - bx) * nd] -= v;
+        else if (c >= bz && c < bz + md->nZ) Ad[pr + (size_t)(cz + c - bz) * nd] -= v;
+        else if (c >= bl && c < bl + m) {
+            for (int a = 0; a < r; a++)
+                if (rows[a] == c - bl) Ad[pr + (size_t)(2 * n + a) * nd] -= s * v;
+        } else if (eom) {
+            continue; /* q, v, vdot and mu of the EOM rows are in the pencil already */
+        } else if (c >= ba && c < ba + n) E[pr + (size_t)(n + c - ba) * nd] += v;
+        else if (c >= bq && c < bq + n) Ad[pr + (size_t)(c - bq) * nd] -= v;
+        else if (c >= bv && c < bv + n) Ad[pr + (size_t)(n + c - bv) * nd] -= v;
+        else if (c >= bm && c < bm + k) Ad[pr + (size_t)(2 * n + r + c - bm) * nd] -= s * v;
+        else if (c >= br && c < br + nr) lin->Bd[pr + (size_t)(c - br) * nd] -= v;
+    }
+    for (int p = 0; p < md->yjac.nz; p++) {
+        int i = md->yjac.row[p], c = md->yjac.col[p];
+        if (c >= bx && c < bx + nX) lin->Cdd[i + (size_t)(cx + c - bx) * ny] += yjac[p];
+    }
+}
+
 int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                        mbl_status *st)
 {
@@ -152,11 +200,19 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     *out = NULL;
     int k = md->k;
     double *Rmu = NULL, *Nv = NULL, *Nq = NULL;
-    if (mbl_outputs_use(md, MBL_BLK_A) || mbl_outputs_use(md, MBL_BLK_LAMBDA) || mbl_outputs_use(md, MBL_BLK_MU))
+    int nX = md->nX, nZ = md->nZ;
+    if (mbl_outputs_use(md, MBL_BLK_A) || mbl_outputs_use(md, MBL_BLK_LAMBDA) || mbl_outputs_use(md, MBL_BLK_MU) ||
+        mbl_outputs_use(md, MBL_BLK_XD) || mbl_outputs_use(md, MBL_BLK_Z))
         return mbl_error(st, MBL_EMODEL,
-                         "descriptor: outputs of accelerations or multipliers are not supported (their D differs "
-                         "between the descriptor form y = Cdd x + D u and the state-space form); use augmented");
-    if (2 * n + m + k > opt->dense_max || opt->partial == MBL_PARTIAL_ALWAYS) {
+                         "descriptor: outputs of accelerations, multipliers, der() of ode states or implicit variables "
+                         "are not supported (their D differs between the descriptor form y = Cdd x + D u and the "
+                         "state-space form); use augmented");
+    if (2 * n + m + k + nX + nZ > opt->dense_max || opt->partial == MBL_PARTIAL_ALWAYS) {
+        if (md->ext)
+            return mbl_error(st, MBL_EMODEL,
+                             "descriptor: the sparse (ARPACK) path does not take %s (yet): raise dense_max or use "
+                             "augmented",
+                             mbl_model_ext_features(md));
         if (k > 0)
             return mbl_error(st, MBL_EMODEL,
                              "descriptor: the sparse (ARPACK) path supports holonomic constraints only (%d "
@@ -168,7 +224,7 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         return mbl_error(st, MBL_EDIM, "descriptor: n = %d exceeds dense_n_max = %d", n, opt->dense_n_max);
     /* the state-space form alongside: tangent coordinates, or the states of augmented with
      * non-holonomic constraints (the tangent coordinates are position-level only) */
-    rc = k > 0 ? mbl_lin_augmented(md, pt, opt, &lin, st) : mbl_lin_nullspace(md, pt, opt, &lin, st);
+    rc = k > 0 || md->ext ? mbl_lin_augmented(md, pt, opt, &lin, st) : mbl_lin_nullspace(md, pt, opt, &lin, st);
     if (rc) return rc;
     snprintf(lin->method, sizeof lin->method, "descriptor");
     rc = mbl_blocks_init(md, pt, &B, st);
@@ -203,7 +259,7 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
                        "use augmented");
         goto done;
     }
-    int nd = 2 * n + r + k;
+    int nd = 2 * n + r + k + nX + nZ;
     size_t nd2 = (size_t)nd * (size_t)nd;
     lin->nd = nd;
     lin->E = mbl_calloc(nd2 + 1, sizeof(double));
@@ -253,7 +309,8 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
             lin->Cdd[i + (size_t)j * ny] = B.Yq[i + (size_t)j * ny];
             lin->Cdd[i + (size_t)(n + j) * ny] = B.Yv[i + (size_t)j * ny];
         }
-    int nphys = 2 * (n - r) - k;
+    if (md->ext) desc_ext(md, B.ev.jac, B.ev.y + ny, rows, r, s, nd, lin);
+    int nphys = 2 * (n - r) - k + nX;
     /* 2n + r + k <= 2n + m + k <= dense_max here: QZ */
     ar = mbl_calloc((size_t)nd + 1, sizeof *ar);
     ai = mbl_calloc((size_t)nd + 1, sizeof *ai);

@@ -30,86 +30,128 @@
 typedef struct fd_ctx {
     const mbl_model *md;
     const mbl_point *pt;
-    const int *uidx, *cidx;
-    int n, m, z, nr, ny, maxit, usoff;
+    mbl_rstates *rw; /* rows of the states at the iterates (S, W borrowed from the selection) */
+    int n, m, k, z0, z1, nr, ny, maxit, usoff;
     double tol;
-    double *q, *v, *a, *lam, *r, *F, *jac, *K, *rhs, *y, *Pq, *P, *us;
+    double *q, *v, *a, *lam, *mu, *r, *F, *jac, *K, *rhs, *y, *Pq, *us;
     mbl_eval *ev;
 } fd_ctx;
 
-/* f(x, u) -> out (2z: W, W'), outputs yout (ny) */
+/* rows of [Phi_q; A_nh (if vel); P or Pw] at the current evaluation into K (n x n) */
+static void fd_jac_rows(fd_ctx *c, int vel)
+{
+    const mbl_model *md = c->md;
+    int n = c->n, m = c->m, k = c->k, z = vel ? c->z1 : c->z0, p0 = md->row0[MBL_ROW_PHI], h0 = md->row0[MBL_ROW_NH];
+    const double *X = vel ? c->rw->Pw : c->rw->P;
+    mbl_sjac_dense(md, &md->jac, c->jac, p0, p0 + m, MBL_BLK_Q, c->Pq);
+    for (int j = 0; j < n; j++) {
+        for (int i = 0; i < m; i++) c->K[i + (size_t)j * n] = c->Pq[i + (size_t)j * m];
+        for (int i = 0; i < z; i++) c->K[m + (vel ? k : 0) + i + (size_t)j * n] = X[i + (size_t)j * z];
+    }
+    if (vel) {
+        mbl_sjac_dense(md, &md->jac, c->jac, h0, h0 + k, MBL_BLK_V, c->Pq);
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < k; i++) c->K[m + i + (size_t)j * n] = c->Pq[i + (size_t)j * k];
+    }
+}
+
+static int fd_evaluate(fd_ctx *c, mbl_status *st)
+{
+    const mbl_model *md = c->md;
+    mbl_model_fill_syms(md, c->pt->t, c->q, c->v, c->a, c->lam, c->mu, c->r, c->ev->syms);
+    int rc = mblx_tape_eval(md->tape_F, c->ev->syms, c->F, c->ev->work, st);
+    if (!rc) rc = mblx_tape_eval(md->tape_jac, c->ev->syms, c->jac, c->ev->work, st);
+    if (!rc) rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
+    if (!rc) mbl_rstates_rows(md, c->rw, c->us + c->usoff);
+    return rc;
+}
+
+/* f(x, u) -> out (z0 + z1: S', W'), outputs yout (ny) */
 static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, double *yout, mbl_status *st)
 {
     const mbl_model *md = c->md;
-    int n = c->n, m = c->m, z = c->z, rc = 0, N = n + m;
+    int n = c->n, m = c->m, k = c->k, z0 = c->z0, z1 = c->z1, rc = 0, N = n + m + k;
     int p0 = md->row0[MBL_ROW_PHI], e0 = md->row0[MBL_ROW_EOM], d0 = md->row0[MBL_ROW_PHIDD];
-    int v0 = md->row0[MBL_ROW_PHID];
+    int v0 = md->row0[MBL_ROW_PHID], h0 = md->row0[MBL_ROW_NH], hd0 = md->row0[MBL_ROW_NHD];
     memcpy(c->q, c->pt->q, (size_t)n * sizeof *c->q);
     memset(c->v, 0, (size_t)n * sizeof *c->v);
     memset(c->a, 0, (size_t)n * sizeof *c->a);
     memset(c->lam, 0, (size_t)(m + 1) * sizeof *c->lam);
+    memset(c->mu, 0, (size_t)(k + 1) * sizeof *c->mu);
     memcpy(c->r, u, (size_t)c->nr * sizeof *c->r);
-    /* positions: Newton on [Phi(q); P q - S] */
+    /* positions: Newton on [Phi(q); S(q) - S] */
     for (int it = 0;; it++) {
-        mbl_model_fill_syms(md, c->pt->t, c->q, c->v, c->a, c->lam, c->pt->mu, c->r, c->ev->syms);
-        rc = mblx_tape_eval(md->tape_F, c->ev->syms, c->F, c->ev->work, st);
-        if (!rc) rc = mblx_tape_eval(md->tape_jac, c->ev->syms, c->jac, c->ev->work, st);
-        if (!rc) rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
+        rc = fd_evaluate(c, st);
         if (rc) return rc;
-        mbl_sjac_dense(md, &md->jac, c->jac, p0, p0 + m, MBL_BLK_Q, c->Pq);
-        mbl_lin_state_rows(md, c->uidx, c->cidx, z, c->us + c->usoff, 0, c->P);
         double res = 0;
         for (int i = 0; i < m; i++) c->rhs[i] = -c->F[p0 + i], res = fmax(res, fabs(c->F[p0 + i]));
-        for (int i = 0; i < z; i++) {
-            double s = c->uidx[i] >= 0 ? c->us[c->uidx[i]] : c->q[c->cidx[i]];
-            c->rhs[m + i] = x[i] - s;
+        for (int i = 0; i < z0; i++) {
+            c->rhs[m + i] = x[i] - mbl_rstates_S(md, c->rw, i, c->us, c->q);
             res = fmax(res, fabs(c->rhs[m + i]));
-        }
-        for (int j = 0; j < n; j++) {
-            for (int i = 0; i < m; i++) c->K[i + (size_t)j * n] = c->Pq[i + (size_t)j * m];
-            for (int i = 0; i < z; i++) c->K[m + i + (size_t)j * n] = c->P[i + (size_t)j * z];
         }
         if (res <= c->tol) break;
         if (it >= c->maxit) return mbl_error(st, MBL_ENOCONV, "fd: the position constraints did not converge");
+        fd_jac_rows(c, 0);
         rc = mbla_lu_solve(n, 1, c->K, n, c->rhs, n, st);
         if (rc) return rc;
         for (int j = 0; j < n; j++) c->q[j] += c->rhs[j];
     }
-    /* velocities: [Phi_q; P] v = [-Phi'(v = 0); W]  (K holds [Phi_q; P] at the converged q) */
-    for (int i = 0; i < m; i++) c->rhs[i] = -c->F[v0 + i];
-    for (int i = 0; i < z; i++) c->rhs[m + i] = x[z + i] - (c->uidx[i] >= 0 ? c->us[md->nus + c->uidx[i]] : 0.0);
-    rc = mbla_lu_solve(n, 1, c->K, n, c->rhs, n, st);
-    if (rc) return rc;
-    memcpy(c->v, c->rhs, (size_t)n * sizeof *c->v);
-    /* accelerations and multipliers: R(a, lam) and Phi''(a) are linear in (a, lam) */
-    mbl_model_fill_syms(md, c->pt->t, c->q, c->v, c->a, c->lam, c->pt->mu, c->r, c->ev->syms);
-    rc = mblx_tape_eval(md->tape_F, c->ev->syms, c->F, c->ev->work, st);
-    if (!rc) rc = mblx_tape_eval(md->tape_jac, c->ev->syms, c->jac, c->ev->work, st);
-    if (rc) return rc;
+    /* velocities: Newton on [Phi'(q, v); c(q, v); W(q, v) - W] (one step when all are linear in v) */
+    for (int it = 0;; it++) {
+        for (int i = 0; i < m; i++) c->rhs[i] = -c->F[v0 + i];
+        for (int i = 0; i < k; i++) c->rhs[m + i] = -c->F[h0 + i];
+        for (int i = 0; i < z1; i++) c->rhs[m + k + i] = x[z0 + i] - mbl_rstates_W(md, c->rw, i, c->us, c->v);
+        fd_jac_rows(c, 1);
+        rc = mbla_lu_solve(n, 1, c->K, n, c->rhs, n, st);
+        if (rc) return rc;
+        double dvn = 0, vn = 1.0;
+        for (int j = 0; j < n; j++) c->v[j] += c->rhs[j], dvn = fmax(dvn, fabs(c->rhs[j])), vn = fmax(vn, fabs(c->v[j]));
+        rc = fd_evaluate(c, st);
+        if (rc) return rc;
+        if (it >= 1 && dvn <= FD_NEWTON_ULPS * DBL_EPSILON * vn) break;
+        if (it >= c->maxit) return mbl_error(st, MBL_ENOCONV, "fd: the velocity constraints did not converge");
+    }
+    /* accelerations and multipliers: R(a, lam, mu), Phi''(a) and c'(a) are linear in (a, lam, mu) */
     double *KK = c->K; /* reuse: needs N x N */
     memset(KK, 0, (size_t)N * N * sizeof *KK);
+    int ja = mbl_model_blk0(md, MBL_BLK_A), jl = mbl_model_blk0(md, MBL_BLK_LAMBDA), jm = mbl_model_blk0(md, MBL_BLK_MU);
     for (int p = 0; p < md->jac.nz; p++) {
         int row = md->jac.row[p], col = md->jac.col[p];
-        int ca = col - mbl_model_blk0(md, MBL_BLK_A), cl = col - mbl_model_blk0(md, MBL_BLK_LAMBDA);
-        int ri = row >= e0 && row < e0 + n ? row - e0 : row >= d0 && row < d0 + m ? n + row - d0 : -1;
+        int ri = row >= e0 && row < e0 + n     ? row - e0
+                 : row >= d0 && row < d0 + m   ? n + row - d0
+                 : row >= hd0 && row < hd0 + k ? n + m + row - hd0
+                                               : -1;
         if (ri < 0) continue;
-        if (ca >= 0 && ca < n) KK[ri + (size_t)ca * N] += c->jac[p];
-        else if (cl >= 0 && cl < m) KK[ri + (size_t)(n + cl) * N] += c->jac[p];
+        if (col >= ja && col < ja + n) KK[ri + (size_t)(col - ja) * N] += c->jac[p];
+        else if (col >= jl && col < jl + m) KK[ri + (size_t)(n + col - jl) * N] += c->jac[p];
+        else if (col >= jm && col < jm + k) KK[ri + (size_t)(n + m + col - jm) * N] += c->jac[p];
     }
     for (int i = 0; i < n; i++) c->rhs[i] = -c->F[e0 + i];
     for (int i = 0; i < m; i++) c->rhs[n + i] = -c->F[d0 + i];
+    for (int i = 0; i < k; i++) c->rhs[n + m + i] = -c->F[hd0 + i];
     rc = mbla_lu_solve(N, 1, KK, N, c->rhs, N, st);
     if (rc) return rc;
     memcpy(c->a, c->rhs, (size_t)n * sizeof *c->a);
     memcpy(c->lam, c->rhs + n, (size_t)m * sizeof *c->lam);
-    mbl_model_fill_syms(md, c->pt->t, c->q, c->v, c->a, c->lam, c->pt->mu, c->r, c->ev->syms);
-    if (md->nus) {
+    memcpy(c->mu, c->rhs + n + m, (size_t)k * sizeof *c->mu);
+    mbl_model_fill_syms(md, c->pt->t, c->q, c->v, c->a, c->lam, c->mu, c->r, c->ev->syms);
+    if (md->nus || md->nuvs) {
         rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
         if (rc) return rc;
     }
-    for (int i = 0; i < z; i++) {
-        out[i] = x[z + i];
-        out[z + i] = c->uidx[i] >= 0 ? c->us[2 * md->nus + c->uidx[i]] : c->a[c->cidx[i]];
+    const mbl_rstates *rw = c->rw;
+    for (int i = 0; i < z0; i++) /* S' */
+        out[i] = rw->S[i].kind == MBL_SREF_COORD ? c->v[rw->S[i].index] : c->us[md->nus + rw->S[i].index];
+    for (int i = 0; i < z1; i++) { /* W' */
+        const mbl_state_ref *w = &rw->W[i];
+        double val;
+        if (w->kind == MBL_SREF_COORD) val = c->a[w->index];
+        else if (w->kind == MBL_SREF_USER) val = c->us[3 * md->nus + md->nuvs + w->index];
+        else {
+            const mbl_state_ref *sj = &rw->S[w->index];
+            val = sj->kind == MBL_SREF_COORD ? c->a[sj->index] : c->us[2 * md->nus + sj->index];
+        }
+        out[z0 + i] = val;
     }
     if (c->ny) {
         rc = mblx_tape_eval(md->tape_y, c->ev->syms, c->y, c->ev->work, st);
@@ -123,7 +165,7 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
 static int fd_diff(fd_ctx *c, const double *x0, const double *u0, double h, double *D, double *x, double *u,
                    double *fp, double *fm, mbl_status *st)
 {
-    int z = c->z, nx = 2 * z, nr = c->nr, ny = c->ny, rows = nx + ny;
+    int nx = c->z0 + c->z1, nr = c->nr, ny = c->ny, rows = nx + ny;
     for (int j = 0; j < nx + nr; j++) {
         memcpy(x, x0, (size_t)nx * sizeof *x);
         memcpy(u, u0, (size_t)nr * sizeof *u);
@@ -155,71 +197,66 @@ static double spec_dist(int nx, const double *A1, const double *A2, double *w, m
 int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                mbl_status *st)
 {
-    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc;
+    int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, r = 0, rc;
     mbl_blocks B;
+    mbl_rstates rs, rw;
     mbl_linear *lin = NULL;
-    int *rows = NULL, *indep = NULL, *uidx = NULL;
-    double *P = NULL, *Pd = NULL, *Pddv = NULL, *Pddq = NULL, *usv = NULL, *buf = NULL;
-    char **names = NULL;
+    int *rows = NULL;
+    double *usv = NULL, *buf = NULL;
+    char sel[sizeof lin->selection];
     fd_ctx c;
     memset(&c, 0, sizeof c);
+    memset(&rs, 0, sizeof rs), memset(&rw, 0, sizeof rw);
     *out = NULL;
-    rc = mbl_require_holonomic(md, opt, "fd", st);
+    rc = mbl_require_dense(md, opt, "fd", st);
     if (rc) return rc;
     rc = mbl_blocks_init(md, pt, &B, st);
     if (rc) return rc;
     rows = mbl_calloc((size_t)m + 1, sizeof *rows);
-    indep = mbl_calloc((size_t)n + 1, sizeof *indep);
-    if (!rows || !indep) {
+    if (!rows) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
     rc = mbl_require_full_rank(&B, opt->rank_tol, rows, &r, "fd",
                                "the reduced equations in independent coordinates do not exist", st);
+    if (!rc) rc = mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
     if (rc) goto done;
-    int z = n - r, nx = 2 * z, Nk = n + m, rowsD = nx + ny, colsD = nx + nr;
-    size_t zn = (size_t)z * n + 1, nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
-    P = mbl_calloc(zn, sizeof *P), Pd = mbl_calloc(zn, sizeof *Pd), Pddv = mbl_calloc(zn, sizeof *Pddv);
-    Pddq = mbl_calloc(zn, sizeof *Pddq), usv = mbl_calloc(nusv, sizeof *usv);
-    uidx = mbl_calloc((size_t)n + 1, sizeof *uidx);
-    names = mbl_calloc((size_t)z + 1, sizeof *names);
-    lin = mbl_linear_alloc(n, z, z, nr, ny);
-    size_t nb = 6 * (size_t)n + 2 * (size_t)m + (size_t)md->nF + (size_t)md->jac.nz + (size_t)Nk * Nk + (size_t)Nk +
-                (size_t)ny + (size_t)m * n + 3 * (size_t)rowsD * colsD + 4 * (size_t)(nx + nr + ny) + 4 * (size_t)nx +
-                2 * (size_t)nx * nx + 16;
+    int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1, Nk = n + m + k, rowsD = nx + ny, colsD = nx + nr;
+    size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
+    usv = mbl_calloc(nusv, sizeof *usv);
+    lin = mbl_linear_alloc(n, z0, z1, nr, ny);
+    size_t nb = 6 * (size_t)n + 2 * (size_t)(m + k) + (size_t)md->nF + (size_t)md->jac.nz + (size_t)Nk * Nk + (size_t)Nk +
+                (size_t)ny + (size_t)(m + k) * n + 3 * (size_t)rowsD * colsD + 4 * (size_t)(nx + nr + ny) +
+                4 * (size_t)nx + 2 * (size_t)nx * nx + 16;
     buf = mbl_calloc(nb, sizeof *buf);
-    if (!P || !Pd || !Pddv || !Pddq || !usv || !uidx || !names || !lin || !buf) {
+    if (!usv || !lin || !buf || mbl_rstates_alloc(&rw, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = mbl_lin_states(md, &B, opt, z, uidx, indep, names, lin->selection, sizeof lin->selection, st);
-    if (rc) goto done;
+    rw.S = rs.S, rw.W = rs.W; /* borrowed */
+    memcpy(lin->selection, sel, sizeof sel);
     int usoff = 3 * md->nus + 2 * md->nuvs;
-    const double *usjac = B.ev.us + usoff;
-    mbl_lin_state_rows(md, uidx, indep, z, usjac, 0, P);
-    mbl_lin_state_rows(md, uidx, indep, z, usjac, 1, Pd);
-    mbl_lin_state_rows(md, uidx, indep, z, usjac, 2, Pddv);
-    mbl_lin_state_rows(md, uidx, indep, z, usjac, 3, Pddq);
     snprintf(lin->method, sizeof lin->method, "fd");
     /* exact M-hat and q_S from the reduction at the point (positions only) */
-    rc = mbl_reduce(&B, rows, r, P, Pd, Pddv, Pddq, z, NULL, opt->rcond_min, lin, NULL, st);
+    rc = mbl_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
     if (rc) goto done;
     double *p = buf;
     /* c.P: workspace for dS/dq at the Newton iterates (Pd is no longer needed) */
-    c.md = md, c.pt = pt, c.P = Pd, c.uidx = uidx, c.cidx = indep, c.us = usv, c.usoff = usoff;
-    c.n = n, c.m = m, c.z = z, c.nr = nr, c.ny = ny, c.maxit = FD_NEWTON_MAXIT;
+    c.md = md, c.pt = pt, c.rw = &rw, c.us = usv, c.usoff = usoff;
+    c.n = n, c.m = m, c.k = k, c.z0 = z0, c.z1 = z1, c.nr = nr, c.ny = ny, c.maxit = FD_NEWTON_MAXIT;
     c.ev = &B.ev;
     c.q = p, p += n + 1;
     c.v = p, p += n + 1;
     c.a = p, p += n + 1;
     c.lam = p, p += m + 1;
+    c.mu = p, p += k + 1;
     c.r = p, p += nr + 1;
     c.F = p, p += md->nF + 1;
     c.jac = p, p += md->jac.nz + 1;
     c.K = p, p += (size_t)Nk * Nk + 1;
     c.rhs = p, p += Nk + 1;
     c.y = p, p += ny + 1;
-    c.Pq = p, p += (size_t)m * n + 1;
+    c.Pq = p, p += (size_t)(m > k ? m : k) * n + 1;
     double *D1 = p;
     p += (size_t)rowsD * colsD;
     double *D2 = p;
@@ -247,10 +284,8 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     double qs = 1.0;
     for (int i = 0; i < n; i++) qs = fmax(qs, fabs(pt->q[i]));
     c.tol = FD_NEWTON_ULPS * DBL_EPSILON * qs;
-    for (int i = 0; i < z; i++) {
-        x0[i] = uidx[i] >= 0 ? B.ev.us[uidx[i]] : pt->q[indep[i]];
-        x0[z + i] = uidx[i] >= 0 ? B.ev.us[md->nus + uidx[i]] : pt->v[indep[i]];
-    }
+    for (int i = 0; i < z0; i++) x0[i] = mbl_rstates_S(md, &rs, i, B.ev.us, pt->q);
+    for (int i = 0; i < z1; i++) x0[z0 + i] = mbl_rstates_W(md, &rs, i, B.ev.us, pt->v);
     /* step selection: differences at h, h/2, h/4; the pair of consecutive steps that agree best
      * (truncation dominates at large steps, rounding at small ones) is used */
     double h = opt->fd_step;
@@ -295,17 +330,17 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
             else lin->D[i + (size_t)(j - nx) * ny] = v;
         }
     /* C-hat = -M-hat dW'/dW, K-hat = -M-hat dW'/dS, F = M-hat dW'/du */
-    if (z) {
-        mbla_gemm('N', 'N', z, z, z, -1.0, lin->M, z, lin->A + z, nx, 0.0, lin->K, z, NULL);
-        mbla_gemm('N', 'N', z, z, z, -1.0, lin->M, z, lin->A + z + (size_t)z * nx, nx, 0.0, lin->Cd, z, NULL);
-        if (nr) mbla_gemm('N', 'N', z, nr, z, 1.0, lin->M, z, lin->B + z, nx, 0.0, lin->F, z, NULL);
+    if (z1) {
+        if (z0) mbla_gemm('N', 'N', z1, z0, z1, -1.0, lin->M, z1, lin->A + z0, nx, 0.0, lin->K, z1, NULL);
+        mbla_gemm('N', 'N', z1, z1, z1, -1.0, lin->M, z1, lin->A + z0 + (size_t)z0 * nx, nx, 0.0, lin->Cd, z1, NULL);
+        if (nr) mbla_gemm('N', 'N', z1, nr, z1, 1.0, lin->M, z1, lin->B + z0, nx, 0.0, lin->F, z1, NULL);
     }
     double err = nx ? spec_dist(nx, lin->A, A2, ew, st) : 0.0;
     /* rounding floor: the position solve and the evaluations carry relative errors of order
      * eps cond([Phi_q; P]); differencing divides them by h */
     err = fmax(err, DBL_EPSILON * fmax(1.0, lin->cond) / h * mbla_norm1(nx, nx, lin->A, nx));
     lin->err_est = err;
-    if (mbl_lin_set_names(md, lin, names)) {
+    if (mbl_lin_state_names(md, lin, &rs)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -316,9 +351,10 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     *out = lin;
     lin = NULL;
 done:
+    rw.S = rw.W = NULL;
     mbl_blocks_free(&B);
-    mbl_free(rows), mbl_free(indep), mbl_free(uidx), mbl_free(P), mbl_free(Pd), mbl_free(Pddv), mbl_free(Pddq);
-    mbl_free(usv), mbl_free(names), mbl_free(buf);
+    mbl_rstates_free(&rs), mbl_rstates_free(&rw);
+    mbl_free(rows), mbl_free(usv), mbl_free(buf);
     mbl_linear_free(lin);
     return rc;
 }

@@ -48,5 +48,7 @@ char *mbl_name_join(const char *a, const char *b);
 
 /* Allocate a linear model with its arrays (names not filled). */
 mbl_linear *mbl_linear_alloc(int n, int z0, int z1, int nu, int ny);
+/* The same with zx user ODE states (nx = z0 + z1 + zx). */
+mbl_linear *mbl_linear_alloc_x(int n, int z0, int z1, int zx, int nu, int ny);
 
 #endif

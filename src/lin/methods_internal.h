@@ -11,18 +11,21 @@
 /* Dense blocks of the exact Jacobian of F = [R; Phidd; nhd; Phid; nh; Phi] at a point.
  * R = M vdot + Phi_q^T lambda - Q, so dR/dq includes the geometric stiffness (Phi_q^T lambda)_q. */
 typedef struct mbl_blocks {
-    int n, m, nr, ny;
+    int n, m, k, nr, ny;
     double *M, *Rv, *Rq, *Rr;              /* n x n, n x n, n x n, n x nr */
     double *Pq, *Pdq, *Pddv, *Pddq, *Pddr; /* m x n (Phi_q), m x n (d Phid/dq), m x n, m x n, m x nr */
+    /* non-holonomic c = A_nh v + b (k rows): Nv = dc/dv = A_nh, Nq = dc/dq, and its derivative c':
+     * Ndv = dc'/dv, Ndq = dc'/dq, Ndr = dc'/dr (dc'/da = A_nh) */
+    double *Nv, *Nq, *Ndv, *Ndq, *Ndr;     /* k x n (four), k x nr */
     double *Ya, *Yv, *Yq, *Yr;             /* ny x n, ny x n, ny x n, ny x nr */
-    double *Ylam;                          /* ny x m: outputs of the multipliers (lambda(c) in outputs) */
+    double *Ylam, *Ymu;                    /* ny x m, ny x k: outputs of the multipliers (lambda(c), mu(c)) */
     mbl_eval ev;
 } mbl_blocks;
 
 int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl_status *st);
-/* Re-evaluate the Jacobian values only (ev.jac) at (q, v, a, lambda) without filling blocks. */
+/* Re-evaluate the Jacobian values only (ev.jac) at (q, v, a, lambda, mu) without filling blocks. */
 int mbl_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *v, const double *lam,
-                        double *jac, mbl_eval *ev, mbl_status *st);
+                        const double *mu, double *jac, mbl_eval *ev, mbl_status *st);
 void mbl_blocks_free(mbl_blocks *B);
 /* Dense block of a sparse expression Jacobian J with values val: rows [r0, r1), unknown columns
  * of block cb. out is (r1 - r0) x (block width), column-major. */
@@ -32,9 +35,8 @@ void mbl_sjac_dense(const mbl_model *md, const mbl_sjac *J, const double *val, i
  * MBL_BLK_MU: multipliers). */
 int mbl_outputs_use(const mbl_model *md, int blk);
 
-/* Refuse non-holonomic models (the methods here are written for holonomic constraints) and models
- * with more than opt->dense_n_max coordinates (the methods here are dense). */
-int mbl_require_holonomic(const mbl_model *md, const mbl_lin_options *opt, const char *method, mbl_status *st);
+/* Refuse models with more than opt->dense_n_max coordinates (the methods here are dense). */
+int mbl_require_dense(const mbl_model *md, const mbl_lin_options *opt, const char *method, mbl_status *st);
 
 /* Independent constraint rows: QRCP of Phi_q^T (n x m) with every row of Phi_q scaled to unit
  * 2-norm first (a constraint's units do not decide the rank); rows[0..r-1] receives the pivoted
@@ -47,37 +49,80 @@ void mbl_unit_columns(int rows, int cols, double *A, int lda);
 int mbl_require_full_rank(const mbl_blocks *B, double tol, int *rows, int *r, const char *method, const char *why,
                           mbl_status *st);
 
-/* The states S (z = n - r of them) of source 000 Eq. 20-22, shared with `augmented`
- * (mbl_select_states: Gauss elimination with full pivoting, source 004, user states preferred).
- * uidx[i] = -1 when S_i is coordinate cidx[i], else the user state index. names[i] points into the
- * model. selection (size selsize) receives what the selection did. Errors when the selection does
- * not give z position states with W = S' (user velocity states: use augmented). */
-int mbl_lin_states(const mbl_model *md, const mbl_blocks *B, const mbl_lin_options *opt, int z, int *uidx, int *cidx,
-                   char **names, char *selection, size_t selsize, mbl_status *st);
+/* The states of a reduction: positions S = s(q) (z0 = n - r) and velocities W = w(q, v)
+ * (z1 = n - r - k), with the rows of their exact derivatives at the point (column-major, ld z0
+ * for the position rows, z1 for the velocity rows):
+ *   P = dS/dq, Pd_q = d(S')/dq, Pdd_v = d(S'')/dv, Pdd_q = d(S'')/dq          (z0 x n)
+ *   Pw = dW/dv, Wq = dW/dq, Wd_v = d(W')/dv, Wd_q = d(W')/dq                    (z1 x n)
+ * (d(S')/dv = P and d(W')/da = Pw). sdot = 1 when W = S' (then A = [0 I; ...] exactly). S and W
+ * (may be NULL for states that are not the user's, e.g. tangent coordinates) say which states
+ * they are, as in mbl_select_states. */
+typedef struct mbl_rstates {
+    int z0, z1, sdot;
+    mbl_state_ref *S, *W;
+    double *P, *Pd_q, *Pdd_v, *Pdd_q;
+    double *Pw, *Wq, *Wd_v, *Wd_q;
+} mbl_rstates;
 
-/* Rows of the states for the reduction engine, from user-state Jacobian values usjac (the part
- * of a tape_us evaluation after the 3 nus + 2 nuvs values): level 0: dS/dq (P), 1: d(S')/dq,
- * 2: d(S'')/dv, 3: d(S'')/dq. out is z x n (ld z); coordinate states give e_i (level 0) or 0. */
-void mbl_lin_state_rows(const mbl_model *md, const int *uidx, const int *cidx, int z, const double *usjac, int level,
-                        double *out);
+/* Allocate the rows of rs for z0, z1 (zeroed; S and W untouched). */
+int mbl_rstates_alloc(mbl_rstates *rs, int n, int z0, int z1);
+void mbl_rstates_free(mbl_rstates *rs);
 
-/* The reduction engine. S = P q (P: z x n, ld z, z = n - r) completes the r independent constraint
- * rows to the regular matrix Jc = [Phi_q(rows, :); P]. With Qs = dq/dS = Jc^-1 [0; I], the velocity
- * and acceleration perturbations follow exactly from the linearized velocity and acceleration
- * constraints, and the projected equations of motion give M-hat = Qs^T M Qs, C-hat = Qs^T (M Ha +
- * Rv Qs), K-hat = Qs^T (M Ga + Rv Vs + Rq Qs), F = -Qs^T (M Ra + Rr) (source 000 Eq. 6-9 when P
- * selects coordinates; source 003 Eq. 4.7-4.13 when P = T^T is an orthonormal tangent basis).
- * Nonlinear states S = s(q) add their curvature through Pd_q = d(S')/dq, Pdd_v = d(S'')/dv, Pdd_q =
- * d(S'')/dq (z x n each, NULL: zero, as for S = P q), which enter the velocity and acceleration
- * rows like those of the constraints. Rq may be replaced by Rq_use (NULL: B->Rq). Fills A, B, C, D,
- * M, Cd, K, F, q_S (= Qs), v_W and cond of lin (allocated by the caller with z0 = z1 = z).
- * Outputs of the multipliers take dlambda from the linearized equations of motion, Phi_q^T dlambda =
- * -(M da + Rv dv + Rq dq + Rr dr), solved with Jc^T (exact: its last z rows are the reduced
- * equations); they need r == m (unique multipliers) and Rq_use == NULL, else an error.
- * Jc_lu_out (may be NULL; the caller frees it) returns the factorization of Jc. */
-int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const double *P, const double *Pd_q, const double *Pdd_v,
-               const double *Pdd_q, int z, const double *Rq_use, double rcond_min, mbl_linear *lin,
-               mbla_dlu **Jc_lu_out, mbl_status *st);
+/* The states of `augmented` (source 000 Eq. 20-22: mbl_select_states, full pivoting, user states
+ * preferred; with non-holonomic constraints the velocity states W are chosen among the
+ * derivatives of the position states, user velocity states first) and their rows at the point.
+ * selection (size selsize) receives what the selection did. */
+int mbl_lin_states(const mbl_model *md, const mbl_blocks *B, const mbl_lin_options *opt, mbl_rstates *rs,
+                   char *selection, size_t selsize, mbl_status *st);
+
+/* (Re)fill the rows of rs (S and W set) from user-state Jacobian values usjac (the part of a
+ * tape_us evaluation after its 3 nus + 2 nuvs values). */
+void mbl_rstates_rows(const mbl_model *md, mbl_rstates *rs, const double *usjac);
+
+/* Value of position state i and velocity state i from a tape_us evaluation us and (q, v, a). */
+double mbl_rstates_S(const mbl_model *md, const mbl_rstates *rs, int i, const double *us, const double *q);
+double mbl_rstates_W(const mbl_model *md, const mbl_rstates *rs, int i, const double *us, const double *v);
+
+/* State names as `augmented` gives them (S names, then "der(S)" or the velocity state's text). */
+int mbl_lin_state_names(const mbl_model *md, mbl_linear *lin, const mbl_rstates *rs);
+
+/* The kinematic sensitivities of a reduction (n rows each): dq = Qs dS, dv = Qw dW + Vs dS,
+ * da = Qw dW' + Ha dW + Ga dS + Ra dr. */
+typedef struct mbl_rkin {
+    double *Qs, *Vs, *Ga;  /* n x z0 */
+    double *Qw, *Ha;       /* n x z1 */
+    double *Ra;            /* n x nr */
+} mbl_rkin;
+void mbl_rkin_free(mbl_rkin *K);
+
+/* The reduction engine. The positions complete the r independent constraint rows to the regular
+ * Jc = [Phi_q(rows, :); P], the velocities the velocity constraints to the regular
+ * Jv = [Phi_q(rows, :); A_nh; Pw]. With Qs = Jc^-1 [0; I] and Qw = Jv^-1 [0; 0; I] the velocity and
+ * acceleration perturbations follow exactly from the linearized velocity and acceleration
+ * constraints (and the states' own rows), and projecting the linearized equations of motion on Qw
+ * (which removes lambda and mu) gives
+ *   M-hat = Qw^T M Qw, C-hat = Qw^T (M Ha + Rv Qw), K-hat = Qw^T (M Ga + Rv Vs + Rq Qs),
+ *   F = -Qw^T (M Ra + Rr),
+ * and S' = (P Vs + Pd_q Qs) S + P Qw W (source 000 Eq. 6-9 when P selects coordinates; source 003
+ * Eq. 4.7-4.13 when P = T^T is an orthonormal tangent basis). Rq may be replaced by Rq_use (NULL:
+ * B->Rq). Fills A, B, C, D, M, Cd, K, F, q_S (= Qs), v_W (= Qw) and cond of lin (allocated by the
+ * caller with z0, z1). Outputs of the multipliers take (dlambda, dmu) from the linearized equations
+ * of motion, Phi_q^T dlambda + A_nh^T dmu = -(M da + Rv dv + Rq dq + Rr dr), solved with Jv^T;
+ * they need r == m and Rq_use == NULL, else an error. kin (may be NULL) receives the kinematic
+ * sensitivities (the caller frees them with mbl_rkin_free), Jv_lu_out (may be NULL; the caller
+ * frees it) the factorization of Jv. */
+int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, const double *Rq_use,
+               double rcond_min, mbl_linear *lin, mbl_rkin *kin, mbla_dlu **Jv_lu_out, mbl_status *st);
+
+/* mbl_reduce in the states ts (e.g. tangent coordinates), the result reported in the states us
+ * (S = s(q), W = w(q, v); the same counts) by the exact change of the kinematic sensitivities:
+ * with G = P Qs, Hw = Pw Qw, H21 = Pw Vs + Wq Qs and L = d(W')/d(old states, inputs) at fixed
+ * old-state accelerations, Qs' = Qs G^-1, Qw' = Qw Hw^-1, Vs' = (Vs - Qw' H21) G^-1,
+ * [Ga' Ha'] = ([Ga Ha] - Qw' L_x) H^-1, Ra' = Ra - Qw' L_u (at a point with motion the states'
+ * second derivatives enter through L and H21); then M, C, K are projected with Qw' from the full
+ * matrices as in mbl_reduce (no products that cancel on stiff models). Rq is B->Rq. */
+int mbl_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *ts, const mbl_rstates *us,
+                      double rcond_min, mbl_linear *lin, mbl_status *st);
 
 /* 1 when the point has nonzero velocities or accelerations (not an equilibrium): there the
  * spectrum of a linearization depends on the states chosen. */

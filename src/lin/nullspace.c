@@ -15,24 +15,44 @@
 #include "lin/methods_internal.h"
 #include "mblin/la.h"
 
+/* Orthonormal basis of the null space of the rows X (nrow x n, ld nrow, rows scaled to unit norm
+ * first): the last n - rank columns of the full Q of the QRCP of X^T, into Q (n x n); rank, and the
+ * pivoted rows in piv (room for nrow). */
+static int null_basis(int n, int nrow, const double *X, double tol, double *Q, int *piv, int *rank, mbl_status *st)
+{
+    double *At = mbl_alloc_array((size_t)n * (size_t)nrow + 1, sizeof *At);
+    if (!At) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int i = 0; i < nrow; i++)
+        for (int j = 0; j < n; j++) At[j + (size_t)i * n] = X[i + (size_t)j * nrow];
+    mbl_unit_columns(n, nrow, At, n); /* the same null space; the rank free of the constraints' units */
+    int rc = mbla_qrcp(n, nrow, At, n, tol, piv, rank, Q, n, n, NULL, 1, st);
+    mbl_free(At);
+    return rc;
+}
+
 int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                       mbl_status *st)
 {
-    int n = md->n, m = md->m, r = 0, rc, sparse = 0;
+    int n = md->n, m = md->m, k = md->k, r = 0, rc, sparse = 0;
     mbl_blocks B;
     mbl_linear *lin = NULL;
-    int *rows = NULL;
-    double *At = NULL, *Q = NULL, *P = NULL, *Nsp = NULL;
+    mbl_rstates ts, us;
+    int *rows = NULL, *piv = NULL;
+    double *Q = NULL, *Qv = NULL, *Nsp = NULL, *X = NULL;
     char **names = NULL, *nbuf = NULL;
     mbla_csc *Pc = NULL;
+    memset(&ts, 0, sizeof ts), memset(&us, 0, sizeof us);
     *out = NULL;
-    rc = mbl_require_holonomic(md, opt, "nullspace", st);
+    rc = mbl_require_dense(md, opt, "nullspace", st);
     if (rc) return rc;
     rc = mbl_blocks_init(md, pt, &B, st);
     if (rc) return rc;
     rows = mbl_calloc((size_t)m + 1, sizeof *rows);
+    piv = mbl_calloc((size_t)(m + k) + 1, sizeof *piv);
     Q = mbl_calloc((size_t)n * (size_t)n + 1, sizeof *Q);
-    if (!rows || !Q) {
+    Qv = mbl_calloc((size_t)n * (size_t)n + 1, sizeof *Qv);
+    X = mbl_calloc((size_t)(m + k) * (size_t)n + 1, sizeof *X);
+    if (!rows || !piv || !Q || !Qv || !X) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -50,50 +70,98 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
         }
     }
     if (!sparse && m > 0) {
-        At = mbl_alloc_array((size_t)n * (size_t)m + 1, sizeof *At);
-        if (!At) {
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-        for (int i = 0; i < m; i++)
-            for (int j = 0; j < n; j++) At[j + (size_t)i * n] = B.Pq[i + (size_t)j * m];
-        mbl_unit_columns(n, m, At, n); /* the same null space; the rank free of the constraints' units */
-        rc = mbla_qrcp(n, m, At, n, opt->rank_tol, rows, &r, Q, n, n, NULL, 1, st);
+        rc = null_basis(n, m, B.Pq, opt->rank_tol, Q, rows, &r, st);
         if (rc) goto done;
     } else if (m == 0) {
         for (int i = 0; i < n; i++) Q[i + (size_t)i * n] = 1.0;
     }
-    int z = n - r;
-    P = mbl_calloc((size_t)z * (size_t)n + 1, sizeof *P);
-    names = mbl_calloc((size_t)z + 1, sizeof *names);
-    nbuf = mbl_calloc((size_t)z * 16 + 1, 1);
-    lin = mbl_linear_alloc(n, z, z, md->nr, md->ny);
-    if (!P || !names || !nbuf || !lin) {
+    int z0 = n - r, z1 = n - r - k, rv = r;
+    if (z1 < 0) {
+        rc = mbl_error(st, MBL_ESINGULAR, "nullspace: %d non-holonomic constraints leave no velocity (%d position states)",
+                       k, z0);
+        goto done;
+    }
+    if (k > 0) { /* velocity basis: null([Phi_q(rows); A_nh]) */
+        int nv = r + k;
+        for (int j = 0; j < n; j++) {
+            for (int i = 0; i < r; i++) X[i + (size_t)j * nv] = B.Pq[rows[i] + (size_t)j * m];
+            for (int i = 0; i < k; i++) X[r + i + (size_t)j * nv] = B.Nv[i + (size_t)j * k];
+        }
+        rc = null_basis(n, nv, X, opt->rank_tol, Qv, piv, &rv, st);
+        if (rc) goto done;
+        if (rv < nv) {
+            rc = mbl_error(st, MBL_ESINGULAR,
+                           "nullspace: the velocity constraints [Phi_q; A_nh] have rank %d < %d: redundant "
+                           "non-holonomic constraints",
+                           rv, nv);
+            goto done;
+        }
+    }
+    names = mbl_calloc((size_t)z0 + 1, sizeof *names);
+    nbuf = mbl_calloc((size_t)z0 * 16 + 1, 1);
+    lin = mbl_linear_alloc(n, z0, z1, md->nr, md->ny);
+    if (!names || !nbuf || !lin || mbl_rstates_alloc(&ts, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    for (int i = 0; i < z; i++) {
-        for (int j = 0; j < n; j++) P[i + (size_t)j * z] = Q[j + (size_t)(r + i) * n];
+    ts.sdot = k == 0;
+    for (int i = 0; i < z0; i++) {
+        for (int j = 0; j < n; j++) ts.P[i + (size_t)j * z0] = Q[j + (size_t)(r + i) * n];
         names[i] = nbuf + (size_t)i * 16;
         snprintf(names[i], 16, "t%d", i + 1);
     }
+    for (int i = 0; i < z1; i++)
+        for (int j = 0; j < n; j++) ts.Pw[i + (size_t)j * z1] = k ? Qv[j + (size_t)(r + k + i) * n] : ts.P[i + (size_t)j * z0];
     snprintf(lin->method, sizeof lin->method, "nullspace");
-    rc = mbl_reduce(&B, rows, r, P, NULL, NULL, NULL, z, NULL, opt->rcond_min, lin, NULL, st);
+    /* the states of augmented when they exist (not at a singular configuration) */
+    char sel[sizeof lin->selection];
+    mbl_status st2;
+    int user = r == m && !mbl_lin_states(md, &B, opt, &us, sel, sizeof sel, &st2) && us.z0 == z0 && us.z1 == z1;
+    rc = user ? mbl_reduce_change(&B, rows, r, &ts, &us, opt->rcond_min, lin, st)
+              : mbl_reduce(&B, rows, r, &ts, NULL, opt->rcond_min, lin, NULL, NULL, st);
     if (rc) goto done;
-    if (mbl_lin_set_names(md, lin, names)) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
+    if (user) {
+        if (mbl_lin_state_names(md, lin, &us)) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+        snprintf(lin->selection, sizeof lin->selection,
+                 "%.700s; computed in tangent coordinates t = T^T q%s (T orthonormal basis of null(Phi_q) from %s), "
+                 "changed exactly to these states",
+                 sel, k ? " and w = T_v^T v" : "", sparse ? "SPQR" : "QRCP");
+    } else {
+        if (k > 0) { /* velocity names: w1, w2, ... */
+            for (int i = 0; i < z0; i++) lin->state_names[i] = mbl_name_join(names[i], NULL);
+            for (int i = 0; i < z1; i++) {
+                char b[16];
+                snprintf(b, sizeof b, "w%d", i + 1);
+                lin->state_names[z0 + i] = mbl_name_join(b, NULL);
+            }
+            for (int j = 0; j < lin->nu; j++) lin->input_names[j] = mbl_name_join(md->rname[j], NULL);
+            for (int j = 0; j < lin->ny; j++) lin->output_names[j] = mbl_name_join(md->yname[j], NULL);
+            int bad = 0;
+            for (int i = 0; i < lin->nx; i++) bad |= !lin->state_names[i];
+            for (int j = 0; j < lin->nu; j++) bad |= !lin->input_names[j];
+            for (int j = 0; j < lin->ny; j++) bad |= !lin->output_names[j];
+            if (bad) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        } else if (mbl_lin_set_names(md, lin, names)) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        }
+        if (rc) goto done;
+        snprintf(lin->selection, sizeof lin->selection,
+                 "tangent coordinates t = T^T q%s, T orthonormal basis of null(Phi_q) from %s", k ? ", w = T_v^T v" : "",
+                 sparse ? "SPQR" : "QRCP");
     }
-    snprintf(lin->selection, sizeof lin->selection,
-             "tangent coordinates t = T^T q, T orthonormal basis of null(Phi_q) from %s", sparse ? "SPQR" : "QRCP");
-    snprintf(lin->notes, sizeof lin->notes, "rank(Phi_q) = %d of %d constraints%s; %d tangent coordinates%s", r, m,
-             r < m ? " (singular configuration: minimum-norm multipliers)" : "", z,
-             m > 0 && mbl_point_moving(pt) ? MBL_MOVING_NOTE : "");
+    snprintf(lin->notes, sizeof lin->notes, "rank(Phi_q) = %d of %d constraints%s; %d tangent coordinates%s%s", r, m,
+             r < m ? " (singular configuration: minimum-norm multipliers)" : "", z0,
+             user ? ", changed to the user's states" : "",
+             !user && m > 0 && mbl_point_moving(pt) ? MBL_MOVING_NOTE : "");
     *out = lin;
     lin = NULL;
 done:
     mbl_blocks_free(&B);
-    mbl_free(rows), mbl_free(At), mbl_free(Q), mbl_free(P), mbl_free(Nsp), mbl_free(names), mbl_free(nbuf);
+    mbl_rstates_free(&ts), mbl_rstates_free(&us);
+    mbl_free(rows), mbl_free(piv), mbl_free(Q), mbl_free(Qv), mbl_free(X), mbl_free(Nsp), mbl_free(names), mbl_free(nbuf);
     mbla_csc_free(Pc);
     mbl_linear_free(lin);
     return rc;

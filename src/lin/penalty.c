@@ -17,7 +17,21 @@
  * rounding, which grows with alpha) and extrapolates the O(1/alpha) error with a safety factor
  * PEN_SAFETY = 2 for the O(1/alpha^2) and rounding terms:
  * err = PEN_SAFETY max |s(alpha) - s(alpha / ratio)| / (ratio - 1) over the physical eigenvalues,
- * and at least the rounding level of QZ on the penalized pencil, eps alpha |Phi_q|_1^2 / |M|_1 max|s|. */
+ * and at least the rounding level of QZ on the penalized pencil, eps alpha |Phi_q|_1^2 / |M|_1 max|s|.
+ *
+ * Non-holonomic constraints c = A_nh v + b = 0 are penalized at velocity level,
+ * mu = alpha (c' + omega c): M_p += alpha A_nh^T A_nh, C_p += alpha A_nh^T (dc'/dv + omega A_nh),
+ * K_p += alpha A_nh^T (dc'/dq + omega dc/dq); they add k spurious eigenvalues (near -omega) and the
+ * violation |A_nh dv + c_q dq| to the score; 2(n - rank) - k eigenvalues are physical.
+ *
+ * Points with motion: the linear ODE stays in q, v (its own states), but the Jacobian of a vector
+ * field away from an equilibrium depends on the coordinates, and in q the steady motion of a
+ * relative equilibrium (a conical pendulum in Cartesian coordinates) is not steady. The spectrum
+ * is therefore that of the same penalty ODE written in the coordinates
+ * y = [S; W; Phi(rows); Phi'(rows); c] (the states of `augmented` completed by the constraint
+ * values, a regular change of coordinates): J_y = (dy'/dx) (dy/dx)^-1, exact, with
+ * y' differentiated along the penalty flow (d(W')/dq = W'_q + W_v a_q, ...). At rest J_y is
+ * similar to J_x and nothing changes. Eigenvectors are mapped back to (dq, dv). */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,6 +41,9 @@
 #include "lin/methods_internal.h"
 #include "mblin/la.h"
 
+/* smallest reciprocal condition of the change of coordinates at a point with motion (else the
+ * spectrum is taken in q, with the note that it depends on the states) */
+#define PEN_TF_RCOND 1e-13
 /* safety factor of the error estimate (see above) */
 #define PEN_SAFETY 2.0
 
@@ -57,6 +74,15 @@ static void pen_mck(const mbl_blocks *B, double alpha, double xi, double om, dou
                 sc += pi * (B->Pddv[a + (size_t)j * m] + 2 * xi * om * pj);
                 sk += pi * (B->Pddq[a + (size_t)j * m] + 2 * xi * om * B->Pdq[a + (size_t)j * m] + om * om * pj);
             }
+            for (int a = 0; a < B->k; a++) {
+                int k = B->k;
+                double pi = B->Nv[a + (size_t)i * k];
+                if (pi == 0.0) continue;
+                double pj = B->Nv[a + (size_t)j * k];
+                sm += pi * pj;
+                sc += pi * (B->Ndv[a + (size_t)j * k] + om * pj);
+                sk += pi * (B->Ndq[a + (size_t)j * k] + om * B->Nq[a + (size_t)j * k]);
+            }
             size_t p = i + (size_t)j * n;
             Mp[p] = B->M[p] + alpha * sm;
             Cp[p] = B->Rv[p] + alpha * sc;
@@ -64,11 +90,95 @@ static void pen_mck(const mbl_blocks *B, double alpha, double xi, double om, dou
         }
 }
 
+/* The change of coordinates of a point with motion (see the opening comment). */
+typedef struct pen_tf {
+    const mbl_rstates *rs;
+    const int *rows;
+    int r;
+} pen_tf;
+
+/* row i of out (ld N) from columns [X Y] (each nr x n, ld nr, row a); NULL = 0 */
+static void put_row(double *out, int N, int i, const double *X, const double *Y, int nr, int a, int n)
+{
+    for (int c = 0; c < n; c++) {
+        out[i + (size_t)c * N] = X ? X[a + (size_t)c * nr] : 0.0;
+        out[i + (size_t)(n + c) * N] = Y ? Y[a + (size_t)c * nr] : 0.0;
+    }
+}
+
+/* row i of out += [X a_q, X a_v] (X nr x n, row a; Ax = [a_q a_v] n x 2n) */
+static void add_row_times(double *out, int N, int i, const double *X, int nr, int a, int n, const double *Ax)
+{
+    for (int c = 0; c < 2 * n; c++) {
+        double s = 0;
+        for (int l = 0; l < n; l++) s += X[a + (size_t)l * nr] * Ax[l + (size_t)c * n];
+        out[i + (size_t)c * N] += s;
+    }
+}
+
+/* J_y = G H^-1 into A (2n x 2n) and H (2n x 2n, for mapping eigenvectors back) from the penalty
+ * accelerations Ax = -Mp^-1 [Kp Cp] (n x 2n) */
+static int pen_transform(const mbl_blocks *B, const pen_tf *tf, const double *Ax, double *A, double *H, mbl_status *st)
+{
+    int n = B->n, m = B->m, k = B->k, N = 2 * n, r = tf->r;
+    const mbl_rstates *rs = tf->rs;
+    int z0 = rs->z0, z1 = rs->z1;
+    double *G = mbl_calloc((size_t)N * N + 1, sizeof *G), *Ht = mbl_calloc((size_t)N * N + 1, sizeof *Ht);
+    if (!G || !Ht) {
+        mbl_free(G), mbl_free(Ht);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    int i = 0;
+    for (int a = 0; a < z0; a++, i++) {
+        put_row(H, N, i, rs->P, NULL, z0, a, n);
+        put_row(G, N, i, rs->Pd_q, rs->P, z0, a, n);
+    }
+    for (int a = 0; a < z1; a++, i++) {
+        put_row(H, N, i, rs->Wq, rs->Pw, z1, a, n);
+        put_row(G, N, i, rs->Wd_q, rs->Wd_v, z1, a, n);
+        add_row_times(G, N, i, rs->Pw, z1, a, n, Ax);
+    }
+    for (int a = 0; a < r; a++, i++) {
+        put_row(H, N, i, B->Pq, NULL, m, tf->rows[a], n);
+        put_row(G, N, i, B->Pdq, B->Pq, m, tf->rows[a], n);
+    }
+    for (int a = 0; a < r; a++, i++) {
+        put_row(H, N, i, B->Pdq, B->Pq, m, tf->rows[a], n);
+        put_row(G, N, i, B->Pddq, B->Pddv, m, tf->rows[a], n);
+        add_row_times(G, N, i, B->Pq, m, tf->rows[a], n, Ax);
+    }
+    for (int a = 0; a < k; a++, i++) {
+        put_row(H, N, i, B->Nq, B->Nv, k, a, n);
+        put_row(G, N, i, B->Ndq, B->Ndv, k, a, n);
+        add_row_times(G, N, i, B->Nv, k, a, n, Ax);
+    }
+    /* A^T = H^-T G^T */
+    for (int a = 0; a < N; a++)
+        for (int b = 0; b < N; b++) Ht[a + (size_t)b * N] = H[a + (size_t)b * N], A[b + (size_t)a * N] = G[a + (size_t)b * N];
+    mbla_dlu *lu = NULL;
+    int rc = i == N ? mbla_dlu_new(N, Ht, N, &lu, st) : mbl_error(st, MBL_EDIM, "penalty: change of coordinates");
+    double rcond = 0;
+    if (!rc) rc = mbla_dlu_rcond(lu, &rcond, st);
+    if (!rc && !(rcond >= PEN_TF_RCOND)) rc = MBL_ESINGULAR;
+    if (!rc) rc = mbla_dlu_solve(lu, 'T', N, A, N, st);
+    if (rc == MBL_ESINGULAR)
+        rc = mbl_error(st, MBL_ESINGULAR, "penalty: the states and constraint values are not coordinates here");
+    if (!rc)
+        for (int a = 0; a < N; a++)
+            for (int b = a + 1; b < N; b++) {
+                double t = A[a + (size_t)b * N];
+                A[a + (size_t)b * N] = A[b + (size_t)a * N], A[b + (size_t)a * N] = t;
+            }
+    mbla_dlu_free(lu);
+    mbl_free(G), mbl_free(Ht);
+    return rc;
+}
+
 /* eigenvalues of the penalty pencil; flags the 2(n - r) least violating as physical.
  * wr, wi, spur (2n); vre, vim (n x 2n). With vre == NULL only the eigenvalues are computed (no
  * eigenvectors, no classification: spur flags the infinite ones only). */
-static int pen_eigs(const mbl_blocks *B, double alpha, double xi, double om, int r, double *wr, double *wi,
-                    int *spur, double *vre, double *vim, double *maxviol_phys, double *minviol_spur,
+static int pen_eigs(const mbl_blocks *B, const pen_tf *tf, double alpha, double xi, double om, int r, double *wr,
+                    double *wi, int *spur, double *vre, double *vim, double *maxviol_phys, double *minviol_spur,
                     mbl_status *st)
 {
     int n = B->n, m = B->m, N = 2 * n, rc = 0;
@@ -94,7 +204,24 @@ static int pen_eigs(const mbl_blocks *B, double alpha, double xi, double om, int
             A[n + i + (size_t)(n + j) * N] = -Cp[i + (size_t)j * n];
         }
     }
-    rc = mbla_ggev(N, A, N, E, N, ar, ai, be, NULL, 1, vre ? VR : NULL, N, st);
+    double *Hm = NULL;
+    if (tf) { /* a point with motion: J_y = G H^-1 of the explicit ODE, eigenvectors mapped back */
+        mbla_dlu *mlu = NULL;
+        double *Ax = mbl_calloc((size_t)n * N + 1, sizeof *Ax);
+        Hm = mbl_calloc(NN + 1, sizeof *Hm);
+        if (!Ax || !Hm) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (size_t p = 0; !rc && p < (size_t)n * n; p++) Ax[p] = -Kp[p], Ax[(size_t)n * n + p] = -Cp[p];
+        if (!rc) rc = mbla_dlu_new(n, Mp, n, &mlu, st);
+        if (!rc) rc = mbla_dlu_solve(mlu, 'N', N, Ax, n, st);
+        mbla_dlu_free(mlu);
+        if (!rc) rc = pen_transform(B, tf, Ax, A, Hm, st);
+        mbl_free(Ax);
+        memset(E, 0, NN * sizeof *E);
+        for (int i = 0; i < N; i++) E[i + (size_t)i * N] = 1.0;
+    }
+    if (!rc) rc = mbla_ggev(N, A, N, E, N, ar, ai, be, NULL, 1, vre ? VR : NULL, N, st);
+    if (!rc && tf && vre) rc = mbla_lu_solve(N, N, Hm, N, VR, N, st); /* y -> (dq, dv) */
+    mbl_free(Hm);
     if (rc) goto done;
     if (!vre) { /* eigenvalues only (the error-estimate run): no classification */
         for (int j = 0; j < N; j++) {
@@ -105,7 +232,7 @@ static int pen_eigs(const mbl_blocks *B, double alpha, double xi, double om, int
         *maxviol_phys = *minviol_spur = 0.0;
         goto done;
     }
-    double nP = mbla_norm1(m, n, B->Pq, m);
+    double nP = fmax(mbla_norm1(m, n, B->Pq, m), mbla_norm1(B->k, n, B->Nv, B->k));
     if (!(nP > 0)) nP = 1.0;
     for (int j = 0; j < N; j++) {
         wr[j] = be[j] > 0 ? ar[j] / be[j] : INFINITY;
@@ -115,7 +242,7 @@ static int pen_eigs(const mbl_blocks *B, double alpha, double xi, double om, int
         if (ai[j] == 0.0) xr = VR + (size_t)j * N;
         else if (ai[j] > 0.0) xr = VR + (size_t)j * N, xi_ = VR + (size_t)(j + 1) * N;
         else xr = VR + (size_t)(j - 1) * N, xi_ = VR + (size_t)j * N, sg = -1.0;
-        double nq = 0, nv = 0, c1 = 0, c2 = 0;
+        double nq = 0, nv = 0, c1 = 0, c2 = 0, c3 = 0;
         for (int c = 0; c < n; c++) {
             double qr = xr[c], qi = xi_ ? sg * xi_[c] : 0, vr_ = xr[n + c], vi_ = xi_ ? sg * xi_[n + c] : 0;
             nq += qr * qr + qi * qi;
@@ -133,13 +260,23 @@ static int pen_eigs(const mbl_blocks *B, double alpha, double xi, double om, int
             c1 += pr * pr + pim * pim;
             c2 += ur * ur + ui * ui;
         }
+        for (int a = 0; a < B->k; a++) {
+            int k = B->k;
+            double ur = 0, ui = 0;
+            for (int c = 0; c < n; c++) {
+                double g = B->Nv[a + (size_t)c * k], h = B->Nq[a + (size_t)c * k];
+                double qr = xr[c], qi = xi_ ? sg * xi_[c] : 0, vr_ = xr[n + c], vi_ = xi_ ? sg * xi_[n + c] : 0;
+                ur += g * vr_ + h * qr, ui += g * vi_ + h * qi;
+            }
+            c3 += ur * ur + ui * ui;
+        }
         double den = nP * (sqrt(nq) + sqrt(nv));
-        it[j].viol = be[j] > 0 && den > 0 ? (sqrt(c1) + sqrt(c2)) / den : INFINITY;
+        it[j].viol = be[j] > 0 && den > 0 ? (sqrt(c1) + sqrt(c2) + sqrt(c3)) / den : INFINITY;
         it[j].idx = j;
         spur[j] = 1;
     }
     qsort(it, (size_t)N, sizeof *it, cmp_viol);
-    int np = 2 * (n - r);
+    int np = 2 * (n - r) - B->k;
     for (int j = 0; j < np; j++) spur[it[j].idx] = 0;
     *maxviol_phys = np > 0 ? it[np - 1].viol : 0.0;
     *minviol_spur = np < N ? it[np].viol : INFINITY;
@@ -155,14 +292,16 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
 {
     int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc, N = 2 * n;
     mbl_blocks B;
+    mbl_rstates rs;
     mbl_linear *lin = NULL;
     int *rows = NULL, *spur2 = NULL;
     double *wr2 = NULL, *wi2 = NULL, *Mp = NULL, *Cp = NULL, *Kp = NULL, *W = NULL;
     mbla_dlu *lu = NULL;
+    memset(&rs, 0, sizeof rs);
     *out = NULL;
-    rc = mbl_require_holonomic(md, opt, "penalty", st);
+    rc = mbl_require_dense(md, opt, "penalty", st);
     if (rc) return rc;
-    if (mbl_outputs_use(md, MBL_BLK_LAMBDA))
+    if (mbl_outputs_use(md, MBL_BLK_LAMBDA) || mbl_outputs_use(md, MBL_BLK_MU))
         return mbl_error(st, MBL_EMODEL,
                          "penalty: outputs of multipliers (lambda) are not supported (the penalty forces only "
                          "approximate them, to O(1/alpha)); use augmented");
@@ -184,10 +323,25 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     snprintf(lin->method, sizeof lin->method, "penalty");
     rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
     if (rc) goto done;
+    /* a point with motion: the spectrum in the coordinates (S, W, Phi, Phi', c) when they exist */
+    pen_tf tfv, *tf = NULL;
+    int moving = mbl_point_moving(pt);
+    if (moving && r == m) {
+        char sel[sizeof lin->selection];
+        mbl_status st2;
+        if (!mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, &st2) && rs.z0 == n - r && rs.z1 == n - r - md->k) {
+            tfv.rs = &rs, tfv.rows = rows, tfv.r = r;
+            tf = &tfv;
+        }
+    }
     double a1 = opt->pen_alpha, a2 = a1 / opt->pen_ratio, v1 = 0, s1 = 0, v2 = 0, s2 = 0;
-    rc = pen_eigs(&B, a1, opt->pen_xi, opt->pen_omega, r, lin->eig_re, lin->eig_im, lin->eig_spurious, lin->eig_vre,
-                  lin->eig_vim, &v1, &s1, st);
-    if (!rc) rc = pen_eigs(&B, a2, opt->pen_xi, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, st);
+    for (int pass = 0; pass < 2; pass++) {
+        rc = pen_eigs(&B, tf, a1, opt->pen_xi, opt->pen_omega, r, lin->eig_re, lin->eig_im, lin->eig_spurious,
+                      lin->eig_vre, lin->eig_vim, &v1, &s1, st);
+        if (!rc) rc = pen_eigs(&B, tf, a2, opt->pen_xi, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, st);
+        if (rc != MBL_ESINGULAR || !tf) break;
+        tf = NULL; /* the states and constraint values are not coordinates here: the spectrum in q */
+    }
     if (rc) goto done;
     /* error estimate: match each physical eigenvalue to the nearest eigenvalue at alpha / ratio (the
      * spurious ones sit near -omega, far from the physical ones) */
@@ -250,12 +404,15 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     snprintf(lin->notes, sizeof lin->notes,
              "alpha %.3g, xi %.3g, omega %.3g; %d physical, %d spurious; largest physical violation %.2e, smallest "
              "spurious %.2e; error estimate %.2e (alpha / %.3g)%s",
-             a1, opt->pen_xi, opt->pen_omega, 2 * (n - r), 2 * r, v1, s1, err, opt->pen_ratio,
-             (md->nus > 0 || m > 0) && mbl_point_moving(pt) ? MBL_MOVING_NOTE : "");
+             a1, opt->pen_xi, opt->pen_omega, 2 * (n - r) - md->k, 2 * r + md->k, v1, s1, err, opt->pen_ratio,
+             tf ? "; point with motion: eigenvalues of the penalty ODE in the coordinates (user's states, constraint "
+                  "values)"
+                : (md->nus > 0 || m > 0 || md->k > 0) && moving ? MBL_MOVING_NOTE : "");
     *out = lin;
     lin = NULL;
 done:
     mbl_blocks_free(&B);
+    mbl_rstates_free(&rs);
     mbl_free(rows), mbl_free(wr2), mbl_free(wi2), mbl_free(spur2);
     mbl_free(Mp), mbl_free(Cp), mbl_free(Kp), mbl_free(W);
     mbla_dlu_free(lu);

@@ -11,161 +11,165 @@
  * multipliers are never used (the geometric stiffness comes from dR/dz). The remaining terms (M,
  * dR z'/dz through the velocity and acceleration constraints, df/dq, df/dz') are those of
  * mbl_reduce with dR/dq taken at lambda = 0. Refuses singular configurations (no regular
- * partition). */
+ * partition).
+ *
+ * Non-holonomic constraints (source 001's R for q' = R w): w are the velocity states W of
+ * `augmented` and R = dv/dW = [Phi_q; A_nh; W_v]^-1 [0; 0; I] (n x z1), the positions S keep
+ * dq/dS = Qs. Then dR/dq is no longer a symmetric Hessian contraction, and the term is taken
+ * directly: K-hat(j, i) += -y^T (d(Jv R e_j)/dq) Qs e_i with y = Jv^-T (M q'' - f), Jv = [Phi_q;
+ * A_nh; W_v], d(Jv u)/dq being the exact d(Phi', c, W)/dq at velocity u minus their values at zero
+ * velocity (all three are linear in v; user velocity states must be too). With W = S' (holonomic)
+ * this is the formula above. */
 #include <stdio.h>
 #include <string.h>
 
 #include "lin/methods_internal.h"
 #include "mblin/la.h"
 
+/* rows of d(Jv u)/dq at the velocity in the last evaluation: [Phi' rows; c; W] (n x n) */
+static void vel_rows(const mbl_model *md, const mbl_blocks *B, const int *rows, int r, const double *jac,
+                     const mbl_rstates *rsu, double *Pm, double *out)
+{
+    int n = md->n, m = md->m, k = md->k, z1 = rsu->z1;
+    int v0 = md->row0[MBL_ROW_PHID], c0 = md->row0[MBL_ROW_NH];
+    (void)B;
+    mbl_sjac_dense(md, &md->jac, jac, v0, v0 + m, MBL_BLK_Q, Pm);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < r; i++) out[i + (size_t)j * n] = Pm[rows[i] + (size_t)j * m];
+    mbl_sjac_dense(md, &md->jac, jac, c0, c0 + k, MBL_BLK_Q, Pm);
+    for (int j = 0; j < n; j++) {
+        for (int i = 0; i < k; i++) out[r + i + (size_t)j * n] = Pm[i + (size_t)j * k];
+        for (int i = 0; i < z1; i++) out[r + k + i + (size_t)j * n] = rsu->Wq[i + (size_t)j * z1];
+    }
+}
+
 int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                        mbl_status *st)
 {
-    int n = md->n, m = md->m, r = 0, rc;
+    int n = md->n, m = md->m, k = md->k, r = 0, rc;
     mbl_blocks B;
+    mbl_rstates rs, ru;
+    mbl_rkin kin;
     mbl_linear *lin = NULL;
-    int *rows = NULL, *indep = NULL;
-    int *uidx = NULL;
-    double *y = NULL;
-    double *Pd = NULL, *Pddv = NULL, *Pddq = NULL, *S0 = NULL, *Si = NULL, *usv = NULL;
-    double *P = NULL, *jac = NULL, *Rq0 = NULL, *g = NULL, *Fv = NULL, *zero = NULL, *vv = NULL, *Pd0 = NULL,
-           *Pdi = NULL, *dR = NULL, *Kx = NULL, *dA = NULL;
-    char **names = NULL;
+    int *rows = NULL;
+    double *y = NULL, *usv = NULL, *jac = NULL, *Rq0 = NULL, *Fv = NULL, *zero = NULL, *vv = NULL, *J0 = NULL,
+           *Ji = NULL, *Pm = NULL, *u = NULL, *Kx = NULL, *dA = NULL;
     mbla_dlu *lu = NULL, *mlu = NULL;
+    char sel[sizeof lin->selection];
+    memset(&rs, 0, sizeof rs), memset(&ru, 0, sizeof ru), memset(&kin, 0, sizeof kin);
     *out = NULL;
-    rc = mbl_require_holonomic(md, opt, "projection", st);
+    rc = mbl_require_dense(md, opt, "projection", st);
     if (rc) return rc;
-    if (mbl_outputs_use(md, MBL_BLK_LAMBDA))
+    if (mbl_outputs_use(md, MBL_BLK_LAMBDA) || mbl_outputs_use(md, MBL_BLK_MU))
         return mbl_error(st, MBL_EMODEL,
                          "projection: outputs of multipliers (lambda) are not supported (projection never forms "
                          "the multipliers); use augmented");
     rc = mbl_blocks_init(md, pt, &B, st);
     if (rc) return rc;
     rows = mbl_calloc((size_t)m + 1, sizeof *rows);
-    indep = mbl_calloc((size_t)n + 1, sizeof *indep);
-    if (!rows || !indep) {
+    if (!rows) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
     rc = mbl_require_full_rank(&B, opt->rank_tol, rows, &r, "projection",
                                "no velocity transformation R of fixed size exists", st);
+    if (!rc) rc = mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
     if (rc) goto done;
-    int z = n - r;
-    size_t nn = (size_t)n * n, mn = (size_t)m * n, zn = (size_t)z * n + 1;
+    int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1;
+    size_t nn = (size_t)n * n;
     size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
-    P = mbl_calloc(zn, sizeof *P), Pd = mbl_calloc(zn, sizeof *Pd), Pddv = mbl_calloc(zn, sizeof *Pddv);
-    Pddq = mbl_calloc(zn, sizeof *Pddq), S0 = mbl_calloc(zn, sizeof *S0), Si = mbl_calloc(zn, sizeof *Si);
+    int mk = m > k ? m : k;
     usv = mbl_calloc(nusv, sizeof *usv);
-    uidx = mbl_calloc((size_t)n + 1, sizeof *uidx);
-    names = mbl_calloc((size_t)z + 1, sizeof *names);
     jac = mbl_calloc((size_t)md->jac.nz + 1, sizeof *jac);
     Rq0 = mbl_calloc(nn + 1, sizeof *Rq0);
     Fv = mbl_calloc((size_t)md->nF + 1, sizeof *Fv);
-    zero = mbl_calloc((size_t)(n > m ? n : m) + 1, sizeof *zero);
+    zero = mbl_calloc((size_t)(n > mk ? n : mk) + 1, sizeof *zero);
     vv = mbl_calloc((size_t)n + 1, sizeof *vv);
-    Pd0 = mbl_calloc(mn + 1, sizeof *Pd0);
-    Pdi = mbl_calloc(mn + 1, sizeof *Pdi);
-    dR = mbl_calloc((size_t)n + 1, sizeof *dR);
-    Kx = mbl_calloc((size_t)z * z + 1, sizeof *Kx);
-    lin = mbl_linear_alloc(n, z, z, md->nr, md->ny);
-    if (!P || !Pd || !Pddv || !Pddq || !S0 || !Si || !usv || !uidx || !names || !jac || !Rq0 || !Fv || !zero || !vv ||
-        !Pd0 || !Pdi || !dR || !Kx || !lin) {
+    J0 = mbl_calloc(nn + 1, sizeof *J0), Ji = mbl_calloc(nn + 1, sizeof *Ji);
+    Pm = mbl_calloc((size_t)mk * n + 1, sizeof *Pm);
+    u = mbl_calloc((size_t)n + 1, sizeof *u);
+    y = mbl_calloc((size_t)n + 1, sizeof *y);
+    Kx = mbl_calloc((size_t)z1 * z0 + 1, sizeof *Kx);
+    lin = mbl_linear_alloc(n, z0, z1, md->nr, md->ny);
+    if (!usv || !jac || !Rq0 || !Fv || !zero || !vv || !J0 || !Ji || !Pm || !u || !y || !Kx || !lin ||
+        mbl_rstates_alloc(&ru, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = mbl_lin_states(md, &B, opt, z, uidx, indep, names, lin->selection, sizeof lin->selection, st);
-    if (rc) goto done;
+    ru.S = rs.S, ru.W = rs.W; /* borrowed: set back to NULL before ru is freed */
+    memcpy(lin->selection, sel, sizeof sel);
     int usoff = 3 * md->nus + 2 * md->nuvs;
-    const double *usjac = B.ev.us + usoff;
-    mbl_lin_state_rows(md, uidx, indep, z, usjac, 0, P);
-    mbl_lin_state_rows(md, uidx, indep, z, usjac, 1, Pd);
-    mbl_lin_state_rows(md, uidx, indep, z, usjac, 2, Pddv);
-    mbl_lin_state_rows(md, uidx, indep, z, usjac, 3, Pddq);
     snprintf(lin->method, sizeof lin->method, "projection");
-    /* equations of motion without multipliers: dR/dq at lambda = 0 and g = M q'' - f */
-    rc = mbl_blocks_eval_jac(md, pt, pt->v, zero, jac, &B.ev, st);
+    /* equations of motion without multipliers: dR/dq at lambda = mu = 0 and g = M q'' - f */
+    rc = mbl_blocks_eval_jac(md, pt, pt->v, zero, zero, jac, &B.ev, st);
     if (rc) goto done;
     int e0 = md->row0[MBL_ROW_EOM], e1 = md->row0[MBL_ROW_EOM + 1];
-    int v0 = md->row0[MBL_ROW_PHID], v1 = md->row0[MBL_ROW_PHID + 1];
     mbl_sjac_dense(md, &md->jac, jac, e0, e1, MBL_BLK_Q, Rq0);
     rc = mblx_tape_eval(md->tape_F, B.ev.syms, Fv, B.ev.work, st);
     if (rc) goto done;
-    g = Fv + e0;
-    rc = mbl_reduce(&B, rows, r, P, Pd, Pddv, Pddq, z, Rq0, opt->rcond_min, lin, &lu, st);
+    memcpy(y, Fv + e0, (size_t)n * sizeof *y);
+    rc = mbl_reduce(&B, rows, r, &rs, Rq0, opt->rcond_min, lin, &kin, &lu, st);
     if (rc) goto done;
-    const double *R = lin->q_S;
-    /* Phi_qq(u, .) = d(Phi')/dq (v = u) - d(Phi')/dq (v = 0) */
-    rc = mbl_blocks_eval_jac(md, pt, zero, pt->lambda, jac, &B.ev, st);
+    const double *R = kin.Qw, *Qs = kin.Qs;
+    /* d(Jv u)/dq = rows at velocity u minus rows at zero velocity */
+    rc = mbl_blocks_eval_jac(md, pt, zero, pt->lambda, pt->mu, jac, &B.ev, st);
+    if (!rc) rc = mblx_tape_eval(md->tape_us, B.ev.syms, usv, B.ev.work, st);
     if (rc) goto done;
-    mbl_sjac_dense(md, &md->jac, jac, v0, v1, MBL_BLK_Q, Pd0);
-    rc = mblx_tape_eval(md->tape_us, B.ev.syms, usv, B.ev.work, st);
+    mbl_rstates_rows(md, &ru, usv + usoff);
+    vel_rows(md, &B, rows, r, jac, &ru, Pm, J0);
+    if (n) rc = mbla_dlu_solve(lu, 'T', 1, y, n, st); /* y = Jv^-T g */
     if (rc) goto done;
-    mbl_lin_state_rows(md, uidx, indep, z, usv + usoff, 1, S0);
-    y = mbl_calloc((size_t)n + 1, sizeof *y);
-    if (!y) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    memcpy(y, g, (size_t)n * sizeof *y);
-    if (n) rc = mbla_dlu_solve(lu, 'T', 1, y, n, st);
-    if (rc) goto done;
-    for (int i = 0; i < z; i++) {
-        for (int c = 0; c < n; c++) vv[c] = R[c + (size_t)i * n];
-        rc = mbl_blocks_eval_jac(md, pt, vv, pt->lambda, jac, &B.ev, st);
+    for (int j = 0; j < z1; j++) {
+        for (int c = 0; c < n; c++) vv[c] = R[c + (size_t)j * n];
+        rc = mbl_blocks_eval_jac(md, pt, vv, pt->lambda, pt->mu, jac, &B.ev, st);
         if (!rc) rc = mblx_tape_eval(md->tape_us, B.ev.syms, usv, B.ev.work, st);
         if (rc) goto done;
-        mbl_sjac_dense(md, &md->jac, jac, v0, v1, MBL_BLK_Q, Pdi);
-        for (size_t p = 0; p < mn; p++) Pdi[p] -= Pd0[p];
-        mbl_lin_state_rows(md, uidx, indep, z, usv + usoff, 1, Si);
-        for (size_t p = 0; p + 1 < zn; p++) Si[p] -= S0[p];
-        /* dR/dz_i = -Jc^-1 [Phi_qq(R e_i, R); s_qq(R e_i, R)] (s_qq = 0 for coordinate states), and
-         * K column i += (dR/dz_i)^T g = -R^T [Phi_qq(R e_i, .); s_qq(R e_i, .)]^T y, y = Jc^-T g:
-         * one transposed solve instead of z solves per column */
+        mbl_rstates_rows(md, &ru, usv + usoff);
+        vel_rows(md, &B, rows, r, jac, &ru, Pm, Ji);
+        /* u^T = y^T (d(Jv R e_j)/dq); K-hat(j, :) += -u^T Qs */
         for (int c = 0; c < n; c++) {
-            double u = 0;
-            for (int a = 0; a < r; a++) u += Pdi[rows[a] + (size_t)c * m] * y[a];
-            for (int a = 0; a < z; a++) u += Si[a + (size_t)c * z] * y[r + a];
-            dR[c] = u;
-        }
-        for (int j = 0; j < z; j++) {
             double s = 0;
-            for (int c = 0; c < n; c++) s += dR[c] * R[c + (size_t)j * n];
-            Kx[j + (size_t)i * z] = -s;
+            for (int a = 0; a < n; a++) s += y[a] * (Ji[a + (size_t)c * n] - J0[a + (size_t)c * n]);
+            u[c] = s;
+        }
+        for (int i = 0; i < z0; i++) {
+            double s = 0;
+            for (int c = 0; c < n; c++) s += u[c] * Qs[c + (size_t)i * n];
+            Kx[j + (size_t)i * z1] = -s;
         }
     }
     /* K-hat += Kx; A21 -= M-hat^-1 Kx; outputs through the accelerations */
-    int nx = 2 * z;
-    if (z) {
-        for (size_t p = 0; p < (size_t)z * z; p++) lin->K[p] += Kx[p];
-        rc = mbla_dlu_new(z, lin->M, z, &mlu, st);
-        if (!rc) rc = mbla_dlu_solve(mlu, 'N', z, Kx, z, st);
+    if (z1 && z0) {
+        for (size_t p = 0; p < (size_t)z1 * z0; p++) lin->K[p] += Kx[p];
+        rc = mbla_dlu_new(z1, lin->M, z1, &mlu, st);
+        if (!rc) rc = mbla_dlu_solve(mlu, 'N', z0, Kx, z1, st);
         if (rc) goto done;
-        for (int j = 0; j < z; j++)
-            for (int i = 0; i < z; i++) lin->A[z + i + (size_t)j * nx] -= Kx[i + (size_t)j * z];
+        for (int j = 0; j < z0; j++)
+            for (int i = 0; i < z1; i++) lin->A[z0 + i + (size_t)j * nx] -= Kx[i + (size_t)j * z1];
         if (md->ny) {
-            dA = mbl_calloc((size_t)n * z + 1, sizeof *dA);
+            dA = mbl_calloc((size_t)n * z0 + 1, sizeof *dA);
             if (!dA) {
                 rc = mbl_error(st, MBL_ENOMEM, "out of memory");
                 goto done;
             }
-            mbla_gemm('N', 'N', n, z, z, -1.0, R, n, Kx, z, 0.0, dA, n, NULL);
-            mbla_gemm('N', 'N', md->ny, z, n, 1.0, B.Ya, md->ny, dA, n, 1.0, lin->C, md->ny, NULL);
+            mbla_gemm('N', 'N', n, z0, z1, -1.0, R, n, Kx, z1, 0.0, dA, n, NULL);
+            mbla_gemm('N', 'N', md->ny, z0, n, 1.0, B.Ya, md->ny, dA, n, 1.0, lin->C, md->ny, NULL);
         }
     }
-    if (mbl_lin_set_names(md, lin, names)) {
+    if (mbl_lin_state_names(md, lin, &rs)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    snprintf(lin->notes, sizeof lin->notes, "velocity transformation R (%d x %d) and dR/dz from the constraint Hessian",
-             n, z);
+    snprintf(lin->notes, sizeof lin->notes, "velocity transformation R (%d x %d) and dR/dq from the constraint Hessian%s",
+             n, z1, k ? " and the non-holonomic rows" : "");
     *out = lin;
     lin = NULL;
 done:
+    ru.S = ru.W = NULL;
     mbl_blocks_free(&B);
-    mbl_free(rows), mbl_free(indep), mbl_free(P), mbl_free(names), mbl_free(jac), mbl_free(Rq0), mbl_free(Fv);
-    mbl_free(zero), mbl_free(vv), mbl_free(Pd0), mbl_free(Pdi), mbl_free(dR), mbl_free(Kx), mbl_free(dA);
-    mbl_free(y), mbl_free(uidx), mbl_free(Pd), mbl_free(Pddv), mbl_free(Pddq);
-    mbl_free(S0), mbl_free(Si), mbl_free(usv);
+    mbl_rstates_free(&rs), mbl_rstates_free(&ru), mbl_rkin_free(&kin);
+    mbl_free(rows), mbl_free(usv), mbl_free(jac), mbl_free(Rq0), mbl_free(Fv), mbl_free(zero), mbl_free(vv);
+    mbl_free(J0), mbl_free(Ji), mbl_free(Pm), mbl_free(u), mbl_free(y), mbl_free(Kx), mbl_free(dA);
     mbla_dlu_free(lu);
     mbla_dlu_free(mlu);
     mbl_linear_free(lin);

@@ -345,7 +345,7 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     static const char *okp[] = {"type", "mass", "inertia", "cm", "position", "angle", "velocity", "angular_velocity",
                                 "markers", NULL};
     static const char *oks[] = {"type", "mass", "inertia", "cm", "position", "axis", "angle", "euler", "zaxis",
-                                "xaxis", "rotation", "velocity", "angular_velocity", "markers", NULL};
+                                "xaxis", "rotation", "velocity", "angular_velocity", "markers", "speeds", NULL};
     rc = mech_check_keys(M, val, M->planar ? okp : oks, what);
     if (rc) return rc;
     body *B = mech_new_body(M, name, key);
@@ -506,6 +506,23 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         for (int k = 0; k < 3 && !rc; k++) {
             B->w[k] = mech_fmt(M, "_w_%s_%d", name, k + 1);
             rc = mech_add_var(M, B->w[k], wt[k], B->line, B->col);
+        }
+        /* speeds: body_angular_velocity: the body-frame angular velocity w' = 2 G(e) der(e) as three
+         * generalized speeds <body>_wx, _wy, _wz (source 000 Eq. 14; the velocity-level states of the
+         * linear model), instead of Euler-parameter rates */
+        yaml_node_t *sn = mech_get(M, val, "speeds");
+        if (!rc && sn) {
+            if (!mech_is_scalar(sn) || (strcmp(mech_sc(sn), "body_angular_velocity") && strcmp(mech_sc(sn), "euler_rates")))
+                return err_at(M, sn, "%s: speeds must be body_angular_velocity or euler_rates", what);
+            if (!strcmp(mech_sc(sn), "body_angular_velocity")) {
+                const char *gt[3] = {
+                    mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s - %s*%s)", e[1], d[0], e[0], d[1], e[3], d[2], e[2], d[3]),
+                    mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[2], d[0], e[3], d[1], e[0], d[2], e[1], d[3]),
+                    mech_fmt(M, "2*(-%s*%s + %s*%s - %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
+                static const char *ax[3] = {"wx", "wy", "wz"};
+                for (int k = 0; k < 3 && !rc; k++)
+                    rc = mech_push_at(M, &M->src->velocities, mech_fmt(M, "%s_%s", name, ax[k]), gt[k], sn);
+            }
         }
         if (!rc && wn) {
             /* der(e) = 1/2 E^T w with the initial e */

@@ -188,6 +188,8 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
     if (nx == 0) goto ok;
     /* the eigen strategy is chosen from the structure of M-hat, C-hat, K-hat and A (src/eig) */
     mbl_eig_problem P = {lin->z0, lin->z1, lin->A, lin->M, lin->Cd, lin->K};
+    if (lin->zx > 0) /* user ODE states: x = [S; W; X], the eigenvalues of the whole A (dgeev) */
+        P = (mbl_eig_problem){lin->z0, lin->nx - lin->z0, lin->A, NULL, NULL, NULL};
     rc = mbl_eig_solve(&P, NULL, 1, &E, st);
     if (rc) goto done;
     snprintf(M->solver, sizeof M->solver, "%s", E->solver);

@@ -14,6 +14,13 @@
 #include "mblin/sensitivity.h"
 #include "model/model_internal.h"
 
+/* the public layout is the internal one */
+_Static_assert((int)MBL_DAE_NROWG == (int)MBL_NROWG && (int)MBL_DAE_NBLK == (int)MBL_NBLK &&
+                   (int)MBL_DAE_PHI == (int)MBL_ROW_PHI && (int)MBL_DAE_NH == (int)MBL_ROW_NH &&
+                   (int)MBL_DAE_ODE == (int)MBL_ROW_ODE && (int)MBL_DAE_R == (int)MBL_BLK_R &&
+                   (int)MBL_DAE_X == (int)MBL_BLK_X && (int)MBL_DAE_Q == (int)MBL_BLK_Q && (int)MBL_DAE_V == (int)MBL_BLK_V,
+               "the public DAE layout of sensitivity.h must match model_internal.h");
+
 struct mbl_dae_deriv {
     const mbl_model *md;
     int np, nunk, nF;
@@ -150,7 +157,7 @@ static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, d
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
+    mbl_model_fill_syms_pt(md, pt, syms);
     rc = mblx_tape_eval(d->tape, syms, vals, work, st);
     if (rc) {
         rc = mbl_model_eval_error(md, syms, "in the derivatives with respect to the parameters", st);
@@ -195,7 +202,7 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
         double *work = mbl_alloc_array(md->work_size + 1, sizeof *work);
         if (!syms || !work) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         if (!rc) {
-            mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
+            mbl_model_fill_syms_pt(md, pt, syms);
             rc = mblx_tape_eval(md->tape_jac, syms, J, work, st);
             if (rc) rc = mbl_model_eval_error(md, syms, "at the operating point", st);
         }

@@ -68,28 +68,44 @@ static char *str_dup(const char *s)
 
 int mbl_model_blk0(const mbl_model *md, int blk)
 {
-    int n = md->n, m = md->m, k = md->k;
+    int n = md->n, m = md->m, k = md->k, nX = md->nX, nZ = md->nZ;
     switch (blk) {
     case MBL_BLK_A: return 0;
     case MBL_BLK_LAMBDA: return n;
     case MBL_BLK_MU: return n + m;
     case MBL_BLK_V: return n + m + k;
     case MBL_BLK_Q: return 2 * n + m + k;
-    case MBL_BLK_R: return 3 * n + m + k;
-    default: return 3 * n + m + k + md->nr;
+    case MBL_BLK_XD: return 3 * n + m + k;
+    case MBL_BLK_Z: return 3 * n + m + k + nX;
+    case MBL_BLK_X: return 3 * n + m + k + nX + nZ;
+    case MBL_BLK_R: return 3 * n + m + k + 2 * nX + nZ;
+    default: return 3 * n + m + k + 2 * nX + nZ + md->nr;
+    }
+}
+
+static void fill_syms_blocks(const mbl_model *md, double t, const double *const blk[MBL_NBLK], double *syms)
+{
+    for (int i = 0; i < md->np; i++) syms[md->sym_p[i]] = md->pval[i];
+    syms[md->sym_t] = t;
+    for (int b = 0; b < MBL_NBLK; b++) {
+        int j0 = mbl_model_blk0(md, b), j1 = mbl_model_blk0(md, b + 1);
+        for (int j = j0; j < j1; j++) syms[md->sym_of_unknown[j]] = blk[b] ? blk[b][j - j0] : 0.0;
     }
 }
 
 void mbl_model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,
                          const double *lam, const double *mu, const double *r, double *syms)
 {
-    for (int i = 0; i < md->np; i++) syms[md->sym_p[i]] = md->pval[i];
-    syms[md->sym_t] = t;
-    const double *blk[MBL_NBLK] = {a, lam, mu, v, q, r};
-    for (int b = 0; b < MBL_NBLK; b++) {
-        int j0 = mbl_model_blk0(md, b), j1 = mbl_model_blk0(md, b + 1);
-        for (int j = j0; j < j1; j++) syms[md->sym_of_unknown[j]] = blk[b] ? blk[b][j - j0] : 0.0;
-    }
+    const double *blk[MBL_NBLK] = {a, lam, mu, v, q, NULL, NULL, NULL, r};
+    fill_syms_blocks(md, t, blk, syms);
+}
+
+void mbl_model_fill_syms_pt(const mbl_model *md, const mbl_point *pt, double *syms)
+{
+    int ext = pt->nX == md->nX && pt->nZ == md->nZ;
+    const double *blk[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, ext ? pt->Xdot : NULL,
+                                   ext ? pt->Z : NULL, ext ? pt->X : NULL, pt->r};
+    fill_syms_blocks(md, pt->t, blk, syms);
 }
 
 /* ---- loading context ------------------------------------------------------------------------ */
@@ -210,7 +226,7 @@ static mblx_id total_der(mbl_model *md, mblx_id e)
     memcpy(dep, deps, nd * sizeof *dep);
     size_t ns = 0;
     int has_t = 0;
-    int j_v = mbl_model_blk0(md, MBL_BLK_V), j_q = mbl_model_blk0(md, MBL_BLK_Q);
+    int j_v = mbl_model_blk0(md, MBL_BLK_V), j_q = mbl_model_blk0(md, MBL_BLK_Q), j_x = mbl_model_blk0(md, MBL_BLK_X);
     for (size_t i = 0; i < nd; i++) {
         int s = (int)dep[i];
         if (s == md->sym_t) {
@@ -224,6 +240,9 @@ static mblx_id total_der(mbl_model *md, mblx_id e)
         } else if (u >= j_v && u < j_v + md->n) { /* v_j -> a_j */
             syms[ns] = md->v[u - j_v];
             d[ns++] = md->a[u - j_v];
+        } else if (u >= j_x && u < j_x + md->nX) { /* X_j -> Xdot_j */
+            syms[ns] = md->X[u - j_x];
+            d[ns++] = md->Xd[u - j_x];
         }
     }
     mbl_free(dep);
@@ -258,8 +277,8 @@ static int resolve_multiplier(loader *L, int is_lam, int nargs, const mblx_id *a
     const mblx_id *mult = is_lam ? md->lam : md->mu;
     if (!L->allow_mult) {
         snprintf(why, whylen,
-                 "%s() (a constraint force) can be used in outputs only (forces that depend on multipliers are "
-                 "not supported)",
+                 "%s() (a constraint force) can be used in forces, ode, implicit_variables, outputs and the "
+                 "variables these use only",
                  fn);
         return 1;
     }
@@ -304,6 +323,16 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
                                       "time derivatives are not part of the model)");
                 return 1;
             }
+            if (depends_on_block(md, args[0], MBL_BLK_XD)) {
+                snprintf(why, whylen, "der() of an expression that contains der() of an ode state (second "
+                                      "derivatives of ode states are not part of the model)");
+                return 1;
+            }
+            if (depends_on_block(md, args[0], MBL_BLK_Z)) {
+                snprintf(why, whylen, "der() of an implicit variable (its time derivative is not part of the "
+                                      "model; make it an ode state)");
+                return 1;
+            }
             if (depends_on_block(md, args[0], MBL_BLK_LAMBDA) || depends_on_block(md, args[0], MBL_BLK_MU)) {
                 snprintf(why, whylen, "der() of a multiplier (the time derivative of a constraint force is not "
                                       "part of the model)");
@@ -341,12 +370,14 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
                          (int)len, name, src->parameters.items[L->param_limit].key);
             return 1;
         }
+        if (L->scope == SCOPE_PARAM || L->scope == SCOPE_VALUE) md->pbaked[i] = 1; /* mbl_model_set_param */
         *out = md->p[i];
         return 0;
     }
     if (L->scope == SCOPE_PARAM || L->scope == SCOPE_VALUE) {
         if (find_name(&src->coordinates, name, len) >= 0 || find_name(&src->variables, name, len) >= 0 ||
-            find_name(&src->inputs, name, len) >= 0) {
+            find_name(&src->inputs, name, len) >= 0 || find_name(&src->ode_states, name, len) >= 0 ||
+            find_name(&src->implicit_variables, name, len) >= 0) {
             snprintf(why, whylen, "'%.*s' cannot be used in %s (only parameters can)", (int)len, name, L->what);
             return 1;
         }
@@ -358,6 +389,14 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
     }
     if ((i = find_name(&src->inputs, name, len)) >= 0) {
         *out = md->r[i];
+        return 0;
+    }
+    if ((i = find_name(&src->ode_states, name, len)) >= 0) {
+        *out = md->X[i];
+        return 0;
+    }
+    if ((i = find_name(&src->implicit_variables, name, len)) >= 0) {
+        *out = md->Z[i];
         return 0;
     }
     if ((i = find_name(&src->variables, name, len)) >= 0) {
@@ -411,7 +450,9 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
         (src->named_nonholonomic && (i = find_name(&src->nonholonomic, name, len)) >= 0)) {
         int nh = !(src->named_constraints && find_name(&src->constraints, name, len) >= 0);
         if (!L->allow_mult) {
-            snprintf(why, whylen, "'%.*s' names a constraint: its force %s(%.*s) can be used in outputs only",
+            snprintf(why, whylen,
+                     "'%.*s' names a constraint: its force %s(%.*s) can be used in forces, ode, implicit_variables "
+                     "and outputs only",
                      (int)len, name, nh ? "mu" : "lambda", (int)len, name);
             return 1;
         }
@@ -671,6 +712,14 @@ static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const c
         const char *nested = strstr(msg, L->src->file);
         if (nested && nested != msg) return mbl_error(L->st, rc, "%s", nested);
         if (nested == msg) return mbl_error(L->st, rc, "%s", msg);
+        if (it->line == 0) {
+            /* a state given by the caller (mbl_load_options.states), not in the file: the
+             * position is in its own text */
+            int l = 0, c = 0, k = 0;
+            if (sscanf(msg, "%d:%d: %n", &l, &c, &k) >= 2 && k > 0)
+                return mbl_error(L->st, rc, "%s: %s (in %s '%s', column %d)", L->src->file, msg + k, what, it->text, c);
+            return mbl_error(L->st, rc, "%s: %s (in %s '%s')", L->src->file, msg, what, it->text);
+        }
         return mbl_error(L->st, rc, "%s:%s (in %s)", L->src->file, msg, what);
     }
     rc = check_defined(L, it, what, *out);
@@ -713,11 +762,12 @@ static int check_names(loader *L)
     static const char *reserved[] = {"t",    "pi",   "der",   "sin",  "cos",  "tan",   "asin", "acos",
                                      "atan", "atan2", "sinh", "cosh", "tanh", "exp",   "log",  "sqrt",
                                      "abs",  "sign",  "min",  "max",  "step", "lambda", "mu"};
-    const mbl_src_list *lists[] = {&L->src->parameters, &L->src->coordinates, &L->src->inputs,
-                                   &L->src->variables,  &L->src->constraints, &L->src->nonholonomic};
-    const char *kinds[] = {"parameter", "coordinate", "input", "variable", "constraint", "non-holonomic constraint"};
-    int nlists = 4;
-    if (L->src->named_constraints || L->src->named_nonholonomic) nlists = 6;
+    const mbl_src_list *lists[] = {&L->src->parameters,  &L->src->coordinates,  &L->src->inputs,
+                                   &L->src->variables,   &L->src->constraints,  &L->src->nonholonomic,
+                                   &L->src->ode_states, &L->src->implicit_variables};
+    const char *kinds[] = {"parameter",  "coordinate", "input", "variable", "constraint", "non-holonomic constraint",
+                           "ode state", "implicit variable"};
+    int nlists = 8;
     for (int a = 0; a < nlists; a++) {
         if ((a == 4 && !L->src->named_constraints) || (a == 5 && !L->src->named_nonholonomic)) continue;
         for (int i = 0; i < lists[a]->n; i++) {
@@ -743,10 +793,23 @@ static int check_names(loader *L)
             }
         }
     }
-    /* keys that must name coordinates */
-    const mbl_src_list *bycoord[] = {&L->src->velocities, &L->src->forces};
-    const char *bykind[] = {"velocities", "forces"};
-    for (int a = 0; a < 2; a++)
+    /* every ode state has one equation under 'ode', keyed by its name */
+    for (int i = 0; i < L->src->ode.n; i++) {
+        const mbl_src_item *it = &L->src->ode.items[i];
+        if (find_name(&L->src->ode_states, it->key, strlen(it->key)) < 0)
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' in ode is not an ode state (declare it under ode_states)",
+                             L->src->file, it->key_line, it->key_col, it->key);
+    }
+    for (int i = 0; i < L->src->ode_states.n; i++) {
+        const mbl_src_item *it = &L->src->ode_states.items[i];
+        if (find_name(&L->src->ode, it->key, strlen(it->key)) < 0)
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: ode state '%s' has no equation under 'ode'", L->src->file,
+                             it->key_line, it->key_col, it->key);
+    }
+    /* keys that must name coordinates (velocities: the other keys define generalized speeds) */
+    const mbl_src_list *bycoord[] = {&L->src->forces};
+    const char *bykind[] = {"forces"};
+    for (int a = 0; a < 1; a++)
         for (int i = 0; i < bycoord[a]->n; i++) {
             const mbl_src_item *it = &bycoord[a]->items[i];
             if (find_name(&L->src->coordinates, it->key, strlen(it->key)) < 0)
@@ -765,6 +828,63 @@ static int check_names(loader *L)
     return 0;
 }
 
+/* Generalized speeds (source 000 Eq. 14): a `velocities` key that is not a coordinate defines
+ * u = T(q) q' by an expression linear in der(.). It becomes a variable of that name (usable in every
+ * expression, der(u) its total derivative) and a user velocity state (W = u preferred by the state
+ * selection), so the augmented matrix carries T = du/dq' and [T q']_q in its W rows. */
+static int take_speeds(loader *L)
+{
+    mbl_src *s = L->src;
+    mbl_model *md = L->md;
+    int keep = 0, nspd = 0;
+    for (int i = 0; i < s->velocities.n; i++)
+        if (find_name(&s->coordinates, s->velocities.items[i].key, strlen(s->velocities.items[i].key)) < 0) nspd++;
+    if (!nspd) return 0;
+    md->spd_what = mbl_calloc((size_t)nspd, sizeof *md->spd_what);
+    if (!md->spd_what) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    for (int i = 0; i < s->velocities.n; i++) {
+        mbl_src_item it = s->velocities.items[i];
+        if (find_name(&s->coordinates, it.key, strlen(it.key)) >= 0) {
+            s->velocities.items[keep++] = it;
+            continue;
+        }
+        if (!strstr(it.text, "der("))
+            return mbl_error(L->st, MBL_EMODEL,
+                             "%s:%d:%d: '%s' in velocities is not a coordinate (a generalized speed u = T(q) q' is "
+                             "defined by an expression in der(.))",
+                             s->file, it.key_line, it.key_col, it.key);
+        if (find_name(&s->variables, it.key, strlen(it.key)) >= 0)
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: duplicate name '%s': the speed is also a variable", s->file,
+                             it.key_line, it.key_col, it.key);
+        mbl_src_list *lists[2] = {&s->variables, &s->velocity_states};
+        for (int a = 0; a < 2; a++) {
+            mbl_src_list *l = lists[a];
+            if (l->n == l->cap) {
+                int cap = l->cap ? 2 * l->cap : 8;
+                mbl_src_item *x = mbl_realloc_array(l->items, (size_t)cap, sizeof *x);
+                if (!x) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+                l->items = x;
+                l->cap = cap;
+            }
+        }
+        mbl_src_item st_it;
+        memset(&st_it, 0, sizeof st_it);
+        st_it.text = str_dup(it.key);
+        if (!st_it.text) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        st_it.line = st_it.key_line = it.key_line;
+        st_it.col = st_it.key_col = it.key_col;
+        s->velocity_states.items[s->velocity_states.n++] = st_it;
+        s->variables.items[s->variables.n++] = it; /* owns key and text from here */
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s:%d:%d: speed '%s'", s->file, it.key_line, it.key_col, it.key);
+        md->spd_what[md->nspd] = str_dup(buf);
+        if (!md->spd_what[md->nspd++]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    s->velocities.n = keep;
+    name_index_reset(); /* the lists changed: their name indexes are rebuilt when next searched */
+    return 0;
+}
+
 static int create_symbols(loader *L)
 {
     mbl_model *md = L->md;
@@ -775,14 +895,18 @@ static int create_symbols(loader *L)
     md->nr = s->inputs.n;
     md->ny = s->outputs.n;
     md->np = s->parameters.n;
-    md->nunk = 3 * md->n + md->m + md->k + md->nr;
+    md->nX = s->ode_states.n;
+    md->nZ = s->implicit_variables.n;
+    md->nunk = 3 * md->n + md->m + md->k + 2 * md->nX + md->nZ + md->nr;
     size_t n = (size_t)md->n;
 #define ALLOC(p, cnt) (((p) = mbl_calloc((cnt) ? (size_t)(cnt) : 1, sizeof *(p))) == NULL)
     if (ALLOC(md->p, md->np) || ALLOC(md->q, n) || ALLOC(md->v, n) || ALLOC(md->a, n) || ALLOC(md->lam, md->m) ||
         ALLOC(md->mu, md->k) || ALLOC(md->r, md->nr) || ALLOC(md->sym_of_unknown, md->nunk) ||
         ALLOC(md->sym_p, md->np) || ALLOC(md->pval, md->np) || ALLOC(md->qname, n) || ALLOC(md->rname, md->nr) ||
         ALLOC(md->yname, md->ny) || ALLOC(md->pname, md->np) || ALLOC(md->q0, n) || ALLOC(md->v0, n) ||
-        ALLOC(md->r0, md->nr) || ALLOC(md->v_given, n) || ALLOC(md->cyclic, n) || ALLOC(md->pexpr, md->np) ||
+        ALLOC(md->r0, md->nr) || ALLOC(md->v_given, n) || ALLOC(md->cyclic, n) || ALLOC(md->X, md->nX) ||
+        ALLOC(md->Xd, md->nX) || ALLOC(md->Z, md->nZ) || ALLOC(md->X0, md->nX) || ALLOC(md->xname, md->nX) ||
+        ALLOC(md->zname, md->nZ) || ALLOC(md->eq_what, md->nX + md->nZ) || ALLOC(md->pexpr, md->np) ||
         ALLOC(md->q0x, n) || ALLOC(md->v0x, n) || ALLOC(md->r0x, md->nr))
         return mbl_error(L->st, MBL_ENOMEM, "out of memory");
 #undef ALLOC
@@ -812,6 +936,19 @@ static int create_symbols(loader *L)
     for (int j = 0; j < md->k; j++) {
         snprintf(buf, sizeof buf, "mu[%d]", j + 1);
         md->mu[j] = mblx_symbol(g, buf);
+    }
+    for (int j = 0; j < md->nX; j++) {
+        const char *nm = s->ode_states.items[j].key;
+        md->X[j] = mblx_symbol(g, nm);
+        snprintf(buf, sizeof buf, "der(%s)", nm);
+        md->Xd[j] = mblx_symbol(g, buf);
+        md->xname[j] = str_dup(nm);
+        if (!md->xname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    for (int j = 0; j < md->nZ; j++) {
+        md->Z[j] = mblx_symbol(g, s->implicit_variables.items[j].key);
+        md->zname[j] = str_dup(s->implicit_variables.items[j].key);
+        if (!md->zname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     for (int j = 0; j < md->nr; j++) {
         md->r[j] = mblx_symbol(g, s->inputs.items[j].key);
@@ -850,6 +987,12 @@ static int create_symbols(loader *L)
         md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_MU) + j] = (int)mblx_symbol_index(g, md->mu[j]);
     for (int j = 0; j < md->nr; j++)
         md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_R) + j] = (int)mblx_symbol_index(g, md->r[j]);
+    for (int j = 0; j < md->nX; j++) {
+        md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_X) + j] = (int)mblx_symbol_index(g, md->X[j]);
+        md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_XD) + j] = (int)mblx_symbol_index(g, md->Xd[j]);
+    }
+    for (int j = 0; j < md->nZ; j++)
+        md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_Z) + j] = (int)mblx_symbol_index(g, md->Z[j]);
     for (int s = 0; s < md->nsym; s++) md->unknown_of_sym[s] = -1;
     for (int j = 0; j < md->nunk; j++) md->unknown_of_sym[md->sym_of_unknown[j]] = j;
     return 0;
@@ -898,6 +1041,10 @@ static int load_values(loader *L, const mbl_setting *sets, int nsets)
         rc = load_value(L, it, what, &md->v0[j], &md->v0x[j]);
         md->v_given[j] = 1;
     }
+    for (int i = 0; i < md->nX && !rc; i++) {
+        snprintf(what, sizeof what, "the value of ode state '%s'", s->ode_states.items[i].key);
+        rc = load_value(L, &s->ode_states.items[i], what, &md->X0[i], NULL);
+    }
     for (int i = 0; i < md->nr && !rc; i++) {
         snprintf(what, sizeof what, "the value of input '%s'", s->inputs.items[i].key);
         rc = load_value(L, &s->inputs.items[i], what, &md->r0[i], &md->r0x[i]);
@@ -934,6 +1081,9 @@ static const char *block_word(int b)
     case MBL_BLK_V: return "velocities (der(.))";
     case MBL_BLK_Q: return "coordinates";
     case MBL_BLK_R: return "inputs";
+    case MBL_BLK_XD: return "der() of ode states";
+    case MBL_BLK_Z: return "implicit variables";
+    case MBL_BLK_X: return "ode states";
     default: return "multipliers";
     }
 }
@@ -976,6 +1126,46 @@ static int parse_equation(loader *L, const mbl_src_item *it, const char *what, m
 }
 
 #define BIT(b) (1u << (b))
+/* multipliers, der() of ode states, implicit variables: not in energies, constraints or states */
+#define BIT_EXT (BIT(MBL_BLK_LAMBDA) | BIT(MBL_BLK_MU) | BIT(MBL_BLK_XD) | BIT(MBL_BLK_Z))
+
+/* One equation of the user ODEs (is_ode) or of an implicit variable: "expr" means der(x) = expr
+ * (x = expr for an implicit variable, which expr may contain: x - v(..., x) = 0 of source 000
+ * Eq. 10b), "lhs = rhs" an implicit equation; multipliers lambda(c) may be used. */
+static int formulate_equation(loader *L, int is_ode, int j, mblx_id *out)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    const mbl_src_list *l = is_ode ? &s->ode : &s->implicit_variables;
+    const char *name = is_ode ? md->xname[j] : md->zname[j];
+    int e = is_ode ? find_name(l, name, strlen(name)) : j;
+    const mbl_src_item *it = &l->items[e];
+    char what[200];
+    snprintf(what, sizeof what, "%s '%s'", is_ode ? "ode" : "implicit variable", name);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s:%d:%d: %s", s->file, it->line, it->col, what);
+    md->eq_what[is_ode ? j : md->nX + j] = str_dup(buf);
+    if (!md->eq_what[is_ode ? j : md->nX + j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    L->allow_mult = 1;
+    L->cname_refs = L->cname_calls = 0;
+    int implicit = strchr(it->text, '=') != NULL, rc;
+    mblx_id ex;
+    if (implicit) rc = parse_equation(L, it, what, &ex);
+    else rc = parse_item(L, it, SCOPE_FULL, what, &ex);
+    L->allow_mult = 0;
+    if (!rc && L->cname_refs != L->cname_calls)
+        rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s uses a constraint name outside lambda(name) or mu(name)",
+                       s->file, it->line, it->col, what);
+    if (rc) return rc;
+    if (!implicit) ex = mblx_sub(md->g, is_ode ? md->Xd[j] : md->Z[j], ex);
+    int blk = is_ode ? MBL_BLK_XD : MBL_BLK_Z;
+    if (!depends_on_block(md, ex, blk))
+        return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s: the equation contains no %s, so it cannot determine %s%s%s",
+                         s->file, it->line, it->col, what, is_ode ? "der() of an ode state" : "implicit variable",
+                         is_ode ? "der(" : "", name, is_ode ? ")" : "");
+    *out = ex;
+    return 0;
+}
 
 static int formulate(loader *L)
 {
@@ -1000,7 +1190,8 @@ static int formulate(loader *L)
             snprintf(what, sizeof what, "mass_matrix entry (%s, %s)", it->key, it->key2);
             mblx_id mij;
             rc = parse_item(L, it, SCOPE_POSITION, what, &mij);
-            if (!rc) rc = check_deps(L, mij, BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R), it, what, NULL);
+            if (!rc)
+                rc = check_deps(L, mij, BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT_EXT, it, what, NULL);
             if (rc) {
                 mbl_free(terms);
                 return rc;
@@ -1036,7 +1227,7 @@ static int formulate(loader *L)
     } else {
         rc = parse_item(L, &s->kinetic_energy, SCOPE_FULL, "kinetic_energy", &T);
         if (!rc)
-            rc = check_deps(L, T, BIT(MBL_BLK_A) | BIT(MBL_BLK_R), &s->kinetic_energy, "kinetic_energy", NULL);
+            rc = check_deps(L, T, BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT_EXT, &s->kinetic_energy, "kinetic_energy", NULL);
         if (rc) return rc;
     }
 
@@ -1044,13 +1235,13 @@ static int formulate(loader *L)
     if (s->potential_energy.text) {
         rc = parse_item(L, &s->potential_energy, SCOPE_FULL, "potential_energy", &V);
         if (!rc)
-            rc = check_deps(L, V, BIT(MBL_BLK_A) | BIT(MBL_BLK_V), &s->potential_energy, "potential_energy",
+            rc = check_deps(L, V, BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT_EXT, &s->potential_energy, "potential_energy",
                             " (velocity-dependent forces go under 'forces' or 'dissipation')");
         if (rc) return rc;
     }
     if (s->dissipation.text) {
         rc = parse_item(L, &s->dissipation, SCOPE_FULL, "dissipation", &D);
-        if (!rc) rc = check_deps(L, D, BIT(MBL_BLK_A), &s->dissipation, "dissipation", NULL);
+        if (!rc) rc = check_deps(L, D, BIT(MBL_BLK_A) | BIT_EXT, &s->dissipation, "dissipation", NULL);
         if (rc) return rc;
     }
 
@@ -1060,7 +1251,8 @@ static int formulate(loader *L)
     mblx_id *Fgen = mbl_calloc((size_t)(n ? n : 1), sizeof *Fgen);
     mblx_id *g1 = mbl_calloc((size_t)n, sizeof *g1), *g2 = mbl_calloc((size_t)n, sizeof *g2);
     mblx_id *pv = mbl_calloc((size_t)n, sizeof *pv);
-    md->nF = n + 3 * m + 2 * k;
+    int nX = md->nX, nZ = md->nZ;
+    md->nF = n + nX + nZ + 3 * m + 2 * k;
     md->F = mbl_calloc((size_t)md->nF, sizeof *md->F);
     if (!Phi || !nh || !Fgen || !g1 || !g2 || !pv || !md->F) {
         rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
@@ -1072,7 +1264,7 @@ static int formulate(loader *L)
         snprintf(what, sizeof what, "constraint %d", j + 1);
         rc = parse_equation(L, it, what, &Phi[j]);
         if (rc) goto done;
-        rc = check_deps(L, Phi[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R), it, what,
+        rc = check_deps(L, Phi[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it, what,
                         " (a constraint on velocities goes under 'nonholonomic')");
         if (rc) goto done;
         if (!depends_on_block(md, Phi[j], MBL_BLK_Q)) {
@@ -1087,7 +1279,7 @@ static int formulate(loader *L)
         snprintf(what, sizeof what, "non-holonomic constraint %d", j + 1);
         rc = parse_equation(L, it, what, &nh[j]);
         if (rc) goto done;
-        rc = check_deps(L, nh[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R), it, what, NULL);
+        rc = check_deps(L, nh[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it, what, NULL);
         if (rc) goto done;
         if (!depends_on_block(md, nh[j], MBL_BLK_V)) {
             rc = mbl_error(L->st, MBL_EMODEL,
@@ -1119,9 +1311,16 @@ static int formulate(loader *L)
         int i = find_name(&s->coordinates, it->key, strlen(it->key));
         char what[160];
         snprintf(what, sizeof what, "the force on '%s'", it->key);
+        /* forces may use q'', multipliers lambda(c), ode states and implicit variables (source 000 Eq. 10c) */
+        L->allow_mult = 1;
+        L->cname_refs = L->cname_calls = 0;
         rc = parse_item(L, it, SCOPE_FULL, what, &Fgen[i]);
-        if (!rc) rc = check_deps(L, Fgen[i], BIT(MBL_BLK_A), it, what, NULL);
+        L->allow_mult = 0;
+        if (!rc && L->cname_refs != L->cname_calls)
+            rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s uses a constraint name outside lambda(name) or mu(name)",
+                           s->file, it->line, it->col, what);
         if (rc) goto done;
+        if (forbidden_block(md, Fgen[i], BIT_EXT) >= 0) md->ext = 1;
     }
 
     /* quadratic kinetic energy: M = d2T/dv2 free of velocities */
@@ -1172,12 +1371,23 @@ static int formulate(loader *L)
         }
     }
     md->row0[MBL_ROW_EOM] = 0;
-    md->row0[MBL_ROW_PHIDD] = n;
-    md->row0[MBL_ROW_NHD] = n + m;
-    md->row0[MBL_ROW_PHID] = n + m + k;
-    md->row0[MBL_ROW_NH] = n + 2 * m + k;
-    md->row0[MBL_ROW_PHI] = n + 2 * m + 2 * k;
+    md->row0[MBL_ROW_ODE] = n;
+    md->row0[MBL_ROW_VAR] = n + nX;
+    md->row0[MBL_ROW_PHIDD] = n + nX + nZ;
+    md->row0[MBL_ROW_NHD] = md->row0[MBL_ROW_PHIDD] + m;
+    md->row0[MBL_ROW_PHID] = md->row0[MBL_ROW_NHD] + k;
+    md->row0[MBL_ROW_NH] = md->row0[MBL_ROW_PHID] + m;
+    md->row0[MBL_ROW_PHI] = md->row0[MBL_ROW_NH] + k;
     md->row0[MBL_NROWG] = md->nF;
+    if (nX || nZ) md->ext = 1;
+    for (int j = 0; j < nX; j++) {
+        rc = formulate_equation(L, 1, j, &md->F[md->row0[MBL_ROW_ODE] + j]);
+        if (rc) goto done;
+    }
+    for (int j = 0; j < nZ; j++) {
+        rc = formulate_equation(L, 0, j, &md->F[md->row0[MBL_ROW_VAR] + j]);
+        if (rc) goto done;
+    }
     for (int i = 0; i < n; i++) {
         mblx_id dp = total_der(md, pv[i]);
         mblx_id t4[4] = {dp, mblx_neg(g, g1[i]), g2[i], mblx_neg(g, Fgen[i])};
@@ -1228,14 +1438,17 @@ static int formulate(loader *L)
         rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    for (int j = 0; j < md->nus; j++) {
-        const mbl_src_item *it = &s->states.items[j];
+    /* an ode state named among the states is always a state of the linear model (x = [S; W; X]) */
+    md->nus = 0;
+    for (int j0 = 0; j0 < s->states.n; j0++) {
+        const mbl_src_item *it = &s->states.items[j0];
         char what[64];
-        snprintf(what, sizeof what, "state %d", j + 1);
+        if (find_name(&s->ode_states, it->text, strlen(it->text)) >= 0) continue;
+        int j = md->nus++;
+        snprintf(what, sizeof what, "state %d%s", j0 + 1, it->line ? "" : " (given)");
         rc = parse_item(L, it, SCOPE_FULL, what, &md->us[j]);
         if (!rc)
-            rc = check_deps(L, md->us[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT(MBL_BLK_LAMBDA) |
-                                              BIT(MBL_BLK_MU), it, what,
+            rc = check_deps(L, md->us[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it, what,
                             " (velocity-level states go under 'velocity_states')");
         if (rc) goto done;
         if (!depends_on_block(md, md->us[j], MBL_BLK_Q)) {
@@ -1252,10 +1465,10 @@ static int formulate(loader *L)
     for (int j = 0; j < md->nuvs; j++) {
         const mbl_src_item *it = &s->velocity_states.items[j];
         char what[64];
-        snprintf(what, sizeof what, "velocity state %d", j + 1);
+        snprintf(what, sizeof what, "velocity state %d%s", j + 1, it->line ? "" : " (given)");
         rc = parse_item(L, it, SCOPE_FULL, what, &md->uvs[j]);
         if (!rc)
-            rc = check_deps(L, md->uvs[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT(MBL_BLK_LAMBDA) | BIT(MBL_BLK_MU), it,
+            rc = check_deps(L, md->uvs[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it,
                             what, NULL);
         if (rc) goto done;
         for (int i = 0; i < n && !rc; i++) {
@@ -1602,6 +1815,38 @@ void mbl_load_options_default(mbl_load_options *opt)
     if (!opt) return;
     opt->max_file_size = MBL_MAX_FILE_SIZE;
     opt->max_nesting = MBL_MAX_NESTING;
+    opt->states = opt->velocity_states = NULL;
+    opt->nstates = opt->nvelocity_states = 0;
+}
+
+/* mbl_load_options.states / velocity_states: replace the file's list by the given expressions. */
+static int replace_states(mbl_src_list *l, const char *const *text, int n, const char *what, mbl_status *st)
+{
+    if (n < 0) return mbl_error(st, MBL_EARG, "mbl_load_options: negative number of %s", what);
+    mbl_src_item *items = mbl_calloc((size_t)(n ? n : 1), sizeof *items);
+    if (!items) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        if (!text[i] || !text[i][0]) {
+            for (int j = 0; j < i; j++) mbl_free(items[j].text);
+            mbl_free(items);
+            return mbl_error(st, MBL_EARG, "mbl_load_options: %s %d is empty", what, i + 1);
+        }
+        items[i].text = str_dup(text[i]);
+        if (!items[i].text) {
+            for (int j = 0; j < i; j++) mbl_free(items[j].text);
+            mbl_free(items);
+            return mbl_error(st, MBL_ENOMEM, "out of memory");
+        }
+    }
+    for (int i = 0; i < l->n; i++) {
+        mbl_free(l->items[i].key);
+        mbl_free(l->items[i].key2);
+        mbl_free(l->items[i].text);
+    }
+    mbl_free(l->items);
+    l->items = items;
+    l->n = l->cap = n;
+    return 0;
 }
 
 int mbl_model_load_string(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
@@ -1625,6 +1870,13 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
     mbl_src *src = NULL;
     int rc = mbl_src_read_opt(text, len, name, sets, nsets, lim.max_nesting, &src, st);
     if (rc) return rc;
+    if (lim.states) rc = replace_states(&src->states, lim.states, lim.nstates, "states", st);
+    if (!rc && lim.velocity_states)
+        rc = replace_states(&src->velocity_states, lim.velocity_states, lim.nvelocity_states, "velocity states", st);
+    if (rc) {
+        mbl_src_free(src);
+        return rc;
+    }
     mbl_model *md = mbl_calloc(1, sizeof *md);
     if (!md) {
         mbl_src_free(src);
@@ -1638,11 +1890,20 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
     L.md = md;
     L.src = src;
     L.st = st;
-    L.var_state = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_state);
-    L.var_node = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_node);
-    if (!md->g || !md->file || !md->name || !L.var_state || !L.var_node) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!md->g || !md->file || !md->name) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) rc = take_speeds(&L); /* before the variables are counted: speeds are variables */
+    if (!rc) {
+        L.var_state = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_state);
+        L.var_node = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_node);
+        if (!L.var_state || !L.var_node) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
     if (!rc) rc = check_names(&L);
+    /* which parameters mbl_model_set_param may change: the resolver marks those used by values */
+    if (!rc && !(md->pbaked = mbl_calloc((size_t)(src->parameters.n ? src->parameters.n : 1), sizeof *md->pbaked)))
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) rc = create_symbols(&L);
+    if (!rc && src->from_mechanism)
+        for (int i = 0; i < md->np; i++) md->pbaked[i] = 2; /* a mechanism's parameters are in its geometry */
     if (!rc) rc = load_values(&L, sets, nsets);
     if (!rc) rc = formulate(&L);
     if (!rc) {
@@ -1655,7 +1916,9 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
                 L.var_state[i] = VAR_BUSY;
                 L.var_stack[0] = i;
                 L.var_depth = 1;
+                L.allow_mult = 1;
                 rc = parse_item(&L, &src->variables.items[i], SCOPE_FULL, what, &e);
+                L.allow_mult = 0;
                 L.var_depth = 0;
                 L.var_state[i] = VAR_DONE;
             }
@@ -1769,6 +2032,11 @@ void mbl_model_free(mbl_model *md)
     free_names(md->pname, md->np);
     free_names(md->us_text, md->nus);
     free_names(md->uvs_text, md->nuvs);
+    free_names(md->xname, md->xname ? md->nX : 0);
+    free_names(md->zname, md->zname ? md->nZ : 0);
+    free_names(md->eq_what, md->eq_what ? md->nX + md->nZ : 0);
+    free_names(md->spd_what, md->nspd);
+    mbl_free(md->X), mbl_free(md->Xd), mbl_free(md->Z), mbl_free(md->X0);
     mbl_free(md->file);
     mbl_free(md->name);
     mbl_free(md->p);
@@ -1779,6 +2047,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->mu);
     mbl_free(md->r);
     mbl_free(md->pval);
+    mbl_free(md->pbaked);
     mbl_free(md->sym_of_unknown);
     mbl_free(md->unknown_of_sym);
     mbl_free(md->sym_p);
@@ -1812,6 +2081,9 @@ void mbl_model_get_info(const mbl_model *md, mbl_model_info *info)
     info->nparam = md->np;
     info->nuser_states = md->nus;
     info->nuser_velocity_states = md->nuvs;
+    info->node_states = md->nX;
+    info->nimplicit = md->nZ;
+    info->nspeeds = md->nspd;
     info->at = md->at;
     info->time = md->time;
 }
@@ -1835,11 +2107,28 @@ int mbl_model_outputs(const mbl_model *md, const mbl_point *pt, double *y, mbl_s
     int rc = 0;
     if (!syms || !work || !out) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
-        mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
+        mbl_model_fill_syms_pt(md, pt, syms);
         rc = mblx_tape_eval(md->tape_y, syms, out, work, st);
         if (rc) rc = mbl_error_prefix(st, "%s: evaluating the outputs", md->file);
     }
     if (!rc) memcpy(y, out, (size_t)md->ny * sizeof *y);
     mbl_free(syms), mbl_free(work), mbl_free(out);
     return rc;
+}
+
+int mbl_model_set_param(mbl_model *md, int i, double value, mbl_status *st)
+{
+    if (!md) return mbl_error(st, MBL_EARG, "mbl_model_set_param: model is NULL");
+    if (i < 0 || i >= md->np) return mbl_error(st, MBL_EARG, "mbl_model_set_param: no parameter %d (the model has %d)", i, md->np);
+    if (!isfinite(value))
+        return mbl_error(st, MBL_EARG, "%s: parameter '%s': the value is not a finite number", md->file, md->pname[i]);
+    if (md->pbaked[i])
+        return mbl_error(st, MBL_EARG,
+                         "%s: parameter '%s' cannot be changed in place: %s (reload the model with the new value)",
+                         md->file, md->pname[i],
+                         md->pbaked[i] == 2 ? "a mechanism's parameters are evaluated into its geometry"
+                                            : "another parameter or a value of the file (initial coordinate, "
+                                              "velocity, input value, linearize.time) uses it");
+    md->pval[i] = value;
+    return 0;
 }

@@ -6,13 +6,18 @@
 #include "mblin/expr.h"
 #include "mblin/model.h"
 
-/* Blocks of unknowns of the canonical DAE, in the column order of every Jacobian below. */
-enum { MBL_BLK_A = 0, MBL_BLK_LAMBDA, MBL_BLK_MU, MBL_BLK_V, MBL_BLK_Q, MBL_BLK_R, MBL_NBLK };
-/* Row groups of the residual vector F = [R; Phidd; nhd; Phid; nh; Phi]. */
-enum { MBL_ROW_EOM = 0, MBL_ROW_PHIDD, MBL_ROW_NHD, MBL_ROW_PHID, MBL_ROW_NH, MBL_ROW_PHI, MBL_NROWG };
+/* Blocks of unknowns of the canonical DAE, in the column order of every Jacobian below: the
+ * user ODE states' derivatives Xdot (nX), the implicit algebraic variables Z (nZ) and the user
+ * ODE states X (nX) of source 000 Eq. 10 sit between q and the inputs (empty blocks without them). */
+enum { MBL_BLK_A = 0, MBL_BLK_LAMBDA, MBL_BLK_MU, MBL_BLK_V, MBL_BLK_Q, MBL_BLK_XD, MBL_BLK_Z, MBL_BLK_X, MBL_BLK_R,
+       MBL_NBLK };
+/* Row groups of the residual vector F = [R; d; zeq; Phidd; nhd; Phid; nh; Phi]: d the user ODEs
+ * (nX), zeq the implicit variables' equations (nZ). */
+enum { MBL_ROW_EOM = 0, MBL_ROW_ODE, MBL_ROW_VAR, MBL_ROW_PHIDD, MBL_ROW_NHD, MBL_ROW_PHID, MBL_ROW_NH, MBL_ROW_PHI,
+       MBL_NROWG };
 
 /* A sparse Jacobian of expressions: entries (row, col, node); columns are unknown indices in
- * the layout [a(n) lambda(m) mu(k) v(n) q(n) r(nr)]. */
+ * the layout [a(n) lambda(m) mu(k) v(n) q(n) Xdot(nX) Z(nZ) X(nX) r(nr)]. */
 typedef struct mbl_sjac {
     int nz, cap;
     int *row, *col;
@@ -27,13 +32,28 @@ struct mbl_model {
     char **cname;                /* m: what each holonomic constraint comes from (the item's key, e.g. a
                                     mechanism's "joint pin (revolute)"), "constraint <j>" when unnamed */
     double *pval;                /* parameter values (after --set) */
+    int *pbaked;                 /* np: 1 when the value is evaluated into a number at load time (used by
+                                    another parameter or a value of the file, or a mechanism's): see
+                                    mbl_model_set_param */
     /* symbols */
     mblx_id t;
     mblx_id *p, *q, *v, *a, *lam, *mu, *r;
     int nsym;                    /* symbols in the graph */
     int *sym_of_unknown;         /* symbol index of unknown j in [a lam mu v q r] */
     int *unknown_of_sym;         /* nsym: unknown index of a symbol, -1 for parameters and t */
-    int nunk;                    /* 3n + m + k + nr */
+    int nunk;                    /* 3n + m + k + 2 nX + nZ + nr */
+    /* user ODE states X, implicit variables Z (source 000 Eq. 10a, 10b) */
+    int nX, nZ;
+    char **xname, **zname;
+    mblx_id *X, *Xd, *Z;
+    double *X0;                  /* nX: the file's values of X (initial guess, or the point with `given`) */
+    char **eq_what;              /* nX + nZ: "file:line:col: ode 'x'" of each equation, for messages */
+    int ext;                     /* 1 when the DAE uses Eq. 10 features (X, Z, or equations of motion that
+                                    depend on multipliers beyond Phi_q^T lambda + A^T mu, on Xdot or Z):
+                                    methods other than augmented refuse such models for now */
+    /* generalized speeds u = T(q) q' (velocities: name: expr), the last nspd user velocity states */
+    int nspd;
+    char **spd_what;             /* nspd: "file:line:col: speed 'u'" */
     int sym_t, *sym_p;           /* symbol indices of t and parameters */
     /* operating-point data from the file (evaluated numbers) */
     double *q0, *v0, *r0;
@@ -96,6 +116,18 @@ int mbl_model_blk0(const mbl_model *md, int blk);
 /* Fill the symbol-value vector for a point (params, t, q, v, a, lambda, mu, r). */
 void mbl_model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,
                          const double *lam, const double *mu, const double *r, double *syms);
+/* The same from a point, with its X, Xdot and Z. */
+void mbl_model_fill_syms_pt(const mbl_model *md, const mbl_point *pt, double *syms);
+
+/* At a point (jacval: the residual Jacobian's values there): the implicit equations (ode, implicit
+ * variables) must determine Xdot and Z (d[d; zeq]/d[Xdot; Z] regular), and the generalized speeds'
+ * T = du/dq' (usjac: the user-state Jacobian values) must have independent rows. A one-line
+ * MBL_ESINGULAR error naming the file:line:col of the equation or speed otherwise. */
+int mbl_model_check_point(const mbl_model *md, const double *jacval, const double *usjac, mbl_status *st);
+
+/* NULL, or a short description of the Eq. 10 features the model uses (for the refusals of the
+ * methods that do not take them yet). */
+const char *mbl_model_ext_features(const mbl_model *md);
 
 /* Evaluate the user's own expressions (srcx) at a point (syms from mbl_model_fill_syms, work of
  * work_size doubles): 0, or MBL_EDOMAIN with "file:line:col: <what> is not defined at the

@@ -246,11 +246,11 @@ static int read_linearize(reader *r, const yaml_node_t *key, const yaml_node_t *
 }
 
 enum { K_MODEL, K_NAME, K_PARAMS, K_COORDS, K_VELS, K_VARS, K_KE, K_MM, K_PE, K_FORCES, K_DISS, K_INPUTS,
-       K_OUTPUTS, K_CONS, K_NH, K_LIN, K_COUNT };
+       K_OUTPUTS, K_CONS, K_NH, K_LIN, K_ODES, K_ODE, K_IVARS, K_COUNT };
 static const char *top_keys[K_COUNT] = {"model", "name", "parameters", "coordinates", "velocities",
                                         "variables", "kinetic_energy", "mass_matrix", "potential_energy",
                                         "forces", "dissipation", "inputs", "outputs", "constraints",
-                                        "nonholonomic", "linearize"};
+                                        "nonholonomic", "linearize", "ode_states", "ode", "implicit_variables"};
 
 static int read_root(reader *r, const yaml_node_t *root)
 {
@@ -263,7 +263,10 @@ static int read_root(reader *r, const yaml_node_t *root)
         yaml_node_t *k = yaml_document_get_node(&r->doc, p->key), *v = yaml_document_get_node(&r->doc, p->value);
         if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "model") && v->type == YAML_SCALAR_NODE &&
             !strcmp(scalar(v), "mechanism"))
+        {
+            r->src->from_mechanism = 1;
             return mbl_mech_read(&r->doc, root, r->file, r->sets, r->nsets, r->src, r->st);
+        }
     }
     const yaml_node_t *seen[K_COUNT] = {0};
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
@@ -276,7 +279,7 @@ static int read_root(reader *r, const yaml_node_t *root)
             return err_at(r, k, MBL_EMODEL,
                           "unknown key '%s' (expected one of model, name, parameters, coordinates, velocities, "
                           "variables, kinetic_energy, mass_matrix, potential_energy, forces, dissipation, inputs, "
-                          "outputs, constraints, nonholonomic, linearize)",
+                          "outputs, constraints, nonholonomic, linearize, ode_states, ode, implicit_variables)",
                           scalar(k));
         if (seen[which])
             return err_at(r, k, MBL_EMODEL, "duplicate key '%s' (first at line %lu)", scalar(k),
@@ -319,6 +322,9 @@ static int read_root(reader *r, const yaml_node_t *root)
         case K_CONS: rc = read_cons(r, &s->constraints, k, v, &s->named_constraints); break;
         case K_NH: rc = read_cons(r, &s->nonholonomic, k, v, &s->named_nonholonomic); break;
         case K_LIN: rc = read_linearize(r, k, v); break;
+        case K_ODES: rc = read_map(r, &s->ode_states, k, v); break;
+        case K_ODE: rc = read_map(r, &s->ode, k, v); break;
+        case K_IVARS: rc = read_map(r, &s->implicit_variables, k, v); break;
         }
         if (rc) return rc;
     }
@@ -554,7 +560,7 @@ void mbl_src_free(mbl_src *s)
     if (!s) return;
     mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->variables, &s->forces,
                              &s->inputs, &s->outputs, &s->constraints, &s->nonholonomic, &s->mass_matrix,
-                             &s->states, &s->velocity_states};
+                             &s->states, &s->velocity_states, &s->ode_states, &s->ode, &s->implicit_variables};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) list_free(lists[i]);
     mbl_free(s->kinetic_energy.text);
     mbl_free(s->potential_energy.text);

@@ -25,11 +25,15 @@ typedef struct mbl_src {
     char *name;  /* model name ("" if none) */
     mbl_src_list parameters, coordinates, velocities, variables, forces, inputs, outputs;
     mbl_src_list constraints, nonholonomic, mass_matrix, states, velocity_states;
+    /* user ODE states X (name: value), their equations (name: der(X) = expr, or an implicit
+     * equation with '='), implicit algebraic variables (name: equation); source 000 Eq. 10 */
+    mbl_src_list ode_states, ode, implicit_variables;
     mbl_src_item kinetic_energy, potential_energy, dissipation; /* text NULL when absent */
     mbl_src_item at;     /* linearize.at: text NULL when absent (default equilibrium) */
     mbl_src_item time;   /* linearize.time: time of the operating point, NULL = 0 */
     int has_mass_matrix;
     int named_constraints, named_nonholonomic; /* 1 when given as a mapping {name: equation} */
+    int from_mechanism; /* 1 when compiled from `model: mechanism` (its parameters are partly evaluated into numbers) */
 } mbl_src;
 
 /* A one-line error "file:line:col: what" at a YAML node (node may be NULL: "file: what"), used by

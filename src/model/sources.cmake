@@ -1,5 +1,6 @@
 list(APPEND MBLIN_SOURCES
   src/model/source.c
   src/model/model.c
+  src/model/ext.c
   src/model/dae_deriv.c
 )

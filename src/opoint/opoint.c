@@ -45,6 +45,9 @@ void mbl_point_free(mbl_point *p)
     mbl_free(p->lambda);
     mbl_free(p->mu);
     mbl_free(p->r);
+    mbl_free(p->X);
+    mbl_free(p->Xdot);
+    mbl_free(p->Z);
     mbl_free(p);
 }
 
@@ -62,7 +65,12 @@ static mbl_point *point_new(const mbl_model *md)
     p->lambda = mbl_calloc((size_t)md->m + 1, sizeof(double));
     p->mu = mbl_calloc((size_t)md->k + 1, sizeof(double));
     p->r = mbl_calloc((size_t)md->nr + 1, sizeof(double));
-    if (!p->q || !p->v || !p->vdot || !p->lambda || !p->mu || !p->r) {
+    p->nX = md->nX;
+    p->nZ = md->nZ;
+    p->X = mbl_calloc((size_t)md->nX + 1, sizeof(double));
+    p->Xdot = mbl_calloc((size_t)md->nX + 1, sizeof(double));
+    p->Z = mbl_calloc((size_t)md->nZ + 1, sizeof(double));
+    if (!p->q || !p->v || !p->vdot || !p->lambda || !p->mu || !p->r || !p->X || !p->Xdot || !p->Z) {
         mbl_point_free(p);
         return NULL;
     }
@@ -96,7 +104,7 @@ static double *unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
     for (int b = 0; b < MBL_NBLK; b++) {
         int j0 = mbl_model_blk0(md, b), j1 = mbl_model_blk0(md, b + 1);
         if (col >= j0 && col < j1) {
-            double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->r};
+            double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->Xdot, pt->Z, pt->X, pt->r};
             return base[b] + (col - j0);
         }
     }
@@ -107,7 +115,7 @@ static int eval_F(subproblem *sp, double *norm2, double *norminf, mbl_status *st
 {
     const mbl_model *md = sp->md;
     mbl_point *pt = sp->pt;
-    mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, sp->syms);
+    mbl_model_fill_syms_pt(md, pt, sp->syms);
     int rc = mblx_tape_eval(md->tape_F, sp->syms, sp->F, sp->work, st);
     if (rc) return mbl_model_eval_error(md, sp->syms, "while looking for the operating point", st);
     double s2 = 0, si = 0;
@@ -534,8 +542,8 @@ static void sub_free(subproblem *sp)
 }
 
 /* Select row groups (bit mask over MBL_ROW_*) and unknown blocks (bit mask over MBL_BLK_*);
- * skip_q: coordinates not to solve for (NULL: none). */
-static void sub_select(subproblem *sp, unsigned rowmask, unsigned colmask, const int *skip_q)
+ * skip: per unknown column, 1 for those not to solve for (NULL: none). */
+static void sub_select(subproblem *sp, unsigned rowmask, unsigned colmask, const int *skip)
 {
     const mbl_model *md = sp->md;
     sparse_forget(sp);
@@ -548,11 +556,10 @@ static void sub_select(subproblem *sp, unsigned rowmask, unsigned colmask, const
                 sp->row_pos[r] = sp->nrow;
                 sp->rows[sp->nrow++] = r;
             }
-    int jq = mbl_model_blk0(md, MBL_BLK_Q);
     for (int b = 0; b < MBL_NBLK; b++)
         if ((colmask >> b) & 1u)
             for (int c = mbl_model_blk0(md, b); c < mbl_model_blk0(md, b + 1); c++) {
-                if (b == MBL_BLK_Q && skip_q && skip_q[c - jq]) continue;
+                if (skip && skip[c]) continue;
                 sp->col_pos[c] = sp->ncol;
                 sp->cols[sp->ncol++] = c;
             }
@@ -563,8 +570,8 @@ static void sub_select(subproblem *sp, unsigned rowmask, unsigned colmask, const
 /* vdot, lambda, mu from the acceleration-level equations at the current q, v. */
 static int solve_accelerations(subproblem *sp, mbl_status *st)
 {
-    sub_select(sp, RB(MBL_ROW_EOM) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD),
-               RB(MBL_BLK_A) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU), NULL);
+    sub_select(sp, RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD),
+               RB(MBL_BLK_A) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_XD) | RB(MBL_BLK_Z), NULL);
     int rc = solve(sp, "the accelerations and multipliers", 1, st);
     if (!rc && sp->rank_last >= 0 && sp->rank_last < sp->ncol) sp->pt->min_norm_multipliers = 1;
     return rc;
@@ -577,8 +584,7 @@ static int constraint_rank(subproblem *sp, int *rank, mbl_status *st)
     int m = md->m + md->k, n = md->n;
     *rank = 0;
     if (m == 0) return 0;
-    mbl_model_fill_syms(md, sp->pt->t, sp->pt->q, sp->pt->v, sp->pt->vdot, sp->pt->lambda, sp->pt->mu, sp->pt->r,
-                        sp->syms);
+    mbl_model_fill_syms_pt(md, sp->pt, sp->syms);
     int rc = mblx_tape_eval(md->tape_jac, sp->syms, sp->jac, sp->work, st);
     if (rc) return mbl_model_eval_error(md, sp->syms, "while looking for the operating point", st);
     /* rows: Phi (dPhi/dq) and nh (dc/dv) */
@@ -745,8 +751,10 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         /* v = vdot = 0; solve R(q, 0, 0, lambda, mu) = 0, Phi(q) = 0, c(q, 0) = 0 */
         rc = initial_multipliers(&sp, st);
         if (rc) break;
-        sub_select(&sp, RB(MBL_ROW_EOM) | RB(MBL_ROW_PHI) | RB(MBL_ROW_NH),
-                   RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU), NULL);
+        /* with user ODE states: der(X) = 0 too, X and the implicit variables solved with q */
+        memcpy(pt->X, md->X0, (size_t)md->nX * sizeof(double));
+        sub_select(&sp, RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHI) | RB(MBL_ROW_NH),
+                   RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z), NULL);
         rc = solve(&sp, "the equilibrium", 0, st);
         if (!rc && sp.rank_last >= 0 && sp.rank_last < sp.ncol) pt->min_norm_multipliers = 1;
         if (!rc) note_far_moves(pt, md, q_guess, opt.move_note);
@@ -759,6 +767,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         }
         memcpy(qgiven, pt->q, (size_t)n * sizeof *qgiven);
         memcpy(pt->v, v0, (size_t)n * sizeof(double));
+        memcpy(pt->X, md->X0, (size_t)md->nX * sizeof(double));
         if (md->m) {
             sub_select(&sp, RB(MBL_ROW_PHI), RB(MBL_BLK_Q), NULL);
             rc = solve(&sp, "the projection of the coordinates onto the constraints", 0, st);
@@ -788,12 +797,25 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     case MBL_AT_STEADY:
         /* keep v; vdot = 0; solve the non-cyclic coordinates and the multipliers */
         memcpy(pt->v, v0, (size_t)n * sizeof(double));
+        memcpy(pt->X, md->X0, (size_t)md->nX * sizeof(double));
         rc = initial_multipliers(&sp, st);
         if (rc) break;
+        /* cyclic coordinates and ode states (no residual depends on them) keep their values */
+        int *skip = mbl_calloc((size_t)md->nunk + 1, sizeof *skip);
+        if (!skip) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            break;
+        }
+        int jq = mbl_model_blk0(md, MBL_BLK_Q), jx = mbl_model_blk0(md, MBL_BLK_X);
+        for (int i = 0; i < n; i++) skip[jq + i] = md->cyclic[i];
+        for (int i = 0; i < md->nX; i++) skip[jx + i] = 1;
+        for (int p = 0; p < md->jac.nz; p++)
+            if (md->jac.col[p] >= jx && md->jac.col[p] < jx + md->nX) skip[md->jac.col[p]] = 0;
         sub_select(&sp,
-                   RB(MBL_ROW_EOM) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) | RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) |
-                       RB(MBL_ROW_PHI),
-                   RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU), md->cyclic);
+                   RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) |
+                       RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) | RB(MBL_ROW_PHI),
+                   RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z), skip);
+        mbl_free(skip);
         rc = solve(&sp, "the steady motion", 0, st);
         if (!rc) note_far_moves(pt, md, q_guess, opt.move_note);
         if (!rc) rc = solve_accelerations(&sp, st);
@@ -818,8 +840,18 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     if (!rc) {
         /* the model's own expressions (energies, forces, constraints, outputs, variables), not
          * only their derivatives, must be defined at the point: log(x - 1) at x = 0 is an error */
-        mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, sp.syms);
+        mbl_model_fill_syms_pt(md, pt, sp.syms);
         rc = mbl_model_check_domain(md, sp.syms, sp.work, st);
+    }
+    if (!rc && (md->nX + md->nZ > 0 || md->nspd > 0)) {
+        /* the implicit equations determine der(X) and Z there, the speeds' T is regular */
+        size_t nus = (size_t)(3 * md->nus + 2 * md->nuvs);
+        double *us = mbl_alloc_array(nus + (size_t)md->usjac.nz + 1, sizeof *us);
+        if (!us) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) rc = mblx_tape_eval(md->tape_jac, sp.syms, sp.jac, sp.work, st);
+        if (!rc) rc = mblx_tape_eval(md->tape_us, sp.syms, us, sp.work, st);
+        if (!rc) rc = mbl_model_check_point(md, sp.jac, us + nus, st);
+        mbl_free(us);
     }
     sub_free(&sp);
     mbl_free(guess);

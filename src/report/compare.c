@@ -43,6 +43,9 @@ int mbl_report_compare(FILE *f, const mbl_model *model, const mbl_comparison *c,
             jnum(f, r->err_est);
             fputs(", \"notes\": ", f);
             jstr(f, r->note);
+            fputs(", \"states\": ", f);
+            jstr(f, r->ok ? r->states : "");
+            fprintf(f, ", \"user_states\": %s", r->ok && r->user_states ? "true" : "false");
             fputc('}', f);
         }
         fputs("]}\n", f);
@@ -61,6 +64,14 @@ int mbl_report_compare(FILE *f, const mbl_model *model, const mbl_comparison *c,
             else snprintf(dev, sizeof dev, "n/a");
             fprintf(f, "%-11s %12.4f %6d %12s %10.2e  %s\n", r->method, 1e3 * r->seconds, r->nphys, dev, r->err_est,
                     r->note);
+        }
+        /* which states each method's linear model is in (x = [S; W]) */
+        fputs("\nstates (position level; velocity level):\n", f);
+        for (int i = 0; i < c->nrows; i++) {
+            const mbl_compare_row *r = &c->rows[i];
+            if (!r->ok) continue;
+            fprintf(f, "%-11s %-5s %s\n", r->method, !r->states[0] ? "-" : r->user_states ? "user" : "own",
+                    r->states[0] ? r->states : "(not formed: partial spectrum)");
         }
     }
     return ferror(f) ? MBL_EIO : 0;

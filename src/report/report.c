@@ -94,6 +94,18 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
     json_vec(f, pt->lambda, pt->m);
     fputs(", \"mu\": ", f);
     json_vec(f, pt->mu, pt->k);
+    if (pt->nX || pt->nZ) { /* user ODE states and implicit variables (issue 13) */
+        fputs(", \"ode_states\": ", f);
+        json_names(f, md->xname, md->nX);
+        fputs(", \"X\": ", f);
+        json_vec(f, pt->X, pt->nX);
+        fputs(", \"Xdot\": ", f);
+        json_vec(f, pt->Xdot, pt->nX);
+        fputs(", \"implicit_variables\": ", f);
+        json_names(f, md->zname, md->nZ);
+        fputs(", \"Z\": ", f);
+        json_vec(f, pt->Z, pt->nZ);
+    }
     fputs(", \"input_names\": ", f);
     json_names(f, md->rname, md->nr);
     fputs(", \"inputs\": ", f);
@@ -164,6 +176,8 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
     json_names(f, lin->state_names, lin->state_names ? lin->z0 : 0);
     fputs(", \"velocity_states\": ", f);
     json_names(f, lin->state_names ? lin->state_names + lin->z0 : NULL, lin->state_names ? lin->z1 : 0);
+    fputs(", \"ode_states\": ", f);
+    json_names(f, lin->state_names ? lin->state_names + lin->z0 + lin->z1 : NULL, lin->state_names ? lin->zx : 0);
     fputs(", \"inputs\": ", f);
     json_names(f, lin->input_names, lin->nu);
     fputs(", \"outputs\": ", f);
@@ -276,6 +290,9 @@ int mbl_report_point_text(FILE *f, const mbl_model *md, const mbl_point *pt)
         fprintf(f, "  %-16.16s %16.9g %16.9g %16.9g\n", md->qname[i], pt->q[i], pt->v[i], pt->vdot[i]);
     for (int j = 0; j < pt->m; j++) fprintf(f, "  lambda[%d] = %.9g\n", j + 1, pt->lambda[j]);
     for (int j = 0; j < pt->k; j++) fprintf(f, "  mu[%d] = %.9g\n", j + 1, pt->mu[j]);
+    for (int j = 0; j < pt->nX; j++)
+        fprintf(f, "  ode state %s = %.9g, der(%s) = %.9g\n", md->xname[j], pt->X[j], md->xname[j], pt->Xdot[j]);
+    for (int j = 0; j < pt->nZ; j++) fprintf(f, "  implicit variable %s = %.9g\n", md->zname[j], pt->Z[j]);
     for (int j = 0; j < pt->nr; j++) fprintf(f, "  input %s = %.9g\n", md->rname[j], pt->r[j]);
     double *y = md->ny ? mbl_calloc((size_t)md->ny, sizeof *y) : NULL;
     mbl_status est;
@@ -359,6 +376,8 @@ int mbl_report_check(FILE *f, const mbl_model *md, const mbl_point *pt)
             md->k);
     fprintf(f, "  parameters: %d, inputs: %d, outputs: %d, user states: %d, user velocity states: %d\n", md->np,
             md->nr, md->ny, md->nus, md->nuvs);
+    if (md->nX || md->nZ || md->nspd)
+        fprintf(f, "  ode states: %d, implicit variables: %d, generalized speeds: %d\n", md->nX, md->nZ, md->nspd);
     fprintf(f, "  degrees of freedom by counting: %d (positions), %d (velocities)\n", md->n - md->m,
             md->n - md->m - md->k);
     if (pt) {

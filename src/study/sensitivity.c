@@ -493,6 +493,10 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     if (nwrt < 0) return mbl_error(st, MBL_EARG, "mbl_sensitivity_compute: negative parameter count");
     for (int w = 0; wrt_in && w < nwrt; w++)
         if (wrt_in[w] < 0 || wrt_in[w] >= np) return mbl_error(st, MBL_EARG, "mbl_sensitivity_compute: no parameter %d", wrt_in[w]);
+    if (L->col0[MBL_DAE_X + 1] > L->col0[MBL_DAE_XDOT])
+        return mbl_error(st, MBL_EMODEL,
+                         "sensitivities: models with user ODE states or implicit variables (ode, variables with "
+                         "equations) are not supported yet");
     /* above dense_max the eigenvalues come from the linear model (mbl_linearize, mbl_modal) and
      * the eigenvectors from inverse iteration on the sparse pencil; the pencil's coefficients and
      * their derivatives are still held dense: (3 + 3 nwrt) N^2 doubles */

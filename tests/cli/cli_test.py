@@ -116,6 +116,20 @@ rc, out, err = run("compare", "examples/fourbar_singular.yaml", "--json")
 c = {m["method"]: m for m in json.loads(out)["methods"]}
 check(rc == 0 and not c["augmented"]["ok"] and c["descriptor"]["ok"] and c["penalty"]["ok"],
       "compare at the singular four-bar: augmented refused, descriptor and penalty run")
+check(c["nullspace"]["states"] == "t1, t2; der(t1), der(t2)" and not c["nullspace"]["user_states"]
+      and c["augmented"]["states"] == "", "compare at the singular four-bar: nullspace's own tangent states")
+# which states each method used (issue 13): the user's (those of augmented) except penalty's q
+rc, out, err = run("compare", "examples/rolling_disc.yaml", "--json")
+c = {m["method"]: m for m in json.loads(out)["methods"]}
+want = "x, y, psi, theta, phi; der(psi), der(theta), der(phi)"
+check(rc == 0 and all(c[k]["ok"] for k in c), "compare: every method takes the rolling disc (non-holonomic)")
+check(all(c[k]["states"] == want and c[k]["user_states"] for k in ("augmented", "partition", "nullspace", "projection", "fd")),
+      "compare: the rolling disc's user states by the methods that report them: %s" % c["nullspace"]["states"])
+check(c["penalty"]["states"].startswith("x, y, psi, theta, phi; der(x)") and not c["penalty"]["user_states"],
+      "compare: penalty in its own states")
+rc, out, err = run("compare", "examples/rolling_disc.yaml")
+check(rc == 0 and "states (position level; velocity level)" in out and "\npenalty     own   x, y" in out,
+      "compare text: the states section")
 
 # --- large models: partial spectra by the sparse pencil (docs/linearization.md) ---
 # N uncoupled oscillators: the reference w_i = sqrt(k_i / m_i) from the generator's own numbers
@@ -252,10 +266,10 @@ for meth in ("projection", "descriptor", "penalty"):
     check(one_line_error(rc, err, 1, meth + ":", "not supported"), meth + " refuses multiplier outputs: " + err)
 os.unlink(good)
 with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-    f.write(PEND + "forces: {x: \"-lambda(1)\"}\n")
+    f.write(PEND + "dissipation: \"lambda(1)*der(x)^2\"\n")
     bad = f.name
 rc, out, err = run("linearize", bad)
-check(one_line_error(rc, err, 1, bad + ":7:15:", "outputs only"), "lambda() in a force refused: " + err)
+check(one_line_error(rc, err, 1, bad + ":7:15:", "can be used in forces, ode"), "lambda() in dissipation refused: " + err)
 os.unlink(bad)
 
 # --- operating point: --guess NAME=VALUE picks the branch; far moves are said (issue 10) ---
@@ -398,6 +412,49 @@ with tempfile.TemporaryDirectory() as tmp:
     check(one_line_error(rc, err, 1, "the output path is too long"), "-o with an over-long path refused: " + err)
     written = [f for _, _, fs in os.walk(tmp) for f in fs]
     check(written == [], "nothing written under an over-long -o: " + str(written))
+
+# --- user ODE states, implicit variables, generalized speeds (issue 13): one-line errors with
+# file:line:col, the refusal of the methods that do not take them, the JSON names ---
+MOTOR = ("model: dae\nparameters: {m: 2, l: 0.5, g: 9.81, L: 0.1, R: 2, Ke: 0.3, Kt: 0.3}\n"
+         "coordinates: {phi: 0.1}\nkinetic_energy: \"0.5*m*l^2*der(phi)^2\"\n"
+         "potential_energy: \"-m*g*l*cos(phi)\"\nforces: {phi: \"Kt*i\"}\ninputs: {V: 5}\n"
+         "ode_states: {i: 0}\n")
+cases = [
+    ("ode: {i: \"L*der(i) + R*i + Ke*der(phi) = V\"}\n", 0, None),
+    ("ode: {i: \"R*i + Ke*der(phi) = V\"}\n", 1, ":9:11: ode 'i': the equation contains no der() of an ode state"),
+    ("ode: {i: \"(i - 2.5)*der(i) + R*i + Ke*der(phi) = V\"}\n", 1,
+     ":9:11: ode 'i': the equation does not determine der()"),
+    ("ode: {i: \"-i\"}\nimplicit_variables: {N: \"N*phi = lambda(rod)\"}\n", 1, ":10:41: unknown name 'rod'"),
+    ("ode: {k: \"-i\"}\n", 1, ":9:7: 'k' in ode is not an ode state"),
+]
+for tail, code, needle in cases:
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(MOTOR + tail)
+        name = f.name
+    rc, out, err = run("linearize", name, "--json")
+    if code == 0:
+        d = json.loads(out) if rc == 0 else {}
+        check(rc == 0 and d.get("ode_states") == ["i"] and d["operating_point"]["X"] == [2.5] and
+              len(d["ss"]["A"]) == 3, "motor with an implicit current state: " + err)
+        rc, out, err = run("linearize", name, "--method", "partition")
+        check(one_line_error(rc, err, 1, "partition: the model has user ODE states (ode_states)"),
+              "partition refuses ode states in one line: " + err)
+    else:
+        check(one_line_error(rc, err, 1, name + needle), "ode error %s: %s" % (needle, err))
+    os.unlink(name)
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    f.write("model: dae\nparameters: {m: 2, l: 0.5, g: 9.81}\ncoordinates: {th: 0, ph: 0}\n"
+            "velocities: {u1: \"der(th)\", u2: \"sin(th)*der(ph)\"}\n"
+            "kinetic_energy: \"0.5*m*l^2*(der(th)^2 + sin(th)^2*der(ph)^2)\"\n"
+            "potential_energy: \"-m*g*l*cos(th)\"\nlinearize: {at: given}\n")
+    name = f.name
+rc, out, err = run("linearize", name)
+check(one_line_error(rc, err, 1, name + ":4:29: speed 'u2': T = du/dq' of the generalized speeds is singular"),
+      "singular T refused in one line: " + err)
+os.unlink(name)
+rc, out, err = run("linearize", "examples/rolling_disc_speeds.yaml", "--json")
+d = json.loads(out) if rc == 0 else {}
+check(rc == 0 and d["velocity_states"] == ["u1", "u2", "u3"], "rolling disc in generalized speeds: " + err)
 
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

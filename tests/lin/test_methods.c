@@ -69,8 +69,8 @@ static double max_dev(const mbl_modes *a, const mbl_modes *b, int relative)
             if (d < best) best = d, y = &b->modes[j];
         }
         if (!y) return INFINITY;
-        if (y->kind == MBL_MODE_ZERO) {
-            if (best > fmax(a->zero_tol, b->zero_tol)) dev = fmax(dev, INFINITY);
+        if (y->kind == MBL_MODE_ZERO) { /* absolute: within the zero threshold, or the distance itself */
+            if (best > fmax(a->zero_tol, b->zero_tol)) dev = relative ? INFINITY : fmax(dev, best);
             continue;
         }
         dev = fmax(dev, relative ? best / hypot(y->re, y->im) : best);
@@ -113,17 +113,7 @@ static void check_example(const char *path)
         run r;
         run_method(md, pt, name, &r);
         int needs_partition = !strcmp(name, "partition") || !strcmp(name, "projection") || !strcmp(name, "fd");
-        if (info.nuser_velocity_states > 0 && (needs_partition || !strcmp(name, "penalty"))) {
-            /* user velocity states: augmented only (partition, projection, fd refuse) */
-            CHECK_MSG(r.rc == MBL_EMODEL || r.rc == 0, "%s %s: %s", path, name, r.msg);
-            run_free(&r);
-            continue;
-        }
-        if (info.nnh > 0 && strcmp(name, "descriptor")) { /* holonomic-only methods */
-            CHECK_MSG(r.rc == MBL_EMODEL && strstr(r.msg, "non-holonomic"), "%s %s: %s", path, name, r.msg);
-            run_free(&r);
-            continue;
-        }
+        int user_states = needs_partition || !strcmp(name, "nullspace"); /* report the user's states */
         if (singular && needs_partition) {
             CHECK_MSG(r.rc == MBL_ESINGULAR && strstr(r.msg, "rank"), "%s %s: %s", path, name, r.msg);
             run_free(&r);
@@ -138,15 +128,12 @@ static void check_example(const char *path)
         CHECK_MSG(r.rc == 0, "%s %s: %s", path, name, r.msg);
         if (r.rc) continue;
         CHECK_EQ_INT(nphys(r.modes), nphys(ref.modes));
-        int same_states = r.lin->nx == ref.lin->nx;
+        int same_states = r.lin->nx == ref.lin->nx && r.lin->z0 == ref.lin->z0;
         for (int s = 0; same_states && s < r.lin->nx; s++)
             same_states &= !strcmp(r.lin->state_names[s], ref.lin->state_names[s]);
-        if (moving && !same_states) {
-            /* away from equilibrium the spectrum depends on the states (docs/methods.md): only the
-             * methods with the states of the reference are compared */
-            run_free(&r);
-            continue;
-        }
+        /* partition, nullspace, projection and fd report the user's states (those of augmented), at
+         * rest and in motion, except nullspace at a singular configuration (tangent coordinates) */
+        if (user_states && !singular) CHECK_MSG(same_states, "%s %s: states differ from augmented", path, name);
         if (!strcmp(name, "penalty") || !strcmp(name, "fd")) {
             double d = max_dev(r.modes, ref.modes, 0);
             CHECK_MSG(d <= r.lin->err_est && r.lin->err_est > 0 ? 1 : d < 1e-12, "%s %s: deviation %g, estimate %g",
@@ -155,20 +142,18 @@ static void check_example(const char *path)
             double d = max_dev(r.modes, ref.modes, 1);
             CHECK_MSG(d <= 1e-9, "%s %s: relative deviation %g", path, name, d);
         }
-        /* M-hat, C-hat, K-hat where the states coincide (partition and projection pick the same
-         * coordinates as augmented when the user states are coordinates) */
-        if (!singular && strcmp(name, "penalty") && r.lin->z0 == ref.lin->z0 && r.lin->z1 == ref.lin->z1) {
-            int same = 1;
-            for (int s = 0; s < r.lin->nx; s++) same &= !strcmp(r.lin->state_names[s], ref.lin->state_names[s]);
-            if (same) {
-                double tol = !strcmp(name, "fd") ? 1e-6 : 1e-9;
-                int z = r.lin->z1;
-                CHECK_MSG(mat_dev(r.lin->M, ref.lin->M, z * z) <= 1e-12, "%s %s: M-hat", path, name);
-                CHECK_MSG(mat_dev(r.lin->Cd, ref.lin->Cd, z * z) <= tol, "%s %s: C-hat", path, name);
-                CHECK_MSG(mat_dev(r.lin->K, ref.lin->K, z * r.lin->z0) <= tol, "%s %s: K-hat", path, name);
-            } else if (!strcmp(name, "partition") || !strcmp(name, "projection")) {
-                CHECK_MSG(0, "%s %s: states differ from augmented", path, name);
-            }
+        /* A, M-hat, C-hat, K-hat where the states coincide: 1e-9 (fd: 1e-6, its differences) */
+        if (!singular && strcmp(name, "penalty") && same_states && r.lin->A && ref.lin->A) {
+            double tol = !strcmp(name, "fd") ? 1e-6 : 1e-9;
+            int z0 = r.lin->z0, z1 = r.lin->z1, nx = r.lin->nx;
+            CHECK_MSG(mat_dev(r.lin->M, ref.lin->M, z1 * z1) <= 1e-9, "%s %s: M-hat %g", path, name,
+                      mat_dev(r.lin->M, ref.lin->M, z1 * z1));
+            CHECK_MSG(mat_dev(r.lin->Cd, ref.lin->Cd, z1 * z1) <= tol, "%s %s: C-hat %g", path, name,
+                      mat_dev(r.lin->Cd, ref.lin->Cd, z1 * z1));
+            CHECK_MSG(mat_dev(r.lin->K, ref.lin->K, z1 * z0) <= tol, "%s %s: K-hat %g", path, name,
+                      mat_dev(r.lin->K, ref.lin->K, z1 * z0));
+            CHECK_MSG(mat_dev(r.lin->A, ref.lin->A, nx * nx) <= tol, "%s %s: A %g", path, name,
+                      mat_dev(r.lin->A, ref.lin->A, nx * nx));
         }
         run_free(&r);
     }
@@ -489,28 +474,35 @@ TEST(motion_with_user_states)
     }
     double s = sin(3.14159265358979323846 / 6), c = cos(3.14159265358979323846 / 6), w = 4.75975, g = 9.81, l = 0.5;
     double expect = sqrt(w * w * (s * s - c * c) + g * c / l + 4 * c * c * w * w);
-    const char *names[] = {"augmented", "partition", "projection", "fd"};
+    /* every method but descriptor: nullspace and penalty gave +-3.6478i twice here (tangent
+     * coordinates and Cartesian q at a point that is steady only in theta, phi; issue 13) */
+    const char *names[] = {"augmented", "partition", "projection", "fd", "nullspace", "penalty"};
     run ref;
     run_method(md, pt, "augmented", &ref);
     CHECK(ref.rc == 0);
-    for (int k = 0; k < 4 && !ref.rc; k++) {
+    for (int k = 0; k < 6 && !ref.rc; k++) {
         run r;
         run_method(md, pt, names[k], &r);
         CHECK_MSG(r.rc == 0, "%s: %s", names[k], r.msg);
         if (r.rc) continue;
         double top = 0;
         for (int i = 0; i < r.modes->nx; i++) top = fmax(top, r.modes->modes[i].im);
-        CHECK_MSG(fabs(top - expect) <= (k == 3 ? r.lin->err_est : 1e-10 * expect), "%s: %.12g vs %.12g", names[k], top,
+        int approx = k == 3 || k == 5;
+        CHECK_MSG(fabs(top - expect) <= (approx ? r.lin->err_est : 1e-10 * expect), "%s: %.12g vs %.12g", names[k], top,
                   expect);
-        if (k > 0 && k < 3) {
+        for (int i = 0; i < r.modes->nx; i++) /* the old wrong value */
+            if (!r.modes->modes[i].spurious) CHECK_MSG(fabs(fabs(r.modes->modes[i].im) - 3.6478) > 1e-2, "%s", names[k]);
+        if (k > 0 && k != 3 && k != 5) {
             CHECK(max_dev(r.modes, ref.modes, 1) <= 1e-9);
+            CHECK(!strcmp(r.lin->state_names[0], ref.lin->state_names[0]) && !strcmp(r.lin->state_names[1], ref.lin->state_names[1]));
             CHECK(mat_dev(r.lin->K, ref.lin->K, 4) <= 1e-9 && mat_dev(r.lin->Cd, ref.lin->Cd, 4) <= 1e-9);
+            CHECK(mat_dev(r.lin->M, ref.lin->M, 4) <= 1e-9 && mat_dev(r.lin->A, ref.lin->A, 16) <= 1e-9);
         }
         run_free(&r);
     }
     run_free(&ref);
-    /* descriptor refuses (the constraint Jacobian moves with the motion); compare says why the
-     * tangent-coordinate methods differ */
+    /* descriptor refuses (the constraint Jacobian moves with the motion); compare finds no method
+     * whose states differ, and says which states each used */
     run d;
     run_method(md, pt, "descriptor", &d);
     CHECK(d.rc == MBL_EMODEL && strstr(d.msg, "moves"));
@@ -518,8 +510,141 @@ TEST(motion_with_user_states)
     mbl_comparison *cmp = NULL;
     CHECK(mbl_compare(md, pt, NULL, 1, &cmp, &st) == 0);
     for (int i = 0; cmp && i < cmp->nrows; i++)
-        if (!strcmp(cmp->rows[i].method, "nullspace")) CHECK(strstr(cmp->rows[i].note, "states differ") != NULL);
+        if (cmp->rows[i].ok) {
+            CHECK(strstr(cmp->rows[i].note, "states differ") == NULL);
+            CHECK_MSG(cmp->rows[i].max_rel_dev <= (cmp->rows[i].err_est > 0 ? cmp->rows[i].err_est : 1e-9), "%s %g",
+                      cmp->rows[i].method, cmp->rows[i].max_rel_dev);
+        }
     mbl_comparison_free(cmp);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
+/* The upright rolling disc (examples/rolling_disc.yaml; Neimark & Fufaev, Greenwood): two
+ * non-holonomic constraints, steady straight rolling at spin rate W. Closed form of the lean:
+ * lambda^2 = (4 g - 12 W^2 R) / (5 R) (thin uniform disc), six zeros; stable for W^2 > g / (3 R).
+ * Every method, above the critical speed (+-14.62327i) and below it (a real pair). */
+TEST(rolling_disc_closed_form)
+{
+    const double R = 0.3, g = 9.81, speeds[2] = {10.0, 3.0};
+    for (int s = 0; s < 2; s++) {
+        mbl_setting set = {"W", speeds[s]};
+        mbl_model *md = NULL;
+        mbl_point *pt = NULL;
+        mbl_status st;
+        CHECK(mbl_model_load_file("examples/rolling_disc.yaml", &set, 1, &md, &st) == 0);
+        CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+        if (!pt) {
+            mbl_model_free(md);
+            continue;
+        }
+        double W = speeds[s], l2 = (4 * g - 12 * W * W * R) / (5 * R), mag = sqrt(fabs(l2));
+        for (int i = 0; i < mbl_lin_method_count(); i++) {
+            const char *name = mbl_lin_method_name(i);
+            run r;
+            run_method(md, pt, name, &r);
+            CHECK_MSG(r.rc == 0, "%s: %s", name, r.msg);
+            if (r.rc) continue;
+            CHECK_EQ_INT(nphys(r.modes), 8);
+            double tol = r.lin->err_est > 0 ? r.lin->err_est : 1e-10 * mag;
+            int nzero = 0, npair = 0;
+            for (int k = 0; k < r.modes->nx; k++) {
+                const mbl_mode *x = &r.modes->modes[k];
+                if (x->spurious) continue;
+                if (x->kind == MBL_MODE_ZERO || hypot(x->re, x->im) <= fmax(tol, 1e-9)) nzero++;
+                else if (l2 < 0 ? fabs(fabs(x->im) - mag) <= tol && fabs(x->re) <= tol
+                                : fabs(fabs(x->re) - mag) <= tol && fabs(x->im) <= tol)
+                    npair++;
+            }
+            CHECK_MSG(nzero == 6 && npair == 2, "%s at W = %g: %d zeros, %d of the pair %s%.10g", name, W, nzero, npair,
+                      l2 < 0 ? "+-i " : "+-", mag);
+            run_free(&r);
+        }
+        mbl_point_free(pt);
+        mbl_model_free(md);
+    }
+    /* the same disc with velocity states that are body angular velocity components (quasi-velocities,
+     * W = w(q, v)): every method in those states, A, M, C, K equal to augmented's, and the spectrum
+     * of the q' form to 1e-10 */
+    FILE *f = fopen("examples/rolling_disc.yaml", "rb");
+    CHECK(f != NULL);
+    if (!f) return;
+    static char text[1 << 14], buf[1 << 14];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = 0;
+    char *at = strstr(text, "  at: given");
+    CHECK(at != NULL);
+    if (!at) return;
+    snprintf(buf, sizeof buf, "%.*s  at: given\n  velocity_states: [\"der(phi) + der(psi)*sin(theta)\", \"der(theta)\", "
+             "\"der(psi)*cos(theta)\"]\n", (int)(at - text), text);
+    mbl_model *md = NULL, *mq = NULL;
+    mbl_point *pt = NULL, *pq = NULL;
+    mbl_status st;
+    CHECK(mbl_model_load_string(buf, strlen(buf), "disc_w", NULL, 0, &md, &st) == 0);
+    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    CHECK(mbl_model_load_file("examples/rolling_disc.yaml", NULL, 0, &mq, &st) == 0);
+    CHECK(mq && mbl_operating_point(mq, NULL, &pq, &st) == 0);
+    run ref, refq;
+    run_method(md, pt, "augmented", &ref);
+    run_method(mq, pq, "augmented", &refq);
+    CHECK(ref.rc == 0 && refq.rc == 0);
+    if (!ref.rc && !refq.rc) {
+        CHECK(!strcmp(ref.lin->state_names[5], "der(phi) + der(psi)*sin(theta)"));
+        CHECK(max_dev(ref.modes, refq.modes, 1) <= 1e-10 && max_dev(refq.modes, ref.modes, 1) <= 1e-10);
+    }
+    for (int i = 1; !ref.rc && i < mbl_lin_method_count(); i++) {
+        const char *name = mbl_lin_method_name(i);
+        run r;
+        run_method(md, pt, name, &r);
+        CHECK_MSG(r.rc == 0, "%s: %s", name, r.msg);
+        if (r.rc) continue;
+        int approx = !strcmp(name, "penalty") || !strcmp(name, "fd");
+        double d = max_dev(r.modes, ref.modes, approx ? 0 : 1);
+        CHECK_MSG(approx ? d <= r.lin->err_est : d <= 1e-9, "%s: %g", name, d);
+        if (strcmp(name, "penalty")) {
+            double tol = !strcmp(name, "fd") ? 1e-6 : 1e-9;
+            CHECK(r.lin->z0 == 5 && r.lin->z1 == 3);
+            for (int k = 0; k < 8; k++) CHECK(!strcmp(r.lin->state_names[k], ref.lin->state_names[k]));
+            CHECK_MSG(mat_dev(r.lin->A, ref.lin->A, 64) <= tol, "%s: A %g", name, mat_dev(r.lin->A, ref.lin->A, 64));
+            CHECK(mat_dev(r.lin->M, ref.lin->M, 9) <= 1e-9 && mat_dev(r.lin->K, ref.lin->K, 15) <= tol &&
+                  mat_dev(r.lin->Cd, ref.lin->Cd, 9) <= tol);
+        }
+        run_free(&r);
+    }
+    run_free(&ref), run_free(&refq);
+    mbl_point_free(pt), mbl_point_free(pq);
+    mbl_model_free(md), mbl_model_free(mq);
+}
+
+/* The Chaplygin sleigh (examples/nh_sleigh.yaml): holonomic and non-holonomic constraints together
+ * at steady straight motion; closed form: four zeros and -m a u / (I + m a^2). Every method. */
+TEST(sleigh_closed_form)
+{
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_status st;
+    CHECK(mbl_model_load_file("examples/nh_sleigh.yaml", NULL, 0, &md, &st) == 0);
+    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    double m = 2, I = 0.05, a = 0.3, u = 1.5, want = -m * a * u / (I + m * a * a);
+    for (int i = 0; pt && i < mbl_lin_method_count(); i++) {
+        const char *name = mbl_lin_method_name(i);
+        run r;
+        run_method(md, pt, name, &r);
+        CHECK_MSG(r.rc == 0, "%s: %s", name, r.msg);
+        if (r.rc) continue;
+        CHECK_EQ_INT(nphys(r.modes), 5);
+        double tol = r.lin->err_est > 0 ? r.lin->err_est : 1e-10 * fabs(want);
+        int nzero = 0, nw = 0;
+        for (int k = 0; k < r.modes->nx; k++) {
+            const mbl_mode *x = &r.modes->modes[k];
+            if (x->spurious) continue;
+            if (x->kind == MBL_MODE_ZERO || hypot(x->re, x->im) <= fmax(tol, 1e-9)) nzero++;
+            else if (fabs(x->re - want) <= tol && fabs(x->im) <= tol) nw++;
+        }
+        CHECK_MSG(nzero == 4 && nw == 1, "%s: %d zeros, %d at %.10g", name, nzero, nw, want);
+        run_free(&r);
+    }
     mbl_point_free(pt);
     mbl_model_free(md);
 }
@@ -562,10 +687,29 @@ TEST(nonholonomic_descriptor)
             CHECK_MSG(max_dev(d.modes, ref.modes, 1) <= 1e-9, "%g", max_dev(d.modes, ref.modes, 1));
             if (t == 0) CHECK(fabs(fabs(d.modes->modes[1].im) - 2.0) <= 1e-12);
         }
-        run p;
-        run_method(md, pt, "partition", &p);
-        CHECK(p.rc == MBL_EMODEL && strstr(p.msg, "non-holonomic"));
-        run_free(&p);
+        /* every other method too (issue 13): same states, A, M, C, K as augmented */
+        const char *others[] = {"partition", "nullspace", "projection", "penalty", "fd"};
+        for (int k = 0; k < 5 && !ref.rc; k++) {
+            run p;
+            run_method(md, pt, others[k], &p);
+            CHECK_MSG(p.rc == 0, "%s: %s", others[k], p.msg);
+            if (!p.rc) {
+                int approx = k >= 3;
+                double d = max_dev(p.modes, ref.modes, approx ? 0 : 1);
+                CHECK_MSG(approx ? d <= p.lin->err_est : d <= 1e-9, "%s: %g", others[k], d);
+                CHECK_EQ_INT(nphys(p.modes), ref.modes->nx);
+                if (k != 3) {
+                    int z0 = ref.lin->z0, z1 = ref.lin->z1, nx = z0 + z1;
+                    double tol = k == 4 ? 1e-6 : 1e-9;
+                    CHECK(p.lin->z0 == z0 && p.lin->z1 == z1);
+                    CHECK_MSG(mat_dev(p.lin->A, ref.lin->A, nx * nx) <= tol, "%s: A", others[k]);
+                    CHECK(mat_dev(p.lin->M, ref.lin->M, z1 * z1) <= 1e-9);
+                    CHECK(mat_dev(p.lin->K, ref.lin->K, z1 * z0) <= tol);
+                    CHECK(mat_dev(p.lin->Cd, ref.lin->Cd, z1 * z1) <= tol);
+                }
+            }
+            run_free(&p);
+        }
         run_free(&ref), run_free(&d);
         mbl_point_free(pt);
         mbl_model_free(md);
@@ -735,6 +879,8 @@ int main(void)
     RUN(partial_spectrum);
     RUN(allocation_failures);
     RUN(nonholonomic_descriptor);
+    RUN(rolling_disc_closed_form);
+    RUN(sleigh_closed_form);
     RUN(motion_with_user_states);
     RUN(large_model_paths);
     RUN(inputs_outputs_closed_loop);

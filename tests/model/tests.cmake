@@ -2,6 +2,7 @@ mblin_add_test(test_examples ${CMAKE_CURRENT_SOURCE_DIR}/model/test_examples.c)
 mblin_add_test(test_model_errors ${CMAKE_CURRENT_SOURCE_DIR}/model/test_model_errors.c)
 mblin_add_test(test_linearize ${CMAKE_CURRENT_SOURCE_DIR}/model/test_linearize.c)
 mblin_add_test(test_outputs ${CMAKE_CURRENT_SOURCE_DIR}/model/test_outputs.c)
+mblin_add_test(test_load_states ${CMAKE_CURRENT_SOURCE_DIR}/model/test_load_states.c)
 
 # The flexible double pendulum of source 001 Sec. 4.2 (examples/flexible_pendulum.py): every exact
 # method against the numpy reference (tests/model/flexible_pendulum_ref.py) and Table 3. Needs
@@ -26,3 +27,5 @@ if(PYTHON3)
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(test_flexible test_flexible_np100 test_flexible_sparse PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
 endif()
+mblin_add_test(test_ode ${CMAKE_CURRENT_SOURCE_DIR}/model/test_ode.c)
+mblin_add_test(test_speeds ${CMAKE_CURRENT_SOURCE_DIR}/model/test_speeds.c)

@@ -1,0 +1,74 @@
+/* Sweeps (docs/study.md, docs/benchmarks.md): a COUNT-point sweep of MODEL over PARAM from FROM to
+ * TO on 1 and 2 threads; time per point (operating point + re-linearization in the workspace +
+ * modes; the tracking after the points is timed apart), the 2-thread speed-up, and, for context,
+ * the same points when the model is reloaded at each point. Medians of REPEATS runs.
+ * usage: bench_sweep MODEL PARAM FROM TO [COUNT] [REPEATS] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mblin/mblin.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) {
+        fprintf(stderr, "usage: bench_sweep MODEL PARAM FROM TO [COUNT] [REPEATS]\n");
+        return 2;
+    }
+    int count = argc > 5 ? atoi(argv[5]) : 1000, reps = argc > 6 ? atoi(argv[6]) : 5;
+    if (reps < 1) reps = 1;
+    double med[3][2]; /* [1 thread, 2 threads, reload][points, total] */
+    double split[3] = {0, 0, 0}; /* 1 thread: load, operating point, linear model + modes per point */
+    for (int mode = 0; mode < 3; mode++) {
+        double tp[64], tt[64];
+        int r = reps > 64 ? 64 : reps;
+        if (mode == 2 && r > 1) r = 1; /* the reload path is slow: once */
+        int pts = mode == 2 && count > 100 ? 100 : count;
+        for (int k = 0; k < r; k++) {
+            mbl_sweep_options so;
+            mbl_sweep_options_default(&so);
+            so.naxes = 1;
+            so.axis[0] = (mbl_sweep_axis){argv[2], atof(argv[3]), atof(argv[4]), pts};
+            so.threads = mode == 1 ? 2 : 1;
+            so.force_reload = mode == 2;
+            mbl_status st;
+            mbl_sweep *sw = NULL;
+            double t0 = now();
+            if (mbl_sweep_run(argv[1], &so, &sw, &st)) {
+                fprintf(stderr, "bench_sweep: %s\n", st.msg);
+                return 1;
+            }
+            tt[k] = (now() - t0) / pts;
+            tp[k] = sw->seconds / pts;
+            if (mode == 0 && k == r - 1)
+                split[0] = sw->seconds_load / pts, split[1] = sw->seconds_point / pts, split[2] = sw->seconds_lin / pts;
+            if (sw->nfailed) fprintf(stderr, "bench_sweep: %d points failed\n", sw->nfailed);
+            mbl_sweep_free(sw);
+        }
+        qsort(tp, (size_t)r, sizeof *tp, cmp);
+        qsort(tt, (size_t)r, sizeof *tt, cmp);
+        med[mode][0] = tp[r / 2], med[mode][1] = tt[r / 2];
+    }
+    printf("%s, %s = %s..%s, %d points: 1 thread %.1f us/point (%.1f us with load and tracking), "
+           "2 threads %.1f us/point (%.1f), speed-up %.2f; reload at each point %.0f us/point\n",
+           argv[1], argv[2], argv[3], argv[4], count, 1e6 * med[0][0], 1e6 * med[0][1], 1e6 * med[1][0], 1e6 * med[1][1],
+           med[0][0] / med[1][0], 1e6 * med[2][0]);
+    printf("  1 thread per point: operating point %.1f us, re-linearization + modes %.1f us\n", 1e6 * split[1],
+           1e6 * split[2]);
+    (void)split[0];
+    return 0;
+}

@@ -1,0 +1,180 @@
+/* mblin: sweeps with mode tracking, Campbell diagrams, root loci, frequency response (src/study).
+ *
+ *   mbl_sweep_run()          one or two parameters (or the time t along linearize.time drivers)
+ *                            over a grid: operating point, linear model and modes at every point,
+ *                            on several threads, then the modes tracked from point to point
+ *   mbl_sweep_critical()     Campbell diagram: where tracked frequencies meet excitation orders
+ *   mbl_sweep_write_csv/json and mbl_sweep_svg_*: the results and their plots
+ *   mbl_freqresp()           G(i w) from the exact linear model
+ *
+ * Everything here uses the public pipeline (include/mblin/model.h) only. docs/study.md describes
+ * the methods (how points are computed, how modes are tracked, which form the frequency
+ * response uses and why). Writers take a stream opened by the caller and return 0 or MBL_EIO. */
+#ifndef MBLIN_SWEEP_H
+#define MBLIN_SWEEP_H
+
+#include <stdio.h>
+
+#include "mblin/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- sweeps ------------------------------------------------------------------------------ */
+
+#define MBL_SWEEP_NAME_MAX 128
+
+/* One swept quantity: a parameter of the model, or "t" (the time of the point, for models with
+ * drivers: each point is the operating point at that time). */
+typedef struct mbl_sweep_axis {
+    const char *name;
+    double from, to;  /* from < to */
+    int count;        /* points, >= 2 (the ends included, evenly spaced) */
+} mbl_sweep_axis;
+
+/* Progress callback: called from the thread that finished a point (serialised by the sweep),
+ * done = points finished so far of total. */
+typedef void (*mbl_sweep_progress)(void *ud, int done, int total);
+
+typedef struct mbl_sweep_options {
+    int naxes;                   /* 1 or 2; the first axis varies fastest */
+    mbl_sweep_axis axis[2];
+    int threads;                 /* worker threads (<= 0: 1); results do not depend on it */
+    const mbl_setting *sets;     /* parameter overrides of the base model (as mbl_model_load_file) */
+    int nsets;
+    const mbl_opoint_options *popt; /* NULL: defaults. q, v, guess apply at every point */
+    const mbl_lin_options *lopt; /* NULL: defaults; method must be augmented (the workspace path) */
+    double mac_weight;           /* tracking cost = mac_weight (1 - MAC) + distance to the predicted
+                                    eigenvalue relative to its size (default 1) */
+    int force_reload;            /* 1: reload the model at every point even when the parameter can be
+                                    changed in place (a check of the fast path; default 0) */
+    mbl_sweep_progress progress; /* may be NULL */
+    void *progress_ud;
+} mbl_sweep_options;
+
+void mbl_sweep_options_default(mbl_sweep_options *opt);
+
+typedef struct mbl_sweep {
+    int naxes;
+    char axis_name[2][MBL_SWEEP_NAME_MAX];
+    int count[2];                /* count[1] = 1 for one axis */
+    int npoints;                 /* count[0] * count[1]; point p = i0 + count[0] * i1 */
+    double *value;               /* npoints * naxes: value[p * naxes + a] */
+    int nmodes;                  /* tracked branches = eigenvalues per point */
+    int n;                       /* coordinates (mode shape length) */
+    /* npoints * nmodes, branch b of point p at [p * nmodes + b]; NAN where the point failed */
+    double *re, *im, *freq_hz, *damping;
+    double *mac;                 /* MAC of the branch's shape with its shape at the previous point of
+                                    the tracking order (1 at the first point; NAN without shapes) */
+    int *ok;                     /* npoints: 1 when computed */
+    char **error;                /* npoints: the reason a point failed (NULL when ok) */
+    int nfailed;
+    int fast;                    /* 1: parameter changed in place + workspace (mbl_relinearize);
+                                    0: the model reloaded at each point (a mechanism's parameter) */
+    int threads;
+    double seconds;              /* wall time of the points (not the tracking) */
+    double seconds_load, seconds_point, seconds_lin; /* thread CPU time summed over the points: loading
+                                    the model (reload path), operating points, linear model + modes */
+    char model_name[256];
+    void *ctx;                   /* internal: what mbl_sweep_critical needs to compute more points */
+} mbl_sweep;
+
+/* Run the sweep on the model file `path`. Fails (one line in st) on bad input: an unknown
+ * parameter, count < 2, from >= to, more than 2 axes; or when the first point fails. A later
+ * point that fails is recorded (ok = 0, error) and the sweep goes on. */
+int mbl_sweep_run(const char *path, const mbl_sweep_options *opt, mbl_sweep **out, mbl_status *st);
+void mbl_sweep_free(mbl_sweep *sw);
+
+/* The mode tracking alone (src/study/track.c), exposed for tests and other drivers: given, for np
+ * points in tracking order, nm eigenvalues each (lre, lim: np * nm), optionally their exact
+ * derivatives with respect to the parameter (dre, dim: np * nm, NULL for none; NAN entries count
+ * as missing: the predictor is then the linear extrapolation), optionally mode shapes (sre, sim:
+ * np * nm * n, shape j of point p at [(p * nm + j) * n], NULL for none) and the parameter value of
+ * each point (x: np), fill perm (np * nm) with, for branch b at point p, the index of the
+ * eigenvalue of point p it follows, and mac (np * nm, may be NULL). prev (np) is the point each
+ * point is tracked from (-1 for the first; NULL: p - 1). mbl_sweep_run passes no derivatives. */
+int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim, const double *dre,
+                    const double *dim, const double *sre, const double *sim, const double *x, const int *prev,
+                    double mac_weight, int *perm, double *mac, mbl_status *st);
+
+/* The level below which |Im s| counts as zero in plots and critical speeds: 1e-6 of the largest
+ * |s| of the sweep (a rigid-body or cyclic double zero splits by about sqrt(eps) |s| in rounding). */
+double mbl_sweep_zero_level(const mbl_sweep *sw);
+
+/* ---- Campbell diagrams ------------------------------------------------------------------- */
+
+typedef struct mbl_critical {
+    int branch;                  /* tracked branch */
+    double order;                /* excitation order k of the line f = k * speed */
+    double speed;                /* the critical speed, in the unit of the swept parameter */
+    double freq_hz;              /* the branch's frequency there */
+    int refined;                 /* 1 when refined by the secant method on new points to tol */
+    int whirl;                   /* +1 the frequency rises with speed there (a rotor's forward whirl), -1
+                                    falls (backward whirl), 0 flat (JSON "trend") */
+} mbl_critical;
+
+/* Where a tracked frequency (Im lambda / 2 pi of branches with Im above mbl_sweep_zero_level) meets an excitation line
+ * f = order * speed * hz_per_unit (hz_per_unit converts the swept parameter to revolutions per
+ * second: 1 / (2 pi) for rad/s, 1 for Hz, 1/60 for rpm). Every sign change of f_b - f_line
+ * between neighbouring points is a crossing, refined by the secant method on newly computed
+ * points until the speed changes by less than tol (relative; <= 0: 1e-10), at most 30 new
+ * points each. One-axis sweeps only. *out is mbl_malloc'ed (free with mbl_free). */
+int mbl_sweep_critical(mbl_sweep *sw, const double *orders, int norders, double hz_per_unit, double tol,
+                       mbl_critical **out, int *ncrit, mbl_status *st);
+
+/* ---- output ------------------------------------------------------------------------------ */
+
+/* CSV: one row per point and branch: the axis values, branch, re, im, freq_hz, damping_ratio,
+ * mac (numbers with 17 significant digits, so the file round-trips). */
+int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw);
+/* JSON: {model, axes: [{name, from, to, count}], points, modes, fast, threads, seconds,
+ * values: [[..] per point], branches: [{re: [..], im: [..], freq_hz: [..], damping_ratio: [..],
+ * mac: [..]}], failed: [{point, error}], critical_speeds: [{branch, order, speed, freq_hz, trend,
+ * refined}] (when crit is not NULL)}. */
+int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit, int ncrit);
+
+/* SVG plots (one-axis sweeps; for two axes, the first row i1 = 0):
+ *   campbell: frequency [Hz] of the oscillatory branches vs the swept parameter, the excitation
+ *             lines of `orders` and the critical speeds marked and labelled; frequencies up to fmax
+ *             (<= 0: all);
+ *   locus:    root locus, Im vs Re of every branch over the sweep (start and end marked);
+ *   damping:  damping ratio of the oscillatory branches vs the swept parameter. */
+int mbl_sweep_svg_campbell(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
+                           double fmax, const mbl_critical *crit, int ncrit);
+int mbl_sweep_svg_locus(FILE *f, const mbl_sweep *sw);
+int mbl_sweep_svg_damping(FILE *f, const mbl_sweep *sw);
+
+/* ---- frequency response ------------------------------------------------------------------- */
+
+enum { MBL_FR_STATE_SPACE = 0, MBL_FR_DESCRIPTOR = 1 };
+
+typedef struct mbl_freqresp_result {
+    int nw;
+    double *w;                   /* rad/s */
+    double *re, *im;             /* G(i w) */
+    double *mag, *mag_db, *phase_deg; /* |G|, 20 log10 |G|, unwrapped phase in degrees */
+    double *rcond;               /* reciprocal condition (LAPACK zgecon, 1-norm, after equilibration)
+                                    of the matrix solved at each frequency */
+    int *form;                   /* MBL_FR_* used at each frequency */
+    char input[MBL_SWEEP_NAME_MAX], output[MBL_SWEEP_NAME_MAX];
+} mbl_freqresp_result;
+
+/* G(i w) = C (i w I - A)^-1 B + D (state space) and, when desc is given (a descriptor-method
+ * linearization of the same point: E, Ad, Bd, Cdd dense), G = Cdd (i w E - Ad)^-1 Bd + D; at each
+ * frequency the form whose equilibrated matrix has the larger reciprocal condition is used.
+ * lin must have its state-space form (A, B, C, D); desc may be NULL. input and output index the
+ * model's inputs and outputs. A frequency where both matrices are singular (an eigenvalue on
+ * the imaginary axis) gives an infinite magnitude (NAN phase), not an error. */
+int mbl_freqresp(const mbl_linear *lin, const mbl_linear *desc, int input, int output, const double *w, int nw,
+                 mbl_freqresp_result **out, mbl_status *st);
+void mbl_freqresp_free(mbl_freqresp_result *r);
+/* CSV: w_rad_s, f_hz, re, im, magnitude, magnitude_db, phase_deg, rcond, form */
+int mbl_freqresp_write_csv(FILE *f, const mbl_freqresp_result *r);
+/* Bode plot (magnitude in dB and phase in degrees over a logarithmic frequency axis in Hz). */
+int mbl_freqresp_svg_bode(FILE *f, const mbl_freqresp_result *r, const char *title);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,537 @@
+"""mblin: exact linearization of constrained multibody dynamics, from Python.
+
+A thin layer over libmblin (the C library of the ``mblin`` command line): the same model files,
+the same operating points, the same methods and the same numbers as ``mblin linearize --json``,
+as NumPy arrays.
+
+    >>> import mblin
+    >>> model = mblin.load("examples/slider_pendulum.yaml")
+    >>> lin = model.linearize()
+    >>> lin.A.shape, lin.states
+    ((4, 4), ['y', 'theta'])
+    >>> lin.frequencies            # Hz, sorted by frequency
+    array([0.12689471, 0.12689471, 0.49046109, 0.49046109])
+
+Loading: :func:`load` (a file), :func:`loads` (YAML or JSON text), :func:`from_dict` (a dict in the
+shape of a model file). Parameters are overridden with ``set={"name": value}``, at load time or per
+call. Failures raise subclasses of :class:`Error` with the library's one-line message and its
+file position. See docs/python.md.
+"""
+
+import json as _json
+import os as _os
+
+import numpy as _np
+
+from ._errors import (Error, OutOfMemoryError, DimensionError, SingularError, ConvergenceError, ParseError,
+                      DomainError, ModelError, FileError, LibraryError, ArgumentError)
+from . import _core
+
+__all__ = [
+    "load", "loads", "from_dict", "methods", "Model", "OperatingPoint", "Linearization", "Mode", "Comparison",
+    "Error", "OutOfMemoryError", "DimensionError", "SingularError", "ConvergenceError", "ParseError",
+    "DomainError", "ModelError", "FileError", "LibraryError", "ArgumentError", "__version__",
+]
+
+__version__ = _core.version()
+
+_AT = {"equilibrium": 0, "given": 1, "steady": 2}
+
+# The options of linearize() and compare() beyond method (mbl_lin_options in include/mblin/model.h).
+_LIN_OPTIONS = ("state_weight", "pivot_tol", "rcond_min", "rank_tol", "dense_max", "dense_n_max", "nev", "shift",
+                "constraint_scale", "pen_alpha", "pen_xi", "pen_omega", "pen_ratio", "fd_step", "fd_tol",
+                "mem_budget", "partial")
+# The options of the operating point (mbl_opoint_options).
+_POINT_OPTIONS = ("max_iter", "tol", "abs_tol", "step_tol", "move_note", "rank_tol")
+
+
+def methods():
+    """The names of the linearization methods (docs/methods.md), e.g. ``['augmented', ...]``."""
+    return _core.methods()
+
+
+def _sets(set_):
+    if set_ is None:
+        return []
+    if not hasattr(set_, "items"):
+        raise TypeError("set must be a dict {parameter name: value}")
+    out = []
+    for k, v in set_.items():
+        if not isinstance(k, str):
+            raise TypeError("parameter names must be str, got %r" % (k,))
+        out.append((k, float(v)))
+    return out
+
+
+def _names(seq, what):
+    if seq is None:
+        return None
+    if isinstance(seq, str):
+        raise TypeError("%s must be a list of str, not a str" % what)
+    seq = list(seq)
+    for s in seq:
+        if not isinstance(s, str):
+            raise TypeError("%s must be a list of str, got %r" % (what, s))
+    return seq
+
+
+def load(path, set=None, *, states=None, velocity_states=None):
+    """Load a model file (YAML or JSON; ``model: dae`` or ``model: mechanism``).
+
+    Args:
+        path: the file (str or os.PathLike).
+        set: parameter overrides ``{name: value}`` (the CLI's ``--set``); naming a parameter the
+            model does not have raises :class:`ModelError`.
+        states: user states replacing the file's ``linearize.states`` (expressions of the equation
+            level, e.g. coordinate names); ``[]`` lets the library choose among the coordinates.
+        velocity_states: the same for ``linearize.velocity_states``.
+
+    Returns:
+        Model
+
+    Raises:
+        FileError: the file cannot be read. ParseError, ModelError: the file is not a valid model;
+        the message starts with ``file:line:column``.
+    """
+    path = _os.fspath(path)
+    sets = _sets(set)
+    states = _names(states, "states")
+    velocity_states = _names(velocity_states, "velocity_states")
+    core = _core.load_file(path, sets, states, velocity_states)
+    return Model(core, ("file", path), sets, states, velocity_states)
+
+
+def loads(text, set=None, *, name="<string>", states=None, velocity_states=None):
+    """Load a model from YAML or JSON text.
+
+    Args:
+        text: the model file's content (str or bytes, UTF-8).
+        set, states, velocity_states: as for :func:`load`.
+        name: the name used for positions in error messages (``name:line:column``).
+
+    Returns:
+        Model
+    """
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8")
+    if not isinstance(text, str):
+        raise TypeError("text must be str or bytes")
+    sets = _sets(set)
+    states = _names(states, "states")
+    velocity_states = _names(velocity_states, "velocity_states")
+    core = _core.load_string(text, name, sets, states, velocity_states)
+    return Model(core, ("text", text, name), sets, states, velocity_states)
+
+
+def from_dict(d, set=None, *, name="<dict>", states=None, velocity_states=None):
+    """Load a model from a dict shaped like a model file (it is written as JSON and read by the
+    library's reader, so the rules and the messages are those of files; positions refer to that
+    JSON text, one line).
+
+    Example::
+
+        mblin.from_dict({"model": "dae", "parameters": {"m": 1, "k": 4},
+                         "coordinates": {"x": 0},
+                         "kinetic_energy": "0.5*m*der(x)^2",
+                         "potential_energy": "0.5*k*x^2"})
+    """
+    if not isinstance(d, dict):
+        raise TypeError("from_dict expects a dict")
+    text = _json.dumps(d, allow_nan=False, default=_json_default)
+    return loads(text, set, name=name, states=states, velocity_states=velocity_states)
+
+
+def _json_default(o):
+    """NumPy scalars and arrays in a dict given to from_dict (json knows only Python's types)."""
+    if isinstance(o, (_np.generic, _np.ndarray)):
+        return o.tolist()
+    raise TypeError("from_dict: %r (%s) is not a number, string, list or dict" % (o, type(o).__name__))
+
+
+class Model:
+    """A loaded, compiled model: immutable, usable from several threads at once.
+
+    Attributes:
+        name: the model's name ("" if none).
+        file: the file it came from (or the name given to loads/from_dict).
+        coordinates, inputs, outputs: lists of names.
+        parameters: dict {name: value} after the settings.
+        at: the file's operating-point kind ("equilibrium", "given", "steady").
+        time: the file's ``linearize.time``.
+        n, m, k: coordinates, holonomic and non-holonomic constraints.
+    """
+
+    def __init__(self, core, source, sets, states, velocity_states):
+        self._core = core
+        self._source = source
+        self._sets = list(sets)
+        self._states = states
+        self._velocity_states = velocity_states
+        info = core.info()
+        self.name = info["name"]
+        self.file = info["file"]
+        self.at = info["at"]
+        self.time = info["time"]
+        self.n, self.m, self.k = info["ncoord"], info["nhol"], info["nnh"]
+        self.coordinates = core.names("coordinates")
+        self.inputs = core.names("inputs")
+        self.outputs = core.names("outputs")
+        self.parameters = dict(zip(core.names("parameters"), core.param_values().tolist()))
+
+    def __repr__(self):
+        return "<mblin.Model %r: %d coordinates, %d constraints, %d inputs, %d outputs>" % (
+            self.name or self.file, self.n, self.m + self.k, len(self.inputs), len(self.outputs))
+
+    def reload(self, set=None, *, states=None, velocity_states=None):
+        """The same model loaded again with more settings (merged over this model's) or other user
+        states (None: this model's). The model itself is unchanged (it is immutable)."""
+        sets = dict(self._sets)
+        sets.update(dict(_sets(set)))
+        sets = list(sets.items())
+        st = self._states if states is None else _names(states, "states")
+        vst = self._velocity_states if velocity_states is None else _names(velocity_states, "velocity_states")
+        if self._source[0] == "file":
+            core = _core.load_file(self._source[1], sets, st, vst)
+        else:
+            core = _core.load_string(self._source[1], self._source[2], sets, st, vst)
+        return Model(core, self._source, sets, st, vst)
+
+    def _variant(self, set, states, velocity_states):
+        if set is None and states is None and velocity_states is None:
+            return self
+        return self.reload(set, states=states, velocity_states=velocity_states)
+
+    def operating_point(self, at=None, *, q=None, v=None, guess=None, t=None, set=None, **options):
+        """Find the operating point (the CLI's ``mblin equilibrium``).
+
+        Args:
+            at: "equilibrium", "given" or "steady" (None: the file's ``linearize.at``).
+            q, v: all n coordinates / velocities replacing the file's (the initial guess, or the
+                point itself with "given"), in the order of :attr:`coordinates`.
+            guess: {coordinate name: value} replacing single initial values (the CLI's ``--guess``).
+            t: the time of the point (None: the file's ``linearize.time``).
+            set: parameter overrides for this call (the model is reloaded with them).
+            options: max_iter, tol, abs_tol, step_tol, move_note, rank_tol (mbl_opoint_options).
+
+        Returns:
+            OperatingPoint
+
+        Raises:
+            ConvergenceError: Newton did not converge. ArgumentError: an unknown coordinate in guess.
+        """
+        model = self._variant(set, None, None)
+        for k in options:
+            if k not in _POINT_OPTIONS:
+                raise TypeError("operating_point() got an unknown option %r (known: %s)" % (k, ", ".join(_POINT_OPTIONS)))
+        if at is None:
+            at_code = -1
+        elif at in _AT:
+            at_code = _AT[at]
+        else:
+            raise ValueError("at must be 'equilibrium', 'given' or 'steady', not %r" % (at,))
+        g = _sets(guess) if guess is not None else None
+        if g:
+            g = [(k, v_) for k, v_ in g]
+        qv = None if q is None else [float(x) for x in _np.asarray(q, dtype=float).ravel()]
+        vv = None if v is None else [float(x) for x in _np.asarray(v, dtype=float).ravel()]
+        core_point = model._core.point(at_code, qv, vv, g, None if t is None else float(t), dict(options))
+        return OperatingPoint(model, core_point)
+
+    def equilibrium(self, **kwargs):
+        """``operating_point(at="equilibrium", ...)``."""
+        return self.operating_point("equilibrium", **kwargs)
+
+    def linearize(self, method=None, *, set=None, states=None, velocity_states=None, point=None, at=None, q=None,
+                  v=None, guess=None, t=None, zero_tol=None, **options):
+        """Linearize at an operating point and compute the modes (the CLI's ``mblin linearize``).
+
+        Args:
+            method: "augmented" (default) or another of :func:`methods` (docs/methods.md).
+            set: parameter overrides for this call ({name: value}); the model is reloaded with them.
+            states, velocity_states: user states for this call (expressions; see :func:`load`).
+            point: an :class:`OperatingPoint` of this model (then at, q, v, guess, t are not used);
+                None: found here with at, q, v, guess, t as in :meth:`operating_point`.
+            zero_tol: |eigenvalue| counted as zero relative to the largest (default 1e-9).
+            options: the fields of mbl_lin_options: state_weight, pivot_tol, rcond_min, rank_tol,
+                dense_max, dense_n_max, nev, shift, constraint_scale, pen_alpha, pen_xi, pen_omega,
+                pen_ratio, fd_step, fd_tol, mem_budget (bytes), partial ("auto", "always", "never").
+                ``nev=K`` alone asks for the K eigenvalues nearest the shift (the CLI's ``--nev``).
+
+        Returns:
+            Linearization
+
+        Raises:
+            SingularError, ArgumentError, OutOfMemoryError, ...: the library's refusal, with its reason.
+        """
+        model = self._variant(set, states, velocity_states)
+        opts = model._lin_options(method, options, "linearize")
+        point = model._point_for(point, at, q, v, guess, t)
+        d = model._core.linearize(point._core, opts, float(zero_tol) if zero_tol else 0.0)
+        return Linearization(model, point, d)
+
+    def compare(self, *, set=None, states=None, velocity_states=None, point=None, at=None, q=None, v=None,
+                guess=None, t=None, repeat=3, **options):
+        """Run every linearization method on the same point (the CLI's ``mblin compare``).
+
+        Returns a :class:`Comparison`: the reference method and one row per method (time,
+        physical eigenvalues, largest relative deviation from the reference, error estimate, note).
+        A method that refuses is a row with ``ok`` False, not an exception.
+        """
+        model = self._variant(set, states, velocity_states)
+        opts = model._lin_options(None, options, "compare")
+        point = model._point_for(point, at, q, v, guess, t)
+        ref, rows = model._core.compare(point._core, opts, int(repeat))
+        return Comparison(ref, rows)
+
+    # ---- studies (sweeps, sensitivities) ------------------------------------------------------
+    # Parameter sweeps with mode tracking and eigenvalue sensitivities are being added to the C API
+    # (include/mblin/sweep.h, include/mblin/sensitivity.h). They get methods here, Model.sweep() and
+    # Model.sensitivities(), over functions in _core.c next to Model_compare, once those headers land.
+
+    def _lin_options(self, method, options, who):
+        for k in options:
+            if k not in _LIN_OPTIONS:
+                raise TypeError("%s() got an unknown option %r (known: %s)" % (who, k, ", ".join(_LIN_OPTIONS)))
+        opts = dict(options)
+        if method is not None:
+            if method not in _core.methods():
+                raise ArgumentError("unknown linearization method '%s' (available: %s)"
+                                    % (method, ", ".join(_core.methods())), ArgumentError.code)
+            opts["method"] = method
+        if "nev" in opts and opts["nev"] is not None and "partial" not in opts:
+            opts["partial"] = "always"
+        return opts
+
+    def _point_for(self, point, at, q, v, guess, t):
+        if point is None:
+            return self.operating_point(at, q=q, v=v, guess=guess, t=t)
+        if not isinstance(point, OperatingPoint):
+            raise TypeError("point must be an mblin.OperatingPoint")
+        if point.model is not self:
+            raise ValueError("the operating point belongs to another model (pass set/states to operating_point "
+                             "instead, or find the point on this model)")
+        return point
+
+
+class OperatingPoint:
+    """A consistent operating point (t, q, v, vdot, multipliers, inputs) of a model.
+
+    Attributes:
+        model: the Model.
+        at: how it was found ("equilibrium", "given", "steady").
+        t: time. q, v, vdot: arrays of n (in the order of ``model.coordinates``).
+        lambda_: holonomic multipliers (m). mu: non-holonomic multipliers (k).
+        inputs: input values. outputs: the outputs y at the point.
+        iterations, residual, scaled_residual: of the Newton solve.
+        constraint_rank: the numerical rank of the constraint Jacobian at the point.
+        min_norm_multipliers: True when the multipliers are the minimum-norm ones (rank loss).
+        notes: what happened (moved coordinates, rank loss).
+    """
+
+    def __init__(self, model, core_point):
+        self.model = model
+        self._core = core_point
+        d = core_point.to_dict()
+        self.at = d["at"]
+        self.t = d["t"]
+        self.q, self.v, self.vdot = d["q"], d["v"], d["vdot"]
+        self.lambda_, self.mu = d["lambda"], d["mu"]
+        self.inputs, self.outputs = d["inputs"], d["outputs"]
+        self.iterations = d["iterations"]
+        self.residual = d["residual"]
+        self.scaled_residual = d["scaled_residual"]
+        self.constraint_rank = d["constraint_rank"]
+        self.min_norm_multipliers = d["min_norm_multipliers"]
+        self.notes = d["notes"]
+
+    @property
+    def coordinates(self):
+        """The coordinate names (the order of q, v, vdot)."""
+        return self.model.coordinates
+
+    def as_dict(self):
+        """{coordinate name: value of q}."""
+        return dict(zip(self.model.coordinates, self.q.tolist()))
+
+    def __repr__(self):
+        return "<mblin.OperatingPoint %s t=%g: %s>" % (
+            self.at, self.t, ", ".join("%s=%.6g" % kv for kv in self.as_dict().items()))
+
+
+class _Matrices:
+    """A named group of matrices (attribute access, iteration over the names)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __iter__(self):
+        return iter(self.__dict__)
+
+    def __getitem__(self, k):
+        return self.__dict__[k]
+
+    def __repr__(self):
+        return "<%s>" % ", ".join("%s %s" % (k, "x".join(map(str, v.shape)) if v is not None else "None")
+                                  for k, v in self.__dict__.items())
+
+
+class Mode:
+    """One eigenvalue and its mode shape.
+
+    Attributes:
+        index: position in Linearization.modes.
+        eigenvalue: complex. freq_hz: |eigenvalue| / 2 pi. damping_ratio: -Re / |eigenvalue|.
+        kind: "oscillatory", "real" or "zero". spurious: True when the method flags it.
+        backward_error: of the eigenpair (NaN for a method's own spectrum).
+        shape: complex array over the model's coordinates (dq of the eigenvector), or None.
+    """
+
+    __slots__ = ("index", "eigenvalue", "freq_hz", "damping_ratio", "kind", "spurious", "backward_error", "shape",
+                 "_coords")
+
+    def __init__(self, index, eigenvalue, freq_hz, damping_ratio, kind, spurious, backward_error, shape, coords):
+        self.index, self.eigenvalue, self.freq_hz, self.damping_ratio = index, eigenvalue, freq_hz, damping_ratio
+        self.kind, self.spurious, self.backward_error, self.shape = kind, spurious, backward_error, shape
+        self._coords = coords
+
+    def shape_dict(self):
+        """{coordinate name: complex amplitude}."""
+        return dict(zip(self._coords, self.shape.tolist())) if self.shape is not None else {}
+
+    def __repr__(self):
+        return "<mblin.Mode %d: %.6g%+.6gj, %.6g Hz, damping %.4g, %s%s>" % (
+            self.index, self.eigenvalue.real, self.eigenvalue.imag, self.freq_hz, self.damping_ratio, self.kind,
+            ", spurious" if self.spurious else "")
+
+
+class Linearization:
+    """The linear model at an operating point, and its modes.
+
+    State space (x = [S; W], position-level states then velocity-level states)::
+
+        x' = A x + B u,   y = C x + D u
+
+    Second-order form over the position-level states S::
+
+        M S'' + Cd S' + K S = F u      (also as .mck.M, .mck.C, .mck.K, .mck.F)
+
+    Attributes:
+        method: the linearization method used.
+        A, B, C, D: state-space matrices (ndarray; None when a partial spectrum left them unformed).
+        ss: the same as a group, ``lin.ss.A`` ...
+        M, Cd, K, F: the second-order form (Cd is the damping matrix; ``C`` is the output matrix).
+        mck: the group ``lin.mck.M, .C (damping), .K, .F``.
+        descriptor: the group ``E, A, B, C`` of the descriptor form E x' = A x + B u, y = C x + D u
+            (the descriptor method), else None.
+        q_S, v_W: maps from position / velocity states to all coordinates / velocities.
+        states, velocity_states: names of S and W. state_names: all of x.
+        inputs, outputs, coordinates: names.
+        eigenvalues: complex array. frequencies: Hz. damping: damping ratios. spurious: bool array.
+        kinds: "oscillatory" / "real" / "zero" each. backward_errors: per eigenpair.
+        shapes: complex array n x (number of eigenvalues), column i the shape of mode i.
+        modes: list of :class:`Mode`.
+        eigen_solver: "sygvd", "quadratic-qz", "dgeev" or the method's own.
+        condition: condition estimate of the solve. selection: what the state selection did.
+        notes: what the method did. error_estimate: the method's own eigenvalue error estimate.
+        spectrum: dict {partial, count, of, shift, reason}.
+        point: the OperatingPoint. model: the Model.
+    """
+
+    def __init__(self, model, point, d):
+        self.model, self.point = model, point
+        self.method = d["method"]
+        z0, z1 = d["z0"], d["z1"]
+        names = d["state_names"]
+        self.state_names = names
+        self.states = names[:z0] if names is not None else None
+        self.velocity_states = names[z0:z0 + z1] if names is not None else None
+        self.inputs, self.outputs = d["input_names"], d["output_names"]
+        self.coordinates = model.coordinates
+        self.A, self.B, self.C, self.D = d["A"], d["B"], d["C"], d["D"]
+        self.M, self.Cd, self.K, self.F = d["M"], d["Cd"], d["K"], d["F"]
+        self.ss = _Matrices(A=self.A, B=self.B, C=self.C, D=self.D)
+        self.mck = _Matrices(M=self.M, C=self.Cd, K=self.K, F=self.F)
+        self.descriptor = (_Matrices(E=d["E"], A=d["Ad"], B=d["Bd"], C=d["Cdd"]) if d["nd"] > 0 else None)
+        self.q_S, self.v_W = d["q_S"], d["v_W"]
+        self.eigenvalues = d["eigenvalues"]
+        self.frequencies = d["freq_hz"]
+        self.damping = d["damping_ratio"]
+        self.spurious = d["spurious"]
+        self.kinds = d["kinds"]
+        self.backward_errors = d["backward_error"]
+        self.shapes = d["shapes"]
+        self.zero_tol = d["zero_tol"]
+        self.eigen_solver = d["eigen_solver"]
+        self.condition = d["cond"]
+        self.selection = d["selection"]
+        self.notes = d["notes"]
+        self.error_estimate = d["err_est"]
+        n_eig = len(self.eigenvalues)
+        self.spectrum = {"partial": bool(d["eig_partial"]), "count": n_eig, "of": d["nx"],
+                         "shift": d["eig_shift"] if d["eig_partial"] else None,
+                         "reason": (d["spectrum_reason"] or "asked for (nev)") if d["eig_partial"] else ""}
+        coords = self.coordinates
+        self.modes = [Mode(i, complex(self.eigenvalues[i]), float(self.frequencies[i]), float(self.damping[i]),
+                           self.kinds[i], bool(self.spurious[i]), float(self.backward_errors[i]),
+                           self.shapes[:, i] if self.shapes is not None else None, coords)
+                      for i in range(n_eig)]
+
+    def __repr__(self):
+        return "<mblin.Linearization %s: %d states, %d inputs, %d outputs, %d eigenvalues>" % (
+            self.method, self.spectrum["of"], len(self.inputs), len(self.outputs), len(self.eigenvalues))
+
+    def eigen_table(self):
+        """The eigen table as text (mode, frequency Hz, damping ratio, real, imaginary), like the CLI."""
+        lines = ["%4s %14s %12s %14s %14s" % ("mode", "freq (Hz)", "damping", "real", "imag")]
+        for m in self.modes:
+            lines.append("%4d %14.6g %12.6g %14.6g %14.6g%s" % (m.index + 1, m.freq_hz, m.damping_ratio,
+                                                             m.eigenvalue.real, m.eigenvalue.imag,
+                                                             "  spurious" if m.spurious else ""))
+        return "\n".join(lines)
+
+    def to_scipy(self):
+        """The state-space form as ``scipy.signal.StateSpace(A, B, C, D)``.
+
+        A model without inputs or outputs gets a zero column / row so that SciPy accepts it.
+        Raises :class:`Error` when the state-space form was not formed (a partial spectrum).
+        """
+        if self.A is None:
+            raise Error("%s: the state-space form was not formed (partial spectrum: %s)"
+                        % (self.model.file, self.spectrum["reason"] or "asked for"))
+        import scipy.signal
+        nx = self.A.shape[0]
+        B, C, D = self.B, self.C, self.D
+        if B.shape[1] == 0:
+            B = _np.zeros((nx, 1))
+            D = _np.zeros((D.shape[0], 1))
+        if C.shape[0] == 0:
+            C = _np.zeros((1, nx))
+            D = _np.zeros((1, D.shape[1]))
+        return scipy.signal.StateSpace(self.A, B, C, D)
+
+
+class Comparison:
+    """The result of :meth:`Model.compare`.
+
+    Attributes:
+        reference: the method the deviations are measured against.
+        rows: list of dicts {method, ok, seconds, physical_eigenvalues, max_rel_deviation,
+            error_estimate, note}; max_rel_deviation is None when not comparable.
+    """
+
+    def __init__(self, reference, rows):
+        self.reference = reference
+        for r in rows:
+            if r["max_rel_deviation"] < 0:
+                r["max_rel_deviation"] = None
+        self.rows = rows
+
+    def __getitem__(self, method):
+        for r in self.rows:
+            if r["method"] == method:
+                return r
+        raise KeyError(method)
+
+    def __repr__(self):
+        return "<mblin.Comparison reference=%s: %s>" % (
+            self.reference, ", ".join("%s%s" % (r["method"], "" if r["ok"] else " (refused)") for r in self.rows))

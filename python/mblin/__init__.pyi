@@ -1,0 +1,152 @@
+# Type stubs of the mblin package (python/mblin/__init__.py; the docstrings are there).
+import os
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+FloatArray = npt.NDArray[np.float64]
+ComplexArray = npt.NDArray[np.complex128]
+BoolArray = npt.NDArray[np.bool_]
+Settings = Mapping[str, float]
+
+class Error(Exception):
+    message: str
+    code: int
+    file: Optional[str]
+    line: Optional[int]
+    column: Optional[int]
+    def __init__(self, message: str, code: Optional[int] = ...) -> None: ...
+
+class OutOfMemoryError(Error, MemoryError): ...
+class DimensionError(Error, ValueError): ...
+class SingularError(Error): ...
+class ConvergenceError(Error): ...
+class ParseError(Error, ValueError): ...
+class DomainError(Error, ArithmeticError): ...
+class ModelError(Error, ValueError): ...
+class FileError(Error, OSError): ...
+class LibraryError(Error): ...
+class ArgumentError(Error, ValueError): ...
+
+def methods() -> List[str]: ...
+def load(path: Union[str, os.PathLike[str]], set: Optional[Settings] = ..., *,
+         states: Optional[Sequence[str]] = ..., velocity_states: Optional[Sequence[str]] = ...) -> Model: ...
+def loads(text: Union[str, bytes], set: Optional[Settings] = ..., *, name: str = ...,
+          states: Optional[Sequence[str]] = ..., velocity_states: Optional[Sequence[str]] = ...) -> Model: ...
+def from_dict(d: Dict[str, Any], set: Optional[Settings] = ..., *, name: str = ...,
+              states: Optional[Sequence[str]] = ..., velocity_states: Optional[Sequence[str]] = ...) -> Model: ...
+
+class Model:
+    name: str
+    file: str
+    at: str
+    time: float
+    n: int
+    m: int
+    k: int
+    coordinates: List[str]
+    inputs: List[str]
+    outputs: List[str]
+    parameters: Dict[str, float]
+    def reload(self, set: Optional[Settings] = ..., *, states: Optional[Sequence[str]] = ...,
+               velocity_states: Optional[Sequence[str]] = ...) -> Model: ...
+    def operating_point(self, at: Optional[str] = ..., *, q: Optional[npt.ArrayLike] = ...,
+                        v: Optional[npt.ArrayLike] = ..., guess: Optional[Settings] = ..., t: Optional[float] = ...,
+                        set: Optional[Settings] = ..., **options: float) -> OperatingPoint: ...
+    def equilibrium(self, **kwargs: Any) -> OperatingPoint: ...
+    def linearize(self, method: Optional[str] = ..., *, set: Optional[Settings] = ...,
+                  states: Optional[Sequence[str]] = ..., velocity_states: Optional[Sequence[str]] = ...,
+                  point: Optional[OperatingPoint] = ..., at: Optional[str] = ..., q: Optional[npt.ArrayLike] = ...,
+                  v: Optional[npt.ArrayLike] = ..., guess: Optional[Settings] = ..., t: Optional[float] = ...,
+                  zero_tol: Optional[float] = ..., **options: Union[float, int, str]) -> Linearization: ...
+    def compare(self, *, set: Optional[Settings] = ..., states: Optional[Sequence[str]] = ...,
+                velocity_states: Optional[Sequence[str]] = ..., point: Optional[OperatingPoint] = ...,
+                at: Optional[str] = ..., q: Optional[npt.ArrayLike] = ..., v: Optional[npt.ArrayLike] = ...,
+                guess: Optional[Settings] = ..., t: Optional[float] = ..., repeat: int = ...,
+                **options: Union[float, int, str]) -> Comparison: ...
+
+class OperatingPoint:
+    model: Model
+    at: str
+    t: float
+    q: FloatArray
+    v: FloatArray
+    vdot: FloatArray
+    lambda_: FloatArray
+    mu: FloatArray
+    inputs: FloatArray
+    outputs: FloatArray
+    iterations: int
+    residual: float
+    scaled_residual: float
+    constraint_rank: int
+    min_norm_multipliers: bool
+    notes: str
+    @property
+    def coordinates(self) -> List[str]: ...
+    def as_dict(self) -> Dict[str, float]: ...
+
+class _Matrices:
+    def __iter__(self) -> Iterator[str]: ...
+    def __getitem__(self, k: str) -> Optional[FloatArray]: ...
+    def __getattr__(self, k: str) -> Optional[FloatArray]: ...
+
+class Mode:
+    index: int
+    eigenvalue: complex
+    freq_hz: float
+    damping_ratio: float
+    kind: str
+    spurious: bool
+    backward_error: float
+    shape: Optional[ComplexArray]
+    def shape_dict(self) -> Dict[str, complex]: ...
+
+class Linearization:
+    model: Model
+    point: OperatingPoint
+    method: str
+    A: Optional[FloatArray]
+    B: Optional[FloatArray]
+    C: Optional[FloatArray]
+    D: Optional[FloatArray]
+    M: Optional[FloatArray]
+    Cd: Optional[FloatArray]
+    K: Optional[FloatArray]
+    F: Optional[FloatArray]
+    ss: _Matrices
+    mck: _Matrices
+    descriptor: Optional[_Matrices]
+    q_S: Optional[FloatArray]
+    v_W: Optional[FloatArray]
+    state_names: Optional[List[str]]
+    states: Optional[List[str]]
+    velocity_states: Optional[List[str]]
+    inputs: List[str]
+    outputs: List[str]
+    coordinates: List[str]
+    eigenvalues: ComplexArray
+    frequencies: FloatArray
+    damping: FloatArray
+    spurious: BoolArray
+    kinds: List[str]
+    backward_errors: FloatArray
+    shapes: Optional[ComplexArray]
+    modes: List[Mode]
+    zero_tol: float
+    eigen_solver: str
+    condition: float
+    selection: str
+    notes: str
+    error_estimate: float
+    spectrum: Dict[str, Any]
+    def eigen_table(self) -> str: ...
+    def to_scipy(self) -> Any: ...
+
+class Comparison:
+    reference: str
+    rows: List[Dict[str, Any]]
+    def __getitem__(self, method: str) -> Dict[str, Any]: ...

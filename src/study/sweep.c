@@ -1,0 +1,800 @@
+/* Sweeps over one or two parameters (or time), on several threads (docs/study.md).
+ *
+ * Each point is an operating point, a linear model and its modes, computed independently of the
+ * others and of the thread that computes it, so the results are the same on any number of
+ * threads. Two ways to compute a point:
+ *   - fast: every thread loads its own copy of the model once, makes a workspace
+ *     (mbl_lin_work_new) at the sweep's first point, and then for each of its points changes the
+ *     parameter in place (mbl_model_set_param), finds the operating point from the file's initial
+ *     guess and re-linearizes (mbl_relinearize: no allocation, the states of the first point).
+ *     A point where those states stop parametrizing the motion is linearized one-shot instead
+ *     (mbl_linearize, states chosen there). Time sweeps change only the point's time.
+ *   - reload: when the parameter was evaluated into numbers at load time (a mechanism's
+ *     parameters, a parameter other parameters or initial values use), the model is loaded with
+ *     the point's values (mbl_model_load_file's overrides) and linearized one-shot.
+ * The modes of all points are then tracked in order (track.c); critical speeds of a Campbell
+ * diagram are refined by the secant method on new points computed the same way. */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mblin/sweep.h"
+
+#define TWO_PI 6.283185307179586476925286766559
+/* mode shapes are kept for the MAC while they take fewer doubles than this (else eigenvalues only) */
+#define SHAPES_MAX 50000000.0
+
+void mbl_sweep_options_default(mbl_sweep_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->threads = 1;
+    opt->mac_weight = 1.0;
+}
+
+/* ---- what every point needs ------------------------------------------------------------- */
+
+typedef struct ctx {
+    char *path;
+    int naxes;
+    int pidx[2];             /* parameter index of each axis, -1 for time */
+    mbl_setting *sets;       /* the base overrides + one per parameter axis (values set per point) */
+    char **set_names;
+    int nsets, nbase;
+    mbl_opoint_options popt;
+    mbl_lin_options lopt;
+    int fast;
+    int n, nm;               /* coordinates, eigenvalues per point (from the first point) */
+} ctx;
+
+/* One thread's state: its own model (fast path) and workspace. */
+typedef struct worker {
+    ctx *c;
+    mbl_model *model;
+    mbl_lin_work *work;
+    mbl_linear *lin;
+    double x0[2];            /* the values the workspace was made at */
+    double t_load, t_point, t_lin; /* seconds in loading, operating points, linearization + modes */
+} worker;
+
+/* A computed point: eigenvalues and shapes (as mbl_modal orders them). */
+typedef struct point_out {
+    double *re, *im;         /* nm */
+    double *sre, *sim;       /* nm * n or NULL */
+} point_out;
+
+static void worker_clear(worker *w)
+{
+    mbl_linear_free(w->lin);
+    mbl_lin_work_free(w->work);
+    mbl_model_free(w->model);
+    w->lin = NULL, w->work = NULL, w->model = NULL;
+}
+
+static void ctx_free(ctx *c)
+{
+    if (!c) return;
+    mbl_free(c->path);
+    if (c->set_names)
+        for (int i = 0; i < c->nsets; i++) mbl_free(c->set_names[i]);
+    mbl_free(c->set_names);
+    mbl_free(c->sets);
+    mbl_free(c);
+}
+
+static char *dup_str(const char *s)
+{
+    size_t l = strlen(s);
+    char *d = mbl_malloc(l + 1);
+    if (d) memcpy(d, s, l + 1);
+    return d;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread (the phases' costs, not inflated by other jobs on the machine) */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Operating point of `model` at the axis values x (time axes set the time). */
+static int point_at(const ctx *c, const mbl_model *model, const double *x, mbl_point **pt, mbl_status *st)
+{
+    mbl_opoint_options po = c->popt;
+    for (int a = 0; a < c->naxes; a++)
+        if (c->pidx[a] < 0) po.t = x[a], po.has_t = 1;
+    return mbl_operating_point(model, &po, pt, st);
+}
+
+/* Linear model and modes at x; modes returned (caller frees). */
+static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_status *st)
+{
+    ctx *c = w->c;
+    mbl_point *pt = NULL;
+    mbl_linear *one = NULL;
+    int rc = 0;
+    *modes = NULL;
+    if (c->fast) {
+        if (!w->model) {
+            /* the model, and a workspace made at the sweep's first point (x0) */
+            rc = mbl_model_load_file(c->path, c->sets, c->nbase, &w->model, st);
+            for (int a = 0; a < c->naxes && !rc; a++)
+                if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], w->x0[a], st);
+            if (!rc) rc = point_at(c, w->model, w->x0, &pt, st);
+            if (!rc) rc = mbl_lin_work_new(w->model, pt, &c->lopt, &w->work, &w->lin, st);
+            mbl_point_free(pt);
+            pt = NULL;
+            if (rc) {
+                worker_clear(w);
+                return rc;
+            }
+        }
+        for (int a = 0; a < c->naxes && !rc; a++)
+            if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], x[a], st);
+        double t0 = cpu_s();
+        if (!rc) rc = point_at(c, w->model, x, &pt, st);
+        double t1 = cpu_s();
+        w->t_point += t1 - t0;
+        if (!rc) {
+            mbl_status st2;
+            mbl_status_clear(&st2);
+            if (mbl_relinearize(w->work, pt, w->lin, &st2) == 0) {
+                rc = mbl_modal(w->lin, NULL, modes, st);
+            } else {
+                /* the first point's states do not parametrize the motion here: choose anew */
+                rc = mbl_linearize(w->model, pt, &c->lopt, &one, st);
+                if (!rc) rc = mbl_modal(one, NULL, modes, st);
+            }
+            w->t_lin += cpu_s() - t1;
+        }
+    } else {
+        mbl_model *model = NULL;
+        /* the base overrides and this point's values (a copy: threads share c) */
+        mbl_setting *sets = mbl_alloc_array((size_t)c->nsets + 1, sizeof *sets);
+        if (!sets) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        memcpy(sets, c->sets, (size_t)c->nsets * sizeof *sets);
+        for (int a = 0, k = c->nbase; a < c->naxes; a++)
+            if (c->pidx[a] >= 0) sets[k++].value = x[a];
+        double t0 = cpu_s();
+        rc = mbl_model_load_file(c->path, sets, c->nsets, &model, st);
+        mbl_free(sets);
+        double t1 = cpu_s();
+        if (!rc) rc = point_at(c, model, x, &pt, st);
+        double t2 = cpu_s();
+        if (!rc) rc = mbl_linearize(model, pt, &c->lopt, &one, st);
+        if (!rc) rc = mbl_modal(one, NULL, modes, st);
+        w->t_load += t1 - t0, w->t_point += t2 - t1, w->t_lin += cpu_s() - t2;
+        mbl_model_free(model);
+    }
+    mbl_linear_free(one);
+    mbl_point_free(pt);
+    if (rc) {
+        mbl_modes_free(*modes);
+        *modes = NULL;
+    }
+    return rc;
+}
+
+/* ---- the grid and the threads ------------------------------------------------------------ */
+
+typedef struct run {
+    ctx *c;
+    const mbl_sweep_options *opt;
+    mbl_sweep *sw;
+    point_out *pts;
+    int keep_shapes;
+    pthread_mutex_t lock;
+    int next, done, chunk;
+} run;
+
+static void axis_value(const mbl_sweep *sw, const mbl_sweep_options *opt, int p, double *x)
+{
+    int i[2] = {p % sw->count[0], p / sw->count[0]};
+    for (int a = 0; a < sw->naxes; a++) {
+        const mbl_sweep_axis *ax = &opt->axis[a];
+        x[a] = i[a] == ax->count - 1 ? ax->to : ax->from + (ax->to - ax->from) * (double)i[a] / (double)(ax->count - 1);
+    }
+}
+
+/* Store the modes of point p (the count must be the first point's). */
+static int store_point(run *r, int p, const mbl_modes *m, mbl_status *st)
+{
+    ctx *c = r->c;
+    if (m->nx != c->nm)
+        return mbl_error(st, MBL_EDIM, "%d eigenvalues here, %d at the first point (a partial spectrum?)", m->nx, c->nm);
+    point_out *o = &r->pts[p];
+    o->re = mbl_alloc_array((size_t)c->nm + 1, sizeof(double));
+    o->im = mbl_alloc_array((size_t)c->nm + 1, sizeof(double));
+    if (!o->re || !o->im) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; j < c->nm; j++) o->re[j] = m->modes[j].re, o->im[j] = m->modes[j].im;
+    if (r->keep_shapes && m->shape_re && m->shape_im) {
+        size_t len = (size_t)c->nm * (size_t)c->n;
+        o->sre = mbl_alloc_array(len + 1, sizeof(double));
+        o->sim = mbl_alloc_array(len + 1, sizeof(double));
+        if (!o->sre || !o->sim) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        memcpy(o->sre, m->shape_re, len * sizeof(double));
+        memcpy(o->sim, m->shape_im, len * sizeof(double));
+    }
+    return 0;
+}
+
+typedef struct thread_arg {
+    run *r;
+    worker w;
+} thread_arg;
+
+static void *thread_main(void *arg)
+{
+    thread_arg *ta = arg;
+    run *r = ta->r;
+    mbl_sweep *sw = r->sw;
+    for (;;) {
+        /* points are handed out in blocks (fewer lock round trips on cheap points) */
+        pthread_mutex_lock(&r->lock);
+        int p0 = r->next, p1 = p0 + r->chunk;
+        if (p1 > sw->npoints) p1 = sw->npoints;
+        r->next = p1;
+        pthread_mutex_unlock(&r->lock);
+        if (p0 >= sw->npoints) break;
+        for (int p = p0; p < p1; p++) {
+            double x[2] = {0, 0};
+            axis_value(sw, r->opt, p, x);
+            mbl_status st;
+            mbl_status_clear(&st);
+            mbl_modes *m = NULL;
+            int rc = eval_modes(&ta->w, x, &m, &st);
+            if (!rc) rc = store_point(r, p, m, &st);
+            mbl_modes_free(m);
+            if (rc) {
+                char buf[MBL_MSG_MAX + 64];
+                snprintf(buf, sizeof buf, "%s", st.msg[0] ? st.msg : mbl_strerror(rc));
+                sw->error[p] = dup_str(buf);
+                sw->ok[p] = 0;
+            } else {
+                sw->ok[p] = 1;
+            }
+        }
+        pthread_mutex_lock(&r->lock);
+        r->done += p1 - p0;
+        if (r->opt->progress) r->opt->progress(r->opt->progress_ud, r->done, sw->npoints);
+        pthread_mutex_unlock(&r->lock);
+    }
+    return NULL;
+}
+
+void mbl_sweep_free(mbl_sweep *sw)
+{
+    if (!sw) return;
+    mbl_free(sw->value);
+    mbl_free(sw->re), mbl_free(sw->im), mbl_free(sw->freq_hz), mbl_free(sw->damping), mbl_free(sw->mac);
+    mbl_free(sw->ok);
+    if (sw->error)
+        for (int p = 0; p < sw->npoints; p++) mbl_free(sw->error[p]);
+    mbl_free(sw->error);
+    if (sw->ctx) {
+        worker *w = sw->ctx;
+        ctx *c = w->c;
+        worker_clear(w);
+        ctx_free(c);
+        mbl_free(w);
+    }
+    mbl_free(sw);
+}
+
+
+/* Check the options against the model and set up the context. */
+static int make_ctx(const char *path, const mbl_sweep_options *opt, ctx **out, mbl_status *st)
+{
+    *out = NULL;
+    if (!path) return mbl_error(st, MBL_EARG, "mbl_sweep_run: path is NULL");
+    if (opt->naxes < 1 || opt->naxes > 2)
+        return mbl_error(st, MBL_EARG, "a sweep has one or two parameters (%d given)", opt->naxes);
+    for (int a = 0; a < opt->naxes; a++) {
+        const mbl_sweep_axis *ax = &opt->axis[a];
+        if (!ax->name || !ax->name[0]) return mbl_error(st, MBL_EARG, "sweep parameter %d has no name", a + 1);
+        if (strlen(ax->name) >= MBL_SWEEP_NAME_MAX) return mbl_error(st, MBL_EARG, "sweep parameter name too long");
+        if (ax->count < 2)
+            return mbl_error(st, MBL_EARG, "%s: COUNT must be at least 2 (got %d)", ax->name, ax->count);
+        if (!isfinite(ax->from) || !isfinite(ax->to) || !(ax->from < ax->to))
+            return mbl_error(st, MBL_EARG, "%s: FROM must be below TO (got %g:%g)", ax->name, ax->from, ax->to);
+        if (a == 1 && !strcmp(ax->name, opt->axis[0].name))
+            return mbl_error(st, MBL_EARG, "%s: the two sweep parameters are the same", ax->name);
+    }
+    if (opt->lopt && opt->lopt->method && strcmp(opt->lopt->method, "augmented"))
+        return mbl_error(st, MBL_EARG, "sweeps use the augmented method (the re-linearization workspace), not '%s'",
+                         opt->lopt->method);
+    ctx *c = mbl_calloc(1, sizeof *c);
+    if (!c) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    c->path = dup_str(path);
+    c->naxes = opt->naxes;
+    c->nbase = opt->nsets > 0 ? opt->nsets : 0;
+    c->nsets = c->nbase + opt->naxes;
+    c->sets = mbl_calloc((size_t)c->nsets, sizeof *c->sets);
+    c->set_names = mbl_calloc((size_t)c->nsets, sizeof *c->set_names);
+    if (!c->path || !c->sets || !c->set_names) {
+        ctx_free(c);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < c->nbase; i++) {
+        c->set_names[i] = dup_str(opt->sets[i].name ? opt->sets[i].name : "");
+        if (!c->set_names[i]) {
+            ctx_free(c);
+            return mbl_error(st, MBL_ENOMEM, "out of memory");
+        }
+        c->sets[i].name = c->set_names[i];
+        c->sets[i].value = opt->sets[i].value;
+    }
+    if (opt->popt) c->popt = *opt->popt;
+    else mbl_opoint_options_default(&c->popt);
+    if (opt->lopt) c->lopt = *opt->lopt;
+    else mbl_lin_options_default(&c->lopt);
+    c->lopt.method = "augmented";
+    /* the base model: names of the axes, and whether the parameters can be changed in place */
+    mbl_model *md = NULL;
+    int rc = mbl_model_load_file(path, c->sets, c->nbase, &md, st);
+    if (rc) {
+        ctx_free(c);
+        return rc;
+    }
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    c->fast = !opt->force_reload;
+    int k = c->nbase;
+    for (int a = 0; a < opt->naxes && !rc; a++) {
+        const char *name = opt->axis[a].name;
+        int i = 0;
+        while (i < info.nparam && strcmp(mbl_model_param_name(md, i), name)) i++;
+        if (i == info.nparam) {
+            if (!strcmp(name, "t")) {
+                c->pidx[a] = -1;
+                continue;
+            }
+            char list[512] = "";
+            for (int j = 0; j < info.nparam; j++) {
+                size_t l = strlen(list);
+                if (l + 8 >= sizeof list) break;
+                snprintf(list + l, sizeof list - l, "%s%s", j ? ", " : "", mbl_model_param_name(md, j));
+            }
+            rc = mbl_error(st, MBL_EARG, "%s: the model has no parameter '%s' (parameters: %s; or t for time)", path,
+                           name, info.nparam ? list : "none");
+            break;
+        }
+        c->pidx[a] = i;
+        for (int s = 0; s < c->nbase; s++)
+            if (!strcmp(c->sets[s].name, name)) {
+                rc = mbl_error(st, MBL_EARG, "%s is both swept and set", name);
+                break;
+            }
+        if (rc) break;
+        mbl_status st2;
+        if (mbl_model_set_param(md, i, mbl_model_param_value(md, i), &st2)) c->fast = 0;
+        c->set_names[k] = dup_str(name);
+        if (!c->set_names[k]) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        else c->sets[k].name = c->set_names[k], c->sets[k].value = 0, k++;
+    }
+    c->nsets = k;
+    mbl_model_free(md);
+    if (rc) {
+        ctx_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_sweep_run: out is NULL");
+    *out = NULL;
+    mbl_sweep_options defaults;
+    mbl_sweep_options_default(&defaults);
+    const mbl_sweep_options *opt = opt_in ? opt_in : &defaults;
+    ctx *c = NULL;
+    int rc = make_ctx(path, opt, &c, st);
+    if (rc) return rc;
+    mbl_sweep *sw = mbl_calloc(1, sizeof *sw);
+    if (!sw) {
+        ctx_free(c);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    sw->naxes = opt->naxes;
+    sw->count[0] = opt->axis[0].count;
+    sw->count[1] = opt->naxes > 1 ? opt->axis[1].count : 1;
+    for (int a = 0; a < opt->naxes; a++) snprintf(sw->axis_name[a], MBL_SWEEP_NAME_MAX, "%s", opt->axis[a].name);
+    if ((double)sw->count[0] * (double)sw->count[1] > 1e8) {
+        mbl_sweep_free(sw);
+        ctx_free(c);
+        return mbl_error(st, MBL_EARG, "too many sweep points (%d x %d)", sw->count[0], sw->count[1]);
+    }
+    sw->npoints = sw->count[0] * sw->count[1];
+    sw->fast = c->fast;
+    int threads = opt->threads > 0 ? opt->threads : 1;
+    if (threads > sw->npoints) threads = sw->npoints;
+    if (threads > 256) threads = 256;
+    sw->threads = threads;
+    worker *keep = mbl_calloc(1, sizeof *keep); /* the state kept for mbl_sweep_critical */
+    sw->value = mbl_alloc_array((size_t)sw->npoints * (size_t)sw->naxes, sizeof *sw->value);
+    sw->ok = mbl_calloc((size_t)sw->npoints, sizeof *sw->ok);
+    sw->error = mbl_calloc((size_t)sw->npoints, sizeof *sw->error);
+    if (!keep || !sw->value || !sw->ok || !sw->error) {
+        mbl_free(keep);
+        mbl_sweep_free(sw);
+        ctx_free(c);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    keep->c = c;
+    sw->ctx = keep;
+    for (int p = 0; p < sw->npoints; p++) axis_value(sw, opt, p, sw->value + (size_t)p * sw->naxes);
+    double x0[2] = {opt->axis[0].from, opt->naxes > 1 ? opt->axis[1].from : 0};
+    keep->x0[0] = x0[0], keep->x0[1] = x0[1];
+
+    /* the first point on this thread: sizes, and the error when the sweep cannot start */
+    mbl_modes *m0 = NULL;
+    rc = eval_modes(keep, x0, &m0, st);
+    if (rc) {
+        mbl_error_prefix(st, "%s: the sweep's first point (%s = %g)", path, opt->axis[0].name, x0[0]);
+        mbl_sweep_free(sw);
+        return rc;
+    }
+    c->nm = m0->nx;
+    c->n = m0->n;
+    sw->nmodes = c->nm;
+    sw->n = c->n;
+    mbl_modes_free(m0);
+
+    run r;
+    memset(&r, 0, sizeof r);
+    r.c = c;
+    r.opt = opt;
+    r.sw = sw;
+    r.chunk = sw->npoints / (8 * threads);
+    if (r.chunk < 1) r.chunk = 1;
+    if (r.chunk > 16) r.chunk = 16;
+    r.keep_shapes = (double)sw->npoints * (double)c->nm * (double)c->n <= SHAPES_MAX;
+    r.pts = mbl_calloc((size_t)sw->npoints, sizeof *r.pts);
+    thread_arg *ta = mbl_calloc((size_t)threads, sizeof *ta);
+    pthread_t *tid = mbl_calloc((size_t)threads, sizeof *tid);
+    if (!r.pts || !ta || !tid || pthread_mutex_init(&r.lock, NULL)) {
+        mbl_free(r.pts), mbl_free(ta), mbl_free(tid);
+        mbl_sweep_free(sw);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    double t0 = now_s();
+    int *started = mbl_calloc((size_t)threads, sizeof *started);
+    for (int t = 0; t < threads; t++) {
+        ta[t].r = &r;
+        ta[t].w.c = c;
+        ta[t].w.x0[0] = x0[0], ta[t].w.x0[1] = x0[1];
+    }
+    /* thread 0 is this one; a thread that cannot be started leaves its points to the others */
+    for (int t = 1; t < threads && started; t++) started[t] = pthread_create(&tid[t], NULL, thread_main, &ta[t]) == 0;
+    thread_main(&ta[0]);
+    for (int t = 1; t < threads && started; t++)
+        if (started[t]) pthread_join(tid[t], NULL);
+    sw->seconds = now_s() - t0;
+    for (int t = 0; t < threads; t++) {
+        sw->seconds_load += ta[t].w.t_load, sw->seconds_point += ta[t].w.t_point, sw->seconds_lin += ta[t].w.t_lin;
+        worker_clear(&ta[t].w);
+    }
+    pthread_mutex_destroy(&r.lock);
+    mbl_free(started);
+    mbl_free(ta);
+    mbl_free(tid);
+
+    /* tracking, over the points that were computed, in order (rows of a 2-axis grid start from
+     * the start of the previous row) */
+    int nm = c->nm, n = c->n;
+    size_t tot = (size_t)sw->npoints * (size_t)nm;
+    sw->re = mbl_alloc_array(tot + 1, sizeof(double));
+    sw->im = mbl_alloc_array(tot + 1, sizeof(double));
+    sw->freq_hz = mbl_alloc_array(tot + 1, sizeof(double));
+    sw->damping = mbl_alloc_array(tot + 1, sizeof(double));
+    sw->mac = mbl_alloc_array(tot + 1, sizeof(double));
+    int *idx = mbl_alloc_array((size_t)sw->npoints + 1, sizeof(int)), *prev = mbl_alloc_array((size_t)sw->npoints + 1, sizeof(int));
+    int nok = 0;
+    for (int p = 0; p < sw->npoints; p++) nok += sw->ok[p];
+    sw->nfailed = sw->npoints - nok;
+    size_t okt = (size_t)(nok ? nok : 1) * (size_t)nm;
+    double *lre = mbl_alloc_array(okt + 1, sizeof(double)), *lim = mbl_alloc_array(okt + 1, sizeof(double));
+    double *xx = mbl_alloc_array((size_t)nok + 1, sizeof(double)), *mac = mbl_alloc_array(okt + 1, sizeof(double));
+    int *perm = mbl_alloc_array(okt + 1, sizeof(int));
+    int shapes = r.keep_shapes;
+    for (int p = 0; p < sw->npoints && shapes; p++)
+        if (sw->ok[p] && !r.pts[p].sre) shapes = 0;
+    double *sre = shapes ? mbl_alloc_array(okt * (size_t)n + 1, sizeof(double)) : NULL;
+    double *sim = shapes ? mbl_alloc_array(okt * (size_t)n + 1, sizeof(double)) : NULL;
+    if (!sw->re || !sw->im || !sw->freq_hz || !sw->damping || !sw->mac || !idx || !prev || !lre || !lim || !xx ||
+        !mac || !perm || (shapes && (!sre || !sim)))
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        /* order of the ok points; prev = the ok point each is tracked from */
+        int k = 0, last_row_start = -1;
+        for (int i1 = 0; i1 < sw->count[1]; i1++) {
+            int last = -1, row_start = -1;
+            for (int i0 = 0; i0 < sw->count[0]; i0++) {
+                int p = i0 + sw->count[0] * i1;
+                if (!sw->ok[p]) continue;
+                idx[k] = p;
+                prev[k] = last >= 0 ? last : last_row_start;
+                xx[k] = sw->value[(size_t)p * sw->naxes];
+                memcpy(lre + (size_t)k * nm, r.pts[p].re, (size_t)nm * sizeof(double));
+                memcpy(lim + (size_t)k * nm, r.pts[p].im, (size_t)nm * sizeof(double));
+                if (shapes) {
+                    memcpy(sre + (size_t)k * nm * n, r.pts[p].sre, (size_t)nm * n * sizeof(double));
+                    memcpy(sim + (size_t)k * nm * n, r.pts[p].sim, (size_t)nm * n * sizeof(double));
+                }
+                if (row_start < 0) row_start = k;
+                last = k++;
+            }
+            if (row_start >= 0) last_row_start = row_start;
+        }
+        if (nok) rc = mbl_track_modes(nok, nm, n, lre, lim, NULL, NULL, sre, sim, xx, prev, opt->mac_weight, perm, mac, st);
+    }
+    if (!rc) {
+        for (size_t i = 0; i < tot; i++)
+            sw->re[i] = sw->im[i] = sw->freq_hz[i] = sw->damping[i] = sw->mac[i] = NAN;
+        for (int k = 0; k < nok; k++) {
+            int p = idx[k];
+            for (int b = 0; b < nm; b++) {
+                int j = perm[(size_t)k * nm + b];
+                double re = lre[(size_t)k * nm + j], im = lim[(size_t)k * nm + j], a = hypot(re, im);
+                size_t o = (size_t)p * nm + b;
+                sw->re[o] = re, sw->im[o] = im;
+                sw->freq_hz[o] = a / TWO_PI;
+                sw->damping[o] = a > 0 ? -re / a + 0.0 : 0.0; /* + 0.0: no negative zero */
+                sw->mac[o] = mac[(size_t)k * nm + b];
+            }
+        }
+    }
+    for (int p = 0; p < sw->npoints; p++) {
+        mbl_free(r.pts[p].re), mbl_free(r.pts[p].im), mbl_free(r.pts[p].sre), mbl_free(r.pts[p].sim);
+    }
+    mbl_free(r.pts);
+    mbl_free(idx), mbl_free(prev), mbl_free(lre), mbl_free(lim), mbl_free(xx), mbl_free(mac), mbl_free(perm);
+    mbl_free(sre), mbl_free(sim);
+    const char *slash = strrchr(path, '/');
+    snprintf(sw->model_name, sizeof sw->model_name, "%s", slash ? slash + 1 : path);
+    if (rc) {
+        mbl_sweep_free(sw);
+        return rc;
+    }
+    *out = sw;
+    return 0;
+}
+
+/* ---- Campbell diagram: critical speeds ------------------------------------------------------ */
+
+/* The oscillatory eigenvalue (Im > 0) of a new point nearest `target`. */
+static int nearest_at(worker *w, double x, double tr, double ti, double zero, double *re, double *im, mbl_status *st)
+{
+    double xv[2] = {x, w->x0[1]};
+    mbl_modes *m = NULL;
+    int rc = eval_modes(w, xv, &m, st);
+    if (rc) return rc;
+    double best = INFINITY;
+    for (int j = 0; j < m->nx; j++) {
+        double d = hypot(m->modes[j].re - tr, m->modes[j].im - ti);
+        if (m->modes[j].im > zero && d < best) best = d, *re = m->modes[j].re, *im = m->modes[j].im;
+    }
+    mbl_modes_free(m);
+    if (!isfinite(best)) return mbl_error(st, MBL_ENOCONV, "no oscillatory mode at %g", x);
+    return 0;
+}
+
+int mbl_sweep_critical(mbl_sweep *sw, const double *orders, int norders, double hz_per_unit, double tol,
+                       mbl_critical **out, int *ncrit, mbl_status *st)
+{
+    if (!sw || !out || !ncrit || (norders && !orders)) return mbl_error(st, MBL_EARG, "mbl_sweep_critical: NULL argument");
+    *out = NULL;
+    *ncrit = 0;
+    if (sw->naxes != 1) return mbl_error(st, MBL_EARG, "critical speeds need a sweep over one parameter");
+    if (!(hz_per_unit > 0) || !isfinite(hz_per_unit)) return mbl_error(st, MBL_EARG, "hz_per_unit must be positive");
+    if (!(tol > 0)) tol = 1e-10;
+    worker *w = sw->ctx;
+    int nm = sw->nmodes, cap = 0, nc = 0;
+    double zero = mbl_sweep_zero_level(sw);
+    mbl_critical *cr = NULL;
+    for (int o = 0; o < norders; o++) {
+        double k = orders[o];
+        if (!(k > 0) || !isfinite(k)) {
+            mbl_free(cr);
+            return mbl_error(st, MBL_EARG, "excitation orders must be positive (got %g)", k);
+        }
+        for (int b = 0; b < nm; b++)
+            for (int p = 0; p + 1 < sw->npoints; p++) {
+                size_t i0 = (size_t)p * nm + b, i1 = (size_t)(p + 1) * nm + b;
+                if (!sw->ok[p] || !sw->ok[p + 1] || !(sw->im[i0] > zero) || !(sw->im[i1] > zero)) continue;
+                double xa = sw->value[p], xb = sw->value[p + 1];
+                double ga = sw->im[i0] / TWO_PI - k * xa * hz_per_unit, gb = sw->im[i1] / TWO_PI - k * xb * hz_per_unit;
+                if (!(ga == 0 || (ga < 0) != (gb < 0))) continue;
+                if (gb == 0) continue; /* counted at the next interval */
+                /* regula falsi (Illinois) on the bracket [xa, xb], the branch followed by the
+                 * eigenvalue nearest the interpolation between the bracket's ends */
+                double ra = sw->re[i0], ia = sw->im[i0], rb = sw->re[i1], ib = sw->im[i1];
+                double x = xa, fr = ra, fi = ia;
+                int refined = 0, side = 0;
+                if (ga != 0 && w && w->c) {
+                    double xprev = INFINITY;
+                    for (int it = 0; it < 30; it++) {
+                        x = xa - ga * (xb - xa) / (gb - ga);
+                        if (!(x > xa && x < xb)) x = 0.5 * (xa + xb);
+                        double s = (x - xa) / (xb - xa);
+                        double re = 0, im = 0;
+                        mbl_status st2;
+                        if (nearest_at(w, x, ra + s * (rb - ra), ia + s * (ib - ia), zero, &re, &im, &st2)) break;
+                        fr = re, fi = im;
+                        double g = im / TWO_PI - k * x * hz_per_unit;
+                        if (fabs(x - xprev) <= tol * fmax(fabs(x), 1e-300) || g == 0) {
+                            refined = 1;
+                            break;
+                        }
+                        xprev = x;
+                        if ((g < 0) == (ga < 0)) {
+                            xa = x, ga = g, ra = re, ia = im;
+                            if (side == -1) gb *= 0.5;
+                            side = -1;
+                        } else {
+                            xb = x, gb = g, rb = re, ib = im;
+                            if (side == 1) ga *= 0.5;
+                            side = 1;
+                        }
+                    }
+                }
+                if (!refined && ga != 0) {
+                    /* linear interpolation between the sweep's points */
+                    x = xa - ga * (xb - xa) / (gb - ga);
+                    double s = (x - xa) / (xb - xa);
+                    fr = ra + s * (rb - ra), fi = ia + s * (ib - ia);
+                }
+                if (nc == cap) {
+                    cap = cap ? 2 * cap : 16;
+                    mbl_critical *t = mbl_realloc_array(cr, (size_t)cap, sizeof *cr);
+                    if (!t) {
+                        mbl_free(cr);
+                        return mbl_error(st, MBL_ENOMEM, "out of memory");
+                    }
+                    cr = t;
+                }
+                double slope = (sw->im[i1] - sw->im[i0]) / TWO_PI / (sw->value[p + 1] - sw->value[p]);
+                double rel = 1e-6 * fabs(sw->im[i0]) / TWO_PI / (sw->value[p + 1] - sw->value[p] + 1e-300);
+                cr[nc].branch = b;
+                cr[nc].order = k;
+                cr[nc].speed = x;
+                cr[nc].freq_hz = fi / TWO_PI;
+                (void)fr;
+                cr[nc].refined = refined;
+                cr[nc].whirl = slope > rel ? 1 : slope < -rel ? -1 : 0;
+                nc++;
+            }
+    }
+    *out = cr;
+    *ncrit = nc;
+    return 0;
+}
+
+/* ---- CSV and JSON ---------------------------------------------------------------------------- */
+
+int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw)
+{
+    if (!f || !sw) return MBL_EARG;
+    for (int a = 0; a < sw->naxes; a++) fprintf(f, "%s,", sw->axis_name[a]);
+    fprintf(f, "branch,re,im,freq_hz,damping_ratio,mac\n");
+    for (int p = 0; p < sw->npoints; p++)
+        for (int b = 0; b < sw->nmodes; b++) {
+            for (int a = 0; a < sw->naxes; a++) fprintf(f, "%.17g,", sw->value[(size_t)p * sw->naxes + a]);
+            size_t o = (size_t)p * sw->nmodes + b;
+            fprintf(f, "%d,%.17g,%.17g,%.17g,%.17g,%.17g\n", b + 1, sw->re[o], sw->im[o], sw->freq_hz[o], sw->damping[o],
+                    sw->mac[o]);
+        }
+    return ferror(f) ? MBL_EIO : 0;
+}
+
+static void json_num(FILE *f, double x)
+{
+    if (isfinite(x)) fprintf(f, "%.17g", x);
+    else fputs("null", f);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+        else fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit, int ncrit)
+{
+    if (!f || !sw) return MBL_EARG;
+    fputs("{\"model\": ", f);
+    json_str(f, sw->model_name);
+    fputs(", \"axes\": [", f);
+    for (int a = 0; a < sw->naxes; a++) {
+        int c = sw->count[a];
+        fputs(a ? ", {\"name\": " : "{\"name\": ", f);
+        json_str(f, sw->axis_name[a]);
+        size_t plast = a == 0 ? (size_t)(c - 1) : (size_t)(c - 1) * (size_t)sw->count[0];
+        double first = sw->value[a], last = sw->value[plast * (size_t)sw->naxes + (size_t)a];
+        fputs(", \"from\": ", f);
+        json_num(f, first);
+        fputs(", \"to\": ", f);
+        json_num(f, last);
+        fprintf(f, ", \"count\": %d}", c);
+    }
+    fprintf(f, "], \"points\": %d, \"modes\": %d, \"fast\": %s, \"threads\": %d, \"seconds\": %.6f,\n\"values\": [",
+            sw->npoints, sw->nmodes, sw->fast ? "true" : "false", sw->threads, sw->seconds);
+    for (int p = 0; p < sw->npoints; p++) {
+        fputs(p ? ", [" : "[", f);
+        for (int a = 0; a < sw->naxes; a++) {
+            if (a) fputs(", ", f);
+            json_num(f, sw->value[(size_t)p * sw->naxes + a]);
+        }
+        fputc(']', f);
+    }
+    fputs("],\n\"branches\": [", f);
+    const char *keys[] = {"re", "im", "freq_hz", "damping_ratio", "mac"};
+    const double *arr[] = {sw->re, sw->im, sw->freq_hz, sw->damping, sw->mac};
+    for (int b = 0; b < sw->nmodes; b++) {
+        fputs(b ? ",\n {" : "\n {", f);
+        for (int k = 0; k < 5; k++) {
+            fprintf(f, "%s\"%s\": [", k ? ", " : "", keys[k]);
+            for (int p = 0; p < sw->npoints; p++) {
+                if (p) fputs(", ", f);
+                json_num(f, arr[k][(size_t)p * sw->nmodes + b]);
+            }
+            fputc(']', f);
+        }
+        fputc('}', f);
+    }
+    fputs("],\n\"failed\": [", f);
+    int first = 1;
+    for (int p = 0; p < sw->npoints; p++)
+        if (!sw->ok[p]) {
+            fprintf(f, "%s{\"point\": %d, \"error\": ", first ? "" : ", ", p);
+            json_str(f, sw->error[p] ? sw->error[p] : "");
+            fputc('}', f);
+            first = 0;
+        }
+    fputc(']', f);
+    if (crit) {
+        fputs(",\n\"critical_speeds\": [", f);
+        for (int i = 0; i < ncrit; i++) {
+            fprintf(f, "%s{\"branch\": %d, \"order\": ", i ? ", " : "", crit[i].branch + 1);
+            json_num(f, crit[i].order);
+            fputs(", \"speed\": ", f);
+            json_num(f, crit[i].speed);
+            fputs(", \"freq_hz\": ", f);
+            json_num(f, crit[i].freq_hz);
+            fprintf(f, ", \"trend\": \"%s\", \"refined\": %s}",
+                    crit[i].whirl > 0 ? "rising" : crit[i].whirl < 0 ? "falling" : "flat", crit[i].refined ? "true" : "false");
+        }
+        fputc(']', f);
+    }
+    fputs("}\n", f);
+    return ferror(f) ? MBL_EIO : 0;
+}
+
+double mbl_sweep_zero_level(const mbl_sweep *sw)
+{
+    double big = 0;
+    size_t tot = sw ? (size_t)sw->npoints * (size_t)sw->nmodes : 0;
+    for (size_t i = 0; i < tot; i++) {
+        double a = hypot(sw->re[i], sw->im[i]);
+        if (isfinite(a) && a > big) big = a;
+    }
+    return 1e-6 * big;
+}

@@ -1,0 +1,173 @@
+/* Mode tracking over a sweep (docs/study.md, "Sweeps and Campbell diagrams").
+ *
+ * From point a to the next point p every branch b (an eigenvalue lambda_b(a) with its mode shape
+ * phi_b(a)) is matched to one eigenvalue j of p by a minimum-cost assignment (Hungarian method,
+ * shortest augmenting paths with potentials, O(nm^3)) of
+ *
+ *     cost(b, j) = w (1 - MAC(phi_b(a), phi_j(p))) + |lambda_j(p) - pred_b| / (|pred_b| + |lambda_j(p)| + ref)
+ *
+ * MAC(x, y) = |x^H y|^2 / (x^H x y^H y) is the modal assurance criterion (eigenvector correlation)
+ * and pred_b the eigenvalue predicted at p: lambda_b(a) + (d lambda_b / dx)(a) (x_p - x_a) when the
+ * caller gives exact eigenvalue derivatives, else the branch extrapolated linearly in the
+ * parameter from its last two points (lambda_b(a) itself at the first step). The MAC term keeps a branch on
+ * its shape through a crossing (the shapes of two crossing modes are distinct) and through a
+ * veering (the shapes rotate continuously, so consecutive points of one branch stay correlated);
+ * the predictor separates what shapes cannot: the members of a conjugate pair and the two
+ * branches of a real pair (equal shapes up to conjugation), and eigenvalues that merge into a
+ * complex pair (coalescing eigenvectors at the merge point). */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "mblin/sweep.h"
+
+/* Minimum-cost perfect assignment of an n x n cost matrix (row-major): row i -> column asg[i]. */
+static int assign(int n, const double *cost, int *asg)
+{
+    size_t m = (size_t)n + 1;
+    double *u = mbl_calloc(m, sizeof *u), *v = mbl_calloc(m, sizeof *v), *minv = mbl_alloc_array(m, sizeof *minv);
+    int *p = mbl_calloc(m, sizeof *p), *way = mbl_calloc(m, sizeof *way);
+    char *used = mbl_alloc_array(m, 1);
+    if (!u || !v || !minv || !p || !way || !used) {
+        mbl_free(u), mbl_free(v), mbl_free(minv), mbl_free(p), mbl_free(way), mbl_free(used);
+        return MBL_ENOMEM;
+    }
+    /* 1-based rows/columns; p[j] = row assigned to column j, column 0 is the virtual start */
+    for (int i = 1; i <= n; i++) {
+        p[0] = i;
+        int j0 = 0;
+        for (int j = 0; j <= n; j++) minv[j] = INFINITY, used[j] = 0;
+        do {
+            used[j0] = 1;
+            int i0 = p[j0], j1 = 0;
+            double delta = INFINITY;
+            for (int j = 1; j <= n; j++) {
+                if (used[j]) continue;
+                double cur = cost[(size_t)(i0 - 1) * (size_t)n + (size_t)(j - 1)] - u[i0] - v[j];
+                if (cur < minv[j]) minv[j] = cur, way[j] = j0;
+                if (minv[j] < delta) delta = minv[j], j1 = j;
+            }
+            if (j1 == 0) { /* only with non-finite costs: take the first free column */
+                for (int j = 1; j <= n && !j1; j++)
+                    if (!used[j]) j1 = j;
+                delta = 0;
+            }
+            for (int j = 0; j <= n; j++) {
+                if (used[j]) u[p[j]] += delta, v[j] -= delta;
+                else minv[j] -= delta;
+            }
+            j0 = j1;
+        } while (p[j0] != 0);
+        do {
+            int j1 = way[j0];
+            p[j0] = p[j1];
+            j0 = j1;
+        } while (j0);
+    }
+    for (int j = 1; j <= n; j++) asg[p[j] - 1] = j - 1;
+    mbl_free(u), mbl_free(v), mbl_free(minv), mbl_free(p), mbl_free(way), mbl_free(used);
+    return 0;
+}
+
+static double mac_of(int n, const double *ar, const double *ai, const double *br, const double *bi)
+{
+    double sr = 0, si = 0, na = 0, nb = 0;
+    for (int k = 0; k < n; k++) {
+        /* conj(a) * b */
+        sr += ar[k] * br[k] + ai[k] * bi[k];
+        si += ar[k] * bi[k] - ai[k] * br[k];
+        na += ar[k] * ar[k] + ai[k] * ai[k];
+        nb += br[k] * br[k] + bi[k] * bi[k];
+    }
+    if (!(na > 0) || !(nb > 0)) return 0.0;
+    double m = (sr * sr + si * si) / (na * nb);
+    return m > 1 ? 1 : m;
+}
+
+int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim, const double *dre,
+                    const double *dim, const double *sre, const double *sim, const double *x, const int *prev,
+                    double mac_weight, int *perm, double *mac, mbl_status *st)
+{
+    if (np < 1 || nm < 0 || !lre || !lim || !perm || (sre && (!sim || n < 1)))
+        return mbl_error(st, MBL_EARG, "mbl_track_modes: invalid arguments");
+    if (nm == 0) return 0;
+    if (!(mac_weight >= 0)) mac_weight = 1.0;
+    double *cost = mbl_alloc_array((size_t)nm * (size_t)nm, sizeof *cost);
+    double *pr = mbl_alloc_array((size_t)nm, sizeof *pr), *pi = mbl_alloc_array((size_t)nm, sizeof *pi);
+    int *asg = mbl_alloc_array((size_t)nm, sizeof *asg);
+    if (!cost || !pr || !pi || !asg) {
+        mbl_free(cost), mbl_free(pr), mbl_free(pi), mbl_free(asg);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    int rc = 0;
+    for (int p = 0; p < np && !rc; p++) {
+        int a = prev ? prev[p] : p - 1;
+        if (a < 0) {
+            for (int b = 0; b < nm; b++) {
+                perm[(size_t)p * nm + b] = b;
+                if (mac) mac[(size_t)p * nm + b] = sre ? 1.0 : NAN;
+            }
+            continue;
+        }
+        if (a >= p) {
+            rc = mbl_error(st, MBL_EARG, "mbl_track_modes: point %d is tracked from a later point %d", p, a);
+            break;
+        }
+        int aa = prev ? prev[a] : a - 1; /* the point before a: the predictor's second point */
+        double big = 0;
+        for (int b = 0; b < nm; b++) {
+            int ja = perm[(size_t)a * nm + b];
+            double r = lre[(size_t)a * nm + ja], i = lim[(size_t)a * nm + ja];
+            pr[b] = r, pi[b] = i;
+            double gr = dre && dim ? dre[(size_t)a * nm + ja] : NAN, gi = dre && dim ? dim[(size_t)a * nm + ja] : NAN;
+            if (x && x[p] != x[a] && isfinite(gr) && isfinite(gi)) {
+                /* exact derivative given: first-order Taylor step */
+                pr[b] += gr * (x[p] - x[a]), pi[b] += gi * (x[p] - x[a]);
+            } else if (aa >= 0 && x && x[a] != x[aa] && x[p] != x[a]) {
+                int jaa = perm[(size_t)aa * nm + b];
+                double s = (x[p] - x[a]) / (x[a] - x[aa]);
+                double dr = r - lre[(size_t)aa * nm + jaa], di = i - lim[(size_t)aa * nm + jaa];
+                if (isfinite(dr) && isfinite(di)) pr[b] += s * dr, pi[b] += s * di;
+            }
+            if (isfinite(r) && isfinite(i)) big = fmax(big, hypot(r, i));
+        }
+        for (int j = 0; j < nm; j++) {
+            double r = lre[(size_t)p * nm + j], i = lim[(size_t)p * nm + j];
+            if (isfinite(r) && isfinite(i)) big = fmax(big, hypot(r, i));
+        }
+        double ref = 1e-8 * big + DBL_MIN;
+        for (int b = 0; b < nm; b++) {
+            int ja = perm[(size_t)a * nm + b];
+            for (int j = 0; j < nm; j++) {
+                double r = lre[(size_t)p * nm + j], i = lim[(size_t)p * nm + j];
+                double d = hypot(r - pr[b], i - pi[b]) / (hypot(pr[b], pi[b]) + hypot(r, i) + ref);
+                if (!isfinite(d)) d = 1e6;
+                double c = d;
+                if (sre) {
+                    const double *xr = sre + ((size_t)a * nm + ja) * (size_t)n, *xi = sim + ((size_t)a * nm + ja) * (size_t)n;
+                    const double *yr = sre + ((size_t)p * nm + j) * (size_t)n, *yi = sim + ((size_t)p * nm + j) * (size_t)n;
+                    double m = mac_of(n, xr, xi, yr, yi);
+                    if (!isfinite(m)) m = 0;
+                    c += mac_weight * (1.0 - m);
+                }
+                cost[(size_t)b * nm + j] = c;
+            }
+        }
+        if (assign(nm, cost, asg)) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            break;
+        }
+        for (int b = 0; b < nm; b++) {
+            perm[(size_t)p * nm + b] = asg[b];
+            if (mac) {
+                int ja = perm[(size_t)a * nm + b], j = asg[b];
+                mac[(size_t)p * nm + b] =
+                    sre ? mac_of(n, sre + ((size_t)a * nm + ja) * (size_t)n, sim + ((size_t)a * nm + ja) * (size_t)n,
+                                 sre + ((size_t)p * nm + j) * (size_t)n, sim + ((size_t)p * nm + j) * (size_t)n)
+                        : NAN;
+            }
+        }
+    }
+    mbl_free(cost), mbl_free(pr), mbl_free(pi), mbl_free(asg);
+    return rc;
+}

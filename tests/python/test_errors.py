@@ -1,0 +1,144 @@
+"""Failures are Python exceptions (subclasses of mblin.Error) carrying the library's one-line
+message and, where it has one, its file:line:column split out."""
+import os
+
+import pytest
+
+import mblin
+
+OSC = ('model: dae\n'
+       'parameters: {m: 1, k: 4}\n'
+       'coordinates: {x: 0}\n'
+       'kinetic_energy: "0.5*m*der(x)^2"\n'
+       'potential_energy: "0.5*k*%s^2"\n')
+
+
+def column_of(text, line, token):
+    """1-based column of token on 1-based line of text, found independently of the library."""
+    return text.splitlines()[line - 1].index(token) + 1
+
+
+def test_missing_file():
+    with pytest.raises(mblin.FileError) as e:
+        mblin.load("examples/no_such_model.yaml")
+    assert "examples/no_such_model.yaml" in str(e.value) and "No such file" in str(e.value)
+    assert isinstance(e.value, OSError) and isinstance(e.value, mblin.Error)
+    assert e.value.code == -8
+
+
+def test_directory_is_not_a_model():
+    with pytest.raises(mblin.FileError, match="is a directory"):
+        mblin.load("examples")
+
+
+def test_bad_yaml_position_in_file(tmp_path):
+    text = ("model: dae\n"
+            "parameters: {m: 1, k: 4}\n"
+            "coordinates: [x: 0\n"
+            "kinetic_energy: \"0.5*m*der(x)^2\"\n")
+    path = tmp_path / "broken.yaml"
+    path.write_text(text)
+    with pytest.raises(mblin.ParseError) as e:
+        mblin.load(path)
+    err = e.value
+    assert err.file == str(path)
+    # the flow sequence opened on line 3 is still open where the next mapping key starts: line 4,
+    # at the ':' after kinetic_energy, the first token that cannot continue it
+    assert (err.line, err.column) == (4, column_of(text, 4, ":") + 0)
+    assert str(err).startswith("%s:4:%d: YAML error" % (path, err.column))
+    assert isinstance(err, ValueError)
+
+
+def test_bad_indentation_position():
+    text = "model: dae\nparameters:\n  m: 1\n   k: 4\n"
+    with pytest.raises(mblin.ParseError) as e:
+        mblin.loads(text, name="indent.yaml")
+    assert (e.value.file, e.value.line, e.value.column) == ("indent.yaml", 4, column_of(text, 4, ":"))
+
+
+def test_unknown_name_position():
+    text = OSC % "zz"
+    with pytest.raises(mblin.ParseError) as e:
+        mblin.loads(text, name="osc.yaml")
+    assert (e.value.file, e.value.line, e.value.column) == ("osc.yaml", 5, column_of(text, 5, "zz"))
+    assert "unknown name 'zz'" in e.value.message
+
+
+def test_bad_expression_position():
+    text = OSC % "x^"
+    with pytest.raises(mblin.ParseError) as e:
+        mblin.loads(text, name="osc.yaml")
+    assert e.value.line == 5 and e.value.column == column_of(text, 5, "^^") + 1
+
+
+def test_unknown_key_is_a_model_error():
+    with pytest.raises(mblin.ModelError) as e:
+        mblin.loads(OSC % "x" + "foo: 1\n", name="osc.yaml")
+    assert (e.value.line, e.value.column) == (6, 1) and "unknown key 'foo'" in str(e.value)
+
+
+def test_unknown_parameter():
+    for call in (lambda: mblin.load("examples/slider_pendulum.yaml", set={"nope": 1}),
+                 lambda: mblin.load("examples/slider_pendulum.yaml").linearize(set={"nope": 1}),
+                 lambda: mblin.loads(OSC % "x", set={"nope": 2.5})):
+        with pytest.raises(mblin.Error, match="no parameter 'nope'"):
+            call()
+
+
+def test_from_dict_errors_name_the_dict():
+    d = {"model": "dae", "coordinates": {"x": 0}, "kinetic_energy": "0.5*der(x)^2", "potential_energy": "0.5*y^2"}
+    with pytest.raises(mblin.ParseError) as e:
+        mblin.from_dict(d, name="mine")
+    assert e.value.file == "mine" and e.value.line == 1 and "unknown name 'y'" in str(e.value)
+    with pytest.raises(TypeError):
+        mblin.from_dict("model: dae")
+
+
+def test_singular_configuration():
+    with pytest.raises(mblin.SingularError, match="singular configuration"):
+        mblin.load("examples/fourbar_singular.yaml").linearize()
+
+
+def test_argument_errors():
+    m = mblin.load("examples/slider_pendulum.yaml")
+    with pytest.raises(mblin.ArgumentError, match="unknown linearization method 'nope'"):
+        m.linearize("nope")
+    with pytest.raises(mblin.ArgumentError, match="no coordinate"):
+        m.linearize(guess={"nope": 1.0})
+    with pytest.raises(TypeError, match="unknown option"):
+        m.linearize(bogus=1)
+    with pytest.raises(ValueError, match="at must be"):
+        m.operating_point("somewhere")
+    with pytest.raises(ValueError, match="expected 2 values"):
+        m.operating_point(q=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="partial must be"):
+        m.linearize(partial="sometimes")
+    other = mblin.load("examples/slider_pendulum.yaml")
+    with pytest.raises(ValueError, match="another model"):
+        m.linearize(point=other.equilibrium())
+    with pytest.raises(TypeError):
+        mblin.load("examples/slider_pendulum.yaml", set=[("k", 1)])
+    with pytest.raises(TypeError):
+        mblin.load("examples/slider_pendulum.yaml", states="theta")
+
+
+def test_given_states_errors():
+    m = mblin.load("examples/slider_pendulum.yaml")
+    with pytest.raises(mblin.ParseError) as e:
+        m.linearize(states=["theta", "y + foo"])
+    assert str(e.value) == ("examples/slider_pendulum.yaml: unknown name 'foo' (in state 2 (given) 'y + foo', "
+                            "column 5)")
+    assert e.value.line is None and e.value.column is None  # not a position in the file
+    with pytest.raises(mblin.ModelError, match=r"state 1 \(given\) does not depend on any coordinate") as e:
+        m.linearize(states=["l"])
+    assert e.value.line is None
+
+
+def test_exceptions_are_catchable_by_code():
+    assert mblin.ParseError.code == -5 and mblin.ModelError.code == -7
+    try:
+        mblin.loads("model: dae\ncoordinates: {x: 0\n", name="t.yaml")
+    except mblin.Error as e:
+        assert e.code == -5 and type(e).__module__ == "mblin"
+    else:
+        pytest.fail("no exception")

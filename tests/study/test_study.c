@@ -1,0 +1,527 @@
+/* Sweeps, mode tracking, critical speeds, frequency response (src/study, docs/study.md).
+ * Every value is checked against an independent result: closed forms (rigid rotor whirl, two-mass
+ * chain, pumped oscillator), the published Table 2 of Meijaard et al. (2007) for the Whipple
+ * bicycle, and the same sweep computed another way (one thread vs several, in place vs reload). */
+#include <complex.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mblin/mblin.h"
+#include "test.h"
+
+#define TWO_PI 6.283185307179586476925286766559
+
+/* Meijaard, Papadopoulos, Ruina, Schwab (2007), Table 2, v = 0, 1, ..., 10 m/s: the capsize
+ * eigenvalue, the weave pair (re +- i im; at v = 0 two real ones, +3.13164324790656 and
+ * +5.53094371765393) and the castering eigenvalue (v = 0: -5.53094371765393). */
+static const double cap[11] = {-3.13164324790656, -3.13423125066578, -3.07158645641514, -2.63366137253667,
+                               -1.42944427361326, -0.32286642900409, -0.00406690076970, 0.10268170574766,
+                               0.14327879765713,  0.15790184030917,  0.16105338653172};
+static const double weave_re[11] = {NAN,
+                                    3.52696170990070,
+                                    2.68234517512745,
+                                    1.70675605663975,
+                                    0.41325331521125,
+                                    -0.77534188219585,
+                                    -1.52644486584142,
+                                    -2.13875644258362,
+                                    -2.69348683581097,
+                                    -3.21675402252485,
+                                    -3.72016840437287};
+static const double weave_im[11] = {NAN,
+                                    0.80774027519930,
+                                    1.68066296590675,
+                                    2.31582447384325,
+                                    3.07910818603206,
+                                    4.46486771378823,
+                                    5.87673060598709,
+                                    7.19525913329805,
+                                    8.46037971396931,
+                                    9.69377351531791,
+                                    10.90681139476287};
+static const double cast[11] = {-5.53094371765393,  -7.11008014637442,  -8.67387984831735,  -10.35101467245920,
+                                -12.15861426576450, -14.07838969279820, -16.08537123098030, -18.15788466125262,
+                                -20.27940894394569, -22.43788559040858, -24.62459635017404};
+
+static mbl_sweep *bicycle_sweep(int threads, int reload, int count)
+{
+    mbl_sweep_options so;
+    mbl_sweep_options_default(&so);
+    so.naxes = 1;
+    so.axis[0] = (mbl_sweep_axis){"v", 0, 10, count};
+    so.threads = threads;
+    so.force_reload = reload;
+    mbl_status st;
+    mbl_sweep *sw = NULL;
+    int rc = mbl_sweep_run("examples/whipple_bicycle.yaml", &so, &sw, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    return sw;
+}
+
+static int branch_near(const mbl_sweep *sw, int p, double re, double im)
+{
+    int best = -1;
+    double d = INFINITY;
+    for (int b = 0; b < sw->nmodes; b++) {
+        size_t o = (size_t)p * sw->nmodes + b;
+        double e = hypot(sw->re[o] - re, sw->im[o] - im);
+        if (e < d) d = e, best = b;
+    }
+    return best;
+}
+
+/* v = 0..10 in steps of 0.1: the four lean/steer eigenvalues tracked through the weave merge
+ * (v_d = 0.684 m/s), at every integer speed equal to Table 2. */
+TEST(bicycle_table2)
+{
+    mbl_sweep *sw = bicycle_sweep(1, 0, 101);
+    if (!sw) return;
+    CHECK_EQ_INT(sw->nmodes, 4);
+    CHECK_EQ_INT(sw->fast, 1);
+    CHECK_EQ_INT(sw->nfailed, 0);
+    int bc = branch_near(sw, 0, cap[0], 0), bk = branch_near(sw, 0, cast[0], 0);
+    int w1 = branch_near(sw, 0, 3.13164324790656, 0), w2 = branch_near(sw, 0, 5.53094371765393, 0);
+    CHECK(bc >= 0 && bk >= 0 && w1 >= 0 && w2 >= 0 && bc != bk && w1 != w2 && bc != w1 && bc != w2 && bk != w1 &&
+          bk != w2);
+    double sign1 = 0;
+    for (int k = 0; k <= 10; k++) {
+        int p = 10 * k;
+        size_t o = (size_t)p * 4;
+        CHECK_CLOSE(sw->value[p], (double)k, 1e-14);
+        CHECK_CLOSE(sw->re[o + bc], cap[k], 1e-11);
+        CHECK_CLOSE(sw->im[o + bc], 0.0, 1e-11);
+        CHECK_CLOSE(sw->re[o + bk], cast[k], 1e-11);
+        if (k == 0) continue;
+        CHECK_CLOSE(sw->re[o + w1], weave_re[k], 1e-11);
+        CHECK_CLOSE(sw->re[o + w2], weave_re[k], 1e-11);
+        CHECK_CLOSE(fabs(sw->im[o + w1]), weave_im[k], 1e-11);
+        CHECK_CLOSE(sw->im[o + w2], -sw->im[o + w1], 1e-13);
+        /* each weave branch keeps its sign of Im after the merge (no hopping between conjugates) */
+        if (k == 1) sign1 = copysign(1.0, sw->im[o + w1]);
+        CHECK(copysign(1.0, sw->im[o + w1]) == sign1);
+    }
+    /* the merge: real below v_d = 0.68428307889246, a complex pair above */
+    CHECK(sw->im[6 * 4 + w1] == 0 && sw->im[6 * 4 + w2] == 0);
+    CHECK(fabs(sw->im[7 * 4 + w1]) > 0 && fabs(sw->im[7 * 4 + w2]) > 0);
+    for (int p = 11; p <= 100; p++) CHECK(copysign(1.0, sw->im[(size_t)p * 4 + w1]) == sign1);
+    mbl_sweep_free(sw);
+}
+
+/* The same sweep on 1, 2 and 3 threads is bit for bit the same; reloading the model at every
+ * point (the path of parameters that cannot change in place) agrees to rounding. */
+TEST(threads_identical)
+{
+    mbl_sweep *a = bicycle_sweep(1, 0, 201), *b = bicycle_sweep(2, 0, 201), *c = bicycle_sweep(3, 0, 201);
+    mbl_sweep *r = bicycle_sweep(2, 1, 201);
+    if (!a || !b || !c || !r) goto out;
+    CHECK_EQ_INT(b->threads, 2);
+    CHECK_EQ_INT(r->fast, 0);
+    size_t len = (size_t)a->npoints * a->nmodes * sizeof(double);
+    CHECK(!memcmp(a->re, b->re, len) && !memcmp(a->im, b->im, len) && !memcmp(a->mac, b->mac, len));
+    CHECK(!memcmp(a->re, c->re, len) && !memcmp(a->im, c->im, len) && !memcmp(a->damping, c->damping, len));
+    double dev = 0;
+    for (size_t i = 0; i < (size_t)a->npoints * a->nmodes; i++)
+        dev = fmax(dev, hypot(a->re[i] - r->re[i], a->im[i] - r->im[i]) / fmax(1, hypot(a->re[i], a->im[i])));
+    CHECK_MSG(dev < 1e-12, "in place vs reload: %g", dev);
+out:
+    mbl_sweep_free(a), mbl_sweep_free(b), mbl_sweep_free(c), mbl_sweep_free(r);
+}
+
+/* A parameter other parameters use (the trail c) is swept by reloading, with --set v = 5:
+ * at c = 0.08 the eigenvalues of Table 2 at v = 5. */
+TEST(reload_path_with_sets)
+{
+    mbl_setting set = {"v", 5};
+    mbl_sweep_options so;
+    mbl_sweep_options_default(&so);
+    so.naxes = 1;
+    so.axis[0] = (mbl_sweep_axis){"c", 0.06, 0.08, 3};
+    so.sets = &set;
+    so.nsets = 1;
+    so.threads = 2;
+    mbl_status st;
+    mbl_sweep *sw = NULL;
+    CHECK_MSG(mbl_sweep_run("examples/whipple_bicycle.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+    if (!sw) return;
+    CHECK_EQ_INT(sw->fast, 0);
+    CHECK(branch_near(sw, 2, cap[5], 0) >= 0);
+    int b = branch_near(sw, 2, cap[5], 0);
+    CHECK_CLOSE(sw->re[2 * 4 + b], cap[5], 1e-11);
+    b = branch_near(sw, 2, weave_re[5], weave_im[5]);
+    CHECK_CLOSE(sw->im[2 * 4 + b], weave_im[5], 1e-11);
+    b = branch_near(sw, 2, cast[5], 0);
+    CHECK_CLOSE(sw->re[2 * 4 + b], cast[5], 1e-11);
+    mbl_sweep_free(sw);
+}
+
+/* Rigid rotor on two bushings (examples/mech/rigid_rotor.yaml): conical whirl
+ * Id w^2 -+ Ip Omega w - 2 k a^2 = 0 meets w = Omega at Omega = sqrt(2 k a^2 / (Id -+ Ip))
+ * (forward, backward); the lateral and axial bounce sqrt(2 k / m) = 100 rad/s at Omega = 100. */
+TEST(rigid_rotor_campbell)
+{
+    mbl_sweep_options so;
+    mbl_sweep_options_default(&so);
+    so.naxes = 1;
+    so.axis[0] = (mbl_sweep_axis){"Omega", 0, 200, 21};
+    so.threads = 2;
+    mbl_status st;
+    mbl_sweep *sw = NULL;
+    CHECK_MSG(mbl_sweep_run("examples/mech/rigid_rotor.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+    if (!sw) return;
+    CHECK_EQ_INT(sw->fast, 0); /* a mechanism: reloaded */
+    double order = 1;
+    mbl_critical *cr = NULL;
+    int nc = 0;
+    CHECK_MSG(mbl_sweep_critical(sw, &order, 1, 1.0 / TWO_PI, 1e-12, &cr, &nc, &st) == 0, "%s", st.msg);
+    double kc = 2 * 1e5 * 0.25 * 0.25, Id = 1.5, Ip = 0.6;
+    double fwd = sqrt(kc / (Id - Ip)), bwd = sqrt(kc / (Id + Ip)), bounce = sqrt(2 * 1e5 / 20);
+    int nf = 0, nb = 0, nbounce = 0;
+    for (int i = 0; i < nc; i++) {
+        CHECK(cr[i].refined);
+        if (fabs(cr[i].speed - fwd) < 1e-3 * fwd) {
+            nf++;
+            CHECK_REL(cr[i].speed, fwd, 1e-9);
+            CHECK_REL(cr[i].freq_hz, fwd / TWO_PI, 1e-9);
+            CHECK_EQ_INT(cr[i].whirl, 1);
+        } else if (fabs(cr[i].speed - bwd) < 1e-3 * bwd) {
+            nb++;
+            CHECK_REL(cr[i].speed, bwd, 1e-9);
+            CHECK_EQ_INT(cr[i].whirl, -1);
+        } else {
+            nbounce++;
+            CHECK_REL(cr[i].speed, bounce, 1e-9);
+            CHECK_EQ_INT(cr[i].whirl, 0);
+        }
+    }
+    CHECK_EQ_INT(nf, 1);
+    CHECK_EQ_INT(nb, 1);
+    CHECK_EQ_INT(nbounce, 3);
+    /* the diagram, with the critical speeds marked */
+    char path[] = "/tmp/mblin_campbell_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd >= 0) {
+        FILE *f = fdopen(fd, "w+");
+        CHECK(mbl_sweep_svg_campbell(f, sw, &order, 1, 1.0 / TWO_PI, 0, cr, nc) == 0);
+        rewind(f);
+        char buf[4096];
+        int circles = 0, lines = 0, end = 0;
+        while (fgets(buf, sizeof buf, f)) {
+            circles += strstr(buf, "<circle") != NULL;
+            lines += strstr(buf, "<polyline") != NULL;
+            end |= strstr(buf, "</svg>") != NULL;
+        }
+        CHECK_EQ_INT(circles, nc);
+        CHECK(lines >= 5 && end);
+        fclose(f);
+        unlink(path);
+    }
+    mbl_free(cr);
+    mbl_sweep_free(sw);
+}
+
+/* Source 000 Fig. 7a: the rotor-stator over spin 0-1 Hz, drawn (Campbell, locus, damping); the
+ * rocking pair splits into a rising forward and a falling backward mode that meets the 1x line. */
+TEST(rotor_stator_fig7)
+{
+    mbl_sweep_options so;
+    mbl_sweep_options_default(&so);
+    so.naxes = 1;
+    so.axis[0] = (mbl_sweep_axis){"f", 0, 1, 11};
+    so.threads = 2;
+    mbl_status st;
+    mbl_sweep *sw = NULL;
+    CHECK_MSG(mbl_sweep_run("examples/mech/rotor_stator.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+    if (!sw) return;
+    double order = 1;
+    mbl_critical *cr = NULL;
+    int nc = 0;
+    CHECK(mbl_sweep_critical(sw, &order, 1, 1.0, 0, &cr, &nc, &st) == 0);
+    /* the rocking pair at rest (0.6391 Hz) */
+    int rising = -1, falling = -1;
+    for (int b = 0; b < sw->nmodes; b++) {
+        double f0 = sw->im[b] / TWO_PI, f1 = sw->im[(size_t)10 * sw->nmodes + b] / TWO_PI;
+        if (fabs(f0 - 0.6391) < 1e-3 && f1 > 1.5) rising = b;
+        if (fabs(f0 - 0.6391) < 1e-3 && f1 > 0 && f1 < 0.3) falling = b;
+    }
+    CHECK(rising >= 0 && falling >= 0);
+    int met = 0;
+    for (int i = 0; i < nc; i++) met |= cr[i].branch == falling && cr[i].speed > 0.3 && cr[i].speed < 0.5;
+    CHECK(met);
+    FILE *f = tmpfile();
+    CHECK(f && !mbl_sweep_svg_campbell(f, sw, &order, 1, 1.0, 2.0, cr, nc) && !mbl_sweep_svg_locus(f, sw) &&
+          !mbl_sweep_svg_damping(f, sw) && !mbl_sweep_write_csv(f, sw) && !mbl_sweep_write_json(f, sw, cr, nc));
+    if (f) fclose(f);
+    mbl_free(cr);
+    mbl_sweep_free(sw);
+}
+
+/* Time sweep along a driver: omega(t) = sqrt(k (1 + a sin(w t)) / m). */
+TEST(time_sweep)
+{
+    mbl_sweep_options so;
+    mbl_sweep_options_default(&so);
+    so.naxes = 1;
+    so.axis[0] = (mbl_sweep_axis){"t", 0, 2, 9};
+    so.threads = 2;
+    mbl_status st;
+    mbl_sweep *sw = NULL;
+    CHECK_MSG(mbl_sweep_run("tests/study/pumped_oscillator.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+    if (!sw) return;
+    CHECK_EQ_INT(sw->fast, 1);
+    for (int p = 0; p < 9; p++) {
+        double t = 2.0 * p / 8, om = sqrt(50 * (1 + 0.5 * sin(3 * t)) / 2);
+        double hi = fmax(sw->im[2 * p], sw->im[2 * p + 1]);
+        CHECK_REL(hi, om, 1e-12);
+    }
+    mbl_sweep_free(sw);
+}
+
+/* A grid over v and g: M s^2 + v C1 s + g K0 + v^2 K2 is unchanged by s -> sqrt(2) s, v -> sqrt(2) v,
+ * g -> 2 g, so at (v, g) = (5 sqrt 2, 2 x 9.81) the eigenvalues are sqrt(2) times Table 2's at v = 5;
+ * at (2.5 sqrt 2, 9.81) the first row is an ordinary point. */
+TEST(two_parameter_grid)
+{
+    mbl_sweep_options so;
+    mbl_sweep_options_default(&so);
+    so.naxes = 2;
+    so.axis[0] = (mbl_sweep_axis){"v", 0, 5 * sqrt(2.0), 3};
+    so.axis[1] = (mbl_sweep_axis){"g", 9.81, 19.62, 2};
+    so.threads = 2;
+    mbl_status st;
+    mbl_sweep *sw = NULL;
+    CHECK_MSG(mbl_sweep_run("examples/whipple_bicycle.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+    if (!sw) return;
+    CHECK_EQ_INT(sw->npoints, 6);
+    int p = 2 + 3 * 1; /* i0 = 2, i1 = 1 */
+    CHECK_CLOSE(sw->value[(size_t)p * 2 + 0], 5 * sqrt(2.0), 1e-15);
+    CHECK_CLOSE(sw->value[(size_t)p * 2 + 1], 19.62, 1e-15);
+    double r2 = sqrt(2.0);
+    double want[4][2] = {{cap[5] * r2, 0}, {cast[5] * r2, 0}, {weave_re[5] * r2, weave_im[5] * r2},
+                         {weave_re[5] * r2, -weave_im[5] * r2}};
+    for (int k = 0; k < 4; k++) {
+        int b = branch_near(sw, p, want[k][0], want[k][1]);
+        CHECK_CLOSE(hypot(sw->re[(size_t)p * 4 + b] - want[k][0], sw->im[(size_t)p * 4 + b] - want[k][1]), 0, 1e-11);
+    }
+    /* the second row is tracked from the first: branch b at (0, 19.62) is branch b at (0, 9.81)
+     * scaled by sqrt 2 (real eigenvalues at v = 0) */
+    for (int b = 0; b < 4; b++) CHECK_CLOSE(sw->re[(size_t)3 * 4 + b], r2 * sw->re[b], 1e-12);
+    mbl_sweep_free(sw);
+}
+
+TEST(bad_input)
+{
+    mbl_sweep_options so;
+    mbl_sweep_options_default(&so);
+    so.naxes = 1;
+    mbl_status st;
+    mbl_sweep *sw = NULL;
+    so.axis[0] = (mbl_sweep_axis){"nope", 0, 1, 5};
+    CHECK(mbl_sweep_run("examples/whipple_bicycle.yaml", &so, &sw, &st) == MBL_EARG && !sw);
+    CHECK(strstr(st.msg, "no parameter 'nope'") != NULL);
+    so.axis[0] = (mbl_sweep_axis){"v", 0, 1, 1};
+    CHECK(mbl_sweep_run("examples/whipple_bicycle.yaml", &so, &sw, &st) == MBL_EARG && strstr(st.msg, "COUNT"));
+    so.axis[0] = (mbl_sweep_axis){"v", 1, 1, 5};
+    CHECK(mbl_sweep_run("examples/whipple_bicycle.yaml", &so, &sw, &st) == MBL_EARG && strstr(st.msg, "FROM"));
+    /* set_param: refused where the value is baked in, allowed for a leaf parameter */
+    mbl_model *md = NULL;
+    CHECK(mbl_model_load_file("examples/whipple_bicycle.yaml", NULL, 0, &md, &st) == 0);
+    if (md) {
+        mbl_model_info info;
+        mbl_model_get_info(md, &info);
+        for (int i = 0; i < info.nparam; i++) {
+            const char *nm = mbl_model_param_name(md, i);
+            if (!strcmp(nm, "v")) CHECK(mbl_model_set_param(md, i, 3.0, &st) == 0 && mbl_model_param_value(md, i) == 3.0);
+            if (!strcmp(nm, "w")) CHECK(mbl_model_set_param(md, i, 1.1, &st) == MBL_EARG && strstr(st.msg, "'w'"));
+        }
+        CHECK(mbl_model_set_param(md, info.nparam, 1.0, &st) == MBL_EARG);
+        mbl_model_free(md);
+    }
+    /* a parameter used by an initial value or by linearize.time is refused, a leaf one is not */
+    const char *txt = "model: dae\nparameters: {x0: 0.1, k: 2, t0: 1}\ncoordinates: {x: x0}\n"
+                      "kinetic_energy: \"0.5*der(x)^2\"\npotential_energy: \"0.5*k*x^2\"\n"
+                      "linearize: {at: given, time: t0}\n";
+    CHECK(mbl_model_load_string(txt, strlen(txt), "inline.yaml", NULL, 0, &md, &st) == 0);
+    if (md) {
+        CHECK(mbl_model_set_param(md, 0, 0.2, &st) == MBL_EARG && strstr(st.msg, "'x0'"));
+        CHECK(mbl_model_set_param(md, 1, 3.0, &st) == 0);
+        CHECK(mbl_model_set_param(md, 2, 2.0, &st) == MBL_EARG && strstr(st.msg, "'t0'"));
+        CHECK(mbl_model_set_param(md, 1, NAN, &st) == MBL_EARG);
+        mbl_model_free(md);
+        md = NULL;
+    }
+    CHECK(mbl_model_load_file("examples/mech/rigid_rotor.yaml", NULL, 0, &md, &st) == 0);
+    if (md) {
+        CHECK(mbl_model_set_param(md, 0, 21.0, &st) == MBL_EARG && strstr(st.msg, "mechanism"));
+        mbl_model_free(md);
+    }
+}
+
+/* Tracking alone: a crossing (distinct shapes, eigenvalues listed sorted so that they swap) and a
+ * veering (a 2 x 2 symmetric pencil with coupling d: the branches never cross). */
+TEST(track_crossing_and_veering)
+{
+    enum { NP = 41 };
+    double lre[NP * 2], lim[NP * 2], sre[NP * 4], sim[NP * 4], x[NP];
+    int perm[NP * 2];
+    mbl_status st;
+    for (int p = 0; p < NP; p++) {
+        x[p] = (double)p / (NP - 1);
+        double a = 1 + x[p], b = 2 - x[p]; /* cross at x = 0.5 */
+        int sw = a > b;                    /* listed sorted */
+        lre[2 * p] = lre[2 * p + 1] = 0;
+        lim[2 * p + sw] = a, lim[2 * p + 1 - sw] = b;
+        memset(sre + 4 * p, 0, 4 * sizeof(double));
+        memset(sim + 4 * p, 0, 4 * sizeof(double));
+        sre[4 * p + 2 * sw + 0] = 1;     /* shape of a: (1, 0) */
+        sre[4 * p + 2 * (1 - sw) + 1] = 1; /* shape of b: (0, 1) */
+    }
+    CHECK(mbl_track_modes(NP, 2, 2, lre, lim, NULL, NULL, sre, sim, x, NULL, 1.0, perm, NULL, &st) == 0);
+    for (int p = 0; p < NP; p++) {
+        double a = 1 + x[p];
+        CHECK_CLOSE(lim[2 * p + perm[2 * p]], a, 1e-15); /* branch 0 is the rising one throughout */
+    }
+    /* veering: eigenvalues of [[1 + x, d], [d, 2 - x]] */
+    double d = 0.05;
+    for (int p = 0; p < NP; p++) {
+        double a = 1 + x[p], b = 2 - x[p], m = 0.5 * (a + b), r = sqrt(0.25 * (a - b) * (a - b) + d * d);
+        double l[2] = {m - r, m + r};
+        int swp = p % 2; /* list them in alternating order */
+        for (int j = 0; j < 2; j++) {
+            int k = j ^ swp;
+            lre[2 * p + k] = 0, lim[2 * p + k] = l[j];
+            /* eigenvector of l[j]: (d, l - a) */
+            double vx = d, vy = l[j] - a, nn = hypot(vx, vy);
+            sre[4 * p + 2 * k] = vx / nn, sre[4 * p + 2 * k + 1] = vy / nn;
+            sim[4 * p + 2 * k] = sim[4 * p + 2 * k + 1] = 0;
+        }
+    }
+    CHECK(mbl_track_modes(NP, 2, 2, lre, lim, NULL, NULL, sre, sim, x, NULL, 1.0, perm, NULL, &st) == 0);
+    int b0 = perm[0] == (0 ^ 0) ? 0 : 1; /* the branch that starts on the lower curve */
+    for (int p = 0; p < NP; p++) {
+        double a = 1 + x[p], b = 2 - x[p], m = 0.5 * (a + b), r = sqrt(0.25 * (a - b) * (a - b) + d * d);
+        CHECK_CLOSE(lim[2 * p + perm[2 * p + b0]], m - r, 1e-15);
+    }
+}
+
+/* Two-mass chain: G(s) from the force on m2 to x1, x2 and der(x2), closed form, s = i w. */
+static double complex g_closed(double w, int out, double m1, double m2, double k1, double k2, double c1, double c2)
+{
+    double complex s = I * w;
+    double complex a11 = m1 * s * s + (c1 + c2) * s + k1 + k2, a12 = -(c2 * s + k2), a22 = m2 * s * s + c2 * s + k2;
+    double complex det = a11 * a22 - a12 * a12;
+    double complex x1 = -a12 / det, x2 = a11 / det;
+    return out == 0 ? x1 : out == 1 ? x2 : s * x2;
+}
+
+TEST(two_mass_freqresp)
+{
+    mbl_status st;
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL, *desc = NULL;
+    CHECK_MSG(mbl_model_load_file("tests/study/two_mass.yaml", NULL, 0, &md, &st) == 0 &&
+                  mbl_operating_point(md, NULL, &pt, &st) == 0 && mbl_linearize(md, pt, NULL, &lin, &st) == 0,
+              "%s", st.msg);
+    if (!lin) goto out;
+    mbl_lin_options lo;
+    mbl_lin_options_default(&lo);
+    lo.method = "descriptor";
+    CHECK_MSG(mbl_linearize(md, pt, &lo, &desc, &st) == 0, "%s", st.msg);
+    enum { NW = 300 };
+    double w[NW];
+    for (int k = 0; k < NW; k++) w[k] = exp(log(0.5) + (log(200.0) - log(0.5)) * k / (NW - 1));
+    for (int out = 0; out < 3; out++)
+        for (int with_desc = 0; with_desc < 2; with_desc++) {
+            mbl_freqresp_result *r = NULL;
+            CHECK_MSG(mbl_freqresp(lin, with_desc ? desc : NULL, 0, out, w, NW, &r, &st) == 0, "%s", st.msg);
+            if (!r) continue;
+            double dev = 0;
+            int ndesc = 0;
+            for (int k = 0; k < NW; k++) {
+                double complex g = g_closed(w[k], out, 2, 0.5, 800, 300, 0.4, 0.1);
+                dev = fmax(dev, cabs(r->re[k] + I * r->im[k] - g) / cabs(g));
+                CHECK_REL(r->mag[k], cabs(g), 1e-12);
+                ndesc += r->form[k] == MBL_FR_DESCRIPTOR;
+            }
+            CHECK_MSG(dev < 1e-12, "output %d, desc %d: %g", out, with_desc, dev);
+            printf("two-mass chain, output %d%s: largest relative deviation from the closed form %.2e\n", out,
+                   with_desc ? " (descriptor offered)" : "", dev);
+            if (!with_desc) CHECK_EQ_INT(ndesc, 0);
+            mbl_freqresp_free(r);
+        }
+out:
+    mbl_linear_free(desc), mbl_linear_free(lin), mbl_point_free(pt), mbl_model_free(md);
+}
+
+/* Light damping: the peak of |G| sits at the undamped natural frequency, the root of
+ * m1 m2 w^4 - (m1 k2 + m2 (k1 + k2)) w^2 + k1 k2 = 0. */
+TEST(resonance_peak)
+{
+    mbl_setting sets[2] = {{"c1", 1e-4}, {"c2", 1e-4}};
+    mbl_status st;
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    CHECK_MSG(mbl_model_load_file("tests/study/two_mass.yaml", sets, 2, &md, &st) == 0 &&
+                  mbl_operating_point(md, NULL, &pt, &st) == 0 && mbl_linearize(md, pt, NULL, &lin, &st) == 0,
+              "%s", st.msg);
+    if (!lin) goto out;
+    double m1 = 2, m2 = 0.5, k1 = 800, k2 = 300, bq = m1 * k2 + m2 * (k1 + k2);
+    double w2[2] = {(bq - sqrt(bq * bq - 4 * m1 * m2 * k1 * k2)) / (2 * m1 * m2),
+                    (bq + sqrt(bq * bq - 4 * m1 * m2 * k1 * k2)) / (2 * m1 * m2)};
+    for (int j = 0; j < 2; j++) {
+        double wn = sqrt(w2[j]);
+        enum { NW = 4001 };
+        static double w[NW];
+        for (int k = 0; k < NW; k++) w[k] = wn * (0.99 + 0.02 * k / (NW - 1));
+        mbl_freqresp_result *r = NULL;
+        CHECK(mbl_freqresp(lin, NULL, 0, 1, w, NW, &r, &st) == 0);
+        if (!r) continue;
+        int kmax = 0;
+        for (int k = 1; k < NW; k++)
+            if (r->mag[k] > r->mag[kmax]) kmax = k;
+        CHECK_MSG(fabs(r->w[kmax] - wn) <= 1e-5 * wn, "peak at %.10g, undamped %.10g", r->w[kmax], wn);
+        CHECK(r->mag[kmax] > 100 * r->mag[0]);
+        mbl_freqresp_free(r);
+    }
+out:
+    mbl_linear_free(lin), mbl_point_free(pt), mbl_model_free(md);
+}
+
+/* With exact derivatives the first step is predicted too: lambda_1 = i (1 + x) and lambda_2 =
+ * i (1.1 - x) with equal shapes cross within the first step (x = 0 -> 0.1); extrapolation has no
+ * history there and follows the nearest value (the wrong branch), the derivative does not. */
+TEST(track_derivative_predictor)
+{
+    double lre[4] = {0, 0, 0, 0}, lim[4] = {1.0, 1.1, 1.0, 1.1}; /* listed sorted at both points */
+    double dre[4] = {0, 0, 0, 0}, dim[4] = {1, -1, -1, 1};      /* d/dx of each listed eigenvalue */
+    double sre[8] = {1, 0, 1, 0, 1, 0, 1, 0}, sim[8] = {0}, x[2] = {0, 0.1};
+    int perm[4];
+    mbl_status st;
+    CHECK(mbl_track_modes(2, 2, 2, lre, lim, dre, dim, sre, sim, x, NULL, 1.0, perm, NULL, &st) == 0);
+    CHECK_CLOSE(lim[2 + perm[2]], 1.1, 1e-15); /* the branch from 1.0 rises to 1.1 */
+    CHECK_CLOSE(lim[2 + perm[3]], 1.0, 1e-15);
+    CHECK(mbl_track_modes(2, 2, 2, lre, lim, NULL, NULL, sre, sim, x, NULL, 1.0, perm, NULL, &st) == 0);
+    CHECK_CLOSE(lim[2 + perm[2]], 1.0, 1e-15); /* without: the nearest value */
+}
+
+int main(void)
+{
+    RUN(track_crossing_and_veering);
+    RUN(track_derivative_predictor);
+    RUN(bad_input);
+    RUN(bicycle_table2);
+    RUN(threads_identical);
+    RUN(reload_path_with_sets);
+    RUN(time_sweep);
+    RUN(two_parameter_grid);
+    RUN(rigid_rotor_campbell);
+    RUN(rotor_stator_fig7);
+    RUN(two_mass_freqresp);
+    RUN(resonance_peak);
+    return test_summary("study");
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""mblin sweep and mblin freqresp end to end: outputs (CSV, JSON, SVG files), bad input gets one
+line and a nonzero exit. usage: test_study_cli.py path/to/mblin"""
+import csv, io, json, math, os, subprocess, sys, tempfile
+import xml.etree.ElementTree as ET
+
+MBLIN = sys.argv[1]
+failed = 0
+
+
+def run(*args):
+    return subprocess.run([MBLIN, *args], capture_output=True, text=True)
+
+
+def check(cond, what):
+    global failed
+    if not cond:
+        failed += 1
+        print("FAILED:", what)
+
+
+# bad input: one line on stderr, nonzero exit
+bike = "examples/whipple_bicycle.yaml"
+bad = [
+    (["sweep", bike, "--param", "nope=0:1:5"], "no parameter 'nope'"),
+    (["sweep", bike, "--param", "v=0:1:1"], "COUNT"),
+    (["sweep", bike, "--param", "v=2:1:5"], "FROM must be below TO"),
+    (["sweep", bike, "--param", "v=0:1"], "FROM:TO:COUNT"),
+    (["sweep", bike], "--param"),
+    (["sweep", bike, "--param", "v=0:1:3", "--threads", "0"], "--threads"),
+    (["sweep", bike, "--param", "v=0:1:3", "--param", "g=1:2:2", "--param", "c=1:2:2"], "at most two"),
+    (["sweep", bike, "--param", "v=0:1:3", "--method", "descriptor"], "unknown option"),
+    (["freqresp", bike, "--from", "Tx", "--to", "lean", "--w", "1:10:5"], "no input 'Tx'"),
+    (["freqresp", bike, "--from", "Tdelta", "--to", "yaw", "--w", "1:10:5"], "no output 'yaw'"),
+    (["freqresp", bike, "--from", "Tdelta", "--to", "lean", "--w", "1:10:1"], "COUNT"),
+    (["freqresp", bike, "--from", "Tdelta", "--to", "lean", "--w", "10:1:5"], "FROM must be below TO"),
+    (["freqresp", bike, "--from", "Tdelta", "--to", "lean", "--w", "0:1:5"], "positive"),
+]
+for args, msg in bad:
+    r = run(*args)
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode != 0 and len(lines) == 1 and msg in lines[0] and lines[0].startswith("mblin: "),
+          f"{args}: {r.returncode} {r.stderr!r}")
+
+with tempfile.TemporaryDirectory() as d:
+    # bicycle: CSV on stdout, files in -o DIR, identical CSV on 1 and 2 threads
+    r1 = run("sweep", bike, "--param", "v=0:10:51", "-o", os.path.join(d, "bike"))
+    r2 = run("sweep", bike, "--param", "v=0:10:51", "--threads", "2")
+    check(r1.returncode == 0 and r2.returncode == 0, f"sweep: {r1.stderr} {r2.stderr}")
+    check(r1.stdout == r2.stdout, "the CSV of 2 threads differs from 1 thread")
+    rows = list(csv.DictReader(io.StringIO(r1.stdout)))
+    # a constrained model (N = 20 four-bar, 42 constraints): the same bits on 1 and 3 threads
+    f1 = run("sweep", "examples/fourbar_N20.yaml", "--param", "k=20:28:40")
+    f3 = run("sweep", "examples/fourbar_N20.yaml", "--param", "k=20:28:40", "--threads", "3")
+    check(f1.returncode == 0 and f1.stdout == f3.stdout and len(f1.stdout.splitlines()) == 1 + 40 * 2,
+          f"four-bar threads: {f1.stderr} {f3.stderr}")
+    check(len(rows) == 51 * 4, f"rows {len(rows)}")
+    # v = 5: Table 2 of Meijaard et al. 2007
+    at5 = sorted((float(x["re"]), float(x["im"])) for x in rows if float(x["v"]) == 5.0)
+    want = sorted([(-14.07838969279820, 0), (-0.77534188219585, -4.46486771378823),
+                   (-0.77534188219585, 4.46486771378823), (-0.32286642900409, 0)])
+    check(all(abs(a[0] - b[0]) < 1e-11 and abs(a[1] - b[1]) < 1e-11 for a, b in zip(at5, want)), f"v = 5: {at5}")
+    for f in ["sweep.csv", "sweep.json", "campbell.svg", "locus.svg", "damping.svg"]:
+        p = os.path.join(d, "bike", f)
+        check(os.path.exists(p) and os.path.getsize(p) > 0, f"missing {p}")
+        if f.endswith(".svg"):
+            root = ET.parse(p).getroot()
+            check(root.tag.endswith("svg") and len(root.findall("{http://www.w3.org/2000/svg}polyline")) >= 2,
+                  f"{p}: not a plot")
+    j = json.load(open(os.path.join(d, "bike", "sweep.json")))
+    check(j["points"] == 51 and j["modes"] == 4 and j["fast"] is True and len(j["branches"]) == 4, "json")
+    rj = run("sweep", bike, "--param", "v=0:10:11", "--json")
+    check(rj.returncode == 0 and json.loads(rj.stdout)["axes"][0]["name"] == "v", "--json")
+    # rigid rotor Campbell: critical speeds on stderr and in the JSON
+    rr = run("sweep", "examples/mech/rigid_rotor.yaml", "--param", "Omega=0:200:21", "--orders", "1,2",
+             "-o", os.path.join(d, "rotor"))
+    check(rr.returncode == 0, rr.stderr)
+    crit = json.load(open(os.path.join(d, "rotor", "sweep.json")))["critical_speeds"]
+    speeds = sorted(c["speed"] for c in crit if c["order"] == 1)
+    check(any(abs(s - math.sqrt(12500 / 2.1)) < 1e-8 for s in speeds) and
+          any(abs(s - math.sqrt(12500 / 0.9)) < 1e-8 for s in speeds), f"critical speeds {speeds}")
+    check(any(c["order"] == 2 for c in crit), "no 2x crossing")
+    # frequency response
+    rf = run("freqresp", "tests/study/two_mass.yaml", "--from", "F", "--to", "x1", "--w", "1:100:50",
+             "-o", os.path.join(d, "fr"))
+    check(rf.returncode == 0, rf.stderr)
+    fr = list(csv.DictReader(io.StringIO(rf.stdout)))
+    check(len(fr) == 50 and abs(float(fr[0]["w_rad_s"]) - 1) < 1e-15 and abs(float(fr[-1]["w_rad_s"]) - 100) < 1e-12,
+          "freqresp rows")
+    for x in fr:
+        w = float(x["w_rad_s"]); s = 1j * w
+        a11 = 2 * s * s + 0.5 * s + 1100; a12 = -(0.1 * s + 300); a22 = 0.5 * s * s + 0.1 * s + 300
+        g = -a12 / (a11 * a22 - a12 * a12)
+        check(abs(float(x["magnitude"]) - abs(g)) <= 1e-12 * abs(g), f"|G| at {w}")
+    root = ET.parse(os.path.join(d, "fr", "bode.svg")).getroot()
+    check(len(root.findall("{http://www.w3.org/2000/svg}polyline")) == 2, "bode")
+
+# points that fail (the four-bar locks near k = 30) are named, left empty, and the sweep goes on
+rf = run("sweep", "examples/fourbar_N20.yaml", "--param", "k=25:31:13", "--json")
+jf = json.loads(rf.stdout) if rf.returncode == 0 else {}
+check(rf.returncode == 0 and [f["point"] for f in jf.get("failed", [])] == [11, 12] and
+      jf["branches"][0]["im"][12] is None and jf["branches"][0]["im"][10] is not None and
+      "2 of 13 points failed" in rf.stderr and "singular configuration" in rf.stderr, f"failed points: {rf.stderr}")
+
+# progress: on stderr when it is a terminal, never otherwise
+import pty
+master, slave = pty.openpty()
+pr = subprocess.run([MBLIN, "sweep", bike, "--param", "v=0:10:40"], stdout=subprocess.PIPE, stderr=slave)
+os.close(slave)
+got = b""
+try:
+    while True:
+        chunk = os.read(master, 4096)
+        if not chunk:
+            break
+        got += chunk
+except OSError:
+    pass
+os.close(master)
+check(pr.returncode == 0 and b"40 / 40 points" in got, f"progress on a terminal: {got!r}")
+check("points" not in r1.stderr, "progress written to a stderr that is not a terminal")
+
+print("test_study_cli:", "FAILED" if failed else "ok", failed)
+sys.exit(1 if failed else 0)
