@@ -129,9 +129,11 @@ static double check_fd(const char *path, const char *text, int *ncompared)
 {
     sens_run r;
     int rc = path ? sens_file(path, NULL, 0, &r) : sens_string(text, NULL, 0, &r);
-    if (rc) {
+    if (rc) { /* refused only for the documented reason; anything else fails */
+        int refused = rc == MBL_EMODEL && strstr(r.st.msg, "change along the motion") != NULL;
+        if (!refused) fprintf(stderr, "  %s: %s\n", path ? path : "model", r.st.msg);
         sens_free(&r);
-        return rc == MBL_EMODEL ? -1.0 : HUGE_VAL; /* MBL_EMODEL: refused, documented */
+        return refused ? -1.0 : HUGE_VAL;
     }
     const mbl_sensitivity *S = r.S;
     double worst = 0;
