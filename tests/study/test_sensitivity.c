@@ -214,10 +214,10 @@ static int is_yaml(const char *name)
 
 TEST(central_differences_every_example)
 {
-    const char *dirs[] = {"examples", "examples/mech"};
+    const char *dirs[] = {"examples", "examples/mech", "tests/model"};
     int nmodels = 0, nrefused = 0, ncompared = 0;
     double worst = 0;
-    for (int d = 0; d < 2; d++) {
+    for (int d = 0; d < 3; d++) {
         DIR *dir = opendir(dirs[d]);
         CHECK(dir != NULL);
         if (!dir) continue;
@@ -428,6 +428,26 @@ TEST(nonholonomic_closed_form)
     int n = 0;
     double worst = check_fd(NULL, nonholonomic, &n);
     CHECK(worst >= 0 && worst <= 1e-6 && n >= 6);
+}
+
+
+/* The rolling disc of tests/model/rolling_disc_qdot.yaml (non-holonomic, steady rolling at the
+ * spin rate Omega, the given velocities following Omega): w^2 = (12 a Omega^2 - 4 g)/(5 a), so
+ * dw/dOmega = 12 Omega / (5 w) and dw/da = 4 g / (5 a^2) / (2 w). */
+TEST(rolling_disc_closed_form)
+{
+    sens_run r;
+    CHECK(sens_file("tests/model/rolling_disc_qdot.yaml", NULL, 0, &r) == 0);
+    if (r.S) {
+        double a = 0.3, g = 9.81, W = 8, w = sqrt((12 * a * W * W - 4 * g) / (5 * a));
+        const mbl_sens_mode *md = mode_near(r.S, 0, w);
+        int iW = param_index(r.md, "Omega"), ia = param_index(r.md, "a");
+        CHECK_CLOSE(md->im, w, 1e-12);
+        CHECK_CLOSE(md->dim[iW], 12 * W / (5 * w), 1e-11);
+        CHECK_CLOSE(md->dim[ia], 4 * g / (5 * a * a) / (2 * w), 1e-11);
+        fprintf(stderr, "  rolling disc: dw/dOmega = %.15g (closed form %.15g)\n", md->dim[iW], 12 * W / (5 * w));
+    }
+    sens_free(&r);
 }
 
 TEST(rigid_rotor_closed_form)
@@ -657,6 +677,7 @@ int main(void)
     RUN(spring_mass_closed_form);
     RUN(operating_point_shift_closed_form);
     RUN(nonholonomic_closed_form);
+    RUN(rolling_disc_closed_form);
     RUN(rigid_rotor_closed_form);
     RUN(slider_pendulum_source003);
     RUN(whipple_bicycle);
