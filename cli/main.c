@@ -33,6 +33,8 @@ static void usage(FILE *f)
             "  compare MODEL       every linearization method side by side (time, eigenvalues, deviation)\n"
             "  sweep MODEL         modes over parameter values, tracked; Campbell, root locus, damping plots\n"
             "  freqresp MODEL      frequency response of the exact linear model, Bode plot\n"
+            "  sensitivity MODEL   exact derivatives of eigenvalues, frequencies, damping, shapes (--wrt)\n"
+            "  boundary MODEL      parameter value where a mode turns unstable (--param NAME --near VALUE)\n"
             "\n"
             "options:\n"
             "  --method NAME       linearization method (default augmented)\n"
@@ -68,6 +70,15 @@ static const command commands[] = {
      " --set --guess --at --json --repeat --mem-budget "},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+
+/* Commands with their own options, in their own files (cli/cmd_*.c): run(argc, argv) gets the
+ * whole command line and returns the exit status. */
+int mblin_cmd_sensitivity(int argc, char **argv);
+int mblin_cmd_boundary(int argc, char **argv);
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} own_commands[] = {{"sensitivity", mblin_cmd_sensitivity}, {"boundary", mblin_cmd_boundary}};
 
 static const struct {
     const char *opt, *arg, *help;
@@ -214,6 +225,8 @@ int main(int argc, char **argv)
     /* commands with their own option parsers (cli/cmd_sweep.c) */
     if (!strcmp(cmd, "sweep")) return mblin_cmd_sweep(argc, argv);
     if (!strcmp(cmd, "freqresp")) return mblin_cmd_freqresp(argc, argv);
+    for (size_t c = 0; c < sizeof own_commands / sizeof own_commands[0]; c++)
+        if (!strcmp(cmd, own_commands[c].name)) return own_commands[c].run(argc, argv);
     const command *command = NULL;
     for (int c = 0; c < NCOMMANDS; c++)
         if (!strcmp(cmd, commands[c].name)) command = &commands[c];

@@ -2,4 +2,5 @@ set(MBLIN_CLI_SOURCES
   cli/main.c
   cli/cmd_sweep.c
   cli/startup.c
+  cli/cmd_sensitivity.c
 )

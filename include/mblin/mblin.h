@@ -7,6 +7,7 @@
 #include "mblin/la.h"
 #include "mblin/model.h"
 #include "mblin/report.h"
+#include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
 
 #endif

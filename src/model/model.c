@@ -624,9 +624,16 @@ static int explain_dfs(explain *x, mblx_id e, int depth)
     return res;
 }
 
+static pthread_mutex_t graph_lock = PTHREAD_MUTEX_INITIALIZER; /* a loaded model's graph grows only under it */
+
+void mbl_model_graph_lock(int lock)
+{
+    if (lock) pthread_mutex_lock(&graph_lock);
+    else pthread_mutex_unlock(&graph_lock);
+}
+
 int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st)
 {
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* the graph grows here */
     if (!st) return MBL_EDOMAIN;
     if (!when) when = "while evaluating the model";
     char old[MBL_MSG_MAX];
@@ -641,7 +648,7 @@ int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *wh
     x.md = md;
     x.syms = syms;
     int found = -1, res = 0;
-    pthread_mutex_lock(&lock);
+    mbl_model_graph_lock(1);
     for (int order = 0; order <= EXPLAIN_MAX_ORDER && found < 0 && res >= 0; order++) {
         x.order = order;
         for (int i = 0; i < md->nexprs && found < 0 && res >= 0; i++) {
@@ -656,7 +663,7 @@ int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *wh
             snprintf(syms_txt + l, sizeof syms_txt - l, "%s%s", k ? ", " : "",
                      mblx_symbol_name(md->g, mblx_symbol_node(md->g, x.path[k])));
         }
-    pthread_mutex_unlock(&lock);
+    mbl_model_graph_lock(0);
     if (found < 0) {
         mbl_error(st, MBL_EDOMAIN, "%s: %s: %.900s", md->file, when, old);
         return st->code;
@@ -743,11 +750,12 @@ static int eval_params(loader *L, mblx_id e, const mbl_src_item *it, const char 
 
 /* A number of the file given as an expression of the parameters (initial values, velocities,
  * input values, the time of the point). */
-static int load_value(loader *L, const mbl_src_item *it, const char *what, double *val)
+static int load_value(loader *L, const mbl_src_item *it, const char *what, double *val, mblx_id *node)
 {
     mblx_id e;
     int rc = parse_item(L, it, SCOPE_VALUE, what, &e);
     if (!rc) rc = eval_params(L, e, it, what, val);
+    if (!rc && node) *node = e;
     return rc;
 }
 
@@ -900,7 +908,8 @@ static int create_symbols(loader *L)
         ALLOC(md->yname, md->ny) || ALLOC(md->pname, md->np) || ALLOC(md->q0, n) || ALLOC(md->v0, n) ||
         ALLOC(md->r0, md->nr) || ALLOC(md->v_given, n) || ALLOC(md->cyclic, n) || ALLOC(md->X, md->nX) ||
         ALLOC(md->Xd, md->nX) || ALLOC(md->Z, md->nZ) || ALLOC(md->X0, md->nX) || ALLOC(md->xname, md->nX) ||
-        ALLOC(md->zname, md->nZ) || ALLOC(md->eq_what, md->nX + md->nZ))
+        ALLOC(md->zname, md->nZ) || ALLOC(md->eq_what, md->nX + md->nZ) || ALLOC(md->pexpr, md->np) ||
+        ALLOC(md->q0x, n) || ALLOC(md->v0x, n) || ALLOC(md->r0x, md->nr))
         return mbl_error(L->st, MBL_ENOMEM, "out of memory");
 #undef ALLOC
     mblx_graph *g = md->g;
@@ -1013,6 +1022,7 @@ static int load_values(loader *L, const mbl_setting *sets, int nsets)
         snprintf(what, sizeof what, "parameter '%s'", it->key);
         int rc = parse_item(L, it, SCOPE_PARAM, what, &e); /* parsed even when overridden: errors still count */
         if (rc) return rc;
+        md->pexpr[i] = over >= 0 ? MBLX_NONE : e;
         if (over >= 0) {
             md->pval[i] = sets[over].value;
         } else {
@@ -1024,22 +1034,22 @@ static int load_values(loader *L, const mbl_setting *sets, int nsets)
     int rc = 0;
     for (int i = 0; i < md->n && !rc; i++) {
         snprintf(what, sizeof what, "the initial value of coordinate '%s'", s->coordinates.items[i].key);
-        rc = load_value(L, &s->coordinates.items[i], what, &md->q0[i]);
+        rc = load_value(L, &s->coordinates.items[i], what, &md->q0[i], &md->q0x[i]);
     }
     for (int i = 0; i < s->velocities.n && !rc; i++) {
         const mbl_src_item *it = &s->velocities.items[i];
         int j = find_name(&s->coordinates, it->key, strlen(it->key));
         snprintf(what, sizeof what, "the velocity of '%s'", it->key);
-        rc = load_value(L, it, what, &md->v0[j]);
+        rc = load_value(L, it, what, &md->v0[j], &md->v0x[j]);
         md->v_given[j] = 1;
     }
     for (int i = 0; i < md->nX && !rc; i++) {
         snprintf(what, sizeof what, "the value of ode state '%s'", s->ode_states.items[i].key);
-        rc = load_value(L, &s->ode_states.items[i], what, &md->X0[i]);
+        rc = load_value(L, &s->ode_states.items[i], what, &md->X0[i], NULL);
     }
     for (int i = 0; i < md->nr && !rc; i++) {
         snprintf(what, sizeof what, "the value of input '%s'", s->inputs.items[i].key);
-        rc = load_value(L, &s->inputs.items[i], what, &md->r0[i]);
+        rc = load_value(L, &s->inputs.items[i], what, &md->r0[i], &md->r0x[i]);
     }
     if (rc) return rc;
     md->at = MBL_AT_EQUILIBRIUM;
@@ -1052,7 +1062,7 @@ static int load_values(loader *L, const mbl_setting *sets, int nsets)
                              s->file, s->at.line, s->at.col, s->at.text);
     }
     if (s->time.text) {
-        rc = load_value(L, &s->time, "linearize.time", &md->time);
+        rc = load_value(L, &s->time, "linearize.time", &md->time, NULL);
         if (rc) return rc;
     }
     return 0;
@@ -2106,6 +2116,10 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->v0);
     mbl_free(md->r0);
     mbl_free(md->v_given);
+    mbl_free(md->pexpr);
+    mbl_free(md->q0x);
+    mbl_free(md->v0x);
+    mbl_free(md->r0x);
     mbl_free(md->F);
     mbl_free(md->y);
     mbl_free(md->us);

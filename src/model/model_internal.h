@@ -58,6 +58,10 @@ struct mbl_model {
     /* operating-point data from the file (evaluated numbers) */
     double *q0, *v0, *r0;
     int *v_given;                /* 1 when the file gives the velocity of coordinate i */
+    /* the same as expressions of the parameter symbols (for sensitivities, src/model/dae_deriv.c):
+     * each parameter's value expression (MBLX_NONE when --set overrides it, or not kept), the
+     * coordinates' initial values, the velocities (read only where v_given) and the inputs' values */
+    mblx_id *pexpr, *q0x, *v0x, *r0x;
     mbl_at at;
     double time;
     /* the DAE as expressions */
@@ -112,6 +116,9 @@ int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *wh
  * appended); takes ownership of src (freed on return). */
 struct mbl_src;
 int mbl_model_from_src(struct mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st);
+/* Lock (1) or unlock (0) the one mutex under which a loaded (const) model's graph may grow: error
+ * explanations and the sensitivities' derivatives build nodes after loading. */
+void mbl_model_graph_lock(int lock);
 
 /* Column offset of a block in the unknown layout. */
 int mbl_model_blk0(const mbl_model *md, int blk);

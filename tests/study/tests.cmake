@@ -5,3 +5,9 @@ if(PYTHON3)
   add_test(NAME test_study_cli COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/study/test_study_cli.py $<TARGET_FILE:mblin_cli>
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# tests of src/study: sensitivities and boundaries
+mblin_add_test(test_sensitivity ${CMAKE_CURRENT_SOURCE_DIR}/study/test_sensitivity.c)
+if(PYTHON3)
+  add_test(NAME test_cli_study COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/study/cli_study_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()

@@ -1,0 +1,437 @@
+/* mblin sensitivity and mblin boundary: thin clients of include/mblin/sensitivity.h.
+ *
+ *   mblin sensitivity MODEL [--wrt p1,p2,...] [--set p=value ...] [--guess q=value ...] [--at KIND]
+ *                           [--json] [--no-shapes]
+ *   mblin boundary MODEL --param NAME --near VALUE [--order K] [--mode I] [--tol T]
+ *                        [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
+ *
+ * Exit status 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/mblin.h"
+#include "mblin/sensitivity.h"
+
+#define MAX_ITEMS 256
+
+typedef struct cli {
+    const char *cmd, *model, *at, *wrt, *param;
+    int json, no_shapes, mode, has_near;
+    double near, order, tol;
+    mbl_setting sets[MAX_ITEMS], guesses[MAX_ITEMS];
+    char set_names[MAX_ITEMS][256], guess_names[MAX_ITEMS][256];
+    int nsets, nguess;
+} cli;
+
+static int usage_err(const cli *c, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "mblin: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see mblin %s --help)\n", c->cmd);
+    return 2;
+}
+
+static int fail(const mbl_status *st)
+{
+    fflush(stdout);
+    fprintf(stderr, "mblin: %s\n", st->msg[0] ? st->msg : mbl_strerror(st->code));
+    return 1;
+}
+
+/* a finite decimal number, nothing else */
+static int parse_num(const char *s, double *out)
+{
+    if (!s || !*s || strchr(s, 'x') || strchr(s, 'X') || strchr(s, 'n') || strchr(s, 'N') || strchr(s, 'i') ||
+        strchr(s, 'I') || strchr(s, ' '))
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno == ERANGE || !end || *end || !isfinite(x)) return -1;
+    *out = x;
+    return 0;
+}
+
+static int name_value(cli *c, const char *opt, const char *v, mbl_setting *dst, char (*names)[256], int *count)
+{
+    const char *eq = v ? strchr(v, '=') : NULL;
+    if (!v) return usage_err(c, "%s needs a value", opt);
+    if (!eq || eq == v || !eq[1]) return usage_err(c, "%s expects NAME=VALUE", opt);
+    if (*count >= MAX_ITEMS) return usage_err(c, "too many %s options (at most 256)", opt);
+    size_t nl = (size_t)(eq - v);
+    if (nl >= 256) return usage_err(c, "%s: name too long", opt);
+    memcpy(names[*count], v, nl);
+    names[*count][nl] = '\0';
+    if (parse_num(eq + 1, &dst[*count].value)) return usage_err(c, "'%s' is not NAME=NUMBER (a finite decimal number)", v);
+    dst[*count].name = names[*count];
+    (*count)++;
+    return -1; /* go on */
+}
+
+static void help(const cli *c)
+{
+    if (!strcmp(c->cmd, "sensitivity"))
+        printf("usage: mblin sensitivity MODEL [OPTIONS]\n\n"
+               "exact derivatives of every eigenvalue, frequency, damping ratio and mode shape with respect to\n"
+               "parameters, the shift of the operating point included (docs/study.md)\n\n"
+               "options:\n"
+               "  --wrt P1,P2,...     the parameters (default: every parameter of the model)\n"
+               "  --no-shapes         without the mode shapes' derivatives\n"
+               "  --set NAME=VALUE    override a parameter with a decimal number (repeatable)\n"
+               "  --guess NAME=VALUE  initial value of a coordinate (repeatable)\n"
+               "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
+               "  --json              print one JSON object instead of the tables\n"
+               "  --help              this text\n");
+    else
+        printf("usage: mblin boundary MODEL --param NAME --near VALUE [OPTIONS]\n\n"
+               "the value of parameter NAME near VALUE where a mode's real part crosses zero (or, with --order,\n"
+               "where its damped frequency meets the line omega = K * NAME), by Newton with exact sensitivities\n\n"
+               "options:\n"
+               "  --param NAME        the parameter (required)\n"
+               "  --near VALUE        where to start (required)\n"
+               "  --order K           a critical speed instead: |Im lambda| (rad/s) = K * NAME\n"
+               "  --mode I            follow mode I as listed by `mblin linearize` at VALUE (default: the mode\n"
+               "                      nearest the crossing)\n"
+               "  --tol T             relative step at which Newton stops (default 1e-10)\n"
+               "  --set NAME=VALUE    override a parameter with a decimal number (repeatable)\n"
+               "  --guess NAME=VALUE  initial value of a coordinate (repeatable)\n"
+               "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
+               "  --json              print one JSON object\n"
+               "  --help              this text\n");
+}
+
+/* returns -1 to go on, else the exit status */
+static int parse(cli *c, int argc, char **argv)
+{
+    int sens = !strcmp(c->cmd, "sensitivity");
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int rc = -1;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            help(c);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            c->json = 1;
+        } else if (sens && !strcmp(a, "--no-shapes")) {
+            c->no_shapes = 1;
+        } else if (!strcmp(a, "--set")) {
+            rc = name_value(c, a, v, c->sets, c->set_names, &c->nsets);
+            i++;
+        } else if (!strcmp(a, "--guess")) {
+            rc = name_value(c, a, v, c->guesses, c->guess_names, &c->nguess);
+            i++;
+        } else if (!strcmp(a, "--at") || (sens && !strcmp(a, "--wrt")) || (!sens && !strcmp(a, "--param"))) {
+            if (!v) return usage_err(c, "%s needs a value", a);
+            if (!strcmp(a, "--at")) c->at = v;
+            else if (!strcmp(a, "--wrt")) c->wrt = v;
+            else c->param = v;
+            i++;
+        } else if (!sens && (!strcmp(a, "--near") || !strcmp(a, "--order") || !strcmp(a, "--tol") || !strcmp(a, "--mode"))) {
+            double x;
+            if (!v) return usage_err(c, "%s needs a value", a);
+            if (parse_num(v, &x)) return usage_err(c, "expected a number, got '%s'", v);
+            if (!strcmp(a, "--near")) c->near = x, c->has_near = 1;
+            else if (!strcmp(a, "--order")) c->order = x;
+            else if (!strcmp(a, "--tol")) {
+                if (!(x > 0 && x < 1)) return usage_err(c, "--tol expects a number in (0, 1), got '%s'", v);
+                c->tol = x;
+            } else {
+                if (x < 1 || x != (int)x || x > 1e9) return usage_err(c, "--mode expects a positive integer, got '%s'", v);
+                c->mode = (int)x;
+            }
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_err(c, "unknown option '%s'", a);
+        } else if (!c->model) {
+            c->model = a;
+        } else {
+            return usage_err(c, "unexpected argument '%s'", a);
+        }
+        if (rc >= 0) return rc;
+    }
+    if (!c->model) return usage_err(c, "%s needs a MODEL file", c->cmd);
+    if (!sens && !c->param) return usage_err(c, "%s needs --param NAME", c->cmd);
+    if (!sens && !c->has_near) return usage_err(c, "%s needs --near VALUE", c->cmd);
+    return -1;
+}
+
+static int opoint_opts(cli *c, mbl_opoint_options *po)
+{
+    mbl_opoint_options_default(po);
+    if (c->at) {
+        if (!strcmp(c->at, "equilibrium")) po->at = MBL_AT_EQUILIBRIUM;
+        else if (!strcmp(c->at, "given")) po->at = MBL_AT_GIVEN;
+        else if (!strcmp(c->at, "steady")) po->at = MBL_AT_STEADY;
+        else return usage_err(c, "--at expects equilibrium, given or steady, got '%s'", c->at);
+    }
+    po->guess = c->guesses;
+    po->nguess = c->nguess;
+    return -1;
+}
+
+static void jnum(double x)
+{
+    if (isfinite(x)) printf("%.17g", x);
+    else printf("null");
+}
+
+static void jstr(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20) printf("\\u%04x", (unsigned)(unsigned char)*s);
+        else putchar(*s);
+    }
+    putchar('"');
+}
+
+static const char *kind_name(int k)
+{
+    return k == MBL_MODE_ZERO ? "zero" : k == MBL_MODE_REAL ? "real" : "oscillatory";
+}
+
+static void print_json(const mbl_model *md, const mbl_sensitivity *S)
+{
+    int n = S->n, nw = S->nwrt, nm = S->nmode;
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    printf("{\n \"model\": ");
+    jstr(info.name);
+    printf(",\n \"parameters\": [");
+    for (int w = 0; w < nw; w++) {
+        printf("%s", w ? ", " : "");
+        jstr(mbl_model_param_name(md, S->wrt[w]));
+    }
+    printf("],\n \"parameter_values\": [");
+    for (int w = 0; w < nw; w++) {
+        printf("%s", w ? ", " : "");
+        jnum(mbl_model_param_value(md, S->wrt[w]));
+    }
+    printf("],\n \"coordinates\": [");
+    for (int i = 0; i < n; i++) {
+        printf("%s", i ? ", " : "");
+        jstr(mbl_model_coord_name(md, i));
+    }
+    printf("],\n \"operating_point\": {\"dq\": [");
+    for (int w = 0; w < nw; w++) {
+        printf("%s[", w ? ", " : "");
+        for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), jnum(S->dq[i + (size_t)w * n]);
+        printf("]");
+    }
+    printf("], \"dv\": [");
+    for (int w = 0; w < nw; w++) {
+        printf("%s[", w ? ", " : "");
+        for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), jnum(S->dv[i + (size_t)w * n]);
+        printf("]");
+    }
+    printf("], \"dlambda\": [");
+    for (int w = 0; w < nw; w++) {
+        printf("%s[", w ? ", " : "");
+        for (int i = 0; i < S->m; i++) printf("%s", i ? ", " : ""), jnum(S->dlambda[i + (size_t)w * S->m]);
+        printf("]");
+    }
+    printf("], \"defined\": [");
+    for (int w = 0; w < nw; w++) printf("%s%s", w ? ", " : "", S->point_defined[w] ? "true" : "false");
+    printf("]},\n \"notes\": ");
+    jstr(S->notes);
+    printf(",\n \"modes\": [");
+    for (int t = 0; t < nm; t++) {
+        const mbl_sens_mode *m = &S->modes[t];
+        printf("%s\n  {\"re\": ", t ? "," : "");
+        jnum(m->re);
+        printf(", \"im\": ");
+        jnum(m->im);
+        printf(", \"freq_hz\": ");
+        jnum(m->freq_hz);
+        printf(", \"damping_ratio\": ");
+        jnum(m->damping_ratio);
+        printf(", \"kind\": \"%s\", \"defined\": %s,\n   \"shape_re\": [", kind_name(m->kind), m->defined ? "true" : "false");
+        for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), jnum(S->shape_re[i + (size_t)t * n]);
+        printf("], \"shape_im\": [");
+        for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), jnum(S->shape_im[i + (size_t)t * n]);
+        printf("],\n   \"d\": [");
+        for (int w = 0; w < nw; w++) {
+            printf("%s\n    {\"re\": ", w ? "," : "");
+            jnum(m->dre[w]);
+            printf(", \"im\": ");
+            jnum(m->dim[w]);
+            printf(", \"freq_hz\": ");
+            jnum(m->dfreq_hz[w]);
+            printf(", \"damping_ratio\": ");
+            jnum(m->ddamping[w]);
+            if (S->dshape_re) {
+                size_t o = (size_t)n * (t + (size_t)nm * w);
+                printf(", \"shape_re\": [");
+                for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), jnum(S->dshape_re[o + i]);
+                printf("], \"shape_im\": [");
+                for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), jnum(S->dshape_im[o + i]);
+                printf("]");
+            }
+            printf("}");
+        }
+        printf("]}");
+    }
+    printf("\n ]\n}\n");
+}
+
+static void print_table(const mbl_model *md, const mbl_sensitivity *S)
+{
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    int n = S->n;
+    printf("Model: %s (%s)\n", info.name && info.name[0] ? info.name : "(unnamed)", info.file);
+    printf("Sensitivities: exact (expression engine), the shift of the operating point included; %d modes\n", S->nmode);
+    if (S->notes[0]) printf("  note: %s\n", S->notes);
+    for (int w = 0; w < S->nwrt; w++) {
+        int p = S->wrt[w];
+        printf("\nd/d %s   (%s = %.10g)\n", mbl_model_param_name(md, p), mbl_model_param_name(md, p), mbl_model_param_value(md, p));
+        if (!S->point_defined[w]) {
+            printf("  not defined: the operating point does not persist when %s changes (a singular configuration\n"
+                   "  whose geometry %s moves: the equations of the point have no solution nearby)\n",
+                   mbl_model_param_name(md, p), mbl_model_param_name(md, p));
+            continue;
+        }
+        printf("  mode        real    imaginary      d real/dp      d imag/dp   d freq[Hz]/dp  d damping/dp\n");
+        for (int t = 0; t < S->nmode; t++) {
+            const mbl_sens_mode *m = &S->modes[t];
+            printf("  %4d %11.6g %12.6g", t + 1, m->re, m->im);
+            if (m->defined)
+                printf(" %14.6g %14.6g %14.6g %13.6g\n", m->dre[w], m->dim[w], m->dfreq_hz[w], m->ddamping[w]);
+            else
+                printf("   %s\n", m->kind == MBL_MODE_ZERO ? "(zero mode: not defined)" : "(repeated: not defined)");
+        }
+        int moved = 0;
+        for (int i = 0; i < n; i++) moved |= S->dq[i + (size_t)w * n] != 0;
+        if (moved) {
+            printf("  operating point: dq/d%s =", mbl_model_param_name(md, p));
+            for (int i = 0; i < n && i < 12; i++) printf(" %s %.6g", mbl_model_coord_name(md, i), S->dq[i + (size_t)w * n]);
+            printf("%s\n", n > 12 ? " ... (--json for all)" : "");
+        }
+    }
+}
+
+int mblin_cmd_sensitivity(int argc, char **argv)
+{
+    static cli c;
+    memset(&c, 0, sizeof c);
+    c.cmd = "sensitivity";
+    int rc = parse(&c, argc, argv);
+    if (rc >= 0) return rc;
+    mbl_opoint_options po;
+    rc = opoint_opts(&c, &po);
+    if (rc >= 0) return rc;
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_dae_deriv *dd = NULL;
+    mbl_sensitivity *S = NULL;
+    int *wrt = NULL, nwrt = 0, code = 0;
+    if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st)) return fail(&st);
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    if (c.wrt) {
+        wrt = calloc((size_t)info.nparam + 1, sizeof *wrt);
+        if (!wrt) {
+            mbl_model_free(md);
+            fprintf(stderr, "mblin: out of memory\n");
+            return 1;
+        }
+        const char *s = c.wrt;
+        while (*s) {
+            const char *e = strchr(s, ',');
+            size_t l = e ? (size_t)(e - s) : strlen(s);
+            int found = -1;
+            for (int i = 0; i < info.nparam; i++)
+                if (strlen(mbl_model_param_name(md, i)) == l && !strncmp(mbl_model_param_name(md, i), s, l)) found = i;
+            if (found < 0) {
+                fprintf(stderr, "mblin: --wrt: the model %s has no parameter '%.*s'\n", c.model, (int)l, s);
+                free(wrt);
+                mbl_model_free(md);
+                return 1;
+            }
+            int dup = 0;
+            for (int w = 0; w < nwrt; w++) dup |= wrt[w] == found;
+            if (!dup && nwrt < info.nparam) wrt[nwrt++] = found;
+            if (!e) break;
+            s = e + 1;
+        }
+        if (!nwrt) {
+            free(wrt);
+            mbl_model_free(md);
+            return usage_err(&c, "--wrt needs parameter names%s", "");
+        }
+    }
+    mbl_sens_options so;
+    mbl_sens_options_default(&so);
+    so.shapes = !c.no_shapes;
+    if (mbl_operating_point(md, &po, &pt, &st) || mbl_dae_deriv_new(md, &dd, &st) ||
+        mbl_sensitivity_compute(dd, pt, wrt, wrt ? nwrt : info.nparam, &so, &S, &st)) {
+        code = fail(&st);
+    } else if (c.json) {
+        print_json(md, S);
+    } else {
+        print_table(md, S);
+    }
+    mbl_sensitivity_free(S);
+    mbl_dae_deriv_free(dd);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    free(wrt);
+    return code;
+}
+
+int mblin_cmd_boundary(int argc, char **argv)
+{
+    static cli c;
+    memset(&c, 0, sizeof c);
+    c.cmd = "boundary";
+    int rc = parse(&c, argc, argv);
+    if (rc >= 0) return rc;
+    mbl_boundary_options bo;
+    mbl_boundary_options_default(&bo);
+    rc = opoint_opts(&c, &bo.opoint);
+    if (rc >= 0) return rc;
+    bo.order = c.order;
+    bo.mode = c.mode;
+    if (c.tol > 0) bo.tol = c.tol;
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_boundary_result r;
+    if (mbl_boundary(c.model, c.sets, c.nsets, c.param, c.near, &bo, &r, &st)) return fail(&st);
+    if (c.json) {
+        printf("{\"parameter\": ");
+        jstr(c.param);
+        printf(", \"near\": ");
+        jnum(c.near);
+        printf(", \"order\": ");
+        jnum(c.order);
+        printf(", \"value\": ");
+        jnum(r.value);
+        printf(", \"eigenvalue\": {\"re\": ");
+        jnum(r.re);
+        printf(", \"im\": ");
+        jnum(r.im);
+        printf("}, \"mode_near\": %d, \"iterations\": %d, \"last_step\": ", r.mode_near, r.iterations);
+        jnum(r.last_step);
+        printf(", \"slope\": ");
+        jnum(r.slope);
+        printf("}\n");
+    } else {
+        printf("%s = %.12g\n", c.param, r.value);
+        if (c.order != 0)
+            printf("  mode %d (at %s = %g) meets the order line omega = %g %s: eigenvalue %.10g %+.10gi\n", r.mode_near,
+                   c.param, c.near, c.order, c.param, r.re, r.im);
+        else
+            printf("  mode %d (at %s = %g) crosses the imaginary axis: eigenvalue %.3g %+.10gi\n", r.mode_near, c.param,
+                   c.near, r.re, r.im);
+        printf("  %s of the crossing function: %.6g; Newton: %d iterations, last step %.2g\n",
+               c.order != 0 ? "slope" : "slope d Re/dp", r.slope, r.iterations, r.last_step);
+    }
+    return 0;
+}

@@ -1,0 +1,157 @@
+/* mblin: design sensitivities and stability boundaries (docs/study.md).
+ *
+ *   mbl_dae_deriv_new()       model -> compiled second derivatives of the DAE residual with
+ *                             respect to the unknowns and the parameters (expression engine)
+ *   mbl_sensitivity_compute() model + point -> exact d(eigenvalue, frequency, damping ratio,
+ *                             mode shape)/d(parameter), the shift of the operating point included
+ *   mbl_boundary()            model file + parameter -> the value where a mode's real part
+ *                             crosses zero (or its frequency meets an order line), by Newton with
+ *                             the exact sensitivities
+ *
+ * Every function returns 0 or a negative MBL_E* code with a one-line message in `st`;
+ * destructors accept NULL. Matrices are dense and column-major. */
+#ifndef MBLIN_SENSITIVITY_H
+#define MBLIN_SENSITIVITY_H
+
+#include "mblin/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- derivatives of the canonical DAE (the model's residual, public layout) ------------------
+ *
+ * The residual F of a model (nF rows) is [R (n); d (nX); zeq (nZ); Phi'' (m); c' (k); Phi' (m);
+ * c (k); Phi (m)]: R = M vdot + Phi_q^T lambda + A^T mu - Q the equations of motion, d the user
+ * ODEs, zeq the implicit variables' equations, Phi the holonomic and c the non-holonomic
+ * constraints with their time derivatives. Its unknowns x (nunk columns) are [vdot (n);
+ * lambda (m); mu (k); v (n); q (n); Xdot (nX); Z (nZ); X (nX); r (nr inputs)] (the same order
+ * as the model's internal layout, src/model/model_internal.h). J = dF/dx is sparse with a fixed
+ * pattern (jrow, jcol). Parameters that are expressions of earlier ones follow them: every
+ * derivative with respect to parameter j is the total one, the parameters computed from p_j
+ * changing with it (except those overridden by --set, which are then constants). */
+enum { MBL_DAE_EOM = 0, MBL_DAE_ODE, MBL_DAE_VAR, MBL_DAE_PHIDD, MBL_DAE_NHD, MBL_DAE_PHID, MBL_DAE_NH, MBL_DAE_PHI,
+       MBL_DAE_NROWG };
+enum { MBL_DAE_VDOT = 0, MBL_DAE_LAMBDA, MBL_DAE_MU, MBL_DAE_V, MBL_DAE_Q, MBL_DAE_XDOT, MBL_DAE_Z, MBL_DAE_X, MBL_DAE_R,
+       MBL_DAE_NBLK };
+
+typedef struct mbl_dae_layout {
+    int n, m, k, nr, np;
+    int nF, nunk;
+    int row0[MBL_DAE_NROWG + 1]; /* first row of each row group, row0[MBL_DAE_NROWG] = nF */
+    int col0[MBL_DAE_NBLK + 1];  /* first column of each block, col0[MBL_DAE_NBLK] = nunk */
+    int jnz;                     /* entries of J */
+    const int *jrow, *jcol;      /* their rows and columns (valid while the object lives) */
+} mbl_dae_layout;
+
+/* Compiled once per model; immutable afterwards (any number of threads may evaluate it). It
+ * differentiates the model's Jacobian once more symbolically, so the model's expression graph
+ * grows (under the model's lock; the model's results are unchanged). */
+typedef struct mbl_dae_deriv mbl_dae_deriv;
+int mbl_dae_deriv_new(const mbl_model *model, mbl_dae_deriv **out, mbl_status *st);
+void mbl_dae_deriv_free(mbl_dae_deriv *d);
+void mbl_dae_deriv_layout(const mbl_dae_deriv *d, mbl_dae_layout *lay);
+/* The model the derivatives belong to. */
+const mbl_model *mbl_dae_deriv_model(const mbl_dae_deriv *d);
+
+/* At a point: J (jnz values), Fp (nF x np: dF/dp at fixed unknowns), x0p (nunk x np: the
+ * derivative of the model file's data for the point: in the q block the coordinates' initial
+ * values, in the v block the velocities the file gives, in the r block the inputs' values, 0
+ * elsewhere). Any output may be NULL. */
+int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, double *Fp, double *x0p,
+                       mbl_status *st);
+/* The total derivative of J along a direction: dJ_e = sum_c dJ_e/dx_c dx[c] + dJ_e/dp_j
+ * (dx: nunk values; param -1: none). */
+int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *dJ,
+                          mbl_status *st);
+
+/* ---- sensitivities ----------------------------------------------------------------------- */
+
+typedef struct mbl_sens_options {
+    int shapes;          /* 1 (default): also the mode shapes' derivatives */
+    int dense_max;       /* up to this pencil order N = n + m + k (default 600) the eigenvalues and
+                            eigenvectors come from QZ on the 2N companion form (N^3); above it the
+                            eigenvalues of the default linearization (mbl_linearize, mbl_modal) and
+                            the eigenvectors by inverse iteration on the sparse pencil. The
+                            pencil's derivatives are held dense: (3 + 3 nwrt) N^2 doubles, refused
+                            above 2 GB */
+    double zero_tol;     /* |lambda| <= zero_tol * max |lambda|: a zero mode (default 1e-9) */
+    double repeat_tol;   /* two eigenvalues closer than repeat_tol * max(1, |lambda|) are repeated:
+                            their derivatives are not defined one by one (default 1e-8) */
+    double rank_tol;     /* relative rank tolerance of the constraint Jacobian (default 1e-9) */
+} mbl_sens_options;
+void mbl_sens_options_default(mbl_sens_options *opt);
+
+/* One mode: the eigenvalue and what follows from it, with derivatives with respect to the
+ * parameters wrt[0..nwrt-1] (arrays of nwrt; NaN where not defined). */
+typedef struct mbl_sens_mode {
+    double re, im;          /* eigenvalue (1/s) */
+    double freq_hz;         /* |lambda| / 2 pi */
+    double damping_ratio;   /* -re / |lambda| */
+    int kind;               /* MBL_MODE_* */
+    int defined;            /* 1: simple eigenvalue, derivatives defined; 0: zero or repeated
+                               (the derivative of a multiple eigenvalue is not one number) */
+    double *dre, *dim;      /* d lambda / dp */
+    double *dfreq_hz;       /* d freq_hz / dp */
+    double *ddamping;       /* d damping_ratio / dp */
+} mbl_sens_mode;
+
+typedef struct mbl_sensitivity {
+    int n;                  /* coordinates (shape length) */
+    int np;                 /* parameters of the model */
+    int nwrt;               /* parameters differentiated */
+    int *wrt;               /* nwrt parameter indices */
+    int nmode;              /* finite eigenvalues of the linearized DAE (= states of the linear model) */
+    mbl_sens_mode *modes;   /* sorted as mbl_modal: frequency, then real part, +imaginary first */
+    double *shape_re, *shape_im;   /* n*nmode: dq of each mode, largest component 1 (real) */
+    double *dshape_re, *dshape_im; /* n*nmode*nwrt, [i + n*(mode + nmode*w)] (NULL without shapes) */
+    double *dq, *dv, *dlambda;     /* n*nwrt, n*nwrt, m*nwrt: the shift of the operating point */
+    int *point_defined;     /* nwrt: 0 when the point does not persist as the parameter changes (the
+                               equations that define it have no solution nearby: a singular
+                               configuration whose geometry the parameter changes); its derivatives
+                               are then NaN */
+    int m;                  /* holonomic constraints (rows of dlambda) */
+    char notes[512];
+} mbl_sensitivity;
+
+/* Sensitivities at a point of d's model with respect to the parameters wrt (NULL: all). */
+int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const int *wrt, int nwrt,
+                            const mbl_sens_options *opt, mbl_sensitivity **out, mbl_status *st);
+void mbl_sensitivity_free(mbl_sensitivity *s);
+
+/* ---- stability boundaries ---------------------------------------------------------------- */
+
+typedef struct mbl_boundary_options {
+    double order;        /* 0 (default): the real part of the mode crosses zero; else the mode's
+                            damped frequency |Im lambda| (rad/s) meets the line order * p */
+    int mode;            /* 0 (default): the mode nearest the crossing at `near`; else mode k
+                            (1-based, as listed by `mblin linearize` at `near`) */
+    double tol;          /* Newton stops when the step is below tol * max(1, |p|) (default 1e-10) */
+    int max_iter;        /* default 50 */
+    mbl_opoint_options opoint; /* how each point is found (default: the file's) */
+    mbl_sens_options sens;
+} mbl_boundary_options;
+void mbl_boundary_options_default(mbl_boundary_options *opt);
+
+typedef struct mbl_boundary_result {
+    double value;        /* the parameter at the boundary */
+    double re, im;       /* the mode's eigenvalue there */
+    double f_near;       /* the crossing function (re, or |im| - order p) at `near` */
+    double slope;        /* its derivative at the boundary */
+    int iterations;
+    int mode_near;       /* the mode's index at `near` (1-based, sorted as mbl_modal) */
+    double last_step;    /* |last Newton step| */
+} mbl_boundary_result;
+
+/* Load the file at each Newton iterate with sets plus param = value, find the point, linearize
+ * and differentiate: the root of the crossing function of one mode, tracked from `near` by
+ * the sensitivity predictor (nearest eigenvalue to lambda + dlambda/dp dp). Errors: unknown
+ * parameter (MBL_EARG), no simple mode near a crossing (MBL_EMODEL), Newton not converging
+ * (MBL_ENOCONV). */
+int mbl_boundary(const char *path, const mbl_setting *sets, int nsets, const char *param, double near,
+                 const mbl_boundary_options *opt, mbl_boundary_result *res, mbl_status *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

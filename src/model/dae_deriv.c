@@ -1,0 +1,265 @@
+/* Derivatives of the canonical DAE for sensitivities (include/mblin/sensitivity.h).
+ *
+ * The model's Jacobian J = dF/dx is a sparse set of expressions. Differentiated once more with
+ * respect to every unknown and every parameter (mblx_jacobian on the entries of J: only the
+ * symbols each entry depends on are visited), it gives the second derivatives that the total
+ * derivative of the linearized equations along a parameter needs, the shift of the operating
+ * point included. Alongside: dF/dp, the derivatives of dependent parameters' expressions with
+ * respect to earlier parameters (so that "d/d mB" moves M11 = ITxx(mB) with it), and those of the
+ * file's point data (initial coordinates, velocities, inputs). All of it compiles into one tape,
+ * evaluated at a point like the model's own tapes. */
+#include <math.h>
+#include <string.h>
+
+#include "mblin/sensitivity.h"
+#include "model/model_internal.h"
+
+/* the public layout is the internal one */
+_Static_assert((int)MBL_DAE_NROWG == (int)MBL_NROWG && (int)MBL_DAE_NBLK == (int)MBL_NBLK &&
+                   (int)MBL_DAE_PHI == (int)MBL_ROW_PHI && (int)MBL_DAE_NH == (int)MBL_ROW_NH &&
+                   (int)MBL_DAE_ODE == (int)MBL_ROW_ODE && (int)MBL_DAE_R == (int)MBL_BLK_R &&
+                   (int)MBL_DAE_X == (int)MBL_BLK_X && (int)MBL_DAE_Q == (int)MBL_BLK_Q && (int)MBL_DAE_V == (int)MBL_BLK_V,
+               "the public DAE layout of sensitivity.h must match model_internal.h");
+
+struct mbl_dae_deriv {
+    const mbl_model *md;
+    int np, nunk, nF;
+    int row0[MBL_DAE_NROWG + 1], col0[MBL_DAE_NBLK + 1];
+    /* H = d J_e / d [x; p]: CSC over jnz rows and nunk + np columns */
+    mblx_sparse H;
+    mblx_sparse Fp;   /* nF x np, partial */
+    mblx_sparse Pp;   /* np x np: d pexpr_i / d p_k (partial) */
+    mblx_sparse Xp;   /* (2n + nr) x np: d [q0; v0; r0] / dp (partial) */
+    mblx_tape *tape;  /* -> [H values; Fp values; Pp values; Xp values] */
+    size_t nout;
+};
+
+void mbl_dae_deriv_free(mbl_dae_deriv *d)
+{
+    if (!d) return;
+    mblx_sparse_free(&d->H);
+    mblx_sparse_free(&d->Fp);
+    mblx_sparse_free(&d->Pp);
+    mblx_sparse_free(&d->Xp);
+    mblx_tape_free(d->tape);
+    mbl_free(d);
+}
+
+const mbl_model *mbl_dae_deriv_model(const mbl_dae_deriv *d)
+{
+    return d ? d->md : NULL;
+}
+
+void mbl_dae_deriv_layout(const mbl_dae_deriv *d, mbl_dae_layout *lay)
+{
+    memset(lay, 0, sizeof *lay);
+    if (!d) return;
+    const mbl_model *md = d->md;
+    lay->n = md->n;
+    lay->m = md->m;
+    lay->k = md->k;
+    lay->nr = md->nr;
+    lay->np = md->np;
+    lay->nF = md->nF;
+    lay->nunk = md->nunk;
+    memcpy(lay->row0, d->row0, sizeof lay->row0);
+    memcpy(lay->col0, d->col0, sizeof lay->col0);
+    lay->jnz = md->jac.nz;
+    lay->jrow = md->jac.row;
+    lay->jcol = md->jac.col;
+}
+
+int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: out is NULL");
+    *out = NULL;
+    if (!md) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: model is NULL");
+    mbl_dae_deriv *d = mbl_calloc(1, sizeof *d);
+    if (!d) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    d->md = md;
+    d->np = md->np;
+    d->nunk = md->nunk;
+    d->nF = md->nF;
+    for (int g = 0; g <= MBL_DAE_NROWG; g++) d->row0[g] = md->row0[g];
+    for (int b = 0; b <= MBL_DAE_NBLK; b++) d->col0[b] = mbl_model_blk0(md, b);
+    int n = md->n, np = md->np, nunk = md->nunk, nx = 2 * n + md->nr;
+    mblx_graph *g = md->g;
+    int rc = 0;
+    size_t nsy = (size_t)nunk + (size_t)np;
+    mblx_id *syms = mbl_alloc_array(nsy + 1, sizeof *syms);
+    mblx_id *pe = mbl_alloc_array((size_t)np + 1, sizeof *pe);
+    mblx_id *xe = mbl_alloc_array((size_t)nx + 1, sizeof *xe);
+    mblx_id *outs = NULL;
+    if (!syms || !pe || !xe) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    mbl_model_graph_lock(1);
+    for (int c = 0; c < nunk; c++) syms[c] = mblx_symbol_node(g, (size_t)md->sym_of_unknown[c]);
+    for (int j = 0; j < np; j++) syms[nunk + j] = md->p[j];
+    mblx_id zero = mblx_const(g, 0.0);
+    for (int i = 0; i < np; i++) pe[i] = md->pexpr && md->pexpr[i] != MBLX_NONE ? md->pexpr[i] : zero;
+    for (int i = 0; i < n; i++) {
+        xe[i] = md->q0x ? md->q0x[i] : zero;
+        xe[n + i] = md->v0x && md->v_given[i] ? md->v0x[i] : zero;
+    }
+    for (int i = 0; i < md->nr; i++) xe[2 * n + i] = md->r0x ? md->r0x[i] : zero;
+    rc = mblx_jacobian(g, (size_t)md->jac.nz, md->jac.node, nsy, syms, &d->H);
+    if (!rc) rc = mblx_jacobian(g, (size_t)md->nF, md->F, (size_t)np, syms + nunk, &d->Fp);
+    if (!rc) rc = mblx_jacobian(g, (size_t)np, pe, (size_t)np, syms + nunk, &d->Pp);
+    if (!rc) rc = mblx_jacobian(g, (size_t)nx, xe, (size_t)np, syms + nunk, &d->Xp);
+    if (rc) {
+        mblx_graph_status(g, st);
+        mbl_model_graph_lock(0);
+        goto done;
+    }
+    int nh = d->H.colptr[nsy], nf = d->Fp.colptr[np], npp = d->Pp.colptr[np], nxp = d->Xp.colptr[np];
+    d->nout = (size_t)nh + (size_t)nf + (size_t)npp + (size_t)nxp;
+    outs = mbl_alloc_array(d->nout + 1, sizeof *outs);
+    if (!outs) {
+        mbl_model_graph_lock(0);
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    memcpy(outs, d->H.node, (size_t)nh * sizeof *outs);
+    memcpy(outs + nh, d->Fp.node, (size_t)nf * sizeof *outs);
+    memcpy(outs + nh + nf, d->Pp.node, (size_t)npp * sizeof *outs);
+    memcpy(outs + nh + nf + npp, d->Xp.node, (size_t)nxp * sizeof *outs);
+    d->tape = mblx_compile(g, d->nout, outs, st);
+    mbl_model_graph_lock(0);
+    if (!d->tape) rc = st ? st->code : MBL_ENOMEM;
+    if (!rc && mblx_tape_nsymbols(d->tape) > (size_t)md->nsym)
+        rc = mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: the derivatives read symbols the model does not have");
+done:
+    mbl_free(syms);
+    mbl_free(pe);
+    mbl_free(xe);
+    mbl_free(outs);
+    if (rc) {
+        mbl_dae_deriv_free(d);
+        return rc;
+    }
+    *out = d;
+    return 0;
+}
+
+/* Evaluate the tape at the point: vals (nout), and T (np x np): dp_i/dp_j in total (dependent
+ * parameters following earlier ones). */
+static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, double *T, mbl_status *st)
+{
+    const mbl_model *md = d->md;
+    int np = d->np, rc = 0;
+    size_t ws = mblx_tape_work_size(d->tape);
+    if (ws < md->work_size) ws = md->work_size;
+    double *syms = mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms);
+    double *work = mbl_alloc_array(ws + 1, sizeof *work);
+    if (!syms || !work) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    mbl_model_fill_syms_pt(md, pt, syms);
+    rc = mblx_tape_eval(d->tape, syms, vals, work, st);
+    if (rc) {
+        rc = mbl_model_eval_error(md, syms, "in the derivatives with respect to the parameters", st);
+        goto done;
+    }
+    if (T) {
+        /* T = (I - P)^-1 with P strictly lower triangular (a parameter uses earlier ones only) */
+        const double *pv = vals + d->H.colptr[d->nunk + np] + d->Fp.colptr[np];
+        memset(T, 0, (size_t)np * (size_t)np * sizeof *T);
+        for (int j = 0; j < np; j++) T[j + (size_t)j * np] = 1.0;
+        /* column k of Pp holds d pexpr_i / d p_k; rows i > k */
+        for (int i = 0; i < np; i++)
+            for (int k = 0; k < i; k++)
+                for (int e = d->Pp.colptr[k]; e < d->Pp.colptr[k + 1]; e++)
+                    if (d->Pp.rowidx[e] == i)
+                        for (int j = 0; j <= k; j++) T[i + (size_t)j * np] += pv[e] * T[k + (size_t)j * np];
+    }
+done:
+    mbl_free(syms);
+    mbl_free(work);
+    return rc;
+}
+
+int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, double *Fp, double *x0p,
+                       mbl_status *st)
+{
+    if (!d || !pt) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval: NULL argument");
+    const mbl_model *md = d->md;
+    int np = d->np, nunk = d->nunk, nF = d->nF, n = md->n, rc = 0;
+    if (pt->n != n || pt->m != md->m || pt->k != md->k || pt->nr != md->nr)
+        return mbl_error(st, MBL_EDIM, "mbl_dae_deriv_eval: the point is not one of this model");
+    double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
+    double *T = mbl_alloc_array((size_t)np * (size_t)np + 1, sizeof *T);
+    if (!vals || !T) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = eval_all(d, pt, vals, T, st);
+    if (rc) goto done;
+    if (J) {
+        double *syms = mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms);
+        double *work = mbl_alloc_array(md->work_size + 1, sizeof *work);
+        if (!syms || !work) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) {
+            mbl_model_fill_syms_pt(md, pt, syms);
+            rc = mblx_tape_eval(md->tape_jac, syms, J, work, st);
+            if (rc) rc = mbl_model_eval_error(md, syms, "at the operating point", st);
+        }
+        mbl_free(syms);
+        mbl_free(work);
+        if (rc) goto done;
+    }
+    const double *fv = vals + d->H.colptr[nunk + np];
+    const double *xv = fv + d->Fp.colptr[np] + d->Pp.colptr[np];
+    if (Fp) { /* total: Fp_total[:, j] = sum_i Fp_partial[:, i] T[i, j] */
+        memset(Fp, 0, (size_t)nF * (size_t)np * sizeof *Fp);
+        for (int i = 0; i < np; i++)
+            for (int e = d->Fp.colptr[i]; e < d->Fp.colptr[i + 1]; e++)
+                for (int j = 0; j <= i; j++)
+                    if (T[i + (size_t)j * np] != 0.0)
+                        Fp[d->Fp.rowidx[e] + (size_t)j * nF] += fv[e] * T[i + (size_t)j * np];
+    }
+    if (x0p) {
+        memset(x0p, 0, (size_t)nunk * (size_t)np * sizeof *x0p);
+        int cq = d->col0[MBL_DAE_Q], cv = d->col0[MBL_DAE_V], cr = d->col0[MBL_DAE_R];
+        for (int i = 0; i < np; i++)
+            for (int e = d->Xp.colptr[i]; e < d->Xp.colptr[i + 1]; e++) {
+                int r = d->Xp.rowidx[e];
+                int c = r < n ? cq + r : r < 2 * n ? cv + (r - n) : cr + (r - 2 * n);
+                for (int j = 0; j <= i; j++)
+                    if (T[i + (size_t)j * np] != 0.0) x0p[c + (size_t)j * nunk] += xv[e] * T[i + (size_t)j * np];
+            }
+    }
+done:
+    mbl_free(vals);
+    mbl_free(T);
+    return rc;
+}
+
+int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *dJ,
+                          mbl_status *st)
+{
+    if (!d || !pt || !dx || !dJ) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_jac_dir: NULL argument");
+    const mbl_model *md = d->md;
+    int np = d->np, nunk = d->nunk, rc = 0;
+    if (param < -1 || param >= np) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_jac_dir: no parameter %d", param);
+    double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
+    double *T = mbl_alloc_array((size_t)np * (size_t)np + 1, sizeof *T);
+    if (!vals || !T) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = eval_all(d, pt, vals, T, st);
+    if (rc) goto done;
+    memset(dJ, 0, (size_t)md->jac.nz * sizeof *dJ);
+    for (int c = 0; c < nunk + np; c++) {
+        double w = c < nunk ? dx[c] : param >= 0 ? T[(c - nunk) + (size_t)param * np] : 0.0;
+        if (w == 0.0) continue;
+        for (int e = d->H.colptr[c]; e < d->H.colptr[c + 1]; e++) dJ[d->H.rowidx[e]] += vals[e] * w;
+    }
+done:
+    mbl_free(vals);
+    mbl_free(T);
+    return rc;
+}

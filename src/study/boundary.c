@@ -1,0 +1,193 @@
+/* Stability boundaries: the parameter value where a mode's real part crosses zero, or where its
+ * damped frequency meets an order line omega = order * p (a critical speed), by Newton's method
+ * with the exact sensitivities of src/study/sensitivity.c (docs/study.md).
+ *
+ * At every iterate the model file is loaded with the parameter set (so every parameter computed
+ * from it follows, exactly as `--set` does), the operating point found, and the eigenvalues and
+ * their derivatives computed. The mode is tracked from one iterate to the next by the
+ * sensitivity predictor: the eigenvalue nearest s + ds/dp (p_new - p). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mblin/sensitivity.h"
+
+void mbl_boundary_options_default(mbl_boundary_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->tol = 1e-10;
+    opt->max_iter = 50;
+    mbl_opoint_options_default(&opt->opoint);
+    mbl_sens_options_default(&opt->sens);
+    opt->sens.shapes = 0;
+}
+
+/* Eigenvalues and their derivatives with respect to parameter `name` at value p. */
+static int evaluate(const char *path, mbl_setting *sets, int nsets, const char *name, double p,
+                    const mbl_boundary_options *opt, mbl_sensitivity **out, mbl_status *st)
+{
+    *out = NULL;
+    sets[nsets - 1].name = name;
+    sets[nsets - 1].value = p;
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_dae_deriv *dd = NULL;
+    int rc = mbl_model_load_file(path, sets, nsets, &md, st);
+    if (rc) return rc;
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    int idx = -1;
+    for (int i = 0; i < info.nparam; i++)
+        if (!strcmp(mbl_model_param_name(md, i), name)) idx = i;
+    rc = mbl_operating_point(md, &opt->opoint, &pt, st);
+    if (!rc) rc = mbl_dae_deriv_new(md, &dd, st);
+    if (!rc) rc = mbl_sensitivity_compute(dd, pt, &idx, 1, &opt->sens, out, st);
+    if (rc) mbl_error_prefix(st, "at %s = %.17g", name, p);
+    mbl_dae_deriv_free(dd);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    return rc;
+}
+
+/* the crossing function of a mode and its derivative */
+static void crossing(const mbl_sens_mode *m, double order, double p, double *f, double *df)
+{
+    if (order == 0) {
+        *f = m->re;
+        *df = m->dre[0];
+    } else {
+        double sg = m->im < 0 ? -1.0 : 1.0;
+        *f = fabs(m->im) - order * p;
+        *df = sg * m->dim[0] - order;
+    }
+}
+
+int mbl_boundary(const char *path, const mbl_setting *sets_in, int nsets_in, const char *param, double near,
+                 const mbl_boundary_options *opt_in, mbl_boundary_result *res, mbl_status *st)
+{
+    if (!path || !param || !res || (nsets_in > 0 && !sets_in) || nsets_in < 0)
+        return mbl_error(st, MBL_EARG, "mbl_boundary: NULL or invalid argument");
+    memset(res, 0, sizeof *res);
+    if (!isfinite(near)) return mbl_error(st, MBL_EARG, "boundary: --near must be a finite number");
+    mbl_boundary_options opt;
+    if (opt_in) opt = *opt_in;
+    else mbl_boundary_options_default(&opt);
+    if (!(opt.tol > 0)) opt.tol = 1e-10;
+    if (opt.max_iter <= 0) opt.max_iter = 50;
+    /* the user's settings without `param`, then param = p last */
+    mbl_setting *sets = mbl_alloc_array((size_t)nsets_in + 1, sizeof *sets);
+    if (!sets) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int nsets = 0;
+    for (int i = 0; i < nsets_in; i++)
+        if (strcmp(sets_in[i].name, param)) sets[nsets++] = sets_in[i];
+    nsets++;
+    /* is it a parameter of the model? (one load with the user's settings) */
+    mbl_model *md = NULL;
+    int rc = mbl_model_load_file(path, sets, nsets - 1, &md, st);
+    if (rc) goto done;
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    int found = 0;
+    for (int i = 0; i < info.nparam; i++)
+        if (!strcmp(mbl_model_param_name(md, i), param)) found = 1;
+    mbl_model_free(md);
+    if (!found) {
+        rc = mbl_error(st, MBL_EARG, "%s: the model has no parameter '%s'", path, param);
+        goto done;
+    }
+    mbl_sensitivity *S = NULL;
+    rc = evaluate(path, sets, nsets, param, near, &opt, &S, st);
+    if (rc) goto done;
+    /* the mode: given, or the simple one with the crossing function nearest zero */
+    int t = -1;
+    if (opt.mode > 0) {
+        if (opt.mode > S->nmode) {
+            rc = mbl_error(st, MBL_EARG, "boundary: mode %d asked for, the model has %d at %s = %g", opt.mode, S->nmode,
+                           param, near);
+            mbl_sensitivity_free(S);
+            goto done;
+        }
+        t = opt.mode - 1;
+        if (!S->modes[t].defined) {
+            rc = mbl_error(st, MBL_EMODEL, "boundary: mode %d is zero or repeated at %s = %g: no derivative to follow",
+                           opt.mode, param, near);
+            mbl_sensitivity_free(S);
+            goto done;
+        }
+    } else {
+        double best = HUGE_VAL;
+        for (int i = 0; i < S->nmode; i++) {
+            const mbl_sens_mode *m = &S->modes[i];
+            if (!m->defined || m->kind == MBL_MODE_ZERO || m->im < 0) continue;
+            if (opt.order != 0 && m->im == 0) continue;
+            double f, df;
+            crossing(m, opt.order, near, &f, &df);
+            if (!(df != 0) || !isfinite(df)) continue;
+            if (fabs(f) < best) best = fabs(f), t = i;
+        }
+        if (t < 0) {
+            rc = mbl_error(st, MBL_EMODEL, "boundary: no simple mode %s at %s = %g",
+                           opt.order != 0 ? "with a frequency that moves relative to the order line" : "whose real part moves",
+                           param, near);
+            mbl_sensitivity_free(S);
+            goto done;
+        }
+    }
+    res->mode_near = t + 1;
+    double p = near, f, df;
+    crossing(&S->modes[t], opt.order, p, &f, &df);
+    res->f_near = f;
+    double reach = fmax(1.0, fabs(near)); /* how far from `near` the crossing may be */
+    for (int it = 0;; it++) {
+        const mbl_sens_mode *m = &S->modes[t];
+        crossing(m, opt.order, p, &f, &df);
+        if (!(df != 0) || !isfinite(df)) {
+            rc = mbl_error(st, MBL_EMODEL, "boundary: the mode's %s does not move with %s at %s = %.12g: no crossing to find",
+                           opt.order != 0 ? "frequency relative to the order line" : "real part", param, param, p);
+            break;
+        }
+        double step = -f / df;
+        res->value = p + step;
+        res->re = m->re;
+        res->im = m->im;
+        res->slope = df;
+        res->iterations = it + 1;
+        res->last_step = fabs(step);
+        if (fabs(step) <= opt.tol * fmax(1.0, fabs(p))) break;
+        if (it + 1 >= opt.max_iter) {
+            rc = mbl_error(st, MBL_ENOCONV, "boundary: Newton did not converge in %d iterations (%s = %.12g, last step %.3g)",
+                           opt.max_iter, param, p, step);
+            break;
+        }
+        double pn = p + step;
+        if (fabs(pn - near) > reach) {
+            rc = mbl_error(st, MBL_EMODEL,
+                           "boundary: no crossing near %s = %g (Newton went to %.6g, farther than %g from it: the mode %s)",
+                           param, near, pn, reach,
+                           opt.order != 0 ? "does not meet the order line nearby" : "does not change stability nearby");
+            break;
+        }
+        double pre = m->re + m->dre[0] * step, pim = m->im + m->dim[0] * step;
+        mbl_sensitivity *S2 = NULL;
+        rc = evaluate(path, sets, nsets, param, pn, &opt, &S2, st);
+        if (rc) break;
+        int best = -1;
+        double dbest = HUGE_VAL;
+        for (int i = 0; i < S2->nmode; i++) {
+            double dd = hypot(S2->modes[i].re - pre, S2->modes[i].im - pim);
+            if (dd < dbest) dbest = dd, best = i;
+        }
+        mbl_sensitivity_free(S);
+        S = S2;
+        if (best < 0 || !S->modes[best].defined) {
+            rc = mbl_error(st, MBL_EMODEL, "boundary: the tracked mode became zero or repeated at %s = %.12g", param, pn);
+            break;
+        }
+        t = best;
+        p = pn;
+    }
+    mbl_sensitivity_free(S);
+done:
+    mbl_free(sets);
+    return rc;
+}

@@ -1,0 +1,874 @@
+/* Eigenvalue, frequency, damping-ratio and mode-shape sensitivities (docs/study.md).
+ *
+ * The linearized DAE at a point, with dq, dlambda, dmu ~ e^{s t}, is the quadratic pencil over
+ * z = [dq; dlambda; dmu] (independent constraints only, N = n + m' + k'):
+ *
+ *   P(s) = s^2 P2 + s P1 + P0,  P2 = [R_vdot 0; 0 0],  P1 = [R_v 0; c_v 0],
+ *                               P0 = [R_q Phi_q^T A^T; Phi_q 0 0; c_q 0 0]
+ *
+ * (R the equations of motion, Phi the holonomic and c the non-holonomic constraints; R_lambda =
+ * Phi_q^T, R_mu = A^T = c_v^T). Its finite eigenvalues are those of every exact method's linear
+ * model, with no choice of states. For a simple eigenvalue s with right and left null vectors
+ * P(s) v = 0, w^H P(s) = 0:
+ *
+ *   ds/dp = - w^H (dP/dp)(s) v / (w^H P'(s) v),   P'(s) = 2 s P2 + P1,
+ *
+ * where dP/dp is the total derivative: d(J)/dp = J_p + sum_c J_{x_c} dx_c/dp, J the model's
+ * Jacobian, dx/dp the shift of the operating point by the implicit function theorem on the
+ * equations that define it (the same rows and unknowns as mbl_operating_point solves). Every
+ * derivative comes from the expression engine (mbl_dae_deriv); the eigenvectors from QZ on the
+ * companion form of P (v its lower half, w the upper half of the left vector). The mode shape
+ * (dq with its largest component fixed at 1) and its derivative come from the bordered system
+ * [P(s) P'(s) v; e_k^T 0] [v'; s'] = [-dP(s) v; 0] (complex KLU). */
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/la.h"
+#include "mblin/sensitivity.h"
+
+#define TWO_PI 6.283185307179586476925286766559
+
+void mbl_sens_options_default(mbl_sens_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->shapes = 1;
+    opt->dense_max = 600;
+    opt->zero_tol = 1e-9;
+    opt->repeat_tol = 1e-8;
+    opt->rank_tol = 1e-9;
+}
+
+void mbl_sensitivity_free(mbl_sensitivity *s)
+{
+    if (!s) return;
+    if (s->modes)
+        for (int i = 0; i < s->nmode; i++) {
+            mbl_free(s->modes[i].dre);
+            mbl_free(s->modes[i].dim);
+            mbl_free(s->modes[i].dfreq_hz);
+            mbl_free(s->modes[i].ddamping);
+        }
+    mbl_free(s->modes);
+    mbl_free(s->wrt);
+    mbl_free(s->shape_re);
+    mbl_free(s->shape_im);
+    mbl_free(s->dshape_re);
+    mbl_free(s->dshape_im);
+    mbl_free(s->dq);
+    mbl_free(s->dv);
+    mbl_free(s->dlambda);
+    mbl_free(s->point_defined);
+    mbl_free(s);
+}
+
+/* ---- the shift of the operating point --------------------------------------------------- */
+
+typedef struct ctx {
+    mbl_dae_layout L;
+    const mbl_point *pt;
+    double *Jd;      /* nF x nunk dense Jacobian */
+    double *Fp;      /* nF x np */
+    double *x0p;     /* nunk x np */
+    int *cyclic;     /* n: no residual depends on q_i */
+    double rank_tol;
+    /* pencil */
+    int N, mi, ki;
+    int *rowmap;     /* nF: pencil row of a residual row, or -1 */
+    int *colmap;     /* nunk: pencil column (0..N-1) and which matrix (colmat) */
+    int *colmat;     /* nunk: 0 P0, 1 P1, 2 P2, -1 none */
+} ctx;
+
+#define RB(g) (1u << (g))
+
+/* One stage of the point's definition: rows `rowmask` solved for the columns `colmask` (cyclic
+ * coordinates skipped when skip_cyclic). dx holds the current derivative (the file's data where
+ * the stage starts from them); the stage's columns get dx_C += pinv(J_RC) r, r = -(Fp_R + J_R dx):
+ * for a regular J_RC the implicit function theorem, for a minimum-norm projection its derivative
+ * when the file's point already satisfies the rows. */
+static int point_stage(const ctx *c, unsigned rowmask, unsigned colmask, int skip_cyclic, int nw, const int *wrt,
+                       double *dxs, int *persist, mbl_status *st)
+{
+    const mbl_dae_layout *L = &c->L;
+    int nF = L->nF, nunk = L->nunk, nr = 0, nc = 0, rc = 0;
+    int *rows = mbl_alloc_array((size_t)nF + 1, sizeof *rows), *cols = mbl_alloc_array((size_t)nunk + 1, sizeof *cols);
+    double *A = NULL, *r = NULL, *s = NULL, *U = NULL, *VT = NULL, *rs = NULL, *y = NULL;
+    if (!rows || !cols) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int g = 0; g < MBL_DAE_NROWG; g++)
+        if ((rowmask >> g) & 1u)
+            for (int i = L->row0[g]; i < L->row0[g + 1]; i++) rows[nr++] = i;
+    for (int b = 0; b < MBL_DAE_NBLK; b++)
+        if ((colmask >> b) & 1u)
+            for (int q = L->col0[b]; q < L->col0[b + 1]; q++) {
+                if (b == MBL_DAE_Q && skip_cyclic && c->cyclic[q - L->col0[b]]) continue;
+                cols[nc++] = q;
+            }
+    if (!nr || !nc || !nw) goto done;
+    int kk = nr < nc ? nr : nc;
+    A = mbl_alloc_array((size_t)nr * nc + 1, sizeof *A);
+    r = mbl_alloc_array((size_t)nr + 1, sizeof *r);
+    rs = mbl_alloc_array((size_t)nr + 1, sizeof *rs);
+    y = mbl_alloc_array((size_t)kk + 1, sizeof *y);
+    s = mbl_alloc_array((size_t)kk + 1, sizeof *s);
+    U = mbl_alloc_array((size_t)nr * kk + 1, sizeof *U);
+    VT = mbl_alloc_array((size_t)kk * nc + 1, sizeof *VT);
+    if (!A || !r || !rs || !y || !s || !U || !VT) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int a = 0; a < nr; a++) {
+        int i = rows[a];
+        double nrm = 0;
+        for (int b = 0; b < nc; b++) {
+            double v = c->Jd[i + (size_t)cols[b] * nF];
+            A[a + (size_t)b * nr] = v;
+            nrm += v * v;
+        }
+        rs[a] = nrm = nrm > 0 ? 1.0 / sqrt(nrm) : 1.0; /* rows to unit 2-norm: the rank is unit-free */
+        for (int b = 0; b < nc; b++) A[a + (size_t)b * nr] *= nrm;
+    }
+    rc = mbla_svd(nr, nc, A, nr, 'S', s, U, nr, VT, kk, st); /* once for every parameter */
+    if (rc) goto done;
+    int rank = mbla_rank_from_diag(nr, nc, kk, s, 1, c->rank_tol);
+    for (int w = 0; w < nw; w++) {
+        double *dx = dxs + (size_t)w * nunk;
+        int j = wrt[w];
+        for (int a = 0; a < nr; a++) {
+            int i = rows[a];
+            double ri = -c->Fp[i + (size_t)j * nF];
+            for (int q = 0; q < nunk; q++)
+                if (dx[q] != 0) ri -= c->Jd[i + (size_t)q * nF] * dx[q];
+            r[a] = ri * rs[a];
+        }
+        for (int t = 0; t < rank; t++) {
+            double v = 0;
+            for (int a = 0; a < nr; a++) v += U[a + (size_t)t * nr] * r[a];
+            y[t] = v / s[t];
+        }
+        /* the part of r outside the range of J_RC: nonzero when the rows cannot follow the
+         * parameter (a singular configuration whose geometry it changes): no derivative */
+        double rn = 0, out = 0;
+        for (int a = 0; a < nr; a++) {
+            double u = r[a];
+            for (int t = 0; t < rank; t++) u -= U[a + (size_t)t * nr] * (y[t] * s[t]);
+            out += u * u;
+            rn += r[a] * r[a];
+        }
+        if (out > 1e-12 * fmax(rn, 1e-300) && sqrt(out) > 1e-10) persist[w] = 0;
+        for (int b = 0; b < nc; b++) {
+            double v = 0;
+            for (int t = 0; t < rank; t++) v += VT[t + (size_t)b * kk] * y[t];
+            dx[cols[b]] += v;
+        }
+    }
+done:
+    mbl_free(rows);
+    mbl_free(cols);
+    mbl_free(A);
+    mbl_free(r);
+    mbl_free(rs);
+    mbl_free(y);
+    mbl_free(s);
+    mbl_free(U);
+    mbl_free(VT);
+    return rc;
+}
+
+/* dx/dp for every parameter in wrt (dxs: nunk x nw): the same stages as mbl_operating_point for
+ * the point's kind. */
+static int point_derivative(const ctx *c, int nw, const int *wrt, double *dxs, int *persist, mbl_status *st)
+{
+    const mbl_dae_layout *L = &c->L;
+    int nunk = L->nunk, rc = 0;
+    for (int w = 0; w < nw; w++) {
+        double *dx = dxs + (size_t)w * nunk;
+        for (int q = 0; q < nunk; q++) dx[q] = c->x0p[q + (size_t)wrt[w] * nunk];
+        for (int q = L->col0[MBL_DAE_VDOT]; q < L->col0[MBL_DAE_VDOT + 1]; q++) dx[q] = 0;
+        for (int q = L->col0[MBL_DAE_LAMBDA]; q < L->col0[MBL_DAE_MU + 1]; q++) dx[q] = 0;
+        if (c->pt->at == MBL_AT_EQUILIBRIUM)
+            for (int q = L->col0[MBL_DAE_V]; q < L->col0[MBL_DAE_V + 1]; q++) dx[q] = 0;
+        persist[w] = 1;
+    }
+    unsigned acc_rows = RB(MBL_DAE_EOM) | RB(MBL_DAE_PHIDD) | RB(MBL_DAE_NHD);
+    unsigned acc_cols = RB(MBL_DAE_VDOT) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU);
+    switch (c->pt->at) {
+    case MBL_AT_EQUILIBRIUM:
+        rc = point_stage(c, RB(MBL_DAE_EOM) | RB(MBL_DAE_PHI) | RB(MBL_DAE_NH),
+                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 0, nw, wrt, dxs, persist, st);
+        break;
+    case MBL_AT_GIVEN:
+        if (L->m) rc = point_stage(c, RB(MBL_DAE_PHI), RB(MBL_DAE_Q), 0, nw, wrt, dxs, persist, st);
+        if (!rc && L->m + L->k)
+            rc = point_stage(c, RB(MBL_DAE_PHID) | RB(MBL_DAE_NH), RB(MBL_DAE_V), 0, nw, wrt, dxs, persist, st);
+        if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, nw, wrt, dxs, persist, st);
+        break;
+    case MBL_AT_STEADY:
+        rc = point_stage(c, acc_rows | RB(MBL_DAE_PHID) | RB(MBL_DAE_NH) | RB(MBL_DAE_PHI),
+                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 1, nw, wrt, dxs, persist, st);
+        if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, nw, wrt, dxs, persist, st);
+        break;
+    default:
+        rc = mbl_error(st, MBL_EARG, "unknown operating point kind %d", (int)c->pt->at);
+    }
+    return rc;
+}
+
+/* ---- the pencil -------------------------------------------------------------------------- */
+
+/* Independent constraints: QR with column pivoting of [Phi_q; c_v]^T, rows at unit 2-norm. */
+static int pencil_map(ctx *c, mbl_status *st)
+{
+    const mbl_dae_layout *L = &c->L;
+    int n = L->n, m = L->m, k = L->k, nF = L->nF, nunk = L->nunk, mk = m + k, rc = 0;
+    c->rowmap = mbl_alloc_array((size_t)nF + 1, sizeof *c->rowmap);
+    c->colmap = mbl_alloc_array((size_t)nunk + 1, sizeof *c->colmap);
+    c->colmat = mbl_alloc_array((size_t)nunk + 1, sizeof *c->colmat);
+    double *CT = mbl_alloc_array((size_t)n * mk + 1, sizeof *CT);
+    int *jpvt = mbl_alloc_array((size_t)mk + 1, sizeof *jpvt), *sel = mbl_alloc_array((size_t)mk + 1, sizeof *sel);
+    if (!c->rowmap || !c->colmap || !c->colmat || !CT || !jpvt || !sel) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    int rank = 0;
+    for (int a = 0; a < mk; a++) sel[a] = 0;
+    if (mk) {
+        int cq = L->col0[MBL_DAE_Q], cv = L->col0[MBL_DAE_V];
+        for (int a = 0; a < mk; a++) {
+            int row = a < m ? L->row0[MBL_DAE_PHI] + a : L->row0[MBL_DAE_NH] + (a - m);
+            int c0 = a < m ? cq : cv; /* Phi_q, or A = c_v */
+            double nrm = 0;
+            for (int i = 0; i < n; i++) {
+                double v = c->Jd[row + (size_t)(c0 + i) * nF];
+                CT[i + (size_t)a * n] = v;
+                nrm += v * v;
+            }
+            nrm = nrm > 0 ? 1.0 / sqrt(nrm) : 1.0;
+            for (int i = 0; i < n; i++) CT[i + (size_t)a * n] *= nrm;
+        }
+        rc = mbla_qrcp(n, mk, CT, n, c->rank_tol, jpvt, &rank, NULL, 1, 0, NULL, 1, st);
+        if (rc) goto done;
+        for (int a = 0; a < rank; a++) sel[jpvt[a]] = 1;
+    }
+    for (int i = 0; i < nF; i++) c->rowmap[i] = -1;
+    for (int q = 0; q < nunk; q++) c->colmap[q] = -1, c->colmat[q] = -1;
+    for (int i = 0; i < n; i++) {
+        c->rowmap[L->row0[MBL_DAE_EOM] + i] = i;
+        c->colmap[L->col0[MBL_DAE_VDOT] + i] = i, c->colmat[L->col0[MBL_DAE_VDOT] + i] = 2;
+        c->colmap[L->col0[MBL_DAE_V] + i] = i, c->colmat[L->col0[MBL_DAE_V] + i] = 1;
+        c->colmap[L->col0[MBL_DAE_Q] + i] = i, c->colmat[L->col0[MBL_DAE_Q] + i] = 0;
+    }
+    int N = n;
+    c->mi = c->ki = 0;
+    for (int a = 0; a < mk; a++) {
+        if (!sel[a]) continue;
+        if (a < m) {
+            c->rowmap[L->row0[MBL_DAE_PHI] + a] = N;
+            c->colmap[L->col0[MBL_DAE_LAMBDA] + a] = N, c->colmat[L->col0[MBL_DAE_LAMBDA] + a] = 0;
+            c->mi++;
+        } else {
+            c->rowmap[L->row0[MBL_DAE_NH] + (a - m)] = N;
+            c->colmap[L->col0[MBL_DAE_MU] + (a - m)] = N, c->colmat[L->col0[MBL_DAE_MU] + (a - m)] = 0;
+            c->ki++;
+        }
+        N++;
+    }
+    c->N = N;
+done:
+    mbl_free(CT);
+    mbl_free(jpvt);
+    mbl_free(sel);
+    return rc;
+}
+
+/* P0, P1, P2 (N x N each, zeroed here) from Jacobian values in the model's pattern. */
+static void fill_pencil(const ctx *c, const double *vals, double *P0, double *P1, double *P2)
+{
+    size_t NN = (size_t)c->N * c->N;
+    memset(P0, 0, NN * sizeof *P0);
+    memset(P1, 0, NN * sizeof *P1);
+    memset(P2, 0, NN * sizeof *P2);
+    double *P[3] = {P0, P1, P2};
+    for (int e = 0; e < c->L.jnz; e++) {
+        int pr = c->rowmap[c->L.jrow[e]], q = c->L.jcol[e];
+        if (pr < 0 || c->colmat[q] < 0) continue;
+        P[c->colmat[q]][pr + (size_t)c->colmap[q] * c->N] += vals[e];
+    }
+}
+
+/* y = (s^2 P2 + s P1 + P0) x, complex */
+static void pencil_apply(int N, const double *P0, const double *P1, const double *P2, double complex s,
+                         const double complex *x, double complex *y)
+{
+    double complex s2 = s * s;
+    for (int i = 0; i < N; i++) y[i] = 0;
+    for (int j = 0; j < N; j++) {
+        double complex xj = x[j];
+        if (xj == 0) continue;
+        const double *c0 = P0 + (size_t)j * N, *c1 = P1 + (size_t)j * N, *c2 = P2 + (size_t)j * N;
+        for (int i = 0; i < N; i++)
+            if (c0[i] != 0 || c1[i] != 0 || c2[i] != 0) y[i] += (s2 * c2[i] + s * c1[i] + c0[i]) * xj;
+    }
+}
+
+typedef struct eig_item {
+    double re, im, mag;
+    int idx;
+} eig_item;
+
+static int cmp_mag(const void *pa, const void *pb)
+{
+    const eig_item *a = pa, *b = pb;
+    if (a->mag != b->mag) return a->mag < b->mag ? -1 : 1;
+    return a->idx - b->idx;
+}
+
+static int cmp_modes(const void *pa, const void *pb) /* as mbl_modal, conjugates kept together */
+{
+    const eig_item *a = pa, *b = pb;
+    double tol = 1e-12 * fmax(a->mag, b->mag);
+    if (fabs(a->mag - b->mag) > tol) return a->mag < b->mag ? -1 : 1;
+    if (fabs(a->re - b->re) > tol) return a->re < b->re ? -1 : 1;
+    if (a->im != b->im) return a->im > b->im ? -1 : 1;
+    return a->idx - b->idx;
+}
+
+/* the complex vector j of LAPACK's packed real form (pairs: V(:,j) +- i V(:,j+1)) */
+static void unpack_vec(const double *V, int ld, int nrows, int row0, const double *alphai, int j, double complex *out)
+{
+    if (alphai[j] == 0) {
+        for (int i = 0; i < nrows; i++) out[i] = V[row0 + i + (size_t)j * ld];
+    } else if (alphai[j] > 0) {
+        for (int i = 0; i < nrows; i++) out[i] = V[row0 + i + (size_t)j * ld] + I * V[row0 + i + (size_t)(j + 1) * ld];
+    } else {
+        for (int i = 0; i < nrows; i++) out[i] = V[row0 + i + (size_t)(j - 1) * ld] - I * V[row0 + i + (size_t)j * ld];
+    }
+}
+
+/* the bordered matrix [P(s) P'(s) x; e_kk^T 0] as a complex CSC (pattern of P0|P1|P2 plus the
+ * last column and the entry (N, kk)) */
+static int bordered(int N, const double *P0, const double *P1, const double *P2, double complex s,
+                    const double complex *dPx, int kk, mbla_csc **A, double **az, mbl_status *st)
+{
+    int nz = 0;
+    for (size_t e = 0; e < (size_t)N * N; e++)
+        if (P0[e] != 0 || P1[e] != 0 || P2[e] != 0) nz++;
+    nz += N + 2;
+    int rc = mbla_csc_new(N + 1, N + 1, nz, A, st);
+    if (rc) return rc;
+    *az = mbl_alloc_array(2 * (size_t)nz + 1, sizeof **az);
+    if (!*az) {
+        mbla_csc_free(*A);
+        *A = NULL;
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    mbla_csc *M = *A;
+    double *z = *az;
+    double complex s2 = s * s;
+    int p = 0;
+    for (int j = 0; j <= N; j++) {
+        M->p[j] = p;
+        if (j < N) {
+            for (int i = 0; i < N; i++) {
+                size_t e = i + (size_t)j * N;
+                if (P0[e] != 0 || P1[e] != 0 || P2[e] != 0) {
+                    double complex v = s2 * P2[e] + s * P1[e] + P0[e];
+                    M->i[p] = i;
+                    z[2 * p] = creal(v), z[2 * p + 1] = cimag(v);
+                    p++;
+                }
+            }
+            if (j == kk) {
+                M->i[p] = N;
+                z[2 * p] = 1, z[2 * p + 1] = 0;
+                p++;
+            }
+        } else {
+            for (int i = 0; i < N; i++) {
+                M->i[p] = i;
+                z[2 * p] = creal(dPx[i]), z[2 * p + 1] = cimag(dPx[i]);
+                p++;
+            }
+        }
+    }
+    M->p[N + 1] = p;
+    return 0;
+}
+
+/* The pattern of P0 | P1 | P2 as a CSC matrix (values filled by pencil_values). */
+static int pencil_pattern(int N, const double *P0, const double *P1, const double *P2, mbla_csc **A, mbl_status *st)
+{
+    int nz = 0;
+    for (size_t e = 0; e < (size_t)N * N; e++)
+        if (P0[e] != 0 || P1[e] != 0 || P2[e] != 0) nz++;
+    int rc = mbla_csc_new(N, N, nz + 1, A, st);
+    if (rc) return rc;
+    int p = 0;
+    for (int j = 0; j < N; j++) {
+        (*A)->p[j] = p;
+        for (int i = 0; i < N; i++) {
+            size_t e = i + (size_t)j * N;
+            if (P0[e] != 0 || P1[e] != 0 || P2[e] != 0) (*A)->i[p++] = i;
+        }
+    }
+    (*A)->p[N] = p;
+    return 0;
+}
+
+static void pencil_values(const mbla_csc *A, int N, const double *P0, const double *P1, const double *P2,
+                          double complex s, double *az)
+{
+    for (int j = 0; j < N; j++)
+        for (int p = A->p[j]; p < A->p[j + 1]; p++) {
+            size_t e = A->i[p] + (size_t)j * N;
+            double complex v = s * s * P2[e] + s * P1[e] + P0[e];
+            az[2 * p] = creal(v), az[2 * p + 1] = cimag(v);
+        }
+}
+
+/* Two-sided Rayleigh quotient iteration on the quadratic pencil from the QZ eigentriple:
+ * v <- P(s)^-1 v, w <- P(s)^-H w, s <- s - w^H P(s) v / (w^H P'(s) v), twice. QZ on the
+ * companion form of a stiff model leaves relative errors of 1e-9 in the high modes; this makes
+ * them rounding-level. A failed factorization (an exactly singular P(s)) keeps the QZ values. */
+static int refine(const mbla_csc *A, double *az, int N, const double *P0, const double *P1, const double *P2,
+                  double complex *s, double complex *v, double complex *w, double complex *tmp, int real, int iters)
+{
+    double *b = (double *)tmp; /* 2N doubles: interleaved complex */
+    for (int it = 0; it < iters; it++) {
+        mbla_klu *lu = NULL;
+        pencil_values(A, N, P0, P1, P2, *s, az);
+        if (mbla_kluz_new(A, az, NULL, &lu, NULL)) return -1;
+        double complex *vecs[2] = {v, w};
+        for (int k = 0; k < 2; k++) {
+            double complex *x = vecs[k];
+            for (int i = 0; i < N; i++) b[2 * i] = creal(x[i]), b[2 * i + 1] = cimag(x[i]);
+            if (mbla_kluz_solve(lu, k ? 'C' : 'N', 1, b, N, NULL)) {
+                mbla_klu_free(lu);
+                return -1;
+            }
+            double nrm = 0;
+            for (int i = 0; i < 2 * N; i++) nrm = fmax(nrm, fabs(b[i]));
+            if (!(nrm > 0) || !isfinite(nrm)) {
+                mbla_klu_free(lu);
+                return -1;
+            }
+            for (int i = 0; i < N; i++) x[i] = (b[2 * i] + I * b[2 * i + 1]) / nrm;
+        }
+        mbla_klu_free(lu);
+        double complex num = 0, den = 0;
+        for (int j = 0; j < N; j++)
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) {
+                int i = A->i[p];
+                size_t e = i + (size_t)j * N;
+                num += conj(w[i]) * (*s * *s * P2[e] + *s * P1[e] + P0[e]) * v[j];
+                den += conj(w[i]) * (2.0 * *s * P2[e] + P1[e]) * v[j];
+            }
+        if (den == 0 || !isfinite(cabs(num / den))) return -1;
+        *s -= num / den;
+        if (real) *s = creal(*s);
+    }
+    return 0;
+}
+
+int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const int *wrt_in, int nwrt, const mbl_sens_options *opt_in,
+                    mbl_sensitivity **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_sensitivity_compute: out is NULL");
+    *out = NULL;
+    if (!d || !pt) return mbl_error(st, MBL_EARG, "mbl_sensitivity_compute: NULL model derivatives or point");
+    mbl_sens_options opt;
+    if (opt_in) opt = *opt_in;
+    else mbl_sens_options_default(&opt);
+    ctx c;
+    memset(&c, 0, sizeof c);
+    mbl_dae_deriv_layout(d, &c.L);
+    c.pt = pt;
+    c.rank_tol = opt.rank_tol > 0 ? opt.rank_tol : 1e-9;
+    const mbl_dae_layout *L = &c.L;
+    int n = L->n, np = L->np, nF = L->nF, nunk = L->nunk, rc = 0;
+    if (!wrt_in) nwrt = np;
+    if (nwrt < 0) return mbl_error(st, MBL_EARG, "mbl_sensitivity_compute: negative parameter count");
+    for (int w = 0; wrt_in && w < nwrt; w++)
+        if (wrt_in[w] < 0 || wrt_in[w] >= np) return mbl_error(st, MBL_EARG, "mbl_sensitivity_compute: no parameter %d", wrt_in[w]);
+    if (L->col0[MBL_DAE_X + 1] > L->col0[MBL_DAE_XDOT])
+        return mbl_error(st, MBL_EMODEL,
+                         "sensitivities: models with user ODE states or implicit variables (ode, variables with "
+                         "equations) are not supported yet");
+    /* above dense_max the eigenvalues come from the linear model (mbl_linearize, mbl_modal) and
+     * the eigenvectors from inverse iteration on the sparse pencil; the pencil's coefficients and
+     * their derivatives are still held dense: (3 + 3 nwrt) N^2 doubles */
+    int large = n + L->m + L->k > opt.dense_max;
+    double Nd = (double)(n + L->m + L->k);
+    if (Nd * Nd * (3.0 + 3.0 * nwrt) * 8.0 + (double)nF * nunk * 8.0 > 2147483648.0)
+        return mbl_error(st, MBL_ENOMEM,
+                         "sensitivities: the pencil has order %d (n + m + k): its derivatives with respect to %d "
+                         "parameters would take %.3g GB (above 2 GB): ask for fewer parameters (--wrt)",
+                         n + L->m + L->k, nwrt, (Nd * Nd * (3.0 + 3.0 * nwrt) * 8.0 + (double)nF * nunk * 8.0) / 1e9);
+    mbl_sensitivity *S = mbl_calloc(1, sizeof *S);
+    double *Jv = NULL, *dJ = NULL, *dx = NULL, *P0 = NULL, *P1 = NULL, *P2 = NULL, *dP = NULL, *A2 = NULL, *B2 = NULL;
+    double *ar = NULL, *ai = NULL, *be = NULL, *VL = NULL, *VR = NULL;
+    eig_item *ev = NULL;
+    double complex *vbuf = NULL;
+    mbla_csc *Apat = NULL;
+    double *apz = NULL;
+    if (!S) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    S->n = n;
+    S->m = L->m;
+    S->np = np;
+    S->nwrt = nwrt;
+#define NEW(p, cnt) (((p) = mbl_alloc_array((size_t)(cnt) + 1, sizeof *(p))) == NULL)
+    if (NEW(S->wrt, nwrt) || NEW(Jv, L->jnz) || NEW(dJ, L->jnz) || NEW(c.Jd, (size_t)nF * nunk) ||
+        NEW(c.Fp, (size_t)nF * np) || NEW(c.x0p, (size_t)nunk * np) || NEW(c.cyclic, n) ||
+        NEW(dx, (size_t)nunk * (nwrt ? nwrt : 1)) || NEW(S->dq, (size_t)n * nwrt) || NEW(S->dv, (size_t)n * nwrt) ||
+        NEW(S->dlambda, (size_t)L->m * nwrt) || NEW(S->point_defined, nwrt)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (int w = 0; w < nwrt; w++) S->wrt[w] = wrt_in ? wrt_in[w] : w;
+    rc = mbl_dae_deriv_eval(d, pt, Jv, c.Fp, c.x0p, st);
+    if (rc) goto fail;
+    memset(c.Jd, 0, (size_t)nF * nunk * sizeof *c.Jd);
+    for (int i = 0; i < n; i++) c.cyclic[i] = 1;
+    for (int e = 0; e < L->jnz; e++) {
+        c.Jd[L->jrow[e] + (size_t)L->jcol[e] * nF] += Jv[e];
+        int q = L->jcol[e] - L->col0[MBL_DAE_Q];
+        if (q >= 0 && q < n) c.cyclic[q] = 0;
+    }
+    /* the shift of the point, per parameter */
+    rc = point_derivative(&c, nwrt, S->wrt, dx, S->point_defined, st);
+    if (rc) goto fail;
+    for (int w = 0; w < nwrt; w++) {
+        double *x = dx + (size_t)w * nunk;
+        for (int i = 0; i < n; i++) {
+            S->dq[i + (size_t)w * n] = x[L->col0[MBL_DAE_Q] + i];
+            S->dv[i + (size_t)w * n] = x[L->col0[MBL_DAE_V] + i];
+        }
+        for (int i = 0; i < L->m; i++) S->dlambda[i + (size_t)w * L->m] = x[L->col0[MBL_DAE_LAMBDA] + i];
+    }
+    /* the pencil and its eigenvalues: companion form [-P1 -P0; I 0] x = s [P2 0; 0 I] x */
+    rc = pencil_map(&c, st);
+    if (rc) goto fail;
+    int N = c.N, N2 = 2 * N;
+    size_t NN = (size_t)N * N;
+    if (NEW(P0, NN) || NEW(P1, NN) || NEW(P2, NN) || NEW(dP, 3 * NN * (nwrt ? nwrt : 1)) || NEW(ev, N2) ||
+        NEW(vbuf, 6 * (size_t)N + 2) ||
+        (!large && (NEW(A2, (size_t)N2 * N2) || NEW(B2, (size_t)N2 * N2) || NEW(ar, N2) || NEW(ai, N2) ||
+                    NEW(be, N2) || NEW(VL, (size_t)N2 * N2) || NEW(VR, (size_t)N2 * N2))) ||
+        (large && NEW(A2, 3 * NN))) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto fail;
+    }
+    fill_pencil(&c, Jv, P0, P1, P2);
+    rc = pencil_pattern(N, P0, P1, P2, &Apat, st);
+    if (rc) goto fail;
+    if (NEW(apz, 2 * (size_t)mbla_csc_nnz(Apat))) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (int w = 0; w < nwrt; w++) {
+        rc = mbl_dae_deriv_jac_dir(d, pt, dx + (size_t)w * nunk, S->wrt[w], dJ, st);
+        if (rc) goto fail;
+        double *D = dP + 3 * NN * w;
+        fill_pencil(&c, dJ, D, D + NN, D + 2 * NN);
+    }
+    int nfin = 2 * (n - c.mi) - c.ki, nev = 0;
+    double gam = 1.0;
+    if (!large) {
+        memset(A2, 0, (size_t)N2 * N2 * sizeof *A2);
+        memset(B2, 0, (size_t)N2 * N2 * sizeof *B2);
+        /* scaling of Fan, Lin and Van Dooren (2004): s = gamma mu, the pencil times delta, so
+         * that the three coefficients have comparable norms (stiff models span 1e10 between M
+         * and K) */
+        double n0 = 0, n1 = 0, n2 = 0;
+        for (size_t e = 0; e < NN; e++) n0 += P0[e] * P0[e], n1 += P1[e] * P1[e], n2 += P2[e] * P2[e];
+        n0 = sqrt(n0), n1 = sqrt(n1), n2 = sqrt(n2);
+        gam = n0 > 0 && n2 > 0 ? sqrt(n0 / n2) : 1.0;
+        double del = n0 + gam * n1 > 0 ? 2.0 / (n0 + gam * n1) : 1.0;
+        for (int j = 0; j < N; j++) {
+            for (int i = 0; i < N; i++) {
+                A2[i + (size_t)j * N2] = -del * gam * P1[i + (size_t)j * N];
+                A2[i + (size_t)(N + j) * N2] = -del * P0[i + (size_t)j * N];
+                B2[i + (size_t)j * N2] = del * gam * gam * P2[i + (size_t)j * N];
+            }
+            A2[N + j + (size_t)j * N2] = 1.0;
+            B2[N + j + (size_t)(N + j) * N2] = 1.0;
+        }
+        rc = mbla_ggevx('P', N2, A2, N2, B2, N2, ar, ai, be, VL, N2, VR, N2, NULL, NULL, st);
+        if (rc) goto fail;
+        for (int j = 0; j < N2; j++) {
+            if (!(be[j] > 0)) continue;
+            double re = gam * ar[j] / be[j], im = gam * ai[j] / be[j], mag = hypot(re, im);
+            if (!isfinite(mag)) continue;
+            ev[nev].re = re, ev[nev].im = im, ev[nev].mag = mag, ev[nev].idx = j;
+            nev++;
+        }
+    } else {
+        /* the eigenvalues of the linear model of the default method (sparse for large models) */
+        mbl_linear *lin = NULL;
+        mbl_modes *modes = NULL;
+        rc = mbl_linearize(mbl_dae_deriv_model(d), pt, NULL, &lin, st);
+        if (!rc) rc = mbl_modal(lin, NULL, &modes, st);
+        for (int i = 0; !rc && i < modes->nx && nev < N2; i++) {
+            if (modes->modes[i].spurious) continue;
+            ev[nev].re = modes->modes[i].re, ev[nev].im = modes->modes[i].im;
+            ev[nev].mag = hypot(ev[nev].re, ev[nev].im), ev[nev].idx = nev;
+            nev++;
+        }
+        mbl_modes_free(modes);
+        mbl_linear_free(lin);
+        if (rc) goto fail;
+        if (nev != nfin) {
+            rc = mbl_error(st, MBL_ESINGULAR,
+                           "sensitivities: the linear model has %d eigenvalues where the linearized equations have %d",
+                           nev, nfin);
+            goto fail;
+        }
+    }
+    if (nev < nfin) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "sensitivities: the linearized equations have %d finite eigenvalues where %d were expected (a "
+                       "singular pencil: redundant or singular constraints?)",
+                       nev, nfin);
+        goto fail;
+    }
+    qsort(ev, (size_t)nev, sizeof *ev, cmp_mag);
+    nev = nfin;
+    qsort(ev, (size_t)nev, sizeof *ev, cmp_modes);
+    double magmax = 0;
+    for (int i = 0; i < nev; i++) magmax = fmax(magmax, ev[i].mag);
+    /* the pencil is the linearization only where it does not change along the nominal motion:
+     * dJ/dt = J_x xdot with xdot = (0, 0, 0, vdot, v, 0) (a steady point: cyclic coordinates
+     * may move, nothing else) */
+    {
+        double *xt = dx; /* the point's derivatives are no longer needed: reuse the first column */
+        for (int q = 0; q < nunk; q++) xt[q] = 0;
+        for (int i = 0; i < n; i++) {
+            xt[L->col0[MBL_DAE_V] + i] = pt->vdot[i];
+            xt[L->col0[MBL_DAE_Q] + i] = pt->v[i];
+        }
+        rc = mbl_dae_deriv_jac_dir(d, pt, xt, -1, dJ, st);
+        if (rc) goto fail;
+        double *T0 = A2, *T1 = A2 + NN, *T2 = A2 + 2 * NN; /* A2 holds at least 3 NN: scratch */
+        fill_pencil(&c, dJ, T0, T1, T2);
+        double sm = fmax(magmax, 1e-300), worst = 0;
+        for (int i = 0; i < N; i++) {
+            double a = 0, b = 0;
+            for (int jj = 0; jj < N; jj++) {
+                size_t e = i + (size_t)jj * N;
+                a = fmax(a, fabs(T0[e]) + sm * fabs(T1[e]) + sm * sm * fabs(T2[e]));
+                b = fmax(b, fabs(P0[e]) + sm * fabs(P1[e]) + sm * sm * fabs(P2[e]));
+            }
+            if (b > 0) worst = fmax(worst, a / (sm * b));
+        }
+        if (worst > 1e-6) {
+            rc = mbl_error(st, MBL_EMODEL,
+                           "sensitivities: the linearized equations change along the motion at this point (relative "
+                           "rate %.2g: coordinates that are not steady, such as the Euler parameters of a spinning "
+                           "body); write the model with the steady motion in cyclic coordinates (docs/study.md)",
+                           worst);
+            goto fail;
+        }
+    }
+    S->nmode = nev;
+    if (NEW(S->modes, nev) || NEW(S->shape_re, (size_t)n * nev) || NEW(S->shape_im, (size_t)n * nev)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto fail;
+    }
+    memset(S->modes, 0, (size_t)nev * sizeof *S->modes);
+    if (opt.shapes && (NEW(S->dshape_re, (size_t)n * nev * nwrt) || NEW(S->dshape_im, (size_t)n * nev * nwrt))) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto fail;
+    }
+    double complex *v = vbuf, *wl = vbuf + N, *tmp = vbuf + 2 * N, *tmp2 = vbuf + 3 * N;
+    double *rhs = NULL;
+    if (opt.shapes && NEW(rhs, 2 * (size_t)(N + 1) * (nwrt ? nwrt : 1))) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto fail;
+    }
+    int nundef = 0;
+    for (int t = 0; t < nev; t++) {
+        mbl_sens_mode *md = &S->modes[t];
+        int j = ev[t].idx;
+        double complex s = ev[t].re + I * ev[t].im;
+        md->re = ev[t].re + 0.0;
+        md->im = ev[t].im + 0.0;
+        md->freq_hz = ev[t].mag / TWO_PI;
+        md->damping_ratio = ev[t].mag > 0 ? -md->re / ev[t].mag + 0.0 : 0.0;
+        md->kind = ev[t].mag <= opt.zero_tol * magmax ? MBL_MODE_ZERO : md->im == 0 ? MBL_MODE_REAL : MBL_MODE_OSCILLATORY;
+        if (NEW(md->dre, nwrt) || NEW(md->dim, nwrt) || NEW(md->dfreq_hz, nwrt) || NEW(md->ddamping, nwrt)) {
+            mbl_free(rhs);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto fail;
+        }
+        int isreal = ev[t].im == 0, refined = 0;
+        if (!large) {
+            unpack_vec(VR, N2, N, N, ai, j, v);  /* lower half: v */
+            unpack_vec(VL, N2, N, 0, ai, j, wl); /* upper half: w */
+            refine(Apat, apz, N, P0, P1, P2, &s, v, wl, tmp, isreal, 2);
+            refined = 1;
+        } else { /* inverse iteration from fixed pseudo-random vectors */
+            unsigned long long x = 88172645463325252ull + (unsigned long long)t;
+            for (int i = 0; i < N; i++) {
+                double u[4];
+                for (int k = 0; k < 4; k++) {
+                    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                    u[k] = (double)(x >> 11) / 9007199254740992.0 - 0.5;
+                }
+                v[i] = u[0] + I * (isreal ? 0 : u[1]);
+                wl[i] = u[2] + I * (isreal ? 0 : u[3]);
+            }
+            refined = refine(Apat, apz, N, P0, P1, P2, &s, v, wl, tmp, isreal, 3) == 0;
+        }
+        md->re = creal(s) + 0.0;
+        md->im = cimag(s) + 0.0;
+        double smag = cabs(s);
+        md->freq_hz = smag / TWO_PI;
+        md->damping_ratio = smag > 0 ? -md->re / smag + 0.0 : 0.0;
+        if (isreal) /* real vectors for a real eigenvalue */
+            for (int i = 0; i < N; i++) v[i] = creal(v[i]), wl[i] = creal(wl[i]);
+        /* shape: dq with its largest component 1 */
+        int kk = 0;
+        double big = 0;
+        for (int i = 0; i < n; i++)
+            if (cabs(v[i]) > big) big = cabs(v[i]), kk = i;
+        double complex sc = big > 0 ? 1.0 / v[kk] : 1.0;
+        for (int i = 0; i < N; i++) v[i] *= sc;
+        for (int i = 0; i < n; i++) {
+            S->shape_re[i + (size_t)t * n] = creal(v[i]) + 0.0;
+            S->shape_im[i + (size_t)t * n] = cimag(v[i]) + 0.0;
+        }
+        /* denominator w^H P'(s) v, and whether the eigenvalue is simple: |w^H P' v| against
+         * ||P'^H w|| ||v||, where P' acts on dq only (a defective pair: rounding level, sqrt(eps)) */
+        double complex den = 0;
+        for (int jj = 0; jj < N; jj++) {
+            tmp[jj] = 0;
+            for (int i = 0; i < N; i++) tmp[jj] += conj(wl[i]) * (2 * s * P2[i + (size_t)jj * N] + P1[i + (size_t)jj * N]);
+        }
+        double wn = 0, vn = 0;
+        for (int i = 0; i < N; i++) {
+            den += tmp[i] * v[i];
+            wn += cabs(tmp[i]) * cabs(tmp[i]);
+            if (i < n) vn += cabs(v[i]) * cabs(v[i]);
+        }
+        int defined = refined && big > 0 && wn > 0 && cabs(den) > 1e-6 * sqrt(wn * vn);
+        for (int u = 0; u < nev && defined; u++)
+            if (u != t && hypot(ev[u].re - ev[t].re, ev[u].im - ev[t].im) <= opt.repeat_tol * fmax(1.0, ev[t].mag))
+                defined = 0;
+        md->defined = defined;
+        if (!defined) nundef++;
+        mbla_csc *B = NULL;
+        double *bz = NULL;
+        mbla_klu *lu = NULL;
+        if (defined && opt.shapes && nwrt) {
+            for (int i = 0; i < N; i++) { /* P'(s) v */
+                tmp2[i] = 0;
+            }
+            for (int jj = 0; jj < N; jj++)
+                for (int i = 0; i < N; i++) tmp2[i] += (2 * s * P2[i + (size_t)jj * N] + P1[i + (size_t)jj * N]) * v[jj];
+            rc = bordered(N, P0, P1, P2, s, tmp2, kk, &B, &bz, st);
+            if (!rc) rc = mbla_kluz_new(B, bz, NULL, &lu, st);
+            if (rc) {
+                mbla_csc_free(B);
+                mbl_free(bz);
+                mbl_free(rhs);
+                goto fail;
+            }
+        }
+        for (int w = 0; w < nwrt; w++) {
+            const double *D0 = dP + 3 * NN * w, *D1 = D0 + NN, *D2 = D1 + NN;
+            if (!defined || !S->point_defined[w]) {
+                md->dre[w] = md->dim[w] = md->dfreq_hz[w] = md->ddamping[w] = NAN;
+                if (S->dshape_re)
+                    for (int i = 0; i < n; i++)
+                        S->dshape_re[i + (size_t)n * (t + (size_t)nev * w)] = S->dshape_im[i + (size_t)n * (t + (size_t)nev * w)] = NAN;
+                continue;
+            }
+            pencil_apply(N, D0, D1, D2, s, v, tmp2);
+            double complex num = 0;
+            for (int i = 0; i < N; i++) num += conj(wl[i]) * tmp2[i];
+            double complex ds = -num / den;
+            double dre = creal(ds), dim = cimag(ds), mag = smag;
+            md->dre[w] = dre + 0.0;
+            md->dim[w] = dim + 0.0;
+            if (mag > 0) {
+                double dmag = (md->re * dre + md->im * dim) / mag;
+                md->dfreq_hz[w] = dmag / TWO_PI + 0.0;
+                md->ddamping[w] = -(dre * mag - md->re * dmag) / (mag * mag) + 0.0;
+            } else {
+                md->dfreq_hz[w] = md->ddamping[w] = NAN;
+            }
+            if (lu) {
+                double *b = rhs;
+                for (int i = 0; i < N; i++) b[2 * i] = -creal(tmp2[i]), b[2 * i + 1] = -cimag(tmp2[i]);
+                b[2 * N] = b[2 * N + 1] = 0;
+                rc = mbla_kluz_solve(lu, 'N', 1, b, N + 1, st);
+                if (rc) {
+                    mbla_klu_free(lu);
+                    mbla_csc_free(B);
+                    mbl_free(bz);
+                    mbl_free(rhs);
+                    goto fail;
+                }
+                for (int i = 0; i < n; i++) {
+                    S->dshape_re[i + (size_t)n * (t + (size_t)nev * w)] = b[2 * i] + 0.0;
+                    S->dshape_im[i + (size_t)n * (t + (size_t)nev * w)] = b[2 * i + 1] + 0.0;
+                }
+            }
+        }
+        mbla_klu_free(lu);
+        mbla_csc_free(B);
+        mbl_free(bz);
+    }
+    mbl_free(rhs);
+    if (nundef)
+        snprintf(S->notes, sizeof S->notes,
+                 "%d zero or repeated eigenvalue(s): their derivatives are not defined one by one (null)", nundef);
+    for (int w = 0; w < nwrt; w++)
+        if (!S->point_defined[w]) {
+            /* the point does not persist: no derivative of it either */
+            for (int i = 0; i < n; i++) S->dq[i + (size_t)w * n] = S->dv[i + (size_t)w * n] = NAN;
+            for (int i = 0; i < L->m; i++) S->dlambda[i + (size_t)w * L->m] = NAN;
+            size_t l = strlen(S->notes);
+            snprintf(S->notes + l, sizeof S->notes - l, "%sthe operating point does not persist when parameter %d changes (a "
+                     "singular configuration it moves): no derivatives", l ? "; " : "", S->wrt[w] + 1);
+        }
+    if (c.mi < L->m || c.ki < L->k)
+        snprintf(S->notes + strlen(S->notes), sizeof S->notes - strlen(S->notes), "%s%d dependent constraint(s) dropped",
+                 S->notes[0] ? "; " : "", L->m + L->k - c.mi - c.ki);
+#undef NEW
+    goto done;
+fail:
+    mbl_sensitivity_free(S);
+    S = NULL;
+done:
+    mbl_free(Jv);
+    mbl_free(dJ);
+    mbl_free(dx);
+    mbl_free(c.Jd);
+    mbl_free(c.Fp);
+    mbl_free(c.x0p);
+    mbl_free(c.cyclic);
+    mbl_free(c.rowmap);
+    mbl_free(c.colmap);
+    mbl_free(c.colmat);
+    mbl_free(P0);
+    mbl_free(P1);
+    mbl_free(P2);
+    mbl_free(dP);
+    mbl_free(A2);
+    mbl_free(B2);
+    mbl_free(ar);
+    mbl_free(ai);
+    mbl_free(be);
+    mbl_free(VL);
+    mbl_free(VR);
+    mbl_free(ev);
+    mbl_free(vbuf);
+    mbla_csc_free(Apat);
+    mbl_free(apz);
+    if (!rc) *out = S;
+    return rc;
+}

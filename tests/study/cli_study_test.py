@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""The command line of `mblin sensitivity` and `mblin boundary`: results, JSON, exit codes and
+one-line diagnostics. usage: cli_study_test.py PATH_TO_MBLIN (run from the repository root)"""
+import json
+import subprocess
+import sys
+
+MBLIN = sys.argv[1]
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAILED:", what, file=sys.stderr)
+
+
+def run(*args):
+    p = subprocess.run([MBLIN, *args], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def one_line_error(rc, err, code, *needles):
+    lines = err.strip().split("\n")
+    ok = rc == code and len(lines) == 1 and lines[0].startswith("mblin: ")
+    return ok and all(n in lines[0] for n in needles)
+
+
+# sensitivity: JSON on the slider-pendulum, c = 20 (source 003 Appendix errata value)
+rc, out, err = run("sensitivity", "examples/slider_pendulum.yaml", "--set", "c=20", "--wrt", "c,k", "--json")
+check(rc == 0 and err == "", "sensitivity --json exit 0, quiet stderr")
+d = json.loads(out) if rc == 0 else {}
+check(d.get("parameters") == ["c", "k"], "sensitivity: parameters listed in --wrt order")
+m = [x for x in d.get("modes", []) if abs(x["im"] - 0.747815) < 1e-5]
+check(len(m) == 1 and abs(m[0]["d"][0]["re"] + 1.665e-2) < 5e-6 and abs(m[0]["d"][0]["im"] + 5.516e-3) < 5e-7,
+      "sensitivity: d lambda/dc = -1.665e-2 - 5.516e-3i")
+check(len(m) == 1 and len(m[0]["d"][0]["shape_re"]) == 2, "sensitivity: shape derivatives in the JSON")
+# the table
+rc, out, err = run("sensitivity", "examples/whipple_bicycle.yaml", "--wrt", "v")
+check(rc == 0 and "d/d v" in out and "d damping/dp" in out, "sensitivity table")
+# zero modes: null in the JSON
+rc, out, err = run("sensitivity", "examples/rotating_pendulum_steady.yaml", "--json", "--no-shapes")
+d = json.loads(out) if rc == 0 else {}
+z = [x for x in d.get("modes", []) if not x["defined"]]
+check(rc == 0 and len(z) == 2 and z[0]["d"][0]["re"] is None, "sensitivity: zero modes not defined (null)")
+# bad input
+rc, out, err = run("sensitivity", "examples/slider_pendulum.yaml", "--wrt", "mass")
+check(one_line_error(rc, err, 1, "no parameter 'mass'"), "sensitivity: unknown parameter, one line, exit 1")
+rc, out, err = run("sensitivity", "examples/mech/rigid_rotor.yaml")
+check(one_line_error(rc, err, 1, "change along the motion"), "sensitivity: Euler parameters spinning refused")
+rc, out, err = run("sensitivity", "examples/slider_pendulum.yaml", "--bogus")
+check(one_line_error(rc, err, 2, "unknown option"), "sensitivity: unknown option, exit 2")
+rc, out, err = run("sensitivity")
+check(one_line_error(rc, err, 2, "needs a MODEL"), "sensitivity: no model, exit 2")
+
+# boundary: the Whipple bicycle's weave and capsize speeds (Meijaard et al. 2007)
+rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "v", "--near", "4.3", "--json")
+d = json.loads(out) if rc == 0 else {}
+check(rc == 0 and abs(d.get("value", 0) - 4.29238253634111) < 1e-10, "boundary: weave speed 4.292382")
+rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "v", "--near", "6")
+check(rc == 0 and out.startswith("v = 6.02426201539"), "boundary: capsize speed 6.024262 (table)")
+rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "speed", "--near", "4.3")
+check(one_line_error(rc, err, 1, "no parameter 'speed'"), "boundary: unknown parameter")
+rc, out, err = run("boundary", "examples/slider_pendulum.yaml", "--set", "c=20", "--param", "k", "--near", "20")
+check(one_line_error(rc, err, 1, "no crossing near k = 20"), "boundary: no crossing near the value")
+rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "v", "--near", "4", "--tol", "2")
+check(one_line_error(rc, err, 2, "--tol"), "boundary: bad --tol, exit 2")
+rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "v")
+check(one_line_error(rc, err, 2, "--near"), "boundary: --near missing, exit 2")
+rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "v", "--near", "4", "--mode", "9")
+check(one_line_error(rc, err, 1, "mode 9"), "boundary: a mode the model does not have")
+
+print("cli_study: %d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
