@@ -129,6 +129,7 @@ typedef struct loader {
     int oom;                  /* an allocation failed inside the resolver */
     double *pvals;            /* symbol values for evaluating parameter expressions */
     int allow_mult;           /* 1 while parsing outputs: lambda() and mu() may be used */
+    int mult_refused;         /* set when lambda()/mu() (or a constraint's name) was refused */
     int cname_refs, cname_calls; /* constraint names resolved / consumed by lambda() or mu() */
 } loader;
 
@@ -278,6 +279,7 @@ static int resolve_multiplier(loader *L, int is_lam, int nargs, const mblx_id *a
     int cnt = is_lam ? md->m : md->k;
     const mblx_id *mult = is_lam ? md->lam : md->mu;
     if (!L->allow_mult) {
+        L->mult_refused = 1;
         snprintf(why, whylen,
                  "%s() (a constraint force) can be used in forces, ode, implicit_variables, outputs and the "
                  "variables these use only",
@@ -452,6 +454,7 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
         (src->named_nonholonomic && (i = find_name(&src->nonholonomic, name, len)) >= 0)) {
         int nh = !(src->named_constraints && find_name(&src->constraints, name, len) >= 0);
         if (!L->allow_mult) {
+            L->mult_refused = 1;
             snprintf(why, whylen,
                      "'%.*s' names a constraint: its force %s(%.*s) can be used in forces, ode, implicit_variables "
                      "and outputs only",
@@ -1958,8 +1961,17 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
             L.var_state[i] = VAR_BUSY;
             L.var_stack[0] = i;
             L.var_depth = 1;
+            L.mult_refused = 0;
             rc = parse_item(&L, &src->variables.items[i], SCOPE_FULL, what, &e);
             L.var_depth = 0;
+            if (rc && L.mult_refused) {
+                /* it uses a constraint force: parsed where a force, ode or output names it (where
+                 * lambda() may be used), or refused there with the item that named it */
+                rc = 0;
+                mbl_status_clear(st);
+                L.var_state[i] = VAR_NEW;
+                continue;
+            }
             L.var_node[i] = e;
             L.var_state[i] = VAR_DONE;
         }
