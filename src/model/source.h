@@ -31,6 +31,10 @@ typedef struct mbl_src {
     int has_mass_matrix;
     int named_constraints, named_nonholonomic; /* 1 when given as a mapping {name: equation} */
     int from_mechanism; /* 1 when compiled from `model: mechanism` (its parameters are partly evaluated into numbers) */
+    /* a mechanism's drawing (mbl_model_geometry): three items per point (x, y, z texts), key the
+     * point's name (a marker, or a body's name for its origin), key2 its body; draw_links: one
+     * item per joint, key its name, key2 its type, text "i j" (the point indices of its markers) */
+    mbl_src_list draw, draw_links;
 } mbl_src;
 
 /* A one-line error "file:line:col: what" at a YAML node (node may be NULL: "file: what"), used by
