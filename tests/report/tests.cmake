@@ -8,3 +8,4 @@ if(PYTHON3 AND NOT MBLIN_SANITIZE)
   set_tests_properties(test_report_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
                        ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
 endif()
+mblin_add_test(test_draw ${CMAKE_CURRENT_SOURCE_DIR}/report/test_draw.c)
