@@ -186,7 +186,7 @@ def close(shown, ref, digits):
 
 
 def mblin_json(mblin, args):
-    r = subprocess.run([mblin] + args, capture_output=True, text=True, timeout=300)
+    r = subprocess.run([mblin] + args, capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -194,7 +194,7 @@ def mblin_json(mblin, args):
 def test_model(mblin, br, tmp, model, mechanism, shot=None):
     name = os.path.basename(model)
     page = os.path.join(tmp, name + ".html")
-    r = subprocess.run([mblin, "report", model, "-o", page], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([mblin, "report", model, "-o", page], capture_output=True, text=True, timeout=300, cwd=ROOT)
     if not check(r.returncode == 0, "%s: mblin report failed: %s" % (name, r.stderr)):
         return
     ref = mblin_json(mblin, ["linearize", model, "--json", "--no-matrices"])
@@ -234,10 +234,10 @@ def test_model(mblin, br, tmp, model, mechanism, shot=None):
 
 
 def test_sweep(mblin, br, tmp):
-    model = os.path.join(ROOT, "examples/mech/rigid_rotor.yaml")
+    model = "examples/mech/rigid_rotor.yaml"
     out = os.path.join(tmp, "sweep_out")
     args = ["sweep", model, "--param", "Omega=0:300:16"]
-    r = subprocess.run([mblin] + args + ["-o", out], capture_output=True, text=True, timeout=600)
+    r = subprocess.run([mblin] + args + ["-o", out], capture_output=True, text=True, timeout=600, cwd=ROOT)
     if not check(r.returncode == 0, "sweep failed: %s" % r.stderr):
         return
     ref = mblin_json(mblin, args + ["--json"])
@@ -271,9 +271,9 @@ def main():
         return 77
     with tempfile.TemporaryDirectory() as tmp:
         br = Browser(exe, tmp)
-        test_model(mblin, br, tmp, os.path.join(ROOT, "examples/mech/fourbar_N1.yaml"), True, shot)
-        test_model(mblin, br, tmp, os.path.join(ROOT, "examples/mech/spatial_fourbar.yaml"), True)
-        test_model(mblin, br, tmp, os.path.join(ROOT, "examples/spring_pendulum.yaml"), False)
+        test_model(mblin, br, tmp, "examples/mech/fourbar_N1.yaml", True, shot)
+        test_model(mblin, br, tmp, "examples/mech/spatial_fourbar.yaml", True)
+        test_model(mblin, br, tmp, "examples/spring_pendulum.yaml", False)
         if "--no-sweep" not in sys.argv:
             test_sweep(mblin, br, tmp)
     print("%d failure(s)" % len(FAILS) if FAILS else "report: all checks passed")
