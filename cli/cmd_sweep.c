@@ -198,7 +198,8 @@ static const char sweep_help[] =
     "  --speed-unit U       unit of the swept parameter for the order lines: rad/s (default), Hz, rpm\n"
     "  --fmax HZ            upper end of the Campbell diagram's frequency axis (default: all modes)\n"
     "  --json               one JSON object on stdout instead of CSV\n"
-    "  -o DIR               write sweep.csv, sweep.json, campbell.svg, locus.svg, damping.svg\n"
+    "  -o DIR               write sweep.csv, sweep.json, campbell.svg, locus.svg, damping.svg,\n"
+    "                       report.html (interactive: Campbell diagram, root locus, damping)\n"
     "  --set NAME=VALUE     override a parameter (repeatable)\n"
     "  --guess NAME=VALUE   initial value of a coordinate (repeatable)\n"
     "  --at KIND            operating point: equilibrium, given or steady (default: the file's)\n"
@@ -305,8 +306,8 @@ int mblin_cmd_sweep(int argc, char **argv)
             fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", c.outdir, strerror(errno));
             code = 1;
         } else {
-            const char *files[] = {"sweep.csv", "sweep.json", "campbell.svg", "locus.svg", "damping.svg"};
-            for (int k = 0; k < 5 && !code; k++) {
+            const char *files[] = {"sweep.csv", "sweep.json", "campbell.svg", "locus.svg", "damping.svg", "report.html"};
+            for (int k = 0; k < 6 && !code; k++) {
                 FILE *f = open_in(c.outdir, files[k]);
                 if (!f) {
                     code = 1;
@@ -316,7 +317,8 @@ int mblin_cmd_sweep(int argc, char **argv)
                         : k == 1 ? mbl_sweep_write_json(f, sw, crit, ncrit)
                         : k == 2 ? mbl_sweep_svg_campbell(f, sw, orders, norders, hz_per_unit, fmax, crit, ncrit)
                         : k == 3 ? mbl_sweep_svg_locus(f, sw)
-                                 : mbl_sweep_svg_damping(f, sw);
+                        : k == 4 ? mbl_sweep_svg_damping(f, sw)
+                                 : mbl_sweep_report_html(f, sw, orders, norders, hz_per_unit, crit, ncrit, &st);
                 if (fclose(f) != 0 || w) {
                     fprintf(stderr, "mblin: %s/%s: cannot write\n", c.outdir, files[k]);
                     code = 1;

@@ -6,6 +6,7 @@
  *   mblin equilibrium MODEL [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
  *   mblin check MODEL [--set p=value ...] [--guess q=value ...] [--at KIND]
  *   mblin compare MODEL [--set p=value ...] [--guess q=value ...] [--at KIND] [--json] [--repeat N]
+ *   mblin report MODEL [-o FILE.html] [--method NAME] [--set p=value ...] [--guess q=value ...] [--at KIND]
  *   mblin COMMAND --help
  *
  * Results go to stdout, diagnostics to stderr as one line "mblin: <reason>", and the exit status
@@ -31,6 +32,7 @@ static void usage(FILE *f)
             "  equilibrium MODEL   the operating point only\n"
             "  check MODEL         counts, degrees of freedom, redundant constraints\n"
             "  compare MODEL       every linearization method side by side (time, eigenvalues, deviation)\n"
+            "  report MODEL        one self-contained HTML page: summary, eigenvalues, root locus, mode animation\n"
             "  sweep MODEL         modes over parameter values, tracked; Campbell, root locus, damping plots\n"
             "  freqresp MODEL      frequency response of the exact linear model, Bode plot\n"
             "  sensitivity MODEL   exact derivatives of eigenvalues, frequencies, damping, shapes (--wrt)\n"
@@ -68,6 +70,8 @@ static const command commands[] = {
     {"check", "counts, degrees of freedom, redundant constraints", " --set --guess --at "},
     {"compare", "every linearization method side by side (time, eigenvalues, deviation)",
      " --set --guess --at --json --repeat --mem-budget "},
+    {"report", "one self-contained HTML page (-o FILE): summary, eigenvalues, root locus, mode animation",
+     " --method --set --guess --at -o --nev --shift --mem-budget "},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -428,6 +432,21 @@ int main(int argc, char **argv)
     }
     if (mbl_linearize(model, pt, &lopt, &lin, &st) || mbl_modal(lin, NULL, &modes, &st)) {
         code = fail(&st);
+        goto done;
+    }
+    if (!strcmp(cmd, "report")) {
+        /* -o names the page (stdout without it) */
+        FILE *f = outdir ? fopen(outdir, "w") : stdout;
+        if (!f) {
+            fprintf(stderr, "mblin: %s: cannot write the report (%s)\n", outdir, strerror(errno));
+            code = 1;
+            goto done;
+        }
+        if (mbl_report_html(f, model, pt, lin, modes, &st)) code = fail(&st);
+        if (f != stdout && fclose(f) != 0 && !code) {
+            fprintf(stderr, "mblin: %s: cannot write the report (%s)\n", outdir, strerror(errno));
+            code = 1;
+        }
         goto done;
     }
     /* the directory is made only now, when there is something to write in it */

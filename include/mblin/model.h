@@ -162,6 +162,30 @@ void mbl_point_free(mbl_point *p);
  * reaction forces lambda(c) and accelerations der(der(x)) of the operating point. */
 int mbl_model_outputs(const mbl_model *model, const mbl_point *point, double *y, mbl_status *st);
 
+/* ---- the drawing of a mechanism (mblin report) ----------------------------------------- */
+
+/* What a `model: mechanism` gives to draw it: points (every body's origin, named as the body,
+ * and every marker, ground's included) fixed to bodies, and links (the joints, each between
+ * the points of its two markers). A model of the equation level has no points. The arrays
+ * belong to the model. */
+typedef struct mbl_geometry {
+    int npoint;
+    const char *const *point; /* npoint names: a marker, or a body's name for its origin */
+    const char *const *body;  /* npoint: the body the point is fixed to ("ground" for ground's) */
+    int nlink;
+    const int *link;          /* 2 nlink point indices: the joint's markers i, j */
+    const char *const *link_name, *const *link_type;
+} mbl_geometry;
+
+struct mbl_modes;
+void mbl_model_geometry(const mbl_model *model, mbl_geometry *g);
+
+/* The global positions of the points at pt (pos: 3 npoint, x y z per point) and, when modes is
+ * given, each mode's point displacements, dp/dq times the mode shape (exact derivatives of the
+ * positions): dre, dim of 3 npoint * modes->nx, mode k's block at 3 npoint k (either NULL to skip). */
+int mbl_model_draw(const mbl_model *model, const mbl_point *pt, const struct mbl_modes *modes, double *pos, double *dre,
+                   double *dim, mbl_status *st);
+
 /* ---- linear models ---------------------------------------------------------------------- */
 
 typedef struct mbl_lin_options {

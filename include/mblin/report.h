@@ -72,6 +72,21 @@ int mbl_report_check(FILE *f, const mbl_model *model, const mbl_point *pt);
  * error_estimate, notes}]} when json is nonzero. */
 int mbl_report_compare(FILE *f, const mbl_model *model, const mbl_comparison *c, int json);
 
+/* The report as one self-contained offline HTML page (`mblin report`, docs/report.md): the model
+ * summary, the operating point, the eigen table, the root locus and, for a mechanism, a 3D view
+ * of its bodies, markers and joints that animates a mode on a click. The page needs no network:
+ * its scripts are part of the library (web/report.html, embedded at build time). */
+int mbl_report_html(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
+                    const mbl_modes *modes, mbl_status *st);
+
+/* A sweep's results as the same kind of page: an interactive Campbell diagram (with the
+ * excitation lines of `orders` and the critical speeds crit, may be NULL), root locus and damping
+ * plot of the tracked branches. The arguments are those of mbl_sweep_svg_campbell. */
+struct mbl_sweep;
+struct mbl_critical;
+int mbl_sweep_report_html(FILE *f, const struct mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
+                          const struct mbl_critical *crit, int ncrit, mbl_status *st);
+
 #ifdef __cplusplus
 }
 #endif

@@ -120,6 +120,8 @@ static int read_linearize(mech *M, const yaml_node_t *v)
 
 /* ---- the root -------------------------------------------------------------------------------- */
 
+static int emit_draw(mech *M);
+
 static int read_all(mech *M, const yaml_node_t *root)
 {
     static const char *ok[] = {"model", "name", "parameters", "space", "ground", "bodies", "joints", "drivers",
@@ -229,7 +231,47 @@ static int read_all(mech *M, const yaml_node_t *root)
                       "count %d); replace redundant joints by weaker ones (e.g. a revolute closing a loop by a "
                       "universal or spherical joint)",
                       ncon, ncoord, ncoord - ncon);
+    if ((rc = emit_draw(M))) return rc;
     return mech_energies_and_forces(M, line, col);
+}
+
+/* The drawing of the mechanism for the report (mbl_model_geometry): every body's origin (not
+ * ground's) and every marker as a point with its global position texts, every two-marker joint
+ * as a link between its markers' points. */
+static int push_draw(mech *M, const char *name, const char *bname, char *const *p, int line, int col)
+{
+    for (int k = 0; k < 3; k++) {
+        int rc = mech_push(M, &M->src->draw, name, p[k] ? p[k] : "0", line, col);
+        if (rc) return rc;
+        M->src->draw.items[M->src->draw.n - 1].key2 = mech_dup_s(bname);
+        if (!M->src->draw.items[M->src->draw.n - 1].key2) return mech_oom(M);
+    }
+    return 0;
+}
+
+static int emit_draw(mech *M)
+{
+    int rc = 0;
+    int *pt_of_marker = mbl_alloc_array((size_t)(M->nm ? M->nm : 1), sizeof *pt_of_marker);
+    if (!pt_of_marker) return mech_oom(M);
+    for (int b = 0; b < M->nb && !rc; b++) {
+        const body *B = &M->b[b];
+        if (B->kind != KIND_GROUND) rc = push_draw(M, B->name, B->name, B->r, B->line, B->col);
+        for (int i = 0; i < M->nm && !rc; i++) {
+            if (M->mk[i].body != b) continue;
+            pt_of_marker[i] = M->src->draw.n / 3;
+            rc = push_draw(M, M->mk[i].name, B->name, M->mk[i].p, M->mk[i].line, M->mk[i].col);
+        }
+    }
+    for (int j = 0; j < M->nj && !rc; j++) {
+        const joint *J = &M->jt[j];
+        if (J->i < 0 || J->j < 0) continue;
+        rc = mech_push(M, &M->src->draw_links, J->name, mech_fmt(M, "%d %d", pt_of_marker[J->i], pt_of_marker[J->j]),
+                       J->line, J->col);
+        if (!rc && !(M->src->draw_links.items[M->src->draw_links.n - 1].key2 = mech_dup_s(J->type))) rc = mech_oom(M);
+    }
+    mbl_free(pt_of_marker);
+    return rc;
 }
 
 int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, const mbl_setting *sets, int nsets,

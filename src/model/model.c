@@ -136,6 +136,7 @@ typedef struct loader {
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 static int formulate_ffr(loader *L);
 static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
+static int read_draw(loader *L, const mbl_src *s);
 
 /* Name lookup: every list of named items gets a hash index the first time it is searched, so
  * resolving names costs O(1) however large the model (a linear scan made loading O(n^2)). */
@@ -1434,6 +1435,10 @@ static int formulate(loader *L)
         if (rc) goto done;
     }
 
+    /* a mechanism's drawing */
+    rc = read_draw(L, s);
+    if (rc) goto done;
+
     /* user states */
     md->nus = s->states.n;
     md->nuvs = s->velocity_states.n;
@@ -1631,6 +1636,60 @@ static void *compile_thread(void *arg)
     compile_job *j = arg;
     j->tape = mblx_compile(j->g, j->n, j->out, &j->st);
     return NULL;
+}
+
+/* The drawing points of a mechanism (mbl_src draw, draw_links) as expressions. */
+static int read_draw(loader *L, const mbl_src *s)
+{
+    mbl_model *md = L->md;
+    int npt = s->draw.n / 3, nl = s->draw_links.n;
+    if (!npt) return 0;
+    md->ptname = mbl_calloc((size_t)npt, sizeof *md->ptname);
+    md->ptbody = mbl_calloc((size_t)npt, sizeof *md->ptbody);
+    md->dp = mbl_calloc((size_t)(3 * npt), sizeof *md->dp);
+    md->lname = mbl_calloc((size_t)(nl ? nl : 1), sizeof *md->lname);
+    md->ltype = mbl_calloc((size_t)(nl ? nl : 1), sizeof *md->ltype);
+    md->link = mbl_calloc((size_t)(2 * nl + 1), sizeof *md->link);
+    if (!md->ptname || !md->ptbody || !md->dp || !md->lname || !md->ltype || !md->link)
+        return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    md->npt = npt;
+    md->nlink = nl;
+    for (int i = 0; i < npt; i++) {
+        const mbl_src_item *it = &s->draw.items[3 * i];
+        if (!(md->ptname[i] = str_dup(it->key)) || !(md->ptbody[i] = str_dup(it->key2)))
+            return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        for (int k = 0; k < 3; k++) {
+            char what[200];
+            snprintf(what, sizeof what, "position of '%s'", it->key);
+            int rc = parse_item(L, &s->draw.items[3 * i + k], SCOPE_FULL, what, &md->dp[3 * i + k]);
+            if (rc) return rc;
+        }
+    }
+    for (int j = 0; j < nl; j++) {
+        const mbl_src_item *it = &s->draw_links.items[j];
+        if (!(md->lname[j] = str_dup(it->key)) || !(md->ltype[j] = str_dup(it->key2)))
+            return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        if (sscanf(it->text, "%d %d", &md->link[2 * j], &md->link[2 * j + 1]) != 2)
+            return mbl_error(L->st, MBL_EMODEL, "%s: joint '%s': internal drawing link", s->file, it->key);
+    }
+    return 0;
+}
+
+static int compile_draw(mbl_model *md, mbl_status *st)
+{
+    if (!md->npt) return 0;
+    int rc = jacobian_unknowns(md, 3 * md->npt, md->dp, 0, &md->dpjac, st);
+    if (rc) return rc;
+    size_t nt = (size_t)(3 * md->npt) + (size_t)md->dpjac.nz;
+    mblx_id *all = mbl_alloc_array(nt, sizeof *all);
+    if (!all) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    memcpy(all, md->dp, (size_t)(3 * md->npt) * sizeof *all);
+    if (md->dpjac.nz) memcpy(all + 3 * md->npt, md->dpjac.node, (size_t)md->dpjac.nz * sizeof *all);
+    md->tape_draw = mblx_compile(md->g, nt, all, st);
+    mbl_free(all);
+    if (!md->tape_draw) return st ? st->code : MBL_ENOMEM;
+    if (mblx_tape_work_size(md->tape_draw) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_draw);
+    return 0;
 }
 
 static int compile(mbl_model *md, mbl_status *st)
@@ -1994,6 +2053,7 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
             }
     }
     if (!rc) rc = compile(md, st);
+    if (!rc) rc = compile_draw(md, st);
     if (!rc) rc = check_mass(md, src, sets, nsets, st);
     name_index_reset();
     mbl_free(L.pvals);
@@ -2090,6 +2150,14 @@ void mbl_model_free(mbl_model *md)
     mblx_tape_free(md->tape_y);
     mblx_tape_free(md->tape_us);
     mblx_tape_free(md->tape_srcx);
+    mblx_tape_free(md->tape_draw);
+    mbl_sjac_free(&md->dpjac);
+    free_names(md->ptname, md->ptname ? md->npt : 0);
+    free_names(md->ptbody, md->ptbody ? md->npt : 0);
+    free_names(md->lname, md->lname ? md->nlink : 0);
+    free_names(md->ltype, md->ltype ? md->nlink : 0);
+    mbl_free(md->link);
+    mbl_free(md->dp);
     free_names(md->srcx_what, md->nsrcx);
     mbl_free(md->srcx);
     mbl_sjac_free(&md->usjac);
@@ -2185,6 +2253,62 @@ int mbl_model_outputs(const mbl_model *md, const mbl_point *pt, double *y, mbl_s
         if (rc) rc = mbl_error_prefix(st, "%s: evaluating the outputs", md->file);
     }
     if (!rc) memcpy(y, out, (size_t)md->ny * sizeof *y);
+    mbl_free(syms), mbl_free(work), mbl_free(out);
+    return rc;
+}
+
+void mbl_model_geometry(const mbl_model *md, mbl_geometry *g)
+{
+    if (!g) return;
+    memset(g, 0, sizeof *g);
+    if (!md || !md->npt) return;
+    g->npoint = md->npt;
+    g->point = (const char *const *)md->ptname;
+    g->body = (const char *const *)md->ptbody;
+    g->nlink = md->nlink;
+    g->link = md->link;
+    g->link_name = (const char *const *)md->lname;
+    g->link_type = (const char *const *)md->ltype;
+}
+
+int mbl_model_draw(const mbl_model *md, const mbl_point *pt, const mbl_modes *modes, double *pos, double *dre,
+                   double *dim, mbl_status *st)
+{
+    if (!md || !pt || (!pos && md->npt)) return mbl_error(st, MBL_EARG, "mbl_model_draw: NULL argument");
+    if (pt->n != md->n || pt->m != md->m || pt->k != md->k || pt->nr != md->nr)
+        return mbl_error(st, MBL_EDIM, "mbl_model_draw: the point does not belong to the model");
+    if (modes && modes->n != md->n)
+        return mbl_error(st, MBL_EDIM, "mbl_model_draw: the modes have %d coordinates, the model %d", modes->n, md->n);
+    if (!md->npt) return 0;
+    int np3 = 3 * md->npt, nx = modes ? modes->nx : 0;
+    size_t nout = (size_t)np3 + (size_t)md->dpjac.nz;
+    double *syms = mbl_calloc((size_t)md->nsym + 1, sizeof *syms);
+    double *work = mbl_alloc_array(md->work_size + 1, sizeof *work);
+    double *out = mbl_alloc_array(nout + 1, sizeof *out);
+    int rc = 0;
+    if (!syms || !work || !out) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
+        rc = mblx_tape_eval(md->tape_draw, syms, out, work, st);
+        if (rc) rc = mbl_error_prefix(st, "%s: evaluating the marker positions", md->file);
+    }
+    if (!rc) {
+        memcpy(pos, out, (size_t)np3 * sizeof *pos);
+        int q0 = mbl_model_blk0(md, MBL_BLK_Q);
+        for (int k = 0; k < nx; k++) {
+            double *re = dre ? dre + (size_t)np3 * k : NULL, *im = dim ? dim + (size_t)np3 * k : NULL;
+            if (re) memset(re, 0, (size_t)np3 * sizeof *re);
+            if (im) memset(im, 0, (size_t)np3 * sizeof *im);
+            const double *sr = modes->shape_re + (size_t)md->n * k, *si = modes->shape_im + (size_t)md->n * k;
+            for (int e = 0; e < md->dpjac.nz; e++) {
+                int c = md->dpjac.col[e] - q0;
+                if (c < 0 || c >= md->n) continue;
+                double d = out[np3 + e];
+                if (re) re[md->dpjac.row[e]] += d * sr[c];
+                if (im) im[md->dpjac.row[e]] += d * si[c];
+            }
+        }
+    }
     mbl_free(syms), mbl_free(work), mbl_free(out);
     return rc;
 }

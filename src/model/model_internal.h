@@ -91,6 +91,14 @@ struct mbl_model {
     size_t work_size;            /* largest work array of the tapes */
     int cyclic_known;
     int *cyclic;                 /* n: 1 when no residual depends on q_i */
+    /* a mechanism's drawing (mbl_model_geometry, mbl_model_draw): npt points, their global
+     * positions (3 npt expressions) and dp/dq; links between points (two per joint) */
+    int npt, nlink;
+    char **ptname, **ptbody, **lname, **ltype;
+    int *link;                   /* 2 nlink point indices */
+    mblx_id *dp;                 /* 3 npt */
+    mbl_sjac dpjac;              /* d dp / d[a lam mu v q r] (only q entries are nonzero) */
+    mblx_tape *tape_draw;        /* -> dp (3 npt) then dpjac values */
     /* the user's expressions as written (item, position, node), to name them in evaluation
      * errors: see mbl_model_eval_error */
     struct mbl_model_expr *exprs;

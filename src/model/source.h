@@ -36,6 +36,10 @@ typedef struct mbl_src {
     int from_mechanism; /* 1 when compiled from `model: mechanism` (its parameters are partly evaluated into numbers) */
     struct mbl_ffr_body *ffr;  /* flexible bodies (model/ffr.h): the structured term, nffr of them */
     int nffr;
+    /* a mechanism's drawing (mbl_model_geometry): three items per point (x, y, z texts), key the
+     * point's name (a marker, or a body's name for its origin), key2 its body; draw_links: one
+     * item per joint, key its name, key2 its type, text "i j" (the point indices of its markers) */
+    mbl_src_list draw, draw_links;
 } mbl_src;
 
 /* A one-line error "file:line:col: what" at a YAML node (node may be NULL: "file: what"), used by

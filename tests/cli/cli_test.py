@@ -455,6 +455,16 @@ os.unlink(name)
 rc, out, err = run("linearize", "examples/rolling_disc_speeds.yaml", "--json")
 d = json.loads(out) if rc == 0 else {}
 check(rc == 0 and d["velocity_states"] == ["u1", "u2", "u3"], "rolling disc in generalized speeds: " + err)
+# --- report: the HTML page (its drawing is checked in a browser by tests/report/report_test.py) ---
+rc, out, err = run("report", "examples/mech/fourbar_N1.yaml")
+check(rc == 0 and out.startswith("<!DOCTYPE html>") and "/*@MBLIN_DATA@*/" not in out and '"kind": "linear"' in out,
+      "report writes the page to stdout: " + err)
+rc, out, err = run("report", "examples/mech/fourbar_N1.yaml", "-o", "/nonexistent-dir/r.html")
+check(one_line_error(rc, err, 1, "/nonexistent-dir/r.html", "cannot write the report"), "report -o unwritable: " + err)
+rc, out, err = run("report", "examples/mech/fourbar_N1.yaml", "--json")
+check(rc == 2 and "does not apply to 'report'" in err, "report --json is a usage error: " + err)
+rc, out, err = run("report", "examples/mech/nonexistent.yaml")
+check(one_line_error(rc, err, 1, "nonexistent.yaml"), "report of a missing file: " + err)
 
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
