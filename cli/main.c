@@ -31,6 +31,7 @@ static void usage(FILE *f)
             "  equilibrium MODEL   the operating point only\n"
             "  check MODEL         counts, degrees of freedom, redundant constraints\n"
             "  compare MODEL       every linearization method side by side (time, eigenvalues, deviation)\n"
+            "  codegen MODEL       generated C, Python or Octave code of A, B, C, D; M, C, K in the parameters\n"
             "  sweep MODEL         modes over parameter values, tracked; Campbell, root locus, damping plots\n"
             "  freqresp MODEL      frequency response of the exact linear model, Bode plot\n"
             "\n"
@@ -194,6 +195,7 @@ static int usage_error(const char *fmt, const char *arg)
 extern void openblas_set_num_threads(int num_threads);
 int mblin_cmd_sweep(int argc, char **argv);    /* cli/cmd_sweep.c */
 int mblin_cmd_freqresp(int argc, char **argv); /* cli/cmd_sweep.c */
+int mblin_cmd_codegen(int argc, char **argv);  /* cli/cmd_codegen.c */
 
 int main(int argc, char **argv)
 {
@@ -214,6 +216,7 @@ int main(int argc, char **argv)
     /* commands with their own option parsers (cli/cmd_sweep.c) */
     if (!strcmp(cmd, "sweep")) return mblin_cmd_sweep(argc, argv);
     if (!strcmp(cmd, "freqresp")) return mblin_cmd_freqresp(argc, argv);
+    if (!strcmp(cmd, "codegen")) return mblin_cmd_codegen(argc, argv);
     const command *command = NULL;
     for (int c = 0; c < NCOMMANDS; c++)
         if (!strcmp(cmd, commands[c].name)) command = &commands[c];

@@ -1,4 +1,5 @@
 set(MBLIN_CLI_SOURCES
   cli/main.c
   cli/cmd_sweep.c
+  cli/cmd_codegen.c
 )

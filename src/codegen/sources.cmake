@@ -1,0 +1,4 @@
+list(APPEND MBLIN_SOURCES
+  src/codegen/symlin.c
+  src/codegen/emit.c
+)
