@@ -32,6 +32,7 @@ static void usage(FILE *f)
             "  check MODEL         counts, degrees of freedom, redundant constraints\n"
             "  compare MODEL       every linearization method side by side (time, eigenvalues, deviation)\n"
             "  codegen MODEL       generated C, Python or Octave code of A, B, C, D; M, C, K in the parameters\n"
+            "  symbolic MODEL      the linear model as expressions of the parameters (source 002)\n"
             "  sweep MODEL         modes over parameter values, tracked; Campbell, root locus, damping plots\n"
             "  freqresp MODEL      frequency response of the exact linear model, Bode plot\n"
             "\n"
@@ -196,6 +197,7 @@ extern void openblas_set_num_threads(int num_threads);
 int mblin_cmd_sweep(int argc, char **argv);    /* cli/cmd_sweep.c */
 int mblin_cmd_freqresp(int argc, char **argv); /* cli/cmd_sweep.c */
 int mblin_cmd_codegen(int argc, char **argv);  /* cli/cmd_codegen.c */
+int mblin_cmd_symbolic(int argc, char **argv); /* cli/cmd_codegen.c */
 
 int main(int argc, char **argv)
 {
@@ -217,6 +219,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "sweep")) return mblin_cmd_sweep(argc, argv);
     if (!strcmp(cmd, "freqresp")) return mblin_cmd_freqresp(argc, argv);
     if (!strcmp(cmd, "codegen")) return mblin_cmd_codegen(argc, argv);
+    if (!strcmp(cmd, "symbolic")) return mblin_cmd_symbolic(argc, argv);
     const command *command = NULL;
     for (int c = 0; c < NCOMMANDS; c++)
         if (!strcmp(cmd, commands[c].name)) command = &commands[c];

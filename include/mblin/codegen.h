@@ -43,12 +43,14 @@ typedef struct mbl_symlin {
     mblx_id *M, *Cd, *K;      /* z*z */
     mblx_id *F;               /* z*nr */
     mblx_id *A, *B, *C, *D;   /* nx*nx, nx*nr, ny*nx, ny*nr */
+    mblx_id *qpoint;          /* n: the point as mbl_symlin_special found it (NULL before) */
+    mblx_id *res;             /* m + n: Phi(q) and R(q, lambda(q)) at rest, zero at an equilibrium */
     char note[512];           /* what was done (e.g. the point kept as symbols) */
 } mbl_symlin;
 
 /* Symbolic linear model at `point` (at rest: v = 0 and vdot = 0; holonomic constraints only; no
  * user velocity states; outputs of q, v, r only). max_nodes bounds the size of the result (0:
- * 2,000,000 nodes); a larger one is refused (MBL_ERANGE) with the size. */
+ * 2,000,000 nodes); a larger one is refused (MBL_EMODEL) with the size. */
 int mbl_symlin_new(const mbl_model *model, const mbl_point *point, size_t max_nodes, mbl_symlin **out,
                    mbl_status *st);
 void mbl_symlin_free(mbl_symlin *sl);
@@ -56,7 +58,7 @@ void mbl_symlin_free(mbl_symlin *sl);
 /* Specialize in place for printing: parameters not named in keep (nkeep names; keep_all = 1 keeps
  * all) become their numbers; the point's coordinates are replaced by closed forms in the kept
  * parameters when every coordinate's value matches one of c, +-p, +-p/2, +-2p, +-(p1 +- p2)
- * (c a number of the point that no parameter changes) and the closed-form point satisfies the
+ * (c a number of the point that no parameter changes; p any parameter, kept or not) and the closed-form point satisfies the
  * equilibrium (constraints and the reduced equations of motion) at 20 random parameter sets to
  * 1e-9; else the coordinates stay symbols (sl->note says which). *closed receives 1 or 0. */
 int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int *closed,
@@ -64,6 +66,10 @@ int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkeep, int k
 
 /* Number of distinct nodes reachable from every matrix of sl (the size of its straight-line code). */
 size_t mbl_symlin_size(const mbl_symlin *sl);
+
+/* LaTeX of an expression of sl->g (fractions with rational coefficients, m1 -> m_{1}); a new string
+ * (free with mbl_free), or NULL with st set. */
+char *mbl_symlin_latex(const mblx_graph *g, mblx_id e, mbl_status *st);
 
 typedef enum mbl_lang { MBL_LANG_C = 0, MBL_LANG_PYTHON = 1, MBL_LANG_OCTAVE = 2 } mbl_lang;
 

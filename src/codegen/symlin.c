@@ -59,6 +59,8 @@ void mbl_symlin_free(mbl_symlin *sl)
     mbl_free(sl->B);
     mbl_free(sl->C);
     mbl_free(sl->D);
+    mbl_free(sl->res);
+    mbl_free(sl->qpoint);
     mbl_free(sl);
 }
 
@@ -511,6 +513,13 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
             sl->H[sl->sidx[s] + (size_t)s * n] = mblx_const(g, 1.0);
             for (int a = 0; a < m; a++) sl->H[dep[a] + (size_t)s * n] = Rhs[a + (size_t)s * m];
         }
+        /* the equilibrium residuals Phi(q), R(q, lambda(q)) at rest */
+        sl->res = mbl_alloc_array((size_t)m + n + 1, sizeof(mblx_id));
+        if (!sl->res) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int j = 0; !rc && j < m; j++) sl->res[j] = Phi[j];
+        for (int i = 0; !rc && i < n; i++) sl->res[m + i] = mblx_subst(g, REST(R[i]), (size_t)m, ls, sl->lam);
+    }
+    if (!rc) {
         /* substitute lambda(q) */
         for (size_t i = 0; i < (size_t)n * n; i++) {
             Rq[i] = mblx_subst(g, Rq[i], (size_t)m, ls, sl->lam);
@@ -619,4 +628,153 @@ done:
     }
     *out = sl;
     return 0;
+}
+
+/* ---- specialization for printing --------------------------------------------------------------- */
+
+/* a deterministic uniform number in [0, 1) (xorshift64*) */
+static double uniform(unsigned long long *s)
+{
+    *s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
+    return (double)((*s * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* replace every entry of a matrix by its substitution */
+static void subst_all(mblx_graph *g, mblx_id *v, size_t len, size_t n, const mblx_id *syms, const mblx_id *repl)
+{
+    for (size_t i = 0; v && i < len; i++) v[i] = mblx_subst(g, v[i], n, syms, repl);
+}
+
+int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int *closed, mbl_status *st)
+{
+    mblx_graph *g = sl->g;
+    int np = sl->np, n = sl->n, m = sl->m;
+    *closed = 0;
+    int *kept = mbl_calloc((size_t)np + 1, sizeof *kept);
+    mblx_id *syms = mbl_alloc_array((size_t)(np + n) + 1, sizeof *syms);
+    mblx_id *repl = mbl_alloc_array((size_t)(np + n) + 1, sizeof *repl);
+    mblx_id *qcf = mbl_alloc_array((size_t)n + 1, sizeof *qcf);
+    mblx_id *res = mbl_alloc_array((size_t)(m + n) + 1, sizeof *res);
+    double *sv = NULL, *rv = NULL;
+    int rc = 0;
+    if (!kept || !syms || !repl || !qcf || !res) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int k = 0; k < nkeep; k++) {
+        int found = 0;
+        for (int i = 0; i < np; i++)
+            if (!strcmp(keep[k], sl->pname[i])) kept[i] = 1, found = 1;
+        if (!found) {
+            rc = mbl_error(st, MBL_EARG, "the model has no parameter '%s'", keep[k]);
+            goto out;
+        }
+    }
+    if (keep_all)
+        for (int i = 0; i < np; i++) kept[i] = 1;
+    /* closed-form candidates of the point's coordinates (at most SPECIAL_NCAND each) */
+#define SPECIAL_NCAND 8
+#define SPECIAL_MAX_COMBOS 4096
+    double qscale = 1.0;
+    for (int i = 0; i < n; i++) qscale = fmax(qscale, fabs(sl->qval[i]));
+    mblx_id *cand = mbl_alloc_array((size_t)n * SPECIAL_NCAND + 1, sizeof *cand);
+    int *ncand = mbl_calloc((size_t)n + 1, sizeof *ncand), *pick = mbl_calloc((size_t)n + 1, sizeof *pick);
+    if (!cand || !ncand || !pick) {
+        mbl_free(cand), mbl_free(ncand), mbl_free(pick);
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < np; i++) syms[i] = sl->p[i], repl[i] = kept[i] ? sl->p[i] : mblx_const(g, sl->pval[i]);
+#define CAND(e) mblx_subst(g, (e), (size_t)np, syms, repl)
+    double combos = 1.0;
+    for (int i = 0; i < n; i++) {
+        double v = sl->qval[i], tol = 1e-9 * fmax(1.0, fabs(v));
+        mblx_id *c = cand + (size_t)i * SPECIAL_NCAND;
+        int nc = 0;
+        if (fabs(v) <= 1e-12 * qscale) c[nc++] = mblx_const(g, 0.0);
+        static const double coef[] = {1, -1, 0.5, -0.5, 2, -2};
+        for (int a = 0; a < np; a++) {
+            for (int k = 0; nc < SPECIAL_NCAND - 1 && k < 6; k++)
+                if (fabs(coef[k] * sl->pval[a] - v) <= tol) c[nc++] = CAND(mblx_scale(g, coef[k], sl->p[a]));
+            for (int b = a + 1; b < np; b++) {
+                for (int sa = -1; sa <= 1; sa += 2)
+                    for (int sb = -1; sb <= 1; sb += 2)
+                        if (nc < SPECIAL_NCAND - 1 && fabs(sa * sl->pval[a] + sb * sl->pval[b] - v) <= tol)
+                            c[nc++] = CAND(mblx_add(g, mblx_scale(g, sa, sl->p[a]), mblx_scale(g, sb, sl->p[b])));
+            }
+        }
+        if (!nc) c[nc++] = mblx_const(g, v); /* a number no parameter changes (verified below) */
+        ncand[i] = nc;
+#undef CAND
+        combos *= nc;
+    }
+    /* verify each combination at 20 random parameter sets (kept parameters within +-20 %) */
+    size_t ns = mblx_symbol_count(g) + 1;
+    sv = mbl_calloc(ns, sizeof *sv);
+    rv = mbl_alloc_array((size_t)(m + n) + 1, sizeof *rv);
+    if (!sv || !rv) {
+        mbl_free(cand), mbl_free(ncand), mbl_free(pick);
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) syms[np + i] = sl->q[i];
+    double pscale = 1.0;
+    for (int i = 0; i < np; i++) pscale = fmax(pscale, fabs(sl->pval[i]));
+    int ok = 0;
+    for (long combo = 0; !ok && combos <= SPECIAL_MAX_COMBOS && combo < (long)combos; combo++) {
+        long rest = combo;
+        for (int i = 0; i < n; i++) {
+            pick[i] = (int)(rest % ncand[i]), rest /= ncand[i];
+            repl[np + i] = cand[(size_t)i * SPECIAL_NCAND + pick[i]];
+        }
+        for (int i = 0; i < m + n; i++) res[i] = mblx_subst(g, sl->res[i], (size_t)(np + n), syms, repl);
+        unsigned long long seed = 0x9e3779b97f4a7c15ULL;
+        ok = mblx_graph_status(g, NULL) == 0;
+        for (int trial = 0; ok && trial < 20; trial++) {
+            for (int i = 0; i < np; i++)
+                sv[mblx_symbol_index(g, sl->p[i])] = sl->pval[i] * (kept[i] ? 0.8 + 0.4 * uniform(&seed) : 1.0);
+            for (int i = 0; i < sl->nr; i++) sv[mblx_symbol_index(g, sl->r[i])] = sl->rval[i];
+            mbl_status est = {0};
+            if (eval_nodes(g, (size_t)(m + n), res, sv, rv, &est)) {
+                ok = 0;
+                break;
+            }
+            for (int i = 0; i < m + n; i++)
+                if (!(fabs(rv[i]) <= 1e-9 * pscale * pscale * pscale)) ok = 0;
+        }
+    }
+    mbl_free(cand), mbl_free(ncand), mbl_free(pick);
+    if (ok) {
+        *closed = 1;
+        snprintf(sl->note, sizeof sl->note,
+                 "the operating point in closed form (verified at 20 random parameter sets)");
+    } else {
+        for (int i = 0; i < n; i++) repl[np + i] = sl->q[i];
+        snprintf(sl->note, sizeof sl->note,
+                 "the operating point has no closed form found here: the coordinates %s... stand for the point's values",
+                 sl->qname[0]);
+    }
+    size_t nsub = (size_t)(np + n);
+    mbl_free(sl->qpoint);
+    sl->qpoint = mbl_alloc_array((size_t)n + 1, sizeof(mblx_id));
+    if (!sl->qpoint) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) sl->qpoint[i] = repl[np + i];
+    subst_all(g, sl->H, (size_t)n * sl->z, nsub, syms, repl);
+    subst_all(g, sl->lam, (size_t)m, nsub, syms, repl);
+    subst_all(g, sl->M, (size_t)sl->z * sl->z, nsub, syms, repl);
+    subst_all(g, sl->Cd, (size_t)sl->z * sl->z, nsub, syms, repl);
+    subst_all(g, sl->K, (size_t)sl->z * sl->z, nsub, syms, repl);
+    subst_all(g, sl->F, (size_t)sl->z * sl->nr, nsub, syms, repl);
+    subst_all(g, sl->A, (size_t)sl->nx * sl->nx, nsub, syms, repl);
+    subst_all(g, sl->B, (size_t)sl->nx * sl->nr, nsub, syms, repl);
+    subst_all(g, sl->C, (size_t)sl->ny * sl->nx, nsub, syms, repl);
+    subst_all(g, sl->D, (size_t)sl->ny * sl->nr, nsub, syms, repl);
+    subst_all(g, sl->res, (size_t)(m + n), nsub, syms, repl);
+    rc = mblx_graph_status(g, st);
+out:
+    mbl_free(kept), mbl_free(syms), mbl_free(repl), mbl_free(qcf), mbl_free(res), mbl_free(sv), mbl_free(rv);
+    return rc;
 }
