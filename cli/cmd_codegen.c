@@ -171,7 +171,9 @@ static const char symbolic_help[] =
     "  M-hat, C-hat, K-hat, F, A, B, C, D as simplified expressions (docs/symbolic.md, source 002).\n"
     "  --params LIST       comma-separated parameter names, or all (default: all)\n"
     "  --format F          text (default), latex or json (expression strings mblin reads back)\n"
-    "  --max-nodes N       refuse when the expressions have more than N nodes (default 20000)\n"
+    "  --point symbols     keep the coordinates as symbols (M-hat at a general configuration)\n"
+    "  --max-size N        refuse when the printed expressions would have more than N terms\n"
+    "                      (operations, names and numbers; default 100000)\n"
     "  --set NAME=VALUE    override a parameter (repeatable)\n"
     "  --at KIND           equilibrium | given (the point must be at rest)\n";
 
@@ -206,8 +208,8 @@ int mblin_cmd_symbolic(int argc, char **argv)
 {
     cg_common c;
     memset(&c, 0, sizeof c);
-    const char *params = "all", *format = "text";
-    double max_nodes = 20000;
+    const char *params = "all", *format = "text", *point = "closed";
+    double max_nodes = 100000;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -217,16 +219,21 @@ int mblin_cmd_symbolic(int argc, char **argv)
         int r = cg_common_opt(&c, "symbolic", argc, argv, &i);
         if (r < 0) return -r;
         if (r) continue;
-        if (!strcmp(a, "--params") || !strcmp(a, "--format") || !strcmp(a, "--max-nodes")) {
+        if (!strcmp(a, "--params") || !strcmp(a, "--format") || !strcmp(a, "--max-size") || !strcmp(a, "--point")) {
             if (i + 1 >= argc) return cg_usage("symbolic", "%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "--params")) params = v;
             else if (!strcmp(a, "--format")) format = v;
+            else if (!strcmp(a, "--point")) {
+                if (strcmp(v, "symbols") && strcmp(v, "closed"))
+                    return cg_usage("symbolic", "--point must be symbols or closed, got '%s'", v);
+                point = v;
+            }
             else {
                 char *end = NULL;
                 max_nodes = strtod(v, &end);
                 if (!*v || *end || !(max_nodes >= 1 && max_nodes < 1e12))
-                    return cg_usage("symbolic", "--max-nodes expects a positive count, got '%s'", v);
+                    return cg_usage("symbolic", "--max-size expects a positive count, got '%s'", v);
             }
             continue;
         }
@@ -257,18 +264,18 @@ int mblin_cmd_symbolic(int argc, char **argv)
     int rc = 0, closed = 0;
     if (c.at) po.at = !strcmp(c.at, "given") ? MBL_AT_GIVEN : !strcmp(c.at, "steady") ? MBL_AT_STEADY : MBL_AT_EQUILIBRIUM;
     if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st) || mbl_operating_point(md, &po, &pt, &st) ||
-        mbl_symlin_new(md, pt, (size_t)(4 * max_nodes), &sl, &st) ||
-        mbl_symlin_special(sl, keep, nkeep, keep_all, &closed, &st)) {
+        mbl_symlin_new(md, pt, 0, &sl, &st) ||
+        mbl_symlin_special2(sl, keep, nkeep, keep_all, !strcmp(point, "symbols"), &closed, &st)) {
         fprintf(stderr, "mblin: %s\n", st.msg);
         rc = 1;
         goto out;
     }
-    size_t size = mbl_symlin_size(sl);
-    if ((double)size > max_nodes) {
+    double size = mbl_symlin_print_size(sl);
+    if (size > max_nodes) {
         fprintf(stderr,
-                "mblin: the symbolic linear model of %s has %zu expression nodes (limit %.0f, --max-nodes): too "
-                "large to print; use mblin codegen for its code\n",
-                c.model, size, max_nodes);
+                "mblin: the symbolic linear model of %s would print %.3g terms (%zu distinct expression nodes; "
+                "limit %.0f, --max-size): too large to print; mblin codegen writes its code\n",
+                c.model, size, mbl_symlin_size(sl), max_nodes);
         rc = 1;
         goto out;
     }

@@ -63,6 +63,10 @@ void mbl_symlin_free(mbl_symlin *sl);
  * 1e-9; else the coordinates stay symbols (sl->note says which). *closed receives 1 or 0. */
 int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int *closed,
                        mbl_status *st);
+/* The same with the point's coordinates kept as symbols when point_symbols is 1 (M-hat at a general
+ * configuration, e.g. the slider-pendulum's M(theta); K-hat, A, ... hold only at the point). */
+int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int point_symbols,
+                        int *closed, mbl_status *st);
 
 /* Number of distinct nodes reachable from every matrix of sl (the size of its straight-line code). */
 size_t mbl_symlin_size(const mbl_symlin *sl);
@@ -70,6 +74,10 @@ size_t mbl_symlin_size(const mbl_symlin *sl);
 /* LaTeX of an expression of sl->g (fractions with rational coefficients, m1 -> m_{1}); a new string
  * (free with mbl_free), or NULL with st set. */
 char *mbl_symlin_latex(const mblx_graph *g, mblx_id e, mbl_status *st);
+
+/* Number of nodes of every matrix of sl printed as trees (shared subexpressions counted at each
+ * use: the size of the printed text, which grows much faster than mbl_symlin_size). */
+double mbl_symlin_print_size(const mbl_symlin *sl);
 
 typedef enum mbl_lang { MBL_LANG_C = 0, MBL_LANG_PYTHON = 1, MBL_LANG_OCTAVE = 2 } mbl_lang;
 

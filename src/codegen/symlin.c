@@ -647,6 +647,12 @@ static void subst_all(mblx_graph *g, mblx_id *v, size_t len, size_t n, const mbl
 
 int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int *closed, mbl_status *st)
 {
+    return mbl_symlin_special2(sl, keep, nkeep, keep_all, 0, closed, st);
+}
+
+int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int point_symbols,
+                        int *closed, mbl_status *st)
+{
     mblx_graph *g = sl->g;
     int np = sl->np, n = sl->n, m = sl->m;
     *closed = 0;
@@ -721,7 +727,7 @@ int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkeep, int k
     double pscale = 1.0;
     for (int i = 0; i < np; i++) pscale = fmax(pscale, fabs(sl->pval[i]));
     int ok = 0;
-    for (long combo = 0; !ok && combos <= SPECIAL_MAX_COMBOS && combo < (long)combos; combo++) {
+    for (long combo = 0; !point_symbols && !ok && combos <= SPECIAL_MAX_COMBOS && combo < (long)combos; combo++) {
         long rest = combo;
         for (int i = 0; i < n; i++) {
             pick[i] = (int)(rest % ncand[i]), rest /= ncand[i];
@@ -750,9 +756,13 @@ int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkeep, int k
                  "the operating point in closed form (verified at 20 random parameter sets)");
     } else {
         for (int i = 0; i < n; i++) repl[np + i] = sl->q[i];
-        snprintf(sl->note, sizeof sl->note,
-                 "the operating point has no closed form found here: the coordinates %s... stand for the point's values",
-                 sl->qname[0]);
+        if (point_symbols)
+            snprintf(sl->note, sizeof sl->note,
+                     "the coordinates stand for the point's values (asked for): M-hat holds at any configuration, "
+                     "the rest at the operating point");
+        else
+            snprintf(sl->note, sizeof sl->note,
+                     "the operating point has no closed form found here: the coordinates stand for the point's values");
     }
     size_t nsub = (size_t)(np + n);
     mbl_free(sl->qpoint);
@@ -777,4 +787,26 @@ int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkeep, int k
 out:
     mbl_free(kept), mbl_free(syms), mbl_free(repl), mbl_free(qcf), mbl_free(res), mbl_free(sv), mbl_free(rv);
     return rc;
+}
+
+double mbl_symlin_print_size(const mbl_symlin *sl)
+{
+    size_t nn = mblx_node_count(sl->g);
+    double *ts = mbl_alloc_array(nn + 1, sizeof *ts);
+    if (!ts) return INFINITY;
+    for (size_t e = 0; e < nn; e++) {
+        double s = 1.0;
+        int na = mblx_node_nargs(sl->g, (mblx_id)e);
+        for (int i = 0; i < na; i++) s += ts[mblx_node_arg(sl->g, (mblx_id)e, i)];
+        ts[e] = s;
+    }
+    const mblx_id *mats[] = {sl->A, sl->B, sl->C, sl->D, sl->M, sl->Cd, sl->K, sl->F, sl->H};
+    size_t lens[] = {(size_t)sl->nx * sl->nx, (size_t)sl->nx * sl->nr, (size_t)sl->ny * sl->nx,
+                     (size_t)sl->ny * sl->nr, (size_t)sl->z * sl->z, (size_t)sl->z * sl->z,
+                     (size_t)sl->z * sl->z, (size_t)sl->z * sl->nr, (size_t)sl->n * sl->z};
+    double total = 0.0;
+    for (int k = 0; k < 9; k++)
+        for (size_t i = 0; mats[k] && i < lens[k]; i++) total += ts[mats[k][i]];
+    mbl_free(ts);
+    return total;
 }

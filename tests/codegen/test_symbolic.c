@@ -178,8 +178,38 @@ TEST(only_some_parameters)
     mbl_model_free(md);
 }
 
+TEST(slider_pendulum_general_theta)
+{
+    /* source 003's slider-pendulum: M-hat at a general theta (--point symbols), K-hat at the
+     * equilibrium theta = 0 */
+    mbl_status st = {0};
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_symlin *sl = NULL;
+    int closed = -1;
+    CHECK(mbl_model_load_file("examples/slider_pendulum.yaml", NULL, 0, &md, &st) == 0);
+    CHECK(mbl_operating_point(md, NULL, &pt, &st) == 0);
+    CHECK(mbl_symlin_new(md, pt, 0, &sl, &st) == 0);
+    if (!sl) return;
+    CHECK(mbl_symlin_special2(sl, NULL, 0, 1, 1, &closed, &st) == 0);
+    CHECK(closed == 0);
+    const char *M[] = {"m2 + m3", "m3*l/2*cos(theta)", "m3*l/2*cos(theta)", "m3*l^2/4 + j3"};
+    int c4[4] = {1, 1, 1, 1};
+    compare(sl, "M-hat", sl->M, 2, 2, M, c4);
+    mbl_symlin_free(sl);
+    CHECK(mbl_symlin_new(md, pt, 0, &sl, &st) == 0);
+    CHECK(mbl_symlin_special(sl, NULL, 0, 1, &closed, &st) == 0);
+    CHECK(closed == 1);
+    const char *K[] = {"k", "0", "0", "m3*g*l/2"};
+    compare(sl, "K-hat", sl->K, 2, 2, K, c4);
+    mbl_symlin_free(sl);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
+    RUN(slider_pendulum_general_theta);
     RUN(ge_example1_double_pendulum);
     RUN(ge_example2_spring_pendulum);
     RUN(only_some_parameters);
