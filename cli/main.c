@@ -33,6 +33,8 @@ static void usage(FILE *f)
             "  check MODEL         counts, degrees of freedom, redundant constraints\n"
             "  compare MODEL       every linearization method side by side (time, eigenvalues, deviation)\n"
             "  report MODEL        one self-contained HTML page: summary, eigenvalues, root locus, mode animation\n"
+            "  codegen MODEL       generated C, Python or Octave code of A, B, C, D; M, C, K in the parameters\n"
+            "  symbolic MODEL      the linear model as expressions of the parameters (source 002)\n"
             "  sweep MODEL         modes over parameter values, tracked; Campbell, root locus, damping plots\n"
             "  freqresp MODEL      frequency response of the exact linear model, Bode plot\n"
             "  sensitivity MODEL   exact derivatives of eigenvalues, frequencies, damping, shapes (--wrt)\n"
@@ -79,10 +81,13 @@ enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
  * whole command line and returns the exit status. */
 int mblin_cmd_sensitivity(int argc, char **argv);
 int mblin_cmd_boundary(int argc, char **argv);
+int mblin_cmd_codegen(int argc, char **argv);
+int mblin_cmd_symbolic(int argc, char **argv);
 static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
-} own_commands[] = {{"sensitivity", mblin_cmd_sensitivity}, {"boundary", mblin_cmd_boundary}};
+} own_commands[] = {{"sensitivity", mblin_cmd_sensitivity}, {"boundary", mblin_cmd_boundary},
+                    {"codegen", mblin_cmd_codegen},       {"symbolic", mblin_cmd_symbolic}};
 
 static const struct {
     const char *opt, *arg, *help;

@@ -3,4 +3,5 @@ set(MBLIN_CLI_SOURCES
   cli/cmd_sweep.c
   cli/startup.c
   cli/cmd_sensitivity.c
+  cli/cmd_codegen.c
 )

@@ -1,0 +1,372 @@
+/* `mblin codegen` and `mblin symbolic`: thin clients of include/mblin/codegen.h (docs/symbolic.md).
+ *
+ *   mblin codegen MODEL --lang c|python|octave [--name NAME] [-o FILE] [--set p=value ...] [--at KIND]
+ *   mblin symbolic MODEL [--params p1,p2 | all] [--format text|latex|json] [--set p=value ...] [--at KIND]
+ *
+ * Output on stdout (or FILE), one line "mblin: <reason>" on failure (exit 1; a usage error, exit 2). */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/codegen.h"
+#include "mblin/mblin.h"
+
+#define CG_MAX_SETS 256
+
+int mblin_cmd_codegen(int argc, char **argv);
+int mblin_cmd_symbolic(int argc, char **argv);
+
+
+static int cg_usage(const char *cmd, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "mblin: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see mblin %s --help)\n", cmd);
+    return 2;
+}
+
+typedef struct cg_common {
+    mbl_setting sets[CG_MAX_SETS];
+    char names[CG_MAX_SETS][256];
+    int nsets;
+    const char *model, *at;
+} cg_common;
+
+/* --set and --at, and the model; 1 when the option was consumed (with its value), 0 not ours,
+ * negative: usage error already reported (-exit code) */
+static int cg_common_opt(cg_common *c, const char *cmd, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (!strcmp(a, "--set") || !strcmp(a, "--at")) {
+        if (*i + 1 >= argc) return -cg_usage(cmd, "%s needs a value", a);
+        const char *v = argv[++*i];
+        if (!strcmp(a, "--at")) {
+            c->at = v;
+            return 1;
+        }
+        if (c->nsets >= CG_MAX_SETS) return -cg_usage(cmd, "too many --set options%s", "");
+        const char *eq = strchr(v, '=');
+        char *end = NULL;
+        if (!eq || eq == v || (size_t)(eq - v) >= sizeof c->names[0])
+            return -cg_usage(cmd, "--set expects NAME=VALUE, got '%s'", v);
+        errno = 0;
+        double x = strtod(eq + 1, &end);
+        if (!eq[1] || *end || errno || !isfinite(x)) return -cg_usage(cmd, "--set: '%s' is not NAME=NUMBER", v);
+        memcpy(c->names[c->nsets], v, (size_t)(eq - v));
+        c->names[c->nsets][eq - v] = '\0';
+        c->sets[c->nsets].name = c->names[c->nsets];
+        c->sets[c->nsets].value = x;
+        c->nsets++;
+        return 1;
+    }
+    if (a[0] == '-' && a[1]) return 0;
+    if (c->model) return -cg_usage(cmd, "unexpected argument '%s'", a);
+    c->model = a;
+    return 1;
+}
+
+/* load, operating point, symbolic model */
+static int cg_build(const cg_common *c, mbl_model **md, mbl_symlin **sl)
+{
+    mbl_status st = {0};
+    mbl_point *pt = NULL;
+    mbl_opoint_options po;
+    mbl_opoint_options_default(&po);
+    if (c->at) {
+        if (!strcmp(c->at, "equilibrium")) po.at = MBL_AT_EQUILIBRIUM;
+        else if (!strcmp(c->at, "given")) po.at = MBL_AT_GIVEN;
+        else if (!strcmp(c->at, "steady")) po.at = MBL_AT_STEADY;
+        else {
+            fprintf(stderr, "mblin: --at must be equilibrium, given or steady, got '%s'\n", c->at);
+            return 2;
+        }
+    }
+    if (mbl_model_load_file(c->model, c->sets, c->nsets, md, &st) || mbl_operating_point(*md, &po, &pt, &st) ||
+        mbl_symlin_new(*md, pt, 0, sl, &st)) {
+        fprintf(stderr, "mblin: %s\n", st.msg);
+        mbl_point_free(pt);
+        return 1;
+    }
+    mbl_point_free(pt);
+    return 0;
+}
+
+static const char codegen_help[] =
+    "usage: mblin codegen MODEL --lang c|python|octave [options]\n"
+    "  Straight-line code of the linear model (A, B, C, D; M-hat, C-hat, K-hat, F) as a function of\n"
+    "  the parameters p, the operating point's coordinates q (at rest) and the inputs r\n"
+    "  (docs/symbolic.md). C needs only <math.h>; Python NumPy.\n"
+    "  --lang L            c, python or octave (required)\n"
+    "  --name NAME         name of the function (default: linear_model)\n"
+    "  -o FILE             write to FILE (default: stdout)\n"
+    "  --set NAME=VALUE    override a parameter (repeatable)\n"
+    "  --at KIND           equilibrium | given (the point must be at rest)\n";
+
+int mblin_cmd_codegen(int argc, char **argv)
+{
+    cg_common c;
+    memset(&c, 0, sizeof c);
+    const char *lang = NULL, *name = "linear_model", *outfile = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(codegen_help, stdout);
+            return 0;
+        }
+        int r = cg_common_opt(&c, "codegen", argc, argv, &i);
+        if (r < 0) return -r;
+        if (r) continue;
+        if (!strcmp(a, "--lang") || !strcmp(a, "--name") || !strcmp(a, "-o")) {
+            if (i + 1 >= argc) return cg_usage("codegen", "%s needs a value", a);
+            const char *v = argv[++i];
+            if (!strcmp(a, "--lang")) lang = v;
+            else if (!strcmp(a, "--name")) name = v;
+            else outfile = v;
+            continue;
+        }
+        return cg_usage("codegen", "unknown option '%s'", a);
+    }
+    if (!c.model) return cg_usage("codegen", "missing MODEL%s", "");
+    if (!lang) return cg_usage("codegen", "missing --lang c|python|octave%s", "");
+    mbl_lang L;
+    if (!strcmp(lang, "c")) L = MBL_LANG_C;
+    else if (!strcmp(lang, "python")) L = MBL_LANG_PYTHON;
+    else if (!strcmp(lang, "octave")) L = MBL_LANG_OCTAVE;
+    else return cg_usage("codegen", "--lang must be c, python or octave, got '%s'", lang);
+    if (!(isalpha((unsigned char)name[0]) || name[0] == '_')) return cg_usage("codegen", "--name '%s' is not an identifier", name);
+    for (const char *s = name; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_')) return cg_usage("codegen", "--name '%s' is not an identifier", name);
+    mbl_model *md = NULL;
+    mbl_symlin *sl = NULL;
+    int rc = cg_build(&c, &md, &sl);
+    if (rc) {
+        mbl_model_free(md);
+        return rc;
+    }
+    FILE *f = outfile ? fopen(outfile, "w") : stdout;
+    mbl_status st = {0};
+    if (!f) {
+        fprintf(stderr, "mblin: %s: cannot write (%s)\n", outfile, strerror(errno));
+        rc = 1;
+    } else if (mbl_codegen(sl, L, name, c.model, f, &st)) {
+        fprintf(stderr, "mblin: %s\n", st.msg);
+        rc = 1;
+    }
+    if (f && f != stdout && fclose(f)) {
+        fprintf(stderr, "mblin: %s: write error\n", outfile);
+        rc = 1;
+    }
+    mbl_symlin_free(sl);
+    mbl_model_free(md);
+    return rc;
+}
+
+static const char symbolic_help[] =
+    "usage: mblin symbolic MODEL [--params p1,p2 | all] [--format text|latex|json] [options]\n"
+    "  The linear model with the chosen parameters as symbols (the others as their numbers): the\n"
+    "  operating point in closed form when one is found (else the coordinates stand for it), H_x,\n"
+    "  M-hat, C-hat, K-hat, F, A, B, C, D as simplified expressions (docs/symbolic.md, source 002).\n"
+    "  --params LIST       comma-separated parameter names, or all (default: all)\n"
+    "  --format F          text (default), latex or json (expression strings mblin reads back)\n"
+    "  --point symbols     keep the coordinates as symbols (M-hat at a general configuration)\n"
+    "  --max-size N        refuse when the printed expressions would have more than N terms\n"
+    "                      (operations, names and numbers; default 100000)\n"
+    "  --set NAME=VALUE    override a parameter (repeatable)\n"
+    "  --at KIND           equilibrium | given (the point must be at rest)\n";
+
+typedef struct symmat {
+    const char *name;
+    const mblx_id *v;
+    int rows, cols;
+} symmat;
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static int print_expr(FILE *f, const mblx_graph *g, mblx_id e, int fmt)
+{
+    mbl_status st = {0};
+    char *s = fmt == 1 ? mbl_symlin_latex(g, e, &st) : mblx_print_alloc(g, e, &st);
+    if (!s) return -1;
+    if (fmt == 2) json_str(f, s);
+    else fputs(s, f);
+    mbl_free(s);
+    return 0;
+}
+
+int mblin_cmd_symbolic(int argc, char **argv)
+{
+    cg_common c;
+    memset(&c, 0, sizeof c);
+    const char *params = "all", *format = "text", *point = "closed";
+    double max_nodes = 100000;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(symbolic_help, stdout);
+            return 0;
+        }
+        int r = cg_common_opt(&c, "symbolic", argc, argv, &i);
+        if (r < 0) return -r;
+        if (r) continue;
+        if (!strcmp(a, "--params") || !strcmp(a, "--format") || !strcmp(a, "--max-size") || !strcmp(a, "--point")) {
+            if (i + 1 >= argc) return cg_usage("symbolic", "%s needs a value", a);
+            const char *v = argv[++i];
+            if (!strcmp(a, "--params")) params = v;
+            else if (!strcmp(a, "--format")) format = v;
+            else if (!strcmp(a, "--point")) {
+                if (strcmp(v, "symbols") && strcmp(v, "closed"))
+                    return cg_usage("symbolic", "--point must be symbols or closed, got '%s'", v);
+                point = v;
+            }
+            else {
+                char *end = NULL;
+                max_nodes = strtod(v, &end);
+                if (!*v || *end || !(max_nodes >= 1 && max_nodes < 1e12))
+                    return cg_usage("symbolic", "--max-size expects a positive count, got '%s'", v);
+            }
+            continue;
+        }
+        return cg_usage("symbolic", "unknown option '%s'", a);
+    }
+    if (!c.model) return cg_usage("symbolic", "missing MODEL%s", "");
+    int fmt = !strcmp(format, "text") ? 0 : !strcmp(format, "latex") ? 1 : !strcmp(format, "json") ? 2 : -1;
+    if (fmt < 0) return cg_usage("symbolic", "--format must be text, latex or json, got '%s'", format);
+    /* the parameter list */
+    char *plist = strdup(params);
+    const char *keep[CG_MAX_SETS];
+    int nkeep = 0, keep_all = !strcmp(params, "all");
+    if (!plist) return 1;
+    if (!keep_all)
+        for (char *tok = strtok(plist, ","); tok; tok = strtok(NULL, ",")) {
+            if (nkeep == CG_MAX_SETS) {
+                free(plist);
+                return cg_usage("symbolic", "too many parameters in --params%s", "");
+            }
+            keep[nkeep++] = tok;
+        }
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_symlin *sl = NULL;
+    mbl_status st = {0};
+    mbl_opoint_options po;
+    mbl_opoint_options_default(&po);
+    int rc = 0, closed = 0;
+    if (c.at) po.at = !strcmp(c.at, "given") ? MBL_AT_GIVEN : !strcmp(c.at, "steady") ? MBL_AT_STEADY : MBL_AT_EQUILIBRIUM;
+    if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st) || mbl_operating_point(md, &po, &pt, &st) ||
+        mbl_symlin_new(md, pt, 0, &sl, &st) ||
+        mbl_symlin_special2(sl, keep, nkeep, keep_all, !strcmp(point, "symbols"), &closed, &st)) {
+        fprintf(stderr, "mblin: %s\n", st.msg);
+        rc = 1;
+        goto out;
+    }
+    double size = mbl_symlin_print_size(sl);
+    if (size > max_nodes) {
+        fprintf(stderr,
+                "mblin: the symbolic linear model of %s would print %.3g terms (%zu distinct expression nodes; "
+                "limit %.0f, --max-size): too large to print; mblin codegen writes its code\n",
+                c.model, size, mbl_symlin_size(sl), max_nodes);
+        rc = 1;
+        goto out;
+    }
+    symmat mats[] = {{"H", sl->H, sl->n, sl->z}, {"M", sl->M, sl->z, sl->z}, {"C_hat", sl->Cd, sl->z, sl->z},
+                     {"K", sl->K, sl->z, sl->z}, {"F", sl->F, sl->z, sl->nr}, {"A", sl->A, sl->nx, sl->nx},
+                     {"B", sl->B, sl->nx, sl->nr}, {"C", sl->C, sl->ny, sl->nx}, {"D", sl->D, sl->ny, sl->nr}};
+    const char *titles[] = {"H_x = dq/dS (rows: coordinates, columns: states)", "M-hat", "C-hat", "K-hat",
+                            "F (M-hat S'' + C-hat S' + K-hat S = F u)", "A", "B", "C", "D"};
+    const char *texnames[] = {"H_x", "\\hat{M}", "\\hat{C}", "\\hat{K}", "F", "A", "B", "C", "D"};
+    int nm = (int)(sizeof mats / sizeof *mats);
+    FILE *f = stdout;
+    if (fmt == 2) {
+        fprintf(f, "{\n  \"model\": ");
+        json_str(f, c.model);
+        fprintf(f, ",\n  \"parameters\": [");
+        int first = 1;
+        for (int i = 0; i < sl->np; i++) {
+            int k = keep_all;
+            for (int j = 0; j < nkeep; j++) k |= !strcmp(keep[j], sl->pname[i]);
+            if (!k) continue;
+            fprintf(f, "%s", first ? "" : ", ");
+            json_str(f, sl->pname[i]);
+            first = 0;
+        }
+        fprintf(f, "],\n  \"point_closed_form\": %s,\n  \"note\": ", closed ? "true" : "false");
+        json_str(f, sl->note);
+        fprintf(f, ",\n  \"coordinates\": [");
+        for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->qname[i]);
+        fprintf(f, "],\n  \"point\": [");
+        for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), print_expr(f, sl->g, sl->qpoint[i], 2);
+        fprintf(f, "],\n  \"states\": [");
+        for (int i = 0; i < sl->nx; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->state_names[i]);
+        fprintf(f, "],\n  \"inputs\": [");
+        for (int i = 0; i < sl->nr; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->rname[i]);
+        fprintf(f, "],\n  \"outputs\": [");
+        for (int i = 0; i < sl->ny; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->yname[i]);
+        fprintf(f, "]");
+        for (int k = 0; k < nm; k++) {
+            fprintf(f, ",\n  \"%s\": [", mats[k].name);
+            for (int i = 0; i < mats[k].rows; i++) {
+                fprintf(f, "%s[", i ? ", " : "");
+                for (int j = 0; j < mats[k].cols; j++) {
+                    if (j) fprintf(f, ", ");
+                    print_expr(f, sl->g, mats[k].v[i + (size_t)j * mats[k].rows], 2);
+                }
+                fprintf(f, "]");
+            }
+            fprintf(f, "]");
+        }
+        fprintf(f, "\n}\n");
+    } else {
+        const char *cm = fmt == 1 ? "%" : "#";
+        fprintf(f, "%s symbolic linear model of %s (source 002 reduction at rest)\n%s %s\n", cm, c.model, cm, sl->note);
+        fprintf(f, "%s point:", cm);
+        for (int i = 0; i < sl->n; i++) {
+            fprintf(f, "%s %s = ", i ? "," : "", sl->qname[i]);
+            print_expr(f, sl->g, sl->qpoint[i], 0);
+        }
+        fprintf(f, "\n%s states:", cm);
+        for (int i = 0; i < sl->nx; i++) fprintf(f, " %s", sl->state_names[i]);
+        fputc('\n', f);
+        for (int k = 0; k < nm; k++) {
+            if (!mats[k].rows || !mats[k].cols) continue;
+            if (fmt == 0) {
+                fprintf(f, "\n%s (%d x %d):\n", titles[k], mats[k].rows, mats[k].cols);
+                for (int i = 0; i < mats[k].rows; i++) {
+                    fprintf(f, "  [");
+                    for (int j = 0; j < mats[k].cols; j++) {
+                        fprintf(f, "%s", j ? ", " : "");
+                        print_expr(f, sl->g, mats[k].v[i + (size_t)j * mats[k].rows], 0);
+                    }
+                    fprintf(f, "]\n");
+                }
+            } else {
+                fprintf(f, "\n%s = \\begin{bmatrix}\n", texnames[k]);
+                for (int i = 0; i < mats[k].rows; i++) {
+                    fprintf(f, "  ");
+                    for (int j = 0; j < mats[k].cols; j++) {
+                        fprintf(f, "%s", j ? " & " : "");
+                        print_expr(f, sl->g, mats[k].v[i + (size_t)j * mats[k].rows], 1);
+                    }
+                    fprintf(f, "%s\n", i + 1 < mats[k].rows ? " \\\\" : "");
+                }
+                fprintf(f, "\\end{bmatrix}\n");
+            }
+        }
+    }
+out:
+    free(plist);
+    mbl_symlin_free(sl);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    return rc;
+}

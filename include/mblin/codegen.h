@@ -1,0 +1,96 @@
+/* mblin: symbolic linear models in the parameters and generated code (src/codegen, issue 17,
+ * docs/symbolic.md).
+ *
+ *   mbl_symlin_new()     model + point -> M-hat, C-hat, K-hat, F, A, B, C, D as expressions of
+ *                        the parameters p, the point's coordinates q and the inputs r
+ *   mbl_symlin_special() keep only some parameters as symbols, the point in closed form
+ *   mbl_codegen()        straight-line C, Python (NumPy) or Octave code of the same matrices
+ *
+ * The reduction is source 002's (Ge et al., Eq. 15-64) at a point at rest (v = 0, vdot = 0):
+ * the states S are coordinates (those the library's linearization chooses), q = [S; y], the
+ * dependent coordinates y follow from Phi_S + Phi_y H_y = 0, H = [I; H_y] (H_x of the source),
+ * lambda from the dependent rows of the equations of motion R(q, v, vdot, lambda, r) = 0, and
+ *     M-hat = H^T R_vdot H,  C-hat = H^T R_v H,  K-hat = H^T R_q H (R_q holds the constraint-force
+ *     coupling (Phi_q^T lambda)_q),  F = -H^T R_r,
+ *     A = [0 I; -M-hat^-1 K-hat  -M-hat^-1 C-hat],  B = [0; M-hat^-1 F],
+ *     C = [y_q H  y_v H],  D = y_r   (outputs of q, v, r only).
+ * The inverses are symbolic Gaussian eliminations whose pivots are chosen by their values at the
+ * model's point (valid wherever those pivots do not vanish). Expressions live in a graph of the
+ * symbolic model's own (the model's graph is copied, so the model stays immutable). */
+#ifndef MBLIN_CODEGEN_H
+#define MBLIN_CODEGEN_H
+
+#include <stdio.h>
+
+#include "mblin/expr.h"
+#include "mblin/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mbl_symlin {
+    mblx_graph *g;
+    int n, m, np, nr, ny;     /* coordinates, constraints, parameters, inputs, outputs */
+    int z, nx;                /* states S (coordinates), nx = 2 z */
+    char **pname, **qname, **rname, **yname, **state_names; /* state_names: nx ("x2", "der(x2)") */
+    double *pval, *qval, *rval; /* the model's parameter values and point (np, n, nr) */
+    double t;                 /* time of the point (substituted as a number) */
+    int *sidx;                /* z: coordinate index of each state */
+    mblx_id *p, *q, *r;       /* symbols (np, n, nr) */
+    mblx_id *lam;             /* m: lambda(q, p, r) */
+    mblx_id *H;               /* n*z: dq/dS (column-major) */
+    mblx_id *M, *Cd, *K;      /* z*z */
+    mblx_id *F;               /* z*nr */
+    mblx_id *A, *B, *C, *D;   /* nx*nx, nx*nr, ny*nx, ny*nr */
+    mblx_id *qpoint;          /* n: the point as mbl_symlin_special found it (NULL before) */
+    mblx_id *res;             /* m + n: Phi(q) and R(q, lambda(q)) at rest, zero at an equilibrium */
+    char note[512];           /* what was done (e.g. the point kept as symbols) */
+} mbl_symlin;
+
+/* Symbolic linear model at `point` (at rest: v = 0 and vdot = 0; holonomic constraints only; no
+ * user velocity states; outputs of q, v, r only). max_nodes bounds the size of the result (0:
+ * 2,000,000 nodes); a larger one is refused (MBL_EMODEL) with the size. */
+int mbl_symlin_new(const mbl_model *model, const mbl_point *point, size_t max_nodes, mbl_symlin **out,
+                   mbl_status *st);
+void mbl_symlin_free(mbl_symlin *sl);
+
+/* Specialize in place for printing: parameters not named in keep (nkeep names; keep_all = 1 keeps
+ * all) become their numbers; the point's coordinates are replaced by closed forms in the kept
+ * parameters when every coordinate's value matches one of c, +-p, +-p/2, +-2p, +-(p1 +- p2)
+ * (c a number of the point that no parameter changes; p any parameter, kept or not) and the closed-form point satisfies the
+ * equilibrium (constraints and the reduced equations of motion) at 20 random parameter sets to
+ * 1e-9; else the coordinates stay symbols (sl->note says which). *closed receives 1 or 0. */
+int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int *closed,
+                       mbl_status *st);
+/* The same with the point's coordinates kept as symbols when point_symbols is 1 (M-hat at a general
+ * configuration, e.g. the slider-pendulum's M(theta); K-hat, A, ... hold only at the point). */
+int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int point_symbols,
+                        int *closed, mbl_status *st);
+
+/* Number of distinct nodes reachable from every matrix of sl (the size of its straight-line code). */
+size_t mbl_symlin_size(const mbl_symlin *sl);
+
+/* LaTeX of an expression of sl->g (fractions with rational coefficients, m1 -> m_{1}); a new string
+ * (free with mbl_free), or NULL with st set. */
+char *mbl_symlin_latex(const mblx_graph *g, mblx_id e, mbl_status *st);
+
+/* Number of nodes of every matrix of sl printed as trees (shared subexpressions counted at each
+ * use: the size of the printed text, which grows much faster than mbl_symlin_size). */
+double mbl_symlin_print_size(const mbl_symlin *sl);
+
+typedef enum mbl_lang { MBL_LANG_C = 0, MBL_LANG_PYTHON = 1, MBL_LANG_OCTAVE = 2 } mbl_lang;
+
+/* Write straight-line code for A, B, C, D, M-hat, C-hat, K-hat, F of sl to f: a function
+ * `name`(p, q, r) of the parameter values, the point's coordinates and the inputs (C:
+ * `void name(const double *p, const double *q, const double *r, double *A, double *B, double *C,
+ * double *D, double *M, double *Cd, double *K, double *F)`, column-major like mbl_linear, only
+ * <math.h>; Python: `name(p, q, r)` returning a dict of NumPy arrays; Octave: `[A, B, C, D, M,
+ * Cd, K, F] = name(p, q, r)`), with the model's values as NAME_P, NAME_Q, NAME_R. */
+int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const char *model_file, FILE *f,
+                mbl_status *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

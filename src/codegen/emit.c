@@ -1,0 +1,310 @@
+/* Straight-line code of a symbolic linear model (include/mblin/codegen.h, docs/symbolic.md): the
+ * nodes reachable from the matrices in handle order (operands have smaller handles, so this is a
+ * topological order, the order a compiled tape executes them in), one local per operation, each
+ * computed once however many entries share it. C needs only <math.h>; Python math and NumPy;
+ * Octave nothing. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/codegen.h"
+
+typedef struct emitter {
+    const mbl_symlin *sl;
+    mbl_lang lang;
+    FILE *f;
+    long *symrole;  /* symbol index -> 0..np-1 params, np.. q, np+n.. r, -1 other */
+    unsigned char *mark;
+} emitter;
+
+static void put_num(emitter *E, double v)
+{
+    char b[40];
+    snprintf(b, sizeof b, "%.17g", v);
+    /* shortest round-tripping form */
+    for (int pr = 1; pr <= 17; pr++) {
+        char c[40];
+        snprintf(c, sizeof c, "%.*g", pr, v);
+        if (strtod(c, NULL) == v) {
+            memcpy(b, c, sizeof c);
+            break;
+        }
+    }
+    int isint = !strpbrk(b, ".eEn");
+    if (v < 0) fputc('(', E->f);
+    fputs(b, E->f);
+    if (isint && E->lang == MBL_LANG_C) fputs(".0", E->f);
+    if (v < 0) fputc(')', E->f);
+}
+
+static void put_ref(emitter *E, mblx_id e)
+{
+    const mblx_graph *g = E->sl->g;
+    double v;
+    if (mblx_is_const(g, e, &v)) {
+        put_num(E, v);
+        return;
+    }
+    if (mblx_node_op(g, e) == MBLX_OP_SYMBOL) {
+        long role = E->symrole[mblx_symbol_index(g, e)];
+        const mbl_symlin *sl = E->sl;
+        const char *arr = role < sl->np ? "p" : role < sl->np + sl->n ? "q" : "r";
+        long idx = role < sl->np ? role : role < sl->np + sl->n ? role - sl->np : role - sl->np - sl->n;
+        if (E->lang == MBL_LANG_OCTAVE) fprintf(E->f, "%s(%ld)", arr, idx + 1);
+        else fprintf(E->f, "%s[%ld]", arr, idx);
+        return;
+    }
+    fprintf(E->f, "t%u", (unsigned)e);
+}
+
+static const char *fname(mbl_lang lang, mblx_op op)
+{
+    int c = lang == MBL_LANG_C, py = lang == MBL_LANG_PYTHON;
+    switch (op) {
+    case MBLX_OP_SIN: return py ? "math.sin" : "sin";
+    case MBLX_OP_COS: return py ? "math.cos" : "cos";
+    case MBLX_OP_TAN: return py ? "math.tan" : "tan";
+    case MBLX_OP_ASIN: return py ? "math.asin" : "asin";
+    case MBLX_OP_ACOS: return py ? "math.acos" : "acos";
+    case MBLX_OP_ATAN: return py ? "math.atan" : "atan";
+    case MBLX_OP_ATAN2: return py ? "math.atan2" : "atan2";
+    case MBLX_OP_SINH: return py ? "math.sinh" : "sinh";
+    case MBLX_OP_COSH: return py ? "math.cosh" : "cosh";
+    case MBLX_OP_TANH: return py ? "math.tanh" : "tanh";
+    case MBLX_OP_EXP: return py ? "math.exp" : "exp";
+    case MBLX_OP_LOG: return py ? "math.log" : "log";
+    case MBLX_OP_SQRT: return py ? "math.sqrt" : "sqrt";
+    case MBLX_OP_ABS: return c ? "fabs" : "abs";
+    case MBLX_OP_SIGN: return c ? "mbl_gen_sign" : py ? "_sign" : "sign";
+    case MBLX_OP_MIN: return c ? "fmin" : "min";
+    case MBLX_OP_MAX: return c ? "fmax" : "max";
+    case MBLX_OP_STEP: return c ? "mbl_gen_step" : py ? "_step" : "step_";
+    default: return NULL;
+    }
+}
+
+static int emit_node(emitter *E, mblx_id e, mbl_status *st)
+{
+    const mblx_graph *g = E->sl->g;
+    FILE *f = E->f;
+    mblx_op op = mblx_node_op(g, e);
+    int na = mblx_node_nargs(g, e);
+    const char *ind = E->lang == MBL_LANG_PYTHON ? "    " : "    ";
+    fprintf(f, "%s%st%u = ", ind, E->lang == MBL_LANG_C ? "const double " : "", (unsigned)e);
+    if (op == MBLX_OP_ADD) {
+        double c0 = mblx_node_value(g, e);
+        int first = 1;
+        if (c0 != 0.0) put_num(E, c0), first = 0;
+        for (int i = 0; i < na; i++) {
+            if (!first) fputs(" + ", f);
+            put_ref(E, mblx_node_arg(g, e, i));
+            first = 0;
+        }
+    } else if (op == MBLX_OP_MUL) {
+        double c0 = mblx_node_value(g, e);
+        int first = 1;
+        if (c0 == -1.0) fputc('-', f);
+        else if (c0 != 1.0) put_num(E, c0), first = 0;
+        for (int i = 0; i < na; i++) {
+            if (!first) fputs(" * ", f);
+            put_ref(E, mblx_node_arg(g, e, i));
+            first = 0;
+        }
+    } else if (op == MBLX_OP_POW) {
+        mblx_id b = mblx_node_arg(g, e, 0), x = mblx_node_arg(g, e, 1);
+        double k;
+        if (mblx_is_const(g, x, &k) && k == floor(k) && fabs(k) >= 1 && fabs(k) <= 4) {
+            if (k < 0) fputs(E->lang == MBL_LANG_C ? "1.0/(" : "1/(", f);
+            for (int i = 0; i < (int)fabs(k); i++) {
+                if (i) fputs(" * ", f);
+                put_ref(E, b);
+            }
+            if (k < 0) fputc(')', f);
+        } else if (mblx_is_const(g, x, &k) && (k == 0.5 || k == -0.5)) {
+            if (k < 0) fputs(E->lang == MBL_LANG_C ? "1.0/" : "1/", f);
+            fputs(E->lang == MBL_LANG_PYTHON ? "math.sqrt(" : "sqrt(", f);
+            put_ref(E, b);
+            fputc(')', f);
+        } else {
+            fputs(E->lang == MBL_LANG_PYTHON ? "math.pow(" : E->lang == MBL_LANG_C ? "pow(" : "power(", f);
+            put_ref(E, b);
+            fputs(", ", f);
+            put_ref(E, x);
+            fputc(')', f);
+        }
+    } else {
+        const char *fn = fname(E->lang, op);
+        if (!fn) return mbl_error(st, MBL_EARG, "codegen: operation %s cannot be generated", mblx_op_name(op));
+        fprintf(f, "%s(", fn);
+        for (int i = 0; i < na; i++) {
+            if (i) fputs(", ", f);
+            put_ref(E, mblx_node_arg(g, e, i));
+        }
+        fputc(')', f);
+    }
+    fputs(E->lang == MBL_LANG_C ? ";\n" : E->lang == MBL_LANG_OCTAVE ? ";\n" : "\n", f);
+    return 0;
+}
+
+static void mark_from(emitter *E, mblx_id root, mblx_id *stack)
+{
+    const mblx_graph *g = E->sl->g;
+    if (E->mark[root]) return;
+    size_t top = 0;
+    E->mark[root] = 1;
+    stack[top++] = root;
+    while (top) {
+        mblx_id e = stack[--top];
+        int na = mblx_node_nargs(g, e);
+        for (int i = 0; i < na; i++) {
+            mblx_id a = mblx_node_arg(g, e, i);
+            if (!E->mark[a]) E->mark[a] = 1, stack[top++] = a;
+        }
+    }
+}
+
+static void put_values(emitter *E, const char *name, const char *suffix, int n, const double *v)
+{
+    FILE *f = E->f;
+    if (E->lang == MBL_LANG_C) {
+        fprintf(f, "static const double %s_%s[%d] = {", name, suffix, n > 0 ? n : 1);
+        if (!n) fputs("0.0", f);
+    } else if (E->lang == MBL_LANG_PYTHON) {
+        fprintf(f, "%s_%s = [", name, suffix);
+    } else {
+        fprintf(f, "    %s = [", suffix);
+    }
+    for (int i = 0; i < n; i++) {
+        if (i) fputs(", ", f);
+        put_num(E, v[i]);
+    }
+    fputs(E->lang == MBL_LANG_C ? "};\n" : E->lang == MBL_LANG_PYTHON ? "]\n" : "];\n", f);
+}
+
+static void put_names(emitter *E, const char *title, int n, char *const *names)
+{
+    fprintf(E->f, "%s %s:", E->lang == MBL_LANG_C ? " *" : E->lang == MBL_LANG_PYTHON ? "#" : "%", title);
+    for (int i = 0; i < n; i++) fprintf(E->f, " %s", names[i]);
+    fputc('\n', E->f);
+}
+
+int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const char *model_file, FILE *f,
+                mbl_status *st)
+{
+    const mblx_graph *g = sl->g;
+    size_t nn = mblx_node_count(g), ns = mblx_symbol_count(g);
+    emitter E = {sl, lang, f, mbl_alloc_array(ns + 1, sizeof(long)), mbl_calloc(nn + 1, 1)};
+    mblx_id *stack = mbl_alloc_array(nn + 1, sizeof *stack);
+    if (!E.symrole || !E.mark || !stack) {
+        mbl_free(E.symrole), mbl_free(E.mark), mbl_free(stack);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < ns; i++) E.symrole[i] = -1;
+    for (int i = 0; i < sl->np; i++) E.symrole[mblx_symbol_index(g, sl->p[i])] = i;
+    for (int i = 0; i < sl->n; i++) E.symrole[mblx_symbol_index(g, sl->q[i])] = sl->np + i;
+    for (int i = 0; i < sl->nr; i++) E.symrole[mblx_symbol_index(g, sl->r[i])] = sl->np + sl->n + i;
+    const char *mname[] = {"A", "B", "C", "D", "M", "Cd", "K", "F"};
+    const mblx_id *mats[] = {sl->A, sl->B, sl->C, sl->D, sl->M, sl->Cd, sl->K, sl->F};
+    int rows[] = {sl->nx, sl->nx, sl->ny, sl->ny, sl->z, sl->z, sl->z, sl->z};
+    int cols[] = {sl->nx, sl->nr, sl->nx, sl->nr, sl->z, sl->z, sl->z, sl->nr};
+    for (int k = 0; k < 8; k++)
+        for (int i = 0; i < rows[k] * cols[k]; i++) mark_from(&E, mats[k][i], stack);
+    int rc = 0;
+    for (size_t e = 0; e < nn; e++) {
+        if (!E.mark[e]) continue;
+        mblx_op op = mblx_node_op(g, (mblx_id)e);
+        if (op == MBLX_OP_SYMBOL && E.symrole[mblx_symbol_index(g, (mblx_id)e)] < 0) {
+            rc = mbl_error(st, MBL_EARG, "codegen: unexpected symbol %s", mblx_symbol_name(g, (mblx_id)e));
+            goto out;
+        }
+    }
+    const char *cm = lang == MBL_LANG_C ? " *" : lang == MBL_LANG_PYTHON ? "#" : "%";
+    /* header */
+    if (lang == MBL_LANG_C) fputs("/* ", f);
+    else if (lang == MBL_LANG_OCTAVE) fprintf(f, "function [A, B, C, D, M, Cd, K, F] = %s(p, q, r)\n", name);
+    fprintf(f, "%s%s: linear model of %s, generated by mblin codegen (source 002 reduction at rest).\n",
+            lang == MBL_LANG_C ? "" : lang == MBL_LANG_PYTHON ? "# " : "% ", name, model_file ? model_file : "a model");
+    fprintf(f, "%s x' = A x + B u, y = C x + D u;  M S'' + Cd S' + K S = F u.  Matrices column-major%s.\n", cm,
+            lang == MBL_LANG_C ? " (A[i + j*nx])" : "");
+    fprintf(f, "%s Arguments: parameter values p, coordinates q of the operating point (at rest), inputs r.\n", cm);
+    put_names(&E, "p", sl->np, sl->pname);
+    put_names(&E, "q", sl->n, sl->qname);
+    put_names(&E, "r", sl->nr, sl->rname);
+    put_names(&E, "x", sl->nx, sl->state_names);
+    put_names(&E, "y", sl->ny, sl->yname);
+    if (lang == MBL_LANG_C) {
+        fputs(" */\n#include <math.h>\n\n", f);
+        fprintf(f, "enum { %s_NP = %d, %s_NQ = %d, %s_NR = %d, %s_NX = %d, %s_NY = %d, %s_NZ = %d };\n", name, sl->np,
+                name, sl->n, name, sl->nr, name, sl->nx, name, sl->ny, name, sl->z);
+        put_values(&E, name, "P", sl->np, sl->pval);
+        put_values(&E, name, "Q", sl->n, sl->qval);
+        put_values(&E, name, "R", sl->nr, sl->rval);
+        fputs("\nstatic double mbl_gen_sign(double x) { return (double)((x > 0) - (x < 0)); }\n"
+              "static double mbl_gen_step(double x, double x0, double h0, double x1, double h1)\n{\n"
+              "    if (x <= x0) return h0;\n    if (x >= x1) return h1;\n"
+              "    double s = (x - x0) / (x1 - x0);\n    return h0 + (h1 - h0) * s * s * (3.0 - 2.0 * s);\n}\n\n",
+              f);
+        fprintf(f, "void %s(const double *p, const double *q, const double *r, double *A, double *B, double *C,\n"
+                   "        double *D, double *M, double *Cd, double *K, double *F)\n{\n"
+                   "    (void)p; (void)q; (void)r; (void)mbl_gen_sign; (void)mbl_gen_step;\n", name);
+    } else if (lang == MBL_LANG_PYTHON) {
+        fputs("import math\n\nimport numpy as np\n\n", f);
+        put_values(&E, name, "P", sl->np, sl->pval);
+        put_values(&E, name, "Q", sl->n, sl->qval);
+        put_values(&E, name, "R", sl->nr, sl->rval);
+        fputs("\n\ndef _sign(x):\n    return float((x > 0) - (x < 0))\n\n\n"
+              "def _step(x, x0, h0, x1, h1):\n    if x <= x0:\n        return h0\n    if x >= x1:\n        return h1\n"
+              "    s = (x - x0) / (x1 - x0)\n    return h0 + (h1 - h0) * s * s * (3.0 - 2.0 * s)\n\n\n", f);
+        fprintf(f, "def %s(p=None, q=None, r=None):\n"
+                   "    \"\"\"A, B, C, D, M, Cd, K, F (NumPy arrays) at parameters p, point q, inputs r\n"
+                   "    (None: the model's values).\"\"\"\n"
+                   "    p = %s_P if p is None else [float(x) for x in p]\n"
+                   "    q = %s_Q if q is None else [float(x) for x in q]\n"
+                   "    r = %s_R if r is None else [float(x) for x in r]\n", name, name, name, name);
+    } else {
+        fputs("% Arguments omitted: the model's values.\n", f);
+        fputs("  if nargin < 1 || isempty(p)\n", f);
+        put_values(&E, name, "p", sl->np, sl->pval);
+        fputs("  end\n  if nargin < 2 || isempty(q)\n", f);
+        put_values(&E, name, "q", sl->n, sl->qval);
+        fputs("  end\n  if nargin < 3 || isempty(r)\n", f);
+        put_values(&E, name, "r", sl->nr, sl->rval);
+        fputs("  end\n", f);
+        fputs("  step_ = @(x, x0, h0, x1, h1) (x <= x0) .* h0 + (x >= x1) .* h1 + (x > x0 & x < x1) .* "
+              "(h0 + (h1 - h0) .* ((x - x0) ./ (x1 - x0)).^2 .* (3 - 2 .* (x - x0) ./ (x1 - x0)));\n", f);
+    }
+    for (size_t e = 0; e < nn && !rc; e++) {
+        if (!E.mark[e]) continue;
+        mblx_op op = mblx_node_op(g, (mblx_id)e);
+        if (op == MBLX_OP_CONST || op == MBLX_OP_SYMBOL) continue;
+        rc = emit_node(&E, (mblx_id)e, st);
+    }
+    for (int k = 0; k < 8 && !rc; k++) {
+        int rr = rows[k], cc = cols[k];
+        if (lang == MBL_LANG_C) fprintf(f, "    for (int i = 0; i < %d; i++) %s[i] = 0.0;\n", rr * cc, mname[k]);
+        else if (lang == MBL_LANG_PYTHON) fprintf(f, "    %s = np.zeros((%d, %d))\n", mname[k], rr, cc);
+        else fprintf(f, "  %s = zeros(%d, %d);\n", mname[k], rr, cc);
+        for (int j = 0; j < cc; j++)
+            for (int i = 0; i < rr; i++) {
+                mblx_id e = mats[k][i + (size_t)j * rr];
+                double v;
+                if (mblx_is_const(g, e, &v) && v == 0.0) continue;
+                if (lang == MBL_LANG_C) fprintf(f, "    %s[%d] = ", mname[k], i + j * rr);
+                else if (lang == MBL_LANG_PYTHON) fprintf(f, "    %s[%d, %d] = ", mname[k], i, j);
+                else fprintf(f, "  %s(%d, %d) = ", mname[k], i + 1, j + 1);
+                put_ref(&E, e);
+                fputs(lang == MBL_LANG_PYTHON ? "\n" : ";\n", f);
+            }
+    }
+    if (!rc) {
+        if (lang == MBL_LANG_C) fputs("}\n", f);
+        else if (lang == MBL_LANG_PYTHON)
+            fputs("    return {\"A\": A, \"B\": B, \"C\": C, \"D\": D, \"M\": M, \"Cd\": Cd, \"K\": K, \"F\": F}\n", f);
+        else fputs("end\n", f);
+        if (ferror(f)) rc = mbl_error(st, MBL_EIO, "codegen: write error");
+    }
+out:
+    mbl_free(E.symrole), mbl_free(E.mark), mbl_free(stack);
+    return rc;
+}

@@ -1,0 +1,2 @@
+mblin_add_test(test_codegen ${CMAKE_CURRENT_SOURCE_DIR}/codegen/test_codegen.c)
+mblin_add_test(test_symbolic ${CMAKE_CURRENT_SOURCE_DIR}/codegen/test_symbolic.c)
