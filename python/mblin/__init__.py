@@ -283,10 +283,126 @@ class Model:
         ref, rows = model._core.compare(point._core, opts, int(repeat))
         return Comparison(ref, rows)
 
-    # ---- studies (sweeps, sensitivities) ------------------------------------------------------
-    # Parameter sweeps with mode tracking and eigenvalue sensitivities are being added to the C API
-    # (include/mblin/sweep.h, include/mblin/sensitivity.h). They get methods here, Model.sweep() and
-    # Model.sensitivities(), over functions in _core.c next to Model_compare, once those headers land.
+    # ---- studies (include/mblin/sweep.h, include/mblin/sensitivity.h; docs/study.md) ---------
+
+    def _file(self):
+        """A file of this model for the studies that reload it (a model from text is written to a
+        temporary file kept while the model lives)."""
+        if self._source[0] == "file":
+            return self._source[1]
+        if getattr(self, "_tmpfile", None) is None:
+            import tempfile
+            f = tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix="mblin-", delete=False)
+            with f:
+                f.write(self._source[1])
+            self._tmpfile = f.name
+            import weakref
+            weakref.finalize(self, _os.unlink, f.name)
+        return self._tmpfile
+
+    def sweep(self, param, values, *, threads=1, at=None, set=None):
+        """Sweep one parameter with mode tracking (the CLI's ``mblin sweep --param``).
+
+        Args:
+            param: the parameter's name (or "t" for a model with drivers).
+            values: ``(from, to, count)`` or an evenly spaced array of values (count >= 2).
+            threads: worker threads (results do not depend on it).
+            at: the operating-point kind (None: the file's). set: extra overrides for this call.
+
+        Returns:
+            dict of NumPy arrays: ``values`` (npoints), ``eigenvalues`` (complex, npoints x nmodes:
+            column b is tracked branch b), ``freq_hz``, ``damping_ratio``, ``mac`` (npoints x
+            nmodes), ``ok`` (npoints), ``errors`` (a message per failed point, else None), and
+            ``fast``, ``threads``, ``seconds``.
+
+        Raises:
+            ArgumentError: unknown parameter, count < 2, from >= to, unevenly spaced values.
+        """
+        if isinstance(values, tuple) and len(values) == 3:
+            lo, hi, count = float(values[0]), float(values[1]), int(values[2])
+        else:
+            v = _np.asarray(values, dtype=float).ravel()
+            if v.size < 2:
+                raise ArgumentError("sweep: values needs at least 2 values", ArgumentError.code)
+            lo, hi, count = float(v[0]), float(v[-1]), int(v.size)
+            grid = _np.linspace(lo, hi, count)
+            if not _np.allclose(v, grid, rtol=1e-12, atol=1e-12 * max(abs(lo), abs(hi))):
+                raise ArgumentError("sweep: values must be evenly spaced (the library sweeps from:to:count)",
+                                    ArgumentError.code)
+        sets = dict(self._sets)
+        sets.update(dict(_sets(set)))
+        return _core.sweep(self._file(), list(sets.items()), str(param), lo, hi, count, int(threads),
+                           _AT[at] if at is not None else -1)
+
+    def sensitivity(self, wrt=None, *, shapes=True, point=None, at=None, q=None, v=None, guess=None, t=None):
+        """Exact derivatives of the modes with respect to parameters (the CLI's ``mblin sensitivity``),
+        the shift of the operating point included.
+
+        Args:
+            wrt: parameter names (None: all).
+            shapes: also the mode shapes' derivatives.
+            point, at, q, v, guess, t: the operating point, as for :meth:`linearize`.
+
+        Returns:
+            dict: ``wrt`` (names), ``eigenvalues`` (complex, nmode), ``d_eigenvalues`` (nmode x nwrt),
+            ``freq_hz``, ``damping_ratio``, ``d_freq_hz``, ``d_damping_ratio`` (nmode x nwrt),
+            ``defined`` (False for zero or repeated eigenvalues: derivatives NaN), ``kinds``,
+            ``shapes`` (n x nmode), ``d_shapes`` (n x nmode x nwrt or None), ``dq``, ``dv``
+            (n x nwrt), ``dlambda``, ``point_defined``, ``notes``.
+        """
+        params = list(self.parameters)
+        idx = None
+        if wrt is not None:
+            if isinstance(wrt, str):
+                wrt = [wrt]
+            idx = []
+            for name in wrt:
+                if name not in params:
+                    raise ArgumentError("sensitivity: the model has no parameter '%s'" % name, ArgumentError.code)
+                if params.index(name) not in idx:
+                    idx.append(params.index(name))
+        point = self._point_for(point, at, q, v, guess, t)
+        d = self._core.sensitivity(point._core, idx, bool(shapes))
+        d["wrt"] = [params[i] for i in d["wrt"]]
+        return d
+
+    def boundary(self, param, near, *, order=0.0, mode=0, tol=None, at=None, set=None):
+        """Where a mode's real part crosses zero (or its damped frequency meets ``order * param``):
+        Newton with the exact sensitivities from ``near`` (the CLI's ``mblin boundary``).
+
+        Returns:
+            dict: ``value`` (the parameter there), ``eigenvalue`` (complex), ``f_near``, ``slope``,
+            ``iterations``, ``mode_near`` (1-based), ``last_step``.
+
+        Raises:
+            ArgumentError (unknown parameter), ModelError (no simple mode near a crossing),
+            ConvergenceError-like subclasses of Error (Newton not converging).
+        """
+        sets = dict(self._sets)
+        sets.update(dict(_sets(set)))
+        return _core.boundary(self._file(), list(sets.items()), str(param), float(near), float(order),
+                              float(tol) if tol else 0.0, int(mode), _AT[at] if at is not None else -1)
+
+    def freqresp(self, from_input, to_output, w, *, point=None, at=None, q=None, v=None, guess=None, t=None):
+        """Frequency response G(i w) from an input to an output (the CLI's ``mblin freqresp``).
+
+        Args:
+            from_input, to_output: names of the model's input and output.
+            w: angular frequencies (rad/s), array-like.
+
+        Returns:
+            dict: ``w``, ``response`` (complex G(i w)), ``mag``, ``mag_db``, ``phase_deg`` (unwrapped),
+            ``rcond``, ``form`` ("state_space" or "descriptor" per frequency).
+        """
+        if from_input not in self.inputs:
+            raise ArgumentError("freqresp: the model has no input '%s' (inputs: %s)"
+                                % (from_input, ", ".join(self.inputs) or "none"), ArgumentError.code)
+        if to_output not in self.outputs:
+            raise ArgumentError("freqresp: the model has no output '%s' (outputs: %s)"
+                                % (to_output, ", ".join(self.outputs) or "none"), ArgumentError.code)
+        point = self._point_for(point, at, q, v, guess, t)
+        return self._core.freqresp(point._core, self.inputs.index(from_input), self.outputs.index(to_output),
+                                   _np.asarray(w, dtype=float).ravel())
 
     def _lin_options(self, method, options, who):
         for k in options:

@@ -67,6 +67,17 @@ class Model:
                 at: Optional[str] = ..., q: Optional[npt.ArrayLike] = ..., v: Optional[npt.ArrayLike] = ...,
                 guess: Optional[Settings] = ..., t: Optional[float] = ..., repeat: int = ...,
                 **options: Union[float, int, str]) -> Comparison: ...
+    def sweep(self, param: str, values: Union[Tuple[float, float, int], npt.ArrayLike], *, threads: int = ...,
+              at: Optional[str] = ..., set: Optional[Settings] = ...) -> Dict[str, Any]: ...
+    def sensitivity(self, wrt: Optional[Union[str, Sequence[str]]] = ..., *, shapes: bool = ...,
+                    point: Optional[OperatingPoint] = ..., at: Optional[str] = ..., q: Optional[npt.ArrayLike] = ...,
+                    v: Optional[npt.ArrayLike] = ..., guess: Optional[Settings] = ...,
+                    t: Optional[float] = ...) -> Dict[str, Any]: ...
+    def boundary(self, param: str, near: float, *, order: float = ..., mode: int = ..., tol: Optional[float] = ...,
+                 at: Optional[str] = ..., set: Optional[Settings] = ...) -> Dict[str, Any]: ...
+    def freqresp(self, from_input: str, to_output: str, w: npt.ArrayLike, *, point: Optional[OperatingPoint] = ...,
+                 at: Optional[str] = ..., q: Optional[npt.ArrayLike] = ..., v: Optional[npt.ArrayLike] = ...,
+                 guess: Optional[Settings] = ..., t: Optional[float] = ...) -> Dict[str, Any]: ...
 
 class OperatingPoint:
     model: Model

@@ -58,3 +58,30 @@ def test_no_leak_errors(root):
     growth = measure(cycle_error, text)
     print("RSS growth over %d failing loads: %d bytes" % (CYCLES, growth))
     assert growth < BOUND, "RSS grew by %.1f MB over %d failing loads" % (growth / 2 ** 20, CYCLES)
+
+
+def test_no_leak_studies():
+    """Model.sensitivity and .freqresp (and their error path): 2000 cycles, the same bound."""
+    osc = mblin.from_dict({"model": "dae", "parameters": {"m": 2.0, "k": 5.0, "c": 0.3}, "coordinates": {"x": 0},
+                           "kinetic_energy": "0.5*m*der(x)^2", "potential_energy": "0.5*k*x^2",
+                           "dissipation": "0.5*c*der(x)^2", "forces": {"x": "F"}, "inputs": {"F": 0},
+                           "outputs": {"pos": "x"}})
+    pt = osc.operating_point()
+    w = [0.5, 1.0, 2.0]
+
+    def cycle():
+        osc.sensitivity(["k", "c"], point=pt)
+        osc.freqresp("F", "pos", w, point=pt)
+        try:
+            osc.sensitivity(["nope"], point=pt)
+        except mblin.ArgumentError:
+            pass
+
+    for _ in range(200):
+        cycle()
+    gc.collect()
+    before = rss()
+    for _ in range(2000):
+        cycle()
+    gc.collect()
+    assert rss() - before < BOUND, rss() - before
