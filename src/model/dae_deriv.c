@@ -74,6 +74,11 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     if (!out) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: out is NULL");
     *out = NULL;
     if (!md) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: model is NULL");
+    if (md->Fs)
+        return mbl_error(st, MBL_EMODEL,
+                         "%s: sensitivities are not available for models with flexible bodies (beam, modal) yet: "
+                         "their structured term has no second derivatives (use central differences of --set runs)",
+                         md->file);
     mbl_dae_deriv *d = mbl_calloc(1, sizeof *d);
     if (!d) return mbl_error(st, MBL_ENOMEM, "out of memory");
     d->md = md;

@@ -130,7 +130,8 @@ static double check_fd(const char *path, const char *text, int *ncompared)
     sens_run r;
     int rc = path ? sens_file(path, NULL, 0, &r) : sens_string(text, NULL, 0, &r);
     if (rc) { /* refused only for the documented reason; anything else fails */
-        int refused = rc == MBL_EMODEL && strstr(r.st.msg, "change along the motion") != NULL;
+        int refused = rc == MBL_EMODEL && (strstr(r.st.msg, "change along the motion") != NULL ||
+                                           strstr(r.st.msg, "flexible bodies") != NULL);
         if (!refused) fprintf(stderr, "  %s: %s\n", path ? path : "model", r.st.msg);
         sens_free(&r);
         return refused ? -1.0 : HUGE_VAL;
@@ -230,7 +231,7 @@ TEST(central_differences_every_example)
             double w = check_fd(path, NULL, &ncompared);
             if (w < 0) {
                 nrefused++;
-                fprintf(stderr, "  %s: refused (coordinates not steady along the motion)\n", path);
+                fprintf(stderr, "  %s: refused (coordinates not steady along the motion, or flexible bodies)\n", path);
                 continue;
             }
             CHECK_MSG(w <= 1e-6, "%s: worst relative deviation %.3g", path, w);
@@ -242,7 +243,9 @@ TEST(central_differences_every_example)
     fprintf(stderr, "  %d examples, %d eigenvalue derivatives compared, worst relative deviation %.2g; %d refused\n",
             nmodels, ncompared, worst, nrefused);
     CHECK(nmodels >= 25);
-    CHECK(nrefused <= 4); /* rigid_rotor, rotor_stator (2), spherical_pendulum: Euler parameters spinning */
+    /* rigid_rotor, rotor_stator (2), spherical_pendulum: Euler parameters spinning; the two flexible
+     * pendulums of beam and modal bodies (no second derivatives of the structured term yet) */
+    CHECK(nrefused <= 6);
 }
 
 TEST(refusals)
