@@ -321,6 +321,11 @@ typedef struct mbla_klu_opts {
     double refactor_drop;/* mbla_klu_refactor does a fresh pivoting factorization when the
                           * crude rcond after klu_refactor falls below refactor_drop times the
                           * rcond of the last pivoting factorization; default 1e-3 */
+    double pivot_tol_try;/* in [0, 1]; default 0 (off). When below pivot_tol, every fresh
+                          * factorization first uses this small threshold (keeps the
+                          * fill-reducing order: large FE meshes, saddle points) and keeps it
+                          * only when the pivot growth is at most 1e6 (klu_rgrowth >= 1e-6);
+                          * otherwise it factors again with pivot_tol. 0: pivot_tol only. */
 } mbla_klu_opts;
 
 /* Fill opts with the defaults above. */
@@ -357,6 +362,10 @@ int mbla_klu_condest(mbla_klu *k, const mbla_csc *A, double *condest, mbl_status
 /* Statistics: number of numeric factorizations with pivoting and of klu_refactor calls
  * accepted (either may be NULL). */
 void mbla_klu_stats(const mbla_klu *k, int *nfactor, int *nrefactor);
+
+/* Number of fresh factorizations whose first attempt with pivot_tol_try failed the growth
+ * check (or hit a zero pivot) and were redone with pivot_tol. */
+int mbla_klu_nfallback(const mbla_klu *k);
 
 /* Complex KLU (klu_z_*): the pattern is A->p, A->i (A->x is ignored, may be NULL) and the
  * values az are interleaved (re, im) pairs, 2*nnz doubles.

@@ -15,6 +15,8 @@
 /* Defaults (documented in la.h and docs/linear-algebra.md). */
 #define MBLA_KLU_PIVOT_TOL_DEFAULT 0.001 /* KLU's own default partial-pivoting threshold */
 #define MBLA_KLU_REFACTOR_DROP_DEFAULT 1e-3
+#define MBLA_KLU_PIVOT_TOL_TRY_DEFAULT 0.0 /* off: opt in per caller */
+#define MBLA_KLU_RGROWTH_MIN 1e-6 /* accept the first attempt when growth <= 1e6 */
 
 struct mbla_klu {
     int n, nz, cplx;
@@ -29,7 +31,8 @@ struct mbla_klu {
     klu_numeric *num;
     double rcond_ref; /* crude rcond of the last pivoting factorization */
     double refactor_drop;
-    int nfactor, nrefactor;
+    double pivot_tol, pivot_tol_try;
+    int nfactor, nrefactor, nfallback;
 };
 
 void mbla_klu_opts_default(mbla_klu_opts *opts)
@@ -39,6 +42,7 @@ void mbla_klu_opts_default(mbla_klu_opts *opts)
     opts->btf = 1;
     opts->pivot_tol = MBLA_KLU_PIVOT_TOL_DEFAULT;
     opts->refactor_drop = MBLA_KLU_REFACTOR_DROP_DEFAULT;
+    opts->pivot_tol_try = MBLA_KLU_PIVOT_TOL_TRY_DEFAULT;
 }
 
 void mbla_klu_free(mbla_klu *k)
@@ -59,6 +63,11 @@ void mbla_klu_stats(const mbla_klu *k, int *nfactor, int *nrefactor)
 {
     if (nfactor) *nfactor = k ? k->nfactor : 0;
     if (nrefactor) *nrefactor = k ? k->nrefactor : 0;
+}
+
+int mbla_klu_nfallback(const mbla_klu *k)
+{
+    return k ? k->nfallback : 0;
 }
 
 /* Map a KLU status after a failed call. */
@@ -87,7 +96,6 @@ static void free_numeric(mbla_klu *k)
     k->num = NULL;
 }
 
-/* Fresh pivoting factorization at values x (real or interleaved complex). */
 /* The pattern and values KLU sees: A's, or B = A Q's (values gathered into bx). */
 static const int *kp(const mbla_klu *k) { return k->q ? k->bp : k->p; }
 static const int *ki(const mbla_klu *k) { return k->q ? k->bi : k->i; }
@@ -101,12 +109,46 @@ static const double *kx(mbla_klu *k, const double *x)
     return k->bx;
 }
 
+/* a pivoting factorization at the values x KLU sees (kx) with pivot threshold tol */
+static void numeric_at(mbla_klu *k, const double *x, double tol)
+{
+    k->common.tol = tol;
+    if (k->cplx) k->num = klu_z_factor((int *)kp(k), (int *)ki(k), (double *)x, k->sym, &k->common);
+    else k->num = klu_factor((int *)kp(k), (int *)ki(k), (double *)x, k->sym, &k->common);
+}
+
+/* Fresh pivoting factorization at values x (real or interleaved complex). With pivot_tol_try
+ * below pivot_tol, a first factorization with that small threshold keeps (nearly) the
+ * fill-reducing order; it is kept only when its pivot growth is bounded (klu_rgrowth: the
+ * reciprocal growth min_j max|A(:,j)| / max|U(:,j)| at least MBLA_KLU_RGROWTH_MIN, so the backward
+ * error stays within about 1e6 eps |A|); otherwise (or when it hits a zero pivot) the matrix is
+ * factored again with pivot_tol, so accuracy never degrades silently. */
 static int factor(mbla_klu *k, const double *x, mbl_status *st, const char *fn)
 {
     free_numeric(k);
     x = kx(k, x);
-    if (k->cplx) k->num = klu_z_factor((int *)kp(k), (int *)ki(k), (double *)x, k->sym, &k->common);
-    else k->num = klu_factor((int *)kp(k), (int *)ki(k), (double *)x, k->sym, &k->common);
+    if (k->pivot_tol_try > 0.0 && k->pivot_tol_try < k->pivot_tol) {
+        numeric_at(k, x, k->pivot_tol_try);
+        if (k->num && k->common.status == KLU_OK) {
+            int ok = k->cplx ? klu_z_rgrowth((int *)kp(k), (int *)ki(k), (double *)x, k->sym, k->num, &k->common)
+                             : klu_rgrowth((int *)kp(k), (int *)ki(k), (double *)x, k->sym, k->num, &k->common);
+            if (ok && k->common.rgrowth >= MBLA_KLU_RGROWTH_MIN) {
+                ok = k->cplx ? klu_z_rcond(k->sym, k->num, &k->common)
+                             : klu_rcond(k->sym, k->num, &k->common);
+                k->rcond_ref = ok ? k->common.rcond : 0.0;
+                k->nfactor++;
+                return 0;
+            }
+        }
+        if (k->common.status == KLU_OUT_OF_MEMORY) {
+            int r = klu_fail(k, st, fn, "factor");
+            free_numeric(k);
+            return r;
+        }
+        free_numeric(k);
+        k->nfallback++;
+    }
+    numeric_at(k, x, k->pivot_tol);
     if (!k->num || k->common.status != KLU_OK) {
         int r = klu_fail(k, st, fn, "factor");
         free_numeric(k);
@@ -124,6 +166,8 @@ static int check_opts(const mbla_klu_opts *o, mbl_status *st, const char *fn)
         return mbl_error(st, MBL_EARG, "%s: unknown ordering %d", fn, o->ordering);
     if (!(o->pivot_tol > 0.0 && o->pivot_tol <= 1.0))
         return mbl_error(st, MBL_EARG, "%s: pivot_tol %g outside (0, 1]", fn, o->pivot_tol);
+    if (!(o->pivot_tol_try >= 0.0 && o->pivot_tol_try <= 1.0))
+        return mbl_error(st, MBL_EARG, "%s: pivot_tol_try %g outside [0, 1]", fn, o->pivot_tol_try);
     if (!(o->refactor_drop >= 0.0 && o->refactor_drop <= 1.0))
         return mbl_error(st, MBL_EARG, "%s: refactor_drop %g outside [0, 1]", fn, o->refactor_drop);
     return 0;
@@ -187,6 +231,8 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
     k->nz = nz;
     k->cplx = cplx;
     k->refactor_drop = o.refactor_drop;
+    k->pivot_tol = o.pivot_tol;
+    k->pivot_tol_try = o.pivot_tol_try;
     k->p = mbl_alloc_array((size_t)n + 1, sizeof *k->p);
     k->i = mbl_alloc_array((size_t)nz, sizeof *k->i);
     if (!k->p || !k->i) {
