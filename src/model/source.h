@@ -36,6 +36,12 @@ typedef struct mbl_src {
     int from_mechanism; /* 1 when compiled from `model: mechanism` (its parameters are partly evaluated into numbers) */
     struct mbl_ffr_body *ffr;  /* flexible bodies (model/ffr.h): the structured term, nffr of them */
     int nffr;
+    /* relative-coordinate mechanisms (src/mech/relative.c): the global kinematics of each moving
+     * body, key = body name, 7 items per body when spatial (centre of mass x, y, z; Euler
+     * parameters e0..e3), 3 when planar (centre of mass x, y; angle), for the velocity
+     * transformation B (mbl_model_velocity_transformation) */
+    mbl_src_list kinematics;
+    int kin_planar;
 } mbl_src;
 
 /* A one-line error "file:line:col: what" at a YAML node (node may be NULL: "file: what"), used by

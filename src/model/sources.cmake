@@ -3,4 +3,5 @@ list(APPEND MBLIN_SOURCES
   src/model/model.c
   src/model/ext.c
   src/model/ffr.c
+  src/model/vtrans.c
 )
