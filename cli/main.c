@@ -460,7 +460,8 @@ int main(int argc, char **argv)
         code = 1;
         goto done;
     }
-    if (outdir && (mbl_report_export(outdir, model, lin, &st) || mbl_report_export_flex(outdir, model, pt, modes, &st))) {
+    if (outdir && (mbl_report_export(outdir, model, lin, &st) || mbl_report_export_flex(outdir, model, pt, modes, &st) ||
+                   mbl_report_export_vtrans(outdir, model, pt, &st))) {
         code = fail(&st);
         goto done;
     }

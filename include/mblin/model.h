@@ -185,6 +185,25 @@ void mbl_model_geometry(const mbl_model *model, mbl_geometry *g);
  * positions): dre, dim of 3 npoint * modes->nx, mode k's block at 3 npoint k (either NULL to skip). */
 int mbl_model_draw(const mbl_model *model, const mbl_point *pt, const struct mbl_modes *modes, double *pos, double *dre,
                    double *dim, mbl_status *st);
+/* The velocity transformation of a `coordinates: relative` mechanism at a point (source 003
+ * Eq. 2.x, 3.8, 3.38-3.44): the absolute velocities of the moving rigid bodies' centres of mass
+ * and their global angular velocities, [v_cm; w] per body (6 rows "body.vx" .. "body.wz" when
+ * spatial, 3 rows "body.vx", "body.vy", "body.w" when planar), are B(q) q' over the model's
+ * coordinates q (ncol = n: the joint coordinates, and a floating root's own). dB holds ncol
+ * planes, plane m = dB/dq_m (exact, from the expression engine); Bdot = sum_m dB/dq_m q'_m at the
+ * point's velocities. Matrices are column-major, nrow x ncol. *out = NULL (and 0 returned) for a
+ * model that is no relative-coordinate mechanism. Cost: the symbolic derivatives are formed at
+ * each call (under a lock: the model's expression graph grows), O(nrow n^2) entries at most. */
+typedef struct mbl_vtrans {
+    int nrow, ncol;
+    char **row_name;  /* nrow */
+    char **col_name;  /* ncol: the coordinates' names */
+    double *B;        /* nrow x ncol */
+    double *dB;       /* ncol planes of nrow x ncol */
+    double *Bdot;     /* nrow x ncol */
+} mbl_vtrans;
+int mbl_model_velocity_transformation(const mbl_model *model, const mbl_point *point, mbl_vtrans **out, mbl_status *st);
+void mbl_vtrans_free(mbl_vtrans *v);
 
 /* ---- linear models ---------------------------------------------------------------------- */
 

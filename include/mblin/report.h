@@ -61,6 +61,13 @@ int mbl_report_export(const char *dir, const mbl_model *model, const mbl_linear 
 int mbl_report_export_flex(const char *dir, const mbl_model *model, const mbl_point *pt, const mbl_modes *modes,
                            mbl_status *st);
 
+/* Relative-coordinate mechanisms: the velocity transformation at the point
+ * (mbl_model_velocity_transformation) as vt_B.mtx and vt_Bdot.mtx (rows x coordinates) and
+ * vt_dBdq.mtx (rows x n^2: plane m = dB/dq_m in columns m n .. m n + n - 1), with the row and
+ * column names in vt_names.txt. Nothing for other models. The JSON report carries the same as
+ * "velocity_transformation". */
+int mbl_report_export_vtrans(const char *dir, const mbl_model *model, const mbl_point *pt, mbl_status *st);
+
 /* Model check for a person (`mblin check`): counts, degrees of freedom by counting and by the
  * rank of the constraint Jacobian at pt (which may be NULL when no point could be found),
  * redundant constraints. */

@@ -245,6 +245,8 @@ int mech_energies_and_forces(mech *M, int line, int col);
  * the tree joints their coordinates and write every body's pose recursively; bodies no tree
  * joint reaches keep absolute coordinates (floating bases). */
 int mech_rel_tree(mech *M);
+/* The moving bodies' global centre of mass and orientation (src->kinematics), for B. */
+int mech_rel_kinematics(mech *M);
 /* The generalized forces on the joint coordinates (and the roots' absolute coordinates) by
  * virtual power, from the bodies' accumulated forces and moments. */
 int mech_rel_forces(mech *M);

@@ -224,6 +224,7 @@ static int read_all(mech *M, const yaml_node_t *root)
     if ((rc = read_linearize(M, mech_get(M, root, "linearize")))) return rc;
     int line, col;
     mech_pos_of(root, &line, &col);
+    if (M->relative && (rc = mech_rel_kinematics(M))) return rc;
     int ncoord = M->src->coordinates.n, ncon = M->src->constraints.n;
     if (ncon > ncoord)
         return err_at(M, mech_get(M, root, "joints"),

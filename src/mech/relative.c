@@ -537,6 +537,33 @@ int mech_rel_tree(mech *M)
     return rc;
 }
 
+/* The global kinematics of every moving rigid body (not point masses, not flexible bodies), for
+ * the velocity transformation B of the outputs (model/vtrans.c): the centre of mass r + A cm and
+ * the Euler parameters (spatial) or the angle (planar), as texts over the variables above. */
+int mech_rel_kinematics(mech *M)
+{
+    int rc = 0;
+    M->src->kin_planar = M->planar;
+    for (int h = 1; h < M->nb && !rc; h++) {
+        body *B = &M->b[M->torder ? M->torder[h] : h];
+        if (B->kind == KIND_GROUND || B->kind == KIND_POINT || B->flex) continue;
+        int d = M->planar ? 2 : 3;
+        for (int k = 0; k < d && !rc; k++) {
+            const char *t = M->planar ? mech_fmt(M, "%s + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k], B->cm[0],
+                                                 B->A[3 * k + 1], B->cm[1])
+                                      : mech_fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k],
+                                                 B->cm[0], B->A[3 * k + 1], B->cm[1], B->A[3 * k + 2], B->cm[2]);
+            rc = mech_push(M, &M->src->kinematics, B->name, t, B->line, B->col);
+        }
+        if (M->planar) {
+            if (!rc) rc = mech_push(M, &M->src->kinematics, B->name, B->th, B->line, B->col);
+        } else {
+            for (int k = 0; k < 4 && !rc; k++) rc = mech_push(M, &M->src->kinematics, B->name, B->e[k], B->line, B->col);
+        }
+    }
+    return rc;
+}
+
 /* ---- generalized forces ---- */
 
 static const char *dotv(mech *M, char *const a[3], const char *const b[3])

@@ -1438,6 +1438,27 @@ static int formulate(loader *L)
     /* a mechanism's drawing */
     rc = read_draw(L, s);
     if (rc) goto done;
+    /* relative-coordinate mechanisms: the bodies' kinematics, for the velocity transformation */
+    if (s->kinematics.n) {
+        md->kin = mbl_calloc((size_t)s->kinematics.n, sizeof *md->kin);
+        md->kin_body = mbl_calloc((size_t)s->kinematics.n, sizeof *md->kin_body);
+        if (!md->kin || !md->kin_body) {
+            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+        md->nkin = s->kinematics.n;
+        md->kin_planar = s->kin_planar;
+        for (int j = 0; j < md->nkin; j++) {
+            const mbl_src_item *it = &s->kinematics.items[j];
+            char what[160];
+            snprintf(what, sizeof what, "kinematics of body '%s'", it->key);
+            if ((rc = parse_item(L, it, SCOPE_FULL, what, &md->kin[j]))) goto done;
+            if (!(md->kin_body[j] = str_dup(it->key))) {
+                rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+                goto done;
+            }
+        }
+    }
 
     /* user states */
     md->nus = s->states.n;
@@ -2144,6 +2165,8 @@ void mbl_model_free(mbl_model *md)
 {
     if (!md) return;
     free_exprs(md);
+    free_names(md->kin_body, md->nkin);
+    mbl_free(md->kin);
     mblx_graph_free(md->g);
     mblx_tape_free(md->tape_F);
     mblx_tape_free(md->tape_jac);

@@ -109,6 +109,11 @@ struct mbl_model {
     mbl_sjac sjac;
     struct mbl_flex_nodes *flex; /* the flexible bodies' nodes, for the mode shapes of the outputs */
     int nflex;
+    /* relative-coordinate mechanisms: the bodies' global kinematics (mbl_src.kinematics), parsed;
+     * nkin = 0 otherwise (see model/vtrans.c) */
+    int nkin, kin_planar;
+    mblx_id *kin;
+    char **kin_body;             /* nkin: the body name of each item */
 };
 
 /* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:

@@ -40,6 +40,12 @@ typedef struct mbl_src {
      * point's name (a marker, or a body's name for its origin), key2 its body; draw_links: one
      * item per joint, key its name, key2 its type, text "i j" (the point indices of its markers) */
     mbl_src_list draw, draw_links;
+    /* relative-coordinate mechanisms (src/mech/relative.c): the global kinematics of each moving
+     * body, key = body name, 7 items per body when spatial (centre of mass x, y, z; Euler
+     * parameters e0..e3), 3 when planar (centre of mass x, y; angle), for the velocity
+     * transformation B (mbl_model_velocity_transformation) */
+    mbl_src_list kinematics;
+    int kin_planar;
 } mbl_src;
 
 /* A one-line error "file:line:col: what" at a YAML node (node may be NULL: "file: what"), used by

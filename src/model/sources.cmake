@@ -4,4 +4,5 @@ list(APPEND MBLIN_SOURCES
   src/model/ext.c
   src/model/ffr.c
   src/model/dae_deriv.c
+  src/model/vtrans.c
 )

@@ -309,11 +309,13 @@ static double scaled_residual(subproblem *sp, const double *xstart, double *rows
         int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
         if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
     }
-    double rs = 0;
+    double rs = 0, rmax = 0;
+    for (int r = 0; r < sp->nrow; r++) rmax = fmax(rmax, rowscale[r]);
     for (int r = 0; r < sp->nrow; r++) {
         double f = fabs(sp->F[sp->rows[r]]);
         if (!(f == f)) return INFINITY;
-        rs = fmax(rs, rowscale[r] > 0 ? f / rowscale[r] : f);
+        /* a row whose Jacobian is rounding noise (1e-13 of the largest row) counts absolutely */
+        rs = fmax(rs, rowscale[r] > 1e-13 * rmax ? f / rowscale[r] : f);
     }
     return rs;
 }
@@ -533,6 +535,42 @@ static void sub_free(subproblem *sp)
 
 /* Select row groups (bit mask over MBL_ROW_*) and unknown blocks (bit mask over MBL_BLK_*);
  * skip: per unknown column, 1 for those not to solve for (NULL: none). */
+static void note(mbl_point *pt, const char *fmt, const char *a, double x);
+
+/* Steady motion: mark in skip the coordinates whose Jacobian column over the steady equations'
+ * rows (every row group but the velocity-level ones of the equilibrium) is zero at the starting
+ * point, relative to the largest entry of those rows (1e-13), and say so in the notes. */
+static int steady_hold_zero_columns(subproblem *sp, int *skip, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    int n = md->n, jq = mbl_model_blk0(md, MBL_BLK_Q);
+    mbl_model_fill_syms_pt(md, sp->pt, sp->syms);
+    int rc = eval_jac(sp, st);
+    if (rc) return rc;
+    static const int groups[] = {MBL_ROW_EOM, MBL_ROW_ODE, MBL_ROW_VAR, MBL_ROW_PHIDD, MBL_ROW_NHD,
+                                 MBL_ROW_PHID, MBL_ROW_NH, MBL_ROW_PHI};
+    double *cmax = mbl_calloc((size_t)n + 1, sizeof *cmax), amax = 0;
+    if (!cmax) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int p = 0; p < md->jac.nz; p++) {
+        int r = md->jac.row[p], in = 0;
+        for (size_t g = 0; g < sizeof groups / sizeof *groups && !in; g++)
+            in = r >= md->row0[groups[g]] && r < md->row0[groups[g] + 1];
+        if (!in) continue;
+        double a = fabs(sp->jac[p]);
+        amax = fmax(amax, a);
+        int c = md->jac.col[p] - jq;
+        if (c >= 0 && c < n) cmax[c] = fmax(cmax[c], a);
+    }
+    for (int i = 0; i < n; i++)
+        if (!skip[jq + i] && cmax[i] <= 1e-13 * fmax(amax, 1.0)) {
+            skip[jq + i] = 1;
+            note(sp->pt, "coordinate %s held at its given value %.6g (its column in the steady-motion equations is "
+                 "zero: nothing depends on it)", md->qname[i], sp->pt->q[i]);
+        }
+    mbl_free(cmax);
+    return 0;
+}
+
 static void sub_select(subproblem *sp, unsigned rowmask, unsigned colmask, const int *skip)
 {
     const mbl_model *md = sp->md;
@@ -801,6 +839,14 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         for (int i = 0; i < md->nX; i++) skip[jx + i] = 1;
         for (int p = 0; p < md->jac.nz; p++)
             if (md->jac.col[p] >= jx && md->jac.col[p] < jx + md->nX) skip[md->jac.col[p]] = 0;
+        /* and coordinates whose column in the steady equations is numerically zero at the start (a
+         * spin angle of joint coordinates that enters only through sin^2 + cos^2): nothing fixes
+         * them, and Newton steps in them would be driven by rounding */
+        rc = steady_hold_zero_columns(&sp, skip, st);
+        if (rc) {
+            mbl_free(skip);
+            break;
+        }
         sub_select(&sp,
                    RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) |
                        RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) | RB(MBL_ROW_PHI),

@@ -164,6 +164,32 @@ static void json_spectrum(FILE *f, const mbl_linear *lin, const mbl_modes *modes
  * animation can draw the deformed bodies. */
 static int write_mtx(const char *dir, const char *name, const double *A, int rows, int cols, mbl_status *st);
 
+/* "velocity_transformation" of a relative-coordinate mechanism (nothing otherwise, or when it
+ * cannot be evaluated at the point) */
+static void json_vtrans(FILE *f, const mbl_model *md, const mbl_point *pt)
+{
+    mbl_vtrans *v = NULL;
+    mbl_status st;
+    memset(&st, 0, sizeof st);
+    if (mbl_model_velocity_transformation(md, pt, &v, &st) || !v) return;
+    size_t nB = (size_t)v->nrow * (size_t)v->ncol;
+    fputs(",\n \"velocity_transformation\": {\"rows\": ", f);
+    json_names(f, v->row_name, v->nrow);
+    fputs(", \"columns\": ", f);
+    json_names(f, v->col_name, v->ncol);
+    fputs(",\n  \"B\": ", f);
+    json_mat(f, v->B, v->nrow, v->ncol);
+    fputs(",\n  \"Bdot\": ", f);
+    json_mat(f, v->Bdot, v->nrow, v->ncol);
+    fputs(",\n  \"dB_dq\": [", f);
+    for (int m = 0; m < v->ncol; m++) {
+        if (m) fputs(",\n   ", f);
+        json_mat(f, v->dB + nB * (size_t)m, v->nrow, v->ncol);
+    }
+    fputs("]}", f);
+    mbl_vtrans_free(v);
+}
+
 static void json_flex(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl_modes *modes)
 {
     int nb = mbl_model_flex_count(md);
@@ -192,6 +218,32 @@ static void json_flex(FILE *f, const mbl_model *md, const mbl_point *pt, const m
         mbl_free(pos), mbl_free(d);
     }
     fputs("]", f);
+}
+
+int mbl_report_export_vtrans(const char *dir, const mbl_model *md, const mbl_point *pt, mbl_status *st)
+{
+    mbl_vtrans *v = NULL;
+    int rc = mbl_model_velocity_transformation(md, pt, &v, st);
+    if (rc || !v) return rc;
+    size_t n = (size_t)v->ncol;
+    if (!rc) rc = write_mtx(dir, "vt_B", v->B, v->nrow, v->ncol, st);
+    if (!rc) rc = write_mtx(dir, "vt_Bdot", v->Bdot, v->nrow, v->ncol, st);
+    if (!rc) rc = write_mtx(dir, "vt_dBdq", v->dB, v->nrow, (int)(n * n), st);
+    if (!rc) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/vt_names.txt", dir);
+        FILE *f = fopen(path, "w");
+        if (!f) rc = mbl_error(st, MBL_EIO, "%s: cannot write", path);
+        else {
+            fputs("# rows\n", f);
+            for (int i = 0; i < v->nrow; i++) fprintf(f, "%s\n", v->row_name[i]);
+            fputs("# columns\n", f);
+            for (int j = 0; j < v->ncol; j++) fprintf(f, "%s\n", v->col_name[j]);
+            if (fclose(f)) rc = mbl_error(st, MBL_EIO, "%s: write error", path);
+        }
+    }
+    mbl_vtrans_free(v);
+    return rc;
 }
 
 int mbl_report_export_flex(const char *dir, const mbl_model *md, const mbl_point *pt, const mbl_modes *modes,
@@ -299,6 +351,7 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
         fputs("}", f);
     }
     if (mats && modes && pt) json_flex(f, md, pt, modes);
+    if (mats && pt) json_vtrans(f, md, pt);
     if (mats && lin->q_S) {
         fputs(",\n \"q_S\": ", f);
         json_mat(f, lin->q_S, lin->n, lin->z0);

@@ -298,6 +298,27 @@ TEST(rotating_pendulum_table_5_1)
     run_free(&r);
 }
 
+/* Regression: the steady solver moved the cyclic spin angle (its column is zero only numerically:
+ * sin^2 + cos^2) to 2.8e14 rad, where fd gave +-8.24413i; it is now held at its given value. */
+TEST(rotating_pendulum_steady_holds_spin_fd)
+{
+    run r;
+    if (run_file("tests/mech/rotating_pendulum_relative.yaml", NULL, "fd", NULL, 0, &r)) {
+        CHECK(0);
+        return;
+    }
+    CHECK(r.pt->q[0] == 0.0); /* spin_q keeps the file's value */
+    CHECK(strstr(r.pt->notes, "spin_q held at its given value") != NULL);
+    cplx e[8];
+    int n = eigs(r.lin, e, 8);
+    CHECK(n >= 2);
+    double best = 0;
+    for (int i = 0; i < n; i++) best = fmax(best, fabs(e[i].im));
+    printf("  rotating pendulum, fd at steady motion: +-%.6fi\n", best);
+    CHECK(fabs(best - 8.58076) < 5e-5);
+    run_free(&r);
+}
+
 /* ---- a general four-bar: Eq. 4.12's term kept, every method, both formulations ---- */
 TEST(general_fourbar_every_method)
 {
@@ -548,6 +569,7 @@ int main(void)
     RUN(slider_pendulum_eq_3_37);
     RUN(spatial_fourbar_table_4_1);
     RUN(rotating_pendulum_table_5_1);
+    RUN(rotating_pendulum_steady_holds_spin_fd);
     RUN(general_fourbar_every_method);
     RUN(urdf_two_link_closed_form);
     RUN(urdf_hold_closed_form);

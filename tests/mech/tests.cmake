@@ -8,3 +8,4 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_fourbar_eq412 COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_fourbar_eq412.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+mblin_add_test(test_vtrans ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_vtrans.c)
