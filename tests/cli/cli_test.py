@@ -466,5 +466,33 @@ check(rc == 2 and "does not apply to 'report'" in err, "report --json is a usage
 rc, out, err = run("report", "examples/mech/nonexistent.yaml")
 check(one_line_error(rc, err, 1, "nonexistent.yaml"), "report of a missing file: " + err)
 
+
+# --- a large model's equilibrium at the rounding floor (the N = 2000 four-bar stalled at a scaled
+# residual of 1.5e-12 while the line search kept taking rounding-noise steps, and was refused after
+# 100 iterations): converges, at the angle of the one-coordinate parallelogram model (all rockers
+# parallel: V'(phi) = 0 with V = (3N+1)/2 m g l sin(phi) + N k/2 (l sqrt(2 + 2 cos phi) - sqrt(2) l)^2) ---
+def fourbar_phi(N, m=1.0, l=1.0, k=25.0, g=9.81):
+    phi = 2.0
+    for _ in range(100):
+        s2 = 2 + 2 * math.cos(phi)
+        L, Lp = l * math.sqrt(s2), -l * math.sin(phi) / math.sqrt(s2)
+        Lpp = -l * (math.cos(phi) * s2 + math.sin(phi) ** 2) / s2 ** 1.5
+        Vp = (3 * N + 1) / 2 * m * g * l * math.cos(phi) + N * k * (L - math.sqrt(2) * l) * Lp
+        Vpp = -(3 * N + 1) / 2 * m * g * l * math.sin(phi) + N * k * (Lp * Lp + (L - math.sqrt(2) * l) * Lpp)
+        d = Vp / Vpp
+        phi -= d
+        if abs(d) < 1e-15:
+            break
+    return phi
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "fourbar_N2000.yaml")
+    with open(path, "w") as f:
+        subprocess.run([sys.executable, "examples/fourbar.py", "2000"], stdout=f, check=True)
+    rc, out, err = run("equilibrium", path, "--json")
+    phi = json.loads(out)["operating_point"]["q"][-1] if rc == 0 else float("nan")
+    check(rc == 0 and abs(phi - fourbar_phi(2000)) <= 1e-10 * abs(phi),
+          "N = 2000 four-bar equilibrium at the rounding floor: %s (phi %.15g, closed form %.15g)"
+          % (err.strip(), phi, fourbar_phi(2000)))
+
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
