@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "mblin/mblin.h"
 
 #define MAX_SETS 256
@@ -32,33 +33,6 @@ static int usage_err(const char *cmd, const char *fmt, const char *arg)
     return 2;
 }
 
-/* a finite decimal number only (as --set on the command line) */
-static int decimal(const char *s, double *out)
-{
-    const char *p = s;
-    if (*p == '+' || *p == '-') p++;
-    int digits = 0;
-    while (*p >= '0' && *p <= '9') p++, digits++;
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9') p++, digits++;
-    }
-    if (!digits) return -1;
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        if (*p == '+' || *p == '-') p++;
-        if (!(*p >= '0' && *p <= '9')) return -1;
-        while (*p >= '0' && *p <= '9') p++;
-    }
-    if (*p) return -1;
-    errno = 0;
-    char *end = NULL;
-    double x = strtod(s, &end);
-    if (errno == ERANGE || !end || *end || !isfinite(x)) return -1;
-    *out = x;
-    return 0;
-}
-
 /* FROM:TO:COUNT -> from, to, count (COUNT an integer >= 2, FROM < TO); -1 with why. */
 static int range3(const char *s, double *from, double *to, int *count, char *why, size_t whylen)
 {
@@ -69,7 +43,7 @@ static int range3(const char *s, double *from, double *to, int *count, char *why
     if (!c1 || !c2 || strchr(c2 + 1, ':')) return snprintf(why, whylen, "expected FROM:TO:COUNT"), -1;
     *c1 = *c2 = '\0';
     double n;
-    if (decimal(buf, from) || decimal(c1 + 1, to) || decimal(c2 + 1, &n))
+    if (mblin_cli_decimal(buf, from) || mblin_cli_decimal(c1 + 1, to) || mblin_cli_decimal(c2 + 1, &n))
         return snprintf(why, whylen, "FROM, TO and COUNT must be decimal numbers"), -1;
     if (n != floor(n) || n < 2 || n > 1e7) return snprintf(why, whylen, "COUNT must be an integer of at least 2"), -1;
     if (!(*from < *to)) return snprintf(why, whylen, "FROM must be below TO"), -1;
@@ -88,7 +62,7 @@ static int name_value(const char *opt, const char *v, mbl_setting *s, char *name
     if ((size_t)(eq - v) >= namelen) return usage_err(cmd, "name too long in '%s'", v);
     memcpy(name, v, (size_t)(eq - v));
     name[eq - v] = '\0';
-    if (decimal(eq + 1, &s->value)) {
+    if (mblin_cli_decimal(eq + 1, &s->value)) {
         char m[300];
         snprintf(m, sizeof m, "%s: '%.200s' is not NAME=NUMBER (a finite decimal number)", opt, v);
         return usage_err(cmd, "%s", m);
@@ -247,11 +221,11 @@ int mblin_cmd_sweep(int argc, char **argv)
                 so.naxes++;
             } else if (!strcmp(a, "--threads")) {
                 double t;
-                if (decimal(v, &t) || t != floor(t) || t < 1 || t > 256)
+                if (mblin_cli_decimal(v, &t) || t != floor(t) || t < 1 || t > 256)
                     return usage_err(cmd, "--threads expects an integer 1..256, got '%s'", v);
                 so.threads = (int)t;
             } else if (!strcmp(a, "--fmax")) {
-                if (decimal(v, &fmax) || !(fmax > 0)) return usage_err(cmd, "--fmax expects a positive number (Hz), got '%s'", v);
+                if (mblin_cli_decimal(v, &fmax) || !(fmax > 0)) return usage_err(cmd, "--fmax expects a positive number (Hz), got '%s'", v);
             } else if (!strcmp(a, "--orders")) {
                 char buf[512];
                 if (strlen(v) >= sizeof buf) return usage_err(cmd, "--orders: too long%s", "");
@@ -259,7 +233,7 @@ int mblin_cmd_sweep(int argc, char **argv)
                 norders = 0;
                 for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
                     if (norders >= 32) return usage_err(cmd, "--orders: at most 32%s", "");
-                    if (decimal(tok, &orders[norders]) || !(orders[norders] > 0))
+                    if (mblin_cli_decimal(tok, &orders[norders]) || !(orders[norders] > 0))
                         return usage_err(cmd, "--orders expects positive numbers separated by commas, got '%s'", v);
                     norders++;
                 }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "mblin/mblin.h"
 
 #define MAX_SETS 256
@@ -133,34 +134,6 @@ static void command_usage(FILE *f, const command *c)
         fprintf(f, "  %-18s  %s\n", head, options[i].help);
     }
     fprintf(f, "  %-18s  %s\n", "--help", "this text");
-}
-
-/* A decimal floating literal only: [+-] digits [. digits] [e [+-] digits] (no hex, inf, nan,
- * spaces), as a parameter value on the command line. */
-static int parse_decimal(const char *s, double *out)
-{
-    const char *p = s;
-    if (*p == '+' || *p == '-') p++;
-    int digits = 0;
-    while (*p >= '0' && *p <= '9') p++, digits++;
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9') p++, digits++;
-    }
-    if (!digits) return -1;
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        if (*p == '+' || *p == '-') p++;
-        if (!(*p >= '0' && *p <= '9')) return -1;
-        while (*p >= '0' && *p <= '9') p++;
-    }
-    if (*p) return -1;
-    char *end = NULL;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (errno == ERANGE || !end || *end || !isfinite(x)) return -1;
-    *out = x;
-    return 0;
 }
 
 /* mkdir -p: every missing level of dir. */
@@ -281,7 +254,7 @@ int main(int argc, char **argv)
             if ((size_t)(eq - v) >= sizeof guess_names[0]) return usage_error("--guess: name too long in '%s'", v);
             memcpy(guess_names[nguess], v, (size_t)(eq - v));
             guess_names[nguess][eq - v] = '\0';
-            if (parse_decimal(eq + 1, &guesses[nguess].value))
+            if (mblin_cli_decimal(eq + 1, &guesses[nguess].value))
                 return usage_error("--guess: '%s' is not NAME=NUMBER (a finite decimal number)", v);
             guesses[nguess].name = guess_names[nguess];
             nguess++;
@@ -298,7 +271,7 @@ int main(int argc, char **argv)
             } else {
                 snprintf(num, sizeof num, "%s", l < sizeof num ? v : "");
             }
-            if (parse_decimal(num, &x))
+            if (mblin_cli_decimal(num, &x))
                 return usage_error(!strcmp(a, "--nev")     ? "--nev expects a positive integer, got '%s'"
                                    : !strcmp(a, "--shift") ? "--shift expects a number, got '%s'"
                                                            : "--mem-budget expects a size (bytes, or with k, M, G), got '%s'",
@@ -336,7 +309,7 @@ int main(int argc, char **argv)
                 memcpy(set_names[nsets], v, nl);
                 set_names[nsets][nl] = '\0';
                 double x;
-                if (parse_decimal(eq + 1, &x))
+                if (mblin_cli_decimal(eq + 1, &x))
                     return usage_error("--set: '%s' is not NAME=NUMBER (a finite decimal number such as 2, -0.5 or 1e-3)", v);
                 sets[nsets].name = set_names[nsets];
                 sets[nsets].value = x;

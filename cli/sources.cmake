@@ -1,5 +1,6 @@
 set(MBLIN_CLI_SOURCES
   cli/main.c
+  cli/cli_util.c
   cli/cmd_sweep.c
   cli/startup.c
   cli/cmd_sensitivity.c
