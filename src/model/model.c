@@ -838,6 +838,8 @@ static int check_names(loader *L)
  * u = T(q) q' by an expression linear in der(.). It becomes a variable of that name (usable in every
  * expression, der(u) its total derivative) and a user velocity state (W = u preferred by the state
  * selection), so the augmented matrix carries T = du/dq' and [T q']_q in its W rows. */
+static int take_speed(loader *L, mbl_src_item it);
+
 static int take_speeds(loader *L)
 {
     mbl_src *s = L->src;
@@ -848,12 +850,35 @@ static int take_speeds(loader *L)
     if (!nspd) return 0;
     md->spd_what = mbl_calloc((size_t)nspd, sizeof *md->spd_what);
     if (!md->spd_what) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
-    for (int i = 0; i < s->velocities.n; i++) {
+    int rc = 0, i = 0, nvel = s->velocities.n;
+    for (; i < nvel && !rc; i++) {
         mbl_src_item it = s->velocities.items[i];
         if (find_name(&s->coordinates, it.key, strlen(it.key)) >= 0) {
             s->velocities.items[keep++] = it;
             continue;
         }
+        rc = take_speed(L, it);
+        if (rc == 1) { /* moved to the variables, then failed: it is theirs now */
+            rc = MBL_ENOMEM;
+            i++;
+            break;
+        }
+        if (rc) break;
+    }
+    /* on an error, the items not examined stay velocities (each item has exactly one owner) */
+    for (; rc && i < nvel; i++) s->velocities.items[keep++] = s->velocities.items[i];
+    s->velocities.n = keep;
+    name_index_reset(); /* the lists changed: their name indexes are rebuilt when next searched */
+    return rc;
+}
+
+/* one speed `it` of take_speeds: checked, then a variable and a velocity state; 0, a negative
+ * code with it still owned by the velocities, or 1 (out of memory after the variables took it) */
+static int take_speed(loader *L, mbl_src_item it)
+{
+    mbl_src *s = L->src;
+    mbl_model *md = L->md;
+    {
         if (!strstr(it.text, "der("))
             return mbl_error(L->st, MBL_EMODEL,
                              "%s:%d:%d: '%s' in velocities is not a coordinate (a generalized speed u = T(q) q' is "
@@ -884,10 +909,11 @@ static int take_speeds(loader *L)
         char buf[512];
         snprintf(buf, sizeof buf, "%s:%d:%d: speed '%s'", s->file, it.key_line, it.key_col, it.key);
         md->spd_what[md->nspd] = str_dup(buf);
-        if (!md->spd_what[md->nspd++]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        if (!md->spd_what[md->nspd++]) {
+            mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            return 1;
+        }
     }
-    s->velocities.n = keep;
-    name_index_reset(); /* the lists changed: their name indexes are rebuilt when next searched */
     return 0;
 }
 

@@ -494,5 +494,18 @@ with tempfile.TemporaryDirectory() as d:
           "N = 2000 four-bar equilibrium at the rounding floor: %s (phi %.15g, closed form %.15g)"
           % (err.strip(), phi, fourbar_phi(2000)))
 
+
+# --- a bad generalized speed after a good one (found by the fuzzer: the first speed, already moved
+# to the variables, was freed twice on the error path) ---
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    f.write("model: dae\nparameters: {m: 1}\ncoordinates: {th: 0, ps: 0}\n"
+            "velocities:\n  u1: \"der(th)\"\n  u2: \"fer(ps)\"\n"
+            "kinetic_energy: \"0.5*m*(der(th)^2 + der(ps)^2)\"\n")
+    name = f.name
+rc, out, err = run("linearize", name)
+check(one_line_error(rc, err, 1, name + ":6:3: 'u2' in velocities is not a coordinate"),
+      "bad second speed: one line, no double free: " + err)
+os.unlink(name)
+
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
