@@ -162,6 +162,42 @@ void mbl_point_free(mbl_point *p);
  * reaction forces lambda(c) and accelerations der(der(x)) of the operating point. */
 int mbl_model_outputs(const mbl_model *model, const mbl_point *point, double *y, mbl_status *st);
 
+/* ---- constraint diagnosis (mblin check) ------------------------------------------------- */
+
+/* Which holonomic constraints are at fault, each equation named by its source (a mechanism's joint,
+ * driver or coupler; "constraint <j>" at the equation level: mbl_model_constraint_name).
+ * With a point: the rank of Phi_q (relative singular-value threshold 1e-9, as the operating
+ * point's rank_tol) and, when it is below m, the equations that take part in its left null space
+ * (weight above 1e-6 in a unit null vector): kind MBL_DIAG_REDUNDANT. Without a point (none was
+ * found): the equations whose residual at the file's initial configuration exceeds 1e-8 in
+ * absolute value: kind MBL_DIAG_VIOLATED, with the residuals. MBL_DIAG_NONE when nothing is at
+ * fault; MBL_DIAG_UNEVALUATED (with the reason in msg) when the constraints cannot be evaluated. */
+typedef enum mbl_diag_kind {
+    MBL_DIAG_NONE = 0,
+    MBL_DIAG_REDUNDANT = 1,
+    MBL_DIAG_VIOLATED = 2,
+    MBL_DIAG_UNEVALUATED = 3
+} mbl_diag_kind;
+
+typedef struct mbl_constraint_diag {
+    mbl_diag_kind kind;
+    int m, n;         /* holonomic constraint equations, coordinates */
+    int rank;         /* rank of Phi_q at the point (REDUNDANT), else m */
+    int *flag;        /* m: 1 where equation j takes part */
+    double *residual; /* m: the residuals at the initial configuration (VIOLATED), else NULL */
+    char msg[256];    /* UNEVALUATED: why */
+} mbl_constraint_diag;
+
+/* Returns 0 (the diagnosis in *out, free with mbl_constraint_diag_free) or MBL_EARG/MBL_ENOMEM. */
+int mbl_constraint_diagnose(const mbl_model *model, const mbl_point *point, mbl_constraint_diag **out,
+                            mbl_status *st);
+void mbl_constraint_diag_free(mbl_constraint_diag *d);
+/* The source of holonomic constraint equation j (several equations of a joint share its name). */
+const char *mbl_model_constraint_name(const mbl_model *model, int j);
+/* User ODE state i (0..node_states-1) and implicit variable i (0..nimplicit-1) by name. */
+const char *mbl_model_ode_state_name(const mbl_model *model, int i);
+const char *mbl_model_implicit_name(const mbl_model *model, int i);
+
 /* ---- the drawing of a mechanism (mblin report) ----------------------------------------- */
 
 /* What a `model: mechanism` gives to draw it: points (every body's origin, named as the body,

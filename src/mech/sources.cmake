@@ -5,7 +5,6 @@ list(APPEND MBLIN_SOURCES
   src/mech/joint.c
   src/mech/force.c
   src/mech/measure.c
-  src/mech/check.c
   src/mech/beam.c
   src/mech/modal_body.c
   src/mech/relative.c

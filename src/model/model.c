@@ -2283,6 +2283,14 @@ const char *mbl_model_input_name(const mbl_model *md, int i) { return md && i >=
 const char *mbl_model_output_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->ny ? md->yname[i] : NULL; }
 const char *mbl_model_param_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pname[i] : NULL; }
 double mbl_model_param_value(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pval[i] : NAN; }
+const char *mbl_model_ode_state_name(const mbl_model *md, int i)
+{
+    return md && i >= 0 && i < md->nX ? md->xname[i] : NULL;
+}
+const char *mbl_model_implicit_name(const mbl_model *md, int i)
+{
+    return md && i >= 0 && i < md->nZ ? md->zname[i] : NULL;
+}
 
 int mbl_model_outputs(const mbl_model *md, const mbl_point *pt, double *y, mbl_status *st)
 {

@@ -5,8 +5,6 @@
 #include <string.h>
 
 #include "mblin/report.h"
-#include "mech/check.h"
-#include "model/model_internal.h"
 
 static const char *at_name(mbl_at at)
 {
@@ -76,14 +74,57 @@ static void json_names(FILE *f, char *const *names, int n)
     fputc(']', f);
 }
 
+typedef const char *(*model_name_fn)(const mbl_model *, int);
+
+static int coord_count(const mbl_model *md)
+{
+    mbl_model_info mi;
+    mbl_model_get_info(md, &mi);
+    return mi.ncoord;
+}
+
+static void json_model_names(FILE *f, const mbl_model *md, model_name_fn name, int n)
+{
+    fputc('[', f);
+    for (int i = 0; i < n; i++) {
+        if (i) fputs(", ", f);
+        json_str(f, name(md, i));
+    }
+    fputc(']', f);
+}
+
+/* the model's name for a title: "(unnamed)" when it has none */
+static const char *title_name(const mbl_model *md)
+{
+    mbl_model_info mi;
+    mbl_model_get_info(md, &mi);
+    return mi.name && mi.name[0] ? mi.name : "(unnamed)";
+}
+
+static const char *model_file(const mbl_model *md)
+{
+    mbl_model_info mi;
+    mbl_model_get_info(md, &mi);
+    return mi.file ? mi.file : "";
+}
+
+static const char *model_name(const mbl_model *md)
+{
+    mbl_model_info mi;
+    mbl_model_get_info(md, &mi);
+    return mi.name ? mi.name : "";
+}
+
 static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
 {
+    mbl_model_info mi;
+    mbl_model_get_info(md, &mi);
     fputs("{\"at\": ", f);
     json_str(f, at_name(pt->at));
     fputs(", \"t\": ", f);
     json_num(f, pt->t);
     fputs(", \"coordinates\": ", f);
-    json_names(f, md->qname, md->n);
+    json_model_names(f, md, mbl_model_coord_name, mi.ncoord);
     fputs(", \"q\": ", f);
     json_vec(f, pt->q, pt->n);
     fputs(", \"v\": ", f);
@@ -96,27 +137,27 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
     json_vec(f, pt->mu, pt->k);
     if (pt->nX || pt->nZ) { /* user ODE states and implicit variables (issue 13) */
         fputs(", \"ode_states\": ", f);
-        json_names(f, md->xname, md->nX);
+        json_model_names(f, md, mbl_model_ode_state_name, mi.node_states);
         fputs(", \"X\": ", f);
         json_vec(f, pt->X, pt->nX);
         fputs(", \"Xdot\": ", f);
         json_vec(f, pt->Xdot, pt->nX);
         fputs(", \"implicit_variables\": ", f);
-        json_names(f, md->zname, md->nZ);
+        json_model_names(f, md, mbl_model_implicit_name, mi.nimplicit);
         fputs(", \"Z\": ", f);
         json_vec(f, pt->Z, pt->nZ);
     }
     fputs(", \"input_names\": ", f);
-    json_names(f, md->rname, md->nr);
+    json_model_names(f, md, mbl_model_input_name, mi.ninput);
     fputs(", \"inputs\": ", f);
     json_vec(f, pt->r, pt->nr);
     fputs(", \"output_names\": ", f);
-    json_names(f, md->yname, md->ny);
+    json_model_names(f, md, mbl_model_output_name, mi.noutput);
     fputs(", \"outputs\": ", f);
-    double *y = md->ny ? mbl_calloc((size_t)md->ny, sizeof *y) : NULL;
+    double *y = mi.noutput ? mbl_calloc((size_t)mi.noutput, sizeof *y) : NULL;
     mbl_status est;
     mbl_status_clear(&est);
-    if (y && !mbl_model_outputs(md, pt, y, &est)) json_vec(f, y, md->ny);
+    if (y && !mbl_model_outputs(md, pt, y, &est)) json_vec(f, y, mi.noutput);
     else fputs("[]", f);
     mbl_free(y);
     fprintf(f, ", \"iterations\": %d, \"residual\": ", pt->iterations);
@@ -132,7 +173,7 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
 int mbl_report_point_json(FILE *f, const mbl_model *md, const mbl_point *pt)
 {
     fputs("{\"model\": ", f);
-    json_str(f, md->name);
+    json_str(f, model_name(md));
     fputs(", \"operating_point\": ", f);
     json_point_body(f, md, pt);
     fputs("}\n", f);
@@ -287,7 +328,7 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
 {
     int mats = !(flags & MBL_REPORT_NO_MATRICES);
     fputs("{\"model\": ", f);
-    json_str(f, md->name);
+    json_str(f, model_name(md));
     fputs(", \"method\": ", f);
     json_str(f, lin->method);
     fputs(", \"states\": ", f);
@@ -341,7 +382,7 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
     json_str(f, modes ? modes->solver : "");
     if (mats) {
         fputs(",\n \"mode_shapes\": {\"coordinates\": ", f);
-        json_names(f, md->qname, md->n);
+        json_model_names(f, md, mbl_model_coord_name, coord_count(md));
         fputs(", \"re\": ", f);
         if (modes) json_mat(f, modes->shape_re, modes->n, modes->nx);
         else fputs("[]", f);
@@ -403,22 +444,24 @@ static void text_mat(FILE *f, const char *title, const double *A, int rows, int 
 
 int mbl_report_point_text(FILE *f, const mbl_model *md, const mbl_point *pt)
 {
+    mbl_model_info mi;
+    mbl_model_get_info(md, &mi);
     fprintf(f, "Operating point (%s, t = %g): %d Newton iterations, residual %.3g\n", at_name(pt->at), pt->t,
             pt->iterations, pt->residual);
     fprintf(f, "  %-16s %16s %16s %16s\n", "coordinate", "q", "der(q)", "der(der(q))");
     for (int i = 0; i < pt->n; i++)
-        fprintf(f, "  %-16.16s %16.9g %16.9g %16.9g\n", md->qname[i], pt->q[i], pt->v[i], pt->vdot[i]);
+        fprintf(f, "  %-16.16s %16.9g %16.9g %16.9g\n", mbl_model_coord_name(md, i), pt->q[i], pt->v[i], pt->vdot[i]);
     for (int j = 0; j < pt->m; j++) fprintf(f, "  lambda[%d] = %.9g\n", j + 1, pt->lambda[j]);
     for (int j = 0; j < pt->k; j++) fprintf(f, "  mu[%d] = %.9g\n", j + 1, pt->mu[j]);
     for (int j = 0; j < pt->nX; j++)
-        fprintf(f, "  ode state %s = %.9g, der(%s) = %.9g\n", md->xname[j], pt->X[j], md->xname[j], pt->Xdot[j]);
-    for (int j = 0; j < pt->nZ; j++) fprintf(f, "  implicit variable %s = %.9g\n", md->zname[j], pt->Z[j]);
-    for (int j = 0; j < pt->nr; j++) fprintf(f, "  input %s = %.9g\n", md->rname[j], pt->r[j]);
-    double *y = md->ny ? mbl_calloc((size_t)md->ny, sizeof *y) : NULL;
+        fprintf(f, "  ode state %s = %.9g, der(%s) = %.9g\n", mbl_model_ode_state_name(md, j), pt->X[j], mbl_model_ode_state_name(md, j), pt->Xdot[j]);
+    for (int j = 0; j < pt->nZ; j++) fprintf(f, "  implicit variable %s = %.9g\n", mbl_model_implicit_name(md, j), pt->Z[j]);
+    for (int j = 0; j < pt->nr; j++) fprintf(f, "  input %s = %.9g\n", mbl_model_input_name(md, j), pt->r[j]);
+    double *y = mi.noutput ? mbl_calloc((size_t)mi.noutput, sizeof *y) : NULL;
     mbl_status est;
     mbl_status_clear(&est);
     if (y && !mbl_model_outputs(md, pt, y, &est))
-        for (int j = 0; j < md->ny; j++) fprintf(f, "  output %s = %.9g\n", md->yname[j], y[j]);
+        for (int j = 0; j < mi.noutput; j++) fprintf(f, "  output %s = %.9g\n", mbl_model_output_name(md, j), y[j]);
     mbl_free(y);
     if (pt->notes[0]) fprintf(f, "  note: %s\n", pt->notes);
     return ferror(f) ? MBL_EIO : 0;
@@ -427,9 +470,11 @@ int mbl_report_point_text(FILE *f, const mbl_model *md, const mbl_point *pt)
 int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl_linear *lin,
                     const mbl_modes *modes, unsigned flags)
 {
-    fprintf(f, "Model: %s (%s)\n", md->name[0] ? md->name : "(unnamed)", md->file);
-    fprintf(f, "  %d coordinates, %d holonomic and %d non-holonomic constraints, %d inputs, %d outputs\n\n", md->n,
-            md->m, md->k, md->nr, md->ny);
+    fprintf(f, "Model: %s (%s)\n", title_name(md), model_file(md));
+    mbl_model_info mi;
+    mbl_model_get_info(md, &mi);
+    fprintf(f, "  %d coordinates, %d holonomic and %d non-holonomic constraints, %d inputs, %d outputs\n\n",
+            mi.ncoord, mi.nhol, mi.nnh, mi.ninput, mi.noutput);
     mbl_report_point_text(f, md, pt);
     if (lin->A) {
         fprintf(f, "\nLinearization: method %s, %d states (%d position, %d velocity), condition estimate %.3g\n",
@@ -467,7 +512,7 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
             for (int k = 0; k < modes->nx; k++) fprintf(f, " %10d", k + 1);
             fputc('\n', f);
             for (int c = 0; c < modes->n; c++) {
-                fprintf(f, "  %-16.16s", md->qname[c]);
+                fprintf(f, "  %-16.16s", mbl_model_coord_name(md, c));
                 for (int k = 0; k < modes->nx; k++) fprintf(f, " %10.4g", modes->shape_re[c + (size_t)k * modes->n]);
                 fputc('\n', f);
             }
@@ -489,28 +534,76 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
     return ferror(f) ? MBL_EIO : 0;
 }
 
+/* the distinct names of the flagged constraints, in the order of first appearance, at most
+ * CHECK_LIST_MAX of them: with residuals the largest of each name, else the count of equations */
+#define CHECK_LIST_MAX 12
+static void check_names(FILE *f, const mbl_model *md, const mbl_constraint_diag *d)
+{
+    int shown = 0, total = 0;
+    for (int j = 0; j < d->m; j++) {
+        if (!d->flag[j]) continue;
+        const char *nj = mbl_model_constraint_name(md, j);
+        int dup = 0;
+        for (int i = 0; i < j && !dup; i++) dup = d->flag[i] && !strcmp(mbl_model_constraint_name(md, i), nj);
+        if (dup) continue;
+        total++;
+        if (shown >= CHECK_LIST_MAX) continue;
+        int cnt = 0;
+        double worst = 0;
+        for (int i = j; i < d->m; i++)
+            if (d->flag[i] && !strcmp(mbl_model_constraint_name(md, i), nj)) {
+                cnt++;
+                if (d->residual && fabs(d->residual[i]) > worst) worst = fabs(d->residual[i]);
+            }
+        fprintf(f, "%s%s", shown ? ", " : "", nj);
+        if (d->residual) fprintf(f, " [residual %.3g]", worst);
+        else if (cnt > 1) fprintf(f, " [%d equations]", cnt);
+        shown++;
+    }
+    if (total > shown) fprintf(f, ", and %d more", total - shown);
+    fputc('\n', f);
+}
+
 int mbl_report_check(FILE *f, const mbl_model *md, const mbl_point *pt)
 {
-    fprintf(f, "Model: %s (%s)\n", md->name[0] ? md->name : "(unnamed)", md->file);
-    fprintf(f, "  coordinates: %d\n  holonomic constraints: %d\n  non-holonomic constraints: %d\n", md->n, md->m,
-            md->k);
-    fprintf(f, "  parameters: %d, inputs: %d, outputs: %d, user states: %d, user velocity states: %d\n", md->np,
-            md->nr, md->ny, md->nus, md->nuvs);
-    if (md->nX || md->nZ || md->nspd)
-        fprintf(f, "  ode states: %d, implicit variables: %d, generalized speeds: %d\n", md->nX, md->nZ, md->nspd);
-    fprintf(f, "  degrees of freedom by counting: %d (positions), %d (velocities)\n", md->n - md->m,
-            md->n - md->m - md->k);
+    mbl_model_info mi;
+    mbl_model_get_info(md, &mi);
+    int n = mi.ncoord, m = mi.nhol, k = mi.nnh;
+    fprintf(f, "Model: %s (%s)\n", title_name(md), model_file(md));
+    fprintf(f, "  coordinates: %d\n  holonomic constraints: %d\n  non-holonomic constraints: %d\n", n, m, k);
+    fprintf(f, "  parameters: %d, inputs: %d, outputs: %d, user states: %d, user velocity states: %d\n", mi.nparam,
+            mi.ninput, mi.noutput, mi.nuser_states, mi.nuser_velocity_states);
+    if (mi.node_states || mi.nimplicit || mi.nspeeds)
+        fprintf(f, "  ode states: %d, implicit variables: %d, generalized speeds: %d\n", mi.node_states, mi.nimplicit,
+                mi.nspeeds);
+    fprintf(f, "  degrees of freedom by counting: %d (positions), %d (velocities)\n", n - m, n - m - k);
     if (pt) {
-        int red = md->m + md->k - pt->rank_phi_q;
+        int red = m + k - pt->rank_phi_q;
         fprintf(f, "  at the operating point (%s): constraint rank %d, degrees of freedom %d\n", at_name(pt->at),
-                pt->rank_phi_q, md->n - md->m - md->k + red);
+                pt->rank_phi_q, n - m - k + red);
         if (red > 0)
             fprintf(f, "  problem: %d redundant constraint%s (or a singular configuration) at this point\n", red,
                     red > 1 ? "s" : "");
         if (pt->notes[0]) fprintf(f, "  note: %s\n", pt->notes);
     }
-    int crc = mbl_check_constraints(f, md, pt); /* names the redundant / violated constraints */
-    if (crc) return crc;
+    /* the redundant / violated constraints by name */
+    mbl_constraint_diag *d = NULL;
+    mbl_status st;
+    mbl_status_clear(&st);
+    int rc = mbl_constraint_diagnose(md, pt, &d, &st);
+    if (rc) return rc;
+    if (d->kind == MBL_DIAG_UNEVALUATED && !pt)
+        fprintf(f, "  problem: the constraints cannot be evaluated at the initial configuration: %s\n", d->msg);
+    else if (d->kind == MBL_DIAG_VIOLATED) {
+        fprintf(f, "  problem: the parts did not assemble; constraints violated at the initial configuration: ");
+        check_names(f, md, d);
+    } else if (d->kind == MBL_DIAG_REDUNDANT) {
+        fprintf(f, "  redundant constraints: %d of %d equations are dependent (Gruebler count %d, mobility %d); "
+                   "among: ",
+                m - d->rank, m, n - m, n - d->rank);
+        check_names(f, md, d);
+    }
+    mbl_constraint_diag_free(d);
     return ferror(f) ? MBL_EIO : 0;
 }
 
@@ -598,8 +691,8 @@ static int export_partial(const char *dir, const mbl_model *md, const mbl_linear
         if (prc) return prc;
         return mbl_error(st, MBL_EIO, "%s: cannot write", path);
     }
-    fprintf(f, "%% Linear model of %s (%s), method %s, written by mblin.\n", md->name[0] ? md->name : "(unnamed)",
-            md->file, lin->method);
+    fprintf(f, "%% Linear model of %s (%s), method %s, written by mblin.\n", title_name(md),
+            model_file(md), lin->method);
     fprintf(f, "%% A, B, C, D, M, Cd, K, F, q_S and the state names: " NOT_FORMED ".\n");
     fprintf(f, "%% eigenvalues: the %d nearest the shift %g of %d; shapes: their coordinate parts dq.\n", ne,
             lin->eig_shift, lin->nx);
@@ -662,8 +755,8 @@ int mbl_report_export(const char *dir, const mbl_model *md, const mbl_linear *li
     if (rc) return rc;
     FILE *f = fopen(path, "w");
     if (!f) return mbl_error(st, MBL_EIO, "%s: cannot write", path);
-    fprintf(f, "%% Linear model of %s (%s), method %s, written by mblin.\n", md->name[0] ? md->name : "(unnamed)",
-            md->file, lin->method);
+    fprintf(f, "%% Linear model of %s (%s), method %s, written by mblin.\n", title_name(md),
+            model_file(md), lin->method);
     fprintf(f, "%% x' = A x + B u, y = C x + D u with x = [S; W];\n%% M S'' + Cd S' + K S = F u.\n");
     oct_names(f, "state_names", lin->state_names, lin->nx);
     oct_names(f, "input_names", lin->input_names, lin->nu);

@@ -588,6 +588,17 @@ static char *check_text(const char *text, int *loaded)
         return NULL;
     }
     if (mbl_operating_point(md, NULL, &pt, &st)) pt = NULL;
+    /* the public diagnosis behind the text: every flagged equation has a name, residuals only
+       without a point, the rank only with one */
+    mbl_constraint_diag *d = NULL;
+    CHECK(mbl_constraint_diagnose(md, pt, &d, &st) == 0 && d);
+    if (d) {
+        for (int j = 0; j < d->m; j++) CHECK(!d->flag || !d->flag[j] || mbl_model_constraint_name(md, j));
+        CHECK(d->kind != MBL_DIAG_VIOLATED || (!pt && d->residual));
+        CHECK(d->kind != MBL_DIAG_REDUNDANT || (pt && d->rank < d->m));
+        if (d->kind == MBL_DIAG_REDUNDANT) printf("  diagnosis: rank %d of %d\n", d->rank, d->m);
+    }
+    mbl_constraint_diag_free(d);
     FILE *f = tmpfile();
     mbl_report_check(f, md, pt);
     long n = ftell(f);
