@@ -743,6 +743,28 @@ static void note_far_moves(mbl_point *pt, const mbl_model *md, const double *gue
     snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", msg);
 }
 
+/* An equilibrium is at rest: velocities given in the file (a body's angular_velocity, a
+ * coordinate's der(q)) are not used there; say so, naming the largest, since a user who gave a
+ * spin and asked for an equilibrium gets the model at rest (at: given or steady keep them). */
+static void note_unused_velocities(mbl_point *pt, const mbl_model *md, const double *v0)
+{
+    int big = -1, count = 0;
+    for (int i = 0; i < md->n; i++)
+        if (v0[i] != 0.0 && isfinite(v0[i])) {
+            count++;
+            if (big < 0 || fabs(v0[i]) > fabs(v0[big])) big = i;
+        }
+    if (big < 0) return;
+    char msg[400];
+    snprintf(msg, sizeof msg,
+             "the velocities of the initial state are not used at an equilibrium (%d nonzero, largest der(%.100s) = "
+             "%.4g); use at: given or at: steady for a point with motion",
+             count, md->qname[big], v0[big]);
+    size_t nl = strlen(pt->notes);
+    if (nl + 3 >= sizeof pt->notes) return;
+    snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", msg);
+}
+
 int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, mbl_point **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbl_operating_point: out is NULL");
@@ -796,6 +818,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         rc = solve(&sp, "the equilibrium", 0, st);
         if (!rc && sp.rank_last >= 0 && sp.rank_last < sp.ncol) pt->min_norm_multipliers = 1;
         if (!rc) note_far_moves(pt, md, q_guess, opt.move_note);
+        if (!rc) note_unused_velocities(pt, md, v0);
         break;
     case MBL_AT_GIVEN: {
         double *qgiven = mbl_alloc_array((size_t)n + 1, sizeof *qgiven);

@@ -344,6 +344,38 @@ TEST(sparse_unit_spread)
     mbl_model_free(md);
 }
 
+
+/* A pendulum given a swing rate in the file but linearized at an equilibrium: the point is at rest
+ * (hanging, omega^2 = g/l = 9.81 exactly) and the notes say the file's velocity was not used; the
+ * same file at rest has no such note. */
+TEST(equilibrium_notes_unused_velocities)
+{
+    const char *swing = "model: dae\nparameters: {m: 1, l: 1, g: 9.81}\n"
+                        "coordinates: {th: 0.1}\nvelocities: {th: 2.5}\n"
+                        "kinetic_energy: \"0.5*m*l^2*der(th)^2\"\npotential_energy: \"-m*g*l*cos(th)\"\n"
+                        "linearize: {at: equilibrium}\n";
+    const char *rest = "model: dae\nparameters: {m: 1, l: 1, g: 9.81}\ncoordinates: {th: 0.1}\n"
+                       "kinetic_energy: \"0.5*m*l^2*der(th)^2\"\npotential_energy: \"-m*g*l*cos(th)\"\n"
+                       "linearize: {at: equilibrium}\n";
+    for (int c = 0; c < 2; c++) {
+        mbl_status st;
+        mbl_model *md = load(c ? rest : swing, &st);
+        CHECK_MSG(md != NULL, "%s", st.msg);
+        if (!md) continue;
+        mbl_point *pt = NULL;
+        CHECK_MSG(mbl_operating_point(md, NULL, &pt, &st) == 0, "%s", st.msg);
+        if (pt) {
+            CHECK(fabs(pt->q[0]) < 1e-12 && pt->v[0] == 0.0);
+            const char *want = "velocities of the initial state are not used at an equilibrium (1 nonzero, largest "
+                               "der(th) = 2.5)";
+            CHECK_MSG(c ? strstr(pt->notes, "not used at an equilibrium") == NULL : strstr(pt->notes, want) != NULL,
+                      "notes: %s", pt->notes);
+        }
+        mbl_point_free(pt);
+        mbl_model_free(md);
+    }
+}
+
 int main(void)
 {
     RUN(domain_error_in_source_expression);
@@ -354,5 +386,6 @@ int main(void)
     RUN(slider_crank_guess_by_name);
     RUN(gear_newton_stall_levenberg_marquardt);
     RUN(sparse_unit_spread);
+    RUN(equilibrium_notes_unused_velocities);
     return test_summary("opoint");
 }
