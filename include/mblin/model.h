@@ -394,7 +394,8 @@ typedef struct mbl_comparison {
 
 /* Run every method on (model, point), repeat each `repeat` times (<= 0: 3) for the timing. A
  * method that refuses is a row with ok = 0, not an error. Deviations are
- * |s - s_ref| / max(|s_ref|, zero_tol of the reference modes), eigenvalues matched nearest first. */
+ * |s - s_ref| / max(|s_ref|, zero_tol of the reference modes), eigenvalues matched nearest first;
+ * from a zero eigenvalue of the reference, relative to its largest one (zero in both: equal). */
 int mbl_compare(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt, int repeat,
                 mbl_comparison **out, mbl_status *st);
 void mbl_comparison_free(mbl_comparison *c);

@@ -37,7 +37,7 @@ void mbl_eig_options_default(mbl_eig_options *opt)
 void mbl_eig_result_free(mbl_eig_result *r)
 {
     if (!r) return;
-    mbl_free(r->re), mbl_free(r->im), mbl_free(r->berr);
+    mbl_free(r->re), mbl_free(r->im), mbl_free(r->berr), mbl_free(r->zero);
     mbl_free(r->vre), mbl_free(r->vim), mbl_free(r->vsign);
     mbl_free(r->rptr), mbl_free(r->rows), mbl_free(r->cptr), mbl_free(r->voff), mbl_free(r->V);
     mbl_free(r);
@@ -136,7 +136,8 @@ static mbl_eig_result *result_new(int neig, int nrow)
     r->vre = mbl_calloc((size_t)neig + 1, sizeof(int));
     r->vim = mbl_calloc((size_t)neig + 1, sizeof(int));
     r->vsign = mbl_calloc((size_t)neig + 1, sizeof(int));
-    if (!r->re || !r->im || !r->berr || !r->vre || !r->vim || !r->vsign) {
+    r->zero = mbl_calloc((size_t)neig + 1, sizeof *r->zero);
+    if (!r->re || !r->im || !r->berr || !r->vre || !r->vim || !r->vsign || !r->zero) {
         mbl_eig_result_free(r);
         return NULL;
     }
@@ -218,6 +219,33 @@ static double quad_berr(int nb, double sr, double si, const double *u, const dou
     double mag = hypot(sr, si), den = (mag * mag * nM + mag * nC + nK) * xmax * sqrt(xn);
     if (!(den > 0)) return amax == 0 ? 0.0 : HUGE_VAL;
     return amax * sqrt(s) / den;
+}
+
+/* Is the eigenpair (s, x = u + i v) of s^2 M + s C + K one of s = 0 within the rounding of K?
+ * Two conditions, both at the level ZERO_K_TOL ||K||: x is a null vector of K (||K x|| small), and
+ * a perturbation of K at that level moves s by at least |s| (first order, the left vector taken
+ * as x: |s x^H (2 s M + C) x| small). A cyclic coordinate whose K column is rounding (a spinning
+ * top's spin angle: K_ss = 1.8e-15 against ||K|| = 123, s = +-3.4e-6i) passes both; a damped free
+ * coordinate (K x = 0 exactly but s = -c/m) fails the second unless c is at rounding level; a
+ * genuine slow mode fails them unless it is below the rounding of K. The other test of zero,
+ * |s| below the solver's floor (zero_floor), stays. */
+#define ZERO_K_TOL (100.0 * DBL_EPSILON)
+static int zero_within_rounding(int nb, double sr, double si, const double *u, const double *v, const double *Mu,
+                                const double *Mv, const double *Cu, const double *Cv, const double *Ku,
+                                const double *Kv, double nK)
+{
+    double xn2 = 0, kx2 = 0, a = 0, b = 0, c = 0, d = 0;
+    for (int k = 0; k < nb; k++) {
+        double vk = v ? v[k] : 0, mv = v ? Mv[k] : 0, cv = v ? Cv[k] : 0, kv = v ? Kv[k] : 0;
+        xn2 += u[k] * u[k] + vk * vk;
+        kx2 += Ku[k] * Ku[k] + kv * kv;
+        a += u[k] * Mu[k] + vk * mv, b += u[k] * mv - vk * Mu[k]; /* x^H M x */
+        c += u[k] * Cu[k] + vk * cv, d += u[k] * cv - vk * Cu[k]; /* x^H C x */
+    }
+    if (!(xn2 > 0) || !(nK > 0)) return 0;
+    if (sqrt(kx2) > ZERO_K_TOL * nK * sqrt(xn2)) return 0;
+    double wr = 2 * (sr * a - si * b) + c, wi = 2 * (sr * b + si * a) + d; /* x^H (2 s M + C) x */
+    return hypot(sr, si) * hypot(wr, wi) <= ZERO_K_TOL * nK * xn2;
 }
 
 /* ---- strategy 1: symmetric-definite, dsygvd --------------------------------------------- */
@@ -509,6 +537,11 @@ static int solve_qz(int z, const double *M, const double *C, const double *K, in
                 if (eta < best) best = eta, pick = h;
             }
             int cols = pair ? 2 : 1;
+            size_t o = (size_t)(pick * n2 + j) * nb, ov = (size_t)(pick * n2 + jv) * nb;
+            int zero = zero_within_rounding(nb, r->re[e0 + j], r->im[e0 + j], X + o, pair ? X + ov : NULL, MX + o,
+                                            pair ? MX + ov : NULL, CX + o, pair ? CX + ov : NULL, KX + o,
+                                            pair ? KX + ov : NULL, nK);
+            for (int t = 0; t < cols; t++) r->zero[e0 + j + t] = (unsigned char)zero;
             for (int t = 0; t < cols; t++)
                 memcpy(V + (size_t)(j + t) * nb, X + (size_t)(pick * n2 + j + t) * nb, (size_t)nb * sizeof *V);
             for (int t = 0; t < cols; t++) {

@@ -67,6 +67,8 @@ typedef struct mbl_eig_result {
     int neig;         /* number of eigenvalues: z0 + z1 */
     double *re, *im;  /* neig eigenvalues (complex pairs adjacent, positive imaginary part first) */
     double *berr;     /* neig normwise backward errors (see above) */
+    unsigned char *zero; /* neig: 1 where the eigenpair is also one of 0 within the rounding of K
+                            (quadratic-qz: a cyclic coordinate's split zero; see eig.c) */
     int nrow;         /* length of the eigenvectors given: z0 (the position part on dgeev) */
     /* Eigenvectors, as real columns: eigenvalue i has x = col(vre[i]) + i vsign[i] col(vim[i])
      * (vim[i] == -1: x real). The columns are grouped by block: block c holds the rows

@@ -35,7 +35,8 @@ static int exact_method(const char *name)
 
 /* largest relative deviation of the physical eigenvalues of a from those of ref: each physical
  * eigenvalue of a is matched to the nearest physical one of ref (a may list fewer, e.g. the nev of
- * ARPACK); eigenvalues that are zero in both count as equal. -1 when a has more physical
+ * ARPACK); eigenvalues that are zero in both count as equal, and a deviation from a zero of ref is
+ * relative to ref's largest physical eigenvalue. -1 when a has more physical
  * eigenvalues than ref (not comparable). */
 static double deviation(const mbl_modes *a, const mbl_modes *ref)
 {
@@ -43,7 +44,10 @@ static double deviation(const mbl_modes *a, const mbl_modes *ref)
     for (int i = 0; i < a->nx; i++) na += !a->modes[i].spurious;
     for (int i = 0; i < ref->nx; i++) nref += !ref->modes[i].spurious;
     if (na > nref) return -1.0;
-    double dev = 0, zt = fmax(a->zero_tol, ref->zero_tol);
+    double dev = 0, zt = fmax(a->zero_tol, ref->zero_tol), big = 0;
+    for (int j = 0; j < ref->nx; j++)
+        if (!ref->modes[j].spurious && isfinite(ref->modes[j].re) && isfinite(ref->modes[j].im))
+            big = fmax(big, hypot(ref->modes[j].re, ref->modes[j].im));
     for (int i = 0; i < a->nx; i++) {
         const mbl_mode *x = &a->modes[i];
         if (x->spurious) continue;
@@ -56,8 +60,9 @@ static double deviation(const mbl_modes *a, const mbl_modes *ref)
             if (d < best) best = d, bm = y;
         }
         if (!bm) return -1.0;
-        if (bm->kind == MBL_MODE_ZERO && hypot(x->re, x->im) <= zt) continue;
-        dev = fmax(dev, best / fmax(hypot(bm->re, bm->im), zt));
+        if (bm->kind == MBL_MODE_ZERO && (x->kind == MBL_MODE_ZERO || hypot(x->re, x->im) <= zt)) continue;
+        /* a zero of ref has no scale of its own: a deviation from it is relative to the spectrum's */
+        dev = fmax(dev, best / fmax(bm->kind == MBL_MODE_ZERO ? big : hypot(bm->re, bm->im), zt));
     }
     return dev;
 }

@@ -91,6 +91,23 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     return methods[i].fn(md, pt, opt, out, st);
 }
 
+/* At a point with motion the spectrum depends on the states (docs/linearization.md): when the
+ * selection completed the user's states with coordinates of its own choice, those may move along
+ * the motion (a spinning top's Euler parameter), and the eigenvalues in them are not the ones in
+ * which the motion is steady. Say so beside the selection. */
+static void caution_moving_added(const mbl_point *pt, mbl_linear *lin)
+{
+    if (!lin || lin->nsel_added <= 0) return;
+    int moving = 0;
+    for (int i = 0; i < pt->n && !moving; i++) moving = pt->v[i] != 0.0;
+    if (!moving) return;
+    size_t len = strlen(lin->selection);
+    snprintf(lin->selection + len, sizeof lin->selection - len,
+             "%scaution: at a point with motion the eigenvalues depend on the states, and the added coordinates may "
+             "move along it: give states in which the motion is steady",
+             len ? "; " : "");
+}
+
 int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                   mbl_status *st)
 {
@@ -122,6 +139,7 @@ int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
         if (!strcmp(method, methods[i].name)) {
             int rc = dispatch(md, pt, opt, i, out, st);
             if (rc) mbl_error_prefix(st, "%s", md->file);
+            else caution_moving_added(pt, *out);
             return rc;
         }
     return mbl_error(st, MBL_EARG,

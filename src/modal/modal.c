@@ -209,7 +209,7 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
     M->zero_tol = fmax(fmax(opt.zero_tol * big, E->zero_floor), 1e-12);
     for (int i = 0; i < nx; i++) {
         double mag = hypot(wr[i], wi[i]);
-        si[i].freq = mag < M->zero_tol ? 0.0 : mag / TWO_PI;
+        si[i].freq = mag < M->zero_tol || E->zero[i] ? 0.0 : mag / TWO_PI;
         si[i].re = wr[i];
         si[i].im = wi[i];
         si[i].idx = i;
@@ -223,7 +223,7 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         md->im = wi[i];
         md->backward_error = E->berr[i];
         double mag = hypot(wr[i], wi[i]);
-        if (mag < M->zero_tol) {
+        if (mag < M->zero_tol || E->zero[i]) { /* below the solver's floor, or zero within K's rounding */
             md->kind = MBL_MODE_ZERO;
             md->freq_hz = 0.0;
             md->damping_ratio = 0.0;
