@@ -2,7 +2,8 @@
  *
  *   mblin simulate MODEL --t-end T [--perturb MODE:AMPLITUDE] [--set-initial NAME=VALUE,...]
  *                        [--input NAME=EXPR] [--dt-out DT] [--rtol R] [--atol A] [-o run.csv]
- *                        [--linearize-every DT [--modes-out FILE.csv] [--svg FILE.svg]]
+ *                        [--linearize-every DT [--modes-out FILE.csv] [--svg FILE.svg]
+ *                         [--along-x NAME=EXPR] [--sweep sweep.csv]]
  *                        [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
  *   mblin validate MODEL [--modes K] [--amplitude A] [--periods P] [--samples S] [--rtol R]
  *                        [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
@@ -21,9 +22,10 @@
 #define MAX_ITEMS 256
 
 typedef struct cli {
-    const char *cmd, *model, *at, *out, *modes_out, *svg;
+    const char *cmd, *model, *at, *out, *modes_out, *svg, *sweep, *along_expr;
+    char along_name[128];
     int json, perturb_mode, has_perturb, nmodes, samples;
-    double t_end, dt_out, rtol, atol, perturb_amp, lin_every, amplitude, periods, freq_tol, zeta_tol;
+    double t_end, dt_out, rtol, atol, perturb_amp, lin_every, fmax, amplitude, periods, freq_tol, zeta_tol;
     mbl_setting sets[MAX_ITEMS], guesses[MAX_ITEMS], initial[MAX_ITEMS];
     char set_names[MAX_ITEMS][256], guess_names[MAX_ITEMS][256], init_names[MAX_ITEMS][256];
     int nsets, nguess, ninit;
@@ -85,6 +87,10 @@ static void help(const cli *c)
                "                         point): frequencies and damping vs time\n"
                "  --modes-out FILE.csv   ... written as CSV (default: printed)\n"
                "  --svg FILE.svg         ... drawn: frequency vs time\n"
+               "  --along-x NAME=EXPR    ... against NAME = EXPR(t) instead of t (e.g. f=0.0005*t, the spin)\n"
+               "  --sweep FILE.csv       ... next to the branches of a quasi-static sweep (mblin sweep -o DIR:\n"
+               "                         DIR/sweep.csv) over that parameter\n"
+               "  --fmax F               ... frequencies up to F Hz only\n"
                "  --set NAME=VALUE       override a parameter (repeatable)\n"
                "  --guess NAME=VALUE     initial value of a coordinate for the operating point (repeatable)\n"
                "  --at KIND              operating point: equilibrium, given or steady (default: the file's)\n"
@@ -138,20 +144,30 @@ static int parse(cli *c, int argc, char **argv)
             if (rc < 0 && !(c->rtol > 0 && c->rtol < 1)) return usage_err(c, "--rtol expects a number in (0, 1), got '%s'", v);
             i++;
         } else if (simu && (!strcmp(a, "--t-end") || !strcmp(a, "--dt-out") || !strcmp(a, "--atol") ||
-                            !strcmp(a, "--linearize-every"))) {
+                            !strcmp(a, "--linearize-every") || !strcmp(a, "--fmax"))) {
             double x = 0;
             rc = number(c, a, v, &x);
             if (rc < 0 && strcmp(a, "--t-end") && !(x > 0)) return usage_err(c, "expected a positive number, got '%s'", v);
             if (!strcmp(a, "--t-end")) c->t_end = x;
             else if (!strcmp(a, "--dt-out")) c->dt_out = x;
             else if (!strcmp(a, "--atol")) c->atol = x;
+            else if (!strcmp(a, "--fmax")) c->fmax = x;
             else c->lin_every = x;
             i++;
-        } else if (simu && (!strcmp(a, "-o") || !strcmp(a, "--modes-out") || !strcmp(a, "--svg"))) {
+        } else if (simu && (!strcmp(a, "-o") || !strcmp(a, "--modes-out") || !strcmp(a, "--svg") || !strcmp(a, "--sweep"))) {
             if (!v) return usage_err(c, "%s needs a value", a);
             if (!strcmp(a, "-o")) c->out = v;
             else if (!strcmp(a, "--modes-out")) c->modes_out = v;
+            else if (!strcmp(a, "--sweep")) c->sweep = v;
             else c->svg = v;
+            i++;
+        } else if (simu && !strcmp(a, "--along-x")) {
+            const char *eq = v ? strchr(v, '=') : NULL;
+            if (!eq || eq == v || !eq[1] || (size_t)(eq - v) >= sizeof c->along_name)
+                return usage_err(c, "--along-x expects NAME=EXPRESSION of t, got '%s'", v ? v : "");
+            memcpy(c->along_name, v, (size_t)(eq - v));
+            c->along_name[eq - v] = '\0';
+            c->along_expr = eq + 1;
             i++;
         } else if (simu && !strcmp(a, "--perturb")) {
             if (!v) return usage_err(c, "%s needs a value", a);
@@ -248,13 +264,100 @@ static int linearize(const mbl_model *md, const mbl_point *pt, mbl_modes **modes
     return rc;
 }
 
+/* x = EXPR(t) of --along-x NAME=EXPR (the CLI's own small graph: the name t only) */
+static int t_only(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args, mblx_id *out,
+                  char *why, size_t whylen)
+{
+    (void)g, (void)args, (void)why, (void)whylen;
+    if (nargs >= 0 || len != 1 || name[0] != 't') return 1;
+    *out = *(const mblx_id *)ud;
+    return 0;
+}
+
+static int along_x(const cli *c, int n, const double *t, double *x, mbl_status *st)
+{
+    if (!c->along_expr) {
+        memcpy(x, t, (size_t)n * sizeof *x);
+        return 0;
+    }
+    mblx_graph *g = mblx_graph_new();
+    if (!g) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    mblx_id ts = mblx_symbol(g, "t"), e = MBLX_NONE;
+    mblx_parse_opts po = {0};
+    po.resolve = t_only;
+    po.ud = &ts;
+    int rc = mblx_parse(g, c->along_expr, strlen(c->along_expr), &po, &e, st);
+    if (rc) mbl_error_prefix(st, "--along-x '%s'", c->along_expr);
+    long idx = mblx_symbol_index(g, ts);
+    double syms[8] = {0};
+    for (int i = 0; !rc && i < n; i++) {
+        syms[idx] = t[i];
+        rc = mblx_eval(g, e, syms, &x[i], st);
+    }
+    mblx_graph_free(g);
+    return rc;
+}
+
+/* a sweep's CSV (mblin sweep -o DIR: DIR/sweep.csv): value, branch, re, im, freq_hz, ... ; the
+ * oscillatory rows (im > 0) as one series per branch */
+static int read_sweep(const char *path, mbl_svg_series **out, int *nout, double **store, mbl_status *st)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return mbl_error(st, MBL_EIO, "cannot read %s", path);
+    char line[1024];
+    int nrow = 0, cap = 0, maxb = 0, rc = 0;
+    double *v = NULL; /* rows of (value, branch, freq) */
+    if (!fgets(line, sizeof line, f) || !strstr(line, "branch")) rc = mbl_error(st, MBL_EIO, "%s: not a sweep CSV (mblin sweep -o DIR)", path);
+    while (!rc && fgets(line, sizeof line, f)) {
+        double val, br, re, im, fhz;
+        if (sscanf(line, "%lf,%lf,%lf,%lf,%lf", &val, &br, &re, &im, &fhz) != 5) {
+            rc = mbl_error(st, MBL_EIO, "%s:%d: not a sweep row", path, nrow + 2);
+            break;
+        }
+        if (!(im > 1e-9 * (1 + fabs(re))) || !(fhz > 1e-6)) continue;
+        if (nrow == cap) {
+            cap = cap ? 2 * cap : 256;
+            double *nv = realloc(v, (size_t)cap * 3 * sizeof *nv);
+            if (!nv) {
+                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                break;
+            }
+            v = nv;
+        }
+        v[3 * nrow] = val, v[3 * nrow + 1] = br, v[3 * nrow + 2] = fhz;
+        if ((int)br > maxb) maxb = (int)br;
+        nrow++;
+    }
+    fclose(f);
+    mbl_svg_series *S = rc ? NULL : calloc((size_t)maxb + 1, sizeof *S);
+    double *xy = rc ? NULL : malloc(((size_t)nrow * 2 + 1) * sizeof *xy);
+    if (!rc && (!S || !xy)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    int ns = 0, used = 0;
+    for (int b = 1; !rc && b <= maxb; b++) {
+        int n0 = used;
+        for (int r = 0; r < nrow; r++)
+            if ((int)v[3 * r + 1] == b) xy[used] = v[3 * r], xy[nrow + used] = v[3 * r + 2], used++;
+        if (used == n0) continue;
+        S[ns].n = used - n0, S[ns].x = xy + n0, S[ns].y = xy + nrow + n0;
+        S[ns].label = "quasi-static sweep", S[ns].markers = 0, S[ns].color = 7;
+        ns++;
+    }
+    free(v);
+    if (rc) {
+        free(S), free(xy);
+        return rc;
+    }
+    *out = S, *nout = ns, *store = xy;
+    return 0;
+}
+
 /* frequencies and damping along the trajectory: every `every`, the nearest sample */
 static int along(const cli *c, const mbl_model *md, const mbl_sim_result *R, mbl_status *st)
 {
     FILE *f = c->modes_out ? fopen(c->modes_out, "w") : stdout;
     if (!f) return mbl_error(st, MBL_EIO, "cannot write %s", c->modes_out);
-    int rc = 0, nk = 0, cap = 0;
-    double *tk = NULL, *fk = NULL; /* per instant: up to 8 frequencies (Hz) */
+    int rc = 0, np = 0, cap = 0;
+    double *pt_t = NULL, *pt_f = NULL; /* (t, frequency) of every oscillatory mode at every instant */
     fprintf(f, "t,mode,re,im,freq_hz,damping_ratio\n");
     double t0 = R->t[0], next = t0;
     for (int s = 0; s < R->nt && !rc; s++) {
@@ -264,61 +367,60 @@ static int along(const cli *c, const mbl_model *md, const mbl_sim_result *R, mbl
         mbl_modes *mo = NULL;
         rc = mbl_sim_point(md, R, s, &p, st);
         if (!rc) rc = linearize(md, p, &mo, st);
-        if (rc) {
-            mbl_error_prefix(st, "linearizing at t = %g", R->t[s]);
-        } else {
-            if (nk == cap) {
-                cap = cap ? 2 * cap : 64;
-                double *a = realloc(tk, (size_t)cap * sizeof *a), *b = a ? realloc(fk, (size_t)cap * 8 * sizeof *b) : NULL;
-                if (a) tk = a;
-                if (b) fk = b;
-                if (!a || !b) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            }
-            if (!rc) {
-                tk[nk] = R->t[s];
-                int j8 = 0;
-                for (int j = 0; j < mo->nx; j++) {
-                    const mbl_mode *m = &mo->modes[j];
-                    if (m->spurious || m->im < 0) continue;
-                    fprintf(f, "%.12g,%d,%.12g,%.12g,%.12g,%.12g\n", R->t[s], j + 1, m->re, m->im, m->freq_hz,
-                            m->damping_ratio);
-                    if (j8 < 8 && m->kind == MBL_MODE_OSCILLATORY) fk[(size_t)nk * 8 + j8++] = m->freq_hz;
+        if (rc) mbl_error_prefix(st, "linearizing at t = %g", R->t[s]);
+        for (int j = 0; !rc && j < mo->nx; j++) {
+            const mbl_mode *m = &mo->modes[j];
+            if (m->spurious || m->im < 0) continue;
+            fprintf(f, "%.12g,%d,%.12g,%.12g,%.12g,%.12g\n", R->t[s], j + 1, m->re, m->im, m->freq_hz, m->damping_ratio);
+            if (m->kind != MBL_MODE_OSCILLATORY) continue;
+            if (np == cap) {
+                cap = cap ? 2 * cap : 256;
+                double *a = realloc(pt_t, (size_t)cap * sizeof *a);
+                if (a) pt_t = a;
+                double *b = a ? realloc(pt_f, (size_t)cap * sizeof *b) : NULL;
+                if (b) pt_f = b;
+                if (!a || !b) {
+                    rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                    break;
                 }
-                for (; j8 < 8; j8++) fk[(size_t)nk * 8 + j8] = NAN;
-                nk++;
             }
+            pt_t[np] = R->t[s], pt_f[np++] = m->freq_hz;
         }
         mbl_point_free(p);
         mbl_modes_free(mo);
     }
     if (f != stdout) fclose(f);
     if (!rc && c->svg) {
-        FILE *g = fopen(c->svg, "w");
-        if (!g) rc = mbl_error(st, MBL_EIO, "cannot write %s", c->svg);
-        else {
-            double tmax = R->t[R->nt - 1], fmaxv = 0;
-            for (int i = 0; i < nk * 8; i++)
-                if (isfinite(fk[i]) && fk[i] > fmaxv) fmaxv = fk[i];
-            if (!(fmaxv > 0)) fmaxv = 1;
-            double W = 640, H = 400, x0 = 60, y0 = 20, pw = 560, ph = 340;
-            fprintf(g, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" font-family=\"sans-serif\" font-size=\"12\">\n", W, H);
-            fprintf(g, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"#000\"/>\n", x0, y0, pw, ph);
-            fprintf(g, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">t (s), 0 .. %g</text>\n", x0 + pw / 2, H - 8, tmax);
-            fprintf(g, "<text x=\"12\" y=\"%g\" transform=\"rotate(-90 12 %g)\" text-anchor=\"middle\">frequency (Hz), 0 .. %.4g</text>\n",
-                    y0 + ph / 2, y0 + ph / 2, fmaxv * 1.05);
-            static const char *col[8] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"};
-            for (int j = 0; j < 8; j++)
-                for (int i = 0; i < nk; i++) {
-                    double fv = fk[(size_t)i * 8 + j];
-                    if (!isfinite(fv)) continue;
-                    double px = x0 + pw * (tk[i] - t0) / (tmax > t0 ? tmax - t0 : 1), py = y0 + ph * (1 - fv / (fmaxv * 1.05));
-                    fprintf(g, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2\" fill=\"%s\"/>\n", px, py, col[j]);
-                }
-            fprintf(g, "</svg>\n");
-            fclose(g);
+        mbl_svg_series *S = NULL;
+        int ns = 0;
+        double *store = NULL, *px = malloc(((size_t)np + 1) * sizeof *px);
+        if (!px) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) rc = along_x(c, np, pt_t, px, st);
+        if (!rc && c->sweep) rc = read_sweep(c->sweep, &S, &ns, &store, st);
+        mbl_svg_series *all = rc ? NULL : calloc((size_t)ns + 1, sizeof *all);
+        if (!rc && !all) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) {
+            if (ns) memcpy(all, S, (size_t)ns * sizeof *all);
+            if (c->fmax > 0) { /* leave out what is above the plot's frequency range */
+                for (int i = 0; i < np; i++)
+                    if (pt_f[i] > c->fmax) pt_f[i] = NAN;
+                for (int k = 0; k < ns; k++)
+                    for (int i = 0; i < S[k].n; i++)
+                        if (S[k].y[i] > c->fmax) ((double *)S[k].y)[i] = NAN;
+            }
+            all[ns] = (mbl_svg_series){np, px, pt_f, "along the trajectory", 1, 3};
+            char xl[160];
+            snprintf(xl, sizeof xl, "%s", c->along_expr ? c->along_name : "t (s)");
+            FILE *g = fopen(c->svg, "w");
+            if (!g) rc = mbl_error(st, MBL_EIO, "cannot write %s", c->svg);
+            else {
+                rc = mbl_svg_plot(g, "frequencies along the trajectory", xl, "frequency (Hz)", all, ns + 1);
+                if (fclose(g) || rc) rc = mbl_error(st, MBL_EIO, "writing %s failed", c->svg);
+            }
         }
+        free(all), free(S), free(store), free(px);
     }
-    free(tk), free(fk);
+    free(pt_t), free(pt_f);
     return rc;
 }
 

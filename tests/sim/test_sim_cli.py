@@ -67,6 +67,34 @@ with tempfile.TemporaryDirectory() as d:
     # an impossible tolerance makes validate fail with exit 1 and say why
     rc, out, err = run("validate", "examples/slider_pendulum.yaml", "--freq-tol", "1e-30", "--zeta-tol", "1e-30")
     check(rc == 1 and "off by more than" in err, "tolerance exit: %d %s" % (rc, err))
+    # the rotor-stator spin ramp of source 000 (f = 0.0005 t Hz) linearized along the trajectory
+    # against the quasi-static sweep of the free-spinning model at the same spin: the rocking pair
+    # (forward and backward whirl) agree to the ramp's acceleration effect (measured 3e-7)
+    sw = os.path.join(d, "sw")
+    rc, out, err = run("sweep", "examples/mech/rotor_stator.yaml", "--param", "f=0:0.1:3", "-o", sw)
+    check(rc == 0, "sweep: " + err)
+    rc, out, err = run("simulate", "examples/mech/rotor_stator_ramp.yaml", "--t-end", "200", "--dt-out", "1",
+                       "--linearize-every", "100", "--modes-out", modes, "--svg", svg, "--along-x", "f=0.0005*t",
+                       "--sweep", os.path.join(sw, "sweep.csv"), "--fmax", "2")
+    check(rc == 0, "ramp: " + err)
+    if rc == 0:
+        along = {}
+        for ln in open(modes).read().splitlines()[1:]:
+            t, mode, re_, im, fhz, z = ln.split(",")
+            along.setdefault(round(float(t)), []).append(float(fhz))
+        sweep = {}
+        for ln in open(os.path.join(sw, "sweep.csv")).read().splitlines()[1:]:
+            f, b, re_, im, fhz = ln.split(",")[:5]
+            if float(im) > 0:
+                sweep.setdefault(round(float(f), 6), []).append(float(fhz))
+        for t, f in ((100, 0.05), (200, 0.1)):
+            rock = [x for x in along[t] if 0.3 < x < 1.2]
+            ref = [x for x in sweep[f] if 0.3 < x < 1.2]
+            check(len(rock) == 2 and len(ref) == 2, "rocking pair at t = %d: %s %s" % (t, rock, ref))
+            for a, b in zip(sorted(rock), sorted(ref)):
+                check(abs(a - b) < 1e-5 * b, "t = %d: %.12g vs sweep %.12g" % (t, a, b))
+        svgt = open(svg).read()
+        check(svgt.count("<circle") > 10 and "quasi-static sweep" in svgt, "ramp svg")
     # bad input: one line, nonzero exit
     for args, code, text in [
         (("simulate", "examples/slider_pendulum.yaml"), 2, "--t-end"),
