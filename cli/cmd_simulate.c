@@ -453,12 +453,18 @@ static int run_simulate(cli *c)
             if (fclose(f) || rc) rc = mbl_error(&st, MBL_EIO, "writing %s failed", c->out);
         }
     }
+    double edrift = -1; /* an output named energy: its largest change from the start */
+    for (int i = 0; !rc && i < R->ny; i++)
+        if (!strcmp(mbl_model_output_name(md, i), "energy")) {
+            edrift = 0;
+            for (int s = 0; s < R->nt; s++) edrift = fmax(edrift, fabs(R->y[(size_t)s * R->ny + i] - R->y[i]));
+        }
     if (!rc) {
         if (c->json)
-            printf("{\"t0\": %.17g, \"t_end\": %.17g, \"samples\": %d, \"steps\": %ld, \"residual_evals\": %ld, "
+            printf("{\"energy_drift\": %.6g, \"t0\": %.17g, \"t_end\": %.17g, \"samples\": %d, \"steps\": %ld, \"residual_evals\": %ld, "
                    "\"jacobian_evals\": %ld, \"error_test_failures\": %ld, \"convergence_failures\": %ld, "
                    "\"phi_max\": %.6g, \"phid_max\": %.6g, \"nh_max\": %.6g, \"eta_max\": %.6g, \"seconds\": %.6g}\n",
-                   R->t[0], R->t[R->nt - 1], R->nt, R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->phi_max,
+                   edrift, R->t[0], R->t[R->nt - 1], R->nt, R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->phi_max,
                    R->phid_max, R->nh_max, R->eta_max, R->seconds);
         else
             printf("simulated %s from t = %g to %g: %d samples%s%s\n"
@@ -468,6 +474,7 @@ static int run_simulate(cli *c)
                    c->model, R->t[0], R->t[R->nt - 1], R->nt, c->out ? " written to " : "", c->out ? c->out : "",
                    R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->seconds, R->phi_max, R->phid_max, R->nh_max,
                    R->eta_max);
+        if (edrift >= 0 && !c->json) printf("energy drift: max |energy(t) - energy(t0)| = %.3g (output 'energy')\n", edrift);
         if (start->notes[0] && !c->json) printf("start: %s\n", start->notes);
         fflush(stdout);
     }
