@@ -6,3 +6,10 @@ if(PYTHON3)
   add_test(NAME test_sim_cli COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/test_sim_cli.py $<TARGET_FILE:mblin_cli>
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# valgrind memcheck on the plain build (valgrind and the sanitizers do not mix)
+find_program(VALGRIND valgrind)
+if(VALGRIND AND NOT MBLIN_SANITIZE)
+  add_test(NAME test_sim_valgrind COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sim/valgrind_sim.sh $<TARGET_FILE:mblin_cli>
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_sim_valgrind PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+endif()
