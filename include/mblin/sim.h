@@ -107,7 +107,8 @@ typedef struct mbl_validate_options {
     double amplitude;    /* of the perturbation, relative to max(1, largest |q| of the point) (default 1e-5) */
     double periods;      /* simulated length in damped periods of the mode (default 40) */
     int samples;         /* samples per damped period (default 64) */
-    double rtol, atol;   /* IDA tolerances (default 1e-11, 1e-13 times the amplitude) */
+    double rtol;         /* IDA's relative tolerance (default 1e-11) */
+    double atol;         /* IDA's absolute tolerance as a multiple of the amplitude (default 1e-8) */
 } mbl_validate_options;
 
 void mbl_validate_options_default(mbl_validate_options *opt);

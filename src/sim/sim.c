@@ -545,7 +545,7 @@ int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_opti
     double nsamp = floor((opt.t_end - t0) / opt.dt_out * (1 + 1e-12) + 1e-9);
     if (!(nsamp < 1e8)) return mbl_error(st, MBL_EARG, "too many output samples (%g): raise the output interval", nsamp);
     int nt = (int)nsamp + 1;
-    int last_extra = t0 + (nt - 1) * opt.dt_out < opt.t_end * (1 - 1e-14) - 1e-300;
+    int last_extra = t0 + (nt - 1) * opt.dt_out < opt.t_end - 1e-12 * fmax(fabs(opt.t_end), opt.dt_out);
     nt += last_extra;
 
     sim s;

@@ -73,7 +73,7 @@ with tempfile.TemporaryDirectory() as d:
     sw = os.path.join(d, "sw")
     rc, out, err = run("sweep", "examples/mech/rotor_stator.yaml", "--param", "f=0:0.1:3", "-o", sw)
     check(rc == 0, "sweep: " + err)
-    rc, out, err = run("simulate", "examples/mech/rotor_stator_ramp.yaml", "--t-end", "200", "--dt-out", "1",
+    rc, out, err = run("simulate", "examples/sim/rotor_stator_ramp.yaml", "--t-end", "200", "--dt-out", "1",
                        "--linearize-every", "100", "--modes-out", modes, "--svg", svg, "--along-x", "f=0.0005*t",
                        "--sweep", os.path.join(sw, "sweep.csv"), "--fmax", "2")
     check(rc == 0, "ramp: " + err)
