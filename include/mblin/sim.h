@@ -100,6 +100,13 @@ int mbl_sim_write_csv(FILE *f, const mbl_model *model, const mbl_sim_result *r);
 /* The sample s of a trajectory as a point (for mbl_linearize at an instant of it). */
 int mbl_sim_point(const mbl_model *model, const mbl_sim_result *r, int s, mbl_point **out, mbl_status *st);
 
+/* A check of the integrator's Newton matrix dF/dy + cj dF/dy' (the model's exact Jacobian, Phi_q^T
+ * and the Hessian of eta^T Phi) against central differences of its residual at the consistent
+ * start, with the stabilizing multipliers set to eta (nonzero, so that the Hessian counts):
+ * max_err = the largest difference relative to 1 + the column's largest entry. */
+int mbl_sim_check_jacobian(const mbl_model *model, const mbl_point *start, double cj, double eta, double *max_err,
+                           mbl_status *st);
+
 /* ---- validation ---------------------------------------------------------------------------- */
 
 typedef struct mbl_validate_options {

@@ -186,35 +186,23 @@ static void note_error(sim *s, const mbl_status *st)
     s->err = *st;
 }
 
-static int res_fn(realtype t, N_Vector yy, N_Vector yyp, N_Vector rr, void *ud)
+/* the residual of the stabilized system at (t, y, y') into r (N) */
+static int residual(sim *s, double t, const double *y, const double *yp, double *r, mbl_status *st)
 {
-    sim *s = ud;
-    const double *y = N_VGetArrayPointer(yy), *yp = N_VGetArrayPointer(yyp);
-    double *r = N_VGetArrayPointer(rr);
-    mbl_status st = {0};
-    if (make_x(s, t, y, yp, &st) || mbl_dae_eval_residual(s->ev, t, s->x, s->F, &st) ||
-        (s->m && mbl_dae_eval_phi_t(s->ev, t, s->xe, s->g, &st))) {
-        note_error(s, &st);
-        return 1; /* recoverable: IDA tries a smaller step */
-    }
+    if (make_x(s, t, y, yp, st) || mbl_dae_eval_residual(s->ev, t, s->x, s->F, st) ||
+        (s->m && mbl_dae_eval_phi_t(s->ev, t, s->xe, s->g, st)))
+        return st->code ? st->code : MBL_EDOMAIN;
     for (int i = 0; i < s->n; i++) r[i] = yp[s->oq + i] - y[s->ov + i] + (s->m ? s->g[i] : 0.0);
     for (int i = s->n; i < s->N; i++) r[i] = s->F[s->frow[i - s->n]];
-    s->failed = 0;
     return 0;
 }
 
-static int jac_fn(realtype t, realtype cj, N_Vector yy, N_Vector yyp, N_Vector rr, SUNMatrix Jm, void *ud,
-                  N_Vector t1, N_Vector t2, N_Vector t3)
+/* the Newton matrix dF/dy + cj dF/dy' at (t, y, y') into s->A */
+static int newton_matrix(sim *s, double t, double cj, const double *y, const double *yp, mbl_status *st)
 {
-    (void)rr, (void)t1, (void)t2, (void)t3;
-    sim *s = ud;
-    const double *y = N_VGetArrayPointer(yy), *yp = N_VGetArrayPointer(yyp);
-    mbl_status st = {0};
-    if (make_x(s, t, y, yp, &st) || mbl_dae_eval_jacobian(s->ev, t, s->x, s->J, &st) ||
-        (s->m && mbl_dae_eval_hessian(s->ev, t, s->xe, s->H, &st))) {
-        note_error(s, &st);
-        return 1;
-    }
+    if (make_x(s, t, y, yp, st) || mbl_dae_eval_jacobian(s->ev, t, s->x, s->J, st) ||
+        (s->m && mbl_dae_eval_hessian(s->ev, t, s->xe, s->H, st)))
+        return st->code ? st->code : MBL_EDOMAIN;
     for (int p = 0; p < s->ntrip; p++) {
         int src = s->tsrc[p];
         switch (s->tkind[p]) {
@@ -227,6 +215,31 @@ static int jac_fn(realtype t, realtype cj, N_Vector yy, N_Vector yyp, N_Vector r
         }
     }
     mbla_csc_refill(s->A, s->ntrip, s->tmap, s->tx);
+    return 0;
+}
+
+static int res_fn(realtype t, N_Vector yy, N_Vector yyp, N_Vector rr, void *ud)
+{
+    sim *s = ud;
+    mbl_status st = {0};
+    if (residual(s, t, N_VGetArrayPointer(yy), N_VGetArrayPointer(yyp), N_VGetArrayPointer(rr), &st)) {
+        note_error(s, &st);
+        return 1; /* recoverable: IDA tries a smaller step */
+    }
+    s->failed = 0;
+    return 0;
+}
+
+static int jac_fn(realtype t, realtype cj, N_Vector yy, N_Vector yyp, N_Vector rr, SUNMatrix Jm, void *ud,
+                  N_Vector t1, N_Vector t2, N_Vector t3)
+{
+    (void)rr, (void)t1, (void)t2, (void)t3;
+    sim *s = ud;
+    mbl_status st = {0};
+    if (newton_matrix(s, t, cj, N_VGetArrayPointer(yy), N_VGetArrayPointer(yyp), &st)) {
+        note_error(s, &st);
+        return 1;
+    }
     sunindextype *ip = SUNSparseMatrix_IndexPointers(Jm), *ii = SUNSparseMatrix_IndexValues(Jm);
     double *jx = SUNSparseMatrix_Data(Jm);
     int nnz = s->A->p[s->N];
@@ -666,6 +679,49 @@ done:
     }
     *out = R;
     return 0;
+}
+
+/* ---- a check of the Newton matrix ------------------------------------------------------------ */
+
+int mbl_sim_check_jacobian(const mbl_model *md, const mbl_point *start, double cj, double eta, double *max_err,
+                           mbl_status *st)
+{
+    if (!md || !start || !max_err) return mbl_error(st, MBL_EARG, "mbl_sim_check_jacobian: NULL argument");
+    mbl_sim_options opt;
+    mbl_sim_options_default(&opt);
+    sim s;
+    int rc = sim_setup(&s, md, start, &opt, st), N = s.N;
+    double *y = rc ? NULL : mbl_calloc((size_t)4 * N + 1, sizeof *y), *yp = y ? y + N : NULL;
+    double *r1 = y ? y + 2 * N : NULL, *r2 = y ? y + 3 * N : NULL;
+    if (!rc && !y) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        memcpy(y + s.oq, start->q, (size_t)s.n * sizeof *y);
+        memcpy(y + s.ov, start->v, (size_t)s.n * sizeof *y);
+        memcpy(yp + s.oq, start->v, (size_t)s.n * sizeof *y);
+        rc = consistent_start(&s, start->t, y, yp, st);
+    }
+    for (int j = 0; !rc && j < s.m; j++) y[s.oeta + j] = eta * (1 + 0.37 * j); /* the Hessian term counts */
+    if (!rc) rc = newton_matrix(&s, start->t, cj, y, yp, st);
+    double worst = 0;
+    for (int c = 0; !rc && c < N; c++) {
+        double h = 1e-6 * (1 + fabs(y[c])), y0 = y[c], yp0 = yp[c];
+        y[c] = y0 + h, yp[c] = yp0 + cj * h;
+        rc = residual(&s, start->t, y, yp, r1, st);
+        y[c] = y0 - h, yp[c] = yp0 - cj * h;
+        if (!rc) rc = residual(&s, start->t, y, yp, r2, st);
+        y[c] = y0, yp[c] = yp0;
+        double amax = 0;
+        for (int p = s.A->p[c]; p < s.A->p[c + 1]; p++) amax = fmax(amax, fabs(s.A->x[p]));
+        for (int r = 0, p = s.A->p[c]; !rc && r < N; r++) {
+            double an = 0;
+            if (p < s.A->p[c + 1] && s.A->i[p] == r) an = s.A->x[p++];
+            worst = fmax(worst, fabs((r1[r] - r2[r]) / (2 * h) - an) / (1 + amax));
+        }
+    }
+    mbl_free(y);
+    sim_free(&s);
+    if (!rc) *max_err = worst;
+    return rc;
 }
 
 /* ---- output ------------------------------------------------------------------------------------ */

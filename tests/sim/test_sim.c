@@ -287,6 +287,36 @@ out:
     mbl_model_free(md);
 }
 
+/* The integrator's Newton matrix (exact Jacobian, Phi_q^T, the Hessian of eta^T Phi) against central
+ * differences of its residual, with eta != 0: holonomic (pendulum, four-bar), non-holonomic (rolling
+ * disc), rheonomic driver (the spin ramp). */
+static void check_jac(const char *path, const char *text)
+{
+    mbl_status st = {0};
+    mbl_model *md = NULL;
+    int rc = path ? mbl_model_load_file(path, NULL, 0, &md, &st) : mbl_model_load_string(text, strlen(text), "t", NULL, 0, &md, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (rc) return;
+    mbl_point *pt = equilibrium(md);
+    double err = -1;
+    for (int k = 0; pt && k < 2; k++) {
+        rc = mbl_sim_check_jacobian(md, pt, k ? 1e3 : 0.7, k ? 0.3 : 0.05, &err, &st);
+        CHECK_MSG(rc == 0, "%s", st.msg);
+        CHECK_MSG(err < 1e-7, "%s: Newton matrix vs differences %.3g", path ? path : "pendulum", err);
+    }
+    printf("Newton matrix of %s vs central differences: %.2g\n", path ? path : "the pendulum", err);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
+TEST(newton_matrix_exact)
+{
+    check_jac(NULL, PENDULUM);
+    check_jac("examples/fourbar_N5.yaml", NULL);
+    check_jac("examples/rolling_disc.yaml", NULL);
+    check_jac("examples/sim/rotor_stator_ramp.yaml", NULL);
+}
+
 int main(void)
 {
     RUN(pendulum_period_large_amplitude);
@@ -295,5 +325,6 @@ int main(void)
     RUN(validate_slider_pendulum);
     RUN(validate_fourbar_rotating_rolling);
     RUN(input_function_of_time);
+    RUN(newton_matrix_exact);
     return test_summary("sim");
 }
