@@ -40,6 +40,8 @@ static void usage(FILE *f)
             "  freqresp MODEL      frequency response of the exact linear model, Bode plot\n"
             "  sensitivity MODEL   exact derivatives of eigenvalues, frequencies, damping, shapes (--wrt)\n"
             "  boundary MODEL      parameter value where a mode turns unstable (--param NAME --near VALUE)\n"
+            "  simulate MODEL      time simulation (SUNDIALS IDA) from the operating point, --t-end T\n"
+            "  validate MODEL      each of the lowest modes excited and simulated: measured vs predicted\n"
             "\n"
             "options:\n"
             "  --method NAME       linearization method (default augmented)\n"
@@ -84,11 +86,14 @@ int mblin_cmd_sensitivity(int argc, char **argv);
 int mblin_cmd_boundary(int argc, char **argv);
 int mblin_cmd_codegen(int argc, char **argv);
 int mblin_cmd_symbolic(int argc, char **argv);
+int mblin_cmd_simulate(int argc, char **argv); /* cli/cmd_simulate.c */
+int mblin_cmd_validate(int argc, char **argv);
 static const struct {
     const char *name;
     int (*run)(int argc, char **argv);
 } own_commands[] = {{"sensitivity", mblin_cmd_sensitivity}, {"boundary", mblin_cmd_boundary},
-                    {"codegen", mblin_cmd_codegen},       {"symbolic", mblin_cmd_symbolic}};
+                    {"codegen", mblin_cmd_codegen},       {"symbolic", mblin_cmd_symbolic},
+                    {"simulate", mblin_cmd_simulate},     {"validate", mblin_cmd_validate}};
 
 static const struct {
     const char *opt, *arg, *help;

@@ -5,4 +5,5 @@ set(MBLIN_CLI_SOURCES
   cli/startup.c
   cli/cmd_sensitivity.c
   cli/cmd_codegen.c
+  cli/cmd_simulate.c
 )

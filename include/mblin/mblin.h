@@ -9,5 +9,6 @@
 #include "mblin/report.h"
 #include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
+#include "mblin/sim.h"
 
 #endif

@@ -174,6 +174,19 @@ int mbl_freqresp_write_csv(FILE *f, const mbl_freqresp_result *r);
 /* Bode plot (magnitude in dB and phase in degrees over a logarithmic frequency axis in Hz). */
 int mbl_freqresp_svg_bode(FILE *f, const mbl_freqresp_result *r, const char *title);
 
+/* A generic x-y plot (W 760 x H 500): series of points drawn as a line or as dots (markers = 1),
+ * colour index `color` into the plots' palette (-1: the series' index), one legend entry per
+ * distinct label (NULL: none); axes from the finite values. For plots of other modules (mblin
+ * simulate --linearize-every: frequencies along a trajectory next to a sweep's branches). */
+typedef struct mbl_svg_series {
+    int n;
+    const double *x, *y;
+    const char *label;
+    int markers;
+    int color;
+} mbl_svg_series;
+int mbl_svg_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel, const mbl_svg_series *s, int ns);
+
 #ifdef __cplusplus
 }
 #endif

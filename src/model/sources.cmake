@@ -6,4 +6,5 @@ list(APPEND MBLIN_SOURCES
   src/model/ffr.c
   src/model/dae_deriv.c
   src/model/vtrans.c
+  src/model/dae_eval.c
 )

@@ -345,3 +345,38 @@ int mbl_freqresp_svg_bode(FILE *f, const mbl_freqresp_result *r, const char *tit
     mbl_free(hz);
     return ferror(f) ? MBL_EIO : 0;
 }
+
+/* A generic x-y plot (mbl_svg_plot, sweep.h): lines or dots per series, one legend entry per
+ * distinct label. Used by mblin simulate --linearize-every (src/sim, the CLI). */
+int mbl_svg_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel, const mbl_svg_series *s, int ns)
+{
+    if (!f || (ns && !s)) return MBL_EARG;
+    frame fr = {70, 40, W - 70 - 170, H - 40 - 60, INFINITY, -INFINITY, INFINITY, -INFINITY, 0};
+    for (int k = 0; k < ns; k++)
+        for (int i = 0; i < s[k].n; i++)
+            if (isfinite(s[k].x[i]) && isfinite(s[k].y[i])) {
+                fr.xmin = fmin(fr.xmin, s[k].x[i]), fr.xmax = fmax(fr.xmax, s[k].x[i]);
+                fr.ymin = fmin(fr.ymin, s[k].y[i]), fr.ymax = fmax(fr.ymax, s[k].y[i]);
+            }
+    pad_range(&fr.xmin, &fr.xmax);
+    pad_range(&fr.ymin, &fr.ymax);
+    svg_begin(f, W, H, title ? title : "");
+    axes(f, &fr, xlabel ? xlabel : "", ylabel ? ylabel : "");
+    int nleg = 0;
+    for (int k = 0; k < ns; k++) {
+        const char *color = palette[(s[k].color >= 0 ? s[k].color : k) % NPAL];
+        if (s[k].markers) {
+            for (int i = 0; i < s[k].n; i++)
+                if (inside(&fr, s[k].x[i], s[k].y[i]))
+                    fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"%s\"/>\n", px(&fr, s[k].x[i]),
+                            py(&fr, s[k].y[i]), color);
+        } else {
+            line(f, &fr, s[k].n, s[k].x, 1, s[k].y, 1, color, NULL, 1.5);
+        }
+        int seen = 0;
+        for (int j = 0; j < k && s[k].label; j++) seen |= s[j].label && !strcmp(s[j].label, s[k].label);
+        if (s[k].label && !seen) legend(f, &fr, nleg++, color, s[k].label, s[k].markers ? "2,3" : NULL);
+    }
+    fputs("</svg>\n", f);
+    return ferror(f) ? MBL_EIO : 0;
+}

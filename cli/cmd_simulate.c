@@ -1,0 +1,567 @@
+/* mblin simulate and mblin validate: thin clients of include/mblin/sim.h (docs/simulation.md).
+ *
+ *   mblin simulate MODEL --t-end T [--perturb MODE:AMPLITUDE] [--set-initial NAME=VALUE,...]
+ *                        [--input NAME=EXPR] [--dt-out DT] [--rtol R] [--atol A] [-o run.csv]
+ *                        [--linearize-every DT [--modes-out FILE.csv] [--svg FILE.svg]
+ *                         [--along-x NAME=EXPR] [--sweep sweep.csv]]
+ *                        [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
+ *   mblin validate MODEL [--modes K] [--amplitude A] [--periods P] [--samples S] [--rtol R]
+ *                        [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
+ *
+ * Exit status 0 on success, 1 when the model or the computation fails (validate: also when a
+ * measured frequency or damping is off by more than --freq-tol / --zeta-tol), 2 for a usage error. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mblin/mblin.h"
+#include "mblin/sim.h"
+
+#define MAX_ITEMS 256
+
+typedef struct cli {
+    const char *cmd, *model, *at, *out, *modes_out, *svg, *sweep, *along_expr;
+    char along_name[128];
+    int json, perturb_mode, has_perturb, nmodes, samples;
+    double t_end, dt_out, rtol, atol, perturb_amp, lin_every, fmax, amplitude, periods, freq_tol, zeta_tol;
+    mbl_setting sets[MAX_ITEMS], guesses[MAX_ITEMS], initial[MAX_ITEMS];
+    char set_names[MAX_ITEMS][256], guess_names[MAX_ITEMS][256], init_names[MAX_ITEMS][256];
+    int nsets, nguess, ninit;
+    mbl_sim_input inputs[MAX_ITEMS];
+    int ninputs;
+} cli;
+
+static int usage_err(const cli *c, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "mblin: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see mblin %s --help)\n", c->cmd);
+    return 2;
+}
+
+static int fail(const mbl_status *st)
+{
+    fflush(stdout);
+    fprintf(stderr, "mblin: %s\n", st->msg[0] ? st->msg : mbl_strerror(st->code));
+    return 1;
+}
+
+/* NAME=NUMBER into dst; returns -1 to go on, else the exit status */
+static int name_value(cli *c, const char *opt, const char *v, size_t len, mbl_setting *dst, char (*names)[256], int *count)
+{
+    const char *eq = memchr(v, '=', len);
+    if (!eq || eq == v || (size_t)(eq - v) + 1 >= len) return usage_err(c, "%s expects NAME=VALUE", opt);
+    if (*count >= MAX_ITEMS) return usage_err(c, "too many %s values (at most 256)", opt);
+    size_t nl = (size_t)(eq - v), vl = len - nl - 1;
+    char num[64];
+    if (nl >= 256 || vl >= sizeof num) return usage_err(c, "%s: too long", opt);
+    memcpy(names[*count], v, nl);
+    names[*count][nl] = '\0';
+    memcpy(num, eq + 1, vl);
+    num[vl] = '\0';
+    if (mblin_cli_decimal(num, &dst[*count].value))
+        return usage_err(c, "'%s' is not NAME=NUMBER (a finite decimal number)", names[*count]);
+    dst[*count].name = names[*count];
+    (*count)++;
+    return -1;
+}
+
+static void help(const cli *c)
+{
+    if (!strcmp(c->cmd, "simulate"))
+        printf("usage: mblin simulate MODEL --t-end T [OPTIONS]\n\n"
+               "time simulation from the operating point (SUNDIALS IDA on the stabilized index-2 form of Gear,\n"
+               "Gupta and Leimkuhler, exact sparse Jacobian, KLU); docs/simulation.md\n\n"
+               "options:\n"
+               "  --t-end T              end time (required)\n"
+               "  --dt-out DT            output interval (default (T - t0)/1000)\n"
+               "  --perturb MODE:A       add mode MODE (as numbered by `mblin linearize`) with amplitude A\n"
+               "  --set-initial N=V,...  initial coordinates (x=...) or velocities (der(x)=...), projected onto\n"
+               "                         the constraints\n"
+               "  --input NAME=EXPR      an input as an expression of t (repeatable; default: the file's value)\n"
+               "  --rtol R, --atol A     IDA's tolerances (default 1e-8, 1e-10)\n"
+               "  -o FILE.csv            the trajectory: t, coordinates, velocities, inputs, outputs\n"
+               "  --linearize-every DT   linearize along the trajectory every DT (augmented, at the simulated\n"
+               "                         point): frequencies and damping vs time\n"
+               "  --modes-out FILE.csv   ... written as CSV (default: printed)\n"
+               "  --svg FILE.svg         ... drawn: frequency vs time\n"
+               "  --along-x NAME=EXPR    ... against NAME = EXPR(t) instead of t (e.g. f=0.0005*t, the spin)\n"
+               "  --sweep FILE.csv       ... next to the branches of a quasi-static sweep (mblin sweep -o DIR:\n"
+               "                         DIR/sweep.csv) over that parameter\n"
+               "  --fmax F               ... frequencies up to F Hz only\n"
+               "  --set NAME=VALUE       override a parameter (repeatable)\n"
+               "  --guess NAME=VALUE     initial value of a coordinate for the operating point (repeatable)\n"
+               "  --at KIND              operating point: equilibrium, given or steady (default: the file's)\n"
+               "  --json                 the summary as one JSON object\n");
+    else
+        printf("usage: mblin validate MODEL [OPTIONS]\n\n"
+               "linearize, excite each of the lowest modes alone with a small amplitude, simulate, measure its\n"
+               "frequency and damping (FFT peak, then a fit of the analytic signal and of the samples) and\n"
+               "compare with the eigenvalue; docs/simulation.md\n\n"
+               "options:\n"
+               "  --modes K              the K lowest oscillatory modes (default 3)\n"
+               "  --amplitude A          relative amplitude (default 1e-5, times max(1, largest |q|))\n"
+               "  --periods P            simulated damped periods (default 40; less for decaying modes)\n"
+               "  --samples S            samples per period (default 64)\n"
+               "  --rtol R               IDA's relative tolerance (default 1e-11)\n"
+               "  --freq-tol F           exit 1 when a frequency is off by more than F relative (default 1e-4)\n"
+               "  --zeta-tol Z           exit 1 when a damping ratio is off by more than Z (default 1e-3)\n"
+               "  --set, --guess, --at, --json as for simulate\n");
+}
+
+static int number(cli *c, const char *a, const char *v, double *x)
+{
+    if (!v) return usage_err(c, "%s needs a value", a);
+    if (mblin_cli_decimal(v, x)) return usage_err(c, "expected a number, got '%s'", v);
+    return -1;
+}
+
+static int parse(cli *c, int argc, char **argv)
+{
+    int simu = !strcmp(c->cmd, "simulate");
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int rc = -1;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            help(c);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            c->json = 1;
+        } else if (!strcmp(a, "--set") || !strcmp(a, "--guess")) {
+            if (!v) return usage_err(c, "%s needs a value", a);
+            if (!strcmp(a, "--set")) rc = name_value(c, a, v, strlen(v), c->sets, c->set_names, &c->nsets);
+            else rc = name_value(c, a, v, strlen(v), c->guesses, c->guess_names, &c->nguess);
+            i++;
+        } else if (!strcmp(a, "--at")) {
+            if (!v) return usage_err(c, "%s needs a value", a);
+            c->at = v;
+            i++;
+        } else if (!strcmp(a, "--rtol")) {
+            rc = number(c, a, v, &c->rtol);
+            if (rc < 0 && !(c->rtol > 0 && c->rtol < 1)) return usage_err(c, "--rtol expects a number in (0, 1), got '%s'", v);
+            i++;
+        } else if (simu && (!strcmp(a, "--t-end") || !strcmp(a, "--dt-out") || !strcmp(a, "--atol") ||
+                            !strcmp(a, "--linearize-every") || !strcmp(a, "--fmax"))) {
+            double x = 0;
+            rc = number(c, a, v, &x);
+            if (rc < 0 && strcmp(a, "--t-end") && !(x > 0)) return usage_err(c, "expected a positive number, got '%s'", v);
+            if (!strcmp(a, "--t-end")) c->t_end = x;
+            else if (!strcmp(a, "--dt-out")) c->dt_out = x;
+            else if (!strcmp(a, "--atol")) c->atol = x;
+            else if (!strcmp(a, "--fmax")) c->fmax = x;
+            else c->lin_every = x;
+            i++;
+        } else if (simu && (!strcmp(a, "-o") || !strcmp(a, "--modes-out") || !strcmp(a, "--svg") || !strcmp(a, "--sweep"))) {
+            if (!v) return usage_err(c, "%s needs a value", a);
+            if (!strcmp(a, "-o")) c->out = v;
+            else if (!strcmp(a, "--modes-out")) c->modes_out = v;
+            else if (!strcmp(a, "--sweep")) c->sweep = v;
+            else c->svg = v;
+            i++;
+        } else if (simu && !strcmp(a, "--along-x")) {
+            const char *eq = v ? strchr(v, '=') : NULL;
+            if (!eq || eq == v || !eq[1] || (size_t)(eq - v) >= sizeof c->along_name)
+                return usage_err(c, "--along-x expects NAME=EXPRESSION of t, got '%s'", v ? v : "");
+            memcpy(c->along_name, v, (size_t)(eq - v));
+            c->along_name[eq - v] = '\0';
+            c->along_expr = eq + 1;
+            i++;
+        } else if (simu && !strcmp(a, "--perturb")) {
+            if (!v) return usage_err(c, "%s needs a value", a);
+            const char *colon = strchr(v, ':');
+            char num[32];
+            double mode = 0;
+            if (!colon || (size_t)(colon - v) >= sizeof num) return usage_err(c, "--perturb expects MODE:AMPLITUDE, got '%s'", v);
+            memcpy(num, v, (size_t)(colon - v));
+            num[colon - v] = '\0';
+            if (mblin_cli_decimal(num, &mode) || mode < 1 || mode != floor(mode) || mode > 1e6 ||
+                mblin_cli_decimal(colon + 1, &c->perturb_amp))
+                return usage_err(c, "--perturb expects MODE:AMPLITUDE (a mode number from 1, a number), got '%s'", v);
+            c->perturb_mode = (int)mode - 1;
+            c->has_perturb = 1;
+            i++;
+        } else if (simu && !strcmp(a, "--set-initial")) {
+            if (!v) return usage_err(c, "%s needs a value", a);
+            const char *p = v;
+            while (*p) {
+                const char *e = strchr(p, ',');
+                size_t len = e ? (size_t)(e - p) : strlen(p);
+                rc = name_value(c, a, p, len, c->initial, c->init_names, &c->ninit);
+                if (rc >= 0) return rc;
+                p += len + (e ? 1 : 0);
+            }
+            i++;
+        } else if (simu && !strcmp(a, "--input")) {
+            if (!v) return usage_err(c, "%s needs a value", a);
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v || !eq[1]) return usage_err(c, "--input expects NAME=EXPRESSION, got '%s'", v);
+            if (c->ninputs >= MAX_ITEMS) return usage_err(c, "too many %s options (at most 256)", a);
+            static char inames[MAX_ITEMS][256];
+            if ((size_t)(eq - v) >= 256) return usage_err(c, "--input: name too long in '%s'", v);
+            memcpy(inames[c->ninputs], v, (size_t)(eq - v));
+            inames[c->ninputs][eq - v] = '\0';
+            c->inputs[c->ninputs].name = inames[c->ninputs];
+            c->inputs[c->ninputs].expr = eq + 1;
+            c->ninputs++;
+            i++;
+        } else if (!simu && (!strcmp(a, "--modes") || !strcmp(a, "--samples"))) {
+            double x = 0;
+            rc = number(c, a, v, &x);
+            if (rc < 0 && !(x >= 1 && x <= 1000 && x == floor(x))) return usage_err(c, "expected an integer 1..1000, got '%s'", v);
+            if (!strcmp(a, "--modes")) c->nmodes = (int)x;
+            else c->samples = (int)x;
+            i++;
+        } else if (!simu && (!strcmp(a, "--amplitude") || !strcmp(a, "--periods") || !strcmp(a, "--freq-tol") ||
+                             !strcmp(a, "--zeta-tol"))) {
+            double x = 0;
+            rc = number(c, a, v, &x);
+            if (rc < 0 && !(x > 0)) return usage_err(c, "expected a positive number, got '%s'", v);
+            if (!strcmp(a, "--amplitude")) c->amplitude = x;
+            else if (!strcmp(a, "--periods")) c->periods = x;
+            else if (!strcmp(a, "--freq-tol")) c->freq_tol = x;
+            else c->zeta_tol = x;
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            return usage_err(c, "unknown option '%s'", a);
+        } else if (!c->model) {
+            c->model = a;
+        } else {
+            return usage_err(c, "unexpected argument '%s'", a);
+        }
+        if (rc >= 0) return rc;
+    }
+    if (!c->model) return usage_err(c, "%s needs a model file", c->cmd);
+    if (simu && !(c->t_end != 0)) return usage_err(c, "%s needs --t-end", c->cmd);
+    return -1;
+}
+
+static int load(const cli *c, mbl_model **md, mbl_point **pt, mbl_status *st)
+{
+    int rc = mbl_model_load_file(c->model, c->sets, c->nsets, md, st);
+    if (rc) return rc;
+    mbl_opoint_options oo;
+    mbl_opoint_options_default(&oo);
+    oo.guess = c->guesses;
+    oo.nguess = c->nguess;
+    if (c->at) {
+        if (!strcmp(c->at, "equilibrium")) oo.at = MBL_AT_EQUILIBRIUM;
+        else if (!strcmp(c->at, "given")) oo.at = MBL_AT_GIVEN;
+        else if (!strcmp(c->at, "steady")) oo.at = MBL_AT_STEADY;
+        else return mbl_error(st, MBL_EARG, "--at expects equilibrium, given or steady, got '%s'", c->at);
+    }
+    return mbl_operating_point(*md, &oo, pt, st);
+}
+
+static int linearize(const mbl_model *md, const mbl_point *pt, mbl_modes **modes, mbl_status *st)
+{
+    mbl_linear *lin = NULL;
+    int rc = mbl_linearize(md, pt, NULL, &lin, st);
+    if (!rc) rc = mbl_modal(lin, NULL, modes, st);
+    mbl_linear_free(lin);
+    return rc;
+}
+
+/* x = EXPR(t) of --along-x NAME=EXPR (the CLI's own small graph: the name t only) */
+static int t_only(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args, mblx_id *out,
+                  char *why, size_t whylen)
+{
+    (void)g, (void)args, (void)why, (void)whylen;
+    if (nargs >= 0 || len != 1 || name[0] != 't') return 1;
+    *out = *(const mblx_id *)ud;
+    return 0;
+}
+
+static int along_x(const cli *c, int n, const double *t, double *x, mbl_status *st)
+{
+    if (!c->along_expr) {
+        memcpy(x, t, (size_t)n * sizeof *x);
+        return 0;
+    }
+    mblx_graph *g = mblx_graph_new();
+    if (!g) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    mblx_id ts = mblx_symbol(g, "t"), e = MBLX_NONE;
+    mblx_parse_opts po = {0};
+    po.resolve = t_only;
+    po.ud = &ts;
+    int rc = mblx_parse(g, c->along_expr, strlen(c->along_expr), &po, &e, st);
+    if (rc) mbl_error_prefix(st, "--along-x '%s'", c->along_expr);
+    long idx = mblx_symbol_index(g, ts);
+    double syms[8] = {0};
+    for (int i = 0; !rc && i < n; i++) {
+        syms[idx] = t[i];
+        rc = mblx_eval(g, e, syms, &x[i], st);
+    }
+    mblx_graph_free(g);
+    return rc;
+}
+
+/* a sweep's CSV (mblin sweep -o DIR: DIR/sweep.csv): value, branch, re, im, freq_hz, ... ; the
+ * oscillatory rows (im > 0) as one series per branch */
+static int read_sweep(const char *path, mbl_svg_series **out, int *nout, double **store, mbl_status *st)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return mbl_error(st, MBL_EIO, "cannot read %s", path);
+    char line[1024];
+    int nrow = 0, cap = 0, maxb = 0, rc = 0;
+    double *v = NULL; /* rows of (value, branch, freq) */
+    if (!fgets(line, sizeof line, f) || !strstr(line, "branch")) rc = mbl_error(st, MBL_EIO, "%s: not a sweep CSV (mblin sweep -o DIR)", path);
+    while (!rc && fgets(line, sizeof line, f)) {
+        double val, br, re, im, fhz;
+        if (sscanf(line, "%lf,%lf,%lf,%lf,%lf", &val, &br, &re, &im, &fhz) != 5) {
+            rc = mbl_error(st, MBL_EIO, "%s:%d: not a sweep row", path, nrow + 2);
+            break;
+        }
+        if (!(im > 1e-9 * (1 + fabs(re))) || !(fhz > 1e-6)) continue;
+        if (nrow == cap) {
+            cap = cap ? 2 * cap : 256;
+            double *nv = realloc(v, (size_t)cap * 3 * sizeof *nv);
+            if (!nv) {
+                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                break;
+            }
+            v = nv;
+        }
+        v[3 * nrow] = val, v[3 * nrow + 1] = br, v[3 * nrow + 2] = fhz;
+        if ((int)br > maxb) maxb = (int)br;
+        nrow++;
+    }
+    fclose(f);
+    mbl_svg_series *S = rc ? NULL : calloc((size_t)maxb + 1, sizeof *S);
+    double *xy = rc ? NULL : malloc(((size_t)nrow * 2 + 1) * sizeof *xy);
+    if (!rc && (!S || !xy)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    int ns = 0, used = 0;
+    for (int b = 1; !rc && b <= maxb; b++) {
+        int n0 = used;
+        for (int r = 0; r < nrow; r++)
+            if ((int)v[3 * r + 1] == b) xy[used] = v[3 * r], xy[nrow + used] = v[3 * r + 2], used++;
+        if (used == n0) continue;
+        S[ns].n = used - n0, S[ns].x = xy + n0, S[ns].y = xy + nrow + n0;
+        S[ns].label = "quasi-static sweep", S[ns].markers = 0, S[ns].color = 7;
+        ns++;
+    }
+    free(v);
+    if (rc) {
+        free(S), free(xy);
+        return rc;
+    }
+    *out = S, *nout = ns, *store = xy;
+    return 0;
+}
+
+/* frequencies and damping along the trajectory: every `every`, the nearest sample */
+static int along(const cli *c, const mbl_model *md, const mbl_sim_result *R, mbl_status *st)
+{
+    FILE *f = c->modes_out ? fopen(c->modes_out, "w") : stdout;
+    if (!f) return mbl_error(st, MBL_EIO, "cannot write %s", c->modes_out);
+    int rc = 0, np = 0, cap = 0;
+    double *pt_t = NULL, *pt_f = NULL; /* (t, frequency) of every oscillatory mode at every instant */
+    fprintf(f, "t,mode,re,im,freq_hz,damping_ratio\n");
+    double t0 = R->t[0], next = t0;
+    for (int s = 0; s < R->nt && !rc; s++) {
+        if (R->t[s] + 1e-9 * c->lin_every < next) continue;
+        next += c->lin_every;
+        mbl_point *p = NULL;
+        mbl_modes *mo = NULL;
+        rc = mbl_sim_point(md, R, s, &p, st);
+        if (!rc) rc = linearize(md, p, &mo, st);
+        if (rc) mbl_error_prefix(st, "linearizing at t = %g", R->t[s]);
+        for (int j = 0; !rc && j < mo->nx; j++) {
+            const mbl_mode *m = &mo->modes[j];
+            if (m->spurious || m->im < 0) continue;
+            fprintf(f, "%.12g,%d,%.12g,%.12g,%.12g,%.12g\n", R->t[s], j + 1, m->re, m->im, m->freq_hz, m->damping_ratio);
+            if (m->kind != MBL_MODE_OSCILLATORY) continue;
+            if (np == cap) {
+                cap = cap ? 2 * cap : 256;
+                double *a = realloc(pt_t, (size_t)cap * sizeof *a);
+                if (a) pt_t = a;
+                double *b = a ? realloc(pt_f, (size_t)cap * sizeof *b) : NULL;
+                if (b) pt_f = b;
+                if (!a || !b) {
+                    rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                    break;
+                }
+            }
+            pt_t[np] = R->t[s], pt_f[np++] = m->freq_hz;
+        }
+        mbl_point_free(p);
+        mbl_modes_free(mo);
+    }
+    if (f != stdout) fclose(f);
+    if (!rc && c->svg) {
+        mbl_svg_series *S = NULL;
+        int ns = 0;
+        double *store = NULL, *px = malloc(((size_t)np + 1) * sizeof *px);
+        if (!px) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) rc = along_x(c, np, pt_t, px, st);
+        if (!rc && c->sweep) rc = read_sweep(c->sweep, &S, &ns, &store, st);
+        mbl_svg_series *all = rc ? NULL : calloc((size_t)ns + 1, sizeof *all);
+        if (!rc && !all) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) {
+            if (ns) memcpy(all, S, (size_t)ns * sizeof *all);
+            if (c->fmax > 0) { /* leave out what is above the plot's frequency range */
+                for (int i = 0; i < np; i++)
+                    if (pt_f[i] > c->fmax) pt_f[i] = NAN;
+                for (int k = 0; k < ns; k++)
+                    for (int i = 0; i < S[k].n; i++)
+                        if (S[k].y[i] > c->fmax) ((double *)S[k].y)[i] = NAN;
+            }
+            all[ns] = (mbl_svg_series){np, px, pt_f, "along the trajectory", 1, 3};
+            char xl[160];
+            snprintf(xl, sizeof xl, "%s", c->along_expr ? c->along_name : "t (s)");
+            FILE *g = fopen(c->svg, "w");
+            if (!g) rc = mbl_error(st, MBL_EIO, "cannot write %s", c->svg);
+            else {
+                rc = mbl_svg_plot(g, "frequencies along the trajectory", xl, "frequency (Hz)", all, ns + 1);
+                if (fclose(g) || rc) rc = mbl_error(st, MBL_EIO, "writing %s failed", c->svg);
+            }
+        }
+        free(all), free(S), free(store), free(px);
+    }
+    free(pt_t), free(pt_f);
+    return rc;
+}
+
+static int run_simulate(cli *c)
+{
+    mbl_status st = {0};
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL, *start = NULL;
+    mbl_modes *modes = NULL;
+    mbl_sim_result *R = NULL;
+    int rc = load(c, &md, &pt, &st);
+    if (!rc && c->has_perturb) rc = linearize(md, pt, &modes, &st);
+    if (!rc) rc = mbl_sim_start(md, pt, modes, c->perturb_mode, c->perturb_amp, c->initial, c->ninit, &start, &st);
+    if (!rc) {
+        mbl_sim_options so;
+        mbl_sim_options_default(&so);
+        so.t_end = c->t_end;
+        if (c->dt_out > 0) so.dt_out = c->dt_out;
+        if (c->rtol > 0) so.rtol = c->rtol;
+        if (c->atol > 0) so.atol = c->atol;
+        so.inputs = c->inputs;
+        so.ninputs = c->ninputs;
+        rc = mbl_simulate(md, start, &so, &R, &st);
+    }
+    if (!rc && c->out) {
+        FILE *f = fopen(c->out, "w");
+        if (!f) rc = mbl_error(&st, MBL_EIO, "cannot write %s", c->out);
+        else {
+            rc = mbl_sim_write_csv(f, md, R);
+            if (fclose(f) || rc) rc = mbl_error(&st, MBL_EIO, "writing %s failed", c->out);
+        }
+    }
+    double edrift = -1; /* an output named energy: its largest change from the start */
+    for (int i = 0; !rc && i < R->ny; i++)
+        if (!strcmp(mbl_model_output_name(md, i), "energy")) {
+            edrift = 0;
+            for (int s = 0; s < R->nt; s++) edrift = fmax(edrift, fabs(R->y[(size_t)s * R->ny + i] - R->y[i]));
+        }
+    if (!rc) {
+        if (c->json)
+            printf("{\"energy_drift\": %.6g, \"t0\": %.17g, \"t_end\": %.17g, \"samples\": %d, \"steps\": %ld, \"residual_evals\": %ld, "
+                   "\"jacobian_evals\": %ld, \"error_test_failures\": %ld, \"convergence_failures\": %ld, "
+                   "\"phi_max\": %.6g, \"phid_max\": %.6g, \"nh_max\": %.6g, \"eta_max\": %.6g, \"seconds\": %.6g}\n",
+                   edrift, R->t[0], R->t[R->nt - 1], R->nt, R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->phi_max,
+                   R->phid_max, R->nh_max, R->eta_max, R->seconds);
+        else
+            printf("simulated %s from t = %g to %g: %d samples%s%s\n"
+                   "IDA (stabilized index 2, KLU): %ld steps, %ld residual and %ld Jacobian evaluations, %ld error-test "
+                   "and %ld convergence failures, %.3g s\n"
+                   "constraint drift: |Phi| <= %.3g, |Phi'| <= %.3g, |c| <= %.3g, |eta| <= %.3g\n",
+                   c->model, R->t[0], R->t[R->nt - 1], R->nt, c->out ? " written to " : "", c->out ? c->out : "",
+                   R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->seconds, R->phi_max, R->phid_max, R->nh_max,
+                   R->eta_max);
+        if (edrift >= 0 && !c->json) printf("energy drift: max |energy(t) - energy(t0)| = %.3g (output 'energy')\n", edrift);
+        if (start->notes[0] && !c->json) printf("start: %s\n", start->notes);
+        fflush(stdout);
+    }
+    if (!rc && c->lin_every > 0) rc = along(c, md, R, &st);
+    int code = rc ? fail(&st) : 0;
+    mbl_sim_result_free(R);
+    mbl_modes_free(modes);
+    mbl_point_free(start);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    return code;
+}
+
+static int run_validate(cli *c)
+{
+    mbl_status st = {0};
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_modes *modes = NULL;
+    mbl_validation *V = NULL;
+    int rc = load(c, &md, &pt, &st);
+    if (!rc) rc = linearize(md, pt, &modes, &st);
+    mbl_validate_options vo;
+    mbl_validate_options_default(&vo);
+    if (c->nmodes) vo.nmodes = c->nmodes;
+    if (c->amplitude > 0) vo.amplitude = c->amplitude;
+    if (c->periods > 0) vo.periods = c->periods;
+    if (c->samples) vo.samples = c->samples;
+    if (c->rtol > 0) vo.rtol = c->rtol;
+    double ftol = c->freq_tol > 0 ? c->freq_tol : 1e-4, ztol = c->zeta_tol > 0 ? c->zeta_tol : 1e-3;
+    if (!rc) rc = mbl_validate(md, pt, modes, &vo, &V, &st);
+    int bad = 0;
+    if (!rc) {
+        if (c->json) printf("{\"amplitude\": %.6g, \"modes\": [", V->amplitude);
+        else
+            printf("validation of %s: each mode excited alone (amplitude %.3g), simulated, measured\n"
+                   "mode  signal        predicted f (Hz)   measured f (Hz)    rel. error   pred. zeta   meas. zeta   "
+                   "error     FFT peak (Hz)\n",
+                   c->model, V->amplitude);
+        for (int i = 0; i < V->nrows; i++) {
+            const mbl_validate_row *r = &V->rows[i];
+            int ok = r->freq_rel_err <= ftol && r->zeta_err <= ztol;
+            bad += !ok;
+            if (c->json)
+                printf("%s{\"mode\": %d, \"signal\": \"%s\", \"predicted\": {\"re\": %.15g, \"im\": %.15g, \"freq_hz\": %.15g, "
+                       "\"damping_ratio\": %.15g}, \"measured\": {\"re\": %.15g, \"im\": %.15g, \"freq_hz\": %.15g, "
+                       "\"damping_ratio\": %.15g, \"fft_peak_hz\": %.15g}, \"freq_rel_err\": %.3g, \"damping_err\": %.3g, "
+                       "\"simulated_s\": %.6g, \"steps\": %ld, \"ok\": %s}",
+                       i ? ", " : "", r->mode + 1, r->signal, r->pred_re, r->pred_im, r->pred_freq_hz, r->pred_zeta,
+                       r->meas_re, r->meas_im, r->meas_freq_hz, r->meas_zeta, r->fft_freq_hz, r->freq_rel_err,
+                       r->zeta_err, r->seconds, r->nsteps, ok ? "true" : "false");
+            else
+                printf("%-5d %-13s %-18.12g %-18.12g %-12.3g %-12.6g %-12.6g %-9.3g %.8g%s\n", r->mode + 1, r->signal,
+                       r->pred_freq_hz, r->meas_freq_hz, r->freq_rel_err, r->pred_zeta, r->meas_zeta, r->zeta_err,
+                       r->fft_freq_hz, ok ? "" : "  OFF");
+        }
+        if (c->json) printf("], \"ok\": %s}\n", bad ? "false" : "true");
+        fflush(stdout);
+        if (bad) {
+            fprintf(stderr, "mblin: %d mode(s) off by more than %g (frequency, relative) or %g (damping ratio)\n", bad,
+                    ftol, ztol);
+        }
+    }
+    int code = rc ? fail(&st) : bad ? 1 : 0;
+    mbl_validation_free(V);
+    mbl_modes_free(modes);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    return code;
+}
+
+int mblin_cmd_simulate(int argc, char **argv)
+{
+    static cli c;
+    memset(&c, 0, sizeof c);
+    c.cmd = "simulate";
+    int rc = parse(&c, argc, argv);
+    if (rc >= 0) return rc;
+    return run_simulate(&c);
+}
+
+int mblin_cmd_validate(int argc, char **argv)
+{
+    static cli c;
+    memset(&c, 0, sizeof c);
+    c.cmd = "validate";
+    int rc = parse(&c, argc, argv);
+    if (rc >= 0) return rc;
+    return run_validate(&c);
+}

@@ -1,0 +1,157 @@
+/* mblin: time simulation and validation of linear models (docs/simulation.md).
+ *
+ *   mbl_dae_eval_new()   model -> the DAE residual, its exact sparse Jacobian and outputs at any
+ *                        (t, unknowns), for an integrator
+ *   mbl_sim_start()      operating point (+ a mode's perturbation, + initial values by name) ->
+ *                        a consistent start (coordinates and velocities on the constraints)
+ *   mbl_simulate()       model + start -> trajectory, by SUNDIALS IDA on the stabilized index-2
+ *                        form of Gear, Gupta and Leimkuhler, with KLU and the exact Jacobian
+ *   mbl_validate()       linear model + modes -> each of the lowest modes excited in turn,
+ *                        simulated, its frequency and damping measured (FFTW) and compared
+ *   mbl_sim_linearize()  trajectory -> the linear model's modes at instants of it
+ *
+ * Every function returns 0 or a negative MBL_E* code with a one-line message in `st`;
+ * destructors accept NULL. Trajectory arrays are sample-major: value i of sample s at [s * n + i]. */
+#ifndef MBLIN_SIM_H
+#define MBLIN_SIM_H
+
+#include <stdio.h>
+
+#include "mblin/model.h"
+#include "mblin/sensitivity.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the residual of the canonical DAE for integrators --------------------------------------
+ * x is the public unknown layout of sensitivity.h ([vdot lambda mu v q Xdot Z X r], nunk values,
+ * mbl_dae_layout.col0), F the residual rows (row0), J the values of dF/dx on the pattern
+ * (jrow, jcol). The stabilization's extra terms: g = Phi_q^T w and H = d(w^T Phi)/dq dq (n x n,
+ * sparse pattern hrow, hcol) with w given in the multiplier block (lambda) of x. A workspace is
+ * for one thread at a time (it holds scratch arrays); the model may be shared. */
+typedef struct mbl_dae_eval mbl_dae_eval;
+int mbl_dae_eval_new(const mbl_model *model, mbl_dae_eval **out, mbl_status *st);
+void mbl_dae_eval_free(mbl_dae_eval *e);
+void mbl_dae_eval_layout(const mbl_dae_eval *e, mbl_dae_layout *lay);
+const mbl_model *mbl_dae_eval_model(const mbl_dae_eval *e);
+void mbl_dae_eval_hessian_pattern(const mbl_dae_eval *e, int *nz, const int **hrow, const int **hcol);
+int mbl_dae_eval_residual(mbl_dae_eval *e, double t, const double *x, double *F, mbl_status *st);
+int mbl_dae_eval_jacobian(mbl_dae_eval *e, double t, const double *x, double *J, mbl_status *st);
+int mbl_dae_eval_outputs(mbl_dae_eval *e, double t, const double *x, double *y, mbl_status *st);
+int mbl_dae_eval_phi_t(mbl_dae_eval *e, double t, const double *x, double *g, mbl_status *st);
+int mbl_dae_eval_hessian(mbl_dae_eval *e, double t, const double *x, double *H, mbl_status *st);
+
+/* ---- a consistent start -------------------------------------------------------------------- */
+
+/* From the operating point pt: when modes is given, mode `mode` (an index into modes->modes) is
+ * added with `amplitude`: q = q_pt + a Re(phi), v = v_pt + a Re(s phi), phi the mode shape scaled
+ * so that its largest coordinate component is 1 (real), s its eigenvalue; then the named initial
+ * values (a coordinate "x", or a velocity "der(x)") replace those; then the coordinates and the
+ * velocities are projected onto the constraints (the minimum-norm correction of the `given`
+ * operating point). An unknown name, or a mode out of range, is MBL_EARG. */
+int mbl_sim_start(const mbl_model *model, const mbl_point *pt, const mbl_modes *modes, int mode, double amplitude,
+                  const mbl_setting *initial, int ninitial, mbl_point **start, mbl_status *st);
+
+/* ---- simulation ---------------------------------------------------------------------------- */
+
+/* An input as a function of time: an expression of t (docs/expressions.md syntax), e.g.
+ * "0.0005*2*pi*t". Inputs not listed keep the start point's values. */
+typedef struct mbl_sim_input {
+    const char *name;
+    const char *expr;
+} mbl_sim_input;
+
+typedef struct mbl_sim_options {
+    double t_end;       /* end time (required, after the start point's t) */
+    double dt_out;      /* output interval (default: (t_end - t0) / 1000) */
+    double rtol;        /* IDA relative tolerance (default 1e-8) */
+    double atol;        /* IDA absolute tolerance on q, v, X (default 1e-10) */
+    double h_max;       /* largest step (0: no limit) */
+    long max_steps;     /* internal steps allowed (default 10^7) */
+    const mbl_sim_input *inputs;
+    int ninputs;
+} mbl_sim_options;
+
+void mbl_sim_options_default(mbl_sim_options *opt);
+
+typedef struct mbl_sim_result {
+    int n, m, k, nX, nZ, nr, ny;
+    int nt;                  /* samples (t0, t0 + dt_out, ..., t_end) */
+    double *t;               /* nt */
+    double *q, *v, *vdot;    /* nt x n */
+    double *lambda, *mu;     /* nt x m, nt x k */
+    double *X, *Z;           /* nt x nX, nt x nZ */
+    double *r;               /* nt x nr: the inputs */
+    double *y;               /* nt x ny: the outputs */
+    double phi_max;          /* largest |Phi| over the samples (position constraints) */
+    double phid_max;         /* largest |Phi'| (velocity constraints) */
+    double nh_max;           /* largest |c| (non-holonomic constraints) */
+    double eta_max;          /* largest |eta|, the stabilization's multiplier (0 in exact arithmetic) */
+    long nsteps, nres, njac, nlinsetups, netf, nncf; /* IDA's counters */
+    double seconds;          /* wall time of the integration */
+} mbl_sim_result;
+
+int mbl_simulate(const mbl_model *model, const mbl_point *start, const mbl_sim_options *opt, mbl_sim_result **out,
+                 mbl_status *st);
+void mbl_sim_result_free(mbl_sim_result *r);
+/* CSV: t, the coordinates, their velocities der(x), the inputs and the outputs by name. */
+int mbl_sim_write_csv(FILE *f, const mbl_model *model, const mbl_sim_result *r);
+/* The sample s of a trajectory as a point (for mbl_linearize at an instant of it). */
+int mbl_sim_point(const mbl_model *model, const mbl_sim_result *r, int s, mbl_point **out, mbl_status *st);
+
+/* A check of the integrator's Newton matrix dF/dy + cj dF/dy' (the model's exact Jacobian, Phi_q^T
+ * and the Hessian of eta^T Phi) against central differences of its residual at the consistent
+ * start, with the stabilizing multipliers set to eta (nonzero, so that the Hessian counts):
+ * max_err = the largest difference relative to 1 + the column's largest entry. */
+int mbl_sim_check_jacobian(const mbl_model *model, const mbl_point *start, double cj, double eta, double *max_err,
+                           mbl_status *st);
+
+/* ---- validation ---------------------------------------------------------------------------- */
+
+typedef struct mbl_validate_options {
+    int nmodes;          /* the lowest oscillatory, non-spurious modes to excite (default 3) */
+    double amplitude;    /* of the perturbation, relative to max(1, largest |q| of the point) (default 1e-5) */
+    double periods;      /* simulated length in damped periods of the mode (default 40) */
+    int samples;         /* samples per damped period (default 64) */
+    double rtol;         /* IDA's relative tolerance (default 1e-11) */
+    double atol;         /* IDA's absolute tolerance as a multiple of the amplitude (default 1e-8) */
+} mbl_validate_options;
+
+void mbl_validate_options_default(mbl_validate_options *opt);
+
+typedef struct mbl_validate_row {
+    int mode;                    /* index into the modes */
+    double pred_re, pred_im;     /* the eigenvalue */
+    double pred_freq_hz, pred_zeta;
+    double fft_freq_hz;          /* the Hann-windowed FFT peak, Gaussian-interpolated (damped freq.) */
+    double meas_re, meas_im;     /* from the least-squares fit of the samples: -sigma, omega_d */
+    double meas_freq_hz, meas_zeta; /* |s| / 2 pi and -re/|s| of the measured s */
+    double freq_rel_err, zeta_err;  /* |meas - pred| / pred, |meas - pred| */
+    char signal[128];            /* the coordinate measured (largest component of the shape) */
+    double seconds;              /* simulated time span */
+    long nsteps;
+} mbl_validate_row;
+
+typedef struct mbl_validation {
+    int nrows;
+    mbl_validate_row *rows;
+    double amplitude;            /* the absolute amplitude used */
+} mbl_validation;
+
+int mbl_validate(const mbl_model *model, const mbl_point *pt, const mbl_modes *modes,
+                 const mbl_validate_options *opt, mbl_validation **out, mbl_status *st);
+void mbl_validation_free(mbl_validation *v);
+
+/* Measure the frequency and decay of a sampled signal x (ns samples at spacing dt) near f_hint
+ * (Hz, 0: the largest peak): the FFT peak of the Hann-windowed signal (FFTW, zero-padded 4x,
+ * Gaussian interpolation of the three bins at the peak), then a least-squares fit of
+ * a e^{-sigma t} cos(omega_d t + p) + c to the samples (Gauss-Newton over windows of 2, 4, 8, ...
+ * periods up to the whole record). Outputs may be NULL. */
+int mbl_signal_mode(const double *x, int ns, double dt, double f_hint, double *fft_hz, double *sigma,
+                    double *omega_d, mbl_status *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

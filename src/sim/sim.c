@@ -1,0 +1,779 @@
+/* Time simulation of the canonical DAE (include/mblin/sim.h, docs/simulation.md).
+ *
+ * SUNDIALS IDA integrates the stabilized index-2 form of Gear, Gupta and Leimkuhler (1985):
+ *
+ *   q' - v + Phi_q^T eta = 0                         (n)   eta: the stabilizing multiplier
+ *   M v' + Phi_q^T lambda + A^T mu - Q = 0           (n)   the model's equations of motion R
+ *   d(X', X, ...) = 0, zeq(Z, ...) = 0               (nX, nZ) user ODEs, implicit variables
+ *   Phi_q v + Phi_t = 0                              (m)   velocity constraints
+ *   A v + b = 0                                      (k)   non-holonomic constraints
+ *   Phi(q, t) = 0                                    (m)   position constraints
+ *
+ * in y = [q v X | lambda mu eta Z] (differential | algebraic). Both the position constraints and
+ * their derivative hold along the solution, so neither drifts; eta is 0 in exact arithmetic. The
+ * residual rows are the model's own (mbl_dae_eval: the model's tapes at x = [v' lambda mu v q X'
+ * Z X r(t)]); the Newton matrix dF/dy + cj dF/dy' is assembled from the model's exact sparse
+ * Jacobian plus Phi_q^T and the Hessian d(eta^T Phi)/dq dq, and handed to IDA's KLU solver.
+ * Algebraic variables are excluded from the error test (IDASetSuppressAlg), as usual for index 2.
+ * The start is consistent: q, v on the constraints (mbl_sim_start), eta = 0, q' = v, and v',
+ * lambda, mu, X', Z from the acceleration-level equations [R; d; zeq; Phi''; c'] = 0 by Newton
+ * with the inputs at the start time. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <ida/ida.h>
+#include <nvector/nvector_serial.h>
+#include <sundials/sundials_context.h>
+#include <sunlinsol/sunlinsol_klu.h>
+#include <sunmatrix/sunmatrix_sparse.h>
+
+#include "mblin/expr.h"
+#include "mblin/la.h"
+#include "mblin/sim.h"
+
+void mbl_sim_options_default(mbl_sim_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->rtol = 1e-8;
+    opt->atol = 1e-10;
+    opt->max_steps = 10000000L;
+}
+
+void mbl_sim_result_free(mbl_sim_result *r)
+{
+    if (!r) return;
+    mbl_free(r->t), mbl_free(r->q), mbl_free(r->v), mbl_free(r->vdot), mbl_free(r->lambda), mbl_free(r->mu);
+    mbl_free(r->X), mbl_free(r->Z), mbl_free(r->r), mbl_free(r->y);
+    mbl_free(r);
+}
+
+/* ---- a consistent start ---------------------------------------------------------------------- */
+
+int mbl_sim_start(const mbl_model *md, const mbl_point *pt, const mbl_modes *modes, int mode, double amplitude,
+                  const mbl_setting *initial, int ninitial, mbl_point **start, mbl_status *st)
+{
+    if (!start) return mbl_error(st, MBL_EARG, "mbl_sim_start: start is NULL");
+    *start = NULL;
+    if (!md || !pt) return mbl_error(st, MBL_EARG, "mbl_sim_start: NULL argument");
+    int n = pt->n, rc = 0;
+    double *q = mbl_alloc_array((size_t)2 * n + 1, sizeof *q), *v = q ? q + n : NULL;
+    if (!q) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    memcpy(q, pt->q, (size_t)n * sizeof *q);
+    memcpy(v, pt->v, (size_t)n * sizeof *v);
+    if (modes) {
+        if (mode < 0 || mode >= modes->nx || modes->n != n) {
+            mbl_free(q);
+            return mbl_error(st, MBL_EARG, "mode %d does not exist (the linear model has %d)", mode + 1, modes->nx);
+        }
+        const double *pr = modes->shape_re + (size_t)mode * n, *pi = modes->shape_im + (size_t)mode * n;
+        int imax = 0;
+        double best = -1;
+        for (int i = 0; i < n; i++) {
+            double a = hypot(pr[i], pi[i]);
+            if (a > best) best = a, imax = i;
+        }
+        if (!(best > 0)) {
+            mbl_free(q);
+            return mbl_error(st, MBL_EARG, "mode %d has no coordinate motion", mode + 1);
+        }
+        /* phi / phi_imax: complex division */
+        double dr = pr[imax], di = pi[imax], d2 = dr * dr + di * di;
+        double sr = modes->modes[mode].re, si = modes->modes[mode].im;
+        for (int i = 0; i < n; i++) {
+            double ar = (pr[i] * dr + pi[i] * di) / d2, ai = (pi[i] * dr - pr[i] * di) / d2;
+            q[i] += amplitude * ar;
+            v[i] += amplitude * (sr * ar - si * ai);
+        }
+    }
+    for (int s = 0; s < ninitial; s++) {
+        const char *name = initial[s].name;
+        int vel = !strncmp(name, "der(", 4) && name[strlen(name) - 1] == ')';
+        size_t len = vel ? strlen(name) - 5 : strlen(name);
+        const char *base = vel ? name + 4 : name;
+        int found = -1;
+        for (int i = 0; i < n && found < 0; i++) {
+            const char *qn = mbl_model_coord_name(md, i);
+            if (strlen(qn) == len && !strncmp(qn, base, len)) found = i;
+        }
+        if (found < 0) {
+            mbl_free(q);
+            return mbl_error(st, MBL_EARG, "initial value of '%s': the model has no coordinate '%.*s'", name, (int)len,
+                             base);
+        }
+        (vel ? v : q)[found] = initial[s].value;
+    }
+    mbl_opoint_options oo;
+    mbl_opoint_options_default(&oo);
+    oo.at = MBL_AT_GIVEN;
+    oo.q = q;
+    oo.v = v;
+    oo.t = pt->t;
+    oo.has_t = 1;
+    oo.move_note = 0;
+    rc = mbl_operating_point(md, &oo, start, st);
+    if (rc) mbl_error_prefix(st, "the start of the simulation");
+    mbl_free(q);
+    return rc;
+}
+
+/* ---- the integrator's view of the model ------------------------------------------------------- */
+
+typedef struct sim {
+    const mbl_model *md;
+    mbl_dae_eval *ev;
+    mbl_dae_layout L;
+    int n, m, k, nX, nZ, nr, N;
+    int oq, ov, oX, ol, omu, oeta, oZ; /* offsets in y */
+    int *frow;          /* N - n: the model's residual row of IDA row n + i */
+    int *idarow;        /* nF: IDA row of a model row, -1 if not used */
+    double *x, *xe, *F, *J, *g, *H;
+    /* inputs: a tape of nr outputs in t, or constants */
+    mblx_graph *ig;
+    mblx_tape *itape;
+    double *isyms, *iwork, *rconst;
+    int it_sym;
+    /* the Newton matrix: triplets -> CSC */
+    int ntrip;
+    int *tsrc, *tkind;  /* source index (model J entry, H entry, PHI entry) and kind */
+    double *tx;
+    int *tmap;
+    mbla_csc *A;
+    mbl_status err;     /* the first evaluation error */
+    int failed;
+} sim;
+
+enum { T_J = 0, T_JCJ, T_CJ, T_MINUS1, T_PHIQ, T_HESS };
+
+static int inputs_at(sim *s, double t, double *r, mbl_status *st)
+{
+    if (!s->nr) return 0;
+    if (!s->itape) {
+        memcpy(r, s->rconst, (size_t)s->nr * sizeof *r);
+        return 0;
+    }
+    s->isyms[s->it_sym] = t;
+    int rc = mblx_tape_eval(s->itape, s->isyms, r, s->iwork, st);
+    if (rc) mbl_error_prefix(st, "the inputs at t = %.17g", t);
+    return rc;
+}
+
+/* x = [v' lambda mu v q X' Z X r(t)] from (t, y, y') */
+static int make_x(sim *s, double t, const double *y, const double *yp, mbl_status *st)
+{
+    const int *c0 = s->L.col0;
+    double *x = s->x;
+    memcpy(x + c0[MBL_DAE_VDOT], yp + s->ov, (size_t)s->n * sizeof *x);
+    memcpy(x + c0[MBL_DAE_LAMBDA], y + s->ol, (size_t)s->m * sizeof *x);
+    memcpy(x + c0[MBL_DAE_MU], y + s->omu, (size_t)s->k * sizeof *x);
+    memcpy(x + c0[MBL_DAE_V], y + s->ov, (size_t)s->n * sizeof *x);
+    memcpy(x + c0[MBL_DAE_Q], y + s->oq, (size_t)s->n * sizeof *x);
+    memcpy(x + c0[MBL_DAE_XDOT], yp + s->oX, (size_t)s->nX * sizeof *x);
+    memcpy(x + c0[MBL_DAE_Z], y + s->oZ, (size_t)s->nZ * sizeof *x);
+    memcpy(x + c0[MBL_DAE_X], y + s->oX, (size_t)s->nX * sizeof *x);
+    int rc = inputs_at(s, t, x + c0[MBL_DAE_R], st);
+    /* the same with eta in the multiplier block, for Phi_q^T eta and its Hessian */
+    memcpy(s->xe, x, (size_t)s->L.nunk * sizeof *x);
+    memcpy(s->xe + c0[MBL_DAE_LAMBDA], y + s->oeta, (size_t)s->m * sizeof *x);
+    return rc;
+}
+
+static void note_error(sim *s, const mbl_status *st)
+{
+    if (s->failed) return;
+    s->failed = 1;
+    s->err = *st;
+}
+
+/* the residual of the stabilized system at (t, y, y') into r (N) */
+static int residual(sim *s, double t, const double *y, const double *yp, double *r, mbl_status *st)
+{
+    if (make_x(s, t, y, yp, st) || mbl_dae_eval_residual(s->ev, t, s->x, s->F, st) ||
+        (s->m && mbl_dae_eval_phi_t(s->ev, t, s->xe, s->g, st)))
+        return st->code ? st->code : MBL_EDOMAIN;
+    for (int i = 0; i < s->n; i++) r[i] = yp[s->oq + i] - y[s->ov + i] + (s->m ? s->g[i] : 0.0);
+    for (int i = s->n; i < s->N; i++) r[i] = s->F[s->frow[i - s->n]];
+    return 0;
+}
+
+/* the Newton matrix dF/dy + cj dF/dy' at (t, y, y') into s->A */
+static int newton_matrix(sim *s, double t, double cj, const double *y, const double *yp, mbl_status *st)
+{
+    if (make_x(s, t, y, yp, st) || mbl_dae_eval_jacobian(s->ev, t, s->x, s->J, st) ||
+        (s->m && mbl_dae_eval_hessian(s->ev, t, s->xe, s->H, st)))
+        return st->code ? st->code : MBL_EDOMAIN;
+    for (int p = 0; p < s->ntrip; p++) {
+        int src = s->tsrc[p];
+        switch (s->tkind[p]) {
+        case T_J: s->tx[p] = s->J[src]; break;
+        case T_JCJ: s->tx[p] = cj * s->J[src]; break;
+        case T_CJ: s->tx[p] = cj; break;
+        case T_MINUS1: s->tx[p] = -1.0; break;
+        case T_PHIQ: s->tx[p] = s->J[src]; break;
+        default: s->tx[p] = s->H[src]; break;
+        }
+    }
+    mbla_csc_refill(s->A, s->ntrip, s->tmap, s->tx);
+    return 0;
+}
+
+static int res_fn(realtype t, N_Vector yy, N_Vector yyp, N_Vector rr, void *ud)
+{
+    sim *s = ud;
+    mbl_status st = {0};
+    if (residual(s, t, N_VGetArrayPointer(yy), N_VGetArrayPointer(yyp), N_VGetArrayPointer(rr), &st)) {
+        note_error(s, &st);
+        return 1; /* recoverable: IDA tries a smaller step */
+    }
+    s->failed = 0;
+    return 0;
+}
+
+static int jac_fn(realtype t, realtype cj, N_Vector yy, N_Vector yyp, N_Vector rr, SUNMatrix Jm, void *ud,
+                  N_Vector t1, N_Vector t2, N_Vector t3)
+{
+    (void)rr, (void)t1, (void)t2, (void)t3;
+    sim *s = ud;
+    mbl_status st = {0};
+    if (newton_matrix(s, t, cj, N_VGetArrayPointer(yy), N_VGetArrayPointer(yyp), &st)) {
+        note_error(s, &st);
+        return 1;
+    }
+    sunindextype *ip = SUNSparseMatrix_IndexPointers(Jm), *ii = SUNSparseMatrix_IndexValues(Jm);
+    double *jx = SUNSparseMatrix_Data(Jm);
+    int nnz = s->A->p[s->N];
+    for (int c = 0; c <= s->N; c++) ip[c] = s->A->p[c];
+    for (int p = 0; p < nnz; p++) ii[p] = s->A->i[p], jx[p] = s->A->x[p];
+    return 0;
+}
+
+static void sim_free(sim *s)
+{
+    mbl_dae_eval_free(s->ev);
+    mbl_free(s->frow), mbl_free(s->idarow);
+    mbl_free(s->x), mbl_free(s->xe), mbl_free(s->F), mbl_free(s->J), mbl_free(s->g), mbl_free(s->H);
+    mblx_tape_free(s->itape);
+    mblx_graph_free(s->ig);
+    mbl_free(s->isyms), mbl_free(s->iwork), mbl_free(s->rconst);
+    mbl_free(s->tsrc), mbl_free(s->tkind), mbl_free(s->tx), mbl_free(s->tmap);
+    mbla_csc_free(s->A);
+}
+
+/* The inputs' resolver: t, and the model's parameters as their values. */
+typedef struct iresolve {
+    const mbl_model *md;
+    mblx_id t;
+} iresolve;
+
+static int input_name(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
+                      mblx_id *out, char *why, size_t whylen)
+{
+    (void)args, (void)why, (void)whylen;
+    iresolve *R = ud;
+    if (nargs >= 0) return 1;
+    if (len == 1 && name[0] == 't') {
+        *out = R->t;
+        return 0;
+    }
+    mbl_model_info info;
+    mbl_model_get_info(R->md, &info);
+    for (int i = 0; i < info.nparam; i++) {
+        const char *p = mbl_model_param_name(R->md, i);
+        if (strlen(p) == len && !strncmp(p, name, len)) {
+            *out = mblx_const(g, mbl_model_param_value(R->md, i));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int setup_inputs(sim *s, const mbl_point *start, const mbl_sim_options *opt, mbl_status *st)
+{
+    s->rconst = mbl_alloc_array((size_t)s->nr + 1, sizeof *s->rconst);
+    if (!s->rconst) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    memcpy(s->rconst, start->r, (size_t)s->nr * sizeof *s->rconst);
+    if (!opt->ninputs) return 0;
+    s->ig = mblx_graph_new();
+    mblx_id *outs = mbl_alloc_array((size_t)s->nr + 1, sizeof *outs);
+    if (!s->ig || !outs) {
+        mbl_free(outs);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    iresolve R = {s->md, mblx_symbol(s->ig, "t")};
+    for (int i = 0; i < s->nr; i++) outs[i] = mblx_const(s->ig, s->rconst[i]);
+    int rc = 0;
+    for (int j = 0; j < opt->ninputs && !rc; j++) {
+        int i = -1;
+        for (int c = 0; c < s->nr && i < 0; c++)
+            if (!strcmp(mbl_model_input_name(s->md, c), opt->inputs[j].name)) i = c;
+        if (i < 0) {
+            rc = mbl_error(st, MBL_EARG, "input '%s': the model has no such input", opt->inputs[j].name);
+            break;
+        }
+        mblx_parse_opts po = {0};
+        po.resolve = input_name;
+        po.ud = &R;
+        rc = mblx_parse(s->ig, opt->inputs[j].expr, strlen(opt->inputs[j].expr), &po, &outs[i], st);
+        if (rc) mbl_error_prefix(st, "input '%s' = '%s'", opt->inputs[j].name, opt->inputs[j].expr);
+    }
+    if (!rc) {
+        s->itape = mblx_compile(s->ig, (size_t)s->nr, outs, st);
+        if (!s->itape) rc = st ? st->code : MBL_ENOMEM;
+    }
+    mbl_free(outs);
+    if (rc) return rc;
+    size_t ns = mblx_tape_nsymbols(s->itape);
+    s->it_sym = (int)mblx_symbol_index(s->ig, R.t);
+    if (ns < (size_t)s->it_sym + 1) ns = (size_t)s->it_sym + 1;
+    s->isyms = mbl_calloc(ns + 1, sizeof *s->isyms);
+    s->iwork = mbl_alloc_array(mblx_tape_work_size(s->itape) + 1, sizeof *s->iwork);
+    if (!s->isyms || !s->iwork) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int push(sim *s, int *ti, int *tj, int r, int c, int src, int kind)
+{
+    ti[s->ntrip] = r, tj[s->ntrip] = c, s->tsrc[s->ntrip] = src, s->tkind[s->ntrip] = kind;
+    return s->ntrip++;
+}
+
+static int sim_setup(sim *s, const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt, mbl_status *st)
+{
+    memset(s, 0, sizeof *s);
+    s->md = md;
+    int rc = mbl_dae_eval_new(md, &s->ev, st);
+    if (rc) return rc;
+    mbl_dae_eval_layout(s->ev, &s->L);
+    const mbl_dae_layout *L = &s->L;
+    s->n = L->n, s->m = L->m, s->k = L->k, s->nr = L->nr;
+    s->nX = L->col0[MBL_DAE_XDOT + 1] - L->col0[MBL_DAE_XDOT];
+    s->nZ = L->col0[MBL_DAE_Z + 1] - L->col0[MBL_DAE_Z];
+    int n = s->n, m = s->m, k = s->k;
+    s->oq = 0, s->ov = n, s->oX = 2 * n, s->ol = 2 * n + s->nX, s->omu = s->ol + m, s->oeta = s->omu + k;
+    s->oZ = s->oeta + m, s->N = s->oZ + s->nZ;
+    int hnz;
+    const int *hrow, *hcol;
+    mbl_dae_eval_hessian_pattern(s->ev, &hnz, &hrow, &hcol);
+    int maxtrip = L->jnz + 2 * n + L->jnz + hnz;
+    s->frow = mbl_alloc_array((size_t)s->N + 1, sizeof *s->frow);
+    s->idarow = mbl_alloc_array((size_t)L->nF + 1, sizeof *s->idarow);
+    s->x = mbl_calloc((size_t)L->nunk + 1, sizeof *s->x);
+    s->xe = mbl_calloc((size_t)L->nunk + 1, sizeof *s->xe);
+    s->F = mbl_alloc_array((size_t)L->nF + 1, sizeof *s->F);
+    s->J = mbl_alloc_array((size_t)L->jnz + 1, sizeof *s->J);
+    s->g = mbl_alloc_array((size_t)n + 1, sizeof *s->g);
+    s->H = mbl_alloc_array((size_t)hnz + 1, sizeof *s->H);
+    s->tsrc = mbl_alloc_array((size_t)maxtrip + 1, sizeof *s->tsrc);
+    s->tkind = mbl_alloc_array((size_t)maxtrip + 1, sizeof *s->tkind);
+    s->tx = mbl_calloc((size_t)maxtrip + 1, sizeof *s->tx);
+    s->tmap = mbl_alloc_array((size_t)maxtrip + 1, sizeof *s->tmap);
+    int *ti = mbl_alloc_array((size_t)maxtrip + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)maxtrip + 1, sizeof *tj);
+    if (!s->frow || !s->idarow || !s->x || !s->xe || !s->F || !s->J || !s->g || !s->H || !s->tsrc || !s->tkind ||
+        !s->tx || !s->tmap || !ti || !tj) {
+        mbl_free(ti), mbl_free(tj);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    /* IDA rows n.. : the model's rows of these groups, in order */
+    static const int groups[] = {MBL_DAE_EOM, MBL_DAE_ODE, MBL_DAE_VAR, MBL_DAE_PHID, MBL_DAE_NH, MBL_DAE_PHI};
+    for (int r = 0; r < L->nF; r++) s->idarow[r] = -1;
+    int row = n;
+    for (size_t gi = 0; gi < sizeof groups / sizeof groups[0]; gi++)
+        for (int r = L->row0[groups[gi]]; r < L->row0[groups[gi] + 1]; r++) s->frow[row - n] = r, s->idarow[r] = row++;
+    if (row != s->N) {
+        mbl_free(ti), mbl_free(tj);
+        return mbl_error(st, MBL_EDIM, "mbl_simulate: %d equations for %d unknowns", row, s->N);
+    }
+    /* the Newton matrix' entries */
+    for (int i = 0; i < n; i++) {
+        push(s, ti, tj, i, s->oq + i, 0, T_CJ);
+        push(s, ti, tj, i, s->ov + i, 0, T_MINUS1);
+    }
+    for (int p = 0; p < hnz; p++) push(s, ti, tj, hrow[p], s->oq + hcol[p], p, T_HESS);
+    for (int p = 0; p < L->jnz; p++) {
+        int r = L->jrow[p], c = L->jcol[p], b = 0;
+        while (c >= L->col0[b + 1]) b++;
+        int j = c - L->col0[b];
+        if (b == MBL_DAE_Q && r >= L->row0[MBL_DAE_PHI] && r < L->row0[MBL_DAE_PHI + 1])
+            push(s, ti, tj, j, s->oeta + (r - L->row0[MBL_DAE_PHI]), p, T_PHIQ); /* (Phi_q^T eta)_j */
+        int ir = s->idarow[r];
+        if (ir < 0) continue;
+        switch (b) {
+        case MBL_DAE_VDOT: push(s, ti, tj, ir, s->ov + j, p, T_JCJ); break;
+        case MBL_DAE_LAMBDA: push(s, ti, tj, ir, s->ol + j, p, T_J); break;
+        case MBL_DAE_MU: push(s, ti, tj, ir, s->omu + j, p, T_J); break;
+        case MBL_DAE_V: push(s, ti, tj, ir, s->ov + j, p, T_J); break;
+        case MBL_DAE_Q: push(s, ti, tj, ir, s->oq + j, p, T_J); break;
+        case MBL_DAE_XDOT: push(s, ti, tj, ir, s->oX + j, p, T_JCJ); break;
+        case MBL_DAE_Z: push(s, ti, tj, ir, s->oZ + j, p, T_J); break;
+        case MBL_DAE_X: push(s, ti, tj, ir, s->oX + j, p, T_J); break;
+        default: break; /* inputs: given functions of t */
+        }
+    }
+    rc = mbla_csc_from_triplets(s->N, s->N, s->ntrip, ti, tj, NULL, s->tmap, &s->A, st);
+    mbl_free(ti), mbl_free(tj);
+    if (!rc) rc = setup_inputs(s, start, opt, st);
+    return rc;
+}
+
+/* v', lambda, mu, X', Z at the start: Newton on [R; d; zeq; Phi''; c'] = 0 (linear in them for
+ * the usual models: one step) with the inputs at t0. */
+static int consistent_start(sim *s, double t0, double *y, double *yp, mbl_status *st)
+{
+    const mbl_dae_layout *L = &s->L;
+    int n = s->n, nu = n + s->m + s->k + s->nX + s->nZ, rc = 0;
+    static const int rgroups[] = {MBL_DAE_EOM, MBL_DAE_ODE, MBL_DAE_VAR, MBL_DAE_PHIDD, MBL_DAE_NHD};
+    int *rpos = mbl_alloc_array((size_t)L->nF + 1, sizeof *rpos), *cpos = mbl_alloc_array((size_t)L->nunk + 1, sizeof *cpos);
+    int *ti = mbl_alloc_array((size_t)L->jnz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)L->jnz + 1, sizeof *tj);
+    int *src = mbl_alloc_array((size_t)L->jnz + 1, sizeof *src);
+    double *tx = mbl_alloc_array((size_t)L->jnz + 1, sizeof *tx), *b = mbl_alloc_array((size_t)nu + 1, sizeof *b);
+    int *rows = mbl_alloc_array((size_t)nu + 1, sizeof *rows), *cols = mbl_alloc_array((size_t)nu + 1, sizeof *cols);
+    mbla_csc *A = NULL;
+    mbla_klu *lu = NULL;
+    if (!rpos || !cpos || !ti || !tj || !src || !tx || !b || !rows || !cols) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int r = 0; r < L->nF; r++) rpos[r] = -1;
+    for (int c = 0; c < L->nunk; c++) cpos[c] = -1;
+    int nr = 0, nc = 0;
+    for (size_t gi = 0; gi < sizeof rgroups / sizeof rgroups[0]; gi++)
+        for (int r = L->row0[rgroups[gi]]; r < L->row0[rgroups[gi] + 1]; r++) rows[nr] = r, rpos[r] = nr++;
+    static const int cblocks[] = {MBL_DAE_VDOT, MBL_DAE_LAMBDA, MBL_DAE_MU, MBL_DAE_XDOT, MBL_DAE_Z};
+    for (size_t bi = 0; bi < sizeof cblocks / sizeof cblocks[0]; bi++)
+        for (int c = L->col0[cblocks[bi]]; c < L->col0[cblocks[bi] + 1]; c++) cols[nc] = c, cpos[c] = nc++;
+    if (nr != nu || nc != nu) {
+        rc = mbl_error(st, MBL_EDIM, "the start's accelerations: %d equations for %d unknowns", nr, nc);
+        goto done;
+    }
+    int nz = 0;
+    for (int p = 0; p < L->jnz; p++)
+        if (rpos[L->jrow[p]] >= 0 && cpos[L->jcol[p]] >= 0) ti[nz] = rpos[L->jrow[p]], tj[nz] = cpos[L->jcol[p]], src[nz++] = p;
+    int *map = mbl_alloc_array((size_t)nz + 1, sizeof *map);
+    if (!map) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = mbla_csc_from_triplets(nu, nu, nz, ti, tj, NULL, map, &A, st);
+    /* the unknowns live in x; y, y' are filled from it at the end */
+    for (int it = 0; !rc && it < 20; it++) {
+        rc = make_x(s, t0, y, yp, st);
+        if (!rc) rc = mbl_dae_eval_residual(s->ev, t0, s->x, s->F, st);
+        if (rc) break;
+        double fnorm = 0, fscale = 0;
+        for (int i = 0; i < nu; i++) b[i] = -s->F[rows[i]], fnorm = fnorm > fabs(b[i]) ? fnorm : fabs(b[i]);
+        if (it > 0 && fnorm <= 1e-14 * (1 + fscale)) break;
+        rc = mbl_dae_eval_jacobian(s->ev, t0, s->x, s->J, st);
+        if (rc) break;
+        for (int p = 0; p < nz; p++) tx[p] = s->J[src[p]];
+        mbla_csc_refill(A, nz, map, tx);
+        if (!lu) rc = mbla_klu_new(A, NULL, &lu, st);
+        else rc = mbla_klu_refactor(lu, A, st);
+        if (!rc) rc = mbla_klu_solve(lu, 1, b, nu, st);
+        if (rc) {
+            mbl_error_prefix(st, "the start's accelerations and multipliers (redundant constraints?)");
+            break;
+        }
+        double dmax = 0, xmax = 0;
+        for (int i = 0; i < nu; i++) {
+            int c = cols[i], blk = 0;
+            while (c >= L->col0[blk + 1]) blk++;
+            int j = c - L->col0[blk];
+            double *dst = blk == MBL_DAE_VDOT ? yp + s->ov + j
+                        : blk == MBL_DAE_LAMBDA ? y + s->ol + j
+                        : blk == MBL_DAE_MU ? y + s->omu + j
+                        : blk == MBL_DAE_XDOT ? yp + s->oX + j
+                                              : y + s->oZ + j;
+            *dst += b[i];
+            dmax = fmax(dmax, fabs(b[i]));
+            xmax = fmax(xmax, fabs(*dst));
+        }
+        if (dmax <= 1e-15 * (1 + xmax)) break;
+    }
+    mbl_free(map);
+done:
+    mbla_klu_free(lu);
+    mbla_csc_free(A);
+    mbl_free(rpos), mbl_free(cpos), mbl_free(ti), mbl_free(tj), mbl_free(src), mbl_free(tx), mbl_free(b);
+    mbl_free(rows), mbl_free(cols);
+    return rc;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct errbuf {
+    char msg[400];
+} errbuf;
+
+static void ida_err(int code, const char *module, const char *function, char *msg, void *ud)
+{
+    (void)module;
+    errbuf *e = ud;
+    if (code < 0 && !e->msg[0]) snprintf(e->msg, sizeof e->msg, "%s: %s", function, msg);
+}
+
+static int record(sim *s, mbl_sim_result *R, int si, double t, const double *y, const double *yp, mbl_status *st)
+{
+    int n = s->n, m = s->m, k = s->k;
+    int rc = make_x(s, t, y, yp, st);
+    if (!rc) rc = mbl_dae_eval_residual(s->ev, t, s->x, s->F, st);
+    if (!rc && R->ny) rc = mbl_dae_eval_outputs(s->ev, t, s->x, R->y + (size_t)si * R->ny, st);
+    if (rc) return rc;
+    R->t[si] = t;
+    memcpy(R->q + (size_t)si * n, y + s->oq, (size_t)n * sizeof(double));
+    memcpy(R->v + (size_t)si * n, y + s->ov, (size_t)n * sizeof(double));
+    memcpy(R->vdot + (size_t)si * n, yp + s->ov, (size_t)n * sizeof(double));
+    memcpy(R->lambda + (size_t)si * m, y + s->ol, (size_t)m * sizeof(double));
+    memcpy(R->mu + (size_t)si * k, y + s->omu, (size_t)k * sizeof(double));
+    memcpy(R->X + (size_t)si * s->nX, y + s->oX, (size_t)s->nX * sizeof(double));
+    memcpy(R->Z + (size_t)si * s->nZ, y + s->oZ, (size_t)s->nZ * sizeof(double));
+    memcpy(R->r + (size_t)si * s->nr, s->x + s->L.col0[MBL_DAE_R], (size_t)s->nr * sizeof(double));
+    const int *r0 = s->L.row0;
+    for (int j = r0[MBL_DAE_PHI]; j < r0[MBL_DAE_PHI + 1]; j++) R->phi_max = fmax(R->phi_max, fabs(s->F[j]));
+    for (int j = r0[MBL_DAE_PHID]; j < r0[MBL_DAE_PHID + 1]; j++) R->phid_max = fmax(R->phid_max, fabs(s->F[j]));
+    for (int j = r0[MBL_DAE_NH]; j < r0[MBL_DAE_NH + 1]; j++) R->nh_max = fmax(R->nh_max, fabs(s->F[j]));
+    for (int j = 0; j < m; j++) R->eta_max = fmax(R->eta_max, fabs(y[s->oeta + j]));
+    return 0;
+}
+
+int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt_in, mbl_sim_result **out,
+                 mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_simulate: out is NULL");
+    *out = NULL;
+    if (!md || !start) return mbl_error(st, MBL_EARG, "mbl_simulate: NULL argument");
+    mbl_sim_options opt;
+    if (opt_in) opt = *opt_in;
+    else mbl_sim_options_default(&opt);
+    double t0 = start->t;
+    if (!(opt.t_end > t0) || !isfinite(opt.t_end))
+        return mbl_error(st, MBL_EARG, "the end time %g must be after the start time %g", opt.t_end, t0);
+    if (opt.dt_out <= 0) opt.dt_out = (opt.t_end - t0) / 1000;
+    if (!(opt.rtol > 0) || !(opt.atol > 0)) return mbl_error(st, MBL_EARG, "the tolerances must be positive");
+    double nsamp = floor((opt.t_end - t0) / opt.dt_out * (1 + 1e-12) + 1e-9);
+    if (!(nsamp < 1e8)) return mbl_error(st, MBL_EARG, "too many output samples (%g): raise the output interval", nsamp);
+    int nt = (int)nsamp + 1;
+    int last_extra = t0 + (nt - 1) * opt.dt_out < opt.t_end - 1e-12 * fmax(fabs(opt.t_end), opt.dt_out);
+    nt += last_extra;
+
+    sim s;
+    int rc = sim_setup(&s, md, start, &opt, st);
+    mbl_sim_result *R = rc ? NULL : mbl_calloc(1, sizeof *R);
+    SUNContext ctx = NULL;
+    N_Vector yy = NULL, yyp = NULL, id = NULL, av = NULL;
+    SUNMatrix Jm = NULL;
+    SUNLinearSolver LS = NULL;
+    void *mem = NULL;
+    errbuf eb = {{0}};
+    if (!rc && !R) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (rc) goto done;
+    int n = s.n, N = s.N;
+    R->n = n, R->m = s.m, R->k = s.k, R->nX = s.nX, R->nZ = s.nZ, R->nr = s.nr;
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    R->ny = info.noutput;
+    R->nt = nt;
+    R->t = mbl_alloc_array((size_t)nt + 1, sizeof *R->t);
+    R->q = mbl_alloc_array((size_t)nt * n + 1, sizeof *R->q);
+    R->v = mbl_alloc_array((size_t)nt * n + 1, sizeof *R->v);
+    R->vdot = mbl_alloc_array((size_t)nt * n + 1, sizeof *R->vdot);
+    R->lambda = mbl_alloc_array((size_t)nt * s.m + 1, sizeof *R->lambda);
+    R->mu = mbl_alloc_array((size_t)nt * s.k + 1, sizeof *R->mu);
+    R->X = mbl_alloc_array((size_t)nt * s.nX + 1, sizeof *R->X);
+    R->Z = mbl_alloc_array((size_t)nt * s.nZ + 1, sizeof *R->Z);
+    R->r = mbl_alloc_array((size_t)nt * s.nr + 1, sizeof *R->r);
+    R->y = mbl_alloc_array((size_t)nt * R->ny + 1, sizeof *R->y);
+    if (!R->t || !R->q || !R->v || !R->vdot || !R->lambda || !R->mu || !R->X || !R->Z || !R->r || !R->y) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (SUNContext_Create(NULL, &ctx)) {
+        rc = mbl_error(st, MBL_ENOMEM, "SUNDIALS: cannot create a context");
+        goto done;
+    }
+    yy = N_VNew_Serial(N, ctx), yyp = N_VNew_Serial(N, ctx), id = N_VNew_Serial(N, ctx), av = N_VNew_Serial(N, ctx);
+    if (!yy || !yyp || !id || !av) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory (SUNDIALS vectors)");
+        goto done;
+    }
+    double *y = N_VGetArrayPointer(yy), *yp = N_VGetArrayPointer(yyp), *idv = N_VGetArrayPointer(id);
+    double *avv = N_VGetArrayPointer(av);
+    memset(y, 0, (size_t)N * sizeof *y);
+    memset(yp, 0, (size_t)N * sizeof *yp);
+    memcpy(y + s.oq, start->q, (size_t)n * sizeof *y);
+    memcpy(y + s.ov, start->v, (size_t)n * sizeof *y);
+    memcpy(yp + s.oq, start->v, (size_t)n * sizeof *y);
+    memcpy(yp + s.ov, start->vdot, (size_t)n * sizeof *y);
+    memcpy(y + s.ol, start->lambda, (size_t)s.m * sizeof *y);
+    memcpy(y + s.omu, start->mu, (size_t)s.k * sizeof *y);
+    if (start->nX == s.nX && start->nZ == s.nZ) {
+        memcpy(y + s.oX, start->X, (size_t)s.nX * sizeof *y);
+        memcpy(yp + s.oX, start->Xdot, (size_t)s.nX * sizeof *y);
+        memcpy(y + s.oZ, start->Z, (size_t)s.nZ * sizeof *y);
+    }
+    rc = consistent_start(&s, t0, y, yp, st);
+    if (rc) goto done;
+    for (int i = 0; i < N; i++) {
+        int diff = i < s.ol;
+        idv[i] = diff ? 1.0 : 0.0;
+        avv[i] = diff ? opt.atol : 1e10; /* algebraic variables: suppressed from the error test */
+    }
+    mem = IDACreate(ctx);
+    if (!mem) {
+        rc = mbl_error(st, MBL_ENOMEM, "SUNDIALS: IDACreate failed");
+        goto done;
+    }
+    IDASetErrHandlerFn(mem, ida_err, &eb);
+    int nnz = s.A->p[N];
+    Jm = SUNSparseMatrix(N, N, nnz > 0 ? nnz : 1, CSC_MAT, ctx);
+    LS = Jm ? SUNLinSol_KLU(yy, Jm, ctx) : NULL;
+    if (!Jm || !LS || IDAInit(mem, res_fn, t0, yy, yyp) || IDASVtolerances(mem, opt.rtol, av) ||
+        IDASetUserData(mem, &s) || IDASetId(mem, id) || IDASetSuppressAlg(mem, SUNTRUE) ||
+        IDASetLinearSolver(mem, LS, Jm) || IDASetJacFn(mem, jac_fn) || IDASetMaxNumSteps(mem, opt.max_steps) ||
+        IDASetStopTime(mem, opt.t_end) || (opt.h_max > 0 && IDASetMaxStep(mem, opt.h_max))) {
+        rc = mbl_error(st, MBL_ENOMEM, "SUNDIALS: setting up IDA failed%s%s", eb.msg[0] ? ": " : "", eb.msg);
+        goto done;
+    }
+    double tic = now();
+    rc = record(&s, R, 0, t0, y, yp, st);
+    for (int si = 1; !rc && si < nt; si++) {
+        double tout = si == nt - 1 ? opt.t_end : t0 + si * opt.dt_out, tret = t0;
+        int flag = IDASolve(mem, tout, &tret, yy, yyp, IDA_NORMAL);
+        if (flag < 0) {
+            if (s.failed)
+                rc = mbl_error(st, s.err.code ? s.err.code : MBL_ENOCONV, "at t = %.10g: %s", tret, s.err.msg);
+            else
+                rc = mbl_error(st, MBL_ENOCONV, "the integration stopped at t = %.10g: %s", tret,
+                               eb.msg[0] ? eb.msg : "IDA failed");
+            break;
+        }
+        rc = record(&s, R, si, tout, y, yp, st);
+    }
+    R->seconds = now() - tic;
+    if (!rc) {
+        IDAGetNumSteps(mem, &R->nsteps);
+        IDAGetNumResEvals(mem, &R->nres);
+        IDAGetNumJacEvals(mem, &R->njac);
+        IDAGetNumLinSolvSetups(mem, &R->nlinsetups);
+        IDAGetNumErrTestFails(mem, &R->netf);
+        IDAGetNumNonlinSolvConvFails(mem, &R->nncf);
+    }
+done:
+    if (mem) IDAFree(&mem);
+    if (LS) SUNLinSolFree(LS);
+    if (Jm) SUNMatDestroy(Jm);
+    if (yy) N_VDestroy(yy);
+    if (yyp) N_VDestroy(yyp);
+    if (id) N_VDestroy(id);
+    if (av) N_VDestroy(av);
+    if (ctx) SUNContext_Free(&ctx);
+    sim_free(&s);
+    if (rc) {
+        mbl_sim_result_free(R);
+        return rc;
+    }
+    *out = R;
+    return 0;
+}
+
+/* ---- a check of the Newton matrix ------------------------------------------------------------ */
+
+int mbl_sim_check_jacobian(const mbl_model *md, const mbl_point *start, double cj, double eta, double *max_err,
+                           mbl_status *st)
+{
+    if (!md || !start || !max_err) return mbl_error(st, MBL_EARG, "mbl_sim_check_jacobian: NULL argument");
+    mbl_sim_options opt;
+    mbl_sim_options_default(&opt);
+    sim s;
+    int rc = sim_setup(&s, md, start, &opt, st), N = s.N;
+    double *y = rc ? NULL : mbl_calloc((size_t)4 * N + 1, sizeof *y), *yp = y ? y + N : NULL;
+    double *r1 = y ? y + 2 * N : NULL, *r2 = y ? y + 3 * N : NULL;
+    if (!rc && !y) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        memcpy(y + s.oq, start->q, (size_t)s.n * sizeof *y);
+        memcpy(y + s.ov, start->v, (size_t)s.n * sizeof *y);
+        memcpy(yp + s.oq, start->v, (size_t)s.n * sizeof *y);
+        rc = consistent_start(&s, start->t, y, yp, st);
+    }
+    for (int j = 0; !rc && j < s.m; j++) y[s.oeta + j] = eta * (1 + 0.37 * j); /* the Hessian term counts */
+    if (!rc) rc = newton_matrix(&s, start->t, cj, y, yp, st);
+    double worst = 0;
+    for (int c = 0; !rc && c < N; c++) {
+        double h = 1e-6 * (1 + fabs(y[c])), y0 = y[c], yp0 = yp[c];
+        y[c] = y0 + h, yp[c] = yp0 + cj * h;
+        rc = residual(&s, start->t, y, yp, r1, st);
+        y[c] = y0 - h, yp[c] = yp0 - cj * h;
+        if (!rc) rc = residual(&s, start->t, y, yp, r2, st);
+        y[c] = y0, yp[c] = yp0;
+        double amax = 0;
+        for (int p = s.A->p[c]; p < s.A->p[c + 1]; p++) amax = fmax(amax, fabs(s.A->x[p]));
+        for (int r = 0, p = s.A->p[c]; !rc && r < N; r++) {
+            double an = 0;
+            if (p < s.A->p[c + 1] && s.A->i[p] == r) an = s.A->x[p++];
+            worst = fmax(worst, fabs((r1[r] - r2[r]) / (2 * h) - an) / (1 + amax));
+        }
+    }
+    mbl_free(y);
+    sim_free(&s);
+    if (!rc) *max_err = worst;
+    return rc;
+}
+
+/* ---- output ------------------------------------------------------------------------------------ */
+
+int mbl_sim_write_csv(FILE *f, const mbl_model *md, const mbl_sim_result *R)
+{
+    if (!f || !md || !R) return MBL_EARG;
+    fprintf(f, "t");
+    for (int i = 0; i < R->n; i++) fprintf(f, ",%s", mbl_model_coord_name(md, i));
+    for (int i = 0; i < R->n; i++) fprintf(f, ",der(%s)", mbl_model_coord_name(md, i));
+    for (int i = 0; i < R->nr; i++) fprintf(f, ",%s", mbl_model_input_name(md, i));
+    for (int i = 0; i < R->ny; i++) fprintf(f, ",%s", mbl_model_output_name(md, i));
+    fprintf(f, "\n");
+    for (int s = 0; s < R->nt; s++) {
+        fprintf(f, "%.17g", R->t[s]);
+        for (int i = 0; i < R->n; i++) fprintf(f, ",%.17g", R->q[(size_t)s * R->n + i]);
+        for (int i = 0; i < R->n; i++) fprintf(f, ",%.17g", R->v[(size_t)s * R->n + i]);
+        for (int i = 0; i < R->nr; i++) fprintf(f, ",%.17g", R->r[(size_t)s * R->nr + i]);
+        for (int i = 0; i < R->ny; i++) fprintf(f, ",%.17g", R->y[(size_t)s * R->ny + i]);
+        fprintf(f, "\n");
+    }
+    return ferror(f) ? MBL_EIO : 0;
+}
+
+int mbl_sim_point(const mbl_model *md, const mbl_sim_result *R, int s, mbl_point **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_sim_point: out is NULL");
+    *out = NULL;
+    if (!md || !R || s < 0 || s >= R->nt) return mbl_error(st, MBL_EARG, "mbl_sim_point: no sample %d", s);
+    /* a `given` point at the sample's q and v makes the point object (and re-solves v', lambda, mu
+     * with the file's inputs); then the simulated values replace them */
+    mbl_opoint_options oo;
+    mbl_opoint_options_default(&oo);
+    oo.at = MBL_AT_GIVEN;
+    oo.q = R->q + (size_t)s * R->n;
+    oo.v = R->v + (size_t)s * R->n;
+    oo.t = R->t[s];
+    oo.has_t = 1;
+    oo.move_note = 0;
+    mbl_point *p = NULL;
+    int rc = mbl_operating_point(md, &oo, &p, st);
+    if (rc) return rc;
+    memcpy(p->q, R->q + (size_t)s * R->n, (size_t)R->n * sizeof(double));
+    memcpy(p->v, R->v + (size_t)s * R->n, (size_t)R->n * sizeof(double));
+    memcpy(p->vdot, R->vdot + (size_t)s * R->n, (size_t)R->n * sizeof(double));
+    memcpy(p->lambda, R->lambda + (size_t)s * R->m, (size_t)R->m * sizeof(double));
+    memcpy(p->mu, R->mu + (size_t)s * R->k, (size_t)R->k * sizeof(double));
+    memcpy(p->r, R->r + (size_t)s * R->nr, (size_t)R->nr * sizeof(double));
+    if (p->nX == R->nX && p->nZ == R->nZ) {
+        memcpy(p->X, R->X + (size_t)s * R->nX, (size_t)R->nX * sizeof(double));
+        memcpy(p->Z, R->Z + (size_t)s * R->nZ, (size_t)R->nZ * sizeof(double));
+    }
+    *out = p;
+    return 0;
+}

@@ -1,0 +1,4 @@
+list(APPEND MBLIN_SOURCES
+  src/sim/sim.c
+  src/sim/validate.c
+)

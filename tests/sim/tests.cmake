@@ -1,0 +1,15 @@
+# tests of src/sim: simulation (closed forms, drift), the stabilization's Hessian, the signal fit,
+# validation of the linear models; the CLI's simulate and validate
+mblin_add_test(test_sim ${CMAKE_CURRENT_SOURCE_DIR}/sim/test_sim.c)
+find_program(PYTHON3 python3)
+if(PYTHON3)
+  add_test(NAME test_sim_cli COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/sim/test_sim_cli.py $<TARGET_FILE:mblin_cli>
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
+# valgrind memcheck on the plain build (valgrind and the sanitizers do not mix)
+find_program(VALGRIND valgrind)
+if(VALGRIND AND NOT MBLIN_SANITIZE)
+  add_test(NAME test_sim_valgrind COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sim/valgrind_sim.sh $<TARGET_FILE:mblin_cli>
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_sim_valgrind PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+endif()
