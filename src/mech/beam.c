@@ -92,6 +92,14 @@ static void shape3(double xi, double le, double S[36], double tw[12], double dux
     }
 }
 
+void mbl_beam3_shape(double xi, double le, double S[36], double tw[12])
+{
+    double dux[12], d2y[12], d2z[12], drx[12];
+    shape3(xi, le, S, tw, dux, d2y, d2z, drx);
+}
+
+void mbl_beam3_gauss(double x[4], double w[4]) { gauss4(x, w); }
+
 void mbl_beam3_element(const mbl_beam_section *s, double le, double *Ke, double *Me)
 {
     double gx[4], gw[4];
@@ -410,8 +418,7 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     const char *name = mech_sc(key);
     char what[200];
     snprintf(what, sizeof what, "body '%s'", name);
-    if (!M->planar)
-        return err_at(M, key, "%s: beam bodies are planar so far (space: planar); a spatial beam is not available", what);
+    if (!M->planar) return mech_read_beam3(M, key, val);
     static const char *ok[] = {"type", "length", "elements", "E", "rho", "radius", "A", "I", "damping", "position",
                                "angle", "markers", NULL};
     int rc = mech_check_keys(M, val, ok, what);
@@ -544,6 +551,21 @@ void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const 
 {
     marker *K = &M->mk[m];
     body *B = &M->b[K->body];
+    if (B->qf3) { /* a spatial beam (beam3.c): node translations take A^T f, rotations A^T tq */
+        if (!K->node) return;
+        int base = 6 * (K->node - 1);
+        for (int k = 0; k < 3; k++) {
+            char *const *v = NULL;
+            for (int part = 0; part < 2; part++) {
+                v = part ? tq : f;
+                if (!v) continue;
+                char *t = mech_fmt(M, "%s(%s*%s + %s*%s + %s*%s)", sg, B->A[k], v[0], B->A[3 + k], v[1], B->A[6 + k], v[2]);
+                int d = base + 3 * part + k;
+                B->Fq[d] = B->Fq[d] ? mech_fmt(M, "%s + %s", B->Fq[d], t) : t;
+            }
+        }
+        return;
+    }
     const mbl_ffr_body *fb = &M->src->ffr[B->flex - 1];
     if (K->shape) {
         /* modal: Q_k = shape_u,k (A^T f)_x + shape_v,k (A^T f)_y + shape_phi,k tq_z */
@@ -580,6 +602,12 @@ void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const 
 
 int mech_flex_forces(mech *M, body *B)
 {
+    if (B->qf3) {
+        int rc = 0;
+        for (int i = 0; i < B->nqf3 && !rc; i++)
+            if (B->Fq[i]) rc = mech_push(M, &M->src->forces, B->qf3[i], B->Fq[i], B->line, B->col);
+        return rc;
+    }
     const mbl_ffr_body *f = &M->src->ffr[B->flex - 1];
     int rc = 0;
     for (int i = 0; i < f->inv.nf && !rc; i++)

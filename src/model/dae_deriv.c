@@ -75,6 +75,7 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     if (!out) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: out is NULL");
     *out = NULL;
     if (!md) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: model is NULL");
+    if (md->no_sens) return mbl_error(st, MBL_EMODEL, "%s: %s", md->file, md->no_sens);
     mbl_dae_deriv *d = mbl_calloc(1, sizeof *d);
     if (!d) return mbl_error(st, MBL_ENOMEM, "out of memory");
     d->md = md;

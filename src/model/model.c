@@ -2052,6 +2052,7 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
     md->g = mblx_graph_new();
     md->file = str_dup(src->file);
     md->name = str_dup(src->name);
+    if (src->no_sens) md->no_sens = str_dup(src->no_sens);
     loader L;
     memset(&L, 0, sizeof L);
     L.md = md;
@@ -2230,6 +2231,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->Fs);
     mbl_ffr_free_nodes(md);
     mbl_ffr_free_deriv(md);
+    mbl_free(md->no_sens);
     mbl_sjac_free(&md->yjac);
     free_names(md->qname, md->n);
     free_names(md->rname, md->nr);

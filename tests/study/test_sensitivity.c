@@ -251,8 +251,9 @@ TEST(central_differences_every_example)
     fprintf(stderr, "  %d examples, %d eigenvalue derivatives compared, worst relative deviation %.2g; %d refused\n",
             nmodels, ncompared, worst, nrefused);
     CHECK(nmodels >= 25);
-    /* rigid_rotor, rotor_stator (2), spherical_pendulum: Euler parameters spinning */
-    CHECK(nrefused <= 4);
+    /* rigid_rotor, rotor_stator (2), spherical_pendulum: Euler parameters spinning; spatial_beam_pendulum
+     * (spatial beams: no sensitivities yet) */
+    CHECK(nrefused <= 5);
 }
 
 TEST(refusals)
