@@ -92,6 +92,14 @@ static void shape3(double xi, double le, double S[36], double tw[12], double dux
     }
 }
 
+void mbl_beam3_shape(double xi, double le, double S[36], double tw[12])
+{
+    double dux[12], d2y[12], d2z[12], drx[12];
+    shape3(xi, le, S, tw, dux, d2y, d2z, drx);
+}
+
+void mbl_beam3_gauss(double x[4], double w[4]) { gauss4(x, w); }
+
 void mbl_beam3_element(const mbl_beam_section *s, double le, double *Ke, double *Me)
 {
     double gx[4], gw[4];
@@ -243,7 +251,9 @@ int mbl_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_in
 
 #include "mech/mech_internal.h"
 
-static int beam_number(mech *M, const yaml_node_t *val, const char *key, const char *what, int required, double *out)
+/* a positive number of the body given by key (its text in *txt when txt is not NULL) */
+static int beam_number_t(mech *M, const yaml_node_t *val, const char *key, const char *what, int required, double *out,
+                         const char **txt)
 {
     yaml_node_t *n = mech_get(M, val, key);
     if (!n) {
@@ -251,6 +261,7 @@ static int beam_number(mech *M, const yaml_node_t *val, const char *key, const c
         return 1;
     }
     const char *t;
+    if (txt) *txt = NULL;
     char w[240];
     snprintf(w, sizeof w, "%s: %s", what, key);
     int rc = mech_text_of(M, n, w, &t);
@@ -259,10 +270,16 @@ static int beam_number(mech *M, const yaml_node_t *val, const char *key, const c
     if (rc) return rc;
     if (!isfinite(*out) || !(*out > 0))
         return err_at(M, n, "%s: '%s' must be positive and finite (it is %g)%s", what, key, *out, mech_set_note(M));
+    if (txt) *txt = t;
     return 0;
 }
 
-static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L)
+static int beam_number(mech *M, const yaml_node_t *val, const char *key, const char *what, int required, double *out)
+{
+    return beam_number_t(M, val, key, what, required, out, NULL);
+}
+
+static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L, const char *Lt)
 {
     if (!mks || (mks->type == YAML_SCALAR_NODE && mks->data.scalar.length == 0)) return 0;
     body *B = &M->b[bi];
@@ -318,7 +335,8 @@ static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double 
         mech_pos_of(key, &K->line, &K->col);
         int line = K->line, col = K->col, i = node + 1;
         const char *u = mech_fmt(M, "%s_u%d", B->name, i), *v = mech_fmt(M, "%s_v%d", B->name, i);
-        const char *X = mech_fmt(M, "(%s + %s)", mech_num(M, node * (L / ne)), u);
+        /* the node's undeformed place as a text of the length (which may be a parameter) */
+        const char *X = node ? mech_fmt(M, "((%s)*%d/%d + %s)", Lt, node, ne, u) : mech_fmt(M, "(%s)", u);
         K->phi = mech_fmt(M, "_phi_%s", name);
         rc = mech_add_var(M, K->phi, mech_fmt(M, "%s + %s_phi%d + (%s)", B->th, B->name, i, ang), line, col);
         const char *pt[3] = {mech_fmt(M, "%s + %s*%s - %s*%s", B->r[0], B->A[0], X, B->A[3], v),
@@ -400,8 +418,7 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     const char *name = mech_sc(key);
     char what[200];
     snprintf(what, sizeof what, "body '%s'", name);
-    if (!M->planar)
-        return err_at(M, key, "%s: beam bodies are planar so far (space: planar); a spatial beam is not available", what);
+    if (!M->planar) return mech_read_beam3(M, key, val);
     static const char *ok[] = {"type", "length", "elements", "E", "rho", "radius", "A", "I", "damping", "position",
                                "angle", "markers", NULL};
     int rc = mech_check_keys(M, val, ok, what);
@@ -409,8 +426,9 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     mbl_beam_section sec;
     memset(&sec, 0, sizeof sec);
     double L, nel, r;
-    if ((rc = beam_number(M, val, "length", what, 1, &L)) || (rc = beam_number(M, val, "elements", what, 1, &nel)) ||
-        (rc = beam_number(M, val, "E", what, 1, &sec.E)) || (rc = beam_number(M, val, "rho", what, 1, &sec.rho)))
+    const char *Lt, *Et, *rhot, *At, *It;
+    if ((rc = beam_number_t(M, val, "length", what, 1, &L, &Lt)) || (rc = beam_number(M, val, "elements", what, 1, &nel)) ||
+        (rc = beam_number_t(M, val, "E", what, 1, &sec.E, &Et)) || (rc = beam_number_t(M, val, "rho", what, 1, &sec.rho, &rhot)))
         return rc;
     if (nel != floor(nel) || nel > 1e7)
         return err_at(M, mech_get(M, val, "elements"), "%s: 'elements' must be a whole number (1 to 1e7), not %g", what, nel);
@@ -418,12 +436,17 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     yaml_node_t *rn = mech_get(M, val, "radius"), *An = mech_get(M, val, "A"), *In = mech_get(M, val, "I");
     if (rn && (An || In)) return err_at(M, rn, "%s: give the section by 'radius' or by 'A' and 'I', not both", what);
     if (rn) {
-        if ((rc = beam_number(M, val, "radius", what, 1, &r))) return rc;
+        const char *rt;
+        if ((rc = beam_number_t(M, val, "radius", what, 1, &r, &rt))) return rc;
         sec.A = acos(-1.0) * r * r, sec.Iz = acos(-1.0) * r * r * r * r / 4;
+        At = mech_fmt(M, "pi*(%s)^2", rt), It = mech_fmt(M, "pi*(%s)^4/4", rt);
     } else {
-        if ((rc = beam_number(M, val, "A", what, 1, &sec.A)) || (rc = beam_number(M, val, "I", what, 1, &sec.Iz))) return rc;
+        if ((rc = beam_number_t(M, val, "A", what, 1, &sec.A, &At)) || (rc = beam_number_t(M, val, "I", what, 1, &sec.Iz, &It)))
+            return rc;
     }
     double alpha = 0, beta = 0;
+    const char *dt[2] = {NULL, NULL};
+    yaml_node_t *dnode[2] = {NULL, NULL};
     yaml_node_t *dn = mech_get(M, val, "damping");
     if (dn) {
         static const char *okd[] = {"alpha", "beta", NULL};
@@ -435,6 +458,7 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             const char *t;
             if (!x) continue;
             if ((rc = mech_text_of(M, x, keys[k], &t)) || (rc = mech_eval_text(M, t, x, keys[k], dst[k]))) return rc;
+            dt[k] = t, dnode[k] = x;
             if (!(*dst[k] >= 0) || !isfinite(*dst[k]))
                 return err_at(M, x, "%s: damping %s must be >= 0 and finite (it is %g)", what, keys[k], *dst[k]);
         }
@@ -467,13 +491,41 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         f->X0[2 * i] = i * (L / ne);
         for (int k = 0; k < 3; k++) f->ndof[3 * i + k] = 3 * i + k;
     }
+    /* how the invariants depend on the parameters (model/ffr.h): mass rho A, stiffness EA (axial
+     * class 0) and EI (bending class 1), the length, the damping */
+    f->lexp = mbl_calloc((size_t)nf, sizeof *f->lexp);
+    f->kcls = mbl_calloc((size_t)nf, sizeof *f->kcls);
+    if (!f->lexp || !f->kcls) return mech_oom(M);
+    for (int i = 0; i < nf; i++) f->lexp[i] = i % 3 == 2, f->kcls[i] = i % 3 != 0;
+    f->kexp[0] = -1, f->kexp[1] = -3;
+    {
+        struct {
+            int kind, cls;
+            const char *text;
+            double value;
+            const yaml_node_t *at;
+        } fa[6] = {{MBL_FFR_FAC_MASS, 0, mech_fmt(M, "(%s)*(%s)", rhot, At), sec.rho * sec.A, key},
+                   {MBL_FFR_FAC_STIFF, 0, mech_fmt(M, "(%s)*(%s)", Et, At), sec.E * sec.A, key},
+                   {MBL_FFR_FAC_STIFF, 1, mech_fmt(M, "(%s)*(%s)", Et, It), sec.E * sec.Iz, key},
+                   {MBL_FFR_FAC_LENGTH, 0, Lt, L, key},
+                   {MBL_FFR_FAC_ALPHA, 0, dt[0], alpha, dnode[0]},
+                   {MBL_FFR_FAC_BETA, 0, dt[1], beta, dnode[1]}};
+        for (int k = 0; k < 6; k++) {
+            if (!fa[k].text) continue;
+            mbl_ffr_factor *x = &f->fac[f->nfac];
+            x->kind = fa[k].kind, x->cls = fa[k].cls, x->value = fa[k].value;
+            mech_pos_of(fa[k].at, &x->line, &x->col);
+            if (!(x->text = mech_dup_s(fa[k].text))) return mech_oom(M);
+            f->nfac++;
+        }
+    }
     f->inv.nf = 0;
     rc = mbl_beam2_invariants(&sec, L, ne, &f->inv, M->st);
     if (rc) {
         f->inv.nf = nf;
         return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);
     }
-    return beam_markers(M, bi, mech_get(M, val, "markers"), ne, L);
+    return beam_markers(M, bi, mech_get(M, val, "markers"), ne, L, Lt);
 }
 
 /* ---- gravity and forces on flexible bodies (beam and modal) ---- */
@@ -486,7 +538,12 @@ int mech_flex_gravity(mech *M, body *B, const char *const g[3], const yaml_node_
         int rc = mech_eval_text(M, g[k], at, "gravity", &x);
         if (rc) return rc;
         f->g[k] += x;
+        /* and as a text of the parameters (sensitivities) */
+        char *t = f->gtext[k] ? mech_fmt(M, "%s + (%s)", f->gtext[k], g[k]) : mech_fmt(M, "(%s)", g[k]);
+        mbl_free(f->gtext[k]);
+        if (!(f->gtext[k] = mech_dup_s(t))) return mech_oom(M);
     }
+    mech_pos_of(at, &f->gline, &f->gcol);
     return 0;
 }
 
@@ -494,6 +551,21 @@ void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const 
 {
     marker *K = &M->mk[m];
     body *B = &M->b[K->body];
+    if (B->qf3) { /* a spatial beam (beam3.c): node translations take A^T f, rotations A^T tq */
+        if (!K->node) return;
+        int base = 6 * (K->node - 1);
+        for (int k = 0; k < 3; k++) {
+            char *const *v = NULL;
+            for (int part = 0; part < 2; part++) {
+                v = part ? tq : f;
+                if (!v) continue;
+                char *t = mech_fmt(M, "%s(%s*%s + %s*%s + %s*%s)", sg, B->A[k], v[0], B->A[3 + k], v[1], B->A[6 + k], v[2]);
+                int d = base + 3 * part + k;
+                B->Fq[d] = B->Fq[d] ? mech_fmt(M, "%s + %s", B->Fq[d], t) : t;
+            }
+        }
+        return;
+    }
     const mbl_ffr_body *fb = &M->src->ffr[B->flex - 1];
     if (K->shape) {
         /* modal: Q_k = shape_u,k (A^T f)_x + shape_v,k (A^T f)_y + shape_phi,k tq_z */
@@ -530,6 +602,12 @@ void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const 
 
 int mech_flex_forces(mech *M, body *B)
 {
+    if (B->qf3) {
+        int rc = 0;
+        for (int i = 0; i < B->nqf3 && !rc; i++)
+            if (B->Fq[i]) rc = mech_push(M, &M->src->forces, B->qf3[i], B->Fq[i], B->line, B->col);
+        return rc;
+    }
     const mbl_ffr_body *f = &M->src->ffr[B->flex - 1];
     int rc = 0;
     for (int i = 0; i < f->inv.nf && !rc; i++)

@@ -25,6 +25,10 @@ typedef struct mbl_beam_section {
 /* Element matrices, column-major, ndof = 6 (planar) or 12 (spatial) per element, nodes a, b. */
 void mbl_beam2_element(const mbl_beam_section *s, double le, double *Ke, double *Me);
 void mbl_beam3_element(const mbl_beam_section *s, double le, double *Ke, double *Me);
+/* the spatial element's shape functions at xi in [0, 1]: S (3 x 12 row-major: ux, uy, uz over the
+ * dofs ux, uy, uz, rx, ry, rz of both nodes) and the twist (12); the 4-point Gauss rule on [0, 1] */
+void mbl_beam3_shape(double xi, double le, double S[36], double tw[12]);
+void mbl_beam3_gauss(double x[4], double w[4]);
 
 /* Global stiffness and mass of a beam of ne elements of length L (planar: dim 2, 3 dofs per node;
  * spatial: dim 3, 6 per node), as CSC (symmetric, both triangles). Rayleigh damping is

@@ -37,7 +37,7 @@ static void apply(mech *M, int m, char *const f[3], char *const tq[3], int sign)
             if (M->planar && k < 2) continue;
             add_term(M, &B->N[k], mech_fmt(M, "%s%s", sg, tq[k]));
         }
-    if (B->flex) mech_flex_apply(M, m, f, tq, sg);
+    if (B->flex || B->qf3) mech_flex_apply(M, m, f, tq, sg);
 }
 
 static int vec6(mech *M, const yaml_node_t *n, const char *what, const char *out[36])
@@ -248,7 +248,7 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
         apply(M, mi, f, tq, 1);
         /* reaction on J's body at the same point (the point of marker i) */
         body *BJ = &M->b[J->body];
-        if (BJ->flex) return mech_flex_refuse(M, BJ, v, what);
+        if (BJ->flex || BJ->qf3) return mech_flex_refuse(M, BJ, v, what);
         if (BJ->kind != KIND_GROUND) {
             for (int k = 0; k < 3; k++) add_term(M, &BJ->F[k], mech_fmt(M, "-%s", f[k]));
             if (BJ->kind != KIND_POINT)
@@ -302,7 +302,7 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
         apply(M, mi, f, tq, 1);
         if (re >= 0) {
             body *BJ = &M->b[M->mk[re].body];
-            if (BJ->flex) return mech_flex_refuse(M, BJ, v, what);
+            if (BJ->flex || BJ->qf3) return mech_flex_refuse(M, BJ, v, what);
             if (BJ->kind != KIND_GROUND) {
                 for (int k = 0; k < 3; k++) add_term(M, &BJ->F[k], mech_fmt(M, "-%s", f[k]));
                 if (BJ->kind != KIND_POINT)
@@ -355,9 +355,10 @@ int mech_energies_and_forces(mech *M, int line, int col)
                           B->I[5], wb[1], wb[2]);
         }
         const char *tn = mech_fmt(M, "_T_%s", B->name);
+        if (B->Tx) Tb = B->Tx; /* a spatial beam (beam3.c): from its inertia invariants */
         if (!rc && !B->flex) rc = mech_add_var(M, tn, Tb, B->line, B->col); /* flexible: the structured term */
         if (!B->flex) mech_sb_add(M, &Tb_all, Tb_all.n ? " + " : "", tn);
-        if (!rc && B->flex) rc = mech_flex_forces(M, B);
+        if (!rc && (B->flex || B->qf3)) rc = mech_flex_forces(M, B);
         /* generalized forces (in joint coordinates: mech_rel_forces below) */
         if (M->relative) continue;
         int anyF = B->F[0] || B->F[1] || B->F[2], anyN = B->N[0] || B->N[1] || B->N[2];

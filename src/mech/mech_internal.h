@@ -28,6 +28,9 @@ typedef struct body {
     int oset;                        /* the --set its orientation came from, or -1 */
     int flex;                        /* flexible body (beam.c, modal_body.c): 1 + its index in src->ffr, else 0 */
     char **Fq;                       /* flexible: generalized forces on the elastic coordinates (NULL = none) */
+    const char *Tx;                  /* spatial beam (beam3.c): its kinetic energy text (replaces the rigid one) */
+    const char **qf3;                /* spatial beam: its nqf3 elastic coordinates (forces in Fq) */
+    int nqf3;
     const yaml_node_t *key, *val;    /* relative coordinates: read again for a floating root */
     const char *p0[3];               /* the position texts of the file */
 } body;
@@ -223,6 +226,7 @@ int mech_flex_frame(mech *M, body *B, const yaml_node_t *key, const yaml_node_t 
 /* a new flexible body of the source for B, with nf elastic coordinates named qf (invariants: caller) */
 struct mbl_ffr_body *mech_flex_new(mech *M, body *B, int nf, const char *const *qf);
 int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val);
+int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val);
 int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val);
 /* gravity g (texts) on flexible body B: its structured term carries it */
 int mech_flex_gravity(mech *M, body *B, const char *const g[3], const yaml_node_t *at);

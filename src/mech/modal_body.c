@@ -107,13 +107,19 @@ static int mtx_key(mech *M, const yaml_node_t *val, const char *key, const char 
     return read_mtx(M, n, w, &r, &c, out);
 }
 
-static int num_key(mech *M, const yaml_node_t *val, const char *key, const char *what, double *out)
+/* the number given by key; its text and place are kept as a factor of the invariants (fa, may be
+ * NULL) for the sensitivities (model/ffr.h) */
+static int num_key(mech *M, const yaml_node_t *val, const char *key, const char *what, double *out, mbl_ffr_factor *fa)
 {
     yaml_node_t *n = mech_get(M, val, key);
     if (!n) return err_at(M, val, "%s: missing '%s'", what, key);
     const char *t;
     int rc = mech_text_of(M, n, key, &t);
     if (!rc) rc = mech_eval_text(M, t, n, key, out);
+    if (!rc && fa) {
+        fa->text = (char *)t, fa->value = *out;
+        mech_pos_of(n, &fa->line, &fa->col);
+    }
     return rc;
 }
 
@@ -209,18 +215,31 @@ int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     int rc = mech_check_keys(M, val, ok, what);
     if (rc) return rc;
     double m, J0, s0[2], alpha = 0, beta = 0;
-    if ((rc = num_key(M, val, "mass", what, &m)) || (rc = num_key(M, val, "J0", what, &J0))) return rc;
+    /* the numbers as factors of the invariants: m, J0, s0 x, s0 y, alpha, beta */
+    mbl_ffr_factor fa[6];
+    memset(fa, 0, sizeof fa);
+    for (int k = 0; k < 4; k++) fa[k].kind = MBL_FFR_FAC_SCALAR, fa[k].cls = k;
+    fa[4].kind = MBL_FFR_FAC_ALPHA, fa[5].kind = MBL_FFR_FAC_BETA;
+    if ((rc = num_key(M, val, "mass", what, &m, &fa[0])) || (rc = num_key(M, val, "J0", what, &J0, &fa[1]))) return rc;
     yaml_node_t *sn = mech_get(M, val, "s0");
     if (!sn) return err_at(M, val, "%s: missing 's0' (the first moment of mass of the undeformed body)", what);
     if ((rc = mech_eval_vec(M, sn, 2, "s0", s0))) return rc;
+    {
+        const char *st[2];
+        if ((rc = mech_vec_of(M, sn, 2, "s0", st))) return rc;
+        for (int k = 0; k < 2; k++) {
+            fa[2 + k].text = (char *)st[k], fa[2 + k].value = s0[k];
+            mech_pos_of(yaml_document_get_node(M->doc, sn->data.sequence.items.start[k]), &fa[2 + k].line, &fa[2 + k].col);
+        }
+    }
     if (!(m > 0) || !(J0 > 0) || !isfinite(m) || !isfinite(J0))
         return err_at(M, val, "%s: 'mass' and 'J0' must be positive and finite", what);
     yaml_node_t *dn = mech_get(M, val, "damping");
     if (dn) {
         static const char *okd[] = {"alpha", "beta", NULL};
         if ((rc = mech_want_map(M, dn, "damping")) || (rc = mech_check_keys(M, dn, okd, "damping"))) return rc;
-        if (mech_get(M, dn, "alpha") && (rc = num_key(M, dn, "alpha", what, &alpha))) return rc;
-        if (mech_get(M, dn, "beta") && (rc = num_key(M, dn, "beta", what, &beta))) return rc;
+        if (mech_get(M, dn, "alpha") && (rc = num_key(M, dn, "alpha", what, &alpha, &fa[4]))) return rc;
+        if (mech_get(M, dn, "beta") && (rc = num_key(M, dn, "beta", what, &beta, &fa[5]))) return rc;
         if (!(alpha >= 0) || !(beta >= 0)) return err_at(M, dn, "%s: damping alpha and beta must be >= 0", what);
     }
     double *Mf = NULL, *Kf = NULL, *Sb = NULL, *c1 = NULL, *c2 = NULL, *P = NULL;
@@ -254,6 +273,11 @@ int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     }
     mbl_ffr_body *f = rc ? NULL : mech_flex_new(M, B, nm, qf);
     if (!rc && !f) rc = mech_oom(M);
+    for (int k = 0; k < 6 && !rc; k++) {
+        if (!fa[k].text) continue;
+        f->fac[f->nfac] = fa[k];
+        if (!(f->fac[f->nfac++].text = mech_dup_s(fa[k].text))) rc = mech_oom(M);
+    }
     if (!rc) {
         f->alpha = alpha, f->beta = beta;
         mbl_ffr_invariants *inv = &f->inv;

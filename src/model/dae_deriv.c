@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mblin/sensitivity.h"
+#include "model/ffr.h"
 #include "model/model_internal.h"
 
 /* the public layout is the internal one */
@@ -74,11 +75,7 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     if (!out) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: out is NULL");
     *out = NULL;
     if (!md) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: model is NULL");
-    if (md->Fs)
-        return mbl_error(st, MBL_EMODEL,
-                         "%s: sensitivities are not available for models with flexible bodies (beam, modal) yet: "
-                         "their structured term has no second derivatives (use central differences of --set runs)",
-                         md->file);
+    if (md->no_sens) return mbl_error(st, MBL_EMODEL, "%s: %s", md->file, md->no_sens);
     mbl_dae_deriv *d = mbl_calloc(1, sizeof *d);
     if (!d) return mbl_error(st, MBL_ENOMEM, "out of memory");
     d->md = md;
@@ -113,8 +110,10 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     if (!rc) rc = mblx_jacobian(g, (size_t)md->nF, md->F, (size_t)np, syms + nunk, &d->Fp);
     if (!rc) rc = mblx_jacobian(g, (size_t)np, pe, (size_t)np, syms + nunk, &d->Pp);
     if (!rc) rc = mblx_jacobian(g, (size_t)nx, xe, (size_t)np, syms + nunk, &d->Xp);
+    if (rc) mblx_graph_status(g, st);
+    /* flexible bodies: the structured term's dependence on the parameters through its invariants */
+    if (!rc && md->nffrd) rc = mbl_ffr_param_deriv(md, np, syms + nunk, &d->H, &d->Fp, st);
     if (rc) {
-        mblx_graph_status(g, st);
         mbl_model_graph_lock(0);
         goto done;
     }

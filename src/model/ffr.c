@@ -32,6 +32,9 @@ void mbl_ffr_body_free(mbl_ffr_body *b)
     mbl_free(b->qf);
     mbl_ffr_invariants_free(&b->inv);
     mbl_free(b->X0), mbl_free(b->ndof);
+    mbl_free(b->gtext[0]), mbl_free(b->gtext[1]);
+    for (int k = 0; k < b->nfac; k++) mbl_free(b->fac[k].text);
+    mbl_free(b->lexp), mbl_free(b->kcls);
     memset(b, 0, sizeof *b);
 }
 
@@ -71,26 +74,24 @@ static mblx_id col_dot(mblx_graph *g, const mbla_csc *X, int col, double sgn, co
 {
     size_t n = 0;
     if (c != 0) scratch[n++] = mblx_const(g, c);
-    for (int p = X->p[col]; p < X->p[col + 1]; p++)
-        if (X->x[p] != 0) scratch[n++] = mblx_scale(g, sgn * X->x[p], sym[idx[X->i[p]]]);
+    if (X)
+        for (int p = X->p[col]; p < X->p[col + 1]; p++)
+            if (X->x[p] != 0) scratch[n++] = mblx_scale(g, sgn * X->x[p], sym[idx[X->i[p]]]);
     return mblx_sum(g, n, scratch);
 }
 
-int mbl_ffr_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mblx_id *Fs, mbl_sjac *J,
-                      mbl_status *st)
+/* The rows and Jacobian entries of a body with invariants inv, damping matrix C (NULL: none) and
+ * gravity gn[2] (nodes). Linear in (inv, C) at a fixed gravity: mbl_ffr_param_deriv calls it with
+ * the invariants' derivatives. inv's matrices may be NULL (zero). */
+static int formulate(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_csc *C, const mblx_id gn[2],
+                     const int *qidx, mblx_id *Fs, mbl_sjac *J, mbl_status *st)
 {
-    const mbl_ffr_invariants *inv = &b->inv;
     int nf = inv->nf;
     mblx_graph *g = md->g;
     builder B = {md, g, J, mbl_model_blk0(md, MBL_BLK_A), mbl_model_blk0(md, MBL_BLK_V), mbl_model_blk0(md, MBL_BLK_Q),
                  0};
     const int *fi = qidx + 3; /* model coordinate index of elastic coordinate j */
     int iR0 = qidx[0], iR1 = qidx[1], ith = qidx[2];
-    mbla_csc *C = NULL;
-    if (b->alpha != 0 || b->beta != 0) {
-        int rc = mbla_csc_add(b->alpha, inv->Mff, b->beta, inv->K, &C, st);
-        if (rc) return rc;
-    }
     size_t ns = (size_t)nf + 8;
     mblx_id *scr = mbl_alloc_array(ns, sizeof *scr);
     mblx_id *y1 = mbl_alloc_array((size_t)nf + 1, sizeof *y1), *y2 = mbl_alloc_array((size_t)nf + 1, sizeof *y2);
@@ -109,7 +110,7 @@ int mbl_ffr_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mbl
     mblx_id c = mblx_cos(g, th), s = mblx_sin(g, th);
     mblx_id thd2 = mblx_mul(g, thd, thd);
     /* G = R'' - g, A^T G, (A Jt)^T G = (AtG1, -AtG0) */
-    mblx_id G0 = mblx_sub(g, a[iR0], mblx_const(g, b->g[0])), G1 = mblx_sub(g, a[iR1], mblx_const(g, b->g[1]));
+    mblx_id G0 = mblx_sub(g, a[iR0], gn[0]), G1 = mblx_sub(g, a[iR1], gn[1]);
     mblx_id AtG0 = mblx_add(g, mblx_mul(g, c, G0), mblx_mul(g, s, G1));
     mblx_id AtG1 = mblx_sub(g, mblx_mul(g, c, G1), mblx_mul(g, s, G0));
     mblx_id AJtG0 = AtG1, AJtG1 = mblx_neg(g, AtG0);
@@ -269,11 +270,31 @@ int mbl_ffr_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mbl
         }
     }
 out:
-    mbla_csc_free(C);
     mbl_free(scr), mbl_free(y1), mbl_free(y2), mbl_free(Mv), mbl_free(Pv), mbl_free(Pa);
     mbl_free(vM), mbl_free(vP), mbl_free(vK), mbl_free(vC), mbl_free(mark), mbl_free(list), mbl_free(t3);
     if (B.err) return mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
     return mblx_graph_status(g, st);
+}
+
+int mbl_ffr_formulate_g(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs,
+                        mbl_sjac *J, mbl_status *st)
+{
+    mbla_csc *C = NULL;
+    if (b->alpha != 0 || b->beta != 0) {
+        int rc = mbla_csc_add(b->alpha, b->inv.Mff, b->beta, b->inv.K, &C, st);
+        if (rc) return rc;
+    }
+    mblx_id gn[2];
+    for (int k = 0; k < 2; k++) gn[k] = gnode ? gnode[k] : mblx_const(md->g, b->g[k]);
+    int rc = formulate(md, &b->inv, C, gn, qidx, Fs, J, st);
+    mbla_csc_free(C);
+    return rc;
+}
+
+int mbl_ffr_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mblx_id *Fs, mbl_sjac *J,
+                      mbl_status *st)
+{
+    return mbl_ffr_formulate_g(md, b, qidx, NULL, Fs, J, st);
 }
 
 /* Add the structured rows and Jacobian entries to the compiled model's: F[i] += Fs[i] for the EOM
@@ -393,4 +414,328 @@ int mbl_model_flex_shape(const mbl_model *md, int b, const double *q, const doub
         }
     }
     return 0;
+}
+
+/* ==== the dependence on the parameters (sensitivities) ======================================= */
+
+static void dinfo_free(mbl_ffr_dinfo *d)
+{
+    mbl_ffr_body_free(&d->b);
+    mbl_free(d->qidx);
+    memset(d, 0, sizeof *d);
+}
+
+void mbl_ffr_free_deriv(mbl_model *md)
+{
+    for (int i = 0; i < md->nffrd; i++) dinfo_free(&md->ffrd[i]);
+    mbl_free(md->ffrd);
+    md->ffrd = NULL;
+    md->nffrd = 0;
+}
+
+static int copy_doubles(double **dst, const double *src, size_t n)
+{
+    *dst = NULL;
+    if (!src) return 0;
+    *dst = mbl_alloc_array(n + 1, sizeof **dst);
+    if (!*dst) return 1;
+    memcpy(*dst, src, n * sizeof **dst);
+    return 0;
+}
+
+static int copy_schars(signed char **dst, const signed char *src, size_t n)
+{
+    *dst = NULL;
+    if (!src) return 0;
+    *dst = mbl_alloc_array(n + 1, sizeof **dst);
+    if (!*dst) return 1;
+    memcpy(*dst, src, n * sizeof **dst);
+    return 0;
+}
+
+int mbl_ffr_keep_deriv(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
+                       const mblx_id *facnode, mbl_status *st)
+{
+    int any = 0;
+    for (int k = 0; k < b->nfac; k++) any |= !mblx_is_const(md->g, facnode[k], NULL);
+    if (!any) return 0;
+    mbl_ffr_dinfo *d = mbl_realloc_array(md->ffrd, (size_t)md->nffrd + 1, sizeof *d);
+    if (!d) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    md->ffrd = d;
+    d = &md->ffrd[md->nffrd++];
+    memset(d, 0, sizeof *d);
+    const mbl_ffr_invariants *inv = &b->inv;
+    int nf = inv->nf, oom = 0;
+    mbl_ffr_body *c = &d->b;
+    c->inv.nf = nf, c->inv.m = inv->m, c->inv.J0 = inv->J0;
+    c->inv.s0[0] = inv->s0[0], c->inv.s0[1] = inv->s0[1];
+    oom |= copy_doubles(&c->inv.Sb, inv->Sb, (size_t)2 * nf) | copy_doubles(&c->inv.c1, inv->c1, (size_t)nf) |
+           copy_doubles(&c->inv.c2, inv->c2, (size_t)nf);
+    oom |= copy_schars(&c->lexp, b->lexp, (size_t)nf) | copy_schars(&c->kcls, b->kcls, (size_t)nf);
+    mbl_status s2;
+    if (inv->Mff && mbla_csc_copy(inv->Mff, &c->inv.Mff, &s2)) oom = 1;
+    if (inv->P && mbla_csc_copy(inv->P, &c->inv.P, &s2)) oom = 1;
+    if (inv->K && mbla_csc_copy(inv->K, &c->inv.K, &s2)) oom = 1;
+    c->alpha = b->alpha, c->beta = b->beta;
+    c->nfac = b->nfac;
+    for (int k = 0; k < b->nfac; k++) {
+        c->fac[k] = b->fac[k];
+        c->fac[k].text = NULL;
+        d->facnode[k] = facnode[k];
+    }
+    memcpy(c->kexp, b->kexp, sizeof c->kexp);
+    for (int k = 0; k < 2; k++) d->gnode[k] = gnode[k];
+    d->qidx = mbl_alloc_array((size_t)nf + 3, sizeof *d->qidx);
+    if (d->qidx) memcpy(d->qidx, qidx, ((size_t)nf + 3) * sizeof *d->qidx);
+    if (oom || !d->qidx) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* The factor f (of kind LENGTH: exponent e) scales an entry as phi^1 (or L^e): its derivative is
+ * the entry times this */
+static double dscale(const mbl_ffr_factor *f, double e) { return f->kind == MBL_FFR_FAC_LENGTH ? e / f->value : 1.0 / f->value; }
+
+/* Y = X with entry (i, j) times dscale(f, base + lexp_i + lexp_j) (mass: kc < 0), or, for the
+ * stiffness (kc >= 0: the class of the factor, -1 for all classes by length), only the entries
+ * of its class. */
+static int csc_deriv(const mbla_csc *X, const mbl_ffr_body *b, const mbl_ffr_factor *f, int stiff, mbla_csc **Y,
+                     mbl_status *st)
+{
+    *Y = NULL;
+    int nz = mbla_csc_nnz(X), k = 0, rc = 0, nf = b->inv.nf;
+    int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
+    double *tx = mbl_alloc_array((size_t)nz + 1, sizeof *tx);
+    if (!ti || !tj || !tx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; X && !rc && j < X->n; j++)
+        for (int p = X->p[j]; p < X->p[j + 1]; p++) {
+            int i = X->i[p];
+            double le = (b->lexp ? b->lexp[i] + b->lexp[j] : 0), s;
+            if (stiff) {
+                int ci = b->kcls ? b->kcls[i] : 0, cj = b->kcls ? b->kcls[j] : 0;
+                if (ci != cj || ci < 0 || ci > 3) {
+                    rc = mbl_error(st, MBL_EMODEL, "the stiffness couples coordinates of two classes");
+                    break;
+                }
+                if (f->kind == MBL_FFR_FAC_STIFF && ci != f->cls) continue;
+                s = dscale(f, b->kexp[ci] + le);
+            } else {
+                s = dscale(f, 1 + le);
+            }
+            ti[k] = i, tj[k] = j, tx[k++] = s * X->x[p];
+        }
+    if (!rc) rc = mbla_csc_from_triplets(nf, nf, k, ti, tj, tx, NULL, Y, st);
+    mbl_free(ti), mbl_free(tj), mbl_free(tx);
+    return rc;
+}
+
+/* The derivative of body d's invariants and damping matrix with respect to its factor k. */
+static int dinv_make(const mbl_ffr_body *b, int k, mbl_ffr_invariants *dv, mbla_csc **dC, mbl_status *st)
+{
+    const mbl_ffr_invariants *inv = &b->inv;
+    const mbl_ffr_factor *f = &b->fac[k];
+    int nf = inv->nf, rc = 0;
+    memset(dv, 0, sizeof *dv);
+    *dC = NULL;
+    dv->nf = nf;
+    dv->Sb = mbl_calloc((size_t)2 * nf + 1, sizeof *dv->Sb);
+    dv->c1 = mbl_calloc((size_t)nf + 1, sizeof *dv->c1);
+    dv->c2 = mbl_calloc((size_t)nf + 1, sizeof *dv->c2);
+    if (!dv->Sb || !dv->c1 || !dv->c2) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (f->kind == MBL_FFR_FAC_SCALAR) {
+        double *x[4] = {&dv->m, &dv->J0, &dv->s0[0], &dv->s0[1]};
+        if (f->cls >= 0 && f->cls < 4) *x[f->cls] = 1.0;
+        return 0;
+    }
+    int mass = f->kind == MBL_FFR_FAC_MASS || f->kind == MBL_FFR_FAC_LENGTH;
+    int stiff = f->kind == MBL_FFR_FAC_STIFF || f->kind == MBL_FFR_FAC_LENGTH;
+    if (mass) {
+        dv->m = dscale(f, 1) * inv->m;
+        dv->s0[0] = dscale(f, 2) * inv->s0[0], dv->s0[1] = dscale(f, 2) * inv->s0[1];
+        dv->J0 = dscale(f, 3) * inv->J0;
+        for (int j = 0; j < nf; j++) {
+            double l = b->lexp ? b->lexp[j] : 0;
+            dv->Sb[j] = dscale(f, 1 + l) * inv->Sb[j];
+            dv->Sb[nf + j] = dscale(f, 1 + l) * inv->Sb[nf + j];
+            dv->c1[j] = dscale(f, 2 + l) * inv->c1[j];
+            dv->c2[j] = dscale(f, 2 + l) * inv->c2[j];
+        }
+        rc = csc_deriv(inv->Mff, b, f, 0, &dv->Mff, st);
+        if (!rc) rc = csc_deriv(inv->P, b, f, 0, &dv->P, st);
+    }
+    if (!rc && stiff) rc = csc_deriv(inv->K, b, f, 1, &dv->K, st);
+    if (rc) return rc;
+    if (f->kind == MBL_FFR_FAC_ALPHA) return mbla_csc_copy(inv->Mff, dC, st);
+    if (f->kind == MBL_FFR_FAC_BETA) return mbla_csc_copy(inv->K, dC, st);
+    double al = mass ? b->alpha : 0, be = stiff ? b->beta : 0;
+    if (al == 0 && be == 0) return 0;
+    if (!dv->Mff) return mbla_csc_add(0.0, dv->K, be, dv->K, dC, st);
+    if (!dv->K) return mbla_csc_add(al, dv->Mff, 0.0, dv->Mff, dC, st);
+    return mbla_csc_add(al, dv->Mff, be, dv->K, dC, st);
+}
+
+/* X (CSC over nrows) plus nt triplets (row tr, column tc, node tn): duplicates summed. */
+static int sparse_add(mblx_graph *g, mblx_sparse *X, int nt, const int *tr, const int *tc, const mblx_id *tn,
+                      mbl_status *st)
+{
+    if (!nt) return 0;
+    int nc = X->ncols, nr = X->nrows, nold = X->colptr[nc], rc = 0;
+    int *cnt = mbl_calloc((size_t)nc + 2, sizeof *cnt), *ord = mbl_alloc_array((size_t)nt, sizeof *ord);
+    int *pos = mbl_alloc_array((size_t)nr + 1, sizeof *pos);
+    int *cp = mbl_alloc_array((size_t)nc + 1, sizeof *cp), *ri = mbl_alloc_array((size_t)nold + nt + 1, sizeof *ri);
+    mblx_id *nd = mbl_alloc_array((size_t)nold + nt + 1, sizeof *nd);
+    if (!cnt || !ord || !pos || !cp || !ri || !nd) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int t = 0; t < nt; t++) cnt[tc[t] + 1]++;
+    for (int c = 0; c < nc; c++) cnt[c + 1] += cnt[c];
+    for (int t = 0; t < nt; t++) ord[cnt[tc[t]]++] = t; /* cnt[c] now the end of column c's triplets */
+    for (int i = 0; i < nr; i++) pos[i] = -1;
+    int k = 0, t0 = 0;
+    for (int c = 0; c < nc; c++) {
+        cp[c] = k;
+        int c0 = k;
+        for (int e = X->colptr[c]; e < X->colptr[c + 1]; e++) pos[X->rowidx[e]] = k, ri[k] = X->rowidx[e], nd[k++] = X->node[e];
+        for (; t0 < cnt[c]; t0++) {
+            int t = ord[t0], r = tr[t];
+            if (pos[r] >= 0) nd[pos[r]] = mblx_add(g, nd[pos[r]], tn[t]);
+            else pos[r] = k, ri[k] = r, nd[k++] = tn[t];
+        }
+        for (int e = c0; e < k; e++) pos[ri[e]] = -1;
+    }
+    cp[nc] = k;
+    mbl_free(X->colptr), mbl_free(X->rowidx), mbl_free(X->node);
+    X->colptr = cp, X->rowidx = ri, X->node = nd;
+    cp = ri = NULL, nd = NULL;
+    rc = mblx_graph_status(g, st);
+out:
+    mbl_free(cnt), mbl_free(ord), mbl_free(pos), mbl_free(cp), mbl_free(ri), mbl_free(nd);
+    return rc;
+}
+
+typedef struct trip {
+    int n, cap;
+    int *r, *c;
+    mblx_id *e;
+} trip;
+
+static int trip_push(trip *T, int r, int c, mblx_id e)
+{
+    if (T->n == T->cap) {
+        int cap = T->cap ? 2 * T->cap : 256;
+        int *nr = mbl_realloc_array(T->r, (size_t)cap, sizeof *nr);
+        if (nr) T->r = nr;
+        int *nc = nr ? mbl_realloc_array(T->c, (size_t)cap, sizeof *nc) : NULL;
+        if (nc) T->c = nc;
+        mblx_id *ne = nc ? mbl_realloc_array(T->e, (size_t)cap, sizeof *ne) : NULL;
+        if (!ne) return 1;
+        T->e = ne, T->cap = cap;
+    }
+    T->r[T->n] = r, T->c[T->n] = c, T->e[T->n++] = e;
+    return 0;
+}
+
+int mbl_ffr_param_deriv(const mbl_model *md, int np, const mblx_id *psym, mblx_sparse *H, mblx_sparse *Fp,
+                        mbl_status *st)
+{
+    if (!md->nffrd || np == 0) return 0;
+    mblx_graph *g = md->g;
+    int n = md->n, nunk = md->nunk, rc = 0;
+    trip TH = {0}, TF = {0};
+    mblx_id *Fk = mbl_alloc_array((size_t)n + 1, sizeof *Fk);
+    /* the model's Jacobian entries of the EOM rows, by row, and a column scatter */
+    int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
+    int *fill = mbl_calloc((size_t)n + 1, sizeof *fill), *pos = mbl_alloc_array((size_t)nunk + 1, sizeof *pos);
+    mbl_sjac S;
+    memset(&S, 0, sizeof S);
+    mblx_sparse D;
+    memset(&D, 0, sizeof D);
+    if (!Fk || !rp || !ent || !fill || !pos) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) rp[md->jac.row[p] + 1]++;
+    for (int i = 0; i < n; i++) rp[i + 1] += rp[i];
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) ent[rp[md->jac.row[p]] + fill[md->jac.row[p]]++] = p;
+    for (int j = 0; j < nunk; j++) pos[j] = -1;
+    mblx_id zero = mblx_const(g, 0.0);
+    for (int bi = 0; bi < md->nffrd && !rc; bi++) {
+        const mbl_ffr_dinfo *d = &md->ffrd[bi];
+        const mbl_ffr_body *b = &d->b;
+        /* dphi_k/dp_j */
+        rc = mblx_jacobian(g, (size_t)b->nfac, d->facnode, (size_t)np, psym, &D);
+        if (rc) {
+            rc = mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
+            break;
+        }
+        for (int k = 0; k < b->nfac && !rc; k++) {
+            int used = 0;
+            for (int j = 0; j < np && !used; j++)
+                for (int e = D.colptr[j]; e < D.colptr[j + 1]; e++) used |= D.rowidx[e] == k;
+            if (!used) continue;
+            mbl_ffr_invariants dv;
+            mbla_csc *dC = NULL;
+            rc = dinv_make(b, k, &dv, &dC, st);
+            for (int i = 0; i < n; i++) Fk[i] = zero;
+            S.nz = 0;
+            if (!rc) rc = formulate((mbl_model *)md, &dv, dC, d->gnode, d->qidx, Fk, &S, st);
+            mbl_ffr_invariants_free(&dv);
+            mbla_csc_free(dC);
+            if (rc) break;
+            /* the entries of S as indices into md->jac (each is one of the body's own entries) */
+            int *sent = mbl_alloc_array((size_t)S.nz + 1, sizeof *sent);
+            if (!sent) {
+                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                break;
+            }
+            for (int p = 0; p < S.nz; p++) sent[p] = -1;
+            /* group S by row via a counting pass */
+            {
+                int *srp = mbl_calloc((size_t)n + 2, sizeof *srp), *sord = mbl_alloc_array((size_t)S.nz + 1, sizeof *sord);
+                if (!srp || !sord) {
+                    mbl_free(srp), mbl_free(sord), mbl_free(sent);
+                    rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                    break;
+                }
+                for (int p = 0; p < S.nz; p++) srp[S.row[p] + 1]++;
+                for (int i = 0; i < n; i++) srp[i + 1] += srp[i];
+                for (int p = 0; p < S.nz; p++) sord[srp[S.row[p]]++] = p;
+                for (int i = n; i > 0; i--) srp[i] = srp[i - 1];
+                srp[0] = 0;
+                for (int i = 0; i < n; i++) {
+                    if (srp[i] == srp[i + 1]) continue;
+                    for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
+                    for (int t = srp[i]; t < srp[i + 1]; t++) sent[sord[t]] = pos[S.col[sord[t]]];
+                    for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
+                }
+                mbl_free(srp), mbl_free(sord);
+            }
+            for (int p = 0; p < S.nz && !rc; p++)
+                if (sent[p] < 0)
+                    rc = mbl_error(st, MBL_EMODEL, "%s: a derivative of the structured term has an entry its Jacobian lacks",
+                                   b->name ? b->name : "flexible body");
+            for (int j = 0; j < np && !rc; j++)
+                for (int e = D.colptr[j]; e < D.colptr[j + 1] && !rc; e++) {
+                    if (D.rowidx[e] != k) continue;
+                    mblx_id w = D.node[e];
+                    for (int i = 0; i < n && !rc; i++)
+                        if (!is_zero(g, Fk[i])) rc = trip_push(&TF, i, j, mblx_mul(g, w, Fk[i]));
+                    for (int p = 0; p < S.nz && !rc; p++) rc = trip_push(&TH, sent[p], nunk + j, mblx_mul(g, w, S.node[p]));
+                    if (rc) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                }
+            mbl_free(sent);
+        }
+        mblx_sparse_free(&D);
+    }
+    if (!rc) rc = sparse_add(g, H, TH.n, TH.r, TH.c, TH.e, st);
+    if (!rc) rc = sparse_add(g, Fp, TF.n, TF.r, TF.c, TF.e, st);
+    if (!rc) rc = mblx_graph_status(g, st);
+out:
+    mblx_sparse_free(&D);
+    mbl_sjac_free(&S);
+    mbl_free(TH.r), mbl_free(TH.c), mbl_free(TH.e), mbl_free(TF.r), mbl_free(TF.c), mbl_free(TF.e);
+    mbl_free(Fk), mbl_free(rp), mbl_free(ent), mbl_free(fill), mbl_free(pos);
+    return rc;
 }

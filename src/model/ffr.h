@@ -33,6 +33,26 @@ typedef struct mbl_ffr_invariants {
 
 void mbl_ffr_invariants_free(mbl_ffr_invariants *inv);
 
+/* How the invariants depend on the model's parameters, for the sensitivities (exact: every entry
+ * of a beam's invariants is a monomial in these factors at a fixed mesh). A factor is a text of the
+ * parameters with its value at loading:
+ *   MASS:   every mass invariant (m, s0, J0, Sb, c1, c2, Mff, P) is proportional to it (rho A);
+ *   STIFF:  the entries of K between two coordinates of stiffness class `cls` (EA, EI, GJ, ...);
+ *   LENGTH: the length L: an entry is proportional to L^e, e = (1 for the mass invariants, +1 for
+ *           each undeformed position u0 in it: s0 2, c1 and c2 2, J0 3; K: kexp[cls]) + lexp of
+ *           each elastic coordinate in it (1 for a slope: its shape function carries a length);
+ *   ALPHA, BETA: the Rayleigh damping factors;
+ *   SCALAR: one number of the invariants given alone (a modal body's): cls 0 m, 1 J0, 2 s0 x, 3 s0 y. */
+enum { MBL_FFR_FAC_MASS, MBL_FFR_FAC_STIFF, MBL_FFR_FAC_LENGTH, MBL_FFR_FAC_ALPHA, MBL_FFR_FAC_BETA,
+       MBL_FFR_FAC_SCALAR };
+#define MBL_FFR_MAXFAC 12
+typedef struct mbl_ffr_factor {
+    int kind, cls;
+    char *text;                 /* an expression of the parameters */
+    double value;               /* its value at loading (the invariants were computed with it) */
+    int line, col;              /* where the file gives it */
+} mbl_ffr_factor;
+
 /* A flexible body of a model: its invariants, damping, gravity, and the names of its coordinates
  * (frame x, y, th, then the nf elastic ones). */
 typedef struct mbl_ffr_body {
@@ -45,6 +65,13 @@ typedef struct mbl_ffr_body {
     int nnode;                  /* nodes for the mode shapes in the outputs (beams; 0: none) */
     double *X0;                 /* 2 x nnode: undeformed node positions in the body frame */
     int *ndof;                  /* 3 x nnode: the elastic coordinate (index in qf) of the node's u, v, phi */
+    /* for the sensitivities (optional: NULL / 0 when the body does not depend on parameters) */
+    char *gtext[2];             /* gravity as expressions of the parameters (g holds their values) */
+    int gline, gcol;
+    int nfac;
+    mbl_ffr_factor fac[MBL_FFR_MAXFAC];
+    signed char *lexp, *kcls;   /* nf each: length power and stiffness class of each coordinate */
+    double kexp[4];             /* length power of the stiffness entries of each class */
 } mbl_ffr_body;
 
 /* What the model keeps of a flexible body for the outputs (mbl_model_flex_*). */
@@ -65,6 +92,33 @@ struct mbl_sjac;
  * indices of frame x, y, th and of the nf elastic coordinates. */
 int mbl_ffr_formulate(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, mblx_id *Fs,
                       struct mbl_sjac *J, mbl_status *st);
+/* The same with the gravity given as nodes (gnode[2]; NULL: the constants b->g). */
+int mbl_ffr_formulate_g(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
+                        mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);
+
+/* What the sensitivities need of a flexible body whose invariants depend on parameters: a copy of
+ * the invariants and of the dependence (mbl_ffr_factor), the factors as nodes of the parameters. */
+typedef struct mbl_ffr_dinfo {
+    mbl_ffr_body b;             /* name, invariants, damping, lexp, kcls, kexp, nfac/fac (texts NULL) */
+    int *qidx;                  /* 3 + nf model coordinate indices */
+    mblx_id gnode[2];
+    mblx_id facnode[MBL_FFR_MAXFAC];
+} mbl_ffr_dinfo;
+
+/* Keep body b's dependence on the parameters in the model (md->ffrd) when one of its factors
+ * (facnode, nodes of the parameters) is not a constant; nothing otherwise. */
+int mbl_ffr_keep_deriv(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
+                       const mblx_id *facnode, mbl_status *st);
+void mbl_ffr_free_deriv(struct mbl_model *md);
+
+/* The parameter columns of the second derivatives (src/model/dae_deriv.c): add to H (d jac.node /
+ * d[unknowns; p], nunk + np columns) and Fp (dF/dp, np columns) the structured term's dependence on
+ * the parameters through the invariants: the structured term is linear in the invariants, so its
+ * derivative along a factor is the same closed form written with the invariants' derivatives
+ * (mbl_ffr_formulate on them), times the factor's derivative by each parameter. psym: the np
+ * parameter symbols. Call under mbl_model_graph_lock. */
+int mbl_ffr_param_deriv(const struct mbl_model *md, int np, const mblx_id *psym, mblx_sparse *H, mblx_sparse *Fp,
+                        mbl_status *st);
 /* Keep body b's nodes in the model (md->flex) for the mode shapes of the outputs. */
 int mbl_ffr_keep_nodes(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, mbl_status *st);
 void mbl_ffr_free_nodes(struct mbl_model *md);

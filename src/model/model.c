@@ -1583,8 +1583,23 @@ static int formulate_ffr(loader *L)
                 rc = mbl_error(L->st, MBL_EMODEL, "%s: %s: coordinate '%s' is not a coordinate of the model", s->file,
                                fb->name, nm);
         }
-        if (!rc) rc = mbl_ffr_formulate(md, fb, qidx, md->Fs, &md->sjac, L->st);
+        /* gravity and the invariants' factors as expressions of the parameters (sensitivities) */
+        mblx_id gn[2], fac[MBL_FFR_MAXFAC];
+        for (int k = 0; k < 2 && !rc; k++) {
+            gn[k] = mblx_const(md->g, fb->g[k]);
+            if (fb->gtext[k]) {
+                mbl_src_item it = {NULL, NULL, fb->gtext[k], fb->gline, fb->gcol, fb->gline, fb->gcol};
+                rc = parse_item_text(L, &it, SCOPE_VALUE, "gravity", &gn[k]);
+            }
+        }
+        for (int k = 0; k < fb->nfac && !rc; k++) {
+            const mbl_ffr_factor *f = &fb->fac[k];
+            mbl_src_item it = {NULL, NULL, f->text, f->line, f->col, f->line, f->col};
+            rc = parse_item_text(L, &it, SCOPE_VALUE, fb->name, &fac[k]);
+        }
+        if (!rc) rc = mbl_ffr_formulate_g(md, fb, qidx, gn, md->Fs, &md->sjac, L->st);
         if (!rc) rc = mbl_ffr_keep_nodes(md, fb, qidx, L->st);
+        if (!rc) rc = mbl_ffr_keep_deriv(md, fb, qidx, gn, fac, L->st);
         mbl_free(qidx);
         if (rc) return rc;
     }
@@ -2037,6 +2052,7 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
     md->g = mblx_graph_new();
     md->file = str_dup(src->file);
     md->name = str_dup(src->name);
+    if (src->no_sens) md->no_sens = str_dup(src->no_sens);
     loader L;
     memset(&L, 0, sizeof L);
     L.md = md;
@@ -2214,6 +2230,8 @@ void mbl_model_free(mbl_model *md)
     mbl_sjac_free(&md->sjac);
     mbl_free(md->Fs);
     mbl_ffr_free_nodes(md);
+    mbl_ffr_free_deriv(md);
+    mbl_free(md->no_sens);
     mbl_sjac_free(&md->yjac);
     free_names(md->qname, md->n);
     free_names(md->rname, md->nr);

@@ -109,6 +109,9 @@ struct mbl_model {
     mbl_sjac sjac;
     struct mbl_flex_nodes *flex; /* the flexible bodies' nodes, for the mode shapes of the outputs */
     int nflex;
+    char *no_sens;               /* why sensitivities are refused (spatial beams: mbl_src.no_sens), or NULL */
+    struct mbl_ffr_dinfo *ffrd;  /* flexible bodies whose invariants depend on parameters (sensitivities) */
+    int nffrd;
     /* relative-coordinate mechanisms: the bodies' global kinematics (mbl_src.kinematics), parsed;
      * nkin = 0 otherwise (see model/vtrans.c) */
     int nkin, kin_planar;

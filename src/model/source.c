@@ -613,5 +613,6 @@ void mbl_src_free(mbl_src *s)
     mbl_free(s->ffr);
     mbl_free(s->file);
     mbl_free(s->name);
+    mbl_free(s->no_sens);
     mbl_free(s);
 }

@@ -34,6 +34,7 @@ typedef struct mbl_src {
     int has_mass_matrix;
     int named_constraints, named_nonholonomic; /* 1 when given as a mapping {name: equation} */
     int from_mechanism; /* 1 when compiled from `model: mechanism` (its parameters are partly evaluated into numbers) */
+    char *no_sens;      /* why sensitivities are not available for this model (NULL: they are) */
     struct mbl_ffr_body *ffr;  /* flexible bodies (model/ffr.h): the structured term, nffr of them */
     int nffr;
     /* a mechanism's drawing (mbl_model_geometry): three items per point (x, y, z texts), key the

@@ -278,14 +278,14 @@ TEST(modal_errors)
     snprintf(buf, sizeof buf, t, "examples/modal/link10_Sb.mtx");
     CHECK(mbl_model_load_string(buf, strlen(buf), "modal.yaml", NULL, 0, &md, &st) == MBL_EMODEL);
     CHECK_MSG(strstr(st.msg, "not square"), "%s", st.msg);
-    /* beams: a fractional element count, a marker between nodes, a spatial model, a missing key */
+    /* beams: a fractional element count, a marker between nodes, a spatial beam without G, a missing key */
     static const char *bad[][2] = {
         {"space: planar\nbodies:\n  b: {type: beam, length: 1, elements: 2.5, E: 1, rho: 1, radius: 1}\n", "whole number"},
         {"space: planar\nbodies:\n  b: {type: beam, length: 1, elements: 2, E: 1, rho: 1, radius: 1, markers: {m: {s: 0.3}}}\n",
          "not at a node"},
         {"space: planar\nbodies:\n  b: {type: beam, length: 1, elements: 2, E: 1, rho: 1, radius: 1, markers: {m: {node: 4}}}\n",
          "not a node of the beam"},
-        {"bodies:\n  b: {type: beam, length: 1, elements: 2, E: 1, rho: 1, radius: 1}\n", "planar so far"},
+        {"bodies:\n  b: {type: beam, length: 1, elements: 2, E: 1, rho: 1, radius: 1}\n", "missing 'G'"},
         {"space: planar\nbodies:\n  b: {type: beam, length: 1, elements: 2, rho: 1, radius: 1}\n", "missing 'E'"},
         {"space: planar\nbodies:\n  b: {type: beam, length: 1, elements: 2, E: 1, rho: 1, radius: 1, A: 2}\n", "not both"},
     };

@@ -125,6 +125,11 @@ static double complex nearest(const mbl_modes *M, double complex want)
  * shrinks and rounding grows as the step falls; the choice does not look at the exact value).
  * Returns the worst relative error, -1 when the model is refused (MBL_EMODEL). */
 #define NSTEP 3
+/* the modes compared (in frequency order): all, except for the beam and modal pendulums whose
+ * spectrum spans 1.3 to 2.7e5 rad/s: their highest modes are too ill-conditioned for 1e-6 by
+ * central differences (and by a second exact route, the same model as energies); their lowest 40
+ * modes are compared here, tests/mech/test_flex_sens.c checks flexible models further */
+static int fd_mode_cap = 1 << 30;
 static double check_fd(const char *path, const char *text, int *ncompared)
 {
     sens_run r;
@@ -171,7 +176,7 @@ static double check_fd(const char *path, const char *text, int *ncompared)
             continue;
         }
         CHECK_MSG(ok, "%s: fresh linearization at %s +- h", path ? path : "model", mbl_model_param_name(r.md, p));
-        for (int t = 0; ok && t < S->nmode; t++) {
+        for (int t = 0; ok && t < S->nmode && t < fd_mode_cap; t++) {
             const mbl_sens_mode *m = &S->modes[t];
             if (!m->defined || m->kind == MBL_MODE_ZERO) continue;
             double complex s0 = m->re + I * m->im, ds = m->dre[w] + I * m->dim[w], R[NSTEP];
@@ -228,6 +233,9 @@ TEST(central_differences_every_example)
             if (!is_yaml(e->d_name)) continue;
             if (strstr(e->d_name, "N300")) continue; /* 25 s: one parameter in the test `refusals` */
             snprintf(path, sizeof path, "%s/%s", dirs[d], e->d_name);
+            fd_mode_cap = strstr(e->d_name, "flexible_pendulum_beams") || strstr(e->d_name, "flexible_pendulum_modal")
+                              ? 40
+                              : 1 << 30;
             double w = check_fd(path, NULL, &ncompared);
             if (w < 0) {
                 nrefused++;
@@ -243,9 +251,9 @@ TEST(central_differences_every_example)
     fprintf(stderr, "  %d examples, %d eigenvalue derivatives compared, worst relative deviation %.2g; %d refused\n",
             nmodels, ncompared, worst, nrefused);
     CHECK(nmodels >= 25);
-    /* rigid_rotor, rotor_stator (2), spherical_pendulum: Euler parameters spinning; the two flexible
-     * pendulums of beam and modal bodies (no second derivatives of the structured term yet) */
-    CHECK(nrefused <= 6);
+    /* rigid_rotor, rotor_stator (2), spherical_pendulum: Euler parameters spinning; spatial_beam_pendulum
+     * (spatial beams: no sensitivities yet) */
+    CHECK(nrefused <= 5);
 }
 
 TEST(refusals)

@@ -1,0 +1,253 @@
+/* Spatial beam bodies in `model: mechanism` (src/mech/beam3.c) through the whole pipeline:
+ *  - a cantilever (node 1 welded to the ground) with different bending stiffnesses in its two
+ *    planes: every eigenvalue equal to the project's own finite element model at the same mesh (the
+ *    spatial element matrices assembled and solved dense with node 1 held) to 1e-9, and the lowest
+ *    bending modes of both planes, the first torsion and the first axial mode against the
+ *    continuous closed forms within the mesh's error bound;
+ *  - the flexible double pendulum of source 001 built from spatial beams hanging in the x-y plane
+ *    with revolute joints about z: every eigenvalue of the planar beam pendulum (n_p = 5) is one of
+ *    its eigenvalues to 1e-9, the rest are the out-of-plane modes;
+ *  - tip forces in both planes: the static deflections P L^3 / (3 E Iz) and P L^3 / (3 E Iy);
+ *  - a one-line refusal of sensitivities, and bad input. */
+#include <lapacke.h>
+#undef I
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/mblin.h"
+#include "mblin/sensitivity.h"
+#include "mech/beam.h"
+#include "test.h"
+
+static const double PI = 3.14159265358979323846;
+static const double E_ = 2.1e11, G_ = 8.1e10, RHO = 7850, AREA = 3e-4, IY = 8e-8, IZ = 2e-8, JT = 6e-8, LEN = 2.0;
+
+static mbl_model *load(const char *text, mbl_status *st)
+{
+    mbl_model *md = NULL;
+    int rc = mbl_model_load_string(text, strlen(text), "beam3.yaml", NULL, 0, &md, st);
+    CHECK_MSG(rc == 0, "load: %s", st->msg);
+    return md;
+}
+
+static char *cantilever_text(int ne, const char *extra)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+             "model: mechanism\nparameters: {L: %.17g, E: %.17g, G: %.17g, rho: %.17g}\n"
+             "ground:\n  markers:\n    o: {position: [0, 0, 0]}\n    e: {position: [L, 0, 0]}\n"
+             "bodies:\n  b:\n    type: beam\n    length: L\n    elements: %d\n    E: E\n    G: G\n    rho: rho\n"
+             "    A: %.17g\n    Iy: %.17g\n    Iz: %.17g\n    J: %.17g\n"
+             "    markers:\n      n1: {node: 1}\n      tip: {s: L}\n"
+             "joints:\n  clamp: {type: fixed, i: n1, j: o}\n%s",
+             LEN, E_, G_, RHO, ne, AREA, IY, IZ, JT, extra ? extra : "");
+    return buf;
+}
+
+/* ascending omegas of the oscillatory modes (and an output) */
+static int omegas(const mbl_model *md, double *w, int cap, double *y)
+{
+    mbl_status st;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *mo = NULL;
+    int n = 0, rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc && y) rc = mbl_model_outputs(md, pt, y, &st);
+    if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, &st);
+    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    for (int i = 0; !rc && i < mo->nx && n < cap; i++)
+        if (!mo->modes[i].spurious && mo->modes[i].im > 0) w[n++] = mo->modes[i].im;
+    mbl_modes_free(mo);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    return n;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* the project's own FE model: the 6 ne lowest omegas of the clamped beam */
+static int fe_reference(int ne, double *w)
+{
+    mbl_beam_section s = {E_, G_, RHO, AREA, IY, IZ, JT};
+    mbla_csc *K, *M;
+    mbl_status st;
+    CHECK(mbl_beam_assemble(3, &s, LEN, ne, &K, &M, &st) == 0);
+    int n = K->n, nk = n - 6;
+    double *Kd = calloc((size_t)n * n, sizeof *Kd), *Md = calloc((size_t)n * n, sizeof *Md);
+    mbla_csc_to_dense(K, Kd, n, &st);
+    mbla_csc_to_dense(M, Md, n, &st);
+    double *Kr = calloc((size_t)nk * nk, sizeof *Kr), *Mr = calloc((size_t)nk * nk, sizeof *Mr);
+    for (int j = 0; j < nk; j++)
+        for (int i = 0; i < nk; i++) Kr[i + nk * j] = Kd[6 + i + n * (6 + j)], Mr[i + nk * j] = Md[6 + i + n * (6 + j)];
+    CHECK(mbla_sygvd(nk, Kr, nk, Mr, nk, w, NULL, 0, &st) == 0);
+    for (int k = 0; k < nk; k++) w[k] = sqrt(w[k]);
+    free(Kd), free(Md), free(Kr), free(Mr);
+    mbla_csc_free(K), mbla_csc_free(M);
+    return nk;
+}
+
+static double nearest(const double *w, int n, double x)
+{
+    double b = w[0];
+    for (int i = 1; i < n; i++)
+        if (fabs(w[i] - x) < fabs(b - x)) b = w[i];
+    return b;
+}
+
+TEST(cantilever)
+{
+    static const double bl[3] = {1.87510406871196, 4.69409113297418, 7.85475743823761};
+    for (int ne = 4; ne <= 16; ne *= 2) {
+        mbl_status st;
+        mbl_model *md = load(cantilever_text(ne, NULL), &st);
+        if (!md) return;
+        double w[128], ref[128];
+        int n = omegas(md, w, 128, NULL), nr = fe_reference(ne, ref);
+        CHECK_EQ_INT(n, nr);
+        double worst = 0;
+        for (int k = 0; k < n && k < nr; k++) {
+            double e = fabs(w[k] - ref[k]) / ref[k];
+            CHECK_MSG(e <= 1e-9, "ne %d mode %d: %.15g vs own FE %.15g", ne, k + 1, w[k], ref[k]);
+            if (e > worst) worst = e;
+        }
+        /* bending in the x-y plane (E Iz) and in the x-z plane (E Iy): beta L within the mesh bound */
+        double out[2][3];
+        for (int p = 0; p < 2; p++) {
+            double c = sqrt(E_ * (p ? IY : IZ) / (RHO * AREA));
+            for (int k = 0; k < 3; k++) {
+                double want = pow(bl[k] / LEN, 2) * c, got = nearest(w, n, want);
+                double b = sqrt(got / c) * LEN, err = (b - bl[k]) / bl[k], bh = bl[k] / ne;
+                /* (at ne = 4 the nearest eigenvalue to the third may belong to the other plane) */
+                if (ne >= 8 || k < 2)
+                    CHECK_MSG(err >= -2e-8 && err <= 2 * pow(bh, 4) / 1440 + 2e-8,
+                              "ne %d plane %d: beta L %.10f exact %.10f", ne, p, b, bl[k]);
+                out[p][k] = b;
+            }
+        }
+        /* the first torsion and axial modes: (pi / 2L) sqrt(GJ / (rho Ip)), (pi / 2L) sqrt(E / rho) */
+        double tor = PI / (2 * LEN) * sqrt(G_ * JT / (RHO * (IY + IZ))), ax = PI / (2 * LEN) * sqrt(E_ / RHO);
+        double kh = PI / 2 / ne, wt = nearest(w, n, tor), wa = nearest(w, n, ax);
+        CHECK_MSG(fabs(wt - tor) / tor <= 1.1 * kh * kh / 24, "ne %d: torsion %.10g exact %.10g", ne, wt, tor);
+        CHECK_MSG(fabs(wa - ax) / ax <= 1.1 * kh * kh / 24, "ne %d: axial %.10g exact %.10g", ne, wa, ax);
+        printf("  spatial cantilever ne %2d: %d modes = own FE to %.1e; beta L (Iz) %.7f %.7f %.7f, (Iy) %.7f %.7f %.7f; "
+               "torsion %.4f (exact %.4f), axial %.3f (exact %.3f) rad/s\n",
+               ne, n, worst, out[0][0], out[0][1], out[0][2], out[1][0], out[1][1], out[1][2], wt, tor, wa, ax);
+        mbl_model_free(md);
+    }
+}
+
+TEST(tip_loads)
+{
+    /* transverse tip forces in y and z: P L^3 / (3 E Iz) and P L^3 / (3 E Iy) (exact for cubic
+     * elements; the linear theory: a small load) */
+    double P = -40.0;
+    char extra[512];
+    snprintf(extra, sizeof extra,
+             "forces:\n  fy: {type: force, i: tip, force: [0, %.17g, 0]}\n  fz: {type: force, i: tip, force: [0, 0, %.17g]}\n"
+             "outputs:\n  dy: DY(tip, e)\n  dz: DZ(tip, e)\n",
+             P, 2 * P);
+    mbl_status st;
+    mbl_model *md = load(cantilever_text(4, extra), &st);
+    if (!md) return;
+    double w[4], y[2] = {0, 0};
+    omegas(md, w, 4, y);
+    double ey = P * pow(LEN, 3) / (3 * E_ * IZ), ez = 2 * P * pow(LEN, 3) / (3 * E_ * IY);
+    CHECK_MSG(fabs(y[0] - ey) <= 1e-5 * fabs(ey), "tip deflection y %.12g, P L^3/(3 E Iz) = %.12g", y[0], ey);
+    CHECK_MSG(fabs(y[1] - ez) <= 1e-5 * fabs(ez), "tip deflection z %.12g, P L^3/(3 E Iy) = %.12g", y[1], ez);
+    printf("  tip deflections %.10g (y, exact %.10g), %.10g (z, exact %.10g)\n", y[0], ey, y[1], ez);
+    mbl_model_free(md);
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
+    if (s) s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+TEST(pendulum_in_plane)
+{
+    /* the spatial example at n_p = 5 and the planar beam pendulum at n_p = 5 */
+    char *sp = read_text("examples/mech/spatial_beam_pendulum.yaml"), *pl = read_text("examples/flexible_pendulum_beams.yaml");
+    CHECK(sp && pl);
+    if (!sp || !pl) {
+        free(sp), free(pl);
+        return;
+    }
+    char *p;
+    while ((p = strstr(sp, "elements: 10"))) memcpy(p + 10, "5 ", 2);
+    while ((p = strstr(pl, "elements: 50"))) memcpy(p + 10, "5 ", 2);
+    mbl_status st;
+    mbl_model *a = load(sp, &st), *b = load(pl, &st);
+    free(sp), free(pl);
+    if (a && b) {
+        double wa[256], wb[256];
+        int na = omegas(a, wa, 256, NULL), nb = omegas(b, wb, 256, NULL);
+        CHECK_EQ_INT(nb, 32);
+        CHECK(na > nb);
+        double worst = 0;
+        for (int k = 0; k < nb; k++) {
+            double e = fabs(nearest(wa, na, wb[k]) - wb[k]) / wb[k];
+            CHECK_MSG(e <= 1e-9, "planar omega %.12g: nearest spatial %.12g", wb[k], nearest(wa, na, wb[k]));
+            if (e > worst) worst = e;
+        }
+        qsort(wa, (size_t)na, sizeof *wa, cmp_d);
+        printf("  spatial beam pendulum n_p = 5: %d modes, the planar pendulum's %d among them to %.1e; lowest %.6f %.6f "
+               "%.6f %.6f\n",
+               na, nb, worst, wa[0], wa[1], wa[2], wa[3]);
+    }
+    mbl_model_free(a);
+    mbl_model_free(b);
+}
+
+TEST(refusals)
+{
+    mbl_status st;
+    mbl_model *md = load(cantilever_text(2, NULL), &st);
+    if (md) {
+        mbl_dae_deriv *d = NULL;
+        CHECK_EQ_INT(mbl_dae_deriv_new(md, &d, &st), MBL_EMODEL);
+        CHECK(strstr(st.msg, "spatial flexible bodies") != NULL);
+        mbl_dae_deriv_free(d);
+        mbl_model_free(md);
+    }
+    const char *bad[][2] = {
+        {"    axis: [0, 0, 1]\n", "give 'axis' and 'angle' together"},
+        {"    radius: 0.01\n", "not both"},
+        {"    colour: red\n", "colour"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        char text[4096];
+        const char *base = cantilever_text(2, NULL);
+        const char *at = strstr(base, "    markers:");
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - base), base, bad[k][0], at);
+        md = NULL;
+        int rc = mbl_model_load_string(text, strlen(text), "beam3.yaml", NULL, 0, &md, &st);
+        CHECK_MSG(rc == MBL_EMODEL && strstr(st.msg, bad[k][1]) && strstr(st.msg, "beam3.yaml:"), "case %zu: %s", k,
+                  st.msg);
+        mbl_model_free(md);
+    }
+}
+
+int main(void)
+{
+    RUN(cantilever);
+    RUN(tip_loads);
+    RUN(pendulum_in_plane);
+    RUN(refusals);
+    return test_summary("beam3");
+}
