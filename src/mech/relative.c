@@ -329,6 +329,272 @@ static void marker_q(mech *M, int m, const char *o[4])
     qmul(M, B->kind == KIND_SPATIAL ? (const char *const *)B->e : one, mq, o);
 }
 
+/* ---- recursive velocities and accelerations of the tree (spatial) ----
+ *
+ * Every tree body's angular velocity w, angular acceleration al and the acceleration ao of its
+ * origin are variables written from its parent's (source 003 Eq. 2.x, the recursion of Table 2.2):
+ * with R the parent marker's axes (global), xs the child marker's rotation relative to it and tl
+ * the joint's translation in R's axes (both functions of the joint's own coordinates only),
+ *   w_c  = w_p + R wr,             wr = 2 E(xs) der(xs)
+ *   al_c = al_p + w_p x (R wr) + R der(wr)
+ *   a(o) = a_p + al_p x D + w_p x (w_p x D) + 2 w_p x (R der(tl)) + R der(der(tl))
+ *   ao_c = a(o) - al_c x d_c - w_c x (w_c x d_c)
+ * (D from the parent's origin to the child's marker, d_c = A_c s_c from the child's origin to its
+ * marker). der() is then only ever taken of a joint's own coordinates, so the text, the graph and
+ * its derivatives stay linear in the number of bodies per coordinate (the kinetic energy of the
+ * chain, differentiated symbolically, grew like N^3 and its linearization like N^4). The bodies'
+ * inertia enters as d'Alembert loads (mech_rel_forces). */
+
+/* texts with NULL for zero */
+static const char *sumz(mech *M, int n, const char *const *t, const int *sg)
+{
+    const char *s = sum(M, n, t, sg);
+    return is0(s) ? NULL : s;
+}
+
+static void cross3(mech *M, const char *const a[3], const char *const b[3], const char *o[3])
+{
+    static const int s2[2] = {1, -1};
+    for (int k = 0; k < 3; k++) {
+        int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+        const char *t[2] = {mul(M, a[k1], b[k2]), mul(M, a[k2], b[k1])};
+        o[k] = sumz(M, 2, t, s2);
+    }
+}
+
+/* R v with R given by its columns ax[a][k] */
+static void rot3(mech *M, char *ax[3][3], const char *const v[3], const char *o[3])
+{
+    static const int s3[3] = {1, 1, 1};
+    for (int k = 0; k < 3; k++) {
+        const char *t[3] = {mul(M, ax[0][k], v[0]), mul(M, ax[1][k], v[1]), mul(M, ax[2][k], v[2])};
+        o[k] = sumz(M, 3, t, s3);
+    }
+}
+
+/* a variable per component (NULL entries stay NULL = zero) */
+static int vars3(mech *M, const char *fmt, const char *name, const char *t[3], const joint *J)
+{
+    int rc = 0;
+    for (int k = 0; k < 3 && !rc; k++) {
+        if (!t[k]) continue;
+        const char *v = mech_fmt(M, fmt, name, k + 1);
+        rc = mech_add_var(M, v, t[k], J->line, J->col);
+        t[k] = v;
+    }
+    return rc;
+}
+
+/* body b's angular velocity, angular acceleration and origin acceleration (texts, NULL = zero) */
+static void body_motion(mech *M, int b, const char *w[3], const char *al[3], const char *ao[3])
+{
+    body *B = &M->b[b];
+    for (int k = 0; k < 3; k++) w[k] = al[k] = ao[k] = NULL;
+    if (B->kind == KIND_GROUND) return;
+    int tree = M->torder[M->nb + b] >= 0;
+    for (int k = 0; k < 3; k++) {
+        w[k] = is0(B->w[k]) ? NULL : B->w[k];
+        if (tree) {
+            al[k] = mech_fmt(M, "_al_%s_%d", B->name, k + 1);
+            ao[k] = mech_fmt(M, "_ao_%s_%d", B->name, k + 1);
+        } else { /* a root: its own coordinates */
+            al[k] = w[k] ? mech_fmt(M, "der(%s)", w[k]) : NULL;
+            ao[k] = is0(B->r[k]) ? NULL : mech_fmt(M, "der(der(%s))", B->r[k]);
+        }
+    }
+}
+
+/* the rotation matrix (row-major) of Euler parameters given as texts */
+static void qrot(mech *M, const char *const x[4], const char *R[9])
+{
+    static const int s2[2] = {1, 1}, sd[2] = {1, -1};
+    const char *t[2];
+#define QR_SQ(i, a)                                                                                            \
+    t[0] = mul(M, x[0], x[0]), t[1] = mul(M, x[a], x[a]),                                                      \
+    R[i] = mech_fmt(M, "2*(%s) - 1", sum(M, 2, t, s2))
+#define QR_OFF(i, a, b, c, sgn)                                                                                \
+    t[0] = mul(M, x[a], x[b]), t[1] = mul(M, x[0], x[c]), R[i] = sumz(M, 2, t, sgn),                           \
+    R[i] = R[i] ? mech_fmt(M, "2*(%s)", R[i]) : NULL
+    QR_SQ(0, 1);
+    QR_OFF(1, 1, 2, 3, sd);
+    QR_OFF(2, 1, 3, 2, s2);
+    QR_OFF(3, 1, 2, 3, s2);
+    QR_SQ(4, 2);
+    QR_OFF(5, 2, 3, 1, sd);
+    QR_OFF(6, 1, 3, 2, sd);
+    QR_OFF(7, 2, 3, 1, s2);
+    QR_SQ(8, 3);
+#undef QR_SQ
+#undef QR_OFF
+}
+
+static int tree_motion(mech *M, const joint *J, int kind, const char *const xs[4])
+{
+    int mp = J->child_i ? J->j : J->i, mc = J->child_i ? J->i : J->j;
+    marker *P = &M->mk[mp], *C = &M->mk[mc];
+    int pb = P->body;
+    body *Bp = &M->b[pb], *Bc = &M->b[C->body];
+    const char *nm = Bc->name;
+    const char *wp[3], *alp[3], *aop[3];
+    body_motion(M, pb, wp, alp, aop);
+    int rc = 0;
+    static const int s3[3] = {1, 1, 1}, s5[5] = {1, 1, 1, 1, 1};
+    /* wr = 2 E(xs) der(xs) in the parent marker's axes */
+    const char *wr[3] = {NULL, NULL, NULL};
+    if (kind != JK_PRI && kind != JK_FIX) {
+        static const int idx[3][4] = {{1, 0, 3, 2}, {2, 3, 0, 1}, {3, 2, 1, 0}};
+        static const int sg[3][4] = {{-1, 1, -1, 1}, {-1, 1, 1, -1}, {-1, -1, 1, 1}};
+        const char *dx[4];
+        for (int c = 0; c < 4; c++) dx[c] = is0(xs[c]) ? NULL : mech_fmt(M, "der(%s)", xs[c]);
+        for (int a = 0; a < 3; a++) {
+            const char *t[4];
+            for (int c = 0; c < 4; c++) t[c] = dx[c] ? mul(M, xs[idx[a][c]], dx[c]) : NULL;
+            const char *s = sumz(M, 4, t, sg[a]);
+            wr[a] = s ? mech_fmt(M, "2*(%s)", s) : NULL;
+        }
+        if ((rc = vars3(M, "_wr_%s_%d", nm, wr, J))) return rc;
+    }
+    const char *wg[3], *om[3], *al[3], *dwr[3], *Rdwr[3], *wxwg[3];
+    rot3(M, P->ax, wr, wg);
+    if ((rc = vars3(M, "_wg_%s_%d", nm, wg, J))) return rc;
+    for (int k = 0; k < 3 && !rc; k++) {
+        const char *t[2] = {wp[k], wg[k]};
+        om[k] = sum(M, 2, t, s3);
+        rc = mech_add_var(M, Bc->w[k], om[k], J->line, J->col);
+    }
+    for (int a = 0; a < 3; a++) dwr[a] = wr[a] ? mech_fmt(M, "der(%s)", wr[a]) : NULL;
+    rot3(M, P->ax, dwr, Rdwr);
+    cross3(M, wp, wg, wxwg);
+    for (int k = 0; k < 3 && !rc; k++) {
+        const char *t[3] = {alp[k], wxwg[k], Rdwr[k]};
+        al[k] = mech_fmt(M, "_al_%s_%d", nm, k + 1);
+        rc = mech_add_var(M, al[k], sum(M, 3, t, s3), J->line, J->col);
+    }
+    /* the joint's translation tl in the parent marker's axes */
+    const char *tj[3] = {NULL, NULL, NULL}, *tl[3] = {NULL, NULL, NULL};
+    if (kind == JK_PRI) tj[2] = J->q[0];
+    else if (kind == JK_CYL) tj[2] = J->q[1];
+    else if (kind == JK_PLN) tj[0] = J->q[0], tj[1] = J->q[1];
+    if (tj[0] || tj[2]) {
+        if (J->child_i) {
+            for (int a = 0; a < 3; a++) tl[a] = tj[a];
+        } else { /* -R(xs) tj */
+            const char *R[9];
+            qrot(M, xs, R);
+            for (int a = 0; a < 3; a++) {
+                const char *t[3] = {mul(M, R[3 * a], tj[0]), mul(M, R[3 * a + 1], tj[1]), mul(M, R[3 * a + 2], tj[2])};
+                static const int m3[3] = {-1, -1, -1};
+                tl[a] = sumz(M, 3, t, m3);
+            }
+        }
+        if ((rc = vars3(M, "_tl_%s_%d", nm, tl, J))) return rc;
+    }
+    /* acceleration of the child's marker origin */
+    const char *dtl[3], *ddtl[3], *Rdtl[3], *Rddtl[3], *am[3];
+    for (int a = 0; a < 3; a++) {
+        dtl[a] = tl[a] ? mech_fmt(M, "der(%s)", tl[a]) : NULL;
+        ddtl[a] = tl[a] ? mech_fmt(M, "der(der(%s))", tl[a]) : NULL;
+    }
+    rot3(M, P->ax, dtl, Rdtl);
+    rot3(M, P->ax, ddtl, Rddtl);
+    int moving = Bp->kind != KIND_GROUND;
+    const char *D[3] = {NULL, NULL, NULL}, *aD[3] = {NULL, NULL, NULL}, *wD[3], *wwD[3] = {NULL, NULL, NULL},
+               *wRd[3] = {NULL, NULL, NULL};
+    if (moving) {
+        const char *Rtl[3];
+        rot3(M, P->ax, tl, Rtl);
+        for (int k = 0; k < 3; k++) {
+            const char *t[4] = {mul(M, Bp->A[3 * k], P->s[0]), mul(M, Bp->A[3 * k + 1], P->s[1]),
+                                mul(M, Bp->A[3 * k + 2], P->s[2]), Rtl[k]};
+            static const int s4[4] = {1, 1, 1, 1};
+            D[k] = sumz(M, 4, t, s4);
+        }
+        if ((rc = vars3(M, "_D_%s_%d", nm, D, J))) return rc;
+        cross3(M, alp, D, aD);
+        cross3(M, wp, D, wD);
+        cross3(M, wp, wD, wwD);
+        cross3(M, wp, Rdtl, wRd);
+        for (int k = 0; k < 3; k++) wRd[k] = wRd[k] ? mech_fmt(M, "2*(%s)", wRd[k]) : NULL;
+    }
+    for (int k = 0; k < 3; k++) {
+        const char *t[5] = {aop[k], aD[k], wwD[k], wRd[k], Rddtl[k]};
+        am[k] = sumz(M, 5, t, s5);
+    }
+    if ((rc = vars3(M, "_am_%s_%d", nm, am, J))) return rc;
+    /* the child's origin: ao = a(o) - al x d - w x (w x d), d = A_c s_c */
+    const char *d[3], *ad[3], *wd[3], *wwd[3], *ao[3], *omv[3] = {Bc->w[0], Bc->w[1], Bc->w[2]};
+    for (int k = 0; k < 3; k++) {
+        const char *t[3] = {mul(M, Bc->A[3 * k], C->s[0]), mul(M, Bc->A[3 * k + 1], C->s[1]),
+                            mul(M, Bc->A[3 * k + 2], C->s[2])};
+        d[k] = sumz(M, 3, t, s3);
+    }
+    if ((rc = vars3(M, "_d_%s_%d", nm, d, J))) return rc;
+    cross3(M, al, d, ad);
+    cross3(M, omv, d, wd);
+    cross3(M, omv, wd, wwd);
+    for (int k = 0; k < 3 && !rc; k++) {
+        const char *t[3] = {am[k], ad[k], wwd[k]};
+        static const int sg3[3] = {1, -1, -1};
+        ao[k] = mech_fmt(M, "_ao_%s_%d", nm, k + 1);
+        rc = mech_add_var(M, ao[k], sum(M, 3, t, sg3), J->line, J->col);
+    }
+    if (rc) return rc;
+    /* d'Alembert loads at the origin: F = -m a_cm, N = cg x F - A (I al' + w' x I w') */
+    const char *cg[3], *acm[3], *ac[3], *wc[3], *wwc[3], *Fi[3], *wb[3], *ab[3], *Iw[3], *Ia[3], *h[3], *wIw[3],
+        *Ah[3], *cF[3], *Ni[3];
+    for (int k = 0; k < 3; k++) {
+        const char *t[3] = {mul(M, Bc->A[3 * k], Bc->cm[0]), mul(M, Bc->A[3 * k + 1], Bc->cm[1]),
+                            mul(M, Bc->A[3 * k + 2], Bc->cm[2])};
+        cg[k] = sumz(M, 3, t, s3);
+    }
+    if ((rc = vars3(M, "_cg_%s_%d", nm, cg, J))) return rc;
+    cross3(M, al, cg, ac);
+    cross3(M, omv, cg, wc);
+    cross3(M, omv, wc, wwc);
+    for (int k = 0; k < 3; k++) {
+        const char *t[3] = {ao[k], ac[k], wwc[k]};
+        acm[k] = sumz(M, 3, t, s3);
+        Fi[k] = is0(Bc->mass) || !acm[k] ? NULL : mech_fmt(M, "-(%s)*(%s)", Bc->mass, acm[k]);
+    }
+    for (int k = 0; k < 3 && !rc; k++) /* all three: mech_rel_forces names them */
+        rc = mech_add_var(M, mech_fmt(M, "_fi_%s_%d", nm, k + 1), Fi[k] ? Fi[k] : "0", J->line, J->col);
+    if (rc) return rc;
+    for (int k = 0; k < 3; k++) Fi[k] = Fi[k] ? mech_fmt(M, "_fi_%s_%d", nm, k + 1) : NULL;
+    for (int a = 0; a < 3; a++) {
+        const char *t[3] = {mul(M, Bc->A[a], omv[0]), mul(M, Bc->A[3 + a], omv[1]), mul(M, Bc->A[6 + a], omv[2])};
+        const char *u[3] = {mul(M, Bc->A[a], al[0]), mul(M, Bc->A[3 + a], al[1]), mul(M, Bc->A[6 + a], al[2])};
+        wb[a] = sumz(M, 3, t, s3);
+        ab[a] = sumz(M, 3, u, s3);
+    }
+    if ((rc = vars3(M, "_wb_%s_%d", nm, wb, J)) || (rc = vars3(M, "_ab_%s_%d", nm, ab, J))) return rc;
+    const char *I6[6] = {Bc->I[0], Bc->I[1], Bc->I[2], Bc->I[3], Bc->I[4], Bc->I[5]};
+    const char *Jm[3][3] = {{I6[0], I6[3], I6[4]}, {I6[3], I6[1], I6[5]}, {I6[4], I6[5], I6[2]}};
+    for (int a = 0; a < 3; a++) {
+        const char *t[3] = {mul(M, Jm[a][0], wb[0]), mul(M, Jm[a][1], wb[1]), mul(M, Jm[a][2], wb[2])};
+        const char *u[3] = {mul(M, Jm[a][0], ab[0]), mul(M, Jm[a][1], ab[1]), mul(M, Jm[a][2], ab[2])};
+        Iw[a] = sumz(M, 3, t, s3);
+        Ia[a] = sumz(M, 3, u, s3);
+    }
+    cross3(M, wb, Iw, wIw);
+    for (int a = 0; a < 3; a++) {
+        const char *t[2] = {Ia[a], wIw[a]};
+        h[a] = sumz(M, 2, t, s3);
+    }
+    for (int k = 0; k < 3; k++) {
+        const char *t[3] = {mul(M, Bc->A[3 * k], h[0]), mul(M, Bc->A[3 * k + 1], h[1]), mul(M, Bc->A[3 * k + 2], h[2])};
+        Ah[k] = sumz(M, 3, t, s3);
+    }
+    cross3(M, cg, Fi, cF);
+    for (int k = 0; k < 3; k++) {
+        const char *t[2] = {cF[k], Ah[k]};
+        static const int sg2[2] = {1, -1};
+        Ni[k] = sumz(M, 2, t, sg2);
+    }
+    for (int k = 0; k < 3 && !rc; k++)
+        rc = mech_add_var(M, mech_fmt(M, "_ni_%s_%d", nm, k + 1), Ni[k] ? Ni[k] : "0", J->line, J->col);
+    return rc;
+}
+
 static int tree_kinematics(mech *M, int ji)
 {
     joint *J = &M->jt[ji];
@@ -418,6 +684,7 @@ static int tree_kinematics(mech *M, int ji)
                                   Bc->A[3 * k + 2], C->s[2]);
         rc = mech_add_var(M, Bc->r[k], mech_fmt(M, "%s + %s - (%s)", P->p[k], tr[k], As), J->line, J->col);
     }
+    if (!rc && Bc->kind == KIND_SPATIAL) rc = tree_motion(M, J, kind, xs);
     return rc;
 }
 
@@ -462,6 +729,16 @@ static int root_coords(mech *M, int bi)
     if (!rc)
         rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (Euler parameter normalization)", B->name),
                        mech_fmt(M, "%s^2 + %s^2 + %s^2 + %s^2 - 1", e[0], e[1], e[2], e[3]), B->line, B->col);
+    /* global angular velocity w = 2 E(e) der(e) (body.c leaves it to the tree in relative coordinates) */
+    for (int k = 0; k < 3 && !rc; k++) {
+        static const int idx[3][4] = {{1, 0, 3, 2}, {2, 3, 0, 1}, {3, 2, 1, 0}};
+        static const char sg[3][4] = {{'-', '+', '-', '+'}, {'-', '+', '+', '-'}, {'-', '-', '+', '+'}};
+        rc = mech_add_var(M, B->w[k],
+                          mech_fmt(M, "2*(%c%s*der(%s) %c %s*der(%s) %c %s*der(%s) %c %s*der(%s))", sg[k][0],
+                                   e[idx[k][0]], e[0], sg[k][1], e[idx[k][1]], e[1], sg[k][2], e[idx[k][2]], e[2],
+                                   sg[k][3], e[idx[k][3]], e[3]),
+                          B->line, B->col);
+    }
     if (!rc && wn) {
         const char *w0[3];
         const double *q = B->q0;
@@ -586,6 +863,12 @@ int mech_rel_forces(mech *M)
         body *B = &M->b[b];
         const char *f[3], *n[3];
         for (int k = 0; k < 3; k++) f[k] = B->F[k], n[k] = B->N[k];
+        if (B->kind == KIND_SPATIAL && M->torder[nb + b] >= 0) /* the d'Alembert loads (tree_motion) */
+            for (int k = 0; k < 3; k++) {
+                const char *fi = mech_fmt(M, "_fi_%s_%d", B->name, k + 1), *ni = mech_fmt(M, "_ni_%s_%d", B->name, k + 1);
+                f[k] = f[k] ? mech_fmt(M, "%s + %s", f[k], fi) : fi;
+                n[k] = n[k] ? mech_fmt(M, "%s + %s", n[k], ni) : ni;
+            }
         for (int h2 = h + 1; h2 < nb; h2++) { /* children come later in the order */
             int c = M->torder[h2], jc = M->torder[nb + c];
             if (jc < 0) continue;
