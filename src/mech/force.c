@@ -124,6 +124,9 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
                 }
                 continue;
             }
+            /* a rigid body of a relative-coordinate tree: its weight joins its d'Alembert load
+             * (mech_rel_forces), so that no energy sums over the whole tree */
+            if (M->relative && B->kind == KIND_SPATIAL && M->torder && M->torder[M->nb + b] >= 0) continue;
             for (int k = 0; k < 3; k++) {
                 if (!strcmp(g[k], "0")) continue;
                 const char *rc_k = mech_fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k], B->cm[0],

@@ -547,7 +547,10 @@ static int tree_motion(mech *M, const joint *J, int kind, const char *const xs[4
                             mul(M, Bc->A[3 * k + 2], Bc->cm[2])};
         cg[k] = sumz(M, 3, t, s3);
     }
-    if ((rc = vars3(M, "_cg_%s_%d", nm, cg, J))) return rc;
+    for (int k = 0; k < 3 && !rc; k++) /* all three: mech_rel_forces names them (the weight) */
+        rc = mech_add_var(M, mech_fmt(M, "_cg_%s_%d", nm, k + 1), cg[k] ? cg[k] : "0", J->line, J->col);
+    if (rc) return rc;
+    for (int k = 0; k < 3; k++) cg[k] = cg[k] ? mech_fmt(M, "_cg_%s_%d", nm, k + 1) : NULL;
     cross3(M, al, cg, ac);
     cross3(M, omv, cg, wc);
     cross3(M, omv, wc, wwc);
@@ -869,6 +872,19 @@ int mech_rel_forces(mech *M)
                 f[k] = f[k] ? mech_fmt(M, "%s + %s", f[k], fi) : fi;
                 n[k] = n[k] ? mech_fmt(M, "%s + %s", n[k], ni) : ni;
             }
+        if (B->kind == KIND_SPATIAL && M->torder[nb + b] >= 0 && (M->grav[0] || M->grav[1] || M->grav[2])) {
+            /* its weight m g at the centre of mass (force.c leaves it out of the potential energy) */
+            const char *W[3], *cg[3], *cW[3];
+            for (int k = 0; k < 3; k++) {
+                W[k] = M->grav[k] ? mul(M, B->mass, M->grav[k]) : NULL;
+                cg[k] = mech_fmt(M, "_cg_%s_%d", B->name, k + 1);
+            }
+            cross3(M, cg, W, cW);
+            for (int k = 0; k < 3; k++) {
+                if (W[k]) f[k] = f[k] ? mech_fmt(M, "%s + %s", f[k], W[k]) : W[k];
+                if (cW[k]) n[k] = n[k] ? mech_fmt(M, "%s + %s", n[k], cW[k]) : cW[k];
+            }
+        }
         for (int h2 = h + 1; h2 < nb; h2++) { /* children come later in the order */
             int c = M->torder[h2], jc = M->torder[nb + c];
             if (jc < 0) continue;
