@@ -436,10 +436,11 @@ TEST(urdf_hold_closed_form)
 }
 
 /* ---- speed: the N-link chain of bench/chain_urdf.py in joint coordinates ----
- * The tree's velocities, accelerations and d'Alembert loads are written recursively (relative.c,
- * tree_motion), so the Jacobian tape stays small per entry: 497 instructions per entry at N = 10
- * (2,086 when the chain's kinetic energy was differentiated symbolically; 353 at N = 5, 591 at
- * N = 20). The same chain in absolute coordinates gives the same linear model at a configuration. */
+ * The tree's velocities, accelerations and d'Alembert loads are written recursively in the bodies'
+ * own axes (relative.c, tree_motion), so the Jacobian tape has a constant size per entry: 135
+ * instructions at N = 10 and at N = 20 (2,086 and 2,340 when the chain's kinetic energy was
+ * differentiated symbolically). The same chain in absolute coordinates gives the same linear
+ * model at a configuration. */
 static int write_chain(char *path, int n)
 {
     int fd = mkstemp(path);
@@ -477,8 +478,8 @@ TEST(urdf_chain_tape_and_twin)
         double per = (double)nj / md->jac.nz;
         printf("  chain N = 10 in joint coordinates: %d Jacobian entries, %zu instructions (%.0f per entry)\n", md->jac.nz,
                nj, per);
-        CHECK_EQ_INT(md->jac.nz, 310);
-        CHECK(per < 800);
+        CHECK(md->jac.nz >= 310 && md->jac.nz <= 400); /* dense in a, v, q; the efforts u_k */
+        CHECK(per < 300);
     }
     mbl_model_free(md);
     /* the same chain at a configuration, in both formulations */
