@@ -468,7 +468,7 @@ static int vars3_all(mech *M, const char *fmt, const char *name, const char *t[3
 /* The recursion in the bodies' own axes: with Rpc the child's axes in the parent's (a function
  * of the joint's coordinates only), every quantity of a body is a short expression of its
  * parent's, so that neither the graph nor its derivatives grow with the depth of the tree. */
-static int tree_motion(mech *M, const joint *J, int kind, const char *const xs[4])
+static int tree_motion(mech *M, const joint *J, int kind, const char *const xs[4], const double cq[4])
 {
     int mp = J->child_i ? J->j : J->i, mc = J->child_i ? J->i : J->j;
     marker *P = &M->mk[mp], *C = &M->mk[mc];
@@ -485,7 +485,26 @@ static int tree_motion(mech *M, const joint *J, int kind, const char *const xs[4
     qrot_n(C->mq, Rmc_n);
     const char *Rmp[9], *X[9], *T1[9], *Rpc[9];
     numR(M, Rmp_n, Rmp);
-    qrot(M, xs, X);
+    /* one angle about z (revolute, cylindrical, planar): its rate w_r = q' z (x^* = C^T Rz(q)^T:
+     * w_r = -q' C^T z) in closed form */
+    const char *qa = kind == JK_REV || kind == JK_CYL ? J->q[0] : kind == JK_PLN ? J->q[2] : NULL;
+    if (qa) { /* x = Rz(q) C with cos q, sin q: its z row and column stay exact (no cos^2 + sin^2) */
+        double C4[9];
+        qrot_n(cq, C4);
+        const char *c = mech_fmt(M, "cos(%s)", qa), *sn = mech_fmt(M, "sin(%s)", qa), *ms = mech_fmt(M, "(-sin(%s))", qa);
+        const char *Rz[9] = {c, ms, NULL, sn, c, NULL, NULL, NULL, "1"}, *Cn[9];
+        numR(M, C4, Cn);
+        static const int s3[3] = {1, 1, 1};
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                const char *t[3];
+                for (int k = 0; k < 3; k++)
+                    t[k] = J->child_i ? mul(M, Rz[3 * i + k], Cn[3 * k + j]) : mul(M, Cn[3 * k + i], Rz[3 * j + k]);
+                X[3 * i + j] = sumz(M, 3, t, s3);
+            }
+    } else {
+        qrot(M, xs, X);
+    }
     for (int i = 0; i < 3; i++)
         for (int b = 0; b < 3; b++) {
             const char *t[3] = {mul(M, Rmp[3 * i], X[b]), mul(M, Rmp[3 * i + 1], X[3 + b]), mul(M, Rmp[3 * i + 2], X[6 + b])};
@@ -502,7 +521,15 @@ static int tree_motion(mech *M, const joint *J, int kind, const char *const xs[4
     if (rc) return rc;
     /* wr = 2 E(xs) der(xs) in the parent marker's axes, then in the parent's */
     const char *wr[3] = {NULL, NULL, NULL};
-    if (kind != JK_PRI && kind != JK_FIX) {
+    if (qa) {
+        double C4[9];
+        qrot_n(cq, C4);
+        for (int a = 0; a < 3; a++) {
+            double u = J->child_i ? (a == 2) : -C4[6 + a];
+            wr[a] = fabs(u) < 1e-15 ? NULL : mul(M, numt(M, u), mech_fmt(M, "der(%s)", qa));
+        }
+        if ((rc = vars3(M, "_wr_%s_%d", nm, wr, J))) return rc;
+    } else if (kind != JK_PRI && kind != JK_FIX) {
         static const int idx[3][4] = {{1, 0, 3, 2}, {2, 3, 0, 1}, {3, 2, 1, 0}};
         static const int sg[3][4] = {{-1, 1, -1, 1}, {-1, 1, 1, -1}, {-1, -1, 1, 1}};
         const char *dx[4];
@@ -718,7 +745,7 @@ static int tree_kinematics(mech *M, int ji)
                                   Bc->A[3 * k + 2], C->s[2]);
         rc = mech_add_var(M, Bc->r[k], mech_fmt(M, "%s + %s - (%s)", P->p[k], tr[k], As), J->line, J->col);
     }
-    if (!rc && Bc->kind == KIND_SPATIAL) rc = tree_motion(M, J, kind, xs);
+    if (!rc && Bc->kind == KIND_SPATIAL) rc = tree_motion(M, J, kind, xs, cq);
     return rc;
 }
 
