@@ -4,7 +4,12 @@ coordinates (its twin, `model: urdf` with `coordinates: absolute`): end-to-end `
 (median wall and CPU time, peak memory), then the re-linearization per point (bench_relin) and
 MuJoCo's mjd_transitionFD on the same URDF (bench_mujoco, when built).
 
-usage: python3 bench/chain_relative.py BUILD [--sizes 10,20] [--abs-sizes 10,100,1000] [--runs 3]
+The whole run is `mblin linearize --json --no-matrices` (load, compile, equilibrium, linearization,
+eigenvalues; without the matrices, so without the velocity transformation B and dB/dq, an output
+of N x 6N x N numbers); times are process CPU (user) time as well as wall, bench_relin and
+bench_mujoco report CPU time (MBLIN_BENCH_CLOCK=cpu): the machine is shared.
+
+usage: python3 bench/chain_relative.py BUILD [--sizes 10,20,100] [--abs-sizes 10,100,1000] [--runs 3]
 """
 import argparse
 import os
@@ -34,11 +39,11 @@ def median(x):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('build')
-    ap.add_argument('--sizes', default='10,20')
+    ap.add_argument('--sizes', default='10,20,100')
     ap.add_argument('--abs-sizes', default='10,100,1000')
     ap.add_argument('--runs', type=int, default=3)
     a = ap.parse_args()
-    env = dict(os.environ, OPENBLAS_NUM_THREADS='1')
+    env = dict(os.environ, OPENBLAS_NUM_THREADS='1', MBLIN_BENCH_CLOCK='cpu')
     mblin = os.path.join(a.build, 'mblin')
     tmp = tempfile.mkdtemp(prefix='mblin_chain_')
     rows = []
@@ -55,12 +60,12 @@ def main():
                 continue
             res = []
             for _ in range(a.runs):
-                res.append(timed([mblin, 'linearize', path, '--json', '-o', tmp], env))
+                res.append(timed([mblin, 'linearize', path, '--json', '--no-matrices'], env))
             w, u, m = median([r[0] for r in res]), median([r[1] for r in res]), max(r[2] for r in res)
             row = '| %d | %s | %.2f | %.2f | %.0f |' % (n, mode, w, u, m)
             relin = os.path.join(a.build, 'bench', 'bench_relin')
             if os.path.exists(relin):
-                p = subprocess.run([relin, path, '300'], capture_output=True, text=True, env=env)
+                p = subprocess.run([relin, path, '300' if n <= 20 else '20'], capture_output=True, text=True, env=env)
                 mm = re.search(r'sweep .*?median ([0-9.]+) us', p.stdout)
                 row += ' %s |' % (mm.group(1) if mm else '-')
             rows.append(row)

@@ -287,10 +287,19 @@ done:
 /* Forward traversal of the part of root that depends on S: MODE_DIFF gives the directional
  * derivative with seeds S (symbol -> its derivative), MODE_SUBST the substitution. stk (may be
  * NULL) is a reusable stack. */
+static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk, int fresh);
+
 static mblx_id traverse(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk)
 {
+    return traverse_memo(g, root, S, mode, stk, 1);
+}
+
+/* fresh = 0: keep the memo of the traversals since the last mblx__new_epoch (same seeds S), so
+ * that the nodes several roots share are differentiated once (mblx_jacobian, by column) */
+static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk, int fresh)
+{
     if (!relevant(g, root, S)) return mode == MODE_DIFF ? g->zero : root;
-    mblx__new_epoch(g);
+    if (fresh) mblx__new_epoch(g);
     uint32_t epoch = g->epoch;
     u32vec own = {NULL, 0, 0}, *stp = stk ? stk : &own;
     mblx_id res = XNONE;
@@ -607,6 +616,7 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
     trip *T = NULL;
     size_t nt = 0, capt = 0;
     u32vec cols = {NULL, 0, 0}, stk = {NULL, 0, 0};
+    /* the structural pattern, row by row */
     for (size_t i = 0; i < m; i++) {
         mblx_id e = exprs[i];
         cols.n = 0;
@@ -621,12 +631,6 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
                 if (mblx__dep_has(g, e, S.s[k].sym) && u32_push(&cols, S.s[k].node)) goto oom;
         }
         for (size_t k = 0; k < cols.n; k++) {
-            int j = (int)cols.p[k];
-            seed s1 = {(uint32_t)g->nd[syms[j]].val, g->one};
-            seedset S1 = {&s1, 1};
-            mblx_id d = traverse(g, e, &S1, MODE_DIFF, &stk);
-            if (d == XNONE) goto fail;
-            if (d == g->zero) continue;
             if (nt == capt) {
                 size_t nc = capt ? capt * 2 : INIT_STACK;
                 trip *q = mbl_realloc_array(T, nc, sizeof *q);
@@ -635,10 +639,44 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
                 capt = nc;
             }
             T[nt].row = (int)i;
-            T[nt].col = j;
-            T[nt].node = d;
+            T[nt].col = (int)cols.p[k];
+            T[nt].node = g->zero;
             nt++;
         }
+    }
+    /* then column by column, one memo per column: a node that several rows share (the subtree
+     * loads of a mechanism tree in joint coordinates) is differentiated once per column, so the
+     * cost is the size of the derivative graph, not rows x depth */
+    {
+        size_t *cp = mbl_calloc(n + 1, sizeof *cp), *at = mbl_alloc_array(nt ? nt : 1, sizeof *at);
+        if (!cp || !at) {
+            mbl_free(cp), mbl_free(at);
+            goto oom;
+        }
+        for (size_t k = 0; k < nt; k++) cp[T[k].col + 1]++;
+        for (size_t j = 0; j < n; j++) cp[j + 1] += cp[j];
+        for (size_t k = 0; k < nt; k++) at[cp[T[k].col]++] = k; /* rows in increasing order per column */
+        for (size_t j = n; j > 0; j--) cp[j] = cp[j - 1];
+        cp[0] = 0;
+        for (size_t j = 0; j < n; j++) {
+            if (cp[j] == cp[j + 1]) continue;
+            seed s1 = {(uint32_t)g->nd[syms[j]].val, g->one};
+            seedset S1 = {&s1, 1};
+            mblx__new_epoch(g);
+            for (size_t p = cp[j]; p < cp[j + 1]; p++) {
+                mblx_id d = traverse_memo(g, exprs[T[at[p]].row], &S1, MODE_DIFF, &stk, 0);
+                if (d == XNONE) {
+                    mbl_free(cp), mbl_free(at);
+                    goto fail;
+                }
+                T[at[p]].node = d;
+            }
+        }
+        mbl_free(cp), mbl_free(at);
+        size_t w = 0; /* drop the entries that came out zero */
+        for (size_t k = 0; k < nt; k++)
+            if (T[k].node != g->zero) T[w++] = T[k];
+        nt = w;
     }
     if (nt > INT_MAX) goto oom;
     out->colptr = mbl_calloc(n + 1, sizeof *out->colptr);

@@ -534,7 +534,8 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
         for (int k = 0; k < 3 && !rc; k++) {
             B->w[k] = mech_fmt(M, "_w_%s_%d", name, k + 1);
-            rc = mech_add_var(M, B->w[k], wt[k], B->line, B->col);
+            /* relative coordinates: written by the tree recursively, or from a root's e (relative.c) */
+            if (!M->relative) rc = mech_add_var(M, B->w[k], wt[k], B->line, B->col);
         }
         /* speeds: body_angular_velocity: the body-frame angular velocity w' = 2 G(e) der(e) as three
          * generalized speeds <body>_wx, _wy, _wz (source 000 Eq. 14; the velocity-level states of the

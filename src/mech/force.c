@@ -124,6 +124,9 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
                 }
                 continue;
             }
+            /* a rigid body of a relative-coordinate tree: its weight joins its d'Alembert load
+             * (mech_rel_forces), so that no energy sums over the whole tree */
+            if (M->relative && B->kind == KIND_SPATIAL && M->torder && M->torder[M->nb + b] >= 0) continue;
             for (int k = 0; k < 3; k++) {
                 if (!strcmp(g[k], "0")) continue;
                 const char *rc_k = mech_fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k], B->cm[0],
@@ -335,6 +338,9 @@ int mech_energies_and_forces(mech *M, int line, int col)
                                                               B->cm[0], B->A[3 * k + 1], B->cm[1], B->A[3 * k + 2], B->cm[2]);
             vc[k] = mech_fmt(M, "der(%s)", rk);
         }
+        /* a rigid body of a relative-coordinate tree: its inertia enters as the d'Alembert loads of
+         * the recursive kinematics (relative.c, mech_rel_forces), not through T */
+        if (M->relative && B->kind == KIND_SPATIAL && M->torder && M->torder[M->nb + b] >= 0) continue;
         const char *Tb = mech_fmt(M, "0.5*(%s)*((%s)^2 + (%s)^2 + (%s)^2)", B->mass, vc[0], vc[1], vc[2]);
         if (B->kind == KIND_PLANAR) Tb = mech_fmt(M, "%s + 0.5*(%s)*der(%s)^2", Tb, B->I[2], B->th);
         if (B->kind == KIND_SPATIAL) {

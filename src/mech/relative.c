@@ -329,6 +329,333 @@ static void marker_q(mech *M, int m, const char *o[4])
     qmul(M, B->kind == KIND_SPATIAL ? (const char *const *)B->e : one, mq, o);
 }
 
+/* ---- recursive velocities and accelerations of the tree (spatial) ----
+ *
+ * Every tree body's angular velocity w, angular acceleration al and the acceleration ao of its
+ * origin are variables written from its parent's (source 003 Eq. 2.x, the recursion of Table 2.2):
+ * with R the parent marker's axes (global), xs the child marker's rotation relative to it and tl
+ * the joint's translation in R's axes (both functions of the joint's own coordinates only),
+ *   w_c  = w_p + R wr,             wr = 2 E(xs) der(xs)
+ *   al_c = al_p + w_p x (R wr) + R der(wr)
+ *   a(o) = a_p + al_p x D + w_p x (w_p x D) + 2 w_p x (R der(tl)) + R der(der(tl))
+ *   ao_c = a(o) - al_c x d_c - w_c x (w_c x d_c)
+ * (D from the parent's origin to the child's marker, d_c = A_c s_c from the child's origin to its
+ * marker). der() is then only ever taken of a joint's own coordinates, so the text, the graph and
+ * its derivatives stay linear in the number of bodies per coordinate (the kinetic energy of the
+ * chain, differentiated symbolically, grew like N^3 and its linearization like N^4). The bodies'
+ * inertia enters as d'Alembert loads (mech_rel_forces). */
+
+/* texts with NULL for zero */
+static const char *sumz(mech *M, int n, const char *const *t, const int *sg)
+{
+    const char *s = sum(M, n, t, sg);
+    return is0(s) ? NULL : s;
+}
+
+static void cross3(mech *M, const char *const a[3], const char *const b[3], const char *o[3])
+{
+    static const int s2[2] = {1, -1};
+    for (int k = 0; k < 3; k++) {
+        int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+        const char *t[2] = {mul(M, a[k1], b[k2]), mul(M, a[k2], b[k1])};
+        o[k] = sumz(M, 2, t, s2);
+    }
+}
+
+/* a variable per component (NULL entries stay NULL = zero) */
+static int vars3(mech *M, const char *fmt, const char *name, const char *t[3], const joint *J)
+{
+    int rc = 0;
+    for (int k = 0; k < 3 && !rc; k++) {
+        if (!t[k]) continue;
+        const char *v = mech_fmt(M, fmt, name, k + 1);
+        rc = mech_add_var(M, v, t[k], J->line, J->col);
+        t[k] = v;
+    }
+    return rc;
+}
+
+/* the rotation matrix (row-major) of Euler parameters given as texts */
+static void qrot(mech *M, const char *const x[4], const char *R[9])
+{
+    static const int s2[2] = {1, 1}, sd[2] = {1, -1};
+    const char *t[2];
+#define QR_SQ(i, a)                                                                                            \
+    t[0] = mul(M, x[0], x[0]), t[1] = mul(M, x[a], x[a]),                                                      \
+    R[i] = mech_fmt(M, "2*(%s) - 1", sum(M, 2, t, s2))
+#define QR_OFF(i, a, b, c, sgn)                                                                                \
+    t[0] = mul(M, x[a], x[b]), t[1] = mul(M, x[0], x[c]), R[i] = sumz(M, 2, t, sgn),                           \
+    R[i] = R[i] ? mech_fmt(M, "2*(%s)", R[i]) : NULL
+    QR_SQ(0, 1);
+    QR_OFF(1, 1, 2, 3, sd);
+    QR_OFF(2, 1, 3, 2, s2);
+    QR_OFF(3, 1, 2, 3, s2);
+    QR_SQ(4, 2);
+    QR_OFF(5, 2, 3, 1, sd);
+    QR_OFF(6, 1, 3, 2, sd);
+    QR_OFF(7, 2, 3, 1, s2);
+    QR_SQ(8, 3);
+#undef QR_SQ
+#undef QR_OFF
+}
+
+/* numeric rotation matrix (row-major) of unit Euler parameters */
+static void qrot_n(const double q[4], double R[9])
+{
+    double w = q[0], x = q[1], y = q[2], z = q[3];
+    double r[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
+                   2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                   2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
+    memcpy(R, r, sizeof r);
+}
+
+/* R v (R row-major texts or numbers) */
+static void mat3(mech *M, const char *const R[9], const char *const v[3], int transpose, const char *o[3])
+{
+    static const int s3[3] = {1, 1, 1};
+    for (int i = 0; i < 3; i++) {
+        const char *t[3];
+        for (int j = 0; j < 3; j++) t[j] = mul(M, transpose ? R[3 * j + i] : R[3 * i + j], v[j]);
+        o[i] = sumz(M, 3, t, s3);
+    }
+}
+
+static void numR(mech *M, const double R[9], const char *o[9])
+{
+    for (int k = 0; k < 9; k++) o[k] = fabs(R[k]) < 1e-15 ? NULL : numt(M, R[k]);
+}
+
+/* body-frame motion of a body's parent: angular velocity, angular acceleration, origin acceleration
+ * (texts in the parent's axes, NULL = zero) */
+static void body_motion_local(mech *M, int b, const char *w[3], const char *al[3], const char *ao[3])
+{
+    body *B = &M->b[b];
+    for (int k = 0; k < 3; k++) w[k] = al[k] = ao[k] = NULL;
+    if (B->kind == KIND_GROUND) return;
+    if (M->torder[M->nb + b] >= 0) {
+        for (int k = 0; k < 3; k++) {
+            w[k] = mech_fmt(M, "_wl_%s_%d", B->name, k + 1);
+            al[k] = mech_fmt(M, "_all_%s_%d", B->name, k + 1);
+            ao[k] = mech_fmt(M, "_aol_%s_%d", B->name, k + 1);
+        }
+        return;
+    }
+    /* a root: A^T of its global rates, which are its own coordinates' */
+    const char *gw[3], *ga[3], *gr[3], *A[9];
+    for (int k = 0; k < 3; k++) {
+        gw[k] = is0(B->w[k]) ? NULL : B->w[k];
+        ga[k] = gw[k] ? mech_fmt(M, "der(%s)", gw[k]) : NULL;
+        gr[k] = is0(B->r[k]) ? NULL : mech_fmt(M, "der(der(%s))", B->r[k]);
+    }
+    for (int k = 0; k < 9; k++) A[k] = B->A[k];
+    mat3(M, A, gw, 1, w);
+    mat3(M, A, ga, 1, al);
+    mat3(M, A, gr, 1, ao);
+}
+
+/* all three components as variables named fmt (zero components as "0"); t then names them */
+static int vars3_all(mech *M, const char *fmt, const char *name, const char *t[3], const joint *J)
+{
+    int rc = 0;
+    for (int k = 0; k < 3 && !rc; k++) {
+        const char *v = mech_fmt(M, fmt, name, k + 1);
+        rc = mech_add_var(M, v, t[k] ? t[k] : "0", J->line, J->col);
+        t[k] = v;
+    }
+    return rc;
+}
+
+/* The recursion in the bodies' own axes: with Rpc the child's axes in the parent's (a function
+ * of the joint's coordinates only), every quantity of a body is a short expression of its
+ * parent's, so that neither the graph nor its derivatives grow with the depth of the tree. */
+static int tree_motion(mech *M, const joint *J, int kind, const char *const xs[4], const double cq[4])
+{
+    int mp = J->child_i ? J->j : J->i, mc = J->child_i ? J->i : J->j;
+    marker *P = &M->mk[mp], *C = &M->mk[mc];
+    int pb = P->body;
+    body *Bc = &M->b[C->body];
+    const char *nm = Bc->name;
+    const char *wp[3], *alp[3], *aop[3];
+    body_motion_local(M, pb, wp, alp, aop);
+    int rc = 0;
+    static const int s3[3] = {1, 1, 1}, s5[5] = {1, 1, 1, 1, 1};
+    /* Rpc = Rm_p R(xs) Rm_c^T */
+    double Rmp_n[9], Rmc_n[9];
+    qrot_n(P->mq, Rmp_n);
+    qrot_n(C->mq, Rmc_n);
+    const char *Rmp[9], *X[9], *T1[9], *Rpc[9];
+    numR(M, Rmp_n, Rmp);
+    /* one angle about z (revolute, cylindrical, planar): its rate w_r = q' z (x^* = C^T Rz(q)^T:
+     * w_r = -q' C^T z) in closed form */
+    const char *qa = kind == JK_REV || kind == JK_CYL ? J->q[0] : kind == JK_PLN ? J->q[2] : NULL;
+    if (qa) { /* x = Rz(q) C with cos q, sin q: its z row and column stay exact (no cos^2 + sin^2) */
+        double C4[9];
+        qrot_n(cq, C4);
+        const char *c = mech_fmt(M, "cos(%s)", qa), *sn = mech_fmt(M, "sin(%s)", qa), *ms = mech_fmt(M, "(-sin(%s))", qa);
+        const char *Rz[9] = {c, ms, NULL, sn, c, NULL, NULL, NULL, "1"}, *Cn[9];
+        numR(M, C4, Cn);
+        static const int s3[3] = {1, 1, 1};
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                const char *t[3];
+                for (int k = 0; k < 3; k++)
+                    t[k] = J->child_i ? mul(M, Rz[3 * i + k], Cn[3 * k + j]) : mul(M, Cn[3 * k + i], Rz[3 * j + k]);
+                X[3 * i + j] = sumz(M, 3, t, s3);
+            }
+    } else {
+        qrot(M, xs, X);
+    }
+    for (int i = 0; i < 3; i++)
+        for (int b = 0; b < 3; b++) {
+            const char *t[3] = {mul(M, Rmp[3 * i], X[b]), mul(M, Rmp[3 * i + 1], X[3 + b]), mul(M, Rmp[3 * i + 2], X[6 + b])};
+            T1[3 * i + b] = sumz(M, 3, t, s3);
+        }
+    for (int i = 0; i < 3 && !rc; i++)
+        for (int j = 0; j < 3 && !rc; j++) {
+            const char *t[3];
+            for (int b = 0; b < 3; b++) t[b] = fabs(Rmc_n[3 * j + b]) < 1e-15 ? NULL : mul(M, T1[3 * i + b], numt(M, Rmc_n[3 * j + b]));
+            const char *v = sumz(M, 3, t, s3);
+            Rpc[3 * i + j] = mech_fmt(M, "_Rpc_%s_%d%d", nm, i + 1, j + 1);
+            rc = mech_add_var(M, Rpc[3 * i + j], v ? v : "0", J->line, J->col);
+        }
+    if (rc) return rc;
+    /* wr = 2 E(xs) der(xs) in the parent marker's axes, then in the parent's */
+    const char *wr[3] = {NULL, NULL, NULL};
+    if (qa) {
+        double C4[9];
+        qrot_n(cq, C4);
+        for (int a = 0; a < 3; a++) {
+            double u = J->child_i ? (a == 2) : -C4[6 + a];
+            wr[a] = fabs(u) < 1e-15 ? NULL : mul(M, numt(M, u), mech_fmt(M, "der(%s)", qa));
+        }
+        if ((rc = vars3(M, "_wr_%s_%d", nm, wr, J))) return rc;
+    } else if (kind != JK_PRI && kind != JK_FIX) {
+        static const int idx[3][4] = {{1, 0, 3, 2}, {2, 3, 0, 1}, {3, 2, 1, 0}};
+        static const int sg[3][4] = {{-1, 1, -1, 1}, {-1, 1, 1, -1}, {-1, -1, 1, 1}};
+        const char *dx[4];
+        for (int c = 0; c < 4; c++) dx[c] = is0(xs[c]) ? NULL : mech_fmt(M, "der(%s)", xs[c]);
+        for (int a = 0; a < 3; a++) {
+            const char *t[4];
+            for (int c = 0; c < 4; c++) t[c] = dx[c] ? mul(M, xs[idx[a][c]], dx[c]) : NULL;
+            const char *s = sumz(M, 4, t, sg[a]);
+            wr[a] = s ? mech_fmt(M, "2*(%s)", s) : NULL;
+        }
+        if ((rc = vars3(M, "_wr_%s_%d", nm, wr, J))) return rc;
+    }
+    const char *wrp[3], *dwr[3], *dwrp[3];
+    mat3(M, Rmp, wr, 0, wrp);
+    for (int a = 0; a < 3; a++) dwr[a] = wr[a] ? mech_fmt(M, "der(%s)", wr[a]) : NULL;
+    mat3(M, Rmp, dwr, 0, dwrp);
+    /* w_c = Rpc^T (w_p + wrp), al_c = Rpc^T (al_p + w_p x wrp + dwrp) */
+    const char *u[3], *v[3], *wxw[3], *om[3], *al[3];
+    cross3(M, wp, wrp, wxw);
+    for (int k = 0; k < 3; k++) {
+        const char *t[2] = {wp[k], wrp[k]}, *t3[3] = {alp[k], wxw[k], dwrp[k]};
+        u[k] = sumz(M, 2, t, s3);
+        v[k] = sumz(M, 3, t3, s3);
+    }
+    mat3(M, Rpc, u, 1, om);
+    mat3(M, Rpc, v, 1, al);
+    if ((rc = vars3_all(M, "_wl_%s_%d", nm, om, J)) || (rc = vars3_all(M, "_all_%s_%d", nm, al, J))) return rc;
+    /* the global angular velocity (force elements, reactions): A_c w_c */
+    {
+        const char *A[9], *gw[3];
+        for (int k = 0; k < 9; k++) A[k] = Bc->A[k];
+        mat3(M, A, om, 0, gw);
+        for (int k = 0; k < 3 && !rc; k++) rc = mech_add_var(M, Bc->w[k], gw[k] ? gw[k] : "0", J->line, J->col);
+        if (rc) return rc;
+    }
+    /* the joint's translation tl in the parent marker's axes */
+    const char *tj[3] = {NULL, NULL, NULL}, *tl[3] = {NULL, NULL, NULL};
+    if (kind == JK_PRI) tj[2] = J->q[0];
+    else if (kind == JK_CYL) tj[2] = J->q[1];
+    else if (kind == JK_PLN) tj[0] = J->q[0], tj[1] = J->q[1];
+    if (tj[0] || tj[2]) {
+        if (J->child_i) {
+            for (int a = 0; a < 3; a++) tl[a] = tj[a];
+        } else { /* -R(xs) tj */
+            for (int a = 0; a < 3; a++) {
+                const char *t[3] = {mul(M, X[3 * a], tj[0]), mul(M, X[3 * a + 1], tj[1]), mul(M, X[3 * a + 2], tj[2])};
+                static const int m3[3] = {-1, -1, -1};
+                tl[a] = sumz(M, 3, t, m3);
+            }
+        }
+        if ((rc = vars3(M, "_tl_%s_%d", nm, tl, J))) return rc;
+    }
+    /* D: from the parent's origin to the child's marker (parent axes); its acceleration */
+    const char *sp[3] = {P->s[0], P->s[1], P->s[2]}, *sc[3] = {C->s[0], C->s[1], C->s[2]};
+    const char *Rtl[3], *dtl[3], *ddtl[3], *Rdtl[3], *Rddtl[3], *D[3];
+    mat3(M, Rmp, tl, 0, Rtl);
+    for (int a = 0; a < 3; a++) {
+        dtl[a] = tl[a] ? mech_fmt(M, "der(%s)", tl[a]) : NULL;
+        ddtl[a] = tl[a] ? mech_fmt(M, "der(der(%s))", tl[a]) : NULL;
+    }
+    mat3(M, Rmp, dtl, 0, Rdtl);
+    mat3(M, Rmp, ddtl, 0, Rddtl);
+    for (int k = 0; k < 3; k++) {
+        const char *t[2] = {is0(sp[k]) ? NULL : sp[k], Rtl[k]};
+        D[k] = sumz(M, 2, t, s3);
+    }
+    if ((rc = vars3(M, "_D_%s_%d", nm, D, J))) return rc;
+    const char *aD[3], *wD[3], *wwD[3], *wRd[3], *am[3];
+    cross3(M, alp, D, aD);
+    cross3(M, wp, D, wD);
+    cross3(M, wp, wD, wwD);
+    cross3(M, wp, Rdtl, wRd);
+    for (int k = 0; k < 3; k++) {
+        if (wRd[k]) wRd[k] = mech_fmt(M, "2*(%s)", wRd[k]);
+        const char *t[5] = {aop[k], aD[k], wwD[k], wRd[k], Rddtl[k]};
+        am[k] = sumz(M, 5, t, s5);
+    }
+    if ((rc = vars3(M, "_am_%s_%d", nm, am, J))) return rc;
+    /* the child's origin: ao = Rpc^T a(o) - al x s_c - w x (w x s_c); rho = D - Rpc s_c */
+    const char *ram[3], *as[3], *ws[3], *wws[3], *ao[3], *Rs[3], *rho[3];
+    mat3(M, Rpc, am, 1, ram);
+    const char *scz[3];
+    for (int k = 0; k < 3; k++) scz[k] = is0(sc[k]) ? NULL : sc[k];
+    cross3(M, al, scz, as);
+    cross3(M, om, scz, ws);
+    cross3(M, om, ws, wws);
+    for (int k = 0; k < 3; k++) {
+        const char *t[3] = {ram[k], as[k], wws[k]};
+        static const int sg3[3] = {1, -1, -1};
+        ao[k] = sumz(M, 3, t, sg3);
+    }
+    if ((rc = vars3_all(M, "_aol_%s_%d", nm, ao, J))) return rc;
+    mat3(M, Rpc, scz, 0, Rs);
+    for (int k = 0; k < 3; k++) {
+        const char *t[2] = {D[k], Rs[k]};
+        static const int sg2[2] = {1, -1};
+        rho[k] = sumz(M, 2, t, sg2);
+    }
+    if ((rc = vars3_all(M, "_rho_%s_%d", nm, rho, J))) return rc;
+    /* d'Alembert loads at the origin, body axes: f = -m a_cm, n = cm x f - (I al + w x I w) */
+    const char *cm[3], *ac[3], *wc[3], *wwc[3], *acm[3], *Fi[3], *Iw[3], *Ia[3], *wIw[3], *cF[3], *Ni[3];
+    for (int k = 0; k < 3; k++) cm[k] = is0(Bc->cm[k]) ? NULL : Bc->cm[k];
+    cross3(M, al, cm, ac);
+    cross3(M, om, cm, wc);
+    cross3(M, om, wc, wwc);
+    for (int k = 0; k < 3; k++) {
+        const char *t[3] = {ao[k], ac[k], wwc[k]};
+        acm[k] = sumz(M, 3, t, s3);
+        Fi[k] = is0(Bc->mass) || !acm[k] ? NULL : mech_fmt(M, "-(%s)*(%s)", Bc->mass, acm[k]);
+    }
+    if ((rc = vars3_all(M, "_fil_%s_%d", nm, Fi, J))) return rc;
+    const char *I6[6] = {Bc->I[0], Bc->I[1], Bc->I[2], Bc->I[3], Bc->I[4], Bc->I[5]};
+    const char *Jm[9] = {I6[0], I6[3], I6[4], I6[3], I6[1], I6[5], I6[4], I6[5], I6[2]};
+    for (int k = 0; k < 9; k++) Jm[k] = is0(Jm[k]) ? NULL : Jm[k];
+    mat3(M, Jm, om, 0, Iw);
+    mat3(M, Jm, al, 0, Ia);
+    cross3(M, om, Iw, wIw);
+    cross3(M, cm, Fi, cF);
+    for (int k = 0; k < 3; k++) {
+        const char *t[3] = {cF[k], Ia[k], wIw[k]};
+        static const int sg3[3] = {1, -1, -1};
+        Ni[k] = sumz(M, 3, t, sg3);
+    }
+    return vars3_all(M, "_nil_%s_%d", nm, Ni, J);
+}
+
 static int tree_kinematics(mech *M, int ji)
 {
     joint *J = &M->jt[ji];
@@ -418,6 +745,7 @@ static int tree_kinematics(mech *M, int ji)
                                   Bc->A[3 * k + 2], C->s[2]);
         rc = mech_add_var(M, Bc->r[k], mech_fmt(M, "%s + %s - (%s)", P->p[k], tr[k], As), J->line, J->col);
     }
+    if (!rc && Bc->kind == KIND_SPATIAL) rc = tree_motion(M, J, kind, xs, cq);
     return rc;
 }
 
@@ -462,6 +790,16 @@ static int root_coords(mech *M, int bi)
     if (!rc)
         rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (Euler parameter normalization)", B->name),
                        mech_fmt(M, "%s^2 + %s^2 + %s^2 + %s^2 - 1", e[0], e[1], e[2], e[3]), B->line, B->col);
+    /* global angular velocity w = 2 E(e) der(e) (body.c leaves it to the tree in relative coordinates) */
+    for (int k = 0; k < 3 && !rc; k++) {
+        static const int idx[3][4] = {{1, 0, 3, 2}, {2, 3, 0, 1}, {3, 2, 1, 0}};
+        static const char sg[3][4] = {{'-', '+', '-', '+'}, {'-', '+', '+', '-'}, {'-', '-', '+', '+'}};
+        rc = mech_add_var(M, B->w[k],
+                          mech_fmt(M, "2*(%c%s*der(%s) %c %s*der(%s) %c %s*der(%s) %c %s*der(%s))", sg[k][0],
+                                   e[idx[k][0]], e[0], sg[k][1], e[idx[k][1]], e[1], sg[k][2], e[idx[k][2]], e[2],
+                                   sg[k][3], e[idx[k][3]], e[3]),
+                          B->line, B->col);
+    }
     if (!rc && wn) {
         const char *w0[3];
         const double *q = B->q0;
@@ -573,6 +911,164 @@ static const char *dotv(mech *M, char *const a[3], const char *const b[3])
     return sum(M, 3, t, s);
 }
 
+static const char *dot3t(mech *M, const char *const a[3], const char *const b[3])
+{
+    static const int s3[3] = {1, 1, 1};
+    const char *t[3] = {mul(M, a[0], b[0]), mul(M, a[1], b[1]), mul(M, a[2], b[2])};
+    return sum(M, 3, t, s3);
+}
+
+static int parent_of(mech *M, int b)
+{
+    int j = M->torder[M->nb + b];
+    if (j < 0) return -1;
+    joint *J = &M->jt[j];
+    return M->mk[J->child_i ? J->j : J->i].body;
+}
+
+/* The subtree loads of tree body b in its own axes, about its origin (_fsl_, _nsl_): its
+ * d'Alembert load (tree_motion), its applied loads and weight (given globally: A^T of them), and
+ * its children's, turned by their Rpc and moved by their rho. When b's parent is a floating root
+ * (absolute coordinates), they are also given globally in Fs[b], Ns[b] for the root's rows. */
+static int local_loads(mech *M, int b, const char *(*Fs)[3], const char *(*Ns)[3])
+{
+    int nb = M->nb, rc = 0;
+    body *B = &M->b[b];
+    const char *A[9], *Fg[3], *Ng[3], *W[3], *AtF[3], *AtN[3], *AtW[3], *cm[3], *cW[3];
+    for (int k = 0; k < 9; k++) A[k] = B->A[k];
+    for (int k = 0; k < 3; k++) {
+        W[k] = M->grav[k] ? mul(M, B->mass, M->grav[k]) : NULL;
+        Fg[k] = B->F[k];
+        Ng[k] = B->N[k];
+        cm[k] = is0(B->cm[k]) ? NULL : B->cm[k];
+    }
+    mat3(M, A, Fg, 1, AtF);
+    mat3(M, A, Ng, 1, AtN);
+    mat3(M, A, W, 1, AtW);
+    cross3(M, cm, AtW, cW);
+    sbuf fl[3] = {{0}, {0}, {0}}, nl[3] = {{0}, {0}, {0}};
+    for (int k = 0; k < 3; k++) {
+        mech_sb_add(M, &fl[k], "", mech_fmt(M, "_fil_%s_%d", B->name, k + 1));
+        mech_sb_add(M, &nl[k], "", mech_fmt(M, "_nil_%s_%d", B->name, k + 1));
+        if (AtF[k]) mech_sb_add(M, &fl[k], " + ", mech_fmt(M, "(%s)", AtF[k]));
+        if (AtW[k]) mech_sb_add(M, &fl[k], " + ", mech_fmt(M, "(%s)", AtW[k]));
+        if (AtN[k]) mech_sb_add(M, &nl[k], " + ", mech_fmt(M, "(%s)", AtN[k]));
+        if (cW[k]) mech_sb_add(M, &nl[k], " + ", mech_fmt(M, "(%s)", cW[k]));
+    }
+    for (int h2 = 1; h2 < nb; h2++) {
+        int c = M->torder[h2];
+        if (M->torder[nb + c] < 0 || parent_of(M, c) != b || M->b[c].kind != KIND_SPATIAL) continue;
+        const char *R[9], *fc[3], *nc[3], *rho[3], *g[3], *gn[3], *rg[3];
+        body *C = &M->b[c];
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 3; j++) R[3 * i + j] = mech_fmt(M, "_Rpc_%s_%d%d", C->name, i + 1, j + 1);
+            fc[i] = mech_fmt(M, "_fsl_%s_%d", C->name, i + 1);
+            nc[i] = mech_fmt(M, "_nsl_%s_%d", C->name, i + 1);
+            rho[i] = mech_fmt(M, "_rho_%s_%d", C->name, i + 1);
+        }
+        mat3(M, R, fc, 0, g);
+        mat3(M, R, nc, 0, gn);
+        cross3(M, rho, g, rg);
+        for (int k = 0; k < 3; k++) {
+            if (g[k]) mech_sb_add(M, &fl[k], " + ", mech_fmt(M, "(%s)", g[k]));
+            if (gn[k]) mech_sb_add(M, &nl[k], " + ", mech_fmt(M, "(%s)", gn[k]));
+            if (rg[k]) mech_sb_add(M, &nl[k], " + ", mech_fmt(M, "(%s)", rg[k]));
+        }
+    }
+    const char *fs[3], *ns[3];
+    for (int k = 0; k < 3 && !rc; k++) {
+        fs[k] = mech_fmt(M, "_fsl_%s_%d", B->name, k + 1);
+        ns[k] = mech_fmt(M, "_nsl_%s_%d", B->name, k + 1);
+        rc = mech_add_var(M, fs[k], mech_sb_done(M, &fl[k]), B->line, B->col);
+        if (!rc) rc = mech_add_var(M, ns[k], mech_sb_done(M, &nl[k]), B->line, B->col);
+    }
+    if (rc) return rc;
+    int p = parent_of(M, b);
+    if (p >= 0 && M->b[p].kind != KIND_GROUND && M->torder[nb + p] < 0) { /* a floating root's child */
+        const char *gf[3], *gm[3];
+        mat3(M, A, fs, 0, gf);
+        mat3(M, A, ns, 0, gm);
+        for (int k = 0; k < 3 && !rc; k++) {
+            Fs[b][k] = mech_fmt(M, "_Fs_%s_%d", B->name, k + 1);
+            Ns[b][k] = mech_fmt(M, "_Ns_%s_%d", B->name, k + 1);
+            rc = mech_add_var(M, Fs[b][k], gf[k] ? gf[k] : "0", B->line, B->col);
+            if (!rc) rc = mech_add_var(M, Ns[b][k], gm[k] ? gm[k] : "0", B->line, B->col);
+        }
+    }
+    return rc;
+}
+
+/* The generalized forces of tree body b's joint from its subtree loads in its own axes: the moment
+ * about p_i, its components along the joint's axes (source 003 Table 2.2's columns of B). */
+static int local_q(mech *M, int b, const joint *J, int kind)
+{
+    body *B = &M->b[b];
+    int mp = J->child_i ? J->j : J->i, mc = J->child_i ? J->i : J->j;
+    marker *P = &M->mk[mp], *C = &M->mk[mc];
+    const char *F[3], *N[3], *R[9], *pi[3], *sc[3], *pM[3], *Mo[3];
+    double Rmp[9], Rmc[9];
+    qrot_n(P->mq, Rmp);
+    qrot_n(C->mq, Rmc);
+    for (int i = 0; i < 3; i++) {
+        F[i] = mech_fmt(M, "_fsl_%s_%d", B->name, i + 1);
+        N[i] = mech_fmt(M, "_nsl_%s_%d", B->name, i + 1);
+        for (int j = 0; j < 3; j++) R[3 * i + j] = mech_fmt(M, "_Rpc_%s_%d%d", B->name, i + 1, j + 1);
+        sc[i] = is0(C->s[i]) ? NULL : C->s[i];
+    }
+    if (kind == JK_PLN && !J->child_i) { /* marker i is the parent's: Rpc^T (s_p - rho) */
+        const char *d[3];
+        for (int k = 0; k < 3; k++) {
+            const char *t[2] = {is0(P->s[k]) ? NULL : P->s[k], mech_fmt(M, "_rho_%s_%d", B->name, k + 1)};
+            static const int sg2[2] = {1, -1};
+            d[k] = sumz(M, 2, t, sg2);
+        }
+        mat3(M, R, d, 1, pi);
+    } else { /* the child's marker (revolute, universal, spherical: the same point; cylindrical: on the axis) */
+        for (int k = 0; k < 3; k++) pi[k] = sc[k];
+    }
+    cross3(M, pi, F, pM);
+    for (int k = 0; k < 3; k++) {
+        const char *t[2] = {N[k], pM[k]};
+        static const int sg2[2] = {1, -1};
+        Mo[k] = sum(M, 2, t, sg2);
+    }
+    /* the markers' axes in b's axes: the child's constant, the parent's Rpc^T Rm_p */
+    const char *axc[3][3], *axp[3][3];
+    for (int a = 0; a < 3; a++) {
+        const char *col[3];
+        for (int k = 0; k < 3; k++) {
+            axc[a][k] = fabs(Rmc[3 * k + a]) < 1e-15 ? NULL : numt(M, Rmc[3 * k + a]);
+            col[k] = fabs(Rmp[3 * k + a]) < 1e-15 ? NULL : numt(M, Rmp[3 * k + a]);
+        }
+        mat3(M, R, col, 1, axp[a]);
+    }
+    const char *(*axi)[3] = J->child_i ? axc : axp, *(*axj)[3] = J->child_i ? axp : axc;
+    const char *Q[4] = {NULL, NULL, NULL, NULL};
+    switch (kind) {
+    case JK_REV: Q[0] = dot3t(M, axj[2], Mo); break;
+    case JK_PRI: Q[0] = dot3t(M, axj[2], F); break;
+    case JK_CYL: Q[0] = dot3t(M, axj[2], Mo), Q[1] = dot3t(M, axj[2], F); break;
+    case JK_UNI: Q[0] = dot3t(M, axj[2], Mo), Q[1] = dot3t(M, axi[2], Mo); break;
+    case JK_PLN: Q[0] = dot3t(M, axj[0], F), Q[1] = dot3t(M, axj[1], F), Q[2] = dot3t(M, axj[2], Mo); break;
+    case JK_SPH: {
+        const char *m[3] = {dot3t(M, axj[0], Mo), dot3t(M, axj[1], Mo), dot3t(M, axj[2], Mo)};
+        const char *const *e = J->q;
+        Q[0] = mech_fmt(M, "2*(-%s*(%s) - %s*(%s) - %s*(%s))", e[1], m[0], e[2], m[1], e[3], m[2]);
+        Q[1] = mech_fmt(M, "2*(%s*(%s) + %s*(%s) - %s*(%s))", e[0], m[0], e[3], m[1], e[2], m[2]);
+        Q[2] = mech_fmt(M, "2*(-%s*(%s) + %s*(%s) + %s*(%s))", e[3], m[0], e[0], m[1], e[1], m[2]);
+        Q[3] = mech_fmt(M, "2*(%s*(%s) - %s*(%s) + %s*(%s))", e[2], m[0], e[1], m[1], e[0], m[2]);
+        break;
+    }
+    default: break;
+    }
+    const char *sg = J->child_i ? "" : "-";
+    int rc = 0;
+    for (int k = 0; k < J->nq && !rc; k++)
+        if (Q[k] && strcmp(Q[k], "0"))
+            rc = mech_push(M, &M->src->forces, J->q[k], mech_fmt(M, "%s(%s)", sg, Q[k]), J->line, J->col);
+    return rc;
+}
+
 int mech_rel_forces(mech *M)
 {
     int nb = M->nb, rc = 0;
@@ -586,6 +1082,10 @@ int mech_rel_forces(mech *M)
         body *B = &M->b[b];
         const char *f[3], *n[3];
         for (int k = 0; k < 3; k++) f[k] = B->F[k], n[k] = B->N[k];
+        if (B->kind == KIND_SPATIAL && M->torder[nb + b] >= 0) { /* in its own axes (tree_motion) */
+            rc = local_loads(M, b, Fs, Ns);
+            continue;
+        }
         for (int h2 = h + 1; h2 < nb; h2++) { /* children come later in the order */
             int c = M->torder[h2], jc = M->torder[nb + c];
             if (jc < 0) continue;
@@ -630,7 +1130,7 @@ int mech_rel_forces(mech *M)
         const char *F[3], *N[3];
         for (int k = 0; k < 3; k++) F[k] = Fs[b][k] ? Fs[b][k] : "0", N[k] = Ns[b][k] ? Ns[b][k] : "0";
         int anyF = Fs[b][0] || Fs[b][1] || Fs[b][2], anyN = Ns[b][0] || Ns[b][1] || Ns[b][2];
-        if (!anyF && !anyN) continue;
+        if (!anyF && !anyN && !(B->kind == KIND_SPATIAL && jc >= 0)) continue;
         if (jc < 0) { /* a root: its absolute coordinates */
             static const char *cn3[3] = {"x", "y", "z"};
             int dim = M->planar ? 2 : 3;
@@ -655,6 +1155,10 @@ int mech_rel_forces(mech *M)
         joint *J = &M->jt[jc];
         int kind = kind_of(M, J);
         if (!J->nq) continue;
+        if (B->kind == KIND_SPATIAL) {
+            rc = local_q(M, b, J, kind);
+            continue;
+        }
         marker *Mi = &M->mk[J->i], *Mj = &M->mk[J->j];
         const char *sg = J->child_i ? "" : "-";
         /* the moment about p_i of the subtree's forces: N_s + (r_c - p_i) x F_s */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mblin/mblin.h"
+#include "model/model_internal.h"
 #include "test.h"
 
 typedef struct run {
@@ -434,6 +435,84 @@ TEST(urdf_hold_closed_form)
     run_free(&r);
 }
 
+/* ---- speed: the N-link chain of bench/chain_urdf.py in joint coordinates ----
+ * The tree's velocities, accelerations and d'Alembert loads are written recursively in the bodies'
+ * own axes (relative.c, tree_motion), so the Jacobian tape has a constant size per entry: 135
+ * instructions at N = 10 and at N = 20 (2,086 and 2,340 when the chain's kinetic energy was
+ * differentiated symbolically). The same chain in absolute coordinates gives the same linear
+ * model at a configuration. */
+static int write_chain(char *path, int n)
+{
+    int fd = mkstemp(path);
+    if (fd < 0) return -1;
+    FILE *f = fdopen(fd, "w");
+    if (!f) return -1;
+    double L = 0.2, m = 1.0, I = m * L * L / 12;
+    fprintf(f, "<?xml version=\"1.0\"?>\n<robot name=\"chain%d\">\n  <link name=\"base\"/>\n", n);
+    for (int k = 1; k <= n; k++)
+        fprintf(f, "  <link name=\"l%d\"><inertial><origin xyz=\"0 0 %g\"/><mass value=\"%g\"/><inertia ixx=\"%.17g\" "
+                   "iyy=\"%.17g\" izz=\"0.001\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n",
+                k, -L / 2, m, I, I);
+    for (int k = 1; k <= n; k++) {
+        char parent[16];
+        if (k == 1) snprintf(parent, sizeof parent, "base");
+        else snprintf(parent, sizeof parent, "l%d", k - 1);
+        fprintf(f, "  <joint name=\"j%d\" type=\"continuous\"><parent link=\"%s\"/><child link=\"l%d\"/><origin xyz=\"0 0 %g\"/>"
+                   "<axis xyz=\"%s\"/><dynamics damping=\"0.01\"/></joint>\n",
+                k, parent, k, k == 1 ? 0.0 : -L, k % 2 ? "0 1 0" : "1 0 0");
+    }
+    fprintf(f, "</robot>\n");
+    return fclose(f) ? -1 : 0;
+}
+
+TEST(urdf_chain_tape_and_twin)
+{
+    char path[] = "/tmp/mblin_chain10_XXXXXX";
+    CHECK(write_chain(path, 10) == 0);
+    mbl_model *md = NULL;
+    mbl_status st;
+    int rc = mbl_model_load_file(path, NULL, 0, &md, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        size_t nj = mblx_tape_ninstr(md->tape_jac);
+        double per = (double)nj / md->jac.nz;
+        printf("  chain N = 10 in joint coordinates: %d Jacobian entries, %zu instructions (%.0f per entry)\n", md->jac.nz,
+               nj, per);
+        CHECK(md->jac.nz >= 310 && md->jac.nz <= 400); /* dense in a, v, q; the efforts u_k */
+        CHECK(per < 300);
+    }
+    mbl_model_free(md);
+    /* the same chain at a configuration, in both formulations */
+    mbl_setting q[10];
+    char names[10][8];
+    for (int k = 0; k < 10; k++) {
+        snprintf(names[k], sizeof names[k], "j%d", k + 1);
+        q[k].name = names[k];
+        q[k].value = 0.1 * (k + 1) * (k % 3 == 1 ? -1 : 1);
+    }
+    char ta[1024], tr[1024];
+    static const char *fmt = "model: urdf\nfile: %s\ncoordinates: %s\nlinearize: {at: given, states: [\"JQ(j1)\", "
+                             "\"JQ(j2)\", \"JQ(j3)\", \"JQ(j4)\", \"JQ(j5)\", \"JQ(j6)\", \"JQ(j7)\", \"JQ(j8)\", "
+                             "\"JQ(j9)\", \"JQ(j10)\"]}\n";
+    snprintf(ta, sizeof ta, fmt, path, "absolute");
+    snprintf(tr, sizeof tr, fmt, path, "relative");
+    run a, r;
+    int ra = run_text(ta, "chain10_abs.yaml", NULL, q, 10, &a);
+    int rr = run_text(tr, "chain10_rel.yaml", NULL, q, 10, &r);
+    CHECK(ra == 0 && rr == 0);
+    if (!ra && !rr) {
+        int nx = a.lin->nx;
+        double d = eig_diff(a.lin, r.lin);
+        double dA = nx == r.lin->nx ? mat_diff(r.lin->A, a.lin->A, nx * nx) : 1;
+        printf("  chain N = 10 at a configuration, relative vs absolute: eigenvalues %.2e, A %.2e\n", d, dA);
+        CHECK(d < 1e-10);
+        CHECK(dA < 1e-10);
+    }
+    run_free(&a);
+    run_free(&r);
+    remove(path);
+}
+
 /* ---- URDF: the 7-joint arm in joint coordinates against its absolute-coordinate twin ---- */
 TEST(urdf_arm7_relative_vs_absolute)
 {
@@ -574,6 +653,7 @@ int main(void)
     RUN(urdf_two_link_closed_form);
     RUN(urdf_hold_closed_form);
     RUN(urdf_arm7_relative_vs_absolute);
+    RUN(urdf_chain_tape_and_twin);
     RUN(tree_joint_reactions);
     RUN(relative_errors);
     return test_summary("mech relative");
