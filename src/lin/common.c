@@ -28,8 +28,54 @@ void mbl_blocks_free(mbl_blocks *B)
     mbl_free(B->Nv), mbl_free(B->Nq), mbl_free(B->Ndv), mbl_free(B->Ndq), mbl_free(B->Ndr);
     mbl_free(B->Ya), mbl_free(B->Yv), mbl_free(B->Yq), mbl_free(B->Yr);
     mbl_free(B->Ylam), mbl_free(B->Ymu);
+    mbl_free(B->Ea), mbl_free(B->El), mbl_free(B->Em), mbl_free(B->Ev), mbl_free(B->Eq), mbl_free(B->Exd);
+    mbl_free(B->Ez), mbl_free(B->Ex), mbl_free(B->Er), mbl_free(B->Yxd), mbl_free(B->Yz), mbl_free(B->Yx);
     mbl_eval_free(&B->ev);
     memset(B, 0, sizeof *B);
+}
+
+/* The Eq. 10 blocks of B (see mbl_blocks): the dynamic rows [R; d; zeq] against every unknown block. */
+static int blocks_ext(const mbl_model *md, mbl_blocks *B, mbl_status *st)
+{
+    int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, nX = md->nX, nZ = md->nZ;
+    int ne = n + nX + nZ, e0 = md->row0[MBL_ROW_EOM], e1 = md->row0[MBL_ROW_VAR + 1];
+    B->ext = 1, B->nX = nX, B->nZ = nZ, B->ne = ne;
+    size_t nen = (size_t)ne * (size_t)n;
+    NEW(B->Ea, nen), NEW(B->El, (size_t)ne * m), NEW(B->Em, (size_t)ne * k), NEW(B->Ev, nen), NEW(B->Eq, nen);
+    NEW(B->Exd, (size_t)ne * nX), NEW(B->Ez, (size_t)ne * nZ), NEW(B->Ex, (size_t)ne * nX), NEW(B->Er, (size_t)ne * nr);
+    NEW(B->Yxd, (size_t)ny * nX), NEW(B->Yz, (size_t)ny * nZ), NEW(B->Yx, (size_t)ny * nX);
+    if (!B->Ea || !B->El || !B->Em || !B->Ev || !B->Eq || !B->Exd || !B->Ez || !B->Ex || !B->Er || !B->Yxd || !B->Yz ||
+        !B->Yx) {
+        mbl_blocks_free(B);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    const double *x = B->ev.jac, *yv = B->ev.y + ny;
+    const int blk[9] = {MBL_BLK_A, MBL_BLK_LAMBDA, MBL_BLK_MU, MBL_BLK_V, MBL_BLK_Q, MBL_BLK_XD, MBL_BLK_Z, MBL_BLK_X, MBL_BLK_R};
+    double *out[9] = {B->Ea, B->El, B->Em, B->Ev, B->Eq, B->Exd, B->Ez, B->Ex, B->Er};
+    for (int b = 0; b < 9; b++) mbl_sjac_dense(md, &md->jac, x, e0, e1, blk[b], out[b]);
+    mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_XD, B->Yxd);
+    mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_Z, B->Yz);
+    mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_X, B->Yx);
+    return 0;
+}
+
+int mbl_multipliers_reactions_only(const mbl_model *md)
+{
+    int n = md->n, m = md->m, k = md->k, e1 = md->row0[MBL_ROW_EOM + 1], v1 = md->row0[MBL_ROW_VAR + 1];
+    int bl = mbl_model_blk0(md, MBL_BLK_LAMBDA), bm = mbl_model_blk0(md, MBL_BLK_MU), bq = mbl_model_blk0(md, MBL_BLK_Q);
+    int bv = mbl_model_blk0(md, MBL_BLK_V), p0 = md->row0[MBL_ROW_PHI], h0 = md->row0[MBL_ROW_NH];
+    for (int p = 0; p < md->jac.nz; p++) {
+        int row = md->jac.row[p], c = md->jac.col[p], mult = c >= bl && c < bm + k;
+        if (!mult || row >= v1) continue;
+        if (row >= e1) return 0; /* an ode or implicit-variable row uses a multiplier */
+        /* EOM row i, column lambda_j (mu_j): must be the node of d Phi_j / d q_i (d c_j / d v_i) */
+        int j = c < bm ? c - bl : c - bm, want_row = c < bm ? p0 + j : h0 + j, want_col = (c < bm ? bq : bv) + row, ok = 0;
+        for (int t = 0; t < md->jac.nz && !ok; t++)
+            ok = md->jac.row[t] == want_row && md->jac.col[t] == want_col && md->jac.node[t] == md->jac.node[p];
+        if (!ok) return 0;
+    }
+    (void)n, (void)m;
+    return 1;
 }
 
 int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl_status *st)
@@ -85,7 +131,7 @@ int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_R, B->Yr);
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_LAMBDA, B->Ylam);
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_MU, B->Ymu);
-    return 0;
+    return md->ext ? blocks_ext(md, B, st) : 0;
 }
 
 int mbl_outputs_use(const mbl_model *md, int blk)
@@ -99,7 +145,9 @@ int mbl_outputs_use(const mbl_model *md, int blk)
 int mbl_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *v, const double *lam,
                         const double *mu, double *jac, mbl_eval *ev, mbl_status *st)
 {
-    mbl_model_fill_syms(md, pt->t, pt->q, v, pt->vdot, lam, mu, pt->r, ev->syms);
+    mbl_point p = *pt; /* the point's X, der(X) and Z kept */
+    p.v = (double *)v, p.lambda = (double *)lam, p.mu = (double *)mu;
+    mbl_model_fill_syms_pt(md, &p, ev->syms);
     int rc = mblx_tape_eval(md->tape_jac, ev->syms, jac, ev->work, st);
     if (rc) return mbl_model_eval_error(md, ev->syms, "evaluating the model Jacobian", st);
     return 0;
@@ -275,6 +323,7 @@ int mbl_lin_state_names(const mbl_model *md, mbl_linear *lin, const mbl_rstates 
         else if (w->kind == MBL_SREF_COORD) lin->state_names[z0 + i] = mbl_name_join("der(", md->qname[w->index]);
         else lin->state_names[z0 + i] = lin->state_names[w->index] ? mbl_name_join("der(", lin->state_names[w->index]) : NULL;
     }
+    for (int i = 0; i < lin->zx && i < md->nX; i++) lin->state_names[z0 + rs->z1 + i] = mbl_name_join(md->xname[i], NULL);
     for (int j = 0; j < lin->nu; j++) lin->input_names[j] = mbl_name_join(md->rname[j], NULL);
     for (int j = 0; j < lin->ny; j++) lin->output_names[j] = mbl_name_join(md->yname[j], NULL);
     for (int i = 0; i < lin->nx; i++) bad |= !lin->state_names[i];
@@ -553,6 +602,192 @@ done:
     return rc;
 }
 
+/* Scale every row, then every column of the square A (n x n) to unit max-norm by powers of 2 (exact):
+ * the rows carry forces, ode and implicit-variable units, the columns accelerations, multipliers,
+ * der(X) and Z. dr, dc receive the factors (the system solved is diag(dr) A diag(dc)). */
+static void scale_square(int n, double *A, double *dr, double *dc)
+{
+    for (int i = 0; i < n; i++) {
+        double mx = 0;
+        int e = 0;
+        for (int j = 0; j < n; j++) mx = fmax(mx, fabs(A[i + (size_t)j * n]));
+        if (mx > 0 && isfinite(mx)) frexp(mx, &e);
+        dr[i] = ldexp(1.0, -e);
+        for (int j = 0; j < n; j++) A[i + (size_t)j * n] *= dr[i];
+    }
+    for (int j = 0; j < n; j++) {
+        double mx = 0;
+        int e = 0;
+        for (int i = 0; i < n; i++) mx = fmax(mx, fabs(A[i + (size_t)j * n]));
+        if (mx > 0 && isfinite(mx)) frexp(mx, &e);
+        dc[j] = ldexp(1.0, -e);
+        for (int i = 0; i < n; i++) A[i + (size_t)j * n] *= dc[j];
+    }
+}
+
+int mbl_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, const mbl_rkin *K, const double *Rq_use,
+                          const double *Kx, double rcond_min, mbl_linear *lin, mbl_status *st)
+{
+    int n = B->n, m = B->m, k = B->k, nr = B->nr, ny = B->ny, nX = B->nX, nZ = B->nZ, ne = B->ne;
+    int z0 = rs->z0, z1 = rs->z1, nx = z0 + z1 + nX, nc = nx + nr, proj = Rq_use != NULL, rc = 0;
+    if (!B->ext || lin->nx != nx || lin->zx != nX)
+        return mbl_error(st, MBL_EDIM, "reduction of an Eq. 10 model: %d states, expected %d", lin->nx, nx);
+    if (!proj && r < m)
+        return mbl_error(st, MBL_ESINGULAR,
+                         "%s: rank(Phi_q) = %d < %d constraints: the multipliers, which the model's forces, ode rows, "
+                         "implicit variables or outputs use, are not unique at this point; use descriptor",
+                         lin->method, r, m);
+    int nmu = proj ? 0 : m + k;            /* multiplier unknowns */
+    int nu = z1 + nmu + nX + nZ;           /* unknowns [dW'; dlambda; dmu; der(dX); dZ] */
+    int neq = proj ? z1 + nX + nZ : ne;    /* rows: [R; d; zeq], or [Qw^T R; d; zeq] */
+    if (nu != neq) return mbl_error(st, MBL_EDIM, "reduction of an Eq. 10 model: %d equations, %d unknowns", neq, nu);
+    if (proj) {
+        for (size_t p = (size_t)0; p < (size_t)ne * (m + k); p++) {
+            size_t i = p % (size_t)ne;
+            double v = p < (size_t)ne * m ? B->El[p] : B->Em[p - (size_t)ne * m];
+            if (i >= (size_t)n && v != 0.0)
+                return mbl_error(st, MBL_EMODEL, "%s: an ode or implicit-variable equation uses a multiplier", lin->method);
+        }
+    }
+    size_t nn = (size_t)n * nc;
+    double *Dq = NULL, *Dv = NULL, *Da = NULL, *Kf = NULL, *Gf = NULL, *Kd = NULL, *G = NULL, *dr = NULL, *dc = NULL,
+           *Y = NULL, *T = NULL;
+    mbla_dlu *lu = NULL;
+    NEW(Dq, nn), NEW(Dv, nn), NEW(Da, nn), NEW(Kf, (size_t)ne * (z1 + m + k + nX + nZ)), NEW(Gf, (size_t)ne * nc);
+    NEW(Kd, (size_t)nu * nu), NEW(G, (size_t)nu * nc), NEW(dr, nu), NEW(dc, nu), NEW(Y, (size_t)ny * nc);
+    NEW(T, (size_t)ne * (n > nc ? n : nc));
+    if (!Dq || !Dv || !Da || !Kf || !Gf || !Kd || !G || !dr || !dc || !Y || !T) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    /* the known perturbations per column of [S, W, X, r]: dq, dv and da at dW' = 0 */
+    for (int j = 0; j < z0; j++) {
+        memcpy(Dq + (size_t)j * n, K->Qs + (size_t)j * n, (size_t)n * sizeof *Dq);
+        memcpy(Dv + (size_t)j * n, K->Vs + (size_t)j * n, (size_t)n * sizeof *Dv);
+        memcpy(Da + (size_t)j * n, K->Ga + (size_t)j * n, (size_t)n * sizeof *Da);
+    }
+    for (int j = 0; j < z1; j++) {
+        memcpy(Dv + (size_t)(z0 + j) * n, K->Qw + (size_t)j * n, (size_t)n * sizeof *Dv);
+        memcpy(Da + (size_t)(z0 + j) * n, K->Ha + (size_t)j * n, (size_t)n * sizeof *Da);
+    }
+    for (int j = 0; j < nr; j++) memcpy(Da + (size_t)(nx + j) * n, K->Ra + (size_t)j * n, (size_t)n * sizeof *Da);
+    /* full rows: Kf = [Ea Qw, El, Em, Exd, Ez], Gf = -(Ea Da + Ev Dv + Eq Dq + Ex dX + Er dr) */
+    if (z1) mbla_gemm('N', 'N', ne, z1, n, 1.0, B->Ea, ne, K->Qw, n, 0.0, Kf, ne, NULL);
+    memcpy(Kf + (size_t)ne * z1, B->El, (size_t)ne * m * sizeof *Kf);
+    memcpy(Kf + (size_t)ne * (z1 + m), B->Em, (size_t)ne * k * sizeof *Kf);
+    memcpy(Kf + (size_t)ne * (z1 + m + k), B->Exd, (size_t)ne * nX * sizeof *Kf);
+    memcpy(Kf + (size_t)ne * (z1 + m + k + nX), B->Ez, (size_t)ne * nZ * sizeof *Kf);
+    memcpy(T, B->Eq, (size_t)ne * n * sizeof *T);
+    if (proj)
+        for (int j = 0; j < n; j++) memcpy(T + (size_t)j * ne, Rq_use + (size_t)j * n, (size_t)n * sizeof *T);
+    if (n) {
+        mbla_gemm('N', 'N', ne, nc, n, -1.0, B->Ea, ne, Da, n, 0.0, Gf, ne, NULL);
+        mbla_gemm('N', 'N', ne, nc, n, -1.0, B->Ev, ne, Dv, n, 1.0, Gf, ne, NULL);
+        mbla_gemm('N', 'N', ne, nc, n, -1.0, T, ne, Dq, n, 1.0, Gf, ne, NULL);
+    }
+    for (int j = 0; j < nX; j++)
+        for (int i = 0; i < ne; i++) Gf[i + (size_t)(z0 + z1 + j) * ne] -= B->Ex[i + (size_t)j * ne];
+    for (int j = 0; j < nr; j++)
+        for (int i = 0; i < ne; i++) Gf[i + (size_t)(nx + j) * ne] -= B->Er[i + (size_t)j * ne];
+    /* the system: all rows (full), or the EOM rows projected on Qw (the multipliers eliminated) */
+    int off = proj ? z1 : n; /* first d / zeq row in the system */
+    if (proj) {
+        int cols[3] = {0, z1 + m + k, z1 + m + k + nX}, w[3] = {z1, nX, nZ}, at = 0;
+        for (int b = 0; b < 3; b++, at += w[b - 1]) {
+            if (!w[b]) continue;
+            if (z1) mbla_gemm('T', 'N', z1, w[b], n, 1.0, K->Qw, n, Kf + (size_t)cols[b] * ne, ne, 0.0, Kd + (size_t)at * nu, nu, NULL);
+            for (int j = 0; j < w[b]; j++)
+                for (int i = 0; i < nX + nZ; i++) Kd[off + i + (size_t)(at + j) * nu] = Kf[n + i + (size_t)(cols[b] + j) * ne];
+        }
+        if (z1) mbla_gemm('T', 'N', z1, nc, n, 1.0, K->Qw, n, Gf, ne, 0.0, G, nu, NULL);
+        for (int j = 0; j < nc; j++)
+            for (int i = 0; i < nX + nZ; i++) G[off + i + (size_t)j * nu] = Gf[n + i + (size_t)j * ne];
+        if (Kx)
+            for (int j = 0; j < z0; j++)
+                for (int i = 0; i < z1; i++) G[i + (size_t)j * nu] -= Kx[i + (size_t)j * z1];
+    } else {
+        memcpy(Kd, Kf, (size_t)ne * nu * sizeof *Kd);
+        memcpy(G, Gf, (size_t)ne * nc * sizeof *G);
+    }
+    double rcond = 0;
+    scale_square(nu, Kd, dr, dc);
+    if (nu) {
+        rc = mbla_dlu_new(nu, Kd, nu, &lu, st);
+        if (!rc) rc = mbla_dlu_rcond(lu, &rcond, st);
+        if (rc == MBL_ESINGULAR || (!rc && !(rcond >= rcond_min))) {
+            rc = mbl_error(st, MBL_ESINGULAR,
+                           "%s: the linearized equations of motion, ode and implicit-variable rows do not determine "
+                           "(W', %sder(X), Z) (reciprocal condition %.3g after scaling)",
+                           lin->method, proj ? "" : "lambda, mu, ", rc ? 0.0 : rcond);
+            goto done;
+        }
+        if (rc) goto done;
+        for (int j = 0; j < nc; j++)
+            for (int i = 0; i < nu; i++) G[i + (size_t)j * nu] *= dr[i];
+        rc = mbla_dlu_solve(lu, 'N', nc, G, nu, st);
+        if (rc) goto done;
+        for (int j = 0; j < nc; j++)
+            for (int i = 0; i < nu; i++) G[i + (size_t)j * nu] *= dc[i];
+    }
+    /* A, B: S' = [P Vs + Pd_q Qs, P Qw, 0] ([0 I 0] when W = S'), W' and der(X) from the solve */
+    memset(lin->A, 0, (size_t)nx * nx * sizeof *lin->A);
+    memset(lin->B, 0, (size_t)nx * nr * sizeof *lin->B);
+    if (rs->sdot) {
+        for (int i = 0; i < z0; i++) lin->A[i + (size_t)(z0 + i) * nx] = 1.0;
+    } else if (z0) {
+        mbla_gemm('N', 'N', z0, z0, n, 1.0, rs->P, z0, K->Vs, n, 0.0, T, z0, NULL);
+        mbla_gemm('N', 'N', z0, z0, n, 1.0, rs->Pd_q, z0, K->Qs, n, 1.0, T, z0, NULL);
+        if (z1) mbla_gemm('N', 'N', z0, z1, n, 1.0, rs->P, z0, K->Qw, n, 0.0, T + (size_t)z0 * z0, z0, NULL);
+        for (int j = 0; j < z0 + z1; j++)
+            for (int i = 0; i < z0; i++) lin->A[i + (size_t)j * nx] = T[i + (size_t)j * z0];
+    }
+    int ux = z1 + nmu; /* first der(X) unknown */
+    for (int j = 0; j < nc; j++) {
+        double *dst = j < nx ? lin->A + (size_t)j * nx : lin->B + (size_t)(j - nx) * nx;
+        for (int i = 0; i < z1; i++) dst[z0 + i] = G[i + (size_t)j * nu];
+        for (int i = 0; i < nX; i++) dst[z0 + z1 + i] = G[ux + i + (size_t)j * nu];
+    }
+    /* da = Da + Qw dW'; outputs y = h(q, v, a, lambda, mu, der(X), Z, X, r) */
+    if (z1) mbla_gemm('N', 'N', n, nc, z1, 1.0, K->Qw, n, G, nu, 1.0, Da, n, NULL);
+    if (ny) {
+        if (proj && ((m && mbla_norm1(ny, m, B->Ylam, ny) > 0) || (k && mbla_norm1(ny, k, B->Ymu, ny) > 0))) {
+            rc = mbl_error(st, MBL_EMODEL, "%s: outputs of multipliers need them, which this method does not form",
+                           lin->method);
+            goto done;
+        }
+        if (n) {
+            mbla_gemm('N', 'N', ny, nc, n, 1.0, B->Ya, ny, Da, n, 0.0, Y, ny, NULL);
+            mbla_gemm('N', 'N', ny, nc, n, 1.0, B->Yv, ny, Dv, n, 1.0, Y, ny, NULL);
+            mbla_gemm('N', 'N', ny, nc, n, 1.0, B->Yq, ny, Dq, n, 1.0, Y, ny, NULL);
+        }
+        if (!proj && m) mbla_gemm('N', 'N', ny, nc, m, 1.0, B->Ylam, ny, G + z1, nu, 1.0, Y, ny, NULL);
+        if (!proj && k) mbla_gemm('N', 'N', ny, nc, k, 1.0, B->Ymu, ny, G + z1 + m, nu, 1.0, Y, ny, NULL);
+        if (nX) mbla_gemm('N', 'N', ny, nc, nX, 1.0, B->Yxd, ny, G + ux, nu, 1.0, Y, ny, NULL);
+        if (nZ) mbla_gemm('N', 'N', ny, nc, nZ, 1.0, B->Yz, ny, G + ux + nX, nu, 1.0, Y, ny, NULL);
+        for (int j = 0; j < nX; j++)
+            for (int i = 0; i < ny; i++) Y[i + (size_t)(z0 + z1 + j) * ny] += B->Yx[i + (size_t)j * ny];
+        for (int j = 0; j < nr; j++)
+            for (int i = 0; i < ny; i++) Y[i + (size_t)(nx + j) * ny] += B->Yr[i + (size_t)j * ny];
+        memcpy(lin->C, Y, (size_t)ny * nx * sizeof *Y);
+        memcpy(lin->D, Y + (size_t)ny * nx, (size_t)ny * nr * sizeof *Y);
+    }
+    /* M-hat = Qw^T M Qw; C-hat, K-hat, F from dW' (Eq. 29-30, X held) */
+    if (z1) {
+        mbla_gemm('N', 'N', n, z1, n, 1.0, B->M, n, K->Qw, n, 0.0, T, n, NULL);
+        mbla_gemm('T', 'N', z1, z1, n, 1.0, K->Qw, n, T, n, 0.0, lin->M, z1, NULL);
+        if (z0) mbla_gemm('N', 'N', z1, z0, z1, -1.0, lin->M, z1, lin->A + z0, nx, 0.0, lin->K, z1, NULL);
+        mbla_gemm('N', 'N', z1, z1, z1, -1.0, lin->M, z1, lin->A + z0 + (size_t)z0 * nx, nx, 0.0, lin->Cd, z1, NULL);
+        if (nr) mbla_gemm('N', 'N', z1, nr, z1, 1.0, lin->M, z1, lin->B + z0, nx, 0.0, lin->F, z1, NULL);
+    }
+    memcpy(lin->q_S, K->Qs, (size_t)n * z0 * sizeof *K->Qs);
+    memcpy(lin->v_W, K->Qw, (size_t)n * z1 * sizeof *K->Qw);
+done:
+    mbl_free(Dq), mbl_free(Dv), mbl_free(Da), mbl_free(Kf), mbl_free(Gf), mbl_free(Kd), mbl_free(G), mbl_free(dr);
+    mbl_free(dc), mbl_free(Y), mbl_free(T);
+    mbla_dlu_free(lu);
+    return rc;
+}
+
 int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, const double *Rq_use,
                double rcond_min, mbl_linear *lin, mbl_rkin *kin, mbla_dlu **Jv_lu_out, mbl_status *st)
 {
@@ -563,7 +798,8 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *r
     if (Jv_lu_out) *Jv_lu_out = NULL;
     if (!dv) return mbl_error(st, MBL_ENOMEM, "out of memory");
     int rc = reduce_kin(B, rows, r, rs, rcond_min, &K, &luv, dv, &lin->cond, st);
-    if (!rc) rc = reduce_finish(B, rows, r, rs, &K, Rq_use, luv, dv, lin, st);
+    if (!rc) rc = B->ext ? mbl_reduce_finish_ext(B, r, rs, &K, Rq_use, NULL, rcond_min, lin, st)
+                         : reduce_finish(B, rows, r, rs, &K, Rq_use, luv, dv, lin, st);
     if (!rc && Jv_lu_out) { /* the caller solves with Jv itself: factor the unscaled rows (exact) */
         double *Jv = mbl_calloc((size_t)n * n + 1, sizeof *Jv);
         if (!Jv) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -654,7 +890,8 @@ int mbl_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rst
     if (!rc) rc = right_solve(hl, n, z1, K.Ha, w, st);
     if (!rc && z1 && z0) mbla_gemm('N', 'N', n, z0, z1, -1.0, K.Ha, n, H21, z1, 1.0, K.Ga, n, NULL);
     if (!rc) rc = right_solve(gl, n, z0, K.Ga, w, st);
-    if (!rc) rc = reduce_finish(B, rows, r, us, &K, NULL, luv, dv, lin, st);
+    if (!rc) rc = B->ext ? mbl_reduce_finish_ext(B, r, us, &K, NULL, NULL, rcond_min, lin, st)
+                         : reduce_finish(B, rows, r, us, &K, NULL, luv, dv, lin, st);
     if (!rc) lin->cond = cond / fmin(rg, rh);
 done:
     mbl_rkin_free(&K);
@@ -670,6 +907,7 @@ int mbl_lin_set_names(const mbl_model *md, mbl_linear *lin, char *const *pos)
         lin->state_names[i] = mbl_name_join(pos[i], NULL);
         if (i < lin->z1) lin->state_names[z + i] = mbl_name_join("der(", pos[i]);
     }
+    for (int i = 0; i < lin->zx && i < md->nX; i++) lin->state_names[z + lin->z1 + i] = mbl_name_join(md->xname[i], NULL);
     for (int j = 0; j < lin->nu; j++) lin->input_names[j] = mbl_name_join(md->rname[j], NULL);
     for (int j = 0; j < lin->ny; j++) lin->output_names[j] = mbl_name_join(md->yname[j], NULL);
     for (int i = 0; i < lin->nx; i++) bad |= !lin->state_names[i];

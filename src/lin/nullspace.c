@@ -99,7 +99,7 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     }
     names = mbl_calloc((size_t)z0 + 1, sizeof *names);
     nbuf = mbl_calloc((size_t)z0 * 16 + 1, 1);
-    lin = mbl_linear_alloc(n, z0, z1, md->nr, md->ny);
+    lin = mbl_linear_alloc_x(n, z0, z1, md->nX, md->nr, md->ny);
     if (!names || !nbuf || !lin || mbl_rstates_alloc(&ts, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
@@ -137,6 +137,7 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
                 snprintf(b, sizeof b, "w%d", i + 1);
                 lin->state_names[z0 + i] = mbl_name_join(b, NULL);
             }
+            for (int i = 0; i < md->nX; i++) lin->state_names[z0 + z1 + i] = mbl_name_join(md->xname[i], NULL);
             for (int j = 0; j < lin->nu; j++) lin->input_names[j] = mbl_name_join(md->rname[j], NULL);
             for (int j = 0; j < lin->ny; j++) lin->output_names[j] = mbl_name_join(md->yname[j], NULL);
             int bad = 0;

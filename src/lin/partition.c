@@ -38,7 +38,7 @@ int mbl_lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     rc = mbl_require_full_rank(&B, opt->rank_tol, rows, &r, "partition", "no coordinate partition exists", st);
     if (!rc) rc = mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
     if (rc) goto done;
-    lin = mbl_linear_alloc(n, rs.z0, rs.z1, md->nr, md->ny);
+    lin = mbl_linear_alloc_x(n, rs.z0, rs.z1, md->nX, md->nr, md->ny);
     if (!lin) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
