@@ -939,3 +939,163 @@ int mbl_lin_alloc_eigs(mbl_linear *lin, int neig)
     lin->neig = neig;
     return 0;
 }
+
+/* ---- generalized speeds at a point with motion (see methods_internal.h) ---- */
+
+int mbl_states_frozen(const mbl_model *md, const mbl_point *pt, const mbl_state_ref *W, int z0, int z1)
+{
+    if (md->k != 0 || z0 != z1 || !mbl_point_moving(pt)) return 0;
+    for (int i = 0; i < z1; i++)
+        if (W[i].kind == MBL_SREF_USER) return 1;
+    return 0;
+}
+
+int mbl_rstates_rates(const mbl_model *md, const mbl_blocks *B, const mbl_rstates *us, mbl_rstates *ref)
+{
+    int z0 = us->z0;
+    memset(ref, 0, sizeof *ref);
+    ref->S = mbl_calloc((size_t)z0 + 1, sizeof *ref->S);
+    ref->W = mbl_calloc((size_t)z0 + 1, sizeof *ref->W);
+    if (!ref->S || !ref->W || mbl_rstates_alloc(ref, md->n, z0, z0)) {
+        mbl_rstates_free(ref);
+        return MBL_ENOMEM;
+    }
+    for (int i = 0; i < z0; i++) ref->S[i] = us->S[i], ref->W[i].kind = MBL_SREF_SDOT, ref->W[i].index = i;
+    ref->sdot = 1;
+    mbl_rstates_rows(md, ref, B->ev.us + 3 * md->nus + 2 * md->nuvs);
+    return 0;
+}
+
+int mbl_frozen_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *us, const mbl_rstates *ref,
+                      double rcond_min, mbl_linear *lin, mbl_status *st)
+{
+    int n = B->n, z0 = us->z0, z1 = us->z1, nr = B->nr, ny = B->ny, nx = lin->nx, rc;
+    if (ref->z0 != z0 || ref->z1 != z1 || z0 != z1 || lin->z0 != z0 || lin->z1 != z1)
+        return mbl_error(st, MBL_EDIM, "speeds at a point with motion: state counts differ");
+    mbl_rkin K;
+    mbla_dlu *luv = NULL, *hl = NULL;
+    double cond = 0, rh = 0;
+    double *dv = NULL, *H21 = NULL, *Hw = NULL, *Hi = NULL, *T = NULL, *U = NULL, *Y = NULL;
+    memset(&K, 0, sizeof K);
+    NEW(dv, n), NEW(H21, (size_t)z1 * z0), NEW(Hw, (size_t)z1 * z1), NEW(Hi, (size_t)z1 * (z0 + z1));
+    size_t big = (size_t)(nx + n + ny) * (size_t)(nx + n + nr + 1);
+    NEW(T, big), NEW(U, big), NEW(Y, big);
+    if (!dv || !H21 || !Hw || !Hi || !T || !U || !Y) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = reduce_kin(B, rows, r, ref, rcond_min, &K, &luv, dv, &cond, st);
+    if (rc) goto done;
+    /* H21 = dW/dS at fixed S' = Pw Vs + Wq Qs, Hw = dW/dS' = Pw Qw */
+    if (z1) {
+        mbla_gemm('N', 'N', z1, z1, n, 1.0, us->Pw, z1, K.Qw, n, 0.0, Hw, z1, NULL);
+        mbla_gemm('N', 'N', z1, z0, n, 1.0, us->Pw, z1, K.Vs, n, 0.0, H21, z1, NULL);
+        mbla_gemm('N', 'N', z1, z0, n, 1.0, us->Wq, z1, K.Qs, n, 1.0, H21, z1, NULL);
+        rc = mbla_dlu_new(z1, Hw, z1, &hl, st);
+        if (!rc) rc = mbla_dlu_rcond(hl, &rh, st);
+        if (rc == MBL_ESINGULAR || (!rc && !(rh >= rcond_min))) {
+            rc = mbl_error(st, MBL_ESINGULAR, "the speeds are not a change of the position states' rates here "
+                           "(reciprocal condition %.3g)", rc ? 0.0 : rh);
+            goto done;
+        }
+        if (rc) goto done;
+    }
+    /* Hi = Hw^-1 [-H21, I]: the rows S' = Hi [S; W] of H^-1 */
+    for (int j = 0; j < z0; j++)
+        for (int i = 0; i < z1; i++) Hi[i + (size_t)j * z1] = -H21[i + (size_t)j * z1];
+    for (int j = 0; j < z1; j++) Hi[j + (size_t)(z0 + j) * z1] = 1.0;
+    if (z1) rc = mbla_dlu_solve(hl, 'N', z0 + z1, Hi, z1, st);
+    if (rc) goto done;
+    /* x_ref = Hinv x_new, Hinv = [I 0 0; Hi 0; 0 0 I]: A_new = H A Hinv, B_new = H B, C_new = C Hinv */
+    /* T = A Hinv (nx x nx) */
+    for (int j = 0; j < nx; j++)
+        for (int i = 0; i < nx; i++) {
+            double s = 0;
+            if (j < z0 + z1) {
+                if (j < z0) s = lin->A[i + (size_t)j * nx];
+                for (int c = 0; c < z1; c++) s += lin->A[i + (size_t)(z0 + c) * nx] * Hi[c + (size_t)j * z1];
+            } else {
+                s = lin->A[i + (size_t)j * nx];
+            }
+            T[i + (size_t)j * nx] = s;
+        }
+    /* U = C Hinv (ny x nx) */
+    for (int j = 0; j < nx; j++)
+        for (int i = 0; i < ny; i++) {
+            double s = 0;
+            if (j < z0 + z1) {
+                if (j < z0) s = lin->C[i + (size_t)j * ny];
+                for (int c = 0; c < z1; c++) s += lin->C[i + (size_t)(z0 + c) * ny] * Hi[c + (size_t)j * z1];
+            } else {
+                s = lin->C[i + (size_t)j * ny];
+            }
+            U[i + (size_t)j * ny] = s;
+        }
+    memcpy(lin->C, U, (size_t)ny * nx * sizeof *U);
+    /* rows: H [rows] = [S rows; H21 S rows + Hw S' rows; X rows] for A (T) and B */
+    for (int j = 0; j < nx + nr; j++) {
+        double *src = j < nx ? T + (size_t)j * nx : lin->B + (size_t)(j - nx) * nx;
+        double *dst = j < nx ? lin->A + (size_t)j * nx : Y;
+        for (int i = 0; i < z1; i++) {
+            double s = 0;
+            for (int c = 0; c < z0; c++) s += H21[i + (size_t)c * z1] * src[c];
+            for (int c = 0; c < z1; c++) s += Hw[i + (size_t)c * z1] * src[z0 + c];
+            U[i] = s;
+        }
+        if (dst != src) memcpy(dst, src, (size_t)nx * sizeof *dst);
+        for (int i = 0; i < z1; i++) dst[z0 + i] = U[i];
+        if (j >= nx) memcpy(lin->B + (size_t)(j - nx) * nx, dst, (size_t)nx * sizeof *dst);
+    }
+    /* M-hat W' + C-hat W + K-hat S = F u with S' = Hi [S; W]:
+     * M_b = Hw^-T M Hw^-1, C_b = Hw^-T (C - M Hw^-1 H21) Hw^-1, K_b = Hw^-T (K - (C - M Hw^-1 H21) Hw^-1 H21),
+     * F_b = Hw^-T F; v_W = Qw Hw^-1 */
+    if (z1) {
+        double *Mi = T, *Cx = U; /* Mi = M Hw^-1 (z1 x z1), Cx = C - M Hw^-1 H21 */
+        for (int j = 0; j < z1; j++)
+            for (int i = 0; i < z1; i++) {
+                double s = 0;
+                for (int c = 0; c < z1; c++) s += lin->M[i + (size_t)c * z1] * Hi[c + (size_t)(z0 + j) * z1];
+                Mi[i + (size_t)j * z1] = s;
+            }
+        for (int j = 0; j < z0; j++)
+            for (int i = 0; i < z1; i++) {
+                double s = lin->Cd[i + (size_t)j * z1];
+                for (int c = 0; c < z1; c++) s -= Mi[i + (size_t)c * z1] * H21[c + (size_t)j * z1];
+                Cx[i + (size_t)j * z1] = s;
+            }
+        /* K' = K - Cx Hw^-1 H21 = K + Cx Hi_S (Hi_S = -Hw^-1 H21) */
+        for (int j = 0; j < z0; j++)
+            for (int i = 0; i < z1; i++) {
+                double s = lin->K[i + (size_t)j * z1];
+                for (int c = 0; c < z1; c++) s += Cx[i + (size_t)c * z1] * Hi[c + (size_t)j * z1];
+                Y[i + (size_t)j * z1] = s;
+            }
+        /* right factors Hw^-1: M' = Mi, C' = Cx Hw^-1 */
+        memcpy(lin->K, Y, (size_t)z1 * z0 * sizeof *Y);
+        memcpy(lin->M, Mi, (size_t)z1 * z1 * sizeof *Mi);
+        for (int j = 0; j < z1; j++)
+            for (int i = 0; i < z1; i++) {
+                double s = 0;
+                for (int c = 0; c < z1; c++) s += Cx[i + (size_t)c * z1] * Hi[c + (size_t)(z0 + j) * z1];
+                lin->Cd[i + (size_t)j * z1] = s;
+            }
+        /* left factor Hw^-T on M', C', K', F */
+        rc = mbla_dlu_solve(hl, 'T', z1, lin->M, z1, st);
+        if (!rc) rc = mbla_dlu_solve(hl, 'T', z1, lin->Cd, z1, st);
+        if (!rc && z0) rc = mbla_dlu_solve(hl, 'T', z0, lin->K, z1, st);
+        if (!rc && nr) rc = mbla_dlu_solve(hl, 'T', nr, lin->F, z1, st);
+        if (rc) goto done;
+        /* v_W = Qw_ref Hw^-1 */
+        for (int j = 0; j < z1; j++)
+            for (int i = 0; i < n; i++) {
+                double s = 0;
+                for (int c = 0; c < z1; c++) s += K.Qw[i + (size_t)c * n] * Hi[c + (size_t)(z0 + j) * z1];
+                lin->v_W[i + (size_t)j * n] = s;
+            }
+    }
+done:
+    mbl_rkin_free(&K);
+    mbla_dlu_free(luv), mbla_dlu_free(hl);
+    mbl_free(dv), mbl_free(H21), mbl_free(Hw), mbl_free(Hi), mbl_free(T), mbl_free(U), mbl_free(Y);
+    return rc;
+}

@@ -272,14 +272,14 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
 {
     int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, r = 0, rc;
     mbl_blocks B;
-    mbl_rstates rs, rw;
+    mbl_rstates rs, rw, us;
     mbl_linear *lin = NULL;
     int *rows = NULL;
     double *usv = NULL, *buf = NULL;
     char sel[sizeof lin->selection];
     fd_ctx c;
     memset(&c, 0, sizeof c);
-    memset(&rs, 0, sizeof rs), memset(&rw, 0, sizeof rw);
+    memset(&rs, 0, sizeof rs), memset(&rw, 0, sizeof rw), memset(&us, 0, sizeof us);
     *out = NULL;
     rc = mbl_require_dense(md, opt, "fd", st);
     if (rc) return rc;
@@ -294,6 +294,15 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
                                "the reduced equations in independent coordinates do not exist", st);
     if (!rc) rc = mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
     if (rc) goto done;
+    int frozen = mbl_states_frozen(md, pt, rs.W, rs.z0, rs.z1); /* speeds at a point with motion */
+    if (frozen) {
+        us = rs;
+        if (mbl_rstates_rates(md, &B, &us, &rs)) {
+            memset(&rs, 0, sizeof rs);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
     int nX = md->nX, nZ = md->nZ;
     int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1 + nX, Nk = n + m + k + nX + nZ, rowsD = nx + ny, colsD = nx + nr;
     size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
@@ -421,7 +430,9 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
      * eps cond([Phi_q; P]); differencing divides them by h */
     err = fmax(err, DBL_EPSILON * fmax(1.0, lin->cond) / h * mbla_norm1(nx, nx, lin->A, nx));
     lin->err_est = err;
-    if (mbl_lin_state_names(md, lin, &rs)) {
+    if (frozen) rc = mbl_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
+    if (rc) goto done;
+    if (mbl_lin_state_names(md, lin, frozen ? &us : &rs)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -434,7 +445,7 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
 done:
     rw.S = rw.W = NULL;
     mbl_blocks_free(&B);
-    mbl_rstates_free(&rs), mbl_rstates_free(&rw);
+    mbl_rstates_free(&rs), mbl_rstates_free(&rw), mbl_rstates_free(&us);
     mbl_free(rows), mbl_free(usv), mbl_free(buf);
     mbl_linear_free(lin);
     return rc;

@@ -149,6 +149,20 @@ int mbl_multipliers_reactions_only(const mbl_model *md);
 int mbl_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *ts, const mbl_rstates *us,
                       double rcond_min, mbl_linear *lin, mbl_status *st);
 
+/* Generalized speeds at a point with motion (docs/linearization.md): velocity states W = w(q, v)
+ * that are not the position states' rates S' make the linearized equations time-varying in
+ * (S, W) when their map from (S, S') moves along the motion (a spinning body's body-frame transverse
+ * rates turn with the spin): the instantaneous Jacobian in (S, W) then has no modal meaning. The
+ * linear model is taken in (S, S', X) instead and changed to (S, W, X) by the constant map H at the
+ * point (W = H21 S + Hw S'): A = H A_ref H^-1, B = H B_ref, C = C_ref H^-1, M, C, K likewise.
+ * mbl_states_frozen: 1 when that applies (a point with motion, holonomic, z0 == z1, some W a user
+ * velocity state). mbl_rstates_rates: ref = the states S with W = S' (rows filled at B's point).
+ * mbl_frozen_change: lin (in ref's states) changed to us's. */
+int mbl_states_frozen(const mbl_model *md, const mbl_point *pt, const mbl_state_ref *W, int z0, int z1);
+int mbl_rstates_rates(const mbl_model *md, const mbl_blocks *B, const mbl_rstates *us, mbl_rstates *ref);
+int mbl_frozen_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *us, const mbl_rstates *ref,
+                      double rcond_min, mbl_linear *lin, mbl_status *st);
+
 /* 1 when the point has nonzero velocities or accelerations (not an equilibrium): there the
  * spectrum of a linearization depends on the states chosen. */
 int mbl_point_moving(const mbl_point *pt);

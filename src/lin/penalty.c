@@ -500,7 +500,15 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     if (moving && r == m) {
         char sel[sizeof lin->selection];
         mbl_status st2;
-        if (!mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, &st2) && rs.z0 == n - r && rs.z1 == n - r - md->k) {
+        int ok = !mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, &st2);
+        if (ok && mbl_states_frozen(md, pt, rs.W, rs.z0, rs.z1)) {
+            /* speeds: the coordinates (S, S', ...) in which a steady motion stays steady (mbl_states_frozen) */
+            mbl_rstates us = rs;
+            ok = !mbl_rstates_rates(md, &B, &us, &rs);
+            if (!ok) memset(&rs, 0, sizeof rs);
+            mbl_rstates_free(&us);
+        }
+        if (ok && rs.z0 == n - r && rs.z1 == n - r - md->k) {
             tfv.rs = &rs, tfv.rows = rows, tfv.r = r;
             tf = &tfv;
         }

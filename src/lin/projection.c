@@ -48,7 +48,7 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
 {
     int n = md->n, m = md->m, k = md->k, r = 0, rc;
     mbl_blocks B;
-    mbl_rstates rs, ru;
+    mbl_rstates rs, ru, us;
     mbl_rkin kin;
     mbl_linear *lin = NULL;
     int *rows = NULL;
@@ -56,7 +56,7 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
            *Ji = NULL, *Pm = NULL, *u = NULL, *Kx = NULL, *dA = NULL;
     mbla_dlu *lu = NULL, *mlu = NULL;
     char sel[sizeof lin->selection];
-    memset(&rs, 0, sizeof rs), memset(&ru, 0, sizeof ru), memset(&kin, 0, sizeof kin);
+    memset(&rs, 0, sizeof rs), memset(&ru, 0, sizeof ru), memset(&kin, 0, sizeof kin), memset(&us, 0, sizeof us);
     *out = NULL;
     rc = mbl_require_dense(md, opt, "projection", st);
     if (rc) return rc;
@@ -75,6 +75,15 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
                                "no velocity transformation R of fixed size exists", st);
     if (!rc) rc = mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
     if (rc) goto done;
+    int frozen = mbl_states_frozen(md, pt, rs.W, rs.z0, rs.z1); /* speeds at a point with motion */
+    if (frozen) {
+        us = rs;
+        if (mbl_rstates_rates(md, &B, &us, &rs)) {
+            memset(&rs, 0, sizeof rs);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
     int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1;
     size_t nn = (size_t)n * n;
     size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
@@ -104,7 +113,8 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         /* forces (or ode rows) of the multipliers: the multipliers are part of the physics and R^T
          * cannot remove them; their perturbations are solved with the full linearized rows */
         rc = mbl_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
-        if (!rc && mbl_lin_state_names(md, lin, &rs)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc && frozen) rc = mbl_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
+        if (!rc && mbl_lin_state_names(md, lin, frozen ? &us : &rs)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         if (rc) goto done;
         snprintf(lin->notes, sizeof lin->notes,
                  "velocity transformation R (%d x %d); the model's forces or ode rows use the multipliers, so R^T does "
@@ -175,19 +185,22 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
             mbla_gemm('N', 'N', md->ny, z0, n, 1.0, B.Ya, md->ny, dA, n, 1.0, lin->C, md->ny, NULL);
         }
     }
-    if (mbl_lin_state_names(md, lin, &rs)) {
+    if (frozen) rc = mbl_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
+    if (rc) goto done;
+    if (mbl_lin_state_names(md, lin, frozen ? &us : &rs)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    snprintf(lin->notes, sizeof lin->notes, "velocity transformation R (%d x %d) and dR/dq from the constraint Hessian%s%s",
+    snprintf(lin->notes, sizeof lin->notes, "velocity transformation R (%d x %d) and dR/dq from the constraint Hessian%s%s%s",
              n, z1, k ? " and the non-holonomic rows" : "",
-             md->nX + md->nZ ? "; ode and implicit-variable rows solved with the projected equations" : "");
+             md->nX + md->nZ ? "; ode and implicit-variable rows solved with the projected equations" : "",
+             frozen ? "; point with motion: computed in the position states and their rates, changed to the speeds by the constant map at the point" : "");
     *out = lin;
     lin = NULL;
 done:
     ru.S = ru.W = NULL;
     mbl_blocks_free(&B);
-    mbl_rstates_free(&rs), mbl_rstates_free(&ru), mbl_rkin_free(&kin);
+    mbl_rstates_free(&rs), mbl_rstates_free(&ru), mbl_rkin_free(&kin), mbl_rstates_free(&us);
     mbl_free(rows), mbl_free(usv), mbl_free(jac), mbl_free(Rq0), mbl_free(Fv), mbl_free(zero), mbl_free(vv);
     mbl_free(J0), mbl_free(Ji), mbl_free(Pm), mbl_free(u), mbl_free(y), mbl_free(Kx), mbl_free(dA);
     mbla_dlu_free(lu);
