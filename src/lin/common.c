@@ -61,21 +61,39 @@ static int blocks_ext(const mbl_model *md, mbl_blocks *B, mbl_status *st)
 
 int mbl_multipliers_reactions_only(const mbl_model *md)
 {
-    int n = md->n, m = md->m, k = md->k, e1 = md->row0[MBL_ROW_EOM + 1], v1 = md->row0[MBL_ROW_VAR + 1];
+    int m = md->m, k = md->k, e1 = md->row0[MBL_ROW_EOM + 1], v1 = md->row0[MBL_ROW_VAR + 1];
     int bl = mbl_model_blk0(md, MBL_BLK_LAMBDA), bm = mbl_model_blk0(md, MBL_BLK_MU), bq = mbl_model_blk0(md, MBL_BLK_Q);
     int bv = mbl_model_blk0(md, MBL_BLK_V), p0 = md->row0[MBL_ROW_PHI], h0 = md->row0[MBL_ROW_NH];
-    for (int p = 0; p < md->jac.nz; p++) {
-        int row = md->jac.row[p], c = md->jac.col[p], mult = c >= bl && c < bm + k;
-        if (!mult || row >= v1) continue;
-        if (row >= e1) return 0; /* an ode or implicit-variable row uses a multiplier */
-        /* EOM row i, column lambda_j (mu_j): must be the node of d Phi_j / d q_i (d c_j / d v_i) */
-        int j = c < bm ? c - bl : c - bm, want_row = c < bm ? p0 + j : h0 + j, want_col = (c < bm ? bq : bv) + row, ok = 0;
-        for (int t = 0; t < md->jac.nz && !ok; t++)
-            ok = md->jac.row[t] == want_row && md->jac.col[t] == want_col && md->jac.node[t] == md->jac.node[p];
-        if (!ok) return 0;
+    /* the entries of the rows Phi (q columns) and c (v columns), by constraint: start[j]..start[j + 1] */
+    int *start = mbl_calloc((size_t)(m + k) + 2, sizeof *start), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
+    int ok = start && ent;
+    for (int pass = 0; ok && pass < 2; pass++) {
+        for (int p = 0; p < md->jac.nz; p++) {
+            int row = md->jac.row[p], c = md->jac.col[p], j = -1;
+            if (row >= p0 && row < p0 + m && c >= bq && c < bq + md->n) j = row - p0;
+            else if (row >= h0 && row < h0 + k && c >= bv && c < bv + md->n) j = m + row - h0;
+            if (j < 0) continue;
+            if (pass == 0) start[j + 2]++;
+            else ent[start[j + 1]++] = p;
+        }
+        if (pass == 0)
+            for (int j = 0; j < m + k; j++) start[j + 2] += start[j + 1];
     }
-    (void)n, (void)m;
-    return 1;
+    for (int p = 0; ok && p < md->jac.nz; p++) {
+        int row = md->jac.row[p], c = md->jac.col[p];
+        if (!(c >= bl && c < bm + k) || row >= v1) continue;
+        if (row >= e1) { /* an ode or implicit-variable row uses a multiplier */
+            ok = 0;
+            break;
+        }
+        /* EOM row i, column lambda_j (mu_j): must be the node of d Phi_j / d q_i (d c_j / d v_i) */
+        int j = c < bm ? c - bl : m + c - bm, want = (c < bm ? bq : bv) + row, found = 0;
+        for (int t = start[j]; t < start[j + 1] && !found; t++)
+            found = md->jac.col[ent[t]] == want && md->jac.node[ent[t]] == md->jac.node[p];
+        ok = found;
+    }
+    mbl_free(start), mbl_free(ent);
+    return ok;
 }
 
 int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl_status *st)
