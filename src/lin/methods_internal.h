@@ -128,6 +128,12 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *r
  * [Ga' Ha'] = ([Ga Ha] - Qw' L_x) H^-1, Ra' = Ra - Qw' L_u (at a point with motion the states'
  * second derivatives enter through L and H21); then M, C, K are projected with Qw' from the full
  * matrices as in mbl_reduce (no products that cancel on stiff models). Rq is B->Rq. */
+/* The kinematic part of mbl_reduce: Jc = [Phi_q(rows); P], Jv = [Phi_q(rows); A_nh; Pw] (factored:
+ * *luv, with the row scales dv), the sensitivities K (the caller frees them with mbl_rkin_free and
+ * *luv with mbla_dlu_free), *cond the larger of the two scaled condition estimates. */
+int mbl_reduce_kin(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, double rcond_min, mbl_rkin *K,
+                   mbla_dlu **luv, double *dv, double *cond, mbl_status *st);
+
 /* The dynamic part of a reduction of a model with Eq. 10 features (B->ext), from the kinematic
  * sensitivities kin of mbl_reduce (in the states rs, r == m independent constraint rows): the
  * linearized dynamic rows [R; d; zeq] (EOM, ode, implicit variables) with da = Qw dW' + Ga dS +

@@ -512,8 +512,8 @@ os.unlink(name)
 
 # --- issue 13: every method takes ode states, implicit variables and forces of multipliers; body
 # angular velocities of a spinning rotor give the whirl of the Euler-parameter rates ---
-for f, nphys in (("examples/cart_pd_controller.yaml", 5), ("examples/dc_motor_pendulum.yaml", 3),
-                 ("examples/arm_friction_of_reaction.yaml", 3), ("examples/mech/rigid_rotor_body_speeds.yaml", 12)):
+for f, nphys in (("examples/ode/cart_pd_controller.yaml", 5), ("examples/ode/dc_motor_pendulum.yaml", 3),
+                 ("examples/ode/arm_friction_of_reaction.yaml", 3), ("examples/speeds/rigid_rotor_body_speeds.yaml", 12)):
     rc, out, err = run("compare", f, "--json")
     c = {m["method"]: m for m in json.loads(out)["methods"]} if rc == 0 else {}
     ok = rc == 0 and len(c) == 7
@@ -524,7 +524,7 @@ for f, nphys in (("examples/cart_pd_controller.yaml", 5), ("examples/dc_motor_pe
         if k != "penalty":
             ok = ok and m.get("user_states") and m["states"] == c["augmented"]["states"]
     check(ok, "compare on %s: every method with the user's states (penalty its own) within tolerance" % f)
-rc, out, err = run("linearize", "examples/mech/rigid_rotor_body_speeds.yaml", "--json")
+rc, out, err = run("linearize", "examples/speeds/rigid_rotor_body_speeds.yaml", "--json")
 d = json.loads(out) if rc == 0 else {}
 w = sorted(abs(e["im"]) for e in d.get("eigenvalues", []))
 kc, Id, Ip, W = 2 * 1e5 * 0.25 ** 2, 1.5, 0.6, 50.0
