@@ -644,8 +644,8 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
 
 /* Choose the states at pt, fix the pattern of the augmented matrix and analyse it; evaluate and
  * factor at pt. */
-static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_lin_work **out,
-                        mbl_linear **linout, mbl_status *st)
+static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_state_ref *Sg,
+                        int zg, mbl_lin_work **out, mbl_linear **linout, mbl_status *st)
 {
     int n = md->n, nr = md->nr, ny = md->ny, nus = md->nus, nuvs = md->nuvs;
     mbl_linear *lin = NULL, tmp;
@@ -659,7 +659,16 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     int N = w->N, rc = mbl_eval_init(md, &w->ev, st);
     if (!rc) rc = mbl_eval_at(md, pt, &w->ev, st);
     memset(&tmp, 0, sizeof tmp);
-    if (!rc) rc = mbl_select_states(md, &w->ev, opt, &tmp, &w->S, &w->z0, &w->W, &w->z1, st);
+    if (!rc && Sg) { /* given position states, their rates as the velocity states (see mbl_states_frozen) */
+        w->S = mbl_calloc((size_t)zg + 1, sizeof *w->S);
+        w->W = mbl_calloc((size_t)zg + 1, sizeof *w->W);
+        if (!w->S || !w->W) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int i = 0; !rc && i < zg; i++) w->S[i] = Sg[i], w->W[i].kind = MBL_SREF_SDOT, w->W[i].index = i;
+        w->z0 = w->z1 = zg;
+        snprintf(tmp.selection, sizeof tmp.selection, "the position states and their rates");
+    } else if (!rc) {
+        rc = mbl_select_states(md, &w->ev, opt, &tmp, &w->S, &w->z0, &w->W, &w->z1, st);
+    }
     if (rc) goto fail;
     int z0 = w->z0, z1 = w->z1, nX = md->nX, nx = z0 + z1 + nX;
     if (md->nF + nx != N) {
@@ -826,7 +835,7 @@ int mbl_lin_work_new(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
     double need = mbl_lin_dense_bytes(md, pt, "augmented"), budget = mbl_lin_mem_budget(opt);
     int rc = need > budget ? mbl_lin_refuse_memory("mbl_lin_work_new: the dense linear model", need, budget,
                                                    "sweeps have no partial-spectrum path", st)
-                           : work_prepare(md, pt, opt, out, lin, st);
+                           : work_prepare(md, pt, opt, NULL, 0, out, lin, st);
     if (rc) mbl_error_prefix(st, "%s", md->file);
     return rc;
 }
@@ -886,11 +895,79 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
     return finish(w, lin, st);
 }
 
+/* Generalized speeds at a point with motion (mbl_states_frozen): the linear model in the position
+ * states and their rates, changed to the speeds by the constant map at the point (dense: the map
+ * needs the kinematic sensitivities of common.c; above dense_n_max the instantaneous Jacobian is
+ * kept and the notes say so). lin (the speeds' linearization) receives the changed matrices. */
+static int aug_frozen(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_lin_work *w,
+                      mbl_linear *lin, mbl_status *st)
+{
+    int n = md->n, z0 = w->z0, z1 = w->z1, r = 0, rc;
+    size_t l = strlen(lin->notes);
+    if (n > opt->dense_n_max) {
+        snprintf(lin->notes + l, sizeof lin->notes - l,
+                 "%spoint with motion: the instantaneous Jacobian in the speeds (n above dense_n_max; its spectrum "
+                 "may differ from that of the position states' rates)",
+                 l ? "; " : "");
+        return 0;
+    }
+    mbl_lin_work *w2 = NULL;
+    mbl_linear *ref = NULL;
+    mbl_blocks B;
+    mbl_rstates us, rf;
+    int *rows = NULL;
+    memset(&B, 0, sizeof B), memset(&us, 0, sizeof us), memset(&rf, 0, sizeof rf);
+    rc = work_prepare(md, pt, opt, w->S, z0, &w2, &ref, st);
+    if (!rc) rc = mbl_blocks_init(md, pt, &B, st);
+    if (rc) goto done;
+    rows = mbl_calloc((size_t)md->m + 1, sizeof *rows);
+    us.S = mbl_calloc((size_t)z0 + 1, sizeof *us.S);
+    us.W = mbl_calloc((size_t)z1 + 1, sizeof *us.W);
+    if (!rows || !us.S || !us.W || mbl_rstates_alloc(&us, n, z0, z1)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    memcpy(us.S, w->S, (size_t)z0 * sizeof *us.S);
+    memcpy(us.W, w->W, (size_t)z1 * sizeof *us.W);
+    mbl_rstates_rows(md, &us, B.ev.us + 3 * md->nus + 2 * md->nuvs);
+    rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
+    if (!rc && mbl_rstates_rates(md, &B, &us, &rf)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) rc = mbl_frozen_change(&B, rows, r, &us, &rf, opt->rcond_min, ref, st);
+    if (rc) goto done;
+    int nx = lin->nx, nu = lin->nu, ny = lin->ny;
+    memcpy(lin->A, ref->A, (size_t)nx * nx * sizeof *lin->A);
+    memcpy(lin->B, ref->B, (size_t)nx * nu * sizeof *lin->B);
+    memcpy(lin->C, ref->C, (size_t)ny * nx * sizeof *lin->C);
+    memcpy(lin->D, ref->D, (size_t)ny * nu * sizeof *lin->D);
+    memcpy(lin->M, ref->M, (size_t)z1 * z1 * sizeof *lin->M);
+    memcpy(lin->Cd, ref->Cd, (size_t)z1 * z1 * sizeof *lin->Cd);
+    memcpy(lin->K, ref->K, (size_t)z1 * z0 * sizeof *lin->K);
+    memcpy(lin->F, ref->F, (size_t)z1 * nu * sizeof *lin->F);
+    memcpy(lin->q_S, ref->q_S, (size_t)n * z0 * sizeof *lin->q_S);
+    memcpy(lin->v_W, ref->v_W, (size_t)n * z1 * sizeof *lin->v_W);
+    snprintf(lin->notes + l, sizeof lin->notes - l,
+             "%spoint with motion: computed in the position states and their rates, changed to the speeds by the "
+             "constant map at the point",
+             l ? "; " : "");
+done:
+    mbl_lin_work_free(w2);
+    mbl_linear_free(ref);
+    mbl_blocks_free(&B);
+    mbl_rstates_free(&us), mbl_rstates_free(&rf);
+    mbl_free(rows);
+    return rc;
+}
+
 int mbl_lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                       mbl_status *st)
 {
     mbl_lin_work *w = NULL;
-    int rc = work_prepare(md, pt, opt, &w, out, st);
+    int rc = work_prepare(md, pt, opt, NULL, 0, &w, out, st);
+    if (!rc && mbl_states_frozen(md, pt, w->W, w->z0, w->z1)) rc = aug_frozen(md, pt, opt, w, *out, st);
+    if (rc) {
+        mbl_linear_free(*out);
+        *out = NULL;
+    }
     mbl_lin_work_free(w);
     return rc;
 }

@@ -28,8 +28,72 @@ void mbl_blocks_free(mbl_blocks *B)
     mbl_free(B->Nv), mbl_free(B->Nq), mbl_free(B->Ndv), mbl_free(B->Ndq), mbl_free(B->Ndr);
     mbl_free(B->Ya), mbl_free(B->Yv), mbl_free(B->Yq), mbl_free(B->Yr);
     mbl_free(B->Ylam), mbl_free(B->Ymu);
+    mbl_free(B->Ea), mbl_free(B->El), mbl_free(B->Em), mbl_free(B->Ev), mbl_free(B->Eq), mbl_free(B->Exd);
+    mbl_free(B->Ez), mbl_free(B->Ex), mbl_free(B->Er), mbl_free(B->Yxd), mbl_free(B->Yz), mbl_free(B->Yx);
     mbl_eval_free(&B->ev);
     memset(B, 0, sizeof *B);
+}
+
+/* The Eq. 10 blocks of B (see mbl_blocks): the dynamic rows [R; d; zeq] against every unknown block. */
+static int blocks_ext(const mbl_model *md, mbl_blocks *B, mbl_status *st)
+{
+    int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, nX = md->nX, nZ = md->nZ;
+    int ne = n + nX + nZ, e0 = md->row0[MBL_ROW_EOM], e1 = md->row0[MBL_ROW_VAR + 1];
+    B->ext = 1, B->nX = nX, B->nZ = nZ, B->ne = ne;
+    size_t nen = (size_t)ne * (size_t)n;
+    NEW(B->Ea, nen), NEW(B->El, (size_t)ne * m), NEW(B->Em, (size_t)ne * k), NEW(B->Ev, nen), NEW(B->Eq, nen);
+    NEW(B->Exd, (size_t)ne * nX), NEW(B->Ez, (size_t)ne * nZ), NEW(B->Ex, (size_t)ne * nX), NEW(B->Er, (size_t)ne * nr);
+    NEW(B->Yxd, (size_t)ny * nX), NEW(B->Yz, (size_t)ny * nZ), NEW(B->Yx, (size_t)ny * nX);
+    if (!B->Ea || !B->El || !B->Em || !B->Ev || !B->Eq || !B->Exd || !B->Ez || !B->Ex || !B->Er || !B->Yxd || !B->Yz ||
+        !B->Yx) {
+        mbl_blocks_free(B);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    const double *x = B->ev.jac, *yv = B->ev.y + ny;
+    const int blk[9] = {MBL_BLK_A, MBL_BLK_LAMBDA, MBL_BLK_MU, MBL_BLK_V, MBL_BLK_Q, MBL_BLK_XD, MBL_BLK_Z, MBL_BLK_X, MBL_BLK_R};
+    double *out[9] = {B->Ea, B->El, B->Em, B->Ev, B->Eq, B->Exd, B->Ez, B->Ex, B->Er};
+    for (int b = 0; b < 9; b++) mbl_sjac_dense(md, &md->jac, x, e0, e1, blk[b], out[b]);
+    mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_XD, B->Yxd);
+    mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_Z, B->Yz);
+    mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_X, B->Yx);
+    return 0;
+}
+
+int mbl_multipliers_reactions_only(const mbl_model *md)
+{
+    int m = md->m, k = md->k, e1 = md->row0[MBL_ROW_EOM + 1], v1 = md->row0[MBL_ROW_VAR + 1];
+    int bl = mbl_model_blk0(md, MBL_BLK_LAMBDA), bm = mbl_model_blk0(md, MBL_BLK_MU), bq = mbl_model_blk0(md, MBL_BLK_Q);
+    int bv = mbl_model_blk0(md, MBL_BLK_V), p0 = md->row0[MBL_ROW_PHI], h0 = md->row0[MBL_ROW_NH];
+    /* the entries of the rows Phi (q columns) and c (v columns), by constraint: start[j]..start[j + 1] */
+    int *start = mbl_calloc((size_t)(m + k) + 2, sizeof *start), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
+    int ok = start && ent;
+    for (int pass = 0; ok && pass < 2; pass++) {
+        for (int p = 0; p < md->jac.nz; p++) {
+            int row = md->jac.row[p], c = md->jac.col[p], j = -1;
+            if (row >= p0 && row < p0 + m && c >= bq && c < bq + md->n) j = row - p0;
+            else if (row >= h0 && row < h0 + k && c >= bv && c < bv + md->n) j = m + row - h0;
+            if (j < 0) continue;
+            if (pass == 0) start[j + 2]++;
+            else ent[start[j + 1]++] = p;
+        }
+        if (pass == 0)
+            for (int j = 0; j < m + k; j++) start[j + 2] += start[j + 1];
+    }
+    for (int p = 0; ok && p < md->jac.nz; p++) {
+        int row = md->jac.row[p], c = md->jac.col[p];
+        if (!(c >= bl && c < bm + k) || row >= v1) continue;
+        if (row >= e1) { /* an ode or implicit-variable row uses a multiplier */
+            ok = 0;
+            break;
+        }
+        /* EOM row i, column lambda_j (mu_j): must be the node of d Phi_j / d q_i (d c_j / d v_i) */
+        int j = c < bm ? c - bl : m + c - bm, want = (c < bm ? bq : bv) + row, found = 0;
+        for (int t = start[j]; t < start[j + 1] && !found; t++)
+            found = md->jac.col[ent[t]] == want && md->jac.node[ent[t]] == md->jac.node[p];
+        ok = found;
+    }
+    mbl_free(start), mbl_free(ent);
+    return ok;
 }
 
 int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl_status *st)
@@ -85,7 +149,7 @@ int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_R, B->Yr);
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_LAMBDA, B->Ylam);
     mbl_sjac_dense(md, &md->yjac, yv, 0, ny, MBL_BLK_MU, B->Ymu);
-    return 0;
+    return md->ext ? blocks_ext(md, B, st) : 0;
 }
 
 int mbl_outputs_use(const mbl_model *md, int blk)
@@ -99,7 +163,9 @@ int mbl_outputs_use(const mbl_model *md, int blk)
 int mbl_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *v, const double *lam,
                         const double *mu, double *jac, mbl_eval *ev, mbl_status *st)
 {
-    mbl_model_fill_syms(md, pt->t, pt->q, v, pt->vdot, lam, mu, pt->r, ev->syms);
+    mbl_point p = *pt; /* the point's X, der(X) and Z kept */
+    p.v = (double *)v, p.lambda = (double *)lam, p.mu = (double *)mu;
+    mbl_model_fill_syms_pt(md, &p, ev->syms);
     int rc = mblx_tape_eval(md->tape_jac, ev->syms, jac, ev->work, st);
     if (rc) return mbl_model_eval_error(md, ev->syms, "evaluating the model Jacobian", st);
     return 0;
@@ -275,6 +341,7 @@ int mbl_lin_state_names(const mbl_model *md, mbl_linear *lin, const mbl_rstates 
         else if (w->kind == MBL_SREF_COORD) lin->state_names[z0 + i] = mbl_name_join("der(", md->qname[w->index]);
         else lin->state_names[z0 + i] = lin->state_names[w->index] ? mbl_name_join("der(", lin->state_names[w->index]) : NULL;
     }
+    for (int i = 0; i < lin->zx && i < md->nX; i++) lin->state_names[z0 + rs->z1 + i] = mbl_name_join(md->xname[i], NULL);
     for (int j = 0; j < lin->nu; j++) lin->input_names[j] = mbl_name_join(md->rname[j], NULL);
     for (int j = 0; j < lin->ny; j++) lin->output_names[j] = mbl_name_join(md->yname[j], NULL);
     for (int i = 0; i < lin->nx; i++) bad |= !lin->state_names[i];
@@ -392,7 +459,7 @@ static int reduce_multiplier_outputs(const mbl_blocks *B, const mbla_dlu *lu, co
 }
 
 /* The kinematic part of mbl_reduce: Jc, Jv (factored, *luv with row scales dv), the sensitivities K. */
-static int reduce_kin(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, double rcond_min,
+int mbl_reduce_kin(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, double rcond_min,
                       mbl_rkin *K, mbla_dlu **luv, double *dv, double *cond, mbl_status *st)
 {
     int n = B->n, m = B->m, k = B->k, nr = B->nr, z0 = rs->z0, z1 = rs->z1, rc = 0;
@@ -562,8 +629,9 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *r
     double *dv = mbl_calloc((size_t)n + 1, sizeof *dv);
     if (Jv_lu_out) *Jv_lu_out = NULL;
     if (!dv) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    int rc = reduce_kin(B, rows, r, rs, rcond_min, &K, &luv, dv, &lin->cond, st);
-    if (!rc) rc = reduce_finish(B, rows, r, rs, &K, Rq_use, luv, dv, lin, st);
+    int rc = mbl_reduce_kin(B, rows, r, rs, rcond_min, &K, &luv, dv, &lin->cond, st);
+    if (!rc) rc = B->ext ? mbl_reduce_finish_ext(B, r, rs, &K, Rq_use, NULL, rcond_min, lin, st)
+                         : reduce_finish(B, rows, r, rs, &K, Rq_use, luv, dv, lin, st);
     if (!rc && Jv_lu_out) { /* the caller solves with Jv itself: factor the unscaled rows (exact) */
         double *Jv = mbl_calloc((size_t)n * n + 1, sizeof *Jv);
         if (!Jv) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -610,7 +678,7 @@ int mbl_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rst
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = reduce_kin(B, rows, r, ts, rcond_min, &K, &luv, dv, &cond, st);
+    rc = mbl_reduce_kin(B, rows, r, ts, rcond_min, &K, &luv, dv, &cond, st);
     if (rc) goto done;
     /* G = P Qs, H21 = Pw Vs + Wq Qs, Hw = Pw Qw, L = [Pw Ga + Wd_v Vs + Wd_q Qs, Pw Ha + Wd_v Qw, Pw Ra] */
     if (z0) mbla_gemm('N', 'N', z0, z0, n, 1.0, us->P, z0, K.Qs, n, 0.0, G, z0, NULL);
@@ -654,7 +722,8 @@ int mbl_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rst
     if (!rc) rc = right_solve(hl, n, z1, K.Ha, w, st);
     if (!rc && z1 && z0) mbla_gemm('N', 'N', n, z0, z1, -1.0, K.Ha, n, H21, z1, 1.0, K.Ga, n, NULL);
     if (!rc) rc = right_solve(gl, n, z0, K.Ga, w, st);
-    if (!rc) rc = reduce_finish(B, rows, r, us, &K, NULL, luv, dv, lin, st);
+    if (!rc) rc = B->ext ? mbl_reduce_finish_ext(B, r, us, &K, NULL, NULL, rcond_min, lin, st)
+                         : reduce_finish(B, rows, r, us, &K, NULL, luv, dv, lin, st);
     if (!rc) lin->cond = cond / fmin(rg, rh);
 done:
     mbl_rkin_free(&K);
@@ -670,6 +739,7 @@ int mbl_lin_set_names(const mbl_model *md, mbl_linear *lin, char *const *pos)
         lin->state_names[i] = mbl_name_join(pos[i], NULL);
         if (i < lin->z1) lin->state_names[z + i] = mbl_name_join("der(", pos[i]);
     }
+    for (int i = 0; i < lin->zx && i < md->nX; i++) lin->state_names[z + lin->z1 + i] = mbl_name_join(md->xname[i], NULL);
     for (int j = 0; j < lin->nu; j++) lin->input_names[j] = mbl_name_join(md->rname[j], NULL);
     for (int j = 0; j < lin->ny; j++) lin->output_names[j] = mbl_name_join(md->yname[j], NULL);
     for (int i = 0; i < lin->nx; i++) bad |= !lin->state_names[i];

@@ -31,9 +31,10 @@ typedef struct fd_ctx {
     const mbl_model *md;
     const mbl_point *pt;
     mbl_rstates *rw; /* rows of the states at the iterates (S, W borrowed from the selection) */
-    int n, m, k, z0, z1, nr, ny, maxit, usoff;
+    int n, m, k, z0, z1, nX, nZ, nr, ny, maxit, usoff;
     double tol;
     double *q, *v, *a, *lam, *mu, *r, *F, *jac, *K, *rhs, *y, *Pq, *us;
+    double *X, *Xd, *Z; /* ode states (from x), their derivatives and the implicit variables */
     mbl_eval *ev;
 } fd_ctx;
 
@@ -55,10 +56,74 @@ static void fd_jac_rows(fd_ctx *c, int vel)
     }
 }
 
+static int fd_evaluate(fd_ctx *c, mbl_status *st);
+
+/* the symbol values of the current iterate (with X, der(X) and Z) */
+static void fd_fill(fd_ctx *c)
+{
+    mbl_point p = *c->pt;
+    p.q = c->q, p.v = c->v, p.vdot = c->a, p.lambda = c->lam, p.mu = c->mu, p.r = c->r;
+    p.X = c->X, p.Xdot = c->Xd, p.Z = c->Z;
+    mbl_model_fill_syms_pt(c->md, &p, c->ev->syms);
+}
+
+/* Eq. 10 models: (vdot, lambda, mu, der(X), Z) by Newton on [R; d; zeq; Phi''; c'] (forces of the
+ * multipliers and implicit equations make it nonlinear), from the operating point's values; it stops
+ * at a step of a few ulps or when the steps stop shrinking (the rounding floor). */
+static int fd_dynamics_ext(fd_ctx *c, mbl_status *st)
+{
+    const mbl_model *md = c->md;
+    int n = c->n, m = c->m, k = c->k, nX = c->nX, nZ = c->nZ, N = n + m + k + nX + nZ, rc = 0;
+    const mbl_point *pt = c->pt;
+    memcpy(c->a, pt->vdot, (size_t)n * sizeof *c->a);
+    if (m) memcpy(c->lam, pt->lambda, (size_t)m * sizeof *c->lam);
+    if (k) memcpy(c->mu, pt->mu, (size_t)k * sizeof *c->mu);
+    if (nX) memcpy(c->Xd, pt->Xdot, (size_t)nX * sizeof *c->Xd);
+    if (nZ) memcpy(c->Z, pt->Z, (size_t)nZ * sizeof *c->Z);
+    /* rows: EOM, ode, implicit variables (contiguous from 0), Phi'', c'; unknowns a, lambda, mu, Xd, Z */
+    int e1 = md->row0[MBL_ROW_VAR + 1], d0 = md->row0[MBL_ROW_PHIDD], hd0 = md->row0[MBL_ROW_NHD];
+    int ja = mbl_model_blk0(md, MBL_BLK_A), jl = mbl_model_blk0(md, MBL_BLK_LAMBDA), jm = mbl_model_blk0(md, MBL_BLK_MU);
+    int jxd = mbl_model_blk0(md, MBL_BLK_XD), jz = mbl_model_blk0(md, MBL_BLK_Z);
+    double *blk[5] = {c->a, c->lam, c->mu, c->Xd, c->Z};
+    int len[5] = {n, m, k, nX, nZ}, col0[5] = {ja, jl, jm, jxd, jz}, u0[5] = {0, n, n + m, n + m + k, n + m + k + nX};
+    double prev = INFINITY;
+    for (int it = 0;; it++) {
+        rc = fd_evaluate(c, st);
+        if (rc) return rc;
+        double *KK = c->K;
+        memset(KK, 0, (size_t)N * N * sizeof *KK);
+        for (int p = 0; p < md->jac.nz; p++) {
+            int row = md->jac.row[p], col = md->jac.col[p];
+            int ri = row < e1 ? row : row >= d0 && row < d0 + m ? e1 + row - d0 : row >= hd0 && row < hd0 + k ? e1 + m + row - hd0 : -1;
+            if (ri < 0) continue;
+            for (int b = 0; b < 5; b++)
+                if (col >= col0[b] && col < col0[b] + len[b]) KK[ri + (size_t)(u0[b] + col - col0[b]) * N] += c->jac[p];
+        }
+        for (int i = 0; i < e1; i++) c->rhs[i] = -c->F[i];
+        for (int i = 0; i < m; i++) c->rhs[e1 + i] = -c->F[d0 + i];
+        for (int i = 0; i < k; i++) c->rhs[e1 + m + i] = -c->F[hd0 + i];
+        rc = mbla_lu_solve(N, 1, KK, N, c->rhs, N, st);
+        if (rc) return rc;
+        double step = 0;
+        for (int b = 0; b < 5; b++) {
+            double sc = 0, d = 0;
+            for (int i = 0; i < len[b]; i++) blk[b][i] += c->rhs[u0[b] + i], sc = fmax(sc, fabs(blk[b][i]));
+            for (int i = 0; i < len[b]; i++) d = fmax(d, fabs(c->rhs[u0[b] + i]));
+            step = fmax(step, sc > 0 ? d / sc : d);
+        }
+        if (step <= FD_NEWTON_ULPS * DBL_EPSILON || (it >= 2 && step >= 0.5 * prev)) break;
+        if (it >= c->maxit)
+            return mbl_error(st, MBL_ENOCONV,
+                             "fd: the accelerations, multipliers, der(X) and Z did not converge (Newton step %.3g)", step);
+        prev = step;
+    }
+    return fd_evaluate(c, st);
+}
+
 static int fd_evaluate(fd_ctx *c, mbl_status *st)
 {
     const mbl_model *md = c->md;
-    mbl_model_fill_syms(md, c->pt->t, c->q, c->v, c->a, c->lam, c->mu, c->r, c->ev->syms);
+    fd_fill(c);
     int rc = mblx_tape_eval(md->tape_F, c->ev->syms, c->F, c->ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_jac, c->ev->syms, c->jac, c->ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
@@ -71,6 +136,7 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
 {
     const mbl_model *md = c->md;
     int n = c->n, m = c->m, k = c->k, z0 = c->z0, z1 = c->z1, rc = 0, N = n + m + k;
+    if (c->nX) memcpy(c->X, x + z0 + z1, (size_t)c->nX * sizeof *c->X);
     int p0 = md->row0[MBL_ROW_PHI], e0 = md->row0[MBL_ROW_EOM], d0 = md->row0[MBL_ROW_PHIDD];
     int v0 = md->row0[MBL_ROW_PHID], h0 = md->row0[MBL_ROW_NH], hd0 = md->row0[MBL_ROW_NHD];
     memcpy(c->q, c->pt->q, (size_t)n * sizeof *c->q);
@@ -111,6 +177,11 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
         if (it >= 1 && dvn <= FD_NEWTON_ULPS * DBL_EPSILON * vn) break;
         if (it >= c->maxit) return mbl_error(st, MBL_ENOCONV, "fd: the velocity constraints did not converge");
     }
+    if (md->ext) {
+        rc = fd_dynamics_ext(c, st);
+        if (rc) return rc;
+        goto states;
+    }
     /* accelerations and multipliers: R(a, lam, mu), Phi''(a) and c'(a) are linear in (a, lam, mu) */
     double *KK = c->K; /* reuse: needs N x N */
     memset(KK, 0, (size_t)N * N * sizeof *KK);
@@ -134,7 +205,8 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
     memcpy(c->a, c->rhs, (size_t)n * sizeof *c->a);
     memcpy(c->lam, c->rhs + n, (size_t)m * sizeof *c->lam);
     memcpy(c->mu, c->rhs + n + m, (size_t)k * sizeof *c->mu);
-    mbl_model_fill_syms(md, c->pt->t, c->q, c->v, c->a, c->lam, c->mu, c->r, c->ev->syms);
+    fd_fill(c);
+states:
     if (md->nus || md->nuvs) {
         rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
         if (rc) return rc;
@@ -153,6 +225,7 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
         }
         out[z0 + i] = val;
     }
+    for (int i = 0; i < c->nX; i++) out[z0 + z1 + i] = c->Xd[i]; /* X' */
     if (c->ny) {
         rc = mblx_tape_eval(md->tape_y, c->ev->syms, c->y, c->ev->work, st);
         if (rc) return rc;
@@ -165,7 +238,7 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
 static int fd_diff(fd_ctx *c, const double *x0, const double *u0, double h, double *D, double *x, double *u,
                    double *fp, double *fm, mbl_status *st)
 {
-    int nx = c->z0 + c->z1, nr = c->nr, ny = c->ny, rows = nx + ny;
+    int nx = c->z0 + c->z1 + c->nX, nr = c->nr, ny = c->ny, rows = nx + ny;
     for (int j = 0; j < nx + nr; j++) {
         memcpy(x, x0, (size_t)nx * sizeof *x);
         memcpy(u, u0, (size_t)nr * sizeof *u);
@@ -199,14 +272,14 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
 {
     int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, r = 0, rc;
     mbl_blocks B;
-    mbl_rstates rs, rw;
+    mbl_rstates rs, rw, us;
     mbl_linear *lin = NULL;
     int *rows = NULL;
     double *usv = NULL, *buf = NULL;
     char sel[sizeof lin->selection];
     fd_ctx c;
     memset(&c, 0, sizeof c);
-    memset(&rs, 0, sizeof rs), memset(&rw, 0, sizeof rw);
+    memset(&rs, 0, sizeof rs), memset(&rw, 0, sizeof rw), memset(&us, 0, sizeof us);
     *out = NULL;
     rc = mbl_require_dense(md, opt, "fd", st);
     if (rc) return rc;
@@ -221,13 +294,23 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
                                "the reduced equations in independent coordinates do not exist", st);
     if (!rc) rc = mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
     if (rc) goto done;
-    int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1, Nk = n + m + k, rowsD = nx + ny, colsD = nx + nr;
+    int frozen = mbl_states_frozen(md, pt, rs.W, rs.z0, rs.z1); /* speeds at a point with motion */
+    if (frozen) {
+        us = rs;
+        if (mbl_rstates_rates(md, &B, &us, &rs)) {
+            memset(&rs, 0, sizeof rs);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
+    int nX = md->nX, nZ = md->nZ;
+    int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1 + nX, Nk = n + m + k + nX + nZ, rowsD = nx + ny, colsD = nx + nr;
     size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
     usv = mbl_calloc(nusv, sizeof *usv);
-    lin = mbl_linear_alloc(n, z0, z1, nr, ny);
-    size_t nb = 6 * (size_t)n + 2 * (size_t)(m + k) + (size_t)md->nF + (size_t)md->jac.nz + (size_t)Nk * Nk + (size_t)Nk +
+    lin = mbl_linear_alloc_x(n, z0, z1, nX, nr, ny);
+    size_t nb = 2 * (size_t)nX + (size_t)nZ + 6 * (size_t)n + 2 * (size_t)(m + k) + (size_t)md->nF + (size_t)md->jac.nz + (size_t)Nk * Nk + (size_t)Nk +
                 (size_t)ny + (size_t)(m + k) * n + 3 * (size_t)rowsD * colsD + 4 * (size_t)(nx + nr + ny) +
-                4 * (size_t)nx + 2 * (size_t)nx * nx + 16;
+                4 * (size_t)nx + 2 * (size_t)nx * nx + 24;
     buf = mbl_calloc(nb, sizeof *buf);
     if (!usv || !lin || !buf || mbl_rstates_alloc(&rw, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -243,7 +326,7 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     double *p = buf;
     /* c.P: workspace for dS/dq at the Newton iterates (Pd is no longer needed) */
     c.md = md, c.pt = pt, c.rw = &rw, c.us = usv, c.usoff = usoff;
-    c.n = n, c.m = m, c.k = k, c.z0 = z0, c.z1 = z1, c.nr = nr, c.ny = ny, c.maxit = FD_NEWTON_MAXIT;
+    c.n = n, c.m = m, c.k = k, c.z0 = z0, c.z1 = z1, c.nX = nX, c.nZ = nZ, c.nr = nr, c.ny = ny, c.maxit = FD_NEWTON_MAXIT;
     c.ev = &B.ev;
     c.q = p, p += n + 1;
     c.v = p, p += n + 1;
@@ -257,6 +340,12 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     c.rhs = p, p += Nk + 1;
     c.y = p, p += ny + 1;
     c.Pq = p, p += (size_t)(m > k ? m : k) * n + 1;
+    c.X = p, p += nX + 1;
+    c.Xd = p, p += nX + 1;
+    c.Z = p, p += nZ + 1;
+    if (nX) memcpy(c.X, pt->X, (size_t)nX * sizeof *c.X);
+    if (nX) memcpy(c.Xd, pt->Xdot, (size_t)nX * sizeof *c.Xd);
+    if (nZ) memcpy(c.Z, pt->Z, (size_t)nZ * sizeof *c.Z);
     double *D1 = p;
     p += (size_t)rowsD * colsD;
     double *D2 = p;
@@ -286,6 +375,7 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     c.tol = FD_NEWTON_ULPS * DBL_EPSILON * qs;
     for (int i = 0; i < z0; i++) x0[i] = mbl_rstates_S(md, &rs, i, B.ev.us, pt->q);
     for (int i = 0; i < z1; i++) x0[z0 + i] = mbl_rstates_W(md, &rs, i, B.ev.us, pt->v);
+    for (int i = 0; i < nX; i++) x0[z0 + z1 + i] = pt->X[i];
     /* step selection: differences at h, h/2, h/4; the pair of consecutive steps that agree best
      * (truncation dominates at large steps, rounding at small ones) is used */
     double h = opt->fd_step;
@@ -340,7 +430,9 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
      * eps cond([Phi_q; P]); differencing divides them by h */
     err = fmax(err, DBL_EPSILON * fmax(1.0, lin->cond) / h * mbla_norm1(nx, nx, lin->A, nx));
     lin->err_est = err;
-    if (mbl_lin_state_names(md, lin, &rs)) {
+    if (frozen) rc = mbl_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
+    if (rc) goto done;
+    if (mbl_lin_state_names(md, lin, frozen ? &us : &rs)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -353,7 +445,7 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
 done:
     rw.S = rw.W = NULL;
     mbl_blocks_free(&B);
-    mbl_rstates_free(&rs), mbl_rstates_free(&rw);
+    mbl_rstates_free(&rs), mbl_rstates_free(&rw), mbl_rstates_free(&us);
     mbl_free(rows), mbl_free(usv), mbl_free(buf);
     mbl_linear_free(lin);
     return rc;

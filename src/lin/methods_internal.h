@@ -19,6 +19,13 @@ typedef struct mbl_blocks {
     double *Nv, *Nq, *Ndv, *Ndq, *Ndr;     /* k x n (four), k x nr */
     double *Ya, *Yv, *Yq, *Yr;             /* ny x n, ny x n, ny x n, ny x nr */
     double *Ylam, *Ymu;                    /* ny x m, ny x k: outputs of the multipliers (lambda(c), mu(c)) */
+    /* models with source 000 Eq. 10 features (md->ext: ode states X, implicit variables Z, forces of
+     * multipliers): ext = 1 and the dense Jacobian of the ne = n + nX + nZ dynamic rows [R; d; zeq]
+     * (EOM, ode, implicit variables) with respect to every unknown block, and the outputs' X, der(X)
+     * and Z columns; NULL otherwise */
+    int ext, nX, nZ, ne;
+    double *Ea, *El, *Em, *Ev, *Eq, *Exd, *Ez, *Ex, *Er; /* ne x (n, m, k, n, n, nX, nZ, nX, nr) */
+    double *Yxd, *Yz, *Yx;                 /* ny x (nX, nZ, nX) */
     mbl_eval ev;
 } mbl_blocks;
 
@@ -121,7 +128,45 @@ int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *r
  * [Ga' Ha'] = ([Ga Ha] - Qw' L_x) H^-1, Ra' = Ra - Qw' L_u (at a point with motion the states'
  * second derivatives enter through L and H21); then M, C, K are projected with Qw' from the full
  * matrices as in mbl_reduce (no products that cancel on stiff models). Rq is B->Rq. */
+/* The kinematic part of mbl_reduce: Jc = [Phi_q(rows); P], Jv = [Phi_q(rows); A_nh; Pw] (factored:
+ * *luv, with the row scales dv), the sensitivities K (the caller frees them with mbl_rkin_free and
+ * *luv with mbla_dlu_free), *cond the larger of the two scaled condition estimates. */
+int mbl_reduce_kin(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, double rcond_min, mbl_rkin *K,
+                   mbla_dlu **luv, double *dv, double *cond, mbl_status *st);
+
+/* The dynamic part of a reduction of a model with Eq. 10 features (B->ext), from the kinematic
+ * sensitivities kin of mbl_reduce (in the states rs, r == m independent constraint rows): the
+ * linearized dynamic rows [R; d; zeq] (EOM, ode, implicit variables) with da = Qw dW' + Ga dS +
+ * Ha dW + Ra dr, dv = Vs dS + Qw dW, dq = Qs dS are solved for (dW', dlambda, dmu, der(dX), dZ)
+ * per column of [S, W, X, r] (a square system: n + nX + nZ equations and unknowns), so forces,
+ * ode rows and outputs may depend on the multipliers, der(X) and Z. x = [S; W; X]: A, B, C, D as
+ * augmented's; M-hat = Qw^T M Qw, C-hat = -M-hat dW'/dW, K-hat = -M-hat dW'/dS, F = M-hat dW'/dr
+ * (source 000 Eq. 29-30 with X held, as augmented). With Rq_use (projection) the EOM rows are
+ * projected on Qw instead (the multipliers eliminated; needs forces free of multipliers and ode and
+ * implicit-variable rows free of them, else MBL_EMODEL), their q columns are Rq_use and Kx (z1 x z0,
+ * may be NULL) is added to the projected rows' S columns. lin has zx = nX. */
+int mbl_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, const mbl_rkin *K, const double *Rq_use,
+                          const double *Kx, double rcond_min, mbl_linear *lin, mbl_status *st);
+/* 1 when the model's multipliers enter its dynamic rows only as the reactions Phi_q^T lambda +
+ * A_nh^T mu (structurally: the EOM rows' multiplier columns are the constraint Jacobian's nodes,
+ * and neither the ode nor the implicit-variable rows use them). */
+int mbl_multipliers_reactions_only(const mbl_model *md);
+
 int mbl_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *ts, const mbl_rstates *us,
+                      double rcond_min, mbl_linear *lin, mbl_status *st);
+
+/* Generalized speeds at a point with motion (docs/linearization.md): velocity states W = w(q, v)
+ * that are not the position states' rates S' make the linearized equations time-varying in
+ * (S, W) when their map from (S, S') moves along the motion (a spinning body's body-frame transverse
+ * rates turn with the spin): the instantaneous Jacobian in (S, W) then has no modal meaning. The
+ * linear model is taken in (S, S', X) instead and changed to (S, W, X) by the constant map H at the
+ * point (W = H21 S + Hw S'): A = H A_ref H^-1, B = H B_ref, C = C_ref H^-1, M, C, K likewise.
+ * mbl_states_frozen: 1 when that applies (a point with motion, holonomic, z0 == z1, some W a user
+ * velocity state). mbl_rstates_rates: ref = the states S with W = S' (rows filled at B's point).
+ * mbl_frozen_change: lin (in ref's states) changed to us's. */
+int mbl_states_frozen(const mbl_model *md, const mbl_point *pt, const mbl_state_ref *W, int z0, int z1);
+int mbl_rstates_rates(const mbl_model *md, const mbl_blocks *B, const mbl_rstates *us, mbl_rstates *ref);
+int mbl_frozen_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *us, const mbl_rstates *ref,
                       double rcond_min, mbl_linear *lin, mbl_status *st);
 
 /* 1 when the point has nonzero velocities or accelerations (not an equilibrium): there the

@@ -36,12 +36,12 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     int n = md->n, m = md->m, k = md->k, r = 0, rc, sparse = 0;
     mbl_blocks B;
     mbl_linear *lin = NULL;
-    mbl_rstates ts, us;
+    mbl_rstates ts, us, ref;
     int *rows = NULL, *piv = NULL;
     double *Q = NULL, *Qv = NULL, *Nsp = NULL, *X = NULL;
     char **names = NULL, *nbuf = NULL;
     mbla_csc *Pc = NULL;
-    memset(&ts, 0, sizeof ts), memset(&us, 0, sizeof us);
+    memset(&ts, 0, sizeof ts), memset(&us, 0, sizeof us), memset(&ref, 0, sizeof ref);
     *out = NULL;
     rc = mbl_require_dense(md, opt, "nullspace", st);
     if (rc) return rc;
@@ -99,7 +99,7 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     }
     names = mbl_calloc((size_t)z0 + 1, sizeof *names);
     nbuf = mbl_calloc((size_t)z0 * 16 + 1, 1);
-    lin = mbl_linear_alloc(n, z0, z1, md->nr, md->ny);
+    lin = mbl_linear_alloc_x(n, z0, z1, md->nX, md->nr, md->ny);
     if (!names || !nbuf || !lin || mbl_rstates_alloc(&ts, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
@@ -117,8 +117,14 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     char sel[sizeof lin->selection];
     mbl_status st2;
     int user = r == m && !mbl_lin_states(md, &B, opt, &us, sel, sizeof sel, &st2) && us.z0 == z0 && us.z1 == z1;
-    rc = user ? mbl_reduce_change(&B, rows, r, &ts, &us, opt->rcond_min, lin, st)
+    int frozen = user && mbl_states_frozen(md, pt, us.W, us.z0, us.z1); /* speeds at a point with motion */
+    if (frozen && mbl_rstates_rates(md, &B, &us, &ref)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = user ? mbl_reduce_change(&B, rows, r, &ts, frozen ? &ref : &us, opt->rcond_min, lin, st)
               : mbl_reduce(&B, rows, r, &ts, NULL, opt->rcond_min, lin, NULL, NULL, st);
+    if (!rc && frozen) rc = mbl_frozen_change(&B, rows, r, &us, &ref, opt->rcond_min, lin, st);
     if (rc) goto done;
     if (user) {
         if (mbl_lin_state_names(md, lin, &us)) {
@@ -137,6 +143,7 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
                 snprintf(b, sizeof b, "w%d", i + 1);
                 lin->state_names[z0 + i] = mbl_name_join(b, NULL);
             }
+            for (int i = 0; i < md->nX; i++) lin->state_names[z0 + z1 + i] = mbl_name_join(md->xname[i], NULL);
             for (int j = 0; j < lin->nu; j++) lin->input_names[j] = mbl_name_join(md->rname[j], NULL);
             for (int j = 0; j < lin->ny; j++) lin->output_names[j] = mbl_name_join(md->yname[j], NULL);
             int bad = 0;
@@ -154,13 +161,16 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     }
     snprintf(lin->notes, sizeof lin->notes, "rank(Phi_q) = %d of %d constraints%s; %d tangent coordinates%s%s", r, m,
              r < m ? " (singular configuration: minimum-norm multipliers)" : "", z0,
-             user ? ", changed to the user's states" : "",
+             user ? (frozen ? ", changed to the user's states (speeds at a point with motion: through the position "
+                              "states' rates, by the constant map at the point)"
+                            : ", changed to the user's states")
+                  : "",
              !user && m > 0 && mbl_point_moving(pt) ? MBL_MOVING_NOTE : "");
     *out = lin;
     lin = NULL;
 done:
     mbl_blocks_free(&B);
-    mbl_rstates_free(&ts), mbl_rstates_free(&us);
+    mbl_rstates_free(&ts), mbl_rstates_free(&us), mbl_rstates_free(&ref);
     mbl_free(rows), mbl_free(piv), mbl_free(Q), mbl_free(Qv), mbl_free(X), mbl_free(Nsp), mbl_free(names), mbl_free(nbuf);
     mbla_csc_free(Pc);
     mbl_linear_free(lin);

@@ -20,11 +20,11 @@ int mbl_lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
 {
     int n = md->n, m = md->m, r = 0, rc;
     mbl_blocks B;
-    mbl_rstates rs;
+    mbl_rstates rs, us;
     mbl_linear *lin = NULL;
     int *rows = NULL;
     char sel[sizeof lin->selection];
-    memset(&rs, 0, sizeof rs);
+    memset(&rs, 0, sizeof rs), memset(&us, 0, sizeof us);
     *out = NULL;
     rc = mbl_require_dense(md, opt, "partition", st);
     if (rc) return rc;
@@ -38,7 +38,16 @@ int mbl_lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     rc = mbl_require_full_rank(&B, opt->rank_tol, rows, &r, "partition", "no coordinate partition exists", st);
     if (!rc) rc = mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
     if (rc) goto done;
-    lin = mbl_linear_alloc(n, rs.z0, rs.z1, md->nr, md->ny);
+    int frozen = mbl_states_frozen(md, pt, rs.W, rs.z0, rs.z1); /* speeds at a point with motion */
+    if (frozen) {
+        us = rs;
+        if (mbl_rstates_rates(md, &B, &us, &rs)) {
+            memset(&rs, 0, sizeof rs);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
+    lin = mbl_linear_alloc_x(n, rs.z0, rs.z1, md->nX, md->nr, md->ny);
     if (!lin) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
@@ -46,18 +55,19 @@ int mbl_lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     memcpy(lin->selection, sel, sizeof sel);
     snprintf(lin->method, sizeof lin->method, "partition");
     rc = mbl_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
+    if (!rc && frozen) rc = mbl_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
     if (rc) goto done;
-    if (mbl_lin_state_names(md, lin, &rs)) {
+    if (mbl_lin_state_names(md, lin, frozen ? &us : &rs)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
     snprintf(lin->notes, sizeof lin->notes, "rank(Phi_q) = %d, %d non-holonomic; condition of [Phi_q; dS/dq] and "
-             "[Phi_q; A_nh; dW/dv] %.3g", r, md->k, lin->cond);
+             "[Phi_q; A_nh; dW/dv] %.3g%s", r, md->k, lin->cond, frozen ? "; point with motion: computed in the position states and their rates, changed to the speeds by the constant map at the point" : "");
     *out = lin;
     lin = NULL;
 done:
     mbl_blocks_free(&B);
-    mbl_rstates_free(&rs);
+    mbl_rstates_free(&rs), mbl_rstates_free(&us);
     mbl_free(rows);
     mbl_linear_free(lin);
     return rc;

@@ -90,6 +90,73 @@ static void pen_mck(const mbl_blocks *B, double alpha, double xi, double om, dou
         }
 }
 
+/* Eq. 10 models (B->ext): the penalty ODE in x = [q; v; X] with the implicit variables Z
+ * eliminated. The multipliers enter the dynamic rows [R; d; zeq] through their Jacobians El, Em
+ * (forces of multipliers included), so with dlambda = alpha (Phi_q da + (dPhi''/dv + 2 xi omega
+ * Phi_q) dv + (dPhi''/dq + 2 xi omega dPhi'/dq + omega^2 Phi_q) dq) and dmu likewise
+ *     [Mp Exd Ez] [dv'; dX'; dZ] = -[Kp Cp Ex] x - Er u,   Mp = Ea + alpha (El Phi_q + Em A_nh), ...
+ * (ne x ne, ne = n + nX + nZ). Sol ((n + nX + nZ) x (2n + nX + nr)) receives [dv'; dX'; dZ] per
+ * column of [q, v, X, u]; Mp, Cp, Kp (n x n) the EOM rows (may be NULL). */
+static int pen_explicit(const mbl_blocks *B, double alpha, double xi, double om, double *Sol, double *Mp, double *Cp,
+                        double *Kp, mbl_status *st)
+{
+    int n = B->n, m = B->m, k = B->k, nX = B->nX, nZ = B->nZ, ne = B->ne, nr = B->nr, Nd = 2 * n + nX, rc = 0;
+    double *S = mbl_calloc((size_t)ne * ne + 1, sizeof *S), *L = mbl_calloc((size_t)(m + k) * 3 * n + 1, sizeof *L);
+    double *P = mbl_calloc((size_t)ne * 3 * n + 1, sizeof *P);
+    if (!S || !L || !P) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    /* L = d[lambda; mu]/d[a, v, q] / alpha */
+    int mk = m + k;
+    for (int j = 0; j < n; j++) {
+        for (int a = 0; a < m; a++) {
+            size_t pa = a + (size_t)j * m;
+            L[a + (size_t)j * mk] = B->Pq[pa];
+            L[a + (size_t)(n + j) * mk] = B->Pddv[pa] + 2 * xi * om * B->Pq[pa];
+            L[a + (size_t)(2 * n + j) * mk] = B->Pddq[pa] + 2 * xi * om * B->Pdq[pa] + om * om * B->Pq[pa];
+        }
+        for (int a = 0; a < k; a++) {
+            size_t pa = a + (size_t)j * k;
+            L[m + a + (size_t)j * mk] = B->Nv[pa];
+            L[m + a + (size_t)(n + j) * mk] = B->Ndv[pa] + om * B->Nv[pa];
+            L[m + a + (size_t)(2 * n + j) * mk] = B->Ndq[pa] + om * B->Nq[pa];
+        }
+    }
+    /* P = [Ea Ev Eq] + alpha [El Em] L = [Mp Cp Kp] over all dynamic rows */
+    memcpy(P, B->Ea, (size_t)ne * n * sizeof *P);
+    memcpy(P + (size_t)ne * n, B->Ev, (size_t)ne * n * sizeof *P);
+    memcpy(P + (size_t)2 * ne * n, B->Eq, (size_t)ne * n * sizeof *P);
+    if (m) mbla_gemm('N', 'N', ne, 3 * n, m, alpha, B->El, ne, L, mk, 1.0, P, ne, NULL);
+    if (k) mbla_gemm('N', 'N', ne, 3 * n, k, alpha, B->Em, ne, L + m, mk, 1.0, P, ne, NULL);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+            if (Mp) Mp[i + (size_t)j * n] = P[i + (size_t)j * ne];
+            if (Cp) Cp[i + (size_t)j * n] = P[i + (size_t)(n + j) * ne];
+            if (Kp) Kp[i + (size_t)j * n] = P[i + (size_t)(2 * n + j) * ne];
+        }
+    /* S = [Mp Exd Ez]; right-hand sides -[Kp Cp Ex Er] */
+    memcpy(S, P, (size_t)ne * n * sizeof *S);
+    memcpy(S + (size_t)ne * n, B->Exd, (size_t)ne * nX * sizeof *S);
+    memcpy(S + (size_t)ne * (n + nX), B->Ez, (size_t)ne * nZ * sizeof *S);
+    for (int i = 0; i < ne; i++) {
+        for (int j = 0; j < n; j++) {
+            Sol[i + (size_t)j * ne] = -P[i + (size_t)(2 * n + j) * ne];
+            Sol[i + (size_t)(n + j) * ne] = -P[i + (size_t)(n + j) * ne];
+        }
+        for (int j = 0; j < nX; j++) Sol[i + (size_t)(2 * n + j) * ne] = -B->Ex[i + (size_t)j * ne];
+        for (int j = 0; j < nr; j++) Sol[i + (size_t)(Nd + j) * ne] = -B->Er[i + (size_t)j * ne];
+    }
+    rc = mbla_lu_solve(ne, Nd + nr, S, ne, Sol, ne, st);
+    if (rc == MBL_ESINGULAR)
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "penalty: the penalized equations do not determine (q'', der(X), Z) ([M + alpha El Phi_q, "
+                       "d/d der(X), d/dZ] is singular)");
+done:
+    mbl_free(S), mbl_free(L), mbl_free(P);
+    return rc;
+}
+
 /* The change of coordinates of a point with motion (see the opening comment). */
 typedef struct pen_tf {
     const mbl_rstates *rs;
@@ -97,7 +164,8 @@ typedef struct pen_tf {
     int r;
 } pen_tf;
 
-/* row i of out (ld N) from columns [X Y] (each nr x n, ld nr, row a); NULL = 0 */
+/* row i of out (ld N) from columns [X Y] (each nr x n, ld nr, row a); NULL = 0 (the X columns of
+ * an Eq. 10 model, beyond 2n, stay 0) */
 static void put_row(double *out, int N, int i, const double *X, const double *Y, int nr, int a, int n)
 {
     for (int c = 0; c < n; c++) {
@@ -106,21 +174,23 @@ static void put_row(double *out, int N, int i, const double *X, const double *Y,
     }
 }
 
-/* row i of out += [X a_q, X a_v] (X nr x n, row a; Ax = [a_q a_v] n x 2n) */
+/* row i of out += X [a_q, a_v, a_X] (X nr x n, row a; Ax = [a_q a_v a_X] n x N) */
 static void add_row_times(double *out, int N, int i, const double *X, int nr, int a, int n, const double *Ax)
 {
-    for (int c = 0; c < 2 * n; c++) {
+    for (int c = 0; c < N; c++) {
         double s = 0;
         for (int l = 0; l < n; l++) s += X[a + (size_t)l * nr] * Ax[l + (size_t)c * n];
         out[i + (size_t)c * N] += s;
     }
 }
 
-/* J_y = G H^-1 into A (2n x 2n) and H (2n x 2n, for mapping eigenvectors back) from the penalty
- * accelerations Ax = -Mp^-1 [Kp Cp] (n x 2n) */
-static int pen_transform(const mbl_blocks *B, const pen_tf *tf, const double *Ax, double *A, double *H, mbl_status *st)
+/* J_y = G H^-1 into A (N x N) and H (N x N, for mapping eigenvectors back) from the penalty
+ * accelerations Ax = -Mp^-1 [Kp Cp] (n x N); N = 2n + nX: an Eq. 10 model's ode states X keep
+ * their coordinates (rows X of H, rows JX = dX'/d[q, v, X] of G, nX x N, ld nX) */
+static int pen_transform(const mbl_blocks *B, const pen_tf *tf, const double *Ax, const double *JX, double *A,
+                         double *H, mbl_status *st)
 {
-    int n = B->n, m = B->m, k = B->k, N = 2 * n, r = tf->r;
+    int n = B->n, m = B->m, k = B->k, nX = B->ext ? B->nX : 0, N = 2 * n + nX, r = tf->r;
     const mbl_rstates *rs = tf->rs;
     int z0 = rs->z0, z1 = rs->z1;
     double *G = mbl_calloc((size_t)N * N + 1, sizeof *G), *Ht = mbl_calloc((size_t)N * N + 1, sizeof *Ht);
@@ -151,6 +221,10 @@ static int pen_transform(const mbl_blocks *B, const pen_tf *tf, const double *Ax
         put_row(H, N, i, B->Nq, B->Nv, k, a, n);
         put_row(G, N, i, B->Ndq, B->Ndv, k, a, n);
         add_row_times(G, N, i, B->Nv, k, a, n, Ax);
+    }
+    for (int a = 0; a < nX; a++, i++) {
+        H[i + (size_t)(2 * n + a) * N] = 1.0;
+        for (int c = 0; c < N; c++) G[i + (size_t)c * N] = JX[a + (size_t)c * nX];
     }
     /* A^T = H^-T G^T */
     for (int a = 0; a < N; a++)
@@ -213,7 +287,7 @@ static int pen_eigs(const mbl_blocks *B, const pen_tf *tf, double alpha, double 
                     double *wi, int *spur, double *vre, double *vim, double *maxviol_phys, double *minviol_spur,
                     double *round_err, mbl_status *st)
 {
-    int n = B->n, m = B->m, N = 2 * n, rc = 0;
+    int n = B->n, m = B->m, nX = B->ext ? B->nX : 0, N = 2 * n + nX, rc = 0;
     size_t NN = (size_t)N * N;
     double *Mp = mbl_calloc((size_t)n * n + 1, sizeof *Mp), *Cp = mbl_calloc((size_t)n * n + 1, sizeof *Cp);
     double *Kp = mbl_calloc((size_t)n * n + 1, sizeof *Kp);
@@ -226,6 +300,27 @@ static int pen_eigs(const mbl_blocks *B, const pen_tf *tf, double alpha, double 
         goto done;
     }
 
+    double *Hm = NULL;
+    if (B->ext) { /* an Eq. 10 model: the explicit penalty ODE in [q; v; X] (pen_explicit), E = I */
+        int ne = B->ne;
+        double *Sol = mbl_calloc((size_t)ne * (N + B->nr) + 1, sizeof *Sol);
+        double *Ax = mbl_calloc((size_t)n * N + 1, sizeof *Ax), *JX = mbl_calloc((size_t)nX * N + 1, sizeof *JX);
+        if (!Sol || !Ax || !JX) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) rc = pen_explicit(B, alpha, xi, om, Sol, NULL, NULL, NULL, st);
+        for (int j = 0; !rc && j < N; j++) {
+            for (int i = 0; i < n; i++) Ax[i + (size_t)j * n] = A[n + i + (size_t)j * N] = Sol[i + (size_t)j * ne];
+            for (int i = 0; i < nX; i++) JX[i + (size_t)j * nX] = A[2 * n + i + (size_t)j * N] = Sol[n + i + (size_t)j * ne];
+        }
+        for (int i = 0; i < n; i++) A[i + (size_t)(n + i) * N] = 1.0;
+        for (int i = 0; i < N; i++) E[i + (size_t)i * N] = 1.0;
+        if (!rc && tf) {
+            Hm = mbl_calloc(NN + 1, sizeof *Hm);
+            if (!Hm) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            if (!rc) rc = pen_transform(B, tf, Ax, JX, A, Hm, st);
+        }
+        mbl_free(Sol), mbl_free(Ax), mbl_free(JX);
+        goto solve;
+    }
     pen_mck(B, alpha, xi, om, Mp, Cp, Kp);
     for (int i = 0; i < n; i++) {
         E[i + (size_t)i * N] = 1.0;
@@ -236,7 +331,6 @@ static int pen_eigs(const mbl_blocks *B, const pen_tf *tf, double alpha, double 
             A[n + i + (size_t)(n + j) * N] = -Cp[i + (size_t)j * n];
         }
     }
-    double *Hm = NULL;
     if (tf) { /* a point with motion: J_y = G H^-1 of the explicit ODE, eigenvectors mapped back */
         mbla_dlu *mlu = NULL;
         double *Ax = mbl_calloc((size_t)n * N + 1, sizeof *Ax);
@@ -246,11 +340,12 @@ static int pen_eigs(const mbl_blocks *B, const pen_tf *tf, double alpha, double 
         if (!rc) rc = mbla_dlu_new(n, Mp, n, &mlu, st);
         if (!rc) rc = mbla_dlu_solve(mlu, 'N', N, Ax, n, st);
         mbla_dlu_free(mlu);
-        if (!rc) rc = pen_transform(B, tf, Ax, A, Hm, st);
+        if (!rc) rc = pen_transform(B, tf, Ax, NULL, A, Hm, st);
         mbl_free(Ax);
         memset(E, 0, NN * sizeof *E);
         for (int i = 0; i < N; i++) E[i + (size_t)i * N] = 1.0;
     }
+solve:
     if (!rc) rc = mbla_ggev(N, A, N, E, N, ar, ai, be, NULL, 1, vre ? VR : NULL, N, st);
     if (!rc && vre) rc = pen_round(N, A, E, ar, ai, be, round_err, st);
     if (!rc && tf && vre) rc = mbla_lu_solve(N, N, Hm, N, VR, N, st); /* y -> (dq, dv) */
@@ -303,13 +398,18 @@ static int pen_eigs(const mbl_blocks *B, const pen_tf *tf, double alpha, double 
             }
             c3 += ur * ur + ui * ui;
         }
-        double den = nP * (sqrt(nq) + sqrt(nv));
+        double nxx = 0; /* an ode state's part (Eq. 10 models): violates no constraint */
+        for (int c = 2 * n; c < N; c++) {
+            double xr_ = xr[c], xi2 = xi_ ? xi_[c] : 0;
+            nxx += xr_ * xr_ + xi2 * xi2;
+        }
+        double den = nP * (sqrt(nq) + sqrt(nv) + sqrt(nxx));
         it[j].viol = be[j] > 0 && den > 0 ? (sqrt(c1) + sqrt(c2) + sqrt(c3)) / den : INFINITY;
         it[j].idx = j;
         spur[j] = 1;
     }
     qsort(it, (size_t)N, sizeof *it, cmp_viol);
-    int np = 2 * (n - r) - B->k;
+    int np = 2 * (n - r) - B->k + nX;
     for (int j = 0; j < np; j++) spur[it[j].idx] = 0;
     *maxviol_phys = np > 0 ? it[np - 1].viol : 0.0;
     *minviol_spur = np < N ? it[np].viol : INFINITY;
@@ -320,10 +420,48 @@ done:
 }
 
 
+/* The state-space form of the penalty ODE of an Eq. 10 model (pen_explicit): x = [q; v; X], A = [0 I 0;
+ * dv'/dx; dX'/dx], B likewise, C and D through (q'', der(X), Z); M, C, K the penalized EOM rows (X
+ * held), F = -dR/du. */
+static int pen_ss_ext(const mbl_blocks *B, double alpha, double xi, double om, mbl_linear *lin, mbl_status *st)
+{
+    int n = B->n, nX = B->nX, nZ = B->nZ, ne = B->ne, nr = B->nr, ny = B->ny, N = 2 * n + nX, nc = N + nr;
+    double *Sol = mbl_calloc((size_t)ne * nc + 1, sizeof *Sol), *Y = mbl_calloc((size_t)ny * nc + 1, sizeof *Y);
+    int rc = !Sol || !Y ? mbl_error(st, MBL_ENOMEM, "out of memory") : 0;
+    if (!rc) rc = pen_explicit(B, alpha, xi, om, Sol, lin->M, lin->Cd, lin->K, st);
+    if (rc) goto done;
+    for (size_t p = 0; p < (size_t)n * nr; p++) lin->F[p] = -B->Rr[p];
+    memset(lin->A, 0, (size_t)N * N * sizeof *lin->A);
+    for (int i = 0; i < n; i++) lin->A[i + (size_t)(n + i) * N] = 1.0;
+    for (int j = 0; j < nc; j++) {
+        double *dst = j < N ? lin->A + (size_t)j * N : lin->B + (size_t)(j - N) * N;
+        for (int i = 0; i < n + nX; i++) dst[n + i] = Sol[i + (size_t)j * ne];
+    }
+    /* y = Yq dq + Yv dv + Yx dX + Ya dv' + Yxd dX' + Yz dZ + Yr du */
+    if (ny) {
+        if (n) mbla_gemm('N', 'N', ny, nc, n, 1.0, B->Ya, ny, Sol, ne, 0.0, Y, ny, NULL);
+        if (nX) mbla_gemm('N', 'N', ny, nc, nX, 1.0, B->Yxd, ny, Sol + n, ne, 1.0, Y, ny, NULL);
+        if (nZ) mbla_gemm('N', 'N', ny, nc, nZ, 1.0, B->Yz, ny, Sol + n + nX, ne, 1.0, Y, ny, NULL);
+        for (int i = 0; i < ny; i++) {
+            for (int j = 0; j < n; j++) {
+                Y[i + (size_t)j * ny] += B->Yq[i + (size_t)j * ny];
+                Y[i + (size_t)(n + j) * ny] += B->Yv[i + (size_t)j * ny];
+            }
+            for (int j = 0; j < nX; j++) Y[i + (size_t)(2 * n + j) * ny] += B->Yx[i + (size_t)j * ny];
+            for (int j = 0; j < nr; j++) Y[i + (size_t)(N + j) * ny] += B->Yr[i + (size_t)j * ny];
+        }
+        memcpy(lin->C, Y, (size_t)ny * N * sizeof *Y);
+        memcpy(lin->D, Y + (size_t)ny * N, (size_t)ny * nr * sizeof *Y);
+    }
+done:
+    mbl_free(Sol), mbl_free(Y);
+    return rc;
+}
+
 int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                     mbl_status *st)
 {
-    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc, N = 2 * n;
+    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc, nX = md->ext ? md->nX : 0, N = 2 * n + nX;
     mbl_blocks B;
     mbl_rstates rs;
     mbl_linear *lin = NULL;
@@ -343,7 +481,7 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     rc = mbl_blocks_init(md, pt, &B, st);
     if (rc) return rc;
     rows = mbl_calloc((size_t)m + 1, sizeof *rows);
-    lin = mbl_linear_alloc(n, n, n, nr, ny);
+    lin = mbl_linear_alloc_x(n, n, n, nX, nr, ny);
     wr2 = mbl_calloc((size_t)N + 1, sizeof *wr2), wi2 = mbl_calloc((size_t)N + 1, sizeof *wi2);
     spur2 = mbl_calloc((size_t)N + 1, sizeof *spur2), rnd = mbl_calloc((size_t)N + 1, sizeof *rnd);
     Mp = mbl_calloc((size_t)n * n + 1, sizeof *Mp), Cp = mbl_calloc((size_t)n * n + 1, sizeof *Cp);
@@ -362,7 +500,15 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     if (moving && r == m) {
         char sel[sizeof lin->selection];
         mbl_status st2;
-        if (!mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, &st2) && rs.z0 == n - r && rs.z1 == n - r - md->k) {
+        int ok = !mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, &st2);
+        if (ok && mbl_states_frozen(md, pt, rs.W, rs.z0, rs.z1)) {
+            /* speeds: the coordinates (S, S', ...) in which a steady motion stays steady (mbl_states_frozen) */
+            mbl_rstates us = rs;
+            ok = !mbl_rstates_rates(md, &B, &us, &rs);
+            if (!ok) memset(&rs, 0, sizeof rs);
+            mbl_rstates_free(&us);
+        }
+        if (ok && rs.z0 == n - r && rs.z1 == n - r - md->k) {
             tfv.rs = &rs, tfv.rows = rows, tfv.r = r;
             tf = &tfv;
         }
@@ -398,6 +544,11 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
         if (!lin->eig_spurious[i]) round_max = fmax(round_max, rnd[i]);
     err = fmax(err, round_max);
     lin->err_est = err;
+    if (B.ext) {
+        rc = pen_ss_ext(&B, a1, opt->pen_xi, opt->pen_omega, lin, st);
+        if (rc) goto done;
+        goto names;
+    }
     /* the penalty ODE itself: states q, v; A = [0 I; -Mp^-1 Kp, -Mp^-1 Cp], B = [0; Mp^-1 F] */
     pen_mck(&B, a1, opt->pen_xi, opt->pen_omega, Mp, Cp, Kp);
     memcpy(lin->M, Mp, (size_t)n * n * sizeof *Mp);
@@ -434,16 +585,18 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
         mbla_gemm('N', 'N', ny, N, n, 1.0, B.Ya, ny, W, n, 1.0, lin->C, ny, NULL);
         if (nr) mbla_gemm('N', 'N', ny, nr, n, 1.0, B.Ya, ny, W + (size_t)N * n, n, 1.0, lin->D, ny, NULL);
     }
+names:
     for (int i = 0; i < n; i++) lin->q_S[i + (size_t)i * n] = lin->v_W[i + (size_t)i * n] = 1.0;
     if (mbl_lin_set_names(md, lin, md->qname)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    snprintf(lin->selection, sizeof lin->selection, "all coordinates (penalty ODE, source 001 Eq. 14)");
+    snprintf(lin->selection, sizeof lin->selection, "all coordinates%s (penalty ODE, source 001 Eq. 14)",
+             nX ? " and the ode states" : "");
     snprintf(lin->notes, sizeof lin->notes,
              "alpha %.3g, xi %.3g, omega %.3g; %d physical, %d spurious; largest physical violation %.2e, smallest "
              "spurious %.2e; error estimate %.2e (alpha / %.3g)%s",
-             a1, opt->pen_xi, opt->pen_omega, 2 * (n - r) - md->k, 2 * r + md->k, v1, s1, err, opt->pen_ratio,
+             a1, opt->pen_xi, opt->pen_omega, 2 * (n - r) - md->k + nX, 2 * r + md->k, v1, s1, err, opt->pen_ratio,
              tf ? "; point with motion: eigenvalues of the penalty ODE in the coordinates (user's states, constraint "
                   "values)"
                 : (md->nus > 0 || m > 0 || md->k > 0) && moving ? MBL_MOVING_NOTE : "");

@@ -48,7 +48,7 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
 {
     int n = md->n, m = md->m, k = md->k, r = 0, rc;
     mbl_blocks B;
-    mbl_rstates rs, ru;
+    mbl_rstates rs, ru, us;
     mbl_rkin kin;
     mbl_linear *lin = NULL;
     int *rows = NULL;
@@ -56,7 +56,7 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
            *Ji = NULL, *Pm = NULL, *u = NULL, *Kx = NULL, *dA = NULL;
     mbla_dlu *lu = NULL, *mlu = NULL;
     char sel[sizeof lin->selection];
-    memset(&rs, 0, sizeof rs), memset(&ru, 0, sizeof ru), memset(&kin, 0, sizeof kin);
+    memset(&rs, 0, sizeof rs), memset(&ru, 0, sizeof ru), memset(&kin, 0, sizeof kin), memset(&us, 0, sizeof us);
     *out = NULL;
     rc = mbl_require_dense(md, opt, "projection", st);
     if (rc) return rc;
@@ -75,6 +75,15 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
                                "no velocity transformation R of fixed size exists", st);
     if (!rc) rc = mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
     if (rc) goto done;
+    int frozen = mbl_states_frozen(md, pt, rs.W, rs.z0, rs.z1); /* speeds at a point with motion */
+    if (frozen) {
+        us = rs;
+        if (mbl_rstates_rates(md, &B, &us, &rs)) {
+            memset(&rs, 0, sizeof rs);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+    }
     int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1;
     size_t nn = (size_t)n * n;
     size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
@@ -90,7 +99,7 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     u = mbl_calloc((size_t)n + 1, sizeof *u);
     y = mbl_calloc((size_t)n + 1, sizeof *y);
     Kx = mbl_calloc((size_t)z1 * z0 + 1, sizeof *Kx);
-    lin = mbl_linear_alloc(n, z0, z1, md->nr, md->ny);
+    lin = mbl_linear_alloc_x(n, z0, z1, md->nX, md->nr, md->ny);
     if (!usv || !jac || !Rq0 || !Fv || !zero || !vv || !J0 || !Ji || !Pm || !u || !y || !Kx || !lin ||
         mbl_rstates_alloc(&ru, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -100,6 +109,22 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     memcpy(lin->selection, sel, sizeof sel);
     int usoff = 3 * md->nus + 2 * md->nuvs;
     snprintf(lin->method, sizeof lin->method, "projection");
+    if (md->ext && !mbl_multipliers_reactions_only(md)) {
+        /* forces (or ode rows) of the multipliers: the multipliers are part of the physics and R^T
+         * cannot remove them; their perturbations are solved with the full linearized rows */
+        rc = mbl_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
+        if (!rc && frozen) rc = mbl_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
+        if (!rc && mbl_lin_state_names(md, lin, frozen ? &us : &rs)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (rc) goto done;
+        snprintf(lin->notes, sizeof lin->notes,
+                 "velocity transformation R (%d x %d); the model's forces or ode rows use the multipliers, so R^T does "
+                 "not eliminate them: their perturbations are solved from the full linearized equations (source 000 "
+                 "Eq. 10c), dR/dq enters through the multipliers' geometric stiffness",
+                 n, z1);
+        *out = lin;
+        lin = NULL;
+        goto done;
+    }
     /* equations of motion without multipliers: dR/dq at lambda = mu = 0 and g = M q'' - f */
     rc = mbl_blocks_eval_jac(md, pt, pt->v, zero, zero, jac, &B.ev, st);
     if (rc) goto done;
@@ -138,8 +163,12 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
             Kx[j + (size_t)i * z1] = -s;
         }
     }
-    /* K-hat += Kx; A21 -= M-hat^-1 Kx; outputs through the accelerations */
-    if (z1 && z0) {
+    /* K-hat += Kx; A21 -= M-hat^-1 Kx; outputs through the accelerations (an Eq. 10 model: its
+     * projected rows solved again with Kx, the ode and implicit-variable rows coupled) */
+    if (B.ext) {
+        rc = mbl_reduce_finish_ext(&B, r, &rs, &kin, Rq0, Kx, opt->rcond_min, lin, st);
+        if (rc) goto done;
+    } else if (z1 && z0) {
         for (size_t p = 0; p < (size_t)z1 * z0; p++) lin->K[p] += Kx[p];
         rc = mbla_dlu_new(z1, lin->M, z1, &mlu, st);
         if (!rc) rc = mbla_dlu_solve(mlu, 'N', z0, Kx, z1, st);
@@ -156,18 +185,22 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
             mbla_gemm('N', 'N', md->ny, z0, n, 1.0, B.Ya, md->ny, dA, n, 1.0, lin->C, md->ny, NULL);
         }
     }
-    if (mbl_lin_state_names(md, lin, &rs)) {
+    if (frozen) rc = mbl_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
+    if (rc) goto done;
+    if (mbl_lin_state_names(md, lin, frozen ? &us : &rs)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    snprintf(lin->notes, sizeof lin->notes, "velocity transformation R (%d x %d) and dR/dq from the constraint Hessian%s",
-             n, z1, k ? " and the non-holonomic rows" : "");
+    snprintf(lin->notes, sizeof lin->notes, "velocity transformation R (%d x %d) and dR/dq from the constraint Hessian%s%s%s",
+             n, z1, k ? " and the non-holonomic rows" : "",
+             md->nX + md->nZ ? "; ode and implicit-variable rows solved with the projected equations" : "",
+             frozen ? "; point with motion: computed in the position states and their rates, changed to the speeds by the constant map at the point" : "");
     *out = lin;
     lin = NULL;
 done:
     ru.S = ru.W = NULL;
     mbl_blocks_free(&B);
-    mbl_rstates_free(&rs), mbl_rstates_free(&ru), mbl_rkin_free(&kin);
+    mbl_rstates_free(&rs), mbl_rstates_free(&ru), mbl_rkin_free(&kin), mbl_rstates_free(&us);
     mbl_free(rows), mbl_free(usv), mbl_free(jac), mbl_free(Rq0), mbl_free(Fv), mbl_free(zero), mbl_free(vv);
     mbl_free(J0), mbl_free(Ji), mbl_free(Pm), mbl_free(u), mbl_free(y), mbl_free(Kx), mbl_free(dA);
     mbla_dlu_free(lu);

@@ -3,6 +3,7 @@ list(APPEND MBLIN_SOURCES
   src/lin/augmented.c
   src/lin/methods.c
   src/lin/common.c
+  src/lin/reduce_ext.c
   src/lin/partition.c
   src/lin/nullspace.c
   src/lin/projection.c

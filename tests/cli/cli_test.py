@@ -436,9 +436,12 @@ for tail, code, needle in cases:
         d = json.loads(out) if rc == 0 else {}
         check(rc == 0 and d.get("ode_states") == ["i"] and d["operating_point"]["X"] == [2.5] and
               len(d["ss"]["A"]) == 3, "motor with an implicit current state: " + err)
-        rc, out, err = run("linearize", name, "--method", "partition")
-        check(one_line_error(rc, err, 1, "partition: the model has user ODE states (ode_states)"),
-              "partition refuses ode states in one line: " + err)
+        A = d["ss"]["A"]
+        rc, out, err = run("linearize", name, "--method", "partition", "--json")
+        p = json.loads(out) if rc == 0 else {}
+        check(rc == 0 and p["states"] == d["states"] and p.get("ode_states") == ["i"] and
+              max(abs(a - b) for ra, rb in zip(p["ss"]["A"], A) for a, b in zip(ra, rb)) <= 1e-12 * max(
+                  abs(a) for r in A for a in r), "partition takes ode states, A as augmented's: " + err)
     else:
         check(one_line_error(rc, err, 1, name + needle), "ode error %s: %s" % (needle, err))
     os.unlink(name)
@@ -506,6 +509,30 @@ rc, out, err = run("linearize", name)
 check(one_line_error(rc, err, 1, name + ":6:3: 'u2' in velocities is not a coordinate"),
       "bad second speed: one line, no double free: " + err)
 os.unlink(name)
+
+# --- issue 13: every method takes ode states, implicit variables and forces of multipliers; body
+# angular velocities of a spinning rotor give the whirl of the Euler-parameter rates ---
+for f, nphys in (("examples/ode/cart_pd_controller.yaml", 5), ("examples/ode/dc_motor_pendulum.yaml", 3),
+                 ("examples/ode/arm_friction_of_reaction.yaml", 3), ("examples/speeds/rigid_rotor_body_speeds.yaml", 12)):
+    rc, out, err = run("compare", f, "--json")
+    c = {m["method"]: m for m in json.loads(out)["methods"]} if rc == 0 else {}
+    ok = rc == 0 and len(c) == 7
+    for k in ("augmented", "partition", "nullspace", "projection", "fd", "penalty"):
+        m = c.get(k, {})
+        tol = max(10 * m.get("error_estimate", 0), 1e-9) if k in ("penalty", "fd") else 1e-9
+        ok = ok and m.get("ok") and m["physical_eigenvalues"] == nphys and m["max_rel_deviation"] <= tol
+        if k != "penalty":
+            ok = ok and m.get("user_states") and m["states"] == c["augmented"]["states"]
+    check(ok, "compare on %s: every method with the user's states (penalty its own) within tolerance" % f)
+rc, out, err = run("linearize", "examples/speeds/rigid_rotor_body_speeds.yaml", "--json")
+d = json.loads(out) if rc == 0 else {}
+w = sorted(abs(e["im"]) for e in d.get("eigenvalues", []))
+kc, Id, Ip, W = 2 * 1e5 * 0.25 ** 2, 1.5, 0.6, 50.0
+wf = (Ip * W + (Ip * Ip * W * W + 4 * Id * kc) ** 0.5) / (2 * Id)
+check(rc == 0 and len(w) == 12 and abs(w[-1] - wf) <= 1e-9 * wf and abs(w[2] - (wf - Ip * W / Id)) <= 1e-9 * wf
+      and "rotor_wx" in d["velocity_states"] and "point with motion" in d.get("notes", ""),
+      "rigid rotor with body speeds at the spin: forward %.6f, backward %.6f whirl (closed form %.6f, %.6f)"
+      % (w[-1] if w else 0, w[2] if len(w) > 2 else 0, wf, wf - Ip * W / Id))
 
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -273,14 +273,30 @@ TEST(arm_friction_of_reaction)
         }
         run_free(&r);
     }
-    /* the methods that do not take Eq. 10 models yet say so in one line */
-    run r;
-    mbl_status st;
-    CHECK(run_text(variants[0], "nullspace", &r, &st) == MBL_EARG);
-    CHECK_MSG(strstr(st.msg, "nullspace: the model has implicit variables (implicit_variables), which only augmented "
-                         "and descriptor take") && !strchr(st.msg, '\n'),
-              "%s", st.msg);
-    run_free(&r);
+    /* every method that reports the user's states gives the closed-form A (partition, nullspace,
+     * projection exactly; fd to its differences) */
+    const char *methods[4] = {"partition", "nullspace", "projection", "fd"};
+    for (int v = 0; v < 3; v++)
+        for (int i = 0; i < 4; i++) {
+            run r;
+            mbl_status st;
+            char buf[4096];
+            snprintf(buf, sizeof buf, "%s", variants[v]);
+            if (i == 2) { /* projection does not form the multipliers its outputs would need */
+                char *o = strstr(buf, "outputs:");
+                if (o) *o = '\0';
+            }
+            int rc = run_text(buf, methods[i], &r, &st);
+            CHECK_MSG(rc == 0, "variant %d, %s: %s", v, methods[i], st.msg);
+            if (!rc && v < 2) {
+                double E[4] = {0, 1, -(k / m - W * W), -2 * muf * W};
+                check_A(r.lin, 2, E, i == 3 ? 1e-7 : 1e-12);
+            } else if (!rc) {
+                double E[9] = {0, 1, 0, -(k / m - W * W), 0, -muf / m, 0, 2 * m * W / tau, -1 / tau};
+                check_A(r.lin, 3, E, i == 3 ? 1e-7 : 1e-12);
+            }
+            run_free(&r);
+        }
 }
 
 /* ---- the rod tension of a spherical pendulum (Cartesian x, y, z, rod x^2 + y^2 + z^2 = l^2,
@@ -413,6 +429,154 @@ TEST(descriptor_agrees)
     }
 }
 
+/* ---- every method on every Eq. 10 example against augmented: the reducing methods (partition,
+ * nullspace, projection, fd) report the user's states, so A, B, C, D, M, C, K and F agree with
+ * augmented's (exact ones to 1e-9 of each matrix's largest entry, fd to 1e-6); penalty and
+ * descriptor keep states of their own and their physical eigenvalues agree (descriptor to 1e-9,
+ * penalty within its error estimate). ---- */
+
+/* largest |a - b| over n entries, relative to max(1, max |b|) */
+static double mat_dev(int n, const double *a, const double *b)
+{
+    double d = 0, s = 1;
+    for (int i = 0; i < n; i++) s = fmax(s, fabs(b[i]));
+    for (int i = 0; i < n; i++) d = fmax(d, fabs(a[i] - b[i]));
+    return d / s;
+}
+
+/* physical eigenvalues of x against those of ref: the largest distance relative to the largest
+ * modulus; *count the physical ones of x */
+static double eig_dev(const mbl_modes *x, const mbl_modes *ref, int *count)
+{
+    double big = 1e-300, dev = 0;
+    *count = 0;
+    for (int i = 0; i < ref->nx; i++) big = fmax(big, hypot(ref->modes[i].re, ref->modes[i].im));
+    for (int i = 0; i < x->nx; i++) {
+        if (x->modes[i].spurious) continue;
+        (*count)++;
+        double best = INFINITY;
+        for (int j = 0; j < ref->nx; j++)
+            best = fmin(best, hypot(x->modes[i].re - ref->modes[j].re, x->modes[i].im - ref->modes[j].im));
+        dev = fmax(dev, best / big);
+    }
+    return dev;
+}
+
+TEST(every_method_agrees)
+{
+    static char tension[1024];
+    double tm = 1.3, tl = 0.8, tg = 9.81, th0 = 0.6, tW = sqrt(tg / (tl * cos(th0)));
+    snprintf(tension, sizeof tension,
+             "model: dae\n"
+             "parameters: {m: %.17g, l: %.17g, g: %.17g}\n"
+             "coordinates: {x: %.17g, y: 0, z: %.17g}\n"
+             "velocities: {y: %.17g}\n"
+             "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2 + der(z)^2)\"\n"
+             "potential_energy: \"m*g*z\"\n"
+             "constraints: {rod: \"x^2 + y^2 + z^2 - l^2\"}\n"
+             "outputs: {T: \"2*l*lambda(rod)\"}\n"
+             "linearize: {at: given, states: [x, y]}\n",
+             tm, tl, tg, tl * sin(th0), -tl * cos(th0), tW * tl * sin(th0));
+    /* a Cartesian pendulum with a filter state on a restoring force: multipliers only as the
+     * reactions, so projection keeps its own projected rows (dR/dz), at rest and in motion */
+#define CPEND(at)                                                                                   \
+    "model: dae\n"                                                                                 \
+    "parameters: {m: 1.3, l: 0.8, g: 9.81, c: 2.5, tau: 0.1}\n"                                     \
+    at "ode_states: {xf: 0}\n"                                                                     \
+    "ode: {xf: \"tau*der(xf) = x - xf\"}\n"                                                        \
+    "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\n"                                            \
+    "potential_energy: \"m*g*y\"\n"                                                                \
+    "constraints: {rod: \"x^2 + y^2 - l^2\"}\n"                                                    \
+    "forces: {x: \"-c*(x - xf)/tau + F\"}\n"                                                       \
+    "inputs: {F: 0}\n"                                                                             \
+    "outputs: {xo: \"x\", fo: \"der(xf)\", acc: \"der(der(y))\"}\n"
+    const char *texts[10] = {CPEND("coordinates: {x: 0.1, y: -0.79}\nlinearize: {states: [x]}\n"),
+                             CPEND("coordinates: {x: 0.3, y: -0.7}\nvelocities: {x: 0.5}\n"
+                                   "linearize: {at: given, states: [x]}\n"),
+                             cart_pd, motor_implicit, motor_explicit,
+                            ARM_HEAD "implicit_variables: {N: \"N*r = -lambda(drive)\"}\n"
+                                     "forces: {r: \"-muf*N + Fr\"}\n"
+                                     "outputs: {N: \"N\", torque: \"-lambda(drive)\", acc: \"der(der(r))\"}\n",
+                            ARM_HEAD "forces: {r: \"muf*lambda(drive)/r + Fr\"}\n"
+                                     "outputs: {N: \"-lambda(drive)/r\", torque: \"-lambda(drive)\", acc: "
+                                     "\"der(der(r))\"}\n",
+                            ARM_HEAD "implicit_variables: {N: \"N*r = -lambda(drive)\"}\n"
+                                     "ode_states: {Nf: 1}\n"
+                                     "ode: {Nf: \"tau*der(Nf) = N - Nf\"}\n"
+                                     "forces: {r: \"-muf*Nf + Fr\"}\n"
+                                     "outputs: {N: \"N\", torque: \"-lambda(drive)\", acc: \"der(der(r))\"}\n",
+                            ARM_HEAD "variables: {N: \"-lambda(drive)/r\"}\n"
+                                     "forces: {r: \"-muf*N + Fr\"}\n",
+                            tension};
+#undef CPEND
+    const char *methods[6] = {"partition", "nullspace", "projection", "fd", "penalty", "descriptor"};
+    double worst_mat = 0, worst_eig = 0, worst_fd = 0;
+    for (int t = 0; t < 10; t++)
+        for (int i = 0; i < 6; i++) {
+            /* projection, penalty and descriptor do not form the multipliers (or accelerations) the
+             * outputs would need: those run without outputs, against augmented without them */
+            if (t == 9 && i == 5) continue; /* descriptor: Phi_q moves with the conical motion (refused) */
+            if (t == 1 && i == 5) continue; /* descriptor: Phi_q moves with the swinging pendulum (refused) */
+            const char *outs = strstr(texts[t], "outputs:");
+            int strip = i == 4 || i == 5 || (i == 2 && outs && strstr(outs, "lambda("));
+            char buf[4096];
+            if (strip) strip_outputs(texts[t], buf, sizeof buf);
+            else snprintf(buf, sizeof buf, "%s", texts[t]);
+            run ra, rx;
+            mbl_status st;
+            int rc = run_text(buf, "augmented", &ra, &st);
+            CHECK_MSG(rc == 0, "model %d augmented: %s", t, st.msg);
+            int rc2 = rc ? -1 : run_text(buf, methods[i], &rx, &st);
+            CHECK_MSG(rc2 == 0, "model %d %s: %s", t, methods[i], rc ? "" : st.msg);
+            if (!rc && !rc2) {
+                int np = 0;
+                double de = eig_dev(rx.modes, ra.modes, &np);
+                CHECK_EQ_INT(np, ra.modes->nx);
+                if (i == 4) { /* penalty: within its error estimate (absolute) */
+                    double big = 1e-300;
+                    for (int j = 0; j < ra.modes->nx; j++) big = fmax(big, hypot(ra.modes->modes[j].re, ra.modes->modes[j].im));
+                    CHECK_MSG(de * big <= rx.lin->err_est, "model %d penalty: deviation %.3g > estimate %.3g", t, de * big,
+                              rx.lin->err_est);
+                } else {
+                    CHECK_MSG(de <= (i == 3 ? 1e-6 : 1e-9), "model %d %s: eigenvalue deviation %.3g", t, methods[i], de);
+                    if (i != 3) worst_eig = fmax(worst_eig, de);
+                }
+                if (i <= 3) { /* the user's states: the same matrices */
+                    const mbl_linear *a = ra.lin, *x = rx.lin;
+                    CHECK(a->nx == x->nx && a->z0 == x->z0 && a->z1 == x->z1 && a->ny == x->ny && a->nu == x->nu);
+                    if (a->nx == x->nx && a->z0 == x->z0 && a->z1 == x->z1 && a->ny == x->ny && a->nu == x->nu) {
+                        for (int j = 0; j < a->nx; j++) CHECK(!strcmp(a->state_names[j], x->state_names[j]));
+                        double d[8] = {mat_dev(a->nx * a->nx, x->A, a->A), mat_dev(a->nx * a->nu, x->B, a->B),
+                                       mat_dev(a->ny * a->nx, x->C, a->C), mat_dev(a->ny * a->nu, x->D, a->D),
+                                       mat_dev(a->z1 * a->z1, x->M, a->M), mat_dev(a->z1 * a->z1, x->Cd, a->Cd),
+                                       mat_dev(a->z1 * a->z0, x->K, a->K), mat_dev(a->z1 * a->nu, x->F, a->F)};
+                        static const char *nm[8] = {"A", "B", "C", "D", "M", "C-hat", "K", "F"};
+                        for (int j = 0; j < 8; j++) {
+                            CHECK_MSG(d[j] <= (i == 3 ? 1e-6 : 1e-9), "model %d %s: %s deviates by %.3g", t, methods[i],
+                                      nm[j], d[j]);
+                            if (i == 3) worst_fd = fmax(worst_fd, d[j]);
+                            else worst_mat = fmax(worst_mat, d[j]);
+                        }
+                    }
+                }
+                if (i == 2) /* projection: its projected rows unless forces use the multipliers */
+                    CHECK_MSG(!strstr(rx.lin->notes, "R^T does not") == (t < 5 || t == 9), "model %d projection: %s", t,
+                              rx.lin->notes);
+                if (t == 9 && i <= 1) { /* the tension's closed-form linearization */
+                    double Cc[4] = {-(tm * tg / tl) * tan(th0), 0, 0, 2 * tm * tW * sin(th0)};
+                    for (int j = 0; j < 4 && rx.lin->nx == 4; j++)
+                        CHECK_MSG(fabs(rx.lin->C[j] - Cc[j]) <= 1e-11 * tm * tg, "%s: C_T(%d) = %.17g, closed form %.17g",
+                                  methods[i], j, rx.lin->C[j], Cc[j]);
+                }
+            }
+            if (!rc) run_free(&rx);
+            run_free(&ra);
+        }
+    printf("every method vs augmented on the Eq. 10 models: eigenvalues %.3g, A B C D M C K F %.3g (exact methods); "
+           "fd matrices %.3g\n",
+           worst_eig, worst_mat, worst_fd);
+}
+
 /* ---- bad input: one line with file:line:col ---------------------------------------------------- */
 
 static void expect_error(const char *text, const char *what)
@@ -487,6 +651,7 @@ int main(void)
     RUN(pendulum_tension);
     RUN(acceleration_in_force);
     RUN(descriptor_agrees);
+    RUN(every_method_agrees);
     RUN(errors);
     return test_summary("ode");
 }

@@ -63,6 +63,8 @@ static double spectrum_dev(const mbl_modes *a, const mbl_modes *b)
     return dev;
 }
 
+static void check_body_speed_counts(const mbl_linear *lin, int nbodies, const char *what);
+
 static const char *qdot_file = "tests/model/rolling_disc_qdot.yaml";
 static const char *speed_file = "examples/rolling_disc_speeds.yaml";
 
@@ -251,12 +253,107 @@ TEST(spatial_body_speeds)
                    "%.3g; states %d and %d\n",
                    files[k], dev, re.lin->nx, rw.lin->nx);
             CHECK_EQ_INT(re.lin->nx, rw.lin->nx);
+            check_body_speed_counts(rw.lin, -1, files[k]); 
             int named = 0; /* the velocity states are the bodies' angular velocities */
             for (int i = rw.lin->z0; i < rw.lin->nx; i++) named += strstr(rw.lin->state_names[i], "_w") != NULL;
             CHECK(named >= 1);
         }
         run_free(&re), run_free(&rw);
     }
+}
+
+/* Three velocity states per spatial body: with body angular velocities the linear model's
+ * velocity states of a free body are its three speeds <body>_wx, _wy, _wz (the DAE keeps the four
+ * Euler parameters and their normalization; the reduction leaves three rotational velocity states
+ * per body either way), z1 == z0, the same count as with Euler-parameter rates; with joints
+ * (nbodies < 0) some of the velocity states are body speeds. */
+static void check_body_speed_counts(const mbl_linear *lin, int nbodies, const char *what)
+{
+    int named = 0;
+    for (int i = lin->z0; i < lin->z0 + lin->z1; i++) {
+        const char *s = lin->state_names[i];
+        size_t l = strlen(s);
+        named += l > 3 && s[l - 3] == '_' && s[l - 2] == 'w' && strchr("xyz", s[l - 1]) != NULL;
+    }
+    if (nbodies >= 0)
+        CHECK_MSG(named == 3 * nbodies, "%s: %d body angular velocity states, expected %d", what, named, 3 * nbodies);
+    else /* jointed bodies: some of the velocity states are body speeds */
+        CHECK_MSG(named >= 1 && named <= lin->z1, "%s: %d body angular velocity states of %d", what, named, lin->z1);
+    CHECK_EQ_INT(lin->z0, lin->z1);
+}
+
+/* ---- the rigid rotor (examples/mech/rigid_rotor.yaml) spinning at Omega: its body-frame
+ * transverse angular velocities turn with the spin, so the linearized equations are time-varying
+ * in (S, w) and their instantaneous Jacobian had the whirl at 77.51 and 107.51 rad/s; every method
+ * now computes in (S, S') and changes to the speeds by the constant map at the point: the closed
+ * forms Id w^2 -+ Ip Omega w - 2 k a^2 = 0 (81.833, 101.833) and sqrt(2 k / m) = 100 (bounce, axial),
+ * the Euler-rate model's spectrum to 1e-10, and a different A (other velocity states). ---- */
+TEST(spinning_rotor_body_speeds)
+{
+    const char *file = "examples/mech/rigid_rotor.yaml";
+    double m = 20, Id = 1.5, Ip = 0.6, a = 0.25, k = 1e5, W = 50, kc = 2 * k * a * a;
+    double wf = (Ip * W + sqrt(Ip * Ip * W * W + 4 * Id * kc)) / (2 * Id), wb = wf - Ip * W / Id;
+    double closed[5] = {0, wb, sqrt(2 * k / m), wf, 0};
+    run re;
+    mbl_status st;
+    int rc = run_file(file, NULL, &re, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    char *text = with_body_speeds(file);
+    CHECK(text != NULL);
+    const char *methods[6] = {"augmented", "partition", "nullspace", "projection", "fd", "penalty"};
+    for (int k2 = 0; k2 < 6 && !rc && text; k2++) {
+        run rw;
+        memset(&rw, 0, sizeof rw);
+        mbl_lin_options o;
+        mbl_lin_options_default(&o);
+        o.method = methods[k2];
+        int rc2 = mbl_model_load_string(text, strlen(text), file, NULL, 0, &rw.md, &st);
+        if (!rc2) rc2 = mbl_operating_point(rw.md, NULL, &rw.pt, &st);
+        if (!rc2) rc2 = mbl_linearize(rw.md, rw.pt, &o, &rw.lin, &st);
+        if (!rc2) rc2 = mbl_modal(rw.lin, NULL, &rw.modes, &st);
+        CHECK_MSG(rc2 == 0, "%s with body speeds: %s", methods[k2], st.msg);
+        if (!rc2) {
+            /* every physical eigenvalue is one of the closed forms (in modulus) */
+            double big = wf, worst = 0;
+            int nphys = 0;
+            for (int i = 0; i < rw.modes->nx; i++) {
+                if (rw.modes->modes[i].spurious) continue;
+                nphys++;
+                double s = hypot(rw.modes->modes[i].re, rw.modes->modes[i].im), best = INFINITY;
+                for (int j = 0; j < 5; j++) best = fmin(best, fabs(s - closed[j]));
+                worst = fmax(worst, best / big);
+            }
+            CHECK_EQ_INT(nphys, re.modes->nx);
+            double tol = k2 == 5 ? fmax(1e-10, rw.lin->err_est / big) : k2 == 4 ? 1e-7 : 1e-10;
+            CHECK_MSG(worst <= tol, "%s: whirl with body speeds off the closed form by %.3g", methods[k2], worst);
+            if (k2 < 5) {
+                /* the cyclic spin's double zero is a Jordan block: QR resolves it to +-sqrt(eps) |A|,
+                 * so the comparison is over the nonzero eigenvalues */
+                double dev = 0;
+                for (int i = 0; i < rw.modes->nx; i++) {
+                    double si = hypot(rw.modes->modes[i].re, rw.modes->modes[i].im), best = INFINITY;
+                    if (si < 1e-6 * big) continue;
+                    for (int j = 0; j < re.modes->nx; j++)
+                        best = fmin(best, hypot(rw.modes->modes[i].re - re.modes->modes[j].re,
+                                                rw.modes->modes[i].im - re.modes->modes[j].im));
+                    dev = fmax(dev, best / big);
+                }
+                CHECK_MSG(dev <= (k2 == 4 ? 1e-7 : 1e-10), "%s: body speeds vs Euler rates at the spin: %.3g",
+                          methods[k2], dev);
+                check_body_speed_counts(rw.lin, 1, methods[k2]);
+                CHECK_EQ_INT(rw.lin->nx, re.lin->nx);
+                double dA = 0; /* other velocity states: another A */
+                for (int i = 0; i < re.lin->nx * re.lin->nx && rw.lin->nx == re.lin->nx; i++)
+                    dA = fmax(dA, fabs(rw.lin->A[i] - re.lin->A[i]));
+                CHECK(dA > 1.0);
+                printf("rigid rotor at Omega = 50 with body speeds, %s: closed form %.3g, vs Euler rates %.3g\n",
+                       methods[k2], worst, dev);
+            }
+        }
+        run_free(&rw);
+    }
+    free(text);
+    run_free(&re);
 }
 
 int main(void)
@@ -266,5 +363,6 @@ int main(void)
     RUN(bicycle_like);
     RUN(speed_errors);
     RUN(spatial_body_speeds);
+    RUN(spinning_rotor_body_speeds);
     return test_summary("speeds");
 }
