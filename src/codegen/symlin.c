@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <lapacke.h>
+
 #include "mblin/codegen.h"
 #include "model/model_internal.h"
 
@@ -61,6 +63,17 @@ void mbl_symlin_free(mbl_symlin *sl)
     mbl_free(sl->D);
     mbl_free(sl->res);
     mbl_free(sl->qpoint);
+    mbl_free(sl->v);
+    mbl_free(sl->vval);
+    mbl_free(sl->acc);
+    mbl_free(sl->R);
+    mbl_free(sl->Phi);
+    mbl_free(sl->asym);
+    mbl_free(sl->lsym);
+    mbl_free(sl->nunk);
+    mbl_free(sl->nres);
+    mbl_free(sl->njac);
+    mbl_free(sl->nstep);
     mbl_free(sl);
 }
 
@@ -267,6 +280,278 @@ static mblx_id *congruence(mblx_graph *g, int n, int a, const mblx_id *L, const 
     return out;
 }
 
+/* A = [0 I; -M-hat^-1 K-hat, -M-hat^-1 C-hat], B = [0; M-hat^-1 F] by a symbolic elimination with
+ * pivots chosen by M-hat's values at the symbol values sv */
+static int make_ab(mbl_symlin *sl, const double *sv, mbl_status *st)
+{
+    mblx_graph *g = sl->g;
+    int z = sl->z, nx = 2 * z, nr = sl->nr, c = 2 * z + nr, rc = 0;
+    mblx_id *Mc = mbl_alloc_array((size_t)z * z + 1, sizeof *Mc), *X = mbl_alloc_array((size_t)z * c + 1, sizeof *X);
+    double *mv = mbl_alloc_array((size_t)z * z + 1, sizeof *mv);
+    sl->A = mbl_alloc_array((size_t)nx * nx + 1, sizeof(mblx_id));
+    sl->B = mbl_alloc_array((size_t)nx * nr + 1, sizeof(mblx_id));
+    if (!Mc || !X || !mv || !sl->A || !sl->B) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        memcpy(Mc, sl->M, (size_t)z * z * sizeof *Mc);
+        memcpy(X, sl->K, (size_t)z * z * sizeof *X);
+        memcpy(X + (size_t)z * z, sl->Cd, (size_t)z * z * sizeof *X);
+        memcpy(X + 2 * (size_t)z * z, sl->F, (size_t)z * nr * sizeof *X);
+        rc = eval_nodes(g, (size_t)z * z, Mc, sv, mv, st);
+    }
+    if (!rc) rc = sym_solve(g, z, Mc, mv, c, X, "M-hat", st);
+    if (!rc) {
+        mblx_id zero0 = mblx_const(g, 0.0), one = mblx_const(g, 1.0);
+        for (int j = 0; j < nx; j++)
+            for (int i = 0; i < nx; i++) {
+                mblx_id e;
+                if (i < z) e = (j == i + z) ? one : zero0;
+                else if (j < z) e = mblx_neg(g, X[(i - z) + (size_t)j * z]);
+                else e = mblx_neg(g, X[(i - z) + (size_t)(j - z) * z + (size_t)z * z]);
+                sl->A[i + (size_t)j * nx] = e;
+            }
+        for (int j = 0; j < nr; j++)
+            for (int i = 0; i < nx; i++)
+                sl->B[i + (size_t)j * nx] = i < z ? zero0 : X[(i - z) + (size_t)j * z + 2 * (size_t)z * z];
+    }
+    mbl_free(Mc), mbl_free(X), mbl_free(mv);
+    return rc;
+}
+
+/* ---- points with motion ------------------------------------------------------------------------ */
+
+static mblx_id *new_ids(size_t n)
+{
+    return mbl_alloc_array(n + 1, sizeof(mblx_id));
+}
+
+/* out (ra x cb) = A (ra x ca) B (ca x cb); NULL when out of memory */
+static mblx_id *matmul(mblx_graph *g, int ra, int ca, const mblx_id *A, int cb, const mblx_id *B)
+{
+    mblx_id *out = new_ids((size_t)ra * cb), *terms = new_ids((size_t)ca);
+    if (!out || !terms) {
+        mbl_free(out), mbl_free(terms);
+        return NULL;
+    }
+    for (int j = 0; j < cb; j++)
+        for (int i = 0; i < ra; i++) {
+            size_t nt = 0;
+            for (int l = 0; l < ca; l++) {
+                mblx_id a = A[i + (size_t)l * ra], b = B[l + (size_t)j * ca];
+                if (is_zero(g, a) || is_zero(g, b)) continue;
+                terms[nt++] = mblx_mul(g, a, b);
+            }
+            out[i + (size_t)j * ra] = mblx_sum(g, nt, terms);
+        }
+    mbl_free(terms);
+    return out;
+}
+
+/* X = P^-1 B for a k x k P (not modified: the elimination works on copies), B k x c overwritten */
+static int solve_copy(mblx_graph *g, int k, const mblx_id *P, const double *Pv, int c, mblx_id *B, const char *what,
+                      mbl_status *st)
+{
+    mblx_id *Pc = new_ids((size_t)k * k);
+    double *Vc = mbl_alloc_array((size_t)k * k + 1, sizeof *Vc);
+    int rc = (!Pc || !Vc) ? mbl_error(st, MBL_ENOMEM, "out of memory") : 0;
+    if (!rc) {
+        memcpy(Pc, P, (size_t)k * k * sizeof *Pc), memcpy(Vc, Pv, (size_t)k * k * sizeof *Vc);
+        rc = sym_solve(g, k, Pc, Vc, c, B, what, st);
+    }
+    mbl_free(Pc), mbl_free(Vc);
+    return rc;
+}
+
+/* The linear model at a point with motion (coordinates as states, holonomic constraints Phi(q)):
+ * perturb q = q0 + H dS and keep the perturbed motion on the constraints at every level:
+ *     Phi_q dq = 0                                         -> dq = H dS,  H = [I; -Phi_y^-1 Phi_S]
+ *     Phi_q dv + W dq = 0,  W = (Phi_q v)_q                -> dv = H dS' + Hv dS
+ *     Phi_q da + (Phi_q a)_q dq + gamma_q dq + gamma_v dv = 0,  gamma = W v
+ *                                                          -> da = H dS'' + Ha1 dS' + Ha0 dS
+ * (Hv, Ha1, Ha0 zero in the state rows), the accelerations a and multipliers lambda at the point
+ * from [R_a R_lambda; Phi_q 0] [a; lambda] = [-R(q, v, 0, 0); -gamma] (linear in both), and
+ * H^T R_lambda = 0 leaves
+ *     M-hat = H^T R_a H,  C-hat = H^T (R_a Ha1 + R_v H),  K-hat = H^T (R_a Ha0 + R_v Hv + R_q H),
+ *     F = -H^T R_r,  C = [y_q H + y_v Hv, y_v H],  D = y_r.
+ * At rest (v = 0, a = 0) this is the reduction above: W, gamma, Hv, Ha1, Ha0 vanish. */
+static int build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, mbl_status *st)
+{
+    mblx_graph *g = sl->g;
+    int n = sl->n, m = sl->m, z = sl->z, nr = sl->nr, ny = sl->ny, N = n + m, rc = 0;
+    const mblx_id *R = sl->R, *Phi = sl->Phi, *vs = sl->v, *as = sl->asym, *ls = sl->lsym;
+    size_t ns = mblx_symbol_count(g) + 1;
+    double *sv = mbl_calloc(ns, sizeof *sv);
+    double *vals = mbl_alloc_array((size_t)N * N + 1, sizeof *vals);
+    mblx_id *al = new_ids((size_t)N), *zero = new_ids((size_t)N), *sol = new_ids((size_t)N);
+    mblx_id *Pq = new_ids((size_t)m * n), *W = new_ids((size_t)m * n), *Gv = new_ids((size_t)m * n);
+    mblx_id *Gq = new_ids((size_t)m * n), *Sys = new_ids((size_t)N * N), *terms = new_ids(2 * (size_t)n);
+    mblx_id *Ma = new_ids((size_t)n * n), *Rv = new_ids((size_t)n * n), *Rq = new_ids((size_t)n * n);
+    mblx_id *Rr = new_ids((size_t)n * nr), *Py = new_ids((size_t)m * m), *X = new_ids((size_t)m * 2 * z);
+    mblx_id *Hv = new_ids((size_t)n * z), *Ha1 = new_ids((size_t)n * z), *Ha0 = new_ids((size_t)n * z);
+    int *dep = mbl_alloc_array((size_t)m + 1, sizeof *dep);
+    mblx_id *T[8] = {NULL};
+    sl->H = new_ids((size_t)n * z), sl->lam = new_ids((size_t)m), sl->acc = new_ids((size_t)n);
+    sl->F = new_ids((size_t)z * nr), sl->C = new_ids((size_t)ny * 2 * z), sl->D = new_ids((size_t)ny * nr);
+    if (!sv || !vals || !al || !zero || !sol || !Pq || !W || !Gv || !Gq || !Sys || !terms || !Ma || !Rv || !Rq || !Rr ||
+        !Py || !X || !Hv || !Ha1 || !Ha0 || !dep || !sl->H || !sl->lam || !sl->acc || !sl->F || !sl->C || !sl->D) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < sl->np; i++) sv[mblx_symbol_index(g, sl->p[i])] = sl->pval[i];
+    for (int i = 0; i < n; i++) {
+        sv[mblx_symbol_index(g, sl->q[i])] = pt->q[i];
+        sv[mblx_symbol_index(g, vs[i])] = pt->v[i];
+        sv[mblx_symbol_index(g, as[i])] = pt->vdot[i];
+    }
+    for (int j = 0; j < m; j++) sv[mblx_symbol_index(g, ls[j])] = pt->lambda[j];
+    for (int j = 0; j < nr; j++) sv[mblx_symbol_index(g, sl->r[j])] = pt->r[j];
+    for (int i = 0; i < n; i++) al[i] = as[i];
+    for (int j = 0; j < m; j++) al[n + j] = ls[j];
+    for (int i = 0; i < N; i++) zero[i] = mblx_const(g, 0.0);
+    /* Phi_q, W = (Phi_q v)_q, gamma = W v, gamma_v, gamma_q + (Phi_q a)_q; the system for a, lambda */
+    for (int i = 0; i < N * N; i++) Sys[i] = zero[0];
+    for (int j = 0; j < m; j++) {
+        for (int i = 0; i < n; i++) Pq[j + (size_t)i * m] = mblx_diff(g, Phi[j], sl->q[i]);
+        size_t nv = 0, na = 0;
+        for (int i = 0; i < n; i++)
+            if (!is_zero(g, Pq[j + (size_t)i * m])) terms[nv++] = mblx_mul(g, Pq[j + (size_t)i * m], vs[i]);
+        mblx_id pv = mblx_sum(g, nv, terms);
+        for (int i = 0; i < n; i++)
+            if (!is_zero(g, Pq[j + (size_t)i * m])) terms[na++] = mblx_mul(g, Pq[j + (size_t)i * m], as[i]);
+        mblx_id pa = mblx_sum(g, na, terms);
+        size_t ng = 0;
+        for (int i = 0; i < n; i++) {
+            W[j + (size_t)i * m] = mblx_diff(g, pv, sl->q[i]);
+            if (!is_zero(g, W[j + (size_t)i * m])) terms[ng++] = mblx_mul(g, W[j + (size_t)i * m], vs[i]);
+        }
+        mblx_id gamma = mblx_sum(g, ng, terms);
+        for (int i = 0; i < n; i++) {
+            Gv[j + (size_t)i * m] = mblx_diff(g, gamma, vs[i]);
+            Gq[j + (size_t)i * m] = mblx_add(g, mblx_diff(g, gamma, sl->q[i]), mblx_diff(g, pa, sl->q[i]));
+            Sys[(n + j) + (size_t)i * N] = Pq[j + (size_t)i * m];
+        }
+        sol[n + j] = mblx_neg(g, gamma);
+    }
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) Sys[i + (size_t)j * N] = mblx_diff(g, R[i], as[j]);
+        for (int j = 0; j < m; j++) Sys[i + (size_t)(n + j) * N] = mblx_diff(g, R[i], ls[j]);
+        sol[i] = mblx_neg(g, mblx_subst(g, R[i], (size_t)N, al, zero));
+    }
+    rc = eval_nodes(g, (size_t)N * N, Sys, sv, vals, st);
+    if (!rc) rc = sym_solve(g, N, Sys, vals, 1, sol, "the accelerations' system [M Phi_q^T; Phi_q 0]", st);
+    if (rc) goto out;
+    memcpy(sl->acc, sol, (size_t)n * sizeof *sol), memcpy(sl->lam, sol + n, (size_t)m * sizeof *sol);
+    /* the Jacobians of R at (a, lambda) of the point */
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) {
+            Ma[i + (size_t)j * n] = mblx_subst(g, mblx_diff(g, R[i], as[j]), (size_t)N, al, sol);
+            Rv[i + (size_t)j * n] = mblx_subst(g, mblx_diff(g, R[i], vs[j]), (size_t)N, al, sol);
+            Rq[i + (size_t)j * n] = mblx_subst(g, mblx_diff(g, R[i], sl->q[j]), (size_t)N, al, sol);
+        }
+        for (int j = 0; j < nr; j++) Rr[i + (size_t)j * n] = mblx_subst(g, mblx_diff(g, R[i], sl->r[j]), (size_t)N, al, sol);
+    }
+    for (size_t i = 0; i < (size_t)m * n; i++) Gq[i] = mblx_subst(g, Gq[i], (size_t)N, al, sol);
+    /* H = [I; -Phi_y^-1 Phi_S] */
+    int nd = 0;
+    for (int i = 0; i < n; i++) {
+        int isstate = 0;
+        for (int s = 0; s < z; s++) isstate |= sl->sidx[s] == i;
+        if (!isstate) dep[nd++] = i;
+    }
+    for (int a = 0; a < m; a++)
+        for (int b = 0; b < m; b++) Py[a + (size_t)b * m] = Pq[a + (size_t)dep[b] * m];
+    for (int a = 0; a < m; a++)
+        for (int s = 0; s < z; s++) X[a + (size_t)s * m] = Pq[a + (size_t)sl->sidx[s] * m];
+    rc = eval_nodes(g, (size_t)m * m, Py, sv, vals, st);
+    const char *py_what = "Phi_y (the constraint Jacobian of the dependent coordinates)";
+    if (!rc) rc = solve_copy(g, m, Py, vals, z, X, py_what, st);
+    if (rc) goto out;
+    for (size_t i = 0; i < (size_t)n * z; i++) sl->H[i] = Hv[i] = Ha1[i] = Ha0[i] = zero[0];
+    for (int s = 0; s < z; s++) {
+        sl->H[sl->sidx[s] + (size_t)s * n] = mblx_const(g, 1.0);
+        for (int a = 0; a < m; a++) sl->H[dep[a] + (size_t)s * n] = mblx_neg(g, X[a + (size_t)s * m]);
+    }
+    /* Hv, Ha1 from [W H, gamma_v H]; Ha0 from gamma_q H + (Phi_q a)_q H + gamma_v Hv */
+    T[0] = matmul(g, m, n, W, z, sl->H), T[1] = matmul(g, m, n, Gv, z, sl->H);
+    if (!T[0] || !T[1]) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(X, T[0], (size_t)m * z * sizeof *X), memcpy(X + (size_t)m * z, T[1], (size_t)m * z * sizeof *X);
+    rc = solve_copy(g, m, Py, vals, 2 * z, X, py_what, st);
+    if (rc) goto out;
+    for (int s = 0; s < z; s++)
+        for (int a = 0; a < m; a++) {
+            Hv[dep[a] + (size_t)s * n] = mblx_neg(g, X[a + (size_t)s * m]);
+            Ha1[dep[a] + (size_t)s * n] = mblx_neg(g, X[a + (size_t)(z + s) * m]);
+        }
+    T[2] = matmul(g, m, n, Gq, z, sl->H), T[3] = matmul(g, m, n, Gv, z, Hv);
+    if (!T[2] || !T[3]) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < (size_t)m * z; i++) X[i] = mblx_add(g, T[2][i], T[3][i]);
+    rc = solve_copy(g, m, Py, vals, z, X, py_what, st);
+    if (rc) goto out;
+    for (int s = 0; s < z; s++)
+        for (int a = 0; a < m; a++) Ha0[dep[a] + (size_t)s * n] = mblx_neg(g, X[a + (size_t)s * m]);
+    /* M-hat, C-hat, K-hat */
+    sl->M = congruence(g, n, z, sl->H, Ma, z, sl->H);
+    T[4] = congruence(g, n, z, sl->H, Ma, z, Ha1), T[5] = congruence(g, n, z, sl->H, Rv, z, sl->H);
+    T[6] = congruence(g, n, z, sl->H, Ma, z, Ha0), T[7] = congruence(g, n, z, sl->H, Rv, z, Hv);
+    sl->K = congruence(g, n, z, sl->H, Rq, z, sl->H);
+    sl->Cd = new_ids((size_t)z * z);
+    if (!sl->M || !sl->K || !sl->Cd || !T[4] || !T[5] || !T[6] || !T[7]) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < (size_t)z * z; i++) {
+        sl->Cd[i] = mblx_add(g, T[4][i], T[5][i]);
+        mblx_id k3[3] = {T[6][i], T[7][i], sl->K[i]};
+        sl->K[i] = mblx_sum(g, 3, k3);
+    }
+    /* F = -H^T R_r */
+    for (int s = 0; s < z; s++)
+        for (int j = 0; j < nr; j++) {
+            size_t nt = 0;
+            for (int i = 0; i < n; i++) {
+                mblx_id h = sl->H[i + (size_t)s * n], rr = Rr[i + (size_t)j * n];
+                if (!is_zero(g, h) && !is_zero(g, rr)) terms[nt++] = mblx_mul(g, h, rr);
+            }
+            sl->F[s + (size_t)j * z] = mblx_neg(g, mblx_sum(g, nt, terms));
+        }
+    /* C = [y_q H + y_v Hv, y_v H], D = y_r */
+    for (int k = 0; k < ny; k++) {
+        for (int s = 0; s < z; s++) {
+            size_t nq = 0;
+            mblx_id *tv = new_ids((size_t)n);
+            if (!tv) {
+                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                goto out;
+            }
+            size_t nv = 0;
+            for (int i = 0; i < n; i++) {
+                mblx_id dq = mblx_diff(g, Y[k], sl->q[i]), dv = mblx_diff(g, Y[k], vs[i]);
+                mblx_id h = sl->H[i + (size_t)s * n], hv = Hv[i + (size_t)s * n];
+                if (!is_zero(g, dq) && !is_zero(g, h)) terms[nq++] = mblx_mul(g, dq, h);
+                if (!is_zero(g, dv) && !is_zero(g, hv)) terms[nq++] = mblx_mul(g, dv, hv);
+                if (!is_zero(g, dv) && !is_zero(g, h)) tv[nv++] = mblx_mul(g, dv, h);
+            }
+            sl->C[k + (size_t)s * ny] = mblx_sum(g, nq, terms);
+            sl->C[k + (size_t)(s + z) * ny] = mblx_sum(g, nv, tv);
+            mbl_free(tv);
+        }
+        for (int j = 0; j < nr; j++) sl->D[k + (size_t)j * ny] = mblx_diff(g, Y[k], sl->r[j]);
+    }
+    rc = mblx_graph_status(g, st);
+    if (!rc) rc = make_ab(sl, sv, st);
+out:
+    for (int k = 0; k < 8; k++) mbl_free(T[k]);
+    mbl_free(sv), mbl_free(vals), mbl_free(al), mbl_free(zero), mbl_free(sol), mbl_free(Pq), mbl_free(W), mbl_free(Gv);
+    mbl_free(Gq), mbl_free(Sys), mbl_free(terms), mbl_free(Ma), mbl_free(Rv), mbl_free(Rq), mbl_free(Rr), mbl_free(Py);
+    mbl_free(X), mbl_free(Hv), mbl_free(Ha1), mbl_free(Ha0), mbl_free(dep);
+    return rc;
+}
+
 size_t mbl_symlin_size(const mbl_symlin *sl)
 {
     size_t nn = mblx_node_count(sl->g);
@@ -314,11 +599,8 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     if (!max_nodes) max_nodes = SYMLIN_MAX_NODES_DEFAULT;
     if (md->k) return mbl_error(st, MBL_EMODEL, "symbolic linear models: non-holonomic constraints are not supported");
     if (md->nuvs) return mbl_error(st, MBL_EMODEL, "symbolic linear models: velocity states are not supported");
-    for (int i = 0; i < md->n; i++)
-        if (pt->v[i] != 0.0 || pt->vdot[i] != 0.0)
-            return mbl_error(st, MBL_EMODEL,
-                             "symbolic linear models need a point at rest; %s moves there (v = %g, vdot = %g)",
-                             md->qname[i], pt->v[i], pt->vdot[i]);
+    int moving = 0;
+    for (int i = 0; i < md->n; i++) moving |= pt->v[i] != 0.0 || pt->vdot[i] != 0.0;
     /* the states the library chooses (coordinates only) */
     mbl_linear *lin = NULL;
     int rc = mbl_linearize(md, pt, NULL, &lin, st);
@@ -337,6 +619,8 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     }
     sl->n = n, sl->m = m, sl->np = md->np, sl->nr = md->nr, sl->ny = md->ny, sl->z = z, sl->nx = 2 * z;
     sl->t = pt->t;
+    sl->moving = moving;
+    sl->at = (int)pt->at;
     size_t N1 = (size_t)n + 1;
     sl->g = mblx_graph_new();
     sl->pname = mbl_calloc((size_t)md->np + 1, sizeof(char *));
@@ -398,7 +682,7 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     for (int i = 0; i < md->np; i++) symmap[mblx_symbol_index(md->g, md->p[i])] = sl->p[i] = mblx_symbol(g, md->pname[i]);
     for (int i = 0; i < n; i++) {
         symmap[mblx_symbol_index(md->g, md->q[i])] = sl->q[i] = mblx_symbol(g, md->qname[i]);
-        snprintf(buf, sizeof buf, "@v%d", i);
+        snprintf(buf, sizeof buf, "der(%s)", md->qname[i]);
         symmap[mblx_symbol_index(md->g, md->v[i])] = vs[i] = mblx_symbol(g, buf);
         snprintf(buf, sizeof buf, "@a%d", i);
         symmap[mblx_symbol_index(md->g, md->a[i])] = as[i] = mblx_symbol(g, buf);
@@ -431,6 +715,21 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
                                md->yname[j]);
                 goto done2;
             }
+    /* kept for the Newton iteration (mbl_symlin_newton) */
+    sl->R = mbl_alloc_array(N1, sizeof(mblx_id)), sl->Phi = mbl_alloc_array((size_t)m + 1, sizeof(mblx_id));
+    sl->v = mbl_alloc_array(N1, sizeof(mblx_id)), sl->asym = mbl_alloc_array(N1, sizeof(mblx_id));
+    sl->lsym = mbl_alloc_array((size_t)m + 1, sizeof(mblx_id)), sl->vval = mbl_alloc_array(N1, sizeof(double));
+    if (!sl->R || !sl->Phi || !sl->v || !sl->asym || !sl->lsym || !sl->vval) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done2;
+    }
+    memcpy(sl->R, R, (size_t)n * sizeof *R), memcpy(sl->Phi, Phi, (size_t)m * sizeof *Phi);
+    memcpy(sl->v, vs, (size_t)n * sizeof *vs), memcpy(sl->asym, as, (size_t)n * sizeof *as);
+    memcpy(sl->lsym, ls, (size_t)m * sizeof *ls), memcpy(sl->vval, pt->v, (size_t)n * sizeof(double));
+    if (moving) {
+        rc = build_moving(sl, pt, Y, st);
+        goto moving_done;
+    }
     /* Jacobians, then rest: v = 0, vdot = 0 */
     mblx_id *rest_syms = mbl_alloc_array(2 * N1, sizeof(mblx_id)), *rest_zero = mbl_alloc_array(2 * N1, sizeof(mblx_id));
     zero = rest_zero;
@@ -551,36 +850,8 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     }
     /* A, B: M-hat X = [K-hat C-hat F] */
     if (!rc) {
-        int nx = 2 * z, nr = md->nr, c = 2 * z + nr;
-        mblx_id *Mc = mbl_alloc_array((size_t)z * z + 1, sizeof *Mc), *X = mbl_alloc_array((size_t)z * c + 1, sizeof *X);
-        double *mv = mbl_alloc_array((size_t)z * z + 1, sizeof *mv);
-        sl->A = mbl_alloc_array((size_t)nx * nx + 1, sizeof(mblx_id));
-        sl->B = mbl_alloc_array((size_t)nx * nr + 1, sizeof(mblx_id));
-        if (!Mc || !X || !mv || !sl->A || !sl->B) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        if (!rc) {
-            memcpy(Mc, sl->M, (size_t)z * z * sizeof *Mc);
-            memcpy(X, sl->K, (size_t)z * z * sizeof *X);
-            memcpy(X + (size_t)z * z, sl->Cd, (size_t)z * z * sizeof *X);
-            memcpy(X + 2 * (size_t)z * z, sl->F, (size_t)z * nr * sizeof *X);
-            for (int j = 0; j < m; j++) sv[mblx_symbol_index(g, ls[j])] = pt->lambda[j];
-            rc = eval_nodes(g, (size_t)z * z, Mc, sv, mv, st);
-        }
-        if (!rc) rc = sym_solve(g, z, Mc, mv, c, X, "M-hat", st);
-        if (!rc) {
-            mblx_id zero0 = mblx_const(g, 0.0), one = mblx_const(g, 1.0);
-            for (int j = 0; j < nx; j++)
-                for (int i = 0; i < nx; i++) {
-                    mblx_id e;
-                    if (i < z) e = (j == i + z) ? one : zero0;
-                    else if (j < z) e = mblx_neg(g, X[(i - z) + (size_t)j * z]);
-                    else e = mblx_neg(g, X[(i - z) + (size_t)(j - z) * z + (size_t)z * z]);
-                    sl->A[i + (size_t)j * nx] = e;
-                }
-            for (int j = 0; j < nr; j++)
-                for (int i = 0; i < nx; i++)
-                    sl->B[i + (size_t)j * nx] = i < z ? zero0 : X[(i - z) + (size_t)j * z + 2 * (size_t)z * z];
-        }
-        mbl_free(Mc), mbl_free(X), mbl_free(mv);
+        for (int j = 0; j < m; j++) sv[mblx_symbol_index(g, ls[j])] = pt->lambda[j];
+        rc = make_ab(sl, sv, st);
     }
     /* C = [y_q H, y_v H], D = y_r (at rest) */
     if (!rc) {
@@ -609,6 +880,7 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
 #undef REST
     mbl_free(rest_syms);
     mbl_free(dep);
+moving_done:
     if (!rc) rc = mblx_graph_status(g, st);
     if (!rc) {
         size_t size = mbl_symlin_size(sl);
@@ -727,7 +999,7 @@ int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int 
     double pscale = 1.0;
     for (int i = 0; i < np; i++) pscale = fmax(pscale, fabs(sl->pval[i]));
     int ok = 0;
-    for (long combo = 0; !point_symbols && !ok && combos <= SPECIAL_MAX_COMBOS && combo < (long)combos; combo++) {
+    for (long combo = 0; !point_symbols && sl->res && !ok && combos <= SPECIAL_MAX_COMBOS && combo < (long)combos; combo++) {
         long rest = combo;
         for (int i = 0; i < n; i++) {
             pick[i] = (int)(rest % ncand[i]), rest /= ncand[i];
@@ -756,7 +1028,11 @@ int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int 
                  "the operating point in closed form (verified at 20 random parameter sets)");
     } else {
         for (int i = 0; i < n; i++) repl[np + i] = sl->q[i];
-        if (point_symbols)
+        if (sl->moving && !point_symbols)
+            snprintf(sl->note, sizeof sl->note,
+                     "a point with motion: the coordinates q and velocities der(q) stand for the point's values "
+                     "(no closed form is searched)");
+        else if (point_symbols)
             snprintf(sl->note, sizeof sl->note,
                      "the coordinates stand for the point's values (asked for): M-hat holds at any configuration, "
                      "the rest at the operating point");
@@ -809,4 +1085,143 @@ double mbl_symlin_print_size(const mbl_symlin *sl)
         for (size_t i = 0; mats[k] && i < lens[k]; i++) total += ts[mats[k][i]];
     mbl_free(ts);
     return total;
+}
+
+/* ---- the Newton iteration for the operating point ------------------------------------------------ */
+
+int mbl_symlin_newton(mbl_symlin *sl, mbl_status *st)
+{
+    if (sl->at != MBL_AT_EQUILIBRIUM && sl->at != MBL_AT_STEADY)
+        return mbl_error(st, MBL_EARG,
+                         "the Newton iteration solves an equilibrium or a steady motion; this point is given "
+                         "(linearize.at: given)");
+    mblx_graph *g = sl->g;
+    int n = sl->n, m = sl->m, N = n + m, nrow = n + 3 * m, rc = 0;
+    mblx_id *rows = new_ids((size_t)nrow), *unk = new_ids((size_t)N), *al = new_ids(2 * (size_t)n);
+    mblx_id *sub = new_ids(2 * (size_t)n), *terms = new_ids(2 * (size_t)n), *J = NULL;
+    int *cols = mbl_alloc_array((size_t)N + 1, sizeof *cols), *jpvt = NULL;
+    size_t ns = mblx_symbol_count(g) + 1;
+    double *sv = mbl_calloc(ns, sizeof *sv), *Jv = NULL, *tau = NULL, *vals = NULL;
+    if (!rows || !unk || !al || !sub || !terms || !cols || !sv) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    /* residuals at vdot = 0 (and v = 0 at rest) */
+    for (int i = 0; i < n; i++) al[i] = sl->asym[i], sub[i] = mblx_const(g, 0.0);
+    size_t nsub = (size_t)n;
+    if (!sl->moving) {
+        for (int i = 0; i < n; i++) al[n + i] = sl->v[i], sub[n + i] = sub[0];
+        nsub = 2 * (size_t)n;
+    }
+    int nr = 0;
+    for (int i = 0; i < n; i++) rows[nr++] = mblx_subst(g, sl->R[i], nsub, al, sub);
+    for (int j = 0; j < m; j++) rows[nr++] = sl->Phi[j];
+    if (sl->moving)
+        for (int j = 0; j < m; j++) {
+            size_t nt = 0;
+            for (int i = 0; i < n; i++) {
+                mblx_id d = mblx_diff(g, sl->Phi[j], sl->q[i]);
+                if (!is_zero(g, d)) terms[nt++] = mblx_mul(g, d, sl->v[i]);
+            }
+            mblx_id pv = mblx_sum(g, nt, terms);
+            rows[nr++] = pv;
+            nt = 0;
+            for (int i = 0; i < n; i++) {
+                mblx_id d = mblx_diff(g, pv, sl->q[i]);
+                if (!is_zero(g, d)) terms[nt++] = mblx_mul(g, d, sl->v[i]);
+            }
+            rows[nr++] = mblx_sum(g, nt, terms);
+        }
+    int keep = 0;
+    for (int i = 0; i < nr; i++)
+        if (!is_zero(g, rows[i])) rows[keep++] = rows[i];
+    nr = keep;
+    for (int i = 0; i < n; i++) unk[i] = sl->q[i];
+    for (int j = 0; j < m; j++) unk[n + j] = sl->lsym[j];
+    /* the Jacobian's values at the point */
+    J = new_ids((size_t)nr * N);
+    Jv = mbl_alloc_array((size_t)nr * N + 1, sizeof *Jv);
+    if (!J || !Jv) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < nr; i++) J[i + (size_t)j * nr] = mblx_diff(g, rows[i], unk[j]);
+    for (int i = 0; i < sl->np; i++) sv[mblx_symbol_index(g, sl->p[i])] = sl->pval[i];
+    for (int i = 0; i < n; i++) {
+        sv[mblx_symbol_index(g, sl->q[i])] = sl->qval[i];
+        sv[mblx_symbol_index(g, sl->v[i])] = sl->moving ? sl->vval[i] : 0.0;
+    }
+    for (int j = 0; j < sl->nr; j++) sv[mblx_symbol_index(g, sl->r[j])] = sl->rval[j];
+    {
+        /* the multipliers at the point: the linear model's lambda (moving: exact; at rest lambda(q)) */
+        double *lv = mbl_alloc_array((size_t)m + 1, sizeof *lv);
+        if (!lv) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto out;
+        }
+        rc = eval_nodes(g, (size_t)m, sl->lam, sv, lv, st);
+        for (int j = 0; !rc && j < m; j++) sv[mblx_symbol_index(g, sl->lsym[j])] = lv[j];
+        mbl_free(lv);
+    }
+    if (!rc) rc = eval_nodes(g, (size_t)nr * N, J, sv, Jv, st);
+    if (rc) goto out;
+    /* unknowns whose column vanishes at the point (cyclic coordinates, a spin angle): kept */
+    double scale = 0.0;
+    for (size_t i = 0; i < (size_t)nr * N; i++) scale = fmax(scale, fabs(Jv[i]));
+    int nc = 0;
+    for (int j = 0; j < N; j++) {
+        double cm = 0.0;
+        for (int i = 0; i < nr; i++) cm = fmax(cm, fabs(Jv[i + (size_t)j * nr]));
+        if (cm > 1e-13 * scale) cols[nc++] = j;
+    }
+    if (nc > nr || nc == 0) {
+        rc = mbl_error(st, MBL_ESINGULAR, "the Newton iteration: %d unknowns and %d equations at the point", nc, nr);
+        goto out;
+    }
+    /* rows: QR with column pivoting of the transpose of the kept columns */
+    tau = mbl_alloc_array((size_t)nr + 1, sizeof *tau);
+    jpvt = mbl_calloc((size_t)nr + 1, sizeof *jpvt);
+    double *JT = mbl_alloc_array((size_t)nc * nr + 1, sizeof *JT);
+    if (!tau || !jpvt || !JT) {
+        mbl_free(JT);
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int a = 0; a < nc; a++)
+        for (int i = 0; i < nr; i++) JT[a + (size_t)i * nc] = Jv[i + (size_t)cols[a] * nr];
+    lapack_int info = LAPACKE_dgeqp3(LAPACK_COL_MAJOR, nc, nr, JT, nc, jpvt, tau);
+    double r0 = info == 0 ? fabs(JT[0]) : 0.0, rlast = info == 0 ? fabs(JT[(nc - 1) + (size_t)(nc - 1) * nc]) : 0.0;
+    mbl_free(JT);
+    if (info != 0 || !(rlast > 1e-10 * r0)) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "the Newton iteration: the operating point's equations are singular at the point (%d unknowns)",
+                       nc);
+        goto out;
+    }
+    sl->nn = nc;
+    sl->nunk = mbl_alloc_array((size_t)nc + 1, sizeof *sl->nunk);
+    sl->nres = new_ids((size_t)nc), sl->njac = new_ids((size_t)nc * nc), sl->nstep = new_ids((size_t)nc);
+    vals = mbl_alloc_array((size_t)nc * nc + 1, sizeof *vals);
+    if (!sl->nunk || !sl->nres || !sl->njac || !sl->nstep || !vals) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int a = 0; a < nc; a++) {
+        int i = jpvt[a] - 1;
+        sl->nunk[a] = cols[a];
+        sl->nres[a] = rows[i];
+        sl->nstep[a] = mblx_neg(g, rows[i]);
+        for (int b = 0; b < nc; b++) {
+            sl->njac[a + (size_t)b * nc] = J[i + (size_t)cols[b] * nr];
+            vals[a + (size_t)b * nc] = Jv[i + (size_t)cols[b] * nr];
+        }
+    }
+    rc = solve_copy(g, nc, sl->njac, vals, 1, sl->nstep, "the Newton iteration's Jacobian", st);
+    if (!rc) rc = mblx_graph_status(g, st);
+out:
+    if (rc) sl->nn = 0;
+    mbl_free(rows), mbl_free(unk), mbl_free(al), mbl_free(sub), mbl_free(terms), mbl_free(J), mbl_free(cols);
+    mbl_free(jpvt), mbl_free(sv), mbl_free(Jv), mbl_free(tau), mbl_free(vals);
+    return rc;
 }
