@@ -289,8 +289,8 @@ TEST(newton_equilibrium)
     check_point("examples/spring_pendulum.yaml", sp, 2, 1, 0.02);
     mbl_setting sl[] = {{"k", 30.0}, {"m3", 12.0}};
     check_point("examples/slider_pendulum.yaml", sl, 2, 1, 0.05);
-    mbl_setting fb[] = {{"g", 9.0}};
-    check_point("examples/fourbar_N1.yaml", fb, 1, 1, 0.01);
+    mbl_setting fb[] = {{"gy", -9.0}, {"k", 30.0}};
+    check_point("examples/fourbar_N1.yaml", fb, 2, 1, 0.01);
 }
 
 TEST(newton_steady_motion)
