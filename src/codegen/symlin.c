@@ -361,38 +361,39 @@ static int solve_copy(mblx_graph *g, int k, const mblx_id *P, const double *Pv, 
     return rc;
 }
 
-/* The linear model at a point with motion (coordinates as states, holonomic constraints Phi(q)):
- * perturb q = q0 + H dS and keep the perturbed motion on the constraints at every level:
- *     Phi_q dq = 0                                         -> dq = H dS,  H = [I; -Phi_y^-1 Phi_S]
- *     Phi_q dv + W dq = 0,  W = (Phi_q v)_q                -> dv = H dS' + Hv dS
- *     Phi_q da + (Phi_q a)_q dq + gamma_q dq + gamma_v dv = 0,  gamma = W v
- *                                                          -> da = H dS'' + Ha1 dS' + Ha0 dS
- * (Hv, Ha1, Ha0 zero in the state rows), the accelerations a and multipliers lambda at the point
- * from [R_a R_lambda; Phi_q 0] [a; lambda] = [-R(q, v, 0, 0); -gamma] (linear in both), and
- * H^T R_lambda = 0 leaves
+/* The linear model at a point with motion, or with states S = s(q) that are not coordinates (a
+ * mechanism's joint measures): with the stacked constraints Psi(q) = [s(q) - S; Phi(q)] (n rows,
+ * J = Psi_q square), perturb q = q0 + H dS and keep the perturbed motion on them at every level:
+ *     J dq = [dS; 0]                                        -> dq = H dS,   H = J^-1 [I; 0]
+ *     J dv + Wq dq = [dS'; 0],  Wq = (J v)_q                -> dv = H dS' + Hv dS,  Hv = -J^-1 Wq H
+ *     J da + (J a)_q dq + gamma_q dq + gamma_v dv = [dS''; 0],  gamma = Wq v
+ *                                 -> da = H dS'' + Ha1 dS' + Ha0 dS,  Ha1 = -J^-1 gamma_v H,
+ *                                    Ha0 = -J^-1 ((J a)_q H + gamma_q H + gamma_v Hv)
+ * the accelerations a and multipliers lambda at the point from [R_a R_lambda; Phi_q 0] [a; lambda]
+ * = [-R(q, v, 0, 0); -gamma_Phi] (linear in both), and H^T R_lambda = (Phi_q H)^T = 0 leaves
  *     M-hat = H^T R_a H,  C-hat = H^T (R_a Ha1 + R_v H),  K-hat = H^T (R_a Ha0 + R_v Hv + R_q H),
  *     F = -H^T R_r,  C = [y_q H + y_v Hv, y_v H],  D = y_r.
- * At rest (v = 0, a = 0) this is the reduction above: W, gamma, Hv, Ha1, Ha0 vanish. */
-static int build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, mbl_status *st)
+ * With coordinate states at rest (v = 0, a = 0) this is the reduction of mbl_symlin_new's main path
+ * (Wq, gamma, Hv, Ha1, Ha0 vanish). sexpr: the z state functions s(q). */
+static int build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, const mblx_id *sexpr, mbl_status *st)
 {
     mblx_graph *g = sl->g;
     int n = sl->n, m = sl->m, z = sl->z, nr = sl->nr, ny = sl->ny, N = n + m, rc = 0;
     const mblx_id *R = sl->R, *Phi = sl->Phi, *vs = sl->v, *as = sl->asym, *ls = sl->lsym;
     size_t ns = mblx_symbol_count(g) + 1;
     double *sv = mbl_calloc(ns, sizeof *sv);
-    double *vals = mbl_alloc_array((size_t)N * N + 1, sizeof *vals);
+    double *vals = mbl_alloc_array((size_t)N * N + 1, sizeof *vals), *jvals = mbl_alloc_array((size_t)n * n + 1, sizeof *jvals);
     mblx_id *al = new_ids((size_t)N), *zero = new_ids((size_t)N), *sol = new_ids((size_t)N);
-    mblx_id *Pq = new_ids((size_t)m * n), *W = new_ids((size_t)m * n), *Gv = new_ids((size_t)m * n);
-    mblx_id *Gq = new_ids((size_t)m * n), *Sys = new_ids((size_t)N * N), *terms = new_ids(2 * (size_t)n);
+    mblx_id *Jq = new_ids((size_t)n * n), *Wq = new_ids((size_t)n * n), *Gv = new_ids((size_t)n * n);
+    mblx_id *Gq = new_ids((size_t)n * n), *Sys = new_ids((size_t)N * N), *terms = new_ids(2 * (size_t)n);
     mblx_id *Ma = new_ids((size_t)n * n), *Rv = new_ids((size_t)n * n), *Rq = new_ids((size_t)n * n);
-    mblx_id *Rr = new_ids((size_t)n * nr), *Py = new_ids((size_t)m * m), *X = new_ids((size_t)m * 2 * z);
+    mblx_id *Rr = new_ids((size_t)n * nr), *X = new_ids((size_t)n * 2 * z);
     mblx_id *Hv = new_ids((size_t)n * z), *Ha1 = new_ids((size_t)n * z), *Ha0 = new_ids((size_t)n * z);
-    int *dep = mbl_alloc_array((size_t)m + 1, sizeof *dep);
     mblx_id *T[8] = {NULL};
     sl->H = new_ids((size_t)n * z), sl->lam = new_ids((size_t)m), sl->acc = new_ids((size_t)n);
     sl->F = new_ids((size_t)z * nr), sl->C = new_ids((size_t)ny * 2 * z), sl->D = new_ids((size_t)ny * nr);
-    if (!sv || !vals || !al || !zero || !sol || !Pq || !W || !Gv || !Gq || !Sys || !terms || !Ma || !Rv || !Rq || !Rr ||
-        !Py || !X || !Hv || !Ha1 || !Ha0 || !dep || !sl->H || !sl->lam || !sl->acc || !sl->F || !sl->C || !sl->D) {
+    if (!sv || !vals || !jvals || !al || !zero || !sol || !Jq || !Wq || !Gv || !Gq || !Sys || !terms || !Ma || !Rv ||
+        !Rq || !Rr || !X || !Hv || !Ha1 || !Ha0 || !sl->H || !sl->lam || !sl->acc || !sl->F || !sl->C || !sl->D) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto out;
     }
@@ -407,29 +408,33 @@ static int build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, m
     for (int i = 0; i < n; i++) al[i] = as[i];
     for (int j = 0; j < m; j++) al[n + j] = ls[j];
     for (int i = 0; i < N; i++) zero[i] = mblx_const(g, 0.0);
-    /* Phi_q, W = (Phi_q v)_q, gamma = W v, gamma_v, gamma_q + (Phi_q a)_q; the system for a, lambda */
+    /* J = Psi_q, Wq = (J v)_q, gamma = Wq v, gamma_v, gamma_q + (J a)_q; the system for a, lambda */
     for (int i = 0; i < N * N; i++) Sys[i] = zero[0];
-    for (int j = 0; j < m; j++) {
-        for (int i = 0; i < n; i++) Pq[j + (size_t)i * m] = mblx_diff(g, Phi[j], sl->q[i]);
+    for (int k = 0; k < n; k++) {
+        mblx_id psi = k < z ? sexpr[k] : Phi[k - z];
+        for (int i = 0; i < n; i++) Jq[k + (size_t)i * n] = mblx_diff(g, psi, sl->q[i]);
         size_t nv = 0, na = 0;
         for (int i = 0; i < n; i++)
-            if (!is_zero(g, Pq[j + (size_t)i * m])) terms[nv++] = mblx_mul(g, Pq[j + (size_t)i * m], vs[i]);
+            if (!is_zero(g, Jq[k + (size_t)i * n])) terms[nv++] = mblx_mul(g, Jq[k + (size_t)i * n], vs[i]);
         mblx_id pv = mblx_sum(g, nv, terms);
         for (int i = 0; i < n; i++)
-            if (!is_zero(g, Pq[j + (size_t)i * m])) terms[na++] = mblx_mul(g, Pq[j + (size_t)i * m], as[i]);
+            if (!is_zero(g, Jq[k + (size_t)i * n])) terms[na++] = mblx_mul(g, Jq[k + (size_t)i * n], as[i]);
         mblx_id pa = mblx_sum(g, na, terms);
         size_t ng = 0;
         for (int i = 0; i < n; i++) {
-            W[j + (size_t)i * m] = mblx_diff(g, pv, sl->q[i]);
-            if (!is_zero(g, W[j + (size_t)i * m])) terms[ng++] = mblx_mul(g, W[j + (size_t)i * m], vs[i]);
+            Wq[k + (size_t)i * n] = mblx_diff(g, pv, sl->q[i]);
+            if (!is_zero(g, Wq[k + (size_t)i * n])) terms[ng++] = mblx_mul(g, Wq[k + (size_t)i * n], vs[i]);
         }
         mblx_id gamma = mblx_sum(g, ng, terms);
         for (int i = 0; i < n; i++) {
-            Gv[j + (size_t)i * m] = mblx_diff(g, gamma, vs[i]);
-            Gq[j + (size_t)i * m] = mblx_add(g, mblx_diff(g, gamma, sl->q[i]), mblx_diff(g, pa, sl->q[i]));
-            Sys[(n + j) + (size_t)i * N] = Pq[j + (size_t)i * m];
+            Gv[k + (size_t)i * n] = mblx_diff(g, gamma, vs[i]);
+            Gq[k + (size_t)i * n] = mblx_add(g, mblx_diff(g, gamma, sl->q[i]), mblx_diff(g, pa, sl->q[i]));
         }
-        sol[n + j] = mblx_neg(g, gamma);
+        if (k >= z) {
+            int j = k - z;
+            for (int i = 0; i < n; i++) Sys[(n + j) + (size_t)i * N] = Jq[k + (size_t)i * n];
+            sol[n + j] = mblx_neg(g, gamma);
+        }
     }
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < n; j++) Sys[i + (size_t)j * N] = mblx_diff(g, R[i], as[j]);
@@ -449,51 +454,35 @@ static int build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, m
         }
         for (int j = 0; j < nr; j++) Rr[i + (size_t)j * n] = mblx_subst(g, mblx_diff(g, R[i], sl->r[j]), (size_t)N, al, sol);
     }
-    for (size_t i = 0; i < (size_t)m * n; i++) Gq[i] = mblx_subst(g, Gq[i], (size_t)N, al, sol);
-    /* H = [I; -Phi_y^-1 Phi_S] */
-    int nd = 0;
-    for (int i = 0; i < n; i++) {
-        int isstate = 0;
-        for (int s = 0; s < z; s++) isstate |= sl->sidx[s] == i;
-        if (!isstate) dep[nd++] = i;
-    }
-    for (int a = 0; a < m; a++)
-        for (int b = 0; b < m; b++) Py[a + (size_t)b * m] = Pq[a + (size_t)dep[b] * m];
-    for (int a = 0; a < m; a++)
-        for (int s = 0; s < z; s++) X[a + (size_t)s * m] = Pq[a + (size_t)sl->sidx[s] * m];
-    rc = eval_nodes(g, (size_t)m * m, Py, sv, vals, st);
-    const char *py_what = "Phi_y (the constraint Jacobian of the dependent coordinates)";
-    if (!rc) rc = solve_copy(g, m, Py, vals, z, X, py_what, st);
+    for (size_t i = 0; i < (size_t)n * n; i++) Gq[i] = mblx_subst(g, Gq[i], (size_t)N, al, sol);
+    /* H = J^-1 [I; 0] */
+    const char *j_what = "[s_q; Phi_q] (the state functions' and constraints' Jacobian)";
+    rc = eval_nodes(g, (size_t)n * n, Jq, sv, jvals, st);
     if (rc) goto out;
-    for (size_t i = 0; i < (size_t)n * z; i++) sl->H[i] = Hv[i] = Ha1[i] = Ha0[i] = zero[0];
-    for (int s = 0; s < z; s++) {
-        sl->H[sl->sidx[s] + (size_t)s * n] = mblx_const(g, 1.0);
-        for (int a = 0; a < m; a++) sl->H[dep[a] + (size_t)s * n] = mblx_neg(g, X[a + (size_t)s * m]);
-    }
-    /* Hv, Ha1 from [W H, gamma_v H]; Ha0 from gamma_q H + (Phi_q a)_q H + gamma_v Hv */
-    T[0] = matmul(g, m, n, W, z, sl->H), T[1] = matmul(g, m, n, Gv, z, sl->H);
+    for (int s = 0; s < z; s++)
+        for (int k = 0; k < n; k++) X[k + (size_t)s * n] = k == s ? mblx_const(g, 1.0) : zero[0];
+    rc = solve_copy(g, n, Jq, jvals, z, X, j_what, st);
+    if (rc) goto out;
+    memcpy(sl->H, X, (size_t)n * z * sizeof *X);
+    /* Hv, Ha1 from [Wq H, gamma_v H]; Ha0 from (gamma_q + (J a)_q) H + gamma_v Hv */
+    T[0] = matmul(g, n, n, Wq, z, sl->H), T[1] = matmul(g, n, n, Gv, z, sl->H);
     if (!T[0] || !T[1]) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto out;
     }
-    memcpy(X, T[0], (size_t)m * z * sizeof *X), memcpy(X + (size_t)m * z, T[1], (size_t)m * z * sizeof *X);
-    rc = solve_copy(g, m, Py, vals, 2 * z, X, py_what, st);
+    memcpy(X, T[0], (size_t)n * z * sizeof *X), memcpy(X + (size_t)n * z, T[1], (size_t)n * z * sizeof *X);
+    rc = solve_copy(g, n, Jq, jvals, 2 * z, X, j_what, st);
     if (rc) goto out;
-    for (int s = 0; s < z; s++)
-        for (int a = 0; a < m; a++) {
-            Hv[dep[a] + (size_t)s * n] = mblx_neg(g, X[a + (size_t)s * m]);
-            Ha1[dep[a] + (size_t)s * n] = mblx_neg(g, X[a + (size_t)(z + s) * m]);
-        }
-    T[2] = matmul(g, m, n, Gq, z, sl->H), T[3] = matmul(g, m, n, Gv, z, Hv);
+    for (size_t i = 0; i < (size_t)n * z; i++) Hv[i] = mblx_neg(g, X[i]), Ha1[i] = mblx_neg(g, X[i + (size_t)n * z]);
+    T[2] = matmul(g, n, n, Gq, z, sl->H), T[3] = matmul(g, n, n, Gv, z, Hv);
     if (!T[2] || !T[3]) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < (size_t)m * z; i++) X[i] = mblx_add(g, T[2][i], T[3][i]);
-    rc = solve_copy(g, m, Py, vals, z, X, py_what, st);
+    for (size_t i = 0; i < (size_t)n * z; i++) X[i] = mblx_add(g, T[2][i], T[3][i]);
+    rc = solve_copy(g, n, Jq, jvals, z, X, j_what, st);
     if (rc) goto out;
-    for (int s = 0; s < z; s++)
-        for (int a = 0; a < m; a++) Ha0[dep[a] + (size_t)s * n] = mblx_neg(g, X[a + (size_t)s * m]);
+    for (size_t i = 0; i < (size_t)n * z; i++) Ha0[i] = mblx_neg(g, X[i]);
     /* M-hat, C-hat, K-hat */
     sl->M = congruence(g, n, z, sl->H, Ma, z, sl->H);
     T[4] = congruence(g, n, z, sl->H, Ma, z, Ha1), T[5] = congruence(g, n, z, sl->H, Rv, z, sl->H);
@@ -543,12 +532,20 @@ static int build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, m
         for (int j = 0; j < nr; j++) sl->D[k + (size_t)j * ny] = mblx_diff(g, Y[k], sl->r[j]);
     }
     rc = mblx_graph_status(g, st);
+    if (!rc && !sl->moving) {
+        /* at rest (states that are not coordinates): v = 0 */
+        mblx_id *mats[] = {sl->H, sl->M, sl->Cd, sl->K, sl->F, sl->C, sl->D, sl->lam, sl->acc};
+        size_t lens[] = {(size_t)n * z, (size_t)z * z, (size_t)z * z, (size_t)z * z, (size_t)z * nr,
+                         (size_t)ny * 2 * z, (size_t)ny * nr, (size_t)m, (size_t)n};
+        for (int k = 0; k < 9; k++)
+            for (size_t i = 0; i < lens[k]; i++) mats[k][i] = mblx_subst(g, mats[k][i], (size_t)n, vs, zero);
+    }
     if (!rc) rc = make_ab(sl, sv, st);
 out:
     for (int k = 0; k < 8; k++) mbl_free(T[k]);
-    mbl_free(sv), mbl_free(vals), mbl_free(al), mbl_free(zero), mbl_free(sol), mbl_free(Pq), mbl_free(W), mbl_free(Gv);
-    mbl_free(Gq), mbl_free(Sys), mbl_free(terms), mbl_free(Ma), mbl_free(Rv), mbl_free(Rq), mbl_free(Rr), mbl_free(Py);
-    mbl_free(X), mbl_free(Hv), mbl_free(Ha1), mbl_free(Ha0), mbl_free(dep);
+    mbl_free(sv), mbl_free(vals), mbl_free(jvals), mbl_free(al), mbl_free(zero), mbl_free(sol), mbl_free(Jq);
+    mbl_free(Wq), mbl_free(Gv), mbl_free(Gq), mbl_free(Sys), mbl_free(terms), mbl_free(Ma), mbl_free(Rv), mbl_free(Rq);
+    mbl_free(Rr), mbl_free(X), mbl_free(Hv), mbl_free(Ha1), mbl_free(Ha0);
     return rc;
 }
 
@@ -612,6 +609,8 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
                          "symbolic linear models: %d coordinates, %d constraints and %d states do not match "
                          "(redundant constraints or non-coordinate states)", n, m, z);
     }
+    int *usidx = NULL;
+    mblx_id *sexpr = NULL;
     mbl_symlin *sl = mbl_calloc(1, sizeof *sl);
     if (!sl) {
         mbl_linear_free(lin);
@@ -646,15 +645,25 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     for (int i = 0; i < md->nr; i++) sl->rname[i] = dupstr(md->rname[i]), sl->rval[i] = pt->r[i];
     for (int i = 0; i < md->ny; i++) sl->yname[i] = dupstr(md->yname[i]);
     for (int i = 0; i < sl->nx; i++) sl->state_names[i] = dupstr(lin->state_names[i]);
+    /* states: coordinates (sidx), or the file's state functions s(q) (usidx, e.g. joint measures) */
+    int general = moving;
+    usidx = mbl_alloc_array((size_t)z + 1, sizeof *usidx);
+    if (!usidx) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
     for (int s = 0; s < z; s++) {
-        sl->sidx[s] = -1;
+        sl->sidx[s] = -1, usidx[s] = -1;
         for (int i = 0; i < n; i++)
             if (!strcmp(lin->state_names[s], md->qname[i])) sl->sidx[s] = i;
-        if (sl->sidx[s] < 0) {
-            rc = mbl_error(st, MBL_EMODEL, "symbolic linear models: the state %s is not a coordinate",
-                           lin->state_names[s]);
+        for (int k = 0; sl->sidx[s] < 0 && k < md->nus; k++)
+            if (!strcmp(lin->state_names[s], md->us_text[k])) usidx[s] = k;
+        if (sl->sidx[s] < 0 && usidx[s] < 0) {
+            rc = mbl_error(st, MBL_EMODEL, "symbolic linear models: the state %s is neither a coordinate nor a state "
+                           "function of the file", lin->state_names[s]);
             goto done;
         }
+        general |= usidx[s] >= 0;
     }
     /* symbols of the new graph; v, vdot, lambda get names no user name can have */
     size_t nsym = mblx_symbol_count(md->g);
@@ -702,6 +711,12 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
         if ((Phi[j] = copy_node(&cp, md->F[md->row0[MBL_ROW_PHI] + j], st)) == MBLX_NONE) rc = -1;
     for (int j = 0; j < md->ny && !rc; j++)
         if ((Y[j] = copy_node(&cp, md->y[j], st)) == MBLX_NONE) rc = -1;
+    sexpr = mbl_alloc_array((size_t)z + 1, sizeof *sexpr);
+    if (!sexpr && !rc) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int s = 0; s < z && !rc; s++) {
+        sexpr[s] = sl->sidx[s] >= 0 ? sl->q[sl->sidx[s]] : copy_node(&cp, md->us[usidx[s]], st);
+        if (sexpr[s] == MBLX_NONE) rc = -1;
+    }
     if (rc) {
         rc = st && st->code ? st->code : mblx_graph_status(g, st);
         goto done2;
@@ -726,8 +741,8 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     memcpy(sl->R, R, (size_t)n * sizeof *R), memcpy(sl->Phi, Phi, (size_t)m * sizeof *Phi);
     memcpy(sl->v, vs, (size_t)n * sizeof *vs), memcpy(sl->asym, as, (size_t)n * sizeof *as);
     memcpy(sl->lsym, ls, (size_t)m * sizeof *ls), memcpy(sl->vval, pt->v, (size_t)n * sizeof(double));
-    if (moving) {
-        rc = build_moving(sl, pt, Y, st);
+    if (general) {
+        rc = build_moving(sl, pt, Y, sexpr, st);
         goto moving_done;
     }
     /* Jacobians, then rest: v = 0, vdot = 0 */
@@ -893,6 +908,7 @@ done2:
     mbl_free(Y), mbl_free(Ma), mbl_free(Rv), mbl_free(Rq), mbl_free(Rl), mbl_free(Rr), mbl_free(Pq);
     mbl_free(sv), mbl_free(vals), mbl_free(Py), mbl_free(Ly), mbl_free(Rhs), mbl_free(zero);
 done:
+    mbl_free(usidx), mbl_free(sexpr);
     mbl_linear_free(lin);
     if (rc) {
         mbl_symlin_free(sl);
