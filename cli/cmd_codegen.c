@@ -314,7 +314,16 @@ int mblin_cmd_symbolic(int argc, char **argv)
         for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->qname[i]);
         fprintf(f, "],\n  \"point\": [");
         for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), print_expr(f, sl->g, sl->qpoint[i], 2);
-        fprintf(f, "],\n  \"states\": [");
+        if (sl->moving) {
+            fprintf(f, "],\n  \"point_values\": {");
+            for (int i = 0; i < sl->n; i++) fprintf(f, "%s\"%s\": %.17g", i ? ", " : "", sl->qname[i], sl->qval[i]);
+            fprintf(f, "},\n  \"velocity_values\": {");
+            for (int i = 0; i < sl->n; i++) fprintf(f, "%s\"der(%s)\": %.17g", i ? ", " : "", sl->qname[i], sl->vval[i]);
+            fprintf(f, "}");
+        } else {
+            fprintf(f, "]");
+        }
+        fprintf(f, ",\n  \"states\": [");
         for (int i = 0; i < sl->nx; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->state_names[i]);
         fprintf(f, "],\n  \"inputs\": [");
         for (int i = 0; i < sl->nr; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->rname[i]);
@@ -342,6 +351,11 @@ int mblin_cmd_symbolic(int argc, char **argv)
         for (int i = 0; i < sl->n; i++) {
             fprintf(f, "%s %s = ", i ? "," : "", sl->qname[i]);
             print_expr(f, sl->g, sl->qpoint[i], 0);
+        }
+        if (sl->moving) {
+            fprintf(f, "\n%s at the point:", cm);
+            for (int i = 0; i < sl->n; i++) fprintf(f, "%s %s = %.10g", i ? "," : "", sl->qname[i], sl->qval[i]);
+            for (int i = 0; i < sl->n; i++) fprintf(f, ", der(%s) = %.10g", sl->qname[i], sl->vval[i]);
         }
         fprintf(f, "\n%s states:", cm);
         for (int i = 0; i < sl->nx; i++) fprintf(f, " %s", sl->state_names[i]);
