@@ -83,6 +83,15 @@ int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkeep, int k
 int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int point_symbols,
                         int *closed, mbl_status *st);
 
+/* The expanded canonical form of e (src/codegen/expand.c): products distributed over sums,
+ * integer powers 2..8 of sums multiplied out, then the engine's canonical form (like terms
+ * collected, equal bases collecting exponents). Two rational expressions whose denominators are
+ * monomials are equal as functions iff their expanded forms are the same node (e.g. (m1 + m2)/3
+ * and m1/3 + m2/3; g*(m1*L2 + m2*(2*L2 + L1))/(2*L1*L2) and m2*g/(2*L2) + (m1*g/2 + m2*g)/L1);
+ * sums in denominators stay as powers of their expanded sums. A product whose expansion would
+ * have more than max_terms terms is kept unexpanded. MBLX_NONE on failure (graph error). */
+mblx_id mbl_symlin_expand(mblx_graph *g, mblx_id e, size_t max_terms);
+
 /* Number of distinct nodes reachable from every matrix of sl (the size of its straight-line code). */
 size_t mbl_symlin_size(const mbl_symlin *sl);
 

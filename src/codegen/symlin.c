@@ -19,6 +19,7 @@
 #include "model/model_internal.h"
 
 #define SYMLIN_MAX_NODES_DEFAULT 2000000
+#define SYMLIN_EXPAND_MAX_TERMS 10000
 
 static char *dupstr(const char *s)
 {
@@ -1075,6 +1076,19 @@ int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int 
     subst_all(g, sl->C, (size_t)sl->ny * sl->nx, nsub, syms, repl);
     subst_all(g, sl->D, (size_t)sl->ny * sl->nr, nsub, syms, repl);
     subst_all(g, sl->res, (size_t)(m + n), nsub, syms, repl);
+    /* the printed matrices in the expanded canonical form (A and B, which hold M-hat^-1, stay as
+     * the elimination built them) */
+    {
+        mblx_id *mats[] = {sl->H, sl->M, sl->Cd, sl->K, sl->F, sl->C, sl->D, sl->qpoint, sl->lam};
+        size_t lens[] = {(size_t)n * sl->z, (size_t)sl->z * sl->z, (size_t)sl->z * sl->z, (size_t)sl->z * sl->z,
+                         (size_t)sl->z * sl->nr, (size_t)sl->ny * sl->nx, (size_t)sl->ny * sl->nr, (size_t)n,
+                         (size_t)m};
+        for (int k = 0; k < 9; k++)
+            for (size_t i = 0; mats[k] && i < lens[k]; i++) {
+                mblx_id x = mbl_symlin_expand(g, mats[k][i], SYMLIN_EXPAND_MAX_TERMS);
+                if (x != MBLX_NONE) mats[k][i] = x;
+            }
+    }
     rc = mblx_graph_status(g, st);
 out:
     mbl_free(kept), mbl_free(syms), mbl_free(repl), mbl_free(qcf), mbl_free(res), mbl_free(sv), mbl_free(rv);
