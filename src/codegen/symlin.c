@@ -19,7 +19,7 @@
 #include "model/model_internal.h"
 
 #define SYMLIN_MAX_NODES_DEFAULT 2000000
-#define SYMLIN_EXPAND_MAX_TERMS 10000
+#define SYMLIN_EXPAND_MAX_TERMS 2000
 
 static char *dupstr(const char *s)
 {
@@ -1076,18 +1076,57 @@ int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int 
     subst_all(g, sl->C, (size_t)sl->ny * sl->nx, nsub, syms, repl);
     subst_all(g, sl->D, (size_t)sl->ny * sl->nr, nsub, syms, repl);
     subst_all(g, sl->res, (size_t)(m + n), nsub, syms, repl);
-    /* the printed matrices in the expanded canonical form (A and B, which hold M-hat^-1, stay as
-     * the elimination built them) */
+    /* the printed matrices in the expanded canonical form where it prints at most twice as long
+     * as the form built (A and B, which hold M-hat^-1, stay as the elimination built them) */
     {
         mblx_id *mats[] = {sl->H, sl->M, sl->Cd, sl->K, sl->F, sl->C, sl->D, sl->qpoint, sl->lam};
         size_t lens[] = {(size_t)n * sl->z, (size_t)sl->z * sl->z, (size_t)sl->z * sl->z, (size_t)sl->z * sl->z,
                          (size_t)sl->z * sl->nr, (size_t)sl->ny * sl->nx, (size_t)sl->ny * sl->nr, (size_t)n,
                          (size_t)m};
+        size_t total = 0, at = 0;
+        for (int k = 0; k < 9; k++) total += mats[k] ? lens[k] : 0;
+        mblx_id *xs = mbl_alloc_array(total + 1, sizeof *xs);
+        if (!xs) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto out;
+        }
+        /* printed sizes (trees) of the forms built: entries too long to print are not expanded */
+        size_t nn = mblx_node_count(g);
+        double *ts0 = mbl_alloc_array(nn + 1, sizeof *ts0);
+        if (!ts0) {
+            mbl_free(xs);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t e = 0; e < nn; e++) {
+            double sz = 1.0;
+            int na = mblx_node_nargs(g, (mblx_id)e);
+            for (int i = 0; i < na; i++) sz += ts0[mblx_node_arg(g, (mblx_id)e, i)];
+            ts0[e] = sz;
+        }
         for (int k = 0; k < 9; k++)
-            for (size_t i = 0; mats[k] && i < lens[k]; i++) {
-                mblx_id x = mbl_symlin_expand(g, mats[k][i], SYMLIN_EXPAND_MAX_TERMS);
-                if (x != MBLX_NONE) mats[k][i] = x;
-            }
+            for (size_t i = 0; mats[k] && i < lens[k]; i++)
+                xs[at++] = ts0[mats[k][i]] <= SYMLIN_EXPAND_MAX_TERMS ? mbl_symlin_expand(g, mats[k][i], SYMLIN_EXPAND_MAX_TERMS)
+                                                                      : MBLX_NONE;
+        mbl_free(ts0);
+        nn = mblx_node_count(g);
+        double *ts = mbl_alloc_array(nn + 1, sizeof *ts);
+        if (!ts) {
+            mbl_free(xs);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t e = 0; e < nn; e++) {
+            double sz = 1.0;
+            int na = mblx_node_nargs(g, (mblx_id)e);
+            for (int i = 0; i < na; i++) sz += ts[mblx_node_arg(g, (mblx_id)e, i)];
+            ts[e] = sz;
+        }
+        at = 0;
+        for (int k = 0; k < 9; k++)
+            for (size_t i = 0; mats[k] && i < lens[k]; i++, at++)
+                if (xs[at] != MBLX_NONE && ts[xs[at]] <= 2.0 * ts[mats[k][i]]) mats[k][i] = xs[at];
+        mbl_free(ts), mbl_free(xs);
     }
     rc = mblx_graph_status(g, st);
 out:
