@@ -520,6 +520,9 @@ sym = json.loads(out) if rc == 0 else {}
 check(rc == 0 and sym["C_hat"][0][1] == "-2*m*l^2*der(phi)*cos(theta)*sin(theta)"
       and sym["M"][1][1] == "m*l^2*sin(theta)^2",
       "symbolic at a point with motion: the gyroscopic C-hat in der(phi): %s %s" % (err, sym.get("C_hat")))
+rc, out, err = run("symbolic", "examples/rotating_pendulum_given.yaml", "--format", "latex")
+check(rc == 0 and "-2 m l^{2} \\dot{\\phi} \\cos\\left(\\theta\\right)" in out,
+      "symbolic --format latex: der(phi) as \\dot{\\phi}: " + err)
 
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
