@@ -6,6 +6,9 @@
  *   mbl_symlin_special() keep only some parameters as symbols, the point in closed form
  *   mbl_codegen()        straight-line C, Python (NumPy) or Octave code of the same matrices
  *
+ * At a point with motion, or with states that are the file's state functions s(q) (a mechanism's
+ * joint measures), the reduction runs on the stacked constraints [s(q) - S; Phi(q)] and adds the
+ * velocity and acceleration terms (gyroscopic C-hat, centrifugal K-hat; docs/symbolic.md).
  * The reduction is source 002's (Ge et al., Eq. 15-64) at a point at rest (v = 0, vdot = 0):
  * the states S are coordinates (those the library's linearization chooses), q = [S; y], the
  * dependent coordinates y follow from Phi_S + Phi_y H_y = 0, H = [I; H_y] (H_x of the source),
