@@ -1166,6 +1166,9 @@ int mbl_symlin_newton(mbl_symlin *sl, mbl_status *st)
                          "(linearize.at: given)");
     mblx_graph *g = sl->g;
     int n = sl->n, m = sl->m, N = n + m, nrow = n + 3 * m, rc = 0;
+    sl->nn = 0;
+    mbl_free(sl->nunk), mbl_free(sl->nres), mbl_free(sl->njac), mbl_free(sl->nstep);
+    sl->nunk = NULL, sl->nres = sl->njac = sl->nstep = NULL;
     mblx_id *rows = new_ids((size_t)nrow), *unk = new_ids((size_t)N), *al = new_ids(2 * (size_t)n);
     mblx_id *sub = new_ids(2 * (size_t)n), *terms = new_ids(2 * (size_t)n), *J = NULL;
     int *cols = mbl_alloc_array((size_t)N + 1, sizeof *cols), *jpvt = NULL;
