@@ -88,6 +88,8 @@ static int cg_build(const cg_common *c, int newton, mbl_model **md, mbl_symlin *
         mbl_symlin_new(*md, pt, 0, sl, &st) || (newton && mbl_symlin_newton(*sl, &st))) {
         fprintf(stderr, "mblin: %s\n", st.msg);
         mbl_point_free(pt);
+        mbl_symlin_free(*sl);
+        *sl = NULL;
         return 1;
     }
     mbl_point_free(pt);

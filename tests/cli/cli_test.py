@@ -510,7 +510,7 @@ os.unlink(name)
 # --- mblin codegen --newton and mblin symbolic at a point with motion (issue 17) ---
 rc, out, err = run("codegen", "examples/rotating_pendulum_given.yaml", "--lang", "c", "--newton")
 check(one_line_error(rc, err, 1, "equilibrium or a steady motion", "given"),
-      "codegen --newton at a given point: one-line refusal: " + err)
+      "codegen --newton at a given point: one-line refusal (and no leak of the symbolic model): " + err)
 rc, out, err = run("codegen", "examples/rotating_pendulum_steady.yaml", "--lang", "python", "--newton")
 check(rc == 0 and "def linear_model_newton(p=None, r=None, q=None, v=None" in out
       and "def linear_model(p=None, q=None, r=None, v=None)" in out,
