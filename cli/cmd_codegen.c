@@ -69,7 +69,7 @@ static int cg_common_opt(cg_common *c, const char *cmd, int argc, char **argv, i
 }
 
 /* load, operating point, symbolic model */
-static int cg_build(const cg_common *c, mbl_model **md, mbl_symlin **sl)
+static int cg_build(const cg_common *c, int newton, mbl_model **md, mbl_symlin **sl)
 {
     mbl_status st = {0};
     mbl_point *pt = NULL;
@@ -85,9 +85,11 @@ static int cg_build(const cg_common *c, mbl_model **md, mbl_symlin **sl)
         }
     }
     if (mbl_model_load_file(c->model, c->sets, c->nsets, md, &st) || mbl_operating_point(*md, &po, &pt, &st) ||
-        mbl_symlin_new(*md, pt, 0, sl, &st)) {
+        mbl_symlin_new(*md, pt, 0, sl, &st) || (newton && mbl_symlin_newton(*sl, &st))) {
         fprintf(stderr, "mblin: %s\n", st.msg);
         mbl_point_free(pt);
+        mbl_symlin_free(*sl);
+        *sl = NULL;
         return 1;
     }
     mbl_point_free(pt);
@@ -97,24 +99,32 @@ static int cg_build(const cg_common *c, mbl_model **md, mbl_symlin **sl)
 static const char codegen_help[] =
     "usage: mblin codegen MODEL --lang c|python|octave [options]\n"
     "  Straight-line code of the linear model (A, B, C, D; M-hat, C-hat, K-hat, F) as a function of\n"
-    "  the parameters p, the operating point's coordinates q (at rest) and the inputs r\n"
-    "  (docs/symbolic.md). C needs only <math.h>; Python NumPy.\n"
+    "  the parameters p, the operating point's coordinates q (and velocities v at a point with\n"
+    "  motion) and the inputs r (docs/symbolic.md). C needs only <math.h>; Python NumPy.\n"
     "  --lang L            c, python or octave (required)\n"
     "  --name NAME         name of the function (default: linear_model)\n"
     "  -o FILE             write to FILE (default: stdout)\n"
+    "  --newton            also the Newton iteration for the operating point (equilibrium or\n"
+    "                      steady motion): C NAME_newton(), Python NAME_newton(), Octave: NAME\n"
+    "                      takes q as the guess and returns the point it solves\n"
     "  --set NAME=VALUE    override a parameter (repeatable)\n"
-    "  --at KIND           equilibrium | given (the point must be at rest)\n";
+    "  --at KIND           equilibrium | given | steady\n";
 
 int mblin_cmd_codegen(int argc, char **argv)
 {
     cg_common c;
     memset(&c, 0, sizeof c);
     const char *lang = NULL, *name = "linear_model", *outfile = NULL;
+    int newton = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(codegen_help, stdout);
             return 0;
+        }
+        if (!strcmp(a, "--newton")) {
+            newton = 1;
+            continue;
         }
         int r = cg_common_opt(&c, "codegen", argc, argv, &i);
         if (r < 0) return -r;
@@ -141,7 +151,7 @@ int mblin_cmd_codegen(int argc, char **argv)
         if (!(isalnum((unsigned char)*s) || *s == '_')) return cg_usage("codegen", "--name '%s' is not an identifier", name);
     mbl_model *md = NULL;
     mbl_symlin *sl = NULL;
-    int rc = cg_build(&c, &md, &sl);
+    int rc = cg_build(&c, newton, &md, &sl);
     if (rc) {
         mbl_model_free(md);
         return rc;
@@ -175,7 +185,7 @@ static const char symbolic_help[] =
     "  --max-size N        refuse when the printed expressions would have more than N terms\n"
     "                      (operations, names and numbers; default 100000)\n"
     "  --set NAME=VALUE    override a parameter (repeatable)\n"
-    "  --at KIND           equilibrium | given (the point must be at rest)\n";
+    "  --at KIND           equilibrium | given | steady\n";
 
 typedef struct symmat {
     const char *name;
@@ -306,7 +316,16 @@ int mblin_cmd_symbolic(int argc, char **argv)
         for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->qname[i]);
         fprintf(f, "],\n  \"point\": [");
         for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), print_expr(f, sl->g, sl->qpoint[i], 2);
-        fprintf(f, "],\n  \"states\": [");
+        if (sl->moving) {
+            fprintf(f, "],\n  \"point_values\": {");
+            for (int i = 0; i < sl->n; i++) fprintf(f, "%s\"%s\": %.17g", i ? ", " : "", sl->qname[i], sl->qval[i]);
+            fprintf(f, "},\n  \"velocity_values\": {");
+            for (int i = 0; i < sl->n; i++) fprintf(f, "%s\"der(%s)\": %.17g", i ? ", " : "", sl->qname[i], sl->vval[i]);
+            fprintf(f, "}");
+        } else {
+            fprintf(f, "]");
+        }
+        fprintf(f, ",\n  \"states\": [");
         for (int i = 0; i < sl->nx; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->state_names[i]);
         fprintf(f, "],\n  \"inputs\": [");
         for (int i = 0; i < sl->nr; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->rname[i]);
@@ -328,11 +347,17 @@ int mblin_cmd_symbolic(int argc, char **argv)
         fprintf(f, "\n}\n");
     } else {
         const char *cm = fmt == 1 ? "%" : "#";
-        fprintf(f, "%s symbolic linear model of %s (source 002 reduction at rest)\n%s %s\n", cm, c.model, cm, sl->note);
+        fprintf(f, "%s symbolic linear model of %s (source 002 reduction %s)\n%s %s\n", cm, c.model,
+                sl->moving ? "at a point with motion" : "at rest", cm, sl->note);
         fprintf(f, "%s point:", cm);
         for (int i = 0; i < sl->n; i++) {
             fprintf(f, "%s %s = ", i ? "," : "", sl->qname[i]);
             print_expr(f, sl->g, sl->qpoint[i], 0);
+        }
+        if (sl->moving) {
+            fprintf(f, "\n%s at the point:", cm);
+            for (int i = 0; i < sl->n; i++) fprintf(f, "%s %s = %.10g", i ? "," : "", sl->qname[i], sl->qval[i]);
+            for (int i = 0; i < sl->n; i++) fprintf(f, ", der(%s) = %.10g", sl->qname[i], sl->vval[i]);
         }
         fprintf(f, "\n%s states:", cm);
         for (int i = 0; i < sl->nx; i++) fprintf(f, " %s", sl->state_names[i]);

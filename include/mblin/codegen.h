@@ -6,6 +6,9 @@
  *   mbl_symlin_special() keep only some parameters as symbols, the point in closed form
  *   mbl_codegen()        straight-line C, Python (NumPy) or Octave code of the same matrices
  *
+ * At a point with motion, or with states that are the file's state functions s(q) (a mechanism's
+ * joint measures), the reduction runs on the stacked constraints [s(q) - S; Phi(q)] and adds the
+ * velocity and acceleration terms (gyroscopic C-hat, centrifugal K-hat; docs/symbolic.md).
  * The reduction is source 002's (Ge et al., Eq. 15-64) at a point at rest (v = 0, vdot = 0):
  * the states S are coordinates (those the library's linearization chooses), q = [S; y], the
  * dependent coordinates y follow from Phi_S + Phi_y H_y = 0, H = [I; H_y] (H_x of the source),
@@ -46,10 +49,25 @@ typedef struct mbl_symlin {
     mblx_id *qpoint;          /* n: the point as mbl_symlin_special found it (NULL before) */
     mblx_id *res;             /* m + n: Phi(q) and R(q, lambda(q)) at rest, zero at an equilibrium */
     char note[512];           /* what was done (e.g. the point kept as symbols) */
+    /* points with motion (v != 0 or vdot != 0): the matrices are functions of the velocities too */
+    int moving;               /* 1 at a point with motion (the v symbols appear), 0 at rest */
+    mblx_id *v;               /* n: velocity symbols, named der(q) */
+    double *vval;             /* n: the point's velocities */
+    mblx_id *acc;             /* n: vdot(q, v, p, r) at the point (moving only; NULL at rest) */
+    int at;                   /* mbl_at of the point (the Newton iteration solves equilibrium or steady) */
+    /* kept for mbl_symlin_newton: the equations of motion R(q, v, vdot, lambda, r), Phi(q) and the
+     * vdot and lambda symbols (n, m, n, m) */
+    mblx_id *R, *Phi, *asym, *lsym;
+    /* the Newton iteration for the operating point (mbl_symlin_newton; nn = 0 before) */
+    int nn;                   /* unknowns = equations */
+    int *nunk;                /* nn: unknown j is coordinate nunk[j] (< n) or multiplier nunk[j] - n */
+    mblx_id *nres, *njac;     /* nn residuals, nn x nn Jacobian (column-major) */
+    mblx_id *nstep;           /* nn: the Newton step -njac^-1 nres as expressions (symbolic elimination) */
 } mbl_symlin;
 
-/* Symbolic linear model at `point` (at rest: v = 0 and vdot = 0; holonomic constraints only; no
- * user velocity states; outputs of q, v, r only). max_nodes bounds the size of the result (0:
+/* Symbolic linear model at `point` (at rest, or with motion: then the matrices are functions of
+ * the velocities v too, with the gyroscopic and centrifugal terms in C-hat and K-hat; holonomic
+ * constraints only; no user velocity states; outputs of q, v, r only). max_nodes bounds the size of the result (0:
  * 2,000,000 nodes); a larger one is refused (MBL_EMODEL) with the size. */
 int mbl_symlin_new(const mbl_model *model, const mbl_point *point, size_t max_nodes, mbl_symlin **out,
                    mbl_status *st);
@@ -68,6 +86,15 @@ int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkeep, int k
 int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int point_symbols,
                         int *closed, mbl_status *st);
 
+/* The expanded canonical form of e (src/codegen/expand.c): products distributed over sums,
+ * integer powers 2..8 of sums multiplied out, then the engine's canonical form (like terms
+ * collected, equal bases collecting exponents). Two rational expressions whose denominators are
+ * monomials are equal as functions iff their expanded forms are the same node (e.g. (m1 + m2)/3
+ * and m1/3 + m2/3; g*(m1*L2 + m2*(2*L2 + L1))/(2*L1*L2) and m2*g/(2*L2) + (m1*g/2 + m2*g)/L1);
+ * sums in denominators stay as powers of their expanded sums. A product whose expansion would
+ * have more than max_terms terms is kept unexpanded. MBLX_NONE on failure (graph error). */
+mblx_id mbl_symlin_expand(mblx_graph *g, mblx_id e, size_t max_terms);
+
 /* Number of distinct nodes reachable from every matrix of sl (the size of its straight-line code). */
 size_t mbl_symlin_size(const mbl_symlin *sl);
 
@@ -79,6 +106,16 @@ char *mbl_symlin_latex(const mblx_graph *g, mblx_id e, mbl_status *st);
  * use: the size of the printed text, which grows much faster than mbl_symlin_size). */
 double mbl_symlin_print_size(const mbl_symlin *sl);
 
+/* The Newton iteration for the operating point (an equilibrium: v = 0; or a steady motion: the
+ * point's velocities kept, vdot = 0, cyclic coordinates kept): residuals [R(q, v, 0, lambda, r);
+ * Phi(q); Phi_q v; (Phi_q v)_q v] in the unknowns [q; lambda] (cyclic coordinates and coordinates
+ * whose column vanishes at the point left out), square rows chosen by QR with column pivoting of
+ * the Jacobian's transpose at the point; fills sl->nn, nunk, nres, njac, nstep (the step by a
+ * symbolic elimination with pivots chosen at the point, for the generated C). A given point is
+ * refused (MBL_EARG); a singular system at the point is MBL_ESINGULAR. Call before
+ * mbl_symlin_special (it uses the unspecialized matrices' symbols). */
+int mbl_symlin_newton(mbl_symlin *sl, mbl_status *st);
+
 typedef enum mbl_lang { MBL_LANG_C = 0, MBL_LANG_PYTHON = 1, MBL_LANG_OCTAVE = 2 } mbl_lang;
 
 /* Write straight-line code for A, B, C, D, M-hat, C-hat, K-hat, F of sl to f: a function
@@ -86,7 +123,13 @@ typedef enum mbl_lang { MBL_LANG_C = 0, MBL_LANG_PYTHON = 1, MBL_LANG_OCTAVE = 2
  * `void name(const double *p, const double *q, const double *r, double *A, double *B, double *C,
  * double *D, double *M, double *Cd, double *K, double *F)`, column-major like mbl_linear, only
  * <math.h>; Python: `name(p, q, r)` returning a dict of NumPy arrays; Octave: `[A, B, C, D, M,
- * Cd, K, F] = name(p, q, r)`), with the model's values as NAME_P, NAME_Q, NAME_R. */
+ * Cd, K, F] = name(p, q, r)`), with the model's values as NAME_P, NAME_Q, NAME_R. At a point
+ * with motion the velocities v follow q (C: name(p, q, v, r, ...); Python name(p, q, r, v);
+ * Octave name(p, q, r, v)), NAME_V their values. With the Newton iteration (sl->nn > 0): C
+ * `int name_newton(const double *p, const double *r, [const double *v,] double *q, double *lam)`
+ * (q: guess in, point out; returns the iterations or -1), Python `name_newton(p, r, q, v)`
+ * returning (q, lam, iterations), Octave: the main function takes q as the guess and returns
+ * [A, ..., F, q, lam, its] at the point it solves. */
 int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const char *model_file, FILE *f,
                 mbl_status *st);
 

@@ -14,8 +14,9 @@ typedef struct emitter {
     const mbl_symlin *sl;
     mbl_lang lang;
     FILE *f;
-    long *symrole;  /* symbol index -> 0..np-1 params, np.. q, np+n.. r, -1 other */
+    long *symrole;  /* symbol index -> 0..np-1 params, np.. q, np+n.. r, np+n+nr.. v, np+2n+nr.. lambda, -1 other */
     unsigned char *mark;
+    const char *ind; /* indentation of the statements being emitted */
 } emitter;
 
 static void put_num(emitter *E, double v)
@@ -49,8 +50,12 @@ static void put_ref(emitter *E, mblx_id e)
     if (mblx_node_op(g, e) == MBLX_OP_SYMBOL) {
         long role = E->symrole[mblx_symbol_index(g, e)];
         const mbl_symlin *sl = E->sl;
-        const char *arr = role < sl->np ? "p" : role < sl->np + sl->n ? "q" : "r";
-        long idx = role < sl->np ? role : role < sl->np + sl->n ? role - sl->np : role - sl->np - sl->n;
+        long b[5] = {0, sl->np, sl->np + sl->n, sl->np + sl->n + sl->nr, sl->np + 2 * sl->n + sl->nr};
+        static const char *names[5] = {"p", "q", "r", "v", "lam"};
+        int k = 4;
+        while (k > 0 && role < b[k]) k--;
+        const char *arr = names[k];
+        long idx = role - b[k];
         if (E->lang == MBL_LANG_OCTAVE) fprintf(E->f, "%s(%ld)", arr, idx + 1);
         else fprintf(E->f, "%s[%ld]", arr, idx);
         return;
@@ -90,7 +95,7 @@ static int emit_node(emitter *E, mblx_id e, mbl_status *st)
     FILE *f = E->f;
     mblx_op op = mblx_node_op(g, e);
     int na = mblx_node_nargs(g, e);
-    const char *ind = E->lang == MBL_LANG_PYTHON ? "    " : "    ";
+    const char *ind = E->ind;
     fprintf(f, "%s%st%u = ", ind, E->lang == MBL_LANG_C ? "const double " : "", (unsigned)e);
     if (op == MBLX_OP_ADD) {
         double c0 = mblx_node_value(g, e);
@@ -168,7 +173,8 @@ static void put_values(emitter *E, const char *name, const char *suffix, int n, 
 {
     FILE *f = E->f;
     if (E->lang == MBL_LANG_C) {
-        fprintf(f, "static const double %s_%s[%d] = {", name, suffix, n > 0 ? n : 1);
+        fprintf(f, "extern const double %s_%s[%d];\nconst double %s_%s[%d] = {", name, suffix, n > 0 ? n : 1, name,
+                suffix, n > 0 ? n : 1);
         if (!n) fputs("0.0", f);
     } else if (E->lang == MBL_LANG_PYTHON) {
         fprintf(f, "%s_%s = [", name, suffix);
@@ -189,45 +195,248 @@ static void put_names(emitter *E, const char *title, int n, char *const *names)
     fputc('\n', E->f);
 }
 
+/* mark the nodes reachable from roots (clearing earlier marks) and check their symbols */
+static int mark_set(emitter *E, size_t nroots, const mblx_id *roots, mblx_id *stack, mbl_status *st)
+{
+    const mblx_graph *g = E->sl->g;
+    size_t nn = mblx_node_count(g);
+    memset(E->mark, 0, nn);
+    for (size_t i = 0; i < nroots; i++) mark_from(E, roots[i], stack);
+    for (size_t e = 0; e < nn; e++) {
+        if (!E->mark[e] || mblx_node_op(g, (mblx_id)e) != MBLX_OP_SYMBOL) continue;
+        if (E->symrole[mblx_symbol_index(g, (mblx_id)e)] < 0)
+            return mbl_error(st, MBL_EARG, "codegen: unexpected symbol %s", mblx_symbol_name(g, (mblx_id)e));
+    }
+    return 0;
+}
+
+/* one statement per marked operation, in handle order (operands first) */
+static int emit_marked(emitter *E, mbl_status *st)
+{
+    const mblx_graph *g = E->sl->g;
+    size_t nn = mblx_node_count(g);
+    int rc = 0;
+    for (size_t e = 0; e < nn && !rc; e++) {
+        if (!E->mark[e]) continue;
+        mblx_op op = mblx_node_op(g, (mblx_id)e);
+        if (op == MBLX_OP_CONST || op == MBLX_OP_SYMBOL) continue;
+        rc = emit_node(E, (mblx_id)e, st);
+    }
+    return rc;
+}
+
+/* the name of Newton unknown a (C/Python: q[i], lam[j]; Octave: q(i+1), lam(j+1)) */
+static void put_unknown(emitter *E, int a)
+{
+    int u = E->sl->nunk[a], n = E->sl->n;
+    const char *arr = u < n ? "q" : "lam";
+    int idx = u < n ? u : u - n;
+    if (E->lang == MBL_LANG_OCTAVE) fprintf(E->f, "%s(%d)", arr, idx + 1);
+    else fprintf(E->f, "%s[%d]", arr, idx);
+}
+
+/* the multipliers' first guess: lambda(q) of the linear model (exact for the guess q) */
+static int emit_lam_guess(emitter *E, mblx_id *stack, mbl_status *st)
+{
+    const mbl_symlin *sl = E->sl;
+    int rc = mark_set(E, (size_t)sl->m, sl->lam, stack, st);
+    if (!rc) rc = emit_marked(E, st);
+    for (int j = 0; j < sl->m && !rc; j++) {
+        if (E->lang == MBL_LANG_OCTAVE) fprintf(E->f, "%slam(%d) = ", E->ind, j + 1);
+        else fprintf(E->f, "%slam[%d] = ", E->ind, j);
+        put_ref(E, sl->lam[j]);
+        fputs(E->lang == MBL_LANG_PYTHON ? "\n" : ";\n", E->f);
+    }
+    return rc;
+}
+
+/* the Newton iteration's function (docs/symbolic.md): residual and Jacobian (Python, Octave: NumPy's
+ * solve, backslash) or the step as straight-line expressions of a symbolic elimination (C) */
+static int emit_newton(emitter *E, const char *name, mblx_id *stack, mbl_status *st)
+{
+    const mbl_symlin *sl = E->sl;
+    FILE *f = E->f;
+    int nn = sl->nn, mv = sl->moving;
+    size_t nroots = (size_t)nn + (E->lang == MBL_LANG_C ? 0 : (size_t)nn * nn);
+    mblx_id *roots = mbl_alloc_array(nroots + 1, sizeof *roots);
+    if (!roots) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (E->lang == MBL_LANG_C) memcpy(roots, sl->nstep, (size_t)nn * sizeof *roots);
+    else {
+        memcpy(roots, sl->nres, (size_t)nn * sizeof *roots);
+        memcpy(roots + nn, sl->njac, (size_t)nn * nn * sizeof *roots);
+    }
+    int rc = 0;
+    const char *kind = sl->at == MBL_AT_STEADY ? "steady motion (the velocities v kept, vdot = 0)"
+                                               : "equilibrium (v = 0, vdot = 0)";
+    if (E->lang == MBL_LANG_C) {
+        fprintf(f, "\n/* Newton iteration for the operating point, a %s: q holds the guess on entry (its\n"
+                   " * coordinates that the iteration does not solve for are kept) and the point on return, lam the\n"
+                   " * multipliers (%d). Returns the number of iterations, or -1 without convergence (%d iterations). */\n",
+                kind, sl->m, 50);
+        fprintf(f, "int %s_newton(const double *p, const double *r, %sdouble *q, double *lam)\n{\n", name,
+                mv ? "const double *v, " : "");
+        fprintf(f, "    (void)p; (void)r; (void)q; (void)lam;%s\n", mv ? " (void)v;" : "");
+        E->ind = "    ";
+        rc = emit_lam_guess(E, stack, st);
+        if (!rc) rc = mark_set(E, nroots, roots, stack, st);
+        fprintf(f, "    for (int it = 1; it <= 50; it++) {\n");
+        E->ind = "        ";
+        if (!rc) rc = emit_marked(E, st);
+        fprintf(f, "        double dx[%d];\n", nn);
+        for (int a = 0; a < nn && !rc; a++) {
+            fprintf(f, "        dx[%d] = ", a);
+            put_ref(E, sl->nstep[a]);
+            fputs(";\n", f);
+        }
+        fputs("        int done = 1;\n", f);
+        for (int a = 0; a < nn; a++) {
+            fputs("        ", f);
+            put_unknown(E, a);
+            fprintf(f, " += dx[%d];\n        done &= fabs(dx[%d]) <= 1e-10 * (1.0 + fabs(", a, a);
+            put_unknown(E, a);
+            fputs("));\n", f);
+        }
+        fputs("        if (done) return it;\n    }\n    return -1;\n}\n", f);
+    } else if (E->lang == MBL_LANG_PYTHON) {
+        fprintf(f, "\n\ndef %s_newton(p=None, r=None, q=None, %stol=1e-10, maxit=50):\n"
+                   "    \"\"\"Newton iteration for the operating point, a %s, from the guess q\n"
+                   "    (None: the model's point); returns (q, lam, iterations) (NumPy's solve).\"\"\"\n"
+                   "    p = %s_P if p is None else [float(x) for x in p]\n"
+                   "    r = %s_R if r is None else [float(x) for x in r]\n",
+                name, mv ? "v=None, " : "", kind, name, name);
+        if (mv) fprintf(f, "    v = %s_V if v is None else [float(x) for x in v]\n", name);
+        fprintf(f, "    q = list(%s_Q if q is None else [float(x) for x in q])\n    lam = [0.0] * %d\n", name, sl->m);
+        E->ind = "    ";
+        rc = emit_lam_guess(E, stack, st);
+        if (!rc) rc = mark_set(E, nroots, roots, stack, st);
+        fprintf(f, "    for it in range(1, maxit + 1):\n");
+        E->ind = "        ";
+        if (!rc) rc = emit_marked(E, st);
+        fprintf(f, "        res = np.zeros(%d)\n        jac = np.zeros((%d, %d))\n", nn, nn, nn);
+        for (int a = 0; a < nn; a++) {
+            fprintf(f, "        res[%d] = ", a);
+            put_ref(E, sl->nres[a]);
+            fputc('\n', f);
+        }
+        for (int b = 0; b < nn; b++)
+            for (int a = 0; a < nn; a++) {
+                mblx_id e = sl->njac[a + (size_t)b * nn];
+                double v;
+                if (mblx_is_const(sl->g, e, &v) && v == 0.0) continue;
+                fprintf(f, "        jac[%d, %d] = ", a, b);
+                put_ref(E, e);
+                fputc('\n', f);
+            }
+        fputs("        dx = np.linalg.solve(jac, -res)\n        done = True\n", f);
+        for (int a = 0; a < nn; a++) {
+            fputs("        ", f);
+            put_unknown(E, a);
+            fprintf(f, " += float(dx[%d])\n        done = done and abs(dx[%d]) <= tol * (1.0 + abs(", a, a);
+            put_unknown(E, a);
+            fputs("))\n", f);
+        }
+        fprintf(f, "        if done:\n            return q, lam, it\n"
+                   "    raise RuntimeError(\"%s_newton: no convergence in %%d iterations\" %% maxit)\n", name);
+    } else {
+        fprintf(f, "\nfunction [q, lam, its] = %s_newton(p, r, q%s)\n"
+                   "  %% Newton iteration for the operating point, a %s, from the guess q (backslash).\n",
+                name, mv ? ", v" : "", kind);
+        fputs("  step_ = @(x, x0, h0, x1, h1) (x <= x0) .* h0 + (x >= x1) .* h1 + (x > x0 & x < x1) .* "
+              "(h0 + (h1 - h0) .* ((x - x0) ./ (x1 - x0)).^2 .* (3 - 2 .* (x - x0) ./ (x1 - x0)));\n", f);
+        fprintf(f, "  lam = zeros(%d, 1);\n  its = -1;\n", sl->m);
+        E->ind = "  ";
+        rc = emit_lam_guess(E, stack, st);
+        if (!rc) rc = mark_set(E, nroots, roots, stack, st);
+        fputs("  for it = 1:50\n", f);
+        E->ind = "    ";
+        if (!rc) rc = emit_marked(E, st);
+        fprintf(f, "    res = zeros(%d, 1);\n    jac = zeros(%d, %d);\n", nn, nn, nn);
+        for (int a = 0; a < nn; a++) {
+            fprintf(f, "    res(%d) = ", a + 1);
+            put_ref(E, sl->nres[a]);
+            fputs(";\n", f);
+        }
+        for (int b = 0; b < nn; b++)
+            for (int a = 0; a < nn; a++) {
+                mblx_id e = sl->njac[a + (size_t)b * nn];
+                double v;
+                if (mblx_is_const(sl->g, e, &v) && v == 0.0) continue;
+                fprintf(f, "    jac(%d, %d) = ", a + 1, b + 1);
+                put_ref(E, e);
+                fputs(";\n", f);
+            }
+        fputs("    dx = -(jac \\ res);\n    done = true;\n", f);
+        for (int a = 0; a < nn; a++) {
+            fputs("    ", f);
+            put_unknown(E, a);
+            fprintf(f, " = ");
+            put_unknown(E, a);
+            fprintf(f, " + dx(%d);\n    done = done && abs(dx(%d)) <= 1e-10 * (1 + abs(", a + 1, a + 1);
+            put_unknown(E, a);
+            fputs("));\n", f);
+        }
+        fprintf(f, "    if done\n      its = it;\n      return;\n    end\n  end\n"
+                   "  error('%s_newton: no convergence in 50 iterations');\nend\n", name);
+    }
+    mbl_free(roots);
+    return rc;
+}
+
 int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const char *model_file, FILE *f,
                 mbl_status *st)
 {
     const mblx_graph *g = sl->g;
     size_t nn = mblx_node_count(g), ns = mblx_symbol_count(g);
-    emitter E = {sl, lang, f, mbl_alloc_array(ns + 1, sizeof(long)), mbl_calloc(nn + 1, 1)};
+    emitter E = {sl, lang, f, mbl_alloc_array(ns + 1, sizeof(long)), mbl_calloc(nn + 1, 1), "    "};
     mblx_id *stack = mbl_alloc_array(nn + 1, sizeof *stack);
-    if (!E.symrole || !E.mark || !stack) {
-        mbl_free(E.symrole), mbl_free(E.mark), mbl_free(stack);
-        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    const char *mname[] = {"A", "B", "C", "D", "M", "Cd", "K", "F"};
+    const mblx_id *mats[] = {sl->A, sl->B, sl->C, sl->D, sl->M, sl->Cd, sl->K, sl->F};
+    int rows[] = {sl->nx, sl->nx, sl->ny, sl->ny, sl->z, sl->z, sl->z, sl->z};
+    int cols[] = {sl->nx, sl->nr, sl->nx, sl->nr, sl->z, sl->z, sl->z, sl->nr};
+    size_t nroots = 0;
+    for (int k = 0; k < 8; k++) nroots += (size_t)rows[k] * cols[k];
+    mblx_id *roots = mbl_alloc_array(nroots + 1, sizeof *roots);
+    int rc = 0, mv = sl->moving, nw = sl->nn > 0;
+    if (!E.symrole || !E.mark || !stack || !roots) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
     }
     for (size_t i = 0; i < ns; i++) E.symrole[i] = -1;
     for (int i = 0; i < sl->np; i++) E.symrole[mblx_symbol_index(g, sl->p[i])] = i;
     for (int i = 0; i < sl->n; i++) E.symrole[mblx_symbol_index(g, sl->q[i])] = sl->np + i;
     for (int i = 0; i < sl->nr; i++) E.symrole[mblx_symbol_index(g, sl->r[i])] = sl->np + sl->n + i;
-    const char *mname[] = {"A", "B", "C", "D", "M", "Cd", "K", "F"};
-    const mblx_id *mats[] = {sl->A, sl->B, sl->C, sl->D, sl->M, sl->Cd, sl->K, sl->F};
-    int rows[] = {sl->nx, sl->nx, sl->ny, sl->ny, sl->z, sl->z, sl->z, sl->z};
-    int cols[] = {sl->nx, sl->nr, sl->nx, sl->nr, sl->z, sl->z, sl->z, sl->nr};
+    if (mv)
+        for (int i = 0; i < sl->n; i++) E.symrole[mblx_symbol_index(g, sl->v[i])] = sl->np + sl->n + sl->nr + i;
+    if (nw)
+        for (int j = 0; j < sl->m; j++)
+            E.symrole[mblx_symbol_index(g, sl->lsym[j])] = sl->np + 2 * sl->n + sl->nr + j;
+    nroots = 0;
     for (int k = 0; k < 8; k++)
-        for (int i = 0; i < rows[k] * cols[k]; i++) mark_from(&E, mats[k][i], stack);
-    int rc = 0;
-    for (size_t e = 0; e < nn; e++) {
-        if (!E.mark[e]) continue;
-        mblx_op op = mblx_node_op(g, (mblx_id)e);
-        if (op == MBLX_OP_SYMBOL && E.symrole[mblx_symbol_index(g, (mblx_id)e)] < 0) {
-            rc = mbl_error(st, MBL_EARG, "codegen: unexpected symbol %s", mblx_symbol_name(g, (mblx_id)e));
-            goto out;
-        }
-    }
+        for (int i = 0; i < rows[k] * cols[k]; i++) roots[nroots++] = mats[k][i];
+    /* the matrices must not use the multipliers (only the Newton iteration does) */
+    if (nw)
+        for (int j = 0; j < sl->m; j++) E.symrole[mblx_symbol_index(g, sl->lsym[j])] = -1;
+    rc = mark_set(&E, nroots, roots, stack, st);
+    if (rc) goto out;
+    if (nw)
+        for (int j = 0; j < sl->m; j++)
+            E.symrole[mblx_symbol_index(g, sl->lsym[j])] = sl->np + 2 * sl->n + sl->nr + j;
     const char *cm = lang == MBL_LANG_C ? " *" : lang == MBL_LANG_PYTHON ? "#" : "%";
+    const char *vin = mv ? ", v" : "";
     /* header */
     if (lang == MBL_LANG_C) fputs("/* ", f);
-    else if (lang == MBL_LANG_OCTAVE) fprintf(f, "function [A, B, C, D, M, Cd, K, F] = %s(p, q, r)\n", name);
-    fprintf(f, "%s%s: linear model of %s, generated by mblin codegen (source 002 reduction at rest).\n",
-            lang == MBL_LANG_C ? "" : lang == MBL_LANG_PYTHON ? "# " : "% ", name, model_file ? model_file : "a model");
+    else if (lang == MBL_LANG_OCTAVE)
+        fprintf(f, "function [A, B, C, D, M, Cd, K, F%s] = %s(p, q, r%s)\n", nw ? ", q, lam, its" : "", name, vin);
+    fprintf(f, "%s%s: linear model of %s, generated by mblin codegen (source 002 reduction%s).\n",
+            lang == MBL_LANG_C ? "" : lang == MBL_LANG_PYTHON ? "# " : "% ", name, model_file ? model_file : "a model",
+            mv ? " at a point with motion" : " at rest");
     fprintf(f, "%s x' = A x + B u, y = C x + D u;  M S'' + Cd S' + K S = F u.  Matrices column-major%s.\n", cm,
             lang == MBL_LANG_C ? " (A[i + j*nx])" : "");
-    fprintf(f, "%s Arguments: parameter values p, coordinates q of the operating point (at rest), inputs r.\n", cm);
+    fprintf(f, "%s Arguments: parameter values p, coordinates q of the operating point%s, inputs r%s.\n", cm,
+            mv ? "" : " (at rest)", mv ? ", velocities v of the point" : "");
+    if (nw && lang == MBL_LANG_OCTAVE)
+        fputs("% q is the guess of the Newton iteration (its point is returned as q, with the multipliers lam and\n"
+              "% the iterations its); the matrices are at that point.\n", f);
     put_names(&E, "p", sl->np, sl->pname);
     put_names(&E, "q", sl->n, sl->qname);
     put_names(&E, "r", sl->nr, sl->rname);
@@ -235,33 +444,38 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
     put_names(&E, "y", sl->ny, sl->yname);
     if (lang == MBL_LANG_C) {
         fputs(" */\n#include <math.h>\n\n", f);
-        fprintf(f, "enum { %s_NP = %d, %s_NQ = %d, %s_NR = %d, %s_NX = %d, %s_NY = %d, %s_NZ = %d };\n", name, sl->np,
-                name, sl->n, name, sl->nr, name, sl->nx, name, sl->ny, name, sl->z);
+        fprintf(f, "enum { %s_NP = %d, %s_NQ = %d, %s_NR = %d, %s_NX = %d, %s_NY = %d, %s_NZ = %d, %s_NL = %d };\n",
+                name, sl->np, name, sl->n, name, sl->nr, name, sl->nx, name, sl->ny, name, sl->z, name, sl->m);
         put_values(&E, name, "P", sl->np, sl->pval);
         put_values(&E, name, "Q", sl->n, sl->qval);
         put_values(&E, name, "R", sl->nr, sl->rval);
+        if (mv) put_values(&E, name, "V", sl->n, sl->vval);
         fputs("\nstatic double mbl_gen_sign(double x) { return (double)((x > 0) - (x < 0)); }\n"
               "static double mbl_gen_step(double x, double x0, double h0, double x1, double h1)\n{\n"
               "    if (x <= x0) return h0;\n    if (x >= x1) return h1;\n"
               "    double s = (x - x0) / (x1 - x0);\n    return h0 + (h1 - h0) * s * s * (3.0 - 2.0 * s);\n}\n\n",
               f);
-        fprintf(f, "void %s(const double *p, const double *q, const double *r, double *A, double *B, double *C,\n"
+        fprintf(f, "void %s(const double *p, const double *q, %sconst double *r, double *A, double *B, double *C,\n"
                    "        double *D, double *M, double *Cd, double *K, double *F)\n{\n"
-                   "    (void)p; (void)q; (void)r; (void)mbl_gen_sign; (void)mbl_gen_step;\n", name);
+                   "    (void)p; (void)q; (void)r; (void)mbl_gen_sign; (void)mbl_gen_step;%s\n",
+                name, mv ? "const double *v, " : "", mv ? " (void)v;" : "");
     } else if (lang == MBL_LANG_PYTHON) {
         fputs("import math\n\nimport numpy as np\n\n", f);
         put_values(&E, name, "P", sl->np, sl->pval);
         put_values(&E, name, "Q", sl->n, sl->qval);
         put_values(&E, name, "R", sl->nr, sl->rval);
+        if (mv) put_values(&E, name, "V", sl->n, sl->vval);
         fputs("\n\ndef _sign(x):\n    return float((x > 0) - (x < 0))\n\n\n"
               "def _step(x, x0, h0, x1, h1):\n    if x <= x0:\n        return h0\n    if x >= x1:\n        return h1\n"
               "    s = (x - x0) / (x1 - x0)\n    return h0 + (h1 - h0) * s * s * (3.0 - 2.0 * s)\n\n\n", f);
-        fprintf(f, "def %s(p=None, q=None, r=None):\n"
-                   "    \"\"\"A, B, C, D, M, Cd, K, F (NumPy arrays) at parameters p, point q, inputs r\n"
+        fprintf(f, "def %s(p=None, q=None, r=None%s):\n"
+                   "    \"\"\"A, B, C, D, M, Cd, K, F (NumPy arrays) at parameters p, point q, inputs r%s\n"
                    "    (None: the model's values).\"\"\"\n"
                    "    p = %s_P if p is None else [float(x) for x in p]\n"
                    "    q = %s_Q if q is None else [float(x) for x in q]\n"
-                   "    r = %s_R if r is None else [float(x) for x in r]\n", name, name, name, name);
+                   "    r = %s_R if r is None else [float(x) for x in r]\n",
+                name, mv ? ", v=None" : "", mv ? ", velocities v" : "", name, name, name);
+        if (mv) fprintf(f, "    v = %s_V if v is None else [float(x) for x in v]\n", name);
     } else {
         fputs("% Arguments omitted: the model's values.\n", f);
         fputs("  if nargin < 1 || isempty(p)\n", f);
@@ -271,15 +485,17 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
         fputs("  end\n  if nargin < 3 || isempty(r)\n", f);
         put_values(&E, name, "r", sl->nr, sl->rval);
         fputs("  end\n", f);
+        if (mv) {
+            fputs("  if nargin < 4 || isempty(v)\n", f);
+            put_values(&E, name, "v", sl->n, sl->vval);
+            fputs("  end\n", f);
+        }
+        if (nw) fprintf(f, "  [q, lam, its] = %s_newton(p, r, q%s);\n", name, vin);
         fputs("  step_ = @(x, x0, h0, x1, h1) (x <= x0) .* h0 + (x >= x1) .* h1 + (x > x0 & x < x1) .* "
               "(h0 + (h1 - h0) .* ((x - x0) ./ (x1 - x0)).^2 .* (3 - 2 .* (x - x0) ./ (x1 - x0)));\n", f);
     }
-    for (size_t e = 0; e < nn && !rc; e++) {
-        if (!E.mark[e]) continue;
-        mblx_op op = mblx_node_op(g, (mblx_id)e);
-        if (op == MBLX_OP_CONST || op == MBLX_OP_SYMBOL) continue;
-        rc = emit_node(&E, (mblx_id)e, st);
-    }
+    E.ind = "    ";
+    rc = emit_marked(&E, st);
     for (int k = 0; k < 8 && !rc; k++) {
         int rr = rows[k], cc = cols[k];
         if (lang == MBL_LANG_C) fprintf(f, "    for (int i = 0; i < %d; i++) %s[i] = 0.0;\n", rr * cc, mname[k]);
@@ -302,9 +518,10 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
         else if (lang == MBL_LANG_PYTHON)
             fputs("    return {\"A\": A, \"B\": B, \"C\": C, \"D\": D, \"M\": M, \"Cd\": Cd, \"K\": K, \"F\": F}\n", f);
         else fputs("end\n", f);
-        if (ferror(f)) rc = mbl_error(st, MBL_EIO, "codegen: write error");
     }
+    if (!rc && nw) rc = emit_newton(&E, name, stack, st);
+    if (!rc && ferror(f)) rc = mbl_error(st, MBL_EIO, "codegen: write error");
 out:
-    mbl_free(E.symrole), mbl_free(E.mark), mbl_free(stack);
+    mbl_free(E.symrole), mbl_free(E.mark), mbl_free(stack), mbl_free(roots);
     return rc;
 }

@@ -67,8 +67,25 @@ static void put_number(sbuf *b, double v)
     }
 }
 
+static void put_name(sbuf *b, const char *name);
+
+/* a velocity symbol der(x) as \dot{x} */
+static int put_dot(sbuf *b, const char *name)
+{
+    size_t n = strlen(name);
+    char inner[128];
+    if (n < 6 || strncmp(name, "der(", 4) || name[n - 1] != ')' || n - 5 >= sizeof inner) return 0;
+    memcpy(inner, name + 4, n - 5);
+    inner[n - 5] = '\0';
+    put(b, "\\dot{");
+    put_name(b, inner);
+    put(b, "}");
+    return 1;
+}
+
 static void put_name(sbuf *b, const char *name)
 {
+    if (put_dot(b, name)) return;
     static const char *greek[] = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
                                   "kappa", "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "phi", "chi",
                                   "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Phi",

@@ -13,10 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <lapacke.h>
+
 #include "mblin/codegen.h"
 #include "model/model_internal.h"
 
 #define SYMLIN_MAX_NODES_DEFAULT 2000000
+#define SYMLIN_EXPAND_MAX_TERMS 2000
 
 static char *dupstr(const char *s)
 {
@@ -61,6 +64,17 @@ void mbl_symlin_free(mbl_symlin *sl)
     mbl_free(sl->D);
     mbl_free(sl->res);
     mbl_free(sl->qpoint);
+    mbl_free(sl->v);
+    mbl_free(sl->vval);
+    mbl_free(sl->acc);
+    mbl_free(sl->R);
+    mbl_free(sl->Phi);
+    mbl_free(sl->asym);
+    mbl_free(sl->lsym);
+    mbl_free(sl->nunk);
+    mbl_free(sl->nres);
+    mbl_free(sl->njac);
+    mbl_free(sl->nstep);
     mbl_free(sl);
 }
 
@@ -267,6 +281,275 @@ static mblx_id *congruence(mblx_graph *g, int n, int a, const mblx_id *L, const 
     return out;
 }
 
+/* A = [0 I; -M-hat^-1 K-hat, -M-hat^-1 C-hat], B = [0; M-hat^-1 F] by a symbolic elimination with
+ * pivots chosen by M-hat's values at the symbol values sv */
+static int make_ab(mbl_symlin *sl, const double *sv, mbl_status *st)
+{
+    mblx_graph *g = sl->g;
+    int z = sl->z, nx = 2 * z, nr = sl->nr, c = 2 * z + nr, rc = 0;
+    mblx_id *Mc = mbl_alloc_array((size_t)z * z + 1, sizeof *Mc), *X = mbl_alloc_array((size_t)z * c + 1, sizeof *X);
+    double *mv = mbl_alloc_array((size_t)z * z + 1, sizeof *mv);
+    sl->A = mbl_alloc_array((size_t)nx * nx + 1, sizeof(mblx_id));
+    sl->B = mbl_alloc_array((size_t)nx * nr + 1, sizeof(mblx_id));
+    if (!Mc || !X || !mv || !sl->A || !sl->B) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        memcpy(Mc, sl->M, (size_t)z * z * sizeof *Mc);
+        memcpy(X, sl->K, (size_t)z * z * sizeof *X);
+        memcpy(X + (size_t)z * z, sl->Cd, (size_t)z * z * sizeof *X);
+        memcpy(X + 2 * (size_t)z * z, sl->F, (size_t)z * nr * sizeof *X);
+        rc = eval_nodes(g, (size_t)z * z, Mc, sv, mv, st);
+    }
+    if (!rc) rc = sym_solve(g, z, Mc, mv, c, X, "M-hat", st);
+    if (!rc) {
+        mblx_id zero0 = mblx_const(g, 0.0), one = mblx_const(g, 1.0);
+        for (int j = 0; j < nx; j++)
+            for (int i = 0; i < nx; i++) {
+                mblx_id e;
+                if (i < z) e = (j == i + z) ? one : zero0;
+                else if (j < z) e = mblx_neg(g, X[(i - z) + (size_t)j * z]);
+                else e = mblx_neg(g, X[(i - z) + (size_t)(j - z) * z + (size_t)z * z]);
+                sl->A[i + (size_t)j * nx] = e;
+            }
+        for (int j = 0; j < nr; j++)
+            for (int i = 0; i < nx; i++)
+                sl->B[i + (size_t)j * nx] = i < z ? zero0 : X[(i - z) + (size_t)j * z + 2 * (size_t)z * z];
+    }
+    mbl_free(Mc), mbl_free(X), mbl_free(mv);
+    return rc;
+}
+
+/* ---- points with motion ------------------------------------------------------------------------ */
+
+static mblx_id *new_ids(size_t n)
+{
+    return mbl_alloc_array(n + 1, sizeof(mblx_id));
+}
+
+/* out (ra x cb) = A (ra x ca) B (ca x cb); NULL when out of memory */
+static mblx_id *matmul(mblx_graph *g, int ra, int ca, const mblx_id *A, int cb, const mblx_id *B)
+{
+    mblx_id *out = new_ids((size_t)ra * cb), *terms = new_ids((size_t)ca);
+    if (!out || !terms) {
+        mbl_free(out), mbl_free(terms);
+        return NULL;
+    }
+    for (int j = 0; j < cb; j++)
+        for (int i = 0; i < ra; i++) {
+            size_t nt = 0;
+            for (int l = 0; l < ca; l++) {
+                mblx_id a = A[i + (size_t)l * ra], b = B[l + (size_t)j * ca];
+                if (is_zero(g, a) || is_zero(g, b)) continue;
+                terms[nt++] = mblx_mul(g, a, b);
+            }
+            out[i + (size_t)j * ra] = mblx_sum(g, nt, terms);
+        }
+    mbl_free(terms);
+    return out;
+}
+
+/* X = P^-1 B for a k x k P (not modified: the elimination works on copies), B k x c overwritten */
+static int solve_copy(mblx_graph *g, int k, const mblx_id *P, const double *Pv, int c, mblx_id *B, const char *what,
+                      mbl_status *st)
+{
+    mblx_id *Pc = new_ids((size_t)k * k);
+    double *Vc = mbl_alloc_array((size_t)k * k + 1, sizeof *Vc);
+    int rc = (!Pc || !Vc) ? mbl_error(st, MBL_ENOMEM, "out of memory") : 0;
+    if (!rc) {
+        memcpy(Pc, P, (size_t)k * k * sizeof *Pc), memcpy(Vc, Pv, (size_t)k * k * sizeof *Vc);
+        rc = sym_solve(g, k, Pc, Vc, c, B, what, st);
+    }
+    mbl_free(Pc), mbl_free(Vc);
+    return rc;
+}
+
+/* The linear model at a point with motion, or with states S = s(q) that are not coordinates (a
+ * mechanism's joint measures): with the stacked constraints Psi(q) = [s(q) - S; Phi(q)] (n rows,
+ * J = Psi_q square), perturb q = q0 + H dS and keep the perturbed motion on them at every level:
+ *     J dq = [dS; 0]                                        -> dq = H dS,   H = J^-1 [I; 0]
+ *     J dv + Wq dq = [dS'; 0],  Wq = (J v)_q                -> dv = H dS' + Hv dS,  Hv = -J^-1 Wq H
+ *     J da + (J a)_q dq + gamma_q dq + gamma_v dv = [dS''; 0],  gamma = Wq v
+ *                                 -> da = H dS'' + Ha1 dS' + Ha0 dS,  Ha1 = -J^-1 gamma_v H,
+ *                                    Ha0 = -J^-1 ((J a)_q H + gamma_q H + gamma_v Hv)
+ * the accelerations a and multipliers lambda at the point from [R_a R_lambda; Phi_q 0] [a; lambda]
+ * = [-R(q, v, 0, 0); -gamma_Phi] (linear in both), and H^T R_lambda = (Phi_q H)^T = 0 leaves
+ *     M-hat = H^T R_a H,  C-hat = H^T (R_a Ha1 + R_v H),  K-hat = H^T (R_a Ha0 + R_v Hv + R_q H),
+ *     F = -H^T R_r,  C = [y_q H + y_v Hv, y_v H],  D = y_r.
+ * With coordinate states at rest (v = 0, a = 0) this is the reduction of mbl_symlin_new's main path
+ * (Wq, gamma, Hv, Ha1, Ha0 vanish). sexpr: the z state functions s(q). */
+static int build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, const mblx_id *sexpr, mbl_status *st)
+{
+    mblx_graph *g = sl->g;
+    int n = sl->n, m = sl->m, z = sl->z, nr = sl->nr, ny = sl->ny, N = n + m, rc = 0;
+    const mblx_id *R = sl->R, *Phi = sl->Phi, *vs = sl->v, *as = sl->asym, *ls = sl->lsym;
+    size_t ns = mblx_symbol_count(g) + 1;
+    double *sv = mbl_calloc(ns, sizeof *sv);
+    double *vals = mbl_alloc_array((size_t)N * N + 1, sizeof *vals), *jvals = mbl_alloc_array((size_t)n * n + 1, sizeof *jvals);
+    mblx_id *al = new_ids((size_t)N), *zero = new_ids((size_t)N), *sol = new_ids((size_t)N);
+    mblx_id *Jq = new_ids((size_t)n * n), *Wq = new_ids((size_t)n * n), *Gv = new_ids((size_t)n * n);
+    mblx_id *Gq = new_ids((size_t)n * n), *Sys = new_ids((size_t)N * N), *terms = new_ids(2 * (size_t)n);
+    mblx_id *Ma = new_ids((size_t)n * n), *Rv = new_ids((size_t)n * n), *Rq = new_ids((size_t)n * n);
+    mblx_id *Rr = new_ids((size_t)n * nr), *X = new_ids((size_t)n * 2 * z);
+    mblx_id *Hv = new_ids((size_t)n * z), *Ha1 = new_ids((size_t)n * z), *Ha0 = new_ids((size_t)n * z);
+    mblx_id *T[8] = {NULL};
+    sl->H = new_ids((size_t)n * z), sl->lam = new_ids((size_t)m), sl->acc = new_ids((size_t)n);
+    sl->F = new_ids((size_t)z * nr), sl->C = new_ids((size_t)ny * 2 * z), sl->D = new_ids((size_t)ny * nr);
+    if (!sv || !vals || !jvals || !al || !zero || !sol || !Jq || !Wq || !Gv || !Gq || !Sys || !terms || !Ma || !Rv ||
+        !Rq || !Rr || !X || !Hv || !Ha1 || !Ha0 || !sl->H || !sl->lam || !sl->acc || !sl->F || !sl->C || !sl->D) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < sl->np; i++) sv[mblx_symbol_index(g, sl->p[i])] = sl->pval[i];
+    for (int i = 0; i < n; i++) {
+        sv[mblx_symbol_index(g, sl->q[i])] = pt->q[i];
+        sv[mblx_symbol_index(g, vs[i])] = pt->v[i];
+        sv[mblx_symbol_index(g, as[i])] = pt->vdot[i];
+    }
+    for (int j = 0; j < m; j++) sv[mblx_symbol_index(g, ls[j])] = pt->lambda[j];
+    for (int j = 0; j < nr; j++) sv[mblx_symbol_index(g, sl->r[j])] = pt->r[j];
+    for (int i = 0; i < n; i++) al[i] = as[i];
+    for (int j = 0; j < m; j++) al[n + j] = ls[j];
+    for (int i = 0; i < N; i++) zero[i] = mblx_const(g, 0.0);
+    /* J = Psi_q, Wq = (J v)_q, gamma = Wq v, gamma_v, gamma_q + (J a)_q; the system for a, lambda */
+    for (int i = 0; i < N * N; i++) Sys[i] = zero[0];
+    for (int k = 0; k < n; k++) {
+        mblx_id psi = k < z ? sexpr[k] : Phi[k - z];
+        for (int i = 0; i < n; i++) Jq[k + (size_t)i * n] = mblx_diff(g, psi, sl->q[i]);
+        size_t nv = 0, na = 0;
+        for (int i = 0; i < n; i++)
+            if (!is_zero(g, Jq[k + (size_t)i * n])) terms[nv++] = mblx_mul(g, Jq[k + (size_t)i * n], vs[i]);
+        mblx_id pv = mblx_sum(g, nv, terms);
+        for (int i = 0; i < n; i++)
+            if (!is_zero(g, Jq[k + (size_t)i * n])) terms[na++] = mblx_mul(g, Jq[k + (size_t)i * n], as[i]);
+        mblx_id pa = mblx_sum(g, na, terms);
+        size_t ng = 0;
+        for (int i = 0; i < n; i++) {
+            Wq[k + (size_t)i * n] = mblx_diff(g, pv, sl->q[i]);
+            if (!is_zero(g, Wq[k + (size_t)i * n])) terms[ng++] = mblx_mul(g, Wq[k + (size_t)i * n], vs[i]);
+        }
+        mblx_id gamma = mblx_sum(g, ng, terms);
+        for (int i = 0; i < n; i++) {
+            Gv[k + (size_t)i * n] = mblx_diff(g, gamma, vs[i]);
+            Gq[k + (size_t)i * n] = mblx_add(g, mblx_diff(g, gamma, sl->q[i]), mblx_diff(g, pa, sl->q[i]));
+        }
+        if (k >= z) {
+            int j = k - z;
+            for (int i = 0; i < n; i++) Sys[(n + j) + (size_t)i * N] = Jq[k + (size_t)i * n];
+            sol[n + j] = mblx_neg(g, gamma);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) Sys[i + (size_t)j * N] = mblx_diff(g, R[i], as[j]);
+        for (int j = 0; j < m; j++) Sys[i + (size_t)(n + j) * N] = mblx_diff(g, R[i], ls[j]);
+        sol[i] = mblx_neg(g, mblx_subst(g, R[i], (size_t)N, al, zero));
+    }
+    rc = eval_nodes(g, (size_t)N * N, Sys, sv, vals, st);
+    if (!rc) rc = sym_solve(g, N, Sys, vals, 1, sol, "the accelerations' system [M Phi_q^T; Phi_q 0]", st);
+    if (rc) goto out;
+    memcpy(sl->acc, sol, (size_t)n * sizeof *sol), memcpy(sl->lam, sol + n, (size_t)m * sizeof *sol);
+    /* the Jacobians of R at (a, lambda) of the point */
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) {
+            Ma[i + (size_t)j * n] = mblx_subst(g, mblx_diff(g, R[i], as[j]), (size_t)N, al, sol);
+            Rv[i + (size_t)j * n] = mblx_subst(g, mblx_diff(g, R[i], vs[j]), (size_t)N, al, sol);
+            Rq[i + (size_t)j * n] = mblx_subst(g, mblx_diff(g, R[i], sl->q[j]), (size_t)N, al, sol);
+        }
+        for (int j = 0; j < nr; j++) Rr[i + (size_t)j * n] = mblx_subst(g, mblx_diff(g, R[i], sl->r[j]), (size_t)N, al, sol);
+    }
+    for (size_t i = 0; i < (size_t)n * n; i++) Gq[i] = mblx_subst(g, Gq[i], (size_t)N, al, sol);
+    /* H = J^-1 [I; 0] */
+    const char *j_what = "[s_q; Phi_q] (the state functions' and constraints' Jacobian)";
+    rc = eval_nodes(g, (size_t)n * n, Jq, sv, jvals, st);
+    if (rc) goto out;
+    for (int s = 0; s < z; s++)
+        for (int k = 0; k < n; k++) X[k + (size_t)s * n] = k == s ? mblx_const(g, 1.0) : zero[0];
+    rc = solve_copy(g, n, Jq, jvals, z, X, j_what, st);
+    if (rc) goto out;
+    memcpy(sl->H, X, (size_t)n * z * sizeof *X);
+    /* Hv, Ha1 from [Wq H, gamma_v H]; Ha0 from (gamma_q + (J a)_q) H + gamma_v Hv */
+    T[0] = matmul(g, n, n, Wq, z, sl->H), T[1] = matmul(g, n, n, Gv, z, sl->H);
+    if (!T[0] || !T[1]) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(X, T[0], (size_t)n * z * sizeof *X), memcpy(X + (size_t)n * z, T[1], (size_t)n * z * sizeof *X);
+    rc = solve_copy(g, n, Jq, jvals, 2 * z, X, j_what, st);
+    if (rc) goto out;
+    for (size_t i = 0; i < (size_t)n * z; i++) Hv[i] = mblx_neg(g, X[i]), Ha1[i] = mblx_neg(g, X[i + (size_t)n * z]);
+    T[2] = matmul(g, n, n, Gq, z, sl->H), T[3] = matmul(g, n, n, Gv, z, Hv);
+    if (!T[2] || !T[3]) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < (size_t)n * z; i++) X[i] = mblx_add(g, T[2][i], T[3][i]);
+    rc = solve_copy(g, n, Jq, jvals, z, X, j_what, st);
+    if (rc) goto out;
+    for (size_t i = 0; i < (size_t)n * z; i++) Ha0[i] = mblx_neg(g, X[i]);
+    /* M-hat, C-hat, K-hat */
+    sl->M = congruence(g, n, z, sl->H, Ma, z, sl->H);
+    T[4] = congruence(g, n, z, sl->H, Ma, z, Ha1), T[5] = congruence(g, n, z, sl->H, Rv, z, sl->H);
+    T[6] = congruence(g, n, z, sl->H, Ma, z, Ha0), T[7] = congruence(g, n, z, sl->H, Rv, z, Hv);
+    sl->K = congruence(g, n, z, sl->H, Rq, z, sl->H);
+    sl->Cd = new_ids((size_t)z * z);
+    if (!sl->M || !sl->K || !sl->Cd || !T[4] || !T[5] || !T[6] || !T[7]) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < (size_t)z * z; i++) {
+        sl->Cd[i] = mblx_add(g, T[4][i], T[5][i]);
+        mblx_id k3[3] = {T[6][i], T[7][i], sl->K[i]};
+        sl->K[i] = mblx_sum(g, 3, k3);
+    }
+    /* F = -H^T R_r */
+    for (int s = 0; s < z; s++)
+        for (int j = 0; j < nr; j++) {
+            size_t nt = 0;
+            for (int i = 0; i < n; i++) {
+                mblx_id h = sl->H[i + (size_t)s * n], rr = Rr[i + (size_t)j * n];
+                if (!is_zero(g, h) && !is_zero(g, rr)) terms[nt++] = mblx_mul(g, h, rr);
+            }
+            sl->F[s + (size_t)j * z] = mblx_neg(g, mblx_sum(g, nt, terms));
+        }
+    /* C = [y_q H + y_v Hv, y_v H], D = y_r */
+    for (int k = 0; k < ny; k++) {
+        for (int s = 0; s < z; s++) {
+            size_t nq = 0;
+            mblx_id *tv = new_ids((size_t)n);
+            if (!tv) {
+                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                goto out;
+            }
+            size_t nv = 0;
+            for (int i = 0; i < n; i++) {
+                mblx_id dq = mblx_diff(g, Y[k], sl->q[i]), dv = mblx_diff(g, Y[k], vs[i]);
+                mblx_id h = sl->H[i + (size_t)s * n], hv = Hv[i + (size_t)s * n];
+                if (!is_zero(g, dq) && !is_zero(g, h)) terms[nq++] = mblx_mul(g, dq, h);
+                if (!is_zero(g, dv) && !is_zero(g, hv)) terms[nq++] = mblx_mul(g, dv, hv);
+                if (!is_zero(g, dv) && !is_zero(g, h)) tv[nv++] = mblx_mul(g, dv, h);
+            }
+            sl->C[k + (size_t)s * ny] = mblx_sum(g, nq, terms);
+            sl->C[k + (size_t)(s + z) * ny] = mblx_sum(g, nv, tv);
+            mbl_free(tv);
+        }
+        for (int j = 0; j < nr; j++) sl->D[k + (size_t)j * ny] = mblx_diff(g, Y[k], sl->r[j]);
+    }
+    rc = mblx_graph_status(g, st);
+    if (!rc && !sl->moving) {
+        /* at rest (states that are not coordinates): v = 0 */
+        mblx_id *mats[] = {sl->H, sl->M, sl->Cd, sl->K, sl->F, sl->C, sl->D, sl->lam, sl->acc};
+        size_t lens[] = {(size_t)n * z, (size_t)z * z, (size_t)z * z, (size_t)z * z, (size_t)z * nr,
+                         (size_t)ny * 2 * z, (size_t)ny * nr, (size_t)m, (size_t)n};
+        for (int k = 0; k < 9; k++)
+            for (size_t i = 0; i < lens[k]; i++) mats[k][i] = mblx_subst(g, mats[k][i], (size_t)n, vs, zero);
+    }
+    if (!rc) rc = make_ab(sl, sv, st);
+out:
+    for (int k = 0; k < 8; k++) mbl_free(T[k]);
+    mbl_free(sv), mbl_free(vals), mbl_free(jvals), mbl_free(al), mbl_free(zero), mbl_free(sol), mbl_free(Jq);
+    mbl_free(Wq), mbl_free(Gv), mbl_free(Gq), mbl_free(Sys), mbl_free(terms), mbl_free(Ma), mbl_free(Rv), mbl_free(Rq);
+    mbl_free(Rr), mbl_free(X), mbl_free(Hv), mbl_free(Ha1), mbl_free(Ha0);
+    return rc;
+}
+
 size_t mbl_symlin_size(const mbl_symlin *sl)
 {
     size_t nn = mblx_node_count(sl->g);
@@ -314,11 +597,8 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     if (!max_nodes) max_nodes = SYMLIN_MAX_NODES_DEFAULT;
     if (md->k) return mbl_error(st, MBL_EMODEL, "symbolic linear models: non-holonomic constraints are not supported");
     if (md->nuvs) return mbl_error(st, MBL_EMODEL, "symbolic linear models: velocity states are not supported");
-    for (int i = 0; i < md->n; i++)
-        if (pt->v[i] != 0.0 || pt->vdot[i] != 0.0)
-            return mbl_error(st, MBL_EMODEL,
-                             "symbolic linear models need a point at rest; %s moves there (v = %g, vdot = %g)",
-                             md->qname[i], pt->v[i], pt->vdot[i]);
+    int moving = 0;
+    for (int i = 0; i < md->n; i++) moving |= pt->v[i] != 0.0 || pt->vdot[i] != 0.0;
     /* the states the library chooses (coordinates only) */
     mbl_linear *lin = NULL;
     int rc = mbl_linearize(md, pt, NULL, &lin, st);
@@ -330,6 +610,8 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
                          "symbolic linear models: %d coordinates, %d constraints and %d states do not match "
                          "(redundant constraints or non-coordinate states)", n, m, z);
     }
+    int *usidx = NULL;
+    mblx_id *sexpr = NULL;
     mbl_symlin *sl = mbl_calloc(1, sizeof *sl);
     if (!sl) {
         mbl_linear_free(lin);
@@ -337,6 +619,8 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     }
     sl->n = n, sl->m = m, sl->np = md->np, sl->nr = md->nr, sl->ny = md->ny, sl->z = z, sl->nx = 2 * z;
     sl->t = pt->t;
+    sl->moving = moving;
+    sl->at = (int)pt->at;
     size_t N1 = (size_t)n + 1;
     sl->g = mblx_graph_new();
     sl->pname = mbl_calloc((size_t)md->np + 1, sizeof(char *));
@@ -362,15 +646,25 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     for (int i = 0; i < md->nr; i++) sl->rname[i] = dupstr(md->rname[i]), sl->rval[i] = pt->r[i];
     for (int i = 0; i < md->ny; i++) sl->yname[i] = dupstr(md->yname[i]);
     for (int i = 0; i < sl->nx; i++) sl->state_names[i] = dupstr(lin->state_names[i]);
+    /* states: coordinates (sidx), or the file's state functions s(q) (usidx, e.g. joint measures) */
+    int general = moving;
+    usidx = mbl_alloc_array((size_t)z + 1, sizeof *usidx);
+    if (!usidx) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
     for (int s = 0; s < z; s++) {
-        sl->sidx[s] = -1;
+        sl->sidx[s] = -1, usidx[s] = -1;
         for (int i = 0; i < n; i++)
             if (!strcmp(lin->state_names[s], md->qname[i])) sl->sidx[s] = i;
-        if (sl->sidx[s] < 0) {
-            rc = mbl_error(st, MBL_EMODEL, "symbolic linear models: the state %s is not a coordinate",
-                           lin->state_names[s]);
+        for (int k = 0; sl->sidx[s] < 0 && k < md->nus; k++)
+            if (!strcmp(lin->state_names[s], md->us_text[k])) usidx[s] = k;
+        if (sl->sidx[s] < 0 && usidx[s] < 0) {
+            rc = mbl_error(st, MBL_EMODEL, "symbolic linear models: the state %s is neither a coordinate nor a state "
+                           "function of the file", lin->state_names[s]);
             goto done;
         }
+        general |= usidx[s] >= 0;
     }
     /* symbols of the new graph; v, vdot, lambda get names no user name can have */
     size_t nsym = mblx_symbol_count(md->g);
@@ -398,7 +692,7 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     for (int i = 0; i < md->np; i++) symmap[mblx_symbol_index(md->g, md->p[i])] = sl->p[i] = mblx_symbol(g, md->pname[i]);
     for (int i = 0; i < n; i++) {
         symmap[mblx_symbol_index(md->g, md->q[i])] = sl->q[i] = mblx_symbol(g, md->qname[i]);
-        snprintf(buf, sizeof buf, "@v%d", i);
+        snprintf(buf, sizeof buf, "der(%s)", md->qname[i]);
         symmap[mblx_symbol_index(md->g, md->v[i])] = vs[i] = mblx_symbol(g, buf);
         snprintf(buf, sizeof buf, "@a%d", i);
         symmap[mblx_symbol_index(md->g, md->a[i])] = as[i] = mblx_symbol(g, buf);
@@ -418,6 +712,12 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
         if ((Phi[j] = copy_node(&cp, md->F[md->row0[MBL_ROW_PHI] + j], st)) == MBLX_NONE) rc = -1;
     for (int j = 0; j < md->ny && !rc; j++)
         if ((Y[j] = copy_node(&cp, md->y[j], st)) == MBLX_NONE) rc = -1;
+    sexpr = mbl_alloc_array((size_t)z + 1, sizeof *sexpr);
+    if (!sexpr && !rc) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int s = 0; s < z && !rc; s++) {
+        sexpr[s] = sl->sidx[s] >= 0 ? sl->q[sl->sidx[s]] : copy_node(&cp, md->us[usidx[s]], st);
+        if (sexpr[s] == MBLX_NONE) rc = -1;
+    }
     if (rc) {
         rc = st && st->code ? st->code : mblx_graph_status(g, st);
         goto done2;
@@ -431,6 +731,21 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
                                md->yname[j]);
                 goto done2;
             }
+    /* kept for the Newton iteration (mbl_symlin_newton) */
+    sl->R = mbl_alloc_array(N1, sizeof(mblx_id)), sl->Phi = mbl_alloc_array((size_t)m + 1, sizeof(mblx_id));
+    sl->v = mbl_alloc_array(N1, sizeof(mblx_id)), sl->asym = mbl_alloc_array(N1, sizeof(mblx_id));
+    sl->lsym = mbl_alloc_array((size_t)m + 1, sizeof(mblx_id)), sl->vval = mbl_alloc_array(N1, sizeof(double));
+    if (!sl->R || !sl->Phi || !sl->v || !sl->asym || !sl->lsym || !sl->vval) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done2;
+    }
+    memcpy(sl->R, R, (size_t)n * sizeof *R), memcpy(sl->Phi, Phi, (size_t)m * sizeof *Phi);
+    memcpy(sl->v, vs, (size_t)n * sizeof *vs), memcpy(sl->asym, as, (size_t)n * sizeof *as);
+    memcpy(sl->lsym, ls, (size_t)m * sizeof *ls), memcpy(sl->vval, pt->v, (size_t)n * sizeof(double));
+    if (general) {
+        rc = build_moving(sl, pt, Y, sexpr, st);
+        goto moving_done;
+    }
     /* Jacobians, then rest: v = 0, vdot = 0 */
     mblx_id *rest_syms = mbl_alloc_array(2 * N1, sizeof(mblx_id)), *rest_zero = mbl_alloc_array(2 * N1, sizeof(mblx_id));
     zero = rest_zero;
@@ -551,36 +866,8 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     }
     /* A, B: M-hat X = [K-hat C-hat F] */
     if (!rc) {
-        int nx = 2 * z, nr = md->nr, c = 2 * z + nr;
-        mblx_id *Mc = mbl_alloc_array((size_t)z * z + 1, sizeof *Mc), *X = mbl_alloc_array((size_t)z * c + 1, sizeof *X);
-        double *mv = mbl_alloc_array((size_t)z * z + 1, sizeof *mv);
-        sl->A = mbl_alloc_array((size_t)nx * nx + 1, sizeof(mblx_id));
-        sl->B = mbl_alloc_array((size_t)nx * nr + 1, sizeof(mblx_id));
-        if (!Mc || !X || !mv || !sl->A || !sl->B) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        if (!rc) {
-            memcpy(Mc, sl->M, (size_t)z * z * sizeof *Mc);
-            memcpy(X, sl->K, (size_t)z * z * sizeof *X);
-            memcpy(X + (size_t)z * z, sl->Cd, (size_t)z * z * sizeof *X);
-            memcpy(X + 2 * (size_t)z * z, sl->F, (size_t)z * nr * sizeof *X);
-            for (int j = 0; j < m; j++) sv[mblx_symbol_index(g, ls[j])] = pt->lambda[j];
-            rc = eval_nodes(g, (size_t)z * z, Mc, sv, mv, st);
-        }
-        if (!rc) rc = sym_solve(g, z, Mc, mv, c, X, "M-hat", st);
-        if (!rc) {
-            mblx_id zero0 = mblx_const(g, 0.0), one = mblx_const(g, 1.0);
-            for (int j = 0; j < nx; j++)
-                for (int i = 0; i < nx; i++) {
-                    mblx_id e;
-                    if (i < z) e = (j == i + z) ? one : zero0;
-                    else if (j < z) e = mblx_neg(g, X[(i - z) + (size_t)j * z]);
-                    else e = mblx_neg(g, X[(i - z) + (size_t)(j - z) * z + (size_t)z * z]);
-                    sl->A[i + (size_t)j * nx] = e;
-                }
-            for (int j = 0; j < nr; j++)
-                for (int i = 0; i < nx; i++)
-                    sl->B[i + (size_t)j * nx] = i < z ? zero0 : X[(i - z) + (size_t)j * z + 2 * (size_t)z * z];
-        }
-        mbl_free(Mc), mbl_free(X), mbl_free(mv);
+        for (int j = 0; j < m; j++) sv[mblx_symbol_index(g, ls[j])] = pt->lambda[j];
+        rc = make_ab(sl, sv, st);
     }
     /* C = [y_q H, y_v H], D = y_r (at rest) */
     if (!rc) {
@@ -609,6 +896,7 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
 #undef REST
     mbl_free(rest_syms);
     mbl_free(dep);
+moving_done:
     if (!rc) rc = mblx_graph_status(g, st);
     if (!rc) {
         size_t size = mbl_symlin_size(sl);
@@ -621,6 +909,7 @@ done2:
     mbl_free(Y), mbl_free(Ma), mbl_free(Rv), mbl_free(Rq), mbl_free(Rl), mbl_free(Rr), mbl_free(Pq);
     mbl_free(sv), mbl_free(vals), mbl_free(Py), mbl_free(Ly), mbl_free(Rhs), mbl_free(zero);
 done:
+    mbl_free(usidx), mbl_free(sexpr);
     mbl_linear_free(lin);
     if (rc) {
         mbl_symlin_free(sl);
@@ -727,7 +1016,7 @@ int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int 
     double pscale = 1.0;
     for (int i = 0; i < np; i++) pscale = fmax(pscale, fabs(sl->pval[i]));
     int ok = 0;
-    for (long combo = 0; !point_symbols && !ok && combos <= SPECIAL_MAX_COMBOS && combo < (long)combos; combo++) {
+    for (long combo = 0; !point_symbols && sl->res && !ok && combos <= SPECIAL_MAX_COMBOS && combo < (long)combos; combo++) {
         long rest = combo;
         for (int i = 0; i < n; i++) {
             pick[i] = (int)(rest % ncand[i]), rest /= ncand[i];
@@ -756,7 +1045,11 @@ int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int 
                  "the operating point in closed form (verified at 20 random parameter sets)");
     } else {
         for (int i = 0; i < n; i++) repl[np + i] = sl->q[i];
-        if (point_symbols)
+        if (sl->moving && !point_symbols)
+            snprintf(sl->note, sizeof sl->note,
+                     "a point with motion: the coordinates q and velocities der(q) stand for the point's values "
+                     "(no closed form is searched)");
+        else if (point_symbols)
             snprintf(sl->note, sizeof sl->note,
                      "the coordinates stand for the point's values (asked for): M-hat holds at any configuration, "
                      "the rest at the operating point");
@@ -783,6 +1076,58 @@ int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int 
     subst_all(g, sl->C, (size_t)sl->ny * sl->nx, nsub, syms, repl);
     subst_all(g, sl->D, (size_t)sl->ny * sl->nr, nsub, syms, repl);
     subst_all(g, sl->res, (size_t)(m + n), nsub, syms, repl);
+    /* the printed matrices in the expanded canonical form where it prints at most twice as long
+     * as the form built (A and B, which hold M-hat^-1, stay as the elimination built them) */
+    {
+        mblx_id *mats[] = {sl->H, sl->M, sl->Cd, sl->K, sl->F, sl->C, sl->D, sl->qpoint, sl->lam};
+        size_t lens[] = {(size_t)n * sl->z, (size_t)sl->z * sl->z, (size_t)sl->z * sl->z, (size_t)sl->z * sl->z,
+                         (size_t)sl->z * sl->nr, (size_t)sl->ny * sl->nx, (size_t)sl->ny * sl->nr, (size_t)n,
+                         (size_t)m};
+        size_t total = 0, at = 0;
+        for (int k = 0; k < 9; k++) total += mats[k] ? lens[k] : 0;
+        mblx_id *xs = mbl_alloc_array(total + 1, sizeof *xs);
+        if (!xs) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto out;
+        }
+        /* printed sizes (trees) of the forms built: entries too long to print are not expanded */
+        size_t nn = mblx_node_count(g);
+        double *ts0 = mbl_alloc_array(nn + 1, sizeof *ts0);
+        if (!ts0) {
+            mbl_free(xs);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t e = 0; e < nn; e++) {
+            double sz = 1.0;
+            int na = mblx_node_nargs(g, (mblx_id)e);
+            for (int i = 0; i < na; i++) sz += ts0[mblx_node_arg(g, (mblx_id)e, i)];
+            ts0[e] = sz;
+        }
+        for (int k = 0; k < 9; k++)
+            for (size_t i = 0; mats[k] && i < lens[k]; i++)
+                xs[at++] = ts0[mats[k][i]] <= SYMLIN_EXPAND_MAX_TERMS ? mbl_symlin_expand(g, mats[k][i], SYMLIN_EXPAND_MAX_TERMS)
+                                                                      : MBLX_NONE;
+        mbl_free(ts0);
+        nn = mblx_node_count(g);
+        double *ts = mbl_alloc_array(nn + 1, sizeof *ts);
+        if (!ts) {
+            mbl_free(xs);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (size_t e = 0; e < nn; e++) {
+            double sz = 1.0;
+            int na = mblx_node_nargs(g, (mblx_id)e);
+            for (int i = 0; i < na; i++) sz += ts[mblx_node_arg(g, (mblx_id)e, i)];
+            ts[e] = sz;
+        }
+        at = 0;
+        for (int k = 0; k < 9; k++)
+            for (size_t i = 0; mats[k] && i < lens[k]; i++, at++)
+                if (xs[at] != MBLX_NONE && ts[xs[at]] <= 2.0 * ts[mats[k][i]]) mats[k][i] = xs[at];
+        mbl_free(ts), mbl_free(xs);
+    }
     rc = mblx_graph_status(g, st);
 out:
     mbl_free(kept), mbl_free(syms), mbl_free(repl), mbl_free(qcf), mbl_free(res), mbl_free(sv), mbl_free(rv);
@@ -809,4 +1154,146 @@ double mbl_symlin_print_size(const mbl_symlin *sl)
         for (size_t i = 0; mats[k] && i < lens[k]; i++) total += ts[mats[k][i]];
     mbl_free(ts);
     return total;
+}
+
+/* ---- the Newton iteration for the operating point ------------------------------------------------ */
+
+int mbl_symlin_newton(mbl_symlin *sl, mbl_status *st)
+{
+    if (sl->at != MBL_AT_EQUILIBRIUM && sl->at != MBL_AT_STEADY)
+        return mbl_error(st, MBL_EARG,
+                         "the Newton iteration solves an equilibrium or a steady motion; this point is given "
+                         "(linearize.at: given)");
+    mblx_graph *g = sl->g;
+    int n = sl->n, m = sl->m, N = n + m, nrow = n + 3 * m, rc = 0;
+    sl->nn = 0;
+    mbl_free(sl->nunk), mbl_free(sl->nres), mbl_free(sl->njac), mbl_free(sl->nstep);
+    sl->nunk = NULL, sl->nres = sl->njac = sl->nstep = NULL;
+    mblx_id *rows = new_ids((size_t)nrow), *unk = new_ids((size_t)N), *al = new_ids(2 * (size_t)n);
+    mblx_id *sub = new_ids(2 * (size_t)n), *terms = new_ids(2 * (size_t)n), *J = NULL;
+    int *cols = mbl_alloc_array((size_t)N + 1, sizeof *cols), *jpvt = NULL;
+    size_t ns = mblx_symbol_count(g) + 1;
+    double *sv = mbl_calloc(ns, sizeof *sv), *Jv = NULL, *tau = NULL, *vals = NULL;
+    if (!rows || !unk || !al || !sub || !terms || !cols || !sv) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    /* residuals at vdot = 0 (and v = 0 at rest) */
+    for (int i = 0; i < n; i++) al[i] = sl->asym[i], sub[i] = mblx_const(g, 0.0);
+    size_t nsub = (size_t)n;
+    if (!sl->moving) {
+        for (int i = 0; i < n; i++) al[n + i] = sl->v[i], sub[n + i] = sub[0];
+        nsub = 2 * (size_t)n;
+    }
+    int nr = 0;
+    for (int i = 0; i < n; i++) rows[nr++] = mblx_subst(g, sl->R[i], nsub, al, sub);
+    for (int j = 0; j < m; j++) rows[nr++] = sl->Phi[j];
+    if (sl->moving)
+        for (int j = 0; j < m; j++) {
+            size_t nt = 0;
+            for (int i = 0; i < n; i++) {
+                mblx_id d = mblx_diff(g, sl->Phi[j], sl->q[i]);
+                if (!is_zero(g, d)) terms[nt++] = mblx_mul(g, d, sl->v[i]);
+            }
+            mblx_id pv = mblx_sum(g, nt, terms);
+            rows[nr++] = pv;
+            nt = 0;
+            for (int i = 0; i < n; i++) {
+                mblx_id d = mblx_diff(g, pv, sl->q[i]);
+                if (!is_zero(g, d)) terms[nt++] = mblx_mul(g, d, sl->v[i]);
+            }
+            rows[nr++] = mblx_sum(g, nt, terms);
+        }
+    int keep = 0;
+    for (int i = 0; i < nr; i++)
+        if (!is_zero(g, rows[i])) rows[keep++] = rows[i];
+    nr = keep;
+    for (int i = 0; i < n; i++) unk[i] = sl->q[i];
+    for (int j = 0; j < m; j++) unk[n + j] = sl->lsym[j];
+    /* the Jacobian's values at the point */
+    J = new_ids((size_t)nr * N);
+    Jv = mbl_alloc_array((size_t)nr * N + 1, sizeof *Jv);
+    if (!J || !Jv) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < nr; i++) J[i + (size_t)j * nr] = mblx_diff(g, rows[i], unk[j]);
+    for (int i = 0; i < sl->np; i++) sv[mblx_symbol_index(g, sl->p[i])] = sl->pval[i];
+    for (int i = 0; i < n; i++) {
+        sv[mblx_symbol_index(g, sl->q[i])] = sl->qval[i];
+        sv[mblx_symbol_index(g, sl->v[i])] = sl->moving ? sl->vval[i] : 0.0;
+    }
+    for (int j = 0; j < sl->nr; j++) sv[mblx_symbol_index(g, sl->r[j])] = sl->rval[j];
+    {
+        /* the multipliers at the point: the linear model's lambda (moving: exact; at rest lambda(q)) */
+        double *lv = mbl_alloc_array((size_t)m + 1, sizeof *lv);
+        if (!lv) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto out;
+        }
+        rc = eval_nodes(g, (size_t)m, sl->lam, sv, lv, st);
+        for (int j = 0; !rc && j < m; j++) sv[mblx_symbol_index(g, sl->lsym[j])] = lv[j];
+        mbl_free(lv);
+    }
+    if (!rc) rc = eval_nodes(g, (size_t)nr * N, J, sv, Jv, st);
+    if (rc) goto out;
+    /* unknowns whose column vanishes at the point (cyclic coordinates, a spin angle): kept */
+    double scale = 0.0;
+    for (size_t i = 0; i < (size_t)nr * N; i++) scale = fmax(scale, fabs(Jv[i]));
+    int nc = 0;
+    for (int j = 0; j < N; j++) {
+        double cm = 0.0;
+        for (int i = 0; i < nr; i++) cm = fmax(cm, fabs(Jv[i + (size_t)j * nr]));
+        if (cm > 1e-13 * scale) cols[nc++] = j;
+    }
+    if (nc > nr || nc == 0) {
+        rc = mbl_error(st, MBL_ESINGULAR, "the Newton iteration: %d unknowns and %d equations at the point", nc, nr);
+        goto out;
+    }
+    /* rows: QR with column pivoting of the transpose of the kept columns */
+    tau = mbl_alloc_array((size_t)nr + 1, sizeof *tau);
+    jpvt = mbl_calloc((size_t)nr + 1, sizeof *jpvt);
+    double *JT = mbl_alloc_array((size_t)nc * nr + 1, sizeof *JT);
+    if (!tau || !jpvt || !JT) {
+        mbl_free(JT);
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int a = 0; a < nc; a++)
+        for (int i = 0; i < nr; i++) JT[a + (size_t)i * nc] = Jv[i + (size_t)cols[a] * nr];
+    lapack_int info = LAPACKE_dgeqp3(LAPACK_COL_MAJOR, nc, nr, JT, nc, jpvt, tau);
+    double r0 = info == 0 ? fabs(JT[0]) : 0.0, rlast = info == 0 ? fabs(JT[(nc - 1) + (size_t)(nc - 1) * nc]) : 0.0;
+    mbl_free(JT);
+    if (info != 0 || !(rlast > 1e-10 * r0)) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "the Newton iteration: the operating point's equations are singular at the point (%d unknowns)",
+                       nc);
+        goto out;
+    }
+    sl->nn = nc;
+    sl->nunk = mbl_alloc_array((size_t)nc + 1, sizeof *sl->nunk);
+    sl->nres = new_ids((size_t)nc), sl->njac = new_ids((size_t)nc * nc), sl->nstep = new_ids((size_t)nc);
+    vals = mbl_alloc_array((size_t)nc * nc + 1, sizeof *vals);
+    if (!sl->nunk || !sl->nres || !sl->njac || !sl->nstep || !vals) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int a = 0; a < nc; a++) {
+        int i = jpvt[a] - 1;
+        sl->nunk[a] = cols[a];
+        sl->nres[a] = rows[i];
+        sl->nstep[a] = mblx_neg(g, rows[i]);
+        for (int b = 0; b < nc; b++) {
+            sl->njac[a + (size_t)b * nc] = J[i + (size_t)cols[b] * nr];
+            vals[a + (size_t)b * nc] = Jv[i + (size_t)cols[b] * nr];
+        }
+    }
+    rc = solve_copy(g, nc, sl->njac, vals, 1, sl->nstep, "the Newton iteration's Jacobian", st);
+    if (!rc) rc = mblx_graph_status(g, st);
+out:
+    if (rc) sl->nn = 0;
+    mbl_free(rows), mbl_free(unk), mbl_free(al), mbl_free(sub), mbl_free(terms), mbl_free(J), mbl_free(cols);
+    mbl_free(jpvt), mbl_free(sv), mbl_free(Jv), mbl_free(tau), mbl_free(vals);
+    return rc;
 }

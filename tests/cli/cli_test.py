@@ -533,6 +533,22 @@ check(rc == 0 and len(w) == 12 and abs(w[-1] - wf) <= 1e-9 * wf and abs(w[2] - (
       and "rotor_wx" in d["velocity_states"] and "point with motion" in d.get("notes", ""),
       "rigid rotor with body speeds at the spin: forward %.6f, backward %.6f whirl (closed form %.6f, %.6f)"
       % (w[-1] if w else 0, w[2] if len(w) > 2 else 0, wf, wf - Ip * W / Id))
+# --- mblin codegen --newton and mblin symbolic at a point with motion (issue 17) ---
+rc, out, err = run("codegen", "examples/rotating_pendulum_given.yaml", "--lang", "c", "--newton")
+check(one_line_error(rc, err, 1, "equilibrium or a steady motion", "given"),
+      "codegen --newton at a given point: one-line refusal (and no leak of the symbolic model): " + err)
+rc, out, err = run("codegen", "examples/rotating_pendulum_steady.yaml", "--lang", "python", "--newton")
+check(rc == 0 and "def linear_model_newton(p=None, r=None, q=None, v=None" in out
+      and "def linear_model(p=None, q=None, r=None, v=None)" in out,
+      "codegen --newton, steady motion: the Newton function and the velocities as arguments: " + err)
+rc, out, err = run("symbolic", "examples/rotating_pendulum_given.yaml", "--format", "json")
+sym = json.loads(out) if rc == 0 else {}
+check(rc == 0 and sym["C_hat"][0][1] == "-2*m*l^2*der(phi)*cos(theta)*sin(theta)"
+      and sym["M"][1][1] == "m*l^2*sin(theta)^2",
+      "symbolic at a point with motion: the gyroscopic C-hat in der(phi): %s %s" % (err, sym.get("C_hat")))
+rc, out, err = run("symbolic", "examples/rotating_pendulum_given.yaml", "--format", "latex")
+check(rc == 0 and "-2 m l^{2} \\dot{\\phi} \\cos\\left(\\theta\\right)" in out,
+      "symbolic --format latex: der(phi) as \\dot{\\phi}: " + err)
 
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
