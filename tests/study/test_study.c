@@ -509,10 +509,55 @@ TEST(track_derivative_predictor)
     CHECK_CLOSE(lim[2 + perm[2]], 1.0, 1e-15); /* without: the nearest value */
 }
 
+/* The sensitivity predictor in a sweep (docs/study.md, "Tracking"): tests/study/crossing_2dof.yaml
+ * has the eigenvalues +-i (1 + p) and +-i (1.2 + 0.8 sin 2 pi p) exactly, with shapes whose MAC is
+ * 0.9996 (the MAC cannot tell them apart). Over p = 0..1 in 7 points the second pair dips to
+ * 0.507 and climbs back: extrapolating the branch from +1.2i linearly through 1.89i, 1.2i, 0.507i
+ * predicts -0.186i at p = 5/6 and hops to the conjugate -0.507i there; the exact derivative
+ * (slope -2.51 at p = 2/3) predicts 0.507 - 0.42 = 0.09i and stays on +0.507i. */
+TEST(sweep_sensitivity_predictor)
+{
+    const double two_pi = 6.283185307179586;
+    int predictors[3] = {MBL_PREDICT_DEFAULT, MBL_PREDICT_SENSITIVITY, MBL_PREDICT_LINEAR};
+    for (int k = 0; k < 3; k++) {
+        mbl_sweep_options so;
+        mbl_sweep_options_default(&so);
+        so.naxes = 1;
+        so.axis[0] = (mbl_sweep_axis){"p", 0, 1, 7};
+        so.predictor = predictors[k];
+        so.threads = 1 + k % 2;
+        mbl_status st;
+        mbl_sweep *sw = NULL;
+        CHECK_MSG(mbl_sweep_run("tests/study/crossing_2dof.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+        if (!sw) continue;
+        CHECK_EQ_INT(sw->nmodes, 4);
+        CHECK_EQ_INT(sw->predictor, k < 2 ? MBL_PREDICT_SENSITIVITY : MBL_PREDICT_LINEAR);
+        CHECK_EQ_INT(sw->npredicted, k < 2 ? 7 : 0);
+        int b1 = branch_near(sw, 0, 0, 1.0), b2 = branch_near(sw, 0, 0, 1.2);
+        int hops = 0;
+        for (int p = 0; p < 7; p++) {
+            double x = sw->value[p], w1 = 1 + x, w2 = 1.2 + 0.8 * sin(two_pi * x);
+            size_t o = (size_t)p * 4;
+            if (k < 2) {
+                CHECK_CLOSE(sw->im[o + b1], w1, 1e-12);
+                CHECK_CLOSE(sw->im[o + b2], w2, 1e-12);
+            } else {
+                hops += fabs(sw->im[o + b2] - w2) > 1e-6;
+            }
+        }
+        if (k == 2) { /* linear: on the conjugate from p = 5/6 on */
+            CHECK_EQ_INT(hops, 2);
+            CHECK_CLOSE(sw->im[5 * 4 + b2], -(1.2 + 0.8 * sin(two_pi * 5.0 / 6.0)), 1e-12);
+        }
+        mbl_sweep_free(sw);
+    }
+}
+
 int main(void)
 {
     RUN(track_crossing_and_veering);
     RUN(track_derivative_predictor);
+    RUN(sweep_sensitivity_predictor);
     RUN(bad_input);
     RUN(bicycle_table2);
     RUN(threads_identical);
