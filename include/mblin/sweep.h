@@ -90,6 +90,8 @@ typedef struct mbl_sweep {
     int predictor;               /* the predictor used: MBL_PREDICT_LINEAR or MBL_PREDICT_SENSITIVITY */
     int npredicted;              /* points whose exact derivatives were used (the others: linear) */
     double seconds_sens;         /* thread CPU time summed over the points: the sensitivities */
+    int nwarm;                   /* points whose operating point started from the block's previous
+                                    points (a predicted guess) instead of the file's guess */
     char predictor_note[MBL_MSG_MAX]; /* why the default fell back to linear ("" otherwise) */
     void *ctx;                   /* internal: what mbl_sweep_critical needs to compute more points */
 } mbl_sweep;

@@ -52,6 +52,7 @@ typedef struct ctx {
     mbl_lin_options lopt;
     int fast;
     int order;               /* n + m + k of the model (the sensitivity pencil's order) */
+    int m;                   /* holonomic constraints */
     int n, nm;               /* coordinates, eigenvalues per point (from the first point) */
     int predictor;           /* MBL_PREDICT_LINEAR or MBL_PREDICT_SENSITIVITY (decided at the first point) */
 } ctx;
@@ -66,6 +67,15 @@ typedef struct worker {
     double x0[2];            /* the values the workspace was made at */
     double t_load, t_point, t_lin, t_sens; /* seconds in loading, operating points, linearization +
                                               modes, sensitivities */
+    /* warm start: the last points of this block (equilibrium and steady points) */
+    int wlen;                /* n + m + k */
+    double *wq, *wq2;        /* wlen: [q; lambda; mu] of the last and the one before */
+    double wx[2], wx2[2];    /* their axis values */
+    int nwarm;               /* 0, 1 or 2 of them valid */
+    double *wdq;             /* wlen: d[q; lambda]/dx of the last point (its sensitivities; NAN for mu) */
+    double *wguess;          /* wlen: the guess handed to the operating point */
+    int wdq_ok;
+    long long warm_points;   /* points started from the previous point */
 } worker;
 
 /* A computed point: eigenvalues and shapes (as mbl_modal orders them). */
@@ -80,6 +90,9 @@ static void worker_clear(worker *w)
 {
     mbl_dae_deriv_free(w->dd);
     w->dd = NULL;
+    mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wdq), mbl_free(w->wguess);
+    w->wq = w->wq2 = w->wdq = w->wguess = NULL;
+    w->nwarm = w->wdq_ok = 0;
     mbl_linear_free(w->lin);
     mbl_lin_work_free(w->work);
     mbl_model_free(w->model);
@@ -120,13 +133,86 @@ static double cpu_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Operating point of `model` at the axis values x (time axes set the time). */
-static int point_at(const ctx *c, const mbl_model *model, const double *x, mbl_point **pt, mbl_status *st)
+/* Operating point of `model` at the axis values x (time axes set the time); y0 = [q; lambda; mu]
+ * (may be NULL) replaces the initial guess of the coordinates (and the --guess values) and of the
+ * multipliers. */
+static int point_at(const ctx *c, const mbl_model *model, const double *x, const double *y0, mbl_point **pt,
+                    mbl_status *st)
 {
     mbl_opoint_options po = c->popt;
+    if (y0) {
+        po.q = y0, po.guess = NULL, po.nguess = 0;
+        po.lambda = y0 + c->n, po.mu = y0 + c->n + c->m;
+    }
     for (int a = 0; a < c->naxes; a++)
         if (c->pidx[a] < 0) po.t = x[a], po.has_t = 1;
     return mbl_operating_point(model, &po, pt, st);
+}
+
+/* The initial guess at x from the previous points of the block: y = [q; lambda; mu] (NULL: the
+ * file's). Only within a row of the grid (the other axis unchanged), componentwise: y_a + (dy/dx)_a
+ * (x - x_a) with the exact derivative of the last point where its sensitivities give one (the
+ * implicit function theorem on the point's equations: dq, dlambda), else the line through the
+ * last two points, else the last point's value. */
+static const double *warm_guess(worker *w, const double *x)
+{
+    if (w->nwarm < 1 || !w->wq || (w->c->naxes > 1 && w->wx[1] != x[1])) return NULL;
+    int len = w->wlen;
+    double h = x[0] - w->wx[0];
+    int two = w->nwarm >= 2 && w->wx2[0] != w->wx[0] && (w->c->naxes < 2 || w->wx2[1] == x[1]);
+    double s = two ? h / (w->wx[0] - w->wx2[0]) : 0.0;
+    for (int i = 0; i < len; i++) {
+        if (w->wdq_ok && isfinite(w->wdq[i])) w->wguess[i] = w->wq[i] + w->wdq[i] * h;
+        else if (two) w->wguess[i] = w->wq[i] + s * (w->wq[i] - w->wq2[i]);
+        else w->wguess[i] = w->wq[i];
+    }
+    w->warm_points++;
+    return w->wguess;
+}
+
+/* Remember the point (NULL: it failed; the block starts anew) and its derivative for the next
+ * guess; only equilibrium and steady points, whose q is an initial guess (a given point's q is
+ * data). */
+static void warm_record(worker *w, const double *x, const mbl_point *pt, const mbl_sensitivity *S)
+{
+    int n = w->c->n;
+    if (!pt || n < 1 || pt->n != n || (pt->at != MBL_AT_EQUILIBRIUM && pt->at != MBL_AT_STEADY)) {
+        w->nwarm = 0, w->wdq_ok = 0;
+        return;
+    }
+    int len = n + pt->m + pt->k;
+    if (!w->wq) {
+        w->wlen = len;
+        w->wq = mbl_alloc_array((size_t)len, sizeof *w->wq);
+        w->wq2 = mbl_alloc_array((size_t)len, sizeof *w->wq2);
+        w->wdq = mbl_alloc_array((size_t)len, sizeof *w->wdq);
+        w->wguess = mbl_alloc_array((size_t)len, sizeof *w->wguess);
+        if (!w->wq || !w->wq2 || !w->wdq || !w->wguess) {
+            mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wdq), mbl_free(w->wguess);
+            w->wq = w->wq2 = w->wdq = w->wguess = NULL;
+            w->nwarm = 0;
+            return;
+        }
+    }
+    if (len != w->wlen) {
+        w->nwarm = 0, w->wdq_ok = 0;
+        return;
+    }
+    double *t = w->wq2;
+    w->wq2 = w->wq, w->wq = t;
+    w->wx2[0] = w->wx[0], w->wx2[1] = w->wx[1];
+    memcpy(w->wq, pt->q, (size_t)n * sizeof *w->wq);
+    if (pt->m) memcpy(w->wq + n, pt->lambda, (size_t)pt->m * sizeof *w->wq);
+    if (pt->k) memcpy(w->wq + n + pt->m, pt->mu, (size_t)pt->k * sizeof *w->wq);
+    w->wx[0] = x[0], w->wx[1] = w->c->naxes > 1 ? x[1] : 0;
+    w->nwarm = w->nwarm < 2 ? w->nwarm + 1 : 2;
+    w->wdq_ok = 0;
+    if (S && S->nwrt == 1 && S->n == n && S->m == pt->m && S->point_defined && S->point_defined[0]) {
+        for (int i = 0; i < len; i++) w->wdq[i] = NAN; /* mu: no derivative */
+        memcpy(w->wdq, S->dq, (size_t)n * sizeof *w->wdq);
+        if (pt->m) memcpy(w->wdq + n, S->dlambda, (size_t)pt->m * sizeof *w->wdq);
+        w->wdq_ok = 1;
+    }
 }
 
 /* The exact sensitivities of the point with respect to the first axis' parameter (the sensitivity
@@ -152,14 +238,15 @@ static int point_sens(worker *w, const mbl_model *model, const mbl_point *pt, in
 /* Linear model and modes at x; modes returned (caller frees). With sens (not NULL) and the
  * sensitivity predictor, also the point's sensitivities (*sens NULL when they failed; the reason
  * in sst when given). */
-static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_sensitivity **sens, mbl_status *sst,
-                      mbl_status *st)
+static int eval_modes(worker *w, const double *x, int warm, mbl_modes **modes, mbl_sensitivity **sens,
+                      mbl_status *sst, mbl_status *st)
 {
     ctx *c = w->c;
     mbl_point *pt = NULL;
     mbl_linear *one = NULL;
     int rc = 0;
     *modes = NULL;
+    if (!warm) w->nwarm = 0, w->wdq_ok = 0;
     if (sens) *sens = NULL;
     mbl_status st_sens;
     if (!sst) sst = &st_sens;
@@ -170,7 +257,7 @@ static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_sensiti
             rc = mbl_model_load_file(c->path, c->sets, c->nbase, &w->model, st);
             for (int a = 0; a < c->naxes && !rc; a++)
                 if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], w->x0[a], st);
-            if (!rc) rc = point_at(c, w->model, w->x0, &pt, st);
+            if (!rc) rc = point_at(c, w->model, w->x0, NULL, &pt, st);
             if (!rc) rc = mbl_lin_work_new(w->model, pt, &c->lopt, &w->work, &w->lin, st);
             mbl_point_free(pt);
             pt = NULL;
@@ -182,7 +269,7 @@ static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_sensiti
         for (int a = 0; a < c->naxes && !rc; a++)
             if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], x[a], st);
         double t0 = cpu_s();
-        if (!rc) rc = point_at(c, w->model, x, &pt, st);
+        if (!rc) rc = point_at(c, w->model, x, warm_guess(w, x), &pt, st);
         double t1 = cpu_s();
         w->t_point += t1 - t0;
         if (!rc) {
@@ -198,6 +285,7 @@ static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_sensiti
             w->t_lin += cpu_s() - t1;
         }
         if (!rc && sens && c->predictor == MBL_PREDICT_SENSITIVITY) point_sens(w, w->model, pt, 1, sens, sst);
+        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL);
     } else {
         mbl_model *model = NULL;
         /* the base overrides and this point's values (a copy: threads share c) */
@@ -210,12 +298,13 @@ static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_sensiti
         rc = mbl_model_load_file(c->path, sets, c->nsets, &model, st);
         mbl_free(sets);
         double t1 = cpu_s();
-        if (!rc) rc = point_at(c, model, x, &pt, st);
+        if (!rc) rc = point_at(c, model, x, warm_guess(w, x), &pt, st);
         double t2 = cpu_s();
         if (!rc) rc = mbl_linearize(model, pt, &c->lopt, &one, st);
         if (!rc) rc = mbl_modal(one, NULL, modes, st);
         w->t_load += t1 - t0, w->t_point += t2 - t1, w->t_lin += cpu_s() - t2;
         if (!rc && sens && c->predictor == MBL_PREDICT_SENSITIVITY) point_sens(w, model, pt, 0, sens, sst);
+        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL);
         mbl_model_free(model);
     }
     mbl_linear_free(one);
@@ -355,7 +444,7 @@ static void *thread_main(void *arg)
             mbl_status_clear(&st);
             mbl_modes *m = NULL;
             mbl_sensitivity *S = NULL;
-            int rc = eval_modes(&ta->w, x, &m, &S, NULL, &st);
+            int rc = eval_modes(&ta->w, x, p > p0, &m, &S, NULL, &st);
             if (!rc) rc = store_point(r, p, m, S, &st);
             mbl_modes_free(m);
             mbl_sensitivity_free(S);
@@ -453,6 +542,7 @@ static int make_ctx(const char *path, const mbl_sweep_options *opt, ctx **out, m
     mbl_model_info info;
     mbl_model_get_info(md, &info);
     c->order = info.ncoord + info.nhol + info.nnh;
+    c->m = info.nhol;
     c->fast = !opt->force_reload;
     int k = c->nbase;
     for (int a = 0; a < opt->naxes && !rc; a++) {
@@ -564,7 +654,7 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
     mbl_sensitivity *S0 = NULL;
     mbl_status sst;
     mbl_status_clear(&sst);
-    rc = eval_modes(keep, x0, &m0, &S0, &sst, st);
+    rc = eval_modes(keep, x0, 0, &m0, &S0, &sst, st);
     if (rc) {
         mbl_error_prefix(st, "%s: the sweep's first point (%s = %g)", path, opt->axis[0].name, x0[0]);
         mbl_sweep_free(sw);
@@ -595,7 +685,10 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
     r.c = c;
     r.opt = opt;
     r.sw = sw;
-    r.chunk = sw->npoints / (8 * threads);
+    /* blocks of consecutive points, each computed by one thread in order (the warm start runs
+     * within a block): their size does not depend on the number of threads, so neither do the
+     * results */
+    r.chunk = sw->npoints / 16;
     if (r.chunk < 1) r.chunk = 1;
     if (r.chunk > 16) r.chunk = 16;
     r.keep_shapes = (double)sw->npoints * (double)c->nm * (double)c->n <= SHAPES_MAX;
@@ -623,6 +716,7 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
     for (int t = 0; t < threads; t++) {
         sw->seconds_load += ta[t].w.t_load, sw->seconds_point += ta[t].w.t_point, sw->seconds_lin += ta[t].w.t_lin;
         sw->seconds_sens += ta[t].w.t_sens;
+        sw->nwarm += (int)ta[t].w.warm_points;
         worker_clear(&ta[t].w);
     }
     pthread_mutex_destroy(&r.lock);
@@ -739,7 +833,7 @@ static int nearest_at(worker *w, double x, double tr, double ti, double zero, do
 {
     double xv[2] = {x, w->x0[1]};
     mbl_modes *m = NULL;
-    int rc = eval_modes(w, xv, &m, NULL, NULL, st);
+    int rc = eval_modes(w, xv, 0, &m, NULL, NULL, st);
     if (rc) return rc;
     double best = INFINITY;
     for (int j = 0; j < m->nx; j++) {

@@ -553,11 +553,55 @@ TEST(sweep_sensitivity_predictor)
     }
 }
 
+/* Warm starts (docs/study.md, "How a point is computed"): an equilibrium started from its own
+ * q and multipliers takes no Newton step and gives them back; a sweep of the N = 20 four-bar
+ * starts all but the first point of each block from the previous points and agrees with
+ * operating points found from the file's guess (the same point to 1e-10). */
+TEST(warm_start)
+{
+    mbl_status st;
+    mbl_model *md = NULL;
+    mbl_point *a = NULL, *b = NULL;
+    CHECK_MSG(mbl_model_load_file("examples/fourbar_N20.yaml", NULL, 0, &md, &st) == 0, "%s", st.msg);
+    if (!md) return;
+    mbl_opoint_options po;
+    mbl_opoint_options_default(&po);
+    CHECK_MSG(mbl_operating_point(md, &po, &a, &st) == 0, "%s", st.msg);
+    if (!a) goto out;
+    CHECK(a->iterations > 0 && a->m > 0);
+    po.q = a->q, po.lambda = a->lambda, po.mu = a->mu;
+    CHECK_MSG(mbl_operating_point(md, &po, &b, &st) == 0, "%s", st.msg);
+    if (!b) goto out;
+    CHECK_EQ_INT(b->iterations, 0);
+    for (int i = 0; i < a->m; i++) CHECK(a->lambda[i] == b->lambda[i]);
+    mbl_sweep_options so;
+    mbl_sweep_options_default(&so);
+    so.naxes = 1;
+    so.axis[0] = (mbl_sweep_axis){"k", 20, 28, 64};
+    mbl_sweep *sw = NULL, *cold = NULL;
+    CHECK_MSG(mbl_sweep_run("examples/fourbar_N20.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+    so.axis[0].count = 2; /* blocks of one point: every point from the file's guess */
+    so.axis[0].to = 20 + 8.0 / 63;
+    CHECK_MSG(mbl_sweep_run("examples/fourbar_N20.yaml", &so, &cold, &st) == 0, "%s", st.msg);
+    if (sw && cold) {
+        CHECK_EQ_INT(sw->nwarm, 64 - 16); /* blocks of 4 */
+        CHECK_EQ_INT(cold->nwarm, 0);
+        for (int b2 = 0; b2 < sw->nmodes; b2++) {
+            CHECK_CLOSE(sw->im[b2], cold->im[b2], 1e-10 * fmax(1, fabs(cold->im[b2])));
+            CHECK_CLOSE(sw->im[sw->nmodes + b2], cold->im[cold->nmodes + b2], 1e-10 * fmax(1, fabs(cold->im[b2])));
+        }
+    }
+    mbl_sweep_free(sw), mbl_sweep_free(cold);
+out:
+    mbl_point_free(a), mbl_point_free(b), mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(track_crossing_and_veering);
     RUN(track_derivative_predictor);
     RUN(sweep_sensitivity_predictor);
+    RUN(warm_start);
     RUN(bad_input);
     RUN(bicycle_table2);
     RUN(threads_identical);
