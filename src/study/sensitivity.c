@@ -75,6 +75,7 @@ typedef struct ctx {
     double rank_tol;
     /* pencil */
     int N, mi, ki;
+    int x0, nX;      /* the pencil columns of the user ODE states X: x0 .. x0 + nX - 1 */
     int *rowmap;     /* nF: pencil row of a residual row, or -1 */
     int *colmap;     /* nunk: pencil column (0..N-1) and which matrix (colmat) */
     int *colmat;     /* nunk: 0 P0, 1 P1, 2 P2, -1 none */
@@ -193,12 +194,19 @@ static int point_derivative(const ctx *c, int nw, const int *wrt, double *dxs, i
             for (int q = L->col0[MBL_DAE_V]; q < L->col0[MBL_DAE_V + 1]; q++) dx[q] = 0;
         persist[w] = 1;
     }
-    unsigned acc_rows = RB(MBL_DAE_EOM) | RB(MBL_DAE_PHIDD) | RB(MBL_DAE_NHD);
-    unsigned acc_cols = RB(MBL_DAE_VDOT) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU);
+    /* user ODE states X and implicit variables Z (source 000 Eq. 10) as mbl_operating_point solves
+     * them: the ODEs and the variables' equations with the accelerations (Xdot, Z) and, at an
+     * equilibrium or a steady motion, with q (X, Z) */
+    unsigned ext_rows = RB(MBL_DAE_ODE) | RB(MBL_DAE_VAR);
+    unsigned acc_rows = RB(MBL_DAE_EOM) | RB(MBL_DAE_PHIDD) | RB(MBL_DAE_NHD) | ext_rows;
+    unsigned acc_cols = RB(MBL_DAE_VDOT) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU) | RB(MBL_DAE_XDOT) | RB(MBL_DAE_Z);
+    unsigned pos_cols = RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU) | RB(MBL_DAE_X) | RB(MBL_DAE_Z);
+    for (int w = 0; w < nw; w++) /* solved for, not data */
+        for (int q = L->col0[MBL_DAE_XDOT]; q < L->col0[MBL_DAE_Z + 1]; q++) dxs[(size_t)w * nunk + q] = 0;
     switch (c->pt->at) {
     case MBL_AT_EQUILIBRIUM:
-        rc = point_stage(c, RB(MBL_DAE_EOM) | RB(MBL_DAE_PHI) | RB(MBL_DAE_NH),
-                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 0, nw, wrt, dxs, persist, st);
+        rc = point_stage(c, RB(MBL_DAE_EOM) | RB(MBL_DAE_PHI) | RB(MBL_DAE_NH) | ext_rows, pos_cols, 0, nw, wrt, dxs,
+                         persist, st);
         break;
     case MBL_AT_GIVEN:
         if (L->m) rc = point_stage(c, RB(MBL_DAE_PHI), RB(MBL_DAE_Q), 0, nw, wrt, dxs, persist, st);
@@ -207,8 +215,8 @@ static int point_derivative(const ctx *c, int nw, const int *wrt, double *dxs, i
         if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, nw, wrt, dxs, persist, st);
         break;
     case MBL_AT_STEADY:
-        rc = point_stage(c, acc_rows | RB(MBL_DAE_PHID) | RB(MBL_DAE_NH) | RB(MBL_DAE_PHI),
-                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 1, nw, wrt, dxs, persist, st);
+        rc = point_stage(c, acc_rows | RB(MBL_DAE_PHID) | RB(MBL_DAE_NH) | RB(MBL_DAE_PHI), pos_cols, 1, nw, wrt, dxs,
+                         persist, st);
         if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, nw, wrt, dxs, persist, st);
         break;
     default:
@@ -275,6 +283,19 @@ static int pencil_map(ctx *c, mbl_status *st)
             c->ki++;
         }
         N++;
+    }
+    /* user ODE states X (Xdot in P1, X in P0) with their ODE rows, implicit variables Z (P0) with
+     * their equations */
+    int nX = L->col0[MBL_DAE_X + 1] - L->col0[MBL_DAE_X], nZ = L->col0[MBL_DAE_Z + 1] - L->col0[MBL_DAE_Z];
+    c->x0 = N, c->nX = nX;
+    for (int i = 0; i < nX; i++, N++) {
+        c->rowmap[L->row0[MBL_DAE_ODE] + i] = N;
+        c->colmap[L->col0[MBL_DAE_XDOT] + i] = N, c->colmat[L->col0[MBL_DAE_XDOT] + i] = 1;
+        c->colmap[L->col0[MBL_DAE_X] + i] = N, c->colmat[L->col0[MBL_DAE_X] + i] = 0;
+    }
+    for (int i = 0; i < nZ; i++, N++) {
+        c->rowmap[L->row0[MBL_DAE_VAR] + i] = N;
+        c->colmap[L->col0[MBL_DAE_Z] + i] = N, c->colmat[L->col0[MBL_DAE_Z] + i] = 0;
     }
     c->N = N;
 done:
@@ -493,10 +514,6 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     if (nwrt < 0) return mbl_error(st, MBL_EARG, "mbl_sensitivity_compute: negative parameter count");
     for (int w = 0; wrt_in && w < nwrt; w++)
         if (wrt_in[w] < 0 || wrt_in[w] >= np) return mbl_error(st, MBL_EARG, "mbl_sensitivity_compute: no parameter %d", wrt_in[w]);
-    if (L->col0[MBL_DAE_X + 1] > L->col0[MBL_DAE_XDOT])
-        return mbl_error(st, MBL_EMODEL,
-                         "sensitivities: models with user ODE states or implicit variables (ode, variables with "
-                         "equations) are not supported yet");
     /* above dense_max the eigenvalues come from the linear model (mbl_linearize, mbl_modal) and
      * the eigenvectors from inverse iteration on the sparse pencil; the pencil's coefficients and
      * their derivatives are still held dense: (3 + 3 nwrt) N^2 doubles */
@@ -574,7 +591,7 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
         double *D = dP + 3 * NN * w;
         fill_pencil(&c, dJ, D, D + NN, D + 2 * NN);
     }
-    int nfin = 2 * (n - c.mi) - c.ki, nev = 0;
+    int nfin = 2 * (n - c.mi) - c.ki + c.nX, nev = 0;
     double gam = 1.0;
     if (!large) {
         memset(A2, 0, (size_t)N2 * N2 * sizeof *A2);
@@ -649,6 +666,7 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
             xt[L->col0[MBL_DAE_V] + i] = pt->vdot[i];
             xt[L->col0[MBL_DAE_Q] + i] = pt->v[i];
         }
+        for (int i = 0; i < c.nX && pt->Xdot; i++) xt[L->col0[MBL_DAE_X] + i] = pt->Xdot[i];
         rc = mbl_dae_deriv_jac_dir(d, pt, xt, -1, dJ, st);
         if (rc) goto fail;
         double *T0 = A2, *T1 = A2 + NN, *T2 = A2 + 2 * NN; /* A2 holds at least 3 NN: scratch */
@@ -729,10 +747,13 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
         md->damping_ratio = smag > 0 ? -md->re / smag + 0.0 : 0.0;
         if (isreal) /* real vectors for a real eigenvalue */
             for (int i = 0; i < N; i++) v[i] = creal(v[i]), wl[i] = creal(wl[i]);
-        /* shape: dq with its largest component 1 */
+        /* shape: dq with its largest component 1 (a mode of the user ODE states alone, dq = 0: its
+         * largest X component) */
         int kk = 0;
         double big = 0;
         for (int i = 0; i < n; i++)
+            if (cabs(v[i]) > big) big = cabs(v[i]), kk = i;
+        for (int i = c.x0; big == 0 && i < c.x0 + c.nX; i++)
             if (cabs(v[i]) > big) big = cabs(v[i]), kk = i;
         double complex sc = big > 0 ? 1.0 / v[kk] : 1.0;
         for (int i = 0; i < N; i++) v[i] *= sc;
@@ -751,7 +772,7 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
         for (int i = 0; i < N; i++) {
             den += tmp[i] * v[i];
             wn += cabs(tmp[i]) * cabs(tmp[i]);
-            if (i < n) vn += cabs(v[i]) * cabs(v[i]);
+            if (i < n || (i >= c.x0 && i < c.x0 + c.nX)) vn += cabs(v[i]) * cabs(v[i]);
         }
         int defined = refined && big > 0 && wn > 0 && cabs(den) > 1e-6 * sqrt(wn * vn);
         for (int u = 0; u < nev && defined; u++)

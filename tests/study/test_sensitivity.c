@@ -675,8 +675,28 @@ TEST(bad_input)
     sens_free(&r);
 }
 
+/* Models with user ODE states X and implicit variables Z (source 000 Eq. 10): the pencil holds X
+ * (Xdot in P1) and Z (P0) with their equations, the point's shift solves them with q; every
+ * eigenvalue derivative against central differences of fresh linearizations (1e-6 relative): a
+ * PD-controlled cart-pendulum with a filter state, a DC motor (current state, an input) driving a
+ * pendulum, and a rotating arm (steady, driven) whose friction is filtered from a normal force
+ * that is an implicit variable of a multiplier. */
+TEST(ode_models)
+{
+    const char *files[] = {"tests/study/sens_cart_pd_ode.yaml", "tests/study/sens_motor_ode.yaml",
+                           "tests/study/sens_arm_friction_ode.yaml"};
+    for (int f = 0; f < 3; f++) {
+        int ncompared = 0;
+        double w = check_fd(files[f], NULL, &ncompared);
+        CHECK_MSG(w >= 0 && w <= 1e-6, "%s: worst relative deviation %.3g", files[f], w);
+        CHECK_MSG(ncompared >= 10, "%s: %d derivatives compared", files[f], ncompared);
+        fprintf(stderr, "  %s: %d eigenvalue derivatives, worst relative deviation %.2g\n", files[f], ncompared, w);
+    }
+}
+
 int main(void)
 {
+    RUN(ode_models);
     RUN(spring_mass_closed_form);
     RUN(operating_point_shift_closed_form);
     RUN(nonholonomic_closed_form);
