@@ -32,7 +32,8 @@ int main(int argc, char **argv)
     int count = argc > 5 ? atoi(argv[5]) : 1000, reps = argc > 6 ? atoi(argv[6]) : 5;
     if (reps < 1) reps = 1;
     double med[3][2]; /* [1 thread, 2 threads, reload][points, total] */
-    double split[3] = {0, 0, 0}; /* 1 thread: load, operating point, linear model + modes per point */
+    double split[4] = {0, 0, 0, 0}; /* 1 thread: load, operating point, linear model + modes, sensitivities per point */
+    int nwarm = 0, pred = 0;
     for (int mode = 0; mode < 3; mode++) {
         double tp[64], tt[64];
         int r = reps > 64 ? 64 : reps;
@@ -54,8 +55,10 @@ int main(int argc, char **argv)
             }
             tt[k] = (now() - t0) / pts;
             tp[k] = sw->seconds / pts;
-            if (mode == 0 && k == r - 1)
+            if (mode == 0 && k == r - 1) {
                 split[0] = sw->seconds_load / pts, split[1] = sw->seconds_point / pts, split[2] = sw->seconds_lin / pts;
+                split[3] = sw->seconds_sens / pts, nwarm = sw->nwarm, pred = sw->predictor;
+            }
             if (sw->nfailed) fprintf(stderr, "bench_sweep: %d points failed\n", sw->nfailed);
             mbl_sweep_free(sw);
         }
@@ -67,8 +70,10 @@ int main(int argc, char **argv)
            "2 threads %.1f us/point (%.1f), speed-up %.2f; reload at each point %.0f us/point\n",
            argv[1], argv[2], argv[3], argv[4], count, 1e6 * med[0][0], 1e6 * med[0][1], 1e6 * med[1][0], 1e6 * med[1][1],
            med[0][0] / med[1][0], 1e6 * med[2][0]);
-    printf("  1 thread per point: operating point %.1f us, re-linearization + modes %.1f us\n", 1e6 * split[1],
-           1e6 * split[2]);
+    printf("  1 thread per point: operating point %.1f us, re-linearization + modes %.1f us, sensitivities %.1f us "
+           "(%s predictor); %d of %d points warm-started\n",
+           1e6 * split[1], 1e6 * split[2], 1e6 * split[3], pred == MBL_PREDICT_SENSITIVITY ? "sensitivity" : "linear",
+           nwarm, count);
     (void)split[0];
     return 0;
 }

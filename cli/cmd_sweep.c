@@ -1,7 +1,7 @@
 /* `mblin sweep` and `mblin freqresp`: thin clients of include/mblin/sweep.h (docs/study.md).
  *
  *   mblin sweep MODEL --param NAME=FROM:TO:COUNT [--param NAME2=FROM:TO:COUNT] [--threads N]
- *               [--orders K1,K2,..] [--speed-unit rad/s|Hz|rpm] [--fmax HZ] [--json] [-o DIR]
+ *               [--predictor sensitivity|linear] [--orders K1,K2,..] [--speed-unit rad/s|Hz|rpm] [--fmax HZ] [--json] [-o DIR]
  *               [--set p=value ...] [--guess q=value ...] [--at KIND]
  *   mblin freqresp MODEL --from INPUT --to OUTPUT --w FROM:TO:COUNT [--linear] [-o DIR]
  *               [--set p=value ...] [--guess q=value ...] [--at KIND]
@@ -171,6 +171,9 @@ static const char sweep_help[] =
     "  --orders K1,K2,..    Campbell diagram excitation orders (default 1)\n"
     "  --speed-unit U       unit of the swept parameter for the order lines: rad/s (default), Hz, rpm\n"
     "  --fmax HZ            upper end of the Campbell diagram's frequency axis (default: all modes)\n"
+    "  --predictor P        how tracking predicts each mode at the next point: sensitivity (exact\n"
+    "                       d lambda/dp and d shape/dp; the default where the model has them) or\n"
+    "                       linear (extrapolation from the last two points)\n"
     "  --json               one JSON object on stdout instead of CSV\n"
     "  -o DIR               write sweep.csv, sweep.json, campbell.svg, locus.svg, damping.svg,\n"
     "                       report.html (interactive: Campbell diagram, root locus, damping)\n"
@@ -200,7 +203,7 @@ int mblin_cmd_sweep(int argc, char **argv)
         if (r < 0) return -r;
         if (r) continue;
         if (!strcmp(a, "--param") || !strcmp(a, "--threads") || !strcmp(a, "--orders") || !strcmp(a, "--speed-unit") ||
-            !strcmp(a, "--fmax")) {
+            !strcmp(a, "--fmax") || !strcmp(a, "--predictor")) {
             if (i + 1 >= argc) return usage_err(cmd, "%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "--param")) {
@@ -224,6 +227,10 @@ int mblin_cmd_sweep(int argc, char **argv)
                 if (mblin_cli_decimal(v, &t) || t != floor(t) || t < 1 || t > 256)
                     return usage_err(cmd, "--threads expects an integer 1..256, got '%s'", v);
                 so.threads = (int)t;
+            } else if (!strcmp(a, "--predictor")) {
+                if (!strcmp(v, "sensitivity")) so.predictor = MBL_PREDICT_SENSITIVITY;
+                else if (!strcmp(v, "linear")) so.predictor = MBL_PREDICT_LINEAR;
+                else return usage_err(cmd, "--predictor must be sensitivity or linear, not '%s'", v);
             } else if (!strcmp(a, "--fmax")) {
                 if (mblin_cli_decimal(v, &fmax) || !(fmax > 0)) return usage_err(cmd, "--fmax expects a positive number (Hz), got '%s'", v);
             } else if (!strcmp(a, "--orders")) {
@@ -275,6 +282,9 @@ int mblin_cmd_sweep(int argc, char **argv)
     for (int p = 0, shown = 0; p < sw->npoints; p++)
         if (!sw->ok[p] && shown++ < 5) fprintf(stderr, "mblin: warning: point %d failed: %s\n", p, sw->error[p]);
     if (sw->nfailed) fprintf(stderr, "mblin: warning: %d of %d points failed\n", sw->nfailed, sw->npoints);
+    if (sw->predictor_note[0])
+        fprintf(stderr, "mblin: note: modes tracked with the linear predictor (no sensitivities: %s)\n",
+                sw->predictor_note);
     if (c.outdir) {
         if (mkdirs(c.outdir)) {
             fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", c.outdir, strerror(errno));

@@ -133,6 +133,9 @@ typedef struct mbl_opoint_options {
     int nguess;
     double t;            /* the time of the point when has_t is 1, else the file's linearize.time */
     int has_t;
+    const double *lambda; /* m holonomic and k non-holonomic multipliers to start equilibrium and steady */
+    const double *mu;     /* points from (a continuation's guess, with q); NULL: the least-squares ones
+                             at the initial q (both must be given, mu may be NULL when k = 0) */
 } mbl_opoint_options;
 
 void mbl_opoint_options_default(mbl_opoint_options *opt);

@@ -42,6 +42,7 @@ typedef struct mbl_dae_layout {
     int col0[MBL_DAE_NBLK + 1];  /* first column of each block, col0[MBL_DAE_NBLK] = nunk */
     int jnz;                     /* entries of J */
     const int *jrow, *jcol;      /* their rows and columns (valid while the object lives) */
+    int nus, nuvs;               /* the file's user states S = s(q, t) and velocity states W (linearize.states) */
 } mbl_dae_layout;
 
 /* Compiled once per model; immutable afterwards (any number of threads may evaluate it). It
@@ -64,6 +65,13 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
  * (dx: nunk values; param -1: none). */
 int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *dJ,
                           mbl_status *st);
+
+/* The user states' position Jacobians at a point: Sq (3 nus x n, column-major) holds d/dq of
+ * [s; ds/dt; d2s/dt2] (the total time derivatives along the point's motion, as the model's
+ * linearization uses them) and, when dSq and dx are given, dSq their total derivative along
+ * (dx, param) as mbl_dae_deriv_jac_dir (second derivatives of the states' expressions). */
+int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *Sq,
+                         double *dSq, mbl_status *st);
 
 /* ---- sensitivities ----------------------------------------------------------------------- */
 

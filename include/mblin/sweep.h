@@ -37,6 +37,15 @@ typedef struct mbl_sweep_axis {
  * done = points finished so far of total. */
 typedef void (*mbl_sweep_progress)(void *ud, int done, int total);
 
+/* How the tracking predicts each branch at the next point (docs/study.md, "Tracking"). */
+enum {
+    MBL_PREDICT_DEFAULT = 0,     /* sensitivity where the model has exact sensitivities, else linear */
+    MBL_PREDICT_LINEAR = 1,      /* the branch extrapolated linearly from its last two points */
+    MBL_PREDICT_SENSITIVITY = 2  /* lambda + dlambda/dp dp and phi + dphi/dp dp from the exact
+                                    sensitivities at every point (mbl_sensitivity_compute); refused
+                                    (at the first point) where they are not available */
+};
+
 typedef struct mbl_sweep_options {
     int naxes;                   /* 1 or 2; the first axis varies fastest */
     mbl_sweep_axis axis[2];
@@ -51,6 +60,7 @@ typedef struct mbl_sweep_options {
                                     changed in place (a check of the fast path; default 0) */
     mbl_sweep_progress progress; /* may be NULL */
     void *progress_ud;
+    int predictor;               /* MBL_PREDICT_* (default MBL_PREDICT_DEFAULT) */
 } mbl_sweep_options;
 
 void mbl_sweep_options_default(mbl_sweep_options *opt);
@@ -77,6 +87,12 @@ typedef struct mbl_sweep {
     double seconds_load, seconds_point, seconds_lin; /* thread CPU time summed over the points: loading
                                     the model (reload path), operating points, linear model + modes */
     char model_name[256];
+    int predictor;               /* the predictor used: MBL_PREDICT_LINEAR or MBL_PREDICT_SENSITIVITY */
+    int npredicted;              /* points whose exact derivatives were used (the others: linear) */
+    double seconds_sens;         /* thread CPU time summed over the points: the sensitivities */
+    int nwarm;                   /* points whose operating point started from the block's previous
+                                    points (a predicted guess) instead of the file's guess */
+    char predictor_note[MBL_MSG_MAX]; /* why the default fell back to linear ("" otherwise) */
     void *ctx;                   /* internal: what mbl_sweep_critical needs to compute more points */
 } mbl_sweep;
 
@@ -93,10 +109,19 @@ void mbl_sweep_free(mbl_sweep *sw);
  * np * nm * n, shape j of point p at [(p * nm + j) * n], NULL for none) and the parameter value of
  * each point (x: np), fill perm (np * nm) with, for branch b at point p, the index of the
  * eigenvalue of point p it follows, and mac (np * nm, may be NULL). prev (np) is the point each
- * point is tracked from (-1 for the first; NULL: p - 1). mbl_sweep_run passes no derivatives. */
+ * point is tracked from (-1 for the first; NULL: p - 1). */
 int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim, const double *dre,
                     const double *dim, const double *sre, const double *sim, const double *x, const int *prev,
                     double mac_weight, int *perm, double *mac, mbl_status *st);
+/* The same with the shapes predicted too: dsre, dsim (np * nm * n, laid out as sre, sim; NULL for
+ * none) are d(shape)/dx in the normalization of the shapes given (a NAN entry: that shape is not
+ * predicted); the tracking cost then takes the MAC of the predicted shape
+ * phi_b(a) + dphi_b/dx (x_p - x_a) with the candidates' shapes. mbl_sweep_run passes the exact
+ * derivatives of the sensitivity predictor here (mbl_sweep_options.predictor). */
+int mbl_track_modes_pred(int np, int nm, int n, const double *lre, const double *lim, const double *dre,
+                         const double *dim, const double *sre, const double *sim, const double *dsre,
+                         const double *dsim, const double *x, const int *prev, double mac_weight, int *perm,
+                         double *mac, mbl_status *st);
 
 /* The level below which |Im s| counts as zero in plots and critical speeds: 1e-6 of the largest
  * |s| of the sweep (a rigid-body or cyclic double zero splits by about sqrt(eps) |s| in rounding). */

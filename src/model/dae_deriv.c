@@ -33,6 +33,10 @@ struct mbl_dae_deriv {
     mblx_sparse Xp;   /* (2n + nr) x np: d [q0; v0; r0] / dp (partial) */
     mblx_tape *tape;  /* -> [H values; Fp values; Pp values; Xp values] */
     size_t nout;
+    /* the user states' Jacobian (model's usjac: rows [s; sdot; sddot; w; wdot]) differentiated once
+     * more: CSC over usjac entries and nunk + np columns, its own tape (none without user states) */
+    mblx_sparse Hus;
+    mblx_tape *tape_us;
 };
 
 void mbl_dae_deriv_free(mbl_dae_deriv *d)
@@ -43,6 +47,8 @@ void mbl_dae_deriv_free(mbl_dae_deriv *d)
     mblx_sparse_free(&d->Pp);
     mblx_sparse_free(&d->Xp);
     mblx_tape_free(d->tape);
+    mblx_sparse_free(&d->Hus);
+    mblx_tape_free(d->tape_us);
     mbl_free(d);
 }
 
@@ -68,6 +74,8 @@ void mbl_dae_deriv_layout(const mbl_dae_deriv *d, mbl_dae_layout *lay)
     lay->jnz = md->jac.nz;
     lay->jrow = md->jac.row;
     lay->jcol = md->jac.col;
+    lay->nus = md->nus;
+    lay->nuvs = md->nuvs;
 }
 
 int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
@@ -130,8 +138,16 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     memcpy(outs + nh + nf, d->Pp.node, (size_t)npp * sizeof *outs);
     memcpy(outs + nh + nf + npp, d->Xp.node, (size_t)nxp * sizeof *outs);
     d->tape = mblx_compile(g, d->nout, outs, st);
+    if (d->tape && md->nus > 0 && md->usjac.nz > 0) {
+        rc = mblx_jacobian(g, (size_t)md->usjac.nz, md->usjac.node, nsy, syms, &d->Hus);
+        if (rc) mblx_graph_status(g, st);
+        else if (!(d->tape_us = mblx_compile(g, (size_t)d->Hus.colptr[nsy], d->Hus.node, st)))
+            rc = st ? st->code : MBL_ENOMEM;
+    }
     mbl_model_graph_lock(0);
-    if (!d->tape) rc = st ? st->code : MBL_ENOMEM;
+    if (!rc && !d->tape) rc = st ? st->code : MBL_ENOMEM;
+    if (!rc && d->tape_us && mblx_tape_nsymbols(d->tape_us) > (size_t)md->nsym)
+        rc = mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: the derivatives read symbols the model does not have");
     if (!rc && mblx_tape_nsymbols(d->tape) > (size_t)md->nsym)
         rc = mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: the derivatives read symbols the model does not have");
 done:
@@ -265,5 +281,67 @@ int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const dou
 done:
     mbl_free(vals);
     mbl_free(T);
+    return rc;
+}
+
+int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *Sq,
+                         double *dSq, mbl_status *st)
+{
+    if (!d || !pt || !Sq) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_states: NULL argument");
+    const mbl_model *md = d->md;
+    int n = md->n, nus = md->nus, np = d->np, nunk = d->nunk, ne = 3 * md->nus + 2 * md->nuvs, rc = 0;
+    int cq = d->col0[MBL_DAE_Q], rows = 3 * nus;
+    if (param < -1 || param >= np) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_states: no parameter %d", param);
+    memset(Sq, 0, (size_t)rows * (size_t)n * sizeof *Sq);
+    if (dSq) memset(dSq, 0, (size_t)rows * (size_t)n * sizeof *dSq);
+    if (!nus || !md->usjac.nz) return 0;
+    size_t ws = md->work_size;
+    if (d->tape_us && mblx_tape_work_size(d->tape_us) > ws) ws = mblx_tape_work_size(d->tape_us);
+    size_t nh = d->tape_us ? (size_t)d->Hus.colptr[nunk + np] : 0;
+    double *syms = mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms), *work = mbl_alloc_array(ws + 1, sizeof *work);
+    double *us = mbl_alloc_array((size_t)ne + (size_t)md->usjac.nz + 1, sizeof *us);
+    double *hv = mbl_alloc_array(nh + 1, sizeof *hv), *dj = mbl_alloc_array((size_t)md->usjac.nz + 1, sizeof *dj);
+    double *vals = NULL, *T = NULL;
+    if (!syms || !work || !us || !hv || !dj) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    mbl_model_fill_syms_pt(md, pt, syms);
+    rc = mblx_tape_eval(md->tape_us, syms, us, work, st);
+    if (rc) {
+        rc = mbl_model_eval_error(md, syms, "in the user states at the operating point", st);
+        goto done;
+    }
+    /* the position columns of the rows s, sdot, sddot */
+    for (int e = 0; e < md->usjac.nz; e++) {
+        int r = md->usjac.row[e], c = md->usjac.col[e] - cq;
+        if (r < rows && c >= 0 && c < n) Sq[r + (size_t)c * rows] += us[ne + e];
+    }
+    if (!dSq || !dx || !d->tape_us) goto done;
+    rc = mblx_tape_eval(d->tape_us, syms, hv, work, st);
+    if (rc) {
+        rc = mbl_model_eval_error(md, syms, "in the derivatives of the user states", st);
+        goto done;
+    }
+    vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
+    T = mbl_alloc_array((size_t)np * (size_t)np + 1, sizeof *T);
+    if (!vals || !T) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = eval_all(d, pt, vals, T, st); /* T: the parameters' total derivatives */
+    if (rc) goto done;
+    memset(dj, 0, (size_t)md->usjac.nz * sizeof *dj);
+    for (int c = 0; c < nunk + np; c++) {
+        double w = c < nunk ? dx[c] : param >= 0 ? T[(c - nunk) + (size_t)param * np] : 0.0;
+        if (w == 0.0) continue;
+        for (int e = d->Hus.colptr[c]; e < d->Hus.colptr[c + 1]; e++) dj[d->Hus.rowidx[e]] += hv[e] * w;
+    }
+    for (int e = 0; e < md->usjac.nz; e++) {
+        int r = md->usjac.row[e], c = md->usjac.col[e] - cq;
+        if (r < rows && c >= 0 && c < n) dSq[r + (size_t)c * rows] += dj[e];
+    }
+done:
+    mbl_free(syms), mbl_free(work), mbl_free(us), mbl_free(hv), mbl_free(dj), mbl_free(vals), mbl_free(T);
     return rc;
 }

@@ -701,6 +701,11 @@ static int initial_multipliers(subproblem *sp, mbl_status *st)
 {
     const mbl_model *md = sp->md;
     if (md->m + md->k == 0) return 0;
+    if (sp->opt->lambda && (sp->opt->mu || md->k == 0)) { /* given by the caller */
+        memcpy(sp->pt->lambda, sp->opt->lambda, (size_t)md->m * sizeof(double));
+        if (md->k) memcpy(sp->pt->mu, sp->opt->mu, (size_t)md->k * sizeof(double));
+        return 0;
+    }
     sub_select(sp, RB(MBL_ROW_EOM), RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU), NULL);
     double *dx = mbl_alloc_array((size_t)sp->ncol + 1, sizeof *dx);
     if (!dx) return mbl_error(st, MBL_ENOMEM, "out of memory");

@@ -75,6 +75,7 @@ typedef struct ctx {
     double rank_tol;
     /* pencil */
     int N, mi, ki;
+    int x0, nX;      /* the pencil columns of the user ODE states X: x0 .. x0 + nX - 1 */
     int *rowmap;     /* nF: pencil row of a residual row, or -1 */
     int *colmap;     /* nunk: pencil column (0..N-1) and which matrix (colmat) */
     int *colmat;     /* nunk: 0 P0, 1 P1, 2 P2, -1 none */
@@ -193,12 +194,19 @@ static int point_derivative(const ctx *c, int nw, const int *wrt, double *dxs, i
             for (int q = L->col0[MBL_DAE_V]; q < L->col0[MBL_DAE_V + 1]; q++) dx[q] = 0;
         persist[w] = 1;
     }
-    unsigned acc_rows = RB(MBL_DAE_EOM) | RB(MBL_DAE_PHIDD) | RB(MBL_DAE_NHD);
-    unsigned acc_cols = RB(MBL_DAE_VDOT) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU);
+    /* user ODE states X and implicit variables Z (source 000 Eq. 10) as mbl_operating_point solves
+     * them: the ODEs and the variables' equations with the accelerations (Xdot, Z) and, at an
+     * equilibrium or a steady motion, with q (X, Z) */
+    unsigned ext_rows = RB(MBL_DAE_ODE) | RB(MBL_DAE_VAR);
+    unsigned acc_rows = RB(MBL_DAE_EOM) | RB(MBL_DAE_PHIDD) | RB(MBL_DAE_NHD) | ext_rows;
+    unsigned acc_cols = RB(MBL_DAE_VDOT) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU) | RB(MBL_DAE_XDOT) | RB(MBL_DAE_Z);
+    unsigned pos_cols = RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU) | RB(MBL_DAE_X) | RB(MBL_DAE_Z);
+    for (int w = 0; w < nw; w++) /* solved for, not data */
+        for (int q = L->col0[MBL_DAE_XDOT]; q < L->col0[MBL_DAE_Z + 1]; q++) dxs[(size_t)w * nunk + q] = 0;
     switch (c->pt->at) {
     case MBL_AT_EQUILIBRIUM:
-        rc = point_stage(c, RB(MBL_DAE_EOM) | RB(MBL_DAE_PHI) | RB(MBL_DAE_NH),
-                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 0, nw, wrt, dxs, persist, st);
+        rc = point_stage(c, RB(MBL_DAE_EOM) | RB(MBL_DAE_PHI) | RB(MBL_DAE_NH) | ext_rows, pos_cols, 0, nw, wrt, dxs,
+                         persist, st);
         break;
     case MBL_AT_GIVEN:
         if (L->m) rc = point_stage(c, RB(MBL_DAE_PHI), RB(MBL_DAE_Q), 0, nw, wrt, dxs, persist, st);
@@ -207,8 +215,8 @@ static int point_derivative(const ctx *c, int nw, const int *wrt, double *dxs, i
         if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, nw, wrt, dxs, persist, st);
         break;
     case MBL_AT_STEADY:
-        rc = point_stage(c, acc_rows | RB(MBL_DAE_PHID) | RB(MBL_DAE_NH) | RB(MBL_DAE_PHI),
-                         RB(MBL_DAE_Q) | RB(MBL_DAE_LAMBDA) | RB(MBL_DAE_MU), 1, nw, wrt, dxs, persist, st);
+        rc = point_stage(c, acc_rows | RB(MBL_DAE_PHID) | RB(MBL_DAE_NH) | RB(MBL_DAE_PHI), pos_cols, 1, nw, wrt, dxs,
+                         persist, st);
         if (!rc) rc = point_stage(c, acc_rows, acc_cols, 0, nw, wrt, dxs, persist, st);
         break;
     default:
@@ -275,6 +283,19 @@ static int pencil_map(ctx *c, mbl_status *st)
             c->ki++;
         }
         N++;
+    }
+    /* user ODE states X (Xdot in P1, X in P0) with their ODE rows, implicit variables Z (P0) with
+     * their equations */
+    int nX = L->col0[MBL_DAE_X + 1] - L->col0[MBL_DAE_X], nZ = L->col0[MBL_DAE_Z + 1] - L->col0[MBL_DAE_Z];
+    c->x0 = N, c->nX = nX;
+    for (int i = 0; i < nX; i++, N++) {
+        c->rowmap[L->row0[MBL_DAE_ODE] + i] = N;
+        c->colmap[L->col0[MBL_DAE_XDOT] + i] = N, c->colmat[L->col0[MBL_DAE_XDOT] + i] = 1;
+        c->colmap[L->col0[MBL_DAE_X] + i] = N, c->colmat[L->col0[MBL_DAE_X] + i] = 0;
+    }
+    for (int i = 0; i < nZ; i++, N++) {
+        c->rowmap[L->row0[MBL_DAE_VAR] + i] = N;
+        c->colmap[L->col0[MBL_DAE_Z] + i] = N, c->colmat[L->col0[MBL_DAE_Z] + i] = 0;
     }
     c->N = N;
 done:
@@ -473,6 +494,183 @@ static int refine(const mbla_csc *A, double *az, int N, const double *P0, const 
     return 0;
 }
 
+
+/* ---- the pencil in the user states (spinning Euler parameters) ----------------------------
+ *
+ * Where the coordinates are not steady along the motion (the Euler parameters of a spinning body
+ * rotate: the linearized equations in dq are periodic, their frozen eigenvalues are not the
+ * motion's), the file's user states S = s(q) (linearize.states, steady by the user's choice, as
+ * the augmented method relies on) give the constant-coefficient form. With B = [Phi_q; s_q] and
+ * dq = T(t) dS, B T = [0; I]: T0 = B^-1 [0; I], T1 = T' = -B^-1 B' T0, T2 = T'' = -B^-1 (B'' T0 +
+ * 2 B' T1), where B' = [Phi'_q; sdot_q] and B'' = [Phi''_q; sddot_q] are d/dq of the velocity and
+ * acceleration rows (the time derivatives of B along the motion, exactly). The equations of
+ * motion R_vdot dq'' + R_v dq' + R_q dq + R_lambda dlambda = 0 become, over z = [dS; dlambda]:
+ *
+ *   Q2 = [R_vdot T0, 0],  Q1 = [2 R_vdot T1 + R_v T0, 0],
+ *   Q0 = [R_vdot T2 + R_v T1 + R_q T0, R_lambda],
+ *
+ * n x n (ns = n - m states), and their total derivatives along a parameter follow by the product
+ * rule from those of J (mbl_dae_deriv_jac_dir) and of the states' Jacobians
+ * (mbl_dae_deriv_states). Holonomic models whose states number n - m (no non-holonomic
+ * constraints, ODE states or implicit variables). */
+typedef struct spen {
+    int n, m, ns;
+    double *T0;      /* n x ns */
+    double *dT0;     /* n x ns x nwrt */
+} spen;
+
+/* C (r x c) = A (r x k) B (k x c) + beta C, dense column-major, leading dimensions r, k, r */
+static void mm(int r, int c, int k, double alpha, const double *A, int lda, const double *B, int ldb, double beta,
+               double *C, int ldc)
+{
+    for (int j = 0; j < c; j++)
+        for (int i = 0; i < r; i++) {
+            double x = 0;
+            for (int l = 0; l < k; l++) x += A[i + (size_t)l * lda] * B[l + (size_t)j * ldb];
+            C[i + (size_t)j * ldc] = alpha * x + (beta == 0 ? 0 : beta * C[i + (size_t)j * ldc]);
+        }
+}
+
+/* Rows of the dense Jacobian values vals (model pattern) into the n x n blocks: R2, R1, R0 (EOM
+ * rows vs vdot, v, q), RL (n x m, EOM vs lambda), and the n x n matrices B, B1, B2 whose first m
+ * rows are Phi_q, Phi'_q, Phi''_q (the rest left to the states) */
+static void spen_blocks(const ctx *c, const double *vals, double *R2, double *R1, double *R0, double *RL, double *B,
+                        double *B1, double *B2)
+{
+    const mbl_dae_layout *L = &c->L;
+    int n = L->n, m = L->m;
+    memset(R2, 0, (size_t)n * n * sizeof *R2), memset(R1, 0, (size_t)n * n * sizeof *R1);
+    memset(R0, 0, (size_t)n * n * sizeof *R0), memset(RL, 0, (size_t)n * (m ? m : 1) * sizeof *RL);
+    memset(B, 0, (size_t)n * n * sizeof *B), memset(B1, 0, (size_t)n * n * sizeof *B1);
+    memset(B2, 0, (size_t)n * n * sizeof *B2);
+    for (int e = 0; e < L->jnz; e++) {
+        int r = L->jrow[e], q = L->jcol[e];
+        double v = vals[e];
+        int cq = q - L->col0[MBL_DAE_Q], cv = q - L->col0[MBL_DAE_V], ca = q - L->col0[MBL_DAE_VDOT],
+            cl = q - L->col0[MBL_DAE_LAMBDA];
+        if (r < L->row0[MBL_DAE_EOM + 1]) {
+            int i = r - L->row0[MBL_DAE_EOM];
+            if (ca >= 0 && ca < n) R2[i + (size_t)ca * n] += v;
+            else if (cv >= 0 && cv < n) R1[i + (size_t)cv * n] += v;
+            else if (cq >= 0 && cq < n) R0[i + (size_t)cq * n] += v;
+            else if (cl >= 0 && cl < m) RL[i + (size_t)cl * n] += v;
+        } else if (cq >= 0 && cq < n) {
+            if (r >= L->row0[MBL_DAE_PHI] && r < L->row0[MBL_DAE_PHI + 1]) B[(r - L->row0[MBL_DAE_PHI]) + (size_t)cq * n] += v;
+            else if (r >= L->row0[MBL_DAE_PHID] && r < L->row0[MBL_DAE_PHID + 1])
+                B1[(r - L->row0[MBL_DAE_PHID]) + (size_t)cq * n] += v;
+            else if (r >= L->row0[MBL_DAE_PHIDD] && r < L->row0[MBL_DAE_PHIDD + 1])
+                B2[(r - L->row0[MBL_DAE_PHIDD]) + (size_t)cq * n] += v;
+        }
+    }
+}
+
+/* The states' rows of B, B1, B2 from Sq (3 ns x n) */
+static void spen_states(int n, int m, int ns, const double *Sq, double *B, double *B1, double *B2)
+{
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < ns; i++) {
+            B[m + i + (size_t)j * n] = Sq[i + (size_t)j * 3 * ns];
+            B1[m + i + (size_t)j * n] = Sq[ns + i + (size_t)j * 3 * ns];
+            B2[m + i + (size_t)j * n] = Sq[2 * ns + i + (size_t)j * 3 * ns];
+        }
+}
+
+/* Build Q0, Q1, Q2 (into P0, P1, P2, now n x n) and their derivatives (into dP) */
+static int spen_build(const ctx *c, const mbl_dae_deriv *d, const mbl_point *pt, const double *Jv, const double *dx,
+                      const int *wrt, int nwrt, double *P0, double *P1, double *P2, double *dP, spen *sp,
+                      mbl_status *st)
+{
+    const mbl_dae_layout *L = &c->L;
+    int n = L->n, m = L->m, ns = n - m, rc = 0, nunk = L->nunk;
+    size_t nn = (size_t)n * n, nm = (size_t)n * (m ? m : 1), nsz = (size_t)n * ns;
+    mbla_dlu *lu = NULL;
+    double *buf = mbl_alloc_array(14 * nn + 2 * nm + 12 * nsz + (size_t)L->jnz + 3 * (size_t)ns * n + 1, sizeof *buf);
+    sp->n = n, sp->m = m, sp->ns = ns;
+    sp->T0 = mbl_alloc_array(nsz + 1, sizeof *sp->T0);
+    sp->dT0 = mbl_alloc_array(nsz * (size_t)(nwrt ? nwrt : 1) + 1, sizeof *sp->dT0);
+    if (!buf || !sp->T0 || !sp->dT0) {
+        mbl_free(buf);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    double *R2 = buf, *R1 = R2 + nn, *R0 = R1 + nn, *B = R0 + nn, *B1 = B + nn, *B2 = B1 + nn;
+    double *dR2 = B2 + nn, *dR1 = dR2 + nn, *dR0 = dR1 + nn, *dB = dR0 + nn, *dB1 = dB + nn, *dB2 = dB1 + nn;
+    double *W1 = dB2 + nn, *W2 = W1 + nn; /* n x n scratch */
+    double *RL = W2 + nn, *dRL = RL + nm;
+    double *T0 = sp->T0, *T1 = dRL + nm, *T2 = T1 + nsz, *dT0 = T2 + nsz, *dT1 = dT0 + nsz, *dT2 = dT1 + nsz;
+    double *X = dT2 + nsz, *Y = X + nsz; /* n x ns scratch */
+    double *Sq = Y + nsz, *dSq = Sq + 3 * (size_t)ns * n, *dJ = dSq + 3 * (size_t)ns * n;
+    spen_blocks(c, Jv, R2, R1, R0, RL, B, B1, B2);
+    rc = mbl_dae_deriv_states(d, pt, NULL, -1, Sq, NULL, st);
+    if (rc) goto done;
+    spen_states(n, m, ns, Sq, B, B1, B2);
+    rc = mbla_dlu_new(n, B, n, &lu, st);
+    if (rc) {
+        mbl_error_prefix(st, "sensitivities: [Phi_q; the states' Jacobian] is singular (the states do not parametrize "
+                             "the positions)");
+        goto done;
+    }
+    /* T0 = B^-1 [0; I], T1 = -B^-1 B1 T0, T2 = -B^-1 (B2 T0 + 2 B1 T1) */
+    memset(T0, 0, nsz * sizeof *T0);
+    for (int j = 0; j < ns; j++) T0[m + j + (size_t)j * n] = 1;
+    if ((rc = mbla_dlu_solve(lu, 'N', ns, T0, n, st))) goto done;
+    mm(n, ns, n, -1, B1, n, T0, n, 0, T1, n);
+    if ((rc = mbla_dlu_solve(lu, 'N', ns, T1, n, st))) goto done;
+    mm(n, ns, n, -1, B2, n, T0, n, 0, T2, n);
+    mm(n, ns, n, -2, B1, n, T1, n, 1, T2, n);
+    if ((rc = mbla_dlu_solve(lu, 'N', ns, T2, n, st))) goto done;
+    /* Q2 = [R2 T0, 0], Q1 = [2 R2 T1 + R1 T0, 0], Q0 = [R2 T2 + R1 T1 + R0 T0, RL] */
+    memset(P0, 0, nn * sizeof *P0), memset(P1, 0, nn * sizeof *P1), memset(P2, 0, nn * sizeof *P2);
+    mm(n, ns, n, 1, R2, n, T0, n, 0, P2, n);
+    mm(n, ns, n, 2, R2, n, T1, n, 0, P1, n);
+    mm(n, ns, n, 1, R1, n, T0, n, 1, P1, n);
+    mm(n, ns, n, 1, R2, n, T2, n, 0, P0, n);
+    mm(n, ns, n, 1, R1, n, T1, n, 1, P0, n);
+    mm(n, ns, n, 1, R0, n, T0, n, 1, P0, n);
+    if (m) memcpy(P0 + nsz, RL, nm * sizeof *P0);
+    for (int w = 0; w < nwrt; w++) {
+        const double *dxw = dx + (size_t)w * nunk;
+        if ((rc = mbl_dae_deriv_jac_dir(d, pt, dxw, wrt[w], dJ, st))) goto done;
+        spen_blocks(c, dJ, dR2, dR1, dR0, dRL, dB, dB1, dB2);
+        if ((rc = mbl_dae_deriv_states(d, pt, dxw, wrt[w], Sq, dSq, st))) goto done;
+        spen_states(n, m, ns, dSq, dB, dB1, dB2);
+        /* dT0 = -B^-1 dB T0; dT1 = -B^-1 (dB1 T0 + B1 dT0 + dB T1);
+         * dT2 = -B^-1 (dB2 T0 + B2 dT0 + 2 dB1 T1 + 2 B1 dT1 + dB T2) */
+        mm(n, ns, n, -1, dB, n, T0, n, 0, dT0, n);
+        if ((rc = mbla_dlu_solve(lu, 'N', ns, dT0, n, st))) goto done;
+        mm(n, ns, n, -1, dB1, n, T0, n, 0, dT1, n);
+        mm(n, ns, n, -1, B1, n, dT0, n, 1, dT1, n);
+        mm(n, ns, n, -1, dB, n, T1, n, 1, dT1, n);
+        if ((rc = mbla_dlu_solve(lu, 'N', ns, dT1, n, st))) goto done;
+        mm(n, ns, n, -1, dB2, n, T0, n, 0, dT2, n);
+        mm(n, ns, n, -1, B2, n, dT0, n, 1, dT2, n);
+        mm(n, ns, n, -2, dB1, n, T1, n, 1, dT2, n);
+        mm(n, ns, n, -2, B1, n, dT1, n, 1, dT2, n);
+        mm(n, ns, n, -1, dB, n, T2, n, 1, dT2, n);
+        if ((rc = mbla_dlu_solve(lu, 'N', ns, dT2, n, st))) goto done;
+        memcpy(sp->dT0 + nsz * w, dT0, nsz * sizeof *dT0);
+        double *D0 = dP + 3 * nn * w, *D1 = D0 + nn, *D2 = D1 + nn;
+        memset(D0, 0, nn * sizeof *D0), memset(D1, 0, nn * sizeof *D1), memset(D2, 0, nn * sizeof *D2);
+        mm(n, ns, n, 1, dR2, n, T0, n, 0, D2, n);
+        mm(n, ns, n, 1, R2, n, dT0, n, 1, D2, n);
+        mm(n, ns, n, 2, dR2, n, T1, n, 0, D1, n);
+        mm(n, ns, n, 2, R2, n, dT1, n, 1, D1, n);
+        mm(n, ns, n, 1, dR1, n, T0, n, 1, D1, n);
+        mm(n, ns, n, 1, R1, n, dT0, n, 1, D1, n);
+        mm(n, ns, n, 1, dR2, n, T2, n, 0, D0, n);
+        mm(n, ns, n, 1, R2, n, dT2, n, 1, D0, n);
+        mm(n, ns, n, 1, dR1, n, T1, n, 1, D0, n);
+        mm(n, ns, n, 1, R1, n, dT1, n, 1, D0, n);
+        mm(n, ns, n, 1, dR0, n, T0, n, 1, D0, n);
+        mm(n, ns, n, 1, R0, n, dT0, n, 1, D0, n);
+        if (m) memcpy(D0 + nsz, dRL, nm * sizeof *D0);
+    }
+    (void)X, (void)Y;
+done:
+    mbla_dlu_free(lu);
+    mbl_free(buf);
+    return rc;
+}
+
 int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const int *wrt_in, int nwrt, const mbl_sens_options *opt_in,
                     mbl_sensitivity **out, mbl_status *st)
 {
@@ -493,10 +691,6 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     if (nwrt < 0) return mbl_error(st, MBL_EARG, "mbl_sensitivity_compute: negative parameter count");
     for (int w = 0; wrt_in && w < nwrt; w++)
         if (wrt_in[w] < 0 || wrt_in[w] >= np) return mbl_error(st, MBL_EARG, "mbl_sensitivity_compute: no parameter %d", wrt_in[w]);
-    if (L->col0[MBL_DAE_X + 1] > L->col0[MBL_DAE_XDOT])
-        return mbl_error(st, MBL_EMODEL,
-                         "sensitivities: models with user ODE states or implicit variables (ode, variables with "
-                         "equations) are not supported yet");
     /* above dense_max the eigenvalues come from the linear model (mbl_linearize, mbl_modal) and
      * the eigenvectors from inverse iteration on the sparse pencil; the pencil's coefficients and
      * their derivatives are still held dense: (3 + 3 nwrt) N^2 doubles */
@@ -512,6 +706,10 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     double *ar = NULL, *ai = NULL, *be = NULL, *VL = NULL, *VR = NULL;
     eig_item *ev = NULL;
     double complex *vbuf = NULL;
+    int smode = 0; /* 1: the pencil in the user states (spen_build) */
+    spen sp;
+    memset(&sp, 0, sizeof sp);
+    double complex *ybuf = NULL;
     mbla_csc *Apat = NULL;
     double *apz = NULL;
     if (!S) return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -574,7 +772,8 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
         double *D = dP + 3 * NN * w;
         fill_pencil(&c, dJ, D, D + NN, D + 2 * NN);
     }
-    int nfin = 2 * (n - c.mi) - c.ki, nev = 0;
+eigen:;
+    int nfin = 2 * (n - c.mi) - c.ki + c.nX, nev = 0;
     double gam = 1.0;
     if (!large) {
         memset(A2, 0, (size_t)N2 * N2 * sizeof *A2);
@@ -642,14 +841,20 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     /* the pencil is the linearization only where it does not change along the nominal motion:
      * dJ/dt = J_x xdot with xdot = (0, 0, 0, vdot, v, 0) (a steady point: cyclic coordinates
      * may move, nothing else) */
-    {
-        double *xt = dx; /* the point's derivatives are no longer needed: reuse the first column */
+    if (!smode) {
+        double *xt = mbl_alloc_array((size_t)nunk + 1, sizeof *xt);
+        if (!xt) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto fail;
+        }
         for (int q = 0; q < nunk; q++) xt[q] = 0;
         for (int i = 0; i < n; i++) {
             xt[L->col0[MBL_DAE_V] + i] = pt->vdot[i];
             xt[L->col0[MBL_DAE_Q] + i] = pt->v[i];
         }
+        for (int i = 0; i < c.nX && pt->Xdot; i++) xt[L->col0[MBL_DAE_X] + i] = pt->Xdot[i];
         rc = mbl_dae_deriv_jac_dir(d, pt, xt, -1, dJ, st);
+        mbl_free(xt);
         if (rc) goto fail;
         double *T0 = A2, *T1 = A2 + NN, *T2 = A2 + 2 * NN; /* A2 holds at least 3 NN: scratch */
         fill_pencil(&c, dJ, T0, T1, T2);
@@ -664,14 +869,35 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
             if (b > 0) worst = fmax(worst, a / (sm * b));
         }
         if (worst > 1e-6) {
-            rc = mbl_error(st, MBL_EMODEL,
-                           "sensitivities: the linearized equations change along the motion at this point (relative "
-                           "rate %.2g: coordinates that are not steady, such as the Euler parameters of a spinning "
-                           "body); write the model with the steady motion in cyclic coordinates (docs/study.md)",
-                           worst);
-            goto fail;
+            /* the pencil in the file's user states, when they parametrize the positions */
+            int nZ = L->col0[MBL_DAE_Z + 1] - L->col0[MBL_DAE_Z];
+            if (large || L->k || c.nX || nZ || L->nuvs || c.mi != L->m || L->nus != n - L->m || n - L->m < 1) {
+                rc = mbl_error(st, MBL_EMODEL,
+                               "sensitivities: the linearized equations change along the motion at this point (relative "
+                               "rate %.2g: coordinates that are not steady, such as the Euler parameters of a spinning "
+                               "body), and the model has no %d user states (linearize.states) to hold the steady "
+                               "motion (docs/study.md)",
+                               worst, n - L->m);
+                goto fail;
+            }
+            rc = spen_build(&c, d, pt, Jv, dx, S->wrt, nwrt, P0, P1, P2, dP, &sp, st);
+            if (rc) goto fail;
+            smode = 1;
+            N = n, N2 = 2 * N, NN = (size_t)N * N;
+            mbla_csc_free(Apat);
+            Apat = NULL;
+            mbl_free(apz);
+            apz = NULL;
+            rc = pencil_pattern(N, P0, P1, P2, &Apat, st);
+            if (rc) goto fail;
+            if (NEW(apz, 2 * (size_t)mbla_csc_nnz(Apat)) || NEW(ybuf, 2 * (size_t)n)) {
+                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                goto fail;
+            }
+            goto eigen;
         }
     }
+    int nshape = smode ? sp.ns : n; /* the pencil's leading entries that are the displacement */
     S->nmode = nev;
     if (NEW(S->modes, nev) || NEW(S->shape_re, (size_t)n * nev) || NEW(S->shape_im, (size_t)n * nev)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -729,16 +955,31 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
         md->damping_ratio = smag > 0 ? -md->re / smag + 0.0 : 0.0;
         if (isreal) /* real vectors for a real eigenvalue */
             for (int i = 0; i < N; i++) v[i] = creal(v[i]), wl[i] = creal(wl[i]);
-        /* shape: dq with its largest component 1 */
+        /* shape: dq with its largest component 1 (a mode of the user ODE states alone, dq = 0: its
+         * largest X component) */
         int kk = 0;
         double big = 0;
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < nshape; i++)
+            if (cabs(v[i]) > big) big = cabs(v[i]), kk = i;
+        for (int i = c.x0; big == 0 && i < c.x0 + c.nX; i++)
             if (cabs(v[i]) > big) big = cabs(v[i]), kk = i;
         double complex sc = big > 0 ? 1.0 / v[kk] : 1.0;
         for (int i = 0; i < N; i++) v[i] *= sc;
+        double complex *y = ybuf, yk = 1;
+        int ky = 0;
+        if (smode) { /* dq = T0 dS, its largest component 1 */
+            double yb = 0;
+            for (int i = 0; i < n; i++) {
+                y[i] = 0;
+                for (int jj = 0; jj < sp.ns; jj++) y[i] += sp.T0[i + (size_t)jj * n] * v[jj];
+                if (cabs(y[i]) > yb) yb = cabs(y[i]), ky = i;
+            }
+            yk = yb > 0 ? y[ky] : 1;
+        }
         for (int i = 0; i < n; i++) {
-            S->shape_re[i + (size_t)t * n] = creal(v[i]) + 0.0;
-            S->shape_im[i + (size_t)t * n] = cimag(v[i]) + 0.0;
+            double complex sh = smode ? y[i] / yk : v[i];
+            S->shape_re[i + (size_t)t * n] = creal(sh) + 0.0;
+            S->shape_im[i + (size_t)t * n] = cimag(sh) + 0.0;
         }
         /* denominator w^H P'(s) v, and whether the eigenvalue is simple: |w^H P' v| against
          * ||P'^H w|| ||v||, where P' acts on dq only (a defective pair: rounding level, sqrt(eps)) */
@@ -751,7 +992,7 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
         for (int i = 0; i < N; i++) {
             den += tmp[i] * v[i];
             wn += cabs(tmp[i]) * cabs(tmp[i]);
-            if (i < n) vn += cabs(v[i]) * cabs(v[i]);
+            if (i < nshape || (!smode && i >= c.x0 && i < c.x0 + c.nX)) vn += cabs(v[i]) * cabs(v[i]);
         }
         int defined = refined && big > 0 && wn > 0 && cabs(den) > 1e-6 * sqrt(wn * vn);
         for (int u = 0; u < nev && defined; u++)
@@ -812,9 +1053,25 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
                     mbl_free(rhs);
                     goto fail;
                 }
-                for (int i = 0; i < n; i++) {
-                    S->dshape_re[i + (size_t)n * (t + (size_t)nev * w)] = b[2 * i] + 0.0;
-                    S->dshape_im[i + (size_t)n * (t + (size_t)nev * w)] = b[2 * i + 1] + 0.0;
+                if (smode) { /* d(y / y_k) with y = T0 v: dy = dT0 v + T0 dv */
+                    double complex *dy = ybuf + n;
+                    const double *dT = sp.dT0 + (size_t)n * sp.ns * w;
+                    for (int i = 0; i < n; i++) {
+                        dy[i] = 0;
+                        for (int jj = 0; jj < sp.ns; jj++)
+                            dy[i] += dT[i + (size_t)jj * n] * v[jj] +
+                                     sp.T0[i + (size_t)jj * n] * (b[2 * jj] + I * b[2 * jj + 1]);
+                    }
+                    for (int i = 0; i < n; i++) {
+                        double complex ds2 = (dy[i] - y[i] / yk * dy[ky]) / yk;
+                        S->dshape_re[i + (size_t)n * (t + (size_t)nev * w)] = creal(ds2) + 0.0;
+                        S->dshape_im[i + (size_t)n * (t + (size_t)nev * w)] = cimag(ds2) + 0.0;
+                    }
+                } else {
+                    for (int i = 0; i < n; i++) {
+                        S->dshape_re[i + (size_t)n * (t + (size_t)nev * w)] = b[2 * i] + 0.0;
+                        S->dshape_im[i + (size_t)n * (t + (size_t)nev * w)] = b[2 * i + 1] + 0.0;
+                    }
                 }
             }
         }
@@ -869,6 +1126,7 @@ done:
     mbl_free(vbuf);
     mbla_csc_free(Apat);
     mbl_free(apz);
+    mbl_free(sp.T0), mbl_free(sp.dT0), mbl_free(ybuf);
     if (!rc) *out = S;
     return rc;
 }

@@ -21,17 +21,22 @@
 #include <string.h>
 #include <time.h>
 
+#include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
 
 #define TWO_PI 6.283185307179586476925286766559
 /* mode shapes are kept for the MAC while they take fewer doubles than this (else eigenvalues only) */
 #define SHAPES_MAX 50000000.0
+/* the default predictor is the sensitivity one up to this pencil order n + m + k: its dense QZ
+ * (O((n + m + k)^3)) then costs about what the point does; above it, linear (docs/study.md) */
+#define SENS_DEFAULT_MAX 60
 
 void mbl_sweep_options_default(mbl_sweep_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->threads = 1;
     opt->mac_weight = 1.0;
+    opt->predictor = MBL_PREDICT_DEFAULT;
 }
 
 /* ---- what every point needs ------------------------------------------------------------- */
@@ -46,7 +51,10 @@ typedef struct ctx {
     mbl_opoint_options popt;
     mbl_lin_options lopt;
     int fast;
+    int order;               /* n + m + k of the model (the sensitivity pencil's order) */
+    int m;                   /* holonomic constraints */
     int n, nm;               /* coordinates, eigenvalues per point (from the first point) */
+    int predictor;           /* MBL_PREDICT_LINEAR or MBL_PREDICT_SENSITIVITY (decided at the first point) */
 } ctx;
 
 /* One thread's state: its own model (fast path) and workspace. */
@@ -55,18 +63,36 @@ typedef struct worker {
     mbl_model *model;
     mbl_lin_work *work;
     mbl_linear *lin;
+    mbl_dae_deriv *dd;       /* the model's second derivatives (sensitivity predictor, fast path) */
     double x0[2];            /* the values the workspace was made at */
-    double t_load, t_point, t_lin; /* seconds in loading, operating points, linearization + modes */
+    double t_load, t_point, t_lin, t_sens; /* seconds in loading, operating points, linearization +
+                                              modes, sensitivities */
+    /* warm start: the last points of this block (equilibrium and steady points) */
+    int wlen;                /* n + m + k */
+    double *wq, *wq2;        /* wlen: [q; lambda; mu] of the last and the one before */
+    double wx[2], wx2[2];    /* their axis values */
+    int nwarm;               /* 0, 1 or 2 of them valid */
+    double *wdq;             /* wlen: d[q; lambda]/dx of the last point (its sensitivities; NAN for mu) */
+    double *wguess;          /* wlen: the guess handed to the operating point */
+    int wdq_ok;
+    long long warm_points;   /* points started from the previous point */
 } worker;
 
 /* A computed point: eigenvalues and shapes (as mbl_modal orders them). */
 typedef struct point_out {
     double *re, *im;         /* nm */
     double *sre, *sim;       /* nm * n or NULL */
+    double *dre, *dim;       /* nm: d eigenvalue / dx (sensitivity predictor; NULL or NAN: none) */
+    double *dsre, *dsim;     /* nm * n: d shape / dx in the normalization of sre, sim */
 } point_out;
 
 static void worker_clear(worker *w)
 {
+    mbl_dae_deriv_free(w->dd);
+    w->dd = NULL;
+    mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wdq), mbl_free(w->wguess);
+    w->wq = w->wq2 = w->wdq = w->wguess = NULL;
+    w->nwarm = w->wdq_ok = 0;
     mbl_linear_free(w->lin);
     mbl_lin_work_free(w->work);
     mbl_model_free(w->model);
@@ -107,30 +133,131 @@ static double cpu_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Operating point of `model` at the axis values x (time axes set the time). */
-static int point_at(const ctx *c, const mbl_model *model, const double *x, mbl_point **pt, mbl_status *st)
+/* Operating point of `model` at the axis values x (time axes set the time); y0 = [q; lambda; mu]
+ * (may be NULL) replaces the initial guess of the coordinates (and the --guess values) and of the
+ * multipliers. */
+static int point_at(const ctx *c, const mbl_model *model, const double *x, const double *y0, mbl_point **pt,
+                    mbl_status *st)
 {
     mbl_opoint_options po = c->popt;
+    if (y0) {
+        po.q = y0, po.guess = NULL, po.nguess = 0;
+        po.lambda = y0 + c->n, po.mu = y0 + c->n + c->m;
+    }
     for (int a = 0; a < c->naxes; a++)
         if (c->pidx[a] < 0) po.t = x[a], po.has_t = 1;
     return mbl_operating_point(model, &po, pt, st);
 }
 
-/* Linear model and modes at x; modes returned (caller frees). */
-static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_status *st)
+/* The initial guess at x from the previous points of the block: y = [q; lambda; mu] (NULL: the
+ * file's). Only within a row of the grid (the other axis unchanged), componentwise: y_a + (dy/dx)_a
+ * (x - x_a) with the exact derivative of the last point where its sensitivities give one (the
+ * implicit function theorem on the point's equations: dq, dlambda), else the line through the
+ * last two points, else the last point's value. */
+static const double *warm_guess(worker *w, const double *x)
+{
+    if (w->nwarm < 1 || !w->wq || (w->c->naxes > 1 && w->wx[1] != x[1])) return NULL;
+    int len = w->wlen;
+    double h = x[0] - w->wx[0];
+    int two = w->nwarm >= 2 && w->wx2[0] != w->wx[0] && (w->c->naxes < 2 || w->wx2[1] == x[1]);
+    double s = two ? h / (w->wx[0] - w->wx2[0]) : 0.0;
+    for (int i = 0; i < len; i++) {
+        if (w->wdq_ok && isfinite(w->wdq[i])) w->wguess[i] = w->wq[i] + w->wdq[i] * h;
+        else if (two) w->wguess[i] = w->wq[i] + s * (w->wq[i] - w->wq2[i]);
+        else w->wguess[i] = w->wq[i];
+    }
+    w->warm_points++;
+    return w->wguess;
+}
+
+/* Remember the point (NULL: it failed; the block starts anew) and its derivative for the next
+ * guess; only equilibrium and steady points, whose q is an initial guess (a given point's q is
+ * data). */
+static void warm_record(worker *w, const double *x, const mbl_point *pt, const mbl_sensitivity *S)
+{
+    int n = w->c->n;
+    if (!pt || n < 1 || pt->n != n || (pt->at != MBL_AT_EQUILIBRIUM && pt->at != MBL_AT_STEADY)) {
+        w->nwarm = 0, w->wdq_ok = 0;
+        return;
+    }
+    int len = n + pt->m + pt->k;
+    if (!w->wq) {
+        w->wlen = len;
+        w->wq = mbl_alloc_array((size_t)len, sizeof *w->wq);
+        w->wq2 = mbl_alloc_array((size_t)len, sizeof *w->wq2);
+        w->wdq = mbl_alloc_array((size_t)len, sizeof *w->wdq);
+        w->wguess = mbl_alloc_array((size_t)len, sizeof *w->wguess);
+        if (!w->wq || !w->wq2 || !w->wdq || !w->wguess) {
+            mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wdq), mbl_free(w->wguess);
+            w->wq = w->wq2 = w->wdq = w->wguess = NULL;
+            w->nwarm = 0;
+            return;
+        }
+    }
+    if (len != w->wlen) {
+        w->nwarm = 0, w->wdq_ok = 0;
+        return;
+    }
+    double *t = w->wq2;
+    w->wq2 = w->wq, w->wq = t;
+    w->wx2[0] = w->wx[0], w->wx2[1] = w->wx[1];
+    memcpy(w->wq, pt->q, (size_t)n * sizeof *w->wq);
+    if (pt->m) memcpy(w->wq + n, pt->lambda, (size_t)pt->m * sizeof *w->wq);
+    if (pt->k) memcpy(w->wq + n + pt->m, pt->mu, (size_t)pt->k * sizeof *w->wq);
+    w->wx[0] = x[0], w->wx[1] = w->c->naxes > 1 ? x[1] : 0;
+    w->nwarm = w->nwarm < 2 ? w->nwarm + 1 : 2;
+    w->wdq_ok = 0;
+    if (S && S->nwrt == 1 && S->n == n && S->m == pt->m && S->point_defined && S->point_defined[0]) {
+        for (int i = 0; i < len; i++) w->wdq[i] = NAN; /* mu: no derivative */
+        memcpy(w->wdq, S->dq, (size_t)n * sizeof *w->wdq);
+        if (pt->m) memcpy(w->wdq + n, S->dlambda, (size_t)pt->m * sizeof *w->wdq);
+        w->wdq_ok = 1;
+    }
+}
+
+/* The exact sensitivities of the point with respect to the first axis' parameter (the sensitivity
+ * predictor). dd: the worker's derivatives (made on first use) or, for a model of this point only
+ * (reload path), NULL: made and freed here. */
+static int point_sens(worker *w, const mbl_model *model, const mbl_point *pt, int own, mbl_sensitivity **sens,
+                      mbl_status *st)
+{
+    ctx *c = w->c;
+    double t0 = cpu_s();
+    mbl_dae_deriv *dd = own ? w->dd : NULL;
+    int rc = 0;
+    if (!dd) rc = mbl_dae_deriv_new(model, &dd, st);
+    if (own) w->dd = dd;
+    mbl_sens_options so;
+    mbl_sens_options_default(&so);
+    if (!rc) rc = mbl_sensitivity_compute(dd, pt, &c->pidx[0], 1, &so, sens, st);
+    if (!own) mbl_dae_deriv_free(dd);
+    w->t_sens += cpu_s() - t0;
+    return rc;
+}
+
+/* Linear model and modes at x; modes returned (caller frees). With sens (not NULL) and the
+ * sensitivity predictor, also the point's sensitivities (*sens NULL when they failed; the reason
+ * in sst when given). */
+static int eval_modes(worker *w, const double *x, int warm, mbl_modes **modes, mbl_sensitivity **sens,
+                      mbl_status *sst, mbl_status *st)
 {
     ctx *c = w->c;
     mbl_point *pt = NULL;
     mbl_linear *one = NULL;
     int rc = 0;
     *modes = NULL;
+    if (!warm) w->nwarm = 0, w->wdq_ok = 0;
+    if (sens) *sens = NULL;
+    mbl_status st_sens;
+    if (!sst) sst = &st_sens;
+    mbl_status_clear(sst);
     if (c->fast) {
         if (!w->model) {
             /* the model, and a workspace made at the sweep's first point (x0) */
             rc = mbl_model_load_file(c->path, c->sets, c->nbase, &w->model, st);
             for (int a = 0; a < c->naxes && !rc; a++)
                 if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], w->x0[a], st);
-            if (!rc) rc = point_at(c, w->model, w->x0, &pt, st);
+            if (!rc) rc = point_at(c, w->model, w->x0, NULL, &pt, st);
             if (!rc) rc = mbl_lin_work_new(w->model, pt, &c->lopt, &w->work, &w->lin, st);
             mbl_point_free(pt);
             pt = NULL;
@@ -142,7 +269,7 @@ static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_status 
         for (int a = 0; a < c->naxes && !rc; a++)
             if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], x[a], st);
         double t0 = cpu_s();
-        if (!rc) rc = point_at(c, w->model, x, &pt, st);
+        if (!rc) rc = point_at(c, w->model, x, warm_guess(w, x), &pt, st);
         double t1 = cpu_s();
         w->t_point += t1 - t0;
         if (!rc) {
@@ -157,6 +284,8 @@ static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_status 
             }
             w->t_lin += cpu_s() - t1;
         }
+        if (!rc && sens && c->predictor == MBL_PREDICT_SENSITIVITY) point_sens(w, w->model, pt, 1, sens, sst);
+        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL);
     } else {
         mbl_model *model = NULL;
         /* the base overrides and this point's values (a copy: threads share c) */
@@ -169,11 +298,13 @@ static int eval_modes(worker *w, const double *x, mbl_modes **modes, mbl_status 
         rc = mbl_model_load_file(c->path, sets, c->nsets, &model, st);
         mbl_free(sets);
         double t1 = cpu_s();
-        if (!rc) rc = point_at(c, model, x, &pt, st);
+        if (!rc) rc = point_at(c, model, x, warm_guess(w, x), &pt, st);
         double t2 = cpu_s();
         if (!rc) rc = mbl_linearize(model, pt, &c->lopt, &one, st);
         if (!rc) rc = mbl_modal(one, NULL, modes, st);
         w->t_load += t1 - t0, w->t_point += t2 - t1, w->t_lin += cpu_s() - t2;
+        if (!rc && sens && c->predictor == MBL_PREDICT_SENSITIVITY) point_sens(w, model, pt, 0, sens, sst);
+        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL);
         mbl_model_free(model);
     }
     mbl_linear_free(one);
@@ -206,8 +337,59 @@ static void axis_value(const mbl_sweep *sw, const mbl_sweep_options *opt, int p,
     }
 }
 
-/* Store the modes of point p (the count must be the first point's). */
-static int store_point(run *r, int p, const mbl_modes *m, mbl_status *st)
+/* The derivatives of the modes m (mbl_modal's order and shapes) from the sensitivities S of the
+ * same point: each eigenvalue of m is paired with the nearest of S (the two are computed
+ * differently and agree to rounding); the shape derivative is carried into m's normalization
+ * (m's shape = c S's shape: d(m's shape) = c d(S's shape), the change of c along the sweep does not
+ * change a MAC). NAN where no eigenvalue of S is within 1e-6 relative, where S has no derivative
+ * (a zero or repeated eigenvalue) or where the shapes do not correlate (MAC < 0.99). */
+static void sens_to_modes(const mbl_modes *m, const mbl_sensitivity *S, int n, double *dre, double *dim, double *dsre,
+                          double *dsim)
+{
+    int nm = m->nx;
+    for (int j = 0; j < nm; j++) dre[j] = dim[j] = NAN;
+    for (size_t e = 0; e < (size_t)nm * n; e++) dsre[e] = dsim[e] = NAN;
+    if (!S || S->nwrt != 1 || S->n != n) return;
+    char *used = mbl_calloc((size_t)S->nmode + 1, 1);
+    if (!used) return;
+    double big = 0;
+    for (int j = 0; j < nm; j++) big = fmax(big, hypot(m->modes[j].re, m->modes[j].im));
+    for (int j = 0; j < nm; j++) {
+        double re = m->modes[j].re, im = m->modes[j].im, best = INFINITY;
+        int tb = -1;
+        for (int t = 0; t < S->nmode; t++) {
+            double d = hypot(S->modes[t].re - re, S->modes[t].im - im);
+            if (!used[t] && d < best) best = d, tb = t;
+        }
+        if (tb < 0 || !(best <= 1e-6 * (hypot(re, im) + 1e-6 * big))) continue;
+        used[tb] = 1;
+        const mbl_sens_mode *sm = &S->modes[tb];
+        if (!sm->defined) continue;
+        dre[j] = sm->dre[0], dim[j] = sm->dim[0];
+        if (!m->shape_re || !m->shape_im || !S->dshape_re || !S->dshape_im) continue;
+        const double *ar = S->shape_re + (size_t)n * tb, *ai = S->shape_im + (size_t)n * tb;
+        const double *br = m->shape_re + (size_t)n * j, *bi = m->shape_im + (size_t)n * j;
+        double sr = 0, si = 0, na = 0, nb = 0; /* a^H b */
+        for (int k = 0; k < n; k++) {
+            sr += ar[k] * br[k] + ai[k] * bi[k];
+            si += ar[k] * bi[k] - ai[k] * br[k];
+            na += ar[k] * ar[k] + ai[k] * ai[k];
+            nb += br[k] * br[k] + bi[k] * bi[k];
+        }
+        if (!(na > 0) || !(nb > 0) || !((sr * sr + si * si) >= 0.99 * na * nb)) continue;
+        double cr = sr / na, ci = si / na; /* b = c a */
+        const double *dr = S->dshape_re + (size_t)n * tb, *di = S->dshape_im + (size_t)n * tb;
+        for (int k = 0; k < n; k++) {
+            dsre[(size_t)j * n + k] = cr * dr[k] - ci * di[k];
+            dsim[(size_t)j * n + k] = cr * di[k] + ci * dr[k];
+        }
+    }
+    mbl_free(used);
+}
+
+/* Store the modes of point p (the count must be the first point's) and, with the sensitivity
+ * predictor, their derivatives from S (NULL: none at this point). */
+static int store_point(run *r, int p, const mbl_modes *m, const mbl_sensitivity *S, mbl_status *st)
 {
     ctx *c = r->c;
     if (m->nx != c->nm)
@@ -224,6 +406,15 @@ static int store_point(run *r, int p, const mbl_modes *m, mbl_status *st)
         if (!o->sre || !o->sim) return mbl_error(st, MBL_ENOMEM, "out of memory");
         memcpy(o->sre, m->shape_re, len * sizeof(double));
         memcpy(o->sim, m->shape_im, len * sizeof(double));
+    }
+    if (c->predictor == MBL_PREDICT_SENSITIVITY && S) {
+        size_t len = (size_t)c->nm * (size_t)c->n;
+        o->dre = mbl_alloc_array((size_t)c->nm + 1, sizeof(double));
+        o->dim = mbl_alloc_array((size_t)c->nm + 1, sizeof(double));
+        o->dsre = mbl_alloc_array(len + 1, sizeof(double));
+        o->dsim = mbl_alloc_array(len + 1, sizeof(double));
+        if (!o->dre || !o->dim || !o->dsre || !o->dsim) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        sens_to_modes(m, S, c->n, o->dre, o->dim, o->dsre, o->dsim);
     }
     return 0;
 }
@@ -252,9 +443,11 @@ static void *thread_main(void *arg)
             mbl_status st;
             mbl_status_clear(&st);
             mbl_modes *m = NULL;
-            int rc = eval_modes(&ta->w, x, &m, &st);
-            if (!rc) rc = store_point(r, p, m, &st);
+            mbl_sensitivity *S = NULL;
+            int rc = eval_modes(&ta->w, x, p > p0, &m, &S, NULL, &st);
+            if (!rc) rc = store_point(r, p, m, S, &st);
             mbl_modes_free(m);
+            mbl_sensitivity_free(S);
             if (rc) {
                 char buf[MBL_MSG_MAX + 64];
                 snprintf(buf, sizeof buf, "%s", st.msg[0] ? st.msg : mbl_strerror(rc));
@@ -348,6 +541,8 @@ static int make_ctx(const char *path, const mbl_sweep_options *opt, ctx **out, m
     }
     mbl_model_info info;
     mbl_model_get_info(md, &info);
+    c->order = info.ncoord + info.nhol + info.nnh;
+    c->m = info.nhol;
     c->fast = !opt->force_reload;
     int k = c->nbase;
     for (int a = 0; a < opt->naxes && !rc; a++) {
@@ -438,14 +633,47 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
     double x0[2] = {opt->axis[0].from, opt->naxes > 1 ? opt->axis[1].from : 0};
     keep->x0[0] = x0[0], keep->x0[1] = x0[1];
 
-    /* the first point on this thread: sizes, and the error when the sweep cannot start */
+    /* the first point on this thread: sizes, the error when the sweep cannot start, and whether
+     * the sensitivity predictor is available */
+    int want = opt->predictor == MBL_PREDICT_SENSITIVITY || (opt->predictor == MBL_PREDICT_DEFAULT && c->order <= SENS_DEFAULT_MAX);
+    if (opt->predictor < MBL_PREDICT_DEFAULT || opt->predictor > MBL_PREDICT_SENSITIVITY) {
+        mbl_sweep_free(sw);
+        return mbl_error(st, MBL_EARG, "unknown tracking predictor %d", opt->predictor);
+    }
+    c->predictor = want && c->pidx[0] >= 0 ? MBL_PREDICT_SENSITIVITY : MBL_PREDICT_LINEAR;
+    if (want && c->pidx[0] < 0) {
+        if (opt->predictor == MBL_PREDICT_SENSITIVITY) {
+            mbl_sweep_free(sw);
+            return mbl_error(st, MBL_EARG,
+                             "the sensitivity predictor needs a parameter as the first sweep axis (not the time t): "
+                             "use --predictor linear");
+        }
+        snprintf(sw->predictor_note, sizeof sw->predictor_note, "a sweep over the time t has no parameter derivative");
+    }
     mbl_modes *m0 = NULL;
-    rc = eval_modes(keep, x0, &m0, st);
+    mbl_sensitivity *S0 = NULL;
+    mbl_status sst;
+    mbl_status_clear(&sst);
+    rc = eval_modes(keep, x0, 0, &m0, &S0, &sst, st);
     if (rc) {
         mbl_error_prefix(st, "%s: the sweep's first point (%s = %g)", path, opt->axis[0].name, x0[0]);
         mbl_sweep_free(sw);
         return rc;
     }
+    if (c->predictor == MBL_PREDICT_SENSITIVITY && !S0) {
+        if (opt->predictor == MBL_PREDICT_SENSITIVITY) {
+            mbl_modes_free(m0);
+            mbl_sweep_free(sw);
+            *st = sst;
+            mbl_error_prefix(st, "%s: the sensitivity predictor at the sweep's first point (%s = %g)", path,
+                             opt->axis[0].name, x0[0]);
+            return st->code ? st->code : MBL_EMODEL;
+        }
+        c->predictor = MBL_PREDICT_LINEAR;
+        snprintf(sw->predictor_note, sizeof sw->predictor_note, "%s", sst.msg[0] ? sst.msg : "sensitivities failed");
+    }
+    mbl_sensitivity_free(S0);
+    sw->predictor = c->predictor;
     c->nm = m0->nx;
     c->n = m0->n;
     sw->nmodes = c->nm;
@@ -457,7 +685,10 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
     r.c = c;
     r.opt = opt;
     r.sw = sw;
-    r.chunk = sw->npoints / (8 * threads);
+    /* blocks of consecutive points, each computed by one thread in order (the warm start runs
+     * within a block): their size does not depend on the number of threads, so neither do the
+     * results */
+    r.chunk = sw->npoints / 16;
     if (r.chunk < 1) r.chunk = 1;
     if (r.chunk > 16) r.chunk = 16;
     r.keep_shapes = (double)sw->npoints * (double)c->nm * (double)c->n <= SHAPES_MAX;
@@ -484,6 +715,8 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
     sw->seconds = now_s() - t0;
     for (int t = 0; t < threads; t++) {
         sw->seconds_load += ta[t].w.t_load, sw->seconds_point += ta[t].w.t_point, sw->seconds_lin += ta[t].w.t_lin;
+        sw->seconds_sens += ta[t].w.t_sens;
+        sw->nwarm += (int)ta[t].w.warm_points;
         worker_clear(&ta[t].w);
     }
     pthread_mutex_destroy(&r.lock);
@@ -513,8 +746,14 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
         if (sw->ok[p] && !r.pts[p].sre) shapes = 0;
     double *sre = shapes ? mbl_alloc_array(okt * (size_t)n + 1, sizeof(double)) : NULL;
     double *sim = shapes ? mbl_alloc_array(okt * (size_t)n + 1, sizeof(double)) : NULL;
+    /* the sensitivity predictor's derivatives (NAN at points without them: linear there) */
+    int sens = c->predictor == MBL_PREDICT_SENSITIVITY;
+    double *dre = sens ? mbl_alloc_array(okt + 1, sizeof(double)) : NULL;
+    double *dim = sens ? mbl_alloc_array(okt + 1, sizeof(double)) : NULL;
+    double *dsre = sens && shapes ? mbl_alloc_array(okt * (size_t)n + 1, sizeof(double)) : NULL;
+    double *dsim = sens && shapes ? mbl_alloc_array(okt * (size_t)n + 1, sizeof(double)) : NULL;
     if (!sw->re || !sw->im || !sw->freq_hz || !sw->damping || !sw->mac || !idx || !prev || !lre || !lim || !xx ||
-        !mac || !perm || (shapes && (!sre || !sim)))
+        !mac || !perm || (shapes && (!sre || !sim)) || (sens && (!dre || !dim)) || (sens && shapes && (!dsre || !dsim)))
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
         /* order of the ok points; prev = the ok point each is tracked from */
@@ -533,12 +772,26 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
                     memcpy(sre + (size_t)k * nm * n, r.pts[p].sre, (size_t)nm * n * sizeof(double));
                     memcpy(sim + (size_t)k * nm * n, r.pts[p].sim, (size_t)nm * n * sizeof(double));
                 }
+                if (sens) {
+                    const point_out *o = &r.pts[p];
+                    sw->npredicted += o->dre != NULL;
+                    for (int j = 0; j < nm; j++) {
+                        dre[(size_t)k * nm + j] = o->dre ? o->dre[j] : NAN;
+                        dim[(size_t)k * nm + j] = o->dim ? o->dim[j] : NAN;
+                    }
+                    for (size_t e = 0; shapes && e < (size_t)nm * n; e++) {
+                        dsre[(size_t)k * nm * n + e] = o->dsre ? o->dsre[e] : NAN;
+                        dsim[(size_t)k * nm * n + e] = o->dsim ? o->dsim[e] : NAN;
+                    }
+                }
                 if (row_start < 0) row_start = k;
                 last = k++;
             }
             if (row_start >= 0) last_row_start = row_start;
         }
-        if (nok) rc = mbl_track_modes(nok, nm, n, lre, lim, NULL, NULL, sre, sim, xx, prev, opt->mac_weight, perm, mac, st);
+        if (nok)
+            rc = mbl_track_modes_pred(nok, nm, n, lre, lim, dre, dim, sre, sim, dsre, dsim, xx, prev, opt->mac_weight,
+                                      perm, mac, st);
     }
     if (!rc) {
         for (size_t i = 0; i < tot; i++)
@@ -558,10 +811,11 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
     }
     for (int p = 0; p < sw->npoints; p++) {
         mbl_free(r.pts[p].re), mbl_free(r.pts[p].im), mbl_free(r.pts[p].sre), mbl_free(r.pts[p].sim);
+        mbl_free(r.pts[p].dre), mbl_free(r.pts[p].dim), mbl_free(r.pts[p].dsre), mbl_free(r.pts[p].dsim);
     }
     mbl_free(r.pts);
     mbl_free(idx), mbl_free(prev), mbl_free(lre), mbl_free(lim), mbl_free(xx), mbl_free(mac), mbl_free(perm);
-    mbl_free(sre), mbl_free(sim);
+    mbl_free(sre), mbl_free(sim), mbl_free(dre), mbl_free(dim), mbl_free(dsre), mbl_free(dsim);
     const char *slash = strrchr(path, '/');
     snprintf(sw->model_name, sizeof sw->model_name, "%s", slash ? slash + 1 : path);
     if (rc) {
@@ -579,7 +833,7 @@ static int nearest_at(worker *w, double x, double tr, double ti, double zero, do
 {
     double xv[2] = {x, w->x0[1]};
     mbl_modes *m = NULL;
-    int rc = eval_modes(w, xv, &m, st);
+    int rc = eval_modes(w, xv, 0, &m, NULL, NULL, st);
     if (rc) return rc;
     double best = INFINITY;
     for (int j = 0; j < m->nx; j++) {
@@ -735,8 +989,12 @@ int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit,
         json_num(f, last);
         fprintf(f, ", \"count\": %d}", c);
     }
-    fprintf(f, "], \"points\": %d, \"modes\": %d, \"fast\": %s, \"threads\": %d, \"seconds\": %.6f,\n\"values\": [",
+    fprintf(f, "], \"points\": %d, \"modes\": %d, \"fast\": %s, \"threads\": %d, \"seconds\": %.6f,",
             sw->npoints, sw->nmodes, sw->fast ? "true" : "false", sw->threads, sw->seconds);
+    fprintf(f, " \"predictor\": \"%s\", \"predicted_points\": %d, \"predictor_note\": ",
+            sw->predictor == MBL_PREDICT_SENSITIVITY ? "sensitivity" : "linear", sw->npredicted);
+    json_str(f, sw->predictor_note);
+    fputs(",\n\"values\": [", f);
     for (int p = 0; p < sw->npoints; p++) {
         fputs(p ? ", [" : "[", f);
         for (int a = 0; a < sw->naxes; a++) {

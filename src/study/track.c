@@ -9,7 +9,9 @@
  * MAC(x, y) = |x^H y|^2 / (x^H x y^H y) is the modal assurance criterion (eigenvector correlation)
  * and pred_b the eigenvalue predicted at p: lambda_b(a) + (d lambda_b / dx)(a) (x_p - x_a) when the
  * caller gives exact eigenvalue derivatives, else the branch extrapolated linearly in the
- * parameter from its last two points (lambda_b(a) itself at the first step). The MAC term keeps a branch on
+ * parameter from its last two points (lambda_b(a) itself at the first step). With exact shape
+ * derivatives (mbl_track_modes_pred) the MAC is taken with the predicted shape
+ * phi_b(a) + (d phi_b / dx)(a) (x_p - x_a) instead of phi_b(a). The MAC term keeps a branch on
  * its shape through a crossing (the shapes of two crossing modes are distinct) and through a
  * veering (the shapes rotate continuously, so consecutive points of one branch stay correlated);
  * the predictor separates what shapes cannot: the members of a conjugate pair and the two
@@ -88,15 +90,27 @@ int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim,
                     const double *dim, const double *sre, const double *sim, const double *x, const int *prev,
                     double mac_weight, int *perm, double *mac, mbl_status *st)
 {
-    if (np < 1 || nm < 0 || !lre || !lim || !perm || (sre && (!sim || n < 1)))
+    return mbl_track_modes_pred(np, nm, n, lre, lim, dre, dim, sre, sim, NULL, NULL, x, prev, mac_weight, perm, mac,
+                                st);
+}
+
+int mbl_track_modes_pred(int np, int nm, int n, const double *lre, const double *lim, const double *dre,
+                         const double *dim, const double *sre, const double *sim, const double *dsre,
+                         const double *dsim, const double *x, const int *prev, double mac_weight, int *perm,
+                         double *mac, mbl_status *st)
+{
+    if (np < 1 || nm < 0 || !lre || !lim || !perm || (sre && (!sim || n < 1)) || (!dsre != !dsim) ||
+        (dsre && !sre))
         return mbl_error(st, MBL_EARG, "mbl_track_modes: invalid arguments");
     if (nm == 0) return 0;
     if (!(mac_weight >= 0)) mac_weight = 1.0;
     double *cost = mbl_alloc_array((size_t)nm * (size_t)nm, sizeof *cost);
     double *pr = mbl_alloc_array((size_t)nm, sizeof *pr), *pi = mbl_alloc_array((size_t)nm, sizeof *pi);
     int *asg = mbl_alloc_array((size_t)nm, sizeof *asg);
-    if (!cost || !pr || !pi || !asg) {
-        mbl_free(cost), mbl_free(pr), mbl_free(pi), mbl_free(asg);
+    /* the predicted shapes of the branches (nm * n, complex), when shape derivatives are given */
+    double *ps = dsre ? mbl_alloc_array(2 * (size_t)nm * (size_t)n + 1, sizeof *ps) : NULL;
+    if (!cost || !pr || !pi || !asg || (dsre && !ps)) {
+        mbl_free(cost), mbl_free(pr), mbl_free(pi), mbl_free(asg), mbl_free(ps);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     int rc = 0;
@@ -130,6 +144,18 @@ int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim,
                 if (isfinite(dr) && isfinite(di)) pr[b] += s * dr, pi[b] += s * di;
             }
             if (isfinite(r) && isfinite(i)) big = fmax(big, hypot(r, i));
+            if (ps) {
+                /* the shape predicted at p: phi_b(a) + (d phi_b / dx)(a) (x_p - x_a) where the
+                 * derivative is given (finite), else phi_b(a) */
+                size_t o = ((size_t)a * nm + ja) * (size_t)n;
+                double *yr = ps + 2 * (size_t)b * n, *yi = yr + n, h = x ? x[p] - x[a] : 0.0;
+                int fin = isfinite(h);
+                for (int k = 0; k < n && fin; k++) fin = isfinite(dsre[o + k]) && isfinite(dsim[o + k]);
+                for (int k = 0; k < n; k++) {
+                    yr[k] = sre[o + k] + (fin ? dsre[o + k] * h : 0.0);
+                    yi[k] = sim[o + k] + (fin ? dsim[o + k] * h : 0.0);
+                }
+            }
         }
         for (int j = 0; j < nm; j++) {
             double r = lre[(size_t)p * nm + j], i = lim[(size_t)p * nm + j];
@@ -145,6 +171,7 @@ int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim,
                 double c = d;
                 if (sre) {
                     const double *xr = sre + ((size_t)a * nm + ja) * (size_t)n, *xi = sim + ((size_t)a * nm + ja) * (size_t)n;
+                    if (ps) xr = ps + 2 * (size_t)b * n, xi = xr + n;
                     const double *yr = sre + ((size_t)p * nm + j) * (size_t)n, *yi = sim + ((size_t)p * nm + j) * (size_t)n;
                     double m = mac_of(n, xr, xi, yr, yi);
                     if (!isfinite(m)) m = 0;
@@ -168,6 +195,6 @@ int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim,
             }
         }
     }
-    mbl_free(cost), mbl_free(pr), mbl_free(pi), mbl_free(asg);
+    mbl_free(cost), mbl_free(pr), mbl_free(pi), mbl_free(asg), mbl_free(ps);
     return rc;
 }

@@ -509,10 +509,99 @@ TEST(track_derivative_predictor)
     CHECK_CLOSE(lim[2 + perm[2]], 1.0, 1e-15); /* without: the nearest value */
 }
 
+/* The sensitivity predictor in a sweep (docs/study.md, "Tracking"): tests/study/crossing_2dof.yaml
+ * has the eigenvalues +-i (1 + p) and +-i (1.2 + 0.8 sin 2 pi p) exactly, with shapes whose MAC is
+ * 0.9996 (the MAC cannot tell them apart). Over p = 0..1 in 7 points the second pair dips to
+ * 0.507 and climbs back: extrapolating the branch from +1.2i linearly through 1.89i, 1.2i, 0.507i
+ * predicts -0.186i at p = 5/6 and hops to the conjugate -0.507i there; the exact derivative
+ * (slope -2.51 at p = 2/3) predicts 0.507 - 0.42 = 0.09i and stays on +0.507i. */
+TEST(sweep_sensitivity_predictor)
+{
+    const double two_pi = 6.283185307179586;
+    int predictors[3] = {MBL_PREDICT_DEFAULT, MBL_PREDICT_SENSITIVITY, MBL_PREDICT_LINEAR};
+    for (int k = 0; k < 3; k++) {
+        mbl_sweep_options so;
+        mbl_sweep_options_default(&so);
+        so.naxes = 1;
+        so.axis[0] = (mbl_sweep_axis){"p", 0, 1, 7};
+        so.predictor = predictors[k];
+        so.threads = 1 + k % 2;
+        mbl_status st;
+        mbl_sweep *sw = NULL;
+        CHECK_MSG(mbl_sweep_run("tests/study/crossing_2dof.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+        if (!sw) continue;
+        CHECK_EQ_INT(sw->nmodes, 4);
+        CHECK_EQ_INT(sw->predictor, k < 2 ? MBL_PREDICT_SENSITIVITY : MBL_PREDICT_LINEAR);
+        CHECK_EQ_INT(sw->npredicted, k < 2 ? 7 : 0);
+        int b1 = branch_near(sw, 0, 0, 1.0), b2 = branch_near(sw, 0, 0, 1.2);
+        int hops = 0;
+        for (int p = 0; p < 7; p++) {
+            double x = sw->value[p], w1 = 1 + x, w2 = 1.2 + 0.8 * sin(two_pi * x);
+            size_t o = (size_t)p * 4;
+            if (k < 2) {
+                CHECK_CLOSE(sw->im[o + b1], w1, 1e-12);
+                CHECK_CLOSE(sw->im[o + b2], w2, 1e-12);
+            } else {
+                hops += fabs(sw->im[o + b2] - w2) > 1e-6;
+            }
+        }
+        if (k == 2) { /* linear: on the conjugate from p = 5/6 on */
+            CHECK_EQ_INT(hops, 2);
+            CHECK_CLOSE(sw->im[5 * 4 + b2], -(1.2 + 0.8 * sin(two_pi * 5.0 / 6.0)), 1e-12);
+        }
+        mbl_sweep_free(sw);
+    }
+}
+
+/* Warm starts (docs/study.md, "How a point is computed"): an equilibrium started from its own
+ * q and multipliers takes no Newton step and gives them back; a sweep of the N = 20 four-bar
+ * starts all but the first point of each block from the previous points and agrees with
+ * operating points found from the file's guess (the same point to 1e-10). */
+TEST(warm_start)
+{
+    mbl_status st;
+    mbl_model *md = NULL;
+    mbl_point *a = NULL, *b = NULL;
+    CHECK_MSG(mbl_model_load_file("examples/fourbar_N20.yaml", NULL, 0, &md, &st) == 0, "%s", st.msg);
+    if (!md) return;
+    mbl_opoint_options po;
+    mbl_opoint_options_default(&po);
+    CHECK_MSG(mbl_operating_point(md, &po, &a, &st) == 0, "%s", st.msg);
+    if (!a) goto out;
+    CHECK(a->iterations > 0 && a->m > 0);
+    po.q = a->q, po.lambda = a->lambda, po.mu = a->mu;
+    CHECK_MSG(mbl_operating_point(md, &po, &b, &st) == 0, "%s", st.msg);
+    if (!b) goto out;
+    CHECK_EQ_INT(b->iterations, 0);
+    for (int i = 0; i < a->m; i++) CHECK(a->lambda[i] == b->lambda[i]);
+    mbl_sweep_options so;
+    mbl_sweep_options_default(&so);
+    so.naxes = 1;
+    so.axis[0] = (mbl_sweep_axis){"k", 20, 28, 64};
+    mbl_sweep *sw = NULL, *cold = NULL;
+    CHECK_MSG(mbl_sweep_run("examples/fourbar_N20.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+    so.axis[0].count = 2; /* blocks of one point: every point from the file's guess */
+    so.axis[0].to = 20 + 8.0 / 63;
+    CHECK_MSG(mbl_sweep_run("examples/fourbar_N20.yaml", &so, &cold, &st) == 0, "%s", st.msg);
+    if (sw && cold) {
+        CHECK_EQ_INT(sw->nwarm, 64 - 16); /* blocks of 4 */
+        CHECK_EQ_INT(cold->nwarm, 0);
+        for (int b2 = 0; b2 < sw->nmodes; b2++) {
+            CHECK_CLOSE(sw->im[b2], cold->im[b2], 1e-10 * fmax(1, fabs(cold->im[b2])));
+            CHECK_CLOSE(sw->im[sw->nmodes + b2], cold->im[cold->nmodes + b2], 1e-10 * fmax(1, fabs(cold->im[b2])));
+        }
+    }
+    mbl_sweep_free(sw), mbl_sweep_free(cold);
+out:
+    mbl_point_free(a), mbl_point_free(b), mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(track_crossing_and_veering);
     RUN(track_derivative_predictor);
+    RUN(sweep_sensitivity_predictor);
+    RUN(warm_start);
     RUN(bad_input);
     RUN(bicycle_table2);
     RUN(threads_identical);
