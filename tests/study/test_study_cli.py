@@ -33,7 +33,7 @@ bad = [
     (["sweep", bike, "--param", "v=0:1:3", "--predictor", "quadratic"], "--predictor must be sensitivity or linear"),
     (["sweep", "tests/study/pumped_oscillator.yaml", "--param", "t=0:1:3", "--predictor", "sensitivity"],
      "needs a parameter as the first sweep axis"),
-    (["sweep", "examples/flexible_pendulum_modal.yaml", "--param", "g=9:10:3", "--predictor", "sensitivity"],
+    (["sweep", "examples/mech/spatial_beam_pendulum.yaml", "--param", "g=9:10:3", "--predictor", "sensitivity"],
      "the sensitivity predictor at the sweep's first point"),
     (["freqresp", bike, "--from", "Tx", "--to", "lean", "--w", "1:10:5"], "no input 'Tx'"),
     (["freqresp", bike, "--from", "Tdelta", "--to", "yaw", "--w", "1:10:5"], "no output 'yaw'"),
