@@ -348,6 +348,10 @@ TEST(sparse_allocation_failures)
     ALLOC_FAIL_LOOP(mbla_csc_copy(A, &C, NULL), (mbla_csc_free(C), C = NULL));
     mbla_klu *k = NULL;
     ALLOC_FAIL_LOOP(mbla_klu_new(A, NULL, &k, NULL), (mbla_klu_free(k), k = NULL));
+    mbla_klu_opts eo;
+    mbla_klu_opts_default(&eo);
+    eo.equilibrate = 1;
+    ALLOC_FAIL_LOOP(mbla_klu_new(A, &eo, &k, NULL), (mbla_klu_free(k), k = NULL));
     mbla_csc_free(A);
 }
 
