@@ -326,6 +326,16 @@ typedef struct mbla_klu_opts {
                           * fill-reducing order: large FE meshes, saddle points) and keeps it
                           * only when the pivot growth is at most 1e6 (klu_rgrowth >= 1e-6);
                           * otherwise it factors again with pivot_tol. 0: pivot_tol only. */
+    int equilibrate;     /* 0 (default): KLU factors A (with its own row scaling); 1: KLU factors
+                          * diag(r) A diag(c), r and c the power-of-2 factors of
+                          * mbla_csc_equilibrate on |A| (recomputed, warm, at every refactor),
+                          * and the solves apply them (exact: no rounding). A symmetric A stays
+                          * symmetric (r = c), so the threshold test compares a diagonal with its
+                          * column on a common scale: on the flexible pendulum's shift-invert
+                          * saddle-point matrix this keeps KLU's pivots on the fill-reducing
+                          * order (the raw matrix at n = 6e4 filled 250x, see
+                          * docs/linear-algebra.md). rcond and condest are then those of the
+                          * scaled matrix. */
 } mbla_klu_opts;
 
 /* Fill opts with the defaults above. */
@@ -366,6 +376,11 @@ void mbla_klu_stats(const mbla_klu *k, int *nfactor, int *nrefactor);
 /* Number of fresh factorizations whose first attempt with pivot_tol_try failed the growth
  * check (or hit a zero pivot) and were redone with pivot_tol. */
 int mbla_klu_nfallback(const mbla_klu *k);
+
+/* The entries of the current numeric factors L + U (KLU's lnz + unz, off-diagonal blocks of the
+ * block triangular form not counted) and the number of pivots the last pivoting factorization
+ * took off the diagonal of the analysed order (KLU's noffdiag); 0 when there are none. */
+void mbla_klu_factor_stats(const mbla_klu *k, double *lu_nnz, int *noffdiag);
 
 /* Complex KLU (klu_z_*): the pattern is A->p, A->i (A->x is ignored, may be NULL) and the
  * values az are interleaved (re, im) pairs, 2*nnz doubles.
@@ -434,7 +449,8 @@ typedef struct mbla_eigs_opts {
     int ncv;        /* Krylov subspace dimension; 0 (default): min(n, max(2k + 1, 20)) */
     int maxiter;    /* maximum Arnoldi restarts; default 300 */
     double tol;     /* ARPACK relative accuracy of the Ritz values; default 0 (= eps) */
-    mbla_klu_opts klu; /* options of the factorization of A - sigma E */
+    mbla_klu_opts klu; /* options of the factorization of A - sigma E; default mbla_klu_opts_default
+                        * with equilibrate = 1 */
 } mbla_eigs_opts;
 
 /* Fill opts with the defaults above. */

@@ -20,6 +20,9 @@ void mbla_eigs_opts_default(mbla_eigs_opts *opts)
     opts->maxiter = MBLA_EIGS_MAXITER_DEFAULT;
     opts->tol = 0.0;
     mbla_klu_opts_default(&opts->klu);
+    /* shift-invert matrices mix stiffness, mass and constraint scales: equilibrated, KLU's
+     * threshold pivoting keeps the fill-reducing order (docs/linear-algebra.md) */
+    opts->klu.equilibrate = 1;
 }
 
 /* Deterministic pseudo-random numbers in [-1, 1) (a 32-bit LCG; quality is irrelevant, only

@@ -6,10 +6,15 @@
  * (column i's first unmatched row is i), in O(nnz), instead of a depth-first search whose cost
  * depended on the column order (O(n^1.6) on the mechanism four-bar). Its block triangular form
  * and fill-reducing orderings are unchanged. Solves permute: A x = b is B x' = b with
- * x[q[i]] = x'[i]; A^T y = c is B^T y = c' with c'[i] = c[q[i]]. */
+ * x[q[i]] = x'[i]; A^T y = c is B^T y = c' with c'[i] = c[q[i]].
+ *
+ * With opts->equilibrate, A is replaced by S = diag(r) A diag(c) (mbla_csc_equilibrate on |A|,
+ * powers of 2): A x = b is S y = diag(r) b, x = diag(c) y; A^T y = b is S^T z = diag(c) b,
+ * y = diag(r) z. */
 #include "la/la_internal.h"
 
 #include <klu.h>
+#include <math.h>
 #include <string.h>
 
 /* Defaults (documented in la.h and docs/linear-algebra.md). */
@@ -26,6 +31,10 @@ struct mbla_klu {
     int *bsrc;       /* position in A's arrays of each entry of B */
     double *bx;      /* values of B (nz, or 2 nz complex) */
     double *perm;    /* n doubles (2 n complex): a permuted right-hand side */
+    int eq, eq_warm; /* equilibrate; er, ec hold factors of earlier values */
+    double *er, *ec, *ework; /* row and column factors (n each), scratch (2 n) */
+    double *eabs;    /* |A| (nz), equilibrated in place */
+    double *sx;      /* the scaled values diag(er) A diag(ec) (nz, or 2 nz complex) */
     klu_common common;
     klu_symbolic *sym;
     klu_numeric *num;
@@ -43,6 +52,7 @@ void mbla_klu_opts_default(mbla_klu_opts *opts)
     opts->pivot_tol = MBLA_KLU_PIVOT_TOL_DEFAULT;
     opts->refactor_drop = MBLA_KLU_REFACTOR_DROP_DEFAULT;
     opts->pivot_tol_try = MBLA_KLU_PIVOT_TOL_TRY_DEFAULT;
+    opts->equilibrate = 0;
 }
 
 void mbla_klu_free(mbla_klu *k)
@@ -56,6 +66,7 @@ void mbla_klu_free(mbla_klu *k)
     mbl_free(k->p);
     mbl_free(k->i);
     mbl_free(k->q), mbl_free(k->bp), mbl_free(k->bi), mbl_free(k->bsrc), mbl_free(k->bx), mbl_free(k->perm);
+    mbl_free(k->er), mbl_free(k->ec), mbl_free(k->ework), mbl_free(k->eabs), mbl_free(k->sx);
     mbl_free(k);
 }
 
@@ -68,6 +79,12 @@ void mbla_klu_stats(const mbla_klu *k, int *nfactor, int *nrefactor)
 int mbla_klu_nfallback(const mbla_klu *k)
 {
     return k ? k->nfallback : 0;
+}
+
+void mbla_klu_factor_stats(const mbla_klu *k, double *lu_nnz, int *noffdiag)
+{
+    if (lu_nnz) *lu_nnz = k && k->num ? (double)k->num->lnz + (double)k->num->unz : 0.0;
+    if (noffdiag) *noffdiag = k && k->num ? k->common.noffdiag : 0;
 }
 
 /* Map a KLU status after a failed call. */
@@ -96,11 +113,31 @@ static void free_numeric(mbla_klu *k)
     k->num = NULL;
 }
 
-/* The pattern and values KLU sees: A's, or B = A Q's (values gathered into bx). */
+/* The equilibration factors er, ec of the values x (real or interleaved complex): those of
+ * mbla_csc_equilibrate on |A|, warm from the previous factors after the first call. */
+static void equilibrate(mbla_klu *k, const double *x)
+{
+    for (int t = 0; t < k->nz; t++) k->eabs[t] = k->cplx ? hypot(x[2 * t], x[2 * t + 1]) : fabs(x[t]);
+    mbla_csc a = {k->n, k->n, k->p, k->i, k->eabs};
+    mbla_csc_equilibrate(&a, MBLA_EQUILIBRATE_MAXITER_DEFAULT, k->eq_warm, k->er, k->ec, k->ework, NULL);
+    k->eq_warm = 1;
+}
+
+/* The pattern and values KLU sees: A's, or B = A Q's (values gathered into bx); with
+ * equilibration, those of diag(er) A diag(ec) (into sx) with the current factors. */
 static const int *kp(const mbla_klu *k) { return k->q ? k->bp : k->p; }
 static const int *ki(const mbla_klu *k) { return k->q ? k->bi : k->i; }
 static const double *kx(mbla_klu *k, const double *x)
 {
+    if (k->eq && x) {
+        for (int j = 0; j < k->n; j++)
+            for (int p = k->p[j]; p < k->p[j + 1]; p++) {
+                double f = k->er[k->i[p]] * k->ec[j];
+                if (k->cplx) k->sx[2 * p] = f * x[2 * p], k->sx[2 * p + 1] = f * x[2 * p + 1];
+                else k->sx[p] = f * x[p];
+            }
+        x = k->sx;
+    }
     if (!k->q || !x) return x;
     if (k->cplx)
         for (int t = 0; t < k->nz; t++) k->bx[2 * t] = x[2 * k->bsrc[t]], k->bx[2 * t + 1] = x[2 * k->bsrc[t] + 1];
@@ -126,6 +163,7 @@ static void numeric_at(mbla_klu *k, const double *x, double tol)
 static int factor(mbla_klu *k, const double *x, mbl_status *st, const char *fn)
 {
     free_numeric(k);
+    if (k->eq) equilibrate(k, x);
     x = kx(k, x);
     if (k->pivot_tol_try > 0.0 && k->pivot_tol_try < k->pivot_tol) {
         numeric_at(k, x, k->pivot_tol_try);
@@ -233,9 +271,17 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
     k->refactor_drop = o.refactor_drop;
     k->pivot_tol = o.pivot_tol;
     k->pivot_tol_try = o.pivot_tol_try;
+    k->eq = o.equilibrate != 0;
     k->p = mbl_alloc_array((size_t)n + 1, sizeof *k->p);
     k->i = mbl_alloc_array((size_t)nz, sizeof *k->i);
-    if (!k->p || !k->i) {
+    if (k->eq) {
+        k->er = mbl_alloc_array((size_t)n + 1, sizeof *k->er);
+        k->ec = mbl_alloc_array((size_t)n + 1, sizeof *k->ec);
+        k->ework = mbl_alloc_array(2 * (size_t)n + 1, sizeof *k->ework);
+        k->eabs = mbl_alloc_array((size_t)nz + 1, sizeof *k->eabs);
+        k->sx = mbl_alloc_array((size_t)nz * (cplx ? 2 : 1) + 1, sizeof *k->sx);
+    }
+    if (!k->p || !k->i || (k->eq && (!k->er || !k->ec || !k->ework || !k->eabs || !k->sx))) {
         mbla_klu_free(k);
         return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d, nnz = %d)", fn, n, nz);
     }
@@ -297,6 +343,7 @@ static int refactor(mbla_klu *k, const mbla_csc *A, const double *x, mbl_status 
     if (!x && k->nz) return mbl_error(st, MBL_EARG, "%s: values are NULL", fn);
     if (k->n == 0) return 0;
     if (k->num) {
+        if (k->eq) equilibrate(k, x);
         const double *bx = kx(k, x);
         int ok = k->cplx ? klu_z_refactor((int *)kp(k), (int *)ki(k), (double *)bx, k->sym, k->num, &k->common)
                          : klu_refactor((int *)kp(k), (int *)ki(k), (double *)bx, k->sym, k->num, &k->common);
@@ -344,6 +391,17 @@ static int solve_check(mbla_klu *k, int cplx, int nrhs, const double *B, int ldb
     return 0;
 }
 
+/* with equilibration, X(i, :) *= f[i] (w = 1 real, 2 complex doubles per entry) */
+static void scale_rows(const mbla_klu *k, const double *f, int nrhs, double *X, int ldb, int w)
+{
+    if (!k->eq) return;
+    for (int c = 0; c < nrhs; c++) {
+        double *x = X + (size_t)c * ldb * w;
+        for (int i = 0; i < k->n; i++)
+            for (int e = 0; e < w; e++) x[(size_t)i * w + e] *= f[i];
+    }
+}
+
 /* x[q[i]] = x'[i] after a solve with B (w = 1 real, 2 complex doubles per entry) */
 static void unpermute_solution(mbla_klu *k, int nrhs, double *X, int ldb, int w)
 {
@@ -372,9 +430,11 @@ int mbla_klu_solve(mbla_klu *k, int nrhs, double *B, int ldb, mbl_status *st)
 {
     int r = solve_check(k, 0, nrhs, B, ldb, st, "mbla_klu_solve");
     if (r || !nrhs || !k->n) return r;
+    scale_rows(k, k->er, nrhs, B, ldb, 1);
     if (!klu_solve(k->sym, k->num, ldb, nrhs, B, &k->common))
         return klu_fail(k, st, "mbla_klu_solve", "solve");
     unpermute_solution(k, nrhs, B, ldb, 1);
+    scale_rows(k, k->ec, nrhs, B, ldb, 1);
     return 0;
 }
 
@@ -382,9 +442,11 @@ int mbla_klu_solve_t(mbla_klu *k, int nrhs, double *B, int ldb, mbl_status *st)
 {
     int r = solve_check(k, 0, nrhs, B, ldb, st, "mbla_klu_solve_t");
     if (r || !nrhs || !k->n) return r;
+    scale_rows(k, k->ec, nrhs, B, ldb, 1);
     permute_rhs(k, nrhs, B, ldb, 1);
     if (!klu_tsolve(k->sym, k->num, ldb, nrhs, B, &k->common))
         return klu_fail(k, st, "mbla_klu_solve_t", "tsolve");
+    scale_rows(k, k->er, nrhs, B, ldb, 1);
     return 0;
 }
 
@@ -395,11 +457,13 @@ int mbla_kluz_solve(mbla_klu *k, char trans, int nrhs, double *B, int ldb, mbl_s
         return mbl_error(st, MBL_EARG, "%s: trans must be 'N', 'T' or 'C'", fn);
     int r = solve_check(k, 1, nrhs, B, ldb, st, fn);
     if (r || !nrhs || !k->n) return r;
+    scale_rows(k, trans == 'N' ? k->er : k->ec, nrhs, B, ldb, 2);
     if (trans != 'N') permute_rhs(k, nrhs, B, ldb, 2);
     int ok = trans == 'N' ? klu_z_solve(k->sym, k->num, ldb, nrhs, B, &k->common)
                           : klu_z_tsolve(k->sym, k->num, ldb, nrhs, B, trans == 'C', &k->common);
     if (!ok) return klu_fail(k, st, fn, "solve");
     if (trans == 'N') unpermute_solution(k, nrhs, B, ldb, 2);
+    scale_rows(k, trans == 'N' ? k->ec : k->er, nrhs, B, ldb, 2);
     return 0;
 }
 

@@ -253,13 +253,26 @@ static int push_draw(mech *M, const char *name, const char *bname, char *const *
 static int emit_draw(mech *M)
 {
     int rc = 0;
-    int *pt_of_marker = mbl_alloc_array((size_t)(M->nm ? M->nm : 1), sizeof *pt_of_marker);
-    if (!pt_of_marker) return mech_oom(M);
+    /* the markers of each body in index order, by a counting sort (a scan of every marker per
+     * body was O(bodies x markers): 17 % of the N = 10^4 four-bar mechanism's run) */
+    size_t nm1 = (size_t)(M->nm ? M->nm : 1);
+    int *pt_of_marker = mbl_alloc_array(nm1, sizeof *pt_of_marker);
+    int *by_body = mbl_alloc_array(nm1, sizeof *by_body);
+    int *first = mbl_calloc((size_t)M->nb + 2, sizeof *first);
+    if (!pt_of_marker || !by_body || !first) {
+        mbl_free(pt_of_marker), mbl_free(by_body), mbl_free(first);
+        return mech_oom(M);
+    }
+    for (int i = 0; i < M->nm; i++)
+        if (M->mk[i].body >= 0 && M->mk[i].body < M->nb) first[M->mk[i].body + 2]++;
+    for (int b = 0; b < M->nb; b++) first[b + 2] += first[b + 1];
+    for (int i = 0; i < M->nm; i++) /* first[b + 1]: the fill cursor of body b */
+        if (M->mk[i].body >= 0 && M->mk[i].body < M->nb) by_body[first[M->mk[i].body + 1]++] = i;
     for (int b = 0; b < M->nb && !rc; b++) {
         const body *B = &M->b[b];
         if (B->kind != KIND_GROUND) rc = push_draw(M, B->name, B->name, B->r, B->line, B->col);
-        for (int i = 0; i < M->nm && !rc; i++) {
-            if (M->mk[i].body != b) continue;
+        for (int t = first[b]; t < first[b + 1] && !rc; t++) {
+            int i = by_body[t];
             pt_of_marker[i] = M->src->draw.n / 3;
             rc = push_draw(M, M->mk[i].name, B->name, M->mk[i].p, M->mk[i].line, M->mk[i].col);
         }
@@ -271,7 +284,7 @@ static int emit_draw(mech *M)
                        J->line, J->col);
         if (!rc && !(M->src->draw_links.items[M->src->draw_links.n - 1].key2 = mech_dup_s(J->type))) rc = mech_oom(M);
     }
-    mbl_free(pt_of_marker);
+    mbl_free(pt_of_marker), mbl_free(by_body), mbl_free(first);
     return rc;
 }
 

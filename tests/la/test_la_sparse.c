@@ -348,7 +348,112 @@ TEST(sparse_allocation_failures)
     ALLOC_FAIL_LOOP(mbla_csc_copy(A, &C, NULL), (mbla_csc_free(C), C = NULL));
     mbla_klu *k = NULL;
     ALLOC_FAIL_LOOP(mbla_klu_new(A, NULL, &k, NULL), (mbla_klu_free(k), k = NULL));
+    mbla_klu_opts eo;
+    mbla_klu_opts_default(&eo);
+    eo.equilibrate = 1;
+    ALLOC_FAIL_LOOP(mbla_klu_new(A, &eo, &k, NULL), (mbla_klu_free(k), k = NULL));
     mbla_csc_free(A);
+}
+
+/* A chain of cells (x_k, y_k) with a stiff partner y_k on every other cell (x_k y_k = H, y_k y_k
+ * = f) and moderate couplings c between neighbouring x, plus a variable z coupled to every x:
+ * after KLU's row scaling the diagonal of a stiff cell's x column (d / H) is below 1e-3 times the
+ * neighbour's coupling (c / max(d, c)), so raw KLU pivots off the diagonal there; the symmetric
+ * power-of-2 equilibration puts both on one scale (the flexible pendulum's slope columns). yscale
+ * multiplies the y rows (a non-symmetric matrix: row and column factors differ). */
+static mbla_csc *stiff_chain(int N, double yscale)
+{
+    double d = 1, H = 1e4, f = 1e9, c = 0.3, g = 0.1;
+    int n = 2 * N + 1, cap = 8 * N + 8, q = 0, z = 2 * N;
+    int *ti = malloc(sizeof(int) * cap), *tj = malloc(sizeof(int) * cap);
+    double *tx = malloc(sizeof(double) * cap);
+#define PUT(a, b, v) (ti[q] = (a), tj[q] = (b), tx[q++] = (v))
+    for (int k = 0; k < N; k++) {
+        int x = 2 * k, y = 2 * k + 1;
+        PUT(x, x, d);
+        if (k % 2 == 0) PUT(x, y, H), PUT(y, x, yscale * H);
+        PUT(y, y, yscale * f);
+        if (k + 1 < N) PUT(x, x + 2, c), PUT(x + 2, x, c);
+        PUT(z, x, g), PUT(x, z, g);
+    }
+    PUT(z, z, 1.0 * N);
+#undef PUT
+    mbla_csc *A = NULL;
+    mbla_csc_from_triplets(n, n, q, ti, tj, tx, NULL, &A, NULL);
+    free(ti), free(tj), free(tx);
+    return A;
+}
+
+TEST(klu_equilibrate)
+{
+    int N = 400;
+    mbl_status st;
+    for (int nonsym = 0; nonsym < 2; nonsym++) {
+        mbla_csc *A = stiff_chain(N, nonsym ? 8.0 : 1.0);
+        int n = A->n, nz = mbla_csc_nnz(A);
+        double *xe = malloc(sizeof(double) * 2 * n), *b = malloc(sizeof(double) * 2 * n);
+        unsigned s = 17;
+        for (int i = 0; i < 2 * n; i++) xe[i] = trand(&s);
+        for (int eq = 0; eq < 2; eq++) {
+            mbla_klu_opts o;
+            mbla_klu_opts_default(&o);
+            CHECK_EQ_INT(o.equilibrate, 0);
+            o.equilibrate = eq;
+            mbla_klu *k = NULL;
+            CHECK_EQ_INT(mbla_klu_new(A, &o, &k, &st), 0);
+            double lu;
+            int off;
+            mbla_klu_factor_stats(k, &lu, &off);
+            if (eq) { /* every pivot on the fill-reducing order, no fill beyond the pattern */
+                CHECK_EQ_INT(off, 0);
+                CHECK(lu <= nz + n);
+            } else {
+                CHECK(off >= N / 4); /* raw: one off-diagonal pivot per stiff cell */
+            }
+            /* A x = b and A^T y = b against x chosen first (both scalings and the permutation) */
+            for (int tr = 0; tr < 2; tr++) {
+                for (int i = 0; i < n; i++) b[i] = 0;
+                for (int j = 0; j < n; j++)
+                    for (int p = A->p[j]; p < A->p[j + 1]; p++) {
+                        if (tr) b[j] += A->x[p] * xe[A->i[p]];
+                        else b[A->i[p]] += A->x[p] * xe[j];
+                    }
+                CHECK_EQ_INT(tr ? mbla_klu_solve_t(k, 1, b, n, &st) : mbla_klu_solve(k, 1, b, n, &st), 0);
+                for (int i = 0; i < n; i++) CHECK_CLOSE(b[i], xe[i], 1e-9);
+            }
+            /* refactor at new values (the factors are recomputed, warm) */
+            for (int p = 0; p < nz; p++) A->x[p] *= 1.0 + 0.01 * (p % 3);
+            CHECK_EQ_INT(mbla_klu_refactor(k, A, &st), 0);
+            for (int i = 0; i < n; i++) b[i] = 0;
+            for (int j = 0; j < n; j++)
+                for (int p = A->p[j]; p < A->p[j + 1]; p++) b[A->i[p]] += A->x[p] * xe[j];
+            CHECK_EQ_INT(mbla_klu_solve(k, 1, b, n, &st), 0);
+            for (int i = 0; i < n; i++) CHECK_CLOSE(b[i], xe[i], 1e-9);
+            for (int p = 0; p < nz; p++) A->x[p] /= 1.0 + 0.01 * (p % 3);
+            mbla_klu_free(k);
+            /* complex values A (1 + 0.2 i): op(A) x = b for N, T, C */
+            double *az = malloc(sizeof(double) * 2 * nz);
+            for (int p = 0; p < nz; p++) az[2 * p] = A->x[p], az[2 * p + 1] = 0.2 * A->x[p];
+            CHECK_EQ_INT(mbla_kluz_new(A, az, &o, &k, &st), 0);
+            const char trs[3] = {'N', 'T', 'C'};
+            for (int t = 0; t < 3; t++) {
+                for (int i = 0; i < 2 * n; i++) b[i] = 0;
+                for (int j = 0; j < n; j++)
+                    for (int p = A->p[j]; p < A->p[j + 1]; p++) {
+                        double ar = az[2 * p], ai = trs[t] == 'C' ? -az[2 * p + 1] : az[2 * p + 1];
+                        int row = trs[t] == 'N' ? A->i[p] : j, col = trs[t] == 'N' ? j : A->i[p];
+                        b[2 * row] += ar * xe[2 * col] - ai * xe[2 * col + 1];
+                        b[2 * row + 1] += ar * xe[2 * col + 1] + ai * xe[2 * col];
+                    }
+                CHECK_EQ_INT(mbla_kluz_solve(k, trs[t], 1, b, n, &st), 0);
+                for (int i = 0; i < 2 * n; i++) CHECK_CLOSE(b[i], xe[i], 1e-9);
+            }
+            mbla_klu_free(k);
+            free(az);
+        }
+        free(xe), free(b);
+        mbla_csc_free(A);
+    }
 }
 
 int main(void)
@@ -360,6 +465,7 @@ int main(void)
     RUN(klu_refactor_fallback);
     RUN(klu_singular);
     RUN(klu_complex);
+    RUN(klu_equilibrate);
     RUN(klu_empty_matrix);
     RUN(sparse_allocation_failures);
     return test_summary("la_sparse");
