@@ -13,7 +13,7 @@ enum {
     TI_LDC, TI_LDS, TI_ADD, TI_ADDC, TI_MUL, TI_MULC, TI_SQR, TI_CUBE, TI_RECIP, TI_RSQR,
     TI_SQRTP, TI_POWC, TI_POW, TI_SQRT, TI_SIN, TI_COS, TI_TAN, TI_ASIN, TI_ACOS, TI_ATAN,
     TI_ATAN2, TI_SINH, TI_COSH, TI_TANH, TI_EXP, TI_LOG, TI_ABS, TI_SIGN, TI_MIN, TI_MAX,
-    TI_STEP
+    TI_STEP, TI_ADD2C, TI_MUL2C
 };
 
 typedef struct tins {
@@ -147,9 +147,196 @@ typedef struct dfs_frame {
     uint32_t v, l, next;
 } dfs_frame;
 
-static int is_nary(const mblx_graph *g, mblx_id v)
+/* ---- sharing common parts of sums and products ----------------------------------------------
+ *
+ * The graph keeps sums and products n-ary and flat (its canonical form), so a product used as a
+ * factor of larger products, or a pair of factors common to many products (sin(psi) sin(phi) in
+ * the rotation entries of a spatial model and in all their derivatives), is no value of its own:
+ * compiled as written, every product recomputes it. Before scheduling, the compiler rewrites
+ * every sum and product of the compiled sub-DAG as a left-deep chain of binary operations over
+ * its operands ordered by how many sums (products) use them, most used first (ties: by node),
+ * and interns the chain links: a link (op, prefix, operand) is computed once, whichever sums or
+ * products start with it (the ordering of a frequent-pattern tree: shared operands come first,
+ * so shared prefixes meet). A sum or product whose chain equals another node becomes an alias
+ * of it. The number of operations of a node never grows (k operands: k - 1 binary operations
+ * plus its constant), so the tape can only shrink; only the order of the additions and
+ * multiplications inside a sum or product changes (values agree to rounding). */
+
+typedef struct link_slot {
+    uint32_t a, b, id, op; /* id == XNONE: empty */
+} link_slot;
+
+typedef struct link_table {
+    link_slot *s;
+    size_t cap;
+} link_table;
+
+static link_slot *link_find(link_table *T, uint32_t op, uint32_t a, uint32_t b)
 {
-    return (g->nd[v].op == MBLX_OP_ADD || g->nd[v].op == MBLX_OP_MUL) && g->nd[v].na >= 2;
+    uint64_t h = ((uint64_t)a * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)b * 0xc2b2ae3d27d4eb4full) ^ op;
+    h ^= h >> 29;
+    size_t i = (size_t)(h * 0xbf58476d1ce4e5b9ull >> 17) & (T->cap - 1);
+    while (T->s[i].id != XNONE && !(T->s[i].a == a && T->s[i].b == b && T->s[i].op == op))
+        i = (i + 1) & (T->cap - 1);
+    return &T->s[i];
+}
+
+typedef struct opkey {
+    uint32_t freq, l;
+} opkey;
+#define LESS_OPKEY(x, y) ((x)->freq > (y)->freq || ((x)->freq == (y)->freq && (x)->l < (y)->l))
+MBLX__STABLE_SORT(sort_opkeys, opkey, LESS_OPKEY)
+
+static int nary_local(const mblx__node *nd) { return (nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na >= 2; }
+
+/* Post-order (operands first) of the local nodes reachable from outl[0..nout), into order[];
+ * returns the count, or SIZE_MAX when out of memory. mark: nl bytes of scratch. */
+static size_t local_postorder(const mblx_tape *t, size_t nl, const uint32_t *outl, size_t nout,
+                              unsigned char *mark, uint32_t *order)
+{
+    dfs_frame *stk = NULL;
+    size_t sn = 0, scap = 0, no = 0;
+    memset(mark, 0, nl);
+    for (size_t o = 0; o < nout; o++) {
+        if (mark[outl[o]]) continue;
+        if (sn == scap) {
+            size_t nc = scap ? 2 * scap : INIT_CAP;
+            dfs_frame *q = mbl_realloc_array(stk, nc, sizeof *q);
+            if (!q) goto oom;
+            stk = q, scap = nc;
+        }
+        mark[outl[o]] = 1;
+        stk[sn++] = (dfs_frame){outl[o], outl[o], 0};
+        while (sn) {
+            dfs_frame *f = &stk[sn - 1];
+            const mblx__node *nd = &t->lnd[f->l];
+            if (f->next < nd->na) {
+                uint32_t c = t->largs[nd->aoff + f->next++];
+                if (mark[c]) continue;
+                mark[c] = 1;
+                if (sn == scap) {
+                    size_t nc = 2 * scap;
+                    dfs_frame *q = mbl_realloc_array(stk, nc, sizeof *q);
+                    if (!q) goto oom;
+                    stk = q, scap = nc;
+                }
+                stk[sn++] = (dfs_frame){c, c, 0};
+                continue;
+            }
+            order[no++] = f->l;
+            sn--;
+        }
+    }
+    mbl_free(stk);
+    return no;
+oom:
+    mbl_free(stk);
+    return SIZE_MAX;
+}
+
+/* Rewrite the local sub-DAG's sums and products as interned chains (see above). *pnl, *pka: the
+ * node and operand counts (grown); outl: the outputs' local nodes (replaced by their aliases);
+ * owner[l] (allocated here, *pnl entries): the node of the original sub-DAG that node l computes
+ * or is a link of (the one error messages show). Returns 0, or -1 when out of memory (the tape
+ * is then to be freed). */
+static int share_chains(mblx_tape *t, size_t *pnl, size_t *pka, uint32_t *outl, size_t nout, uint32_t **powner)
+{
+    size_t nl0 = *pnl, ka = *pka, extra = 0, kmax = 0;
+    for (size_t l = 0; l < nl0; l++)
+        if (nary_local(&t->lnd[l])) {
+            extra += t->lnd[l].na - 1;
+            if (t->lnd[l].na > kmax) kmax = t->lnd[l].na;
+        }
+    int rc = -1;
+    size_t nmax = nl0 + extra;
+    uint32_t *owner = *powner = mbl_alloc_array(nmax ? nmax : 1, sizeof *owner);
+    if (!owner) return -1;
+    for (size_t l = 0; l < nmax; l++) owner[l] = (uint32_t)l;
+    if (!extra) return 0;
+    uint32_t *freq = mbl_calloc(2 * nl0, sizeof *freq), *alias = mbl_alloc_array(nmax, sizeof *alias);
+    uint32_t *order = mbl_alloc_array(nl0, sizeof *order);
+    unsigned char *mark = mbl_alloc_array(nl0, 1);
+    opkey *ops = mbl_alloc_array(kmax, sizeof *ops), *scratch = mbl_alloc_array(kmax, sizeof *scratch);
+    link_table T = {NULL, 64};
+    while (T.cap < 2 * extra + 2) T.cap *= 2;
+    T.s = mbl_alloc_array(T.cap, sizeof *T.s);
+    void *q1 = mbl_realloc_array(t->lnd, nmax, sizeof *t->lnd);
+    if (q1) t->lnd = q1;
+    void *q2 = q1 ? mbl_realloc_array(t->largs, ka + 2 * extra, sizeof *t->largs) : NULL;
+    if (q2) t->largs = q2;
+    if (!freq || !alias || !order || !mark || !ops || !scratch || !T.s || !q1 || !q2) goto out;
+    for (size_t i = 0; i < T.cap; i++) T.s[i].id = XNONE;
+    for (size_t l = 0; l < nmax; l++) alias[l] = (uint32_t)l;
+    /* how many sums (slot 0) and products (slot 1) use each node */
+    for (size_t l = 0; l < nl0; l++)
+        if (nary_local(&t->lnd[l])) {
+            size_t slot = t->lnd[l].op == MBLX_OP_MUL ? nl0 : 0;
+            for (uint32_t i = 0; i < t->lnd[l].na; i++) freq[slot + t->largs[t->lnd[l].aoff + i]]++;
+        }
+    size_t no = local_postorder(t, nl0, outl, nout, mark, order), nl = nl0;
+    if (no == SIZE_MAX) goto out;
+    for (size_t p = 0; p < no; p++) {
+        uint32_t l = order[p];
+        mblx__node *nd = &t->lnd[l];
+        uint32_t *a = t->largs + nd->aoff;
+        if (!nd->na) continue;
+        for (uint32_t i = 0; i < nd->na; i++) a[i] = alias[a[i]]; /* operands come first */
+        if (!nary_local(nd)) continue;
+        uint32_t op = nd->op, k = nd->na;
+        size_t slot = op == MBLX_OP_MUL ? nl0 : 0;
+        for (uint32_t i = 0; i < k; i++) ops[i] = (opkey){a[i] < nl0 ? freq[slot + a[i]] : 0, a[i]};
+        if (sort_opkeys(ops, k, scratch)) goto out;
+        int ident = nd->val == (op == MBLX_OP_ADD ? 0.0 : 1.0);
+        uint32_t pre = ops[0].l;
+        for (uint32_t i = 1; i < k; i++) {
+            link_slot *s = link_find(&T, op, pre, ops[i].l);
+            if (s->id != XNONE) {
+                pre = s->id;
+                continue;
+            }
+            uint32_t id;
+            if (i == k - 1) { /* the node itself is the last link (with its constant) */
+                id = l;
+                a[0] = pre;
+                a[1] = ops[i].l;
+                nd->na = 2;
+                if (!ident) { /* not the value of the link: not shared */
+                    pre = l;
+                    break;
+                }
+            } else {
+                id = (uint32_t)nl++;
+                owner[id] = l;
+                mblx__node *x = &t->lnd[id];
+                *x = (mblx__node){op == MBLX_OP_ADD ? 0.0 : 1.0, (uint32_t)ka, 2, 0, 0, (uint8_t)op};
+                t->largs[ka++] = pre;
+                t->largs[ka++] = ops[i].l;
+                nd = &t->lnd[l]; /* (same array: no reallocation here) */
+            }
+            *s = (link_slot){pre, ops[i].l, id, op};
+            pre = id;
+        }
+        if (pre == l) continue;
+        if (ident) {
+            alias[l] = pre; /* equal to an earlier chain */
+        } else {
+            a[0] = pre; /* constant term or coefficient applied to the chain */
+            nd->na = 1;
+        }
+    }
+    for (size_t o = 0; o < nout; o++) outl[o] = alias[outl[o]];
+    *pnl = nl;
+    *pka = ka;
+    rc = 0;
+out:
+    mbl_free(freq);
+    mbl_free(alias);
+    mbl_free(order);
+    mbl_free(mark);
+    mbl_free(ops);
+    mbl_free(scratch);
+    mbl_free(T.s);
+    return rc;
 }
 
 mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
@@ -167,7 +354,10 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     u32map map = {NULL, NULL, 0, 0, NULL};
     dfs_frame *stack = NULL;
     event *ev = NULL;
-    uint32_t *lastuse = NULL, *reg = NULL, *freel = NULL;
+    uint32_t *lastuse = NULL, *reg = NULL, *freel = NULL, *outl = NULL, *owner = NULL, *dlargs = NULL;
+    mblx__node *dlnd = NULL;
+    size_t nl0 = 0;
+    unsigned char *seen = NULL;
     size_t sn = 0, scap = 0, nl = 0, nev = 0, evcap = 0, lcap = 0, acap = 0;
     if (!t) goto oom;
     t->nout = n;
@@ -280,15 +470,9 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
                 }
                 /* operand available (a DAG has no cycles, so it is complete) */
                 t->largs[t->lnd[f->l].aoff + f->next] = *cv;
-                if (is_nary(g, v)) {
-                    GROWV(ev, nev, evcap);
-                    ev[nev++] = (event){f->l, f->next};
-                }
                 f->next++;
                 continue;
             }
-            GROWV(ev, nev, evcap);
-            ev[nev++] = (event){f->l, XNONE};
             sn--;
         }
     }
@@ -305,6 +489,54 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     if (!t->lnd && !(t->lnd = mbl_calloc(1, sizeof *t->lnd))) goto oom;
     if (!t->largs && !(t->largs = mbl_alloc_array(1, sizeof *t->largs))) goto oom;
     if (!t->names && !(t->names = mbl_malloc(1))) goto oom;
+    /* 2. share the common parts of sums and products, then order the events: a depth-first
+     * traversal of the local DAG from the outputs records NODE(l) when node l is complete,
+     * and, for a sum or product of k >= 2 operands, ACC(l, i) as soon as operand i is
+     * available, so that the partial sum is accumulated at once and operand values die early
+     * (a sum of 10^5 terms then needs O(1) registers) */
+    if (!(outl = mbl_alloc_array(n ? n : 1, sizeof *outl))) goto oom;
+    for (size_t o = 0; o < n; o++) outl[o] = *map_get(&map, outputs[o], 0);
+    /* the private copy keeps the sub-DAG as the graph has it (error messages print it) */
+    nl0 = nl;
+    if (!(dlnd = mbl_alloc_array(nl ? nl : 1, sizeof *dlnd)) || !(dlargs = mbl_alloc_array(ka ? ka : 1, sizeof *dlargs)))
+        goto oom;
+    if (nl) memcpy(dlnd, t->lnd, nl * sizeof *dlnd);
+    if (ka) memcpy(dlargs, t->largs, ka * sizeof *dlargs);
+    if (share_chains(t, &nl, &ka, outl, n, &owner)) goto oom;
+    mbl_free(ev);
+    mbl_free(stack);
+    stack = NULL;
+    sn = scap = 0;
+    nev = 0;
+    evcap = nl + ka;
+    if (!(ev = mbl_alloc_array(evcap ? evcap : 1, sizeof *ev)) || !(seen = mbl_calloc(nl ? nl : 1, 1))) goto oom;
+    ninsmax = 0;
+    for (size_t l = 0; l < nl; l++)
+        ninsmax += (t->lnd[l].op == MBLX_OP_ADD || t->lnd[l].op == MBLX_OP_MUL) ? t->lnd[l].na + 1 : 1;
+    for (size_t o = 0; o < n; o++) {
+        if (seen[outl[o]]) continue;
+        seen[outl[o]] = 1;
+        GROWV(stack, sn, scap);
+        stack[sn++] = (dfs_frame){outl[o], outl[o], 0};
+        while (sn) {
+            dfs_frame *f = &stack[sn - 1];
+            const mblx__node *nd = &t->lnd[f->l];
+            if (f->next < nd->na) {
+                uint32_t c = t->largs[nd->aoff + f->next];
+                if (!seen[c]) { /* first visit: descend */
+                    seen[c] = 1;
+                    GROWV(stack, sn, scap);
+                    stack[sn++] = (dfs_frame){c, c, 0};
+                    continue;
+                }
+                if (nary_local(nd)) ev[nev++] = (event){f->l, f->next};
+                f->next++;
+                continue;
+            }
+            ev[nev++] = (event){f->l, XNONE};
+            sn--;
+        }
+    }
     /* 3. last use (event position) of every value that lives in a register */
     lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *lastuse);
     reg = mbl_alloc_array(nl ? nl : 1, sizeof *reg);
@@ -330,7 +562,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
         for (uint32_t i = 0; i < t->lnd[l].na; i++)
             if (reg_operand(t, l, i)) lastuse[a[i]] = (uint32_t)p;
     }
-    for (size_t o = 0; o < n; o++) lastuse[*map_get(&map, outputs[o], 0)] = XPENDING; /* never */
+    for (size_t o = 0; o < n; o++) lastuse[outl[o]] = XPENDING; /* never */
     size_t nstep = 0;
     for (size_t l = 0; l < nl; l++) nstep += t->lnd[l].op == MBLX_OP_STEP;
     if (nstep && !(t->ext = mbl_alloc_array(nstep, 5 * sizeof *t->ext))) goto oom;
@@ -367,7 +599,10 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
             if (i == 1) {
                 dst = nfree ? freel[--nfree] : (uint32_t)nreg++;
                 reg[l] = dst;
-                EMIT(add ? TI_ADD : TI_MUL, reg[a[0]], reg[a[1]], 0.0);
+                if (na == 2 && val != (add ? 0.0 : 1.0)) /* the node's constant, fused */
+                    EMIT(add ? TI_ADD2C : TI_MUL2C, reg[a[0]], reg[a[1]], val);
+                else
+                    EMIT(add ? TI_ADD : TI_MUL, reg[a[0]], reg[a[1]], 0.0);
                 FREE_IF_DEAD(a[0]);
             } else {
                 dst = reg[l];
@@ -379,7 +614,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
         if (lastuse[l] == XNONE) continue; /* only used as an immediate */
         if ((op == MBLX_OP_ADD || op == MBLX_OP_MUL) && na >= 2) {
             uint32_t dst = reg[l];
-            if (val != (add ? 0.0 : 1.0)) EMIT(add ? TI_ADDC : TI_MULC, dst, 0, val);
+            if (na > 2 && val != (add ? 0.0 : 1.0)) EMIT(add ? TI_ADDC : TI_MULC, dst, 0, val);
             continue;
         }
         uint32_t dst = nfree ? freel[--nfree] : (uint32_t)nreg++;
@@ -427,9 +662,17 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
 #undef EMIT
 #undef FREE_IF_DEAD
 #undef GROWV
-    for (size_t o = 0; o < n; o++) t->outreg[o] = reg[*map_get(&map, outputs[o], 0)];
+    for (size_t o = 0; o < n; o++) t->outreg[o] = reg[outl[o]];
     t->nins = ni;
     t->nreg = nreg;
+    for (size_t i = 0; i < ni; i++) t->ins_node[i] = owner[t->ins_node[i]];
+    mbl_free(t->lnd);
+    mbl_free(t->largs);
+    t->lnd = dlnd;
+    t->largs = dlargs;
+    t->nl = nl0;
+    dlnd = NULL;
+    dlargs = NULL;
     mbl_free(map.key);
     mbl_free(map.val);
     mbl_free(map.dense);
@@ -438,6 +681,9 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     mbl_free(lastuse);
     mbl_free(reg);
     mbl_free(freel);
+    mbl_free(outl);
+    mbl_free(seen);
+    mbl_free(owner);
     mbl_status_clear(st);
     return t;
 oom:
@@ -449,6 +695,11 @@ oom:
     mbl_free(lastuse);
     mbl_free(reg);
     mbl_free(freel);
+    mbl_free(outl);
+    mbl_free(seen);
+    mbl_free(owner);
+    mbl_free(dlnd);
+    mbl_free(dlargs);
     mblx_tape_free(t);
     mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
     return NULL;
@@ -465,6 +716,8 @@ static inline double exec1(const tins *p, const double *x, const double *w, cons
     case TI_ADDC: return w[p->a] + p->c;
     case TI_MUL: return w[p->a] * w[p->b];
     case TI_MULC: return w[p->a] * p->c;
+    case TI_ADD2C: return w[p->a] + w[p->b] + p->c;
+    case TI_MUL2C: return w[p->a] * w[p->b] * p->c;
     case TI_SQR: return w[p->a] * w[p->a];
     case TI_CUBE: return w[p->a] * w[p->a] * w[p->a];
     case TI_RECIP: return 1.0 / w[p->a];
