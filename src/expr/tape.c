@@ -162,23 +162,49 @@ typedef struct dfs_frame {
  * plus its constant), so the tape can only shrink; only the order of the additions and
  * multiplications inside a sum or product changes (values agree to rounding). */
 
-typedef struct link_slot {
-    uint32_t a, b, id, op; /* id == XNONE: empty */
-} link_slot;
-
+/* Interned chain links: an open-addressing table of node ids + 1 (0: empty), keyed by the
+ * node's operation and its two operands, read from the compile arrays (4 bytes a slot: the table
+ * is written once, and fresh pages are what it costs). */
 typedef struct link_table {
-    link_slot *s;
-    size_t cap;
+    uint32_t *s;
+    size_t cap, n;
+    const mblx__node *nd;
+    const uint32_t *args;
 } link_table;
 
-static link_slot *link_find(link_table *T, uint32_t op, uint32_t a, uint32_t b)
+static size_t link_hash(const link_table *T, uint32_t op, uint32_t a, uint32_t b)
 {
     uint64_t h = ((uint64_t)a * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)b * 0xc2b2ae3d27d4eb4full) ^ op;
     h ^= h >> 29;
-    size_t i = (size_t)(h * 0xbf58476d1ce4e5b9ull >> 17) & (T->cap - 1);
-    while (T->s[i].id != XNONE && !(T->s[i].a == a && T->s[i].b == b && T->s[i].op == op))
-        i = (i + 1) & (T->cap - 1);
+    return (size_t)(h * 0xbf58476d1ce4e5b9ull >> 17) & (T->cap - 1);
+}
+
+/* Slot of the link (op, a, b): holding its id + 1, or 0 where it would go. */
+static uint32_t *link_find(const link_table *T, uint32_t op, uint32_t a, uint32_t b)
+{
+    size_t i = link_hash(T, op, a, b);
+    for (uint32_t e; (e = T->s[i]) != 0; i = (i + 1) & (T->cap - 1)) {
+        const mblx__node *x = &T->nd[e - 1];
+        if (x->op == op && T->args[x->aoff] == a && T->args[x->aoff + 1] == b) break;
+    }
     return &T->s[i];
+}
+
+/* Make room for one more link (the table at most half full); -1 when out of memory. */
+static int link_reserve(link_table *T)
+{
+    if (2 * (T->n + 1) <= T->cap) return 0;
+    link_table N = *T;
+    N.cap = T->cap * 2;
+    if (!(N.s = mbl_calloc(N.cap, sizeof *N.s))) return -1;
+    for (size_t i = 0; i < T->cap; i++)
+        if (T->s[i]) {
+            const mblx__node *x = &T->nd[T->s[i] - 1];
+            *link_find(&N, x->op, T->args[x->aoff], T->args[x->aoff + 1]) = T->s[i];
+        }
+    mbl_free(T->s);
+    *T = N;
+    return 0;
 }
 
 typedef struct opkey {
@@ -191,8 +217,8 @@ static int nary_local(const mblx__node *nd) { return (nd->op == MBLX_OP_ADD || n
 
 /* Post-order (operands first) of the local nodes reachable from outl[0..nout), into order[];
  * returns the count, or SIZE_MAX when out of memory. mark: nl bytes of scratch. */
-static size_t local_postorder(const mblx_tape *t, size_t nl, const uint32_t *outl, size_t nout,
-                              unsigned char *mark, uint32_t *order)
+static size_t local_postorder(const mblx__node *lnd, const uint32_t *largs, size_t nl, const uint32_t *outl,
+                              size_t nout, unsigned char *mark, uint32_t *order)
 {
     dfs_frame *stk = NULL;
     size_t sn = 0, scap = 0, no = 0;
@@ -209,9 +235,9 @@ static size_t local_postorder(const mblx_tape *t, size_t nl, const uint32_t *out
         stk[sn++] = (dfs_frame){outl[o], outl[o], 0};
         while (sn) {
             dfs_frame *f = &stk[sn - 1];
-            const mblx__node *nd = &t->lnd[f->l];
+            const mblx__node *nd = &lnd[f->l];
             if (f->next < nd->na) {
-                uint32_t c = t->largs[nd->aoff + f->next++];
+                uint32_t c = largs[nd->aoff + f->next++];
                 if (mark[c]) continue;
                 mark[c] = 1;
                 if (sn == scap) {
@@ -234,51 +260,59 @@ oom:
     return SIZE_MAX;
 }
 
-/* Rewrite the local sub-DAG's sums and products as interned chains (see above). *pnl, *pka: the
- * node and operand counts (grown); outl: the outputs' local nodes (replaced by their aliases);
- * owner[l] (allocated here, *pnl entries): the node of the original sub-DAG that node l computes
- * or is a link of (the one error messages show). Returns 0, or -1 when out of memory (the tape
- * is then to be freed). */
-static int share_chains(mblx_tape *t, size_t *pnl, size_t *pka, uint32_t *outl, size_t nout, uint32_t **powner)
+/* Rewrite the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) with its sums and products
+ * as interned chains (see above), into new compile arrays *pcl, *pca (*pnl nodes, *pka operands;
+ * NULL when there is nothing to share). outl: the outputs' local nodes (replaced by their
+ * aliases); *powner (allocated here, *pnl entries): the node of the original sub-DAG that a node
+ * computes or is a link of (the one error messages show). Returns 0, or -1 when out of memory. */
+static int share_chains(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t ka0, uint32_t *outl,
+                        size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner)
 {
-    size_t nl0 = *pnl, ka = *pka, extra = 0, kmax = 0;
+    size_t extra = 0, kmax = 0, nnary = 0;
+    *pcl = NULL;
+    *pca = NULL;
+    *pnl = nl0;
+    *pka = ka0;
     for (size_t l = 0; l < nl0; l++)
-        if (nary_local(&t->lnd[l])) {
-            extra += t->lnd[l].na - 1;
-            if (t->lnd[l].na > kmax) kmax = t->lnd[l].na;
+        if (nary_local(&lnd[l])) {
+            extra += lnd[l].na - 1;
+            nnary++;
+            if (lnd[l].na > kmax) kmax = lnd[l].na;
         }
     int rc = -1;
-    size_t nmax = nl0 + extra;
+    size_t nmax = nl0 + extra, nl = nl0, ka = ka0;
     uint32_t *owner = *powner = mbl_alloc_array(nmax ? nmax : 1, sizeof *owner);
     if (!owner) return -1;
     for (size_t l = 0; l < nmax; l++) owner[l] = (uint32_t)l;
     if (!extra) return 0;
+    /* compile arrays at their upper bounds (pages never written cost nothing) */
+    mblx__node *cl = mbl_alloc_array(nmax, sizeof *cl);
+    uint32_t *ca = mbl_alloc_array(ka0 + 2 * extra, sizeof *ca);
     uint32_t *freq = mbl_calloc(2 * nl0, sizeof *freq), *alias = mbl_alloc_array(nmax, sizeof *alias);
     uint32_t *order = mbl_alloc_array(nl0, sizeof *order);
     unsigned char *mark = mbl_alloc_array(nl0, 1);
     opkey *ops = mbl_alloc_array(kmax, sizeof *ops), *scratch = mbl_alloc_array(kmax, sizeof *scratch);
-    link_table T = {NULL, 64};
-    while (T.cap < 2 * extra + 2) T.cap *= 2;
-    T.s = mbl_alloc_array(T.cap, sizeof *T.s);
-    void *q1 = mbl_realloc_array(t->lnd, nmax, sizeof *t->lnd);
-    if (q1) t->lnd = q1;
-    void *q2 = q1 ? mbl_realloc_array(t->largs, ka + 2 * extra, sizeof *t->largs) : NULL;
-    if (q2) t->largs = q2;
-    if (!freq || !alias || !order || !mark || !ops || !scratch || !T.s || !q1 || !q2) goto out;
-    for (size_t i = 0; i < T.cap; i++) T.s[i].id = XNONE;
+    link_table T = {NULL, 64, 0, NULL, NULL};
+    while (T.cap < 4 * nnary) T.cap *= 2;
+    T.s = mbl_calloc(T.cap, sizeof *T.s);
+    if (!cl || !ca || !freq || !alias || !order || !mark || !ops || !scratch || !T.s) goto out;
+    T.nd = cl;
+    T.args = ca;
+    memcpy(cl, lnd, nl0 * sizeof *cl);
+    memcpy(ca, largs, ka0 * sizeof *ca);
     for (size_t l = 0; l < nmax; l++) alias[l] = (uint32_t)l;
     /* how many sums (slot 0) and products (slot 1) use each node */
     for (size_t l = 0; l < nl0; l++)
-        if (nary_local(&t->lnd[l])) {
-            size_t slot = t->lnd[l].op == MBLX_OP_MUL ? nl0 : 0;
-            for (uint32_t i = 0; i < t->lnd[l].na; i++) freq[slot + t->largs[t->lnd[l].aoff + i]]++;
+        if (nary_local(&cl[l])) {
+            size_t slot = cl[l].op == MBLX_OP_MUL ? nl0 : 0;
+            for (uint32_t i = 0; i < cl[l].na; i++) freq[slot + ca[cl[l].aoff + i]]++;
         }
-    size_t no = local_postorder(t, nl0, outl, nout, mark, order), nl = nl0;
+    size_t no = local_postorder(cl, ca, nl0, outl, nout, mark, order);
     if (no == SIZE_MAX) goto out;
     for (size_t p = 0; p < no; p++) {
         uint32_t l = order[p];
-        mblx__node *nd = &t->lnd[l];
-        uint32_t *a = t->largs + nd->aoff;
+        mblx__node *nd = &cl[l];
+        uint32_t *a = ca + nd->aoff;
         if (!nd->na) continue;
         for (uint32_t i = 0; i < nd->na; i++) a[i] = alias[a[i]]; /* operands come first */
         if (!nary_local(nd)) continue;
@@ -289,16 +323,16 @@ static int share_chains(mblx_tape *t, size_t *pnl, size_t *pka, uint32_t *outl, 
         int ident = nd->val == (op == MBLX_OP_ADD ? 0.0 : 1.0);
         uint32_t pre = ops[0].l;
         for (uint32_t i = 1; i < k; i++) {
-            link_slot *s = link_find(&T, op, pre, ops[i].l);
-            if (s->id != XNONE) {
-                pre = s->id;
+            uint32_t x = ops[i].l, *s = link_find(&T, op, pre, x);
+            if (*s) {
+                pre = *s - 1;
                 continue;
             }
             uint32_t id;
             if (i == k - 1) { /* the node itself is the last link (with its constant) */
                 id = l;
                 a[0] = pre;
-                a[1] = ops[i].l;
+                a[1] = x;
                 nd->na = 2;
                 if (!ident) { /* not the value of the link: not shared */
                     pre = l;
@@ -307,13 +341,13 @@ static int share_chains(mblx_tape *t, size_t *pnl, size_t *pka, uint32_t *outl, 
             } else {
                 id = (uint32_t)nl++;
                 owner[id] = l;
-                mblx__node *x = &t->lnd[id];
-                *x = (mblx__node){op == MBLX_OP_ADD ? 0.0 : 1.0, (uint32_t)ka, 2, 0, 0, (uint8_t)op};
-                t->largs[ka++] = pre;
-                t->largs[ka++] = ops[i].l;
-                nd = &t->lnd[l]; /* (same array: no reallocation here) */
+                cl[id] = (mblx__node){op == MBLX_OP_ADD ? 0.0 : 1.0, (uint32_t)ka, 2, 0, 0, (uint8_t)op};
+                ca[ka++] = pre;
+                ca[ka++] = x;
             }
-            *s = (link_slot){pre, ops[i].l, id, op};
+            if (link_reserve(&T)) goto out;
+            *link_find(&T, op, pre, x) = id + 1;
+            T.n++;
             pre = id;
         }
         if (pre == l) continue;
@@ -325,10 +359,16 @@ static int share_chains(mblx_tape *t, size_t *pnl, size_t *pka, uint32_t *outl, 
         }
     }
     for (size_t o = 0; o < nout; o++) outl[o] = alias[outl[o]];
+    *pcl = cl;
+    *pca = ca;
+    cl = NULL;
+    ca = NULL;
     *pnl = nl;
     *pka = ka;
     rc = 0;
 out:
+    mbl_free(cl);
+    mbl_free(ca);
     mbl_free(freq);
     mbl_free(alias);
     mbl_free(order);
@@ -496,13 +536,20 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
      * (a sum of 10^5 terms then needs O(1) registers) */
     if (!(outl = mbl_alloc_array(n ? n : 1, sizeof *outl))) goto oom;
     for (size_t o = 0; o < n; o++) outl[o] = *map_get(&map, outputs[o], 0);
-    /* the private copy keeps the sub-DAG as the graph has it (error messages print it) */
+    /* the private copy keeps the sub-DAG as the graph has it (error messages print it); the
+     * compiler works on the shared form */
     nl0 = nl;
-    if (!(dlnd = mbl_alloc_array(nl ? nl : 1, sizeof *dlnd)) || !(dlargs = mbl_alloc_array(ka ? ka : 1, sizeof *dlargs)))
-        goto oom;
-    if (nl) memcpy(dlnd, t->lnd, nl * sizeof *dlnd);
-    if (ka) memcpy(dlargs, t->largs, ka * sizeof *dlargs);
-    if (share_chains(t, &nl, &ka, outl, n, &owner)) goto oom;
+    {
+        mblx__node *cl;
+        uint32_t *ca;
+        if (share_chains(t->lnd, t->largs, nl0, ka, outl, n, &cl, &ca, &nl, &ka, &owner)) goto oom;
+        if (cl) {
+            dlnd = t->lnd;
+            dlargs = t->largs;
+            t->lnd = cl;
+            t->largs = ca;
+        }
+    }
     mbl_free(ev);
     mbl_free(stack);
     stack = NULL;
@@ -666,13 +713,15 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     t->nins = ni;
     t->nreg = nreg;
     for (size_t i = 0; i < ni; i++) t->ins_node[i] = owner[t->ins_node[i]];
-    mbl_free(t->lnd);
-    mbl_free(t->largs);
-    t->lnd = dlnd;
-    t->largs = dlargs;
+    if (dlnd) {
+        mbl_free(t->lnd);
+        mbl_free(t->largs);
+        t->lnd = dlnd;
+        t->largs = dlargs;
+        dlnd = NULL;
+        dlargs = NULL;
+    }
     t->nl = nl0;
-    dlnd = NULL;
-    dlargs = NULL;
     mbl_free(map.key);
     mbl_free(map.val);
     mbl_free(map.dense);
