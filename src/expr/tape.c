@@ -197,6 +197,7 @@ static int link_reserve(link_table *T)
     link_table N = *T;
     N.cap = T->cap * 2;
     if (!(N.s = mbl_calloc(N.cap, sizeof *N.s))) return -1;
+    mblx__hugepages(N.s, N.cap * sizeof *N.s);
     for (size_t i = 0; i < T->cap; i++)
         if (T->s[i]) {
             const mblx__node *x = &T->nd[T->s[i] - 1];
@@ -283,6 +284,7 @@ static int share_chains(const mblx__node *lnd, const uint32_t *largs, size_t nl0
     size_t nmax = nl0 + extra, nl = nl0, ka = ka0;
     uint32_t *owner = *powner = mbl_alloc_array(nmax ? nmax : 1, sizeof *owner);
     if (!owner) return -1;
+    mblx__hugepages(owner, nmax * sizeof *owner);
     for (size_t l = 0; l < nmax; l++) owner[l] = (uint32_t)l;
     if (!extra) return 0;
     /* compile arrays at their upper bounds (pages never written cost nothing) */
@@ -296,6 +298,12 @@ static int share_chains(const mblx__node *lnd, const uint32_t *largs, size_t nl0
     while (T.cap < 4 * nnary) T.cap *= 2;
     T.s = mbl_calloc(T.cap, sizeof *T.s);
     if (!cl || !ca || !freq || !alias || !order || !mark || !ops || !scratch || !T.s) goto out;
+    mblx__hugepages(cl, nmax * sizeof *cl);
+    mblx__hugepages(ca, (ka0 + 2 * extra) * sizeof *ca);
+    mblx__hugepages(alias, nmax * sizeof *alias);
+    mblx__hugepages(order, nl0 * sizeof *order);
+    mblx__hugepages(freq, 2 * nl0 * sizeof *freq);
+    mblx__hugepages(T.s, T.cap * sizeof *T.s);
     T.nd = cl;
     T.args = ca;
     memcpy(cl, lnd, nl0 * sizeof *cl);
@@ -557,6 +565,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     nev = 0;
     evcap = nl + ka;
     if (!(ev = mbl_alloc_array(evcap ? evcap : 1, sizeof *ev)) || !(seen = mbl_calloc(nl ? nl : 1, 1))) goto oom;
+    mblx__hugepages(ev, evcap * sizeof *ev);
     ninsmax = 0;
     for (size_t l = 0; l < nl; l++)
         ninsmax += (t->lnd[l].op == MBLX_OP_ADD || t->lnd[l].op == MBLX_OP_MUL) ? t->lnd[l].na + 1 : 1;
