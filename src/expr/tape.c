@@ -326,7 +326,11 @@ static int share_chains(const mblx__node *lnd, const uint32_t *largs, size_t nl0
         if (!nary_local(nd)) continue;
         uint32_t op = nd->op, k = nd->na;
         size_t slot = op == MBLX_OP_MUL ? nl0 : 0;
-        for (uint32_t i = 0; i < k; i++) ops[i] = (opkey){a[i] < nl0 ? freq[slot + a[i]] : 0, a[i]};
+        /* products: most used factors first; sums keep their order (the graph's), so that they
+         * are added exactly as before (cancellation in long sums depends on the order; the
+         * rounding of a product does not, beyond a few units in the last place) */
+        for (uint32_t i = 0; i < k; i++)
+            ops[i] = (opkey){op == MBLX_OP_MUL && a[i] < nl0 ? freq[slot + a[i]] : 0, a[i]};
         if (sort_opkeys(ops, k, scratch)) goto out;
         int ident = nd->val == (op == MBLX_OP_ADD ? 0.0 : 1.0);
         uint32_t pre = ops[0].l;
