@@ -2,8 +2,9 @@
 # (libyaml, LAPACKE, OpenBLAS, ARPACK-ng, SuiteSparse, libgfortran, libquadmath, libstdc++,
 # libgomp) and without position-independent code: a small model's whole process loaded 23 shared
 # libraries and applied 12,000 relocations before main (about 11 ms of 19-33 ms). Only glibc
-# (libc, libm), libmetis (no static archive in Debian; CHOLMOD needs it) and libxml2 (URDF import;
-# its archive would pull ICU, lzma and zlib in) stay shared.
+# (libc, libm) and libmetis (no static archive in Debian; CHOLMOD needs it) stay shared. libxml2
+# (URDF import; its archive would pull ICU, lzma and zlib in) is not linked: cli/xml_lazy.c loads
+# it with dlopen when a URDF file is read.
 # Licence: the static tool contains the LGPL-2.1+ SuiteSparse parts (KLU, AMD, COLAMD, BTF),
 # BSD LAPACK/OpenBLAS/ARPACK-ng, MIT libyaml and, with MBLIN_WITH_GPL, the GPL-2.0+ CHOLMOD
 # modules and SPQR: a tool built with MBLIN_WITH_GPL=ON is distributed under the GPL (as it was
@@ -59,8 +60,12 @@ if(MBLIN_STATIC_CLI AND NOT MBLIN_SANITIZE)
   endif()
   if(_ok AND MBLIN_A_openblas)
     set(MBLIN_CLI_STATIC ON)
+    # libxml2 is not linked: cli/xml_lazy.c loads it with dlopen at the first URDF read, so
+    # that every other run skips loading it and ICU, libstdc++, zlib and lzma with it
+    target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli/xml_lazy.c)
+    target_include_directories(mblin_cli PRIVATE ${LIBXML2_INCLUDE_DIRS})
     set(MBLIN_CLI_LINK $<TARGET_FILE:mblin_static> ${_archives} ${MBLIN_A_openblas} ${_gf} ${_qm} ${_sx} ${_gomp}
-      ${MBLIN_SO_metis} ${MBLIN_SO_xml2} ${MATH_LIB} Threads::Threads ${CMAKE_DL_LIBS})
+      ${MBLIN_SO_metis} ${MATH_LIB} Threads::Threads ${CMAKE_DL_LIBS})
     message(STATUS "mblin: command-line tool linked statically (MBLIN_STATIC_CLI)")
   else()
     message(STATUS "mblin: static archives missing, command-line tool linked dynamically")

@@ -3,10 +3,14 @@
 created by its load-time constructor before main capped the count, and spun. `mblin --version`
 (no work of its own, no thread of its own) must create no thread unless the user asks for BLAS
 threads; with OPENBLAS_NUM_THREADS=2 OpenBLAS's worker must appear (the check sees threads).
+libxml2 (and ICU, libstdc++, zlib, lzma with it) is loaded only when a URDF file is read
+(cli/xml_lazy.c): not by `mblin --version` nor a YAML model, but by a URDF model, whose result
+(and its XML error message) must be what libxml2 gives.
 Needs strace. usage: startup_test.py MBLIN"""
 import os
 import subprocess
 import sys
+import tempfile
 
 
 def clones(mblin, env):
@@ -15,6 +19,14 @@ def clones(mblin, env):
     if p.returncode != 0:
         raise SystemExit("strace failed: %s" % p.stderr)
     return sum(1 for l in p.stderr.splitlines() if "clone" in l and "CLONE_THREAD" in l)
+
+
+def opened(mblin, args, env):
+    """Shared objects the run opened, and its exit status and output."""
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", mblin] + args, env=env,
+                       capture_output=True, text=True, timeout=120)
+    libs = [l for l in p.stderr.splitlines() if "openat" in l and ".so" in l and "ENOENT" not in l]
+    return libs, p.returncode, p.stdout, p.stderr
 
 
 def main():
@@ -28,6 +40,25 @@ def main():
     n2 = clones(mblin, dict(env, OPENBLAS_NUM_THREADS="2"))
     if n2 < 1:
         print("FAIL: with OPENBLAS_NUM_THREADS=2 no worker thread was seen (%d)" % n2)
+        ok = False
+    for args in (["--version"], ["linearize", "examples/slider_pendulum.yaml"]):
+        libs, rc, _, _ = opened(mblin, args, env)
+        xml = [l for l in libs if "libxml2" in l or "libicu" in l or "libstdc++" in l]
+        if rc != 0 or xml:
+            print("FAIL: mblin %s (status %d) loaded %s" % (" ".join(args), rc, xml))
+            ok = False
+    libs, rc, out, _ = opened(mblin, ["linearize", "examples/urdf/two_link_arm.urdf"], env)
+    if rc != 0 or not any("libxml2" in l for l in libs) or "Eigenvalues" not in out:
+        print("FAIL: the URDF model (status %d) did not load libxml2 or gave no eigenvalues" % rc)
+        ok = False
+    with tempfile.NamedTemporaryFile("w", suffix=".urdf", delete=False) as f:
+        f.write('<robot name="r"><link name="a"></robot>')
+    try:
+        p = subprocess.run([mblin, "linearize", f.name], env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        os.unlink(f.name)
+    if p.returncode == 0 or "not well-formed XML: Premature end of data" not in p.stderr:
+        print("FAIL: bad XML: status %d, %r" % (p.returncode, p.stderr))
         ok = False
     print("startup: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1

@@ -1,5 +1,8 @@
-/* Compiled tapes: values, common subexpressions computed once, register reuse, domain errors
+/* Compiled tapes: values, common subexpressions computed once (also common parts of flat sums
+ * and products), register reuse, domain errors
  * with messages, independence from the graph, long sums and deep chains. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mblin/expr.h"
@@ -96,6 +99,106 @@ TEST(common_subexpressions_once)
     mblx_id e = P("x*y + sin(x)");
     t = mblx_compile(G, 1, &e, &st);
     CHECK_EQ_INT(mblx_tape_ninstr(t), 5);
+    mblx_tape_free(t);
+}
+
+static size_t ninstr_of(size_t n, const char *const *texts)
+{
+    mblx_id out[8];
+    for (size_t i = 0; i < n; i++) out[i] = P(texts[i]);
+    mbl_status st;
+    mblx_tape *t = mblx_compile(G, n, out, &st);
+    size_t k = t ? mblx_tape_ninstr(t) : 0;
+    mblx_tape_free(t);
+    return k;
+}
+
+/* Rotation R = Rz(a) Rx(b) Ry(c) (yaw, lean, pitch) at angles q, column-major. */
+static void rot_zxy(const double *q, double *R)
+{
+    double ca = cos(q[0]), sa = sin(q[0]), cb = cos(q[1]), sb = sin(q[1]), cc = cos(q[2]), sc = sin(q[2]);
+    double Rz[9] = {ca, sa, 0, -sa, ca, 0, 0, 0, 1}, Rx[9] = {1, 0, 0, 0, cb, sb, 0, -sb, cb};
+    double Ry[9] = {cc, 0, -sc, 0, 1, 0, sc, 0, cc}, T[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            T[i + 3 * j] = 0;
+            for (int k = 0; k < 3; k++) T[i + 3 * j] += Rz[i + 3 * k] * Rx[k + 3 * j];
+        }
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            R[i + 3 * j] = 0;
+            for (int k = 0; k < 3; k++) R[i + 3 * j] += T[i + 3 * k] * Ry[k + 3 * j];
+        }
+}
+
+TEST(shared_sums_and_products)
+{
+    /* the graph keeps sums and products flat; the compiler shares their common parts */
+    static const char *const p2[] = {"a*b*c", "a*b*d"}; /* LDS a b c d, a*b, *c, *d */
+    CHECK_EQ_INT(ninstr_of(2, p2), 7);                  /* was 8 */
+    static const char *const p3[] = {"a*b", "a*b*c"};   /* LDS a b c, a*b, *c */
+    CHECK_EQ_INT(ninstr_of(2, p3), 5);                  /* was 6 */
+    static const char *const s2[] = {"a + b + c", "a + b + d"};
+    CHECK_EQ_INT(ninstr_of(2, s2), 7); /* was 8 */
+    static const char *const c1[] = {"2*a*b"};          /* the coefficient fused: a*b*2 */
+    CHECK_EQ_INT(ninstr_of(1, c1), 3);                  /* was 4 */
+    static const char *const c2[] = {"a + b + 1", "a - b"};
+    CHECK_EQ_INT(ninstr_of(2, c2), 5); /* LDS a b, a+b+1, -1*b, a + (-b); was 6 */
+    /* values through shared chains, with constants */
+    static const char *const v6[] = {"2*a*b*c", "-a*b*d", "a*b*c*d + 3", "a + b + c + 1", "a + b - d", "a*b"};
+    mblx_id out[6];
+    for (int i = 0; i < 6; i++) out[i] = P(v6[i]);
+    mbl_status st;
+    mblx_tape *t = mblx_compile(G, 6, out, &st);
+    double a = 0.3, b = -1.7, c = 2.5, d = 0.9, v[6], w[64];
+    long ia = mblx_symbol_index(G, P("a")), ib = mblx_symbol_index(G, P("b")), ic = mblx_symbol_index(G, P("c")),
+         id = mblx_symbol_index(G, P("d"));
+    double sv[16] = {0};
+    sv[ia] = a, sv[ib] = b, sv[ic] = c, sv[id] = d;
+    CHECK(mblx_tape_work_size(t) <= 64);
+    CHECK_EQ_INT(mblx_tape_eval(t, sv, v, w, &st), 0);
+    double want[6] = {2 * a * b * c, -a * b * d, a * b * c * d + 3, a + b + c + 1, a + b - d, a * b};
+    for (int i = 0; i < 6; i++) CHECK_REL(v[i], want[i], 1e-15);
+    mblx_tape_free(t);
+
+    /* a rotation product of a spatial model and its Jacobian with respect to its three angles:
+     * values against central differences of the matrix product, instructions bounded */
+    mblx_id q[3] = {P("qa"), P("qb"), P("qc")}, R[9], J[27];
+    mblx_id ca = mblx_cos(G, q[0]), sa = mblx_sin(G, q[0]), cb = mblx_cos(G, q[1]), sb = mblx_sin(G, q[1]);
+    mblx_id cc = mblx_cos(G, q[2]), sc = mblx_sin(G, q[2]), z = mblx_const(G, 0), o = mblx_const(G, 1);
+    mblx_id Rz[9] = {ca, sa, z, mblx_neg(G, sa), ca, z, z, z, o}, Rx[9] = {o, z, z, z, cb, sb, z, mblx_neg(G, sb), cb};
+    mblx_id Ry[9] = {cc, z, mblx_neg(G, sc), z, o, z, sc, z, cc}, T[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            mblx_id f[3];
+            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, Rz[i + 3 * k], Rx[k + 3 * j]);
+            T[i + 3 * j] = mblx_sum(G, 3, f);
+        }
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            mblx_id f[3];
+            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, T[i + 3 * k], Ry[k + 3 * j]);
+            R[i + 3 * j] = mblx_sum(G, 3, f);
+        }
+    for (int e = 0; e < 9; e++)
+        for (int k = 0; k < 3; k++) J[3 * e + k] = mblx_diff(G, R[e], q[k]);
+    t = mblx_compile(G, 27, J, &st);
+    CHECK(t != NULL);
+    if (!t) return;
+    size_t nj = mblx_tape_ninstr(t);
+    CHECK_MSG(nj <= 43, "rotation Jacobian tape: %zu instructions", nj); /* 64 without sharing */
+    double qv[3] = {0.4, -0.25, 0.8}, jv[27], *wk = malloc(mblx_tape_work_size(t) * sizeof *wk);
+    double svq[32] = {0};
+    for (int k = 0; k < 3; k++) svq[mblx_symbol_index(G, q[k])] = qv[k];
+    CHECK_EQ_INT(mblx_tape_eval(t, svq, jv, wk, &st), 0);
+    for (int k = 0; k < 3; k++) {
+        double qp[3] = {qv[0], qv[1], qv[2]}, qm[3] = {qv[0], qv[1], qv[2]}, Rp[9], Rm[9], h = 1e-6;
+        qp[k] += h, qm[k] -= h;
+        rot_zxy(qp, Rp);
+        rot_zxy(qm, Rm);
+        for (int e = 0; e < 9; e++) CHECK_CLOSE(jv[3 * e + k], (Rp[e] - Rm[e]) / (2 * h), 1e-9);
+    }
+    free(wk);
     mblx_tape_free(t);
 }
 
@@ -208,6 +311,7 @@ int main(void)
     Y = mblx_symbol(G, "y");
     RUN(values);
     RUN(common_subexpressions_once);
+    RUN(shared_sums_and_products);
     RUN(domain_errors);
     RUN(long_sum_and_deep_chain);
     mblx_graph_free(G);

@@ -1,0 +1,143 @@
+/* The Whipple bicycle written as a nonlinear model (examples/whipple_bicycle_nonlinear.yaml: four
+ * spatial rigid bodies, knife-edge wheels rolling without slip; 8 coordinates, 1 holonomic and 4
+ * non-holonomic constraints), linearized at upright straight running: its lean and steer
+ * eigenvalues must be the published ones of Meijaard, Papadopoulos, Ruina, Schwab (2007), Table 2,
+ * at v = 0, 1, ..., 10 m/s (an independent route: the paper's linear equations were derived by
+ * hand and checked by two other programs there), and the other six eigenvalues (x, y, yaw, wheel
+ * angles, speed) are zero. Also against the linear benchmark model of the same paper
+ * (examples/whipple_bicycle.yaml) with a changed parameter (trail), through every exact method
+ * that takes non-holonomic constraints. */
+#include <complex.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mblin/mblin.h"
+#include "test.h"
+
+/* Table 2 of Meijaard et al. (2007), v = 0..10 m/s: capsize, weave (re +- i im; at v = 0 two real
+ * ones), castering. */
+static const double cap[11] = {-3.13164324790656, -3.13423125066578, -3.07158645641514, -2.63366137253667,
+                               -1.42944427361326, -0.32286642900409, -0.00406690076970, 0.10268170574766,
+                               0.14327879765713,  0.15790184030917,  0.16105338653172};
+static const double weave_re[11] = {NAN, 3.52696170990070, 2.68234517512745, 1.70675605663975,
+                                    0.41325331521125, -0.77534188219585, -1.52644486584142,
+                                    -2.13875644258362, -2.69348683581097, -3.21675402252485,
+                                    -3.72016840437287};
+static const double weave_im[11] = {NAN, 0.80774027519930, 1.68066296590675, 2.31582447384325,
+                                    3.07910818603206, 4.46486771378823, 5.87673060598709,
+                                    7.19525913329805, 8.46037971396931, 9.69377351531791,
+                                    10.90681139476287};
+static const double cast[11] = {-5.53094371765393,  -7.11008014637442,  -8.67387984831735,  -10.35101467245920,
+                                -12.15861426576450, -14.07838969279820, -16.08537123098030, -18.15788466125262,
+                                -20.27940894394569, -22.43788559040858, -24.62459635017404};
+/* v = 0: the two real weave eigenvalues */
+static const double weave0[2] = {3.13164324790656, 5.53094371765393};
+
+enum { NX = 10, NMAX = 64 };
+
+/* Eigenvalues of a model file at the settings, by a method (NULL: default), those the method
+ * flags spurious left out; returns the count (at most NMAX kept), -1 on failure. */
+static int eigenvalues(const char *path, const mbl_setting *sets, int nsets, const char *method,
+                       double complex *ev)
+{
+    mbl_status st;
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *modes = NULL;
+    mbl_lin_options lo;
+    mbl_lin_options_default(&lo);
+    if (method) lo.method = method;
+    int rc = mbl_model_load_file(path, sets, nsets, &md, &st);
+    if (!rc) rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc) rc = mbl_linearize(md, pt, &lo, &lin, &st);
+    if (!rc) rc = mbl_modal(lin, NULL, &modes, &st);
+    int n = -1;
+    if (rc) {
+        fprintf(stderr, "%s (%s): %s\n", path, method ? method : "default", st.msg);
+    } else {
+        n = 0;
+        for (int i = 0; i < modes->nx && n < NMAX; i++)
+            if (!modes->modes[i].spurious) ev[n++] = modes->modes[i].re + I * modes->modes[i].im;
+    }
+    mbl_modes_free(modes);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    return n;
+}
+
+/* Each of want[0..nw) matched by a distinct eigenvalue of ev[0..n) within tol*max(1, |want|);
+ * the unmatched ones are at most zero_tol in modulus. Returns the largest relative distance. */
+static double match(const double complex *ev, int n, const double complex *want, int nw, double tol,
+                    double zero_tol)
+{
+    int used[NMAX] = {0};
+    double worst = 0;
+    for (int k = 0; k < nw; k++) {
+        int best = -1;
+        double bd = INFINITY;
+        for (int i = 0; i < n; i++)
+            if (!used[i] && cabs(ev[i] - want[k]) < bd) bd = cabs(ev[i] - want[k]), best = i;
+        double rel = bd / fmax(1.0, cabs(want[k]));
+        CHECK_MSG(best >= 0 && rel <= tol, "eigenvalue %.14g%+.14gi: nearest off by %.3g", creal(want[k]),
+                  cimag(want[k]), rel);
+        if (best >= 0) used[best] = 1;
+        if (rel > worst) worst = rel;
+    }
+    for (int i = 0; i < n; i++)
+        if (!used[i]) CHECK_MSG(cabs(ev[i]) <= zero_tol, "extra eigenvalue %.6g%+.6gi", creal(ev[i]), cimag(ev[i]));
+    return worst;
+}
+
+TEST(table2_v0_to_10)
+{
+    double worst = 0;
+    for (int k = 0; k <= 10; k++) {
+        mbl_setting s = {"v", (double)k};
+        double complex ev[NMAX], want[4];
+        int n = eigenvalues("examples/whipple_bicycle_nonlinear.yaml", &s, 1, NULL, ev);
+        CHECK_EQ_INT(n, NX);
+        if (n != NX) continue;
+        want[0] = cap[k];
+        want[3] = cast[k];
+        if (k == 0) {
+            want[1] = weave0[0];
+            want[2] = weave0[1];
+        } else {
+            want[1] = weave_re[k] + I * weave_im[k];
+            want[2] = weave_re[k] - I * weave_im[k];
+        }
+        double w = match(ev, n, want, 4, 1e-9, 1e-7);
+        if (w > worst) worst = w;
+    }
+    printf("  Table 2, v = 0..10: largest relative difference %.2g\n", worst);
+}
+
+TEST(linear_benchmark_and_methods)
+{
+    /* a changed trail (c = 0.12) at v = 3: the published linear equations (examples/
+     * whipple_bicycle.yaml, the paper's Appendix A formulas) against the nonlinear model, by
+     * each exact method that takes non-holonomic constraints */
+    mbl_setting s[2] = {{"v", 3.0}, {"c", 0.12}};
+    double complex lin[NMAX], ev[NMAX];
+    int nl = eigenvalues("examples/whipple_bicycle.yaml", s, 2, NULL, lin);
+    CHECK_EQ_INT(nl, 4);
+    if (nl != 4) return;
+    static const char *const methods[] = {NULL, "partition", "nullspace", "descriptor"};
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+        int n = eigenvalues("examples/whipple_bicycle_nonlinear.yaml", s, 2, methods[m], ev);
+        CHECK_MSG(n >= 4, "%s: %d eigenvalues", methods[m] ? methods[m] : "default", n);
+        if (n < 4) continue;
+        double w = match(ev, n, lin, 4, 1e-9, 1e-6);
+        printf("  %s: largest relative difference to the linear model %.2g\n", methods[m] ? methods[m] : "augmented", w);
+    }
+}
+
+int main(void)
+{
+    RUN(table2_v0_to_10);
+    RUN(linear_benchmark_and_methods);
+    return test_summary("bicycle");
+}
