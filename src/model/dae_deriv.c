@@ -60,8 +60,12 @@ const mbl_model *mbl_dae_deriv_model(const mbl_dae_deriv *d)
 void mbl_dae_deriv_layout(const mbl_dae_deriv *d, mbl_dae_layout *lay)
 {
     memset(lay, 0, sizeof *lay);
-    if (!d) return;
-    const mbl_model *md = d->md;
+    if (d) mbl_dae_layout_fill(d->md, d->row0, d->col0, lay);
+}
+
+void mbl_dae_layout_fill(const mbl_model *md, const int *row0, const int *col0, mbl_dae_layout *lay)
+{
+    memset(lay, 0, sizeof *lay);
     lay->n = md->n;
     lay->m = md->m;
     lay->k = md->k;
@@ -69,8 +73,8 @@ void mbl_dae_deriv_layout(const mbl_dae_deriv *d, mbl_dae_layout *lay)
     lay->np = md->np;
     lay->nF = md->nF;
     lay->nunk = md->nunk;
-    memcpy(lay->row0, d->row0, sizeof lay->row0);
-    memcpy(lay->col0, d->col0, sizeof lay->col0);
+    memcpy(lay->row0, row0, sizeof lay->row0);
+    memcpy(lay->col0, col0, sizeof lay->col0);
     lay->jnz = md->jac.nz;
     lay->jrow = md->jac.row;
     lay->jcol = md->jac.col;

@@ -103,20 +103,7 @@ done:
 void mbl_dae_eval_layout(const mbl_dae_eval *e, mbl_dae_layout *lay)
 {
     memset(lay, 0, sizeof *lay);
-    if (!e) return;
-    const mbl_model *md = e->md;
-    lay->n = md->n;
-    lay->m = md->m;
-    lay->k = md->k;
-    lay->nr = md->nr;
-    lay->np = md->np;
-    lay->nF = md->nF;
-    lay->nunk = md->nunk;
-    memcpy(lay->row0, e->row0, sizeof lay->row0);
-    memcpy(lay->col0, e->col0, sizeof lay->col0);
-    lay->jnz = md->jac.nz;
-    lay->jrow = md->jac.row;
-    lay->jcol = md->jac.col;
+    if (e) mbl_dae_layout_fill(e->md, e->row0, e->col0, lay);
 }
 
 const mbl_model *mbl_dae_eval_model(const mbl_dae_eval *e)

@@ -139,6 +139,12 @@ void mbl_model_graph_lock(int lock);
 /* Column offset of a block in the unknown layout. */
 int mbl_model_blk0(const mbl_model *md, int blk);
 
+/* The public layout of the unknowns and rows (include/mblin/sensitivity.h) from the model and the
+ * row and column offsets (row0: MBL_DAE_NROWG + 1, col0: MBL_DAE_NBLK + 1), for the derivative
+ * and evaluation workspaces (dae_deriv.c, dae_eval.c). */
+struct mbl_dae_layout;
+void mbl_dae_layout_fill(const mbl_model *md, const int *row0, const int *col0, struct mbl_dae_layout *lay);
+
 /* Fill the symbol-value vector for a point (params, t, q, v, a, lambda, mu, r). */
 void mbl_model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,
                          const double *lam, const double *mu, const double *r, double *syms);
