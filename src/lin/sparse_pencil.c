@@ -279,7 +279,7 @@ done:
  * 2-norm). Returns 1 when done, 0 when the first-order path must be used (ARPACK could not
  * converge, the shift is an eigenvalue), negative on memory failure. */
 static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbla_csc *B, double nK, double nM,
-                        double shift, int k, mbl_linear *lin, int *nunconv, mbl_status *st)
+                        double shift, int k, mbl_linear *lin, int *nunconv, int *first_unconv, mbl_status *st)
 {
     int n = P->n, m = P->m, na = n + m, kw = (k + 1) / 2;
     int ncv = 2 * kw + 1 > 20 ? 2 * kw + 1 : 20;
@@ -323,7 +323,7 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
                 if (re != 0 && fabs(-re - shift) < fabs(re - shift)) sg = -sg;
                 lin->eig_re[j] = sg * re, lin->eig_im[j] = sg * im;
                 lin->eig_berr[j] = be[t];
-                if (!cv[t]) ++*nunconv;
+                if (!cv[t] && !(*nunconv)++) *first_unconv = j;
                 for (int c = 0; c < n; c++) {
                     lin->eig_vre[c + (size_t)j * n] = nx > 0 ? x[c] / nx : 0;
                     lin->eig_vim[c + (size_t)j * n] = 0;
@@ -394,8 +394,8 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
      * factor, full accuracy, no refinement); the index-3 first-order pencil otherwise */
     mbla_csc *Ks = NULL, *Bs = NULL;
     double nKs = 0, nMs = 0, asym = NAN;
-    int sym = sym_pencil(&P, &Ks, &Bs, &nKs, &nMs, &asym, st), nunconv = 0;
-    if (sym > 0) sym = sym_spectrum(&P, Ks, Bs, nKs, nMs, opt->shift, k, lin, &nunconv, st);
+    int sym = sym_pencil(&P, &Ks, &Bs, &nKs, &nMs, &asym, st), nunconv = 0, first_unconv = 0;
+    if (sym > 0) sym = sym_spectrum(&P, Ks, Bs, nKs, nMs, opt->shift, k, lin, &nunconv, &first_unconv, st);
     mbla_csc_free(Ks), mbla_csc_free(Bs);
     if (sym < 0) {
         rc = sym;
@@ -446,7 +446,9 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
     if (nunconv > 0) {
         size_t len = strlen(lin->notes);
         snprintf(lin->notes + len, sizeof lin->notes - len,
-                 "; WARNING: the refinement of %d of the %d eigenvalues did not converge (inaccurate)", nunconv, k);
+                 "; WARNING: the refinement of %d of the %d eigenvalues did not converge (inaccurate; the first is "
+                 "eigenvalue %d, %.6g%+.6gi)",
+                 nunconv, k, first_unconv + 1, lin->eig_re[first_unconv], lin->eig_im[first_unconv]);
     }
     *linp = lin;
     lin = NULL;
