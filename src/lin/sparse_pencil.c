@@ -443,12 +443,17 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
              nphys,
              lin->A ? "A..D and M, C, K from augmented"
                     : "A, B, C, D, M, C, K, q_S, v_W and the state names not formed (partial spectrum of a large model)");
-    if (nunconv > 0) {
-        size_t len = strlen(lin->notes);
-        snprintf(lin->notes + len, sizeof lin->notes - len,
-                 "; WARNING: the refinement of %d of the %d eigenvalues did not converge (inaccurate; the first is "
-                 "eigenvalue %d, %.6g%+.6gi)",
+    if (nunconv > 0) { /* first, so that the notes' length limit never cuts it off */
+        char head[192];
+        snprintf(head, sizeof head,
+                 "WARNING: the refinement of %d of the %d eigenvalues did not converge (inaccurate; the first is "
+                 "eigenvalue %d, %.6g%+.6gi); ",
                  nunconv, k, first_unconv + 1, lin->eig_re[first_unconv], lin->eig_im[first_unconv]);
+        size_t lh = strlen(head), cap = sizeof lin->notes, lr = strlen(lin->notes);
+        if (lr > cap - 1 - lh) lr = cap - 1 - lh;
+        memmove(lin->notes + lh, lin->notes, lr);
+        lin->notes[lh + lr] = 0;
+        memcpy(lin->notes, head, lh);
     }
     *linp = lin;
     lin = NULL;
