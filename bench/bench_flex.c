@@ -138,6 +138,8 @@ int main(int argc, char **argv)
            np, md->n, t1 - t0, t2 - t1, t3 - t2, t3 - t0, ru.ru_maxrss / 1024.0, lin->method,
            lin->eig_partial ? " (partial)" : "", w[0], w[1], w[2], w[3]);
     mbl_modes_free(modes);
+    const char *warn = strstr(lin->notes, "WARNING");
+    if (warn) printf("note: %s\n", warn);
     mbl_linear_free(lin);
     mbl_point_free(pt);
     mbl_model_free(md);

@@ -279,7 +279,7 @@ done:
  * 2-norm). Returns 1 when done, 0 when the first-order path must be used (ARPACK could not
  * converge, the shift is an eigenvalue), negative on memory failure. */
 static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbla_csc *B, double nK, double nM,
-                        double shift, int k, mbl_linear *lin, mbl_status *st)
+                        double shift, int k, mbl_linear *lin, int *nunconv, int *first_unconv, mbl_status *st)
 {
     int n = P->n, m = P->m, na = n + m, kw = (k + 1) / 2;
     int ncv = 2 * kw + 1 > 20 ? 2 * kw + 1 : 20;
@@ -291,8 +291,10 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
     double *w = mbl_alloc_array((size_t)kw + 1, sizeof *w), *V = mbl_alloc_array((size_t)na * kw + 1, sizeof *V);
     double *wi = mbl_calloc((size_t)kw + 1, sizeof *wi), *Vi = mbl_calloc((size_t)na * kw + 1, sizeof *Vi);
     double *be = mbl_alloc_array((size_t)kw + 1, sizeof *be);
-    if (!w || !V || !wi || !Vi || !be) {
-        mbl_free(w), mbl_free(V), mbl_free(wi), mbl_free(Vi), mbl_free(be);
+    int *cv = mbl_calloc((size_t)kw + 1, sizeof *cv);
+    *nunconv = 0;
+    if (!w || !V || !wi || !Vi || !be || !cv) {
+        mbl_free(w), mbl_free(V), mbl_free(wi), mbl_free(Vi), mbl_free(be), mbl_free(cv);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     mbl_status st2;
@@ -301,7 +303,7 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
      * eps ||K_aug|| / w^2 (flexible pendulum n_p = 1000: 5e-6 relative on w_3): Newton's method with
      * the residual in doubled precision (mbla_eigs_refine) on the symmetric pencil of order n + m
      * takes each to the accuracy of the stored data */
-    if (!rc) rc = mbla_eigs_refine(K, B, kw, w, wi, V, Vi, na, 0, be, NULL, &st2);
+    if (!rc) rc = mbla_eigs_refine_sym(K, B, kw, w, V, na, 0, be, NULL, cv, &st2);
     if (rc == MBL_ENOMEM) {
         *st = st2;
     } else if (rc) {
@@ -321,6 +323,7 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
                 if (re != 0 && fabs(-re - shift) < fabs(re - shift)) sg = -sg;
                 lin->eig_re[j] = sg * re, lin->eig_im[j] = sg * im;
                 lin->eig_berr[j] = be[t];
+                if (!cv[t] && !(*nunconv)++) *first_unconv = j;
                 for (int c = 0; c < n; c++) {
                     lin->eig_vre[c + (size_t)j * n] = nx > 0 ? x[c] / nx : 0;
                     lin->eig_vim[c + (size_t)j * n] = 0;
@@ -329,7 +332,7 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
         }
         rc = 1;
     }
-    mbl_free(w), mbl_free(V), mbl_free(wi), mbl_free(Vi), mbl_free(be);
+    mbl_free(w), mbl_free(V), mbl_free(wi), mbl_free(Vi), mbl_free(be), mbl_free(cv);
     return rc;
 }
 
@@ -391,8 +394,8 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
      * factor, full accuracy, no refinement); the index-3 first-order pencil otherwise */
     mbla_csc *Ks = NULL, *Bs = NULL;
     double nKs = 0, nMs = 0, asym = NAN;
-    int sym = sym_pencil(&P, &Ks, &Bs, &nKs, &nMs, &asym, st);
-    if (sym > 0) sym = sym_spectrum(&P, Ks, Bs, nKs, nMs, opt->shift, k, lin, st);
+    int sym = sym_pencil(&P, &Ks, &Bs, &nKs, &nMs, &asym, st), nunconv = 0, first_unconv = 0;
+    if (sym > 0) sym = sym_spectrum(&P, Ks, Bs, nKs, nMs, opt->shift, k, lin, &nunconv, &first_unconv, st);
     mbla_csc_free(Ks), mbla_csc_free(Bs);
     if (sym < 0) {
         rc = sym;
@@ -440,6 +443,18 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
              nphys,
              lin->A ? "A..D and M, C, K from augmented"
                     : "A, B, C, D, M, C, K, q_S, v_W and the state names not formed (partial spectrum of a large model)");
+    if (nunconv > 0) { /* first, so that the notes' length limit never cuts it off */
+        char head[192];
+        snprintf(head, sizeof head,
+                 "WARNING: the refinement of %d of the %d eigenvalues did not converge (inaccurate; the first is "
+                 "eigenvalue %d, %.6g%+.6gi); ",
+                 nunconv, k, first_unconv + 1, lin->eig_re[first_unconv], lin->eig_im[first_unconv]);
+        size_t lh = strlen(head), cap = sizeof lin->notes, lr = strlen(lin->notes);
+        if (lr > cap - 1 - lh) lr = cap - 1 - lh;
+        memmove(lin->notes + lh, lin->notes, lr);
+        lin->notes[lh + lr] = 0;
+        memcpy(lin->notes, head, lh);
+    }
     *linp = lin;
     lin = NULL;
 done:

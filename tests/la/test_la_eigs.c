@@ -417,6 +417,56 @@ TEST(eigs_sym_saddle_chain_closed_form)
     mbla_csc_free(K), mbla_csc_free(B), mbla_csc_free(B2);
 }
 
+/* mbla_eigs_refine_sym on the stiff saddle-point chain above (N = 400, constraint scale 2^20): the
+ * Lanczos pairs, their eigenvalues spoiled by a relative 1e-3, come back to the closed form to
+ * 1e-12 relative with every pair flagged converged; with one step allowed each pair stops 1e-6 or
+ * more away and is flagged not converged (conv = 0), never returned as converged. */
+TEST(eigs_refine_sym_conv_flag)
+{
+    int N = 400, n = N + 1, na = n + 1, k = 4;
+    double kk = 1e6, mm = 2.0, c = ldexp(1.0, 20);
+    trip tk, tb;
+    trip_init(&tk, na, 3 * n + 2);
+    trip_init(&tb, na, n);
+    for (int i = 0; i < n; i++) {
+        trip_add(&tb, i, i, mm);
+        trip_add(&tk, i, i, (i == 0 || i == N) ? kk : 2 * kk);
+        if (i > 0) trip_add(&tk, i, i - 1, -kk);
+        if (i + 1 < n) trip_add(&tk, i, i + 1, -kk);
+    }
+    trip_add(&tk, n, 0, c);
+    trip_add(&tk, 0, n, c);
+    mbla_csc *K = trip_done(&tk), *B = trip_done(&tb);
+    double w[4], w0[4], ex[4], be[4], *V = malloc(sizeof(double) * na * k), *V0 = malloc(sizeof(double) * na * k);
+    int it[4], cv[4];
+    mbl_status st;
+    CHECK_EQ_INT(mbla_eigs_sym_sinv(K, B, -1e-6, k, NULL, w0, V0, na, NULL, &st), 0);
+    for (int j = 0; j < k; j++) {
+        double sj = sin((2 * j + 1) * PI / (2.0 * (2 * N + 1)));
+        ex[j] = 4 * kk / mm * sj * sj;
+        w0[j] *= 1 + 1e-3;
+        /* the vector spoiled too: a component of the neighbouring mode */
+        for (int i = 0; i < na; i++) V0[i + (size_t)j * na] += 1e-2 * V0[i + (size_t)((j + 1) % k) * na];
+    }
+    memcpy(w, w0, sizeof w), memcpy(V, V0, sizeof(double) * na * k);
+    CHECK_EQ_INT(mbla_eigs_refine_sym(K, B, k, w, V, na, 0, be, it, cv, &st), 0);
+    for (int j = 0; j < k; j++) {
+        CHECK_MSG(fabs(w[j] - ex[j]) <= 1e-12 * ex[j], "pair %d: %.17g, closed form %.17g", j, w[j], ex[j]);
+        CHECK_MSG(cv[j] == 1, "pair %d not flagged converged (%d steps)", j, it[j]);
+        CHECK(it[j] >= 1 && be[j] < 1e-14);
+    }
+    memcpy(w, w0, sizeof w), memcpy(V, V0, sizeof(double) * na * k);
+    CHECK_EQ_INT(mbla_eigs_refine_sym(K, B, k, w, V, na, 1, be, it, cv, &st), 0);
+    for (int j = 0; j < k; j++) {
+        CHECK_MSG(cv[j] == 0, "pair %d flagged converged after 1 step: %.17g, closed form %.17g", j, w[j], ex[j]);
+        CHECK(it[j] <= 1);
+    }
+    CHECK_EQ_INT(mbla_eigs_refine_sym(K, B, k, NULL, V, na, 0, be, it, cv, &st), MBL_EARG);
+    ALLOC_FAIL_LOOP(mbla_eigs_refine_sym(K, B, k, w, V, na, 0, NULL, NULL, NULL, NULL), (void)0);
+    free(V), free(V0);
+    mbla_csc_free(K), mbla_csc_free(B);
+}
+
 TEST(eigs_errors)
 {
     int n = 300;
@@ -475,6 +525,7 @@ int main(void)
     RUN(eigs_pencil_against_dggev);
     RUN(eigs_refine_stiff_descriptor_pencil);
     RUN(eigs_sym_saddle_chain_closed_form);
+    RUN(eigs_refine_sym_conv_flag);
     RUN(eigs_errors);
     RUN(eigs_allocation_failures);
     return test_summary("la_eigs");
