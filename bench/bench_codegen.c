@@ -62,8 +62,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_codegen: %s\n", st.msg);
         return 1;
     }
-    char dir[] = "/tmp/mblin_bench_codegen_XXXXXX", path[256], cmd[1024];
-    if (!mkdtemp(dir)) return 1;
+    char dir[128], path[256], cmd[1024];
+    const char *tmp = getenv("TMPDIR");
+    int dn = snprintf(dir, sizeof dir, "%s/mblin_bench_codegen_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (dn < 0 || (size_t)dn >= sizeof dir || !mkdtemp(dir)) return 1;
     snprintf(path, sizeof path, "%s/gen.c", dir);
     FILE *f = fopen(path, "w");
     if (!f || mbl_codegen(sl, MBL_LANG_C, "gen", argv[1], f, &st)) {

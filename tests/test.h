@@ -86,4 +86,14 @@ static inline int test_summary(const char *module)
     return test_cases_failed_ ? 1 : 0;
 }
 
+/* A mkdtemp/mkstemp template "<$TMPDIR, else /tmp>/<prefix>XXXXXX" in buf: 0, or -1 when it does not
+ * fit (buf keeps nothing usable then). */
+static inline int test_tmp_template(char *buf, size_t size, const char *prefix)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir) dir = "/tmp";
+    int n = snprintf(buf, size, "%s/%sXXXXXX", dir, prefix);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
 #endif

@@ -137,7 +137,7 @@ out:
     mbl_model_free(md);
 }
 
-static char tmpdir_[] = "/tmp/mblin_codegen_XXXXXX";
+static char tmpdir_[128];
 
 TEST(generated_code_matches_library)
 {
@@ -150,7 +150,7 @@ TEST(generated_code_matches_library)
 
 int main(void)
 {
-    if (!mkdtemp(tmpdir_)) return 1;
+    if (test_tmp_template(tmpdir_, sizeof tmpdir_, "mblin_codegen_") || !mkdtemp(tmpdir_)) return 1;
     RUN(generated_code_matches_library);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir_);

@@ -17,7 +17,7 @@
 #include "mblin/mblin.h"
 #include "test.h"
 
-static char tmpdir_[] = "/tmp/mblin_cgpoint_XXXXXX";
+static char tmpdir_[128];
 
 static double now(void)
 {
@@ -402,7 +402,7 @@ TEST(newton_refuses_given_point)
 
 int main(void)
 {
-    if (!mkdtemp(tmpdir_)) return 1;
+    if (test_tmp_template(tmpdir_, sizeof tmpdir_, "mblin_cgpoint_") || !mkdtemp(tmpdir_)) return 1;
     RUN(newton_equilibrium);
     RUN(newton_steady_motion);
     RUN(points_with_motion_match_library);

@@ -891,8 +891,8 @@ TEST(partial_spectrum)
         FILE *f = tmpfile();
         CHECK(f && mbl_report_json(f, md, pt, lin, mo) == 0 && mbl_report_text(f, md, pt, lin, mo, 3u) == 0);
         if (f) fclose(f);
-        char dir[] = "/tmp/mblin_partialXXXXXX"; /* mkdtemp's template */
-        const char *made = mkdtemp(dir);
+        char dir[128];
+        const char *made = test_tmp_template(dir, sizeof dir, "mblin_partial") ? NULL : mkdtemp(dir);
         CHECK(made != NULL);
         if (made) {
             CHECK_MSG(mbl_report_export(dir, md, lin, &st) == 0, "%s", st.msg);

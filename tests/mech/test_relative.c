@@ -467,8 +467,8 @@ static int write_chain(char *path, int n)
 
 TEST(urdf_chain_tape_and_twin)
 {
-    char path[] = "/tmp/mblin_chain10_XXXXXX";
-    CHECK(write_chain(path, 10) == 0);
+    char path[128];
+    CHECK(test_tmp_template(path, sizeof path, "mblin_chain10_") == 0 && write_chain(path, 10) == 0);
     mbl_model *md = NULL;
     mbl_status st;
     int rc = mbl_model_load_file(path, NULL, 0, &md, &st);

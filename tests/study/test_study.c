@@ -200,8 +200,8 @@ TEST(rigid_rotor_campbell)
     CHECK_EQ_INT(nb, 1);
     CHECK_EQ_INT(nbounce, 3);
     /* the diagram, with the critical speeds marked */
-    char path[] = "/tmp/mblin_campbell_XXXXXX";
-    int fd = mkstemp(path);
+    char path[128];
+    int fd = test_tmp_template(path, sizeof path, "mblin_campbell_") ? -1 : mkstemp(path);
     CHECK(fd >= 0);
     if (fd >= 0) {
         FILE *f = fdopen(fd, "w+");
