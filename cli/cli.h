@@ -2,8 +2,25 @@
 #ifndef MBLIN_CLI_H
 #define MBLIN_CLI_H
 
+#include <stddef.h>
+
+#include "mblin/status.h"
+#include "mblin/model.h"
+
 /* A decimal floating literal only: [+-] digits [. digits] [e [+-] digits] (no hex, inf, nan,
  * spaces), as a parameter value on the command line; 0, or -1 when s is not one or not finite. */
 int mblin_cli_decimal(const char *s, double *out);
+
+/* The library's message on stderr as "mblin: ..." (stdout flushed first); returns exit status 1. */
+int mblin_cli_fail(const mbl_status *st);
+
+/* A usage error on stderr: "mblin: <fmt with arg> (see mblin CMD --help)"; returns exit status 2. */
+int mblin_cli_usage(const char *cmd, const char *fmt, const char *arg);
+
+/* One NAME=NUMBER (the len bytes at v) of option opt appended to items[*count] (its name copied into
+ * names[*count]; at most max items, names below 256 bytes, the number a decimal literal). Returns -1
+ * to go on, or the usage error's exit status 2 (printed, naming cmd and opt). */
+int mblin_cli_setting(const char *cmd, const char *opt, const char *v, size_t len, mbl_setting *items,
+                      char (*names)[256], int *count, int max);
 
 #endif

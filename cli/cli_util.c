@@ -2,6 +2,8 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -33,3 +35,45 @@ int mblin_cli_decimal(const char *s, double *out)
     return 0;
 }
 
+
+int mblin_cli_fail(const mbl_status *st)
+{
+    fflush(stdout);
+    fprintf(stderr, "mblin: %s\n", st->msg[0] ? st->msg : mbl_strerror(st->code));
+    return 1;
+}
+
+int mblin_cli_usage(const char *cmd, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "mblin: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see mblin %s --help)\n", cmd);
+    return 2;
+}
+
+int mblin_cli_setting(const char *cmd, const char *opt, const char *v, size_t len, mbl_setting *items,
+                      char (*names)[256], int *count, int max)
+{
+    char m[400];
+    const char *eq = memchr(v, '=', len);
+    if (!eq || eq == v || (size_t)(eq - v) + 1 >= len) {
+        snprintf(m, sizeof m, "%s expects NAME=VALUE, got '%.*s'", opt, (int)(len < 200 ? len : 200), v);
+        return mblin_cli_usage(cmd, "%s", m);
+    }
+    if (*count >= max) return mblin_cli_usage(cmd, "too many %s values (at most 256)", opt);
+    size_t nl = (size_t)(eq - v), vl = len - nl - 1;
+    char num[64];
+    if (nl >= 256 || vl >= sizeof num) return mblin_cli_usage(cmd, "%s: name or value too long", opt);
+    memcpy(names[*count], v, nl);
+    names[*count][nl] = '\0';
+    memcpy(num, eq + 1, vl);
+    num[vl] = '\0';
+    if (mblin_cli_decimal(num, &items[*count].value)) {
+        snprintf(m, sizeof m, "%s: '%.*s' is not NAME=NUMBER (a finite decimal number)", opt,
+                 (int)(len < 200 ? len : 200), v);
+        return mblin_cli_usage(cmd, "%s", m);
+    }
+    items[*count].name = names[*count];
+    (*count)++;
+    return -1;
+}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "mblin/codegen.h"
 #include "mblin/mblin.h"
 
@@ -19,14 +20,6 @@
 int mblin_cmd_codegen(int argc, char **argv);
 int mblin_cmd_symbolic(int argc, char **argv);
 
-
-static int cg_usage(const char *cmd, const char *fmt, const char *arg)
-{
-    fprintf(stderr, "mblin: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see mblin %s --help)\n", cmd);
-    return 2;
-}
 
 typedef struct cg_common {
     mbl_setting sets[CG_MAX_SETS];
@@ -41,29 +34,17 @@ static int cg_common_opt(cg_common *c, const char *cmd, int argc, char **argv, i
 {
     const char *a = argv[*i];
     if (!strcmp(a, "--set") || !strcmp(a, "--at")) {
-        if (*i + 1 >= argc) return -cg_usage(cmd, "%s needs a value", a);
+        if (*i + 1 >= argc) return -mblin_cli_usage(cmd, "%s needs a value", a);
         const char *v = argv[++*i];
         if (!strcmp(a, "--at")) {
             c->at = v;
             return 1;
         }
-        if (c->nsets >= CG_MAX_SETS) return -cg_usage(cmd, "too many --set options%s", "");
-        const char *eq = strchr(v, '=');
-        char *end = NULL;
-        if (!eq || eq == v || (size_t)(eq - v) >= sizeof c->names[0])
-            return -cg_usage(cmd, "--set expects NAME=VALUE, got '%s'", v);
-        errno = 0;
-        double x = strtod(eq + 1, &end);
-        if (!eq[1] || *end || errno || !isfinite(x)) return -cg_usage(cmd, "--set: '%s' is not NAME=NUMBER", v);
-        memcpy(c->names[c->nsets], v, (size_t)(eq - v));
-        c->names[c->nsets][eq - v] = '\0';
-        c->sets[c->nsets].name = c->names[c->nsets];
-        c->sets[c->nsets].value = x;
-        c->nsets++;
-        return 1;
+        int rc = mblin_cli_setting(cmd, a, v, strlen(v), c->sets, c->names, &c->nsets, CG_MAX_SETS);
+        return rc >= 0 ? -rc : 1;
     }
     if (a[0] == '-' && a[1]) return 0;
-    if (c->model) return -cg_usage(cmd, "unexpected argument '%s'", a);
+    if (c->model) return -mblin_cli_usage(cmd, "unexpected argument '%s'", a);
     c->model = a;
     return 1;
 }
@@ -130,25 +111,25 @@ int mblin_cmd_codegen(int argc, char **argv)
         if (r < 0) return -r;
         if (r) continue;
         if (!strcmp(a, "--lang") || !strcmp(a, "--name") || !strcmp(a, "-o")) {
-            if (i + 1 >= argc) return cg_usage("codegen", "%s needs a value", a);
+            if (i + 1 >= argc) return mblin_cli_usage("codegen", "%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "--lang")) lang = v;
             else if (!strcmp(a, "--name")) name = v;
             else outfile = v;
             continue;
         }
-        return cg_usage("codegen", "unknown option '%s'", a);
+        return mblin_cli_usage("codegen", "unknown option '%s'", a);
     }
-    if (!c.model) return cg_usage("codegen", "missing MODEL%s", "");
-    if (!lang) return cg_usage("codegen", "missing --lang c|python|octave%s", "");
+    if (!c.model) return mblin_cli_usage("codegen", "missing MODEL%s", "");
+    if (!lang) return mblin_cli_usage("codegen", "missing --lang c|python|octave%s", "");
     mbl_lang L;
     if (!strcmp(lang, "c")) L = MBL_LANG_C;
     else if (!strcmp(lang, "python")) L = MBL_LANG_PYTHON;
     else if (!strcmp(lang, "octave")) L = MBL_LANG_OCTAVE;
-    else return cg_usage("codegen", "--lang must be c, python or octave, got '%s'", lang);
-    if (!(isalpha((unsigned char)name[0]) || name[0] == '_')) return cg_usage("codegen", "--name '%s' is not an identifier", name);
+    else return mblin_cli_usage("codegen", "--lang must be c, python or octave, got '%s'", lang);
+    if (!(isalpha((unsigned char)name[0]) || name[0] == '_')) return mblin_cli_usage("codegen", "--name '%s' is not an identifier", name);
     for (const char *s = name; *s; s++)
-        if (!(isalnum((unsigned char)*s) || *s == '_')) return cg_usage("codegen", "--name '%s' is not an identifier", name);
+        if (!(isalnum((unsigned char)*s) || *s == '_')) return mblin_cli_usage("codegen", "--name '%s' is not an identifier", name);
     mbl_model *md = NULL;
     mbl_symlin *sl = NULL;
     int rc = cg_build(&c, newton, &md, &sl);
@@ -230,28 +211,28 @@ int mblin_cmd_symbolic(int argc, char **argv)
         if (r < 0) return -r;
         if (r) continue;
         if (!strcmp(a, "--params") || !strcmp(a, "--format") || !strcmp(a, "--max-size") || !strcmp(a, "--point")) {
-            if (i + 1 >= argc) return cg_usage("symbolic", "%s needs a value", a);
+            if (i + 1 >= argc) return mblin_cli_usage("symbolic", "%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "--params")) params = v;
             else if (!strcmp(a, "--format")) format = v;
             else if (!strcmp(a, "--point")) {
                 if (strcmp(v, "symbols") && strcmp(v, "closed"))
-                    return cg_usage("symbolic", "--point must be symbols or closed, got '%s'", v);
+                    return mblin_cli_usage("symbolic", "--point must be symbols or closed, got '%s'", v);
                 point = v;
             }
             else {
                 char *end = NULL;
                 max_nodes = strtod(v, &end);
                 if (!*v || *end || !(max_nodes >= 1 && max_nodes < 1e12))
-                    return cg_usage("symbolic", "--max-size expects a positive count, got '%s'", v);
+                    return mblin_cli_usage("symbolic", "--max-size expects a positive count, got '%s'", v);
             }
             continue;
         }
-        return cg_usage("symbolic", "unknown option '%s'", a);
+        return mblin_cli_usage("symbolic", "unknown option '%s'", a);
     }
-    if (!c.model) return cg_usage("symbolic", "missing MODEL%s", "");
+    if (!c.model) return mblin_cli_usage("symbolic", "missing MODEL%s", "");
     int fmt = !strcmp(format, "text") ? 0 : !strcmp(format, "latex") ? 1 : !strcmp(format, "json") ? 2 : -1;
-    if (fmt < 0) return cg_usage("symbolic", "--format must be text, latex or json, got '%s'", format);
+    if (fmt < 0) return mblin_cli_usage("symbolic", "--format must be text, latex or json, got '%s'", format);
     /* the parameter list */
     char *plist = strdup(params);
     const char *keep[CG_MAX_SETS];
@@ -261,7 +242,7 @@ int mblin_cmd_symbolic(int argc, char **argv)
         for (char *tok = strtok(plist, ","); tok; tok = strtok(NULL, ",")) {
             if (nkeep == CG_MAX_SETS) {
                 free(plist);
-                return cg_usage("symbolic", "too many parameters in --params%s", "");
+                return mblin_cli_usage("symbolic", "too many parameters in --params%s", "");
             }
             keep[nkeep++] = tok;
         }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "mblin/mblin.h"
 #include "mblin/sensitivity.h"
 
@@ -25,51 +26,6 @@ typedef struct cli {
     char set_names[MAX_ITEMS][256], guess_names[MAX_ITEMS][256];
     int nsets, nguess;
 } cli;
-
-static int usage_err(const cli *c, const char *fmt, const char *arg)
-{
-    fprintf(stderr, "mblin: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see mblin %s --help)\n", c->cmd);
-    return 2;
-}
-
-static int fail(const mbl_status *st)
-{
-    fflush(stdout);
-    fprintf(stderr, "mblin: %s\n", st->msg[0] ? st->msg : mbl_strerror(st->code));
-    return 1;
-}
-
-/* a finite decimal number, nothing else */
-static int parse_num(const char *s, double *out)
-{
-    if (!s || !*s || strchr(s, 'x') || strchr(s, 'X') || strchr(s, 'n') || strchr(s, 'N') || strchr(s, 'i') ||
-        strchr(s, 'I') || strchr(s, ' '))
-        return -1;
-    char *end = NULL;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (errno == ERANGE || !end || *end || !isfinite(x)) return -1;
-    *out = x;
-    return 0;
-}
-
-static int name_value(cli *c, const char *opt, const char *v, mbl_setting *dst, char (*names)[256], int *count)
-{
-    const char *eq = v ? strchr(v, '=') : NULL;
-    if (!v) return usage_err(c, "%s needs a value", opt);
-    if (!eq || eq == v || !eq[1]) return usage_err(c, "%s expects NAME=VALUE", opt);
-    if (*count >= MAX_ITEMS) return usage_err(c, "too many %s options (at most 256)", opt);
-    size_t nl = (size_t)(eq - v);
-    if (nl >= 256) return usage_err(c, "%s: name too long", opt);
-    memcpy(names[*count], v, nl);
-    names[*count][nl] = '\0';
-    if (parse_num(eq + 1, &dst[*count].value)) return usage_err(c, "'%s' is not NAME=NUMBER (a finite decimal number)", v);
-    dst[*count].name = names[*count];
-    (*count)++;
-    return -1; /* go on */
-}
 
 static void help(const cli *c)
 {
@@ -119,43 +75,45 @@ static int parse(cli *c, int argc, char **argv)
         } else if (sens && !strcmp(a, "--no-shapes")) {
             c->no_shapes = 1;
         } else if (!strcmp(a, "--set")) {
-            rc = name_value(c, a, v, c->sets, c->set_names, &c->nsets);
+            rc = v ? mblin_cli_setting(c->cmd, a, v, strlen(v), c->sets, c->set_names, &c->nsets, MAX_ITEMS)
+                   : mblin_cli_usage(c->cmd, "%s needs a value", a);
             i++;
         } else if (!strcmp(a, "--guess")) {
-            rc = name_value(c, a, v, c->guesses, c->guess_names, &c->nguess);
+            rc = v ? mblin_cli_setting(c->cmd, a, v, strlen(v), c->guesses, c->guess_names, &c->nguess, MAX_ITEMS)
+                   : mblin_cli_usage(c->cmd, "%s needs a value", a);
             i++;
         } else if (!strcmp(a, "--at") || (sens && !strcmp(a, "--wrt")) || (!sens && !strcmp(a, "--param"))) {
-            if (!v) return usage_err(c, "%s needs a value", a);
+            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
             if (!strcmp(a, "--at")) c->at = v;
             else if (!strcmp(a, "--wrt")) c->wrt = v;
             else c->param = v;
             i++;
         } else if (!sens && (!strcmp(a, "--near") || !strcmp(a, "--order") || !strcmp(a, "--tol") || !strcmp(a, "--mode"))) {
             double x;
-            if (!v) return usage_err(c, "%s needs a value", a);
-            if (parse_num(v, &x)) return usage_err(c, "expected a number, got '%s'", v);
+            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
+            if (mblin_cli_decimal(v, &x)) return mblin_cli_usage(c->cmd, "expected a number, got '%s'", v);
             if (!strcmp(a, "--near")) c->near = x, c->has_near = 1;
             else if (!strcmp(a, "--order")) c->order = x;
             else if (!strcmp(a, "--tol")) {
-                if (!(x > 0 && x < 1)) return usage_err(c, "--tol expects a number in (0, 1), got '%s'", v);
+                if (!(x > 0 && x < 1)) return mblin_cli_usage(c->cmd, "--tol expects a number in (0, 1), got '%s'", v);
                 c->tol = x;
             } else {
-                if (x < 1 || x != (int)x || x > 1e9) return usage_err(c, "--mode expects a positive integer, got '%s'", v);
+                if (x < 1 || x != (int)x || x > 1e9) return mblin_cli_usage(c->cmd, "--mode expects a positive integer, got '%s'", v);
                 c->mode = (int)x;
             }
             i++;
         } else if (a[0] == '-' && a[1]) {
-            return usage_err(c, "unknown option '%s'", a);
+            return mblin_cli_usage(c->cmd, "unknown option '%s'", a);
         } else if (!c->model) {
             c->model = a;
         } else {
-            return usage_err(c, "unexpected argument '%s'", a);
+            return mblin_cli_usage(c->cmd, "unexpected argument '%s'", a);
         }
         if (rc >= 0) return rc;
     }
-    if (!c->model) return usage_err(c, "%s needs a MODEL file", c->cmd);
-    if (!sens && !c->param) return usage_err(c, "%s needs --param NAME", c->cmd);
-    if (!sens && !c->has_near) return usage_err(c, "%s needs --near VALUE", c->cmd);
+    if (!c->model) return mblin_cli_usage(c->cmd, "%s needs a MODEL file", c->cmd);
+    if (!sens && !c->param) return mblin_cli_usage(c->cmd, "%s needs --param NAME", c->cmd);
+    if (!sens && !c->has_near) return mblin_cli_usage(c->cmd, "%s needs --near VALUE", c->cmd);
     return -1;
 }
 
@@ -166,7 +124,7 @@ static int opoint_opts(cli *c, mbl_opoint_options *po)
         if (!strcmp(c->at, "equilibrium")) po->at = MBL_AT_EQUILIBRIUM;
         else if (!strcmp(c->at, "given")) po->at = MBL_AT_GIVEN;
         else if (!strcmp(c->at, "steady")) po->at = MBL_AT_STEADY;
-        else return usage_err(c, "--at expects equilibrium, given or steady, got '%s'", c->at);
+        else return mblin_cli_usage(c->cmd, "--at expects equilibrium, given or steady, got '%s'", c->at);
     }
     po->guess = c->guesses;
     po->nguess = c->nguess;
@@ -332,7 +290,7 @@ int mblin_cmd_sensitivity(int argc, char **argv)
     mbl_dae_deriv *dd = NULL;
     mbl_sensitivity *S = NULL;
     int *wrt = NULL, nwrt = 0, code = 0;
-    if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st)) return fail(&st);
+    if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st)) return mblin_cli_fail(&st);
     mbl_model_info info;
     mbl_model_get_info(md, &info);
     if (c.wrt) {
@@ -364,7 +322,7 @@ int mblin_cmd_sensitivity(int argc, char **argv)
         if (!nwrt) {
             free(wrt);
             mbl_model_free(md);
-            return usage_err(&c, "--wrt needs parameter names%s", "");
+            return mblin_cli_usage(c.cmd, "--wrt needs parameter names%s", "");
         }
     }
     mbl_sens_options so;
@@ -372,7 +330,7 @@ int mblin_cmd_sensitivity(int argc, char **argv)
     so.shapes = !c.no_shapes;
     if (mbl_operating_point(md, &po, &pt, &st) || mbl_dae_deriv_new(md, &dd, &st) ||
         mbl_sensitivity_compute(dd, pt, wrt, wrt ? nwrt : info.nparam, &so, &S, &st)) {
-        code = fail(&st);
+        code = mblin_cli_fail(&st);
     } else if (c.json) {
         print_json(md, S);
     } else {
@@ -403,7 +361,7 @@ int mblin_cmd_boundary(int argc, char **argv)
     mbl_status st;
     mbl_status_clear(&st);
     mbl_boundary_result r;
-    if (mbl_boundary(c.model, c.sets, c.nsets, c.param, c.near, &bo, &r, &st)) return fail(&st);
+    if (mbl_boundary(c.model, c.sets, c.nsets, c.param, c.near, &bo, &r, &st)) return mblin_cli_fail(&st);
     if (c.json) {
         printf("{\"parameter\": ");
         jstr(c.param);

@@ -33,41 +33,6 @@ typedef struct cli {
     int ninputs;
 } cli;
 
-static int usage_err(const cli *c, const char *fmt, const char *arg)
-{
-    fprintf(stderr, "mblin: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see mblin %s --help)\n", c->cmd);
-    return 2;
-}
-
-static int fail(const mbl_status *st)
-{
-    fflush(stdout);
-    fprintf(stderr, "mblin: %s\n", st->msg[0] ? st->msg : mbl_strerror(st->code));
-    return 1;
-}
-
-/* NAME=NUMBER into dst; returns -1 to go on, else the exit status */
-static int name_value(cli *c, const char *opt, const char *v, size_t len, mbl_setting *dst, char (*names)[256], int *count)
-{
-    const char *eq = memchr(v, '=', len);
-    if (!eq || eq == v || (size_t)(eq - v) + 1 >= len) return usage_err(c, "%s expects NAME=VALUE", opt);
-    if (*count >= MAX_ITEMS) return usage_err(c, "too many %s values (at most 256)", opt);
-    size_t nl = (size_t)(eq - v), vl = len - nl - 1;
-    char num[64];
-    if (nl >= 256 || vl >= sizeof num) return usage_err(c, "%s: too long", opt);
-    memcpy(names[*count], v, nl);
-    names[*count][nl] = '\0';
-    memcpy(num, eq + 1, vl);
-    num[vl] = '\0';
-    if (mblin_cli_decimal(num, &dst[*count].value))
-        return usage_err(c, "'%s' is not NAME=NUMBER (a finite decimal number)", names[*count]);
-    dst[*count].name = names[*count];
-    (*count)++;
-    return -1;
-}
-
 static void help(const cli *c)
 {
     if (!strcmp(c->cmd, "simulate"))
@@ -113,8 +78,8 @@ static void help(const cli *c)
 
 static int number(cli *c, const char *a, const char *v, double *x)
 {
-    if (!v) return usage_err(c, "%s needs a value", a);
-    if (mblin_cli_decimal(v, x)) return usage_err(c, "expected a number, got '%s'", v);
+    if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
+    if (mblin_cli_decimal(v, x)) return mblin_cli_usage(c->cmd, "expected a number, got '%s'", v);
     return -1;
 }
 
@@ -131,23 +96,23 @@ static int parse(cli *c, int argc, char **argv)
         } else if (!strcmp(a, "--json")) {
             c->json = 1;
         } else if (!strcmp(a, "--set") || !strcmp(a, "--guess")) {
-            if (!v) return usage_err(c, "%s needs a value", a);
-            if (!strcmp(a, "--set")) rc = name_value(c, a, v, strlen(v), c->sets, c->set_names, &c->nsets);
-            else rc = name_value(c, a, v, strlen(v), c->guesses, c->guess_names, &c->nguess);
+            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
+            if (!strcmp(a, "--set")) rc = mblin_cli_setting(c->cmd, a, v, strlen(v), c->sets, c->set_names, &c->nsets, MAX_ITEMS);
+            else rc = mblin_cli_setting(c->cmd, a, v, strlen(v), c->guesses, c->guess_names, &c->nguess, MAX_ITEMS);
             i++;
         } else if (!strcmp(a, "--at")) {
-            if (!v) return usage_err(c, "%s needs a value", a);
+            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
             c->at = v;
             i++;
         } else if (!strcmp(a, "--rtol")) {
             rc = number(c, a, v, &c->rtol);
-            if (rc < 0 && !(c->rtol > 0 && c->rtol < 1)) return usage_err(c, "--rtol expects a number in (0, 1), got '%s'", v);
+            if (rc < 0 && !(c->rtol > 0 && c->rtol < 1)) return mblin_cli_usage(c->cmd, "--rtol expects a number in (0, 1), got '%s'", v);
             i++;
         } else if (simu && (!strcmp(a, "--t-end") || !strcmp(a, "--dt-out") || !strcmp(a, "--atol") ||
                             !strcmp(a, "--linearize-every") || !strcmp(a, "--fmax"))) {
             double x = 0;
             rc = number(c, a, v, &x);
-            if (rc < 0 && strcmp(a, "--t-end") && !(x > 0)) return usage_err(c, "expected a positive number, got '%s'", v);
+            if (rc < 0 && strcmp(a, "--t-end") && !(x > 0)) return mblin_cli_usage(c->cmd, "expected a positive number, got '%s'", v);
             if (!strcmp(a, "--t-end")) c->t_end = x;
             else if (!strcmp(a, "--dt-out")) c->dt_out = x;
             else if (!strcmp(a, "--atol")) c->atol = x;
@@ -155,7 +120,7 @@ static int parse(cli *c, int argc, char **argv)
             else c->lin_every = x;
             i++;
         } else if (simu && (!strcmp(a, "-o") || !strcmp(a, "--modes-out") || !strcmp(a, "--svg") || !strcmp(a, "--sweep"))) {
-            if (!v) return usage_err(c, "%s needs a value", a);
+            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
             if (!strcmp(a, "-o")) c->out = v;
             else if (!strcmp(a, "--modes-out")) c->modes_out = v;
             else if (!strcmp(a, "--sweep")) c->sweep = v;
@@ -164,43 +129,43 @@ static int parse(cli *c, int argc, char **argv)
         } else if (simu && !strcmp(a, "--along-x")) {
             const char *eq = v ? strchr(v, '=') : NULL;
             if (!eq || eq == v || !eq[1] || (size_t)(eq - v) >= sizeof c->along_name)
-                return usage_err(c, "--along-x expects NAME=EXPRESSION of t, got '%s'", v ? v : "");
+                return mblin_cli_usage(c->cmd, "--along-x expects NAME=EXPRESSION of t, got '%s'", v ? v : "");
             memcpy(c->along_name, v, (size_t)(eq - v));
             c->along_name[eq - v] = '\0';
             c->along_expr = eq + 1;
             i++;
         } else if (simu && !strcmp(a, "--perturb")) {
-            if (!v) return usage_err(c, "%s needs a value", a);
+            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
             const char *colon = strchr(v, ':');
             char num[32];
             double mode = 0;
-            if (!colon || (size_t)(colon - v) >= sizeof num) return usage_err(c, "--perturb expects MODE:AMPLITUDE, got '%s'", v);
+            if (!colon || (size_t)(colon - v) >= sizeof num) return mblin_cli_usage(c->cmd, "--perturb expects MODE:AMPLITUDE, got '%s'", v);
             memcpy(num, v, (size_t)(colon - v));
             num[colon - v] = '\0';
             if (mblin_cli_decimal(num, &mode) || mode < 1 || mode != floor(mode) || mode > 1e6 ||
                 mblin_cli_decimal(colon + 1, &c->perturb_amp))
-                return usage_err(c, "--perturb expects MODE:AMPLITUDE (a mode number from 1, a number), got '%s'", v);
+                return mblin_cli_usage(c->cmd, "--perturb expects MODE:AMPLITUDE (a mode number from 1, a number), got '%s'", v);
             c->perturb_mode = (int)mode - 1;
             c->has_perturb = 1;
             i++;
         } else if (simu && !strcmp(a, "--set-initial")) {
-            if (!v) return usage_err(c, "%s needs a value", a);
+            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
             const char *p = v;
             while (*p) {
                 const char *e = strchr(p, ',');
                 size_t len = e ? (size_t)(e - p) : strlen(p);
-                rc = name_value(c, a, p, len, c->initial, c->init_names, &c->ninit);
+                rc = mblin_cli_setting(c->cmd, a, p, len, c->initial, c->init_names, &c->ninit, MAX_ITEMS);
                 if (rc >= 0) return rc;
                 p += len + (e ? 1 : 0);
             }
             i++;
         } else if (simu && !strcmp(a, "--input")) {
-            if (!v) return usage_err(c, "%s needs a value", a);
+            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
             const char *eq = strchr(v, '=');
-            if (!eq || eq == v || !eq[1]) return usage_err(c, "--input expects NAME=EXPRESSION, got '%s'", v);
-            if (c->ninputs >= MAX_ITEMS) return usage_err(c, "too many %s options (at most 256)", a);
+            if (!eq || eq == v || !eq[1]) return mblin_cli_usage(c->cmd, "--input expects NAME=EXPRESSION, got '%s'", v);
+            if (c->ninputs >= MAX_ITEMS) return mblin_cli_usage(c->cmd, "too many %s options (at most 256)", a);
             static char inames[MAX_ITEMS][256];
-            if ((size_t)(eq - v) >= 256) return usage_err(c, "--input: name too long in '%s'", v);
+            if ((size_t)(eq - v) >= 256) return mblin_cli_usage(c->cmd, "--input: name too long in '%s'", v);
             memcpy(inames[c->ninputs], v, (size_t)(eq - v));
             inames[c->ninputs][eq - v] = '\0';
             c->inputs[c->ninputs].name = inames[c->ninputs];
@@ -210,7 +175,7 @@ static int parse(cli *c, int argc, char **argv)
         } else if (!simu && (!strcmp(a, "--modes") || !strcmp(a, "--samples"))) {
             double x = 0;
             rc = number(c, a, v, &x);
-            if (rc < 0 && !(x >= 1 && x <= 1000 && x == floor(x))) return usage_err(c, "expected an integer 1..1000, got '%s'", v);
+            if (rc < 0 && !(x >= 1 && x <= 1000 && x == floor(x))) return mblin_cli_usage(c->cmd, "expected an integer 1..1000, got '%s'", v);
             if (!strcmp(a, "--modes")) c->nmodes = (int)x;
             else c->samples = (int)x;
             i++;
@@ -218,23 +183,23 @@ static int parse(cli *c, int argc, char **argv)
                              !strcmp(a, "--zeta-tol"))) {
             double x = 0;
             rc = number(c, a, v, &x);
-            if (rc < 0 && !(x > 0)) return usage_err(c, "expected a positive number, got '%s'", v);
+            if (rc < 0 && !(x > 0)) return mblin_cli_usage(c->cmd, "expected a positive number, got '%s'", v);
             if (!strcmp(a, "--amplitude")) c->amplitude = x;
             else if (!strcmp(a, "--periods")) c->periods = x;
             else if (!strcmp(a, "--freq-tol")) c->freq_tol = x;
             else c->zeta_tol = x;
             i++;
         } else if (a[0] == '-' && a[1]) {
-            return usage_err(c, "unknown option '%s'", a);
+            return mblin_cli_usage(c->cmd, "unknown option '%s'", a);
         } else if (!c->model) {
             c->model = a;
         } else {
-            return usage_err(c, "unexpected argument '%s'", a);
+            return mblin_cli_usage(c->cmd, "unexpected argument '%s'", a);
         }
         if (rc >= 0) return rc;
     }
-    if (!c->model) return usage_err(c, "%s needs a model file", c->cmd);
-    if (simu && !(c->t_end != 0)) return usage_err(c, "%s needs --t-end", c->cmd);
+    if (!c->model) return mblin_cli_usage(c->cmd, "%s needs a model file", c->cmd);
+    if (simu && !(c->t_end != 0)) return mblin_cli_usage(c->cmd, "%s needs --t-end", c->cmd);
     return -1;
 }
 
@@ -479,7 +444,7 @@ static int run_simulate(cli *c)
         fflush(stdout);
     }
     if (!rc && c->lin_every > 0) rc = along(c, md, R, &st);
-    int code = rc ? fail(&st) : 0;
+    int code = rc ? mblin_cli_fail(&st) : 0;
     mbl_sim_result_free(R);
     mbl_modes_free(modes);
     mbl_point_free(start);
@@ -538,7 +503,7 @@ static int run_validate(cli *c)
                     ftol, ztol);
         }
     }
-    int code = rc ? fail(&st) : bad ? 1 : 0;
+    int code = rc ? mblin_cli_fail(&st) : bad ? 1 : 0;
     mbl_validation_free(V);
     mbl_modes_free(modes);
     mbl_point_free(pt);

@@ -25,14 +25,6 @@
 int mblin_cmd_sweep(int argc, char **argv);
 int mblin_cmd_freqresp(int argc, char **argv);
 
-static int usage_err(const char *cmd, const char *fmt, const char *arg)
-{
-    fprintf(stderr, "mblin: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see mblin %s --help)\n", cmd);
-    return 2;
-}
-
 /* FROM:TO:COUNT -> from, to, count (COUNT an integer >= 2, FROM < TO); -1 with why. */
 static int range3(const char *s, double *from, double *to, int *count, char *why, size_t whylen)
 {
@@ -48,26 +40,6 @@ static int range3(const char *s, double *from, double *to, int *count, char *why
     if (n != floor(n) || n < 2 || n > 1e7) return snprintf(why, whylen, "COUNT must be an integer of at least 2"), -1;
     if (!(*from < *to)) return snprintf(why, whylen, "FROM must be below TO"), -1;
     *count = (int)n;
-    return 0;
-}
-
-static int name_value(const char *opt, const char *v, mbl_setting *s, char *name, size_t namelen, const char *cmd)
-{
-    const char *eq = strchr(v, '=');
-    if (!eq || eq == v || !eq[1]) {
-        char m[300];
-        snprintf(m, sizeof m, "%s expects NAME=VALUE, got '%.200s'", opt, v);
-        return usage_err(cmd, "%s", m);
-    }
-    if ((size_t)(eq - v) >= namelen) return usage_err(cmd, "name too long in '%s'", v);
-    memcpy(name, v, (size_t)(eq - v));
-    name[eq - v] = '\0';
-    if (mblin_cli_decimal(eq + 1, &s->value)) {
-        char m[300];
-        snprintf(m, sizeof m, "%s: '%.200s' is not NAME=NUMBER (a finite decimal number)", opt, v);
-        return usage_err(cmd, "%s", m);
-    }
-    s->name = name;
     return 0;
 }
 
@@ -118,27 +90,23 @@ static int common_opt(common *c, int argc, char **argv, int *i, const char *cmd)
 {
     const char *a = argv[*i];
     if (!strcmp(a, "--set") || !strcmp(a, "--guess") || !strcmp(a, "--at") || !strcmp(a, "-o")) {
-        if (*i + 1 >= argc) return -usage_err(cmd, "%s needs a value", a);
+        if (*i + 1 >= argc) return -mblin_cli_usage(cmd, "%s needs a value", a);
         const char *v = argv[++*i];
         if (!strcmp(a, "--at")) c->at = v;
         else if (!strcmp(a, "-o")) c->outdir = v;
         else if (!strcmp(a, "--set")) {
-            if (c->nsets >= MAX_SETS) return -usage_err(cmd, "too many --set options%s", "");
-            int rc = name_value(a, v, &c->sets[c->nsets], c->set_names[c->nsets], 256, cmd);
-            if (rc) return -rc;
-            c->nsets++;
+            int rc = mblin_cli_setting(cmd, a, v, strlen(v), c->sets, c->set_names, &c->nsets, MAX_SETS);
+            if (rc >= 0) return -rc;
         } else {
-            if (c->nguess >= MAX_SETS) return -usage_err(cmd, "too many --guess options%s", "");
-            int rc = name_value(a, v, &c->guesses[c->nguess], c->guess_names[c->nguess], 256, cmd);
-            if (rc) return -rc;
-            c->nguess++;
+            int rc = mblin_cli_setting(cmd, a, v, strlen(v), c->guesses, c->guess_names, &c->nguess, MAX_SETS);
+            if (rc >= 0) return -rc;
         }
         return 1;
     }
     if (!strcmp(a, "--json")) return c->json = 1, 1;
     if (a[0] == '-' && a[1]) return 0;
     if (!c->model) return c->model = a, 1;
-    return -usage_err(cmd, "unexpected argument '%s'", a);
+    return -mblin_cli_usage(cmd, "unexpected argument '%s'", a);
 }
 
 static int opoint_opts(common *c, mbl_opoint_options *po, const char *cmd)
@@ -148,7 +116,7 @@ static int opoint_opts(common *c, mbl_opoint_options *po, const char *cmd)
         if (!strcmp(c->at, "equilibrium")) po->at = MBL_AT_EQUILIBRIUM;
         else if (!strcmp(c->at, "given")) po->at = MBL_AT_GIVEN;
         else if (!strcmp(c->at, "steady")) po->at = MBL_AT_STEADY;
-        else return usage_err(cmd, "--at must be equilibrium, given or steady, not '%s'", c->at);
+        else return mblin_cli_usage(cmd, "--at must be equilibrium, given or steady, not '%s'", c->at);
     }
     po->guess = c->guesses;
     po->nguess = c->nguess;
@@ -204,19 +172,19 @@ int mblin_cmd_sweep(int argc, char **argv)
         if (r) continue;
         if (!strcmp(a, "--param") || !strcmp(a, "--threads") || !strcmp(a, "--orders") || !strcmp(a, "--speed-unit") ||
             !strcmp(a, "--fmax") || !strcmp(a, "--predictor")) {
-            if (i + 1 >= argc) return usage_err(cmd, "%s needs a value", a);
+            if (i + 1 >= argc) return mblin_cli_usage(cmd, "%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "--param")) {
-                if (so.naxes >= 2) return usage_err(cmd, "at most two --param options%s", "");
+                if (so.naxes >= 2) return mblin_cli_usage(cmd, "at most two --param options%s", "");
                 const char *eq = strchr(v, '=');
                 if (!eq || eq == v || (size_t)(eq - v) >= sizeof axis_names[0])
-                    return usage_err(cmd, "--param expects NAME=FROM:TO:COUNT, got '%s'", v);
+                    return mblin_cli_usage(cmd, "--param expects NAME=FROM:TO:COUNT, got '%s'", v);
                 char why[128];
                 mbl_sweep_axis *ax = &so.axis[so.naxes];
                 if (range3(eq + 1, &ax->from, &ax->to, &ax->count, why, sizeof why)) {
                     char m[400];
                     snprintf(m, sizeof m, "--param %.200s: %s", v, why);
-                    return usage_err(cmd, "%s", m);
+                    return mblin_cli_usage(cmd, "%s", m);
                 }
                 memcpy(axis_names[so.naxes], v, (size_t)(eq - v));
                 axis_names[so.naxes][eq - v] = '\0';
@@ -225,38 +193,38 @@ int mblin_cmd_sweep(int argc, char **argv)
             } else if (!strcmp(a, "--threads")) {
                 double t;
                 if (mblin_cli_decimal(v, &t) || t != floor(t) || t < 1 || t > 256)
-                    return usage_err(cmd, "--threads expects an integer 1..256, got '%s'", v);
+                    return mblin_cli_usage(cmd, "--threads expects an integer 1..256, got '%s'", v);
                 so.threads = (int)t;
             } else if (!strcmp(a, "--predictor")) {
                 if (!strcmp(v, "sensitivity")) so.predictor = MBL_PREDICT_SENSITIVITY;
                 else if (!strcmp(v, "linear")) so.predictor = MBL_PREDICT_LINEAR;
-                else return usage_err(cmd, "--predictor must be sensitivity or linear, not '%s'", v);
+                else return mblin_cli_usage(cmd, "--predictor must be sensitivity or linear, not '%s'", v);
             } else if (!strcmp(a, "--fmax")) {
-                if (mblin_cli_decimal(v, &fmax) || !(fmax > 0)) return usage_err(cmd, "--fmax expects a positive number (Hz), got '%s'", v);
+                if (mblin_cli_decimal(v, &fmax) || !(fmax > 0)) return mblin_cli_usage(cmd, "--fmax expects a positive number (Hz), got '%s'", v);
             } else if (!strcmp(a, "--orders")) {
                 char buf[512];
-                if (strlen(v) >= sizeof buf) return usage_err(cmd, "--orders: too long%s", "");
+                if (strlen(v) >= sizeof buf) return mblin_cli_usage(cmd, "--orders: too long%s", "");
                 strcpy(buf, v);
                 norders = 0;
                 for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                    if (norders >= 32) return usage_err(cmd, "--orders: at most 32%s", "");
+                    if (norders >= 32) return mblin_cli_usage(cmd, "--orders: at most 32%s", "");
                     if (mblin_cli_decimal(tok, &orders[norders]) || !(orders[norders] > 0))
-                        return usage_err(cmd, "--orders expects positive numbers separated by commas, got '%s'", v);
+                        return mblin_cli_usage(cmd, "--orders expects positive numbers separated by commas, got '%s'", v);
                     norders++;
                 }
-                if (!norders) return usage_err(cmd, "--orders expects positive numbers, got '%s'", v);
+                if (!norders) return mblin_cli_usage(cmd, "--orders expects positive numbers, got '%s'", v);
             } else {
                 if (!strcmp(v, "rad/s")) hz_per_unit = 1.0 / TWO_PI;
                 else if (!strcmp(v, "Hz")) hz_per_unit = 1.0;
                 else if (!strcmp(v, "rpm")) hz_per_unit = 1.0 / 60.0;
-                else return usage_err(cmd, "--speed-unit must be rad/s, Hz or rpm, not '%s'", v);
+                else return mblin_cli_usage(cmd, "--speed-unit must be rad/s, Hz or rpm, not '%s'", v);
             }
             continue;
         }
-        return usage_err(cmd, "unknown option '%s'", a);
+        return mblin_cli_usage(cmd, "unknown option '%s'", a);
     }
-    if (!c.model) return usage_err(cmd, "sweep needs a MODEL file%s", "");
-    if (!so.naxes) return usage_err(cmd, "sweep needs --param NAME=FROM:TO:COUNT%s", "");
+    if (!c.model) return mblin_cli_usage(cmd, "sweep needs a MODEL file%s", "");
+    if (!so.naxes) return mblin_cli_usage(cmd, "sweep needs --param NAME=FROM:TO:COUNT%s", "");
     mbl_opoint_options po;
     int rc = opoint_opts(&c, &po, cmd);
     if (rc) return rc;
@@ -360,7 +328,7 @@ int mblin_cmd_freqresp(int argc, char **argv)
             fputs(freqresp_help, stdout);
             return 0;
         }
-        if (!strcmp(a, "--json")) return usage_err(cmd, "option '%s' does not apply to 'freqresp'", a);
+        if (!strcmp(a, "--json")) return mblin_cli_usage(cmd, "option '%s' does not apply to 'freqresp'", a);
         int r = common_opt(&c, argc, argv, &i, cmd);
         if (r < 0) return -r;
         if (r) continue;
@@ -369,27 +337,27 @@ int mblin_cmd_freqresp(int argc, char **argv)
             continue;
         }
         if (!strcmp(a, "--from") || !strcmp(a, "--to") || !strcmp(a, "--w")) {
-            if (i + 1 >= argc) return usage_err(cmd, "%s needs a value", a);
+            if (i + 1 >= argc) return mblin_cli_usage(cmd, "%s needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "--from")) in = v;
             else if (!strcmp(a, "--to")) outn = v;
             else wspec = v;
             continue;
         }
-        return usage_err(cmd, "unknown option '%s'", a);
+        return mblin_cli_usage(cmd, "unknown option '%s'", a);
     }
-    if (!c.model) return usage_err(cmd, "freqresp needs a MODEL file%s", "");
-    if (!in || !outn || !wspec) return usage_err(cmd, "freqresp needs --from INPUT, --to OUTPUT and --w FROM:TO:COUNT%s", "");
+    if (!c.model) return mblin_cli_usage(cmd, "freqresp needs a MODEL file%s", "");
+    if (!in || !outn || !wspec) return mblin_cli_usage(cmd, "freqresp needs --from INPUT, --to OUTPUT and --w FROM:TO:COUNT%s", "");
     double w0, w1;
     int nw;
     char why[128];
     if (range3(wspec, &w0, &w1, &nw, why, sizeof why)) {
         char m[400];
         snprintf(m, sizeof m, "--w %.200s: %s", wspec, why);
-        return usage_err(cmd, "%s", m);
+        return mblin_cli_usage(cmd, "%s", m);
     }
-    if (!linear && !(w0 > 0)) return usage_err(cmd, "--w: FROM must be positive on a logarithmic axis (or --linear), got '%s'", wspec);
-    if (linear && w0 < 0) return usage_err(cmd, "--w: FROM must not be negative, got '%s'", wspec);
+    if (!linear && !(w0 > 0)) return mblin_cli_usage(cmd, "--w: FROM must be positive on a logarithmic axis (or --linear), got '%s'", wspec);
+    if (linear && w0 < 0) return mblin_cli_usage(cmd, "--w: FROM must not be negative, got '%s'", wspec);
     mbl_opoint_options po;
     int rc = opoint_opts(&c, &po, cmd);
     if (rc) return rc;

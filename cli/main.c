@@ -167,13 +167,6 @@ static int make_dirs(const char *dir)
     return 0;
 }
 
-static int fail(const mbl_status *st)
-{
-    fflush(stdout);
-    fprintf(stderr, "mblin: %s\n", st->msg[0] ? st->msg : mbl_strerror(st->code));
-    return 1;
-}
-
 static const char *help_cmd = ""; /* "linearize " once the command is known */
 
 static int usage_error(const char *fmt, const char *arg)
@@ -360,7 +353,7 @@ int main(int argc, char **argv)
     mbl_linear *lin = NULL;
     mbl_modes *modes = NULL;
     int code = 0;
-    if (mbl_model_load_file(model_path, sets, nsets, &model, &st)) return fail(&st);
+    if (mbl_model_load_file(model_path, sets, nsets, &model, &st)) return mblin_cli_fail(&st);
     for (int g = 0; g < nguess; g++) {
         mbl_model_info info;
         mbl_model_get_info(model, &info);
@@ -378,7 +371,7 @@ int main(int argc, char **argv)
         /* the point is best effort: a model whose point cannot be found is reported as such */
         if (mbl_operating_point(model, &popt, &pt, &st)) {
             mbl_report_check(stdout, model, NULL);
-            code = fail(&st);
+            code = mblin_cli_fail(&st);
         } else {
             mbl_report_check(stdout, model, pt);
             mbl_model_info info;
@@ -392,7 +385,7 @@ int main(int argc, char **argv)
         goto done;
     }
     if (mbl_operating_point(model, &popt, &pt, &st)) {
-        code = fail(&st);
+        code = mblin_cli_fail(&st);
         goto done;
     }
     if (!strcmp(cmd, "equilibrium")) {
@@ -408,13 +401,13 @@ int main(int argc, char **argv)
     if (mem_budget > 0) lopt.mem_budget = mem_budget;
     if (!strcmp(cmd, "compare")) {
         mbl_comparison *cmp = NULL;
-        if (mbl_compare(model, pt, &lopt, repeat, &cmp, &st)) code = fail(&st);
+        if (mbl_compare(model, pt, &lopt, repeat, &cmp, &st)) code = mblin_cli_fail(&st);
         else mbl_report_compare(stdout, model, cmp, json);
         mbl_comparison_free(cmp);
         goto done;
     }
     if (mbl_linearize(model, pt, &lopt, &lin, &st) || mbl_modal(lin, NULL, &modes, &st)) {
-        code = fail(&st);
+        code = mblin_cli_fail(&st);
         goto done;
     }
     if (!strcmp(cmd, "report")) {
@@ -425,7 +418,7 @@ int main(int argc, char **argv)
             code = 1;
             goto done;
         }
-        if (mbl_report_html(f, model, pt, lin, modes, &st)) code = fail(&st);
+        if (mbl_report_html(f, model, pt, lin, modes, &st)) code = mblin_cli_fail(&st);
         if (f != stdout && fclose(f) != 0 && !code) {
             fprintf(stderr, "mblin: %s: cannot write the report (%s)\n", outdir, strerror(errno));
             code = 1;
@@ -440,7 +433,7 @@ int main(int argc, char **argv)
     }
     if (outdir && (mbl_report_export(outdir, model, lin, &st) || mbl_report_export_flex(outdir, model, pt, modes, &st) ||
                    mbl_report_export_vtrans(outdir, model, pt, &st))) {
-        code = fail(&st);
+        code = mblin_cli_fail(&st);
         goto done;
     }
     if (json) mbl_report_json_flags(stdout, model, pt, lin, modes, no_matrices ? MBL_REPORT_NO_MATRICES : 0);

@@ -550,5 +550,13 @@ rc, out, err = run("symbolic", "examples/rotating_pendulum_given.yaml", "--forma
 check(rc == 0 and "-2 m l^{2} \\dot{\\phi} \\cos\\left(\\theta\\right)" in out,
       "symbolic --format latex: der(phi) as \\dot{\\phi}: " + err)
 
+# --- one NAME=NUMBER parser for every command (cli/cli_util.c): a hex value was accepted by codegen ---
+for cmd in ("sensitivity", "sweep", "simulate", "codegen"):
+    rc, out, err = run(cmd, "examples/slider_pendulum.yaml", "--set", "c=0x1")
+    check(one_line_error(rc, err, 2, "'c=0x1' is not NAME=NUMBER", "see mblin %s --help" % cmd),
+          "%s --set c=0x1 refused: %s" % (cmd, err))
+    rc, out, err = run(cmd, "examples/slider_pendulum.yaml", "--set", "c")
+    check(one_line_error(rc, err, 2, "--set expects NAME=VALUE, got 'c'"), "%s --set c refused: %s" % (cmd, err))
+
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
