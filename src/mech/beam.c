@@ -296,43 +296,14 @@ static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double 
         if ((rc = mech_want_map(M, val, what))) return rc;
         static const char *ok[] = {"node", "s", "angle", NULL};
         if ((rc = mech_check_keys(M, val, ok, what))) return rc;
-        yaml_node_t *nn = mech_get(M, val, "node"), *sn = mech_get(M, val, "s");
-        if (!nn == !sn) return err_at(M, val, "%s: give its place on the beam by 'node' (1..%d) or by arc length 's'", what, ne + 1);
-        double x;
-        const char *t;
-        if ((rc = mech_text_of(M, nn ? nn : sn, what, &t))) return rc;
-        mech_set_track(M);
-        if ((rc = mech_eval_text(M, t, nn ? nn : sn, what, &x))) return rc;
         int node;
-        if (nn) {
-            if (!(x >= 1 && x <= ne + 1) || x != floor(x))
-                return err_at(M, nn, "%s: node %g is not a node of the beam (1..%d)%s", what, x, ne + 1, mech_set_note(M));
-            node = (int)x - 1;
-        } else {
-            double r = x / L * ne;
-            node = (int)floor(r + 0.5);
-            if (!(x >= 0 && x <= L * (1 + 1e-12)) || fabs(r - node) > 1e-9 * ne)
-                return err_at(M, sn, "%s: arc length %g is not at a node (the nodes are %g apart on a beam of length %g)%s",
-                              what, x, L / ne, L, mech_set_note(M));
-        }
+        if ((rc = mech_beam_node(M, val, what, ne, L, &node))) return rc;
         const char *ang = "0";
         yaml_node_t *an = mech_get(M, val, "angle");
         if (an && (rc = mech_text_of(M, an, "marker angle", &ang))) return rc;
-        if (M->nm == M->cm) {
-            int cap = M->cm ? 2 * M->cm : 32;
-            marker *m = mbl_realloc_array(M->mk, (size_t)cap, sizeof *m);
-            if (!m) return mech_oom(M);
-            M->mk = m;
-            M->cm = cap;
-        }
-        if (mech_ns_add(&M->hm, name, M->nm)) return mech_oom(M);
-        marker *K = &M->mk[M->nm++];
-        memset(K, 0, sizeof *K);
-        K->oset = -1;
-        K->name = name;
-        K->body = bi;
+        marker *K;
+        if ((rc = mech_new_marker(M, name, bi, key, &K))) return rc;
         K->node = node + 1;
-        mech_pos_of(key, &K->line, &K->col);
         int line = K->line, col = K->col, i = node + 1;
         const char *u = mech_fmt(M, "%s_u%d", B->name, i), *v = mech_fmt(M, "%s_v%d", B->name, i);
         /* the node's undeformed place as a text of the length (which may be a parameter) */

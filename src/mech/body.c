@@ -193,20 +193,9 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
         rc = mech_check_keys(M, val, M->planar ? okp : oks, what);
         if (rc) return rc;
     }
-    if (M->nm == M->cm) {
-        int cap = M->cm ? 2 * M->cm : 32;
-        marker *m = mbl_realloc_array(M->mk, (size_t)cap, sizeof *m);
-        if (!m) return mech_oom(M);
-        M->mk = m;
-        M->cm = cap;
-    }
-    if (mech_ns_add(&M->hm, name, M->nm)) return mech_oom(M);
-    marker *K = &M->mk[M->nm++];
-    memset(K, 0, sizeof *K);
-    K->oset = -1;
-    K->name = name;
-    K->body = bi;
-    mech_pos_of(key, &K->line, &K->col);
+    marker *K;
+    int nrc = mech_new_marker(M, name, bi, key, &K);
+    if (nrc) return nrc;
     int dim = M->planar ? 2 : 3;
     const char *s[3] = {"0", "0", "0"};
     yaml_node_t *pn = mech_get(M, val, "position");

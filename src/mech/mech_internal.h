@@ -170,6 +170,12 @@ int mech_valid_name(const char *s);
 int mech_find_body(mech *M, const char *name);
 int mech_find_marker(mech *M, const char *name, size_t len);
 int mech_find_joint(mech *M, const char *name, size_t len);
+/* A new marker `name` of body bi, registered by name, at the position of key; *out points into M->mk
+ * (valid until the next marker is added). 0 or the out-of-memory error. */
+int mech_new_marker(mech *M, const char *name, int bi, const yaml_node_t *key, marker **out);
+/* The node (0-based) of a beam marker given by 'node' (1..ne+1) or by arc length 's' on a beam of
+ * ne elements and length L; an error at the key otherwise. */
+int mech_beam_node(mech *M, const yaml_node_t *val, const char *what, int ne, double L, int *node);
 int mech_add_var(mech *M, const char *name, const char *text, int line, int col);
 int mech_is_id0(char c);
 int mech_is_id(char c);

@@ -152,21 +152,9 @@ static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
         snprintf(w, sizeof w, "%s: shapes", what);
         if ((rc = read_mtx(M, sh, w, &r, &c, &S))) return rc;
         if (!mech_keep(M, (char *)S)) return mech_oom(M);
-        if (M->nm == M->cm) {
-            int cap = M->cm ? 2 * M->cm : 32;
-            marker *mk = mbl_realloc_array(M->mk, (size_t)cap, sizeof *mk);
-            if (!mk) return mech_oom(M);
-            M->mk = mk;
-            M->cm = cap;
-        }
-        if (mech_ns_add(&M->hm, name, M->nm)) return mech_oom(M);
-        marker *K = &M->mk[M->nm++];
-        memset(K, 0, sizeof *K);
-        K->oset = -1;
-        K->name = name;
-        K->body = bi;
+        marker *K;
+        if ((rc = mech_new_marker(M, name, bi, key, &K))) return rc;
         K->shape = S;
-        mech_pos_of(key, &K->line, &K->col);
         /* the deformation of the point: sums over the modal coordinates */
         sbuf du = {0}, dv = {0}, dp = {0};
         mech_sb_add(M, &du, "", "0"), mech_sb_add(M, &dv, "", "0"), mech_sb_add(M, &dp, "", "0");

@@ -332,6 +332,51 @@ int mech_find_body(mech *M, const char *name) { return mech_ns_find(&M->hb, name
 int mech_find_marker(mech *M, const char *name, size_t len) { return mech_ns_find(&M->hm, name, len); }
 int mech_find_joint(mech *M, const char *name, size_t len) { return mech_ns_find(&M->hj, name, len); }
 
+int mech_new_marker(mech *M, const char *name, int bi, const yaml_node_t *key, marker **out)
+{
+    if (M->nm == M->cm) {
+        int cap = M->cm ? 2 * M->cm : 32;
+        marker *m = mbl_realloc_array(M->mk, (size_t)cap, sizeof *m);
+        if (!m) return mech_oom(M);
+        M->mk = m;
+        M->cm = cap;
+    }
+    if (mech_ns_add(&M->hm, name, M->nm)) return mech_oom(M);
+    marker *K = &M->mk[M->nm++];
+    memset(K, 0, sizeof *K);
+    K->oset = -1;
+    K->name = name;
+    K->body = bi;
+    mech_pos_of(key, &K->line, &K->col);
+    *out = K;
+    return 0;
+}
+
+int mech_beam_node(mech *M, const yaml_node_t *val, const char *what, int ne, double L, int *node)
+{
+    yaml_node_t *nn = mech_get(M, val, "node"), *sn = mech_get(M, val, "s");
+    if (!nn == !sn)
+        return err_at(M, val, "%s: give its place on the beam by 'node' (1..%d) or by arc length 's'", what, ne + 1);
+    double x;
+    const char *t;
+    int rc;
+    if ((rc = mech_text_of(M, nn ? nn : sn, what, &t))) return rc;
+    mech_set_track(M);
+    if ((rc = mech_eval_text(M, t, nn ? nn : sn, what, &x))) return rc;
+    if (nn) {
+        if (!(x >= 1 && x <= ne + 1) || x != floor(x))
+            return err_at(M, nn, "%s: node %g is not a node of the beam (1..%d)%s", what, x, ne + 1, mech_set_note(M));
+        *node = (int)x - 1;
+    } else {
+        double r = x / L * ne;
+        *node = (int)floor(r + 0.5);
+        if (!(x >= 0 && x <= L * (1 + 1e-12)) || fabs(r - *node) > 1e-9 * ne)
+            return err_at(M, sn, "%s: arc length %g is not at a node (the nodes are %g apart on a beam of length %g)%s",
+                          what, x, L / ne, L, mech_set_note(M));
+    }
+    return 0;
+}
+
 int mech_add_var(mech *M, const char *name, const char *text, int line, int col)
 {
     return mech_push(M, &M->src->variables, name, text, line, col);
