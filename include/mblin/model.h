@@ -161,6 +161,21 @@ typedef struct mbl_point {
 int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);
 void mbl_point_free(mbl_point *p);
 
+/* The user states s(q, t) of linearize.states (mbl_model_info.nuser_states of them) at a point:
+ * their values s and their exact gradients ds/dq (nuser_states x n, column-major); either may be
+ * NULL. 0, or a negative MBL_E* code naming the state that cannot be evaluated there. The text of
+ * state i as written (NULL when out of range). */
+int mbl_model_user_states(const mbl_model *model, const mbl_point *pt, double *s, double *ds_dq, mbl_status *st);
+const char *mbl_model_user_state_text(const mbl_model *model, int i);
+/* At a point with motion, the first-order velocity change dv that goes with a coordinate change dq
+ * made in the user states (dq = dq/dS dS, the linear model's q_S): the state-to-coordinate map turns
+ * with the motion, so the state rates dS' = ds/dq dv + d(ds/dt)/dq dq and the velocity constraints
+ * Phi_q dv + d(Phi_q v)/dq dq = 0 determine it. This returns dv for the given dq when the rates are
+ * unchanged ([ds/dq; Phi_q] dv = -[d(ds/dt)/dq; d(Phi_q v)/dq] dq); a mode's start adds q_S Re(s phi_S).
+ * Needs as many user states as coordinates less holonomic constraints, and no non-holonomic
+ * constraints, velocity states or ODE states (MBL_EARG otherwise). */
+int mbl_model_user_states_dv(const mbl_model *model, const mbl_point *pt, const double *dq, double *dv, mbl_status *st);
+
 /* The outputs y = h(q, v, vdot, lambda, mu, r, t) at a point (ny = noutput values into y), e.g. the
  * reaction forces lambda(c) and accelerations der(der(x)) of the operating point. */
 int mbl_model_outputs(const mbl_model *model, const mbl_point *point, double *y, mbl_status *st);

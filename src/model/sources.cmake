@@ -2,6 +2,7 @@ list(APPEND MBLIN_SOURCES
   src/model/source.c
   src/model/model.c
   src/model/diag.c
+  src/model/ustates.c
   src/model/ext.c
   src/model/ffr.c
   src/model/dae_deriv.c

@@ -14,6 +14,7 @@
  * over the record). */
 #include <complex.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <fftw3.h>
@@ -179,6 +180,95 @@ done:
     return rc;
 }
 
+/* The user state j maximizing |ds_j| / |grad s_j| over the shape of mode k (-1 when no state
+ * moves with it). */
+static int pick_user_state(const mbl_model *md, const mbl_point *pt, const mbl_modes *modes, int k, int nus, int *out,
+                           mbl_status *st)
+{
+    int n = pt->n;
+    *out = -1;
+    double *G = mbl_alloc_array((size_t)nus * (size_t)n + 1, sizeof *G);
+    if (!G) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int rc = mbl_model_user_states(md, pt, NULL, G, st);
+    double best = 0;
+    for (int j = 0; j < nus && !rc; j++) {
+        double re = 0, im = 0, g2 = 0;
+        for (int i = 0; i < n; i++) {
+            double g = G[j + (size_t)i * nus];
+            re += g * modes->shape_re[(size_t)k * n + i], im += g * modes->shape_im[(size_t)k * n + i];
+            g2 += g * g;
+        }
+        double r = g2 > 0 ? hypot(re, im) / sqrt(g2) : 0;
+        if (r > best) best = r, *out = j;
+    }
+    mbl_free(G);
+    return rc;
+}
+
+/* The record of user state us along r1, minus its value along the unperturbed r0 (or at the point).
+ * A state that is an angle from atan2 jumps by 2 pi where it wraps, at slightly different times on
+ * the two trajectories; the perturbation itself is of the order of the amplitude (1e-5), so a
+ * difference beyond pi is such a jump and is taken modulo 2 pi. */
+static int user_state_record(const mbl_model *md, const mbl_point *pt, const mbl_sim_result *r1,
+                             const mbl_sim_result *r0, int us, int nus, int ns, double *sigv, mbl_status *st)
+{
+    double *s1 = mbl_alloc_array((size_t)nus, sizeof *s1), *s0 = mbl_alloc_array((size_t)nus, sizeof *s0);
+    int rc = s1 && s0 ? 0 : mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc && !r0) rc = mbl_model_user_states(md, pt, s0, NULL, st);
+    for (int s = 0; s < ns && !rc; s++) {
+        mbl_point *p1 = NULL, *p0 = NULL;
+        rc = mbl_sim_point(md, r1, s, &p1, st);
+        if (!rc) rc = mbl_model_user_states(md, p1, s1, NULL, st);
+        if (!rc && r0) rc = mbl_sim_point(md, r0, s, &p0, st);
+        if (!rc && r0) rc = mbl_model_user_states(md, p0, s0, NULL, st);
+        if (!rc) {
+            double d = s1[us] - s0[us];
+            if (fabs(d) > M_PI) d -= 2 * M_PI * nearbyint(d / (2 * M_PI));
+            sigv[s] = d;
+        }
+        mbl_point_free(p1), mbl_point_free(p0);
+    }
+    mbl_free(s1), mbl_free(s0);
+    return rc;
+}
+
+/* The start of mode k at a point with motion, in user states: the coordinates as mbl_sim_start
+ * moves them (a Re(phi), phi scaled to 1 at its largest component), the velocities Re(s a phi)
+ * plus the change that the turning of the state map asks (mbl_model_user_states_dv), so that the
+ * start is the mode alone to first order in the user's states. */
+static int moving_start(const mbl_model *md, const mbl_point *pt, const mbl_modes *modes, int k, double amp,
+                        mbl_point **out, mbl_status *st)
+{
+    int n = pt->n, imax = 0, rc = 0;
+    const double *pr = modes->shape_re + (size_t)k * n, *pi = modes->shape_im + (size_t)k * n;
+    double best = -1;
+    for (int i = 0; i < n; i++)
+        if (hypot(pr[i], pi[i]) > best) best = hypot(pr[i], pi[i]), imax = i;
+    double *w = mbl_alloc_array((size_t)4 * n + 1, sizeof *w), *dq = w, *dv = w ? w + n : NULL, *qv = w ? w + 2 * n : NULL;
+    mbl_setting *set = mbl_calloc((size_t)2 * n + 1, sizeof *set);
+    char *names = mbl_alloc_array((size_t)2 * n * 136 + 1, 1);
+    if (!w || !set || !names) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    double dr = pr[imax], di = pi[imax], d2 = dr * dr + di * di, sr = modes->modes[k].re, si = modes->modes[k].im;
+    for (int i = 0; i < n && !rc; i++) {
+        double ar = (pr[i] * dr + pi[i] * di) / d2, ai = (pi[i] * dr - pr[i] * di) / d2;
+        dq[i] = amp * ar;
+        qv[n + i] = pt->v[i] + amp * (sr * ar - si * ai);
+    }
+    if (!rc) rc = mbl_model_user_states_dv(md, pt, dq, dv, st);
+    for (int i = 0; i < n && !rc; i++) {
+        qv[i] = pt->q[i] + dq[i];
+        qv[n + i] += dv[i];
+        char *a = names + (size_t)(2 * i) * 136, *b = a + 136;
+        snprintf(a, 136, "%s", mbl_model_coord_name(md, i));
+        snprintf(b, 136, "der(%s)", mbl_model_coord_name(md, i));
+        set[2 * i].name = a, set[2 * i].value = qv[i];
+        set[2 * i + 1].name = b, set[2 * i + 1].value = qv[n + i];
+    }
+    if (!rc) rc = mbl_sim_start(md, pt, NULL, 0, 0, set, 2 * n, out, st);
+    mbl_free(w), mbl_free(set), mbl_free(names);
+    return rc;
+}
+
 int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *modes, const mbl_validate_options *opt_in,
                  mbl_validation **out, mbl_status *st)
 {
@@ -194,6 +284,11 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
         mbl_validation_free(V);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    int nus = info.nuser_states;
+    int exact_start = nus + info.nhol == info.ncoord && !info.nnh && !info.nuser_velocity_states && !info.node_states &&
+                      !info.nimplicit;
     double qmax = 1, vmax = 0;
     for (int i = 0; i < n; i++) qmax = fmax(qmax, fabs(pt->q[i])), vmax = fmax(vmax, fabs(pt->v[i]));
     V->amplitude = opt.amplitude * qmax;
@@ -215,6 +310,12 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
             if (a > best) best = a, ic = i;
         }
         snprintf(row->signal, sizeof row->signal, "%s", mbl_model_coord_name(md, ic));
+        /* at a point with motion and user states, the user state that takes the largest part of
+         * the shape (|ds_j| / |grad s_j|) instead: coordinates such as the Euler parameters of a
+         * spinning body turn with the motion, and their record mixes the mode with it */
+        int us = -1;
+        if (vmax > 0 && nus > 0 && !rc) rc = pick_user_state(md, pt, modes, j, nus, &us, st);
+        if (us >= 0) snprintf(row->signal, sizeof row->signal, "state %s", mbl_model_user_state_text(md, us));
         mbl_sim_options so;
         mbl_sim_options_default(&so);
         so.t_end = pt->t + span;
@@ -223,7 +324,8 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
         so.atol = opt.atol * V->amplitude;
         mbl_point *s0 = NULL, *s1 = NULL;
         mbl_sim_result *r0 = NULL, *r1 = NULL;
-        rc = mbl_sim_start(md, pt, modes, j, V->amplitude, NULL, 0, &s1, st);
+        if (us >= 0 && exact_start) rc = moving_start(md, pt, modes, j, V->amplitude, &s1, st);
+        else rc = mbl_sim_start(md, pt, modes, j, V->amplitude, NULL, 0, &s1, st);
         if (!rc) rc = mbl_simulate(md, s1, &so, &r1, st);
         if (!rc && vmax > 0) {
             rc = mbl_sim_start(md, pt, NULL, 0, 0, NULL, 0, &s0, st);
@@ -234,10 +336,12 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
         if (!rc) {
             /* the last sample may be closer than dt_out: leave it out */
             int ns = r1->nt - (fabs((r1->t[r1->nt - 1] - r1->t[r1->nt - 2]) - so.dt_out) > 1e-9 * so.dt_out);
-            for (int s = 0; s < ns; s++)
-                sigv[s] = r1->q[(size_t)s * n + ic] - (r0 ? r0->q[(size_t)s * n + ic] : pt->q[ic]);
+            if (us >= 0) rc = user_state_record(md, pt, r1, r0, us, nus, ns, sigv, st);
+            else
+                for (int s = 0; s < ns; s++)
+                    sigv[s] = r1->q[(size_t)s * n + ic] - (r0 ? r0->q[(size_t)s * n + ic] : pt->q[ic]);
             double sg = 0, wd = 0, fh = 0;
-            rc = mbl_signal_mode(sigv, ns, so.dt_out, mo->im / (2 * M_PI), &fh, &sg, &wd, st);
+            if (!rc) rc = mbl_signal_mode(sigv, ns, so.dt_out, mo->im / (2 * M_PI), &fh, &sg, &wd, st);
             if (!rc) {
                 row->fft_freq_hz = fh;
                 row->meas_re = -sg, row->meas_im = wd;
