@@ -379,17 +379,22 @@ int mblin_cmd_boundary(int argc, char **argv)
         jnum(r.last_step);
         printf(", \"slope\": ");
         jnum(r.slope);
-        printf("}\n");
+        printf(", \"collision\": %s}\n", r.collision ? "true" : "false");
     } else {
         printf("%s = %.12g\n", c.param, r.value);
         if (c.order != 0)
             printf("  mode %d (at %s = %g) meets the order line omega = %g %s: eigenvalue %.10g %+.10gi\n", r.mode_near,
                    c.param, c.near, c.order, c.param, r.re, r.im);
+        else if (r.collision)
+            printf("  mode %d (at %s = %g) meets its neighbour on the imaginary axis (a conservative spectrum: no real\n"
+                   "  part crosses zero alone; flutter beyond, divergence if they meet at zero): at %.3g %+.10gi\n",
+                   r.mode_near, c.param, c.near, r.re, r.im);
         else
             printf("  mode %d (at %s = %g) crosses the imaginary axis: eigenvalue %.3g %+.10gi\n", r.mode_near, c.param,
                    c.near, r.re, r.im);
         printf("  %s of the crossing function: %.6g; Newton: %d iterations, last step %.2g\n",
-               c.order != 0 ? "slope" : "slope d Re/dp", r.slope, r.iterations, r.last_step);
+               c.order != 0 ? "slope" : r.collision ? "slope d(s1 - s2)^2/dp" : "slope d Re/dp", r.slope, r.iterations,
+               r.last_step);
     }
     return 0;
 }

@@ -149,6 +149,12 @@ typedef struct mbl_boundary_result {
     int iterations;
     int mode_near;       /* the mode's index at `near` (1-based, sorted as mbl_modal) */
     double last_step;    /* |last Newton step| */
+    int collision;       /* 1: the spectrum is conservative (symmetric about the imaginary axis, e.g.
+                            an undamped gyroscopic model): no real part crosses zero alone, the
+                            boundary is where two eigenvalues on the axis meet (flutter; divergence at
+                            zero) and leave it. f_near and slope are then the pair's discriminant
+                            Re (s1 - s2)^2 and its derivative, re + i im the meeting point, mode_near
+                            the lower mode of the pair at `near` */
 } mbl_boundary_result;
 
 /* Load the file at each Newton iterate with sets plus param = value, find the point, linearize

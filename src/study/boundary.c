@@ -62,6 +62,160 @@ static void crossing(const mbl_sens_mode *m, double order, double p, double *f, 
     }
 }
 
+/* ---- collisions: a conservative (Hamiltonian) spectrum ------------------------------------------
+ * Undamped gyroscopic and conservative models have spectra symmetric about the imaginary axis
+ * (with s also -conj(s)): no real part moves off zero alone, so the Newton iteration on Re s above
+ * has nothing to follow. Stability is lost where two imaginary eigenvalues i w1, i w2 meet and
+ * leave the axis as sigma + i w, -sigma + i w (flutter; w = 0: divergence, i w and -i w meeting at
+ * zero). The discriminant of the pair, D = (s1 - s2)^2, is analytic through the collision (a
+ * symmetric function of the two eigenvalues), -(w1 - w2)^2 on the stable side and 4 sigma^2 on the
+ * unstable one: its root is the boundary, by Newton with dD/dp = 2 (s1 - s2)(s1' - s2'), finite
+ * though s1' and s2' grow like 1/sqrt(D). The pair is tracked through the collision by its centre
+ * (s1 + s2) / 2, analytic too, predicted by its derivative. */
+
+/* Spectrum symmetric about the imaginary axis: every eigenvalue's mirror -conj(s) is in it. */
+static int hamiltonian(const mbl_sensitivity *S)
+{
+    double big = 0;
+    for (int i = 0; i < S->nmode; i++) big = fmax(big, hypot(S->modes[i].re, S->modes[i].im));
+    if (!(big > 0)) return 0;
+    double tol = 1e-8 * big;
+    int asym = 0;
+    for (int i = 0; i < S->nmode; i++) {
+        const mbl_sens_mode *a = &S->modes[i];
+        if (fabs(a->re) <= tol) continue; /* on the axis: its own mirror */
+        double dmin = HUGE_VAL;
+        for (int j = 0; j < S->nmode; j++)
+            if (j != i) dmin = fmin(dmin, hypot(S->modes[j].re + a->re, S->modes[j].im - a->im));
+        if (dmin > tol) return 0;
+        asym++;
+    }
+    return 1;
+}
+
+typedef struct pair_fn {
+    int i, j;             /* the two modes */
+    double D, dD;         /* Re (s_i - s_j)^2 and its derivative */
+    double cre, cim, dcre, dcim; /* the centre and its derivative */
+} pair_fn;
+
+static void pair_eval(const mbl_sensitivity *S, int i, int j, pair_fn *f)
+{
+    const mbl_sens_mode *a = &S->modes[i], *b = &S->modes[j];
+    double dr = a->re - b->re, di = a->im - b->im, ddr = a->dre[0] - b->dre[0], ddi = a->dim[0] - b->dim[0];
+    f->i = i, f->j = j;
+    f->D = dr * dr - di * di;
+    f->dD = 2 * (dr * ddr - di * ddi);
+    f->cre = 0.5 * (a->re + b->re), f->cim = 0.5 * (a->im + b->im);
+    f->dcre = 0.5 * (a->dre[0] + b->dre[0]), f->dcim = 0.5 * (a->dim[0] + b->dim[0]);
+}
+
+/* The candidate pairs of a Hamiltonian spectrum, upper half plane: neighbouring frequencies on the
+ * axis (i w1, i w2), a mode with its negative (i w, -i w: divergence), a mode off the axis with its
+ * mirror (sigma + i w, -sigma + i w). Picks the one whose centre is nearest (pre, pim) when
+ * track, else the one with the shortest Newton step, or the pair of mode `want` (0-based) when
+ * want >= 0. -1 when there is none. */
+static int pick_pair(const mbl_sensitivity *S, int track, double pre, double pim, int want, pair_fn *out)
+{
+    double big = 0;
+    for (int i = 0; i < S->nmode; i++) big = fmax(big, hypot(S->modes[i].re, S->modes[i].im));
+    double tol = 1e-8 * big, best = HUGE_VAL;
+    int found = 0;
+    for (int i = 0; i < S->nmode; i++) {
+        const mbl_sens_mode *a = &S->modes[i];
+        if (!a->defined || a->kind == MBL_MODE_ZERO || a->im < -tol) continue;
+        for (int j = 0; j < S->nmode; j++) {
+            const mbl_sens_mode *b = &S->modes[j];
+            if (j == i || !b->defined || b->kind == MBL_MODE_ZERO) continue;
+            int on_axis = fabs(a->re) <= tol && fabs(b->re) <= tol;
+            int ok;
+            if (on_axis) /* neighbours above (j higher), or the negative of i for a divergence */
+                ok = (b->im > a->im + tol) || (fabs(b->im + a->im) <= tol && a->im > tol);
+            else /* the mirror: -conj(s_i), with s_i in the right half plane */
+                ok = a->re > tol && hypot(b->re + a->re, b->im - a->im) <= tol;
+            if (!ok) continue;
+            if (on_axis && b->im > a->im + tol) { /* only the next frequency up */
+                int between = 0;
+                for (int k = 0; k < S->nmode && !between; k++)
+                    between = k != i && k != j && S->modes[k].im > a->im + tol && S->modes[k].im < b->im - tol &&
+                              fabs(S->modes[k].re) <= tol && S->modes[k].kind != MBL_MODE_ZERO;
+                if (between) continue;
+            }
+            pair_fn f;
+            pair_eval(S, i, j, &f);
+            if (!isfinite(f.D) || !isfinite(f.dD) || !isfinite(f.dcim)) continue;
+            double score;
+            if (want >= 0) score = (i == want || j == want) ? fabs(f.D / f.dD) : HUGE_VAL;
+            else if (track) score = hypot(f.cre - pre, f.cim - pim);
+            else score = f.dD != 0 ? fabs(f.D / f.dD) : HUGE_VAL;
+            if (score < best) best = score, *out = f, found = 1;
+        }
+    }
+    return found ? 0 : -1;
+}
+
+static int collision(const char *path, mbl_setting *sets, int nsets, const char *param, double near,
+                     const mbl_boundary_options *opt, mbl_sensitivity *S, mbl_boundary_result *res, mbl_status *st)
+{
+    pair_fn f;
+    if (pick_pair(S, 0, 0, 0, opt->mode > 0 ? opt->mode - 1 : -1, &f)) {
+        mbl_sensitivity_free(S);
+        return mbl_error(st, MBL_EMODEL,
+                         "boundary: the spectrum at %s = %g is conservative (symmetric about the imaginary axis) and no "
+                         "two eigenvalues%s can meet: no collision to follow", param, near,
+                         opt->mode > 0 ? " with the given mode" : "");
+    }
+    res->collision = 1;
+    res->mode_near = f.i + 1;
+    res->f_near = f.D;
+    double p = near, reach = fmax(1.0, fabs(near));
+    int rc = 0;
+    for (int it = 0;; it++) {
+        if (!(f.dD != 0) || !isfinite(f.dD)) {
+            rc = mbl_error(st, MBL_EMODEL, "boundary: the two frequencies do not approach each other as %s changes at %s = "
+                           "%.12g: no collision to find", param, param, p);
+            break;
+        }
+        double step = -f.D / f.dD;
+        res->value = p + step;
+        res->re = f.cre + f.dcre * step, res->im = f.cim + f.dcim * step;
+        res->slope = f.dD;
+        res->iterations = it + 1;
+        res->last_step = fabs(step);
+        if (fabs(step) <= opt->tol * fmax(1.0, fabs(p))) break;
+        if (it + 1 >= opt->max_iter) {
+            rc = mbl_error(st, MBL_ENOCONV, "boundary: Newton did not converge in %d iterations (%s = %.12g, last step %.3g)",
+                           opt->max_iter, param, p, step);
+            break;
+        }
+        double pn = p + step;
+        if (fabs(pn - near) > reach) {
+            rc = mbl_error(st, MBL_EMODEL,
+                           "boundary: no collision near %s = %g (Newton went to %.6g, farther than %g from it: the two "
+                           "frequencies do not meet nearby)", param, near, pn, reach);
+            break;
+        }
+        double pre = f.cre + f.dcre * step, pim = f.cim + f.dcim * step;
+        mbl_sensitivity *S2 = NULL;
+        rc = evaluate(path, sets, nsets, param, pn, opt, &S2, st);
+        if (rc) break;
+        mbl_sensitivity_free(S);
+        S = S2;
+        if (pick_pair(S, 1, pre, pim, -1, &f)) {
+            /* a divergence: the pair meets at zero, where its eigenvalues count as zero; a step
+             * already in Newton's quadratic phase (the next one below tol) lands on the boundary */
+            if (fabs(step) <= sqrt(opt->tol) * fmax(1.0, fabs(p)) && fabs(pim) <= sqrt(opt->tol) * fmax(1.0, fabs(f.cim)))
+                break;
+            rc = mbl_error(st, MBL_EMODEL, "boundary: the colliding pair is lost at %s = %.12g (an eigenvalue became zero "
+                           "or repeated)", param, pn);
+            break;
+        }
+        p = pn;
+    }
+    mbl_sensitivity_free(S);
+    return rc;
+}
+
 int mbl_boundary(const char *path, const mbl_setting *sets_in, int nsets_in, const char *param, double near,
                  const mbl_boundary_options *opt_in, mbl_boundary_result *res, mbl_status *st)
 {
@@ -98,6 +252,10 @@ int mbl_boundary(const char *path, const mbl_setting *sets_in, int nsets_in, con
     mbl_sensitivity *S = NULL;
     rc = evaluate(path, sets, nsets, param, near, &opt, &S, st);
     if (rc) goto done;
+    if (opt.order == 0 && hamiltonian(S)) {
+        rc = collision(path, sets, nsets, param, near, &opt, S, res, st);
+        goto done;
+    }
     /* the mode: given, or the simple one with the crossing function nearest zero */
     int t = -1;
     if (opt.mode > 0) {

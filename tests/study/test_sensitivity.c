@@ -604,6 +604,50 @@ TEST(boundary_critical_speed)
 }
 
 
+/* Conservative spectra (undamped, gyroscopic): no real part leaves zero alone, stability is lost
+ * where two frequencies meet. The sleeping top (examples/sim/sleeping_top.yaml, Goldstein Sec. 5.7)
+ * loses it at C Omega = 2 sqrt(A m g l) (flutter: nutation and precession meet at C Omega / 2A);
+ * a bead on a hoop turning at Omega at g / R = Omega^2 (divergence: +-i w meet at zero). Both from
+ * both sides; before, Newton on Re s did not converge (top) or went away (hoop). */
+TEST(boundary_collision)
+{
+    double m = 0.5, l = 0.04, I1 = 2e-4, I3 = 1.5e-4, g = 9.81, A = I1 + m * l * l;
+    double Wc = 2 * sqrt(A * m * g * l) / I3, wc = I3 * Wc / (2 * A); /* 186.76188 rad/s, 14.00714 rad/s */
+    mbl_boundary_options bo;
+    mbl_boundary_options_default(&bo);
+    mbl_boundary_result res;
+    mbl_status st;
+    double nears[3] = {150, 195, 250};
+    for (int k = 0; k < 3; k++) {
+        int rc = mbl_boundary("examples/sim/sleeping_top.yaml", NULL, 0, "Omega", nears[k], &bo, &res, &st);
+        CHECK_MSG(rc == 0, "%s", st.msg);
+        CHECK(res.collision == 1);
+        CHECK(fabs(res.value - Wc) < 1e-9 * Wc);
+        CHECK(fabs(res.im - wc) < 1e-6 * wc && fabs(res.re) < 1e-6);
+        fprintf(stderr, "  top from %g: %.12f rad/s (closed form %.12f), meeting at %.9fi (%.9f), %d iterations\n",
+                nears[k], res.value, Wc, res.im, wc, res.iterations);
+    }
+    FILE *f = fopen("hoop_test.yaml", "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("model: dae\nparameters: {m: 0.1, R: 0.5, g: 9.81, Omega: 2}\ncoordinates: {theta: 0}\n"
+          "kinetic_energy: \"0.5*m*R^2*(der(theta)^2 + Omega^2*sin(theta)^2)\"\n"
+          "potential_energy: \"-m*g*R*cos(theta)\"\nlinearize: {at: given}\n", f);
+    fclose(f);
+    double Oc = sqrt(9.81 / 0.5), hn[2] = {3, 6};
+    for (int k = 0; k < 2; k++) {
+        int rc = mbl_boundary("hoop_test.yaml", NULL, 0, "Omega", hn[k], &bo, &res, &st);
+        CHECK_MSG(rc == 0, "%s", st.msg);
+        CHECK(res.collision == 1);
+        CHECK(fabs(res.value - Oc) < 1e-9 * Oc);
+        fprintf(stderr, "  hoop from %g: %.12f rad/s (closed form %.12f)\n", hn[k], res.value, Oc);
+    }
+    remove("hoop_test.yaml");
+    /* a damped model is not conservative: the bicycle's weave is a crossing */
+    CHECK(mbl_boundary("examples/whipple_bicycle.yaml", NULL, 0, "v", 4.3, &bo, &res, &st) == 0);
+    CHECK(res.collision == 0);
+}
+
 /* Mode-shape derivatives against central differences of the shapes of fresh linearizations
  * (mbl_modal: dq with the largest component 1), slider-pendulum with c = 20, every parameter. */
 static int fresh_shape(const char *path, mbl_setting *sets, int nsets, double complex s0, double complex *shape, int n)
@@ -764,6 +808,7 @@ int main(void)
     RUN(slider_pendulum_source003);
     RUN(whipple_bicycle);
     RUN(boundary_critical_speed);
+    RUN(boundary_collision);
     RUN(mode_shape_derivatives);
     RUN(bad_input);
     RUN(refusals);
