@@ -544,15 +544,19 @@ int mbla_eigs_refine_sym(const mbla_csc *K, const mbla_csc *B, int k, double *w,
  * equilibrated, for all steps), and the Rayleigh-Ritz projection of (K, B) on span [X Z] (2p
  * directions, K Z in doubled precision, the small problem by LAPACK dsyev; directions whose B-Gram
  * eigenvalue is below 1e-12 of the largest dropped): the p Ritz pairs nearest sigma are the new X.
- * The errors the inexact solves leave along other low modes lie in the span of the block, and the
- * projection removes them; the Ritz values converge to those of the stored K, B.
+ * The corrections are B-orthonormalized, and on the algebraic rows (where B is zero: the
+ * constraints of a saddle-point pencil) their violation is removed by one more solve, so that the
+ * projected pencil stays definite on the search space. A converged pair gets no further
+ * correction. The errors the inexact solves leave along other low modes lie in the span of the
+ * block, and the projection removes them; the Ritz values converge to those of the stored K, B.
  *   p        the number of pairs, 2p <= n; the first k (0 <= k <= p, sorted by |w - sigma|) must
  *            converge, the others guard them (their errors would feed the wanted ones).
  *   w (p), V (n x p, ld ldv)  in/out: eigenvalues and eigenvectors (unit 2-norm on return), the
  *            pairs sorted by |w - sigma| on return.
  *   maxit    steps (<= 0: 30); the refinement stops when the first k converged.
- *   conv (p) out (may be NULL): 1 when the pair's Ritz value changed by at most 64 eps |w| in the
- *            last step, 0 otherwise: report such a pair, never trust it.
+ *   conv (p) out (may be NULL): 1 when the pair's Ritz value changed by at most 1e-12 |w| in a
+ *            step (the floor of the projection's rounding), 0 otherwise: report such a pair, never
+ *            trust it.
  *   berr, iters: as mbla_eigs_refine (iters: the steps of the block, the same for every pair).
  * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ESINGULAR (K - sigma B singular), MBL_ENOCONV (the
  * search space lost its rank, dsyev failed), MBL_ELIB. */
