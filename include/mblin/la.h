@@ -533,6 +533,37 @@ int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, d
 int mbla_eigs_refine_sym(const mbla_csc *K, const mbla_csc *B, int k, double *w, double *V, int ldv, int maxit,
                          double *berr, int *iters, int *conv, mbl_status *st);
 
+/* Refine p eigenpairs (w_t, x_t) of a real symmetric pencil K x = w B x (as mbla_eigs_refine_sym:
+ * B positive semi-definite, e.g. a saddle-point pencil) together, for pencils whose solves are too
+ * inaccurate for Newton's method on each pair: the flexible pendulum at n_p = 10^4 per link, where
+ * the LU factors of K - sigma B (stiffness 12 EI/h^3 = 7.5e15 against masses of order 1) are those
+ * of a matrix perturbed by eps |K|, which moves the lowest bending eigenvalue by 1e-3 relative, so
+ * that every correction computed with them carries errors along the other low modes of that size
+ * (per-pair Newton diverged there). Each step: the residuals R = K X - B X Theta with K X in
+ * doubled precision (Dot2), the corrections Z = (K - sigma B)^-1 R (one KLU factorization,
+ * equilibrated, for all steps), and the Rayleigh-Ritz projection of (K, B) on span [X Z] (2p
+ * directions, K Z in doubled precision, the small problem by LAPACK dsyev; directions whose B-Gram
+ * eigenvalue is below 1e-12 of the largest dropped): the p Ritz pairs nearest sigma are the new X.
+ * The corrections are B-orthonormalized, and on the algebraic rows (where B is zero: the
+ * constraints of a saddle-point pencil) their violation is removed by one more solve, so that the
+ * projected pencil stays definite on the search space. A converged pair gets no further
+ * correction. The errors the inexact solves leave along other low modes lie in the span of the
+ * block, and the projection removes them; the Ritz values converge to those of the stored K, B.
+ *   p        the number of pairs, 2p <= n; the first k (0 <= k <= p, sorted by |w - sigma|) must
+ *            converge, the others guard them (their errors would feed the wanted ones).
+ *   w (p), V (n x p, ld ldv)  in/out: eigenvalues and eigenvectors (unit 2-norm on return), the
+ *            pairs sorted by |w - sigma| on return.
+ *   maxit    steps (<= 0: 30); the refinement stops when the first k converged.
+ *   conv (p) out (may be NULL): 1 when the pair's Ritz value changed by at most 1e-12 |w| in a
+ *            step (the floor of the projection's rounding), 0 otherwise: report such a pair, never
+ *            trust it.
+ *   berr, iters: as mbla_eigs_refine (iters: the steps of the block, the same for every pair).
+ * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ESINGULAR (K - sigma B singular), MBL_ENOCONV (the
+ * search space lost its rank, dsyev failed), MBL_ELIB. */
+int mbla_eigs_refine_sym_block(const mbla_csc *K, const mbla_csc *B, double sigma, int p, int k, double *w,
+                               double *V, int ldv, int maxit, double *berr, int *iters, int *conv,
+                               mbl_status *st);
+
 #ifdef __cplusplus
 }
 #endif

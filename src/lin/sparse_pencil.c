@@ -20,6 +20,8 @@
 
 /* relative accuracy asked of ARPACK's Ritz values before the refinement (see below) */
 #define SPARSE_ARPACK_TOL 1e-8
+/* pairs computed and refined beyond the wanted ones on the symmetric path (sym_spectrum) */
+#define SPARSE_SYM_GUARD 4
 
 
 #define GIB 1073741824.0
@@ -282,28 +284,38 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
                         double shift, int k, mbl_linear *lin, int *nunconv, int *first_unconv, mbl_status *st)
 {
     int n = P->n, m = P->m, na = n + m, kw = (k + 1) / 2;
-    int ncv = 2 * kw + 1 > 20 ? 2 * kw + 1 : 20;
+    /* kr >= kw pairs: the wanted ones and up to SPARSE_SYM_GUARD more for the block refinement */
+    int kr = kw + SPARSE_SYM_GUARD;
+    if (kr > n - m - 1) kr = n - m - 1;
+    if (2 * kr > na) kr = na / 2;
+    if (kr < kw) kr = kw;
+    int ncv = 2 * kr + 1 > 20 ? 2 * kr + 1 : 20;
     if (ncv > n - m) ncv = n - m; /* the rank of OP: B is singular on the constraint rows */
-    if (kw + 1 > ncv) return 0;
+    if (kr + 1 > ncv) kr = ncv - 1;
+    if (kr < kw || 2 * kr > na) return 0;
     mbla_eigs_opts eo;
     mbla_eigs_opts_default(&eo);
     eo.ncv = ncv;
-    double *w = mbl_alloc_array((size_t)kw + 1, sizeof *w), *V = mbl_alloc_array((size_t)na * kw + 1, sizeof *V);
-    double *wi = mbl_calloc((size_t)kw + 1, sizeof *wi), *Vi = mbl_calloc((size_t)na * kw + 1, sizeof *Vi);
-    double *be = mbl_alloc_array((size_t)kw + 1, sizeof *be);
-    int *cv = mbl_calloc((size_t)kw + 1, sizeof *cv);
+    double *w = mbl_alloc_array((size_t)kr + 1, sizeof *w), *V = mbl_alloc_array((size_t)na * kr + 1, sizeof *V);
+    double *wi = mbl_calloc((size_t)kr + 1, sizeof *wi), *Vi = mbl_calloc((size_t)na * kr + 1, sizeof *Vi);
+    double *be = mbl_alloc_array((size_t)kr + 1, sizeof *be);
+    int *cv = mbl_calloc((size_t)kr + 1, sizeof *cv);
     *nunconv = 0;
     if (!w || !V || !wi || !Vi || !be || !cv) {
         mbl_free(w), mbl_free(V), mbl_free(wi), mbl_free(Vi), mbl_free(be), mbl_free(cv);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     mbl_status st2;
-    int rc = mbla_eigs_sym_sinv(K, B, -shift * shift, kw, &eo, w, V, na, NULL, &st2);
+    int rc = mbla_eigs_sym_sinv(K, B, -shift * shift, kr, &eo, w, V, na, NULL, &st2);
     /* Lanczos on the real factor of the stiff saddle-point matrix gives w^2 to about
-     * eps ||K_aug|| / w^2 (flexible pendulum n_p = 1000: 5e-6 relative on w_3): Newton's method with
-     * the residual in doubled precision (mbla_eigs_refine) on the symmetric pencil of order n + m
-     * takes each to the accuracy of the stored data */
-    if (!rc) rc = mbla_eigs_refine_sym(K, B, kw, w, V, na, 0, be, NULL, cv, &st2);
+     * eps ||K_aug|| / w^2 (flexible pendulum n_p = 1000: 5e-6 relative on w_3; n_p = 10^4: 1e-3 on
+     * w_4^2). The factors are those of K_aug perturbed by eps |K_aug|, whose low eigenvalues move by
+     * that much, so a correction computed with them carries errors of that size along the other low
+     * modes: Newton's method on each pair converged only linearly and diverged at n_p = 10^4. The
+     * pairs are refined together (mbla_eigs_refine_sym_block): residuals in doubled precision,
+     * Rayleigh-Ritz on the block and its corrections, which removes those errors; the guard pairs
+     * keep the highest wanted pair's neighbours in the block. */
+    if (!rc) rc = mbla_eigs_refine_sym_block(K, B, -shift * shift, kr, kw, w, V, na, 0, be, NULL, cv, &st2);
     if (rc == MBL_ENOMEM) {
         *st = st2;
     } else if (rc) {

@@ -467,6 +467,97 @@ TEST(eigs_refine_sym_conv_flag)
     mbla_csc_free(K), mbla_csc_free(B);
 }
 
+/* mbla_eigs_refine_sym_block on the stiff saddle-point chain above (N = 400, constraint scale 2^20):
+ * the Lanczos pairs of the 4 lowest and 2 guards, eigenvalues spoiled by a relative 1e-3 and each
+ * vector by 1e-2 of its neighbour, come back to the closed form to 1e-12 relative, sorted, with the
+ * wanted pairs flagged converged and the vectors satisfying the pencil (backward error below 1e-11:
+ * Ritz vectors, not Newton-polished ones) and the constraint; with one
+ * step allowed none is flagged converged. Also two identical chains coupled by springs eps k
+ * between corresponding masses (closed form: w_j and w_j + 2 eps k / m, a cluster of relative width
+ * 4e-8 for the lowest pair): every pair of the cluster separately to 1e-12. */
+static void saddle_chain_pencil(int N, int twins, double eps_k, mbla_csc **Kp, mbla_csc **Bp)
+{
+    int n = N + 1, nc = twins ? 2 : 1, na = nc * n + nc;
+    double kk = 1e6, mm = 2.0, c = ldexp(1.0, 20);
+    trip tk, tb;
+    trip_init(&tk, na, nc * (4 * n + 4));
+    trip_init(&tb, na, nc * n);
+    for (int h = 0; h < nc; h++) {
+        int o = h * n;
+        for (int i = 0; i < n; i++) {
+            trip_add(&tb, o + i, o + i, mm);
+            double d = (i == 0 || i == N) ? kk : 2 * kk;
+            trip_add(&tk, o + i, o + i, d + (twins ? eps_k * kk : 0));
+            if (i > 0) trip_add(&tk, o + i, o + i - 1, -kk);
+            if (i + 1 < n) trip_add(&tk, o + i, o + i + 1, -kk);
+            if (twins) trip_add(&tk, o + i, (o + n + i) % (2 * n), -eps_k * kk);
+        }
+        trip_add(&tk, nc * n + h, o, c);
+        trip_add(&tk, o, nc * n + h, c);
+    }
+    *Kp = trip_done(&tk), *Bp = trip_done(&tb);
+}
+
+TEST(eigs_refine_sym_block)
+{
+    int N = 400, na = N + 2, p = 6, k = 4;
+    double kk = 1e6, mm = 2.0;
+    mbla_csc *K, *B;
+    saddle_chain_pencil(N, 0, 0, &K, &B);
+    double w[6], w0[6], ex[6], be[6], *V = malloc(sizeof(double) * na * p), *V0 = malloc(sizeof(double) * na * p);
+    int it[6], cv[6];
+    mbl_status st;
+    CHECK_EQ_INT(mbla_eigs_sym_sinv(K, B, -1e-6, p, NULL, w0, V0, na, NULL, &st), 0);
+    for (int j = 0; j < p; j++) {
+        double sj = sin((2 * j + 1) * PI / (2.0 * (2 * N + 1)));
+        ex[j] = 4 * kk / mm * sj * sj;
+        w0[j] *= 1 + 1e-3;
+        for (int i = 0; i < na; i++) V0[i + (size_t)j * na] += 1e-2 * V0[i + (size_t)((j + 1) % p) * na];
+    }
+    memcpy(w, w0, sizeof w), memcpy(V, V0, sizeof(double) * na * p);
+    CHECK_EQ_INT(mbla_eigs_refine_sym_block(K, B, -1e-6, p, k, w, V, na, 0, be, it, cv, &st), 0);
+    double *r = malloc(sizeof(double) * na), *bv = malloc(sizeof(double) * na);
+    for (int j = 0; j < p; j++) {
+        CHECK_MSG(fabs(w[j] - ex[j]) <= 1e-12 * ex[j], "pair %d: %.17g, closed form %.17g", j, w[j], ex[j]);
+        if (j < k) CHECK_MSG(cv[j] == 1, "pair %d not flagged converged (%d steps)", j, it[j]);
+        CHECK_MSG(it[j] >= 1 && be[j] < 1e-11, "pair %d: %d steps, backward error %.3g", j, it[j], be[j]);
+        const double *v = V + (size_t)j * na;
+        mbla_csc_gemv(K, 1.0, v, 0.0, r, NULL);
+        mbla_csc_gemv(B, 1.0, v, 0.0, bv, NULL);
+        double rn = 0, vn = 0;
+        for (int i = 0; i < na; i++) rn = fmax(rn, fabs(r[i] - w[j] * bv[i])), vn = fmax(vn, fabs(v[i]));
+        CHECK_MSG(rn <= 1e-9 * 4 * kk * vn, "pair %d residual %g", j, rn);
+        CHECK(fabs(v[0]) <= 1e-12 * vn);
+    }
+    memcpy(w, w0, sizeof w), memcpy(V, V0, sizeof(double) * na * p);
+    CHECK_EQ_INT(mbla_eigs_refine_sym_block(K, B, -1e-6, p, k, w, V, na, 1, be, it, cv, &st), 0);
+    for (int j = 0; j < k; j++) CHECK_MSG(cv[j] == 0, "pair %d flagged converged after 1 step", j);
+    /* errors */
+    CHECK_EQ_INT(mbla_eigs_refine_sym_block(K, B, -1e-6, p, k, NULL, V, na, 0, be, it, cv, &st), MBL_EARG);
+    CHECK_EQ_INT(mbla_eigs_refine_sym_block(K, B, -1e-6, p, p + 1, w, V, na, 0, be, it, cv, &st), MBL_EDIM);
+    CHECK_EQ_INT(mbla_eigs_refine_sym_block(K, B, -1e-6, p, k, w, V, na - 1, 0, be, it, cv, &st), MBL_EDIM);
+    ALLOC_FAIL_LOOP(mbla_eigs_refine_sym_block(K, B, -1e-6, p, k, w, V, na, 0, NULL, NULL, NULL, NULL), (void)0);
+    mbla_csc_free(K), mbla_csc_free(B);
+    free(V), free(V0);
+
+    /* the twin chains: a cluster per mode */
+    double ek = 1e-8;
+    int nb = 2 * (N + 1) + 2;
+    saddle_chain_pencil(N, 1, ek, &K, &B);
+    V = malloc(sizeof(double) * nb * p);
+    CHECK_EQ_INT(mbla_eigs_sym_sinv(K, B, -1e-6, p, NULL, w, V, nb, NULL, &st), 0);
+    for (int j = 0; j < p; j++) w[j] *= 1 + 1e-4;
+    CHECK_EQ_INT(mbla_eigs_refine_sym_block(K, B, -1e-6, p, k, w, V, nb, 0, be, it, cv, &st), 0);
+    for (int j = 0; j < k; j++) {
+        double sj = sin((2 * (j / 2) + 1) * PI / (2.0 * (2 * N + 1)));
+        double e = 4 * kk / mm * sj * sj + (j % 2 ? 2 * ek * kk / mm : 0);
+        CHECK_MSG(fabs(w[j] - e) <= 1e-12 * e, "twin pair %d: %.17g, closed form %.17g", j, w[j], e);
+        CHECK(cv[j] == 1);
+    }
+    free(V), free(r), free(bv);
+    mbla_csc_free(K), mbla_csc_free(B);
+}
+
 TEST(eigs_errors)
 {
     int n = 300;
@@ -526,6 +617,7 @@ int main(void)
     RUN(eigs_refine_stiff_descriptor_pencil);
     RUN(eigs_sym_saddle_chain_closed_form);
     RUN(eigs_refine_sym_conv_flag);
+    RUN(eigs_refine_sym_block);
     RUN(eigs_errors);
     RUN(eigs_allocation_failures);
     return test_summary("la_eigs");

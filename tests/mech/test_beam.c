@@ -12,6 +12,7 @@
  * (axial) to within 10 % while the error is above 1e-8 (rounding of the eigensolver below). */
 #include <lapacke.h>
 #undef I
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -87,6 +88,64 @@ TEST(element_matrices)
     CHECK_CLOSE(K3[2 + 12 * 2], 12 * s.E * s.Iy / (le * le * le), 1e-13);
 }
 
+/* s + t += a b exactly enough (fma product, TwoSum accumulation: about eps^2 relative) */
+static void acc2(double a, double b, double *s, double *t)
+{
+    double p = a * b, e = fma(a, b, -p), x = *s + p, z = x - *s;
+    *t += (*s - (x - z)) + (p - z) + e;
+    *s = x;
+}
+
+/* The planar element's rigid motions on fine meshes (regression: a bias of the lowest eigenvalues
+ * growing as n_e^2, flexible pendulum n_p = 10^4 per link: omega_3 1e-7 high). The bending entries
+ * annihilate the rigid translation (1, 0, 1, 0) exactly, and the rigid rotation R = (0, 1, h, 1)
+ * (which involves the element length h in slope coordinates) costs a strain energy R^T Ke R below
+ * 0.01 eps of 12 EI/h, evaluated exactly from the stored entries: the 4-point rule's entries left
+ * several eps, and rounding each closed-form entry once 0.3 eps at n_e = 10^4, L = 4 m. Each entry
+ * stays within 1e-14 of the closed form. */
+TEST(element_rigid_motions)
+{
+    const double PI = 3.14159265358979323846;
+    double r = 0.15;
+    mbl_beam_section sp = {1e8, 0, 1500, PI * r * r, 0, PI * r * r * r * r / 4, 0}; /* source 001's links */
+    mbl_beam_section sc = section();
+    const struct { const mbl_beam_section *s; double L; int ne; } cs[] = {
+        {&sp, 4.0, 50}, {&sp, 4.0, 1000}, {&sp, 4.0, 6000}, {&sp, 4.0, 10000}, {&sp, 4.0, 12345},
+        {&sc, 2.0, 3}, {&sc, 2.0, 777}, {&sc, 1.0, 30000}};
+    double worst = 0;
+    for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        double h = cs[c].L / cs[c].ne, Ke[36], Me[36], EI = cs[c].s->E * cs[c].s->Iz;
+        mbl_beam2_element(cs[c].s, h, Ke, Me);
+        int b[4] = {1, 2, 4, 5};
+        double Kb[16];
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 4; i++) Kb[i + 4 * j] = Ke[b[i] + 6 * b[j]];
+        double T[4] = {1, 0, 1, 0}, R[4] = {0, 1, h, 1};
+        for (int i = 0; i < 4; i++) {
+            double s = 0, t = 0;
+            for (int j = 0; j < 4; j++) acc2(Kb[i + 4 * j], T[j], &s, &t);
+            CHECK_MSG(s + t == 0, "n_e = %d: row %d of Ke T = %g", cs[c].ne, i, s + t);
+        }
+        /* R^T Ke R = sum_ij R_i K_ij R_j, every product and sum exact to about eps^2 */
+        double s = 0, t = 0;
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) {
+                double p = R[i] * R[j], pe = fma(R[i], R[j], -p);
+                acc2(Kb[i + 4 * j], p, &s, &t);
+                acc2(Kb[i + 4 * j], pe, &s, &t);
+            }
+        double rel = fabs(s + t) / (12 * EI / h) / DBL_EPSILON;
+        worst = fmax(worst, rel);
+        CHECK_MSG(rel < 0.01, "n_e = %d, L = %g: R^T Ke R = %.3g eps of 12 EI/h", cs[c].ne, cs[c].L, rel);
+        double ex[4] = {12 * EI / (h * h * h), 6 * EI / (h * h), 4 * EI / h, 2 * EI / h};
+        CHECK_REL(Kb[0], ex[0], 1e-14);
+        CHECK_REL(Kb[1], ex[1], 1e-14);
+        CHECK_REL(Kb[5], ex[2], 1e-14);
+        CHECK_REL(Kb[1 + 4 * 3], ex[3], 1e-14);
+    }
+    printf("  rigid rotation energy of the planar element: at most %.2g eps of 12 EI/h\n", worst);
+}
+
 /* bending: beta_k L for the nw lowest modes of a beam with the given end conditions;
  * dim 2: plane (uy, phi), dim 3: the xz plane (uz, ry) */
 static void bending_betas(int dim, int ne, int bc, int nw, double *betaL)
@@ -125,11 +184,12 @@ static void check_bending(int dim, int bc, const double *exact, int nw)
         for (int k = 0; k < nw; k++) {
             double bh = exact[k] / ne, err = fabs(b[k] - exact[k]) / exact[k];
             /* plus the rounding of the dense eigensolver on the fundamental (K's entries EI/h^3 against
-             * its smooth modes: a few 1e-9 in beta at 40 elements) */
-            double bound = 2.0 * pow(bh, 4) / 1440.0 + 2e-8;
-            CHECK_MSG(err <= bound && b[k] >= exact[k] * (1 - 2e-8), "dim %d bc %d ne %d mode %d: beta L %.12g exact %.12g err %.3g bound %.3g",
+             * its smooth modes: eps lambda_max / lambda_1 = 3e-8 in omega^2 at 40 elements; measured
+             * up to 2e-8 in beta, either sign, depending on the last bits of the entries) */
+            double bound = 2.0 * pow(bh, 4) / 1440.0 + 3e-8;
+            CHECK_MSG(err <= bound && b[k] >= exact[k] * (1 - 3e-8), "dim %d bc %d ne %d mode %d: beta L %.12g exact %.12g err %.3g bound %.3g",
                       dim, bc, ne, k + 1, b[k], exact[k], err, bound);
-            if (ne > 10 && err > 1e-8) { /* above the rounding level of the dense eigensolver */
+            if (ne > 10 && err > 3e-8) { /* above the rounding level of the dense eigensolver */
                 double ratio = prev[k] / err;
                 CHECK_MSG(ratio > 14.4 && ratio < 17.6, "dim %d bc %d mode %d: h^4 rate %.3g", dim, bc, k + 1, ratio);
             }
@@ -263,6 +323,7 @@ TEST(bad_input)
 int main(void)
 {
     RUN(element_matrices);
+    RUN(element_rigid_motions);
     RUN(cantilever);
     RUN(free_free);
     RUN(pinned_pinned);
