@@ -275,7 +275,10 @@ const char *mech_rel_reaction(mech *M, int ji, int torque, int comp, char *const
  * marker re, at mi's point: when mi's body is in the tree's structured term and re is on the parent
  * body of its revolute or prismatic tree joint, the pair acts on that joint's coordinate only
  * (virtual power: tq . u + f . (u x (p_i - p_axis)), or f . u): its generalized force goes to the
- * joint (Qd) and the loads to the bodies' Fd, Nd (reactions), and 1 is returned; 0 otherwise. */
-int mech_rel_joint_load(mech *M, int mi, int re, char *const f[3], char *const tq[3]);
+ * joint (Qd) and the loads to the bodies' Fd, Nd (reactions), and 1 is returned; 0 otherwise. When
+ * the element's frame is the joint's marker j, fc and tc (its components in that frame) give tq . u
+ * and f . u as their z components exactly (z_j . z_j = 1 is no expression to differentiate). */
+int mech_rel_joint_load(mech *M, int mi, int re, int frame, const char *const fc[3], const char *const tc[3],
+                        char *const f[3], char *const tq[3]);
 
 #endif

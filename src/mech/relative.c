@@ -1109,7 +1109,8 @@ static void acc_term(mech *M, char **acc, const char *sg, const char *term)
     *acc = *acc ? mech_fmt(M, "%s %s (%s)", *acc, sg, term) : mech_fmt(M, "%s(%s)", *sg == '-' ? "-" : "", term);
 }
 
-int mech_rel_joint_load(mech *M, int mi, int re, char *const f[3], char *const tq[3])
+int mech_rel_joint_load(mech *M, int mi, int re, int frame, const char *const fc[3], const char *const tc[3],
+                        char *const f[3], char *const tq[3])
 {
     int b = M->mk[mi].body;
     if (!M->torder || !M->b[b].rt || M->torder[M->nb + b] < 0) return 0;
@@ -1121,8 +1122,9 @@ int mech_rel_joint_load(mech *M, int mi, int re, char *const f[3], char *const t
     const char *u[3];
     for (int k = 0; k < 3; k++) u[k] = mech_fmt(M, "%s(%s)", sg, Mj->ax[2][k]);
     const char *Q;
+    int local = frame == J->j; /* u = +-z of the frame: the z components */
     if (kind == JK_PRI) {
-        Q = mech_fmt(M, "(%s)*%s + (%s)*%s + (%s)*%s", f[0], u[0], f[1], u[1], f[2], u[2]);
+        Q = local ? mech_fmt(M, "%s(%s)", sg, fc[2]) : mech_fmt(M, "(%s)*%s + (%s)*%s + (%s)*%s", f[0], u[0], f[1], u[1], f[2], u[2]);
     } else { /* tq . u + f . (u x d), d = p_i - p_axis */
         const char *d[3], *ud[3];
         for (int k = 0; k < 3; k++) d[k] = mech_fmt(M, "(%s - %s)", I->p[k], P->p[k]);
@@ -1130,8 +1132,10 @@ int mech_rel_joint_load(mech *M, int mi, int re, char *const f[3], char *const t
             int a = (k + 1) % 3, c = (k + 2) % 3;
             ud[k] = mech_fmt(M, "(%s*%s - %s*%s)", u[a], d[c], u[c], d[a]);
         }
-        Q = mech_fmt(M, "(%s)*%s + (%s)*%s + (%s)*%s + (%s)*%s + (%s)*%s + (%s)*%s", tq[0], u[0], tq[1], u[1], tq[2], u[2],
-                     f[0], ud[0], f[1], ud[1], f[2], ud[2]);
+        const char *tu = local ? mech_fmt(M, "%s(%s)", sg, tc[2])
+                               : mech_fmt(M, "(%s)*%s + (%s)*%s + (%s)*%s", tq[0], u[0], tq[1], u[1], tq[2], u[2]);
+        int nof = local && is0(fc[0]) && is0(fc[1]) && is0(fc[2]);
+        Q = nof ? tu : mech_fmt(M, "%s + (%s)*%s + (%s)*%s + (%s)*%s", tu, f[0], ud[0], f[1], ud[1], f[2], ud[2]);
     }
     J->Qd = J->Qd ? mech_fmt(M, "%s + %s", J->Qd, Q) : Q;
     /* the loads on both bodies at p_i, for the reactions (mech_rel_reaction) */

@@ -8,9 +8,9 @@
  *   f_k = I_k a_k + v_k x* I_k v_k,  F_k = f_k + sum of the children's F,  row_k = S_k . F_k,
  * the inertia and weight of the subtree on the joint (moved to the left of the equations).
  * Their derivatives (Carpentier & Mansard 2018; derived in docs/mechanism.md): with the subtree
- * sums Ic_k = sum I, hc_k = sum I v, Bc_k = sum (v x* I - I v x), and per joint j
+ * sums Ic_k = sum I, hc_k = sum I v, Bc_k = sum (v x* I - I v x) (both symmetric), and per joint j
  *   u_j = S_j x v_l,  g_j = S_j x a_l - u_j x v_l  (l the parent of j),
- *   P_j = Ic_j S_j,  Q_j = Bc_j^T S_j - S_j x* hc_j,
+ *   P_j = Ic_j S_j,  Q_j = Bc_j S_j - S_j x* hc_j,
  *   D_j = S_j x* F_j - Ic_j g_j - u_j x* hc_j - Bc_j u_j,  E_j = Bc_j S_j - 2 Ic_j u_j + S_j x* hc_j,
  * for j an ancestor of i or i itself:
  *   d row_i/dq_j = -(P_i . g_j + Q_i . u_j),  d row_i/dq'_j = Q_i . S_j - 2 P_i . u_j,  d row_i/dq''_j = P_i . S_j,
@@ -139,17 +139,20 @@ static void inertia(ctx *c, const mblx_id *t, mblx_id *I6)
         for (int j = 0; j < 3; j++) I6[6 * i + j + 3] = sk[3 * i + j], I6[6 * (j + 3) + i] = sk[3 * i + j];
 }
 
-/* v x* I - I (v x) (6 x 6): column e is v x* (I e) - I (v x e) */
+/* B = v x* I - I (v x) (6 x 6): with X = crm(v), crf(v) = -X^T, so B = -(X^T I + I X), symmetric;
+ * M = I X column by column (column e: I (v x e)), B_ij = -(M_ij + M_ji) */
 static void bmat(ctx *c, const mblx_id *v, const mblx_id *I6, mblx_id *B)
 {
+    mblx_id M[36];
     for (int e = 0; e < 6; e++) {
-        mblx_id col[6], x[6], t1[6], t2[6], ue[6];
-        for (int k = 0; k < 6; k++) col[k] = I6[6 * k + e], ue[k] = k == e ? mblx_const(c->g, 1.0) : c->zero;
-        crf(c, v, col, t1);
+        mblx_id x[6], t2[6], ue[6];
+        for (int k = 0; k < 6; k++) ue[k] = k == e ? mblx_const(c->g, 1.0) : c->zero;
         crm(c, v, ue, x);
         m6v(c, I6, x, 0, t2);
-        for (int k = 0; k < 6; k++) B[6 * k + e] = mblx_sub(c->g, t1[k], t2[k]);
+        for (int k = 0; k < 6; k++) M[6 * k + e] = t2[k];
     }
+    for (int i = 0; i < 6; i++)
+        for (int j = i; j < 6; j++) B[6 * i + j] = B[6 * j + i] = mblx_neg(c->g, mblx_add(c->g, M[6 * i + j], M[6 * j + i]));
 }
 
 typedef struct bnode {
@@ -229,20 +232,22 @@ int mbl_rtree_formulate(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
             n->F[k] = mblx_sum(g, 3, tt);
             n->hc[k] = mblx_add(g, n->hc[k], h[k]);
         }
-        for (int k = 0; k < 36; k++) {
-            n->Ic[k] = mblx_add(g, n->Ic[k], n->I[k]);
-            n->Bc[k] = mblx_add(g, n->Bc[k], Bo[k]);
-        }
+        for (int i = 0; i < 6; i++) /* symmetric: the upper triangle, mirrored */
+            for (int j = i; j < 6; j++) {
+                n->Ic[6 * i + j] = n->Ic[6 * j + i] = mblx_add(g, n->Ic[6 * i + j], n->I[6 * i + j]);
+                n->Bc[6 * i + j] = n->Bc[6 * j + i] = mblx_add(g, n->Bc[6 * i + j], Bo[6 * i + j]);
+            }
         int p = t->b[b].parent;
         if (p < 0) continue;
         for (int k = 0; k < 6; k++) {
             N[p].F[k] = mblx_add(g, N[p].F[k], n->F[k]);
             N[p].hc[k] = mblx_add(g, N[p].hc[k], n->hc[k]);
         }
-        for (int k = 0; k < 36; k++) {
-            N[p].Ic[k] = mblx_add(g, N[p].Ic[k], n->Ic[k]);
-            N[p].Bc[k] = mblx_add(g, N[p].Bc[k], n->Bc[k]);
-        }
+        for (int i = 0; i < 6; i++)
+            for (int j = i; j < 6; j++) {
+                N[p].Ic[6 * i + j] = N[p].Ic[6 * j + i] = mblx_add(g, N[p].Ic[6 * i + j], n->Ic[6 * i + j]);
+                N[p].Bc[6 * i + j] = N[p].Bc[6 * j + i] = mblx_add(g, N[p].Bc[6 * i + j], n->Bc[6 * i + j]);
+            }
     }
     /* rows and the per-joint vectors */
     for (int b = 0; b < nb; b++) {
@@ -254,10 +259,11 @@ int mbl_rtree_formulate(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
         crm(c, n->S, n->ap, sa);
         crm(c, n->u, n->vp, uw);
         for (int k = 0; k < 6; k++) n->gm[k] = mblx_sub(g, sa[k], uw[k]);
+        mblx_id BS[6], Sh[6];
         m6v(c, n->Ic, n->S, 0, n->P);
-        m6v(c, n->Bc, n->S, 1, t1);
-        crf(c, n->S, n->hc, t2);
-        for (int k = 0; k < 6; k++) n->Q[k] = mblx_sub(g, t1[k], t2[k]);
+        m6v(c, n->Bc, n->S, 0, BS); /* Bc is symmetric: Bc^T S = Bc S */
+        crf(c, n->S, n->hc, Sh);
+        for (int k = 0; k < 6; k++) n->Q[k] = mblx_sub(g, BS[k], Sh[k]);
         /* D = S x* F - Ic g - u x* hc - Bc u */
         crf(c, n->S, n->F, t1);
         m6v(c, n->Ic, n->gm, 0, t2);
@@ -268,11 +274,9 @@ int mbl_rtree_formulate(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
             n->D[k] = mblx_sum(g, 4, tt);
         }
         /* E = Bc S - 2 Ic u + S x* hc */
-        m6v(c, n->Bc, n->S, 0, t1);
-        crf(c, n->S, n->hc, t2);
         m6v(c, n->Ic, n->u, 0, t3);
         for (int k = 0; k < 6; k++) {
-            mblx_id tt[3] = {t1[k], mblx_scale(g, -2.0, t3[k]), t2[k]};
+            mblx_id tt[3] = {BS[k], mblx_scale(g, -2.0, t3[k]), Sh[k]};
             n->E[k] = mblx_sum(g, 3, tt);
         }
     }
