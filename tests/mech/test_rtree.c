@@ -2,7 +2,8 @@
  * derivatives) against the symbolic recursion it replaces (`tree_dynamics: symbolic`, the
  * expression engine differentiating src/mech/relative.c's texts): the residual and every entry of
  * its Jacobian with respect to all unknowns at random points (q, q', q'', multipliers, inputs) to
- * 1e-12, on a spatial chain of revolute and prismatic joints with offset centres of mass and full
+ * 1e-12 (and the outputs: the tree joints' reactions, which count the force elements that the
+ * structured path gives to a joint coordinate directly), on a spatial chain of revolute and prismatic joints with offset centres of mass and full
  * inertia tensors, the 7-joint URDF arm, a floating base with a chain on it, and trees closed by
  * cut joints (the chain closed by a spherical joint, the spatial four-bar); and the eigenvalue sensitivities (second
  * derivatives through the engine) of the slider-pendulum in both. */
@@ -108,6 +109,29 @@ static double compare_text(const char *text, const char *name, int npt, int *nst
             worst = INFINITY;
             break;
         }
+        /* outputs (tree joints' reactions) and their Jacobian, dense */
+        if (a->ny != b->ny) {
+            CHECK_MSG(0, "%s: the outputs differ in number", name);
+        } else if (a->ny) {
+            size_t na = (size_t)a->ny + (size_t)a->yjac.nz, nb = (size_t)b->ny + (size_t)b->yjac.nz;
+            size_t dn = (size_t)a->ny * (size_t)a->nunk;
+            double *ya = malloc(na * sizeof *ya), *yb = malloc(nb * sizeof *yb);
+            double *da = calloc(dn, sizeof *da), *db = calloc(dn, sizeof *db);
+            double *w1 = malloc((a->work_size + b->work_size + 1) * sizeof *w1);
+            mbl_status s2;
+            if (ya && yb && da && db && w1 && !mblx_tape_eval(a->tape_y, syms, ya, w1, &s2) &&
+                !mblx_tape_eval(b->tape_y, syms, yb, w1, &s2)) {
+                for (int p = 0; p < a->yjac.nz; p++) da[a->yjac.row[p] + (size_t)a->yjac.col[p] * a->ny] += ya[a->ny + p];
+                for (int p = 0; p < b->yjac.nz; p++) db[b->yjac.row[p] + (size_t)b->yjac.col[p] * b->ny] += yb[b->ny + p];
+                double ym = 1, dy = 0;
+                for (int i = 0; i < a->ny; i++) ym = fmax(ym, fabs(yb[i])), dy = fmax(dy, fabs(ya[i] - yb[i]));
+                for (size_t i = 0; i < dn; i++) ym = fmax(ym, fabs(db[i])), dy = fmax(dy, fabs(da[i] - db[i]));
+                worst = fmax(worst, dy / ym);
+            } else {
+                CHECK_MSG(0, "%s: outputs not evaluated", name);
+            }
+            free(ya), free(yb), free(da), free(db), free(w1);
+        }
         double fm = 1, jm = 1, df = 0, dj = 0;
         for (int i = 0; i < a->nF; i++) fm = fmax(fm, fabs(Fb[i])), df = fmax(df, fabs(Fa[i] - Fb[i]));
         for (size_t i = 0; i < nd; i++) jm = fmax(jm, fabs(Jb[i])), dj = fmax(dj, fabs(Ja[i] - Jb[i]));
@@ -177,6 +201,7 @@ static const char *chain_fmt =
     "  drive: {type: force, i: c0, frame: b1, reaction: b1, torque: [0, 0, \"0.4*JV(j3) + u\"]}\n"
     "  push: {type: force, i: b0, frame: a1, reaction: a1, force: [0, 0, \"-2*JQ(j2)\"]}\n"
     "inputs: {u: 0}\n"
+    "outputs: {r1: \"FX(j3)\", r2: \"TY(j3)\", r3: \"FZ(j2)\", r4: \"TZ(j2)\", r5: \"TX(j1)\", r6: \"FY(j4)\"}\n"
     "linearize: {at: given}\n";
 
 /* a floating base (absolute coordinates, Euler parameters) carrying a two-link arm */
