@@ -9,7 +9,12 @@ eigenvalues; without the matrices, so without the velocity transformation B and 
 of N x 6N x N numbers); times are process CPU (user) time as well as wall, bench_relin and
 bench_mujoco report CPU time (MBLIN_BENCH_CLOCK=cpu): the machine is shared.
 
+With --tree-dynamics symbolic the relative chain is linearized through the symbolic recursion
+(`tree_dynamics: symbolic`) instead of the tree's structured term (src/model/rtree.c): the before and
+after of docs/benchmarks.md. CPU times are user + sys.
+
 usage: python3 bench/chain_relative.py BUILD [--sizes 10,20,100] [--abs-sizes 10,100,1000] [--runs 3]
+                                       [--tree-dynamics recursive|symbolic]
 """
 import argparse
 import os
@@ -24,11 +29,11 @@ from chain_urdf import chain  # noqa: E402
 
 
 def timed(cmd, env):
-    p = subprocess.run(['/usr/bin/time', '-f', '%e %U %M'] + cmd, capture_output=True, text=True, env=env)
+    p = subprocess.run(['/usr/bin/time', '-f', '%e %U %S %M'] + cmd, capture_output=True, text=True, env=env)
     if p.returncode:
         raise RuntimeError(p.stderr.strip().splitlines()[-1] if p.stderr.strip() else 'failed')
-    wall, user, rss = p.stderr.strip().splitlines()[-1].split()
-    return float(wall), float(user), int(rss) / 1024.0
+    wall, user, sys_, rss = p.stderr.strip().splitlines()[-1].split()
+    return float(wall), float(user) + float(sys_), int(rss) / 1024.0
 
 
 def median(x):
@@ -42,6 +47,7 @@ def main():
     ap.add_argument('--sizes', default='10,20,100')
     ap.add_argument('--abs-sizes', default='10,100,1000')
     ap.add_argument('--runs', type=int, default=3)
+    ap.add_argument('--tree-dynamics', default='recursive', choices=('recursive', 'symbolic'))
     a = ap.parse_args()
     env = dict(os.environ, OPENBLAS_NUM_THREADS='1', MBLIN_BENCH_CLOCK='cpu')
     mblin = os.path.join(a.build, 'mblin')
@@ -52,10 +58,18 @@ def main():
         urdf = os.path.join(tmp, 'chain%d.urdf' % n)
         with open(urdf, 'w') as f:
             f.write(chain(n))
+        if a.tree_dynamics == 'symbolic':
+            sym = os.path.join(tmp, 'chain%d_sym.yaml' % n)
+            with open(sym, 'w') as f:
+                f.write('model: urdf\nfile: chain%d.urdf\ncoordinates: relative\ntree_dynamics: symbolic\n'
+                        'linearize: {at: equilibrium}\n' % n)
+            rel = sym
+        else:
+            rel = urdf
         twin = os.path.join(tmp, 'chain%d_abs.yaml' % n)
         with open(twin, 'w') as f:
             f.write('model: urdf\nfile: chain%d.urdf\ncoordinates: absolute\nlinearize: {at: equilibrium}\n' % n)
-        for mode, path, wanted in (('relative', urdf, a.sizes), ('absolute', twin, a.abs_sizes)):
+        for mode, path, wanted in (('relative', rel, a.sizes), ('absolute', twin, a.abs_sizes)):
             if str(n) not in wanted.split(','):
                 continue
             res = []

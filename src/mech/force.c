@@ -302,6 +302,7 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
             f[k] = (char *)nf;
             tq[k] = (char *)nt;
         }
+        if (re >= 0 && M->relative && mech_rel_joint_load(M, mi, re, fr, fc, tc, f, tq)) return M->oom ? mech_oom(M) : 0;
         apply(M, mi, f, tq, 1);
         if (re >= 0) {
             body *BJ = &M->b[M->mk[re].body];

@@ -33,6 +33,10 @@ typedef struct body {
     int nqf3;
     const yaml_node_t *key, *val;    /* relative coordinates: read again for a floating root */
     const char *p0[3];               /* the position texts of the file */
+    int rt;                          /* relative coordinates: its inertia and weight are in the tree's
+                                        structured term (model/rtree.h; relative.c) */
+    char *Fd[3], *Nd[3];             /* loads of force elements across its tree joint, given to the joint
+                                        coordinate directly (mech_rel_joint_load): for the reactions only */
 } body;
 
 typedef struct marker {
@@ -67,6 +71,7 @@ typedef struct joint {
      * q[0 .. nq-1] carry the body of marker i (child_i) or of marker j from the other */
     int tree, child_i, nq;
     const char *q[4];
+    const char *Qd; /* generalized force on q[0] of force elements across the joint (mech_rel_joint_load) */
     const yaml_node_t *val;
 } joint;
 
@@ -110,6 +115,7 @@ typedef struct mech {
     int ndrv, cdrv;
     int relative; /* `coordinates: relative`: joint coordinates on a spanning tree (relative.c) */
     int *torder;  /* relative: bodies, parents first, then each body's tree joint (-1: none) */
+    int tree_symbolic; /* `tree_dynamics: symbolic`: no structured term for the tree (relative.c) */
     const char *grav[3]; /* the gravity vector (sum of the gravity elements; NULL: none) */
 } mech;
 
@@ -265,5 +271,14 @@ const char *mech_joint_coord_k(mech *M, int ji, int k, char *why, size_t whylen)
 /* FX .. TZ of a tree joint (relative coordinates): the Newton-Euler balance of the subtree it
  * carries; e: the axes of the components (global or a marker's). NULL with why when unavailable. */
 const char *mech_rel_reaction(mech *M, int ji, int torque, int comp, char *const e[3], char *why, size_t whylen);
+/* A force element with force f and torque tq (global texts) on marker mi and their reaction on
+ * marker re, at mi's point: when mi's body is in the tree's structured term and re is on the parent
+ * body of its revolute or prismatic tree joint, the pair acts on that joint's coordinate only
+ * (virtual power: tq . u + f . (u x (p_i - p_axis)), or f . u): its generalized force goes to the
+ * joint (Qd) and the loads to the bodies' Fd, Nd (reactions), and 1 is returned; 0 otherwise. When
+ * the element's frame is the joint's marker j, fc and tc (its components in that frame) give tq . u
+ * and f . u as their z components exactly (z_j . z_j = 1 is no expression to differentiate). */
+int mech_rel_joint_load(mech *M, int mi, int re, int frame, const char *const fc[3], const char *const tc[3],
+                        char *const f[3], char *const tq[3]);
 
 #endif

@@ -125,7 +125,7 @@ static int emit_draw(mech *M);
 static int read_all(mech *M, const yaml_node_t *root)
 {
     static const char *ok[] = {"model", "name", "parameters", "space", "ground", "bodies", "joints", "drivers",
-                               "forces", "inputs", "variables", "outputs", "linearize", "coordinates", NULL};
+                               "forces", "inputs", "variables", "outputs", "linearize", "coordinates", "tree_dynamics", NULL};
     int rc = mech_check_keys(M, root, ok, "mechanism");
     if (rc) return rc;
     yaml_node_t *n;
@@ -145,6 +145,11 @@ static int read_all(mech *M, const yaml_node_t *root)
         if (!mech_is_scalar(n) || (strcmp(mech_sc(n), "relative") && strcmp(mech_sc(n), "absolute")))
             return err_at(M, n, "'coordinates' must be absolute or relative");
         M->relative = !strcmp(mech_sc(n), "relative");
+    }
+    if ((n = mech_get(M, root, "tree_dynamics"))) { /* docs/mechanism.md, "The tree's structured term" */
+        if (!mech_is_scalar(n) || (strcmp(mech_sc(n), "recursive") && strcmp(mech_sc(n), "symbolic")))
+            return err_at(M, n, "'tree_dynamics' must be recursive or symbolic");
+        M->tree_symbolic = !strcmp(mech_sc(n), "symbolic");
     }
     /* parameters: copied, and evaluated here with the file's values for the checks */
     if ((rc = copy_map(M, mech_get(M, root, "parameters"), &M->src->parameters, "parameters", 0))) return rc;

@@ -23,6 +23,7 @@
 
 #include "mech/mech_internal.h"
 #include "mech/tree.h"
+#include "model/rtree.h"
 
 /* ---- small text algebra: "0" and "1" are folded so that the texts stay short ---- */
 
@@ -629,6 +630,7 @@ static int tree_motion(mech *M, const joint *J, int kind, const char *const xs[4
         rho[k] = sumz(M, 2, t, sg2);
     }
     if ((rc = vars3_all(M, "_rho_%s_%d", nm, rho, J))) return rc;
+    if (Bc->rt) return 0; /* its inertia is in the structured term */
     /* d'Alembert loads at the origin, body axes: f = -m a_cm, n = cm x f - (I al + w x I w) */
     const char *cm[3], *ac[3], *wc[3], *wwc[3], *acm[3], *Fi[3], *Iw[3], *Ia[3], *wIw[3], *cF[3], *Ni[3];
     for (int k = 0; k < 3; k++) cm[k] = is0(Bc->cm[k]) ? NULL : Bc->cm[k];
@@ -814,6 +816,22 @@ static int root_coords(mech *M, int bi)
     return rc;
 }
 
+/* Body b joins the tree's structured term (model/rtree.h) when it is a rigid spatial body whose
+ * tree joint is revolute, prismatic or fixed and whose parent is the ground or in the term (parents
+ * are marked first): its inertia and weight then leave the text rows (tree_motion, local_loads). */
+static void mark_rt(mech *M, int b)
+{
+    body *B = &M->b[b];
+    int jc = M->torder[M->nb + b];
+    B->rt = 0;
+    if (M->planar || M->tree_symbolic || jc < 0 || B->kind != KIND_SPATIAL || B->flex || B->Tx || B->qf3) return;
+    joint *J = &M->jt[jc];
+    int kind = kind_of(M, J);
+    if (kind != JK_REV && kind != JK_PRI && kind != JK_FIX) return;
+    int p = M->mk[J->child_i ? J->j : J->i].body;
+    B->rt = M->b[p].kind == KIND_GROUND || M->b[p].rt;
+}
+
 int mech_rel_tree(mech *M)
 {
     int nb = M->nb, nj = M->nj, rc = 0;
@@ -861,6 +879,7 @@ int mech_rel_tree(mech *M)
         int b = M->torder[h];
         if (M->torder[nb + b] < 0) rc = root_coords(M, b);
     }
+    for (int h = 1; h < nb && !rc; h++) mark_rt(M, M->torder[h]);
     for (int h = 1; h < nb && !rc; h++) {
         int b = M->torder[h];
         if (M->torder[nb + b] >= 0) rc = tree_kinematics(M, M->torder[nb + b]);
@@ -930,14 +949,23 @@ static int parent_of(mech *M, int b)
  * d'Alembert load (tree_motion), its applied loads and weight (given globally: A^T of them), and
  * its children's, turned by their Rpc and moved by their rho. When b's parent is a floating root
  * (absolute coordinates), they are also given globally in Fs[b], Ns[b] for the root's rows. */
-static int local_loads(mech *M, int b, const char *(*Fs)[3], const char *(*Ns)[3])
+static int local_loads(mech *M, int b, const char *(*Fs)[3], const char *(*Ns)[3], char *hasl)
 {
     int nb = M->nb, rc = 0;
     body *B = &M->b[b];
+    /* a body of the structured term with no applied loads on its subtree has none to write */
+    int any = !B->rt;
+    for (int k = 0; k < 3; k++) any |= B->F[k] != NULL || B->N[k] != NULL;
+    for (int h2 = 1; h2 < nb && !any; h2++) {
+        int c = M->torder[h2];
+        any = M->torder[nb + c] >= 0 && parent_of(M, c) == b && M->b[c].kind == KIND_SPATIAL && hasl[c];
+    }
+    hasl[b] = (char)any;
+    if (!any) return 0;
     const char *A[9], *Fg[3], *Ng[3], *W[3], *AtF[3], *AtN[3], *AtW[3], *cm[3], *cW[3];
     for (int k = 0; k < 9; k++) A[k] = B->A[k];
     for (int k = 0; k < 3; k++) {
-        W[k] = M->grav[k] ? mul(M, B->mass, M->grav[k]) : NULL;
+        W[k] = M->grav[k] && !B->rt ? mul(M, B->mass, M->grav[k]) : NULL;
         Fg[k] = B->F[k];
         Ng[k] = B->N[k];
         cm[k] = is0(B->cm[k]) ? NULL : B->cm[k];
@@ -948,8 +976,13 @@ static int local_loads(mech *M, int b, const char *(*Fs)[3], const char *(*Ns)[3
     cross3(M, cm, AtW, cW);
     sbuf fl[3] = {{0}, {0}, {0}}, nl[3] = {{0}, {0}, {0}};
     for (int k = 0; k < 3; k++) {
-        mech_sb_add(M, &fl[k], "", mech_fmt(M, "_fil_%s_%d", B->name, k + 1));
-        mech_sb_add(M, &nl[k], "", mech_fmt(M, "_nil_%s_%d", B->name, k + 1));
+        if (!B->rt) {
+            mech_sb_add(M, &fl[k], "", mech_fmt(M, "_fil_%s_%d", B->name, k + 1));
+            mech_sb_add(M, &nl[k], "", mech_fmt(M, "_nil_%s_%d", B->name, k + 1));
+        } else {
+            mech_sb_add(M, &fl[k], "", "0");
+            mech_sb_add(M, &nl[k], "", "0");
+        }
         if (AtF[k]) mech_sb_add(M, &fl[k], " + ", mech_fmt(M, "(%s)", AtF[k]));
         if (AtW[k]) mech_sb_add(M, &fl[k], " + ", mech_fmt(M, "(%s)", AtW[k]));
         if (AtN[k]) mech_sb_add(M, &nl[k], " + ", mech_fmt(M, "(%s)", AtN[k]));
@@ -957,7 +990,7 @@ static int local_loads(mech *M, int b, const char *(*Fs)[3], const char *(*Ns)[3
     }
     for (int h2 = 1; h2 < nb; h2++) {
         int c = M->torder[h2];
-        if (M->torder[nb + c] < 0 || parent_of(M, c) != b || M->b[c].kind != KIND_SPATIAL) continue;
+        if (M->torder[nb + c] < 0 || parent_of(M, c) != b || M->b[c].kind != KIND_SPATIAL || !hasl[c]) continue;
         const char *R[9], *fc[3], *nc[3], *rho[3], *g[3], *gn[3], *rg[3];
         body *C = &M->b[c];
         for (int i = 0; i < 3; i++) {
@@ -1063,17 +1096,119 @@ static int local_q(mech *M, int b, const joint *J, int kind)
     }
     const char *sg = J->child_i ? "" : "-";
     int rc = 0;
-    for (int k = 0; k < J->nq && !rc; k++)
-        if (Q[k] && strcmp(Q[k], "0"))
-            rc = mech_push(M, &M->src->forces, J->q[k], mech_fmt(M, "%s(%s)", sg, Q[k]), J->line, J->col);
+    for (int k = 0; k < J->nq && !rc; k++) {
+        const char *t = Q[k] && strcmp(Q[k], "0") ? mech_fmt(M, "%s(%s)", sg, Q[k]) : NULL;
+        if (k == 0 && J->Qd) t = t ? mech_fmt(M, "%s + %s", t, J->Qd) : J->Qd;
+        if (t) rc = mech_push(M, &M->src->forces, J->q[k], t, J->line, J->col);
+    }
     return rc;
+}
+
+static void acc_term(mech *M, char **acc, const char *sg, const char *term)
+{
+    *acc = *acc ? mech_fmt(M, "%s %s (%s)", *acc, sg, term) : mech_fmt(M, "%s(%s)", *sg == '-' ? "-" : "", term);
+}
+
+int mech_rel_joint_load(mech *M, int mi, int re, int frame, const char *const fc[3], const char *const tc[3],
+                        char *const f[3], char *const tq[3])
+{
+    int b = M->mk[mi].body;
+    if (!M->torder || !M->b[b].rt || M->torder[M->nb + b] < 0) return 0;
+    joint *J = &M->jt[M->torder[M->nb + b]];
+    int kind = kind_of(M, J), p = parent_of(M, b);
+    if ((kind != JK_REV && kind != JK_PRI) || M->mk[re].body != p) return 0;
+    marker *Mj = &M->mk[J->j], *P = &M->mk[J->child_i ? J->j : J->i], *I = &M->mk[mi];
+    const char *sg = J->child_i ? "" : "-";
+    const char *u[3];
+    for (int k = 0; k < 3; k++) u[k] = mech_fmt(M, "%s(%s)", sg, Mj->ax[2][k]);
+    const char *Q;
+    int local = frame == J->j; /* u = +-z of the frame: the z components */
+    if (kind == JK_PRI) {
+        Q = local ? mech_fmt(M, "%s(%s)", sg, fc[2]) : mech_fmt(M, "(%s)*%s + (%s)*%s + (%s)*%s", f[0], u[0], f[1], u[1], f[2], u[2]);
+    } else { /* tq . u + f . (u x d), d = p_i - p_axis */
+        const char *d[3], *ud[3];
+        for (int k = 0; k < 3; k++) d[k] = mech_fmt(M, "(%s - %s)", I->p[k], P->p[k]);
+        for (int k = 0; k < 3; k++) {
+            int a = (k + 1) % 3, c = (k + 2) % 3;
+            ud[k] = mech_fmt(M, "(%s*%s - %s*%s)", u[a], d[c], u[c], d[a]);
+        }
+        const char *tu = local ? mech_fmt(M, "%s(%s)", sg, tc[2])
+                               : mech_fmt(M, "(%s)*%s + (%s)*%s + (%s)*%s", tq[0], u[0], tq[1], u[1], tq[2], u[2]);
+        int nof = local && is0(fc[0]) && is0(fc[1]) && is0(fc[2]);
+        Q = nof ? tu : mech_fmt(M, "%s + (%s)*%s + (%s)*%s + (%s)*%s", tu, f[0], ud[0], f[1], ud[1], f[2], ud[2]);
+    }
+    J->Qd = J->Qd ? mech_fmt(M, "%s + %s", J->Qd, Q) : Q;
+    /* the loads on both bodies at p_i, for the reactions (mech_rel_reaction) */
+    for (int side = 0; side < 2; side++) {
+        body *B = &M->b[side ? p : b];
+        if (B->kind == KIND_GROUND) continue;
+        const char *s2 = side ? "-" : "+";
+        for (int k = 0; k < 3; k++) {
+            int a = (k + 1) % 3, c = (k + 2) % 3;
+            acc_term(M, &B->Fd[k], s2, f[k]);
+            acc_term(M, &B->Nd[k], s2,
+                     mech_fmt(M, "(%s - %s)*%s - (%s - %s)*%s + %s", I->p[a], B->r[a], f[c], I->p[c], B->r[c], f[a], tq[k]));
+        }
+    }
+    return 1;
+}
+
+/* The bodies of the structured term (mark_rt) described for the model (model/rtree.h): texts of
+ * the kinematic variables above, parents first. */
+static int emit_rtree(mech *M)
+{
+    int nb = M->nb, n = 0;
+    for (int b = 0; b < nb; b++) n += M->b[b].rt;
+    if (!n) return 0;
+    mbl_rtree *t = mbl_calloc(1, sizeof *t);
+    int *idx = mbl_alloc_array((size_t)nb, sizeof *idx);
+    if (!t || !idx || !(t->b = mbl_calloc((size_t)n, sizeof *t->b))) {
+        mbl_free(idx);
+        if (t) mbl_free(t->b);
+        mbl_free(t);
+        return mech_oom(M);
+    }
+    M->src->rtree = t;
+    int oom = 0;
+    for (int k = 0; k < 3; k++) oom |= !(t->g[k] = mech_dup_s(M->grav[k] ? M->grav[k] : "0"));
+    for (int h = 1; h < nb && !oom; h++) {
+        int b = M->torder[h];
+        body *B = &M->b[b];
+        idx[b] = -1;
+        if (!B->rt) continue;
+        joint *J = &M->jt[M->torder[nb + b]];
+        int kind = kind_of(M, J), p = parent_of(M, b);
+        mbl_rtree_body *R = &t->b[t->nb];
+        idx[b] = t->nb++;
+        R->parent = M->b[p].kind == KIND_GROUND ? -1 : idx[p];
+        R->kind = kind == JK_REV ? MBL_RTREE_REV : kind == JK_PRI ? MBL_RTREE_PRI : MBL_RTREE_FIXED;
+        R->line = J->line, R->col = J->col;
+        oom |= !(R->name = mech_dup_s(mech_fmt(M, "body '%s'", B->name)));
+        if (kind != JK_FIX) oom |= !(R->q = mech_dup_s(J->q[0]));
+        /* the axis: z_j, turned or moved along by q when the child carries marker i, against it otherwise */
+        marker *Mj = &M->mk[J->j], *P = &M->mk[J->child_i ? J->j : J->i];
+        const char *tx[MBL_RTREE_NT];
+        for (int k = 0; k < 3; k++) {
+            tx[MBL_RTREE_U + k] = J->child_i ? Mj->ax[2][k] : mech_fmt(M, "-(%s)", Mj->ax[2][k]);
+            tx[MBL_RTREE_P + k] = P->p[k];
+            tx[MBL_RTREE_R + k] = B->r[k];
+            tx[MBL_RTREE_CM + k] = B->cm[k];
+        }
+        for (int k = 0; k < 9; k++) tx[MBL_RTREE_A + k] = B->A[k];
+        tx[MBL_RTREE_M] = B->mass;
+        for (int k = 0; k < 6; k++) tx[MBL_RTREE_I + k] = B->I[k];
+        for (int k = 0; k < MBL_RTREE_NT; k++) oom |= !(R->t[k] = mech_dup_s(tx[k] ? tx[k] : "0"));
+    }
+    mbl_free(idx);
+    return oom || M->oom ? mech_oom(M) : 0;
 }
 
 int mech_rel_forces(mech *M)
 {
     int nb = M->nb, rc = 0;
     const char *(*Fs)[3] = mbl_calloc((size_t)nb, sizeof *Fs), *(*Ns)[3] = mbl_calloc((size_t)nb, sizeof *Ns);
-    if (!Fs || !Ns) rc = mech_oom(M);
+    char *hasl = mbl_calloc((size_t)nb, 1);
+    if (!Fs || !Ns || !hasl) rc = mech_oom(M);
     for (int b = 0; b < nb && !rc; b++)
         for (int k = 0; k < 3; k++) Fs[b][k] = Ns[b][k] = NULL;
     /* subtree resultants, leaves first: F_s = F + sum F_s(child), N_s about the body origin */
@@ -1083,7 +1218,7 @@ int mech_rel_forces(mech *M)
         const char *f[3], *n[3];
         for (int k = 0; k < 3; k++) f[k] = B->F[k], n[k] = B->N[k];
         if (B->kind == KIND_SPATIAL && M->torder[nb + b] >= 0) { /* in its own axes (tree_motion) */
-            rc = local_loads(M, b, Fs, Ns);
+            rc = local_loads(M, b, Fs, Ns, hasl);
             continue;
         }
         for (int h2 = h + 1; h2 < nb; h2++) { /* children come later in the order */
@@ -1156,7 +1291,8 @@ int mech_rel_forces(mech *M)
         int kind = kind_of(M, J);
         if (!J->nq) continue;
         if (B->kind == KIND_SPATIAL) {
-            rc = local_q(M, b, J, kind);
+            if (hasl[b]) rc = local_q(M, b, J, kind);
+            else if (J->Qd) rc = mech_push(M, &M->src->forces, J->q[0], J->Qd, J->line, J->col);
             continue;
         }
         marker *Mi = &M->mk[J->i], *Mj = &M->mk[J->j];
@@ -1197,8 +1333,10 @@ int mech_rel_forces(mech *M)
             if (Q[k] && strcmp(Q[k], "0"))
                 rc = mech_push(M, &M->src->forces, J->q[k], mech_fmt(M, "%s(%s)", sg, Q[k]), J->line, J->col);
     }
+    if (!rc) rc = emit_rtree(M);
     mbl_free(Fs);
     mbl_free(Ns);
+    mbl_free(hasl);
     if (!rc && M->oom) rc = mech_oom(M);
     return rc;
 }
@@ -1371,8 +1509,12 @@ const char *mech_rel_reaction(mech *M, int ji, int torque, int comp, char *const
             const char *w[3] = {B->w[0], B->w[1], B->w[2]};
             add_cross(M, T, w, gw, 1);
         }
-        /* applied forces and moments (F at the origin, N about it) */
+        /* applied forces and moments (F at the origin, N about it), with those given to joints directly */
         const char *Fb[3] = {B->F[0], B->F[1], B->F[2]}, *Nb[3] = {B->N[0], B->N[1], B->N[2]};
+        for (int k = 0; k < 3; k++) {
+            if (B->Fd[k]) Fb[k] = Fb[k] ? mech_fmt(M, "%s + %s", Fb[k], B->Fd[k]) : B->Fd[k];
+            if (B->Nd[k]) Nb[k] = Nb[k] ? mech_fmt(M, "%s + %s", Nb[k], B->Nd[k]) : B->Nd[k];
+        }
         add_vec(M, F, Fb, -1);
         add_vec(M, T, Nb, -1);
         const char *ro[3];

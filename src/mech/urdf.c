@@ -407,6 +407,7 @@ static int emit(ureader *r, const mbl_urdf_opts *o, const char *robot, int root,
 {
     ub_printf(b, "model: mechanism\nname: \"%s\"\nspace: spatial\ncoordinates: %s\n", o->name ? o->name : robot,
               o->absolute ? "absolute" : "relative");
+    if (o->tree_symbolic) ub_printf(b, "tree_dynamics: symbolic\n");
     int nmov = 0;
     for (int k = 0; k < r->nj; k++) nmov += r->J[k].type != UJ_FIXED && r->J[k].type != UJ_FLOATING;
     ub_printf(b, "parameters: {");
@@ -851,6 +852,8 @@ int mbl_urdf_from_yaml(yaml_document_t *doc, const yaml_node_t *root, const char
         else if (!strcmp(key, "end_effector") && scalar) o.end_effector = ysc(v);
         else if (!strcmp(key, "coordinates") && scalar && (!strcmp(ysc(v), "relative") || !strcmp(ysc(v), "absolute")))
             o.absolute = !strcmp(ysc(v), "absolute");
+        else if (!strcmp(key, "tree_dynamics") && scalar && (!strcmp(ysc(v), "recursive") || !strcmp(ysc(v), "symbolic")))
+            o.tree_symbolic = !strcmp(ysc(v), "symbolic");
         else if (!strcmp(key, "gravity") && v->type == YAML_SEQUENCE_NODE &&
                  v->data.sequence.items.top - v->data.sequence.items.start == 3) {
             for (int i = 0; i < 3 && !rc; i++) {
@@ -875,6 +878,7 @@ int mbl_urdf_from_yaml(yaml_document_t *doc, const yaml_node_t *root, const char
         } else
             rc = mbl_yaml_error(st, MBL_EMODEL, file, k,
                                 "model: urdf: unexpected '%s' (expected file, name, coordinates: relative|absolute, "
+                                "tree_dynamics: recursive|symbolic, "
                                 "gravity: [gx, gy, gz], end_effector: link, hold: [joints] or all, linearize: {...})",
                                 key);
     }

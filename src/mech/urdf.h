@@ -17,6 +17,7 @@
 
 typedef struct mbl_urdf_opts {
     int absolute;             /* 1: absolute coordinates (the twin); 0: relative (the default) */
+    int tree_symbolic;        /* 1: `tree_dynamics: symbolic` (docs/mechanism.md); 0: recursive (the default) */
     double g[3];              /* gravity, global (default 0 0 -9.81) */
     const char *end_effector; /* link whose frame is the end-effector pose output; NULL: the last link */
     const char *linearize;    /* YAML flow text of a `linearize:` mapping, or NULL ({at: given}) */

@@ -8,6 +8,7 @@
  * geometric-stiffness and every higher derivative term exact by construction. */
 #include "model/model_internal.h"
 #include "model/ffr.h"
+#include "model/rtree.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -135,6 +136,7 @@ typedef struct loader {
 
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 static int formulate_ffr(loader *L);
+static int formulate_rtree(loader *L);
 static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 static int read_draw(loader *L, const mbl_src *s);
 
@@ -1426,6 +1428,7 @@ static int formulate(loader *L)
         md->F[i] = mblx_sum(g, 4, t4);
     }
     rc = formulate_ffr(L);
+    if (!rc) rc = formulate_rtree(L);
     if (rc) goto done;
     for (int j = 0; j < m; j++) {
         mblx_id pd = total_der(md, Phi[j]);
@@ -1604,6 +1607,46 @@ static int formulate_ffr(loader *L)
         if (rc) return rc;
     }
     return 0;
+}
+
+/* The structured term of a relative-coordinate tree (model/rtree.h): its texts parsed over the
+ * mechanism's variables, its rows and closed-form Jacobian entries kept in md->Fs and md->sjac
+ * beside the flexible bodies' until compile() has differentiated the text rows. */
+static int formulate_rtree(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    const mbl_rtree *t = s->rtree;
+    if (!t || !t->nb) return 0;
+    if (!md->Fs) {
+        md->Fs = mbl_alloc_array((size_t)md->n + 1, sizeof *md->Fs);
+        if (!md->Fs) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        mblx_id zero = mblx_const(md->g, 0.0);
+        for (int i = 0; i < md->n; i++) md->Fs[i] = zero;
+    }
+    int rc = 0;
+    int *qidx = mbl_alloc_array((size_t)t->nb, sizeof *qidx);
+    mblx_id *tn = mbl_alloc_array((size_t)t->nb * MBL_RTREE_NT, sizeof *tn), gn[3];
+    if (!qidx || !tn) rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    for (int b = 0; b < t->nb && !rc; b++) {
+        const mbl_rtree_body *B = &t->b[b];
+        qidx[b] = -1;
+        if (B->q && (qidx[b] = find_name(&s->coordinates, B->q, strlen(B->q))) < 0)
+            rc = mbl_error(L->st, MBL_EMODEL, "%s: %s: coordinate '%s' is not a coordinate of the model", s->file,
+                           B->name, B->q);
+        for (int k = 0; k < MBL_RTREE_NT && !rc; k++) {
+            mbl_src_item it = {NULL, NULL, B->t[k], B->line, B->col, B->line, B->col};
+            rc = parse_item_text(L, &it, SCOPE_FULL, B->name, &tn[(size_t)b * MBL_RTREE_NT + k]);
+        }
+    }
+    for (int k = 0; k < 3 && !rc; k++) {
+        mbl_src_item it = {NULL, NULL, t->g[k], 0, 0, 0, 0};
+        rc = parse_item_text(L, &it, SCOPE_FULL, "gravity", &gn[k]);
+    }
+    if (!rc) rc = mbl_rtree_formulate(md, t, qidx, tn, gn, md->Fs, &md->sjac, L->st);
+    mbl_free(qidx);
+    mbl_free(tn);
+    return rc;
 }
 
 /* Jacobian of exprs w.r.t. all unknowns [a lam mu v q r] into J (appending rows from row0). */

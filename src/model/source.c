@@ -1,6 +1,7 @@
 /* Reading a `model: dae` file with libyaml's document API into an mbl_src. */
 #include "model/source.h"
 #include "model/ffr.h"
+#include "model/rtree.h"
 
 #include "mech/mechanism.h"
 #include "mech/urdf.h"
@@ -611,6 +612,8 @@ void mbl_src_free(mbl_src *s)
     mbl_free(s->time.text);
     for (int i = 0; i < s->nffr; i++) mbl_ffr_body_free(&s->ffr[i]);
     mbl_free(s->ffr);
+    mbl_rtree_free(s->rtree);
+    mbl_free(s->rtree);
     mbl_free(s->file);
     mbl_free(s->name);
     mbl_free(s->no_sens);

@@ -47,6 +47,7 @@ typedef struct mbl_src {
      * transformation B (mbl_model_velocity_transformation) */
     mbl_src_list kinematics;
     int kin_planar;
+    struct mbl_rtree *rtree;   /* the tree's structured term (model/rtree.h), NULL without one */
 } mbl_src;
 
 /* A one-line error "file:line:col: what" at a YAML node (node may be NULL: "file: what"), used by

@@ -1,0 +1,51 @@
+/* The structured term of a tree in relative coordinates (src/model/rtree.c): the inertia and
+ * gravity rows of the equations of motion of rigid bodies joined to the ground by revolute and
+ * prismatic tree joints (and fixed ones), written by the recursive Newton-Euler algorithm in
+ * spatial vectors, with their Jacobian with respect to q, q', q'' in closed form (the analytical
+ * derivatives of Carpentier & Mansard 2018; derivation in docs/mechanism.md, "The tree's
+ * structured term"). The mechanism compiler (src/mech/relative.c) describes the tree as texts of
+ * its kinematic variables; the model parses them and builds the rows and Jacobian entries as
+ * expression nodes, merged after the text rows like the flexible bodies' term (model/ffr.h), so
+ * that every method, the operating point, the sensitivities and the code generator see them.
+ * Internal to the library. */
+#ifndef MBLIN_MODEL_RTREE_H
+#define MBLIN_MODEL_RTREE_H
+
+#include "mblin/expr.h"
+#include "mblin/status.h"
+
+enum { MBL_RTREE_FIXED, MBL_RTREE_REV, MBL_RTREE_PRI };
+
+/* The texts of a body, in this order: the joint axis u (global, the direction in which the
+ * coordinate turns or moves the body), a point p on it (global), the body's rotation matrix A
+ * (row-major), its origin r, its centre of mass in body axes, its mass, its inertia about the
+ * centre of mass in body axes (xx yy zz xy xz yz). */
+enum { MBL_RTREE_U = 0, MBL_RTREE_P = 3, MBL_RTREE_A = 6, MBL_RTREE_R = 15, MBL_RTREE_CM = 18, MBL_RTREE_M = 21,
+       MBL_RTREE_I = 22, MBL_RTREE_NT = 28 };
+
+typedef struct mbl_rtree_body {
+    char *name;                 /* "body 'link1'", for messages */
+    int parent;                 /* index of the parent in the list (parents come first), -1: the ground */
+    int kind;                   /* MBL_RTREE_* */
+    char *q;                    /* its joint coordinate (NULL for a fixed joint) */
+    char *t[MBL_RTREE_NT];
+    int line, col;
+} mbl_rtree_body;
+
+typedef struct mbl_rtree {
+    int nb;
+    mbl_rtree_body *b;
+    char *g[3];                 /* gravity (global) */
+} mbl_rtree;
+
+void mbl_rtree_free(mbl_rtree *t);
+
+struct mbl_model;
+struct mbl_sjac;
+/* Add the tree's rows to Fs (Fs[i] += row of coordinate i) and their Jacobian entries to J. qidx:
+ * the model coordinate index of each body's coordinate (-1: fixed joint); tn: nb * MBL_RTREE_NT
+ * nodes (the texts parsed), gn: gravity nodes. */
+int mbl_rtree_formulate(struct mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn,
+                        const mblx_id gn[3], mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);
+
+#endif
