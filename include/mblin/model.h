@@ -295,6 +295,11 @@ typedef struct mbl_lin_options {
     int partial;           /* MBL_PARTIAL_AUTO (0, default): as above; MBL_PARTIAL_ALWAYS: the
                               sparse path even on small models (augmented, descriptor; the other
                               methods refuse); MBL_PARTIAL_NEVER: refuse instead of switching */
+    double shift_im;       /* partial spectrum: imaginary part of the shift (default 0). Nonzero:
+                              the eigenvalues nearest the complex shift (rotors: the whirl modes near
+                              i Omega) from the first-order pencil (complex shift-invert) */
+    const struct mbla_eigs_backend *eigs_backend; /* partial spectrum: the engine (mblin/la.h);
+                              NULL (default): ARPACK shift-invert with KLU */
 } mbl_lin_options;
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0

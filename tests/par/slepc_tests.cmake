@@ -1,0 +1,18 @@
+# The SLEPc eigensolver over MPI (src/par/slepc.c) against ARPACK + KLU: the same eigenvalues to
+# 1e-10 and the same mode shapes on 1, 2 and 4 (oversubscribed) ranks. Included when
+# MBLIN_SLEPC_FOUND (cmake/slepc.cmake).
+add_executable(test_slepc ${CMAKE_CURRENT_SOURCE_DIR}/par/test_slepc.c ${MBLIN_SLEPC_SOURCES})
+target_include_directories(test_slepc PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(test_slepc PRIVATE mblin_static PkgConfig::SLEPC MPI::MPI_C)
+# NAME RANKS MODEL [NEV SHIFT SHIFT_IM]
+function(mblin_slepc_test name ranks model)
+  add_test(NAME ${name} COMMAND timeout 300 ${MBLIN_MPIEXEC} ${MBLIN_MPIEXEC_FLAGS} -n ${ranks}
+           $<TARGET_FILE:test_slepc> ${model} ${ARGN} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+endfunction()
+foreach(p 1 2 4)
+  # the flexible double pendulum of source 001 (n_p = 50 per link): the symmetric path (GHEP)
+  mblin_slepc_test(slepc_flex_pendulum_np${p} ${p} examples/flexible_pendulum_beams.yaml 20)
+  # a chain of 300 damped four-bar loops (n = 603, m = 602): the first-order pencil (GNHEP)
+  mblin_slepc_test(slepc_fourbar_chain_np${p} ${p} tests/par/fourbar_N300_damped.yaml 20)
+endforeach()
