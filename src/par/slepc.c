@@ -36,6 +36,8 @@
 /* a candidate eigenpair of the complex-shift real form is an eigenpair of the pencil when its backward
  * error (before refinement) is below this */
 #define SLEPC_CPLX_BERR 1e-6
+/* MUMPS's first working-space margin, percent (see eps_solve) */
+#define SLEPC_MUMPS_ICNTL14 50
 
 static int fail(mbl_status *st, int code, const char *fmt, ...)
 {
@@ -48,12 +50,30 @@ static int fail(mbl_status *st, int code, const char *fmt, ...)
     return code;
 }
 
+/* PETSc's message of the error at its origin (e.g. MUMPS's INFOG codes), kept by the error handler
+ * below instead of printed */
+static char petsc_msg[512];
+
+static PetscErrorCode keep_error(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n,
+                                 PetscErrorType p, const char *mess, void *ctx)
+{
+    (void)comm, (void)line, (void)file, (void)ctx;
+    if (p == PETSC_ERROR_INITIAL) {
+        snprintf(petsc_msg, sizeof petsc_msg, "%s%s%s", fun ? fun : "", fun ? ": " : "", mess ? mess : "");
+        for (char *c = petsc_msg; *c; c++)
+            if (*c == '\n') *c = ' ';
+    }
+    return n;
+}
+
 static int petsc_fail(mbl_status *st, PetscErrorCode e, const char *what)
 {
     const char *text = NULL;
     PetscErrorMessage(e, &text, NULL);
-    return fail(st, e == PETSC_ERR_MEM ? MBL_ENOMEM : MBL_ELIB, "SLEPc: %s failed (PETSc error %d: %s)", what, (int)e,
-                text ? text : "?");
+    int rc = fail(st, e == PETSC_ERR_MEM ? MBL_ENOMEM : MBL_ELIB, "SLEPc: %s failed (PETSc error %d: %s%s%s)", what,
+                  (int)e, text ? text : "?", petsc_msg[0] ? "; " : "", petsc_msg);
+    petsc_msg[0] = 0;
+    return rc;
 }
 
 #define PCHK(call)                                                                                                     \
@@ -160,10 +180,10 @@ static int plugin_rank(void)
 }
 
 /* The EPS solve shared by the three problems: the kk eigenpairs of (MA, MB) nearest the real target,
- * eigenvalues to kr, ki (every rank), eigenvectors of length N to Xr, Xi (ld N, rank 0; Xi may be
- * NULL for a symmetric problem). */
-static int eps_solve(Mat MA, Mat MB, int herm, double target, int kk, const mbla_eigs_opts *opts, PetscInt N,
-                     double *kr, double *ki, double *Xr, double *Xi, int *nconv, mbl_status *st)
+ * eigenvalues to kr, ki (every rank), eigenvectors of length N to Xr, Xi (ld N, rank 0 only; Xi
+ * unused for a symmetric problem). */
+static int eps_solve_once(Mat MA, Mat MB, int herm, double target, int kk, const mbla_eigs_opts *opts, PetscInt N,
+                          double *kr, double *ki, double *Xr, double *Xi, int *nconv, mbl_status *st)
 {
     EPS eps = NULL;
     ST stt;
@@ -207,14 +227,37 @@ static int eps_solve(Mat MA, Mat MB, int herm, double target, int kk, const mbla
         PetscScalar er, ei;
         PCHK(EPSGetEigenpair(eps, t, &er, &ei, xr, xi));
         kr[t] = er, ki[t] = herm ? 0.0 : ei;
-        if ((rc = gather0(xr, Xr + (size_t)t * N, st))) goto done;
-        if (Xi && (rc = gather0(xi, Xi + (size_t)t * N, st))) goto done;
-        if (rank == 0 && Xi && herm) memset(Xi + (size_t)t * N, 0, (size_t)N * sizeof *Xi);
+        /* collective on every rank alike (Xr, Xi are used on rank 0 only) */
+        if ((rc = gather0(xr, rank == 0 ? Xr + (size_t)t * N : NULL, st))) goto done;
+        if (!herm && (rc = gather0(xi, rank == 0 ? Xi + (size_t)t * N : NULL, st))) goto done;
     }
 done:
     if (xr) VecDestroy(&xr);
     if (xi) VecDestroy(&xi);
     if (eps) EPSDestroy(&eps);
+    return rc;
+}
+
+/* eps_solve_once with MUMPS's working-space margin ICNTL(14) (percent over its estimate) at
+ * SLEPC_MUMPS_ICNTL14 and doubled up to 16 times that while MUMPS runs out of it (INFOG(1) = -9 or
+ * -8: the delayed pivots of the index-3 pencil, e.g. the hanging chain of tests/par/ on 2 ranks needed
+ * more than MUMPS's default 20 percent); a margin the user gives (PETSC_OPTIONS
+ * -st_mat_mumps_icntl_14) is used as given. INFOG is global, so every rank decides alike. */
+static int eps_solve(Mat MA, Mat MB, int herm, double target, int kk, const mbla_eigs_opts *opts, PetscInt N,
+                     double *kr, double *ki, double *Xr, double *Xi, int *nconv, mbl_status *st)
+{
+    PetscBool user = PETSC_FALSE;
+    PetscOptionsHasName(NULL, "st_", "-mat_mumps_icntl_14", &user);
+    if (user) return eps_solve_once(MA, MB, herm, target, kk, opts, N, kr, ki, Xr, Xi, nconv, st);
+    int rc = 0;
+    for (int v = SLEPC_MUMPS_ICNTL14; v <= 16 * SLEPC_MUMPS_ICNTL14; v *= 2) {
+        char val[16];
+        snprintf(val, sizeof val, "%d", v);
+        PetscOptionsSetValue(NULL, "-st_mat_mumps_icntl_14", val);
+        rc = eps_solve_once(MA, MB, herm, target, kk, opts, N, kr, ki, Xr, Xi, nconv, st);
+        PetscOptionsClearValue(NULL, "-st_mat_mumps_icntl_14");
+        if (!rc || !st || (!strstr(st->msg, "INFOG(1)=-9,") && !strstr(st->msg, "INFOG(1)=-8,"))) break;
+    }
     return rc;
 }
 
@@ -305,12 +348,16 @@ static int sinv_complex(const mbla_csc *A, const mbla_csc *E, double sr, double 
     int found = 0;
     if (rank == 0) {
         double nA = csc_norm1(A), nE = csc_norm1(E);
-        int nc = 0;
+        int nc = 0, cd_skip = 0;
         double *vr = w + 4 * (size_t)n, *vi = w + 5 * (size_t)n;
         for (int t = 0; t < kk; t++) {
+            /* the conjugate partner (theta-bar, z-bar) of a complex theta, listed next by SLEPc, gives
+             * the same two candidates: skipped */
+            if (t > 0 && ki[t - 1] != 0.0 && ki[t] == -ki[t - 1] && kr[t] == kr[t - 1] && !(t > 1 && cd_skip))
+                { cd_skip = 1; continue; }
+            cd_skip = 0;
             const double *zr = Xr + (size_t)t * N, *zi = Xi + (size_t)t * N;
-            cand best = {0, 0, 0, INFINITY, t, 0};
-            for (int h = 0; h < 2; h++) {
+            for (int h = 0; h < (ki[t] != 0.0 ? 2 : 1); h++) {
                 double lr = kr[t], li = (h ? -ki[t] : ki[t]) + si;
                 for (int i = 0; i < n; i++) { /* a = zr[:n] + i zi[:n], b = zr[n:] + i zi[n:] */
                     double ar = zr[i], ai = zi[i], br = zr[n + i], bi = zi[n + i];
@@ -318,15 +365,18 @@ static int sinv_complex(const mbla_csc *A, const mbla_csc *E, double sr, double 
                     vi[i] = h ? br - ai : ai + br;
                 }
                 double b = berr(A, E, nA, nE, lr, li, vr, vi, w);
-                if (b < best.be) best = (cand){lr, li, hypot(lr - sr, li - si), b, t, h};
+                if (b <= SLEPC_CPLX_BERR) cd[nc++] = (cand){lr, li, hypot(lr - sr, li - si), b, t, h};
             }
-            if (best.be <= SLEPC_CPLX_BERR) cd[nc++] = best;
         }
         qsort(cd, (size_t)nc, sizeof *cd, cand_cmp);
         for (int c = 0; c < nc && found < k; c++) {
-            int dup = 0; /* theta and its conjugate give the same lambda */
-            for (int f = 0; f < found && !dup; f++)
-                dup = hypot(lre[f] - cd[c].re, lim[f] - cd[c].im) <= 1e-6 * fmax(1.0, hypot(cd[c].re, cd[c].im));
+            /* a real theta is a double eigenvalue of the real form (theta and its conjugate) and may
+             * be returned twice: one lambda (a genuine double eigenvalue with Im lambda = si exactly is
+             * then listed once) */
+            int dup = 0;
+            for (int f = 0; f < c && !dup; f++)
+                dup = ki[cd[c].src] == 0.0 && ki[cd[f].src] == 0.0 &&
+                      fabs(cd[f].re - cd[c].re) <= 1e-8 * fmax(1.0, fabs(cd[c].re));
             if (dup) continue;
             const double *zr = Xr + (size_t)cd[c].src * N, *zi = Xi + (size_t)cd[c].src * N;
             double *ur = Vre + (size_t)found * ldv, *ui = Vim + (size_t)found * ldv;
@@ -446,7 +496,7 @@ int mblpar_slepc_init(mbl_status *st)
     PetscErrorCode e = SlepcInitializeNoArguments();
     if (e) return fail(st, MBL_ELIB, "SLEPc: SlepcInitialize failed (PETSc error %d)", (int)e);
     /* errors come back as codes and one-line messages (mbl_status), never printed by PETSc */
-    PetscPushErrorHandler(PetscReturnErrorHandler, NULL);
+    PetscPushErrorHandler(keep_error, NULL);
     slepc_started = 1;
     return 0;
 }
