@@ -186,7 +186,7 @@ extern void openblas_set_num_threads(int num_threads);
 int mblin_cmd_sweep(int argc, char **argv);    /* cli/cmd_sweep.c */
 int mblin_cmd_freqresp(int argc, char **argv); /* cli/cmd_sweep.c */
 
-int main(int argc, char **argv)
+int mblin_cli_main(int argc, char **argv) /* main: cli/par_load.c (MPI when launched by mpirun) */
 {
     if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS")) openblas_set_num_threads(1);
     if (argc < 2) {

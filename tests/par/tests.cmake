@@ -1,0 +1,13 @@
+# mblin under mpirun (cmake/par.cmake, docs/parallel.md): run when the MPI plugin is built and an
+# MPI launcher is found (make setup installs openmpi-bin). Ranks are oversubscribed on small
+# machines; as root Open MPI needs OMPI_ALLOW_RUN_AS_ROOT (the script sets it).
+if(MBLIN_PAR_BUILT AND MBLIN_MPIEXEC AND PYTHON3)
+  add_test(NAME test_mpi_sweep COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/par/mpi_sweep_test.py
+           $<TARGET_FILE:mblin_cli> ${MBLIN_MPIEXEC} $<TARGET_FILE:mblin_par> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set(mpi_env "OPENBLAS_NUM_THREADS=1")
+  if(MBLIN_SANITIZE)
+    # Open MPI keeps allocations until exit: its libraries' leaks are not ours
+    string(APPEND mpi_env ";LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/par/lsan.supp")
+  endif()
+  set_tests_properties(test_mpi_sweep PROPERTIES ENVIRONMENT "${mpi_env}" TIMEOUT 1500)
+endif()
