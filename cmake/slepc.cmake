@@ -1,19 +1,20 @@
 # SLEPc eigensolver over MPI (src/par/slepc.c; docs/parallel.md "SLEPc eigensolver").
-# MBLIN_SLEPC: ON by default when pkg-config finds SLEPc (libslepc-real-dev, which brings PETSc and
-# Open MPI); the SLEPc code is built only into the plugin libmblin_par.so (never into libmblin or the
-# command line). MBLIN_SLEPC_FOUND tells the rest of the build. Its tests run under mpiexec
-# (MBLIN_MPIEXEC, with --allow-run-as-root --oversubscribe: the tests run as root in the CI container).
+# MBLIN_SLEPC: ON by default; built when pkg-config finds SLEPc (libslepc-real-dev, which brings PETSc
+# with MUMPS) and the MPI plugin libmblin_par.so is built (cmake/par.cmake, MBLIN_MPI): the SLEPc code
+# goes into that plugin only, never into libmblin or the command-line tool (`--eigensolver slepc`
+# loads the plugin). MBLIN_SLEPC_FOUND tells the tests (tests/par/slepc_tests.cmake).
 option(MBLIN_SLEPC "Build the SLEPc eigensolver (--eigensolver slepc) into the MPI plugin" ON)
 set(MBLIN_SLEPC_FOUND OFF)
 if(MBLIN_SLEPC)
   pkg_check_modules(SLEPC IMPORTED_TARGET slepc)
-  find_package(MPI COMPONENTS C)
-  if(SLEPC_FOUND AND MPI_C_FOUND)
+  if(SLEPC_FOUND AND MBLIN_PAR_BUILT)
     set(MBLIN_SLEPC_FOUND ON)
     set(MBLIN_SLEPC_SOURCES ${PROJECT_SOURCE_DIR}/src/par/slepc.c)
-    find_program(MBLIN_MPIEXEC NAMES mpiexec mpirun)
-    set(MBLIN_MPIEXEC_FLAGS --allow-run-as-root --oversubscribe)
+    target_sources(mblin_par PRIVATE ${MBLIN_SLEPC_SOURCES})
+    target_compile_definitions(mblin_par PRIVATE MBLIN_PAR_SLEPC=1)
+    target_link_libraries(mblin_par PRIVATE PkgConfig::SLEPC)
+    message(STATUS "mblin: SLEPc eigensolver in the MPI plugin (MBLIN_SLEPC)")
   else()
-    message(WARNING "mblin: the SLEPc eigensolver is not built (libslepc-real-dev or MPI missing; make setup installs them)")
+    message(WARNING "mblin: the SLEPc eigensolver is not built (libslepc-real-dev, or the MPI plugin, missing; make setup installs them)")
   endif()
 endif()

@@ -544,7 +544,8 @@ int mbla_eigs_refine_sym(const mbla_csc *K, const mbla_csc *B, int k, double *w,
  * the eigenvalues; the eigenvectors are written on the root rank only (root = 1 there), and a
  * caller on another rank must not use them (the sparse path then skips their refinement). */
 typedef struct mbla_eigs_backend {
-    const char *name; /* "slepc" */
+    const char *name; /* short, for the results ("slepc": mbl_modes solver) */
+    const char *what; /* for the notes ("SLEPc (Krylov-Schur, MUMPS)") */
     void *ctx;
     int root;         /* 1 on the rank that receives the eigenvectors and writes the results */
     int (*sinv)(void *ctx, const mbla_csc *A, const mbla_csc *E, double sigma_re, double sigma_im, int k,

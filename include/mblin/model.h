@@ -343,6 +343,7 @@ typedef struct mbl_linear {
     double *eig_vre, *eig_vim; /* n*neig: the coordinate part dq of each eigenvector (may be NULL) */
     int eig_partial;       /* 1 when the list is part of the spectrum (ARPACK: nev nearest the shift) */
     double eig_shift;      /* the shift of the partial spectrum (when neig > 0 from ARPACK) */
+    char eig_solver[16];   /* the engine of the partial spectrum ("" or "arpack": ARPACK; "slepc") */
     char spectrum_reason[256]; /* why the spectrum is partial ("" when asked for or whole) */
     double err_est;        /* estimated absolute error of the physical eigenvalues (penalty, fd);
                               0 for the exact methods */

@@ -457,6 +457,7 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
     P.Bd = P.Cdd = NULL;
     lin->eig_partial = k < nphys;
     lin->eig_shift = opt->shift;
+    snprintf(lin->eig_solver, sizeof lin->eig_solver, "%s", eb ? eb->name : "arpack");
     char shift_txt[40] = "";
     if (opt->shift_im != 0.0) snprintf(shift_txt, sizeof shift_txt, "%+gi", opt->shift_im);
     snprintf(lin->spectrum_reason, sizeof lin->spectrum_reason, "%s", reason ? reason : "");
@@ -464,7 +465,7 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
              "%s%ssparse pencil %d x %d (constraint scale %.3g), %s shift-invert%s: the %d eigenvalues nearest %g%s "
              "of %d; %s",
              reason && reason[0] ? reason : "", reason && reason[0] ? "; " : "", nd, nd, P.scale,
-             eb ? eb->name : "ARPACK",
+             eb ? eb->what : "ARPACK",
              sym ? " on the symmetric pencil [K s Phi_q^T; s Phi_q 0], [M 0; 0 0] (undamped, non-gyroscopic)" : "",
              k, opt->shift, shift_txt,
              nphys,

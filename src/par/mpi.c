@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "par/par.h"
+#ifdef MBLIN_PAR_SLEPC
+#include "par/slepc.h"
+#endif
 
 static int par_err(mbl_status *st, int mpi_rc, const char *what)
 {
@@ -46,6 +49,9 @@ static int par_finalize(int code)
 {
     int all = code;
     if (MPI_Allreduce(&code, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) all = code ? code : 1;
+#ifdef MBLIN_PAR_SLEPC
+    mblpar_slepc_finalize(); /* before MPI_Finalize */
+#endif
     MPI_Finalize();
     return all;
 }
@@ -118,7 +124,11 @@ static int par_gather_text(const char *text, size_t len, char **all, size_t *len
 /* The table the tool resolves with dlsym (MBL_PAR_SYMBOL). */
 __attribute__((visibility("default"))) const mbl_par mblin_par_entry = {
     .abi = MBL_PAR_ABI,
+#ifdef MBLIN_PAR_SLEPC
+    .flags = MBL_PAR_HAS_MPI | MBL_PAR_HAS_SLEPC,
+#else
     .flags = MBL_PAR_HAS_MPI,
+#endif
     .init = par_init,
     .finalize = par_finalize,
     .rank = par_rank,
@@ -126,4 +136,7 @@ __attribute__((visibility("default"))) const mbl_par mblin_par_entry = {
     .gather = par_gather,
     .gather_text = par_gather_text,
     .abort = par_abort,
+#ifdef MBLIN_PAR_SLEPC
+    .eigs_backend = mblpar_slepc_backend,
+#endif
 };

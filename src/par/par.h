@@ -20,12 +20,14 @@
 
 #include "mblin/status.h"
 
+struct mbla_eigs_backend;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define MBL_PAR_SYMBOL "mblin_par_entry"
-#define MBL_PAR_ABI 1 /* raised when the table changes incompatibly */
+#define MBL_PAR_ABI 2 /* raised when the table changes incompatibly (2: eigs_backend) */
 #define MBL_PAR_LIBNAME "libmblin_par.so"
 
 typedef struct mbl_par {
@@ -50,7 +52,10 @@ typedef struct mbl_par {
     /* End every rank now with code (MPI_Abort): the last resort where a collective cannot be
      * reached. */
     void (*abort)(int code);
-    /* (the SLEPc eigensolver's entries follow here: src/par/, MBLIN_SLEPC) */
+    /* The SLEPc eigensolver (src/par/slepc.c, MBLIN_SLEPC; NULL when the plugin was built without
+     * it): initializes SLEPc (finalized by finalize) and fills *be with the engine of the sparse
+     * eigenproblems (include/mblin/la.h; its calls are collective, eigenvectors on rank 0 only). */
+    int (*eigs_backend)(struct mbla_eigs_backend *be, mbl_status *st);
 } mbl_par;
 
 enum { MBL_PAR_HAS_MPI = 1, MBL_PAR_HAS_SLEPC = 2 };

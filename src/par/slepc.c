@@ -513,7 +513,8 @@ int mblpar_slepc_backend(mbla_eigs_backend *be, mbl_status *st)
     int rc = mblpar_slepc_init(st);
     if (rc) return rc;
     memset(be, 0, sizeof *be);
-    be->name = "SLEPc (Krylov-Schur, MUMPS)";
+    be->name = "slepc";
+    be->what = "SLEPc (Krylov-Schur, MUMPS)";
     be->root = plugin_rank() == 0;
     be->sinv = mblpar_slepc_sinv;
     be->sym_sinv = mblpar_slepc_sym_sinv;

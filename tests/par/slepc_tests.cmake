@@ -1,12 +1,12 @@
 # The SLEPc eigensolver over MPI (src/par/slepc.c) against ARPACK + KLU: the same eigenvalues to
 # 1e-10 and the same mode shapes on 1, 2 and 4 (oversubscribed) ranks. Included when
-# MBLIN_SLEPC_FOUND (cmake/slepc.cmake).
+# MBLIN_SLEPC_FOUND (cmake/slepc.cmake) and a launcher (MBLIN_MPIEXEC, cmake/par.cmake).
 add_executable(test_slepc ${CMAKE_CURRENT_SOURCE_DIR}/par/test_slepc.c ${MBLIN_SLEPC_SOURCES})
 target_include_directories(test_slepc PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/src)
 target_link_libraries(test_slepc PRIVATE mblin_static PkgConfig::SLEPC MPI::MPI_C)
 # NAME RANKS MODEL [NEV SHIFT SHIFT_IM]
 function(mblin_slepc_test name ranks model)
-  add_test(NAME ${name} COMMAND timeout 300 ${MBLIN_MPIEXEC} ${MBLIN_MPIEXEC_FLAGS} -n ${ranks}
+  add_test(NAME ${name} COMMAND timeout 300 ${MBLIN_MPIEXEC} --allow-run-as-root --oversubscribe -n ${ranks}
            $<TARGET_FILE:test_slepc> ${model} ${ARGN} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1;OMPI_MCA_rmaps_base_oversubscribe=1")
 endfunction()
@@ -18,3 +18,9 @@ foreach(p 1 2 4)
   # a gyroscopic rotor of 50 discs (n = 200): the 10 eigenvalues nearest the complex shift 300i
   mblin_slepc_test(slepc_rotor_complex_shift_np${p} ${p} tests/par/rotor_N50.yaml 10 0 300)
 endforeach()
+# the command line: --eigensolver slepc against the default ARPACK path (JSON keys, eigenvalues, shapes)
+if(PYTHON3)
+  add_test(NAME test_slepc_cli COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/par/slepc_cli_test.py
+           $<TARGET_FILE:mblin_cli> ${MBLIN_MPIEXEC} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_slepc_cli PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1" TIMEOUT 1500)
+endif()
