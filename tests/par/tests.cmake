@@ -6,8 +6,11 @@ if(MBLIN_PAR_BUILT AND MBLIN_MPIEXEC AND PYTHON3)
            $<TARGET_FILE:mblin_cli> ${MBLIN_MPIEXEC} $<TARGET_FILE:mblin_par> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set(mpi_env "OPENBLAS_NUM_THREADS=1")
   if(MBLIN_SANITIZE)
-    # Open MPI keeps allocations until exit: its libraries' leaks are not ours
-    string(APPEND mpi_env ";LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/par/lsan.supp")
+    # Open MPI keeps allocations until exit: its libraries' leaks are not ours. Their stacks need the
+    # slow unwinder (Open MPI is built without frame pointers: the fast one stops at the first
+    # frame, in an unnamed module) and the MCA components kept loaded to be named.
+    string(APPEND mpi_env ";LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/par/lsan.supp:fast_unwind_on_malloc=0")
+    string(APPEND mpi_env ";OMPI_MCA_mca_base_component_disable_dlclose=1;PMIX_MCA_mca_base_component_disable_dlclose=1")
   endif()
   set_tests_properties(test_mpi_sweep PROPERTIES ENVIRONMENT "${mpi_env}" TIMEOUT 1500)
 endif()
