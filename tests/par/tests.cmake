@@ -1,3 +1,7 @@
+# The sweep's distribution (mbl_sweep_dist) without MPI: thread-ranks and a shared-memory gather, so
+# the split, packing and failure paths run in every build (sanitizers, valgrind) with the library alone.
+mblin_add_test(test_sweep_dist ${CMAKE_CURRENT_SOURCE_DIR}/par/test_sweep_dist.c)
+target_link_libraries(test_sweep_dist PRIVATE Threads::Threads)
 # mblin under mpirun (cmake/par.cmake, docs/parallel.md): run when the MPI plugin is built and an
 # MPI launcher is found (make setup installs openmpi-bin). Ranks are oversubscribed on small
 # machines; as root Open MPI needs OMPI_ALLOW_RUN_AS_ROOT (the script sets it).
