@@ -25,7 +25,9 @@ extern "C" {
 #endif
 
 #define MBL_PAR_SYMBOL "mblin_par_entry"
-#define MBL_PAR_ABI 1 /* raised when the table changes incompatibly */
+/* The tool and the plugin are built together; raise MBL_PAR_ABI whenever the table changes (an
+ * entry appended too), so that a stale plugin found in a libdir is refused with one line. */
+#define MBL_PAR_ABI 1
 #define MBL_PAR_LIBNAME "libmblin_par.so"
 
 typedef struct mbl_par {
