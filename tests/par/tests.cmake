@@ -15,6 +15,7 @@ if(MBLIN_PAR_BUILT AND MBLIN_MPIEXEC AND PYTHON3)
     # frame, in an unnamed module) and the MCA components kept loaded to be named.
     string(APPEND mpi_env ";LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/par/lsan.supp:fast_unwind_on_malloc=0")
     string(APPEND mpi_env ";OMPI_MCA_mca_base_component_disable_dlclose=1;PMIX_MCA_mca_base_component_disable_dlclose=1")
+    string(APPEND mpi_env ";MBLIN_SANITIZED=1")
   endif()
   set_tests_properties(test_mpi_sweep PROPERTIES ENVIRONMENT "${mpi_env}" TIMEOUT 1500)
 endif()
