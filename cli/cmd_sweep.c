@@ -156,7 +156,8 @@ static const char sweep_help[] =
     "  --set NAME=VALUE     override a parameter (repeatable)\n"
     "  --guess NAME=VALUE   initial value of a coordinate (repeatable)\n"
     "  --at KIND            operating point: equilibrium, given or steady (default: the file's)\n"
-    "  --help               this text\n";
+    "  --help               this text\n\n"
+    "under mpirun -n P the points are split across the P ranks, with the same output (docs/parallel.md)\n";
 
 int mblin_cmd_sweep(int argc, char **argv)
 {

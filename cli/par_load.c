@@ -25,7 +25,10 @@
 #include "par/par.h"
 
 #ifndef MBLIN_PAR_LIBDIR
-#define MBLIN_PAR_LIBDIR "/usr/local/lib"
+#define MBLIN_PAR_LIBDIR "/usr/local/lib" /* the install's libdir (cmake/par.cmake) */
+#endif
+#ifndef MBLIN_PAR_RELLIBDIR
+#define MBLIN_PAR_RELLIBDIR "lib" /* the same relative to the prefix: an install moved elsewhere */
 #endif
 
 static const mbl_par *par;   /* loaded and initialized */
@@ -42,10 +45,12 @@ int mblin_par_launched(void)
 
 const mbl_par *mblin_par(void) { return par; }
 
-/* dlopen the plugin: next to the executable, then the install's libdir. 0, or -1 with a message. */
+/* dlopen the plugin: next to the executable (the build tree), then PREFIX/LIBDIR relative to it
+ * (bin/../lib: an installed tree, also when moved), then the install's libdir. 0, or -1 with a
+ * message. */
 static int load(const mbl_par **out, char *msg, size_t msglen)
 {
-    char self[PATH_MAX], tried[2][PATH_MAX + 32];
+    char self[PATH_MAX], tried[3][PATH_MAX + 64];
     int ntried = 0;
     ssize_t l = readlink("/proc/self/exe", self, sizeof self - 1);
     if (l > 0) {
@@ -54,6 +59,7 @@ static int load(const mbl_par **out, char *msg, size_t msglen)
         if (slash) {
             *slash = '\0';
             snprintf(tried[ntried++], sizeof tried[0], "%s/%s", self, MBL_PAR_LIBNAME);
+            snprintf(tried[ntried++], sizeof tried[0], "%s/../%s/%s", self, MBLIN_PAR_RELLIBDIR, MBL_PAR_LIBNAME);
         }
     }
     snprintf(tried[ntried++], sizeof tried[0], "%s/%s", MBLIN_PAR_LIBDIR, MBL_PAR_LIBNAME);
@@ -76,9 +82,13 @@ static int load(const mbl_par **out, char *msg, size_t msglen)
         *out = t;
         return 0;
     }
-    snprintf(msg, msglen, "the MPI plugin %s was not found (looked in %s%s%s; build with -DMBLIN_MPI=ON, "
-             "which needs libopenmpi-dev)", MBL_PAR_LIBNAME, ntried > 1 ? tried[0] : tried[ntried - 1],
-             ntried > 1 ? " and " : "", ntried > 1 ? tried[1] : "");
+    char where[3 * (PATH_MAX + 64) + 16] = "";
+    for (int i = 0; i < ntried; i++) {
+        size_t wl = strlen(where);
+        snprintf(where + wl, sizeof where - wl, "%s%s", i == 0 ? "" : i == ntried - 1 ? " and " : ", ", tried[i]);
+    }
+    snprintf(msg, msglen, "the MPI plugin %s was not found (looked in %s; build with -DMBLIN_MPI=ON, which needs "
+             "libopenmpi-dev)", MBL_PAR_LIBNAME, where);
     return -1;
 }
 
@@ -114,7 +124,7 @@ static void redirect(int rank)
 int mblin_par_require(const char *why)
 {
     if (par) return 0;
-    char msg[PATH_MAX * 3];
+    char msg[PATH_MAX * 4];
     const mbl_par *t = NULL;
     if (load(&t, msg, sizeof msg)) {
         fprintf(stderr, "mblin: %s, but %s\n", why, msg);

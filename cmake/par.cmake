@@ -8,7 +8,8 @@ find_package(MPI COMPONENTS C QUIET)
 option(MBLIN_MPI "Build the MPI plugin libmblin_par.so (mpirun -n P mblin sweep ...; needs libopenmpi-dev)" ${MPI_C_FOUND})
 
 target_include_directories(mblin_cli PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR}/include)
-target_compile_definitions(mblin_cli PRIVATE MBLIN_PAR_LIBDIR="${CMAKE_INSTALL_FULL_LIBDIR}")
+target_compile_definitions(mblin_cli PRIVATE MBLIN_PAR_LIBDIR="${CMAKE_INSTALL_FULL_LIBDIR}"
+  MBLIN_PAR_RELLIBDIR="${CMAKE_INSTALL_LIBDIR}")
 target_link_libraries(mblin_cli PRIVATE ${CMAKE_DL_LIBS})
 target_link_options(mblin_cli PRIVATE "-Wl,--dynamic-list=${CMAKE_CURRENT_SOURCE_DIR}/cmake/cli_exports.list")
 set_property(TARGET mblin_cli APPEND PROPERTY LINK_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cmake/cli_exports.list)

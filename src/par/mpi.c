@@ -2,6 +2,7 @@
  * rank and size, the gathers the sweep and the error reports use, the agreed exit status. */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <mpi.h>
 #include <string.h>
 
@@ -23,6 +24,10 @@ static int par_init(mbl_status *st)
     int inited = 0;
     MPI_Initialized(&inited);
     if (inited) return 0;
+    /* a rank waiting in a collective (the sweep's gather, while slower ranks compute) yields its
+     * core instead of spinning on it: ranks often share a machine with other ranks or with their
+     * own sweep threads (docs/parallel.md). The user's setting wins. */
+    if (!getenv("OMPI_MCA_mpi_yield_when_idle")) setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
     int provided = 0;
     int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
     if (rc != MPI_SUCCESS) return par_err(st, rc, "MPI_Init_thread");

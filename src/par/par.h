@@ -27,7 +27,10 @@ extern "C" {
 #endif
 
 #define MBL_PAR_SYMBOL "mblin_par_entry"
-#define MBL_PAR_ABI 2 /* raised when the table changes incompatibly (2: eigs_backend) */
+/* The tool and the plugin are built together; raise MBL_PAR_ABI whenever the table changes (an
+ * entry appended too), so that a stale plugin found in a libdir is refused with one line.
+ * 2: eigs_backend (the SLEPc eigensolver). */
+#define MBL_PAR_ABI 2
 #define MBL_PAR_LIBNAME "libmblin_par.so"
 
 typedef struct mbl_par {

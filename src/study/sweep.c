@@ -924,7 +924,7 @@ static char *up_str(unpack *u)
 }
 
 enum { HDR_RC, HDR_LOAD, HDR_POINT, HDR_LIN, HDR_SENS, HDR_WARM, HDR_NPTS, HDR_N }; /* then the message */
-enum { PT_SHAPES = 1, PT_DERIV = 2 };
+enum { PT_SHAPES = 1, PT_DERIV = 2, PT_DSHAPES = 4 }; /* shape derivatives: only with the shapes (tracking uses them then) */
 
 /* How many points rank q computes (its blocks k = q, q + size, ...). */
 static int rank_points(const run *r, int npoints, int q, int size)
@@ -961,11 +961,13 @@ static int sweep_gather(const mbl_sweep_dist *d, int rc, run *r, mbl_sweep **swp
                 pk_str(&b, sw->error[p] ? sw->error[p] : "");
                 continue;
             }
-            int fl = (o->sre && o->sim ? PT_SHAPES : 0) | (o->dre && o->dim && o->dsre && o->dsim ? PT_DERIV : 0);
+            int fl = (o->sre && o->sim ? PT_SHAPES : 0) | (o->dre && o->dim ? PT_DERIV : 0);
+            if ((fl & PT_SHAPES) && (fl & PT_DERIV) && o->dsre && o->dsim) fl |= PT_DSHAPES;
             pk1(&b, fl);
             pk(&b, o->re, nm), pk(&b, o->im, nm);
             if (fl & PT_SHAPES) pk(&b, o->sre, nm * n), pk(&b, o->sim, nm * n);
-            if (fl & PT_DERIV) pk(&b, o->dre, nm), pk(&b, o->dim, nm), pk(&b, o->dsre, nm * n), pk(&b, o->dsim, nm * n);
+            if (fl & PT_DERIV) pk(&b, o->dre, nm), pk(&b, o->dim, nm);
+            if (fl & PT_DSHAPES) pk(&b, o->dsre, nm * n), pk(&b, o->dsim, nm * n);
         }
     if (b.oom) { /* an honest part that says so: the others are not left waiting */
         b.n = 0, b.oom = 0;
@@ -1031,10 +1033,8 @@ static int sweep_gather(const mbl_sweep_dist *d, int rc, run *r, mbl_sweep **swp
             int fl = (int)up1(&u);
             o->re = up_arr(&u, nm), o->im = up_arr(&u, nm);
             if (fl & PT_SHAPES) o->sre = up_arr(&u, nm * n), o->sim = up_arr(&u, nm * n);
-            if (fl & PT_DERIV) {
-                o->dre = up_arr(&u, nm), o->dim = up_arr(&u, nm);
-                o->dsre = up_arr(&u, nm * n), o->dsim = up_arr(&u, nm * n);
-            }
+            if (fl & PT_DERIV) o->dre = up_arr(&u, nm), o->dim = up_arr(&u, nm);
+            if (fl & PT_DSHAPES) o->dsre = up_arr(&u, nm * n), o->dsim = up_arr(&u, nm * n);
             sw->ok[p] = !u.bad;
         }
         if (u.bad || u.at != u.n) rc = mbl_error(st, MBL_EIO, "rank %d sent a malformed part (%zu doubles)", q, counts[q]);

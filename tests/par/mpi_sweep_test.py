@@ -86,15 +86,19 @@ with tempfile.TemporaryDirectory() as d:
           and d in lines[0], f"missing plugin: {r.returncode} {r.stderr!r}")
 
 # the same sweeps on 1, 2 and 4 ranks: the same bytes (CSV, JSON without its wall time, critical speeds)
+# (the sanitized build runs fewer points: everything is about ten times slower there)
+small = os.environ.get("MBLIN_SANITIZED") == "1"
 cases = [
     # rigid rotor Campbell diagram: sensitivity predictor, shapes, critical speeds refined on rank 0
-    ["examples/mech/rigid_rotor.yaml", "--param", "Omega=0:400:121", "--orders", "1,2", "--json"],
-    # N = 20 four-bar (42 constraints): equilibria warm-started within blocks, linear predictor
-    ["examples/fourbar_N20.yaml", "--param", "k=20:28:40"],
+    ["examples/mech/rigid_rotor.yaml", "--param", "Omega=0:400:" + ("41" if small else "121"), "--orders", "1,2", "--json"],
+    # N = 20 four-bar (42 constraints): equilibria warm-started within blocks (of 2 points when
+    # small), linear predictor
+    ["examples/fourbar_N20.yaml", "--param", "k=20:28:" + ("32" if small else "40")],
     # a mechanism four-bar (reload path) over two axes, 2 threads per rank
-    ["examples/mech/fourbar_N5.yaml", "--param", "k=20:30:9", "--param", "g=9:10:3", "--threads", "2", "--json"],
+    ["examples/mech/fourbar_N5.yaml", "--param", "k=20:30:" + ("5" if small else "9"), "--param", "g=9:10:3",
+     "--threads", "2", "--json"],
     # the bicycle: sensitivity predictor with shape derivatives gathered
-    ["examples/whipple_bicycle.yaml", "--param", "v=0:10:51", "--json"],
+    ["examples/whipple_bicycle.yaml", "--param", "v=0:10:" + ("33" if small else "51"), "--json"],
 ]
 for args in cases:
     ref = one("sweep", *args)
@@ -106,7 +110,7 @@ for args in cases:
         check(mblin_lines(r.stderr) == mblin_lines(ref.stderr), f"{args}: stderr of {n} ranks {r.stderr!r} vs {ref.stderr!r}")
     if "--json" in args:
         j = json.loads(ref.stdout)
-        check(j["points"] >= 27 and not j["failed"], f"{args}: {j['points']} points, failed {j['failed']}")
+        check(j["points"] >= 15 and not j["failed"], f"{args}: {j['points']} points, failed {j['failed']}")
 
 # -o DIR: the files rank 0 writes equal one process's
 with tempfile.TemporaryDirectory() as d:
