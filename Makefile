@@ -18,6 +18,7 @@ FUZZ_SECONDS ?= 30
 PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \
            libopenblas-dev liblapacke-dev libsuitesparse-dev libarpack2-dev libyaml-dev libxml2-dev \
            libsundials-dev libfftw3-dev \
+           libopenmpi-dev openmpi-bin petsc-dev libslepc-real-dev \
            python3 python3-dev python3-numpy python3-scipy python3-pytest valgrind octave \
            chromium
 # Benchmarks only (bench/peers.py: MuJoCo, and mpmath for the closed-form check): `make bench-setup`.

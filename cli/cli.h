@@ -23,4 +23,12 @@ int mblin_cli_usage(const char *cmd, const char *fmt, const char *arg);
 int mblin_cli_setting(const char *cmd, const char *opt, const char *v, size_t len, mbl_setting *items,
                       char (*names)[256], int *count, int max);
 
+/* The MPI plugin (cli/par_load.c, src/par/par.h): 1 when launched by mpirun/mpiexec; the loaded
+ * plugin's table (NULL when not loaded); load and initialize it now (0, or 1 after printing
+ * "mblin: <why>, but <reason>", e.g. why = "--eigensolver slepc"). */
+struct mbl_par;
+int mblin_par_launched(void);
+const struct mbl_par *mblin_par(void);
+int mblin_par_require(const char *why);
+
 #endif

@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "mblin/mblin.h"
+#include "par/par.h"
 
 #define MAX_SETS 256
 #define TWO_PI 6.283185307179586476925286766559
@@ -130,6 +131,13 @@ static void progress(void *ud, int done, int total)
     if (done == total) fputc('\n', stderr);
 }
 
+/* mbl_sweep_dist's gather through the MPI plugin (under mpirun; docs/parallel.md) */
+static int par_gather(void *ud, const double *buf, size_t n, double **all, size_t *counts, mbl_status *st)
+{
+    const mbl_par *par = ud;
+    return par->gather(buf, n, all, counts, st);
+}
+
 static const char sweep_help[] =
     "usage: mblin sweep MODEL --param NAME=FROM:TO:COUNT [OPTIONS]\n\n"
     "operating point, linear model and modes over a grid of parameter values, modes tracked\n\n"
@@ -148,7 +156,8 @@ static const char sweep_help[] =
     "  --set NAME=VALUE     override a parameter (repeatable)\n"
     "  --guess NAME=VALUE   initial value of a coordinate (repeatable)\n"
     "  --at KIND            operating point: equilibrium, given or steady (default: the file's)\n"
-    "  --help               this text\n";
+    "  --help               this text\n\n"
+    "under mpirun -n P the points are split across the P ranks, with the same output (docs/parallel.md)\n";
 
 int mblin_cmd_sweep(int argc, char **argv)
 {
@@ -232,6 +241,10 @@ int mblin_cmd_sweep(int argc, char **argv)
     so.sets = c.sets;
     so.nsets = c.nsets;
     if (isatty(2)) so.progress = progress;
+    /* under mpirun: the points split across the ranks, rank 0 gathers, tracks and writes */
+    const mbl_par *par = mblin_par();
+    mbl_sweep_dist dist = {0, 1, par_gather, (void *)par};
+    if (par && par->size() > 1) dist.rank = par->rank(), dist.size = par->size(), so.dist = &dist;
     mbl_status st;
     mbl_status_clear(&st);
     mbl_sweep *sw = NULL;
@@ -239,6 +252,7 @@ int mblin_cmd_sweep(int argc, char **argv)
         fprintf(stderr, "mblin: %s\n", st.msg);
         return st.code == MBL_EARG ? 2 : 1;
     }
+    if (!sw) return 0; /* a rank other than 0: its points are with rank 0 */
     mbl_critical *crit = NULL;
     int ncrit = 0;
     if (sw->naxes == 1 && mbl_sweep_critical(sw, orders, norders, hz_per_unit, 0, &crit, &ncrit, &st)) {

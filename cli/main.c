@@ -19,7 +19,9 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "mblin/la.h"
 #include "mblin/mblin.h"
+#include "par/par.h"
 
 #define MAX_SETS 256
 
@@ -57,6 +59,9 @@ static void usage(FILE *f)
             "  --nev K             the K eigenvalues nearest the shift only (a conjugate pair counts as two),\n"
             "                      by the sparse pencil, never forming A dense (augmented, descriptor)\n"
             "  --shift S           real shift of the partial spectrum (default -1e-3: the lowest modes)\n"
+            "  --shift-im S        imaginary part of the shift (rotors: the modes near i Omega; default 0)\n"
+            "  --eigensolver NAME  engine of the partial spectrum: arpack (default) or slepc (SLEPc + MUMPS,\n"
+            "                      over MPI under mpirun -n P; the MPI plugin, docs/parallel.md)\n"
             "  --mem-budget SIZE   memory the computation may use, bytes or with k, M, G (default 2G); above\n"
             "                      it augmented gives a partial spectrum, other requests are refused\n"
             "  --no-matrices       --json without the large dense outputs (ss, mck, q_S, mode_shapes)\n"
@@ -70,13 +75,14 @@ typedef struct command {
 
 static const command commands[] = {
     {"linearize", "operating point, exact linear model and its modes",
-     " --method --set --guess --at --json -o --matrices --shapes --nev --shift --mem-budget --no-matrices "},
+     " --method --set --guess --at --json -o --matrices --shapes --nev --shift --mem-budget --no-matrices"
+     " --shift-im --eigensolver "},
     {"equilibrium", "the operating point only", " --set --guess --at --json "},
     {"check", "counts, degrees of freedom, redundant constraints", " --set --guess --at "},
     {"compare", "every linearization method side by side (time, eigenvalues, deviation)",
      " --set --guess --at --json --repeat --mem-budget "},
     {"report", "one self-contained HTML page (-o FILE): summary, eigenvalues, root locus, mode animation",
-     " --method --set --guess --at -o --nev --shift --mem-budget "},
+     " --method --set --guess --at -o --nev --shift --mem-budget --shift-im --eigensolver "},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -111,6 +117,8 @@ static const struct {
     {"--shift", "S", "real shift of the partial spectrum (default -1e-3: the lowest modes)"},
     {"--mem-budget", "SIZE", "memory the computation may use: bytes, or with k, M, G (default 2G)"},
     {"--no-matrices", NULL, "--json without the large dense outputs (ss, mck, q_S, mode_shapes)"},
+    {"--shift-im", "S", "imaginary part of the shift of the partial spectrum (default 0)"},
+    {"--eigensolver", "NAME", "partial spectrum by arpack (default) or slepc (SLEPc + MUMPS over MPI)"},
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
 
@@ -186,7 +194,7 @@ extern void openblas_set_num_threads(int num_threads);
 int mblin_cmd_sweep(int argc, char **argv);    /* cli/cmd_sweep.c */
 int mblin_cmd_freqresp(int argc, char **argv); /* cli/cmd_sweep.c */
 
-int main(int argc, char **argv)
+int mblin_cli_main(int argc, char **argv) /* main: cli/par_load.c (MPI when launched by mpirun) */
 {
     if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS")) openblas_set_num_threads(1);
     if (argc < 2) {
@@ -228,6 +236,8 @@ int main(int argc, char **argv)
     /* large models (docs/linearization.md, "Large models: partial spectra") */
     int nev = 0, no_matrices = 0;
     double shift = 0.0, mem_budget = 0.0;
+    double shift_im = 0.0;          /* --shift-im */
+    const char *eigensolver = NULL; /* --eigensolver */
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -256,7 +266,8 @@ int main(int argc, char **argv)
                 return usage_error("--guess: '%s' is not NAME=NUMBER (a finite decimal number)", v);
             guesses[nguess].name = guess_names[nguess];
             nguess++;
-        } else if (!strcmp(a, "--nev") || !strcmp(a, "--shift") || !strcmp(a, "--mem-budget")) {
+        } else if (!strcmp(a, "--nev") || !strcmp(a, "--shift") || !strcmp(a, "--mem-budget") ||
+                   !strcmp(a, "--shift-im")) {
             if (i + 1 >= argc) return usage_error("%s needs a value", a);
             const char *v = argv[++i];
             char num[64];
@@ -272,6 +283,7 @@ int main(int argc, char **argv)
             if (mblin_cli_decimal(num, &x))
                 return usage_error(!strcmp(a, "--nev")     ? "--nev expects a positive integer, got '%s'"
                                    : !strcmp(a, "--shift") ? "--shift expects a number, got '%s'"
+                                   : !strcmp(a, "--shift-im") ? "--shift-im expects a number, got '%s'"
                                                            : "--mem-budget expects a size (bytes, or with k, M, G), got '%s'",
                                    v);
             x *= unit;
@@ -280,10 +292,18 @@ int main(int argc, char **argv)
                 nev = (int)x;
             } else if (!strcmp(a, "--shift")) {
                 shift = x;
+            } else if (!strcmp(a, "--shift-im")) {
+                shift_im = x;
             } else {
                 if (!(x >= 1048576.0)) return usage_error("--mem-budget expects at least 1M, got '%s'", v);
                 mem_budget = x;
             }
+        }
+        else if (!strcmp(a, "--eigensolver")) {
+            if (i + 1 >= argc) return usage_error("%s needs a value", a);
+            eigensolver = argv[++i];
+            if (strcmp(eigensolver, "arpack") && strcmp(eigensolver, "slepc"))
+                return usage_error("--eigensolver expects arpack or slepc, got '%s'", eigensolver);
         }
         else if (!strcmp(a, "--method") || !strcmp(a, "-o") || !strcmp(a, "--set") || !strcmp(a, "--at") ||
                  !strcmp(a, "--repeat")) {
@@ -399,6 +419,27 @@ int main(int argc, char **argv)
     if (nev) lopt.nev = nev, lopt.partial = MBL_PARTIAL_ALWAYS;
     if (shift != 0.0) lopt.shift = shift;
     if (mem_budget > 0) lopt.mem_budget = mem_budget;
+    lopt.shift_im = shift_im;
+    mbla_eigs_backend eigs_backend;
+    if (eigensolver && !strcmp(eigensolver, "slepc")) { /* the MPI plugin's SLEPc (cli/par_load.c) */
+        if (mblin_par_require("--eigensolver slepc")) {
+            code = 1;
+            goto done;
+        }
+        if (!mblin_par()->eigs_backend) {
+            fprintf(stderr, "mblin: --eigensolver slepc: the MPI plugin was built without SLEPc (libslepc-real-dev; "
+                            "-DMBLIN_SLEPC=ON)\n");
+            code = 1;
+            goto done;
+        }
+        if (mblin_par()->eigs_backend(&eigs_backend, &st)) {
+            code = mblin_cli_fail(&st);
+            goto done;
+        }
+        lopt.eigs_backend = &eigs_backend;
+    }
+    /* under mpirun the results are written by rank 0 only (the others' stdout is discarded) */
+    const int root = !mblin_par() || mblin_par()->rank() == 0;
     if (!strcmp(cmd, "compare")) {
         mbl_comparison *cmp = NULL;
         if (mbl_compare(model, pt, &lopt, repeat, &cmp, &st)) code = mblin_cli_fail(&st);
@@ -412,7 +453,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "report")) {
         /* -o names the page (stdout without it) */
-        FILE *f = outdir ? fopen(outdir, "w") : stdout;
+        FILE *f = outdir && root ? fopen(outdir, "w") : stdout;
         if (!f) {
             fprintf(stderr, "mblin: %s: cannot write the report (%s)\n", outdir, strerror(errno));
             code = 1;
@@ -426,6 +467,7 @@ int main(int argc, char **argv)
         goto done;
     }
     /* the directory is made only now, when there is something to write in it */
+    if (!root) outdir = NULL;
     if (outdir && make_dirs(outdir) != 0) {
         fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", outdir, strerror(errno));
         code = 1;

@@ -6,4 +6,5 @@ set(MBLIN_CLI_SOURCES
   cli/cmd_sensitivity.c
   cli/cmd_codegen.c
   cli/cmd_simulate.c
+  cli/par_load.c
 )

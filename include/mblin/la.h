@@ -563,6 +563,27 @@ int mbla_eigs_refine_sym(const mbla_csc *K, const mbla_csc *B, int k, double *w,
 int mbla_eigs_refine_sym_block(const mbla_csc *K, const mbla_csc *B, double sigma, int p, int k, double *w,
                                double *V, int ldv, int maxit, double *berr, int *iters, int *conv,
                                mbl_status *st);
+/* ============================================================================================
+ * Another engine for the sparse eigenvalues (docs/parallel.md "SLEPc eigensolver")
+ * ========================================================================================== */
+
+/* A backend that answers the two shift-invert problems above instead of ARPACK + KLU, e.g. SLEPc
+ * over MPI in the plugin libmblin_par.so (src/par/slepc.c). Both calls have the arguments,
+ * results and errors of mbla_eigs_sinv and mbla_eigs_sym_sinv. A distributed backend is
+ * collective: every rank passes the same whole pencil (each inserts only its own rows) and gets
+ * the eigenvalues; the eigenvectors are written on the root rank only (root = 1 there), and a
+ * caller on another rank must not use them (the sparse path then skips their refinement). */
+typedef struct mbla_eigs_backend {
+    const char *name; /* short, for the results ("slepc": mbl_modes solver) */
+    const char *what; /* for the notes ("SLEPc (Krylov-Schur, MUMPS)") */
+    void *ctx;
+    int root;         /* 1 on the rank that receives the eigenvectors and writes the results */
+    int (*sinv)(void *ctx, const mbla_csc *A, const mbla_csc *E, double sigma_re, double sigma_im, int k,
+                const mbla_eigs_opts *opts, double *lre, double *lim, double *Vre, double *Vim, int ldv,
+                int *nconv, mbl_status *st);
+    int (*sym_sinv)(void *ctx, const mbla_csc *K, const mbla_csc *B, double sigma, int k, const mbla_eigs_opts *opts,
+                    double *w, double *V, int ldv, int *nconv, mbl_status *st);
+} mbla_eigs_backend;
 
 #ifdef __cplusplus
 }

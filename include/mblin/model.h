@@ -310,6 +310,11 @@ typedef struct mbl_lin_options {
     int partial;           /* MBL_PARTIAL_AUTO (0, default): as above; MBL_PARTIAL_ALWAYS: the
                               sparse path even on small models (augmented, descriptor; the other
                               methods refuse); MBL_PARTIAL_NEVER: refuse instead of switching */
+    double shift_im;       /* partial spectrum: imaginary part of the shift (default 0). Nonzero:
+                              the eigenvalues nearest the complex shift (rotors: the whirl modes near
+                              i Omega) from the first-order pencil (complex shift-invert) */
+    const struct mbla_eigs_backend *eigs_backend; /* partial spectrum: the engine (mblin/la.h);
+                              NULL (default): ARPACK shift-invert with KLU */
 } mbl_lin_options;
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0
@@ -353,6 +358,7 @@ typedef struct mbl_linear {
     double *eig_vre, *eig_vim; /* n*neig: the coordinate part dq of each eigenvector (may be NULL) */
     int eig_partial;       /* 1 when the list is part of the spectrum (ARPACK: nev nearest the shift) */
     double eig_shift;      /* the shift of the partial spectrum (when neig > 0 from ARPACK) */
+    char eig_solver[16];   /* the engine of the partial spectrum ("" or "arpack": ARPACK; "slepc") */
     char spectrum_reason[256]; /* why the spectrum is partial ("" when asked for or whole) */
     double err_est;        /* estimated absolute error of the physical eigenvalues (penalty, fd);
                               0 for the exact methods */

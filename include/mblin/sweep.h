@@ -46,6 +46,25 @@ enum {
                                     (at the first point) where they are not available */
 };
 
+/* A sweep shared by several processes (MPI ranks: the command line fills this in under mpirun
+ * through its plugin, docs/parallel.md; the library itself never calls MPI). Every process calls
+ * mbl_sweep_run with the same arguments and this structure with its own rank. The points are
+ * computed in the same fixed blocks of consecutive points as on threads (the warm start runs within
+ * a block, each block's first point from the file's guess), block k on rank k mod size, so the
+ * results do not depend on size; rank 0 receives the others' raw results (eigenvalues, shapes,
+ * derivatives, failures) through gather, tracks the modes and returns the whole sweep; the other
+ * ranks return 0 with *out = NULL. A failure on any rank fails the sweep on every rank (rank 0's
+ * message names the rank that failed first when rank 0 itself did not). */
+typedef struct mbl_sweep_dist {
+    int rank, size;              /* this process, and how many (size <= 1: not distributed) */
+    /* Collective, called exactly once per mbl_sweep_run by every rank, also by a rank that failed
+     * (its part then says so): rank r sends n doubles; on rank 0 *all (mbl_malloc'ed; the sweep
+     * frees it) is every rank's part in rank order and counts[r] (size entries) their lengths; on
+     * the others *all = NULL. 0 or a negative MBL_E* code, the same on every rank. */
+    int (*gather)(void *ud, const double *buf, size_t n, double **all, size_t *counts, mbl_status *st);
+    void *ud;
+} mbl_sweep_dist;
+
 typedef struct mbl_sweep_options {
     int naxes;                   /* 1 or 2; the first axis varies fastest */
     mbl_sweep_axis axis[2];
@@ -61,6 +80,7 @@ typedef struct mbl_sweep_options {
     mbl_sweep_progress progress; /* may be NULL */
     void *progress_ud;
     int predictor;               /* MBL_PREDICT_* (default MBL_PREDICT_DEFAULT) */
+    const mbl_sweep_dist *dist;  /* NULL: this process computes every point */
 } mbl_sweep_options;
 
 void mbl_sweep_options_default(mbl_sweep_options *opt);
@@ -94,6 +114,8 @@ typedef struct mbl_sweep {
                                     points (a predicted guess) instead of the file's guess */
     char predictor_note[MBL_MSG_MAX]; /* why the default fell back to linear ("" otherwise) */
     void *ctx;                   /* internal: what mbl_sweep_critical needs to compute more points */
+    int ranks;                   /* processes that computed the points (mbl_sweep_dist; 1 otherwise) */
+    double gathered_bytes;       /* the raw results rank 0 received from the other ranks */
 } mbl_sweep;
 
 /* Run the sweep on the model file `path`. Fails (one line in st) on bad input: an unknown

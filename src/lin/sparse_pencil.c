@@ -281,7 +281,8 @@ done:
  * 2-norm). Returns 1 when done, 0 when the first-order path must be used (ARPACK could not
  * converge, the shift is an eigenvalue), negative on memory failure. */
 static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbla_csc *B, double nK, double nM,
-                        double shift, int k, mbl_linear *lin, int *nunconv, int *first_unconv, mbl_status *st)
+                        double shift, int k, const mbla_eigs_backend *be_, mbl_linear *lin, int *nunconv,
+                        int *first_unconv, mbl_status *st)
 {
     int n = P->n, m = P->m, na = n + m, kw = (k + 1) / 2;
     /* kr >= kw pairs: the wanted ones and up to SPARSE_SYM_GUARD more for the block refinement */
@@ -306,7 +307,19 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     mbl_status st2;
-    int rc = mbla_eigs_sym_sinv(K, B, -shift * shift, kr, &eo, w, V, na, NULL, &st2);
+    int rc = be_ ? be_->sym_sinv(be_->ctx, K, B, -shift * shift, kr, &eo, w, V, na, NULL, &st2)
+                 : mbla_eigs_sym_sinv(K, B, -shift * shift, kr, &eo, w, V, na, NULL, &st2);
+    /* another engine (collective over MPI ranks): its failures are errors, never a fallback that
+     * some ranks would take alone; its eigenvectors exist on the root rank only, which alone
+     * refines them (the other ranks keep the engine's eigenvalues and write nothing) */
+    int local = be_ && !be_->root;
+    if (be_ && rc && rc != MBL_ENOMEM) {
+        *st = st2;
+        mbl_free(w), mbl_free(V), mbl_free(wi), mbl_free(Vi), mbl_free(be), mbl_free(cv);
+        return rc;
+    }
+    if (local)
+        for (int t = 0; t < kr; t++) be[t] = NAN, cv[t] = 1;
     /* Lanczos on the real factor of the stiff saddle-point matrix gives w^2 to about
      * eps ||K_aug|| / w^2 (flexible pendulum n_p = 1000: 5e-6 relative on w_3; n_p = 10^4: 1e-3 on
      * w_4^2). The factors are those of K_aug perturbed by eps |K_aug|, whose low eigenvalues move by
@@ -315,8 +328,8 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
      * pairs are refined together (mbla_eigs_refine_sym_block): residuals in doubled precision,
      * Rayleigh-Ritz on the block and its corrections, which removes those errors; the guard pairs
      * keep the highest wanted pair's neighbours in the block. */
-    if (!rc) rc = mbla_eigs_refine_sym_block(K, B, -shift * shift, kr, kw, w, V, na, 0, be, NULL, cv, &st2);
-    if (rc == MBL_ENOMEM) {
+    if (!rc && !local) rc = mbla_eigs_refine_sym_block(K, B, -shift * shift, kr, kw, w, V, na, 0, be, NULL, cv, &st2);
+    if (rc == MBL_ENOMEM || (rc && be_)) {
         *st = st2;
     } else if (rc) {
         rc = 0; /* fall back */
@@ -328,7 +341,7 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
             else if (w2 < -tiny) re = sqrt(-w2);
             const double *x = V + (size_t)t * na;
             double nx = 0;
-            for (int c = 0; c < n; c++) nx = hypot(nx, x[c]);
+            for (int c = 0; c < n && !local; c++) nx = hypot(nx, x[c]);
             for (int h = 0; h < 2 && j < k; h++, j++) {
                 /* +i w first (as ARPACK's pairs); of a real pair the one nearer the shift first */
                 double sg = h == 0 ? 1.0 : -1.0;
@@ -337,7 +350,7 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
                 lin->eig_berr[j] = be[t];
                 if (!cv[t] && !(*nunconv)++) *first_unconv = j;
                 for (int c = 0; c < n; c++) {
-                    lin->eig_vre[c + (size_t)j * n] = nx > 0 ? x[c] / nx : 0;
+                    lin->eig_vre[c + (size_t)j * n] = nx > 0 ? x[c] / nx : 0; /* 0 off the root */
                     lin->eig_vim[c + (size_t)j * n] = 0;
                 }
             }
@@ -406,8 +419,11 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
      * factor, full accuracy, no refinement); the index-3 first-order pencil otherwise */
     mbla_csc *Ks = NULL, *Bs = NULL;
     double nKs = 0, nMs = 0, asym = NAN;
-    int sym = sym_pencil(&P, &Ks, &Bs, &nKs, &nMs, &asym, st), nunconv = 0, first_unconv = 0;
-    if (sym > 0) sym = sym_spectrum(&P, Ks, Bs, nKs, nMs, opt->shift, k, lin, &nunconv, &first_unconv, st);
+    const mbla_eigs_backend *eb = opt->eigs_backend;
+    int local = eb && !eb->root; /* a rank without the eigenvectors (another engine over MPI) */
+    /* a complex shift: the first-order pencil (complex shift-invert) */
+    int sym = opt->shift_im != 0.0 ? 0 : sym_pencil(&P, &Ks, &Bs, &nKs, &nMs, &asym, st), nunconv = 0, first_unconv = 0;
+    if (sym > 0) sym = sym_spectrum(&P, Ks, Bs, nKs, nMs, opt->shift, k, eb, lin, &nunconv, &first_unconv, st);
     mbla_csc_free(Ks), mbla_csc_free(Bs);
     if (sym < 0) {
         rc = sym;
@@ -420,7 +436,10 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
         mbla_eigs_opts eo;
         mbla_eigs_opts_default(&eo);
         eo.tol = SPARSE_ARPACK_TOL;
-        rc = mbla_eigs_sinv(P.A, P.E, opt->shift, 0.0, k, &eo, lin->eig_re, lin->eig_im, Vre, Vim, nd, NULL, st);
+        rc = eb ? eb->sinv(eb->ctx, P.A, P.E, opt->shift, opt->shift_im, k, &eo, lin->eig_re, lin->eig_im, Vre, Vim,
+                           nd, NULL, st)
+                : mbla_eigs_sinv(P.A, P.E, opt->shift, opt->shift_im, k, &eo, lin->eig_re, lin->eig_im, Vre, Vim, nd,
+                                 NULL, st);
         if (rc) {
             mbl_error_prefix(st, "%s: partial spectrum", method);
             goto done;
@@ -428,7 +447,12 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
         /* ARPACK's Ritz pairs of the shift-inverted index-3 pencil are accurate only to about eps
          * ||OP|| / |mu| (flexible pendulum n_p = 100: 3e-4): each is refined by Newton's method on the
          * pencil with the residual in doubled precision (mbla_eigs_refine) */
-        rc = mbla_eigs_refine(P.A, P.E, k, lin->eig_re, lin->eig_im, Vre, Vim, nd, 0, lin->eig_berr, NULL, st);
+        if (local) {
+            memset(Vre, 0, (size_t)nd * k * sizeof *Vre), memset(Vim, 0, (size_t)nd * k * sizeof *Vim);
+            for (int j = 0; j < k; j++) lin->eig_berr[j] = NAN;
+        } else {
+            rc = mbla_eigs_refine(P.A, P.E, k, lin->eig_re, lin->eig_im, Vre, Vim, nd, 0, lin->eig_berr, NULL, st);
+        }
         if (rc) {
             mbl_error_prefix(st, "%s: partial spectrum, refinement", method);
             goto done;
@@ -445,13 +469,17 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
     P.Bd = P.Cdd = NULL;
     lin->eig_partial = k < nphys;
     lin->eig_shift = opt->shift;
+    snprintf(lin->eig_solver, sizeof lin->eig_solver, "%s", eb ? eb->name : "arpack");
+    char shift_txt[40] = "";
+    if (opt->shift_im != 0.0) snprintf(shift_txt, sizeof shift_txt, "%+gi", opt->shift_im);
     snprintf(lin->spectrum_reason, sizeof lin->spectrum_reason, "%s", reason ? reason : "");
     snprintf(lin->notes, sizeof lin->notes,
-             "%s%ssparse pencil %d x %d (constraint scale %.3g), ARPACK shift-invert%s: the %d eigenvalues nearest %g "
+             "%s%ssparse pencil %d x %d (constraint scale %.3g), %s shift-invert%s: the %d eigenvalues nearest %g%s "
              "of %d; %s",
              reason && reason[0] ? reason : "", reason && reason[0] ? "; " : "", nd, nd, P.scale,
+             eb ? eb->what : "ARPACK",
              sym ? " on the symmetric pencil [K s Phi_q^T; s Phi_q 0], [M 0; 0 0] (undamped, non-gyroscopic)" : "",
-             k, opt->shift,
+             k, opt->shift, shift_txt,
              nphys,
              lin->A ? "A..D and M, C, K from augmented"
                     : "A, B, C, D, M, C, K, q_S, v_W and the state names not formed (partial spectrum of a large model)");

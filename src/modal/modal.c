@@ -158,7 +158,7 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         mbl_modes *G = mbl_calloc(1, sizeof *G);
         if (!G) return mbl_error(st, MBL_ENOMEM, "out of memory");
         G->n = lin->n;
-        snprintf(G->solver, sizeof G->solver, "%s", lin->eig_partial ? "arpack" : lin->method);
+        snprintf(G->solver, sizeof G->solver, "%s", lin->eig_partial ? (lin->eig_solver[0] ? lin->eig_solver : "arpack") : lin->method);
         int rg = modal_given(lin, &opt, G, st);
         if (rg) mbl_modes_free(G);
         else *out = G;
