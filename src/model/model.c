@@ -168,7 +168,7 @@ static int find_name(const mbl_src_list *l, const char *name, size_t len)
 {
     if (l->n < 8) {
         for (int i = 0; i < l->n; i++)
-            if (strlen(l->items[i].key) == len && !strncmp(l->items[i].key, name, len)) return i;
+            if (!strncmp(l->items[i].key, name, len) && l->items[i].key[len] == '\0') return i;
         return -1;
     }
     name_index *ix = NULL;
@@ -182,7 +182,7 @@ static int find_name(const mbl_src_list *l, const char *name, size_t len)
         int *slot = ix ? mbl_calloc(cap, sizeof *slot) : NULL;
         if (!slot) { /* no room or no memory: scan */
             for (int i = 0; i < l->n; i++)
-                if (strlen(l->items[i].key) == len && !strncmp(l->items[i].key, name, len)) return i;
+                if (!strncmp(l->items[i].key, name, len) && l->items[i].key[len] == '\0') return i;
             return -1;
         }
         ix->list = l;
@@ -198,7 +198,7 @@ static int find_name(const mbl_src_list *l, const char *name, size_t len)
     size_t h = (size_t)name_hash(name, len) & (ix->cap - 1);
     while (ix->slot[h]) {
         const char *k = l->items[ix->slot[h] - 1].key;
-        if (strlen(k) == len && !strncmp(k, name, len)) return ix->slot[h] - 1;
+        if (!strncmp(k, name, len) && k[len] == '\0') return ix->slot[h] - 1; /* no strlen per probe */
         h = (h + 1) & (ix->cap - 1);
     }
     return -1;
