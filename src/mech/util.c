@@ -90,9 +90,12 @@ char *mech_keep(mech *M, char *s)
 /* printf into a string owned by the arena; "" on out of memory (the flag is then set) */
 char *mech_fmt(mech *M, const char *f, ...)
 {
+    /* formatted once into a local buffer when it fits (nearly always): a second vsnprintf only
+     * for long texts (formatting was 6 % of reading the N = 2000 four-bar) */
+    char buf[512];
     va_list ap;
     va_start(ap, f);
-    int n = vsnprintf(NULL, 0, f, ap);
+    int n = vsnprintf(buf, sizeof buf, f, ap);
     va_end(ap);
     if (n < 0) {
         M->oom = 1;
@@ -103,9 +106,13 @@ char *mech_fmt(mech *M, const char *f, ...)
         M->oom = 1;
         return (char *)"";
     }
-    va_start(ap, f);
-    vsnprintf(s, (size_t)n + 1, f, ap);
-    va_end(ap);
+    if ((size_t)n < sizeof buf) {
+        memcpy(s, buf, (size_t)n + 1);
+    } else {
+        va_start(ap, f);
+        vsnprintf(s, (size_t)n + 1, f, ap);
+        va_end(ap);
+    }
     return mech_keep(M, s) ? s : (char *)"";
 }
 
@@ -386,6 +393,8 @@ int mech_add_spare_var(mech *M, const char *name, const char *text, int line, in
 {
     int i = M->src->variables.n, rc = mech_add_var(M, name, text, line, col);
     if (rc) return rc;
+    /* mech_drop_spare_vars looks up names of this form only: another stays an ordinary variable */
+    if (strlen(name) < 4 || name[0] != '_' || name[2] != '_' || !strchr("xyzp", name[1])) return 0;
     if (i >= M->cspare) {
         int cap = M->cspare ? 2 * M->cspare : 256;
         while (cap <= i) cap *= 2;
@@ -414,6 +423,8 @@ static void mark_uses(const nameset *vi, const char *text, unsigned char *used, 
         }
         const char *b = c;
         while (mech_is_id(*c)) c++;
+        /* only spare names are in vi, all of the form _x_..., _y_..., _z_..., _p_... */
+        if (c - b < 4 || b[0] != '_' || b[2] != '_' || !strchr("xyzp", b[1])) continue;
         int i = mech_ns_find(vi, b, (size_t)(c - b));
         if (i >= 0 && !used[i]) {
             used[i] = 1;
@@ -431,29 +442,31 @@ int mech_drop_spare_vars(mech *M)
 {
     mbl_src *s = M->src;
     mbl_src_list *V = &s->variables;
-    int nv = V->n < M->cspare ? V->n : M->cspare, any = 0;
-    for (int i = 0; i < nv && !any; i++) any = M->spare[i];
-    if (!any) return 0;
+    int nv = V->n < M->cspare ? V->n : M->cspare, nspare = 0;
+    for (int i = 0; i < nv; i++) nspare += M->spare[i];
+    if (!nspare) return 0;
     nameset vi;
     memset(&vi, 0, sizeof vi);
     unsigned char *used = mbl_calloc((size_t)V->n, 1);
     int *stack = mbl_alloc_array((size_t)V->n, sizeof *stack), nstack = 0, rc = 0;
     size_t cap = 64;
-    while (cap < 2 * ((size_t)V->n + 1)) cap *= 2; /* sized once: no rehash while adding */
+    while (cap < 2 * ((size_t)nspare + 1)) cap *= 2; /* sized once: no rehash while adding */
     vi.key = mbl_calloc(cap, sizeof *vi.key);
     vi.idx = mbl_calloc(cap, sizeof *vi.idx);
     vi.cap = cap;
     if (!used || !stack || !vi.key || !vi.idx) rc = -1;
-    for (int i = 0; i < V->n && !rc; i++) rc = mech_ns_add(&vi, V->items[i].key, i);
+    for (int i = 0; i < nv && !rc; i++)
+        if (M->spare[i]) rc = mech_ns_add(&vi, V->items[i].key, i);
     if (rc) {
         mbl_free(used), mbl_free(stack), mech_ns_free(&vi);
         return mech_oom(M);
     }
-    /* the roots: every variable that is not spare, and every other item of the source */
+    /* the roots: every variable that is not spare, and every other item of the source; the
+     * name index holds the spare variables only (the others are used anyway) */
     for (int i = 0; i < V->n; i++)
         if (i >= nv || !M->spare[i]) {
             used[i] = 1;
-            stack[nstack++] = i;
+            mark_uses(&vi, V->items[i].text, used, stack, &nstack);
         }
     const mbl_src_list *lists[] = {&s->coordinates, &s->velocities,  &s->forces,         &s->inputs,
                                    &s->outputs,     &s->constraints, &s->nonholonomic,   &s->mass_matrix,
