@@ -65,6 +65,11 @@ if(MBLIN_STATIC_CLI AND NOT MBLIN_SANITIZE)
     # libxml2 is not linked: cli/xml_lazy.c loads it with dlopen at the first URDF read, so
     # that every other run skips loading it and ICU, libstdc++, zlib and lzma with it
     target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli/xml_lazy.c)
+    # libquadmath's printf hooks refused (cli/printf_hooks.c): registered, they sent every printf
+    # of the tool down glibc's slow path
+    target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli/printf_hooks.c)
+    target_link_options(mblin_cli PRIVATE -Wl,--wrap=register_printf_type -Wl,--wrap=register_printf_modifier
+      -Wl,--wrap=register_printf_specifier)
     target_include_directories(mblin_cli PRIVATE ${LIBXML2_INCLUDE_DIRS})
     # SUNDIALS (IDA, its KLU module, sparse matrix, serial vector) and FFTW 3 as archives too, ahead
     # of KLU's (the KLU module calls its int64 entry points, which libklu.a carries): the shared
