@@ -6,15 +6,17 @@
 # (URDF import; its archive would pull ICU, lzma and zlib in) is not linked: cli/xml_lazy.c loads
 # it with dlopen when a URDF file is read.
 # Licence: the static tool contains the LGPL-2.1+ SuiteSparse parts (KLU, AMD, COLAMD, BTF),
-# BSD LAPACK/OpenBLAS/ARPACK-ng, MIT libyaml and, with MBLIN_WITH_GPL, the GPL-2.0+ CHOLMOD
-# modules and SPQR: a tool built with MBLIN_WITH_GPL=ON is distributed under the GPL (as it was
-# when linked dynamically against them); with OFF it is MIT plus LGPL parts, whose relinking
-# requirement the public source and this build satisfy. The shared and static mblin libraries
+# BSD LAPACK/OpenBLAS/ARPACK-ng/SUNDIALS, MIT libyaml, the GPL-2.0+ FFTW 3 (src/sim's validate;
+# linked shared before, which made the distributed tool a GPL combination just the same) and,
+# with MBLIN_WITH_GPL, the GPL-2.0+ CHOLMOD modules and SPQR: the tool is distributed under the
+# GPL as it was when linked dynamically; the LGPL parts' relinking requirement the public source
+# and this build satisfy. The shared and static mblin libraries
 # are unchanged (they link the shared libraries). docs/benchmarks.md has the measurements.
 # Sets MBLIN_CLI_LINK (what mblin_cli links) and MBLIN_CLI_STATIC.
 option(MBLIN_STATIC_CLI "Link the command-line tool statically against the available static libraries" ON)
 set(MBLIN_CLI_LINK mblin_static)
 set(MBLIN_CLI_STATIC OFF)
+set(MBLIN_CLI_SIM_STATIC OFF)
 if(MBLIN_STATIC_CLI AND NOT MBLIN_SANITIZE)
   set(_names yaml lapacke arpack)
   if(MBLIN_WITH_GPL)
@@ -63,8 +65,30 @@ if(MBLIN_STATIC_CLI AND NOT MBLIN_SANITIZE)
     # libxml2 is not linked: cli/xml_lazy.c loads it with dlopen at the first URDF read, so
     # that every other run skips loading it and ICU, libstdc++, zlib and lzma with it
     target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli/xml_lazy.c)
+    # libquadmath's printf hooks refused (cli/printf_hooks.c): registered, they sent every printf
+    # of the tool down glibc's slow path
+    target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli/printf_hooks.c)
+    target_link_options(mblin_cli PRIVATE -Wl,--wrap=register_printf_type -Wl,--wrap=register_printf_modifier
+      -Wl,--wrap=register_printf_specifier)
     target_include_directories(mblin_cli PRIVATE ${LIBXML2_INCLUDE_DIRS})
-    set(MBLIN_CLI_LINK $<TARGET_FILE:mblin_static> ${_archives} ${MBLIN_A_openblas} ${_gf} ${_qm} ${_sx} ${_gomp}
+    # SUNDIALS (IDA, its KLU module, sparse matrix, serial vector) and FFTW 3 as archives too, ahead
+    # of KLU's (the KLU module calls its int64 entry points, which libklu.a carries): the shared
+    # ones loaded seven more libraries (and a second KLU) into every run, though only simulate and
+    # validate use them. Any archive missing: they stay shared (MBLIN_SIM_LIBS).
+    set(_sim_archives "")
+    set(MBLIN_CLI_SIM_STATIC ON)
+    foreach(n sundials_ida sundials_sunlinsolklu sundials_sunmatrixsparse sundials_nvecserial sundials_generic fftw3)
+      find_library(MBLIN_A_${n} NAMES lib${n}.a)
+      if(MBLIN_A_${n})
+        list(APPEND _sim_archives ${MBLIN_A_${n}})
+      elseif(NOT n STREQUAL "sundials_generic") # SUNDIALS 6 has it, older ones do not
+        set(MBLIN_CLI_SIM_STATIC OFF)
+      endif()
+    endforeach()
+    if(NOT MBLIN_CLI_SIM_STATIC)
+      set(_sim_archives "")
+    endif()
+    set(MBLIN_CLI_LINK $<TARGET_FILE:mblin_static> ${_sim_archives} ${_archives} ${MBLIN_A_openblas} ${_gf} ${_qm} ${_sx} ${_gomp}
       ${MBLIN_SO_metis} ${MATH_LIB} Threads::Threads ${CMAKE_DL_LIBS})
     message(STATUS "mblin: command-line tool linked statically (MBLIN_STATIC_CLI)")
   else()

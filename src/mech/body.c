@@ -228,7 +228,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
                            : mech_fmt(M, "%s + %s*(%s) + %s*(%s)", B->r[1], B->A[3], s[0], B->A[0], s[1]);
             else
                 t = mech_fmt(M, "%s + (%s)", B->r[k], s[k]);
-            rc = mech_add_var(M, K->p[k], t, line, col);
+            rc = k == 2 ? mech_add_spare_var(M, K->p[k], t, line, col) : mech_add_var(M, K->p[k], t, line, col);
         }
         const char *axt[3][3] = {{mech_fmt(M, "cos(%s)", K->phi), mech_fmt(M, "sin(%s)", K->phi), "0"},
                                  {mech_fmt(M, "-sin(%s)", K->phi), mech_fmt(M, "cos(%s)", K->phi), "0"},
@@ -236,7 +236,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
         for (int a = 0; a < 3 && !rc; a++)
             for (int k = 0; k < 3 && !rc; k++) {
                 K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
-                rc = mech_add_var(M, K->ax[a][k], axt[a][k], line, col);
+                rc = mech_add_spare_var(M, K->ax[a][k], axt[a][k], line, col);
             }
         return rc;
     }
@@ -260,7 +260,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
             K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
             const char *t = mech_fmt(M, "%s*%s + %s*%s + %s*%s", B->A[3 * k], mech_num(M, R[3 * a]), B->A[3 * k + 1],
                                      mech_num(M, R[3 * a + 1]), B->A[3 * k + 2], mech_num(M, R[3 * a + 2]));
-            rc = mech_add_var(M, K->ax[a][k], t, line, col);
+            rc = mech_add_spare_var(M, K->ax[a][k], t, line, col);
         }
     return rc;
 }

@@ -117,6 +117,8 @@ typedef struct mech {
     int *torder;  /* relative: bodies, parents first, then each body's tree joint (-1: none) */
     int tree_symbolic; /* `tree_dynamics: symbolic`: no structured term for the tree (relative.c) */
     const char *grav[3]; /* the gravity vector (sum of the gravity elements; NULL: none) */
+    unsigned char *spare; /* per variable: 1 when made by mech_add_spare_var (cspare entries) */
+    int cspare;
 } mech;
 
 /* a growable string for long sums (kinetic and potential energy of many bodies) */
@@ -183,6 +185,13 @@ int mech_new_marker(mech *M, const char *name, int bi, const yaml_node_t *key, m
  * ne elements and length L; an error at the key otherwise. */
 int mech_beam_node(mech *M, const yaml_node_t *val, const char *what, int ne, double L, int *node);
 int mech_add_var(mech *M, const char *name, const char *text, int line, int col);
+/* A generated variable without user text (a marker's axis components), named _x_..., _y_...,
+ * _z_... or _p_...: dropped by mech_drop_spare_vars when no item of the generated source uses it
+ * (a name of another form makes an ordinary variable). */
+int mech_add_spare_var(mech *M, const char *name, const char *text, int line, int col);
+/* Drop the spare variables that nothing uses, directly or through other variables (a planar
+ * revolute four-bar used 3 of every marker's 13 variables: the rest were parsed for nothing). */
+int mech_drop_spare_vars(mech *M);
 int mech_is_id0(char c);
 int mech_is_id(char c);
 /* a key that appeared earlier in the same mapping */

@@ -238,7 +238,8 @@ static int read_all(mech *M, const yaml_node_t *root)
                       "universal or spherical joint)",
                       ncon, ncoord, ncoord - ncon);
     if ((rc = emit_draw(M))) return rc;
-    return mech_energies_and_forces(M, line, col);
+    if ((rc = mech_energies_and_forces(M, line, col))) return rc;
+    return mech_drop_spare_vars(M);
 }
 
 /* The drawing of the mechanism for the report (mbl_model_geometry): every body's origin (not
@@ -317,6 +318,7 @@ int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *fil
     mbl_free(M.mk);
     mbl_free(M.jt);
     mbl_free(M.torder);
+    mbl_free(M.spare);
     mech_ns_free(&M.hb);
     mech_ns_free(&M.hm);
     mech_ns_free(&M.hj);

@@ -22,7 +22,7 @@ int mech_ns_find(const nameset *t, const char *name, size_t len)
     if (!t->cap) return -1;
     for (size_t h = name_hash(name, len) & (t->cap - 1);; h = (h + 1) & (t->cap - 1)) {
         if (!t->key[h]) return -1;
-        if (strlen(t->key[h]) == len && !strncmp(t->key[h], name, len)) return t->idx[h];
+        if (!strncmp(t->key[h], name, len) && t->key[h][len] == '\0') return t->idx[h]; /* no strlen per probe */
     }
 }
 
@@ -90,9 +90,12 @@ char *mech_keep(mech *M, char *s)
 /* printf into a string owned by the arena; "" on out of memory (the flag is then set) */
 char *mech_fmt(mech *M, const char *f, ...)
 {
+    /* formatted once into a local buffer when it fits (nearly always): a second vsnprintf only
+     * for long texts (formatting was 6 % of reading the N = 2000 four-bar) */
+    char buf[512];
     va_list ap;
     va_start(ap, f);
-    int n = vsnprintf(NULL, 0, f, ap);
+    int n = vsnprintf(buf, sizeof buf, f, ap);
     va_end(ap);
     if (n < 0) {
         M->oom = 1;
@@ -103,9 +106,13 @@ char *mech_fmt(mech *M, const char *f, ...)
         M->oom = 1;
         return (char *)"";
     }
-    va_start(ap, f);
-    vsnprintf(s, (size_t)n + 1, f, ap);
-    va_end(ap);
+    if ((size_t)n < sizeof buf) {
+        memcpy(s, buf, (size_t)n + 1);
+    } else {
+        va_start(ap, f);
+        vsnprintf(s, (size_t)n + 1, f, ap);
+        va_end(ap);
+    }
     return mech_keep(M, s) ? s : (char *)"";
 }
 
@@ -380,6 +387,109 @@ int mech_beam_node(mech *M, const yaml_node_t *val, const char *what, int ne, do
 int mech_add_var(mech *M, const char *name, const char *text, int line, int col)
 {
     return mech_push(M, &M->src->variables, name, text, line, col);
+}
+
+int mech_add_spare_var(mech *M, const char *name, const char *text, int line, int col)
+{
+    int i = M->src->variables.n, rc = mech_add_var(M, name, text, line, col);
+    if (rc) return rc;
+    /* mech_drop_spare_vars looks up names of this form only: another stays an ordinary variable */
+    if (strlen(name) < 4 || name[0] != '_' || name[2] != '_' || !strchr("xyzp", name[1])) return 0;
+    if (i >= M->cspare) {
+        int cap = M->cspare ? 2 * M->cspare : 256;
+        while (cap <= i) cap *= 2;
+        unsigned char *sp = mbl_realloc(M->spare, (size_t)cap);
+        if (!sp) return mech_oom(M);
+        memset(sp + M->cspare, 0, (size_t)(cap - M->cspare));
+        M->spare = sp;
+        M->cspare = cap;
+    }
+    M->spare[i] = 1;
+    return 0;
+}
+
+/* mark the variables (by the name index vi) that the identifiers of text name; newly marked ones
+ * go on the stack */
+static void mark_uses(const nameset *vi, const char *text, unsigned char *used, int *stack, int *nstack)
+{
+    if (!text) return;
+    for (const char *c = text; *c;) {
+        if (!mech_is_id0(*c)) {
+            if (*c >= '0' && *c <= '9') /* a number: its exponent letter is no name */
+                while (mech_is_id(*c) || *c == '.') c++;
+            else
+                c++;
+            continue;
+        }
+        const char *b = c;
+        while (mech_is_id(*c)) c++;
+        /* only spare names are in vi, all of the form _x_..., _y_..., _z_..., _p_... */
+        if (c - b < 4 || b[0] != '_' || b[2] != '_' || !strchr("xyzp", b[1])) continue;
+        int i = mech_ns_find(vi, b, (size_t)(c - b));
+        if (i >= 0 && !used[i]) {
+            used[i] = 1;
+            stack[(*nstack)++] = i;
+        }
+    }
+}
+
+static void mark_list(const nameset *vi, const mbl_src_list *l, unsigned char *used, int *stack, int *nstack)
+{
+    for (int i = 0; i < l->n; i++) mark_uses(vi, l->items[i].text, used, stack, nstack);
+}
+
+int mech_drop_spare_vars(mech *M)
+{
+    mbl_src *s = M->src;
+    mbl_src_list *V = &s->variables;
+    int nv = V->n < M->cspare ? V->n : M->cspare, nspare = 0;
+    for (int i = 0; i < nv; i++) nspare += M->spare[i];
+    if (!nspare) return 0;
+    nameset vi;
+    memset(&vi, 0, sizeof vi);
+    unsigned char *used = mbl_calloc((size_t)V->n, 1);
+    int *stack = mbl_alloc_array((size_t)V->n, sizeof *stack), nstack = 0, rc = 0;
+    size_t cap = 64;
+    while (cap < 2 * ((size_t)nspare + 1)) cap *= 2; /* sized once: no rehash while adding */
+    vi.key = mbl_calloc(cap, sizeof *vi.key);
+    vi.idx = mbl_calloc(cap, sizeof *vi.idx);
+    vi.cap = cap;
+    if (!used || !stack || !vi.key || !vi.idx) rc = -1;
+    for (int i = 0; i < nv && !rc; i++)
+        if (M->spare[i]) rc = mech_ns_add(&vi, V->items[i].key, i);
+    if (rc) {
+        mbl_free(used), mbl_free(stack), mech_ns_free(&vi);
+        return mech_oom(M);
+    }
+    /* the roots: every variable that is not spare, and every other item of the source; the
+     * name index holds the spare variables only (the others are used anyway) */
+    for (int i = 0; i < V->n; i++)
+        if (i >= nv || !M->spare[i]) {
+            used[i] = 1;
+            mark_uses(&vi, V->items[i].text, used, stack, &nstack);
+        }
+    const mbl_src_list *lists[] = {&s->coordinates, &s->velocities,  &s->forces,         &s->inputs,
+                                   &s->outputs,     &s->constraints, &s->nonholonomic,   &s->mass_matrix,
+                                   &s->states,      &s->velocity_states, &s->ode_states, &s->ode,
+                                   &s->implicit_variables, &s->draw, &s->kinematics};
+    for (size_t k = 0; k < sizeof lists / sizeof *lists; k++) mark_list(&vi, lists[k], used, stack, &nstack);
+    const mbl_src_item *one[] = {&s->kinetic_energy, &s->potential_energy, &s->dissipation, &s->at, &s->time};
+    for (size_t k = 0; k < sizeof one / sizeof *one; k++) mark_uses(&vi, one[k]->text, used, stack, &nstack);
+    while (nstack) mark_uses(&vi, V->items[stack[--nstack]].text, used, stack, &nstack);
+    int o = 0;
+    for (int i = 0; i < V->n; i++) {
+        if (used[i]) {
+            V->items[o++] = V->items[i];
+            continue;
+        }
+        mbl_free(V->items[i].key);
+        mbl_free(V->items[i].key2);
+        mbl_free(V->items[i].text);
+    }
+    V->n = o;
+    memset(M->spare, 0, (size_t)M->cspare); /* indices changed: nothing is spare any more */
+    mbl_free(used), mbl_free(stack), mech_ns_free(&vi);
+    return 0;
 }
 
 int mech_is_id0(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }

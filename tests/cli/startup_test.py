@@ -5,7 +5,8 @@ created by its load-time constructor before main capped the count, and spun. `mb
 threads; with OPENBLAS_NUM_THREADS=2 OpenBLAS's worker must appear (the check sees threads).
 libxml2 (and ICU, libstdc++, zlib, lzma with it) is loaded only when a URDF file is read
 (cli/xml_lazy.c): not by `mblin --version` nor a YAML model, but by a URDF model, whose result
-(and its XML error message) must be what libxml2 gives.
+(and its XML error message) must be what libxml2 gives. No printf hook is registered at start
+(libquadmath's constructor did, which put every printf on glibc's slow path: cli/printf_hooks.c).
 Needs strace. usage: startup_test.py MBLIN"""
 import os
 import subprocess
@@ -59,6 +60,14 @@ def main():
         os.unlink(f.name)
     if p.returncode == 0 or "not well-formed XML: Premature end of data" not in p.stderr:
         print("FAIL: bad XML: status %d, %r" % (p.returncode, p.stderr))
+        ok = False
+    # no printf hook registered (cli/printf_hooks.c): libquadmath's constructor used to register
+    # them, and glibc then formats every printf of the process by its slow positional path
+    p = subprocess.run([mblin, "--version"], env=dict(env, LD_DEBUG="bindings"), capture_output=True, text=True,
+                       timeout=60)
+    hooks = sorted(set(l.split("`")[1].split("'")[0] for l in p.stderr.splitlines() if "`register_printf_" in l))
+    if p.returncode != 0 or hooks:
+        print("FAIL: mblin --version (status %d) called %s" % (p.returncode, hooks))
         ok = False
     print("startup: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1

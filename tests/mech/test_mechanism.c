@@ -1115,6 +1115,61 @@ TEST(sleeping_top)
     expect_w2("sleeping top (precession, nutation)", text, want, 2, NULL);
 }
 
+/* ---- spare marker variables: a marker's axes are dropped when unused, kept when a measure uses
+ * them (src/mech/util.c mech_drop_spare_vars). A planar pendulum (rod of length L hanging from
+ * pivot, angle th) with a marker K at its centre turned by a, a ground marker G turned by b:
+ * u = DX(far, K, K) = cos(th + a) + L/2 sin a, v = DY(far, K, K) = -sin(th + a) + L/2 cos a,
+ * w = DX(K, pivot, G) = L/2 sin(th - b); at th = 0 their values and d/dth (-sin a, -cos a,
+ * L/2 cos b) are the closed forms. ---- */
+TEST(spare_marker_variables)
+{
+    const char *text = "model: mechanism\n"
+                       "space: planar\n"
+                       "parameters: {m: 1, L: 2, g: 9.81, a: 0.3, b: 0.4}\n"
+                       "ground:\n"
+                       "  markers:\n"
+                       "    pivot: {position: [0, 0]}\n"
+                       "    far: {position: [1, 0]}\n"
+                       "    G: {position: [0, 0], angle: b}\n"
+                       "bodies:\n"
+                       "  rod:\n"
+                       "    mass: m\n"
+                       "    inertia: m*L^2/12\n"
+                       "    position: [0, \"-L/2\"]\n"
+                       "    angle: 0.1\n"
+                       "    markers:\n"
+                       "      top: {position: [0, \"L/2\"]}\n"
+                       "      K: {position: [0, 0], angle: a}\n"
+                       "joints:\n"
+                       "  hinge: {type: revolute, i: top, j: pivot}\n"
+                       "forces:\n"
+                       "  weight: {type: gravity, g: [0, \"-g\"]}\n"
+                       "outputs: {u: \"DX(far, K, K)\", v: \"DY(far, K, K)\", w: \"DX(K, pivot, G)\"}\n"
+                       "linearize:\n"
+                       "  at: equilibrium\n"
+                       "  states: [\"JQ(hinge)\"]\n";
+    run r;
+    int rc = run_text(text, "spare.yaml", NULL, 0, &r);
+    CHECK_MSG(rc == 0, "%s", r.st.msg);
+    if (!rc) {
+        const double a = 0.3, b = 0.4, L = 2;
+        double y[3];
+        CHECK(mbl_model_outputs(r.md, r.pt, y, &r.st) == 0);
+        CHECK_EQ_INT(r.lin->ny, 3);
+        CHECK_EQ_INT(r.lin->nx, 2);
+        const double want_y[3] = {cos(a) + L / 2 * sin(a), -sin(a) + L / 2 * cos(a), -L / 2 * sin(b)};
+        const double want_c[3] = {-sin(a), -cos(a), L / 2 * cos(b)};
+        for (int i = 0; i < 3; i++) {
+            printf("  output %d: %.15g (closed form %.15g), dy/dth %.15g (closed form %.15g)\n", i, y[i], want_y[i],
+                   r.lin->C[i], want_c[i]);
+            CHECK_CLOSE(y[i], want_y[i], 1e-12);
+            CHECK_CLOSE(r.lin->C[i], want_c[i], 1e-12);
+            CHECK_CLOSE(r.lin->C[3 + i], 0.0, 1e-12);
+        }
+    }
+    run_free(&r);
+}
+
 int main(void)
 {
     RUN(slider_pendulum);
@@ -1133,5 +1188,6 @@ int main(void)
     RUN(compound_pendulum_full_inertia);
     RUN(sleeping_top);
     RUN(allocation_failures);
+    RUN(spare_marker_variables);
     return test_summary("mechanism");
 }

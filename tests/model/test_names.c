@@ -1,0 +1,71 @@
+/* Name lookup of the model loader (src/model/model.c find_name): names that are prefixes of one
+ * another or differ in one character resolve to themselves, in lists short enough to be scanned
+ * (< 8 items) and long enough to be hashed (the lookup compares text and terminator, no length
+ * table). A mass-spring model whose parameters all collide: omega^2 = kk/mm exactly when every
+ * name resolved to its own value. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mblin/mblin.h"
+#include "test.h"
+
+static double omega2(const char *text, mbl_status *st, int *ok)
+{
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *modes = NULL;
+    double w2 = NAN;
+    int rc = mbl_model_load_string(text, strlen(text), "names.yaml", NULL, 0, &md, st);
+    if (!rc) rc = mbl_operating_point(md, NULL, &pt, st);
+    if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, st);
+    if (!rc) rc = mbl_modal(lin, NULL, &modes, st);
+    if (!rc)
+        for (int i = 0; i < modes->nx; i++)
+            if (modes->modes[i].im > 0) w2 = modes->modes[i].im * modes->modes[i].im;
+    *ok = rc == 0;
+    mbl_modes_free(modes);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    return w2;
+}
+
+/* parameters k, kk, kkk, k1, k_1, kk1, m, mm, mmm, m1 (10: hashed) and coordinates x, xx (2:
+ * scanned), the spring and mass chosen by the longer names */
+static const char *hashed = "model: dae\n"
+                            "parameters: {k: 1, kk: 36, kkk: 7, k1: 11, k_1: 13, kk1: 17, m: 3, mm: 4, mmm: 5, m1: 6}\n"
+                            "coordinates: {x: 0, xx: 0}\n"
+                            "kinetic_energy: \"0.5*mm*der(xx)^2 + 0.5*mmm*der(x)^2\"\n"
+                            "potential_energy: \"0.5*kk*xx^2 + 0.5*kk1*(x - xx)^2\"\n"
+                            "constraints: [\"x - 0\"]\n";
+
+/* the same with a short parameter list (scanned) */
+static const char *scanned = "model: dae\n"
+                             "parameters: {k: 1, kk: 36, kkk: 7, mm: 4, m: 3}\n"
+                             "coordinates: {xx: 0, x: 0}\n"
+                             "kinetic_energy: \"0.5*mm*der(xx)^2 + 0.5*m*der(x)^2\"\n"
+                             "potential_energy: \"0.5*kk*xx^2 + 0.5*kkk*(x - xx)^2\"\n"
+                             "constraints: [\"x\"]\n";
+
+TEST(colliding_names)
+{
+    mbl_status st;
+    int ok;
+    /* x held at 0 by the constraint: xx is a mass mm on springs kk (to ground) and the coupling */
+    double w2 = omega2(hashed, &st, &ok);
+    CHECK_MSG(ok, "%s", st.msg);
+    printf("  hashed lists: omega^2 %.15g (closed form (36 + 17)/4 = %.15g)\n", w2, 53.0 / 4.0);
+    CHECK_CLOSE(w2, 53.0 / 4.0, 1e-12);
+    w2 = omega2(scanned, &st, &ok);
+    CHECK_MSG(ok, "%s", st.msg);
+    printf("  scanned lists: omega^2 %.15g (closed form (36 + 7)/4 = %.15g)\n", w2, 43.0 / 4.0);
+    CHECK_CLOSE(w2, 43.0 / 4.0, 1e-12);
+}
+
+int main(void)
+{
+    RUN(colliding_names);
+    return test_summary("names");
+}
