@@ -15,22 +15,17 @@
  * the beam at node 1 (its six elastic coordinates are held at 0: source 001 Sec. 4.2).
  *
  * The element is the spatial Euler-Bernoulli element of beam.c (cubic bending in both planes,
- * linear axial and St. Venant torsion; small strains, no geometric stiffening). With u = u0 + S q
- * the body-frame position of a point of the centre line, the kinetic energy is written exactly
- * through the inertia invariants of the element's shape functions:
- *   T = m/2 |R'|^2 + R'.A (w x s + Sb q') + w^T I(q) w / 2 + w.h(q, q') + q'^T Mff q' / 2
- *       + rho Ip L wx^2 / 2 + wx (int rho Ip tw).q'
- * with w the body-frame angular velocity, s = s0 + Sb q, I(q) = int rho (|u|^2 - u u^T),
- * h = int rho u x u', and the sections' polar inertia (rho Ip) turning with the frame and the
- * twist. The invariants int rho S_a^T S_b are the same for every element; the texts are written
- * once per element. Gravity acts on the deformed body (m R + A s), K q and Rayleigh damping
- * (alpha Mff + beta K) q' act on the elastic coordinates, forces at nodes through A^T f, A^T tq. */
+ * linear axial and St. Venant torsion; small strains, no geometric stiffening). The body's
+ * inertia, gravity on the deformed body, the stiffness and Rayleigh damping (alpha Mc + beta K)
+ * are the structured term (model/ffr3.h: constant sparse invariants assembled here once, rows and
+ * Jacobian in closed form); forces and torques at nodes act through A^T f, A^T tq (texts). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "mech/beam.h"
 #include "mech/mech_internal.h"
+#include "model/ffr3.h"
 
 static int num(mech *M, const yaml_node_t *val, const char *key, const char *what, int req, double *out)
 {
@@ -44,31 +39,6 @@ static int num(mech *M, const yaml_node_t *val, const char *key, const char *wha
     if (!isfinite(*out) || !(*out > 0))
         return err_at(M, n, "%s: '%s' must be positive and finite (it is %g)%s", what, key, *out, mech_set_note(M));
     return 0;
-}
-
-/* c*x*y terms of sum_e sum_ij E_ij x[6e + i] y[6e + j] (E 12 x 12 column-major) */
-static void bil_text(mech *M, sbuf *b, int ne, const double *E, const char *const *x, const char *const *y)
-{
-    for (int e = 0; e < ne; e++)
-        for (int j = 0; j < 12; j++)
-            for (int i = 0; i < 12; i++) {
-                double c = E[i + 12 * j];
-                if (c == 0) continue;
-                mech_sb_add(M, b, " + ", mech_fmt(M, "%s*%s*%s", mech_num(M, c), x[6 * e + i], y[6 * e + j]));
-            }
-}
-
-/* sum_j v_j x_j */
-static void lin_text(mech *M, sbuf *b, int nf, const double *v, const char *const *x)
-{
-    for (int j = 0; j < nf; j++)
-        if (v[j] != 0) mech_sb_add(M, b, " + ", mech_fmt(M, "%s*%s", mech_num(M, v[j]), x[j]));
-}
-
-static const char *done(mech *M, sbuf *b)
-{
-    if (!b->n) mech_sb_add(M, b, "", "0");
-    return mech_sb_done(M, b);
 }
 
 static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L, const char *const *qf)
@@ -241,44 +211,71 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         mech_fmt(M, "2*(-%s*%s + %s*%s - %s*%s + %s*%s)", e[1], d[0], e[0], d[1], e[3], d[2], e[2], d[3]),
         mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s - %s*%s)", e[2], d[0], e[3], d[1], e[0], d[2], e[1], d[3]),
         mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
-    const char *wb[3] = {
-        mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s - %s*%s)", e[1], d[0], e[0], d[1], e[3], d[2], e[2], d[3]),
-        mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[2], d[0], e[3], d[1], e[0], d[2], e[1], d[3]),
-        mech_fmt(M, "2*(-%s*%s + %s*%s - %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
-    const char *om[3];
     for (int k = 0; k < 3 && !rc; k++) {
         B->w[k] = mech_fmt(M, "_w_%s_%d", name, k + 1);
         rc = mech_add_var(M, B->w[k], wg[k], B->line, B->col);
-        om[k] = mech_fmt(M, "_wb3_%s_%d", name, k + 1);
-        if (!rc) rc = mech_add_var(M, om[k], wb[k], B->line, B->col);
     }
     if (rc) return rc;
+    /* inertia and gravity: the structured term (model/ffr3.c) */
+    B->mass = "0";
+    for (int k = 0; k < 3; k++) B->cm[k] = "0";
 
     /* elastic coordinates, the frame tangent at node 1 */
-    const char **qf = mbl_calloc((size_t)nf, sizeof *qf), **dq = mbl_calloc((size_t)nf, sizeof *dq);
-    if (!qf || !mech_keep(M, (char *)qf) || !dq || !mech_keep(M, (char *)dq)) return mech_oom(M);
+    const char **qf = mbl_calloc((size_t)nf + 4, sizeof *qf);
+    if (!qf || !mech_keep(M, (char *)qf)) return mech_oom(M);
+    for (int k = 0; k < 4; k++) qf[k] = e[k]; /* the structured term's coordinates: e0..e3, then the elastic ones */
     static const char *comp[6] = {"ux", "uy", "uz", "rx", "ry", "rz"};
     for (int i = 0; i < nf && !rc; i++) {
-        qf[i] = mech_fmt(M, "%s_%s%d", name, comp[i % 6], i / 6 + 1);
-        dq[i] = mech_fmt(M, "der(%s)", qf[i]);
-        rc = mech_push(M, &M->src->coordinates, qf[i], "0", B->line, B->col);
+        qf[4 + i] = mech_fmt(M, "%s_%s%d", name, comp[i % 6], i / 6 + 1);
+        rc = mech_push(M, &M->src->coordinates, qf[4 + i], "0", B->line, B->col);
     }
     for (int k = 0; k < 6 && !rc; k++)
-        rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (floating frame tangent at node 1)", name), qf[k],
+        rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (floating frame tangent at node 1)", name), qf[4 + k],
                        B->line, B->col);
     if (rc) return rc;
-    B->qf3 = qf, B->nqf3 = nf;
+    B->qf3 = qf + 4, B->nqf3 = nf;
     if (!M->src->no_sens &&
         !(M->src->no_sens = mech_dup_s(mech_fmt(M, "sensitivities are not available for models with spatial flexible "
                                                    "bodies (beam '%s') yet: their element matrices are numbers",
                                                    name))))
         return mech_oom(M);
-    B->Fq = mbl_calloc((size_t)nf + 1, sizeof *B->Fq);
-    if (!B->Fq || !mech_keep(M, (char *)B->Fq)) return mech_oom(M);
+    mbl_ffr_body *f = mech_flex_new(M, B, 4 + nf, qf);
+    if (!f) return mech_oom(M);
+    f->alpha = alpha, f->beta = beta;
+    mbl_ffr3 *sp = mbl_calloc(1, sizeof *sp);
+    if (!sp) return mech_oom(M);
+    f->sp = sp;
+    rc = mbl_beam3_invariants(&sec, L, ne, sp, M->st);
+    if (rc) return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);
+    return beam3_markers(M, bi, mech_get(M, val, "markers"), ne, L, qf + 4);
+}
 
-    /* invariants: per element Sb (3 x 12), int rho X S (3 x 12; X within the element and the
-     * element's start as a separate part), int rho S_a^T S_b (9 blocks 12 x 12), int rho Ip tw */
-    double le = L / ne, rA = sec.rho * sec.A, rIp = sec.rho * (sec.Iy + sec.Iz), gx[4], gw[4];
+/* c * the element blocks E (ne blocks 12 x 12, column-major, at dof 6 e) assembled */
+static int assemble12(int ne, const double *E, mbla_csc **out, mbl_status *st)
+{
+    int nz = 0, nf = 6 * (ne + 1), rc = 0;
+    for (int k = 0; k < 144; k++) nz += E[k] != 0;
+    size_t tot = (size_t)nz * ne + 1;
+    int *ti = mbl_alloc_array(tot, sizeof *ti), *tj = mbl_alloc_array(tot, sizeof *tj);
+    double *tx = mbl_alloc_array(tot, sizeof *tx);
+    if (!ti || !tj || !tx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (int e = 0; e < ne && !rc; e++)
+        for (int j = 0; j < 12; j++)
+            for (int i = 0; i < 12; i++)
+                if (E[i + 12 * j] != 0) ti[k] = 6 * e + i, tj[k] = 6 * e + j, tx[k++] = E[i + 12 * j];
+    if (!rc) rc = mbla_csc_from_triplets(nf, nf, (int)k, ti, tj, tx, NULL, out, st);
+    mbl_free(ti), mbl_free(tj), mbl_free(tx);
+    return rc;
+}
+
+int mbl_beam3_invariants(const mbl_beam_section *sec, double L, int ne, mbl_ffr3 *sp, mbl_status *st)
+{
+    memset(sp, 0, sizeof *sp);
+    int nf = 6 * (ne + 1), rc = 0;
+    /* per element: Sb (3 x 12), int rho X S (X within the element; the element's start is X0 Sb),
+     * int rho S_a^T S_b (9 blocks 12 x 12), int rho Ip tw */
+    double le = L / ne, rA = sec->rho * sec->A, rIp = sec->rho * (sec->Iy + sec->Iz), gx[4], gw[4];
     mbl_beam3_gauss(gx, gw);
     double Sbe[3][12] = {{0}}, cxe[3][12] = {{0}}, Mab[9][144], twe[12] = {0};
     memset(Mab, 0, sizeof Mab);
@@ -295,113 +292,32 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             }
         }
     }
-    double *Sb = mbl_calloc((size_t)3 * nf, sizeof *Sb), *cx = mbl_calloc((size_t)3 * nf, sizeof *cx);
-    double *tw = mbl_calloc((size_t)nf, sizeof *tw);
-    if (!Sb || !mech_keep(M, (char *)Sb) || !cx || !mech_keep(M, (char *)cx) || !tw || !mech_keep(M, (char *)tw))
-        return mech_oom(M);
+    sp->nf = nf;
+    sp->Sb = mbl_calloc((size_t)3 * nf, sizeof *sp->Sb), sp->cx = mbl_calloc((size_t)3 * nf, sizeof *sp->cx);
+    sp->tw = mbl_calloc((size_t)nf, sizeof *sp->tw);
+    sp->nnode = ne + 1;
+    sp->X0 = mbl_calloc((size_t)3 * (ne + 1), sizeof *sp->X0);
+    sp->ndof = mbl_alloc_array((size_t)6 * (ne + 1), sizeof *sp->ndof);
+    if (!sp->Sb || !sp->cx || !sp->tw || !sp->X0 || !sp->ndof) {
+        mbl_ffr3_free(sp);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
     for (int el = 0; el < ne; el++)
         for (int i = 0; i < 12; i++) {
             int dof = 6 * el + i;
-            tw[dof] += twe[i];
+            sp->tw[dof] += twe[i];
             for (int a = 0; a < 3; a++) {
-                Sb[a * nf + dof] += Sbe[a][i];
-                cx[a * nf + dof] += cxe[a][i] + el * le * Sbe[a][i];
+                sp->Sb[a * nf + dof] += Sbe[a][i];
+                sp->cx[a * nf + dof] += cxe[a][i] + el * le * Sbe[a][i];
             }
         }
-    double m = rA * L, s0x = rA * L * L / 2, I0 = rA * L * L * L / 3, IpL = rIp * L;
-    B->mass = mech_num(M, m);
-    /* s = s0 + Sb q (body frame), w1 = Sb q'; the centre of mass s/m carries gravity */
-    const char *sv[3], *w1[3];
-    for (int a = 0; a < 3 && !rc; a++) {
-        sbuf b = {0}, c = {0};
-        if (a == 0) mech_sb_add(M, &b, "", mech_num(M, s0x));
-        lin_text(M, &b, nf, Sb + (size_t)a * nf, qf);
-        lin_text(M, &c, nf, Sb + (size_t)a * nf, dq);
-        sv[a] = mech_fmt(M, "_s3_%s_%d", name, a + 1), w1[a] = mech_fmt(M, "_w1_%s_%d", name, a + 1);
-        rc = mech_add_var(M, sv[a], done(M, &b), B->line, B->col);
-        if (!rc) rc = mech_add_var(M, w1[a], done(M, &c), B->line, B->col);
-        B->cm[a] = mech_fmt(M, "(%s/%s)", sv[a], B->mass);
+    for (int i = 0; i <= ne; i++) {
+        sp->X0[3 * i] = i * le;
+        for (int k = 0; k < 6; k++) sp->ndof[6 * i + k] = 6 * i + k;
     }
-    /* Q_ab = int rho u_a u_b: Qxx, Qyy, Qzz, Qxy, Qxz, Qyz */
-    static const int qa[6] = {0, 1, 2, 0, 0, 1}, qb[6] = {0, 1, 2, 1, 2, 2};
-    const char *Q[6];
-    for (int t = 0; t < 6 && !rc; t++) {
-        int a = qa[t], b2 = qb[t];
-        sbuf b = {0};
-        if (t == 0) mech_sb_add(M, &b, "", mech_num(M, I0));
-        if (a == 0) { /* u_x = X + S_x q: X S_b q (twice when b = x) */
-            double f = b2 == 0 ? 2.0 : 1.0;
-            for (int j = 0; j < nf; j++)
-                if (cx[b2 * nf + j] != 0) mech_sb_add(M, &b, " + ", mech_fmt(M, "%s*%s", mech_num(M, f * cx[b2 * nf + j]), qf[j]));
-        }
-        bil_text(M, &b, ne, Mab[3 * a + b2], qf, qf);
-        Q[t] = mech_fmt(M, "_Q3_%s_%d", name, t + 1);
-        rc = mech_add_var(M, Q[t], done(M, &b), B->line, B->col);
-    }
-    /* h = int rho u x u' */
-    const char *h[3];
-    for (int k = 0; k < 3 && !rc; k++) {
-        int a = (k + 1) % 3, b2 = (k + 2) % 3; /* h_k = int rho (u_a u'_b - u_b u'_a) */
-        sbuf b = {0};
-        if (a == 0) lin_text(M, &b, nf, cx + (size_t)b2 * nf, dq);
-        bil_text(M, &b, ne, Mab[3 * a + b2], qf, dq);
-        if (b2 == 0) {
-            double *neg = mbl_alloc_array((size_t)nf, sizeof *neg);
-            if (!neg || !mech_keep(M, (char *)neg)) return mech_oom(M);
-            for (int j = 0; j < nf; j++) neg[j] = -cx[(size_t)a * nf + j];
-            lin_text(M, &b, nf, neg, dq);
-        }
-        double Mn[144];
-        for (int i = 0; i < 144; i++) Mn[i] = -Mab[3 * b2 + a][i];
-        bil_text(M, &b, ne, Mn, qf, dq);
-        h[k] = mech_fmt(M, "_h3_%s_%d", name, k + 1);
-        rc = mech_add_var(M, h[k], done(M, &b), B->line, B->col);
-    }
-    if (rc) return rc;
-    /* the element mass and stiffness, assembled; Rayleigh damping */
-    mbla_csc *Kc = NULL, *Mc = NULL, *Cc = NULL;
-    rc = mbl_beam_assemble(3, &sec, L, ne, &Kc, &Mc, M->st);
-    if (rc) return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);
-    if (alpha != 0 || beta != 0) rc = mbla_csc_add(alpha, Mc, beta, Kc, &Cc, M->st);
-    sbuf tq = {0};
-    for (int j = 0; j < nf && !rc; j++) { /* symmetric: column j = row j */
-        sbuf f = {0};
-        for (int p = Kc->p[j]; p < Kc->p[j + 1]; p++)
-            if (Kc->x[p] != 0) mech_sb_add(M, &f, " - ", mech_fmt(M, "%s*%s", mech_num(M, Kc->x[p]), qf[Kc->i[p]]));
-        for (int p = Cc ? Cc->p[j] : 0; Cc && p < Cc->p[j + 1]; p++)
-            if (Cc->x[p] != 0) mech_sb_add(M, &f, " - ", mech_fmt(M, "%s*%s", mech_num(M, Cc->x[p]), dq[Cc->i[p]]));
-        if (f.n) B->Fq[j] = mech_fmt(M, "(%s)", mech_sb_done(M, &f));
-        else mech_sb_done(M, &f);
-        for (int p = Mc->p[j]; p < Mc->p[j + 1]; p++)
-            if (Mc->x[p] != 0)
-                mech_sb_add(M, &tq, " + ", mech_fmt(M, "%s*%s*%s", mech_num(M, 0.5 * Mc->x[p]), dq[Mc->i[p]], dq[j]));
-    }
-    mbla_csc_free(Kc), mbla_csc_free(Mc), mbla_csc_free(Cc);
-    if (rc) return rc;
-    /* T */
-    const char *vR[3], *g[3];
-    for (int k = 0; k < 3; k++) vR[k] = mech_fmt(M, "der(%s)", B->r[k]);
-    for (int a = 0; a < 3; a++) {
-        int b1 = (a + 1) % 3, b2 = (a + 2) % 3;
-        g[a] = mech_fmt(M, "(%s*%s - %s*%s + %s)", om[b1], sv[b2], om[b2], sv[b1], w1[a]);
-    }
-    sbuf T = {0};
-    mech_sb_add(M, &T, "", mech_fmt(M, "0.5*%s*(%s^2 + %s^2 + %s^2)", B->mass, vR[0], vR[1], vR[2]));
-    for (int k = 0; k < 3; k++)
-        mech_sb_add(M, &T, " + ",
-                    mech_fmt(M, "%s*(%s*%s + %s*%s + %s*%s)", vR[k], B->A[3 * k], g[0], B->A[3 * k + 1], g[1], B->A[3 * k + 2], g[2]));
-    mech_sb_add(M, &T, " + ",
-                mech_fmt(M, "0.5*((%s + %s)*%s^2 + (%s + %s)*%s^2 + (%s + %s)*%s^2) - %s*%s*%s - %s*%s*%s - %s*%s*%s", Q[1], Q[2],
-                         om[0], Q[0], Q[2], om[1], Q[0], Q[1], om[2], Q[3], om[0], om[1], Q[4], om[0], om[2], Q[5], om[1], om[2]));
-    mech_sb_add(M, &T, " + ", mech_fmt(M, "%s*%s + %s*%s + %s*%s", om[0], h[0], om[1], h[1], om[2], h[2]));
-    mech_sb_add(M, &T, " + ", mech_fmt(M, "0.5*%s*%s^2", mech_num(M, IpL), om[0]));
-    {
-        sbuf b = {0};
-        lin_text(M, &b, nf, tw, dq);
-        mech_sb_add(M, &T, " + ", mech_fmt(M, "%s*(%s)", om[0], done(M, &b)));
-    }
-    mech_sb_add(M, &T, " + ", done(M, &tq));
-    B->Tx = mech_sb_done(M, &T);
-    if (M->oom) return mech_oom(M);
-    return beam3_markers(M, bi, mech_get(M, val, "markers"), ne, L, qf);
+    sp->m = rA * L, sp->s0[0] = rA * L * L / 2, sp->Q0[0] = rA * L * L * L / 3, sp->IpL = rIp * L;
+    for (int k = 0; k < 9 && !rc; k++) rc = assemble12(ne, Mab[k], &sp->M[k], st);
+    if (!rc) rc = mbl_beam_assemble(3, sec, L, ne, &sp->K, &sp->Mc, st);
+    if (rc) mbl_ffr3_free(sp);
+    return rc;
 }

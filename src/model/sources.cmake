@@ -4,6 +4,7 @@ list(APPEND MBLIN_SOURCES
   src/model/diag.c
   src/model/ext.c
   src/model/ffr.c
+  src/model/ffr3.c
   src/model/dae_deriv.c
   src/model/vtrans.c
   src/model/dae_eval.c
