@@ -214,6 +214,69 @@ TEST(pendulum_in_plane)
     mbl_model_free(b);
 }
 
+/* the nodal mode shapes (mbl_model_flex_shape, the JSON's and the exports' "flexible_bodies"): a
+ * cantilever's first bending mode (in the x-y plane, E Iz the smaller) at the nodes equals the
+ * closed form cosh(b x) - cos(b x) - sigma (sinh(b x) - sin(b x)), sigma = (cosh bL + cos bL) /
+ * (sinh bL + sin bL), b L = 1.87510407, to the mesh's error (cubic elements: O(h^4)) */
+TEST(mode_shape)
+{
+    int ne = 20;
+    mbl_status st;
+    mbl_model *md = load(cantilever_text(ne, NULL), &st);
+    if (!md) return;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *mo = NULL;
+    int rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, &st);
+    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    CHECK_EQ_INT(mbl_model_flex_count(md), 1);
+    CHECK_EQ_INT(mbl_model_flex_dim(md, 0), 3);
+    CHECK_EQ_INT(mbl_model_flex_nodes(md, 0), ne + 1);
+    if (rc || mbl_model_flex_nodes(md, 0) != ne + 1) goto done;
+    double pos[3 * 21], d[6 * 21];
+    CHECK(mbl_model_flex_shape(md, 0, pt->q, NULL, pos, NULL) == 0);
+    for (int i = 0; i <= ne; i++)
+        CHECK_MSG(fabs(pos[3 * i] - LEN * i / ne) < 1e-12 && fabs(pos[3 * i + 1]) < 1e-12 && fabs(pos[3 * i + 2]) < 1e-12,
+                  "node %d at (%g, %g, %g)", i + 1, pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]);
+    double bL = 1.87510406871196, w1 = pow(bL / LEN, 2) * sqrt(E_ * IZ / (RHO * AREA));
+    int k1 = -1;
+    for (int k = 0; k < mo->nx; k++)
+        if (mo->modes[k].im > 0 && (k1 < 0 || fabs(mo->modes[k].im - w1) < fabs(mo->modes[k1].im - w1))) k1 = k;
+    CHECK(k1 >= 0);
+    if (k1 < 0) goto done;
+    /* re or im part (an undamped mode: both proportional to the real shape), the larger at the tip */
+    double dr[6 * 21], di[6 * 21];
+    mbl_model_flex_shape(md, 0, pt->q, mo->shape_re + (size_t)k1 * mo->n, NULL, dr);
+    mbl_model_flex_shape(md, 0, pt->q, mo->shape_im + (size_t)k1 * mo->n, NULL, di);
+    memcpy(d, fabs(dr[6 * ne + 1]) >= fabs(di[6 * ne + 1]) ? dr : di, sizeof d);
+    CHECK_MSG(fabs(d[6 * ne + 1]) > 0 && isfinite(d[6 * ne + 1]), "tip displacement %g", d[6 * ne + 1]);
+    double sg = (cosh(bL) + cos(bL)) / (sinh(bL) + sin(bL)), b = bL / LEN;
+    double tipc = cosh(bL) - cos(bL) - sg * (sinh(bL) - sin(bL)), worst = 0, other = 0, h = 1.0 / ne;
+    for (int i = 0; i <= ne; i++) {
+        double x = LEN * i / ne, want = (cosh(b * x) - cos(b * x) - sg * (sinh(b * x) - sin(b * x))) / tipc;
+        double got = d[6 * i + 1] / d[6 * ne + 1];
+        /* the slope: the rotation about z is d uy / dx */
+        double wslope = b * (sinh(b * x) + sin(b * x) - sg * (cosh(b * x) - cos(b * x))) / tipc, gslope = d[6 * i + 5] / d[6 * ne + 1];
+        worst = fmax(worst, fmax(fabs(got - want), fabs(gslope - wslope) * LEN / 4));
+        for (int c = 0; c < 6; c++)
+            if (c != 1 && c != 5) other = fmax(other, fabs(d[6 * i + c] / d[6 * ne + 1]));
+    }
+    /* nodal values of cubic elements: error O(h^4) (about 4e-6 at h = L/20); out of plane, axial
+     * and twist: nothing */
+    CHECK_MSG(isfinite(worst) && worst <= 3 * pow(h, 4), "first bending mode shape off the closed form by %.3g", worst);
+    CHECK_MSG(other <= 1e-9, "first bending mode: %.3g out of its plane", other);
+    printf("  cantilever ne %d, first bending mode (%.6f rad/s, closed form %.6f): nodal shape = closed form to %.1e "
+           "(bound 3 h^4 = %.1e), out of plane %.1e\n",
+           ne, mo->modes[k1].im, w1, worst, 3 * pow(h, 4), other);
+done:
+    mbl_modes_free(mo);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 TEST(refusals)
 {
     mbl_status st;
@@ -248,6 +311,7 @@ int main(void)
     RUN(cantilever);
     RUN(tip_loads);
     RUN(pendulum_in_plane);
+    RUN(mode_shape);
     RUN(refusals);
     return test_summary("beam3");
 }
