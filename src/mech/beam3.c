@@ -27,7 +27,9 @@
 #include "mech/mech_internal.h"
 #include "model/ffr3.h"
 
-static int num(mech *M, const yaml_node_t *val, const char *key, const char *what, int req, double *out)
+/* a positive number of the body given by key, and its text (NULL when txt is NULL) */
+static int num_t(mech *M, const yaml_node_t *val, const char *key, const char *what, int req, double *out,
+                 const char **txt)
 {
     yaml_node_t *n = mech_get(M, val, key);
     if (!n) return req ? err_at(M, val, "%s: missing '%s'", what, key) : 1;
@@ -38,10 +40,17 @@ static int num(mech *M, const yaml_node_t *val, const char *key, const char *wha
     if (rc) return rc;
     if (!isfinite(*out) || !(*out > 0))
         return err_at(M, n, "%s: '%s' must be positive and finite (it is %g)%s", what, key, *out, mech_set_note(M));
+    if (txt) *txt = t;
     return 0;
 }
 
-static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L, const char *const *qf)
+static int num(mech *M, const yaml_node_t *val, const char *key, const char *what, int req, double *out)
+{
+    return num_t(M, val, key, what, req, out, NULL);
+}
+
+static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L, const char *Lt,
+                         const char *const *qf)
 {
     if (!mks || (mks->type == YAML_SCALAR_NODE && mks->data.scalar.length == 0)) return 0;
     body *B = &M->b[bi];
@@ -67,7 +76,9 @@ static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double
         K->mq[0] = 1;
         const char *const *d = qf + 6 * node;
         /* body-frame position (X + ux, uy, uz) and the node's axes Rx(rx) Ry(ry) Rz(rz) */
-        const char *u[3] = {mech_fmt(M, "(%s*%s + %s)", mech_num(M, node * (L / ne)), "1", d[0]), d[1], d[2]};
+        /* the node's undeformed place as a text of the length (which may be a parameter) */
+        const char *u[3] = {node ? mech_fmt(M, "((%s)*%d/%d + %s)", Lt, node, ne, d[0]) : mech_fmt(M, "(%s)", d[0]), d[1],
+                            d[2]};
         for (int k = 0; k < 3; k++) K->s[k] = u[k];
         const char *cx = mech_fmt(M, "cos(%s)", d[3]), *sx = mech_fmt(M, "sin(%s)", d[3]);
         const char *cy = mech_fmt(M, "cos(%s)", d[4]), *sy = mech_fmt(M, "sin(%s)", d[4]);
@@ -114,9 +125,10 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     mbl_beam_section sec;
     memset(&sec, 0, sizeof sec);
     double L, nel, r;
-    if ((rc = num(M, val, "length", what, 1, &L)) || (rc = num(M, val, "elements", what, 1, &nel)) ||
-        (rc = num(M, val, "E", what, 1, &sec.E)) || (rc = num(M, val, "G", what, 1, &sec.G)) ||
-        (rc = num(M, val, "rho", what, 1, &sec.rho)))
+    const char *Lt, *Et, *Gt, *rhot, *Ar, *Iyt, *Izt, *Jt; /* texts of the parameters (sensitivities) */
+    if ((rc = num_t(M, val, "length", what, 1, &L, &Lt)) || (rc = num(M, val, "elements", what, 1, &nel)) ||
+        (rc = num_t(M, val, "E", what, 1, &sec.E, &Et)) || (rc = num_t(M, val, "G", what, 1, &sec.G, &Gt)) ||
+        (rc = num_t(M, val, "rho", what, 1, &sec.rho, &rhot)))
         return rc;
     if (nel != floor(nel) || nel > 1e5)
         return err_at(M, mech_get(M, val, "elements"), "%s: 'elements' must be a whole number (1 to 1e5), not %g", what, nel);
@@ -125,13 +137,17 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (rn && (mech_get(M, val, "A") || mech_get(M, val, "Iy") || mech_get(M, val, "Iz") || mech_get(M, val, "J")))
         return err_at(M, rn, "%s: give the section by 'radius' or by 'A', 'Iy', 'Iz' and 'J', not both", what);
     if (rn) {
-        if ((rc = num(M, val, "radius", what, 1, &r))) return rc;
+        const char *rt;
+        if ((rc = num_t(M, val, "radius", what, 1, &r, &rt))) return rc;
         double pi = acos(-1.0);
         sec.A = pi * r * r, sec.Iy = sec.Iz = pi * r * r * r * r / 4, sec.J = pi * r * r * r * r / 2;
-    } else if ((rc = num(M, val, "A", what, 1, &sec.A)) || (rc = num(M, val, "Iy", what, 1, &sec.Iy)) ||
-               (rc = num(M, val, "Iz", what, 1, &sec.Iz)) || (rc = num(M, val, "J", what, 1, &sec.J)))
+        Ar = mech_fmt(M, "pi*(%s)^2", rt), Iyt = Izt = mech_fmt(M, "pi*(%s)^4/4", rt), Jt = mech_fmt(M, "pi*(%s)^4/2", rt);
+    } else if ((rc = num_t(M, val, "A", what, 1, &sec.A, &Ar)) || (rc = num_t(M, val, "Iy", what, 1, &sec.Iy, &Iyt)) ||
+               (rc = num_t(M, val, "Iz", what, 1, &sec.Iz, &Izt)) || (rc = num_t(M, val, "J", what, 1, &sec.J, &Jt)))
         return rc;
     double alpha = 0, beta = 0;
+    const char *dt[2] = {NULL, NULL};
+    yaml_node_t *dnode[2] = {NULL, NULL};
     yaml_node_t *dn = mech_get(M, val, "damping");
     if (dn) {
         static const char *okd[] = {"alpha", "beta", NULL};
@@ -143,6 +159,7 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             const char *t;
             if (!x) continue;
             if ((rc = mech_text_of(M, x, keys[k], &t)) || (rc = mech_eval_text(M, t, x, keys[k], dst[k]))) return rc;
+            dt[k] = t, dnode[k] = x;
             if (!(*dst[k] >= 0) || !isfinite(*dst[k]))
                 return err_at(M, x, "%s: damping %s must be >= 0 and finite (it is %g)", what, keys[k], *dst[k]);
         }
@@ -234,20 +251,48 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
                        B->line, B->col);
     if (rc) return rc;
     B->qf3 = qf + 4, B->nqf3 = nf;
-    if (!M->src->no_sens &&
-        !(M->src->no_sens = mech_dup_s(mech_fmt(M, "sensitivities are not available for models with spatial flexible "
-                                                   "bodies (beam '%s') yet: their element matrices are numbers",
-                                                   name))))
-        return mech_oom(M);
     mbl_ffr_body *f = mech_flex_new(M, B, 4 + nf, qf);
     if (!f) return mech_oom(M);
     f->alpha = alpha, f->beta = beta;
+    /* how the invariants depend on the parameters (model/ffr.h, ffr3.h): mass rho A, the sections'
+     * polar inertia rho (Iy + Iz), stiffness EA (class 0: ux), E Iz (1: uy, rz), E Iy (2: uz, ry),
+     * G J (3: rx), the length (the slopes ry, rz carry one), the damping */
+    f->lexp = mbl_calloc((size_t)nf + 4, sizeof *f->lexp);
+    f->kcls = mbl_calloc((size_t)nf + 4, sizeof *f->kcls);
+    if (!f->lexp || !f->kcls) return mech_oom(M);
+    static const signed char cls6[6] = {0, 1, 2, 3, 2, 1};
+    for (int i = 0; i < nf; i++) f->lexp[i] = i % 6 >= 4, f->kcls[i] = cls6[i % 6]; /* over the elastic coordinates */
+    f->kexp[0] = -1, f->kexp[1] = -3, f->kexp[2] = -3, f->kexp[3] = -1;
+    {
+        struct {
+            int kind, cls;
+            const char *text;
+            double value;
+            const yaml_node_t *at;
+        } fa[9] = {{MBL_FFR_FAC_MASS, 0, mech_fmt(M, "(%s)*(%s)", rhot, Ar), sec.rho * sec.A, key},
+                   {MBL_FFR_FAC_POLAR, 0, mech_fmt(M, "(%s)*((%s) + (%s))", rhot, Iyt, Izt), sec.rho * (sec.Iy + sec.Iz), key},
+                   {MBL_FFR_FAC_STIFF, 0, mech_fmt(M, "(%s)*(%s)", Et, Ar), sec.E * sec.A, key},
+                   {MBL_FFR_FAC_STIFF, 1, mech_fmt(M, "(%s)*(%s)", Et, Izt), sec.E * sec.Iz, key},
+                   {MBL_FFR_FAC_STIFF, 2, mech_fmt(M, "(%s)*(%s)", Et, Iyt), sec.E * sec.Iy, key},
+                   {MBL_FFR_FAC_STIFF, 3, mech_fmt(M, "(%s)*(%s)", Gt, Jt), sec.G * sec.J, key},
+                   {MBL_FFR_FAC_LENGTH, 0, Lt, L, key},
+                   {MBL_FFR_FAC_ALPHA, 0, dt[0], alpha, dnode[0]},
+                   {MBL_FFR_FAC_BETA, 0, dt[1], beta, dnode[1]}};
+        for (int k = 0; k < 9; k++) {
+            if (!fa[k].text) continue;
+            mbl_ffr_factor *x = &f->fac[f->nfac];
+            x->kind = fa[k].kind, x->cls = fa[k].cls, x->value = fa[k].value;
+            mech_pos_of(fa[k].at, &x->line, &x->col);
+            if (!(x->text = mech_dup_s(fa[k].text))) return mech_oom(M);
+            f->nfac++;
+        }
+    }
     mbl_ffr3 *sp = mbl_calloc(1, sizeof *sp);
     if (!sp) return mech_oom(M);
     f->sp = sp;
     rc = mbl_beam3_invariants(&sec, L, ne, sp, M->st);
     if (rc) return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);
-    return beam3_markers(M, bi, mech_get(M, val, "markers"), ne, L, qf + 4);
+    return beam3_markers(M, bi, mech_get(M, val, "markers"), ne, L, Lt, qf + 4);
 }
 
 /* c * the element blocks E (ne blocks 12 x 12, column-major, at dof 6 e) assembled */

@@ -501,6 +501,10 @@ int mbl_ffr_keep_deriv(mbl_model *md, const mbl_ffr_body *b, const int *qidx, co
         d->facnode[k] = facnode[k];
     }
     memcpy(c->kexp, b->kexp, sizeof c->kexp);
+    if (b->sp && !oom) { /* spatial: model/ffr3.c */
+        c->sp = mbl_calloc(1, sizeof *c->sp);
+        if (!c->sp || mbl_ffr3_copy(b->sp, c->sp, &s2)) oom = 1;
+    }
     for (int k = 0; k < 3; k++) d->gnode[k] = gnode[k];
     d->qidx = mbl_alloc_array((size_t)nf + 3, sizeof *d->qidx);
     if (d->qidx) memcpy(d->qidx, qidx, ((size_t)nf + 3) * sizeof *d->qidx);
@@ -693,12 +697,17 @@ int mbl_ffr_param_deriv(const mbl_model *md, int np, const mblx_id *psym, mblx_s
                 for (int e = D.colptr[j]; e < D.colptr[j + 1]; e++) used |= D.rowidx[e] == k;
             if (!used) continue;
             mbl_ffr_invariants dv;
+            mbl_ffr3 dv3; /* spatial: model/ffr3.c */
             mbla_csc *dC = NULL;
-            rc = dinv_make(b, k, &dv, &dC, st);
+            memset(&dv, 0, sizeof dv);
+            memset(&dv3, 0, sizeof dv3);
+            rc = b->sp ? mbl_ffr3_dinv(b, k, &dv3, &dC, st) : dinv_make(b, k, &dv, &dC, st);
             for (int i = 0; i < n; i++) Fk[i] = zero;
             S.nz = 0;
-            if (!rc) rc = formulate((mbl_model *)md, &dv, dC, d->gnode, d->qidx, Fk, &S, st);
+            if (!rc && b->sp) rc = mbl_ffr3_formulate_inv((mbl_model *)md, &dv3, dC, d->gnode, d->qidx, Fk, &S, st);
+            else if (!rc) rc = formulate((mbl_model *)md, &dv, dC, d->gnode, d->qidx, Fk, &S, st);
             mbl_ffr_invariants_free(&dv);
+            mbl_ffr3_free(&dv3);
             mbla_csc_free(dC);
             if (rc) break;
             /* the entries of S as indices into md->jac (each is one of the body's own entries) */

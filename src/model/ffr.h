@@ -44,7 +44,7 @@ void mbl_ffr_invariants_free(mbl_ffr_invariants *inv);
  *   ALPHA, BETA: the Rayleigh damping factors;
  *   SCALAR: one number of the invariants given alone (a modal body's): cls 0 m, 1 J0, 2 s0 x, 3 s0 y. */
 enum { MBL_FFR_FAC_MASS, MBL_FFR_FAC_STIFF, MBL_FFR_FAC_LENGTH, MBL_FFR_FAC_ALPHA, MBL_FFR_FAC_BETA,
-       MBL_FFR_FAC_SCALAR };
+       MBL_FFR_FAC_SCALAR, MBL_FFR_FAC_POLAR /* spatial beams: rho (Iy + Iz), ffr3.h */ };
 #define MBL_FFR_MAXFAC 12
 typedef struct mbl_ffr_factor {
     int kind, cls;

@@ -539,3 +539,84 @@ void mbl_ffr3_shape(const mbl_flex_nodes *f, const double *q, const double *dq, 
         }
     }
 }
+
+/* ==== the dependence on the parameters (sensitivities; model/ffr.h's factors) ================= */
+
+/* the derivative scale of an entry with length power e under factor f (ffr.c's dscale) */
+static double dsc(const mbl_ffr_factor *f, double e) { return f->kind == MBL_FFR_FAC_LENGTH ? e / f->value : 1.0 / f->value; }
+
+/* Y = X with entry (i, j) times its derivative scale under factor f, only the entries f scales:
+ * what 0: a mass matrix (M_ab, Mc: entries between two twists are the sections' polar inertia),
+ * 1: the stiffness (by class) */
+static int csc_d(const mbla_csc *X, const mbl_ffr_body *b, const mbl_ffr_factor *f, int what, mbla_csc **Y,
+                 mbl_status *st)
+{
+    *Y = NULL;
+    if (!X) return 0;
+    int nz = mbla_csc_nnz(X), k = 0, rc = 0;
+    int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
+    double *tx = mbl_alloc_array((size_t)nz + 1, sizeof *tx);
+    if (!ti || !tj || !tx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; !rc && j < X->n; j++)
+        for (int p = X->p[j]; p < X->p[j + 1]; p++) {
+            int i = X->i[p], ci = b->kcls[i], cj = b->kcls[j];
+            double le = b->lexp[i] + b->lexp[j], s = 0;
+            if (what == 1) {
+                if (ci != cj) {
+                    rc = mbl_error(st, MBL_EMODEL, "the stiffness couples coordinates of two classes");
+                    break;
+                }
+                if (f->kind == MBL_FFR_FAC_LENGTH) s = dsc(f, b->kexp[ci] + le);
+                else if (f->kind == MBL_FFR_FAC_STIFF && f->cls == ci) s = dsc(f, 0);
+            } else {
+                int polar = ci == 3 && cj == 3;
+                if (f->kind == MBL_FFR_FAC_LENGTH) s = dsc(f, 1 + le);
+                else if ((f->kind == MBL_FFR_FAC_MASS && !polar) || (f->kind == MBL_FFR_FAC_POLAR && polar)) s = dsc(f, 0);
+            }
+            if (s != 0) ti[k] = i, tj[k] = j, tx[k++] = s * X->x[p];
+        }
+    if (!rc) rc = mbla_csc_from_triplets(X->m, X->n, k, ti, tj, tx, NULL, Y, st);
+    mbl_free(ti), mbl_free(tj), mbl_free(tx);
+    return rc;
+}
+
+int mbl_ffr3_dinv(const mbl_ffr_body *b, int k, mbl_ffr3 *dv, mbla_csc **dC, mbl_status *st)
+{
+    const mbl_ffr3 *sp = b->sp;
+    const mbl_ffr_factor *f = &b->fac[k];
+    int nf = sp->nf, rc = 0;
+    memset(dv, 0, sizeof *dv);
+    *dC = NULL;
+    dv->nf = nf;
+    dv->Sb = mbl_calloc((size_t)3 * nf + 1, sizeof *dv->Sb), dv->cx = mbl_calloc((size_t)3 * nf + 1, sizeof *dv->cx);
+    dv->tw = mbl_calloc((size_t)nf + 1, sizeof *dv->tw);
+    if (!dv->Sb || !dv->cx || !dv->tw) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int len = f->kind == MBL_FFR_FAC_LENGTH, mass = f->kind == MBL_FFR_FAC_MASS || len;
+    int polar = f->kind == MBL_FFR_FAC_POLAR || len, stiff = f->kind == MBL_FFR_FAC_STIFF || len;
+    if (mass) {
+        dv->m = dsc(f, 1) * sp->m;
+        for (int c = 0; c < 3; c++) dv->s0[c] = dsc(f, 2) * sp->s0[c];
+        for (int c = 0; c < 6; c++) dv->Q0[c] = dsc(f, 3) * sp->Q0[c];
+        for (int c = 0; c < 3; c++)
+            for (int j = 0; j < nf; j++) {
+                double l = b->lexp[j];
+                dv->Sb[c * nf + j] = dsc(f, 1 + l) * sp->Sb[c * nf + j];
+                dv->cx[c * nf + j] = dsc(f, 2 + l) * sp->cx[c * nf + j];
+            }
+        for (int c = 0; c < 9 && !rc; c++) rc = csc_d(sp->M[c], b, f, 0, &dv->M[c], st);
+    }
+    if (polar) {
+        dv->IpL = dsc(f, 1) * sp->IpL;
+        for (int j = 0; j < nf; j++) dv->tw[j] = dsc(f, 1 + b->lexp[j]) * sp->tw[j];
+    }
+    if (!rc && (mass || polar)) rc = csc_d(sp->Mc, b, f, 0, &dv->Mc, st);
+    if (!rc && stiff) rc = csc_d(sp->K, b, f, 1, &dv->K, st);
+    if (rc) return rc;
+    if (f->kind == MBL_FFR_FAC_ALPHA) return mbla_csc_copy(sp->Mc, dC, st);
+    if (f->kind == MBL_FFR_FAC_BETA) return mbla_csc_copy(sp->K, dC, st);
+    double al = dv->Mc ? b->alpha : 0, be = dv->K ? b->beta : 0;
+    if (al == 0 && be == 0) return 0;
+    if (!dv->Mc) return mbla_csc_add(0.0, dv->K, be, dv->K, dC, st);
+    if (!dv->K) return mbla_csc_add(al, dv->Mc, 0.0, dv->Mc, dC, st);
+    return mbla_csc_add(al, dv->Mc, be, dv->K, dC, st);
+}

@@ -50,6 +50,9 @@ int mbl_ffr3_formulate(struct mbl_model *md, const mbl_ffr_body *b, const int *q
 /* the same for invariants sp and damping matrix C (NULL: none): the derivatives' form */
 int mbl_ffr3_formulate_inv(struct mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *C, const mblx_id *gn,
                            const int *qidx, mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);
+/* the derivative of body b's invariants (b->sp) and damping matrix by its factor k (ffr.h's
+ * mbl_ffr_factor; lexp and kcls over the elastic coordinates) */
+int mbl_ffr3_dinv(const mbl_ffr_body *b, int k, mbl_ffr3 *dv, mbla_csc **dC, mbl_status *st);
 /* the nodes of body b for the outputs (f: its entry in md->flex, name set by the caller) */
 int mbl_ffr3_keep_nodes(const mbl_ffr_body *b, const int *qidx, mbl_flex_nodes *f, mbl_status *st);
 /* positions (3 x nnode) and displacements and small rotations (6 x nnode), global */

@@ -8,7 +8,9 @@
  *    with revolute joints about z: every eigenvalue of the planar beam pendulum (n_p = 5) is one of
  *    its eigenvalues to 1e-9, the rest are the out-of-plane modes;
  *  - tip forces in both planes: the static deflections P L^3 / (3 E Iz) and P L^3 / (3 E Iy);
- *  - a one-line refusal of sensitivities, and bad input. */
+ *  - the nodal mode shapes against the closed form of a cantilever's first bending mode;
+ *  - sensitivities against closed forms (cantilever) and central differences (pendulum);
+ *  - bad input. */
 #include <lapacke.h>
 #undef I
 #include <math.h>
@@ -277,17 +279,137 @@ done:
     mbl_model_free(md);
 }
 
+static int param_index(const mbl_model *md, const char *name)
+{
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    for (int i = 0; i < info.nparam; i++)
+        if (!strcmp(mbl_model_param_name(md, i), name)) return i;
+    return -1;
+}
+
+/* sensitivities (the structured term's parameter derivatives, ffr3.c mbl_ffr3_dinv) against the
+ * closed forms of a cantilever at a fixed mesh: bending and axial omega ~ sqrt(E / rho), torsion
+ * ~ sqrt(G / rho); bending ~ 1 / L^2, axial and torsion ~ 1 / L: d omega/dE = omega/(2E) or 0,
+ * d omega/dG = 0 or omega/(2G), d omega/d rho = -omega/(2 rho), d omega/dL = -2 omega/L or
+ * -omega/L, to 1e-9 of omega/p */
+TEST(sensitivity_closed_form)
+{
+    mbl_status st;
+    mbl_model *md = load(cantilever_text(8, NULL), &st);
+    if (!md) return;
+    mbl_point *pt = NULL;
+    mbl_dae_deriv *dd = NULL;
+    mbl_sensitivity *S = NULL;
+    int rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc) rc = mbl_dae_deriv_new(md, &dd, &st);
+    if (!rc) rc = mbl_sensitivity_compute(dd, pt, NULL, 0, NULL, &S, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        int iE = param_index(md, "E"), iG = param_index(md, "G"), ir = param_index(md, "rho"), iL = param_index(md, "L");
+        int nb = 0, na = 0, nt = 0;
+        double worst = 0;
+        for (int i = 0; i < S->nmode; i++) {
+            const mbl_sens_mode *m = &S->modes[i];
+            if (!m->defined || m->im <= 0) continue;
+            double w = m->im;
+            int tors = fabs(m->dim[iG]) > 0.25 * w / G_;
+            /* bending or axial: by d omega/dL, the nearer of -2 omega/L and -omega/L */
+            int bend = !tors && fabs(m->dim[iL] + 2 * w / LEN) < fabs(m->dim[iL] + w / LEN);
+            double ee[4] = {m->dim[iE] - (tors ? 0 : w / (2 * E_)), m->dim[iG] - (tors ? w / (2 * G_) : 0),
+                            m->dim[ir] + w / (2 * RHO), m->dim[iL] + (bend ? 2 : 1) * w / LEN};
+            double sc[4] = {w / E_, w / G_, w / RHO, w / LEN};
+            for (int k = 0; k < 4; k++) {
+                double e = fabs(ee[k]) / sc[k];
+                CHECK_MSG(e <= 1e-9, "mode %.8g (%s) parameter %d: error %.3g of omega/p", w,
+                          tors ? "torsion" : bend ? "bending" : "axial", k, e);
+                worst = fmax(worst, e);
+            }
+            tors ? nt++ : bend ? nb++ : na++;
+        }
+        CHECK_MSG(nb == 32 && na == 8 && nt == 8, "%d bending, %d axial, %d torsion modes", nb, na, nt);
+        printf("  spatial cantilever ne 8 sensitivities: %d bending, %d axial, %d torsion modes; d omega/d(E, G, rho, L) = "
+               "closed forms to %.1e of omega/p\n",
+               nb, na, nt, worst);
+    }
+    mbl_sensitivity_free(S);
+    mbl_dae_deriv_free(dd);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
+/* sensitivities of the spatial beam pendulum (n_p = 5, gravity, Euler parameters) against central
+ * differences of fresh linearizations, every parameter (l, E, G, rho, r, g) */
+static int fresh_omegas(const char *text, const char *name, double value, double *w, int cap)
+{
+    mbl_setting set = {name, value};
+    mbl_model *md = NULL;
+    mbl_status st;
+    int rc = mbl_model_load_string(text, strlen(text), "p.yaml", &set, 1, &md, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    int n = rc ? 0 : omegas(md, w, cap, NULL);
+    mbl_model_free(md);
+    return n;
+}
+
+TEST(sensitivity_pendulum_fd)
+{
+    char *sp = read_text("examples/mech/spatial_beam_pendulum.yaml");
+    CHECK(sp != NULL);
+    if (!sp) return;
+    char *p;
+    while ((p = strstr(sp, "elements: 10"))) memcpy(p + 10, "5 ", 2);
+    mbl_status st;
+    mbl_model *md = load(sp, &st);
+    mbl_point *pt = NULL;
+    mbl_dae_deriv *dd = NULL;
+    mbl_sensitivity *S = NULL;
+    int rc = md ? mbl_operating_point(md, NULL, &pt, &st) : -1;
+    if (!rc) rc = mbl_dae_deriv_new(md, &dd, &st);
+    if (!rc) rc = mbl_sensitivity_compute(dd, pt, NULL, 0, NULL, &S, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    static const char *names[6] = {"l", "E", "G", "rho", "r", "g"};
+    double worst = 0;
+    int ncmp = 0;
+    for (int k = 0; !rc && k < 6; k++) {
+        int ip = param_index(md, names[k]);
+        double p0 = mbl_model_param_value(md, ip), h = 1e-4 * p0, wp[256], wm[256], wp2[256], wm2[256];
+        int np = fresh_omegas(sp, names[k], p0 + h, wp, 256), nm = fresh_omegas(sp, names[k], p0 - h, wm, 256);
+        int np2 = fresh_omegas(sp, names[k], p0 + 2 * h, wp2, 256), nm2 = fresh_omegas(sp, names[k], p0 - 2 * h, wm2, 256);
+        CHECK(np == nm && np == np2 && np == nm2);
+        /* the 20 lowest distinct modes: omega_i (sorted) at p +- h, +- 2h, Richardson-extrapolated */
+        int j = 0;
+        for (int i = 0; i < S->nmode && j < 20; i++) {
+            const mbl_sens_mode *m = &S->modes[i];
+            if (!m->defined || m->im <= 0) continue;
+            int idx = -1;
+            double bd = HUGE_VAL;
+            for (int q = 0; q < np; q++)
+                if (fabs(wp[q] - m->im) < bd) bd = fabs(wp[q] - m->im), idx = q;
+            if (idx < 0) continue;
+            double d1 = (wp[idx] - wm[idx]) / (2 * h), d2 = (wp2[idx] - wm2[idx]) / (4 * h), fd = (4 * d1 - d2) / 3;
+            /* relative, or of omega/p for a derivative that vanishes (differences: noise) */
+            double e = fabs(m->dim[ip] - fd) / fmax(fabs(fd), 1e-3 * m->im / p0);
+            CHECK_MSG(e <= 1e-6, "omega %.8g d/d%s: %.12g vs central differences %.12g", m->im, names[k], m->dim[ip], fd);
+            worst = fmax(worst, e);
+            ncmp++, j++;
+        }
+    }
+    CHECK(rc || ncmp >= 6 * 20);
+    printf("  spatial beam pendulum n_p = 5: %d frequency derivatives = central differences of fresh linearizations to "
+           "%.1e\n",
+           ncmp, worst);
+    mbl_sensitivity_free(S);
+    mbl_dae_deriv_free(dd);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    free(sp);
+}
+
 TEST(refusals)
 {
     mbl_status st;
-    mbl_model *md = load(cantilever_text(2, NULL), &st);
-    if (md) {
-        mbl_dae_deriv *d = NULL;
-        CHECK_EQ_INT(mbl_dae_deriv_new(md, &d, &st), MBL_EMODEL);
-        CHECK(strstr(st.msg, "spatial flexible bodies") != NULL);
-        mbl_dae_deriv_free(d);
-        mbl_model_free(md);
-    }
+    mbl_model *md = NULL;
     const char *bad[][2] = {
         {"    axis: [0, 0, 1]\n", "give 'axis' and 'angle' together"},
         {"    radius: 0.01\n", "not both"},
@@ -312,6 +434,8 @@ int main(void)
     RUN(tip_loads);
     RUN(pendulum_in_plane);
     RUN(mode_shape);
+    RUN(sensitivity_closed_form);
+    RUN(sensitivity_pendulum_fd);
     RUN(refusals);
     return test_summary("beam3");
 }
