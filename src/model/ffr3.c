@@ -379,7 +379,14 @@ int mbl_ffr3_formulate_inv(mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *C,
             Ia[k] = mblx_sum(g, 3, t3), Iw[k] = mblx_sum(g, 3, u3);
         }
         cross(g, w, Iw, wIw);
-        cross(g, s, AtG, sG);
+        /* the inertia of the frame's translation, s x A^T R''; gravity below as the derivative of its
+         * potential (the Jacobian's stiffness part stays symmetric: the symmetric sparse path) */
+        mblx_id AtR[3];
+        for (int c = 0; c < 3; c++) {
+            mblx_id t3[3] = {mblx_mul(g, A[0][c], a[iR[0]]), mblx_mul(g, A[1][c], a[iR[1]]), mblx_mul(g, A[2][c], a[iR[2]])};
+            AtR[c] = mblx_sum(g, 3, t3);
+        }
+        cross(g, s, AtR, sG);
         const mblx_id *D = z + Z_D;
         mblx_id trD = mblx_add(g, mblx_add(g, D[0], D[4]), D[8]);
         mblx_id H = mblx_add(g, mblx_scale(g, sp->IpL, w[0]), z[Z_T1]);
@@ -392,9 +399,14 @@ int mbl_ffr3_formulate_inv(mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *C,
             mblx_id t6[6] = {sG[k], Ia[k], wIw[k], mblx_scale(g, 2.0, Dw), z[Z_H + k], polar};
             n[k] = mblx_sum(g, 6, t6);
         }
+        /* V = -g . A(e) s: the e rows' gravity is dV/de (2 G^T (s x A^T (-g)) up to a multiple of e) */
+        mblx_id vt[9];
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) vt[3 * r + c] = mblx_mul(g, mblx_mul(g, gn[r], A[r][c]), s[c]);
+        mblx_id V = mblx_neg(g, mblx_sum(g, 9, vt));
         for (int l = 0; l < 4; l++) {
             mblx_id t3[3] = {mblx_mul(g, Gm[0][l], n[0]), mblx_mul(g, Gm[1][l], n[1]), mblx_mul(g, Gm[2][l], n[2])};
-            Fr[3 + l] = mblx_scale(g, 2.0, mblx_sum(g, 3, t3));
+            Fr[3 + l] = mblx_add(g, mblx_scale(g, 2.0, mblx_sum(g, 3, t3)), mblx_diff(g, V, e[l]));
         }
     }
     if (mblx_graph_status(g, NULL)) {

@@ -15,8 +15,10 @@
  * Q_ab = int rho u_a u_b, D_ab = int rho u_a u'_b, h = int rho u x u'', I = tr(Q) 1 - Q,
  * G_ = A^T (R'' - g), the virtual work of the inertia forces and gravity gives the rows
  *   R:  m (R'' - g) + A (al x s + w x (w x s) + 2 w x w1 + w2)
- *   e:  2 G^T n,  n = s x G_ + I al + w x (I w) + 2 (tr(D) w - D^T w) + h
- *                     + (IpL al_x + tw.qf'') e_x + w x (IpL w_x + tw.qf') e_x
+ *   e:  2 G^T n + dV/de,  n = s x A^T R'' + I al + w x (I w) + 2 (tr(D) w - D^T w) + h
+ *                     + (IpL al_x + tw.qf'') e_x + w x (IpL w_x + tw.qf') e_x,  V = -g.A(e) s
+ *       (gravity as its potential's derivative: 2 G^T (s x A^T (-g)) up to a multiple of e, but
+ *       the stiffness at an equilibrium stays symmetric, so the symmetric sparse path applies)
  *   qf_i: Sb_i.G_ + al.int rho u x S_i + sum_ab (w_a w_b - d_ab |w|^2) int rho S_a,i u_b
  *         + 2 w.int rho u' x S_i + (Mc qf'')_i + tw_i al_x + (K qf)_i + (C qf')_i
  * (C = alpha Mc + beta K). These are the Lagrange equations of the kinetic energy the text form of
