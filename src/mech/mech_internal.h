@@ -175,6 +175,10 @@ int mech_new_marker(mech *M, const char *name, int bi, const yaml_node_t *key, m
 /* The node (0-based) of a beam marker given by 'node' (1..ne+1) or by arc length 's' on a beam of
  * ne elements and length L; an error at the key otherwise. */
 int mech_beam_node(mech *M, const yaml_node_t *val, const char *what, int ne, double L, int *node);
+/* a spatial body's texts from its Euler parameters B->e: the normalization constraint (when
+ * `constraint`), the rotation matrix variables B->A and the global angular velocity B->w (its
+ * variables defined when `wvars`; the names always) (rigid bodies and spatial beams) */
+int mech_euler_texts(mech *M, body *B, int constraint, int wvars);
 int mech_add_var(mech *M, const char *name, const char *text, int line, int col);
 int mech_is_id0(char c);
 int mech_is_id(char c);
