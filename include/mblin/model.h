@@ -107,6 +107,10 @@ int mbl_model_flex_count(const mbl_model *model);
 const char *mbl_model_flex_name(const mbl_model *model, int b);
 int mbl_model_flex_nodes(const mbl_model *model, int b);
 int mbl_model_flex_shape(const mbl_model *model, int b, const double *q, const double *dq, double *pos, double *disp);
+/* Spatial flexible bodies (spatial beams): mbl_model_flex_dim is 3 and pos holds 3 x nodes (x, y,
+ * z per node), disp 6 x nodes (dx, dy, dz and the small rotation rx, ry, rz about the global axes,
+ * per node). mbl_model_flex_dim: 2 (planar), 3 (spatial), 0 for a bad index. */
+int mbl_model_flex_dim(const mbl_model *model, int b);
 
 /* ---- operating points ------------------------------------------------------------------ */
 

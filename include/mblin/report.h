@@ -56,7 +56,9 @@ int mbl_report_export(const char *dir, const mbl_model *model, const mbl_linear 
 /* Flexible bodies (beam bodies): for each body b, flex_<b>_nodes.mtx (nodes x 2: the global x, y of
  * its nodes at the point) and flex_<b>_shapes_re.mtx, flex_<b>_shapes_im.mtx (3 nodes x modes: the
  * global dx, dy and rotation of node 1, node 2, ... for each mode of `modes`), so that a plot or an
- * animation can draw the deformed beam. Nothing when the model has no flexible body. The JSON
+ * animation can draw the deformed beam; a spatial body (mbl_model_flex_dim 3): nodes x 3 (x, y, z)
+ * and 6 nodes x modes (dx, dy, dz, rx, ry, rz of each node: global displacements and small
+ * rotations). Nothing when the model has no flexible body. The JSON
  * report carries the same as "flexible_bodies". */
 int mbl_report_export_flex(const char *dir, const mbl_model *model, const mbl_point *pt, const mbl_modes *modes,
                            mbl_status *st);

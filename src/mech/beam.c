@@ -403,7 +403,7 @@ mbl_ffr_body *mech_flex_new(mech *M, body *B, int nf, const char *const *qf)
     char nm[200];
     snprintf(nm, sizeof nm, "body '%s'", B->name);
     f->name = mech_dup_s(nm);
-    for (int k = 0; k < 3; k++) f->coord[k] = mech_dup_s(k < 2 ? B->r[k] : B->th);
+    for (int k = 0; k < 3; k++) f->coord[k] = mech_dup_s(k < 2 || !B->th ? B->r[k] : B->th); /* spatial: x, y, z */
     f->qf = mbl_calloc((size_t)nf + 1, sizeof *f->qf);
     int ok = f->name && f->coord[0] && f->coord[1] && f->coord[2] && f->qf;
     for (int i = 0; i < nf && ok && f->qf; i++) ok = (f->qf[i] = mech_dup_s(qf[i])) != NULL;
@@ -566,7 +566,7 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
 int mech_flex_gravity(mech *M, body *B, const char *const g[3], const yaml_node_t *at)
 {
     mbl_ffr_body *f = &M->src->ffr[B->flex - 1];
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < (f->sp ? 3 : 2); k++) {
         double x;
         int rc = mech_eval_text(M, g[k], at, "gravity", &x);
         if (rc) return rc;

@@ -40,5 +40,9 @@ int mbl_beam_assemble(int dim, const mbl_beam_section *s, double L, int ne, mbla
  * body x axis from the frame's origin: qf are the nodal coordinates (ux, uy, phi) of the nodes
  * 1..ne+1, K its stiffness. */
 int mbl_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_invariants *inv, mbl_status *st);
+/* The same for a spatial beam (model/ffr3.h; src/mech/beam3.c): qf the nodal coordinates (ux, uy,
+ * uz, rx, ry, rz) of the nodes 1..ne+1, with the nodes' places for the mode shapes. */
+struct mbl_ffr3;
+int mbl_beam3_invariants(const mbl_beam_section *s, double L, int ne, struct mbl_ffr3 *sp, mbl_status *st);
 
 #endif

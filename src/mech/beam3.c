@@ -15,24 +15,21 @@
  * the beam at node 1 (its six elastic coordinates are held at 0: source 001 Sec. 4.2).
  *
  * The element is the spatial Euler-Bernoulli element of beam.c (cubic bending in both planes,
- * linear axial and St. Venant torsion; small strains, no geometric stiffening). With u = u0 + S q
- * the body-frame position of a point of the centre line, the kinetic energy is written exactly
- * through the inertia invariants of the element's shape functions:
- *   T = m/2 |R'|^2 + R'.A (w x s + Sb q') + w^T I(q) w / 2 + w.h(q, q') + q'^T Mff q' / 2
- *       + rho Ip L wx^2 / 2 + wx (int rho Ip tw).q'
- * with w the body-frame angular velocity, s = s0 + Sb q, I(q) = int rho (|u|^2 - u u^T),
- * h = int rho u x u', and the sections' polar inertia (rho Ip) turning with the frame and the
- * twist. The invariants int rho S_a^T S_b are the same for every element; the texts are written
- * once per element. Gravity acts on the deformed body (m R + A s), K q and Rayleigh damping
- * (alpha Mff + beta K) q' act on the elastic coordinates, forces at nodes through A^T f, A^T tq. */
+ * linear axial and St. Venant torsion; small strains, no geometric stiffening). The body's
+ * inertia, gravity on the deformed body, the stiffness and Rayleigh damping (alpha Mc + beta K)
+ * are the structured term (model/ffr3.h: constant sparse invariants assembled here once, rows and
+ * Jacobian in closed form); forces and torques at nodes act through A^T f, A^T tq (texts). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "mech/beam.h"
 #include "mech/mech_internal.h"
+#include "model/ffr3.h"
 
-static int num(mech *M, const yaml_node_t *val, const char *key, const char *what, int req, double *out)
+/* a positive number of the body given by key, and its text (NULL when txt is NULL) */
+static int num_t(mech *M, const yaml_node_t *val, const char *key, const char *what, int req, double *out,
+                 const char **txt)
 {
     yaml_node_t *n = mech_get(M, val, key);
     if (!n) return req ? err_at(M, val, "%s: missing '%s'", what, key) : 1;
@@ -43,35 +40,17 @@ static int num(mech *M, const yaml_node_t *val, const char *key, const char *wha
     if (rc) return rc;
     if (!isfinite(*out) || !(*out > 0))
         return err_at(M, n, "%s: '%s' must be positive and finite (it is %g)%s", what, key, *out, mech_set_note(M));
+    if (txt) *txt = t;
     return 0;
 }
 
-/* c*x*y terms of sum_e sum_ij E_ij x[6e + i] y[6e + j] (E 12 x 12 column-major) */
-static void bil_text(mech *M, sbuf *b, int ne, const double *E, const char *const *x, const char *const *y)
+static int num(mech *M, const yaml_node_t *val, const char *key, const char *what, int req, double *out)
 {
-    for (int e = 0; e < ne; e++)
-        for (int j = 0; j < 12; j++)
-            for (int i = 0; i < 12; i++) {
-                double c = E[i + 12 * j];
-                if (c == 0) continue;
-                mech_sb_add(M, b, " + ", mech_fmt(M, "%s*%s*%s", mech_num(M, c), x[6 * e + i], y[6 * e + j]));
-            }
+    return num_t(M, val, key, what, req, out, NULL);
 }
 
-/* sum_j v_j x_j */
-static void lin_text(mech *M, sbuf *b, int nf, const double *v, const char *const *x)
-{
-    for (int j = 0; j < nf; j++)
-        if (v[j] != 0) mech_sb_add(M, b, " + ", mech_fmt(M, "%s*%s", mech_num(M, v[j]), x[j]));
-}
-
-static const char *done(mech *M, sbuf *b)
-{
-    if (!b->n) mech_sb_add(M, b, "", "0");
-    return mech_sb_done(M, b);
-}
-
-static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L, const char *const *qf)
+static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L, const char *Lt,
+                         const char *const *qf)
 {
     if (!mks || (mks->type == YAML_SCALAR_NODE && mks->data.scalar.length == 0)) return 0;
     body *B = &M->b[bi];
@@ -97,7 +76,9 @@ static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double
         K->mq[0] = 1;
         const char *const *d = qf + 6 * node;
         /* body-frame position (X + ux, uy, uz) and the node's axes Rx(rx) Ry(ry) Rz(rz) */
-        const char *u[3] = {mech_fmt(M, "(%s*%s + %s)", mech_num(M, node * (L / ne)), "1", d[0]), d[1], d[2]};
+        /* the node's undeformed place as a text of the length (which may be a parameter) */
+        const char *u[3] = {node ? mech_fmt(M, "((%s)*%d/%d + %s)", Lt, node, ne, d[0]) : mech_fmt(M, "(%s)", d[0]), d[1],
+                            d[2]};
         for (int k = 0; k < 3; k++) K->s[k] = u[k];
         const char *cx = mech_fmt(M, "cos(%s)", d[3]), *sx = mech_fmt(M, "sin(%s)", d[3]);
         const char *cy = mech_fmt(M, "cos(%s)", d[4]), *sy = mech_fmt(M, "sin(%s)", d[4]);
@@ -144,9 +125,10 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     mbl_beam_section sec;
     memset(&sec, 0, sizeof sec);
     double L, nel, r;
-    if ((rc = num(M, val, "length", what, 1, &L)) || (rc = num(M, val, "elements", what, 1, &nel)) ||
-        (rc = num(M, val, "E", what, 1, &sec.E)) || (rc = num(M, val, "G", what, 1, &sec.G)) ||
-        (rc = num(M, val, "rho", what, 1, &sec.rho)))
+    const char *Lt, *Et, *Gt, *rhot, *Ar, *Iyt, *Izt, *Jt; /* texts of the parameters (sensitivities) */
+    if ((rc = num_t(M, val, "length", what, 1, &L, &Lt)) || (rc = num(M, val, "elements", what, 1, &nel)) ||
+        (rc = num_t(M, val, "E", what, 1, &sec.E, &Et)) || (rc = num_t(M, val, "G", what, 1, &sec.G, &Gt)) ||
+        (rc = num_t(M, val, "rho", what, 1, &sec.rho, &rhot)))
         return rc;
     if (nel != floor(nel) || nel > 1e5)
         return err_at(M, mech_get(M, val, "elements"), "%s: 'elements' must be a whole number (1 to 1e5), not %g", what, nel);
@@ -155,13 +137,17 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (rn && (mech_get(M, val, "A") || mech_get(M, val, "Iy") || mech_get(M, val, "Iz") || mech_get(M, val, "J")))
         return err_at(M, rn, "%s: give the section by 'radius' or by 'A', 'Iy', 'Iz' and 'J', not both", what);
     if (rn) {
-        if ((rc = num(M, val, "radius", what, 1, &r))) return rc;
+        const char *rt;
+        if ((rc = num_t(M, val, "radius", what, 1, &r, &rt))) return rc;
         double pi = acos(-1.0);
         sec.A = pi * r * r, sec.Iy = sec.Iz = pi * r * r * r * r / 4, sec.J = pi * r * r * r * r / 2;
-    } else if ((rc = num(M, val, "A", what, 1, &sec.A)) || (rc = num(M, val, "Iy", what, 1, &sec.Iy)) ||
-               (rc = num(M, val, "Iz", what, 1, &sec.Iz)) || (rc = num(M, val, "J", what, 1, &sec.J)))
+        Ar = mech_fmt(M, "pi*(%s)^2", rt), Iyt = Izt = mech_fmt(M, "pi*(%s)^4/4", rt), Jt = mech_fmt(M, "pi*(%s)^4/2", rt);
+    } else if ((rc = num_t(M, val, "A", what, 1, &sec.A, &Ar)) || (rc = num_t(M, val, "Iy", what, 1, &sec.Iy, &Iyt)) ||
+               (rc = num_t(M, val, "Iz", what, 1, &sec.Iz, &Izt)) || (rc = num_t(M, val, "J", what, 1, &sec.J, &Jt)))
         return rc;
     double alpha = 0, beta = 0;
+    const char *dt[2] = {NULL, NULL};
+    yaml_node_t *dnode[2] = {NULL, NULL};
     yaml_node_t *dn = mech_get(M, val, "damping");
     if (dn) {
         static const char *okd[] = {"alpha", "beta", NULL};
@@ -173,6 +159,7 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             const char *t;
             if (!x) continue;
             if ((rc = mech_text_of(M, x, keys[k], &t)) || (rc = mech_eval_text(M, t, x, keys[k], dst[k]))) return rc;
+            dt[k] = t, dnode[k] = x;
             if (!(*dst[k] >= 0) || !isfinite(*dst[k]))
                 return err_at(M, x, "%s: damping %s must be >= 0 and finite (it is %g)", what, keys[k], *dst[k]);
         }
@@ -223,62 +210,96 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     }
     if (rc) return rc;
     char **e = B->e;
-    rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (Euler parameter normalization)", name),
-                   mech_fmt(M, "%s^2 + %s^2 + %s^2 + %s^2 - 1", e[0], e[1], e[2], e[3]), B->line, B->col);
-    const char *At[9] = {
-        mech_fmt(M, "2*(%s^2 + %s^2) - 1", e[0], e[1]),     mech_fmt(M, "2*(%s*%s - %s*%s)", e[1], e[2], e[0], e[3]),
-        mech_fmt(M, "2*(%s*%s + %s*%s)", e[1], e[3], e[0], e[2]), mech_fmt(M, "2*(%s*%s + %s*%s)", e[1], e[2], e[0], e[3]),
-        mech_fmt(M, "2*(%s^2 + %s^2) - 1", e[0], e[2]),     mech_fmt(M, "2*(%s*%s - %s*%s)", e[2], e[3], e[0], e[1]),
-        mech_fmt(M, "2*(%s*%s - %s*%s)", e[1], e[3], e[0], e[2]), mech_fmt(M, "2*(%s*%s + %s*%s)", e[2], e[3], e[0], e[1]),
-        mech_fmt(M, "2*(%s^2 + %s^2) - 1", e[0], e[3])};
-    for (int k = 0; k < 9 && !rc; k++) {
-        B->A[k] = mech_fmt(M, "_A_%s_%d%d", name, k / 3 + 1, k % 3 + 1);
-        rc = mech_add_var(M, B->A[k], At[k], B->line, B->col);
-    }
-    const char *d[4];
-    for (int k = 0; k < 4; k++) d[k] = mech_fmt(M, "der(%s)", e[k]);
-    const char *wg[3] = {
-        mech_fmt(M, "2*(-%s*%s + %s*%s - %s*%s + %s*%s)", e[1], d[0], e[0], d[1], e[3], d[2], e[2], d[3]),
-        mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s - %s*%s)", e[2], d[0], e[3], d[1], e[0], d[2], e[1], d[3]),
-        mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
-    const char *wb[3] = {
-        mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s - %s*%s)", e[1], d[0], e[0], d[1], e[3], d[2], e[2], d[3]),
-        mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[2], d[0], e[3], d[1], e[0], d[2], e[1], d[3]),
-        mech_fmt(M, "2*(-%s*%s + %s*%s - %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
-    const char *om[3];
-    for (int k = 0; k < 3 && !rc; k++) {
-        B->w[k] = mech_fmt(M, "_w_%s_%d", name, k + 1);
-        rc = mech_add_var(M, B->w[k], wg[k], B->line, B->col);
-        om[k] = mech_fmt(M, "_wb3_%s_%d", name, k + 1);
-        if (!rc) rc = mech_add_var(M, om[k], wb[k], B->line, B->col);
-    }
+    rc = mech_euler_texts(M, B, 1, 1); /* normalization, B->A, B->w as a rigid body's */
     if (rc) return rc;
+    /* inertia and gravity: the structured term (model/ffr3.c) */
+    B->mass = "0";
+    for (int k = 0; k < 3; k++) B->cm[k] = "0";
 
     /* elastic coordinates, the frame tangent at node 1 */
-    const char **qf = mbl_calloc((size_t)nf, sizeof *qf), **dq = mbl_calloc((size_t)nf, sizeof *dq);
-    if (!qf || !mech_keep(M, (char *)qf) || !dq || !mech_keep(M, (char *)dq)) return mech_oom(M);
+    const char **qf = mbl_calloc((size_t)nf + 4, sizeof *qf);
+    if (!qf || !mech_keep(M, (char *)qf)) return mech_oom(M);
+    for (int k = 0; k < 4; k++) qf[k] = e[k]; /* the structured term's coordinates: e0..e3, then the elastic ones */
     static const char *comp[6] = {"ux", "uy", "uz", "rx", "ry", "rz"};
     for (int i = 0; i < nf && !rc; i++) {
-        qf[i] = mech_fmt(M, "%s_%s%d", name, comp[i % 6], i / 6 + 1);
-        dq[i] = mech_fmt(M, "der(%s)", qf[i]);
-        rc = mech_push(M, &M->src->coordinates, qf[i], "0", B->line, B->col);
+        qf[4 + i] = mech_fmt(M, "%s_%s%d", name, comp[i % 6], i / 6 + 1);
+        rc = mech_push(M, &M->src->coordinates, qf[4 + i], "0", B->line, B->col);
     }
     for (int k = 0; k < 6 && !rc; k++)
-        rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (floating frame tangent at node 1)", name), qf[k],
+        rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (floating frame tangent at node 1)", name), qf[4 + k],
                        B->line, B->col);
     if (rc) return rc;
-    B->qf3 = qf, B->nqf3 = nf;
-    if (!M->src->no_sens &&
-        !(M->src->no_sens = mech_dup_s(mech_fmt(M, "sensitivities are not available for models with spatial flexible "
-                                                   "bodies (beam '%s') yet: their element matrices are numbers",
-                                                   name))))
-        return mech_oom(M);
-    B->Fq = mbl_calloc((size_t)nf + 1, sizeof *B->Fq);
-    if (!B->Fq || !mech_keep(M, (char *)B->Fq)) return mech_oom(M);
+    B->qf3 = qf + 4, B->nqf3 = nf;
+    mbl_ffr_body *f = mech_flex_new(M, B, 4 + nf, qf);
+    if (!f) return mech_oom(M);
+    f->alpha = alpha, f->beta = beta;
+    /* how the invariants depend on the parameters (model/ffr.h, ffr3.h): mass rho A, the sections'
+     * polar inertia rho (Iy + Iz), stiffness EA (class 0: ux), E Iz (1: uy, rz), E Iy (2: uz, ry),
+     * G J (3: rx), the length (the slopes ry, rz carry one), the damping */
+    f->lexp = mbl_calloc((size_t)nf + 4, sizeof *f->lexp);
+    f->kcls = mbl_calloc((size_t)nf + 4, sizeof *f->kcls);
+    if (!f->lexp || !f->kcls) return mech_oom(M);
+    static const signed char cls6[6] = {0, 1, 2, 3, 2, 1};
+    for (int i = 0; i < nf; i++) f->lexp[i] = i % 6 >= 4, f->kcls[i] = cls6[i % 6]; /* over the elastic coordinates */
+    f->kexp[0] = -1, f->kexp[1] = -3, f->kexp[2] = -3, f->kexp[3] = -1;
+    {
+        struct {
+            int kind, cls;
+            const char *text;
+            double value;
+            const yaml_node_t *at;
+        } fa[9] = {{MBL_FFR_FAC_MASS, 0, mech_fmt(M, "(%s)*(%s)", rhot, Ar), sec.rho * sec.A, key},
+                   {MBL_FFR_FAC_POLAR, 0, mech_fmt(M, "(%s)*((%s) + (%s))", rhot, Iyt, Izt), sec.rho * (sec.Iy + sec.Iz), key},
+                   {MBL_FFR_FAC_STIFF, 0, mech_fmt(M, "(%s)*(%s)", Et, Ar), sec.E * sec.A, key},
+                   {MBL_FFR_FAC_STIFF, 1, mech_fmt(M, "(%s)*(%s)", Et, Izt), sec.E * sec.Iz, key},
+                   {MBL_FFR_FAC_STIFF, 2, mech_fmt(M, "(%s)*(%s)", Et, Iyt), sec.E * sec.Iy, key},
+                   {MBL_FFR_FAC_STIFF, 3, mech_fmt(M, "(%s)*(%s)", Gt, Jt), sec.G * sec.J, key},
+                   {MBL_FFR_FAC_LENGTH, 0, Lt, L, key},
+                   {MBL_FFR_FAC_ALPHA, 0, dt[0], alpha, dnode[0]},
+                   {MBL_FFR_FAC_BETA, 0, dt[1], beta, dnode[1]}};
+        for (int k = 0; k < 9; k++) {
+            if (!fa[k].text) continue;
+            mbl_ffr_factor *x = &f->fac[f->nfac];
+            x->kind = fa[k].kind, x->cls = fa[k].cls, x->value = fa[k].value;
+            mech_pos_of(fa[k].at, &x->line, &x->col);
+            if (!(x->text = mech_dup_s(fa[k].text))) return mech_oom(M);
+            f->nfac++;
+        }
+    }
+    mbl_ffr3 *sp = mbl_calloc(1, sizeof *sp);
+    if (!sp) return mech_oom(M);
+    f->sp = sp;
+    rc = mbl_beam3_invariants(&sec, L, ne, sp, M->st);
+    if (rc) return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);
+    return beam3_markers(M, bi, mech_get(M, val, "markers"), ne, L, Lt, qf + 4);
+}
 
-    /* invariants: per element Sb (3 x 12), int rho X S (3 x 12; X within the element and the
-     * element's start as a separate part), int rho S_a^T S_b (9 blocks 12 x 12), int rho Ip tw */
-    double le = L / ne, rA = sec.rho * sec.A, rIp = sec.rho * (sec.Iy + sec.Iz), gx[4], gw[4];
+/* c * the element blocks E (ne blocks 12 x 12, column-major, at dof 6 e) assembled */
+static int assemble12(int ne, const double *E, mbla_csc **out, mbl_status *st)
+{
+    int nz = 0, nf = 6 * (ne + 1), rc = 0;
+    for (int k = 0; k < 144; k++) nz += E[k] != 0;
+    size_t tot = (size_t)nz * ne + 1;
+    int *ti = mbl_alloc_array(tot, sizeof *ti), *tj = mbl_alloc_array(tot, sizeof *tj);
+    double *tx = mbl_alloc_array(tot, sizeof *tx);
+    if (!ti || !tj || !tx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (int e = 0; e < ne && !rc; e++)
+        for (int j = 0; j < 12; j++)
+            for (int i = 0; i < 12; i++)
+                if (E[i + 12 * j] != 0) ti[k] = 6 * e + i, tj[k] = 6 * e + j, tx[k++] = E[i + 12 * j];
+    if (!rc) rc = mbla_csc_from_triplets(nf, nf, (int)k, ti, tj, tx, NULL, out, st);
+    mbl_free(ti), mbl_free(tj), mbl_free(tx);
+    return rc;
+}
+
+int mbl_beam3_invariants(const mbl_beam_section *sec, double L, int ne, mbl_ffr3 *sp, mbl_status *st)
+{
+    memset(sp, 0, sizeof *sp);
+    int nf = 6 * (ne + 1), rc = 0;
+    /* per element: Sb (3 x 12), int rho X S (X within the element; the element's start is X0 Sb),
+     * int rho S_a^T S_b (9 blocks 12 x 12), int rho Ip tw */
+    double le = L / ne, rA = sec->rho * sec->A, rIp = sec->rho * (sec->Iy + sec->Iz), gx[4], gw[4];
     mbl_beam3_gauss(gx, gw);
     double Sbe[3][12] = {{0}}, cxe[3][12] = {{0}}, Mab[9][144], twe[12] = {0};
     memset(Mab, 0, sizeof Mab);
@@ -295,113 +316,32 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             }
         }
     }
-    double *Sb = mbl_calloc((size_t)3 * nf, sizeof *Sb), *cx = mbl_calloc((size_t)3 * nf, sizeof *cx);
-    double *tw = mbl_calloc((size_t)nf, sizeof *tw);
-    if (!Sb || !mech_keep(M, (char *)Sb) || !cx || !mech_keep(M, (char *)cx) || !tw || !mech_keep(M, (char *)tw))
-        return mech_oom(M);
+    sp->nf = nf;
+    sp->Sb = mbl_calloc((size_t)3 * nf, sizeof *sp->Sb), sp->cx = mbl_calloc((size_t)3 * nf, sizeof *sp->cx);
+    sp->tw = mbl_calloc((size_t)nf, sizeof *sp->tw);
+    sp->nnode = ne + 1;
+    sp->X0 = mbl_calloc((size_t)3 * (ne + 1), sizeof *sp->X0);
+    sp->ndof = mbl_alloc_array((size_t)6 * (ne + 1), sizeof *sp->ndof);
+    if (!sp->Sb || !sp->cx || !sp->tw || !sp->X0 || !sp->ndof) {
+        mbl_ffr3_free(sp);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
     for (int el = 0; el < ne; el++)
         for (int i = 0; i < 12; i++) {
             int dof = 6 * el + i;
-            tw[dof] += twe[i];
+            sp->tw[dof] += twe[i];
             for (int a = 0; a < 3; a++) {
-                Sb[a * nf + dof] += Sbe[a][i];
-                cx[a * nf + dof] += cxe[a][i] + el * le * Sbe[a][i];
+                sp->Sb[a * nf + dof] += Sbe[a][i];
+                sp->cx[a * nf + dof] += cxe[a][i] + el * le * Sbe[a][i];
             }
         }
-    double m = rA * L, s0x = rA * L * L / 2, I0 = rA * L * L * L / 3, IpL = rIp * L;
-    B->mass = mech_num(M, m);
-    /* s = s0 + Sb q (body frame), w1 = Sb q'; the centre of mass s/m carries gravity */
-    const char *sv[3], *w1[3];
-    for (int a = 0; a < 3 && !rc; a++) {
-        sbuf b = {0}, c = {0};
-        if (a == 0) mech_sb_add(M, &b, "", mech_num(M, s0x));
-        lin_text(M, &b, nf, Sb + (size_t)a * nf, qf);
-        lin_text(M, &c, nf, Sb + (size_t)a * nf, dq);
-        sv[a] = mech_fmt(M, "_s3_%s_%d", name, a + 1), w1[a] = mech_fmt(M, "_w1_%s_%d", name, a + 1);
-        rc = mech_add_var(M, sv[a], done(M, &b), B->line, B->col);
-        if (!rc) rc = mech_add_var(M, w1[a], done(M, &c), B->line, B->col);
-        B->cm[a] = mech_fmt(M, "(%s/%s)", sv[a], B->mass);
+    for (int i = 0; i <= ne; i++) {
+        sp->X0[3 * i] = i * le;
+        for (int k = 0; k < 6; k++) sp->ndof[6 * i + k] = 6 * i + k;
     }
-    /* Q_ab = int rho u_a u_b: Qxx, Qyy, Qzz, Qxy, Qxz, Qyz */
-    static const int qa[6] = {0, 1, 2, 0, 0, 1}, qb[6] = {0, 1, 2, 1, 2, 2};
-    const char *Q[6];
-    for (int t = 0; t < 6 && !rc; t++) {
-        int a = qa[t], b2 = qb[t];
-        sbuf b = {0};
-        if (t == 0) mech_sb_add(M, &b, "", mech_num(M, I0));
-        if (a == 0) { /* u_x = X + S_x q: X S_b q (twice when b = x) */
-            double f = b2 == 0 ? 2.0 : 1.0;
-            for (int j = 0; j < nf; j++)
-                if (cx[b2 * nf + j] != 0) mech_sb_add(M, &b, " + ", mech_fmt(M, "%s*%s", mech_num(M, f * cx[b2 * nf + j]), qf[j]));
-        }
-        bil_text(M, &b, ne, Mab[3 * a + b2], qf, qf);
-        Q[t] = mech_fmt(M, "_Q3_%s_%d", name, t + 1);
-        rc = mech_add_var(M, Q[t], done(M, &b), B->line, B->col);
-    }
-    /* h = int rho u x u' */
-    const char *h[3];
-    for (int k = 0; k < 3 && !rc; k++) {
-        int a = (k + 1) % 3, b2 = (k + 2) % 3; /* h_k = int rho (u_a u'_b - u_b u'_a) */
-        sbuf b = {0};
-        if (a == 0) lin_text(M, &b, nf, cx + (size_t)b2 * nf, dq);
-        bil_text(M, &b, ne, Mab[3 * a + b2], qf, dq);
-        if (b2 == 0) {
-            double *neg = mbl_alloc_array((size_t)nf, sizeof *neg);
-            if (!neg || !mech_keep(M, (char *)neg)) return mech_oom(M);
-            for (int j = 0; j < nf; j++) neg[j] = -cx[(size_t)a * nf + j];
-            lin_text(M, &b, nf, neg, dq);
-        }
-        double Mn[144];
-        for (int i = 0; i < 144; i++) Mn[i] = -Mab[3 * b2 + a][i];
-        bil_text(M, &b, ne, Mn, qf, dq);
-        h[k] = mech_fmt(M, "_h3_%s_%d", name, k + 1);
-        rc = mech_add_var(M, h[k], done(M, &b), B->line, B->col);
-    }
-    if (rc) return rc;
-    /* the element mass and stiffness, assembled; Rayleigh damping */
-    mbla_csc *Kc = NULL, *Mc = NULL, *Cc = NULL;
-    rc = mbl_beam_assemble(3, &sec, L, ne, &Kc, &Mc, M->st);
-    if (rc) return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);
-    if (alpha != 0 || beta != 0) rc = mbla_csc_add(alpha, Mc, beta, Kc, &Cc, M->st);
-    sbuf tq = {0};
-    for (int j = 0; j < nf && !rc; j++) { /* symmetric: column j = row j */
-        sbuf f = {0};
-        for (int p = Kc->p[j]; p < Kc->p[j + 1]; p++)
-            if (Kc->x[p] != 0) mech_sb_add(M, &f, " - ", mech_fmt(M, "%s*%s", mech_num(M, Kc->x[p]), qf[Kc->i[p]]));
-        for (int p = Cc ? Cc->p[j] : 0; Cc && p < Cc->p[j + 1]; p++)
-            if (Cc->x[p] != 0) mech_sb_add(M, &f, " - ", mech_fmt(M, "%s*%s", mech_num(M, Cc->x[p]), dq[Cc->i[p]]));
-        if (f.n) B->Fq[j] = mech_fmt(M, "(%s)", mech_sb_done(M, &f));
-        else mech_sb_done(M, &f);
-        for (int p = Mc->p[j]; p < Mc->p[j + 1]; p++)
-            if (Mc->x[p] != 0)
-                mech_sb_add(M, &tq, " + ", mech_fmt(M, "%s*%s*%s", mech_num(M, 0.5 * Mc->x[p]), dq[Mc->i[p]], dq[j]));
-    }
-    mbla_csc_free(Kc), mbla_csc_free(Mc), mbla_csc_free(Cc);
-    if (rc) return rc;
-    /* T */
-    const char *vR[3], *g[3];
-    for (int k = 0; k < 3; k++) vR[k] = mech_fmt(M, "der(%s)", B->r[k]);
-    for (int a = 0; a < 3; a++) {
-        int b1 = (a + 1) % 3, b2 = (a + 2) % 3;
-        g[a] = mech_fmt(M, "(%s*%s - %s*%s + %s)", om[b1], sv[b2], om[b2], sv[b1], w1[a]);
-    }
-    sbuf T = {0};
-    mech_sb_add(M, &T, "", mech_fmt(M, "0.5*%s*(%s^2 + %s^2 + %s^2)", B->mass, vR[0], vR[1], vR[2]));
-    for (int k = 0; k < 3; k++)
-        mech_sb_add(M, &T, " + ",
-                    mech_fmt(M, "%s*(%s*%s + %s*%s + %s*%s)", vR[k], B->A[3 * k], g[0], B->A[3 * k + 1], g[1], B->A[3 * k + 2], g[2]));
-    mech_sb_add(M, &T, " + ",
-                mech_fmt(M, "0.5*((%s + %s)*%s^2 + (%s + %s)*%s^2 + (%s + %s)*%s^2) - %s*%s*%s - %s*%s*%s - %s*%s*%s", Q[1], Q[2],
-                         om[0], Q[0], Q[2], om[1], Q[0], Q[1], om[2], Q[3], om[0], om[1], Q[4], om[0], om[2], Q[5], om[1], om[2]));
-    mech_sb_add(M, &T, " + ", mech_fmt(M, "%s*%s + %s*%s + %s*%s", om[0], h[0], om[1], h[1], om[2], h[2]));
-    mech_sb_add(M, &T, " + ", mech_fmt(M, "0.5*%s*%s^2", mech_num(M, IpL), om[0]));
-    {
-        sbuf b = {0};
-        lin_text(M, &b, nf, tw, dq);
-        mech_sb_add(M, &T, " + ", mech_fmt(M, "%s*(%s)", om[0], done(M, &b)));
-    }
-    mech_sb_add(M, &T, " + ", done(M, &tq));
-    B->Tx = mech_sb_done(M, &T);
-    if (M->oom) return mech_oom(M);
-    return beam3_markers(M, bi, mech_get(M, val, "markers"), ne, L, qf);
+    sp->m = rA * L, sp->s0[0] = rA * L * L / 2, sp->Q0[0] = rA * L * L * L / 3, sp->IpL = rIp * L;
+    for (int k = 0; k < 9 && !rc; k++) rc = assemble12(ne, Mab[k], &sp->M[k], st);
+    if (!rc) rc = mbl_beam_assemble(3, sec, L, ne, &sp->K, &sp->Mc, st);
+    if (rc) mbl_ffr3_free(sp);
+    return rc;
 }

@@ -499,33 +499,12 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
             rc = add_coord(M, B->e[k], mech_num(M, e0[k]), where ? where : key);
         }
         if (rc) return rc;
+        /* normalization constraint, rotation and angular velocity texts (relative coordinates: the
+         * tree writes w recursively, or from a root's e: relative.c) */
+        rc = mech_euler_texts(M, B, !M->relative, !M->relative);
         char **e = B->e;
-        /* normalization constraint (source 004) */
-        if (!M->relative)
-            rc = mech_push(M, &M->src->constraints, mech_fmt(M, "body %s (Euler parameter normalization)", name),
-                           mech_fmt(M, "%s^2 + %s^2 + %s^2 + %s^2 - 1", e[0], e[1], e[2], e[3]), B->line, B->col);
-        const char *At[9] = {
-            mech_fmt(M, "2*(%s^2 + %s^2) - 1", e[0], e[1]),     mech_fmt(M, "2*(%s*%s - %s*%s)", e[1], e[2], e[0], e[3]),
-            mech_fmt(M, "2*(%s*%s + %s*%s)", e[1], e[3], e[0], e[2]), mech_fmt(M, "2*(%s*%s + %s*%s)", e[1], e[2], e[0], e[3]),
-            mech_fmt(M, "2*(%s^2 + %s^2) - 1", e[0], e[2]),     mech_fmt(M, "2*(%s*%s - %s*%s)", e[2], e[3], e[0], e[1]),
-            mech_fmt(M, "2*(%s*%s - %s*%s)", e[1], e[3], e[0], e[2]), mech_fmt(M, "2*(%s*%s + %s*%s)", e[2], e[3], e[0], e[1]),
-            mech_fmt(M, "2*(%s^2 + %s^2) - 1", e[0], e[3])};
-        for (int k = 0; k < 9 && !rc; k++) {
-            B->A[k] = mech_fmt(M, "_A_%s_%d%d", name, k / 3 + 1, k % 3 + 1);
-            rc = mech_add_var(M, B->A[k], At[k], B->line, B->col);
-        }
-        /* global angular velocity w = 2 E(e) der(e) */
         const char *d[4];
         for (int k = 0; k < 4; k++) d[k] = mech_fmt(M, "der(%s)", e[k]);
-        const char *wt[3] = {
-            mech_fmt(M, "2*(-%s*%s + %s*%s - %s*%s + %s*%s)", e[1], d[0], e[0], d[1], e[3], d[2], e[2], d[3]),
-            mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s - %s*%s)", e[2], d[0], e[3], d[1], e[0], d[2], e[1], d[3]),
-            mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
-        for (int k = 0; k < 3 && !rc; k++) {
-            B->w[k] = mech_fmt(M, "_w_%s_%d", name, k + 1);
-            /* relative coordinates: written by the tree recursively, or from a root's e (relative.c) */
-            if (!M->relative) rc = mech_add_var(M, B->w[k], wt[k], B->line, B->col);
-        }
         /* speeds: body_angular_velocity: the body-frame angular velocity w' = 2 G(e) der(e) as three
          * generalized speeds <body>_wx, _wy, _wz (source 000 Eq. 14; the velocity-level states of the
          * linear model), instead of Euler-parameter rates */

@@ -362,7 +362,6 @@ int mech_energies_and_forces(mech *M, int line, int col)
                           B->I[5], wb[1], wb[2]);
         }
         const char *tn = mech_fmt(M, "_T_%s", B->name);
-        if (B->Tx) Tb = B->Tx; /* a spatial beam (beam3.c): from its inertia invariants */
         if (!rc && !B->flex) rc = mech_add_var(M, tn, Tb, B->line, B->col); /* flexible: the structured term */
         if (!B->flex) mech_sb_add(M, &Tb_all, Tb_all.n ? " + " : "", tn);
         if (!rc && (B->flex || B->qf3)) rc = mech_flex_forces(M, B);

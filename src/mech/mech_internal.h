@@ -28,7 +28,6 @@ typedef struct body {
     int oset;                        /* the --set its orientation came from, or -1 */
     int flex;                        /* flexible body (beam.c, modal_body.c): 1 + its index in src->ffr, else 0 */
     char **Fq;                       /* flexible: generalized forces on the elastic coordinates (NULL = none) */
-    const char *Tx;                  /* spatial beam (beam3.c): its kinetic energy text (replaces the rigid one) */
     const char **qf3;                /* spatial beam: its nqf3 elastic coordinates (forces in Fq) */
     int nqf3;
     const yaml_node_t *key, *val;    /* relative coordinates: read again for a floating root */
@@ -184,6 +183,10 @@ int mech_new_marker(mech *M, const char *name, int bi, const yaml_node_t *key, m
 /* The node (0-based) of a beam marker given by 'node' (1..ne+1) or by arc length 's' on a beam of
  * ne elements and length L; an error at the key otherwise. */
 int mech_beam_node(mech *M, const yaml_node_t *val, const char *what, int ne, double L, int *node);
+/* a spatial body's texts from its Euler parameters B->e: the normalization constraint (when
+ * `constraint`), the rotation matrix variables B->A and the global angular velocity B->w (its
+ * variables defined when `wvars`; the names always) (rigid bodies and spatial beams) */
+int mech_euler_texts(mech *M, body *B, int constraint, int wvars);
 int mech_add_var(mech *M, const char *name, const char *text, int line, int col);
 /* A generated variable without user text (a marker's axis components), named _x_..., _y_...,
  * _z_... or _p_...: dropped by mech_drop_spare_vars when no item of the generated source uses it

@@ -10,6 +10,8 @@
 #include "model/ffr.h"
 
 #include <math.h>
+
+#include "model/ffr3.h"
 #include <string.h>
 
 #include "model/model_internal.h"
@@ -32,7 +34,8 @@ void mbl_ffr_body_free(mbl_ffr_body *b)
     mbl_free(b->qf);
     mbl_ffr_invariants_free(&b->inv);
     mbl_free(b->X0), mbl_free(b->ndof);
-    mbl_free(b->gtext[0]), mbl_free(b->gtext[1]);
+    mbl_free(b->gtext[0]), mbl_free(b->gtext[1]), mbl_free(b->gtext[2]);
+    if (b->sp) mbl_ffr3_free(b->sp), mbl_free(b->sp);
     for (int k = 0; k < b->nfac; k++) mbl_free(b->fac[k].text);
     mbl_free(b->lexp), mbl_free(b->kcls);
     memset(b, 0, sizeof *b);
@@ -279,6 +282,11 @@ out:
 int mbl_ffr_formulate_g(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs,
                         mbl_sjac *J, mbl_status *st)
 {
+    if (b->sp) { /* spatial: model/ffr3.c */
+        mblx_id g3[3];
+        for (int k = 0; k < 3; k++) g3[k] = gnode ? gnode[k] : mblx_const(md->g, b->g[k]);
+        return mbl_ffr3_formulate(md, b, qidx, g3, Fs, J, st);
+    }
     mbla_csc *C = NULL;
     if (b->alpha != 0 || b->beta != 0) {
         int rc = mbla_csc_add(b->alpha, b->inv.Mff, b->beta, b->inv.K, &C, st);
@@ -366,6 +374,9 @@ int mbl_ffr_keep_nodes(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mb
     size_t ln = q1 && q2 > q1 ? (size_t)(q2 - q1 - 1) : strlen(nm);
     f->name = mbl_malloc(ln + 1);
     if (f->name) memcpy(f->name, q1 && q2 > q1 ? q1 + 1 : nm, ln), f->name[ln] = '\0';
+    if (!f->name) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (b->sp) return mbl_ffr3_keep_nodes(b, qidx, f, st); /* spatial: model/ffr3.c */
+    f->dim = 2;
     for (int k = 0; k < 3; k++) f->q[k] = qidx[k];
     f->nnode = b->nnode;
     f->X0 = mbl_alloc_array((size_t)2 * b->nnode + 1, sizeof *f->X0);
@@ -393,10 +404,16 @@ const char *mbl_model_flex_name(const mbl_model *md, int b)
 
 int mbl_model_flex_nodes(const mbl_model *md, int b) { return md && b >= 0 && b < md->nflex ? md->flex[b].nnode : 0; }
 
+int mbl_model_flex_dim(const mbl_model *md, int b) { return md && b >= 0 && b < md->nflex ? md->flex[b].dim : 0; }
+
 int mbl_model_flex_shape(const mbl_model *md, int b, const double *q, const double *dq, double *pos, double *disp)
 {
     if (!md || b < 0 || b >= md->nflex || !q) return MBL_EARG;
     const mbl_flex_nodes *f = &md->flex[b];
+    if (f->dim == 3) {
+        mbl_ffr3_shape(f, q, dq, pos, disp);
+        return 0;
+    }
     double th = q[f->q[2]], c = cos(th), s = sin(th);
     for (int i = 0; i < f->nnode; i++) {
         const int *qn = f->qn + 3 * i;
@@ -484,7 +501,11 @@ int mbl_ffr_keep_deriv(mbl_model *md, const mbl_ffr_body *b, const int *qidx, co
         d->facnode[k] = facnode[k];
     }
     memcpy(c->kexp, b->kexp, sizeof c->kexp);
-    for (int k = 0; k < 2; k++) d->gnode[k] = gnode[k];
+    if (b->sp && !oom) { /* spatial: model/ffr3.c */
+        c->sp = mbl_calloc(1, sizeof *c->sp);
+        if (!c->sp || mbl_ffr3_copy(b->sp, c->sp, &s2)) oom = 1;
+    }
+    for (int k = 0; k < 3; k++) d->gnode[k] = gnode[k];
     d->qidx = mbl_alloc_array((size_t)nf + 3, sizeof *d->qidx);
     if (d->qidx) memcpy(d->qidx, qidx, ((size_t)nf + 3) * sizeof *d->qidx);
     if (oom || !d->qidx) return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -676,12 +697,17 @@ int mbl_ffr_param_deriv(const mbl_model *md, int np, const mblx_id *psym, mblx_s
                 for (int e = D.colptr[j]; e < D.colptr[j + 1]; e++) used |= D.rowidx[e] == k;
             if (!used) continue;
             mbl_ffr_invariants dv;
+            mbl_ffr3 dv3; /* spatial: model/ffr3.c */
             mbla_csc *dC = NULL;
-            rc = dinv_make(b, k, &dv, &dC, st);
+            memset(&dv, 0, sizeof dv);
+            memset(&dv3, 0, sizeof dv3);
+            rc = b->sp ? mbl_ffr3_dinv(b, k, &dv3, &dC, st) : dinv_make(b, k, &dv, &dC, st);
             for (int i = 0; i < n; i++) Fk[i] = zero;
             S.nz = 0;
-            if (!rc) rc = formulate((mbl_model *)md, &dv, dC, d->gnode, d->qidx, Fk, &S, st);
+            if (!rc && b->sp) rc = mbl_ffr3_formulate_inv((mbl_model *)md, &dv3, dC, d->gnode, d->qidx, Fk, &S, st);
+            else if (!rc) rc = formulate((mbl_model *)md, &dv, dC, d->gnode, d->qidx, Fk, &S, st);
             mbl_ffr_invariants_free(&dv);
+            mbl_ffr3_free(&dv3);
             mbla_csc_free(dC);
             if (rc) break;
             /* the entries of S as indices into md->jac (each is one of the body's own entries) */

@@ -44,7 +44,7 @@ void mbl_ffr_invariants_free(mbl_ffr_invariants *inv);
  *   ALPHA, BETA: the Rayleigh damping factors;
  *   SCALAR: one number of the invariants given alone (a modal body's): cls 0 m, 1 J0, 2 s0 x, 3 s0 y. */
 enum { MBL_FFR_FAC_MASS, MBL_FFR_FAC_STIFF, MBL_FFR_FAC_LENGTH, MBL_FFR_FAC_ALPHA, MBL_FFR_FAC_BETA,
-       MBL_FFR_FAC_SCALAR };
+       MBL_FFR_FAC_SCALAR, MBL_FFR_FAC_POLAR /* spatial beams: rho (Iy + Iz), ffr3.h */ };
 #define MBL_FFR_MAXFAC 12
 typedef struct mbl_ffr_factor {
     int kind, cls;
@@ -59,28 +59,32 @@ typedef struct mbl_ffr_body {
     char *name;                 /* for messages: "body 'link1'" */
     mbl_ffr_invariants inv;
     double alpha, beta;         /* Rayleigh damping C = alpha Mff + beta K */
-    double g[2];                /* gravity (global) */
+    double g[3];                /* gravity (global; planar: x, y) */
     char *coord[3];             /* frame x, y, th */
     char **qf;                  /* nf elastic coordinate names */
     int nnode;                  /* nodes for the mode shapes in the outputs (beams; 0: none) */
     double *X0;                 /* 2 x nnode: undeformed node positions in the body frame */
     int *ndof;                  /* 3 x nnode: the elastic coordinate (index in qf) of the node's u, v, phi */
     /* for the sensitivities (optional: NULL / 0 when the body does not depend on parameters) */
-    char *gtext[2];             /* gravity as expressions of the parameters (g holds their values) */
+    char *gtext[3];             /* gravity as expressions of the parameters (g holds their values) */
     int gline, gcol;
     int nfac;
     mbl_ffr_factor fac[MBL_FFR_MAXFAC];
     signed char *lexp, *kcls;   /* nf each: length power and stiffness class of each coordinate */
     double kexp[4];             /* length power of the stiffness entries of each class */
+    /* a spatial body (model/ffr3.h; its coordinates: coord = x, y, z, qf = e0..e3 then the
+     * elastic ones, inv.nf = 4 + sp->nf, inv's arrays unused); NULL: planar */
+    struct mbl_ffr3 *sp;
 } mbl_ffr_body;
 
 /* What the model keeps of a flexible body for the outputs (mbl_model_flex_*). */
 typedef struct mbl_flex_nodes {
     char *name;
-    int q[3];                   /* model coordinate indices of the frame x, y, th */
+    int dim;                    /* 2 (planar) or 3 (spatial: the rest as in the comments' brackets) */
+    int q[7];                   /* model coordinate indices of the frame x, y, th [x, y, z, e0..e3] */
     int nnode;
-    double *X0;                 /* 2 x nnode */
-    int *qn;                    /* 3 x nnode: model coordinate index of each node's u, v, phi */
+    double *X0;                 /* 2 [3] x nnode */
+    int *qn;                    /* 3 [6] x nnode: model coordinate index of each node's u, v, phi [ux .. rz] */
 } mbl_flex_nodes;
 
 void mbl_ffr_body_free(mbl_ffr_body *b);
@@ -92,7 +96,7 @@ struct mbl_sjac;
  * indices of frame x, y, th and of the nf elastic coordinates. */
 int mbl_ffr_formulate(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, mblx_id *Fs,
                       struct mbl_sjac *J, mbl_status *st);
-/* The same with the gravity given as nodes (gnode[2]; NULL: the constants b->g). */
+/* The same with the gravity given as nodes (gnode[3]; NULL: the constants b->g). */
 int mbl_ffr_formulate_g(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
                         mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);
 
@@ -101,7 +105,7 @@ int mbl_ffr_formulate_g(struct mbl_model *md, const mbl_ffr_body *b, const int *
 typedef struct mbl_ffr_dinfo {
     mbl_ffr_body b;             /* name, invariants, damping, lexp, kcls, kexp, nfac/fac (texts NULL) */
     int *qidx;                  /* 3 + nf model coordinate indices */
-    mblx_id gnode[2];
+    mblx_id gnode[3];
     mblx_id facnode[MBL_FFR_MAXFAC];
 } mbl_ffr_dinfo;
 

@@ -1593,8 +1593,8 @@ static int formulate_ffr(loader *L)
                                fb->name, nm);
         }
         /* gravity and the invariants' factors as expressions of the parameters (sensitivities) */
-        mblx_id gn[2], fac[MBL_FFR_MAXFAC];
-        for (int k = 0; k < 2 && !rc; k++) {
+        mblx_id gn[3], fac[MBL_FFR_MAXFAC];
+        for (int k = 0; k < 3 && !rc; k++) {
             gn[k] = mblx_const(md->g, fb->g[k]);
             if (fb->gtext[k]) {
                 mbl_src_item it = {NULL, NULL, fb->gtext[k], fb->gline, fb->gcol, fb->gline, fb->gcol};

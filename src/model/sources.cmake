@@ -6,6 +6,7 @@ list(APPEND MBLIN_SOURCES
   src/model/ext.c
   src/model/ffr.c
   src/model/rtree.c
+  src/model/ffr3.c
   src/model/dae_deriv.c
   src/model/vtrans.c
   src/model/dae_eval.c

@@ -237,21 +237,26 @@ static void json_flex(FILE *f, const mbl_model *md, const mbl_point *pt, const m
     if (!nb) return;
     fputs(",\n \"flexible_bodies\": [", f);
     for (int b = 0; b < nb; b++) {
-        int nn = mbl_model_flex_nodes(md, b);
-        double *pos = mbl_calloc((size_t)2 * nn + 1, sizeof *pos), *d = mbl_calloc((size_t)3 * nn + 1, sizeof *d);
+        int nn = mbl_model_flex_nodes(md, b), dim = mbl_model_flex_dim(md, b) == 3 ? 3 : 2, nd = dim == 3 ? 6 : 3;
+        double *pos = mbl_calloc((size_t)dim * nn + 1, sizeof *pos), *d = mbl_calloc((size_t)nd * nn + 1, sizeof *d);
         fputs(b ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
         json_str(f, mbl_model_flex_name(md, b));
         fputs(", \"nodes\": ", f);
-        if (pos && d && !mbl_model_flex_shape(md, b, pt->q, NULL, pos, NULL)) json_mat(f, pos, 2, nn);
+        if (pos && d && !mbl_model_flex_shape(md, b, pt->q, NULL, pos, NULL)) json_mat(f, pos, dim, nn);
         else fputs("[]", f);
-        fputs(",\n   \"mode_shapes\": {\"order\": \"per mode: [dx of each node, dy of each node, rotation of each node]\"", f);
+        if (dim == 3)
+            fputs(",\n   \"mode_shapes\": {\"order\": \"per mode: [dx of each node, dy of each node, dz of each node, "
+                  "rotation about x of each node, about y, about z]\"",
+                  f);
+        else
+            fputs(",\n   \"mode_shapes\": {\"order\": \"per mode: [dx of each node, dy of each node, rotation of each node]\"", f);
         for (int part = 0; part < 2; part++) {
             fputs(part ? ", \"im\": [" : ", \"re\": [", f);
             for (int k = 0; pos && d && k < modes->nx; k++) {
                 const double *dq = (part ? modes->shape_im : modes->shape_re) + (size_t)k * modes->n;
                 mbl_model_flex_shape(md, b, pt->q, dq, NULL, d);
                 fputs(k ? ", " : "", f);
-                json_mat(f, d, 3, nn);
+                json_mat(f, d, nd, nn);
             }
             fputs("]", f);
         }
@@ -293,26 +298,29 @@ int mbl_report_export_flex(const char *dir, const mbl_model *md, const mbl_point
     int nb = mbl_model_flex_count(md), rc = 0;
     for (int b = 0; b < nb && !rc; b++) {
         int nn = mbl_model_flex_nodes(md, b), nx = modes ? modes->nx : 0;
-        double *pos = mbl_calloc((size_t)2 * nn + 1, sizeof *pos);
-        double *re = mbl_calloc((size_t)3 * nn * nx + 1, sizeof *re), *im = mbl_calloc((size_t)3 * nn * nx + 1, sizeof *im);
+        int dim = mbl_model_flex_dim(md, b) == 3 ? 3 : 2, nd = dim == 3 ? 6 : 3;
+        double *pos = mbl_calloc((size_t)dim * nn + 1, sizeof *pos);
+        double *re = mbl_calloc((size_t)nd * nn * nx + 1, sizeof *re), *im = mbl_calloc((size_t)nd * nn * nx + 1, sizeof *im);
         if (!pos || !re || !im) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         if (!rc) mbl_model_flex_shape(md, b, pt->q, NULL, pos, NULL);
         for (int k = 0; !rc && k < nx; k++) {
-            mbl_model_flex_shape(md, b, pt->q, modes->shape_re + (size_t)k * modes->n, NULL, re + (size_t)3 * nn * k);
-            mbl_model_flex_shape(md, b, pt->q, modes->shape_im + (size_t)k * modes->n, NULL, im + (size_t)3 * nn * k);
+            mbl_model_flex_shape(md, b, pt->q, modes->shape_re + (size_t)k * modes->n, NULL, re + (size_t)nd * nn * k);
+            mbl_model_flex_shape(md, b, pt->q, modes->shape_im + (size_t)k * modes->n, NULL, im + (size_t)nd * nn * k);
         }
-        /* nodes: nn x 2 (x, y); shapes: 3 nn x modes (dx, dy, rotation of node 1, node 2, ...) */
-        double *posT = rc ? NULL : mbl_calloc((size_t)2 * nn + 1, sizeof *posT);
+        /* nodes: nn x dim (x, y[, z]); shapes: nd nn x modes (dx, dy, rotation [dx, dy, dz, rx, ry, rz]
+         * of node 1, node 2, ...) */
+        double *posT = rc ? NULL : mbl_calloc((size_t)dim * nn + 1, sizeof *posT);
         if (!rc && !posT) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        for (int i = 0; !rc && i < nn; i++) posT[i] = pos[2 * i], posT[nn + i] = pos[2 * i + 1];
+        for (int i = 0; !rc && i < nn; i++)
+            for (int k = 0; k < dim; k++) posT[(size_t)k * nn + i] = pos[dim * i + k];
         char name[96];
         const char *bn = mbl_model_flex_name(md, b);
         snprintf(name, sizeof name, "flex_%.40s_nodes", bn);
-        if (!rc) rc = write_mtx(dir, name, posT, nn, 2, st);
+        if (!rc) rc = write_mtx(dir, name, posT, nn, dim, st);
         snprintf(name, sizeof name, "flex_%.40s_shapes_re", bn);
-        if (!rc) rc = write_mtx(dir, name, re, 3 * nn, nx, st);
+        if (!rc) rc = write_mtx(dir, name, re, nd * nn, nx, st);
         snprintf(name, sizeof name, "flex_%.40s_shapes_im", bn);
-        if (!rc) rc = write_mtx(dir, name, im, 3 * nn, nx, st);
+        if (!rc) rc = write_mtx(dir, name, im, nd * nn, nx, st);
         mbl_free(pos), mbl_free(re), mbl_free(im), mbl_free(posT);
     }
     return rc;

@@ -562,5 +562,19 @@ for cmd in ("sensitivity", "sweep", "simulate", "codegen"):
     rc, out, err = run(cmd, "examples/slider_pendulum.yaml", "--set", "c")
     check(one_line_error(rc, err, 2, "--set expects NAME=VALUE, got 'c'"), "%s --set c refused: %s" % (cmd, err))
 
+# --- nodal mode shapes of spatial beams in --json and the exports (issue 11): 3 x nodes, 6 x nodes per mode ---
+with tempfile.TemporaryDirectory() as td:
+    rc, out, err = run("linearize", "examples/mech/spatial_beam_pendulum.yaml", "--json", "-o", td)
+    d = json.loads(out) if rc == 0 else {}
+    fb = d.get("flexible_bodies", [])
+    ok = rc == 0 and len(fb) == 2 and all(len(b["nodes"]) == 3 and len(b["nodes"][0]) == 11 for b in fb)
+    ok = ok and all(len(b["mode_shapes"]["re"]) == len(d["eigenvalues"]) and len(b["mode_shapes"]["re"][0]) == 6
+                    and len(b["mode_shapes"]["re"][0][0]) == 11 for b in fb)
+    # link2 hangs below link1: its nodes from (0, -4, 0) to (0, -8, 0) (plus the static stretch)
+    ok = ok and abs(fb[1]["nodes"][1][0] + 4) < 1e-2 and abs(fb[1]["nodes"][1][10] + 8) < 2e-2
+    hdr = [l for l in open(os.path.join(td, "flex_link2_shapes_re.mtx")) if not l.startswith("%")][0] if ok else ""
+    check(ok and hdr.split()[:2] == ["66", str(len(d["eigenvalues"]))],
+          "spatial beam pendulum: flexible_bodies with 3 x 11 nodes and 6 x 11 per mode, export %s: %s" % (hdr, err))
+
 print("cli: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

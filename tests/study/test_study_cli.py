@@ -21,6 +21,14 @@ def check(cond, what):
 
 # bad input: one line on stderr, nonzero exit
 bike = "examples/whipple_bicycle.yaml"
+# a spinning Euler-parameter body without user states: no sensitivities (the predictor refuses)
+spin_dir = tempfile.mkdtemp()
+spin = os.path.join(spin_dir, "spin.yaml")
+with open(spin, "w") as f:
+    f.write("model: mechanism\nspace: spatial\nparameters: {m: 20, Id: 1.5, Ip: 0.6, k: 1e5, Omega: 50}\n"
+            "ground: {markers: {G0: {}}}\nbodies:\n  rotor:\n    mass: m\n    inertia: [Id, Id, Ip]\n"
+            "    angular_velocity: [0, 0, Omega]\n    markers: {c: {}}\n"
+            "forces:\n  b: {type: bushing, i: c, j: G0, stiffness: [k, k, k, k, k, 0]}\nlinearize: {at: given}\n")
 bad = [
     (["sweep", bike, "--param", "nope=0:1:5"], "no parameter 'nope'"),
     (["sweep", bike, "--param", "v=0:1:1"], "COUNT"),
@@ -33,7 +41,7 @@ bad = [
     (["sweep", bike, "--param", "v=0:1:3", "--predictor", "quadratic"], "--predictor must be sensitivity or linear"),
     (["sweep", "tests/study/pumped_oscillator.yaml", "--param", "t=0:1:3", "--predictor", "sensitivity"],
      "needs a parameter as the first sweep axis"),
-    (["sweep", "examples/mech/spatial_beam_pendulum.yaml", "--param", "g=9:10:3", "--predictor", "sensitivity"],
+    (["sweep", spin, "--param", "k=1e5:2e5:3", "--predictor", "sensitivity"],
      "the sensitivity predictor at the sweep's first point"),
     (["freqresp", bike, "--from", "Tx", "--to", "lean", "--w", "1:10:5"], "no input 'Tx'"),
     (["freqresp", bike, "--from", "Tdelta", "--to", "yaw", "--w", "1:10:5"], "no output 'yaw'"),
@@ -125,5 +133,7 @@ os.close(master)
 check(pr.returncode == 0 and b"40 / 40 points" in got, f"progress on a terminal: {got!r}")
 check("points" not in r1.stderr, "progress written to a stderr that is not a terminal")
 
+os.remove(spin)
+os.rmdir(spin_dir)
 print("test_study_cli:", "FAILED" if failed else "ok", failed)
 sys.exit(1 if failed else 0)

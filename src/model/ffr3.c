@@ -1,0 +1,634 @@
+/* The structured term of spatial flexible bodies (ffr3.h): rows and closed-form Jacobian entries
+ * built as expression nodes from constant sparse matrices, so that no long sum is ever
+ * differentiated by the expression engine.
+ *
+ * The elastic rows are short (a row of each matrix) and linear in a handful of frame quantities
+ * (G_, al, w, w_a w_b): their Jacobian is those quantities times the matrices' entries, and the
+ * frame quantities' derivatives (small expressions, differentiated once by the engine) times the
+ * row's sums. The frame rows are linear in 29 sums over the body (s, w1, w2, Q, D, h, tw.qf',
+ * tw.qf''): they are written once with a placeholder symbol for each sum, the engine gives their
+ * derivatives by the frame's unknowns and by each sum (small expressions), and an elastic column's
+ * entry is the sum over the body sums of (d row / d sum) (d sum / d column), each of the latter a
+ * constant or a row of a matrix times qf; the placeholders are then replaced by the sums. */
+#include "model/ffr3.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model/model_internal.h"
+
+void mbl_ffr3_free(mbl_ffr3 *sp)
+{
+    if (!sp) return;
+    mbl_free(sp->Sb), mbl_free(sp->cx), mbl_free(sp->tw);
+    for (int k = 0; k < 9; k++) mbla_csc_free(sp->M[k]);
+    mbla_csc_free(sp->Mc), mbla_csc_free(sp->K);
+    mbl_free(sp->X0), mbl_free(sp->ndof);
+    memset(sp, 0, sizeof *sp);
+}
+
+static int dup_d(double **dst, const double *src, size_t n)
+{
+    *dst = NULL;
+    if (!src) return 0;
+    *dst = mbl_alloc_array(n + 1, sizeof **dst);
+    if (!*dst) return 1;
+    memcpy(*dst, src, n * sizeof **dst);
+    return 0;
+}
+
+int mbl_ffr3_copy(const mbl_ffr3 *a, mbl_ffr3 *b, mbl_status *st)
+{
+    memset(b, 0, sizeof *b);
+    b->nf = a->nf, b->m = a->m, b->IpL = a->IpL;
+    memcpy(b->s0, a->s0, sizeof b->s0), memcpy(b->Q0, a->Q0, sizeof b->Q0);
+    size_t nf = (size_t)a->nf;
+    int oom = dup_d(&b->Sb, a->Sb, 3 * nf) | dup_d(&b->cx, a->cx, 3 * nf) | dup_d(&b->tw, a->tw, nf);
+    for (int k = 0; k < 9 && !oom; k++)
+        if (a->M[k] && mbla_csc_copy(a->M[k], &b->M[k], st)) oom = 1;
+    if (!oom && a->Mc && mbla_csc_copy(a->Mc, &b->Mc, st)) oom = 1;
+    if (!oom && a->K && mbla_csc_copy(a->K, &b->K, st)) oom = 1;
+    if (oom) {
+        mbl_ffr3_free(b);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static int is_zero(const mblx_graph *g, mblx_id e)
+{
+    double v;
+    return mblx_is_const(g, e, &v) && v == 0.0;
+}
+
+/* sum_p X(p, col) x[idx[row p]] over column col of X (NULL: 0) */
+static mblx_id col_dot(mblx_graph *g, const mbla_csc *X, int col, const mblx_id *x, const int *idx, mblx_id *scr)
+{
+    size_t n = 0;
+    if (X)
+        for (int p = X->p[col]; p < X->p[col + 1]; p++)
+            if (X->x[p] != 0) scr[n++] = mblx_scale(g, X->x[p], x[idx[X->i[p]]]);
+    return n ? mblx_sum(g, n, scr) : mblx_const(g, 0.0);
+}
+
+typedef struct bld {
+    mblx_graph *g;
+    mbl_sjac *J;
+    int err;
+} bld;
+
+static void push(bld *B, int row, int col, mblx_id e)
+{
+    if (B->err || is_zero(B->g, e)) return;
+    if (mbl_sjac_push(B->J, row, col, e)) B->err = 1;
+}
+
+/* terms t[0..n) summed into a node, zeros skipped */
+static mblx_id sumz(mblx_graph *g, size_t n, const mblx_id *t, mblx_id *scr)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!is_zero(g, t[i])) scr[k++] = t[i];
+    return k ? mblx_sum(g, k, scr) : mblx_const(g, 0.0);
+}
+
+static mblx_id cmul(mblx_graph *g, double c, mblx_id x) { return c == 0 ? mblx_const(g, 0.0) : mblx_scale(g, c, x); }
+
+static const int PA[9] = {0, 0, 0, 1, 1, 1, 2, 2, 2}, PB[9] = {0, 1, 2, 0, 1, 2, 0, 1, 2};
+#define AB(a, b) (3 * (a) + (b))
+/* the placeholder sums: s 0..2, w1 3..5, w2 6..8, Q 9..14 (xx yy zz xy xz yz), D 15..23 (3a + b),
+ * h 24..26, tw.qf' 27, tw.qf'' 28 */
+enum { Z_S = 0, Z_W1 = 3, Z_W2 = 6, Z_Q = 9, Z_D = 15, Z_H = 24, Z_T1 = 27, Z_T2 = 28, NZ = 29 };
+static const int QA[6] = {0, 1, 2, 0, 0, 1}, QB[6] = {0, 1, 2, 1, 2, 2};
+
+static void cross(mblx_graph *g, const mblx_id *a, const mblx_id *b, mblx_id *c)
+{
+    for (int k = 0; k < 3; k++) {
+        int i = (k + 1) % 3, j = (k + 2) % 3;
+        c[k] = mblx_sub(g, mblx_mul(g, a[i], b[j]), mblx_mul(g, a[j], b[i]));
+    }
+}
+
+int mbl_ffr3_formulate_inv(mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *C, const mblx_id *gn, const int *qidx,
+                           mblx_id *Fs, mbl_sjac *J, mbl_status *st)
+{
+    mblx_graph *g = md->g;
+    bld B = {g, J, 0};
+    int nf = sp->nf, ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V),
+        jq = mbl_model_blk0(md, MBL_BLK_Q);
+    const int *iR = qidx, *ie = qidx + 3, *fi = qidx + 7;
+    const mblx_id *a = md->a, *v = md->v, *q = md->q;
+    size_t ns = (size_t)4 * nf + 64;
+    mblx_id *scr = mbl_alloc_array(ns, sizeof *scr), *t = mbl_alloc_array(ns, sizeof *t);
+    mblx_id *R[3][9]; /* (M_ab x)_j for x = qf, qf', qf'' */
+    memset(R, 0, sizeof R);
+    double *val[12];  /* a row's entries: M_ab[i, j] (9), K, C, Mc */
+    memset(val, 0, sizeof val);
+    int *mark = mbl_calloc((size_t)nf + 1, sizeof *mark), *list = mbl_alloc_array((size_t)nf + 1, sizeof *list);
+    int ok = scr && t && mark && list;
+    for (int x = 0; x < 3 && ok; x++)
+        for (int k = 0; k < 9 && ok; k++) ok = (R[x][k] = mbl_alloc_array((size_t)nf + 1, sizeof **R[x])) != NULL;
+    for (int k = 0; k < 12 && ok; k++) ok = (val[k] = mbl_calloc((size_t)nf + 1, sizeof *val[k])) != NULL;
+    if (!ok) {
+        B.err = 1;
+        goto out;
+    }
+    mblx_id zero = mblx_const(g, 0.0);
+    /* (M_ab x)_j = row j of M_ab . x = column j of M_ba . x */
+    const mblx_id *xs[3] = {q, v, a};
+    for (int x = 0; x < 3; x++)
+        for (int k = 0; k < 9; k++)
+            for (int j = 0; j < nf; j++) R[x][k][j] = col_dot(g, sp->M[AB(PB[k], PA[k])], j, xs[x], fi, scr);
+
+    /* ---- the frame's quantities ---- */
+    mblx_id e[4], ed[4], edd[4];
+    for (int k = 0; k < 4; k++) e[k] = q[ie[k]], ed[k] = v[ie[k]], edd[k] = a[ie[k]];
+    mblx_id Gm[3][4] = {{mblx_neg(g, e[1]), e[0], e[3], mblx_neg(g, e[2])},
+                        {mblx_neg(g, e[2]), mblx_neg(g, e[3]), e[0], e[1]},
+                        {mblx_neg(g, e[3]), e[2], mblx_neg(g, e[1]), e[0]}};
+    mblx_id w[3], al[3];
+    for (int k = 0; k < 3; k++) {
+        mblx_id tw4[4], ta4[4];
+        for (int l = 0; l < 4; l++) tw4[l] = mblx_mul(g, Gm[k][l], ed[l]), ta4[l] = mblx_mul(g, Gm[k][l], edd[l]);
+        w[k] = mblx_scale(g, 2.0, mblx_sum(g, 4, tw4));
+        al[k] = mblx_scale(g, 2.0, mblx_sum(g, 4, ta4));
+    }
+    mblx_id ee[4][4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) ee[i][j] = mblx_scale(g, 2.0, mblx_mul(g, e[i], e[j]));
+    mblx_id one = mblx_const(g, 1.0);
+    mblx_id A[3][3] = {
+        {mblx_sub(g, mblx_add(g, ee[0][0], ee[1][1]), one), mblx_sub(g, ee[1][2], ee[0][3]), mblx_add(g, ee[1][3], ee[0][2])},
+        {mblx_add(g, ee[1][2], ee[0][3]), mblx_sub(g, mblx_add(g, ee[0][0], ee[2][2]), one), mblx_sub(g, ee[2][3], ee[0][1])},
+        {mblx_sub(g, ee[1][3], ee[0][2]), mblx_add(g, ee[2][3], ee[0][1]), mblx_sub(g, mblx_add(g, ee[0][0], ee[3][3]), one)}};
+    mblx_id Gv[3], AtG[3];
+    for (int k = 0; k < 3; k++) Gv[k] = mblx_sub(g, a[iR[k]], gn[k]);
+    for (int c = 0; c < 3; c++) {
+        mblx_id t3[3] = {mblx_mul(g, A[0][c], Gv[0]), mblx_mul(g, A[1][c], Gv[1]), mblx_mul(g, A[2][c], Gv[2])};
+        AtG[c] = mblx_sum(g, 3, t3);
+    }
+    mblx_id ww = mblx_add(g, mblx_add(g, mblx_mul(g, w[0], w[0]), mblx_mul(g, w[1], w[1])), mblx_mul(g, w[2], w[2]));
+    /* Cq[ab] = W_ab + the al part of the P_k, Cv[ab] = 2 w part: (P_x = M_zy - M_yz, P_y = M_xz - M_zx,
+     * P_z = M_yx - M_xy) */
+    mblx_id W[9], Cq[9], Cv[9];
+    for (int k = 0; k < 9; k++) {
+        W[k] = mblx_mul(g, w[PA[k]], w[PB[k]]);
+        if (PA[k] == PB[k]) W[k] = mblx_sub(g, W[k], ww);
+        Cq[k] = W[k], Cv[k] = zero;
+    }
+    {
+        static const int pp[3] = {AB(2, 1), AB(0, 2), AB(1, 0)}, pm[3] = {AB(1, 2), AB(2, 0), AB(0, 1)};
+        for (int k = 0; k < 3; k++) {
+            Cq[pp[k]] = mblx_add(g, Cq[pp[k]], al[k]);
+            Cq[pm[k]] = mblx_sub(g, Cq[pm[k]], al[k]);
+            Cv[pp[k]] = mblx_scale(g, 2.0, w[k]);
+            Cv[pm[k]] = mblx_scale(g, -2.0, w[k]);
+        }
+    }
+    /* the frame's unknowns (column, symbol) and the derivatives of the frame quantities */
+    int fcol[15];
+    mblx_id fsym[15];
+    for (int k = 0; k < 3; k++) fcol[k] = ja + iR[k], fsym[k] = a[iR[k]];
+    for (int k = 0; k < 4; k++) {
+        fcol[3 + k] = ja + ie[k], fsym[3 + k] = edd[k];
+        fcol[7 + k] = jv + ie[k], fsym[7 + k] = ed[k];
+        fcol[11 + k] = jq + ie[k], fsym[11 + k] = e[k];
+    }
+    mblx_id dAtG[3][15], dal[3][15], dw2[3][15], dW[9][15];
+    for (int x = 0; x < 15; x++) {
+        for (int k = 0; k < 3; k++) {
+            dAtG[k][x] = mblx_diff(g, AtG[k], fsym[x]);
+            dal[k][x] = mblx_diff(g, al[k], fsym[x]);
+            dw2[k][x] = mblx_scale(g, 2.0, mblx_diff(g, w[k], fsym[x]));
+        }
+        for (int k = 0; k < 9; k++) dW[k][x] = mblx_diff(g, W[k], fsym[x]);
+    }
+    if (mblx_graph_status(g, NULL)) {
+        B.err = 1;
+        goto out;
+    }
+
+    /* ---- the elastic rows ---- */
+    const double *Sb = sp->Sb, *cx = sp->cx, *tw = sp->tw;
+    for (int i = 0; i < nf && !B.err; i++) {
+        int row = fi[i];
+        /* Y_k = c_k + (P_k q)_i (c = (0, -cx_z, cx_y)), N_ab = d_bx cx_a + (M_ab q)_i, Z_k = (P_k q')_i */
+        mblx_id Y[3], N[9], Z[3];
+        Y[0] = mblx_sub(g, R[0][AB(2, 1)][i], R[0][AB(1, 2)][i]);
+        Y[1] = mblx_add(g, mblx_const(g, -cx[2 * nf + i]), mblx_sub(g, R[0][AB(0, 2)][i], R[0][AB(2, 0)][i]));
+        Y[2] = mblx_add(g, mblx_const(g, cx[nf + i]), mblx_sub(g, R[0][AB(1, 0)][i], R[0][AB(0, 1)][i]));
+        Z[0] = mblx_sub(g, R[1][AB(2, 1)][i], R[1][AB(1, 2)][i]);
+        Z[1] = mblx_sub(g, R[1][AB(0, 2)][i], R[1][AB(2, 0)][i]);
+        Z[2] = mblx_sub(g, R[1][AB(1, 0)][i], R[1][AB(0, 1)][i]);
+        for (int k = 0; k < 9; k++)
+            N[k] = PB[k] == 0 && cx[PA[k] * nf + i] != 0 ? mblx_add(g, mblx_const(g, cx[PA[k] * nf + i]), R[0][k][i]) : R[0][k][i];
+        /* the row's entries of M_ab (column i of M_ba), K, C, Mc */
+        int nl = 0;
+        for (int k = 0; k < 12; k++) {
+            const mbla_csc *X = k < 9 ? sp->M[AB(PB[k], PA[k])] : k == 9 ? sp->K : k == 10 ? C : sp->Mc;
+            if (!X) continue;
+            for (int p = X->p[i]; p < X->p[i + 1]; p++) {
+                int j = X->i[p];
+                if (!mark[j]) mark[j] = 1, list[nl++] = j;
+                val[k][j] += X->x[p];
+            }
+        }
+        size_t n = 0;
+        for (int c = 0; c < 3; c++) t[n++] = cmul(g, Sb[c * nf + i], AtG[c]);
+        t[n++] = mblx_mul(g, al[1], mblx_const(g, -cx[2 * nf + i]));
+        t[n++] = mblx_mul(g, al[2], mblx_const(g, cx[nf + i]));
+        for (int k = 0; k < 3; k++) t[n++] = cmul(g, cx[k * nf + i], W[AB(k, 0)]);
+        for (int k = 0; k < 9; k++) {
+            t[n++] = mblx_mul(g, Cq[k], R[0][k][i]);
+            if (!is_zero(g, Cv[k])) t[n++] = mblx_mul(g, Cv[k], R[1][k][i]);
+        }
+        t[n++] = cmul(g, tw[i], al[0]);
+        for (int l = 0; l < nl; l++) {
+            int j = list[l];
+            if (val[9][j] != 0) t[n++] = mblx_scale(g, val[9][j], q[fi[j]]);
+            if (val[10][j] != 0) t[n++] = mblx_scale(g, val[10][j], v[fi[j]]);
+            if (val[11][j] != 0) t[n++] = mblx_scale(g, val[11][j], a[fi[j]]);
+        }
+        Fs[row] = mblx_add(g, Fs[row], sumz(g, n, t, scr));
+        /* frame columns */
+        for (int x = 0; x < 15; x++) {
+            n = 0;
+            for (int c = 0; c < 3; c++) t[n++] = cmul(g, Sb[c * nf + i], dAtG[c][x]);
+            for (int k = 0; k < 3; k++) {
+                t[n++] = mblx_mul(g, dal[k][x], Y[k]);
+                t[n++] = mblx_mul(g, dw2[k][x], Z[k]);
+            }
+            for (int k = 0; k < 9; k++) t[n++] = mblx_mul(g, dW[k][x], N[k]);
+            t[n++] = cmul(g, tw[i], dal[0][x]);
+            push(&B, row, fcol[x], sumz(g, n, t, scr));
+        }
+        /* elastic columns */
+        for (int l = 0; l < nl; l++) {
+            int j = list[l];
+            size_t nq = 0, nv = 0;
+            mblx_id *tq = t, *tv = t + 16;
+            for (int k = 0; k < 9; k++)
+                if (val[k][j] != 0) {
+                    tq[nq++] = mblx_scale(g, val[k][j], Cq[k]);
+                    if (!is_zero(g, Cv[k])) tv[nv++] = mblx_scale(g, val[k][j], Cv[k]);
+                }
+            if (val[9][j] != 0) tq[nq++] = mblx_const(g, val[9][j]);
+            if (val[10][j] != 0) tv[nv++] = mblx_const(g, val[10][j]);
+            push(&B, row, jq + fi[j], sumz(g, nq, tq, scr));
+            push(&B, row, jv + fi[j], sumz(g, nv, tv, scr));
+            if (val[11][j] != 0) push(&B, row, ja + fi[j], mblx_const(g, val[11][j]));
+            mark[j] = 0;
+            for (int k = 0; k < 12; k++) val[k][j] = 0;
+        }
+    }
+    if (B.err) goto out;
+
+    /* ---- the body sums ---- */
+    mblx_id agg[NZ];
+    {
+        for (int c = 0; c < 3; c++) {
+            size_t n0 = 0, n1 = 0, n2 = 0;
+            mblx_id *T0 = t, *T1 = t + nf + 1, *T2 = t + 2 * (size_t)nf + 2;
+            if (sp->s0[c] != 0) T0[n0++] = mblx_const(g, sp->s0[c]);
+            for (int j = 0; j < nf; j++)
+                if (Sb[c * nf + j] != 0) {
+                    T0[n0++] = mblx_scale(g, Sb[c * nf + j], q[fi[j]]);
+                    T1[n1++] = mblx_scale(g, Sb[c * nf + j], v[fi[j]]);
+                    T2[n2++] = mblx_scale(g, Sb[c * nf + j], a[fi[j]]);
+                }
+            agg[Z_S + c] = n0 ? mblx_sum(g, n0, T0) : zero;
+            agg[Z_W1 + c] = n1 ? mblx_sum(g, n1, T1) : zero;
+            agg[Z_W2 + c] = n2 ? mblx_sum(g, n2, T2) : zero;
+        }
+        /* Q_ab = Q0 + d_ax cx_b.q + d_bx cx_a.q + q.(M_ab q); D_ab = d_ax cx_b.q' + q.(M_ab q');
+         * h_k = E_ab - E_ba (k, a, b cyclic), E_ab = d_ax cx_b.q'' + q.(M_ab q'') */
+        for (int u = 0; u < 6; u++) {
+            int p = QA[u], r = QB[u];
+            size_t n = 0;
+            if (sp->Q0[u] != 0) t[n++] = mblx_const(g, sp->Q0[u]);
+            for (int j = 0; j < nf; j++) {
+                double c = (p == 0 ? cx[r * nf + j] : 0) + (r == 0 ? cx[p * nf + j] : 0);
+                mblx_id f = R[0][AB(p, r)][j];
+                if (c != 0) f = mblx_add(g, mblx_const(g, c), f);
+                if (!is_zero(g, f)) t[n++] = mblx_mul(g, q[fi[j]], f);
+            }
+            agg[Z_Q + u] = n ? mblx_sum(g, n, t) : zero;
+        }
+        for (int k = 0; k < 9; k++) {
+            int p = PA[k], r = PB[k];
+            size_t n = 0;
+            for (int j = 0; j < nf; j++) {
+                if (p == 0 && cx[r * nf + j] != 0) t[n++] = mblx_scale(g, cx[r * nf + j], v[fi[j]]);
+                if (!is_zero(g, R[1][k][j])) t[n++] = mblx_mul(g, q[fi[j]], R[1][k][j]);
+            }
+            agg[Z_D + k] = n ? mblx_sum(g, n, t) : zero;
+        }
+        for (int k = 0; k < 3; k++) {
+            int p = (k + 1) % 3, r = (k + 2) % 3;
+            size_t n = 0;
+            for (int j = 0; j < nf; j++) {
+                double c = (p == 0 ? cx[r * nf + j] : 0) - (r == 0 ? cx[p * nf + j] : 0);
+                if (c != 0) t[n++] = mblx_scale(g, c, a[fi[j]]);
+                mblx_id f = mblx_sub(g, R[2][AB(p, r)][j], R[2][AB(r, p)][j]);
+                if (!is_zero(g, f)) t[n++] = mblx_mul(g, q[fi[j]], f);
+            }
+            agg[Z_H + k] = n ? mblx_sum(g, n, t) : zero;
+        }
+        size_t n1 = 0, n2 = 0;
+        mblx_id *T1 = t, *T2 = t + nf + 1;
+        for (int j = 0; j < nf; j++)
+            if (tw[j] != 0) T1[n1++] = mblx_scale(g, tw[j], v[fi[j]]), T2[n2++] = mblx_scale(g, tw[j], a[fi[j]]);
+        agg[Z_T1] = n1 ? mblx_sum(g, n1, T1) : zero;
+        agg[Z_T2] = n2 ? mblx_sum(g, n2, T2) : zero;
+    }
+
+    /* ---- the frame rows, with placeholders for the sums ---- */
+    mblx_id z[NZ];
+    for (int k = 0; k < NZ; k++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "__ffr3_z%d", k);
+        z[k] = mblx_symbol(g, nm);
+    }
+    mblx_id Fr[7];
+    {
+        const mblx_id *s = z + Z_S, *w1 = z + Z_W1, *w2 = z + Z_W2;
+        mblx_id as[3], ws[3], wws[3], ww1[3], b[3];
+        cross(g, al, s, as);
+        cross(g, w, s, ws);
+        cross(g, w, ws, wws);
+        cross(g, w, w1, ww1);
+        for (int k = 0; k < 3; k++) {
+            mblx_id t4[4] = {as[k], wws[k], mblx_scale(g, 2.0, ww1[k]), w2[k]};
+            b[k] = mblx_sum(g, 4, t4);
+        }
+        for (int r = 0; r < 3; r++) {
+            mblx_id t4[4] = {mblx_scale(g, sp->m, Gv[r]), mblx_mul(g, A[r][0], b[0]), mblx_mul(g, A[r][1], b[1]),
+                             mblx_mul(g, A[r][2], b[2])};
+            Fr[r] = mblx_sum(g, 4, t4);
+        }
+        /* I = tr(Q) 1 - Q */
+        const mblx_id *Q = z + Z_Q;
+        mblx_id Im[3][3];
+        Im[0][0] = mblx_add(g, Q[1], Q[2]), Im[1][1] = mblx_add(g, Q[0], Q[2]), Im[2][2] = mblx_add(g, Q[0], Q[1]);
+        Im[0][1] = Im[1][0] = mblx_neg(g, Q[3]), Im[0][2] = Im[2][0] = mblx_neg(g, Q[4]), Im[1][2] = Im[2][1] = mblx_neg(g, Q[5]);
+        mblx_id Ia[3], Iw[3], wIw[3], sG[3], n[3];
+        for (int k = 0; k < 3; k++) {
+            mblx_id t3[3] = {mblx_mul(g, Im[k][0], al[0]), mblx_mul(g, Im[k][1], al[1]), mblx_mul(g, Im[k][2], al[2])};
+            mblx_id u3[3] = {mblx_mul(g, Im[k][0], w[0]), mblx_mul(g, Im[k][1], w[1]), mblx_mul(g, Im[k][2], w[2])};
+            Ia[k] = mblx_sum(g, 3, t3), Iw[k] = mblx_sum(g, 3, u3);
+        }
+        cross(g, w, Iw, wIw);
+        /* the inertia of the frame's translation, s x A^T R''; gravity below as the derivative of its
+         * potential (the Jacobian's stiffness part stays symmetric: the symmetric sparse path) */
+        mblx_id AtR[3];
+        for (int c = 0; c < 3; c++) {
+            mblx_id t3[3] = {mblx_mul(g, A[0][c], a[iR[0]]), mblx_mul(g, A[1][c], a[iR[1]]), mblx_mul(g, A[2][c], a[iR[2]])};
+            AtR[c] = mblx_sum(g, 3, t3);
+        }
+        cross(g, s, AtR, sG);
+        const mblx_id *D = z + Z_D;
+        mblx_id trD = mblx_add(g, mblx_add(g, D[0], D[4]), D[8]);
+        mblx_id H = mblx_add(g, mblx_scale(g, sp->IpL, w[0]), z[Z_T1]);
+        for (int k = 0; k < 3; k++) {
+            /* 2 (tr(D) w_k - (D^T w)_k), (D^T w)_k = sum_b D_bk w_b */
+            mblx_id d3[3] = {mblx_mul(g, D[AB(0, k)], w[0]), mblx_mul(g, D[AB(1, k)], w[1]), mblx_mul(g, D[AB(2, k)], w[2])};
+            mblx_id Dw = mblx_sub(g, mblx_mul(g, trD, w[k]), mblx_sum(g, 3, d3));
+            mblx_id polar = k == 0 ? mblx_add(g, mblx_scale(g, sp->IpL, al[0]), z[Z_T2])
+                                   : k == 1 ? mblx_mul(g, w[2], H) : mblx_neg(g, mblx_mul(g, w[1], H));
+            mblx_id t6[6] = {sG[k], Ia[k], wIw[k], mblx_scale(g, 2.0, Dw), z[Z_H + k], polar};
+            n[k] = mblx_sum(g, 6, t6);
+        }
+        /* V = -g . A(e) s: the e rows' gravity is dV/de (2 G^T (s x A^T (-g)) up to a multiple of e) */
+        mblx_id vt[9];
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) vt[3 * r + c] = mblx_mul(g, mblx_mul(g, gn[r], A[r][c]), s[c]);
+        mblx_id V = mblx_neg(g, mblx_sum(g, 9, vt));
+        for (int l = 0; l < 4; l++) {
+            mblx_id t3[3] = {mblx_mul(g, Gm[0][l], n[0]), mblx_mul(g, Gm[1][l], n[1]), mblx_mul(g, Gm[2][l], n[2])};
+            Fr[3 + l] = mblx_add(g, mblx_scale(g, 2.0, mblx_sum(g, 3, t3)), mblx_diff(g, V, e[l]));
+        }
+    }
+    if (mblx_graph_status(g, NULL)) {
+        B.err = 1;
+        goto out;
+    }
+    int frow[7] = {iR[0], iR[1], iR[2], ie[0], ie[1], ie[2], ie[3]};
+    for (int r = 0; r < 7 && !B.err; r++) {
+        int row = frow[r];
+        Fs[row] = mblx_add(g, Fs[row], mblx_subst(g, Fr[r], NZ, z, agg));
+        for (int x = 0; x < 15; x++) {
+            mblx_id d = mblx_diff(g, Fr[r], fsym[x]);
+            if (!is_zero(g, d)) push(&B, row, fcol[x], mblx_subst(g, d, NZ, z, agg));
+        }
+        mblx_id ph[NZ];
+        for (int k = 0; k < NZ; k++) ph[k] = mblx_diff(g, Fr[r], z[k]);
+        for (int j = 0; j < nf && !B.err; j++) {
+            mblx_id *tq = t, *tv = t + 32, *ta = t + 64;
+            size_t nq = 0, nv = 0, na = 0;
+            for (int c = 0; c < 3; c++) {
+                double sbj = Sb[c * nf + j];
+                if (sbj == 0) continue;
+                tq[nq++] = mblx_mul(g, ph[Z_S + c], mblx_const(g, sbj));
+                tv[nv++] = mblx_mul(g, ph[Z_W1 + c], mblx_const(g, sbj));
+                ta[na++] = mblx_mul(g, ph[Z_W2 + c], mblx_const(g, sbj));
+            }
+            for (int u = 0; u < 6; u++) {
+                int p = QA[u], rr = QB[u];
+                if (is_zero(g, ph[Z_Q + u])) continue;
+                double c = (p == 0 ? cx[rr * nf + j] : 0) + (rr == 0 ? cx[p * nf + j] : 0);
+                mblx_id f = mblx_add(g, R[0][AB(p, rr)][j], R[0][AB(rr, p)][j]);
+                if (c != 0) f = mblx_add(g, mblx_const(g, c), f);
+                tq[nq++] = mblx_mul(g, ph[Z_Q + u], f);
+            }
+            for (int k = 0; k < 9; k++) {
+                if (is_zero(g, ph[Z_D + k])) continue;
+                int p = PA[k], rr = PB[k];
+                tq[nq++] = mblx_mul(g, ph[Z_D + k], R[1][k][j]);
+                mblx_id f = R[0][AB(rr, p)][j];
+                if (p == 0 && cx[rr * nf + j] != 0) f = mblx_add(g, mblx_const(g, cx[rr * nf + j]), f);
+                tv[nv++] = mblx_mul(g, ph[Z_D + k], f);
+            }
+            for (int k = 0; k < 3; k++) {
+                if (is_zero(g, ph[Z_H + k])) continue;
+                int p = (k + 1) % 3, rr = (k + 2) % 3;
+                tq[nq++] = mblx_mul(g, ph[Z_H + k], mblx_sub(g, R[2][AB(p, rr)][j], R[2][AB(rr, p)][j]));
+                double c = (p == 0 ? cx[rr * nf + j] : 0) - (rr == 0 ? cx[p * nf + j] : 0);
+                mblx_id f = mblx_sub(g, R[0][AB(rr, p)][j], R[0][AB(p, rr)][j]);
+                if (c != 0) f = mblx_add(g, mblx_const(g, c), f);
+                ta[na++] = mblx_mul(g, ph[Z_H + k], f);
+            }
+            if (tw[j] != 0) {
+                tv[nv++] = mblx_scale(g, tw[j], ph[Z_T1]);
+                ta[na++] = mblx_scale(g, tw[j], ph[Z_T2]);
+            }
+            push(&B, row, jq + fi[j], sumz(g, nq, tq, scr));
+            push(&B, row, jv + fi[j], sumz(g, nv, tv, scr));
+            push(&B, row, ja + fi[j], sumz(g, na, ta, scr));
+        }
+    }
+out:
+    mbl_free(scr), mbl_free(t), mbl_free(mark), mbl_free(list);
+    for (int x = 0; x < 3; x++)
+        for (int k = 0; k < 9; k++) mbl_free(R[x][k]);
+    for (int k = 0; k < 12; k++) mbl_free(val[k]);
+    if (B.err) return mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
+    return mblx_graph_status(g, st);
+}
+
+int mbl_ffr3_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gn, mblx_id *Fs,
+                       mbl_sjac *J, mbl_status *st)
+{
+    const mbl_ffr3 *sp = b->sp;
+    mbla_csc *C = NULL;
+    if (b->alpha != 0 || b->beta != 0) {
+        int rc = mbla_csc_add(b->alpha, sp->Mc, b->beta, sp->K, &C, st);
+        if (rc) return rc;
+    }
+    int rc = mbl_ffr3_formulate_inv(md, sp, C, gn, qidx, Fs, J, st);
+    mbla_csc_free(C);
+    return rc;
+}
+
+int mbl_ffr3_keep_nodes(const mbl_ffr_body *b, const int *qidx, mbl_flex_nodes *f, mbl_status *st)
+{
+    const mbl_ffr3 *sp = b->sp;
+    f->dim = 3;
+    for (int k = 0; k < 7; k++) f->q[k] = qidx[k];
+    f->nnode = sp->nnode;
+    f->X0 = mbl_alloc_array((size_t)3 * sp->nnode + 1, sizeof *f->X0);
+    f->qn = mbl_alloc_array((size_t)6 * sp->nnode + 1, sizeof *f->qn);
+    if (!f->X0 || !f->qn) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (sp->nnode) memcpy(f->X0, sp->X0, (size_t)3 * sp->nnode * sizeof *f->X0);
+    for (int i = 0; i < 6 * sp->nnode; i++) f->qn[i] = sp->ndof[i] >= 0 ? qidx[7 + sp->ndof[i]] : -1;
+    return 0;
+}
+
+/* A(e), row-major */
+static void rot(const double *e, double *A)
+{
+    A[0] = 2 * (e[0] * e[0] + e[1] * e[1]) - 1, A[1] = 2 * (e[1] * e[2] - e[0] * e[3]), A[2] = 2 * (e[1] * e[3] + e[0] * e[2]);
+    A[3] = 2 * (e[1] * e[2] + e[0] * e[3]), A[4] = 2 * (e[0] * e[0] + e[2] * e[2]) - 1, A[5] = 2 * (e[2] * e[3] - e[0] * e[1]);
+    A[6] = 2 * (e[1] * e[3] - e[0] * e[2]), A[7] = 2 * (e[2] * e[3] + e[0] * e[1]), A[8] = 2 * (e[0] * e[0] + e[3] * e[3]) - 1;
+}
+
+void mbl_ffr3_shape(const mbl_flex_nodes *f, const double *q, const double *dq, double *pos, double *disp)
+{
+    double e[4], A[9], dA[9] = {0}, dpi[3] = {0};
+    for (int k = 0; k < 4; k++) e[k] = q[f->q[3 + k]];
+    rot(e, A);
+    if (disp && dq) {
+        double de[4];
+        for (int k = 0; k < 4; k++) de[k] = dq[f->q[3 + k]];
+        /* dA = sum_k dA/de_k de_k (A is quadratic in e); dpi = 2 G(e) de (body frame) */
+#define P_(i, j) (e[i] * de[j] + de[i] * e[j])
+        double dA_[9] = {2 * (P_(0, 0) + P_(1, 1)), 2 * (P_(1, 2) - P_(0, 3)), 2 * (P_(1, 3) + P_(0, 2)),
+                         2 * (P_(1, 2) + P_(0, 3)), 2 * (P_(0, 0) + P_(2, 2)), 2 * (P_(2, 3) - P_(0, 1)),
+                         2 * (P_(1, 3) - P_(0, 2)), 2 * (P_(2, 3) + P_(0, 1)), 2 * (P_(0, 0) + P_(3, 3))};
+#undef P_
+        memcpy(dA, dA_, sizeof dA);
+        dpi[0] = 2 * (-e[1] * de[0] + e[0] * de[1] + e[3] * de[2] - e[2] * de[3]);
+        dpi[1] = 2 * (-e[2] * de[0] - e[3] * de[1] + e[0] * de[2] + e[1] * de[3]);
+        dpi[2] = 2 * (-e[3] * de[0] + e[2] * de[1] - e[1] * de[2] + e[0] * de[3]);
+    }
+    for (int i = 0; i < f->nnode; i++) {
+        const int *qn = f->qn + 6 * i;
+        double u[3], du[6];
+        for (int k = 0; k < 3; k++) u[k] = f->X0[3 * i + k] + (qn[k] >= 0 ? q[qn[k]] : 0);
+        if (pos)
+            for (int r = 0; r < 3; r++) pos[3 * i + r] = q[f->q[r]] + A[3 * r] * u[0] + A[3 * r + 1] * u[1] + A[3 * r + 2] * u[2];
+        if (disp && dq) {
+            for (int k = 0; k < 6; k++) du[k] = qn[k] >= 0 ? dq[qn[k]] : 0;
+            for (int r = 0; r < 3; r++) {
+                double d = dq[f->q[r]];
+                for (int c = 0; c < 3; c++) d += dA[3 * r + c] * u[c] + A[3 * r + c] * du[c];
+                disp[6 * i + r] = d;
+                /* the node's small rotation, global: A (dpi + the node's rotations) */
+                double w = 0;
+                for (int c = 0; c < 3; c++) w += A[3 * r + c] * (dpi[c] + du[3 + c]);
+                disp[6 * i + 3 + r] = w;
+            }
+        }
+    }
+}
+
+/* ==== the dependence on the parameters (sensitivities; model/ffr.h's factors) ================= */
+
+/* the derivative scale of an entry with length power e under factor f (ffr.c's dscale) */
+static double dsc(const mbl_ffr_factor *f, double e) { return f->kind == MBL_FFR_FAC_LENGTH ? e / f->value : 1.0 / f->value; }
+
+/* Y = X with entry (i, j) times its derivative scale under factor f, only the entries f scales:
+ * what 0: a mass matrix (M_ab, Mc: entries between two twists are the sections' polar inertia),
+ * 1: the stiffness (by class) */
+static int csc_d(const mbla_csc *X, const mbl_ffr_body *b, const mbl_ffr_factor *f, int what, mbla_csc **Y,
+                 mbl_status *st)
+{
+    *Y = NULL;
+    if (!X) return 0;
+    int nz = mbla_csc_nnz(X), k = 0, rc = 0;
+    int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
+    double *tx = mbl_alloc_array((size_t)nz + 1, sizeof *tx);
+    if (!ti || !tj || !tx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; !rc && j < X->n; j++)
+        for (int p = X->p[j]; p < X->p[j + 1]; p++) {
+            int i = X->i[p], ci = b->kcls[i], cj = b->kcls[j];
+            double le = b->lexp[i] + b->lexp[j], s = 0;
+            if (what == 1) {
+                if (ci != cj) {
+                    rc = mbl_error(st, MBL_EMODEL, "the stiffness couples coordinates of two classes");
+                    break;
+                }
+                if (f->kind == MBL_FFR_FAC_LENGTH) s = dsc(f, b->kexp[ci] + le);
+                else if (f->kind == MBL_FFR_FAC_STIFF && f->cls == ci) s = dsc(f, 0);
+            } else {
+                int polar = ci == 3 && cj == 3;
+                if (f->kind == MBL_FFR_FAC_LENGTH) s = dsc(f, 1 + le);
+                else if ((f->kind == MBL_FFR_FAC_MASS && !polar) || (f->kind == MBL_FFR_FAC_POLAR && polar)) s = dsc(f, 0);
+            }
+            if (s != 0) ti[k] = i, tj[k] = j, tx[k++] = s * X->x[p];
+        }
+    if (!rc) rc = mbla_csc_from_triplets(X->m, X->n, k, ti, tj, tx, NULL, Y, st);
+    mbl_free(ti), mbl_free(tj), mbl_free(tx);
+    return rc;
+}
+
+int mbl_ffr3_dinv(const mbl_ffr_body *b, int k, mbl_ffr3 *dv, mbla_csc **dC, mbl_status *st)
+{
+    const mbl_ffr3 *sp = b->sp;
+    const mbl_ffr_factor *f = &b->fac[k];
+    int nf = sp->nf, rc = 0;
+    memset(dv, 0, sizeof *dv);
+    *dC = NULL;
+    dv->nf = nf;
+    dv->Sb = mbl_calloc((size_t)3 * nf + 1, sizeof *dv->Sb), dv->cx = mbl_calloc((size_t)3 * nf + 1, sizeof *dv->cx);
+    dv->tw = mbl_calloc((size_t)nf + 1, sizeof *dv->tw);
+    if (!dv->Sb || !dv->cx || !dv->tw) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int len = f->kind == MBL_FFR_FAC_LENGTH, mass = f->kind == MBL_FFR_FAC_MASS || len;
+    int polar = f->kind == MBL_FFR_FAC_POLAR || len, stiff = f->kind == MBL_FFR_FAC_STIFF || len;
+    if (mass) {
+        dv->m = dsc(f, 1) * sp->m;
+        for (int c = 0; c < 3; c++) dv->s0[c] = dsc(f, 2) * sp->s0[c];
+        for (int c = 0; c < 6; c++) dv->Q0[c] = dsc(f, 3) * sp->Q0[c];
+        for (int c = 0; c < 3; c++)
+            for (int j = 0; j < nf; j++) {
+                double l = b->lexp[j];
+                dv->Sb[c * nf + j] = dsc(f, 1 + l) * sp->Sb[c * nf + j];
+                dv->cx[c * nf + j] = dsc(f, 2 + l) * sp->cx[c * nf + j];
+            }
+        for (int c = 0; c < 9 && !rc; c++) rc = csc_d(sp->M[c], b, f, 0, &dv->M[c], st);
+    }
+    if (polar) {
+        dv->IpL = dsc(f, 1) * sp->IpL;
+        for (int j = 0; j < nf; j++) dv->tw[j] = dsc(f, 1 + b->lexp[j]) * sp->tw[j];
+    }
+    if (!rc && (mass || polar)) rc = csc_d(sp->Mc, b, f, 0, &dv->Mc, st);
+    if (!rc && stiff) rc = csc_d(sp->K, b, f, 1, &dv->K, st);
+    if (rc) return rc;
+    if (f->kind == MBL_FFR_FAC_ALPHA) return mbla_csc_copy(sp->Mc, dC, st);
+    if (f->kind == MBL_FFR_FAC_BETA) return mbla_csc_copy(sp->K, dC, st);
+    double al = dv->Mc ? b->alpha : 0, be = dv->K ? b->beta : 0;
+    if (al == 0 && be == 0) return 0;
+    if (!dv->Mc) return mbla_csc_add(0.0, dv->K, be, dv->K, dC, st);
+    if (!dv->K) return mbla_csc_add(al, dv->Mc, 0.0, dv->Mc, dC, st);
+    return mbla_csc_add(al, dv->Mc, be, dv->K, dC, st);
+}
