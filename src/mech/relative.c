@@ -824,7 +824,7 @@ static void mark_rt(mech *M, int b)
     body *B = &M->b[b];
     int jc = M->torder[M->nb + b];
     B->rt = 0;
-    if (M->planar || M->tree_symbolic || jc < 0 || B->kind != KIND_SPATIAL || B->flex || B->Tx || B->qf3) return;
+    if (M->planar || M->tree_symbolic || jc < 0 || B->kind != KIND_SPATIAL || B->flex || B->qf3) return;
     joint *J = &M->jt[jc];
     int kind = kind_of(M, J);
     if (kind != JK_REV && kind != JK_PRI && kind != JK_FIX) return;
