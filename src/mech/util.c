@@ -3,6 +3,7 @@
  * numbers from parameter expressions with the file's values (eval_text, eval_vec, set_note), names
  * and identifiers. See mech_internal.h. */
 #include "mech/mech_internal.h"
+#include "model/rtree.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -475,6 +476,10 @@ int mech_drop_spare_vars(mech *M)
     for (size_t k = 0; k < sizeof lists / sizeof *lists; k++) mark_list(&vi, lists[k], used, stack, &nstack);
     const mbl_src_item *one[] = {&s->kinetic_energy, &s->potential_energy, &s->dissipation, &s->at, &s->time};
     for (size_t k = 0; k < sizeof one / sizeof *one; k++) mark_uses(&vi, one[k]->text, used, stack, &nstack);
+    if (s->rtree) /* the texts of the tree's structured term (relative.c) */
+        for (int b = 0; b < s->rtree->nb; b++)
+            for (int t = 0; t < MBL_RTREE_NT; t++) mark_uses(&vi, s->rtree->b[b].t[t], used, stack, &nstack);
+    for (int k = 0; s->rtree && k < 3; k++) mark_uses(&vi, s->rtree->g[k], used, stack, &nstack);
     while (nstack) mark_uses(&vi, V->items[stack[--nstack]].text, used, stack, &nstack);
     int o = 0;
     for (int i = 0; i < V->n; i++) {
