@@ -371,6 +371,408 @@ out:
     return rc;
 }
 
+/* ---- sharing common pairs of operands ------------------------------------------------------
+ *
+ * Chains share only prefixes in the graph's order. Symbolic derivatives of products of rotation
+ * entries are sums of products that have pairs of factors in common at any position (sin(psi)
+ * sin(phi) multiplies terms that begin with der(psi) in one product and with cos(theta) in
+ * another), and sums that have pairs of terms in common. Before the chains, the compiler runs
+ * the classic greedy pair extraction: in rounds, it counts how many sums (products) of the
+ * compiled sub-DAG contain each pair of operands, and every sum (product) replaces its pairs
+ * with the largest counts (each operand used once, counts of at least 2) by one binary node
+ * (op, x, y), interned across the whole sub-DAG (an existing x*y or x + y is reused). A node of
+ * k operands keeps k - 1 operations however its operands are grouped, and every shared pair is
+ * one operation fewer for each further node that has it. The grouping changes the order of the
+ * additions and multiplications: results agree with the ungrouped ones to rounding. Only sums
+ * and products of at most PAIR_MAX_ARGS operands take part (the pairs of a node are counted,
+ * k (k - 1) / 2 of them), for at most PAIR_ROUNDS rounds. */
+enum { PAIR_MAX_ARGS = 32, PAIR_BUDGET = 6, PAIR_MAX = 1 << 18 };
+
+/* Open-addressing table of pairs (op, x, y), x < y: key and a count or a node id + 1. */
+typedef struct pair_table {
+    uint64_t *key; /* (x << 32 | y); 0 = empty (x < y, so y > 0 in a used key) */
+    uint32_t *val;
+    uint8_t *op;
+    size_t cap, n;
+} pair_table;
+
+static size_t pair_slot(const pair_table *P, uint32_t op, uint64_t k)
+{
+    uint64_t h = (k ^ ((uint64_t)op << 61)) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 31;
+    size_t i = (size_t)(h * 0xbf58476d1ce4e5b9ull >> 17) & (P->cap - 1);
+    while (P->key[i] && !(P->key[i] == k && P->op[i] == op)) i = (i + 1) & (P->cap - 1);
+    return i;
+}
+
+static int pair_init(pair_table *P, size_t want)
+{
+    size_t cap = 64;
+    while (cap < 2 * want + 2) cap *= 2;
+    P->key = mbl_calloc(cap, sizeof *P->key);
+    P->val = mbl_alloc_array(cap, sizeof *P->val);
+    P->op = mbl_alloc_array(cap, sizeof *P->op);
+    P->cap = cap;
+    P->n = 0;
+    if (!P->key || !P->val || !P->op) return -1;
+    mblx__hugepages(P->key, cap * sizeof *P->key);
+    return 0;
+}
+
+static void pair_free(pair_table *P)
+{
+    mbl_free(P->key);
+    mbl_free(P->val);
+    mbl_free(P->op);
+    P->key = NULL, P->val = NULL, P->op = NULL;
+}
+
+/* Pointer to the value of (op, x, y) (x < y), inserted with 0 when absent; NULL when out of
+ * memory. */
+static uint32_t *pair_get(pair_table *P, uint32_t op, uint32_t x, uint32_t y, int insert)
+{
+    uint64_t k = (uint64_t)x << 32 | y;
+    size_t i = pair_slot(P, op, k);
+    if (P->key[i]) return &P->val[i];
+    if (!insert) return NULL;
+    if (2 * (P->n + 1) > P->cap) {
+        pair_table N;
+        if (pair_init(&N, P->cap)) {
+            pair_free(&N);
+            return NULL;
+        }
+        for (size_t j = 0; j < P->cap; j++)
+            if (P->key[j]) {
+                size_t s = pair_slot(&N, P->op[j], P->key[j]);
+                N.key[s] = P->key[j], N.val[s] = P->val[j], N.op[s] = P->op[j];
+            }
+        N.n = P->n;
+        pair_free(P);
+        *P = N;
+        i = pair_slot(P, op, k);
+    }
+    P->key[i] = k;
+    P->val[i] = 0;
+    P->op[i] = (uint8_t)op;
+    P->n++;
+    return &P->val[i];
+}
+
+/* A pair's record: its count of containers, its list of containers (occurrences, possibly
+ * stale), its operation and operands. */
+typedef struct pair_rec {
+    uint32_t cnt, head, x, y;
+    uint8_t op;
+} pair_rec;
+
+typedef struct pair_heap {
+    uint64_t *h; /* (count << 32) | ~record: the largest count first, then the oldest record */
+    size_t n, cap;
+} pair_heap;
+
+static int heap_push(pair_heap *H, uint32_t cnt, uint32_t r)
+{
+    if (H->n == H->cap) {
+        size_t nc = H->cap ? 2 * H->cap : INIT_CAP;
+        uint64_t *q = mbl_realloc_array(H->h, nc, sizeof *q);
+        if (!q) return -1;
+        H->h = q, H->cap = nc;
+    }
+    uint64_t e = (uint64_t)cnt << 32 | (uint32_t)~r;
+    size_t i = H->n++;
+    while (i > 0 && H->h[(i - 1) / 2] < e) {
+        H->h[i] = H->h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    H->h[i] = e;
+    return 0;
+}
+
+static uint64_t heap_pop(pair_heap *H)
+{
+    uint64_t top = H->h[0], e = H->h[--H->n];
+    size_t i = 0, n = H->n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && H->h[c + 1] > H->h[c]) c++;
+        if (H->h[c] <= e) break;
+        H->h[i] = H->h[c];
+        i = c;
+    }
+    if (n) H->h[i] = e;
+    return top;
+}
+
+static int pair_container(const mblx__node *nd)
+{
+    return (nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na >= 3 && nd->na <= PAIR_MAX_ARGS;
+}
+
+/* Position of operand x in a[0..k), or -1. */
+static int find_operand(const uint32_t *a, uint32_t k, uint32_t x)
+{
+    for (uint32_t i = 0; i < k; i++)
+        if (a[i] == x) return (int)i;
+    return -1;
+}
+
+/* Rewrite the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) with common pairs of operands
+ * as nodes of their own (see above) into new arrays *pcl, *pca (*pnl nodes, *pka operands; NULL
+ * when no pair is shared). outl: the outputs (replaced by their aliases); *powner (*pnl
+ * entries): the node of the sub-DAG a node computes or was made for. Returns 0, or -1 when out
+ * of memory. */
+static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t ka0, uint32_t *outl,
+                       size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner)
+{
+    *pcl = NULL;
+    *pca = NULL;
+    *pnl = nl0;
+    *pka = ka0;
+    *powner = NULL;
+    size_t npairs = 0, extra = 0;
+    for (size_t l = 0; l < nl0; l++)
+        if (pair_container(&lnd[l])) {
+            npairs += (size_t)lnd[l].na * (lnd[l].na - 1) / 2;
+            extra += lnd[l].na - 1;
+        }
+    /* a sub-DAG with more than PAIR_MAX pairs, or PAIR_BUDGET times more pairs than operands
+     * (long chains of nested sums), is left to the chains, which share its prefixes anyway */
+    if (!npairs || npairs > PAIR_MAX || npairs > PAIR_BUDGET * ka0 + 4096) return 0;
+    int rc = -1;
+    size_t nmax = nl0 + extra; /* a pair node removes an operand from at least two sums or products */
+    mblx__node *cl = mbl_alloc_array(nmax, sizeof *cl);
+    uint32_t *ca = mbl_alloc_array(ka0 + 2 * extra, sizeof *ca);
+    uint32_t *owner = mbl_alloc_array(nmax, sizeof *owner);
+    uint32_t *alias = mbl_alloc_array(nmax, sizeof *alias);
+    pair_rec *R = NULL;
+    uint32_t *occ_c = NULL, *occ_next = NULL, *touched = NULL, *live = NULL;
+    size_t nr = 0, rcap = 0, no = 0, ocap = 0;
+    pair_heap H = {NULL, 0, 0};
+    pair_table C = {0}, L = {0};
+    if (!cl || !ca || !owner || !alias || pair_init(&C, npairs) || pair_init(&L, nl0 / 2 + extra)) goto out;
+    memcpy(cl, lnd, nl0 * sizeof *cl);
+    memcpy(ca, largs, ka0 * sizeof *ca);
+    size_t nl = nl0, ka = ka0;
+    for (size_t l = 0; l < nmax; l++) owner[l] = (uint32_t)l, alias[l] = (uint32_t)l;
+#define ADD_OCC(op_, x_, y_, c_)                                                              \
+    do {                                                                                      \
+        uint32_t x__ = (x_) < (y_) ? (x_) : (y_), y__ = (x_) < (y_) ? (y_) : (x_);            \
+        uint32_t *v__ = pair_get(&C, (op_), x__, y__, 1);                                     \
+        if (!v__) goto out;                                                                   \
+        if (!*v__) {                                                                          \
+            if (nr == rcap) {                                                                 \
+                size_t nc__ = rcap ? 2 * rcap : INIT_CAP;                                     \
+                pair_rec *q__ = mbl_realloc_array(R, nc__, sizeof *q__);                      \
+                if (!q__) goto out;                                                           \
+                R = q__, rcap = nc__;                                                         \
+            }                                                                                 \
+            R[nr] = (pair_rec){0, XNONE, x__, y__, (uint8_t)(op_)};                           \
+            *v__ = (uint32_t)++nr;                                                            \
+        }                                                                                     \
+        pair_rec *r__ = &R[*v__ - 1];                                                         \
+        if (no == ocap) {                                                                     \
+            size_t nc__ = ocap ? 2 * ocap : npairs + INIT_CAP;                                \
+            uint32_t *q1__ = mbl_realloc_array(occ_c, nc__, sizeof *q1__);                    \
+            if (!q1__) goto out;                                                              \
+            occ_c = q1__;                                                                     \
+            uint32_t *q2__ = mbl_realloc_array(occ_next, nc__, sizeof *q2__);                 \
+            if (!q2__) goto out;                                                              \
+            occ_next = q2__;                                                                  \
+            ocap = nc__;                                                                      \
+        }                                                                                     \
+        occ_c[no] = (c_);                                                                     \
+        occ_next[no] = r__->head;                                                             \
+        r__->head = (uint32_t)no++;                                                           \
+        r__->cnt++;                                                                           \
+    } while (0)
+    /* the binary sums and products there are, and the pairs of every container */
+    for (size_t l = 0; l < nl0; l++) {
+        const mblx__node *nd = &cl[l];
+        const uint32_t *a = ca + nd->aoff;
+        if ((nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na == 2 &&
+            nd->val == (nd->op == MBLX_OP_ADD ? 0.0 : 1.0) && a[0] != a[1]) {
+            uint32_t *v = pair_get(&L, nd->op, a[0] < a[1] ? a[0] : a[1], a[0] < a[1] ? a[1] : a[0], 1);
+            if (!v) goto out;
+            if (!*v) *v = (uint32_t)l + 1;
+            continue;
+        }
+        if (!pair_container(nd)) continue;
+        for (uint32_t i = 0; i < nd->na; i++)
+            for (uint32_t j = i + 1; j < nd->na; j++)
+                if (a[i] != a[j]) ADD_OCC(nd->op, a[i], a[j], (uint32_t)l);
+    }
+    for (size_t r = 0; r < nr; r++)
+        if (R[r].cnt >= 2 && heap_push(&H, R[r].cnt, (uint32_t)r)) goto out;
+    if (!(touched = mbl_alloc_array(PAIR_MAX_ARGS, sizeof *touched))) goto out;
+    size_t lcap = 0;
+    int changed = 0;
+    /* the most frequent pair first: every container that still has both operands gets it */
+    while (H.n) {
+        uint64_t e = heap_pop(&H);
+        uint32_t r = ~(uint32_t)e, cnt = (uint32_t)(e >> 32);
+        if (R[r].cnt != cnt) continue; /* a stale entry: the record was pushed again */
+        uint32_t op = R[r].op, x = R[r].x, y = R[r].y, nlive = 0;
+        /* the containers that still have both (dropping the others from the list) */
+        uint32_t *link = &R[r].head;
+        for (uint32_t p = *link; p != XNONE; p = *link) {
+            const mblx__node *nd = &cl[occ_c[p]];
+            const uint32_t *a = ca + nd->aoff;
+            if (find_operand(a, nd->na, x) >= 0 && find_operand(a, nd->na, y) >= 0) {
+                if (nlive == lcap) {
+                    size_t nc = lcap ? 2 * lcap : INIT_CAP;
+                    uint32_t *q = mbl_realloc_array(live, nc, sizeof *q);
+                    if (!q) goto out;
+                    live = q, lcap = nc;
+                }
+                live[nlive++] = occ_c[p];
+                link = &occ_next[p];
+            } else {
+                *link = occ_next[p];
+            }
+        }
+        if (nlive < cnt) {
+            R[r].cnt = nlive;
+            if (nlive >= 2 && heap_push(&H, nlive, r)) goto out;
+            continue;
+        }
+        R[r].cnt = 0;
+        R[r].head = XNONE;
+        uint32_t *v = pair_get(&L, op, x, y, 1);
+        if (!v) goto out;
+        if (!*v) {
+            uint32_t id = (uint32_t)nl++;
+            cl[id] = (mblx__node){op == MBLX_OP_ADD ? 0.0 : 1.0, (uint32_t)ka, 2, 0, 0, (uint8_t)op};
+            ca[ka++] = x;
+            ca[ka++] = y;
+            owner[id] = owner[live[0]];
+            *v = id + 1;
+        }
+        uint32_t t = *v - 1;
+        for (uint32_t q = 0; q < nlive; q++) {
+            uint32_t c = live[q];
+            mblx__node *nd = &cl[c];
+            uint32_t *a = ca + nd->aoff, m = 0, nt = 0;
+            for (uint32_t i = 0; i < nd->na; i++)
+                if (a[i] != x && a[i] != y) a[m++] = a[i];
+            /* the new pairs (z, t) of this container */
+            for (uint32_t i = 0; i < m; i++) {
+                if (a[i] == t) continue;
+                ADD_OCC(op, a[i], t, c);
+                touched[nt++] = *pair_get(&C, op, a[i] < t ? a[i] : t, a[i] < t ? t : a[i], 0) - 1;
+            }
+            a[m++] = t;
+            nd->na = m;
+            for (uint32_t i = 0; i < nt; i++)
+                if (R[touched[i]].cnt >= 2 && heap_push(&H, R[touched[i]].cnt, touched[i])) goto out;
+        }
+        changed = 1;
+    }
+#undef ADD_OCC
+    if (!changed) {
+        rc = 0;
+        goto out;
+    }
+    /* a sum or product left with one operand and no constant is that operand */
+    for (size_t l = 0; l < nl; l++) {
+        mblx__node *nd = &cl[l];
+        uint32_t *a = ca + nd->aoff;
+        for (uint32_t i = 0; i < nd->na; i++) a[i] = alias[a[i]];
+        if ((nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na == 1 &&
+            nd->val == (nd->op == MBLX_OP_ADD ? 0.0 : 1.0))
+            alias[l] = a[0];
+    }
+    for (size_t o = 0; o < nout; o++) outl[o] = alias[outl[o]];
+    *pcl = cl;
+    *pca = ca;
+    *powner = owner;
+    cl = NULL;
+    ca = NULL;
+    owner = NULL;
+    *pnl = nl;
+    *pka = ka;
+    rc = 0;
+out:
+    mbl_free(cl);
+    mbl_free(ca);
+    mbl_free(owner);
+    mbl_free(alias);
+    mbl_free(R);
+    mbl_free(occ_c);
+    mbl_free(occ_next);
+    mbl_free(touched);
+    mbl_free(live);
+    mbl_free(H.h);
+    pair_free(&C);
+    pair_free(&L);
+    return rc;
+}
+
+/* Operations of the local sub-DAG (nd, args: nl nodes) reachable from outl[0..nout), as the
+ * emitter will count them (a sum or product of k >= 2 operands: k - 1, plus its constant when
+ * k > 2; everything else one); SIZE_MAX when out of memory. */
+static size_t dag_ops(const mblx__node *nd, const uint32_t *args, size_t nl, const uint32_t *outl, size_t nout)
+{
+    unsigned char *mark = mbl_alloc_array(nl ? nl : 1, 1);
+    uint32_t *order = mbl_alloc_array(nl ? nl : 1, sizeof *order);
+    size_t no = mark && order ? local_postorder(nd, args, nl, outl, nout, mark, order) : SIZE_MAX, ops = 0;
+    for (size_t p = 0; no != SIZE_MAX && p < no; p++) {
+        const mblx__node *x = &nd[order[p]];
+        if (nary_local(x))
+            ops += x->na - 1 + (x->na > 2 && x->val != (x->op == MBLX_OP_ADD ? 0.0 : 1.0));
+        else
+            ops++;
+    }
+    mbl_free(mark);
+    mbl_free(order);
+    return no == SIZE_MAX ? SIZE_MAX : ops;
+}
+
+/* The shared form of the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands): chains alone (the
+ * same operations in the same order as written: bit-identical values), or common pairs and then
+ * chains, whichever has fewer operations (the pairs can break prefixes the chains would have
+ * shared). Outputs as share_chains (*pcl NULL: the sub-DAG as it is); *powner always allocated.
+ * Returns 0, or -1 when out of memory. */
+static int share(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t ka0, uint32_t *outl, size_t nout,
+                 mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner)
+{
+    mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
+    uint32_t *caA = NULL, *caB = NULL, *pa = NULL, *ownA = NULL, *ownB = NULL, *ownP = NULL;
+    uint32_t *outA = mbl_alloc_array(nout ? nout : 1, sizeof *outA), *outB = mbl_alloc_array(nout ? nout : 1, sizeof *outB);
+    size_t nlA, kaA, nlB, kaB, nlP, kaP;
+    int rc = -1;
+    if (!outA || !outB) goto out;
+    memcpy(outA, outl, nout * sizeof *outA);
+    memcpy(outB, outl, nout * sizeof *outB);
+    if (share_chains(lnd, largs, nl0, ka0, outA, nout, &clA, &caA, &nlA, &kaA, &ownA)) goto out;
+    if (share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP)) goto out;
+    if (pl) {
+        if (share_chains(pl, pa, nlP, kaP, outB, nout, &clB, &caB, &nlB, &kaB, &ownB)) goto out;
+        for (size_t l = 0; l < nlB; l++) ownB[l] = ownP[ownB[l]];
+        if (!clB) clB = pl, caB = pa, pl = NULL, pa = NULL;
+        size_t opsA = dag_ops(clA ? clA : lnd, clA ? caA : largs, nlA, outA, nout);
+        size_t opsB = dag_ops(clB, caB, nlB, outB, nout);
+        if (opsA == SIZE_MAX || opsB == SIZE_MAX) goto out;
+        if (opsB < opsA) {
+            memcpy(outl, outB, nout * sizeof *outl);
+            *pcl = clB, *pca = caB, *pnl = nlB, *pka = kaB, *powner = ownB;
+            clB = NULL, caB = NULL, ownB = NULL;
+            rc = 0;
+            goto out;
+        }
+    }
+    memcpy(outl, outA, nout * sizeof *outl);
+    *pcl = clA, *pca = caA, *pnl = nlA, *pka = kaA, *powner = ownA;
+    clA = NULL, caA = NULL, ownA = NULL;
+    rc = 0;
+out:
+    mbl_free(clA), mbl_free(caA), mbl_free(ownA);
+    mbl_free(clB), mbl_free(caB), mbl_free(ownB);
+    mbl_free(pl), mbl_free(pa), mbl_free(ownP);
+    mbl_free(outA), mbl_free(outB);
+    return rc;
+}
+
 mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
 {
     if (!g || (n && !outputs)) {
@@ -534,7 +936,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     {
         mblx__node *cl;
         uint32_t *ca;
-        if (share_chains(t->lnd, t->largs, nl0, ka, outl, n, &cl, &ca, &nl, &ka, &owner)) goto oom;
+        if (share(t->lnd, t->largs, nl0, ka, outl, n, &cl, &ca, &nl, &ka, &owner)) goto oom;
         if (cl) {
             dlnd = t->lnd;
             dlargs = t->largs;

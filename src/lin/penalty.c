@@ -46,6 +46,7 @@
 #define PEN_TF_RCOND 1e-13
 /* safety factor of the error estimate (see above) */
 #define PEN_SAFETY 2.0
+#define PEN_ROUND_SAFETY 4.0
 
 typedef struct pen_item {
     double viol;
@@ -251,7 +252,10 @@ static int pen_transform(const mbl_blocks *B, const pen_tf *tf, const double *Ax
 /* The rounding error of QZ on each finite eigenvalue of the pencil (A, E) (N x N), measured: QZ on
  * the transposed pencil (A^T, E^T) has exactly the same eigenvalues but rounds differently, so the
  * distance of each eigenvalue to the nearest one of the transposed pencil is the size of the
- * rounding error (times PEN_SAFETY). The extrapolation in alpha sees only the O(1/alpha) term of
+ * rounding error (times PEN_ROUND_SAFETY: one sample of a rounding error, and the pencil's entries
+ * carry the rounding of the Jacobian's evaluation too; with safety 2 a different, equally accurate
+ * evaluation order of the four-bar's Jacobian (src/expr/tape.c share_pairs) made the deviation at
+ * alpha = 1e8 1.3 times this measurement). The extrapolation in alpha sees only the O(1/alpha) term of
  * the penalty error; the rounding does not shrink with alpha and on a flexible body (modes up to
  * 1e5 rad/s coupled to the penalized directions) it dominates: 1.35 rad/s on
  * examples/flexible_pendulum_beams.yaml, where the O(1/alpha) term is 0.03 rad/s. The normwise
@@ -274,7 +278,7 @@ static int pen_round(int N, const double *A, const double *E, const double *ar, 
         if (!(be[j] > 0)) continue;
         double sr = ar[j] / be[j], si = ai[j] / be[j];
         for (int i = 0; i < N; i++)
-            if (bb[i] > 0) err[j] = fmin(err[j], PEN_SAFETY * hypot(sr - br[i] / bb[i], si - bi[i] / bb[i]));
+            if (bb[i] > 0) err[j] = fmin(err[j], PEN_ROUND_SAFETY * hypot(sr - br[i] / bb[i], si - bi[i] / bb[i]));
     }
     mbl_free(At), mbl_free(Et), mbl_free(br), mbl_free(bi), mbl_free(bb);
     return rc;

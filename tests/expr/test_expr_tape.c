@@ -202,6 +202,87 @@ TEST(shared_sums_and_products)
     mblx_tape_free(t);
 }
 
+/* Common pairs of operands at any position (not only prefixes in the graph's order) are computed
+ * once: the classic greedy pair extraction before the chains (src/expr/tape.c share_pairs). */
+TEST(shared_pairs)
+{
+    (void)P("pa + pb + pc + px + py"); /* the symbols in this order */
+    /* chains: pa*px*py, pb*px*py, pc*px*py share nothing (6 multiplications); pairs: px*py once,
+     * then one multiplication each (4) */
+    static const char *const m3[] = {"pa*px*py", "pb*px*py", "pc*px*py"};
+    CHECK_EQ_INT(ninstr_of(3, m3), 5 + 4); /* 5 LDS; was 11 */
+    static const char *const s3[] = {"pa + px + py", "pb + px + py", "pc + px + py"};
+    CHECK_EQ_INT(ninstr_of(3, s3), 5 + 4);
+    /* never longer than the chains alone: a*b*c with a*b*d shares the prefix either way */
+    static const char *const p2[] = {"pa*pb*pc", "pa*pb*px"};
+    CHECK_EQ_INT(ninstr_of(2, p2), 7);
+    /* values with pairs, coefficients and constant terms, against the same arithmetic in double */
+    static const char *const v[] = {"2*pa*px*py", "-pb*px*py*pc", "pc*px*py + 3", "pa + px + py - 1",
+                                    "pb + px + py + pc", "pa*px + pb*px + pc*px*py"};
+    mblx_id out[6];
+    for (int i = 0; i < 6; i++) out[i] = P(v[i]);
+    mbl_status st;
+    mblx_tape *t = mblx_compile(G, 6, out, &st);
+    CHECK(t != NULL);
+    if (!t) return;
+    double a = 0.3, b = -1.7, c = 2.5, x = 0.9, y = -0.45, r[6], w[64], sv[64] = {0};
+    CHECK(mblx_tape_work_size(t) <= 64 && mblx_tape_nsymbols(t) <= 64);
+    sv[mblx_symbol_index(G, P("pa"))] = a, sv[mblx_symbol_index(G, P("pb"))] = b;
+    sv[mblx_symbol_index(G, P("pc"))] = c, sv[mblx_symbol_index(G, P("px"))] = x;
+    sv[mblx_symbol_index(G, P("py"))] = y;
+    CHECK_EQ_INT(mblx_tape_eval(t, sv, r, w, &st), 0);
+    double want[6] = {2 * a * x * y, -b * x * y * c, c * x * y + 3, a + x + y - 1, b + x + y + c,
+                      a * x + b * x + c * x * y};
+    for (int i = 0; i < 6; i++) CHECK_REL(r[i], want[i], 1e-15);
+    mblx_tape_free(t);
+
+    /* second derivatives of a rotation Rz Rx Ry (the entries of d(dR/dq_k)/dq_l: sums of products
+     * of sines and cosines with pairs in common at any position) against central differences */
+    mblx_id q[3] = {P("qa"), P("qb"), P("qc")}, R[9], H[81];
+    mblx_id ca = mblx_cos(G, q[0]), sa = mblx_sin(G, q[0]), cb = mblx_cos(G, q[1]), sb = mblx_sin(G, q[1]);
+    mblx_id cc = mblx_cos(G, q[2]), sc = mblx_sin(G, q[2]), z = mblx_const(G, 0), o = mblx_const(G, 1);
+    mblx_id Rz[9] = {ca, sa, z, mblx_neg(G, sa), ca, z, z, z, o}, Rx[9] = {o, z, z, z, cb, sb, z, mblx_neg(G, sb), cb};
+    mblx_id Ry[9] = {cc, z, mblx_neg(G, sc), z, o, z, sc, z, cc}, T[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            mblx_id f[3];
+            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, Rz[i + 3 * k], Rx[k + 3 * j]);
+            T[i + 3 * j] = mblx_sum(G, 3, f);
+        }
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            mblx_id f[3];
+            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, T[i + 3 * k], Ry[k + 3 * j]);
+            R[i + 3 * j] = mblx_sum(G, 3, f);
+        }
+    for (int e = 0; e < 9; e++)
+        for (int k = 0; k < 3; k++)
+            for (int l = 0; l < 3; l++) H[9 * e + 3 * k + l] = mblx_diff(G, mblx_diff(G, R[e], q[k]), q[l]);
+    t = mblx_compile(G, 81, H, &st);
+    CHECK(t != NULL);
+    if (!t) return;
+    size_t nh = mblx_tape_ninstr(t);
+    CHECK_MSG(nh <= 62, "rotation second-derivative tape: %zu instructions", nh); /* 70 with chains alone */
+    double qv[3] = {0.4, -0.25, 0.8}, hv[81], *wk = malloc(mblx_tape_work_size(t) * sizeof *wk);
+    double svq[64] = {0};
+    for (int k = 0; k < 3; k++) svq[mblx_symbol_index(G, q[k])] = qv[k];
+    CHECK_EQ_INT(mblx_tape_eval(t, svq, hv, wk, &st), 0);
+    for (int k = 0; k < 3; k++)
+        for (int l = 0; l < 3; l++) {
+            double h = 1e-4, Rpp[9], Rpm[9], Rmp[9], Rmm[9], qq[3];
+            for (int s = 0; s < 4; s++) {
+                memcpy(qq, qv, sizeof qq);
+                qq[k] += (s & 2) ? -h : h;
+                qq[l] += (s & 1) ? -h : h;
+                rot_zxy(qq, s == 0 ? Rpp : s == 1 ? Rpm : s == 2 ? Rmp : Rmm);
+            }
+            for (int e = 0; e < 9; e++)
+                CHECK_CLOSE(hv[9 * e + 3 * k + l], (Rpp[e] - Rpm[e] - Rmp[e] + Rmm[e]) / (4 * h * h), 1e-6);
+        }
+    free(wk);
+    mblx_tape_free(t);
+}
+
 TEST(domain_errors)
 {
     static const struct {
@@ -312,6 +393,7 @@ int main(void)
     RUN(values);
     RUN(common_subexpressions_once);
     RUN(shared_sums_and_products);
+    RUN(shared_pairs);
     RUN(domain_errors);
     RUN(long_sum_and_deep_chain);
     mblx_graph_free(G);
