@@ -96,4 +96,20 @@ static inline int test_tmp_template(char *buf, size_t size, const char *prefix)
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+/* The whole file at path as a NUL-terminated string (malloc'd; NULL when it cannot be read). */
+static inline char *test_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *s = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (s = malloc((size_t)n + 1)) && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s) s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
 #endif

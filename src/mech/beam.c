@@ -532,25 +532,14 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     for (int i = 0; i < nf; i++) f->lexp[i] = i % 3 == 2, f->kcls[i] = i % 3 != 0;
     f->kexp[0] = -1, f->kexp[1] = -3;
     {
-        struct {
-            int kind, cls;
-            const char *text;
-            double value;
-            const yaml_node_t *at;
-        } fa[6] = {{MBL_FFR_FAC_MASS, 0, mech_fmt(M, "(%s)*(%s)", rhot, At), sec.rho * sec.A, key},
-                   {MBL_FFR_FAC_STIFF, 0, mech_fmt(M, "(%s)*(%s)", Et, At), sec.E * sec.A, key},
-                   {MBL_FFR_FAC_STIFF, 1, mech_fmt(M, "(%s)*(%s)", Et, It), sec.E * sec.Iz, key},
-                   {MBL_FFR_FAC_LENGTH, 0, Lt, L, key},
-                   {MBL_FFR_FAC_ALPHA, 0, dt[0], alpha, dnode[0]},
-                   {MBL_FFR_FAC_BETA, 0, dt[1], beta, dnode[1]}};
-        for (int k = 0; k < 6; k++) {
-            if (!fa[k].text) continue;
-            mbl_ffr_factor *x = &f->fac[f->nfac];
-            x->kind = fa[k].kind, x->cls = fa[k].cls, x->value = fa[k].value;
-            mech_pos_of(fa[k].at, &x->line, &x->col);
-            if (!(x->text = mech_dup_s(fa[k].text))) return mech_oom(M);
-            f->nfac++;
-        }
+        mech_flex_fac fa[6] = {{MBL_FFR_FAC_MASS, 0, mech_fmt(M, "(%s)*(%s)", rhot, At), sec.rho * sec.A, key},
+                               {MBL_FFR_FAC_STIFF, 0, mech_fmt(M, "(%s)*(%s)", Et, At), sec.E * sec.A, key},
+                               {MBL_FFR_FAC_STIFF, 1, mech_fmt(M, "(%s)*(%s)", Et, It), sec.E * sec.Iz, key},
+                               {MBL_FFR_FAC_LENGTH, 0, Lt, L, key},
+                               {MBL_FFR_FAC_ALPHA, 0, dt[0], alpha, dnode[0]},
+                               {MBL_FFR_FAC_BETA, 0, dt[1], beta, dnode[1]}};
+        int frc = mech_flex_factors(M, f, fa, 6);
+        if (frc) return frc;
     }
     f->inv.nf = 0;
     rc = mbl_beam2_invariants(&sec, L, ne, &f->inv, M->st);
@@ -654,4 +643,17 @@ int mech_flex_refuse(mech *M, const body *B, const yaml_node_t *at, const char *
                   "%s: its reaction would act on the flexible body '%s' at another body's point; attach the element "
                   "with its first marker on '%s' (or use a force without 'reaction')",
                   what, B->name, B->name);
+}
+
+int mech_flex_factors(mech *M, struct mbl_ffr_body *f, const mech_flex_fac *fa, int n)
+{
+    for (int k = 0; k < n; k++) {
+        if (!fa[k].text) continue;
+        mbl_ffr_factor *x = &f->fac[f->nfac];
+        x->kind = fa[k].kind, x->cls = fa[k].cls, x->value = fa[k].value;
+        mech_pos_of(fa[k].at, &x->line, &x->col);
+        if (!(x->text = mech_dup_s(fa[k].text))) return mech_oom(M);
+        f->nfac++;
+    }
+    return 0;
 }

@@ -243,28 +243,17 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     for (int i = 0; i < nf; i++) f->lexp[i] = i % 6 >= 4, f->kcls[i] = cls6[i % 6]; /* over the elastic coordinates */
     f->kexp[0] = -1, f->kexp[1] = -3, f->kexp[2] = -3, f->kexp[3] = -1;
     {
-        struct {
-            int kind, cls;
-            const char *text;
-            double value;
-            const yaml_node_t *at;
-        } fa[9] = {{MBL_FFR_FAC_MASS, 0, mech_fmt(M, "(%s)*(%s)", rhot, Ar), sec.rho * sec.A, key},
-                   {MBL_FFR_FAC_POLAR, 0, mech_fmt(M, "(%s)*((%s) + (%s))", rhot, Iyt, Izt), sec.rho * (sec.Iy + sec.Iz), key},
-                   {MBL_FFR_FAC_STIFF, 0, mech_fmt(M, "(%s)*(%s)", Et, Ar), sec.E * sec.A, key},
-                   {MBL_FFR_FAC_STIFF, 1, mech_fmt(M, "(%s)*(%s)", Et, Izt), sec.E * sec.Iz, key},
-                   {MBL_FFR_FAC_STIFF, 2, mech_fmt(M, "(%s)*(%s)", Et, Iyt), sec.E * sec.Iy, key},
-                   {MBL_FFR_FAC_STIFF, 3, mech_fmt(M, "(%s)*(%s)", Gt, Jt), sec.G * sec.J, key},
-                   {MBL_FFR_FAC_LENGTH, 0, Lt, L, key},
-                   {MBL_FFR_FAC_ALPHA, 0, dt[0], alpha, dnode[0]},
-                   {MBL_FFR_FAC_BETA, 0, dt[1], beta, dnode[1]}};
-        for (int k = 0; k < 9; k++) {
-            if (!fa[k].text) continue;
-            mbl_ffr_factor *x = &f->fac[f->nfac];
-            x->kind = fa[k].kind, x->cls = fa[k].cls, x->value = fa[k].value;
-            mech_pos_of(fa[k].at, &x->line, &x->col);
-            if (!(x->text = mech_dup_s(fa[k].text))) return mech_oom(M);
-            f->nfac++;
-        }
+        mech_flex_fac fa[9] = {{MBL_FFR_FAC_MASS, 0, mech_fmt(M, "(%s)*(%s)", rhot, Ar), sec.rho * sec.A, key},
+                               {MBL_FFR_FAC_POLAR, 0, mech_fmt(M, "(%s)*((%s) + (%s))", rhot, Iyt, Izt), sec.rho * (sec.Iy + sec.Iz), key},
+                               {MBL_FFR_FAC_STIFF, 0, mech_fmt(M, "(%s)*(%s)", Et, Ar), sec.E * sec.A, key},
+                               {MBL_FFR_FAC_STIFF, 1, mech_fmt(M, "(%s)*(%s)", Et, Izt), sec.E * sec.Iz, key},
+                               {MBL_FFR_FAC_STIFF, 2, mech_fmt(M, "(%s)*(%s)", Et, Iyt), sec.E * sec.Iy, key},
+                               {MBL_FFR_FAC_STIFF, 3, mech_fmt(M, "(%s)*(%s)", Gt, Jt), sec.G * sec.J, key},
+                               {MBL_FFR_FAC_LENGTH, 0, Lt, L, key},
+                               {MBL_FFR_FAC_ALPHA, 0, dt[0], alpha, dnode[0]},
+                               {MBL_FFR_FAC_BETA, 0, dt[1], beta, dnode[1]}};
+        int frc = mech_flex_factors(M, f, fa, 9);
+        if (frc) return frc;
     }
     mbl_ffr3 *sp = mbl_calloc(1, sizeof *sp);
     if (!sp) return mech_oom(M);

@@ -254,6 +254,15 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val);
 int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val);
 /* gravity g (texts) on flexible body B: its structured term carries it */
 int mech_flex_gravity(mech *M, body *B, const char *const g[3], const yaml_node_t *at);
+/* the parameter factors of a beam's invariants (model/ffr.h mbl_ffr_factor): kind, class, the
+ * text of the factor, its value, where it was written; entries without text are skipped */
+typedef struct mech_flex_fac {
+    int kind, cls;
+    const char *text;
+    double value;
+    const yaml_node_t *at;
+} mech_flex_fac;
+int mech_flex_factors(mech *M, struct mbl_ffr_body *f, const mech_flex_fac *fa, int n);
 /* the elastic part of the virtual work of a force f and torque tq (global texts, may be NULL) at
  * marker m of a flexible body (the frame part goes through B->F, B->N like a rigid body's) */
 void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const char *sg);

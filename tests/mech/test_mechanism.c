@@ -50,7 +50,7 @@ static void run_free(run *r)
     mbl_model_free(r->md);
 }
 
-static char *slurp(const char *path);
+static char *test_slurp(const char *path);
 
 typedef struct cplx {
     double re, im;
@@ -205,7 +205,7 @@ TEST(fourbar_twins)
             snprintf(b, sizeof b, "examples/fourbar_N%d%s.yaml", Ns[i], damped ? "_damped" : "");
             CHECK(twin(a, b, NULL, 0) < TWIN_TOL);
         }
-    char *base = slurp("examples/mech/fourbar_N5.yaml");
+    char *base = test_slurp("examples/mech/fourbar_N5.yaml");
     if (base) {
         char *sw = swap_ij(base);
         run r0, r1;
@@ -223,23 +223,6 @@ TEST(fourbar_twins)
     }
 }
 
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b) b[n] = '\0';
-    fclose(f);
-    return b;
-}
 
 /* text with the first occurrence of `from` replaced by `to` (malloc'd), NULL if absent */
 static char *replace(const char *text, const char *from, const char *to)
@@ -277,7 +260,7 @@ TEST(spatial_fourbar)
  * joint defined from the other marker: the same eigenvalue. */
 TEST(spatial_invariance)
 {
-    char *base = slurp("examples/mech/spatial_fourbar.yaml");
+    char *base = test_slurp("examples/mech/spatial_fourbar.yaml");
     CHECK(base != NULL);
     if (!base) return;
     const char *rocker =
@@ -645,7 +628,7 @@ TEST(check_mechanisms)
     }
     free(out);
     /* the spatial four-bar with the second pivot 4 m away: the coupler cannot reach */
-    char *base = slurp("examples/mech/spatial_fourbar.yaml");
+    char *base = test_slurp("examples/mech/spatial_fourbar.yaml");
     char *t1 = base ? replace(base, "O4: {position: [d, 0, 0]", "O4: {position: [4, 0, 0]") : NULL;
     char *t2 = t1 ? replace(t1, "position: [d, 0, \"-d/2\"]", "position: [4, 0, \"-d/2\"]") : NULL;
     CHECK(t2 != NULL);
@@ -817,7 +800,7 @@ TEST(elements_closed_forms)
               "forces: {twist: {type: torsion, i: h1, j: O1, stiffness: 8}}\n",
               w_cp, 1, NULL);
     /* universal = spherical + perpendicular axes: the four-bar's 7.848 */
-    char *base = slurp("examples/mech/spatial_fourbar.yaml");
+    char *base = test_slurp("examples/mech/spatial_fourbar.yaml");
     char *t = base ? replace(base, "  cross: {type: universal, i: C_left, j: R2_bottom}",
                              "  cross: {type: spherical, i: C_left, j: R2_bottom}\n"
                              "  cross_perp: {type: perpendicular_axes, i: C_left, j: R2_bottom}")
@@ -829,7 +812,7 @@ TEST(elements_closed_forms)
     free(base);
     /* drivers: the slider-pendulum with the slider held by a joint driver, then by a marker
        driver: the pendulum alone, omega^2 = m3 g l/2 / (j3 + m3 l^2/4) = 196.2/35 */
-    base = slurp("examples/mech/slider_pendulum.yaml");
+    base = test_slurp("examples/mech/slider_pendulum.yaml");
     double w_dr[1] = {196.2 / 35.0};
     char *d1 = base ? replace(base, "forces:\n", "drivers: {hold: {joint: slide, motion: \"0.1*sin(t)^2\"}}\nforces:\n")
                     : NULL;
@@ -852,7 +835,7 @@ TEST(elements_closed_forms)
 /* ---- every YAML example of docs/mechanism.md loads, linearizes and gives its expected omega^2 ---- */
 TEST(docs_examples)
 {
-    char *doc = slurp("docs/mechanism.md");
+    char *doc = test_slurp("docs/mechanism.md");
     CHECK(doc != NULL);
     if (!doc) return;
     int nblocks = 0;

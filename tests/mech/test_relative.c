@@ -19,23 +19,6 @@ typedef struct run {
     mbl_status st;
 } run;
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* the text with its `coordinates:` line set (or inserted after `model: mechanism`) */
 static char *with_coords(const char *text, const char *mode)
 {
@@ -81,7 +64,7 @@ static int run_file(const char *path, const char *mode, const char *method, cons
                     run *r)
 {
     memset(r, 0, sizeof *r);
-    char *t = slurp(path);
+    char *t = test_slurp(path);
     char *x = t && mode ? with_coords(t, mode) : t;
     int rc = x ? run_text(x, path, method, sets, nsets, r) : -1;
     if (x != t) free(x);
@@ -255,7 +238,7 @@ TEST(spatial_fourbar_table_4_1)
         run_free(&r);
     }
     /* Eq. 4.18 M_I: the open tree (the ball joint removed), its mass matrix in (q1 .. q4) */
-    char *t = slurp("examples/mech/spatial_fourbar_relative.yaml");
+    char *t = test_slurp("examples/mech/spatial_fourbar_relative.yaml");
     CHECK(t != NULL);
     if (!t) return;
     char *b = strstr(t, "  ball:");
@@ -587,7 +570,7 @@ TEST(tree_joint_reactions)
         {"tests/mech/fourbar_general.yaml", "a: \"FX(A_pin)\", b: \"FY(B_pin)\", c: \"FY(D_pin)\", d: \"TZ(B_pin)\""},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        char *t = slurp(cases[c][0]), *x = t ? with_outputs(t, cases[c][1]) : NULL;
+        char *t = test_slurp(cases[c][0]), *x = t ? with_outputs(t, cases[c][1]) : NULL;
         char *ta = x ? with_coords(x, "absolute") : NULL, *tr = x ? with_coords(x, "relative") : NULL;
         run a, r;
         memset(&a, 0, sizeof a);

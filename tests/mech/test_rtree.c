@@ -16,23 +16,6 @@
 #include "model/model_internal.h"
 #include "test.h"
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* text with `tree_dynamics: symbolic` after its `coordinates: relative` line */
 static char *symbolic_of(const char *text)
 {
@@ -278,7 +261,7 @@ TEST(rtree_cut_joints_equal_symbolic)
     static const char *files[] = {"examples/mech/spatial_fourbar.yaml", "examples/mech/spatial_fourbar_relative.yaml",
                                   "examples/mech/slider_pendulum_relative.yaml"};
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
-        char *t = slurp(files[f]);
+        char *t = test_slurp(files[f]);
         CHECK(t != NULL);
         if (!t) continue;
         /* a model written in absolute coordinates: in relative ones, with its cut joints */
@@ -307,7 +290,7 @@ TEST(rtree_cut_joints_equal_symbolic)
  * closed-form Jacobian entries) equal the symbolic formulation's */
 TEST(rtree_sensitivities_equal_symbolic)
 {
-    char *t = slurp("examples/mech/slider_pendulum_relative.yaml");
+    char *t = test_slurp("examples/mech/slider_pendulum_relative.yaml");
     char *s = t ? symbolic_of(t) : NULL;
     CHECK(s != NULL);
     if (!s) {
