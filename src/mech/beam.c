@@ -314,8 +314,8 @@ int mbl_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_in
 #include "mech/mech_internal.h"
 
 /* a positive number of the body given by key (its text in *txt when txt is not NULL) */
-static int beam_number_t(mech *M, const yaml_node_t *val, const char *key, const char *what, int required, double *out,
-                         const char **txt)
+int mech_beam_number_t(mech *M, const yaml_node_t *val, const char *key, const char *what, int required, double *out,
+                       const char **txt)
 {
     yaml_node_t *n = mech_get(M, val, key);
     if (!n) {
@@ -338,7 +338,7 @@ static int beam_number_t(mech *M, const yaml_node_t *val, const char *key, const
 
 static int beam_number(mech *M, const yaml_node_t *val, const char *key, const char *what, int required, double *out)
 {
-    return beam_number_t(M, val, key, what, required, out, NULL);
+    return mech_beam_number_t(M, val, key, what, required, out, NULL);
 }
 
 static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L, const char *Lt)
@@ -460,8 +460,8 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     memset(&sec, 0, sizeof sec);
     double L, nel, r;
     const char *Lt, *Et, *rhot, *At, *It;
-    if ((rc = beam_number_t(M, val, "length", what, 1, &L, &Lt)) || (rc = beam_number(M, val, "elements", what, 1, &nel)) ||
-        (rc = beam_number_t(M, val, "E", what, 1, &sec.E, &Et)) || (rc = beam_number_t(M, val, "rho", what, 1, &sec.rho, &rhot)))
+    if ((rc = mech_beam_number_t(M, val, "length", what, 1, &L, &Lt)) || (rc = beam_number(M, val, "elements", what, 1, &nel)) ||
+        (rc = mech_beam_number_t(M, val, "E", what, 1, &sec.E, &Et)) || (rc = mech_beam_number_t(M, val, "rho", what, 1, &sec.rho, &rhot)))
         return rc;
     if (nel != floor(nel) || nel > 1e7)
         return err_at(M, mech_get(M, val, "elements"), "%s: 'elements' must be a whole number (1 to 1e7), not %g", what, nel);
@@ -470,32 +470,18 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (rn && (An || In)) return err_at(M, rn, "%s: give the section by 'radius' or by 'A' and 'I', not both", what);
     if (rn) {
         const char *rt;
-        if ((rc = beam_number_t(M, val, "radius", what, 1, &r, &rt))) return rc;
+        if ((rc = mech_beam_number_t(M, val, "radius", what, 1, &r, &rt))) return rc;
         sec.A = acos(-1.0) * r * r, sec.Iz = acos(-1.0) * r * r * r * r / 4;
         At = mech_fmt(M, "pi*(%s)^2", rt), It = mech_fmt(M, "pi*(%s)^4/4", rt);
     } else {
-        if ((rc = beam_number_t(M, val, "A", what, 1, &sec.A, &At)) || (rc = beam_number_t(M, val, "I", what, 1, &sec.Iz, &It)))
+        if ((rc = mech_beam_number_t(M, val, "A", what, 1, &sec.A, &At)) || (rc = mech_beam_number_t(M, val, "I", what, 1, &sec.Iz, &It)))
             return rc;
     }
-    double alpha = 0, beta = 0;
+    double ab[2] = {0, 0};
     const char *dt[2] = {NULL, NULL};
     yaml_node_t *dnode[2] = {NULL, NULL};
-    yaml_node_t *dn = mech_get(M, val, "damping");
-    if (dn) {
-        static const char *okd[] = {"alpha", "beta", NULL};
-        if ((rc = mech_want_map(M, dn, "damping")) || (rc = mech_check_keys(M, dn, okd, "damping"))) return rc;
-        const char *keys[2] = {"alpha", "beta"};
-        double *dst[2] = {&alpha, &beta};
-        for (int k = 0; k < 2; k++) {
-            yaml_node_t *x = mech_get(M, dn, keys[k]);
-            const char *t;
-            if (!x) continue;
-            if ((rc = mech_text_of(M, x, keys[k], &t)) || (rc = mech_eval_text(M, t, x, keys[k], dst[k]))) return rc;
-            dt[k] = t, dnode[k] = x;
-            if (!(*dst[k] >= 0) || !isfinite(*dst[k]))
-                return err_at(M, x, "%s: damping %s must be >= 0 and finite (it is %g)", what, keys[k], *dst[k]);
-        }
-    }
+    if ((rc = mech_beam_damping(M, val, what, ab, dt, dnode))) return rc;
+    double alpha = ab[0], beta = ab[1];
     body *B = mech_new_body(M, name, key);
     if (!B) return mech_oom(M);
     int bi = M->nb - 1;
@@ -654,6 +640,27 @@ int mech_flex_factors(mech *M, struct mbl_ffr_body *f, const mech_flex_fac *fa, 
         mech_pos_of(fa[k].at, &x->line, &x->col);
         if (!(x->text = mech_dup_s(fa[k].text))) return mech_oom(M);
         f->nfac++;
+    }
+    return 0;
+}
+
+int mech_beam_damping(mech *M, const yaml_node_t *val, const char *what, double ab[2], const char *dt[2],
+                      yaml_node_t *dnode[2])
+{
+    yaml_node_t *dn = mech_get(M, val, "damping");
+    if (!dn) return 0;
+    static const char *okd[] = {"alpha", "beta", NULL};
+    int rc;
+    if ((rc = mech_want_map(M, dn, "damping")) || (rc = mech_check_keys(M, dn, okd, "damping"))) return rc;
+    const char *keys[2] = {"alpha", "beta"};
+    for (int k = 0; k < 2; k++) {
+        yaml_node_t *x = mech_get(M, dn, keys[k]);
+        const char *t;
+        if (!x) continue;
+        if ((rc = mech_text_of(M, x, keys[k], &t)) || (rc = mech_eval_text(M, t, x, keys[k], &ab[k]))) return rc;
+        dt[k] = t, dnode[k] = x;
+        if (!(ab[k] >= 0) || !isfinite(ab[k]))
+            return err_at(M, x, "%s: damping %s must be >= 0 and finite (it is %g)", what, keys[k], ab[k]);
     }
     return 0;
 }

@@ -28,25 +28,9 @@
 #include "model/ffr3.h"
 
 /* a positive number of the body given by key, and its text (NULL when txt is NULL) */
-static int num_t(mech *M, const yaml_node_t *val, const char *key, const char *what, int req, double *out,
-                 const char **txt)
-{
-    yaml_node_t *n = mech_get(M, val, key);
-    if (!n) return req ? err_at(M, val, "%s: missing '%s'", what, key) : 1;
-    const char *t;
-    int rc = mech_text_of(M, n, key, &t);
-    mech_set_track(M);
-    if (!rc) rc = mech_eval_text(M, t, n, key, out);
-    if (rc) return rc;
-    if (!isfinite(*out) || !(*out > 0))
-        return err_at(M, n, "%s: '%s' must be positive and finite (it is %g)%s", what, key, *out, mech_set_note(M));
-    if (txt) *txt = t;
-    return 0;
-}
-
 static int num(mech *M, const yaml_node_t *val, const char *key, const char *what, int req, double *out)
 {
-    return num_t(M, val, key, what, req, out, NULL);
+    return mech_beam_number_t(M, val, key, what, req, out, NULL);
 }
 
 static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L, const char *Lt,
@@ -126,9 +110,9 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     memset(&sec, 0, sizeof sec);
     double L, nel, r;
     const char *Lt, *Et, *Gt, *rhot, *Ar, *Iyt, *Izt, *Jt; /* texts of the parameters (sensitivities) */
-    if ((rc = num_t(M, val, "length", what, 1, &L, &Lt)) || (rc = num(M, val, "elements", what, 1, &nel)) ||
-        (rc = num_t(M, val, "E", what, 1, &sec.E, &Et)) || (rc = num_t(M, val, "G", what, 1, &sec.G, &Gt)) ||
-        (rc = num_t(M, val, "rho", what, 1, &sec.rho, &rhot)))
+    if ((rc = mech_beam_number_t(M, val, "length", what, 1, &L, &Lt)) || (rc = num(M, val, "elements", what, 1, &nel)) ||
+        (rc = mech_beam_number_t(M, val, "E", what, 1, &sec.E, &Et)) || (rc = mech_beam_number_t(M, val, "G", what, 1, &sec.G, &Gt)) ||
+        (rc = mech_beam_number_t(M, val, "rho", what, 1, &sec.rho, &rhot)))
         return rc;
     if (nel != floor(nel) || nel > 1e5)
         return err_at(M, mech_get(M, val, "elements"), "%s: 'elements' must be a whole number (1 to 1e5), not %g", what, nel);
@@ -138,32 +122,18 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         return err_at(M, rn, "%s: give the section by 'radius' or by 'A', 'Iy', 'Iz' and 'J', not both", what);
     if (rn) {
         const char *rt;
-        if ((rc = num_t(M, val, "radius", what, 1, &r, &rt))) return rc;
+        if ((rc = mech_beam_number_t(M, val, "radius", what, 1, &r, &rt))) return rc;
         double pi = acos(-1.0);
         sec.A = pi * r * r, sec.Iy = sec.Iz = pi * r * r * r * r / 4, sec.J = pi * r * r * r * r / 2;
         Ar = mech_fmt(M, "pi*(%s)^2", rt), Iyt = Izt = mech_fmt(M, "pi*(%s)^4/4", rt), Jt = mech_fmt(M, "pi*(%s)^4/2", rt);
-    } else if ((rc = num_t(M, val, "A", what, 1, &sec.A, &Ar)) || (rc = num_t(M, val, "Iy", what, 1, &sec.Iy, &Iyt)) ||
-               (rc = num_t(M, val, "Iz", what, 1, &sec.Iz, &Izt)) || (rc = num_t(M, val, "J", what, 1, &sec.J, &Jt)))
+    } else if ((rc = mech_beam_number_t(M, val, "A", what, 1, &sec.A, &Ar)) || (rc = mech_beam_number_t(M, val, "Iy", what, 1, &sec.Iy, &Iyt)) ||
+               (rc = mech_beam_number_t(M, val, "Iz", what, 1, &sec.Iz, &Izt)) || (rc = mech_beam_number_t(M, val, "J", what, 1, &sec.J, &Jt)))
         return rc;
-    double alpha = 0, beta = 0;
+    double ab[2] = {0, 0};
     const char *dt[2] = {NULL, NULL};
     yaml_node_t *dnode[2] = {NULL, NULL};
-    yaml_node_t *dn = mech_get(M, val, "damping");
-    if (dn) {
-        static const char *okd[] = {"alpha", "beta", NULL};
-        if ((rc = mech_want_map(M, dn, "damping")) || (rc = mech_check_keys(M, dn, okd, "damping"))) return rc;
-        const char *keys[2] = {"alpha", "beta"};
-        double *dst[2] = {&alpha, &beta};
-        for (int k = 0; k < 2; k++) {
-            yaml_node_t *x = mech_get(M, dn, keys[k]);
-            const char *t;
-            if (!x) continue;
-            if ((rc = mech_text_of(M, x, keys[k], &t)) || (rc = mech_eval_text(M, t, x, keys[k], dst[k]))) return rc;
-            dt[k] = t, dnode[k] = x;
-            if (!(*dst[k] >= 0) || !isfinite(*dst[k]))
-                return err_at(M, x, "%s: damping %s must be >= 0 and finite (it is %g)", what, keys[k], *dst[k]);
-        }
-    }
+    if ((rc = mech_beam_damping(M, val, what, ab, dt, dnode))) return rc;
+    double alpha = ab[0], beta = ab[1];
     /* the frame's orientation: a rotation by 'angle' about 'axis' (Rodrigues), x along the beam */
     double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, e0[4];
     yaml_node_t *axn = mech_get(M, val, "axis"), *ann = mech_get(M, val, "angle");

@@ -263,6 +263,14 @@ typedef struct mech_flex_fac {
     const yaml_node_t *at;
 } mech_flex_fac;
 int mech_flex_factors(mech *M, struct mbl_ffr_body *f, const mech_flex_fac *fa, int n);
+/* a beam's positive number `key` of val (its text in *txt, may be NULL): 0; 1 when it is absent and
+ * not required; an error naming the key otherwise */
+int mech_beam_number_t(mech *M, const yaml_node_t *val, const char *key, const char *what, int required, double *out,
+                       const char **txt);
+/* a beam's optional Rayleigh damping {alpha, beta} (each >= 0): values in ab, texts and nodes of
+ * the keys given (NULL where absent) */
+int mech_beam_damping(mech *M, const yaml_node_t *val, const char *what, double ab[2], const char *dt[2],
+                      yaml_node_t *dnode[2]);
 /* the elastic part of the virtual work of a force f and torque tq (global texts, may be NULL) at
  * marker m of a flexible body (the frame part goes through B->F, B->N like a rigid body's) */
 void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const char *sg);
