@@ -36,14 +36,26 @@ typedef struct sort_item {
     int idx, spurious;
 } sort_item;
 
+int mbl_mode_order(double freq_a, double re_a, double im_a, double freq_b, double re_b, double im_b)
+{
+    if (freq_a != freq_b) {
+        double tol = 1e-12 * fmax(freq_a, freq_b);
+        if (!isfinite(freq_a) || !isfinite(freq_b) || !(fabs(freq_a - freq_b) <= tol)) return freq_a < freq_b ? -1 : 1;
+    }
+    if (re_a != re_b) {
+        double tol = 1e-12 * fmax(hypot(re_a, im_a), hypot(re_b, im_b));
+        if (!(fabs(re_a - re_b) <= tol)) return re_a < re_b ? -1 : 1;
+    }
+    if (im_a != im_b) return im_a > im_b ? -1 : 1; /* positive imaginary part first */
+    return 0;
+}
+
 static int cmp_modes(const void *pa, const void *pb)
 {
     const sort_item *a = pa, *b = pb;
     if (a->spurious != b->spurious) return a->spurious - b->spurious; /* physical first */
-    if (a->freq != b->freq) return a->freq < b->freq ? -1 : 1;
-    if (a->re != b->re) return a->re < b->re ? -1 : 1;
-    if (a->im != b->im) return a->im > b->im ? -1 : 1; /* positive imaginary part first */
-    return a->idx - b->idx;
+    int c = mbl_mode_order(a->freq, a->re, a->im, b->freq, b->re, b->im);
+    return c ? c : a->idx - b->idx;
 }
 
 /* The method's own eigenvalues (lin->neig > 0): flags and coordinate parts of the eigenvectors

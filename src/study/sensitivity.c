@@ -350,11 +350,8 @@ static int cmp_mag(const void *pa, const void *pb)
 static int cmp_modes(const void *pa, const void *pb) /* as mbl_modal, conjugates kept together */
 {
     const eig_item *a = pa, *b = pb;
-    double tol = 1e-12 * fmax(a->mag, b->mag);
-    if (fabs(a->mag - b->mag) > tol) return a->mag < b->mag ? -1 : 1;
-    if (fabs(a->re - b->re) > tol) return a->re < b->re ? -1 : 1;
-    if (a->im != b->im) return a->im > b->im ? -1 : 1;
-    return a->idx - b->idx;
+    int c = mbl_mode_order(a->mag, a->re, a->im, b->mag, b->re, b->im);
+    return c ? c : a->idx - b->idx;
 }
 
 /* the complex vector j of LAPACK's packed real form (pairs: V(:,j) +- i V(:,j+1)) */

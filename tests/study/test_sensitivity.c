@@ -651,6 +651,50 @@ TEST(boundary_collision)
     CHECK(res.collision == 0);
 }
 
+/* One mode numbering for every listing: the sleeping top at Omega = 180 rad/s (below the flutter
+ * speed 186.76) has s = -+3.7349699 +- 13.5i, four eigenvalues of one magnitude that differ only
+ * by rounding. mbl_modal compared the frequencies exactly and the sensitivities within 1e-12, so
+ * `linearize` listed +3.73 + 13.5i as mode 3 and `sensitivity` -3.73 + 13.5i, and `boundary --mode
+ * 3` could name the other mode. Both follow mbl_mode_order now: within 1e-12, the real part
+ * ascending, then +imaginary first. The closed form: A w^2 - C Omega w + m g l = 0 has complex w
+ * below the flutter speed, s = i w, re = +-Im w. */
+TEST(mode_numbering_shared)
+{
+    CHECK(mbl_mode_order(1.0, -1, 2, 1.0 + 1e-14, 1, 2) < 0);
+    CHECK(mbl_mode_order(1.0 + 1e-14, 1, 2, 1.0, -1, 2) > 0);
+    CHECK(mbl_mode_order(1.0, 1, 2, 1.0 + 1e-9, -1, 2) < 0); /* not a tie: frequency first */
+    CHECK(mbl_mode_order(2.0, 0, 2, 2.0, 0, -2) < 0);        /* +imaginary first */
+    CHECK(mbl_mode_order(HUGE_VAL, 0, 1, 1.0, 0, 1) > 0);
+    CHECK(mbl_mode_order(0, 0, 1e-7, 0, 0, -1e-7) < 0);
+    mbl_setting sets[1] = {{"Omega", 180}};
+    mbl_modes *M = NULL;
+    CHECK(fresh_modes("examples/sim/sleeping_top.yaml", NULL, sets, 1, &M) == 0);
+    sens_run r;
+    CHECK(sens_file("examples/sim/sleeping_top.yaml", sets, 1, &r) == 0);
+    if (!M || !r.S) {
+        mbl_modes_free(M);
+        sens_free(&r);
+        return;
+    }
+    double m = 0.5, l = 0.04, I1 = 2e-4, I3 = 1.5e-4, g = 9.81, A = I1 + m * l * l, C = I3 * 180;
+    double wre = C / (2 * A), wim = sqrt(4 * A * m * g * l - C * C) / (2 * A); /* w = wre +- i wim */
+    CHECK(M->nx == r.S->nmode);
+    for (int i = 0; i < M->nx && i < r.S->nmode; i++) {
+        const mbl_mode *a = &M->modes[i];
+        const mbl_sens_mode *b = &r.S->modes[i];
+        double tol = i < 2 ? 1e-5 : 1e-9; /* modes 1, 2: the zero pair, at its rounding level in each */
+        CHECK_MSG(fabs(a->re - b->re) < tol && fabs(a->im - b->im) < tol, "mode %d: %g%+gi vs %g%+gi", i + 1, a->re,
+                  a->im, b->re, b->im);
+    }
+    const double want[4][2] = {{-wim, wre}, {-wim, -wre}, {wim, wre}, {wim, -wre}};
+    for (int k = 0; k < 4 && M->nx == 6; k++)
+        CHECK_MSG(fabs(M->modes[2 + k].re - want[k][0]) < 1e-8 && fabs(M->modes[2 + k].im - want[k][1]) < 1e-8,
+                  "mode %d: %g%+gi, closed form %g%+gi", k + 3, M->modes[2 + k].re, M->modes[2 + k].im, want[k][0],
+                  want[k][1]);
+    mbl_modes_free(M);
+    sens_free(&r);
+}
+
 /* Mode-shape derivatives against central differences of the shapes of fresh linearizations
  * (mbl_modal: dq with the largest component 1), slider-pendulum with c = 20, every parameter. */
 static int fresh_shape(const char *path, mbl_setting *sets, int nsets, double complex s0, double complex *shape, int n)
@@ -812,6 +856,7 @@ int main(void)
     RUN(whipple_bicycle);
     RUN(boundary_critical_speed);
     RUN(boundary_collision);
+    RUN(mode_numbering_shared);
     RUN(mode_shape_derivatives);
     RUN(bad_input);
     RUN(refusals);
