@@ -11,6 +11,12 @@
  * spaces), as a parameter value on the command line; 0, or -1 when s is not one or not finite. */
 int mblin_cli_decimal(const char *s, double *out);
 
+/* A value on the command line: a decimal literal, or else a constant expression in the model
+ * files' syntax (docs/expressions.md: pi, + - * / ^, sin, sqrt, ...; no names), such as pi/2 or
+ * 2*pi/3. 0 with *out set, or -1 with a short reason in why (the expression's error, or "not
+ * finite"). */
+int mblin_cli_number(const char *s, double *out, char *why, size_t whylen);
+
 /* The library's message on stderr as "mblin: ..." (stdout flushed first); returns exit status 1. */
 int mblin_cli_fail(const mbl_status *st);
 
@@ -18,7 +24,7 @@ int mblin_cli_fail(const mbl_status *st);
 int mblin_cli_usage(const char *cmd, const char *fmt, const char *arg);
 
 /* One NAME=NUMBER (the len bytes at v) of option opt appended to items[*count] (its name copied into
- * names[*count]; at most max items, names below 256 bytes, the number a decimal literal). Returns -1
+ * names[*count]; at most max items, names below 256 bytes, the value as mblin_cli_number reads it). Returns -1
  * to go on, or the usage error's exit status 2 (printed, naming cmd and opt). */
 int mblin_cli_setting(const char *cmd, const char *opt, const char *v, size_t len, mbl_setting *items,
                       char (*names)[256], int *count, int max);

@@ -1,6 +1,8 @@
 /* Helpers shared by the command-line files (cli/cli.h). */
 #include "cli.h"
 
+#include "mblin/expr.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +21,7 @@ int mblin_cli_decimal(const char *s, double *out)
         p++;
         while (*p >= '0' && *p <= '9') p++, digits++;
     }
+
     if (!digits) return -1;
     if (*p == 'e' || *p == 'E') {
         p++;
@@ -31,6 +34,30 @@ int mblin_cli_decimal(const char *s, double *out)
     errno = 0;
     double x = strtod(s, &end);
     if (errno == ERANGE || !end || *end || !isfinite(x)) return -1;
+    *out = x;
+    return 0;
+}
+
+int mblin_cli_number(const char *s, double *out, char *why, size_t whylen)
+{
+    if (why && whylen) why[0] = '\0';
+    if (!mblin_cli_decimal(s, out)) return 0;
+    size_t len = strlen(s);
+    if (!len || len > 200) return snprintf(why, whylen, "%s", len ? "too long" : "empty"), -1;
+    mblx_graph *g = mblx_graph_new();
+    if (!g) return snprintf(why, whylen, "out of memory"), -1;
+    mblx_id e = MBLX_NONE;
+    mbl_status st;
+    double x = NAN;
+    int rc = mblx_parse(g, s, len, NULL, &e, &st);
+    if (!rc) rc = mblx_eval(g, e, NULL, &x, &st);
+    mblx_graph_free(g);
+    if (rc) {
+        const char *m = st.msg, *c = strstr(m, ": "); /* drop the "1:COL: " position of a one-line text */
+        snprintf(why, whylen, "%s", rc == MBL_EPARSE && c && m[0] >= '0' && m[0] <= '9' ? c + 2 : m);
+        return -1;
+    }
+    if (!isfinite(x)) return snprintf(why, whylen, "not finite"), -1;
     *out = x;
     return 0;
 }
@@ -68,9 +95,10 @@ int mblin_cli_setting(const char *cmd, const char *opt, const char *v, size_t le
     names[*count][nl] = '\0';
     memcpy(num, eq + 1, vl);
     num[vl] = '\0';
-    if (mblin_cli_decimal(num, &items[*count].value)) {
-        snprintf(m, sizeof m, "%s: '%.*s' is not NAME=NUMBER (a finite decimal number)", opt,
-                 (int)(len < 200 ? len : 200), v);
+    char why[200];
+    if (mblin_cli_number(num, &items[*count].value, why, sizeof why)) {
+        snprintf(m, sizeof m, "%s: '%.*s' is not NAME=VALUE with a number or a constant expression (2, -0.5, 1e-3, pi/2): %s",
+                 opt, (int)(len < 120 ? len : 120), v, why);
         return mblin_cli_usage(cmd, "%s", m);
     }
     items[*count].name = names[*count];

@@ -36,8 +36,10 @@ static int range3(const char *s, double *from, double *to, int *count, char *why
     if (!c1 || !c2 || strchr(c2 + 1, ':')) return snprintf(why, whylen, "expected FROM:TO:COUNT"), -1;
     *c1 = *c2 = '\0';
     double n;
-    if (mblin_cli_decimal(buf, from) || mblin_cli_decimal(c1 + 1, to) || mblin_cli_decimal(c2 + 1, &n))
-        return snprintf(why, whylen, "FROM, TO and COUNT must be decimal numbers"), -1;
+    char w[200];
+    if (mblin_cli_number(buf, from, w, sizeof w) || mblin_cli_number(c1 + 1, to, w, sizeof w) ||
+        mblin_cli_decimal(c2 + 1, &n))
+        return snprintf(why, whylen, "FROM and TO must be numbers or constant expressions (pi/2), COUNT an integer"), -1;
     if (n != floor(n) || n < 2 || n > 1e7) return snprintf(why, whylen, "COUNT must be an integer of at least 2"), -1;
     if (!(*from < *to)) return snprintf(why, whylen, "FROM must be below TO"), -1;
     *count = (int)n;

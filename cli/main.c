@@ -47,7 +47,7 @@ static void usage(FILE *f)
             "\n"
             "options:\n"
             "  --method NAME       linearization method (default augmented)\n"
-            "  --set NAME=VALUE    override a parameter with a decimal number (repeatable)\n"
+            "  --set NAME=VALUE    override a parameter: a number or a constant expression such as pi/2 (repeatable)\n"
             "  --guess NAME=VALUE  initial value of a coordinate (repeatable): the initial guess, or the\n"
             "                      point itself with --at given\n"
             "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
@@ -105,7 +105,7 @@ static const struct {
     const char *opt, *arg, *help;
 } options[] = {
     {"--method", "NAME", "linearization method (default augmented; see docs/methods.md)"},
-    {"--set", "NAME=VALUE", "override a parameter with a decimal number (repeatable)"},
+    {"--set", "NAME=VALUE", "override a parameter: a number or a constant expression such as pi/2 (repeatable)"},
     {"--guess", "NAME=VALUE", "initial value of a coordinate (repeatable; the point itself with --at given)"},
     {"--at", "KIND", "operating point: equilibrium, given or steady (default: the file's)"},
     {"--json", NULL, "print one JSON object instead of the report"},
@@ -262,8 +262,12 @@ int mblin_cli_main(int argc, char **argv) /* main: cli/par_load.c (MPI when laun
             if ((size_t)(eq - v) >= sizeof guess_names[0]) return usage_error("--guess: name too long in '%s'", v);
             memcpy(guess_names[nguess], v, (size_t)(eq - v));
             guess_names[nguess][eq - v] = '\0';
-            if (mblin_cli_decimal(eq + 1, &guesses[nguess].value))
-                return usage_error("--guess: '%s' is not NAME=NUMBER (a finite decimal number)", v);
+            char why[200], msg[600];
+            if (mblin_cli_number(eq + 1, &guesses[nguess].value, why, sizeof why)) {
+                snprintf(msg, sizeof msg, "--guess: '%.200s' is not NAME=VALUE with a number or a constant expression "
+                         "(2, -0.5, 1e-3, pi/2): %s", v, why);
+                return usage_error("%s", msg);
+            }
             guesses[nguess].name = guess_names[nguess];
             nguess++;
         } else if (!strcmp(a, "--nev") || !strcmp(a, "--shift") || !strcmp(a, "--mem-budget") ||
@@ -327,8 +331,12 @@ int mblin_cli_main(int argc, char **argv) /* main: cli/par_load.c (MPI when laun
                 memcpy(set_names[nsets], v, nl);
                 set_names[nsets][nl] = '\0';
                 double x;
-                if (mblin_cli_decimal(eq + 1, &x))
-                    return usage_error("--set: '%s' is not NAME=NUMBER (a finite decimal number such as 2, -0.5 or 1e-3)", v);
+                char why[200], msg[600];
+                if (mblin_cli_number(eq + 1, &x, why, sizeof why)) {
+                    snprintf(msg, sizeof msg, "--set: '%.200s' is not NAME=VALUE with a number or a constant expression "
+                             "(2, -0.5, 1e-3, pi/2): %s", v, why);
+                    return usage_error("%s", msg);
+                }
                 sets[nsets].name = set_names[nsets];
                 sets[nsets].value = x;
                 nsets++;

@@ -308,10 +308,15 @@ for cmd, has, lacks in (("linearize", "--method", "--repeat"), ("equilibrium", "
         rc, out, err = run(cmd, h)
         check(rc == 0 and out.startswith("usage: mblin %s MODEL" % cmd) and has in out and lacks not in out
               and err == "", "%s %s" % (cmd, h))
-for bad in ("k=0x10", "k=inf", "k=nan", "k= 1", "k=1e", "k=.", "k=1e999", "k=1,5"):
+# values are decimal numbers or constant expressions (pi/2): a URDF user types --set shoulder=pi
+for bad, why in (("k=0x10", ""), ("k=inf", "unknown name 'inf'"), ("k=nan", "unknown name 'nan'"), ("k=1e", ""),
+                 ("k=.", ""), ("k=1e999", ""), ("k=1,5", ""), ("k=pj/2", "unknown name 'pj'"),
+                 ("k=1/0", "division by zero"), ("k=log(0)", "log of non-positive value 0"), ("k=exp(1000)", ""),
+                 ("k=c", "unknown name 'c'")):
     rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--set", bad)
-    check(one_line_error(rc, err, 2, "'%s' is not NAME=NUMBER" % bad), "--set %s refused: %s" % (bad, err))
-for good, val in (("c=20", 20), ("c=2e1", 20), ("c=+20.", 20), ("c=.2e2", 20)):
+    check(one_line_error(rc, err, 2, "'%s' is not NAME=VALUE" % bad, why), "--set %s refused: %s" % (bad, err))
+for good, val in (("c=20", 20), ("c=2e1", 20), ("c=+20.", 20), ("c=.2e2", 20), ("c= 20", 20), ("c=4*5", 20),
+                  ("c=20*sin(pi/2)", 20)):
     rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--json", "--set", good)
     check(rc == 0 and json.loads(out)["eigenvalues"][0]["re"] < 0, "--set %s accepted" % good)
 for cmd, opt in (("linearize", ["--repeat", "3"]), ("equilibrium", ["--method", "augmented"]),
@@ -554,10 +559,20 @@ rc, out, err = run("symbolic", "examples/rotating_pendulum_given.yaml", "--forma
 check(rc == 0 and "-2 m l^{2} \\dot{\\phi} \\cos\\left(\\theta\\right)" in out,
       "symbolic --format latex: der(phi) as \\dot{\\phi}: " + err)
 
+# --- a URDF robot set upright by a constant expression: Spong's acrobot (examples/urdf/acrobot.urdf),
+# eigenvalues of s^2 M + s C + K from its Lagrangian (the closed form in the file's comment) ---
+rc, out, err = run("linearize", "examples/urdf/acrobot.urdf", "--set", "shoulder=pi", "--json")
+ok = rc == 0 and err == ""
+if ok:
+    got = sorted(e["re"] for e in json.loads(out)["eigenvalues"])
+    want = [-6.4920108943, -2.2485780047, 2.2314451407, 5.7337423428]
+    ok = len(got) == 4 and all(abs(a - b) < 1e-9 * abs(b) for a, b in zip(got, want))
+check(ok, "acrobot upright (--set shoulder=pi) equals its closed form: %s" % err)
+
 # --- one NAME=NUMBER parser for every command (cli/cli_util.c): a hex value was accepted by codegen ---
 for cmd in ("sensitivity", "sweep", "simulate", "codegen"):
     rc, out, err = run(cmd, "examples/slider_pendulum.yaml", "--set", "c=0x1")
-    check(one_line_error(rc, err, 2, "'c=0x1' is not NAME=NUMBER", "see mblin %s --help" % cmd),
+    check(one_line_error(rc, err, 2, "'c=0x1' is not NAME=VALUE", "see mblin %s --help" % cmd),
           "%s --set c=0x1 refused: %s" % (cmd, err))
     rc, out, err = run(cmd, "examples/slider_pendulum.yaml", "--set", "c")
     check(one_line_error(rc, err, 2, "--set expects NAME=VALUE, got 'c'"), "%s --set c refused: %s" % (cmd, err))
