@@ -216,6 +216,10 @@ int mbl_constraint_diagnose(const mbl_model *model, const mbl_point *point, mbl_
 void mbl_constraint_diag_free(mbl_constraint_diag *d);
 /* The source of holonomic constraint equation j (several equations of a joint share its name). */
 const char *mbl_model_constraint_name(const mbl_model *model, int j);
+/* 1 when input i appears in some equation or output of the model (a structurally nonzero entry of
+ * dF/dr or dy/dr), 0 when it appears nowhere (its columns of B and D are zero whatever the point:
+ * usually an input declared and never used by a force; the reports say so), -1 for a bad index. */
+int mbl_model_input_used(const mbl_model *model, int i);
 /* User ODE state i (0..node_states-1) and implicit variable i (0..nimplicit-1) by name. */
 const char *mbl_model_ode_state_name(const mbl_model *model, int i);
 const char *mbl_model_implicit_name(const mbl_model *model, int i);

@@ -16,6 +16,22 @@ const char *mbl_model_constraint_name(const mbl_model *md, int j)
     return md && md->cname && j >= 0 && j < md->m ? md->cname[j] : NULL;
 }
 
+static int sjac_uses_col(const mblx_graph *g, const mbl_sjac *J, int col)
+{
+    for (int e = 0; e < J->nz; e++) {
+        double v;
+        if (J->col[e] == col && !(mblx_is_const(g, J->node[e], &v) && v == 0.0)) return 1;
+    }
+    return 0;
+}
+
+int mbl_model_input_used(const mbl_model *md, int i)
+{
+    if (!md || i < 0 || i >= md->nr) return -1;
+    int col = mbl_model_blk0(md, MBL_BLK_R) + i;
+    return sjac_uses_col(md->g, &md->jac, col) || sjac_uses_col(md->g, &md->yjac, col);
+}
+
 void mbl_constraint_diag_free(mbl_constraint_diag *d)
 {
     if (!d) return;

@@ -464,7 +464,9 @@ int mbl_report_point_text(FILE *f, const mbl_model *md, const mbl_point *pt)
     for (int j = 0; j < pt->nX; j++)
         fprintf(f, "  ode state %s = %.9g, der(%s) = %.9g\n", mbl_model_ode_state_name(md, j), pt->X[j], mbl_model_ode_state_name(md, j), pt->Xdot[j]);
     for (int j = 0; j < pt->nZ; j++) fprintf(f, "  implicit variable %s = %.9g\n", mbl_model_implicit_name(md, j), pt->Z[j]);
-    for (int j = 0; j < pt->nr; j++) fprintf(f, "  input %s = %.9g\n", mbl_model_input_name(md, j), pt->r[j]);
+    for (int j = 0; j < pt->nr; j++)
+        fprintf(f, "  input %s = %.9g%s\n", mbl_model_input_name(md, j), pt->r[j],
+                mbl_model_input_used(md, j) == 0 ? "  (note: appears in no equation or output: its columns of B and D are zero)" : "");
     double *y = mi.noutput ? mbl_calloc((size_t)mi.noutput, sizeof *y) : NULL;
     mbl_status est;
     mbl_status_clear(&est);
@@ -584,6 +586,10 @@ int mbl_report_check(FILE *f, const mbl_model *md, const mbl_point *pt)
     if (mi.node_states || mi.nimplicit || mi.nspeeds)
         fprintf(f, "  ode states: %d, implicit variables: %d, generalized speeds: %d\n", mi.node_states, mi.nimplicit,
                 mi.nspeeds);
+    for (int j = 0; j < mi.ninput; j++)
+        if (mbl_model_input_used(md, j) == 0)
+            fprintf(f, "  note: input '%s' appears in no equation or output (its columns of B and D are zero)\n",
+                    mbl_model_input_name(md, j));
     fprintf(f, "  degrees of freedom by counting: %d (positions), %d (velocities)\n", n - m, n - m - k);
     if (pt) {
         int red = m + k - pt->rank_phi_q;

@@ -569,6 +569,25 @@ if ok:
     ok = len(got) == 4 and all(abs(a - b) < 1e-9 * abs(b) for a, b in zip(got, want))
 check(ok, "acrobot upright (--set shoulder=pi) equals its closed form: %s" % err)
 
+# --- an input declared and never used is named (its columns of B and D are zero whatever the point):
+# a cart whose push force was forgotten; used inputs get no note ---
+with tempfile.TemporaryDirectory() as td:
+    cart = os.path.join(td, "cart.yaml")
+    base = ("model: dae\nparameters: {m: 2, k: 8}\ncoordinates: {x: 0}\ninputs: {F: 0, G: 0}\n"
+            "kinetic_energy: \"m*der(x)^2/2\"\npotential_energy: \"k*x^2/2\"\n")
+    with open(cart, "w") as fh:
+        fh.write(base + "forces: {x: \"G\"}\n")
+    rc, out, err = run("check", cart)
+    check(rc == 0 and "note: input 'F' appears in no equation or output" in out and "input 'G'" not in out,
+          "check names the unused input F only: " + out + err)
+    rc, out, err = run("linearize", cart)
+    check(rc == 0 and out.count("appears in no equation or output") == 1 and
+          "input F = 0  (note: appears in no equation or output" in out, "linearize notes the unused input F: " + out)
+    with open(cart, "w") as fh:
+        fh.write(base + "forces: {x: \"F + G\"}\n")
+    rc, out, err = run("check", cart)
+    check(rc == 0 and "appears in no equation" not in out, "no note when every input is used: " + out + err)
+
 # --- one NAME=NUMBER parser for every command (cli/cli_util.c): a hex value was accepted by codegen ---
 for cmd in ("sensitivity", "sweep", "simulate", "codegen"):
     rc, out, err = run(cmd, "examples/slider_pendulum.yaml", "--set", "c=0x1")
