@@ -217,6 +217,12 @@ def test_model(mblin, br, tmp, model, mechanism, shot=None):
         return
     check(c.get("points", 0) > 0, "%s: no points drawn" % name)
     check(c.get("animating") is not None, "%s: #mode=first did not start an animation" % name)
+    # on a loaded machine headless Chromium may paint a single frame in the budget (the same flake as
+    # the shots below): a working animation reaches 3 frames within three tries, a broken one never
+    for attempt in range(2):
+        if c.get("frames", 0) >= 3:
+            break
+        c = page_checks(br.dom(url + "#mode=first", budget_ms=3000 * (attempt + 1)), name)
     check(c.get("frames", 0) >= 3, "%s: the animation ran %s frames" % (name, c.get("frames")))
     rect = c["view_rect"]
     # headless Chromium under virtual time sometimes paints no frame after the first on a loaded
