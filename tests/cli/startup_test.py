@@ -7,6 +7,8 @@ libxml2 (and ICU, libstdc++, zlib, lzma with it) is loaded only when a URDF file
 (cli/xml_lazy.c): not by `mblin --version` nor a YAML model, but by a URDF model, whose result
 (and its XML error message) must be what libxml2 gives. No printf hook is registered at start
 (libquadmath's constructor did, which put every printf on glibc's slow path: cli/printf_hooks.c).
+Only libc and libm are opened for a small model (METIS is loaded lazily, libgcc linked statically),
+and the heap's start is advised for transparent huge pages (cli/startup.c).
 Needs strace. usage: startup_test.py MBLIN"""
 import os
 import subprocess
@@ -69,6 +71,30 @@ def main():
     if p.returncode != 0 or hooks:
         print("FAIL: mblin --version (status %d) called %s" % (p.returncode, hooks))
         ok = False
+    # METIS is loaded only by a factorization that orders by it (cli/metis_lazy.c) and libgcc is
+    # linked statically: a small model's run opens no shared object but glibc's libc and libm
+    for args in (["--version"], ["linearize", "examples/slider_pendulum.yaml"]):
+        libs, rc, _, _ = opened(mblin, args, env)
+        names = sorted(set(l.split('"')[1].rsplit("/", 1)[-1] for l in libs if '"' in l))
+        extra = [n for n in names if not n.startswith(("libc.so", "libm.so", "ld.so.cache"))]
+        if rc != 0 or extra:
+            print("FAIL: mblin %s (status %d) opened %s besides libc and libm" % (" ".join(args), rc, extra))
+            ok = False
+    # the heap's first 32 MiB advised for transparent huge pages before malloc touches them
+    # (cli/startup.c), unless THP is off on this machine
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            thp = "[never]" not in f.read()
+    except OSError:
+        thp = False
+    if thp:
+        p = subprocess.run(["strace", "-qq", "-e", "trace=madvise", mblin, "--version"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        adv = [l for l in p.stderr.splitlines() if "MADV_HUGEPAGE" in l and "= 0" in l]
+        sizes = [int(l.split(",")[1]) for l in adv]
+        if p.returncode != 0 or not sizes or max(sizes) < 2 << 20:
+            print("FAIL: mblin --version (status %d) advised no heap range for huge pages: %s" % (p.returncode, adv))
+            ok = False
     print("startup: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
