@@ -25,16 +25,19 @@
  * page fault costs 10-15 us of CPU; a small model's heap (0.5 MiB for the 7-loop four-bar) took
  * 125 of them, more than its arithmetic. A 2 MiB huge page is one fault (0.07 us of CPU per KiB
  * instead of 3), so the first HEAP_HUGE bytes of the heap are advised MADV_HUGEPAGE before they are
- * touched: the break is moved to one page below a 2 MiB boundary (address space only), malloc's
+ * touched: the break is moved to HEAP_SMALL below a 2 MiB boundary (address space only), malloc's
  * first extension is made to reach past HEAP_HUGE (M_TOP_PAD for that one call; its header is
- * written in that page below the boundary), and the untouched range from the boundary is
- * advised. With THP disabled ("never") or when the kernel has no huge page free, madvise fails
+ * written below the boundary), and the untouched range from the boundary is advised. The
+ * start's own allocations (libgfortran's units, the environment: under 32 KiB) stay on 4 KiB
+ * pages below the boundary, so that `mblin --version` or a run that stops at bad input does not
+ * clear a huge page (0.15 ms); a model's allocations reach it. With THP disabled ("never") or when the kernel has no huge page free, madvise fails
  * or the faults fall back to 4 KiB pages: the same as before. Skipped when malloc already has a
  * heap or is not glibc's brk heap (sanitizers, valgrind: the break then does not move). The
  * resident size grows by at most one partly used huge page; a sweep's threads use their own
  * arenas (mmap'd), untouched by this. docs/benchmarks.md has the measurements. */
 #define HUGE_PAGE ((uintptr_t)2 << 20)
 #define HEAP_HUGE ((uintptr_t)32 << 20)
+#define HEAP_SMALL ((uintptr_t)32 << 10)
 
 static void heap_huge(void)
 {
@@ -42,10 +45,10 @@ static void heap_huge(void)
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     char *cur = sbrk(0);
     if (cur == (char *)-1 || page == 0 || page >= HUGE_PAGE) return;
-    uintptr_t a = ((uintptr_t)cur + page + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-    if (sbrk((intptr_t)(a - page - (uintptr_t)cur)) == (void *)-1) return;
-    mallopt(M_TOP_PAD, (int)(HEAP_HUGE + page));
-    void *first = malloc(1); /* malloc's first extension: from a - page past a + HEAP_HUGE */
+    uintptr_t a = ((uintptr_t)cur + HEAP_SMALL + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    if (sbrk((intptr_t)(a - HEAP_SMALL - (uintptr_t)cur)) == (void *)-1) return;
+    mallopt(M_TOP_PAD, (int)(HEAP_HUGE + HEAP_SMALL));
+    void *first = malloc(1); /* malloc's first extension: from a - HEAP_SMALL past a + HEAP_HUGE */
     mallopt(M_TOP_PAD, 128 << 10); /* glibc's default for the later extensions */
     char *end = sbrk(0);
     if (first && (uintptr_t)first < a && end != (char *)-1 && (uintptr_t)end >= a + HUGE_PAGE)
