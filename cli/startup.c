@@ -34,7 +34,8 @@
  * when the kernel has no huge page free, madvise fails or the faults fall back to 4 KiB pages: the
  * same as before. Skipped when malloc already has a heap or is not glibc's brk heap (sanitizers,
  * valgrind: the break then does not move). The resident size grows by at most one partly used
- * huge page; a sweep's threads use their own arenas (mmap'd), untouched by this. docs/benchmarks.md has the measurements. */
+ * huge page; a sweep's threads use their own arenas (mmap'd), untouched by this.
+ * docs/benchmarks.md has the measurements. */
 #define HUGE_PAGE ((uintptr_t)2 << 20)
 #define HEAP_HUGE ((uintptr_t)32 << 20)
 #define HEAP_SMALL ((uintptr_t)32 << 10)
