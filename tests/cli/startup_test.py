@@ -8,7 +8,8 @@ libxml2 (and ICU, libstdc++, zlib, lzma with it) is loaded only when a URDF file
 (and its XML error message) must be what libxml2 gives. No printf hook is registered at start
 (libquadmath's constructor did, which put every printf on glibc's slow path: cli/printf_hooks.c).
 Only libc and libm are opened for a small model (METIS is loaded lazily, libgcc linked statically),
-and the heap's start is advised for transparent huge pages (cli/startup.c).
+the heap's start is advised for transparent huge pages (cli/startup.c), and no exit handler unmaps
+OpenBLAS's buffer after the output (cli/par_load.c).
 Needs strace. usage: startup_test.py MBLIN"""
 import os
 import subprocess
@@ -95,6 +96,16 @@ def main():
         if p.returncode != 0 or not sizes or max(sizes) < 2 << 20:
             print("FAIL: mblin --version (status %d) advised no heap range for huge pages: %s" % (p.returncode, adv))
             ok = False
+    # the end: no exit handler unmaps OpenBLAS's buffer after the output (cli/par_load.c ends the
+    # static tool by _exit once its streams are flushed); the output is complete
+    p = subprocess.run(["strace", "-qq", "-e", "trace=munmap,write,exit_group", "-o", "/dev/stderr", mblin,
+                        "linearize", "examples/slider_pendulum.yaml"], env=env, capture_output=True, text=True,
+                       timeout=60)
+    last_out = max((i for i, l in enumerate(p.stderr.splitlines()) if l.startswith("write(1,")), default=-1)
+    after = [l.split("(")[0] for l in p.stderr.splitlines()[last_out + 1:] if "(" in l]
+    if p.returncode != 0 or last_out < 0 or "munmap" in after or "Eigenvalues" not in p.stdout:
+        print("FAIL: mblin linearize (status %d) after its output: %s" % (p.returncode, after))
+        ok = False
     print("startup: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
