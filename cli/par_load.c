@@ -228,6 +228,7 @@ int mblin_cli_main(int argc, char **argv); /* cli/main.c */
 
 int main(int argc, char **argv)
 {
+    if (mblin_par_launched()) mblin_cli_thread_arenas(); /* MPI's threads start with it (cli/startup.c) */
     if (mblin_par_launched() && mblin_par_require("launched by mpirun")) return 1;
     int code = mblin_cli_main(argc, argv);
 #ifdef MBLIN_CLI_FAST_EXIT

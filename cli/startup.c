@@ -21,6 +21,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "cli.h"
+
 /* The heap on transparent huge pages. On the virtual machines mblin is measured on, every 4 KiB
  * page fault costs 10-15 us of CPU; a small model's heap (0.5 MiB for the 7-loop four-bar) took
  * 125 of them, more than its arithmetic. A 2 MiB huge page is one fault (0.07 us of CPU per KiB
@@ -57,10 +59,24 @@ static void heap_huge(void)
     free(first);
 }
 
+/* One malloc arena. A model with 2000 residuals or more compiles its residual tape on a second
+ * thread (src/model/model.c); that thread's first malloc made glibc a new arena, mmap'd on 4 KiB
+ * pages: 1,660 page faults for the 300-loop four-bar (CPU 64 -> 41 ms, wall 133 -> 82 ms with one
+ * arena). With one arena it allocates from the main heap (huge pages). A sweep's worker threads
+ * allocate all the time and would wait for each other on one arena (+5-8 % on a 2-thread
+ * mechanism sweep): `sweep --threads N` (N > 1) and an MPI launch call mblin_cli_thread_arenas
+ * first. glibc fixes the arena limit at the first thread's first allocation. */
+void mblin_cli_thread_arenas(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    mallopt(M_ARENA_MAX, (int)(8 * (n > 0 && n < 4096 ? n : 2))); /* glibc's default: 8 per core */
+}
+
 __attribute__((constructor(101))) static void mblin_cli_startup(void)
 {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_ARENA_MAX, 1);
     heap_huge(); /* before anything allocates (setenv does) */
     if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS")) setenv("OPENBLAS_NUM_THREADS", "1", 0);
 }

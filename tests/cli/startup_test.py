@@ -9,7 +9,8 @@ libxml2 (and ICU, libstdc++, zlib, lzma with it) is loaded only when a URDF file
 (libquadmath's constructor did, which put every printf on glibc's slow path: cli/printf_hooks.c).
 Only libc and libm are opened for a small model (METIS is loaded lazily, libgcc linked statically),
 the heap's start is advised for transparent huge pages (cli/startup.c), and no exit handler unmaps
-OpenBLAS's buffer after the output (cli/par_load.c).
+OpenBLAS's buffer after the output (cli/par_load.c); threads share one malloc arena except a
+sweep's workers.
 Needs strace. usage: startup_test.py MBLIN"""
 import os
 import subprocess
@@ -106,6 +107,25 @@ def main():
     if p.returncode != 0 or last_out < 0 or "munmap" in after or "Eigenvalues" not in p.stdout:
         print("FAIL: mblin linearize (status %d) after its output: %s" % (p.returncode, after))
         ok = False
+    # one malloc arena (cli/startup.c): the residual-compiling thread of a model with >= 2000
+    # residuals (the 300-loop four-bar) allocates from the main heap, no arena of its own (glibc
+    # reserves 128 MiB PROT_NONE|MAP_NORESERVE for each); sweep --threads 2 gives its workers theirs
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(subprocess.run([sys.executable, "examples/fourbar.py", "300"], capture_output=True, text=True,
+                               check=True).stdout)
+    try:
+        for args, want in ((["linearize", f.name], 0),
+                           (["sweep", "examples/whipple_bicycle.yaml", "--param", "v=0:10:20", "--threads", "2"], 1)):
+            p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=mmap,clone3,clone", mblin] + args, env=env,
+                               capture_output=True, text=True, timeout=120)
+            arenas = sum(1 for l in p.stderr.splitlines() if "MAP_NORESERVE" in l)
+            threads = sum(1 for l in p.stderr.splitlines() if "clone" in l and "CLONE_THREAD" in l)
+            if p.returncode != 0 or threads < 1 or arenas != want:
+                print("FAIL: mblin %s (status %d, %d threads) made %d malloc arenas, expected %d"
+                      % (args[0], p.returncode, threads, arenas, want))
+                ok = False
+    finally:
+        os.unlink(f.name)
     print("startup: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
