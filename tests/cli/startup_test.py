@@ -115,7 +115,7 @@ def main():
                                check=True).stdout)
     try:
         for args, want in ((["linearize", f.name], 0),
-                           (["sweep", "examples/whipple_bicycle.yaml", "--param", "v=0:10:20", "--threads", "2"], 1)):
+                           (["sweep", "examples/whipple_bicycle.yaml", "--param", "v=0:10:400", "--threads", "2"], 1)):
             p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=mmap,clone3,clone", mblin] + args, env=env,
                                capture_output=True, text=True, timeout=120)
             arenas = sum(1 for l in p.stderr.splitlines() if "MAP_NORESERVE" in l)
