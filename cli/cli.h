@@ -37,4 +37,9 @@ int mblin_par_launched(void);
 const struct mbl_par *mblin_par(void);
 int mblin_par_require(const char *why);
 
+/* Malloc arenas (cli/startup.c): the tool starts with one (every thread allocates from the main
+ * heap, which is on huge pages); a command that runs worker threads of its own (sweep --threads N,
+ * an MPI launch) calls this before any of them starts, to give them glibc's usual arenas. */
+void mblin_cli_thread_arenas(void);
+
 #endif

@@ -206,6 +206,7 @@ int mblin_cmd_sweep(int argc, char **argv)
                 if (mblin_cli_decimal(v, &t) || t != floor(t) || t < 1 || t > 256)
                     return mblin_cli_usage(cmd, "--threads expects an integer 1..256, got '%s'", v);
                 so.threads = (int)t;
+                if (so.threads > 1) mblin_cli_thread_arenas(); /* before any thread (cli/startup.c) */
             } else if (!strcmp(a, "--predictor")) {
                 if (!strcmp(v, "sensitivity")) so.predictor = MBL_PREDICT_SENSITIVITY;
                 else if (!strcmp(v, "linear")) so.predictor = MBL_PREDICT_LINEAR;

@@ -228,8 +228,20 @@ int mblin_cli_main(int argc, char **argv); /* cli/main.c */
 
 int main(int argc, char **argv)
 {
+    if (mblin_par_launched()) mblin_cli_thread_arenas(); /* MPI's threads start with it (cli/startup.c) */
     if (mblin_par_launched() && mblin_par_require("launched by mpirun")) return 1;
     int code = mblin_cli_main(argc, argv);
+#ifdef MBLIN_CLI_FAST_EXIT
+    /* The static tool ends without the libraries' exit handlers: the command has freed what it
+     * allocated and written its files, the streams are flushed here, and what those handlers
+     * would do (OpenBLAS unmapping its 128 MiB buffer, libgfortran closing its units) the kernel
+     * does at exit anyway; the handlers cost about 1 ms of a 10 ms small-model run on a virtual
+     * machine (docs/benchmarks.md). Not in the sanitized builds (LeakSanitizer runs at exit). */
+    if (!par) {
+        fflush(NULL);
+        _exit(code);
+    }
+#endif
     if (!par) return code;
     fflush(stdout);
     if (captured) report_errors();

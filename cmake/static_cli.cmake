@@ -2,7 +2,8 @@
 # (libyaml, LAPACKE, OpenBLAS, ARPACK-ng, SuiteSparse, libgfortran, libquadmath, libstdc++,
 # libgomp) and without position-independent code: a small model's whole process loaded 23 shared
 # libraries and applied 12,000 relocations before main (about 11 ms of 19-33 ms). Only glibc
-# (libc, libm) and libmetis (no static archive in Debian; CHOLMOD needs it) stay shared. libxml2
+# (libc, libm) stays shared; libmetis (no static archive in Debian; CHOLMOD and SPQR need it) is
+# loaded with dlopen by cli/metis_lazy.c when a factorization first orders by METIS. libxml2
 # (URDF import; its archive would pull ICU, lzma and zlib in) is not linked: cli/xml_lazy.c loads
 # it with dlopen when a URDF file is read.
 # Licence: the static tool contains the LGPL-2.1+ SuiteSparse parts (KLU, AMD, COLAMD, BTF),
@@ -88,8 +89,19 @@ if(MBLIN_STATIC_CLI AND NOT MBLIN_SANITIZE)
     if(NOT MBLIN_CLI_SIM_STATIC)
       set(_sim_archives "")
     endif()
+    # METIS (only a shared library in Debian) is not linked either: cli/metis_lazy.c loads it at
+    # CHOLMOD's or SPQR's first nested-dissection ordering; and libgcc is linked statically
+    # (-static-libgcc: its unwinder for libgfortran's backtrace). A run then loads only glibc's
+    # libc and libm: two shared objects fewer to map, relocate and search at every start.
+    if(MBLIN_WITH_GPL)
+      target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli/metis_lazy.c)
+    endif()
+    target_link_options(mblin_cli PRIVATE -static-libgcc)
+    # the tool ends by _exit after flushing its streams (cli/par_load.c): the archives' exit
+    # handlers (OpenBLAS's unmapping of its buffer) cost about 1 ms per run
+    target_compile_definitions(mblin_cli PRIVATE MBLIN_CLI_FAST_EXIT=1)
     set(MBLIN_CLI_LINK $<TARGET_FILE:mblin_static> ${_sim_archives} ${_archives} ${MBLIN_A_openblas} ${_gf} ${_qm} ${_sx} ${_gomp}
-      ${MBLIN_SO_metis} ${MATH_LIB} Threads::Threads ${CMAKE_DL_LIBS})
+      ${MATH_LIB} Threads::Threads ${CMAKE_DL_LIBS})
     message(STATUS "mblin: command-line tool linked statically (MBLIN_STATIC_CLI)")
   else()
     message(STATUS "mblin: static archives missing, command-line tool linked dynamically")

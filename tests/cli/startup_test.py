@@ -7,6 +7,10 @@ libxml2 (and ICU, libstdc++, zlib, lzma with it) is loaded only when a URDF file
 (cli/xml_lazy.c): not by `mblin --version` nor a YAML model, but by a URDF model, whose result
 (and its XML error message) must be what libxml2 gives. No printf hook is registered at start
 (libquadmath's constructor did, which put every printf on glibc's slow path: cli/printf_hooks.c).
+Only libc and libm are opened for a small model (METIS is loaded lazily, libgcc linked statically),
+the heap's start is advised for transparent huge pages (cli/startup.c), and no exit handler unmaps
+OpenBLAS's buffer after the output (cli/par_load.c); threads share one malloc arena except a
+sweep's workers.
 Needs strace. usage: startup_test.py MBLIN"""
 import os
 import subprocess
@@ -69,6 +73,59 @@ def main():
     if p.returncode != 0 or hooks:
         print("FAIL: mblin --version (status %d) called %s" % (p.returncode, hooks))
         ok = False
+    # METIS is loaded only by a factorization that orders by it (cli/metis_lazy.c) and libgcc is
+    # linked statically: a small model's run opens no shared object but glibc's libc and libm
+    for args in (["--version"], ["linearize", "examples/slider_pendulum.yaml"]):
+        libs, rc, _, _ = opened(mblin, args, env)
+        names = sorted(set(l.split('"')[1].rsplit("/", 1)[-1] for l in libs if '"' in l))
+        extra = [n for n in names if not n.startswith(("libc.so", "libm.so", "ld.so.cache"))]
+        if rc != 0 or extra:
+            print("FAIL: mblin %s (status %d) opened %s besides libc and libm" % (" ".join(args), rc, extra))
+            ok = False
+    # the heap's first 32 MiB advised for transparent huge pages before malloc touches them
+    # (cli/startup.c), unless THP is off on this machine
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            thp = "[never]" not in f.read()
+    except OSError:
+        thp = False
+    if thp:
+        p = subprocess.run(["strace", "-qq", "-e", "trace=madvise", mblin, "--version"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        adv = [l for l in p.stderr.splitlines() if "MADV_HUGEPAGE" in l and "= 0" in l]
+        sizes = [int(l.split(",")[1]) for l in adv]
+        if p.returncode != 0 or not sizes or max(sizes) < 2 << 20:
+            print("FAIL: mblin --version (status %d) advised no heap range for huge pages: %s" % (p.returncode, adv))
+            ok = False
+    # the end: no exit handler unmaps OpenBLAS's buffer after the output (cli/par_load.c ends the
+    # static tool by _exit once its streams are flushed); the output is complete
+    p = subprocess.run(["strace", "-qq", "-e", "trace=munmap,write,exit_group", "-o", "/dev/stderr", mblin,
+                        "linearize", "examples/slider_pendulum.yaml"], env=env, capture_output=True, text=True,
+                       timeout=60)
+    last_out = max((i for i, l in enumerate(p.stderr.splitlines()) if l.startswith("write(1,")), default=-1)
+    after = [l.split("(")[0] for l in p.stderr.splitlines()[last_out + 1:] if "(" in l]
+    if p.returncode != 0 or last_out < 0 or "munmap" in after or "Eigenvalues" not in p.stdout:
+        print("FAIL: mblin linearize (status %d) after its output: %s" % (p.returncode, after))
+        ok = False
+    # one malloc arena (cli/startup.c): the residual-compiling thread of a model with >= 2000
+    # residuals (the 300-loop four-bar) allocates from the main heap, no arena of its own (glibc
+    # reserves 128 MiB PROT_NONE|MAP_NORESERVE for each); sweep --threads 2 gives its workers theirs
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(subprocess.run([sys.executable, "examples/fourbar.py", "300"], capture_output=True, text=True,
+                               check=True).stdout)
+    try:
+        for args, want in ((["linearize", f.name], 0),
+                           (["sweep", "examples/whipple_bicycle.yaml", "--param", "v=0:10:400", "--threads", "2"], 1)):
+            p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=mmap,clone3,clone", mblin] + args, env=env,
+                               capture_output=True, text=True, timeout=120)
+            arenas = sum(1 for l in p.stderr.splitlines() if "MAP_NORESERVE" in l)
+            threads = sum(1 for l in p.stderr.splitlines() if "clone" in l and "CLONE_THREAD" in l)
+            if p.returncode != 0 or threads < 1 or arenas != want:
+                print("FAIL: mblin %s (status %d, %d threads) made %d malloc arenas, expected %d"
+                      % (args[0], p.returncode, threads, arenas, want))
+                ok = False
+    finally:
+        os.unlink(f.name)
     print("startup: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
