@@ -218,17 +218,20 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
         K->ang = ang;
         const char *th = B->kind == KIND_PLANAR ? B->th : "0";
         K->phi = mech_fmt(M, "_phi_%s", name);
-        int rc = mech_add_var(M, K->phi, mech_fmt(M, "%s + (%s)", th, ang), line, col);
-        for (int k = 0; k < 3 && !rc; k++) {
+        int rc = mech_add_spare_var(M, K->phi, mech_fmt(M, "%s + (%s)", th, ang), line, col);
+        /* z is 0 in the plane: the text itself, not a variable (every marker's _p_<m>_3 = 0 was an
+         * item of the source that the drawing kept) */
+        K->p[2] = "0";
+        for (int k = 0; k < 2 && !rc; k++) {
             K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
             const char *t;
-            if (k == 2) t = "0";
-            else if (B->kind == KIND_PLANAR)
-                t = k == 0 ? mech_fmt(M, "%s + %s*(%s) - %s*(%s)", B->r[0], B->A[0], s[0], B->A[3], s[1])
-                           : mech_fmt(M, "%s + %s*(%s) + %s*(%s)", B->r[1], B->A[3], s[0], B->A[0], s[1]);
-            else
+            if (B->kind == KIND_PLANAR) {
+                const char *a[2] = {B->A[3 * k], k == 0 ? B->A[3] : B->A[0]}, *x[2] = {s[0], s[1]};
+                t = mech_affine(M, B->r[k], 2, a, x, k == 0 ? "+-" : "++");
+            } else {
                 t = mech_fmt(M, "%s + (%s)", B->r[k], s[k]);
-            rc = k == 2 ? mech_add_spare_var(M, K->p[k], t, line, col) : mech_add_var(M, K->p[k], t, line, col);
+            }
+            rc = mech_add_var(M, K->p[k], t, line, col);
         }
         const char *axt[3][3] = {{mech_fmt(M, "cos(%s)", K->phi), mech_fmt(M, "sin(%s)", K->phi), "0"},
                                  {mech_fmt(M, "-sin(%s)", K->phi), mech_fmt(M, "cos(%s)", K->phi), "0"},
@@ -251,8 +254,8 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     K->oset = M->used_set >= 0 ? M->used_set : B->oset;
     for (int k = 0; k < 3 && !rc; k++) {
         K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
-        const char *t = mech_fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k], s[0], B->A[3 * k + 1], s[1],
-                                 B->A[3 * k + 2], s[2]);
+        const char *a[3] = {B->A[3 * k], B->A[3 * k + 1], B->A[3 * k + 2]};
+        const char *t = mech_affine(M, B->r[k], 3, a, s, "+++");
         rc = mech_add_var(M, K->p[k], t, line, col);
     }
     for (int a = 0; a < 3 && !rc; a++)

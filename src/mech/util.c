@@ -139,6 +139,23 @@ void mech_sb_add(mech *M, sbuf *b, const char *a, const char *t)
     b->s[b->n] = '\0';
 }
 
+/* "r + a0*(x0) - a1*(x1) ..." (sign[i] '+' or '-') without the terms whose factor or offset is the
+ * text "0": the expression engine folds them to nothing anyway, so the graph is the same, but a
+ * planar four-bar's marker positions, energies and weights were half made of such terms, each
+ * formatted, parsed and differentiated (the body's origin r alone when every term is zero) */
+char *mech_affine(mech *M, const char *r, int nt, const char *const *a, const char *const *x, const char *sign)
+{
+    sbuf b = {0};
+    mech_sb_add(M, &b, "", r);
+    for (int i = 0; i < nt; i++) {
+        if (!strcmp(a[i], "0") || !strcmp(x[i], "0")) continue;
+        mech_sb_add(M, &b, sign[i] == '-' ? " - " : " + ", a[i]);
+        mech_sb_add(M, &b, "*(", x[i]);
+        mech_sb_add(M, &b, ")", "");
+    }
+    return mech_sb_done(M, &b);
+}
+
 /* the text of b, owned by the arena ("0" when empty) */
 char *mech_sb_done(mech *M, sbuf *b)
 {
@@ -390,12 +407,20 @@ int mech_add_var(mech *M, const char *name, const char *text, int line, int col)
     return mech_push(M, &M->src->variables, name, text, line, col);
 }
 
+/* the names a spare variable may have: _x_..., _y_..., _z_..., _p_... (a marker's axes and
+ * position) and _phi_... (a planar marker's angle) */
+static int spare_form(const char *b, size_t n)
+{
+    if (n > 5 && !strncmp(b, "_phi_", 5)) return 1;
+    return n >= 4 && b[0] == '_' && b[2] == '_' && (b[1] == 'x' || b[1] == 'y' || b[1] == 'z' || b[1] == 'p');
+}
+
 int mech_add_spare_var(mech *M, const char *name, const char *text, int line, int col)
 {
     int i = M->src->variables.n, rc = mech_add_var(M, name, text, line, col);
     if (rc) return rc;
     /* mech_drop_spare_vars looks up names of this form only: another stays an ordinary variable */
-    if (strlen(name) < 4 || name[0] != '_' || name[2] != '_' || !strchr("xyzp", name[1])) return 0;
+    if (!spare_form(name, strlen(name))) return 0;
     if (i >= M->cspare) {
         int cap = M->cspare ? 2 * M->cspare : 256;
         while (cap <= i) cap *= 2;
@@ -424,8 +449,8 @@ static void mark_uses(const nameset *vi, const char *text, unsigned char *used, 
         }
         const char *b = c;
         while (mech_is_id(*c)) c++;
-        /* only spare names are in vi, all of the form _x_..., _y_..., _z_..., _p_... */
-        if (c - b < 4 || b[0] != '_' || b[2] != '_' || !strchr("xyzp", b[1])) continue;
+        /* only spare names are in vi, all of the form _x_..., _y_..., _z_..., _p_..., _phi_... */
+        if (!spare_form(b, (size_t)(c - b))) continue;
         int i = mech_ns_find(vi, b, (size_t)(c - b));
         if (i >= 0 && !used[i]) {
             used[i] = 1;
