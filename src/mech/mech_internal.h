@@ -200,8 +200,9 @@ int mech_add_spare_var(mech *M, const char *name, const char *text, int line, in
 int mech_drop_spare_vars(mech *M);
 int mech_is_id0(char c);
 int mech_is_id(char c);
-/* a key that appeared earlier in the same mapping */
-int mech_dup_key(mech *M, const yaml_node_t *map, const yaml_node_pair_t *p, const char *kind);
+/* a key that appeared earlier in the same mapping: the scalar keys before p are in seen (empty
+ * at the first pair; p's key is added; the caller frees it with mech_ns_free) */
+int mech_dup_key(mech *M, nameset *seen, const yaml_node_t *map, const yaml_node_pair_t *p, const char *kind);
 
 /* ---- body.c: bodies and markers -------------------------------------------------------------- */
 

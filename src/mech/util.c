@@ -528,16 +528,18 @@ int mech_is_id0(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'
 int mech_is_id(char c) { return mech_is_id0(c) || (c >= '0' && c <= '9'); }
 
 /* a key that appeared earlier in the same mapping */
-int mech_dup_key(mech *M, const yaml_node_t *map, const yaml_node_pair_t *p, const char *kind)
+int mech_dup_key(mech *M, nameset *seen, const yaml_node_t *map, const yaml_node_pair_t *p, const char *kind)
 {
+    /* the earlier keys are in `seen` (a scan of them was quadratic: 10^4 forces, 5e7 comparisons) */
     yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
-    for (const yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
-        yaml_node_t *k2 = yaml_document_get_node(M->doc, q->key);
-        if (mech_is_scalar(k2) && !strcmp(mech_sc(k2), mech_sc(k)))
-            return err_at(M, k, "duplicate %s name '%s' (first at line %lu)", kind, mech_sc(k),
-                          (unsigned long)k2->start_mark.line + 1);
+    const char *name = mech_sc(k);
+    int i = mech_ns_find(seen, name, strlen(name));
+    if (i >= 0) {
+        yaml_node_t *k2 = yaml_document_get_node(M->doc, map->data.mapping.pairs.start[i].key);
+        return err_at(M, k, "duplicate %s name '%s' (first at line %lu)", kind, name,
+                      (unsigned long)k2->start_mark.line + 1);
     }
-    return 0;
+    return mech_ns_add(seen, name, (int)(p - map->data.mapping.pairs.start)) ? mech_oom(M) : 0;
 }
 
 int mech_euler_texts(mech *M, body *B, int constraint, int wvars)
