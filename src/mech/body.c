@@ -217,27 +217,42 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
         }
         K->ang = ang;
         const char *th = B->kind == KIND_PLANAR ? B->th : "0";
-        K->phi = mech_fmt(M, "_phi_%s", name);
-        int rc = mech_add_var(M, K->phi, mech_fmt(M, "%s + (%s)", th, ang), line, col);
-        for (int k = 0; k < 3 && !rc; k++) {
+        /* the marker's angle and axes (x = (c, s, 0), y = (-s, c, 0), z = (0, 0, 1)): a marker not
+         * turned on its body has the body's (the rotation texts B->A, or ground's 1 and 0); a
+         * turned one gets spare variables, dropped when unused (each planar marker made 10) */
+        const char *c, *sn, *msn;
+        int rc = 0;
+        if (!strcmp(ang, "0")) {
+            K->phi = (char *)th;
+            c = B->kind == KIND_PLANAR ? B->A[0] : "1";
+            sn = B->kind == KIND_PLANAR ? B->A[3] : "0";
+            msn = B->kind == KIND_PLANAR ? B->A[1] : "0";
+        } else {
+            K->phi = mech_fmt(M, "_phi_%s", name);
+            c = mech_fmt(M, "_x_%s_1", name);
+            sn = mech_fmt(M, "_x_%s_2", name);
+            msn = mech_fmt(M, "(-%s)", sn);
+            rc = mech_add_spare_var(M, K->phi, mech_fmt(M, "%s + (%s)", th, ang), line, col);
+            if (!rc) rc = mech_add_spare_var(M, c, mech_fmt(M, "cos(%s)", K->phi), line, col);
+            if (!rc) rc = mech_add_spare_var(M, sn, mech_fmt(M, "sin(%s)", K->phi), line, col);
+        }
+        const char *axt[3][3] = {{c, sn, "0"}, {msn, c, "0"}, {"0", "0", "1"}};
+        for (int a = 0; a < 3; a++)
+            for (int k = 0; k < 3; k++) K->ax[a][k] = (char *)axt[a][k];
+        /* z is 0 in the plane: the text itself, not a variable (every marker's _p_<m>_3 = 0 was an
+         * item of the source that the drawing kept) */
+        K->p[2] = "0";
+        for (int k = 0; k < 2 && !rc; k++) {
             K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
             const char *t;
-            if (k == 2) t = "0";
-            else if (B->kind == KIND_PLANAR)
-                t = k == 0 ? mech_fmt(M, "%s + %s*(%s) - %s*(%s)", B->r[0], B->A[0], s[0], B->A[3], s[1])
-                           : mech_fmt(M, "%s + %s*(%s) + %s*(%s)", B->r[1], B->A[3], s[0], B->A[0], s[1]);
-            else
+            if (B->kind == KIND_PLANAR) {
+                const char *a[2] = {B->A[3 * k], k == 0 ? B->A[3] : B->A[0]}, *x[2] = {s[0], s[1]};
+                t = mech_affine(M, B->r[k], 2, a, x, k == 0 ? "+-" : "++");
+            } else {
                 t = mech_fmt(M, "%s + (%s)", B->r[k], s[k]);
-            rc = k == 2 ? mech_add_spare_var(M, K->p[k], t, line, col) : mech_add_var(M, K->p[k], t, line, col);
-        }
-        const char *axt[3][3] = {{mech_fmt(M, "cos(%s)", K->phi), mech_fmt(M, "sin(%s)", K->phi), "0"},
-                                 {mech_fmt(M, "-sin(%s)", K->phi), mech_fmt(M, "cos(%s)", K->phi), "0"},
-                                 {"0", "0", "1"}};
-        for (int a = 0; a < 3 && !rc; a++)
-            for (int k = 0; k < 3 && !rc; k++) {
-                K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
-                rc = mech_add_spare_var(M, K->ax[a][k], axt[a][k], line, col);
             }
+            rc = mech_add_var(M, K->p[k], t, line, col);
+        }
         return rc;
     }
     double R[9];
@@ -251,8 +266,8 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     K->oset = M->used_set >= 0 ? M->used_set : B->oset;
     for (int k = 0; k < 3 && !rc; k++) {
         K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
-        const char *t = mech_fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k], s[0], B->A[3 * k + 1], s[1],
-                                 B->A[3 * k + 2], s[2]);
+        const char *a[3] = {B->A[3 * k], B->A[3 * k + 1], B->A[3 * k + 2]};
+        const char *t = mech_affine(M, B->r[k], 3, a, s, "+++");
         rc = mech_add_var(M, K->p[k], t, line, col);
     }
     for (int a = 0; a < 3 && !rc; a++)

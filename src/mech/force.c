@@ -129,8 +129,8 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
             if (M->relative && B->kind == KIND_SPATIAL && M->torder && M->torder[M->nb + b] >= 0) continue;
             for (int k = 0; k < 3; k++) {
                 if (!strcmp(g[k], "0")) continue;
-                const char *rc_k = mech_fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k], B->cm[0],
-                                            B->A[3 * k + 1], B->cm[1], B->A[3 * k + 2], B->cm[2]);
+                const char *a[3] = {B->A[3 * k], B->A[3 * k + 1], B->A[3 * k + 2]};
+                const char *rc_k = mech_affine(M, B->r[k], 3, a, B->cm, "+++");
                 mech_sb_add(M, &pb, " - ", mech_fmt(M, "(%s)*(%s)*(%s)", B->mass, g[k], rc_k));
             }
         }
@@ -334,15 +334,20 @@ int mech_energies_and_forces(mech *M, int line, int col)
         if (B->kind == KIND_GROUND) continue;
         const char *vc[3];
         for (int k = 0; k < 3; k++) {
-            const char *rk = B->kind == KIND_POINT ? B->r[k]
-                                                   : mech_fmt(M, "%s + %s*(%s) + %s*(%s) + %s*(%s)", B->r[k], B->A[3 * k],
-                                                              B->cm[0], B->A[3 * k + 1], B->cm[1], B->A[3 * k + 2], B->cm[2]);
-            vc[k] = mech_fmt(M, "der(%s)", rk);
+            const char *a[3] = {B->A[3 * k], B->A[3 * k + 1], B->A[3 * k + 2]};
+            const char *rk = B->kind == KIND_POINT ? B->r[k] : mech_affine(M, B->r[k], 3, a, B->cm, "+++");
+            vc[k] = !strcmp(rk, "0") ? NULL : mech_fmt(M, "der(%s)", rk); /* NULL: at rest (z in the plane) */
         }
         /* a rigid body of a relative-coordinate tree: its inertia enters as the d'Alembert loads of
          * the recursive kinematics (relative.c, mech_rel_forces), not through T */
         if (M->relative && B->kind == KIND_SPATIAL && M->torder && M->torder[M->nb + b] >= 0) continue;
-        const char *Tb = mech_fmt(M, "0.5*(%s)*((%s)^2 + (%s)^2 + (%s)^2)", B->mass, vc[0], vc[1], vc[2]);
+        sbuf vs = {0};
+        for (int k = 0; k < 3; k++)
+            if (vc[k]) {
+                mech_sb_add(M, &vs, vs.n ? " + (" : "(", vc[k]);
+                mech_sb_add(M, &vs, ")^2", "");
+            }
+        const char *Tb = mech_fmt(M, "0.5*(%s)*(%s)", B->mass, mech_sb_done(M, &vs));
         if (B->kind == KIND_PLANAR) Tb = mech_fmt(M, "%s + 0.5*(%s)*der(%s)^2", Tb, B->I[2], B->th);
         if (B->kind == KIND_SPATIAL) {
             /* body-frame angular velocity w' = 2 G(e) der(e) */

@@ -264,51 +264,61 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
     return 0;
 }
 
+static int read_driver(mech *M, const yaml_node_t *k, const yaml_node_t *v)
+{
+    int rc;
+    char what[200];
+    snprintf(what, sizeof what, "driver '%s'", mech_sc(k));
+    if ((rc = mech_want_map(M, v, what))) return rc;
+    static const char *ok[] = {"joint", "i", "j", "measure", "motion", NULL};
+    if ((rc = mech_check_keys(M, v, ok, what))) return rc;
+    yaml_node_t *mo = mech_get(M, v, "motion"), *jn = mech_get(M, v, "joint");
+    const char *mt = NULL;
+    if (!mo) return err_at(M, v, "%s: missing 'motion'", what);
+    if ((rc = mech_text_of(M, mo, "motion", &mt))) return rc;
+    if ((rc = mech_subst(M, mt, mo, NULL, 0, &mt))) return rc;
+    const char *q;
+    if (jn) {
+        if (!mech_is_scalar(jn)) return err_at(M, jn, "%s: 'joint' must name a joint", what);
+        int jj = mech_find_joint(M, mech_sc(jn), jn->data.scalar.length);
+        if (jj < 0) return err_at(M, jn, "%s: no joint named '%s'", what, mech_sc(jn));
+        char why[300];
+        q = mech_joint_coord(M, jj, why, sizeof why);
+        if (!q) return M->oom ? mech_oom(M) : err_at(M, jn, "%s: %s", what, why);
+    } else {
+        int mi, mj;
+        if ((rc = mech_marker_ref(M, v, "i", what, 1, &mi)) || (rc = mech_marker_ref(M, v, "j", what, 1, &mj))) return rc;
+        yaml_node_t *me = mech_get(M, v, "measure");
+        if (!mech_is_scalar(me)) return err_at(M, me ? me : v, "%s: missing 'measure' (DX DY DZ AX AY AZ)", what);
+        const char *m = mech_sc(me);
+        if (strlen(m) != 2 || (m[0] != 'D' && m[0] != 'A') || (m[1] != 'X' && m[1] != 'Y' && m[1] != 'Z'))
+            return err_at(M, me, "%s: measure must be DX, DY, DZ, AX, AY or AZ", what);
+        const char *args[3] = {M->mk[mi].name, M->mk[mj].name, M->mk[mj].name};
+        size_t al[3] = {strlen(args[0]), strlen(args[1]), strlen(args[2])};
+        char why[300] = "";
+        q = mech_measure(M, m, m[0] == 'D' ? 3 : 2, args, al, why, sizeof why);
+        if (!q) return err_at(M, me, "%s: %s", what, why);
+    }
+    int line, col;
+    mech_pos_of(k, &line, &col);
+    rc = mech_con(M, mech_fmt(M, "driver %s", mech_sc(k)), mech_fmt(M, "%s - (%s)", q, mt), line, col);
+    if (!rc) rc = mech_con_text(M, mech_fmt(M, "driver '%s'", mech_sc(k)), "motion", mo, mt, 1);
+    return rc;
+}
+
 int mech_read_drivers(mech *M, const yaml_node_t *ds)
 {
     if (!ds || (ds->type == YAML_SCALAR_NODE && ds->data.scalar.length == 0)) return 0;
     int rc = mech_want_map(M, ds, "'drivers'");
+    nameset seen;
+    memset(&seen, 0, sizeof seen);
     for (yaml_node_pair_t *p = ds->data.mapping.pairs.start; !rc && p < ds->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
-        if (!mech_is_scalar(k) || !mech_valid_name(mech_sc(k))) return err_at(M, k, "a driver name must be a plain word");
-        if ((rc = mech_dup_key(M, ds, p, "driver"))) return rc;
-        char what[200];
-        snprintf(what, sizeof what, "driver '%s'", mech_sc(k));
-        if ((rc = mech_want_map(M, v, what))) return rc;
-        static const char *ok[] = {"joint", "i", "j", "measure", "motion", NULL};
-        if ((rc = mech_check_keys(M, v, ok, what))) return rc;
-        yaml_node_t *mo = mech_get(M, v, "motion"), *jn = mech_get(M, v, "joint");
-        const char *mt = NULL;
-        if (!mo) return err_at(M, v, "%s: missing 'motion'", what);
-        if ((rc = mech_text_of(M, mo, "motion", &mt))) return rc;
-        if ((rc = mech_subst(M, mt, mo, NULL, 0, &mt))) return rc;
-        const char *q;
-        if (jn) {
-            if (!mech_is_scalar(jn)) return err_at(M, jn, "%s: 'joint' must name a joint", what);
-            int jj = mech_find_joint(M, mech_sc(jn), jn->data.scalar.length);
-            if (jj < 0) return err_at(M, jn, "%s: no joint named '%s'", what, mech_sc(jn));
-            char why[300];
-            q = mech_joint_coord(M, jj, why, sizeof why);
-            if (!q) return M->oom ? mech_oom(M) : err_at(M, jn, "%s: %s", what, why);
-        } else {
-            int mi, mj;
-            if ((rc = mech_marker_ref(M, v, "i", what, 1, &mi)) || (rc = mech_marker_ref(M, v, "j", what, 1, &mj))) return rc;
-            yaml_node_t *me = mech_get(M, v, "measure");
-            if (!mech_is_scalar(me)) return err_at(M, me ? me : v, "%s: missing 'measure' (DX DY DZ AX AY AZ)", what);
-            const char *m = mech_sc(me);
-            if (strlen(m) != 2 || (m[0] != 'D' && m[0] != 'A') || (m[1] != 'X' && m[1] != 'Y' && m[1] != 'Z'))
-                return err_at(M, me, "%s: measure must be DX, DY, DZ, AX, AY or AZ", what);
-            const char *args[3] = {M->mk[mi].name, M->mk[mj].name, M->mk[mj].name};
-            size_t al[3] = {strlen(args[0]), strlen(args[1]), strlen(args[2])};
-            char why[300] = "";
-            q = mech_measure(M, m, m[0] == 'D' ? 3 : 2, args, al, why, sizeof why);
-            if (!q) return err_at(M, me, "%s: %s", what, why);
-        }
-        int line, col;
-        mech_pos_of(k, &line, &col);
-        rc = mech_con(M, mech_fmt(M, "driver %s", mech_sc(k)), mech_fmt(M, "%s - (%s)", q, mt), line, col);
-        if (!rc) rc = mech_con_text(M, mech_fmt(M, "driver '%s'", mech_sc(k)), "motion", mo, mt, 1);
+        if (!mech_is_scalar(k) || !mech_valid_name(mech_sc(k))) rc = err_at(M, k, "a driver name must be a plain word");
+        if (!rc) rc = mech_dup_key(M, &seen, ds, p, "driver");
+        if (!rc) rc = read_driver(M, k, v);
     }
+    mech_ns_free(&seen);
     return rc;
 }
 

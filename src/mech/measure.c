@@ -8,14 +8,27 @@
 
 const char *mech_dot3(mech *M, char *const a[3], char *const b[3])
 {
-    return mech_fmt(M, "(%s*%s + %s*%s + %s*%s)", a[0], b[0], a[1], b[1], a[2], b[2]);
+    /* the products with a factor "0" left out (z of planar vectors) */
+    int z[3], nz = 0;
+    for (int k = 0; k < 3; k++) nz += z[k] = !strcmp(a[k], "0") || !strcmp(b[k], "0");
+    if (!nz) return mech_fmt(M, "(%s*%s + %s*%s + %s*%s)", a[0], b[0], a[1], b[1], a[2], b[2]);
+    sbuf s = {0};
+    for (int k = 0; k < 3; k++)
+        if (!z[k]) {
+            mech_sb_add(M, &s, s.n ? " + " : "(", a[k]);
+            mech_sb_add(M, &s, "*", b[k]);
+        }
+    if (s.n) mech_sb_add(M, &s, ")", "");
+    return mech_sb_done(M, &s);
 }
 
 /* d = p_i - p_j as three texts */
 void mech_dvec(mech *M, int i, int j, char *d[3])
 {
     for (int k = 0; k < 3; k++)
-        d[k] = j >= 0 ? mech_fmt(M, "(%s - %s)", M->mk[i].p[k], M->mk[j].p[k]) : M->mk[i].p[k];
+        d[k] = j < 0 ? M->mk[i].p[k]
+               : !strcmp(M->mk[i].p[k], "0") && !strcmp(M->mk[j].p[k], "0") ? (char *)"0" /* z in the plane */
+                                                                            : mech_fmt(M, "(%s - %s)", M->mk[i].p[k], M->mk[j].p[k]);
 }
 
 /* Euler parameters of marker m in global (q = e_body (x) m, Hamilton product): texts in e and the

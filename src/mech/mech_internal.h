@@ -148,6 +148,9 @@ char *mech_num(mech *M, double v);
 void mech_sb_add(mech *M, sbuf *b, const char *a, const char *t);
 /* the text of b, owned by the arena ("0" when empty) */
 char *mech_sb_done(mech *M, sbuf *b);
+/* "r + a0*(x0) - a1*(x1) ..." (sign[i] '+' or '-'), leaving out the terms whose factor or offset
+ * is the text "0" (the same expression with fewer items to format, parse and differentiate) */
+char *mech_affine(mech *M, const char *r, int nt, const char *const *a, const char *const *x, const char *sign);
 int mech_oom(mech *M);
 const char *mech_sc(const yaml_node_t *n);
 int mech_is_scalar(const yaml_node_t *n);
@@ -189,7 +192,7 @@ int mech_beam_node(mech *M, const yaml_node_t *val, const char *what, int ne, do
 int mech_euler_texts(mech *M, body *B, int constraint, int wvars);
 int mech_add_var(mech *M, const char *name, const char *text, int line, int col);
 /* A generated variable without user text (a marker's axis components), named _x_..., _y_...,
- * _z_... or _p_...: dropped by mech_drop_spare_vars when no item of the generated source uses it
+ * _z_..., _p_... or _phi_...: dropped by mech_drop_spare_vars when no item of the generated source uses it
  * (a name of another form makes an ordinary variable). */
 int mech_add_spare_var(mech *M, const char *name, const char *text, int line, int col);
 /* Drop the spare variables that nothing uses, directly or through other variables (a planar
@@ -197,8 +200,9 @@ int mech_add_spare_var(mech *M, const char *name, const char *text, int line, in
 int mech_drop_spare_vars(mech *M);
 int mech_is_id0(char c);
 int mech_is_id(char c);
-/* a key that appeared earlier in the same mapping */
-int mech_dup_key(mech *M, const yaml_node_t *map, const yaml_node_pair_t *p, const char *kind);
+/* a key that appeared earlier in the same mapping: the scalar keys before p are in seen (empty
+ * at the first pair; p's key is added; the caller frees it with mech_ns_free) */
+int mech_dup_key(mech *M, nameset *seen, const yaml_node_t *map, const yaml_node_pair_t *p, const char *kind);
 
 /* ---- body.c: bodies and markers -------------------------------------------------------------- */
 

@@ -216,12 +216,16 @@ static int read_all(mech *M, const yaml_node_t *root)
     if ((rc = mech_read_drivers(M, mech_get(M, root, "drivers")))) return rc;
     if ((n = mech_get(M, root, "forces")) && !(n->type == YAML_SCALAR_NODE && n->data.scalar.length == 0)) {
         if ((rc = mech_want_map(M, n, "'forces'"))) return rc;
-        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        nameset seen;
+        memset(&seen, 0, sizeof seen);
+        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top && !rc; p++) {
             yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
-            if (!mech_is_scalar(k) || !mech_valid_name(mech_sc(k))) return err_at(M, k, "a force name must be a plain word");
-            if ((rc = mech_dup_key(M, n, p, "force"))) return rc;
-            if ((rc = mech_read_force(M, k, yaml_document_get_node(M->doc, p->value)))) return rc;
+            if (!mech_is_scalar(k) || !mech_valid_name(mech_sc(k))) rc = err_at(M, k, "a force name must be a plain word");
+            if (!rc) rc = mech_dup_key(M, &seen, n, p, "force");
+            if (!rc) rc = mech_read_force(M, k, yaml_document_get_node(M->doc, p->value));
         }
+        mech_ns_free(&seen);
+        if (rc) return rc;
     }
     if ((rc = copy_map(M, mech_get(M, root, "variables"), &M->src->variables, "variables", 1))) return rc;
     if ((rc = mech_check_con_texts(M))) return rc;

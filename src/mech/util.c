@@ -139,6 +139,23 @@ void mech_sb_add(mech *M, sbuf *b, const char *a, const char *t)
     b->s[b->n] = '\0';
 }
 
+/* "r + a0*(x0) - a1*(x1) ..." (sign[i] '+' or '-') without the terms whose factor or offset is the
+ * text "0": the expression engine folds them to nothing anyway, so the graph is the same, but a
+ * planar four-bar's marker positions, energies and weights were half made of such terms, each
+ * formatted, parsed and differentiated (the body's origin r alone when every term is zero) */
+char *mech_affine(mech *M, const char *r, int nt, const char *const *a, const char *const *x, const char *sign)
+{
+    sbuf b = {0};
+    mech_sb_add(M, &b, "", r);
+    for (int i = 0; i < nt; i++) {
+        if (!strcmp(a[i], "0") || !strcmp(x[i], "0")) continue;
+        mech_sb_add(M, &b, sign[i] == '-' ? " - " : " + ", a[i]);
+        mech_sb_add(M, &b, "*(", x[i]);
+        mech_sb_add(M, &b, ")", "");
+    }
+    return mech_sb_done(M, &b);
+}
+
 /* the text of b, owned by the arena ("0" when empty) */
 char *mech_sb_done(mech *M, sbuf *b)
 {
@@ -300,7 +317,9 @@ int mech_eval_text(mech *M, const char *text, const yaml_node_t *n, const char *
         return mbl_error(M->st, MBL_EMODEL, "%s:%s (in %s; only numbers and parameters can be used here)", M->file,
                          st.msg, what);
     double dummy = 0;
-    rc = mblx_eval(M->g, e, &dummy, v, &st);
+    /* parameters are numbers here, so the text is nearly always folded to one: no tape to compile
+     * (a tape per mass, inertia and number was 1.4 % of the N = 1000 four-bar's run) */
+    rc = mblx_is_const(M->g, e, v) ? 0 : mblx_eval(M->g, e, &dummy, v, &st);
     if (rc == MBL_ENOMEM) return mech_oom(M);
     if (rc) return err_at(M, n, "%s: %s%s", what, st.msg, mech_set_note(M));
     if (!isfinite(*v)) return err_at(M, n, "%s is not a finite number%s", what, mech_set_note(M));
@@ -390,12 +409,20 @@ int mech_add_var(mech *M, const char *name, const char *text, int line, int col)
     return mech_push(M, &M->src->variables, name, text, line, col);
 }
 
+/* the names a spare variable may have: _x_..., _y_..., _z_..., _p_... (a marker's axes and
+ * position) and _phi_... (a planar marker's angle) */
+static int spare_form(const char *b, size_t n)
+{
+    if (n > 5 && !strncmp(b, "_phi_", 5)) return 1;
+    return n >= 4 && b[0] == '_' && b[2] == '_' && (b[1] == 'x' || b[1] == 'y' || b[1] == 'z' || b[1] == 'p');
+}
+
 int mech_add_spare_var(mech *M, const char *name, const char *text, int line, int col)
 {
     int i = M->src->variables.n, rc = mech_add_var(M, name, text, line, col);
     if (rc) return rc;
     /* mech_drop_spare_vars looks up names of this form only: another stays an ordinary variable */
-    if (strlen(name) < 4 || name[0] != '_' || name[2] != '_' || !strchr("xyzp", name[1])) return 0;
+    if (!spare_form(name, strlen(name))) return 0;
     if (i >= M->cspare) {
         int cap = M->cspare ? 2 * M->cspare : 256;
         while (cap <= i) cap *= 2;
@@ -424,8 +451,8 @@ static void mark_uses(const nameset *vi, const char *text, unsigned char *used, 
         }
         const char *b = c;
         while (mech_is_id(*c)) c++;
-        /* only spare names are in vi, all of the form _x_..., _y_..., _z_..., _p_... */
-        if (c - b < 4 || b[0] != '_' || b[2] != '_' || !strchr("xyzp", b[1])) continue;
+        /* only spare names are in vi, all of the form _x_..., _y_..., _z_..., _p_..., _phi_... */
+        if (!spare_form(b, (size_t)(c - b))) continue;
         int i = mech_ns_find(vi, b, (size_t)(c - b));
         if (i >= 0 && !used[i]) {
             used[i] = 1;
@@ -501,16 +528,18 @@ int mech_is_id0(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'
 int mech_is_id(char c) { return mech_is_id0(c) || (c >= '0' && c <= '9'); }
 
 /* a key that appeared earlier in the same mapping */
-int mech_dup_key(mech *M, const yaml_node_t *map, const yaml_node_pair_t *p, const char *kind)
+int mech_dup_key(mech *M, nameset *seen, const yaml_node_t *map, const yaml_node_pair_t *p, const char *kind)
 {
+    /* the earlier keys are in `seen` (a scan of them was quadratic: 10^4 forces, 5e7 comparisons) */
     yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
-    for (const yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
-        yaml_node_t *k2 = yaml_document_get_node(M->doc, q->key);
-        if (mech_is_scalar(k2) && !strcmp(mech_sc(k2), mech_sc(k)))
-            return err_at(M, k, "duplicate %s name '%s' (first at line %lu)", kind, mech_sc(k),
-                          (unsigned long)k2->start_mark.line + 1);
+    const char *name = mech_sc(k);
+    int i = mech_ns_find(seen, name, strlen(name));
+    if (i >= 0) {
+        yaml_node_t *k2 = yaml_document_get_node(M->doc, map->data.mapping.pairs.start[i].key);
+        return err_at(M, k, "duplicate %s name '%s' (first at line %lu)", kind, name,
+                      (unsigned long)k2->start_mark.line + 1);
     }
-    return 0;
+    return mech_ns_add(seen, name, (int)(p - map->data.mapping.pairs.start)) ? mech_oom(M) : 0;
 }
 
 int mech_euler_texts(mech *M, body *B, int constraint, int wvars)

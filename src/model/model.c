@@ -139,6 +139,7 @@ static int formulate_ffr(loader *L);
 static int formulate_rtree(loader *L);
 static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 static int read_draw(loader *L, const mbl_src *s);
+static void variable_what(char *buf, size_t len, const char *name);
 
 /* Name lookup: every list of named items gets a hash index the first time it is searched, so
  * resolving names costs O(1) however large the model (a linear scan made loading O(n^2)). A slot
@@ -441,7 +442,7 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
         loader saved = *L;
         mblx_id node = MBLX_NONE;
         char what[160];
-        snprintf(what, sizeof what, "variable '%s'", src->variables.items[i].key);
+        variable_what(what, sizeof what, src->variables.items[i].key);
         int rc = parse_item(L, &src->variables.items[i], SCOPE_FULL, what, &node);
         L->scope = saved.scope;
         L->item = saved.item;
@@ -479,6 +480,42 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
 }
 
 /* Keep an expression the user wrote, with its position, for mbl_model_check_domain. */
+/* The parts concatenated into buf (cut at len - 1 like snprintf): the names of the expressions of
+ * a model of many items without printf (glibc's formatting of them was 5 % of the N = 1000
+ * four-bar mechanism's run). */
+static void join_parts(char *buf, size_t len, const char *const *part, int n)
+{
+    size_t o = 0;
+    for (int i = 0; i < n && o + 1 < len; i++) {
+        size_t k = strlen(part[i]);
+        if (k > len - 1 - o) k = len - 1 - o;
+        memcpy(buf + o, part[i], k);
+        o += k;
+    }
+    if (len) buf[o] = '\0';
+}
+
+/* v in decimal (buf: 12 characters) */
+static const char *int_text(char *buf, int v)
+{
+    char t[12];
+    int k = 0;
+    unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+    do t[k++] = (char)('0' + u % 10); while ((u /= 10) && k < 11);
+    int o = 0;
+    if (v < 0) buf[o++] = '-';
+    while (k) buf[o++] = t[--k];
+    buf[o] = '\0';
+    return buf;
+}
+
+/* "variable 'name'" */
+static void variable_what(char *buf, size_t len, const char *name)
+{
+    const char *part[3] = {"variable '", name, "'"};
+    join_parts(buf, len, part, 3);
+}
+
 static int record_srcx(loader *L, const mbl_src_item *it, const char *what, mblx_id e)
 {
     mbl_model *md = L->md;
@@ -493,8 +530,9 @@ static int record_srcx(loader *L, const mbl_src_item *it, const char *what, mblx
         if (!x || !w) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
         md->srcx_cap = cap;
     }
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s:%d:%d: %s", L->src->file, it->line, it->col, what);
+    char buf[512], ln[12], cn[12];
+    const char *part[7] = {L->src->file, ":", int_text(ln, it->line), ":", int_text(cn, it->col), ": ", what};
+    join_parts(buf, sizeof buf, part, 7); /* "file:line:col: what" */
     md->srcx_what[md->nsrcx] = str_dup(buf);
     if (!md->srcx_what[md->nsrcx]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     md->srcx[md->nsrcx++] = e;
@@ -505,8 +543,12 @@ static int record_srcx(loader *L, const mbl_src_item *it, const char *what, mblx
 static void quote_text(const char *text, char *buf, size_t len)
 {
     size_t n = strlen(text);
-    if (n < 61 || len < 64) snprintf(buf, len, "%s", text);
-    else snprintf(buf, len, "%.57s...", text);
+    if (n < 61 || len < 64) {
+        join_parts(buf, len, &text, 1);
+    } else {
+        memcpy(buf, text, 57);
+        memcpy(buf + 57, "...", 4);
+    }
 }
 
 /* An expression with an undefined constant part (0/0, 1/0 - 1/0, log(0) - log(0), sqrt(-1)*0:
@@ -1749,6 +1791,29 @@ static void *compile_thread(void *arg)
     return NULL;
 }
 
+/* A drawing coordinate's expression. Nearly every one is "0", a coordinate or a variable already
+ * read (a marker's position): its node then directly, the node a parse would give, without the
+ * parse and the records of the expression, which the variable has already (read_draw was 3 % of
+ * the N = 1000 four-bar mechanism's run); anything else is parsed. */
+static int draw_node(loader *L, const mbl_src_item *it, const char *what, mblx_id *out)
+{
+    size_t n = strlen(it->text);
+    int i;
+    if (n == 1 && it->text[0] == '0') {
+        *out = mblx_const(L->md->g, 0.0);
+        return mblx_graph_status(L->md->g, L->st);
+    }
+    if ((i = find_name(&L->src->coordinates, it->text, n)) >= 0) {
+        *out = L->md->q[i];
+        return 0;
+    }
+    if ((i = find_name(&L->src->variables, it->text, n)) >= 0 && L->var_state[i] == VAR_DONE) {
+        *out = L->var_node[i];
+        return 0;
+    }
+    return parse_item(L, it, SCOPE_FULL, what, out);
+}
+
 /* The drawing points of a mechanism (mbl_src draw, draw_links) as expressions. */
 static int read_draw(loader *L, const mbl_src *s)
 {
@@ -1769,10 +1834,10 @@ static int read_draw(loader *L, const mbl_src *s)
         const mbl_src_item *it = &s->draw.items[3 * i];
         if (!(md->ptname[i] = str_dup(it->key)) || !(md->ptbody[i] = str_dup(it->key2)))
             return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        char what[200];
+        snprintf(what, sizeof what, "position of '%s'", it->key);
         for (int k = 0; k < 3; k++) {
-            char what[200];
-            snprintf(what, sizeof what, "position of '%s'", it->key);
-            int rc = parse_item(L, &s->draw.items[3 * i + k], SCOPE_FULL, what, &md->dp[3 * i + k]);
+            int rc = draw_node(L, &s->draw.items[3 * i + k], what, &md->dp[3 * i + k]);
             if (rc) return rc;
         }
     }
@@ -2128,7 +2193,7 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
         if (L.var_state[i] != VAR_DONE) {
             mblx_id e = MBLX_NONE;
             char what[160];
-            snprintf(what, sizeof what, "variable '%s'", src->variables.items[i].key);
+            variable_what(what, sizeof what, src->variables.items[i].key);
             L.var_state[i] = VAR_BUSY;
             L.var_stack[0] = i;
             L.var_depth = 1;

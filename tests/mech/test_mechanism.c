@@ -553,6 +553,18 @@ TEST(bad_mechanisms)
     expect_error(PEND_HEAD "bodies: {bob: {mass: m, inertia: [1, 1, 1], markers: {top: {}}}}\n"
                            "forces:\n  w: {type: gravity, g: [0, 0, -1]}\n  w: {type: gravity, g: [0, 0, -1]}\n",
                  "bad.yaml:8:3:", "duplicate force name 'w'");
+    /* duplicate force and driver names among others, found by the name index of the earlier keys
+     * (src/mech/util.c mech_dup_key): the second one is named with the first one's line */
+    expect_error(PEND_HEAD "bodies: {bob: {mass: m, inertia: [1, 1, 1], markers: {top: {}}}}\n"
+                           "forces:\n  a: {type: gravity, g: [0, 0, -1]}\n  w: {type: gravity, g: [0, 0, -1]}\n"
+                           "  b: {type: gravity, g: [0, 0, -1]}\n  w: {type: gravity, g: [0, 0, -1]}\n",
+                 "bad.yaml:10:3:", "duplicate force name 'w' (first at line 8)");
+    expect_error(PEND_HEAD "bodies: {bob: {mass: m, inertia: [1, 1, 1], markers: {top: {}}}}\n"
+                           "joints: {s: {type: spherical, i: top, j: O}}\n"
+                           "drivers:\n  d1: {i: top, j: O, measure: AX, motion: \"0\"}\n"
+                           "  d2: {i: top, j: O, measure: AY, motion: \"0\"}\n"
+                           "  d1: {i: top, j: O, measure: AZ, motion: \"0\"}\n",
+                 "bad.yaml:10:3:", "duplicate driver name 'd1' (first at line 8)");
     /* duplicate marker */
     expect_error(PEND_HEAD "bodies: {bob: {mass: m, inertia: [1, 1, 1], markers: {O: {}}}}\n", "bad.yaml:5:",
                  "duplicate marker name 'O'");
