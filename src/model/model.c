@@ -132,11 +132,13 @@ typedef struct loader {
     int allow_mult;           /* 1 while parsing outputs: lambda() and mu() may be used */
     int mult_refused;         /* set when lambda()/mu() (or a constraint's name) was refused */
     int cname_refs, cname_calls; /* constraint names resolved / consumed by lambda() or mu() */
+    int let_vars;             /* 1: a variable stands for let(its expression) (formulate_let) */
 } loader;
 
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 static int formulate_ffr(loader *L);
 static int formulate_rtree(loader *L);
+static int formulate_let(loader *L, const mblx_id *Fgen);
 static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 static int read_draw(loader *L, const mbl_src *s);
 
@@ -454,6 +456,7 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
             L->var_state[i] = VAR_NEW;
             return 2;
         }
+        if (L->let_vars) node = mblx_let(md->g, node); /* formulate_let: kept as one shared node */
         L->var_state[i] = VAR_DONE;
         L->var_node[i] = node;
         *out = node;
@@ -700,7 +703,7 @@ int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *wh
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
 {
     int rc = parse_item_text(L, it, scope, what, out);
-    if (!rc && (scope == SCOPE_FULL || scope == SCOPE_POSITION)) rc = record_srcx(L, it, what, *out);
+    if (!rc && !L->let_vars && (scope == SCOPE_FULL || scope == SCOPE_POSITION)) rc = record_srcx(L, it, what, *out);
     return rc;
 }
 
@@ -1447,6 +1450,7 @@ static int formulate(loader *L)
         md->F[md->row0[MBL_ROW_NHD] + j] = total_der(md, nh[j]);
     }
     rc = mblx_graph_status(g, L->st);
+    if (!rc) rc = formulate_let(L, Fgen);
     if (rc) goto done;
 
     /* outputs */
@@ -1655,6 +1659,127 @@ static int formulate_rtree(loader *L)
     return rc;
 }
 
+/* The rows of the residual formed a second time with every variable of the file kept as one
+ * shared node, let(its expression) (mblx_let), for the tapes only (md->Fc). The inlined rows md->F
+ * flatten a variable into every product that uses it (sin(theta) * L3x with L3x = sps*sph is one
+ * product of three), so d/dt(dT/dv) - dT/dq and then its Jacobian expand into long products that
+ * differ by one factor; here dT/dv = sum_k dT/dw_k dw_k/dv through the variables w_k, the
+ * derivatives of each variable are let nodes computed once, and the tape compiler reads let(x)
+ * as x. The values are the same to rounding. md->F stays the model's rows for every analysis
+ * (the Jacobian's pattern, second derivatives, code generation, checks): lets lose structural
+ * cancellations, which the pattern must keep. Only the text rows (energies, constraints); models
+ * without variables, with a mass matrix or with a structured term keep md->Fc NULL. */
+static int formulate_let(loader *L, const mblx_id *Fgen)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    mblx_graph *g = md->g;
+    int n = md->n, m = md->m, k = md->k, nv = s->variables.n, rc = 0;
+    if (!nv || s->has_mass_matrix || !s->kinetic_energy.text || md->Fs || !n) return 0;
+    int *state = mbl_calloc((size_t)nv, sizeof *state);
+    mblx_id *node = mbl_calloc((size_t)nv, sizeof *node);
+    mblx_id *Phi = mbl_calloc((size_t)(m ? m : 1), sizeof *Phi), *nh = mbl_calloc((size_t)(k ? k : 1), sizeof *nh);
+    mblx_id *pv = mbl_calloc((size_t)n, sizeof *pv), *g1 = mbl_calloc((size_t)n, sizeof *g1);
+    mblx_id *g2 = mbl_calloc((size_t)n, sizeof *g2);
+    mblx_id *terms = mbl_calloc((size_t)(m > k ? m : k) + 1, sizeof *terms);
+    md->Fc = mbl_calloc((size_t)md->nF, sizeof *md->Fc);
+    if (!state || !node || !Phi || !nh || !pv || !g1 || !g2 || !terms || !md->Fc) {
+        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    int *state0 = L->var_state;
+    mblx_id *node0 = L->var_node;
+    L->var_state = state;
+    L->var_node = node;
+    L->let_vars = 1;
+    mblx_id zero = mblx_const(g, 0.0), T = zero, V = zero, D = zero;
+    rc = parse_item(L, &s->kinetic_energy, SCOPE_FULL, "kinetic_energy", &T);
+    if (!rc && s->potential_energy.text) rc = parse_item(L, &s->potential_energy, SCOPE_FULL, "potential_energy", &V);
+    if (!rc && s->dissipation.text) rc = parse_item(L, &s->dissipation, SCOPE_FULL, "dissipation", &D);
+    for (int j = 0; j < m && !rc; j++) rc = parse_equation(L, &s->constraints.items[j], "constraint", &Phi[j]);
+    for (int j = 0; j < k && !rc; j++) rc = parse_equation(L, &s->nonholonomic.items[j], "non-holonomic constraint", &nh[j]);
+    L->let_vars = 0;
+    L->var_state = state0;
+    L->var_node = node0;
+    if (rc) goto done;
+    /* R = d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F, as formulate() */
+    for (int j = 0; j < m; j++) terms[j] = mblx_mul(g, md->lam[j], Phi[j]);
+    mblx_id lamPhi = mblx_sum(g, (size_t)m, terms);
+    for (int j = 0; j < k; j++) terms[j] = mblx_mul(g, md->mu[j], nh[j]);
+    mblx_id muC = mblx_sum(g, (size_t)k, terms);
+    if (mblx_gradient(g, T, (size_t)n, md->v, pv) ||
+        mblx_gradient(g, mblx_sub(g, mblx_sub(g, T, V), lamPhi), (size_t)n, md->q, g1) ||
+        mblx_gradient(g, mblx_add(g, D, muC), (size_t)n, md->v, g2)) {
+        rc = mblx_graph_status(g, L->st);
+        goto done;
+    }
+    memcpy(md->Fc, md->F, (size_t)md->nF * sizeof *md->Fc);
+    for (int i = 0; i < n; i++) {
+        mblx_id t4[4] = {total_der(md, pv[i]), mblx_neg(g, g1[i]), g2[i], mblx_neg(g, Fgen[i])};
+        md->Fc[i] = mblx_sum(g, 4, t4);
+    }
+    for (int j = 0; j < m; j++) {
+        mblx_id pd = total_der(md, Phi[j]);
+        md->Fc[md->row0[MBL_ROW_PHID] + j] = pd;
+        md->Fc[md->row0[MBL_ROW_PHIDD] + j] = total_der(md, pd);
+        md->Fc[md->row0[MBL_ROW_PHI] + j] = Phi[j];
+    }
+    for (int j = 0; j < k; j++) {
+        md->Fc[md->row0[MBL_ROW_NH] + j] = nh[j];
+        md->Fc[md->row0[MBL_ROW_NHD] + j] = total_der(md, nh[j]);
+    }
+    rc = mblx_graph_status(g, L->st);
+done:
+    if (rc) {
+        mbl_free(md->Fc);
+        md->Fc = NULL;
+    }
+    mbl_free(state), mbl_free(node), mbl_free(Phi), mbl_free(nh), mbl_free(pv), mbl_free(g1), mbl_free(g2);
+    mbl_free(terms);
+    return rc;
+}
+
+/* The values of the Jacobian's entries (md->jac: the pattern of the inlined rows md->F) as the
+ * tape computes them: from the rows md->Fc where formulate_let made them (an entry of the pattern
+ * that is structurally zero there is the constant 0; entries of Fc outside the pattern cancel in
+ * the inlined form and are dropped), else md->jac's own nodes. *out: jac.nz nodes (mbl_free). */
+static int jacobian_compiled(mbl_model *md, mblx_id **out, mbl_status *st)
+{
+    *out = NULL;
+    if (!md->Fc) return 0;
+    int nz = md->jac.nz, nu = md->nunk;
+    mblx_id *syms = mbl_alloc_array((size_t)(nu ? nu : 1), sizeof *syms);
+    mblx_id *val = mbl_alloc_array((size_t)(nz ? nz : 1), sizeof *val);
+    if (!syms || !val) {
+        mbl_free(syms), mbl_free(val);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int j = 0; j < nu; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);
+    mblx_sparse S;
+    int rc = mblx_jacobian(md->g, (size_t)md->nF, md->Fc, (size_t)nu, syms, &S);
+    mbl_free(syms);
+    if (rc) {
+        mbl_free(val);
+        return mblx_graph_status(md->g, st) ? mblx_graph_status(md->g, st) : mbl_error(st, rc, "out of memory");
+    }
+    mblx_id zero = mblx_const(md->g, 0.0);
+    for (int p = 0; p < nz; p++) {
+        int r = md->jac.row[p], c = md->jac.col[p];
+        val[p] = md->jac.node[p];
+        if (r >= md->nF || md->Fc[r] == md->F[r]) continue;
+        int lo = S.colptr[c], hi = S.colptr[c + 1];
+        while (lo < hi) { /* rows are sorted within a column */
+            int mid = lo + (hi - lo) / 2;
+            if (S.rowidx[mid] < r) lo = mid + 1;
+            else hi = mid;
+        }
+        val[p] = (lo < S.colptr[c + 1] && S.rowidx[lo] == r) ? S.node[lo] : zero;
+    }
+    mblx_sparse_free(&S);
+    *out = val;
+    return 0;
+}
+
 /* Jacobian of exprs w.r.t. all unknowns [a lam mu v q r] into J (appending rows from row0). */
 static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int row0, mbl_sjac *J, mbl_status *st)
 {
@@ -1840,11 +1965,17 @@ static int compile(mbl_model *md, mbl_status *st)
 
     /* every node exists now: compile the residual tape on a second thread (large models spend
      * a quarter of their loading time compiling), the others here */
-    compile_job job = {md->g, (size_t)md->nF, md->F, NULL, {0, ""}};
+    mblx_id *jc = NULL; /* the Jacobian's entries from md->Fc (formulate_let), if any */
+    if (jacobian_compiled(md, &jc, st)) {
+        mbl_free(all), mbl_free(yn);
+        return st ? st->code : MBL_ENOMEM;
+    }
+    compile_job job = {md->g, (size_t)md->nF, md->Fc ? md->Fc : md->F, NULL, {0, ""}};
     pthread_t th;
     int threaded = md->nF >= COMPILE_THREAD_MIN && pthread_create(&th, NULL, compile_thread, &job) == 0;
     if (!threaded) compile_thread(&job);
-    md->tape_jac = mblx_compile(md->g, (size_t)md->jac.nz, md->jac.node, st);
+    md->tape_jac = mblx_compile(md->g, (size_t)md->jac.nz, jc ? jc : md->jac.node, st);
+    mbl_free(jc);
     if (md->tape_jac) md->tape_y = mblx_compile(md->g, ny, yn, st);
     if (md->tape_y) md->tape_us = mblx_compile(md->g, nt, all, st);
     if (md->tape_us && keep_restricted_srcx(md)) {
@@ -2317,6 +2448,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->v0x);
     mbl_free(md->r0x);
     mbl_free(md->F);
+    mbl_free(md->Fc);
     mbl_free(md->y);
     mbl_free(md->us);
     mbl_free(md->uvs);
