@@ -133,6 +133,8 @@ typedef struct loader {
     int mult_refused;         /* set when lambda()/mu() (or a constraint's name) was refused */
     int cname_refs, cname_calls; /* constraint names resolved / consumed by lambda() or mu() */
     int let_vars;             /* 1: a variable stands for let(its expression) (formulate_let) */
+    mblx_id *derlet;          /* let_vars: the lets made by der(P) of a velocity-free P */
+    int nderlet, derlet_cap;
 } loader;
 
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
@@ -354,6 +356,15 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
                 return 1;
             }
             *out = total_der(md, args[0]);
+            if (*out != MBLX_NONE && L->let_vars && mblx_node_op(g, *out) == MBLX_OP_LET &&
+                !depends_on_block(md, args[0], MBL_BLK_V)) { /* formulate_let: d(dP/dt)/dv = dP/dq */
+                if (L->nderlet == L->derlet_cap) {
+                    int cap = L->derlet_cap ? 2 * L->derlet_cap : 16;
+                    mblx_id *x = mbl_realloc_array(L->derlet, (size_t)cap, sizeof *x);
+                    if (x) L->derlet = x, L->derlet_cap = cap;
+                }
+                if (L->nderlet < L->derlet_cap) L->derlet[L->nderlet++] = *out; /* else: just not known */
+            }
             if (*out == MBLX_NONE) {
                 L->oom = 1;
                 snprintf(why, whylen, "out of memory");
@@ -1659,6 +1670,120 @@ static int formulate_rtree(loader *L)
     return rc;
 }
 
+/* out[i] = d/dt(dT/dv_i) - dT/dq_i for the kinetic energy T parsed with lets, through the lets
+ * u_k that T uses directly (its top-level lets: body velocities): with T = f(u, q, v),
+ *   out_i = d/dt(f_v_i) - f_q_i + sum_k [ d/dt(f_u_k) du_k/dv_i + f_u_k (d/dt(du_k/dv_i) - du_k/dq_i) ],
+ * where the bracket is identically 0 for u_k = der(P) of a velocity-free P (the Coriolis terms of
+ * the translational energy cancel there, as in Kane's equations: out_i = sum m P'' dP/dq_i), and
+ * d/dt(f_u_k) (the rate of a body momentum) is one node shared by every row. f is T with its
+ * top-level lets replaced by symbols that no tape reads (they are substituted back). */
+static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
+{
+    mbl_model *md = L->md;
+    mblx_graph *g = md->g;
+    int n = md->n, rc = 0;
+    size_t nn = mblx_node_count(g);
+    size_t stk_cap = 64;
+    mblx_id *map = mbl_alloc_array(nn, sizeof *map), *stk = mbl_alloc_array(stk_cap, sizeof *stk);
+    mblx_id *u = NULL, *us = NULL, *fu = NULL, *fv = NULL, *fq = NULL, *terms = NULL;
+    int K = 0, cap = 0;
+    size_t ns = 0;
+    if (!map || !stk) goto oom;
+    for (size_t e = 0; e < nn; e++) map[e] = MBLX_NONE;
+    /* post-order rebuild of T down to its top-level lets */
+    stk[ns++] = T;
+    while (ns) {
+        mblx_id e = stk[ns - 1];
+        if (map[e] != MBLX_NONE) {
+            ns--;
+            continue;
+        }
+        mblx_op op = mblx_node_op(g, e);
+        if (op == MBLX_OP_LET) {
+            if (K == cap) {
+                cap = cap ? 2 * cap : 32;
+                mblx_id *x = mbl_realloc_array(u, (size_t)cap, sizeof *x), *y = x ? mbl_realloc_array(us, (size_t)cap, sizeof *y) : NULL;
+                if (x) u = x;
+                if (!x || !y) goto oom;
+                us = y;
+            }
+            char name[48];
+            snprintf(name, sizeof name, "let#%d", K);
+            u[K] = e;
+            us[K] = mblx_symbol(g, name);
+            map[e] = us[K++];
+            ns--;
+            continue;
+        }
+        int na = mblx_node_nargs(g, e), pending = 0;
+        for (int a = 0; a < na; a++) {
+            mblx_id c = mblx_node_arg(g, e, a);
+            if (map[c] != MBLX_NONE) continue;
+            if (ns == stk_cap) { /* a shared operand can be on the stack more than once */
+                mblx_id *x = mbl_realloc_array(stk, 2 * stk_cap, sizeof *x);
+                if (!x) goto oom;
+                stk = x;
+                stk_cap *= 2;
+            }
+            stk[ns++] = c, pending = 1;
+        }
+        if (pending) continue;
+        if (op == MBLX_OP_CONST || op == MBLX_OP_SYMBOL || na == 0) {
+            map[e] = e;
+        } else {
+            mblx_id loc[8], *args = na <= 8 ? loc : mbl_alloc_array((size_t)na, sizeof *args);
+            if (!args) goto oom;
+            for (int a = 0; a < na; a++) args[a] = map[mblx_node_arg(g, e, a)];
+            map[e] = mblx_apply(g, op, mblx_node_value(g, e), (size_t)na, args);
+            if (args != loc) mbl_free(args);
+            if (map[e] == MBLX_NONE) goto fail;
+        }
+        ns--;
+    }
+    mblx_id f = map[T];
+    fu = mbl_alloc_array((size_t)(K ? K : 1), sizeof *fu);
+    fv = mbl_alloc_array((size_t)n, sizeof *fv);
+    fq = mbl_alloc_array((size_t)n, sizeof *fq);
+    terms = mbl_alloc_array((size_t)(2 * K + 2), sizeof *terms);
+    if (!fu || !fv || !fq || !terms) goto oom;
+    if (mblx_gradient(g, f, (size_t)K, us, fu) || mblx_gradient(g, f, (size_t)n, md->v, fv) ||
+        mblx_gradient(g, f, (size_t)n, md->q, fq))
+        goto fail;
+    for (int k = 0; k < K; k++) fu[k] = mblx_subst(g, fu[k], (size_t)K, us, u);
+    mblx_id *dfu = mbl_alloc_array((size_t)(K ? K : 1), sizeof *dfu);
+    if (!dfu) goto oom;
+    for (int k = 0; k < K; k++) dfu[k] = total_der(md, fu[k]);
+    for (int i = 0; i < n; i++) {
+        int nt = 0;
+        mblx_id a = mblx_subst(g, fv[i], (size_t)K, us, u), b = mblx_subst(g, fq[i], (size_t)K, us, u);
+        terms[nt++] = mblx_sub(g, total_der(md, a), b);
+        for (int k = 0; k < K; k++) {
+            mblx_id jv = mblx_diff(g, u[k], md->v[i]);
+            terms[nt++] = mblx_mul(g, dfu[k], jv);
+            int der = 0;
+            for (int d = 0; d < L->nderlet && !der; d++) der = L->derlet[d] == u[k];
+            if (!der) {
+                mblx_id br = mblx_sub(g, total_der(md, jv), mblx_diff(g, u[k], md->q[i]));
+                terms[nt++] = mblx_mul(g, fu[k], br);
+            }
+        }
+        out[i] = mblx_sum(g, (size_t)nt, terms);
+    }
+    mbl_free(dfu);
+    rc = mblx_graph_status(g, L->st);
+    goto done;
+oom:
+    rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    goto done;
+fail:
+    rc = mblx_graph_status(g, L->st);
+    if (!rc) rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+done:
+    mbl_free(map), mbl_free(stk), mbl_free(u), mbl_free(us), mbl_free(fu), mbl_free(fv), mbl_free(fq);
+    mbl_free(terms);
+    return rc;
+}
+
 /* The rows of the residual formed a second time with every variable of the file kept as one
  * shared node, let(its expression) (mblx_let), for the tapes only (md->Fc). The inlined rows md->F
  * flatten a variable into every product that uses it (sin(theta) * L3x with L3x = sps*sph is one
@@ -1707,15 +1832,16 @@ static int formulate_let(loader *L, const mblx_id *Fgen)
     mblx_id lamPhi = mblx_sum(g, (size_t)m, terms);
     for (int j = 0; j < k; j++) terms[j] = mblx_mul(g, md->mu[j], nh[j]);
     mblx_id muC = mblx_sum(g, (size_t)k, terms);
-    if (mblx_gradient(g, T, (size_t)n, md->v, pv) ||
-        mblx_gradient(g, mblx_sub(g, mblx_sub(g, T, V), lamPhi), (size_t)n, md->q, g1) ||
+    rc = lagrange_let(L, T, pv);
+    if (rc) goto done;
+    if (mblx_gradient(g, mblx_add(g, V, lamPhi), (size_t)n, md->q, g1) ||
         mblx_gradient(g, mblx_add(g, D, muC), (size_t)n, md->v, g2)) {
         rc = mblx_graph_status(g, L->st);
         goto done;
     }
     memcpy(md->Fc, md->F, (size_t)md->nF * sizeof *md->Fc);
     for (int i = 0; i < n; i++) {
-        mblx_id t4[4] = {total_der(md, pv[i]), mblx_neg(g, g1[i]), g2[i], mblx_neg(g, Fgen[i])};
+        mblx_id t4[4] = {pv[i], g1[i], g2[i], mblx_neg(g, Fgen[i])};
         md->Fc[i] = mblx_sum(g, 4, t4);
     }
     for (int j = 0; j < m; j++) {
@@ -2302,6 +2428,7 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
     mbl_free(L.pvals);
     mbl_free(L.var_state);
     mbl_free(L.var_node);
+    mbl_free(L.derlet);
     mbl_src_free(src);
     if (rc) {
         mbl_model_free(md);
