@@ -1188,6 +1188,7 @@ mblx_id mblx_let(mblx_graph *g, mblx_id x)
     }
     if (op == MBLX_OP_MUL && g->nd[x].na == 1) return x; /* 1*y is y, not a node */
     uint32_t arg = x;
+    g->nlet = 1;
     return intern(g, MBLX_OP_LET, 0.0, 1, &arg);
 }
 

@@ -776,6 +776,7 @@ out:
 /* The node a let stands for (let(x) compiles as x: no instruction). */
 static uint32_t unlet(const mblx_graph *g, uint32_t v)
 {
+    if (!g->nlet) return v; /* no let in the graph: no lookup */
     while (g->nd[v].op == MBLX_OP_LET) v = mblx__args(g, v)[0];
     return v;
 }
