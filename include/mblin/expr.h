@@ -88,6 +88,7 @@ typedef enum mblx_op {
     MBLX_OP_SIGN,      /* -1, 0 or 1; its derivative is 0 */
     MBLX_OP_MIN, MBLX_OP_MAX, /* binary */
     MBLX_OP_STEP,      /* step(x, x0, h0, x1, h1), see mblx_step */
+    MBLX_OP_LET,       /* let(x): the value of x kept as one shared node, see mblx_let */
     MBLX_OP_COUNT_
 } mblx_op;
 
@@ -207,6 +208,17 @@ mblx_id mblx_max(mblx_graph *g, mblx_id a, mblx_id b);
  * ends). Differentiable in all five arguments; x1 == x0 makes the derivatives divide by zero
  * (evaluation then reports MBL_EDOMAIN). */
 mblx_id mblx_step(mblx_graph *g, mblx_id x, mblx_id x0, mblx_id h0, mblx_id x1, mblx_id h1);
+
+/* let(x): x kept as one opaque node. Its value and its derivatives are those of x, but sums and
+ * products do not merge it into themselves (a product a*let(b*c) keeps let(b*c) as one factor
+ * where a*(b*c) becomes a*b*c), and the derivatives of let(x) are let nodes again (reverse mode:
+ * the adjoint of let(x) is let(adjoint)), so the derivative of a named intermediate is computed
+ * once and shared by every expression that uses it (the chain rule through the intermediate).
+ * Structural cancellations across a let are not found (let(x) - x is not 0). Constants,
+ * symbols, functions (sin, cos, ...) and let nodes are returned unchanged, and a coefficient is
+ * kept outside: let(c*y) = c*let(y). The tape compiler reads let(x) as x (no instruction), and
+ * printing prints x. Meant for the compiled forms: model rows kept for analysis use no lets. */
+mblx_id mblx_let(mblx_graph *g, mblx_id x);
 
 /* Generic builder: apply operation op to n operands with the same simplifications as the
  * dedicated builders (value is the constant of MBLX_OP_CONST, the constant term of ADD, the

@@ -205,6 +205,7 @@ static mblx_id partial(mblx_graph *g, mblx_id v, const argcopy *ac, size_t i)
     case MBLX_OP_SQRT: return mblx_scale(g, 0.5, mblx_powc(g, v, -1.0));
     case MBLX_OP_ABS: return mblx_sign(g, a[0]);
     case MBLX_OP_SIGN: return zero;
+    case MBLX_OP_LET: return one;
     case MBLX_OP_MIN:
     case MBLX_OP_MAX: {
         /* d min(a,b)/da = (1 - sign(a-b))/2, d/db = (1 + sign(a-b))/2; max: swapped */
@@ -278,6 +279,7 @@ static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
         t[k++] = term;
     }
     res = mblx_sum(g, k, t);
+    if (op == MBLX_OP_LET) res = mblx_let(g, res); /* the derivative of a let is shared too */
 done:
     if (t != local) mbl_free(t);
     args_free(&ac);
@@ -528,6 +530,8 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
                 t = a;
             else if (op == MBLX_OP_MUL)
                 t = mul_others(g, g->nd[v].val, &ac, i, a);
+            else if (op == MBLX_OP_LET)
+                t = mblx_let(g, a); /* the adjoint of a let is shared too */
             else
                 t = mblx_mul(g, a, partial(g, v, &ac, i));
             if (t == XNONE) {

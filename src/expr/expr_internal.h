@@ -50,6 +50,7 @@ struct mblx_graph {
 #define MBLX__CONST_CACHE 1024
     mblx_id const_cache[MBLX__CONST_CACHE];
 
+    uint32_t nlet; /* 1 once a let node was made (0: the compiler need not look for them) */
     int err;
     char errmsg[MBL_MSG_MAX];
 };

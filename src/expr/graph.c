@@ -1170,6 +1170,28 @@ mblx_id mblx_step(mblx_graph *g, mblx_id x, mblx_id x0, mblx_id h0, mblx_id x1, 
     return intern(g, MBLX_OP_STEP, 0.0, 5, a);
 }
 
+mblx_id mblx_let(mblx_graph *g, mblx_id x)
+{
+    if (!g || !mblx__valid(g, x)) return XNONE;
+    if (is_undefined(g, x)) return x;
+    unsigned op = g->nd[x].op;
+    if (op != MBLX_OP_ADD && op != MBLX_OP_MUL && op != MBLX_OP_POW) return x; /* atoms already */
+    if (op == MBLX_OP_MUL && g->nd[x].val != 1.0) { /* c*y: c*let(y), so that -let(y) + let(y) = 0 */
+        double c = g->nd[x].val;
+        size_t na = g->nd[x].na;
+        uint32_t local[16], *f = na <= 16 ? local : mbl_alloc_array(na, sizeof *f);
+        if (!f) return mblx__oom(g);
+        memcpy(f, mblx__args(g, x), na * sizeof *f); /* the pool moves when nodes are made */
+        mblx_id y = mblx_product(g, na, f);
+        if (f != local) mbl_free(f);
+        return mblx_scale(g, c, mblx_let(g, y));
+    }
+    if (op == MBLX_OP_MUL && g->nd[x].na == 1) return x; /* 1*y is y, not a node */
+    uint32_t arg = x;
+    g->nlet = 1;
+    return intern(g, MBLX_OP_LET, 0.0, 1, &arg);
+}
+
 /* ---- generic ------------------------------------------------------------------------------ */
 
 mblx_id mblx_apply(mblx_graph *g, mblx_op op, double value, size_t n, const mblx_id *args)
@@ -1209,6 +1231,7 @@ mblx_id mblx_apply(mblx_graph *g, mblx_op op, double value, size_t n, const mblx
     case MBLX_OP_MIN: ARITY(2); return mblx_min(g, args[0], args[1]);
     case MBLX_OP_MAX: ARITY(2); return mblx_max(g, args[0], args[1]);
     case MBLX_OP_STEP: ARITY(5); return mblx_step(g, args[0], args[1], args[2], args[3], args[4]);
+    case MBLX_OP_LET: ARITY(1); return mblx_let(g, args[0]);
     default: return mblx__fail(g, MBL_EARG, "mblx_apply: invalid operation %d", (int)op);
     }
 #undef ARITY
@@ -1224,7 +1247,7 @@ const char *mblx_op_name(mblx_op op)
         [MBLX_OP_SINH] = "sinh",   [MBLX_OP_COSH] = "cosh",     [MBLX_OP_TANH] = "tanh",
         [MBLX_OP_EXP] = "exp",     [MBLX_OP_LOG] = "log",       [MBLX_OP_SQRT] = "sqrt",
         [MBLX_OP_ABS] = "abs",     [MBLX_OP_SIGN] = "sign",     [MBLX_OP_MIN] = "min",
-        [MBLX_OP_MAX] = "max",     [MBLX_OP_STEP] = "step",
+        [MBLX_OP_MAX] = "max",     [MBLX_OP_STEP] = "step",     [MBLX_OP_LET] = "let",
     };
     return ((unsigned)op < MBLX_OP_COUNT_) ? names[op] : "?";
 }

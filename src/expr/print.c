@@ -160,6 +160,7 @@ static int node_prec(const mblx__view *v, uint32_t x, int neg)
 {
     uint32_t b;
     double e;
+    while (v->nd[x].op == MBLX_OP_LET) x = v->args[v->nd[x].aoff]; /* let(x) prints as x */
     switch (v->nd[x].op) {
     case MBLX_OP_CONST: return ((neg ? -v->nd[x].val : v->nd[x].val) < 0.0) ? P_PROD : P_ATOM;
     case MBLX_OP_SYMBOL: return neg ? P_PROD : P_ATOM;
@@ -173,6 +174,7 @@ static int node_prec(const mblx__view *v, uint32_t x, int neg)
 /* Push the tasks that print node x (negated if neg) in reverse order. */
 static void expand(const mblx__view *v, tstack *s, uint32_t x, int prec, int neg)
 {
+    while (v->nd[x].op == MBLX_OP_LET) x = v->args[v->nd[x].aoff]; /* let(x) prints as x */
     int own = node_prec(v, x, neg);
     /* a negative number right after '^' needs no parentheses: x^-2 */
     int paren = own < prec;

@@ -773,6 +773,14 @@ out:
     return rc;
 }
 
+/* The node a let stands for (let(x) compiles as x: no instruction). */
+static uint32_t unlet(const mblx_graph *g, uint32_t v)
+{
+    if (!g->nlet) return v; /* no let in the graph: no lookup */
+    while (g->nd[v].op == MBLX_OP_LET) v = mblx__args(g, v)[0];
+    return v;
+}
+
 mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
 {
     if (!g || (n && !outputs)) {
@@ -876,21 +884,22 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
         nl++;                                                                                 \
     } while (0)
     for (size_t o = 0; o < n; o++) {
-        if (map_get(&map, outputs[o], 0)) continue;
+        uint32_t out_o = unlet(g, outputs[o]);
+        if (map_get(&map, out_o, 0)) continue;
         sn = 0;
         {
-            uint32_t *val = map_get(&map, outputs[o], 1);
+            uint32_t *val = map_get(&map, out_o, 1);
             if (!val) goto oom;
             *val = (uint32_t)nl;
-            NUMBER(outputs[o]);
+            NUMBER(out_o);
             GROWV(stack, sn, scap);
-            stack[sn++] = (dfs_frame){outputs[o], (uint32_t)(nl - 1), 0};
+            stack[sn++] = (dfs_frame){out_o, (uint32_t)(nl - 1), 0};
         }
         while (sn) {
             dfs_frame *f = &stack[sn - 1];
             uint32_t v = f->v;
             if (f->next < g->nd[v].na) {
-                uint32_t c = mblx__args(g, v)[f->next];
+                uint32_t c = unlet(g, mblx__args(g, v)[f->next]);
                 uint32_t *cv = map_get(&map, c, 0);
                 if (!cv) { /* first visit: descend */
                     uint32_t l = (uint32_t)nl;
@@ -929,7 +938,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
      * available, so that the partial sum is accumulated at once and operand values die early
      * (a sum of 10^5 terms then needs O(1) registers) */
     if (!(outl = mbl_alloc_array(n ? n : 1, sizeof *outl))) goto oom;
-    for (size_t o = 0; o < n; o++) outl[o] = *map_get(&map, outputs[o], 0);
+    for (size_t o = 0; o < n; o++) outl[o] = *map_get(&map, unlet(g, outputs[o]), 0);
     /* the private copy keeps the sub-DAG as the graph has it (error messages print it); the
      * compiler works on the shared form */
     nl0 = nl;

@@ -78,6 +78,7 @@ struct mbl_model {
     mbl_sjac yjac;               /* dy/d[a lam mu v q r] */
     mblx_tape *tape_F;           /* -> F (nF) */
     mblx_tape *tape_jac;         /* -> jac values (jac.nz) */
+    mblx_id *Fc;                 /* NULL, or the rows as tape_F and tape_jac compile them (formulate_let) */
     mblx_tape *tape_y;           /* -> y (ny) then yjac values */
     mbl_sjac usjac;              /* d[s; sdot; sddot; w; wdot]/d[a lam mu v q r] of the user states */
     mblx_tape *tape_us;          /* -> [s; sdot; sddot; w; wdot] (3 nus + 2 nuvs) then usjac values */

@@ -10,6 +10,7 @@
 
 static mblx_graph *G;
 static mblx_id X, Y;
+#define LET_ROT_MAX 43 /* measured; the inlined form with shared chains and pairs: 43, no sharing: 64 */
 
 static int resolver(void *ud, mblx_graph *g, const char *name, size_t len, int nargs,
                     const mblx_id *args, mblx_id *out, char *why, size_t whylen)
@@ -197,6 +198,103 @@ TEST(shared_sums_and_products)
         rot_zxy(qp, Rp);
         rot_zxy(qm, Rm);
         for (int e = 0; e < 9; e++) CHECK_CLOSE(jv[3 * e + k], (Rp[e] - Rm[e]) / (2 * h), 1e-9);
+    }
+    free(wk);
+    mblx_tape_free(t);
+}
+
+/* let(x) (mblx_let): an intermediate kept as one node through sums, products and derivatives, read
+ * by the tape compiler as x (no instruction). */
+TEST(let_nodes)
+{
+    mblx_id a = P("a"), b = P("b"), c = P("c"), d = P("d"), e = P("e");
+    mblx_id ab = P("a*b"), bc = P("b*c"), lab = mblx_let(G, ab), lbc = mblx_let(G, bc);
+    CHECK(mblx_node_op(G, lab) == MBLX_OP_LET);
+    /* atoms stay themselves, a let is not wrapped twice, a coefficient stays outside */
+    CHECK(mblx_let(G, a) == a);
+    CHECK(mblx_let(G, P("3")) == P("3"));
+    CHECK(mblx_let(G, P("sin(a)")) == P("sin(a)"));
+    CHECK(mblx_let(G, lab) == lab);
+    CHECK(mblx_let(G, P("-2*a*b")) == mblx_scale(G, -2.0, lab));
+    CHECK(mblx_add(G, lab, mblx_neg(G, lab)) == mblx_const(G, 0.0));
+    /* products do not merge it: c*let(a*b) has 2 factors, c*(a*b) has 3 */
+    CHECK_EQ_INT(mblx_node_nargs(G, mblx_mul(G, c, lab)), 2);
+    CHECK_EQ_INT(mblx_node_nargs(G, mblx_mul(G, c, ab)), 3);
+    /* its derivatives are lets: d let(a*b*e)/da = let(b*e) */
+    mblx_id labe = mblx_let(G, P("a*b*e"));
+    CHECK(mblx_diff(G, labe, a) == mblx_let(G, P("b*e")));
+    CHECK(mblx_node_op(G, mblx_diff(G, labe, a)) == MBLX_OP_LET);
+    /* compiled as x: LDS a b c d, b*c, a*(b*c), d*(b*c) = 7 */
+    mblx_id o2[2] = {mblx_mul(G, a, lbc), mblx_mul(G, d, lbc)};
+    mbl_status st;
+    mblx_tape *t = mblx_compile(G, 2, o2, &st);
+    CHECK(t != NULL);
+    if (!t) return;
+    CHECK_EQ_INT(mblx_tape_ninstr(t), 7);
+    double sv[64] = {0}, v[2], w[64];
+    double av = 0.7, bv = -1.3, cv = 2.1, dv = 0.4, ev = 1.9;
+    sv[mblx_symbol_index(G, a)] = av, sv[mblx_symbol_index(G, b)] = bv, sv[mblx_symbol_index(G, c)] = cv;
+    sv[mblx_symbol_index(G, d)] = dv, sv[mblx_symbol_index(G, e)] = ev;
+    CHECK_EQ_INT(mblx_tape_eval(t, sv, v, w, &st), 0);
+    CHECK_REL(v[0], av * bv * cv, 1e-15);
+    CHECK_REL(v[1], dv * bv * cv, 1e-15);
+    mblx_tape_free(t);
+    /* a let as an output, and reverse mode through lets: d(let(a*b)^2 * let(a*b*e))/da */
+    mblx_id f = mblx_mul(G, mblx_powc(G, lab, 2.0), labe), gr[2], sy[2] = {a, e};
+    CHECK_EQ_INT(mblx_gradient(G, f, 2, sy, gr), 0);
+    mblx_id o3[3] = {lab, gr[0], gr[1]};
+    t = mblx_compile(G, 3, o3, &st);
+    CHECK(t != NULL);
+    if (!t) return;
+    double v3[3];
+    CHECK_EQ_INT(mblx_tape_eval(t, sv, v3, w, &st), 0);
+    CHECK_REL(v3[0], av * bv, 1e-15);
+    /* f = a^3 b^3 e: df/da = 3 a^2 b^3 e, df/de = a^3 b^3 */
+    CHECK_REL(v3[1], 3 * av * av * bv * bv * bv * ev, 1e-14);
+    CHECK_REL(v3[2], av * av * av * bv * bv * bv, 1e-14);
+    mblx_tape_free(t);
+    /* printing shows x */
+    char buf[64];
+    mblx_print(G, mblx_let(G, P("a + b")), buf, sizeof buf);
+    CHECK(strcmp(buf, "a + b") == 0);
+
+    /* the rotation Rz Rx Ry of shared_sums_and_products with the partial product T = Rz Rx kept
+     * as lets (its Jacobian no longer than the inlined form with shared chains and pairs);
+     * values against central differences of the matrix product */
+    mblx_id q[3] = {P("qa"), P("qb"), P("qc")}, R[9], J[27];
+    mblx_id ca = mblx_cos(G, q[0]), sa = mblx_sin(G, q[0]), cb = mblx_cos(G, q[1]), sb = mblx_sin(G, q[1]);
+    mblx_id cc = mblx_cos(G, q[2]), sc = mblx_sin(G, q[2]), z = mblx_const(G, 0), o = mblx_const(G, 1);
+    mblx_id Rz[9] = {ca, sa, z, mblx_neg(G, sa), ca, z, z, z, o}, Rx[9] = {o, z, z, z, cb, sb, z, mblx_neg(G, sb), cb};
+    mblx_id Ry[9] = {cc, z, mblx_neg(G, sc), z, o, z, sc, z, cc}, T[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            mblx_id fk[3];
+            for (int k = 0; k < 3; k++) fk[k] = mblx_mul(G, Rz[i + 3 * k], Rx[k + 3 * j]);
+            T[i + 3 * j] = mblx_let(G, mblx_sum(G, 3, fk));
+        }
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            mblx_id fk[3];
+            for (int k = 0; k < 3; k++) fk[k] = mblx_mul(G, T[i + 3 * k], Ry[k + 3 * j]);
+            R[i + 3 * j] = mblx_sum(G, 3, fk);
+        }
+    for (int en = 0; en < 9; en++)
+        for (int k = 0; k < 3; k++) J[3 * en + k] = mblx_diff(G, R[en], q[k]);
+    t = mblx_compile(G, 27, J, &st);
+    CHECK(t != NULL);
+    if (!t) return;
+    size_t nj = mblx_tape_ninstr(t);
+    CHECK_MSG(nj <= LET_ROT_MAX, "rotation Jacobian tape through lets: %zu instructions", nj);
+    double qv[3] = {0.4, -0.25, 0.8}, jv[27], *wk = malloc(mblx_tape_work_size(t) * sizeof *wk);
+    double svq[64] = {0};
+    for (int k = 0; k < 3; k++) svq[mblx_symbol_index(G, q[k])] = qv[k];
+    CHECK_EQ_INT(mblx_tape_eval(t, svq, jv, wk, &st), 0);
+    for (int k = 0; k < 3; k++) {
+        double qp[3] = {qv[0], qv[1], qv[2]}, qm[3] = {qv[0], qv[1], qv[2]}, Rp[9], Rm[9], h = 1e-6;
+        qp[k] += h, qm[k] -= h;
+        rot_zxy(qp, Rp);
+        rot_zxy(qm, Rm);
+        for (int en = 0; en < 9; en++) CHECK_CLOSE(jv[3 * en + k], (Rp[en] - Rm[en]) / (2 * h), 1e-9);
     }
     free(wk);
     mblx_tape_free(t);
@@ -396,6 +494,7 @@ int main(void)
     RUN(shared_pairs);
     RUN(domain_errors);
     RUN(long_sum_and_deep_chain);
+    RUN(let_nodes);
     mblx_graph_free(G);
     return test_summary("expr_tape");
 }
