@@ -382,6 +382,39 @@ static void vw_times(const mbl_lin_work *w, const double *vW, int n, int z1, con
         }
 }
 
+/* g[u][r] += sum of jv[e] x[u][k] over the entries (e, r, k) of ent with k < kmax, for u < w (4 or
+ * 1 columns at once); ent lists the entries of a row together, and each row's sum runs in the
+ * entries' order. */
+static void entries_times(const int *ent, int ng, const double *jv, int kmax, const double *const *x, double *const *g,
+                          int w)
+{
+    const int *e = ent, *end = ent + 3 * (size_t)ng;
+    if (w == 4) {
+        const double *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+        while (e < end) {
+            int r = e[1];
+            double s0 = g[0][r], s1 = g[1][r], s2 = g[2][r], s3 = g[3][r];
+            for (; e < end && e[1] == r; e += 3) {
+                int k = e[2];
+                if (k >= kmax) continue;
+                double a = jv[e[0]];
+                s0 += a * x0[k], s1 += a * x1[k], s2 += a * x2[k], s3 += a * x3[k];
+            }
+            g[0][r] = s0, g[1][r] = s1, g[2][r] = s2, g[3][r] = s3;
+        }
+        return;
+    }
+    const double *x0 = x[0];
+    double *g0 = g[0];
+    while (e < end) {
+        int r = e[1];
+        double s0 = g0[r];
+        for (; e < end && e[1] == r; e += 3)
+            if (e[2] < kmax) s0 += jv[e[0]] * x0[e[2]];
+        g0[r] = s0;
+    }
+}
+
 /* The projected C-hat, K-hat, F and the maps q_S, v_W from the kinematic system (factored). The
  * W-bar columns are solved first (v_W), then the S-bar ones, AUG_RHS_BLOCK at a time; G keeps the
  * EOM rows times each response. */
@@ -409,29 +442,18 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
             else memcpy(lin->v_W + (size_t)(j - z0) * n, x + n, (size_t)n * sizeof *x);
             memset(g, 0, (size_t)n * sizeof *g);
         }
-        /* G = R_a a' + R_v v' + R_q q' over the EOM rows, a column at a time (each sum in the
+        /* G = R_a a' + R_v v' + R_q q' over the EOM rows, four columns at a time (each sum in the
          * entries' order) */
         for (int c = 0; c < nb; c += 4) {
-            int nc4 = nb - c < 4 ? nb - c : 4;
+            int w4 = nb - c >= 4 ? 4 : 1;
             double *g[4];
             const double *xk[4];
-            for (int u = 0; u < 4; u++) { /* up to four columns at once: independent sums */
-                int cu = c + (u < nc4 ? u : 0);
-                g[u] = G + (size_t)((j0 + cu + z0) % zz) * n;
-                xk[u] = Xk + (size_t)cu * Nk;
+            for (int u = 0; u < w4; u++) {
+                g[u] = G + (size_t)((j0 + c + u + z0) % zz) * n;
+                xk[u] = Xk + (size_t)(c + u) * Nk;
             }
-            const double *jv = w->ev.jac;
-            const int *e = w->gent, *end = w->gent + 3 * (size_t)w->ng;
-            while (e < end) { /* a run of entries of one row, summed in registers */
-                int r = e[1];
-                double s[4];
-                for (int u = 0; u < nc4; u++) s[u] = g[u][r];
-                for (; e < end && e[1] == r; e += 3) {
-                    double x = jv[e[0]];
-                    for (int u = 0; u < nc4; u++) s[u] += x * xk[u][e[2]];
-                }
-                for (int u = 0; u < nc4; u++) g[u][r] = s[u];
-            }
+            entries_times(w->gent, w->ng, w->ev.jac, Nk, xk, g, w4);
+            if (w4 == 1) c -= 3;
         }
     }
     /* F = -v_W^T R_r */
@@ -541,27 +563,12 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     memset(w->MvW, 0, (size_t)n * (size_t)z1 * sizeof *w->MvW);
     if (w->kin) { /* a column at a time over the EOM entries in vdot columns (kin_col < n) */
         for (int j = 0; j < z1; j += 4) {
-            int n4 = z1 - j < 4 ? z1 - j : 4;
+            int w4 = z1 - j >= 4 ? 4 : 1;
             double *o[4];
             const double *vw[4];
-            for (int u = 0; u < 4; u++) {
-                int ju = j + (u < n4 ? u : 0);
-                o[u] = w->MvW + (size_t)ju * n;
-                vw[u] = lin->v_W + (size_t)ju * n;
-            }
-            const double *jv = w->ev.jac;
-            const int *e = w->gent, *end = w->gent + 3 * (size_t)w->ng;
-            while (e < end) { /* a run of entries of one row, summed in registers */
-                int r = e[1];
-                double s[4];
-                for (int u = 0; u < n4; u++) s[u] = o[u][r];
-                for (; e < end && e[1] == r; e += 3) {
-                    if (e[2] >= n) continue;
-                    double x = jv[e[0]];
-                    for (int u = 0; u < n4; u++) s[u] += x * vw[u][e[2]];
-                }
-                for (int u = 0; u < n4; u++) o[u][r] = s[u];
-            }
+            for (int u = 0; u < w4; u++) o[u] = w->MvW + (size_t)(j + u) * n, vw[u] = lin->v_W + (size_t)(j + u) * n;
+            entries_times(w->gent, w->ng, w->ev.jac, n, vw, o, w4);
+            if (w4 == 1) j -= 3;
         }
     } else {
         for (int p = 0; p < md->jac.nz; p++) {
