@@ -4,9 +4,10 @@
  * spatial vectors, with their Jacobian with respect to q, q', q'' in closed form (the analytical
  * derivatives of Carpentier & Mansard 2018; derivation in docs/mechanism.md, "The tree's
  * structured term"). The mechanism compiler (src/mech/relative.c) describes the tree as texts of
- * its kinematic variables; the model parses them and builds the rows and Jacobian entries as
- * expression nodes, merged after the text rows like the flexible bodies' term (model/ffr.h), so
- * that every method, the operating point, the sensitivities and the code generator see them.
+ * its kinematic variables; the model parses them and evaluates the rows and Jacobian entries
+ * numerically beside its residual and Jacobian tapes (mbl_rtree_num_*, below), so that every
+ * method, the operating point and the simulation see them; the same closed forms as expression
+ * nodes (mbl_rtree_formulate) are built only for the sensitivities and the code generator.
  * Internal to the library. */
 #ifndef MBLIN_MODEL_RTREE_H
 #define MBLIN_MODEL_RTREE_H
