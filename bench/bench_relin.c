@@ -1,10 +1,11 @@
 /* Re-linearization of a compiled model (DESIGN.md sec. 8: N = 20 four-bar under 50 us).
- * usage: bench_relin MODEL [REPEATS]
+ * usage: bench_relin MODEL [REPEATS [BATCH]]
  * Loads and compiles the model once and finds its operating point. Then, REPEATS times (default
  * 2000) each: a sweep step, mbl_relinearize with one workspace (alternating between the point
  * and a second consistent point with a perturbed first coordinate, so each call is a new
  * point); and a one-shot mbl_linearize (state selection, symbolic analysis and allocation
- * included). Prints the median, minimum and maximum wall time per call over batches of 100;
+ * included). Prints the median, minimum and maximum wall time per call over batches of BATCH
+ * (default 100; large models: fewer);
  * the first batch is a warm-up and not counted. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,11 +34,11 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_relin MODEL [REPEATS]\n");
+        fprintf(stderr, "usage: bench_relin MODEL [REPEATS [BATCH]]\n");
         return 2;
     }
     int repeats = argc > 2 ? atoi(argv[2]) : 2000;
-    const int batch = 100;
+    const int batch = argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 100;
     int nb = repeats / batch;
     if (nb < 2) nb = 2;
     mbl_status st;

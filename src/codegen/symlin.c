@@ -666,6 +666,13 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
         }
         general |= usidx[s] >= 0;
     }
+    /* the residual with the terms evaluated beside the tapes (a relative tree's) as expressions:
+     * built before the node map below is sized */
+    const mblx_id *Fn, *jn;
+    mbl_model_graph_lock(1);
+    rc = mbl_model_dae_nodes(md, &Fn, &jn, st);
+    mbl_model_graph_lock(0);
+    if (rc) goto done;
     /* symbols of the new graph; v, vdot, lambda get names no user name can have */
     size_t nsym = mblx_symbol_count(md->g);
     mblx_id *symmap = mbl_alloc_array(nsym + 1, sizeof *symmap);
@@ -707,7 +714,7 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
         if (symmap[i] == MBLX_NONE) symmap[i] = mblx_symbol(g, mblx_symbol_name(md->g, mblx_symbol_node(md->g, i)));
     copier cp = {md->g, g, map, symmap};
     for (int i = 0; i < n && !rc; i++)
-        if ((R[i] = copy_node(&cp, md->F[md->row0[MBL_ROW_EOM] + i], st)) == MBLX_NONE) rc = -1;
+        if ((R[i] = copy_node(&cp, Fn[md->row0[MBL_ROW_EOM] + i], st)) == MBLX_NONE) rc = -1;
     for (int j = 0; j < m && !rc; j++)
         if ((Phi[j] = copy_node(&cp, md->F[md->row0[MBL_ROW_PHI] + j], st)) == MBLX_NONE) rc = -1;
     for (int j = 0; j < md->ny && !rc; j++)

@@ -248,7 +248,7 @@ struct mbl_lin_work {
      * times it */
     int kin, Nk, nzk, xcols, kcols;
     int *kti, *ktj, *ktsrc, *kmap, *vw_ptr, *vw_row;
-    int *jkcol; /* per Jacobian entry: its kinematic column when in an EOM row, else -1 */
+    int ng, *gent; /* the Jacobian entries in EOM rows with a kinematic column: (entry, row, column) */
     double *ktx, *Xk, *G, *kr, *kc, *kwork;
     mbla_csc *Kin;
     mbla_klu *klu_k;
@@ -268,7 +268,7 @@ void mbl_lin_work_free(mbl_lin_work *w)
     mbl_free(w->tx), mbl_free(w->X), mbl_free(w->dS), mbl_free(w->dW), mbl_free(w->dXd), mbl_free(w->MvW);
     mbl_free(w->tmpy);
     mbl_free(w->er), mbl_free(w->ec), mbl_free(w->ework);
-    mbl_free(w->vw_ptr), mbl_free(w->vw_row), mbl_free(w->jkcol);
+    mbl_free(w->vw_ptr), mbl_free(w->vw_row), mbl_free(w->gent);
     mbl_free(w->kti), mbl_free(w->ktj), mbl_free(w->ktsrc), mbl_free(w->kmap), mbl_free(w->ktx);
     mbl_free(w->Xk), mbl_free(w->G), mbl_free(w->kr), mbl_free(w->kc), mbl_free(w->kwork);
     mbla_csc_free(w->Kin);
@@ -382,6 +382,39 @@ static void vw_times(const mbl_lin_work *w, const double *vW, int n, int z1, con
         }
 }
 
+/* g[u][r] += sum of jv[e] x[u][k] over the entries (e, r, k) of ent with k < kmax, for u < w (4 or
+ * 1 columns at once); ent lists the entries of a row together, and each row's sum runs in the
+ * entries' order. */
+static void entries_times(const int *ent, int ng, const double *jv, int kmax, const double *const *x, double *const *g,
+                          int w)
+{
+    const int *e = ent, *end = ent + 3 * (size_t)ng;
+    if (w == 4) {
+        const double *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+        while (e < end) {
+            int r = e[1];
+            double s0 = g[0][r], s1 = g[1][r], s2 = g[2][r], s3 = g[3][r];
+            for (; e < end && e[1] == r; e += 3) {
+                int k = e[2];
+                if (k >= kmax) continue;
+                double a = jv[e[0]];
+                s0 += a * x0[k], s1 += a * x1[k], s2 += a * x2[k], s3 += a * x3[k];
+            }
+            g[0][r] = s0, g[1][r] = s1, g[2][r] = s2, g[3][r] = s3;
+        }
+        return;
+    }
+    const double *x0 = x[0];
+    double *g0 = g[0];
+    while (e < end) {
+        int r = e[1];
+        double s0 = g0[r];
+        for (; e < end && e[1] == r; e += 3)
+            if (e[2] < kmax) s0 += jv[e[0]] * x0[e[2]];
+        g0[r] = s0;
+    }
+}
+
 /* The projected C-hat, K-hat, F and the maps q_S, v_W from the kinematic system (factored). The
  * W-bar columns are solved first (v_W), then the S-bar ones, AUG_RHS_BLOCK at a time; G keeps the
  * EOM rows times each response. */
@@ -409,15 +442,18 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
             else memcpy(lin->v_W + (size_t)(j - z0) * n, x + n, (size_t)n * sizeof *x);
             memset(g, 0, (size_t)n * sizeof *g);
         }
-        /* G = R_a a' + R_v v' + R_q q' over the EOM rows */
-        for (int p = 0; p < md->jac.nz; p++) {
-            int r = md->jac.row[p], kcol = w->jkcol[p];
-            if (kcol < 0) continue;
-            double x = w->ev.jac[p];
-            for (int c = 0; c < nb; c++) {
-                int j = (j0 + c + z0) % zz;
-                G[r + (size_t)j * n] += x * Xk[kcol + (size_t)c * Nk];
+        /* G = R_a a' + R_v v' + R_q q' over the EOM rows, four columns at a time (each sum in the
+         * entries' order) */
+        for (int c = 0; c < nb; c += 4) {
+            int w4 = nb - c >= 4 ? 4 : 1;
+            double *g[4];
+            const double *xk[4];
+            for (int u = 0; u < w4; u++) {
+                g[u] = G + (size_t)((j0 + c + u + z0) % zz) * n;
+                xk[u] = Xk + (size_t)(c + u) * Nk;
             }
+            entries_times(w->gent, w->ng, w->ev.jac, Nk, xk, g, w4);
+            if (w4 == 1) c -= 3;
         }
     }
     /* F = -v_W^T R_r */
@@ -525,10 +561,21 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
         if (rc) return rc;
     }
     memset(w->MvW, 0, (size_t)n * (size_t)z1 * sizeof *w->MvW);
-    for (int p = 0; p < md->jac.nz; p++) {
-        int r = md->jac.row[p], c = md->jac.col[p];
-        if (r >= md->row0[MBL_ROW_EOM + 1] || c < ja || c >= ja + n) continue;
-        for (int j = 0; j < z1; j++) w->MvW[r + (size_t)j * n] += w->ev.jac[p] * lin->v_W[(c - ja) + (size_t)j * n];
+    if (w->kin) { /* a column at a time over the EOM entries in vdot columns (kin_col < n) */
+        for (int j = 0; j < z1; j += 4) {
+            int w4 = z1 - j >= 4 ? 4 : 1;
+            double *o[4];
+            const double *vw[4];
+            for (int u = 0; u < w4; u++) o[u] = w->MvW + (size_t)(j + u) * n, vw[u] = lin->v_W + (size_t)(j + u) * n;
+            entries_times(w->gent, w->ng, w->ev.jac, n, vw, o, w4);
+            if (w4 == 1) j -= 3;
+        }
+    } else {
+        for (int p = 0; p < md->jac.nz; p++) {
+            int r = md->jac.row[p], c = md->jac.col[p];
+            if (r >= md->row0[MBL_ROW_EOM + 1] || c < ja || c >= ja + n) continue;
+            for (int j = 0; j < z1; j++) w->MvW[r + (size_t)j * n] += w->ev.jac[p] * lin->v_W[(c - ja) + (size_t)j * n];
+        }
     }
     int sparse = vw_index(w, lin->v_W, n, z1);
     vw_times(w, lin->v_W, n, z1, w->MvW, n, z1, lin->M, sparse);
@@ -613,11 +660,16 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
     w->kr = mbl_alloc_array((size_t)w->Nk + 1, sizeof *w->kr);
     w->kc = mbl_alloc_array((size_t)w->Nk + 1, sizeof *w->kc);
     w->kwork = mbl_alloc_array(2 * (size_t)w->Nk + 1, sizeof *w->kwork);
-    w->jkcol = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *w->jkcol);
-    if (!w->jkcol || !w->kti || !w->ktj || !w->ktsrc || !w->kmap || !w->ktx || !w->Xk || !w->G || !w->kr || !w->kc || !w->kwork)
+    w->gent = mbl_alloc_array(3 * (size_t)md->jac.nz + 1, sizeof *w->gent);
+    if (!w->gent || !w->kti || !w->ktj || !w->ktsrc || !w->kmap || !w->ktx || !w->Xk || !w->G || !w->kr || !w->kc || !w->kwork)
         return mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int p = 0; p < md->jac.nz; p++)
-        w->jkcol[p] = md->jac.row[p] < md->row0[MBL_ROW_EOM + 1] ? kin_col(md, md->jac.col[p]) : -1;
+    w->ng = 0;
+    for (int p = 0; p < md->jac.nz; p++) {
+        int kc = md->jac.row[p] < md->row0[MBL_ROW_EOM + 1] ? kin_col(md, md->jac.col[p]) : -1;
+        if (kc < 0) continue;
+        int *e = w->gent + 3 * (size_t)w->ng++;
+        e[0] = p, e[1] = md->jac.row[p], e[2] = kc;
+    }
     int nk = 0;
     for (int t = 0; t < w->nz; t++) {
         int c = w->ti[t] >= r0 ? kin_col(md, w->tj[t]) : -1;

@@ -118,8 +118,14 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
         xe[n + i] = md->v0x && md->v_given[i] ? md->v0x[i] : zero;
     }
     for (int i = 0; i < md->nr; i++) xe[2 * n + i] = md->r0x ? md->r0x[i] : zero;
-    rc = mblx_jacobian(g, (size_t)md->jac.nz, md->jac.node, nsy, syms, &d->H);
-    if (!rc) rc = mblx_jacobian(g, (size_t)md->nF, md->F, (size_t)np, syms + nunk, &d->Fp);
+    const mblx_id *Fn, *jn; /* with the tree's term, when it is evaluated beside the tapes */
+    rc = mbl_model_dae_nodes(md, &Fn, &jn, st);
+    if (rc) {
+        mbl_model_graph_lock(0);
+        goto done;
+    }
+    rc = mblx_jacobian(g, (size_t)md->jac.nz, jn, nsy, syms, &d->H);
+    if (!rc) rc = mblx_jacobian(g, (size_t)md->nF, Fn, (size_t)np, syms + nunk, &d->Fp);
     if (!rc) rc = mblx_jacobian(g, (size_t)np, pe, (size_t)np, syms + nunk, &d->Pp);
     if (!rc) rc = mblx_jacobian(g, (size_t)nx, xe, (size_t)np, syms + nunk, &d->Xp);
     if (rc) mblx_graph_status(g, st);

@@ -1706,7 +1706,7 @@ static int formulate_rtree(loader *L)
         mbl_src_item it = {NULL, NULL, t->g[k], 0, 0, 0, 0};
         rc = parse_item_text(L, &it, SCOPE_FULL, "gravity", &gn[k]);
     }
-    if (!rc) rc = mbl_rtree_formulate(md, t, qidx, tn, gn, md->Fs, &md->sjac, L->st);
+    if (!rc) rc = mbl_rtree_num_new(md, t, qidx, tn, gn, &md->rtn, L->st);
     mbl_free(qidx);
     mbl_free(tn);
     return rc;
@@ -2151,6 +2151,31 @@ static int read_draw(loader *L, const mbl_src *s)
     return 0;
 }
 
+/* The same as jacobian_unknowns by reverse mode, row by row (mblx_gradient): for a few outputs of a
+ * long chain (a relative tree's end-effector pose), forward mode differentiates the chain of
+ * rotations once per joint column, N^2 nodes, where reverse mode makes O(N) per row. */
+static int jacobian_unknowns_rows(mbl_model *md, int nexpr, const mblx_id *exprs, mbl_sjac *J, mbl_status *st)
+{
+    mblx_id *syms = mbl_alloc_array((size_t)md->nunk + 1, sizeof *syms);
+    mblx_id *grad = mbl_alloc_array((size_t)md->nunk + 1, sizeof *grad);
+    int rc = 0;
+    if (!syms || !grad) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; j < md->nunk && !rc; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);
+    for (int i = 0; i < nexpr && !rc; i++) {
+        if (mblx_gradient(md->g, exprs[i], (size_t)md->nunk, syms, grad)) {
+            rc = mblx_graph_status(md->g, st) ? mblx_graph_status(md->g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
+            break;
+        }
+        for (int j = 0; j < md->nunk && !rc; j++) {
+            double x;
+            if (grad[j] == MBLX_NONE || (mblx_is_const(md->g, grad[j], &x) && x == 0.0)) continue;
+            if (mbl_sjac_push(J, i, j, grad[j])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        }
+    }
+    mbl_free(syms), mbl_free(grad);
+    return rc;
+}
+
 static int compile_draw(mbl_model *md, mbl_status *st)
 {
     if (!md->npt) return 0;
@@ -2164,7 +2189,6 @@ static int compile_draw(mbl_model *md, mbl_status *st)
     md->tape_draw = mblx_compile(md->g, nt, all, st);
     mbl_free(all);
     if (!md->tape_draw) return st ? st->code : MBL_ENOMEM;
-    if (mblx_tape_work_size(md->tape_draw) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_draw);
     return 0;
 }
 
@@ -2172,7 +2196,9 @@ static int compile(mbl_model *md, mbl_status *st)
 {
     int rc = jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
     if (!rc && md->Fs) rc = mbl_ffr_merge(md, md->Fs, &md->sjac, st);
-    if (!rc) rc = jacobian_unknowns(md, md->ny, md->y, 0, &md->yjac, st);
+    if (!rc && md->rtn) rc = mbl_rtree_num_pattern(md, md->rtn, st);
+    if (!rc) rc = md->rtn ? jacobian_unknowns_rows(md, md->ny, md->y, &md->yjac, st)
+                          : jacobian_unknowns(md, md->ny, md->y, 0, &md->yjac, st);
     if (rc) return rc;
     /* user states: rows s (nus), sdot, sddot, then w (nuvs), wdot */
     int nus = md->nus, nuvs = md->nuvs, ne = 3 * nus + 2 * nuvs;
@@ -2231,6 +2257,7 @@ static int compile(mbl_model *md, mbl_status *st)
         if (st) *st = job.st;
         return job.st.code ? job.st.code : MBL_ENOMEM;
     }
+    if (md->rtn) mbl_rtree_num_attach(md, md->rtn);
     md->work_size = mblx_tape_work_size(md->tape_F);
     if (mblx_tape_work_size(md->tape_us) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_us);
     if (mblx_tape_work_size(md->tape_jac) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_jac);
@@ -2536,7 +2563,6 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
             }
     }
     if (!rc) rc = compile(md, st);
-    if (!rc) rc = compile_draw(md, st);
     if (!rc) rc = check_mass(md, src, sets, nsets, st);
     name_index_reset();
     mbl_free(L.pvals);
@@ -2637,6 +2663,8 @@ void mbl_model_free(mbl_model *md)
     mblx_tape_free(md->tape_us);
     mblx_tape_free(md->tape_srcx);
     mblx_tape_free(md->tape_draw);
+    mbl_rtree_num_free(md->rtn);
+    mbl_free(md->Fx), mbl_free(md->jx);
     mbl_sjac_free(&md->dpjac);
     free_names(md->ptname, md->ptname ? md->npt : 0);
     free_names(md->ptbody, md->ptbody ? md->npt : 0);
@@ -2777,10 +2805,16 @@ int mbl_model_draw(const mbl_model *md, const mbl_point *pt, const mbl_modes *mo
     if (modes && modes->n != md->n)
         return mbl_error(st, MBL_EDIM, "mbl_model_draw: the modes have %d coordinates, the model %d", modes->n, md->n);
     if (!md->npt) return 0;
+    /* the drawing's positions and their Jacobian are compiled on the first drawing (its dp/dq is
+     * dense in a chain's joint coordinates: N^2 entries that a linearization never needs) */
+    mbl_model_graph_lock(1);
+    int crc = md->tape_draw ? 0 : compile_draw((mbl_model *)md, st);
+    mbl_model_graph_lock(0);
+    if (crc) return crc;
     int np3 = 3 * md->npt, nx = modes ? modes->nx : 0;
     size_t nout = (size_t)np3 + (size_t)md->dpjac.nz;
     double *syms = mbl_calloc((size_t)md->nsym + 1, sizeof *syms);
-    double *work = mbl_alloc_array(md->work_size + 1, sizeof *work);
+    double *work = mbl_alloc_array(mblx_tape_work_size(md->tape_draw) + 1, sizeof *work);
     double *out = mbl_alloc_array(nout + 1, sizeof *out);
     int rc = 0;
     if (!syms || !work || !out) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -2824,5 +2858,71 @@ int mbl_model_set_param(mbl_model *md, int i, double value, mbl_status *st)
                                             : "another parameter or a value of the file (initial coordinate, "
                                               "velocity, input value, linearize.time) uses it");
     md->pval[i] = value;
+    return 0;
+}
+
+int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st)
+{
+    *F = md->F;
+    *jac = md->jac.node;
+    if (!md->rtn) return 0;
+    if (!md->Fx) {
+        mbl_model *w = (mbl_model *)md; /* the cache: built once, under the graph lock */
+        mblx_graph *g = md->g;
+        int n = md->n, rc = 0;
+        mblx_id *Fs = mbl_alloc_array((size_t)n + 1, sizeof *Fs);
+        mblx_id *Fx = mbl_alloc_array((size_t)md->nF + 1, sizeof *Fx);
+        mblx_id *jx = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *jx);
+        int *pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof *pos), *rp = mbl_calloc((size_t)n + 2, sizeof *rp);
+        int *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent), *fill = mbl_calloc((size_t)n + 1, sizeof *fill);
+        mbl_sjac S = {0, 0, NULL, NULL, NULL};
+        if (!Fs || !Fx || !jx || !pos || !rp || !ent || !fill) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int i = 0; i < n && !rc; i++) Fs[i] = mblx_const(g, 0.0);
+        if (!rc) rc = mbl_rtree_num_exprs(md, md->rtn, Fs, &S, st);
+        if (!rc) {
+            memcpy(Fx, md->F, (size_t)md->nF * sizeof *Fx);
+            memcpy(jx, md->jac.node, (size_t)md->jac.nz * sizeof *jx);
+            for (int i = 0; i < n; i++) Fx[i] = mblx_add(g, Fx[i], Fs[i]);
+            /* each entry of the term at its (row, column) of md->jac (mbl_rtree_num_pattern put
+             * every one there) */
+            for (int p = 0; p < md->jac.nz; p++)
+                if (md->jac.row[p] < n) rp[md->jac.row[p] + 1]++;
+            for (int i = 0; i < n; i++) rp[i + 1] += rp[i];
+            for (int p = 0; p < md->jac.nz; p++)
+                if (md->jac.row[p] < n) ent[rp[md->jac.row[p]] + fill[md->jac.row[p]]++] = p;
+            for (int j = 0; j < md->nunk; j++) pos[j] = -1;
+            int *byrow = mbl_calloc((size_t)n + 2, sizeof *byrow), *sent = mbl_alloc_array((size_t)S.nz + 1, sizeof *sent);
+            if (!byrow || !sent) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            for (int p = 0; p < S.nz && !rc; p++) byrow[S.row[p] + 1]++;
+            for (int i = 0; i < n && !rc; i++) byrow[i + 1] += byrow[i];
+            if (!rc) {
+                memset(fill, 0, ((size_t)n + 1) * sizeof *fill);
+                for (int p = 0; p < S.nz; p++) sent[byrow[S.row[p]] + fill[S.row[p]]++] = p;
+            }
+            for (int i = 0; i < n && !rc; i++) {
+                for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
+                for (int t = byrow[i]; t < byrow[i + 1] && !rc; t++) {
+                    int p = sent[t];
+                    if (pos[S.col[p]] < 0)
+                        rc = mbl_error(st, MBL_EMODEL, "internal: an entry of the tree's term is not in the Jacobian");
+                    else
+                        jx[pos[S.col[p]]] = mblx_add(g, jx[pos[S.col[p]]], S.node[p]);
+                }
+                for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
+            }
+            mbl_free(byrow), mbl_free(sent);
+            if (!rc) rc = mblx_graph_status(g, st);
+        }
+        mbl_sjac_free(&S);
+        mbl_free(Fs), mbl_free(pos), mbl_free(rp), mbl_free(ent), mbl_free(fill);
+        if (rc) {
+            mbl_free(Fx), mbl_free(jx);
+            return rc;
+        }
+        w->Fx = Fx;
+        w->jx = jx;
+    }
+    *F = md->Fx;
+    *jac = md->jx;
     return 0;
 }

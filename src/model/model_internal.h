@@ -118,7 +118,18 @@ struct mbl_model {
     int nkin, kin_planar;
     mblx_id *kin;
     char **kin_body;             /* nkin: the body name of each item */
+    /* the tree's structured term evaluated numerically beside tape_F and tape_jac (model/rtree.h),
+     * NULL without one; then md->F and md->jac.node lack its rows and entries, and the full
+     * expressions are built on demand (mbl_model_dae_nodes: Fx, jx) */
+    struct mbl_rtree_num *rtn;
+    mblx_id *Fx, *jx;
 };
+
+/* The residual rows (nF) and the Jacobian entries' nodes (jac.nz) as expressions, with the terms
+ * evaluated numerically beside the tapes (the tree's) included: md->F and md->jac.node themselves
+ * when there are none, otherwise built once on the first call. The caller holds the graph lock
+ * (mbl_model_graph_lock). */
+int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st);
 
 /* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:
  * a division by zero, log/sqrt outside the domain, a non-finite result). Find which of the

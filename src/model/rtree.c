@@ -308,3 +308,427 @@ int mbl_rtree_formulate(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
     if (err) return mbl_error(st, MBL_ENOMEM, "out of memory");
     return mblx_graph_status(g, st);
 }
+
+/* ---- the same term evaluated numerically beside the tapes (the default) ----------------------
+ *
+ * The closed forms above as expression nodes cost O(1) nodes per Jacobian entry but 3 N^2 entries
+ * for a chain of N links, and every node keeps the set of symbols it depends on (O(N) here): the
+ * graph grows like N^3 (1.6 GB at N = 200, docs/benchmarks.md). Evaluated numerically, the term
+ * needs only the bodies' kinematic texts (a tape with 28 outputs per body) and O(N) scratch per
+ * evaluation; its rows are added to the residual tape's outputs and its entries to the Jacobian
+ * tape's (mblx_tape_set_post), so every method, the operating point and the simulation read them as
+ * before. The expression form is built only when the sensitivities or the code generator ask for
+ * it (mbl_rtree_num_exprs, through mbl_model_dae_nodes). */
+
+struct mbl_rtree_num {
+    mbl_rtree tree;   /* nb, parents and kinds (no texts) */
+    int n;            /* the model's coordinates */
+    int *qidx;        /* nb: coordinate of each body (-1 fixed) */
+    int *vs, *as;     /* nb: symbol index of its q' and q'' (-1 fixed) */
+    mblx_tape *in;    /* the texts: nb * MBL_RTREE_NT values, then gravity (3) */
+    size_t nin, in_work;
+    mblx_id *tn, gn[3]; /* the texts as nodes (the lazy expression form) */
+    int npair;        /* (i, j): j = i or an ancestor of i, both with coordinates */
+    int *pi, *pj;
+    int *pos;         /* 6 per pair: positions in the Jacobian's values, -1 for none */
+    char *qzero;      /* nb: the rows do not depend on the body's coordinate (in structure) */
+};
+
+enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC = 36, NB_P = 42, NB_Q = 48,
+       NB_U = 54, NB_G = 60, NB_D = 66, NB_E = 72, NB_I = 78, NB_IC = 114, NB_BC = 150, NB_SIZE = 186 };
+
+void mbl_rtree_num_free(mbl_rtree_num *r)
+{
+    if (!r) return;
+    mbl_free(r->tree.b);
+    mbl_free(r->qidx), mbl_free(r->vs), mbl_free(r->as);
+    mblx_tape_free(r->in);
+    mbl_free(r->tn);
+    mbl_free(r->pi), mbl_free(r->pj), mbl_free(r->pos), mbl_free(r->qzero);
+    mbl_free(r);
+}
+
+int mbl_rtree_num_entries(const mbl_rtree_num *r)
+{
+    int k = 0;
+    for (int p = 0; r && p < 6 * r->npair; p++) k += r->pos[p] >= 0;
+    return k;
+}
+
+int mbl_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn, const mblx_id gn[3],
+                      mbl_rtree_num **out, mbl_status *st)
+{
+    *out = NULL;
+    int nb = t->nb;
+    mbl_rtree_num *r = mbl_calloc(1, sizeof *r);
+    if (!r) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    r->tree.nb = nb;
+    r->n = md->n;
+    r->nin = (size_t)nb * MBL_RTREE_NT + 3;
+    r->tree.b = mbl_calloc((size_t)nb, sizeof *r->tree.b);
+    r->qidx = mbl_alloc_array((size_t)nb, sizeof *r->qidx);
+    r->vs = mbl_alloc_array((size_t)nb, sizeof *r->vs);
+    r->as = mbl_alloc_array((size_t)nb, sizeof *r->as);
+    r->tn = mbl_alloc_array(r->nin, sizeof *r->tn);
+    r->qzero = mbl_calloc((size_t)nb + 1, 1);
+    if (!r->tree.b || !r->qidx || !r->vs || !r->as || !r->tn || !r->qzero) {
+        mbl_rtree_num_free(r);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    memcpy(r->tn, tn, (size_t)nb * MBL_RTREE_NT * sizeof *tn);
+    for (int k = 0; k < 3; k++) r->gn[k] = gn[k], r->tn[(size_t)nb * MBL_RTREE_NT + k] = gn[k];
+    int np = 0;
+    for (int b = 0; b < nb; b++) {
+        r->tree.b[b].parent = t->b[b].parent;
+        r->tree.b[b].kind = t->b[b].kind;
+        int q = t->b[b].kind == MBL_RTREE_FIXED ? -1 : qidx[b];
+        r->qidx[b] = q;
+        r->vs[b] = q >= 0 ? (int)mblx_symbol_index(md->g, md->v[q]) : -1;
+        r->as[b] = q >= 0 ? (int)mblx_symbol_index(md->g, md->a[q]) : -1;
+        if (q >= 0)
+            for (int j = b; j >= 0; j = t->b[j].parent) np += qidx[j] >= 0 && t->b[j].kind != MBL_RTREE_FIXED;
+    }
+    /* A joint whose ancestors are all fixed to the ground moves nothing above it, u = S x v_parent
+     * vanishes, and its coordinate enters the rows only through g = S x a_ground: when that is
+     * zero in structure (a spin about the direction of gravity, the rotating pendulum of Table
+     * 5.1), no row depends on the coordinate, as in the expression form (the steady solver and
+     * the sensitivities treat it as cyclic). */
+    ctx C = {md->g, mblx_const(md->g, 0.0)};
+    for (int b = 0; b < nb; b++) {
+        if (r->qidx[b] < 0) continue;
+        int top = 1;
+        for (int j = t->b[b].parent; j >= 0; j = t->b[j].parent) top &= r->qidx[j] < 0;
+        if (!top) continue;
+        const mblx_id *tb = tn + (size_t)b * MBL_RTREE_NT;
+        mblx_id S[6], a0[6], ga[6];
+        for (int k = 0; k < 6; k++) S[k] = C.zero;
+        if (t->b[b].kind == MBL_RTREE_REV) {
+            for (int k = 0; k < 3; k++) S[k] = tb[MBL_RTREE_U + k];
+            cross3(&C, tb + MBL_RTREE_P, tb + MBL_RTREE_U, S + 3);
+        } else {
+            for (int k = 0; k < 3; k++) S[3 + k] = tb[MBL_RTREE_U + k];
+        }
+        for (int k = 0; k < 3; k++) a0[k] = C.zero, a0[3 + k] = mblx_neg(md->g, gn[k]);
+        crm(&C, S, a0, ga);
+        int zero = 1;
+        for (int k = 0; k < 6; k++) {
+            double x;
+            zero &= mblx_is_const(md->g, ga[k], &x) && x == 0.0;
+        }
+        r->qzero[b] = (char)zero;
+    }
+    r->npair = np;
+    r->pi = mbl_alloc_array((size_t)np + 1, sizeof *r->pi);
+    r->pj = mbl_alloc_array((size_t)np + 1, sizeof *r->pj);
+    r->pos = mbl_alloc_array(6 * (size_t)np + 1, sizeof *r->pos);
+    if (!r->pi || !r->pj || !r->pos) {
+        mbl_rtree_num_free(r);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    np = 0;
+    for (int i = 0; i < nb; i++) {
+        if (r->qidx[i] < 0) continue;
+        for (int j = i; j >= 0; j = t->b[j].parent)
+            if (r->qidx[j] >= 0) r->pi[np] = i, r->pj[np] = j, np++;
+    }
+    for (int p = 0; p < 6 * np; p++) r->pos[p] = -1;
+    r->in = mblx_compile(md->g, r->nin, r->tn, st);
+    if (!r->in) {
+        mbl_rtree_num_free(r);
+        return st ? st->code : MBL_ENOMEM;
+    }
+    r->in_work = mblx_tape_work_size(r->in);
+    *out = r;
+    return 0;
+}
+
+/* The entries' (row, column) in the unknowns' layout, slot s of pair p */
+static void entry_of(const mbl_model *md, const mbl_rtree_num *r, int p, int s, int *row, int *col)
+{
+    int qi = r->qidx[r->pi[p]], qj = r->qidx[r->pj[p]];
+    static const int blk[3] = {MBL_BLK_Q, MBL_BLK_V, MBL_BLK_A};
+    if (s < 3) *row = qi, *col = mbl_model_blk0(md, blk[s]) + qj;
+    else *row = qj, *col = mbl_model_blk0(md, blk[s - 3]) + qi;
+}
+
+/* no entry: the pair's mirror entries when i = j, the q column of a coordinate no row depends on */
+static int skip_slot(const mbl_rtree_num *r, int p, int s)
+{
+    if (s >= 3 && r->pi[p] == r->pj[p]) return 1;
+    return (s == 0 && r->qzero[r->pj[p]]) || (s == 3 && r->qzero[r->pi[p]]);
+}
+
+int mbl_rtree_num_pattern(mbl_model *md, mbl_rtree_num *r, mbl_status *st)
+{
+    int n = md->n, rc = 0;
+    mblx_id zero = mblx_const(md->g, 0.0);
+    /* the existing entries of the equations of motion, by row */
+    int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
+    int *fill = mbl_calloc((size_t)n + 1, sizeof *fill), *pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof *pos);
+    int *trp = mbl_calloc((size_t)n + 2, sizeof *trp), *tent = mbl_alloc_array(6 * (size_t)r->npair + 1, sizeof *tent);
+    if (!rp || !ent || !fill || !pos || !trp || !tent) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) rp[md->jac.row[p] + 1]++;
+    for (int i = 0; i < n; i++) rp[i + 1] += rp[i];
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) ent[rp[md->jac.row[p]] + fill[md->jac.row[p]]++] = p;
+    int ne = 0;
+    for (int p = 0; p < r->npair; p++)
+        for (int s = 0; s < 6; s++) {
+            if (skip_slot(r, p, s)) continue;
+            int row, col;
+            entry_of(md, r, p, s, &row, &col);
+            trp[row + 1]++;
+            ne++;
+        }
+    for (int i = 0; i < n; i++) trp[i + 1] += trp[i];
+    memset(fill, 0, ((size_t)n + 1) * sizeof *fill);
+    for (int p = 0; p < r->npair; p++)
+        for (int s = 0; s < 6; s++) {
+            if (skip_slot(r, p, s)) continue;
+            int row, col;
+            entry_of(md, r, p, s, &row, &col);
+            tent[trp[row] + fill[row]++] = 6 * p + s;
+        }
+    (void)ne;
+    for (int j = 0; j < md->nunk; j++) pos[j] = -1;
+    for (int i = 0; i < n && !rc; i++) {
+        if (trp[i] == trp[i + 1]) continue;
+        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
+        for (int t = trp[i]; t < trp[i + 1] && !rc; t++) {
+            int e = tent[t], row, col;
+            entry_of(md, r, e / 6, e % 6, &row, &col);
+            if (pos[col] < 0) {
+                pos[col] = md->jac.nz;
+                if (mbl_sjac_push(&md->jac, row, col, zero)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            }
+            r->pos[e] = pos[col];
+        }
+        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
+        for (int t = trp[i]; t < trp[i + 1]; t++) {
+            int row, col;
+            entry_of(md, r, tent[t] / 6, tent[t] % 6, &row, &col);
+            pos[col] = -1;
+        }
+    }
+out:
+    mbl_free(rp), mbl_free(ent), mbl_free(fill), mbl_free(pos), mbl_free(trp), mbl_free(tent);
+    return rc;
+}
+
+/* ---- numeric spatial algebra (the same operations as the node builders above) ---- */
+
+static void ncross3(const double *a, const double *b, double *o)
+{
+    double r0 = a[1] * b[2] - a[2] * b[1], r1 = a[2] * b[0] - a[0] * b[2], r2 = a[0] * b[1] - a[1] * b[0];
+    o[0] = r0, o[1] = r1, o[2] = r2;
+}
+
+static void ncrm(const double *a, const double *b, double *o)
+{
+    double w[3], v1[3], v2[3];
+    ncross3(a, b, w);
+    ncross3(a, b + 3, v1);
+    ncross3(a + 3, b, v2);
+    for (int k = 0; k < 3; k++) o[k] = w[k], o[3 + k] = v1[k] + v2[k];
+}
+
+static void ncrf(const double *a, const double *f, double *o)
+{
+    double n1[3], n2[3], fo[3];
+    ncross3(a, f, n1);
+    ncross3(a + 3, f + 3, n2);
+    ncross3(a, f + 3, fo);
+    for (int k = 0; k < 3; k++) o[k] = n1[k] + n2[k], o[3 + k] = fo[k];
+}
+
+static void nm6v(const double *M, const double *x, double *o)
+{
+    double r[6];
+    for (int i = 0; i < 6; i++) {
+        double s = 0;
+        for (int k = 0; k < 6; k++) s += M[6 * i + k] * x[k];
+        r[i] = s;
+    }
+    memcpy(o, r, sizeof r);
+}
+
+static double ndot(const double *a, const double *b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+static void ninertia(const double *t, double *I6)
+{
+    const double *A = t + MBL_RTREE_A, *r = t + MBL_RTREE_R, *cm = t + MBL_RTREE_CM, *Jv = t + MBL_RTREE_I;
+    double m = t[MBL_RTREE_M];
+    double J[9] = {Jv[0], Jv[3], Jv[4], Jv[3], Jv[1], Jv[5], Jv[4], Jv[5], Jv[2]};
+    double AJ[9], Ib[9], cw[3], mc[3];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) AJ[3 * i + j] = A[3 * i] * J[j] + A[3 * i + 1] * J[3 + j] + A[3 * i + 2] * J[6 + j];
+    for (int i = 0; i < 3; i++)
+        for (int j = i; j < 3; j++)
+            Ib[3 * i + j] = Ib[3 * j + i] =
+                AJ[3 * i] * A[3 * j] + AJ[3 * i + 1] * A[3 * j + 1] + AJ[3 * i + 2] * A[3 * j + 2];
+    for (int i = 0; i < 3; i++) {
+        cw[i] = r[i] + (A[3 * i] * cm[0] + A[3 * i + 1] * cm[1] + A[3 * i + 2] * cm[2]);
+        mc[i] = m * cw[i];
+    }
+    double c2 = mc[0] * cw[0] + mc[1] * cw[1] + mc[2] * cw[2];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double e = Ib[3 * i + j] - mc[i] * cw[j];
+            I6[6 * i + j] = i == j ? e + c2 : e;
+            I6[6 * (i + 3) + j + 3] = i == j ? m : 0.0;
+        }
+    double sk[9] = {0, -mc[2], mc[1], mc[2], 0, -mc[0], -mc[1], mc[0], 0};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) I6[6 * i + j + 3] = sk[3 * i + j], I6[6 * (j + 3) + i] = sk[3 * i + j];
+}
+
+static void nbmat(const double *v, const double *I6, double *B)
+{
+    double M[36];
+    for (int e = 0; e < 6; e++) {
+        double x[6], t2[6], ue[6] = {0, 0, 0, 0, 0, 0};
+        ue[e] = 1.0;
+        ncrm(v, ue, x);
+        nm6v(I6, x, t2);
+        for (int k = 0; k < 6; k++) M[6 * k + e] = t2[k];
+    }
+    for (int i = 0; i < 6; i++)
+        for (int j = i; j < 6; j++) B[6 * i + j] = B[6 * j + i] = -(M[6 * i + j] + M[6 * j + i]);
+}
+
+/* The texts at the point, then the forward pass and the backward pass (full: the subtree sums the
+ * Jacobian needs); bodies in work after the texts and their tape's registers. */
+static int nrnea(const mbl_rtree_num *r, const double *syms, double *work, int full, double **bodies, mbl_status *st)
+{
+    int rc = mblx_tape_eval(r->in, syms, work, work + r->nin, st);
+    if (rc) return rc;
+    int nb = r->tree.nb;
+    const double *tv = work, *gv = work + (size_t)nb * MBL_RTREE_NT;
+    double *N = work + r->nin + r->in_work;
+    *bodies = N;
+    double a0[6] = {0, 0, 0, -gv[0], -gv[1], -gv[2]}, z6[6] = {0, 0, 0, 0, 0, 0};
+    for (int b = 0; b < nb; b++) {
+        double *n = N + (size_t)b * NB_SIZE;
+        const double *tb = tv + (size_t)b * MBL_RTREE_NT;
+        int p = r->tree.b[b].parent, kind = r->tree.b[b].kind;
+        const double *vp = p >= 0 ? N + (size_t)p * NB_SIZE + NB_V : z6, *ap = p >= 0 ? N + (size_t)p * NB_SIZE + NB_A : a0;
+        memcpy(n + NB_VP, vp, 6 * sizeof *n);
+        memcpy(n + NB_AP, ap, 6 * sizeof *n);
+        double *S = n + NB_S;
+        memset(S, 0, 6 * sizeof *S);
+        if (kind == MBL_RTREE_REV) {
+            for (int k = 0; k < 3; k++) S[k] = tb[MBL_RTREE_U + k];
+            ncross3(tb + MBL_RTREE_P, tb + MBL_RTREE_U, S + 3);
+        } else if (kind == MBL_RTREE_PRI) {
+            for (int k = 0; k < 3; k++) S[3 + k] = tb[MBL_RTREE_U + k];
+        }
+        memcpy(n + NB_V, vp, 6 * sizeof *n);
+        memcpy(n + NB_A, ap, 6 * sizeof *n);
+        if (r->qidx[b] >= 0) {
+            double qd = syms[r->vs[b]], qdd = syms[r->as[b]], vxS[6];
+            ncrm(vp, S, vxS);
+            for (int k = 0; k < 6; k++) {
+                n[NB_V + k] = vp[k] + S[k] * qd;
+                n[NB_A + k] = (ap[k] + S[k] * qdd) + vxS[k] * qd;
+            }
+        }
+        memset(n + NB_F, 0, 12 * sizeof *n); /* F, hc */
+        if (full) memset(n + NB_IC, 0, 72 * sizeof *n);
+    }
+    for (int b = nb - 1; b >= 0; b--) {
+        double *n = N + (size_t)b * NB_SIZE;
+        const double *tb = tv + (size_t)b * MBL_RTREE_NT;
+        double h[6], Ia[6], vh[6];
+        double *I = n + NB_I;
+        ninertia(tb, I);
+        nm6v(I, n + NB_V, h);
+        nm6v(I, n + NB_A, Ia);
+        ncrf(n + NB_V, h, vh);
+        for (int k = 0; k < 6; k++) n[NB_F + k] += Ia[k] + vh[k], n[NB_HC + k] += h[k];
+        if (full) {
+            double Bo[36];
+            nbmat(n + NB_V, I, Bo);
+            for (int k = 0; k < 36; k++) n[NB_IC + k] += I[k], n[NB_BC + k] += Bo[k];
+        }
+        int p = r->tree.b[b].parent;
+        if (p < 0) continue;
+        double *np = N + (size_t)p * NB_SIZE;
+        for (int k = 0; k < 12; k++) np[NB_F + k] += n[NB_F + k];
+        if (full)
+            for (int k = 0; k < 72; k++) np[NB_IC + k] += n[NB_IC + k];
+    }
+    return 0;
+}
+
+static int post_F(const void *ctx, const double *syms, double *out, double *work, mbl_status *st)
+{
+    const mbl_rtree_num *r = ctx;
+    double *N;
+    int rc = nrnea(r, syms, work, 0, &N, st);
+    if (rc) return rc;
+    for (int b = 0; b < r->tree.nb; b++) {
+        const double *n = N + (size_t)b * NB_SIZE;
+        if (r->qidx[b] >= 0) out[r->qidx[b]] += ndot(n + NB_S, n + NB_F);
+    }
+    return 0;
+}
+
+static int post_jac(const void *ctx, const double *syms, double *out, double *work, mbl_status *st)
+{
+    const mbl_rtree_num *r = ctx;
+    double *N;
+    int rc = nrnea(r, syms, work, 1, &N, st);
+    if (rc) return rc;
+    for (int b = 0; b < r->tree.nb; b++) {
+        double *n = N + (size_t)b * NB_SIZE;
+        if (r->qidx[b] < 0) continue;
+        double *S = n + NB_S, *u = n + NB_U, *Ic = n + NB_IC, *Bc = n + NB_BC, *hc = n + NB_HC;
+        double sa[6], uw[6], BS[6], Sh[6], t1[6], t2[6], t3[6], t4[6];
+        ncrm(S, n + NB_VP, u);
+        ncrm(S, n + NB_AP, sa);
+        ncrm(u, n + NB_VP, uw);
+        for (int k = 0; k < 6; k++) n[NB_G + k] = sa[k] - uw[k];
+        nm6v(Ic, S, n + NB_P);
+        nm6v(Bc, S, BS);
+        ncrf(S, hc, Sh);
+        for (int k = 0; k < 6; k++) n[NB_Q + k] = BS[k] - Sh[k];
+        ncrf(S, n + NB_F, t1);
+        nm6v(Ic, n + NB_G, t2);
+        ncrf(u, hc, t3);
+        nm6v(Bc, u, t4);
+        for (int k = 0; k < 6; k++) n[NB_D + k] = t1[k] - t2[k] - t3[k] - t4[k];
+        nm6v(Ic, u, t3);
+        for (int k = 0; k < 6; k++) n[NB_E + k] = BS[k] - 2.0 * t3[k] + Sh[k];
+    }
+    for (int p = 0; p < r->npair; p++) {
+        const double *ni = N + (size_t)r->pi[p] * NB_SIZE, *nj = N + (size_t)r->pj[p] * NB_SIZE;
+        const int *ps = r->pos + 6 * (size_t)p;
+        if (ps[0] >= 0) out[ps[0]] -= ndot(ni + NB_P, nj + NB_G) + ndot(ni + NB_Q, nj + NB_U);
+        if (ps[1] >= 0) out[ps[1]] += ndot(ni + NB_Q, nj + NB_S) - 2.0 * ndot(ni + NB_P, nj + NB_U);
+        if (ps[2] >= 0) out[ps[2]] += ndot(ni + NB_P, nj + NB_S);
+        if (r->pi[p] == r->pj[p]) continue;
+        if (ps[3] >= 0) out[ps[3]] += ndot(nj + NB_S, ni + NB_D);
+        if (ps[4] >= 0) out[ps[4]] += ndot(nj + NB_S, ni + NB_E);
+        if (ps[5] >= 0) out[ps[5]] += ndot(nj + NB_S, ni + NB_P);
+    }
+    return 0;
+}
+
+void mbl_rtree_num_attach(mbl_model *md, const mbl_rtree_num *r)
+{
+    size_t w = r->nin + r->in_work + (size_t)r->tree.nb * NB_SIZE;
+    mblx_tape_set_post(md->tape_F, post_F, r, w);
+    mblx_tape_set_post(md->tape_jac, post_jac, r, w);
+}
+
+int mbl_rtree_num_exprs(const mbl_model *md, const mbl_rtree_num *r, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
+{
+    return mbl_rtree_formulate((mbl_model *)md, &r->tree, r->qidx, r->tn, r->gn, Fs, S, st);
+}

@@ -4,9 +4,10 @@
  * spatial vectors, with their Jacobian with respect to q, q', q'' in closed form (the analytical
  * derivatives of Carpentier & Mansard 2018; derivation in docs/mechanism.md, "The tree's
  * structured term"). The mechanism compiler (src/mech/relative.c) describes the tree as texts of
- * its kinematic variables; the model parses them and builds the rows and Jacobian entries as
- * expression nodes, merged after the text rows like the flexible bodies' term (model/ffr.h), so
- * that every method, the operating point, the sensitivities and the code generator see them.
+ * its kinematic variables; the model parses them and evaluates the rows and Jacobian entries
+ * numerically beside its residual and Jacobian tapes (mbl_rtree_num_*, below), so that every
+ * method, the operating point and the simulation see them; the same closed forms as expression
+ * nodes (mbl_rtree_formulate) are built only for the sensitivities and the code generator.
  * Internal to the library. */
 #ifndef MBLIN_MODEL_RTREE_H
 #define MBLIN_MODEL_RTREE_H
@@ -47,5 +48,23 @@ struct mbl_sjac;
  * nodes (the texts parsed), gn: gravity nodes. */
 int mbl_rtree_formulate(struct mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn,
                         const mblx_id gn[3], mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);
+
+/* The same term evaluated numerically beside the tapes (the default; rtree.c explains why): the
+ * texts compiled into a tape of their own, the rows added to the residual tape's outputs and the
+ * entries to the Jacobian tape's (mblx_tape_set_post). Steps: mbl_rtree_num_new when the model is
+ * formulated (instead of mbl_rtree_formulate), mbl_rtree_num_pattern once the Jacobian's entries
+ * are known (adds the term's entries to md->jac, with a zero node where the text has none, and
+ * records their positions), mbl_rtree_num_attach once the tapes are compiled. The expression form
+ * (rows into Fs, entries into S) is built on demand by mbl_rtree_num_exprs (graph lock held). */
+typedef struct mbl_rtree_num mbl_rtree_num;
+int mbl_rtree_num_new(struct mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn,
+                      const mblx_id gn[3], mbl_rtree_num **out, mbl_status *st);
+int mbl_rtree_num_pattern(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
+void mbl_rtree_num_attach(struct mbl_model *md, const mbl_rtree_num *r);
+int mbl_rtree_num_exprs(const struct mbl_model *md, const mbl_rtree_num *r, mblx_id *Fs, struct mbl_sjac *S,
+                        mbl_status *st);
+/* Number of Jacobian entries the term writes (for tests and benchmarks). */
+int mbl_rtree_num_entries(const mbl_rtree_num *r);
+void mbl_rtree_num_free(mbl_rtree_num *r);
 
 #endif

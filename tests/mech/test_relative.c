@@ -503,6 +503,50 @@ TEST(urdf_chain_tape_and_twin)
     remove(path);
 }
 
+/* The compiled chain grows linearly in N: the tree's structured term is evaluated numerically beside
+ * the tapes (model/rtree.h), the end-effector pose is differentiated by reverse mode and the drawing
+ * is compiled on first use. Regression: with the term's 3 N^2 Jacobian entries as expression nodes
+ * (and the pose's Jacobian by forward mode) the graph grew like N^2 in nodes and N^3 in their
+ * dependence sets (681,000 nodes, 28.5 million dependence indices at N = 100). */
+static void chain_sizes(int n, size_t *nodes, size_t *instr, size_t *yinstr, int *nz)
+{
+    char path[128];
+    *nodes = *instr = *yinstr = 0, *nz = 0;
+    if (test_tmp_template(path, sizeof path, "mblin_chainN_") || write_chain(path, n)) {
+        CHECK(0);
+        return;
+    }
+    mbl_model *md = NULL;
+    mbl_status st;
+    int rc = mbl_model_load_file(path, NULL, 0, &md, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        *nodes = mblx_node_count(md->g);
+        *instr = mblx_tape_ninstr(md->tape_F) + mblx_tape_ninstr(md->tape_jac);
+        *yinstr = mblx_tape_ninstr(md->tape_y);
+        *nz = md->jac.nz;
+    }
+    mbl_model_free(md);
+    remove(path);
+}
+
+TEST(urdf_chain_compiles_linearly)
+{
+    size_t n1, n2, i1, i2, y1, y2;
+    int z1, z2;
+    chain_sizes(40, &n1, &i1, &y1, &z1);
+    chain_sizes(80, &n2, &i2, &y2, &z2);
+    printf("  chain N = 40 / 80: %zu / %zu nodes; tapes: residual and Jacobian %zu / %zu instructions, outputs %zu / "
+           "%zu; %d / %d Jacobian entries\n", n1, n2, i1, i2, y1, y2, z1, z2);
+    CHECK(n1 > 0 && i1 > 0 && z1 > 0 && y1 > 0);
+    CHECK((double)n2 < 2.3 * (double)n1); /* linear: 2; quadratic: 4 */
+    CHECK((double)i2 < 2.3 * (double)i1);
+    /* the end-effector pose's gradient by reverse mode: the engine's flattening of nested sums (up to
+     * 64 terms) makes it grow faster than N at these sizes, not like N^2 as forward mode did */
+    CHECK((double)y2 < 3.0 * (double)y1);
+    CHECK((double)z2 > 3.5 * (double)z1); /* the Jacobian itself stays dense (numbers) */
+}
+
 /* ---- URDF: the 7-joint arm in joint coordinates against its absolute-coordinate twin ---- */
 TEST(urdf_arm7_relative_vs_absolute)
 {
@@ -644,6 +688,7 @@ int main(void)
     RUN(urdf_hold_closed_form);
     RUN(urdf_arm7_relative_vs_absolute);
     RUN(urdf_chain_tape_and_twin);
+    RUN(urdf_chain_compiles_linearly);
     RUN(tree_joint_reactions);
     RUN(relative_errors);
     return test_summary("mech relative");
