@@ -16,6 +16,7 @@
 #include <lapacke.h>
 
 #include "mblin/codegen.h"
+#include "model/ffr.h"
 #include "model/model_internal.h"
 
 #define SYMLIN_MAX_NODES_DEFAULT 2000000
@@ -611,7 +612,7 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
                          "(redundant constraints or non-coordinate states)", n, m, z);
     }
     int *usidx = NULL;
-    mblx_id *sexpr = NULL;
+    mblx_id *sexpr = NULL, *Fn = NULL; /* Fn: the residuals with a numeric structured term as expressions */
     mbl_symlin *sl = mbl_calloc(1, sizeof *sl);
     if (!sl) {
         mbl_linear_free(lin);
@@ -666,6 +667,10 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
         }
         general |= usidx[s] >= 0;
     }
+    mbl_model_graph_lock(1);
+    rc = mbl_ffr_num_expr((mbl_model *)md, NULL, &Fn, st);
+    mbl_model_graph_lock(0);
+    if (rc) goto done;
     /* symbols of the new graph; v, vdot, lambda get names no user name can have */
     size_t nsym = mblx_symbol_count(md->g);
     mblx_id *symmap = mbl_alloc_array(nsym + 1, sizeof *symmap);
@@ -707,7 +712,7 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
         if (symmap[i] == MBLX_NONE) symmap[i] = mblx_symbol(g, mblx_symbol_name(md->g, mblx_symbol_node(md->g, i)));
     copier cp = {md->g, g, map, symmap};
     for (int i = 0; i < n && !rc; i++)
-        if ((R[i] = copy_node(&cp, md->F[md->row0[MBL_ROW_EOM] + i], st)) == MBLX_NONE) rc = -1;
+        if ((R[i] = copy_node(&cp, (Fn ? Fn : md->F)[md->row0[MBL_ROW_EOM] + i], st)) == MBLX_NONE) rc = -1;
     for (int j = 0; j < m && !rc; j++)
         if ((Phi[j] = copy_node(&cp, md->F[md->row0[MBL_ROW_PHI] + j], st)) == MBLX_NONE) rc = -1;
     for (int j = 0; j < md->ny && !rc; j++)
@@ -909,7 +914,7 @@ done2:
     mbl_free(Y), mbl_free(Ma), mbl_free(Rv), mbl_free(Rq), mbl_free(Rl), mbl_free(Rr), mbl_free(Pq);
     mbl_free(sv), mbl_free(vals), mbl_free(Py), mbl_free(Ly), mbl_free(Rhs), mbl_free(zero);
 done:
-    mbl_free(usidx), mbl_free(sexpr);
+    mbl_free(usidx), mbl_free(sexpr), mbl_free(Fn);
     mbl_linear_free(lin);
     if (rc) {
         mbl_symlin_free(sl);

@@ -118,8 +118,15 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
         xe[n + i] = md->v0x && md->v_given[i] ? md->v0x[i] : zero;
     }
     for (int i = 0; i < md->nr; i++) xe[2 * n + i] = md->r0x ? md->r0x[i] : zero;
-    rc = mblx_jacobian(g, (size_t)md->jac.nz, md->jac.node, nsy, syms, &d->H);
-    if (!rc) rc = mblx_jacobian(g, (size_t)md->nF, md->F, (size_t)np, syms + nunk, &d->Fp);
+    /* the numeric structured term (model/ffr_num.c) as expressions, built here for its derivatives */
+    mblx_id *jn = NULL, *Fn = NULL;
+    if ((rc = mbl_ffr_num_expr((mbl_model *)md, &jn, &Fn, st))) {
+        mbl_model_graph_lock(0);
+        goto done;
+    }
+    rc = mblx_jacobian(g, (size_t)md->jac.nz, jn ? jn : md->jac.node, nsy, syms, &d->H);
+    if (!rc) rc = mblx_jacobian(g, (size_t)md->nF, Fn ? Fn : md->F, (size_t)np, syms + nunk, &d->Fp);
+    mbl_free(jn), mbl_free(Fn);
     if (!rc) rc = mblx_jacobian(g, (size_t)np, pe, (size_t)np, syms + nunk, &d->Pp);
     if (!rc) rc = mblx_jacobian(g, (size_t)nx, xe, (size_t)np, syms + nunk, &d->Xp);
     if (rc) mblx_graph_status(g, st);
@@ -227,7 +234,7 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
         if (!syms || !work) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         if (!rc) {
             mbl_model_fill_syms_pt(md, pt, syms);
-            rc = mblx_tape_eval(md->tape_jac, syms, J, work, st);
+            rc = mbl_model_eval_jac(md, syms, J, work, st);
             if (rc) rc = mbl_model_eval_error(md, syms, "at the operating point", st);
         }
         mbl_free(syms);

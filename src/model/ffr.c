@@ -299,6 +299,12 @@ int mbl_ffr_formulate_g(mbl_model *md, const mbl_ffr_body *b, const int *qidx, c
     return rc;
 }
 
+int mbl_ffr_formulate_inv(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_csc *C, const mblx_id gn[2],
+                          const int *qidx, mblx_id *Fs, mbl_sjac *J, mbl_status *st)
+{
+    return formulate(md, inv, C, gn, qidx, Fs, J, st);
+}
+
 int mbl_ffr_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mblx_id *Fs, mbl_sjac *J,
                       mbl_status *st)
 {

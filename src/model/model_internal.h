@@ -117,7 +117,17 @@ struct mbl_model {
     int nkin, kin_planar;
     mblx_id *kin;
     char **kin_body;             /* nkin: the body name of each item */
+    /* planar flexible bodies evaluated numerically (model/ffr_num.c): tape_jac computes the first
+     * jac_ntape entries of jac, mbl_model_eval_jac the rest and adds theirs */
+    struct mbl_ffr_num *ffrn;
+    int nffrn, jac_ntape;
 };
+
+/* The residuals F (nF) and the residual Jacobian's values (jac.nz) at the symbol values syms
+ * (work: work_size doubles): the tapes and the numeric structured term. Every evaluation of
+ * tape_F / tape_jac goes through these. */
+int mbl_model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st);
+int mbl_model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st);
 
 /* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:
  * a division by zero, log/sqrt outside the domain, a non-finite result). Find which of the
