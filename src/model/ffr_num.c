@@ -133,6 +133,11 @@ static int build_union(mbl_ffr_num *b, mbl_status *st)
         b->up[i + 1] = nz;
     }
     mbl_free(mark);
+    /* the union is smaller than the four patterns together */
+    int *ui = mbl_realloc_array(b->ui, (size_t)nz + 1, sizeof *ui);
+    if (ui) b->ui = ui;
+    double *uv = mbl_realloc_array(b->uv, 4 * (size_t)nz + 4, sizeof *uv);
+    if (uv) b->uv = uv;
     return 0;
 }
 
