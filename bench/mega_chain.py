@@ -50,10 +50,10 @@ def j0_zeros(count):
     return zs
 
 
-def run(mblin, model, nev, P, tag, d, env):
+def run(mblin, model, nev, P, tag, d, env, budget):
     out = os.path.join(d, tag + ".json")
     tf = os.path.join(d, tag + ".time")
-    cmd = [mblin, "linearize", model, "--nev", str(nev), "--json", "--no-matrices"]
+    cmd = [mblin, "linearize", model, "--nev", str(nev), "--json", "--no-matrices", "--mem-budget", budget]
     e2 = dict(env)
     if P:
         cmd += ["--eigensolver", "slepc"]
@@ -66,8 +66,9 @@ def run(mblin, model, nev, P, tag, d, env):
         with open(out + ".0", "w") as f:
             r = subprocess.run(["/usr/bin/time", "-v", "-o", tf + ".0"] + cmd, stdout=f, stderr=subprocess.PIPE,
                                text=True, env=e2)
+    open(os.path.join(d, tag + ".stderr"), "w").write(r.stderr)
     if r.returncode:
-        return {"failed": r.stderr.strip()[-400:]}
+        return {"failed": " | ".join(l for l in r.stderr.splitlines() if l.startswith("mblin"))[-600:] or r.stderr[-400:]}
     ranks = [timefile("%s.%d" % (tf, k)) for k in range(max(P, 1))]
     ev, solver, notes = eigen(out + ".0")
     om = sorted(x.imag for x in ev if x.imag > 0)
@@ -87,6 +88,7 @@ def main():
     ap.add_argument("--arpack", action="store_true")
     ap.add_argument("--richardson", default="")
     ap.add_argument("--keep", default="")
+    ap.add_argument("--mem-budget", default="16G", help="mblin's --mem-budget (its default 2G refuses 10^6)")
     a = ap.parse_args()
     mblin = os.path.abspath(os.path.join(a.build, "mblin"))
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
@@ -104,7 +106,7 @@ def main():
         if not os.path.exists(model):
             open(model, "w").write(chain_yaml(nl, E))
         row = {"n": nl * (3 * E + 6), "links": nl, "elements": E}
-        row.update(run(mblin, model, a.nev, P, "%s_%d_%d" % ("slepc" if P else "arpack", E, P), d, env))
+        row.update(run(mblin, model, a.nev, P, "%s_%d_%d" % ("slepc" if P else "arpack", E, P), d, env, a.mem_budget))
         if "omega" in row:
             row["vs_closed_form"] = [round(w / c - 1, 9) for w, c in zip(row["omega"], closed)]
         rows.append(row)
