@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mblin/codegen.h"
 #include "mblin/model.h"
 #include "mblin/sensitivity.h"
 #include "model/ffr.h"
@@ -178,10 +179,49 @@ TEST(modal_pendulum)
     CHECK(nb >= 1);
 }
 
+/* the generated code of a symbolic linear model (src/codegen/symlin.c builds the structured term's
+ * expression form on demand) is the same text from both forms: two links of two beam elements */
+static char *code_of(const char *text, int numeric)
+{
+    mbl_model *md = load(NULL, text, numeric);
+    mbl_point *pt = NULL;
+    mbl_symlin *sl = NULL;
+    mbl_status st;
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = md ? mbl_operating_point(md, NULL, &pt, &st) : -1;
+    if (!rc) rc = mbl_symlin_new(md, pt, 0, &sl, &st);
+    FILE *f = rc ? NULL : open_memstream(&buf, &len);
+    if (f) rc = mbl_codegen(sl, MBL_LANG_C, "flex", "chain", f, &st), fclose(f);
+    CHECK_MSG(rc == 0 && f, "codegen (numeric %d): %s", numeric, rc ? st.msg : "");
+    mbl_symlin_free(sl), mbl_point_free(pt), mbl_model_free(md);
+    return buf;
+}
+
+TEST(codegen_same_text)
+{
+    const char *text = "model: mechanism\nspace: planar\n"
+                       "parameters: {l: 2, Ey: 2e9, rho: 1150, r: 0.02, g: 9.81}\n"
+                       "ground:\n  markers:\n    o: {position: [0, 0]}\n"
+                       "bodies:\n  link1:\n    type: beam\n    length: l\n    elements: 2\n    E: Ey\n    rho: rho\n"
+                       "    radius: r\n    angle: -pi/2\n    markers:\n      a1: {node: 1}\n      b1: {s: l}\n"
+                       "  link2:\n    type: beam\n    length: l\n    elements: 2\n    E: Ey\n    rho: rho\n"
+                       "    radius: r\n    position: [0, -l]\n    angle: -pi/2\n    markers:\n      a2: {node: 1}\n"
+                       "      b2: {s: l}\n"
+                       "joints:\n  pin0: {type: revolute, i: a1, j: o}\n  pin1: {type: revolute, i: a2, j: b1}\n"
+                       "forces:\n  weight: {type: gravity, g: [0, -g]}\n";
+    char *ce = code_of(text, 0), *cn = code_of(text, 1);
+    CHECK(ce && cn && strlen(ce) > 1000);
+    CHECK_MSG(ce && cn && !strcmp(ce, cn), "the generated code differs (%zu and %zu bytes)", ce ? strlen(ce) : 0,
+              cn ? strlen(cn) : 0);
+    free(ce), free(cn);
+}
+
 int main(void)
 {
     RUN(beam_pendulum);
     RUN(damped_beam_with_point_mass);
     RUN(modal_pendulum);
+    RUN(codegen_same_text);
     return test_summary("ffr_num");
 }
