@@ -137,7 +137,10 @@ def main():
         print("E = %d against it: relative differences %s; largest %.2g" % (
             ne, " ".join("%.1e" % x for x in dev), max(abs(x) for x in dev)))
     print("closed form (continuous chain): %s" % " ".join("%.6f" % c for c in closed))
-    print("files in %s" % d)
+    if a.keep:
+        print("files in %s" % d)
+    else:
+        shutil.rmtree(d, ignore_errors=True)
     return 0
 
 
