@@ -6,7 +6,9 @@
  * every Jacobian entry written in closed form (derived in ffr.h's formula), so the expression
  * engine never differentiates them (a long sum differentiated by each of its n variables costs
  * O(n^2)). The model compiles them into the same tapes as every other row: the operating point,
- * every method and the sparse eigen paths see them through md->tape_F and md->tape_jac. */
+ * every method and the sparse eigen paths see them through md->tape_F and md->tape_jac. Planar
+ * bodies are evaluated numerically by default (model/ffr_num.c, the same closed forms without the
+ * nodes); for them this form is built only on demand (sensitivities, symbolic linear models). */
 #include "model/ffr.h"
 
 #include <math.h>
