@@ -72,7 +72,7 @@ void mbl_eval_free(mbl_eval *ev)
 int mbl_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st)
 {
     mbl_model_fill_syms_pt(md, pt, ev->syms);
-    int rc = mblx_tape_eval(md->tape_jac, ev->syms, ev->jac, ev->work, st);
+    int rc = mbl_model_eval_jac(md, ev->syms, ev->jac, ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, ev->syms, ev->us, ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
     if (rc) return mbl_model_eval_error(md, ev->syms, "at the operating point", st);

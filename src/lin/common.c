@@ -166,7 +166,7 @@ int mbl_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *
     mbl_point p = *pt; /* the point's X, der(X) and Z kept */
     p.v = (double *)v, p.lambda = (double *)lam, p.mu = (double *)mu;
     mbl_model_fill_syms_pt(md, &p, ev->syms);
-    int rc = mblx_tape_eval(md->tape_jac, ev->syms, jac, ev->work, st);
+    int rc = mbl_model_eval_jac(md, ev->syms, jac, ev->work, st);
     if (rc) return mbl_model_eval_error(md, ev->syms, "evaluating the model Jacobian", st);
     return 0;
 }

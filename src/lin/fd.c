@@ -124,8 +124,8 @@ static int fd_evaluate(fd_ctx *c, mbl_status *st)
 {
     const mbl_model *md = c->md;
     fd_fill(c);
-    int rc = mblx_tape_eval(md->tape_F, c->ev->syms, c->F, c->ev->work, st);
-    if (!rc) rc = mblx_tape_eval(md->tape_jac, c->ev->syms, c->jac, c->ev->work, st);
+    int rc = mbl_model_eval_F(md, c->ev->syms, c->F, c->ev->work, st);
+    if (!rc) rc = mbl_model_eval_jac(md, c->ev->syms, c->jac, c->ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
     if (!rc) mbl_rstates_rows(md, c->rw, c->us + c->usoff);
     return rc;

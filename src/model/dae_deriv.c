@@ -233,7 +233,7 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
         if (!syms || !work) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         if (!rc) {
             mbl_model_fill_syms_pt(md, pt, syms);
-            rc = mblx_tape_eval(md->tape_jac, syms, J, work, st);
+            rc = mbl_model_eval_jac(md, syms, J, work, st);
             if (rc) rc = mbl_model_eval_error(md, syms, "at the operating point", st);
         }
         mbl_free(syms);

@@ -134,14 +134,14 @@ static int failed(mbl_dae_eval *e, const char *when, mbl_status *st)
 int mbl_dae_eval_residual(mbl_dae_eval *e, double t, const double *x, double *F, mbl_status *st)
 {
     fill(e, t, x);
-    if (mblx_tape_eval(e->md->tape_F, e->syms, F, e->work, st)) return failed(e, "in the simulation", st);
+    if (mbl_model_eval_F(e->md, e->syms, F, e->work, st)) return failed(e, "in the simulation", st);
     return 0;
 }
 
 int mbl_dae_eval_jacobian(mbl_dae_eval *e, double t, const double *x, double *J, mbl_status *st)
 {
     fill(e, t, x);
-    if (mblx_tape_eval(e->md->tape_jac, e->syms, J, e->work, st)) return failed(e, "in the simulation's Jacobian", st);
+    if (mbl_model_eval_jac(e->md, e->syms, J, e->work, st)) return failed(e, "in the simulation's Jacobian", st);
     return 0;
 }
 

@@ -53,7 +53,7 @@ static int diagnose_initial(const mbl_model *md, mbl_constraint_diag *d, double 
     }
     mbl_model_fill_syms(md, md->time, md->q0, md->v0, zeros, zeros, zeros, md->r0, syms);
     mbl_status est;
-    if (mblx_tape_eval(md->tape_F, syms, buf, work, &est)) {
+    if (mbl_model_eval_F(md, syms, buf, work, &est)) {
         d->kind = MBL_DIAG_UNEVALUATED;
         snprintf(d->msg, sizeof d->msg, "%.250s", est.msg);
     } else {
@@ -86,7 +86,7 @@ static int diagnose_point(const mbl_model *md, const mbl_point *pt, mbl_constrai
     }
     mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
     mbl_status est;
-    if (mblx_tape_eval(md->tape_jac, syms, buf, work, &est)) {
+    if (mbl_model_eval_jac(md, syms, buf, work, &est)) {
         d->kind = MBL_DIAG_UNEVALUATED;
         snprintf(d->msg, sizeof d->msg, "%.250s", est.msg);
         goto done;

@@ -6,7 +6,9 @@
  * every Jacobian entry written in closed form (derived in ffr.h's formula), so the expression
  * engine never differentiates them (a long sum differentiated by each of its n variables costs
  * O(n^2)). The model compiles them into the same tapes as every other row: the operating point,
- * every method and the sparse eigen paths see them through md->tape_F and md->tape_jac. */
+ * every method and the sparse eigen paths see them through md->tape_F and md->tape_jac. Planar
+ * bodies are evaluated numerically by default (model/ffr_num.c, the same closed forms without the
+ * nodes); for them this form is built only on demand (sensitivities, symbolic linear models). */
 #include "model/ffr.h"
 
 #include <math.h>
@@ -297,6 +299,12 @@ int mbl_ffr_formulate_g(mbl_model *md, const mbl_ffr_body *b, const int *qidx, c
     int rc = formulate(md, &b->inv, C, gn, qidx, Fs, J, st);
     mbla_csc_free(C);
     return rc;
+}
+
+int mbl_ffr_formulate_inv(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_csc *C, const mblx_id gn[2],
+                          const int *qidx, mblx_id *Fs, mbl_sjac *J, mbl_status *st)
+{
+    return formulate(md, inv, C, gn, qidx, Fs, J, st);
 }
 
 int mbl_ffr_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mblx_id *Fs, mbl_sjac *J,

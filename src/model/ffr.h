@@ -129,4 +129,25 @@ void mbl_ffr_free_nodes(struct mbl_model *md);
 /* After the text rows are differentiated: F[i] += Fs[i], and S's entries merged into md->jac. */
 int mbl_ffr_merge(struct mbl_model *md, const mblx_id *Fs, const struct mbl_sjac *S, mbl_status *st);
 
+/* The planar structured term evaluated numerically beside the tapes (src/model/ffr_num.c; the
+ * default: mbl_ffr_set_numeric(0) before loading keeps the expression form of ffr.c instead). */
+typedef struct mbl_ffr_num mbl_ffr_num;
+void mbl_ffr_set_numeric(int on);
+int mbl_ffr_numeric(void);
+/* Body b's structured term: numerically (a planar body added to md->sjac's pattern and md->ffrn)
+ * when mbl_ffr_numeric() and J is md->sjac, else as expressions (mbl_ffr_formulate_g). */
+int mbl_ffr_add(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs,
+                struct mbl_sjac *J, mbl_status *st);
+/* After mbl_ffr_merge: the numeric bodies' entries as md->jac indices, the entries no tape computes
+ * moved to the end of md->jac (md->jac_ntape: the tape's); md->sjac freed. */
+int mbl_ffr_num_bind(struct mbl_model *md, mbl_status *st);
+void mbl_ffr_num_free(struct mbl_model *md);
+/* The expression form of the numeric bodies, built on demand (under mbl_model_graph_lock): *Fn the
+ * model's residuals with the structured rows added (nF nodes), *jn (optional) its Jacobian nodes
+ * (md->jac.nz) with the structured entries added; both NULL without numeric bodies. */
+int mbl_ffr_num_expr(struct mbl_model *md, mblx_id **jn, mblx_id **Fn, mbl_status *st);
+/* ffr.c's formulation of a planar body given by its invariants, damping matrix and gravity nodes. */
+int mbl_ffr_formulate_inv(struct mbl_model *md, const mbl_ffr_invariants *inv, const mbla_csc *C, const mblx_id gn[2],
+                          const int *qidx, mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);
+
 #endif

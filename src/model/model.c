@@ -1663,7 +1663,7 @@ static int formulate_ffr(loader *L)
             mbl_src_item it = {NULL, NULL, f->text, f->line, f->col, f->line, f->col};
             rc = parse_item_text(L, &it, SCOPE_VALUE, fb->name, &fac[k]);
         }
-        if (!rc) rc = mbl_ffr_formulate_g(md, fb, qidx, gn, md->Fs, &md->sjac, L->st);
+        if (!rc) rc = mbl_ffr_add(md, fb, qidx, gn, md->Fs, &md->sjac, L->st);
         if (!rc) rc = mbl_ffr_keep_nodes(md, fb, qidx, L->st);
         if (!rc) rc = mbl_ffr_keep_deriv(md, fb, qidx, gn, fac, L->st);
         mbl_free(qidx);
@@ -2197,6 +2197,9 @@ static int compile(mbl_model *md, mbl_status *st)
     int rc = jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
     if (!rc && md->Fs) rc = mbl_ffr_merge(md, md->Fs, &md->sjac, st);
     if (!rc && md->rtn) rc = mbl_rtree_num_pattern(md, md->rtn, st);
+    /* the flexible bodies' numeric entries last (never beside a tree: relative coordinates refuse
+     * flexible bodies, src/mech/beam.c) */
+    if (!rc) rc = mbl_ffr_num_bind(md, st);
     if (!rc) rc = md->rtn ? jacobian_unknowns_rows(md, md->ny, md->y, &md->yjac, st)
                           : jacobian_unknowns(md, md->ny, md->y, 0, &md->yjac, st);
     if (rc) return rc;
@@ -2240,7 +2243,7 @@ static int compile(mbl_model *md, mbl_status *st)
     pthread_t th;
     int threaded = md->nF >= COMPILE_THREAD_MIN && pthread_create(&th, NULL, compile_thread, &job) == 0;
     if (!threaded) compile_thread(&job);
-    md->tape_jac = mblx_compile(md->g, (size_t)md->jac.nz, jc ? jc : md->jac.node, st);
+    md->tape_jac = mblx_compile(md->g, (size_t)md->jac_ntape, jc ? jc : md->jac.node, st);
     mbl_free(jc);
     if (md->tape_jac) md->tape_y = mblx_compile(md->g, ny, yn, st);
     if (md->tape_y) md->tape_us = mblx_compile(md->g, nt, all, st);
@@ -2348,7 +2351,7 @@ static int check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *
     }
     mbl_model_fill_syms(md, md->time, md->q0, md->v0, NULL, NULL, NULL, md->r0, syms);
     mbl_status est;
-    if (mblx_tape_eval(md->tape_jac, syms, jac, work, &est)) goto out; /* e.g. a domain error at q0 */
+    if (mbl_model_eval_jac(md, syms, jac, work, &est)) goto out; /* e.g. a domain error at q0 */
     /* M_ij = dF_i/da_j: the EOM rows, the acceleration columns */
     double big = 0;
     for (int p = 0; p < md->jac.nz; p++)
@@ -2680,6 +2683,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->Fs);
     mbl_ffr_free_nodes(md);
     mbl_ffr_free_deriv(md);
+    mbl_ffr_num_free(md);
     mbl_free(md->no_sens);
     mbl_sjac_free(&md->yjac);
     free_names(md->qname, md->n);
@@ -2865,7 +2869,14 @@ int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **
 {
     *F = md->F;
     *jac = md->jac.node;
-    if (!md->rtn) return 0;
+    if (!md->rtn && !md->nffrn) return 0;
+    if (!md->Fx && md->nffrn) { /* the flexible bodies' numeric term (model/ffr_num.c; never with a tree) */
+        mblx_id *Fn = NULL, *jn = NULL;
+        int rc = mbl_ffr_num_expr((mbl_model *)md, &jn, &Fn, st);
+        if (rc) return rc;
+        ((mbl_model *)md)->Fx = Fn;
+        ((mbl_model *)md)->jx = jn;
+    }
     if (!md->Fx) {
         mbl_model *w = (mbl_model *)md; /* the cache: built once, under the graph lock */
         mblx_graph *g = md->g;

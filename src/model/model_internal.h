@@ -123,13 +123,24 @@ struct mbl_model {
      * expressions are built on demand (mbl_model_dae_nodes: Fx, jx) */
     struct mbl_rtree_num *rtn;
     mblx_id *Fx, *jx;
+    /* planar flexible bodies evaluated numerically (model/ffr_num.c): tape_jac computes the first
+     * jac_ntape entries of jac, mbl_model_eval_jac the rest and adds theirs (never beside a tree:
+     * relative coordinates refuse flexible bodies) */
+    struct mbl_ffr_num *ffrn;
+    int nffrn, jac_ntape;
 };
 
 /* The residual rows (nF) and the Jacobian entries' nodes (jac.nz) as expressions, with the terms
- * evaluated numerically beside the tapes (the tree's) included: md->F and md->jac.node themselves
- * when there are none, otherwise built once on the first call. The caller holds the graph lock
- * (mbl_model_graph_lock). */
+ * evaluated numerically beside the tapes (the tree's, the planar flexible bodies') included:
+ * md->F and md->jac.node themselves when there are none, otherwise built once on the first call.
+ * The caller holds the graph lock (mbl_model_graph_lock). */
 int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st);
+
+/* The residuals F (nF) and the residual Jacobian's values (jac.nz) at the symbol values syms
+ * (work: work_size doubles): the tapes and the numeric structured term. Every evaluation of
+ * tape_F / tape_jac goes through these. */
+int mbl_model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st);
+int mbl_model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st);
 
 /* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:
  * a division by zero, log/sqrt outside the domain, a non-finite result). Find which of the

@@ -10,4 +10,5 @@ list(APPEND MBLIN_SOURCES
   src/model/dae_deriv.c
   src/model/vtrans.c
   src/model/dae_eval.c
+  src/model/ffr_num.c
 )

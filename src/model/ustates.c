@@ -64,7 +64,7 @@ int mbl_model_user_states_dv(const mbl_model *md, const mbl_point *pt, const dou
     if (!rc) {
         mbl_model_fill_syms_pt(md, pt, syms);
         rc = mblx_tape_eval(md->tape_us, syms, us, work, st);
-        if (!rc) rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st);
+        if (!rc) rc = mbl_model_eval_jac(md, syms, jac, work, st);
         if (rc) rc = mbl_model_eval_error(md, syms, "at the point", st);
     }
     if (!rc) {

@@ -119,7 +119,7 @@ static int eval_F(subproblem *sp, double *norm2, double *norminf, mbl_status *st
     const mbl_model *md = sp->md;
     mbl_point *pt = sp->pt;
     mbl_model_fill_syms_pt(md, pt, sp->syms);
-    int rc = mblx_tape_eval(md->tape_F, sp->syms, sp->F, sp->work, st);
+    int rc = mbl_model_eval_F(md, sp->syms, sp->F, sp->work, st);
     if (rc) return mbl_model_eval_error(md, sp->syms, "while looking for the operating point", st);
     double s2 = 0, si = 0;
     for (int i = 0; i < sp->nrow; i++) {
@@ -284,7 +284,7 @@ static int newton_step(subproblem *sp, double *dx, mbl_status *st)
 
 static int eval_jac(subproblem *sp, mbl_status *st)
 {
-    int rc = mblx_tape_eval(sp->md->tape_jac, sp->syms, sp->jac, sp->work, st);
+    int rc = mbl_model_eval_jac(sp->md, sp->syms, sp->jac, sp->work, st);
     if (rc) return mbl_model_eval_error(sp->md, sp->syms, "while looking for the operating point", st);
     return 0;
 }
@@ -623,7 +623,7 @@ static int constraint_rank(subproblem *sp, int *rank, mbl_status *st)
     *rank = 0;
     if (m == 0) return 0;
     mbl_model_fill_syms_pt(md, sp->pt, sp->syms);
-    int rc = mblx_tape_eval(md->tape_jac, sp->syms, sp->jac, sp->work, st);
+    int rc = mbl_model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
     if (rc) return mbl_model_eval_error(md, sp->syms, "while looking for the operating point", st);
     /* rows: Phi (dPhi/dq) and nh (dc/dv) */
     int jq = mbl_model_blk0(md, MBL_BLK_Q), jv = mbl_model_blk0(md, MBL_BLK_V);
@@ -922,7 +922,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         size_t nus = (size_t)(3 * md->nus + 2 * md->nuvs);
         double *us = mbl_alloc_array(nus + (size_t)md->usjac.nz + 1, sizeof *us);
         if (!us) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        if (!rc) rc = mblx_tape_eval(md->tape_jac, sp.syms, sp.jac, sp.work, st);
+        if (!rc) rc = mbl_model_eval_jac(md, sp.syms, sp.jac, sp.work, st);
         if (!rc) rc = mblx_tape_eval(md->tape_us, sp.syms, us, sp.work, st);
         if (!rc) rc = mbl_model_check_point(md, sp.jac, us + nus, st);
         mbl_free(us);

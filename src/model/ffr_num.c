@@ -1,0 +1,517 @@
+/* The planar structured term (model/ffr.h) evaluated numerically beside the tapes.
+ *
+ * ffr.c writes a flexible body's rows and Jacobian entries as expression nodes compiled into the
+ * model's tapes: exact, but about 20 KB per coordinate of graph and tape. The same closed forms
+ * (ffr.h's rows and their derivatives, term by term as ffr.c's `formulate` builds them) are
+ * evaluated here directly from the invariants at the point: one pass over the nonzeros of Mff, P,
+ * K, C per evaluation, no scratch, thread-safe. The model keeps only the invariants, the union
+ * pattern of the elastic rows and, for every entry, its index in md->jac (O(nnz) integers).
+ *
+ * Loading: mbl_ffr_add pushes the body's Jacobian pattern into md->sjac with the node 0 (so the
+ * pattern merges like the expression form's) and remembers where; after the merge mbl_ffr_num_bind
+ * turns those places into md->jac indices and moves the entries no tape computes (node 0) to the
+ * end of md->jac: tape_jac is compiled over the first md->jac_ntape entries, and
+ * mbl_model_eval_jac zeroes the rest and adds the structured values. mbl_model_eval_F adds the rows.
+ * The expression form is built on demand (mbl_ffr_num_expr) for what differentiates or prints the
+ * equations: the sensitivities (dae_deriv.c) and the symbolic linear models (codegen/symlin.c). */
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "model/ffr.h"
+#include "model/model_internal.h"
+
+#define GWORK_MAX 64 /* the gravity tape's work must fit on the stack */
+
+struct mbl_ffr_num {
+    char *name;
+    int nf;
+    int *qidx;                 /* 3 + nf model coordinate indices */
+    mbl_ffr_invariants inv;    /* a copy of the body's */
+    mbla_csc *C;               /* Rayleigh damping alpha Mff + beta K, or NULL */
+    mblx_id gn[2];             /* gravity as nodes (for the expression form) */
+    double g[2];               /* gravity when constant */
+    mblx_tape *gtape;          /* gravity of the parameters, or NULL */
+    /* the union pattern of the rows of Mff, P, K, C (symmetric pattern: column i = row i) */
+    int *up, *ui;
+    double *uv;                /* 4 per entry: Mff_ij, P_ij, K_ij, C_ij */
+    int *upos;                 /* 3 per entry: md->jac index of (row fi, a / v / q of fj), -1: none */
+    int *epos;                 /* 5 per elastic row i: a R0, a R1, a th, v th, q th */
+    int *fpos;                 /* 9 per elastic j: rows R0, R1, th x (a, v, q) of fj */
+    int rpos[2][4];            /* frame rows R0, R1: a R_r, a th, v th, q th */
+    int tpos[5];               /* frame row th: a R0, a R1, a th, v th, q th */
+};
+
+static atomic_int numeric_on = 1;
+
+void mbl_ffr_set_numeric(int on) { atomic_store(&numeric_on, on ? 1 : 0); }
+int mbl_ffr_numeric(void) { return atomic_load(&numeric_on); }
+
+static void num_free(mbl_ffr_num *b)
+{
+    mbl_free(b->name), mbl_free(b->qidx);
+    mbl_ffr_invariants_free(&b->inv);
+    mbla_csc_free(b->C);
+    mblx_tape_free(b->gtape);
+    mbl_free(b->up), mbl_free(b->ui), mbl_free(b->uv), mbl_free(b->upos), mbl_free(b->epos), mbl_free(b->fpos);
+    memset(b, 0, sizeof *b);
+}
+
+void mbl_ffr_num_free(mbl_model *md)
+{
+    for (int i = 0; i < md->nffrn; i++) num_free(&md->ffrn[i]);
+    mbl_free(md->ffrn);
+    md->ffrn = NULL;
+    md->nffrn = 0;
+}
+
+static int colnz(const mbla_csc *X, int j)
+{
+    if (X)
+        for (int p = X->p[j]; p < X->p[j + 1]; p++)
+            if (X->x[p] != 0) return 1;
+    return 0;
+}
+
+/* push (row, col) with the node 0 and remember its md->sjac index in *pos (-1 when !want) */
+static int push0(mbl_model *md, mblx_id zero, int want, int row, int col, int *pos)
+{
+    *pos = -1;
+    if (!want) return 0;
+    *pos = md->sjac.nz;
+    return mbl_sjac_push(&md->sjac, row, col, zero);
+}
+
+static int copy_inv(const mbl_ffr_invariants *a, mbl_ffr_invariants *b, mbl_status *st)
+{
+    int nf = a->nf;
+    memset(b, 0, sizeof *b);
+    b->nf = nf, b->m = a->m, b->J0 = a->J0, b->s0[0] = a->s0[0], b->s0[1] = a->s0[1];
+    b->Sb = mbl_calloc((size_t)2 * nf + 1, sizeof *b->Sb);
+    b->c1 = mbl_calloc((size_t)nf + 1, sizeof *b->c1);
+    b->c2 = mbl_calloc((size_t)nf + 1, sizeof *b->c2);
+    if (!b->Sb || !b->c1 || !b->c2) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (a->Sb) memcpy(b->Sb, a->Sb, (size_t)2 * nf * sizeof *b->Sb);
+    if (a->c1) memcpy(b->c1, a->c1, (size_t)nf * sizeof *b->c1);
+    if (a->c2) memcpy(b->c2, a->c2, (size_t)nf * sizeof *b->c2);
+    int rc = 0;
+    if (a->Mff) rc = mbla_csc_copy(a->Mff, &b->Mff, st);
+    if (!rc && a->P) rc = mbla_csc_copy(a->P, &b->P, st);
+    if (!rc && a->K) rc = mbla_csc_copy(a->K, &b->K, st);
+    return rc;
+}
+
+/* the union pattern of the columns of Mff, P, K, C and the values of row i (= column i, with P's
+ * sign turned: P_ij = -P_ji) */
+static int build_union(mbl_ffr_num *b, mbl_status *st)
+{
+    int nf = b->nf;
+    const mbla_csc *X[4] = {b->inv.Mff, b->inv.P, b->inv.K, b->C};
+    size_t cap = 0;
+    for (int k = 0; k < 4; k++)
+        if (X[k]) cap += (size_t)mbla_csc_nnz(X[k]);
+    b->up = mbl_calloc((size_t)nf + 1, sizeof *b->up);
+    b->ui = mbl_alloc_array(cap + 1, sizeof *b->ui);
+    b->uv = mbl_calloc(4 * cap + 4, sizeof *b->uv);
+    int *mark = mbl_alloc_array((size_t)nf + 1, sizeof *mark);
+    if (!b->up || !b->ui || !b->uv || !mark) {
+        mbl_free(mark);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int j = 0; j < nf; j++) mark[j] = -1;
+    int nz = 0;
+    for (int i = 0; i < nf; i++) {
+        int e0 = nz;
+        for (int k = 0; k < 4; k++) {
+            if (!X[k]) continue;
+            for (int p = X[k]->p[i]; p < X[k]->p[i + 1]; p++) {
+                int j = X[k]->i[p];
+                if (mark[j] < e0) mark[j] = nz, b->ui[nz++] = j;
+                b->uv[4 * (size_t)mark[j] + k] += (k == 1 ? -1.0 : 1.0) * X[k]->x[p];
+            }
+        }
+        b->up[i + 1] = nz;
+    }
+    mbl_free(mark);
+    /* the union is smaller than the four patterns together */
+    int *ui = mbl_realloc_array(b->ui, (size_t)nz + 1, sizeof *ui);
+    if (ui) b->ui = ui;
+    double *uv = mbl_realloc_array(b->uv, 4 * (size_t)nz + 4, sizeof *uv);
+    if (uv) b->uv = uv;
+    return 0;
+}
+
+static int add_num(mbl_model *md, const mbl_ffr_body *fb, const int *qidx, const mblx_id *gnode, mbl_status *st)
+{
+    mbl_ffr_num *arr = mbl_realloc_array(md->ffrn, (size_t)md->nffrn + 1, sizeof *arr);
+    if (!arr) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    md->ffrn = arr;
+    mbl_ffr_num *b = &md->ffrn[md->nffrn++];
+    memset(b, 0, sizeof *b);
+    int nf = fb->inv.nf, rc = 0;
+    b->nf = nf;
+    size_t ln = strlen(fb->name ? fb->name : "flexible body");
+    b->name = mbl_malloc(ln + 1);
+    b->qidx = mbl_alloc_array((size_t)nf + 3, sizeof *b->qidx);
+    if (!b->name || !b->qidx) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    memcpy(b->name, fb->name ? fb->name : "flexible body", ln + 1);
+    memcpy(b->qidx, qidx, ((size_t)nf + 3) * sizeof *qidx);
+    if ((rc = copy_inv(&fb->inv, &b->inv, st))) return rc;
+    if (fb->alpha != 0 || fb->beta != 0) {
+        /* ffr.c's C (mbla_csc_add needs both matrices) */
+        if (!fb->inv.Mff || !fb->inv.K) return 1;
+        if ((rc = mbla_csc_add(fb->alpha, fb->inv.Mff, fb->beta, fb->inv.K, &b->C, st))) return rc;
+    }
+    mblx_graph *g = md->g;
+    for (int k = 0; k < 2; k++) b->gn[k] = gnode ? gnode[k] : mblx_const(g, fb->g[k]);
+    if (mblx_is_const(g, b->gn[0], &b->g[0]) + mblx_is_const(g, b->gn[1], &b->g[1]) < 2) {
+        b->gtape = mblx_compile(g, 2, b->gn, st);
+        if (!b->gtape) return st && st->code ? st->code : MBL_ENOMEM;
+        if (mblx_tape_work_size(b->gtape) > GWORK_MAX) return 1; /* too long for the stack: the expression form */
+    }
+    if ((rc = build_union(b, st))) return rc;
+    int nu = b->up[nf];
+    b->upos = mbl_alloc_array((size_t)3 * nu + 1, sizeof *b->upos);
+    b->epos = mbl_alloc_array((size_t)5 * nf + 1, sizeof *b->epos);
+    b->fpos = mbl_alloc_array((size_t)9 * nf + 1, sizeof *b->fpos);
+    if (!b->upos || !b->epos || !b->fpos) return mbl_error(st, MBL_ENOMEM, "out of memory");
+
+    /* the pattern: an entry wherever ffr.c's formulate pushes a node that is not the constant 0 */
+    mblx_id zero = mblx_const(g, 0.0);
+    int ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q);
+    const int *fi = qidx + 3;
+    int iR[2] = {qidx[0], qidx[1]}, ith = qidx[2], e = 0;
+    const mbl_ffr_invariants *inv = &b->inv;
+    const double *Sb0 = inv->Sb, *Sb1 = inv->Sb + nf;
+    for (int r = 0; r < 2 && !e; r++) {
+        e |= push0(md, zero, inv->m != 0, iR[r], ja + iR[r], &b->rpos[r][0]);
+        e |= push0(md, zero, 1, iR[r], ja + ith, &b->rpos[r][1]);
+        e |= push0(md, zero, 1, iR[r], jv + ith, &b->rpos[r][2]);
+        e |= push0(md, zero, 1, iR[r], jq + ith, &b->rpos[r][3]);
+    }
+    int tcol[5] = {ja + iR[0], ja + iR[1], ja + ith, jv + ith, jq + ith};
+    for (int k = 0; k < 5 && !e; k++) e |= push0(md, zero, 1, ith, tcol[k], &b->tpos[k]);
+    for (int j = 0; j < nf && !e; j++) {
+        int sb = Sb0[j] != 0 || Sb1[j] != 0, pnz = colnz(inv->P, j), mnz = colnz(inv->Mff, j);
+        int y1 = inv->c1[j] != 0 || mnz, y2 = inv->c2[j] != 0 || pnz;
+        int *fp = b->fpos + 9 * (size_t)j;
+        for (int r = 0; r < 2; r++) {
+            e |= push0(md, zero, sb, iR[r], ja + fi[j], &fp[3 * r]);
+            e |= push0(md, zero, sb, iR[r], jv + fi[j], &fp[3 * r + 1]);
+            e |= push0(md, zero, sb, iR[r], jq + fi[j], &fp[3 * r + 2]);
+        }
+        e |= push0(md, zero, y2, ith, ja + fi[j], &fp[6]);
+        e |= push0(md, zero, y1, ith, jv + fi[j], &fp[7]);
+        e |= push0(md, zero, sb || y1 || mnz || pnz, ith, jq + fi[j], &fp[8]);
+        /* elastic row j */
+        int *ep = b->epos + 5 * (size_t)j, row = fi[j];
+        e |= push0(md, zero, sb, row, ja + iR[0], &ep[0]);
+        e |= push0(md, zero, sb, row, ja + iR[1], &ep[1]);
+        e |= push0(md, zero, y2, row, ja + ith, &ep[2]);
+        e |= push0(md, zero, pnz || y1, row, jv + ith, &ep[3]);
+        e |= push0(md, zero, sb, row, jq + ith, &ep[4]);
+        for (int u = b->up[j]; u < b->up[j + 1] && !e; u++) {
+            const double *x = b->uv + 4 * (size_t)u;
+            int col = fi[b->ui[u]];
+            e |= push0(md, zero, x[0] != 0, row, ja + col, &b->upos[3 * (size_t)u]);
+            e |= push0(md, zero, x[1] != 0 || x[3] != 0, row, jv + col, &b->upos[3 * (size_t)u + 1]);
+            e |= push0(md, zero, x[0] != 0 || x[1] != 0 || x[2] != 0, row, jq + col, &b->upos[3 * (size_t)u + 2]);
+        }
+    }
+    if (e) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    return mblx_graph_status(g, st);
+}
+
+int mbl_ffr_add(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs, mbl_sjac *J,
+                mbl_status *st)
+{
+    if (!b->sp && mbl_ffr_numeric() && J == &md->sjac && b->inv.Sb && b->inv.c1 && b->inv.c2) {
+        int rc = add_num(md, b, qidx, gnode, st);
+        if (rc <= 0) return rc;
+        num_free(&md->ffrn[--md->nffrn]); /* 1: nothing pushed yet; the expression form below */
+    }
+    return mbl_ffr_formulate_g(md, b, qidx, gnode, Fs, J, st);
+}
+
+/* every pos (an md->sjac index, or -1) through map */
+static void remap(mbl_ffr_num *b, const int *map)
+{
+    int nf = b->nf, nu = b->up[nf];
+    int *arrs[3] = {b->upos, b->epos, b->fpos};
+    size_t lens[3] = {(size_t)3 * nu, (size_t)5 * nf, (size_t)9 * nf};
+    for (int a = 0; a < 3; a++)
+        for (size_t t = 0; t < lens[a]; t++)
+            if (arrs[a][t] >= 0) arrs[a][t] = map[arrs[a][t]];
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 4; k++)
+            if (b->rpos[r][k] >= 0) b->rpos[r][k] = map[b->rpos[r][k]];
+    for (int k = 0; k < 5; k++)
+        if (b->tpos[k] >= 0) b->tpos[k] = map[b->tpos[k]];
+}
+
+/* For each of the nt entries (row tr[t] < n, column tc[t]) its index in md->jac (-1: absent). */
+static int jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st)
+{
+    int n = md->n, rc = 0;
+    int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
+    int *srp = mbl_calloc((size_t)n + 2, sizeof *srp), *sent = mbl_alloc_array((size_t)nt + 1, sizeof *sent);
+    int *pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof *pos);
+    if (!rp || !ent || !srp || !sent || !pos) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) rp[md->jac.row[p] + 2]++;
+    for (int i = 0; i < n; i++) rp[i + 2] += rp[i + 1];
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) ent[rp[md->jac.row[p] + 1]++] = p;
+    for (int t = 0; t < nt; t++) srp[tr[t] + 2]++;
+    for (int i = 0; i < n; i++) srp[i + 2] += srp[i + 1];
+    for (int t = 0; t < nt; t++) sent[srp[tr[t] + 1]++] = t;
+    for (int j = 0; j < md->nunk; j++) pos[j] = -1;
+    for (int i = 0; i < n; i++) {
+        if (srp[i] == srp[i + 1]) continue;
+        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
+        for (int t = srp[i]; t < srp[i + 1]; t++) out[sent[t]] = pos[tc[sent[t]]];
+        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
+    }
+out:
+    mbl_free(rp), mbl_free(ent), mbl_free(srp), mbl_free(sent), mbl_free(pos);
+    return rc;
+}
+
+int mbl_ffr_num_bind(mbl_model *md, mbl_status *st)
+{
+    md->jac_ntape = md->jac.nz;
+    if (!md->nffrn) return 0;
+    int nz = md->jac.nz, rc;
+    int *map = mbl_alloc_array((size_t)md->sjac.nz + 1, sizeof *map), *perm = mbl_alloc_array((size_t)nz + 1, sizeof *perm);
+    if (!map || !perm) {
+        mbl_free(map), mbl_free(perm);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    rc = jac_index(md, md->sjac.nz, md->sjac.row, md->sjac.col, map, st);
+    for (int b = 0; b < md->nffrn && !rc; b++) remap(&md->ffrn[b], map);
+    /* the entries whose node is 0 (computed by no tape) go last, in order */
+    mblx_id zero = mblx_const(md->g, 0.0);
+    int k = 0;
+    for (int p = 0; p < nz && !rc; p++)
+        if (md->jac.node[p] != zero) perm[p] = k++;
+    md->jac_ntape = k;
+    for (int p = 0; p < nz && !rc; p++)
+        if (md->jac.node[p] == zero) perm[p] = k++;
+    if (!rc) {
+        int *r2 = mbl_alloc_array((size_t)nz + 1, sizeof *r2), *c2 = mbl_alloc_array((size_t)nz + 1, sizeof *c2);
+        mblx_id *n2 = mbl_alloc_array((size_t)nz + 1, sizeof *n2);
+        if (!r2 || !c2 || !n2) {
+            mbl_free(r2), mbl_free(c2), mbl_free(n2);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        } else {
+            for (int p = 0; p < nz; p++) r2[perm[p]] = md->jac.row[p], c2[perm[p]] = md->jac.col[p], n2[perm[p]] = md->jac.node[p];
+            mbl_free(md->jac.row), mbl_free(md->jac.col), mbl_free(md->jac.node);
+            md->jac.row = r2, md->jac.col = c2, md->jac.node = n2, md->jac.cap = nz + 1;
+            for (int b = 0; b < md->nffrn; b++) remap(&md->ffrn[b], perm);
+        }
+    }
+    mbl_free(map), mbl_free(perm);
+    if (!rc) mbl_sjac_free(&md->sjac); /* merged: no longer needed */
+    return rc;
+}
+
+#define QV(i) syms[su[jq + (i)]]
+#define VV(i) syms[su[jv + (i)]]
+#define AV(i) syms[su[ja + (i)]]
+#define ADD(pos, val)                                                                                             \
+    do {                                                                                                          \
+        int p_ = (pos);                                                                                           \
+        if (p_ >= 0) J[p_] += (val);                                                                              \
+    } while (0)
+
+/* Body b's rows added to F (the EOM rows; NULL: none) and its Jacobian entries to J (NULL: none) at
+ * the symbol values syms: ffr.c's formulate term by term. */
+static int num_eval(const mbl_model *md, const mbl_ffr_num *b, const double *syms, double *F, double *J,
+                    mbl_status *st)
+{
+    int nf = b->nf;
+    const int *fi = b->qidx + 3, *su = md->sym_of_unknown;
+    int ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q);
+    int iR0 = b->qidx[0], iR1 = b->qidx[1], ith = b->qidx[2];
+    for (int k = 0; k < nf + 3; k++) {
+        int i = b->qidx[k];
+        if (!isfinite(QV(i)) || !isfinite(VV(i)) || !isfinite(AV(i)))
+            return mbl_error(st, MBL_EDOMAIN, "%s: coordinate '%s' or its velocity or acceleration is not finite",
+                             b->name, md->qname[i]);
+    }
+    double g0 = b->g[0], g1 = b->g[1];
+    if (b->gtape) {
+        double w[GWORK_MAX + 1], gv[2];
+        int rc = mblx_tape_eval(b->gtape, syms, gv, w, st);
+        if (rc) return rc;
+        g0 = gv[0], g1 = gv[1];
+    }
+    const mbl_ffr_invariants *inv = &b->inv;
+    const mbla_csc *M = inv->Mff, *P = inv->P;
+    const double *Sb0 = inv->Sb, *Sb1 = inv->Sb + nf, *c1 = inv->c1, *c2 = inv->c2;
+    double th = QV(ith), thd = VV(ith), thdd = AV(ith);
+    double c = cos(th), s = sin(th), thd2 = thd * thd, two_thd = 2.0 * thd, two_thdd = 2.0 * thdd;
+    double G0 = AV(iR0) - g0, G1 = AV(iR1) - g1;
+    double AtG0 = c * G0 + s * G1, AtG1 = c * G1 - s * G0, AJtG0 = AtG1, AJtG1 = -AtG0;
+    double Am[2][2] = {{c, -s}, {s, c}}, AJt[2][2] = {{-s, -c}, {c, -s}}, Jt2[2][2] = {{-thd2, -thdd}, {thdd, -thd2}};
+    double Bq[2][2], BJ[2][2];
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 2; k++) {
+            Bq[r][k] = Am[r][0] * Jt2[0][k] + Am[r][1] * Jt2[1][k];
+            BJ[r][k] = two_thd * AJt[r][k];
+        }
+    double sv0 = inv->s0[0], sv1 = inv->s0[1], w10 = 0, w11 = 0, w20 = 0, w21 = 0, Jn = inv->J0, y1v = 0, y2a = 0;
+    for (int i = 0; i < nf; i++) {
+        /* y1 = c1 + Mff qf, y2 = c2 + P qf, Mff qf', P qf', P qf'' at i */
+        double y1 = c1[i], y2 = c2[i], Mv = 0, Pv = 0, Pa = 0;
+        if (M)
+            for (int p = M->p[i]; p < M->p[i + 1]; p++) {
+                int j = fi[M->i[p]];
+                y1 += M->x[p] * QV(j), Mv += M->x[p] * VV(j);
+            }
+        if (P)
+            for (int p = P->p[i]; p < P->p[i + 1]; p++) {
+                int j = fi[P->i[p]];
+                double x = -P->x[p];
+                y2 += x * QV(j), Pv += x * VV(j), Pa += x * AV(j);
+            }
+        double qi = QV(fi[i]), vi = VV(fi[i]), ai = AV(fi[i]);
+        sv0 += Sb0[i] * qi, sv1 += Sb1[i] * qi;
+        w10 += Sb0[i] * vi, w11 += Sb1[i] * vi;
+        w20 += Sb0[i] * ai, w21 += Sb1[i] * ai;
+        Jn += qi * (c1[i] + y1);
+        y1v += y1 * vi, y2a += y2 * ai;
+        if (J) {
+            const int *fp = b->fpos + 9 * (size_t)i, *ep = b->epos + 5 * (size_t)i;
+            for (int r = 0; r < 2; r++) {
+                ADD(fp[3 * r], Sb0[i] * Am[r][0] + Sb1[i] * Am[r][1]);
+                ADD(fp[3 * r + 1], Sb0[i] * BJ[r][0] + Sb1[i] * BJ[r][1]);
+                ADD(fp[3 * r + 2], Sb0[i] * Bq[r][0] + Sb1[i] * Bq[r][1]);
+            }
+            ADD(fp[6], y2);
+            ADD(fp[7], two_thd * y1);
+            ADD(fp[8], Sb0[i] * AJtG0 + Sb1[i] * AJtG1 + two_thdd * y1 + two_thd * Mv - Pa);
+            ADD(ep[0], Sb0[i] * c - Sb1[i] * s);
+            ADD(ep[1], Sb0[i] * s + Sb1[i] * c);
+            ADD(ep[2], y2);
+            ADD(ep[3], 2.0 * Pv - two_thd * y1);
+            ADD(ep[4], Sb0[i] * AJtG0 + Sb1[i] * AJtG1);
+            for (int u = b->up[i]; u < b->up[i + 1]; u++) {
+                const double *x = b->uv + 4 * (size_t)u;
+                const int *up = b->upos + 3 * (size_t)u;
+                ADD(up[0], x[0]);
+                ADD(up[1], 2.0 * x[1] * thd + x[3]);
+                ADD(up[2], x[1] * thdd - x[0] * thd2 + x[2]);
+            }
+        }
+        if (F) {
+            double r = Sb0[i] * AtG0 + Sb1[i] * AtG1 + y2 * thdd - y1 * thd2 + two_thd * Pv;
+            for (int u = b->up[i]; u < b->up[i + 1]; u++) {
+                const double *x = b->uv + 4 * (size_t)u;
+                int j = fi[b->ui[u]];
+                r += x[0] * AV(j) + x[3] * VV(j) + x[2] * QV(j);
+            }
+            F[fi[i]] += r;
+        }
+    }
+    /* the frame rows: sums over the body */
+    double Jts0 = -sv1, Jts1 = sv0;
+    double av0 = c * Jts0 - s * Jts1, av1 = s * Jts0 + c * Jts1;
+    double As0 = c * sv0 - s * sv1, As1 = s * sv0 + c * sv1;
+    double bb0 = thdd * Jts0 - thd2 * sv0 - two_thd * w11 + w20;
+    double bb1 = thdd * Jts1 - thd2 * sv1 + two_thd * w10 + w21;
+    double Ab0 = c * bb0 - s * bb1, Ab1 = s * bb0 + c * bb1;
+    if (F) {
+        F[iR0] += inv->m * G0 + Ab0;
+        F[iR1] += inv->m * G1 + Ab1;
+        F[ith] += av0 * G0 + av1 * G1 + Jn * thdd + two_thd * y1v + y2a;
+    }
+    if (J) {
+        double e0 = -two_thd * sv0 - 2.0 * w11, e1 = -two_thd * sv1 + 2.0 * w10;
+        double Ae[2] = {c * e0 - s * e1, s * e0 + c * e1}, av[2] = {av0, av1}, AJtb[2] = {-Ab1, Ab0};
+        for (int r = 0; r < 2; r++) {
+            ADD(b->rpos[r][0], inv->m);
+            ADD(b->rpos[r][1], av[r]);
+            ADD(b->rpos[r][2], Ae[r]);
+            ADD(b->rpos[r][3], AJtb[r]);
+        }
+        ADD(b->tpos[0], av0);
+        ADD(b->tpos[1], av1);
+        ADD(b->tpos[2], Jn);
+        ADD(b->tpos[3], 2.0 * y1v);
+        ADD(b->tpos[4], -(As0 * G0 + As1 * G1));
+    }
+    return 0;
+}
+
+int mbl_model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st)
+{
+    int rc = mblx_tape_eval(md->tape_F, syms, F, work, st);
+    for (int b = 0; b < md->nffrn && !rc; b++) rc = num_eval(md, &md->ffrn[b], syms, F, NULL, st);
+    return rc;
+}
+
+int mbl_model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
+{
+    int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st);
+    if (rc || !md->nffrn) return rc;
+    for (int p = md->jac_ntape; p < md->jac.nz; p++) jac[p] = 0.0;
+    for (int b = 0; b < md->nffrn && !rc; b++) rc = num_eval(md, &md->ffrn[b], syms, NULL, jac, st);
+    return rc;
+}
+
+int mbl_ffr_num_expr(mbl_model *md, mblx_id **jn, mblx_id **Fn, mbl_status *st)
+{
+    *Fn = NULL;
+    if (jn) *jn = NULL;
+    if (!md->nffrn) return 0;
+    mblx_graph *g = md->g;
+    int n = md->n, rc = 0;
+    mblx_id *Fs = mbl_alloc_array((size_t)n + 1, sizeof *Fs);
+    mblx_id *F = mbl_alloc_array((size_t)md->nF + 1, sizeof *F);
+    mblx_id *J = jn ? mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *J) : NULL;
+    mbl_sjac S;
+    memset(&S, 0, sizeof S);
+    int *at = NULL;
+    if (!Fs || !F || (jn && !J)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    mblx_id zero = mblx_const(g, 0.0);
+    for (int i = 0; i < n; i++) Fs[i] = zero;
+    for (int b = 0; b < md->nffrn && !rc; b++) {
+        const mbl_ffr_num *x = &md->ffrn[b];
+        rc = mbl_ffr_formulate_inv(md, &x->inv, x->C, x->gn, x->qidx, Fs, &S, st);
+    }
+    if (rc) goto out;
+    memcpy(F, md->F, (size_t)md->nF * sizeof *F);
+    for (int i = 0; i < n; i++)
+        if (Fs[i] != zero) F[i] = mblx_add(g, F[i], Fs[i]);
+    if (jn) {
+        memcpy(J, md->jac.node, (size_t)md->jac.nz * sizeof *J);
+        at = mbl_alloc_array((size_t)S.nz + 1, sizeof *at);
+        if (!at) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) rc = jac_index(md, S.nz, S.row, S.col, at, st);
+        for (int p = 0; p < S.nz && !rc; p++) {
+            if (at[p] < 0)
+                rc = mbl_error(st, MBL_EMODEL, "the structured term's entry (%d, %d) is not in the Jacobian's pattern",
+                               S.row[p], S.col[p]);
+            else
+                J[at[p]] = mblx_add(g, J[at[p]], S.node[p]);
+        }
+    }
+    if (!rc) rc = mblx_graph_status(g, st);
+out:
+    mbl_sjac_free(&S);
+    mbl_free(Fs), mbl_free(at);
+    if (rc) {
+        mbl_free(F), mbl_free(J);
+        return rc;
+    }
+    *Fn = F;
+    if (jn) *jn = J;
+    return 0;
+}
