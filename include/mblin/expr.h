@@ -318,15 +318,6 @@ size_t mblx_tape_nsymbols(const mblx_tape *t);
 int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, double *work,
                    mbl_status *st);
 
-/* A term evaluated beside a tape (a structured term assembled numerically, e.g. the tree of a
- * relative-coordinate mechanism, src/model/rtree.c): after the tape's own outputs are written,
- * mblx_tape_eval calls fn(ctx, symvals, out, work, st), which adds its values into out. work is the
- * same array (its contents are free to use then); mblx_tape_work_size grows to at least `work`.
- * fn returns 0 or a negative MBL_E* code with st filled. Setting it again replaces it. */
-typedef int (*mblx_tape_post_fn)(const void *ctx, const double *symvals, double *out, double *work,
-                                 mbl_status *st);
-void mblx_tape_set_post(mblx_tape *t, mblx_tape_post_fn fn, const void *ctx, size_t work);
-
 /* One-off evaluation of e (compiles a temporary tape). */
 int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *value,
               mbl_status *st);

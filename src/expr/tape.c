@@ -32,10 +32,6 @@ struct mblx_tape {
     mblx__node *lnd; /* val, op, na, aoff used; doff: offset of a SYMBOL's name in names */
     uint32_t *largs;
     char *names;
-    /* a term evaluated after the tape (mblx_tape_set_post) */
-    mblx_tape_post_fn post;
-    const void *post_ctx;
-    size_t post_work;
 };
 
 /* ---- node -> local index map (open addressing) ------------------------------------------- */
@@ -124,20 +120,7 @@ void mblx_tape_free(mblx_tape *t)
     mbl_free(t);
 }
 
-size_t mblx_tape_work_size(const mblx_tape *t)
-{
-    if (!t) return 0;
-    size_t w = t->nreg ? t->nreg : 1;
-    return t->post_work > w ? t->post_work : w;
-}
-
-void mblx_tape_set_post(mblx_tape *t, mblx_tape_post_fn fn, const void *ctx, size_t work)
-{
-    if (!t) return;
-    t->post = fn;
-    t->post_ctx = ctx;
-    t->post_work = fn ? work : 0;
-}
+size_t mblx_tape_work_size(const mblx_tape *t) { return t ? (t->nreg ? t->nreg : 1) : 0; }
 size_t mblx_tape_ninstr(const mblx_tape *t) { return t ? t->nins : 0; }
 size_t mblx_tape_noutputs(const mblx_tape *t) { return t ? t->nout : 0; }
 size_t mblx_tape_nsymbols(const mblx_tape *t) { return t ? t->nsymreq : 0; }
@@ -1306,10 +1289,6 @@ int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, doubl
     }
     if (bad) return diagnose(t, symvals, work, st);
     for (size_t o = 0; o < t->nout; o++) out[o] = w[t->outreg[o]];
-    if (t->post) {
-        int rc = t->post(t->post_ctx, symvals, out, work, st);
-        if (rc) return rc;
-    }
     mbl_status_clear(st);
     return 0;
 }

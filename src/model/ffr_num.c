@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "model/ffr.h"
+#include "model/rtree.h"
 #include "model/model_internal.h"
 
 #define GWORK_MAX 64 /* the gravity tape's work must fit on the stack */
@@ -447,9 +448,12 @@ static int num_eval(const mbl_model *md, const mbl_ffr_num *b, const double *sym
     return 0;
 }
 
+/* The model's evaluators: the tapes, then the terms evaluated numerically beside them (a relative
+ * tree's, model/rtree.h; the planar flexible bodies', here); never both in one model. */
 int mbl_model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st)
 {
     int rc = mblx_tape_eval(md->tape_F, syms, F, work, st);
+    if (!rc && md->rtn) rc = mbl_rtree_num_F(md->rtn, syms, F, work, st);
     for (int b = 0; b < md->nffrn && !rc; b++) rc = num_eval(md, &md->ffrn[b], syms, F, NULL, st);
     return rc;
 }
@@ -457,6 +461,7 @@ int mbl_model_eval_F(const mbl_model *md, const double *syms, double *F, double 
 int mbl_model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
 {
     int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st);
+    if (!rc && md->rtn) rc = mbl_rtree_num_jac(md->rtn, syms, jac, work, st);
     if (rc || !md->nffrn) return rc;
     for (int p = md->jac_ntape; p < md->jac.nz; p++) jac[p] = 0.0;
     for (int b = 0; b < md->nffrn && !rc; b++) rc = num_eval(md, &md->ffrn[b], syms, NULL, jac, st);

@@ -2260,8 +2260,8 @@ static int compile(mbl_model *md, mbl_status *st)
         if (st) *st = job.st;
         return job.st.code ? job.st.code : MBL_ENOMEM;
     }
-    if (md->rtn) mbl_rtree_num_attach(md, md->rtn);
     md->work_size = mblx_tape_work_size(md->tape_F);
+    if (md->rtn && mbl_rtree_num_work(md->rtn) > md->work_size) md->work_size = mbl_rtree_num_work(md->rtn);
     if (mblx_tape_work_size(md->tape_us) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_us);
     if (mblx_tape_work_size(md->tape_jac) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_jac);
     if (mblx_tape_work_size(md->tape_y) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_y);

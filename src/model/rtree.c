@@ -316,7 +316,7 @@ int mbl_rtree_formulate(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
  * graph grows like N^3 (1.6 GB at N = 200, docs/benchmarks.md). Evaluated numerically, the term
  * needs only the bodies' kinematic texts (a tape with 28 outputs per body) and O(N) scratch per
  * evaluation; its rows are added to the residual tape's outputs and its entries to the Jacobian
- * tape's (mblx_tape_set_post), so every method, the operating point and the simulation read them as
+ * tape's (mbl_model_eval_F, mbl_model_eval_jac), so every method, the operating point and the simulation read them as
  * before. The expression form is built only when the sensitivities or the code generator ask for
  * it (mbl_rtree_num_exprs, through mbl_model_dae_nodes). */
 
@@ -667,9 +667,8 @@ static int nrnea(const mbl_rtree_num *r, const double *syms, double *work, int f
     return 0;
 }
 
-static int post_F(const void *ctx, const double *syms, double *out, double *work, mbl_status *st)
+int mbl_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *out, double *work, mbl_status *st)
 {
-    const mbl_rtree_num *r = ctx;
     double *N;
     int rc = nrnea(r, syms, work, 0, &N, st);
     if (rc) return rc;
@@ -680,9 +679,8 @@ static int post_F(const void *ctx, const double *syms, double *out, double *work
     return 0;
 }
 
-static int post_jac(const void *ctx, const double *syms, double *out, double *work, mbl_status *st)
+int mbl_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *out, double *work, mbl_status *st)
 {
-    const mbl_rtree_num *r = ctx;
     double *N;
     int rc = nrnea(r, syms, work, 1, &N, st);
     if (rc) return rc;
@@ -721,11 +719,9 @@ static int post_jac(const void *ctx, const double *syms, double *out, double *wo
     return 0;
 }
 
-void mbl_rtree_num_attach(mbl_model *md, const mbl_rtree_num *r)
+size_t mbl_rtree_num_work(const mbl_rtree_num *r)
 {
-    size_t w = r->nin + r->in_work + (size_t)r->tree.nb * NB_SIZE;
-    mblx_tape_set_post(md->tape_F, post_F, r, w);
-    mblx_tape_set_post(md->tape_jac, post_jac, r, w);
+    return r->nin + r->in_work + (size_t)r->tree.nb * NB_SIZE;
 }
 
 int mbl_rtree_num_exprs(const mbl_model *md, const mbl_rtree_num *r, mblx_id *Fs, mbl_sjac *S, mbl_status *st)

@@ -51,16 +51,20 @@ int mbl_rtree_formulate(struct mbl_model *md, const mbl_rtree *t, const int *qid
 
 /* The same term evaluated numerically beside the tapes (the default; rtree.c explains why): the
  * texts compiled into a tape of their own, the rows added to the residual tape's outputs and the
- * entries to the Jacobian tape's (mblx_tape_set_post). Steps: mbl_rtree_num_new when the model is
+ * entries to the Jacobian tape's by mbl_rtree_num_F and mbl_rtree_num_jac, which the model's
+ * evaluators call after the tapes (mbl_model_eval_F, mbl_model_eval_jac; work: at least
+ * mbl_rtree_num_work doubles, contents free). Steps: mbl_rtree_num_new when the model is
  * formulated (instead of mbl_rtree_formulate), mbl_rtree_num_pattern once the Jacobian's entries
  * are known (adds the term's entries to md->jac, with a zero node where the text has none, and
- * records their positions), mbl_rtree_num_attach once the tapes are compiled. The expression form
+ * records their positions). The expression form
  * (rows into Fs, entries into S) is built on demand by mbl_rtree_num_exprs (graph lock held). */
 typedef struct mbl_rtree_num mbl_rtree_num;
 int mbl_rtree_num_new(struct mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn,
                       const mblx_id gn[3], mbl_rtree_num **out, mbl_status *st);
 int mbl_rtree_num_pattern(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
-void mbl_rtree_num_attach(struct mbl_model *md, const mbl_rtree_num *r);
+size_t mbl_rtree_num_work(const mbl_rtree_num *r);
+int mbl_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *F, double *work, mbl_status *st);
+int mbl_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *jac, double *work, mbl_status *st);
 int mbl_rtree_num_exprs(const struct mbl_model *md, const mbl_rtree_num *r, mblx_id *Fs, struct mbl_sjac *S,
                         mbl_status *st);
 /* Number of Jacobian entries the term writes (for tests and benchmarks). */

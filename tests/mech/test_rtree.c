@@ -42,7 +42,7 @@ static int eval_dense(const mbl_model *md, const double *syms, double *F, double
 {
     double *work = malloc((md->work_size + 1) * sizeof *work), *jv = malloc(((size_t)md->jac.nz + 1) * sizeof *jv);
     mbl_status st;
-    int rc = !work || !jv || mblx_tape_eval(md->tape_F, syms, F, work, &st) || mblx_tape_eval(md->tape_jac, syms, jv, work, &st);
+    int rc = !work || !jv || mbl_model_eval_F(md, syms, F, work, &st) || mbl_model_eval_jac(md, syms, jv, work, &st);
     if (!rc) {
         memset(Jd, 0, (size_t)md->nF * (size_t)md->nunk * sizeof *Jd);
         for (int p = 0; p < md->jac.nz; p++) Jd[md->jac.row[p] + (size_t)md->jac.col[p] * md->nF] += jv[p];
