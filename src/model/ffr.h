@@ -142,10 +142,10 @@ int mbl_ffr_add(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, co
  * moved to the end of md->jac (md->jac_ntape: the tape's); md->sjac freed. */
 int mbl_ffr_num_bind(struct mbl_model *md, mbl_status *st);
 void mbl_ffr_num_free(struct mbl_model *md);
-/* The expression form of the numeric bodies, built on demand (under mbl_model_graph_lock): *Fn the
- * model's residuals with the structured rows added (nF nodes), *jn (optional) its Jacobian nodes
- * (md->jac.nz) with the structured entries added; both NULL without numeric bodies. */
-int mbl_ffr_num_expr(struct mbl_model *md, mblx_id **jn, mblx_id **Fn, mbl_status *st);
+/* The expression form of the numeric bodies (under mbl_model_graph_lock): their rows added to Fs
+ * (Fs[i]: coordinate i's EOM row) and their Jacobian entries appended to S, as ffr.c formulates
+ * them; mbl_model_dae_nodes merges them into the model's rows and entries. */
+int mbl_ffr_num_exprs(struct mbl_model *md, mblx_id *Fs, struct mbl_sjac *S, mbl_status *st);
 /* ffr.c's formulation of a planar body given by its invariants, damping matrix and gravity nodes. */
 int mbl_ffr_formulate_inv(struct mbl_model *md, const mbl_ffr_invariants *inv, const mbla_csc *C, const mblx_id gn[2],
                           const int *qidx, mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);

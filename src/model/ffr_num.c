@@ -12,7 +12,7 @@
  * turns those places into md->jac indices and moves the entries no tape computes (node 0) to the
  * end of md->jac: tape_jac is compiled over the first md->jac_ntape entries, and
  * mbl_model_eval_jac zeroes the rest and adds the structured values. mbl_model_eval_F adds the rows.
- * The expression form is built on demand (mbl_ffr_num_expr) for what differentiates or prints the
+ * The expression form is built on demand (mbl_ffr_num_exprs, merged by mbl_model_dae_nodes) for what differentiates or prints the
  * equations: the sensitivities (dae_deriv.c) and the symbolic linear models (codegen/symlin.c). */
 #include <math.h>
 #include <stdatomic.h>
@@ -251,36 +251,6 @@ static void remap(mbl_ffr_num *b, const int *map)
 }
 
 /* For each of the nt entries (row tr[t] < n, column tc[t]) its index in md->jac (-1: absent). */
-static int jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st)
-{
-    int n = md->n, rc = 0;
-    int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
-    int *srp = mbl_calloc((size_t)n + 2, sizeof *srp), *sent = mbl_alloc_array((size_t)nt + 1, sizeof *sent);
-    int *pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof *pos);
-    if (!rp || !ent || !srp || !sent || !pos) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (int p = 0; p < md->jac.nz; p++)
-        if (md->jac.row[p] < n) rp[md->jac.row[p] + 2]++;
-    for (int i = 0; i < n; i++) rp[i + 2] += rp[i + 1];
-    for (int p = 0; p < md->jac.nz; p++)
-        if (md->jac.row[p] < n) ent[rp[md->jac.row[p] + 1]++] = p;
-    for (int t = 0; t < nt; t++) srp[tr[t] + 2]++;
-    for (int i = 0; i < n; i++) srp[i + 2] += srp[i + 1];
-    for (int t = 0; t < nt; t++) sent[srp[tr[t] + 1]++] = t;
-    for (int j = 0; j < md->nunk; j++) pos[j] = -1;
-    for (int i = 0; i < n; i++) {
-        if (srp[i] == srp[i + 1]) continue;
-        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
-        for (int t = srp[i]; t < srp[i + 1]; t++) out[sent[t]] = pos[tc[sent[t]]];
-        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
-    }
-out:
-    mbl_free(rp), mbl_free(ent), mbl_free(srp), mbl_free(sent), mbl_free(pos);
-    return rc;
-}
-
 int mbl_ffr_num_bind(mbl_model *md, mbl_status *st)
 {
     md->jac_ntape = md->jac.nz;
@@ -291,7 +261,7 @@ int mbl_ffr_num_bind(mbl_model *md, mbl_status *st)
         mbl_free(map), mbl_free(perm);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
-    rc = jac_index(md, md->sjac.nz, md->sjac.row, md->sjac.col, map, st);
+    rc = mbl_model_jac_index(md, md->sjac.nz, md->sjac.row, md->sjac.col, map, st);
     for (int b = 0; b < md->nffrn && !rc; b++) remap(&md->ffrn[b], map);
     /* the entries whose node is 0 (computed by no tape) go last, in order */
     mblx_id zero = mblx_const(md->g, 0.0);
@@ -468,55 +438,12 @@ int mbl_model_eval_jac(const mbl_model *md, const double *syms, double *jac, dou
     return rc;
 }
 
-int mbl_ffr_num_expr(mbl_model *md, mblx_id **jn, mblx_id **Fn, mbl_status *st)
+int mbl_ffr_num_exprs(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
 {
-    *Fn = NULL;
-    if (jn) *jn = NULL;
-    if (!md->nffrn) return 0;
-    mblx_graph *g = md->g;
-    int n = md->n, rc = 0;
-    mblx_id *Fs = mbl_alloc_array((size_t)n + 1, sizeof *Fs);
-    mblx_id *F = mbl_alloc_array((size_t)md->nF + 1, sizeof *F);
-    mblx_id *J = jn ? mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *J) : NULL;
-    mbl_sjac S;
-    memset(&S, 0, sizeof S);
-    int *at = NULL;
-    if (!Fs || !F || (jn && !J)) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto out;
-    }
-    mblx_id zero = mblx_const(g, 0.0);
-    for (int i = 0; i < n; i++) Fs[i] = zero;
+    int rc = 0;
     for (int b = 0; b < md->nffrn && !rc; b++) {
         const mbl_ffr_num *x = &md->ffrn[b];
-        rc = mbl_ffr_formulate_inv(md, &x->inv, x->C, x->gn, x->qidx, Fs, &S, st);
+        rc = mbl_ffr_formulate_inv(md, &x->inv, x->C, x->gn, x->qidx, Fs, S, st);
     }
-    if (rc) goto out;
-    memcpy(F, md->F, (size_t)md->nF * sizeof *F);
-    for (int i = 0; i < n; i++)
-        if (Fs[i] != zero) F[i] = mblx_add(g, F[i], Fs[i]);
-    if (jn) {
-        memcpy(J, md->jac.node, (size_t)md->jac.nz * sizeof *J);
-        at = mbl_alloc_array((size_t)S.nz + 1, sizeof *at);
-        if (!at) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        if (!rc) rc = jac_index(md, S.nz, S.row, S.col, at, st);
-        for (int p = 0; p < S.nz && !rc; p++) {
-            if (at[p] < 0)
-                rc = mbl_error(st, MBL_EMODEL, "the structured term's entry (%d, %d) is not in the Jacobian's pattern",
-                               S.row[p], S.col[p]);
-            else
-                J[at[p]] = mblx_add(g, J[at[p]], S.node[p]);
-        }
-    }
-    if (!rc) rc = mblx_graph_status(g, st);
-out:
-    mbl_sjac_free(&S);
-    mbl_free(Fs), mbl_free(at);
-    if (rc) {
-        mbl_free(F), mbl_free(J);
-        return rc;
-    }
-    *Fn = F;
-    if (jn) *jn = J;
-    return 0;
+    return rc;
 }

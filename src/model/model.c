@@ -2865,67 +2865,76 @@ int mbl_model_set_param(mbl_model *md, int i, double value, mbl_status *st)
     return 0;
 }
 
+int mbl_model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st)
+{
+    int n = md->n, rc = 0;
+    int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
+    int *srp = mbl_calloc((size_t)n + 2, sizeof *srp), *sent = mbl_alloc_array((size_t)nt + 1, sizeof *sent);
+    int *pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof *pos);
+    if (!rp || !ent || !srp || !sent || !pos) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) rp[md->jac.row[p] + 2]++;
+    for (int i = 0; i < n; i++) rp[i + 2] += rp[i + 1];
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) ent[rp[md->jac.row[p] + 1]++] = p;
+    for (int t = 0; t < nt; t++) srp[tr[t] + 2]++;
+    for (int i = 0; i < n; i++) srp[i + 2] += srp[i + 1];
+    for (int t = 0; t < nt; t++) sent[srp[tr[t] + 1]++] = t;
+    for (int j = 0; j < md->nunk; j++) pos[j] = -1;
+    for (int i = 0; i < n; i++) {
+        if (srp[i] == srp[i + 1]) continue;
+        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
+        for (int t = srp[i]; t < srp[i + 1]; t++) out[sent[t]] = pos[tc[sent[t]]];
+        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
+    }
+out:
+    mbl_free(rp), mbl_free(ent), mbl_free(srp), mbl_free(sent), mbl_free(pos);
+    return rc;
+}
+
+
 int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st)
 {
     *F = md->F;
     *jac = md->jac.node;
     if (!md->rtn && !md->nffrn) return 0;
-    if (!md->Fx && md->nffrn) { /* the flexible bodies' numeric term (model/ffr_num.c; never with a tree) */
-        mblx_id *Fn = NULL, *jn = NULL;
-        int rc = mbl_ffr_num_expr((mbl_model *)md, &jn, &Fn, st);
-        if (rc) return rc;
-        ((mbl_model *)md)->Fx = Fn;
-        ((mbl_model *)md)->jx = jn;
-    }
     if (!md->Fx) {
         mbl_model *w = (mbl_model *)md; /* the cache: built once, under the graph lock */
         mblx_graph *g = md->g;
         int n = md->n, rc = 0;
+        mblx_id zero = mblx_const(g, 0.0);
         mblx_id *Fs = mbl_alloc_array((size_t)n + 1, sizeof *Fs);
         mblx_id *Fx = mbl_alloc_array((size_t)md->nF + 1, sizeof *Fx);
         mblx_id *jx = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *jx);
-        int *pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof *pos), *rp = mbl_calloc((size_t)n + 2, sizeof *rp);
-        int *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent), *fill = mbl_calloc((size_t)n + 1, sizeof *fill);
+        int *at = NULL;
         mbl_sjac S = {0, 0, NULL, NULL, NULL};
-        if (!Fs || !Fx || !jx || !pos || !rp || !ent || !fill) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        for (int i = 0; i < n && !rc; i++) Fs[i] = mblx_const(g, 0.0);
-        if (!rc) rc = mbl_rtree_num_exprs(md, md->rtn, Fs, &S, st);
+        if (!Fs || !Fx || !jx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int i = 0; i < n && !rc; i++) Fs[i] = zero;
+        /* the term's rows and entries as expressions (a tree and flexible bodies never meet) */
+        if (!rc) rc = md->rtn ? mbl_rtree_num_exprs(md, md->rtn, Fs, &S, st) : mbl_ffr_num_exprs(w, Fs, &S, st);
+        if (!rc && !(at = mbl_alloc_array((size_t)S.nz + 1, sizeof *at))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        /* each entry at its (row, column) of md->jac (mbl_rtree_num_pattern and mbl_ffr_num_bind put
+         * every one there) */
+        if (!rc) rc = mbl_model_jac_index(md, S.nz, S.row, S.col, at, st);
         if (!rc) {
             memcpy(Fx, md->F, (size_t)md->nF * sizeof *Fx);
             memcpy(jx, md->jac.node, (size_t)md->jac.nz * sizeof *jx);
-            for (int i = 0; i < n; i++) Fx[i] = mblx_add(g, Fx[i], Fs[i]);
-            /* each entry of the term at its (row, column) of md->jac (mbl_rtree_num_pattern put
-             * every one there) */
-            for (int p = 0; p < md->jac.nz; p++)
-                if (md->jac.row[p] < n) rp[md->jac.row[p] + 1]++;
-            for (int i = 0; i < n; i++) rp[i + 1] += rp[i];
-            for (int p = 0; p < md->jac.nz; p++)
-                if (md->jac.row[p] < n) ent[rp[md->jac.row[p]] + fill[md->jac.row[p]]++] = p;
-            for (int j = 0; j < md->nunk; j++) pos[j] = -1;
-            int *byrow = mbl_calloc((size_t)n + 2, sizeof *byrow), *sent = mbl_alloc_array((size_t)S.nz + 1, sizeof *sent);
-            if (!byrow || !sent) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            for (int p = 0; p < S.nz && !rc; p++) byrow[S.row[p] + 1]++;
-            for (int i = 0; i < n && !rc; i++) byrow[i + 1] += byrow[i];
-            if (!rc) {
-                memset(fill, 0, ((size_t)n + 1) * sizeof *fill);
-                for (int p = 0; p < S.nz; p++) sent[byrow[S.row[p]] + fill[S.row[p]]++] = p;
+            for (int i = 0; i < n; i++)
+                if (Fs[i] != zero) Fx[i] = mblx_add(g, Fx[i], Fs[i]);
+            for (int p = 0; p < S.nz && !rc; p++) {
+                if (at[p] < 0)
+                    rc = mbl_error(st, MBL_EMODEL, "internal: the structured term's entry (%d, %d) is not in the Jacobian",
+                                   S.row[p], S.col[p]);
+                else
+                    jx[at[p]] = mblx_add(g, jx[at[p]], S.node[p]);
             }
-            for (int i = 0; i < n && !rc; i++) {
-                for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
-                for (int t = byrow[i]; t < byrow[i + 1] && !rc; t++) {
-                    int p = sent[t];
-                    if (pos[S.col[p]] < 0)
-                        rc = mbl_error(st, MBL_EMODEL, "internal: an entry of the tree's term is not in the Jacobian");
-                    else
-                        jx[pos[S.col[p]]] = mblx_add(g, jx[pos[S.col[p]]], S.node[p]);
-                }
-                for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
-            }
-            mbl_free(byrow), mbl_free(sent);
             if (!rc) rc = mblx_graph_status(g, st);
         }
         mbl_sjac_free(&S);
-        mbl_free(Fs), mbl_free(pos), mbl_free(rp), mbl_free(ent), mbl_free(fill);
+        mbl_free(Fs), mbl_free(at);
         if (rc) {
             mbl_free(Fx), mbl_free(jx);
             return rc;

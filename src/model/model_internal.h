@@ -135,6 +135,9 @@ struct mbl_model {
  * md->F and md->jac.node themselves when there are none, otherwise built once on the first call.
  * The caller holds the graph lock (mbl_model_graph_lock). */
 int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st);
+/* Positions in md->jac of nt (row, column) pairs (tr, tc; rows of the equations of motion, < n):
+ * out[t] the entry's index, -1 where md->jac has none. */
+int mbl_model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st);
 
 /* The residuals F (nF) and the residual Jacobian's values (jac.nz) at the symbol values syms
  * (work: work_size doubles): the tapes and the numeric structured term. Every evaluation of
