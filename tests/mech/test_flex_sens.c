@@ -307,18 +307,9 @@ static double modal_variant(int damped, int *ncmp)
 
 TEST(central_differences)
 {
-    /* a damped beam pendulum with a point mass at its tip, pinned at node 1 */
-    const char *text = "model: mechanism\nspace: planar\n"
-                       "parameters: {L: 1.5, E: 5e7, rho: 1200, r: 0.03, a: 0.4, b: 2e-4, mt: 0.7, g: 9.81}\n"
-                       "ground:\n  markers:\n    o: {position: [0, 0]}\n"
-                       "bodies:\n  b:\n    type: beam\n    length: L\n    elements: 6\n    E: E\n    rho: rho\n"
-                       "    radius: r\n    damping: {alpha: a, beta: b}\n    angle: -pi/2\n"
-                       "    markers:\n      n1: {node: 1}\n      tip: {s: L}\n"
-                       "  m:\n    type: point\n    mass: mt\n    position: [0, -L]\n    markers:\n      c: {}\n"
-                       "joints:\n  pin: {type: revolute, i: n1, j: o}\n  hold: {type: revolute, i: c, j: tip}\n"
-                       "forces:\n  weight: {type: gravity, g: [0, -g]}\n";
+    /* a damped beam pendulum with a point mass at its tip, pinned at node 1 (tests/mech/damped_beam_tip.yaml) */
     int n1 = 0, n2 = 0, n3 = 0, n4 = 0;
-    double w1 = check_fd(NULL, text, 6, 1, 1e-6, &n1);
+    double w1 = check_fd("tests/mech/damped_beam_tip.yaml", NULL, 6, 1, 1e-6, &n1);
     double w2 = check_fd("examples/flexible_pendulum_modal.yaml", NULL, 6, 1, 1e-6, &n2);
     /* the modal pendulum with link 1's mass, then a damping factor, as parameters */
     double w3 = modal_variant(0, &n3), w4 = modal_variant(1, &n4);

@@ -15,16 +15,6 @@
 #include "model/model_internal.h"
 #include "test.h"
 
-static const char *DAMPED_BEAM =
-    "model: mechanism\nspace: planar\n"
-    "parameters: {L: 1.5, E: 5e7, rho: 1200, r: 0.03, a: 0.4, b: 2e-4, mt: 0.7, g: 9.81}\n"
-    "ground:\n  markers:\n    o: {position: [0, 0]}\n"
-    "bodies:\n  b:\n    type: beam\n    length: L\n    elements: 6\n    E: E\n    rho: rho\n"
-    "    radius: r\n    damping: {alpha: a, beta: b}\n    angle: -pi/2\n"
-    "    markers:\n      n1: {node: 1}\n      tip: {s: L}\n"
-    "  m:\n    type: point\n    mass: mt\n    position: [0, -L]\n    markers:\n      c: {}\n"
-    "joints:\n  pin: {type: revolute, i: n1, j: o}\n  hold: {type: revolute, i: c, j: tip}\n"
-    "forces:\n  weight: {type: gravity, g: [0, -g]}\n";
 
 static mbl_model *load(const char *path, const char *text, int numeric)
 {
@@ -168,7 +158,7 @@ TEST(beam_pendulum)
 TEST(damped_beam_with_point_mass)
 {
     int nb = 0;
-    compare(NULL, DAMPED_BEAM, 6, &nb);
+    compare("tests/mech/damped_beam_tip.yaml", NULL, 6, &nb);
     CHECK_EQ_INT(nb, 1);
 }
 
