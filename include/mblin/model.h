@@ -475,7 +475,8 @@ void mbl_modal_options_default(mbl_modal_options *opt);
  * numbers): frequency ascending, two frequencies within 1e-12 relative counting as equal (a
  * conjugate pair, or the stable and unstable pair of a flutter, whose magnitudes differ by
  * rounding only); then the real part ascending (within 1e-12 of the larger |s| counting as
- * equal); then the positive imaginary part first. freq_* in any unit common to both (zero modes
+ * equal); then each conjugate pair together (|im| ascending, bitwise), the positive imaginary part
+ * first. freq_* in any unit common to both (zero modes
  * at 0), re_* and im_* the eigenvalue's parts. Returns < 0, 0 or > 0 as qsort's comparators do. */
 int mbl_mode_order(double freq_a, double re_a, double im_a, double freq_b, double re_b, double im_b);
 int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt, mbl_modes **out, mbl_status *st);

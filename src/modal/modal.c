@@ -46,7 +46,10 @@ int mbl_mode_order(double freq_a, double re_a, double im_a, double freq_b, doubl
         double tol = 1e-12 * fmax(hypot(re_a, im_a), hypot(re_b, im_b));
         if (!(fabs(re_a - re_b) <= tol)) return re_a < re_b ? -1 : 1;
     }
-    if (im_a != im_b) return im_a > im_b ? -1 : 1; /* positive imaginary part first */
+    /* a conjugate pair has bitwise equal |im| (real arithmetic): pairs that tie above to rounding
+     * stay apart by it, each pair together, positive imaginary part first */
+    if (fabs(im_a) != fabs(im_b)) return fabs(im_a) < fabs(im_b) ? -1 : 1;
+    if (im_a != im_b) return im_a > im_b ? -1 : 1;
     return 0;
 }
 

@@ -11,6 +11,7 @@
  *     digits, the weave and capsize speeds 4.29238253634111 and 6.02426201538837 m/s;
  *   - bad input: unknown parameter, no crossing, Newton not converging. */
 #include <complex.h>
+#include <float.h>
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -666,6 +667,10 @@ TEST(mode_numbering_shared)
     CHECK(mbl_mode_order(2.0, 0, 2, 2.0, 0, -2) < 0);        /* +imaginary first */
     CHECK(mbl_mode_order(HUGE_VAL, 0, 1, 1.0, 0, 1) > 0);
     CHECK(mbl_mode_order(0, 0, 1e-7, 0, 0, -1e-7) < 0);
+    /* two pairs of one frequency to rounding: each conjugate pair together, not +, +, -, - */
+    double b2 = 2 * (1 + 4 * DBL_EPSILON);
+    CHECK(mbl_mode_order(2.0, 0, -2, b2, 0, b2) < 0);
+    CHECK(mbl_mode_order(b2, 0, b2, b2, 0, -b2) < 0);
     mbl_setting sets[1] = {{"Omega", 180}};
     mbl_modes *M = NULL;
     CHECK(fresh_modes("examples/sim/sleeping_top.yaml", NULL, sets, 1, &M) == 0);
