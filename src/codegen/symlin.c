@@ -716,7 +716,7 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     for (int i = 0; i < n && !rc; i++)
         if ((R[i] = copy_node(&cp, Fn[md->row0[MBL_ROW_EOM] + i], st)) == MBLX_NONE) rc = -1;
     for (int j = 0; j < m && !rc; j++)
-        if ((Phi[j] = copy_node(&cp, md->F[md->row0[MBL_ROW_PHI] + j], st)) == MBLX_NONE) rc = -1;
+        if ((Phi[j] = copy_node(&cp, Fn[md->row0[MBL_ROW_PHI] + j], st)) == MBLX_NONE) rc = -1;
     for (int j = 0; j < md->ny && !rc; j++)
         if ((Y[j] = copy_node(&cp, md->y[j], st)) == MBLX_NONE) rc = -1;
     sexpr = mbl_alloc_array((size_t)z + 1, sizeof *sexpr);

@@ -495,6 +495,7 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         B->w[0] = "0";
         B->w[1] = "0";
         B->w[2] = mech_fmt(M, "der(%s)", B->th);
+        if (!rc) rc = mech_pm_body(M, bi); /* its inertia and weight evaluated numerically (pmech.c) */
         if (rc) return rc;
     } else {
         double R[9], e0[4];

@@ -112,6 +112,9 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
         if ((rc = mech_vec_of(M, gn, M->planar ? 2 : 3, "g", g))) return rc;
         for (int k = 0; k < 3; k++) /* kept for the reactions of tree joints (relative.c) */
             M->grav[k] = M->grav[k] ? mech_fmt(M, "%s + (%s)", M->grav[k], g[k]) : mech_fmt(M, "(%s)", g[k]);
+        /* the numeric term's bodies (pmech.c) take this weight when g is a function of the parameters */
+        int gnum = M->pnum ? mech_pm_gravity(M, g, line, col) : 0;
+        if (gnum < 0) return gnum;
         sbuf pb = {0};
         mech_sb_add(M, &pb, "", M->src->potential_energy.text ? M->src->potential_energy.text : "0");
         for (int b = 0; b < M->nb; b++) {
@@ -127,6 +130,7 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
             /* a rigid body of a relative-coordinate tree: its weight joins its d'Alembert load
              * (mech_rel_forces), so that no energy sums over the whole tree */
             if (M->relative && B->kind == KIND_SPATIAL && M->torder && M->torder[M->nb + b] >= 0) continue;
+            if (gnum && B->pn) continue;
             for (int k = 0; k < 3; k++) {
                 if (!strcmp(g[k], "0")) continue;
                 const char *a[3] = {B->A[3 * k], B->A[3 * k + 1], B->A[3 * k + 2]};
@@ -332,6 +336,7 @@ int mech_energies_and_forces(mech *M, int line, int col)
     for (int b = 0; b < M->nb && !rc; b++) {
         body *B = &M->b[b];
         if (B->kind == KIND_GROUND) continue;
+        if (B->pn) goto forces; /* its inertia in the numeric term (pmech.c) */
         const char *vc[3];
         for (int k = 0; k < 3; k++) {
             const char *a[3] = {B->A[3 * k], B->A[3 * k + 1], B->A[3 * k + 2]};
@@ -370,6 +375,7 @@ int mech_energies_and_forces(mech *M, int line, int col)
         if (!rc && !B->flex) rc = mech_add_var(M, tn, Tb, B->line, B->col); /* flexible: the structured term */
         if (!B->flex) mech_sb_add(M, &Tb_all, Tb_all.n ? " + " : "", tn);
         if (!rc && (B->flex || B->qf3)) rc = mech_flex_forces(M, B);
+    forces:
         /* generalized forces (in joint coordinates: mech_rel_forces below) */
         if (M->relative) continue;
         int anyF = B->F[0] || B->F[1] || B->F[2], anyN = B->N[0] || B->N[1] || B->N[2];

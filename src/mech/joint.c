@@ -75,11 +75,13 @@ static void cross3(mech *M, char *const a[3], char *const b[3], const char *out[
 static int joint_constraints(mech *M, joint *J, const yaml_node_t *val)
 {
     marker *I = &M->mk[J->i], *K = &M->mk[J->j];
-    char *d[3];
-    mech_dvec(M, J->i, J->j, d);
     const char *t = J->type;
     const char *nm = mech_fmt(M, "joint %s (%s)", J->name, t);
-    int line = J->line, col = J->col, rc = 0;
+    int line = J->line, col = J->col, rc = 0, done = 0;
+    if (M->planar && (rc = mech_pm_joint(M, J, nm, &done))) return rc;
+    if (done) return 0; /* evaluated numerically by the model (pmech.c) */
+    char *d[3];
+    mech_dvec(M, J->i, J->j, d);
     const char *eq[6];
     int ne = 0;
     if (!strcmp(t, "distance")) {

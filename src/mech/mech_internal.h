@@ -36,6 +36,8 @@ typedef struct body {
                                         structured term (model/rtree.h; relative.c) */
     char *Fd[3], *Nd[3];             /* loads of force elements across its tree joint, given to the joint
                                         coordinate directly (mech_rel_joint_load): for the reactions only */
+    int pn;                          /* 1 + its index in the numeric term (pmech.c), else 0: its kinetic
+                                        energy and the weight of the numeric gravity are not written */
 } body;
 
 typedef struct marker {
@@ -118,6 +120,8 @@ typedef struct mech {
     const char *grav[3]; /* the gravity vector (sum of the gravity elements; NULL: none) */
     unsigned char *spare; /* per variable: 1 when made by mech_add_spare_var (cspare entries) */
     int cspare;
+    int pnum;   /* planar, absolute coordinates and mbl_pmech_numeric(): bodies and revolute joints go to
+                   the model's numeric term (pmech.c) */
 } mech;
 
 /* a growable string for long sums (kinetic and potential energy of many bodies) */
@@ -244,6 +248,18 @@ int mech_read_drivers(mech *M, const yaml_node_t *ds);
  * depend on inputs or velocities. Said in the element's words (the loader would only name
  * "constraint <j>"). */
 int mech_check_con_texts(mech *M);
+
+/* ---- pmech.c: planar rigid bodies and revolute joints evaluated numerically by the model ------- */
+
+/* Body bi to the numeric term when it can go (M->pnum, a planar rigid body whose mass, inertia
+ * and centre of mass are functions of the parameters): B->pn set. */
+int mech_pm_body(mech *M, int bi);
+/* A revolute joint between markers of numeric bodies or the ground: its two constraints pushed
+ * with the text "0" under cname and the joint handed to the term (*done = 1); else *done = 0. */
+int mech_pm_joint(mech *M, joint *J, const char *cname, int *done);
+/* A gravity element: 1 when the numeric term takes it (its bodies then get no weight text), 0
+ * when not (g not a function of the parameters, or no numeric body), or an error. */
+int mech_pm_gravity(mech *M, const char *const g[3], int line, int col);
 
 /* ---- beam.c, modal_body.c: flexible bodies (planar, floating frame; model/ffr.h) ------------- */
 

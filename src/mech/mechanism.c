@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "mech/mech_internal.h"
+#include "model/pmech_num.h"
 
 /* ---- user expressions: variables, outputs, inputs, states ------------------------------------- */
 
@@ -151,6 +152,7 @@ static int read_all(mech *M, const yaml_node_t *root)
             return err_at(M, n, "'tree_dynamics' must be recursive or symbolic");
         M->tree_symbolic = !strcmp(mech_sc(n), "symbolic");
     }
+    M->pnum = M->planar && !M->relative && mbl_pmech_numeric(); /* src/mech/pmech.c */
     /* parameters: copied, and evaluated here with the file's values for the checks */
     if ((rc = copy_map(M, mech_get(M, root, "parameters"), &M->src->parameters, "parameters", 0))) return rc;
     int np = M->src->parameters.n;

@@ -11,4 +11,5 @@ list(APPEND MBLIN_SOURCES
   src/mech/relative.c
   src/mech/tree.c
   src/mech/urdf.c
+  src/mech/pmech.c
 )

@@ -53,10 +53,15 @@ int mbl_dae_eval_new(const mbl_model *md, mbl_dae_eval **out, mbl_status *st)
         goto done;
     }
     mbl_model_graph_lock(1);
+    const mblx_id *Fn, *jn; /* with the terms evaluated beside the tapes (the planar joints' Phi) */
+    if ((rc = mbl_model_dae_nodes(md, &Fn, &jn, st))) {
+        mbl_model_graph_lock(0);
+        goto done;
+    }
     int jq = mbl_model_blk0(md, MBL_BLK_Q), jl = mbl_model_blk0(md, MBL_BLK_LAMBDA);
     for (int i = 0; i < n; i++) qs[i] = mblx_symbol_node(g, (size_t)md->sym_of_unknown[jq + i]);
     for (int j = 0; j < m; j++)
-        terms[j] = mblx_mul(g, mblx_symbol_node(g, (size_t)md->sym_of_unknown[jl + j]), md->F[md->row0[MBL_ROW_PHI] + j]);
+        terms[j] = mblx_mul(g, mblx_symbol_node(g, (size_t)md->sym_of_unknown[jl + j]), Fn[md->row0[MBL_ROW_PHI] + j]);
     mblx_id wphi = m ? mblx_sum(g, (size_t)m, terms) : mblx_const(g, 0.0);
     rc = mblx_gradient(g, wphi, (size_t)n, qs, grad);
     if (!rc) rc = mblx_jacobian(g, (size_t)n, grad, (size_t)n, qs, &e->H);

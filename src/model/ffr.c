@@ -314,7 +314,7 @@ int mbl_ffr_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mbl
 }
 
 /* Add the structured rows and Jacobian entries to the compiled model's: F[i] += Fs[i] for the EOM
- * rows, and the entries of S merged into md->jac (one entry per (row, column): an entry the text
+ * rows, and the entries of S (any row) merged into md->jac (one entry per (row, column): an entry the text
  * rows already have gets the sum). */
 int mbl_ffr_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, mbl_status *st)
 {
@@ -322,8 +322,8 @@ int mbl_ffr_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, mbl_statu
     for (int i = 0; i < md->n; i++)
         if (!is_zero(g, Fs[i])) md->F[i] = mblx_add(g, md->F[i], Fs[i]);
     if (!S->nz) return mblx_graph_status(g, st);
-    /* index the existing EOM entries by row */
-    int n = md->n, rc = 0;
+    /* index the existing entries by row (every row: the planar joints' term has constraint rows) */
+    int n = md->nF, rc = 0;
     int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof *pos);
     int *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
     int *srp = mbl_calloc((size_t)n + 2, sizeof *srp), *sent = mbl_alloc_array((size_t)S->nz + 1, sizeof *sent);

@@ -20,6 +20,7 @@
 
 #include "model/ffr.h"
 #include "model/rtree.h"
+#include "model/pmech_num.h"
 #include "model/model_internal.h"
 
 #define GWORK_MAX 64 /* the gravity tape's work must fit on the stack */
@@ -254,7 +255,7 @@ static void remap(mbl_ffr_num *b, const int *map)
 int mbl_ffr_num_bind(mbl_model *md, mbl_status *st)
 {
     md->jac_ntape = md->jac.nz;
-    if (!md->nffrn) return 0;
+    if (!md->nffrn && !md->pmn) return 0;
     int nz = md->jac.nz, rc;
     int *map = mbl_alloc_array((size_t)md->sjac.nz + 1, sizeof *map), *perm = mbl_alloc_array((size_t)nz + 1, sizeof *perm);
     if (!map || !perm) {
@@ -263,6 +264,7 @@ int mbl_ffr_num_bind(mbl_model *md, mbl_status *st)
     }
     rc = mbl_model_jac_index(md, md->sjac.nz, md->sjac.row, md->sjac.col, map, st);
     for (int b = 0; b < md->nffrn && !rc; b++) remap(&md->ffrn[b], map);
+    if (!rc) mbl_pmech_num_remap(md->pmn, map);
     /* the entries whose node is 0 (computed by no tape) go last, in order */
     mblx_id zero = mblx_const(md->g, 0.0);
     int k = 0;
@@ -282,6 +284,7 @@ int mbl_ffr_num_bind(mbl_model *md, mbl_status *st)
             mbl_free(md->jac.row), mbl_free(md->jac.col), mbl_free(md->jac.node);
             md->jac.row = r2, md->jac.col = c2, md->jac.node = n2, md->jac.cap = nz + 1;
             for (int b = 0; b < md->nffrn; b++) remap(&md->ffrn[b], perm);
+            mbl_pmech_num_remap(md->pmn, perm);
         }
     }
     mbl_free(map), mbl_free(perm);
@@ -425,6 +428,7 @@ int mbl_model_eval_F(const mbl_model *md, const double *syms, double *F, double 
     int rc = mblx_tape_eval(md->tape_F, syms, F, work, st);
     if (!rc && md->rtn) rc = mbl_rtree_num_F(md->rtn, syms, F, work, st);
     for (int b = 0; b < md->nffrn && !rc; b++) rc = num_eval(md, &md->ffrn[b], syms, F, NULL, st);
+    if (!rc && md->pmn) rc = mbl_pmech_num_eval(md, md->pmn, syms, F, NULL, st);
     return rc;
 }
 
@@ -432,9 +436,10 @@ int mbl_model_eval_jac(const mbl_model *md, const double *syms, double *jac, dou
 {
     int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st);
     if (!rc && md->rtn) rc = mbl_rtree_num_jac(md->rtn, syms, jac, work, st);
-    if (rc || !md->nffrn) return rc;
+    if (rc || (!md->nffrn && !md->pmn)) return rc;
     for (int p = md->jac_ntape; p < md->jac.nz; p++) jac[p] = 0.0;
     for (int b = 0; b < md->nffrn && !rc; b++) rc = num_eval(md, &md->ffrn[b], syms, NULL, jac, st);
+    if (!rc && md->pmn) rc = mbl_pmech_num_eval(md, md->pmn, syms, NULL, jac, st);
     return rc;
 }
 

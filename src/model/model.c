@@ -9,6 +9,7 @@
 #include "model/model_internal.h"
 #include "model/ffr.h"
 #include "model/rtree.h"
+#include "model/pmech_num.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -135,11 +136,13 @@ typedef struct loader {
     int let_vars;             /* 1: a variable stands for let(its expression) (formulate_let) */
     mblx_id *derlet;          /* let_vars: the lets made by der(P) of a velocity-free P */
     int nderlet, derlet_cap;
+    unsigned char *pmrow;     /* m: 1 for the constraints of joints evaluated numerically (pmech_num.h) */
 } loader;
 
 static int parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 static int formulate_ffr(loader *L);
 static int formulate_rtree(loader *L);
+static int formulate_pmech(loader *L);
 static int formulate_let(loader *L, const mblx_id *Fgen);
 static int parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 static int read_draw(loader *L, const mbl_src *s);
@@ -1357,6 +1360,10 @@ static int formulate(loader *L)
     for (int j = 0; j < m; j++) {
         const mbl_src_item *it = &s->constraints.items[j];
         char what[64];
+        if (L->pmrow && L->pmrow[j]) { /* a revolute joint evaluated numerically (formulate_pmech) */
+            Phi[j] = zero;
+            continue;
+        }
         snprintf(what, sizeof what, "constraint %d", j + 1);
         rc = parse_equation(L, it, what, &Phi[j]);
         if (rc) goto done;
@@ -1491,6 +1498,7 @@ static int formulate(loader *L)
     }
     rc = formulate_ffr(L);
     if (!rc) rc = formulate_rtree(L);
+    if (!rc) rc = formulate_pmech(L);
     if (rc) goto done;
     for (int j = 0; j < m; j++) {
         mblx_id pd = total_der(md, Phi[j]);
@@ -1709,6 +1717,54 @@ static int formulate_rtree(loader *L)
     if (!rc) rc = mbl_rtree_num_new(md, t, qidx, tn, gn, &md->rtn, L->st);
     mbl_free(qidx);
     mbl_free(tn);
+    return rc;
+}
+
+/* Planar rigid bodies and revolute joints evaluated numerically (model/pmech_num.h): their texts
+ * parsed (parameters only), the term's pattern kept in md->sjac beside the flexible bodies' until
+ * compile() has differentiated the text rows (md->Fs makes compile() merge it). */
+static int formulate_pmech(loader *L)
+{
+    mbl_model *md = L->md;
+    const mbl_pmech_src *p = L->src->pmech;
+    if (!p || (!p->nb && !p->nj)) return 0;
+    if (!md->Fs) {
+        md->Fs = mbl_alloc_array((size_t)md->n + 1, sizeof *md->Fs);
+        if (!md->Fs) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        mblx_id zero = mblx_const(md->g, 0.0);
+        for (int i = 0; i < md->n; i++) md->Fs[i] = zero;
+    }
+    int rc = 0;
+    int *qidx = mbl_alloc_array(3 * (size_t)p->nb + 1, sizeof *qidx);
+    mblx_id *bn = mbl_alloc_array(4 * (size_t)p->nb + 1, sizeof *bn), *jn = mbl_alloc_array(4 * (size_t)p->nj + 1, sizeof *jn);
+    mblx_id gn[2];
+    if (!qidx || !bn || !jn) rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    for (int b = 0; b < p->nb && !rc; b++) {
+        const mbl_pmech_body *B = &p->b[b];
+        for (int k = 0; k < 3 && !rc; k++)
+            if ((qidx[3 * b + k] = find_name(&L->src->coordinates, B->q[k], strlen(B->q[k]))) < 0)
+                rc = mbl_error(L->st, MBL_EMODEL, "%s: body '%s': coordinate '%s' is not a coordinate of the model",
+                               L->src->file, B->name, B->q[k]);
+        for (int k = 0; k < 4 && !rc; k++) {
+            mbl_src_item it = {NULL, NULL, B->t[k], B->line, B->col, B->line, B->col};
+            rc = parse_item_text(L, &it, SCOPE_VALUE, B->name, &bn[4 * b + k]);
+        }
+    }
+    for (int j = 0; j < p->nj && !rc; j++)
+        for (int k = 0; k < 4 && !rc; k++) {
+            const mbl_pmech_joint *J = &p->j[j];
+            mbl_src_item it = {NULL, NULL, J->s[k / 2][k % 2], J->line, J->col, J->line, J->col};
+            rc = parse_item_text(L, &it, SCOPE_VALUE, J->name, &jn[4 * j + k]);
+        }
+    for (int k = 0; k < 2 && !rc; k++) {
+        gn[k] = mblx_const(md->g, 0.0);
+        if (p->g[k]) {
+            mbl_src_item it = {NULL, NULL, p->g[k], p->gline, p->gcol, p->gline, p->gcol};
+            rc = parse_item_text(L, &it, SCOPE_VALUE, "gravity", &gn[k]);
+        }
+    }
+    if (!rc) rc = mbl_pmech_num_new(md, p, qidx, bn, jn, gn, L->st);
+    mbl_free(qidx), mbl_free(bn), mbl_free(jn);
     return rc;
 }
 
@@ -2547,6 +2603,17 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
             L.var_node[i] = e;
             L.var_state[i] = VAR_DONE;
         }
+    if (!rc && src->pmech && src->pmech->nj) {
+        if (!(L.pmrow = mbl_calloc((size_t)src->constraints.n + 1, 1))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int j = 0; j < src->pmech->nj && !rc; j++) {
+            int c0 = src->pmech->j[j].c0;
+            if (c0 < 0 || c0 + 1 >= src->constraints.n)
+                rc = mbl_error(st, MBL_EMODEL, "internal: joint '%s' has no constraints %d, %d", src->pmech->j[j].name,
+                               c0, c0 + 1);
+            else
+                L.pmrow[c0] = L.pmrow[c0 + 1] = 1;
+        }
+    }
     if (!rc) rc = formulate(&L);
     if (!rc) {
         /* every variable must parse, even one that nothing uses */
@@ -2572,6 +2639,7 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
     mbl_free(L.var_state);
     mbl_free(L.var_node);
     mbl_free(L.derlet);
+    mbl_free(L.pmrow);
     mbl_src_free(src);
     if (rc) {
         mbl_model_free(md);
@@ -2668,6 +2736,7 @@ void mbl_model_free(mbl_model *md)
     mblx_tape_free(md->tape_draw);
     mbl_rtree_num_free(md->rtn);
     mbl_free(md->Fx), mbl_free(md->jx);
+    mbl_pmech_num_free(md->pmn);
     mbl_sjac_free(&md->dpjac);
     free_names(md->ptname, md->ptname ? md->npt : 0);
     free_names(md->ptbody, md->ptbody ? md->npt : 0);
@@ -2867,7 +2936,7 @@ int mbl_model_set_param(mbl_model *md, int i, double value, mbl_status *st)
 
 int mbl_model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st)
 {
-    int n = md->n, rc = 0;
+    int n = md->nF, rc = 0; /* rows */
     int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
     int *srp = mbl_calloc((size_t)n + 2, sizeof *srp), *sent = mbl_alloc_array((size_t)nt + 1, sizeof *sent);
     int *pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof *pos);
@@ -2900,11 +2969,11 @@ int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **
 {
     *F = md->F;
     *jac = md->jac.node;
-    if (!md->rtn && !md->nffrn) return 0;
+    if (!md->rtn && !md->nffrn && !md->pmn) return 0;
     if (!md->Fx) {
         mbl_model *w = (mbl_model *)md; /* the cache: built once, under the graph lock */
         mblx_graph *g = md->g;
-        int n = md->n, rc = 0;
+        int n = md->nF, rc = 0; /* rows (the numeric joints have constraint rows) */
         mblx_id zero = mblx_const(g, 0.0);
         mblx_id *Fs = mbl_alloc_array((size_t)n + 1, sizeof *Fs);
         mblx_id *Fx = mbl_alloc_array((size_t)md->nF + 1, sizeof *Fx);
@@ -2915,6 +2984,7 @@ int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **
         for (int i = 0; i < n && !rc; i++) Fs[i] = zero;
         /* the term's rows and entries as expressions (a tree and flexible bodies never meet) */
         if (!rc) rc = md->rtn ? mbl_rtree_num_exprs(md, md->rtn, Fs, &S, st) : mbl_ffr_num_exprs(w, Fs, &S, st);
+        if (!rc && md->pmn) rc = mbl_pmech_num_exprs(w, md->pmn, Fs, &S, st);
         if (!rc && !(at = mbl_alloc_array((size_t)S.nz + 1, sizeof *at))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         /* each entry at its (row, column) of md->jac (mbl_rtree_num_pattern and mbl_ffr_num_bind put
          * every one there) */

@@ -128,6 +128,9 @@ struct mbl_model {
      * relative coordinates refuse flexible bodies) */
     struct mbl_ffr_num *ffrn;
     int nffrn, jac_ntape;
+    /* planar rigid bodies and revolute joints in absolute coordinates evaluated numerically
+     * (model/pmech_num.h): like ffrn, its entries are past jac_ntape; NULL without one */
+    struct mbl_pmech_num *pmn;
 };
 
 /* The residual rows (nF) and the Jacobian entries' nodes (jac.nz) as expressions, with the terms
@@ -135,7 +138,7 @@ struct mbl_model {
  * md->F and md->jac.node themselves when there are none, otherwise built once on the first call.
  * The caller holds the graph lock (mbl_model_graph_lock). */
 int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st);
-/* Positions in md->jac of nt (row, column) pairs (tr, tc; rows of the equations of motion, < n):
+/* Positions in md->jac of nt (row, column) pairs (tr, tc; rows < nF):
  * out[t] the entry's index, -1 where md->jac has none. */
 int mbl_model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st);
 

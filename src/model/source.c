@@ -2,6 +2,7 @@
 #include "model/source.h"
 #include "model/ffr.h"
 #include "model/rtree.h"
+#include "model/pmech_num.h"
 
 #include "mech/mechanism.h"
 #include "mech/urdf.h"
@@ -614,6 +615,8 @@ void mbl_src_free(mbl_src *s)
     mbl_free(s->ffr);
     mbl_rtree_free(s->rtree);
     mbl_free(s->rtree);
+    mbl_pmech_src_free(s->pmech);
+    mbl_free(s->pmech);
     mbl_free(s->file);
     mbl_free(s->name);
     mbl_free(s->no_sens);

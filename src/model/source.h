@@ -48,6 +48,8 @@ typedef struct mbl_src {
     mbl_src_list kinematics;
     int kin_planar;
     struct mbl_rtree *rtree;   /* the tree's structured term (model/rtree.h), NULL without one */
+    struct mbl_pmech_src *pmech; /* planar rigid bodies and revolute joints evaluated numerically
+                                    (model/pmech_num.h), NULL without them */
 } mbl_src;
 
 /* A one-line error "file:line:col: what" at a YAML node (node may be NULL: "file: what"), used by

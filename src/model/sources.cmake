@@ -11,4 +11,5 @@ list(APPEND MBLIN_SOURCES
   src/model/vtrans.c
   src/model/dae_eval.c
   src/model/ffr_num.c
+  src/model/pmech_num.c
 )

@@ -1,0 +1,124 @@
+/* Planar rigid bodies and revolute joints in absolute coordinates handed to the model's numeric
+ * term (model/pmech_num.h) instead of texts: the body's kinetic energy and weight and the joint's
+ * two constraint equations are not written (their derivatives, time derivatives and tapes were
+ * most of a large planar mechanism's loading); the constraint items stay, with the text "0", so
+ * that the constraints keep their names and order. Anything else (springs, drivers, couplers,
+ * measures, other joints, point masses, flexible bodies, spatial or relative mechanisms, a text
+ * that is not a function of the parameters) keeps the text path. See docs/mechanism.md. */
+#include "mech/mech_internal.h"
+
+#include <string.h>
+
+#include "model/pmech_num.h"
+#include "model/source.h"
+
+/* 1 when text is a function of the parameters alone (what the numeric term evaluates once) */
+static int param_text(mech *M, const char *text)
+{
+    mblx_parse_opts po;
+    memset(&po, 0, sizeof po);
+    po.resolve = mech_resolve_param;
+    po.ud = M;
+    mbl_status st;
+    mblx_id e;
+    int used = M->used_set, rc = mblx_parse(M->g, text, strlen(text), &po, &e, &st);
+    M->used_set = used;
+    if (rc == MBL_ENOMEM) M->oom = 1;
+    return rc == 0;
+}
+
+static mbl_pmech_src *pm_src(mech *M)
+{
+    if (!M->src->pmech && !(M->src->pmech = mbl_calloc(1, sizeof *M->src->pmech))) M->oom = 1;
+    return M->src->pmech;
+}
+
+static char *dup(mech *M, const char *s)
+{
+    char *d = mech_dup_s(s);
+    if (!d) M->oom = 1;
+    return d;
+}
+
+int mech_pm_body(mech *M, int bi)
+{
+    body *B = &M->b[bi];
+    if (!M->pnum || B->kind != KIND_PLANAR || B->flex) return 0;
+    if (!param_text(M, B->mass) || !param_text(M, B->I[2]) || !param_text(M, B->cm[0]) || !param_text(M, B->cm[1]))
+        return M->oom ? mech_oom(M) : 0;
+    mbl_pmech_src *p = pm_src(M);
+    if (!p) return mech_oom(M);
+    if (p->nb == p->cb) {
+        int cap = p->cb ? 2 * p->cb : 16;
+        mbl_pmech_body *b = mbl_realloc_array(p->b, (size_t)cap, sizeof *b);
+        if (!b) return mech_oom(M);
+        p->b = b, p->cb = cap;
+    }
+    mbl_pmech_body *x = &p->b[p->nb++];
+    memset(x, 0, sizeof *x);
+    x->name = dup(M, B->name);
+    x->q[0] = dup(M, B->r[0]), x->q[1] = dup(M, B->r[1]), x->q[2] = dup(M, B->th);
+    x->t[0] = dup(M, B->mass), x->t[1] = dup(M, B->I[2]), x->t[2] = dup(M, B->cm[0]), x->t[3] = dup(M, B->cm[1]);
+    x->line = B->line, x->col = B->col;
+    B->pn = p->nb;
+    return M->oom ? mech_oom(M) : 0;
+}
+
+/* a marker the numeric joint can take: on a numeric body or the ground, its position a function
+ * of the parameters */
+static int pm_marker(mech *M, int mi)
+{
+    const marker *K = &M->mk[mi];
+    const body *B = &M->b[K->body];
+    if (!(B->pn || B->kind == KIND_GROUND) || K->node || K->shape) return 0;
+    return param_text(M, K->s[0]) && param_text(M, K->s[1]);
+}
+
+int mech_pm_joint(mech *M, joint *J, const char *cname, int *done)
+{
+    *done = 0;
+    if (!M->pnum || strcmp(J->type, "revolute") || !pm_marker(M, J->i) || !pm_marker(M, J->j))
+        return M->oom ? mech_oom(M) : 0;
+    mbl_pmech_src *p = pm_src(M);
+    if (!p) return mech_oom(M);
+    if (p->nj == p->cj) {
+        int cap = p->cj ? 2 * p->cj : 16;
+        mbl_pmech_joint *j = mbl_realloc_array(p->j, (size_t)cap, sizeof *j);
+        if (!j) return mech_oom(M);
+        p->j = j, p->cj = cap;
+    }
+    mbl_pmech_joint *x = &p->j[p->nj++];
+    memset(x, 0, sizeof *x);
+    x->name = dup(M, mech_fmt(M, "joint '%s'", J->name));
+    x->line = J->line, x->col = J->col;
+    x->c0 = M->src->constraints.n;
+    int mk[2] = {J->i, J->j};
+    for (int a = 0; a < 2; a++) {
+        const body *B = &M->b[M->mk[mk[a]].body];
+        x->b[a] = B->kind == KIND_GROUND ? -1 : B->pn - 1;
+        for (int k = 0; k < 2; k++) x->s[a][k] = dup(M, M->mk[mk[a]].s[k]);
+    }
+    /* the reactions' measures read these (joint.c: a revolute's) */
+    static const char *e3[2][3] = {{"1", "0", "0"}, {"0", "1", "0"}};
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 3; k++) J->fg[r][k] = e3[r][k];
+    J->c0 = M->src->constraints.n;
+    J->nc = 2;
+    int rc = mech_con(M, cname, "0", J->line, J->col);
+    if (!rc) rc = mech_con(M, cname, "0", J->line, J->col);
+    *done = 1;
+    return rc ? rc : M->oom ? mech_oom(M) : 0;
+}
+
+int mech_pm_gravity(mech *M, const char *const g[3], int line, int col)
+{
+    mbl_pmech_src *p = M->src->pmech;
+    if (!p || !p->nb || !param_text(M, g[0]) || !param_text(M, g[1])) return M->oom ? mech_oom(M) : 0;
+    for (int k = 0; k < 2; k++) {
+        const char *t = p->g[k] ? mech_fmt(M, "%s + (%s)", p->g[k], g[k]) : mech_fmt(M, "(%s)", g[k]);
+        mbl_free(p->g[k]);
+        p->g[k] = dup(M, t);
+    }
+    p->gline = line, p->gcol = col;
+    return M->oom ? mech_oom(M) : 1;
+}
