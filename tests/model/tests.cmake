@@ -35,3 +35,4 @@ mblin_add_test(test_bicycle ${CMAKE_CURRENT_SOURCE_DIR}/model/test_bicycle.c)
 # compiled forms through let nodes (issue 15 item 2): tapes equal to the inlined rows, bicycle tape size
 mblin_add_test(test_let_tapes ${CMAKE_CURRENT_SOURCE_DIR}/model/test_let_tapes.c)
 mblin_add_test(test_ffr_num ${CMAKE_CURRENT_SOURCE_DIR}/model/test_ffr_num.c)
+mblin_add_test(test_pmech_num ${CMAKE_CURRENT_SOURCE_DIR}/model/test_pmech_num.c)
