@@ -154,6 +154,16 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
         static const char *okt[] = {"type", "i", "j", "stiffness", "damping", "angle", "preload", "torque", NULL};
         if ((rc = mech_check_keys(M, v, tor ? okt : oks, what))) return rc;
         if ((rc = mech_marker_ref(M, v, "i", what, 1, &mi)) || (rc = mech_marker_ref(M, v, "j", what, 1, &mj))) return rc;
+        if (!tor && M->pnum && !mech_get(M, v, "force")) { /* evaluated numerically by the model (pmech.c) */
+            const char *tk[4] = {"0", "0", "0", "0"};
+            static const char *key[4] = {"stiffness", "damping", "length", "preload"};
+            static const char *wk[4] = {"stiffness", "damping", "free length", "preload"};
+            yaml_node_t *n;
+            for (int k = 0; k < 4; k++)
+                if ((n = mech_get(M, v, key[k])) && (rc = mech_text_of(M, n, wk[k], &tk[k]))) return rc;
+            int got = mech_pm_spring(M, name, mi, mj, tk, line, col);
+            if (got) return got < 0 ? got : 0;
+        }
         const char *L = mech_fmt(M, "_L_%s", name);
         char *d[3];
         mech_dvec(M, mi, mj, d);

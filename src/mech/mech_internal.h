@@ -257,6 +257,9 @@ int mech_pm_body(mech *M, int bi);
 /* A revolute joint between markers of numeric bodies or the ground: its two constraints pushed
  * with the text "0" under cname and the joint handed to the term (*done = 1); else *done = 0. */
 int mech_pm_joint(mech *M, joint *J, const char *cname, int *done);
+/* A translational spring between markers mi and mj with the texts k, c, L0, f0 (a `spring` without
+ * `force`): 1 when the numeric term takes it (nothing else is written for it), 0 when not. */
+int mech_pm_spring(mech *M, const char *name, int mi, int mj, const char *const t[4], int line, int col);
 /* A gravity element: 1 when the numeric term takes it (its bodies then get no weight text), 0
  * when not (g not a function of the parameters, or no numeric body), or an error. */
 int mech_pm_gravity(mech *M, const char *const g[3], int line, int col);

@@ -1,6 +1,7 @@
 /* Planar rigid bodies and revolute joints in absolute coordinates handed to the model's numeric
  * term (model/pmech_num.h) instead of texts: the body's kinetic energy and weight and the joint's
- * two constraint equations are not written (their derivatives, time derivatives and tapes were
+ * two constraint equations, and a spring-damper's force (stiffness, damping, free length and
+ * preload functions of the parameters) are not written (their derivatives, time derivatives and tapes were
  * most of a large planar mechanism's loading); the constraint items stay, with the text "0", so
  * that the constraints keep their names and order. Anything else (springs, drivers, couplers,
  * measures, other joints, point masses, flexible bodies, spatial or relative mechanisms, a text
@@ -108,6 +109,32 @@ int mech_pm_joint(mech *M, joint *J, const char *cname, int *done)
     if (!rc) rc = mech_con(M, cname, "0", J->line, J->col);
     *done = 1;
     return rc ? rc : M->oom ? mech_oom(M) : 0;
+}
+
+int mech_pm_spring(mech *M, const char *name, int mi, int mj, const char *const t[4], int line, int col)
+{
+    if (!M->pnum || !M->src->pmech || !pm_marker(M, mi) || !pm_marker(M, mj)) return M->oom ? mech_oom(M) : 0;
+    for (int k = 0; k < 4; k++)
+        if (!param_text(M, t[k])) return M->oom ? mech_oom(M) : 0;
+    mbl_pmech_src *p = M->src->pmech;
+    if (p->ns == p->cs) {
+        int cap = p->cs ? 2 * p->cs : 16;
+        mbl_pmech_spring *s = mbl_realloc_array(p->s, (size_t)cap, sizeof *s);
+        if (!s) return mech_oom(M);
+        p->s = s, p->cs = cap;
+    }
+    mbl_pmech_spring *x = &p->s[p->ns++];
+    memset(x, 0, sizeof *x);
+    x->name = dup(M, mech_fmt(M, "force '%s'", name));
+    x->line = line, x->col = col;
+    int mk[2] = {mi, mj};
+    for (int a = 0; a < 2; a++) {
+        const body *B = &M->b[M->mk[mk[a]].body];
+        x->b[a] = B->kind == KIND_GROUND ? -1 : B->pn - 1;
+        for (int k = 0; k < 2; k++) x->s[a][k] = dup(M, M->mk[mk[a]].s[k]);
+    }
+    for (int k = 0; k < 4; k++) x->t[k] = dup(M, t[k]);
+    return M->oom ? mech_oom(M) : 1;
 }
 
 int mech_pm_gravity(mech *M, const char *const g[3], int line, int col)

@@ -1727,7 +1727,7 @@ static int formulate_pmech(loader *L)
 {
     mbl_model *md = L->md;
     const mbl_pmech_src *p = L->src->pmech;
-    if (!p || (!p->nb && !p->nj)) return 0;
+    if (!p || (!p->nb && !p->nj && !p->ns)) return 0;
     if (!md->Fs) {
         md->Fs = mbl_alloc_array((size_t)md->n + 1, sizeof *md->Fs);
         if (!md->Fs) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
@@ -1737,8 +1737,9 @@ static int formulate_pmech(loader *L)
     int rc = 0;
     int *qidx = mbl_alloc_array(3 * (size_t)p->nb + 1, sizeof *qidx);
     mblx_id *bn = mbl_alloc_array(4 * (size_t)p->nb + 1, sizeof *bn), *jn = mbl_alloc_array(4 * (size_t)p->nj + 1, sizeof *jn);
+    mblx_id *sn = mbl_alloc_array(8 * (size_t)p->ns + 1, sizeof *sn);
     mblx_id gn[2];
-    if (!qidx || !bn || !jn) rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    if (!qidx || !bn || !jn || !sn) rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
     for (int b = 0; b < p->nb && !rc; b++) {
         const mbl_pmech_body *B = &p->b[b];
         for (int k = 0; k < 3 && !rc; k++)
@@ -1756,6 +1757,12 @@ static int formulate_pmech(loader *L)
             mbl_src_item it = {NULL, NULL, J->s[k / 2][k % 2], J->line, J->col, J->line, J->col};
             rc = parse_item_text(L, &it, SCOPE_VALUE, J->name, &jn[4 * j + k]);
         }
+    for (int j = 0; j < p->ns && !rc; j++)
+        for (int k = 0; k < 8 && !rc; k++) {
+            const mbl_pmech_spring *S = &p->s[j];
+            mbl_src_item it = {NULL, NULL, k < 4 ? S->s[k / 2][k % 2] : S->t[k - 4], S->line, S->col, S->line, S->col};
+            rc = parse_item_text(L, &it, SCOPE_VALUE, S->name, &sn[8 * j + k]);
+        }
     for (int k = 0; k < 2 && !rc; k++) {
         gn[k] = mblx_const(md->g, 0.0);
         if (p->g[k]) {
@@ -1763,8 +1770,8 @@ static int formulate_pmech(loader *L)
             rc = parse_item_text(L, &it, SCOPE_VALUE, "gravity", &gn[k]);
         }
     }
-    if (!rc) rc = mbl_pmech_num_new(md, p, qidx, bn, jn, gn, L->st);
-    mbl_free(qidx), mbl_free(bn), mbl_free(jn);
+    if (!rc) rc = mbl_pmech_num_new(md, p, qidx, bn, jn, sn, gn, L->st);
+    mbl_free(qidx), mbl_free(bn), mbl_free(jn), mbl_free(sn);
     return rc;
 }
 

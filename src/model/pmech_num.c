@@ -40,10 +40,24 @@ typedef struct pjoint {
     int pos[2][JSLOTS];
 } pjoint;
 
+/* a spring: its two ends' coordinates (local index 0..2 marker i's body, 3..5 marker j's; -1 on
+ * the ground or a th whose marker sits at the body origin), slots (row r, column c of q: r * 12 + c,
+ * of v: r * 12 + 6 + c) */
+enum { SSLOTS = 72 };
+typedef struct pspring {
+    int b[2], q[6];
+    double s[2][2], k, c, L0, f0;
+    mblx_id sn[2][2], tn[4];
+    int hasc;      /* damping not the constant 0 */
+    const char *name;
+    int pos[SSLOTS];
+} pspring;
+
 struct mbl_pmech_num {
-    int nb, nj;
+    int nb, nj, ns;
     pbody *b;
     pjoint *j;
+    pspring *s;
     double g[2];
     mblx_id gn[2];
 };
@@ -65,7 +79,11 @@ void mbl_pmech_src_free(mbl_pmech_src *p)
         mbl_free(p->j[j].name);
         for (int k = 0; k < 4; k++) mbl_free(p->j[j].s[k / 2][k % 2]);
     }
-    mbl_free(p->b), mbl_free(p->j);
+    for (int j = 0; j < p->ns; j++) {
+        mbl_free(p->s[j].name);
+        for (int k = 0; k < 4; k++) mbl_free(p->s[j].s[k / 2][k % 2]), mbl_free(p->s[j].t[k]);
+    }
+    mbl_free(p->b), mbl_free(p->j), mbl_free(p->s);
     mbl_free(p->g[0]), mbl_free(p->g[1]);
     memset(p, 0, sizeof *p);
 }
@@ -73,7 +91,8 @@ void mbl_pmech_src_free(mbl_pmech_src *p)
 void mbl_pmech_num_free(mbl_pmech_num *t)
 {
     if (!t) return;
-    mbl_free(t->b), mbl_free(t->j);
+    for (int j = 0; j < t->ns; j++) mbl_free((char *)t->s[j].name);
+    mbl_free(t->b), mbl_free(t->j), mbl_free(t->s);
     mbl_free(t);
 }
 
@@ -134,18 +153,18 @@ static int is_zero(const mblx_graph *g, mblx_id e)
 }
 
 int mbl_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, const mblx_id *bn, const mblx_id *jn,
-                      const mblx_id gn[2], mbl_status *st)
+                      const mblx_id *sn, const mblx_id gn[2], mbl_status *st)
 {
     mblx_graph *g = md->g;
     mbl_pmech_num *t = mbl_calloc(1, sizeof *t);
     double *syms = mbl_calloc((size_t)md->nsym + 1, sizeof *syms);
     if (!t || !syms || !(t->b = mbl_calloc((size_t)p->nb + 1, sizeof *t->b)) ||
-        !(t->j = mbl_calloc((size_t)p->nj + 1, sizeof *t->j))) {
+        !(t->j = mbl_calloc((size_t)p->nj + 1, sizeof *t->j)) || !(t->s = mbl_calloc((size_t)p->ns + 1, sizeof *t->s))) {
         mbl_free(syms);
         mbl_pmech_num_free(t);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
-    t->nb = p->nb, t->nj = p->nj;
+    t->nb = p->nb, t->nj = p->nj, t->ns = p->ns;
     for (int i = 0; i < md->np; i++) syms[md->sym_p[i]] = md->pval[i];
     int rc = 0;
     /* the parameter texts evaluated once (set_param refuses a mechanism's parameters) */
@@ -179,6 +198,34 @@ int mbl_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, co
             J->hass[a] = !is_zero(g, J->sn[a][0]) || !is_zero(g, J->sn[a][1]);
         }
     }
+    for (int j = 0; j < p->ns && !rc; j++) {
+        pspring *S = &t->s[j];
+        size_t ln = strlen(p->s[j].name);
+        char *nm = mbl_malloc(ln + 1);
+        if (!nm) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            break;
+        }
+        memcpy(nm, p->s[j].name, ln + 1);
+        S->name = nm;
+        for (int a = 0; a < 2; a++) {
+            S->b[a] = p->s[j].b[a];
+            int hass = 0;
+            for (int k = 0; k < 2; k++) {
+                S->sn[a][k] = sn[8 * j + 2 * a + k];
+                VAL(S->sn[a][k], &S->s[a][k]);
+                hass |= !is_zero(g, S->sn[a][k]);
+            }
+            for (int k = 0; k < 3; k++) S->q[3 * a + k] = S->b[a] < 0 ? -1 : t->b[S->b[a]].q[k];
+            if (!hass) S->q[3 * a + 2] = -1;
+        }
+        for (int k = 0; k < 4; k++) S->tn[k] = sn[8 * j + 4 + k];
+        VAL(S->tn[0], &S->k);
+        VAL(S->tn[1], &S->c);
+        VAL(S->tn[2], &S->L0);
+        VAL(S->tn[3], &S->f0);
+        S->hasc = !is_zero(g, S->tn[1]);
+    }
 #undef VAL
     mbl_free(syms);
     if (rc) {
@@ -211,6 +258,17 @@ int mbl_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, co
                 if (mbl_sjac_push(&md->sjac, row, col, zero)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             }
     }
+    for (int j = 0; j < t->ns && !rc; j++) {
+        pspring *S = &t->s[j];
+        for (int k = 0; k < SSLOTS && !rc; k++) {
+            int r = k / 12, cc = k % 12, v = cc >= 6;
+            S->pos[k] = -1;
+            if (S->q[r] < 0 || S->q[cc % 6] < 0 || (v && !S->hasc)) continue;
+            S->pos[k] = md->sjac.nz;
+            if (mbl_sjac_push(&md->sjac, c.e0 + S->q[r], (v ? c.jv : c.jq) + S->q[cc % 6], zero))
+                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        }
+    }
     if (rc) {
         mbl_pmech_num_free(t);
         return rc;
@@ -229,6 +287,9 @@ void mbl_pmech_num_remap(mbl_pmech_num *t, const int *map)
         for (int a = 0; a < 2; a++)
             for (int k = 0; k < JSLOTS; k++)
                 if (t->j[j].pos[a][k] >= 0) t->j[j].pos[a][k] = map[t->j[j].pos[a][k]];
+    for (int j = 0; j < t->ns; j++)
+        for (int k = 0; k < SSLOTS; k++)
+            if (t->s[j].pos[k] >= 0) t->s[j].pos[k] = map[t->s[j].pos[k]];
 }
 
 int mbl_pmech_num_entries(const mbl_pmech_num *t)
@@ -239,12 +300,78 @@ int mbl_pmech_num_entries(const mbl_pmech_num *t)
     for (int j = 0; t && j < t->nj; j++)
         for (int a = 0; a < 2; a++)
             for (int k = 0; k < JSLOTS; k++) n += t->j[j].pos[a][k] >= 0;
+    for (int j = 0; t && j < t->ns; j++)
+        for (int k = 0; k < SSLOTS; k++) n += t->s[j].pos[k] >= 0;
     return n;
 }
 
 /* ---- numeric evaluation ------------------------------------------------------------------------ */
 
 #define SYM(col) syms[su[(col)]]
+
+/* A spring (see mbl_pmech_spring): d = p_i - p_j = sum_c D[:, c] q_c + const, d' = D v with D the
+ * 2 x 6 map of the ends' coordinates (x: e_x, y: e_y, th: +-w', signs + for i, - for j), L = |d|,
+ * e = d / L, L' = e.d', f = -k (L - L0) - c L' + f0, F = f e; the generalized forces Q = D^T F
+ * enter the rows with a minus sign (R = ... - Q). Derivatives: dD/dth = -+w (only its own column),
+ * dd'/dth = th' dD/dth, dL/dq = e^T D, dL'/dq = ((I - e e^T) d' / L)^T D + e^T dd'/dq, dL'/dv = e^T D,
+ * dF/dx = e df/dx + f / L (I - e e^T) dd/dx. */
+static int spring_eval(const mbl_model *md, const cols *c, const pspring *S, const double *syms, double *F, double *J,
+                       mbl_status *st)
+{
+    const int *su = md->sym_of_unknown;
+    double D[2][6] = {{0}}, d[2] = {0, 0}, dd[2] = {0, 0}, W[2][2] = {{0}}, thd[2] = {0, 0};
+    for (int a = 0; a < 2; a++) {
+        double sg = a == 0 ? 1.0 : -1.0, px = S->s[a][0], py = S->s[a][1];
+        if (S->b[a] >= 0) {
+            int ix = md->pmn->b[S->b[a]].q[0], iy = md->pmn->b[S->b[a]].q[1], it = md->pmn->b[S->b[a]].q[2];
+            double th = SYM(c->jq + it), cs = cos(th), sn = sin(th);
+            thd[a] = SYM(c->jv + it);
+            double wx = cs * px - sn * py, wy = sn * px + cs * py;
+            W[a][0] = wx, W[a][1] = wy;
+            px = SYM(c->jq + ix) + wx, py = SYM(c->jq + iy) + wy;
+            dd[0] += sg * (SYM(c->jv + ix) - thd[a] * wy);
+            dd[1] += sg * (SYM(c->jv + iy) + thd[a] * wx);
+            D[0][3 * a] = sg, D[1][3 * a + 1] = sg;
+            D[0][3 * a + 2] = -sg * wy, D[1][3 * a + 2] = sg * wx;
+        }
+        d[0] += sg * px, d[1] += sg * py;
+    }
+    double L = hypot(d[0], d[1]);
+    if (!(L > 0) || !isfinite(L) || !isfinite(dd[0]) || !isfinite(dd[1]))
+        return mbl_error(st, MBL_EDOMAIN, "%s: the length is %s (the markers coincide or a coordinate is not finite)",
+                         S->name, isfinite(L) ? "0" : "not finite");
+    double e[2] = {d[0] / L, d[1] / L}, Ld = e[0] * dd[0] + e[1] * dd[1];
+    double f = -S->k * (L - S->L0) - S->c * Ld + S->f0, Fv[2] = {f * e[0], f * e[1]};
+    if (F)
+        for (int r = 0; r < 6; r++)
+            if (S->q[r] >= 0) F[c->e0 + S->q[r]] -= D[0][r] * Fv[0] + D[1][r] * Fv[1];
+    if (!J) return 0;
+    /* P d' / L, with P = I - e e^T */
+    double pd[2] = {(dd[0] - e[0] * Ld) / L, (dd[1] - e[1] * Ld) / L};
+    for (int col = 0; col < 6; col++) {
+        if (S->q[col] < 0) continue;
+        int a = col / 3, th = col % 3 == 2;
+        double sg = a == 0 ? 1.0 : -1.0;
+        double Dq[2] = {D[0][col], D[1][col]};
+        /* dd'/dq of this column (a th only): th' d(w')/dth = -th' w, signed */
+        double ddq[2] = {th ? -sg * thd[a] * W[a][0] : 0, th ? -sg * thd[a] * W[a][1] : 0};
+        double eD = e[0] * Dq[0] + e[1] * Dq[1];
+        double dfq = -S->k * eD - S->c * (pd[0] * Dq[0] + pd[1] * Dq[1] + e[0] * ddq[0] + e[1] * ddq[1]);
+        double dFq[2] = {e[0] * dfq + f / L * (Dq[0] - e[0] * eD), e[1] * dfq + f / L * (Dq[1] - e[1] * eD)};
+        double dfv = -S->c * eD, dFv[2] = {e[0] * dfv, e[1] * dfv};
+        for (int r = 0; r < 6; r++) {
+            int pq = S->pos[12 * r + col], pv = S->pos[12 * r + 6 + col];
+            if (pq >= 0) {
+                double x = D[0][r] * dFq[0] + D[1][r] * dFq[1];
+                /* dD/dth of the row's own th: -+w */
+                if (r == col && th) x += -sg * (W[a][0] * Fv[0] + W[a][1] * Fv[1]);
+                J[pq] -= x;
+            }
+            if (pv >= 0) J[pv] -= D[0][r] * dFv[0] + D[1][r] * dFv[1];
+        }
+    }
+    return 0;
+}
 
 int mbl_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const double *syms, double *F, double *J,
                        mbl_status *st)
@@ -344,6 +471,10 @@ int mbl_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const double
                     if (P->pos[a][k] >= 0) J[P->pos[a][k]] += sg * v[k];
             }
         }
+    }
+    for (int j = 0; j < t->ns; j++) {
+        int rc = spring_eval(md, &c, &t->s[j], syms, F, J, st);
+        if (rc) return rc;
     }
     return 0;
 }
@@ -447,6 +578,43 @@ int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_
                 joint_rc(&c, P, B, k, &row, &col);
                 if (mbl_sjac_push(S, row, col, MUL(sg, v[k]))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             }
+        }
+    }
+    for (int j = 0; j < t->ns && !rc; j++) {
+        const pspring *P = &t->s[j];
+        mblx_id d[2] = {mblx_const(g, 0.0), mblx_const(g, 0.0)}, dd[2] = {d[0], d[0]}, W[2][2];
+        for (int a = 0; a < 2; a++) {
+            mblx_id sg = a == 0 ? one : mblx_const(g, -1.0), px = P->sn[a][0], py = P->sn[a][1];
+            W[a][0] = W[a][1] = d[0];
+            if (P->b[a] >= 0) {
+                const pbody *B = &t->b[P->b[a]];
+                mblx_id th = SYMN(c.jq + B->q[2]), thd = SYMN(c.jv + B->q[2]);
+                mblx_id cs = mblx_cos(g, th), sn = mblx_sin(g, th);
+                W[a][0] = SUB(MUL(cs, px), MUL(sn, py)), W[a][1] = ADD(MUL(sn, px), MUL(cs, py));
+                px = ADD(SYMN(c.jq + B->q[0]), W[a][0]), py = ADD(SYMN(c.jq + B->q[1]), W[a][1]);
+                dd[0] = ADD(dd[0], MUL(sg, SUB(SYMN(c.jv + B->q[0]), MUL(thd, W[a][1]))));
+                dd[1] = ADD(dd[1], MUL(sg, ADD(SYMN(c.jv + B->q[1]), MUL(thd, W[a][0]))));
+            }
+            d[0] = ADD(d[0], MUL(sg, px)), d[1] = ADD(d[1], MUL(sg, py));
+        }
+        mblx_id L = mblx_sqrt(g, ADD(MUL(d[0], d[0]), MUL(d[1], d[1])));
+        mblx_id Ld = mblx_div(g, ADD(MUL(d[0], dd[0]), MUL(d[1], dd[1])), L);
+        mblx_id f = ADD(SUB(NEG(MUL(P->tn[0], SUB(L, P->tn[2]))), MUL(P->tn[1], Ld)), P->tn[3]);
+        mblx_id Fv[2] = {mblx_div(g, MUL(f, d[0]), L), mblx_div(g, MUL(f, d[1]), L)};
+        mblx_id Q[6];
+        for (int a = 0; a < 2; a++) {
+            mblx_id sg = a == 0 ? one : mblx_const(g, -1.0);
+            Q[3 * a] = MUL(sg, Fv[0]), Q[3 * a + 1] = MUL(sg, Fv[1]);
+            Q[3 * a + 2] = MUL(sg, ADD(MUL(NEG(W[a][1]), Fv[0]), MUL(W[a][0], Fv[1])));
+        }
+        for (int r = 0; r < 6; r++)
+            if (P->q[r] >= 0) ROW(c.e0 + P->q[r], NEG(Q[r]));
+        for (int k = 0; k < SSLOTS && !rc; k++) {
+            if (P->pos[k] < 0) continue;
+            int r = k / 12, cc = k % 12, v = cc >= 6;
+            int row = c.e0 + P->q[r], col = (v ? c.jv : c.jq) + P->q[cc % 6];
+            mblx_id e = NEG(mblx_diff(g, Q[r], SYMN(col)));
+            if (mbl_sjac_push(S, row, col, e)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         }
     }
 #undef SYMN

@@ -35,10 +35,21 @@ typedef struct mbl_pmech_joint {
     int line, col;
 } mbl_pmech_joint;
 
+/* a translational spring-damper between two markers: f = -k (L - L0) - c L' + f0 along the line
+ * from j to i, positive pushing the markers apart */
+typedef struct mbl_pmech_spring {
+    char *name;
+    int b[2];       /* as a joint's */
+    char *s[2][2];
+    char *t[4];     /* texts: k, c, L0, f0 */
+    int line, col;
+} mbl_pmech_spring;
+
 typedef struct mbl_pmech_src {
-    int nb, nj, cb, cj;
+    int nb, nj, cb, cj, ns, cs;
     mbl_pmech_body *b;
     mbl_pmech_joint *j;
+    mbl_pmech_spring *s;
     char *g[2];     /* the gravity vector (NULL: none), applied to these bodies only */
     int gline, gcol;
 } mbl_pmech_src;
@@ -54,10 +65,10 @@ struct mbl_model;
 struct mbl_sjac;
 typedef struct mbl_pmech_num mbl_pmech_num;
 /* At formulation: the parsed texts (nb * 4 nodes, nj * 4 nodes: s[0][0], s[0][1], s[1][0],
- * s[1][1], and 2 gravity nodes), the model coordinate indices (3 per body); the term's Jacobian
- * pattern is pushed into md->sjac (node 0) and md->pmn set. */
+ * s[1][1], ns * 8 nodes: the same then k, c, L0, f0, and 2 gravity nodes), the model coordinate
+ * indices (3 per body); the term's Jacobian pattern is pushed into md->sjac (node 0) and md->pmn set. */
 int mbl_pmech_num_new(struct mbl_model *md, const mbl_pmech_src *p, const int *qidx, const mblx_id *bn,
-                      const mblx_id *jn, const mblx_id gn[2], mbl_status *st);
+                      const mblx_id *jn, const mblx_id *sn, const mblx_id gn[2], mbl_status *st);
 /* After the merge: md->sjac indices through map (an md->sjac index -> an md->jac index). */
 void mbl_pmech_num_remap(mbl_pmech_num *t, const int *map);
 /* Add the rows (F, nF; NULL: none) or the Jacobian entries (J; NULL: none) at the symbols syms. */
