@@ -120,6 +120,7 @@ typedef struct mech {
     const char *grav[3]; /* the gravity vector (sum of the gravity elements; NULL: none) */
     unsigned char *spare; /* per variable: 1 when made by mech_add_spare_var (cspare entries) */
     int cspare;
+    nameset hpt; /* texts known to be (1) or not to be (0) functions of the parameters (pmech.c) */
     int pnum;   /* planar, absolute coordinates and mbl_pmech_numeric(): bodies and revolute joints go to
                    the model's numeric term (pmech.c) */
 } mech;

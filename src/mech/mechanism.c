@@ -328,6 +328,7 @@ int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *fil
     mech_ns_free(&M.hb);
     mech_ns_free(&M.hm);
     mech_ns_free(&M.hj);
+    mech_ns_free(&M.hpt);
     mblx_graph_free(M.g);
     return rc;
 }

@@ -13,9 +13,12 @@
 #include "model/pmech_num.h"
 #include "model/source.h"
 
-/* 1 when text is a function of the parameters alone (what the numeric term evaluates once) */
+/* 1 when text is a function of the parameters alone (what the numeric term evaluates once); each
+ * distinct text parsed once (M->hpt: 1 yes, 0 no) */
 static int param_text(mech *M, const char *text)
 {
+    int known = mech_ns_find(&M->hpt, text, strlen(text));
+    if (known >= 0) return known;
     mblx_parse_opts po;
     memset(&po, 0, sizeof po);
     po.resolve = mech_resolve_param;
@@ -25,6 +28,7 @@ static int param_text(mech *M, const char *text)
     int used = M->used_set, rc = mblx_parse(M->g, text, strlen(text), &po, &e, &st);
     M->used_set = used;
     if (rc == MBL_ENOMEM) M->oom = 1;
+    if (rc != MBL_ENOMEM && mech_ns_add(&M->hpt, text, rc == 0)) M->oom = 1;
     return rc == 0;
 }
 

@@ -825,7 +825,8 @@ static int load_value(loader *L, const mbl_src_item *it, const char *what, doubl
 {
     mblx_id e;
     int rc = parse_item(L, it, SCOPE_VALUE, what, &e);
-    if (!rc) rc = eval_params(L, e, it, what, val);
+    /* a number (nearly every initial value) needs no tape: mblx_eval compiles one per call */
+    if (!rc && !(mblx_is_const(L->md->g, e, val) && isfinite(*val))) rc = eval_params(L, e, it, what, val);
     if (!rc && node) *node = e;
     return rc;
 }
@@ -1723,6 +1724,27 @@ static int formulate_rtree(loader *L)
 /* Planar rigid bodies and revolute joints evaluated numerically (model/pmech_num.h): their texts
  * parsed (parameters only), the term's pattern kept in md->sjac beside the flexible bodies' until
  * compile() has differentiated the text rows (md->Fs makes compile() merge it). */
+/* the numeric term's texts repeat (every bar's "m", "-l/2"): each distinct text parsed once */
+typedef struct pm_cache {
+    const char **key;
+    mblx_id *node;
+    size_t cap;
+} pm_cache;
+
+static int pm_parse(loader *L, pm_cache *c, const char *text, int line, int col, const char *what, mblx_id *out)
+{
+    size_t len = strlen(text), h = (size_t)name_hash(text, len) & (c->cap - 1);
+    while (c->key[h] && strcmp(c->key[h], text)) h = (h + 1) & (c->cap - 1);
+    if (c->key[h]) {
+        *out = c->node[h];
+        return 0;
+    }
+    mbl_src_item it = {NULL, NULL, (char *)text, line, col, line, col};
+    int rc = parse_item_text(L, &it, SCOPE_VALUE, what, out);
+    if (!rc) c->key[h] = text, c->node[h] = *out;
+    return rc;
+}
+
 static int formulate_pmech(loader *L)
 {
     mbl_model *md = L->md;
@@ -1739,29 +1761,28 @@ static int formulate_pmech(loader *L)
     mblx_id *bn = mbl_alloc_array(4 * (size_t)p->nb + 1, sizeof *bn), *jn = mbl_alloc_array(4 * (size_t)p->nj + 1, sizeof *jn);
     mblx_id *sn = mbl_alloc_array(8 * (size_t)p->ns + 1, sizeof *sn);
     mblx_id gn[2];
-    if (!qidx || !bn || !jn || !sn) rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    pm_cache pc = {NULL, NULL, 16};
+    while (pc.cap < 2 * (4 * (size_t)p->nb + 4 * (size_t)p->nj + 8 * (size_t)p->ns + 2)) pc.cap *= 2;
+    pc.key = mbl_calloc(pc.cap, sizeof *pc.key);
+    pc.node = mbl_alloc_array(pc.cap, sizeof *pc.node);
+    if (!qidx || !bn || !jn || !sn || !pc.key || !pc.node) rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
     for (int b = 0; b < p->nb && !rc; b++) {
         const mbl_pmech_body *B = &p->b[b];
         for (int k = 0; k < 3 && !rc; k++)
             if ((qidx[3 * b + k] = find_name(&L->src->coordinates, B->q[k], strlen(B->q[k]))) < 0)
                 rc = mbl_error(L->st, MBL_EMODEL, "%s: body '%s': coordinate '%s' is not a coordinate of the model",
                                L->src->file, B->name, B->q[k]);
-        for (int k = 0; k < 4 && !rc; k++) {
-            mbl_src_item it = {NULL, NULL, B->t[k], B->line, B->col, B->line, B->col};
-            rc = parse_item_text(L, &it, SCOPE_VALUE, B->name, &bn[4 * b + k]);
-        }
+        for (int k = 0; k < 4 && !rc; k++) rc = pm_parse(L, &pc, B->t[k], B->line, B->col, B->name, &bn[4 * b + k]);
     }
     for (int j = 0; j < p->nj && !rc; j++)
         for (int k = 0; k < 4 && !rc; k++) {
             const mbl_pmech_joint *J = &p->j[j];
-            mbl_src_item it = {NULL, NULL, J->s[k / 2][k % 2], J->line, J->col, J->line, J->col};
-            rc = parse_item_text(L, &it, SCOPE_VALUE, J->name, &jn[4 * j + k]);
+            rc = pm_parse(L, &pc, J->s[k / 2][k % 2], J->line, J->col, J->name, &jn[4 * j + k]);
         }
     for (int j = 0; j < p->ns && !rc; j++)
         for (int k = 0; k < 8 && !rc; k++) {
             const mbl_pmech_spring *S = &p->s[j];
-            mbl_src_item it = {NULL, NULL, k < 4 ? S->s[k / 2][k % 2] : S->t[k - 4], S->line, S->col, S->line, S->col};
-            rc = parse_item_text(L, &it, SCOPE_VALUE, S->name, &sn[8 * j + k]);
+            rc = pm_parse(L, &pc, k < 4 ? S->s[k / 2][k % 2] : S->t[k - 4], S->line, S->col, S->name, &sn[8 * j + k]);
         }
     for (int k = 0; k < 2 && !rc; k++) {
         gn[k] = mblx_const(md->g, 0.0);
@@ -1771,7 +1792,7 @@ static int formulate_pmech(loader *L)
         }
     }
     if (!rc) rc = mbl_pmech_num_new(md, p, qidx, bn, jn, sn, gn, L->st);
-    mbl_free(qidx), mbl_free(bn), mbl_free(jn), mbl_free(sn);
+    mbl_free(qidx), mbl_free(bn), mbl_free(jn), mbl_free(sn), mbl_free(pc.key), mbl_free(pc.node);
     return rc;
 }
 

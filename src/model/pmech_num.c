@@ -167,10 +167,22 @@ int mbl_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, co
     t->nb = p->nb, t->nj = p->nj, t->ns = p->ns;
     for (int i = 0; i < md->np; i++) syms[md->sym_p[i]] = md->pval[i];
     int rc = 0;
-    /* the parameter texts evaluated once (set_param refuses a mechanism's parameters) */
+    /* the parameter texts evaluated once (set_param refuses a mechanism's parameters), each distinct
+     * node once (the texts repeat: every bar's mass) */
+    size_t nn = mblx_node_count(g);
+    double *memo = mbl_alloc_array(nn + 1, sizeof *memo);
+    unsigned char *known = mbl_calloc(nn + 1, 1);
+    if (!memo || !known) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
 #define VAL(node, out)                                                                                            \
     do {                                                                                                          \
-        if (!rc && !mblx_is_const(g, (node), (out))) rc = mblx_eval(g, (node), syms, (out), st);                  \
+        mblx_id n_ = (node);                                                                                      \
+        if (rc || mblx_is_const(g, n_, (out))) break;                                                             \
+        if (n_ < nn && known[n_]) {                                                                               \
+            *(out) = memo[n_];                                                                                    \
+            break;                                                                                                \
+        }                                                                                                         \
+        rc = mblx_eval(g, n_, syms, (out), st);                                                                   \
+        if (!rc && n_ < nn) memo[n_] = *(out), known[n_] = 1;                                                     \
     } while (0)
     for (int k = 0; k < 2; k++) {
         t->gn[k] = gn[k];
@@ -227,7 +239,7 @@ int mbl_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, co
         S->hasc = !is_zero(g, S->tn[1]);
     }
 #undef VAL
-    mbl_free(syms);
+    mbl_free(syms), mbl_free(memo), mbl_free(known);
     if (rc) {
         mbl_pmech_num_free(t);
         return rc;
