@@ -255,8 +255,9 @@ int mech_check_con_texts(mech *M);
 /* Body bi to the numeric term when it can go (M->pnum, a planar rigid body whose mass, inertia
  * and centre of mass are functions of the parameters): B->pn set. */
 int mech_pm_body(mech *M, int bi);
-/* A revolute joint between markers of numeric bodies or the ground: its two constraints pushed
- * with the text "0" under cname and the joint handed to the term (*done = 1); else *done = 0. */
+/* A revolute, fixed or orientation joint between markers of numeric bodies or the ground: its
+ * constraints pushed with the text "0" under cname and the joint handed to the term (*done = 1);
+ * else *done = 0. */
 int mech_pm_joint(mech *M, joint *J, const char *cname, int *done);
 /* A translational spring between markers mi and mj with the texts k, c, L0, f0 (a `spring` without
  * `force`): 1 when the numeric term takes it (nothing else is written for it), 0 when not. */

@@ -1,11 +1,12 @@
-/* Planar rigid bodies and revolute joints in absolute coordinates handed to the model's numeric
- * term (model/pmech_num.h) instead of texts: the body's kinetic energy and weight and the joint's
- * two constraint equations, and a spring-damper's force (stiffness, damping, free length and
- * preload functions of the parameters) are not written (their derivatives, time derivatives and tapes were
- * most of a large planar mechanism's loading); the constraint items stay, with the text "0", so
- * that the constraints keep their names and order. Anything else (springs, drivers, couplers,
- * measures, other joints, point masses, flexible bodies, spatial or relative mechanisms, a text
- * that is not a function of the parameters) keeps the text path. See docs/mechanism.md. */
+/* Planar rigid bodies, revolute, fixed and orientation joints and spring-dampers in absolute
+ * coordinates handed to the model's numeric term (model/pmech_num.h) instead of texts: a body's
+ * kinetic energy and weight, a joint's constraint equations and a spring-damper's force (its
+ * stiffness, damping, free length and preload functions of the parameters) are not written (their
+ * derivatives, time derivatives and tapes were most of a large planar mechanism's loading); the
+ * constraint items stay, with the text "0", so that the constraints keep their names and order.
+ * Anything else (torsion springs, `force:` springs, drivers, couplers, measures, other joints, point
+ * masses, flexible bodies, spatial or relative mechanisms, a text that is not a function of the
+ * parameters) keeps the text path. See docs/mechanism.md. */
 #include "mech/mech_internal.h"
 
 #include <string.h>
@@ -69,20 +70,27 @@ int mech_pm_body(mech *M, int bi)
     return M->oom ? mech_oom(M) : 0;
 }
 
-/* a marker the numeric joint can take: on a numeric body or the ground, its position a function
- * of the parameters */
-static int pm_marker(mech *M, int mi)
+/* a marker the numeric joint can take: on a numeric body or the ground, its position (and its
+ * angle when `angle`) a function of the parameters */
+static int pm_marker_a(mech *M, int mi, int angle)
 {
     const marker *K = &M->mk[mi];
     const body *B = &M->b[K->body];
     if (!(B->pn || B->kind == KIND_GROUND) || K->node || K->shape) return 0;
-    return param_text(M, K->s[0]) && param_text(M, K->s[1]);
+    return param_text(M, K->s[0]) && param_text(M, K->s[1]) && (!angle || param_text(M, K->ang ? K->ang : "0"));
 }
+
+static int pm_marker(mech *M, int mi) { return pm_marker_a(M, mi, 0); }
 
 int mech_pm_joint(mech *M, joint *J, const char *cname, int *done)
 {
     *done = 0;
-    if (!M->pnum || strcmp(J->type, "revolute") || !pm_marker(M, J->i) || !pm_marker(M, J->j))
+    int type = !strcmp(J->type, "revolute") ? MBL_PMECH_REVOLUTE
+               : !strcmp(J->type, "fixed")  ? MBL_PMECH_FIXED
+               : !strcmp(J->type, "orientation") ? MBL_PMECH_ORIENTATION
+                                                 : -1;
+    int ang = type != MBL_PMECH_REVOLUTE;
+    if (!M->pnum || type < 0 || !pm_marker_a(M, J->i, ang) || !pm_marker_a(M, J->j, ang))
         return M->oom ? mech_oom(M) : 0;
     mbl_pmech_src *p = pm_src(M);
     if (!p) return mech_oom(M);
@@ -95,6 +103,7 @@ int mech_pm_joint(mech *M, joint *J, const char *cname, int *done)
     mbl_pmech_joint *x = &p->j[p->nj++];
     memset(x, 0, sizeof *x);
     x->name = dup(M, mech_fmt(M, "joint '%s'", J->name));
+    x->type = type;
     x->line = J->line, x->col = J->col;
     x->c0 = M->src->constraints.n;
     int mk[2] = {J->i, J->j};
@@ -102,15 +111,19 @@ int mech_pm_joint(mech *M, joint *J, const char *cname, int *done)
         const body *B = &M->b[M->mk[mk[a]].body];
         x->b[a] = B->kind == KIND_GROUND ? -1 : B->pn - 1;
         for (int k = 0; k < 2; k++) x->s[a][k] = dup(M, M->mk[mk[a]].s[k]);
+        x->a[a] = dup(M, M->mk[mk[a]].ang ? M->mk[mk[a]].ang : "0");
     }
-    /* the reactions' measures read these (joint.c: a revolute's) */
-    static const char *e3[2][3] = {{"1", "0", "0"}, {"0", "1", "0"}};
-    for (int r = 0; r < 2; r++)
+    /* the reactions' measures read these (joint.c: the planar revolute's, fixed's, orientation's) */
+    static const char *e3[3][3] = {{"1", "0", "0"}, {"0", "1", "0"}, {"0", "0", "1"}};
+    int np = type == MBL_PMECH_ORIENTATION ? 0 : 2, nc = np + (type != MBL_PMECH_REVOLUTE);
+    for (int r = 0; r < np; r++)
         for (int k = 0; k < 3; k++) J->fg[r][k] = e3[r][k];
+    if (nc > np)
+        for (int k = 0; k < 3; k++) J->mg[np][k] = e3[2][k];
     J->c0 = M->src->constraints.n;
-    J->nc = 2;
-    int rc = mech_con(M, cname, "0", J->line, J->col);
-    if (!rc) rc = mech_con(M, cname, "0", J->line, J->col);
+    J->nc = nc;
+    int rc = 0;
+    for (int r = 0; r < nc && !rc; r++) rc = mech_con(M, cname, "0", J->line, J->col);
     *done = 1;
     return rc ? rc : M->oom ? mech_oom(M) : 0;
 }

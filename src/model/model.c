@@ -1758,11 +1758,11 @@ static int formulate_pmech(loader *L)
     }
     int rc = 0;
     int *qidx = mbl_alloc_array(3 * (size_t)p->nb + 1, sizeof *qidx);
-    mblx_id *bn = mbl_alloc_array(4 * (size_t)p->nb + 1, sizeof *bn), *jn = mbl_alloc_array(4 * (size_t)p->nj + 1, sizeof *jn);
+    mblx_id *bn = mbl_alloc_array(4 * (size_t)p->nb + 1, sizeof *bn), *jn = mbl_alloc_array(6 * (size_t)p->nj + 1, sizeof *jn);
     mblx_id *sn = mbl_alloc_array(8 * (size_t)p->ns + 1, sizeof *sn);
     mblx_id gn[2];
     pm_cache pc = {NULL, NULL, 16};
-    while (pc.cap < 2 * (4 * (size_t)p->nb + 4 * (size_t)p->nj + 8 * (size_t)p->ns + 2)) pc.cap *= 2;
+    while (pc.cap < 2 * (4 * (size_t)p->nb + 6 * (size_t)p->nj + 8 * (size_t)p->ns + 2)) pc.cap *= 2;
     pc.key = mbl_calloc(pc.cap, sizeof *pc.key);
     pc.node = mbl_alloc_array(pc.cap, sizeof *pc.node);
     if (!qidx || !bn || !jn || !sn || !pc.key || !pc.node) rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
@@ -1775,9 +1775,9 @@ static int formulate_pmech(loader *L)
         for (int k = 0; k < 4 && !rc; k++) rc = pm_parse(L, &pc, B->t[k], B->line, B->col, B->name, &bn[4 * b + k]);
     }
     for (int j = 0; j < p->nj && !rc; j++)
-        for (int k = 0; k < 4 && !rc; k++) {
+        for (int k = 0; k < 6 && !rc; k++) {
             const mbl_pmech_joint *J = &p->j[j];
-            rc = pm_parse(L, &pc, J->s[k / 2][k % 2], J->line, J->col, J->name, &jn[4 * j + k]);
+            rc = pm_parse(L, &pc, k < 4 ? J->s[k / 2][k % 2] : J->a[k - 4], J->line, J->col, J->name, &jn[6 * j + k]);
         }
     for (int j = 0; j < p->ns && !rc; j++)
         for (int k = 0; k < 8 && !rc; k++) {
@@ -2634,12 +2634,13 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
     if (!rc && src->pmech && src->pmech->nj) {
         if (!(L.pmrow = mbl_calloc((size_t)src->constraints.n + 1, 1))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         for (int j = 0; j < src->pmech->nj && !rc; j++) {
-            int c0 = src->pmech->j[j].c0;
-            if (c0 < 0 || c0 + 1 >= src->constraints.n)
-                rc = mbl_error(st, MBL_EMODEL, "internal: joint '%s' has no constraints %d, %d", src->pmech->j[j].name,
-                               c0, c0 + 1);
+            int c0 = src->pmech->j[j].c0, t = src->pmech->j[j].type;
+            int nc = t == MBL_PMECH_FIXED ? 3 : t == MBL_PMECH_ORIENTATION ? 1 : 2;
+            if (c0 < 0 || c0 + nc > src->constraints.n)
+                rc = mbl_error(st, MBL_EMODEL, "internal: %s has no constraints %d to %d", src->pmech->j[j].name, c0,
+                               c0 + nc - 1);
             else
-                L.pmrow[c0] = L.pmrow[c0 + 1] = 1;
+                memset(L.pmrow + c0, 1, (size_t)nc);
         }
     }
     if (!rc) rc = formulate(&L);

@@ -22,7 +22,7 @@
 #include "model/model_internal.h"
 #include "model/pmech_num.h"
 
-enum { BSLOTS = 12, JSLOTS = 23 };
+enum { BSLOTS = 12, JSLOTS = 27 };
 
 typedef struct pbody {
     int q[3];
@@ -34,8 +34,9 @@ typedef struct pbody {
 
 typedef struct pjoint {
     int c0, b[2];
-    double s[2][2];
-    mblx_id sn[2][2];
+    int haspos, hasang;   /* revolute: position rows; fixed: both; orientation: the angle row */
+    double s[2][2], ang[2];
+    mblx_id sn[2][2], an[2];
     int hass[2];
     int pos[2][JSLOTS];
 } pjoint;
@@ -78,6 +79,7 @@ void mbl_pmech_src_free(mbl_pmech_src *p)
     for (int j = 0; j < p->nj; j++) {
         mbl_free(p->j[j].name);
         for (int k = 0; k < 4; k++) mbl_free(p->j[j].s[k / 2][k % 2]);
+        mbl_free(p->j[j].a[0]), mbl_free(p->j[j].a[1]);
     }
     for (int j = 0; j < p->ns; j++) {
         mbl_free(p->s[j].name);
@@ -117,14 +119,23 @@ static const signed char bslot[BSLOTS][3] = {
 static const unsigned char bslot_c[BSLOTS] = {0, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1};
 
 /* joint side slot k: row group ('P' Phi, 'D' Phid, 'A' Phidd, 'E' the body's EOM), row component
- * (P/D/A: 0 x, 1 y; E: the body's coordinate), column block ('q', 'v', 'a', 'l') and index (a
- * coordinate of the body, or for 'l' the joint's row 0/1) */
+ * (P/D/A: 0 x, 1 y, 2 the angle row; E: the body's coordinate), column block ('q', 'v', 'a', 'l')
+ * and index (a coordinate of the body, or for 'l' the joint's row 0/1, 2 the angle row); kind: 0 a
+ * position row's, 1 the same when the marker is off the body origin, 2 the angle row's */
 static const signed char jslot[JSLOTS][4] = {
     {'P', 0, 'q', 0}, {'P', 1, 'q', 1}, {'P', 0, 'q', 2}, {'P', 1, 'q', 2}, {'D', 0, 'v', 0}, {'D', 1, 'v', 1},
     {'D', 0, 'v', 2}, {'D', 1, 'v', 2}, {'D', 0, 'q', 2}, {'D', 1, 'q', 2}, {'A', 0, 'a', 0}, {'A', 1, 'a', 1},
     {'A', 0, 'a', 2}, {'A', 1, 'a', 2}, {'A', 0, 'v', 2}, {'A', 1, 'v', 2}, {'A', 0, 'q', 2}, {'A', 1, 'q', 2},
-    {'E', 0, 'l', 0}, {'E', 1, 'l', 1}, {'E', 2, 'l', 0}, {'E', 2, 'l', 1}, {'E', 2, 'q', 2}};
-static const unsigned char jslot_s[JSLOTS] = {0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1};
+    {'E', 0, 'l', 0}, {'E', 1, 'l', 1}, {'E', 2, 'l', 0}, {'E', 2, 'l', 1}, {'E', 2, 'q', 2},
+    {'P', 2, 'q', 2}, {'D', 2, 'v', 2}, {'A', 2, 'a', 2}, {'E', 2, 'l', 2}};
+static const unsigned char jslot_s[JSLOTS] = {0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 1, 1,
+                                              1, 1, 1, 1, 0, 0, 1, 1, 1, 2, 2, 2, 2};
+
+/* the joint's row of component comp (0 x, 1 y, 2 the angle) */
+static int jrow(const pjoint *J, int comp)
+{
+    return J->c0 + (comp < 2 ? comp : J->haspos ? 2 : 0);
+}
 
 static int blk_col(const cols *c, char blk, int coord)
 {
@@ -142,8 +153,8 @@ static void joint_rc(const cols *c, const pjoint *J, const pbody *B, int k, int 
     char grp = (char)jslot[k][0];
     int comp = jslot[k][1];
     if (grp == 'E') *row = c->e0 + B->q[comp];
-    else *row = (grp == 'P' ? c->p0 : grp == 'D' ? c->d0 : c->a0) + J->c0 + comp;
-    *col = jslot[k][2] == 'l' ? c->jl + J->c0 + jslot[k][3] : blk_col(c, (char)jslot[k][2], B->q[(int)jslot[k][3]]);
+    else *row = (grp == 'P' ? c->p0 : grp == 'D' ? c->d0 : c->a0) + jrow(J, comp);
+    *col = jslot[k][2] == 'l' ? c->jl + jrow(J, jslot[k][3]) : blk_col(c, (char)jslot[k][2], B->q[(int)jslot[k][3]]);
 }
 
 static int is_zero(const mblx_graph *g, mblx_id e)
@@ -201,12 +212,16 @@ int mbl_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, co
     for (int j = 0; j < p->nj && !rc; j++) {
         pjoint *J = &t->j[j];
         J->c0 = p->j[j].c0;
+        J->haspos = p->j[j].type != MBL_PMECH_ORIENTATION;
+        J->hasang = p->j[j].type != MBL_PMECH_REVOLUTE;
         for (int a = 0; a < 2; a++) {
             J->b[a] = p->j[j].b[a];
             for (int k = 0; k < 2; k++) {
-                J->sn[a][k] = jn[4 * j + 2 * a + k];
+                J->sn[a][k] = jn[6 * j + 2 * a + k];
                 VAL(J->sn[a][k], &J->s[a][k]);
             }
+            J->an[a] = jn[6 * j + 4 + a];
+            VAL(J->an[a], &J->ang[a]);
             J->hass[a] = !is_zero(g, J->sn[a][0]) || !is_zero(g, J->sn[a][1]);
         }
     }
@@ -263,7 +278,8 @@ int mbl_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, co
         for (int a = 0; a < 2 && !rc; a++)
             for (int k = 0; k < JSLOTS && !rc; k++) {
                 J->pos[a][k] = -1;
-                if (J->b[a] < 0 || (jslot_s[k] && !J->hass[a])) continue;
+                if (J->b[a] < 0 || (jslot_s[k] == 1 && !J->hass[a])) continue;
+                if (jslot_s[k] == 2 ? !J->hasang : !J->haspos) continue;
                 int row, col;
                 joint_rc(&c, J, &t->b[J->b[a]], k, &row, &col);
                 J->pos[a][k] = md->sjac.nz;
@@ -427,13 +443,24 @@ int mbl_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const double
     }
     for (int j = 0; j < t->nj; j++) {
         const pjoint *P = &t->j[j];
-        double lx = SYM(c.jl + P->c0), ly = SYM(c.jl + P->c0 + 1);
-        if (!isfinite(lx) || !isfinite(ly))
+        int ra = jrow(P, 2);
+        double lx = P->haspos ? SYM(c.jl + P->c0) : 0, ly = P->haspos ? SYM(c.jl + P->c0 + 1) : 0;
+        double la = P->hasang ? SYM(c.jl + ra) : 0;
+        if (!isfinite(lx) || !isfinite(ly) || !isfinite(la))
             return mbl_error(st, MBL_EDOMAIN, "the multipliers of %s are not finite", md->cname[P->c0]);
         for (int a = 0; a < 2; a++) {
             double sg = a == 0 ? 1.0 : -1.0;
+            if (F && P->hasang) { /* the angle row: th_i + a_i - th_j - a_j */
+                F[c.p0 + ra] += sg * (P->ang[a] + (P->b[a] < 0 ? 0 : SYM(c.jq + t->b[P->b[a]].q[2])));
+                if (P->b[a] >= 0) {
+                    const pbody *B = &t->b[P->b[a]];
+                    F[c.d0 + ra] += sg * SYM(c.jv + B->q[2]);
+                    F[c.a0 + ra] += sg * SYM(c.ja + B->q[2]);
+                    F[c.e0 + B->q[2]] += sg * la;
+                }
+            }
             if (P->b[a] < 0) { /* a point of the ground */
-                if (F) {
+                if (F && P->haspos) {
                     F[c.p0 + P->c0] += sg * P->s[a][0];
                     F[c.p0 + P->c0 + 1] += sg * P->s[a][1];
                 }
@@ -444,7 +471,7 @@ int mbl_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const double
             double th = SYM(c.jq + it), thd = SYM(c.jv + it), thdd = SYM(c.ja + it), thd2 = thd * thd;
             double cs = cos(th), sn = sin(th);
             double wx = cs * P->s[a][0] - sn * P->s[a][1], wy = sn * P->s[a][0] + cs * P->s[a][1];
-            if (F) {
+            if (F && P->haspos) {
                 F[c.p0 + P->c0] += sg * (SYM(c.jq + ix) + wx);
                 F[c.p0 + P->c0 + 1] += sg * (SYM(c.jq + iy) + wy);
                 F[c.d0 + P->c0] += sg * (SYM(c.jv + ix) - thd * wy);
@@ -478,7 +505,11 @@ int mbl_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const double
                                     1,
                                     -wy,
                                     wx,
-                                    -(lx * wx + ly * wy)};
+                                    -(lx * wx + ly * wy),
+                                    1,
+                                    1,
+                                    1,
+                                    1};
                 for (int k = 0; k < JSLOTS; k++)
                     if (P->pos[a][k] >= 0) J[P->pos[a][k]] += sg * v[k];
             }
@@ -539,12 +570,26 @@ int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_
     }
     for (int j = 0; j < t->nj && !rc; j++) {
         const pjoint *P = &t->j[j];
-        mblx_id lx = SYMN(c.jl + P->c0), ly = SYMN(c.jl + P->c0 + 1);
+        int ra = jrow(P, 2);
+        mblx_id zero = mblx_const(g, 0.0);
+        mblx_id lx = P->haspos ? SYMN(c.jl + P->c0) : zero, ly = P->haspos ? SYMN(c.jl + P->c0 + 1) : zero;
         for (int a = 0; a < 2 && !rc; a++) {
             mblx_id sg = a == 0 ? one : mblx_const(g, -1.0);
+            if (P->hasang) {
+                mblx_id th = P->b[a] < 0 ? zero : SYMN(c.jq + t->b[P->b[a]].q[2]);
+                ROW(c.p0 + ra, MUL(sg, ADD(th, P->an[a])));
+                if (P->b[a] >= 0) {
+                    const pbody *B = &t->b[P->b[a]];
+                    ROW(c.d0 + ra, MUL(sg, SYMN(c.jv + B->q[2])));
+                    ROW(c.a0 + ra, MUL(sg, SYMN(c.ja + B->q[2])));
+                    ROW(c.e0 + B->q[2], MUL(sg, SYMN(c.jl + ra)));
+                }
+            }
             if (P->b[a] < 0) {
-                ROW(c.p0 + P->c0, MUL(sg, P->sn[a][0]));
-                ROW(c.p0 + P->c0 + 1, MUL(sg, P->sn[a][1]));
+                if (P->haspos) {
+                    ROW(c.p0 + P->c0, MUL(sg, P->sn[a][0]));
+                    ROW(c.p0 + P->c0 + 1, MUL(sg, P->sn[a][1]));
+                }
                 continue;
             }
             const pbody *B = &t->b[P->b[a]];
@@ -552,6 +597,7 @@ int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_
             mblx_id th = SYMN(c.jq + it), thd = SYMN(c.jv + it), thdd = SYMN(c.ja + it), thd2 = MUL(thd, thd);
             mblx_id cs = mblx_cos(g, th), sn = mblx_sin(g, th), sx = P->sn[a][0], sy = P->sn[a][1];
             mblx_id wx = SUB(MUL(cs, sx), MUL(sn, sy)), wy = ADD(MUL(sn, sx), MUL(cs, sy));
+            if (P->haspos) {
             ROW(c.p0 + P->c0, MUL(sg, ADD(SYMN(c.jq + ix), wx)));
             ROW(c.p0 + P->c0 + 1, MUL(sg, ADD(SYMN(c.jq + iy), wy)));
             ROW(c.d0 + P->c0, MUL(sg, SUB(SYMN(c.jv + ix), MUL(thd, wy))));
@@ -561,6 +607,7 @@ int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_
             ROW(c.e0 + ix, MUL(sg, lx));
             ROW(c.e0 + iy, MUL(sg, ly));
             ROW(c.e0 + it, MUL(sg, ADD(MUL(NEG(lx), wy), MUL(ly, wx))));
+            }
             mblx_id v[JSLOTS] = {one,
                                  one,
                                  NEG(wy),
@@ -583,7 +630,11 @@ int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_
                                  one,
                                  NEG(wy),
                                  wx,
-                                 NEG(ADD(MUL(lx, wx), MUL(ly, wy)))};
+                                 NEG(ADD(MUL(lx, wx), MUL(ly, wy))),
+                                 one,
+                                 one,
+                                 one,
+                                 one};
             for (int k = 0; k < JSLOTS && !rc; k++) {
                 if (P->pos[a][k] < 0) continue;
                 int row, col;

@@ -3,8 +3,9 @@
  *
  * The mechanism compiler (src/mech/, `space: planar`, absolute coordinates) describes each rigid
  * body (its coordinates x, y, th, its mass, its inertia about the centre of mass, the centre of
- * mass in body axes) and each revolute joint (its two rows among the model's constraints, its two
- * markers' positions in their bodies' axes, or in global axes on the ground) as texts of the
+ * mass in body axes) and each revolute, fixed or orientation joint (its rows among the model's
+ * constraints, its two markers' positions and angles in their bodies' axes, or in global axes on
+ * the ground), each spring-damper as texts of the
  * parameters, and the uniform gravity; it writes no kinetic energy, no weight and no constraint
  * text for them (the constraint items stay, with the text "0", for their names and order). The
  * model parses the texts, evaluates them once (a mechanism's parameters are baked: set_param
@@ -27,11 +28,15 @@ typedef struct mbl_pmech_body {
     int line, col;
 } mbl_pmech_body;
 
+enum { MBL_PMECH_REVOLUTE, MBL_PMECH_FIXED, MBL_PMECH_ORIENTATION };
+
 typedef struct mbl_pmech_joint {
     char *name;
-    int c0;         /* its first constraint (0-based); rows c0 (x) and c0 + 1 (y) */
+    int type;       /* MBL_PMECH_*: rows x, y (revolute), x, y, angle (fixed), angle (orientation) */
+    int c0;         /* its first constraint (0-based) */
     int b[2];       /* the bodies of markers i and j (indices into the list above), -1: the ground */
     char *s[2][2];  /* the markers' positions in their bodies' axes (global on the ground) */
+    char *a[2];     /* the markers' angles on their bodies (on the ground: global) */
     int line, col;
 } mbl_pmech_joint;
 
@@ -64,8 +69,8 @@ int mbl_pmech_numeric(void);
 struct mbl_model;
 struct mbl_sjac;
 typedef struct mbl_pmech_num mbl_pmech_num;
-/* At formulation: the parsed texts (nb * 4 nodes, nj * 4 nodes: s[0][0], s[0][1], s[1][0],
- * s[1][1], ns * 8 nodes: the same then k, c, L0, f0, and 2 gravity nodes), the model coordinate
+/* At formulation: the parsed texts (nb * 4 nodes, nj * 6 nodes: s[0][0], s[0][1], s[1][0],
+ * s[1][1], a[0], a[1], ns * 8 nodes: the same then k, c, L0, f0, and 2 gravity nodes), the model coordinate
  * indices (3 per body); the term's Jacobian pattern is pushed into md->sjac (node 0) and md->pmn set. */
 int mbl_pmech_num_new(struct mbl_model *md, const mbl_pmech_src *p, const int *qidx, const mblx_id *bn,
                       const mblx_id *jn, const mblx_id *sn, const mblx_id gn[2], mbl_status *st);

@@ -222,8 +222,9 @@ TEST(flexible_examples)
 
 /* centres of mass off the body origin, turned markers, a ground marker off the origin, parameter
  * expressions in masses, inertias, positions and gravity (both components), springs to the ground
- * and between bodies, and beside the numeric term texts on the same bodies: a torsion spring, a
- * point mass on a revolute joint, a prismatic joint: every slot of the term */
+ * and between bodies (damped, preloaded), fixed and orientation joints with turned markers, and
+ * beside the numeric term texts on the same bodies: a torsion spring, a point mass on a revolute
+ * joint, a prismatic joint: every slot of the term */
 TEST(offsets_and_parameters)
 {
     const char *text = "model: mechanism\nspace: planar\n"
@@ -237,13 +238,19 @@ TEST(offsets_and_parameters)
                        "    angle: 0.3\n    markers:\n      p2: {position: [0, l/3]}\n      q2: {}\n"
                        "  free:\n    mass: 1\n    inertia: 0.1\n    position: [3, 0]\n"
                        "    markers:\n      f1: {position: [0.2, 0]}\n      f2: {}\n"
+                       "  glued:\n    mass: 0.3\n    inertia: 0.05\n    cm: [0.1, 0]\n    position: [0.6, -1.0]\n"
+                       "    angle: 0.5\n    markers:\n      g1: {position: [0, -0.4+a], angle: -0.2}\n"
+                       "  turn:\n    mass: 0.7\n    inertia: 0.02\n    position: [2, 1]\n    angle: 0.25\n"
+                       "    markers:\n      h1: {angle: a - 0.05}\n      h2: {position: [0.3, 0.1]}\n"
                        "  pm:\n    type: point\n    mass: 0.5\n    position: [0.6, -1.4]\n    markers:\n      m1: {}\n"
                        "joints:\n  j0: {type: revolute, i: p1, j: o}\n  j1: {type: revolute, i: p2, j: q1}\n"
                        "  j2: {type: revolute, i: m1, j: q2}\n  j3: {type: prismatic, i: f2, j: o}\n"
+                       "  j4: {type: fixed, i: g1, j: p2}\n  j5: {type: orientation, i: h1, j: o}\n"
                        "forces:\n  weight: {type: gravity, g: [gx, -g]}\n"
                        "  tor: {type: torsion, i: q2, j: o, stiffness: k}\n"
                        "  sp: {type: spring, i: f1, j: o, stiffness: k, length: 2}\n"
                        "  sp2: {type: spring, i: f1, j: q2, stiffness: k, length: 2}\n"
+                       "  sp3: {type: spring, i: h2, j: o, stiffness: k, damping: 0.4, length: 1, preload: 0.3}\n"
                        "outputs: {rx: \"FX(j0)\", ry: \"FY(j1, q2)\"}\n";
     compare(NULL, text, 5, 1);
 }
