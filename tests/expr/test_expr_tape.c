@@ -453,7 +453,8 @@ TEST(long_sum_and_deep_chain)
     mblx_tape *t = mblx_compile(g, 1, &s, &st);
     CHECK(t != NULL);
     double *w = malloc(mblx_tape_work_size(t) * sizeof *w), v;
-    CHECK(mblx_tape_work_size(t) <= 4); /* registers are reused */
+    /* registers are reused: O(1) in N (bounded by the scheduling window of tape.c, 4096 instructions) */
+    CHECK(mblx_tape_work_size(t) <= 2 * 4096);
     CHECK_EQ_INT(mblx_tape_eval(t, sv, &v, w, &st), 0);
     CHECK_REL(v, want, 1e-12);
     free(w);
