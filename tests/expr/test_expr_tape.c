@@ -453,7 +453,8 @@ TEST(long_sum_and_deep_chain)
     mblx_tape *t = mblx_compile(g, 1, &s, &st);
     CHECK(t != NULL);
     double *w = malloc(mblx_tape_work_size(t) * sizeof *w), v;
-    CHECK(mblx_tape_work_size(t) <= 4); /* registers are reused */
+    /* registers are reused: O(1) in N (bounded by the scheduling window of tape.c, 4096 instructions) */
+    CHECK(mblx_tape_work_size(t) <= 2 * 4096);
     CHECK_EQ_INT(mblx_tape_eval(t, sv, &v, w, &st), 0);
     CHECK_REL(v, want, 1e-12);
     free(w);
@@ -483,6 +484,86 @@ TEST(long_sum_and_deep_chain)
     mblx_graph_free(g);
 }
 
+/* the smooth step of mblx_step as documented: h0 below x0, h1 above x1, a cubic between */
+static double smooth_step(double x, double x0, double h0, double x1, double h1)
+{
+    if (x <= x0) return h0;
+    if (x >= x1) return h1;
+    double u = (x - x0) / (x1 - x0);
+    return h0 + (h1 - h0) * u * u * (3 - 2 * u);
+}
+
+/* Tapes longer than the scheduling window of tape.c (4096 instructions, reordered by level and
+ * operation and their registers reallocated): values that depend on values computed windows
+ * earlier, every operation kind (steps with their five operands too), all outputs or a few (so
+ * that registers are freed and reused), against the same recursion evaluated in C. */
+TEST(runs_across_windows)
+{
+    enum { K = 6000, NS = 6 };
+    mblx_graph *g = mblx_graph_new();
+    mblx_id s[NS], *e = malloc(K * sizeof *e), few[K / 7 + 1];
+    double sv[NS], *ref = malloc(K * sizeof *ref), *v = malloc(K * sizeof *v);
+    char nm[8];
+    for (int j = 0; j < NS; j++) {
+        snprintf(nm, sizeof nm, "s%d", j);
+        s[j] = mblx_symbol(g, nm);
+        sv[j] = 0.3 + 0.17 * j;
+    }
+    for (int k = 0; k < K; k++) {
+        int j = k % NS;
+        mblx_id a = k ? e[k - 1] : s[0], b = e[k / 2 > 0 ? k / 2 - (k > 2) : 0], c = e[k / 3 > 0 ? k / 3 - 1 : 0];
+        double ra = k ? ref[k - 1] : sv[0], rb = ref[k / 2 > 0 ? k / 2 - (k > 2) : 0], rc = ref[k / 3 > 0 ? k / 3 - 1 : 0];
+        if (k < 3) b = c = s[1], rb = rc = sv[1];
+        switch (k % 8) {
+        case 0: e[k] = mblx_sin(g, mblx_add(g, a, s[j])), ref[k] = sin(ra + sv[j]); break;
+        case 1: e[k] = mblx_mul(g, b, mblx_cos(g, s[j])), ref[k] = rb * cos(sv[j]); break;
+        case 2:
+            e[k] = mblx_atan2(g, a, mblx_add(g, mblx_const(g, 1), mblx_powc(g, c, 2)));
+            ref[k] = atan2(ra, 1 + rc * rc);
+            break;
+        case 3:
+            e[k] = mblx_step(g, b, mblx_const(g, -0.5), mblx_const(g, 0), mblx_const(g, 0.5), s[j]);
+            ref[k] = smooth_step(rb, -0.5, 0, 0.5, sv[j]);
+            break;
+        case 4: e[k] = mblx_min(g, a, mblx_max(g, c, s[j])), ref[k] = fmin(ra, fmax(rc, sv[j])); break;
+        case 5:
+            e[k] = mblx_sqrt(g, mblx_add(g, mblx_const(g, 1), mblx_powc(g, a, 2)));
+            ref[k] = sqrt(1 + ra * ra);
+            break;
+        case 6: e[k] = mblx_exp(g, mblx_neg(g, mblx_mul(g, b, c))), ref[k] = exp(-(rb * rc)); break;
+        default:
+            e[k] = mblx_add(g, mblx_mul(g, a, s[j]), mblx_scale(g, 0.25, c));
+            ref[k] = ra * sv[j] + 0.25 * rc;
+            break;
+        }
+    }
+    mbl_status st;
+    mblx_tape *t = mblx_compile(g, K, e, &st);
+    CHECK(t != NULL);
+    CHECK(mblx_tape_ninstr(t) > 2 * 4096); /* three windows */
+    double *w = malloc(mblx_tape_work_size(t) * sizeof *w);
+    CHECK_EQ_INT(mblx_tape_eval(t, sv, v, w, &st), 0);
+    double worst = 0;
+    for (int k = 0; k < K; k++) worst = fmax(worst, fabs(v[k] - ref[k]) / fmax(1, fabs(ref[k])));
+    CHECK(worst < 1e-13);
+    free(w);
+    mblx_tape_free(t);
+    int nf = 0;
+    for (int k = 6; k < K; k += 7) few[nf++] = e[k];
+    t = mblx_compile(g, (size_t)nf, few, &st);
+    CHECK(t != NULL);
+    w = malloc(mblx_tape_work_size(t) * sizeof *w);
+    CHECK(mblx_tape_work_size(t) < mblx_tape_ninstr(t) / 2); /* registers of dead values reused */
+    CHECK_EQ_INT(mblx_tape_eval(t, sv, v, w, &st), 0);
+    worst = 0;
+    for (int i = 0; i < nf; i++) worst = fmax(worst, fabs(v[i] - ref[6 + 7 * i]) / fmax(1, fabs(ref[6 + 7 * i])));
+    CHECK(worst < 1e-13);
+    free(w);
+    mblx_tape_free(t);
+    free(e), free(ref), free(v);
+    mblx_graph_free(g);
+}
+
 int main(void)
 {
     G = mblx_graph_new();
@@ -495,6 +576,7 @@ int main(void)
     RUN(domain_errors);
     RUN(long_sum_and_deep_chain);
     RUN(let_nodes);
+    RUN(runs_across_windows);
     mblx_graph_free(G);
     return test_summary("expr_tape");
 }
