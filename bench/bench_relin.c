@@ -12,24 +12,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
+
 #include "mblin/mblin.h"
-
-/* wall time, or the process's CPU time with MBLIN_BENCH_CLOCK=cpu (robust on a shared machine:
- * bench/peers.py sets it) */
-static double now(void)
-{
-    static int cpu = -1;
-    if (cpu < 0) cpu = getenv("MBLIN_BENCH_CLOCK") && !strcmp(getenv("MBLIN_BENCH_CLOCK"), "cpu");
-    struct timespec ts;
-    clock_gettime(cpu ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -68,15 +53,15 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int b = -1; b < nb; b++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (int i = 0; i < batch; i++)
             if (mbl_relinearize(w, (i & 1) ? pt2 : pt, lw, &st)) {
                 fprintf(stderr, "bench_relin: %s\n", st.msg);
                 return 1;
             }
-        if (b >= 0) t[b] = (now() - t0) / batch;
+        if (b >= 0) t[b] = (bench_now() - t0) / batch;
     }
-    qsort(t, (size_t)nb, sizeof *t, cmp);
+    qsort(t, (size_t)nb, sizeof *t, bench_cmp_double);
     printf("sweep (mbl_relinearize) of %s (n = %d, m = %d): median %.1f us, min %.1f us, max %.1f us over %d batches of %d\n",
            argv[1], info.ncoord, info.nhol, 1e6 * t[nb / 2], 1e6 * t[0], 1e6 * t[nb - 1], nb, batch);
     mbl_linear_free(lw);
@@ -84,7 +69,7 @@ int main(int argc, char **argv)
     mbl_point_free(pt2);
     free(q2);
     for (int b = -1; b < nb; b++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (int i = 0; i < batch; i++) {
             mbl_linear *lin = NULL;
             if (mbl_linearize(md, pt, NULL, &lin, &st)) {
@@ -93,9 +78,9 @@ int main(int argc, char **argv)
             }
             mbl_linear_free(lin);
         }
-        if (b >= 0) t[b] = (now() - t0) / batch;
+        if (b >= 0) t[b] = (bench_now() - t0) / batch;
     }
-    qsort(t, (size_t)nb, sizeof *t, cmp);
+    qsort(t, (size_t)nb, sizeof *t, bench_cmp_double);
     printf("one-shot (mbl_linearize) of %s (n = %d, m = %d): median %.1f us, min %.1f us, max %.1f us over %d batches of %d\n",
            argv[1], info.ncoord, info.nhol, 1e6 * t[nb / 2], 1e6 * t[0], 1e6 * t[nb - 1], nb, batch);
     free(t);

@@ -11,22 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-/* wall time, or the process's CPU time with MBLIN_BENCH_CLOCK=cpu (robust on a shared machine:
- * bench/peers.py sets it) */
-static double now(void)
-{
-    static int cpu = -1;
-    if (cpu < 0) cpu = getenv("MBLIN_BENCH_CLOCK") && !strcmp(getenv("MBLIN_BENCH_CLOCK"), "cpu");
-    struct timespec ts;
-    clock_gettime(cpu ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "bench_clock.h"
 
 int main(int argc, char **argv)
 {
@@ -48,11 +33,11 @@ int main(int argc, char **argv)
     double *A = malloc(sizeof *A * (size_t)nx * nx), *t = malloc(sizeof *t * (size_t)nb);
     mj_forward(m, d);
     for (int b = -1; b < nb; b++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (int i = 0; i < batch; i++) mjd_transitionFD(m, d, 1e-6, 1, A, NULL, NULL, NULL);
-        if (b >= 0) t[b] = (now() - t0) / batch;
+        if (b >= 0) t[b] = (bench_now() - t0) / batch;
     }
-    qsort(t, (size_t)nb, sizeof *t, cmp);
+    qsort(t, (size_t)nb, sizeof *t, bench_cmp_double);
     printf("mjd_transitionFD nv = %d: median %.2f us, min %.2f us\n", nv, 1e6 * t[nb / 2], 1e6 * t[0]);
     /* A is row-major nx x nx with the state [dq; dv] */
     double *Ac = calloc((size_t)nx * nx, sizeof *Ac), *wr = malloc(sizeof *wr * nx), *wi = malloc(sizeof *wi * nx);

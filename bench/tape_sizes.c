@@ -9,23 +9,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_clock.h"
+
 #include "mblin/mblin.h"
 #include "model/model_internal.h"
-
-static double now(void)
-{
-    static int cpu = -1;
-    if (cpu < 0) cpu = getenv("MBLIN_BENCH_CLOCK") && !strcmp(getenv("MBLIN_BENCH_CLOCK"), "cpu");
-    struct timespec ts;
-    clock_gettime(cpu ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* median over 11 batches of the time of one evaluation of t, in microseconds (-1: it fails) */
 static double eval_us(const mblx_tape *t, const double *syms, double *out, double *work)
@@ -34,17 +21,17 @@ static double eval_us(const mblx_tape *t, const double *syms, double *out, doubl
     double per[BATCHES];
     mbl_status st;
     if (mblx_tape_eval(t, syms, out, work, &st)) return -1;
-    double t0 = now();
+    double t0 = bench_now();
     mblx_tape_eval(t, syms, out, work, &st);
-    double once = now() - t0;
+    double once = bench_now() - t0;
     long reps = once > 0 ? (long)(2e-3 / once) : 1000;
     if (reps < 1) reps = 1;
     for (int b = 0; b < BATCHES; b++) {
-        t0 = now();
+        t0 = bench_now();
         for (long r = 0; r < reps; r++) mblx_tape_eval(t, syms, out, work, &st);
-        per[b] = (now() - t0) / (double)reps;
+        per[b] = (bench_now() - t0) / (double)reps;
     }
-    qsort(per, BATCHES, sizeof *per, cmpd);
+    qsort(per, BATCHES, sizeof *per, bench_cmp_double);
     return 1e6 * per[BATCHES / 2];
 }
 
