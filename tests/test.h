@@ -96,6 +96,14 @@ static inline int test_tmp_template(char *buf, size_t size, const char *prefix)
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+/* A deterministic uniform number in [-1, 1) from the state *s (a linear congruential step; the
+ * tests' random points, reproducible on every platform). */
+static inline double test_urand(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return ((*s >> 8) & 0xffffff) / (double)0x1000000 * 2.0 - 1.0;
+}
+
 /* The whole file at path as a NUL-terminated string (malloc'd; NULL when it cannot be read). */
 static inline char *test_slurp(const char *path)
 {

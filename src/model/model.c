@@ -1267,6 +1267,22 @@ static int formulate_equation(loader *L, int is_ode, int j, mblx_id *out)
     return 0;
 }
 
+/* The constraint row groups of a residual vector F: Phi (m) with its first and second time
+ * derivatives, and the non-holonomic rows nh (k) with their first. */
+static void constraint_rows(mbl_model *md, int m, const mblx_id *Phi, int k, const mblx_id *nh, mblx_id *F)
+{
+    for (int j = 0; j < m; j++) {
+        mblx_id pd = total_der(md, Phi[j]);
+        F[md->row0[MBL_ROW_PHID] + j] = pd;
+        F[md->row0[MBL_ROW_PHIDD] + j] = total_der(md, pd);
+        F[md->row0[MBL_ROW_PHI] + j] = Phi[j];
+    }
+    for (int j = 0; j < k; j++) {
+        F[md->row0[MBL_ROW_NH] + j] = nh[j];
+        F[md->row0[MBL_ROW_NHD] + j] = total_der(md, nh[j]);
+    }
+}
+
 static int formulate(loader *L)
 {
     mbl_model *md = L->md;
@@ -1501,16 +1517,7 @@ static int formulate(loader *L)
     if (!rc) rc = formulate_rtree(L);
     if (!rc) rc = formulate_pmech(L);
     if (rc) goto done;
-    for (int j = 0; j < m; j++) {
-        mblx_id pd = total_der(md, Phi[j]);
-        md->F[md->row0[MBL_ROW_PHID] + j] = pd;
-        md->F[md->row0[MBL_ROW_PHIDD] + j] = total_der(md, pd);
-        md->F[md->row0[MBL_ROW_PHI] + j] = Phi[j];
-    }
-    for (int j = 0; j < k; j++) {
-        md->F[md->row0[MBL_ROW_NH] + j] = nh[j];
-        md->F[md->row0[MBL_ROW_NHD] + j] = total_der(md, nh[j]);
-    }
+    constraint_rows(md, m, Phi, k, nh, md->F);
     rc = mblx_graph_status(g, L->st);
     if (!rc) rc = formulate_let(L, Fgen);
     if (rc) goto done;
@@ -2019,16 +2026,7 @@ static int formulate_let(loader *L, const mblx_id *Fgen)
         mblx_id t4[4] = {pv[i], g1[i], g2[i], mblx_neg(g, Fgen[i])};
         md->Fc[i] = mblx_sum(g, 4, t4);
     }
-    for (int j = 0; j < m; j++) {
-        mblx_id pd = total_der(md, Phi[j]);
-        md->Fc[md->row0[MBL_ROW_PHID] + j] = pd;
-        md->Fc[md->row0[MBL_ROW_PHIDD] + j] = total_der(md, pd);
-        md->Fc[md->row0[MBL_ROW_PHI] + j] = Phi[j];
-    }
-    for (int j = 0; j < k; j++) {
-        md->Fc[md->row0[MBL_ROW_NH] + j] = nh[j];
-        md->Fc[md->row0[MBL_ROW_NHD] + j] = total_der(md, nh[j]);
-    }
+    constraint_rows(md, m, Phi, k, nh, md->Fc);
     rc = mblx_graph_status(g, L->st);
 done:
     if (rc) {

@@ -31,12 +31,6 @@ static char *symbolic_of(const char *text)
     return o;
 }
 
-static double urand(unsigned *s)
-{
-    *s = *s * 1103515245u + 12345u;
-    return ((*s >> 8) & 0xffff) / 65536.0 * 2.0 - 1.0;
-}
-
 /* F and the dense Jacobian (nF x nunk, column-major) of a model at the symbol values syms */
 static int eval_dense(const mbl_model *md, const double *syms, double *F, double *Jd)
 {
@@ -99,10 +93,10 @@ static double compare_text(const char *text, const char *name, int npt, int *nst
     unsigned seed = 12345u;
     worst = 0;
     for (int t = 0; t < npt && syms && Fa && Fb && Ja && Jb && q && v && ac && lam && mu && r; t++) {
-        for (int i = 0; i < a->n; i++) q[i] = a->q0[i] + 0.7 * urand(&seed), v[i] = 2 * urand(&seed), ac[i] = 3 * urand(&seed);
-        for (int i = 0; i < a->m; i++) lam[i] = urand(&seed);
-        for (int i = 0; i < a->k; i++) mu[i] = urand(&seed);
-        for (int i = 0; i < a->nr; i++) r[i] = urand(&seed);
+        for (int i = 0; i < a->n; i++) q[i] = a->q0[i] + 0.7 * test_urand(&seed), v[i] = 2 * test_urand(&seed), ac[i] = 3 * test_urand(&seed);
+        for (int i = 0; i < a->m; i++) lam[i] = test_urand(&seed);
+        for (int i = 0; i < a->k; i++) mu[i] = test_urand(&seed);
+        for (int i = 0; i < a->nr; i++) r[i] = test_urand(&seed);
         mbl_model_fill_syms(a, 0.3, q, v, ac, lam, mu, r, syms);
         if (eval_dense(a, syms, Fa, Ja) || eval_dense(b, syms, Fb, Jb)) {
             CHECK_MSG(0, "%s: evaluation failed", name);

@@ -28,12 +28,6 @@ static mbl_model *load(const char *path, const char *text, int numeric)
     return rc ? NULL : md;
 }
 
-static double urand(unsigned *s)
-{
-    *s = *s * 1103515245u + 12345u;
-    return ((*s >> 8) & 0xffffff) / (double)0x1000000 * 2.0 - 1.0;
-}
-
 /* index of (row, col) in md's jac, -1 if absent */
 static int find(const mbl_model *md, int row, int col)
 {
@@ -72,12 +66,12 @@ static void compare(const char *path, const char *text, int npt, int *nbody)
     double worstF = 0, worstJ = 0, worstR = 0, *rowmax = calloc((size_t)me->nF + 1, sizeof *rowmax);
     for (int t = 0; t < npt; t++) {
         for (int i = 0; i < n; i++) {
-            q[i] = me->q0[i] + (t ? 0.1 * urand(&seed) : 0);
-            v[i] = t ? urand(&seed) : 0;
-            a[i] = t ? 3 * urand(&seed) : 0;
+            q[i] = me->q0[i] + (t ? 0.1 * test_urand(&seed) : 0);
+            v[i] = t ? test_urand(&seed) : 0;
+            a[i] = t ? 3 * test_urand(&seed) : 0;
         }
-        for (int j = 0; j < m; j++) lam[j] = 10 * urand(&seed);
-        for (int j = 0; j < nr; j++) r[j] = urand(&seed);
+        for (int j = 0; j < m; j++) lam[j] = 10 * test_urand(&seed);
+        for (int j = 0; j < nr; j++) r[j] = test_urand(&seed);
         mbl_model_fill_syms(me, 0.0, q, v, a, lam, mu, r, se);
         mbl_model_fill_syms(mn, 0.0, q, v, a, lam, mu, r, sn);
         mbl_status st;
@@ -127,9 +121,9 @@ static void compare(const char *path, const char *text, int npt, int *nbody)
     int nunk = me->nunk;
     double *dx = calloc((size_t)nunk + 1, sizeof *dx), *dJe = calloc((size_t)me->jac.nz + 1, sizeof *dJe);
     double *dJn = calloc((size_t)mn->jac.nz + 1, sizeof *dJn), worstD = 0;
-    for (int i = 0; !rc && i < n; i++) pt->v[i] = urand(&seed), pt->vdot[i] = urand(&seed);
+    for (int i = 0; !rc && i < n; i++) pt->v[i] = test_urand(&seed), pt->vdot[i] = test_urand(&seed);
     for (int w = -1; !rc && w < me->np; w++) {
-        for (int c = 0; c < nunk; c++) dx[c] = w < 0 ? urand(&seed) : 0;
+        for (int c = 0; c < nunk; c++) dx[c] = w < 0 ? test_urand(&seed) : 0;
         rc = mbl_dae_deriv_jac_dir(de, pt, dx, w, dJe, &st);
         if (!rc) rc = mbl_dae_deriv_jac_dir(dn, pt, dx, w, dJn, &st);
         CHECK_MSG(rc == 0, "%s: %s", nm, rc ? st.msg : "");

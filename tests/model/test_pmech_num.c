@@ -28,12 +28,6 @@ static mbl_model *load(const char *path, const char *text, int numeric)
     return rc ? NULL : md;
 }
 
-static double urand(unsigned *s)
-{
-    *s = *s * 1103515245u + 12345u;
-    return ((*s >> 8) & 0xffffff) / (double)0x1000000 * 2.0 - 1.0;
-}
-
 /* dense (row, column) -> index in md's jac, -1 where absent */
 static int *jac_map(const mbl_model *md)
 {
@@ -100,12 +94,12 @@ static void compare(const char *path, const char *text, int npt, int want_numeri
     int absent = 0;
     for (int t = 0; t < npt; t++) {
         for (int i = 0; i < n; i++) {
-            q[i] = me->q0[i] + 0.3 * urand(&seed);
-            v[i] = urand(&seed);
-            a[i] = 3 * urand(&seed);
+            q[i] = me->q0[i] + 0.3 * test_urand(&seed);
+            v[i] = test_urand(&seed);
+            a[i] = 3 * test_urand(&seed);
         }
-        for (int j = 0; j < m; j++) lam[j] = 10 * urand(&seed);
-        for (int j = 0; j < nr; j++) r[j] = urand(&seed);
+        for (int j = 0; j < m; j++) lam[j] = 10 * test_urand(&seed);
+        for (int j = 0; j < nr; j++) r[j] = test_urand(&seed);
         mbl_model_fill_syms(me, 0.0, q, v, a, lam, mu, r, se);
         mbl_model_fill_syms(mn, 0.0, q, v, a, lam, mu, r, sn);
         mbl_status st;
@@ -169,10 +163,10 @@ static void compare(const char *path, const char *text, int npt, int want_numeri
     CHECK_MSG(rc == 0, "%s: %s", nm, rc ? st.msg : "");
     double *dx = calloc((size_t)nu + 1, sizeof *dx), *dJe = calloc((size_t)me->jac.nz + 1, sizeof *dJe);
     double *dJn = calloc((size_t)mn->jac.nz + 1, sizeof *dJn), wD = 0;
-    for (int i = 0; !rc && i < n; i++) pn_->v[i] = pe_->v[i] = urand(&seed), pn_->vdot[i] = pe_->vdot[i] = urand(&seed);
+    for (int i = 0; !rc && i < n; i++) pn_->v[i] = pe_->v[i] = test_urand(&seed), pn_->vdot[i] = pe_->vdot[i] = test_urand(&seed);
     for (int j = 0; !rc && j < m; j++) pn_->lambda[j] = pe_->lambda[j];
     for (int w = -1; !rc && w < me->np; w++) {
-        for (int c = 0; c < nu; c++) dx[c] = w < 0 ? urand(&seed) : 0;
+        for (int c = 0; c < nu; c++) dx[c] = w < 0 ? test_urand(&seed) : 0;
         rc = mbl_dae_deriv_jac_dir(de, pe_, dx, w, dJe, &st);
         if (!rc) rc = mbl_dae_deriv_jac_dir(dn, pe_, dx, w, dJn, &st);
         CHECK_MSG(rc == 0, "%s: %s", nm, rc ? st.msg : "");
