@@ -46,6 +46,17 @@ static char *dup(mech *M, const char *s)
     return d;
 }
 
+/* arr (n used of *cap elements of sz bytes) with room for one more: the same block or a larger
+ * one (then *cap updated), NULL when out of memory */
+static void *pm_room(void *arr, int n, int *cap, size_t sz)
+{
+    if (n < *cap) return arr;
+    int c = *cap ? 2 * *cap : 16;
+    void *a = mbl_realloc_array(arr, (size_t)c, sz);
+    if (a) *cap = c;
+    return a;
+}
+
 int mech_pm_body(mech *M, int bi)
 {
     body *B = &M->b[bi];
@@ -54,12 +65,9 @@ int mech_pm_body(mech *M, int bi)
         return M->oom ? mech_oom(M) : 0;
     mbl_pmech_src *p = pm_src(M);
     if (!p) return mech_oom(M);
-    if (p->nb == p->cb) {
-        int cap = p->cb ? 2 * p->cb : 16;
-        mbl_pmech_body *b = mbl_realloc_array(p->b, (size_t)cap, sizeof *b);
-        if (!b) return mech_oom(M);
-        p->b = b, p->cb = cap;
-    }
+    mbl_pmech_body *grown = pm_room(p->b, p->nb, &p->cb, sizeof *grown);
+    if (!grown) return mech_oom(M);
+    p->b = grown;
     mbl_pmech_body *x = &p->b[p->nb++];
     memset(x, 0, sizeof *x);
     x->name = dup(M, B->name);
@@ -94,12 +102,9 @@ int mech_pm_joint(mech *M, joint *J, const char *cname, int *done)
         return M->oom ? mech_oom(M) : 0;
     mbl_pmech_src *p = pm_src(M);
     if (!p) return mech_oom(M);
-    if (p->nj == p->cj) {
-        int cap = p->cj ? 2 * p->cj : 16;
-        mbl_pmech_joint *j = mbl_realloc_array(p->j, (size_t)cap, sizeof *j);
-        if (!j) return mech_oom(M);
-        p->j = j, p->cj = cap;
-    }
+    mbl_pmech_joint *grown = pm_room(p->j, p->nj, &p->cj, sizeof *grown);
+    if (!grown) return mech_oom(M);
+    p->j = grown;
     mbl_pmech_joint *x = &p->j[p->nj++];
     memset(x, 0, sizeof *x);
     x->name = dup(M, mech_fmt(M, "joint '%s'", J->name));
@@ -134,12 +139,9 @@ int mech_pm_spring(mech *M, const char *name, int mi, int mj, const char *const 
     for (int k = 0; k < 4; k++)
         if (!param_text(M, t[k])) return M->oom ? mech_oom(M) : 0;
     mbl_pmech_src *p = M->src->pmech;
-    if (p->ns == p->cs) {
-        int cap = p->cs ? 2 * p->cs : 16;
-        mbl_pmech_spring *s = mbl_realloc_array(p->s, (size_t)cap, sizeof *s);
-        if (!s) return mech_oom(M);
-        p->s = s, p->cs = cap;
-    }
+    mbl_pmech_spring *grown = pm_room(p->s, p->ns, &p->cs, sizeof *grown);
+    if (!grown) return mech_oom(M);
+    p->s = grown;
     mbl_pmech_spring *x = &p->s[p->ns++];
     memset(x, 0, sizeof *x);
     x->name = dup(M, mech_fmt(M, "force '%s'", name));
