@@ -208,6 +208,8 @@ static void print_json(const mbl_model *md, const mbl_sensitivity *S)
         jnum(m->freq_hz);
         printf(", \"damping_ratio\": ");
         jnum(m->damping_ratio);
+        printf(", \"backward_error\": ");
+        jnum(m->backward_error);
         printf(", \"kind\": \"%s\", \"defined\": %s,\n   \"shape_re\": [", kind_name(m->kind), m->defined ? "true" : "false");
         for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), jnum(S->shape_re[i + (size_t)t * n]);
         printf("], \"shape_im\": [");

@@ -200,6 +200,29 @@ int mbla_ggevx(char balanc, int n, const double *A, int lda, const double *B, in
                double *alphar, double *alphai, double *beta, double *VL, int ldvl, double *VR,
                int ldvr, double *abnrm, double *bbnrm, mbl_status *st);
 
+/* Kinds of the eigenvalues of a pencil (mbla_gev_classify). */
+enum { MBLA_EIG_FINITE = 0, MBLA_EIG_INFINITE = 1, MBLA_EIG_UNDETERMINED = 2 };
+
+/* The eigenvalues of the real pencil (A, B) from QZ's alpha = alphar + i alphai and beta
+ * (mbla_ggev, mbla_ggevx on the same A and B), classified from the pencil itself, never from the
+ * eigenvalue's magnitude (docs/linearization.md, "Infinite eigenvalues"). With tol = n eps
+ * (MBLA_GEV_TOL_FACTOR n eps) and Frobenius norms:
+ *   - undetermined: |alpha| <= tol ||A|| and |beta| <= tol ||B||: (A, B) is singular or within
+ *     rounding of a singular pencil, alpha / beta is any number rounding made (1e37, 1e-6 i);
+ *   - infinite: |beta| <= tol ||B||, a change of B within rounding makes it infinite; and at
+ *     least n - rank(B) of them (rank within tol ||B||, by SVD): when fewer are found so, the
+ *     ones nearest infinity on the pencil's own scale (smallest (|beta| / ||B||) / (|alpha| /
+ *     ||A||)) are added;
+ *   - finite: s = alpha / beta; the second of a conjugate pair is the exact conjugate of the
+ *     first (LAPACK's two betas of a pair differ by rounding, so would the ratios).
+ * re, im (n): the finite eigenvalues (INFINITY, 0 for the others); kind (n): MBLA_EIG_*;
+ * nfinite (may be NULL): how many are finite; rank_b (may be NULL): the rank of B.
+ * Errors: MBL_EARG, MBL_ENOMEM, MBL_ENOCONV (the SVD). */
+#define MBLA_GEV_TOL_FACTOR 4.0
+int mbla_gev_classify(int n, const double *A, int lda, const double *B, int ldb, const double *alphar,
+                      const double *alphai, const double *beta, double *re, double *im, int *kind, int *nfinite,
+                      int *rank_b, mbl_status *st);
+
 /* Symmetric-definite generalized problem A z = lambda B z (dsygvd, itype 1): A symmetric, B
  * symmetric positive definite; only the upper triangles are read; A, B are not modified.
  * w (n): eigenvalues ascending. Z (n x n, may be NULL): B-orthonormal eigenvectors

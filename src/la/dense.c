@@ -6,6 +6,7 @@
 #include <float.h>
 #include <lapacke.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* LAPACK's complete-pivoting LU has no LAPACKE wrapper: declare the Fortran symbol. */
@@ -582,6 +583,101 @@ int mbla_ggev(int n, const double *A, int lda, const double *B, int ldb, double 
     if (info > 0)
         return mbl_error(st, MBL_ENOCONV, "%s: QZ iteration failed (dggev info %d)", fn, info);
     return 0;
+}
+
+static double fro_norm(int m, int n, const double *A, int lda)
+{
+    double scale = 0.0, ssq = 1.0; /* LAPACK's dlassq: no overflow for huge entries */
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            double a = fabs(A[i + (size_t)j * lda]);
+            if (a == 0.0) continue;
+            if (scale < a) ssq = 1.0 + ssq * (scale / a) * (scale / a), scale = a;
+            else ssq += (a / scale) * (a / scale);
+        }
+    return scale * sqrt(ssq);
+}
+
+typedef struct gev_cand {
+    double chord; /* (|beta| / ||B||) / (|alpha| / ||A||): small is near infinity */
+    int j;
+} gev_cand;
+
+static int cmp_gev_cand(const void *pa, const void *pb)
+{
+    const gev_cand *a = pa, *b = pb;
+    if (a->chord != b->chord) return a->chord < b->chord ? -1 : 1;
+    return a->j - b->j;
+}
+
+int mbla_gev_classify(int n, const double *A, int lda, const double *B, int ldb, const double *alphar,
+                      const double *alphai, const double *beta, double *re, double *im, int *kind, int *nfinite,
+                      int *rank_b, mbl_status *st)
+{
+    const char *fn = "mbla_gev_classify";
+    int r;
+    if ((r = check_mat(st, fn, "A", n, n, A, lda)) || (r = check_mat(st, fn, "B", n, n, B, ldb))) return r;
+    if (n > 0 && (!alphar || !alphai || !beta || !re || !im || !kind))
+        return mbl_error(st, MBL_EARG, "%s: an eigenvalue array is NULL", fn);
+    if (nfinite) *nfinite = 0;
+    if (rank_b) *rank_b = 0;
+    if (n == 0) return 0;
+    double nA = fro_norm(n, n, A, lda), nB = fro_norm(n, n, B, ldb), tol = MBLA_GEV_TOL_FACTOR * n * DBL_EPSILON;
+    /* rank of B within tol ||B|| (singular values against the Frobenius norm) */
+    double *Bc = mbla_alloc_dmat(n, n), *sv = mbl_alloc_array((size_t)n, sizeof *sv);
+    gev_cand *cand = mbl_alloc_array((size_t)n, sizeof *cand);
+    if (!Bc || !sv || !cand) {
+        mbl_free(Bc), mbl_free(sv), mbl_free(cand);
+        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
+    }
+    mbla_copy_dmat(n, n, B, ldb, Bc, n);
+    r = mbla_svd(n, n, Bc, n, 'S', sv, NULL, 1, NULL, 1, st);
+    int rank = 0;
+    while (!r && rank < n && sv[rank] > tol * nB) rank++;
+    int ninf = 0, nc = 0;
+    for (int j = 0; !r && j < n; j++) {
+        double am = hypot(alphar[j], alphai[j]), bm = fabs(beta[j]);
+        int small_a = !(am > tol * nA), small_b = !(bm > tol * nB);
+        kind[j] = small_a && small_b ? MBLA_EIG_UNDETERMINED : small_b ? MBLA_EIG_INFINITE : MBLA_EIG_FINITE;
+        if (kind[j] != MBLA_EIG_FINITE) ninf++;
+        else cand[nc].chord = (bm / nB) / (am / (nA > 0 ? nA : 1.0)), cand[nc++].j = j;
+    }
+    /* at least n - rank(B) infinite: the finite-looking ones nearest infinity, a conjugate pair
+     * together */
+    if (!r && ninf < n - rank) {
+        qsort(cand, (size_t)nc, sizeof *cand, cmp_gev_cand);
+        for (int c = 0; c < nc && ninf < n - rank; c++) {
+            int j = cand[c].j;
+            if (kind[j] != MBLA_EIG_FINITE) continue;
+            kind[j] = MBLA_EIG_INFINITE, ninf++;
+            int p = alphai[j] > 0 ? j + 1 : alphai[j] < 0 ? j - 1 : -1;
+            if (p >= 0 && p < n && kind[p] == MBLA_EIG_FINITE) kind[p] = MBLA_EIG_INFINITE, ninf++;
+        }
+    }
+    for (int j = 0; !r && j + 1 < n; j++) /* a conjugate pair is of one kind: the farther from finite */
+        if (alphai[j] > 0 && alphai[j + 1] < 0) {
+            int k = kind[j] > kind[j + 1] ? kind[j] : kind[j + 1];
+            kind[j] = kind[j + 1] = k;
+            j++;
+        }
+    for (int j = 0; !r && j < n; j++) {
+        if (kind[j] != MBLA_EIG_FINITE) {
+            re[j] = INFINITY, im[j] = 0.0;
+            continue;
+        }
+        if (alphai[j] < 0 && j > 0 && alphai[j - 1] > 0 && kind[j - 1] == MBLA_EIG_FINITE) {
+            re[j] = re[j - 1], im[j] = -im[j - 1]; /* the pair's second: the exact conjugate */
+            continue;
+        }
+        re[j] = alphar[j] / beta[j], im[j] = alphai[j] / beta[j];
+        if (!isfinite(re[j]) || !isfinite(im[j])) kind[j] = MBLA_EIG_INFINITE, re[j] = INFINITY, im[j] = 0.0;
+    }
+    int nf = 0;
+    for (int j = 0; !r && j < n; j++) nf += kind[j] == MBLA_EIG_FINITE;
+    if (nfinite) *nfinite = nf;
+    if (rank_b) *rank_b = rank;
+    mbl_free(Bc), mbl_free(sv), mbl_free(cand);
+    return r;
 }
 
 int mbla_ggevx(char balanc, int n, const double *A, int lda, const double *B, int ldb,

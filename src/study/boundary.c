@@ -73,22 +73,30 @@ static void crossing(const mbl_sens_mode *m, double order, double p, double *f, 
  * though s1' and s2' grow like 1/sqrt(D). The pair is tracked through the collision by its centre
  * (s1 + s2) / 2, analytic too, predicted by its derivative. */
 
+/* Tolerances of the pair picker, relative to each eigenvalue's own magnitude (never to the largest
+ * in the spectrum: one far eigenvalue must not blur the others): a real part within PAIR_TOL of
+ * |s| is on the axis, two eigenvalues within PAIR_TOL of the larger magnitude are one. */
+#define PAIR_TOL 1e-8
+
+static double own_tol(const mbl_sens_mode *a, const mbl_sens_mode *b)
+{
+    double ma = hypot(a->re, a->im), mb = b ? hypot(b->re, b->im) : 0.0;
+    return PAIR_TOL * fmax(ma, mb);
+}
+
 /* Spectrum symmetric about the imaginary axis: every eigenvalue's mirror -conj(s) is in it. */
 static int hamiltonian(const mbl_sensitivity *S)
 {
-    double big = 0;
-    for (int i = 0; i < S->nmode; i++) big = fmax(big, hypot(S->modes[i].re, S->modes[i].im));
-    if (!(big > 0)) return 0;
-    double tol = 1e-8 * big;
-    int asym = 0;
+    int any = 0;
+    for (int i = 0; i < S->nmode; i++) any |= hypot(S->modes[i].re, S->modes[i].im) > 0;
+    if (!any) return 0;
     for (int i = 0; i < S->nmode; i++) {
         const mbl_sens_mode *a = &S->modes[i];
-        if (fabs(a->re) <= tol) continue; /* on the axis: its own mirror */
-        double dmin = HUGE_VAL;
-        for (int j = 0; j < S->nmode; j++)
-            if (j != i) dmin = fmin(dmin, hypot(S->modes[j].re + a->re, S->modes[j].im - a->im));
-        if (dmin > tol) return 0;
-        asym++;
+        if (a->kind == MBL_MODE_ZERO || fabs(a->re) <= own_tol(a, NULL)) continue; /* on the axis: its own mirror */
+        int found = 0;
+        for (int j = 0; j < S->nmode && !found; j++)
+            found = j != i && hypot(S->modes[j].re + a->re, S->modes[j].im - a->im) <= own_tol(a, &S->modes[j]);
+        if (!found) return 0;
     }
     return 1;
 }
@@ -117,17 +125,16 @@ static void pair_eval(const mbl_sensitivity *S, int i, int j, pair_fn *f)
  * want >= 0. -1 when there is none. */
 static int pick_pair(const mbl_sensitivity *S, int track, double pre, double pim, int want, pair_fn *out)
 {
-    double big = 0;
-    for (int i = 0; i < S->nmode; i++) big = fmax(big, hypot(S->modes[i].re, S->modes[i].im));
-    double tol = 1e-8 * big, best = HUGE_VAL;
+    double best = HUGE_VAL;
     int found = 0;
     for (int i = 0; i < S->nmode; i++) {
         const mbl_sens_mode *a = &S->modes[i];
-        if (!a->defined || a->kind == MBL_MODE_ZERO || a->im < -tol) continue;
+        if (!a->defined || a->kind == MBL_MODE_ZERO || a->im < -own_tol(a, NULL)) continue;
         for (int j = 0; j < S->nmode; j++) {
             const mbl_sens_mode *b = &S->modes[j];
             if (j == i || !b->defined || b->kind == MBL_MODE_ZERO) continue;
-            int on_axis = fabs(a->re) <= tol && fabs(b->re) <= tol;
+            double tol = own_tol(a, b);
+            int on_axis = fabs(a->re) <= own_tol(a, NULL) && fabs(b->re) <= own_tol(b, NULL);
             int ok;
             if (on_axis) /* neighbours above (j higher), or the negative of i for a divergence */
                 ok = (b->im > a->im + tol) || (fabs(b->im + a->im) <= tol && a->im > tol);
@@ -138,7 +145,7 @@ static int pick_pair(const mbl_sensitivity *S, int track, double pre, double pim
                 int between = 0;
                 for (int k = 0; k < S->nmode && !between; k++)
                     between = k != i && k != j && S->modes[k].im > a->im + tol && S->modes[k].im < b->im - tol &&
-                              fabs(S->modes[k].re) <= tol && S->modes[k].kind != MBL_MODE_ZERO;
+                              fabs(S->modes[k].re) <= own_tol(&S->modes[k], NULL) && S->modes[k].kind != MBL_MODE_ZERO;
                 if (between) continue;
             }
             pair_fn f;

@@ -21,6 +21,7 @@
  * (dq with its largest component fixed at 1) and its derivative come from the bordered system
  * [P(s) P'(s) v; e_k^T 0] [v'; s'] = [-dP(s) v; 0] (complex KLU). */
 #include <complex.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -447,50 +448,117 @@ static void pencil_values(const mbla_csc *A, int N, const double *P0, const doub
         }
 }
 
+/* Normwise backward error of an eigentriple (s, v, w) of P(s) = s^2 P2 + s P1 + P0 (Tisseur 2000,
+ * Thm. 1): the larger of ||P(s) v|| / (a ||v||) and ||w^H P(s)|| / (a ||w||), a = |s|^2 ||P2|| +
+ * |s| ||P1|| + ||P0|| (Frobenius norms nrm[0..2] of P0, P1, P2): the smallest relative change of
+ * the coefficients for which the triple is exact. Infinite (not a number) when s or a vector is. */
+static double pair_berr(const mbla_csc *A, int N, const double *P0, const double *P1, const double *P2,
+                        const double nrm[3], double complex s, const double complex *v, const double complex *w,
+                        double complex *r /* 2N scratch */)
+{
+    double as = cabs(s), a = as * as * nrm[2] + as * nrm[1] + nrm[0], vn = 0, wn = 0, rv = 0, rw = 0;
+    if (!isfinite(as) || !(a > 0)) return INFINITY;
+    double complex *rl = r + N;
+    for (int i = 0; i < N; i++) r[i] = 0, rl[i] = 0;
+    for (int j = 0; j < N; j++)
+        for (int p = A->p[j]; p < A->p[j + 1]; p++) {
+            int i = A->i[p];
+            size_t e = i + (size_t)j * N;
+            double complex pe = s * s * P2[e] + s * P1[e] + P0[e];
+            r[i] += pe * v[j];
+            rl[j] += conj(w[i]) * pe;
+        }
+    for (int i = 0; i < N; i++) {
+        vn += creal(v[i] * conj(v[i])), wn += creal(w[i] * conj(w[i]));
+        rv += creal(r[i] * conj(r[i])), rw += creal(rl[i] * conj(rl[i]));
+    }
+    if (!(vn > 0) || !(wn > 0)) return INFINITY;
+    double e = fmax(sqrt(rv / vn), sqrt(rw / wn)) / a;
+    return isfinite(e) ? e : INFINITY;
+}
+
 /* Two-sided Rayleigh quotient iteration on the quadratic pencil from the QZ eigentriple:
- * v <- P(s)^-1 v, w <- P(s)^-H w, s <- s - w^H P(s) v / (w^H P'(s) v), twice. QZ on the
- * companion form of a stiff model leaves relative errors of 1e-9 in the high modes; this makes
- * them rounding-level. A failed factorization (an exactly singular P(s)) keeps the QZ values. */
+ * v <- P(s)^-1 v, w <- P(s)^-H w, s <- s - w^H P(s) v / (w^H P'(s) v), up to iters times. QZ on
+ * the companion form of a stiff model leaves relative errors of 1e-9 in the high modes; this
+ * makes them rounding-level. A step is kept only when the new triple's backward error (pair_berr)
+ * is no larger than the one before, or at rounding level (REFINE_BERR_FLOOR): at a defective
+ * eigenvalue (the double zero of a cyclic coordinate) w^H P'(s) v vanishes and the Rayleigh step
+ * can throw s anywhere, to 1e43 as rounding decides, where the vectors it came with are no
+ * eigenvectors at all. A failed factorization (an exactly singular P(s)) keeps the values before.
+ * keep: 2N scratch. *berr: the kept triple's backward error. Returns the steps kept, -1 when none
+ * could be tried. */
+/* First-order error bound of the eigenvalue s of an eigentriple: kappa |s| eta = a ||v|| ||w|| eta /
+ * |w^H P'(s) v| with a and eta as in pair_berr (Tisseur 2000, Thm. 5); infinite at a defective
+ * triple (w^H P' v = 0). */
+static double eig_error_bound(const mbla_csc *A, int N, const double *P0, const double *P1, const double *P2,
+                              const double nrm[3], double complex s, const double complex *v, const double complex *w,
+                              double complex *r /* 2N scratch */)
+{
+    double eta = pair_berr(A, N, P0, P1, P2, nrm, s, v, w, r), as = cabs(s), vn = 0, wn = 0;
+    double complex den = 0;
+    for (int j = 0; j < N; j++)
+        for (int p = A->p[j]; p < A->p[j + 1]; p++) {
+            size_t e = A->i[p] + (size_t)j * N;
+            den += conj(w[A->i[p]]) * (2.0 * s * P2[e] + P1[e]) * v[j];
+        }
+    for (int i = 0; i < N; i++) vn += creal(v[i] * conj(v[i])), wn += creal(w[i] * conj(w[i]));
+    double b = (as * as * nrm[2] + as * nrm[1] + nrm[0]) * sqrt(vn * wn) * eta / cabs(den);
+    return isfinite(b) ? b : INFINITY;
+}
+
+/* An eigenvalue no farther from zero than this many times its own error bound is a zero. */
+#define ZERO_OWN_ERR 10.0
+#define REFINE_BERR_FLOOR (64 * DBL_EPSILON)
+/* The largest backward error of an eigentriple that is reported: half the digits of the data. */
+#define SENS_BERR_MAX 1.4901161193847656e-08
 static int refine(const mbla_csc *A, double *az, int N, const double *P0, const double *P1, const double *P2,
-                  double complex *s, double complex *v, double complex *w, double complex *tmp, int real, int iters)
+                  const double nrm[3], double complex *s, double complex *v, double complex *w, double complex *tmp,
+                  double complex *keep, int real, int iters, double *berr)
 {
     double *b = (double *)tmp; /* 2N doubles: interleaved complex */
+    double eta = pair_berr(A, N, P0, P1, P2, nrm, *s, v, w, tmp);
+    int kept = 0;
     for (int it = 0; it < iters; it++) {
         mbla_klu *lu = NULL;
+        double complex s0 = *s;
+        for (int i = 0; i < N; i++) keep[i] = v[i], keep[N + i] = w[i];
         pencil_values(A, N, P0, P1, P2, *s, az);
-        if (mbla_kluz_new(A, az, NULL, &lu, NULL)) return -1;
+        int ok = mbla_kluz_new(A, az, NULL, &lu, NULL) == 0;
         double complex *vecs[2] = {v, w};
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; ok && k < 2; k++) {
             double complex *x = vecs[k];
             for (int i = 0; i < N; i++) b[2 * i] = creal(x[i]), b[2 * i + 1] = cimag(x[i]);
-            if (mbla_kluz_solve(lu, k ? 'C' : 'N', 1, b, N, NULL)) {
-                mbla_klu_free(lu);
-                return -1;
-            }
-            double nrm = 0;
-            for (int i = 0; i < 2 * N; i++) nrm = fmax(nrm, fabs(b[i]));
-            if (!(nrm > 0) || !isfinite(nrm)) {
-                mbla_klu_free(lu);
-                return -1;
-            }
-            for (int i = 0; i < N; i++) x[i] = (b[2 * i] + I * b[2 * i + 1]) / nrm;
+            ok = mbla_kluz_solve(lu, k ? 'C' : 'N', 1, b, N, NULL) == 0;
+            double nrm_b = 0;
+            for (int i = 0; ok && i < 2 * N; i++) nrm_b = fmax(nrm_b, fabs(b[i]));
+            ok = ok && nrm_b > 0 && isfinite(nrm_b);
+            for (int i = 0; ok && i < N; i++) x[i] = (b[2 * i] + I * b[2 * i + 1]) / nrm_b;
         }
         mbla_klu_free(lu);
         double complex num = 0, den = 0;
-        for (int j = 0; j < N; j++)
+        for (int j = 0; ok && j < N; j++)
             for (int p = A->p[j]; p < A->p[j + 1]; p++) {
                 int i = A->i[p];
                 size_t e = i + (size_t)j * N;
                 num += conj(w[i]) * (*s * *s * P2[e] + *s * P1[e] + P0[e]) * v[j];
                 den += conj(w[i]) * (2.0 * *s * P2[e] + P1[e]) * v[j];
             }
-        if (den == 0 || !isfinite(cabs(num / den))) return -1;
-        *s -= num / den;
-        if (real) *s = creal(*s);
+        ok = ok && den != 0 && isfinite(cabs(num / den));
+        if (ok) {
+            *s -= num / den;
+            if (real) *s = creal(*s);
+        }
+        double e = ok ? pair_berr(A, N, P0, P1, P2, nrm, *s, v, w, tmp) : INFINITY;
+        if (!(e <= fmax(eta, REFINE_BERR_FLOOR))) { /* worse: the triple before stays */
+            *s = s0;
+            for (int i = 0; i < N; i++) v[i] = keep[i], w[i] = keep[N + i];
+            break;
+        }
+        eta = e, kept++;
     }
-    return 0;
+    if (berr) *berr = eta;
+    return kept;
 }
-
 
 /* ---- the pencil in the user states (spinning Euler parameters) ----------------------------
  *
@@ -510,6 +578,10 @@ static int refine(const mbla_csc *A, double *az, int N, const double *P0, const 
  * rule from those of J (mbl_dae_deriv_jac_dir) and of the states' Jacobians
  * (mbl_dae_deriv_states). Holonomic models whose states number n - m (no non-holonomic
  * constraints, ODE states or implicit variables). */
+/* An entry of the pencil in the user states no larger than SPEN_ROUND times its rounding error
+ * bound (nt n eps |R| |T|) is zero. */
+#define SPEN_ROUND 2.0
+
 typedef struct spen {
     int n, m, ns;
     double *T0;      /* n x ns */
@@ -624,6 +696,26 @@ static int spen_build(const ctx *c, const mbl_dae_deriv *d, const mbl_point *pt,
     mm(n, ns, n, 1, R1, n, T1, n, 1, P0, n);
     mm(n, ns, n, 1, R0, n, T0, n, 1, P0, n);
     if (m) memcpy(P0 + nsz, RL, nm * sizeof *P0);
+    /* entries within their own rounding error are zero: each is a sum of nt products of n terms,
+     * so rounding leaves up to about nt n eps (|R| |T|) where the exact value is zero (a cyclic
+     * coordinate's column of Q0, R_vdot T2 + R_v T1 + R_q T0, cancels to 1e-15 at a fast spin,
+     * and that noise splits its double zero into +-3e-6i, as the BLAS kernel rounds) */
+    {
+        double *Pk[3] = {P0, P1, P2};
+        const double *Rk[3] = {R2, R1, R0};
+        for (int k = 0; k < 3; k++) {
+            const double *Tk[3] = {k == 0 ? T2 : k == 1 ? T1 : T0, k == 0 ? T1 : T0, T0};
+            int nt = 3 - k;
+            memset(W1, 0, nn * sizeof *W1);
+            for (int q = 0; q < nt; q++) {
+                for (size_t e = 0; e < nn; e++) W2[e] = fabs(Rk[q][e]);
+                for (size_t e = 0; e < nsz; e++) X[e] = fabs(Tk[q][e]);
+                mm(n, ns, n, k == 1 && q == 0 ? 2 : 1, W2, n, X, n, 1, W1, n);
+            }
+            for (size_t e = 0; e < nsz; e++)
+                if (fabs(Pk[k][e]) <= SPEN_ROUND * nt * n * DBL_EPSILON * W1[e]) Pk[k][e] = 0;
+        }
+    }
     for (int w = 0; w < nwrt; w++) {
         const double *dxw = dx + (size_t)w * nunk;
         if ((rc = mbl_dae_deriv_jac_dir(d, pt, dxw, wrt[w], dJ, st))) goto done;
@@ -661,7 +753,7 @@ static int spen_build(const ctx *c, const mbl_dae_deriv *d, const mbl_point *pt,
         mm(n, ns, n, 1, R0, n, dT0, n, 1, D0, n);
         if (m) memcpy(D0 + nsz, dRL, nm * sizeof *D0);
     }
-    (void)X, (void)Y;
+    (void)Y;
 done:
     mbla_dlu_free(lu);
     mbl_free(buf);
@@ -700,7 +792,7 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
                          n + L->m + L->k, nwrt, (Nd * Nd * (3.0 + 3.0 * nwrt) * 8.0 + (double)nF * nunk * 8.0) / 1e9);
     mbl_sensitivity *S = mbl_calloc(1, sizeof *S);
     double *Jv = NULL, *dJ = NULL, *dx = NULL, *P0 = NULL, *P1 = NULL, *P2 = NULL, *dP = NULL, *A2 = NULL, *B2 = NULL;
-    double *ar = NULL, *ai = NULL, *be = NULL, *VL = NULL, *VR = NULL;
+    double *ebound = NULL, *ar = NULL, *ai = NULL, *be = NULL, *VL = NULL, *VR = NULL;
     eig_item *ev = NULL;
     double complex *vbuf = NULL;
     int smode = 0; /* 1: the pencil in the user states (spen_build) */
@@ -794,12 +886,26 @@ eigen:;
         }
         rc = mbla_ggevx('P', N2, A2, N2, B2, N2, ar, ai, be, VL, N2, VR, N2, NULL, NULL, st);
         if (rc) goto fail;
-        for (int j = 0; j < N2; j++) {
-            if (!(be[j] > 0)) continue;
-            double re = gam * ar[j] / be[j], im = gam * ai[j] / be[j], mag = hypot(re, im);
-            if (!isfinite(mag)) continue;
-            ev[nev].re = re, ev[nev].im = im, ev[nev].mag = mag, ev[nev].idx = j;
+        /* finite, infinite or undetermined from the pencil (mbla_gev_classify), never from |s| */
+        double *sre = mbl_alloc_array((size_t)N2, sizeof *sre), *sim = mbl_alloc_array((size_t)N2, sizeof *sim);
+        int *kind = mbl_alloc_array((size_t)N2, sizeof *kind), nund = 0;
+        rc = !sre || !sim || !kind ? mbl_error(st, MBL_ENOMEM, "out of memory")
+                                   : mbla_gev_classify(N2, A2, N2, B2, N2, ar, ai, be, sre, sim, kind, NULL, NULL, st);
+        for (int j = 0; !rc && j < N2; j++) {
+            nund += kind[j] == MBLA_EIG_UNDETERMINED;
+            if (kind[j] != MBLA_EIG_FINITE) continue;
+            double re = gam * sre[j], im = gam * sim[j];
+            ev[nev].re = re, ev[nev].im = im, ev[nev].mag = hypot(re, im), ev[nev].idx = j;
             nev++;
+        }
+        mbl_free(sre), mbl_free(sim), mbl_free(kind);
+        if (rc) goto fail;
+        if (nund) {
+            rc = mbl_error(st, MBL_ESINGULAR,
+                           "sensitivities: the linearized equations are a singular pencil (%d eigenvalues "
+                           "undetermined, alpha and beta both at rounding level): redundant or singular constraints?",
+                           nund);
+            goto fail;
         }
     } else {
         /* the eigenvalues of the linear model of the default method (sparse for large models) */
@@ -905,13 +1011,41 @@ eigen:;
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;
     }
-    double complex *v = vbuf, *wl = vbuf + N, *tmp = vbuf + 2 * N, *tmp2 = vbuf + 3 * N;
+    double complex *v = vbuf, *wl = vbuf + N, *tmp = vbuf + 2 * N, *tmp2 = vbuf + 4 * N;
+    double pnrm[3] = {0, 0, 0}; /* Frobenius norms of P0, P1, P2 (backward errors) */
+    for (size_t e = 0; e < NN; e++)
+        pnrm[0] += P0[e] * P0[e], pnrm[1] += P1[e] * P1[e], pnrm[2] += P2[e] * P2[e];
+    for (int k = 0; k < 3; k++) pnrm[k] = sqrt(pnrm[k]);
     double *rhs = NULL;
     if (opt.shapes && NEW(rhs, 2 * (size_t)(N + 1) * (nwrt ? nwrt : 1))) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;
     }
     int nundef = 0;
+    /* zero: below zero_tol of the largest, and never below the rounding split of a defective double
+     * zero (a cyclic coordinate): 10 sqrt(eps) times the pencil's own frequency scale, the larger of
+     * the largest |s|, ||P1|| / ||P2|| and sqrt(||P0|| / ||P2||) (a gyroscopic pencil splits its
+     * zeros by sqrt(eps) ||P1|| / ||P2||, more than its largest eigenvalue) */
+    double pscale = magmax;
+    if (pnrm[2] > 0) pscale = fmax(pscale, fmax(pnrm[1] / pnrm[2], sqrt(pnrm[0] / pnrm[2])));
+    double zthr = fmax(opt.zero_tol * magmax, 10 * sqrt(DBL_EPSILON) * pscale);
+    /* and each eigenvalue's own error: a first-order bound, condition times backward error (Tisseur
+     * 2000), from the QZ triple; an eigenvalue within ZERO_OWN_ERR of its bound of zero cannot be
+     * told from zero (a split Jordan block at zero: |s| is about twice its bound) */
+    if (NEW(ebound, nev)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (int t = 0; t < nev; t++) {
+        ebound[t] = 0;
+        if (large) continue;
+        double complex *v = vbuf, *wl = vbuf + N, *tmp = vbuf + 2 * N, s = ev[t].re + I * ev[t].im;
+        unpack_vec(VR, N2, N, N, ai, ev[t].idx, v);
+        unpack_vec(VL, N2, N, 0, ai, ev[t].idx, wl);
+        ebound[t] = eig_error_bound(Apat, N, P0, P1, P2, pnrm, s, v, wl, tmp);
+    }
+    for (int t = 0; t < nev; t++)
+        if (ev[t].mag <= ZERO_OWN_ERR * ebound[t]) zthr = fmax(zthr, ev[t].mag);
     for (int t = 0; t < nev; t++) {
         mbl_sens_mode *md = &S->modes[t];
         int j = ev[t].idx;
@@ -920,17 +1054,28 @@ eigen:;
         md->im = ev[t].im + 0.0;
         md->freq_hz = ev[t].mag / TWO_PI;
         md->damping_ratio = ev[t].mag > 0 ? -md->re / ev[t].mag + 0.0 : 0.0;
-        md->kind = ev[t].mag <= opt.zero_tol * magmax ? MBL_MODE_ZERO : md->im == 0 ? MBL_MODE_REAL : MBL_MODE_OSCILLATORY;
+        md->kind = ev[t].mag <= zthr ? MBL_MODE_ZERO : md->im == 0 ? MBL_MODE_REAL : MBL_MODE_OSCILLATORY;
         if (NEW(md->dre, nwrt) || NEW(md->dim, nwrt) || NEW(md->dfreq_hz, nwrt) || NEW(md->ddamping, nwrt)) {
             mbl_free(rhs);
             rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             goto fail;
         }
         int isreal = ev[t].im == 0, refined = 0;
+        double berr = INFINITY;
         if (!large) {
             unpack_vec(VR, N2, N, N, ai, j, v);  /* lower half: v */
             unpack_vec(VL, N2, N, 0, ai, j, wl); /* upper half: w */
-            refine(Apat, apz, N, P0, P1, P2, &s, v, wl, tmp, isreal, 2);
+            refine(Apat, apz, N, P0, P1, P2, pnrm, &s, v, wl, tmp, tmp2, isreal, 2, &berr);
+            /* still this eigenvalue: nearer its QZ value than half the distance to any other */
+            double gap = HUGE_VAL;
+            for (int u = 0; u < nev; u++)
+                if (u != t) gap = fmin(gap, hypot(ev[u].re - ev[t].re, ev[u].im - ev[t].im));
+            if (cabs(s - (ev[t].re + I * ev[t].im)) > 0.5 * gap) {
+                s = ev[t].re + I * ev[t].im;
+                unpack_vec(VR, N2, N, N, ai, j, v);
+                unpack_vec(VL, N2, N, 0, ai, j, wl);
+                berr = pair_berr(Apat, N, P0, P1, P2, pnrm, s, v, wl, tmp);
+            }
             refined = 1;
         } else { /* inverse iteration from fixed pseudo-random vectors */
             unsigned long long x = 88172645463325252ull + (unsigned long long)t;
@@ -943,7 +1088,17 @@ eigen:;
                 v[i] = u[0] + I * (isreal ? 0 : u[1]);
                 wl[i] = u[2] + I * (isreal ? 0 : u[3]);
             }
-            refined = refine(Apat, apz, N, P0, P1, P2, &s, v, wl, tmp, isreal, 3) == 0;
+            refined = refine(Apat, apz, N, P0, P1, P2, pnrm, &s, v, wl, tmp, tmp2, isreal, 3, &berr) > 0;
+        }
+        md->backward_error = berr;
+        if (!(berr <= SENS_BERR_MAX)) {
+            mbl_free(rhs);
+            rc = mbl_error(st, MBL_ESINGULAR,
+                           "sensitivities: eigenvalue %d (%.6g%+.6gi) has backward error %.3g on the linearized "
+                           "equations, above %.3g: no eigenpair of them (a singular or nearly singular pencil: "
+                           "redundant or singular constraints?)",
+                           t + 1, creal(s), cimag(s), berr, SENS_BERR_MAX);
+            goto fail;
         }
         md->re = creal(s) + 0.0;
         md->im = cimag(s) + 0.0;
@@ -993,7 +1148,8 @@ eigen:;
         }
         int defined = refined && big > 0 && wn > 0 && cabs(den) > 1e-6 * sqrt(wn * vn);
         for (int u = 0; u < nev && defined; u++)
-            if (u != t && hypot(ev[u].re - ev[t].re, ev[u].im - ev[t].im) <= opt.repeat_tol * fmax(1.0, ev[t].mag))
+            if (u != t && (hypot(ev[u].re - ev[t].re, ev[u].im - ev[t].im) <= opt.repeat_tol * fmax(1.0, ev[t].mag) ||
+                           (ev[t].mag <= zthr && ev[u].mag <= zthr))) /* a multiple zero */
                 defined = 0;
         md->defined = defined;
         if (!defined) nundef++;
@@ -1121,6 +1277,7 @@ done:
     mbl_free(VR);
     mbl_free(ev);
     mbl_free(vbuf);
+    mbl_free(ebound);
     mbla_csc_free(Apat);
     mbl_free(apz);
     mbl_free(sp.T0), mbl_free(sp.dT0), mbl_free(ybuf);
