@@ -223,6 +223,13 @@ int mbla_gev_classify(int n, const double *A, int lda, const double *B, int ldb,
                       const double *alphai, const double *beta, double *re, double *im, int *kind, int *nfinite,
                       int *rank_b, mbl_status *st);
 
+/* Normwise backward errors of the eigenpairs of the real pencil (A, B) from QZ (mbla_ggev):
+ * berr[j] = ||(A - s_j B) x_j|| / ((||A|| + |s_j| ||B||) ||x_j||), Frobenius norms, 2-norm of the
+ * residual; re, im (n) the eigenvalues (mbla_gev_classify's), VR (n x n, ld ldvr) QZ's packed right
+ * eigenvectors with its alphai; INFINITY for an eigenvalue that is not finite. */
+int mbla_gev_berr(int n, const double *A, int lda, const double *B, int ldb, const double *re, const double *im,
+                  const double *alphai, const double *VR, int ldvr, double *berr, mbl_status *st);
+
 /* Symmetric-definite generalized problem A z = lambda B z (dsygvd, itype 1): A symmetric, B
  * symmetric positive definite; only the upper triangles are read; A, B are not modified.
  * w (n): eigenvalues ascending. Z (n x n, may be NULL): B-orthonormal eigenvectors

@@ -425,6 +425,7 @@ static int solve_qz(int z, const double *M, const double *C, const double *K, in
     double *VR = mbl_alloc_array(b2, sizeof(double));
     double *ar = mbl_alloc_array(2 * (size_t)bmax + 1, sizeof(double)), *ai = mbl_alloc_array(2 * (size_t)bmax + 1, sizeof(double));
     double *be = mbl_alloc_array(2 * (size_t)bmax + 1, sizeof(double)), *d = mbl_alloc_array((size_t)bmax + 1, sizeof(double));
+    int *kinds = mbl_alloc_array(2 * (size_t)bmax + 1, sizeof(int));
     /* M X, C X, K X for X = both halves of the companion eigenvectors (nb x 4 nb) */
     double *X = mbl_alloc_array(b2, sizeof(double)), *MX = mbl_alloc_array(b2, sizeof(double));
     double *CX = mbl_alloc_array(b2, sizeof(double)), *KX = mbl_alloc_array(b2, sizeof(double));
@@ -437,7 +438,7 @@ static int solve_qz(int z, const double *M, const double *C, const double *K, in
     }
     mbl_free(r->V);
     r->V = mbl_alloc_array(vsz + 1, sizeof(double));
-    if (!Mb || !Cb || !Kb || !LA || !LB || !VR || !ar || !ai || !be || !d || !X || !MX || !CX || !KX || !r->cptr ||
+    if (!Mb || !Cb || !Kb || !LA || !LB || !VR || !ar || !ai || !be || !kinds || !d || !X || !MX || !CX || !KX || !r->cptr ||
         !r->voff || !r->V) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
@@ -497,16 +498,22 @@ static int solve_qz(int z, const double *M, const double *C, const double *K, in
             rc = NEXT_STRATEGY;
             goto done;
         }
+        /* finite or not from the pencil itself (beta against ||LB||, alpha against ||LA||, the rank
+         * of LB), never from |s|: a nearly singular M-hat gives beta at rounding level and a 1e37
+         * "eigenvalue" */
+        int nf = 0;
+        e = mbla_gev_classify(n2, LA, n2, LB, n2, ar, ai, be, r->re + e0, r->im + e0, kinds, &nf, NULL, st);
+        if (e == MBL_ENOMEM) {
+            rc = e;
+            goto done;
+        }
+        if (e || nf < n2) {
+            rc = NEXT_STRATEGY; /* an infinite eigenvalue: M-hat singular, A cannot exist */
+            goto done;
+        }
         for (int j = 0; j < n2; j++) {
-            double sr = gamma * ar[j] / be[j], si = gamma * ai[j] / be[j];
-            if (!(be[j] > 0) || !isfinite(sr) || !isfinite(si)) {
-                rc = NEXT_STRATEGY; /* an infinite eigenvalue: M-hat singular, A cannot exist */
-                goto done;
-            }
-            r->re[e0 + j] = sr, r->im[e0 + j] = si;
-            if (ai[j] < 0 && j > 0 && ai[j - 1] > 0) /* the pair's second: the exact conjugate */
-                r->re[e0 + j] = r->re[e0 + j - 1], r->im[e0 + j] = -r->im[e0 + j - 1];
-            smax = fmax(smax, hypot(sr, si));
+            r->re[e0 + j] *= gamma, r->im[e0 + j] *= gamma; /* conjugate pairs stay exact */
+            smax = fmax(smax, hypot(r->re[e0 + j], r->im[e0 + j]));
         }
         /* the eigenvectors of the unscaled problem: x = D y */
         for (int j = 0; j < n2; j++)
@@ -566,6 +573,7 @@ static int solve_qz(int z, const double *M, const double *C, const double *K, in
 done:
     mbl_free(Mb), mbl_free(Cb), mbl_free(Kb), mbl_free(LA), mbl_free(LB), mbl_free(VR);
     mbl_free(ar), mbl_free(ai), mbl_free(be), mbl_free(d), mbl_free(X), mbl_free(MX), mbl_free(CX), mbl_free(KX);
+    mbl_free(kinds);
     return rc;
 }
 

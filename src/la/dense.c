@@ -680,6 +680,45 @@ int mbla_gev_classify(int n, const double *A, int lda, const double *B, int ldb,
     return r;
 }
 
+int mbla_gev_berr(int n, const double *A, int lda, const double *B, int ldb, const double *re, const double *im,
+                  const double *alphai, const double *VR, int ldvr, double *berr, mbl_status *st)
+{
+    const char *fn = "mbla_gev_berr";
+    int r;
+    if ((r = check_mat(st, fn, "A", n, n, A, lda)) || (r = check_mat(st, fn, "B", n, n, B, ldb)) ||
+        (r = check_mat(st, fn, "VR", n, n, VR, ldvr)))
+        return r;
+    if (n > 0 && (!re || !im || !alphai || !berr)) return mbl_error(st, MBL_EARG, "%s: an array is NULL", fn);
+    double nA = fro_norm(n, n, A, lda), nB = fro_norm(n, n, B, ldb);
+    for (int j = 0; j < n; j++) {
+        double sr = re[j], si = im[j];
+        if (!isfinite(sr) || !isfinite(si)) {
+            berr[j] = INFINITY;
+            continue;
+        }
+        const double *xr, *xi = NULL;
+        double sg = 1.0;
+        if (alphai[j] == 0.0) xr = VR + (size_t)j * ldvr;
+        else if (alphai[j] > 0.0 && j + 1 < n) xr = VR + (size_t)j * ldvr, xi = VR + (size_t)(j + 1) * ldvr;
+        else if (j > 0) xr = VR + (size_t)(j - 1) * ldvr, xi = VR + (size_t)j * ldvr, sg = -1.0;
+        else xr = VR + (size_t)j * ldvr;
+        double res = 0.0, xn = 0.0;
+        for (int i = 0; i < n; i++) {
+            double rr = 0.0, ri = 0.0; /* (A - s B) x, row i, x = xr + i sg xi */
+            for (int c = 0; c < n; c++) {
+                double a = A[i + (size_t)c * lda], b = B[i + (size_t)c * ldb], x1 = xr[c], x2 = xi ? sg * xi[c] : 0.0;
+                double mr = a - sr * b, mi = -si * b;
+                rr += mr * x1 - mi * x2, ri += mr * x2 + mi * x1;
+            }
+            res += rr * rr + ri * ri;
+            xn += xr[i] * xr[i] + (xi ? xi[i] * xi[i] : 0.0);
+        }
+        double den = (nA + hypot(sr, si) * nB) * sqrt(xn);
+        berr[j] = den > 0 ? sqrt(res) / den : INFINITY;
+    }
+    return 0;
+}
+
 int mbla_ggevx(char balanc, int n, const double *A, int lda, const double *B, int ldb,
                double *alphar, double *alphai, double *beta, double *VL, int ldvl, double *VR,
                int ldvr, double *abnrm, double *bbnrm, mbl_status *st)

@@ -100,8 +100,9 @@ static int desc_refine(int nd, int n, const double *Ad, const double *E, const d
     double *Vr = mbl_alloc_array((size_t)nd * nphys + 1, sizeof *Vr);
     double *Vi = mbl_alloc_array((size_t)nd * nphys + 1, sizeof *Vi);
     int *sel = mbl_alloc_array((size_t)nphys + 1, sizeof *sel);
+    double *bq = mbl_alloc_array((size_t)nphys + 1, sizeof *bq); /* backward errors of the refined pairs */
     int rc = 0, ns = 0;
-    if (!lr || !li || !Vr || !Vi || !sel) {
+    if (!lr || !li || !Vr || !Vi || !sel || !bq) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -122,7 +123,7 @@ static int desc_refine(int nd, int n, const double *Ad, const double *E, const d
         }
         sel[ns++] = j;
     }
-    rc = mbla_eigs_refine(As, Es, ns, lr, li, Vr, Vi, nd, 0, NULL, NULL, st);
+    rc = mbla_eigs_refine(As, Es, ns, lr, li, Vr, Vi, nd, 0, bq, NULL, st);
     if (rc) {
         mbl_error_prefix(st, "descriptor: refinement of the eigenvalues");
         goto done;
@@ -130,7 +131,8 @@ static int desc_refine(int nd, int n, const double *Ad, const double *E, const d
     for (int t = 0; t < ns; t++) {
         int j = sel[t], p = ai[j] > 0.0 && j + 1 < nd && !lin->eig_spurious[j + 1] ? j + 1 : -1;
         lin->eig_re[j] = lr[t], lin->eig_im[j] = li[t];
-        if (p >= 0) lin->eig_re[p] = lr[t], lin->eig_im[p] = -li[t];
+        lin->eig_berr[j] = bq[t];
+        if (p >= 0) lin->eig_re[p] = lr[t], lin->eig_im[p] = -li[t], lin->eig_berr[p] = bq[t];
         for (int c = 0; c < n; c++) {
             lin->eig_vre[c + (size_t)j * n] = Vr[c + (size_t)t * nd];
             lin->eig_vim[c + (size_t)j * n] = Vi[c + (size_t)t * nd];
@@ -141,13 +143,13 @@ static int desc_refine(int nd, int n, const double *Ad, const double *E, const d
     }
 done:
     mbla_csc_free(As), mbla_csc_free(Es);
-    mbl_free(lr), mbl_free(li), mbl_free(Vr), mbl_free(Vi), mbl_free(sel);
+    mbl_free(lr), mbl_free(li), mbl_free(Vr), mbl_free(Vi), mbl_free(sel), mbl_free(bq);
     return rc;
 }
 
 /* The Eq. 10 parts of the pencil (see the opening comment): every Jacobian entry of the EOM, ode and
  * implicit-variable rows that the holonomic pencil does not hold already. */
-static void desc_ext(const mbl_model *md, const double *jac, const double *yjac, const int *rows, int r, double s,
+static void desc_ext(const mbl_model *md, const double *jac, const double *yjac, const int *rows, int r, const double *sc,
                      int nd, mbl_linear *lin)
 {
     int n = md->n, m = md->m, k = md->k, nX = md->nX, nr = md->nr, ny = md->ny;
@@ -173,13 +175,13 @@ static void desc_ext(const mbl_model *md, const double *jac, const double *yjac,
         else if (c >= bz && c < bz + md->nZ) Ad[pr + (size_t)(cz + c - bz) * nd] -= v;
         else if (c >= bl && c < bl + m) {
             for (int a = 0; a < r; a++)
-                if (rows[a] == c - bl) Ad[pr + (size_t)(2 * n + a) * nd] -= s * v;
+                if (rows[a] == c - bl) Ad[pr + (size_t)(2 * n + a) * nd] -= sc[a] * v;
         } else if (eom) {
             continue; /* q, v, vdot and mu of the EOM rows are in the pencil already */
         } else if (c >= ba && c < ba + n) E[pr + (size_t)(n + c - ba) * nd] += v;
         else if (c >= bq && c < bq + n) Ad[pr + (size_t)(c - bq) * nd] -= v;
         else if (c >= bv && c < bv + n) Ad[pr + (size_t)(n + c - bv) * nd] -= v;
-        else if (c >= bm && c < bm + k) Ad[pr + (size_t)(2 * n + r + c - bm) * nd] -= s * v;
+        else if (c >= bm && c < bm + k) Ad[pr + (size_t)(2 * n + r + c - bm) * nd] -= sc[r + c - bm] * v;
         else if (c >= br && c < br + nr) lin->Bd[pr + (size_t)(c - br) * nd] -= v;
     }
     for (int p = 0; p < md->yjac.nz; p++) {
@@ -199,7 +201,7 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     cand *cd = NULL;
     *out = NULL;
     int k = md->k;
-    double *Rmu = NULL, *Nv = NULL, *Nq = NULL;
+    double *Rmu = NULL, *Nv = NULL, *Nq = NULL, *sc = NULL;
     int nX = md->nX, nZ = md->nZ;
     if (mbl_outputs_use(md, MBL_BLK_A) || mbl_outputs_use(md, MBL_BLK_LAMBDA) || mbl_outputs_use(md, MBL_BLK_MU) ||
         mbl_outputs_use(md, MBL_BLK_XD) || mbl_outputs_use(md, MBL_BLK_Z))
@@ -270,14 +272,29 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    double s = opt->constraint_scale;
-    if (!(s > 0)) {
-        double nK = fmax(mbla_norm1(n, n, B.Rq, n), mbla_norm1(n, n, B.M, n));
-        double nC = fmax(nPq, mbla_norm1(k, n, Nv, k)); /* constraint rows: Phi_q and A_nh */
-        s = (nC > 0 && nK > 0) ? nK / nC : 1.0;
-        int ex; /* the nearest power of 2: the scaled constraint entries are the Jacobian's exactly */
-        double f = frexp(s, &ex);
-        s = ldexp(1.0, f < 0.70710678118654752 ? ex - 1 : ex);
+    /* one scale per constraint row (and its multiplier column): opt->constraint_scale, or
+     * automatically max(|K_q|_1, |M|_1) / |row|_1 to the nearest power of 2, so that a constraint
+     * stated in femtometres weighs as much as one in metres (the pencil's rows then have comparable
+     * norms: QZ's backward error and mbla_gev_classify's norms mean the same for every row) */
+    sc = mbl_alloc_array((size_t)(r + k) + 1, sizeof *sc);
+    if (!sc) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    double nK = fmax(mbla_norm1(n, n, B.Rq, n), mbla_norm1(n, n, B.M, n)), smin = HUGE_VAL, smax = 0;
+    for (int a = 0; a < r + k; a++) {
+        double s = opt->constraint_scale;
+        if (!(s > 0)) {
+            double nC = 0; /* the row's 1-norm: Phi_q, or A_nh with its d/dq part */
+            for (int j = 0; j < n; j++)
+                nC += a < r ? fabs(B.Pq[rows[a] + (size_t)j * m])
+                            : fabs(Nv[a - r + (size_t)j * k]) + fabs(Nq[a - r + (size_t)j * k]);
+            s = (nC > 0 && nK > 0) ? nK / nC : 1.0;
+            int ex; /* the nearest power of 2: the scaled constraint entries are the Jacobian's exactly */
+            double f = frexp(s, &ex);
+            s = ldexp(1.0, f < 0.70710678118654752 ? ex - 1 : ex);
+        }
+        sc[a] = s, smin = fmin(smin, s), smax = fmax(smax, s);
     }
     double *E = lin->E, *Ad = lin->Ad;
     for (int i = 0; i < n; i++) {
@@ -291,16 +308,16 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     }
     for (int a = 0; a < r; a++)
         for (int j = 0; j < n; j++) {
-            double v = -s * B.Pq[rows[a] + (size_t)j * m];
+            double v = -sc[a] * B.Pq[rows[a] + (size_t)j * m];
             Ad[2 * n + a + (size_t)j * nd] = v;
             Ad[n + j + (size_t)(2 * n + a) * nd] = v;
         }
     /* non-holonomic rows (velocity level, index 2) and their multiplier columns, same scale */
     for (int b = 0; b < k; b++)
         for (int j = 0; j < n; j++) {
-            Ad[2 * n + r + b + (size_t)j * nd] = -s * Nq[b + (size_t)j * k];
-            Ad[2 * n + r + b + (size_t)(n + j) * nd] = -s * Nv[b + (size_t)j * k];
-            Ad[n + j + (size_t)(2 * n + r + b) * nd] = -s * Rmu[j + (size_t)b * n];
+            Ad[2 * n + r + b + (size_t)j * nd] = -sc[r + b] * Nq[b + (size_t)j * k];
+            Ad[2 * n + r + b + (size_t)(n + j) * nd] = -sc[r + b] * Nv[b + (size_t)j * k];
+            Ad[n + j + (size_t)(2 * n + r + b) * nd] = -sc[r + b] * Rmu[j + (size_t)b * n];
         }
     for (int j = 0; j < nr; j++)
         for (int i = 0; i < n; i++) lin->Bd[n + i + (size_t)j * nd] = -B.Rr[i + (size_t)j * n];
@@ -309,7 +326,7 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
             lin->Cdd[i + (size_t)j * ny] = B.Yq[i + (size_t)j * ny];
             lin->Cdd[i + (size_t)(n + j) * ny] = B.Yv[i + (size_t)j * ny];
         }
-    if (md->ext) desc_ext(md, B.ev.jac, B.ev.y + ny, rows, r, s, nd, lin);
+    if (md->ext) desc_ext(md, B.ev.jac, B.ev.y + ny, rows, r, sc, nd, lin);
     int nphys = 2 * (n - r) - k + nX;
     /* 2n + r + k <= 2n + m + k <= dense_max here: QZ */
     ar = mbl_calloc((size_t)nd + 1, sizeof *ar);
@@ -323,12 +340,25 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     }
     rc = mbla_ggev(nd, Ad, nd, E, nd, ar, ai, be, NULL, 1, VR, nd, st);
     if (rc) goto done;
+    /* finite, infinite or undetermined from the pencil itself (beta against ||E||, alpha against
+     * ||Ad||, at least nd - rank(E) infinite), never from |s| */
+    int *kind = mbl_alloc_array((size_t)nd + 1, sizeof *kind), nund = 0, rankE = 0;
+    rc = kind ? mbla_gev_classify(nd, Ad, nd, E, nd, ar, ai, be, lin->eig_re, lin->eig_im, kind, NULL, &rankE, st)
+              : mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; !rc && j < nd; j++) nund += kind[j] == MBLA_EIG_UNDETERMINED;
+    mbl_free(kind);
+    if (rc) goto done;
+    if (nund) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "descriptor: the pencil is singular (%d eigenvalues undetermined: alpha and beta both at "
+                       "rounding level of ||Ad|| and ||E||): the model's equations do not determine its motion here",
+                       nund);
+        goto done;
+    }
     for (int j = 0; j < nd; j++) {
-        double re = be[j] > 0 ? ar[j] / be[j] : INFINITY, im = be[j] > 0 ? ai[j] / be[j] : 0.0;
+        double re = lin->eig_re[j], im = lin->eig_im[j];
         cd[j].mag = isfinite(re) && isfinite(im) ? hypot(re, im) : INFINITY;
         cd[j].idx = j;
-        lin->eig_re[j] = isfinite(re) ? re : INFINITY;
-        lin->eig_im[j] = isfinite(re) ? im : 0.0;
         lin->eig_spurious[j] = 1;
         /* coordinate part of the eigenvector (LAPACK packing of conjugate pairs) */
         const double *vre, *vim = NULL;
@@ -355,17 +385,20 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     rc = desc_refine(nd, n, Ad, E, VR, ai, cd, nphys, lin, st);
     if (rc) goto done;
     double gap = nphys < nd ? cd[nphys].mag / fmax(nphys ? cd[nphys - 1].mag : 0.0, DBL_MIN) : INFINITY;
+    char scales[64];
+    if (r + k && smax > smin) snprintf(scales, sizeof scales, "s %.3g to %.3g", smin, smax);
+    else snprintf(scales, sizeof scales, " %.3g", r + k ? smin : 1.0);
     snprintf(lin->notes, sizeof lin->notes,
-             "QZ on the %d x %d pencil (constraint scale %.3g, rank(Phi_q) = %d of %d, %d non-holonomic): %d physical, "
-             "%d spurious (infinite) eigenvalues, modulus gap %.3g%s",
-             nd, nd, s, r, m, k, nphys, nd - nphys, gap,
+             "QZ on the %d x %d pencil (constraint scale%s, rank(Phi_q) = %d of %d, %d non-holonomic, rank(E) = "
+             "%d): %d physical, %d spurious (infinite) eigenvalues, modulus gap %.3g%s",
+             nd, nd, scales, r, m, k, rankE, nphys, nd - nphys, gap,
              gap < DESC_GAP_WARN ? " (small: the physical/spurious split is doubtful; try constraint_scale)" : "");
     *out = lin;
     lin = NULL;
 done:
     mbl_blocks_free(&B);
     mbl_free(rows), mbl_free(ar), mbl_free(ai), mbl_free(be), mbl_free(VR), mbl_free(cd);
-    mbl_free(Rmu), mbl_free(Nv), mbl_free(Nq);
+    mbl_free(Rmu), mbl_free(Nv), mbl_free(Nq), mbl_free(sc);
     mbl_linear_free(lin);
     return rc;
 }

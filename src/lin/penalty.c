@@ -289,7 +289,7 @@ static int pen_round(int N, const double *A, const double *E, const double *ar, 
  * eigenvectors, no classification: spur flags the infinite ones only). */
 static int pen_eigs(const mbl_blocks *B, const pen_tf *tf, double alpha, double xi, double om, int r, double *wr,
                     double *wi, int *spur, double *vre, double *vim, double *maxviol_phys, double *minviol_spur,
-                    double *round_err, mbl_status *st)
+                    double *round_err, double *berr, mbl_status *st)
 {
     int n = B->n, m = B->m, nX = B->ext ? B->nX : 0, N = 2 * n + nX, rc = 0;
     size_t NN = (size_t)N * N;
@@ -351,24 +351,36 @@ static int pen_eigs(const mbl_blocks *B, const pen_tf *tf, double alpha, double 
     }
 solve:
     if (!rc) rc = mbla_ggev(N, A, N, E, N, ar, ai, be, NULL, 1, vre ? VR : NULL, N, st);
+    /* finite or infinite from the pencil itself (mbla_gev_classify); undetermined: a singular
+     * pencil, no eigenvalues to report */
+    if (!rc) {
+        int *kind = mbl_alloc_array((size_t)N + 1, sizeof *kind), nund = 0;
+        rc = kind ? mbla_gev_classify(N, A, N, E, N, ar, ai, be, wr, wi, kind, NULL, NULL, st)
+                  : mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int j = 0; !rc && j < N; j++) {
+            nund += kind[j] == MBLA_EIG_UNDETERMINED;
+            if (kind[j] != MBLA_EIG_FINITE) be[j] = 0.0; /* infinite below (beta = 0) */
+        }
+        mbl_free(kind);
+        if (!rc && nund)
+            rc = mbl_error(st, MBL_ESINGULAR,
+                           "penalty: the penalized pencil is singular (%d eigenvalues undetermined: alpha and beta "
+                           "both at rounding level)",
+                           nund);
+    }
+    if (!rc && vre && berr) rc = mbla_gev_berr(N, A, N, E, N, wr, wi, ai, VR, N, berr, st);
     if (!rc && vre) rc = pen_round(N, A, E, ar, ai, be, round_err, st);
     if (!rc && tf && vre) rc = mbla_lu_solve(N, N, Hm, N, VR, N, st); /* y -> (dq, dv) */
     mbl_free(Hm);
     if (rc) goto done;
     if (!vre) { /* eigenvalues only (the error-estimate run): no classification */
-        for (int j = 0; j < N; j++) {
-            wr[j] = be[j] > 0 ? ar[j] / be[j] : INFINITY;
-            wi[j] = be[j] > 0 ? ai[j] / be[j] : 0.0;
-            spur[j] = !(be[j] > 0);
-        }
+        for (int j = 0; j < N; j++) spur[j] = !(be[j] > 0); /* wr, wi: mbla_gev_classify's */
         *maxviol_phys = *minviol_spur = 0.0;
         goto done;
     }
     double nP = fmax(mbla_norm1(m, n, B->Pq, m), mbla_norm1(B->k, n, B->Nv, B->k));
     if (!(nP > 0)) nP = 1.0;
     for (int j = 0; j < N; j++) {
-        wr[j] = be[j] > 0 ? ar[j] / be[j] : INFINITY;
-        wi[j] = be[j] > 0 ? ai[j] / be[j] : 0.0;
         const double *xr, *xi_ = NULL;
         double sg = 1.0;
         if (ai[j] == 0.0) xr = VR + (size_t)j * N;
@@ -520,8 +532,8 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     double a1 = opt->pen_alpha, a2 = a1 / opt->pen_ratio, v1 = 0, s1 = 0, v2 = 0, s2 = 0;
     for (int pass = 0; pass < 2; pass++) {
         rc = pen_eigs(&B, tf, a1, opt->pen_xi, opt->pen_omega, r, lin->eig_re, lin->eig_im, lin->eig_spurious,
-                      lin->eig_vre, lin->eig_vim, &v1, &s1, rnd, st);
-        if (!rc) rc = pen_eigs(&B, tf, a2, opt->pen_xi, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, NULL, st);
+                      lin->eig_vre, lin->eig_vim, &v1, &s1, rnd, lin->eig_berr, st);
+        if (!rc) rc = pen_eigs(&B, tf, a2, opt->pen_xi, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, NULL, NULL, st);
         if (rc != MBL_ESINGULAR || !tf) break;
         tf = NULL; /* the states and constraint values are not coordinates here: the spectrum in q */
     }
