@@ -183,6 +183,117 @@ TEST(ggev_singular_pencil_infinite)
     CHECK_EQ_INT(f3, 1);
 }
 
+/* (Q A Z, Q B Z) with Q, Z products of plane rotations: the same eigenvalues, no structure left
+ * on the diagonal for QZ to find */
+static void rotate_pencil(int n, double *A, double *B, unsigned seed)
+{
+    for (int k = 0; k < 3 * n; k++) {
+        seed = seed * 1103515245u + 12345u;
+        int i = (int)(seed >> 8) % n, j = (i + 1 + (int)((seed >> 20) % (unsigned)(n - 1))) % n;
+        double th = 0.3 + 0.1 * k, c = cos(th), s = sin(th);
+        double *M[2] = {A, B};
+        for (int t = 0; t < 2; t++) {
+            double *X = M[t];
+            for (int col = 0; col < n; col++) { /* rows i, j from the left */
+                double a = X[i + n * col], b = X[j + n * col];
+                X[i + n * col] = c * a - s * b, X[j + n * col] = s * a + c * b;
+            }
+            for (int row = 0; row < n; row++) { /* columns i, j from the right */
+                double a = X[row + n * i], b = X[row + n * j];
+                X[row + n * i] = c * a + s * b, X[row + n * j] = -s * a + c * b;
+            }
+        }
+    }
+}
+
+static void classify_counts(int n, const double *A, const double *B, int *nf, int *ninf, int *nund, double *re,
+                            double *im)
+{
+    double ar[8], ai[8], be[8];
+    int kind[8], nfin = -1;
+    mbl_status st;
+    *nf = *ninf = *nund = -1;
+    CHECK_EQ_INT(mbla_ggev(n, A, n, B, n, ar, ai, be, NULL, 1, NULL, 1, &st), 0);
+    CHECK_EQ_INT(mbla_gev_classify(n, A, n, B, n, ar, ai, be, re, im, kind, &nfin, NULL, &st), 0);
+    *nf = *ninf = *nund = 0;
+    for (int j = 0; j < n; j++) {
+        *nf += kind[j] == MBLA_EIG_FINITE;
+        *ninf += kind[j] == MBLA_EIG_INFINITE;
+        *nund += kind[j] == MBLA_EIG_UNDETERMINED;
+        if (kind[j] != MBLA_EIG_FINITE) CHECK(re[j] == INFINITY);
+    }
+    CHECK_EQ_INT(nfin, *nf);
+}
+
+/* Infinite and undetermined eigenvalues told from the pencil, never from |s|, whatever the basis:
+ * closed forms of diagonal pencils, then the same pencils rotated. */
+TEST(gev_classify_from_the_pencil)
+{
+    double re[8], im[8];
+    int nf, ninf, nund;
+    for (int rot = 0; rot < 2; rot++) {
+        /* B = diag(1, 0): eigenvalue 2 and one infinite */
+        double A1[4] = {2, 0, 0, 3}, B1[4] = {1, 0, 0, 0};
+        if (rot) rotate_pencil(2, A1, B1, 7);
+        classify_counts(2, A1, B1, &nf, &ninf, &nund, re, im);
+        CHECK(nf == 1 && ninf == 1 && nund == 0);
+        for (int j = 0; j < 2; j++)
+            if (isfinite(re[j])) CHECK_REL(re[j], 2.0, 1e-14);
+        /* B = diag(1, 1e-30): the second is infinite within rounding of B (QZ says 3e30) */
+        double A2[4] = {2, 0, 0, 3}, B2[4] = {1, 0, 0, 1e-30};
+        if (rot) rotate_pencil(2, A2, B2, 11);
+        classify_counts(2, A2, B2, &nf, &ninf, &nund, re, im);
+        CHECK(nf == 1 && ninf == 1 && nund == 0);
+        /* a large finite eigenvalue is finite: diag(1e8, 1) against I */
+        double A3[4] = {1e8, 0, 0, 1}, B3[4] = {1, 0, 0, 1};
+        if (rot) rotate_pencil(2, A3, B3, 13);
+        classify_counts(2, A3, B3, &nf, &ninf, &nund, re, im);
+        CHECK(nf == 2 && ninf == 0 && nund == 0);
+        /* a singular pencil: det(A - s B) = 0 for every s; one eigenvalue 1, one undetermined */
+        double A4[9] = {1, 0, 0, 0, 2, 0, 0, 0, 0}, B4[9] = {1, 0, 0, 0, 1, 0, 0, 0, 0};
+        if (rot) rotate_pencil(3, A4, B4, 17);
+        classify_counts(3, A4, B4, &nf, &ninf, &nund, re, im);
+        CHECK_MSG(nund >= 1 && nf + ninf + nund == 3, "singular pencil: %d finite, %d infinite, %d undetermined", nf,
+                  ninf, nund);
+        /* a Jordan block of size 2 at infinity (B nilpotent there) and the eigenvalue 1: rank B = 2
+         * leaves one infinite at least, the classification finds both */
+        double A5[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, B5[9] = {0, 0, 0, 1, 0, 0, 0, 0, 1};
+        if (rot) rotate_pencil(3, A5, B5, 19);
+        classify_counts(3, A5, B5, &nf, &ninf, &nund, re, im);
+        CHECK_MSG(nf == 1 && ninf == 2 && nund == 0, "Jordan block at infinity: %d finite, %d infinite, %d undetermined",
+                  nf, ninf, nund);
+        for (int j = 0; j < 3; j++)
+            if (isfinite(re[j])) CHECK_REL(re[j], 1.0, 1e-12);
+    }
+}
+
+/* Conjugate pairs come out exactly conjugate (LAPACK's two betas of a pair differ by rounding), and
+ * the backward errors of QZ's eigenpairs are at rounding level: rotations by 1 and 2 rad scaled
+ * by 3 and 0.5 (eigenvalues 3 e^(+-i), 0.5 e^(+-2i)) against a rotated identity */
+TEST(gev_conjugates_and_backward_errors)
+{
+    double A[16] = {0}, B[16] = {0}, ar[4], ai[4], be[4], re[4], im[4], berr[4], VR[16];
+    int kind[4];
+    mbl_status st;
+    A[0] = 3 * cos(1.0), A[1] = 3 * sin(1.0), A[4] = -3 * sin(1.0), A[5] = 3 * cos(1.0);
+    A[10] = 0.5 * cos(2.0), A[11] = 0.5 * sin(2.0), A[14] = -0.5 * sin(2.0), A[15] = 0.5 * cos(2.0);
+    for (int i = 0; i < 4; i++) B[i + 4 * i] = 1;
+    rotate_pencil(4, A, B, 23);
+    CHECK_EQ_INT(mbla_ggev(4, A, 4, B, 4, ar, ai, be, NULL, 1, VR, 4, &st), 0);
+    CHECK_EQ_INT(mbla_gev_classify(4, A, 4, B, 4, ar, ai, be, re, im, kind, NULL, NULL, &st), 0);
+    CHECK_EQ_INT(mbla_gev_berr(4, A, 4, B, 4, re, im, ai, VR, 4, berr, &st), 0);
+    int found1 = 0, found2 = 0;
+    for (int j = 0; j < 4; j++) {
+        CHECK(kind[j] == MBLA_EIG_FINITE);
+        CHECK_MSG(berr[j] < 10 * DBL_EPSILON, "backward error %g", berr[j]);
+        if (ai[j] > 0 && j + 1 < 4) CHECK(re[j + 1] == re[j] && im[j + 1] == -im[j]);
+        double m = hypot(re[j], im[j]), a = fabs(atan2(im[j], re[j]));
+        found1 += fabs(m - 3) < 1e-13 && fabs(a - 1) < 1e-13;
+        found2 += fabs(m - 0.5) < 1e-14 && fabs(a - 2) < 1e-13;
+    }
+    CHECK(found1 == 2 && found2 == 2);
+}
+
 TEST(lu_solve_and_singular)
 {
     double A[9] = {4, 2, 1, -1, 5, 2, 0.5, 1, 6}, x[3] = {1, -2, 3}, b[3];
@@ -448,6 +559,8 @@ int main(void)
     RUN(sygvd_fe_bar_closed_form);
     RUN(sygvd_not_positive_definite);
     RUN(ggev_singular_pencil_infinite);
+    RUN(gev_classify_from_the_pencil);
+    RUN(gev_conjugates_and_backward_errors);
     RUN(lu_solve_and_singular);
     RUN(dlu_rcond_hilbert);
     RUN(rank_qrcp_svd);
