@@ -83,8 +83,9 @@ typedef struct mbl_sens_options {
                             the eigenvectors by inverse iteration on the sparse pencil. The
                             pencil's derivatives are held dense: (3 + 3 nwrt) N^2 doubles, refused
                             above 2 GB */
-    double zero_tol;     /* |lambda| <= zero_tol * max |lambda|: a zero mode (default 1e-9); two zero
-                            modes are a multiple zero, their derivatives undefined */
+    double zero_tol;     /* |lambda| <= zero_tol * max |lambda|: a zero mode (default 1e-9; never below
+                            10 sqrt(eps) max |lambda|, the rounding split of a defective double zero,
+                            as mbl_modal); two zero modes are a multiple zero, derivatives undefined */
     double repeat_tol;   /* two eigenvalues closer than repeat_tol * max(1, |lambda|) are repeated:
                             their derivatives are not defined one by one (default 1e-8) */
     double rank_tol;     /* relative rank tolerance of the constraint Jacobian (default 1e-9) */

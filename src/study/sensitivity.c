@@ -1001,9 +1001,11 @@ eigen:;
         goto fail;
     }
     int nundef = 0;
-    /* zero: below zero_tol of the largest (the pencil in the user states has no rounding noise
-     * where it is exactly zero: spen_build) */
-    double zthr = opt.zero_tol * magmax;
+    /* zero: below zero_tol of the largest, and never below the rounding split of a defective
+     * double zero (a rigid-body or cyclic coordinate), 10 sqrt(eps) of the spectral radius, as
+     * mbl_modal's quadratic-qz (both listings must agree on which modes are zero); the pencil in the
+     * user states has no rounding noise where it is exactly zero (spen_build) */
+    double zthr = fmax(opt.zero_tol, 10 * sqrt(DBL_EPSILON)) * magmax;
     for (int t = 0; t < nev; t++) {
         mbl_sens_mode *md = &S->modes[t];
         int j = ev[t].idx;
