@@ -14,6 +14,7 @@
  *  - bad input. */
 #include <lapacke.h>
 #undef I
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +77,42 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* the project's own FE model: the 6 ne lowest omegas of the clamped beam */
+/* s + t += a b to about eps^2 relative (the product's rounding error from fma, the sum's from
+ * TwoSum: Ogita, Rump and Oishi's Dot2, as src/eig/eig.c and tests/mech/test_beam.c) */
+static void acc2(double a, double b, double *s, double *t)
+{
+    double p = a * b, e = fma(a, b, -p), x = *s + p, z = x - *s;
+    *t += (*s - (x - z)) + (p - z) + e;
+    *s = x;
+}
+
+/* x^T A x (A n x n, column-major, its upper triangle mirrored as dsygvd reads it), every product
+ * and sum to about eps^2 */
+static double quad2(int n, const double *A, const double *x)
+{
+    double s = 0, t = 0;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i <= j; i++) {
+            double a = A[i + (size_t)n * j];
+            if (a == 0) continue;
+            double p = x[i] * x[j], pe = fma(x[i], x[j], -p);
+            a *= i == j ? 1 : 2; /* exact */
+            acc2(a, p, &s, &t);
+            acc2(a, pe, &s, &t);
+        }
+    return s + t;
+}
+
+/* the project's own FE model: the 6 ne lowest omegas of the clamped beam. dsygvd's eigenvalues
+ * alone are less accurate than the library tested: the smallest carries an absolute error of about
+ * eps lambda_max, and its value depends on the OpenBLAS kernel (omega_1 at ne = 16 from
+ * 37.1210290747 under Nehalem to 37.1210291727 under SkylakeX, 2.6e-9 relative, over the x86-64
+ * kernels Prescott ... Cooperlake; 3e-10 at ne = 8). Each eigenvalue is instead the Rayleigh
+ * quotient x^T K x / x^T M x of dsygvd's eigenvector x, its sums to about eps^2 (quad2): the
+ * quotient is stationary, so an eigenvector error delta (about eps lambda_max / gap) costs about
+ * delta^2 lambda_max, and the sums' rounding eps^2 lambda_max. Measured: every omega the same
+ * under all eight kernels to 1.8e-16 (one ulp; omega_1 at ne = 16: 37.121029075247129 under
+ * each), and the library's within 4e-14 of it. */
 static int fe_reference(int ne, double *w)
 {
     mbl_beam_section s = {E_, G_, RHO, AREA, IY, IZ, JT};
@@ -88,11 +124,16 @@ static int fe_reference(int ne, double *w)
     mbla_csc_to_dense(K, Kd, n, &st);
     mbla_csc_to_dense(M, Md, n, &st);
     double *Kr = calloc((size_t)nk * nk, sizeof *Kr), *Mr = calloc((size_t)nk * nk, sizeof *Mr);
+    double *Z = calloc((size_t)nk * nk, sizeof *Z);
     for (int j = 0; j < nk; j++)
         for (int i = 0; i < nk; i++) Kr[i + nk * j] = Kd[6 + i + n * (6 + j)], Mr[i + nk * j] = Md[6 + i + n * (6 + j)];
-    CHECK(mbla_sygvd(nk, Kr, nk, Mr, nk, w, NULL, 0, &st) == 0);
-    for (int k = 0; k < nk; k++) w[k] = sqrt(w[k]);
-    free(Kd), free(Md), free(Kr), free(Mr);
+    CHECK(mbla_sygvd(nk, Kr, nk, Mr, nk, w, Z, nk, &st) == 0);
+    for (int k = 0; k < nk; k++) {
+        const double *x = Z + (size_t)nk * k;
+        w[k] = sqrt(quad2(nk, Kr, x) / quad2(nk, Mr, x));
+    }
+    qsort(w, (size_t)nk, sizeof *w, cmp_d);
+    free(Kd), free(Md), free(Kr), free(Mr), free(Z);
     mbla_csc_free(K), mbla_csc_free(M);
     return nk;
 }
@@ -185,7 +226,10 @@ static char *read_text(const char *path)
 
 TEST(pendulum_in_plane)
 {
-    /* the spatial example at n_p = 5 and the planar beam pendulum at n_p = 5 */
+    /* the spatial example at n_p = 5 and the planar beam pendulum at n_p = 5 (both the library's:
+     * each solve's slow modes refined by the Rayleigh quotient, the others' a-priori error eps
+     * omega_max^2 / omega^2 below 1e-12; measured under the eight x86-64 OpenBLAS kernels Prescott
+     * ... Cooperlake: every pair within 7e-13, each model's omegas the same to 2e-13) */
     char *sp = read_text("examples/mech/spatial_beam_pendulum.yaml"), *pl = read_text("examples/flexible_pendulum_beams.yaml");
     CHECK(sp && pl);
     if (!sp || !pl) {
@@ -371,14 +415,16 @@ TEST(sensitivity_pendulum_fd)
     if (!rc) rc = mbl_sensitivity_compute(dd, pt, NULL, 0, NULL, &S, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
     static const char *names[6] = {"l", "E", "G", "rho", "r", "g"};
-    double worst = 0;
-    int ncmp = 0;
+    double worst = 0, worst_rel = 0;
+    int ncmp = 0, nrel = 0;
     for (int k = 0; !rc && k < 6; k++) {
         int ip = param_index(md, names[k]);
         double p0 = mbl_model_param_value(md, ip), h = 1e-4 * p0, wp[256], wm[256], wp2[256], wm2[256];
         int np = fresh_omegas(sp, names[k], p0 + h, wp, 256), nm = fresh_omegas(sp, names[k], p0 - h, wm, 256);
         int np2 = fresh_omegas(sp, names[k], p0 + 2 * h, wp2, 256), nm2 = fresh_omegas(sp, names[k], p0 - 2 * h, wm2, 256);
         CHECK(np == nm && np == np2 && np == nm2);
+        double wmax = 0; /* the largest omega (the noise floor below) */
+        for (int q = 0; q < np; q++) wmax = fmax(wmax, fmax(fmax(wp[q], wm[q]), fmax(wp2[q], wm2[q])));
         /* the 20 lowest distinct modes: omega_i (sorted) at p +- h, +- 2h, Richardson-extrapolated */
         int j = 0;
         for (int i = 0; i < S->nmode && j < 20; i++) {
@@ -390,17 +436,31 @@ TEST(sensitivity_pendulum_fd)
                 if (fabs(wp[q] - m->im) < bd) bd = fabs(wp[q] - m->im), idx = q;
             if (idx < 0) continue;
             double d1 = (wp[idx] - wm[idx]) / (2 * h), d2 = (wp2[idx] - wm2[idx]) / (4 * h), fd = (4 * d1 - d2) / 3;
-            /* relative, or of omega/p for a derivative that vanishes (differences: noise) */
-            double e = fabs(m->dim[ip] - fd) / fmax(fabs(fd), 1e-3 * m->im / p0);
-            CHECK_MSG(e <= 1e-6, "omega %.8g d/d%s: %.12g vs central differences %.12g", m->im, names[k], m->dim[ip], fd);
-            worst = fmax(worst, e);
+            /* 1e-6 relative plus the differences' own noise floor: each omega of a fresh
+             * linearization is the root of an eigenvalue lambda = omega^2 with an absolute rounding
+             * error of a few eps lambda_max (the symmetric-definite solver's normwise bound, as in
+             * fe_reference), so omega carries dw = eps omega_max^2 / (2 omega) times that factor, and
+             * fd = (8 (w(h) - w(-h)) - (w(2h) - w(-2h))) / (12 h) up to 18 / 12 dw / h. Measured (17
+             * points at steps h / 4 per parameter, the 22 lowest modes, the eight x86-64 kernels
+             * Prescott ... Cooperlake): dw up to 2.65 eps omega_max^2 / omega (1000 eps omega at
+             * omega = 49, so not a few eps omega; the slow modes, which the solver refines by a
+             * Rayleigh quotient, stay near eps omega: the bound is loose for them); |dim - fd| up to
+             * 2.2 eps omega_max^2 / (omega h). Allowed: dw = 4 eps omega_max^2 / omega. A derivative
+             * that vanishes (d/dG of an in-plane mode: 1e-67, the differences up to 1.6e-15 under
+             * Prescott) is checked against the floor alone. */
+            double dw = 4 * DBL_EPSILON * wmax * wmax / m->im, noise = 1.5 * dw / h;
+            double err = fabs(m->dim[ip] - fd), tol = 1e-6 * fabs(fd) + noise;
+            CHECK_MSG(err <= tol, "omega %.8g d/d%s: %.12g vs central differences %.12g (allowed %.3g, of it noise %.3g)",
+                      m->im, names[k], m->dim[ip], fd, tol, noise);
+            worst = fmax(worst, err / tol);
+            if (noise < 1e-6 * fabs(fd)) worst_rel = fmax(worst_rel, err / fabs(fd)), nrel++;
             ncmp++, j++;
         }
     }
     CHECK(rc || ncmp >= 6 * 20);
-    printf("  spatial beam pendulum n_p = 5: %d frequency derivatives = central differences of fresh linearizations to "
-           "%.1e\n",
-           ncmp, worst);
+    printf("  spatial beam pendulum n_p = 5: %d frequency derivatives = central differences of fresh linearizations, "
+           "at most %.2f of the allowance; the %d above the differences' noise to %.1e relative\n",
+           ncmp, worst, nrel, worst_rel);
     mbl_sensitivity_free(S);
     mbl_dae_deriv_free(dd);
     mbl_point_free(pt);
