@@ -1,7 +1,9 @@
 # mblin: the commands a user types. See README.md.
 #   make setup   install the Debian packages the build and the tests need (skips what is present)
 #   make         build into build/
-#   make test    setup, build, run the test suite, then run it again under ASan + UBSan
+#   make test    setup, build, run the test suite, then again under two forced OpenBLAS kernels
+#                (test-kernels), then again under ASan + UBSan, then a short fuzz run
+#   make test-kernels  the numerical tests again under two forced OpenBLAS kernels (SkylakeX, Prescott)
 #   make demo    setup, build, linearize the default example and print the report
 #   make bench-setup  install the packages only the benchmarks need (BENCH_PACKAGES)
 #   make fuzz    build the libFuzzer targets with clang and run each for FUZZ_SECONDS
@@ -13,6 +15,12 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 30
+# test-kernels: the OpenBLAS kernels to force, the first KERNEL_COUNT of these the CPU can run
+# (tests/kernels/cores.py), and the tests it leaves out: not numerical (valgrind, startup, browser,
+# python), kernel-independent and slow (MPI, SLEPc), or forcing kernels themselves (kernels_agree)
+KERNELS      ?= SkylakeX Prescott Haswell Sandybridge
+KERNEL_COUNT ?= 2
+KERNEL_EXCLUDE ?= valgrind|browser|python|slepc|mpi|startup|kernels_agree
 
 # Debian 12 packages: compiler and tools, then the numerical libraries, then the reference checks.
 PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \
@@ -24,7 +32,7 @@ PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \
 # Benchmarks only (bench/peers.py: MuJoCo, and mpmath for the closed-form check): `make bench-setup`.
 BENCH_PACKAGES = libmujoco-dev python3-mpmath
 
-.PHONY: bench-setup all build setup test test-fast asan fuzz demo bench clean install
+.PHONY: bench-setup all build setup test test-fast test-kernels asan fuzz demo bench clean install
 
 all: build
 
@@ -62,8 +70,25 @@ asan: $(ASAN_BUILD)/CMakeCache.txt
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# issue 27: OpenBLAS picks its kernels by CPU, so a result that depends on the kernel would pass
+# here and fail on a user's machine; forcing other kernels makes it fail here.
+test-kernels: build
+	@kernels=$$(python3 tests/kernels/cores.py $(BUILD)/mblin $(KERNEL_COUNT) $(KERNELS)); rc=$$?; \
+	if [ $$rc -eq 77 ]; then echo "test-kernels: skipped"; exit 0; fi; \
+	[ $$rc -eq 0 ] || { echo "test-kernels: fewer than $(KERNEL_COUNT) kernels to force"; exit 1; }; \
+	failed=""; \
+	for k in $$kernels; do \
+	  echo "test-kernels: ctest under OPENBLAS_CORETYPE=$$k"; \
+	  start=$$(date +%s); \
+	  (cd $(BUILD) && OPENBLAS_CORETYPE=$$k ctest --output-on-failure -j $(JOBS) -E '$(KERNEL_EXCLUDE)') || failed="$$failed $$k"; \
+	  echo "test-kernels: OPENBLAS_CORETYPE=$$k took $$(( $$(date +%s) - start )) s"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "test-kernels: failed under$$failed"; exit 1; fi; \
+	echo "test-kernels: passed under $$kernels"
+
 test: setup
 	$(MAKE) test-fast
+	$(MAKE) test-kernels
 	$(MAKE) asan
 	@if command -v clang >/dev/null 2>&1; then $(MAKE) fuzz FUZZ_SECONDS=20; else echo "clang not found: fuzzing skipped"; fi
 

@@ -230,6 +230,16 @@ int mbla_gev_classify(int n, const double *A, int lda, const double *B, int ldb,
 int mbla_gev_berr(int n, const double *A, int lda, const double *B, int ldb, const double *re, const double *im,
                   const double *alphai, const double *VR, int ldvr, double *berr, mbl_status *st);
 
+/* The rounding error of QZ on each finite eigenvalue of the real pencil (A, B), measured: QZ on the
+ * transposed pencil, on the pencil with rows and columns in reverse order and on both has the same
+ * eigenvalues but rounds differently; err[j] is the largest distance of eigenvalue j (re, im: from
+ * mbla_gev_classify, kind its kinds) to the nearest finite eigenvalue of each sample. A measured
+ * sample of QZ's rounding on these data, not a bound (callers multiply by a safety factor), and
+ * blind to the rounding the data carry from their own computation. INFINITY for the eigenvalues
+ * that are not finite. Three more QZ runs of order n. */
+int mbla_gev_rounding(int n, const double *A, int lda, const double *B, int ldb, const double *re, const double *im,
+                      const int *kind, double *err, mbl_status *st);
+
 /* Symmetric-definite generalized problem A z = lambda B z (dsygvd, itype 1): A symmetric, B
  * symmetric positive definite; only the upper triangles are read; A, B are not modified.
  * w (n): eigenvalues ascending. Z (n x n, may be NULL): B-orthonormal eigenvectors

@@ -719,6 +719,47 @@ int mbla_gev_berr(int n, const double *A, int lda, const double *B, int ldb, con
     return 0;
 }
 
+int mbla_gev_rounding(int n, const double *A, int lda, const double *B, int ldb, const double *re, const double *im,
+                      const int *kind, double *err, mbl_status *st)
+{
+    const char *fn = "mbla_gev_rounding";
+    int r;
+    if ((r = check_mat(st, fn, "A", n, n, A, lda)) || (r = check_mat(st, fn, "B", n, n, B, ldb))) return r;
+    if (n > 0 && (!re || !im || !kind || !err)) return mbl_error(st, MBL_EARG, "%s: an array is NULL", fn);
+    if (n == 0) return 0;
+    size_t nn = (size_t)n * n;
+    double *At = mbl_alloc_array(nn, sizeof *At), *Bt = mbl_alloc_array(nn, sizeof *Bt);
+    double *w = mbl_alloc_array(5 * (size_t)n, sizeof *w);
+    int *k2 = mbl_alloc_array((size_t)n, sizeof *k2);
+    if (!At || !Bt || !w || !k2) {
+        mbl_free(At), mbl_free(Bt), mbl_free(w), mbl_free(k2);
+        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
+    }
+    double *br = w, *bi = w + n, *bb = w + 2 * n, *sr = w + 3 * n, *si = w + 4 * n;
+    for (int j = 0; j < n; j++) err[j] = kind[j] == MBLA_EIG_FINITE ? 0.0 : INFINITY;
+    for (int smp = 0; !r && smp < 3; smp++) {
+        int tr = smp != 1, rev = smp != 0;
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b < n; b++) {
+                int ra = rev ? n - 1 - a : a, rb = rev ? n - 1 - b : b;
+                size_t ia = tr ? (size_t)b + (size_t)a * lda : (size_t)a + (size_t)b * lda;
+                size_t ib = tr ? (size_t)b + (size_t)a * ldb : (size_t)a + (size_t)b * ldb;
+                At[ra + (size_t)rb * n] = A[ia], Bt[ra + (size_t)rb * n] = B[ib];
+            }
+        r = mbla_ggev(n, At, n, Bt, n, br, bi, bb, NULL, 1, NULL, 1, st);
+        if (!r) r = mbla_gev_classify(n, At, n, Bt, n, br, bi, bb, sr, si, k2, NULL, NULL, st);
+        for (int j = 0; !r && j < n; j++) {
+            if (kind[j] != MBLA_EIG_FINITE) continue;
+            double d = INFINITY;
+            for (int i = 0; i < n; i++)
+                if (k2[i] == MBLA_EIG_FINITE) d = fmin(d, hypot(re[j] - sr[i], im[j] - si[i]));
+            err[j] = fmax(err[j], d);
+        }
+    }
+    mbl_free(At), mbl_free(Bt), mbl_free(w), mbl_free(k2);
+    return r;
+}
+
 int mbla_ggevx(char balanc, int n, const double *A, int lda, const double *B, int ldb,
                double *alphar, double *alphai, double *beta, double *VL, int ldvl, double *VR,
                int ldvr, double *abnrm, double *bbnrm, mbl_status *st)

@@ -155,6 +155,7 @@ void mbl_linear_free(mbl_linear *L)
     mbl_free(L->eig_im);
     mbl_free(L->eig_spurious);
     mbl_free(L->eig_berr);
+    mbl_free(L->eig_err);
     mbl_free(L->eig_vre);
     mbl_free(L->eig_vim);
     mbl_free(L->E);

@@ -762,11 +762,15 @@ int mbl_lin_alloc_eigs(mbl_linear *lin, int neig)
     lin->eig_im = mbl_calloc((size_t)neig + 1, sizeof(double));
     lin->eig_spurious = mbl_calloc((size_t)neig + 1, sizeof(int));
     lin->eig_berr = mbl_alloc_array((size_t)neig + 1, sizeof(double));
+    lin->eig_err = mbl_alloc_array((size_t)neig + 1, sizeof(double));
     if (lin->eig_berr)
         for (int i = 0; i < neig; i++) lin->eig_berr[i] = NAN;
+    if (lin->eig_err)
+        for (int i = 0; i < neig; i++) lin->eig_err[i] = NAN;
     lin->eig_vre = mbl_calloc(sz, sizeof(double));
     lin->eig_vim = mbl_calloc(sz, sizeof(double));
-    if (!lin->eig_re || !lin->eig_im || !lin->eig_spurious || !lin->eig_berr || !lin->eig_vre || !lin->eig_vim)
+    if (!lin->eig_re || !lin->eig_im || !lin->eig_spurious || !lin->eig_berr || !lin->eig_err || !lin->eig_vre ||
+        !lin->eig_vim)
         return MBL_ENOMEM;
     lin->neig = neig;
     return 0;

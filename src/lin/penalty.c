@@ -47,8 +47,6 @@
 /* safety factor of the error estimate (see above) */
 #define PEN_SAFETY 2.0
 #define PEN_ROUND_SAFETY 4.0
-/* Independent roundings of the penalty pencil's QZ sampled for that estimate (pen_round). */
-#define PEN_ROUND_SAMPLES 3
 
 typedef struct pen_item {
     double viol;
@@ -266,37 +264,15 @@ static int pen_transform(const mbl_blocks *B, const pen_tf *tf, const double *Ax
  * examples/flexible_pendulum_beams.yaml, where the O(1/alpha) term is 0.03 rad/s. The normwise
  * condition-number bound (Higham Sec. 20) is 1e5 times too pessimistic there. err (N): INFINITY
  * for an infinite eigenvalue. */
-static int pen_round(int N, const double *A, const double *E, const double *ar, const double *ai, const double *be,
+static int pen_round(int N, const double *A, const double *E, const double *wr, const double *wi, const double *be,
                      double *err, mbl_status *st)
 {
-    size_t NN = (size_t)N * N;
-    double *At = mbl_calloc(NN + 1, sizeof *At), *Et = mbl_calloc(NN + 1, sizeof *Et);
-    double *br = mbl_calloc((size_t)N + 1, sizeof *br), *bi = mbl_calloc((size_t)N + 1, sizeof *bi);
-    double *bb = mbl_calloc((size_t)N + 1, sizeof *bb);
-    int rc = 0;
-    if (!At || !Et || !br || !bi || !bb) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int j = 0; j < N; j++) err[j] = be[j] > 0 ? 0.0 : INFINITY;
-    /* PEN_ROUND_SAMPLES samples: the transposed pencil, the pencil with rows and columns in reverse
-     * order, and both (the same eigenvalues, three other roundings); each eigenvalue's error is the
-     * largest distance to its nearest counterpart in a sample */
-    for (int smp = 0; !rc && smp < PEN_ROUND_SAMPLES; smp++) {
-        int tr = smp != 1, rev = smp != 0;
-        for (int a = 0; a < N; a++)
-            for (int b = 0; b < N; b++) {
-                int ra = rev ? N - 1 - a : a, rb = rev ? N - 1 - b : b;
-                size_t src = tr ? (size_t)b + (size_t)a * N : (size_t)a + (size_t)b * N;
-                At[ra + (size_t)rb * N] = A[src], Et[ra + (size_t)rb * N] = E[src];
-            }
-        rc = mbla_ggev(N, At, N, Et, N, br, bi, bb, NULL, 1, NULL, 1, st);
-        for (int j = 0; !rc && j < N; j++) {
-            if (!(be[j] > 0)) continue;
-            double sr = ar[j] / be[j], si = ai[j] / be[j], d = INFINITY;
-            for (int i = 0; i < N; i++)
-                if (bb[i] > 0) d = fmin(d, hypot(sr - br[i] / bb[i], si - bi[i] / bb[i]));
-            err[j] = fmax(err[j], PEN_ROUND_SAFETY * d);
-        }
-    }
-    mbl_free(At), mbl_free(Et), mbl_free(br), mbl_free(bi), mbl_free(bb);
+    int *kind = mbl_alloc_array((size_t)N + 1, sizeof *kind);
+    if (!kind) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; j < N; j++) kind[j] = be[j] > 0 ? MBLA_EIG_FINITE : MBLA_EIG_INFINITE;
+    int rc = mbla_gev_rounding(N, A, N, E, N, wr, wi, kind, err, st);
+    for (int j = 0; !rc && j < N; j++) err[j] *= PEN_ROUND_SAFETY;
+    mbl_free(kind);
     return rc;
 }
 
@@ -385,7 +361,7 @@ solve:
                            nund);
     }
     if (!rc && vre && berr) rc = mbla_gev_berr(N, A, N, E, N, wr, wi, ai, VR, N, berr, st);
-    if (!rc && vre) rc = pen_round(N, A, E, ar, ai, be, round_err, st);
+    if (!rc && vre) rc = pen_round(N, A, E, wr, wi, be, round_err, st);
     if (!rc && tf && vre) rc = mbla_lu_solve(N, N, Hm, N, VR, N, st); /* y -> (dq, dv) */
     mbl_free(Hm);
     if (rc) goto done;
@@ -563,6 +539,7 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
         for (int j = 0; j < N; j++)
             if (!spur2[j]) best = fmin(best, hypot(lin->eig_re[i] - wr2[j], lin->eig_im[i] - wi2[j]));
         err = fmax(err, best * fac);
+        lin->eig_err[i] = fmax(best * fac, rnd[i]); /* each eigenvalue's own: extrapolation and rounding */
     }
     /* rounding floor: QZ perturbs the pencil by eps times its norm, which grows with alpha |Phi_q|^2 */
     double smax = 1.0, nP = mbla_norm1(m, n, B.Pq, m), nM = mbla_norm1(n, n, B.M, n);

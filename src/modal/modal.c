@@ -13,6 +13,10 @@
 #include "mblin/la.h"
 #include "mblin/model.h"
 
+/* The rounding level of a zero of the descriptor's pencil, in units of sqrt(eps ||Ad||_1 / ||E||_1)
+ * (modal_given). */
+#define DESC_ZERO_FACTOR 100.0
+
 /* multiple of sqrt(eps * ||A||) below which an eigenvalue counts as zero */
 #define ZERO_DEFECT_FACTOR 10.0
 #define TWO_PI 6.283185307179586476925286766559
@@ -79,9 +83,22 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
         if (!lin->eig_spurious[i] && isfinite(lin->eig_re[i])) big = fmax(big, hypot(lin->eig_re[i], lin->eig_im[i]));
     double normA = lin->nx && lin->A ? mbla_norm1(lin->nx, lin->nx, lin->A, lin->nx) : 0.0;
     M->zero_tol = fmax(fmax(opt->zero_tol * big, ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * normA)), 1e-12);
+    /* the descriptor's own pencil (E, Ad): a zero of it is split by rounding of the data like one of
+     * E^-1 Ad, by about sqrt(eps ||Ad|| / ||E||) times the conditioning of the Jordan basis, and at a
+     * singular configuration the minimum-norm multipliers that are zero come out as 1e-14 and add a
+     * geometric stiffness of that size (the parallelogram at its branch point: a double-double zero
+     * at +-0.8e-7 to +-2.6e-7, real or imaginary as the BLAS kernel rounds, against 1.5e-7 at the
+     * factor 10): DESC_ZERO_FACTOR there */
+    if (lin->nd > 0 && lin->Ad && lin->E) {
+        double nE = mbla_norm1(lin->nd, lin->nd, lin->E, lin->nd);
+        if (nE > 0)
+            M->zero_tol = fmax(M->zero_tol, DESC_ZERO_FACTOR * sqrt(DBL_EPSILON * mbla_norm1(lin->nd, lin->nd, lin->Ad,
+                                                                                               lin->nd) / nE));
+    }
     for (int i = 0; i < ne; i++) {
         double mag = hypot(lin->eig_re[i], lin->eig_im[i]);
-        si[i].freq = !isfinite(mag) ? HUGE_VAL : mag < M->zero_tol ? 0.0 : mag / TWO_PI;
+        int zero = mag < M->zero_tol || (lin->eig_err && mag <= lin->eig_err[i]);
+        si[i].freq = !isfinite(mag) ? HUGE_VAL : zero ? 0.0 : mag / TWO_PI;
         si[i].re = lin->eig_re[i];
         si[i].im = lin->eig_im[i];
         si[i].idx = i;
@@ -95,12 +112,13 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
         md->im = lin->eig_im[i] + 0.0;
         md->spurious = lin->eig_spurious[i] ? 1 : 0;
         md->backward_error = lin->eig_berr ? lin->eig_berr[i] : NAN; /* on the method's own pencil */
+        md->error_estimate = lin->eig_err && isfinite(lin->eig_err[i]) ? lin->eig_err[i] : NAN;
         double mag = hypot(md->re, md->im);
         if (!isfinite(mag)) {
             md->kind = MBL_MODE_REAL;
             md->freq_hz = HUGE_VAL;
             md->damping_ratio = NAN;
-        } else if (mag < M->zero_tol) {
+        } else if (mag < M->zero_tol || mag <= md->error_estimate) { /* zero, or within its own error of it */
             md->kind = MBL_MODE_ZERO;
         } else {
             md->kind = md->im == 0.0 ? MBL_MODE_REAL : MBL_MODE_OSCILLATORY;
@@ -237,6 +255,7 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         md->re = wr[i];
         md->im = wi[i];
         md->backward_error = E->berr[i];
+        md->error_estimate = NAN;
         double mag = hypot(wr[i], wi[i]);
         if (mag < M->zero_tol || E->zero[i]) { /* below the solver's floor, or zero within K's rounding */
             md->kind = MBL_MODE_ZERO;

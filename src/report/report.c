@@ -383,6 +383,13 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
         json_num(f, m->damping_ratio);
         fputs(", \"backward_error\": ", f);
         json_num(f, m->backward_error);
+        if (isfinite(m->error_estimate)) { /* the method measured what the eigenvalue is worth */
+            double mag = hypot(m->re, m->im);
+            int digits = m->error_estimate > 0 ? (int)floor(log10(mag / m->error_estimate)) : 16;
+            fputs(", \"error_estimate\": ", f);
+            json_num(f, m->error_estimate);
+            fprintf(f, ", \"digits\": %d", digits < 0 ? 0 : digits > 16 ? 16 : digits);
+        }
         fprintf(f, ", \"spurious\": %s, \"kind\": \"%s\"}", m->spurious ? "true" : "false",
                 m->kind == MBL_MODE_ZERO ? "zero" : m->kind == MBL_MODE_REAL ? "real" : "oscillatory");
     }
