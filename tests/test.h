@@ -120,4 +120,31 @@ static inline char *test_slurp(const char *path)
     return s;
 }
 
+/* s + t += a b to about eps^2 relative (the product's rounding error from fma, the sum's from
+ * TwoSum: Ogita, Rump and Oishi's Dot2, as src/eig/eig.c): references more accurate than the
+ * double precision results they check, under every BLAS kernel */
+static inline void test_acc2(double a, double b, double *s, double *t)
+{
+    double p = a * b, e = fma(a, b, -p), x = *s + p, z = x - *s;
+    *t += (*s - (x - z)) + (p - z) + e;
+    *s = x;
+}
+
+/* x^T A x (A n x n, column-major, its upper triangle mirrored as dsygvd reads it), every product
+ * and sum to about eps^2 (test_acc2) */
+static inline double test_quad2(int n, const double *A, const double *x)
+{
+    double s = 0, t = 0;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i <= j; i++) {
+            double a = A[i + (size_t)n * j];
+            if (a == 0) continue;
+            double p = x[i] * x[j], pe = fma(x[i], x[j], -p);
+            a *= i == j ? 1 : 2; /* exact */
+            test_acc2(a, p, &s, &t);
+            test_acc2(a, pe, &s, &t);
+        }
+    return s + t;
+}
+
 #endif

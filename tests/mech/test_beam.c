@@ -88,14 +88,6 @@ TEST(element_matrices)
     CHECK_CLOSE(K3[2 + 12 * 2], 12 * s.E * s.Iy / (le * le * le), 1e-13);
 }
 
-/* s + t += a b exactly enough (fma product, TwoSum accumulation: about eps^2 relative) */
-static void acc2(double a, double b, double *s, double *t)
-{
-    double p = a * b, e = fma(a, b, -p), x = *s + p, z = x - *s;
-    *t += (*s - (x - z)) + (p - z) + e;
-    *s = x;
-}
-
 /* The planar element's rigid motions on fine meshes (regression: a bias of the lowest eigenvalues
  * growing as n_e^2, flexible pendulum n_p = 10^4 per link: omega_3 1e-7 high). The bending entries
  * annihilate the rigid translation (1, 0, 1, 0) exactly, and the rigid rotation R = (0, 1, h, 1)
@@ -123,7 +115,7 @@ TEST(element_rigid_motions)
         double T[4] = {1, 0, 1, 0}, R[4] = {0, 1, h, 1};
         for (int i = 0; i < 4; i++) {
             double s = 0, t = 0;
-            for (int j = 0; j < 4; j++) acc2(Kb[i + 4 * j], T[j], &s, &t);
+            for (int j = 0; j < 4; j++) test_acc2(Kb[i + 4 * j], T[j], &s, &t);
             CHECK_MSG(s + t == 0, "n_e = %d: row %d of Ke T = %g", cs[c].ne, i, s + t);
         }
         /* R^T Ke R = sum_ij R_i K_ij R_j, every product and sum exact to about eps^2 */
@@ -131,8 +123,8 @@ TEST(element_rigid_motions)
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 4; j++) {
                 double p = R[i] * R[j], pe = fma(R[i], R[j], -p);
-                acc2(Kb[i + 4 * j], p, &s, &t);
-                acc2(Kb[i + 4 * j], pe, &s, &t);
+                test_acc2(Kb[i + 4 * j], p, &s, &t);
+                test_acc2(Kb[i + 4 * j], pe, &s, &t);
             }
         double rel = fabs(s + t) / (12 * EI / h) / DBL_EPSILON;
         worst = fmax(worst, rel);

@@ -77,38 +77,12 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* s + t += a b to about eps^2 relative (the product's rounding error from fma, the sum's from
- * TwoSum: Ogita, Rump and Oishi's Dot2, as src/eig/eig.c and tests/mech/test_beam.c) */
-static void acc2(double a, double b, double *s, double *t)
-{
-    double p = a * b, e = fma(a, b, -p), x = *s + p, z = x - *s;
-    *t += (*s - (x - z)) + (p - z) + e;
-    *s = x;
-}
-
-/* x^T A x (A n x n, column-major, its upper triangle mirrored as dsygvd reads it), every product
- * and sum to about eps^2 */
-static double quad2(int n, const double *A, const double *x)
-{
-    double s = 0, t = 0;
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i <= j; i++) {
-            double a = A[i + (size_t)n * j];
-            if (a == 0) continue;
-            double p = x[i] * x[j], pe = fma(x[i], x[j], -p);
-            a *= i == j ? 1 : 2; /* exact */
-            acc2(a, p, &s, &t);
-            acc2(a, pe, &s, &t);
-        }
-    return s + t;
-}
-
 /* the project's own FE model: the 6 ne lowest omegas of the clamped beam. dsygvd's eigenvalues
  * alone are less accurate than the library tested: the smallest carries an absolute error of about
  * eps lambda_max, and its value depends on the OpenBLAS kernel (omega_1 at ne = 16 from
  * 37.1210290747 under Nehalem to 37.1210291727 under SkylakeX, 2.6e-9 relative, over the x86-64
  * kernels Prescott ... Cooperlake; 3e-10 at ne = 8). Each eigenvalue is instead the Rayleigh
- * quotient x^T K x / x^T M x of dsygvd's eigenvector x, its sums to about eps^2 (quad2): the
+ * quotient x^T K x / x^T M x of dsygvd's eigenvector x, its sums to about eps^2 (test_quad2): the
  * quotient is stationary, so an eigenvector error delta (about eps lambda_max / gap) costs about
  * delta^2 lambda_max, and the sums' rounding eps^2 lambda_max. Measured: every omega the same
  * under all eight kernels to 1.8e-16 (one ulp; omega_1 at ne = 16: 37.121029075247129 under
@@ -130,7 +104,7 @@ static int fe_reference(int ne, double *w)
     CHECK(mbla_sygvd(nk, Kr, nk, Mr, nk, w, Z, nk, &st) == 0);
     for (int k = 0; k < nk; k++) {
         const double *x = Z + (size_t)nk * k;
-        w[k] = sqrt(quad2(nk, Kr, x) / quad2(nk, Mr, x));
+        w[k] = sqrt(test_quad2(nk, Kr, x) / test_quad2(nk, Mr, x));
     }
     qsort(w, (size_t)nk, sizeof *w, cmp_d);
     free(Kd), free(Md), free(Kr), free(Mr), free(Z);

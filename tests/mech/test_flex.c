@@ -69,32 +69,6 @@ static char *beam_model(int ne, const char *joints, const char *extra)
     return buf;
 }
 
-/* s + t += a b to about eps^2 relative (the product's rounding error from fma, the sum's from
- * TwoSum: Ogita, Rump and Oishi's Dot2, as src/eig/eig.c and tests/mech/test_beam.c) */
-static void acc2(double a, double b, double *s, double *t)
-{
-    double p = a * b, e = fma(a, b, -p), x = *s + p, z = x - *s;
-    *t += (*s - (x - z)) + (p - z) + e;
-    *s = x;
-}
-
-/* x^T A x (A n x n, column-major, its upper triangle mirrored as dsygvd reads it), every product
- * and sum to about eps^2 */
-static double quad2(int n, const double *A, const double *x)
-{
-    double s = 0, t = 0;
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i <= j; i++) {
-            double a = A[i + (size_t)n * j];
-            if (a == 0) continue;
-            double p = x[i] * x[j], pe = fma(x[i], x[j], -p);
-            a *= i == j ? 1 : 2; /* exact */
-            acc2(a, p, &s, &t);
-            acc2(a, pe, &s, &t);
-        }
-    return s + t;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -106,7 +80,7 @@ static int cmp_d(const void *a, const void *b)
  * lambda_max that depends on the OpenBLAS kernel (omega_1 of the cantilever at ne = 20: 9.1e-10
  * low under Prescott and Core2, 7.2e-10 high under Nehalem, against the 1e-9 checked); each
  * eigenvalue is instead the Rayleigh quotient of dsygvd's eigenvector, its sums to about eps^2
- * (quad2; stationary: an eigenvector error delta costs about delta^2 lambda_max). Measured: every
+ * (test_quad2; stationary: an eigenvector error delta costs about delta^2 lambda_max). Measured: every
  * omega the same under the eight x86-64 kernels Prescott ... Cooperlake to 2.2e-16, the library's
  * within 1e-13 of it. */
 static void fe_reference(int ne, int ndrop, const int *drop, int nw, double *w)
@@ -132,7 +106,7 @@ static void fe_reference(int ne, int ndrop, const int *drop, int nw, double *w)
     CHECK(mbla_sygvd(nk, Kr, nk, Mr, nk, ev, Z, nk, &st) == 0);
     for (int k = 0; k < nk; k++) {
         const double *x = Z + (size_t)nk * k;
-        ev[k] = sqrt(quad2(nk, Kr, x) / quad2(nk, Mr, x));
+        ev[k] = sqrt(test_quad2(nk, Kr, x) / test_quad2(nk, Mr, x));
     }
     qsort(ev, (size_t)nk, sizeof *ev, cmp_d);
     for (int k = 0; k < nw; k++) w[k] = k < nk ? ev[k] : NAN;
