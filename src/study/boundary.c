@@ -209,10 +209,11 @@ static int collision(const char *path, mbl_setting *sets, int nsets, const char 
         mbl_sensitivity_free(S);
         S = S2;
         if (pick_pair(S, 1, pre, pim, -1, &f)) {
-            /* a divergence: the pair meets at zero, where its eigenvalues count as zero; a step
-             * already in Newton's quadratic phase (the next one below tol) lands on the boundary */
-            if (fabs(step) <= sqrt(opt->tol) * fmax(1.0, fabs(p)) && fabs(pim) <= sqrt(opt->tol) * fmax(1.0, fabs(f.cim)))
-                break;
+            /* the pair is no longer two simple eigenvalues: it met (a double eigenvalue, flutter)
+             * or reached zero (a divergence); a step already in Newton's quadratic phase (the next
+             * one below tol) landed on the boundary. Whether the landing point is exactly double
+             * or a hair off is the BLAS kernel's rounding: both are the boundary. */
+            if (fabs(step) <= sqrt(opt->tol) * fmax(1.0, fabs(p))) break;
             rc = mbl_error(st, MBL_EMODEL, "boundary: the colliding pair is lost at %s = %.12g (an eigenvalue became zero "
                            "or repeated)", param, pn);
             break;
