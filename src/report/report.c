@@ -385,7 +385,8 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
         json_num(f, m->backward_error);
         if (isfinite(m->error_estimate)) { /* the method measured what the eigenvalue is worth */
             double mag = hypot(m->re, m->im);
-            int digits = m->error_estimate > 0 ? (int)floor(log10(mag / m->error_estimate)) : 16;
+            int digits = m->kind == MBL_MODE_ZERO ? 0 /* a zero: its value is rounding */
+                         : m->error_estimate > 0 ? (int)floor(log10(mag / m->error_estimate)) : 16;
             fputs(", \"error_estimate\": ", f);
             json_num(f, m->error_estimate);
             fprintf(f, ", \"digits\": %d", digits < 0 ? 0 : digits > 16 ? 16 : digits);
