@@ -543,7 +543,8 @@ class Linearization:
         states, velocity_states: names of S and W. state_names: all of x.
         inputs, outputs, coordinates: names.
         eigenvalues: complex array. frequencies: Hz. damping: damping ratios. spurious: bool array.
-        kinds: "oscillatory" / "real" / "zero" each. backward_errors: per eigenpair.
+        kinds: "oscillatory" / "real" / "zero" each. backward_errors: per eigenpair. error_estimates: per eigenvalue
+        where the method measures it (descriptor, penalty), NaN elsewhere.
         shapes: complex array n x (number of eigenvalues), column i the shape of mode i.
         modes: list of :class:`Mode`.
         eigen_solver: "sygvd", "quadratic-qz", "dgeev" or the method's own.
@@ -575,6 +576,7 @@ class Linearization:
         self.spurious = d["spurious"]
         self.kinds = d["kinds"]
         self.backward_errors = d["backward_error"]
+        self.error_estimates = d["error_estimates"]  # per eigenvalue (descriptor, penalty), NaN elsewhere
         self.shapes = d["shapes"]
         self.zero_tol = d["zero_tol"]
         self.eigen_solver = d["eigen_solver"]

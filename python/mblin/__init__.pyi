@@ -145,6 +145,7 @@ class Linearization:
     spurious: BoolArray
     kinds: List[str]
     backward_errors: FloatArray
+    error_estimates: FloatArray
     shapes: Optional[ComplexArray]
     modes: List[Mode]
     zero_tol: float

@@ -540,13 +540,16 @@ static PyObject *linear_dict(const mbl_linear *L, const mbl_modes *M)
     npy_intp dims[1] = {ne};
     PyObject *ev = PyArray_SimpleNew(1, dims, NPY_COMPLEX128), *fr = PyArray_SimpleNew(1, dims, NPY_DOUBLE),
              *dr = PyArray_SimpleNew(1, dims, NPY_DOUBLE), *be = PyArray_SimpleNew(1, dims, NPY_DOUBLE),
-             *sp = PyArray_SimpleNew(1, dims, NPY_BOOL), *kinds = PyList_New(ne);
-    if (!ev || !fr || !dr || !be || !sp || !kinds) {
+             *sp = PyArray_SimpleNew(1, dims, NPY_BOOL), *kinds = PyList_New(ne),
+             *ee = PyArray_SimpleNew(1, dims, NPY_DOUBLE);
+    if (!ev || !fr || !dr || !be || !sp || !kinds || !ee) {
         Py_XDECREF(ev), Py_XDECREF(fr), Py_XDECREF(dr), Py_XDECREF(be), Py_XDECREF(sp), Py_XDECREF(kinds);
+        Py_XDECREF(ee);
         goto fail;
     }
     double *evd = PyArray_DATA((PyArrayObject *)ev), *frd = PyArray_DATA((PyArrayObject *)fr),
-           *drd = PyArray_DATA((PyArrayObject *)dr), *bed = PyArray_DATA((PyArrayObject *)be);
+           *drd = PyArray_DATA((PyArrayObject *)dr), *bed = PyArray_DATA((PyArrayObject *)be),
+           *eed = PyArray_DATA((PyArrayObject *)ee);
     npy_bool *spd = PyArray_DATA((PyArrayObject *)sp);
     for (int i = 0; i < ne; i++) {
         const mbl_mode *md = &M->modes[i];
@@ -555,12 +558,14 @@ static PyObject *linear_dict(const mbl_linear *L, const mbl_modes *M)
         frd[i] = md->freq_hz;
         drd[i] = md->damping_ratio;
         bed[i] = md->backward_error;
+        eed[i] = md->error_estimate;
         spd[i] = md->spurious ? NPY_TRUE : NPY_FALSE;
         PyList_SET_ITEM(kinds, i, PyUnicode_FromString(kind_name(md->kind)));
         if (!PyList_GET_ITEM(kinds, i)) bad = 1;
     }
     bad |= put(d, "eigenvalues", ev) | put(d, "freq_hz", fr) | put(d, "damping_ratio", dr) |
-           put(d, "backward_error", be) | put(d, "spurious", sp) | put(d, "kinds", kinds) |
+           put(d, "backward_error", be) | put(d, "error_estimates", ee) | put(d, "spurious", sp) |
+           put(d, "kinds", kinds) |
            put(d, "shapes", cmatrix(M->shape_re, M->shape_im, M->n, ne)) |
            put(d, "zero_tol", PyFloat_FromDouble(M->zero_tol)) | put(d, "eigen_solver", PyUnicode_FromString(M->solver));
     if (bad) goto fail;

@@ -118,6 +118,14 @@ def test_methods_match_cli(cli, method):
     close(got[fin].real, want[fin].real, "re")
     close(got[fin].imag, want[fin].imag, "im")
     assert list(lin.spurious) == [e["spurious"] for e in j["eigenvalues"]]
+    # the per-eigenvalue error estimate of the methods that measure it, as the JSON has it
+    for i, e in enumerate(j["eigenvalues"]):
+        if "error_estimate" in e:
+            close(lin.error_estimates[i], e["error_estimate"], "error_estimate")
+        else:
+            assert not np.isfinite(lin.error_estimates[i])
+    if method in ("descriptor", "penalty"):
+        assert np.all(np.isfinite(lin.error_estimates[~lin.spurious]))
     if method == "descriptor":
         nd = lin.descriptor.E.shape[0]
         assert lin.descriptor.A.shape == (nd, nd) and lin.descriptor.B.shape == (nd, len(lin.inputs))
