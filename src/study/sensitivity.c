@@ -485,8 +485,8 @@ static double pair_berr(const mbla_csc *A, int N, const double *P0, const double
  * eigenvalue (the double zero of a cyclic coordinate) w^H P'(s) v vanishes and the Rayleigh step
  * can throw s anywhere, to 1e43 as rounding decides, where the vectors it came with are no
  * eigenvectors at all. A failed factorization (an exactly singular P(s)) keeps the values before.
- * keep: 2N scratch. *berr: the kept triple's backward error. Returns the steps kept, -1 when none
- * could be tried. */
+ * keep: 2N scratch. *berr: the kept triple's backward error. Returns the steps kept (0: the QZ
+ * triple as given). */
 #define REFINE_BERR_FLOOR (64 * DBL_EPSILON)
 /* The largest backward error of an eigentriple that is reported: half the digits of the data. */
 #define SENS_BERR_MAX 1.4901161193847656e-08
