@@ -363,9 +363,9 @@ typedef struct mbl_linear {
     int *eig_spurious;     /* neig: 1 when the eigenvalue is spurious (infinite, constraint-tied) */
     double *eig_berr;      /* neig: backward error of each eigenpair on the method's pencil, NaN where
                               not measured (the partial spectra of the sparse path measure it) */
-    double *eig_err;       /* neig: estimated absolute error of each eigenvalue (its QZ's spread over other
-                              roundings of the method's pencil, times 4: mbla_gev_rounding), NaN where
-                              not estimated */
+    double *eig_err;       /* neig: estimated absolute error of each eigenvalue (penalty: its extrapolation
+                              in alpha and its QZ's spread over three other roundings of its pencil,
+                              times 4, mbla_gev_rounding), NaN where not estimated */
     double *eig_vre, *eig_vim; /* n*neig: the coordinate part dq of each eigenvector (may be NULL) */
     int eig_partial;       /* 1 when the list is part of the spectrum (ARPACK: nev nearest the shift) */
     double eig_shift;      /* the shift of the partial spectrum (when neig > 0 from ARPACK) */
@@ -451,7 +451,7 @@ typedef struct mbl_mode {
                               (lin->neig > 0). docs/linearization.md, "Eigenvalues: which solver
                               and why" */
     double error_estimate; /* estimated absolute error of the eigenvalue where the method measures it
-                              (descriptor, penalty: lin->eig_err), NAN elsewhere; an eigenvalue no
+                              (penalty: lin->eig_err), NAN elsewhere; an eigenvalue no
                               larger than its own error estimate is a zero mode. The JSON reports it
                               with "digits", the decimal digits it is worth */
 } mbl_mode;

@@ -544,7 +544,7 @@ class Linearization:
         inputs, outputs, coordinates: names.
         eigenvalues: complex array. frequencies: Hz. damping: damping ratios. spurious: bool array.
         kinds: "oscillatory" / "real" / "zero" each. backward_errors: per eigenpair. error_estimates: per eigenvalue
-        where the method measures it (descriptor, penalty), NaN elsewhere.
+        where the method measures it (penalty), NaN elsewhere.
         shapes: complex array n x (number of eigenvalues), column i the shape of mode i.
         modes: list of :class:`Mode`.
         eigen_solver: "sygvd", "quadratic-qz", "dgeev" or the method's own.
@@ -576,7 +576,7 @@ class Linearization:
         self.spurious = d["spurious"]
         self.kinds = d["kinds"]
         self.backward_errors = d["backward_error"]
-        self.error_estimates = d["error_estimates"]  # per eigenvalue (descriptor, penalty), NaN elsewhere
+        self.error_estimates = d["error_estimates"]  # per eigenvalue (penalty), NaN elsewhere
         self.shapes = d["shapes"]
         self.zero_tol = d["zero_tol"]
         self.eigen_solver = d["eigen_solver"]

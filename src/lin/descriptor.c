@@ -38,10 +38,6 @@
  * out of QZ as eps^(-1/3)-sized values at worst, far above any physical one in a scaled pencil). */
 #define DESC_GAP_WARN 100.0
 
-/* The measured spread of an eigenvalue over other roundings of the pencil (mbla_gev_rounding) is
- * one sample of its rounding error: the estimate reported is this many times it. */
-#define DESC_ROUND_SAFETY 4.0
-
 typedef struct cand {
     double mag;
     int idx;
@@ -134,11 +130,6 @@ static int desc_refine(int nd, int n, const double *Ad, const double *E, const d
     }
     for (int t = 0; t < ns; t++) {
         int j = sel[t], p = ai[j] > 0.0 && j + 1 < nd && !lin->eig_spurious[j + 1] ? j + 1 : -1;
-        /* the refinement's move is part of what the eigenvalue is worth (a defective cluster: Newton
-         * converges slowly and ends where the start and the rounding take it) */
-        double mv = DESC_ROUND_SAFETY * hypot(lr[t] - lin->eig_re[j], li[t] - lin->eig_im[j]);
-        lin->eig_err[j] = fmax(lin->eig_err[j], mv);
-        if (p >= 0) lin->eig_err[p] = fmax(lin->eig_err[p], mv);
         lin->eig_re[j] = lr[t], lin->eig_im[j] = li[t];
         lin->eig_berr[j] = bq[t];
         if (p >= 0) lin->eig_re[p] = lr[t], lin->eig_im[p] = -li[t], lin->eig_berr[p] = bq[t];
@@ -355,11 +346,6 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     rc = kind ? mbla_gev_classify(nd, Ad, nd, E, nd, ar, ai, be, lin->eig_re, lin->eig_im, kind, NULL, &rankE, st)
               : mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int j = 0; !rc && j < nd; j++) nund += kind[j] == MBLA_EIG_UNDETERMINED;
-    /* each eigenvalue's rounding error, measured on three other roundings of the pencil (times
-     * DESC_ROUND_SAFETY): what the eigenvalue is worth where the pencil is ill-conditioned (a zero
-     * cluster at a branch point comes out real or imaginary as the BLAS kernel rounds) */
-    if (!rc && !nund) rc = mbla_gev_rounding(nd, Ad, nd, E, nd, lin->eig_re, lin->eig_im, kind, lin->eig_err, st);
-    for (int j = 0; !rc && j < nd; j++) lin->eig_err[j] *= DESC_ROUND_SAFETY;
     mbl_free(kind);
     if (rc) goto done;
     if (nund) {
