@@ -59,6 +59,8 @@ int mbla_gemv(char trans, int m, int n, double alpha, const double *A, int lda,
 /* 1-norm (maximum absolute column sum) of the m x n matrix A. Returns 0 for empty matrices
  * and -1.0 when A is NULL or lda < max(1, m). */
 double mbla_norm1(int m, int n, const double *A, int lda);
+/* Frobenius norm of the m x n matrix A (LAPACK's dlange, safe against overflow); 0 when empty. */
+double mbla_norm_fro(int m, int n, const double *A, int lda);
 
 /* ============================================================================================
  * Dense: LU (partial pivoting), one-shot and factor-once/solve-many
@@ -217,7 +219,8 @@ enum { MBLA_EIG_FINITE = 0, MBLA_EIG_INFINITE = 1, MBLA_EIG_UNDETERMINED = 2 };
  *     first (LAPACK's two betas of a pair differ by rounding, so would the ratios).
  * re, im (n): the finite eigenvalues (INFINITY, 0 for the others); kind (n): MBLA_EIG_*;
  * nfinite (may be NULL): how many are finite; rank_b (may be NULL): the rank of B.
- * Errors: MBL_EARG, MBL_ENOMEM, MBL_ENOCONV (the SVD). */
+ * Errors: MBL_ESINGULAR when any is undetermined (the outputs are filled all the same), MBL_EARG,
+ * MBL_ENOMEM, MBL_ENOCONV (the SVD). */
 #define MBLA_GEV_TOL_FACTOR 4.0
 int mbla_gev_classify(int n, const double *A, int lda, const double *B, int ldb, const double *alphar,
                       const double *alphai, const double *beta, double *re, double *im, int *kind, int *nfinite,

@@ -585,17 +585,10 @@ int mbla_ggev(int n, const double *A, int lda, const double *B, int ldb, double 
     return 0;
 }
 
-static double fro_norm(int m, int n, const double *A, int lda)
+double mbla_norm_fro(int m, int n, const double *A, int lda)
 {
-    double scale = 0.0, ssq = 1.0; /* LAPACK's dlassq: no overflow for huge entries */
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i < m; i++) {
-            double a = fabs(A[i + (size_t)j * lda]);
-            if (a == 0.0) continue;
-            if (scale < a) ssq = 1.0 + ssq * (scale / a) * (scale / a), scale = a;
-            else ssq += (a / scale) * (a / scale);
-        }
-    return scale * sqrt(ssq);
+    if (m <= 0 || n <= 0 || !A) return 0.0;
+    return LAPACKE_dlange_work(LAPACK_COL_MAJOR, 'F', m, n, A, lda, NULL);
 }
 
 typedef struct gev_cand {
@@ -622,7 +615,7 @@ int mbla_gev_classify(int n, const double *A, int lda, const double *B, int ldb,
     if (nfinite) *nfinite = 0;
     if (rank_b) *rank_b = 0;
     if (n == 0) return 0;
-    double nA = fro_norm(n, n, A, lda), nB = fro_norm(n, n, B, ldb), tol = MBLA_GEV_TOL_FACTOR * n * DBL_EPSILON;
+    double nA = mbla_norm_fro(n, n, A, lda), nB = mbla_norm_fro(n, n, B, ldb), tol = MBLA_GEV_TOL_FACTOR * n * DBL_EPSILON;
     /* rank of B within tol ||B|| (singular values against the Frobenius norm) */
     double *Bc = mbla_alloc_dmat(n, n), *sv = mbl_alloc_array((size_t)n, sizeof *sv);
     gev_cand *cand = mbl_alloc_array((size_t)n, sizeof *cand);
@@ -672,11 +665,16 @@ int mbla_gev_classify(int n, const double *A, int lda, const double *B, int ldb,
         re[j] = alphar[j] / beta[j], im[j] = alphai[j] / beta[j];
         if (!isfinite(re[j]) || !isfinite(im[j])) kind[j] = MBLA_EIG_INFINITE, re[j] = INFINITY, im[j] = 0.0;
     }
-    int nf = 0;
-    for (int j = 0; !r && j < n; j++) nf += kind[j] == MBLA_EIG_FINITE;
+    int nf = 0, nund = 0;
+    for (int j = 0; !r && j < n; j++) nf += kind[j] == MBLA_EIG_FINITE, nund += kind[j] == MBLA_EIG_UNDETERMINED;
     if (nfinite) *nfinite = nf;
     if (rank_b) *rank_b = rank;
     mbl_free(Bc), mbl_free(sv), mbl_free(cand);
+    if (!r && nund)
+        r = mbl_error(st, MBL_ESINGULAR,
+                      "the pencil is singular (%d eigenvalues undetermined: alpha and beta both at rounding level "
+                      "of the pencil's norms)",
+                      nund);
     return r;
 }
 
@@ -689,34 +687,42 @@ int mbla_gev_berr(int n, const double *A, int lda, const double *B, int ldb, con
         (r = check_mat(st, fn, "VR", n, n, VR, ldvr)))
         return r;
     if (n > 0 && (!re || !im || !alphai || !berr)) return mbl_error(st, MBL_EARG, "%s: an array is NULL", fn);
-    double nA = fro_norm(n, n, A, lda), nB = fro_norm(n, n, B, ldb);
-    for (int j = 0; j < n; j++) {
+    if (n == 0) return 0;
+    /* A VR and B VR by two products (LAPACK's packing: a pair's real and imaginary parts are
+     * columns j, j + 1), then each residual (A - s B)(xr + i xi) from their columns */
+    double *AV = mbla_alloc_dmat(n, n), *BV = mbla_alloc_dmat(n, n);
+    if (!AV || !BV) {
+        mbl_free(AV), mbl_free(BV);
+        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
+    }
+    r = mbla_gemm('N', 'N', n, n, n, 1.0, A, lda, VR, ldvr, 0.0, AV, n, st);
+    if (!r) r = mbla_gemm('N', 'N', n, n, n, 1.0, B, ldb, VR, ldvr, 0.0, BV, n, st);
+    double nA = mbla_norm_fro(n, n, A, lda), nB = mbla_norm_fro(n, n, B, ldb);
+    for (int j = 0; !r && j < n; j++) {
         double sr = re[j], si = im[j];
         if (!isfinite(sr) || !isfinite(si)) {
             berr[j] = INFINITY;
             continue;
         }
-        const double *xr, *xi = NULL;
+        int c0 = j, c1 = -1; /* x = V(:, c0) + i sg V(:, c1) */
         double sg = 1.0;
-        if (alphai[j] == 0.0) xr = VR + (size_t)j * ldvr;
-        else if (alphai[j] > 0.0 && j + 1 < n) xr = VR + (size_t)j * ldvr, xi = VR + (size_t)(j + 1) * ldvr;
-        else if (j > 0) xr = VR + (size_t)(j - 1) * ldvr, xi = VR + (size_t)j * ldvr, sg = -1.0;
-        else xr = VR + (size_t)j * ldvr;
+        if (alphai[j] > 0.0 && j + 1 < n) c1 = j + 1;
+        else if (alphai[j] < 0.0 && j > 0) c0 = j - 1, c1 = j, sg = -1.0;
+        const double *ar_ = AV + (size_t)c0 * n, *br_ = BV + (size_t)c0 * n, *xr = VR + (size_t)c0 * ldvr;
+        const double *ai_ = c1 >= 0 ? AV + (size_t)c1 * n : NULL, *bi_ = c1 >= 0 ? BV + (size_t)c1 * n : NULL;
+        const double *xi = c1 >= 0 ? VR + (size_t)c1 * ldvr : NULL;
         double res = 0.0, xn = 0.0;
         for (int i = 0; i < n; i++) {
-            double rr = 0.0, ri = 0.0; /* (A - s B) x, row i, x = xr + i sg xi */
-            for (int c = 0; c < n; c++) {
-                double a = A[i + (size_t)c * lda], b = B[i + (size_t)c * ldb], x1 = xr[c], x2 = xi ? sg * xi[c] : 0.0;
-                double mr = a - sr * b, mi = -si * b;
-                rr += mr * x1 - mi * x2, ri += mr * x2 + mi * x1;
-            }
+            double axr = ar_[i], axi = ai_ ? sg * ai_[i] : 0.0, bxr = br_[i], bxi = bi_ ? sg * bi_[i] : 0.0;
+            double rr = axr - (sr * bxr - si * bxi), ri = axi - (sr * bxi + si * bxr);
             res += rr * rr + ri * ri;
             xn += xr[i] * xr[i] + (xi ? xi[i] * xi[i] : 0.0);
         }
         double den = (nA + hypot(sr, si) * nB) * sqrt(xn);
         berr[j] = den > 0 ? sqrt(res) / den : INFINITY;
     }
-    return 0;
+    mbl_free(AV), mbl_free(BV);
+    return r;
 }
 
 int mbla_gev_rounding(int n, const double *A, int lda, const double *B, int ldb, const double *re, const double *im,

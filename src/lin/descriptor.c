@@ -342,19 +342,12 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     if (rc) goto done;
     /* finite, infinite or undetermined from the pencil itself (beta against ||E||, alpha against
      * ||Ad||, at least nd - rank(E) infinite), never from |s| */
-    int *kind = mbl_alloc_array((size_t)nd + 1, sizeof *kind), nund = 0, rankE = 0;
+    int *kind = mbl_alloc_array((size_t)nd + 1, sizeof *kind), rankE = 0;
     rc = kind ? mbla_gev_classify(nd, Ad, nd, E, nd, ar, ai, be, lin->eig_re, lin->eig_im, kind, NULL, &rankE, st)
               : mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int j = 0; !rc && j < nd; j++) nund += kind[j] == MBLA_EIG_UNDETERMINED;
     mbl_free(kind);
+    if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "descriptor: the model's equations do not determine its motion here");
     if (rc) goto done;
-    if (nund) {
-        rc = mbl_error(st, MBL_ESINGULAR,
-                       "descriptor: the pencil is singular (%d eigenvalues undetermined: alpha and beta both at "
-                       "rounding level of ||Ad|| and ||E||): the model's equations do not determine its motion here",
-                       nund);
-        goto done;
-    }
     for (int j = 0; j < nd; j++) {
         double re = lin->eig_re[j], im = lin->eig_im[j];
         cd[j].mag = isfinite(re) && isfinite(im) ? hypot(re, im) : INFINITY;

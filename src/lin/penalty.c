@@ -346,19 +346,13 @@ solve:
     /* finite or infinite from the pencil itself (mbla_gev_classify); undetermined: a singular
      * pencil, no eigenvalues to report */
     if (!rc) {
-        int *kind = mbl_alloc_array((size_t)N + 1, sizeof *kind), nund = 0;
+        int *kind = mbl_alloc_array((size_t)N + 1, sizeof *kind);
         rc = kind ? mbla_gev_classify(N, A, N, E, N, ar, ai, be, wr, wi, kind, NULL, NULL, st)
                   : mbl_error(st, MBL_ENOMEM, "out of memory");
-        for (int j = 0; !rc && j < N; j++) {
-            nund += kind[j] == MBLA_EIG_UNDETERMINED;
+        for (int j = 0; !rc && j < N; j++)
             if (kind[j] != MBLA_EIG_FINITE) be[j] = 0.0; /* infinite below (beta = 0) */
-        }
         mbl_free(kind);
-        if (!rc && nund)
-            rc = mbl_error(st, MBL_ESINGULAR,
-                           "penalty: the penalized pencil is singular (%d eigenvalues undetermined: alpha and beta "
-                           "both at rounding level)",
-                           nund);
+        if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "penalty: the penalized pencil");
     }
     if (!rc && vre && berr) rc = mbla_gev_berr(N, A, N, E, N, wr, wi, ai, VR, N, berr, st);
     if (!rc && vre) rc = pen_round(N, A, E, wr, wi, be, round_err, st);

@@ -867,25 +867,19 @@ eigen:;
         if (rc) goto fail;
         /* finite, infinite or undetermined from the pencil (mbla_gev_classify), never from |s| */
         double *sre = mbl_alloc_array((size_t)N2, sizeof *sre), *sim = mbl_alloc_array((size_t)N2, sizeof *sim);
-        int *kind = mbl_alloc_array((size_t)N2, sizeof *kind), nund = 0;
+        int *kind = mbl_alloc_array((size_t)N2, sizeof *kind);
         rc = !sre || !sim || !kind ? mbl_error(st, MBL_ENOMEM, "out of memory")
                                    : mbla_gev_classify(N2, A2, N2, B2, N2, ar, ai, be, sre, sim, kind, NULL, NULL, st);
         for (int j = 0; !rc && j < N2; j++) {
-            nund += kind[j] == MBLA_EIG_UNDETERMINED;
             if (kind[j] != MBLA_EIG_FINITE) continue;
             double re = gam * sre[j], im = gam * sim[j];
             ev[nev].re = re, ev[nev].im = im, ev[nev].mag = hypot(re, im), ev[nev].idx = j;
             nev++;
         }
         mbl_free(sre), mbl_free(sim), mbl_free(kind);
+        if (rc == MBL_ESINGULAR)
+            mbl_error_prefix(st, "sensitivities: the linearized equations (redundant or singular constraints?)");
         if (rc) goto fail;
-        if (nund) {
-            rc = mbl_error(st, MBL_ESINGULAR,
-                           "sensitivities: the linearized equations are a singular pencil (%d eigenvalues "
-                           "undetermined, alpha and beta both at rounding level): redundant or singular constraints?",
-                           nund);
-            goto fail;
-        }
     } else {
         /* the eigenvalues of the linear model of the default method (sparse for large models) */
         mbl_linear *lin = NULL;
@@ -991,10 +985,8 @@ eigen:;
         goto fail;
     }
     double complex *v = vbuf, *wl = vbuf + N, *tmp = vbuf + 2 * N, *tmp2 = vbuf + 4 * N;
-    double pnrm[3] = {0, 0, 0}; /* Frobenius norms of P0, P1, P2 (backward errors) */
-    for (size_t e = 0; e < NN; e++)
-        pnrm[0] += P0[e] * P0[e], pnrm[1] += P1[e] * P1[e], pnrm[2] += P2[e] * P2[e];
-    for (int k = 0; k < 3; k++) pnrm[k] = sqrt(pnrm[k]);
+    /* Frobenius norms of P0, P1, P2 (backward errors) */
+    double pnrm[3] = {mbla_norm_fro(N, N, P0, N), mbla_norm_fro(N, N, P1, N), mbla_norm_fro(N, N, P2, N)};
     double *rhs = NULL;
     if (opt.shapes && NEW(rhs, 2 * (size_t)(N + 1) * (nwrt ? nwrt : 1))) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
