@@ -20,7 +20,7 @@ FUZZ_SECONDS ?= 30
 # python), kernel-independent and slow (MPI, SLEPc), or forcing kernels themselves (kernels_agree)
 KERNELS      ?= SkylakeX Prescott Haswell Sandybridge
 KERNEL_COUNT ?= 2
-KERNEL_EXCLUDE ?= valgrind|browser|python|slepc|mpi|startup|kernels_agree
+KERNEL_EXCLUDE ?= valgrind|browser|python|slepc|mpi|startup|kernels_agree|golden
 
 # Debian 12 packages: compiler and tools, then the numerical libraries, then the reference checks.
 PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \
