@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mblin/json.h"
 #include "cli.h"
 #include "mblin/codegen.h"
 #include "mblin/mblin.h"
@@ -174,22 +175,12 @@ typedef struct symmat {
     int rows, cols;
 } symmat;
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static int print_expr(FILE *f, const mblx_graph *g, mblx_id e, int fmt)
 {
     mbl_status st = {0};
     char *s = fmt == 1 ? mbl_symlin_latex(g, e, &st) : mblx_print_alloc(g, e, &st);
     if (!s) return -1;
-    if (fmt == 2) json_str(f, s);
+    if (fmt == 2) mbl_json_string(f, s);
     else fputs(s, f);
     mbl_free(s);
     return 0;
@@ -280,7 +271,7 @@ int mblin_cmd_symbolic(int argc, char **argv)
     FILE *f = stdout;
     if (fmt == 2) {
         fprintf(f, "{\n  \"model\": ");
-        json_str(f, c.model);
+        mbl_json_string(f, c.model);
         fprintf(f, ",\n  \"parameters\": [");
         int first = 1;
         for (int i = 0; i < sl->np; i++) {
@@ -288,13 +279,13 @@ int mblin_cmd_symbolic(int argc, char **argv)
             for (int j = 0; j < nkeep; j++) k |= !strcmp(keep[j], sl->pname[i]);
             if (!k) continue;
             fprintf(f, "%s", first ? "" : ", ");
-            json_str(f, sl->pname[i]);
+            mbl_json_string(f, sl->pname[i]);
             first = 0;
         }
         fprintf(f, "],\n  \"point_closed_form\": %s,\n  \"note\": ", closed ? "true" : "false");
-        json_str(f, sl->note);
+        mbl_json_string(f, sl->note);
         fprintf(f, ",\n  \"coordinates\": [");
-        for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->qname[i]);
+        for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->qname[i]);
         fprintf(f, "],\n  \"point\": [");
         for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), print_expr(f, sl->g, sl->qpoint[i], 2);
         if (sl->moving) {
@@ -307,11 +298,11 @@ int mblin_cmd_symbolic(int argc, char **argv)
             fprintf(f, "]");
         }
         fprintf(f, ",\n  \"states\": [");
-        for (int i = 0; i < sl->nx; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->state_names[i]);
+        for (int i = 0; i < sl->nx; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->state_names[i]);
         fprintf(f, "],\n  \"inputs\": [");
-        for (int i = 0; i < sl->nr; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->rname[i]);
+        for (int i = 0; i < sl->nr; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->rname[i]);
         fprintf(f, "],\n  \"outputs\": [");
-        for (int i = 0; i < sl->ny; i++) fprintf(f, "%s", i ? ", " : ""), json_str(f, sl->yname[i]);
+        for (int i = 0; i < sl->ny; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->yname[i]);
         fprintf(f, "]");
         for (int k = 0; k < nm; k++) {
             fprintf(f, ",\n  \"%s\": [", mats[k].name);

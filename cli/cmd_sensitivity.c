@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mblin/json.h"
 #include "cli.h"
 #include "mblin/mblin.h"
 #include "mblin/sensitivity.h"
@@ -131,23 +132,6 @@ static int opoint_opts(cli *c, mbl_opoint_options *po)
     return -1;
 }
 
-static void jnum(double x)
-{
-    if (isfinite(x)) printf("%.17g", x);
-    else printf("null");
-}
-
-static void jstr(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20) printf("\\u%04x", (unsigned)(unsigned char)*s);
-        else putchar(*s);
-    }
-    putchar('"');
-}
-
 static const char *kind_name(int k)
 {
     return k == MBL_MODE_ZERO ? "zero" : k == MBL_MODE_REAL ? "real" : "oscillatory";
@@ -159,77 +143,77 @@ static void print_json(const mbl_model *md, const mbl_sensitivity *S)
     mbl_model_info info;
     mbl_model_get_info(md, &info);
     printf("{\n \"model\": ");
-    jstr(info.name);
+    mbl_json_string(stdout, info.name);
     printf(",\n \"parameters\": [");
     for (int w = 0; w < nw; w++) {
         printf("%s", w ? ", " : "");
-        jstr(mbl_model_param_name(md, S->wrt[w]));
+        mbl_json_string(stdout, mbl_model_param_name(md, S->wrt[w]));
     }
     printf("],\n \"parameter_values\": [");
     for (int w = 0; w < nw; w++) {
         printf("%s", w ? ", " : "");
-        jnum(mbl_model_param_value(md, S->wrt[w]));
+        mbl_json_number(stdout, mbl_model_param_value(md, S->wrt[w]), 17, 0);
     }
     printf("],\n \"coordinates\": [");
     for (int i = 0; i < n; i++) {
         printf("%s", i ? ", " : "");
-        jstr(mbl_model_coord_name(md, i));
+        mbl_json_string(stdout, mbl_model_coord_name(md, i));
     }
     printf("],\n \"operating_point\": {\"dq\": [");
     for (int w = 0; w < nw; w++) {
         printf("%s[", w ? ", " : "");
-        for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), jnum(S->dq[i + (size_t)w * n]);
+        for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), mbl_json_number(stdout, S->dq[i + (size_t)w * n], 17, 0);
         printf("]");
     }
     printf("], \"dv\": [");
     for (int w = 0; w < nw; w++) {
         printf("%s[", w ? ", " : "");
-        for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), jnum(S->dv[i + (size_t)w * n]);
+        for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), mbl_json_number(stdout, S->dv[i + (size_t)w * n], 17, 0);
         printf("]");
     }
     printf("], \"dlambda\": [");
     for (int w = 0; w < nw; w++) {
         printf("%s[", w ? ", " : "");
-        for (int i = 0; i < S->m; i++) printf("%s", i ? ", " : ""), jnum(S->dlambda[i + (size_t)w * S->m]);
+        for (int i = 0; i < S->m; i++) printf("%s", i ? ", " : ""), mbl_json_number(stdout, S->dlambda[i + (size_t)w * S->m], 17, 0);
         printf("]");
     }
     printf("], \"defined\": [");
     for (int w = 0; w < nw; w++) printf("%s%s", w ? ", " : "", S->point_defined[w] ? "true" : "false");
     printf("]},\n \"notes\": ");
-    jstr(S->notes);
+    mbl_json_string(stdout, S->notes);
     printf(",\n \"modes\": [");
     for (int t = 0; t < nm; t++) {
         const mbl_sens_mode *m = &S->modes[t];
         printf("%s\n  {\"re\": ", t ? "," : "");
-        jnum(m->re);
+        mbl_json_number(stdout, m->re, 17, 0);
         printf(", \"im\": ");
-        jnum(m->im);
+        mbl_json_number(stdout, m->im, 17, 0);
         printf(", \"freq_hz\": ");
-        jnum(m->freq_hz);
+        mbl_json_number(stdout, m->freq_hz, 17, 0);
         printf(", \"damping_ratio\": ");
-        jnum(m->damping_ratio);
+        mbl_json_number(stdout, m->damping_ratio, 17, 0);
         printf(", \"backward_error\": ");
-        jnum(m->backward_error);
+        mbl_json_number(stdout, m->backward_error, 17, 0);
         printf(", \"kind\": \"%s\", \"defined\": %s,\n   \"shape_re\": [", kind_name(m->kind), m->defined ? "true" : "false");
-        for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), jnum(S->shape_re[i + (size_t)t * n]);
+        for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), mbl_json_number(stdout, S->shape_re[i + (size_t)t * n], 17, 0);
         printf("], \"shape_im\": [");
-        for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), jnum(S->shape_im[i + (size_t)t * n]);
+        for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), mbl_json_number(stdout, S->shape_im[i + (size_t)t * n], 17, 0);
         printf("],\n   \"d\": [");
         for (int w = 0; w < nw; w++) {
             printf("%s\n    {\"re\": ", w ? "," : "");
-            jnum(m->dre[w]);
+            mbl_json_number(stdout, m->dre[w], 17, 0);
             printf(", \"im\": ");
-            jnum(m->dim[w]);
+            mbl_json_number(stdout, m->dim[w], 17, 0);
             printf(", \"freq_hz\": ");
-            jnum(m->dfreq_hz[w]);
+            mbl_json_number(stdout, m->dfreq_hz[w], 17, 0);
             printf(", \"damping_ratio\": ");
-            jnum(m->ddamping[w]);
+            mbl_json_number(stdout, m->ddamping[w], 17, 0);
             if (S->dshape_re) {
                 size_t o = (size_t)n * (t + (size_t)nm * w);
                 printf(", \"shape_re\": [");
-                for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), jnum(S->dshape_re[o + i]);
+                for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), mbl_json_number(stdout, S->dshape_re[o + i], 17, 0);
                 printf("], \"shape_im\": [");
-                for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), jnum(S->dshape_im[o + i]);
+                for (int i = 0; i < n; i++) printf("%s", i ? ", " : ""), mbl_json_number(stdout, S->dshape_im[o + i], 17, 0);
                 printf("]");
             }
             printf("}");
@@ -366,21 +350,21 @@ int mblin_cmd_boundary(int argc, char **argv)
     if (mbl_boundary(c.model, c.sets, c.nsets, c.param, c.near, &bo, &r, &st)) return mblin_cli_fail(&st);
     if (c.json) {
         printf("{\"parameter\": ");
-        jstr(c.param);
+        mbl_json_string(stdout, c.param);
         printf(", \"near\": ");
-        jnum(c.near);
+        mbl_json_number(stdout, c.near, 17, 0);
         printf(", \"order\": ");
-        jnum(c.order);
+        mbl_json_number(stdout, c.order, 17, 0);
         printf(", \"value\": ");
-        jnum(r.value);
+        mbl_json_number(stdout, r.value, 17, 0);
         printf(", \"eigenvalue\": {\"re\": ");
-        jnum(r.re);
+        mbl_json_number(stdout, r.re, 17, 0);
         printf(", \"im\": ");
-        jnum(r.im);
+        mbl_json_number(stdout, r.im, 17, 0);
         printf("}, \"mode_near\": %d, \"iterations\": %d, \"last_step\": ", r.mode_near, r.iterations);
-        jnum(r.last_step);
+        mbl_json_number(stdout, r.last_step, 17, 0);
         printf(", \"slope\": ");
-        jnum(r.slope);
+        mbl_json_number(stdout, r.slope, 17, 0);
         printf(", \"collision\": %s}\n", r.collision ? "true" : "false");
     } else {
         printf("%s = %.12g\n", c.param, r.value);

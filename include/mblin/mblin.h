@@ -6,6 +6,7 @@
 #include "mblin/expr.h"
 #include "mblin/la.h"
 #include "mblin/model.h"
+#include "mblin/json.h"
 #include "mblin/report.h"
 #include "mblin/sensitivity.h"
 #include "mblin/sweep.h"

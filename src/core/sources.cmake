@@ -1,4 +1,5 @@
 list(APPEND MBLIN_SOURCES
   src/core/status.c
   src/core/alloc.c
+  src/core/json.c
 )

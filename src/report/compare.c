@@ -2,24 +2,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "mblin/json.h"
 #include "mblin/report.h"
-
-static void jstr(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
-static void jnum(FILE *f, double x)
-{
-    if (!isfinite(x)) fputs("null", f);
-    else fprintf(f, "%.17g", x);
-}
 
 int mbl_report_compare(FILE *f, const mbl_model *model, const mbl_comparison *c, int json)
 {
@@ -27,24 +11,24 @@ int mbl_report_compare(FILE *f, const mbl_model *model, const mbl_comparison *c,
     mbl_model_get_info(model, &info);
     if (json) {
         fputs("{\"model\": ", f);
-        jstr(f, info.file ? info.file : "");
+        mbl_json_string(f, info.file ? info.file : "");
         fputs(", \"reference\": ", f);
-        jstr(f, c->reference);
+        mbl_json_string(f, c->reference);
         fputs(", \"methods\": [", f);
         for (int i = 0; i < c->nrows; i++) {
             const mbl_compare_row *r = &c->rows[i];
             fputs(i ? ",\n  {\"method\": " : "\n  {\"method\": ", f);
-            jstr(f, r->method);
+            mbl_json_string(f, r->method);
             fprintf(f, ", \"ok\": %s, \"seconds\": ", r->ok ? "true" : "false");
-            jnum(f, r->ok ? r->seconds : NAN);
+            mbl_json_number(f, r->ok ? r->seconds : NAN, 17, 0);
             fprintf(f, ", \"physical_eigenvalues\": %d, \"max_rel_deviation\": ", r->nphys);
-            jnum(f, r->max_rel_dev >= 0 ? r->max_rel_dev : NAN);
+            mbl_json_number(f, r->max_rel_dev >= 0 ? r->max_rel_dev : NAN, 17, 0);
             fputs(", \"error_estimate\": ", f);
-            jnum(f, r->err_est);
+            mbl_json_number(f, r->err_est, 17, 0);
             fputs(", \"notes\": ", f);
-            jstr(f, r->note);
+            mbl_json_string(f, r->note);
             fputs(", \"states\": ", f);
-            jstr(f, r->ok ? r->states : "");
+            mbl_json_string(f, r->ok ? r->states : "");
             fprintf(f, ", \"user_states\": %s", r->ok && r->user_states ? "true" : "false");
             fputc('}', f);
         }

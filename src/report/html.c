@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mblin/json.h"
 #include "mblin/report.h"
 #include "mblin/sweep.h"
 
@@ -24,24 +25,6 @@ extern const size_t mbl_report_template_len;
 #define HTML_MAX_ANIMATED 200
 /* and at most this many displacement numbers in all (a 10^4-marker model stays a few MB) */
 #define HTML_MAX_DISP_NUMBERS 2000000
-
-static void jstr(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
-static void jnum(FILE *f, double x, int digits)
-{
-    if (!isfinite(x)) fputs("null", f);
-    else if (x == 0.0) fputs("0", f);
-    else fprintf(f, "%.*g", digits, x);
-}
 
 /* Copy the JSON text into the page: '<' becomes \u003c (it can only be inside a string), so no
  * name in the data can close the <script> element that holds it. */
@@ -114,24 +97,24 @@ static int write_geometry(FILE *f, const lin_data *d)
     }
     for (int i = 0; i < g.npoint; i++) {
         fputs(i ? ", {\"name\": " : "{\"name\": ", f);
-        jstr(f, g.point[i]);
+        mbl_json_string(f, g.point[i]);
         fputs(", \"body\": ", f);
-        jstr(f, g.body[i]);
+        mbl_json_string(f, g.body[i]);
         fputs(", \"origin\": ", f);
         fputs(!strcmp(g.point[i], g.body[i]) ? "true" : "false", f);
         fputs(", \"p\": [", f);
         for (int k = 0; k < 3; k++) {
             if (k) fputs(", ", f);
-            jnum(f, pos[3 * i + k], 17);
+            mbl_json_number(f, pos[3 * i + k], 17, 1);
         }
         fputs("]}", f);
     }
     fputs("], \"links\": [", f);
     for (int j = 0; j < g.nlink; j++) {
         fputs(j ? ", {\"name\": " : "{\"name\": ", f);
-        jstr(f, g.link_name[j]);
+        mbl_json_string(f, g.link_name[j]);
         fputs(", \"type\": ", f);
-        jstr(f, g.link_type[j]);
+        mbl_json_string(f, g.link_type[j]);
         fprintf(f, ", \"i\": %d, \"j\": %d}", g.link[2 * j], g.link[2 * j + 1]);
     }
     /* per eigenvalue index: its displacements (re, im per point), or null beyond the limit */
@@ -151,12 +134,12 @@ static int write_geometry(FILE *f, const lin_data *d)
         fputs("{\"re\": [", f);
         for (int i = 0; i < np3; i++) {
             if (i) fputc(',', f);
-            jnum(f, r[i], 7);
+            mbl_json_number(f, r[i], 7, 1);
         }
         fputs("], \"im\": [", f);
         for (int i = 0; i < np3; i++) {
             if (i) fputc(',', f);
-            jnum(f, s[i], 7);
+            mbl_json_number(f, s[i], 7, 1);
         }
         fputs("]}", f);
     }
@@ -171,20 +154,20 @@ static int write_lin(FILE *f, const void *ud)
     mbl_model_info info;
     mbl_model_get_info(d->model, &info);
     fputs("{\"kind\": \"linear\", \"mblin\": ", f);
-    jstr(f, mbl_version());
+    mbl_json_string(f, mbl_version());
     fputs(", \"model\": {\"name\": ", f);
-    jstr(f, info.name);
+    mbl_json_string(f, info.name);
     fputs(", \"file\": ", f);
-    jstr(f, info.file);
+    mbl_json_string(f, info.file);
     fprintf(f,
             ", \"coordinates\": %d, \"holonomic_constraints\": %d, \"nonholonomic_constraints\": %d, \"inputs\": %d, "
             "\"outputs\": %d, \"parameters\": [",
             info.ncoord, info.nhol, info.nnh, info.ninput, info.noutput);
     for (int i = 0; i < info.nparam; i++) {
         fputs(i ? ", {\"name\": " : "{\"name\": ", f);
-        jstr(f, mbl_model_param_name(d->model, i));
+        mbl_json_string(f, mbl_model_param_name(d->model, i));
         fputs(", \"value\": ", f);
-        jnum(f, mbl_model_param_value(d->model, i), 17);
+        mbl_json_number(f, mbl_model_param_value(d->model, i), 17, 1);
         fputc('}', f);
     }
     fputs("]}, \"result\": ", f);
@@ -219,16 +202,16 @@ static int write_sweep(FILE *f, const void *ud)
 {
     const sweep_data *d = ud;
     fputs("{\"kind\": \"sweep\", \"mblin\": ", f);
-    jstr(f, mbl_version());
+    mbl_json_string(f, mbl_version());
     fputs(", \"orders\": [", f);
     for (int i = 0; i < d->norders; i++) {
         if (i) fputs(", ", f);
-        jnum(f, d->orders[i], 17);
+        mbl_json_number(f, d->orders[i], 17, 1);
     }
     fputs("], \"hz_per_unit\": ", f);
-    jnum(f, d->hz_per_unit, 17);
+    mbl_json_number(f, d->hz_per_unit, 17, 1);
     fputs(", \"zero_level\": ", f);
-    jnum(f, mbl_sweep_zero_level(d->sw), 17);
+    mbl_json_number(f, mbl_sweep_zero_level(d->sw), 17, 1);
     fputs(", \"sweep\": ", f);
     int rc = mbl_sweep_write_json(f, d->sw, d->crit, d->ncrit);
     if (rc) return rc;

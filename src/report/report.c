@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mblin/json.h"
 #include "mblin/report.h"
 
 static const char *at_name(mbl_at at)
@@ -18,32 +19,12 @@ static const char *at_name(mbl_at at)
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p == '\n') fputs("\\n", f);
-        else if (*p == '\t') fputs("\\t", f);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
-    }
-    fputc('"', f);
-}
-
-static void json_num(FILE *f, double x)
-{
-    if (!isfinite(x)) fputs("null", f);
-    else if (x == 0.0) fputs("0", f);
-    else fprintf(f, "%.17g", x);
-}
-
 static void json_vec(FILE *f, const double *x, int n)
 {
     fputc('[', f);
     for (int i = 0; i < n; i++) {
         if (i) fputs(", ", f);
-        json_num(f, x[i]);
+        mbl_json_number(f, x[i], 17, 1);
     }
     fputc(']', f);
 }
@@ -57,7 +38,7 @@ static void json_mat(FILE *f, const double *A, int rows, int cols)
         fputc('[', f);
         for (int j = 0; j < cols; j++) {
             if (j) fputs(", ", f);
-            json_num(f, A[i + (size_t)j * rows]);
+            mbl_json_number(f, A[i + (size_t)j * rows], 17, 1);
         }
         fputc(']', f);
     }
@@ -69,7 +50,7 @@ static void json_names(FILE *f, char *const *names, int n)
     fputc('[', f);
     for (int i = 0; i < n; i++) {
         if (i) fputs(", ", f);
-        json_str(f, names[i]);
+        mbl_json_string(f, names[i]);
     }
     fputc(']', f);
 }
@@ -88,7 +69,7 @@ static void json_model_names(FILE *f, const mbl_model *md, model_name_fn name, i
     fputc('[', f);
     for (int i = 0; i < n; i++) {
         if (i) fputs(", ", f);
-        json_str(f, name(md, i));
+        mbl_json_string(f, name(md, i));
     }
     fputc(']', f);
 }
@@ -120,9 +101,9 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
     mbl_model_info mi;
     mbl_model_get_info(md, &mi);
     fputs("{\"at\": ", f);
-    json_str(f, at_name(pt->at));
+    mbl_json_string(f, at_name(pt->at));
     fputs(", \"t\": ", f);
-    json_num(f, pt->t);
+    mbl_json_number(f, pt->t, 17, 1);
     fputs(", \"coordinates\": ", f);
     json_model_names(f, md, mbl_model_coord_name, mi.ncoord);
     fputs(", \"q\": ", f);
@@ -161,19 +142,19 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
     else fputs("[]", f);
     mbl_free(y);
     fprintf(f, ", \"iterations\": %d, \"residual\": ", pt->iterations);
-    json_num(f, pt->residual);
+    mbl_json_number(f, pt->residual, 17, 1);
     fputs(", \"scaled_residual\": ", f);
-    json_num(f, pt->scaled_residual);
+    mbl_json_number(f, pt->scaled_residual, 17, 1);
     fprintf(f, ", \"constraint_rank\": %d, \"min_norm_multipliers\": %s, \"notes\": ", pt->rank_phi_q,
             pt->min_norm_multipliers ? "true" : "false");
-    json_str(f, pt->notes);
+    mbl_json_string(f, pt->notes);
     fputc('}', f);
 }
 
 int mbl_report_point_json(FILE *f, const mbl_model *md, const mbl_point *pt)
 {
     fputs("{\"model\": ", f);
-    json_str(f, model_name(md));
+    mbl_json_string(f, model_name(md));
     fputs(", \"operating_point\": ", f);
     json_point_body(f, md, pt);
     fputs("}\n", f);
@@ -189,13 +170,13 @@ static void json_spectrum(FILE *f, const mbl_linear *lin, const mbl_modes *modes
             modes ? modes->nx : 0, lin->nx);
     if (lin->eig_partial) {
         fprintf(f, ", \"nev\": %d, \"shift\": ", lin->neig);
-        json_num(f, lin->eig_shift);
+        mbl_json_number(f, lin->eig_shift, 17, 1);
         fputs(", \"reason\": ", f);
-        json_str(f, lin->spectrum_reason[0] ? lin->spectrum_reason : "asked for (nev)");
+        mbl_json_string(f, lin->spectrum_reason[0] ? lin->spectrum_reason : "asked for (nev)");
     }
     if (!lin->A) {
         fputs(", \"not_formed\": ", f);
-        json_str(f, "A, B, C, D, M, C, K, F, q_S, v_W, state names: " NOT_FORMED);
+        mbl_json_string(f, "A, B, C, D, M, C, K, F, q_S, v_W, state names: " NOT_FORMED);
     }
     fputc('}', f);
 }
@@ -240,7 +221,7 @@ static void json_flex(FILE *f, const mbl_model *md, const mbl_point *pt, const m
         int nn = mbl_model_flex_nodes(md, b), dim = mbl_model_flex_dim(md, b) == 3 ? 3 : 2, nd = dim == 3 ? 6 : 3;
         double *pos = mbl_calloc((size_t)dim * nn + 1, sizeof *pos), *d = mbl_calloc((size_t)nd * nn + 1, sizeof *d);
         fputs(b ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
-        json_str(f, mbl_model_flex_name(md, b));
+        mbl_json_string(f, mbl_model_flex_name(md, b));
         fputs(", \"nodes\": ", f);
         if (pos && d && !mbl_model_flex_shape(md, b, pt->q, NULL, pos, NULL)) json_mat(f, pos, dim, nn);
         else fputs("[]", f);
@@ -336,9 +317,9 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
 {
     int mats = !(flags & MBL_REPORT_NO_MATRICES);
     fputs("{\"model\": ", f);
-    json_str(f, model_name(md));
+    mbl_json_string(f, model_name(md));
     fputs(", \"method\": ", f);
-    json_str(f, lin->method);
+    mbl_json_string(f, lin->method);
     fputs(", \"states\": ", f);
     json_names(f, lin->state_names, lin->state_names ? lin->z0 : 0);
     fputs(", \"velocity_states\": ", f);
@@ -374,28 +355,28 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
         const mbl_mode *m = &modes->modes[i];
         if (i) fputs(", ", f);
         fputs("{\"re\": ", f);
-        json_num(f, m->re);
+        mbl_json_number(f, m->re, 17, 1);
         fputs(", \"im\": ", f);
-        json_num(f, m->im);
+        mbl_json_number(f, m->im, 17, 1);
         fputs(", \"freq_hz\": ", f);
-        json_num(f, m->freq_hz);
+        mbl_json_number(f, m->freq_hz, 17, 1);
         fputs(", \"damping_ratio\": ", f);
-        json_num(f, m->damping_ratio);
+        mbl_json_number(f, m->damping_ratio, 17, 1);
         fputs(", \"backward_error\": ", f);
-        json_num(f, m->backward_error);
+        mbl_json_number(f, m->backward_error, 17, 1);
         if (isfinite(m->error_estimate)) { /* the method measured what the eigenvalue is worth */
             double mag = hypot(m->re, m->im);
             int digits = m->kind == MBL_MODE_ZERO ? 0 /* a zero: its value is rounding */
                          : m->error_estimate > 0 ? (int)floor(log10(mag / m->error_estimate)) : 16;
             fputs(", \"error_estimate\": ", f);
-            json_num(f, m->error_estimate);
+            mbl_json_number(f, m->error_estimate, 17, 1);
             fprintf(f, ", \"digits\": %d", digits < 0 ? 0 : digits > 16 ? 16 : digits);
         }
         fprintf(f, ", \"spurious\": %s, \"kind\": \"%s\"}", m->spurious ? "true" : "false",
                 m->kind == MBL_MODE_ZERO ? "zero" : m->kind == MBL_MODE_REAL ? "real" : "oscillatory");
     }
     fputs("],\n \"eigen_solver\": ", f);
-    json_str(f, modes ? modes->solver : "");
+    mbl_json_string(f, modes ? modes->solver : "");
     if (mats) {
         fputs(",\n \"mode_shapes\": {\"coordinates\": ", f);
         json_model_names(f, md, mbl_model_coord_name, coord_count(md));
@@ -414,13 +395,13 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
         json_mat(f, lin->q_S, lin->n, lin->z0);
     }
     fputs(",\n \"selection\": ", f);
-    json_str(f, lin->selection);
+    mbl_json_string(f, lin->selection);
     fputs(", \"condition\": ", f);
-    json_num(f, lin->cond);
+    mbl_json_number(f, lin->cond, 17, 1);
     fputs(",\n \"notes\": ", f);
-    json_str(f, lin->notes);
+    mbl_json_string(f, lin->notes);
     fputs(", \"error_estimate\": ", f);
-    json_num(f, lin->err_est);
+    mbl_json_number(f, lin->err_est, 17, 1);
     fprintf(f, ", \"partial_spectrum\": %s", lin->eig_partial ? "true" : "false");
     if (mats && lin->nd > 0 && lin->E) {
         fputs(",\n \"descriptor\": {\"E\": ", f);

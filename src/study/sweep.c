@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "mblin/json.h"
 #include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
 
@@ -1210,53 +1211,35 @@ int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw)
     return ferror(f) ? MBL_EIO : 0;
 }
 
-static void json_num(FILE *f, double x)
-{
-    if (isfinite(x)) fprintf(f, "%.17g", x);
-    else fputs("null", f);
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit, int ncrit)
 {
     if (!f || !sw) return MBL_EARG;
     fputs("{\"model\": ", f);
-    json_str(f, sw->model_name);
+    mbl_json_string(f, sw->model_name);
     fputs(", \"axes\": [", f);
     for (int a = 0; a < sw->naxes; a++) {
         int c = sw->count[a];
         fputs(a ? ", {\"name\": " : "{\"name\": ", f);
-        json_str(f, sw->axis_name[a]);
+        mbl_json_string(f, sw->axis_name[a]);
         size_t plast = a == 0 ? (size_t)(c - 1) : (size_t)(c - 1) * (size_t)sw->count[0];
         double first = sw->value[a], last = sw->value[plast * (size_t)sw->naxes + (size_t)a];
         fputs(", \"from\": ", f);
-        json_num(f, first);
+        mbl_json_number(f, first, 17, 0);
         fputs(", \"to\": ", f);
-        json_num(f, last);
+        mbl_json_number(f, last, 17, 0);
         fprintf(f, ", \"count\": %d}", c);
     }
     fprintf(f, "], \"points\": %d, \"modes\": %d, \"fast\": %s, \"threads\": %d, \"seconds\": %.6f,",
             sw->npoints, sw->nmodes, sw->fast ? "true" : "false", sw->threads, sw->seconds);
     fprintf(f, " \"predictor\": \"%s\", \"predicted_points\": %d, \"predictor_note\": ",
             sw->predictor == MBL_PREDICT_SENSITIVITY ? "sensitivity" : "linear", sw->npredicted);
-    json_str(f, sw->predictor_note);
+    mbl_json_string(f, sw->predictor_note);
     fputs(",\n\"values\": [", f);
     for (int p = 0; p < sw->npoints; p++) {
         fputs(p ? ", [" : "[", f);
         for (int a = 0; a < sw->naxes; a++) {
             if (a) fputs(", ", f);
-            json_num(f, sw->value[(size_t)p * sw->naxes + a]);
+            mbl_json_number(f, sw->value[(size_t)p * sw->naxes + a], 17, 0);
         }
         fputc(']', f);
     }
@@ -1269,7 +1252,7 @@ int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit,
             fprintf(f, "%s\"%s\": [", k ? ", " : "", keys[k]);
             for (int p = 0; p < sw->npoints; p++) {
                 if (p) fputs(", ", f);
-                json_num(f, arr[k][(size_t)p * sw->nmodes + b]);
+                mbl_json_number(f, arr[k][(size_t)p * sw->nmodes + b], 17, 0);
             }
             fputc(']', f);
         }
@@ -1280,7 +1263,7 @@ int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit,
     for (int p = 0; p < sw->npoints; p++)
         if (!sw->ok[p]) {
             fprintf(f, "%s{\"point\": %d, \"error\": ", first ? "" : ", ", p);
-            json_str(f, sw->error[p] ? sw->error[p] : "");
+            mbl_json_string(f, sw->error[p] ? sw->error[p] : "");
             fputc('}', f);
             first = 0;
         }
@@ -1289,11 +1272,11 @@ int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit,
         fputs(",\n\"critical_speeds\": [", f);
         for (int i = 0; i < ncrit; i++) {
             fprintf(f, "%s{\"branch\": %d, \"order\": ", i ? ", " : "", crit[i].branch + 1);
-            json_num(f, crit[i].order);
+            mbl_json_number(f, crit[i].order, 17, 0);
             fputs(", \"speed\": ", f);
-            json_num(f, crit[i].speed);
+            mbl_json_number(f, crit[i].speed, 17, 0);
             fputs(", \"freq_hz\": ", f);
-            json_num(f, crit[i].freq_hz);
+            mbl_json_number(f, crit[i].freq_hz, 17, 0);
             fprintf(f, ", \"trend\": \"%s\", \"refined\": %s}",
                     crit[i].whirl > 0 ? "rising" : crit[i].whirl < 0 ? "falling" : "flat", crit[i].refined ? "true" : "false");
         }

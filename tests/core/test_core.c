@@ -1,6 +1,10 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "mblin/json.h"
 #include "mblin/status.h"
 #include "test.h"
 
@@ -37,9 +41,42 @@ TEST(allocation)
     mbl_free(NULL);
 }
 
+/* The one JSON writer (include/mblin/json.h): RFC 8259 escapes, 17 digits, null off the reals. */
+static void json_to(char *buf, size_t n, const char *s, const double *x, int zero_unsigned)
+{
+    FILE *f = fmemopen(buf, n, "w");
+    if (s || !x) mbl_json_string(f, s);
+    if (x) mbl_json_number(f, *x, 17, zero_unsigned);
+    fclose(f);
+}
+
+TEST(json_writer)
+{
+    char buf[128];
+    json_to(buf, sizeof buf, "a\"b\\c\n\t\x01\x1f\xc3\xa9", NULL, 0);
+    CHECK(strcmp(buf, "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f\xc3\xa9\"") == 0);
+    json_to(buf, sizeof buf, NULL, NULL, 0);
+    CHECK(strcmp(buf, "\"\"") == 0);
+    double x = 0.1;
+    json_to(buf, sizeof buf, NULL, &x, 0);
+    CHECK(strcmp(buf, "0.10000000000000001") == 0 && strtod(buf, NULL) == 0.1);
+    x = -0.0;
+    json_to(buf, sizeof buf, NULL, &x, 0);
+    CHECK(strcmp(buf, "-0") == 0);
+    json_to(buf, sizeof buf, NULL, &x, 1);
+    CHECK(strcmp(buf, "0") == 0);
+    x = INFINITY;
+    json_to(buf, sizeof buf, NULL, &x, 1);
+    CHECK(strcmp(buf, "null") == 0);
+    x = NAN;
+    json_to(buf, sizeof buf, NULL, &x, 0);
+    CHECK(strcmp(buf, "null") == 0);
+}
+
 int main(void)
 {
     RUN(status_messages);
     RUN(allocation);
+    RUN(json_writer);
     return test_summary("core");
 }
