@@ -7,39 +7,117 @@
 #include "mblin/status.h"
 #include "mblin/model.h"
 
+/* ---- the commands (cli/main.c's table): run(argc, argv) gets the whole command line (argv[1] the
+ * command's name) and returns the exit status ---- */
+int cli_cmd_linearize(int argc, char **argv); /* cli/cmd_linearize.c: linearize, equilibrium, check,
+                                                 compare, report */
+int cli_cmd_codegen(int argc, char **argv);   /* cli/cmd_codegen.c */
+int cli_cmd_symbolic(int argc, char **argv);
+int cli_cmd_sweep(int argc, char **argv);     /* cli/cmd_sweep.c */
+int cli_cmd_freqresp(int argc, char **argv);
+int cli_cmd_sensitivity(int argc, char **argv); /* cli/cmd_sensitivity.c */
+int cli_cmd_boundary(int argc, char **argv);
+int cli_cmd_simulate(int argc, char **argv);  /* cli/cmd_simulate.c */
+int cli_cmd_validate(int argc, char **argv);
+
+/* ---- the one option parser (cli/options.c) ---- */
+#define CLI_MAX_SETS 256
+
+/* The options many commands share, parsed in one place; a command names those it takes. */
+enum {
+    CLI_OPT_SET = 1 << 0,    /* --set NAME=VALUE (repeatable) */
+    CLI_OPT_GUESS = 1 << 1,  /* --guess NAME=VALUE (repeatable) */
+    CLI_OPT_AT = 1 << 2,     /* --at equilibrium|given|steady */
+    CLI_OPT_JSON = 1 << 3,   /* --json */
+    CLI_OPT_METHOD = 1 << 4, /* --method NAME */
+    CLI_OPT_OUT = 1 << 5     /* -o DIR or FILE */
+};
+
+/* What the shared parser found: the MODEL argument and the common options. */
+typedef struct cli_args {
+    const char *cmd;   /* the command's name, for the messages */
+    const char *model; /* MODEL */
+    const char *method, *out; /* --method, -o (NULL: not given) */
+    const char *at;    /* --at, checked (NULL: the file's) */
+    int json;
+    mbl_setting sets[CLI_MAX_SETS], guesses[CLI_MAX_SETS];
+    char set_names[CLI_MAX_SETS][256], guess_names[CLI_MAX_SETS][256];
+    int nsets, nguess;
+} cli_args;
+
+/* One option of a command's own: "--name" (a long option) with or without a value. */
+typedef struct cli_option {
+    const char *name;
+    int has_value;
+} cli_option;
+
+/* A command's options: the common ones it takes (CLI_OPT_*), its own (ended by {NULL, 0}), the
+ * options of other commands that are refused as "does not apply" rather than unknown (" --a --b ",
+ * or NULL), what to do with each of its own (value NULL for a flag; -1 to go on, else the exit
+ * status, the error printed) and its --help text (printed on stdout). */
+typedef struct cli_spec {
+    unsigned common;
+    const cli_option *own;
+    const char *foreign;
+    int (*option)(void *ud, const char *name, const char *value);
+    void (*help)(void *ud);
+    void *ud;
+} cli_spec;
+
+/* Parses argv[2..] (argv[1] the command) with getopt_long: --opt VALUE and --opt=VALUE, -o VALUE,
+ * -- ending the options, the one MODEL argument anywhere. a is cleared first (a->cmd = argv[1]).
+ * -1 to go on, else the exit status (0 after --help; 2 after a usage error, printed). */
+int cli_parse(const cli_spec *spec, cli_args *a, int argc, char **argv);
+
+/* Operating-point options from --at and --guess (defaults otherwise). */
+void cli_opoint_options(const cli_args *a, mbl_opoint_options *po);
+
+/* 0 when every --guess names a coordinate of the model, else the usage error's exit status 2
+ * (printed: "--guess: the model has no coordinate named 'x'"). */
+int cli_check_guesses(const cli_args *a, const mbl_model *model);
+
+/* ---- values and messages (cli/cli_util.c) ---- */
+
 /* A decimal floating literal only: [+-] digits [. digits] [e [+-] digits] (no hex, inf, nan,
  * spaces), as a parameter value on the command line; 0, or -1 when s is not one or not finite. */
-int mblin_cli_decimal(const char *s, double *out);
+int cli_decimal(const char *s, double *out);
 
 /* A value on the command line: a decimal literal, or else a constant expression in the model
  * files' syntax (docs/expressions.md: pi, + - * / ^, sin, sqrt, ...; no names), such as pi/2 or
  * 2*pi/3. 0 with *out set, or -1 with a short reason in why (the expression's error, or "not
  * finite"). */
-int mblin_cli_number(const char *s, double *out, char *why, size_t whylen);
+int cli_number(const char *s, double *out, char *why, size_t whylen);
 
 /* The library's message on stderr as "mblin: ..." (stdout flushed first); returns exit status 1. */
-int mblin_cli_fail(const mbl_status *st);
+int cli_fail(const mbl_status *st);
 
 /* A usage error on stderr: "mblin: <fmt with arg> (see mblin CMD --help)"; returns exit status 2. */
-int mblin_cli_usage(const char *cmd, const char *fmt, const char *arg);
+int cli_usage(const char *cmd, const char *fmt, const char *arg);
 
 /* One NAME=NUMBER (the len bytes at v) of option opt appended to items[*count] (its name copied into
- * names[*count]; at most max items, names below 256 bytes, the value as mblin_cli_number reads it). Returns -1
+ * names[*count]; at most max items, names below 256 bytes, the value as cli_number reads it). Returns -1
  * to go on, or the usage error's exit status 2 (printed, naming cmd and opt). */
-int mblin_cli_setting(const char *cmd, const char *opt, const char *v, size_t len, mbl_setting *items,
-                      char (*names)[256], int *count, int max);
+int cli_setting(const char *cmd, const char *opt, const char *v, size_t len, mbl_setting *items,
+                char (*names)[256], int *count, int max);
 
-/* The MPI plugin (cli/par_load.c, src/par/par.h): 1 when launched by mpirun/mpiexec; the loaded
- * plugin's table (NULL when not loaded); load and initialize it now (0, or 1 after printing
- * "mblin: <why>, but <reason>", e.g. why = "--eigensolver slepc"). */
+/* mkdir -p: every missing level of dir (0, or -1 with errno). */
+int cli_mkdirs(const char *dir);
+
+/* ---- the MPI plugin (cli/par_load.c, src/par/par.h) ---- */
 struct mbl_par;
-int mblin_par_launched(void);
-const struct mbl_par *mblin_par(void);
-int mblin_par_require(const char *why);
+/* main's bracket: at the start, under mpirun/mpiexec, load and initialize the plugin (0, or the
+ * exit status 1 after a message); at the end, gather the ranks' messages and agree on the exit
+ * status (returns it; the static tool ends there by _exit when no plugin was loaded). */
+int cli_par_begin(void);
+int cli_par_end(int code);
+/* the loaded plugin's table (NULL when not loaded); load and initialize it now (0, or 1 after
+ * printing "mblin: <why>, but <reason>", e.g. why = "--eigensolver slepc"). */
+const struct mbl_par *cli_par_loaded(void);
+int cli_par_require(const char *why);
 
 /* Malloc arenas (cli/startup.c): the tool starts with one (every thread allocates from the main
  * heap, which is on huge pages); a command that runs worker threads of its own (sweep --threads N,
  * an MPI launch) calls this before any of them starts, to give them glibc's usual arenas. */
-void mblin_cli_thread_arenas(void);
+void cli_thread_arenas(void);
 
 #endif

@@ -8,10 +8,11 @@
 #include <string.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 /* A decimal floating literal only: [+-] digits [. digits] [e [+-] digits] (no hex, inf, nan,
  * spaces), as a parameter value on the command line. */
-int mblin_cli_decimal(const char *s, double *out)
+int cli_decimal(const char *s, double *out)
 {
     const char *p = s;
     if (*p == '+' || *p == '-') p++;
@@ -38,10 +39,10 @@ int mblin_cli_decimal(const char *s, double *out)
     return 0;
 }
 
-int mblin_cli_number(const char *s, double *out, char *why, size_t whylen)
+int cli_number(const char *s, double *out, char *why, size_t whylen)
 {
     if (why && whylen) why[0] = '\0';
-    if (!mblin_cli_decimal(s, out)) return 0;
+    if (!cli_decimal(s, out)) return 0;
     size_t len = strlen(s);
     if (!len || len > 200) return snprintf(why, whylen, "%s", len ? "too long" : "empty"), -1;
     mblx_graph *g = mblx_graph_new();
@@ -63,14 +64,14 @@ int mblin_cli_number(const char *s, double *out, char *why, size_t whylen)
 }
 
 
-int mblin_cli_fail(const mbl_status *st)
+int cli_fail(const mbl_status *st)
 {
     fflush(stdout);
     fprintf(stderr, "mblin: %s\n", st->msg[0] ? st->msg : mbl_strerror(st->code));
     return 1;
 }
 
-int mblin_cli_usage(const char *cmd, const char *fmt, const char *arg)
+int cli_usage(const char *cmd, const char *fmt, const char *arg)
 {
     fprintf(stderr, "mblin: ");
     fprintf(stderr, fmt, arg);
@@ -78,30 +79,55 @@ int mblin_cli_usage(const char *cmd, const char *fmt, const char *arg)
     return 2;
 }
 
-int mblin_cli_setting(const char *cmd, const char *opt, const char *v, size_t len, mbl_setting *items,
+int cli_setting(const char *cmd, const char *opt, const char *v, size_t len, mbl_setting *items,
                       char (*names)[256], int *count, int max)
 {
     char m[400];
     const char *eq = memchr(v, '=', len);
     if (!eq || eq == v || (size_t)(eq - v) + 1 >= len) {
         snprintf(m, sizeof m, "%s expects NAME=VALUE, got '%.*s'", opt, (int)(len < 200 ? len : 200), v);
-        return mblin_cli_usage(cmd, "%s", m);
+        return cli_usage(cmd, "%s", m);
     }
-    if (*count >= max) return mblin_cli_usage(cmd, "too many %s values (at most 256)", opt);
+    if (*count >= max) return cli_usage(cmd, "too many %s values (at most 256)", opt);
     size_t nl = (size_t)(eq - v), vl = len - nl - 1;
-    char num[64];
-    if (nl >= 256 || vl >= sizeof num) return mblin_cli_usage(cmd, "%s: name or value too long", opt);
+    char num[256];
+    if (nl >= 256 || vl >= sizeof num) return cli_usage(cmd, "%s: name or value too long", opt);
     memcpy(names[*count], v, nl);
     names[*count][nl] = '\0';
     memcpy(num, eq + 1, vl);
     num[vl] = '\0';
     char why[200];
-    if (mblin_cli_number(num, &items[*count].value, why, sizeof why)) {
+    if (cli_number(num, &items[*count].value, why, sizeof why)) {
         snprintf(m, sizeof m, "%s: '%.*s' is not NAME=VALUE with a number or a constant expression (2, -0.5, 1e-3, pi/2): %s",
                  opt, (int)(len < 120 ? len : 120), v, why);
-        return mblin_cli_usage(cmd, "%s", m);
+        return cli_usage(cmd, "%s", m);
     }
     items[*count].name = names[*count];
     (*count)++;
     return -1;
+}
+
+int cli_mkdirs(const char *dir)
+{
+    char path[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(path, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (path[i] != '/' && path[i] != '\0') continue;
+        char c = path[i];
+        path[i] = '\0';
+        struct stat sb;
+        if (stat(path, &sb) != 0) {
+            if (mkdir(path, 0777) != 0 && errno != EEXIST) return -1;
+        } else if (!S_ISDIR(sb.st_mode)) {
+            errno = ENOTDIR;
+            return -1;
+        }
+        path[i] = c;
+    }
+    return 0;
 }

@@ -16,56 +16,13 @@
 #include "mblin/codegen.h"
 #include "mblin/mblin.h"
 
-#define CG_MAX_SETS 256
-
-int mblin_cmd_codegen(int argc, char **argv);
-int mblin_cmd_symbolic(int argc, char **argv);
-
-
-typedef struct cg_common {
-    mbl_setting sets[CG_MAX_SETS];
-    char names[CG_MAX_SETS][256];
-    int nsets;
-    const char *model, *at;
-} cg_common;
-
-/* --set and --at, and the model; 1 when the option was consumed (with its value), 0 not ours,
- * negative: usage error already reported (-exit code) */
-static int cg_common_opt(cg_common *c, const char *cmd, int argc, char **argv, int *i)
-{
-    const char *a = argv[*i];
-    if (!strcmp(a, "--set") || !strcmp(a, "--at")) {
-        if (*i + 1 >= argc) return -mblin_cli_usage(cmd, "%s needs a value", a);
-        const char *v = argv[++*i];
-        if (!strcmp(a, "--at")) {
-            c->at = v;
-            return 1;
-        }
-        int rc = mblin_cli_setting(cmd, a, v, strlen(v), c->sets, c->names, &c->nsets, CG_MAX_SETS);
-        return rc >= 0 ? -rc : 1;
-    }
-    if (a[0] == '-' && a[1]) return 0;
-    if (c->model) return -mblin_cli_usage(cmd, "unexpected argument '%s'", a);
-    c->model = a;
-    return 1;
-}
-
 /* load, operating point, symbolic model */
-static int cg_build(const cg_common *c, int newton, mbl_model **md, mbl_symlin **sl)
+static int cg_build(const cli_args *c, int newton, mbl_model **md, mbl_symlin **sl)
 {
     mbl_status st = {0};
     mbl_point *pt = NULL;
     mbl_opoint_options po;
-    mbl_opoint_options_default(&po);
-    if (c->at) {
-        if (!strcmp(c->at, "equilibrium")) po.at = MBL_AT_EQUILIBRIUM;
-        else if (!strcmp(c->at, "given")) po.at = MBL_AT_GIVEN;
-        else if (!strcmp(c->at, "steady")) po.at = MBL_AT_STEADY;
-        else {
-            fprintf(stderr, "mblin: --at must be equilibrium, given or steady, got '%s'\n", c->at);
-            return 2;
-        }
-    }
+    cli_opoint_options(c, &po);
     if (mbl_model_load_file(c->model, c->sets, c->nsets, md, &st) || mbl_operating_point(*md, &po, &pt, &st) ||
         mbl_symlin_new(*md, pt, 0, sl, &st) || (newton && mbl_symlin_newton(*sl, &st))) {
         fprintf(stderr, "mblin: %s\n", st.msg);
@@ -92,45 +49,49 @@ static const char codegen_help[] =
     "  --set NAME=VALUE    override a parameter (repeatable)\n"
     "  --at KIND           equilibrium | given | steady\n";
 
-int mblin_cmd_codegen(int argc, char **argv)
+/* codegen's own options as the parser found them */
+typedef struct codegen_opts {
+    const char *lang, *name;
+    int newton;
+} codegen_opts;
+
+static void codegen_usage(void *ud)
 {
-    cg_common c;
-    memset(&c, 0, sizeof c);
-    const char *lang = NULL, *name = "linear_model", *outfile = NULL;
-    int newton = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(codegen_help, stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--newton")) {
-            newton = 1;
-            continue;
-        }
-        int r = cg_common_opt(&c, "codegen", argc, argv, &i);
-        if (r < 0) return -r;
-        if (r) continue;
-        if (!strcmp(a, "--lang") || !strcmp(a, "--name") || !strcmp(a, "-o")) {
-            if (i + 1 >= argc) return mblin_cli_usage("codegen", "%s needs a value", a);
-            const char *v = argv[++i];
-            if (!strcmp(a, "--lang")) lang = v;
-            else if (!strcmp(a, "--name")) name = v;
-            else outfile = v;
-            continue;
-        }
-        return mblin_cli_usage("codegen", "unknown option '%s'", a);
-    }
-    if (!c.model) return mblin_cli_usage("codegen", "missing MODEL%s", "");
-    if (!lang) return mblin_cli_usage("codegen", "missing --lang c|python|octave%s", "");
+    (void)ud;
+    fputs(codegen_help, stdout);
+}
+
+/* codegen's own options (cli_spec.option) */
+static int codegen_option(void *ud, const char *a, const char *v)
+{
+    codegen_opts *o = ud;
+    if (!strcmp(a, "--newton")) o->newton = 1;
+    else if (!strcmp(a, "--lang")) o->lang = v;
+    else o->name = v;
+    return -1;
+}
+
+static const cli_option codegen_own[] = {{"--newton", 0}, {"--lang", 1}, {"--name", 1}, {NULL, 0}};
+
+int cli_cmd_codegen(int argc, char **argv)
+{
+    static cli_args c;
+    codegen_opts o = {NULL, "linear_model", 0};
+    cli_spec spec = {CLI_OPT_SET | CLI_OPT_AT | CLI_OPT_OUT, codegen_own, NULL, codegen_option, codegen_usage, &o};
+    int r = cli_parse(&spec, &c, argc, argv);
+    if (r >= 0) return r;
+    const char *lang = o.lang, *name = o.name, *outfile = c.out;
+    const int newton = o.newton;
+    if (!c.model) return cli_usage("codegen", "missing MODEL%s", "");
+    if (!lang) return cli_usage("codegen", "missing --lang c|python|octave%s", "");
     mbl_lang L;
     if (!strcmp(lang, "c")) L = MBL_LANG_C;
     else if (!strcmp(lang, "python")) L = MBL_LANG_PYTHON;
     else if (!strcmp(lang, "octave")) L = MBL_LANG_OCTAVE;
-    else return mblin_cli_usage("codegen", "--lang must be c, python or octave, got '%s'", lang);
-    if (!(isalpha((unsigned char)name[0]) || name[0] == '_')) return mblin_cli_usage("codegen", "--name '%s' is not an identifier", name);
+    else return cli_usage("codegen", "--lang must be c, python or octave, got '%s'", lang);
+    if (!(isalpha((unsigned char)name[0]) || name[0] == '_')) return cli_usage("codegen", "--name '%s' is not an identifier", name);
     for (const char *s = name; *s; s++)
-        if (!(isalnum((unsigned char)*s) || *s == '_')) return mblin_cli_usage("codegen", "--name '%s' is not an identifier", name);
+        if (!(isalnum((unsigned char)*s) || *s == '_')) return cli_usage("codegen", "--name '%s' is not an identifier", name);
     mbl_model *md = NULL;
     mbl_symlin *sl = NULL;
     int rc = cg_build(&c, newton, &md, &sl);
@@ -186,54 +147,164 @@ static int print_expr(FILE *f, const mblx_graph *g, mblx_id e, int fmt)
     return 0;
 }
 
-int mblin_cmd_symbolic(int argc, char **argv)
+/* --format json: one object of expression strings */
+static void print_json(FILE *f, const char *model, const mbl_symlin *sl, const symmat *mats, int nm,
+                       const char *const *keep, int nkeep, int keep_all, int closed)
 {
-    cg_common c;
-    memset(&c, 0, sizeof c);
-    const char *params = "all", *format = "text", *point = "closed";
-    double max_nodes = 100000;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(symbolic_help, stdout);
-            return 0;
-        }
-        int r = cg_common_opt(&c, "symbolic", argc, argv, &i);
-        if (r < 0) return -r;
-        if (r) continue;
-        if (!strcmp(a, "--params") || !strcmp(a, "--format") || !strcmp(a, "--max-size") || !strcmp(a, "--point")) {
-            if (i + 1 >= argc) return mblin_cli_usage("symbolic", "%s needs a value", a);
-            const char *v = argv[++i];
-            if (!strcmp(a, "--params")) params = v;
-            else if (!strcmp(a, "--format")) format = v;
-            else if (!strcmp(a, "--point")) {
-                if (strcmp(v, "symbols") && strcmp(v, "closed"))
-                    return mblin_cli_usage("symbolic", "--point must be symbols or closed, got '%s'", v);
-                point = v;
-            }
-            else {
-                char *end = NULL;
-                max_nodes = strtod(v, &end);
-                if (!*v || *end || !(max_nodes >= 1 && max_nodes < 1e12))
-                    return mblin_cli_usage("symbolic", "--max-size expects a positive count, got '%s'", v);
-            }
-            continue;
-        }
-        return mblin_cli_usage("symbolic", "unknown option '%s'", a);
+    fprintf(f, "{\n  \"model\": ");
+    mbl_json_string(f, model);
+    fprintf(f, ",\n  \"parameters\": [");
+    int first = 1;
+    for (int i = 0; i < sl->np; i++) {
+        int k = keep_all;
+        for (int j = 0; j < nkeep; j++) k |= !strcmp(keep[j], sl->pname[i]);
+        if (!k) continue;
+        fprintf(f, "%s", first ? "" : ", ");
+        mbl_json_string(f, sl->pname[i]);
+        first = 0;
     }
-    if (!c.model) return mblin_cli_usage("symbolic", "missing MODEL%s", "");
+    fprintf(f, "],\n  \"point_closed_form\": %s,\n  \"note\": ", closed ? "true" : "false");
+    mbl_json_string(f, sl->note);
+    fprintf(f, ",\n  \"coordinates\": [");
+    for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->qname[i]);
+    fprintf(f, "],\n  \"point\": [");
+    for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), print_expr(f, sl->g, sl->qpoint[i], 2);
+    if (sl->moving) {
+        fprintf(f, "],\n  \"point_values\": {");
+        for (int i = 0; i < sl->n; i++) fprintf(f, "%s\"%s\": %.17g", i ? ", " : "", sl->qname[i], sl->qval[i]);
+        fprintf(f, "},\n  \"velocity_values\": {");
+        for (int i = 0; i < sl->n; i++) fprintf(f, "%s\"der(%s)\": %.17g", i ? ", " : "", sl->qname[i], sl->vval[i]);
+        fprintf(f, "}");
+    } else {
+        fprintf(f, "]");
+    }
+    fprintf(f, ",\n  \"states\": [");
+    for (int i = 0; i < sl->nx; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->state_names[i]);
+    fprintf(f, "],\n  \"inputs\": [");
+    for (int i = 0; i < sl->nr; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->rname[i]);
+    fprintf(f, "],\n  \"outputs\": [");
+    for (int i = 0; i < sl->ny; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->yname[i]);
+    fprintf(f, "]");
+    for (int k = 0; k < nm; k++) {
+        fprintf(f, ",\n  \"%s\": [", mats[k].name);
+        for (int i = 0; i < mats[k].rows; i++) {
+            fprintf(f, "%s[", i ? ", " : "");
+            for (int j = 0; j < mats[k].cols; j++) {
+                if (j) fprintf(f, ", ");
+                print_expr(f, sl->g, mats[k].v[i + (size_t)j * mats[k].rows], 2);
+            }
+            fprintf(f, "]");
+        }
+        fprintf(f, "]");
+    }
+    fprintf(f, "\n}\n");
+}
+
+/* --format text or latex: the point, then each matrix */
+static void print_text(FILE *f, int fmt, const char *model, const mbl_symlin *sl, const symmat *mats, int nm)
+{
+    const char *titles[] = {"H_x = dq/dS (rows: coordinates, columns: states)", "M-hat", "C-hat", "K-hat",
+                            "F (M-hat S'' + C-hat S' + K-hat S = F u)", "A", "B", "C", "D"};
+    const char *texnames[] = {"H_x", "\\hat{M}", "\\hat{C}", "\\hat{K}", "F", "A", "B", "C", "D"};
+    const char *cm = fmt == 1 ? "%" : "#";
+    fprintf(f, "%s symbolic linear model of %s (source 002 reduction %s)\n%s %s\n", cm, model,
+            sl->moving ? "at a point with motion" : "at rest", cm, sl->note);
+    fprintf(f, "%s point:", cm);
+    for (int i = 0; i < sl->n; i++) {
+        fprintf(f, "%s %s = ", i ? "," : "", sl->qname[i]);
+        print_expr(f, sl->g, sl->qpoint[i], 0);
+    }
+    if (sl->moving) {
+        fprintf(f, "\n%s at the point:", cm);
+        for (int i = 0; i < sl->n; i++) fprintf(f, "%s %s = %.10g", i ? "," : "", sl->qname[i], sl->qval[i]);
+        for (int i = 0; i < sl->n; i++) fprintf(f, ", der(%s) = %.10g", sl->qname[i], sl->vval[i]);
+    }
+    fprintf(f, "\n%s states:", cm);
+    for (int i = 0; i < sl->nx; i++) fprintf(f, " %s", sl->state_names[i]);
+    fputc('\n', f);
+    for (int k = 0; k < nm; k++) {
+        if (!mats[k].rows || !mats[k].cols) continue;
+        if (fmt == 0) {
+            fprintf(f, "\n%s (%d x %d):\n", titles[k], mats[k].rows, mats[k].cols);
+            for (int i = 0; i < mats[k].rows; i++) {
+                fprintf(f, "  [");
+                for (int j = 0; j < mats[k].cols; j++) {
+                    fprintf(f, "%s", j ? ", " : "");
+                    print_expr(f, sl->g, mats[k].v[i + (size_t)j * mats[k].rows], 0);
+                }
+                fprintf(f, "]\n");
+            }
+        } else {
+            fprintf(f, "\n%s = \\begin{bmatrix}\n", texnames[k]);
+            for (int i = 0; i < mats[k].rows; i++) {
+                fprintf(f, "  ");
+                for (int j = 0; j < mats[k].cols; j++) {
+                    fprintf(f, "%s", j ? " & " : "");
+                    print_expr(f, sl->g, mats[k].v[i + (size_t)j * mats[k].rows], 1);
+                }
+                fprintf(f, "%s\n", i + 1 < mats[k].rows ? " \\\\" : "");
+            }
+            fprintf(f, "\\end{bmatrix}\n");
+        }
+    }
+}
+
+/* symbolic's own options as the parser found them */
+typedef struct symbolic_opts {
+    const char *params, *format, *point;
+    double max_nodes;
+} symbolic_opts;
+
+static void symbolic_usage(void *ud)
+{
+    (void)ud;
+    fputs(symbolic_help, stdout);
+}
+
+/* symbolic's own options (cli_spec.option) */
+static int symbolic_option(void *ud, const char *a, const char *v)
+{
+    symbolic_opts *o = ud;
+    if (!strcmp(a, "--params")) o->params = v;
+    else if (!strcmp(a, "--format")) o->format = v;
+    else if (!strcmp(a, "--point")) {
+        if (strcmp(v, "symbols") && strcmp(v, "closed"))
+            return cli_usage("symbolic", "--point must be symbols or closed, got '%s'", v);
+        o->point = v;
+    }
+    else {
+        char *end = NULL;
+        o->max_nodes = strtod(v, &end);
+        if (!*v || *end || !(o->max_nodes >= 1 && o->max_nodes < 1e12))
+            return cli_usage("symbolic", "--max-size expects a positive count, got '%s'", v);
+    }
+    return -1;
+}
+
+static const cli_option symbolic_own[] = {{"--params", 1}, {"--format", 1}, {"--max-size", 1}, {"--point", 1}, {NULL, 0}};
+
+int cli_cmd_symbolic(int argc, char **argv)
+{
+    static cli_args c;
+    symbolic_opts o = {"all", "text", "closed", 100000};
+    cli_spec spec = {CLI_OPT_SET | CLI_OPT_AT, symbolic_own, NULL, symbolic_option, symbolic_usage, &o};
+    int r = cli_parse(&spec, &c, argc, argv);
+    if (r >= 0) return r;
+    const char *params = o.params, *format = o.format, *point = o.point;
+    const double max_nodes = o.max_nodes;
+    if (!c.model) return cli_usage("symbolic", "missing MODEL%s", "");
     int fmt = !strcmp(format, "text") ? 0 : !strcmp(format, "latex") ? 1 : !strcmp(format, "json") ? 2 : -1;
-    if (fmt < 0) return mblin_cli_usage("symbolic", "--format must be text, latex or json, got '%s'", format);
+    if (fmt < 0) return cli_usage("symbolic", "--format must be text, latex or json, got '%s'", format);
     /* the parameter list */
     char *plist = strdup(params);
-    const char *keep[CG_MAX_SETS];
+    const char *keep[CLI_MAX_SETS];
     int nkeep = 0, keep_all = !strcmp(params, "all");
     if (!plist) return 1;
     if (!keep_all)
         for (char *tok = strtok(plist, ","); tok; tok = strtok(NULL, ",")) {
-            if (nkeep == CG_MAX_SETS) {
+            if (nkeep == CLI_MAX_SETS) {
                 free(plist);
-                return mblin_cli_usage("symbolic", "too many parameters in --params%s", "");
+                return cli_usage("symbolic", "too many parameters in --params%s", "");
             }
             keep[nkeep++] = tok;
         }
@@ -242,9 +313,8 @@ int mblin_cmd_symbolic(int argc, char **argv)
     mbl_symlin *sl = NULL;
     mbl_status st = {0};
     mbl_opoint_options po;
-    mbl_opoint_options_default(&po);
+    cli_opoint_options(&c, &po);
     int rc = 0, closed = 0;
-    if (c.at) po.at = !strcmp(c.at, "given") ? MBL_AT_GIVEN : !strcmp(c.at, "steady") ? MBL_AT_STEADY : MBL_AT_EQUILIBRIUM;
     if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st) || mbl_operating_point(md, &po, &pt, &st) ||
         mbl_symlin_new(md, pt, 0, &sl, &st) ||
         mbl_symlin_special2(sl, keep, nkeep, keep_all, !strcmp(point, "symbols"), &closed, &st)) {
@@ -264,102 +334,10 @@ int mblin_cmd_symbolic(int argc, char **argv)
     symmat mats[] = {{"H", sl->H, sl->n, sl->z}, {"M", sl->M, sl->z, sl->z}, {"C_hat", sl->Cd, sl->z, sl->z},
                      {"K", sl->K, sl->z, sl->z}, {"F", sl->F, sl->z, sl->nr}, {"A", sl->A, sl->nx, sl->nx},
                      {"B", sl->B, sl->nx, sl->nr}, {"C", sl->C, sl->ny, sl->nx}, {"D", sl->D, sl->ny, sl->nr}};
-    const char *titles[] = {"H_x = dq/dS (rows: coordinates, columns: states)", "M-hat", "C-hat", "K-hat",
-                            "F (M-hat S'' + C-hat S' + K-hat S = F u)", "A", "B", "C", "D"};
-    const char *texnames[] = {"H_x", "\\hat{M}", "\\hat{C}", "\\hat{K}", "F", "A", "B", "C", "D"};
     int nm = (int)(sizeof mats / sizeof *mats);
     FILE *f = stdout;
-    if (fmt == 2) {
-        fprintf(f, "{\n  \"model\": ");
-        mbl_json_string(f, c.model);
-        fprintf(f, ",\n  \"parameters\": [");
-        int first = 1;
-        for (int i = 0; i < sl->np; i++) {
-            int k = keep_all;
-            for (int j = 0; j < nkeep; j++) k |= !strcmp(keep[j], sl->pname[i]);
-            if (!k) continue;
-            fprintf(f, "%s", first ? "" : ", ");
-            mbl_json_string(f, sl->pname[i]);
-            first = 0;
-        }
-        fprintf(f, "],\n  \"point_closed_form\": %s,\n  \"note\": ", closed ? "true" : "false");
-        mbl_json_string(f, sl->note);
-        fprintf(f, ",\n  \"coordinates\": [");
-        for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->qname[i]);
-        fprintf(f, "],\n  \"point\": [");
-        for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), print_expr(f, sl->g, sl->qpoint[i], 2);
-        if (sl->moving) {
-            fprintf(f, "],\n  \"point_values\": {");
-            for (int i = 0; i < sl->n; i++) fprintf(f, "%s\"%s\": %.17g", i ? ", " : "", sl->qname[i], sl->qval[i]);
-            fprintf(f, "},\n  \"velocity_values\": {");
-            for (int i = 0; i < sl->n; i++) fprintf(f, "%s\"der(%s)\": %.17g", i ? ", " : "", sl->qname[i], sl->vval[i]);
-            fprintf(f, "}");
-        } else {
-            fprintf(f, "]");
-        }
-        fprintf(f, ",\n  \"states\": [");
-        for (int i = 0; i < sl->nx; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->state_names[i]);
-        fprintf(f, "],\n  \"inputs\": [");
-        for (int i = 0; i < sl->nr; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->rname[i]);
-        fprintf(f, "],\n  \"outputs\": [");
-        for (int i = 0; i < sl->ny; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->yname[i]);
-        fprintf(f, "]");
-        for (int k = 0; k < nm; k++) {
-            fprintf(f, ",\n  \"%s\": [", mats[k].name);
-            for (int i = 0; i < mats[k].rows; i++) {
-                fprintf(f, "%s[", i ? ", " : "");
-                for (int j = 0; j < mats[k].cols; j++) {
-                    if (j) fprintf(f, ", ");
-                    print_expr(f, sl->g, mats[k].v[i + (size_t)j * mats[k].rows], 2);
-                }
-                fprintf(f, "]");
-            }
-            fprintf(f, "]");
-        }
-        fprintf(f, "\n}\n");
-    } else {
-        const char *cm = fmt == 1 ? "%" : "#";
-        fprintf(f, "%s symbolic linear model of %s (source 002 reduction %s)\n%s %s\n", cm, c.model,
-                sl->moving ? "at a point with motion" : "at rest", cm, sl->note);
-        fprintf(f, "%s point:", cm);
-        for (int i = 0; i < sl->n; i++) {
-            fprintf(f, "%s %s = ", i ? "," : "", sl->qname[i]);
-            print_expr(f, sl->g, sl->qpoint[i], 0);
-        }
-        if (sl->moving) {
-            fprintf(f, "\n%s at the point:", cm);
-            for (int i = 0; i < sl->n; i++) fprintf(f, "%s %s = %.10g", i ? "," : "", sl->qname[i], sl->qval[i]);
-            for (int i = 0; i < sl->n; i++) fprintf(f, ", der(%s) = %.10g", sl->qname[i], sl->vval[i]);
-        }
-        fprintf(f, "\n%s states:", cm);
-        for (int i = 0; i < sl->nx; i++) fprintf(f, " %s", sl->state_names[i]);
-        fputc('\n', f);
-        for (int k = 0; k < nm; k++) {
-            if (!mats[k].rows || !mats[k].cols) continue;
-            if (fmt == 0) {
-                fprintf(f, "\n%s (%d x %d):\n", titles[k], mats[k].rows, mats[k].cols);
-                for (int i = 0; i < mats[k].rows; i++) {
-                    fprintf(f, "  [");
-                    for (int j = 0; j < mats[k].cols; j++) {
-                        fprintf(f, "%s", j ? ", " : "");
-                        print_expr(f, sl->g, mats[k].v[i + (size_t)j * mats[k].rows], 0);
-                    }
-                    fprintf(f, "]\n");
-                }
-            } else {
-                fprintf(f, "\n%s = \\begin{bmatrix}\n", texnames[k]);
-                for (int i = 0; i < mats[k].rows; i++) {
-                    fprintf(f, "  ");
-                    for (int j = 0; j < mats[k].cols; j++) {
-                        fprintf(f, "%s", j ? " & " : "");
-                        print_expr(f, sl->g, mats[k].v[i + (size_t)j * mats[k].rows], 1);
-                    }
-                    fprintf(f, "%s\n", i + 1 < mats[k].rows ? " \\\\" : "");
-                }
-                fprintf(f, "\\end{bmatrix}\n");
-            }
-        }
-    }
+    if (fmt == 2) print_json(f, c.model, sl, mats, nm, keep, nkeep, keep_all, closed);
+    else print_text(f, fmt, c.model, sl, mats, nm);
 out:
     free(plist);
     mbl_symlin_free(sl);

@@ -17,19 +17,16 @@
 #include "mblin/mblin.h"
 #include "mblin/sensitivity.h"
 
-#define MAX_ITEMS 256
-
+/* the commands' own options as the parser found them */
 typedef struct cli {
-    const char *cmd, *model, *at, *wrt, *param;
-    int json, no_shapes, mode, has_near;
+    const char *cmd, *wrt, *param;
+    int no_shapes, mode, has_near;
     double near, order, tol;
-    mbl_setting sets[MAX_ITEMS], guesses[MAX_ITEMS];
-    char set_names[MAX_ITEMS][256], guess_names[MAX_ITEMS][256];
-    int nsets, nguess;
 } cli;
 
-static void help(const cli *c)
+static void help(void *ud)
 {
+    const cli *c = ud;
     if (!strcmp(c->cmd, "sensitivity"))
         printf("usage: mblin sensitivity MODEL [OPTIONS]\n\n"
                "exact derivatives of every eigenvalue, frequency, damping ratio and mode shape with respect to\n"
@@ -60,75 +57,46 @@ static void help(const cli *c)
                "  --help              this text\n");
 }
 
-/* returns -1 to go on, else the exit status */
-static int parse(cli *c, int argc, char **argv)
+/* the commands' own options (cli_spec.option): -1 to go on, else the exit status */
+static int option(void *ud, const char *a, const char *v)
 {
-    int sens = !strcmp(c->cmd, "sensitivity");
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int rc = -1;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            help(c);
-            return 0;
-        } else if (!strcmp(a, "--json")) {
-            c->json = 1;
-        } else if (sens && !strcmp(a, "--no-shapes")) {
-            c->no_shapes = 1;
-        } else if (!strcmp(a, "--set")) {
-            rc = v ? mblin_cli_setting(c->cmd, a, v, strlen(v), c->sets, c->set_names, &c->nsets, MAX_ITEMS)
-                   : mblin_cli_usage(c->cmd, "%s needs a value", a);
-            i++;
-        } else if (!strcmp(a, "--guess")) {
-            rc = v ? mblin_cli_setting(c->cmd, a, v, strlen(v), c->guesses, c->guess_names, &c->nguess, MAX_ITEMS)
-                   : mblin_cli_usage(c->cmd, "%s needs a value", a);
-            i++;
-        } else if (!strcmp(a, "--at") || (sens && !strcmp(a, "--wrt")) || (!sens && !strcmp(a, "--param"))) {
-            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
-            if (!strcmp(a, "--at")) c->at = v;
-            else if (!strcmp(a, "--wrt")) c->wrt = v;
-            else c->param = v;
-            i++;
-        } else if (!sens && (!strcmp(a, "--near") || !strcmp(a, "--order") || !strcmp(a, "--tol") || !strcmp(a, "--mode"))) {
-            double x;
-            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
-            if (mblin_cli_decimal(v, &x)) return mblin_cli_usage(c->cmd, "expected a number, got '%s'", v);
-            if (!strcmp(a, "--near")) c->near = x, c->has_near = 1;
-            else if (!strcmp(a, "--order")) c->order = x;
-            else if (!strcmp(a, "--tol")) {
-                if (!(x > 0 && x < 1)) return mblin_cli_usage(c->cmd, "--tol expects a number in (0, 1), got '%s'", v);
-                c->tol = x;
-            } else {
-                if (x < 1 || x != (int)x || x > 1e9) return mblin_cli_usage(c->cmd, "--mode expects a positive integer, got '%s'", v);
-                c->mode = (int)x;
-            }
-            i++;
-        } else if (a[0] == '-' && a[1]) {
-            return mblin_cli_usage(c->cmd, "unknown option '%s'", a);
-        } else if (!c->model) {
-            c->model = a;
+    cli *c = ud;
+    if (!strcmp(a, "--no-shapes")) {
+        c->no_shapes = 1;
+    } else if (!strcmp(a, "--wrt")) {
+        c->wrt = v;
+    } else if (!strcmp(a, "--param")) {
+        c->param = v;
+    } else {
+        double x;
+        if (cli_decimal(v, &x)) return cli_usage(c->cmd, "expected a number, got '%s'", v);
+        if (!strcmp(a, "--near")) c->near = x, c->has_near = 1;
+        else if (!strcmp(a, "--order")) c->order = x;
+        else if (!strcmp(a, "--tol")) {
+            if (!(x > 0 && x < 1)) return cli_usage(c->cmd, "--tol expects a number in (0, 1), got '%s'", v);
+            c->tol = x;
         } else {
-            return mblin_cli_usage(c->cmd, "unexpected argument '%s'", a);
+            if (x < 1 || x != (int)x || x > 1e9) return cli_usage(c->cmd, "--mode expects a positive integer, got '%s'", v);
+            c->mode = (int)x;
         }
-        if (rc >= 0) return rc;
     }
-    if (!c->model) return mblin_cli_usage(c->cmd, "%s needs a MODEL file", c->cmd);
-    if (!sens && !c->param) return mblin_cli_usage(c->cmd, "%s needs --param NAME", c->cmd);
-    if (!sens && !c->has_near) return mblin_cli_usage(c->cmd, "%s needs --near VALUE", c->cmd);
     return -1;
 }
 
-static int opoint_opts(cli *c, mbl_opoint_options *po)
+static const cli_option sensitivity_own[] = {{"--no-shapes", 0}, {"--wrt", 1}, {NULL, 0}};
+static const cli_option boundary_own[] = {{"--param", 1}, {"--near", 1}, {"--order", 1}, {"--tol", 1}, {"--mode", 1}, {NULL, 0}};
+
+/* -1 to go on, else the exit status */
+static int parse(cli *c, cli_args *a, int argc, char **argv)
 {
-    mbl_opoint_options_default(po);
-    if (c->at) {
-        if (!strcmp(c->at, "equilibrium")) po->at = MBL_AT_EQUILIBRIUM;
-        else if (!strcmp(c->at, "given")) po->at = MBL_AT_GIVEN;
-        else if (!strcmp(c->at, "steady")) po->at = MBL_AT_STEADY;
-        else return mblin_cli_usage(c->cmd, "--at expects equilibrium, given or steady, got '%s'", c->at);
-    }
-    po->guess = c->guesses;
-    po->nguess = c->nguess;
+    int sens = !strcmp(c->cmd, "sensitivity");
+    cli_spec spec = {CLI_OPT_SET | CLI_OPT_GUESS | CLI_OPT_AT | CLI_OPT_JSON, sens ? sensitivity_own : boundary_own,
+                     NULL, option, help, c};
+    int rc = cli_parse(&spec, a, argc, argv);
+    if (rc >= 0) return rc;
+    if (!a->model) return cli_usage(c->cmd, "%s needs a MODEL file", c->cmd);
+    if (!sens && !c->param) return cli_usage(c->cmd, "%s needs --param NAME", c->cmd);
+    if (!sens && !c->has_near) return cli_usage(c->cmd, "%s needs --near VALUE", c->cmd);
     return -1;
 }
 
@@ -259,16 +227,16 @@ static void print_table(const mbl_model *md, const mbl_sensitivity *S)
     }
 }
 
-int mblin_cmd_sensitivity(int argc, char **argv)
+int cli_cmd_sensitivity(int argc, char **argv)
 {
     static cli c;
+    static cli_args a;
     memset(&c, 0, sizeof c);
     c.cmd = "sensitivity";
-    int rc = parse(&c, argc, argv);
+    int rc = parse(&c, &a, argc, argv);
     if (rc >= 0) return rc;
     mbl_opoint_options po;
-    rc = opoint_opts(&c, &po);
-    if (rc >= 0) return rc;
+    cli_opoint_options(&a, &po);
     mbl_status st;
     mbl_status_clear(&st);
     mbl_model *md = NULL;
@@ -276,7 +244,7 @@ int mblin_cmd_sensitivity(int argc, char **argv)
     mbl_dae_deriv *dd = NULL;
     mbl_sensitivity *S = NULL;
     int *wrt = NULL, nwrt = 0, code = 0;
-    if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st)) return mblin_cli_fail(&st);
+    if (mbl_model_load_file(a.model, a.sets, a.nsets, &md, &st)) return cli_fail(&st);
     mbl_model_info info;
     mbl_model_get_info(md, &info);
     if (c.wrt) {
@@ -294,7 +262,7 @@ int mblin_cmd_sensitivity(int argc, char **argv)
             for (int i = 0; i < info.nparam; i++)
                 if (strlen(mbl_model_param_name(md, i)) == l && !strncmp(mbl_model_param_name(md, i), s, l)) found = i;
             if (found < 0) {
-                fprintf(stderr, "mblin: --wrt: the model %s has no parameter '%.*s'\n", c.model, (int)l, s);
+                fprintf(stderr, "mblin: --wrt: the model %s has no parameter '%.*s'\n", a.model, (int)l, s);
                 free(wrt);
                 mbl_model_free(md);
                 return 1;
@@ -308,7 +276,7 @@ int mblin_cmd_sensitivity(int argc, char **argv)
         if (!nwrt) {
             free(wrt);
             mbl_model_free(md);
-            return mblin_cli_usage(c.cmd, "--wrt needs parameter names%s", "");
+            return cli_usage(c.cmd, "--wrt needs parameter names%s", "");
         }
     }
     mbl_sens_options so;
@@ -316,8 +284,8 @@ int mblin_cmd_sensitivity(int argc, char **argv)
     so.shapes = !c.no_shapes;
     if (mbl_operating_point(md, &po, &pt, &st) || mbl_dae_deriv_new(md, &dd, &st) ||
         mbl_sensitivity_compute(dd, pt, wrt, wrt ? nwrt : info.nparam, &so, &S, &st)) {
-        code = mblin_cli_fail(&st);
-    } else if (c.json) {
+        code = cli_fail(&st);
+    } else if (a.json) {
         print_json(md, S);
     } else {
         print_table(md, S);
@@ -330,25 +298,25 @@ int mblin_cmd_sensitivity(int argc, char **argv)
     return code;
 }
 
-int mblin_cmd_boundary(int argc, char **argv)
+int cli_cmd_boundary(int argc, char **argv)
 {
     static cli c;
+    static cli_args a;
     memset(&c, 0, sizeof c);
     c.cmd = "boundary";
-    int rc = parse(&c, argc, argv);
+    int rc = parse(&c, &a, argc, argv);
     if (rc >= 0) return rc;
     mbl_boundary_options bo;
     mbl_boundary_options_default(&bo);
-    rc = opoint_opts(&c, &bo.opoint);
-    if (rc >= 0) return rc;
+    cli_opoint_options(&a, &bo.opoint);
     bo.order = c.order;
     bo.mode = c.mode;
     if (c.tol > 0) bo.tol = c.tol;
     mbl_status st;
     mbl_status_clear(&st);
     mbl_boundary_result r;
-    if (mbl_boundary(c.model, c.sets, c.nsets, c.param, c.near, &bo, &r, &st)) return mblin_cli_fail(&st);
-    if (c.json) {
+    if (mbl_boundary(a.model, a.sets, a.nsets, c.param, c.near, &bo, &r, &st)) return cli_fail(&st);
+    if (a.json) {
         printf("{\"parameter\": ");
         mbl_json_string(stdout, c.param);
         printf(", \"near\": ");

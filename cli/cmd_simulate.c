@@ -21,20 +21,24 @@
 
 #define MAX_ITEMS 256
 
+/* the command line: the common options (a: --set, --guess, --at, --json, -o, MODEL) and the
+ * commands' own */
 typedef struct cli {
-    const char *cmd, *model, *at, *out, *modes_out, *svg, *sweep, *along_expr;
+    cli_args a;
+    const char *cmd, *modes_out, *svg, *sweep, *along_expr;
     char along_name[128];
-    int json, perturb_mode, has_perturb, nmodes, samples;
+    int perturb_mode, has_perturb, nmodes, samples;
     double t_end, dt_out, rtol, atol, perturb_amp, lin_every, fmax, amplitude, periods, freq_tol, zeta_tol;
-    mbl_setting sets[MAX_ITEMS], guesses[MAX_ITEMS], initial[MAX_ITEMS];
-    char set_names[MAX_ITEMS][256], guess_names[MAX_ITEMS][256], init_names[MAX_ITEMS][256];
-    int nsets, nguess, ninit;
+    mbl_setting initial[MAX_ITEMS];
+    char init_names[MAX_ITEMS][256];
+    int ninit;
     mbl_sim_input inputs[MAX_ITEMS];
     int ninputs;
 } cli;
 
-static void help(const cli *c)
+static void help(void *ud)
 {
+    const cli *c = ud;
     if (!strcmp(c->cmd, "simulate"))
         printf("usage: mblin simulate MODEL --t-end T [OPTIONS]\n\n"
                "time simulation from the operating point (SUNDIALS IDA on the stabilized index-2 form of Gear,\n"
@@ -76,147 +80,127 @@ static void help(const cli *c)
                "  --set, --guess, --at, --json as for simulate\n");
 }
 
-static int number(cli *c, const char *a, const char *v, double *x)
+static int number(cli *c, const char *v, double *x)
 {
-    if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
-    if (mblin_cli_decimal(v, x)) return mblin_cli_usage(c->cmd, "expected a number, got '%s'", v);
+    if (cli_decimal(v, x)) return cli_usage(c->cmd, "expected a number, got '%s'", v);
     return -1;
 }
 
+/* simulate's options of one value each that are not numbers: -1 to go on, else the exit status */
+static int simulate_text(cli *c, const char *a, const char *v)
+{
+    int rc = -1;
+    if (!strcmp(a, "--modes-out")) c->modes_out = v;
+    else if (!strcmp(a, "--sweep")) c->sweep = v;
+    else if (!strcmp(a, "--svg")) c->svg = v;
+    else if (!strcmp(a, "--along-x")) {
+        const char *eq = strchr(v, '=');
+        if (!eq || eq == v || !eq[1] || (size_t)(eq - v) >= sizeof c->along_name)
+            return cli_usage(c->cmd, "--along-x expects NAME=EXPRESSION of t, got '%s'", v);
+        memcpy(c->along_name, v, (size_t)(eq - v));
+        c->along_name[eq - v] = '\0';
+        c->along_expr = eq + 1;
+    } else if (!strcmp(a, "--perturb")) {
+        const char *colon = strchr(v, ':');
+        char num[32];
+        double mode = 0;
+        if (!colon || (size_t)(colon - v) >= sizeof num) return cli_usage(c->cmd, "--perturb expects MODE:AMPLITUDE, got '%s'", v);
+        memcpy(num, v, (size_t)(colon - v));
+        num[colon - v] = '\0';
+        if (cli_decimal(num, &mode) || mode < 1 || mode != floor(mode) || mode > 1e6 ||
+            cli_decimal(colon + 1, &c->perturb_amp))
+            return cli_usage(c->cmd, "--perturb expects MODE:AMPLITUDE (a mode number from 1, a number), got '%s'", v);
+        c->perturb_mode = (int)mode - 1;
+        c->has_perturb = 1;
+    } else if (!strcmp(a, "--set-initial")) {
+        const char *p = v;
+        while (*p) {
+            const char *e = strchr(p, ',');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            rc = cli_setting(c->cmd, a, p, len, c->initial, c->init_names, &c->ninit, MAX_ITEMS);
+            if (rc >= 0) return rc;
+            p += len + (e ? 1 : 0);
+        }
+    } else { /* --input */
+        const char *eq = strchr(v, '=');
+        if (!eq || eq == v || !eq[1]) return cli_usage(c->cmd, "--input expects NAME=EXPRESSION, got '%s'", v);
+        if (c->ninputs >= MAX_ITEMS) return cli_usage(c->cmd, "too many %s options (at most 256)", a);
+        static char inames[MAX_ITEMS][256];
+        if ((size_t)(eq - v) >= 256) return cli_usage(c->cmd, "--input: name too long in '%s'", v);
+        memcpy(inames[c->ninputs], v, (size_t)(eq - v));
+        inames[c->ninputs][eq - v] = '\0';
+        c->inputs[c->ninputs].name = inames[c->ninputs];
+        c->inputs[c->ninputs].expr = eq + 1;
+        c->ninputs++;
+    }
+    return rc;
+}
+
+/* the commands' own options (cli_spec.option): -1 to go on, else the exit status */
+static int option(void *ud, const char *a, const char *v)
+{
+    cli *c = ud;
+    int rc = -1;
+    if (!strcmp(a, "--rtol")) {
+        rc = number(c, v, &c->rtol);
+        if (rc < 0 && !(c->rtol > 0 && c->rtol < 1)) return cli_usage(c->cmd, "--rtol expects a number in (0, 1), got '%s'", v);
+    } else if (!strcmp(a, "--t-end") || !strcmp(a, "--dt-out") || !strcmp(a, "--atol") ||
+               !strcmp(a, "--linearize-every") || !strcmp(a, "--fmax")) {
+        double x = 0;
+        rc = number(c, v, &x);
+        if (rc < 0 && strcmp(a, "--t-end") && !(x > 0)) return cli_usage(c->cmd, "expected a positive number, got '%s'", v);
+        if (!strcmp(a, "--t-end")) c->t_end = x;
+        else if (!strcmp(a, "--dt-out")) c->dt_out = x;
+        else if (!strcmp(a, "--atol")) c->atol = x;
+        else if (!strcmp(a, "--fmax")) c->fmax = x;
+        else c->lin_every = x;
+    } else if (!strcmp(a, "--modes") || !strcmp(a, "--samples")) {
+        double x = 0;
+        rc = number(c, v, &x);
+        if (rc < 0 && !(x >= 1 && x <= 1000 && x == floor(x))) return cli_usage(c->cmd, "expected an integer 1..1000, got '%s'", v);
+        if (!strcmp(a, "--modes")) c->nmodes = (int)x;
+        else c->samples = (int)x;
+    } else if (!strcmp(a, "--amplitude") || !strcmp(a, "--periods") || !strcmp(a, "--freq-tol") ||
+               !strcmp(a, "--zeta-tol")) {
+        double x = 0;
+        rc = number(c, v, &x);
+        if (rc < 0 && !(x > 0)) return cli_usage(c->cmd, "expected a positive number, got '%s'", v);
+        if (!strcmp(a, "--amplitude")) c->amplitude = x;
+        else if (!strcmp(a, "--periods")) c->periods = x;
+        else if (!strcmp(a, "--freq-tol")) c->freq_tol = x;
+        else c->zeta_tol = x;
+    } else {
+        rc = simulate_text(c, a, v);
+    }
+    return rc;
+}
+
+static const cli_option simulate_own[] = {
+    {"--rtol", 1},      {"--t-end", 1},   {"--dt-out", 1},  {"--atol", 1},        {"--linearize-every", 1},
+    {"--fmax", 1},      {"--modes-out", 1}, {"--svg", 1},   {"--sweep", 1},       {"--along-x", 1},
+    {"--perturb", 1},   {"--set-initial", 1}, {"--input", 1}, {NULL, 0}};
+static const cli_option validate_own[] = {{"--rtol", 1},     {"--modes", 1},    {"--samples", 1}, {"--amplitude", 1},
+                                          {"--periods", 1},  {"--freq-tol", 1}, {"--zeta-tol", 1}, {NULL, 0}};
+
+/* -1 to go on, else the exit status */
 static int parse(cli *c, int argc, char **argv)
 {
     int simu = !strcmp(c->cmd, "simulate");
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int rc = -1;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            help(c);
-            return 0;
-        } else if (!strcmp(a, "--json")) {
-            c->json = 1;
-        } else if (!strcmp(a, "--set") || !strcmp(a, "--guess")) {
-            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
-            if (!strcmp(a, "--set")) rc = mblin_cli_setting(c->cmd, a, v, strlen(v), c->sets, c->set_names, &c->nsets, MAX_ITEMS);
-            else rc = mblin_cli_setting(c->cmd, a, v, strlen(v), c->guesses, c->guess_names, &c->nguess, MAX_ITEMS);
-            i++;
-        } else if (!strcmp(a, "--at")) {
-            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
-            c->at = v;
-            i++;
-        } else if (!strcmp(a, "--rtol")) {
-            rc = number(c, a, v, &c->rtol);
-            if (rc < 0 && !(c->rtol > 0 && c->rtol < 1)) return mblin_cli_usage(c->cmd, "--rtol expects a number in (0, 1), got '%s'", v);
-            i++;
-        } else if (simu && (!strcmp(a, "--t-end") || !strcmp(a, "--dt-out") || !strcmp(a, "--atol") ||
-                            !strcmp(a, "--linearize-every") || !strcmp(a, "--fmax"))) {
-            double x = 0;
-            rc = number(c, a, v, &x);
-            if (rc < 0 && strcmp(a, "--t-end") && !(x > 0)) return mblin_cli_usage(c->cmd, "expected a positive number, got '%s'", v);
-            if (!strcmp(a, "--t-end")) c->t_end = x;
-            else if (!strcmp(a, "--dt-out")) c->dt_out = x;
-            else if (!strcmp(a, "--atol")) c->atol = x;
-            else if (!strcmp(a, "--fmax")) c->fmax = x;
-            else c->lin_every = x;
-            i++;
-        } else if (simu && (!strcmp(a, "-o") || !strcmp(a, "--modes-out") || !strcmp(a, "--svg") || !strcmp(a, "--sweep"))) {
-            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
-            if (!strcmp(a, "-o")) c->out = v;
-            else if (!strcmp(a, "--modes-out")) c->modes_out = v;
-            else if (!strcmp(a, "--sweep")) c->sweep = v;
-            else c->svg = v;
-            i++;
-        } else if (simu && !strcmp(a, "--along-x")) {
-            const char *eq = v ? strchr(v, '=') : NULL;
-            if (!eq || eq == v || !eq[1] || (size_t)(eq - v) >= sizeof c->along_name)
-                return mblin_cli_usage(c->cmd, "--along-x expects NAME=EXPRESSION of t, got '%s'", v ? v : "");
-            memcpy(c->along_name, v, (size_t)(eq - v));
-            c->along_name[eq - v] = '\0';
-            c->along_expr = eq + 1;
-            i++;
-        } else if (simu && !strcmp(a, "--perturb")) {
-            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
-            const char *colon = strchr(v, ':');
-            char num[32];
-            double mode = 0;
-            if (!colon || (size_t)(colon - v) >= sizeof num) return mblin_cli_usage(c->cmd, "--perturb expects MODE:AMPLITUDE, got '%s'", v);
-            memcpy(num, v, (size_t)(colon - v));
-            num[colon - v] = '\0';
-            if (mblin_cli_decimal(num, &mode) || mode < 1 || mode != floor(mode) || mode > 1e6 ||
-                mblin_cli_decimal(colon + 1, &c->perturb_amp))
-                return mblin_cli_usage(c->cmd, "--perturb expects MODE:AMPLITUDE (a mode number from 1, a number), got '%s'", v);
-            c->perturb_mode = (int)mode - 1;
-            c->has_perturb = 1;
-            i++;
-        } else if (simu && !strcmp(a, "--set-initial")) {
-            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
-            const char *p = v;
-            while (*p) {
-                const char *e = strchr(p, ',');
-                size_t len = e ? (size_t)(e - p) : strlen(p);
-                rc = mblin_cli_setting(c->cmd, a, p, len, c->initial, c->init_names, &c->ninit, MAX_ITEMS);
-                if (rc >= 0) return rc;
-                p += len + (e ? 1 : 0);
-            }
-            i++;
-        } else if (simu && !strcmp(a, "--input")) {
-            if (!v) return mblin_cli_usage(c->cmd, "%s needs a value", a);
-            const char *eq = strchr(v, '=');
-            if (!eq || eq == v || !eq[1]) return mblin_cli_usage(c->cmd, "--input expects NAME=EXPRESSION, got '%s'", v);
-            if (c->ninputs >= MAX_ITEMS) return mblin_cli_usage(c->cmd, "too many %s options (at most 256)", a);
-            static char inames[MAX_ITEMS][256];
-            if ((size_t)(eq - v) >= 256) return mblin_cli_usage(c->cmd, "--input: name too long in '%s'", v);
-            memcpy(inames[c->ninputs], v, (size_t)(eq - v));
-            inames[c->ninputs][eq - v] = '\0';
-            c->inputs[c->ninputs].name = inames[c->ninputs];
-            c->inputs[c->ninputs].expr = eq + 1;
-            c->ninputs++;
-            i++;
-        } else if (!simu && (!strcmp(a, "--modes") || !strcmp(a, "--samples"))) {
-            double x = 0;
-            rc = number(c, a, v, &x);
-            if (rc < 0 && !(x >= 1 && x <= 1000 && x == floor(x))) return mblin_cli_usage(c->cmd, "expected an integer 1..1000, got '%s'", v);
-            if (!strcmp(a, "--modes")) c->nmodes = (int)x;
-            else c->samples = (int)x;
-            i++;
-        } else if (!simu && (!strcmp(a, "--amplitude") || !strcmp(a, "--periods") || !strcmp(a, "--freq-tol") ||
-                             !strcmp(a, "--zeta-tol"))) {
-            double x = 0;
-            rc = number(c, a, v, &x);
-            if (rc < 0 && !(x > 0)) return mblin_cli_usage(c->cmd, "expected a positive number, got '%s'", v);
-            if (!strcmp(a, "--amplitude")) c->amplitude = x;
-            else if (!strcmp(a, "--periods")) c->periods = x;
-            else if (!strcmp(a, "--freq-tol")) c->freq_tol = x;
-            else c->zeta_tol = x;
-            i++;
-        } else if (a[0] == '-' && a[1]) {
-            return mblin_cli_usage(c->cmd, "unknown option '%s'", a);
-        } else if (!c->model) {
-            c->model = a;
-        } else {
-            return mblin_cli_usage(c->cmd, "unexpected argument '%s'", a);
-        }
-        if (rc >= 0) return rc;
-    }
-    if (!c->model) return mblin_cli_usage(c->cmd, "%s needs a model file", c->cmd);
-    if (simu && !(c->t_end != 0)) return mblin_cli_usage(c->cmd, "%s needs --t-end", c->cmd);
+    cli_spec spec = {CLI_OPT_SET | CLI_OPT_GUESS | CLI_OPT_AT | CLI_OPT_JSON | (simu ? CLI_OPT_OUT : 0),
+                     simu ? simulate_own : validate_own, NULL, option, help, c};
+    int rc = cli_parse(&spec, &c->a, argc, argv);
+    if (rc >= 0) return rc;
+    if (!c->a.model) return cli_usage(c->cmd, "%s needs a model file", c->cmd);
+    if (simu && !(c->t_end != 0)) return cli_usage(c->cmd, "%s needs --t-end", c->cmd);
     return -1;
 }
 
 static int load(const cli *c, mbl_model **md, mbl_point **pt, mbl_status *st)
 {
-    int rc = mbl_model_load_file(c->model, c->sets, c->nsets, md, st);
+    int rc = mbl_model_load_file(c->a.model, c->a.sets, c->a.nsets, md, st);
     if (rc) return rc;
     mbl_opoint_options oo;
-    mbl_opoint_options_default(&oo);
-    oo.guess = c->guesses;
-    oo.nguess = c->nguess;
-    if (c->at) {
-        if (!strcmp(c->at, "equilibrium")) oo.at = MBL_AT_EQUILIBRIUM;
-        else if (!strcmp(c->at, "given")) oo.at = MBL_AT_GIVEN;
-        else if (!strcmp(c->at, "steady")) oo.at = MBL_AT_STEADY;
-        else return mbl_error(st, MBL_EARG, "--at expects equilibrium, given or steady, got '%s'", c->at);
-    }
+    cli_opoint_options(&c->a, &oo);
     return mbl_operating_point(*md, &oo, pt, st);
 }
 
@@ -410,12 +394,12 @@ static int run_simulate(cli *c)
         so.ninputs = c->ninputs;
         rc = mbl_simulate(md, start, &so, &R, &st);
     }
-    if (!rc && c->out) {
-        FILE *f = fopen(c->out, "w");
-        if (!f) rc = mbl_error(&st, MBL_EIO, "cannot write %s", c->out);
+    if (!rc && c->a.out) {
+        FILE *f = fopen(c->a.out, "w");
+        if (!f) rc = mbl_error(&st, MBL_EIO, "cannot write %s", c->a.out);
         else {
             rc = mbl_sim_write_csv(f, md, R);
-            if (fclose(f) || rc) rc = mbl_error(&st, MBL_EIO, "writing %s failed", c->out);
+            if (fclose(f) || rc) rc = mbl_error(&st, MBL_EIO, "writing %s failed", c->a.out);
         }
     }
     double edrift = -1; /* an output named energy: its largest change from the start */
@@ -425,7 +409,7 @@ static int run_simulate(cli *c)
             for (int s = 0; s < R->nt; s++) edrift = fmax(edrift, fabs(R->y[(size_t)s * R->ny + i] - R->y[i]));
         }
     if (!rc) {
-        if (c->json)
+        if (c->a.json)
             printf("{\"energy_drift\": %.6g, \"t0\": %.17g, \"t_end\": %.17g, \"samples\": %d, \"steps\": %ld, \"residual_evals\": %ld, "
                    "\"jacobian_evals\": %ld, \"error_test_failures\": %ld, \"convergence_failures\": %ld, "
                    "\"phi_max\": %.6g, \"phid_max\": %.6g, \"nh_max\": %.6g, \"eta_max\": %.6g, \"seconds\": %.6g}\n",
@@ -436,15 +420,15 @@ static int run_simulate(cli *c)
                    "IDA (stabilized index 2, KLU): %ld steps, %ld residual and %ld Jacobian evaluations, %ld error-test "
                    "and %ld convergence failures, %.3g s\n"
                    "constraint drift: |Phi| <= %.3g, |Phi'| <= %.3g, |c| <= %.3g, |eta| <= %.3g\n",
-                   c->model, R->t[0], R->t[R->nt - 1], R->nt, c->out ? " written to " : "", c->out ? c->out : "",
+                   c->a.model, R->t[0], R->t[R->nt - 1], R->nt, c->a.out ? " written to " : "", c->a.out ? c->a.out : "",
                    R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->seconds, R->phi_max, R->phid_max, R->nh_max,
                    R->eta_max);
-        if (edrift >= 0 && !c->json) printf("energy drift: max |energy(t) - energy(t0)| = %.3g (output 'energy')\n", edrift);
-        if (start->notes[0] && !c->json) printf("start: %s\n", start->notes);
+        if (edrift >= 0 && !c->a.json) printf("energy drift: max |energy(t) - energy(t0)| = %.3g (output 'energy')\n", edrift);
+        if (start->notes[0] && !c->a.json) printf("start: %s\n", start->notes);
         fflush(stdout);
     }
     if (!rc && c->lin_every > 0) rc = along(c, md, R, &st);
-    int code = rc ? mblin_cli_fail(&st) : 0;
+    int code = rc ? cli_fail(&st) : 0;
     mbl_sim_result_free(R);
     mbl_modes_free(modes);
     mbl_point_free(start);
@@ -473,17 +457,17 @@ static int run_validate(cli *c)
     if (!rc) rc = mbl_validate(md, pt, modes, &vo, &V, &st);
     int bad = 0;
     if (!rc) {
-        if (c->json) printf("{\"amplitude\": %.6g, \"modes\": [", V->amplitude);
+        if (c->a.json) printf("{\"amplitude\": %.6g, \"modes\": [", V->amplitude);
         else
             printf("validation of %s: each mode excited alone (amplitude %.3g), simulated, measured\n"
                    "mode  signal        predicted f (Hz)   measured f (Hz)    rel. error   pred. zeta   meas. zeta   "
                    "error     FFT peak (Hz)\n",
-                   c->model, V->amplitude);
+                   c->a.model, V->amplitude);
         for (int i = 0; i < V->nrows; i++) {
             const mbl_validate_row *r = &V->rows[i];
             int ok = r->freq_rel_err <= ftol && r->zeta_err <= ztol;
             bad += !ok;
-            if (c->json)
+            if (c->a.json)
                 printf("%s{\"mode\": %d, \"signal\": \"%s\", \"predicted\": {\"re\": %.15g, \"im\": %.15g, \"freq_hz\": %.15g, "
                        "\"damping_ratio\": %.15g}, \"measured\": {\"re\": %.15g, \"im\": %.15g, \"freq_hz\": %.15g, "
                        "\"damping_ratio\": %.15g, \"fft_peak_hz\": %.15g}, \"freq_rel_err\": %.3g, \"damping_err\": %.3g, "
@@ -496,14 +480,14 @@ static int run_validate(cli *c)
                        r->pred_freq_hz, r->meas_freq_hz, r->freq_rel_err, r->pred_zeta, r->meas_zeta, r->zeta_err,
                        r->fft_freq_hz, ok ? "" : "  OFF");
         }
-        if (c->json) printf("], \"ok\": %s}\n", bad ? "false" : "true");
+        if (c->a.json) printf("], \"ok\": %s}\n", bad ? "false" : "true");
         fflush(stdout);
         if (bad) {
             fprintf(stderr, "mblin: %d mode(s) off by more than %g (frequency, relative) or %g (damping ratio)\n", bad,
                     ftol, ztol);
         }
     }
-    int code = rc ? mblin_cli_fail(&st) : bad ? 1 : 0;
+    int code = rc ? cli_fail(&st) : bad ? 1 : 0;
     mbl_validation_free(V);
     mbl_modes_free(modes);
     mbl_point_free(pt);
@@ -511,7 +495,7 @@ static int run_validate(cli *c)
     return code;
 }
 
-int mblin_cmd_simulate(int argc, char **argv)
+int cli_cmd_simulate(int argc, char **argv)
 {
     static cli c;
     memset(&c, 0, sizeof c);
@@ -521,7 +505,7 @@ int mblin_cmd_simulate(int argc, char **argv)
     return run_simulate(&c);
 }
 
-int mblin_cmd_validate(int argc, char **argv)
+int cli_cmd_validate(int argc, char **argv)
 {
     static cli c;
     memset(&c, 0, sizeof c);

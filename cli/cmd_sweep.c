@@ -13,18 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "mblin/mblin.h"
 #include "par/par.h"
 
-#define MAX_SETS 256
 #define TWO_PI 6.283185307179586476925286766559
-
-int mblin_cmd_sweep(int argc, char **argv);
-int mblin_cmd_freqresp(int argc, char **argv);
 
 /* FROM:TO:COUNT -> from, to, count (COUNT an integer >= 2, FROM < TO); -1 with why. */
 static int range3(const char *s, double *from, double *to, int *count, char *why, size_t whylen)
@@ -37,33 +32,12 @@ static int range3(const char *s, double *from, double *to, int *count, char *why
     *c1 = *c2 = '\0';
     double n;
     char w[200];
-    if (mblin_cli_number(buf, from, w, sizeof w) || mblin_cli_number(c1 + 1, to, w, sizeof w) ||
-        mblin_cli_decimal(c2 + 1, &n))
+    if (cli_number(buf, from, w, sizeof w) || cli_number(c1 + 1, to, w, sizeof w) ||
+        cli_decimal(c2 + 1, &n))
         return snprintf(why, whylen, "FROM and TO must be numbers or constant expressions (pi/2), COUNT an integer"), -1;
     if (n != floor(n) || n < 2 || n > 1e7) return snprintf(why, whylen, "COUNT must be an integer of at least 2"), -1;
     if (!(*from < *to)) return snprintf(why, whylen, "FROM must be below TO"), -1;
     *count = (int)n;
-    return 0;
-}
-
-static int mkdirs(const char *dir)
-{
-    char path[4096];
-    size_t n = strlen(dir);
-    if (n == 0 || n >= sizeof path) return errno = ENAMETOOLONG, -1;
-    memcpy(path, dir, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (path[i] != '/' && path[i] != '\0') continue;
-        char c = path[i];
-        path[i] = '\0';
-        struct stat sb;
-        if (stat(path, &sb) != 0) {
-            if (mkdir(path, 0777) != 0 && errno != EEXIST) return -1;
-        } else if (!S_ISDIR(sb.st_mode)) {
-            return errno = ENOTDIR, -1;
-        }
-        path[i] = c;
-    }
     return 0;
 }
 
@@ -77,53 +51,6 @@ static FILE *open_in(const char *dir, const char *file)
     FILE *f = fopen(path, "w");
     if (!f) fprintf(stderr, "mblin: %s: cannot write (%s)\n", path, strerror(errno));
     return f;
-}
-
-/* the options both commands share: --set, --guess, --at */
-typedef struct common {
-    mbl_setting sets[MAX_SETS], guesses[MAX_SETS];
-    char set_names[MAX_SETS][256], guess_names[MAX_SETS][256];
-    int nsets, nguess;
-    const char *at, *model, *outdir;
-    int json;
-} common;
-
-/* 1: consumed argv[*i] (and its value), 0: not a common option, < 0: -(exit code) */
-static int common_opt(common *c, int argc, char **argv, int *i, const char *cmd)
-{
-    const char *a = argv[*i];
-    if (!strcmp(a, "--set") || !strcmp(a, "--guess") || !strcmp(a, "--at") || !strcmp(a, "-o")) {
-        if (*i + 1 >= argc) return -mblin_cli_usage(cmd, "%s needs a value", a);
-        const char *v = argv[++*i];
-        if (!strcmp(a, "--at")) c->at = v;
-        else if (!strcmp(a, "-o")) c->outdir = v;
-        else if (!strcmp(a, "--set")) {
-            int rc = mblin_cli_setting(cmd, a, v, strlen(v), c->sets, c->set_names, &c->nsets, MAX_SETS);
-            if (rc >= 0) return -rc;
-        } else {
-            int rc = mblin_cli_setting(cmd, a, v, strlen(v), c->guesses, c->guess_names, &c->nguess, MAX_SETS);
-            if (rc >= 0) return -rc;
-        }
-        return 1;
-    }
-    if (!strcmp(a, "--json")) return c->json = 1, 1;
-    if (a[0] == '-' && a[1]) return 0;
-    if (!c->model) return c->model = a, 1;
-    return -mblin_cli_usage(cmd, "unexpected argument '%s'", a);
-}
-
-static int opoint_opts(common *c, mbl_opoint_options *po, const char *cmd)
-{
-    mbl_opoint_options_default(po);
-    if (c->at) {
-        if (!strcmp(c->at, "equilibrium")) po->at = MBL_AT_EQUILIBRIUM;
-        else if (!strcmp(c->at, "given")) po->at = MBL_AT_GIVEN;
-        else if (!strcmp(c->at, "steady")) po->at = MBL_AT_STEADY;
-        else return mblin_cli_usage(cmd, "--at must be equilibrium, given or steady, not '%s'", c->at);
-    }
-    po->guess = c->guesses;
-    po->nguess = c->nguess;
-    return 0;
 }
 
 static void progress(void *ud, int done, int total)
@@ -161,91 +88,148 @@ static const char sweep_help[] =
     "  --help               this text\n\n"
     "under mpirun -n P the points are split across the P ranks, with the same output (docs/parallel.md)\n";
 
-int mblin_cmd_sweep(int argc, char **argv)
+/* sweep's own options as the parser found them */
+typedef struct sweep_opts {
+    mbl_sweep_options so;
+    char axis_names[2][256];
+    double orders[32];
+    int norders;
+    double hz_per_unit, fmax;
+} sweep_opts;
+
+static void sweep_usage(void *ud)
+{
+    (void)ud;
+    fputs(sweep_help, stdout);
+}
+
+/* --param NAME=FROM:TO:COUNT: -1 to go on, else the exit status */
+static int sweep_param(sweep_opts *o, const char *v)
 {
     const char *cmd = "sweep";
-    static common c;
-    memset(&c, 0, sizeof c);
-    mbl_sweep_options so;
-    mbl_sweep_options_default(&so);
-    static char axis_names[2][256];
-    double orders[32] = {1};
-    int norders = 1;
-    double hz_per_unit = 1.0 / TWO_PI, fmax = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(sweep_help, stdout);
-            return 0;
-        }
-        int r = common_opt(&c, argc, argv, &i, cmd);
-        if (r < 0) return -r;
-        if (r) continue;
-        if (!strcmp(a, "--param") || !strcmp(a, "--threads") || !strcmp(a, "--orders") || !strcmp(a, "--speed-unit") ||
-            !strcmp(a, "--fmax") || !strcmp(a, "--predictor")) {
-            if (i + 1 >= argc) return mblin_cli_usage(cmd, "%s needs a value", a);
-            const char *v = argv[++i];
-            if (!strcmp(a, "--param")) {
-                if (so.naxes >= 2) return mblin_cli_usage(cmd, "at most two --param options%s", "");
-                const char *eq = strchr(v, '=');
-                if (!eq || eq == v || (size_t)(eq - v) >= sizeof axis_names[0])
-                    return mblin_cli_usage(cmd, "--param expects NAME=FROM:TO:COUNT, got '%s'", v);
-                char why[128];
-                mbl_sweep_axis *ax = &so.axis[so.naxes];
-                if (range3(eq + 1, &ax->from, &ax->to, &ax->count, why, sizeof why)) {
-                    char m[400];
-                    snprintf(m, sizeof m, "--param %.200s: %s", v, why);
-                    return mblin_cli_usage(cmd, "%s", m);
-                }
-                memcpy(axis_names[so.naxes], v, (size_t)(eq - v));
-                axis_names[so.naxes][eq - v] = '\0';
-                ax->name = axis_names[so.naxes];
-                so.naxes++;
-            } else if (!strcmp(a, "--threads")) {
-                double t;
-                if (mblin_cli_decimal(v, &t) || t != floor(t) || t < 1 || t > 256)
-                    return mblin_cli_usage(cmd, "--threads expects an integer 1..256, got '%s'", v);
-                so.threads = (int)t;
-                if (so.threads > 1) mblin_cli_thread_arenas(); /* before any thread (cli/startup.c) */
-            } else if (!strcmp(a, "--predictor")) {
-                if (!strcmp(v, "sensitivity")) so.predictor = MBL_PREDICT_SENSITIVITY;
-                else if (!strcmp(v, "linear")) so.predictor = MBL_PREDICT_LINEAR;
-                else return mblin_cli_usage(cmd, "--predictor must be sensitivity or linear, not '%s'", v);
-            } else if (!strcmp(a, "--fmax")) {
-                if (mblin_cli_decimal(v, &fmax) || !(fmax > 0)) return mblin_cli_usage(cmd, "--fmax expects a positive number (Hz), got '%s'", v);
-            } else if (!strcmp(a, "--orders")) {
-                char buf[512];
-                if (strlen(v) >= sizeof buf) return mblin_cli_usage(cmd, "--orders: too long%s", "");
-                strcpy(buf, v);
-                norders = 0;
-                for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                    if (norders >= 32) return mblin_cli_usage(cmd, "--orders: at most 32%s", "");
-                    if (mblin_cli_decimal(tok, &orders[norders]) || !(orders[norders] > 0))
-                        return mblin_cli_usage(cmd, "--orders expects positive numbers separated by commas, got '%s'", v);
-                    norders++;
-                }
-                if (!norders) return mblin_cli_usage(cmd, "--orders expects positive numbers, got '%s'", v);
-            } else {
-                if (!strcmp(v, "rad/s")) hz_per_unit = 1.0 / TWO_PI;
-                else if (!strcmp(v, "Hz")) hz_per_unit = 1.0;
-                else if (!strcmp(v, "rpm")) hz_per_unit = 1.0 / 60.0;
-                else return mblin_cli_usage(cmd, "--speed-unit must be rad/s, Hz or rpm, not '%s'", v);
-            }
-            continue;
-        }
-        return mblin_cli_usage(cmd, "unknown option '%s'", a);
+    mbl_sweep_options *so = &o->so;
+    if (so->naxes >= 2) return cli_usage(cmd, "at most two --param options%s", "");
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v || (size_t)(eq - v) >= sizeof o->axis_names[0])
+        return cli_usage(cmd, "--param expects NAME=FROM:TO:COUNT, got '%s'", v);
+    char why[128];
+    mbl_sweep_axis *ax = &so->axis[so->naxes];
+    if (range3(eq + 1, &ax->from, &ax->to, &ax->count, why, sizeof why)) {
+        char m[400];
+        snprintf(m, sizeof m, "--param %.200s: %s", v, why);
+        return cli_usage(cmd, "%s", m);
     }
-    if (!c.model) return mblin_cli_usage(cmd, "sweep needs a MODEL file%s", "");
-    if (!so.naxes) return mblin_cli_usage(cmd, "sweep needs --param NAME=FROM:TO:COUNT%s", "");
+    memcpy(o->axis_names[so->naxes], v, (size_t)(eq - v));
+    o->axis_names[so->naxes][eq - v] = '\0';
+    ax->name = o->axis_names[so->naxes];
+    so->naxes++;
+    return -1;
+}
+
+/* sweep's own options (cli_spec.option) */
+static int sweep_option(void *ud, const char *a, const char *v)
+{
+    const char *cmd = "sweep";
+    sweep_opts *o = ud;
+    mbl_sweep_options *so = &o->so;
+    if (!strcmp(a, "--param")) {
+        return sweep_param(o, v);
+    } else if (!strcmp(a, "--threads")) {
+        double t;
+        if (cli_decimal(v, &t) || t != floor(t) || t < 1 || t > 256)
+            return cli_usage(cmd, "--threads expects an integer 1..256, got '%s'", v);
+        so->threads = (int)t;
+        if (so->threads > 1) cli_thread_arenas(); /* before any thread (cli/startup.c) */
+    } else if (!strcmp(a, "--predictor")) {
+        if (!strcmp(v, "sensitivity")) so->predictor = MBL_PREDICT_SENSITIVITY;
+        else if (!strcmp(v, "linear")) so->predictor = MBL_PREDICT_LINEAR;
+        else return cli_usage(cmd, "--predictor must be sensitivity or linear, not '%s'", v);
+    } else if (!strcmp(a, "--fmax")) {
+        if (cli_decimal(v, &o->fmax) || !(o->fmax > 0)) return cli_usage(cmd, "--fmax expects a positive number (Hz), got '%s'", v);
+    } else if (!strcmp(a, "--orders")) {
+        char buf[512];
+        if (strlen(v) >= sizeof buf) return cli_usage(cmd, "--orders: too long%s", "");
+        strcpy(buf, v);
+        o->norders = 0;
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            if (o->norders >= 32) return cli_usage(cmd, "--orders: at most 32%s", "");
+            if (cli_decimal(tok, &o->orders[o->norders]) || !(o->orders[o->norders] > 0))
+                return cli_usage(cmd, "--orders expects positive numbers separated by commas, got '%s'", v);
+            o->norders++;
+        }
+        if (!o->norders) return cli_usage(cmd, "--orders expects positive numbers, got '%s'", v);
+    } else {
+        if (!strcmp(v, "rad/s")) o->hz_per_unit = 1.0 / TWO_PI;
+        else if (!strcmp(v, "Hz")) o->hz_per_unit = 1.0;
+        else if (!strcmp(v, "rpm")) o->hz_per_unit = 1.0 / 60.0;
+        else return cli_usage(cmd, "--speed-unit must be rad/s, Hz or rpm, not '%s'", v);
+    }
+    return -1;
+}
+
+static const cli_option sweep_own[] = {{"--param", 1},      {"--threads", 1}, {"--orders", 1}, {"--speed-unit", 1},
+                                       {"--fmax", 1},       {"--predictor", 1}, {NULL, 0}};
+
+/* The sweep's files in -o DIR (0, or 1 after a message). */
+static int sweep_files(const char *outdir, const mbl_sweep *sw, const sweep_opts *o, const mbl_critical *crit, int ncrit)
+{
+    int code = 0;
+    mbl_status st;
+    mbl_status_clear(&st);
+    const double *orders = o->orders, hz_per_unit = o->hz_per_unit, fmax = o->fmax;
+    const int norders = o->norders;
+    if (cli_mkdirs(outdir)) {
+        fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", outdir, strerror(errno));
+        return 1;
+    }
+    const char *files[] = {"sweep.csv", "sweep.json", "campbell.svg", "locus.svg", "damping.svg", "report.html"};
+    for (int k = 0; k < 6 && !code; k++) {
+        FILE *f = open_in(outdir, files[k]);
+        if (!f) {
+            code = 1;
+            break;
+        }
+        int w = k == 0   ? mbl_sweep_write_csv(f, sw)
+                : k == 1 ? mbl_sweep_write_json(f, sw, crit, ncrit)
+                : k == 2 ? mbl_sweep_svg_campbell(f, sw, orders, norders, hz_per_unit, fmax, crit, ncrit)
+                : k == 3 ? mbl_sweep_svg_locus(f, sw)
+                : k == 4 ? mbl_sweep_svg_damping(f, sw)
+                         : mbl_sweep_report_html(f, sw, orders, norders, hz_per_unit, crit, ncrit, &st);
+        if (fclose(f) != 0 || w) {
+            fprintf(stderr, "mblin: %s/%s: cannot write\n", outdir, files[k]);
+            code = 1;
+        }
+    }
+    return code;
+}
+
+int cli_cmd_sweep(int argc, char **argv)
+{
+    const char *cmd = "sweep";
+    static cli_args c;
+    static sweep_opts o;
+    memset(&o, 0, sizeof o);
+    mbl_sweep_options_default(&o.so);
+    o.orders[0] = 1;
+    o.norders = 1;
+    o.hz_per_unit = 1.0 / TWO_PI;
+    cli_spec spec = {CLI_OPT_SET | CLI_OPT_GUESS | CLI_OPT_AT | CLI_OPT_OUT | CLI_OPT_JSON, sweep_own, NULL,
+                     sweep_option, sweep_usage, &o};
+    int r = cli_parse(&spec, &c, argc, argv);
+    if (r >= 0) return r;
+    mbl_sweep_options so = o.so;
+    const double *orders = o.orders, hz_per_unit = o.hz_per_unit;
+    const int norders = o.norders;
+    if (!c.model) return cli_usage(cmd, "sweep needs a MODEL file%s", "");
+    if (!so.naxes) return cli_usage(cmd, "sweep needs --param NAME=FROM:TO:COUNT%s", "");
     mbl_opoint_options po;
-    int rc = opoint_opts(&c, &po, cmd);
-    if (rc) return rc;
+    cli_opoint_options(&c, &po);
     so.popt = &po;
     so.sets = c.sets;
     so.nsets = c.nsets;
     if (isatty(2)) so.progress = progress;
     /* under mpirun: the points split across the ranks, rank 0 gathers, tracks and writes */
-    const mbl_par *par = mblin_par();
+    const mbl_par *par = cli_par_loaded();
     mbl_sweep_dist dist = {0, 1, par_gather, (void *)par};
     if (par && par->size() > 1) dist.rank = par->rank(), dist.size = par->size(), so.dist = &dist;
     mbl_status st;
@@ -270,31 +254,7 @@ int mblin_cmd_sweep(int argc, char **argv)
     if (sw->predictor_note[0])
         fprintf(stderr, "mblin: note: modes tracked with the linear predictor (no sensitivities: %s)\n",
                 sw->predictor_note);
-    if (c.outdir) {
-        if (mkdirs(c.outdir)) {
-            fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", c.outdir, strerror(errno));
-            code = 1;
-        } else {
-            const char *files[] = {"sweep.csv", "sweep.json", "campbell.svg", "locus.svg", "damping.svg", "report.html"};
-            for (int k = 0; k < 6 && !code; k++) {
-                FILE *f = open_in(c.outdir, files[k]);
-                if (!f) {
-                    code = 1;
-                    break;
-                }
-                int w = k == 0   ? mbl_sweep_write_csv(f, sw)
-                        : k == 1 ? mbl_sweep_write_json(f, sw, crit, ncrit)
-                        : k == 2 ? mbl_sweep_svg_campbell(f, sw, orders, norders, hz_per_unit, fmax, crit, ncrit)
-                        : k == 3 ? mbl_sweep_svg_locus(f, sw)
-                        : k == 4 ? mbl_sweep_svg_damping(f, sw)
-                                 : mbl_sweep_report_html(f, sw, orders, norders, hz_per_unit, crit, ncrit, &st);
-                if (fclose(f) != 0 || w) {
-                    fprintf(stderr, "mblin: %s/%s: cannot write\n", c.outdir, files[k]);
-                    code = 1;
-                }
-            }
-        }
-    }
+    if (c.out) code = sweep_files(c.out, sw, &o, crit, ncrit);
     if (!code) {
         if (c.json) mbl_sweep_write_json(stdout, sw, crit, ncrit);
         else mbl_sweep_write_csv(stdout, sw);
@@ -332,105 +292,85 @@ static const char freqresp_help[] =
     "  --at KIND            operating point: equilibrium, given or steady (default: the file's)\n"
     "  --help               this text\n";
 
-int mblin_cmd_freqresp(int argc, char **argv)
+/* freqresp's own options as the parser found them */
+typedef struct freqresp_opts {
+    const char *in, *outn, *wspec;
+    int linear;
+} freqresp_opts;
+
+static void freqresp_usage(void *ud)
 {
-    const char *cmd = "freqresp";
-    static common c;
-    memset(&c, 0, sizeof c);
-    const char *in = NULL, *outn = NULL, *wspec = NULL;
-    int linear = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(freqresp_help, stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--json")) return mblin_cli_usage(cmd, "option '%s' does not apply to 'freqresp'", a);
-        int r = common_opt(&c, argc, argv, &i, cmd);
-        if (r < 0) return -r;
-        if (r) continue;
-        if (!strcmp(a, "--linear")) {
-            linear = 1;
-            continue;
-        }
-        if (!strcmp(a, "--from") || !strcmp(a, "--to") || !strcmp(a, "--w")) {
-            if (i + 1 >= argc) return mblin_cli_usage(cmd, "%s needs a value", a);
-            const char *v = argv[++i];
-            if (!strcmp(a, "--from")) in = v;
-            else if (!strcmp(a, "--to")) outn = v;
-            else wspec = v;
-            continue;
-        }
-        return mblin_cli_usage(cmd, "unknown option '%s'", a);
-    }
-    if (!c.model) return mblin_cli_usage(cmd, "freqresp needs a MODEL file%s", "");
-    if (!in || !outn || !wspec) return mblin_cli_usage(cmd, "freqresp needs --from INPUT, --to OUTPUT and --w FROM:TO:COUNT%s", "");
-    double w0, w1;
-    int nw;
-    char why[128];
-    if (range3(wspec, &w0, &w1, &nw, why, sizeof why)) {
-        char m[400];
-        snprintf(m, sizeof m, "--w %.200s: %s", wspec, why);
-        return mblin_cli_usage(cmd, "%s", m);
-    }
-    if (!linear && !(w0 > 0)) return mblin_cli_usage(cmd, "--w: FROM must be positive on a logarithmic axis (or --linear), got '%s'", wspec);
-    if (linear && w0 < 0) return mblin_cli_usage(cmd, "--w: FROM must not be negative, got '%s'", wspec);
-    mbl_opoint_options po;
-    int rc = opoint_opts(&c, &po, cmd);
-    if (rc) return rc;
-    mbl_status st;
-    mbl_status_clear(&st);
-    mbl_model *md = NULL;
-    mbl_point *pt = NULL;
-    mbl_linear *lin = NULL, *desc = NULL;
-    mbl_freqresp_result *fr = NULL;
-    double *w = NULL;
-    int code = 0;
-    if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st)) {
-        fprintf(stderr, "mblin: %s\n", st.msg);
-        return st.code == MBL_EARG ? 2 : 1;
-    }
+    (void)ud;
+    fputs(freqresp_help, stdout);
+}
+
+/* freqresp's own options (cli_spec.option) */
+static int freqresp_option(void *ud, const char *a, const char *v)
+{
+    freqresp_opts *o = ud;
+    if (!strcmp(a, "--linear")) o->linear = 1;
+    else if (!strcmp(a, "--from")) o->in = v;
+    else if (!strcmp(a, "--to")) o->outn = v;
+    else o->wspec = v;
+    return -1;
+}
+
+static const cli_option freqresp_own[] = {{"--linear", 0}, {"--from", 1}, {"--to", 1}, {"--w", 1}, {NULL, 0}};
+
+/* The model's input in and output outn: *iu, *iy, or the usage error's exit status 2 (printed). */
+static int in_out(const mbl_model *md, const char *model, const freqresp_opts *o, int *iu, int *iy)
+{
+    const char *in = o->in, *outn = o->outn;
     mbl_model_info info;
     mbl_model_get_info(md, &info);
-    int iu = -1, iy = -1;
+    *iu = -1, *iy = -1;
     for (int k = 0; k < info.ninput; k++)
-        if (!strcmp(mbl_model_input_name(md, k), in)) iu = k;
+        if (!strcmp(mbl_model_input_name(md, k), in)) *iu = k;
     for (int k = 0; k < info.noutput; k++)
-        if (!strcmp(mbl_model_output_name(md, k), outn)) iy = k;
-    if (iu < 0 || iy < 0) {
+        if (!strcmp(mbl_model_output_name(md, k), outn)) *iy = k;
+    if (*iu < 0 || *iy < 0) {
         char list[600] = "";
-        int isin = iu < 0, cnt = isin ? info.ninput : info.noutput;
+        int isin = *iu < 0, cnt = isin ? info.ninput : info.noutput;
         for (int k = 0; k < cnt; k++) {
             size_t l = strlen(list);
             if (l + 8 >= sizeof list) break;
             snprintf(list + l, sizeof list - l, "%s%s", k ? ", " : "",
                      isin ? mbl_model_input_name(md, k) : mbl_model_output_name(md, k));
         }
-        fprintf(stderr, "mblin: %s: the model has no %s '%s' (%ss: %s) (see mblin freqresp --help)\n", c.model,
+        fprintf(stderr, "mblin: %s: the model has no %s '%s' (%ss: %s) (see mblin freqresp --help)\n", model,
                 isin ? "input" : "output", isin ? in : outn, isin ? "input" : "output", cnt ? list : "none");
-        mbl_model_free(md);
         return 2;
     }
-    for (int g = 0; g < c.nguess; g++) {
-        int k = 0;
-        while (k < info.ncoord && strcmp(mbl_model_coord_name(md, k), c.guesses[g].name)) k++;
-        if (k == info.ncoord) {
-            fprintf(stderr, "mblin: --guess: the model has no coordinate named '%s' (see mblin freqresp --help)\n",
-                    c.guesses[g].name);
-            mbl_model_free(md);
-            return 2;
-        }
-    }
-    w = malloc(sizeof *w * (size_t)nw);
-    if (!w) {
-        mbl_model_free(md);
-        fprintf(stderr, "mblin: out of memory\n");
+    return 0;
+}
+
+/* freqresp.csv and bode.svg in -o DIR (0, or 1 after a message) */
+static int freqresp_files(const char *outdir, const mbl_freqresp_result *fr, const char *name)
+{
+    int code = 0;
+    if (cli_mkdirs(outdir)) {
+        fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", outdir, strerror(errno));
         return 1;
     }
-    for (int k = 0; k < nw; k++)
-        w[k] = k == nw - 1 ? w1
-               : linear    ? w0 + (w1 - w0) * k / (nw - 1)
-                           : exp(log(w0) + (log(w1) - log(w0)) * k / (nw - 1));
+    FILE *f = open_in(outdir, "freqresp.csv");
+    if (!f || mbl_freqresp_write_csv(f, fr) || fclose(f)) code = 1;
+    f = code ? NULL : open_in(outdir, "bode.svg");
+    if (!code && (!f || mbl_freqresp_svg_bode(f, fr, name) || fclose(f))) code = 1;
+    if (code) fprintf(stderr, "mblin: %s: cannot write the files\n", outdir);
+    return code;
+}
+
+/* The frequency response of the loaded model at the nw frequencies w (0, or 1 after a message). */
+static int freqresp_run(const cli_args *c, const mbl_model *md, int iu, int iy, const double *w, int nw)
+{
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_opoint_options po;
+    cli_opoint_options(c, &po);
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL, *desc = NULL;
+    mbl_freqresp_result *fr = NULL;
+    int code = 0;
     mbl_lin_options lo;
     mbl_lin_options_default(&lo);
     if (mbl_operating_point(md, &po, &pt, &st) || mbl_linearize(md, pt, &lo, &lin, &st)) {
@@ -449,20 +389,11 @@ int mblin_cmd_freqresp(int argc, char **argv)
         code = 1;
         goto done;
     }
-    if (c.outdir) {
-        if (mkdirs(c.outdir)) {
-            fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", c.outdir, strerror(errno));
-            code = 1;
-            goto done;
-        }
-        FILE *f = open_in(c.outdir, "freqresp.csv");
-        if (!f || mbl_freqresp_write_csv(f, fr) || fclose(f)) code = 1;
-        f = code ? NULL : open_in(c.outdir, "bode.svg");
-        if (!code && (!f || mbl_freqresp_svg_bode(f, fr, info.name) || fclose(f))) code = 1;
-        if (code) {
-            fprintf(stderr, "mblin: %s: cannot write the files\n", c.outdir);
-            goto done;
-        }
+    if (c->out) {
+        mbl_model_info info;
+        mbl_model_get_info(md, &info);
+        code = freqresp_files(c->out, fr, info.name);
+        if (code) goto done;
     }
     mbl_freqresp_write_csv(stdout, fr);
     if (fflush(stdout) != 0) {
@@ -470,11 +401,62 @@ int mblin_cmd_freqresp(int argc, char **argv)
         code = 1;
     }
 done:
-    free(w);
     mbl_freqresp_free(fr);
     mbl_linear_free(desc);
     mbl_linear_free(lin);
     mbl_point_free(pt);
+    return code;
+}
+
+int cli_cmd_freqresp(int argc, char **argv)
+{
+    const char *cmd = "freqresp";
+    static cli_args c;
+    freqresp_opts o = {NULL, NULL, NULL, 0};
+    cli_spec spec = {CLI_OPT_SET | CLI_OPT_GUESS | CLI_OPT_AT | CLI_OPT_OUT, freqresp_own, " --json ", freqresp_option,
+                     freqresp_usage, &o};
+    int r = cli_parse(&spec, &c, argc, argv);
+    if (r >= 0) return r;
+    const char *wspec = o.wspec;
+    const int linear = o.linear;
+    if (!c.model) return cli_usage(cmd, "freqresp needs a MODEL file%s", "");
+    if (!o.in || !o.outn || !wspec) return cli_usage(cmd, "freqresp needs --from INPUT, --to OUTPUT and --w FROM:TO:COUNT%s", "");
+    double w0, w1;
+    int nw;
+    char why[128];
+    if (range3(wspec, &w0, &w1, &nw, why, sizeof why)) {
+        char m[400];
+        snprintf(m, sizeof m, "--w %.200s: %s", wspec, why);
+        return cli_usage(cmd, "%s", m);
+    }
+    if (!linear && !(w0 > 0)) return cli_usage(cmd, "--w: FROM must be positive on a logarithmic axis (or --linear), got '%s'", wspec);
+    if (linear && w0 < 0) return cli_usage(cmd, "--w: FROM must not be negative, got '%s'", wspec);
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_model *md = NULL;
+    if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st)) {
+        fprintf(stderr, "mblin: %s\n", st.msg);
+        return st.code == MBL_EARG ? 2 : 1;
+    }
+    int iu, iy;
+    int code = in_out(md, c.model, &o, &iu, &iy);
+    if (!code) code = cli_check_guesses(&c, md);
+    if (code) {
+        mbl_model_free(md);
+        return code;
+    }
+    double *w = malloc(sizeof *w * (size_t)nw);
+    if (!w) {
+        mbl_model_free(md);
+        fprintf(stderr, "mblin: out of memory\n");
+        return 1;
+    }
+    for (int k = 0; k < nw; k++)
+        w[k] = k == nw - 1 ? w1
+               : linear    ? w0 + (w1 - w0) * k / (nw - 1)
+                           : exp(log(w0) + (log(w1) - log(w0)) * k / (nw - 1));
+    code = freqresp_run(&c, md, iu, iy, w, nw);
+    free(w);
     mbl_model_free(md);
     return code;
 }

@@ -2,10 +2,11 @@
  *
  * The tool is linked statically and never links MPI: Open MPI's libraries and its singleton
  * MPI_Init would cost tens of milliseconds on every run. Under mpirun/mpiexec (the launcher puts
- * OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_RANK into each rank's environment) main loads the plugin
- * first, from the directory of the executable (the build tree) or the install's libdir, initializes
- * MPI, runs the command on every rank and at the end agrees on the exit status. A command can also
- * ask for the plugin itself (mblin_par_require, e.g. for an MPI eigensolver).
+ * OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_RANK into each rank's environment) main's bracket
+ * cli_par_begin loads the plugin first, from the directory of the executable (the build tree) or
+ * the install's libdir, and initializes MPI; main runs the command on every rank, and cli_par_end
+ * at the end agrees on the exit status. A command can also ask for the plugin itself
+ * (cli_par_require, e.g. for an MPI eigensolver).
  *
  * Output under P > 1 ranks: results are written by rank 0 only (stdout of the other ranks goes to
  * /dev/null); every rank's stderr is kept in an unlinked temporary file, and at the end rank 0
@@ -35,7 +36,8 @@ static const mbl_par *par;   /* loaded and initialized */
 static int saved_err = -1;   /* the real stderr while it is captured */
 static int captured;         /* stderr goes to a temporary file */
 
-int mblin_par_launched(void)
+/* 1 when launched by mpirun/mpiexec */
+static int launched(void)
 {
     static const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"};
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
@@ -43,7 +45,7 @@ int mblin_par_launched(void)
     return 0;
 }
 
-const mbl_par *mblin_par(void) { return par; }
+const mbl_par *cli_par_loaded(void) { return par; }
 
 /* dlopen the plugin: next to the executable (the build tree), then PREFIX/LIBDIR relative to it
  * (bin/../lib: an installed tree, also when moved), then the install's libdir. 0, or -1 with a
@@ -121,7 +123,7 @@ static void redirect(int rank)
     captured = 1;
 }
 
-int mblin_par_require(const char *why)
+int cli_par_require(const char *why)
 {
     if (par) return 0;
     char msg[PATH_MAX * 4];
@@ -224,13 +226,15 @@ static void report_errors(void)
     free(mine);
 }
 
-int mblin_cli_main(int argc, char **argv); /* cli/main.c */
-
-int main(int argc, char **argv)
+int cli_par_begin(void)
 {
-    if (mblin_par_launched()) mblin_cli_thread_arenas(); /* MPI's threads start with it (cli/startup.c) */
-    if (mblin_par_launched() && mblin_par_require("launched by mpirun")) return 1;
-    int code = mblin_cli_main(argc, argv);
+    if (!launched()) return 0;
+    cli_thread_arenas(); /* MPI's threads start with it (cli/startup.c) */
+    return cli_par_require("launched by mpirun");
+}
+
+int cli_par_end(int code)
+{
 #ifdef MBLIN_CLI_FAST_EXIT
     /* The static tool ends without the libraries' exit handlers: the command has freed what it
      * allocated and written its files, the streams are flushed here, and what those handlers

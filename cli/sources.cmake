@@ -1,5 +1,7 @@
 set(MBLIN_CLI_SOURCES
   cli/main.c
+  cli/options.c
+  cli/cmd_linearize.c
   cli/cli_util.c
   cli/cmd_sweep.c
   cli/startup.c

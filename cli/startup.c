@@ -69,9 +69,9 @@ static void heap_huge(void)
  * pages: 1,660 page faults for the 300-loop four-bar (CPU 64 -> 41 ms, wall 133 -> 82 ms with one
  * arena). With one arena it allocates from the main heap (huge pages). A sweep's worker threads
  * allocate all the time and would wait for each other on one arena (+5-8 % on a 2-thread
- * mechanism sweep): `sweep --threads N` (N > 1) and an MPI launch call mblin_cli_thread_arenas
+ * mechanism sweep): `sweep --threads N` (N > 1) and an MPI launch call cli_thread_arenas
  * first. glibc fixes the arena limit at the first thread's first allocation. */
-void mblin_cli_thread_arenas(void)
+void cli_thread_arenas(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     mallopt(M_ARENA_MAX, (int)(8 * (n > 0 && n < 4096 ? n : 2))); /* glibc's default: 8 per core */

@@ -3,8 +3,8 @@
 # libgomp) and without position-independent code: a small model's whole process loaded 23 shared
 # libraries and applied 12,000 relocations before main (about 11 ms of 19-33 ms). Only glibc
 # (libc, libm) stays shared; libmetis (no static archive in Debian; CHOLMOD and SPQR need it) is
-# loaded with dlopen by cli/metis_lazy.c when a factorization first orders by METIS. libxml2
-# (URDF import; its archive would pull ICU, lzma and zlib in) is not linked: cli/xml_lazy.c loads
+# loaded with dlopen by cmake/static_cli/metis_lazy.c when a factorization first orders by METIS. libxml2
+# (URDF import; its archive would pull ICU, lzma and zlib in) is not linked: cmake/static_cli/xml_lazy.c loads
 # it with dlopen when a URDF file is read.
 # Licence: the static tool contains the LGPL-2.1+ SuiteSparse parts (KLU, AMD, COLAMD, BTF),
 # BSD LAPACK/OpenBLAS/ARPACK-ng/SUNDIALS, MIT libyaml, the GPL-2.0+ FFTW 3 (src/sim's validate;
@@ -63,12 +63,12 @@ if(MBLIN_STATIC_CLI AND NOT MBLIN_SANITIZE)
   endif()
   if(_ok AND MBLIN_A_openblas)
     set(MBLIN_CLI_STATIC ON)
-    # libxml2 is not linked: cli/xml_lazy.c loads it with dlopen at the first URDF read, so
+    # libxml2 is not linked: cmake/static_cli/xml_lazy.c loads it with dlopen at the first URDF read, so
     # that every other run skips loading it and ICU, libstdc++, zlib and lzma with it
-    target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli/xml_lazy.c)
-    # libquadmath's printf hooks refused (cli/printf_hooks.c): registered, they sent every printf
+    target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_LIST_DIR}/static_cli/xml_lazy.c)
+    # libquadmath's printf hooks refused (cmake/static_cli/printf_hooks.c): registered, they sent every printf
     # of the tool down glibc's slow path
-    target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli/printf_hooks.c)
+    target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_LIST_DIR}/static_cli/printf_hooks.c)
     target_link_options(mblin_cli PRIVATE -Wl,--wrap=register_printf_type -Wl,--wrap=register_printf_modifier
       -Wl,--wrap=register_printf_specifier)
     target_include_directories(mblin_cli PRIVATE ${LIBXML2_INCLUDE_DIRS})
@@ -89,12 +89,12 @@ if(MBLIN_STATIC_CLI AND NOT MBLIN_SANITIZE)
     if(NOT MBLIN_CLI_SIM_STATIC)
       set(_sim_archives "")
     endif()
-    # METIS (only a shared library in Debian) is not linked either: cli/metis_lazy.c loads it at
+    # METIS (only a shared library in Debian) is not linked either: cmake/static_cli/metis_lazy.c loads it at
     # CHOLMOD's or SPQR's first nested-dissection ordering; and libgcc is linked statically
     # (-static-libgcc: its unwinder for libgfortran's backtrace). A run then loads only glibc's
     # libc and libm: two shared objects fewer to map, relocate and search at every start.
     if(MBLIN_WITH_GPL)
-      target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cli/metis_lazy.c)
+      target_sources(mblin_cli PRIVATE ${CMAKE_CURRENT_LIST_DIR}/static_cli/metis_lazy.c)
     endif()
     target_link_options(mblin_cli PRIVATE -static-libgcc)
     # the tool ends by _exit after flushing its streams (cli/par_load.c): the archives' exit

@@ -596,6 +596,49 @@ for cmd in ("sensitivity", "sweep", "simulate", "codegen"):
     rc, out, err = run(cmd, "examples/slider_pendulum.yaml", "--set", "c")
     check(one_line_error(rc, err, 2, "--set expects NAME=VALUE, got 'c'"), "%s --set c refused: %s" % (cmd, err))
 
+# --- one option parser for every command (cli/options.c): --opt=VALUE is --opt VALUE, -- ends the
+# options, an unknown or abbreviated option is a one-line usage error ---
+SP = "examples/slider_pendulum.yaml"
+for cmd, spaced, joined in (
+        ("linearize", ["--set", "c=20", "--method", "nullspace", "--json"], ["--set=c=20", "--method=nullspace", "--json"]),
+        ("equilibrium", ["--at", "given", "--guess", "y=0.5", "--json"], ["--at=given", "--guess=y=0.5", "--json"]),
+        ("sensitivity", ["--wrt", "c", "--json"], ["--wrt=c", "--json"]),
+        ("sweep", ["--param", "c=0:20:3"], ["--param=c=0:20:3"]),
+        ("codegen", ["--lang", "python", "--name", "f"], ["--lang=python", "--name=f"]),
+        ("symbolic", ["--format", "json", "--params", "c"], ["--format=json", "--params=c"])):
+    a = run(cmd, SP, *spaced)
+    b = run(cmd, SP, *joined)
+    check(a[0] == 0 and a == b, "%s %s is %s: %s" % (cmd, " ".join(joined), " ".join(spaced), b[2]))
+rc, out, err = run("linearize", "--json", "--", SP)
+check(rc == 0 and out == run("linearize", SP, "--json")[1], "linearize --json -- MODEL: " + err)
+with tempfile.TemporaryDirectory() as td:
+    with open(os.path.join(td, "-pendulum.yaml"), "w") as fh:
+        fh.write(open(SP).read())
+    p = subprocess.run([os.path.abspath(MBLIN), "check", "--", "-pendulum.yaml"], cwd=td, capture_output=True, text=True)
+    check(p.returncode == 0 and "coordinates: 2" in p.stdout, "-- then a MODEL named -pendulum.yaml: " + p.stderr)
+    p = subprocess.run([os.path.abspath(MBLIN), "check", "-pendulum.yaml"], cwd=td, capture_output=True, text=True)
+    check(one_line_error(p.returncode, p.stderr, 2, "unknown option '-pendulum.yaml'"),
+          "without --, -pendulum.yaml is an option: " + p.stderr)
+rc, out, err = run("linearize", SP, "--", "--json")
+check(one_line_error(rc, err, 2, "unexpected argument '--json'"), "after --, --json is an argument: " + err)
+for cmd in ("linearize", "equilibrium", "check", "compare", "report", "codegen", "symbolic", "sweep", "freqresp",
+            "sensitivity", "boundary", "simulate", "validate"):
+    rc, out, err = run(cmd, SP, "--no-such-option")
+    check(one_line_error(rc, err, 2, "unknown option '--no-such-option'", "see mblin %s --help" % cmd) and out == "",
+          "%s --no-such-option: %s" % (cmd, err))
+    rc, out, err = run(cmd, SP, "--no-such-option=3")
+    check(one_line_error(rc, err, 2, "unknown option '--no-such-option=3'"), "%s --no-such-option=3: %s" % (cmd, err))
+rc, out, err = run("linearize", SP, "--jso")
+check(one_line_error(rc, err, 2, "unknown option '--jso'"), "an abbreviation is not an option: " + err)
+rc, out, err = run("linearize", SP, "--json=yes")
+check(one_line_error(rc, err, 2, "option '--json' takes no value"), "--json=yes: " + err)
+rc, out, err = run("linearize", SP, "--nev")
+check(one_line_error(rc, err, 2, "--nev needs a value"), "--nev without its value: " + err)
+rc, out, err = run("compare", SP, "--repeat=0")
+check(one_line_error(rc, err, 2, "--repeat expects 1..1000, got '0'"), "--repeat=0 checked as --repeat 0: " + err)
+rc, out, err = run("check", SP, "--json=1")
+check(one_line_error(rc, err, 2, "option '--json' does not apply to 'check'"), "check --json=1: " + err)
+
 # --- nodal mode shapes of spatial beams in --json and the exports (issue 11): 3 x nodes, 6 x nodes per mode ---
 with tempfile.TemporaryDirectory() as td:
     rc, out, err = run("linearize", "examples/mech/spatial_beam_pendulum.yaml", "--json", "-o", td)

@@ -4,9 +4,9 @@ created by its load-time constructor before main capped the count, and spun. `mb
 (no work of its own, no thread of its own) must create no thread unless the user asks for BLAS
 threads; with OPENBLAS_NUM_THREADS=2 OpenBLAS's worker must appear (the check sees threads).
 libxml2 (and ICU, libstdc++, zlib, lzma with it) is loaded only when a URDF file is read
-(cli/xml_lazy.c): not by `mblin --version` nor a YAML model, but by a URDF model, whose result
+(cmake/static_cli/xml_lazy.c): not by `mblin --version` nor a YAML model, but by a URDF model, whose result
 (and its XML error message) must be what libxml2 gives. No printf hook is registered at start
-(libquadmath's constructor did, which put every printf on glibc's slow path: cli/printf_hooks.c).
+(libquadmath's constructor did, which put every printf on glibc's slow path: cmake/static_cli/printf_hooks.c).
 Only libc and libm are opened for a small model (METIS is loaded lazily, libgcc linked statically),
 the heap's start is advised for transparent huge pages (cli/startup.c), and no exit handler unmaps
 OpenBLAS's buffer after the output (cli/par_load.c); threads share one malloc arena except a
@@ -65,7 +65,7 @@ def main():
     if p.returncode == 0 or "not well-formed XML: Premature end of data" not in p.stderr:
         print("FAIL: bad XML: status %d, %r" % (p.returncode, p.stderr))
         ok = False
-    # no printf hook registered (cli/printf_hooks.c): libquadmath's constructor used to register
+    # no printf hook registered (cmake/static_cli/printf_hooks.c): libquadmath's constructor used to register
     # them, and glibc then formats every printf of the process by its slow positional path
     p = subprocess.run([mblin, "--version"], env=dict(env, LD_DEBUG="bindings"), capture_output=True, text=True,
                        timeout=60)
@@ -73,7 +73,7 @@ def main():
     if p.returncode != 0 or hooks:
         print("FAIL: mblin --version (status %d) called %s" % (p.returncode, hooks))
         ok = False
-    # METIS is loaded only by a factorization that orders by it (cli/metis_lazy.c) and libgcc is
+    # METIS is loaded only by a factorization that orders by it (cmake/static_cli/metis_lazy.c) and libgcc is
     # linked statically: a small model's run opens no shared object but glibc's libc and libm
     for args in (["--version"], ["linearize", "examples/slider_pendulum.yaml"]):
         libs, rc, _, _ = opened(mblin, args, env)

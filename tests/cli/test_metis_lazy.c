@@ -1,4 +1,4 @@
-/* cli/metis_lazy.c: METIS is loaded at the first call, not before, and the call reaches METIS with
+/* cmake/static_cli/metis_lazy.c: METIS is loaded at the first call, not before, and the call reaches METIS with
  * its arguments in order: the nested-dissection ordering of a 9 x 7 grid graph through the lazy
  * entry point is a permutation with its inverse, and the same as METIS's own function (dlsym'd
  * from libmetis.so.5 here) gives; the vertex separator likewise. This program links nothing but

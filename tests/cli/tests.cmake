@@ -18,10 +18,10 @@ if(PYTHON3 AND STRACE AND MBLIN_CLI_STATIC)
   add_test(NAME test_cli_startup COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/startup_test.py $<TARGET_FILE:mblin_cli>
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
-# METIS loaded at its first call (cli/metis_lazy.c, the static tool's METIS): this program links
+# METIS loaded at its first call (cmake/static_cli/metis_lazy.c, the static tool's METIS): this program links
 # only that file, as the tool does
 if(MBLIN_WITH_GPL)
-  add_executable(test_metis_lazy ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_metis_lazy.c ${PROJECT_SOURCE_DIR}/cli/metis_lazy.c)
+  add_executable(test_metis_lazy ${CMAKE_CURRENT_SOURCE_DIR}/cli/test_metis_lazy.c ${PROJECT_SOURCE_DIR}/cmake/static_cli/metis_lazy.c)
   target_include_directories(test_metis_lazy PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(test_metis_lazy PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
   add_test(NAME test_metis_lazy COMMAND test_metis_lazy)

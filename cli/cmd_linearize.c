@@ -1,0 +1,347 @@
+/* The linearize pipeline: `mblin linearize`, `equilibrium`, `check`, `compare` and `report`, one
+ * path from the model file through the operating point and the linear model to the report.
+ *
+ *   mblin linearize MODEL [--method NAME] [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
+ *                         [-o DIR] [--matrices] [--shapes] [--nev K] [--shift S] [--mem-budget SIZE]
+ *                         [--no-matrices]
+ *   mblin equilibrium MODEL [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
+ *   mblin check MODEL [--set p=value ...] [--guess q=value ...] [--at KIND]
+ *   mblin compare MODEL [--set p=value ...] [--guess q=value ...] [--at KIND] [--json] [--repeat N]
+ *   mblin report MODEL [-o FILE.html] [--method NAME] [--set p=value ...] [--guess q=value ...] [--at KIND]
+ *   mblin COMMAND --help
+ *
+ * Results go to stdout, diagnostics to stderr as one line "mblin: <reason>", and the exit status
+ * is 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mblin/la.h"
+#include "mblin/mblin.h"
+#include "par/par.h"
+
+/* The commands and the options each takes; an option of another command is a usage error. */
+typedef struct command {
+    const char *name, *what, *opts; /* opts: " --a --b " */
+} command;
+
+static const command commands[] = {
+    {"linearize", "operating point, exact linear model and its modes",
+     " --method --set --guess --at --json -o --matrices --shapes --nev --shift --mem-budget --no-matrices"
+     " --shift-im --eigensolver "},
+    {"equilibrium", "the operating point only", " --set --guess --at --json "},
+    {"check", "counts, degrees of freedom, redundant constraints", " --set --guess --at "},
+    {"compare", "every linearization method side by side (time, eigenvalues, deviation)",
+     " --set --guess --at --json --repeat --mem-budget "},
+    {"report", "one self-contained HTML page (-o FILE): summary, eigenvalues, root locus, mode animation",
+     " --method --set --guess --at -o --nev --shift --mem-budget --shift-im --eigensolver "},
+};
+enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+
+/* The options, in the order of the help text: the common ones (cli/options.c: --method, --set,
+ * --guess, --at, --json, -o) and the pipeline's own (common 0). */
+static const struct {
+    const char *opt, *arg, *help;
+    unsigned common;
+} options[] = {
+    {"--method", "NAME", "linearization method (default augmented; see docs/methods.md)", CLI_OPT_METHOD},
+    {"--set", "NAME=VALUE", "override a parameter: a number or a constant expression such as pi/2 (repeatable)", CLI_OPT_SET},
+    {"--guess", "NAME=VALUE", "initial value of a coordinate (repeatable; the point itself with --at given)", CLI_OPT_GUESS},
+    {"--at", "KIND", "operating point: equilibrium, given or steady (default: the file's)", CLI_OPT_AT},
+    {"--json", NULL, "print one JSON object instead of the report", CLI_OPT_JSON},
+    {"--repeat", "N", "runs per method, the median time is reported (1..1000, default 3)", 0},
+    {"-o", "DIR", "write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m", CLI_OPT_OUT},
+    {"--matrices", NULL, "print the matrices in the report", 0},
+    {"--shapes", NULL, "print the mode shapes in the report", 0},
+    {"--nev", "K", "the K eigenvalues nearest the shift only, by the sparse pencil (a pair counts as two)", 0},
+    {"--shift", "S", "real shift of the partial spectrum (default -1e-3: the lowest modes)", 0},
+    {"--mem-budget", "SIZE", "memory the computation may use: bytes, or with k, M, G (default 2G)", 0},
+    {"--no-matrices", NULL, "--json without the large dense outputs (ss, mck, q_S, mode_shapes)", 0},
+    {"--shift-im", "S", "imaginary part of the shift of the partial spectrum (default 0)", 0},
+    {"--eigensolver", "NAME", "partial spectrum by arpack (default) or slepc (SLEPc + MUMPS over MPI)", 0},
+};
+enum { NOPTIONS = sizeof options / sizeof options[0] };
+
+static int takes(const command *c, const char *opt)
+{
+    char key[64];
+    snprintf(key, sizeof key, " %s ", opt);
+    return strstr(c->opts, key) != NULL;
+}
+
+static void command_usage(FILE *f, const command *c)
+{
+    fprintf(f, "usage: mblin %s MODEL [OPTIONS]\n\n%s\n\noptions:\n", c->name, c->what);
+    for (int i = 0; i < NOPTIONS; i++) {
+        if (!takes(c, options[i].opt)) continue;
+        char head[64];
+        snprintf(head, sizeof head, "%s%s%s", options[i].opt, options[i].arg ? " " : "",
+                 options[i].arg ? options[i].arg : "");
+        fprintf(f, "  %-18s  %s\n", head, options[i].help);
+    }
+    fprintf(f, "  %-18s  %s\n", "--help", "this text");
+}
+
+/* The pipeline's own options as the parser found them. */
+typedef struct pipeline {
+    const command *c;
+    int repeat;
+    unsigned flags;
+    /* large models (docs/linearization.md, "Large models: partial spectra") */
+    int nev, no_matrices;
+    double shift, mem_budget;
+    double shift_im;          /* --shift-im */
+    const char *eigensolver; /* --eigensolver */
+} pipeline;
+
+static void help(void *ud) { command_usage(stdout, ((const pipeline *)ud)->c); }
+
+/* --nev, --shift, --shift-im, --mem-budget: -1 to go on, else the exit status */
+static int number_option(pipeline *p, const char *a, const char *v)
+{
+    const char *cmd = p->c->name;
+    char num[64];
+    double x = 0, unit = 1.0;
+    size_t l = strlen(v);
+    if (!strcmp(a, "--mem-budget") && l > 1 && l < sizeof num && strchr("kMG", v[l - 1])) {
+        unit = v[l - 1] == 'k' ? 1024.0 : v[l - 1] == 'M' ? 1048576.0 : 1073741824.0;
+        memcpy(num, v, l - 1);
+        num[l - 1] = '\0';
+    } else {
+        snprintf(num, sizeof num, "%s", l < sizeof num ? v : "");
+    }
+    if (cli_decimal(num, &x))
+        return cli_usage(cmd,
+                         !strcmp(a, "--nev")        ? "--nev expects a positive integer, got '%s'"
+                         : !strcmp(a, "--shift")    ? "--shift expects a number, got '%s'"
+                         : !strcmp(a, "--shift-im") ? "--shift-im expects a number, got '%s'"
+                                                    : "--mem-budget expects a size (bytes, or with k, M, G), got '%s'",
+                         v);
+    x *= unit;
+    if (!strcmp(a, "--nev")) {
+        if (x < 1 || x > 1e8 || x != (int)x) return cli_usage(cmd, "--nev expects a positive integer, got '%s'", v);
+        p->nev = (int)x;
+    } else if (!strcmp(a, "--shift")) {
+        p->shift = x;
+    } else if (!strcmp(a, "--shift-im")) {
+        p->shift_im = x;
+    } else {
+        if (!(x >= 1048576.0)) return cli_usage(cmd, "--mem-budget expects at least 1M, got '%s'", v);
+        p->mem_budget = x;
+    }
+    return -1;
+}
+
+/* the pipeline's own options (cli_spec.option) */
+static int option(void *ud, const char *a, const char *v)
+{
+    pipeline *p = ud;
+    const char *cmd = p->c->name;
+    if (!strcmp(a, "--matrices")) p->flags |= MBL_REPORT_MATRICES;
+    else if (!strcmp(a, "--shapes")) p->flags |= MBL_REPORT_SHAPES;
+    else if (!strcmp(a, "--no-matrices")) p->no_matrices = 1;
+    else if (!strcmp(a, "--eigensolver")) {
+        p->eigensolver = v;
+        if (strcmp(v, "arpack") && strcmp(v, "slepc"))
+            return cli_usage(cmd, "--eigensolver expects arpack or slepc, got '%s'", v);
+    } else if (!strcmp(a, "--repeat")) {
+        char *end = NULL;
+        long k = strtol(v, &end, 10);
+        if (!end || *end || k < 1 || k > 1000) return cli_usage(cmd, "--repeat expects 1..1000, got '%s'", v);
+        p->repeat = (int)k;
+    } else {
+        return number_option(p, a, v);
+    }
+    return -1;
+}
+
+/* The command line of command c: -1 to go on, else the exit status. */
+static int parse(pipeline *p, cli_args *a, int argc, char **argv)
+{
+    static cli_option own[NOPTIONS + 1];
+    static char foreign[512];
+    cli_spec spec = {0, own, foreign, option, help, p};
+    int nown = 0;
+    foreign[0] = '\0';
+    for (int i = 0; i < NOPTIONS; i++) {
+        size_t l = strlen(foreign);
+        snprintf(foreign + l, sizeof foreign - l, " %s%s", options[i].opt, i == NOPTIONS - 1 ? " " : "");
+        if (!takes(p->c, options[i].opt)) continue;
+        if (options[i].common) spec.common |= options[i].common;
+        else own[nown++] = (cli_option){options[i].opt, options[i].arg != NULL};
+    }
+    own[nown] = (cli_option){NULL, 0};
+    int rc = cli_parse(&spec, a, argc, argv);
+    if (rc >= 0) return rc;
+    if (!a->model) return cli_usage(a->cmd, "%s needs a MODEL file", a->cmd);
+    if (a->method) {
+        int known = 0;
+        for (int i = 0; i < mbl_lin_method_count(); i++) known |= !strcmp(a->method, mbl_lin_method_name(i));
+        if (!known) {
+            char list[512] = "";
+            for (int i = 0; i < mbl_lin_method_count(); i++) {
+                size_t l = strlen(list);
+                snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", mbl_lin_method_name(i));
+            }
+            fprintf(stderr, "mblin: unknown linearization method '%s' (available: %s) (see mblin %s --help)\n",
+                    a->method, list, a->cmd);
+            return 2;
+        }
+    }
+    return -1;
+}
+
+/* check: the point is best effort: a model whose point cannot be found is reported as such */
+static int check(const cli_args *a, const mbl_model *model, const mbl_opoint_options *popt, mbl_point **pt)
+{
+    mbl_status st;
+    mbl_status_clear(&st);
+    if (mbl_operating_point(model, popt, pt, &st)) {
+        mbl_report_check(stdout, model, NULL);
+        return cli_fail(&st);
+    }
+    mbl_report_check(stdout, model, *pt);
+    mbl_model_info info;
+    mbl_model_get_info(model, &info);
+    if ((*pt)->rank_phi_q < info.nhol + info.nnh) {
+        fprintf(stderr, "mblin: %s: %d redundant constraint(s) or a singular configuration at the operating point\n",
+                a->model, info.nhol + info.nnh - (*pt)->rank_phi_q);
+        return 1;
+    }
+    return 0;
+}
+
+/* The linearization options of the command line; the MPI plugin's SLEPc for --eigensolver slepc
+ * (cli/par_load.c). 0, or the exit status after a message. */
+static int lin_options(const pipeline *p, const cli_args *a, mbl_lin_options *lopt, mbla_eigs_backend *eigs_backend)
+{
+    mbl_lin_options_default(lopt);
+    if (a->method) lopt->method = a->method;
+    if (p->nev) lopt->nev = p->nev, lopt->partial = MBL_PARTIAL_ALWAYS;
+    if (p->shift != 0.0) lopt->shift = p->shift;
+    if (p->mem_budget > 0) lopt->mem_budget = p->mem_budget;
+    lopt->shift_im = p->shift_im;
+    if (p->eigensolver && !strcmp(p->eigensolver, "slepc")) { /* the MPI plugin's SLEPc (cli/par_load.c) */
+        if (cli_par_require("--eigensolver slepc")) return 1;
+        if (!cli_par_loaded()->eigs_backend) {
+            fprintf(stderr, "mblin: --eigensolver slepc: the MPI plugin was built without SLEPc (libslepc-real-dev; "
+                            "-DMBLIN_SLEPC=ON)\n");
+            return 1;
+        }
+        mbl_status st;
+        mbl_status_clear(&st);
+        if (cli_par_loaded()->eigs_backend(eigs_backend, &st)) return cli_fail(&st);
+        lopt->eigs_backend = eigs_backend;
+    }
+    return 0;
+}
+
+/* report: -o names the page (stdout without it) */
+static int report_page(const char *outdir, int root, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
+                       const mbl_modes *modes)
+{
+    int code = 0;
+    mbl_status st;
+    mbl_status_clear(&st);
+    FILE *f = outdir && root ? fopen(outdir, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "mblin: %s: cannot write the report (%s)\n", outdir, strerror(errno));
+        return 1;
+    }
+    if (mbl_report_html(f, model, pt, lin, modes, &st)) code = cli_fail(&st);
+    if (f != stdout && fclose(f) != 0 && !code) {
+        fprintf(stderr, "mblin: %s: cannot write the report (%s)\n", outdir, strerror(errno));
+        code = 1;
+    }
+    return code;
+}
+
+/* linearize: the files of -o DIR, then the report or the JSON object */
+static int results(const pipeline *p, const cli_args *a, int root, const mbl_model *model, const mbl_point *pt,
+                   const mbl_linear *lin, const mbl_modes *modes)
+{
+    mbl_status st;
+    mbl_status_clear(&st);
+    /* the directory is made only now, when there is something to write in it */
+    const char *outdir = root ? a->out : NULL;
+    if (outdir && cli_mkdirs(outdir) != 0) {
+        fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", outdir, strerror(errno));
+        return 1;
+    }
+    if (outdir && (mbl_report_export(outdir, model, lin, &st) || mbl_report_export_flex(outdir, model, pt, modes, &st) ||
+                   mbl_report_export_vtrans(outdir, model, pt, &st)))
+        return cli_fail(&st);
+    if (a->json) mbl_report_json_flags(stdout, model, pt, lin, modes, p->no_matrices ? MBL_REPORT_NO_MATRICES : 0);
+    else mbl_report_text(stdout, model, pt, lin, modes, p->flags);
+    return 0;
+}
+
+/* From the loaded model on: the operating point, and as far as the command goes. */
+static int run(const pipeline *p, const cli_args *a, const mbl_model *model, mbl_point **pt, mbl_linear **lin,
+               mbl_modes **modes)
+{
+    const char *cmd = a->cmd;
+    mbl_opoint_options popt;
+    cli_opoint_options(a, &popt);
+    if (!strcmp(cmd, "check")) return check(a, model, &popt, pt);
+    mbl_status st;
+    mbl_status_clear(&st);
+    if (mbl_operating_point(model, &popt, pt, &st)) return cli_fail(&st);
+    if (!strcmp(cmd, "equilibrium")) {
+        if (a->json) mbl_report_point_json(stdout, model, *pt);
+        else mbl_report_point_text(stdout, model, *pt);
+        return 0;
+    }
+    mbl_lin_options lopt;
+    mbla_eigs_backend eigs_backend;
+    int code = lin_options(p, a, &lopt, &eigs_backend);
+    if (code) return code;
+    /* under mpirun the results are written by rank 0 only (the others' stdout is discarded) */
+    const int root = !cli_par_loaded() || cli_par_loaded()->rank() == 0;
+    if (!strcmp(cmd, "compare")) {
+        mbl_comparison *cmp = NULL;
+        if (mbl_compare(model, *pt, &lopt, p->repeat, &cmp, &st)) code = cli_fail(&st);
+        else mbl_report_compare(stdout, model, cmp, a->json);
+        mbl_comparison_free(cmp);
+        return code;
+    }
+    if (mbl_linearize(model, *pt, &lopt, lin, &st) || mbl_modal(*lin, NULL, modes, &st)) return cli_fail(&st);
+    if (!strcmp(cmd, "report")) return report_page(a->out, root, model, *pt, *lin, *modes);
+    return results(p, a, root, model, *pt, *lin, *modes);
+}
+
+int cli_cmd_linearize(int argc, char **argv)
+{
+    static pipeline p;
+    static cli_args a;
+    memset(&p, 0, sizeof p);
+    for (int c = 0; c < NCOMMANDS; c++)
+        if (!strcmp(argv[1], commands[c].name)) p.c = &commands[c];
+    int code = parse(&p, &a, argc, argv);
+    if (code >= 0) return code;
+
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_model *model = NULL;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *modes = NULL;
+    if (mbl_model_load_file(a.model, a.sets, a.nsets, &model, &st)) return cli_fail(&st);
+    code = cli_check_guesses(&a, model);
+    if (code) {
+        mbl_model_free(model);
+        return code;
+    }
+    code = run(&p, &a, model, &pt, &lin, &modes);
+    if (fflush(stdout) != 0 && !code) {
+        fprintf(stderr, "mblin: cannot write the output\n");
+        code = 1;
+    }
+    mbl_modes_free(modes);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    mbl_model_free(model);
+    return code;
+}
