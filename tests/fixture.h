@@ -1,6 +1,6 @@
 /* The tests' one way to load a model: a model file (a path relative to the project root, where
  * ctest runs the tests) or a model given as text, with or without a failed check when it does not
- * load, and with its operating point. Include after test.h.
+ * load, and with its operating point. It includes test.h (its failed checks count there).
  *
  *   mbl_model *md = FIXTURE_LOAD(NULL, text, "beam3.yaml");      a failed check when it fails
  *   mbl_model *md = fixture_model(NULL, text, "test.yaml", &st);  NULL and st when it fails
