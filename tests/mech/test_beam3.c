@@ -25,17 +25,10 @@
 #include "mech/beam.h"
 #include "model/model_internal.h"
 #include "test.h"
+#include "fixture.h"
 
 static const double PI = 3.14159265358979323846;
 static const double E_ = 2.1e11, G_ = 8.1e10, RHO = 7850, AREA = 3e-4, IY = 8e-8, IZ = 2e-8, JT = 6e-8, LEN = 2.0;
-
-static mbl_model *load(const char *text, mbl_status *st)
-{
-    mbl_model *md = NULL;
-    int rc = mbl_model_load_string(text, strlen(text), "beam3.yaml", NULL, 0, &md, st);
-    CHECK_MSG(rc == 0, "load: %s", st->msg);
-    return md;
-}
 
 static char *cantilever_text(int ne, const char *extra)
 {
@@ -124,8 +117,7 @@ TEST(cantilever)
 {
     static const double bl[3] = {1.87510406871196, 4.69409113297418, 7.85475743823761};
     for (int ne = 4; ne <= 16; ne *= 2) {
-        mbl_status st;
-        mbl_model *md = load(cantilever_text(ne, NULL), &st);
+        mbl_model *md = FIXTURE_LOAD(NULL, cantilever_text(ne, NULL), "beam3.yaml");
         if (!md) return;
         double w[128], ref[128];
         int n = omegas(md, w, 128, NULL), nr = fe_reference(ne, ref);
@@ -172,8 +164,7 @@ TEST(tip_loads)
              "forces:\n  fy: {type: force, i: tip, force: [0, %.17g, 0]}\n  fz: {type: force, i: tip, force: [0, 0, %.17g]}\n"
              "outputs:\n  dy: DY(tip, e)\n  dz: DZ(tip, e)\n",
              P, 2 * P);
-    mbl_status st;
-    mbl_model *md = load(cantilever_text(4, extra), &st);
+    mbl_model *md = FIXTURE_LOAD(NULL, cantilever_text(4, extra), "beam3.yaml");
     if (!md) return;
     double w[4], y[2] = {0, 0};
     omegas(md, w, 4, y);
@@ -213,8 +204,7 @@ TEST(pendulum_in_plane)
     char *p;
     while ((p = strstr(sp, "elements: 10"))) memcpy(p + 10, "5 ", 2);
     while ((p = strstr(pl, "elements: 50"))) memcpy(p + 10, "5 ", 2);
-    mbl_status st;
-    mbl_model *a = load(sp, &st), *b = load(pl, &st);
+    mbl_model *a = FIXTURE_LOAD(NULL, sp, "beam3.yaml"), *b = FIXTURE_LOAD(NULL, pl, "beam3.yaml");
     free(sp), free(pl);
     if (a && b) {
         double wa[256], wb[256];
@@ -244,7 +234,7 @@ TEST(mode_shape)
 {
     int ne = 20;
     mbl_status st;
-    mbl_model *md = load(cantilever_text(ne, NULL), &st);
+    mbl_model *md = FIXTURE_LOAD(NULL, cantilever_text(ne, NULL), "beam3.yaml");
     if (!md) return;
     mbl_point *pt = NULL;
     mbl_linear *lin = NULL;
@@ -316,7 +306,7 @@ static int param_index(const mbl_model *md, const char *name)
 TEST(sensitivity_closed_form)
 {
     mbl_status st;
-    mbl_model *md = load(cantilever_text(8, NULL), &st);
+    mbl_model *md = FIXTURE_LOAD(NULL, cantilever_text(8, NULL), "beam3.yaml");
     if (!md) return;
     mbl_point *pt = NULL;
     mbl_dae_deriv *dd = NULL;
@@ -380,7 +370,7 @@ TEST(sensitivity_pendulum_fd)
     char *p;
     while ((p = strstr(sp, "elements: 10"))) memcpy(p + 10, "5 ", 2);
     mbl_status st;
-    mbl_model *md = load(sp, &st);
+    mbl_model *md = FIXTURE_LOAD(NULL, sp, "beam3.yaml");
     mbl_point *pt = NULL;
     mbl_dae_deriv *dd = NULL;
     mbl_sensitivity *S = NULL;
@@ -462,8 +452,7 @@ TEST(jacobian_exact)
     }
     sprintf(text, "%.*s    damping: {alpha: 0.05, beta: 2e-4}\n%s", (int)(at - sp), sp, at);
     free(sp);
-    mbl_status st;
-    mbl_model *md = load(text, &st);
+    mbl_model *md = FIXTURE_LOAD(NULL, text, "beam3.yaml");
     free(text);
     if (!md) return;
     int n = md->n, nunk = md->nunk;

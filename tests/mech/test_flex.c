@@ -19,19 +19,11 @@
 #include "mblin/model.h"
 #include "mech/beam.h"
 #include "test.h"
+#include "fixture.h"
 
 static const double PI = 3.14159265358979323846;
 /* the section of test_beam.c */
 static const double E_ = 2.1e11, RHO = 7850, AREA = 3e-4, INERTIA = 5e-8, LEN = 2.0;
-
-static mbl_model *load(const char *text)
-{
-    mbl_model *md = NULL;
-    mbl_status st;
-    int rc = mbl_model_load_string(text, strlen(text), "flex.yaml", NULL, 0, &md, &st);
-    CHECK_MSG(rc == 0, "load: %s", st.msg);
-    return md;
-}
 
 /* ascending angular frequencies of the non-spurious oscillatory modes (positive imaginary part) */
 static int omegas(const mbl_model *md, const char *method, double *w, int cap, const char *out, double *yv)
@@ -120,7 +112,8 @@ TEST(cantilever)
     double c = sqrt(E_ * INERTIA / (RHO * AREA)), ax = PI / (2 * LEN) * sqrt(E_ / RHO);
     double prev[3] = {0};
     for (int ne = 5; ne <= 20; ne *= 2) {
-        mbl_model *md = load(beam_model(ne, "  clamp: {type: fixed, i: n1, j: o}\n", NULL));
+        mbl_model *md =
+            FIXTURE_LOAD(NULL, beam_model(ne, "  clamp: {type: fixed, i: n1, j: o}\n", NULL), "flex.yaml");
         if (!md) return;
         double w[16], ref[16];
         int n = omegas(md, "augmented", w, 16, NULL, NULL);
@@ -150,7 +143,9 @@ TEST(cantilever)
 TEST(pinned_pinned)
 {
     int ne = 12;
-    mbl_model *md = load(beam_model(ne, "  p0: {type: revolute, i: n1, j: o}\n  p1: {type: revolute, i: tip, j: e}\n", NULL));
+    mbl_model *md = FIXTURE_LOAD(
+        NULL, beam_model(ne, "  p0: {type: revolute, i: n1, j: o}\n  p1: {type: revolute, i: tip, j: e}\n", NULL),
+        "flex.yaml");
     if (!md) return;
     double w[8], ref[8], c = sqrt(E_ * INERTIA / (RHO * AREA));
     int n = omegas(md, "augmented", w, 8, NULL, NULL);
@@ -172,7 +167,7 @@ TEST(tip_load)
     double P = -150.0;
     char extra[256];
     snprintf(extra, sizeof extra, "forces:\n  load: {type: force, i: tip, force: [0, %.17g]}\noutputs:\n  dy: DY(tip, e)\n", P);
-    mbl_model *md = load(beam_model(4, "  clamp: {type: fixed, i: n1, j: o}\n", extra));
+    mbl_model *md = FIXTURE_LOAD(NULL, beam_model(4, "  clamp: {type: fixed, i: n1, j: o}\n", extra), "flex.yaml");
     if (!md) return;
     double w[4], y = 0;
     omegas(md, "augmented", w, 4, "dy", &y);
@@ -253,7 +248,7 @@ TEST(modal_pendulum)
         "    position: [0, -l]\n    angle: -pi/2\n    markers: {a2: {node: 1}}\n"
         "joints:\n  pin_o: {type: revolute, i: a1, j: o}\n  pin_p1: {type: revolute, i: a2, j: p1}\n"
         "forces:\n  weight: {type: gravity, g: [0, -g]}\n";
-    mbl_model *mb = load(beams), *mm = NULL;
+    mbl_model *mb = FIXTURE_LOAD(NULL, beams, "flex.yaml"), *mm = NULL;
     mbl_status st;
     int rc = mbl_model_load_file("examples/flexible_pendulum_modal.yaml", NULL, 0, &mm, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);

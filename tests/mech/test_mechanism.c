@@ -844,10 +844,10 @@ TEST(elements_closed_forms)
 }
 
 
-/* ---- every YAML example of docs/mechanism.md loads, linearizes and gives its expected omega^2 ---- */
+/* ---- every YAML example of docs/mechanism-reference.md loads, linearizes and gives its expected omega^2 ---- */
 TEST(docs_examples)
 {
-    char *doc = test_slurp("docs/mechanism.md");
+    char *doc = test_slurp("docs/mechanism-reference.md");
     CHECK(doc != NULL);
     if (!doc) return;
     int nblocks = 0;
@@ -880,7 +880,7 @@ TEST(docs_examples)
         }
         p = end + 3;
     }
-    printf("  %d examples in docs/mechanism.md\n", nblocks);
+    printf("  %d examples in docs/mechanism-reference.md\n", nblocks);
     CHECK(nblocks >= 15);
     free(doc);
 }

@@ -10,13 +10,7 @@
 
 #include "mblin/mblin.h"
 #include "test.h"
-
-static int load(const char *rel, mbl_model **md, mbl_point **pt, mbl_status *st)
-{
-    int rc = mbl_model_load_file(rel, NULL, 0, md, st); /* ctest runs in the source directory */
-    if (!rc) rc = mbl_operating_point(*md, NULL, pt, st);
-    return rc;
-}
+#include "fixture.h"
 
 TEST(slider_pendulum_eq_3_38_3_43)
 {
@@ -24,7 +18,7 @@ TEST(slider_pendulum_eq_3_38_3_43)
     mbl_point *pt = NULL;
     mbl_status st;
     memset(&st, 0, sizeof st);
-    int rc = load("examples/mech/slider_pendulum_relative.yaml", &md, &pt, &st);
+    int rc = fixture_model_point("examples/mech/slider_pendulum_relative.yaml", NULL, NULL, &md, &pt, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
     mbl_vtrans *v = NULL;
     if (!rc) CHECK_EQ_INT(mbl_model_velocity_transformation(md, pt, &v, &st), 0);
@@ -68,7 +62,7 @@ TEST(fourbar_dB_central_differences)
     mbl_point *pt = NULL;
     mbl_status st;
     memset(&st, 0, sizeof st);
-    int rc = load("examples/mech/spatial_fourbar_relative.yaml", &md, &pt, &st);
+    int rc = fixture_model_point("examples/mech/spatial_fourbar_relative.yaml", NULL, NULL, &md, &pt, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
     if (rc) return;
     int n = pt->n;

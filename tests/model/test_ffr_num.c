@@ -14,19 +14,8 @@
 #include "model/ffr.h"
 #include "model/model_internal.h"
 #include "test.h"
+#include "fixture.h"
 
-
-static mbl_model *load(const char *path, const char *text, int numeric)
-{
-    mbl_model *md = NULL;
-    mbl_status st;
-    mbl_ffr_set_numeric(numeric);
-    int rc = path ? mbl_model_load_file(path, NULL, 0, &md, &st)
-                  : mbl_model_load_string(text, strlen(text), "damped-beam", NULL, 0, &md, &st);
-    mbl_ffr_set_numeric(1);
-    CHECK_MSG(rc == 0, "%s: %s", path ? path : "damped beam", rc ? st.msg : "");
-    return rc ? NULL : md;
-}
 
 /* index of (row, col) in md's jac, -1 if absent */
 static int find(const mbl_model *md, int row, int col)
@@ -39,7 +28,8 @@ static int find(const mbl_model *md, int row, int col)
 /* worst relative difference of F and jac between the two forms over npt random points */
 static void compare(const char *path, const char *text, int npt, int *nbody)
 {
-    mbl_model *me = load(path, text, 0), *mn = load(path, text, 1);
+    mbl_model *me = FIXTURE_LOAD_FORM(mbl_ffr_set_numeric, 0, path, text, "damped-beam");
+    mbl_model *mn = FIXTURE_LOAD_FORM(mbl_ffr_set_numeric, 1, path, text, "damped-beam");
     if (!me || !mn) {
         mbl_model_free(me), mbl_model_free(mn);
         return;
@@ -167,7 +157,7 @@ TEST(modal_pendulum)
  * expression form on demand) is the same text from both forms: two links of two beam elements */
 static char *code_of(const char *text, int numeric)
 {
-    mbl_model *md = load(NULL, text, numeric);
+    mbl_model *md = FIXTURE_LOAD_FORM(mbl_ffr_set_numeric, numeric, NULL, text, "damped-beam");
     mbl_point *pt = NULL;
     mbl_symlin *sl = NULL;
     mbl_status st;

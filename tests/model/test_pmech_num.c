@@ -15,18 +15,7 @@
 #include "model/model_internal.h"
 #include "model/pmech_num.h"
 #include "test.h"
-
-static mbl_model *load(const char *path, const char *text, int numeric)
-{
-    mbl_model *md = NULL;
-    mbl_status st;
-    mbl_pmech_set_numeric(numeric);
-    int rc = path ? mbl_model_load_file(path, NULL, 0, &md, &st)
-                  : mbl_model_load_string(text, strlen(text), "pmech-test", NULL, 0, &md, &st);
-    mbl_pmech_set_numeric(1);
-    CHECK_MSG(rc == 0, "%s: %s", path ? path : "model text", rc ? st.msg : "");
-    return rc ? NULL : md;
-}
+#include "fixture.h"
 
 /* dense (row, column) -> index in md's jac, -1 where absent */
 static int *jac_map(const mbl_model *md)
@@ -65,7 +54,8 @@ static double rel(double x, double y, double scale)
 /* the two forms of one model: *nb, *nj the numeric term's size */
 static void compare(const char *path, const char *text, int npt, int want_numeric)
 {
-    mbl_model *me = load(path, text, 0), *mn = load(path, text, 1);
+    mbl_model *me = FIXTURE_LOAD_FORM(mbl_pmech_set_numeric, 0, path, text, "pmech-test");
+    mbl_model *mn = FIXTURE_LOAD_FORM(mbl_pmech_set_numeric, 1, path, text, "pmech-test");
     const char *nm = path ? path : "model text";
     if (!me || !mn) {
         mbl_model_free(me), mbl_model_free(mn);
@@ -253,8 +243,11 @@ TEST(offsets_and_parameters)
  * (per added loop of the N-loop four-bar: nodes of the graph and instructions of the tapes) */
 TEST(growth)
 {
-    mbl_model *e5 = load("examples/mech/fourbar_N5.yaml", NULL, 0), *e20 = load("examples/mech/fourbar_N20.yaml", NULL, 0);
-    mbl_model *n5 = load("examples/mech/fourbar_N5.yaml", NULL, 1), *n20 = load("examples/mech/fourbar_N20.yaml", NULL, 1);
+    const char *f5 = "examples/mech/fourbar_N5.yaml", *f20 = "examples/mech/fourbar_N20.yaml";
+    mbl_model *e5 = FIXTURE_LOAD_FORM(mbl_pmech_set_numeric, 0, f5, NULL, NULL);
+    mbl_model *e20 = FIXTURE_LOAD_FORM(mbl_pmech_set_numeric, 0, f20, NULL, NULL);
+    mbl_model *n5 = FIXTURE_LOAD_FORM(mbl_pmech_set_numeric, 1, f5, NULL, NULL);
+    mbl_model *n20 = FIXTURE_LOAD_FORM(mbl_pmech_set_numeric, 1, f20, NULL, NULL);
     if (e5 && e20 && n5 && n20) {
         double ge = (double)(mblx_node_count(e20->g) - mblx_node_count(e5->g)) / 15;
         double gn = (double)(mblx_node_count(n20->g) - mblx_node_count(n5->g)) / 15;

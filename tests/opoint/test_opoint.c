@@ -9,13 +9,7 @@
 
 #include "mblin/mblin.h"
 #include "test.h"
-
-static mbl_model *load(const char *text, mbl_status *st)
-{
-    mbl_model *md = NULL;
-    if (mbl_model_load_string(text, strlen(text), "test.yaml", NULL, 0, &md, st)) return NULL;
-    return md;
-}
+#include "fixture.h"
 
 /* V = k1 x^2/2 + k3 x^4/4, k3 = 1e10, guess x = 1: the only equilibrium is x = 0 with K = k1.
  * The residual at the guess is 1e10, so a test relative to it stopped at x = 8.9e-5, K = 237.6. */
@@ -30,7 +24,7 @@ static const char *quartic =
 TEST(quartic_far_guess)
 {
     mbl_status st;
-    mbl_model *md = load(quartic, &st);
+    mbl_model *md = fixture_model(NULL, quartic, "test.yaml", &st);
     CHECK(md != NULL);
     if (!md) return;
     mbl_point *pt = NULL;
@@ -59,12 +53,12 @@ TEST(quartic_far_guess)
 TEST(huge_degenerate_fails)
 {
     mbl_status st;
-    mbl_model *md = load("model: dae\n"
-                         "coordinates: {x: 1}\n"
-                         "kinetic_energy: \"0.5*der(x)^2\"\n"
-                         "potential_energy: \"1e300*x^4\"\n"
-                         "linearize: {at: equilibrium}\n",
-                         &st);
+    mbl_model *md = fixture_model(NULL, "model: dae\n"
+                                        "coordinates: {x: 1}\n"
+                                        "kinetic_energy: \"0.5*der(x)^2\"\n"
+                                        "potential_energy: \"1e300*x^4\"\n"
+                                        "linearize: {at: equilibrium}\n",
+                                        "test.yaml", &st);
     CHECK(md != NULL);
     if (!md) return;
     mbl_point *pt = NULL;
@@ -82,13 +76,13 @@ TEST(huge_degenerate_fails)
 TEST(stiff_spring_units)
 {
     mbl_status st;
-    mbl_model *md = load("model: dae\n"
-                         "parameters: {m: 1e6, g: 9.81, k: 1e9}\n"
-                         "coordinates: {x: 3}\n"
-                         "kinetic_energy: \"0.5*m*der(x)^2\"\n"
-                         "potential_energy: \"0.5*k*x^2 + m*g*x\"\n"
-                         "linearize: {at: equilibrium}\n",
-                         &st);
+    mbl_model *md = fixture_model(NULL, "model: dae\n"
+                                        "parameters: {m: 1e6, g: 9.81, k: 1e9}\n"
+                                        "coordinates: {x: 3}\n"
+                                        "kinetic_energy: \"0.5*m*der(x)^2\"\n"
+                                        "potential_energy: \"0.5*k*x^2 + m*g*x\"\n"
+                                        "linearize: {at: equilibrium}\n",
+                                        "test.yaml", &st);
     CHECK(md != NULL);
     if (!md) return;
     mbl_point *pt = NULL;
@@ -202,7 +196,7 @@ TEST(domain_error_in_source_expression)
                                    "linearize: {at: equilibrium}\n"};
     for (int c = 0; c < 2; c++) {
         mbl_status st;
-        mbl_model *md = load(texts[c], &st);
+        mbl_model *md = fixture_model(NULL, texts[c], "test.yaml", &st);
         CHECK(md != NULL);
         if (!md) continue;
         mbl_point *pt = NULL;
@@ -218,15 +212,15 @@ TEST(domain_error_in_source_expression)
     /* an output and a variable are the user's expressions too; a safe sqrt (of a sum of squares) is
      * not a problem, a valid log is not either */
     mbl_status st;
-    mbl_model *md = load("model: dae\n"
-                         "parameters: {m: 1, k: 1}\n"
-                         "coordinates: {x: 0.5}\n"
-                         "variables: {r: \"sqrt(x^2 + 1)\", w: \"log(x)\"}\n"
-                         "kinetic_energy: \"0.5*m*der(x)^2\"\n"
-                         "potential_energy: \"0.5*k*r^2\"\n"
-                         "outputs: {y: \"sqrt(x)\", z: \"log(2 + x)\"}\n"
-                         "linearize: {at: equilibrium}\n",
-                         &st);
+    mbl_model *md = fixture_model(NULL, "model: dae\n"
+                                        "parameters: {m: 1, k: 1}\n"
+                                        "coordinates: {x: 0.5}\n"
+                                        "variables: {r: \"sqrt(x^2 + 1)\", w: \"log(x)\"}\n"
+                                        "kinetic_energy: \"0.5*m*der(x)^2\"\n"
+                                        "potential_energy: \"0.5*k*r^2\"\n"
+                                        "outputs: {y: \"sqrt(x)\", z: \"log(2 + x)\"}\n"
+                                        "linearize: {at: equilibrium}\n",
+                                        "test.yaml", &st);
     CHECK_MSG(md != NULL, "%s", st.msg);
     if (md) {
         mbl_point *pt = NULL;
@@ -264,18 +258,18 @@ static double wrap(double a, double b) { return atan2(sin(a - b), cos(a - b)); }
 TEST(gear_newton_stall_levenberg_marquardt)
 {
     mbl_status st;
-    mbl_model *md = load("model: mechanism\n"
-                         "parameters: {k: 10, I1: 0.5, I2: 4}\n"
-                         "ground: {markers: {O1: {}, O2: {position: [3, 0, 0]}}}\n"
-                         "bodies:\n"
-                         "  pinion: {mass: 1, inertia: [0.3, 0.3, I1], markers: {h1: {}}}\n"
-                         "  gear: {mass: 1, inertia: [2.5, 2.5, I2], position: [3, 0, 0], markers: {h2: {}}}\n"
-                         "joints:\n"
-                         "  j1: {type: revolute, i: h1, j: O1}\n"
-                         "  j2: {type: revolute, i: h2, j: O2}\n"
-                         "  mesh: {type: coupler, joints: [j1, j2], ratios: [1, 3], offset: 0}\n"
-                         "forces: {hold: {type: torsion, i: h2, j: O2, stiffness: k, angle: 1.2}}\n",
-                         &st);
+    mbl_model *md = fixture_model(NULL, "model: mechanism\n"
+                                        "parameters: {k: 10, I1: 0.5, I2: 4}\n"
+                                        "ground: {markers: {O1: {}, O2: {position: [3, 0, 0]}}}\n"
+                                        "bodies:\n"
+                                        "  pinion: {mass: 1, inertia: [0.3, 0.3, I1], markers: {h1: {}}}\n"
+                                        "  gear: {mass: 1, inertia: [2.5, 2.5, I2], position: [3, 0, 0], markers: {h2: {}}}\n"
+                                        "joints:\n"
+                                        "  j1: {type: revolute, i: h1, j: O1}\n"
+                                        "  j2: {type: revolute, i: h2, j: O2}\n"
+                                        "  mesh: {type: coupler, joints: [j1, j2], ratios: [1, 3], offset: 0}\n"
+                                        "forces: {hold: {type: torsion, i: h2, j: O2, stiffness: k, angle: 1.2}}\n",
+                                        "test.yaml", &st);
     CHECK_MSG(md != NULL, "%s", st.msg);
     if (!md) return;
     mbl_point *pt = NULL;
@@ -321,7 +315,7 @@ TEST(sparse_unit_spread)
     APPEND("\"\nlinearize: {at: equilibrium}\n");
     CHECK(len < cap);
     mbl_status st;
-    mbl_model *md = load(text, &st);
+    mbl_model *md = fixture_model(NULL, text, "test.yaml", &st);
     free(text);
     CHECK_MSG(md != NULL, "%s", st.msg);
     if (!md) return;
@@ -359,7 +353,7 @@ TEST(equilibrium_notes_unused_velocities)
                        "linearize: {at: equilibrium}\n";
     for (int c = 0; c < 2; c++) {
         mbl_status st;
-        mbl_model *md = load(c ? rest : swing, &st);
+        mbl_model *md = fixture_model(NULL, c ? rest : swing, "test.yaml", &st);
         CHECK_MSG(md != NULL, "%s", st.msg);
         if (!md) continue;
         mbl_point *pt = NULL;

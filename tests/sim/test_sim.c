@@ -7,6 +7,7 @@
 #include "mblin/mblin.h"
 #include "mblin/sim.h"
 #include "test.h"
+#include "fixture.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -21,15 +22,6 @@ static const char *PENDULUM = "model: dae\n"
                               "constraints: [\"x^2 + y^2 - l^2\"]\n"
                               "outputs: {energy: \"0.5*m*(der(x)^2 + der(y)^2) + m*g*y\"}\n"
                               "linearize: {at: equilibrium}\n";
-
-static mbl_model *load(const char *text)
-{
-    mbl_status st = {0};
-    mbl_model *md = NULL;
-    int rc = mbl_model_load_string(text, strlen(text), "test", NULL, 0, &md, &st);
-    CHECK_MSG(rc == 0, "%s", st.msg);
-    return md;
-}
 
 static mbl_point *equilibrium(const mbl_model *md)
 {
@@ -69,7 +61,7 @@ static double hermite_root(double t0, double t1, double x0, double x1, double d0
 
 TEST(pendulum_period_large_amplitude)
 {
-    mbl_model *md = load(PENDULUM);
+    mbl_model *md = FIXTURE_LOAD(NULL, PENDULUM, "test");
     mbl_point *pt = md ? equilibrium(md) : NULL;
     if (!pt) goto out;
     const double l = 1.5, g = 9.81, th0 = 2.5; /* 143 degrees */
@@ -130,7 +122,7 @@ TEST(ggl_hessian_exact)
                        "kinetic_energy: \"0.5*(der(x)^2 + der(y)^2 + der(z)^2)\"\n"
                        "constraints: [\"x^2 + y^2 - 1.3\", \"sin(x*z) + a*y*z^3 - t*x\"]\n"
                        "linearize: {at: given}\n";
-    mbl_model *md = load(text);
+    mbl_model *md = FIXTURE_LOAD(NULL, text, "test");
     mbl_status st = {0};
     mbl_dae_eval *ev = NULL;
     if (!md) return;
@@ -270,7 +262,7 @@ TEST(input_function_of_time)
                        "forces: {x: F}\n"
                        "inputs: {F: 0}\n"
                        "linearize: {at: equilibrium}\n";
-    mbl_model *md = load(text);
+    mbl_model *md = FIXTURE_LOAD(NULL, text, "test");
     mbl_point *pt = md ? equilibrium(md) : NULL;
     if (!pt) goto out;
     mbl_sim_input in = {"F", "F0*sin(2*t)"};

@@ -1,0 +1,8 @@
+# Every reference in docs/*.md and README.md resolves: Markdown links and their #anchors, repository
+# paths, and written section references (`docs/x.md, "Section"`): links.py.
+find_program(PYTHON3 python3)
+if(PYTHON3)
+  add_test(NAME test_docs_links COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/docs/links.py
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_docs_links PROPERTIES ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+endif()

@@ -1,0 +1,64 @@
+/* The tests' one way to load a model: a model file (a path relative to the project root, where
+ * ctest runs the tests) or a model given as text, with or without a failed check when it does not
+ * load, and with its operating point. It includes test.h (its failed checks count there).
+ *
+ *   mbl_model *md = FIXTURE_LOAD(NULL, text, "beam3.yaml");      a failed check when it fails
+ *   mbl_model *md = fixture_model(NULL, text, "test.yaml", &st);  NULL and st when it fails
+ *   rc = fixture_model_point("examples/x.yaml", NULL, NULL, &md, &pt, &st);
+ *   md = FIXTURE_LOAD_FORM(mbl_ffr_set_numeric, 0, path, text, "damped-beam");
+ */
+#ifndef MBLIN_TEST_FIXTURE_H
+#define MBLIN_TEST_FIXTURE_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "mblin/model.h"
+#include "test.h"
+
+/* The model file at path or, when path is NULL, the model in text (called name in its messages):
+ * the model, or NULL with *st saying why. */
+static inline mbl_model *fixture_model(const char *path, const char *text, const char *name, mbl_status *st)
+{
+    mbl_model *md = NULL;
+    int rc = path ? mbl_model_load_file(path, NULL, 0, &md, st)
+                  : mbl_model_load_string(text, strlen(text), name, NULL, 0, &md, st);
+    return rc ? NULL : md;
+}
+
+/* fixture_model and the model's operating point (mbl_operating_point without options): 0, or the
+ * first failure's code with *st saying why; *md is the model also when only the point failed. */
+static inline int fixture_model_point(const char *path, const char *text, const char *name, mbl_model **md,
+                                      mbl_point **pt, mbl_status *st)
+{
+    *md = fixture_model(path, text, name, st);
+    return *md ? mbl_operating_point(*md, NULL, pt, st) : st->code ? st->code : -1;
+}
+
+/* fixture_model with set_form(form) in force while the model is read and set_form(1), the
+ * default, after it (set_form NULL: none); a failed check at file:line naming the model and the
+ * reason when it does not load. */
+static inline mbl_model *fixture_load_checked_(void (*set_form)(int), int form, const char *path, const char *text,
+                                               const char *name, const char *file, int line)
+{
+    mbl_status st;
+    memset(&st, 0, sizeof st);
+    if (set_form) set_form(form);
+    mbl_model *md = fixture_model(path, text, name, &st);
+    if (set_form) set_form(1);
+    if (!md) {
+        test_checks_failed_++;
+        fprintf(stderr, "%s:%d: loading %s failed: %s\n", file, line, path ? path : name, st.msg);
+    }
+    return md;
+}
+
+/* the model (as fixture_model), or NULL and a failed check at the caller's line */
+#define FIXTURE_LOAD(path, text, name) fixture_load_checked_(NULL, 0, (path), (text), (name), __FILE__, __LINE__)
+
+/* the same, read with an internal switch of the loader set to form (mbl_ffr_set_numeric,
+ * mbl_pmech_set_numeric: 0 the expression form, 1 the numeric one and the default) */
+#define FIXTURE_LOAD_FORM(set_form, form, path, text, name)                                        \
+    fixture_load_checked_((set_form), (form), (path), (text), (name), __FILE__, __LINE__)
+
+#endif
