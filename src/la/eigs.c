@@ -139,19 +139,19 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
 {
     const char *fn = "mbla_eigs_sinv";
     if (nconv) *nconv = 0;
-    int r = mbla_csc_arg(A, fn, "A", st);
+    int r = la_csc_arg(A, fn, "A", st);
     if (r) return r;
     if (A->m != A->n) return mbl_error(st, MBL_EDIM, "%s: A must be square, got %d x %d", fn, A->m, A->n);
     int n = A->n;
     if (E) {
-        if ((r = mbla_csc_arg(E, fn, "E", st))) return r;
+        if ((r = la_csc_arg(E, fn, "E", st))) return r;
         if (E->m != n || E->n != n)
             return mbl_error(st, MBL_EDIM, "%s: E is %d x %d, A is %d x %d", fn, E->m, E->n, n, n);
     }
     if (k < 1 || k > n - 2)
         return mbl_error(st, MBL_EDIM, "%s: k = %d outside [1, n - 2] (n = %d)", fn, k, n);
     if (!lre || !lim) return mbl_error(st, MBL_EARG, "%s: lre or lim is NULL", fn);
-    if ((Vre || Vim) && ldv < mbla_max1(n))
+    if ((Vre || Vim) && ldv < la_max1(n))
         return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
     if (!isfinite(sigma_re) || !isfinite(sigma_im))
         return mbl_error(st, MBL_EARG, "%s: shift is not finite", fn);
@@ -213,7 +213,7 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
     }
     int lworkl = (int)lw;
     resid = mbl_alloc_array((size_t)wdim * n, sizeof *resid);
-    V = mbla_alloc_dmat(wdim * n, ncv);
+    V = la_alloc_dmat(wdim * n, ncv);
     workd = mbl_alloc_array((size_t)3 * wdim * n, sizeof *workd);
     workl = mbl_alloc_array((size_t)wdim * lworkl, sizeof *workl);
     workev = mbl_alloc_array((size_t)3 * wdim * ncv, sizeof *workev);
@@ -223,7 +223,7 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
     select = mbl_calloc((size_t)ncv, sizeof *select);
     rz = mbl_alloc_array((size_t)ncv + 1, sizeof *rz);
     c.tmp = mbl_alloc_array((size_t)wdim * n, sizeof *c.tmp);
-    if (want_vec) Z = mbla_alloc_dmat(wdim * n, ncv + 1);
+    if (want_vec) Z = la_alloc_dmat(wdim * n, ncv + 1);
     if (!resid || !V || !workd || !workl || !workev || !rwork || !dr || !di || !select || !rz ||
         !c.tmp || (want_vec && !Z)) {
         r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d, ncv = %d)", fn, n, ncv);
@@ -445,9 +445,9 @@ static int refine(const char *fn, const mbla_csc *A, const mbla_csc *E, int k, d
                   double *Vre, double *Vim, int ldv, int maxit, int sym, double *berr, int *iters, int *conv,
                   mbl_status *st)
 {
-    int r = mbla_csc_arg(A, fn, "A", st);
+    int r = la_csc_arg(A, fn, "A", st);
     if (r) return r;
-    if ((r = mbla_csc_arg(E, fn, "E", st))) return r;
+    if ((r = la_csc_arg(E, fn, "E", st))) return r;
     int n = A->n;
     if (A->m != n || E->m != n || E->n != n)
         return mbl_error(st, MBL_EDIM, "%s: A is %d x %d, E is %d x %d (square, same order)", fn, A->m, A->n,
@@ -455,7 +455,7 @@ static int refine(const char *fn, const mbla_csc *A, const mbla_csc *E, int k, d
     if (k < 0) return mbl_error(st, MBL_EDIM, "%s: k = %d < 0", fn, k);
     if (k == 0) return 0;
     if (!lre || !lim || !Vre || !Vim) return mbl_error(st, MBL_EARG, "%s: lre, lim, Vre or Vim is NULL", fn);
-    if (ldv < mbla_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
+    if (ldv < la_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
     if (maxit <= 0) maxit = sym ? MBLA_EIGS_REFINE_SYM_MAXIT_DEFAULT : MBLA_EIGS_REFINE_MAXIT_DEFAULT;
 
     mbla_csc *C = NULL;
@@ -686,7 +686,7 @@ static double dot_plain(int n, const double *x, const double *y)
 static int syev(const char *fn, int r, double *A, double *d, mbl_status *st)
 {
     int info = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'V', 'U', r, A, r, d);
-    if (info < 0) return mbla_lapacke_error(st, fn, info);
+    if (info < 0) return la_lapacke_error(st, fn, info);
     if (info > 0) return mbl_error(st, MBL_ENOCONV, "%s: dsyev did not converge (%d)", fn, info);
     return 0;
 }
@@ -696,9 +696,9 @@ int mbla_eigs_refine_sym_block(const mbla_csc *K, const mbla_csc *B, double sigm
                                mbl_status *st)
 {
     const char *fn = "mbla_eigs_refine_sym_block";
-    int r = mbla_csc_arg(K, fn, "K", st);
+    int r = la_csc_arg(K, fn, "K", st);
     if (r) return r;
-    if ((r = mbla_csc_arg(B, fn, "B", st))) return r;
+    if ((r = la_csc_arg(B, fn, "B", st))) return r;
     int n = K->n;
     if (K->m != n || B->m != n || B->n != n)
         return mbl_error(st, MBL_EDIM, "%s: K is %d x %d, B is %d x %d (square, same order)", fn, K->m, K->n, B->m,
@@ -707,7 +707,7 @@ int mbla_eigs_refine_sym_block(const mbla_csc *K, const mbla_csc *B, double sigm
         return mbl_error(st, MBL_EDIM, "%s: p = %d, k = %d outside 0 <= k <= p <= n/2 (n = %d)", fn, p, k, n);
     if (p == 0) return 0;
     if (!w || !V) return mbl_error(st, MBL_EARG, "%s: w or V is NULL", fn);
-    if (ldv < mbla_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
+    if (ldv < la_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
     if (!isfinite(sigma)) return mbl_error(st, MBL_EARG, "%s: shift is not finite", fn);
     if (maxit <= 0) maxit = MBLA_EIGS_BLOCK_MAXIT_DEFAULT;
     int q2 = 2 * p;
@@ -716,12 +716,12 @@ int mbla_eigs_refine_sym_block(const mbla_csc *K, const mbla_csc *B, double sigm
     mbla_klu_opts ko;
     mbla_klu_opts_default(&ko);
     ko.equilibrate = 1; /* as mbla_eigs_sym_sinv's factorization of the same matrix */
-    double *S = mbla_alloc_dmat(n, q2), *KS = mbla_alloc_dmat(n, q2), *BS = mbla_alloc_dmat(n, q2);
-    double *Xn = mbla_alloc_dmat(n, p), *lo = mbl_alloc_array((size_t)n + 1, sizeof *lo);
-    double *G = mbla_alloc_dmat(q2, q2), *H = mbla_alloc_dmat(q2, q2), *T = mbla_alloc_dmat(q2, q2);
-    double *W = mbla_alloc_dmat(q2, q2), *d = mbl_alloc_array((size_t)q2 + 1, sizeof *d);
+    double *S = la_alloc_dmat(n, q2), *KS = la_alloc_dmat(n, q2), *BS = la_alloc_dmat(n, q2);
+    double *Xn = la_alloc_dmat(n, p), *lo = mbl_alloc_array((size_t)n + 1, sizeof *lo);
+    double *G = la_alloc_dmat(q2, q2), *H = la_alloc_dmat(q2, q2), *T = la_alloc_dmat(q2, q2);
+    double *W = la_alloc_dmat(q2, q2), *d = mbl_alloc_array((size_t)q2 + 1, sizeof *d);
     double *th = mbl_alloc_array((size_t)p + 1, sizeof *th), *e = mbl_alloc_array((size_t)q2 + 1, sizeof *e);
-    double *cx = mbla_alloc_dmat(p, p);
+    double *cx = la_alloc_dmat(p, p);
     int *ord = mbl_alloc_array((size_t)q2 + 1, sizeof *ord), *cv = mbl_calloc((size_t)p + 1, sizeof *cv);
     unsigned char *alg = mbl_calloc((size_t)n + 1, 1);
     if (!S || !KS || !BS || !Xn || !lo || !G || !H || !T || !W || !d || !th || !e || !cx || !ord || !cv || !alg) {
@@ -906,9 +906,9 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
 {
     const char *fn = "mbla_eigs_sym_sinv";
     if (nconv) *nconv = 0;
-    int r = mbla_csc_arg(K, fn, "K", st);
+    int r = la_csc_arg(K, fn, "K", st);
     if (r) return r;
-    if ((r = mbla_csc_arg(B, fn, "B", st))) return r;
+    if ((r = la_csc_arg(B, fn, "B", st))) return r;
     int n = K->n;
     if (K->m != n || B->m != n || B->n != n)
         return mbl_error(st, MBL_EDIM, "%s: K is %d x %d, B is %d x %d (square, same order)", fn, K->m, K->n,
@@ -916,7 +916,7 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
     if (k < 1 || k > n - 1)
         return mbl_error(st, MBL_EDIM, "%s: k = %d outside [1, n - 1] (n = %d)", fn, k, n);
     if (!w) return mbl_error(st, MBL_EARG, "%s: w is NULL", fn);
-    if (V && ldv < mbla_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
+    if (V && ldv < la_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
     if (!isfinite(sigma)) return mbl_error(st, MBL_EARG, "%s: shift is not finite", fn);
     mbla_eigs_opts o;
     int ncv = 0;
@@ -941,14 +941,14 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
     }
     int lworkl = (int)lw;
     resid = mbl_alloc_array((size_t)n, sizeof *resid);
-    Vl = mbla_alloc_dmat(n, ncv);
+    Vl = la_alloc_dmat(n, ncv);
     workd = mbl_alloc_array((size_t)3 * n, sizeof *workd);
     workl = mbl_alloc_array((size_t)lworkl, sizeof *workl);
     d = mbl_alloc_array((size_t)ncv + 1, sizeof *d);
     select = mbl_calloc((size_t)ncv, sizeof *select);
     rz = mbl_alloc_array((size_t)ncv + 1, sizeof *rz);
     tmp = mbl_alloc_array((size_t)n, sizeof *tmp);
-    if (V) Z = mbla_alloc_dmat(n, ncv + 1);
+    if (V) Z = la_alloc_dmat(n, ncv + 1);
     if (!resid || !Vl || !workd || !workl || !d || !select || !rz || !tmp || (V && !Z)) {
         r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d, ncv = %d)", fn, n, ncv);
         goto done;
