@@ -4,4 +4,7 @@ list(APPEND MBLIN_SOURCES
   src/expr/print.c
   src/expr/parse.c
   src/expr/tape.c
+  src/expr/tape_share.c
+  src/expr/tape_schedule.c
+  src/expr/tape_eval.c
 )
