@@ -125,134 +125,163 @@ static uint32_t unlet(const mblx_graph *g, uint32_t v)
     return v;
 }
 
-mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
+/* The state of one compilation: the node -> local index map, the traversal stack, the event list,
+ * and per local node its last use, register and whether the event traversal has seen it. */
+typedef struct compiler {
+    const mblx_graph *g;
+    mblx_tape *t;
+    u32map map;
+    dfs_frame *stack;
+    event *ev;
+    uint32_t *lastuse, *reg, *freel, *outl, *owner, *dlargs;
+    mblx__node *dlnd; /* the private copy as the graph has it, while the compiler works on the shared form */
+    unsigned char *seen;
+    size_t sn, scap, nl, nev, evcap, lcap, acap;
+    size_t ka, ncap, kn, ninsmax;
+    size_t nl0;
+} compiler;
+
+static void compiler_free(compiler *c)
 {
-    if (!g || (n && !outputs)) {
-        mbl_error(st, MBL_EARG, "mblx_compile: NULL graph or outputs");
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (!mblx__valid(g, outputs[i])) {
-            mbl_error(st, MBL_EARG, "mblx_compile: output %zu is not a valid node", i);
-            return NULL;
-        }
-    mblx_tape *t = mbl_calloc(1, sizeof *t);
-    u32map map = {NULL, NULL, 0, 0, NULL};
-    dfs_frame *stack = NULL;
-    event *ev = NULL;
-    uint32_t *lastuse = NULL, *reg = NULL, *freel = NULL, *outl = NULL, *owner = NULL, *dlargs = NULL;
-    mblx__node *dlnd = NULL;
-    size_t nl0 = 0;
-    unsigned char *seen = NULL;
-    size_t sn = 0, scap = 0, nl = 0, nev = 0, evcap = 0, lcap = 0, acap = 0;
-    if (!t) goto oom;
-    t->nout = n;
-    {
-        size_t maxid = 0;
-        for (size_t o = 0; o < n; o++)
-            if (outputs[o] > maxid) maxid = outputs[o];
-        if (n && maxid < (SIZE_MAX - DENSE_SLACK) / DENSE_FACTOR &&
-            maxid + 1 <= DENSE_FACTOR * n + DENSE_SLACK) {
-            if (!(map.dense = mbl_alloc_array(maxid + 1, sizeof *map.dense))) goto oom;
-            mblx__hugepages(map.dense, (maxid + 1) * sizeof *map.dense);
-            memset(map.dense, 0xff, (maxid + 1) * sizeof *map.dense);
-            /* Reserve the arrays that grow during the traversal at their upper bounds: at most
-             * maxid + 1 nodes, whose operands all lie in the graph's operand pool below the end
-             * of maxid's (the pool is in creation order), and one event per node and operand.
-             * Pages that are never written cost nothing, and nothing is copied while growing. */
-            size_t abound = (size_t)g->nd[maxid].aoff + g->nd[maxid].na + 1;
-            lcap = maxid + 1;
-            acap = abound;
-            evcap = lcap + abound;
-            if (!(t->lnd = mbl_alloc_array(lcap, sizeof *t->lnd)) ||
-                !(t->largs = mbl_alloc_array(acap, sizeof *t->largs)) ||
-                !(ev = mbl_alloc_array(evcap, sizeof *ev)))
-                goto oom;
-            mblx__hugepages(t->lnd, lcap * sizeof *t->lnd);
-            mblx__hugepages(t->largs, acap * sizeof *t->largs);
-            mblx__hugepages(ev, evcap * sizeof *ev);
-        }
-    }
+    mbl_free(c->map.key);
+    mbl_free(c->map.val);
+    mbl_free(c->map.dense);
+    mbl_free(c->stack);
+    mbl_free(c->ev);
+    mbl_free(c->lastuse);
+    mbl_free(c->reg);
+    mbl_free(c->freel);
+    mbl_free(c->outl);
+    mbl_free(c->seen);
+    mbl_free(c->owner);
+    mbl_free(c->dlnd);
+    mbl_free(c->dlargs);
+}
+
+/* Grow arr_ (cnt_ elements used of cap_) by doubling when full; returns -1 from the calling
+ * function when out of memory. */
 #define GROWV(arr_, cnt_, cap_)                                                               \
     do {                                                                                      \
         if ((cnt_) == (cap_)) {                                                               \
             size_t nc_ = (cap_) ? (cap_) * 2 : INIT_CAP;                                      \
             void *q_ = mblx__grow_block((arr_), (cap_) * sizeof *(arr_), nc_, sizeof *(arr_)); \
-            if (!q_) goto oom;                                                                \
+            if (!q_) return -1;                                                               \
             (arr_) = q_;                                                                      \
             (cap_) = nc_;                                                                     \
         }                                                                                     \
     } while (0)
-    /* 1. traversal: map value = local index; the private copy of the sub-DAG (lnd, largs,
-     * names: for error messages) is filled as nodes are numbered and operands completed */
-    size_t ka = 0, ncap = 0, kn = 0, ninsmax = 0;
-#define NUMBER(v_)                                                                            \
-    do {                                                                                      \
-        uint32_t v__ = (v_);                                                                  \
-        const mblx__node *gn_ = &g->nd[v__];                                                  \
-        GROWV(t->lnd, nl, lcap);                                                              \
-        mblx__node *ln_ = &t->lnd[nl];                                                        \
-        ln_->op = gn_->op;                                                                    \
-        ln_->val = gn_->val;                                                                  \
-        ln_->na = gn_->na;                                                                    \
-        ln_->aoff = (uint32_t)ka;                                                             \
-        ln_->doff = 0;                                                                        \
-        ln_->dcnt = 0;                                                                        \
-        if (gn_->na > acap - ka) {                                                            \
-            size_t nc_ = acap ? acap : INIT_CAP;                                              \
-            while (nc_ - ka < gn_->na) nc_ *= 2;                                              \
-            void *q_ = mbl_realloc_array(t->largs, nc_, sizeof *t->largs);                    \
-            if (!q_) goto oom;                                                                \
-            t->largs = q_;                                                                    \
-            acap = nc_;                                                                       \
-        }                                                                                     \
-        ka += gn_->na;                                                                        \
-        ninsmax += (gn_->op == MBLX_OP_ADD || gn_->op == MBLX_OP_MUL) ? gn_->na + 1 : 1;      \
-        if (gn_->op == MBLX_OP_SYMBOL) {                                                      \
-            const char *nm_ = mblx_symbol_name(g, v__);                                       \
-            size_t len_ = strlen(nm_) + 1;                                                    \
-            if (kn > UINT32_MAX - len_) goto oom;                                             \
-            if (len_ > ncap - kn) {                                                           \
-                size_t nc_ = ncap ? ncap : 256;                                               \
-                while (nc_ - kn < len_) nc_ *= 2;                                             \
-                void *q_ = mbl_realloc_array(t->names, nc_, 1);                               \
-                if (!q_) goto oom;                                                            \
-                t->names = q_;                                                                \
-                ncap = nc_;                                                                   \
-            }                                                                                 \
-            memcpy(t->names + kn, nm_, len_);                                                 \
-            ln_->doff = (uint32_t)kn; /* symbol nodes: name offset */                         \
-            kn += len_;                                                                       \
-            if ((size_t)gn_->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn_->val + 1;         \
-        }                                                                                     \
-        nl++;                                                                                 \
-    } while (0)
+
+/* A direct node -> local index map when the outputs' largest handle is small enough (see
+ * DENSE_FACTOR), with the arrays that grow during the traversal reserved at their upper bounds. */
+static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
+{
+    const mblx_graph *g = c->g;
+    mblx_tape *t = c->t;
+    size_t maxid = 0;
+    for (size_t o = 0; o < n; o++)
+        if (outputs[o] > maxid) maxid = outputs[o];
+    if (n && maxid < (SIZE_MAX - DENSE_SLACK) / DENSE_FACTOR &&
+        maxid + 1 <= DENSE_FACTOR * n + DENSE_SLACK) {
+        if (!(c->map.dense = mbl_alloc_array(maxid + 1, sizeof *c->map.dense))) return -1;
+        mblx__hugepages(c->map.dense, (maxid + 1) * sizeof *c->map.dense);
+        memset(c->map.dense, 0xff, (maxid + 1) * sizeof *c->map.dense);
+        /* Reserve the arrays that grow during the traversal at their upper bounds: at most
+         * maxid + 1 nodes, whose operands all lie in the graph's operand pool below the end
+         * of maxid's (the pool is in creation order), and one event per node and operand.
+         * Pages that are never written cost nothing, and nothing is copied while growing. */
+        size_t abound = (size_t)g->nd[maxid].aoff + g->nd[maxid].na + 1;
+        c->lcap = maxid + 1;
+        c->acap = abound;
+        c->evcap = c->lcap + abound;
+        if (!(t->lnd = mbl_alloc_array(c->lcap, sizeof *t->lnd)) ||
+            !(t->largs = mbl_alloc_array(c->acap, sizeof *t->largs)) ||
+            !(c->ev = mbl_alloc_array(c->evcap, sizeof *c->ev)))
+            return -1;
+        mblx__hugepages(t->lnd, c->lcap * sizeof *t->lnd);
+        mblx__hugepages(t->largs, c->acap * sizeof *t->largs);
+        mblx__hugepages(c->ev, c->evcap * sizeof *c->ev);
+    }
+    return 0;
+}
+
+/* Number graph node v as the next local node: its entry in the private copy (lnd, largs, names),
+ * its operand slots reserved (filled as they complete). -1 when out of memory. */
+static int number_node(compiler *c, uint32_t v)
+{
+    const mblx_graph *g = c->g;
+    mblx_tape *t = c->t;
+    const mblx__node *gn = &g->nd[v];
+    GROWV(t->lnd, c->nl, c->lcap);
+    mblx__node *ln = &t->lnd[c->nl];
+    ln->op = gn->op;
+    ln->val = gn->val;
+    ln->na = gn->na;
+    ln->aoff = (uint32_t)c->ka;
+    ln->doff = 0;
+    ln->dcnt = 0;
+    if (gn->na > c->acap - c->ka) {
+        size_t nc = c->acap ? c->acap : INIT_CAP;
+        while (nc - c->ka < gn->na) nc *= 2;
+        void *q = mbl_realloc_array(t->largs, nc, sizeof *t->largs);
+        if (!q) return -1;
+        t->largs = q;
+        c->acap = nc;
+    }
+    c->ka += gn->na;
+    c->ninsmax += (gn->op == MBLX_OP_ADD || gn->op == MBLX_OP_MUL) ? gn->na + 1 : 1;
+    if (gn->op == MBLX_OP_SYMBOL) {
+        const char *nm = mblx_symbol_name(g, v);
+        size_t len = strlen(nm) + 1;
+        if (c->kn > UINT32_MAX - len) return -1;
+        if (len > c->ncap - c->kn) {
+            size_t nc = c->ncap ? c->ncap : 256;
+            while (nc - c->kn < len) nc *= 2;
+            void *q = mbl_realloc_array(t->names, nc, 1);
+            if (!q) return -1;
+            t->names = q;
+            c->ncap = nc;
+        }
+        memcpy(t->names + c->kn, nm, len);
+        ln->doff = (uint32_t)c->kn; /* symbol nodes: name offset */
+        c->kn += len;
+        if ((size_t)gn->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn->val + 1;
+    }
+    c->nl++;
+    return 0;
+}
+
+/* 1. traversal: map value = local index; the private copy of the sub-DAG (lnd, largs,
+ * names: for error messages) is filled as nodes are numbered and operands completed */
+static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
+{
+    const mblx_graph *g = c->g;
+    mblx_tape *t = c->t;
     for (size_t o = 0; o < n; o++) {
         uint32_t out_o = unlet(g, outputs[o]);
-        if (map_get(&map, out_o, 0)) continue;
-        sn = 0;
+        if (map_get(&c->map, out_o, 0)) continue;
+        c->sn = 0;
         {
-            uint32_t *val = map_get(&map, out_o, 1);
-            if (!val) goto oom;
-            *val = (uint32_t)nl;
-            NUMBER(out_o);
-            GROWV(stack, sn, scap);
-            stack[sn++] = (dfs_frame){out_o, (uint32_t)(nl - 1), 0};
+            uint32_t *val = map_get(&c->map, out_o, 1);
+            if (!val) return -1;
+            *val = (uint32_t)c->nl;
+            if (number_node(c, out_o)) return -1;
+            GROWV(c->stack, c->sn, c->scap);
+            c->stack[c->sn++] = (dfs_frame){out_o, (uint32_t)(c->nl - 1), 0};
         }
-        while (sn) {
-            dfs_frame *f = &stack[sn - 1];
+        while (c->sn) {
+            dfs_frame *f = &c->stack[c->sn - 1];
             uint32_t v = f->v;
             if (f->next < g->nd[v].na) {
-                uint32_t c = unlet(g, mblx__args(g, v)[f->next]);
-                uint32_t *cv = map_get(&map, c, 0);
+                uint32_t ch = unlet(g, mblx__args(g, v)[f->next]);
+                uint32_t *cv = map_get(&c->map, ch, 0);
                 if (!cv) { /* first visit: descend */
-                    uint32_t l = (uint32_t)nl;
-                    cv = map_get(&map, c, 1);
-                    if (!cv) goto oom;
+                    uint32_t l = (uint32_t)c->nl;
+                    cv = map_get(&c->map, ch, 1);
+                    if (!cv) return -1;
                     *cv = l;
-                    NUMBER(c);
-                    GROWV(stack, sn, scap);
-                    stack[sn++] = (dfs_frame){c, l, 0};
+                    if (number_node(c, ch)) return -1;
+                    GROWV(c->stack, c->sn, c->scap);
+                    c->stack[c->sn++] = (dfs_frame){ch, l, 0};
                     continue;
                 }
                 /* operand available (a DAG has no cycles, so it is complete) */
@@ -260,92 +289,113 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
                 f->next++;
                 continue;
             }
-            sn--;
+            c->sn--;
         }
     }
-#undef NUMBER
-    t->nl = nl;
-    if (nl && nl < lcap) { /* give back the unused reserve */
-        void *q = mbl_realloc_array(t->lnd, nl, sizeof *t->lnd);
+    t->nl = c->nl;
+    if (c->nl && c->nl < c->lcap) { /* give back the unused reserve */
+        void *q = mbl_realloc_array(t->lnd, c->nl, sizeof *t->lnd);
         if (q) t->lnd = q;
     }
-    if (ka && ka < acap) {
-        void *q = mbl_realloc_array(t->largs, ka, sizeof *t->largs);
+    if (c->ka && c->ka < c->acap) {
+        void *q = mbl_realloc_array(t->largs, c->ka, sizeof *t->largs);
         if (q) t->largs = q;
     }
-    if (!t->lnd && !(t->lnd = mbl_calloc(1, sizeof *t->lnd))) goto oom;
-    if (!t->largs && !(t->largs = mbl_alloc_array(1, sizeof *t->largs))) goto oom;
-    if (!t->names && !(t->names = mbl_malloc(1))) goto oom;
-    /* 2. share the common parts of sums and products, then order the events: a depth-first
-     * traversal of the local DAG from the outputs records NODE(l) when node l is complete,
-     * and, for a sum or product of k >= 2 operands, ACC(l, i) as soon as operand i is
-     * available, so that the partial sum is accumulated at once and operand values die early
-     * (a sum of 10^5 terms then needs O(1) registers) */
-    if (!(outl = mbl_alloc_array(n ? n : 1, sizeof *outl))) goto oom;
-    for (size_t o = 0; o < n; o++) outl[o] = *map_get(&map, unlet(g, outputs[o]), 0);
+    if (!t->lnd && !(t->lnd = mbl_calloc(1, sizeof *t->lnd))) return -1;
+    if (!t->largs && !(t->largs = mbl_alloc_array(1, sizeof *t->largs))) return -1;
+    if (!t->names && !(t->names = mbl_malloc(1))) return -1;
+    return 0;
+}
+
+/* 2. share the common parts of sums and products, then order the events: a depth-first
+ * traversal of the local DAG from the outputs records NODE(l) when node l is complete,
+ * and, for a sum or product of k >= 2 operands, ACC(l, i) as soon as operand i is
+ * available, so that the partial sum is accumulated at once and operand values die early
+ * (a sum of 10^5 terms then needs O(1) registers) */
+static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
+{
+    const mblx_graph *g = c->g;
+    mblx_tape *t = c->t;
+    if (!(c->outl = mbl_alloc_array(n ? n : 1, sizeof *c->outl))) return -1;
+    uint32_t *outl = c->outl;
+    for (size_t o = 0; o < n; o++) outl[o] = *map_get(&c->map, unlet(g, outputs[o]), 0);
     /* the private copy keeps the sub-DAG as the graph has it (error messages print it); the
      * compiler works on the shared form */
-    nl0 = nl;
+    c->nl0 = c->nl;
     {
         mblx__node *cl;
         uint32_t *ca;
-        if (mblx__share(t->lnd, t->largs, nl0, ka, outl, n, &cl, &ca, &nl, &ka, &owner)) goto oom;
+        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, outl, n, &cl, &ca, &c->nl, &c->ka, &c->owner)) return -1;
         if (cl) {
-            dlnd = t->lnd;
-            dlargs = t->largs;
+            c->dlnd = t->lnd;
+            c->dlargs = t->largs;
             t->lnd = cl;
             t->largs = ca;
         }
     }
-    mbl_free(ev);
-    mbl_free(stack);
-    stack = NULL;
-    sn = scap = 0;
-    nev = 0;
-    evcap = nl + ka;
-    if (!(ev = mbl_alloc_array(evcap ? evcap : 1, sizeof *ev)) || !(seen = mbl_calloc(nl ? nl : 1, 1))) goto oom;
-    mblx__hugepages(ev, evcap * sizeof *ev);
-    ninsmax = 0;
+    size_t nl = c->nl;
+    mbl_free(c->ev);
+    c->ev = NULL;
+    mbl_free(c->stack);
+    c->stack = NULL;
+    c->sn = c->scap = 0;
+    c->nev = 0;
+    c->evcap = nl + c->ka;
+    if (!(c->ev = mbl_alloc_array(c->evcap ? c->evcap : 1, sizeof *c->ev)) || !(c->seen = mbl_calloc(nl ? nl : 1, 1)))
+        return -1;
+    mblx__hugepages(c->ev, c->evcap * sizeof *c->ev);
+    c->ninsmax = 0;
     for (size_t l = 0; l < nl; l++)
-        ninsmax += (t->lnd[l].op == MBLX_OP_ADD || t->lnd[l].op == MBLX_OP_MUL) ? t->lnd[l].na + 1 : 1;
+        c->ninsmax += (t->lnd[l].op == MBLX_OP_ADD || t->lnd[l].op == MBLX_OP_MUL) ? t->lnd[l].na + 1 : 1;
+    unsigned char *seen = c->seen;
+    event *ev = c->ev;
     for (size_t o = 0; o < n; o++) {
         if (seen[outl[o]]) continue;
         seen[outl[o]] = 1;
-        GROWV(stack, sn, scap);
-        stack[sn++] = (dfs_frame){outl[o], outl[o], 0};
-        while (sn) {
-            dfs_frame *f = &stack[sn - 1];
+        GROWV(c->stack, c->sn, c->scap);
+        c->stack[c->sn++] = (dfs_frame){outl[o], outl[o], 0};
+        while (c->sn) {
+            dfs_frame *f = &c->stack[c->sn - 1];
             const mblx__node *nd = &t->lnd[f->l];
             if (f->next < nd->na) {
-                uint32_t c = t->largs[nd->aoff + f->next];
-                if (!seen[c]) { /* first visit: descend */
-                    seen[c] = 1;
-                    GROWV(stack, sn, scap);
-                    stack[sn++] = (dfs_frame){c, c, 0};
+                uint32_t ch = t->largs[nd->aoff + f->next];
+                if (!seen[ch]) { /* first visit: descend */
+                    seen[ch] = 1;
+                    GROWV(c->stack, c->sn, c->scap);
+                    c->stack[c->sn++] = (dfs_frame){ch, ch, 0};
                     continue;
                 }
-                if (mblx__nary_local(nd)) ev[nev++] = (event){f->l, f->next};
+                if (mblx__nary_local(nd)) ev[c->nev++] = (event){f->l, f->next};
                 f->next++;
                 continue;
             }
-            ev[nev++] = (event){f->l, XNONE};
-            sn--;
+            ev[c->nev++] = (event){f->l, XNONE};
+            c->sn--;
         }
     }
-    /* 3. last use (event position) of every value that lives in a register */
-    lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *lastuse);
-    reg = mbl_alloc_array(nl ? nl : 1, sizeof *reg);
-    freel = mbl_alloc_array(nl ? nl : 1, sizeof *freel);
+    return 0;
+}
+
+/* 3. last use (event position) of every value that lives in a register */
+static int last_uses(compiler *c, size_t n)
+{
+    mblx_tape *t = c->t;
+    size_t nl = c->nl, ninsmax = c->ninsmax;
+    const event *ev = c->ev;
+    c->lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *c->lastuse);
+    c->reg = mbl_alloc_array(nl ? nl : 1, sizeof *c->reg);
+    c->freel = mbl_alloc_array(nl ? nl : 1, sizeof *c->freel);
     t->ins = mbl_alloc_array(ninsmax ? ninsmax : 1, sizeof *t->ins);
     t->ins_node = mbl_alloc_array(ninsmax ? ninsmax : 1, sizeof *t->ins_node);
     t->outreg = mbl_alloc_array(n ? n : 1, sizeof *t->outreg);
-    if (!lastuse || !reg || !freel || !t->ins || !t->ins_node || !t->outreg) goto oom;
+    if (!c->lastuse || !c->reg || !c->freel || !t->ins || !t->ins_node || !t->outreg) return -1;
+    uint32_t *lastuse = c->lastuse, *reg = c->reg;
     mblx__hugepages(lastuse, nl * sizeof *lastuse);
     mblx__hugepages(reg, nl * sizeof *reg);
     mblx__hugepages(t->ins, ninsmax * sizeof *t->ins);
     mblx__hugepages(t->ins_node, ninsmax * sizeof *t->ins_node);
     for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE;
-    for (size_t p = 0; p < nev; p++) {
+    for (size_t p = 0; p < c->nev; p++) {
         uint32_t l = ev[p].l;
         const uint32_t *a = t->largs + t->lnd[l].aoff;
         if (ev[p].i != XNONE) { /* ACC(l, i): uses operand i (and operand 0 at i == 1) */
@@ -357,11 +407,19 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
         for (uint32_t i = 0; i < t->lnd[l].na; i++)
             if (reg_operand(t, l, i)) lastuse[a[i]] = (uint32_t)p;
     }
-    for (size_t o = 0; o < n; o++) lastuse[outl[o]] = XPENDING; /* never */
+    for (size_t o = 0; o < n; o++) lastuse[c->outl[o]] = XPENDING; /* never */
     size_t nstep = 0;
     for (size_t l = 0; l < nl; l++) nstep += t->lnd[l].op == MBLX_OP_STEP;
-    if (nstep && !(t->ext = mbl_alloc_array(nstep, 5 * sizeof *t->ext))) goto oom;
-    /* 4. emit */
+    if (nstep && !(t->ext = mbl_alloc_array(nstep, 5 * sizeof *t->ext))) return -1;
+    return 0;
+}
+
+/* 4. emit: the instructions in event order, registers recycled at their values' last use */
+static void emit_instructions(compiler *c)
+{
+    mblx_tape *t = c->t;
+    const event *ev = c->ev;
+    uint32_t *lastuse = c->lastuse, *reg = c->reg, *freel = c->freel;
     size_t ni = 0, nfree = 0, nreg = 0, kext = 0;
 #define EMIT(op_, a_, b_, c_)                                                                 \
     do {                                                                                      \
@@ -381,7 +439,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
             reg[c__] = XNONE; /* guards against freeing twice */                              \
         }                                                                                     \
     } while (0)
-    for (size_t p = 0; p < nev; p++) {
+    for (size_t p = 0; p < c->nev; p++) {
         uint32_t l = ev[p].l;
         const uint32_t *a = t->largs + t->lnd[l].aoff;
         uint32_t na = t->lnd[l].na;
@@ -456,31 +514,50 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     }
 #undef EMIT
 #undef FREE_IF_DEAD
-#undef GROWV
-    for (size_t o = 0; o < n; o++) t->outreg[o] = reg[outl[o]];
     t->nins = ni;
     t->nreg = nreg;
-    for (size_t i = 0; i < ni; i++) t->ins_node[i] = owner[t->ins_node[i]];
-    if (dlnd) {
+}
+
+/* The outputs' registers, the instructions' nodes in the private copy, which the tape keeps as the
+ * graph has it. */
+static void finish_tape(compiler *c, size_t n)
+{
+    mblx_tape *t = c->t;
+    for (size_t o = 0; o < n; o++) t->outreg[o] = c->reg[c->outl[o]];
+    for (size_t i = 0; i < t->nins; i++) t->ins_node[i] = c->owner[t->ins_node[i]];
+    if (c->dlnd) {
         mbl_free(t->lnd);
         mbl_free(t->largs);
-        t->lnd = dlnd;
-        t->largs = dlargs;
-        dlnd = NULL;
-        dlargs = NULL;
+        t->lnd = c->dlnd;
+        t->largs = c->dlargs;
+        c->dlnd = NULL;
+        c->dlargs = NULL;
     }
-    t->nl = nl0;
-    mbl_free(map.key);
-    mbl_free(map.val);
-    mbl_free(map.dense);
-    mbl_free(stack);
-    mbl_free(ev);
-    mbl_free(lastuse);
-    mbl_free(reg);
-    mbl_free(freel);
-    mbl_free(outl);
-    mbl_free(seen);
-    mbl_free(owner);
+    t->nl = c->nl0;
+}
+#undef GROWV
+
+mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
+{
+    if (!g || (n && !outputs)) {
+        mbl_error(st, MBL_EARG, "mblx_compile: NULL graph or outputs");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!mblx__valid(g, outputs[i])) {
+            mbl_error(st, MBL_EARG, "mblx_compile: output %zu is not a valid node", i);
+            return NULL;
+        }
+    compiler c = {.g = g, .map = {NULL, NULL, 0, 0, NULL}};
+    mblx_tape *t = c.t = mbl_calloc(1, sizeof *t);
+    if (!t) goto oom;
+    t->nout = n;
+    if (reserve_dense(&c, n, outputs) || number_sub_dag(&c, n, outputs) || share_and_order(&c, n, outputs) ||
+        last_uses(&c, n))
+        goto oom;
+    emit_instructions(&c);
+    finish_tape(&c, n);
+    compiler_free(&c);
     if (mblx__schedule_runs(t)) {
         mblx_tape_free(t);
         mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
@@ -489,19 +566,7 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     mbl_status_clear(st);
     return t;
 oom:
-    mbl_free(map.key);
-    mbl_free(map.val);
-    mbl_free(map.dense);
-    mbl_free(stack);
-    mbl_free(ev);
-    mbl_free(lastuse);
-    mbl_free(reg);
-    mbl_free(freel);
-    mbl_free(outl);
-    mbl_free(seen);
-    mbl_free(owner);
-    mbl_free(dlnd);
-    mbl_free(dlargs);
+    compiler_free(&c);
     mblx_tape_free(t);
     mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
     return NULL;
