@@ -372,6 +372,181 @@ static int find_operand(const uint32_t *a, uint32_t k, uint32_t x)
     return -1;
 }
 
+/* The state of one share_pairs call: the rewritten copy (cl, ca: nl nodes, ka operands) with its
+ * owners and aliases, the pairs' records with their occurrence lists, the heap of counts, the
+ * pairs counted (C) and the binary nodes there are (L). */
+typedef struct pairing {
+    mblx__node *cl;
+    uint32_t *ca, *owner, *alias;
+    size_t nl, ka, npairs;
+    pair_rec *R;
+    size_t nr, rcap;
+    uint32_t *occ_c, *occ_next; /* occurrence o: container occ_c[o], next occ_next[o] */
+    size_t no, ocap;
+    uint32_t *touched, *live;
+    size_t lcap;
+    pair_heap H;
+    pair_table C, L;
+} pairing;
+
+static void pairing_free(pairing *s)
+{
+    mbl_free(s->cl);
+    mbl_free(s->ca);
+    mbl_free(s->owner);
+    mbl_free(s->alias);
+    mbl_free(s->R);
+    mbl_free(s->occ_c);
+    mbl_free(s->occ_next);
+    mbl_free(s->touched);
+    mbl_free(s->live);
+    mbl_free(s->H.h);
+    pair_free(&s->C);
+    pair_free(&s->L);
+}
+
+/* One more occurrence of the pair (op, x, y) in container c (its record made at the first). */
+static int add_occ(pairing *s, uint32_t op, uint32_t x, uint32_t y, uint32_t c)
+{
+    uint32_t x_ = x < y ? x : y, y_ = x < y ? y : x;
+    uint32_t *v = pair_get(&s->C, op, x_, y_, 1);
+    if (!v) return -1;
+    if (!*v) {
+        if (s->nr == s->rcap) {
+            size_t nc = s->rcap ? 2 * s->rcap : INIT_CAP;
+            pair_rec *q = mbl_realloc_array(s->R, nc, sizeof *q);
+            if (!q) return -1;
+            s->R = q, s->rcap = nc;
+        }
+        s->R[s->nr] = (pair_rec){0, XNONE, x_, y_, (uint8_t)op};
+        *v = (uint32_t)++s->nr;
+    }
+    pair_rec *r = &s->R[*v - 1];
+    if (s->no == s->ocap) {
+        size_t nc = s->ocap ? 2 * s->ocap : s->npairs + INIT_CAP;
+        uint32_t *q1 = mbl_realloc_array(s->occ_c, nc, sizeof *q1);
+        if (!q1) return -1;
+        s->occ_c = q1;
+        uint32_t *q2 = mbl_realloc_array(s->occ_next, nc, sizeof *q2);
+        if (!q2) return -1;
+        s->occ_next = q2;
+        s->ocap = nc;
+    }
+    s->occ_c[s->no] = c;
+    s->occ_next[s->no] = r->head;
+    r->head = (uint32_t)s->no++;
+    r->cnt++;
+    return 0;
+}
+
+/* the binary sums and products there are, and the pairs of every container */
+static int count_pairs(pairing *s, size_t nl0)
+{
+    for (size_t l = 0; l < nl0; l++) {
+        const mblx__node *nd = &s->cl[l];
+        const uint32_t *a = s->ca + nd->aoff;
+        if ((nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na == 2 &&
+            nd->val == (nd->op == MBLX_OP_ADD ? 0.0 : 1.0) && a[0] != a[1]) {
+            uint32_t *v = pair_get(&s->L, nd->op, a[0] < a[1] ? a[0] : a[1], a[0] < a[1] ? a[1] : a[0], 1);
+            if (!v) return -1;
+            if (!*v) *v = (uint32_t)l + 1;
+            continue;
+        }
+        if (!pair_container(nd)) continue;
+        for (uint32_t i = 0; i < nd->na; i++)
+            for (uint32_t j = i + 1; j < nd->na; j++)
+                if (a[i] != a[j] && add_occ(s, nd->op, a[i], a[j], (uint32_t)l)) return -1;
+    }
+    for (size_t r = 0; r < s->nr; r++)
+        if (s->R[r].cnt >= 2 && heap_push(&s->H, s->R[r].cnt, (uint32_t)r)) return -1;
+    return 0;
+}
+
+/* the containers of record r that still have both operands into live[0..*nlive) (dropping the
+ * others from its list) */
+static int live_containers(pairing *s, uint32_t r, uint32_t *nlive)
+{
+    uint32_t x = s->R[r].x, y = s->R[r].y;
+    *nlive = 0;
+    uint32_t *link = &s->R[r].head;
+    for (uint32_t p = *link; p != XNONE; p = *link) {
+        const mblx__node *nd = &s->cl[s->occ_c[p]];
+        const uint32_t *a = s->ca + nd->aoff;
+        if (find_operand(a, nd->na, x) >= 0 && find_operand(a, nd->na, y) >= 0) {
+            if (*nlive == s->lcap) {
+                size_t nc = s->lcap ? 2 * s->lcap : INIT_CAP;
+                uint32_t *q = mbl_realloc_array(s->live, nc, sizeof *q);
+                if (!q) return -1;
+                s->live = q, s->lcap = nc;
+            }
+            s->live[(*nlive)++] = s->occ_c[p];
+            link = &s->occ_next[p];
+        } else {
+            *link = s->occ_next[p];
+        }
+    }
+    return 0;
+}
+
+/* Record r's pair (op, x, y) as a node t of its own (an existing x + y or x * y reused), which
+ * replaces x and y in each of the nlive containers live[]; their new pairs (z, t) are counted. */
+static int apply_pair(pairing *s, uint32_t r, uint32_t nlive)
+{
+    uint32_t op = s->R[r].op, x = s->R[r].x, y = s->R[r].y;
+    s->R[r].cnt = 0;
+    s->R[r].head = XNONE;
+    uint32_t *v = pair_get(&s->L, op, x, y, 1);
+    if (!v) return -1;
+    if (!*v) {
+        uint32_t id = (uint32_t)s->nl++;
+        s->cl[id] = (mblx__node){op == MBLX_OP_ADD ? 0.0 : 1.0, (uint32_t)s->ka, 2, 0, 0, (uint8_t)op};
+        s->ca[s->ka++] = x;
+        s->ca[s->ka++] = y;
+        s->owner[id] = s->owner[s->live[0]];
+        *v = id + 1;
+    }
+    uint32_t t = *v - 1;
+    for (uint32_t q = 0; q < nlive; q++) {
+        uint32_t c = s->live[q];
+        mblx__node *nd = &s->cl[c];
+        uint32_t *a = s->ca + nd->aoff, m = 0, nt = 0;
+        for (uint32_t i = 0; i < nd->na; i++)
+            if (a[i] != x && a[i] != y) a[m++] = a[i];
+        /* the new pairs (z, t) of this container */
+        for (uint32_t i = 0; i < m; i++) {
+            if (a[i] == t) continue;
+            if (add_occ(s, op, a[i], t, c)) return -1;
+            s->touched[nt++] = *pair_get(&s->C, op, a[i] < t ? a[i] : t, a[i] < t ? t : a[i], 0) - 1;
+        }
+        a[m++] = t;
+        nd->na = m;
+        for (uint32_t i = 0; i < nt; i++)
+            if (s->R[s->touched[i]].cnt >= 2 && heap_push(&s->H, s->R[s->touched[i]].cnt, s->touched[i])) return -1;
+    }
+    return 0;
+}
+
+/* the most frequent pair first: every container that still has both operands gets it; returns
+ * 1 when a pair was shared, 0 when none, -1 when out of memory */
+static int extract_pairs(pairing *s)
+{
+    int changed = 0;
+    while (s->H.n) {
+        uint64_t e = heap_pop(&s->H);
+        uint32_t r = ~(uint32_t)e, cnt = (uint32_t)(e >> 32), nlive = 0;
+        if (s->R[r].cnt != cnt) continue; /* a stale entry: the record was pushed again */
+        if (live_containers(s, r, &nlive)) return -1;
+        if (nlive < cnt) {
+            s->R[r].cnt = nlive;
+            if (nlive >= 2 && heap_push(&s->H, nlive, r)) return -1;
+            continue;
+        }
+        if (apply_pair(s, r, nlive)) return -1;
+        changed = 1;
+    }
+    return changed;
+}
+
 /* Rewrite the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) with common pairs of operands
  * as nodes of their own (see above) into new arrays *pcl, *pca (*pnl nodes, *pka operands; NULL
  * when no pair is shared). outl: the outputs (replaced by their aliases); *powner (*pnl
@@ -396,170 +571,46 @@ static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0,
     if (!npairs || npairs > PAIR_MAX || npairs > PAIR_BUDGET * ka0 + 4096) return 0;
     int rc = -1;
     size_t nmax = nl0 + extra; /* a pair node removes an operand from at least two sums or products */
-    mblx__node *cl = mbl_alloc_array(nmax, sizeof *cl);
-    uint32_t *ca = mbl_alloc_array(ka0 + 2 * extra, sizeof *ca);
-    uint32_t *owner = mbl_alloc_array(nmax, sizeof *owner);
-    uint32_t *alias = mbl_alloc_array(nmax, sizeof *alias);
-    pair_rec *R = NULL;
-    uint32_t *occ_c = NULL, *occ_next = NULL, *touched = NULL, *live = NULL;
-    size_t nr = 0, rcap = 0, no = 0, ocap = 0;
-    pair_heap H = {NULL, 0, 0};
-    pair_table C = {0}, L = {0};
-    if (!cl || !ca || !owner || !alias || pair_init(&C, npairs) || pair_init(&L, nl0 / 2 + extra)) goto out;
-    memcpy(cl, lnd, nl0 * sizeof *cl);
-    memcpy(ca, largs, ka0 * sizeof *ca);
-    size_t nl = nl0, ka = ka0;
-    for (size_t l = 0; l < nmax; l++) owner[l] = (uint32_t)l, alias[l] = (uint32_t)l;
-#define ADD_OCC(op_, x_, y_, c_)                                                              \
-    do {                                                                                      \
-        uint32_t x__ = (x_) < (y_) ? (x_) : (y_), y__ = (x_) < (y_) ? (y_) : (x_);            \
-        uint32_t *v__ = pair_get(&C, (op_), x__, y__, 1);                                     \
-        if (!v__) goto out;                                                                   \
-        if (!*v__) {                                                                          \
-            if (nr == rcap) {                                                                 \
-                size_t nc__ = rcap ? 2 * rcap : INIT_CAP;                                     \
-                pair_rec *q__ = mbl_realloc_array(R, nc__, sizeof *q__);                      \
-                if (!q__) goto out;                                                           \
-                R = q__, rcap = nc__;                                                         \
-            }                                                                                 \
-            R[nr] = (pair_rec){0, XNONE, x__, y__, (uint8_t)(op_)};                           \
-            *v__ = (uint32_t)++nr;                                                            \
-        }                                                                                     \
-        pair_rec *r__ = &R[*v__ - 1];                                                         \
-        if (no == ocap) {                                                                     \
-            size_t nc__ = ocap ? 2 * ocap : npairs + INIT_CAP;                                \
-            uint32_t *q1__ = mbl_realloc_array(occ_c, nc__, sizeof *q1__);                    \
-            if (!q1__) goto out;                                                              \
-            occ_c = q1__;                                                                     \
-            uint32_t *q2__ = mbl_realloc_array(occ_next, nc__, sizeof *q2__);                 \
-            if (!q2__) goto out;                                                              \
-            occ_next = q2__;                                                                  \
-            ocap = nc__;                                                                      \
-        }                                                                                     \
-        occ_c[no] = (c_);                                                                     \
-        occ_next[no] = r__->head;                                                             \
-        r__->head = (uint32_t)no++;                                                           \
-        r__->cnt++;                                                                           \
-    } while (0)
-    /* the binary sums and products there are, and the pairs of every container */
-    for (size_t l = 0; l < nl0; l++) {
-        const mblx__node *nd = &cl[l];
-        const uint32_t *a = ca + nd->aoff;
-        if ((nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na == 2 &&
-            nd->val == (nd->op == MBLX_OP_ADD ? 0.0 : 1.0) && a[0] != a[1]) {
-            uint32_t *v = pair_get(&L, nd->op, a[0] < a[1] ? a[0] : a[1], a[0] < a[1] ? a[1] : a[0], 1);
-            if (!v) goto out;
-            if (!*v) *v = (uint32_t)l + 1;
-            continue;
-        }
-        if (!pair_container(nd)) continue;
-        for (uint32_t i = 0; i < nd->na; i++)
-            for (uint32_t j = i + 1; j < nd->na; j++)
-                if (a[i] != a[j]) ADD_OCC(nd->op, a[i], a[j], (uint32_t)l);
-    }
-    for (size_t r = 0; r < nr; r++)
-        if (R[r].cnt >= 2 && heap_push(&H, R[r].cnt, (uint32_t)r)) goto out;
-    if (!(touched = mbl_alloc_array(PAIR_MAX_ARGS, sizeof *touched))) goto out;
-    size_t lcap = 0;
-    int changed = 0;
-    /* the most frequent pair first: every container that still has both operands gets it */
-    while (H.n) {
-        uint64_t e = heap_pop(&H);
-        uint32_t r = ~(uint32_t)e, cnt = (uint32_t)(e >> 32);
-        if (R[r].cnt != cnt) continue; /* a stale entry: the record was pushed again */
-        uint32_t op = R[r].op, x = R[r].x, y = R[r].y, nlive = 0;
-        /* the containers that still have both (dropping the others from the list) */
-        uint32_t *link = &R[r].head;
-        for (uint32_t p = *link; p != XNONE; p = *link) {
-            const mblx__node *nd = &cl[occ_c[p]];
-            const uint32_t *a = ca + nd->aoff;
-            if (find_operand(a, nd->na, x) >= 0 && find_operand(a, nd->na, y) >= 0) {
-                if (nlive == lcap) {
-                    size_t nc = lcap ? 2 * lcap : INIT_CAP;
-                    uint32_t *q = mbl_realloc_array(live, nc, sizeof *q);
-                    if (!q) goto out;
-                    live = q, lcap = nc;
-                }
-                live[nlive++] = occ_c[p];
-                link = &occ_next[p];
-            } else {
-                *link = occ_next[p];
-            }
-        }
-        if (nlive < cnt) {
-            R[r].cnt = nlive;
-            if (nlive >= 2 && heap_push(&H, nlive, r)) goto out;
-            continue;
-        }
-        R[r].cnt = 0;
-        R[r].head = XNONE;
-        uint32_t *v = pair_get(&L, op, x, y, 1);
-        if (!v) goto out;
-        if (!*v) {
-            uint32_t id = (uint32_t)nl++;
-            cl[id] = (mblx__node){op == MBLX_OP_ADD ? 0.0 : 1.0, (uint32_t)ka, 2, 0, 0, (uint8_t)op};
-            ca[ka++] = x;
-            ca[ka++] = y;
-            owner[id] = owner[live[0]];
-            *v = id + 1;
-        }
-        uint32_t t = *v - 1;
-        for (uint32_t q = 0; q < nlive; q++) {
-            uint32_t c = live[q];
-            mblx__node *nd = &cl[c];
-            uint32_t *a = ca + nd->aoff, m = 0, nt = 0;
-            for (uint32_t i = 0; i < nd->na; i++)
-                if (a[i] != x && a[i] != y) a[m++] = a[i];
-            /* the new pairs (z, t) of this container */
-            for (uint32_t i = 0; i < m; i++) {
-                if (a[i] == t) continue;
-                ADD_OCC(op, a[i], t, c);
-                touched[nt++] = *pair_get(&C, op, a[i] < t ? a[i] : t, a[i] < t ? t : a[i], 0) - 1;
-            }
-            a[m++] = t;
-            nd->na = m;
-            for (uint32_t i = 0; i < nt; i++)
-                if (R[touched[i]].cnt >= 2 && heap_push(&H, R[touched[i]].cnt, touched[i])) goto out;
-        }
-        changed = 1;
-    }
-#undef ADD_OCC
+    pairing s = {.npairs = npairs, .H = {NULL, 0, 0}};
+    s.cl = mbl_alloc_array(nmax, sizeof *s.cl);
+    s.ca = mbl_alloc_array(ka0 + 2 * extra, sizeof *s.ca);
+    s.owner = mbl_alloc_array(nmax, sizeof *s.owner);
+    s.alias = mbl_alloc_array(nmax, sizeof *s.alias);
+    if (!s.cl || !s.ca || !s.owner || !s.alias || pair_init(&s.C, npairs) || pair_init(&s.L, nl0 / 2 + extra))
+        goto out;
+    memcpy(s.cl, lnd, nl0 * sizeof *s.cl);
+    memcpy(s.ca, largs, ka0 * sizeof *s.ca);
+    s.nl = nl0, s.ka = ka0;
+    for (size_t l = 0; l < nmax; l++) s.owner[l] = (uint32_t)l, s.alias[l] = (uint32_t)l;
+    if (count_pairs(&s, nl0)) goto out;
+    if (!(s.touched = mbl_alloc_array(PAIR_MAX_ARGS, sizeof *s.touched))) goto out;
+    int changed = extract_pairs(&s);
+    if (changed < 0) goto out;
     if (!changed) {
         rc = 0;
         goto out;
     }
     /* a sum or product left with one operand and no constant is that operand */
-    for (size_t l = 0; l < nl; l++) {
-        mblx__node *nd = &cl[l];
-        uint32_t *a = ca + nd->aoff;
-        for (uint32_t i = 0; i < nd->na; i++) a[i] = alias[a[i]];
+    for (size_t l = 0; l < s.nl; l++) {
+        mblx__node *nd = &s.cl[l];
+        uint32_t *a = s.ca + nd->aoff;
+        for (uint32_t i = 0; i < nd->na; i++) a[i] = s.alias[a[i]];
         if ((nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na == 1 &&
             nd->val == (nd->op == MBLX_OP_ADD ? 0.0 : 1.0))
-            alias[l] = a[0];
+            s.alias[l] = a[0];
     }
-    for (size_t o = 0; o < nout; o++) outl[o] = alias[outl[o]];
-    *pcl = cl;
-    *pca = ca;
-    *powner = owner;
-    cl = NULL;
-    ca = NULL;
-    owner = NULL;
-    *pnl = nl;
-    *pka = ka;
+    for (size_t o = 0; o < nout; o++) outl[o] = s.alias[outl[o]];
+    *pcl = s.cl;
+    *pca = s.ca;
+    *powner = s.owner;
+    s.cl = NULL;
+    s.ca = NULL;
+    s.owner = NULL;
+    *pnl = s.nl;
+    *pka = s.ka;
     rc = 0;
 out:
-    mbl_free(cl);
-    mbl_free(ca);
-    mbl_free(owner);
-    mbl_free(alias);
-    mbl_free(R);
-    mbl_free(occ_c);
-    mbl_free(occ_next);
-    mbl_free(touched);
-    mbl_free(live);
-    mbl_free(H.h);
-    pair_free(&C);
-    pair_free(&L);
+    pairing_free(&s);
     return rc;
 }
 
