@@ -1,5 +1,6 @@
 list(APPEND MBLIN_SOURCES
   src/expr/graph.c
+  src/expr/builders.c
   src/expr/diff.c
   src/expr/print.c
   src/expr/parse.c
