@@ -6,6 +6,7 @@
 
 #include "expr/expr_internal.h"
 
+/* Initial capacity of the arrays that grow (and mblx_eval's registers on the stack). */
 enum { INIT_CAP = 64 };
 
 /* Tape opcodes. */
