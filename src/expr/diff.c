@@ -403,6 +403,154 @@ typedef struct contrib {
     uint32_t next;
 } contrib;
 
+/* The adjoints of the relevant sub-DAG by local index: each node's list of contributions
+ * (head, linked through cp), the adjoint once summed (adj), and scratch for the sums (tmp). */
+typedef struct adjoints {
+    u32vec head, adj;
+    contrib *cp;
+    size_t ncp, capcp;
+    mblx_id *tmp;
+    size_t tmpcap;
+} adjoints;
+
+/* An oom (out of memory, to record) or a failure (the graph's error already set). */
+enum { GRAD_OOM = 1, GRAD_FAIL = 2 };
+
+/* seed set of the distinct symbols; 0, or -1 with the graph's error set */
+static int gradient_seeds(mblx_graph *g, size_t n, const mblx_id *syms, seedset *S)
+{
+    mblx_id *u = mbl_alloc_array(n ? n : 1, sizeof *u);
+    if (!u) {
+        mblx__oom(g);
+        return -1;
+    }
+    size_t nu = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!mblx__valid(g, syms[i]) || g->nd[syms[i]].op != MBLX_OP_SYMBOL) {
+            mbl_free(u);
+            mblx__fail(g, MBL_EARG, "mblx_gradient: argument %zu is not a symbol", i);
+            return -1;
+        }
+        u[nu++] = syms[i];
+    }
+    /* drop duplicates: sort by symbol index */
+    S->s = mbl_alloc_array(nu ? nu : 1, sizeof *S->s);
+    if (!S->s) {
+        mbl_free(u);
+        mblx__oom(g);
+        return -1;
+    }
+    for (size_t i = 0; i < nu; i++) {
+        S->s[i].sym = (uint32_t)g->nd[u[i]].val;
+        S->s[i].node = u[i];
+    }
+    mbl_free(u);
+    if (sort_seeds(S->s, nu, NULL)) {
+        mblx__oom(g);
+        return -1;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < nu; i++)
+        if (m == 0 || S->s[m - 1].sym != S->s[i].sym) S->s[m++] = S->s[i];
+    S->n = m;
+    return 0;
+}
+
+/* post-order of the relevant sub-DAG (topological) into ord; memo = local index. A new epoch
+ * stamps its nodes. 0, or -1 when out of memory. */
+static int relevant_postorder(mblx_graph *g, mblx_id e, const seedset *S, u32vec *ord, u32vec *st)
+{
+    mblx__new_epoch(g);
+    uint32_t epoch = g->epoch;
+    if (u32_push(st, e)) return -1;
+    while (st->n) {
+        mblx_id v = st->p[st->n - 1];
+        if (g->stamp[v] == epoch) {
+            if (g->memo[v] == XPENDING) {
+                g->memo[v] = (uint32_t)ord->n;
+                if (u32_push(ord, v)) return -1;
+            }
+            st->n--;
+            continue;
+        }
+        g->stamp[v] = epoch;
+        g->memo[v] = XPENDING;
+        for (uint32_t i = 0; i < g->nd[v].na; i++) {
+            mblx_id c = mblx__args(g, v)[i];
+            if (g->stamp[c] != epoch && relevant(g, c, S) && u32_push(st, c)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* Contribution node to the adjoint of local node lc; -1 when out of memory. */
+static int add_contrib(adjoints *A, uint32_t lc, mblx_id node)
+{
+    if (A->ncp == A->capcp) {
+        size_t nc = A->capcp ? A->capcp * 2 : INIT_STACK;
+        contrib *q = mbl_realloc_array(A->cp, nc, sizeof *q);
+        if (!q) return -1;
+        A->cp = q;
+        A->capcp = nc;
+    }
+    A->cp[A->ncp].node = node;
+    A->cp[A->ncp].next = A->head.p[lc];
+    A->head.p[lc] = (uint32_t)A->ncp++;
+    return 0;
+}
+
+/* The adjoint of local node k: the sum of its contributions, into adj.p[k] and *pa. */
+static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
+{
+    size_t cnt = 0;
+    for (uint32_t c = A->head.p[k]; c != XNONE; c = A->cp[c].next) cnt++;
+    if (cnt > A->tmpcap) {
+        mblx_id *q = mbl_realloc_array(A->tmp, cnt, sizeof *q);
+        if (!q) return GRAD_OOM;
+        A->tmp = q;
+        A->tmpcap = cnt;
+    }
+    cnt = 0;
+    for (uint32_t c = A->head.p[k]; c != XNONE; c = A->cp[c].next) A->tmp[cnt++] = A->cp[c].node;
+    mblx_id a = cnt == 1 ? A->tmp[0] : mblx_sum(g, cnt, A->tmp);
+    if (a == XNONE) return GRAD_FAIL;
+    A->adj.p[k] = a;
+    *pa = a;
+    return 0;
+}
+
+/* The contributions of node v (adjoint a) to its relevant operands (stamped with epoch). */
+static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t epoch)
+{
+    argcopy ac;
+    if (args_copy(g, v, &ac)) return GRAD_OOM;
+    unsigned op = g->nd[v].op;
+    for (size_t i = 0; i < ac.n; i++) {
+        mblx_id c = ac.a[i];
+        if (g->stamp[c] != epoch) continue; /* not relevant */
+        mblx_id t;
+        if (op == MBLX_OP_ADD)
+            t = a;
+        else if (op == MBLX_OP_MUL)
+            t = mul_others(g, g->nd[v].val, &ac, i, a);
+        else if (op == MBLX_OP_LET)
+            t = mblx_let(g, a); /* the adjoint of a let is shared too */
+        else
+            t = mblx_mul(g, a, partial(g, v, &ac, i));
+        if (t == XNONE) {
+            args_free(&ac);
+            return GRAD_FAIL;
+        }
+        if (t == g->zero) continue;
+        if (add_contrib(A, g->memo[c], t)) {
+            args_free(&ac);
+            return GRAD_OOM;
+        }
+    }
+    args_free(&ac);
+    return 0;
+}
+
 int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_id *out)
 {
     if (!g) return MBL_EARG;
@@ -415,159 +563,41 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
         if (!g->err) mblx__fail(g, MBL_EARG, "mblx_gradient: invalid expression");
         return g->err;
     }
-    /* seed set of the distinct symbols */
     seedset S = {NULL, 0};
-    u32vec ord = {NULL, 0, 0}, st = {NULL, 0, 0}, head = {NULL, 0, 0}, adj = {NULL, 0, 0};
-    contrib *cp = NULL;
-    size_t ncp = 0, capcp = 0;
-    mblx_id *tmp = NULL;
-    size_t tmpcap = 0;
-    {
-        mblx_id *u = mbl_alloc_array(n ? n : 1, sizeof *u);
-        if (!u) {
-            mblx__oom(g);
-            goto fail;
-        }
-        size_t nu = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (!mblx__valid(g, syms[i]) || g->nd[syms[i]].op != MBLX_OP_SYMBOL) {
-                mbl_free(u);
-                mblx__fail(g, MBL_EARG, "mblx_gradient: argument %zu is not a symbol", i);
-                goto fail;
-            }
-            u[nu++] = syms[i];
-        }
-        /* drop duplicates: sort by symbol index */
-        S.s = mbl_alloc_array(nu ? nu : 1, sizeof *S.s);
-        if (!S.s) {
-            mbl_free(u);
-            mblx__oom(g);
-            goto fail;
-        }
-        for (size_t i = 0; i < nu; i++) {
-            S.s[i].sym = (uint32_t)g->nd[u[i]].val;
-            S.s[i].node = u[i];
-        }
-        mbl_free(u);
-        if (sort_seeds(S.s, nu, NULL)) {
-            mblx__oom(g);
-            goto fail;
-        }
-        size_t m = 0;
-        for (size_t i = 0; i < nu; i++)
-            if (m == 0 || S.s[m - 1].sym != S.s[i].sym) S.s[m++] = S.s[i];
-        S.n = m;
-    }
+    u32vec ord = {NULL, 0, 0}, st = {NULL, 0, 0};
+    adjoints A = {{NULL, 0, 0}, {NULL, 0, 0}, NULL, 0, 0, NULL, 0};
+    if (gradient_seeds(g, n, syms, &S)) goto fail;
     if (!relevant(g, e, &S)) {
         for (size_t i = 0; i < n; i++) out[i] = g->zero;
         mbl_free(S.s);
         return 0;
     }
-    /* post-order of the relevant sub-DAG (topological); memo = local index */
-    mblx__new_epoch(g);
+    if (relevant_postorder(g, e, &S, &ord, &st)) goto oom;
     uint32_t epoch = g->epoch;
-    if (u32_push(&st, e)) goto oom;
-    while (st.n) {
-        mblx_id v = st.p[st.n - 1];
-        if (g->stamp[v] == epoch) {
-            if (g->memo[v] == XPENDING) {
-                g->memo[v] = (uint32_t)ord.n;
-                if (u32_push(&ord, v)) goto oom;
-            }
-            st.n--;
-            continue;
-        }
-        g->stamp[v] = epoch;
-        g->memo[v] = XPENDING;
-        for (uint32_t i = 0; i < g->nd[v].na; i++) {
-            mblx_id c = mblx__args(g, v)[i];
-            if (g->stamp[c] != epoch && relevant(g, c, &S) && u32_push(&st, c)) goto oom;
-        }
-    }
     size_t nl = ord.n;
-    head.p = mbl_alloc_array(nl, sizeof *head.p);
-    adj.p = mbl_alloc_array(nl, sizeof *adj.p);
-    if (!head.p || !adj.p) goto oom;
-    for (size_t k = 0; k < nl; k++) head.p[k] = XNONE, adj.p[k] = g->zero;
-#define ADD_CONTRIB(local_, node_)                                                            \
-    do {                                                                                      \
-        if (ncp == capcp) {                                                                   \
-            size_t nc_ = capcp ? capcp * 2 : INIT_STACK;                                      \
-            contrib *q_ = mbl_realloc_array(cp, nc_, sizeof *q_);                             \
-            if (!q_) goto oom;                                                                \
-            cp = q_;                                                                          \
-            capcp = nc_;                                                                      \
-        }                                                                                     \
-        cp[ncp].node = (node_);                                                               \
-        cp[ncp].next = head.p[local_];                                                        \
-        head.p[local_] = (uint32_t)ncp++;                                                     \
-    } while (0)
-    ADD_CONTRIB(nl - 1, g->one);
+    A.head.p = mbl_alloc_array(nl, sizeof *A.head.p);
+    A.adj.p = mbl_alloc_array(nl, sizeof *A.adj.p);
+    if (!A.head.p || !A.adj.p) goto oom;
+    for (size_t k = 0; k < nl; k++) A.head.p[k] = XNONE, A.adj.p[k] = g->zero;
+    if (add_contrib(&A, (uint32_t)(nl - 1), g->one)) goto oom;
     for (size_t k = nl; k-- > 0;) {
-        mblx_id v = ord.p[k];
-        size_t cnt = 0;
-        for (uint32_t c = head.p[k]; c != XNONE; c = cp[c].next) cnt++;
-        if (cnt > tmpcap) {
-            mblx_id *q = mbl_realloc_array(tmp, cnt, sizeof *q);
-            if (!q) goto oom;
-            tmp = q;
-            tmpcap = cnt;
-        }
-        cnt = 0;
-        for (uint32_t c = head.p[k]; c != XNONE; c = cp[c].next) tmp[cnt++] = cp[c].node;
-        mblx_id a = cnt == 1 ? tmp[0] : mblx_sum(g, cnt, tmp);
-        if (a == XNONE) goto fail;
-        adj.p[k] = a;
-        if (g->nd[v].op == MBLX_OP_SYMBOL || a == g->zero) continue;
-        argcopy ac;
-        if (args_copy(g, v, &ac)) goto oom;
-        unsigned op = g->nd[v].op;
-        for (size_t i = 0; i < ac.n; i++) {
-            mblx_id c = ac.a[i];
-            if (g->stamp[c] != epoch) continue; /* not relevant */
-            mblx_id t;
-            if (op == MBLX_OP_ADD)
-                t = a;
-            else if (op == MBLX_OP_MUL)
-                t = mul_others(g, g->nd[v].val, &ac, i, a);
-            else if (op == MBLX_OP_LET)
-                t = mblx_let(g, a); /* the adjoint of a let is shared too */
-            else
-                t = mblx_mul(g, a, partial(g, v, &ac, i));
-            if (t == XNONE) {
-                args_free(&ac);
-                goto fail;
-            }
-            if (t == g->zero) continue;
-            uint32_t lc = g->memo[c];
-            if (ncp == capcp) {
-                size_t nc = capcp ? capcp * 2 : INIT_STACK;
-                contrib *q = mbl_realloc_array(cp, nc, sizeof *q);
-                if (!q) {
-                    args_free(&ac);
-                    goto oom;
-                }
-                cp = q;
-                capcp = nc;
-            }
-            cp[ncp].node = t;
-            cp[ncp].next = head.p[lc];
-            head.p[lc] = (uint32_t)ncp++;
-        }
-        args_free(&ac);
+        mblx_id v = ord.p[k], a;
+        int r = sum_adjoint(g, &A, k, &a);
+        if (!r && !(g->nd[v].op == MBLX_OP_SYMBOL || a == g->zero)) r = propagate(g, &A, v, a, epoch);
+        if (r == GRAD_OOM) goto oom;
+        if (r) goto fail;
     }
-#undef ADD_CONTRIB
     for (size_t i = 0; i < n; i++) {
         mblx_id s = syms[i];
-        out[i] = g->stamp[s] == epoch ? adj.p[g->memo[s]] : g->zero;
+        out[i] = g->stamp[s] == epoch ? A.adj.p[g->memo[s]] : g->zero;
     }
     mbl_free(S.s);
     mbl_free(ord.p);
     mbl_free(st.p);
-    mbl_free(head.p);
-    mbl_free(adj.p);
-    mbl_free(cp);
-    mbl_free(tmp);
+    mbl_free(A.head.p);
+    mbl_free(A.adj.p);
+    mbl_free(A.cp);
+    mbl_free(A.tmp);
     return 0;
 oom:
     mblx__oom(g);
@@ -576,10 +606,10 @@ fail:
     mbl_free(S.s);
     mbl_free(ord.p);
     mbl_free(st.p);
-    mbl_free(head.p);
-    mbl_free(adj.p);
-    mbl_free(cp);
-    mbl_free(tmp);
+    mbl_free(A.head.p);
+    mbl_free(A.adj.p);
+    mbl_free(A.cp);
+    mbl_free(A.tmp);
     return g->err ? g->err : MBL_ENOMEM;
 }
 

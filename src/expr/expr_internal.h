@@ -76,6 +76,21 @@ void *mblx__grow_block(void *p, size_t old_bytes, size_t n, size_t sz);
 /* Start a new traversal epoch (stamps older than it are stale). */
 void mblx__new_epoch(mblx_graph *g);
 
+/* The node (op, v, a[0..n-1]) (operands already canonical), found or created (graph.c, for the
+ * builders of builders.c); MBLX_NONE with the sticky error when out of memory. */
+mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint32_t *a);
+
+/* A 64-bit finalizer (MurmurHash3's fmix64): the hash of node keys and of constants' bits. */
+static inline uint64_t mblx__mix64(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
 static inline int mblx__valid(const mblx_graph *g, mblx_id e) { return e < g->n; }
 static inline const uint32_t *mblx__args(const mblx_graph *g, mblx_id e)
 {

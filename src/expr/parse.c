@@ -67,6 +67,10 @@ typedef struct parser {
     mblx_id *items;
     size_t nit, capit;
     mbl_status *st;
+    int state;       /* S_*: what the parser expects next */
+    mblx_id atom;    /* the atom just read (S_AFTER_ATOM), its pending negation and offset */
+    int atom_neg;
+    size_t atom_pos;
 } parser;
 
 static void location(const parser *p, size_t off, int *line, int *col)
@@ -302,7 +306,223 @@ static int close_term(parser *p, frame *f)
     return 0;
 }
 
-enum { S_OPERAND, S_AFTER_ATOM, S_OPERATOR };
+enum { S_OPERAND, S_AFTER_ATOM, S_OPERATOR, S_DONE };
+
+/* A name at pos (nlen characters, p->i after it and the blanks that follow): a call opens its
+ * frame (or is finished at once when it has no argument), pi and resolved names are atoms. */
+static int parse_name(parser *p, size_t pos, size_t nlen, int neg)
+{
+    int rc;
+    if (p->i < p->len && p->s[p->i] == '(') {
+        if ((rc = push_frame(p, FR_CALL, pos))) return rc;
+        frame *f = &p->fr[p->nfr - 1];
+        f->neg = neg;
+        f->name_len = nlen;
+        p->i++;
+        skip_ws(p);
+        if (p->i < p->len && p->s[p->i] == ')') {
+            p->i++;
+            frame fc = *f;
+            if ((rc = finish_call(p, &fc, &p->atom))) return rc;
+            pop_frame(p);
+            p->atom_neg = fc.neg;
+            p->atom_pos = pos;
+            p->state = S_AFTER_ATOM;
+            return 0;
+        }
+        return push_frame(p, FR_EXPR, p->i);
+    }
+    if (nlen == 2 && memcmp(p->s + pos, "pi", 2) == 0) {
+        p->atom = mblx_const(p->g, PARSE_PI);
+        if (p->atom == XNONE) return pfail(p, pos);
+    } else if ((rc = resolve(p, pos, nlen, -1, NULL, &p->atom))) {
+        return rc;
+    }
+    p->atom_neg = neg;
+    p->atom_pos = pos;
+    p->state = S_AFTER_ATOM;
+    return 0;
+}
+
+/* S_OPERAND: signs, then a number, a name, a call or an opening parenthesis. */
+static int parse_operand(parser *p)
+{
+    int rc;
+    skip_ws(p);
+    int neg = 0;
+    while (p->i < p->len && (p->s[p->i] == '-' || p->s[p->i] == '+')) {
+        if (p->s[p->i] == '-') neg ^= 1;
+        p->i++;
+        skip_ws(p);
+    }
+    size_t pos = p->i;
+    if (pos >= p->len) {
+        int only_ws = p->nfr == 1 && p->nit == 0 && !neg;
+        if (only_ws) {
+            size_t k = 0;
+            while (k < p->len && (p->s[k] == ' ' || p->s[k] == '\t' || p->s[k] == '\r' ||
+                                  p->s[k] == '\n'))
+                k++;
+            only_ws = k == p->len;
+        }
+        return only_ws ? perr(p, pos, "empty expression")
+                       : perr(p, pos, "expected an operand, found end of text");
+    }
+    char c = p->s[pos];
+    if (is_digit(c) || (c == '.' && pos + 1 < p->len && is_digit(p->s[pos + 1]))) {
+        if ((rc = scan_number(p, &p->atom))) return rc;
+        p->atom_neg = neg;
+        p->atom_pos = pos;
+        p->state = S_AFTER_ATOM;
+        return 0;
+    }
+    if (is_alpha(c)) {
+        size_t k = pos;
+        while (k < p->len && (is_alpha(p->s[k]) || is_digit(p->s[k]))) k++;
+        size_t nlen = k - pos;
+        p->i = k;
+        skip_ws(p);
+        return parse_name(p, pos, nlen, neg);
+    }
+    if (c == '(') {
+        if ((rc = push_frame(p, FR_PAREN, pos))) return rc;
+        p->fr[p->nfr - 1].neg = neg;
+        p->i++;
+        return push_frame(p, FR_EXPR, p->i);
+    }
+    char d[80];
+    token_desc(p, pos, d, sizeof d);
+    if (c == ')' || c == ',' || c == '*' || c == '/' || c == '^' || c == '.')
+        return perr(p, pos, "expected an operand, found %s", d);
+    return perr(p, pos, "unexpected %s", d);
+}
+
+/* S_AFTER_ATOM: a '^' opens a power; otherwise the atom is delivered as a factor. */
+static int parse_after_atom(parser *p)
+{
+    mblx_graph *g = p->g;
+    skip_ws(p);
+    if (p->i < p->len && p->s[p->i] == '^') {
+        int rc = push_frame(p, FR_POW, p->i);
+        if (rc) return rc;
+        frame *f = &p->fr[p->nfr - 1];
+        f->base = p->atom;
+        f->neg = p->atom_neg;
+        p->i++;
+        p->state = S_OPERAND;
+        return 0;
+    }
+    mblx_id v = p->atom_neg ? mblx_neg(g, p->atom) : p->atom;
+    if (v == XNONE) return pfail(p, p->atom_pos);
+    /* deliver v: finish pending powers, then add it as a factor */
+    while (p->fr[p->nfr - 1].kind == FR_POW) {
+        frame *f = &p->fr[p->nfr - 1];
+        mblx_id r = mblx_pow(g, f->base, v);
+        if (r != XNONE && f->neg) r = mblx_neg(g, r);
+        if (r == XNONE) return pfail(p, f->pos);
+        v = r;
+        pop_frame(p);
+    }
+    frame *f = &p->fr[p->nfr - 1]; /* an EXPR */
+    if (f->div) {
+        v = mblx_powc(g, v, -1.0);
+        if (v == XNONE) return pfail(p, p->atom_pos);
+    }
+    int rc = push_item(p, v);
+    if (rc) return rc;
+    p->state = S_OPERATOR;
+    return 0;
+}
+
+/* The sum v just closed ends the group of the frame below it (c: the character at p->i, '\0'
+ * at the end): a parenthesis, or an argument of a call. */
+static int close_group(parser *p, mblx_id v, char c)
+{
+    int rc;
+    frame *b = &p->fr[p->nfr - 1];
+    if (b->kind == FR_PAREN) {
+        if (c != ')') {
+            int l, cc;
+            location(p, b->pos, &l, &cc);
+            if (p->i >= p->len) return perr(p, p->i, "missing ')' for the '(' at %d:%d", l, cc);
+            return perr(p, p->i, "expected ')' for the '(' at %d:%d, found ','", l, cc);
+        }
+        p->i++;
+        p->atom = v;
+        p->atom_neg = b->neg;
+        p->atom_pos = b->pos;
+        pop_frame(p);
+        p->state = S_AFTER_ATOM;
+        return 0;
+    }
+    /* FR_CALL */
+    if ((rc = push_item(p, v))) return rc;
+    if (c == ',' && p->i < p->len) {
+        p->i++;
+        if ((rc = push_frame(p, FR_EXPR, p->i))) return rc;
+        p->state = S_OPERAND;
+        return 0;
+    }
+    if (c == ')' && p->i < p->len) {
+        p->i++;
+        frame fc = *b;
+        if ((rc = finish_call(p, &fc, &p->atom))) return rc;
+        p->nit = fc.items_start;
+        pop_frame(p);
+        p->atom_neg = fc.neg;
+        p->atom_pos = fc.pos;
+        p->state = S_AFTER_ATOM;
+        return 0;
+    }
+    int l, cc;
+    location(p, b->pos, &l, &cc);
+    return perr(p, p->i, "missing ')' for the call of '%.*s' at %d:%d",
+                (int)(b->name_len > 64 ? 64 : b->name_len), p->s + b->pos, l, cc);
+}
+
+/* S_OPERATOR: '*' and '/' continue the term, '+' and '-' the sum; anything else ends the sum
+ * (the whole expression into *out at the outermost level). */
+static int parse_operator(parser *p, mblx_id *out)
+{
+    int rc;
+    skip_ws(p);
+    frame *f = &p->fr[p->nfr - 1]; /* an EXPR */
+    char c = p->i < p->len ? p->s[p->i] : '\0';
+    if (p->i < p->len && (c == '*' || c == '/')) {
+        f->div = c == '/';
+        p->i++;
+        p->state = S_OPERAND;
+        return 0;
+    }
+    if (p->i < p->len && (c == '+' || c == '-')) {
+        if ((rc = close_term(p, f))) return rc;
+        f->term_neg = c == '-';
+        p->i++;
+        p->state = S_OPERAND;
+        return 0;
+    }
+    if (p->i < p->len && c != ')' && c != ',') {
+        char d[80];
+        token_desc(p, p->i, d, sizeof d);
+        if (is_alpha(c) || is_digit(c) || c == '(' || c == '.')
+            return perr(p, p->i, "expected an operator, found %s", d);
+        return perr(p, p->i, "unexpected %s", d);
+    }
+    /* end of a sum: close it */
+    if ((rc = close_term(p, f))) return rc;
+    size_t nt = p->nit - f->items_start;
+    mblx_id v = nt == 1 ? p->items[f->items_start] : mblx_sum(p->g, nt, p->items + f->items_start);
+    if (v == XNONE) return pfail(p, f->pos);
+    p->nit = f->items_start;
+    pop_frame(p);
+    if (p->nfr == 0) {
+        if (p->i < p->len) return perr(p, p->i, "unexpected '%c'", c);
+        *out = v;
+        p->state = S_DONE;
+        return 0;
+    }
+    return close_group(p, v, c);
+}
 
 int mblx_parse(mblx_graph *g, const char *text, size_t len, const mblx_parse_opts *opts,
                mblx_id *out, mbl_status *st)
@@ -319,229 +539,19 @@ int mblx_parse(mblx_graph *g, const char *text, size_t len, const mblx_parse_opt
     p->col0 = (opts && opts->col > 0) ? opts->col : 1;
     p->max_depth = (opts && opts->max_depth > 0) ? opts->max_depth : MBLX_PARSE_DEFAULT_MAX_DEPTH;
     p->st = st;
-    int rc = 0;
-    int state = S_OPERAND;
-    mblx_id atom = XNONE;
-    int atom_neg = 0;
-    size_t atom_pos = 0;
-    if ((rc = push_frame(p, FR_EXPR, 0))) goto done;
-    for (;;) {
-        if (state == S_OPERAND) {
-            skip_ws(p);
-            int neg = 0;
-            while (p->i < p->len && (p->s[p->i] == '-' || p->s[p->i] == '+')) {
-                if (p->s[p->i] == '-') neg ^= 1;
-                p->i++;
-                skip_ws(p);
-            }
-            size_t pos = p->i;
-            if (pos >= p->len) {
-                int only_ws = p->nfr == 1 && p->nit == 0 && !neg;
-                if (only_ws) {
-                    size_t k = 0;
-                    while (k < p->len && (p->s[k] == ' ' || p->s[k] == '\t' || p->s[k] == '\r' ||
-                                          p->s[k] == '\n'))
-                        k++;
-                    only_ws = k == p->len;
-                }
-                rc = only_ws ? perr(p, pos, "empty expression")
-                             : perr(p, pos, "expected an operand, found end of text");
-                goto done;
-            }
-            char c = p->s[pos];
-            if (is_digit(c) || (c == '.' && pos + 1 < p->len && is_digit(p->s[pos + 1]))) {
-                if ((rc = scan_number(p, &atom))) goto done;
-                atom_neg = neg;
-                atom_pos = pos;
-                state = S_AFTER_ATOM;
-                continue;
-            }
-            if (is_alpha(c)) {
-                size_t k = pos;
-                while (k < p->len && (is_alpha(p->s[k]) || is_digit(p->s[k]))) k++;
-                size_t nlen = k - pos;
-                p->i = k;
-                skip_ws(p);
-                if (p->i < p->len && p->s[p->i] == '(') {
-                    if ((rc = push_frame(p, FR_CALL, pos))) goto done;
-                    frame *f = &p->fr[p->nfr - 1];
-                    f->neg = neg;
-                    f->name_len = nlen;
-                    p->i++;
-                    skip_ws(p);
-                    if (p->i < p->len && p->s[p->i] == ')') {
-                        p->i++;
-                        frame fc = *f;
-                        if ((rc = finish_call(p, &fc, &atom))) goto done;
-                        pop_frame(p);
-                        atom_neg = fc.neg;
-                        atom_pos = pos;
-                        state = S_AFTER_ATOM;
-                        continue;
-                    }
-                    if ((rc = push_frame(p, FR_EXPR, p->i))) goto done;
-                    continue;
-                }
-                if (nlen == 2 && memcmp(p->s + pos, "pi", 2) == 0) {
-                    atom = mblx_const(g, PARSE_PI);
-                    if (atom == XNONE) {
-                        rc = pfail(p, pos);
-                        goto done;
-                    }
-                } else if ((rc = resolve(p, pos, nlen, -1, NULL, &atom))) {
-                    goto done;
-                }
-                atom_neg = neg;
-                atom_pos = pos;
-                state = S_AFTER_ATOM;
-                continue;
-            }
-            if (c == '(') {
-                if ((rc = push_frame(p, FR_PAREN, pos))) goto done;
-                p->fr[p->nfr - 1].neg = neg;
-                p->i++;
-                if ((rc = push_frame(p, FR_EXPR, p->i))) goto done;
-                continue;
-            }
-            char d[80];
-            token_desc(p, pos, d, sizeof d);
-            if (c == ')' || c == ',' || c == '*' || c == '/' || c == '^' || c == '.')
-                rc = perr(p, pos, "expected an operand, found %s", d);
-            else
-                rc = perr(p, pos, "unexpected %s", d);
-            goto done;
-        }
-        if (state == S_AFTER_ATOM) {
-            skip_ws(p);
-            if (p->i < p->len && p->s[p->i] == '^') {
-                if ((rc = push_frame(p, FR_POW, p->i))) goto done;
-                frame *f = &p->fr[p->nfr - 1];
-                f->base = atom;
-                f->neg = atom_neg;
-                p->i++;
-                state = S_OPERAND;
-                continue;
-            }
-            mblx_id v = atom_neg ? mblx_neg(g, atom) : atom;
-            if (v == XNONE) {
-                rc = pfail(p, atom_pos);
-                goto done;
-            }
-            /* deliver v: finish pending powers, then add it as a factor */
-            while (p->fr[p->nfr - 1].kind == FR_POW) {
-                frame *f = &p->fr[p->nfr - 1];
-                mblx_id r = mblx_pow(g, f->base, v);
-                if (r != XNONE && f->neg) r = mblx_neg(g, r);
-                if (r == XNONE) {
-                    rc = pfail(p, f->pos);
-                    goto done;
-                }
-                v = r;
-                pop_frame(p);
-            }
-            frame *f = &p->fr[p->nfr - 1]; /* an EXPR */
-            if (f->div) {
-                v = mblx_powc(g, v, -1.0);
-                if (v == XNONE) {
-                    rc = pfail(p, atom_pos);
-                    goto done;
-                }
-            }
-            if ((rc = push_item(p, v))) goto done;
-            state = S_OPERATOR;
-            continue;
-        }
-        /* S_OPERATOR */
-        skip_ws(p);
-        frame *f = &p->fr[p->nfr - 1]; /* an EXPR */
-        char c = p->i < p->len ? p->s[p->i] : '\0';
-        if (p->i < p->len && (c == '*' || c == '/')) {
-            f->div = c == '/';
-            p->i++;
-            state = S_OPERAND;
-            continue;
-        }
-        if (p->i < p->len && (c == '+' || c == '-')) {
-            if ((rc = close_term(p, f))) goto done;
-            f->term_neg = c == '-';
-            p->i++;
-            state = S_OPERAND;
-            continue;
-        }
-        if (p->i < p->len && c != ')' && c != ',') {
-            char d[80];
-            token_desc(p, p->i, d, sizeof d);
-            if (is_alpha(c) || is_digit(c) || c == '(' || c == '.')
-                rc = perr(p, p->i, "expected an operator, found %s", d);
-            else
-                rc = perr(p, p->i, "unexpected %s", d);
-            goto done;
-        }
-        /* end of a sum: close it */
-        if ((rc = close_term(p, f))) goto done;
-        size_t nt = p->nit - f->items_start;
-        mblx_id v = nt == 1 ? p->items[f->items_start] : mblx_sum(g, nt, p->items + f->items_start);
-        if (v == XNONE) {
-            rc = pfail(p, f->pos);
-            goto done;
-        }
-        p->nit = f->items_start;
-        pop_frame(p);
-        if (p->nfr == 0) {
-            if (p->i < p->len) {
-                rc = perr(p, p->i, "unexpected '%c'", c);
-                goto done;
-            }
-            *out = v;
-            break;
-        }
-        frame *b = &p->fr[p->nfr - 1];
-        if (b->kind == FR_PAREN) {
-            if (c != ')') {
-                int l, cc;
-                location(p, b->pos, &l, &cc);
-                if (p->i >= p->len)
-                    rc = perr(p, p->i, "missing ')' for the '(' at %d:%d", l, cc);
-                else
-                    rc = perr(p, p->i, "expected ')' for the '(' at %d:%d, found ','", l, cc);
-                goto done;
-            }
-            p->i++;
-            atom = v;
-            atom_neg = b->neg;
-            atom_pos = b->pos;
-            pop_frame(p);
-            state = S_AFTER_ATOM;
-            continue;
-        }
-        /* FR_CALL */
-        if ((rc = push_item(p, v))) goto done;
-        if (c == ',' && p->i < p->len) {
-            p->i++;
-            if ((rc = push_frame(p, FR_EXPR, p->i))) goto done;
-            state = S_OPERAND;
-            continue;
-        }
-        if (c == ')' && p->i < p->len) {
-            p->i++;
-            frame fc = *b;
-            if ((rc = finish_call(p, &fc, &atom))) goto done;
-            p->nit = fc.items_start;
-            pop_frame(p);
-            atom_neg = fc.neg;
-            atom_pos = fc.pos;
-            state = S_AFTER_ATOM;
-            continue;
-        }
-        {
-            int l, cc;
-            location(p, b->pos, &l, &cc);
-            rc = perr(p, p->i, "missing ')' for the call of '%.*s' at %d:%d",
-                      (int)(b->name_len > 64 ? 64 : b->name_len), p->s + b->pos, l, cc);
-            goto done;
-        }
+    p->state = S_OPERAND;
+    p->atom = XNONE;
+    p->atom_neg = 0;
+    p->atom_pos = 0;
+    int rc = push_frame(p, FR_EXPR, 0);
+    while (!rc && p->state != S_DONE) {
+        if (p->state == S_OPERAND)
+            rc = parse_operand(p);
+        else if (p->state == S_AFTER_ATOM)
+            rc = parse_after_atom(p);
+        else
+            rc = parse_operator(p, out);
     }
-done:
     mbl_free(p->fr);
     mbl_free(p->items);
     if (rc == 0) mbl_status_clear(st);

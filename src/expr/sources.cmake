@@ -1,7 +1,11 @@
 list(APPEND MBLIN_SOURCES
   src/expr/graph.c
+  src/expr/builders.c
   src/expr/diff.c
   src/expr/print.c
   src/expr/parse.c
   src/expr/tape.c
+  src/expr/tape_share.c
+  src/expr/tape_schedule.c
+  src/expr/tape_eval.c
 )

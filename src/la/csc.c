@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-int mbla_csc_arg(const mbla_csc *A, const char *fn, const char *name, mbl_status *st)
+int la_csc_arg(const mbla_csc *A, const char *fn, const char *name, mbl_status *st)
 {
     if (!A) return mbl_error(st, MBL_EARG, "%s: %s is NULL", fn, name);
     if (A->m < 0 || A->n < 0)
@@ -54,7 +54,7 @@ int mbla_csc_nnz(const mbla_csc *A) { return A && A->p ? A->p[A->n] : 0; }
 int mbla_csc_check(const mbla_csc *A, mbl_status *st)
 {
     const char *fn = "mbla_csc_check";
-    int r = mbla_csc_arg(A, fn, "A", st);
+    int r = la_csc_arg(A, fn, "A", st);
     if (r) return r;
     if (A->p[0] != 0) return mbl_error(st, MBL_EDIM, "%s: p[0] = %d, must be 0", fn, A->p[0]);
     for (int j = 0; j < A->n; j++) {
@@ -78,7 +78,7 @@ int mbla_csc_copy(const mbla_csc *A, mbla_csc **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbla_csc_copy: out is NULL");
     *out = NULL;
-    int r = mbla_csc_arg(A, "mbla_csc_copy", "A", st);
+    int r = la_csc_arg(A, "mbla_csc_copy", "A", st);
     if (r) return r;
     int nz = A->p[A->n];
     mbla_csc *C;
@@ -128,7 +128,7 @@ int mbla_csc_transpose(const mbla_csc *A, mbla_csc **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbla_csc_transpose: out is NULL");
     *out = NULL;
-    int r = mbla_csc_arg(A, "mbla_csc_transpose", "A", st);
+    int r = la_csc_arg(A, "mbla_csc_transpose", "A", st);
     if (r) return r;
     return transpose_raw(A, out, st);
 }
@@ -234,7 +234,7 @@ void mbla_csc_refill(mbla_csc *A, int nz, const int *map, const double *tx)
 int mbla_csc_gemv(const mbla_csc *A, double alpha, const double *x, double beta, double *y,
                   mbl_status *st)
 {
-    int r = mbla_csc_arg(A, "mbla_csc_gemv", "A", st);
+    int r = la_csc_arg(A, "mbla_csc_gemv", "A", st);
     if (r) return r;
     if ((!x && A->n) || (!y && A->m)) return mbl_error(st, MBL_EARG, "mbla_csc_gemv: x or y is NULL");
     for (int i = 0; i < A->m; i++) y[i] = beta == 0.0 ? 0.0 : beta * y[i];
@@ -249,7 +249,7 @@ int mbla_csc_gemv(const mbla_csc *A, double alpha, const double *x, double beta,
 int mbla_csc_gemv_t(const mbla_csc *A, double alpha, const double *x, double beta, double *y,
                     mbl_status *st)
 {
-    int r = mbla_csc_arg(A, "mbla_csc_gemv_t", "A", st);
+    int r = la_csc_arg(A, "mbla_csc_gemv_t", "A", st);
     if (r) return r;
     if ((!x && A->m) || (!y && A->n))
         return mbl_error(st, MBL_EARG, "mbla_csc_gemv_t: x or y is NULL");
@@ -267,7 +267,7 @@ int mbla_csc_matmul(const mbla_csc *A, const mbla_csc *B, mbla_csc **out, mbl_st
     if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
     *out = NULL;
     int r;
-    if ((r = mbla_csc_arg(A, fn, "A", st)) || (r = mbla_csc_arg(B, fn, "B", st))) return r;
+    if ((r = la_csc_arg(A, fn, "A", st)) || (r = la_csc_arg(B, fn, "B", st))) return r;
     if (A->n != B->m)
         return mbl_error(st, MBL_EDIM, "%s: inner dimensions differ (%d x %d times %d x %d)", fn,
                          A->m, A->n, B->m, B->n);
@@ -336,7 +336,7 @@ int mbla_csc_add(double alpha, const mbla_csc *A, double beta, const mbla_csc *B
     if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
     *out = NULL;
     int r;
-    if ((r = mbla_csc_arg(A, fn, "A", st)) || (r = mbla_csc_arg(B, fn, "B", st))) return r;
+    if ((r = la_csc_arg(A, fn, "A", st)) || (r = la_csc_arg(B, fn, "B", st))) return r;
     if (A->m != B->m || A->n != B->n)
         return mbl_error(st, MBL_EDIM, "%s: sizes differ (%d x %d and %d x %d)", fn, A->m, A->n,
                          B->m, B->n);
@@ -373,7 +373,7 @@ int mbla_csc_block(const mbla_csc *A, int r0, int r1, int c0, int c1, mbla_csc *
     const char *fn = "mbla_csc_block";
     if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
     *out = NULL;
-    int r = mbla_csc_arg(A, fn, "A", st);
+    int r = la_csc_arg(A, fn, "A", st);
     if (r) return r;
     if (r0 < 0 || r1 < r0 || r1 > A->m || c0 < 0 || c1 < c0 || c1 > A->n)
         return mbl_error(st, MBL_EDIM, "%s: block rows [%d, %d) cols [%d, %d) outside %d x %d", fn,
@@ -404,7 +404,7 @@ int mbla_csc_select(const mbla_csc *A, int nr, const int *rows, int nc, const in
     const char *fn = "mbla_csc_select";
     if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
     *out = NULL;
-    int r = mbla_csc_arg(A, fn, "A", st);
+    int r = la_csc_arg(A, fn, "A", st);
     if (r) return r;
     if (nr < 0 || nc < 0) return mbl_error(st, MBL_EDIM, "%s: negative list length", fn);
     if ((!rows && nr != A->m) || (!cols && nc != A->n))
@@ -462,10 +462,10 @@ int mbla_csc_select(const mbla_csc *A, int nr, const int *rows, int nc, const in
 
 int mbla_csc_to_dense(const mbla_csc *A, double *D, int ldd, mbl_status *st)
 {
-    int r = mbla_csc_arg(A, "mbla_csc_to_dense", "A", st);
+    int r = la_csc_arg(A, "mbla_csc_to_dense", "A", st);
     if (r) return r;
     if (!D && A->m && A->n) return mbl_error(st, MBL_EARG, "mbla_csc_to_dense: D is NULL");
-    if (ldd < mbla_max1(A->m))
+    if (ldd < la_max1(A->m))
         return mbl_error(st, MBL_EDIM, "mbla_csc_to_dense: ldd %d < max(1, %d)", ldd, A->m);
     for (int j = 0; j < A->n; j++) {
         for (int i = 0; i < A->m; i++) D[i + (size_t)j * ldd] = 0.0;
@@ -482,7 +482,7 @@ int mbla_csc_from_dense(int m, int n, const double *D, int ldd, double droptol,
     *out = NULL;
     if (m < 0 || n < 0) return mbl_error(st, MBL_EDIM, "%s: negative size %d x %d", fn, m, n);
     if (!D && m && n) return mbl_error(st, MBL_EARG, "%s: D is NULL", fn);
-    if (ldd < mbla_max1(m)) return mbl_error(st, MBL_EDIM, "%s: ldd %d < max(1, %d)", fn, ldd, m);
+    if (ldd < la_max1(m)) return mbl_error(st, MBL_EDIM, "%s: ldd %d < max(1, %d)", fn, ldd, m);
     if (droptol < 0) droptol = 0.0;
     long long nz = 0;
     for (int j = 0; j < n; j++)
@@ -552,7 +552,7 @@ static double inv_sqrt_pow2(double x)
 int mbla_csc_equilibrate(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work, mbl_status *st)
 {
     const char *fn = "mbla_csc_equilibrate";
-    int rc = mbla_csc_arg(A, fn, "A", st);
+    int rc = la_csc_arg(A, fn, "A", st);
     if (rc) return rc;
     int m = A->m, n = A->n, it = 0;
     if ((m && !r) || (n && !c) || (m + n && !work)) return mbl_error(st, MBL_EARG, "%s: r, c or work is NULL", fn);

@@ -12,9 +12,9 @@
 /* LAPACK's complete-pivoting LU has no LAPACKE wrapper: declare the Fortran symbol. */
 extern void dgetc2_(const int *n, double *a, const int *lda, int *ipiv, int *jpiv, int *info);
 
-int mbla_lapacke_error(mbl_status *st, const char *fn, int info)
+int la_lapacke_error(mbl_status *st, const char *fn, int info)
 {
-    if (info == MBLA_LAPACKE_NOMEM_WORK || info == MBLA_LAPACKE_NOMEM_TRANSPOSE)
+    if (info == LA_LAPACKE_NOMEM_WORK || info == LA_LAPACKE_NOMEM_TRANSPOSE)
         return mbl_error(st, MBL_ENOMEM, "%s: out of memory in LAPACKE", fn);
     return mbl_error(st, MBL_ELIB, "%s: LAPACK rejected argument %d (illegal value or NaN)", fn,
                      -info);
@@ -27,7 +27,7 @@ static int check_mat(mbl_status *st, const char *fn, const char *name, int m, in
     if (m < 0 || n < 0)
         return mbl_error(st, MBL_EDIM, "%s: %s has negative size %d x %d", fn, name, m, n);
     if (!A) return mbl_error(st, MBL_EARG, "%s: %s is NULL", fn, name);
-    if (lda < mbla_max1(m))
+    if (lda < la_max1(m))
         return mbl_error(st, MBL_EDIM, "%s: leading dimension of %s is %d < max(1, %d)", fn,
                          name, lda, m);
     return 0;
@@ -106,7 +106,7 @@ int mbla_gemv(char trans, int m, int n, double alpha, const double *A, int lda,
 
 double mbla_norm1(int m, int n, const double *A, int lda)
 {
-    if (m < 0 || n < 0 || lda < mbla_max1(m)) return -1.0;
+    if (m < 0 || n < 0 || lda < la_max1(m)) return -1.0;
     if (m == 0 || n == 0) return 0.0;
     if (!A) return -1.0;
     double best = 0.0;
@@ -131,7 +131,7 @@ int mbla_lu_solve(int n, int nrhs, double *A, int lda, double *B, int ldb, mbl_s
     if (!ipiv) return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
     int info = LAPACKE_dgesv_work(LAPACK_COL_MAJOR, n, nrhs, A, lda, ipiv, B, ldb);
     mbl_free(ipiv);
-    if (info < 0) return mbla_lapacke_error(st, "mbla_lu_solve (dgesv)", info);
+    if (info < 0) return la_lapacke_error(st, "mbla_lu_solve (dgesv)", info);
     if (info > 0)
         return mbl_error(st, MBL_ESINGULAR,
                          "%s: matrix is singular: U(%d,%d) is exactly zero (pivot %d)", fn,
@@ -166,19 +166,19 @@ int mbla_dlu_new(int n, const double *A, int lda, mbla_dlu **out, mbl_status *st
     mbla_dlu *lu = mbl_calloc(1, sizeof *lu);
     if (!lu) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
     lu->n = n;
-    lu->lu = mbla_alloc_dmat(n, n);
+    lu->lu = la_alloc_dmat(n, n);
     lu->ipiv = mbl_alloc_array((size_t)n, sizeof *lu->ipiv);
     if (!lu->lu || !lu->ipiv) {
         mbla_dlu_free(lu);
         return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
     }
-    mbla_copy_dmat(n, n, A, lda, lu->lu, mbla_max1(n));
-    lu->anorm = mbla_norm1(n, n, lu->lu, mbla_max1(n));
+    la_copy_dmat(n, n, A, lda, lu->lu, la_max1(n));
+    lu->anorm = mbla_norm1(n, n, lu->lu, la_max1(n));
     if (n > 0) {
         int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, lu->lu, n, lu->ipiv);
         if (info) {
             mbla_dlu_free(lu);
-            if (info < 0) return mbla_lapacke_error(st, "mbla_dlu_new (dgetrf)", info);
+            if (info < 0) return la_lapacke_error(st, "mbla_dlu_new (dgetrf)", info);
             return mbl_error(st, MBL_ESINGULAR,
                              "%s: matrix is singular: U(%d,%d) is exactly zero (pivot %d)", fn,
                              info - 1, info - 1, info - 1);
@@ -200,7 +200,7 @@ int mbla_dlu_solve(const mbla_dlu *lu, char trans, int nrhs, double *B, int ldb,
     if (lu->n == 0 || nrhs == 0) return 0;
     int info = LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, trans, lu->n, nrhs, lu->lu, lu->n,
                                    lu->ipiv, B, ldb);
-    if (info < 0) return mbla_lapacke_error(st, "mbla_dlu_solve (dgetrs)", info);
+    if (info < 0) return la_lapacke_error(st, "mbla_dlu_solve (dgetrs)", info);
     return 0;
 }
 
@@ -224,7 +224,7 @@ int mbla_dlu_rcond(const mbla_dlu *lu, double *rcond, mbl_status *st)
                                    iwork);
     mbl_free(work);
     mbl_free(iwork);
-    if (info < 0) return mbla_lapacke_error(st, "mbla_dlu_rcond (dgecon)", info);
+    if (info < 0) return la_lapacke_error(st, "mbla_dlu_rcond (dgecon)", info);
     return 0;
 }
 
@@ -289,7 +289,7 @@ int mbla_qrcp(int m, int n, double *A, int lda, double tol, int *jpvt, int *rank
     if (info < 0) {
         mbl_free(tau);
         mbl_free(work);
-        return mbla_lapacke_error(st, "mbla_qrcp (dgeqp3)", info);
+        return la_lapacke_error(st, "mbla_qrcp (dgeqp3)", info);
     }
     for (int j = 0; j < n; j++) jpvt[j] -= 1; /* to 0-based */
     if (rank) *rank = mbla_rank_from_diag(m, n, k, A, lda + 1, tol);
@@ -299,14 +299,14 @@ int mbla_qrcp(int m, int n, double *A, int lda, double tol, int *jpvt, int *rank
                 R[i + (size_t)j * ldr] = i <= j ? A[i + (size_t)j * lda] : 0.0;
     }
     if (Q) {
-        mbla_copy_dmat(m, k, A, lda, Q, ldq);
+        la_copy_dmat(m, k, A, lda, Q, ldq);
         for (int j = k; j < qcols; j++)
             for (int i = 0; i < m; i++) Q[i + (size_t)j * ldq] = 0.0;
         info = LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m, qcols, k, Q, ldq, tau, work, lwork);
         if (info < 0) {
             mbl_free(tau);
             mbl_free(work);
-            return mbla_lapacke_error(st, "mbla_qrcp (dorgqr)", info);
+            return la_lapacke_error(st, "mbla_qrcp (dorgqr)", info);
         }
     }
     mbl_free(tau);
@@ -342,13 +342,13 @@ int mbla_svd(int m, int n, double *A, int lda, char job, double *s, double *U, i
     int lu = U ? ldu : 1, lv = VT ? ldvt : 1;
     double wq = 0.0;
     int info = LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, ju, jv, m, n, A, lda, s, u, lu, vt, lv, &wq, -1);
-    if (info < 0) return mbla_lapacke_error(st, "mbla_svd (dgesvd)", info);
+    if (info < 0) return la_lapacke_error(st, "mbla_svd (dgesvd)", info);
     int lwork = query_lwork(wq, 5 * k + (m > n ? m : n));
     double *work = mbl_alloc_array((size_t)lwork, sizeof *work);
     if (!work) return mbl_error(st, MBL_ENOMEM, "%s: out of memory (workspace %d)", fn, lwork);
     info = LAPACKE_dgesvd_work(LAPACK_COL_MAJOR, ju, jv, m, n, A, lda, s, u, lu, vt, lv, work, lwork);
     mbl_free(work);
-    if (info < 0) return mbla_lapacke_error(st, "mbla_svd (dgesvd)", info);
+    if (info < 0) return la_lapacke_error(st, "mbla_svd (dgesvd)", info);
     if (info > 0)
         return mbl_error(st, MBL_ENOCONV,
                          "%s: dgesvd did not converge (%d superdiagonals not converged)", fn, info);
@@ -363,7 +363,7 @@ int mbla_lstsq(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, d
     if (r) return r;
     int mx = m > n ? m : n, k = m < n ? m : n;
     if (nrhs < 0) return mbl_error(st, MBL_EDIM, "%s: nrhs = %d", fn, nrhs);
-    if (ldb < mbla_max1(mx)) return mbl_error(st, MBL_EDIM, "%s: ldb %d < max(1, %d, %d)", fn, ldb, m, n);
+    if (ldb < la_max1(mx)) return mbl_error(st, MBL_EDIM, "%s: ldb %d < max(1, %d, %d)", fn, ldb, m, n);
     if (!B && nrhs && mx) return mbl_error(st, MBL_EARG, "%s: B is NULL", fn);
     if ((r = check_finite(st, fn, "A", m, n, A, lda))) return r;
     if (rank) *rank = 0;
@@ -380,7 +380,7 @@ int mbla_lstsq(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, d
     int info = LAPACKE_dgelsd_work(LAPACK_COL_MAJOR, m, n, nrhs, A, lda, B, ldb, s, rcond, &rk, &wq, -1, &iwq);
     if (info < 0) {
         mbl_free(s);
-        return mbla_lapacke_error(st, "mbla_lstsq (dgelsd)", info);
+        return la_lapacke_error(st, "mbla_lstsq (dgelsd)", info);
     }
     int lwork = query_lwork(wq, 1), liwork = iwq > 1 ? iwq : 1;
     double *work = mbl_alloc_array((size_t)lwork, sizeof *work);
@@ -391,7 +391,7 @@ int mbla_lstsq(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, d
     }
     info = LAPACKE_dgelsd_work(LAPACK_COL_MAJOR, m, n, nrhs, A, lda, B, ldb, s, rcond, &rk, work, lwork, iwork);
     mbl_free(s), mbl_free(work), mbl_free(iwork);
-    if (info < 0) return mbla_lapacke_error(st, "mbla_lstsq (dgelsd)", info);
+    if (info < 0) return la_lapacke_error(st, "mbla_lstsq (dgelsd)", info);
     if (info > 0) return mbl_error(st, MBL_ENOCONV, "%s: dgelsd did not converge (%d off-diagonals)", fn, info);
     if (rank) *rank = rk;
     return 0;
@@ -445,7 +445,7 @@ int mbla_select_columns(int m, int n, const double *A, int lda, const double *we
     if (tol < 0) tol = (double)n * DBL_EPSILON; /* n = max(m, n) here */
     *rank = 0;
     if (n == 0) return 0;
-    double *W = mbla_alloc_dmat(n, n);
+    double *W = la_alloc_dmat(n, n);
     int *ipiv = mbl_alloc_array((size_t)n, sizeof *ipiv);
     int *jpiv = mbl_alloc_array((size_t)n, sizeof *jpiv);
     if (!W || !ipiv || !jpiv) {
@@ -499,9 +499,9 @@ int mbla_eig(int n, const double *A, int lda, double *wr, double *wi, double *VL
     if (VL && (r = check_mat(st, fn, "VL", n, n, VL, ldvl))) return r;
     if (VR && (r = check_mat(st, fn, "VR", n, n, VR, ldvr))) return r;
     if (n == 0) return 0;
-    double *C = mbla_alloc_dmat(n, n);
+    double *C = la_alloc_dmat(n, n);
     if (!C) return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
-    mbla_copy_dmat(n, n, A, lda, C, n);
+    la_copy_dmat(n, n, A, lda, C, n);
     char jl = VL ? 'V' : 'N', jr = VR ? 'V' : 'N';
     double dummy = 0.0, wq = 0.0;
     double *vl = VL ? VL : &dummy, *vr = VR ? VR : &dummy;
@@ -520,7 +520,7 @@ int mbla_eig(int n, const double *A, int lda, double *wr, double *wi, double *VL
     }
     mbl_free(work);
     mbl_free(C);
-    if (info < 0) return mbla_lapacke_error(st, "mbla_eig (dgeev)", info);
+    if (info < 0) return la_lapacke_error(st, "mbla_eig (dgeev)", info);
     if (info > 0)
         return mbl_error(st, MBL_ENOCONV, "%s: QR algorithm failed (eigenvalues %d.. not computed)",
                          fn, info);
@@ -550,14 +550,14 @@ int mbla_ggev(int n, const double *A, int lda, const double *B, int ldb, double 
     int r = check_pencil(st, fn, n, A, lda, B, ldb, alphar, alphai, beta, VL, ldvl, VR, ldvr);
     if (r) return r;
     if (n == 0) return 0;
-    double *CA = mbla_alloc_dmat(n, n), *CB = mbla_alloc_dmat(n, n);
+    double *CA = la_alloc_dmat(n, n), *CB = la_alloc_dmat(n, n);
     if (!CA || !CB) {
         mbl_free(CA);
         mbl_free(CB);
         return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
     }
-    mbla_copy_dmat(n, n, A, lda, CA, n);
-    mbla_copy_dmat(n, n, B, ldb, CB, n);
+    la_copy_dmat(n, n, A, lda, CA, n);
+    la_copy_dmat(n, n, B, ldb, CB, n);
     char jl = VL ? 'V' : 'N', jr = VR ? 'V' : 'N';
     double dummy = 0.0, wq = 0.0;
     double *vl = VL ? VL : &dummy, *vr = VR ? VR : &dummy;
@@ -579,7 +579,7 @@ int mbla_ggev(int n, const double *A, int lda, const double *B, int ldb, double 
     mbl_free(work);
     mbl_free(CA);
     mbl_free(CB);
-    if (info < 0) return mbla_lapacke_error(st, "mbla_ggev (dggev)", info);
+    if (info < 0) return la_lapacke_error(st, "mbla_ggev (dggev)", info);
     if (info > 0)
         return mbl_error(st, MBL_ENOCONV, "%s: QZ iteration failed (dggev info %d)", fn, info);
     return 0;
@@ -617,13 +617,13 @@ int mbla_gev_classify(int n, const double *A, int lda, const double *B, int ldb,
     if (n == 0) return 0;
     double nA = mbla_norm_fro(n, n, A, lda), nB = mbla_norm_fro(n, n, B, ldb), tol = MBLA_GEV_TOL_FACTOR * n * DBL_EPSILON;
     /* rank of B within tol ||B|| (singular values against the Frobenius norm) */
-    double *Bc = mbla_alloc_dmat(n, n), *sv = mbl_alloc_array((size_t)n, sizeof *sv);
+    double *Bc = la_alloc_dmat(n, n), *sv = mbl_alloc_array((size_t)n, sizeof *sv);
     gev_cand *cand = mbl_alloc_array((size_t)n, sizeof *cand);
     if (!Bc || !sv || !cand) {
         mbl_free(Bc), mbl_free(sv), mbl_free(cand);
         return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
     }
-    mbla_copy_dmat(n, n, B, ldb, Bc, n);
+    la_copy_dmat(n, n, B, ldb, Bc, n);
     r = mbla_svd(n, n, Bc, n, 'S', sv, NULL, 1, NULL, 1, st);
     int rank = 0;
     while (!r && rank < n && sv[rank] > tol * nB) rank++;
@@ -690,7 +690,7 @@ int mbla_gev_berr(int n, const double *A, int lda, const double *B, int ldb, con
     if (n == 0) return 0;
     /* A VR and B VR by two products (LAPACK's packing: a pair's real and imaginary parts are
      * columns j, j + 1), then each residual (A - s B)(xr + i xi) from their columns */
-    double *AV = mbla_alloc_dmat(n, n), *BV = mbla_alloc_dmat(n, n);
+    double *AV = la_alloc_dmat(n, n), *BV = la_alloc_dmat(n, n);
     if (!AV || !BV) {
         mbl_free(AV), mbl_free(BV);
         return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
@@ -778,7 +778,7 @@ int mbla_ggevx(char balanc, int n, const double *A, int lda, const double *B, in
     if (abnrm) *abnrm = 0.0;
     if (bbnrm) *bbnrm = 0.0;
     if (n == 0) return 0;
-    double *CA = mbla_alloc_dmat(n, n), *CB = mbla_alloc_dmat(n, n);
+    double *CA = la_alloc_dmat(n, n), *CB = la_alloc_dmat(n, n);
     double *lscale = mbl_alloc_array((size_t)n, sizeof *lscale), *rscale = mbl_alloc_array((size_t)n, sizeof *rscale);
     int *iwork = mbl_alloc_array((size_t)n + 6, sizeof *iwork);
     lapack_logical *bwork = mbl_alloc_array((size_t)n, sizeof *bwork);
@@ -788,8 +788,8 @@ int mbla_ggevx(char balanc, int n, const double *A, int lda, const double *B, in
         r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
         goto done;
     }
-    mbla_copy_dmat(n, n, A, lda, CA, n);
-    mbla_copy_dmat(n, n, B, ldb, CB, n);
+    la_copy_dmat(n, n, A, lda, CA, n);
+    la_copy_dmat(n, n, B, ldb, CB, n);
     char jl = VL ? 'V' : 'N', jr = VR ? 'V' : 'N';
     double dummy = 0.0, wq = 0.0, an = 0.0, bn = 0.0, rce = 0.0, rcv = 0.0;
     double *vl = VL ? VL : &dummy, *vr = VR ? VR : &dummy;
@@ -808,7 +808,7 @@ int mbla_ggevx(char balanc, int n, const double *A, int lda, const double *B, in
                                    beta, vl, ll, vr, lr, &ilo, &ihi, lscale, rscale, &an, &bn, &rce, &rcv,
                                    work, lwork, iwork, bwork);
     }
-    if (info < 0) r = mbla_lapacke_error(st, "mbla_ggevx (dggevx)", info);
+    if (info < 0) r = la_lapacke_error(st, "mbla_ggevx (dggevx)", info);
     else if (info > 0) r = mbl_error(st, MBL_ENOCONV, "%s: QZ iteration failed (dggevx info %d)", fn, info);
     else {
         if (abnrm) *abnrm = an;
@@ -832,15 +832,15 @@ int mbla_sygvd(int n, const double *A, int lda, const double *B, int ldb, double
         return r;
     if (Z && (r = check_mat(st, fn, "Z", n, n, Z, ldz))) return r;
     if (n == 0) return 0;
-    double *CA = mbla_alloc_dmat(n, n), *CB = mbla_alloc_dmat(n, n);
+    double *CA = la_alloc_dmat(n, n), *CB = la_alloc_dmat(n, n);
     double *work = NULL;
     int *iwork = NULL;
     if (!CA || !CB) {
         r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
         goto done;
     }
-    mbla_copy_dmat(n, n, A, lda, CA, n);
-    mbla_copy_dmat(n, n, B, ldb, CB, n);
+    la_copy_dmat(n, n, A, lda, CA, n);
+    la_copy_dmat(n, n, B, ldb, CB, n);
     char jobz = Z ? 'V' : 'N';
     double wq = 0.0;
     int iwq = 0;
@@ -858,14 +858,14 @@ int mbla_sygvd(int n, const double *A, int lda, const double *B, int ldb, double
                                    iwork, liwork);
     }
     if (info < 0) {
-        r = mbla_lapacke_error(st, "mbla_sygvd (dsygvd)", info);
+        r = la_lapacke_error(st, "mbla_sygvd (dsygvd)", info);
     } else if (info > n) {
         r = mbl_error(st, MBL_ESINGULAR, "%s: B is not positive definite (leading minor of order %d)",
                       fn, info - n);
     } else if (info > 0) {
         r = mbl_error(st, MBL_ENOCONV, "%s: dsygvd did not converge (info %d)", fn, info);
     } else if (Z) {
-        mbla_copy_dmat(n, n, CA, n, Z, ldz);
+        la_copy_dmat(n, n, CA, n, Z, ldz);
     }
 done:
     mbl_free(CA);

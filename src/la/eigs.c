@@ -1,11 +1,10 @@
 /* Sparse generalized eigenvalues near a shift: ARPACK-ng (BSD) in regular mode on the
- * shift-invert operator OP = (A - sigma E)^{-1} E, the factorization done by KLU. */
+ * shift-invert operator OP = (A - sigma E)^{-1} E, the factorization done by KLU; symmetric
+ * pencils by ARPACK's Lanczos in shift-invert mode. Their refinement: eigs_refine.c. */
 #include "la/la_internal.h"
 
 #include <arpack.h>
 #include <complex.h>
-#include <float.h>
-#include <lapacke.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -133,162 +132,231 @@ static int krylov_opts(const char *fn, const mbla_eigs_opts *opts, int k, int n,
     return 0;
 }
 
-int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double sigma_im,
-                   int k, const mbla_eigs_opts *opts, double *lre, double *lim, double *Vre,
-                   double *Vim, int ldv, int *nconv, mbl_status *st)
+/* The state of one mbla_eigs_sinv call: the shifted factorization, ARPACK's workspaces and its
+ * reverse-communication arrays (freed together by sinv_work_free). */
+typedef struct {
+    op_ctx c;
+    mbla_csc *Eid, *Cre, *Cim;
+    double *cz, *resid, *V, *workd, *workl, *workev, *rwork, *dr, *di, *Z;
+    int *select;
+    ritz *rz;
+    int ncv, lworkl, wdim, want_vec;
+    int iparam[11], ipntr[14];
+} sinv_work;
+
+static void sinv_work_free(sinv_work *s)
 {
-    const char *fn = "mbla_eigs_sinv";
-    if (nconv) *nconv = 0;
-    int r = mbla_csc_arg(A, fn, "A", st);
+    mbla_klu_free(s->c.klu);
+    mbla_csc_free(s->Eid);
+    mbla_csc_free(s->Cre);
+    mbla_csc_free(s->Cim);
+    mbl_free(s->cz);
+    mbl_free(s->resid);
+    mbl_free(s->V);
+    mbl_free(s->workd);
+    mbl_free(s->workl);
+    mbl_free(s->workev);
+    mbl_free(s->rwork);
+    mbl_free(s->dr);
+    mbl_free(s->di);
+    mbl_free(s->select);
+    mbl_free(s->rz);
+    mbl_free(s->c.tmp);
+    mbl_free(s->Z);
+}
+
+/* The arguments of mbla_eigs_sinv, checked. */
+static int sinv_check(const char *fn, const mbla_csc *A, const mbla_csc *E, double sigma_re, double sigma_im,
+                      int k, const double *lre, const double *lim, const double *Vre, const double *Vim, int ldv,
+                      mbl_status *st)
+{
+    int r = la_csc_arg(A, fn, "A", st);
     if (r) return r;
     if (A->m != A->n) return mbl_error(st, MBL_EDIM, "%s: A must be square, got %d x %d", fn, A->m, A->n);
     int n = A->n;
     if (E) {
-        if ((r = mbla_csc_arg(E, fn, "E", st))) return r;
+        if ((r = la_csc_arg(E, fn, "E", st))) return r;
         if (E->m != n || E->n != n)
             return mbl_error(st, MBL_EDIM, "%s: E is %d x %d, A is %d x %d", fn, E->m, E->n, n, n);
     }
     if (k < 1 || k > n - 2)
         return mbl_error(st, MBL_EDIM, "%s: k = %d outside [1, n - 2] (n = %d)", fn, k, n);
     if (!lre || !lim) return mbl_error(st, MBL_EARG, "%s: lre or lim is NULL", fn);
-    if ((Vre || Vim) && ldv < mbla_max1(n))
+    if ((Vre || Vim) && ldv < la_max1(n))
         return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
     if (!isfinite(sigma_re) || !isfinite(sigma_im))
         return mbl_error(st, MBL_EARG, "%s: shift is not finite", fn);
-    mbla_eigs_opts o;
-    int ncv = 0;
-    int r0 = krylov_opts(fn, opts, k, n, 2, &o, &ncv, st);
-    if (r0) return r0;
-    int cplx = sigma_im != 0.0;
-    int want_vec = Vre || Vim;
-    int wdim = cplx ? 2 : 1; /* doubles per scalar */
+    return 0;
+}
 
-    /* ---- A - sigma E on the union pattern, factored by KLU ---- */
-    mbla_csc *Eid = NULL, *Cre = NULL, *Cim = NULL;
-    double *cz = NULL, *resid = NULL, *V = NULL, *workd = NULL, *workl = NULL, *workev = NULL;
-    double *rwork = NULL, *dr = NULL, *di = NULL, *Z = NULL;
-    int *select = NULL;
-    ritz *rz = NULL;
-    op_ctx c = {n, cplx, E, NULL, NULL};
+/* A - sigma E on the union pattern (E NULL: the identity), factored by KLU into s->c.klu. */
+static int sinv_factor(const char *fn, const mbla_csc *A, const mbla_csc *E, double sigma_re, double sigma_im,
+                       const mbla_eigs_opts *o, sinv_work *s, mbl_status *st)
+{
+    int r, n = A->n;
     const mbla_csc *EE = E;
     if (!EE) {
-        if ((r = mbla_csc_new(n, n, n, &Eid, st))) goto done;
+        if ((r = mbla_csc_new(n, n, n, &s->Eid, st))) return r;
         for (int j = 0; j < n; j++) {
-            Eid->p[j] = j;
-            Eid->i[j] = j;
-            Eid->x[j] = 1.0;
+            s->Eid->p[j] = j;
+            s->Eid->i[j] = j;
+            s->Eid->x[j] = 1.0;
         }
-        Eid->p[n] = n;
-        EE = Eid;
+        s->Eid->p[n] = n;
+        EE = s->Eid;
     }
-    if ((r = mbla_csc_add(1.0, A, -sigma_re, EE, &Cre, st))) goto done;
-    if (!cplx) {
-        r = mbla_klu_new(Cre, &o.klu, &c.klu, st);
+    if ((r = mbla_csc_add(1.0, A, -sigma_re, EE, &s->Cre, st))) return r;
+    if (!s->c.cplx) {
+        r = mbla_klu_new(s->Cre, &o->klu, &s->c.klu, st);
     } else {
-        if ((r = mbla_csc_add(0.0, A, -sigma_im, EE, &Cim, st))) goto done;
-        int nz = Cre->p[n];
-        cz = mbl_alloc_array((size_t)2 * (size_t)nz, sizeof *cz);
-        if (!cz) {
-            r = mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
-            goto done;
-        }
+        if ((r = mbla_csc_add(0.0, A, -sigma_im, EE, &s->Cim, st))) return r;
+        int nz = s->Cre->p[n];
+        s->cz = mbl_alloc_array((size_t)2 * (size_t)nz, sizeof *s->cz);
+        if (!s->cz) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
         for (int q = 0; q < nz; q++) {
-            cz[2 * q] = Cre->x[q];
-            cz[2 * q + 1] = Cim->x[q];
+            s->cz[2 * q] = s->Cre->x[q];
+            s->cz[2 * q + 1] = s->Cim->x[q];
         }
-        r = mbla_kluz_new(Cre, cz, &o.klu, &c.klu, st);
+        r = mbla_kluz_new(s->Cre, s->cz, &o->klu, &s->c.klu, st);
     }
     if (r) {
         if (r == MBL_ESINGULAR)
             mbl_error_prefix(st, "%s: A - sigma E is singular at sigma = %g%+gi (an eigenvalue?)", fn,
                              sigma_re, sigma_im);
-        goto done;
+        return r;
     }
+    return 0;
+}
 
-    /* ---- ARPACK workspaces ---- */
-    long long lw = 3LL * ncv * ncv + (cplx ? 5LL : 6LL) * ncv;
-    if (lw > INT_MAX) {
-        r = mbl_error(st, MBL_ENOMEM, "%s: ncv = %d too large for ARPACK's int workspace", fn, ncv);
-        goto done;
-    }
-    int lworkl = (int)lw;
-    resid = mbl_alloc_array((size_t)wdim * n, sizeof *resid);
-    V = mbla_alloc_dmat(wdim * n, ncv);
-    workd = mbl_alloc_array((size_t)3 * wdim * n, sizeof *workd);
-    workl = mbl_alloc_array((size_t)wdim * lworkl, sizeof *workl);
-    workev = mbl_alloc_array((size_t)3 * wdim * ncv, sizeof *workev);
-    rwork = mbl_alloc_array((size_t)ncv, sizeof *rwork);
-    dr = mbl_alloc_array((size_t)wdim * (ncv + 1), sizeof *dr);
-    di = mbl_alloc_array((size_t)ncv + 1, sizeof *di);
-    select = mbl_calloc((size_t)ncv, sizeof *select);
-    rz = mbl_alloc_array((size_t)ncv + 1, sizeof *rz);
-    c.tmp = mbl_alloc_array((size_t)wdim * n, sizeof *c.tmp);
-    if (want_vec) Z = mbla_alloc_dmat(wdim * n, ncv + 1);
-    if (!resid || !V || !workd || !workl || !workev || !rwork || !dr || !di || !select || !rz ||
-        !c.tmp || (want_vec && !Z)) {
-        r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d, ncv = %d)", fn, n, ncv);
-        goto done;
-    }
+/* ARPACK's workspaces for n unknowns and the Krylov dimension s->ncv. */
+static int sinv_alloc(const char *fn, int n, sinv_work *s, mbl_status *st)
+{
+    int ncv = s->ncv, wdim = s->wdim;
+    long long lw = 3LL * ncv * ncv + (s->c.cplx ? 5LL : 6LL) * ncv;
+    if (lw > INT_MAX) return mbl_error(st, MBL_ENOMEM, "%s: ncv = %d too large for ARPACK's int workspace", fn, ncv);
+    int lworkl = s->lworkl = (int)lw;
+    s->resid = mbl_alloc_array((size_t)wdim * n, sizeof *s->resid);
+    s->V = la_alloc_dmat(wdim * n, ncv);
+    s->workd = mbl_alloc_array((size_t)3 * wdim * n, sizeof *s->workd);
+    s->workl = mbl_alloc_array((size_t)wdim * lworkl, sizeof *s->workl);
+    s->workev = mbl_alloc_array((size_t)3 * wdim * ncv, sizeof *s->workev);
+    s->rwork = mbl_alloc_array((size_t)ncv, sizeof *s->rwork);
+    s->dr = mbl_alloc_array((size_t)wdim * (ncv + 1), sizeof *s->dr);
+    s->di = mbl_alloc_array((size_t)ncv + 1, sizeof *s->di);
+    s->select = mbl_calloc((size_t)ncv, sizeof *s->select);
+    s->rz = mbl_alloc_array((size_t)ncv + 1, sizeof *s->rz);
+    s->c.tmp = mbl_alloc_array((size_t)wdim * n, sizeof *s->c.tmp);
+    if (s->want_vec) s->Z = la_alloc_dmat(wdim * n, ncv + 1);
+    if (!s->resid || !s->V || !s->workd || !s->workl || !s->workev || !s->rwork || !s->dr || !s->di || !s->select ||
+        !s->rz || !s->c.tmp || (s->want_vec && !s->Z))
+        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d, ncv = %d)", fn, n, ncv);
+    return 0;
+}
+
+/* The start vector and ARPACK's reverse-communication loop (d/znaupd); *info: its last info. */
+static int sinv_iterate(const char *fn, int n, int k, const mbla_eigs_opts *o, sinv_work *s, int *info,
+                        mbl_status *st)
+{
+    int r, cplx = s->c.cplx, wdim = s->wdim, ncv = s->ncv, lworkl = s->lworkl;
+    op_ctx *c = &s->c;
     /* start vector OP * (pseudo-random): lies in the range of OP, free of the components of
      * the infinite eigenvalues of a descriptor pencil */
     unsigned seed = MBLA_EIGS_SEED;
-    for (int i = 0; i < wdim * n; i++) c.tmp[i] = lcg(&seed);
-    r = cplx ? op_cplx(&c, c.tmp, resid, st) : op_real(&c, c.tmp, resid, st);
-    if (r) goto done;
+    for (int i = 0; i < wdim * n; i++) c->tmp[i] = lcg(&seed);
+    r = cplx ? op_cplx(c, c->tmp, s->resid, st) : op_real(c, c->tmp, s->resid, st);
+    if (r) return r;
 
-    int iparam[11] = {0}, ipntr[14] = {0};
+    int *iparam = s->iparam, *ipntr = s->ipntr;
     iparam[0] = 1;          /* exact shifts */
-    iparam[2] = o.maxiter;
+    iparam[2] = o->maxiter;
     iparam[6] = 1;          /* regular mode: ARPACK sees only OP */
-    int ido = 0, info = 1;  /* info = 1: use resid as start vector */
+    int ido = 0;
+    *info = 1;              /* info = 1: use resid as start vector */
     for (;;) {
         if (cplx)
-            znaupd_c(&ido, "I", n, "LM", k, o.tol, (double _Complex *)resid, ncv,
-                     (double _Complex *)V, n, iparam, ipntr, (double _Complex *)workd,
-                     (double _Complex *)workl, lworkl, rwork, &info);
+            znaupd_c(&ido, "I", n, "LM", k, o->tol, (double _Complex *)s->resid, ncv,
+                     (double _Complex *)s->V, n, iparam, ipntr, (double _Complex *)s->workd,
+                     (double _Complex *)s->workl, lworkl, s->rwork, info);
         else
-            dnaupd_c(&ido, "I", n, "LM", k, o.tol, resid, ncv, V, n, iparam, ipntr, workd, workl,
-                     lworkl, &info);
+            dnaupd_c(&ido, "I", n, "LM", k, o->tol, s->resid, ncv, s->V, n, iparam, ipntr, s->workd, s->workl,
+                     lworkl, info);
         if (ido == -1 || ido == 1) {
-            double *x = workd + (size_t)wdim * (ipntr[0] - 1), *y = workd + (size_t)wdim * (ipntr[1] - 1);
-            r = cplx ? op_cplx(&c, x, y, st) : op_real(&c, x, y, st);
-            if (r) goto done;
+            double *x = s->workd + (size_t)wdim * (ipntr[0] - 1), *y = s->workd + (size_t)wdim * (ipntr[1] - 1);
+            r = cplx ? op_cplx(c, x, y, st) : op_real(c, x, y, st);
+            if (r) return r;
         } else if (ido == 99) {
             break;
         } else {
-            r = mbl_error(st, MBL_ELIB, "%s: unexpected ARPACK request ido = %d", fn, ido);
-            goto done;
+            return mbl_error(st, MBL_ELIB, "%s: unexpected ARPACK request ido = %d", fn, ido);
         }
     }
-    if (nconv) *nconv = iparam[4];
-    if ((r = aupd_status(st, fn, cplx ? "znaupd" : "dnaupd", info, iparam[4], k, iparam[2]))) goto done;
+    return 0;
+}
 
+/* Ritz vector j of OP (the column(s) of s->Z) into vr, vi (vi may be NULL), unit 2-norm. */
+static void sinv_vector(int n, const sinv_work *s, int j, double *vr, double *vi)
+{
+    const double *Z = s->Z, *di = s->di;
+    if (s->c.cplx) {
+        const double *zj = Z + (size_t)2 * n * j;
+        for (int i = 0; i < n; i++) {
+            vr[i] = zj[2 * i];
+            if (vi) vi[i] = zj[2 * i + 1];
+        }
+    } else {
+        const double *zr, *zi = NULL;
+        double sgn = 1.0;
+        if (di[j] == 0.0) {
+            zr = Z + (size_t)n * j;
+        } else if (di[j] > 0.0) { /* first of a pair: columns j (re), j + 1 (im) */
+            zr = Z + (size_t)n * j;
+            zi = Z + (size_t)n * (j + 1);
+        } else if (j > 0) {       /* second of a pair: the conjugate of the first */
+            zr = Z + (size_t)n * (j - 1);
+            zi = Z + (size_t)n * j;
+            sgn = -1.0;
+        } else {
+            zr = Z;
+        }
+        for (int i = 0; i < n; i++) {
+            vr[i] = zr[i];
+            if (vi) vi[i] = zi ? sgn * zi[i] : 0.0;
+        }
+    }
+    normalize(n, vr, vi);
+}
+
+/* Ritz values (and vectors) of OP by d/zneupd (info: the last one of d/znaupd), and the k
+ * eigenvalues nearest the shift. */
+static int sinv_extract(const char *fn, int n, int k, double sigma_re, double sigma_im, const mbla_eigs_opts *o,
+                        sinv_work *s, int info, double *lre, double *lim, double *Vre, double *Vim, int ldv,
+                        int *nconv, mbl_status *st)
+{
+    int cplx = s->c.cplx, want_vec = s->want_vec, ncv = s->ncv, lworkl = s->lworkl;
+    int *iparam = s->iparam, *ipntr = s->ipntr;
+    double *dr = s->dr, *di = s->di;
+    ritz *rz = s->rz;
     /* ---- Ritz values (and vectors) of OP ---- */
     int rvec = want_vec ? 1 : 0;
-    double *zz = want_vec ? Z : V;
+    double *zz = want_vec ? s->Z : s->V;
     if (cplx) {
         double _Complex sig = 0.0; /* regular mode: no shift inside ARPACK */
-        zneupd_c(rvec, "A", select, (double _Complex *)dr, (double _Complex *)zz, n, sig,
-                 (double _Complex *)workev, "I", n, "LM", k, o.tol, (double _Complex *)resid, ncv,
-                 (double _Complex *)V, n, iparam, ipntr, (double _Complex *)workd,
-                 (double _Complex *)workl, lworkl, rwork, &info);
+        zneupd_c(rvec, "A", s->select, (double _Complex *)dr, (double _Complex *)zz, n, sig,
+                 (double _Complex *)s->workev, "I", n, "LM", k, o->tol, (double _Complex *)s->resid, ncv,
+                 (double _Complex *)s->V, n, iparam, ipntr, (double _Complex *)s->workd,
+                 (double _Complex *)s->workl, lworkl, s->rwork, &info);
     } else {
-        dneupd_c(rvec, "A", select, dr, di, zz, n, 0.0, 0.0, workev, "I", n, "LM", k, o.tol, resid,
-                 ncv, V, n, iparam, ipntr, workd, workl, lworkl, &info);
+        dneupd_c(rvec, "A", s->select, dr, di, zz, n, 0.0, 0.0, s->workev, "I", n, "LM", k, o->tol, s->resid,
+                 ncv, s->V, n, iparam, ipntr, s->workd, s->workl, lworkl, &info);
     }
-    if (info != 0) {
-        r = info == -14 ? mbl_error(st, MBL_ENOCONV, "%s: ARPACK found no eigenvalue to sufficient accuracy", fn)
-                        : mbl_error(st, MBL_ELIB, "%s: ARPACK %s returned info %d", fn,
-                                    cplx ? "zneupd" : "dneupd", info);
-        goto done;
-    }
+    if (info != 0)
+        return info == -14 ? mbl_error(st, MBL_ENOCONV, "%s: ARPACK found no eigenvalue to sufficient accuracy", fn)
+                           : mbl_error(st, MBL_ELIB, "%s: ARPACK %s returned info %d", fn,
+                                       cplx ? "zneupd" : "dneupd", info);
     int nv = iparam[4];
     if (nv > ncv) nv = ncv;
     if (nconv) *nconv = nv;
-    if (nv < k) {
-        r = mbl_error(st, MBL_ENOCONV, "%s: ARPACK converged %d of %d eigenvalues", fn, nv, k);
-        goto done;
-    }
+    if (nv < k) return mbl_error(st, MBL_ENOCONV, "%s: ARPACK converged %d of %d eigenvalues", fn, nv, k);
     /* lambda = sigma + 1/mu; nearest sigma = largest |mu| */
     int nr = 0;
     for (int j = 0; j < nv; j++) {
@@ -301,601 +369,42 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
         rz[nr].idx = j;
         nr++;
     }
-    if (nr < k) {
-        r = mbl_error(st, MBL_ENOCONV, "%s: only %d finite eigenvalues of %d found", fn, nr, k);
-        goto done;
-    }
+    if (nr < k) return mbl_error(st, MBL_ENOCONV, "%s: only %d finite eigenvalues of %d found", fn, nr, k);
     sort_ritz(rz, nr);
     for (int t = 0; t < k; t++) {
         lre[t] = rz[t].re;
         lim[t] = rz[t].im;
         if (!want_vec) continue;
-        int j = rz[t].idx;
-        double *vr = Vre ? Vre + (size_t)t * ldv : c.tmp, *vi = Vim ? Vim + (size_t)t * ldv : NULL;
-        if (cplx) {
-            const double *zj = Z + (size_t)2 * n * j;
-            for (int i = 0; i < n; i++) {
-                vr[i] = zj[2 * i];
-                if (vi) vi[i] = zj[2 * i + 1];
-            }
-        } else {
-            const double *zr, *zi = NULL;
-            double sgn = 1.0;
-            if (di[j] == 0.0) {
-                zr = Z + (size_t)n * j;
-            } else if (di[j] > 0.0) { /* first of a pair: columns j (re), j + 1 (im) */
-                zr = Z + (size_t)n * j;
-                zi = Z + (size_t)n * (j + 1);
-            } else if (j > 0) {       /* second of a pair: the conjugate of the first */
-                zr = Z + (size_t)n * (j - 1);
-                zi = Z + (size_t)n * j;
-                sgn = -1.0;
-            } else {
-                zr = Z;
-            }
-            for (int i = 0; i < n; i++) {
-                vr[i] = zr[i];
-                if (vi) vi[i] = zi ? sgn * zi[i] : 0.0;
-            }
-        }
-        normalize(n, vr, vi);
+        double *vr = Vre ? Vre + (size_t)t * ldv : s->c.tmp, *vi = Vim ? Vim + (size_t)t * ldv : NULL;
+        sinv_vector(n, s, rz[t].idx, vr, vi);
     }
-    r = 0;
-done:
-    mbla_klu_free(c.klu);
-    mbla_csc_free(Eid);
-    mbla_csc_free(Cre);
-    mbla_csc_free(Cim);
-    mbl_free(cz);
-    mbl_free(resid);
-    mbl_free(V);
-    mbl_free(workd);
-    mbl_free(workl);
-    mbl_free(workev);
-    mbl_free(rwork);
-    mbl_free(dr);
-    mbl_free(di);
-    mbl_free(select);
-    mbl_free(rz);
-    mbl_free(c.tmp);
-    mbl_free(Z);
-    return r;
-}
-
-/* ---- refinement of computed eigenpairs ------------------------------------------------------ */
-
-#define MBLA_EIGS_REFINE_MAXIT_DEFAULT 16
-/* the symmetric variant converges linearly on pencils conditioned near 1/eps (factor 0.15-0.3 per
- * step on the flexible pendulum at n_p = 10^4): 1e-3 to the rounding level takes about 30 steps */
-#define MBLA_EIGS_REFINE_SYM_MAXIT_DEFAULT 40
-/* A step whose correction shrank by less than this factor against the previous one refactors
- * A - lambda E at the current lambda for the next step (chord steps otherwise). */
-#define MBLA_EIGS_REFINE_CHORD_RATE 0.1
-/* mbla_eigs_refine_sym: a pair is converged when its last correction was at most this many
- * units of rounding of lambda */
-#define MBLA_EIGS_REFINE_CONV 64
-
-/* s + c += a b in doubled precision (Ogita, Rump and Oishi 2005, Dot2: the rounding errors of the
- * product (fma) and of the sum (TwoSum) are accumulated in c) */
-static void dot2_add(double a, double b, double *s, double *c)
-{
-    double p = a * b, e = fma(a, b, -p);
-    double t = *s + p, v = t - *s, q = (*s - (t - v)) + (p - v);
-    *s = t;
-    *c += q + e;
-}
-
-/* r = A x - lambda E x for complex lambda = (lr, li) and x = (xr, xi), accumulated in doubled
- * precision and rounded once: the residual of the stored data, not of its rounding. w: 4n. */
-static void resid_cplx(const mbla_csc *A, const mbla_csc *E, double lr, double li, const double *xr,
-                       const double *xi, double *rr, double *ri, double *w)
-{
-    int n = A->n;
-    double *sr = w, *cr = w + n, *si = w + 2 * n, *ci = w + 3 * n;
-    /* w = E x in doubled precision (hi in sr/si, lo in cr/ci) */
-    memset(w, 0, (size_t)4 * n * sizeof *w);
-    for (int j = 0; j < n; j++)
-        for (int q = E->p[j]; q < E->p[j + 1]; q++) {
-            dot2_add(E->x[q], xr[j], &sr[E->i[q]], &cr[E->i[q]]);
-            dot2_add(E->x[q], xi[j], &si[E->i[q]], &ci[E->i[q]]);
-        }
-    /* r = -lambda w (all four parts of w, every product compensated) */
-    for (int i = 0; i < n; i++) {
-        double whr = sr[i], wlr = cr[i], whi = si[i], wli = ci[i];
-        double a = 0, b = 0, c = 0, d = 0;
-        dot2_add(-lr, whr, &a, &b), dot2_add(-lr, wlr, &a, &b);
-        dot2_add(li, whi, &a, &b), dot2_add(li, wli, &a, &b);
-        dot2_add(-lr, whi, &c, &d), dot2_add(-lr, wli, &c, &d);
-        dot2_add(-li, whr, &c, &d), dot2_add(-li, wlr, &c, &d);
-        sr[i] = a, cr[i] = b, si[i] = c, ci[i] = d;
-    }
-    for (int j = 0; j < n; j++)
-        for (int q = A->p[j]; q < A->p[j + 1]; q++) {
-            dot2_add(A->x[q], xr[j], &sr[A->i[q]], &cr[A->i[q]]);
-            dot2_add(A->x[q], xi[j], &si[A->i[q]], &ci[A->i[q]]);
-        }
-    for (int i = 0; i < n; i++) rr[i] = sr[i] + cr[i], ri[i] = si[i] + ci[i];
-}
-
-static double csc_norm1(const mbla_csc *A)
-{
-    double m = 0;
-    for (int j = 0; j < A->n; j++) {
-        double s = 0;
-        for (int q = A->p[j]; q < A->p[j + 1]; q++) s += fabs(A->x[q]);
-        m = fmax(m, s);
-    }
-    return m;
-}
-
-static double nrm2c(int n, const double *xr, const double *xi)
-{
-    double amax = 0, s = 0;
-    for (int i = 0; i < n; i++) amax = fmax(amax, fmax(fabs(xr[i]), fabs(xi[i])));
-    if (amax == 0) return 0;
-    for (int i = 0; i < n; i++) s += (xr[i] / amax) * (xr[i] / amax) + (xi[i] / amax) * (xi[i] / amax);
-    return amax * sqrt(s);
-}
-
-/* sym: A and E real symmetric, the eigenvalues real: each step's eigenvalue is the Rayleigh
- * quotient of the new vector (its correction x^T r / x^T E x from the doubled-precision residual)
- * and a pair converges when that correction is at the rounding level of lambda; conv (k, may be
- * NULL) receives 1 for a converged pair, 0 otherwise. */
-static int refine(const char *fn, const mbla_csc *A, const mbla_csc *E, int k, double *lre, double *lim,
-                  double *Vre, double *Vim, int ldv, int maxit, int sym, double *berr, int *iters, int *conv,
-                  mbl_status *st)
-{
-    int r = mbla_csc_arg(A, fn, "A", st);
-    if (r) return r;
-    if ((r = mbla_csc_arg(E, fn, "E", st))) return r;
-    int n = A->n;
-    if (A->m != n || E->m != n || E->n != n)
-        return mbl_error(st, MBL_EDIM, "%s: A is %d x %d, E is %d x %d (square, same order)", fn, A->m, A->n,
-                         E->m, E->n);
-    if (k < 0) return mbl_error(st, MBL_EDIM, "%s: k = %d < 0", fn, k);
-    if (k == 0) return 0;
-    if (!lre || !lim || !Vre || !Vim) return mbl_error(st, MBL_EARG, "%s: lre, lim, Vre or Vim is NULL", fn);
-    if (ldv < mbla_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
-    if (maxit <= 0) maxit = sym ? MBLA_EIGS_REFINE_SYM_MAXIT_DEFAULT : MBLA_EIGS_REFINE_MAXIT_DEFAULT;
-
-    mbla_csc *C = NULL;
-    mbla_klu *klu = NULL;
-    /* A - lambda E is singular to working precision at a converged lambda, so its pivot growth
-     * says nothing about the step: a small pivot threshold keeps the fill-reducing order (large FE
-     * meshes: threshold 1e-3 multiplied the fill by 50). The LU only preconditions the Newton
-     * step; the residual and the backward error berr are computed from A and E themselves, so an
-     * inexact step costs iterations, never accuracy. */
-    mbla_klu_opts ko;
-    mbla_klu_opts_default(&ko);
-    ko.pivot_tol = 1e-8;
-    ko.pivot_tol_try = 0.0;
-    double *cz = NULL, *w = NULL, *xr = NULL, *xi = NULL, *rr = NULL, *ri = NULL, *y1 = NULL, *y2 = NULL;
-    double *l0 = NULL, *bxr = NULL, *bxi = NULL;
-    r = mbla_csc_add(1.0, A, 0.0, E, &C, st); /* the union pattern of A - lambda E */
-    if (r) goto done;
-    int nz = C->p[n];
-    cz = mbl_alloc_array((size_t)2 * nz + 1, sizeof *cz);
-    w = mbl_alloc_array((size_t)4 * n + 1, sizeof *w);
-    xr = mbl_alloc_array((size_t)n + 1, sizeof *xr), xi = mbl_alloc_array((size_t)n + 1, sizeof *xi);
-    rr = mbl_alloc_array((size_t)n + 1, sizeof *rr), ri = mbl_alloc_array((size_t)n + 1, sizeof *ri);
-    y1 = mbl_alloc_array((size_t)2 * n + 1, sizeof *y1), y2 = mbl_alloc_array((size_t)2 * n + 1, sizeof *y2);
-    l0 = mbl_alloc_array((size_t)2 * k + 1, sizeof *l0);
-    bxr = mbl_alloc_array((size_t)n + 1, sizeof *bxr), bxi = mbl_alloc_array((size_t)n + 1, sizeof *bxi);
-    if (!cz || !w || !xr || !xi || !rr || !ri || !y1 || !y2 || !l0 || !bxr || !bxi) {
-        r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
-        goto done;
-    }
-    double nA = csc_norm1(A), nE = csc_norm1(E);
-    for (int t = 0; t < k; t++) l0[2 * t] = lre[t], l0[2 * t + 1] = lim[t];
-    for (int t = 0; t < k; t++) {
-        double *vr = Vre + (size_t)t * ldv, *vi = Vim + (size_t)t * ldv;
-        int tc = -1; /* an earlier, refined partner: this is its complex conjugate */
-        for (int u = 0; u < t && tc < 0; u++)
-            if (l0[2 * t + 1] != 0.0 && l0[2 * u] == l0[2 * t] && l0[2 * u + 1] == -l0[2 * t + 1]) tc = u;
-        if (tc >= 0) {
-            lre[t] = lre[tc], lim[t] = -lim[tc];
-            for (int i = 0; i < n; i++) vr[i] = Vre[i + (size_t)tc * ldv], vi[i] = -Vim[i + (size_t)tc * ldv];
-            if (berr) berr[t] = berr[tc];
-            if (iters) iters[t] = iters[tc];
-            if (conv) conv[t] = conv[tc];
-            continue;
-        }
-        double lr = lre[t], li = lim[t];
-        double nx = nrm2c(n, vr, vi);
-        if (!(nx > 0)) {
-            r = mbl_error(st, MBL_EARG, "%s: eigenvector %d is zero", fn, t);
-            goto done;
-        }
-        for (int i = 0; i < n; i++) xr[i] = vr[i] / nx, xi[i] = vi[i] / nx;
-        resid_cplx(A, E, lr, li, xr, xi, rr, ri, w);
-        double eta = nrm2c(n, rr, ri) / (nA + hypot(lr, li) * nE);
-        double eta0 = eta, best = eta, bl[2] = {lr, li}, dprev = INFINITY;
-        int it = 0, keep = 1; /* keep: the given pair is the best so far; else (bl, bxr, bxi) */
-        int refactor = 1, fresh = 0; /* factor at the current lambda before this step; did */
-        int cv = 0; /* the last correction was at the rounding level of lambda */
-        double dbest = INFINITY;
-        for (it = 0; it < maxit; it++) {
-            fresh = refactor;
-            if (refactor) {
-            /* C = A - lambda E, complex, on the union pattern */
-            for (int j = 0; j < n; j++) {
-                int qa = A->p[j], qe = E->p[j];
-                for (int q = C->p[j]; q < C->p[j + 1]; q++) {
-                    int i = C->i[q];
-                    double a = 0, e = 0;
-                    while (qa < A->p[j + 1] && A->i[qa] < i) qa++;
-                    while (qe < E->p[j + 1] && E->i[qe] < i) qe++;
-                    if (qa < A->p[j + 1] && A->i[qa] == i) a = A->x[qa];
-                    if (qe < E->p[j + 1] && E->i[qe] == i) e = E->x[qe];
-                    cz[2 * q] = a - lr * e;
-                    cz[2 * q + 1] = -li * e;
-                }
-            }
-            r = klu ? mbla_kluz_refactor(klu, C, cz, st) : mbla_kluz_new(C, cz, &ko, &klu, st);
-            if (r == MBL_ESINGULAR) { /* lambda is an eigenvalue to working precision */
-                r = 0;
-                break;
-            }
-            if (r) goto done;
-            refactor = 0;
-            }
-            /* y1 = C^-1 r, y2 = C^-1 E x (interleaved complex) */
-            for (int i = 0; i < n; i++) y1[2 * i] = rr[i], y1[2 * i + 1] = ri[i], y2[2 * i] = y2[2 * i + 1] = 0;
-            for (int j = 0; j < n; j++)
-                for (int q = E->p[j]; q < E->p[j + 1]; q++) {
-                    y2[2 * E->i[q]] += E->x[q] * xr[j];
-                    y2[2 * E->i[q] + 1] += E->x[q] * xi[j];
-                }
-            if ((r = mbla_kluz_solve(klu, 'N', 1, y1, n, st))) goto done;
-            if ((r = mbla_kluz_solve(klu, 'N', 1, y2, n, st))) goto done;
-            /* Newton on (A - lambda E) x = 0, x^H x = 1 (x the current vector):
-             * dlambda = x^H y1 / x^H y2, dx = -y1 + dlambda y2 */
-            double ar = 0, ai = 0, br = 0, bi = 0;
-            for (int i = 0; i < n; i++) {
-                ar += xr[i] * y1[2 * i] + xi[i] * y1[2 * i + 1];
-                ai += xr[i] * y1[2 * i + 1] - xi[i] * y1[2 * i];
-                br += xr[i] * y2[2 * i] + xi[i] * y2[2 * i + 1];
-                bi += xr[i] * y2[2 * i + 1] - xi[i] * y2[2 * i];
-            }
-            double bb = br * br + bi * bi;
-            if (!(bb > 0) || !isfinite(bb)) break;
-            double dr = (ar * br + ai * bi) / bb, di = (ai * br - ar * bi) / bb;
-            for (int i = 0; i < n; i++) {
-                xr[i] += -y1[2 * i] + dr * y2[2 * i] - di * y2[2 * i + 1];
-                xi[i] += -y1[2 * i + 1] + dr * y2[2 * i + 1] + di * y2[2 * i];
-            }
-            lr += dr, li += di;
-            double nn = nrm2c(n, xr, xi);
-            if (!(nn > 0) || !isfinite(nn) || !isfinite(lr) || !isfinite(li)) break;
-            for (int i = 0; i < n; i++) xr[i] /= nn, xi[i] /= nn;
-            resid_cplx(A, E, lr, li, xr, xi, rr, ri, w);
-            if (sym) {
-                /* the Rayleigh quotient of x: lambda + x^T r / x^T E x (r in doubled precision); its
-                 * error is quadratic in that of x, where the Newton correction inherits the solve's
-                 * error (conditioning near 1/eps: linear convergence to a wrong value) */
-                double num = 0, den = 0;
-                for (int j = 0; j < n; j++)
-                    for (int q = E->p[j]; q < E->p[j + 1]; q++) den += xr[E->i[q]] * E->x[q] * xr[j];
-                for (int i = 0; i < n; i++) num += xr[i] * rr[i];
-                if (den != 0 && isfinite(num / den)) {
-                    double dq = num / den;
-                    lr += dq, dr += dq, li = 0;
-                    resid_cplx(A, E, lr, li, xr, xi, rr, ri, w);
-                }
-            }
-            eta = nrm2c(n, rr, ri) / (nA + hypot(lr, li) * nE);
-            double dl = hypot(dr, di);
-            /* sym: the backward error cannot rank the iterates; the one after the smallest
-             * correction is kept */
-            if (sym ? dl <= dbest : eta <= best) {
-                best = eta, dbest = dl, bl[0] = lr, bl[1] = li, keep = 0;
-                memcpy(bxr, xr, (size_t)n * sizeof *bxr), memcpy(bxi, xi, (size_t)n * sizeof *bxi);
-            }
-            /* converged: the correction is at the rounding level of lambda, or stopped shrinking
-             * right after a fresh factorization; chord steps (the factors of an earlier lambda)
-             * converge linearly, and one that shrinks too slowly asks for a fresh factorization */
-            if (dl <= 4 * DBL_EPSILON * hypot(lr, li) || (dl >= dprev && fresh)) {
-                cv = dbest <= MBLA_EIGS_REFINE_CONV * DBL_EPSILON * hypot(bl[0], bl[1]);
-                it++;
-                break;
-            }
-            if (dl > MBLA_EIGS_REFINE_CHORD_RATE * dprev) refactor = 1;
-            dprev = dl;
-        }
-        /* a pair that moved more than half way to another given eigenvalue may have converged to
-         * that one's eigenpair (two pairs collapsing onto one): keep it as given */
-        double gap = INFINITY;
-        for (int u = 0; u < k; u++)
-            if (u != t) gap = fmin(gap, hypot(l0[2 * u] - l0[2 * t], l0[2 * u + 1] - l0[2 * t + 1]));
-        if (!keep && hypot(bl[0] - l0[2 * t], bl[1] - l0[2 * t + 1]) > 0.5 * gap)
-            keep = 1, it = 0, best = eta0, bl[0] = l0[2 * t], bl[1] = l0[2 * t + 1];
-        if (keep)
-            for (int i = 0; i < n; i++) vr[i] /= nx, vi[i] /= nx;
-        else
-            memcpy(vr, bxr, (size_t)n * sizeof *vr), memcpy(vi, bxi, (size_t)n * sizeof *vi);
-        lre[t] = bl[0], lim[t] = bl[1];
-        if (berr) berr[t] = best;
-        if (iters) iters[t] = it;
-        if (conv) conv[t] = cv && !keep;
-    }
-    r = 0;
-done:
-    mbla_klu_free(klu);
-    mbla_csc_free(C);
-    mbl_free(cz), mbl_free(w), mbl_free(xr), mbl_free(xi), mbl_free(rr), mbl_free(ri), mbl_free(y1), mbl_free(y2);
-    mbl_free(l0), mbl_free(bxr), mbl_free(bxi);
-    return r;
-}
-
-int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, double *lim, double *Vre,
-                     double *Vim, int ldv, int maxit, double *berr, int *iters, mbl_status *st)
-{
-    return refine("mbla_eigs_refine", A, E, k, lre, lim, Vre, Vim, ldv, maxit, 0, berr, iters, NULL, st);
-}
-
-int mbla_eigs_refine_sym(const mbla_csc *K, const mbla_csc *B, int k, double *w, double *V, int ldv, int maxit,
-                         double *berr, int *iters, int *conv, mbl_status *st)
-{
-    const char *fn = "mbla_eigs_refine_sym";
-    if (k > 0 && (!w || !V)) return mbl_error(st, MBL_EARG, "%s: w or V is NULL", fn);
-    int r = 0, n = K ? K->n : 0;
-    double *wi = k > 0 ? mbl_calloc((size_t)k, sizeof *wi) : NULL;
-    double *Vi = k > 0 && ldv > 0 ? mbl_calloc((size_t)ldv * k, sizeof *Vi) : NULL;
-    if (k > 0 && (!wi || !Vi)) {
-        r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
-    } else {
-        r = refine(fn, K, B, k, w, wi, V, Vi, ldv, maxit, 1, berr, iters, conv, st);
-    }
-    mbl_free(wi), mbl_free(Vi);
-    return r;
-}
-
-/* ---- symmetric pencils: block Rayleigh-Ritz refinement -------------------------------------- */
-
-/* mbla_eigs_refine_sym_block: a Ritz value is converged when it changed by at most this fraction
- * in the last step: the floor of the projection's rounding (measured on the flexible pendulum,
- * n_p = 10^3 to 10^4 per link: changes of 1e-15 to 1e-13 once converged; 4500 eps) */
-#define MBLA_EIGS_BLOCK_TOL 1e-12
-#define MBLA_EIGS_BLOCK_MAXIT_DEFAULT 30
-/* directions of the search space whose B-Gram eigenvalue is below this fraction of the largest
- * are dropped (linearly dependent on the others to about its square root) */
-#define MBLA_EIGS_BLOCK_DROP 1e-12
-/* a correction that keeps less than this fraction of its B-norm when made B-orthogonal to the
- * corrections before it is dropped */
-#define MBLA_EIGS_BLOCK_LOSS 1e-6
-
-/* y = A x accumulated in doubled precision (Dot2) and rounded once; lo: n */
-static void gemv_dot2(const mbla_csc *A, const double *x, double *y, double *lo)
-{
-    int n = A->m;
-    memset(y, 0, (size_t)n * sizeof *y);
-    memset(lo, 0, (size_t)n * sizeof *lo);
-    for (int j = 0; j < A->n; j++)
-        for (int q = A->p[j]; q < A->p[j + 1]; q++) dot2_add(A->x[q], x[j], &y[A->i[q]], &lo[A->i[q]]);
-    for (int i = 0; i < n; i++) y[i] += lo[i];
-}
-
-static double dot_plain(int n, const double *x, const double *y)
-{
-    double s = 0;
-    for (int i = 0; i < n; i++) s += x[i] * y[i];
-    return s;
-}
-
-/* eigenvalues (ascending) and eigenvectors of the symmetric r x r A (overwritten by them) */
-static int syev(const char *fn, int r, double *A, double *d, mbl_status *st)
-{
-    int info = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'V', 'U', r, A, r, d);
-    if (info < 0) return mbla_lapacke_error(st, fn, info);
-    if (info > 0) return mbl_error(st, MBL_ENOCONV, "%s: dsyev did not converge (%d)", fn, info);
     return 0;
 }
 
-int mbla_eigs_refine_sym_block(const mbla_csc *K, const mbla_csc *B, double sigma, int p, int k, double *w,
-                               double *V, int ldv, int maxit, double *berr, int *iters, int *conv,
-                               mbl_status *st)
+int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double sigma_im,
+                   int k, const mbla_eigs_opts *opts, double *lre, double *lim, double *Vre,
+                   double *Vim, int ldv, int *nconv, mbl_status *st)
 {
-    const char *fn = "mbla_eigs_refine_sym_block";
-    int r = mbla_csc_arg(K, fn, "K", st);
+    const char *fn = "mbla_eigs_sinv";
+    if (nconv) *nconv = 0;
+    int r = sinv_check(fn, A, E, sigma_re, sigma_im, k, lre, lim, Vre, Vim, ldv, st);
     if (r) return r;
-    if ((r = mbla_csc_arg(B, fn, "B", st))) return r;
-    int n = K->n;
-    if (K->m != n || B->m != n || B->n != n)
-        return mbl_error(st, MBL_EDIM, "%s: K is %d x %d, B is %d x %d (square, same order)", fn, K->m, K->n, B->m,
-                         B->n);
-    if (p < 0 || k < 0 || k > p || 2 * p > n)
-        return mbl_error(st, MBL_EDIM, "%s: p = %d, k = %d outside 0 <= k <= p <= n/2 (n = %d)", fn, p, k, n);
-    if (p == 0) return 0;
-    if (!w || !V) return mbl_error(st, MBL_EARG, "%s: w or V is NULL", fn);
-    if (ldv < mbla_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
-    if (!isfinite(sigma)) return mbl_error(st, MBL_EARG, "%s: shift is not finite", fn);
-    if (maxit <= 0) maxit = MBLA_EIGS_BLOCK_MAXIT_DEFAULT;
-    int q2 = 2 * p;
-    mbla_csc *C = NULL;
-    mbla_klu *klu = NULL;
-    mbla_klu_opts ko;
-    mbla_klu_opts_default(&ko);
-    ko.equilibrate = 1; /* as mbla_eigs_sym_sinv's factorization of the same matrix */
-    double *S = mbla_alloc_dmat(n, q2), *KS = mbla_alloc_dmat(n, q2), *BS = mbla_alloc_dmat(n, q2);
-    double *Xn = mbla_alloc_dmat(n, p), *lo = mbl_alloc_array((size_t)n + 1, sizeof *lo);
-    double *G = mbla_alloc_dmat(q2, q2), *H = mbla_alloc_dmat(q2, q2), *T = mbla_alloc_dmat(q2, q2);
-    double *W = mbla_alloc_dmat(q2, q2), *d = mbl_alloc_array((size_t)q2 + 1, sizeof *d);
-    double *th = mbl_alloc_array((size_t)p + 1, sizeof *th), *e = mbl_alloc_array((size_t)q2 + 1, sizeof *e);
-    double *cx = mbla_alloc_dmat(p, p);
-    int *ord = mbl_alloc_array((size_t)q2 + 1, sizeof *ord), *cv = mbl_calloc((size_t)p + 1, sizeof *cv);
-    unsigned char *alg = mbl_calloc((size_t)n + 1, 1);
-    if (!S || !KS || !BS || !Xn || !lo || !G || !H || !T || !W || !d || !th || !e || !cx || !ord || !cv || !alg) {
-        r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d, p = %d)", fn, n, p);
-        goto done;
-    }
-    /* the algebraic rows: those where B is zero (constraints of a saddle-point pencil) */
-    for (int i = 0; i < n; i++) alg[i] = 1;
-    for (int j = 0; j < n; j++)
-        for (int q = B->p[j]; q < B->p[j + 1]; q++)
-            if (B->x[q] != 0) alg[j] = 0;
-    if ((r = mbla_csc_add(1.0, K, -sigma, B, &C, st))) goto done;
-    if ((r = mbla_klu_new(C, &ko, &klu, st))) {
-        if (r == MBL_ESINGULAR) mbl_error_prefix(st, "%s: K - sigma B is singular at sigma = %g", fn, sigma);
-        goto done;
-    }
-    double *X = S, *Z = S + (size_t)n * p, *KX = KS, *KZ = KS + (size_t)n * p, *BX = BS, *BZ = BS + (size_t)n * p;
-    /* the given vectors, unit B-norm */
-    for (int t = 0; t < p; t++) {
-        double *x = X + (size_t)t * n;
-        memcpy(x, V + (size_t)t * ldv, (size_t)n * sizeof *x);
-        mbla_csc_gemv(B, 1.0, x, 0.0, BX + (size_t)t * n, NULL);
-        double nb = dot_plain(n, x, BX + (size_t)t * n);
-        if (!(nb > 0) || !isfinite(nb)) {
-            r = mbl_error(st, MBL_EARG, "%s: vector %d has no positive B-norm", fn, t);
-            goto done;
-        }
-        nb = sqrt(nb);
-        for (int i = 0; i < n; i++) x[i] /= nb, BX[i + (size_t)t * n] /= nb;
-        gemv_dot2(K, x, KX + (size_t)t * n, lo);
-        th[t] = dot_plain(n, x, KX + (size_t)t * n);
-    }
-    int it = 0, nconv = 0;
-    for (it = 0; it < maxit; it++) {
-        /* Z = C^-1 (K X - B X Theta), the residuals from the doubled-precision K X */
-        for (int t = 0; t < p; t++)
-            for (int i = 0; i < n; i++) {
-                size_t o = i + (size_t)t * n;
-                Z[o] = alg[i] || cv[t] ? 0.0 : KX[o] - th[t] * BX[o]; /* converged: no correction */
-            }
-        if ((r = mbla_klu_solve(klu, p, Z, n, st))) goto done;
-        /* B-orthogonal to X (twice), then unit B-norm */
-        for (int pass = 0; pass < 2; pass++) {
-            for (int t = 0; t < p; t++) mbla_csc_gemv(B, 1.0, Z + (size_t)t * n, 0.0, BZ + (size_t)t * n, NULL);
-            if ((r = mbla_gemm('T', 'N', p, p, n, 1.0, X, n, BZ, n, 0.0, cx, p, st))) goto done;
-            if ((r = mbla_gemm('N', 'N', n, p, p, -1.0, X, n, cx, p, 1.0, Z, n, st))) goto done;
-        }
-        /* B-orthonormal among themselves (modified Gram-Schmidt, twice); a column left with less than
-         * MBLA_EIGS_BLOCK_LOSS of its norm is dependent on the others and dropped (zero) */
-        for (int t = 0; t < p; t++) {
-            double *z = Z + (size_t)t * n, *bz = BZ + (size_t)t * n;
-            mbla_csc_gemv(B, 1.0, z, 0.0, bz, NULL);
-            double n0 = dot_plain(n, z, bz);
-            for (int pass = 0; pass < 2; pass++)
-                for (int l = 0; l < t; l++) {
-                    const double *zl = Z + (size_t)l * n, *bzl = BZ + (size_t)l * n;
-                    double c = dot_plain(n, bzl, z);
-                    if (c == 0) continue;
-                    for (int i = 0; i < n; i++) z[i] -= c * zl[i], bz[i] -= c * bzl[i];
-                }
-            mbla_csc_gemv(B, 1.0, z, 0.0, bz, NULL);
-            double nb = dot_plain(n, z, bz);
-            double s = nb > MBLA_EIGS_BLOCK_LOSS * MBLA_EIGS_BLOCK_LOSS * n0 && isfinite(nb) ? 1.0 / sqrt(nb) : 0.0;
-            for (int i = 0; i < n; i++) z[i] *= s, bz[i] *= s;
-            double *kz = KZ + (size_t)t * n;
-            if (s == 0) {
-                memset(kz, 0, (size_t)n * sizeof *kz);
-                continue;
-            }
-            /* on the algebraic rows: a small remainder scaled to unit norm violates them relatively
-             * more than it was computed; the violation makes the projected pencil indefinite, so
-             * it is removed by one solve, z -= C^-1 [0; (K z)_alg] */
-            gemv_dot2(K, z, kz, lo);
-            int any = 0;
-            for (int i = 0; i < n; i++) {
-                lo[i] = alg[i] ? kz[i] : 0.0;
-                any |= lo[i] != 0;
-            }
-            if (any) {
-                if ((r = mbla_klu_solve(klu, 1, lo, n, st))) goto done;
-                for (int i = 0; i < n; i++) z[i] -= lo[i];
-                mbla_csc_gemv(B, 1.0, z, 0.0, bz, NULL);
-                gemv_dot2(K, z, kz, lo);
-            }
-        }
-        /* Rayleigh-Ritz on span [X Z]: G = S^T K S, H = S^T B S (symmetrized) */
-        if ((r = mbla_gemm('T', 'N', q2, q2, n, 1.0, S, n, KS, n, 0.0, G, q2, st))) goto done;
-        if ((r = mbla_gemm('T', 'N', q2, q2, n, 1.0, S, n, BS, n, 0.0, H, q2, st))) goto done;
-        for (int j = 0; j < q2; j++)
-            for (int i = 0; i < j; i++) {
-                double a = 0.5 * (G[i + (size_t)j * q2] + G[j + (size_t)i * q2]);
-                double b = 0.5 * (H[i + (size_t)j * q2] + H[j + (size_t)i * q2]);
-                G[i + (size_t)j * q2] = G[j + (size_t)i * q2] = a;
-                H[i + (size_t)j * q2] = H[j + (size_t)i * q2] = b;
-            }
-        /* H = U diag(d) U^T; T = U_r diag(d_r^-1/2) over the directions kept; G_r = T^T G T */
-        if ((r = syev(fn, q2, H, d, st))) goto done;
-        int nr = 0;
-        double dmax = d[q2 - 1];
-        for (int j = 0; j < q2; j++) {
-            if (!(d[j] > MBLA_EIGS_BLOCK_DROP * dmax)) continue;
-            double s = 1.0 / sqrt(d[j]);
-            for (int i = 0; i < q2; i++) T[i + (size_t)nr * q2] = H[i + (size_t)j * q2] * s;
-            nr++;
-        }
-        if (nr < p) {
-            r = mbl_error(st, MBL_ENOCONV, "%s: the search space lost its rank (%d < %d directions)", fn, nr, p);
-            goto done;
-        }
-        if ((r = mbla_gemm('N', 'N', q2, nr, q2, 1.0, G, q2, T, q2, 0.0, W, q2, st))) goto done;
-        if ((r = mbla_gemm('T', 'N', nr, nr, q2, 1.0, T, q2, W, q2, 0.0, H, nr, st))) goto done;
-        for (int j = 0; j < nr; j++)
-            for (int i = 0; i < j; i++) {
-                double a = 0.5 * (H[i + (size_t)j * nr] + H[j + (size_t)i * nr]);
-                H[i + (size_t)j * nr] = H[j + (size_t)i * nr] = a;
-            }
-        if ((r = syev(fn, nr, H, e, st))) goto done;
-        /* the p Ritz values nearest sigma (stable order by distance) */
-        for (int j = 0; j < nr; j++) ord[j] = j;
-        for (int a = 1; a < nr; a++) {
-            int v = ord[a], b = a;
-            while (b > 0 && fabs(e[ord[b - 1]] - sigma) > fabs(e[v] - sigma)) ord[b] = ord[b - 1], b--;
-            ord[b] = v;
-        }
-        /* Y = T Y_r (q2 x p) into W; X_new = S Y */
-        for (int t = 0; t < p; t++)
-            for (int i = 0; i < q2; i++) {
-                double s = 0;
-                for (int l = 0; l < nr; l++) s += T[i + (size_t)l * q2] * H[l + (size_t)ord[t] * nr];
-                W[i + (size_t)t * q2] = s;
-            }
-        if ((r = mbla_gemm('N', 'N', n, p, q2, 1.0, S, n, W, q2, 0.0, Xn, n, st))) goto done;
-        memcpy(X, Xn, (size_t)n * p * sizeof *X);
-        nconv = 0;
-        for (int t = 0; t < p; t++) {
-            double *x = X + (size_t)t * n;
-            mbla_csc_gemv(B, 1.0, x, 0.0, BX + (size_t)t * n, NULL);
-            double nb = sqrt(dot_plain(n, x, BX + (size_t)t * n));
-            for (int i = 0; i < n; i++) x[i] /= nb, BX[i + (size_t)t * n] /= nb;
-            gemv_dot2(K, x, KX + (size_t)t * n, lo);
-            double tn = dot_plain(n, x, KX + (size_t)t * n);
-            cv[t] = fabs(tn - th[t]) <= MBLA_EIGS_BLOCK_TOL * fabs(tn);
-            if (t < k && cv[t]) nconv++;
-            th[t] = tn;
-        }
-        if (nconv == k) {
-            it++;
-            break;
-        }
-    }
-    double nK = csc_norm1(K), nB = csc_norm1(B);
-    for (int t = 0; t < p; t++) {
-        double *x = X + (size_t)t * n, *v = V + (size_t)t * ldv;
-        memset(lo, 0, (size_t)n * sizeof *lo);
-        double nx = nrm2c(n, x, lo), rn = 0, amax = 0;
-        for (int i = 0; i < n; i++) amax = fmax(amax, fabs(KX[i + (size_t)t * n] - th[t] * BX[i + (size_t)t * n]));
-        for (int i = 0; amax > 0 && i < n; i++) {
-            double ri = (KX[i + (size_t)t * n] - th[t] * BX[i + (size_t)t * n]) / amax;
-            rn += ri * ri;
-        }
-        rn = amax * sqrt(rn);
-        for (int i = 0; i < n; i++) v[i] = x[i] / nx;
-        w[t] = th[t];
-        if (berr) berr[t] = rn / ((nK + fabs(th[t]) * nB) * nx);
-        if (iters) iters[t] = it;
-        if (conv) conv[t] = cv[t];
-    }
-    r = 0;
+    int n = A->n;
+    mbla_eigs_opts o;
+    int ncv = 0;
+    int r0 = krylov_opts(fn, opts, k, n, 2, &o, &ncv, st);
+    if (r0) return r0;
+    int cplx = sigma_im != 0.0;
+    sinv_work s = {.c = {n, cplx, E, NULL, NULL}, .ncv = ncv, .wdim = cplx ? 2 : 1, .want_vec = Vre || Vim};
+    int info = 0;
+    if ((r = sinv_factor(fn, A, E, sigma_re, sigma_im, &o, &s, st))) goto done;
+    if ((r = sinv_alloc(fn, n, &s, st))) goto done;
+    if ((r = sinv_iterate(fn, n, k, &o, &s, &info, st))) goto done;
+    if (nconv) *nconv = s.iparam[4];
+    if ((r = aupd_status(st, fn, cplx ? "znaupd" : "dnaupd", info, s.iparam[4], k, s.iparam[2]))) goto done;
+    r = sinv_extract(fn, n, k, sigma_re, sigma_im, &o, &s, info, lre, lim, Vre, Vim, ldv, nconv, st);
 done:
-    mbla_klu_free(klu);
-    mbla_csc_free(C);
-    mbl_free(S), mbl_free(KS), mbl_free(BS), mbl_free(Xn), mbl_free(lo), mbl_free(G), mbl_free(H), mbl_free(T);
-    mbl_free(W), mbl_free(d), mbl_free(th), mbl_free(e), mbl_free(cx), mbl_free(ord), mbl_free(cv);
-    mbl_free(alg);
+    sinv_work_free(&s);
     return r;
 }
 
@@ -906,9 +415,9 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
 {
     const char *fn = "mbla_eigs_sym_sinv";
     if (nconv) *nconv = 0;
-    int r = mbla_csc_arg(K, fn, "K", st);
+    int r = la_csc_arg(K, fn, "K", st);
     if (r) return r;
-    if ((r = mbla_csc_arg(B, fn, "B", st))) return r;
+    if ((r = la_csc_arg(B, fn, "B", st))) return r;
     int n = K->n;
     if (K->m != n || B->m != n || B->n != n)
         return mbl_error(st, MBL_EDIM, "%s: K is %d x %d, B is %d x %d (square, same order)", fn, K->m, K->n,
@@ -916,7 +425,7 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
     if (k < 1 || k > n - 1)
         return mbl_error(st, MBL_EDIM, "%s: k = %d outside [1, n - 1] (n = %d)", fn, k, n);
     if (!w) return mbl_error(st, MBL_EARG, "%s: w is NULL", fn);
-    if (V && ldv < mbla_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
+    if (V && ldv < la_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
     if (!isfinite(sigma)) return mbl_error(st, MBL_EARG, "%s: shift is not finite", fn);
     mbla_eigs_opts o;
     int ncv = 0;
@@ -941,14 +450,14 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
     }
     int lworkl = (int)lw;
     resid = mbl_alloc_array((size_t)n, sizeof *resid);
-    Vl = mbla_alloc_dmat(n, ncv);
+    Vl = la_alloc_dmat(n, ncv);
     workd = mbl_alloc_array((size_t)3 * n, sizeof *workd);
     workl = mbl_alloc_array((size_t)lworkl, sizeof *workl);
     d = mbl_alloc_array((size_t)ncv + 1, sizeof *d);
     select = mbl_calloc((size_t)ncv, sizeof *select);
     rz = mbl_alloc_array((size_t)ncv + 1, sizeof *rz);
     tmp = mbl_alloc_array((size_t)n, sizeof *tmp);
-    if (V) Z = mbla_alloc_dmat(n, ncv + 1);
+    if (V) Z = la_alloc_dmat(n, ncv + 1);
     if (!resid || !Vl || !workd || !workl || !d || !select || !rz || !tmp || (V && !Z)) {
         r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d, ncv = %d)", fn, n, ncv);
         goto done;

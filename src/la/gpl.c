@@ -74,7 +74,7 @@ static int chol_numeric(mbla_chol *ch, const mbla_csc *A, mbl_status *st, const 
 
 static int chol_args(const mbla_csc *A, char uplo, mbl_status *st, const char *fn)
 {
-    int r = mbla_csc_arg(A, fn, "A", st);
+    int r = la_csc_arg(A, fn, "A", st);
     if (r) return r;
     if (A->m != A->n)
         return mbl_error(st, MBL_EDIM, "%s: matrix must be square, got %d x %d", fn, A->m, A->n);
@@ -143,7 +143,7 @@ int mbla_chol_solve(mbla_chol *ch, int nrhs, double *B, int ldb, mbl_status *st)
     const char *fn = "mbla_chol_solve";
     if (!ch) return mbl_error(st, MBL_EARG, "%s: factorization is NULL", fn);
     if (nrhs < 0) return mbl_error(st, MBL_EDIM, "%s: nrhs = %d", fn, nrhs);
-    if (ldb < mbla_max1(ch->n)) return mbl_error(st, MBL_EDIM, "%s: ldb %d < max(1, %d)", fn, ldb, ch->n);
+    if (ldb < la_max1(ch->n)) return mbl_error(st, MBL_EDIM, "%s: ldb %d < max(1, %d)", fn, ldb, ch->n);
     if (!nrhs || !ch->n) return 0;
     if (!B) return mbl_error(st, MBL_EARG, "%s: B is NULL", fn);
     cholmod_dense b;
@@ -227,7 +227,7 @@ static double spqr_tol(double tol) { return tol < 0 ? (double)SPQR_DEFAULT_TOL :
 int mbla_spqr_rank(const mbla_csc *A, double tol, int *rank, double *tol_used, mbl_status *st)
 {
     const char *fn = "mbla_spqr_rank";
-    int r = mbla_csc_arg(A, fn, "A", st);
+    int r = la_csc_arg(A, fn, "A", st);
     if (r) return r;
     if (!rank) return mbl_error(st, MBL_EARG, "%s: rank is NULL", fn);
     lsparse L;
@@ -285,7 +285,7 @@ int mbla_spqr_nullspace(const mbla_csc *A, double tol, double **N, int *nnull, i
     if (!N || !nnull) return mbl_error(st, MBL_EARG, "%s: N or nnull is NULL", fn);
     *N = NULL;
     *nnull = 0;
-    int r = mbla_csc_arg(A, fn, "A", st);
+    int r = la_csc_arg(A, fn, "A", st);
     if (r) return r;
     int n = A->n;
     cholmod_common cc;
@@ -305,10 +305,10 @@ int mbla_spqr_nullspace(const mbla_csc *A, double tol, double **N, int *nnull, i
         }
         if (!X || !Y) {
             r = spqr_fail(&cc, st, fn, "qmult");
-        } else if (!(out = mbla_alloc_dmat(n, nn))) {
+        } else if (!(out = la_alloc_dmat(n, nn))) {
             r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (%d x %d)", fn, n, nn);
         } else {
-            mbla_copy_dmat(n, nn, Y->x, (int)Y->d, out, n);
+            la_copy_dmat(n, nn, Y->x, (int)Y->d, out, n);
             *N = out;
             *nnull = nn;
         }
@@ -338,11 +338,11 @@ int mbla_spqr_solve(const mbla_csc *A, double tol, int nrhs, const double *B, in
                     double *X, int ldx, mbl_status *st)
 {
     const char *fn = "mbla_spqr_solve";
-    int r = mbla_csc_arg(A, fn, "A", st);
+    int r = la_csc_arg(A, fn, "A", st);
     if (r) return r;
     int m = A->m, n = A->n;
     if (nrhs < 0) return mbl_error(st, MBL_EDIM, "%s: nrhs = %d", fn, nrhs);
-    if (ldb < mbla_max1(m) || ldx < mbla_max1(n))
+    if (ldb < la_max1(m) || ldx < la_max1(n))
         return mbl_error(st, MBL_EDIM, "%s: ldb %d or ldx %d too small for %d x %d", fn, ldb, ldx, m, n);
     if (!nrhs || !n) return 0;
     if (!X || (!B && m)) return mbl_error(st, MBL_EARG, "%s: B or X is NULL", fn);
@@ -374,7 +374,7 @@ int mbla_spqr_solve(const mbla_csc *A, double tol, int nrhs, const double *B, in
         SuiteSparseQR_C_free(&QR, &cc);
     }
     if (Y) {
-        mbla_copy_dmat(n, nrhs, Y->x, (int)Y->d, X, ldx);
+        la_copy_dmat(n, nrhs, Y->x, (int)Y->d, X, ldx);
         cholmod_l_free_dense(&Y, &cc);
     }
     cholmod_l_finish(&cc);

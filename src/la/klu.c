@@ -386,7 +386,7 @@ static int solve_check(mbla_klu *k, int cplx, int nrhs, const double *B, int ldb
         return mbl_error(st, MBL_EARG, "%s: factorization is %s", fn, k->cplx ? "complex" : "real");
     if (!k->num && k->n) return mbl_error(st, MBL_EARG, "%s: no valid factorization", fn);
     if (nrhs < 0) return mbl_error(st, MBL_EDIM, "%s: nrhs = %d", fn, nrhs);
-    if (ldb < mbla_max1(k->n)) return mbl_error(st, MBL_EDIM, "%s: ldb %d < max(1, %d)", fn, ldb, k->n);
+    if (ldb < la_max1(k->n)) return mbl_error(st, MBL_EDIM, "%s: ldb %d < max(1, %d)", fn, ldb, k->n);
     if (!B && nrhs && k->n) return mbl_error(st, MBL_EARG, "%s: B is NULL", fn);
     return 0;
 }

@@ -8,21 +8,21 @@
 #include <stdint.h>
 
 /* LAPACKE returns these when its own work allocation fails. */
-#define MBLA_LAPACKE_NOMEM_WORK (-1010)
-#define MBLA_LAPACKE_NOMEM_TRANSPOSE (-1011)
+#define LA_LAPACKE_NOMEM_WORK (-1010)
+#define LA_LAPACKE_NOMEM_TRANSPOSE (-1011)
 
 /* An m x n array of doubles (m, n >= 0), NULL on failure or size overflow. */
-static inline double *mbla_alloc_dmat(int m, int n)
+static inline double *la_alloc_dmat(int m, int n)
 {
     size_t mm = (size_t)(m > 0 ? m : 0), nn = (size_t)(n > 0 ? n : 0);
     if (nn && mm > SIZE_MAX / nn) return NULL;
     return (double *)mbl_alloc_array(mm * nn, sizeof(double));
 }
 
-static inline int mbla_max1(int a) { return a > 1 ? a : 1; }
+static inline int la_max1(int a) { return a > 1 ? a : 1; }
 
 /* Copy an m x n column-major matrix between leading dimensions. */
-static inline void mbla_copy_dmat(int m, int n, const double *A, int lda, double *B, int ldb)
+static inline void la_copy_dmat(int m, int n, const double *A, int lda, double *B, int ldb)
 {
     for (int j = 0; j < n; j++)
         for (int i = 0; i < m; i++) B[i + (size_t)j * ldb] = A[i + (size_t)j * lda];
@@ -30,9 +30,9 @@ static inline void mbla_copy_dmat(int m, int n, const double *A, int lda, double
 
 /* Map a LAPACKE return value (info) to a status for function `fn`: info < 0 (illegal
  * argument, NaN input) -> MBL_ELIB, work allocation failure -> MBL_ENOMEM. Only for info < 0. */
-int mbla_lapacke_error(mbl_status *st, const char *fn, int info);
+int la_lapacke_error(mbl_status *st, const char *fn, int info);
 
 /* Validate a CSC argument cheaply (non-NULL, sizes, arrays present). */
-int mbla_csc_arg(const mbla_csc *A, const char *fn, const char *name, mbl_status *st);
+int la_csc_arg(const mbla_csc *A, const char *fn, const char *name, mbl_status *st);
 
 #endif

@@ -5,4 +5,5 @@ list(APPEND MBLIN_SOURCES
   src/la/match.c
   src/la/gpl.c
   src/la/eigs.c
+  src/la/eigs_refine.c
 )

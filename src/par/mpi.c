@@ -55,7 +55,7 @@ static int par_finalize(int code)
     int all = code;
     if (MPI_Allreduce(&code, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) all = code ? code : 1;
 #ifdef MBLIN_PAR_SLEPC
-    mblpar_slepc_finalize(); /* before MPI_Finalize */
+    par_slepc_finalize(); /* before MPI_Finalize */
 #endif
     MPI_Finalize();
     return all;
@@ -142,6 +142,6 @@ __attribute__((visibility("default"))) const mbl_par mblin_par_entry = {
     .gather_text = par_gather_text,
     .abort = par_abort,
 #ifdef MBLIN_PAR_SLEPC
-    .eigs_backend = mblpar_slepc_backend,
+    .eigs_backend = par_slepc_backend,
 #endif
 };

@@ -412,17 +412,17 @@ static int arg_check(const mbla_csc *A, const mbla_csc *E, int k, int kmax, cons
     return 0;
 }
 
-int mblpar_slepc_sinv(void *ctx, const mbla_csc *A, const mbla_csc *E, double sr, double si, int k,
+int par_slepc_sinv(void *ctx, const mbla_csc *A, const mbla_csc *E, double sr, double si, int k,
                       const mbla_eigs_opts *opts, double *lre, double *lim, double *Vre, double *Vim, int ldv,
                       int *nconv, mbl_status *st)
 {
     (void)ctx;
-    int n = A ? A->n : 0, rc = arg_check(A, E, k, n - 2, "mblpar_slepc_sinv", st), rank = plugin_rank();
+    int n = A ? A->n : 0, rc = arg_check(A, E, k, n - 2, "par_slepc_sinv", st), rank = plugin_rank();
     if (rc) return rc;
     if (nconv) *nconv = 0;
     if (rank == 0 && (!Vre || !Vim || ldv < n))
-        return fail(st, MBL_EARG, "mblpar_slepc_sinv: Vre, Vim (ld >= %d) are required on rank 0", n);
-    if (!isfinite(sr) || !isfinite(si)) return fail(st, MBL_EARG, "mblpar_slepc_sinv: shift is not finite");
+        return fail(st, MBL_EARG, "par_slepc_sinv: Vre, Vim (ld >= %d) are required on rank 0", n);
+    if (!isfinite(sr) || !isfinite(si)) return fail(st, MBL_EARG, "par_slepc_sinv: shift is not finite");
     if (si != 0.0) return sinv_complex(A, E, sr, si, k, opts, lre, lim, Vre, Vim, ldv, nconv, st);
     Mat MA = NULL, MB = NULL;
     double *Xr = NULL, *Xi = NULL;
@@ -449,16 +449,16 @@ int mblpar_slepc_sinv(void *ctx, const mbla_csc *A, const mbla_csc *E, double sr
     return rc;
 }
 
-int mblpar_slepc_sym_sinv(void *ctx, const mbla_csc *K, const mbla_csc *B, double sigma, int k,
+int par_slepc_sym_sinv(void *ctx, const mbla_csc *K, const mbla_csc *B, double sigma, int k,
                           const mbla_eigs_opts *opts, double *w, double *V, int ldv, int *nconv, mbl_status *st)
 {
     (void)ctx;
-    int n = K ? K->n : 0, rc = arg_check(K, B, k, n - 1, "mblpar_slepc_sym_sinv", st), rank = plugin_rank();
+    int n = K ? K->n : 0, rc = arg_check(K, B, k, n - 1, "par_slepc_sym_sinv", st), rank = plugin_rank();
     if (rc) return rc;
     if (nconv) *nconv = 0;
     if (rank == 0 && (!V || ldv < n))
-        return fail(st, MBL_EARG, "mblpar_slepc_sym_sinv: V (ld >= %d) is required on rank 0", n);
-    if (!isfinite(sigma)) return fail(st, MBL_EARG, "mblpar_slepc_sym_sinv: shift is not finite");
+        return fail(st, MBL_EARG, "par_slepc_sym_sinv: V (ld >= %d) is required on rank 0", n);
+    if (!isfinite(sigma)) return fail(st, MBL_EARG, "par_slepc_sym_sinv: shift is not finite");
     Mat MK = NULL, MB = NULL;
     double *X = NULL, *ki = malloc(((size_t)k + 1) * sizeof *ki);
     if (!ki || (rank == 0 && ldv != n && !(X = malloc(((size_t)n * k + 1) * sizeof *X)))) {
@@ -488,7 +488,7 @@ int mblpar_slepc_sym_sinv(void *ctx, const mbla_csc *K, const mbla_csc *B, doubl
 
 static int slepc_started; /* 1 when this plugin initialized SLEPc (and so finalizes it) */
 
-int mblpar_slepc_init(mbl_status *st)
+int par_slepc_init(mbl_status *st)
 {
     PetscBool up = PETSC_FALSE;
     SlepcInitialized(&up);
@@ -501,22 +501,22 @@ int mblpar_slepc_init(mbl_status *st)
     return 0;
 }
 
-void mblpar_slepc_finalize(void)
+void par_slepc_finalize(void)
 {
     if (!slepc_started) return;
     slepc_started = 0;
     SlepcFinalize();
 }
 
-int mblpar_slepc_backend(mbla_eigs_backend *be, mbl_status *st)
+int par_slepc_backend(mbla_eigs_backend *be, mbl_status *st)
 {
-    int rc = mblpar_slepc_init(st);
+    int rc = par_slepc_init(st);
     if (rc) return rc;
     memset(be, 0, sizeof *be);
     be->name = "slepc";
     be->what = "SLEPc (Krylov-Schur, MUMPS)";
     be->root = plugin_rank() == 0;
-    be->sinv = mblpar_slepc_sinv;
-    be->sym_sinv = mblpar_slepc_sym_sinv;
+    be->sinv = par_slepc_sinv;
+    be->sym_sinv = par_slepc_sym_sinv;
     return 0;
 }

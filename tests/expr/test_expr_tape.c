@@ -301,7 +301,7 @@ TEST(let_nodes)
 }
 
 /* Common pairs of operands at any position (not only prefixes in the graph's order) are computed
- * once: the classic greedy pair extraction before the chains (src/expr/tape.c share_pairs). */
+ * once: the classic greedy pair extraction before the chains (src/expr/tape_share.c share_pairs). */
 TEST(shared_pairs)
 {
     (void)P("pa + pb + pc + px + py"); /* the symbols in this order */
@@ -453,7 +453,7 @@ TEST(long_sum_and_deep_chain)
     mblx_tape *t = mblx_compile(g, 1, &s, &st);
     CHECK(t != NULL);
     double *w = malloc(mblx_tape_work_size(t) * sizeof *w), v;
-    /* registers are reused: O(1) in N (bounded by the scheduling window of tape.c, 4096 instructions) */
+    /* registers are reused: O(1) in N (bounded by the scheduling window of tape_schedule.c, 4096 instructions) */
     CHECK(mblx_tape_work_size(t) <= 2 * 4096);
     CHECK_EQ_INT(mblx_tape_eval(t, sv, &v, w, &st), 0);
     CHECK_REL(v, want, 1e-12);

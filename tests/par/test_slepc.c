@@ -47,7 +47,7 @@ int main(int argc, char **argv)
     double tol = argc > 5 ? atof(argv[5]) : 1e-10;
     mbl_status st;
     mbla_eigs_backend be;
-    if (mblpar_slepc_backend(&be, &st)) {
+    if (par_slepc_backend(&be, &st)) {
         fprintf(stderr, "test_slepc: %s\n", st.msg);
         return 1;
     }
@@ -111,6 +111,6 @@ int main(int argc, char **argv)
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
     mbl_linear_free(ls);
     mbl_linear_free(la);
-    mblpar_slepc_finalize();
+    par_slepc_finalize();
     return ok ? 0 : 1;
 }

@@ -1,0 +1,178 @@
+/* Evaluation of compiled tapes (runs of one opcode), and the diagnosis of a non-finite value. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "expr/tape_internal.h"
+
+/* ---- evaluation ----------------------------------------------------------------------------- */
+
+static inline double exec1(const tins *p, const double *x, const double *w, const uint32_t *ext)
+{
+    switch (p->op) {
+    case TI_LDC: return p->c;
+    case TI_LDS: return x[p->a];
+    case TI_ADD: return w[p->a] + w[p->b];
+    case TI_ADDC: return w[p->a] + p->c;
+    case TI_MUL: return w[p->a] * w[p->b];
+    case TI_MULC: return w[p->a] * p->c;
+    case TI_ADD2C: return w[p->a] + w[p->b] + p->c;
+    case TI_MUL2C: return w[p->a] * w[p->b] * p->c;
+    case TI_SQR: return w[p->a] * w[p->a];
+    case TI_CUBE: return w[p->a] * w[p->a] * w[p->a];
+    case TI_RECIP: return 1.0 / w[p->a];
+    case TI_RSQR: return 1.0 / (w[p->a] * w[p->a]);
+    case TI_SQRTP: return sqrt(w[p->a]);
+    case TI_POWC: return pow(w[p->a], p->c);
+    case TI_POW: return pow(w[p->a], w[p->b]);
+    case TI_SQRT: return sqrt(w[p->a]);
+    case TI_SIN: return sin(w[p->a]);
+    case TI_COS: return cos(w[p->a]);
+    case TI_TAN: return tan(w[p->a]);
+    case TI_ASIN: return asin(w[p->a]);
+    case TI_ACOS: return acos(w[p->a]);
+    case TI_ATAN: return atan(w[p->a]);
+    case TI_ATAN2: return atan2(w[p->a], w[p->b]);
+    case TI_SINH: return sinh(w[p->a]);
+    case TI_COSH: return cosh(w[p->a]);
+    case TI_TANH: return tanh(w[p->a]);
+    case TI_EXP: return exp(w[p->a]);
+    case TI_LOG: return log(w[p->a]);
+    case TI_ABS: return fabs(w[p->a]);
+    case TI_SIGN: return (double)((w[p->a] > 0.0) - (w[p->a] < 0.0));
+    case TI_MIN: return w[p->a] < w[p->b] ? w[p->a] : w[p->b];
+    case TI_MAX: return w[p->a] > w[p->b] ? w[p->a] : w[p->b];
+    case TI_STEP: {
+        const uint32_t *r = ext + p->a;
+        return mblx__step_value(w[r[0]], w[r[1]], w[r[2]], w[r[3]], w[r[4]]);
+    }
+    default: return NAN;
+    }
+}
+
+static inline int not_finite(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return (u & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
+}
+
+static const char *tape_symname(const void *ctx, uint32_t node)
+{
+    const mblx_tape *t = ctx;
+    return t->names + t->lnd[node].doff;
+}
+
+/* Length of the expression excerpt in an error message. */
+enum { DIAG_EXPR_MAX = MBL_MSG_MAX / 2 };
+
+static int diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *st)
+{
+    for (size_t i = 0; i < t->nins; i++) {
+        const tins *p = &t->ins[i];
+        double v = exec1(p, x, w, t->ext);
+        if (!not_finite(v)) {
+            w[p->dst] = v;
+            continue;
+        }
+        uint32_t l = t->ins_node[i];
+        double a = p->op == TI_LDS ? x[p->a] : (p->op == TI_LDC ? p->c : w[p->a]);
+        double b = (p->op == TI_POW || p->op == TI_ATAN2) ? w[p->b] : p->c;
+        char what[MBL_MSG_MAX / 4];
+        switch (t->lnd[l].op) {
+        case MBLX_OP_SYMBOL:
+            snprintf(what, sizeof what, "non-finite value %g of symbol '%s'", a, tape_symname(t, l));
+            break;
+        case MBLX_OP_SQRT: snprintf(what, sizeof what, "sqrt of negative value %.17g", a); break;
+        case MBLX_OP_LOG: snprintf(what, sizeof what, "log of non-positive value %.17g", a); break;
+        case MBLX_OP_ASIN:
+        case MBLX_OP_ACOS:
+            snprintf(what, sizeof what, "%s of value %.17g outside [-1, 1]",
+                     mblx_op_name((mblx_op)t->lnd[l].op), a);
+            break;
+        case MBLX_OP_POW:
+            if (p->op == TI_POW || p->op == TI_POWC || p->op == TI_RECIP || p->op == TI_RSQR ||
+                p->op == TI_SQRTP) {
+                if (p->op != TI_POW && p->op != TI_POWC) b = p->c;
+                if (a == 0.0 && b < 0.0) {
+                    snprintf(what, sizeof what, "division by zero");
+                    break;
+                }
+                if (a < 0.0 && b != floor(b)) {
+                    snprintf(what, sizeof what, "pow of negative base %.17g to non-integer exponent %.17g", a, b);
+                    break;
+                }
+            }
+            snprintf(what, sizeof what, "non-finite result %g", v);
+            break;
+        default: snprintf(what, sizeof what, "non-finite result %g", v); break;
+        }
+        char ex[DIAG_EXPR_MAX];
+        mblx__view view = {t->lnd, t->largs, tape_symname, t};
+        size_t len = mblx__print_view(&view, l, ex, sizeof ex);
+        if (len == SIZE_MAX) return mbl_error(st, MBL_EDOMAIN, "%s", what);
+        if (len >= sizeof ex) memcpy(ex + sizeof ex - 4, "...", 4);
+        return mbl_error(st, MBL_EDOMAIN, "%s in %s", what, ex);
+    }
+    return mbl_error(st, MBL_EDOMAIN, "non-finite result");
+}
+
+int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, double *work,
+                   mbl_status *st)
+{
+    if (!t || (t->nout && !out) || (t->nreg && !work) || (t->nsymreq && !symvals))
+        return mbl_error(st, MBL_EARG, "mblx_tape_eval: NULL argument");
+    const tins *ins = t->ins;
+    const uint32_t *ext = t->ext;
+    double *w = work;
+    uint64_t bad = 0;
+#define RUN(expr)                                                                             \
+    for (; p < e; p++) {                                                                      \
+        double v = (expr);                                                                    \
+        w[p->dst] = v;                                                                        \
+        uint64_t u;                                                                           \
+        memcpy(&u, &v, sizeof u);                                                             \
+        bad |= (~u & 0x7ff0000000000000ull) == 0;                                             \
+    }                                                                                         \
+    break
+    for (size_t r = 0; r < t->nrun; r++) {
+        const tins *p = ins + t->run_start[r], *e = ins + t->run_start[r + 1];
+        switch (t->run_op[r]) {
+        case TI_LDC: RUN(p->c);
+        case TI_LDS: RUN(symvals[p->a]);
+        case TI_ADD: RUN(w[p->a] + w[p->b]);
+        case TI_ADDC: RUN(w[p->a] + p->c);
+        case TI_MUL: RUN(w[p->a] * w[p->b]);
+        case TI_MULC: RUN(w[p->a] * p->c);
+        case TI_ADD2C: RUN(w[p->a] + w[p->b] + p->c);
+        case TI_MUL2C: RUN(w[p->a] * w[p->b] * p->c);
+        case TI_SQR: RUN(w[p->a] * w[p->a]);
+        default: RUN(exec1(p, symvals, w, ext));
+        }
+    }
+#undef RUN
+    if (bad) return diagnose(t, symvals, work, st);
+    for (size_t o = 0; o < t->nout; o++) out[o] = w[t->outreg[o]];
+    mbl_status_clear(st);
+    return 0;
+}
+
+int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *value,
+              mbl_status *st)
+{
+    mblx_tape *t = mblx_compile(g, 1, &e, st);
+    if (!t) return st ? st->code : MBL_ENOMEM;
+    double local[INIT_CAP];
+    double *w = t->nreg <= INIT_CAP ? local : mbl_alloc_array(t->nreg, sizeof *w);
+    int rc;
+    if (!w) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory while evaluating an expression");
+    } else {
+        double v = 0.0;
+        rc = mblx_tape_eval(t, symvals, &v, w, st);
+        if (rc == 0 && value) *value = v;
+    }
+    if (w != local) mbl_free(w);
+    mblx_tape_free(t);
+    return rc;
+}

@@ -1,0 +1,63 @@
+/* The register tape of src/expr: its opcodes, instructions and layout, shared by the compiler
+ * (tape.c), the sharing of common parts (tape_share.c), the scheduler (tape_schedule.c) and the
+ * evaluator (tape_eval.c). Not a public header. */
+#ifndef MBLIN_EXPR_TAPE_INTERNAL_H
+#define MBLIN_EXPR_TAPE_INTERNAL_H
+
+#include "expr/expr_internal.h"
+
+/* Initial capacity of the arrays that grow (and mblx_eval's registers on the stack). */
+enum { INIT_CAP = 64 };
+
+/* Tape opcodes. */
+enum {
+    TI_LDC, TI_LDS, TI_ADD, TI_ADDC, TI_MUL, TI_MULC, TI_SQR, TI_CUBE, TI_RECIP, TI_RSQR,
+    TI_SQRTP, TI_POWC, TI_POW, TI_SQRT, TI_SIN, TI_COS, TI_TAN, TI_ASIN, TI_ACOS, TI_ATAN,
+    TI_ATAN2, TI_SINH, TI_COSH, TI_TANH, TI_EXP, TI_LOG, TI_ABS, TI_SIGN, TI_MIN, TI_MAX,
+    TI_STEP, TI_ADD2C, TI_MUL2C
+};
+
+typedef struct tins {
+    uint32_t op, dst, a, b;
+    double c;
+} tins;
+
+struct mblx_tape {
+    size_t nins, nreg, nout, nsymreq;
+    tins *ins;
+    uint32_t *outreg;
+    uint32_t *ext; /* step operands, 5 registers each */
+    /* diagnostics: a private copy of the compiled sub-DAG (local node numbering) */
+    uint32_t *ins_node;
+    size_t nl;
+    mblx__node *lnd; /* val, op, na, aoff used; doff: offset of a SYMBOL's name in names */
+    uint32_t *largs;
+    char *names;
+    /* runs of one opcode (schedule_runs): instructions run_start[r] .. run_start[r + 1] - 1 all
+     * have the opcode run_op[r], so evaluation switches once per run, not per instruction */
+    size_t nrun;
+    uint32_t *run_start; /* nrun + 1 */
+    uint8_t *run_op;     /* nrun */
+};
+
+/* A frame of the explicit depth-first traversal stacks (graph node v, local index l, next operand). */
+typedef struct dfs_frame {
+    uint32_t v, l, next;
+} dfs_frame;
+
+/* A sum or product of at least two operands (compiled as a chain of binary operations). */
+static inline int mblx__nary_local(const mblx__node *nd)
+{
+    return (nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na >= 2;
+}
+
+/* The shared form of the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) that the compiler
+ * schedules (tape_share.c); *pcl NULL: the sub-DAG as it is. Returns 0, or -1 when out of memory. */
+int mblx__share(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t ka0, uint32_t *outl, size_t nout,
+                mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner);
+
+/* Reorder the instructions of t into runs of one opcode and reallocate its registers
+ * (tape_schedule.c). Returns 0, or -1 when out of memory. */
+int mblx__schedule_runs(mblx_tape *t);
+
+#endif

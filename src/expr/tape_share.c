@@ -1,0 +1,680 @@
+/* Sharing the common parts of the sums and products of a compiled sub-DAG (chains of operands in
+ * the graph's order, common pairs of operands) before it is scheduled into a tape. */
+#include <string.h>
+
+#include "expr/tape_internal.h"
+
+/* ---- sharing common parts of sums and products ----------------------------------------------
+ *
+ * The graph keeps sums and products n-ary and flat (its canonical form), so a product used as a
+ * factor of larger products, or a pair of factors common to many products (sin(psi) sin(phi) in
+ * the rotation entries of a spatial model and in all their derivatives), is no value of its own:
+ * compiled as written, every product recomputes it. Before scheduling, the compiler rewrites
+ * every sum and product of the compiled sub-DAG as a left-deep chain of binary operations over
+ * its operands in the graph's order (the order of node handles: symbols and their sines and
+ * cosines, made first, come first), and interns the chain links: a link (op, prefix, operand) is
+ * computed once, whichever sums or products start with it. A sum or product whose chain equals
+ * another node becomes an alias of it; its constant is fused into its last link. The number of
+ * operations of a node never grows (k operands: k - 1 binary operations plus its constant), so
+ * the tape can only shrink, and every operation happens in the same order as without sharing:
+ * values are bit-identical. (Ordering the operands by how many sums or products use them shares
+ * 5 % more on the nonlinear bicycle but changes the rounding, which the penalty method's
+ * rounding-dominated deviation at alpha = 1e8 noticed.) */
+
+/* Interned chain links: an open-addressing table of node ids + 1 (0: empty), keyed by the
+ * node's operation and its two operands, read from the compile arrays (4 bytes a slot: the table
+ * is written once, and fresh pages are what it costs). */
+typedef struct link_table {
+    uint32_t *s;
+    size_t cap, n;
+    const mblx__node *nd;
+    const uint32_t *args;
+} link_table;
+
+static size_t link_hash(const link_table *T, uint32_t op, uint32_t a, uint32_t b)
+{
+    uint64_t h = ((uint64_t)a * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)b * 0xc2b2ae3d27d4eb4full) ^ op;
+    h ^= h >> 29;
+    return (size_t)(h * 0xbf58476d1ce4e5b9ull >> 17) & (T->cap - 1);
+}
+
+/* Slot of the link (op, a, b): holding its id + 1, or 0 where it would go. */
+static uint32_t *link_find(const link_table *T, uint32_t op, uint32_t a, uint32_t b)
+{
+    size_t i = link_hash(T, op, a, b);
+    for (uint32_t e; (e = T->s[i]) != 0; i = (i + 1) & (T->cap - 1)) {
+        const mblx__node *x = &T->nd[e - 1];
+        if (x->op == op && T->args[x->aoff] == a && T->args[x->aoff + 1] == b) break;
+    }
+    return &T->s[i];
+}
+
+/* Make room for one more link (the table at most half full); -1 when out of memory. */
+static int link_reserve(link_table *T)
+{
+    if (2 * (T->n + 1) <= T->cap) return 0;
+    link_table N = *T;
+    N.cap = T->cap * 2;
+    if (!(N.s = mbl_calloc(N.cap, sizeof *N.s))) return -1;
+    mblx__hugepages(N.s, N.cap * sizeof *N.s);
+    for (size_t i = 0; i < T->cap; i++)
+        if (T->s[i]) {
+            const mblx__node *x = &T->nd[T->s[i] - 1];
+            *link_find(&N, x->op, T->args[x->aoff], T->args[x->aoff + 1]) = T->s[i];
+        }
+    mbl_free(T->s);
+    *T = N;
+    return 0;
+}
+
+/* Post-order (operands first) of the local nodes reachable from outl[0..nout), into order[];
+ * returns the count, or SIZE_MAX when out of memory. mark: nl bytes of scratch. */
+static size_t local_postorder(const mblx__node *lnd, const uint32_t *largs, size_t nl, const uint32_t *outl,
+                              size_t nout, unsigned char *mark, uint32_t *order)
+{
+    dfs_frame *stk = NULL;
+    size_t sn = 0, scap = 0, no = 0;
+    memset(mark, 0, nl);
+    for (size_t o = 0; o < nout; o++) {
+        if (mark[outl[o]]) continue;
+        if (sn == scap) {
+            size_t nc = scap ? 2 * scap : INIT_CAP;
+            dfs_frame *q = mbl_realloc_array(stk, nc, sizeof *q);
+            if (!q) goto oom;
+            stk = q, scap = nc;
+        }
+        mark[outl[o]] = 1;
+        stk[sn++] = (dfs_frame){outl[o], outl[o], 0};
+        while (sn) {
+            dfs_frame *f = &stk[sn - 1];
+            const mblx__node *nd = &lnd[f->l];
+            if (f->next < nd->na) {
+                uint32_t c = largs[nd->aoff + f->next++];
+                if (mark[c]) continue;
+                mark[c] = 1;
+                if (sn == scap) {
+                    size_t nc = 2 * scap;
+                    dfs_frame *q = mbl_realloc_array(stk, nc, sizeof *q);
+                    if (!q) goto oom;
+                    stk = q, scap = nc;
+                }
+                stk[sn++] = (dfs_frame){c, c, 0};
+                continue;
+            }
+            order[no++] = f->l;
+            sn--;
+        }
+    }
+    mbl_free(stk);
+    return no;
+oom:
+    mbl_free(stk);
+    return SIZE_MAX;
+}
+
+/* Rewrite the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) with its sums and products
+ * as interned chains (see above), into new compile arrays *pcl, *pca (*pnl nodes, *pka operands;
+ * NULL when there is nothing to share). outl: the outputs' local nodes (replaced by their
+ * aliases); *powner (allocated here, *pnl entries): the node of the original sub-DAG that a node
+ * computes or is a link of (the one error messages show). Returns 0, or -1 when out of memory. */
+static int share_chains(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t ka0, uint32_t *outl,
+                        size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner)
+{
+    size_t extra = 0, nnary = 0;
+    *pcl = NULL;
+    *pca = NULL;
+    *pnl = nl0;
+    *pka = ka0;
+    for (size_t l = 0; l < nl0; l++)
+        if (mblx__nary_local(&lnd[l])) {
+            extra += lnd[l].na - 1;
+            nnary++;
+        }
+    int rc = -1;
+    size_t nmax = nl0 + extra, nl = nl0, ka = ka0;
+    uint32_t *owner = *powner = mbl_alloc_array(nmax ? nmax : 1, sizeof *owner);
+    if (!owner) return -1;
+    mblx__hugepages(owner, nmax * sizeof *owner);
+    for (size_t l = 0; l < nmax; l++) owner[l] = (uint32_t)l;
+    if (!extra) return 0;
+    /* compile arrays at their upper bounds (pages never written cost nothing) */
+    mblx__node *cl = mbl_alloc_array(nmax, sizeof *cl);
+    uint32_t *ca = mbl_alloc_array(ka0 + 2 * extra, sizeof *ca);
+    uint32_t *alias = mbl_alloc_array(nmax, sizeof *alias);
+    uint32_t *order = mbl_alloc_array(nl0, sizeof *order);
+    unsigned char *mark = mbl_alloc_array(nl0, 1);
+    link_table T = {NULL, 64, 0, NULL, NULL};
+    while (T.cap < 4 * nnary) T.cap *= 2;
+    T.s = mbl_calloc(T.cap, sizeof *T.s);
+    if (!cl || !ca || !alias || !order || !mark || !T.s) goto out;
+    mblx__hugepages(cl, nmax * sizeof *cl);
+    mblx__hugepages(ca, (ka0 + 2 * extra) * sizeof *ca);
+    mblx__hugepages(alias, nmax * sizeof *alias);
+    mblx__hugepages(order, nl0 * sizeof *order);
+    mblx__hugepages(T.s, T.cap * sizeof *T.s);
+    T.nd = cl;
+    T.args = ca;
+    memcpy(cl, lnd, nl0 * sizeof *cl);
+    memcpy(ca, largs, ka0 * sizeof *ca);
+    for (size_t l = 0; l < nmax; l++) alias[l] = (uint32_t)l;
+    size_t no = local_postorder(cl, ca, nl0, outl, nout, mark, order);
+    if (no == SIZE_MAX) goto out;
+    for (size_t p = 0; p < no; p++) {
+        uint32_t l = order[p];
+        mblx__node *nd = &cl[l];
+        uint32_t *a = ca + nd->aoff;
+        if (!nd->na) continue;
+        for (uint32_t i = 0; i < nd->na; i++) a[i] = alias[a[i]]; /* operands come first */
+        if (!mblx__nary_local(nd)) continue;
+        /* the operands in the graph's order: every sum and product is computed in the same
+         * order as without sharing, so values are bit-identical (a[0], a[1] are rewritten only
+         * at the last link, after every operand was read) */
+        uint32_t op = nd->op, k = nd->na;
+        int ident = nd->val == (op == MBLX_OP_ADD ? 0.0 : 1.0);
+        uint32_t pre = a[0];
+        for (uint32_t i = 1; i < k; i++) {
+            uint32_t x = a[i], *s = link_find(&T, op, pre, x);
+            if (*s) {
+                pre = *s - 1;
+                continue;
+            }
+            uint32_t id;
+            if (i == k - 1) { /* the node itself is the last link (with its constant) */
+                id = l;
+                a[0] = pre;
+                a[1] = x;
+                nd->na = 2;
+                if (!ident) { /* not the value of the link: not shared */
+                    pre = l;
+                    break;
+                }
+            } else {
+                id = (uint32_t)nl++;
+                owner[id] = l;
+                cl[id] = (mblx__node){op == MBLX_OP_ADD ? 0.0 : 1.0, (uint32_t)ka, 2, 0, 0, (uint8_t)op};
+                ca[ka++] = pre;
+                ca[ka++] = x;
+            }
+            if (link_reserve(&T)) goto out;
+            *link_find(&T, op, pre, x) = id + 1;
+            T.n++;
+            pre = id;
+        }
+        if (pre == l) continue;
+        if (ident) {
+            alias[l] = pre; /* equal to an earlier chain */
+        } else {
+            a[0] = pre; /* constant term or coefficient applied to the chain */
+            nd->na = 1;
+        }
+    }
+    for (size_t o = 0; o < nout; o++) outl[o] = alias[outl[o]];
+    *pcl = cl;
+    *pca = ca;
+    cl = NULL;
+    ca = NULL;
+    *pnl = nl;
+    *pka = ka;
+    rc = 0;
+out:
+    mbl_free(cl);
+    mbl_free(ca);
+    mbl_free(alias);
+    mbl_free(order);
+    mbl_free(mark);
+    mbl_free(T.s);
+    return rc;
+}
+
+/* ---- sharing common pairs of operands ------------------------------------------------------
+ *
+ * Chains share only prefixes in the graph's order. Symbolic derivatives of products of rotation
+ * entries are sums of products that have pairs of factors in common at any position (sin(psi)
+ * sin(phi) multiplies terms that begin with der(psi) in one product and with cos(theta) in
+ * another), and sums that have pairs of terms in common. Before the chains, the compiler runs
+ * the classic greedy pair extraction: in rounds, it counts how many sums (products) of the
+ * compiled sub-DAG contain each pair of operands, and every sum (product) replaces its pairs
+ * with the largest counts (each operand used once, counts of at least 2) by one binary node
+ * (op, x, y), interned across the whole sub-DAG (an existing x*y or x + y is reused). A node of
+ * k operands keeps k - 1 operations however its operands are grouped, and every shared pair is
+ * one operation fewer for each further node that has it. The grouping changes the order of the
+ * additions and multiplications: results agree with the ungrouped ones to rounding. Only sums
+ * and products of at most PAIR_MAX_ARGS operands take part (the pairs of a node are counted,
+ * k (k - 1) / 2 of them), for at most PAIR_ROUNDS rounds. */
+enum { PAIR_MAX_ARGS = 32, PAIR_BUDGET = 6, PAIR_MAX = 1 << 18 };
+
+/* Open-addressing table of pairs (op, x, y), x < y: key and a count or a node id + 1. */
+typedef struct pair_table {
+    uint64_t *key; /* (x << 32 | y); 0 = empty (x < y, so y > 0 in a used key) */
+    uint32_t *val;
+    uint8_t *op;
+    size_t cap, n;
+} pair_table;
+
+static size_t pair_slot(const pair_table *P, uint32_t op, uint64_t k)
+{
+    uint64_t h = (k ^ ((uint64_t)op << 61)) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 31;
+    size_t i = (size_t)(h * 0xbf58476d1ce4e5b9ull >> 17) & (P->cap - 1);
+    while (P->key[i] && !(P->key[i] == k && P->op[i] == op)) i = (i + 1) & (P->cap - 1);
+    return i;
+}
+
+static int pair_init(pair_table *P, size_t want)
+{
+    size_t cap = 64;
+    while (cap < 2 * want + 2) cap *= 2;
+    P->key = mbl_calloc(cap, sizeof *P->key);
+    P->val = mbl_alloc_array(cap, sizeof *P->val);
+    P->op = mbl_alloc_array(cap, sizeof *P->op);
+    P->cap = cap;
+    P->n = 0;
+    if (!P->key || !P->val || !P->op) return -1;
+    mblx__hugepages(P->key, cap * sizeof *P->key);
+    return 0;
+}
+
+static void pair_free(pair_table *P)
+{
+    mbl_free(P->key);
+    mbl_free(P->val);
+    mbl_free(P->op);
+    P->key = NULL, P->val = NULL, P->op = NULL;
+}
+
+/* Pointer to the value of (op, x, y) (x < y), inserted with 0 when absent; NULL when out of
+ * memory. */
+static uint32_t *pair_get(pair_table *P, uint32_t op, uint32_t x, uint32_t y, int insert)
+{
+    uint64_t k = (uint64_t)x << 32 | y;
+    size_t i = pair_slot(P, op, k);
+    if (P->key[i]) return &P->val[i];
+    if (!insert) return NULL;
+    if (2 * (P->n + 1) > P->cap) {
+        pair_table N;
+        if (pair_init(&N, P->cap)) {
+            pair_free(&N);
+            return NULL;
+        }
+        for (size_t j = 0; j < P->cap; j++)
+            if (P->key[j]) {
+                size_t s = pair_slot(&N, P->op[j], P->key[j]);
+                N.key[s] = P->key[j], N.val[s] = P->val[j], N.op[s] = P->op[j];
+            }
+        N.n = P->n;
+        pair_free(P);
+        *P = N;
+        i = pair_slot(P, op, k);
+    }
+    P->key[i] = k;
+    P->val[i] = 0;
+    P->op[i] = (uint8_t)op;
+    P->n++;
+    return &P->val[i];
+}
+
+/* A pair's record: its count of containers, its list of containers (occurrences, possibly
+ * stale), its operation and operands. */
+typedef struct pair_rec {
+    uint32_t cnt, head, x, y;
+    uint8_t op;
+} pair_rec;
+
+typedef struct pair_heap {
+    uint64_t *h; /* (count << 32) | ~record: the largest count first, then the oldest record */
+    size_t n, cap;
+} pair_heap;
+
+static int heap_push(pair_heap *H, uint32_t cnt, uint32_t r)
+{
+    if (H->n == H->cap) {
+        size_t nc = H->cap ? 2 * H->cap : INIT_CAP;
+        uint64_t *q = mbl_realloc_array(H->h, nc, sizeof *q);
+        if (!q) return -1;
+        H->h = q, H->cap = nc;
+    }
+    uint64_t e = (uint64_t)cnt << 32 | (uint32_t)~r;
+    size_t i = H->n++;
+    while (i > 0 && H->h[(i - 1) / 2] < e) {
+        H->h[i] = H->h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    H->h[i] = e;
+    return 0;
+}
+
+static uint64_t heap_pop(pair_heap *H)
+{
+    uint64_t top = H->h[0], e = H->h[--H->n];
+    size_t i = 0, n = H->n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && H->h[c + 1] > H->h[c]) c++;
+        if (H->h[c] <= e) break;
+        H->h[i] = H->h[c];
+        i = c;
+    }
+    if (n) H->h[i] = e;
+    return top;
+}
+
+static int pair_container(const mblx__node *nd)
+{
+    return (nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na >= 3 && nd->na <= PAIR_MAX_ARGS;
+}
+
+/* Position of operand x in a[0..k), or -1. */
+static int find_operand(const uint32_t *a, uint32_t k, uint32_t x)
+{
+    for (uint32_t i = 0; i < k; i++)
+        if (a[i] == x) return (int)i;
+    return -1;
+}
+
+/* The state of one share_pairs call: the rewritten copy (cl, ca: nl nodes, ka operands) with its
+ * owners and aliases, the pairs' records with their occurrence lists, the heap of counts, the
+ * pairs counted (C) and the binary nodes there are (L). */
+typedef struct pairing {
+    mblx__node *cl;
+    uint32_t *ca, *owner, *alias;
+    size_t nl, ka, npairs;
+    pair_rec *R;
+    size_t nr, rcap;
+    uint32_t *occ_c, *occ_next; /* occurrence o: container occ_c[o], next occ_next[o] */
+    size_t no, ocap;
+    uint32_t *touched, *live;
+    size_t lcap;
+    pair_heap H;
+    pair_table C, L;
+} pairing;
+
+static void pairing_free(pairing *s)
+{
+    mbl_free(s->cl);
+    mbl_free(s->ca);
+    mbl_free(s->owner);
+    mbl_free(s->alias);
+    mbl_free(s->R);
+    mbl_free(s->occ_c);
+    mbl_free(s->occ_next);
+    mbl_free(s->touched);
+    mbl_free(s->live);
+    mbl_free(s->H.h);
+    pair_free(&s->C);
+    pair_free(&s->L);
+}
+
+/* One more occurrence of the pair (op, x, y) in container c (its record made at the first). */
+static int add_occ(pairing *s, uint32_t op, uint32_t x, uint32_t y, uint32_t c)
+{
+    uint32_t x_ = x < y ? x : y, y_ = x < y ? y : x;
+    uint32_t *v = pair_get(&s->C, op, x_, y_, 1);
+    if (!v) return -1;
+    if (!*v) {
+        if (s->nr == s->rcap) {
+            size_t nc = s->rcap ? 2 * s->rcap : INIT_CAP;
+            pair_rec *q = mbl_realloc_array(s->R, nc, sizeof *q);
+            if (!q) return -1;
+            s->R = q, s->rcap = nc;
+        }
+        s->R[s->nr] = (pair_rec){0, XNONE, x_, y_, (uint8_t)op};
+        *v = (uint32_t)++s->nr;
+    }
+    pair_rec *r = &s->R[*v - 1];
+    if (s->no == s->ocap) {
+        size_t nc = s->ocap ? 2 * s->ocap : s->npairs + INIT_CAP;
+        uint32_t *q1 = mbl_realloc_array(s->occ_c, nc, sizeof *q1);
+        if (!q1) return -1;
+        s->occ_c = q1;
+        uint32_t *q2 = mbl_realloc_array(s->occ_next, nc, sizeof *q2);
+        if (!q2) return -1;
+        s->occ_next = q2;
+        s->ocap = nc;
+    }
+    s->occ_c[s->no] = c;
+    s->occ_next[s->no] = r->head;
+    r->head = (uint32_t)s->no++;
+    r->cnt++;
+    return 0;
+}
+
+/* the binary sums and products there are, and the pairs of every container */
+static int count_pairs(pairing *s, size_t nl0)
+{
+    for (size_t l = 0; l < nl0; l++) {
+        const mblx__node *nd = &s->cl[l];
+        const uint32_t *a = s->ca + nd->aoff;
+        if ((nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na == 2 &&
+            nd->val == (nd->op == MBLX_OP_ADD ? 0.0 : 1.0) && a[0] != a[1]) {
+            uint32_t *v = pair_get(&s->L, nd->op, a[0] < a[1] ? a[0] : a[1], a[0] < a[1] ? a[1] : a[0], 1);
+            if (!v) return -1;
+            if (!*v) *v = (uint32_t)l + 1;
+            continue;
+        }
+        if (!pair_container(nd)) continue;
+        for (uint32_t i = 0; i < nd->na; i++)
+            for (uint32_t j = i + 1; j < nd->na; j++)
+                if (a[i] != a[j] && add_occ(s, nd->op, a[i], a[j], (uint32_t)l)) return -1;
+    }
+    for (size_t r = 0; r < s->nr; r++)
+        if (s->R[r].cnt >= 2 && heap_push(&s->H, s->R[r].cnt, (uint32_t)r)) return -1;
+    return 0;
+}
+
+/* the containers of record r that still have both operands into live[0..*nlive) (dropping the
+ * others from its list) */
+static int live_containers(pairing *s, uint32_t r, uint32_t *nlive)
+{
+    uint32_t x = s->R[r].x, y = s->R[r].y;
+    *nlive = 0;
+    uint32_t *link = &s->R[r].head;
+    for (uint32_t p = *link; p != XNONE; p = *link) {
+        const mblx__node *nd = &s->cl[s->occ_c[p]];
+        const uint32_t *a = s->ca + nd->aoff;
+        if (find_operand(a, nd->na, x) >= 0 && find_operand(a, nd->na, y) >= 0) {
+            if (*nlive == s->lcap) {
+                size_t nc = s->lcap ? 2 * s->lcap : INIT_CAP;
+                uint32_t *q = mbl_realloc_array(s->live, nc, sizeof *q);
+                if (!q) return -1;
+                s->live = q, s->lcap = nc;
+            }
+            s->live[(*nlive)++] = s->occ_c[p];
+            link = &s->occ_next[p];
+        } else {
+            *link = s->occ_next[p];
+        }
+    }
+    return 0;
+}
+
+/* Record r's pair (op, x, y) as a node t of its own (an existing x + y or x * y reused), which
+ * replaces x and y in each of the nlive containers live[]; their new pairs (z, t) are counted. */
+static int apply_pair(pairing *s, uint32_t r, uint32_t nlive)
+{
+    uint32_t op = s->R[r].op, x = s->R[r].x, y = s->R[r].y;
+    s->R[r].cnt = 0;
+    s->R[r].head = XNONE;
+    uint32_t *v = pair_get(&s->L, op, x, y, 1);
+    if (!v) return -1;
+    if (!*v) {
+        uint32_t id = (uint32_t)s->nl++;
+        s->cl[id] = (mblx__node){op == MBLX_OP_ADD ? 0.0 : 1.0, (uint32_t)s->ka, 2, 0, 0, (uint8_t)op};
+        s->ca[s->ka++] = x;
+        s->ca[s->ka++] = y;
+        s->owner[id] = s->owner[s->live[0]];
+        *v = id + 1;
+    }
+    uint32_t t = *v - 1;
+    for (uint32_t q = 0; q < nlive; q++) {
+        uint32_t c = s->live[q];
+        mblx__node *nd = &s->cl[c];
+        uint32_t *a = s->ca + nd->aoff, m = 0, nt = 0;
+        for (uint32_t i = 0; i < nd->na; i++)
+            if (a[i] != x && a[i] != y) a[m++] = a[i];
+        /* the new pairs (z, t) of this container */
+        for (uint32_t i = 0; i < m; i++) {
+            if (a[i] == t) continue;
+            if (add_occ(s, op, a[i], t, c)) return -1;
+            s->touched[nt++] = *pair_get(&s->C, op, a[i] < t ? a[i] : t, a[i] < t ? t : a[i], 0) - 1;
+        }
+        a[m++] = t;
+        nd->na = m;
+        for (uint32_t i = 0; i < nt; i++)
+            if (s->R[s->touched[i]].cnt >= 2 && heap_push(&s->H, s->R[s->touched[i]].cnt, s->touched[i])) return -1;
+    }
+    return 0;
+}
+
+/* the most frequent pair first: every container that still has both operands gets it; returns
+ * 1 when a pair was shared, 0 when none, -1 when out of memory */
+static int extract_pairs(pairing *s)
+{
+    int changed = 0;
+    while (s->H.n) {
+        uint64_t e = heap_pop(&s->H);
+        uint32_t r = ~(uint32_t)e, cnt = (uint32_t)(e >> 32), nlive = 0;
+        if (s->R[r].cnt != cnt) continue; /* a stale entry: the record was pushed again */
+        if (live_containers(s, r, &nlive)) return -1;
+        if (nlive < cnt) {
+            s->R[r].cnt = nlive;
+            if (nlive >= 2 && heap_push(&s->H, nlive, r)) return -1;
+            continue;
+        }
+        if (apply_pair(s, r, nlive)) return -1;
+        changed = 1;
+    }
+    return changed;
+}
+
+/* Rewrite the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) with common pairs of operands
+ * as nodes of their own (see above) into new arrays *pcl, *pca (*pnl nodes, *pka operands; NULL
+ * when no pair is shared). outl: the outputs (replaced by their aliases); *powner (*pnl
+ * entries): the node of the sub-DAG a node computes or was made for. Returns 0, or -1 when out
+ * of memory. */
+static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t ka0, uint32_t *outl,
+                       size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner)
+{
+    *pcl = NULL;
+    *pca = NULL;
+    *pnl = nl0;
+    *pka = ka0;
+    *powner = NULL;
+    size_t npairs = 0, extra = 0;
+    for (size_t l = 0; l < nl0; l++)
+        if (pair_container(&lnd[l])) {
+            npairs += (size_t)lnd[l].na * (lnd[l].na - 1) / 2;
+            extra += lnd[l].na - 1;
+        }
+    /* a sub-DAG with more than PAIR_MAX pairs, or PAIR_BUDGET times more pairs than operands
+     * (long chains of nested sums), is left to the chains, which share its prefixes anyway */
+    if (!npairs || npairs > PAIR_MAX || npairs > PAIR_BUDGET * ka0 + 4096) return 0;
+    int rc = -1;
+    size_t nmax = nl0 + extra; /* a pair node removes an operand from at least two sums or products */
+    pairing s = {.npairs = npairs, .H = {NULL, 0, 0}};
+    s.cl = mbl_alloc_array(nmax, sizeof *s.cl);
+    s.ca = mbl_alloc_array(ka0 + 2 * extra, sizeof *s.ca);
+    s.owner = mbl_alloc_array(nmax, sizeof *s.owner);
+    s.alias = mbl_alloc_array(nmax, sizeof *s.alias);
+    if (!s.cl || !s.ca || !s.owner || !s.alias || pair_init(&s.C, npairs) || pair_init(&s.L, nl0 / 2 + extra))
+        goto out;
+    memcpy(s.cl, lnd, nl0 * sizeof *s.cl);
+    memcpy(s.ca, largs, ka0 * sizeof *s.ca);
+    s.nl = nl0, s.ka = ka0;
+    for (size_t l = 0; l < nmax; l++) s.owner[l] = (uint32_t)l, s.alias[l] = (uint32_t)l;
+    if (count_pairs(&s, nl0)) goto out;
+    if (!(s.touched = mbl_alloc_array(PAIR_MAX_ARGS, sizeof *s.touched))) goto out;
+    int changed = extract_pairs(&s);
+    if (changed < 0) goto out;
+    if (!changed) {
+        rc = 0;
+        goto out;
+    }
+    /* a sum or product left with one operand and no constant is that operand */
+    for (size_t l = 0; l < s.nl; l++) {
+        mblx__node *nd = &s.cl[l];
+        uint32_t *a = s.ca + nd->aoff;
+        for (uint32_t i = 0; i < nd->na; i++) a[i] = s.alias[a[i]];
+        if ((nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na == 1 &&
+            nd->val == (nd->op == MBLX_OP_ADD ? 0.0 : 1.0))
+            s.alias[l] = a[0];
+    }
+    for (size_t o = 0; o < nout; o++) outl[o] = s.alias[outl[o]];
+    *pcl = s.cl;
+    *pca = s.ca;
+    *powner = s.owner;
+    s.cl = NULL;
+    s.ca = NULL;
+    s.owner = NULL;
+    *pnl = s.nl;
+    *pka = s.ka;
+    rc = 0;
+out:
+    pairing_free(&s);
+    return rc;
+}
+
+/* Operations of the local sub-DAG (nd, args: nl nodes) reachable from outl[0..nout), as the
+ * emitter will count them (a sum or product of k >= 2 operands: k - 1, plus its constant when
+ * k > 2; everything else one); SIZE_MAX when out of memory. */
+static size_t dag_ops(const mblx__node *nd, const uint32_t *args, size_t nl, const uint32_t *outl, size_t nout)
+{
+    unsigned char *mark = mbl_alloc_array(nl ? nl : 1, 1);
+    uint32_t *order = mbl_alloc_array(nl ? nl : 1, sizeof *order);
+    size_t no = mark && order ? local_postorder(nd, args, nl, outl, nout, mark, order) : SIZE_MAX, ops = 0;
+    for (size_t p = 0; no != SIZE_MAX && p < no; p++) {
+        const mblx__node *x = &nd[order[p]];
+        if (mblx__nary_local(x))
+            ops += x->na - 1 + (x->na > 2 && x->val != (x->op == MBLX_OP_ADD ? 0.0 : 1.0));
+        else
+            ops++;
+    }
+    mbl_free(mark);
+    mbl_free(order);
+    return no == SIZE_MAX ? SIZE_MAX : ops;
+}
+
+/* The shared form of the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands): chains alone (the
+ * same operations in the same order as written: bit-identical values), or common pairs and then
+ * chains, whichever has fewer operations (the pairs can break prefixes the chains would have
+ * shared). Outputs as share_chains (*pcl NULL: the sub-DAG as it is); *powner always allocated.
+ * Returns 0, or -1 when out of memory. */
+int mblx__share(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t ka0, uint32_t *outl, size_t nout,
+                mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner)
+{
+    mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
+    uint32_t *caA = NULL, *caB = NULL, *pa = NULL, *ownA = NULL, *ownB = NULL, *ownP = NULL;
+    uint32_t *outA = mbl_alloc_array(nout ? nout : 1, sizeof *outA), *outB = mbl_alloc_array(nout ? nout : 1, sizeof *outB);
+    size_t nlA, kaA, nlB, kaB, nlP, kaP;
+    int rc = -1;
+    if (!outA || !outB) goto out;
+    memcpy(outA, outl, nout * sizeof *outA);
+    memcpy(outB, outl, nout * sizeof *outB);
+    if (share_chains(lnd, largs, nl0, ka0, outA, nout, &clA, &caA, &nlA, &kaA, &ownA)) goto out;
+    if (share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP)) goto out;
+    if (pl) {
+        if (share_chains(pl, pa, nlP, kaP, outB, nout, &clB, &caB, &nlB, &kaB, &ownB)) goto out;
+        for (size_t l = 0; l < nlB; l++) ownB[l] = ownP[ownB[l]];
+        if (!clB) clB = pl, caB = pa, pl = NULL, pa = NULL;
+        size_t opsA = dag_ops(clA ? clA : lnd, clA ? caA : largs, nlA, outA, nout);
+        size_t opsB = dag_ops(clB, caB, nlB, outB, nout);
+        if (opsA == SIZE_MAX || opsB == SIZE_MAX) goto out;
+        if (opsB < opsA) {
+            memcpy(outl, outB, nout * sizeof *outl);
+            *pcl = clB, *pca = caB, *pnl = nlB, *pka = kaB, *powner = ownB;
+            clB = NULL, caB = NULL, ownB = NULL;
+            rc = 0;
+            goto out;
+        }
+    }
+    memcpy(outl, outA, nout * sizeof *outl);
+    *pcl = clA, *pca = caA, *pnl = nlA, *pka = kaA, *powner = ownA;
+    clA = NULL, caA = NULL, ownA = NULL;
+    rc = 0;
+out:
+    mbl_free(clA), mbl_free(caA), mbl_free(ownA);
+    mbl_free(clB), mbl_free(caB), mbl_free(ownB);
+    mbl_free(pl), mbl_free(pa), mbl_free(ownP);
+    mbl_free(outA), mbl_free(outB);
+    return rc;
+}
