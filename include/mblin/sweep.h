@@ -4,16 +4,14 @@
  *                            over a grid: operating point, linear model and modes at every point,
  *                            on several threads, then the modes tracked from point to point
  *   mbl_sweep_critical()     Campbell diagram: where tracked frequencies meet excitation orders
- *   mbl_sweep_write_csv/json and mbl_sweep_svg_*: the results and their plots
+ *   (their writers, mbl_sweep_write_csv/json and mbl_sweep_svg_*: include/mblin/report.h)
  *   mbl_freqresp()           G(i w) from the exact linear model
  *
  * Everything here uses the public pipeline (include/mblin/model.h) only. docs/study.md describes
  * the methods (how points are computed, how modes are tracked, which form the frequency
- * response uses and why). Writers take a stream opened by the caller and return 0 or MBL_EIO. */
+ * response uses and why). */
 #ifndef MBLIN_SWEEP_H
 #define MBLIN_SWEEP_H
-
-#include <stdio.h>
 
 #include "mblin/model.h"
 
@@ -170,28 +168,6 @@ typedef struct mbl_critical {
 int mbl_sweep_critical(mbl_sweep *sw, const double *orders, int norders, double hz_per_unit, double tol,
                        mbl_critical **out, int *ncrit, mbl_status *st);
 
-/* ---- output ------------------------------------------------------------------------------ */
-
-/* CSV: one row per point and branch: the axis values, branch, re, im, freq_hz, damping_ratio,
- * mac (numbers with 17 significant digits, so the file round-trips). */
-int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw);
-/* JSON: {model, axes: [{name, from, to, count}], points, modes, fast, threads, seconds,
- * values: [[..] per point], branches: [{re: [..], im: [..], freq_hz: [..], damping_ratio: [..],
- * mac: [..]}], failed: [{point, error}], critical_speeds: [{branch, order, speed, freq_hz, trend,
- * refined}] (when crit is not NULL)}. */
-int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit, int ncrit);
-
-/* SVG plots (one-axis sweeps; for two axes, the first row i1 = 0):
- *   campbell: frequency [Hz] of the oscillatory branches vs the swept parameter, the excitation
- *             lines of `orders` and the critical speeds marked and labelled; frequencies up to fmax
- *             (<= 0: all);
- *   locus:    root locus, Im vs Re of every branch over the sweep (start and end marked);
- *   damping:  damping ratio of the oscillatory branches vs the swept parameter. */
-int mbl_sweep_svg_campbell(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
-                           double fmax, const mbl_critical *crit, int ncrit);
-int mbl_sweep_svg_locus(FILE *f, const mbl_sweep *sw);
-int mbl_sweep_svg_damping(FILE *f, const mbl_sweep *sw);
-
 /* ---- frequency response ------------------------------------------------------------------- */
 
 enum { MBL_FR_STATE_SPACE = 0, MBL_FR_DESCRIPTOR = 1 };
@@ -216,23 +192,6 @@ typedef struct mbl_freqresp_result {
 int mbl_freqresp(const mbl_linear *lin, const mbl_linear *desc, int input, int output, const double *w, int nw,
                  mbl_freqresp_result **out, mbl_status *st);
 void mbl_freqresp_free(mbl_freqresp_result *r);
-/* CSV: w_rad_s, f_hz, re, im, magnitude, magnitude_db, phase_deg, rcond, form */
-int mbl_freqresp_write_csv(FILE *f, const mbl_freqresp_result *r);
-/* Bode plot (magnitude in dB and phase in degrees over a logarithmic frequency axis in Hz). */
-int mbl_freqresp_svg_bode(FILE *f, const mbl_freqresp_result *r, const char *title);
-
-/* A generic x-y plot (W 760 x H 500): series of points drawn as a line or as dots (markers = 1),
- * colour index `color` into the plots' palette (-1: the series' index), one legend entry per
- * distinct label (NULL: none); axes from the finite values. For plots of other modules (mblin
- * simulate --linearize-every: frequencies along a trajectory next to a sweep's branches). */
-typedef struct mbl_svg_series {
-    int n;
-    const double *x, *y;
-    const char *label;
-    int markers;
-    int color;
-} mbl_svg_series;
-int mbl_svg_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel, const mbl_svg_series *s, int ns);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,7 @@
 
 #include "mblin/json.h"
 #include "mblin/sensitivity.h"
+#include "mblin/report.h"
 #include "mblin/sweep.h"
 
 #define TWO_PI 6.283185307179586476925286766559
