@@ -347,7 +347,11 @@ int mblin_cmd_boundary(int argc, char **argv)
     mbl_status st;
     mbl_status_clear(&st);
     mbl_boundary_result r;
-    if (mbl_boundary(c.model, c.sets, c.nsets, c.param, c.near, &bo, &r, &st)) return mblin_cli_fail(&st);
+    mbl_model *md = NULL;
+    int failed = mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st) ||
+                 mbl_boundary(md, c.sets, c.nsets, c.param, c.near, &bo, &r, &st);
+    mbl_model_free(md);
+    if (failed) return mblin_cli_fail(&st);
     if (c.json) {
         printf("{\"parameter\": ");
         mbl_json_string(stdout, c.param);

@@ -107,12 +107,14 @@ typedef struct mbl_boundary_result {
                             the lower mode of the pair at `near` */
 } mbl_boundary_result;
 
-/* Load the file at each Newton iterate with sets plus param = value, find the point, linearize
- * and differentiate: the root of the crossing function of one mode, tracked from `near` by
- * the sensitivity predictor (nearest eigenvalue to lambda + dlambda/dp dp). Errors: unknown
- * parameter (MBL_EARG), no simple mode near a crossing (MBL_EMODEL), Newton not converging
- * (MBL_ENOCONV). */
-int mbl_boundary(const char *path, const mbl_setting *sets, int nsets, const char *param, double near,
+/* `model` is loaded by the caller from its file with the overrides sets (mbl_model_load_file). At
+ * each Newton iterate the model's file (mbl_model_info.file) is loaded again with sets plus
+ * param = value (so that the parameters computed from param follow, as with --set), the point
+ * found, linearized and differentiated: the root of the crossing function of one mode, tracked
+ * from `near` by the sensitivity predictor (nearest eigenvalue to lambda + dlambda/dp dp). The
+ * caller's model is not changed. Errors: unknown parameter (MBL_EARG), no simple mode near a
+ * crossing (MBL_EMODEL), Newton not converging (MBL_ENOCONV). */
+int mbl_boundary(const mbl_model *model, const mbl_setting *sets, int nsets, const char *param, double near,
                  const mbl_boundary_options *opt, mbl_boundary_result *res, mbl_status *st);
 
 #ifdef __cplusplus

@@ -3,15 +3,18 @@
  * Each point is an operating point, a linear model and its modes, computed independently of the
  * others and of the thread that computes it, so the results are the same on any number of
  * threads. Two ways to compute a point:
- *   - fast: every thread loads its own copy of the model once, makes a workspace
+ *   - fast: every thread loads its own copy of the caller's model once (its file with the base
+ *     overrides: a parameter changes in place only on a model of its own), makes a workspace
  *     (mbl_lin_work_new) at the sweep's first point, and then for each of its points changes the
  *     parameter in place (mbl_model_set_param), finds the operating point from the file's initial
  *     guess and re-linearizes (mbl_relinearize: no allocation, the states of the first point).
  *     A point where those states stop parametrizing the motion is linearized one-shot instead
  *     (mbl_linearize, states chosen there). Time sweeps change only the point's time.
  *   - reload: when the parameter was evaluated into numbers at load time (a mechanism's
- *     parameters, a parameter other parameters or initial values use), the model is loaded with
- *     the point's values (mbl_model_load_file's overrides) and linearized one-shot.
+ *     parameters, a parameter other parameters or initial values use), the model's file is loaded
+ *     with the point's values (mbl_model_load_file's overrides) and linearized one-shot.
+ * Which of the two is decided on the first thread's copy: the fast path when the axes' parameters
+ * change in place there (mbl_model_set_param).
  * The modes of all points are then tracked in order (track.c); critical speeds of a Campbell
  * diagram are refined by the secant method on new points computed the same way. */
 #include <math.h>
@@ -44,7 +47,7 @@ void mbl_sweep_options_default(mbl_sweep_options *opt)
 /* ---- what every point needs ------------------------------------------------------------- */
 
 typedef struct ctx {
-    char *path;
+    char *path;              /* the caller's model's file (mbl_model_info.file), loaded again */
     int naxes;
     int pidx[2];             /* parameter index of each axis, -1 for time */
     mbl_setting *sets;       /* the base overrides + one per parameter axis (values set per point) */
@@ -254,9 +257,9 @@ static int eval_modes(worker *w, const double *x, int warm, mbl_modes **modes, m
     if (!sst) sst = &st_sens;
     mbl_status_clear(sst);
     if (c->fast) {
-        if (!w->model) {
-            /* the model, and a workspace made at the sweep's first point (x0) */
-            rc = mbl_model_load_file(c->path, c->sets, c->nbase, &w->model, st);
+        if (!w->work) {
+            /* the model (unless fast_probe loaded it), and a workspace made at the sweep's first point (x0) */
+            if (!w->model) rc = mbl_model_load_file(c->path, c->sets, c->nbase, &w->model, st);
             for (int a = 0; a < c->naxes && !rc; a++)
                 if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], w->x0[a], st);
             if (!rc) rc = point_at(c, w->model, w->x0, NULL, &pt, st);
@@ -492,10 +495,11 @@ void mbl_sweep_free(mbl_sweep *sw)
 
 
 /* Check the options against the model and set up the context. */
-static int make_ctx(const char *path, const mbl_sweep_options *opt, ctx **out, mbl_status *st)
+static int make_ctx(const mbl_model *md, const mbl_sweep_options *opt, ctx **out, mbl_status *st)
 {
     *out = NULL;
-    if (!path) return mbl_error(st, MBL_EARG, "mbl_sweep_run: path is NULL");
+    if (!md) /* the caller's load failed (its reason in st): a distributed sweep still gathers it */
+        return st && st->code ? st->code : mbl_error(st, MBL_EARG, "mbl_sweep_run: model is NULL");
     if (opt->naxes < 1 || opt->naxes > 2)
         return mbl_error(st, MBL_EARG, "a sweep has one or two parameters (%d given)", opt->naxes);
     for (int a = 0; a < opt->naxes; a++) {
@@ -514,6 +518,9 @@ static int make_ctx(const char *path, const mbl_sweep_options *opt, ctx **out, m
                          opt->lopt->method);
     ctx *c = mbl_calloc(1, sizeof *c);
     if (!c) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    const char *path = info.file;
     c->path = dup_str(path);
     c->naxes = opt->naxes;
     c->nbase = opt->nsets > 0 ? opt->nsets : 0;
@@ -538,15 +545,8 @@ static int make_ctx(const char *path, const mbl_sweep_options *opt, ctx **out, m
     if (opt->lopt) c->lopt = *opt->lopt;
     else mbl_lin_options_default(&c->lopt);
     c->lopt.method = "augmented";
-    /* the base model: names of the axes, and whether the parameters can be changed in place */
-    mbl_model *md = NULL;
-    int rc = mbl_model_load_file(path, c->sets, c->nbase, &md, st);
-    if (rc) {
-        ctx_free(c);
-        return rc;
-    }
-    mbl_model_info info;
-    mbl_model_get_info(md, &info);
+    /* the caller's model: names of the axes (whether their parameters change in place: fast_probe) */
+    int rc = 0;
     c->order = info.ncoord + info.nhol + info.nnh;
     c->m = info.nhol;
     c->fast = !opt->force_reload;
@@ -577,14 +577,11 @@ static int make_ctx(const char *path, const mbl_sweep_options *opt, ctx **out, m
                 break;
             }
         if (rc) break;
-        mbl_status st2;
-        if (mbl_model_set_param(md, i, mbl_model_param_value(md, i), &st2)) c->fast = 0;
         c->set_names[k] = dup_str(name);
         if (!c->set_names[k]) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         else c->sets[k].name = c->set_names[k], c->sets[k].value = 0, k++;
     }
     c->nsets = k;
-    mbl_model_free(md);
     if (rc) {
         ctx_free(c);
         return rc;
@@ -593,14 +590,32 @@ static int make_ctx(const char *path, const mbl_sweep_options *opt, ctx **out, m
     return 0;
 }
 
+/* Whether the axes' parameters change in place (the fast path): tried on the first worker's own
+ * copy of the model, which it keeps (eval_modes makes its workspace on it); else the reload path. */
+static int fast_probe(worker *w, mbl_status *st)
+{
+    ctx *c = w->c;
+    int rc = mbl_model_load_file(c->path, c->sets, c->nbase, &w->model, st);
+    if (rc) return rc;
+    for (int a = 0; a < c->naxes; a++) {
+        mbl_status st2;
+        if (c->pidx[a] >= 0 && mbl_model_set_param(w->model, c->pidx[a], mbl_model_param_value(w->model, c->pidx[a]), &st2))
+            c->fast = 0;
+    }
+    if (!c->fast) worker_clear(w);
+    return 0;
+}
+
 /* The sweep's setup and this rank's points (all points on one process) into r->pts, sw->ok and
  * sw->error; *out NULL on failure (everything freed). */
-static int sweep_points(const char *path, const mbl_sweep_options *opt, run *rr, mbl_sweep **out, mbl_status *st)
+static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, run *rr, mbl_sweep **out,
+                        mbl_status *st)
 {
     *out = NULL;
     ctx *c = NULL;
-    int rc = make_ctx(path, opt, &c, st);
+    int rc = make_ctx(model, opt, &c, st);
     if (rc) return rc;
+    const char *path = c->path;
     mbl_sweep *sw = mbl_calloc(1, sizeof *sw);
     if (!sw) {
         ctx_free(c);
@@ -617,7 +632,6 @@ static int sweep_points(const char *path, const mbl_sweep_options *opt, run *rr,
     }
     sw->npoints = sw->count[0] * sw->count[1];
     sw->ranks = rr->size;
-    sw->fast = c->fast;
     int threads = opt->threads > 0 ? opt->threads : 1;
     if (threads > sw->npoints) threads = sw->npoints;
     if (threads > 256) threads = 256;
@@ -655,6 +669,11 @@ static int sweep_points(const char *path, const mbl_sweep_options *opt, run *rr,
         }
         snprintf(sw->predictor_note, sizeof sw->predictor_note, "a sweep over the time t has no parameter derivative");
     }
+    if (c->fast && (rc = fast_probe(keep, st))) {
+        mbl_sweep_free(sw);
+        return rc;
+    }
+    sw->fast = c->fast;
     mbl_modes *m0 = NULL;
     mbl_sensitivity *S0 = NULL;
     mbl_status sst;
@@ -1053,7 +1072,7 @@ static int sweep_gather(const mbl_sweep_dist *d, int rc, run *r, mbl_sweep **swp
     return 0;
 }
 
-int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep **out, mbl_status *st)
+int mbl_sweep_run(const mbl_model *model, const mbl_sweep_options *opt_in, mbl_sweep **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbl_sweep_run: out is NULL");
     *out = NULL;
@@ -1069,7 +1088,7 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
     r.rank = d ? d->rank : 0;
     r.size = d ? d->size : 1;
     mbl_sweep *sw = NULL;
-    int rc = sweep_points(path, opt, &r, &sw, st);
+    int rc = sweep_points(model, opt, &r, &sw, st);
     int np = sw ? sw->npoints : 0;
     if (d) rc = sweep_gather(d, rc, &r, &sw, st); /* on ranks other than 0, sw is freed */
     if (!rc && sw) rc = sweep_track(sw, &r, opt, st);
@@ -1078,6 +1097,7 @@ int mbl_sweep_run(const char *path, const mbl_sweep_options *opt_in, mbl_sweep *
         mbl_sweep_free(sw);
         return rc;
     }
+    const char *path = ((const worker *)sw->ctx)->c->path;
     const char *slash = strrchr(path, '/');
     snprintf(sw->model_name, sizeof sw->model_name, "%s", slash ? slash + 1 : path);
     *out = sw;
