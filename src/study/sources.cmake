@@ -8,5 +8,8 @@ list(APPEND MBLIN_SOURCES
   src/study/freqresp.c
   src/study/svg.c
   src/study/sensitivity.c
+  src/study/sens_point.c
+  src/study/sens_pencil.c
+  src/study/sens_spen.c
   src/study/boundary.c
 )
