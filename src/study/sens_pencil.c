@@ -104,7 +104,7 @@ void study_sens_fill_pencil(const ctx *c, const double *vals, double *P0, double
 
 /* y = (s^2 P2 + s P1 + P0) x, complex */
 void study_sens_pencil_apply(int N, const double *P0, const double *P1, const double *P2, double complex s,
-                         const double complex *x, double complex *y)
+                             const double complex *x, double complex *y)
 {
     double complex s2 = s * s;
     for (int i = 0; i < N; i++) y[i] = 0;
@@ -132,7 +132,7 @@ void study_sens_unpack_vec(const double *V, int ld, int nrows, int row0, const d
 /* the study_sens_bordered matrix [P(s) P'(s) x; e_kk^T 0] as a complex CSC (pattern of P0|P1|P2 plus the
  * last column and the entry (N, kk)) */
 int study_sens_bordered(int N, const double *P0, const double *P1, const double *P2, double complex s,
-                    const double complex *dPx, int kk, mbla_csc **A, double **az, mbl_status *st)
+                        const double complex *dPx, int kk, mbla_csc **A, double **az, mbl_status *st)
 {
     int nz = 0;
     for (size_t e = 0; e < (size_t)N * N; e++)
@@ -215,8 +215,8 @@ static void pencil_values(const mbla_csc *A, int N, const double *P0, const doub
  * |s| ||P1|| + ||P0|| (Frobenius norms nrm[0..2] of P0, P1, P2): the smallest relative change of
  * the coefficients for which the triple is exact. Infinite (not a number) when s or a vector is. */
 double study_sens_pair_berr(const mbla_csc *A, int N, const double *P0, const double *P1, const double *P2,
-                        const double nrm[3], double complex s, const double complex *v, const double complex *w,
-                        double complex *r /* 2N scratch */)
+                            const double nrm[3], double complex s, const double complex *v, const double complex *w,
+                            double complex *r /* 2N scratch */)
 {
     double as = cabs(s), a = as * as * nrm[2] + as * nrm[1] + nrm[0], vn = 0, wn = 0, rv = 0, rw = 0;
     if (!isfinite(as) || !(a > 0)) return INFINITY;
@@ -251,8 +251,8 @@ double study_sens_pair_berr(const mbla_csc *A, int N, const double *P0, const do
  * triple as given). */
 #define REFINE_BERR_FLOOR (64 * DBL_EPSILON)
 int study_sens_refine(const mbla_csc *A, double *az, int N, const double *P0, const double *P1, const double *P2,
-                  const double nrm[3], double complex *s, double complex *v, double complex *w, double complex *tmp,
-                  double complex *keep, int real, int iters, double *berr)
+                      const double nrm[3], double complex *s, double complex *v, double complex *w, double complex *tmp,
+                      double complex *keep, int real, int iters, double *berr)
 {
     double *b = (double *)tmp; /* 2N doubles: interleaved complex */
     double eta = study_sens_pair_berr(A, N, P0, P1, P2, nrm, *s, v, w, tmp);

@@ -87,8 +87,8 @@ static void spen_states(int n, int m, int ns, const double *Sq, double *B, doubl
 
 /* Build Q0, Q1, Q2 (into P0, P1, P2, now n x n) and their derivatives (into dP) */
 int study_sens_spen_build(const ctx *c, const mbl_dae_deriv *d, const mbl_point *pt, const double *Jv, const double *dx,
-                      const int *wrt, int nwrt, double *P0, double *P1, double *P2, double *dP, spen *sp,
-                      mbl_status *st)
+                          const int *wrt, int nwrt, double *P0, double *P1, double *P2, double *dP, spen *sp,
+                          mbl_status *st)
 {
     const mbl_dae_layout *L = &c->L;
     int n = L->n, m = L->m, ns = n - m, rc = 0, nunk = L->nunk;

@@ -154,7 +154,7 @@ static int point_sens(worker *w, const mbl_model *model, const mbl_point *pt, in
  * sensitivity predictor, also the point's sensitivities (*sens NULL when they failed; the reason
  * in sst when given). */
 int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **modes, mbl_sensitivity **sens,
-                      mbl_status *sst, mbl_status *st)
+                           mbl_status *sst, mbl_status *st)
 {
     ctx *c = w->c;
     mbl_point *pt = NULL;
