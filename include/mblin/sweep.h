@@ -67,8 +67,8 @@ typedef struct mbl_sweep_options {
     int naxes;                   /* 1 or 2; the first axis varies fastest */
     mbl_sweep_axis axis[2];
     int threads;                 /* worker threads (<= 0: 1); results do not depend on it */
-    const mbl_setting *sets;     /* the parameter overrides the model was loaded with (mbl_model_load_file's):
-                                    its copies are loaded with them too */
+    const mbl_setting *sets;     /* the parameter overrides the model was loaded with
+                                    (mbl_model_load_file's): its copies are loaded with them too */
     int nsets;
     const mbl_opoint_options *popt; /* NULL: defaults. q, v, guess apply at every point */
     const mbl_lin_options *lopt; /* NULL: defaults; method must be augmented (the workspace path) */
@@ -123,12 +123,12 @@ typedef struct mbl_sweep {
  * (mbl_model_info.file) again: once per thread with opt->sets (the fast path), or at every point
  * with opt->sets and the point's values (a parameter that cannot change in place; force_reload).
  * The caller's model is not changed and may be freed after the call (the sweep keeps its own copy
- * for mbl_sweep_critical). A model NULL fails with the error already in st (the caller's failed
- * load) or MBL_EARG: a rank of a distributed sweep whose load failed calls mbl_sweep_run so, so
- * that the other ranks are not left waiting in the gather and every rank fails with its message.
- * Fails (one line in st) on bad input: an unknown parameter, count < 2,
- * from >= to, more than 2 axes; or when the first point fails. A later point that fails is
- * recorded (ok = 0, error) and the sweep goes on. */
+ * for mbl_sweep_critical). With model NULL it fails with the error already in st (the caller's
+ * failed load) or MBL_EARG: a rank of a distributed sweep whose load failed still calls it so, and
+ * the other ranks are not left waiting in the gather (every rank fails with that message). Fails
+ * (one line in st) on bad input: an unknown parameter, count < 2, from >= to, more than 2 axes;
+ * or when the first point fails. A later point that fails is recorded (ok = 0, error) and the
+ * sweep goes on. */
 int mbl_sweep_run(const mbl_model *model, const mbl_sweep_options *opt, mbl_sweep **out, mbl_status *st);
 void mbl_sweep_free(mbl_sweep *sw);
 
