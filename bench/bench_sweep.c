@@ -49,7 +49,11 @@ int main(int argc, char **argv)
             mbl_status st;
             mbl_sweep *sw = NULL;
             double t0 = now();
-            if (mbl_sweep_run(argv[1], &so, &sw, &st)) {
+            mbl_model *md = NULL;
+            int rc = mbl_model_load_file(argv[1], NULL, 0, &md, &st);
+            if (!rc) rc = mbl_sweep_run(md, &so, &sw, &st);
+            mbl_model_free(md);
+            if (rc) {
                 fprintf(stderr, "bench_sweep: %s\n", st.msg);
                 return 1;
             }

@@ -315,7 +315,11 @@ int cli_cmd_boundary(int argc, char **argv)
     mbl_status st;
     mbl_status_clear(&st);
     mbl_boundary_result r;
-    if (mbl_boundary(a.model, a.sets, a.nsets, c.param, c.near, &bo, &r, &st)) return cli_fail(&st);
+    mbl_model *md = NULL;
+    int failed = mbl_model_load_file(a.model, a.sets, a.nsets, &md, &st) ||
+                 mbl_boundary(md, a.sets, a.nsets, c.param, c.near, &bo, &r, &st);
+    mbl_model_free(md);
+    if (failed) return cli_fail(&st);
     if (a.json) {
         printf("{\"parameter\": ");
         mbl_json_string(stdout, c.param);

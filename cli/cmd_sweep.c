@@ -235,7 +235,11 @@ int cli_cmd_sweep(int argc, char **argv)
     mbl_status st;
     mbl_status_clear(&st);
     mbl_sweep *sw = NULL;
-    if (mbl_sweep_run(c.model, &so, &sw, &st)) {
+    mbl_model *md = NULL;
+    mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st); /* a failure: md NULL, the sweep reports it (to every rank) */
+    int failed = mbl_sweep_run(md, &so, &sw, &st);
+    mbl_model_free(md);
+    if (failed) {
         fprintf(stderr, "mblin: %s\n", st.msg);
         return st.code == MBL_EARG ? 2 : 1;
     }

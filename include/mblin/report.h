@@ -1,4 +1,5 @@
-/* mblin: reports of operating points, linear models and modes.
+/* mblin: reports of operating points, linear models and modes, and the writers of every other
+ * result (sweeps, frequency responses, trajectories: CSV, JSON, SVG and HTML).
  *
  * The writers take a stream opened by the caller (the library itself never writes to stdout or
  * stderr on its own) and return 0 or MBL_EIO. */
@@ -8,6 +9,8 @@
 #include <stdio.h>
 
 #include "mblin/model.h"
+#include "mblin/sim.h"
+#include "mblin/sweep.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -91,10 +94,55 @@ int mbl_report_html(FILE *f, const mbl_model *model, const mbl_point *pt, const 
 /* A sweep's results as the same kind of page: an interactive Campbell diagram (with the
  * excitation lines of `orders` and the critical speeds crit, may be NULL), root locus and damping
  * plot of the tracked branches. The arguments are those of mbl_sweep_svg_campbell. */
-struct mbl_sweep;
-struct mbl_critical;
-int mbl_sweep_report_html(FILE *f, const struct mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
-                          const struct mbl_critical *crit, int ncrit, mbl_status *st);
+int mbl_sweep_report_html(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
+                          const mbl_critical *crit, int ncrit, mbl_status *st);
+
+/* ---- sweeps (include/mblin/sweep.h, src/study) ---------------------------------------------- */
+
+/* CSV: one row per point and branch: the axis values, branch, re, im, freq_hz, damping_ratio,
+ * mac (numbers with 17 significant digits, so the file round-trips). */
+int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw);
+/* JSON: {model, axes: [{name, from, to, count}], points, modes, fast, threads, seconds,
+ * values: [[..] per point], branches: [{re: [..], im: [..], freq_hz: [..], damping_ratio: [..],
+ * mac: [..]}], failed: [{point, error}], critical_speeds: [{branch, order, speed, freq_hz, trend,
+ * refined}] (when crit is not NULL)}. */
+int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit, int ncrit);
+
+/* SVG plots (one-axis sweeps; for two axes, the first row i1 = 0):
+ *   campbell: frequency [Hz] of the oscillatory branches vs the swept parameter, the excitation
+ *             lines of `orders` and the critical speeds marked and labelled; frequencies up to fmax
+ *             (<= 0: all);
+ *   locus:    root locus, Im vs Re of every branch over the sweep (start and end marked);
+ *   damping:  damping ratio of the oscillatory branches vs the swept parameter. */
+int mbl_sweep_svg_campbell(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
+                           double fmax, const mbl_critical *crit, int ncrit);
+int mbl_sweep_svg_locus(FILE *f, const mbl_sweep *sw);
+int mbl_sweep_svg_damping(FILE *f, const mbl_sweep *sw);
+
+/* ---- frequency responses (include/mblin/sweep.h, src/study) -------------------------------- */
+
+/* CSV: w_rad_s, f_hz, re, im, magnitude, magnitude_db, phase_deg, rcond, form */
+int mbl_freqresp_write_csv(FILE *f, const mbl_freqresp_result *r);
+/* Bode plot (magnitude in dB and phase in degrees over a logarithmic frequency axis in Hz). */
+int mbl_freqresp_svg_bode(FILE *f, const mbl_freqresp_result *r, const char *title);
+
+/* A generic x-y plot (W 760 x H 500): series of points drawn as a line or as dots (markers = 1),
+ * colour index `color` into the plots' palette (-1: the series' index), one legend entry per
+ * distinct label (NULL: none); axes from the finite values. For plots of other modules (mblin
+ * simulate --linearize-every: frequencies along a trajectory next to a sweep's branches). */
+typedef struct mbl_svg_series {
+    int n;
+    const double *x, *y;
+    const char *label;
+    int markers;
+    int color;
+} mbl_svg_series;
+int mbl_svg_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel, const mbl_svg_series *s, int ns);
+
+/* ---- trajectories (include/mblin/sim.h, src/sim) -------------------------------------------- */
+
+/* CSV: t, the coordinates, their velocities der(x), the inputs and the outputs by name. */
+int mbl_sim_write_csv(FILE *f, const mbl_model *model, const mbl_sim_result *r);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,9 @@
 /* mblin: design sensitivities and stability boundaries (docs/study.md).
  *
- *   mbl_dae_deriv_new()       model -> compiled second derivatives of the DAE residual with
- *                             respect to the unknowns and the parameters (expression engine)
- *   mbl_sensitivity_compute() model + point -> exact d(eigenvalue, frequency, damping ratio,
- *                             mode shape)/d(parameter), the shift of the operating point included
- *   mbl_boundary()            model file + parameter -> the value where a mode's real part
+ *   mbl_sensitivity_compute() the model's derivatives (mbl_dae_deriv, include/mblin/dae.h) +
+ *                             point -> exact d(eigenvalue, frequency, damping ratio, mode
+ *                             shape)/d(parameter), the shift of the operating point included
+ *   mbl_boundary()            model + parameter -> the value where a mode's real part
  *                             crosses zero (or its frequency meets an order line), by Newton with
  *                             the exact sensitivities
  *
@@ -13,65 +12,12 @@
 #ifndef MBLIN_SENSITIVITY_H
 #define MBLIN_SENSITIVITY_H
 
+#include "mblin/dae.h"
 #include "mblin/model.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- derivatives of the canonical DAE (the model's residual, public layout) ------------------
- *
- * The residual F of a model (nF rows) is [R (n); d (nX); zeq (nZ); Phi'' (m); c' (k); Phi' (m);
- * c (k); Phi (m)]: R = M vdot + Phi_q^T lambda + A^T mu - Q the equations of motion, d the user
- * ODEs, zeq the implicit variables' equations, Phi the holonomic and c the non-holonomic
- * constraints with their time derivatives. Its unknowns x (nunk columns) are [vdot (n);
- * lambda (m); mu (k); v (n); q (n); Xdot (nX); Z (nZ); X (nX); r (nr inputs)] (the same order
- * as the model's internal layout, src/model/model_internal.h). J = dF/dx is sparse with a fixed
- * pattern (jrow, jcol). Parameters that are expressions of earlier ones follow them: every
- * derivative with respect to parameter j is the total one, the parameters computed from p_j
- * changing with it (except those overridden by --set, which are then constants). */
-enum { MBL_DAE_EOM = 0, MBL_DAE_ODE, MBL_DAE_VAR, MBL_DAE_PHIDD, MBL_DAE_NHD, MBL_DAE_PHID, MBL_DAE_NH, MBL_DAE_PHI,
-       MBL_DAE_NROWG };
-enum { MBL_DAE_VDOT = 0, MBL_DAE_LAMBDA, MBL_DAE_MU, MBL_DAE_V, MBL_DAE_Q, MBL_DAE_XDOT, MBL_DAE_Z, MBL_DAE_X, MBL_DAE_R,
-       MBL_DAE_NBLK };
-
-typedef struct mbl_dae_layout {
-    int n, m, k, nr, np;
-    int nF, nunk;
-    int row0[MBL_DAE_NROWG + 1]; /* first row of each row group, row0[MBL_DAE_NROWG] = nF */
-    int col0[MBL_DAE_NBLK + 1];  /* first column of each block, col0[MBL_DAE_NBLK] = nunk */
-    int jnz;                     /* entries of J */
-    const int *jrow, *jcol;      /* their rows and columns (valid while the object lives) */
-    int nus, nuvs;               /* the file's user states S = s(q, t) and velocity states W (linearize.states) */
-} mbl_dae_layout;
-
-/* Compiled once per model; immutable afterwards (any number of threads may evaluate it). It
- * differentiates the model's Jacobian once more symbolically, so the model's expression graph
- * grows (under the model's lock; the model's results are unchanged). */
-typedef struct mbl_dae_deriv mbl_dae_deriv;
-int mbl_dae_deriv_new(const mbl_model *model, mbl_dae_deriv **out, mbl_status *st);
-void mbl_dae_deriv_free(mbl_dae_deriv *d);
-void mbl_dae_deriv_layout(const mbl_dae_deriv *d, mbl_dae_layout *lay);
-/* The model the derivatives belong to. */
-const mbl_model *mbl_dae_deriv_model(const mbl_dae_deriv *d);
-
-/* At a point: J (jnz values), Fp (nF x np: dF/dp at fixed unknowns), x0p (nunk x np: the
- * derivative of the model file's data for the point: in the q block the coordinates' initial
- * values, in the v block the velocities the file gives, in the r block the inputs' values, 0
- * elsewhere). Any output may be NULL. */
-int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, double *Fp, double *x0p,
-                       mbl_status *st);
-/* The total derivative of J along a direction: dJ_e = sum_c dJ_e/dx_c dx[c] + dJ_e/dp_j
- * (dx: nunk values; param -1: none). */
-int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *dJ,
-                          mbl_status *st);
-
-/* The user states' position Jacobians at a point: Sq (3 nus x n, column-major) holds d/dq of
- * [s; ds/dt; d2s/dt2] (the total time derivatives along the point's motion, as the model's
- * linearization uses them) and, when dSq and dx are given, dSq their total derivative along
- * (dx, param) as mbl_dae_deriv_jac_dir (second derivatives of the states' expressions). */
-int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *Sq,
-                         double *dSq, mbl_status *st);
 
 /* ---- sensitivities ----------------------------------------------------------------------- */
 
@@ -161,12 +107,14 @@ typedef struct mbl_boundary_result {
                             the lower mode of the pair at `near` */
 } mbl_boundary_result;
 
-/* Load the file at each Newton iterate with sets plus param = value, find the point, linearize
- * and differentiate: the root of the crossing function of one mode, tracked from `near` by
- * the sensitivity predictor (nearest eigenvalue to lambda + dlambda/dp dp). Errors: unknown
- * parameter (MBL_EARG), no simple mode near a crossing (MBL_EMODEL), Newton not converging
- * (MBL_ENOCONV). */
-int mbl_boundary(const char *path, const mbl_setting *sets, int nsets, const char *param, double near,
+/* `model` is loaded by the caller from its file with the overrides sets (mbl_model_load_file). At
+ * each Newton iterate the model's file (mbl_model_info.file) is loaded again with sets plus
+ * param = value (so that the parameters computed from param follow, as with --set), the point
+ * found, linearized and differentiated: the root of the crossing function of one mode, tracked
+ * from `near` by the sensitivity predictor (nearest eigenvalue to lambda + dlambda/dp dp). The
+ * caller's model is not changed. Errors: unknown parameter (MBL_EARG), no simple mode near a
+ * crossing (MBL_EMODEL), Newton not converging (MBL_ENOCONV). */
+int mbl_boundary(const mbl_model *model, const mbl_setting *sets, int nsets, const char *param, double near,
                  const mbl_boundary_options *opt, mbl_boundary_result *res, mbl_status *st);
 
 #ifdef __cplusplus

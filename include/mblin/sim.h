@@ -1,7 +1,5 @@
 /* mblin: time simulation and validation of linear models (docs/simulation.md).
  *
- *   mbl_dae_eval_new()   model -> the DAE residual, its exact sparse Jacobian and outputs at any
- *                        (t, unknowns), for an integrator
  *   mbl_sim_start()      operating point (+ a mode's perturbation, + initial values by name) ->
  *                        a consistent start (coordinates and velocities on the constraints)
  *   mbl_simulate()       model + start -> trajectory, by SUNDIALS IDA on the stabilized index-2
@@ -15,32 +13,12 @@
 #ifndef MBLIN_SIM_H
 #define MBLIN_SIM_H
 
-#include <stdio.h>
-
+#include "mblin/dae.h"
 #include "mblin/model.h"
-#include "mblin/sensitivity.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- the residual of the canonical DAE for integrators --------------------------------------
- * x is the public unknown layout of sensitivity.h ([vdot lambda mu v q Xdot Z X r], nunk values,
- * mbl_dae_layout.col0), F the residual rows (row0), J the values of dF/dx on the pattern
- * (jrow, jcol). The stabilization's extra terms: g = Phi_q^T w and H = d(w^T Phi)/dq dq (n x n,
- * sparse pattern hrow, hcol) with w given in the multiplier block (lambda) of x. A workspace is
- * for one thread at a time (it holds scratch arrays); the model may be shared. */
-typedef struct mbl_dae_eval mbl_dae_eval;
-int mbl_dae_eval_new(const mbl_model *model, mbl_dae_eval **out, mbl_status *st);
-void mbl_dae_eval_free(mbl_dae_eval *e);
-void mbl_dae_eval_layout(const mbl_dae_eval *e, mbl_dae_layout *lay);
-const mbl_model *mbl_dae_eval_model(const mbl_dae_eval *e);
-void mbl_dae_eval_hessian_pattern(const mbl_dae_eval *e, int *nz, const int **hrow, const int **hcol);
-int mbl_dae_eval_residual(mbl_dae_eval *e, double t, const double *x, double *F, mbl_status *st);
-int mbl_dae_eval_jacobian(mbl_dae_eval *e, double t, const double *x, double *J, mbl_status *st);
-int mbl_dae_eval_outputs(mbl_dae_eval *e, double t, const double *x, double *y, mbl_status *st);
-int mbl_dae_eval_phi_t(mbl_dae_eval *e, double t, const double *x, double *g, mbl_status *st);
-int mbl_dae_eval_hessian(mbl_dae_eval *e, double t, const double *x, double *H, mbl_status *st);
 
 /* ---- a consistent start -------------------------------------------------------------------- */
 
@@ -95,8 +73,6 @@ typedef struct mbl_sim_result {
 int mbl_simulate(const mbl_model *model, const mbl_point *start, const mbl_sim_options *opt, mbl_sim_result **out,
                  mbl_status *st);
 void mbl_sim_result_free(mbl_sim_result *r);
-/* CSV: t, the coordinates, their velocities der(x), the inputs and the outputs by name. */
-int mbl_sim_write_csv(FILE *f, const mbl_model *model, const mbl_sim_result *r);
 /* The sample s of a trajectory as a point (for mbl_linearize at an instant of it). */
 int mbl_sim_point(const mbl_model *model, const mbl_sim_result *r, int s, mbl_point **out, mbl_status *st);
 

@@ -4,16 +4,14 @@
  *                            over a grid: operating point, linear model and modes at every point,
  *                            on several threads, then the modes tracked from point to point
  *   mbl_sweep_critical()     Campbell diagram: where tracked frequencies meet excitation orders
- *   mbl_sweep_write_csv/json and mbl_sweep_svg_*: the results and their plots
+ *   (their writers, mbl_sweep_write_csv/json and mbl_sweep_svg_*: include/mblin/report.h)
  *   mbl_freqresp()           G(i w) from the exact linear model
  *
  * Everything here uses the public pipeline (include/mblin/model.h) only. docs/study.md describes
  * the methods (how points are computed, how modes are tracked, which form the frequency
- * response uses and why). Writers take a stream opened by the caller and return 0 or MBL_EIO. */
+ * response uses and why). */
 #ifndef MBLIN_SWEEP_H
 #define MBLIN_SWEEP_H
-
-#include <stdio.h>
 
 #include "mblin/model.h"
 
@@ -69,7 +67,8 @@ typedef struct mbl_sweep_options {
     int naxes;                   /* 1 or 2; the first axis varies fastest */
     mbl_sweep_axis axis[2];
     int threads;                 /* worker threads (<= 0: 1); results do not depend on it */
-    const mbl_setting *sets;     /* parameter overrides of the base model (as mbl_model_load_file) */
+    const mbl_setting *sets;     /* the parameter overrides the model was loaded with
+                                    (mbl_model_load_file's): its copies are loaded with them too */
     int nsets;
     const mbl_opoint_options *popt; /* NULL: defaults. q, v, guess apply at every point */
     const mbl_lin_options *lopt; /* NULL: defaults; method must be augmented (the workspace path) */
@@ -118,10 +117,19 @@ typedef struct mbl_sweep {
     double gathered_bytes;       /* the raw results rank 0 received from the other ranks */
 } mbl_sweep;
 
-/* Run the sweep on the model file `path`. Fails (one line in st) on bad input: an unknown
- * parameter, count < 2, from >= to, more than 2 axes; or when the first point fails. A later
- * point that fails is recorded (ok = 0, error) and the sweep goes on. */
-int mbl_sweep_run(const char *path, const mbl_sweep_options *opt, mbl_sweep **out, mbl_status *st);
+/* Run the sweep on `model`, loaded by the caller from its file with the overrides opt->sets
+ * (mbl_model_load_file): the axes are checked and named against it. A parameter changes in place
+ * (mbl_model_set_param) only on a model of its own, so the sweep loads the model's file
+ * (mbl_model_info.file) again: once per thread with opt->sets (the fast path), or at every point
+ * with opt->sets and the point's values (a parameter that cannot change in place; force_reload).
+ * The caller's model is not changed and may be freed after the call (the sweep keeps its own copy
+ * for mbl_sweep_critical). With model NULL it fails with the error already in st (the caller's
+ * failed load) or MBL_EARG: a rank of a distributed sweep whose load failed still calls it so, and
+ * the other ranks are not left waiting in the gather (every rank fails with that message). Fails
+ * (one line in st) on bad input: an unknown parameter, count < 2, from >= to, more than 2 axes;
+ * or when the first point fails. A later point that fails is recorded (ok = 0, error) and the
+ * sweep goes on. */
+int mbl_sweep_run(const mbl_model *model, const mbl_sweep_options *opt, mbl_sweep **out, mbl_status *st);
 void mbl_sweep_free(mbl_sweep *sw);
 
 /* The mode tracking alone (src/study/track.c), exposed for tests and other drivers: given, for np
@@ -170,28 +178,6 @@ typedef struct mbl_critical {
 int mbl_sweep_critical(mbl_sweep *sw, const double *orders, int norders, double hz_per_unit, double tol,
                        mbl_critical **out, int *ncrit, mbl_status *st);
 
-/* ---- output ------------------------------------------------------------------------------ */
-
-/* CSV: one row per point and branch: the axis values, branch, re, im, freq_hz, damping_ratio,
- * mac (numbers with 17 significant digits, so the file round-trips). */
-int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw);
-/* JSON: {model, axes: [{name, from, to, count}], points, modes, fast, threads, seconds,
- * values: [[..] per point], branches: [{re: [..], im: [..], freq_hz: [..], damping_ratio: [..],
- * mac: [..]}], failed: [{point, error}], critical_speeds: [{branch, order, speed, freq_hz, trend,
- * refined}] (when crit is not NULL)}. */
-int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit, int ncrit);
-
-/* SVG plots (one-axis sweeps; for two axes, the first row i1 = 0):
- *   campbell: frequency [Hz] of the oscillatory branches vs the swept parameter, the excitation
- *             lines of `orders` and the critical speeds marked and labelled; frequencies up to fmax
- *             (<= 0: all);
- *   locus:    root locus, Im vs Re of every branch over the sweep (start and end marked);
- *   damping:  damping ratio of the oscillatory branches vs the swept parameter. */
-int mbl_sweep_svg_campbell(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
-                           double fmax, const mbl_critical *crit, int ncrit);
-int mbl_sweep_svg_locus(FILE *f, const mbl_sweep *sw);
-int mbl_sweep_svg_damping(FILE *f, const mbl_sweep *sw);
-
 /* ---- frequency response ------------------------------------------------------------------- */
 
 enum { MBL_FR_STATE_SPACE = 0, MBL_FR_DESCRIPTOR = 1 };
@@ -216,23 +202,6 @@ typedef struct mbl_freqresp_result {
 int mbl_freqresp(const mbl_linear *lin, const mbl_linear *desc, int input, int output, const double *w, int nw,
                  mbl_freqresp_result **out, mbl_status *st);
 void mbl_freqresp_free(mbl_freqresp_result *r);
-/* CSV: w_rad_s, f_hz, re, im, magnitude, magnitude_db, phase_deg, rcond, form */
-int mbl_freqresp_write_csv(FILE *f, const mbl_freqresp_result *r);
-/* Bode plot (magnitude in dB and phase in degrees over a logarithmic frequency axis in Hz). */
-int mbl_freqresp_svg_bode(FILE *f, const mbl_freqresp_result *r, const char *title);
-
-/* A generic x-y plot (W 760 x H 500): series of points drawn as a line or as dots (markers = 1),
- * colour index `color` into the plots' palette (-1: the series' index), one legend entry per
- * distinct label (NULL: none); axes from the finite values. For plots of other modules (mblin
- * simulate --linearize-every: frequencies along a trajectory next to a sweep's branches). */
-typedef struct mbl_svg_series {
-    int n;
-    const double *x, *y;
-    const char *label;
-    int markers;
-    int color;
-} mbl_svg_series;
-int mbl_svg_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel, const mbl_svg_series *s, int ns);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,7 @@
  * builds (a subclass of mblin.Error). The heavy calls release the GIL: a loaded model is
  * immutable and serves many threads (include/mblin/model.h).
  *
- *   sweep(path, sets, param, from, to, count, threads, at) -> dict (mbl_sweep_run, one axis)
+ *   sweep(path, sets, param, from, to, count, threads, at) -> dict (the model loaded, mbl_sweep_run, one axis)
  *   boundary(path, sets, param, near, order, mode, tol, at) -> dict (mbl_boundary)
  *   Model.sensitivity(point, wrt, shapes) -> dict (mbl_sensitivity_compute)
  *   Model.freqresp(point, input, output, w) -> dict (mbl_freqresp) */
@@ -678,7 +678,10 @@ static PyObject *core_sweep(PyObject *mod, PyObject *args)
     int rc;
     const char *path = PyBytes_AS_STRING(path_bytes);
     Py_BEGIN_ALLOW_THREADS
-    rc = mbl_sweep_run(path, &so, &sw, &st);
+    mbl_model *md = NULL;
+    rc = mbl_model_load_file(path, sets, nsets, &md, &st);
+    if (!rc) rc = mbl_sweep_run(md, &so, &sw, &st);
+    mbl_model_free(md);
     Py_END_ALLOW_THREADS
     if (rc) {
         raise_status(&st);
@@ -869,7 +872,10 @@ static PyObject *core_boundary(PyObject *mod, PyObject *args)
     int rc;
     const char *path = PyBytes_AS_STRING(path_bytes);
     Py_BEGIN_ALLOW_THREADS
-    rc = mbl_boundary(path, sets, nsets, param, near, &bo, &r, &st);
+    mbl_model *md = NULL;
+    rc = mbl_model_load_file(path, sets, nsets, &md, &st);
+    if (!rc) rc = mbl_boundary(md, sets, nsets, param, near, &bo, &r, &st);
+    mbl_model_free(md);
     Py_END_ALLOW_THREADS
     if (rc) raise_status(&st);
     else

@@ -31,6 +31,7 @@
 
 #include "mblin/expr.h"
 #include "mblin/la.h"
+#include "mblin/report.h"
 #include "mblin/sim.h"
 
 void mbl_sim_options_default(mbl_sim_options *opt)

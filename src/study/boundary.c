@@ -2,8 +2,8 @@
  * damped frequency meets an order line omega = order * p (a critical speed), by Newton's method
  * with the exact sensitivities of src/study/sensitivity.c (docs/study.md).
  *
- * At every iterate the model file is loaded with the parameter set (so every parameter computed
- * from it follows, exactly as `--set` does), the operating point found, and the eigenvalues and
+ * At every iterate the caller's model's file is loaded again with the parameter set (so every
+ * parameter computed from it follows, exactly as `--set` does), the operating point found, and the eigenvalues and
  * their derivatives computed. The mode is tracked from one iterate to the next by the
  * sensitivity predictor: the eigenvalue nearest s + ds/dp (p_new - p). */
 #include <math.h>
@@ -224,10 +224,10 @@ static int collision(const char *path, mbl_setting *sets, int nsets, const char 
     return rc;
 }
 
-int mbl_boundary(const char *path, const mbl_setting *sets_in, int nsets_in, const char *param, double near,
+int mbl_boundary(const mbl_model *model, const mbl_setting *sets_in, int nsets_in, const char *param, double near,
                  const mbl_boundary_options *opt_in, mbl_boundary_result *res, mbl_status *st)
 {
-    if (!path || !param || !res || (nsets_in > 0 && !sets_in) || nsets_in < 0)
+    if (!model || !param || !res || (nsets_in > 0 && !sets_in) || nsets_in < 0)
         return mbl_error(st, MBL_EARG, "mbl_boundary: NULL or invalid argument");
     memset(res, 0, sizeof *res);
     if (!isfinite(near)) return mbl_error(st, MBL_EARG, "boundary: --near must be a finite number");
@@ -243,16 +243,14 @@ int mbl_boundary(const char *path, const mbl_setting *sets_in, int nsets_in, con
     for (int i = 0; i < nsets_in; i++)
         if (strcmp(sets_in[i].name, param)) sets[nsets++] = sets_in[i];
     nsets++;
-    /* is it a parameter of the model? (one load with the user's settings) */
-    mbl_model *md = NULL;
-    int rc = mbl_model_load_file(path, sets, nsets - 1, &md, st);
-    if (rc) goto done;
+    /* is it a parameter of the model? */
+    int rc = 0;
     mbl_model_info info;
-    mbl_model_get_info(md, &info);
+    mbl_model_get_info(model, &info);
+    const char *path = info.file;
     int found = 0;
     for (int i = 0; i < info.nparam; i++)
-        if (!strcmp(mbl_model_param_name(md, i), param)) found = 1;
-    mbl_model_free(md);
+        if (!strcmp(mbl_model_param_name(model, i), param)) found = 1;
     if (!found) {
         rc = mbl_error(st, MBL_EARG, "%s: the model has no parameter '%s'", path, param);
         goto done;

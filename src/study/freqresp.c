@@ -13,6 +13,7 @@
 
 #include <lapacke.h>
 
+#include "mblin/report.h"
 #include "mblin/sweep.h"
 
 #define TWO_PI 6.283185307179586476925286766559

@@ -77,7 +77,10 @@ static void *rank_main(void *p)
 {
     rank_arg *a = p;
     mbl_status_clear(&a->st);
-    a->rc = mbl_sweep_run(a->path, &a->so, &a->sw, &a->st);
+    mbl_model *md = NULL;
+    mbl_model_load_file(a->path, a->so.sets, a->so.nsets, &md, &a->st); /* a failure: md NULL, st says why */
+    a->rc = mbl_sweep_run(md, &a->so, &a->sw, &a->st);
+    mbl_model_free(md);
     return NULL;
 }
 
@@ -114,7 +117,10 @@ static void same_as_one(const char *path, const char *param, double from, double
     so.axis[0] = (mbl_sweep_axis){param, from, to, count};
     mbl_status st;
     mbl_sweep *ref = NULL;
-    CHECK(mbl_sweep_run(path, &so, &ref, &st) == 0);
+    mbl_model *md = NULL;
+    CHECK(mbl_model_load_file(path, NULL, 0, &md, &st) == 0);
+    CHECK(mbl_sweep_run(md, &so, &ref, &st) == 0);
+    mbl_model_free(md);
     if (!ref) return;
     CHECK(ref->ranks == 1 && ref->gathered_bytes == 0);
     CHECK(expect_failed ? ref->nfailed > 0 : ref->nfailed == 0);
@@ -192,7 +198,10 @@ TEST(dist_failures)
     so.dist = &bad;
     mbl_sweep *sw = NULL;
     mbl_status st;
-    CHECK(mbl_sweep_run("examples/fourbar_N5.yaml", &so, &sw, &st) == MBL_EARG && !sw);
+    mbl_model *md = NULL;
+    CHECK(mbl_model_load_file("examples/fourbar_N5.yaml", NULL, 0, &md, &st) == 0);
+    CHECK(mbl_sweep_run(md, &so, &sw, &st) == MBL_EARG && !sw);
+    mbl_model_free(md);
 }
 
 int main(void)

@@ -46,6 +46,16 @@ static const double cast[11] = {-5.53094371765393,  -7.11008014637442,  -8.67387
                                 -12.15861426576450, -14.07838969279820, -16.08537123098030, -18.15788466125262,
                                 -20.27940894394569, -22.43788559040858, -24.62459635017404};
 
+/* The sweep of a model file: the model loaded with the sweep's overrides, as the CLI does. */
+static int run_sweep(const char *path, const mbl_sweep_options *so, mbl_sweep **sw, mbl_status *st)
+{
+    mbl_model *md = NULL;
+    int rc = mbl_model_load_file(path, so->sets, so->nsets, &md, st);
+    if (!rc) rc = mbl_sweep_run(md, so, sw, st);
+    mbl_model_free(md);
+    return rc;
+}
+
 static mbl_sweep *bicycle_sweep(int threads, int reload, int count)
 {
     mbl_sweep_options so;
@@ -56,7 +66,7 @@ static mbl_sweep *bicycle_sweep(int threads, int reload, int count)
     so.force_reload = reload;
     mbl_status st;
     mbl_sweep *sw = NULL;
-    int rc = mbl_sweep_run("examples/whipple_bicycle.yaml", &so, &sw, &st);
+    int rc = run_sweep("examples/whipple_bicycle.yaml", &so, &sw, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
     return sw;
 }
@@ -144,7 +154,7 @@ TEST(reload_path_with_sets)
     so.threads = 2;
     mbl_status st;
     mbl_sweep *sw = NULL;
-    CHECK_MSG(mbl_sweep_run("examples/whipple_bicycle.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+    CHECK_MSG(run_sweep("examples/whipple_bicycle.yaml", &so, &sw, &st) == 0, "%s", st.msg);
     if (!sw) return;
     CHECK_EQ_INT(sw->fast, 0);
     CHECK(branch_near(sw, 2, cap[5], 0) >= 0);
@@ -169,7 +179,7 @@ TEST(rigid_rotor_campbell)
     so.threads = 2;
     mbl_status st;
     mbl_sweep *sw = NULL;
-    CHECK_MSG(mbl_sweep_run("examples/mech/rigid_rotor.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+    CHECK_MSG(run_sweep("examples/mech/rigid_rotor.yaml", &so, &sw, &st) == 0, "%s", st.msg);
     if (!sw) return;
     CHECK_EQ_INT(sw->fast, 0); /* a mechanism: reloaded */
     double order = 1;
@@ -234,7 +244,7 @@ TEST(rotor_stator_fig7)
     so.threads = 2;
     mbl_status st;
     mbl_sweep *sw = NULL;
-    CHECK_MSG(mbl_sweep_run("examples/mech/rotor_stator.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+    CHECK_MSG(run_sweep("examples/mech/rotor_stator.yaml", &so, &sw, &st) == 0, "%s", st.msg);
     if (!sw) return;
     double order = 1;
     mbl_critical *cr = NULL;
@@ -269,7 +279,7 @@ TEST(time_sweep)
     so.threads = 2;
     mbl_status st;
     mbl_sweep *sw = NULL;
-    CHECK_MSG(mbl_sweep_run("tests/study/pumped_oscillator.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+    CHECK_MSG(run_sweep("tests/study/pumped_oscillator.yaml", &so, &sw, &st) == 0, "%s", st.msg);
     if (!sw) return;
     CHECK_EQ_INT(sw->fast, 1);
     for (int p = 0; p < 9; p++) {
@@ -293,7 +303,7 @@ TEST(two_parameter_grid)
     so.threads = 2;
     mbl_status st;
     mbl_sweep *sw = NULL;
-    CHECK_MSG(mbl_sweep_run("examples/whipple_bicycle.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+    CHECK_MSG(run_sweep("examples/whipple_bicycle.yaml", &so, &sw, &st) == 0, "%s", st.msg);
     if (!sw) return;
     CHECK_EQ_INT(sw->npoints, 6);
     int p = 2 + 3 * 1; /* i0 = 2, i1 = 1 */
@@ -320,12 +330,12 @@ TEST(bad_input)
     mbl_status st;
     mbl_sweep *sw = NULL;
     so.axis[0] = (mbl_sweep_axis){"nope", 0, 1, 5};
-    CHECK(mbl_sweep_run("examples/whipple_bicycle.yaml", &so, &sw, &st) == MBL_EARG && !sw);
+    CHECK(run_sweep("examples/whipple_bicycle.yaml", &so, &sw, &st) == MBL_EARG && !sw);
     CHECK(strstr(st.msg, "no parameter 'nope'") != NULL);
     so.axis[0] = (mbl_sweep_axis){"v", 0, 1, 1};
-    CHECK(mbl_sweep_run("examples/whipple_bicycle.yaml", &so, &sw, &st) == MBL_EARG && strstr(st.msg, "COUNT"));
+    CHECK(run_sweep("examples/whipple_bicycle.yaml", &so, &sw, &st) == MBL_EARG && strstr(st.msg, "COUNT"));
     so.axis[0] = (mbl_sweep_axis){"v", 1, 1, 5};
-    CHECK(mbl_sweep_run("examples/whipple_bicycle.yaml", &so, &sw, &st) == MBL_EARG && strstr(st.msg, "FROM"));
+    CHECK(run_sweep("examples/whipple_bicycle.yaml", &so, &sw, &st) == MBL_EARG && strstr(st.msg, "FROM"));
     /* set_param: refused where the value is baked in, allowed for a leaf parameter */
     mbl_model *md = NULL;
     CHECK(mbl_model_load_file("examples/whipple_bicycle.yaml", NULL, 0, &md, &st) == 0);
@@ -528,7 +538,7 @@ TEST(sweep_sensitivity_predictor)
         so.threads = 1 + k % 2;
         mbl_status st;
         mbl_sweep *sw = NULL;
-        CHECK_MSG(mbl_sweep_run("tests/study/crossing_2dof.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+        CHECK_MSG(run_sweep("tests/study/crossing_2dof.yaml", &so, &sw, &st) == 0, "%s", st.msg);
         if (!sw) continue;
         CHECK_EQ_INT(sw->nmodes, 4);
         CHECK_EQ_INT(sw->predictor, k < 2 ? MBL_PREDICT_SENSITIVITY : MBL_PREDICT_LINEAR);
@@ -579,10 +589,10 @@ TEST(warm_start)
     so.naxes = 1;
     so.axis[0] = (mbl_sweep_axis){"k", 20, 28, 64};
     mbl_sweep *sw = NULL, *cold = NULL;
-    CHECK_MSG(mbl_sweep_run("examples/fourbar_N20.yaml", &so, &sw, &st) == 0, "%s", st.msg);
+    CHECK_MSG(run_sweep("examples/fourbar_N20.yaml", &so, &sw, &st) == 0, "%s", st.msg);
     so.axis[0].count = 2; /* blocks of one point: every point from the file's guess */
     so.axis[0].to = 20 + 8.0 / 63;
-    CHECK_MSG(mbl_sweep_run("examples/fourbar_N20.yaml", &so, &cold, &st) == 0, "%s", st.msg);
+    CHECK_MSG(run_sweep("examples/fourbar_N20.yaml", &so, &cold, &st) == 0, "%s", st.msg);
     if (sw && cold) {
         CHECK_EQ_INT(sw->nwarm, 64 - 16); /* blocks of 4 */
         CHECK_EQ_INT(cold->nwarm, 0);

@@ -1,0 +1,26 @@
+/* The symbolic linear models' own functions shared by their files (src/codegen/symlin*.c): the
+ * symbolic linear algebra (symlin_elim.c) and the model at a point with motion (symlin_moving.c);
+ * each is documented where it is defined. */
+#ifndef MBLIN_CODEGEN_SYMLIN_INTERNAL_H
+#define MBLIN_CODEGEN_SYMLIN_INTERNAL_H
+
+#include "mblin/codegen.h"
+
+/* symlin_elim.c */
+int codegen_is_zero(const mblx_graph *g, mblx_id e);
+mblx_id *codegen_new_ids(size_t n);
+int codegen_sym_solve(mblx_graph *g, int k, mblx_id *P, double *Pv, int c, mblx_id *R, const char *what,
+                      mbl_status *st);
+int codegen_solve_copy(mblx_graph *g, int k, const mblx_id *P, const double *Pv, int c, mblx_id *B, const char *what,
+                       mbl_status *st);
+int codegen_eval_nodes(const mblx_graph *g, size_t n, const mblx_id *e, const double *sv, double *out,
+                       mbl_status *st);
+mblx_id *codegen_congruence(mblx_graph *g, int n, int a, const mblx_id *L, const mblx_id *X, int b,
+                            const mblx_id *R);
+int codegen_make_ab(mbl_symlin *sl, const double *sv, mbl_status *st);
+
+/* symlin_moving.c */
+int codegen_build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, const mblx_id *sexpr,
+                         mbl_status *st);
+
+#endif

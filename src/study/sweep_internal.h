@@ -1,0 +1,87 @@
+/* The sweep's own types and functions shared by its files (src/study/sweep*.c): what every point
+ * needs (sweep_point.c), the grid and its threads (sweep.c), the gather of a distributed sweep
+ * (sweep_dist.c), the critical speeds (sweep_critical.c). */
+#ifndef MBLIN_STUDY_SWEEP_INTERNAL_H
+#define MBLIN_STUDY_SWEEP_INTERNAL_H
+
+#include <pthread.h>
+
+#include "mblin/sensitivity.h"
+#include "mblin/sweep.h"
+
+#define TWO_PI 6.283185307179586476925286766559
+
+/* ---- what every point needs ------------------------------------------------------------- */
+
+typedef struct ctx {
+    char *path;              /* the caller's model's file (mbl_model_info.file), loaded again */
+    int naxes;
+    int pidx[2];             /* parameter index of each axis, -1 for time */
+    mbl_setting *sets;       /* the base overrides + one per parameter axis (values set per point) */
+    char **set_names;
+    int nsets, nbase;
+    mbl_opoint_options popt;
+    mbl_lin_options lopt;
+    int fast;
+    int order;               /* n + m + k of the model (the sensitivity pencil's order) */
+    int m;                   /* holonomic constraints */
+    int n, nm;               /* coordinates, eigenvalues per point (from the first point) */
+    int predictor;           /* MBL_PREDICT_LINEAR or MBL_PREDICT_SENSITIVITY (decided at the first point) */
+} ctx;
+
+/* One thread's state: its own model (fast path) and workspace. */
+typedef struct worker {
+    ctx *c;
+    mbl_model *model;
+    mbl_lin_work *work;
+    mbl_linear *lin;
+    mbl_dae_deriv *dd;       /* the model's second derivatives (sensitivity predictor, fast path) */
+    double x0[2];            /* the values the workspace was made at */
+    double t_load, t_point, t_lin, t_sens; /* seconds in loading, operating points, linearization +
+                                              modes, sensitivities */
+    /* warm start: the last points of this block (equilibrium and steady points) */
+    int wlen;                /* n + m + k */
+    double *wq, *wq2;        /* wlen: [q; lambda; mu] of the last and the one before */
+    double wx[2], wx2[2];    /* their axis values */
+    int nwarm;               /* 0, 1 or 2 of them valid */
+    double *wdq;             /* wlen: d[q; lambda]/dx of the last point (its sensitivities; NAN for mu) */
+    double *wguess;          /* wlen: the guess handed to the operating point */
+    int wdq_ok;
+    long long warm_points;   /* points started from the previous point */
+} worker;
+
+/* A computed point: eigenvalues and shapes (as mbl_modal orders them). */
+typedef struct point_out {
+    double *re, *im;         /* nm */
+    double *sre, *sim;       /* nm * n or NULL */
+    double *dre, *dim;       /* nm: d eigenvalue / dx (sensitivity predictor; NULL or NAN: none) */
+    double *dsre, *dsim;     /* nm * n: d shape / dx in the normalization of sre, sim */
+} point_out;
+
+/* ---- the grid and the threads ------------------------------------------------------------ */
+
+typedef struct run {
+    ctx *c;
+    const mbl_sweep_options *opt;
+    mbl_sweep *sw;
+    point_out *pts;
+    int keep_shapes;
+    pthread_mutex_t lock;
+    int next, done, chunk;
+    int rank, size;          /* block k of the points is computed by rank k mod size (mbl_sweep_dist) */
+    int nchunks;
+    double t0;               /* when the points started (wall clock) */
+} run;
+
+/* sweep_point.c: a worker's state freed (the worker itself kept), the context freed, the wall
+ * clock, and the linear model and modes at the axis values x (eval_modes, documented there) */
+void study_sweep_worker_clear(worker *w);
+void study_sweep_ctx_free(ctx *c);
+double study_sweep_now(void);
+int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **modes, mbl_sensitivity **sens,
+                           mbl_status *sst, mbl_status *st);
+
+/* sweep_dist.c: every rank's raw results to rank 0 (documented there) */
+int study_sweep_gather(const mbl_sweep_dist *d, int rc, run *r, mbl_sweep **swp, mbl_status *st);
+
+#endif

@@ -1,0 +1,232 @@
+/* One point of a sweep (sweep.c): the operating point at the axis values (warm-started from the
+ * previous points of the block), the linear model and its modes, on the fast path (the worker's
+ * own model, its parameter changed in place, re-linearized) or the reload path, and the point's
+ * sensitivities for the predictor. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "study/sweep_internal.h"
+
+void study_sweep_worker_clear(worker *w)
+{
+    mbl_dae_deriv_free(w->dd);
+    w->dd = NULL;
+    mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wdq), mbl_free(w->wguess);
+    w->wq = w->wq2 = w->wdq = w->wguess = NULL;
+    w->nwarm = w->wdq_ok = 0;
+    mbl_linear_free(w->lin);
+    mbl_lin_work_free(w->work);
+    mbl_model_free(w->model);
+    w->lin = NULL, w->work = NULL, w->model = NULL;
+}
+
+void study_sweep_ctx_free(ctx *c)
+{
+    if (!c) return;
+    mbl_free(c->path);
+    if (c->set_names)
+        for (int i = 0; i < c->nsets; i++) mbl_free(c->set_names[i]);
+    mbl_free(c->set_names);
+    mbl_free(c->sets);
+    mbl_free(c);
+}
+
+double study_sweep_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread (the phases' costs, not inflated by other jobs on the machine) */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Operating point of `model` at the axis values x (time axes set the time); y0 = [q; lambda; mu]
+ * (may be NULL) replaces the initial guess of the coordinates (and the --guess values) and of the
+ * multipliers. */
+static int point_at(const ctx *c, const mbl_model *model, const double *x, const double *y0, mbl_point **pt,
+                    mbl_status *st)
+{
+    mbl_opoint_options po = c->popt;
+    if (y0) {
+        po.q = y0, po.guess = NULL, po.nguess = 0;
+        po.lambda = y0 + c->n, po.mu = y0 + c->n + c->m;
+    }
+    for (int a = 0; a < c->naxes; a++)
+        if (c->pidx[a] < 0) po.t = x[a], po.has_t = 1;
+    return mbl_operating_point(model, &po, pt, st);
+}
+
+/* The initial guess at x from the previous points of the block: y = [q; lambda; mu] (NULL: the
+ * file's). Only within a row of the grid (the other axis unchanged), componentwise: y_a + (dy/dx)_a
+ * (x - x_a) with the exact derivative of the last point where its sensitivities give one (the
+ * implicit function theorem on the point's equations: dq, dlambda), else the line through the
+ * last two points, else the last point's value. */
+static const double *warm_guess(worker *w, const double *x)
+{
+    if (w->nwarm < 1 || !w->wq || (w->c->naxes > 1 && w->wx[1] != x[1])) return NULL;
+    int len = w->wlen;
+    double h = x[0] - w->wx[0];
+    int two = w->nwarm >= 2 && w->wx2[0] != w->wx[0] && (w->c->naxes < 2 || w->wx2[1] == x[1]);
+    double s = two ? h / (w->wx[0] - w->wx2[0]) : 0.0;
+    for (int i = 0; i < len; i++) {
+        if (w->wdq_ok && isfinite(w->wdq[i])) w->wguess[i] = w->wq[i] + w->wdq[i] * h;
+        else if (two) w->wguess[i] = w->wq[i] + s * (w->wq[i] - w->wq2[i]);
+        else w->wguess[i] = w->wq[i];
+    }
+    w->warm_points++;
+    return w->wguess;
+}
+
+/* Remember the point (NULL: it failed; the block starts anew) and its derivative for the next
+ * guess; only equilibrium and steady points, whose q is an initial guess (a given point's q is
+ * data). */
+static void warm_record(worker *w, const double *x, const mbl_point *pt, const mbl_sensitivity *S)
+{
+    int n = w->c->n;
+    if (!pt || n < 1 || pt->n != n || (pt->at != MBL_AT_EQUILIBRIUM && pt->at != MBL_AT_STEADY)) {
+        w->nwarm = 0, w->wdq_ok = 0;
+        return;
+    }
+    int len = n + pt->m + pt->k;
+    if (!w->wq) {
+        w->wlen = len;
+        w->wq = mbl_alloc_array((size_t)len, sizeof *w->wq);
+        w->wq2 = mbl_alloc_array((size_t)len, sizeof *w->wq2);
+        w->wdq = mbl_alloc_array((size_t)len, sizeof *w->wdq);
+        w->wguess = mbl_alloc_array((size_t)len, sizeof *w->wguess);
+        if (!w->wq || !w->wq2 || !w->wdq || !w->wguess) {
+            mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wdq), mbl_free(w->wguess);
+            w->wq = w->wq2 = w->wdq = w->wguess = NULL;
+            w->nwarm = 0;
+            return;
+        }
+    }
+    if (len != w->wlen) {
+        w->nwarm = 0, w->wdq_ok = 0;
+        return;
+    }
+    double *t = w->wq2;
+    w->wq2 = w->wq, w->wq = t;
+    w->wx2[0] = w->wx[0], w->wx2[1] = w->wx[1];
+    memcpy(w->wq, pt->q, (size_t)n * sizeof *w->wq);
+    if (pt->m) memcpy(w->wq + n, pt->lambda, (size_t)pt->m * sizeof *w->wq);
+    if (pt->k) memcpy(w->wq + n + pt->m, pt->mu, (size_t)pt->k * sizeof *w->wq);
+    w->wx[0] = x[0], w->wx[1] = w->c->naxes > 1 ? x[1] : 0;
+    w->nwarm = w->nwarm < 2 ? w->nwarm + 1 : 2;
+    w->wdq_ok = 0;
+    if (S && S->nwrt == 1 && S->n == n && S->m == pt->m && S->point_defined && S->point_defined[0]) {
+        for (int i = 0; i < len; i++) w->wdq[i] = NAN; /* mu: no derivative */
+        memcpy(w->wdq, S->dq, (size_t)n * sizeof *w->wdq);
+        if (pt->m) memcpy(w->wdq + n, S->dlambda, (size_t)pt->m * sizeof *w->wdq);
+        w->wdq_ok = 1;
+    }
+}
+
+/* The exact sensitivities of the point with respect to the first axis' parameter (the sensitivity
+ * predictor). dd: the worker's derivatives (made on first use) or, for a model of this point only
+ * (reload path), NULL: made and freed here. */
+static int point_sens(worker *w, const mbl_model *model, const mbl_point *pt, int own, mbl_sensitivity **sens,
+                      mbl_status *st)
+{
+    ctx *c = w->c;
+    double t0 = cpu_s();
+    mbl_dae_deriv *dd = own ? w->dd : NULL;
+    int rc = 0;
+    if (!dd) rc = mbl_dae_deriv_new(model, &dd, st);
+    if (own) w->dd = dd;
+    mbl_sens_options so;
+    mbl_sens_options_default(&so);
+    if (!rc) rc = mbl_sensitivity_compute(dd, pt, &c->pidx[0], 1, &so, sens, st);
+    if (!own) mbl_dae_deriv_free(dd);
+    w->t_sens += cpu_s() - t0;
+    return rc;
+}
+
+/* Linear model and modes at x; modes returned (caller frees). With sens (not NULL) and the
+ * sensitivity predictor, also the point's sensitivities (*sens NULL when they failed; the reason
+ * in sst when given). */
+int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **modes, mbl_sensitivity **sens,
+                           mbl_status *sst, mbl_status *st)
+{
+    ctx *c = w->c;
+    mbl_point *pt = NULL;
+    mbl_linear *one = NULL;
+    int rc = 0;
+    *modes = NULL;
+    if (!warm) w->nwarm = 0, w->wdq_ok = 0;
+    if (sens) *sens = NULL;
+    mbl_status st_sens;
+    if (!sst) sst = &st_sens;
+    mbl_status_clear(sst);
+    if (c->fast) {
+        if (!w->work) {
+            /* the model (unless fast_probe loaded it), and a workspace made at the sweep's first point (x0) */
+            if (!w->model) rc = mbl_model_load_file(c->path, c->sets, c->nbase, &w->model, st);
+            for (int a = 0; a < c->naxes && !rc; a++)
+                if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], w->x0[a], st);
+            if (!rc) rc = point_at(c, w->model, w->x0, NULL, &pt, st);
+            if (!rc) rc = mbl_lin_work_new(w->model, pt, &c->lopt, &w->work, &w->lin, st);
+            mbl_point_free(pt);
+            pt = NULL;
+            if (rc) {
+                study_sweep_worker_clear(w);
+                return rc;
+            }
+        }
+        for (int a = 0; a < c->naxes && !rc; a++)
+            if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], x[a], st);
+        double t0 = cpu_s();
+        if (!rc) rc = point_at(c, w->model, x, warm_guess(w, x), &pt, st);
+        double t1 = cpu_s();
+        w->t_point += t1 - t0;
+        if (!rc) {
+            mbl_status st2;
+            mbl_status_clear(&st2);
+            if (mbl_relinearize(w->work, pt, w->lin, &st2) == 0) {
+                rc = mbl_modal(w->lin, NULL, modes, st);
+            } else {
+                /* the first point's states do not parametrize the motion here: choose anew */
+                rc = mbl_linearize(w->model, pt, &c->lopt, &one, st);
+                if (!rc) rc = mbl_modal(one, NULL, modes, st);
+            }
+            w->t_lin += cpu_s() - t1;
+        }
+        if (!rc && sens && c->predictor == MBL_PREDICT_SENSITIVITY) point_sens(w, w->model, pt, 1, sens, sst);
+        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL);
+    } else {
+        mbl_model *model = NULL;
+        /* the base overrides and this point's values (a copy: threads share c) */
+        mbl_setting *sets = mbl_alloc_array((size_t)c->nsets + 1, sizeof *sets);
+        if (!sets) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        memcpy(sets, c->sets, (size_t)c->nsets * sizeof *sets);
+        for (int a = 0, k = c->nbase; a < c->naxes; a++)
+            if (c->pidx[a] >= 0) sets[k++].value = x[a];
+        double t0 = cpu_s();
+        rc = mbl_model_load_file(c->path, sets, c->nsets, &model, st);
+        mbl_free(sets);
+        double t1 = cpu_s();
+        if (!rc) rc = point_at(c, model, x, warm_guess(w, x), &pt, st);
+        double t2 = cpu_s();
+        if (!rc) rc = mbl_linearize(model, pt, &c->lopt, &one, st);
+        if (!rc) rc = mbl_modal(one, NULL, modes, st);
+        w->t_load += t1 - t0, w->t_point += t2 - t1, w->t_lin += cpu_s() - t2;
+        if (!rc && sens && c->predictor == MBL_PREDICT_SENSITIVITY) point_sens(w, model, pt, 0, sens, sst);
+        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL);
+        mbl_model_free(model);
+    }
+    mbl_linear_free(one);
+    mbl_point_free(pt);
+    if (rc) {
+        mbl_modes_free(*modes);
+        *modes = NULL;
+    }
+    return rc;
+}
