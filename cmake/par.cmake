@@ -21,7 +21,8 @@ if(MBLIN_MPI)
   endif()
   # MODULE: loaded with dlopen only; next to build/mblin (the tool looks there first)
   add_library(mblin_par MODULE ${CMAKE_CURRENT_SOURCE_DIR}/src/par/mpi.c)
-  set_target_properties(mblin_par PROPERTIES PREFIX "lib" OUTPUT_NAME mblin_par
+  # only its entry table is exported (mblin_par_entry, marked default visibility in mpi.c)
+  set_target_properties(mblin_par PROPERTIES PREFIX "lib" OUTPUT_NAME mblin_par C_VISIBILITY_PRESET hidden
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
   target_include_directories(mblin_par PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR}/include)
   target_link_libraries(mblin_par PRIVATE MPI::MPI_C)
