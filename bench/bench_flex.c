@@ -16,7 +16,7 @@
 #include "model/ffr.h"
 #include "model/model_internal.h"
 #include "../tests/ffr_pendulum_text.h"
-#include "model/source.h"
+#include "load/load.h"
 
 static double now(void)
 {
@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     char *text = pendulum_text(np);
     mbl_src *src = NULL;
     if (!text) return fprintf(stderr, "bench_flex: out of memory\n"), 1;
-    if (mbl_src_read(text, strlen(text), "bench-flex", &src, &st)) {
+    if (load_src_read(text, strlen(text), "bench-flex", &src, &st)) {
         fprintf(stderr, "%s\n", st.msg);
         return 1;
     }

@@ -1,6 +1,19 @@
 list(APPEND MBLIN_SOURCES
   src/model/source.c
   src/model/model.c
+  src/model/dae_helpers.c
+  src/model/names.c
+  src/model/resolve.c
+  src/model/explain.c
+  src/model/symbols.c
+  src/model/formulate.c
+  src/model/formulate_terms.c
+  src/model/formulate_let.c
+  src/model/compile.c
+  src/model/checks.c
+  src/model/getters.c
+  src/model/draw.c
+  src/model/dae_nodes.c
   src/model/diag.c
   src/model/ustates.c
   src/model/ext.c

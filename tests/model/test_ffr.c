@@ -13,7 +13,7 @@
 #include "mech/beam.h"
 #include "model/ffr.h"
 #include "model/model_internal.h"
-#include "model/source.h"
+#include "load/load.h"
 #include "test.h"
 #include "ffr_pendulum_text.h"
 
@@ -33,7 +33,7 @@ static mbl_model *ffr_pendulum(int np, double alpha, double beta)
     if (!text) return NULL;
     mbl_src *src = NULL;
     mbl_status st;
-    int rc = mbl_src_read(text, strlen(text), "ffr-pendulum", &src, &st);
+    int rc = load_src_read(text, strlen(text), "ffr-pendulum", &src, &st);
     free(text);
     CHECK_MSG(rc == 0, "%s", st.msg);
     if (rc) return NULL;
