@@ -669,9 +669,9 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     /* the residual with the terms evaluated beside the tapes (a relative tree's) as expressions:
      * built before the node map below is sized */
     const mblx_id *Fn, *jn;
-    mbl_model_graph_lock(1);
+    model_graph_lock(md, 1);
     rc = mbl_model_dae_nodes(md, &Fn, &jn, st);
-    mbl_model_graph_lock(0);
+    model_graph_lock(md, 0);
     if (rc) goto done;
     /* symbols of the new graph; v, vdot, lambda get names no user name can have */
     size_t nsym = mblx_symbol_count(md->g);

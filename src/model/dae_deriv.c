@@ -108,7 +108,7 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    mbl_model_graph_lock(1);
+    model_graph_lock(md, 1);
     for (int c = 0; c < nunk; c++) syms[c] = mblx_symbol_node(g, (size_t)md->sym_of_unknown[c]);
     for (int j = 0; j < np; j++) syms[nunk + j] = md->p[j];
     mblx_id zero = mblx_const(g, 0.0);
@@ -121,7 +121,7 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     const mblx_id *Fn, *jn; /* with the tree's term, when it is evaluated beside the tapes */
     rc = mbl_model_dae_nodes(md, &Fn, &jn, st);
     if (rc) {
-        mbl_model_graph_lock(0);
+        model_graph_lock(md, 0);
         goto done;
     }
     rc = mblx_jacobian(g, (size_t)md->jac.nz, jn, nsy, syms, &d->H);
@@ -132,14 +132,14 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     /* flexible bodies: the structured term's dependence on the parameters through its invariants */
     if (!rc && md->nffrd) rc = mbl_ffr_param_deriv(md, np, syms + nunk, &d->H, &d->Fp, st);
     if (rc) {
-        mbl_model_graph_lock(0);
+        model_graph_lock(md, 0);
         goto done;
     }
     int nh = d->H.colptr[nsy], nf = d->Fp.colptr[np], npp = d->Pp.colptr[np], nxp = d->Xp.colptr[np];
     d->nout = (size_t)nh + (size_t)nf + (size_t)npp + (size_t)nxp;
     outs = mbl_alloc_array(d->nout + 1, sizeof *outs);
     if (!outs) {
-        mbl_model_graph_lock(0);
+        model_graph_lock(md, 0);
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -154,7 +154,7 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
         else if (!(d->tape_us = mblx_compile(g, (size_t)d->Hus.colptr[nsy], d->Hus.node, st)))
             rc = st ? st->code : MBL_ENOMEM;
     }
-    mbl_model_graph_lock(0);
+    model_graph_lock(md, 0);
     if (!rc && !d->tape) rc = st ? st->code : MBL_ENOMEM;
     if (!rc && d->tape_us && mblx_tape_nsymbols(d->tape_us) > (size_t)md->nsym)
         rc = mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: the derivatives read symbols the model does not have");

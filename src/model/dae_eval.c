@@ -52,10 +52,10 @@ int mbl_dae_eval_new(const mbl_model *md, mbl_dae_eval **out, mbl_status *st)
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    mbl_model_graph_lock(1);
+    model_graph_lock(md, 1);
     const mblx_id *Fn, *jn; /* with the terms evaluated beside the tapes (the planar joints' Phi) */
     if ((rc = mbl_model_dae_nodes(md, &Fn, &jn, st))) {
-        mbl_model_graph_lock(0);
+        model_graph_lock(md, 0);
         goto done;
     }
     int jq = mbl_model_blk0(md, MBL_BLK_Q), jl = mbl_model_blk0(md, MBL_BLK_LAMBDA);
@@ -67,13 +67,13 @@ int mbl_dae_eval_new(const mbl_model *md, mbl_dae_eval **out, mbl_status *st)
     if (!rc) rc = mblx_jacobian(g, (size_t)n, grad, (size_t)n, qs, &e->H);
     if (rc) {
         mblx_graph_status(g, st);
-        mbl_model_graph_lock(0);
+        model_graph_lock(md, 0);
         goto done;
     }
     int hnz = e->H.colptr[n];
     e->tape_g = mblx_compile(g, (size_t)n, grad, st);
     e->tape_h = e->tape_g ? mblx_compile(g, (size_t)hnz, e->H.node, st) : NULL;
-    mbl_model_graph_lock(0);
+    model_graph_lock(md, 0);
     if (!e->tape_g || !e->tape_h) {
         rc = st ? st->code : MBL_ENOMEM;
         goto done;

@@ -29,7 +29,10 @@ int mbl_model_input_used(const mbl_model *md, int i)
 {
     if (!md || i < 0 || i >= md->nr) return -1;
     int col = mbl_model_blk0(md, MBL_BLK_R) + i;
-    return sjac_uses_col(md->g, &md->jac, col) || sjac_uses_col(md->g, &md->yjac, col);
+    model_graph_lock(md, 1); /* another thread may grow the graph meanwhile */
+    int used = sjac_uses_col(md->g, &md->jac, col) || sjac_uses_col(md->g, &md->yjac, col);
+    model_graph_lock(md, 0);
+    return used;
 }
 
 void mbl_constraint_diag_free(mbl_constraint_diag *d)

@@ -13,9 +13,9 @@ int mbl_model_draw(const mbl_model *md, const mbl_point *pt, const mbl_modes *mo
     if (!md->npt) return 0;
     /* the drawing's positions and their Jacobian are compiled on the first drawing (its dp/dq is
      * dense in a chain's joint coordinates: N^2 entries that a linearization never needs) */
-    mbl_model_graph_lock(1);
+    model_graph_lock(md, 1);
     int crc = md->tape_draw ? 0 : model_compile_draw((mbl_model *)md, st);
-    mbl_model_graph_lock(0);
+    model_graph_lock(md, 0);
     if (crc) return crc;
     int np3 = 3 * md->npt, nx = modes ? modes->nx : 0;
     size_t nout = (size_t)np3 + (size_t)md->dpjac.nz;

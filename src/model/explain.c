@@ -201,14 +201,6 @@ static int explain_dfs(explain *x, mblx_id e, int depth)
     return res;
 }
 
-static pthread_mutex_t graph_lock = PTHREAD_MUTEX_INITIALIZER; /* a loaded model's graph grows only under it */
-
-void mbl_model_graph_lock(int lock)
-{
-    if (lock) pthread_mutex_lock(&graph_lock);
-    else pthread_mutex_unlock(&graph_lock);
-}
-
 int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st)
 {
     if (!st) return MBL_EDOMAIN;
@@ -225,7 +217,7 @@ int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *wh
     x.md = md;
     x.syms = syms;
     int found = -1, res = 0;
-    mbl_model_graph_lock(1);
+    model_graph_lock(md, 1);
     for (int order = 0; order <= EXPLAIN_MAX_ORDER && found < 0 && res >= 0; order++) {
         x.order = order;
         for (int i = 0; i < md->nexprs && found < 0 && res >= 0; i++) {
@@ -240,7 +232,7 @@ int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *wh
             snprintf(syms_txt + l, sizeof syms_txt - l, "%s%s", k ? ", " : "",
                      mblx_symbol_name(md->g, mblx_symbol_node(md->g, x.path[k])));
         }
-    mbl_model_graph_lock(0);
+    model_graph_lock(md, 0);
     if (found < 0) {
         mbl_error(st, MBL_EDOMAIN, "%s: %s: %.900s", md->file, when, old);
         return st->code;

@@ -120,7 +120,7 @@ void mbl_ffr_free_deriv(struct mbl_model *md);
  * the parameters through the invariants: the structured term is linear in the invariants, so its
  * derivative along a factor is the same closed form written with the invariants' derivatives
  * (mbl_ffr_formulate on them), times the factor's derivative by each parameter. psym: the np
- * parameter symbols. Call under mbl_model_graph_lock. */
+ * parameter symbols. Call under model_graph_lock. */
 int mbl_ffr_param_deriv(const struct mbl_model *md, int np, const mblx_id *psym, mblx_sparse *H, mblx_sparse *Fp,
                         mbl_status *st);
 /* Keep body b's nodes in the model (md->flex) for the mode shapes of the outputs. */
@@ -142,7 +142,7 @@ int mbl_ffr_add(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, co
  * moved to the end of md->jac (md->jac_ntape: the tape's); md->sjac freed. */
 int mbl_ffr_num_bind(struct mbl_model *md, mbl_status *st);
 void mbl_ffr_num_free(struct mbl_model *md);
-/* The expression form of the numeric bodies (under mbl_model_graph_lock): their rows added to Fs
+/* The expression form of the numeric bodies (under model_graph_lock): their rows added to Fs
  * (Fs[i]: coordinate i's EOM row) and their Jacobian entries appended to S, as ffr.c formulates
  * them; mbl_model_dae_nodes merges them into the model's rows and entries. */
 int mbl_ffr_num_exprs(struct mbl_model *md, mblx_id *Fs, struct mbl_sjac *S, mbl_status *st);

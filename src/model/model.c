@@ -7,6 +7,10 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
     int rc = 0;
     *out = NULL;
     mbl_model *md = mbl_calloc(1, sizeof *md);
+    if (md && pthread_mutex_init(&md->graph_mutex, NULL)) {
+        mbl_free(md);
+        md = NULL;
+    }
     if (!md) {
         mbl_src_free(src);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -106,6 +110,13 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
     return 0;
 }
 
+void model_graph_lock(const mbl_model *md, int lock)
+{
+    pthread_mutex_t *m = &((mbl_model *)md)->graph_mutex; /* a loaded model's graph grows only under it */
+    if (lock) pthread_mutex_lock(m);
+    else pthread_mutex_unlock(m);
+}
+
 static void free_names(char **names, int n)
 {
     if (!names) return;
@@ -187,5 +198,6 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->us);
     mbl_free(md->uvs);
     mbl_free(md->cyclic);
+    pthread_mutex_destroy(&md->graph_mutex);
     mbl_free(md);
 }

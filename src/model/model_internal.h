@@ -3,6 +3,8 @@
 #ifndef MBLIN_MODEL_INTERNAL_H
 #define MBLIN_MODEL_INTERNAL_H
 
+#include <pthread.h>
+
 #include "mblin/expr.h"
 #include "mblin/model.h"
 
@@ -27,6 +29,7 @@ typedef struct mbl_sjac {
 struct mbl_model {
     char *file, *name;
     mblx_graph *g;
+    pthread_mutex_t graph_mutex; /* the one lock under which the graph grows after loading (model_graph_lock) */
     int n, m, k, nr, ny, np;
     char **qname, **rname, **yname, **pname;
     char **cname;                /* m: what each holonomic constraint comes from (the item's key, e.g. a
@@ -136,7 +139,7 @@ struct mbl_model {
 /* The residual rows (nF) and the Jacobian entries' nodes (jac.nz) as expressions, with the terms
  * evaluated numerically beside the tapes (the tree's, the planar flexible bodies') included:
  * md->F and md->jac.node themselves when there are none, otherwise built once on the first call.
- * The caller holds the graph lock (mbl_model_graph_lock). */
+ * The caller holds the graph lock (model_graph_lock). */
 int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st);
 /* Positions in md->jac of nt (row, column) pairs (tr, tc; rows < nF):
  * out[t] the entry's index, -1 where md->jac has none. */
@@ -161,9 +164,11 @@ int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *wh
  * appended); takes ownership of src (freed on return). */
 struct mbl_src;
 int mbl_model_from_src(struct mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st);
-/* Lock (1) or unlock (0) the one mutex under which a loaded (const) model's graph may grow: error
- * explanations and the sensitivities' derivatives build nodes after loading. */
-void mbl_model_graph_lock(int lock);
+/* Lock (1) or unlock (0) the model's one mutex under which its loaded (const) graph may grow (or
+ * be read while another thread may grow it): error explanations, the sensitivities' and the
+ * evaluators' derivatives, the expression form of the numeric terms, the drawing's tape and the
+ * velocity transformation build nodes after loading. */
+void model_graph_lock(const mbl_model *md, int lock);
 
 /* Column offset of a block in the unknown layout. */
 int mbl_model_blk0(const mbl_model *md, int blk);

@@ -67,14 +67,14 @@ static double compare_text(const char *text, const char *name, int npt, int *nst
      * compiled into a tape of its own: it must give the numeric term's values too */
     if (a->rtn) {
         const mblx_id *Fn, *jn;
-        mbl_model_graph_lock(1);
+        model_graph_lock(a, 1);
         mblx_id *all = malloc(((size_t)a->nF + (size_t)a->jac.nz + 1) * sizeof *all);
         if (all && !mbl_model_dae_nodes(a, &Fn, &jn, &st)) {
             memcpy(all, Fn, (size_t)a->nF * sizeof *all);
             memcpy(all + a->nF, jn, (size_t)a->jac.nz * sizeof *all);
             xt = mblx_compile(a->g, (size_t)a->nF + (size_t)a->jac.nz, all, &st);
         }
-        mbl_model_graph_lock(0);
+        model_graph_lock(a, 0);
         free(all);
         CHECK_MSG(xt != NULL, "%s: the expression form: %s", name, st.msg);
     }

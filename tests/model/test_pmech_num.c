@@ -42,7 +42,7 @@ static mblx_tape *expr_tape(const mbl_model *md)
 {
     const mblx_id *F, *J;
     mbl_status st;
-    mbl_model_graph_lock(1);
+    model_graph_lock(md, 1);
     int rc = mbl_model_dae_nodes(md, &F, &J, &st);
     mblx_tape *t = NULL;
     if (!rc) {
@@ -52,7 +52,7 @@ static mblx_tape *expr_tape(const mbl_model *md)
         t = mblx_compile(md->g, (size_t)md->nF + md->jac.nz, all, &st);
         free(all);
     }
-    mbl_model_graph_lock(0);
+    model_graph_lock(md, 0);
     CHECK_MSG(t != NULL, "expression form: %s", st.msg);
     return t;
 }
