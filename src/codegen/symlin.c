@@ -16,7 +16,7 @@
 #include <lapacke.h>
 
 #include "mblin/codegen.h"
-#include "model/model_internal.h"
+#include "model/model_view.h"
 
 #define SYMLIN_MAX_NODES_DEFAULT 2000000
 #define SYMLIN_EXPAND_MAX_TERMS 2000
@@ -591,8 +591,11 @@ size_t mbl_symlin_size(const mbl_symlin *sl)
     return count;
 }
 
-int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, mbl_symlin **out, mbl_status *st)
+int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes, mbl_symlin **out, mbl_status *st)
 {
+    model_view view; /* the model's data (model/model_view.h) */
+    model_view_get(model, &view);
+    const model_view *md = &view;
     *out = NULL;
     if (!max_nodes) max_nodes = SYMLIN_MAX_NODES_DEFAULT;
     if (md->k) return mbl_error(st, MBL_EMODEL, "symbolic linear models: non-holonomic constraints are not supported");
@@ -601,7 +604,7 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     for (int i = 0; i < md->n; i++) moving |= pt->v[i] != 0.0 || pt->vdot[i] != 0.0;
     /* the states the library chooses (coordinates only) */
     mbl_linear *lin = NULL;
-    int rc = mbl_linearize(md, pt, NULL, &lin, st);
+    int rc = mbl_linearize(model, pt, NULL, &lin, st);
     if (rc) return rc;
     int n = md->n, m = md->m, z = lin->z0;
     if (lin->z1 != z || n - m != z) {
@@ -669,9 +672,9 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     /* the residual with the terms evaluated beside the tapes (a relative tree's) as expressions:
      * built before the node map below is sized */
     const mblx_id *Fn, *jn;
-    model_graph_lock(md, 1);
-    rc = mbl_model_dae_nodes(md, &Fn, &jn, st);
-    model_graph_lock(md, 0);
+    model_graph_lock(model, 1);
+    rc = mbl_model_dae_nodes(model, &Fn, &jn, st);
+    model_graph_lock(model, 0);
     if (rc) goto done;
     /* symbols of the new graph; v, vdot, lambda get names no user name can have */
     size_t nsym = mblx_symbol_count(md->g);

@@ -1,6 +1,7 @@
 /* Compiling the formulated model: the exact Jacobians of the residuals, outputs and user states,
  * their tapes (the residual's on a second thread for large models), and the drawing's. */
 #include "model/formulate.h"
+#include "model/terms/term.h"
 
 /* Models with at least this many residuals compile their residual tape on a second thread. */
 #define COMPILE_THREAD_MIN 2000
@@ -310,7 +311,8 @@ int model_compile(mbl_model *md, mbl_status *st)
         return job.st.code ? job.st.code : MBL_ENOMEM;
     }
     md->work_size = mblx_tape_work_size(md->tape_F);
-    if (md->rtn && mbl_rtree_num_work(md->rtn) > md->work_size) md->work_size = mbl_rtree_num_work(md->rtn);
+    for (int t = 0; t < MODEL_NTERMS; t++)
+        if (model_terms[t]->present(md) && model_terms[t]->work(md) > md->work_size) md->work_size = model_terms[t]->work(md);
     if (mblx_tape_work_size(md->tape_us) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_us);
     if (mblx_tape_work_size(md->tape_jac) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_jac);
     if (mblx_tape_work_size(md->tape_y) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_y);

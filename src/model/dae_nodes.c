@@ -1,6 +1,7 @@
 /* The DAE as expressions with the numerically evaluated terms included (mbl_model_dae_nodes), and
  * the positions of (row, column) pairs in the residual Jacobian. */
 #include "model/formulate.h"
+#include "model/terms/term.h"
 
 int mbl_model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st)
 {
@@ -37,7 +38,9 @@ int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **
 {
     *F = md->F;
     *jac = md->jac.node;
-    if (!md->rtn && !md->nffrn && !md->pmn) return 0;
+    int nterm = 0;
+    for (int t = 0; t < MODEL_NTERMS; t++) nterm += model_terms[t]->present(md);
+    if (!nterm) return 0;
     if (!md->Fx) {
         mbl_model *w = (mbl_model *)md; /* the cache: built once, under the graph lock */
         mblx_graph *g = md->g;
@@ -51,8 +54,8 @@ int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **
         if (!Fs || !Fx || !jx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         for (int i = 0; i < n && !rc; i++) Fs[i] = zero;
         /* the term's rows and entries as expressions (a tree and flexible bodies never meet) */
-        if (!rc) rc = md->rtn ? mbl_rtree_num_exprs(md, md->rtn, Fs, &S, st) : mbl_ffr_num_exprs(w, Fs, &S, st);
-        if (!rc && md->pmn) rc = mbl_pmech_num_exprs(w, md->pmn, Fs, &S, st);
+        for (int t = 0; t < MODEL_NTERMS && !rc; t++)
+            if (model_terms[t]->present(md)) rc = model_terms[t]->exprs(w, Fs, &S, st);
         if (!rc && !(at = mbl_alloc_array((size_t)S.nz + 1, sizeof *at))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         /* each entry at its (row, column) of md->jac (mbl_rtree_num_pattern and mbl_ffr_num_bind put
          * every one there) */

@@ -89,3 +89,35 @@ int mbl_model_set_param(mbl_model *md, int i, double value, mbl_status *st)
     md->pval[i] = value;
     return 0;
 }
+
+void model_view_get(const mbl_model *md, model_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->file = md->file;
+    v->g = md->g;
+    v->n = md->n, v->m = md->m, v->k = md->k, v->nr = md->nr, v->ny = md->ny, v->np = md->np;
+    v->nX = md->nX, v->nZ = md->nZ, v->nspd = md->nspd;
+    v->nus = md->nus, v->nuvs = md->nuvs;
+    v->nF = md->nF, v->nunk = md->nunk, v->nsym = md->nsym;
+    v->work_size = md->work_size;
+    v->row0 = md->row0;
+    v->jac = md->jac;
+    v->usjac = md->usjac;
+    v->t = md->t;
+    v->p = md->p, v->q = md->q, v->v = md->v, v->a = md->a, v->lam = md->lam, v->r = md->r;
+    v->y = md->y;
+    v->us = md->us;
+    v->pname = (const char *const *)md->pname, v->qname = (const char *const *)md->qname;
+    v->rname = (const char *const *)md->rname, v->yname = (const char *const *)md->yname;
+    v->us_text = (const char *const *)md->us_text;
+    v->pval = md->pval;
+    v->q0 = md->q0, v->v0 = md->v0, v->r0 = md->r0, v->X0 = md->X0;
+    v->cyclic = md->cyclic;
+    v->at = md->at;
+    v->time = md->time;
+}
+
+int model_eval_user_states(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st)
+{
+    return mblx_tape_eval(md->tape_us, syms, out, work, st);
+}

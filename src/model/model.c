@@ -1,6 +1,7 @@
 /* A model from its source: mbl_model_from_src runs the formulation's steps in order (names,
  * symbols, values, variables, formulate, compile, checks); and freeing a model. */
 #include "model/formulate.h"
+#include "model/terms/term.h"
 
 int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)
 {
@@ -137,9 +138,8 @@ void mbl_model_free(mbl_model *md)
     mblx_tape_free(md->tape_us);
     mblx_tape_free(md->tape_srcx);
     mblx_tape_free(md->tape_draw);
-    mbl_rtree_num_free(md->rtn);
+    for (int t = 0; t < MODEL_NTERMS; t++) model_terms[t]->free(md);
     mbl_free(md->Fx), mbl_free(md->jx);
-    mbl_pmech_num_free(md->pmn);
     mbl_sjac_free(&md->dpjac);
     free_names(md->ptname, md->ptname ? md->npt : 0);
     free_names(md->ptbody, md->ptbody ? md->npt : 0);
@@ -155,7 +155,6 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->Fs);
     mbl_ffr_free_nodes(md);
     mbl_ffr_free_deriv(md);
-    mbl_ffr_num_free(md);
     mbl_free(md->no_sens);
     mbl_sjac_free(&md->yjac);
     free_names(md->qname, md->n);

@@ -97,7 +97,7 @@ static void *grow_deriv(void *arg)
             r->npos = 3 * geo.npoint;
             r->pos = malloc(((size_t)r->npos + 1) * sizeof *r->pos);
             if (!r->pos) r->rc = -1;
-            if (!r->rc) r->rc = mbl_model_draw(j->md, j->pt, NULL, r->pos, NULL, NULL, &r->st);
+            if (!r->rc) r->rc = mbl_model_draw(j->md, j->pt, 0, 0, NULL, NULL, r->pos, NULL, NULL, &r->st);
         }
     }
     return NULL;

@@ -19,9 +19,9 @@
 #include <string.h>
 
 #include "model/ffr.h"
-#include "model/rtree.h"
 #include "model/pmech_num.h"
 #include "model/model_internal.h"
+#include "model/terms/term.h"
 
 #define GWORK_MAX 64 /* the gravity tape's work must fit on the stack */
 
@@ -421,28 +421,6 @@ static int num_eval(const mbl_model *md, const mbl_ffr_num *b, const double *sym
     return 0;
 }
 
-/* The model's evaluators: the tapes, then the terms evaluated numerically beside them (a relative
- * tree's, model/rtree.h; the planar flexible bodies', here); never both in one model. */
-int mbl_model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st)
-{
-    int rc = mblx_tape_eval(md->tape_F, syms, F, work, st);
-    if (!rc && md->rtn) rc = mbl_rtree_num_F(md->rtn, syms, F, work, st);
-    for (int b = 0; b < md->nffrn && !rc; b++) rc = num_eval(md, &md->ffrn[b], syms, F, NULL, st);
-    if (!rc && md->pmn) rc = mbl_pmech_num_eval(md, md->pmn, syms, F, NULL, st);
-    return rc;
-}
-
-int mbl_model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
-{
-    int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st);
-    if (!rc && md->rtn) rc = mbl_rtree_num_jac(md->rtn, syms, jac, work, st);
-    if (rc || (!md->nffrn && !md->pmn)) return rc;
-    for (int p = md->jac_ntape; p < md->jac.nz; p++) jac[p] = 0.0;
-    for (int b = 0; b < md->nffrn && !rc; b++) rc = num_eval(md, &md->ffrn[b], syms, NULL, jac, st);
-    if (!rc && md->pmn) rc = mbl_pmech_num_eval(md, md->pmn, syms, NULL, jac, st);
-    return rc;
-}
-
 int mbl_ffr_num_exprs(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
 {
     int rc = 0;
@@ -452,3 +430,23 @@ int mbl_ffr_num_exprs(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
     }
     return rc;
 }
+
+/* the term's entries in the table of model/terms/term.h */
+static int num_present(const mbl_model *md) { return md->nffrn > 0; }
+
+static int num_eval_all(const mbl_model *md, const double *syms, double *F, double *jac, double *work, mbl_status *st)
+{
+    int rc = 0;
+    (void)work;
+    for (int b = 0; b < md->nffrn && !rc; b++) rc = num_eval(md, &md->ffrn[b], syms, F, jac, st);
+    return rc;
+}
+
+static size_t num_work(const mbl_model *md)
+{
+    (void)md;
+    return 0;
+}
+
+const model_term_ops model_term_ffr = {"planar flexible bodies", 1, num_present, num_eval_all, mbl_ffr_num_exprs,
+                                       num_work, mbl_ffr_num_free};

@@ -21,6 +21,7 @@
 
 #include "model/model_internal.h"
 #include "model/pmech_num.h"
+#include "model/terms/term.h"
 
 enum { BSLOTS = 12, JSLOTS = 27 };
 
@@ -688,3 +689,28 @@ int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_
 #undef ROW
     return rc ? rc : mblx_graph_status(g, st);
 }
+
+/* the term's entries in the table of model/terms/term.h */
+static int num_present(const mbl_model *md) { return md->pmn != NULL; }
+
+static int num_eval(const mbl_model *md, const double *syms, double *F, double *jac, double *work, mbl_status *st)
+{
+    (void)work;
+    return mbl_pmech_num_eval(md, md->pmn, syms, F, jac, st);
+}
+
+static int num_exprs(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
+{
+    return mbl_pmech_num_exprs(md, md->pmn, Fs, S, st);
+}
+
+static size_t num_work(const mbl_model *md)
+{
+    (void)md;
+    return 0;
+}
+
+static void num_free(mbl_model *md) { mbl_pmech_num_free(md->pmn); }
+
+const model_term_ops model_term_pmech = {"planar rigid bodies and joints", 1, num_present, num_eval, num_exprs,
+                                         num_work, num_free};
