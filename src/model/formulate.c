@@ -125,13 +125,14 @@ void model_constraint_rows(mbl_model *md, int m, const mblx_id *Phi, int k, cons
     }
 }
 
-int model_formulate(loader *L)
+/* The kinetic energy T (or the mass matrix turned into one), the potential energy V and the
+ * dissipation D (zero when absent), each checked for the unknowns it may not use. */
+static int formulate_energies(loader *L, mblx_id zero, mblx_id *T_out, mblx_id *V_out, mblx_id *D_out)
 {
     mbl_model *md = L->md;
     mbl_src *s = L->src;
     mblx_graph *g = md->g;
-    int n = md->n, m = md->m, k = md->k, rc;
-    mblx_id zero = mblx_const(g, 0.0);
+    int rc;
 
     /* kinetic energy, or the mass matrix turned into one */
     mblx_id T = zero;
@@ -202,20 +203,18 @@ int model_formulate(loader *L)
         if (!rc) rc = check_deps(L, D, BIT(MBL_BLK_A) | BIT_EXT, &s->dissipation, "dissipation", NULL);
         if (rc) return rc;
     }
+    *T_out = T, *V_out = V, *D_out = D;
+    return 0;
+}
 
-    /* constraints */
-    mblx_id *Phi = mbl_calloc((size_t)(m ? m : 1), sizeof *Phi);
-    mblx_id *nh = mbl_calloc((size_t)(k ? k : 1), sizeof *nh);
-    mblx_id *Fgen = mbl_calloc((size_t)(n ? n : 1), sizeof *Fgen);
-    mblx_id *g1 = mbl_calloc((size_t)n, sizeof *g1), *g2 = mbl_calloc((size_t)n, sizeof *g2);
-    mblx_id *pv = mbl_calloc((size_t)n, sizeof *pv);
-    int nX = md->nX, nZ = md->nZ;
-    md->nF = n + nX + nZ + 3 * m + 2 * k;
-    md->F = mbl_calloc((size_t)md->nF, sizeof *md->F);
-    if (!Phi || !nh || !Fgen || !g1 || !g2 || !pv || !md->F) {
-        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
+/* The holonomic constraints Phi (m; a joint evaluated numerically gets zero) and the
+ * non-holonomic ones nh (k, linear in the velocities), checked; no more of them than coordinates. */
+static int formulate_constraints(loader *L, mblx_id zero, mblx_id *Phi, mblx_id *nh)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    mblx_graph *g = md->g;
+    int n = md->n, m = md->m, k = md->k, rc;
     for (int j = 0; j < m; j++) {
         const mbl_src_item *it = &s->constraints.items[j];
         char what[64];
@@ -225,14 +224,14 @@ int model_formulate(loader *L)
         }
         snprintf(what, sizeof what, "constraint %d", j + 1);
         rc = model_parse_equation(L, it, what, &Phi[j]);
-        if (rc) goto done;
+        if (rc) return rc;
         rc = check_deps(L, Phi[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it, what,
                         " (a constraint on velocities goes under 'nonholonomic')");
-        if (rc) goto done;
+        if (rc) return rc;
         if (!model_depends_on_block(md, Phi[j], MBL_BLK_Q)) {
             rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s does not depend on any coordinate", s->file, it->line,
                            it->col, what);
-            goto done;
+            return rc;
         }
     }
     for (int j = 0; j < k; j++) {
@@ -240,14 +239,14 @@ int model_formulate(loader *L)
         char what[64];
         snprintf(what, sizeof what, "non-holonomic constraint %d", j + 1);
         rc = model_parse_equation(L, it, what, &nh[j]);
-        if (rc) goto done;
+        if (rc) return rc;
         rc = check_deps(L, nh[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it, what, NULL);
-        if (rc) goto done;
+        if (rc) return rc;
         if (!model_depends_on_block(md, nh[j], MBL_BLK_V)) {
             rc = mbl_error(L->st, MBL_EMODEL,
                            "%s:%d:%d: %s does not contain any der(.) (a position constraint goes under 'constraints')",
                            s->file, it->line, it->col, what);
-            goto done;
+            return rc;
         }
         /* linear in the velocities: every dc/dv must be free of velocities */
         for (int i = 0; i < n; i++) {
@@ -256,15 +255,24 @@ int model_formulate(loader *L)
             if (model_depends_on_block(md, d, MBL_BLK_V)) {
                 rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s is not linear in the velocities (in der(%s))", s->file,
                                it->line, it->col, what, md->qname[i]);
-                goto done;
+                return rc;
             }
         }
     }
     if (m + k > n) {
         rc = mbl_error(L->st, MBL_EMODEL, "%s: %d constraints (%d holonomic, %d non-holonomic) for %d coordinates: "
                        "more constraints than coordinates", s->file, m + k, m, k, n);
-        goto done;
+        return rc;
     }
+    return 0;
+}
+
+/* The generalized forces by coordinate (Fgen, n). */
+static int formulate_forces(loader *L, mblx_id zero, mblx_id *Fgen)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    int n = md->n, rc;
 
     /* generalized forces by coordinate */
     for (int i = 0; i < n; i++) Fgen[i] = zero;
@@ -281,22 +289,32 @@ int model_formulate(loader *L)
         if (!rc && L->cname_refs != L->cname_calls)
             rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s uses a constraint name outside lambda(name) or mu(name)",
                            s->file, it->line, it->col, what);
-        if (rc) goto done;
+        if (rc) return rc;
         if (forbidden_block(md, Fgen[i], BIT_EXT) >= 0) md->ext = 1;
     }
+    return 0;
+}
+
+/* pv = dT/dv (n), with T quadratic in the velocities. */
+static int kinetic_gradient(loader *L, mblx_id T, mblx_id *pv)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    mblx_graph *g = md->g;
+    int n = md->n, rc;
 
     /* quadratic kinetic energy: M = d2T/dv2 free of velocities */
     rc = mblx_gradient(g, T, (size_t)n, md->v, pv);
     if (rc) {
         rc = mblx_graph_status(g, L->st);
-        goto done;
+        return rc;
     }
     {
         mblx_sparse H;
         rc = mblx_jacobian(g, (size_t)n, pv, (size_t)n, md->v, &H);
         if (rc) {
             rc = mblx_graph_status(g, L->st) ? mblx_graph_status(g, L->st) : mbl_error(L->st, rc, "out of memory");
-            goto done;
+            return rc;
         }
         for (int j = 0; j < n && !rc; j++)
             for (int p = H.colptr[j]; p < H.colptr[j + 1]; p++)
@@ -309,8 +327,18 @@ int model_formulate(loader *L)
                     break;
                 }
         mblx_sparse_free(&H);
-        if (rc) goto done;
+        if (rc) return rc;
     }
+    return 0;
+}
+
+/* g1 = d(T - V - lambda.Phi)/dq and g2 = d(D + mu.c)/dv (n each), for the EOM rows. */
+static int lagrangian_gradients(loader *L, mblx_id T, mblx_id V, mblx_id D, const mblx_id *Phi, const mblx_id *nh,
+                                mblx_id *g1, mblx_id *g2)
+{
+    mbl_model *md = L->md;
+    mblx_graph *g = md->g;
+    int n = md->n, m = md->m, k = md->k, rc = 0;
 
     /* R = d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F */
     {
@@ -318,7 +346,7 @@ int model_formulate(loader *L)
         mblx_id *terms = mbl_alloc_array(nterm, sizeof *terms);
         if (!terms) {
             rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
-            goto done;
+            return rc;
         }
         for (int j = 0; j < m; j++) terms[j] = mblx_mul(g, md->lam[j], Phi[j]);
         mblx_id lamPhi = mblx_sum(g, (size_t)m, terms);
@@ -329,9 +357,189 @@ int model_formulate(loader *L)
         mblx_id L2 = mblx_add(g, D, muC);
         if (mblx_gradient(g, L1, (size_t)n, md->q, g1) || mblx_gradient(g, L2, (size_t)n, md->v, g2)) {
             rc = mblx_graph_status(g, L->st);
-            goto done;
+            return rc;
         }
     }
+    return rc;
+}
+
+/* The outputs' expressions (md->y). */
+static int formulate_outputs(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    int rc;
+
+    /* outputs */
+    md->y = mbl_calloc((size_t)(md->ny ? md->ny : 1), sizeof *md->y);
+    if (!md->y) {
+        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        return rc;
+    }
+    for (int j = 0; j < md->ny; j++) {
+        const mbl_src_item *it = &s->outputs.items[j];
+        char what[160];
+        snprintf(what, sizeof what, "output '%s'", it->key);
+        L->allow_mult = 1;
+        L->cname_refs = L->cname_calls = 0;
+        rc = model_parse_item(L, it, SCOPE_FULL, what, &md->y[j]);
+        L->allow_mult = 0;
+        if (!rc && L->cname_refs != L->cname_calls)
+            rc = mbl_error(L->st, MBL_EMODEL,
+                           "%s:%d:%d: %s uses a constraint name outside lambda(name) or mu(name)", s->file, it->line,
+                           it->col, what);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* A relative-coordinate mechanism's bodies' kinematics (md->kin). */
+static int formulate_kinematics(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    int rc;
+
+    /* relative-coordinate mechanisms: the bodies' kinematics, for the velocity transformation */
+    if (s->kinematics.n) {
+        md->kin = mbl_calloc((size_t)s->kinematics.n, sizeof *md->kin);
+        md->kin_body = mbl_calloc((size_t)s->kinematics.n, sizeof *md->kin_body);
+        if (!md->kin || !md->kin_body) {
+            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            return rc;
+        }
+        md->nkin = s->kinematics.n;
+        md->kin_planar = s->kin_planar;
+        for (int j = 0; j < md->nkin; j++) {
+            const mbl_src_item *it = &s->kinematics.items[j];
+            char what[160];
+            snprintf(what, sizeof what, "kinematics of body '%s'", it->key);
+            if ((rc = model_parse_item(L, it, SCOPE_FULL, what, &md->kin[j]))) return rc;
+            if (!(md->kin_body[j] = model_str_dup(it->key))) {
+                rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The user states s(q, t) (md->us), and the arrays of both kinds of user states. */
+static int formulate_user_states(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    int rc;
+
+    /* user states */
+    md->nus = s->states.n;
+    md->nuvs = s->velocity_states.n;
+    md->us = mbl_calloc((size_t)(md->nus ? md->nus : 1), sizeof *md->us);
+    md->uvs = mbl_calloc((size_t)(md->nuvs ? md->nuvs : 1), sizeof *md->uvs);
+    md->us_text = mbl_calloc((size_t)(md->nus ? md->nus : 1), sizeof *md->us_text);
+    md->uvs_text = mbl_calloc((size_t)(md->nuvs ? md->nuvs : 1), sizeof *md->uvs_text);
+    if (!md->us || !md->uvs || !md->us_text || !md->uvs_text) {
+        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        return rc;
+    }
+    /* an ode state named among the states is always a state of the linear model (x = [S; W; X]) */
+    md->nus = 0;
+    for (int j0 = 0; j0 < s->states.n; j0++) {
+        const mbl_src_item *it = &s->states.items[j0];
+        char what[64];
+        if (model_find_name(&s->ode_states, it->text, strlen(it->text)) >= 0) continue;
+        int j = md->nus++;
+        snprintf(what, sizeof what, "state %d%s", j0 + 1, it->line ? "" : " (given)");
+        rc = model_parse_item(L, it, SCOPE_FULL, what, &md->us[j]);
+        if (!rc)
+            rc = check_deps(L, md->us[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it, what,
+                            " (velocity-level states go under 'velocity_states')");
+        if (rc) return rc;
+        if (!model_depends_on_block(md, md->us[j], MBL_BLK_Q)) {
+            rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s does not depend on any coordinate", s->file, it->line,
+                           it->col, what);
+            return rc;
+        }
+        md->us_text[j] = model_str_dup(it->text);
+        if (!md->us_text[j]) {
+            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* The velocity states w(q, v, t) (md->uvs), linear in the velocities. */
+static int formulate_velocity_states(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    mblx_graph *g = md->g;
+    int n = md->n, rc = 0;
+
+    for (int j = 0; j < md->nuvs; j++) {
+        const mbl_src_item *it = &s->velocity_states.items[j];
+        char what[64];
+        snprintf(what, sizeof what, "velocity state %d%s", j + 1, it->line ? "" : " (given)");
+        rc = model_parse_item(L, it, SCOPE_FULL, what, &md->uvs[j]);
+        if (!rc)
+            rc = check_deps(L, md->uvs[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it,
+                            what, NULL);
+        if (rc) return rc;
+        for (int i = 0; i < n && !rc; i++) {
+            if (!mblx_depends(g, md->uvs[j], md->v[i])) continue;
+            if (model_depends_on_block(md, mblx_diff(g, md->uvs[j], md->v[i]), MBL_BLK_V))
+                rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s is not linear in the velocities", s->file, it->line,
+                               it->col, what);
+        }
+        if (rc) return rc;
+        if (!model_depends_on_block(md, md->uvs[j], MBL_BLK_V)) {
+            rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s does not contain any der(.)", s->file, it->line, it->col,
+                           what);
+            return rc;
+        }
+        md->uvs_text[j] = model_str_dup(it->text);
+        if (!md->uvs_text[j]) {
+            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            return rc;
+        }
+    }
+    return rc;
+}
+
+int model_formulate(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    mblx_graph *g = md->g;
+    int n = md->n, m = md->m, k = md->k, rc;
+    mblx_id zero = mblx_const(g, 0.0);
+
+    mblx_id T = zero, V = zero, D = zero;
+    rc = formulate_energies(L, zero, &T, &V, &D);
+    if (rc) return rc;
+
+    /* constraints */
+    mblx_id *Phi = mbl_calloc((size_t)(m ? m : 1), sizeof *Phi);
+    mblx_id *nh = mbl_calloc((size_t)(k ? k : 1), sizeof *nh);
+    mblx_id *Fgen = mbl_calloc((size_t)(n ? n : 1), sizeof *Fgen);
+    mblx_id *g1 = mbl_calloc((size_t)n, sizeof *g1), *g2 = mbl_calloc((size_t)n, sizeof *g2);
+    mblx_id *pv = mbl_calloc((size_t)n, sizeof *pv);
+    int nX = md->nX, nZ = md->nZ;
+    md->nF = n + nX + nZ + 3 * m + 2 * k;
+    md->F = mbl_calloc((size_t)md->nF, sizeof *md->F);
+    if (!Phi || !nh || !Fgen || !g1 || !g2 || !pv || !md->F) {
+        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = formulate_constraints(L, zero, Phi, nh);
+    if (rc) goto done;
+    rc = formulate_forces(L, zero, Fgen);
+    if (rc) goto done;
+    rc = kinetic_gradient(L, T, pv);
+    if (rc) goto done;
+    rc = lagrangian_gradients(L, T, V, D, Phi, nh, g1, g2);
+    if (rc) goto done;
     md->row0[MBL_ROW_EOM] = 0;
     md->row0[MBL_ROW_ODE] = n;
     md->row0[MBL_ROW_VAR] = n + nX;
@@ -364,114 +572,17 @@ int model_formulate(loader *L)
     if (!rc) rc = model_formulate_let(L, Fgen);
     if (rc) goto done;
 
-    /* outputs */
-    md->y = mbl_calloc((size_t)(md->ny ? md->ny : 1), sizeof *md->y);
-    if (!md->y) {
-        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (int j = 0; j < md->ny; j++) {
-        const mbl_src_item *it = &s->outputs.items[j];
-        char what[160];
-        snprintf(what, sizeof what, "output '%s'", it->key);
-        L->allow_mult = 1;
-        L->cname_refs = L->cname_calls = 0;
-        rc = model_parse_item(L, it, SCOPE_FULL, what, &md->y[j]);
-        L->allow_mult = 0;
-        if (!rc && L->cname_refs != L->cname_calls)
-            rc = mbl_error(L->st, MBL_EMODEL,
-                           "%s:%d:%d: %s uses a constraint name outside lambda(name) or mu(name)", s->file, it->line,
-                           it->col, what);
-        if (rc) goto done;
-    }
-
+    rc = formulate_outputs(L);
+    if (rc) goto done;
     /* a mechanism's drawing */
     rc = model_read_draw(L, s);
     if (rc) goto done;
-    /* relative-coordinate mechanisms: the bodies' kinematics, for the velocity transformation */
-    if (s->kinematics.n) {
-        md->kin = mbl_calloc((size_t)s->kinematics.n, sizeof *md->kin);
-        md->kin_body = mbl_calloc((size_t)s->kinematics.n, sizeof *md->kin_body);
-        if (!md->kin || !md->kin_body) {
-            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-        md->nkin = s->kinematics.n;
-        md->kin_planar = s->kin_planar;
-        for (int j = 0; j < md->nkin; j++) {
-            const mbl_src_item *it = &s->kinematics.items[j];
-            char what[160];
-            snprintf(what, sizeof what, "kinematics of body '%s'", it->key);
-            if ((rc = model_parse_item(L, it, SCOPE_FULL, what, &md->kin[j]))) goto done;
-            if (!(md->kin_body[j] = model_str_dup(it->key))) {
-                rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
-                goto done;
-            }
-        }
-    }
-
-    /* user states */
-    md->nus = s->states.n;
-    md->nuvs = s->velocity_states.n;
-    md->us = mbl_calloc((size_t)(md->nus ? md->nus : 1), sizeof *md->us);
-    md->uvs = mbl_calloc((size_t)(md->nuvs ? md->nuvs : 1), sizeof *md->uvs);
-    md->us_text = mbl_calloc((size_t)(md->nus ? md->nus : 1), sizeof *md->us_text);
-    md->uvs_text = mbl_calloc((size_t)(md->nuvs ? md->nuvs : 1), sizeof *md->uvs_text);
-    if (!md->us || !md->uvs || !md->us_text || !md->uvs_text) {
-        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    /* an ode state named among the states is always a state of the linear model (x = [S; W; X]) */
-    md->nus = 0;
-    for (int j0 = 0; j0 < s->states.n; j0++) {
-        const mbl_src_item *it = &s->states.items[j0];
-        char what[64];
-        if (model_find_name(&s->ode_states, it->text, strlen(it->text)) >= 0) continue;
-        int j = md->nus++;
-        snprintf(what, sizeof what, "state %d%s", j0 + 1, it->line ? "" : " (given)");
-        rc = model_parse_item(L, it, SCOPE_FULL, what, &md->us[j]);
-        if (!rc)
-            rc = check_deps(L, md->us[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it, what,
-                            " (velocity-level states go under 'velocity_states')");
-        if (rc) goto done;
-        if (!model_depends_on_block(md, md->us[j], MBL_BLK_Q)) {
-            rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s does not depend on any coordinate", s->file, it->line,
-                           it->col, what);
-            goto done;
-        }
-        md->us_text[j] = model_str_dup(it->text);
-        if (!md->us_text[j]) {
-            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-    }
-    for (int j = 0; j < md->nuvs; j++) {
-        const mbl_src_item *it = &s->velocity_states.items[j];
-        char what[64];
-        snprintf(what, sizeof what, "velocity state %d%s", j + 1, it->line ? "" : " (given)");
-        rc = model_parse_item(L, it, SCOPE_FULL, what, &md->uvs[j]);
-        if (!rc)
-            rc = check_deps(L, md->uvs[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it,
-                            what, NULL);
-        if (rc) goto done;
-        for (int i = 0; i < n && !rc; i++) {
-            if (!mblx_depends(g, md->uvs[j], md->v[i])) continue;
-            if (model_depends_on_block(md, mblx_diff(g, md->uvs[j], md->v[i]), MBL_BLK_V))
-                rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s is not linear in the velocities", s->file, it->line,
-                               it->col, what);
-        }
-        if (rc) goto done;
-        if (!model_depends_on_block(md, md->uvs[j], MBL_BLK_V)) {
-            rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s does not contain any der(.)", s->file, it->line, it->col,
-                           what);
-            goto done;
-        }
-        md->uvs_text[j] = model_str_dup(it->text);
-        if (!md->uvs_text[j]) {
-            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-    }
+    rc = formulate_kinematics(L);
+    if (rc) goto done;
+    rc = formulate_user_states(L);
+    if (rc) goto done;
+    rc = formulate_velocity_states(L);
+    if (rc) goto done;
     rc = mblx_graph_status(g, L->st);
 
 done:

@@ -105,6 +105,110 @@ static int resolve_multiplier(loader *L, int is_lam, int nargs, const mblx_id *a
     return 1;
 }
 
+/* der(args[0]): the total time derivative, refused where the model has no such derivative. */
+static int resolve_der(loader *L, mblx_graph *g, int nargs, const mblx_id *args, mblx_id *out, char *why, size_t whylen)
+{
+    mbl_model *md = L->md;
+    if (L->scope != SCOPE_FULL) {
+        snprintf(why, whylen, "der() cannot be used in %s", L->what);
+        return 1;
+    }
+    if (nargs != 1) {
+        snprintf(why, whylen, "der() takes 1 argument, %d given", nargs);
+        return 1;
+    }
+    if (model_depends_on_block(md, args[0], MBL_BLK_A)) {
+        snprintf(why, whylen, "der() of an expression that already contains accelerations (third "
+                              "time derivatives are not part of the model)");
+        return 1;
+    }
+    if (model_depends_on_block(md, args[0], MBL_BLK_XD)) {
+        snprintf(why, whylen, "der() of an expression that contains der() of an ode state (second "
+                              "derivatives of ode states are not part of the model)");
+        return 1;
+    }
+    if (model_depends_on_block(md, args[0], MBL_BLK_Z)) {
+        snprintf(why, whylen, "der() of an implicit variable (its time derivative is not part of the "
+                              "model; make it an ode state)");
+        return 1;
+    }
+    if (model_depends_on_block(md, args[0], MBL_BLK_LAMBDA) || model_depends_on_block(md, args[0], MBL_BLK_MU)) {
+        snprintf(why, whylen, "der() of a multiplier (the time derivative of a constraint force is not "
+                              "part of the model)");
+        return 1;
+    }
+    *out = model_total_der(md, args[0]);
+    if (*out != MBLX_NONE && L->let_vars && mblx_node_op(g, *out) == MBLX_OP_LET &&
+        !model_depends_on_block(md, args[0], MBL_BLK_V)) { /* formulate_let: d(dP/dt)/dv = dP/dq */
+        if (L->nderlet == L->derlet_cap) {
+            int cap = L->derlet_cap ? 2 * L->derlet_cap : 16;
+            mblx_id *x = mbl_realloc_array(L->derlet, (size_t)cap, sizeof *x);
+            if (x) L->derlet = x, L->derlet_cap = cap;
+        }
+        if (L->nderlet < L->derlet_cap) L->derlet[L->nderlet++] = *out; /* else: just not known */
+    }
+    if (*out == MBLX_NONE) {
+        L->oom = 1;
+        snprintf(why, whylen, "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
+/* Variable i (named name): its node, parsed now in the full scope when not yet (a cycle among
+ * variables refused); 2 when its own parse failed (the error already in L->st). */
+static int resolve_variable(loader *L, int i, const char *name, size_t len, mblx_id *out, char *why, size_t whylen)
+{
+    mbl_model *md = L->md;
+    mbl_src *src = L->src;
+    if (L->var_state[i] == VAR_DONE) {
+        *out = L->var_node[i];
+        return 0;
+    }
+    if (L->var_state[i] == VAR_BUSY) {
+        char chain[512];
+        size_t off = 0;
+        chain[0] = '\0';
+        int start = 0;
+        for (int d = 0; d < L->var_depth; d++)
+            if (L->var_stack[d] == i) start = d;
+        for (int d = start; d < L->var_depth && off < sizeof chain; d++)
+            off += (size_t)snprintf(chain + off, sizeof chain - off, "%s -> ",
+                                    src->variables.items[L->var_stack[d]].key);
+        snprintf(why, whylen, "cycle among variables: %s%.*s", chain, (int)len, name);
+        return 1;
+    }
+    if (L->var_depth >= (int)(sizeof L->var_stack / sizeof *L->var_stack)) {
+        snprintf(why, whylen, "variables nested too deeply (more than %d levels)",
+                 (int)(sizeof L->var_stack / sizeof *L->var_stack));
+        return 1;
+    }
+    /* parse the variable now, in the full scope, then come back */
+    L->var_state[i] = VAR_BUSY;
+    L->var_stack[L->var_depth++] = i;
+    loader saved = *L;
+    mblx_id node = MBLX_NONE;
+    char what[160];
+    model_variable_what(what, sizeof what, src->variables.items[i].key);
+    int rc = model_parse_item(L, &src->variables.items[i], SCOPE_FULL, what, &node);
+    L->scope = saved.scope;
+    L->item = saved.item;
+    L->what = saved.what;
+    L->param_limit = saved.param_limit;
+    L->var_depth--;
+    if (rc) {
+        /* the error is already in L->st: make the outer parse fail with it unchanged */
+        snprintf(why, whylen, "%s", L->st ? L->st->msg : "error in variable");
+        L->var_state[i] = VAR_NEW;
+        return 2;
+    }
+    if (L->let_vars) node = mblx_let(md->g, node); /* formulate_let: kept as one shared node */
+    L->var_state[i] = VAR_DONE;
+    L->var_node[i] = node;
+    *out = node;
+    return 0;
+}
+
 static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
                    mblx_id *out, char *why, size_t whylen)
 {
@@ -112,52 +216,7 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
     mbl_model *md = L->md;
     mbl_src *src = L->src;
     if (nargs >= 0) {
-        if (len == 3 && !strncmp(name, "der", 3)) {
-            if (L->scope != SCOPE_FULL) {
-                snprintf(why, whylen, "der() cannot be used in %s", L->what);
-                return 1;
-            }
-            if (nargs != 1) {
-                snprintf(why, whylen, "der() takes 1 argument, %d given", nargs);
-                return 1;
-            }
-            if (model_depends_on_block(md, args[0], MBL_BLK_A)) {
-                snprintf(why, whylen, "der() of an expression that already contains accelerations (third "
-                                      "time derivatives are not part of the model)");
-                return 1;
-            }
-            if (model_depends_on_block(md, args[0], MBL_BLK_XD)) {
-                snprintf(why, whylen, "der() of an expression that contains der() of an ode state (second "
-                                      "derivatives of ode states are not part of the model)");
-                return 1;
-            }
-            if (model_depends_on_block(md, args[0], MBL_BLK_Z)) {
-                snprintf(why, whylen, "der() of an implicit variable (its time derivative is not part of the "
-                                      "model; make it an ode state)");
-                return 1;
-            }
-            if (model_depends_on_block(md, args[0], MBL_BLK_LAMBDA) || model_depends_on_block(md, args[0], MBL_BLK_MU)) {
-                snprintf(why, whylen, "der() of a multiplier (the time derivative of a constraint force is not "
-                                      "part of the model)");
-                return 1;
-            }
-            *out = model_total_der(md, args[0]);
-            if (*out != MBLX_NONE && L->let_vars && mblx_node_op(g, *out) == MBLX_OP_LET &&
-                !model_depends_on_block(md, args[0], MBL_BLK_V)) { /* formulate_let: d(dP/dt)/dv = dP/dq */
-                if (L->nderlet == L->derlet_cap) {
-                    int cap = L->derlet_cap ? 2 * L->derlet_cap : 16;
-                    mblx_id *x = mbl_realloc_array(L->derlet, (size_t)cap, sizeof *x);
-                    if (x) L->derlet = x, L->derlet_cap = cap;
-                }
-                if (L->nderlet < L->derlet_cap) L->derlet[L->nderlet++] = *out; /* else: just not known */
-            }
-            if (*out == MBLX_NONE) {
-                L->oom = 1;
-                snprintf(why, whylen, "out of memory");
-                return 1;
-            }
-            return 0;
-        }
+        if (len == 3 && !strncmp(name, "der", 3)) return resolve_der(L, g, nargs, args, out, why, whylen);
         int is_lam = len == 6 && !strncmp(name, "lambda", 6), is_mu = len == 2 && !strncmp(name, "mu", 2);
         if (is_lam || is_mu) return resolve_multiplier(L, is_lam, nargs, args, out, why, whylen);
         return 1; /* unknown function */
@@ -211,54 +270,8 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
         *out = md->Z[i];
         return 0;
     }
-    if ((i = model_find_name(&src->variables, name, len)) >= 0) {
-        if (L->var_state[i] == VAR_DONE) {
-            *out = L->var_node[i];
-            return 0;
-        }
-        if (L->var_state[i] == VAR_BUSY) {
-            char chain[512];
-            size_t off = 0;
-            chain[0] = '\0';
-            int start = 0;
-            for (int d = 0; d < L->var_depth; d++)
-                if (L->var_stack[d] == i) start = d;
-            for (int d = start; d < L->var_depth && off < sizeof chain; d++)
-                off += (size_t)snprintf(chain + off, sizeof chain - off, "%s -> ",
-                                        src->variables.items[L->var_stack[d]].key);
-            snprintf(why, whylen, "cycle among variables: %s%.*s", chain, (int)len, name);
-            return 1;
-        }
-        if (L->var_depth >= (int)(sizeof L->var_stack / sizeof *L->var_stack)) {
-            snprintf(why, whylen, "variables nested too deeply (more than %d levels)",
-                     (int)(sizeof L->var_stack / sizeof *L->var_stack));
-            return 1;
-        }
-        /* parse the variable now, in the full scope, then come back */
-        L->var_state[i] = VAR_BUSY;
-        L->var_stack[L->var_depth++] = i;
-        loader saved = *L;
-        mblx_id node = MBLX_NONE;
-        char what[160];
-        model_variable_what(what, sizeof what, src->variables.items[i].key);
-        int rc = model_parse_item(L, &src->variables.items[i], SCOPE_FULL, what, &node);
-        L->scope = saved.scope;
-        L->item = saved.item;
-        L->what = saved.what;
-        L->param_limit = saved.param_limit;
-        L->var_depth--;
-        if (rc) {
-            /* the error is already in L->st: make the outer parse fail with it unchanged */
-            snprintf(why, whylen, "%s", L->st ? L->st->msg : "error in variable");
-            L->var_state[i] = VAR_NEW;
-            return 2;
-        }
-        if (L->let_vars) node = mblx_let(md->g, node); /* formulate_let: kept as one shared node */
-        L->var_state[i] = VAR_DONE;
-        L->var_node[i] = node;
-        *out = node;
-        return 0;
-    }
+    if ((i = model_find_name(&src->variables, name, len)) >= 0)
+        return resolve_variable(L, i, name, len, out, why, whylen);
     if ((src->named_constraints && (i = model_find_name(&src->constraints, name, len)) >= 0) ||
         (src->named_nonholonomic && (i = model_find_name(&src->nonholonomic, name, len)) >= 0)) {
         int nh = !(src->named_constraints && model_find_name(&src->constraints, name, len) >= 0);

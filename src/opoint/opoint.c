@@ -788,6 +788,122 @@ static void note_unused_velocities(mbl_point *pt, const mbl_model *md, const dou
     snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", msg);
 }
 
+/* linearize.at: given: the coordinates and velocities projected onto the constraints (notes of
+ * what moved), then the accelerations and multipliers solved. */
+static int solve_given(subproblem *sp, const double *v0, mbl_status *st)
+{
+    const model_view *mv = &sp->mv;
+    mbl_point *pt = sp->pt;
+    int n = mv->n, rc = 0;
+    double *qgiven = mbl_alloc_array((size_t)n + 1, sizeof *qgiven);
+    if (!qgiven) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        return rc;
+    }
+    memcpy(qgiven, pt->q, (size_t)n * sizeof *qgiven);
+    memcpy(pt->v, v0, (size_t)n * sizeof(double));
+    memcpy(pt->X, mv->X0, (size_t)mv->nX * sizeof(double));
+    if (mv->m) {
+        sub_select(sp, RB(MBL_ROW_PHI), RB(MBL_BLK_Q), NULL);
+        rc = solve(sp, "the projection of the coordinates onto the constraints", 0, st);
+    }
+    for (int i = 0; !rc && i < n; i++)
+        if (fabs(pt->q[i] - qgiven[i]) > 1e-9 * fmax(1.0, fabs(qgiven[i])))
+            note(pt, "coordinate %s moved by %.3g to satisfy the constraints", mv->qname[i], pt->q[i] - qgiven[i]);
+    mbl_free(qgiven);
+    if (!rc && mv->m + mv->k) {
+        double *vg = mbl_alloc_array((size_t)n + 1, sizeof *vg);
+        if (!vg) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            return rc;
+        }
+        memcpy(vg, pt->v, (size_t)n * sizeof *vg);
+        sub_select(sp, RB(MBL_ROW_PHID) | RB(MBL_ROW_NH), RB(MBL_BLK_V), NULL);
+        rc = solve(sp, "the projection of the velocities onto the velocity constraints", 1, st);
+        for (int i = 0; !rc && i < n; i++)
+            if (fabs(pt->v[i] - vg[i]) > 1e-9 * fmax(1.0, fabs(vg[i])))
+                note(pt, "velocity der(%s) changed by %.3g to satisfy the velocity constraints", mv->qname[i],
+                     pt->v[i] - vg[i]);
+        mbl_free(vg);
+    }
+    if (!rc) rc = solve_accelerations(sp, st);
+    return rc;
+}
+
+/* linearize.at: steady: the velocities kept, vdot = 0, the non-cyclic coordinates and the
+ * multipliers solved, then the accelerations (a note when they are not small). */
+static int solve_steady(subproblem *sp, const double *v0, const double *q_guess, double move_note, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    mbl_point *pt = sp->pt;
+    int n = mv->n, rc;
+    /* keep v; vdot = 0; solve the non-cyclic coordinates and the multipliers */
+    memcpy(pt->v, v0, (size_t)n * sizeof(double));
+    memcpy(pt->X, mv->X0, (size_t)mv->nX * sizeof(double));
+    rc = initial_multipliers(sp, st);
+    if (rc) return rc;
+    /* cyclic coordinates and ode states (no residual depends on them) keep their values */
+    int *skip = mbl_calloc((size_t)mv->nunk + 1, sizeof *skip);
+    if (!skip) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        return rc;
+    }
+    int jq = mbl_model_blk0(md, MBL_BLK_Q), jx = mbl_model_blk0(md, MBL_BLK_X);
+    for (int i = 0; i < n; i++) skip[jq + i] = mv->cyclic[i];
+    for (int i = 0; i < mv->nX; i++) skip[jx + i] = 1;
+    for (int p = 0; p < mv->jac.nz; p++)
+        if (mv->jac.col[p] >= jx && mv->jac.col[p] < jx + mv->nX) skip[mv->jac.col[p]] = 0;
+    /* and coordinates whose column in the steady equations is numerically zero at the start (a
+     * spin angle of joint coordinates that enters only through sin^2 + cos^2): nothing fixes
+     * them, and Newton steps in them would be driven by rounding */
+    rc = steady_hold_zero_columns(sp, skip, st);
+    if (rc) {
+        mbl_free(skip);
+        return rc;
+    }
+    sub_select(sp,
+               RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) |
+                   RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) | RB(MBL_ROW_PHI),
+               RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z), skip);
+    mbl_free(skip);
+    rc = solve(sp, "the steady motion", 0, st);
+    if (!rc) note_far_moves(pt, md, q_guess, move_note);
+    if (!rc) rc = solve_accelerations(sp, st);
+    if (!rc) {
+        double amax = 0;
+        for (int i = 0; i < n; i++) amax = fmax(amax, fabs(pt->vdot[i]));
+        if (amax > 1e-6) note(pt, "the steady motion has accelerations up to %.3g%s", "", amax);
+    }
+    return rc;
+}
+
+/* At the solved point: the model's own expressions defined there, and (with ode states, implicit
+ * variables or speeds) the implicit equations and the speeds regular. */
+static int check_solved_point(subproblem *sp, int rc, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    mbl_point *pt = sp->pt;
+    if (!rc) {
+        /* the model's own expressions (energies, forces, constraints, outputs, variables), not
+         * only their derivatives, must be defined at the point: log(x - 1) at x = 0 is an error */
+        mbl_model_fill_syms_pt(md, pt, sp->syms);
+        rc = mbl_model_check_domain(md, sp->syms, sp->work, st);
+    }
+    if (!rc && (mv->nX + mv->nZ > 0 || mv->nspd > 0)) {
+        /* the implicit equations determine der(X) and Z there, the speeds' T is regular */
+        size_t nus = (size_t)(3 * mv->nus + 2 * mv->nuvs);
+        double *us = mbl_alloc_array(nus + (size_t)mv->usjac.nz + 1, sizeof *us);
+        if (!us) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) rc = mbl_model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+        if (!rc) rc = model_eval_user_states(md, sp->syms, us, sp->work, st);
+        if (!rc) rc = mbl_model_check_point(md, sp->jac, us + nus, st);
+        mbl_free(us);
+    }
+    return rc;
+}
+
 int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, mbl_point **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbl_operating_point: out is NULL");
@@ -827,7 +943,6 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     const double *q_guess = guess ? guess : opt.q ? opt.q : mv->q0;
     const double *v0 = opt.v ? opt.v : mv->v0;
     memcpy(pt->r, mv->r0, (size_t)mv->nr * sizeof(double));
-    int n = mv->n;
 
     switch (rc ? -1 : (int)pt->at) {
     case -1:
@@ -846,79 +961,11 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         if (!rc) note_far_moves(pt, md, q_guess, opt.move_note);
         if (!rc) note_unused_velocities(pt, md, v0);
         break;
-    case MBL_AT_GIVEN: {
-        double *qgiven = mbl_alloc_array((size_t)n + 1, sizeof *qgiven);
-        if (!qgiven) {
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            break;
-        }
-        memcpy(qgiven, pt->q, (size_t)n * sizeof *qgiven);
-        memcpy(pt->v, v0, (size_t)n * sizeof(double));
-        memcpy(pt->X, mv->X0, (size_t)mv->nX * sizeof(double));
-        if (mv->m) {
-            sub_select(&sp, RB(MBL_ROW_PHI), RB(MBL_BLK_Q), NULL);
-            rc = solve(&sp, "the projection of the coordinates onto the constraints", 0, st);
-        }
-        for (int i = 0; !rc && i < n; i++)
-            if (fabs(pt->q[i] - qgiven[i]) > 1e-9 * fmax(1.0, fabs(qgiven[i])))
-                note(pt, "coordinate %s moved by %.3g to satisfy the constraints", mv->qname[i], pt->q[i] - qgiven[i]);
-        mbl_free(qgiven);
-        if (!rc && mv->m + mv->k) {
-            double *vg = mbl_alloc_array((size_t)n + 1, sizeof *vg);
-            if (!vg) {
-                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-                break;
-            }
-            memcpy(vg, pt->v, (size_t)n * sizeof *vg);
-            sub_select(&sp, RB(MBL_ROW_PHID) | RB(MBL_ROW_NH), RB(MBL_BLK_V), NULL);
-            rc = solve(&sp, "the projection of the velocities onto the velocity constraints", 1, st);
-            for (int i = 0; !rc && i < n; i++)
-                if (fabs(pt->v[i] - vg[i]) > 1e-9 * fmax(1.0, fabs(vg[i])))
-                    note(pt, "velocity der(%s) changed by %.3g to satisfy the velocity constraints", mv->qname[i],
-                         pt->v[i] - vg[i]);
-            mbl_free(vg);
-        }
-        if (!rc) rc = solve_accelerations(&sp, st);
+    case MBL_AT_GIVEN:
+        rc = solve_given(&sp, v0, st);
         break;
-    }
     case MBL_AT_STEADY:
-        /* keep v; vdot = 0; solve the non-cyclic coordinates and the multipliers */
-        memcpy(pt->v, v0, (size_t)n * sizeof(double));
-        memcpy(pt->X, mv->X0, (size_t)mv->nX * sizeof(double));
-        rc = initial_multipliers(&sp, st);
-        if (rc) break;
-        /* cyclic coordinates and ode states (no residual depends on them) keep their values */
-        int *skip = mbl_calloc((size_t)mv->nunk + 1, sizeof *skip);
-        if (!skip) {
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            break;
-        }
-        int jq = mbl_model_blk0(md, MBL_BLK_Q), jx = mbl_model_blk0(md, MBL_BLK_X);
-        for (int i = 0; i < n; i++) skip[jq + i] = mv->cyclic[i];
-        for (int i = 0; i < mv->nX; i++) skip[jx + i] = 1;
-        for (int p = 0; p < mv->jac.nz; p++)
-            if (mv->jac.col[p] >= jx && mv->jac.col[p] < jx + mv->nX) skip[mv->jac.col[p]] = 0;
-        /* and coordinates whose column in the steady equations is numerically zero at the start (a
-         * spin angle of joint coordinates that enters only through sin^2 + cos^2): nothing fixes
-         * them, and Newton steps in them would be driven by rounding */
-        rc = steady_hold_zero_columns(&sp, skip, st);
-        if (rc) {
-            mbl_free(skip);
-            break;
-        }
-        sub_select(&sp,
-                   RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) |
-                       RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) | RB(MBL_ROW_PHI),
-                   RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z), skip);
-        mbl_free(skip);
-        rc = solve(&sp, "the steady motion", 0, st);
-        if (!rc) note_far_moves(pt, md, q_guess, opt.move_note);
-        if (!rc) rc = solve_accelerations(&sp, st);
-        if (!rc) {
-            double amax = 0;
-            for (int i = 0; i < n; i++) amax = fmax(amax, fabs(pt->vdot[i]));
-            if (amax > 1e-6) note(pt, "the steady motion has accelerations up to %.3g%s", "", amax);
-        }
+        rc = solve_steady(&sp, v0, q_guess, opt.move_note, st);
         break;
     default:
         rc = mbl_error(st, MBL_EARG, "unknown operating point kind %d", (int)pt->at);
@@ -932,22 +979,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         pt->min_norm_multipliers = 1;
     }
     if (rc && st) mbl_error_prefix(st, "%s", mv->file);
-    if (!rc) {
-        /* the model's own expressions (energies, forces, constraints, outputs, variables), not
-         * only their derivatives, must be defined at the point: log(x - 1) at x = 0 is an error */
-        mbl_model_fill_syms_pt(md, pt, sp.syms);
-        rc = mbl_model_check_domain(md, sp.syms, sp.work, st);
-    }
-    if (!rc && (mv->nX + mv->nZ > 0 || mv->nspd > 0)) {
-        /* the implicit equations determine der(X) and Z there, the speeds' T is regular */
-        size_t nus = (size_t)(3 * mv->nus + 2 * mv->nuvs);
-        double *us = mbl_alloc_array(nus + (size_t)mv->usjac.nz + 1, sizeof *us);
-        if (!us) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        if (!rc) rc = mbl_model_eval_jac(md, sp.syms, sp.jac, sp.work, st);
-        if (!rc) rc = model_eval_user_states(md, sp.syms, us, sp.work, st);
-        if (!rc) rc = mbl_model_check_point(md, sp.jac, us + nus, st);
-        mbl_free(us);
-    }
+    rc = check_solved_point(&sp, rc, st);
     sub_free(&sp);
     mbl_free(guess);
     if (rc) {

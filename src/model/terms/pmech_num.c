@@ -527,18 +527,20 @@ int mbl_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const double
 
 /* ---- the expression form ----------------------------------------------------------------------- */
 
-int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
-{
-    mblx_graph *g = md->g;
-    cols c = cols_of(md);
-    mblx_id one = mblx_const(g, 1.0), two = mblx_const(g, 2.0);
-    int rc = 0;
+/* The expression form, part by part (mbl_pmech_num_exprs): the bodies' rows and entries, the
+ * joints' constraint rows and entries (with their multipliers' rows), the springs' forces. */
 #define SYMN(col) mblx_symbol_node(g, (size_t)md->sym_of_unknown[(col)])
 #define ADD(a, b) mblx_add(g, (a), (b))
 #define SUB(a, b) mblx_sub(g, (a), (b))
 #define MUL(a, b) mblx_mul(g, (a), (b))
 #define NEG(a) mblx_neg(g, (a))
 #define ROW(r, e) (Fs[(r)] = ADD(Fs[(r)], (e)))
+static int bodies_exprs(mbl_model *md, const mbl_pmech_num *t, const cols *cp, mblx_id two, mblx_id *Fs, mbl_sjac *S,
+                        mbl_status *st)
+{
+    mblx_graph *g = md->g;
+    cols c = *cp;
+    int rc = 0;
     for (int b = 0; b < t->nb && !rc; b++) {
         const pbody *B = &t->b[b];
         mblx_id ax = SYMN(c.ja + B->q[0]), ay = SYMN(c.ja + B->q[1]);
@@ -569,6 +571,15 @@ int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_
             if (mbl_sjac_push(S, row, col, v[k])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         }
     }
+    return rc;
+}
+
+static int joints_exprs(mbl_model *md, const mbl_pmech_num *t, const cols *cp, mblx_id one, mblx_id two, mblx_id *Fs,
+                        mbl_sjac *S, mbl_status *st)
+{
+    mblx_graph *g = md->g;
+    cols c = *cp;
+    int rc = 0;
     for (int j = 0; j < t->nj && !rc; j++) {
         const pjoint *P = &t->j[j];
         int ra = jrow(P, 2);
@@ -644,6 +655,15 @@ int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_
             }
         }
     }
+    return rc;
+}
+
+static int springs_exprs(mbl_model *md, const mbl_pmech_num *t, const cols *cp, mblx_id one, mblx_id *Fs, mbl_sjac *S,
+                         mbl_status *st)
+{
+    mblx_graph *g = md->g;
+    cols c = *cp;
+    int rc = 0;
     for (int j = 0; j < t->ns && !rc; j++) {
         const pspring *P = &t->s[j];
         mblx_id d[2] = {mblx_const(g, 0.0), mblx_const(g, 0.0)}, dd[2] = {d[0], d[0]}, W[2][2];
@@ -681,12 +701,23 @@ int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_
             if (mbl_sjac_push(S, row, col, e)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         }
     }
+    return rc;
+}
 #undef SYMN
 #undef ADD
 #undef SUB
 #undef MUL
 #undef NEG
 #undef ROW
+
+int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
+{
+    mblx_graph *g = md->g;
+    cols c = cols_of(md);
+    mblx_id one = mblx_const(g, 1.0), two = mblx_const(g, 2.0);
+    int rc = bodies_exprs(md, t, &c, two, Fs, S, st);
+    if (!rc) rc = joints_exprs(md, t, &c, one, two, Fs, S, st);
+    if (!rc) rc = springs_exprs(md, t, &c, one, Fs, S, st);
     return rc ? rc : mblx_graph_status(g, st);
 }
 
