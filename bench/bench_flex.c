@@ -72,14 +72,14 @@ int main(int argc, char **argv)
         }
     }
     mbl_model *md = NULL;
-    if (mbl_model_from_src(src, NULL, 0, &md, &st)) {
+    if (model_from_src(src, NULL, 0, &md, &st)) {
         fprintf(stderr, "%s\n", st.msg);
         return 1;
     }
     double t1 = now();
     {
-        int n = md->n, cnt[4] = {0}, ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V);
-        int jq = mbl_model_blk0(md, MBL_BLK_Q);
+        int n = md->n, cnt[4] = {0}, ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V);
+        int jq = model_blk0(md, MBL_BLK_Q);
         for (int p = 0; p < md->jac.nz; p++) {
             int rr = md->jac.row[p], c = md->jac.col[p];
             if (rr >= n) continue;

@@ -673,7 +673,7 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
      * built before the node map below is sized */
     const mblx_id *Fn, *jn;
     model_graph_lock(model, 1);
-    rc = mbl_model_dae_nodes(model, &Fn, &jn, st);
+    rc = model_dae_nodes(model, &Fn, &jn, st);
     model_graph_lock(model, 0);
     if (rc) goto done;
     /* symbols of the new graph; v, vdot, lambda get names no user name can have */

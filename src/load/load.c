@@ -1,7 +1,7 @@
 /* Loading a model file: its text read once (bounded in size and nesting), dispatched on its
  * `model:` kind (`dae` to the reader of src/model, `mechanism` and `urdf`, or a URDF robot's XML,
  * to the compilers of src/mech, which emit the same source), then formulated and compiled by the
- * model (mbl_model_from_src). */
+ * model (model_from_src). */
 #include "load/load.h"
 
 #include <errno.h>
@@ -94,7 +94,7 @@ int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_
     if (!src) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) {
-        mbl_src_free(src);
+        model_src_free(src);
         return mbl_error(st, MBL_ENOMEM, "cannot initialise the YAML parser");
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
@@ -105,7 +105,7 @@ int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_
     if (lrc) {
         yaml_document_delete(&doc);
         yaml_parser_delete(&parser);
-        mbl_src_free(src);
+        model_src_free(src);
         return lrc;
     }
     int rc = read_root(&doc, yaml_document_get_root_node(&doc), sets, nsets, src, st);
@@ -114,7 +114,7 @@ int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     if (rc) {
-        mbl_src_free(src);
+        model_src_free(src);
         return rc;
     }
     *out = src;
@@ -185,10 +185,10 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
     if (!rc && lim.velocity_states)
         rc = replace_states(&src->velocity_states, lim.velocity_states, lim.nvelocity_states, "velocity states", st);
     if (rc) {
-        mbl_src_free(src);
+        model_src_free(src);
         return rc;
     }
-    return mbl_model_from_src(src, sets, nsets, out, st);
+    return model_from_src(src, sets, nsets, out, st);
 }
 
 int mbl_model_load_file(const char *path, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)

@@ -2,7 +2,7 @@
  * and a kinetic energy whose mass matrix is positive (semi)definite. */
 #include "model/formulate.h"
 
-int mbl_model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st)
+int model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st)
 {
     if (!md->nsrcx) return 0;
     double *vals = mbl_alloc_array((size_t)md->nsrcx, sizeof *vals);
@@ -76,9 +76,9 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *s
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto out;
     }
-    mbl_model_fill_syms(md, md->time, md->q0, md->v0, NULL, NULL, NULL, md->r0, syms);
+    model_fill_syms(md, md->time, md->q0, md->v0, NULL, NULL, NULL, md->r0, syms);
     mbl_status est;
-    if (mbl_model_eval_jac(md, syms, jac, work, &est)) goto out; /* e.g. a domain error at q0 */
+    if (model_eval_jac(md, syms, jac, work, &est)) goto out; /* e.g. a domain error at q0 */
     /* M_ij = dF_i/da_j: the EOM rows, the acceleration columns */
     double big = 0;
     for (int p = 0; p < md->jac.nz; p++)

@@ -59,14 +59,14 @@ static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int
     if (rc) return mblx_graph_status(md->g, st) ? mblx_graph_status(md->g, st) : mbl_error(st, rc, "out of memory");
     for (int j = 0; j < md->nunk && !rc; j++)
         for (int p = S.colptr[j]; p < S.colptr[j + 1] && !rc; p++)
-            if (mbl_sjac_push(J, row0 + S.rowidx[p], j, S.node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            if (model_sjac_push(J, row0 + S.rowidx[p], j, S.node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     mblx_sparse_free(&S);
     return rc;
 }
 
 /* Keep only the user's expressions that can leave a function's domain (log, sqrt, asin, acos,
  * tan, or a power with a negative, fractional or variable exponent: division included) for
- * mbl_model_check_domain; the others (polynomials, sin, cos, exp, ...) are defined everywhere
+ * model_check_domain; the others (polynomials, sin, cos, exp, ...) are defined everywhere
  * their derivatives are. One pass over the nodes in handle order (operands come first). */
 static int keep_restricted_srcx(mbl_model *md)
 {
@@ -219,7 +219,7 @@ static int jacobian_unknowns_rows(mbl_model *md, int nexpr, const mblx_id *exprs
         for (int j = 0; j < md->nunk && !rc; j++) {
             double x;
             if (grad[j] == MBLX_NONE || (mblx_is_const(md->g, grad[j], &x) && x == 0.0)) continue;
-            if (mbl_sjac_push(J, i, j, grad[j])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            if (model_sjac_push(J, i, j, grad[j])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         }
     }
     mbl_free(syms), mbl_free(grad);
@@ -245,11 +245,11 @@ int model_compile_draw(mbl_model *md, mbl_status *st)
 int model_compile(mbl_model *md, mbl_status *st)
 {
     int rc = jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
-    if (!rc && md->Fs) rc = mbl_ffr_merge(md, md->Fs, &md->sjac, st);
-    if (!rc && md->rtn) rc = mbl_rtree_num_pattern(md, md->rtn, st);
+    if (!rc && md->Fs) rc = model_ffr_merge(md, md->Fs, &md->sjac, st);
+    if (!rc && md->rtn) rc = model_rtree_num_pattern(md, md->rtn, st);
     /* the flexible bodies' numeric entries last (never beside a tree: relative coordinates refuse
      * flexible bodies, src/mech/beam.c) */
-    if (!rc) rc = mbl_ffr_num_bind(md, st);
+    if (!rc) rc = model_ffr_num_bind(md, st);
     if (!rc) rc = md->rtn ? jacobian_unknowns_rows(md, md->ny, md->y, &md->yjac, st)
                           : jacobian_unknowns(md, md->ny, md->y, 0, &md->yjac, st);
     if (rc) return rc;
@@ -318,7 +318,7 @@ int model_compile(mbl_model *md, mbl_status *st)
     if (mblx_tape_work_size(md->tape_y) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_y);
     if (mblx_tape_work_size(md->tape_srcx) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_srcx);
     /* cyclic coordinates: no residual depends on them */
-    int jq = mbl_model_blk0(md, MBL_BLK_Q);
+    int jq = model_blk0(md, MBL_BLK_Q);
     for (int i = 0; i < md->n; i++) md->cyclic[i] = 1;
     for (int p = 0; p < md->jac.nz; p++)
         if (md->jac.col[p] >= jq && md->jac.col[p] < jq + md->n) md->cyclic[md->jac.col[p] - jq] = 0;

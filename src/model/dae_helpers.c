@@ -4,7 +4,7 @@
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
-int mbl_sjac_push(mbl_sjac *J, int row, int col, mblx_id node)
+int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node)
 {
     if (J->nz == J->cap) {
         int cap = J->cap ? 2 * J->cap : 64;
@@ -26,7 +26,7 @@ int mbl_sjac_push(mbl_sjac *J, int row, int col, mblx_id node)
     return 0;
 }
 
-void mbl_sjac_free(mbl_sjac *J)
+void model_sjac_free(mbl_sjac *J)
 {
     if (!J) return;
     mbl_free(J->row);
@@ -43,7 +43,7 @@ char *model_str_dup(const char *s)
     return p;
 }
 
-int mbl_model_blk0(const mbl_model *md, int blk)
+int model_blk0(const mbl_model *md, int blk)
 {
     int n = md->n, m = md->m, k = md->k, nX = md->nX, nZ = md->nZ;
     switch (blk) {
@@ -65,19 +65,19 @@ static void fill_syms_blocks(const mbl_model *md, double t, const double *const 
     for (int i = 0; i < md->np; i++) syms[md->sym_p[i]] = md->pval[i];
     syms[md->sym_t] = t;
     for (int b = 0; b < MBL_NBLK; b++) {
-        int j0 = mbl_model_blk0(md, b), j1 = mbl_model_blk0(md, b + 1);
+        int j0 = model_blk0(md, b), j1 = model_blk0(md, b + 1);
         for (int j = j0; j < j1; j++) syms[md->sym_of_unknown[j]] = blk[b] ? blk[b][j - j0] : 0.0;
     }
 }
 
-void mbl_model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,
+void model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,
                          const double *lam, const double *mu, const double *r, double *syms)
 {
     const double *blk[MBL_NBLK] = {a, lam, mu, v, q, NULL, NULL, NULL, r};
     fill_syms_blocks(md, t, blk, syms);
 }
 
-void mbl_model_fill_syms_pt(const mbl_model *md, const mbl_point *pt, double *syms)
+void model_fill_syms_pt(const mbl_model *md, const mbl_point *pt, double *syms)
 {
     int ext = pt->nX == md->nX && pt->nZ == md->nZ;
     const double *blk[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, ext ? pt->Xdot : NULL,

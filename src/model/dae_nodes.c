@@ -1,9 +1,9 @@
-/* The DAE as expressions with the numerically evaluated terms included (mbl_model_dae_nodes), and
+/* The DAE as expressions with the numerically evaluated terms included (model_dae_nodes), and
  * the positions of (row, column) pairs in the residual Jacobian. */
 #include "model/formulate.h"
 #include "model/terms/term.h"
 
-int mbl_model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st)
+int model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st)
 {
     int n = md->nF, rc = 0; /* rows */
     int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
@@ -34,7 +34,7 @@ out:
 }
 
 
-int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st)
+int model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st)
 {
     *F = md->F;
     *jac = md->jac.node;
@@ -57,9 +57,9 @@ int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **
         for (int t = 0; t < MODEL_NTERMS && !rc; t++)
             if (model_terms[t]->present(md)) rc = model_terms[t]->exprs(w, Fs, &S, st);
         if (!rc && !(at = mbl_alloc_array((size_t)S.nz + 1, sizeof *at))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        /* each entry at its (row, column) of md->jac (mbl_rtree_num_pattern and mbl_ffr_num_bind put
+        /* each entry at its (row, column) of md->jac (model_rtree_num_pattern and model_ffr_num_bind put
          * every one there) */
-        if (!rc) rc = mbl_model_jac_index(md, S.nz, S.row, S.col, at, st);
+        if (!rc) rc = model_jac_index(md, S.nz, S.row, S.col, at, st);
         if (!rc) {
             memcpy(Fx, md->F, (size_t)md->nF * sizeof *Fx);
             memcpy(jx, md->jac.node, (size_t)md->jac.nz * sizeof *jx);
@@ -74,7 +74,7 @@ int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **
             }
             if (!rc) rc = mblx_graph_status(g, st);
         }
-        mbl_sjac_free(&S);
+        model_sjac_free(&S);
         mbl_free(Fs), mbl_free(at);
         if (rc) {
             mbl_free(Fx), mbl_free(jx);

@@ -26,13 +26,13 @@ int mbl_model_draw(const mbl_model *md, const mbl_point *pt, int nshape, int nq,
     int rc = 0;
     if (!syms || !work || !out) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
-        mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
+        model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
         rc = mblx_tape_eval(md->tape_draw, syms, out, work, st);
         if (rc) rc = mbl_error_prefix(st, "%s: evaluating the marker positions", md->file);
     }
     if (!rc) {
         memcpy(pos, out, (size_t)np3 * sizeof *pos);
-        int q0 = mbl_model_blk0(md, MBL_BLK_Q);
+        int q0 = model_blk0(md, MBL_BLK_Q);
         for (int k = 0; k < nx; k++) {
             double *re = dre ? dre + (size_t)np3 * k : NULL, *im = dim ? dim + (size_t)np3 * k : NULL;
             if (re) memset(re, 0, (size_t)np3 * sizeof *re);

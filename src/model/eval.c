@@ -8,7 +8,7 @@ const model_term_ops *const model_terms[MODEL_NTERMS] = {&model_term_rtree, &mod
 /* The model's evaluators: the tapes, then the terms evaluated numerically beside them (a relative
  * tree's, model/rtree.h; the planar flexible bodies', model/terms/ffr_num.c; the planar rigid
  * bodies' and joints', model/pmech_num.h); never a tree beside the others. */
-int mbl_model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st)
+int model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st)
 {
     int rc = mblx_tape_eval(md->tape_F, syms, F, work, st);
     for (int t = 0; t < MODEL_NTERMS && !rc; t++)
@@ -16,7 +16,7 @@ int mbl_model_eval_F(const mbl_model *md, const double *syms, double *F, double 
     return rc;
 }
 
-int mbl_model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
+int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
 {
     int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st), zeroed = 0;
     for (int t = 0; t < MODEL_NTERMS && !rc; t++) {

@@ -2,7 +2,7 @@
  * evaluation error: which expression (or which of its derivatives) fails at a point. */
 #include "model/formulate.h"
 
-/* Keep an expression the user wrote, with its position, for mbl_model_check_domain. */
+/* Keep an expression the user wrote, with its position, for model_check_domain. */
 /* The parts concatenated into buf (cut at len - 1 like snprintf): the names of the expressions of
  * a model of many items without printf (glibc's formatting of them was 5 % of the N = 1000
  * four-bar mechanism's run). */
@@ -201,7 +201,7 @@ static int explain_dfs(explain *x, mblx_id e, int depth)
     return res;
 }
 
-int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st)
+int model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st)
 {
     if (!st) return MBL_EDOMAIN;
     if (!when) when = "while evaluating the model";

@@ -1,5 +1,5 @@
 /* The formulation's shared context, internal to src/model: the loader that the steps of
- * mbl_model_from_src (model.c) pass along and the functions their files share. */
+ * model_from_src (model.c) pass along and the functions their files share. */
 #ifndef MBLIN_MODEL_FORMULATE_H
 #define MBLIN_MODEL_FORMULATE_H
 

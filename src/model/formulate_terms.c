@@ -40,9 +40,9 @@ int model_formulate_ffr(loader *L)
             mbl_src_item it = {NULL, NULL, f->text, f->line, f->col, f->line, f->col};
             rc = model_parse_item_text(L, &it, SCOPE_VALUE, fb->name, &fac[k]);
         }
-        if (!rc) rc = mbl_ffr_add(md, fb, qidx, gn, md->Fs, &md->sjac, L->st);
-        if (!rc) rc = mbl_ffr_keep_nodes(md, fb, qidx, L->st);
-        if (!rc) rc = mbl_ffr_keep_deriv(md, fb, qidx, gn, fac, L->st);
+        if (!rc) rc = model_ffr_add(md, fb, qidx, gn, md->Fs, &md->sjac, L->st);
+        if (!rc) rc = model_ffr_keep_nodes(md, fb, qidx, L->st);
+        if (!rc) rc = model_ffr_keep_deriv(md, fb, qidx, gn, fac, L->st);
         mbl_free(qidx);
         if (rc) return rc;
     }
@@ -83,7 +83,7 @@ int model_formulate_rtree(loader *L)
         mbl_src_item it = {NULL, NULL, t->g[k], 0, 0, 0, 0};
         rc = model_parse_item_text(L, &it, SCOPE_FULL, "gravity", &gn[k]);
     }
-    if (!rc) rc = mbl_rtree_num_new(md, t, qidx, tn, gn, &md->rtn, L->st);
+    if (!rc) rc = model_rtree_num_new(md, t, qidx, tn, gn, &md->rtn, L->st);
     mbl_free(qidx);
     mbl_free(tn);
     return rc;
@@ -159,7 +159,7 @@ int model_formulate_pmech(loader *L)
             rc = model_parse_item_text(L, &it, SCOPE_VALUE, "gravity", &gn[k]);
         }
     }
-    if (!rc) rc = mbl_pmech_num_new(md, p, qidx, bn, jn, sn, gn, L->st);
+    if (!rc) rc = model_pmech_num_new(md, p, qidx, bn, jn, sn, gn, L->st);
     mbl_free(qidx), mbl_free(bn), mbl_free(jn), mbl_free(sn), mbl_free(pc.key), mbl_free(pc.node);
     return rc;
 }

@@ -50,7 +50,7 @@ int mbl_model_outputs(const mbl_model *md, const mbl_point *pt, double *y, mbl_s
     int rc = 0;
     if (!syms || !work || !out) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
-        mbl_model_fill_syms_pt(md, pt, syms);
+        model_fill_syms_pt(md, pt, syms);
         rc = mblx_tape_eval(md->tape_y, syms, out, work, st);
         if (rc) rc = mbl_error_prefix(st, "%s: evaluating the outputs", md->file);
     }

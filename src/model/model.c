@@ -1,9 +1,9 @@
-/* A model from its source: mbl_model_from_src runs the formulation's steps in order (names,
- * symbols, values, variables, formulate, compile, checks); and freeing a model. */
+/* A model's life: model_from_src runs the formulation's steps in order (names, symbols, values,
+ * variables, formulate, compile, checks), the model's graph lock, and freeing a model. */
 #include "model/formulate.h"
 #include "model/terms/term.h"
 
-int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)
+int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)
 {
     int rc = 0;
     *out = NULL;
@@ -13,7 +13,7 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
         md = NULL;
     }
     if (!md) {
-        mbl_src_free(src);
+        model_src_free(src);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     md->g = mblx_graph_new();
@@ -102,7 +102,7 @@ int mbl_model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_mod
     mbl_free(L.var_node);
     mbl_free(L.derlet);
     mbl_free(L.pmrow);
-    mbl_src_free(src);
+    model_src_free(src);
     if (rc) {
         mbl_model_free(md);
         return rc;
@@ -140,7 +140,7 @@ void mbl_model_free(mbl_model *md)
     mblx_tape_free(md->tape_draw);
     for (int t = 0; t < MODEL_NTERMS; t++) model_terms[t]->free(md);
     mbl_free(md->Fx), mbl_free(md->jx);
-    mbl_sjac_free(&md->dpjac);
+    model_sjac_free(&md->dpjac);
     free_names(md->ptname, md->ptname ? md->npt : 0);
     free_names(md->ptbody, md->ptbody ? md->npt : 0);
     free_names(md->lname, md->lname ? md->nlink : 0);
@@ -149,14 +149,14 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->dp);
     free_names(md->srcx_what, md->nsrcx);
     mbl_free(md->srcx);
-    mbl_sjac_free(&md->usjac);
-    mbl_sjac_free(&md->jac);
-    mbl_sjac_free(&md->sjac);
+    model_sjac_free(&md->usjac);
+    model_sjac_free(&md->jac);
+    model_sjac_free(&md->sjac);
     mbl_free(md->Fs);
-    mbl_ffr_free_nodes(md);
-    mbl_ffr_free_deriv(md);
+    model_ffr_free_nodes(md);
+    model_ffr_free_deriv(md);
     mbl_free(md->no_sens);
-    mbl_sjac_free(&md->yjac);
+    model_sjac_free(&md->yjac);
     free_names(md->qname, md->n);
     free_names(md->rname, md->nr);
     free_names(md->yname, md->ny);

@@ -70,7 +70,7 @@ struct mbl_model {
     mblx_tape *tape_us;          /* -> [s; sdot; sddot; w; wdot] (3 nus + 2 nuvs) then usjac values */
     /* the expressions as the user wrote them (kinetic and potential energy, dissipation, forces,
      * constraints, outputs, variables, states, mass matrix entries), checked for domain errors at
-     * the operating point by mbl_model_check_domain: only their derivatives are in the tapes above */
+     * the operating point by model_check_domain: only their derivatives are in the tapes above */
     int nsrcx, srcx_cap;
     mblx_id *srcx;
     char **srcx_what;            /* "file:line:col: what" of each */
@@ -87,7 +87,7 @@ struct mbl_model {
     mbl_sjac dpjac;              /* d dp / d[a lam mu v q r] (only q entries are nonzero) */
     mblx_tape *tape_draw;        /* -> dp (3 npt) then dpjac values */
     /* the user's expressions as written (item, position, node), to name them in evaluation
-     * errors: see mbl_model_eval_error */
+     * errors: see model_eval_error */
     struct mbl_model_expr *exprs;
     int nexprs, capexprs;
     /* the structured term (model/ffr.h): its EOM rows and closed-form Jacobian entries, merged into
@@ -106,11 +106,11 @@ struct mbl_model {
     char **kin_body;             /* nkin: the body name of each item */
     /* the tree's structured term evaluated numerically beside tape_F and tape_jac (model/rtree.h),
      * NULL without one; then md->F and md->jac.node lack its rows and entries, and the full
-     * expressions are built on demand (mbl_model_dae_nodes: Fx, jx) */
+     * expressions are built on demand (model_dae_nodes: Fx, jx) */
     struct mbl_rtree_num *rtn;
     mblx_id *Fx, *jx;
     /* planar flexible bodies evaluated numerically (model/ffr_num.c): tape_jac computes the first
-     * jac_ntape entries of jac, mbl_model_eval_jac the rest and adds theirs (never beside a tree:
+     * jac_ntape entries of jac, model_eval_jac the rest and adds theirs (never beside a tree:
      * relative coordinates refuse flexible bodies) */
     struct mbl_ffr_num *ffrn;
     int nffrn, jac_ntape;
@@ -121,24 +121,24 @@ struct mbl_model {
 
 /* Positions in md->jac of nt (row, column) pairs (tr, tc; rows < nF):
  * out[t] the entry's index, -1 where md->jac has none. */
-int mbl_model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st);
+int model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st);
 
 /* Formulate and compile a model from its source (a reader's output, e.g. with flexible bodies
  * appended); takes ownership of src (freed on return). */
 struct mbl_src;
-int mbl_model_from_src(struct mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st);
+int model_from_src(struct mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st);
 /* The public layout of the unknowns and rows (include/mblin/sensitivity.h) from the model and the
  * row and column offsets (row0: MBL_DAE_NROWG + 1, col0: MBL_DAE_NBLK + 1), for the derivative
  * and evaluation workspaces (dae_deriv.c, dae_eval.c). */
 struct mbl_dae_layout;
-void mbl_dae_layout_fill(const mbl_model *md, const int *row0, const int *col0, struct mbl_dae_layout *lay);
+void model_dae_layout_fill(const mbl_model *md, const int *row0, const int *col0, struct mbl_dae_layout *lay);
 
 /* NULL, or a short description of the Eq. 10 features the model uses (for the refusals of the
  * methods that do not take them yet). */
-const char *mbl_model_ext_features(const mbl_model *md);
+const char *model_ext_features(const mbl_model *md);
 
 /* Sparse Jacobian helpers. */
-int mbl_sjac_push(mbl_sjac *J, int row, int col, mblx_id node);
-void mbl_sjac_free(mbl_sjac *J);
+int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node);
+void model_sjac_free(mbl_sjac *J);
 
 #endif

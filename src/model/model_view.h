@@ -37,7 +37,7 @@ typedef struct model_view {
     int nX, nZ, nspd;            /* user ODE states, implicit variables, generalized speeds */
     int nus, nuvs;               /* user states s(q,t) and velocity states w(q,v,t) */
     int nF, nunk, nsym;          /* residual rows, unknowns, symbols */
-    size_t work_size;            /* doubles of work for the evaluators (mbl_model_eval_F, _jac, ...) */
+    size_t work_size;            /* doubles of work for the evaluators (model_eval_F, _jac, ...) */
     const int *row0;             /* MBL_NROWG + 1: first row of each row group */
     mbl_sjac jac;                /* the residual Jacobian's pattern (dF/d[unknowns]) */
     mbl_sjac usjac;              /* the user states' Jacobian pattern (model_eval_user_states) */
@@ -70,13 +70,13 @@ void model_graph_lock(const mbl_model *md, int lock);
  * evaluated numerically beside the tapes (the tree's, the planar flexible bodies') included:
  * md->F and md->jac.node themselves when there are none, otherwise built once on the first call.
  * The caller holds the graph lock (model_graph_lock). */
-int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st);
+int model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st);
 
 /* The residuals F (nF) and the residual Jacobian's values (jac.nz) at the symbol values syms
  * (work: work_size doubles): the tapes and the numeric structured terms. Every evaluation of
  * tape_F / tape_jac goes through these (model/eval.c). */
-int mbl_model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st);
-int mbl_model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st);
+int model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st);
+int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st);
 
 /* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:
  * a division by zero, log/sqrt outside the domain, a non-finite result). Find which of the
@@ -85,26 +85,26 @@ int mbl_model_eval_jac(const mbl_model *md, const double *syms, double *jac, dou
  * "file:line:col: <reason> in the second derivative with respect to x, x of potential_energy =
  * <text>, <when>". When none is found (or st is not MBL_EDOMAIN) the message keeps the engine's
  * reason with the file and `when` in front. Returns st->code. Thread-safe (serialised). */
-int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st);
+int model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st);
 
 /* Column offset of a block in the unknown layout. */
-int mbl_model_blk0(const mbl_model *md, int blk);
+int model_blk0(const mbl_model *md, int blk);
 
 /* Fill the symbol-value vector for a point (params, t, q, v, a, lambda, mu, r). */
-void mbl_model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,
+void model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,
                          const double *lam, const double *mu, const double *r, double *syms);
 /* The same from a point, with its X, Xdot and Z. */
-void mbl_model_fill_syms_pt(const mbl_model *md, const mbl_point *pt, double *syms);
+void model_fill_syms_pt(const mbl_model *md, const mbl_point *pt, double *syms);
 
 /* At a point (jacval: the residual Jacobian's values there): the implicit equations (ode, implicit
  * variables) must determine Xdot and Z (d[d; zeq]/d[Xdot; Z] regular), and the generalized speeds'
  * T = du/dq' (usjac: the user-state Jacobian values) must have independent rows. A one-line
  * MBL_ESINGULAR error naming the file:line:col of the equation or speed otherwise. */
-int mbl_model_check_point(const mbl_model *md, const double *jacval, const double *usjac, mbl_status *st);
+int model_check_point(const mbl_model *md, const double *jacval, const double *usjac, mbl_status *st);
 
-/* Evaluate the user's own expressions (srcx) at a point (syms from mbl_model_fill_syms, work of
+/* Evaluate the user's own expressions (srcx) at a point (syms from model_fill_syms, work of
  * work_size doubles): 0, or MBL_EDOMAIN with "file:line:col: <what> is not defined at the
  * operating point: <reason>" naming the first expression outside its domain. */
-int mbl_model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st);
+int model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st);
 
 #endif

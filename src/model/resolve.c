@@ -28,7 +28,7 @@ mblx_id model_total_der(mbl_model *md, mblx_id e)
     memcpy(dep, deps, nd * sizeof *dep);
     size_t ns = 0;
     int has_t = 0;
-    int j_v = mbl_model_blk0(md, MBL_BLK_V), j_q = mbl_model_blk0(md, MBL_BLK_Q), j_x = mbl_model_blk0(md, MBL_BLK_X);
+    int j_v = model_blk0(md, MBL_BLK_V), j_q = model_blk0(md, MBL_BLK_Q), j_x = model_blk0(md, MBL_BLK_X);
     for (size_t i = 0; i < nd; i++) {
         int s = (int)dep[i];
         if (s == md->sym_t) {
@@ -58,7 +58,7 @@ mblx_id model_total_der(mbl_model *md, mblx_id e)
 
 int model_depends_on_block(const mbl_model *md, mblx_id e, int blk)
 {
-    int j0 = mbl_model_blk0(md, blk), j1 = mbl_model_blk0(md, blk + 1);
+    int j0 = model_blk0(md, blk), j1 = model_blk0(md, blk + 1);
     size_t nd = 0;
     const uint32_t *deps = mblx_node_deps(md->g, e, &nd);
     for (size_t i = 0; i < nd; i++) {

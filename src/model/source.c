@@ -493,7 +493,7 @@ mbl_src *model_src_new(const char *file)
     s->file = dup_n(file, strlen(file));
     s->name = dup_n("", 0);
     if (!s->file || !s->name) {
-        mbl_src_free(s);
+        model_src_free(s);
         return NULL;
     }
     return s;
@@ -520,7 +520,7 @@ static void list_free(mbl_src_list *l)
     mbl_free(l->items);
 }
 
-void mbl_src_free(mbl_src *s)
+void model_src_free(mbl_src *s)
 {
     if (!s) return;
     mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->variables, &s->forces,
@@ -533,11 +533,11 @@ void mbl_src_free(mbl_src *s)
     mbl_free(s->dissipation.text);
     mbl_free(s->at.text);
     mbl_free(s->time.text);
-    for (int i = 0; i < s->nffr; i++) mbl_ffr_body_free(&s->ffr[i]);
+    for (int i = 0; i < s->nffr; i++) model_ffr_body_free(&s->ffr[i]);
     mbl_free(s->ffr);
-    mbl_rtree_free(s->rtree);
+    model_rtree_free(s->rtree);
     mbl_free(s->rtree);
-    mbl_pmech_src_free(s->pmech);
+    model_pmech_src_free(s->pmech);
     mbl_free(s->pmech);
     mbl_free(s->file);
     mbl_free(s->name);

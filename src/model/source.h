@@ -75,6 +75,6 @@ int model_yaml_first_document(struct yaml_parser_s *parser, struct yaml_document
 /* Read a `model: dae` document's root (root may be NULL: an empty file) into src (from
  * model_src_new); errors as "file:line:col: what" in st. */
 int model_src_read_dae(struct yaml_document_s *doc, const struct yaml_node_s *root, mbl_src *src, mbl_status *st);
-void mbl_src_free(mbl_src *src);
+void model_src_free(mbl_src *src);
 
 #endif

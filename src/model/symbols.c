@@ -35,7 +35,7 @@ int model_create_symbols(loader *L)
         if (!md->pname[i]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     md->t = mblx_symbol(g, "t");
-    int jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q), ja = mbl_model_blk0(md, MBL_BLK_A);
+    int jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q), ja = model_blk0(md, MBL_BLK_A);
     for (int i = 0; i < md->n; i++) {
         const char *nm = s->coordinates.items[i].key;
         md->q[i] = mblx_symbol(g, nm);
@@ -99,17 +99,17 @@ int model_create_symbols(loader *L)
         md->sym_of_unknown[jq + i] = (int)mblx_symbol_index(g, md->q[i]);
     }
     for (int j = 0; j < md->m; j++)
-        md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_LAMBDA) + j] = (int)mblx_symbol_index(g, md->lam[j]);
+        md->sym_of_unknown[model_blk0(md, MBL_BLK_LAMBDA) + j] = (int)mblx_symbol_index(g, md->lam[j]);
     for (int j = 0; j < md->k; j++)
-        md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_MU) + j] = (int)mblx_symbol_index(g, md->mu[j]);
+        md->sym_of_unknown[model_blk0(md, MBL_BLK_MU) + j] = (int)mblx_symbol_index(g, md->mu[j]);
     for (int j = 0; j < md->nr; j++)
-        md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_R) + j] = (int)mblx_symbol_index(g, md->r[j]);
+        md->sym_of_unknown[model_blk0(md, MBL_BLK_R) + j] = (int)mblx_symbol_index(g, md->r[j]);
     for (int j = 0; j < md->nX; j++) {
-        md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_X) + j] = (int)mblx_symbol_index(g, md->X[j]);
-        md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_XD) + j] = (int)mblx_symbol_index(g, md->Xd[j]);
+        md->sym_of_unknown[model_blk0(md, MBL_BLK_X) + j] = (int)mblx_symbol_index(g, md->X[j]);
+        md->sym_of_unknown[model_blk0(md, MBL_BLK_XD) + j] = (int)mblx_symbol_index(g, md->Xd[j]);
     }
     for (int j = 0; j < md->nZ; j++)
-        md->sym_of_unknown[mbl_model_blk0(md, MBL_BLK_Z) + j] = (int)mblx_symbol_index(g, md->Z[j]);
+        md->sym_of_unknown[model_blk0(md, MBL_BLK_Z) + j] = (int)mblx_symbol_index(g, md->Z[j]);
     for (int s = 0; s < md->nsym; s++) md->unknown_of_sym[s] = -1;
     for (int j = 0; j < md->nunk; j++) md->unknown_of_sym[md->sym_of_unknown[j]] = j;
     return 0;

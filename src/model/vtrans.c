@@ -123,7 +123,7 @@ int mbl_model_velocity_transformation(const mbl_model *md, const mbl_point *pt, 
         if (!syms || !work || !val) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     if (!rc) {
-        mbl_model_fill_syms_pt(md, pt, syms);
+        model_fill_syms_pt(md, pt, syms);
         rc = mblx_tape_eval(tape, syms, val, work, st);
         if (rc) rc = mbl_error_prefix(st, "%s: evaluating the velocity transformation", md->file);
     }

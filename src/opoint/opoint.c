@@ -109,7 +109,7 @@ typedef struct subproblem {
 static double *unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
 {
     for (int b = 0; b < MBL_NBLK; b++) {
-        int j0 = mbl_model_blk0(md, b), j1 = mbl_model_blk0(md, b + 1);
+        int j0 = model_blk0(md, b), j1 = model_blk0(md, b + 1);
         if (col >= j0 && col < j1) {
             double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->Xdot, pt->Z, pt->X, pt->r};
             return base[b] + (col - j0);
@@ -122,9 +122,9 @@ static int eval_F(subproblem *sp, double *norm2, double *norminf, mbl_status *st
 {
     const mbl_model *md = sp->md;
     mbl_point *pt = sp->pt;
-    mbl_model_fill_syms_pt(md, pt, sp->syms);
-    int rc = mbl_model_eval_F(md, sp->syms, sp->F, sp->work, st);
-    if (rc) return mbl_model_eval_error(md, sp->syms, "while looking for the operating point", st);
+    model_fill_syms_pt(md, pt, sp->syms);
+    int rc = model_eval_F(md, sp->syms, sp->F, sp->work, st);
+    if (rc) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
     double s2 = 0, si = 0;
     for (int i = 0; i < sp->nrow; i++) {
         double f = sp->F[sp->rows[i]];
@@ -288,8 +288,8 @@ static int newton_step(subproblem *sp, double *dx, mbl_status *st)
 
 static int eval_jac(subproblem *sp, mbl_status *st)
 {
-    int rc = mbl_model_eval_jac(sp->md, sp->syms, sp->jac, sp->work, st);
-    if (rc) return mbl_model_eval_error(sp->md, sp->syms, "while looking for the operating point", st);
+    int rc = model_eval_jac(sp->md, sp->syms, sp->jac, sp->work, st);
+    if (rc) return model_eval_error(sp->md, sp->syms, "while looking for the operating point", st);
     return 0;
 }
 
@@ -562,8 +562,8 @@ static int steady_hold_zero_columns(subproblem *sp, int *skip, mbl_status *st)
 {
     const mbl_model *md = sp->md;
     const model_view *mv = &sp->mv;
-    int n = mv->n, jq = mbl_model_blk0(md, MBL_BLK_Q);
-    mbl_model_fill_syms_pt(md, sp->pt, sp->syms);
+    int n = mv->n, jq = model_blk0(md, MBL_BLK_Q);
+    model_fill_syms_pt(md, sp->pt, sp->syms);
     int rc = eval_jac(sp, st);
     if (rc) return rc;
     static const int groups[] = {MBL_ROW_EOM, MBL_ROW_ODE, MBL_ROW_VAR, MBL_ROW_PHIDD, MBL_ROW_NHD,
@@ -606,7 +606,7 @@ static void sub_select(subproblem *sp, unsigned rowmask, unsigned colmask, const
             }
     for (int b = 0; b < MBL_NBLK; b++)
         if ((colmask >> b) & 1u)
-            for (int c = mbl_model_blk0(md, b); c < mbl_model_blk0(md, b + 1); c++) {
+            for (int c = model_blk0(md, b); c < model_blk0(md, b + 1); c++) {
                 if (skip && skip[c]) continue;
                 sp->col_pos[c] = sp->ncol;
                 sp->cols[sp->ncol++] = c;
@@ -633,11 +633,11 @@ static int constraint_rank(subproblem *sp, int *rank, mbl_status *st)
     int m = mv->m + mv->k, n = mv->n;
     *rank = 0;
     if (m == 0) return 0;
-    mbl_model_fill_syms_pt(md, sp->pt, sp->syms);
-    int rc = mbl_model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
-    if (rc) return mbl_model_eval_error(md, sp->syms, "while looking for the operating point", st);
+    model_fill_syms_pt(md, sp->pt, sp->syms);
+    int rc = model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+    if (rc) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
     /* rows: Phi (dPhi/dq) and nh (dc/dv) */
-    int jq = mbl_model_blk0(md, MBL_BLK_Q), jv = mbl_model_blk0(md, MBL_BLK_V);
+    int jq = model_blk0(md, MBL_BLK_Q), jv = model_blk0(md, MBL_BLK_V);
     int r_phi = mv->row0[MBL_ROW_PHI], r_nh = mv->row0[MBL_ROW_NH];
     int nz = 0;
     for (int p = 0; p < mv->jac.nz; p++) {
@@ -849,7 +849,7 @@ static int solve_steady(subproblem *sp, const double *v0, const double *q_guess,
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         return rc;
     }
-    int jq = mbl_model_blk0(md, MBL_BLK_Q), jx = mbl_model_blk0(md, MBL_BLK_X);
+    int jq = model_blk0(md, MBL_BLK_Q), jx = model_blk0(md, MBL_BLK_X);
     for (int i = 0; i < n; i++) skip[jq + i] = mv->cyclic[i];
     for (int i = 0; i < mv->nX; i++) skip[jx + i] = 1;
     for (int p = 0; p < mv->jac.nz; p++)
@@ -888,17 +888,17 @@ static int check_solved_point(subproblem *sp, int rc, mbl_status *st)
     if (!rc) {
         /* the model's own expressions (energies, forces, constraints, outputs, variables), not
          * only their derivatives, must be defined at the point: log(x - 1) at x = 0 is an error */
-        mbl_model_fill_syms_pt(md, pt, sp->syms);
-        rc = mbl_model_check_domain(md, sp->syms, sp->work, st);
+        model_fill_syms_pt(md, pt, sp->syms);
+        rc = model_check_domain(md, sp->syms, sp->work, st);
     }
     if (!rc && (mv->nX + mv->nZ > 0 || mv->nspd > 0)) {
         /* the implicit equations determine der(X) and Z there, the speeds' T is regular */
         size_t nus = (size_t)(3 * mv->nus + 2 * mv->nuvs);
         double *us = mbl_alloc_array(nus + (size_t)mv->usjac.nz + 1, sizeof *us);
         if (!us) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        if (!rc) rc = mbl_model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+        if (!rc) rc = model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
         if (!rc) rc = model_eval_user_states(md, sp->syms, us, sp->work, st);
-        if (!rc) rc = mbl_model_check_point(md, sp->jac, us + nus, st);
+        if (!rc) rc = model_check_point(md, sp->jac, us + nus, st);
         mbl_free(us);
     }
     return rc;

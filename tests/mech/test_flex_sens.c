@@ -1,5 +1,5 @@
 /* Sensitivities of models with flexible bodies (the structured term's second derivatives,
- * mbl_ffr_param_deriv), against independent routes:
+ * model_ffr_param_deriv), against independent routes:
  *  - closed forms on a cantilever beam (no gravity): each mode's omega is proportional to
  *    sqrt(E / rho) and, at a fixed mesh, to r / L^2 (bending) or 1 / L (axial): d omega/dE =
  *    omega/(2E), d omega/d rho = -omega/(2 rho), d omega/dr = omega/r or 0, d omega/dL = -2 omega/L

@@ -36,7 +36,7 @@ static int eval_dense(const mbl_model *md, const double *syms, double *F, double
 {
     double *work = malloc((md->work_size + 1) * sizeof *work), *jv = malloc(((size_t)md->jac.nz + 1) * sizeof *jv);
     mbl_status st;
-    int rc = !work || !jv || mbl_model_eval_F(md, syms, F, work, &st) || mbl_model_eval_jac(md, syms, jv, work, &st);
+    int rc = !work || !jv || model_eval_F(md, syms, F, work, &st) || model_eval_jac(md, syms, jv, work, &st);
     if (!rc) {
         memset(Jd, 0, (size_t)md->nF * (size_t)md->nunk * sizeof *Jd);
         for (int p = 0; p < md->jac.nz; p++) Jd[md->jac.row[p] + (size_t)md->jac.col[p] * md->nF] += jv[p];
@@ -61,7 +61,7 @@ static double compare_text(const char *text, const char *name, int npt, int *nst
         fprintf(stderr, "%s: %s\n", name, sym ? st.msg : "no 'coordinates: relative'");
         goto out;
     }
-    *nstruct = a->rtn ? mbl_rtree_num_entries(a->rtn) : 0;
+    *nstruct = a->rtn ? model_rtree_num_entries(a->rtn) : 0;
     CHECK(b->rtn == NULL);
     /* the term's expression form (built on demand for the sensitivities and the code generator)
      * compiled into a tape of its own: it must give the numeric term's values too */
@@ -69,7 +69,7 @@ static double compare_text(const char *text, const char *name, int npt, int *nst
         const mblx_id *Fn, *jn;
         model_graph_lock(a, 1);
         mblx_id *all = malloc(((size_t)a->nF + (size_t)a->jac.nz + 1) * sizeof *all);
-        if (all && !mbl_model_dae_nodes(a, &Fn, &jn, &st)) {
+        if (all && !model_dae_nodes(a, &Fn, &jn, &st)) {
             memcpy(all, Fn, (size_t)a->nF * sizeof *all);
             memcpy(all + a->nF, jn, (size_t)a->jac.nz * sizeof *all);
             xt = mblx_compile(a->g, (size_t)a->nF + (size_t)a->jac.nz, all, &st);
@@ -97,7 +97,7 @@ static double compare_text(const char *text, const char *name, int npt, int *nst
         for (int i = 0; i < a->m; i++) lam[i] = test_urand(&seed);
         for (int i = 0; i < a->k; i++) mu[i] = test_urand(&seed);
         for (int i = 0; i < a->nr; i++) r[i] = test_urand(&seed);
-        mbl_model_fill_syms(a, 0.3, q, v, ac, lam, mu, r, syms);
+        model_fill_syms(a, 0.3, q, v, ac, lam, mu, r, syms);
         if (eval_dense(a, syms, Fa, Ja) || eval_dense(b, syms, Fb, Jb)) {
             CHECK_MSG(0, "%s: evaluation failed", name);
             worst = INFINITY;

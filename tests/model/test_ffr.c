@@ -58,7 +58,7 @@ static mbl_model *ffr_pendulum(int np, double alpha, double beta)
         }
     }
     mbl_model *md = NULL;
-    rc = mbl_model_from_src(src, NULL, 0, &md, &st);
+    rc = model_from_src(src, NULL, 0, &md, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
     return md;
 }
@@ -144,10 +144,10 @@ TEST(jacobian_by_differences)
     for (int i = 0; i < md->n; i++) q[i] = 0.1 * sin(1.3 * i + 0.2), v[i] = 0.3 * cos(0.7 * i), a[i] = 0.2 * sin(2.1 * i + 1);
     for (int j = 0; j < md->m; j++) lam[j] = 0.1 * (j + 1);
     mbl_status st;
-    mbl_model_fill_syms(md, 0, q, v, a, lam, NULL, NULL, syms);
+    model_fill_syms(md, 0, q, v, a, lam, NULL, NULL, syms);
     CHECK(mblx_tape_eval(md->tape_jac, syms, jac, work, &st) == 0);
     double maxerr = 0, maxref = 0;
-    int ja = mbl_model_blk0(md, MBL_BLK_A);
+    int ja = model_blk0(md, MBL_BLK_A);
     for (int c = 0; c < nunk; c++) {
         int s = md->sym_of_unknown[c];
         double x0 = syms[s], h = 1e-6 * (1 + fabs(x0));

@@ -1,5 +1,5 @@
 /* The numeric structured term (src/model/ffr_num.c) against the expression form of ffr.c: the same
- * models loaded both ways (mbl_ffr_set_numeric), the residual and every Jacobian entry at random
+ * models loaded both ways (model_ffr_set_numeric), the residual and every Jacobian entry at random
  * points with velocities and accelerations (moving), undamped and damped, beam and modal bodies,
  * equal to 1e-13 relative. Also: the pattern is the same, the sensitivities' derivatives (which
  * build the expression form on demand) are the same, and the tape no longer holds the term. */
@@ -20,10 +20,10 @@ static mbl_model *load(const char *path, const char *text, int numeric)
 {
     mbl_model *md = NULL;
     mbl_status st;
-    mbl_ffr_set_numeric(numeric);
+    model_ffr_set_numeric(numeric);
     int rc = path ? mbl_model_load_file(path, NULL, 0, &md, &st)
                   : mbl_model_load_string(text, strlen(text), "damped-beam", NULL, 0, &md, &st);
-    mbl_ffr_set_numeric(1);
+    model_ffr_set_numeric(1);
     CHECK_MSG(rc == 0, "%s: %s", path ? path : "damped beam", rc ? st.msg : "");
     return rc ? NULL : md;
 }
@@ -72,13 +72,13 @@ static void compare(const char *path, const char *text, int npt, int *nbody)
         }
         for (int j = 0; j < m; j++) lam[j] = 10 * test_urand(&seed);
         for (int j = 0; j < nr; j++) r[j] = test_urand(&seed);
-        mbl_model_fill_syms(me, 0.0, q, v, a, lam, mu, r, se);
-        mbl_model_fill_syms(mn, 0.0, q, v, a, lam, mu, r, sn);
+        model_fill_syms(me, 0.0, q, v, a, lam, mu, r, se);
+        model_fill_syms(mn, 0.0, q, v, a, lam, mu, r, sn);
         mbl_status st;
-        int rc = mbl_model_eval_F(me, se, Fe, work, &st);
-        if (!rc) rc = mbl_model_eval_F(mn, sn, Fn, work, &st);
-        if (!rc) rc = mbl_model_eval_jac(me, se, Je, work, &st);
-        if (!rc) rc = mbl_model_eval_jac(mn, sn, Jn, work, &st);
+        int rc = model_eval_F(me, se, Fe, work, &st);
+        if (!rc) rc = model_eval_F(mn, sn, Fn, work, &st);
+        if (!rc) rc = model_eval_jac(me, se, Je, work, &st);
+        if (!rc) rc = model_eval_jac(mn, sn, Jn, work, &st);
         CHECK_MSG(rc == 0, "%s: %s", nm, rc ? st.msg : "");
         if (rc) break;
         for (int i = 0; i < me->nF; i++) {

@@ -1,8 +1,8 @@
 /* Planar rigid bodies and revolute joints evaluated numerically (src/model/pmech_num.c) against the
  * text path (the mechanism compiler's kinetic energy, weight and constraint texts, differentiated by
- * the engine): the same models loaded both ways (mbl_pmech_set_numeric), the residual rows and every
+ * the engine): the same models loaded both ways (model_pmech_set_numeric), the residual rows and every
  * Jacobian entry at random points (velocities, accelerations and multipliers nonzero) equal to
- * rounding; the expression form built on demand (mbl_model_dae_nodes) equal to the numeric values;
+ * rounding; the expression form built on demand (model_dae_nodes) equal to the numeric values;
  * the eigenvalues equal; the second derivatives of the sensitivities (along random directions and
  * along every parameter) equal; and the graph no longer grows with the bodies and joints. */
 #include <math.h>
@@ -20,10 +20,10 @@ static mbl_model *load(const char *path, const char *text, int numeric)
 {
     mbl_model *md = NULL;
     mbl_status st;
-    mbl_pmech_set_numeric(numeric);
+    model_pmech_set_numeric(numeric);
     int rc = path ? mbl_model_load_file(path, NULL, 0, &md, &st)
                   : mbl_model_load_string(text, strlen(text), "pmech-test", NULL, 0, &md, &st);
-    mbl_pmech_set_numeric(1);
+    model_pmech_set_numeric(1);
     CHECK_MSG(rc == 0, "%s: %s", path ? path : "model text", rc ? st.msg : "");
     return rc ? NULL : md;
 }
@@ -43,7 +43,7 @@ static mblx_tape *expr_tape(const mbl_model *md)
     const mblx_id *F, *J;
     mbl_status st;
     model_graph_lock(md, 1);
-    int rc = mbl_model_dae_nodes(md, &F, &J, &st);
+    int rc = model_dae_nodes(md, &F, &J, &st);
     mblx_tape *t = NULL;
     if (!rc) {
         mblx_id *all = malloc(((size_t)md->nF + md->jac.nz + 1) * sizeof *all);
@@ -100,13 +100,13 @@ static void compare(const char *path, const char *text, int npt, int want_numeri
         }
         for (int j = 0; j < m; j++) lam[j] = 10 * test_urand(&seed);
         for (int j = 0; j < nr; j++) r[j] = test_urand(&seed);
-        mbl_model_fill_syms(me, 0.0, q, v, a, lam, mu, r, se);
-        mbl_model_fill_syms(mn, 0.0, q, v, a, lam, mu, r, sn);
+        model_fill_syms(me, 0.0, q, v, a, lam, mu, r, se);
+        model_fill_syms(mn, 0.0, q, v, a, lam, mu, r, sn);
         mbl_status st;
-        int rc = mbl_model_eval_F(me, se, Fe, work, &st);
-        if (!rc) rc = mbl_model_eval_F(mn, sn, Fn, work, &st);
-        if (!rc) rc = mbl_model_eval_jac(me, se, Je, work, &st);
-        if (!rc) rc = mbl_model_eval_jac(mn, sn, Jn, work, &st);
+        int rc = model_eval_F(me, se, Fe, work, &st);
+        if (!rc) rc = model_eval_F(mn, sn, Fn, work, &st);
+        if (!rc) rc = model_eval_jac(me, se, Je, work, &st);
+        if (!rc) rc = model_eval_jac(mn, sn, Jn, work, &st);
         if (!rc && tx) rc = mblx_tape_eval(tx, sn, X, work, &st);
         CHECK_MSG(rc == 0, "%s: %s", nm, rc ? st.msg : "");
         if (rc) break;
@@ -129,7 +129,7 @@ static void compare(const char *path, const char *text, int npt, int want_numeri
     }
     printf("  %s: %d numeric entries; %d entries (text path %d, %d by the tape), %d points: worst relative "
            "difference F %.2g, Jacobian %.2g, expression form %.2g (entries in one pattern only: %d)\n",
-           nm, mbl_pmech_num_entries(mn->pmn), mn->jac.nz, me->jac.nz, mn->jac_ntape, npt, wF, wJ, wX, absent / (npt ? npt : 1));
+           nm, model_pmech_num_entries(mn->pmn), mn->jac.nz, me->jac.nz, mn->jac_ntape, npt, wF, wJ, wX, absent / (npt ? npt : 1));
     /* relative to the entry, or to 1e-3 of its row's largest (a sum of terms that cancel to nearly 0
      * at a random point keeps the rounding of its terms in either form) */
     CHECK_MSG(wF <= 1e-13 && wJ <= 1e-13 && wX <= 1e-13, "%s: F %.3g, Jacobian %.3g, expression form %.3g", nm, wF,

@@ -26,7 +26,7 @@ void mbl_ffr_invariants_free(mbl_ffr_invariants *inv)
     memset(inv, 0, sizeof *inv);
 }
 
-void mbl_ffr_body_free(mbl_ffr_body *b)
+void model_ffr_body_free(mbl_ffr_body *b)
 {
     if (!b) return;
     mbl_free(b->name);
@@ -70,7 +70,7 @@ typedef struct builder {
 static void push(builder *B, int row, int col, mblx_id e)
 {
     if (B->err || is_zero(B->g, e)) return;
-    if (mbl_sjac_push(B->J, row, col, e)) B->err = 1;
+    if (model_sjac_push(B->J, row, col, e)) B->err = 1;
 }
 
 /* sum_j X[j] x[j] + c over the column `col` of a CSC matrix (scaled by sgn), x symbols of idx */
@@ -86,7 +86,7 @@ static mblx_id col_dot(mblx_graph *g, const mbla_csc *X, int col, double sgn, co
 }
 
 /* The rows and Jacobian entries of a body with invariants inv, damping matrix C (NULL: none) and
- * gravity gn[2] (nodes). Linear in (inv, C) at a fixed gravity: mbl_ffr_param_deriv calls it with
+ * gravity gn[2] (nodes). Linear in (inv, C) at a fixed gravity: model_ffr_param_deriv calls it with
  * the invariants' derivatives. inv's matrices may be NULL (zero). */
 /* The nodes of one body's rows shared by their three parts (formulate): the body's frame and its
  * elastic coordinates, the gravity terms and the vectors over the body. */
@@ -273,7 +273,7 @@ static int formulate(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_cs
 {
     int nf = inv->nf;
     mblx_graph *g = md->g;
-    builder B = {md, g, J, mbl_model_blk0(md, MBL_BLK_A), mbl_model_blk0(md, MBL_BLK_V), mbl_model_blk0(md, MBL_BLK_Q),
+    builder B = {md, g, J, model_blk0(md, MBL_BLK_A), model_blk0(md, MBL_BLK_V), model_blk0(md, MBL_BLK_Q),
                  0};
     const int *fi = qidx + 3; /* model coordinate index of elastic coordinate j */
     int iR0 = qidx[0], iR1 = qidx[1], ith = qidx[2];
@@ -357,13 +357,13 @@ out:
     return mblx_graph_status(g, st);
 }
 
-int mbl_ffr_formulate_g(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs,
+int model_ffr_formulate_g(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs,
                         mbl_sjac *J, mbl_status *st)
 {
     if (b->sp) { /* spatial: model/ffr3.c */
         mblx_id g3[3];
         for (int k = 0; k < 3; k++) g3[k] = gnode ? gnode[k] : mblx_const(md->g, b->g[k]);
-        return mbl_ffr3_formulate(md, b, qidx, g3, Fs, J, st);
+        return model_ffr3_formulate(md, b, qidx, g3, Fs, J, st);
     }
     mbla_csc *C = NULL;
     if (b->alpha != 0 || b->beta != 0) {
@@ -377,22 +377,22 @@ int mbl_ffr_formulate_g(mbl_model *md, const mbl_ffr_body *b, const int *qidx, c
     return rc;
 }
 
-int mbl_ffr_formulate_inv(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_csc *C, const mblx_id gn[2],
+int model_ffr_formulate_inv(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_csc *C, const mblx_id gn[2],
                           const int *qidx, mblx_id *Fs, mbl_sjac *J, mbl_status *st)
 {
     return formulate(md, inv, C, gn, qidx, Fs, J, st);
 }
 
-int mbl_ffr_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mblx_id *Fs, mbl_sjac *J,
+int model_ffr_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mblx_id *Fs, mbl_sjac *J,
                       mbl_status *st)
 {
-    return mbl_ffr_formulate_g(md, b, qidx, NULL, Fs, J, st);
+    return model_ffr_formulate_g(md, b, qidx, NULL, Fs, J, st);
 }
 
 /* Add the structured rows and Jacobian entries to the compiled model's: F[i] += Fs[i] for the EOM
  * rows, and the entries of S (any row) merged into md->jac (one entry per (row, column): an entry the text
  * rows already have gets the sum). */
-int mbl_ffr_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, mbl_status *st)
+int model_ffr_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, mbl_status *st)
 {
     mblx_graph *g = md->g;
     for (int i = 0; i < md->n; i++)
@@ -434,7 +434,7 @@ int mbl_ffr_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, mbl_statu
                 md->jac.node[pos[col]] = mblx_add(g, md->jac.node[pos[col]], S->node[p]);
             } else {
                 pos[col] = md->jac.nz;
-                if (mbl_sjac_push(&md->jac, i, col, S->node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                if (model_sjac_push(&md->jac, i, col, S->node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             }
         }
         for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
@@ -446,7 +446,7 @@ out:
     return rc;
 }
 
-int mbl_ffr_keep_nodes(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mbl_status *st)
+int model_ffr_keep_nodes(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mbl_status *st)
 {
     mbl_flex_nodes *f = mbl_realloc_array(md->flex, (size_t)md->nflex + 1, sizeof *f);
     if (!f) return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -459,7 +459,7 @@ int mbl_ffr_keep_nodes(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mb
     f->name = mbl_malloc(ln + 1);
     if (f->name) memcpy(f->name, q1 && q2 > q1 ? q1 + 1 : nm, ln), f->name[ln] = '\0';
     if (!f->name) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    if (b->sp) return mbl_ffr3_keep_nodes(b, qidx, f, st); /* spatial: model/ffr3.c */
+    if (b->sp) return model_ffr3_keep_nodes(b, qidx, f, st); /* spatial: model/ffr3.c */
     f->dim = 2;
     for (int k = 0; k < 3; k++) f->q[k] = qidx[k];
     f->nnode = b->nnode;
@@ -471,7 +471,7 @@ int mbl_ffr_keep_nodes(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mb
     return 0;
 }
 
-void mbl_ffr_free_nodes(mbl_model *md)
+void model_ffr_free_nodes(mbl_model *md)
 {
     for (int i = 0; i < md->nflex; i++) mbl_free(md->flex[i].name), mbl_free(md->flex[i].X0), mbl_free(md->flex[i].qn);
     mbl_free(md->flex);
@@ -495,7 +495,7 @@ int mbl_model_flex_shape(const mbl_model *md, int b, const double *q, const doub
     if (!md || b < 0 || b >= md->nflex || !q) return MBL_EARG;
     const mbl_flex_nodes *f = &md->flex[b];
     if (f->dim == 3) {
-        mbl_ffr3_shape(f, q, dq, pos, disp);
+        model_ffr3_shape(f, q, dq, pos, disp);
         return 0;
     }
     double th = q[f->q[2]], c = cos(th), s = sin(th);
@@ -521,12 +521,12 @@ int mbl_model_flex_shape(const mbl_model *md, int b, const double *q, const doub
 
 static void dinfo_free(mbl_ffr_dinfo *d)
 {
-    mbl_ffr_body_free(&d->b);
+    model_ffr_body_free(&d->b);
     mbl_free(d->qidx);
     memset(d, 0, sizeof *d);
 }
 
-void mbl_ffr_free_deriv(mbl_model *md)
+void model_ffr_free_deriv(mbl_model *md)
 {
     for (int i = 0; i < md->nffrd; i++) dinfo_free(&md->ffrd[i]);
     mbl_free(md->ffrd);
@@ -554,7 +554,7 @@ static int copy_schars(signed char **dst, const signed char *src, size_t n)
     return 0;
 }
 
-int mbl_ffr_keep_deriv(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
+int model_ffr_keep_deriv(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
                        const mblx_id *facnode, mbl_status *st)
 {
     int any = 0;
@@ -587,7 +587,7 @@ int mbl_ffr_keep_deriv(mbl_model *md, const mbl_ffr_body *b, const int *qidx, co
     memcpy(c->kexp, b->kexp, sizeof c->kexp);
     if (b->sp && !oom) { /* spatial: model/ffr3.c */
         c->sp = mbl_calloc(1, sizeof *c->sp);
-        if (!c->sp || mbl_ffr3_copy(b->sp, c->sp, &s2)) oom = 1;
+        if (!c->sp || model_ffr3_copy(b->sp, c->sp, &s2)) oom = 1;
     }
     for (int k = 0; k < 3; k++) d->gnode[k] = gnode[k];
     d->qidx = mbl_alloc_array((size_t)nf + 3, sizeof *d->qidx);
@@ -740,7 +740,7 @@ static int trip_push(trip *T, int r, int c, mblx_id e)
     return 0;
 }
 
-int mbl_ffr_param_deriv(const mbl_model *md, int np, const mblx_id *psym, mblx_sparse *H, mblx_sparse *Fp,
+int model_ffr_param_deriv(const mbl_model *md, int np, const mblx_id *psym, mblx_sparse *H, mblx_sparse *Fp,
                         mbl_status *st)
 {
     if (!md->nffrd || np == 0) return 0;
@@ -785,10 +785,10 @@ int mbl_ffr_param_deriv(const mbl_model *md, int np, const mblx_id *psym, mblx_s
             mbla_csc *dC = NULL;
             memset(&dv, 0, sizeof dv);
             memset(&dv3, 0, sizeof dv3);
-            rc = b->sp ? mbl_ffr3_dinv(b, k, &dv3, &dC, st) : dinv_make(b, k, &dv, &dC, st);
+            rc = b->sp ? model_ffr3_dinv(b, k, &dv3, &dC, st) : dinv_make(b, k, &dv, &dC, st);
             for (int i = 0; i < n; i++) Fk[i] = zero;
             S.nz = 0;
-            if (!rc && b->sp) rc = mbl_ffr3_formulate_inv((mbl_model *)md, &dv3, dC, d->gnode, d->qidx, Fk, &S, st);
+            if (!rc && b->sp) rc = model_ffr3_formulate_inv((mbl_model *)md, &dv3, dC, d->gnode, d->qidx, Fk, &S, st);
             else if (!rc) rc = formulate((mbl_model *)md, &dv, dC, d->gnode, d->qidx, Fk, &S, st);
             mbl_ffr_invariants_free(&dv);
             mbl_ffr3_free(&dv3);
@@ -844,7 +844,7 @@ int mbl_ffr_param_deriv(const mbl_model *md, int np, const mblx_id *psym, mblx_s
     if (!rc) rc = mblx_graph_status(g, st);
 out:
     mblx_sparse_free(&D);
-    mbl_sjac_free(&S);
+    model_sjac_free(&S);
     mbl_free(TH.r), mbl_free(TH.c), mbl_free(TH.e), mbl_free(TF.r), mbl_free(TF.c), mbl_free(TF.e);
     mbl_free(Fk), mbl_free(rp), mbl_free(ent), mbl_free(fill), mbl_free(pos);
     return rc;

@@ -38,7 +38,7 @@ static int dup_d(double **dst, const double *src, size_t n)
     return 0;
 }
 
-int mbl_ffr3_copy(const mbl_ffr3 *a, mbl_ffr3 *b, mbl_status *st)
+int model_ffr3_copy(const mbl_ffr3 *a, mbl_ffr3 *b, mbl_status *st)
 {
     memset(b, 0, sizeof *b);
     b->nf = a->nf, b->m = a->m, b->IpL = a->IpL;
@@ -81,7 +81,7 @@ typedef struct bld {
 static void push(bld *B, int row, int col, mblx_id e)
 {
     if (B->err || is_zero(B->g, e)) return;
-    if (mbl_sjac_push(B->J, row, col, e)) B->err = 1;
+    if (model_sjac_push(B->J, row, col, e)) B->err = 1;
 }
 
 /* terms t[0..n) summed into a node, zeros skipped */
@@ -110,7 +110,7 @@ static void cross(mblx_graph *g, const mblx_id *a, const mblx_id *b, mblx_id *c)
     }
 }
 
-/* The quantities of one body's rows shared by their parts (mbl_ffr3_formulate_inv): the frame's
+/* The quantities of one body's rows shared by their parts (model_ffr3_formulate_inv): the frame's
  * (orientation, angular velocity and acceleration, their derivatives by the frame's unknowns) and
  * the products of the invariants with the elastic coordinates (R), with the scratch arrays. */
 typedef struct body3 {
@@ -443,13 +443,13 @@ static void frame_rows3(const body3 *x, const mblx_id *agg)
     }
 }
 
-int mbl_ffr3_formulate_inv(mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *C, const mblx_id *gn, const int *qidx,
+int model_ffr3_formulate_inv(mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *C, const mblx_id *gn, const int *qidx,
                            mblx_id *Fs, mbl_sjac *J, mbl_status *st)
 {
     mblx_graph *g = md->g;
     bld B = {g, J, 0};
-    int nf = sp->nf, ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V),
-        jq = mbl_model_blk0(md, MBL_BLK_Q);
+    int nf = sp->nf, ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V),
+        jq = model_blk0(md, MBL_BLK_Q);
     const int *iR = qidx, *ie = qidx + 3, *fi = qidx + 7;
     const mblx_id *a = md->a, *v = md->v, *q = md->q;
     size_t ns = (size_t)4 * nf + 64;
@@ -559,7 +559,7 @@ out:
     return mblx_graph_status(g, st);
 }
 
-int mbl_ffr3_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gn, mblx_id *Fs,
+int model_ffr3_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gn, mblx_id *Fs,
                        mbl_sjac *J, mbl_status *st)
 {
     const mbl_ffr3 *sp = b->sp;
@@ -568,12 +568,12 @@ int mbl_ffr3_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, co
         int rc = mbla_csc_add(b->alpha, sp->Mc, b->beta, sp->K, &C, st);
         if (rc) return rc;
     }
-    int rc = mbl_ffr3_formulate_inv(md, sp, C, gn, qidx, Fs, J, st);
+    int rc = model_ffr3_formulate_inv(md, sp, C, gn, qidx, Fs, J, st);
     mbla_csc_free(C);
     return rc;
 }
 
-int mbl_ffr3_keep_nodes(const mbl_ffr_body *b, const int *qidx, mbl_flex_nodes *f, mbl_status *st)
+int model_ffr3_keep_nodes(const mbl_ffr_body *b, const int *qidx, mbl_flex_nodes *f, mbl_status *st)
 {
     const mbl_ffr3 *sp = b->sp;
     f->dim = 3;
@@ -595,7 +595,7 @@ static void rot(const double *e, double *A)
     A[6] = 2 * (e[1] * e[3] - e[0] * e[2]), A[7] = 2 * (e[2] * e[3] + e[0] * e[1]), A[8] = 2 * (e[0] * e[0] + e[3] * e[3]) - 1;
 }
 
-void mbl_ffr3_shape(const mbl_flex_nodes *f, const double *q, const double *dq, double *pos, double *disp)
+void model_ffr3_shape(const mbl_flex_nodes *f, const double *q, const double *dq, double *pos, double *disp)
 {
     double e[4], A[9], dA[9] = {0}, dpi[3] = {0};
     for (int k = 0; k < 4; k++) e[k] = q[f->q[3 + k]];
@@ -675,7 +675,7 @@ static int csc_d(const mbla_csc *X, const mbl_ffr_body *b, const mbl_ffr_factor 
     return rc;
 }
 
-int mbl_ffr3_dinv(const mbl_ffr_body *b, int k, mbl_ffr3 *dv, mbla_csc **dC, mbl_status *st)
+int model_ffr3_dinv(const mbl_ffr_body *b, int k, mbl_ffr3 *dv, mbla_csc **dC, mbl_status *st)
 {
     const mbl_ffr3 *sp = b->sp;
     const mbl_ffr_factor *f = &b->fac[k];

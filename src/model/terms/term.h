@@ -2,7 +2,7 @@
  * relative-coordinate tree's (rtree.c), the planar flexible bodies' (ffr_num.c), the planar
  * rigid bodies' and revolute joints' (pmech_num.c). The model reaches them through one table
  * (model_terms, in this order): its evaluators (model/eval.c), their expression form
- * (mbl_model_dae_nodes), the work size and freeing. A tree never meets the other two (relative
+ * (model_dae_nodes), the work size and freeing. A tree never meets the other two (relative
  * coordinates refuse flexible bodies; the planar terms are of absolute coordinates). Internal to
  * src/model. */
 #ifndef MBLIN_MODEL_TERMS_TERM_H
