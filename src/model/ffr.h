@@ -1,6 +1,6 @@
 /* The structured term of the canonical DAE: a flexible body in a floating frame of reference
  * (planar), given by constant sparse matrices, whose contribution to the equations of motion and
- * to their Jacobian is written in closed form (src/model/ffr.c), never as text to be parsed and
+ * to their Jacobian is written in closed form (src/model/terms/ffr.c), never as text to be parsed and
  * differentiated term by term. Beam bodies (src/mech/beam.c) and modal bodies
  * (src/mech/modal_body.c) both produce one. Internal to the library.
  *
@@ -129,7 +129,7 @@ void model_ffr_free_nodes(struct mbl_model *md);
 /* After the text rows are differentiated: F[i] += Fs[i], and S's entries merged into md->jac. */
 int model_ffr_merge(struct mbl_model *md, const mblx_id *Fs, const struct mbl_sjac *S, mbl_status *st);
 
-/* The planar structured term evaluated numerically beside the tapes (src/model/ffr_num.c; the
+/* The planar structured term evaluated numerically beside the tapes (src/model/terms/ffr_num.c; the
  * default: model_ffr_set_numeric(0) before loading keeps the expression form of ffr.c instead). */
 typedef struct mbl_ffr_num mbl_ffr_num;
 void model_ffr_set_numeric(int on);

@@ -1,6 +1,6 @@
 /* The structured term of a spatial flexible body (a spatial beam, src/mech/beam3.c): the body's
  * rows of the equations of motion and their Jacobian entries in closed form from constant sparse
- * matrices (src/model/ffr3.c), as ffr.h does for planar bodies. ffr.c dispatches to it when a
+ * matrices (src/model/terms/ffr3.c), as ffr.h does for planar bodies. ffr.c dispatches to it when a
  * body's `sp` is set. Internal to the library.
  *
  * Coordinates: the frame's origin R (3), its Euler parameters e (4; A(e) the rotation, body-frame

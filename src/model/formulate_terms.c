@@ -1,9 +1,9 @@
-/* The structured terms' part of the formulation: the flexible bodies' rows (model/ffr.c), a
+/* The structured terms' part of the formulation: the flexible bodies' rows (model/terms/ffr.c), a
  * relative-coordinate tree's (model/rtree.h) and the planar bodies and joints evaluated
  * numerically (model/pmech_num.h), parsed and attached to the model. */
 #include "model/formulate.h"
 
-/* The structured term: the flexible bodies' rows and Jacobian entries (model/ffr.c), kept apart
+/* The structured term: the flexible bodies' rows and Jacobian entries (model/terms/ffr.c), kept apart
  * in md->Fs and md->sjac until model_compile() has differentiated the text rows. */
 int model_formulate_ffr(loader *L)
 {

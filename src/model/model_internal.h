@@ -109,7 +109,7 @@ struct mbl_model {
      * expressions are built on demand (model_dae_nodes: Fx, jx) */
     struct mbl_rtree_num *rtn;
     mblx_id *Fx, *jx;
-    /* planar flexible bodies evaluated numerically (model/ffr_num.c): tape_jac computes the first
+    /* planar flexible bodies evaluated numerically (model/terms/ffr_num.c): tape_jac computes the first
      * jac_ntape entries of jac, model_eval_jac the rest and adds theirs (never beside a tree:
      * relative coordinates refuse flexible bodies) */
     struct mbl_ffr_num *ffrn;

@@ -1,5 +1,5 @@
 /* Planar rigid bodies and revolute joints in absolute coordinates evaluated numerically beside the
- * tapes (src/model/pmech_num.c), the way model/ffr_num.c treats planar flexible bodies.
+ * tapes (src/model/terms/pmech_num.c), the way model/terms/ffr_num.c treats planar flexible bodies.
  *
  * The mechanism compiler (src/mech/, `space: planar`, absolute coordinates) describes each rigid
  * body (its coordinates x, y, th, its mass, its inertia about the centre of mass, the centre of

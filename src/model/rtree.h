@@ -1,4 +1,4 @@
-/* The structured term of a tree in relative coordinates (src/model/rtree.c): the inertia and
+/* The structured term of a tree in relative coordinates (src/model/terms/rtree.c): the inertia and
  * gravity rows of the equations of motion of rigid bodies joined to the ground by revolute and
  * prismatic tree joints (and fixed ones), written by the recursive Newton-Euler algorithm in
  * spatial vectors, with their Jacobian with respect to q, q', q'' in closed form (the analytical

@@ -442,7 +442,7 @@ TEST(sensitivity_pendulum_fd)
     free(sp);
 }
 
-/* the structured term's closed-form Jacobian (model/ffr3.c) against the expression engine's exact
+/* the structured term's closed-form Jacobian (model/terms/ffr3.c) against the expression engine's exact
  * derivatives of the same rows (md->F), at a point with nonzero coordinates, velocities,
  * accelerations and multipliers (Coriolis, centrifugal and damping terms included): the spatial
  * pendulum at 2 elements per link, Rayleigh damping on link 1 */

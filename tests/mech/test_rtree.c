@@ -1,4 +1,4 @@
-/* The tree's structured term (src/model/rtree.c: recursive Newton-Euler with closed-form
+/* The tree's structured term (src/model/terms/rtree.c: recursive Newton-Euler with closed-form
  * derivatives) against the symbolic recursion it replaces (`tree_dynamics: symbolic`, the
  * expression engine differentiating src/mech/relative.c's texts): the residual and every entry of
  * its Jacobian with respect to all unknowns at random points (q, q', q'', multipliers, inputs) to

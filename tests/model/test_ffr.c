@@ -1,4 +1,4 @@
-/* The structured term (src/model/ffr.c): the flexible double pendulum of source 001 Sec. 4.2 built
+/* The structured term (src/model/terms/ffr.c): the flexible double pendulum of source 001 Sec. 4.2 built
  * from two floating-frame beam bodies (src/mech/beam.c invariants, closed-form rows and Jacobian)
  * against the same model written at the equation level (examples/flexible_pendulum_np5.yaml: the
  * kinetic energy from the invariants as text, differentiated by the expression engine), and the

@@ -7,7 +7,7 @@
  * engine never differentiates them (a long sum differentiated by each of its n variables costs
  * O(n^2)). The model compiles them into the same tapes as every other row: the operating point,
  * every method and the sparse eigen paths see them through md->tape_F and md->tape_jac. Planar
- * bodies are evaluated numerically by default (model/ffr_num.c, the same closed forms without the
+ * bodies are evaluated numerically by default (model/terms/ffr_num.c, the same closed forms without the
  * nodes); for them this form is built only on demand (sensitivities, symbolic linear models). */
 #include "model/ffr.h"
 
@@ -360,7 +360,7 @@ out:
 int model_ffr_formulate_g(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs,
                         mbl_sjac *J, mbl_status *st)
 {
-    if (b->sp) { /* spatial: model/ffr3.c */
+    if (b->sp) { /* spatial: model/terms/ffr3.c */
         mblx_id g3[3];
         for (int k = 0; k < 3; k++) g3[k] = gnode ? gnode[k] : mblx_const(md->g, b->g[k]);
         return model_ffr3_formulate(md, b, qidx, g3, Fs, J, st);
@@ -459,7 +459,7 @@ int model_ffr_keep_nodes(mbl_model *md, const mbl_ffr_body *b, const int *qidx, 
     f->name = mbl_malloc(ln + 1);
     if (f->name) memcpy(f->name, q1 && q2 > q1 ? q1 + 1 : nm, ln), f->name[ln] = '\0';
     if (!f->name) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    if (b->sp) return model_ffr3_keep_nodes(b, qidx, f, st); /* spatial: model/ffr3.c */
+    if (b->sp) return model_ffr3_keep_nodes(b, qidx, f, st); /* spatial: model/terms/ffr3.c */
     f->dim = 2;
     for (int k = 0; k < 3; k++) f->q[k] = qidx[k];
     f->nnode = b->nnode;
@@ -585,7 +585,7 @@ int model_ffr_keep_deriv(mbl_model *md, const mbl_ffr_body *b, const int *qidx, 
         d->facnode[k] = facnode[k];
     }
     memcpy(c->kexp, b->kexp, sizeof c->kexp);
-    if (b->sp && !oom) { /* spatial: model/ffr3.c */
+    if (b->sp && !oom) { /* spatial: model/terms/ffr3.c */
         c->sp = mbl_calloc(1, sizeof *c->sp);
         if (!c->sp || model_ffr3_copy(b->sp, c->sp, &s2)) oom = 1;
     }
@@ -781,7 +781,7 @@ int model_ffr_param_deriv(const mbl_model *md, int np, const mblx_id *psym, mblx
                 for (int e = D.colptr[j]; e < D.colptr[j + 1]; e++) used |= D.rowidx[e] == k;
             if (!used) continue;
             mbl_ffr_invariants dv;
-            mbl_ffr3 dv3; /* spatial: model/ffr3.c */
+            mbl_ffr3 dv3; /* spatial: model/terms/ffr3.c */
             mbla_csc *dC = NULL;
             memset(&dv, 0, sizeof dv);
             memset(&dv3, 0, sizeof dv3);
