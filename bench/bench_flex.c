@@ -16,7 +16,7 @@
 #include "model/ffr.h"
 #include "model/model_internal.h"
 #include "../tests/ffr_pendulum_text.h"
-#include "model/source.h"
+#include "load/load.h"
 
 static double now(void)
 {
@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     char *text = pendulum_text(np);
     mbl_src *src = NULL;
     if (!text) return fprintf(stderr, "bench_flex: out of memory\n"), 1;
-    if (mbl_src_read(text, strlen(text), "bench-flex", &src, &st)) {
+    if (load_src_read(text, strlen(text), "bench-flex", &src, &st)) {
         fprintf(stderr, "%s\n", st.msg);
         return 1;
     }
@@ -72,14 +72,14 @@ int main(int argc, char **argv)
         }
     }
     mbl_model *md = NULL;
-    if (mbl_model_from_src(src, NULL, 0, &md, &st)) {
+    if (model_from_src(src, NULL, 0, &md, &st)) {
         fprintf(stderr, "%s\n", st.msg);
         return 1;
     }
     double t1 = now();
     {
-        int n = md->n, cnt[4] = {0}, ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V);
-        int jq = mbl_model_blk0(md, MBL_BLK_Q);
+        int n = md->n, cnt[4] = {0}, ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V);
+        int jq = model_blk0(md, MBL_BLK_Q);
         for (int p = 0; p < md->jac.nz; p++) {
             int rr = md->jac.row[p], c = md->jac.col[p];
             if (rr >= n) continue;

@@ -5,7 +5,7 @@
  *   mbl_model *md = FIXTURE_LOAD(NULL, text, "beam3.yaml");      a failed check when it fails
  *   mbl_model *md = fixture_model(NULL, text, "test.yaml", &st);  NULL and st when it fails
  *   rc = fixture_model_point("examples/x.yaml", NULL, NULL, &md, &pt, &st);
- *   md = FIXTURE_LOAD_FORM(mbl_ffr_set_numeric, 0, path, text, "damped-beam");
+ *   md = FIXTURE_LOAD_FORM(model_ffr_set_numeric, 0, path, text, "damped-beam");
  */
 #ifndef MBLIN_TEST_FIXTURE_H
 #define MBLIN_TEST_FIXTURE_H
@@ -56,8 +56,8 @@ static inline mbl_model *fixture_load_checked_(void (*set_form)(int), int form, 
 /* the model (as fixture_model), or NULL and a failed check at the caller's line */
 #define FIXTURE_LOAD(path, text, name) fixture_load_checked_(NULL, 0, (path), (text), (name), __FILE__, __LINE__)
 
-/* the same, read with an internal switch of the loader set to form (mbl_ffr_set_numeric,
- * mbl_pmech_set_numeric: 0 the expression form, 1 the numeric one and the default) */
+/* the same, read with an internal switch of the loader set to form (model_ffr_set_numeric,
+ * model_pmech_set_numeric: 0 the expression form, 1 the numeric one and the default) */
 #define FIXTURE_LOAD_FORM(set_form, form, path, text, name)                                        \
     fixture_load_checked_((set_form), (form), (path), (text), (name), __FILE__, __LINE__)
 

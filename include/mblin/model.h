@@ -239,14 +239,15 @@ typedef struct mbl_geometry {
     const char *const *link_name, *const *link_type;
 } mbl_geometry;
 
-struct mbl_modes;
 void mbl_model_geometry(const mbl_model *model, mbl_geometry *g);
 
-/* The global positions of the points at pt (pos: 3 npoint, x y z per point) and, when modes is
- * given, each mode's point displacements, dp/dq times the mode shape (exact derivatives of the
- * positions): dre, dim of 3 npoint * modes->nx, mode k's block at 3 npoint k (either NULL to skip). */
-int mbl_model_draw(const mbl_model *model, const mbl_point *pt, const struct mbl_modes *modes, double *pos, double *dre,
-                   double *dim, mbl_status *st);
+/* The global positions of the points at pt (pos: 3 npoint, x y z per point) and, for nshape > 0
+ * mode shapes (shape_re, shape_im: nq x nshape column-major, nq the model's coordinates, e.g.
+ * mbl_modes' shape_re, shape_im, n and nx), each shape's point displacements, dp/dq times the
+ * shape (exact derivatives of the positions): dre, dim of 3 npoint * nshape, shape k's block at
+ * 3 npoint k (either NULL to skip). */
+int mbl_model_draw(const mbl_model *model, const mbl_point *pt, int nshape, int nq, const double *shape_re,
+                   const double *shape_im, double *pos, double *dre, double *dim, mbl_status *st);
 /* The velocity transformation of a `coordinates: relative` mechanism at a point (source 003
  * Eq. 2.x, 3.8, 3.38-3.44): the absolute velocities of the moving rigid bodies' centres of mass
  * and their global angular velocities, [v_cm; w] per body (6 rows "body.vx" .. "body.wz" when

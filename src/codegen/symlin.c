@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "codegen/symlin_internal.h"
-#include "model/model_internal.h"
+#include "model/model_view.h"
 
 #define SYMLIN_MAX_NODES_DEFAULT 2000000
 
@@ -198,7 +198,7 @@ size_t mbl_symlin_size(const mbl_symlin *sl)
 /* One reduction: the model, its point and the library's linear model there (its states), the
  * symbolic model being built and the expressions its steps share (build_free). */
 typedef struct build {
-    const mbl_model *md;
+    const model_view *md;    /* the model's data (model/model_view.h) */
     const mbl_point *pt;
     const mbl_linear *lin;
     mbl_symlin *sl;
@@ -228,7 +228,7 @@ static void build_free(build *b)
 /* The symbolic model's sizes, names and the model's values at the point. */
 static int build_names(build *b, mbl_status *st)
 {
-    const mbl_model *md = b->md;
+    const model_view *md = b->md;
     const mbl_point *pt = b->pt;
     const mbl_linear *lin = b->lin;
     mbl_symlin *sl = b->sl;
@@ -264,7 +264,7 @@ static int build_names(build *b, mbl_status *st)
 /* The states: coordinates (sidx), or the file's state functions s(q) (usidx, e.g. joint measures). */
 static int build_states(build *b, mbl_status *st)
 {
-    const mbl_model *md = b->md;
+    const model_view *md = b->md;
     const mbl_linear *lin = b->lin;
     mbl_symlin *sl = b->sl;
     int n = b->n, z = b->z;
@@ -289,7 +289,7 @@ static int build_states(build *b, mbl_status *st)
  * symbols mapped to them; the arrays of the copy and the reduction. */
 static int build_symbols(build *b, mbl_status *st)
 {
-    const mbl_model *md = b->md;
+    const model_view *md = b->md;
     const mbl_point *pt = b->pt;
     mbl_symlin *sl = b->sl;
     mblx_graph *g = sl->g;
@@ -338,7 +338,7 @@ static int build_symbols(build *b, mbl_status *st)
  * rows as expressions); the outputs checked; what the Newton iteration needs kept in sl. */
 static int build_copy(build *b, const mblx_id *Fn, mbl_status *st)
 {
-    const mbl_model *md = b->md;
+    const model_view *md = b->md;
     const mbl_point *pt = b->pt;
     mbl_symlin *sl = b->sl;
     mblx_graph *g = sl->g;
@@ -383,7 +383,7 @@ static int build_copy(build *b, const mblx_id *Fn, mbl_status *st)
 /* The Jacobians of R and Phi at rest (v = 0, vdot = 0) and the dependent coordinates. */
 static int rest_jacobians(build *b, mbl_status *st)
 {
-    const mbl_model *md = b->md;
+    const model_view *md = b->md;
     mbl_symlin *sl = b->sl;
     mblx_graph *g = sl->g;
     int n = b->n, m = b->m, z = b->z;
@@ -424,7 +424,7 @@ static int rest_jacobians(build *b, mbl_status *st)
  * [I; -Phi_y^-1 Phi_S], and the equilibrium residuals. */
 static int rest_lambda_h(build *b, mbl_status *st)
 {
-    const mbl_model *md = b->md;
+    const model_view *md = b->md;
     const mbl_point *pt = b->pt;
     mbl_symlin *sl = b->sl;
     mblx_graph *g = sl->g;
@@ -484,7 +484,7 @@ static int rest_lambda_h(build *b, mbl_status *st)
 /* lambda(q) substituted; M-hat, C-hat, K-hat = H^T (R_vdot, R_v, R_q) H, F = -H^T R_r; A and B. */
 static int rest_matrices(build *b, mbl_status *st)
 {
-    const mbl_model *md = b->md;
+    const model_view *md = b->md;
     const mbl_point *pt = b->pt;
     mbl_symlin *sl = b->sl;
     mblx_graph *g = sl->g;
@@ -532,7 +532,7 @@ static int rest_matrices(build *b, mbl_status *st)
 /* C = [y_q H, y_v H], D = y_r (at rest) */
 static int rest_outputs(build *b, mbl_status *st)
 {
-    const mbl_model *md = b->md;
+    const model_view *md = b->md;
     mbl_symlin *sl = b->sl;
     mblx_graph *g = sl->g;
     int n = b->n, z = b->z, rc = 0;
@@ -564,8 +564,11 @@ static int rest_outputs(build *b, mbl_status *st)
 
 #undef REST
 
-int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, mbl_symlin **out, mbl_status *st)
+int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes, mbl_symlin **out, mbl_status *st)
 {
+    model_view view; /* the model's data (model/model_view.h) */
+    model_view_get(model, &view);
+    const model_view *md = &view;
     *out = NULL;
     if (!max_nodes) max_nodes = SYMLIN_MAX_NODES_DEFAULT;
     if (md->k) return mbl_error(st, MBL_EMODEL, "symbolic linear models: non-holonomic constraints are not supported");
@@ -574,7 +577,7 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
     for (int i = 0; i < md->n; i++) moving |= pt->v[i] != 0.0 || pt->vdot[i] != 0.0;
     /* the states the library chooses (coordinates only) */
     mbl_linear *lin = NULL;
-    int rc = mbl_linearize(md, pt, NULL, &lin, st);
+    int rc = mbl_linearize(model, pt, NULL, &lin, st);
     if (rc) return rc;
     int n = md->n, m = md->m, z = lin->z0;
     if (lin->z1 != z || n - m != z) {
@@ -598,12 +601,13 @@ int mbl_symlin_new(const mbl_model *md, const mbl_point *pt, size_t max_nodes, m
      * built before the node map below is sized */
     const mblx_id *Fn = NULL, *jn = NULL;
     if (!rc) {
-        mbl_model_graph_lock(1);
-        rc = mbl_model_dae_nodes(md, &Fn, &jn, st);
-        mbl_model_graph_lock(0);
+        /* the model's graph is read until the copy is made: under its lock (model_graph_lock) */
+        model_graph_lock(model, 1);
+        rc = model_dae_nodes(model, &Fn, &jn, st);
+        if (!rc) rc = build_symbols(&b, st);
+        if (!rc) rc = build_copy(&b, Fn, st);
+        model_graph_lock(model, 0);
     }
-    if (!rc) rc = build_symbols(&b, st);
-    if (!rc) rc = build_copy(&b, Fn, st);
     int reduced = 0; /* the reduction ran (at rest or in codegen_build_moving) */
     if (!rc && b.general) {
         rc = codegen_build_moving(sl, pt, b.Y, b.sexpr, st);

@@ -71,18 +71,18 @@ void mbl_eval_free(mbl_eval *ev)
 
 int mbl_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st)
 {
-    mbl_model_fill_syms_pt(md, pt, ev->syms);
-    int rc = mbl_model_eval_jac(md, ev->syms, ev->jac, ev->work, st);
+    model_fill_syms_pt(md, pt, ev->syms);
+    int rc = model_eval_jac(md, ev->syms, ev->jac, ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, ev->syms, ev->us, ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
-    if (rc) return mbl_model_eval_error(md, ev->syms, "at the operating point", st);
+    if (rc) return model_eval_error(md, ev->syms, "at the operating point", st);
     return 0;
 }
 
 void mbl_jac_block(const mbl_model *md, const double *jacval, int rg, int cb, double *out)
 {
     int r0 = md->row0[rg], r1 = md->row0[rg + 1];
-    int c0 = mbl_model_blk0(md, cb), c1 = mbl_model_blk0(md, cb + 1);
+    int c0 = model_blk0(md, cb), c1 = model_blk0(md, cb + 1);
     int nr = r1 - r0;
     memset(out, 0, (size_t)nr * (size_t)(c1 - c0) * sizeof *out);
     for (int p = 0; p < md->jac.nz; p++) {
@@ -322,8 +322,8 @@ static void fill_triplets(mbl_lin_work *w)
 /* Column of the kinematic system for an unknown of the augmented one: vdot, v, q; -1 for the others */
 static int kin_col(const mbl_model *md, int c)
 {
-    int n = md->n, ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V);
-    int jq = mbl_model_blk0(md, MBL_BLK_Q);
+    int n = md->n, ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V);
+    int jq = model_blk0(md, MBL_BLK_Q);
     if (c >= ja && c < ja + n) return c - ja;
     if (c >= jv && c < jv + n) return n + c - jv;
     if (c >= jq && c < jq + n) return 2 * n + c - jq;
@@ -423,7 +423,7 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
 {
     const mbl_model *md = w->md;
     int n = md->n, nr = md->nr, z0 = w->z0, z1 = w->z1, zz = z0 + z1, Nk = w->Nk, kb = w->kcols;
-    int nc = md->nF - md->row0[MBL_ROW_PHIDD], jr = mbl_model_blk0(md, MBL_BLK_R);
+    int nc = md->nF - md->row0[MBL_ROW_PHIDD], jr = model_blk0(md, MBL_BLK_R);
     int eom1 = md->row0[MBL_ROW_EOM + 1];
     double *Xk = w->Xk, *G = w->G;
     for (int j0 = 0; j0 < zz; j0 += kb) {
@@ -475,9 +475,9 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     int N = w->N, z0 = w->z0, z1 = w->z1, nrhs = w->nrhs, nX = md->nX, nx = z0 + z1 + nX;
     const mbl_state_ref *S = w->S, *W = w->W;
     double *X = w->X, *dS = w->dS, *dW = w->dW, *dXd = w->dXd;
-    int jxd = mbl_model_blk0(md, MBL_BLK_XD);
-    int jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q), ja = mbl_model_blk0(md, MBL_BLK_A);
-    int jr = mbl_model_blk0(md, MBL_BLK_R);
+    int jxd = model_blk0(md, MBL_BLK_XD);
+    int jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q), ja = model_blk0(md, MBL_BLK_A);
+    int jr = model_blk0(md, MBL_BLK_R);
 
     /* right-hand sides S-bar, W-bar, inputs, solved w->xcols at a time; each block gives its
      * columns of the state derivatives (chain rule), of C and D, and (without the kinematic
@@ -708,7 +708,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     if (!w) return mbl_error(st, MBL_ENOMEM, "out of memory");
     w->md = md;
     w->opt = *opt;
-    w->N = mbl_model_blk0(md, MBL_BLK_R); /* unknowns without the inputs: [a lam mu v q Xdot Z X] */
+    w->N = model_blk0(md, MBL_BLK_R); /* unknowns without the inputs: [a lam mu v q Xdot Z X] */
     int N = w->N, rc = mbl_eval_init(md, &w->ev, st);
     if (!rc) rc = mbl_eval_at(md, pt, &w->ev, st);
     memset(&tmp, 0, sizeof tmp);
@@ -771,7 +771,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     const mbl_state_ref *S = w->S, *W = w->W;
     const sparse_rows *U = &w->U;
     int nz = 0;
-    int jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q);
+    int jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
     for (int p = 0; p < md->jac.nz; p++)
         if (md->jac.col[p] < N) w->ti[nz] = md->jac.row[p], w->tj[nz] = md->jac.col[p], w->tsrc[nz++] = p;
     for (int i = 0; i < z0; i++) {
@@ -804,7 +804,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
             if (U->col[p] < N) w->ti[nz] = row, w->tj[nz] = U->col[p], w->tsrc[nz++] = -U->src[p] - 2;
     }
     /* rows X = X-bar of the user ODE states */
-    int jx = mbl_model_blk0(md, MBL_BLK_X);
+    int jx = model_blk0(md, MBL_BLK_X);
     for (int i = 0; i < nX; i++) w->ti[nz] = md->nF + z0 + z1 + i, w->tj[nz] = jx + i, w->tsrc[nz++] = TSRC_ONE;
     w->nz = nz;
     /* the kinematic projection of M-hat, C-hat, K-hat assumes equations of motion whose multipliers

@@ -12,7 +12,7 @@
 
 void mbl_sjac_dense(const mbl_model *md, const mbl_sjac *J, const double *val, int r0, int r1, int cb, double *out)
 {
-    int c0 = mbl_model_blk0(md, cb), c1 = mbl_model_blk0(md, cb + 1), nr = r1 - r0;
+    int c0 = model_blk0(md, cb), c1 = model_blk0(md, cb + 1), nr = r1 - r0;
     memset(out, 0, (size_t)nr * (size_t)(c1 - c0) * sizeof *out);
     for (int p = 0; p < J->nz; p++) {
         int r = J->row[p], c = J->col[p];
@@ -62,8 +62,8 @@ static int blocks_ext(const mbl_model *md, mbl_blocks *B, mbl_status *st)
 int mbl_multipliers_reactions_only(const mbl_model *md)
 {
     int m = md->m, k = md->k, e1 = md->row0[MBL_ROW_EOM + 1], v1 = md->row0[MBL_ROW_VAR + 1];
-    int bl = mbl_model_blk0(md, MBL_BLK_LAMBDA), bm = mbl_model_blk0(md, MBL_BLK_MU), bq = mbl_model_blk0(md, MBL_BLK_Q);
-    int bv = mbl_model_blk0(md, MBL_BLK_V), p0 = md->row0[MBL_ROW_PHI], h0 = md->row0[MBL_ROW_NH];
+    int bl = model_blk0(md, MBL_BLK_LAMBDA), bm = model_blk0(md, MBL_BLK_MU), bq = model_blk0(md, MBL_BLK_Q);
+    int bv = model_blk0(md, MBL_BLK_V), p0 = md->row0[MBL_ROW_PHI], h0 = md->row0[MBL_ROW_NH];
     /* the entries of the rows Phi (q columns) and c (v columns), by constraint: start[j]..start[j + 1] */
     int *start = mbl_calloc((size_t)(m + k) + 2, sizeof *start), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
     int ok = start && ent;
@@ -154,7 +154,7 @@ int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl
 
 int mbl_outputs_use(const mbl_model *md, int blk)
 {
-    int c0 = mbl_model_blk0(md, blk), c1 = mbl_model_blk0(md, blk + 1);
+    int c0 = model_blk0(md, blk), c1 = model_blk0(md, blk + 1);
     for (int p = 0; p < md->yjac.nz; p++)
         if (md->yjac.col[p] >= c0 && md->yjac.col[p] < c1) return 1;
     return 0;
@@ -165,9 +165,9 @@ int mbl_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *
 {
     mbl_point p = *pt; /* the point's X, der(X) and Z kept */
     p.v = (double *)v, p.lambda = (double *)lam, p.mu = (double *)mu;
-    mbl_model_fill_syms_pt(md, &p, ev->syms);
-    int rc = mbl_model_eval_jac(md, ev->syms, jac, ev->work, st);
-    if (rc) return mbl_model_eval_error(md, ev->syms, "evaluating the model Jacobian", st);
+    model_fill_syms_pt(md, &p, ev->syms);
+    int rc = model_eval_jac(md, ev->syms, jac, ev->work, st);
+    if (rc) return model_eval_error(md, ev->syms, "evaluating the model Jacobian", st);
     return 0;
 }
 
@@ -247,7 +247,7 @@ void mbl_rstates_free(mbl_rstates *rs)
 /* out (z x n, ld z) row i += the usjac entries of user-state row `urow` in column block blk */
 static void usjac_row(const mbl_model *md, const double *usjac, int urow, int blk, int i, int z, double *out)
 {
-    int n = md->n, c0 = mbl_model_blk0(md, blk);
+    int n = md->n, c0 = model_blk0(md, blk);
     for (int p = 0; p < md->usjac.nz; p++) {
         int c = md->usjac.col[p] - c0;
         if (md->usjac.row[p] == urow && c >= 0 && c < n) out[i + (size_t)c * z] += usjac[p];

@@ -155,10 +155,10 @@ static void desc_ext(const mbl_model *md, const double *jac, const double *yjac,
     int n = md->n, m = md->m, k = md->k, nX = md->nX, nr = md->nr, ny = md->ny;
     int e1 = md->row0[MBL_ROW_EOM + 1], o0 = md->row0[MBL_ROW_ODE], z1 = md->row0[MBL_ROW_VAR + 1];
     int cx = 2 * n + r + k, cz = cx + nX;
-    int bq = mbl_model_blk0(md, MBL_BLK_Q), bv = mbl_model_blk0(md, MBL_BLK_V), ba = mbl_model_blk0(md, MBL_BLK_A);
-    int bl = mbl_model_blk0(md, MBL_BLK_LAMBDA), bm = mbl_model_blk0(md, MBL_BLK_MU);
-    int bxd = mbl_model_blk0(md, MBL_BLK_XD), bz = mbl_model_blk0(md, MBL_BLK_Z), bx = mbl_model_blk0(md, MBL_BLK_X);
-    int br = mbl_model_blk0(md, MBL_BLK_R);
+    int bq = model_blk0(md, MBL_BLK_Q), bv = model_blk0(md, MBL_BLK_V), ba = model_blk0(md, MBL_BLK_A);
+    int bl = model_blk0(md, MBL_BLK_LAMBDA), bm = model_blk0(md, MBL_BLK_MU);
+    int bxd = model_blk0(md, MBL_BLK_XD), bz = model_blk0(md, MBL_BLK_Z), bx = model_blk0(md, MBL_BLK_X);
+    int br = model_blk0(md, MBL_BLK_R);
     double *E = lin->E, *Ad = lin->Ad;
     /* the EOM rows' multiplier columns come from the Jacobian here (forces of multipliers) */
     for (int a = 0; a < r; a++)
@@ -214,7 +214,7 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
             return mbl_error(st, MBL_EMODEL,
                              "descriptor: the sparse (ARPACK) path does not take %s (yet): raise dense_max or use "
                              "augmented",
-                             mbl_model_ext_features(md));
+                             model_ext_features(md));
         if (k > 0)
             return mbl_error(st, MBL_EMODEL,
                              "descriptor: the sparse (ARPACK) path supports holonomic constraints only (%d "

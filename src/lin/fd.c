@@ -64,7 +64,7 @@ static void fd_fill(fd_ctx *c)
     mbl_point p = *c->pt;
     p.q = c->q, p.v = c->v, p.vdot = c->a, p.lambda = c->lam, p.mu = c->mu, p.r = c->r;
     p.X = c->X, p.Xdot = c->Xd, p.Z = c->Z;
-    mbl_model_fill_syms_pt(c->md, &p, c->ev->syms);
+    model_fill_syms_pt(c->md, &p, c->ev->syms);
 }
 
 /* Eq. 10 models: (vdot, lambda, mu, der(X), Z) by Newton on [R; d; zeq; Phi''; c'] (forces of the
@@ -82,8 +82,8 @@ static int fd_dynamics_ext(fd_ctx *c, mbl_status *st)
     if (nZ) memcpy(c->Z, pt->Z, (size_t)nZ * sizeof *c->Z);
     /* rows: EOM, ode, implicit variables (contiguous from 0), Phi'', c'; unknowns a, lambda, mu, Xd, Z */
     int e1 = md->row0[MBL_ROW_VAR + 1], d0 = md->row0[MBL_ROW_PHIDD], hd0 = md->row0[MBL_ROW_NHD];
-    int ja = mbl_model_blk0(md, MBL_BLK_A), jl = mbl_model_blk0(md, MBL_BLK_LAMBDA), jm = mbl_model_blk0(md, MBL_BLK_MU);
-    int jxd = mbl_model_blk0(md, MBL_BLK_XD), jz = mbl_model_blk0(md, MBL_BLK_Z);
+    int ja = model_blk0(md, MBL_BLK_A), jl = model_blk0(md, MBL_BLK_LAMBDA), jm = model_blk0(md, MBL_BLK_MU);
+    int jxd = model_blk0(md, MBL_BLK_XD), jz = model_blk0(md, MBL_BLK_Z);
     double *blk[5] = {c->a, c->lam, c->mu, c->Xd, c->Z};
     int len[5] = {n, m, k, nX, nZ}, col0[5] = {ja, jl, jm, jxd, jz}, u0[5] = {0, n, n + m, n + m + k, n + m + k + nX};
     double prev = INFINITY;
@@ -124,8 +124,8 @@ static int fd_evaluate(fd_ctx *c, mbl_status *st)
 {
     const mbl_model *md = c->md;
     fd_fill(c);
-    int rc = mbl_model_eval_F(md, c->ev->syms, c->F, c->ev->work, st);
-    if (!rc) rc = mbl_model_eval_jac(md, c->ev->syms, c->jac, c->ev->work, st);
+    int rc = model_eval_F(md, c->ev->syms, c->F, c->ev->work, st);
+    if (!rc) rc = model_eval_jac(md, c->ev->syms, c->jac, c->ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
     if (!rc) mbl_rstates_rows(md, c->rw, c->us + c->usoff);
     return rc;
@@ -185,7 +185,7 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
     /* accelerations and multipliers: R(a, lam, mu), Phi''(a) and c'(a) are linear in (a, lam, mu) */
     double *KK = c->K; /* reuse: needs N x N */
     memset(KK, 0, (size_t)N * N * sizeof *KK);
-    int ja = mbl_model_blk0(md, MBL_BLK_A), jl = mbl_model_blk0(md, MBL_BLK_LAMBDA), jm = mbl_model_blk0(md, MBL_BLK_MU);
+    int ja = model_blk0(md, MBL_BLK_A), jl = model_blk0(md, MBL_BLK_LAMBDA), jm = model_blk0(md, MBL_BLK_MU);
     for (int p = 0; p < md->jac.nz; p++) {
         int row = md->jac.row[p], col = md->jac.col[p];
         int ri = row >= e0 && row < e0 + n     ? row - e0

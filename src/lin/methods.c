@@ -58,7 +58,7 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
 {
     const char *name = methods[i].name;
     int aug = !strcmp(name, "augmented"), desc = !strcmp(name, "descriptor");
-    const char *ext = mbl_model_ext_features(md); /* source 000 Eq. 10: the partial spectrum does not take it */
+    const char *ext = model_ext_features(md); /* source 000 Eq. 10: the partial spectrum does not take it */
     double budget = mbl_lin_mem_budget(opt), need = mbl_lin_dense_bytes(md, pt, name);
     if (desc && (opt->partial == MBL_PARTIAL_ALWAYS || 2 * md->n + md->m + md->k > opt->dense_max))
         return methods[i].fn(md, pt, opt, out, st); /* the sparse pencil, which checks its own need */

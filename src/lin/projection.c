@@ -130,7 +130,7 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     if (rc) goto done;
     int e0 = md->row0[MBL_ROW_EOM], e1 = md->row0[MBL_ROW_EOM + 1];
     mbl_sjac_dense(md, &md->jac, jac, e0, e1, MBL_BLK_Q, Rq0);
-    rc = mbl_model_eval_F(md, B.ev.syms, Fv, B.ev.work, st);
+    rc = model_eval_F(md, B.ev.syms, Fv, B.ev.work, st);
     if (rc) goto done;
     memcpy(y, Fv + e0, (size_t)n * sizeof *y);
     rc = mbl_reduce(&B, rows, r, &rs, Rq0, opt->rcond_min, lin, &kin, &lu, st);

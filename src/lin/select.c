@@ -158,7 +158,7 @@ static int select_level(const mbla_csc *C, int ncand, const double *G, const dou
 static int constraint_csc(const mbl_model *md, const double *jacval, const int *rg, int ng, int cb, mbla_csc **out,
                           mbl_status *st)
 {
-    int c0 = mbl_model_blk0(md, cb), n = md->n, rows = 0, nz = 0;
+    int c0 = model_blk0(md, cb), n = md->n, rows = 0, nz = 0;
     int roff[4];
     for (int g = 0; g < ng; g++) {
         roff[g] = rows;
@@ -212,7 +212,7 @@ int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
     rc = constraint_csc(md, ev->jac, g_phi, 1, MBL_BLK_Q, &C, st);
     if (rc) goto done;
     const double *usjac = ev->us + 3 * nus + 2 * nuvs;
-    int jq = mbl_model_blk0(md, MBL_BLK_Q);
+    int jq = model_blk0(md, MBL_BLK_Q);
     for (int p = 0; p < md->usjac.nz; p++) {
         int r = md->usjac.row[p], c = md->usjac.col[p];
         if (r < nus && c >= jq && c < jq + n) G[r + (size_t)(c - jq) * nus] = usjac[p];
@@ -277,7 +277,7 @@ int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
             rc = mbl_error(st, MBL_ENOMEM, "out of memory in the state selection (%d candidates x %d coordinates)", ncand, n);
             goto done;
         }
-        int jv = mbl_model_blk0(md, MBL_BLK_V);
+        int jv = model_blk0(md, MBL_BLK_V);
         for (int p = 0; p < md->usjac.nz; p++) {
             int r = md->usjac.row[p], c = md->usjac.col[p];
             if (r >= 3 * nus && r < 3 * nus + nuvs && c >= jv && c < jv + n)

@@ -113,8 +113,8 @@ int mbl_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_
     if (rc) goto done;
     int nd = 2 * n + m, nz = md->jac.nz;
     int e0 = md->row0[MBL_ROW_EOM], p0 = md->row0[MBL_ROW_PHI], v0 = md->row0[MBL_ROW_PHID];
-    int ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q);
-    int jr = mbl_model_blk0(md, MBL_BLK_R);
+    int ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
+    int jr = model_blk0(md, MBL_BLK_R);
     size_t cap = (size_t)nz * 2 + (size_t)n + 1;
     ti = mbl_alloc_array(cap, sizeof *ti), tj = mbl_alloc_array(cap, sizeof *tj), tx = mbl_alloc_array(cap, sizeof *tx);
     eti = mbl_alloc_array(cap, sizeof *eti), etj = mbl_alloc_array(cap, sizeof *etj);

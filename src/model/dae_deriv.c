@@ -60,10 +60,10 @@ const mbl_model *mbl_dae_deriv_model(const mbl_dae_deriv *d)
 void mbl_dae_deriv_layout(const mbl_dae_deriv *d, mbl_dae_layout *lay)
 {
     memset(lay, 0, sizeof *lay);
-    if (d) mbl_dae_layout_fill(d->md, d->row0, d->col0, lay);
+    if (d) model_dae_layout_fill(d->md, d->row0, d->col0, lay);
 }
 
-void mbl_dae_layout_fill(const mbl_model *md, const int *row0, const int *col0, mbl_dae_layout *lay)
+void model_dae_layout_fill(const mbl_model *md, const int *row0, const int *col0, mbl_dae_layout *lay)
 {
     memset(lay, 0, sizeof *lay);
     lay->n = md->n;
@@ -95,7 +95,7 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     d->nunk = md->nunk;
     d->nF = md->nF;
     for (int g = 0; g <= MBL_DAE_NROWG; g++) d->row0[g] = md->row0[g];
-    for (int b = 0; b <= MBL_DAE_NBLK; b++) d->col0[b] = mbl_model_blk0(md, b);
+    for (int b = 0; b <= MBL_DAE_NBLK; b++) d->col0[b] = model_blk0(md, b);
     int n = md->n, np = md->np, nunk = md->nunk, nx = 2 * n + md->nr;
     mblx_graph *g = md->g;
     int rc = 0;
@@ -108,7 +108,7 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    mbl_model_graph_lock(1);
+    model_graph_lock(md, 1);
     for (int c = 0; c < nunk; c++) syms[c] = mblx_symbol_node(g, (size_t)md->sym_of_unknown[c]);
     for (int j = 0; j < np; j++) syms[nunk + j] = md->p[j];
     mblx_id zero = mblx_const(g, 0.0);
@@ -119,9 +119,9 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     }
     for (int i = 0; i < md->nr; i++) xe[2 * n + i] = md->r0x ? md->r0x[i] : zero;
     const mblx_id *Fn, *jn; /* with the tree's term, when it is evaluated beside the tapes */
-    rc = mbl_model_dae_nodes(md, &Fn, &jn, st);
+    rc = model_dae_nodes(md, &Fn, &jn, st);
     if (rc) {
-        mbl_model_graph_lock(0);
+        model_graph_lock(md, 0);
         goto done;
     }
     rc = mblx_jacobian(g, (size_t)md->jac.nz, jn, nsy, syms, &d->H);
@@ -130,16 +130,16 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     if (!rc) rc = mblx_jacobian(g, (size_t)nx, xe, (size_t)np, syms + nunk, &d->Xp);
     if (rc) mblx_graph_status(g, st);
     /* flexible bodies: the structured term's dependence on the parameters through its invariants */
-    if (!rc && md->nffrd) rc = mbl_ffr_param_deriv(md, np, syms + nunk, &d->H, &d->Fp, st);
+    if (!rc && md->nffrd) rc = model_ffr_param_deriv(md, np, syms + nunk, &d->H, &d->Fp, st);
     if (rc) {
-        mbl_model_graph_lock(0);
+        model_graph_lock(md, 0);
         goto done;
     }
     int nh = d->H.colptr[nsy], nf = d->Fp.colptr[np], npp = d->Pp.colptr[np], nxp = d->Xp.colptr[np];
     d->nout = (size_t)nh + (size_t)nf + (size_t)npp + (size_t)nxp;
     outs = mbl_alloc_array(d->nout + 1, sizeof *outs);
     if (!outs) {
-        mbl_model_graph_lock(0);
+        model_graph_lock(md, 0);
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -154,7 +154,7 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
         else if (!(d->tape_us = mblx_compile(g, (size_t)d->Hus.colptr[nsy], d->Hus.node, st)))
             rc = st ? st->code : MBL_ENOMEM;
     }
-    mbl_model_graph_lock(0);
+    model_graph_lock(md, 0);
     if (!rc && !d->tape) rc = st ? st->code : MBL_ENOMEM;
     if (!rc && d->tape_us && mblx_tape_nsymbols(d->tape_us) > (size_t)md->nsym)
         rc = mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: the derivatives read symbols the model does not have");
@@ -187,10 +187,10 @@ static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, d
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    mbl_model_fill_syms_pt(md, pt, syms);
+    model_fill_syms_pt(md, pt, syms);
     rc = mblx_tape_eval(d->tape, syms, vals, work, st);
     if (rc) {
-        rc = mbl_model_eval_error(md, syms, "in the derivatives with respect to the parameters", st);
+        rc = model_eval_error(md, syms, "in the derivatives with respect to the parameters", st);
         goto done;
     }
     if (T) {
@@ -232,9 +232,9 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
         double *work = mbl_alloc_array(md->work_size + 1, sizeof *work);
         if (!syms || !work) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         if (!rc) {
-            mbl_model_fill_syms_pt(md, pt, syms);
-            rc = mbl_model_eval_jac(md, syms, J, work, st);
-            if (rc) rc = mbl_model_eval_error(md, syms, "at the operating point", st);
+            model_fill_syms_pt(md, pt, syms);
+            rc = model_eval_jac(md, syms, J, work, st);
+            if (rc) rc = model_eval_error(md, syms, "at the operating point", st);
         }
         mbl_free(syms);
         mbl_free(work);
@@ -316,10 +316,10 @@ int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const doub
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    mbl_model_fill_syms_pt(md, pt, syms);
+    model_fill_syms_pt(md, pt, syms);
     rc = mblx_tape_eval(md->tape_us, syms, us, work, st);
     if (rc) {
-        rc = mbl_model_eval_error(md, syms, "in the user states at the operating point", st);
+        rc = model_eval_error(md, syms, "in the user states at the operating point", st);
         goto done;
     }
     /* the position columns of the rows s, sdot, sddot */
@@ -330,7 +330,7 @@ int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const doub
     if (!dSq || !dx || !d->tape_us) goto done;
     rc = mblx_tape_eval(d->tape_us, syms, hv, work, st);
     if (rc) {
-        rc = mbl_model_eval_error(md, syms, "in the derivatives of the user states", st);
+        rc = model_eval_error(md, syms, "in the derivatives of the user states", st);
         goto done;
     }
     vals = mbl_alloc_array(d->nout + 1, sizeof *vals);

@@ -42,7 +42,7 @@ int mbl_dae_eval_new(const mbl_model *md, mbl_dae_eval **out, mbl_status *st)
     if (!e) return mbl_error(st, MBL_ENOMEM, "out of memory");
     e->md = md;
     for (int g = 0; g <= MBL_DAE_NROWG; g++) e->row0[g] = md->row0[g];
-    for (int b = 0; b <= MBL_DAE_NBLK; b++) e->col0[b] = mbl_model_blk0(md, b);
+    for (int b = 0; b <= MBL_DAE_NBLK; b++) e->col0[b] = model_blk0(md, b);
     int n = md->n, m = md->m, rc = 0;
     mblx_graph *g = md->g;
     mblx_id *qs = mbl_alloc_array((size_t)n + 1, sizeof *qs);
@@ -52,13 +52,13 @@ int mbl_dae_eval_new(const mbl_model *md, mbl_dae_eval **out, mbl_status *st)
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    mbl_model_graph_lock(1);
+    model_graph_lock(md, 1);
     const mblx_id *Fn, *jn; /* with the terms evaluated beside the tapes (the planar joints' Phi) */
-    if ((rc = mbl_model_dae_nodes(md, &Fn, &jn, st))) {
-        mbl_model_graph_lock(0);
+    if ((rc = model_dae_nodes(md, &Fn, &jn, st))) {
+        model_graph_lock(md, 0);
         goto done;
     }
-    int jq = mbl_model_blk0(md, MBL_BLK_Q), jl = mbl_model_blk0(md, MBL_BLK_LAMBDA);
+    int jq = model_blk0(md, MBL_BLK_Q), jl = model_blk0(md, MBL_BLK_LAMBDA);
     for (int i = 0; i < n; i++) qs[i] = mblx_symbol_node(g, (size_t)md->sym_of_unknown[jq + i]);
     for (int j = 0; j < m; j++)
         terms[j] = mblx_mul(g, mblx_symbol_node(g, (size_t)md->sym_of_unknown[jl + j]), Fn[md->row0[MBL_ROW_PHI] + j]);
@@ -67,13 +67,13 @@ int mbl_dae_eval_new(const mbl_model *md, mbl_dae_eval **out, mbl_status *st)
     if (!rc) rc = mblx_jacobian(g, (size_t)n, grad, (size_t)n, qs, &e->H);
     if (rc) {
         mblx_graph_status(g, st);
-        mbl_model_graph_lock(0);
+        model_graph_lock(md, 0);
         goto done;
     }
     int hnz = e->H.colptr[n];
     e->tape_g = mblx_compile(g, (size_t)n, grad, st);
     e->tape_h = e->tape_g ? mblx_compile(g, (size_t)hnz, e->H.node, st) : NULL;
-    mbl_model_graph_lock(0);
+    model_graph_lock(md, 0);
     if (!e->tape_g || !e->tape_h) {
         rc = st ? st->code : MBL_ENOMEM;
         goto done;
@@ -108,7 +108,7 @@ done:
 void mbl_dae_eval_layout(const mbl_dae_eval *e, mbl_dae_layout *lay)
 {
     memset(lay, 0, sizeof *lay);
-    if (e) mbl_dae_layout_fill(e->md, e->row0, e->col0, lay);
+    if (e) model_dae_layout_fill(e->md, e->row0, e->col0, lay);
 }
 
 const mbl_model *mbl_dae_eval_model(const mbl_dae_eval *e)
@@ -133,20 +133,20 @@ static void fill(mbl_dae_eval *e, double t, const double *x)
 
 static int failed(mbl_dae_eval *e, const char *when, mbl_status *st)
 {
-    return mbl_model_eval_error(e->md, e->syms, when, st);
+    return model_eval_error(e->md, e->syms, when, st);
 }
 
 int mbl_dae_eval_residual(mbl_dae_eval *e, double t, const double *x, double *F, mbl_status *st)
 {
     fill(e, t, x);
-    if (mbl_model_eval_F(e->md, e->syms, F, e->work, st)) return failed(e, "in the simulation", st);
+    if (model_eval_F(e->md, e->syms, F, e->work, st)) return failed(e, "in the simulation", st);
     return 0;
 }
 
 int mbl_dae_eval_jacobian(mbl_dae_eval *e, double t, const double *x, double *J, mbl_status *st)
 {
     fill(e, t, x);
-    if (mbl_model_eval_jac(e->md, e->syms, J, e->work, st)) return failed(e, "in the simulation's Jacobian", st);
+    if (model_eval_jac(e->md, e->syms, J, e->work, st)) return failed(e, "in the simulation's Jacobian", st);
     return 0;
 }
 

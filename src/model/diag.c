@@ -28,8 +28,11 @@ static int sjac_uses_col(const mblx_graph *g, const mbl_sjac *J, int col)
 int mbl_model_input_used(const mbl_model *md, int i)
 {
     if (!md || i < 0 || i >= md->nr) return -1;
-    int col = mbl_model_blk0(md, MBL_BLK_R) + i;
-    return sjac_uses_col(md->g, &md->jac, col) || sjac_uses_col(md->g, &md->yjac, col);
+    int col = model_blk0(md, MBL_BLK_R) + i;
+    model_graph_lock(md, 1); /* another thread may grow the graph meanwhile */
+    int used = sjac_uses_col(md->g, &md->jac, col) || sjac_uses_col(md->g, &md->yjac, col);
+    model_graph_lock(md, 0);
+    return used;
 }
 
 void mbl_constraint_diag_free(mbl_constraint_diag *d)
@@ -51,9 +54,9 @@ static int diagnose_initial(const mbl_model *md, mbl_constraint_diag *d, double 
         mbl_free(zeros), mbl_free(buf);
         return mbl_error(st, MBL_ENOMEM, "mbl_constraint_diagnose: out of memory (m = %d)", m);
     }
-    mbl_model_fill_syms(md, md->time, md->q0, md->v0, zeros, zeros, zeros, md->r0, syms);
+    model_fill_syms(md, md->time, md->q0, md->v0, zeros, zeros, zeros, md->r0, syms);
     mbl_status est;
-    if (mbl_model_eval_F(md, syms, buf, work, &est)) {
+    if (model_eval_F(md, syms, buf, work, &est)) {
         d->kind = MBL_DIAG_UNEVALUATED;
         snprintf(d->msg, sizeof d->msg, "%.250s", est.msg);
     } else {
@@ -84,14 +87,14 @@ static int diagnose_point(const mbl_model *md, const mbl_point *pt, mbl_constrai
         rc = mbl_error(st, MBL_ENOMEM, "mbl_constraint_diagnose: out of memory (m = %d, n = %d)", m, n);
         goto done;
     }
-    mbl_model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
+    model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
     mbl_status est;
-    if (mbl_model_eval_jac(md, syms, buf, work, &est)) {
+    if (model_eval_jac(md, syms, buf, work, &est)) {
         d->kind = MBL_DIAG_UNEVALUATED;
         snprintf(d->msg, sizeof d->msg, "%.250s", est.msg);
         goto done;
     }
-    int jq = mbl_model_blk0(md, MBL_BLK_Q), r_phi = md->row0[MBL_ROW_PHI];
+    int jq = model_blk0(md, MBL_BLK_Q), r_phi = md->row0[MBL_ROW_PHI];
     for (int p = 0; p < md->jac.nz; p++) {
         int r = md->jac.row[p], c = md->jac.col[p];
         if (r >= r_phi && r < r_phi + m && c >= jq && c < jq + n) J[(r - r_phi) + (size_t)(c - jq) * m] = buf[p];

@@ -39,11 +39,11 @@ static int independent_rows(int nr, int nc, double *J, char *const *what, const 
     return rc;
 }
 
-int mbl_model_check_point(const mbl_model *md, const double *jacval, const double *usjac, mbl_status *st)
+int model_check_point(const mbl_model *md, const double *jacval, const double *usjac, mbl_status *st)
 {
     int ne = md->nX + md->nZ, rc = 0;
     if (ne > 0 && jacval) {
-        int r0 = md->row0[MBL_ROW_ODE], c0 = mbl_model_blk0(md, MBL_BLK_XD);
+        int r0 = md->row0[MBL_ROW_ODE], c0 = model_blk0(md, MBL_BLK_XD);
         double *J = mbl_calloc((size_t)ne * (size_t)ne + 1, sizeof *J);
         if (!J) return mbl_error(st, MBL_ENOMEM, "out of memory");
         for (int p = 0; p < md->jac.nz; p++) {
@@ -57,7 +57,7 @@ int mbl_model_check_point(const mbl_model *md, const double *jacval, const doubl
         mbl_free(J);
     }
     if (!rc && md->nspd > 0 && usjac) {
-        int n = md->n, ns = md->nspd, u0 = 3 * md->nus + md->nuvs - ns, jv = mbl_model_blk0(md, MBL_BLK_V);
+        int n = md->n, ns = md->nspd, u0 = 3 * md->nus + md->nuvs - ns, jv = model_blk0(md, MBL_BLK_V);
         double *T = mbl_calloc((size_t)ns * (size_t)n + 1, sizeof *T);
         if (!T) return mbl_error(st, MBL_ENOMEM, "out of memory");
         for (int p = 0; p < md->usjac.nz; p++) {
@@ -71,7 +71,7 @@ int mbl_model_check_point(const mbl_model *md, const double *jacval, const doubl
     return rc;
 }
 
-const char *mbl_model_ext_features(const mbl_model *md)
+const char *model_ext_features(const mbl_model *md)
 {
     if (!md) return NULL;
     if (md->nX) return "user ODE states (ode_states)";

@@ -1,6 +1,6 @@
 /* The structured term of the canonical DAE: a flexible body in a floating frame of reference
  * (planar), given by constant sparse matrices, whose contribution to the equations of motion and
- * to their Jacobian is written in closed form (src/model/ffr.c), never as text to be parsed and
+ * to their Jacobian is written in closed form (src/model/terms/ffr.c), never as text to be parsed and
  * differentiated term by term. Beam bodies (src/mech/beam.c) and modal bodies
  * (src/mech/modal_body.c) both produce one. Internal to the library.
  *
@@ -87,17 +87,17 @@ typedef struct mbl_flex_nodes {
     int *qn;                    /* 3 [6] x nnode: model coordinate index of each node's u, v, phi [ux .. rz] */
 } mbl_flex_nodes;
 
-void mbl_ffr_body_free(mbl_ffr_body *b);
+void model_ffr_body_free(mbl_ffr_body *b);
 
 struct mbl_model;
 struct mbl_sjac;
 /* Add body b's rows to Fs (n expression nodes, accumulated: Fs[i] = Fs[i] + row i) and its closed-form
  * Jacobian entries (EOM rows, columns in the unknown layout) to J. qidx: the model coordinate
  * indices of frame x, y, th and of the nf elastic coordinates. */
-int mbl_ffr_formulate(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, mblx_id *Fs,
+int model_ffr_formulate(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, mblx_id *Fs,
                       struct mbl_sjac *J, mbl_status *st);
 /* The same with the gravity given as nodes (gnode[3]; NULL: the constants b->g). */
-int mbl_ffr_formulate_g(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
+int model_ffr_formulate_g(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
                         mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);
 
 /* What the sensitivities need of a flexible body whose invariants depend on parameters: a copy of
@@ -111,43 +111,43 @@ typedef struct mbl_ffr_dinfo {
 
 /* Keep body b's dependence on the parameters in the model (md->ffrd) when one of its factors
  * (facnode, nodes of the parameters) is not a constant; nothing otherwise. */
-int mbl_ffr_keep_deriv(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
+int model_ffr_keep_deriv(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
                        const mblx_id *facnode, mbl_status *st);
-void mbl_ffr_free_deriv(struct mbl_model *md);
+void model_ffr_free_deriv(struct mbl_model *md);
 
 /* The parameter columns of the second derivatives (src/model/dae_deriv.c): add to H (d jac.node /
  * d[unknowns; p], nunk + np columns) and Fp (dF/dp, np columns) the structured term's dependence on
  * the parameters through the invariants: the structured term is linear in the invariants, so its
  * derivative along a factor is the same closed form written with the invariants' derivatives
- * (mbl_ffr_formulate on them), times the factor's derivative by each parameter. psym: the np
- * parameter symbols. Call under mbl_model_graph_lock. */
-int mbl_ffr_param_deriv(const struct mbl_model *md, int np, const mblx_id *psym, mblx_sparse *H, mblx_sparse *Fp,
+ * (model_ffr_formulate on them), times the factor's derivative by each parameter. psym: the np
+ * parameter symbols. Call under model_graph_lock. */
+int model_ffr_param_deriv(const struct mbl_model *md, int np, const mblx_id *psym, mblx_sparse *H, mblx_sparse *Fp,
                         mbl_status *st);
 /* Keep body b's nodes in the model (md->flex) for the mode shapes of the outputs. */
-int mbl_ffr_keep_nodes(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, mbl_status *st);
-void mbl_ffr_free_nodes(struct mbl_model *md);
+int model_ffr_keep_nodes(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, mbl_status *st);
+void model_ffr_free_nodes(struct mbl_model *md);
 /* After the text rows are differentiated: F[i] += Fs[i], and S's entries merged into md->jac. */
-int mbl_ffr_merge(struct mbl_model *md, const mblx_id *Fs, const struct mbl_sjac *S, mbl_status *st);
+int model_ffr_merge(struct mbl_model *md, const mblx_id *Fs, const struct mbl_sjac *S, mbl_status *st);
 
-/* The planar structured term evaluated numerically beside the tapes (src/model/ffr_num.c; the
- * default: mbl_ffr_set_numeric(0) before loading keeps the expression form of ffr.c instead). */
+/* The planar structured term evaluated numerically beside the tapes (src/model/terms/ffr_num.c; the
+ * default: model_ffr_set_numeric(0) before loading keeps the expression form of ffr.c instead). */
 typedef struct mbl_ffr_num mbl_ffr_num;
-void mbl_ffr_set_numeric(int on);
-int mbl_ffr_numeric(void);
+void model_ffr_set_numeric(int on);
+int model_ffr_numeric(void);
 /* Body b's structured term: numerically (a planar body added to md->sjac's pattern and md->ffrn)
- * when mbl_ffr_numeric() and J is md->sjac, else as expressions (mbl_ffr_formulate_g). */
-int mbl_ffr_add(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs,
+ * when model_ffr_numeric() and J is md->sjac, else as expressions (model_ffr_formulate_g). */
+int model_ffr_add(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs,
                 struct mbl_sjac *J, mbl_status *st);
-/* After mbl_ffr_merge: the numeric bodies' entries as md->jac indices, the entries no tape computes
+/* After model_ffr_merge: the numeric bodies' entries as md->jac indices, the entries no tape computes
  * moved to the end of md->jac (md->jac_ntape: the tape's); md->sjac freed. */
-int mbl_ffr_num_bind(struct mbl_model *md, mbl_status *st);
-void mbl_ffr_num_free(struct mbl_model *md);
-/* The expression form of the numeric bodies (under mbl_model_graph_lock): their rows added to Fs
+int model_ffr_num_bind(struct mbl_model *md, mbl_status *st);
+void model_ffr_num_free(struct mbl_model *md);
+/* The expression form of the numeric bodies (under model_graph_lock): their rows added to Fs
  * (Fs[i]: coordinate i's EOM row) and their Jacobian entries appended to S, as ffr.c formulates
- * them; mbl_model_dae_nodes merges them into the model's rows and entries. */
-int mbl_ffr_num_exprs(struct mbl_model *md, mblx_id *Fs, struct mbl_sjac *S, mbl_status *st);
+ * them; model_dae_nodes merges them into the model's rows and entries. */
+int model_ffr_num_exprs(struct mbl_model *md, mblx_id *Fs, struct mbl_sjac *S, mbl_status *st);
 /* ffr.c's formulation of a planar body given by its invariants, damping matrix and gravity nodes. */
-int mbl_ffr_formulate_inv(struct mbl_model *md, const mbl_ffr_invariants *inv, const mbla_csc *C, const mblx_id gn[2],
+int model_ffr_formulate_inv(struct mbl_model *md, const mbl_ffr_invariants *inv, const mbla_csc *C, const mblx_id gn[2],
                           const int *qidx, mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);
 
 #endif

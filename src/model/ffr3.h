@@ -1,6 +1,6 @@
 /* The structured term of a spatial flexible body (a spatial beam, src/mech/beam3.c): the body's
  * rows of the equations of motion and their Jacobian entries in closed form from constant sparse
- * matrices (src/model/ffr3.c), as ffr.h does for planar bodies. ffr.c dispatches to it when a
+ * matrices (src/model/terms/ffr3.c), as ffr.h does for planar bodies. ffr.c dispatches to it when a
  * body's `sp` is set. Internal to the library.
  *
  * Coordinates: the frame's origin R (3), its Euler parameters e (4; A(e) the rotation, body-frame
@@ -43,21 +43,21 @@ typedef struct mbl_ffr3 {
 
 void mbl_ffr3_free(mbl_ffr3 *sp);
 /* a deep copy (the nodes not copied) */
-int mbl_ffr3_copy(const mbl_ffr3 *a, mbl_ffr3 *b, mbl_status *st);
+int model_ffr3_copy(const mbl_ffr3 *a, mbl_ffr3 *b, mbl_status *st);
 
 /* body b (b->sp set): rows into Fs, Jacobian entries into J; qidx: x, y, z, e0..e3, then the nf
  * elastic coordinates; gn: gravity (3 nodes) */
-int mbl_ffr3_formulate(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gn, mblx_id *Fs,
+int model_ffr3_formulate(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gn, mblx_id *Fs,
                        struct mbl_sjac *J, mbl_status *st);
 /* the same for invariants sp and damping matrix C (NULL: none): the derivatives' form */
-int mbl_ffr3_formulate_inv(struct mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *C, const mblx_id *gn,
+int model_ffr3_formulate_inv(struct mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *C, const mblx_id *gn,
                            const int *qidx, mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);
 /* the derivative of body b's invariants (b->sp) and damping matrix by its factor k (ffr.h's
  * mbl_ffr_factor; lexp and kcls over the elastic coordinates) */
-int mbl_ffr3_dinv(const mbl_ffr_body *b, int k, mbl_ffr3 *dv, mbla_csc **dC, mbl_status *st);
+int model_ffr3_dinv(const mbl_ffr_body *b, int k, mbl_ffr3 *dv, mbla_csc **dC, mbl_status *st);
 /* the nodes of body b for the outputs (f: its entry in md->flex, name set by the caller) */
-int mbl_ffr3_keep_nodes(const mbl_ffr_body *b, const int *qidx, mbl_flex_nodes *f, mbl_status *st);
+int model_ffr3_keep_nodes(const mbl_ffr_body *b, const int *qidx, mbl_flex_nodes *f, mbl_status *st);
 /* positions (3 x nnode) and displacements and small rotations (6 x nnode), global */
-void mbl_ffr3_shape(const mbl_flex_nodes *f, const double *q, const double *dq, double *pos, double *disp);
+void model_ffr3_shape(const mbl_flex_nodes *f, const double *q, const double *dq, double *pos, double *disp);
 
 #endif

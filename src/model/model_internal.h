@@ -3,30 +3,16 @@
 #ifndef MBLIN_MODEL_INTERNAL_H
 #define MBLIN_MODEL_INTERNAL_H
 
+#include <pthread.h>
+
 #include "mblin/expr.h"
 #include "mblin/model.h"
-
-/* Blocks of unknowns of the canonical DAE, in the column order of every Jacobian below: the
- * user ODE states' derivatives Xdot (nX), the implicit algebraic variables Z (nZ) and the user
- * ODE states X (nX) of source 000 Eq. 10 sit between q and the inputs (empty blocks without them). */
-enum { MBL_BLK_A = 0, MBL_BLK_LAMBDA, MBL_BLK_MU, MBL_BLK_V, MBL_BLK_Q, MBL_BLK_XD, MBL_BLK_Z, MBL_BLK_X, MBL_BLK_R,
-       MBL_NBLK };
-/* Row groups of the residual vector F = [R; d; zeq; Phidd; nhd; Phid; nh; Phi]: d the user ODEs
- * (nX), zeq the implicit variables' equations (nZ). */
-enum { MBL_ROW_EOM = 0, MBL_ROW_ODE, MBL_ROW_VAR, MBL_ROW_PHIDD, MBL_ROW_NHD, MBL_ROW_PHID, MBL_ROW_NH, MBL_ROW_PHI,
-       MBL_NROWG };
-
-/* A sparse Jacobian of expressions: entries (row, col, node); columns are unknown indices in
- * the layout [a(n) lambda(m) mu(k) v(n) q(n) Xdot(nX) Z(nZ) X(nX) r(nr)]. */
-typedef struct mbl_sjac {
-    int nz, cap;
-    int *row, *col;
-    mblx_id *node;
-} mbl_sjac;
+#include "model/model_view.h"
 
 struct mbl_model {
     char *file, *name;
     mblx_graph *g;
+    pthread_mutex_t graph_mutex; /* the one lock under which the graph grows after loading (model_graph_lock) */
     int n, m, k, nr, ny, np;
     char **qname, **rname, **yname, **pname;
     char **cname;                /* m: what each holonomic constraint comes from (the item's key, e.g. a
@@ -84,7 +70,7 @@ struct mbl_model {
     mblx_tape *tape_us;          /* -> [s; sdot; sddot; w; wdot] (3 nus + 2 nuvs) then usjac values */
     /* the expressions as the user wrote them (kinetic and potential energy, dissipation, forces,
      * constraints, outputs, variables, states, mass matrix entries), checked for domain errors at
-     * the operating point by mbl_model_check_domain: only their derivatives are in the tapes above */
+     * the operating point by model_check_domain: only their derivatives are in the tapes above */
     int nsrcx, srcx_cap;
     mblx_id *srcx;
     char **srcx_what;            /* "file:line:col: what" of each */
@@ -101,7 +87,7 @@ struct mbl_model {
     mbl_sjac dpjac;              /* d dp / d[a lam mu v q r] (only q entries are nonzero) */
     mblx_tape *tape_draw;        /* -> dp (3 npt) then dpjac values */
     /* the user's expressions as written (item, position, node), to name them in evaluation
-     * errors: see mbl_model_eval_error */
+     * errors: see model_eval_error */
     struct mbl_model_expr *exprs;
     int nexprs, capexprs;
     /* the structured term (model/ffr.h): its EOM rows and closed-form Jacobian entries, merged into
@@ -120,11 +106,11 @@ struct mbl_model {
     char **kin_body;             /* nkin: the body name of each item */
     /* the tree's structured term evaluated numerically beside tape_F and tape_jac (model/rtree.h),
      * NULL without one; then md->F and md->jac.node lack its rows and entries, and the full
-     * expressions are built on demand (mbl_model_dae_nodes: Fx, jx) */
+     * expressions are built on demand (model_dae_nodes: Fx, jx) */
     struct mbl_rtree_num *rtn;
     mblx_id *Fx, *jx;
-    /* planar flexible bodies evaluated numerically (model/ffr_num.c): tape_jac computes the first
-     * jac_ntape entries of jac, mbl_model_eval_jac the rest and adds theirs (never beside a tree:
+    /* planar flexible bodies evaluated numerically (model/terms/ffr_num.c): tape_jac computes the first
+     * jac_ntape entries of jac, model_eval_jac the rest and adds theirs (never beside a tree:
      * relative coordinates refuse flexible bodies) */
     struct mbl_ffr_num *ffrn;
     int nffrn, jac_ntape;
@@ -133,70 +119,26 @@ struct mbl_model {
     struct mbl_pmech_num *pmn;
 };
 
-/* The residual rows (nF) and the Jacobian entries' nodes (jac.nz) as expressions, with the terms
- * evaluated numerically beside the tapes (the tree's, the planar flexible bodies') included:
- * md->F and md->jac.node themselves when there are none, otherwise built once on the first call.
- * The caller holds the graph lock (mbl_model_graph_lock). */
-int mbl_model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st);
 /* Positions in md->jac of nt (row, column) pairs (tr, tc; rows < nF):
  * out[t] the entry's index, -1 where md->jac has none. */
-int mbl_model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st);
-
-/* The residuals F (nF) and the residual Jacobian's values (jac.nz) at the symbol values syms
- * (work: work_size doubles): the tapes and the numeric structured term. Every evaluation of
- * tape_F / tape_jac goes through these. */
-int mbl_model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st);
-int mbl_model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st);
-
-/* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:
- * a division by zero, log/sqrt outside the domain, a non-finite result). Find which of the
- * user's expressions fails there, or which of its derivatives (up to the third, as the
- * equations of motion and their Jacobian use them), and rewrite st as one line
- * "file:line:col: <reason> in the second derivative with respect to x, x of potential_energy =
- * <text>, <when>". When none is found (or st is not MBL_EDOMAIN) the message keeps the engine's
- * reason with the file and `when` in front. Returns st->code. Thread-safe (serialised). */
-int mbl_model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st);
+int model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st);
 
 /* Formulate and compile a model from its source (a reader's output, e.g. with flexible bodies
  * appended); takes ownership of src (freed on return). */
 struct mbl_src;
-int mbl_model_from_src(struct mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st);
-/* Lock (1) or unlock (0) the one mutex under which a loaded (const) model's graph may grow: error
- * explanations and the sensitivities' derivatives build nodes after loading. */
-void mbl_model_graph_lock(int lock);
-
-/* Column offset of a block in the unknown layout. */
-int mbl_model_blk0(const mbl_model *md, int blk);
-
+int model_from_src(struct mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st);
 /* The public layout of the unknowns and rows (include/mblin/sensitivity.h) from the model and the
  * row and column offsets (row0: MBL_DAE_NROWG + 1, col0: MBL_DAE_NBLK + 1), for the derivative
  * and evaluation workspaces (dae_deriv.c, dae_eval.c). */
 struct mbl_dae_layout;
-void mbl_dae_layout_fill(const mbl_model *md, const int *row0, const int *col0, struct mbl_dae_layout *lay);
-
-/* Fill the symbol-value vector for a point (params, t, q, v, a, lambda, mu, r). */
-void mbl_model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,
-                         const double *lam, const double *mu, const double *r, double *syms);
-/* The same from a point, with its X, Xdot and Z. */
-void mbl_model_fill_syms_pt(const mbl_model *md, const mbl_point *pt, double *syms);
-
-/* At a point (jacval: the residual Jacobian's values there): the implicit equations (ode, implicit
- * variables) must determine Xdot and Z (d[d; zeq]/d[Xdot; Z] regular), and the generalized speeds'
- * T = du/dq' (usjac: the user-state Jacobian values) must have independent rows. A one-line
- * MBL_ESINGULAR error naming the file:line:col of the equation or speed otherwise. */
-int mbl_model_check_point(const mbl_model *md, const double *jacval, const double *usjac, mbl_status *st);
+void model_dae_layout_fill(const mbl_model *md, const int *row0, const int *col0, struct mbl_dae_layout *lay);
 
 /* NULL, or a short description of the Eq. 10 features the model uses (for the refusals of the
  * methods that do not take them yet). */
-const char *mbl_model_ext_features(const mbl_model *md);
-
-/* Evaluate the user's own expressions (srcx) at a point (syms from mbl_model_fill_syms, work of
- * work_size doubles): 0, or MBL_EDOMAIN with "file:line:col: <what> is not defined at the
- * operating point: <reason>" naming the first expression outside its domain. */
-int mbl_model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st);
+const char *model_ext_features(const mbl_model *md);
 
 /* Sparse Jacobian helpers. */
-int mbl_sjac_push(mbl_sjac *J, int row, int col, mblx_id node);
-void mbl_sjac_free(mbl_sjac *J);
+int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node);
+void model_sjac_free(mbl_sjac *J);
 
 #endif

@@ -1,5 +1,5 @@
 /* Planar rigid bodies and revolute joints in absolute coordinates evaluated numerically beside the
- * tapes (src/model/pmech_num.c), the way model/ffr_num.c treats planar flexible bodies.
+ * tapes (src/model/terms/pmech_num.c), the way model/terms/ffr_num.c treats planar flexible bodies.
  *
  * The mechanism compiler (src/mech/, `space: planar`, absolute coordinates) describes each rigid
  * body (its coordinates x, y, th, its mass, its inertia about the centre of mass, the centre of
@@ -11,16 +11,16 @@
  * model parses the texts, evaluates them once (a mechanism's parameters are baked: set_param
  * refuses them), and adds the inertia, weight and reaction terms to the equations of motion, the
  * joints' rows Phi, Phid, Phidd, and every Jacobian entry of these in closed form, numerically:
- * mbl_model_eval_F and mbl_model_eval_jac. The same closed forms as expressions of the parameter
- * nodes are built on demand for the sensitivities and the code generator (mbl_pmech_num_exprs, merged
- * by mbl_model_dae_nodes). Internal to the library. */
+ * model_eval_F and model_eval_jac. The same closed forms as expressions of the parameter
+ * nodes are built on demand for the sensitivities and the code generator (model_pmech_num_exprs, merged
+ * by model_dae_nodes). Internal to the library. */
 #ifndef MBLIN_MODEL_PMECH_NUM_H
 #define MBLIN_MODEL_PMECH_NUM_H
 
 #include "mblin/expr.h"
 #include "mblin/status.h"
 
-/* what the compiler hands over (owned by mbl_src, freed by mbl_pmech_src_free) */
+/* what the compiler hands over (owned by mbl_src, freed by model_pmech_src_free) */
 typedef struct mbl_pmech_body {
     char *name;     /* the body's name, for messages */
     char *q[3];     /* its coordinates x, y, th */
@@ -59,11 +59,11 @@ typedef struct mbl_pmech_src {
     int gline, gcol;
 } mbl_pmech_src;
 
-void mbl_pmech_src_free(mbl_pmech_src *p);
+void model_pmech_src_free(mbl_pmech_src *p);
 
-/* The switch (default on): mbl_pmech_set_numeric(0) before loading makes the compiler write the
+/* The switch (default on): model_pmech_set_numeric(0) before loading makes the compiler write the
  * texts as before (for comparisons and tests). */
-void mbl_pmech_set_numeric(int on);
+void model_pmech_set_numeric(int on);
 int mbl_pmech_numeric(void);
 
 struct mbl_model;
@@ -72,17 +72,17 @@ typedef struct mbl_pmech_num mbl_pmech_num;
 /* At formulation: the parsed texts (nb * 4 nodes, nj * 6 nodes: s[0][0], s[0][1], s[1][0],
  * s[1][1], a[0], a[1], ns * 8 nodes: the same then k, c, L0, f0, and 2 gravity nodes), the model coordinate
  * indices (3 per body); the term's Jacobian pattern is pushed into md->sjac (node 0) and md->pmn set. */
-int mbl_pmech_num_new(struct mbl_model *md, const mbl_pmech_src *p, const int *qidx, const mblx_id *bn,
+int model_pmech_num_new(struct mbl_model *md, const mbl_pmech_src *p, const int *qidx, const mblx_id *bn,
                       const mblx_id *jn, const mblx_id *sn, const mblx_id gn[2], mbl_status *st);
 /* After the merge: md->sjac indices through map (an md->sjac index -> an md->jac index). */
-void mbl_pmech_num_remap(mbl_pmech_num *t, const int *map);
+void model_pmech_num_remap(mbl_pmech_num *t, const int *map);
 /* Add the rows (F, nF; NULL: none) or the Jacobian entries (J; NULL: none) at the symbols syms. */
-int mbl_pmech_num_eval(const struct mbl_model *md, const mbl_pmech_num *t, const double *syms, double *F, double *J,
+int model_pmech_num_eval(const struct mbl_model *md, const mbl_pmech_num *t, const double *syms, double *F, double *J,
                        mbl_status *st);
 /* The expression form (graph lock held): rows added to Fs (nF), entries pushed into S. */
-int mbl_pmech_num_exprs(struct mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, struct mbl_sjac *S, mbl_status *st);
+int model_pmech_num_exprs(struct mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, struct mbl_sjac *S, mbl_status *st);
 /* Number of Jacobian entries the term writes (tests). */
-int mbl_pmech_num_entries(const mbl_pmech_num *t);
-void mbl_pmech_num_free(mbl_pmech_num *t);
+int model_pmech_num_entries(const mbl_pmech_num *t);
+void model_pmech_num_free(mbl_pmech_num *t);
 
 #endif

@@ -1,4 +1,4 @@
-/* The structured term of a tree in relative coordinates (src/model/rtree.c): the inertia and
+/* The structured term of a tree in relative coordinates (src/model/terms/rtree.c): the inertia and
  * gravity rows of the equations of motion of rigid bodies joined to the ground by revolute and
  * prismatic tree joints (and fixed ones), written by the recursive Newton-Euler algorithm in
  * spatial vectors, with their Jacobian with respect to q, q', q'' in closed form (the analytical
@@ -7,7 +7,7 @@
  * its kinematic variables; the model parses them and evaluates the rows and Jacobian entries
  * numerically beside its residual and Jacobian tapes (mbl_rtree_num_*, below), so that every
  * method, the operating point and the simulation see them; the same closed forms as expression
- * nodes (mbl_rtree_formulate) are built only for the sensitivities and the code generator.
+ * nodes (model_rtree_formulate) are built only for the sensitivities and the code generator.
  * Internal to the library. */
 #ifndef MBLIN_MODEL_RTREE_H
 #define MBLIN_MODEL_RTREE_H
@@ -39,36 +39,36 @@ typedef struct mbl_rtree {
     char *g[3];                 /* gravity (global) */
 } mbl_rtree;
 
-void mbl_rtree_free(mbl_rtree *t);
+void model_rtree_free(mbl_rtree *t);
 
 struct mbl_model;
 struct mbl_sjac;
 /* Add the tree's rows to Fs (Fs[i] += row of coordinate i) and their Jacobian entries to J. qidx:
  * the model coordinate index of each body's coordinate (-1: fixed joint); tn: nb * MBL_RTREE_NT
  * nodes (the texts parsed), gn: gravity nodes. */
-int mbl_rtree_formulate(struct mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn,
+int model_rtree_formulate(struct mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn,
                         const mblx_id gn[3], mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);
 
 /* The same term evaluated numerically beside the tapes (the default; rtree.c explains why): the
  * texts compiled into a tape of their own, the rows added to the residual tape's outputs and the
- * entries to the Jacobian tape's by mbl_rtree_num_F and mbl_rtree_num_jac, which the model's
- * evaluators call after the tapes (mbl_model_eval_F, mbl_model_eval_jac; work: at least
- * mbl_rtree_num_work doubles, contents free). Steps: mbl_rtree_num_new when the model is
- * formulated (instead of mbl_rtree_formulate), mbl_rtree_num_pattern once the Jacobian's entries
+ * entries to the Jacobian tape's by model_rtree_num_F and model_rtree_num_jac, which the model's
+ * evaluators call after the tapes (model_eval_F, model_eval_jac; work: at least
+ * model_rtree_num_work doubles, contents free). Steps: model_rtree_num_new when the model is
+ * formulated (instead of model_rtree_formulate), model_rtree_num_pattern once the Jacobian's entries
  * are known (adds the term's entries to md->jac, with a zero node where the text has none, and
  * records their positions). The expression form
- * (rows into Fs, entries into S) is built on demand by mbl_rtree_num_exprs (graph lock held). */
+ * (rows into Fs, entries into S) is built on demand by model_rtree_num_exprs (graph lock held). */
 typedef struct mbl_rtree_num mbl_rtree_num;
-int mbl_rtree_num_new(struct mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn,
+int model_rtree_num_new(struct mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn,
                       const mblx_id gn[3], mbl_rtree_num **out, mbl_status *st);
-int mbl_rtree_num_pattern(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
-size_t mbl_rtree_num_work(const mbl_rtree_num *r);
-int mbl_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *F, double *work, mbl_status *st);
-int mbl_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *jac, double *work, mbl_status *st);
-int mbl_rtree_num_exprs(const struct mbl_model *md, const mbl_rtree_num *r, mblx_id *Fs, struct mbl_sjac *S,
+int model_rtree_num_pattern(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
+size_t model_rtree_num_work(const mbl_rtree_num *r);
+int model_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *F, double *work, mbl_status *st);
+int model_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *jac, double *work, mbl_status *st);
+int model_rtree_num_exprs(const struct mbl_model *md, const mbl_rtree_num *r, mblx_id *Fs, struct mbl_sjac *S,
                         mbl_status *st);
 /* Number of Jacobian entries the term writes (for tests and benchmarks). */
-int mbl_rtree_num_entries(const mbl_rtree_num *r);
-void mbl_rtree_num_free(mbl_rtree_num *r);
+int model_rtree_num_entries(const mbl_rtree_num *r);
+void model_rtree_num_free(mbl_rtree_num *r);
 
 #endif

@@ -1,11 +1,10 @@
-/* Reading a `model: dae` file with libyaml's document API into an mbl_src. */
+/* Reading a `model: dae` file with libyaml's document API into an mbl_src (src/load reads the
+ * file and dispatches on its `model:` kind; the mechanism and URDF readers are in src/mech). */
 #include "model/source.h"
 #include "model/ffr.h"
 #include "model/rtree.h"
 #include "model/pmech_num.h"
 
-#include "mech/mechanism.h"
-#include "mech/urdf.h"
 #include "mblin/model.h"
 
 #include <stdarg.h>
@@ -15,12 +14,10 @@
 #include <yaml.h>
 
 typedef struct reader {
-    yaml_document_t doc;
+    yaml_document_t *doc;
     const char *file;
     mbl_src *src;
     mbl_status *st;
-    const mbl_setting *sets; /* --set overrides, seen by the mechanism compiler */
-    int nsets;
 } reader;
 
 static char *dup_n(const char *s, size_t n)
@@ -151,8 +148,8 @@ static int read_map(reader *r, mbl_src_list *l, const yaml_node_t *key, const ya
         return err_at(r, val, MBL_EMODEL, "'%s' must be a mapping of name: value, found %s", scalar(key),
                       node_kind(val));
     for (yaml_node_pair_t *p = val->data.mapping.pairs.start; p < val->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
-        yaml_node_t *v = yaml_document_get_node(&r->doc, p->value);
+        yaml_node_t *k = yaml_document_get_node(r->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(r->doc, p->value);
         if (k->type != YAML_SCALAR_NODE || k->data.scalar.length == 0)
             return err_at(r, k, MBL_EMODEL, "in '%s': a name must be a plain word", scalar(key));
         int rc = list_push(r, l, k, NULL, v);
@@ -169,7 +166,7 @@ static int read_seq(reader *r, mbl_src_list *l, const yaml_node_t *key, const ya
     if (val->type != YAML_SEQUENCE_NODE)
         return err_at(r, val, MBL_EMODEL, "'%s' must be a list, found %s", scalar(key), node_kind(val));
     for (yaml_node_item_t *p = val->data.sequence.items.start; p < val->data.sequence.items.top; p++) {
-        int rc = list_push(r, l, NULL, NULL, yaml_document_get_node(&r->doc, *p));
+        int rc = list_push(r, l, NULL, NULL, yaml_document_get_node(r->doc, *p));
         if (rc) return rc;
     }
     return 0;
@@ -191,14 +188,14 @@ static int read_mass_matrix(reader *r, const yaml_node_t *key, const yaml_node_t
         return err_at(r, val, MBL_EMODEL, "'mass_matrix' must be a mapping {row: {col: expr}}, found %s",
                       node_kind(val));
     for (yaml_node_pair_t *p = val->data.mapping.pairs.start; p < val->data.mapping.pairs.top; p++) {
-        yaml_node_t *rk = yaml_document_get_node(&r->doc, p->key);
-        yaml_node_t *rv = yaml_document_get_node(&r->doc, p->value);
+        yaml_node_t *rk = yaml_document_get_node(r->doc, p->key);
+        yaml_node_t *rv = yaml_document_get_node(r->doc, p->value);
         if (rk->type != YAML_SCALAR_NODE) return err_at(r, rk, MBL_EMODEL, "mass_matrix row must be a coordinate name");
         if (rv->type != YAML_MAPPING_NODE)
             return err_at(r, rv, MBL_EMODEL, "mass_matrix row '%s' must be a mapping {col: expr}", scalar(rk));
         for (yaml_node_pair_t *q = rv->data.mapping.pairs.start; q < rv->data.mapping.pairs.top; q++) {
-            yaml_node_t *ck = yaml_document_get_node(&r->doc, q->key);
-            yaml_node_t *cv = yaml_document_get_node(&r->doc, q->value);
+            yaml_node_t *ck = yaml_document_get_node(r->doc, q->key);
+            yaml_node_t *cv = yaml_document_get_node(r->doc, q->value);
             if (ck->type != YAML_SCALAR_NODE)
                 return err_at(r, ck, MBL_EMODEL, "mass_matrix column must be a coordinate name");
             for (int i = 0; i < r->src->mass_matrix.n; i++) {
@@ -225,8 +222,8 @@ static int read_linearize(reader *r, const yaml_node_t *key, const yaml_node_t *
         return err_at(r, val, MBL_EMODEL, "'linearize' must be a mapping, found %s", node_kind(val));
     int seen[4] = {0};
     for (yaml_node_pair_t *p = val->data.mapping.pairs.start; p < val->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
-        yaml_node_t *v = yaml_document_get_node(&r->doc, p->value);
+        yaml_node_t *k = yaml_document_get_node(r->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(r->doc, p->value);
         const char *ks = k->type == YAML_SCALAR_NODE ? scalar(k) : "";
         static const char *names[4] = {"at", "states", "velocity_states", "time"};
         int which = -1;
@@ -256,57 +253,15 @@ static const char *top_keys[K_COUNT] = {"model", "name", "parameters", "coordina
                                         "forces", "dissipation", "inputs", "outputs", "constraints",
                                         "nonholonomic", "linearize", "ode_states", "ode", "implicit_variables"};
 
-static int load_first_document(yaml_parser_t *parser, yaml_document_t *doc, const char *text, size_t len,
-                               const char *file, int max_nesting, int *more, mbl_status *st);
-
-/* `model: urdf`: the URDF becomes a mechanism text (src/mech/urdf.c), read here like a file */
-static int read_urdf(reader *r, const yaml_node_t *root)
-{
-    char *y = NULL;
-    int rc = mbl_urdf_from_yaml(&r->doc, root, r->file, r->sets, r->nsets, &y, r->st);
-    if (rc) return rc;
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    memset(&doc, 0, sizeof doc);
-    if (!yaml_parser_initialize(&parser)) {
-        mbl_free(y);
-        return mbl_error(r->st, MBL_ENOMEM, "cannot initialise the YAML parser");
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)y, strlen(y));
-    int more = 0;
-    rc = load_first_document(&parser, &doc, y, strlen(y), r->file, MBL_MAX_NESTING, &more, r->st);
-    if (!rc) rc = mbl_mech_read(&doc, yaml_document_get_root_node(&doc), r->file, r->sets, r->nsets, r->src, r->st);
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&parser);
-    mbl_free(y);
-    return rc;
-}
-
 static int read_root(reader *r, const yaml_node_t *root)
 {
     if (!root) return err_at(r, NULL, MBL_EMODEL, "the file is empty (expected a mapping with 'model: dae')");
     if (root->type != YAML_MAPPING_NODE)
         return err_at(r, root, MBL_EMODEL, "the file must be a mapping with 'model: dae', found %s",
                       node_kind(root));
-    /* `model: mechanism` is compiled to this level by its own reader (mech/mechanism.c) */
-    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(&r->doc, p->key), *v = yaml_document_get_node(&r->doc, p->value);
-        if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "model") && v->type == YAML_SCALAR_NODE &&
-            !strcmp(scalar(v), "mechanism"))
-        {
-            r->src->from_mechanism = 1;
-            return mbl_mech_read(&r->doc, root, r->file, r->sets, r->nsets, r->src, r->st);
-        }
-        if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "model") && v->type == YAML_SCALAR_NODE &&
-            !strcmp(scalar(v), "urdf"))
-        {
-            r->src->from_mechanism = 1;
-            return read_urdf(r, root);
-        }
-    }
     const yaml_node_t *seen[K_COUNT] = {0};
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
+        yaml_node_t *k = yaml_document_get_node(r->doc, p->key);
         if (k->type != YAML_SCALAR_NODE) return err_at(r, k, MBL_EMODEL, "keys must be plain words");
         int which = -1;
         for (int i = 0; i < K_COUNT; i++)
@@ -325,8 +280,8 @@ static int read_root(reader *r, const yaml_node_t *root)
     if (!seen[K_MODEL]) return err_at(r, root, MBL_EMODEL, "missing key 'model' (expected 'model: dae')");
 
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
-        yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
-        yaml_node_t *v = yaml_document_get_node(&r->doc, p->value);
+        yaml_node_t *k = yaml_document_get_node(r->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(r->doc, p->value);
         int which = 0;
         for (int i = 0; i < K_COUNT; i++)
             if (!strcmp(scalar(k), top_keys[i])) which = i;
@@ -442,8 +397,8 @@ typedef struct load_frame {
     int node, key; /* the open list or mapping; a mapping's key waiting for its value (0: none) */
 } load_frame;
 
-static int load_first_document(yaml_parser_t *parser, yaml_document_t *doc, const char *text, size_t len,
-                               const char *file, int max_nesting, int *more, mbl_status *st)
+int model_yaml_first_document(yaml_parser_t *parser, yaml_document_t *doc, const char *text, size_t len,
+                              const char *file, int max_nesting, int *more, mbl_status *st)
 {
     *more = 0;
     if (!yaml_document_initialize(doc, NULL, NULL, NULL, 1, 1))
@@ -531,61 +486,28 @@ static int load_first_document(yaml_parser_t *parser, yaml_document_t *doc, cons
     return rc;
 }
 
-int mbl_src_read(const char *text, size_t len, const char *file, mbl_src **out, mbl_status *st)
+mbl_src *model_src_new(const char *file)
 {
-    return mbl_src_read_opt(text, len, file, NULL, 0, MBL_MAX_NESTING, out, st);
+    mbl_src *s = mbl_calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->file = dup_n(file, strlen(file));
+    s->name = dup_n("", 0);
+    if (!s->file || !s->name) {
+        model_src_free(s);
+        return NULL;
+    }
+    return s;
 }
 
-int mbl_src_read_opt(const char *text, size_t len, const char *file, const mbl_setting *sets, int nsets,
-                     int max_nesting, mbl_src **out, mbl_status *st)
+int model_src_read_dae(yaml_document_t *doc, const yaml_node_t *root, mbl_src *src, mbl_status *st)
 {
-    *out = NULL;
-    if (mbl_urdf_is_xml(text, len)) { /* a URDF robot: translated to a mechanism text first */
-        char *y = NULL;
-        int rc = mbl_urdf_to_mech(text, len, file, NULL, sets, nsets, &y, st);
-        if (!rc) rc = mbl_src_read_opt(y, strlen(y), file, sets, nsets, max_nesting, out, st);
-        mbl_free(y);
-        return rc;
-    }
     reader r;
     memset(&r, 0, sizeof r);
-    r.file = file ? file : "<model>";
-    r.sets = sets;
-    r.nsets = nsets;
+    r.doc = doc;
+    r.file = src->file;
+    r.src = src;
     r.st = st;
-    r.src = mbl_calloc(1, sizeof *r.src);
-    if (!r.src) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", r.file);
-    r.src->file = dup_n(r.file, strlen(r.file));
-    r.src->name = dup_n("", 0);
-    if (!r.src->file || !r.src->name) {
-        mbl_src_free(r.src);
-        return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", r.file);
-    }
-    yaml_parser_t parser;
-    if (!yaml_parser_initialize(&parser)) {
-        mbl_src_free(r.src);
-        return mbl_error(st, MBL_ENOMEM, "cannot initialise the YAML parser");
-    }
-    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    int more = 0;
-    int lrc = load_first_document(&parser, &r.doc, text, len, r.file, max_nesting, &more, st);
-    if (lrc) {
-        yaml_document_delete(&r.doc);
-        yaml_parser_delete(&parser);
-        mbl_src_free(r.src);
-        return lrc;
-    }
-    int rc = read_root(&r, yaml_document_get_root_node(&r.doc));
-    /* a second document in the stream is an error, not silently ignored */
-    if (!rc && more) rc = mbl_error(st, MBL_EPARSE, "%s: more than one YAML document in the file", r.file);
-    yaml_document_delete(&r.doc);
-    yaml_parser_delete(&parser);
-    if (rc) {
-        mbl_src_free(r.src);
-        return rc;
-    }
-    *out = r.src;
-    return 0;
+    return read_root(&r, root);
 }
 
 static void list_free(mbl_src_list *l)
@@ -598,7 +520,7 @@ static void list_free(mbl_src_list *l)
     mbl_free(l->items);
 }
 
-void mbl_src_free(mbl_src *s)
+void model_src_free(mbl_src *s)
 {
     if (!s) return;
     mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->variables, &s->forces,
@@ -611,11 +533,11 @@ void mbl_src_free(mbl_src *s)
     mbl_free(s->dissipation.text);
     mbl_free(s->at.text);
     mbl_free(s->time.text);
-    for (int i = 0; i < s->nffr; i++) mbl_ffr_body_free(&s->ffr[i]);
+    for (int i = 0; i < s->nffr; i++) model_ffr_body_free(&s->ffr[i]);
     mbl_free(s->ffr);
-    mbl_rtree_free(s->rtree);
+    model_rtree_free(s->rtree);
     mbl_free(s->rtree);
-    mbl_pmech_src_free(s->pmech);
+    model_pmech_src_free(s->pmech);
     mbl_free(s->pmech);
     mbl_free(s->file);
     mbl_free(s->name);

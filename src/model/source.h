@@ -62,14 +62,19 @@ int mbl_yaml_error(mbl_status *st, int code, const char *file, const struct yaml
 #endif
     ;
 
-/* Read a model file's text (YAML or JSON). `file` names it in messages. On error returns a
- * negative code with "file:line:col: what" in st. */
-int mbl_src_read(const char *text, size_t len, const char *file, mbl_src **out, mbl_status *st);
-/* The same with the --set overrides, which a `model: mechanism` evaluates while compiling (its
- * checks and its marker orientations see the overridden values), and a bound on the nesting of
- * lists and mappings (mbl_src_read: none, MBL_MAX_NESTING). */
-int mbl_src_read_opt(const char *text, size_t len, const char *file, const mbl_setting *sets, int nsets,
-                     int max_nesting, mbl_src **out, mbl_status *st);
-void mbl_src_free(mbl_src *src);
+/* The reader of `model: dae` (src/load reads the file once and dispatches on `model:`). */
+struct yaml_parser_s;
+struct yaml_document_s;
+/* An empty source named `file` (its model name ""), NULL when out of memory. */
+mbl_src *model_src_new(const char *file);
+/* The first YAML document of text (YAML or JSON; `file` names it in messages) from the parser,
+ * lists and mappings nested at most max_nesting deep, aliases refused; *more is set when a
+ * second document follows. 0, or a negative code with "file:line:col: what" in st. */
+int model_yaml_first_document(struct yaml_parser_s *parser, struct yaml_document_s *doc, const char *text, size_t len,
+                              const char *file, int max_nesting, int *more, mbl_status *st);
+/* Read a `model: dae` document's root (root may be NULL: an empty file) into src (from
+ * model_src_new); errors as "file:line:col: what" in st. */
+int model_src_read_dae(struct yaml_document_s *doc, const struct yaml_node_s *root, mbl_src *src, mbl_status *st);
+void model_src_free(mbl_src *src);
 
 #endif

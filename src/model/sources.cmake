@@ -1,15 +1,29 @@
 list(APPEND MBLIN_SOURCES
   src/model/source.c
   src/model/model.c
+  src/model/dae_helpers.c
+  src/model/names.c
+  src/model/resolve.c
+  src/model/explain.c
+  src/model/symbols.c
+  src/model/formulate.c
+  src/model/formulate_terms.c
+  src/model/formulate_let.c
+  src/model/compile.c
+  src/model/checks.c
+  src/model/getters.c
+  src/model/draw.c
+  src/model/dae_nodes.c
+  src/model/eval.c
   src/model/diag.c
   src/model/ustates.c
   src/model/ext.c
-  src/model/ffr.c
-  src/model/rtree.c
-  src/model/ffr3.c
+  src/model/terms/ffr.c
+  src/model/terms/rtree.c
+  src/model/terms/ffr3.c
   src/model/dae_deriv.c
   src/model/vtrans.c
   src/model/dae_eval.c
-  src/model/ffr_num.c
-  src/model/pmech_num.c
+  src/model/terms/ffr_num.c
+  src/model/terms/pmech_num.c
 )

@@ -24,16 +24,16 @@ int mbl_model_user_states(const mbl_model *md, const mbl_point *pt, double *s, d
     int rc = 0;
     if (!syms || !work || !us) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
-        mbl_model_fill_syms_pt(md, pt, syms);
+        model_fill_syms_pt(md, pt, syms);
         rc = mblx_tape_eval(md->tape_us, syms, us, work, st);
-        if (rc) rc = mbl_model_eval_error(md, syms, "at the point", st);
+        if (rc) rc = model_eval_error(md, syms, "at the point", st);
     }
     if (!rc && s) memcpy(s, us, (size_t)nus * sizeof *s);
     if (!rc && ds_dq) {
         /* the rows 0..nus-1 of usjac (d s / d[a lam mu v q r]) in the q block */
         memset(ds_dq, 0, (size_t)nus * (size_t)n * sizeof *ds_dq);
         const double *jv = us + 3 * nus + 2 * md->nuvs;
-        int c0 = mbl_model_blk0(md, MBL_BLK_Q);
+        int c0 = model_blk0(md, MBL_BLK_Q);
         for (int p = 0; p < md->usjac.nz; p++) {
             int r = md->usjac.row[p], c = md->usjac.col[p] - c0;
             if (r < nus && c >= 0 && c < n) ds_dq[r + (size_t)c * nus] += jv[p];
@@ -62,14 +62,14 @@ int mbl_model_user_states_dv(const mbl_model *md, const mbl_point *pt, const dou
     int rc = 0;
     if (!syms || !work || !us || !jac || !A || !D) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
-        mbl_model_fill_syms_pt(md, pt, syms);
+        model_fill_syms_pt(md, pt, syms);
         rc = mblx_tape_eval(md->tape_us, syms, us, work, st);
-        if (!rc) rc = mbl_model_eval_jac(md, syms, jac, work, st);
-        if (rc) rc = mbl_model_eval_error(md, syms, "at the point", st);
+        if (!rc) rc = model_eval_jac(md, syms, jac, work, st);
+        if (rc) rc = model_eval_error(md, syms, "at the point", st);
     }
     if (!rc) {
         /* A = [ds/dq; Phi_q], D = [d(ds/dt)/dq; d(Phi_q v)/dq] */
-        int cq = mbl_model_blk0(md, MBL_BLK_Q);
+        int cq = model_blk0(md, MBL_BLK_Q);
         const double *uj = us + 3 * nus + 2 * md->nuvs;
         for (int p = 0; p < md->usjac.nz; p++) {
             int r = md->usjac.row[p], c = md->usjac.col[p] - cq;

@@ -3,7 +3,6 @@
  * rows of a body are d(c)/dq (centre of mass) and 2 E(e) de/dq (global angular velocity from
  * the Euler parameters, E = [-e, e0 I + ẽ]) or d(theta)/dq (planar); dB/dq is their exact
  * derivative by the expression engine. */
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,7 +33,6 @@ int mbl_model_velocity_transformation(const mbl_model *md, const mbl_point *pt, 
     if (!md->nkin) return 0;
     if (pt->n != md->n || pt->m != md->m || pt->k != md->k || pt->nr != md->nr)
         return mbl_error(st, MBL_EDIM, "mbl_model_velocity_transformation: the point does not belong to the model");
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* the graph grows here */
     mblx_graph *g = md->g;
     int per = md->kin_planar ? 3 : 7, rows = md->kin_planar ? 3 : 6;
     int nb = md->nkin / per, n = md->n, nrow = nb * rows;
@@ -67,7 +65,7 @@ int mbl_model_velocity_transformation(const mbl_model *md, const mbl_point *pt, 
     for (int j = 0; j < n && !rc; j++)
         if (!(v->col_name[j] = dup_s(md->qname[j]))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     /* d(kinematics)/dq, then the entries of B */
-    pthread_mutex_lock(&lock);
+    model_graph_lock(md, 1); /* the graph grows here */
     if (!rc && mblx_jacobian(g, (size_t)md->nkin, md->kin, (size_t)n, md->q, &J) < 0)
         rc = mblx_graph_status(g, st);
     if (!rc) {
@@ -103,7 +101,7 @@ int mbl_model_velocity_transformation(const mbl_model *md, const mbl_point *pt, 
         if (!rc && (rc = mblx_graph_status(g, st)) == 0 && mblx_jacobian(g, nB, Be, (size_t)n, md->q, &dJ) < 0)
             rc = mblx_graph_status(g, st);
     }
-    pthread_mutex_unlock(&lock);
+    model_graph_lock(md, 0);
     /* one tape: the entries of B, then the nonzeros of dB */
     size_t nz = rc ? 0 : (size_t)dJ.colptr[n];
     if (!rc) {
@@ -113,9 +111,9 @@ int mbl_model_velocity_transformation(const mbl_model *md, const mbl_point *pt, 
     if (!rc) {
         memcpy(outs, Be, nB * sizeof *outs);
         if (nz) memcpy(outs + nB, dJ.node, nz * sizeof *outs);
-        pthread_mutex_lock(&lock);
+        model_graph_lock(md, 1);
         tape = mblx_compile(g, nB + nz, outs, st);
-        pthread_mutex_unlock(&lock);
+        model_graph_lock(md, 0);
         if (!tape) rc = rc ? rc : MBL_ENOMEM;
     }
     if (!rc) {
@@ -125,7 +123,7 @@ int mbl_model_velocity_transformation(const mbl_model *md, const mbl_point *pt, 
         if (!syms || !work || !val) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     if (!rc) {
-        mbl_model_fill_syms_pt(md, pt, syms);
+        model_fill_syms_pt(md, pt, syms);
         rc = mblx_tape_eval(tape, syms, val, work, st);
         if (rc) rc = mbl_error_prefix(st, "%s: evaluating the velocity transformation", md->file);
     }

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "mblin/la.h"
-#include "model/model_internal.h"
+#include "model/model_view.h"
 
 /* Largest number of unknowns solved with the dense SVD. */
 #define OPOINT_DENSE_MAX 600
@@ -56,23 +56,26 @@ void mbl_point_free(mbl_point *p)
 
 static mbl_point *point_new(const mbl_model *md)
 {
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
     mbl_point *p = mbl_calloc(1, sizeof *p);
     if (!p) return NULL;
-    p->n = md->n;
-    p->m = md->m;
-    p->k = md->k;
-    p->nr = md->nr;
-    p->q = mbl_calloc((size_t)md->n + 1, sizeof(double));
-    p->v = mbl_calloc((size_t)md->n + 1, sizeof(double));
-    p->vdot = mbl_calloc((size_t)md->n + 1, sizeof(double));
-    p->lambda = mbl_calloc((size_t)md->m + 1, sizeof(double));
-    p->mu = mbl_calloc((size_t)md->k + 1, sizeof(double));
-    p->r = mbl_calloc((size_t)md->nr + 1, sizeof(double));
-    p->nX = md->nX;
-    p->nZ = md->nZ;
-    p->X = mbl_calloc((size_t)md->nX + 1, sizeof(double));
-    p->Xdot = mbl_calloc((size_t)md->nX + 1, sizeof(double));
-    p->Z = mbl_calloc((size_t)md->nZ + 1, sizeof(double));
+    p->n = mv->n;
+    p->m = mv->m;
+    p->k = mv->k;
+    p->nr = mv->nr;
+    p->q = mbl_calloc((size_t)mv->n + 1, sizeof(double));
+    p->v = mbl_calloc((size_t)mv->n + 1, sizeof(double));
+    p->vdot = mbl_calloc((size_t)mv->n + 1, sizeof(double));
+    p->lambda = mbl_calloc((size_t)mv->m + 1, sizeof(double));
+    p->mu = mbl_calloc((size_t)mv->k + 1, sizeof(double));
+    p->r = mbl_calloc((size_t)mv->nr + 1, sizeof(double));
+    p->nX = mv->nX;
+    p->nZ = mv->nZ;
+    p->X = mbl_calloc((size_t)mv->nX + 1, sizeof(double));
+    p->Xdot = mbl_calloc((size_t)mv->nX + 1, sizeof(double));
+    p->Z = mbl_calloc((size_t)mv->nZ + 1, sizeof(double));
     if (!p->q || !p->v || !p->vdot || !p->lambda || !p->mu || !p->r || !p->X || !p->Xdot || !p->Z) {
         mbl_point_free(p);
         return NULL;
@@ -83,6 +86,7 @@ static mbl_point *point_new(const mbl_model *md)
 /* The solver's view of a subproblem. */
 typedef struct subproblem {
     const mbl_model *md;
+    model_view mv;  /* the model's data (model_view_get) */
     mbl_point *pt;
     int nrow, ncol;
     int *rows;      /* residual rows used */
@@ -105,7 +109,7 @@ typedef struct subproblem {
 static double *unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
 {
     for (int b = 0; b < MBL_NBLK; b++) {
-        int j0 = mbl_model_blk0(md, b), j1 = mbl_model_blk0(md, b + 1);
+        int j0 = model_blk0(md, b), j1 = model_blk0(md, b + 1);
         if (col >= j0 && col < j1) {
             double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->Xdot, pt->Z, pt->X, pt->r};
             return base[b] + (col - j0);
@@ -118,9 +122,9 @@ static int eval_F(subproblem *sp, double *norm2, double *norminf, mbl_status *st
 {
     const mbl_model *md = sp->md;
     mbl_point *pt = sp->pt;
-    mbl_model_fill_syms_pt(md, pt, sp->syms);
-    int rc = mbl_model_eval_F(md, sp->syms, sp->F, sp->work, st);
-    if (rc) return mbl_model_eval_error(md, sp->syms, "while looking for the operating point", st);
+    model_fill_syms_pt(md, pt, sp->syms);
+    int rc = model_eval_F(md, sp->syms, sp->F, sp->work, st);
+    if (rc) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
     double s2 = 0, si = 0;
     for (int i = 0; i < sp->nrow; i++) {
         double f = sp->F[sp->rows[i]];
@@ -136,10 +140,10 @@ static int eval_F(subproblem *sp, double *norm2, double *norminf, mbl_status *st
 static int sparse_pattern(subproblem *sp, mbl_status *st)
 {
     if (sp->A) return 0;
-    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
     int nz = 0;
-    for (int p = 0; p < md->jac.nz; p++)
-        if (sp->row_pos[md->jac.row[p]] >= 0 && sp->col_pos[md->jac.col[p]] >= 0) nz++;
+    for (int p = 0; p < mv->jac.nz; p++)
+        if (sp->row_pos[mv->jac.row[p]] >= 0 && sp->col_pos[mv->jac.col[p]] >= 0) nz++;
     int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
     sp->ssrc = mbl_alloc_array((size_t)nz + 1, sizeof *sp->ssrc);
     sp->smap = mbl_alloc_array((size_t)nz + 1, sizeof *sp->smap);
@@ -153,8 +157,8 @@ static int sparse_pattern(subproblem *sp, mbl_status *st)
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
         nz = 0;
-        for (int p = 0; p < md->jac.nz; p++) {
-            int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
+        for (int p = 0; p < mv->jac.nz; p++) {
+            int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
             if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, sp->ssrc[nz++] = p;
         }
         sp->snz = nz;
@@ -185,7 +189,7 @@ static void sparse_forget(subproblem *sp)
  * the run in dgesvd's vectors. */
 static int dense_step(subproblem *sp, double *dx, mbl_status *st)
 {
-    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
     int m = sp->nrow, n = sp->ncol, mx = m > n ? m : n, rank = 0;
     double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);
     double *b = mbl_alloc_array((size_t)mx + 1, sizeof *b);
@@ -193,8 +197,8 @@ static int dense_step(subproblem *sp, double *dx, mbl_status *st)
         mbl_free(J), mbl_free(b);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
-    for (int p = 0; p < md->jac.nz; p++) {
-        int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
         if (r >= 0 && c >= 0) J[r + (size_t)c * m] = sp->jac[p];
     }
     for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
@@ -284,8 +288,8 @@ static int newton_step(subproblem *sp, double *dx, mbl_status *st)
 
 static int eval_jac(subproblem *sp, mbl_status *st)
 {
-    int rc = mbl_model_eval_jac(sp->md, sp->syms, sp->jac, sp->work, st);
-    if (rc) return mbl_model_eval_error(sp->md, sp->syms, "while looking for the operating point", st);
+    int rc = model_eval_jac(sp->md, sp->syms, sp->jac, sp->work, st);
+    if (rc) return model_eval_error(sp->md, sp->syms, "while looking for the operating point", st);
     return 0;
 }
 
@@ -303,10 +307,11 @@ static double col_scale(const subproblem *sp, int c, double x, const double *xst
 static double scaled_residual(subproblem *sp, const double *xstart, double *rowscale, double *colscale)
 {
     const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
     for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
     for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, *unknown_ptr(md, sp->pt, sp->cols[c]), xstart);
-    for (int p = 0; p < md->jac.nz; p++) {
-        int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
         if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
     }
     double rs = 0, rmax = 0;
@@ -339,10 +344,11 @@ static int lm_step(subproblem *sp, const double *x0, double f2, double *g2, doub
                    mbl_status *st)
 {
     const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
     int m = sp->nrow, n = sp->ncol, nz = 0;
     *accepted = 0;
-    for (int p = 0; p < md->jac.nz; p++)
-        if (sp->row_pos[md->jac.row[p]] >= 0 && sp->col_pos[md->jac.col[p]] >= 0) nz++;
+    for (int p = 0; p < mv->jac.nz; p++)
+        if (sp->row_pos[mv->jac.row[p]] >= 0 && sp->col_pos[mv->jac.col[p]] >= 0) nz++;
     int *ti = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *ti);
     int *tj = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *tj);
     double *tx = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *tx), *d = mbl_calloc((size_t)n + 1, sizeof *d);
@@ -352,8 +358,8 @@ static int lm_step(subproblem *sp, const double *x0, double f2, double *g2, doub
     if (!ti || !tj || !tx || !d || !b || !F0 || !dx || !lin) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
         nz = 0;
-        for (int p = 0; p < md->jac.nz; p++) {
-            int r = sp->row_pos[md->jac.row[p]], c = sp->col_pos[md->jac.col[p]];
+        for (int p = 0; p < mv->jac.nz; p++) {
+            int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
             if (r < 0 || c < 0) continue;
             ti[nz] = r, tj[nz] = c, tx[nz++] = sp->jac[p];
             d[c] += sp->jac[p] * sp->jac[p];
@@ -521,16 +527,18 @@ static int sub_init(subproblem *sp, const mbl_model *md, mbl_point *pt, const mb
 {
     memset(sp, 0, sizeof *sp);
     sp->md = md;
+    model_view_get(md, &sp->mv);
+    const model_view *mv = &sp->mv;
     sp->pt = pt;
     sp->opt = opt;
-    sp->rows = mbl_alloc_array((size_t)md->nF + 1, sizeof(int));
-    sp->cols = mbl_alloc_array((size_t)md->nunk + 1, sizeof(int));
-    sp->row_pos = mbl_alloc_array((size_t)md->nF + 1, sizeof(int));
-    sp->col_pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof(int));
-    sp->syms = mbl_calloc((size_t)md->nsym + 1, sizeof(double));
-    sp->work = mbl_alloc_array(md->work_size + 1, sizeof(double));
-    sp->F = mbl_alloc_array((size_t)md->nF + 1, sizeof(double));
-    sp->jac = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof(double));
+    sp->rows = mbl_alloc_array((size_t)mv->nF + 1, sizeof(int));
+    sp->cols = mbl_alloc_array((size_t)mv->nunk + 1, sizeof(int));
+    sp->row_pos = mbl_alloc_array((size_t)mv->nF + 1, sizeof(int));
+    sp->col_pos = mbl_alloc_array((size_t)mv->nunk + 1, sizeof(int));
+    sp->syms = mbl_calloc((size_t)mv->nsym + 1, sizeof(double));
+    sp->work = mbl_alloc_array(mv->work_size + 1, sizeof(double));
+    sp->F = mbl_alloc_array((size_t)mv->nF + 1, sizeof(double));
+    sp->jac = mbl_alloc_array((size_t)mv->jac.nz + 1, sizeof(double));
     if (!sp->rows || !sp->cols || !sp->row_pos || !sp->col_pos || !sp->syms || !sp->work || !sp->F || !sp->jac)
         return MBL_ENOMEM;
     return 0;
@@ -553,29 +561,30 @@ static void note(mbl_point *pt, const char *fmt, const char *a, double x);
 static int steady_hold_zero_columns(subproblem *sp, int *skip, mbl_status *st)
 {
     const mbl_model *md = sp->md;
-    int n = md->n, jq = mbl_model_blk0(md, MBL_BLK_Q);
-    mbl_model_fill_syms_pt(md, sp->pt, sp->syms);
+    const model_view *mv = &sp->mv;
+    int n = mv->n, jq = model_blk0(md, MBL_BLK_Q);
+    model_fill_syms_pt(md, sp->pt, sp->syms);
     int rc = eval_jac(sp, st);
     if (rc) return rc;
     static const int groups[] = {MBL_ROW_EOM, MBL_ROW_ODE, MBL_ROW_VAR, MBL_ROW_PHIDD, MBL_ROW_NHD,
                                  MBL_ROW_PHID, MBL_ROW_NH, MBL_ROW_PHI};
     double *cmax = mbl_calloc((size_t)n + 1, sizeof *cmax), amax = 0;
     if (!cmax) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int p = 0; p < md->jac.nz; p++) {
-        int r = md->jac.row[p], in = 0;
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = mv->jac.row[p], in = 0;
         for (size_t g = 0; g < sizeof groups / sizeof *groups && !in; g++)
-            in = r >= md->row0[groups[g]] && r < md->row0[groups[g] + 1];
+            in = r >= mv->row0[groups[g]] && r < mv->row0[groups[g] + 1];
         if (!in) continue;
         double a = fabs(sp->jac[p]);
         amax = fmax(amax, a);
-        int c = md->jac.col[p] - jq;
+        int c = mv->jac.col[p] - jq;
         if (c >= 0 && c < n) cmax[c] = fmax(cmax[c], a);
     }
     for (int i = 0; i < n; i++)
         if (!skip[jq + i] && cmax[i] <= 1e-13 * fmax(amax, 1.0)) {
             skip[jq + i] = 1;
             note(sp->pt, "coordinate %s held at its given value %.6g (its column in the steady-motion equations is "
-                 "zero: nothing depends on it)", md->qname[i], sp->pt->q[i]);
+                 "zero: nothing depends on it)", mv->qname[i], sp->pt->q[i]);
         }
     mbl_free(cmax);
     return 0;
@@ -584,19 +593,20 @@ static int steady_hold_zero_columns(subproblem *sp, int *skip, mbl_status *st)
 static void sub_select(subproblem *sp, unsigned rowmask, unsigned colmask, const int *skip)
 {
     const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
     sparse_forget(sp);
     sp->nrow = sp->ncol = 0;
-    for (int r = 0; r < md->nF; r++) sp->row_pos[r] = -1;
-    for (int c = 0; c < md->nunk; c++) sp->col_pos[c] = -1;
+    for (int r = 0; r < mv->nF; r++) sp->row_pos[r] = -1;
+    for (int c = 0; c < mv->nunk; c++) sp->col_pos[c] = -1;
     for (int g = 0; g < MBL_NROWG; g++)
         if ((rowmask >> g) & 1u)
-            for (int r = md->row0[g]; r < md->row0[g + 1]; r++) {
+            for (int r = mv->row0[g]; r < mv->row0[g + 1]; r++) {
                 sp->row_pos[r] = sp->nrow;
                 sp->rows[sp->nrow++] = r;
             }
     for (int b = 0; b < MBL_NBLK; b++)
         if ((colmask >> b) & 1u)
-            for (int c = mbl_model_blk0(md, b); c < mbl_model_blk0(md, b + 1); c++) {
+            for (int c = model_blk0(md, b); c < model_blk0(md, b + 1); c++) {
                 if (skip && skip[c]) continue;
                 sp->col_pos[c] = sp->ncol;
                 sp->cols[sp->ncol++] = c;
@@ -619,20 +629,21 @@ static int solve_accelerations(subproblem *sp, mbl_status *st)
 static int constraint_rank(subproblem *sp, int *rank, mbl_status *st)
 {
     const mbl_model *md = sp->md;
-    int m = md->m + md->k, n = md->n;
+    const model_view *mv = &sp->mv;
+    int m = mv->m + mv->k, n = mv->n;
     *rank = 0;
     if (m == 0) return 0;
-    mbl_model_fill_syms_pt(md, sp->pt, sp->syms);
-    int rc = mbl_model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
-    if (rc) return mbl_model_eval_error(md, sp->syms, "while looking for the operating point", st);
+    model_fill_syms_pt(md, sp->pt, sp->syms);
+    int rc = model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+    if (rc) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
     /* rows: Phi (dPhi/dq) and nh (dc/dv) */
-    int jq = mbl_model_blk0(md, MBL_BLK_Q), jv = mbl_model_blk0(md, MBL_BLK_V);
-    int r_phi = md->row0[MBL_ROW_PHI], r_nh = md->row0[MBL_ROW_NH];
+    int jq = model_blk0(md, MBL_BLK_Q), jv = model_blk0(md, MBL_BLK_V);
+    int r_phi = mv->row0[MBL_ROW_PHI], r_nh = mv->row0[MBL_ROW_NH];
     int nz = 0;
-    for (int p = 0; p < md->jac.nz; p++) {
-        int r = md->jac.row[p], c = md->jac.col[p];
-        if ((r >= r_phi && r < r_phi + md->m && c >= jq && c < jq + n) ||
-            (r >= r_nh && r < r_nh + md->k && c >= jv && c < jv + n))
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = mv->jac.row[p], c = mv->jac.col[p];
+        if ((r >= r_phi && r < r_phi + mv->m && c >= jq && c < jq + n) ||
+            (r >= r_nh && r < r_nh + mv->k && c >= jv && c < jv + n))
             nz++;
     }
     int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
@@ -642,11 +653,11 @@ static int constraint_rank(subproblem *sp, int *rank, mbl_status *st)
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     nz = 0;
-    for (int p = 0; p < md->jac.nz; p++) {
-        int r = md->jac.row[p], c = md->jac.col[p];
-        if (r >= r_phi && r < r_phi + md->m && c >= jq && c < jq + n) ti[nz] = r - r_phi, tj[nz] = c - jq, tx[nz++] = sp->jac[p];
-        else if (r >= r_nh && r < r_nh + md->k && c >= jv && c < jv + n)
-            ti[nz] = md->m + r - r_nh, tj[nz] = c - jv, tx[nz++] = sp->jac[p];
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = mv->jac.row[p], c = mv->jac.col[p];
+        if (r >= r_phi && r < r_phi + mv->m && c >= jq && c < jq + n) ti[nz] = r - r_phi, tj[nz] = c - jq, tx[nz++] = sp->jac[p];
+        else if (r >= r_nh && r < r_nh + mv->k && c >= jv && c < jv + n)
+            ti[nz] = mv->m + r - r_nh, tj[nz] = c - jv, tx[nz++] = sp->jac[p];
     }
     /* every row to unit 2-norm: a constraint's units must not decide the rank */
     double *rn = mbl_calloc((size_t)m + 1, sizeof *rn);
@@ -700,10 +711,11 @@ static void note(mbl_point *pt, const char *fmt, const char *a, double x)
 static int initial_multipliers(subproblem *sp, mbl_status *st)
 {
     const mbl_model *md = sp->md;
-    if (md->m + md->k == 0) return 0;
-    if (sp->opt->lambda && (sp->opt->mu || md->k == 0)) { /* given by the caller */
-        memcpy(sp->pt->lambda, sp->opt->lambda, (size_t)md->m * sizeof(double));
-        if (md->k) memcpy(sp->pt->mu, sp->opt->mu, (size_t)md->k * sizeof(double));
+    const model_view *mv = &sp->mv;
+    if (mv->m + mv->k == 0) return 0;
+    if (sp->opt->lambda && (sp->opt->mu || mv->k == 0)) { /* given by the caller */
+        memcpy(sp->pt->lambda, sp->opt->lambda, (size_t)mv->m * sizeof(double));
+        if (mv->k) memcpy(sp->pt->mu, sp->opt->mu, (size_t)mv->k * sizeof(double));
         return 0;
     }
     sub_select(sp, RB(MBL_ROW_EOM), RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU), NULL);
@@ -723,18 +735,21 @@ static int initial_multipliers(subproblem *sp, mbl_status *st)
  * max(1, |guess|): a solution far from the guess may be another branch than the one meant. */
 static void note_far_moves(mbl_point *pt, const mbl_model *md, const double *guess, double move_note)
 {
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
     if (!(move_note > 0)) return;
     char buf[512];
     size_t len = 0;
     int count = 0, shown = 0;
     buf[0] = '\0';
-    for (int i = 0; i < md->n; i++) {
+    for (int i = 0; i < mv->n; i++) {
         double d = pt->q[i] - guess[i];
         if (!(fabs(d) > move_note * fmax(1.0, fabs(guess[i])))) continue;
         count++;
         if (shown < 4 && len + 80 < sizeof buf) {
             len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s (%.4g -> %.4g)", shown ? ", " : "",
-                                    md->qname[i], guess[i], pt->q[i]);
+                                    mv->qname[i], guess[i], pt->q[i]);
             shown++;
         }
     }
@@ -753,8 +768,11 @@ static void note_far_moves(mbl_point *pt, const mbl_model *md, const double *gue
  * spin and asked for an equilibrium gets the model at rest (at: given or steady keep them). */
 static void note_unused_velocities(mbl_point *pt, const mbl_model *md, const double *v0)
 {
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
     int big = -1, count = 0;
-    for (int i = 0; i < md->n; i++)
+    for (int i = 0; i < mv->n; i++)
         if (v0[i] != 0.0 && isfinite(v0[i])) {
             count++;
             if (big < 0 || fabs(v0[i]) > fabs(v0[big])) big = i;
@@ -764,10 +782,126 @@ static void note_unused_velocities(mbl_point *pt, const mbl_model *md, const dou
     snprintf(msg, sizeof msg,
              "the velocities of the initial state are not used at an equilibrium (%d nonzero, largest der(%.100s) = "
              "%.4g); use at: given or at: steady for a point with motion",
-             count, md->qname[big], v0[big]);
+             count, mv->qname[big], v0[big]);
     size_t nl = strlen(pt->notes);
     if (nl + 3 >= sizeof pt->notes) return;
     snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", msg);
+}
+
+/* linearize.at: given: the coordinates and velocities projected onto the constraints (notes of
+ * what moved), then the accelerations and multipliers solved. */
+static int solve_given(subproblem *sp, const double *v0, mbl_status *st)
+{
+    const model_view *mv = &sp->mv;
+    mbl_point *pt = sp->pt;
+    int n = mv->n, rc = 0;
+    double *qgiven = mbl_alloc_array((size_t)n + 1, sizeof *qgiven);
+    if (!qgiven) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        return rc;
+    }
+    memcpy(qgiven, pt->q, (size_t)n * sizeof *qgiven);
+    memcpy(pt->v, v0, (size_t)n * sizeof(double));
+    memcpy(pt->X, mv->X0, (size_t)mv->nX * sizeof(double));
+    if (mv->m) {
+        sub_select(sp, RB(MBL_ROW_PHI), RB(MBL_BLK_Q), NULL);
+        rc = solve(sp, "the projection of the coordinates onto the constraints", 0, st);
+    }
+    for (int i = 0; !rc && i < n; i++)
+        if (fabs(pt->q[i] - qgiven[i]) > 1e-9 * fmax(1.0, fabs(qgiven[i])))
+            note(pt, "coordinate %s moved by %.3g to satisfy the constraints", mv->qname[i], pt->q[i] - qgiven[i]);
+    mbl_free(qgiven);
+    if (!rc && mv->m + mv->k) {
+        double *vg = mbl_alloc_array((size_t)n + 1, sizeof *vg);
+        if (!vg) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            return rc;
+        }
+        memcpy(vg, pt->v, (size_t)n * sizeof *vg);
+        sub_select(sp, RB(MBL_ROW_PHID) | RB(MBL_ROW_NH), RB(MBL_BLK_V), NULL);
+        rc = solve(sp, "the projection of the velocities onto the velocity constraints", 1, st);
+        for (int i = 0; !rc && i < n; i++)
+            if (fabs(pt->v[i] - vg[i]) > 1e-9 * fmax(1.0, fabs(vg[i])))
+                note(pt, "velocity der(%s) changed by %.3g to satisfy the velocity constraints", mv->qname[i],
+                     pt->v[i] - vg[i]);
+        mbl_free(vg);
+    }
+    if (!rc) rc = solve_accelerations(sp, st);
+    return rc;
+}
+
+/* linearize.at: steady: the velocities kept, vdot = 0, the non-cyclic coordinates and the
+ * multipliers solved, then the accelerations (a note when they are not small). */
+static int solve_steady(subproblem *sp, const double *v0, const double *q_guess, double move_note, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    mbl_point *pt = sp->pt;
+    int n = mv->n, rc;
+    /* keep v; vdot = 0; solve the non-cyclic coordinates and the multipliers */
+    memcpy(pt->v, v0, (size_t)n * sizeof(double));
+    memcpy(pt->X, mv->X0, (size_t)mv->nX * sizeof(double));
+    rc = initial_multipliers(sp, st);
+    if (rc) return rc;
+    /* cyclic coordinates and ode states (no residual depends on them) keep their values */
+    int *skip = mbl_calloc((size_t)mv->nunk + 1, sizeof *skip);
+    if (!skip) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        return rc;
+    }
+    int jq = model_blk0(md, MBL_BLK_Q), jx = model_blk0(md, MBL_BLK_X);
+    for (int i = 0; i < n; i++) skip[jq + i] = mv->cyclic[i];
+    for (int i = 0; i < mv->nX; i++) skip[jx + i] = 1;
+    for (int p = 0; p < mv->jac.nz; p++)
+        if (mv->jac.col[p] >= jx && mv->jac.col[p] < jx + mv->nX) skip[mv->jac.col[p]] = 0;
+    /* and coordinates whose column in the steady equations is numerically zero at the start (a
+     * spin angle of joint coordinates that enters only through sin^2 + cos^2): nothing fixes
+     * them, and Newton steps in them would be driven by rounding */
+    rc = steady_hold_zero_columns(sp, skip, st);
+    if (rc) {
+        mbl_free(skip);
+        return rc;
+    }
+    sub_select(sp,
+               RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) |
+                   RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) | RB(MBL_ROW_PHI),
+               RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z), skip);
+    mbl_free(skip);
+    rc = solve(sp, "the steady motion", 0, st);
+    if (!rc) note_far_moves(pt, md, q_guess, move_note);
+    if (!rc) rc = solve_accelerations(sp, st);
+    if (!rc) {
+        double amax = 0;
+        for (int i = 0; i < n; i++) amax = fmax(amax, fabs(pt->vdot[i]));
+        if (amax > 1e-6) note(pt, "the steady motion has accelerations up to %.3g%s", "", amax);
+    }
+    return rc;
+}
+
+/* At the solved point: the model's own expressions defined there, and (with ode states, implicit
+ * variables or speeds) the implicit equations and the speeds regular. */
+static int check_solved_point(subproblem *sp, int rc, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    mbl_point *pt = sp->pt;
+    if (!rc) {
+        /* the model's own expressions (energies, forces, constraints, outputs, variables), not
+         * only their derivatives, must be defined at the point: log(x - 1) at x = 0 is an error */
+        model_fill_syms_pt(md, pt, sp->syms);
+        rc = model_check_domain(md, sp->syms, sp->work, st);
+    }
+    if (!rc && (mv->nX + mv->nZ > 0 || mv->nspd > 0)) {
+        /* the implicit equations determine der(X) and Z there, the speeds' T is regular */
+        size_t nus = (size_t)(3 * mv->nus + 2 * mv->nuvs);
+        double *us = mbl_alloc_array(nus + (size_t)mv->usjac.nz + 1, sizeof *us);
+        if (!us) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) rc = model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+        if (!rc) rc = model_eval_user_states(md, sp->syms, us, sp->work, st);
+        if (!rc) rc = model_check_point(md, sp->jac, us + nus, st);
+        mbl_free(us);
+    }
+    return rc;
 }
 
 int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, mbl_point **out, mbl_status *st)
@@ -775,6 +909,9 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     if (!out) return mbl_error(st, MBL_EARG, "mbl_operating_point: out is NULL");
     *out = NULL;
     if (!md) return mbl_error(st, MBL_EARG, "mbl_operating_point: model is NULL");
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
     mbl_opoint_options opt;
     if (opt_in) opt = *opt_in;
     else mbl_opoint_options_default(&opt);
@@ -786,27 +923,26 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         mbl_point_free(pt);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
-    pt->at = opt.at >= 0 ? (mbl_at)opt.at : md->at;
-    pt->t = opt.has_t ? opt.t : md->time;
-    memcpy(pt->q, opt.q ? opt.q : md->q0, (size_t)md->n * sizeof(double));
+    pt->at = opt.at >= 0 ? (mbl_at)opt.at : mv->at;
+    pt->t = opt.has_t ? opt.t : mv->time;
+    memcpy(pt->q, opt.q ? opt.q : mv->q0, (size_t)mv->n * sizeof(double));
     for (int g = 0; g < opt.nguess; g++) {
         int i = 0;
-        while (i < md->n && (!opt.guess[g].name || strcmp(opt.guess[g].name, md->qname[i]))) i++;
-        if (i == md->n) {
+        while (i < mv->n && (!opt.guess[g].name || strcmp(opt.guess[g].name, mv->qname[i]))) i++;
+        if (i == mv->n) {
             sub_free(&sp);
             mbl_point_free(pt);
-            return mbl_error(st, MBL_EARG, "%s: no coordinate named '%s' (in the initial guess)", md->file,
+            return mbl_error(st, MBL_EARG, "%s: no coordinate named '%s' (in the initial guess)", mv->file,
                              opt.guess[g].name ? opt.guess[g].name : "(null)");
         }
         pt->q[i] = opt.guess[g].value;
     }
     double *guess = NULL; /* the initial guess, for the notes */
-    if (opt.nguess > 0 && !(guess = mbl_alloc_array((size_t)md->n + 1, sizeof *guess))) rc = MBL_ENOMEM;
-    if (guess) memcpy(guess, pt->q, (size_t)md->n * sizeof *guess);
-    const double *q_guess = guess ? guess : opt.q ? opt.q : md->q0;
-    const double *v0 = opt.v ? opt.v : md->v0;
-    memcpy(pt->r, md->r0, (size_t)md->nr * sizeof(double));
-    int n = md->n;
+    if (opt.nguess > 0 && !(guess = mbl_alloc_array((size_t)mv->n + 1, sizeof *guess))) rc = MBL_ENOMEM;
+    if (guess) memcpy(guess, pt->q, (size_t)mv->n * sizeof *guess);
+    const double *q_guess = guess ? guess : opt.q ? opt.q : mv->q0;
+    const double *v0 = opt.v ? opt.v : mv->v0;
+    memcpy(pt->r, mv->r0, (size_t)mv->nr * sizeof(double));
 
     switch (rc ? -1 : (int)pt->at) {
     case -1:
@@ -817,7 +953,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         rc = initial_multipliers(&sp, st);
         if (rc) break;
         /* with user ODE states: der(X) = 0 too, X and the implicit variables solved with q */
-        memcpy(pt->X, md->X0, (size_t)md->nX * sizeof(double));
+        memcpy(pt->X, mv->X0, (size_t)mv->nX * sizeof(double));
         sub_select(&sp, RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHI) | RB(MBL_ROW_NH),
                    RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z), NULL);
         rc = solve(&sp, "the equilibrium", 0, st);
@@ -825,108 +961,25 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         if (!rc) note_far_moves(pt, md, q_guess, opt.move_note);
         if (!rc) note_unused_velocities(pt, md, v0);
         break;
-    case MBL_AT_GIVEN: {
-        double *qgiven = mbl_alloc_array((size_t)n + 1, sizeof *qgiven);
-        if (!qgiven) {
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            break;
-        }
-        memcpy(qgiven, pt->q, (size_t)n * sizeof *qgiven);
-        memcpy(pt->v, v0, (size_t)n * sizeof(double));
-        memcpy(pt->X, md->X0, (size_t)md->nX * sizeof(double));
-        if (md->m) {
-            sub_select(&sp, RB(MBL_ROW_PHI), RB(MBL_BLK_Q), NULL);
-            rc = solve(&sp, "the projection of the coordinates onto the constraints", 0, st);
-        }
-        for (int i = 0; !rc && i < n; i++)
-            if (fabs(pt->q[i] - qgiven[i]) > 1e-9 * fmax(1.0, fabs(qgiven[i])))
-                note(pt, "coordinate %s moved by %.3g to satisfy the constraints", md->qname[i], pt->q[i] - qgiven[i]);
-        mbl_free(qgiven);
-        if (!rc && md->m + md->k) {
-            double *vg = mbl_alloc_array((size_t)n + 1, sizeof *vg);
-            if (!vg) {
-                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-                break;
-            }
-            memcpy(vg, pt->v, (size_t)n * sizeof *vg);
-            sub_select(&sp, RB(MBL_ROW_PHID) | RB(MBL_ROW_NH), RB(MBL_BLK_V), NULL);
-            rc = solve(&sp, "the projection of the velocities onto the velocity constraints", 1, st);
-            for (int i = 0; !rc && i < n; i++)
-                if (fabs(pt->v[i] - vg[i]) > 1e-9 * fmax(1.0, fabs(vg[i])))
-                    note(pt, "velocity der(%s) changed by %.3g to satisfy the velocity constraints", md->qname[i],
-                         pt->v[i] - vg[i]);
-            mbl_free(vg);
-        }
-        if (!rc) rc = solve_accelerations(&sp, st);
+    case MBL_AT_GIVEN:
+        rc = solve_given(&sp, v0, st);
         break;
-    }
     case MBL_AT_STEADY:
-        /* keep v; vdot = 0; solve the non-cyclic coordinates and the multipliers */
-        memcpy(pt->v, v0, (size_t)n * sizeof(double));
-        memcpy(pt->X, md->X0, (size_t)md->nX * sizeof(double));
-        rc = initial_multipliers(&sp, st);
-        if (rc) break;
-        /* cyclic coordinates and ode states (no residual depends on them) keep their values */
-        int *skip = mbl_calloc((size_t)md->nunk + 1, sizeof *skip);
-        if (!skip) {
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            break;
-        }
-        int jq = mbl_model_blk0(md, MBL_BLK_Q), jx = mbl_model_blk0(md, MBL_BLK_X);
-        for (int i = 0; i < n; i++) skip[jq + i] = md->cyclic[i];
-        for (int i = 0; i < md->nX; i++) skip[jx + i] = 1;
-        for (int p = 0; p < md->jac.nz; p++)
-            if (md->jac.col[p] >= jx && md->jac.col[p] < jx + md->nX) skip[md->jac.col[p]] = 0;
-        /* and coordinates whose column in the steady equations is numerically zero at the start (a
-         * spin angle of joint coordinates that enters only through sin^2 + cos^2): nothing fixes
-         * them, and Newton steps in them would be driven by rounding */
-        rc = steady_hold_zero_columns(&sp, skip, st);
-        if (rc) {
-            mbl_free(skip);
-            break;
-        }
-        sub_select(&sp,
-                   RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) |
-                       RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) | RB(MBL_ROW_PHI),
-                   RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z), skip);
-        mbl_free(skip);
-        rc = solve(&sp, "the steady motion", 0, st);
-        if (!rc) note_far_moves(pt, md, q_guess, opt.move_note);
-        if (!rc) rc = solve_accelerations(&sp, st);
-        if (!rc) {
-            double amax = 0;
-            for (int i = 0; i < n; i++) amax = fmax(amax, fabs(pt->vdot[i]));
-            if (amax > 1e-6) note(pt, "the steady motion has accelerations up to %.3g%s", "", amax);
-        }
+        rc = solve_steady(&sp, v0, q_guess, opt.move_note, st);
         break;
     default:
         rc = mbl_error(st, MBL_EARG, "unknown operating point kind %d", (int)pt->at);
     }
     if (!rc) rc = constraint_rank(&sp, &pt->rank_phi_q, st);
-    if (!rc && pt->rank_phi_q < md->m + md->k) {
+    if (!rc && pt->rank_phi_q < mv->m + mv->k) {
         char buf[64];
         snprintf(buf, sizeof buf, "%d", pt->rank_phi_q);
         note(pt, "the constraint Jacobian has rank %s (rank deficiency %g): minimum-norm multipliers", buf,
-             (double)(md->m + md->k - pt->rank_phi_q));
+             (double)(mv->m + mv->k - pt->rank_phi_q));
         pt->min_norm_multipliers = 1;
     }
-    if (rc && st) mbl_error_prefix(st, "%s", md->file);
-    if (!rc) {
-        /* the model's own expressions (energies, forces, constraints, outputs, variables), not
-         * only their derivatives, must be defined at the point: log(x - 1) at x = 0 is an error */
-        mbl_model_fill_syms_pt(md, pt, sp.syms);
-        rc = mbl_model_check_domain(md, sp.syms, sp.work, st);
-    }
-    if (!rc && (md->nX + md->nZ > 0 || md->nspd > 0)) {
-        /* the implicit equations determine der(X) and Z there, the speeds' T is regular */
-        size_t nus = (size_t)(3 * md->nus + 2 * md->nuvs);
-        double *us = mbl_alloc_array(nus + (size_t)md->usjac.nz + 1, sizeof *us);
-        if (!us) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        if (!rc) rc = mbl_model_eval_jac(md, sp.syms, sp.jac, sp.work, st);
-        if (!rc) rc = mblx_tape_eval(md->tape_us, sp.syms, us, sp.work, st);
-        if (!rc) rc = mbl_model_check_point(md, sp.jac, us + nus, st);
-        mbl_free(us);
-    }
+    if (rc && st) mbl_error_prefix(st, "%s", mv->file);
+    rc = check_solved_point(&sp, rc, st);
     sub_free(&sp);
     mbl_free(guess);
     if (rc) {

@@ -90,7 +90,8 @@ static int write_geometry(FILE *f, const lin_data *d)
         free(pos), free(re), free(im);
         return MBL_ENOMEM;
     }
-    int rc = mbl_model_draw(d->model, d->pt, d->modes, pos, re, im, d->st);
+    int rc = mbl_model_draw(d->model, d->pt, nx, d->modes ? d->modes->n : 0, d->modes ? d->modes->shape_re : NULL,
+                            d->modes ? d->modes->shape_im : NULL, pos, re, im, d->st);
     if (rc) {
         free(pos), free(re), free(im);
         return rc;

@@ -298,7 +298,7 @@ static int param_index(const mbl_model *md, const char *name)
     return -1;
 }
 
-/* sensitivities (the structured term's parameter derivatives, ffr3.c mbl_ffr3_dinv) against the
+/* sensitivities (the structured term's parameter derivatives, ffr3.c model_ffr3_dinv) against the
  * closed forms of a cantilever at a fixed mesh: bending and axial omega ~ sqrt(E / rho), torsion
  * ~ sqrt(G / rho); bending ~ 1 / L^2, axial and torsion ~ 1 / L: d omega/dE = omega/(2E) or 0,
  * d omega/dG = 0 or omega/(2G), d omega/d rho = -omega/(2 rho), d omega/dL = -2 omega/L or
@@ -432,7 +432,7 @@ TEST(sensitivity_pendulum_fd)
     free(sp);
 }
 
-/* the structured term's closed-form Jacobian (model/ffr3.c) against the expression engine's exact
+/* the structured term's closed-form Jacobian (model/terms/ffr3.c) against the expression engine's exact
  * derivatives of the same rows (md->F), at a point with nonzero coordinates, velocities,
  * accelerations and multipliers (Coriolis, centrifugal and damping terms included): the spatial
  * pendulum at 2 elements per link, Rayleigh damping on link 1 */
@@ -474,7 +474,7 @@ TEST(jacobian_exact)
     double *lam = calloc((size_t)md->m + 1, sizeof *lam);
     for (int i = 0; i < n; i++) q[i] = 0.1 * sin(1.3 * i + 0.2), v[i] = 0.3 * cos(0.7 * i), a[i] = 0.2 * sin(2.1 * i + 1);
     for (int j = 0; j < md->m; j++) lam[j] = 0.1 * (j + 1);
-    mbl_model_fill_syms(md, 0, q, v, a, lam, NULL, NULL, sv);
+    model_fill_syms(md, 0, q, v, a, lam, NULL, NULL, sv);
     CHECK(tS && mblx_tape_eval(tS, sv, ref, work, &st2) == 0);
     CHECK(mblx_tape_eval(md->tape_jac, sv, jac, work, &st2) == 0);
     for (int pz = 0; pz < md->jac.nz; pz++)

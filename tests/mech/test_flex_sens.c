@@ -1,5 +1,5 @@
 /* Sensitivities of models with flexible bodies (the structured term's second derivatives,
- * mbl_ffr_param_deriv), against independent routes:
+ * model_ffr_param_deriv), against independent routes:
  *  - closed forms on a cantilever beam (no gravity): each mode's omega is proportional to
  *    sqrt(E / rho) and, at a fixed mesh, to r / L^2 (bending) or 1 / L (axial): d omega/dE =
  *    omega/(2E), d omega/d rho = -omega/(2 rho), d omega/dr = omega/r or 0, d omega/dL = -2 omega/L
@@ -299,7 +299,7 @@ static double modal_variant(int damped, int *ncmp)
      * modal model's lowest eigenvalues carry ~1e-10 of rounding: steps from 1 (relative), 1e-5 there */
     /* damped: the differences are at their noise floor for omega_1's small d Im/d alpha (1.1e-4; the
      * estimate moved from 5e-6 to 1.4e-5 of the scale when the structured term's rounding changed,
-     * model/ffr_num.c, with the exact derivative the same to the last bit: tests/model/test_ffr_num.c) */
+     * model/terms/ffr_num.c, with the exact derivative the same to the last bit: tests/model/test_ffr_num.c) */
     double w = damped ? check_fd(NULL, buf, 6, 0, 3e-5, ncmp) : check_fd(NULL, buf, 6, 2, 1e-6, ncmp);
     free(buf), free(mt);
     return w;

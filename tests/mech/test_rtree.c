@@ -1,4 +1,4 @@
-/* The tree's structured term (src/model/rtree.c: recursive Newton-Euler with closed-form
+/* The tree's structured term (src/model/terms/rtree.c: recursive Newton-Euler with closed-form
  * derivatives) against the symbolic recursion it replaces (`tree_dynamics: symbolic`, the
  * expression engine differentiating src/mech/relative.c's texts): the residual and every entry of
  * its Jacobian with respect to all unknowns at random points (q, q', q'', multipliers, inputs) to
@@ -36,7 +36,7 @@ static int eval_dense(const mbl_model *md, const double *syms, double *F, double
 {
     double *work = malloc((md->work_size + 1) * sizeof *work), *jv = malloc(((size_t)md->jac.nz + 1) * sizeof *jv);
     mbl_status st;
-    int rc = !work || !jv || mbl_model_eval_F(md, syms, F, work, &st) || mbl_model_eval_jac(md, syms, jv, work, &st);
+    int rc = !work || !jv || model_eval_F(md, syms, F, work, &st) || model_eval_jac(md, syms, jv, work, &st);
     if (!rc) {
         memset(Jd, 0, (size_t)md->nF * (size_t)md->nunk * sizeof *Jd);
         for (int p = 0; p < md->jac.nz; p++) Jd[md->jac.row[p] + (size_t)md->jac.col[p] * md->nF] += jv[p];
@@ -61,20 +61,20 @@ static double compare_text(const char *text, const char *name, int npt, int *nst
         fprintf(stderr, "%s: %s\n", name, sym ? st.msg : "no 'coordinates: relative'");
         goto out;
     }
-    *nstruct = a->rtn ? mbl_rtree_num_entries(a->rtn) : 0;
+    *nstruct = a->rtn ? model_rtree_num_entries(a->rtn) : 0;
     CHECK(b->rtn == NULL);
     /* the term's expression form (built on demand for the sensitivities and the code generator)
      * compiled into a tape of its own: it must give the numeric term's values too */
     if (a->rtn) {
         const mblx_id *Fn, *jn;
-        mbl_model_graph_lock(1);
+        model_graph_lock(a, 1);
         mblx_id *all = malloc(((size_t)a->nF + (size_t)a->jac.nz + 1) * sizeof *all);
-        if (all && !mbl_model_dae_nodes(a, &Fn, &jn, &st)) {
+        if (all && !model_dae_nodes(a, &Fn, &jn, &st)) {
             memcpy(all, Fn, (size_t)a->nF * sizeof *all);
             memcpy(all + a->nF, jn, (size_t)a->jac.nz * sizeof *all);
             xt = mblx_compile(a->g, (size_t)a->nF + (size_t)a->jac.nz, all, &st);
         }
-        mbl_model_graph_lock(0);
+        model_graph_lock(a, 0);
         free(all);
         CHECK_MSG(xt != NULL, "%s: the expression form: %s", name, st.msg);
     }
@@ -97,7 +97,7 @@ static double compare_text(const char *text, const char *name, int npt, int *nst
         for (int i = 0; i < a->m; i++) lam[i] = test_urand(&seed);
         for (int i = 0; i < a->k; i++) mu[i] = test_urand(&seed);
         for (int i = 0; i < a->nr; i++) r[i] = test_urand(&seed);
-        mbl_model_fill_syms(a, 0.3, q, v, ac, lam, mu, r, syms);
+        model_fill_syms(a, 0.3, q, v, ac, lam, mu, r, syms);
         if (eval_dense(a, syms, Fa, Ja) || eval_dense(b, syms, Fb, Jb)) {
             CHECK_MSG(0, "%s: evaluation failed", name);
             worst = INFINITY;

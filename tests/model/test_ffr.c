@@ -1,4 +1,4 @@
-/* The structured term (src/model/ffr.c): the flexible double pendulum of source 001 Sec. 4.2 built
+/* The structured term (src/model/terms/ffr.c): the flexible double pendulum of source 001 Sec. 4.2 built
  * from two floating-frame beam bodies (src/mech/beam.c invariants, closed-form rows and Jacobian)
  * against the same model written at the equation level (examples/flexible_pendulum_np5.yaml: the
  * kinetic energy from the invariants as text, differentiated by the expression engine), and the
@@ -13,7 +13,7 @@
 #include "mech/beam.h"
 #include "model/ffr.h"
 #include "model/model_internal.h"
-#include "model/source.h"
+#include "load/load.h"
 #include "test.h"
 #include "ffr_pendulum_text.h"
 
@@ -33,7 +33,7 @@ static mbl_model *ffr_pendulum(int np, double alpha, double beta)
     if (!text) return NULL;
     mbl_src *src = NULL;
     mbl_status st;
-    int rc = mbl_src_read(text, strlen(text), "ffr-pendulum", &src, &st);
+    int rc = load_src_read(text, strlen(text), "ffr-pendulum", &src, &st);
     free(text);
     CHECK_MSG(rc == 0, "%s", st.msg);
     if (rc) return NULL;
@@ -58,7 +58,7 @@ static mbl_model *ffr_pendulum(int np, double alpha, double beta)
         }
     }
     mbl_model *md = NULL;
-    rc = mbl_model_from_src(src, NULL, 0, &md, &st);
+    rc = model_from_src(src, NULL, 0, &md, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
     return md;
 }
@@ -144,10 +144,10 @@ TEST(jacobian_by_differences)
     for (int i = 0; i < md->n; i++) q[i] = 0.1 * sin(1.3 * i + 0.2), v[i] = 0.3 * cos(0.7 * i), a[i] = 0.2 * sin(2.1 * i + 1);
     for (int j = 0; j < md->m; j++) lam[j] = 0.1 * (j + 1);
     mbl_status st;
-    mbl_model_fill_syms(md, 0, q, v, a, lam, NULL, NULL, syms);
+    model_fill_syms(md, 0, q, v, a, lam, NULL, NULL, syms);
     CHECK(mblx_tape_eval(md->tape_jac, syms, jac, work, &st) == 0);
     double maxerr = 0, maxref = 0;
-    int ja = mbl_model_blk0(md, MBL_BLK_A);
+    int ja = model_blk0(md, MBL_BLK_A);
     for (int c = 0; c < nunk; c++) {
         int s = md->sym_of_unknown[c];
         double x0 = syms[s], h = 1e-6 * (1 + fabs(x0));

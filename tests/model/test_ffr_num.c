@@ -1,5 +1,5 @@
 /* The numeric structured term (src/model/ffr_num.c) against the expression form of ffr.c: the same
- * models loaded both ways (mbl_ffr_set_numeric), the residual and every Jacobian entry at random
+ * models loaded both ways (model_ffr_set_numeric), the residual and every Jacobian entry at random
  * points with velocities and accelerations (moving), undamped and damped, beam and modal bodies,
  * equal to 1e-13 relative. Also: the pattern is the same, the sensitivities' derivatives (which
  * build the expression form on demand) are the same, and the tape no longer holds the term. */
@@ -28,8 +28,8 @@ static int find(const mbl_model *md, int row, int col)
 /* worst relative difference of F and jac between the two forms over npt random points */
 static void compare(const char *path, const char *text, int npt, int *nbody)
 {
-    mbl_model *me = FIXTURE_LOAD_FORM(mbl_ffr_set_numeric, 0, path, text, "damped-beam");
-    mbl_model *mn = FIXTURE_LOAD_FORM(mbl_ffr_set_numeric, 1, path, text, "damped-beam");
+    mbl_model *me = FIXTURE_LOAD_FORM(model_ffr_set_numeric, 0, path, text, "damped-beam");
+    mbl_model *mn = FIXTURE_LOAD_FORM(model_ffr_set_numeric, 1, path, text, "damped-beam");
     if (!me || !mn) {
         mbl_model_free(me), mbl_model_free(mn);
         return;
@@ -62,13 +62,13 @@ static void compare(const char *path, const char *text, int npt, int *nbody)
         }
         for (int j = 0; j < m; j++) lam[j] = 10 * test_urand(&seed);
         for (int j = 0; j < nr; j++) r[j] = test_urand(&seed);
-        mbl_model_fill_syms(me, 0.0, q, v, a, lam, mu, r, se);
-        mbl_model_fill_syms(mn, 0.0, q, v, a, lam, mu, r, sn);
+        model_fill_syms(me, 0.0, q, v, a, lam, mu, r, se);
+        model_fill_syms(mn, 0.0, q, v, a, lam, mu, r, sn);
         mbl_status st;
-        int rc = mbl_model_eval_F(me, se, Fe, work, &st);
-        if (!rc) rc = mbl_model_eval_F(mn, sn, Fn, work, &st);
-        if (!rc) rc = mbl_model_eval_jac(me, se, Je, work, &st);
-        if (!rc) rc = mbl_model_eval_jac(mn, sn, Jn, work, &st);
+        int rc = model_eval_F(me, se, Fe, work, &st);
+        if (!rc) rc = model_eval_F(mn, sn, Fn, work, &st);
+        if (!rc) rc = model_eval_jac(me, se, Je, work, &st);
+        if (!rc) rc = model_eval_jac(mn, sn, Jn, work, &st);
         CHECK_MSG(rc == 0, "%s: %s", nm, rc ? st.msg : "");
         if (rc) break;
         for (int i = 0; i < me->nF; i++) {
@@ -157,7 +157,7 @@ TEST(modal_pendulum)
  * expression form on demand) is the same text from both forms: two links of two beam elements */
 static char *code_of(const char *text, int numeric)
 {
-    mbl_model *md = FIXTURE_LOAD_FORM(mbl_ffr_set_numeric, numeric, NULL, text, "damped-beam");
+    mbl_model *md = FIXTURE_LOAD_FORM(model_ffr_set_numeric, numeric, NULL, text, "damped-beam");
     mbl_point *pt = NULL;
     mbl_symlin *sl = NULL;
     mbl_status st;

@@ -1,4 +1,4 @@
-/* The compiled forms of text models with variables (src/model/model.c formulate_let): the residual
+/* The compiled forms of text models with variables (src/model/formulate_let.c): the residual
  * and Jacobian tapes compile rows formed with the variables as let nodes and the Lagrange
  * equations through the kinetic energy's body velocities; md->F and md->jac keep the inlined
  * form. Both must give the same values: at random points (every symbol, parameters included, drawn

@@ -1,4 +1,4 @@
-/* Name lookup of the model loader (src/model/model.c find_name): names that are prefixes of one
+/* Name lookup of the model loader (src/model/names.c model_find_name): names that are prefixes of one
  * another or differ in one character resolve to themselves, in lists short enough to be scanned
  * (< 8 items) and long enough to be hashed (the lookup compares text and terminator, no length
  * table). A mass-spring model whose parameters all collide: omega^2 = kk/mm exactly when every

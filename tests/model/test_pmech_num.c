@@ -1,8 +1,8 @@
 /* Planar rigid bodies and revolute joints evaluated numerically (src/model/pmech_num.c) against the
  * text path (the mechanism compiler's kinetic energy, weight and constraint texts, differentiated by
- * the engine): the same models loaded both ways (mbl_pmech_set_numeric), the residual rows and every
+ * the engine): the same models loaded both ways (model_pmech_set_numeric), the residual rows and every
  * Jacobian entry at random points (velocities, accelerations and multipliers nonzero) equal to
- * rounding; the expression form built on demand (mbl_model_dae_nodes) equal to the numeric values;
+ * rounding; the expression form built on demand (model_dae_nodes) equal to the numeric values;
  * the eigenvalues equal; the second derivatives of the sensitivities (along random directions and
  * along every parameter) equal; and the graph no longer grows with the bodies and joints. */
 #include <math.h>
@@ -31,8 +31,8 @@ static mblx_tape *expr_tape(const mbl_model *md)
 {
     const mblx_id *F, *J;
     mbl_status st;
-    mbl_model_graph_lock(1);
-    int rc = mbl_model_dae_nodes(md, &F, &J, &st);
+    model_graph_lock(md, 1);
+    int rc = model_dae_nodes(md, &F, &J, &st);
     mblx_tape *t = NULL;
     if (!rc) {
         mblx_id *all = malloc(((size_t)md->nF + md->jac.nz + 1) * sizeof *all);
@@ -41,7 +41,7 @@ static mblx_tape *expr_tape(const mbl_model *md)
         t = mblx_compile(md->g, (size_t)md->nF + md->jac.nz, all, &st);
         free(all);
     }
-    mbl_model_graph_lock(0);
+    model_graph_lock(md, 0);
     CHECK_MSG(t != NULL, "expression form: %s", st.msg);
     return t;
 }
@@ -54,8 +54,8 @@ static double rel(double x, double y, double scale)
 /* the two forms of one model: *nb, *nj the numeric term's size */
 static void compare(const char *path, const char *text, int npt, int want_numeric)
 {
-    mbl_model *me = FIXTURE_LOAD_FORM(mbl_pmech_set_numeric, 0, path, text, "pmech-test");
-    mbl_model *mn = FIXTURE_LOAD_FORM(mbl_pmech_set_numeric, 1, path, text, "pmech-test");
+    mbl_model *me = FIXTURE_LOAD_FORM(model_pmech_set_numeric, 0, path, text, "pmech-test");
+    mbl_model *mn = FIXTURE_LOAD_FORM(model_pmech_set_numeric, 1, path, text, "pmech-test");
     const char *nm = path ? path : "model text";
     if (!me || !mn) {
         mbl_model_free(me), mbl_model_free(mn);
@@ -90,13 +90,13 @@ static void compare(const char *path, const char *text, int npt, int want_numeri
         }
         for (int j = 0; j < m; j++) lam[j] = 10 * test_urand(&seed);
         for (int j = 0; j < nr; j++) r[j] = test_urand(&seed);
-        mbl_model_fill_syms(me, 0.0, q, v, a, lam, mu, r, se);
-        mbl_model_fill_syms(mn, 0.0, q, v, a, lam, mu, r, sn);
+        model_fill_syms(me, 0.0, q, v, a, lam, mu, r, se);
+        model_fill_syms(mn, 0.0, q, v, a, lam, mu, r, sn);
         mbl_status st;
-        int rc = mbl_model_eval_F(me, se, Fe, work, &st);
-        if (!rc) rc = mbl_model_eval_F(mn, sn, Fn, work, &st);
-        if (!rc) rc = mbl_model_eval_jac(me, se, Je, work, &st);
-        if (!rc) rc = mbl_model_eval_jac(mn, sn, Jn, work, &st);
+        int rc = model_eval_F(me, se, Fe, work, &st);
+        if (!rc) rc = model_eval_F(mn, sn, Fn, work, &st);
+        if (!rc) rc = model_eval_jac(me, se, Je, work, &st);
+        if (!rc) rc = model_eval_jac(mn, sn, Jn, work, &st);
         if (!rc && tx) rc = mblx_tape_eval(tx, sn, X, work, &st);
         CHECK_MSG(rc == 0, "%s: %s", nm, rc ? st.msg : "");
         if (rc) break;
@@ -119,7 +119,7 @@ static void compare(const char *path, const char *text, int npt, int want_numeri
     }
     printf("  %s: %d numeric entries; %d entries (text path %d, %d by the tape), %d points: worst relative "
            "difference F %.2g, Jacobian %.2g, expression form %.2g (entries in one pattern only: %d)\n",
-           nm, mbl_pmech_num_entries(mn->pmn), mn->jac.nz, me->jac.nz, mn->jac_ntape, npt, wF, wJ, wX, absent / (npt ? npt : 1));
+           nm, model_pmech_num_entries(mn->pmn), mn->jac.nz, me->jac.nz, mn->jac_ntape, npt, wF, wJ, wX, absent / (npt ? npt : 1));
     /* relative to the entry, or to 1e-3 of its row's largest (a sum of terms that cancel to nearly 0
      * at a random point keeps the rounding of its terms in either form) */
     CHECK_MSG(wF <= 1e-13 && wJ <= 1e-13 && wX <= 1e-13, "%s: F %.3g, Jacobian %.3g, expression form %.3g", nm, wF,
@@ -244,10 +244,10 @@ TEST(offsets_and_parameters)
 TEST(growth)
 {
     const char *f5 = "examples/mech/fourbar_N5.yaml", *f20 = "examples/mech/fourbar_N20.yaml";
-    mbl_model *e5 = FIXTURE_LOAD_FORM(mbl_pmech_set_numeric, 0, f5, NULL, NULL);
-    mbl_model *e20 = FIXTURE_LOAD_FORM(mbl_pmech_set_numeric, 0, f20, NULL, NULL);
-    mbl_model *n5 = FIXTURE_LOAD_FORM(mbl_pmech_set_numeric, 1, f5, NULL, NULL);
-    mbl_model *n20 = FIXTURE_LOAD_FORM(mbl_pmech_set_numeric, 1, f20, NULL, NULL);
+    mbl_model *e5 = FIXTURE_LOAD_FORM(model_pmech_set_numeric, 0, f5, NULL, NULL);
+    mbl_model *e20 = FIXTURE_LOAD_FORM(model_pmech_set_numeric, 0, f20, NULL, NULL);
+    mbl_model *n5 = FIXTURE_LOAD_FORM(model_pmech_set_numeric, 1, f5, NULL, NULL);
+    mbl_model *n20 = FIXTURE_LOAD_FORM(model_pmech_set_numeric, 1, f20, NULL, NULL);
     if (e5 && e20 && n5 && n20) {
         double ge = (double)(mblx_node_count(e20->g) - mblx_node_count(e5->g)) / 15;
         double gn = (double)(mblx_node_count(n20->g) - mblx_node_count(n5->g)) / 15;

@@ -36,3 +36,49 @@ mblin_add_test(test_bicycle ${CMAKE_CURRENT_SOURCE_DIR}/model/test_bicycle.c)
 mblin_add_test(test_let_tapes ${CMAKE_CURRENT_SOURCE_DIR}/model/test_let_tapes.c)
 mblin_add_test(test_ffr_num ${CMAKE_CURRENT_SOURCE_DIR}/model/test_ffr_num.c)
 mblin_add_test(test_pmech_num ${CMAKE_CURRENT_SOURCE_DIR}/model/test_pmech_num.c)
+# One lock per model (issue 28): two threads grow one model's expression graph at once; built a
+# second time against a ThreadSanitizer copy of the library (the object files of MBLIN_SOURCES
+# compiled with -fsanitize=thread, as mblin_obj otherwise), which fails on a data race.
+mblin_add_test(test_graph_lock ${CMAKE_CURRENT_SOURCE_DIR}/model/test_graph_lock.c)
+target_link_libraries(test_graph_lock PRIVATE Threads::Threads)
+if(NOT MBLIN_SANITIZE AND NOT MBLIN_FUZZ)
+  include(CheckCSourceCompiles)
+  set(CMAKE_REQUIRED_FLAGS -fsanitize=thread)
+  set(CMAKE_REQUIRED_LINK_OPTIONS -fsanitize=thread)
+  check_c_source_compiles("int main(void) { return 0; }" MBLIN_HAVE_TSAN)
+  unset(CMAKE_REQUIRED_FLAGS)
+  unset(CMAKE_REQUIRED_LINK_OPTIONS)
+  if(MBLIN_HAVE_TSAN)
+    # the sources' paths are relative to the project's directory, except the generated report
+    # template (src/report/sources.cmake), which mblin_obj's build makes first
+    set(_mblin_tsan_sources "")
+    foreach(src ${MBLIN_SOURCES})
+      if(IS_ABSOLUTE ${src})
+        set_source_files_properties(${src} PROPERTIES GENERATED TRUE)
+        list(APPEND _mblin_tsan_sources ${src})
+      else()
+        list(APPEND _mblin_tsan_sources ${PROJECT_SOURCE_DIR}/${src})
+      endif()
+    endforeach()
+    add_library(mblin_tsan_obj OBJECT ${_mblin_tsan_sources})
+    add_dependencies(mblin_tsan_obj mblin_obj)
+    target_compile_options(mblin_tsan_obj PRIVATE -fsanitize=thread -O1 -g)
+    target_include_directories(mblin_tsan_obj
+      PUBLIC ${PROJECT_SOURCE_DIR}/include ${MBLIN_GEN_INCLUDE}
+      PRIVATE ${PROJECT_SOURCE_DIR}/src ${SUITESPARSE_INCLUDE_DIR} ${SUNDIALS_INCLUDE_DIR})
+    target_compile_definitions(mblin_tsan_obj PRIVATE MBLIN_VERSION_STRING="${PROJECT_VERSION}"
+      $<$<BOOL:${MBLIN_WITH_GPL}>:MBLIN_WITH_GPL=1>)
+    target_link_libraries(mblin_tsan_obj PRIVATE PkgConfig::YAML PkgConfig::LAPACKE PkgConfig::BLAS PkgConfig::ARPACK
+      PkgConfig::LIBXML2)
+    add_library(mblin_tsan STATIC $<TARGET_OBJECTS:mblin_tsan_obj>)
+    target_link_libraries(mblin_tsan INTERFACE ${MBLIN_LINK_LIBS})
+    add_executable(test_graph_lock_tsan ${CMAKE_CURRENT_SOURCE_DIR}/model/test_graph_lock.c)
+    target_include_directories(test_graph_lock_tsan PRIVATE ${PROJECT_SOURCE_DIR}/include ${MBLIN_GEN_INCLUDE} ${PROJECT_SOURCE_DIR}/tests
+      ${PROJECT_SOURCE_DIR}/src)
+    target_compile_options(test_graph_lock_tsan PRIVATE -fsanitize=thread -O1 -g)
+    target_link_options(test_graph_lock_tsan PRIVATE -fsanitize=thread)
+    target_link_libraries(test_graph_lock_tsan PRIVATE mblin_tsan Threads::Threads)
+    add_test(NAME test_graph_lock_tsan COMMAND test_graph_lock_tsan WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+    set_tests_properties(test_graph_lock_tsan PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1;TSAN_OPTIONS=halt_on_error=1")
+  endif()
+endif()

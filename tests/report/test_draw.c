@@ -59,7 +59,7 @@ TEST(pendulum_points_and_mode)
     int np3 = 3 * g.npoint, nx = modes->nx;
     double pos[12], re[12 * 2], im[12 * 2];
     CHECK_EQ_INT(nx, 2);
-    CHECK(mbl_model_draw(md, pt, modes, pos, re, im, &st) == 0);
+    CHECK(mbl_model_draw(md, pt, nx, modes->n, modes->shape_re, modes->shape_im, pos, re, im, &st) == 0);
     CHECK_CLOSE(pos[3 * b + 0], 0.5, 1e-12);
     CHECK_CLOSE(pos[3 * b + 1], -2.0, 1e-12);
     CHECK_CLOSE(pos[3 * tip + 1], -2.5, 1e-12);
@@ -82,9 +82,9 @@ TEST(pendulum_points_and_mode)
     memcpy(q, pt->q, (size_t)n * sizeof *q);
     double h = 1e-6;
     for (int i = 0; i < n; i++) pt->q[i] = q[i] + h * modes->shape_re[i];
-    CHECK(mbl_model_draw(md, pt, NULL, pp, NULL, NULL, &st) == 0);
+    CHECK(mbl_model_draw(md, pt, 0, 0, NULL, NULL, pp, NULL, NULL, &st) == 0);
     for (int i = 0; i < n; i++) pt->q[i] = q[i] - h * modes->shape_re[i];
-    CHECK(mbl_model_draw(md, pt, NULL, pm, NULL, NULL, &st) == 0);
+    CHECK(mbl_model_draw(md, pt, 0, 0, NULL, NULL, pm, NULL, NULL, &st) == 0);
     memcpy(pt->q, q, (size_t)n * sizeof *q);
     double scale = 0;
     for (int i = 0; i < np3; i++) scale = fmax(scale, fabs(re[i]));

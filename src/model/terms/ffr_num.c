@@ -7,21 +7,21 @@
  * K, C per evaluation, no scratch, thread-safe. The model keeps only the invariants, the union
  * pattern of the elastic rows and, for every entry, its index in md->jac (O(nnz) integers).
  *
- * Loading: mbl_ffr_add pushes the body's Jacobian pattern into md->sjac with the node 0 (so the
- * pattern merges like the expression form's) and remembers where; after the merge mbl_ffr_num_bind
+ * Loading: model_ffr_add pushes the body's Jacobian pattern into md->sjac with the node 0 (so the
+ * pattern merges like the expression form's) and remembers where; after the merge model_ffr_num_bind
  * turns those places into md->jac indices and moves the entries no tape computes (node 0) to the
  * end of md->jac: tape_jac is compiled over the first md->jac_ntape entries, and
- * mbl_model_eval_jac zeroes the rest and adds the structured values. mbl_model_eval_F adds the rows.
- * The expression form is built on demand (mbl_ffr_num_exprs, merged by mbl_model_dae_nodes) for what differentiates or prints the
+ * model_eval_jac zeroes the rest and adds the structured values. model_eval_F adds the rows.
+ * The expression form is built on demand (model_ffr_num_exprs, merged by model_dae_nodes) for what differentiates or prints the
  * equations: the sensitivities (dae_deriv.c) and the symbolic linear models (codegen/symlin.c). */
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "model/ffr.h"
-#include "model/rtree.h"
 #include "model/pmech_num.h"
 #include "model/model_internal.h"
+#include "model/terms/term.h"
 
 #define GWORK_MAX 64 /* the gravity tape's work must fit on the stack */
 
@@ -46,8 +46,8 @@ struct mbl_ffr_num {
 
 static atomic_int numeric_on = 1;
 
-void mbl_ffr_set_numeric(int on) { atomic_store(&numeric_on, on ? 1 : 0); }
-int mbl_ffr_numeric(void) { return atomic_load(&numeric_on); }
+void model_ffr_set_numeric(int on) { atomic_store(&numeric_on, on ? 1 : 0); }
+int model_ffr_numeric(void) { return atomic_load(&numeric_on); }
 
 static void num_free(mbl_ffr_num *b)
 {
@@ -59,7 +59,7 @@ static void num_free(mbl_ffr_num *b)
     memset(b, 0, sizeof *b);
 }
 
-void mbl_ffr_num_free(mbl_model *md)
+void model_ffr_num_free(mbl_model *md)
 {
     for (int i = 0; i < md->nffrn; i++) num_free(&md->ffrn[i]);
     mbl_free(md->ffrn);
@@ -81,7 +81,7 @@ static int push0(mbl_model *md, mblx_id zero, int want, int row, int col, int *p
     *pos = -1;
     if (!want) return 0;
     *pos = md->sjac.nz;
-    return mbl_sjac_push(&md->sjac, row, col, zero);
+    return model_sjac_push(&md->sjac, row, col, zero);
 }
 
 static int copy_inv(const mbl_ffr_invariants *a, mbl_ffr_invariants *b, mbl_status *st)
@@ -180,7 +180,7 @@ static int add_num(mbl_model *md, const mbl_ffr_body *fb, const int *qidx, const
 
     /* the pattern: an entry wherever ffr.c's formulate pushes a node that is not the constant 0 */
     mblx_id zero = mblx_const(g, 0.0);
-    int ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q);
+    int ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
     const int *fi = qidx + 3;
     int iR[2] = {qidx[0], qidx[1]}, ith = qidx[2], e = 0;
     const mbl_ffr_invariants *inv = &b->inv;
@@ -224,15 +224,15 @@ static int add_num(mbl_model *md, const mbl_ffr_body *fb, const int *qidx, const
     return mblx_graph_status(g, st);
 }
 
-int mbl_ffr_add(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs, mbl_sjac *J,
+int model_ffr_add(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs, mbl_sjac *J,
                 mbl_status *st)
 {
-    if (!b->sp && mbl_ffr_numeric() && J == &md->sjac && b->inv.Sb && b->inv.c1 && b->inv.c2) {
+    if (!b->sp && model_ffr_numeric() && J == &md->sjac && b->inv.Sb && b->inv.c1 && b->inv.c2) {
         int rc = add_num(md, b, qidx, gnode, st);
         if (rc <= 0) return rc;
         num_free(&md->ffrn[--md->nffrn]); /* 1: nothing pushed yet; the expression form below */
     }
-    return mbl_ffr_formulate_g(md, b, qidx, gnode, Fs, J, st);
+    return model_ffr_formulate_g(md, b, qidx, gnode, Fs, J, st);
 }
 
 /* every pos (an md->sjac index, or -1) through map */
@@ -252,7 +252,7 @@ static void remap(mbl_ffr_num *b, const int *map)
 }
 
 /* For each of the nt entries (row tr[t] < n, column tc[t]) its index in md->jac (-1: absent). */
-int mbl_ffr_num_bind(mbl_model *md, mbl_status *st)
+int model_ffr_num_bind(mbl_model *md, mbl_status *st)
 {
     md->jac_ntape = md->jac.nz;
     if (!md->nffrn && !md->pmn) return 0;
@@ -262,9 +262,9 @@ int mbl_ffr_num_bind(mbl_model *md, mbl_status *st)
         mbl_free(map), mbl_free(perm);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
-    rc = mbl_model_jac_index(md, md->sjac.nz, md->sjac.row, md->sjac.col, map, st);
+    rc = model_jac_index(md, md->sjac.nz, md->sjac.row, md->sjac.col, map, st);
     for (int b = 0; b < md->nffrn && !rc; b++) remap(&md->ffrn[b], map);
-    if (!rc) mbl_pmech_num_remap(md->pmn, map);
+    if (!rc) model_pmech_num_remap(md->pmn, map);
     /* the entries whose node is 0 (computed by no tape) go last, in order */
     mblx_id zero = mblx_const(md->g, 0.0);
     int k = 0;
@@ -284,11 +284,11 @@ int mbl_ffr_num_bind(mbl_model *md, mbl_status *st)
             mbl_free(md->jac.row), mbl_free(md->jac.col), mbl_free(md->jac.node);
             md->jac.row = r2, md->jac.col = c2, md->jac.node = n2, md->jac.cap = nz + 1;
             for (int b = 0; b < md->nffrn; b++) remap(&md->ffrn[b], perm);
-            mbl_pmech_num_remap(md->pmn, perm);
+            model_pmech_num_remap(md->pmn, perm);
         }
     }
     mbl_free(map), mbl_free(perm);
-    if (!rc) mbl_sjac_free(&md->sjac); /* merged: no longer needed */
+    if (!rc) model_sjac_free(&md->sjac); /* merged: no longer needed */
     return rc;
 }
 
@@ -308,7 +308,7 @@ static int num_eval(const mbl_model *md, const mbl_ffr_num *b, const double *sym
 {
     int nf = b->nf;
     const int *fi = b->qidx + 3, *su = md->sym_of_unknown;
-    int ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q);
+    int ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
     int iR0 = b->qidx[0], iR1 = b->qidx[1], ith = b->qidx[2];
     for (int k = 0; k < nf + 3; k++) {
         int i = b->qidx[k];
@@ -421,34 +421,32 @@ static int num_eval(const mbl_model *md, const mbl_ffr_num *b, const double *sym
     return 0;
 }
 
-/* The model's evaluators: the tapes, then the terms evaluated numerically beside them (a relative
- * tree's, model/rtree.h; the planar flexible bodies', here); never both in one model. */
-int mbl_model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st)
-{
-    int rc = mblx_tape_eval(md->tape_F, syms, F, work, st);
-    if (!rc && md->rtn) rc = mbl_rtree_num_F(md->rtn, syms, F, work, st);
-    for (int b = 0; b < md->nffrn && !rc; b++) rc = num_eval(md, &md->ffrn[b], syms, F, NULL, st);
-    if (!rc && md->pmn) rc = mbl_pmech_num_eval(md, md->pmn, syms, F, NULL, st);
-    return rc;
-}
-
-int mbl_model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
-{
-    int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st);
-    if (!rc && md->rtn) rc = mbl_rtree_num_jac(md->rtn, syms, jac, work, st);
-    if (rc || (!md->nffrn && !md->pmn)) return rc;
-    for (int p = md->jac_ntape; p < md->jac.nz; p++) jac[p] = 0.0;
-    for (int b = 0; b < md->nffrn && !rc; b++) rc = num_eval(md, &md->ffrn[b], syms, NULL, jac, st);
-    if (!rc && md->pmn) rc = mbl_pmech_num_eval(md, md->pmn, syms, NULL, jac, st);
-    return rc;
-}
-
-int mbl_ffr_num_exprs(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
+int model_ffr_num_exprs(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
 {
     int rc = 0;
     for (int b = 0; b < md->nffrn && !rc; b++) {
         const mbl_ffr_num *x = &md->ffrn[b];
-        rc = mbl_ffr_formulate_inv(md, &x->inv, x->C, x->gn, x->qidx, Fs, S, st);
+        rc = model_ffr_formulate_inv(md, &x->inv, x->C, x->gn, x->qidx, Fs, S, st);
     }
     return rc;
 }
+
+/* the term's entries in the table of model/terms/term.h */
+static int num_present(const mbl_model *md) { return md->nffrn > 0; }
+
+static int num_eval_all(const mbl_model *md, const double *syms, double *F, double *jac, double *work, mbl_status *st)
+{
+    int rc = 0;
+    (void)work;
+    for (int b = 0; b < md->nffrn && !rc; b++) rc = num_eval(md, &md->ffrn[b], syms, F, jac, st);
+    return rc;
+}
+
+static size_t num_work(const mbl_model *md)
+{
+    (void)md;
+    return 0;
+}
+
+const model_term_ops model_term_ffr = {"planar flexible bodies", 1, num_present, num_eval_all, model_ffr_num_exprs,
+                                       num_work, model_ffr_num_free};

@@ -11,7 +11,7 @@
  * Phidd = r_i'' + th_i'' w_i' - th_i'^2 w_i - (..)_j, and the reactions Phi_q^T lambda in the rows
  * of both bodies: (+-) (lambda_x, lambda_y, -lambda_x w_y + lambda_y w_x). A marker on the ground is
  * a constant point. Every Jacobian entry below is the derivative of these, term by term; the
- * expression form (mbl_pmech_num_exprs) writes the same formulas with the parameter nodes.
+ * expression form (model_pmech_num_exprs) writes the same formulas with the parameter nodes.
  *
  * The entries are "slots": 12 per body, 23 per side of a joint, each present where the text path
  * would have one (the centre-of-mass and the marker terms only when c, s are not the constant 0). */
@@ -21,6 +21,7 @@
 
 #include "model/model_internal.h"
 #include "model/pmech_num.h"
+#include "model/terms/term.h"
 
 enum { BSLOTS = 12, JSLOTS = 27 };
 
@@ -65,10 +66,10 @@ struct mbl_pmech_num {
 
 static atomic_int numeric_on = 1;
 
-void mbl_pmech_set_numeric(int on) { atomic_store(&numeric_on, on ? 1 : 0); }
+void model_pmech_set_numeric(int on) { atomic_store(&numeric_on, on ? 1 : 0); }
 int mbl_pmech_numeric(void) { return atomic_load(&numeric_on); }
 
-void mbl_pmech_src_free(mbl_pmech_src *p)
+void model_pmech_src_free(mbl_pmech_src *p)
 {
     if (!p) return;
     for (int b = 0; b < p->nb; b++) {
@@ -90,7 +91,7 @@ void mbl_pmech_src_free(mbl_pmech_src *p)
     memset(p, 0, sizeof *p);
 }
 
-void mbl_pmech_num_free(mbl_pmech_num *t)
+void model_pmech_num_free(mbl_pmech_num *t)
 {
     if (!t) return;
     for (int j = 0; j < t->ns; j++) mbl_free((char *)t->s[j].name);
@@ -106,8 +107,8 @@ typedef struct cols {
 
 static cols cols_of(const mbl_model *md)
 {
-    cols c = {mbl_model_blk0(md, MBL_BLK_A), mbl_model_blk0(md, MBL_BLK_LAMBDA), mbl_model_blk0(md, MBL_BLK_V),
-              mbl_model_blk0(md, MBL_BLK_Q), md->row0[MBL_ROW_EOM], md->row0[MBL_ROW_PHI], md->row0[MBL_ROW_PHID],
+    cols c = {model_blk0(md, MBL_BLK_A), model_blk0(md, MBL_BLK_LAMBDA), model_blk0(md, MBL_BLK_V),
+              model_blk0(md, MBL_BLK_Q), md->row0[MBL_ROW_EOM], md->row0[MBL_ROW_PHI], md->row0[MBL_ROW_PHID],
               md->row0[MBL_ROW_PHIDD]};
     return c;
 }
@@ -163,7 +164,7 @@ static int is_zero(const mblx_graph *g, mblx_id e)
     return mblx_is_const(g, e, &v) && v == 0;
 }
 
-int mbl_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, const mblx_id *bn, const mblx_id *jn,
+int model_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, const mblx_id *bn, const mblx_id *jn,
                       const mblx_id *sn, const mblx_id gn[2], mbl_status *st)
 {
     mblx_graph *g = md->g;
@@ -172,7 +173,7 @@ int mbl_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, co
     if (!t || !syms || !(t->b = mbl_calloc((size_t)p->nb + 1, sizeof *t->b)) ||
         !(t->j = mbl_calloc((size_t)p->nj + 1, sizeof *t->j)) || !(t->s = mbl_calloc((size_t)p->ns + 1, sizeof *t->s))) {
         mbl_free(syms);
-        mbl_pmech_num_free(t);
+        model_pmech_num_free(t);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     t->nb = p->nb, t->nj = p->nj, t->ns = p->ns;
@@ -256,10 +257,10 @@ int mbl_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, co
 #undef VAL
     mbl_free(syms), mbl_free(memo), mbl_free(known);
     if (rc) {
-        mbl_pmech_num_free(t);
+        model_pmech_num_free(t);
         return rc;
     }
-    /* the pattern, node 0 (the entries go to md->jac by the merge and mbl_ffr_num_bind) */
+    /* the pattern, node 0 (the entries go to md->jac by the merge and model_ffr_num_bind) */
     cols c = cols_of(md);
     mblx_id zero = mblx_const(g, 0.0);
     for (int b = 0; b < t->nb && !rc; b++) {
@@ -270,7 +271,7 @@ int mbl_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, co
             int row, col;
             body_rc(&c, B, k, &row, &col);
             B->pos[k] = md->sjac.nz;
-            if (mbl_sjac_push(&md->sjac, row, col, zero)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            if (model_sjac_push(&md->sjac, row, col, zero)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         }
     }
     for (int j = 0; j < t->nj && !rc; j++) {
@@ -283,7 +284,7 @@ int mbl_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, co
                 int row, col;
                 joint_rc(&c, J, &t->b[J->b[a]], k, &row, &col);
                 J->pos[a][k] = md->sjac.nz;
-                if (mbl_sjac_push(&md->sjac, row, col, zero)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                if (model_sjac_push(&md->sjac, row, col, zero)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             }
     }
     for (int j = 0; j < t->ns && !rc; j++) {
@@ -293,19 +294,19 @@ int mbl_pmech_num_new(mbl_model *md, const mbl_pmech_src *p, const int *qidx, co
             S->pos[k] = -1;
             if (S->q[r] < 0 || S->q[cc % 6] < 0 || (v && !S->hasc)) continue;
             S->pos[k] = md->sjac.nz;
-            if (mbl_sjac_push(&md->sjac, c.e0 + S->q[r], (v ? c.jv : c.jq) + S->q[cc % 6], zero))
+            if (model_sjac_push(&md->sjac, c.e0 + S->q[r], (v ? c.jv : c.jq) + S->q[cc % 6], zero))
                 rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         }
     }
     if (rc) {
-        mbl_pmech_num_free(t);
+        model_pmech_num_free(t);
         return rc;
     }
     md->pmn = t;
     return mblx_graph_status(g, st);
 }
 
-void mbl_pmech_num_remap(mbl_pmech_num *t, const int *map)
+void model_pmech_num_remap(mbl_pmech_num *t, const int *map)
 {
     if (!t) return;
     for (int b = 0; b < t->nb; b++)
@@ -320,7 +321,7 @@ void mbl_pmech_num_remap(mbl_pmech_num *t, const int *map)
             if (t->s[j].pos[k] >= 0) t->s[j].pos[k] = map[t->s[j].pos[k]];
 }
 
-int mbl_pmech_num_entries(const mbl_pmech_num *t)
+int model_pmech_num_entries(const mbl_pmech_num *t)
 {
     int n = 0;
     for (int b = 0; t && b < t->nb; b++)
@@ -401,7 +402,7 @@ static int spring_eval(const mbl_model *md, const cols *c, const pspring *S, con
     return 0;
 }
 
-int mbl_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const double *syms, double *F, double *J,
+int model_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const double *syms, double *F, double *J,
                        mbl_status *st)
 {
     const int *su = md->sym_of_unknown;
@@ -526,18 +527,20 @@ int mbl_pmech_num_eval(const mbl_model *md, const mbl_pmech_num *t, const double
 
 /* ---- the expression form ----------------------------------------------------------------------- */
 
-int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
-{
-    mblx_graph *g = md->g;
-    cols c = cols_of(md);
-    mblx_id one = mblx_const(g, 1.0), two = mblx_const(g, 2.0);
-    int rc = 0;
+/* The expression form, part by part (model_pmech_num_exprs): the bodies' rows and entries, the
+ * joints' constraint rows and entries (with their multipliers' rows), the springs' forces. */
 #define SYMN(col) mblx_symbol_node(g, (size_t)md->sym_of_unknown[(col)])
 #define ADD(a, b) mblx_add(g, (a), (b))
 #define SUB(a, b) mblx_sub(g, (a), (b))
 #define MUL(a, b) mblx_mul(g, (a), (b))
 #define NEG(a) mblx_neg(g, (a))
 #define ROW(r, e) (Fs[(r)] = ADD(Fs[(r)], (e)))
+static int bodies_exprs(mbl_model *md, const mbl_pmech_num *t, const cols *cp, mblx_id two, mblx_id *Fs, mbl_sjac *S,
+                        mbl_status *st)
+{
+    mblx_graph *g = md->g;
+    cols c = *cp;
+    int rc = 0;
     for (int b = 0; b < t->nb && !rc; b++) {
         const pbody *B = &t->b[b];
         mblx_id ax = SYMN(c.ja + B->q[0]), ay = SYMN(c.ja + B->q[1]);
@@ -565,9 +568,18 @@ int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_
             if (B->pos[k] < 0) continue;
             int row, col;
             body_rc(&c, B, k, &row, &col);
-            if (mbl_sjac_push(S, row, col, v[k])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            if (model_sjac_push(S, row, col, v[k])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         }
     }
+    return rc;
+}
+
+static int joints_exprs(mbl_model *md, const mbl_pmech_num *t, const cols *cp, mblx_id one, mblx_id two, mblx_id *Fs,
+                        mbl_sjac *S, mbl_status *st)
+{
+    mblx_graph *g = md->g;
+    cols c = *cp;
+    int rc = 0;
     for (int j = 0; j < t->nj && !rc; j++) {
         const pjoint *P = &t->j[j];
         int ra = jrow(P, 2);
@@ -639,10 +651,19 @@ int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_
                 if (P->pos[a][k] < 0) continue;
                 int row, col;
                 joint_rc(&c, P, B, k, &row, &col);
-                if (mbl_sjac_push(S, row, col, MUL(sg, v[k]))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                if (model_sjac_push(S, row, col, MUL(sg, v[k]))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             }
         }
     }
+    return rc;
+}
+
+static int springs_exprs(mbl_model *md, const mbl_pmech_num *t, const cols *cp, mblx_id one, mblx_id *Fs, mbl_sjac *S,
+                         mbl_status *st)
+{
+    mblx_graph *g = md->g;
+    cols c = *cp;
+    int rc = 0;
     for (int j = 0; j < t->ns && !rc; j++) {
         const pspring *P = &t->s[j];
         mblx_id d[2] = {mblx_const(g, 0.0), mblx_const(g, 0.0)}, dd[2] = {d[0], d[0]}, W[2][2];
@@ -677,14 +698,50 @@ int mbl_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_
             int r = k / 12, cc = k % 12, v = cc >= 6;
             int row = c.e0 + P->q[r], col = (v ? c.jv : c.jq) + P->q[cc % 6];
             mblx_id e = NEG(mblx_diff(g, Q[r], SYMN(col)));
-            if (mbl_sjac_push(S, row, col, e)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            if (model_sjac_push(S, row, col, e)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         }
     }
+    return rc;
+}
 #undef SYMN
 #undef ADD
 #undef SUB
 #undef MUL
 #undef NEG
 #undef ROW
+
+int model_pmech_num_exprs(mbl_model *md, const mbl_pmech_num *t, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
+{
+    mblx_graph *g = md->g;
+    cols c = cols_of(md);
+    mblx_id one = mblx_const(g, 1.0), two = mblx_const(g, 2.0);
+    int rc = bodies_exprs(md, t, &c, two, Fs, S, st);
+    if (!rc) rc = joints_exprs(md, t, &c, one, two, Fs, S, st);
+    if (!rc) rc = springs_exprs(md, t, &c, one, Fs, S, st);
     return rc ? rc : mblx_graph_status(g, st);
 }
+
+/* the term's entries in the table of model/terms/term.h */
+static int num_present(const mbl_model *md) { return md->pmn != NULL; }
+
+static int num_eval(const mbl_model *md, const double *syms, double *F, double *jac, double *work, mbl_status *st)
+{
+    (void)work;
+    return model_pmech_num_eval(md, md->pmn, syms, F, jac, st);
+}
+
+static int num_exprs(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
+{
+    return model_pmech_num_exprs(md, md->pmn, Fs, S, st);
+}
+
+static size_t num_work(const mbl_model *md)
+{
+    (void)md;
+    return 0;
+}
+
+static void num_free(mbl_model *md) { model_pmech_num_free(md->pmn); }
+
+const model_term_ops model_term_pmech = {"planar rigid bodies and joints", 1, num_present, num_eval, num_exprs,
+                                         num_work, num_free};

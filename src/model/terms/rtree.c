@@ -23,8 +23,9 @@
 #include <string.h>
 
 #include "model/model_internal.h"
+#include "model/terms/term.h"
 
-void mbl_rtree_free(mbl_rtree *t)
+void model_rtree_free(mbl_rtree *t)
 {
     if (!t) return;
     for (int b = 0; b < t->nb; b++) {
@@ -164,11 +165,11 @@ static int push(mbl_sjac *J, const mblx_graph *g, int row, int col, mblx_id e, i
 {
     double x;
     if (*err || (mblx_is_const(g, e, &x) && x == 0.0)) return 0;
-    if (mbl_sjac_push(J, row, col, e)) *err = 1;
+    if (model_sjac_push(J, row, col, e)) *err = 1;
     return *err;
 }
 
-int mbl_rtree_formulate(mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn, const mblx_id gn[3],
+int model_rtree_formulate(mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn, const mblx_id gn[3],
                         mblx_id *Fs, mbl_sjac *J, mbl_status *st)
 {
     int nb = t->nb;
@@ -281,7 +282,7 @@ int mbl_rtree_formulate(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
         }
     }
     int err = 0;
-    int ca = mbl_model_blk0(md, MBL_BLK_A), cv = mbl_model_blk0(md, MBL_BLK_V), cq = mbl_model_blk0(md, MBL_BLK_Q);
+    int ca = model_blk0(md, MBL_BLK_A), cv = model_blk0(md, MBL_BLK_V), cq = model_blk0(md, MBL_BLK_Q);
     for (int i = 0; i < nb && !err; i++) {
         if (qidx[i] < 0) continue;
         bnode *ni = &N[i];
@@ -316,9 +317,9 @@ int mbl_rtree_formulate(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
  * graph grows like N^3 (1.6 GB at N = 200, docs/benchmarks.md). Evaluated numerically, the term
  * needs only the bodies' kinematic texts (a tape with 28 outputs per body) and O(N) scratch per
  * evaluation; its rows are added to the residual tape's outputs and its entries to the Jacobian
- * tape's (mbl_model_eval_F, mbl_model_eval_jac), so every method, the operating point and the simulation read them as
+ * tape's (model_eval_F, model_eval_jac), so every method, the operating point and the simulation read them as
  * before. The expression form is built only when the sensitivities or the code generator ask for
- * it (mbl_rtree_num_exprs, through mbl_model_dae_nodes). */
+ * it (model_rtree_num_exprs, through model_dae_nodes). */
 
 struct mbl_rtree_num {
     mbl_rtree tree;   /* nb, parents and kinds (no texts) */
@@ -337,7 +338,7 @@ struct mbl_rtree_num {
 enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC = 36, NB_P = 42, NB_Q = 48,
        NB_U = 54, NB_G = 60, NB_D = 66, NB_E = 72, NB_I = 78, NB_IC = 114, NB_BC = 150, NB_SIZE = 186 };
 
-void mbl_rtree_num_free(mbl_rtree_num *r)
+void model_rtree_num_free(mbl_rtree_num *r)
 {
     if (!r) return;
     mbl_free(r->tree.b);
@@ -348,14 +349,14 @@ void mbl_rtree_num_free(mbl_rtree_num *r)
     mbl_free(r);
 }
 
-int mbl_rtree_num_entries(const mbl_rtree_num *r)
+int model_rtree_num_entries(const mbl_rtree_num *r)
 {
     int k = 0;
     for (int p = 0; r && p < 6 * r->npair; p++) k += r->pos[p] >= 0;
     return k;
 }
 
-int mbl_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn, const mblx_id gn[3],
+int model_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, const mblx_id *tn, const mblx_id gn[3],
                       mbl_rtree_num **out, mbl_status *st)
 {
     *out = NULL;
@@ -372,7 +373,7 @@ int mbl_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, const 
     r->tn = mbl_alloc_array(r->nin, sizeof *r->tn);
     r->qzero = mbl_calloc((size_t)nb + 1, 1);
     if (!r->tree.b || !r->qidx || !r->vs || !r->as || !r->tn || !r->qzero) {
-        mbl_rtree_num_free(r);
+        model_rtree_num_free(r);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     memcpy(r->tn, tn, (size_t)nb * MBL_RTREE_NT * sizeof *tn);
@@ -422,7 +423,7 @@ int mbl_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, const 
     r->pj = mbl_alloc_array((size_t)np + 1, sizeof *r->pj);
     r->pos = mbl_alloc_array(6 * (size_t)np + 1, sizeof *r->pos);
     if (!r->pi || !r->pj || !r->pos) {
-        mbl_rtree_num_free(r);
+        model_rtree_num_free(r);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     np = 0;
@@ -434,7 +435,7 @@ int mbl_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, const 
     for (int p = 0; p < 6 * np; p++) r->pos[p] = -1;
     r->in = mblx_compile(md->g, r->nin, r->tn, st);
     if (!r->in) {
-        mbl_rtree_num_free(r);
+        model_rtree_num_free(r);
         return st ? st->code : MBL_ENOMEM;
     }
     r->in_work = mblx_tape_work_size(r->in);
@@ -447,8 +448,8 @@ static void entry_of(const mbl_model *md, const mbl_rtree_num *r, int p, int s, 
 {
     int qi = r->qidx[r->pi[p]], qj = r->qidx[r->pj[p]];
     static const int blk[3] = {MBL_BLK_Q, MBL_BLK_V, MBL_BLK_A};
-    if (s < 3) *row = qi, *col = mbl_model_blk0(md, blk[s]) + qj;
-    else *row = qj, *col = mbl_model_blk0(md, blk[s - 3]) + qi;
+    if (s < 3) *row = qi, *col = model_blk0(md, blk[s]) + qj;
+    else *row = qj, *col = model_blk0(md, blk[s - 3]) + qi;
 }
 
 /* no entry: the pair's mirror entries when i = j, the q column of a coordinate no row depends on */
@@ -458,7 +459,7 @@ static int skip_slot(const mbl_rtree_num *r, int p, int s)
     return (s == 0 && r->qzero[r->pj[p]]) || (s == 3 && r->qzero[r->pi[p]]);
 }
 
-int mbl_rtree_num_pattern(mbl_model *md, mbl_rtree_num *r, mbl_status *st)
+int model_rtree_num_pattern(mbl_model *md, mbl_rtree_num *r, mbl_status *st)
 {
     int n = md->n, rc = 0;
     mblx_id zero = mblx_const(md->g, 0.0);
@@ -503,7 +504,7 @@ int mbl_rtree_num_pattern(mbl_model *md, mbl_rtree_num *r, mbl_status *st)
             entry_of(md, r, e / 6, e % 6, &row, &col);
             if (pos[col] < 0) {
                 pos[col] = md->jac.nz;
-                if (mbl_sjac_push(&md->jac, row, col, zero)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                if (model_sjac_push(&md->jac, row, col, zero)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             }
             r->pos[e] = pos[col];
         }
@@ -667,7 +668,7 @@ static int nrnea(const mbl_rtree_num *r, const double *syms, double *work, int f
     return 0;
 }
 
-int mbl_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *out, double *work, mbl_status *st)
+int model_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *out, double *work, mbl_status *st)
 {
     double *N;
     int rc = nrnea(r, syms, work, 0, &N, st);
@@ -679,7 +680,7 @@ int mbl_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *out, dou
     return 0;
 }
 
-int mbl_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *out, double *work, mbl_status *st)
+int model_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *out, double *work, mbl_status *st)
 {
     double *N;
     int rc = nrnea(r, syms, work, 1, &N, st);
@@ -719,12 +720,32 @@ int mbl_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *out, d
     return 0;
 }
 
-size_t mbl_rtree_num_work(const mbl_rtree_num *r)
+size_t model_rtree_num_work(const mbl_rtree_num *r)
 {
     return r->nin + r->in_work + (size_t)r->tree.nb * NB_SIZE;
 }
 
-int mbl_rtree_num_exprs(const mbl_model *md, const mbl_rtree_num *r, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
+int model_rtree_num_exprs(const mbl_model *md, const mbl_rtree_num *r, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
 {
-    return mbl_rtree_formulate((mbl_model *)md, &r->tree, r->qidx, r->tn, r->gn, Fs, S, st);
+    return model_rtree_formulate((mbl_model *)md, &r->tree, r->qidx, r->tn, r->gn, Fs, S, st);
 }
+
+/* the term's entries in the table of model/terms/term.h */
+static int num_present(const mbl_model *md) { return md->rtn != NULL; }
+
+static int num_eval(const mbl_model *md, const double *syms, double *F, double *jac, double *work, mbl_status *st)
+{
+    return F ? model_rtree_num_F(md->rtn, syms, F, work, st) : model_rtree_num_jac(md->rtn, syms, jac, work, st);
+}
+
+static int num_exprs(mbl_model *md, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
+{
+    return model_rtree_num_exprs(md, md->rtn, Fs, S, st);
+}
+
+static size_t num_work(const mbl_model *md) { return model_rtree_num_work(md->rtn); }
+
+static void num_free(mbl_model *md) { model_rtree_num_free(md->rtn); }
+
+const model_term_ops model_term_rtree = {"relative-coordinate tree", 0, num_present, num_eval, num_exprs, num_work,
+                                         num_free};

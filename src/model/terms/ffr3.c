@@ -38,7 +38,7 @@ static int dup_d(double **dst, const double *src, size_t n)
     return 0;
 }
 
-int mbl_ffr3_copy(const mbl_ffr3 *a, mbl_ffr3 *b, mbl_status *st)
+int model_ffr3_copy(const mbl_ffr3 *a, mbl_ffr3 *b, mbl_status *st)
 {
     memset(b, 0, sizeof *b);
     b->nf = a->nf, b->m = a->m, b->IpL = a->IpL;
@@ -81,7 +81,7 @@ typedef struct bld {
 static void push(bld *B, int row, int col, mblx_id e)
 {
     if (B->err || is_zero(B->g, e)) return;
-    if (mbl_sjac_push(B->J, row, col, e)) B->err = 1;
+    if (model_sjac_push(B->J, row, col, e)) B->err = 1;
 }
 
 /* terms t[0..n) summed into a node, zeros skipped */
@@ -110,13 +110,346 @@ static void cross(mblx_graph *g, const mblx_id *a, const mblx_id *b, mblx_id *c)
     }
 }
 
-int mbl_ffr3_formulate_inv(mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *C, const mblx_id *gn, const int *qidx,
+/* The quantities of one body's rows shared by their parts (model_ffr3_formulate_inv): the frame's
+ * (orientation, angular velocity and acceleration, their derivatives by the frame's unknowns) and
+ * the products of the invariants with the elastic coordinates (R), with the scratch arrays. */
+typedef struct body3 {
+    mblx_graph *g;
+    bld *B;
+    const mbl_ffr3 *sp;
+    const mbla_csc *C;
+    const mblx_id *gn;
+    mblx_id *Fs;
+    int nf, ja, jv, jq;
+    const int *iR, *ie, *fi;
+    const mblx_id *a, *v, *q;
+    mblx_id *scr, *t;
+    mblx_id *(*R)[9];
+    double **val;
+    int *mark, *list;
+    mblx_id zero;
+    mblx_id *e, *w, *al, *Gv, *AtG, *W, *Cq, *Cv, *fsym;
+    mblx_id (*Gm)[4], (*A)[3];
+    int *fcol;
+    mblx_id (*dAtG)[15], (*dal)[15], (*dw2)[15], (*dW)[15];
+} body3;
+
+/* The elastic rows: the inertia coupling with the frame and the elastic coordinates, stiffness and
+ * damping, and their entries in the frame's and the elastic columns. */
+static void elastic_rows3(const body3 *x)
+{
+    mblx_graph *g = x->g;
+    bld *B = x->B;
+    const mbl_ffr3 *sp = x->sp;
+    const mbla_csc *C = x->C;
+    mblx_id *Fs = x->Fs;
+    int nf = x->nf, ja = x->ja, jv = x->jv, jq = x->jq;
+    const int *fi = x->fi;
+    const mblx_id *a = x->a, *v = x->v, *q = x->q;
+    mblx_id *scr = x->scr, *t = x->t;
+    mblx_id *(*R)[9] = x->R;
+    double **val = x->val;
+    int *mark = x->mark, *list = x->list;
+    const mblx_id *al = x->al, *AtG = x->AtG, *W = x->W, *Cq = x->Cq, *Cv = x->Cv;
+    const int *fcol = x->fcol;
+    mblx_id (*dAtG)[15] = x->dAtG, (*dal)[15] = x->dal, (*dw2)[15] = x->dw2, (*dW)[15] = x->dW;
+    /* ---- the elastic rows ---- */
+    const double *Sb = sp->Sb, *cx = sp->cx, *tw = sp->tw;
+    for (int i = 0; i < nf && !B->err; i++) {
+        int row = fi[i];
+        /* Y_k = c_k + (P_k q)_i (c = (0, -cx_z, cx_y)), N_ab = d_bx cx_a + (M_ab q)_i, Z_k = (P_k q')_i */
+        mblx_id Y[3], N[9], Z[3];
+        Y[0] = mblx_sub(g, R[0][AB(2, 1)][i], R[0][AB(1, 2)][i]);
+        Y[1] = mblx_add(g, mblx_const(g, -cx[2 * nf + i]), mblx_sub(g, R[0][AB(0, 2)][i], R[0][AB(2, 0)][i]));
+        Y[2] = mblx_add(g, mblx_const(g, cx[nf + i]), mblx_sub(g, R[0][AB(1, 0)][i], R[0][AB(0, 1)][i]));
+        Z[0] = mblx_sub(g, R[1][AB(2, 1)][i], R[1][AB(1, 2)][i]);
+        Z[1] = mblx_sub(g, R[1][AB(0, 2)][i], R[1][AB(2, 0)][i]);
+        Z[2] = mblx_sub(g, R[1][AB(1, 0)][i], R[1][AB(0, 1)][i]);
+        for (int k = 0; k < 9; k++)
+            N[k] = PB[k] == 0 && cx[PA[k] * nf + i] != 0 ? mblx_add(g, mblx_const(g, cx[PA[k] * nf + i]), R[0][k][i]) : R[0][k][i];
+        /* the row's entries of M_ab (column i of M_ba), K, C, Mc */
+        int nl = 0;
+        for (int k = 0; k < 12; k++) {
+            const mbla_csc *X = k < 9 ? sp->M[AB(PB[k], PA[k])] : k == 9 ? sp->K : k == 10 ? C : sp->Mc;
+            if (!X) continue;
+            for (int p = X->p[i]; p < X->p[i + 1]; p++) {
+                int j = X->i[p];
+                if (!mark[j]) mark[j] = 1, list[nl++] = j;
+                val[k][j] += X->x[p];
+            }
+        }
+        size_t n = 0;
+        for (int c = 0; c < 3; c++) t[n++] = cmul(g, Sb[c * nf + i], AtG[c]);
+        t[n++] = mblx_mul(g, al[1], mblx_const(g, -cx[2 * nf + i]));
+        t[n++] = mblx_mul(g, al[2], mblx_const(g, cx[nf + i]));
+        for (int k = 0; k < 3; k++) t[n++] = cmul(g, cx[k * nf + i], W[AB(k, 0)]);
+        for (int k = 0; k < 9; k++) {
+            t[n++] = mblx_mul(g, Cq[k], R[0][k][i]);
+            if (!is_zero(g, Cv[k])) t[n++] = mblx_mul(g, Cv[k], R[1][k][i]);
+        }
+        t[n++] = cmul(g, tw[i], al[0]);
+        for (int l = 0; l < nl; l++) {
+            int j = list[l];
+            if (val[9][j] != 0) t[n++] = mblx_scale(g, val[9][j], q[fi[j]]);
+            if (val[10][j] != 0) t[n++] = mblx_scale(g, val[10][j], v[fi[j]]);
+            if (val[11][j] != 0) t[n++] = mblx_scale(g, val[11][j], a[fi[j]]);
+        }
+        Fs[row] = mblx_add(g, Fs[row], sumz(g, n, t, scr));
+        /* frame columns */
+        for (int x = 0; x < 15; x++) {
+            n = 0;
+            for (int c = 0; c < 3; c++) t[n++] = cmul(g, Sb[c * nf + i], dAtG[c][x]);
+            for (int k = 0; k < 3; k++) {
+                t[n++] = mblx_mul(g, dal[k][x], Y[k]);
+                t[n++] = mblx_mul(g, dw2[k][x], Z[k]);
+            }
+            for (int k = 0; k < 9; k++) t[n++] = mblx_mul(g, dW[k][x], N[k]);
+            t[n++] = cmul(g, tw[i], dal[0][x]);
+            push(B, row, fcol[x], sumz(g, n, t, scr));
+        }
+        /* elastic columns */
+        for (int l = 0; l < nl; l++) {
+            int j = list[l];
+            size_t nq = 0, nv = 0;
+            mblx_id *tq = t, *tv = t + 16;
+            for (int k = 0; k < 9; k++)
+                if (val[k][j] != 0) {
+                    tq[nq++] = mblx_scale(g, val[k][j], Cq[k]);
+                    if (!is_zero(g, Cv[k])) tv[nv++] = mblx_scale(g, val[k][j], Cv[k]);
+                }
+            if (val[9][j] != 0) tq[nq++] = mblx_const(g, val[9][j]);
+            if (val[10][j] != 0) tv[nv++] = mblx_const(g, val[10][j]);
+            push(B, row, jq + fi[j], sumz(g, nq, tq, scr));
+            push(B, row, jv + fi[j], sumz(g, nv, tv, scr));
+            if (val[11][j] != 0) push(B, row, ja + fi[j], mblx_const(g, val[11][j]));
+            mark[j] = 0;
+            for (int k = 0; k < 12; k++) val[k][j] = 0;
+        }
+    }
+}
+
+/* The body sums over the elastic coordinates that the frame rows use (agg, NZ: see Z_*). */
+static void body_sums3(const body3 *x, mblx_id *agg)
+{
+    mblx_graph *g = x->g;
+    const mbl_ffr3 *sp = x->sp;
+    int nf = x->nf;
+    const int *fi = x->fi;
+    const mblx_id *a = x->a, *v = x->v, *q = x->q;
+    mblx_id *t = x->t;
+    mblx_id *(*R)[9] = x->R;
+    mblx_id zero = x->zero;
+    const double *Sb = sp->Sb, *cx = sp->cx, *tw = sp->tw;
+    /* ---- the body sums ---- */
+    {
+        for (int c = 0; c < 3; c++) {
+            size_t n0 = 0, n1 = 0, n2 = 0;
+            mblx_id *T0 = t, *T1 = t + nf + 1, *T2 = t + 2 * (size_t)nf + 2;
+            if (sp->s0[c] != 0) T0[n0++] = mblx_const(g, sp->s0[c]);
+            for (int j = 0; j < nf; j++)
+                if (Sb[c * nf + j] != 0) {
+                    T0[n0++] = mblx_scale(g, Sb[c * nf + j], q[fi[j]]);
+                    T1[n1++] = mblx_scale(g, Sb[c * nf + j], v[fi[j]]);
+                    T2[n2++] = mblx_scale(g, Sb[c * nf + j], a[fi[j]]);
+                }
+            agg[Z_S + c] = n0 ? mblx_sum(g, n0, T0) : zero;
+            agg[Z_W1 + c] = n1 ? mblx_sum(g, n1, T1) : zero;
+            agg[Z_W2 + c] = n2 ? mblx_sum(g, n2, T2) : zero;
+        }
+        /* Q_ab = Q0 + d_ax cx_b.q + d_bx cx_a.q + q.(M_ab q); D_ab = d_ax cx_b.q' + q.(M_ab q');
+         * h_k = E_ab - E_ba (k, a, b cyclic), E_ab = d_ax cx_b.q'' + q.(M_ab q'') */
+        for (int u = 0; u < 6; u++) {
+            int p = QA[u], r = QB[u];
+            size_t n = 0;
+            if (sp->Q0[u] != 0) t[n++] = mblx_const(g, sp->Q0[u]);
+            for (int j = 0; j < nf; j++) {
+                double c = (p == 0 ? cx[r * nf + j] : 0) + (r == 0 ? cx[p * nf + j] : 0);
+                mblx_id f = R[0][AB(p, r)][j];
+                if (c != 0) f = mblx_add(g, mblx_const(g, c), f);
+                if (!is_zero(g, f)) t[n++] = mblx_mul(g, q[fi[j]], f);
+            }
+            agg[Z_Q + u] = n ? mblx_sum(g, n, t) : zero;
+        }
+        for (int k = 0; k < 9; k++) {
+            int p = PA[k], r = PB[k];
+            size_t n = 0;
+            for (int j = 0; j < nf; j++) {
+                if (p == 0 && cx[r * nf + j] != 0) t[n++] = mblx_scale(g, cx[r * nf + j], v[fi[j]]);
+                if (!is_zero(g, R[1][k][j])) t[n++] = mblx_mul(g, q[fi[j]], R[1][k][j]);
+            }
+            agg[Z_D + k] = n ? mblx_sum(g, n, t) : zero;
+        }
+        for (int k = 0; k < 3; k++) {
+            int p = (k + 1) % 3, r = (k + 2) % 3;
+            size_t n = 0;
+            for (int j = 0; j < nf; j++) {
+                double c = (p == 0 ? cx[r * nf + j] : 0) - (r == 0 ? cx[p * nf + j] : 0);
+                if (c != 0) t[n++] = mblx_scale(g, c, a[fi[j]]);
+                mblx_id f = mblx_sub(g, R[2][AB(p, r)][j], R[2][AB(r, p)][j]);
+                if (!is_zero(g, f)) t[n++] = mblx_mul(g, q[fi[j]], f);
+            }
+            agg[Z_H + k] = n ? mblx_sum(g, n, t) : zero;
+        }
+        size_t n1 = 0, n2 = 0;
+        mblx_id *T1 = t, *T2 = t + nf + 1;
+        for (int j = 0; j < nf; j++)
+            if (tw[j] != 0) T1[n1++] = mblx_scale(g, tw[j], v[fi[j]]), T2[n2++] = mblx_scale(g, tw[j], a[fi[j]]);
+        agg[Z_T1] = n1 ? mblx_sum(g, n1, T1) : zero;
+        agg[Z_T2] = n2 ? mblx_sum(g, n2, T2) : zero;
+    }
+}
+
+/* The frame rows (translation, Euler parameters) formed over placeholders for the body sums, then
+ * the sums substituted, with their entries in the frame's and the elastic columns. */
+static void frame_rows3(const body3 *x, const mblx_id *agg)
+{
+    mblx_graph *g = x->g;
+    bld *B = x->B;
+    const mbl_ffr3 *sp = x->sp;
+    const mblx_id *gn = x->gn;
+    mblx_id *Fs = x->Fs;
+    int nf = x->nf, ja = x->ja, jv = x->jv, jq = x->jq;
+    const int *iR = x->iR, *ie = x->ie, *fi = x->fi;
+    const mblx_id *a = x->a;
+    mblx_id *scr = x->scr, *t = x->t;
+    mblx_id *(*R)[9] = x->R;
+    const mblx_id *e = x->e, *w = x->w, *al = x->al, *Gv = x->Gv, *fsym = x->fsym;
+    mblx_id (*Gm)[4] = x->Gm, (*A)[3] = x->A;
+    const int *fcol = x->fcol;
+    const double *Sb = sp->Sb, *cx = sp->cx, *tw = sp->tw;
+    /* ---- the frame rows, with placeholders for the sums ---- */
+    mblx_id z[NZ];
+    for (int k = 0; k < NZ; k++) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "__ffr3_z%d", k);
+        z[k] = mblx_symbol(g, nm);
+    }
+    mblx_id Fr[7];
+    {
+        const mblx_id *s = z + Z_S, *w1 = z + Z_W1, *w2 = z + Z_W2;
+        mblx_id as[3], ws[3], wws[3], ww1[3], b[3];
+        cross(g, al, s, as);
+        cross(g, w, s, ws);
+        cross(g, w, ws, wws);
+        cross(g, w, w1, ww1);
+        for (int k = 0; k < 3; k++) {
+            mblx_id t4[4] = {as[k], wws[k], mblx_scale(g, 2.0, ww1[k]), w2[k]};
+            b[k] = mblx_sum(g, 4, t4);
+        }
+        for (int r = 0; r < 3; r++) {
+            mblx_id t4[4] = {mblx_scale(g, sp->m, Gv[r]), mblx_mul(g, A[r][0], b[0]), mblx_mul(g, A[r][1], b[1]),
+                             mblx_mul(g, A[r][2], b[2])};
+            Fr[r] = mblx_sum(g, 4, t4);
+        }
+        /* I = tr(Q) 1 - Q */
+        const mblx_id *Q = z + Z_Q;
+        mblx_id Im[3][3];
+        Im[0][0] = mblx_add(g, Q[1], Q[2]), Im[1][1] = mblx_add(g, Q[0], Q[2]), Im[2][2] = mblx_add(g, Q[0], Q[1]);
+        Im[0][1] = Im[1][0] = mblx_neg(g, Q[3]), Im[0][2] = Im[2][0] = mblx_neg(g, Q[4]), Im[1][2] = Im[2][1] = mblx_neg(g, Q[5]);
+        mblx_id Ia[3], Iw[3], wIw[3], sG[3], n[3];
+        for (int k = 0; k < 3; k++) {
+            mblx_id t3[3] = {mblx_mul(g, Im[k][0], al[0]), mblx_mul(g, Im[k][1], al[1]), mblx_mul(g, Im[k][2], al[2])};
+            mblx_id u3[3] = {mblx_mul(g, Im[k][0], w[0]), mblx_mul(g, Im[k][1], w[1]), mblx_mul(g, Im[k][2], w[2])};
+            Ia[k] = mblx_sum(g, 3, t3), Iw[k] = mblx_sum(g, 3, u3);
+        }
+        cross(g, w, Iw, wIw);
+        /* the inertia of the frame's translation, s x A^T R''; gravity below as the derivative of its
+         * potential (the Jacobian's stiffness part stays symmetric: the symmetric sparse path) */
+        mblx_id AtR[3];
+        for (int c = 0; c < 3; c++) {
+            mblx_id t3[3] = {mblx_mul(g, A[0][c], a[iR[0]]), mblx_mul(g, A[1][c], a[iR[1]]), mblx_mul(g, A[2][c], a[iR[2]])};
+            AtR[c] = mblx_sum(g, 3, t3);
+        }
+        cross(g, s, AtR, sG);
+        const mblx_id *D = z + Z_D;
+        mblx_id trD = mblx_add(g, mblx_add(g, D[0], D[4]), D[8]);
+        mblx_id H = mblx_add(g, mblx_scale(g, sp->IpL, w[0]), z[Z_T1]);
+        for (int k = 0; k < 3; k++) {
+            /* 2 (tr(D) w_k - (D^T w)_k), (D^T w)_k = sum_b D_bk w_b */
+            mblx_id d3[3] = {mblx_mul(g, D[AB(0, k)], w[0]), mblx_mul(g, D[AB(1, k)], w[1]), mblx_mul(g, D[AB(2, k)], w[2])};
+            mblx_id Dw = mblx_sub(g, mblx_mul(g, trD, w[k]), mblx_sum(g, 3, d3));
+            mblx_id polar = k == 0 ? mblx_add(g, mblx_scale(g, sp->IpL, al[0]), z[Z_T2])
+                                   : k == 1 ? mblx_mul(g, w[2], H) : mblx_neg(g, mblx_mul(g, w[1], H));
+            mblx_id t6[6] = {sG[k], Ia[k], wIw[k], mblx_scale(g, 2.0, Dw), z[Z_H + k], polar};
+            n[k] = mblx_sum(g, 6, t6);
+        }
+        /* V = -g . A(e) s: the e rows' gravity is dV/de (2 G^T (s x A^T (-g)) up to a multiple of e) */
+        mblx_id vt[9];
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) vt[3 * r + c] = mblx_mul(g, mblx_mul(g, gn[r], A[r][c]), s[c]);
+        mblx_id V = mblx_neg(g, mblx_sum(g, 9, vt));
+        for (int l = 0; l < 4; l++) {
+            mblx_id t3[3] = {mblx_mul(g, Gm[0][l], n[0]), mblx_mul(g, Gm[1][l], n[1]), mblx_mul(g, Gm[2][l], n[2])};
+            Fr[3 + l] = mblx_add(g, mblx_scale(g, 2.0, mblx_sum(g, 3, t3)), mblx_diff(g, V, e[l]));
+        }
+    }
+    if (mblx_graph_status(g, NULL)) {
+        B->err = 1;
+        return;
+    }
+    int frow[7] = {iR[0], iR[1], iR[2], ie[0], ie[1], ie[2], ie[3]};
+    for (int r = 0; r < 7 && !B->err; r++) {
+        int row = frow[r];
+        Fs[row] = mblx_add(g, Fs[row], mblx_subst(g, Fr[r], NZ, z, agg));
+        for (int x = 0; x < 15; x++) {
+            mblx_id d = mblx_diff(g, Fr[r], fsym[x]);
+            if (!is_zero(g, d)) push(B, row, fcol[x], mblx_subst(g, d, NZ, z, agg));
+        }
+        mblx_id ph[NZ];
+        for (int k = 0; k < NZ; k++) ph[k] = mblx_diff(g, Fr[r], z[k]);
+        for (int j = 0; j < nf && !B->err; j++) {
+            mblx_id *tq = t, *tv = t + 32, *ta = t + 64;
+            size_t nq = 0, nv = 0, na = 0;
+            for (int c = 0; c < 3; c++) {
+                double sbj = Sb[c * nf + j];
+                if (sbj == 0) continue;
+                tq[nq++] = mblx_mul(g, ph[Z_S + c], mblx_const(g, sbj));
+                tv[nv++] = mblx_mul(g, ph[Z_W1 + c], mblx_const(g, sbj));
+                ta[na++] = mblx_mul(g, ph[Z_W2 + c], mblx_const(g, sbj));
+            }
+            for (int u = 0; u < 6; u++) {
+                int p = QA[u], rr = QB[u];
+                if (is_zero(g, ph[Z_Q + u])) continue;
+                double c = (p == 0 ? cx[rr * nf + j] : 0) + (rr == 0 ? cx[p * nf + j] : 0);
+                mblx_id f = mblx_add(g, R[0][AB(p, rr)][j], R[0][AB(rr, p)][j]);
+                if (c != 0) f = mblx_add(g, mblx_const(g, c), f);
+                tq[nq++] = mblx_mul(g, ph[Z_Q + u], f);
+            }
+            for (int k = 0; k < 9; k++) {
+                if (is_zero(g, ph[Z_D + k])) continue;
+                int p = PA[k], rr = PB[k];
+                tq[nq++] = mblx_mul(g, ph[Z_D + k], R[1][k][j]);
+                mblx_id f = R[0][AB(rr, p)][j];
+                if (p == 0 && cx[rr * nf + j] != 0) f = mblx_add(g, mblx_const(g, cx[rr * nf + j]), f);
+                tv[nv++] = mblx_mul(g, ph[Z_D + k], f);
+            }
+            for (int k = 0; k < 3; k++) {
+                if (is_zero(g, ph[Z_H + k])) continue;
+                int p = (k + 1) % 3, rr = (k + 2) % 3;
+                tq[nq++] = mblx_mul(g, ph[Z_H + k], mblx_sub(g, R[2][AB(p, rr)][j], R[2][AB(rr, p)][j]));
+                double c = (p == 0 ? cx[rr * nf + j] : 0) - (rr == 0 ? cx[p * nf + j] : 0);
+                mblx_id f = mblx_sub(g, R[0][AB(rr, p)][j], R[0][AB(p, rr)][j]);
+                if (c != 0) f = mblx_add(g, mblx_const(g, c), f);
+                ta[na++] = mblx_mul(g, ph[Z_H + k], f);
+            }
+            if (tw[j] != 0) {
+                tv[nv++] = mblx_scale(g, tw[j], ph[Z_T1]);
+                ta[na++] = mblx_scale(g, tw[j], ph[Z_T2]);
+            }
+            push(B, row, jq + fi[j], sumz(g, nq, tq, scr));
+            push(B, row, jv + fi[j], sumz(g, nv, tv, scr));
+            push(B, row, ja + fi[j], sumz(g, na, ta, scr));
+        }
+    }
+}
+
+int model_ffr3_formulate_inv(mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *C, const mblx_id *gn, const int *qidx,
                            mblx_id *Fs, mbl_sjac *J, mbl_status *st)
 {
     mblx_graph *g = md->g;
     bld B = {g, J, 0};
-    int nf = sp->nf, ja = mbl_model_blk0(md, MBL_BLK_A), jv = mbl_model_blk0(md, MBL_BLK_V),
-        jq = mbl_model_blk0(md, MBL_BLK_Q);
+    int nf = sp->nf, ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V),
+        jq = model_blk0(md, MBL_BLK_Q);
     const int *iR = qidx, *ie = qidx + 3, *fi = qidx + 7;
     const mblx_id *a = md->a, *v = md->v, *q = md->q;
     size_t ns = (size_t)4 * nf + 64;
@@ -209,264 +542,14 @@ int mbl_ffr3_formulate_inv(mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *C,
         goto out;
     }
 
-    /* ---- the elastic rows ---- */
-    const double *Sb = sp->Sb, *cx = sp->cx, *tw = sp->tw;
-    for (int i = 0; i < nf && !B.err; i++) {
-        int row = fi[i];
-        /* Y_k = c_k + (P_k q)_i (c = (0, -cx_z, cx_y)), N_ab = d_bx cx_a + (M_ab q)_i, Z_k = (P_k q')_i */
-        mblx_id Y[3], N[9], Z[3];
-        Y[0] = mblx_sub(g, R[0][AB(2, 1)][i], R[0][AB(1, 2)][i]);
-        Y[1] = mblx_add(g, mblx_const(g, -cx[2 * nf + i]), mblx_sub(g, R[0][AB(0, 2)][i], R[0][AB(2, 0)][i]));
-        Y[2] = mblx_add(g, mblx_const(g, cx[nf + i]), mblx_sub(g, R[0][AB(1, 0)][i], R[0][AB(0, 1)][i]));
-        Z[0] = mblx_sub(g, R[1][AB(2, 1)][i], R[1][AB(1, 2)][i]);
-        Z[1] = mblx_sub(g, R[1][AB(0, 2)][i], R[1][AB(2, 0)][i]);
-        Z[2] = mblx_sub(g, R[1][AB(1, 0)][i], R[1][AB(0, 1)][i]);
-        for (int k = 0; k < 9; k++)
-            N[k] = PB[k] == 0 && cx[PA[k] * nf + i] != 0 ? mblx_add(g, mblx_const(g, cx[PA[k] * nf + i]), R[0][k][i]) : R[0][k][i];
-        /* the row's entries of M_ab (column i of M_ba), K, C, Mc */
-        int nl = 0;
-        for (int k = 0; k < 12; k++) {
-            const mbla_csc *X = k < 9 ? sp->M[AB(PB[k], PA[k])] : k == 9 ? sp->K : k == 10 ? C : sp->Mc;
-            if (!X) continue;
-            for (int p = X->p[i]; p < X->p[i + 1]; p++) {
-                int j = X->i[p];
-                if (!mark[j]) mark[j] = 1, list[nl++] = j;
-                val[k][j] += X->x[p];
-            }
-        }
-        size_t n = 0;
-        for (int c = 0; c < 3; c++) t[n++] = cmul(g, Sb[c * nf + i], AtG[c]);
-        t[n++] = mblx_mul(g, al[1], mblx_const(g, -cx[2 * nf + i]));
-        t[n++] = mblx_mul(g, al[2], mblx_const(g, cx[nf + i]));
-        for (int k = 0; k < 3; k++) t[n++] = cmul(g, cx[k * nf + i], W[AB(k, 0)]);
-        for (int k = 0; k < 9; k++) {
-            t[n++] = mblx_mul(g, Cq[k], R[0][k][i]);
-            if (!is_zero(g, Cv[k])) t[n++] = mblx_mul(g, Cv[k], R[1][k][i]);
-        }
-        t[n++] = cmul(g, tw[i], al[0]);
-        for (int l = 0; l < nl; l++) {
-            int j = list[l];
-            if (val[9][j] != 0) t[n++] = mblx_scale(g, val[9][j], q[fi[j]]);
-            if (val[10][j] != 0) t[n++] = mblx_scale(g, val[10][j], v[fi[j]]);
-            if (val[11][j] != 0) t[n++] = mblx_scale(g, val[11][j], a[fi[j]]);
-        }
-        Fs[row] = mblx_add(g, Fs[row], sumz(g, n, t, scr));
-        /* frame columns */
-        for (int x = 0; x < 15; x++) {
-            n = 0;
-            for (int c = 0; c < 3; c++) t[n++] = cmul(g, Sb[c * nf + i], dAtG[c][x]);
-            for (int k = 0; k < 3; k++) {
-                t[n++] = mblx_mul(g, dal[k][x], Y[k]);
-                t[n++] = mblx_mul(g, dw2[k][x], Z[k]);
-            }
-            for (int k = 0; k < 9; k++) t[n++] = mblx_mul(g, dW[k][x], N[k]);
-            t[n++] = cmul(g, tw[i], dal[0][x]);
-            push(&B, row, fcol[x], sumz(g, n, t, scr));
-        }
-        /* elastic columns */
-        for (int l = 0; l < nl; l++) {
-            int j = list[l];
-            size_t nq = 0, nv = 0;
-            mblx_id *tq = t, *tv = t + 16;
-            for (int k = 0; k < 9; k++)
-                if (val[k][j] != 0) {
-                    tq[nq++] = mblx_scale(g, val[k][j], Cq[k]);
-                    if (!is_zero(g, Cv[k])) tv[nv++] = mblx_scale(g, val[k][j], Cv[k]);
-                }
-            if (val[9][j] != 0) tq[nq++] = mblx_const(g, val[9][j]);
-            if (val[10][j] != 0) tv[nv++] = mblx_const(g, val[10][j]);
-            push(&B, row, jq + fi[j], sumz(g, nq, tq, scr));
-            push(&B, row, jv + fi[j], sumz(g, nv, tv, scr));
-            if (val[11][j] != 0) push(&B, row, ja + fi[j], mblx_const(g, val[11][j]));
-            mark[j] = 0;
-            for (int k = 0; k < 12; k++) val[k][j] = 0;
-        }
-    }
+    body3 x = {g, &B, sp, C, gn, Fs, nf, ja, jv, jq, iR, ie, fi, a, v, q, scr, t, R, val, mark, list, zero, e, w, al,
+               Gv, AtG, W, Cq, Cv, fsym, Gm, A, fcol, dAtG, dal, dw2, dW};
+    elastic_rows3(&x);
     if (B.err) goto out;
 
-    /* ---- the body sums ---- */
     mblx_id agg[NZ];
-    {
-        for (int c = 0; c < 3; c++) {
-            size_t n0 = 0, n1 = 0, n2 = 0;
-            mblx_id *T0 = t, *T1 = t + nf + 1, *T2 = t + 2 * (size_t)nf + 2;
-            if (sp->s0[c] != 0) T0[n0++] = mblx_const(g, sp->s0[c]);
-            for (int j = 0; j < nf; j++)
-                if (Sb[c * nf + j] != 0) {
-                    T0[n0++] = mblx_scale(g, Sb[c * nf + j], q[fi[j]]);
-                    T1[n1++] = mblx_scale(g, Sb[c * nf + j], v[fi[j]]);
-                    T2[n2++] = mblx_scale(g, Sb[c * nf + j], a[fi[j]]);
-                }
-            agg[Z_S + c] = n0 ? mblx_sum(g, n0, T0) : zero;
-            agg[Z_W1 + c] = n1 ? mblx_sum(g, n1, T1) : zero;
-            agg[Z_W2 + c] = n2 ? mblx_sum(g, n2, T2) : zero;
-        }
-        /* Q_ab = Q0 + d_ax cx_b.q + d_bx cx_a.q + q.(M_ab q); D_ab = d_ax cx_b.q' + q.(M_ab q');
-         * h_k = E_ab - E_ba (k, a, b cyclic), E_ab = d_ax cx_b.q'' + q.(M_ab q'') */
-        for (int u = 0; u < 6; u++) {
-            int p = QA[u], r = QB[u];
-            size_t n = 0;
-            if (sp->Q0[u] != 0) t[n++] = mblx_const(g, sp->Q0[u]);
-            for (int j = 0; j < nf; j++) {
-                double c = (p == 0 ? cx[r * nf + j] : 0) + (r == 0 ? cx[p * nf + j] : 0);
-                mblx_id f = R[0][AB(p, r)][j];
-                if (c != 0) f = mblx_add(g, mblx_const(g, c), f);
-                if (!is_zero(g, f)) t[n++] = mblx_mul(g, q[fi[j]], f);
-            }
-            agg[Z_Q + u] = n ? mblx_sum(g, n, t) : zero;
-        }
-        for (int k = 0; k < 9; k++) {
-            int p = PA[k], r = PB[k];
-            size_t n = 0;
-            for (int j = 0; j < nf; j++) {
-                if (p == 0 && cx[r * nf + j] != 0) t[n++] = mblx_scale(g, cx[r * nf + j], v[fi[j]]);
-                if (!is_zero(g, R[1][k][j])) t[n++] = mblx_mul(g, q[fi[j]], R[1][k][j]);
-            }
-            agg[Z_D + k] = n ? mblx_sum(g, n, t) : zero;
-        }
-        for (int k = 0; k < 3; k++) {
-            int p = (k + 1) % 3, r = (k + 2) % 3;
-            size_t n = 0;
-            for (int j = 0; j < nf; j++) {
-                double c = (p == 0 ? cx[r * nf + j] : 0) - (r == 0 ? cx[p * nf + j] : 0);
-                if (c != 0) t[n++] = mblx_scale(g, c, a[fi[j]]);
-                mblx_id f = mblx_sub(g, R[2][AB(p, r)][j], R[2][AB(r, p)][j]);
-                if (!is_zero(g, f)) t[n++] = mblx_mul(g, q[fi[j]], f);
-            }
-            agg[Z_H + k] = n ? mblx_sum(g, n, t) : zero;
-        }
-        size_t n1 = 0, n2 = 0;
-        mblx_id *T1 = t, *T2 = t + nf + 1;
-        for (int j = 0; j < nf; j++)
-            if (tw[j] != 0) T1[n1++] = mblx_scale(g, tw[j], v[fi[j]]), T2[n2++] = mblx_scale(g, tw[j], a[fi[j]]);
-        agg[Z_T1] = n1 ? mblx_sum(g, n1, T1) : zero;
-        agg[Z_T2] = n2 ? mblx_sum(g, n2, T2) : zero;
-    }
-
-    /* ---- the frame rows, with placeholders for the sums ---- */
-    mblx_id z[NZ];
-    for (int k = 0; k < NZ; k++) {
-        char nm[32];
-        snprintf(nm, sizeof nm, "__ffr3_z%d", k);
-        z[k] = mblx_symbol(g, nm);
-    }
-    mblx_id Fr[7];
-    {
-        const mblx_id *s = z + Z_S, *w1 = z + Z_W1, *w2 = z + Z_W2;
-        mblx_id as[3], ws[3], wws[3], ww1[3], b[3];
-        cross(g, al, s, as);
-        cross(g, w, s, ws);
-        cross(g, w, ws, wws);
-        cross(g, w, w1, ww1);
-        for (int k = 0; k < 3; k++) {
-            mblx_id t4[4] = {as[k], wws[k], mblx_scale(g, 2.0, ww1[k]), w2[k]};
-            b[k] = mblx_sum(g, 4, t4);
-        }
-        for (int r = 0; r < 3; r++) {
-            mblx_id t4[4] = {mblx_scale(g, sp->m, Gv[r]), mblx_mul(g, A[r][0], b[0]), mblx_mul(g, A[r][1], b[1]),
-                             mblx_mul(g, A[r][2], b[2])};
-            Fr[r] = mblx_sum(g, 4, t4);
-        }
-        /* I = tr(Q) 1 - Q */
-        const mblx_id *Q = z + Z_Q;
-        mblx_id Im[3][3];
-        Im[0][0] = mblx_add(g, Q[1], Q[2]), Im[1][1] = mblx_add(g, Q[0], Q[2]), Im[2][2] = mblx_add(g, Q[0], Q[1]);
-        Im[0][1] = Im[1][0] = mblx_neg(g, Q[3]), Im[0][2] = Im[2][0] = mblx_neg(g, Q[4]), Im[1][2] = Im[2][1] = mblx_neg(g, Q[5]);
-        mblx_id Ia[3], Iw[3], wIw[3], sG[3], n[3];
-        for (int k = 0; k < 3; k++) {
-            mblx_id t3[3] = {mblx_mul(g, Im[k][0], al[0]), mblx_mul(g, Im[k][1], al[1]), mblx_mul(g, Im[k][2], al[2])};
-            mblx_id u3[3] = {mblx_mul(g, Im[k][0], w[0]), mblx_mul(g, Im[k][1], w[1]), mblx_mul(g, Im[k][2], w[2])};
-            Ia[k] = mblx_sum(g, 3, t3), Iw[k] = mblx_sum(g, 3, u3);
-        }
-        cross(g, w, Iw, wIw);
-        /* the inertia of the frame's translation, s x A^T R''; gravity below as the derivative of its
-         * potential (the Jacobian's stiffness part stays symmetric: the symmetric sparse path) */
-        mblx_id AtR[3];
-        for (int c = 0; c < 3; c++) {
-            mblx_id t3[3] = {mblx_mul(g, A[0][c], a[iR[0]]), mblx_mul(g, A[1][c], a[iR[1]]), mblx_mul(g, A[2][c], a[iR[2]])};
-            AtR[c] = mblx_sum(g, 3, t3);
-        }
-        cross(g, s, AtR, sG);
-        const mblx_id *D = z + Z_D;
-        mblx_id trD = mblx_add(g, mblx_add(g, D[0], D[4]), D[8]);
-        mblx_id H = mblx_add(g, mblx_scale(g, sp->IpL, w[0]), z[Z_T1]);
-        for (int k = 0; k < 3; k++) {
-            /* 2 (tr(D) w_k - (D^T w)_k), (D^T w)_k = sum_b D_bk w_b */
-            mblx_id d3[3] = {mblx_mul(g, D[AB(0, k)], w[0]), mblx_mul(g, D[AB(1, k)], w[1]), mblx_mul(g, D[AB(2, k)], w[2])};
-            mblx_id Dw = mblx_sub(g, mblx_mul(g, trD, w[k]), mblx_sum(g, 3, d3));
-            mblx_id polar = k == 0 ? mblx_add(g, mblx_scale(g, sp->IpL, al[0]), z[Z_T2])
-                                   : k == 1 ? mblx_mul(g, w[2], H) : mblx_neg(g, mblx_mul(g, w[1], H));
-            mblx_id t6[6] = {sG[k], Ia[k], wIw[k], mblx_scale(g, 2.0, Dw), z[Z_H + k], polar};
-            n[k] = mblx_sum(g, 6, t6);
-        }
-        /* V = -g . A(e) s: the e rows' gravity is dV/de (2 G^T (s x A^T (-g)) up to a multiple of e) */
-        mblx_id vt[9];
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c < 3; c++) vt[3 * r + c] = mblx_mul(g, mblx_mul(g, gn[r], A[r][c]), s[c]);
-        mblx_id V = mblx_neg(g, mblx_sum(g, 9, vt));
-        for (int l = 0; l < 4; l++) {
-            mblx_id t3[3] = {mblx_mul(g, Gm[0][l], n[0]), mblx_mul(g, Gm[1][l], n[1]), mblx_mul(g, Gm[2][l], n[2])};
-            Fr[3 + l] = mblx_add(g, mblx_scale(g, 2.0, mblx_sum(g, 3, t3)), mblx_diff(g, V, e[l]));
-        }
-    }
-    if (mblx_graph_status(g, NULL)) {
-        B.err = 1;
-        goto out;
-    }
-    int frow[7] = {iR[0], iR[1], iR[2], ie[0], ie[1], ie[2], ie[3]};
-    for (int r = 0; r < 7 && !B.err; r++) {
-        int row = frow[r];
-        Fs[row] = mblx_add(g, Fs[row], mblx_subst(g, Fr[r], NZ, z, agg));
-        for (int x = 0; x < 15; x++) {
-            mblx_id d = mblx_diff(g, Fr[r], fsym[x]);
-            if (!is_zero(g, d)) push(&B, row, fcol[x], mblx_subst(g, d, NZ, z, agg));
-        }
-        mblx_id ph[NZ];
-        for (int k = 0; k < NZ; k++) ph[k] = mblx_diff(g, Fr[r], z[k]);
-        for (int j = 0; j < nf && !B.err; j++) {
-            mblx_id *tq = t, *tv = t + 32, *ta = t + 64;
-            size_t nq = 0, nv = 0, na = 0;
-            for (int c = 0; c < 3; c++) {
-                double sbj = Sb[c * nf + j];
-                if (sbj == 0) continue;
-                tq[nq++] = mblx_mul(g, ph[Z_S + c], mblx_const(g, sbj));
-                tv[nv++] = mblx_mul(g, ph[Z_W1 + c], mblx_const(g, sbj));
-                ta[na++] = mblx_mul(g, ph[Z_W2 + c], mblx_const(g, sbj));
-            }
-            for (int u = 0; u < 6; u++) {
-                int p = QA[u], rr = QB[u];
-                if (is_zero(g, ph[Z_Q + u])) continue;
-                double c = (p == 0 ? cx[rr * nf + j] : 0) + (rr == 0 ? cx[p * nf + j] : 0);
-                mblx_id f = mblx_add(g, R[0][AB(p, rr)][j], R[0][AB(rr, p)][j]);
-                if (c != 0) f = mblx_add(g, mblx_const(g, c), f);
-                tq[nq++] = mblx_mul(g, ph[Z_Q + u], f);
-            }
-            for (int k = 0; k < 9; k++) {
-                if (is_zero(g, ph[Z_D + k])) continue;
-                int p = PA[k], rr = PB[k];
-                tq[nq++] = mblx_mul(g, ph[Z_D + k], R[1][k][j]);
-                mblx_id f = R[0][AB(rr, p)][j];
-                if (p == 0 && cx[rr * nf + j] != 0) f = mblx_add(g, mblx_const(g, cx[rr * nf + j]), f);
-                tv[nv++] = mblx_mul(g, ph[Z_D + k], f);
-            }
-            for (int k = 0; k < 3; k++) {
-                if (is_zero(g, ph[Z_H + k])) continue;
-                int p = (k + 1) % 3, rr = (k + 2) % 3;
-                tq[nq++] = mblx_mul(g, ph[Z_H + k], mblx_sub(g, R[2][AB(p, rr)][j], R[2][AB(rr, p)][j]));
-                double c = (p == 0 ? cx[rr * nf + j] : 0) - (rr == 0 ? cx[p * nf + j] : 0);
-                mblx_id f = mblx_sub(g, R[0][AB(rr, p)][j], R[0][AB(p, rr)][j]);
-                if (c != 0) f = mblx_add(g, mblx_const(g, c), f);
-                ta[na++] = mblx_mul(g, ph[Z_H + k], f);
-            }
-            if (tw[j] != 0) {
-                tv[nv++] = mblx_scale(g, tw[j], ph[Z_T1]);
-                ta[na++] = mblx_scale(g, tw[j], ph[Z_T2]);
-            }
-            push(&B, row, jq + fi[j], sumz(g, nq, tq, scr));
-            push(&B, row, jv + fi[j], sumz(g, nv, tv, scr));
-            push(&B, row, ja + fi[j], sumz(g, na, ta, scr));
-        }
-    }
+    body_sums3(&x, agg);
+    frame_rows3(&x, agg);
 out:
     mbl_free(scr), mbl_free(t), mbl_free(mark), mbl_free(list);
     for (int x = 0; x < 3; x++)
@@ -476,7 +559,7 @@ out:
     return mblx_graph_status(g, st);
 }
 
-int mbl_ffr3_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gn, mblx_id *Fs,
+int model_ffr3_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gn, mblx_id *Fs,
                        mbl_sjac *J, mbl_status *st)
 {
     const mbl_ffr3 *sp = b->sp;
@@ -485,12 +568,12 @@ int mbl_ffr3_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, co
         int rc = mbla_csc_add(b->alpha, sp->Mc, b->beta, sp->K, &C, st);
         if (rc) return rc;
     }
-    int rc = mbl_ffr3_formulate_inv(md, sp, C, gn, qidx, Fs, J, st);
+    int rc = model_ffr3_formulate_inv(md, sp, C, gn, qidx, Fs, J, st);
     mbla_csc_free(C);
     return rc;
 }
 
-int mbl_ffr3_keep_nodes(const mbl_ffr_body *b, const int *qidx, mbl_flex_nodes *f, mbl_status *st)
+int model_ffr3_keep_nodes(const mbl_ffr_body *b, const int *qidx, mbl_flex_nodes *f, mbl_status *st)
 {
     const mbl_ffr3 *sp = b->sp;
     f->dim = 3;
@@ -512,7 +595,7 @@ static void rot(const double *e, double *A)
     A[6] = 2 * (e[1] * e[3] - e[0] * e[2]), A[7] = 2 * (e[2] * e[3] + e[0] * e[1]), A[8] = 2 * (e[0] * e[0] + e[3] * e[3]) - 1;
 }
 
-void mbl_ffr3_shape(const mbl_flex_nodes *f, const double *q, const double *dq, double *pos, double *disp)
+void model_ffr3_shape(const mbl_flex_nodes *f, const double *q, const double *dq, double *pos, double *disp)
 {
     double e[4], A[9], dA[9] = {0}, dpi[3] = {0};
     for (int k = 0; k < 4; k++) e[k] = q[f->q[3 + k]];
@@ -592,7 +675,7 @@ static int csc_d(const mbla_csc *X, const mbl_ffr_body *b, const mbl_ffr_factor 
     return rc;
 }
 
-int mbl_ffr3_dinv(const mbl_ffr_body *b, int k, mbl_ffr3 *dv, mbla_csc **dC, mbl_status *st)
+int model_ffr3_dinv(const mbl_ffr_body *b, int k, mbl_ffr3 *dv, mbla_csc **dC, mbl_status *st)
 {
     const mbl_ffr3 *sp = b->sp;
     const mbl_ffr_factor *f = &b->fac[k];

@@ -7,7 +7,7 @@
  * engine never differentiates them (a long sum differentiated by each of its n variables costs
  * O(n^2)). The model compiles them into the same tapes as every other row: the operating point,
  * every method and the sparse eigen paths see them through md->tape_F and md->tape_jac. Planar
- * bodies are evaluated numerically by default (model/ffr_num.c, the same closed forms without the
+ * bodies are evaluated numerically by default (model/terms/ffr_num.c, the same closed forms without the
  * nodes); for them this form is built only on demand (sensitivities, symbolic linear models). */
 #include "model/ffr.h"
 
@@ -26,7 +26,7 @@ void mbl_ffr_invariants_free(mbl_ffr_invariants *inv)
     memset(inv, 0, sizeof *inv);
 }
 
-void mbl_ffr_body_free(mbl_ffr_body *b)
+void model_ffr_body_free(mbl_ffr_body *b)
 {
     if (!b) return;
     mbl_free(b->name);
@@ -70,7 +70,7 @@ typedef struct builder {
 static void push(builder *B, int row, int col, mblx_id e)
 {
     if (B->err || is_zero(B->g, e)) return;
-    if (mbl_sjac_push(B->J, row, col, e)) B->err = 1;
+    if (model_sjac_push(B->J, row, col, e)) B->err = 1;
 }
 
 /* sum_j X[j] x[j] + c over the column `col` of a CSC matrix (scaled by sgn), x symbols of idx */
@@ -86,14 +86,194 @@ static mblx_id col_dot(mblx_graph *g, const mbla_csc *X, int col, double sgn, co
 }
 
 /* The rows and Jacobian entries of a body with invariants inv, damping matrix C (NULL: none) and
- * gravity gn[2] (nodes). Linear in (inv, C) at a fixed gravity: mbl_ffr_param_deriv calls it with
+ * gravity gn[2] (nodes). Linear in (inv, C) at a fixed gravity: model_ffr_param_deriv calls it with
  * the invariants' derivatives. inv's matrices may be NULL (zero). */
+/* The nodes of one body's rows shared by their three parts (formulate): the body's frame and its
+ * elastic coordinates, the gravity terms and the vectors over the body. */
+typedef struct body_rows {
+    mblx_graph *g;
+    builder *B;
+    const mbl_ffr_invariants *inv;
+    const mbla_csc *C;
+    mblx_id *Fs;
+    int nf, iR0, iR1, ith;
+    const int *fi;
+    const mblx_id *a, *v, *q;
+    mblx_id thd, thdd, c, s, thd2, G0, G1, AtG0, AtG1, AJtG0, AJtG1;
+    const double *Sb0, *Sb1;
+    mblx_id *y1, *y2, *Mv, *Pv, *Pa, *t3;
+    mblx_id sv[2], w1[2];
+    mblx_id w2[2];
+    mblx_id Jn, y1v, y2a, Jts0, Jts1, av0, av1, As0, As1, two_thd;
+    double *vM, *vP, *vK, *vC;
+    int *mark, *list;
+} body_rows;
+
+/* The frame rows R: m G + A b, b = thdd Jt s - thd^2 s + 2 thd Jt w1 + w2, and their entries. */
+static void frame_rows_R(const body_rows *x)
+{
+    mblx_graph *g = x->g;
+    builder *B = x->B;
+    const mbl_ffr_invariants *inv = x->inv;
+    mblx_id *Fs = x->Fs;
+    int nf = x->nf, iR0 = x->iR0, iR1 = x->iR1, ith = x->ith;
+    const int *fi = x->fi;
+    mblx_id thd = x->thd, thdd = x->thdd, c = x->c, s = x->s, thd2 = x->thd2, G0 = x->G0, G1 = x->G1;
+    const double *Sb0 = x->Sb0, *Sb1 = x->Sb1;
+    const mblx_id *sv = x->sv, *w1 = x->w1, *w2 = x->w2;
+    mblx_id Jts0 = x->Jts0, Jts1 = x->Jts1, av0 = x->av0, av1 = x->av1, two_thd = x->two_thd;
+    /* ---- frame rows R: m G + A b, b = thdd Jt s - thd^2 s + 2 thd Jt w1 + w2 ---- */
+    {
+        mblx_id bb[2];
+        for (int k = 0; k < 2; k++) {
+            mblx_id Jts = k ? Jts1 : Jts0, Jtw1 = k ? w1[0] : mblx_neg(g, w1[1]);
+            mblx_id t[4] = {mblx_mul(g, thdd, Jts), mblx_neg(g, mblx_mul(g, thd2, sv[k])), mblx_mul(g, two_thd, Jtw1),
+                            w2[k]};
+            bb[k] = mblx_sum(g, 4, t);
+        }
+        mblx_id Ab0 = mblx_sub(g, mblx_mul(g, c, bb[0]), mblx_mul(g, s, bb[1]));
+        mblx_id Ab1 = mblx_add(g, mblx_mul(g, s, bb[0]), mblx_mul(g, c, bb[1]));
+        /* A Jt b = Jt A b (plane rotations commute) = (-(A b)_1, (A b)_0) */
+        mblx_id AJtb[2] = {mblx_neg(g, Ab1), Ab0};
+        Fs[iR0] = mblx_add(g, Fs[iR0], mblx_add(g, mblx_scale(g, inv->m, G0), Ab0));
+        Fs[iR1] = mblx_add(g, Fs[iR1], mblx_add(g, mblx_scale(g, inv->m, G1), Ab1));
+        /* v_th: A(-2 thd s + 2 Jt w1) */
+        mblx_id e0 = mblx_add(g, mblx_mul(g, mblx_scale(g, -2.0, thd), sv[0]), mblx_scale(g, -2.0, w1[1]));
+        mblx_id e1 = mblx_add(g, mblx_mul(g, mblx_scale(g, -2.0, thd), sv[1]), mblx_scale(g, 2.0, w1[0]));
+        mblx_id Ae[2] = {mblx_sub(g, mblx_mul(g, c, e0), mblx_mul(g, s, e1)),
+                         mblx_add(g, mblx_mul(g, s, e0), mblx_mul(g, c, e1))};
+        mblx_id av[2] = {av0, av1};
+        /* A (thdd Jt - thd^2 I): 2x2 entries, and 2 thd A Jt */
+        mblx_id Jt2[2][2] = {{mblx_neg(g, thd2), mblx_neg(g, thdd)}, {thdd, mblx_neg(g, thd2)}};
+        mblx_id Bq[2][2], BJ[2][2];
+        mblx_id Am[2][2] = {{c, mblx_neg(g, s)}, {s, c}};
+        mblx_id AJt[2][2] = {{mblx_neg(g, s), mblx_neg(g, c)}, {c, mblx_neg(g, s)}};
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < 2; k++) {
+                Bq[r][k] = mblx_add(g, mblx_mul(g, Am[r][0], Jt2[0][k]), mblx_mul(g, Am[r][1], Jt2[1][k]));
+                BJ[r][k] = mblx_mul(g, two_thd, AJt[r][k]);
+            }
+        for (int r = 0; r < 2; r++) {
+            int row = r ? iR1 : iR0;
+            push(B, row, B->ja + row, mblx_const(g, inv->m));
+            push(B, row, B->ja + ith, av[r]);
+            push(B, row, B->jv + ith, Ae[r]);
+            push(B, row, B->jq + ith, AJtb[r]);
+            for (int j = 0; j < nf; j++) {
+                if (Sb0[j] == 0 && Sb1[j] == 0) continue;
+                push(B, row, B->ja + fi[j], lin2(g, Sb0[j], Am[r][0], Sb1[j], Am[r][1]));
+                push(B, row, B->jv + fi[j], lin2(g, Sb0[j], BJ[r][0], Sb1[j], BJ[r][1]));
+                push(B, row, B->jq + fi[j], lin2(g, Sb0[j], Bq[r][0], Sb1[j], Bq[r][1]));
+            }
+        }
+    }
+}
+
+/* The frame row th: a.G + J thdd + 2 thd y1.qf' + y2.qf'', and its entries. */
+static void frame_row_th(const body_rows *x)
+{
+    mblx_graph *g = x->g;
+    builder *B = x->B;
+    mblx_id *Fs = x->Fs;
+    int nf = x->nf, iR0 = x->iR0, iR1 = x->iR1, ith = x->ith;
+    const int *fi = x->fi;
+    mblx_id thdd = x->thdd, G0 = x->G0, G1 = x->G1, AJtG0 = x->AJtG0, AJtG1 = x->AJtG1;
+    const double *Sb0 = x->Sb0, *Sb1 = x->Sb1;
+    const mblx_id *y1 = x->y1, *y2 = x->y2, *Mv = x->Mv, *Pa = x->Pa;
+    mblx_id Jn = x->Jn, y1v = x->y1v, y2a = x->y2a, av0 = x->av0, av1 = x->av1, As0 = x->As0, As1 = x->As1;
+    mblx_id two_thd = x->two_thd;
+    /* ---- frame row th: a.G + J thdd + 2 thd y1.qf' + y2.qf'' ---- */
+    {
+        mblx_id t[4] = {mblx_add(g, mblx_mul(g, av0, G0), mblx_mul(g, av1, G1)), mblx_mul(g, Jn, thdd),
+                        mblx_mul(g, two_thd, y1v), y2a};
+        Fs[ith] = mblx_add(g, Fs[ith], mblx_sum(g, 4, t));
+        push(B, ith, B->ja + iR0, av0);
+        push(B, ith, B->ja + iR1, av1);
+        push(B, ith, B->ja + ith, Jn);
+        push(B, ith, B->jv + ith, mblx_scale(g, 2.0, y1v));
+        push(B, ith, B->jq + ith, mblx_neg(g, mblx_add(g, mblx_mul(g, As0, G0), mblx_mul(g, As1, G1))));
+        mblx_id two_thdd = mblx_scale(g, 2.0, thdd);
+        for (int j = 0; j < nf; j++) {
+            push(B, ith, B->ja + fi[j], y2[j]);
+            push(B, ith, B->jv + fi[j], mblx_mul(g, two_thd, y1[j]));
+            mblx_id tq[4] = {lin2(g, Sb0[j], AJtG0, Sb1[j], AJtG1), mblx_mul(g, two_thdd, y1[j]),
+                             mblx_mul(g, two_thd, Mv[j]), mblx_neg(g, Pa[j])};
+            push(B, ith, B->jq + fi[j], mblx_sum(g, 4, tq));
+        }
+    }
+}
+
+/* The elastic rows: row i of Mff, K, C and P merged over the coordinates they couple, and their
+ * entries. */
+static void elastic_rows(const body_rows *x)
+{
+    mblx_graph *g = x->g;
+    builder *B = x->B;
+    const mbl_ffr_invariants *inv = x->inv;
+    const mbla_csc *C = x->C;
+    mblx_id *Fs = x->Fs;
+    int nf = x->nf, iR0 = x->iR0, iR1 = x->iR1, ith = x->ith;
+    const int *fi = x->fi;
+    const mblx_id *a = x->a, *v = x->v, *q = x->q;
+    mblx_id thd = x->thd, thdd = x->thdd, c = x->c, s = x->s, thd2 = x->thd2;
+    mblx_id AtG0 = x->AtG0, AtG1 = x->AtG1, AJtG0 = x->AJtG0, AJtG1 = x->AJtG1;
+    const double *Sb0 = x->Sb0, *Sb1 = x->Sb1;
+    const mblx_id *y1 = x->y1, *y2 = x->y2, *Pv = x->Pv;
+    mblx_id *t3 = x->t3, two_thd = x->two_thd;
+    double *vM = x->vM, *vP = x->vP, *vK = x->vK, *vC = x->vC;
+    int *mark = x->mark, *list = x->list;
+    /* ---- elastic rows ---- */
+    for (int i = 0; i < nf && !B->err; i++) {
+        int row = fi[i];
+        /* row i of Mff, K, C (symmetric: column i) and of P (-column i), merged */
+        int nl = 0;
+        const mbla_csc *mats[4] = {inv->Mff, inv->P, inv->K, C};
+        double *vals[4] = {vM, vP, vK, vC};
+        for (int k = 0; k < 4; k++) {
+            const mbla_csc *X = mats[k];
+            if (!X) continue;
+            for (int p = X->p[i]; p < X->p[i + 1]; p++) {
+                int j = X->i[p];
+                if (!mark[j]) mark[j] = 1, list[nl++] = j;
+                vals[k][j] += (k == 1 ? -1.0 : 1.0) * X->x[p];
+            }
+        }
+        size_t nt = 0;
+        mblx_id *T = t3;
+        T[nt++] = lin2(g, Sb0[i], AtG0, Sb1[i], AtG1);
+        T[nt++] = mblx_mul(g, y2[i], thdd);
+        T[nt++] = mblx_neg(g, mblx_mul(g, y1[i], thd2));
+        T[nt++] = mblx_mul(g, two_thd, Pv[i]);
+        for (int l = 0; l < nl; l++) {
+            int j = list[l];
+            if (vM[j] != 0) T[nt++] = mblx_scale(g, vM[j], a[fi[j]]);
+            if (vC[j] != 0) T[nt++] = mblx_scale(g, vC[j], v[fi[j]]);
+            if (vK[j] != 0) T[nt++] = mblx_scale(g, vK[j], q[fi[j]]);
+        }
+        Fs[row] = mblx_add(g, Fs[row], mblx_sum(g, nt, T));
+        push(B, row, B->ja + iR0, lin2(g, Sb0[i], c, Sb1[i], mblx_neg(g, s)));
+        push(B, row, B->ja + iR1, lin2(g, Sb0[i], s, Sb1[i], c));
+        push(B, row, B->ja + ith, y2[i]);
+        push(B, row, B->jv + ith, mblx_sub(g, mblx_scale(g, 2.0, Pv[i]), mblx_mul(g, two_thd, y1[i])));
+        push(B, row, B->jq + ith, lin2(g, Sb0[i], AJtG0, Sb1[i], AJtG1));
+        for (int l = 0; l < nl; l++) {
+            int j = list[l];
+            if (vM[j] != 0) push(B, row, B->ja + fi[j], mblx_const(g, vM[j]));
+            mblx_id ev[2] = {mblx_scale(g, 2.0 * vP[j], thd), mblx_const(g, vC[j])};
+            push(B, row, B->jv + fi[j], mblx_sum(g, 2, ev));
+            mblx_id eq[3] = {mblx_scale(g, vP[j], thdd), mblx_scale(g, -vM[j], thd2), mblx_const(g, vK[j])};
+            push(B, row, B->jq + fi[j], mblx_sum(g, 3, eq));
+            mark[j] = 0, vM[j] = vP[j] = vK[j] = vC[j] = 0;
+        }
+    }
+}
+
 static int formulate(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_csc *C, const mblx_id gn[2],
                      const int *qidx, mblx_id *Fs, mbl_sjac *J, mbl_status *st)
 {
     int nf = inv->nf;
     mblx_graph *g = md->g;
-    builder B = {md, g, J, mbl_model_blk0(md, MBL_BLK_A), mbl_model_blk0(md, MBL_BLK_V), mbl_model_blk0(md, MBL_BLK_Q),
+    builder B = {md, g, J, model_blk0(md, MBL_BLK_A), model_blk0(md, MBL_BLK_V), model_blk0(md, MBL_BLK_Q),
                  0};
     const int *fi = qidx + 3; /* model coordinate index of elastic coordinate j */
     int iR0 = qidx[0], iR1 = qidx[1], ith = qidx[2];
@@ -164,116 +344,12 @@ static int formulate(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_cs
     mblx_id As1 = mblx_add(g, mblx_mul(g, s, sv[0]), mblx_mul(g, c, sv[1]));
     mblx_id two_thd = mblx_scale(g, 2.0, thd);
 
-    /* ---- frame rows R: m G + A b, b = thdd Jt s - thd^2 s + 2 thd Jt w1 + w2 ---- */
-    {
-        mblx_id bb[2];
-        for (int k = 0; k < 2; k++) {
-            mblx_id Jts = k ? Jts1 : Jts0, Jtw1 = k ? w1[0] : mblx_neg(g, w1[1]);
-            mblx_id t[4] = {mblx_mul(g, thdd, Jts), mblx_neg(g, mblx_mul(g, thd2, sv[k])), mblx_mul(g, two_thd, Jtw1),
-                            w2[k]};
-            bb[k] = mblx_sum(g, 4, t);
-        }
-        mblx_id Ab0 = mblx_sub(g, mblx_mul(g, c, bb[0]), mblx_mul(g, s, bb[1]));
-        mblx_id Ab1 = mblx_add(g, mblx_mul(g, s, bb[0]), mblx_mul(g, c, bb[1]));
-        /* A Jt b = Jt A b (plane rotations commute) = (-(A b)_1, (A b)_0) */
-        mblx_id AJtb[2] = {mblx_neg(g, Ab1), Ab0};
-        Fs[iR0] = mblx_add(g, Fs[iR0], mblx_add(g, mblx_scale(g, inv->m, G0), Ab0));
-        Fs[iR1] = mblx_add(g, Fs[iR1], mblx_add(g, mblx_scale(g, inv->m, G1), Ab1));
-        /* v_th: A(-2 thd s + 2 Jt w1) */
-        mblx_id e0 = mblx_add(g, mblx_mul(g, mblx_scale(g, -2.0, thd), sv[0]), mblx_scale(g, -2.0, w1[1]));
-        mblx_id e1 = mblx_add(g, mblx_mul(g, mblx_scale(g, -2.0, thd), sv[1]), mblx_scale(g, 2.0, w1[0]));
-        mblx_id Ae[2] = {mblx_sub(g, mblx_mul(g, c, e0), mblx_mul(g, s, e1)),
-                         mblx_add(g, mblx_mul(g, s, e0), mblx_mul(g, c, e1))};
-        mblx_id av[2] = {av0, av1};
-        /* A (thdd Jt - thd^2 I): 2x2 entries, and 2 thd A Jt */
-        mblx_id Jt2[2][2] = {{mblx_neg(g, thd2), mblx_neg(g, thdd)}, {thdd, mblx_neg(g, thd2)}};
-        mblx_id Bq[2][2], BJ[2][2];
-        mblx_id Am[2][2] = {{c, mblx_neg(g, s)}, {s, c}};
-        mblx_id AJt[2][2] = {{mblx_neg(g, s), mblx_neg(g, c)}, {c, mblx_neg(g, s)}};
-        for (int r = 0; r < 2; r++)
-            for (int k = 0; k < 2; k++) {
-                Bq[r][k] = mblx_add(g, mblx_mul(g, Am[r][0], Jt2[0][k]), mblx_mul(g, Am[r][1], Jt2[1][k]));
-                BJ[r][k] = mblx_mul(g, two_thd, AJt[r][k]);
-            }
-        for (int r = 0; r < 2; r++) {
-            int row = r ? iR1 : iR0;
-            push(&B, row, B.ja + row, mblx_const(g, inv->m));
-            push(&B, row, B.ja + ith, av[r]);
-            push(&B, row, B.jv + ith, Ae[r]);
-            push(&B, row, B.jq + ith, AJtb[r]);
-            for (int j = 0; j < nf; j++) {
-                if (Sb0[j] == 0 && Sb1[j] == 0) continue;
-                push(&B, row, B.ja + fi[j], lin2(g, Sb0[j], Am[r][0], Sb1[j], Am[r][1]));
-                push(&B, row, B.jv + fi[j], lin2(g, Sb0[j], BJ[r][0], Sb1[j], BJ[r][1]));
-                push(&B, row, B.jq + fi[j], lin2(g, Sb0[j], Bq[r][0], Sb1[j], Bq[r][1]));
-            }
-        }
-    }
-
-    /* ---- frame row th: a.G + J thdd + 2 thd y1.qf' + y2.qf'' ---- */
-    {
-        mblx_id t[4] = {mblx_add(g, mblx_mul(g, av0, G0), mblx_mul(g, av1, G1)), mblx_mul(g, Jn, thdd),
-                        mblx_mul(g, two_thd, y1v), y2a};
-        Fs[ith] = mblx_add(g, Fs[ith], mblx_sum(g, 4, t));
-        push(&B, ith, B.ja + iR0, av0);
-        push(&B, ith, B.ja + iR1, av1);
-        push(&B, ith, B.ja + ith, Jn);
-        push(&B, ith, B.jv + ith, mblx_scale(g, 2.0, y1v));
-        push(&B, ith, B.jq + ith, mblx_neg(g, mblx_add(g, mblx_mul(g, As0, G0), mblx_mul(g, As1, G1))));
-        mblx_id two_thdd = mblx_scale(g, 2.0, thdd);
-        for (int j = 0; j < nf; j++) {
-            push(&B, ith, B.ja + fi[j], y2[j]);
-            push(&B, ith, B.jv + fi[j], mblx_mul(g, two_thd, y1[j]));
-            mblx_id tq[4] = {lin2(g, Sb0[j], AJtG0, Sb1[j], AJtG1), mblx_mul(g, two_thdd, y1[j]),
-                             mblx_mul(g, two_thd, Mv[j]), mblx_neg(g, Pa[j])};
-            push(&B, ith, B.jq + fi[j], mblx_sum(g, 4, tq));
-        }
-    }
-
-    /* ---- elastic rows ---- */
-    for (int i = 0; i < nf && !B.err; i++) {
-        int row = fi[i];
-        /* row i of Mff, K, C (symmetric: column i) and of P (-column i), merged */
-        int nl = 0;
-        const mbla_csc *mats[4] = {inv->Mff, inv->P, inv->K, C};
-        double *vals[4] = {vM, vP, vK, vC};
-        for (int k = 0; k < 4; k++) {
-            const mbla_csc *X = mats[k];
-            if (!X) continue;
-            for (int p = X->p[i]; p < X->p[i + 1]; p++) {
-                int j = X->i[p];
-                if (!mark[j]) mark[j] = 1, list[nl++] = j;
-                vals[k][j] += (k == 1 ? -1.0 : 1.0) * X->x[p];
-            }
-        }
-        size_t nt = 0;
-        mblx_id *T = t3;
-        T[nt++] = lin2(g, Sb0[i], AtG0, Sb1[i], AtG1);
-        T[nt++] = mblx_mul(g, y2[i], thdd);
-        T[nt++] = mblx_neg(g, mblx_mul(g, y1[i], thd2));
-        T[nt++] = mblx_mul(g, two_thd, Pv[i]);
-        for (int l = 0; l < nl; l++) {
-            int j = list[l];
-            if (vM[j] != 0) T[nt++] = mblx_scale(g, vM[j], a[fi[j]]);
-            if (vC[j] != 0) T[nt++] = mblx_scale(g, vC[j], v[fi[j]]);
-            if (vK[j] != 0) T[nt++] = mblx_scale(g, vK[j], q[fi[j]]);
-        }
-        Fs[row] = mblx_add(g, Fs[row], mblx_sum(g, nt, T));
-        push(&B, row, B.ja + iR0, lin2(g, Sb0[i], c, Sb1[i], mblx_neg(g, s)));
-        push(&B, row, B.ja + iR1, lin2(g, Sb0[i], s, Sb1[i], c));
-        push(&B, row, B.ja + ith, y2[i]);
-        push(&B, row, B.jv + ith, mblx_sub(g, mblx_scale(g, 2.0, Pv[i]), mblx_mul(g, two_thd, y1[i])));
-        push(&B, row, B.jq + ith, lin2(g, Sb0[i], AJtG0, Sb1[i], AJtG1));
-        for (int l = 0; l < nl; l++) {
-            int j = list[l];
-            if (vM[j] != 0) push(&B, row, B.ja + fi[j], mblx_const(g, vM[j]));
-            mblx_id ev[2] = {mblx_scale(g, 2.0 * vP[j], thd), mblx_const(g, vC[j])};
-            push(&B, row, B.jv + fi[j], mblx_sum(g, 2, ev));
-            mblx_id eq[3] = {mblx_scale(g, vP[j], thdd), mblx_scale(g, -vM[j], thd2), mblx_const(g, vK[j])};
-            push(&B, row, B.jq + fi[j], mblx_sum(g, 3, eq));
-            mark[j] = 0, vM[j] = vP[j] = vK[j] = vC[j] = 0;
-        }
-    }
+    body_rows x = {g, &B, inv, C, Fs, nf, iR0, iR1, ith, fi, a, v, q, thd, thdd, c, s, thd2, G0, G1, AtG0, AtG1, AJtG0,
+                   AJtG1, Sb0, Sb1, y1, y2, Mv, Pv, Pa, t3, {sv[0], sv[1]}, {w1[0], w1[1]}, {w2[0], w2[1]}, Jn, y1v, y2a,
+                   Jts0, Jts1, av0, av1, As0, As1, two_thd, vM, vP, vK, vC, mark, list};
+    frame_rows_R(&x);
+    frame_row_th(&x);
+    elastic_rows(&x);
 out:
     mbl_free(scr), mbl_free(y1), mbl_free(y2), mbl_free(Mv), mbl_free(Pv), mbl_free(Pa);
     mbl_free(vM), mbl_free(vP), mbl_free(vK), mbl_free(vC), mbl_free(mark), mbl_free(list), mbl_free(t3);
@@ -281,13 +357,13 @@ out:
     return mblx_graph_status(g, st);
 }
 
-int mbl_ffr_formulate_g(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs,
+int model_ffr_formulate_g(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs,
                         mbl_sjac *J, mbl_status *st)
 {
-    if (b->sp) { /* spatial: model/ffr3.c */
+    if (b->sp) { /* spatial: model/terms/ffr3.c */
         mblx_id g3[3];
         for (int k = 0; k < 3; k++) g3[k] = gnode ? gnode[k] : mblx_const(md->g, b->g[k]);
-        return mbl_ffr3_formulate(md, b, qidx, g3, Fs, J, st);
+        return model_ffr3_formulate(md, b, qidx, g3, Fs, J, st);
     }
     mbla_csc *C = NULL;
     if (b->alpha != 0 || b->beta != 0) {
@@ -301,22 +377,22 @@ int mbl_ffr_formulate_g(mbl_model *md, const mbl_ffr_body *b, const int *qidx, c
     return rc;
 }
 
-int mbl_ffr_formulate_inv(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_csc *C, const mblx_id gn[2],
+int model_ffr_formulate_inv(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_csc *C, const mblx_id gn[2],
                           const int *qidx, mblx_id *Fs, mbl_sjac *J, mbl_status *st)
 {
     return formulate(md, inv, C, gn, qidx, Fs, J, st);
 }
 
-int mbl_ffr_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mblx_id *Fs, mbl_sjac *J,
+int model_ffr_formulate(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mblx_id *Fs, mbl_sjac *J,
                       mbl_status *st)
 {
-    return mbl_ffr_formulate_g(md, b, qidx, NULL, Fs, J, st);
+    return model_ffr_formulate_g(md, b, qidx, NULL, Fs, J, st);
 }
 
 /* Add the structured rows and Jacobian entries to the compiled model's: F[i] += Fs[i] for the EOM
  * rows, and the entries of S (any row) merged into md->jac (one entry per (row, column): an entry the text
  * rows already have gets the sum). */
-int mbl_ffr_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, mbl_status *st)
+int model_ffr_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, mbl_status *st)
 {
     mblx_graph *g = md->g;
     for (int i = 0; i < md->n; i++)
@@ -358,7 +434,7 @@ int mbl_ffr_merge(mbl_model *md, const mblx_id *Fs, const mbl_sjac *S, mbl_statu
                 md->jac.node[pos[col]] = mblx_add(g, md->jac.node[pos[col]], S->node[p]);
             } else {
                 pos[col] = md->jac.nz;
-                if (mbl_sjac_push(&md->jac, i, col, S->node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+                if (model_sjac_push(&md->jac, i, col, S->node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             }
         }
         for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
@@ -370,7 +446,7 @@ out:
     return rc;
 }
 
-int mbl_ffr_keep_nodes(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mbl_status *st)
+int model_ffr_keep_nodes(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mbl_status *st)
 {
     mbl_flex_nodes *f = mbl_realloc_array(md->flex, (size_t)md->nflex + 1, sizeof *f);
     if (!f) return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -383,7 +459,7 @@ int mbl_ffr_keep_nodes(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mb
     f->name = mbl_malloc(ln + 1);
     if (f->name) memcpy(f->name, q1 && q2 > q1 ? q1 + 1 : nm, ln), f->name[ln] = '\0';
     if (!f->name) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    if (b->sp) return mbl_ffr3_keep_nodes(b, qidx, f, st); /* spatial: model/ffr3.c */
+    if (b->sp) return model_ffr3_keep_nodes(b, qidx, f, st); /* spatial: model/terms/ffr3.c */
     f->dim = 2;
     for (int k = 0; k < 3; k++) f->q[k] = qidx[k];
     f->nnode = b->nnode;
@@ -395,7 +471,7 @@ int mbl_ffr_keep_nodes(mbl_model *md, const mbl_ffr_body *b, const int *qidx, mb
     return 0;
 }
 
-void mbl_ffr_free_nodes(mbl_model *md)
+void model_ffr_free_nodes(mbl_model *md)
 {
     for (int i = 0; i < md->nflex; i++) mbl_free(md->flex[i].name), mbl_free(md->flex[i].X0), mbl_free(md->flex[i].qn);
     mbl_free(md->flex);
@@ -419,7 +495,7 @@ int mbl_model_flex_shape(const mbl_model *md, int b, const double *q, const doub
     if (!md || b < 0 || b >= md->nflex || !q) return MBL_EARG;
     const mbl_flex_nodes *f = &md->flex[b];
     if (f->dim == 3) {
-        mbl_ffr3_shape(f, q, dq, pos, disp);
+        model_ffr3_shape(f, q, dq, pos, disp);
         return 0;
     }
     double th = q[f->q[2]], c = cos(th), s = sin(th);
@@ -445,12 +521,12 @@ int mbl_model_flex_shape(const mbl_model *md, int b, const double *q, const doub
 
 static void dinfo_free(mbl_ffr_dinfo *d)
 {
-    mbl_ffr_body_free(&d->b);
+    model_ffr_body_free(&d->b);
     mbl_free(d->qidx);
     memset(d, 0, sizeof *d);
 }
 
-void mbl_ffr_free_deriv(mbl_model *md)
+void model_ffr_free_deriv(mbl_model *md)
 {
     for (int i = 0; i < md->nffrd; i++) dinfo_free(&md->ffrd[i]);
     mbl_free(md->ffrd);
@@ -478,7 +554,7 @@ static int copy_schars(signed char **dst, const signed char *src, size_t n)
     return 0;
 }
 
-int mbl_ffr_keep_deriv(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
+int model_ffr_keep_deriv(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
                        const mblx_id *facnode, mbl_status *st)
 {
     int any = 0;
@@ -509,9 +585,9 @@ int mbl_ffr_keep_deriv(mbl_model *md, const mbl_ffr_body *b, const int *qidx, co
         d->facnode[k] = facnode[k];
     }
     memcpy(c->kexp, b->kexp, sizeof c->kexp);
-    if (b->sp && !oom) { /* spatial: model/ffr3.c */
+    if (b->sp && !oom) { /* spatial: model/terms/ffr3.c */
         c->sp = mbl_calloc(1, sizeof *c->sp);
-        if (!c->sp || mbl_ffr3_copy(b->sp, c->sp, &s2)) oom = 1;
+        if (!c->sp || model_ffr3_copy(b->sp, c->sp, &s2)) oom = 1;
     }
     for (int k = 0; k < 3; k++) d->gnode[k] = gnode[k];
     d->qidx = mbl_alloc_array((size_t)nf + 3, sizeof *d->qidx);
@@ -664,7 +740,7 @@ static int trip_push(trip *T, int r, int c, mblx_id e)
     return 0;
 }
 
-int mbl_ffr_param_deriv(const mbl_model *md, int np, const mblx_id *psym, mblx_sparse *H, mblx_sparse *Fp,
+int model_ffr_param_deriv(const mbl_model *md, int np, const mblx_id *psym, mblx_sparse *H, mblx_sparse *Fp,
                         mbl_status *st)
 {
     if (!md->nffrd || np == 0) return 0;
@@ -705,14 +781,14 @@ int mbl_ffr_param_deriv(const mbl_model *md, int np, const mblx_id *psym, mblx_s
                 for (int e = D.colptr[j]; e < D.colptr[j + 1]; e++) used |= D.rowidx[e] == k;
             if (!used) continue;
             mbl_ffr_invariants dv;
-            mbl_ffr3 dv3; /* spatial: model/ffr3.c */
+            mbl_ffr3 dv3; /* spatial: model/terms/ffr3.c */
             mbla_csc *dC = NULL;
             memset(&dv, 0, sizeof dv);
             memset(&dv3, 0, sizeof dv3);
-            rc = b->sp ? mbl_ffr3_dinv(b, k, &dv3, &dC, st) : dinv_make(b, k, &dv, &dC, st);
+            rc = b->sp ? model_ffr3_dinv(b, k, &dv3, &dC, st) : dinv_make(b, k, &dv, &dC, st);
             for (int i = 0; i < n; i++) Fk[i] = zero;
             S.nz = 0;
-            if (!rc && b->sp) rc = mbl_ffr3_formulate_inv((mbl_model *)md, &dv3, dC, d->gnode, d->qidx, Fk, &S, st);
+            if (!rc && b->sp) rc = model_ffr3_formulate_inv((mbl_model *)md, &dv3, dC, d->gnode, d->qidx, Fk, &S, st);
             else if (!rc) rc = formulate((mbl_model *)md, &dv, dC, d->gnode, d->qidx, Fk, &S, st);
             mbl_ffr_invariants_free(&dv);
             mbl_ffr3_free(&dv3);
@@ -768,7 +844,7 @@ int mbl_ffr_param_deriv(const mbl_model *md, int np, const mblx_id *psym, mblx_s
     if (!rc) rc = mblx_graph_status(g, st);
 out:
     mblx_sparse_free(&D);
-    mbl_sjac_free(&S);
+    model_sjac_free(&S);
     mbl_free(TH.r), mbl_free(TH.c), mbl_free(TH.e), mbl_free(TF.r), mbl_free(TF.c), mbl_free(TF.e);
     mbl_free(Fk), mbl_free(rp), mbl_free(ent), mbl_free(fill), mbl_free(pos);
     return rc;

@@ -1,0 +1,257 @@
+/* Loading a model file: its text read once (bounded in size and nesting), dispatched on its
+ * `model:` kind (`dae` to the reader of src/model, `mechanism` and `urdf`, or a URDF robot's XML,
+ * to the compilers of src/mech, which emit the same source), then formulated and compiled by the
+ * model (model_from_src). */
+#include "load/load.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+#include "mech/mechanism.h"
+#include "mech/urdf.h"
+#include "model/model_internal.h"
+#include "model/source.h"
+
+static char *load_str_dup(const char *s)
+{
+    size_t n = strlen(s);
+    char *p = mbl_malloc(n + 1);
+    if (p) memcpy(p, s, n + 1);
+    return p;
+}
+
+/* `model: urdf`: the URDF becomes a mechanism text (src/mech/urdf.c), read here like a file */
+static int read_urdf(yaml_document_t *ydoc, const yaml_node_t *root, const char *file, const mbl_setting *sets,
+                     int nsets, mbl_src *src, mbl_status *st)
+{
+    char *y = NULL;
+    int rc = mbl_urdf_from_yaml(ydoc, root, file, sets, nsets, &y, st);
+    if (rc) return rc;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    memset(&doc, 0, sizeof doc);
+    if (!yaml_parser_initialize(&parser)) {
+        mbl_free(y);
+        return mbl_error(st, MBL_ENOMEM, "cannot initialise the YAML parser");
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)y, strlen(y));
+    int more = 0;
+    rc = model_yaml_first_document(&parser, &doc, y, strlen(y), file, MBL_MAX_NESTING, &more, st);
+    if (!rc) rc = mbl_mech_read(&doc, yaml_document_get_root_node(&doc), file, sets, nsets, src, st);
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    mbl_free(y);
+    return rc;
+}
+
+/* The document's `model:` kind: `mechanism` and `urdf` are compiled to the dae level by their own
+ * readers (src/mech), everything else is read by the dae reader (which reports an empty file, a
+ * root that is not a mapping or another kind) */
+static int read_root(yaml_document_t *doc, const yaml_node_t *root, const mbl_setting *sets, int nsets, mbl_src *src,
+                     mbl_status *st)
+{
+    for (yaml_node_pair_t *p = root && root->type == YAML_MAPPING_NODE ? root->data.mapping.pairs.start : NULL;
+         p && p < root->data.mapping.pairs.top; p++)
+    {
+        yaml_node_t *k = yaml_document_get_node(doc, p->key), *v = yaml_document_get_node(doc, p->value);
+        int model_key = k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, "model") &&
+                        v->type == YAML_SCALAR_NODE;
+        if (model_key && !strcmp((const char *)v->data.scalar.value, "mechanism")) {
+            src->from_mechanism = 1;
+            return mbl_mech_read(doc, root, src->file, sets, nsets, src, st);
+        }
+        if (model_key && !strcmp((const char *)v->data.scalar.value, "urdf")) {
+            src->from_mechanism = 1;
+            return read_urdf(doc, root, src->file, sets, nsets, src, st);
+        }
+    }
+    return model_src_read_dae(doc, root, src, st);
+}
+
+int load_src_read(const char *text, size_t len, const char *file, mbl_src **out, mbl_status *st)
+{
+    return load_src_read_opt(text, len, file, NULL, 0, MBL_MAX_NESTING, out, st);
+}
+
+int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_setting *sets, int nsets,
+                      int max_nesting, mbl_src **out, mbl_status *st)
+{
+    *out = NULL;
+    if (mbl_urdf_is_xml(text, len)) { /* a URDF robot: translated to a mechanism text first */
+        char *y = NULL;
+        int rc = mbl_urdf_to_mech(text, len, file, NULL, sets, nsets, &y, st);
+        if (!rc) rc = load_src_read_opt(y, strlen(y), file, sets, nsets, max_nesting, out, st);
+        mbl_free(y);
+        return rc;
+    }
+    if (!file) file = "<model>";
+    mbl_src *src = model_src_new(file);
+    if (!src) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) {
+        model_src_free(src);
+        return mbl_error(st, MBL_ENOMEM, "cannot initialise the YAML parser");
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    yaml_document_t doc;
+    memset(&doc, 0, sizeof doc);
+    int more = 0;
+    int lrc = model_yaml_first_document(&parser, &doc, text, len, file, max_nesting, &more, st);
+    if (lrc) {
+        yaml_document_delete(&doc);
+        yaml_parser_delete(&parser);
+        model_src_free(src);
+        return lrc;
+    }
+    int rc = read_root(&doc, yaml_document_get_root_node(&doc), sets, nsets, src, st);
+    /* a second document in the stream is an error, not silently ignored */
+    if (!rc && more) rc = mbl_error(st, MBL_EPARSE, "%s: more than one YAML document in the file", file);
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    if (rc) {
+        model_src_free(src);
+        return rc;
+    }
+    *out = src;
+    return 0;
+}
+
+void mbl_load_options_default(mbl_load_options *opt)
+{
+    if (!opt) return;
+    opt->max_file_size = MBL_MAX_FILE_SIZE;
+    opt->max_nesting = MBL_MAX_NESTING;
+    opt->states = opt->velocity_states = NULL;
+    opt->nstates = opt->nvelocity_states = 0;
+}
+
+/* mbl_load_options.states / velocity_states: replace the file's list by the given expressions. */
+static int replace_states(mbl_src_list *l, const char *const *text, int n, const char *what, mbl_status *st)
+{
+    if (n < 0) return mbl_error(st, MBL_EARG, "mbl_load_options: negative number of %s", what);
+    mbl_src_item *items = mbl_calloc((size_t)(n ? n : 1), sizeof *items);
+    if (!items) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        if (!text[i] || !text[i][0]) {
+            for (int j = 0; j < i; j++) mbl_free(items[j].text);
+            mbl_free(items);
+            return mbl_error(st, MBL_EARG, "mbl_load_options: %s %d is empty", what, i + 1);
+        }
+        items[i].text = load_str_dup(text[i]);
+        if (!items[i].text) {
+            for (int j = 0; j < i; j++) mbl_free(items[j].text);
+            mbl_free(items);
+            return mbl_error(st, MBL_ENOMEM, "out of memory");
+        }
+    }
+    for (int i = 0; i < l->n; i++) {
+        mbl_free(l->items[i].key);
+        mbl_free(l->items[i].key2);
+        mbl_free(l->items[i].text);
+    }
+    mbl_free(l->items);
+    l->items = items;
+    l->n = l->cap = n;
+    return 0;
+}
+
+int mbl_model_load_string(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
+                          mbl_model **out, mbl_status *st)
+{
+    return mbl_model_load_string_opt(text, len, name, sets, nsets, NULL, out, st);
+}
+
+int mbl_model_load_string_opt(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
+                              const mbl_load_options *opt, mbl_model **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_model_load_string: out is NULL");
+    *out = NULL;
+    if (!text) return mbl_error(st, MBL_EARG, "mbl_model_load_string: text is NULL");
+    mbl_load_options lim;
+    mbl_load_options_default(&lim);
+    if (opt) lim = *opt;
+    if (len > lim.max_file_size)
+        return mbl_error(st, MBL_EIO, "%s: the model is larger than the limit of %zu bytes", name ? name : "<model>",
+                         lim.max_file_size);
+    mbl_src *src = NULL;
+    int rc = load_src_read_opt(text, len, name, sets, nsets, lim.max_nesting, &src, st);
+    if (rc) return rc;
+    if (lim.states) rc = replace_states(&src->states, lim.states, lim.nstates, "states", st);
+    if (!rc && lim.velocity_states)
+        rc = replace_states(&src->velocity_states, lim.velocity_states, lim.nvelocity_states, "velocity states", st);
+    if (rc) {
+        model_src_free(src);
+        return rc;
+    }
+    return model_from_src(src, sets, nsets, out, st);
+}
+
+int mbl_model_load_file(const char *path, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)
+{
+    return mbl_model_load_file_opt(path, sets, nsets, NULL, out, st);
+}
+
+int mbl_model_load_file_opt(const char *path, const mbl_setting *sets, int nsets, const mbl_load_options *opt,
+                            mbl_model **out, mbl_status *st)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_model_load_file: out is NULL");
+    *out = NULL;
+    if (!path) return mbl_error(st, MBL_EARG, "mbl_model_load_file: path is NULL");
+    mbl_load_options lim;
+    mbl_load_options_default(&lim);
+    if (opt) lim = *opt;
+    FILE *f = fopen(path, "rb");
+    if (!f) return mbl_error(st, MBL_EIO, "%s: cannot open the model file (%s)", path, strerror(errno));
+    /* only regular files: a directory reads as an error, a device or a pipe may never end */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int dir = S_ISDIR(sb.st_mode);
+        fclose(f);
+        return mbl_error(st, MBL_EIO, "%s: %s, not a model file", path,
+                         dir ? "is a directory" : "is not a regular file (a device, pipe or socket)");
+    }
+    if ((uintmax_t)sb.st_size > (uintmax_t)lim.max_file_size) {
+        fclose(f);
+        return mbl_error(st, MBL_EIO, "%s: the file has %jd bytes, more than the limit of %zu bytes", path,
+                         (intmax_t)sb.st_size, lim.max_file_size);
+    }
+    size_t cap = (size_t)sb.st_size + 1, len = 0;
+    char *buf = mbl_malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", path);
+    }
+    for (;;) { /* the file may grow while it is read: bounded all the same */
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (len < cap) break;
+        if (len > lim.max_file_size) {
+            mbl_free(buf);
+            fclose(f);
+            return mbl_error(st, MBL_EIO, "%s: the file is larger than the limit of %zu bytes", path,
+                             lim.max_file_size);
+        }
+        char *nb = mbl_realloc(buf, cap * 2);
+        if (!nb) {
+            mbl_free(buf);
+            fclose(f);
+            return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", path);
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        mbl_free(buf);
+        return mbl_error(st, MBL_EIO, "%s: read error", path);
+    }
+    int rc = mbl_model_load_string_opt(buf, len, path, sets, nsets, &lim, out, st);
+    mbl_free(buf);
+    return rc;
+}

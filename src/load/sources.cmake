@@ -1,0 +1,3 @@
+list(APPEND MBLIN_SOURCES
+  src/load/load.c
+)

@@ -1,0 +1,148 @@
+/* Checks of a loaded model at its data: the user's expressions inside their domain at a point,
+ * and a kinetic energy whose mass matrix is positive (semi)definite. */
+#include "model/formulate.h"
+
+int model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st)
+{
+    if (!md->nsrcx) return 0;
+    double *vals = mbl_alloc_array((size_t)md->nsrcx, sizeof *vals);
+    if (!vals) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    mbl_status st1;
+    mbl_status_clear(&st1);
+    int rc = mblx_tape_eval(md->tape_srcx, syms, vals, work, &st1);
+    mbl_free(vals);
+    if (rc != MBL_EDOMAIN) return rc ? mbl_error(st, rc, "%s", st1.msg) : 0;
+    /* which one: each on its own tape (the error path only) */
+    for (int i = 0; i < md->nsrcx; i++) {
+        double v;
+        mbl_status st2;
+        mbl_status_clear(&st2);
+        int rc2 = mblx_eval(md->g, md->srcx[i], syms, &v, &st2);
+        if (rc2 == MBL_EDOMAIN)
+            return mbl_error(st, rc2, "%s is not defined at the operating point: %s", md->srcx_what[i], st2.msg);
+        if (rc2) return mbl_error(st, rc2, "%s", st2.msg);
+    }
+    return mbl_error(st, rc, "%s: %s at the operating point", md->file, st1.msg);
+}
+
+/* The position of the mass-matrix entry (i, j) in the file (the kinetic energy without a mass_matrix). */
+static const mbl_src_item *mass_item(const mbl_src *s, const mbl_model *md, int i, int j)
+{
+    if (!s->has_mass_matrix) return &s->kinetic_energy;
+    for (int e = 0; e < s->mass_matrix.n; e++) {
+        const mbl_src_item *it = &s->mass_matrix.items[e];
+        if ((!strcmp(it->key, md->qname[i]) && !strcmp(it->key2, md->qname[j])) ||
+            (!strcmp(it->key, md->qname[j]) && !strcmp(it->key2, md->qname[i])))
+            return it;
+    }
+    return s->mass_matrix.n ? &s->mass_matrix.items[0] : &s->kinetic_energy;
+}
+
+/* The kinetic energy T = 1/2 v^T M v of a physical system is never negative, so M must be positive
+ * semi-definite. Checked at the file's configuration (q0, v0, r0, linearize.time) with what costs
+ * O(nnz): every diagonal entry M_ii >= 0 (a negative mass or inertia) and every 2x2 principal
+ * minor M_ii M_jj >= M_ij^2 of a non-zero M_ij, each to MBL_MASS_TOL relative to the largest
+ * diagonal entry. Values that cannot be evaluated there are left to the operating point. */
+#define MBL_MASS_TOL 1e-9
+/* Up to this many coordinates M is also checked whole: its smallest eigenvalue (LAPACK dsyev). */
+#define MBL_MASS_DENSE_MAX 200
+
+/* " (the value comes from --set name=value)" when e depends on an overridden parameter */
+static const char *mass_set_note(const mbl_model *md, mblx_id e, const mbl_setting *sets, int nsets, char *buf,
+                                 size_t cap)
+{
+    buf[0] = '\0';
+    for (int k = 0; k < nsets; k++)
+        for (int i = 0; i < md->np; i++)
+            if (!strcmp(md->pname[i], sets[k].name) && mblx_depends(md->g, e, md->p[i])) {
+                char v[32];
+                snprintf(v, sizeof v, "%.15g", sets[k].value);
+                if (strtod(v, NULL) != sets[k].value) snprintf(v, sizeof v, "%.17g", sets[k].value);
+                snprintf(buf, cap, " (the value comes from --set %s=%s)", sets[k].name, v);
+                return buf;
+            }
+    return buf;
+}
+
+int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *sets, int nsets, mbl_status *st)
+{
+    char note[200];
+    int n = md->n, rc = 0;
+    double *syms = mbl_calloc((size_t)md->nsym + 1, sizeof *syms);
+    double *jac = mbl_calloc((size_t)md->jac.nz + 1, sizeof *jac);
+    double *work = mbl_calloc(md->work_size + 1, sizeof *work);
+    double *diag = mbl_calloc((size_t)n + 1, sizeof *diag);
+    if (!syms || !jac || !work || !diag) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    model_fill_syms(md, md->time, md->q0, md->v0, NULL, NULL, NULL, md->r0, syms);
+    mbl_status est;
+    if (model_eval_jac(md, syms, jac, work, &est)) goto out; /* e.g. a domain error at q0 */
+    /* M_ij = dF_i/da_j: the EOM rows, the acceleration columns */
+    double big = 0;
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n && md->jac.col[p] < n && md->jac.row[p] == md->jac.col[p]) {
+            if (!isfinite(jac[p])) goto out;
+            diag[md->jac.row[p]] += jac[p];
+            if (fabs(jac[p]) > big) big = fabs(jac[p]);
+        }
+    for (int p = 0; p < md->jac.nz; p++) {
+        int i = md->jac.row[p];
+        if (i >= n || md->jac.col[p] != i || !(diag[i] < -MBL_MASS_TOL * big)) continue;
+        const mbl_src_item *it = mass_item(s, md, i, i);
+        rc = mbl_error(st, MBL_EMODEL,
+                       "%s:%d:%d: the mass of coordinate '%s' is negative at the file's configuration (M(%s, %s) = "
+                       "%.6g): the kinetic energy must never be negative (mass matrix positive semi-definite)%s",
+                       s->file, it->line, it->col, md->qname[i], md->qname[i], md->qname[i], diag[i],
+                       mass_set_note(md, md->jac.node[p], sets, nsets, note, sizeof note));
+        goto out;
+    }
+    for (int p = 0; p < md->jac.nz; p++) {
+        int i = md->jac.row[p], j = md->jac.col[p];
+        if (i >= n || j >= n || i == j || !isfinite(jac[p])) continue;
+        if (jac[p] * jac[p] > diag[i] * diag[j] + MBL_MASS_TOL * big * big) {
+            const mbl_src_item *it = mass_item(s, md, i, j);
+            rc = mbl_error(st, MBL_EMODEL,
+                           "%s:%d:%d: the mass matrix is not positive semi-definite at the file's configuration: "
+                           "M(%s, %s)^2 = %.6g exceeds M(%s, %s) M(%s, %s) = %.6g (the kinetic energy would be "
+                           "negative for some velocities of '%s' and '%s')%s",
+                           s->file, it->line, it->col, md->qname[i], md->qname[j], jac[p] * jac[p], md->qname[i],
+                           md->qname[i], md->qname[j], md->qname[j], diag[i] * diag[j], md->qname[i], md->qname[j],
+                           mass_set_note(md, md->jac.node[p], sets, nsets, note, sizeof note));
+            goto out;
+        }
+    }
+    if (n <= MBL_MASS_DENSE_MAX && n > 2) {
+        double *A = mbl_calloc((size_t)n * (size_t)n, sizeof *A), *w = mbl_calloc((size_t)n, sizeof *w);
+        if (!A || !w) {
+            mbl_free(A);
+            mbl_free(w);
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (int p = 0; p < md->jac.nz; p++)
+            if (md->jac.row[p] < n && md->jac.col[p] < n && isfinite(jac[p]))
+                A[(size_t)md->jac.col[p] * (size_t)n + (size_t)md->jac.row[p]] += jac[p];
+        if (LAPACKE_dsyev(LAPACK_COL_MAJOR, 'V', 'U', n, A, n, w) == 0 && w[0] < -MBL_MASS_TOL * fmax(w[n - 1], big)) {
+            /* the coordinate that takes the largest part of the direction of negative energy */
+            int c = 0;
+            for (int i = 1; i < n; i++)
+                if (fabs(A[i]) > fabs(A[c])) c = i;
+            const mbl_src_item *it = mass_item(s, md, c, c);
+            rc = mbl_error(st, MBL_EMODEL,
+                           "%s:%d:%d: the mass matrix is not positive semi-definite at the file's configuration "
+                           "(smallest eigenvalue %.6g, mostly along coordinate '%s'): the kinetic energy would be "
+                           "negative for some velocities",
+                           s->file, it->line, it->col, w[0], md->qname[c]);
+        }
+        mbl_free(A);
+        mbl_free(w);
+    }
+out:
+    mbl_free(syms);
+    mbl_free(jac);
+    mbl_free(work);
+    mbl_free(diag);
+    return rc;
+}

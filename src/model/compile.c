@@ -1,0 +1,327 @@
+/* Compiling the formulated model: the exact Jacobians of the residuals, outputs and user states,
+ * their tapes (the residual's on a second thread for large models), and the drawing's. */
+#include "model/formulate.h"
+#include "model/terms/term.h"
+
+/* Models with at least this many residuals compile their residual tape on a second thread. */
+#define COMPILE_THREAD_MIN 2000
+
+/* The values of the Jacobian's entries (md->jac: the pattern of the inlined rows md->F) as the
+ * tape computes them: from the rows md->Fc where formulate_let made them (an entry of the pattern
+ * that is structurally zero there is the constant 0; entries of Fc outside the pattern cancel in
+ * the inlined form and are dropped), else md->jac's own nodes. *out: jac.nz nodes (mbl_free). */
+static int jacobian_compiled(mbl_model *md, mblx_id **out, mbl_status *st)
+{
+    *out = NULL;
+    if (!md->Fc) return 0;
+    int nz = md->jac.nz, nu = md->nunk;
+    mblx_id *syms = mbl_alloc_array((size_t)(nu ? nu : 1), sizeof *syms);
+    mblx_id *val = mbl_alloc_array((size_t)(nz ? nz : 1), sizeof *val);
+    if (!syms || !val) {
+        mbl_free(syms), mbl_free(val);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int j = 0; j < nu; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);
+    mblx_sparse S;
+    int rc = mblx_jacobian(md->g, (size_t)md->nF, md->Fc, (size_t)nu, syms, &S);
+    mbl_free(syms);
+    if (rc) {
+        mbl_free(val);
+        return mblx_graph_status(md->g, st) ? mblx_graph_status(md->g, st) : mbl_error(st, rc, "out of memory");
+    }
+    mblx_id zero = mblx_const(md->g, 0.0);
+    for (int p = 0; p < nz; p++) {
+        int r = md->jac.row[p], c = md->jac.col[p];
+        val[p] = md->jac.node[p];
+        if (r >= md->nF || md->Fc[r] == md->F[r]) continue;
+        int lo = S.colptr[c], hi = S.colptr[c + 1];
+        while (lo < hi) { /* rows are sorted within a column */
+            int mid = lo + (hi - lo) / 2;
+            if (S.rowidx[mid] < r) lo = mid + 1;
+            else hi = mid;
+        }
+        val[p] = (lo < S.colptr[c + 1] && S.rowidx[lo] == r) ? S.node[lo] : zero;
+    }
+    mblx_sparse_free(&S);
+    *out = val;
+    return 0;
+}
+
+/* Jacobian of exprs w.r.t. all unknowns [a lam mu v q r] into J (appending rows from row0). */
+static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int row0, mbl_sjac *J, mbl_status *st)
+{
+    mblx_id *syms = mbl_alloc_array((size_t)md->nunk, sizeof *syms);
+    if (!syms) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; j < md->nunk; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);
+    mblx_sparse S;
+    int rc = mblx_jacobian(md->g, (size_t)nexpr, exprs, (size_t)md->nunk, syms, &S);
+    mbl_free(syms);
+    if (rc) return mblx_graph_status(md->g, st) ? mblx_graph_status(md->g, st) : mbl_error(st, rc, "out of memory");
+    for (int j = 0; j < md->nunk && !rc; j++)
+        for (int p = S.colptr[j]; p < S.colptr[j + 1] && !rc; p++)
+            if (model_sjac_push(J, row0 + S.rowidx[p], j, S.node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    mblx_sparse_free(&S);
+    return rc;
+}
+
+/* Keep only the user's expressions that can leave a function's domain (log, sqrt, asin, acos,
+ * tan, or a power with a negative, fractional or variable exponent: division included) for
+ * model_check_domain; the others (polynomials, sin, cos, exp, ...) are defined everywhere
+ * their derivatives are. One pass over the nodes in handle order (operands come first). */
+static int keep_restricted_srcx(mbl_model *md)
+{
+    if (!md->nsrcx) return 0;
+    mblx_id top = 0;
+    for (int i = 0; i < md->nsrcx; i++)
+        if (md->srcx[i] > top) top = md->srcx[i];
+    unsigned char *bad = mbl_calloc((size_t)top + 1, 1);
+    if (!bad) return MBL_ENOMEM;
+    /* bit 1: can leave a domain; bit 2: provably >= 0 (so sqrt(x^2 + y^2) is safe) */
+    for (mblx_id e = 0; e <= top; e++) {
+        mblx_op op = mblx_node_op(md->g, e);
+        int na = mblx_node_nargs(md->g, e), b = 0, nonneg = 0, allnn = 1;
+        for (int a = 0; a < na; a++) {
+            mblx_id x = mblx_node_arg(md->g, e, a);
+            if (x > top || (bad[x] & 1)) b = 1;
+            if (x > top || !(bad[x] & 2)) allnn = 0;
+        }
+        mblx_id x0 = mblx_node_arg(md->g, e, 0);
+        int nn0 = x0 <= top && (bad[x0] & 2);
+        double c = 0;
+        switch (op) {
+        case MBLX_OP_CONST: nonneg = mblx_node_value(md->g, e) >= 0; break;
+        case MBLX_OP_ADD:
+        case MBLX_OP_MUL: nonneg = allnn && mblx_node_value(md->g, e) >= 0; break;
+        case MBLX_OP_POW:
+            if (!mblx_is_const(md->g, mblx_node_arg(md->g, e, 1), &c) || c < 0 || (c != floor(c) && !nn0)) b = 1;
+            nonneg = nn0 || (c == floor(c) && fmod(c, 2.0) == 0);
+            break;
+        case MBLX_OP_SQRT:
+            if (!nn0) b = 1;
+            nonneg = 1;
+            break;
+        case MBLX_OP_LOG:
+        case MBLX_OP_ASIN:
+        case MBLX_OP_ACOS:
+        case MBLX_OP_TAN: b = 1; break;
+        case MBLX_OP_ABS:
+        case MBLX_OP_EXP:
+        case MBLX_OP_COSH: nonneg = 1; break;
+        default: break;
+        }
+        bad[e] = (unsigned char)((b ? 1 : 0) | (nonneg ? 2 : 0));
+    }
+    int k = 0;
+    for (int i = 0; i < md->nsrcx; i++) {
+        if (bad[md->srcx[i]] & 1) {
+            md->srcx[k] = md->srcx[i];
+            md->srcx_what[k++] = md->srcx_what[i];
+        } else {
+            mbl_free(md->srcx_what[i]);
+        }
+    }
+    md->nsrcx = k;
+    mbl_free(bad);
+    return 0;
+}
+
+/* A tape compiled on a second thread: the graph is read-only while tapes are compiled. */
+typedef struct compile_job {
+    const mblx_graph *g;
+    size_t n;
+    const mblx_id *out;
+    mblx_tape *tape;
+    mbl_status st;
+} compile_job;
+
+static void *compile_thread(void *arg)
+{
+    compile_job *j = arg;
+    j->tape = mblx_compile(j->g, j->n, j->out, &j->st);
+    return NULL;
+}
+
+/* A drawing coordinate's expression. Nearly every one is "0", a coordinate or a variable already
+ * read (a marker's position): its node then directly, the node a parse would give, without the
+ * parse and the records of the expression, which the variable has already (read_draw was 3 % of
+ * the N = 1000 four-bar mechanism's run); anything else is parsed. */
+static int draw_node(loader *L, const mbl_src_item *it, const char *what, mblx_id *out)
+{
+    size_t n = strlen(it->text);
+    int i;
+    if (n == 1 && it->text[0] == '0') {
+        *out = mblx_const(L->md->g, 0.0);
+        return mblx_graph_status(L->md->g, L->st);
+    }
+    if ((i = model_find_name(&L->src->coordinates, it->text, n)) >= 0) {
+        *out = L->md->q[i];
+        return 0;
+    }
+    if ((i = model_find_name(&L->src->variables, it->text, n)) >= 0 && L->var_state[i] == VAR_DONE) {
+        *out = L->var_node[i];
+        return 0;
+    }
+    return model_parse_item(L, it, SCOPE_FULL, what, out);
+}
+
+/* The drawing points of a mechanism (mbl_src draw, draw_links) as expressions. */
+int model_read_draw(loader *L, const mbl_src *s)
+{
+    mbl_model *md = L->md;
+    int npt = s->draw.n / 3, nl = s->draw_links.n;
+    if (!npt) return 0;
+    md->ptname = mbl_calloc((size_t)npt, sizeof *md->ptname);
+    md->ptbody = mbl_calloc((size_t)npt, sizeof *md->ptbody);
+    md->dp = mbl_calloc((size_t)(3 * npt), sizeof *md->dp);
+    md->lname = mbl_calloc((size_t)(nl ? nl : 1), sizeof *md->lname);
+    md->ltype = mbl_calloc((size_t)(nl ? nl : 1), sizeof *md->ltype);
+    md->link = mbl_calloc((size_t)(2 * nl + 1), sizeof *md->link);
+    if (!md->ptname || !md->ptbody || !md->dp || !md->lname || !md->ltype || !md->link)
+        return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    md->npt = npt;
+    md->nlink = nl;
+    for (int i = 0; i < npt; i++) {
+        const mbl_src_item *it = &s->draw.items[3 * i];
+        if (!(md->ptname[i] = model_str_dup(it->key)) || !(md->ptbody[i] = model_str_dup(it->key2)))
+            return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        char what[200];
+        snprintf(what, sizeof what, "position of '%s'", it->key);
+        for (int k = 0; k < 3; k++) {
+            int rc = draw_node(L, &s->draw.items[3 * i + k], what, &md->dp[3 * i + k]);
+            if (rc) return rc;
+        }
+    }
+    for (int j = 0; j < nl; j++) {
+        const mbl_src_item *it = &s->draw_links.items[j];
+        if (!(md->lname[j] = model_str_dup(it->key)) || !(md->ltype[j] = model_str_dup(it->key2)))
+            return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        if (sscanf(it->text, "%d %d", &md->link[2 * j], &md->link[2 * j + 1]) != 2)
+            return mbl_error(L->st, MBL_EMODEL, "%s: joint '%s': internal drawing link", s->file, it->key);
+    }
+    return 0;
+}
+
+/* The same as jacobian_unknowns by reverse mode, row by row (mblx_gradient): for a few outputs of a
+ * long chain (a relative tree's end-effector pose), forward mode differentiates the chain of
+ * rotations once per joint column, N^2 nodes, where reverse mode makes O(N) per row. */
+static int jacobian_unknowns_rows(mbl_model *md, int nexpr, const mblx_id *exprs, mbl_sjac *J, mbl_status *st)
+{
+    mblx_id *syms = mbl_alloc_array((size_t)md->nunk + 1, sizeof *syms);
+    mblx_id *grad = mbl_alloc_array((size_t)md->nunk + 1, sizeof *grad);
+    int rc = 0;
+    if (!syms || !grad) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; j < md->nunk && !rc; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);
+    for (int i = 0; i < nexpr && !rc; i++) {
+        if (mblx_gradient(md->g, exprs[i], (size_t)md->nunk, syms, grad)) {
+            rc = mblx_graph_status(md->g, st) ? mblx_graph_status(md->g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
+            break;
+        }
+        for (int j = 0; j < md->nunk && !rc; j++) {
+            double x;
+            if (grad[j] == MBLX_NONE || (mblx_is_const(md->g, grad[j], &x) && x == 0.0)) continue;
+            if (model_sjac_push(J, i, j, grad[j])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        }
+    }
+    mbl_free(syms), mbl_free(grad);
+    return rc;
+}
+
+int model_compile_draw(mbl_model *md, mbl_status *st)
+{
+    if (!md->npt) return 0;
+    int rc = jacobian_unknowns(md, 3 * md->npt, md->dp, 0, &md->dpjac, st);
+    if (rc) return rc;
+    size_t nt = (size_t)(3 * md->npt) + (size_t)md->dpjac.nz;
+    mblx_id *all = mbl_alloc_array(nt, sizeof *all);
+    if (!all) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    memcpy(all, md->dp, (size_t)(3 * md->npt) * sizeof *all);
+    if (md->dpjac.nz) memcpy(all + 3 * md->npt, md->dpjac.node, (size_t)md->dpjac.nz * sizeof *all);
+    md->tape_draw = mblx_compile(md->g, nt, all, st);
+    mbl_free(all);
+    if (!md->tape_draw) return st ? st->code : MBL_ENOMEM;
+    return 0;
+}
+
+int model_compile(mbl_model *md, mbl_status *st)
+{
+    int rc = jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
+    if (!rc && md->Fs) rc = model_ffr_merge(md, md->Fs, &md->sjac, st);
+    if (!rc && md->rtn) rc = model_rtree_num_pattern(md, md->rtn, st);
+    /* the flexible bodies' numeric entries last (never beside a tree: relative coordinates refuse
+     * flexible bodies, src/mech/beam.c) */
+    if (!rc) rc = model_ffr_num_bind(md, st);
+    if (!rc) rc = md->rtn ? jacobian_unknowns_rows(md, md->ny, md->y, &md->yjac, st)
+                          : jacobian_unknowns(md, md->ny, md->y, 0, &md->yjac, st);
+    if (rc) return rc;
+    /* user states: rows s (nus), sdot, sddot, then w (nuvs), wdot */
+    int nus = md->nus, nuvs = md->nuvs, ne = 3 * nus + 2 * nuvs;
+    mblx_id *e = mbl_alloc_array((size_t)(ne ? ne : 1), sizeof *e);
+    if (!e) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; j < nus; j++) {
+        e[j] = md->us[j];
+        e[nus + j] = model_total_der(md, e[j]);
+        e[2 * nus + j] = model_total_der(md, e[nus + j]);
+    }
+    for (int j = 0; j < nuvs; j++) {
+        e[3 * nus + j] = md->uvs[j];
+        e[3 * nus + nuvs + j] = model_total_der(md, md->uvs[j]);
+    }
+    rc = mblx_graph_status(md->g, st);
+    if (!rc) rc = jacobian_unknowns(md, ne, e, 0, &md->usjac, st);
+    size_t nt = (size_t)ne + (size_t)md->usjac.nz, ny = (size_t)md->ny + (size_t)md->yjac.nz;
+    mblx_id *all = rc ? NULL : mbl_alloc_array(nt ? nt : 1, sizeof *all);
+    mblx_id *yn = rc ? NULL : mbl_alloc_array(ny ? ny : 1, sizeof *yn);
+    if (!rc && (!all || !yn)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (rc) {
+        mbl_free(e), mbl_free(all), mbl_free(yn);
+        return rc;
+    }
+    memcpy(all, e, (size_t)ne * sizeof *all);
+    if (md->usjac.nz) memcpy(all + ne, md->usjac.node, (size_t)md->usjac.nz * sizeof *all);
+    memcpy(yn, md->y, (size_t)md->ny * sizeof *yn);
+    if (md->yjac.nz) memcpy(yn + md->ny, md->yjac.node, (size_t)md->yjac.nz * sizeof *yn);
+    mbl_free(e);
+
+    /* every node exists now: compile the residual tape on a second thread (large models spend
+     * a quarter of their loading time compiling), the others here */
+    mblx_id *jc = NULL; /* the Jacobian's entries from md->Fc (formulate_let), if any */
+    if (jacobian_compiled(md, &jc, st)) {
+        mbl_free(all), mbl_free(yn);
+        return st ? st->code : MBL_ENOMEM;
+    }
+    compile_job job = {md->g, (size_t)md->nF, md->Fc ? md->Fc : md->F, NULL, {0, ""}};
+    pthread_t th;
+    int threaded = md->nF >= COMPILE_THREAD_MIN && pthread_create(&th, NULL, compile_thread, &job) == 0;
+    if (!threaded) compile_thread(&job);
+    md->tape_jac = mblx_compile(md->g, (size_t)md->jac_ntape, jc ? jc : md->jac.node, st);
+    mbl_free(jc);
+    if (md->tape_jac) md->tape_y = mblx_compile(md->g, ny, yn, st);
+    if (md->tape_y) md->tape_us = mblx_compile(md->g, nt, all, st);
+    if (md->tape_us && keep_restricted_srcx(md)) {
+        mbl_error(st, MBL_ENOMEM, "out of memory");
+    } else if (md->tape_us) {
+        md->tape_srcx = mblx_compile(md->g, (size_t)md->nsrcx, md->srcx, st);
+    }
+    if (threaded) pthread_join(th, NULL);
+    md->tape_F = job.tape;
+    mbl_free(all), mbl_free(yn);
+    if (!md->tape_jac || !md->tape_y || !md->tape_us || !md->tape_srcx) return st ? st->code : MBL_ENOMEM;
+    if (!md->tape_F) {
+        if (st) *st = job.st;
+        return job.st.code ? job.st.code : MBL_ENOMEM;
+    }
+    md->work_size = mblx_tape_work_size(md->tape_F);
+    for (int t = 0; t < MODEL_NTERMS; t++)
+        if (model_terms[t]->present(md) && model_terms[t]->work(md) > md->work_size) md->work_size = model_terms[t]->work(md);
+    if (mblx_tape_work_size(md->tape_us) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_us);
+    if (mblx_tape_work_size(md->tape_jac) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_jac);
+    if (mblx_tape_work_size(md->tape_y) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_y);
+    if (mblx_tape_work_size(md->tape_srcx) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_srcx);
+    /* cyclic coordinates: no residual depends on them */
+    int jq = model_blk0(md, MBL_BLK_Q);
+    for (int i = 0; i < md->n; i++) md->cyclic[i] = 1;
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.col[p] >= jq && md->jac.col[p] < jq + md->n) md->cyclic[md->jac.col[p] - jq] = 0;
+    md->cyclic_known = 1;
+    return 0;
+}

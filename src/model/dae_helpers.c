@@ -1,0 +1,86 @@
+/* Small helpers of the canonical DAE: the sparse Jacobians of expressions, the unknowns' block
+ * offsets and the symbol-value vector of a point. */
+#include "model/formulate.h"
+
+/* ---- small helpers ------------------------------------------------------------------------ */
+
+int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node)
+{
+    if (J->nz == J->cap) {
+        int cap = J->cap ? 2 * J->cap : 64;
+        int *r = mbl_realloc_array(J->row, (size_t)cap, sizeof *r);
+        if (!r) return MBL_ENOMEM;
+        J->row = r;
+        int *c = mbl_realloc_array(J->col, (size_t)cap, sizeof *c);
+        if (!c) return MBL_ENOMEM;
+        J->col = c;
+        mblx_id *nd = mbl_realloc_array(J->node, (size_t)cap, sizeof *nd);
+        if (!nd) return MBL_ENOMEM;
+        J->node = nd;
+        J->cap = cap;
+    }
+    J->row[J->nz] = row;
+    J->col[J->nz] = col;
+    J->node[J->nz] = node;
+    J->nz++;
+    return 0;
+}
+
+void model_sjac_free(mbl_sjac *J)
+{
+    if (!J) return;
+    mbl_free(J->row);
+    mbl_free(J->col);
+    mbl_free(J->node);
+    memset(J, 0, sizeof *J);
+}
+
+char *model_str_dup(const char *s)
+{
+    size_t n = strlen(s);
+    char *p = mbl_malloc(n + 1);
+    if (p) memcpy(p, s, n + 1);
+    return p;
+}
+
+int model_blk0(const mbl_model *md, int blk)
+{
+    int n = md->n, m = md->m, k = md->k, nX = md->nX, nZ = md->nZ;
+    switch (blk) {
+    case MBL_BLK_A: return 0;
+    case MBL_BLK_LAMBDA: return n;
+    case MBL_BLK_MU: return n + m;
+    case MBL_BLK_V: return n + m + k;
+    case MBL_BLK_Q: return 2 * n + m + k;
+    case MBL_BLK_XD: return 3 * n + m + k;
+    case MBL_BLK_Z: return 3 * n + m + k + nX;
+    case MBL_BLK_X: return 3 * n + m + k + nX + nZ;
+    case MBL_BLK_R: return 3 * n + m + k + 2 * nX + nZ;
+    default: return 3 * n + m + k + 2 * nX + nZ + md->nr;
+    }
+}
+
+static void fill_syms_blocks(const mbl_model *md, double t, const double *const blk[MBL_NBLK], double *syms)
+{
+    for (int i = 0; i < md->np; i++) syms[md->sym_p[i]] = md->pval[i];
+    syms[md->sym_t] = t;
+    for (int b = 0; b < MBL_NBLK; b++) {
+        int j0 = model_blk0(md, b), j1 = model_blk0(md, b + 1);
+        for (int j = j0; j < j1; j++) syms[md->sym_of_unknown[j]] = blk[b] ? blk[b][j - j0] : 0.0;
+    }
+}
+
+void model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,
+                         const double *lam, const double *mu, const double *r, double *syms)
+{
+    const double *blk[MBL_NBLK] = {a, lam, mu, v, q, NULL, NULL, NULL, r};
+    fill_syms_blocks(md, t, blk, syms);
+}
+
+void model_fill_syms_pt(const mbl_model *md, const mbl_point *pt, double *syms)
+{
+    int ext = pt->nX == md->nX && pt->nZ == md->nZ;
+    const double *blk[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, ext ? pt->Xdot : NULL,
+                                   ext ? pt->Z : NULL, ext ? pt->X : NULL, pt->r};
+    fill_syms_blocks(md, pt->t, blk, syms);
+}

@@ -1,0 +1,89 @@
+/* The DAE as expressions with the numerically evaluated terms included (model_dae_nodes), and
+ * the positions of (row, column) pairs in the residual Jacobian. */
+#include "model/formulate.h"
+#include "model/terms/term.h"
+
+int model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st)
+{
+    int n = md->nF, rc = 0; /* rows */
+    int *rp = mbl_calloc((size_t)n + 2, sizeof *rp), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
+    int *srp = mbl_calloc((size_t)n + 2, sizeof *srp), *sent = mbl_alloc_array((size_t)nt + 1, sizeof *sent);
+    int *pos = mbl_alloc_array((size_t)md->nunk + 1, sizeof *pos);
+    if (!rp || !ent || !srp || !sent || !pos) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) rp[md->jac.row[p] + 2]++;
+    for (int i = 0; i < n; i++) rp[i + 2] += rp[i + 1];
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] < n) ent[rp[md->jac.row[p] + 1]++] = p;
+    for (int t = 0; t < nt; t++) srp[tr[t] + 2]++;
+    for (int i = 0; i < n; i++) srp[i + 2] += srp[i + 1];
+    for (int t = 0; t < nt; t++) sent[srp[tr[t] + 1]++] = t;
+    for (int j = 0; j < md->nunk; j++) pos[j] = -1;
+    for (int i = 0; i < n; i++) {
+        if (srp[i] == srp[i + 1]) continue;
+        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = ent[t];
+        for (int t = srp[i]; t < srp[i + 1]; t++) out[sent[t]] = pos[tc[sent[t]]];
+        for (int t = rp[i]; t < rp[i + 1]; t++) pos[md->jac.col[ent[t]]] = -1;
+    }
+out:
+    mbl_free(rp), mbl_free(ent), mbl_free(srp), mbl_free(sent), mbl_free(pos);
+    return rc;
+}
+
+
+int model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st)
+{
+    *F = md->F;
+    *jac = md->jac.node;
+    int nterm = 0;
+    for (int t = 0; t < MODEL_NTERMS; t++) nterm += model_terms[t]->present(md);
+    if (!nterm) return 0;
+    if (!md->Fx) {
+        mbl_model *w = (mbl_model *)md; /* the cache: built once, under the graph lock */
+        mblx_graph *g = md->g;
+        int n = md->nF, rc = 0; /* rows (the numeric joints have constraint rows) */
+        mblx_id zero = mblx_const(g, 0.0);
+        mblx_id *Fs = mbl_alloc_array((size_t)n + 1, sizeof *Fs);
+        mblx_id *Fx = mbl_alloc_array((size_t)md->nF + 1, sizeof *Fx);
+        mblx_id *jx = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *jx);
+        int *at = NULL;
+        mbl_sjac S = {0, 0, NULL, NULL, NULL};
+        if (!Fs || !Fx || !jx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int i = 0; i < n && !rc; i++) Fs[i] = zero;
+        /* the term's rows and entries as expressions (a tree and flexible bodies never meet) */
+        for (int t = 0; t < MODEL_NTERMS && !rc; t++)
+            if (model_terms[t]->present(md)) rc = model_terms[t]->exprs(w, Fs, &S, st);
+        if (!rc && !(at = mbl_alloc_array((size_t)S.nz + 1, sizeof *at))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        /* each entry at its (row, column) of md->jac (model_rtree_num_pattern and model_ffr_num_bind put
+         * every one there) */
+        if (!rc) rc = model_jac_index(md, S.nz, S.row, S.col, at, st);
+        if (!rc) {
+            memcpy(Fx, md->F, (size_t)md->nF * sizeof *Fx);
+            memcpy(jx, md->jac.node, (size_t)md->jac.nz * sizeof *jx);
+            for (int i = 0; i < n; i++)
+                if (Fs[i] != zero) Fx[i] = mblx_add(g, Fx[i], Fs[i]);
+            for (int p = 0; p < S.nz && !rc; p++) {
+                if (at[p] < 0)
+                    rc = mbl_error(st, MBL_EMODEL, "internal: the structured term's entry (%d, %d) is not in the Jacobian",
+                                   S.row[p], S.col[p]);
+                else
+                    jx[at[p]] = mblx_add(g, jx[at[p]], S.node[p]);
+            }
+            if (!rc) rc = mblx_graph_status(g, st);
+        }
+        model_sjac_free(&S);
+        mbl_free(Fs), mbl_free(at);
+        if (rc) {
+            mbl_free(Fx), mbl_free(jx);
+            return rc;
+        }
+        w->Fx = Fx;
+        w->jx = jx;
+    }
+    *F = md->Fx;
+    *jac = md->jx;
+    return 0;
+}

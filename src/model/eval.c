@@ -1,0 +1,32 @@
+/* The model's evaluators: the residuals and the residual Jacobian's values at a point, from the
+ * tapes and then the structured terms evaluated numerically beside them (model/terms/term.h). */
+#include "model/model_internal.h"
+#include "model/terms/term.h"
+
+const model_term_ops *const model_terms[MODEL_NTERMS] = {&model_term_rtree, &model_term_ffr, &model_term_pmech};
+
+/* The model's evaluators: the tapes, then the terms evaluated numerically beside them (a relative
+ * tree's, model/rtree.h; the planar flexible bodies', model/terms/ffr_num.c; the planar rigid
+ * bodies' and joints', model/pmech_num.h); never a tree beside the others. */
+int model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st)
+{
+    int rc = mblx_tape_eval(md->tape_F, syms, F, work, st);
+    for (int t = 0; t < MODEL_NTERMS && !rc; t++)
+        if (model_terms[t]->present(md)) rc = model_terms[t]->eval(md, syms, F, NULL, work, st);
+    return rc;
+}
+
+int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
+{
+    int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st), zeroed = 0;
+    for (int t = 0; t < MODEL_NTERMS && !rc; t++) {
+        const model_term_ops *term = model_terms[t];
+        if (!term->present(md)) continue;
+        if (term->after_tape && !zeroed) { /* the entries past the tape's are the terms' alone */
+            for (int p = md->jac_ntape; p < md->jac.nz; p++) jac[p] = 0.0;
+            zeroed = 1;
+        }
+        rc = term->eval(md, syms, NULL, jac, work, st);
+    }
+    return rc;
+}

@@ -1,0 +1,596 @@
+/* Formulation: from the text of a `model: dae` file to the canonical DAE as expressions,
+ * their exact Jacobians and compiled tapes.
+ *
+ *   R = d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F      (n, EOM residual)
+ *   Phidd = d2 Phi/dt2, nhd = dc/dt, Phid = dPhi/dt, c = A v + b, Phi      (constraints)
+ *
+ * so M vdot + Phi_q^T lambda + A^T mu = Q with M = d2T/dv2 and the Coriolis, centrifugal,
+ * geometric-stiffness and every higher derivative term exact by construction. */
+#include "model/formulate.h"
+
+/* Name the first unknown block that e depends on among the forbidden ones, or -1. */
+static int forbidden_block(const mbl_model *md, mblx_id e, unsigned mask)
+{
+    for (int b = 0; b < MBL_NBLK; b++)
+        if ((mask >> b) & 1u && model_depends_on_block(md, e, b)) return b;
+    return -1;
+}
+
+static const char *block_word(int b)
+{
+    switch (b) {
+    case MBL_BLK_A: return "accelerations (der(der(.)))";
+    case MBL_BLK_V: return "velocities (der(.))";
+    case MBL_BLK_Q: return "coordinates";
+    case MBL_BLK_R: return "inputs";
+    case MBL_BLK_XD: return "der() of ode states";
+    case MBL_BLK_Z: return "implicit variables";
+    case MBL_BLK_X: return "ode states";
+    default: return "multipliers";
+    }
+}
+
+static int check_deps(loader *L, mblx_id e, unsigned mask, const mbl_src_item *it, const char *what,
+                      const char *hint)
+{
+    int b = forbidden_block(L->md, e, mask);
+    if (b < 0) return 0;
+    return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s must not depend on %s%s", L->src->file, it->line, it->col, what,
+                     block_word(b), hint ? hint : "");
+}
+
+/* An equation item: "expr" (= 0) or "lhs = rhs" (lhs - rhs), with the right-hand side's column
+ * kept for messages when the text sits on one line. */
+int model_parse_equation(loader *L, const mbl_src_item *it, const char *what, mblx_id *out)
+{
+    const char *eq = strchr(it->text, '=');
+    if (!eq) return model_parse_item(L, it, SCOPE_FULL, what, out);
+    if (strchr(eq + 1, '='))
+        return mbl_error(L->st, MBL_EPARSE, "%s:%d:%d: %s has more than one '='", L->src->file, it->line, it->col,
+                         what);
+    mbl_src_item lhs = *it, rhs = *it;
+    size_t nl = (size_t)(eq - it->text);
+    char *tl = mbl_malloc(nl + 1);
+    if (!tl) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    memcpy(tl, it->text, nl);
+    tl[nl] = '\0';
+    lhs.text = tl;
+    rhs.text = (char *)eq + 1;
+    int nlines = 0;
+    for (const char *c = it->text; c < eq; c++) nlines += *c == '\n';
+    if (!nlines) rhs.col = it->col + (int)nl + 1;
+    mblx_id el, er;
+    int rc = model_parse_item(L, &lhs, SCOPE_FULL, what, &el);
+    if (!rc) rc = model_parse_item(L, &rhs, SCOPE_FULL, what, &er);
+    mbl_free(tl);
+    if (!rc) *out = mblx_sub(L->md->g, el, er);
+    return rc;
+}
+
+#define BIT(b) (1u << (b))
+/* multipliers, der() of ode states, implicit variables: not in energies, constraints or states */
+#define BIT_EXT (BIT(MBL_BLK_LAMBDA) | BIT(MBL_BLK_MU) | BIT(MBL_BLK_XD) | BIT(MBL_BLK_Z))
+
+/* One equation of the user ODEs (is_ode) or of an implicit variable: "expr" means der(x) = expr
+ * (x = expr for an implicit variable, which expr may contain: x - v(..., x) = 0 of source 000
+ * Eq. 10b), "lhs = rhs" an implicit equation; multipliers lambda(c) may be used. */
+static int formulate_equation(loader *L, int is_ode, int j, mblx_id *out)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    const mbl_src_list *l = is_ode ? &s->ode : &s->implicit_variables;
+    const char *name = is_ode ? md->xname[j] : md->zname[j];
+    int e = is_ode ? model_find_name(l, name, strlen(name)) : j;
+    const mbl_src_item *it = &l->items[e];
+    char what[200];
+    snprintf(what, sizeof what, "%s '%s'", is_ode ? "ode" : "implicit variable", name);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s:%d:%d: %s", s->file, it->line, it->col, what);
+    md->eq_what[is_ode ? j : md->nX + j] = model_str_dup(buf);
+    if (!md->eq_what[is_ode ? j : md->nX + j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    L->allow_mult = 1;
+    L->cname_refs = L->cname_calls = 0;
+    int implicit = strchr(it->text, '=') != NULL, rc;
+    mblx_id ex;
+    if (implicit) rc = model_parse_equation(L, it, what, &ex);
+    else rc = model_parse_item(L, it, SCOPE_FULL, what, &ex);
+    L->allow_mult = 0;
+    if (!rc && L->cname_refs != L->cname_calls)
+        rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s uses a constraint name outside lambda(name) or mu(name)",
+                       s->file, it->line, it->col, what);
+    if (rc) return rc;
+    if (!implicit) ex = mblx_sub(md->g, is_ode ? md->Xd[j] : md->Z[j], ex);
+    int blk = is_ode ? MBL_BLK_XD : MBL_BLK_Z;
+    if (!model_depends_on_block(md, ex, blk))
+        return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s: the equation contains no %s, so it cannot determine %s%s%s",
+                         s->file, it->line, it->col, what, is_ode ? "der() of an ode state" : "implicit variable",
+                         is_ode ? "der(" : "", name, is_ode ? ")" : "");
+    *out = ex;
+    return 0;
+}
+
+/* The constraint row groups of a residual vector F: Phi (m) with its first and second time
+ * derivatives, and the non-holonomic rows nh (k) with their first. */
+void model_constraint_rows(mbl_model *md, int m, const mblx_id *Phi, int k, const mblx_id *nh, mblx_id *F)
+{
+    for (int j = 0; j < m; j++) {
+        mblx_id pd = model_total_der(md, Phi[j]);
+        F[md->row0[MBL_ROW_PHID] + j] = pd;
+        F[md->row0[MBL_ROW_PHIDD] + j] = model_total_der(md, pd);
+        F[md->row0[MBL_ROW_PHI] + j] = Phi[j];
+    }
+    for (int j = 0; j < k; j++) {
+        F[md->row0[MBL_ROW_NH] + j] = nh[j];
+        F[md->row0[MBL_ROW_NHD] + j] = model_total_der(md, nh[j]);
+    }
+}
+
+/* The kinetic energy T (or the mass matrix turned into one), the potential energy V and the
+ * dissipation D (zero when absent), each checked for the unknowns it may not use. */
+static int formulate_energies(loader *L, mblx_id zero, mblx_id *T_out, mblx_id *V_out, mblx_id *D_out)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    mblx_graph *g = md->g;
+    int rc;
+
+    /* kinetic energy, or the mass matrix turned into one */
+    mblx_id T = zero;
+    if (s->has_mass_matrix) {
+        size_t nt = (size_t)s->mass_matrix.n;
+        mblx_id *terms = mbl_alloc_array(nt ? nt : 1, sizeof *terms);
+        if (!terms) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        size_t nterm = 0;
+        for (int e = 0; e < s->mass_matrix.n; e++) {
+            const mbl_src_item *it = &s->mass_matrix.items[e];
+            int i = model_find_name(&s->coordinates, it->key, strlen(it->key));
+            int j = model_find_name(&s->coordinates, it->key2, strlen(it->key2));
+            char what[200];
+            snprintf(what, sizeof what, "mass_matrix entry (%s, %s)", it->key, it->key2);
+            mblx_id mij;
+            rc = model_parse_item(L, it, SCOPE_POSITION, what, &mij);
+            if (!rc)
+                rc = check_deps(L, mij, BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT_EXT, it, what, NULL);
+            if (rc) {
+                mbl_free(terms);
+                return rc;
+            }
+            double factor = 0.5;
+            if (i != j) {
+                /* symmetric: an entry given once counts for both triangles; both given must agree */
+                int other = -1;
+                for (int f = 0; f < s->mass_matrix.n; f++)
+                    if (!strcmp(s->mass_matrix.items[f].key, it->key2) && !strcmp(s->mass_matrix.items[f].key2, it->key))
+                        other = f;
+                if (other < 0) factor = 1.0;
+                else if (other < e) {
+                    /* compare with the one already parsed */
+                    mblx_id mji;
+                    rc = model_parse_item(L, &s->mass_matrix.items[other], SCOPE_POSITION, what, &mji);
+                    if (rc) {
+                        mbl_free(terms);
+                        return rc;
+                    }
+                    if (mji != mij) {
+                        mbl_free(terms);
+                        return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: mass_matrix is not symmetric: (%s, %s) differs from (%s, %s)",
+                                         s->file, it->key_line, it->key_col, it->key, it->key2, it->key2, it->key);
+                    }
+                }
+            }
+            mblx_id fs[3] = {mij, md->v[i], md->v[j]};
+            terms[nterm++] = mblx_scale(g, factor, mblx_product(g, 3, fs));
+        }
+        T = mblx_sum(g, nterm, terms);
+        mbl_free(terms);
+    } else {
+        rc = model_parse_item(L, &s->kinetic_energy, SCOPE_FULL, "kinetic_energy", &T);
+        if (!rc)
+            rc = check_deps(L, T, BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT_EXT, &s->kinetic_energy, "kinetic_energy", NULL);
+        if (rc) return rc;
+    }
+
+    mblx_id V = zero, D = zero;
+    if (s->potential_energy.text) {
+        rc = model_parse_item(L, &s->potential_energy, SCOPE_FULL, "potential_energy", &V);
+        if (!rc)
+            rc = check_deps(L, V, BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT_EXT, &s->potential_energy, "potential_energy",
+                            " (velocity-dependent forces go under 'forces' or 'dissipation')");
+        if (rc) return rc;
+    }
+    if (s->dissipation.text) {
+        rc = model_parse_item(L, &s->dissipation, SCOPE_FULL, "dissipation", &D);
+        if (!rc) rc = check_deps(L, D, BIT(MBL_BLK_A) | BIT_EXT, &s->dissipation, "dissipation", NULL);
+        if (rc) return rc;
+    }
+    *T_out = T, *V_out = V, *D_out = D;
+    return 0;
+}
+
+/* The holonomic constraints Phi (m; a joint evaluated numerically gets zero) and the
+ * non-holonomic ones nh (k, linear in the velocities), checked; no more of them than coordinates. */
+static int formulate_constraints(loader *L, mblx_id zero, mblx_id *Phi, mblx_id *nh)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    mblx_graph *g = md->g;
+    int n = md->n, m = md->m, k = md->k, rc;
+    for (int j = 0; j < m; j++) {
+        const mbl_src_item *it = &s->constraints.items[j];
+        char what[64];
+        if (L->pmrow && L->pmrow[j]) { /* a revolute joint evaluated numerically (formulate_pmech) */
+            Phi[j] = zero;
+            continue;
+        }
+        snprintf(what, sizeof what, "constraint %d", j + 1);
+        rc = model_parse_equation(L, it, what, &Phi[j]);
+        if (rc) return rc;
+        rc = check_deps(L, Phi[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it, what,
+                        " (a constraint on velocities goes under 'nonholonomic')");
+        if (rc) return rc;
+        if (!model_depends_on_block(md, Phi[j], MBL_BLK_Q)) {
+            rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s does not depend on any coordinate", s->file, it->line,
+                           it->col, what);
+            return rc;
+        }
+    }
+    for (int j = 0; j < k; j++) {
+        const mbl_src_item *it = &s->nonholonomic.items[j];
+        char what[64];
+        snprintf(what, sizeof what, "non-holonomic constraint %d", j + 1);
+        rc = model_parse_equation(L, it, what, &nh[j]);
+        if (rc) return rc;
+        rc = check_deps(L, nh[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it, what, NULL);
+        if (rc) return rc;
+        if (!model_depends_on_block(md, nh[j], MBL_BLK_V)) {
+            rc = mbl_error(L->st, MBL_EMODEL,
+                           "%s:%d:%d: %s does not contain any der(.) (a position constraint goes under 'constraints')",
+                           s->file, it->line, it->col, what);
+            return rc;
+        }
+        /* linear in the velocities: every dc/dv must be free of velocities */
+        for (int i = 0; i < n; i++) {
+            if (!mblx_depends(g, nh[j], md->v[i])) continue;
+            mblx_id d = mblx_diff(g, nh[j], md->v[i]);
+            if (model_depends_on_block(md, d, MBL_BLK_V)) {
+                rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s is not linear in the velocities (in der(%s))", s->file,
+                               it->line, it->col, what, md->qname[i]);
+                return rc;
+            }
+        }
+    }
+    if (m + k > n) {
+        rc = mbl_error(L->st, MBL_EMODEL, "%s: %d constraints (%d holonomic, %d non-holonomic) for %d coordinates: "
+                       "more constraints than coordinates", s->file, m + k, m, k, n);
+        return rc;
+    }
+    return 0;
+}
+
+/* The generalized forces by coordinate (Fgen, n). */
+static int formulate_forces(loader *L, mblx_id zero, mblx_id *Fgen)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    int n = md->n, rc;
+
+    /* generalized forces by coordinate */
+    for (int i = 0; i < n; i++) Fgen[i] = zero;
+    for (int e = 0; e < s->forces.n; e++) {
+        const mbl_src_item *it = &s->forces.items[e];
+        int i = model_find_name(&s->coordinates, it->key, strlen(it->key));
+        char what[160];
+        snprintf(what, sizeof what, "the force on '%s'", it->key);
+        /* forces may use q'', multipliers lambda(c), ode states and implicit variables (source 000 Eq. 10c) */
+        L->allow_mult = 1;
+        L->cname_refs = L->cname_calls = 0;
+        rc = model_parse_item(L, it, SCOPE_FULL, what, &Fgen[i]);
+        L->allow_mult = 0;
+        if (!rc && L->cname_refs != L->cname_calls)
+            rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s uses a constraint name outside lambda(name) or mu(name)",
+                           s->file, it->line, it->col, what);
+        if (rc) return rc;
+        if (forbidden_block(md, Fgen[i], BIT_EXT) >= 0) md->ext = 1;
+    }
+    return 0;
+}
+
+/* pv = dT/dv (n), with T quadratic in the velocities. */
+static int kinetic_gradient(loader *L, mblx_id T, mblx_id *pv)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    mblx_graph *g = md->g;
+    int n = md->n, rc;
+
+    /* quadratic kinetic energy: M = d2T/dv2 free of velocities */
+    rc = mblx_gradient(g, T, (size_t)n, md->v, pv);
+    if (rc) {
+        rc = mblx_graph_status(g, L->st);
+        return rc;
+    }
+    {
+        mblx_sparse H;
+        rc = mblx_jacobian(g, (size_t)n, pv, (size_t)n, md->v, &H);
+        if (rc) {
+            rc = mblx_graph_status(g, L->st) ? mblx_graph_status(g, L->st) : mbl_error(L->st, rc, "out of memory");
+            return rc;
+        }
+        for (int j = 0; j < n && !rc; j++)
+            for (int p = H.colptr[j]; p < H.colptr[j + 1]; p++)
+                if (model_depends_on_block(md, H.node[p], MBL_BLK_V)) {
+                    const mbl_src_item *it = s->has_mass_matrix ? &s->mass_matrix.items[0] : &s->kinetic_energy;
+                    rc = mbl_error(L->st, MBL_EMODEL,
+                                   "%s:%d:%d: the kinetic energy is not quadratic in the velocities (d2T/dv2 "
+                                   "entry (%s, %s) depends on velocities)",
+                                   s->file, it->line, it->col, md->qname[H.rowidx[p]], md->qname[j]);
+                    break;
+                }
+        mblx_sparse_free(&H);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* g1 = d(T - V - lambda.Phi)/dq and g2 = d(D + mu.c)/dv (n each), for the EOM rows. */
+static int lagrangian_gradients(loader *L, mblx_id T, mblx_id V, mblx_id D, const mblx_id *Phi, const mblx_id *nh,
+                                mblx_id *g1, mblx_id *g2)
+{
+    mbl_model *md = L->md;
+    mblx_graph *g = md->g;
+    int n = md->n, m = md->m, k = md->k, rc = 0;
+
+    /* R = d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F */
+    {
+        size_t nterm = (size_t)(m > k ? m : k) + 1;
+        mblx_id *terms = mbl_alloc_array(nterm, sizeof *terms);
+        if (!terms) {
+            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            return rc;
+        }
+        for (int j = 0; j < m; j++) terms[j] = mblx_mul(g, md->lam[j], Phi[j]);
+        mblx_id lamPhi = mblx_sum(g, (size_t)m, terms);
+        for (int j = 0; j < k; j++) terms[j] = mblx_mul(g, md->mu[j], nh[j]);
+        mblx_id muC = mblx_sum(g, (size_t)k, terms);
+        mbl_free(terms);
+        mblx_id L1 = mblx_sub(g, mblx_sub(g, T, V), lamPhi);
+        mblx_id L2 = mblx_add(g, D, muC);
+        if (mblx_gradient(g, L1, (size_t)n, md->q, g1) || mblx_gradient(g, L2, (size_t)n, md->v, g2)) {
+            rc = mblx_graph_status(g, L->st);
+            return rc;
+        }
+    }
+    return rc;
+}
+
+/* The outputs' expressions (md->y). */
+static int formulate_outputs(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    int rc;
+
+    /* outputs */
+    md->y = mbl_calloc((size_t)(md->ny ? md->ny : 1), sizeof *md->y);
+    if (!md->y) {
+        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        return rc;
+    }
+    for (int j = 0; j < md->ny; j++) {
+        const mbl_src_item *it = &s->outputs.items[j];
+        char what[160];
+        snprintf(what, sizeof what, "output '%s'", it->key);
+        L->allow_mult = 1;
+        L->cname_refs = L->cname_calls = 0;
+        rc = model_parse_item(L, it, SCOPE_FULL, what, &md->y[j]);
+        L->allow_mult = 0;
+        if (!rc && L->cname_refs != L->cname_calls)
+            rc = mbl_error(L->st, MBL_EMODEL,
+                           "%s:%d:%d: %s uses a constraint name outside lambda(name) or mu(name)", s->file, it->line,
+                           it->col, what);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* A relative-coordinate mechanism's bodies' kinematics (md->kin). */
+static int formulate_kinematics(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    int rc;
+
+    /* relative-coordinate mechanisms: the bodies' kinematics, for the velocity transformation */
+    if (s->kinematics.n) {
+        md->kin = mbl_calloc((size_t)s->kinematics.n, sizeof *md->kin);
+        md->kin_body = mbl_calloc((size_t)s->kinematics.n, sizeof *md->kin_body);
+        if (!md->kin || !md->kin_body) {
+            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            return rc;
+        }
+        md->nkin = s->kinematics.n;
+        md->kin_planar = s->kin_planar;
+        for (int j = 0; j < md->nkin; j++) {
+            const mbl_src_item *it = &s->kinematics.items[j];
+            char what[160];
+            snprintf(what, sizeof what, "kinematics of body '%s'", it->key);
+            if ((rc = model_parse_item(L, it, SCOPE_FULL, what, &md->kin[j]))) return rc;
+            if (!(md->kin_body[j] = model_str_dup(it->key))) {
+                rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The user states s(q, t) (md->us), and the arrays of both kinds of user states. */
+static int formulate_user_states(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    int rc;
+
+    /* user states */
+    md->nus = s->states.n;
+    md->nuvs = s->velocity_states.n;
+    md->us = mbl_calloc((size_t)(md->nus ? md->nus : 1), sizeof *md->us);
+    md->uvs = mbl_calloc((size_t)(md->nuvs ? md->nuvs : 1), sizeof *md->uvs);
+    md->us_text = mbl_calloc((size_t)(md->nus ? md->nus : 1), sizeof *md->us_text);
+    md->uvs_text = mbl_calloc((size_t)(md->nuvs ? md->nuvs : 1), sizeof *md->uvs_text);
+    if (!md->us || !md->uvs || !md->us_text || !md->uvs_text) {
+        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        return rc;
+    }
+    /* an ode state named among the states is always a state of the linear model (x = [S; W; X]) */
+    md->nus = 0;
+    for (int j0 = 0; j0 < s->states.n; j0++) {
+        const mbl_src_item *it = &s->states.items[j0];
+        char what[64];
+        if (model_find_name(&s->ode_states, it->text, strlen(it->text)) >= 0) continue;
+        int j = md->nus++;
+        snprintf(what, sizeof what, "state %d%s", j0 + 1, it->line ? "" : " (given)");
+        rc = model_parse_item(L, it, SCOPE_FULL, what, &md->us[j]);
+        if (!rc)
+            rc = check_deps(L, md->us[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_V) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it, what,
+                            " (velocity-level states go under 'velocity_states')");
+        if (rc) return rc;
+        if (!model_depends_on_block(md, md->us[j], MBL_BLK_Q)) {
+            rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s does not depend on any coordinate", s->file, it->line,
+                           it->col, what);
+            return rc;
+        }
+        md->us_text[j] = model_str_dup(it->text);
+        if (!md->us_text[j]) {
+            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* The velocity states w(q, v, t) (md->uvs), linear in the velocities. */
+static int formulate_velocity_states(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    mblx_graph *g = md->g;
+    int n = md->n, rc = 0;
+
+    for (int j = 0; j < md->nuvs; j++) {
+        const mbl_src_item *it = &s->velocity_states.items[j];
+        char what[64];
+        snprintf(what, sizeof what, "velocity state %d%s", j + 1, it->line ? "" : " (given)");
+        rc = model_parse_item(L, it, SCOPE_FULL, what, &md->uvs[j]);
+        if (!rc)
+            rc = check_deps(L, md->uvs[j], BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT_EXT | BIT(MBL_BLK_X), it,
+                            what, NULL);
+        if (rc) return rc;
+        for (int i = 0; i < n && !rc; i++) {
+            if (!mblx_depends(g, md->uvs[j], md->v[i])) continue;
+            if (model_depends_on_block(md, mblx_diff(g, md->uvs[j], md->v[i]), MBL_BLK_V))
+                rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s is not linear in the velocities", s->file, it->line,
+                               it->col, what);
+        }
+        if (rc) return rc;
+        if (!model_depends_on_block(md, md->uvs[j], MBL_BLK_V)) {
+            rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s does not contain any der(.)", s->file, it->line, it->col,
+                           what);
+            return rc;
+        }
+        md->uvs_text[j] = model_str_dup(it->text);
+        if (!md->uvs_text[j]) {
+            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            return rc;
+        }
+    }
+    return rc;
+}
+
+int model_formulate(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    mblx_graph *g = md->g;
+    int n = md->n, m = md->m, k = md->k, rc;
+    mblx_id zero = mblx_const(g, 0.0);
+
+    mblx_id T = zero, V = zero, D = zero;
+    rc = formulate_energies(L, zero, &T, &V, &D);
+    if (rc) return rc;
+
+    /* constraints */
+    mblx_id *Phi = mbl_calloc((size_t)(m ? m : 1), sizeof *Phi);
+    mblx_id *nh = mbl_calloc((size_t)(k ? k : 1), sizeof *nh);
+    mblx_id *Fgen = mbl_calloc((size_t)(n ? n : 1), sizeof *Fgen);
+    mblx_id *g1 = mbl_calloc((size_t)n, sizeof *g1), *g2 = mbl_calloc((size_t)n, sizeof *g2);
+    mblx_id *pv = mbl_calloc((size_t)n, sizeof *pv);
+    int nX = md->nX, nZ = md->nZ;
+    md->nF = n + nX + nZ + 3 * m + 2 * k;
+    md->F = mbl_calloc((size_t)md->nF, sizeof *md->F);
+    if (!Phi || !nh || !Fgen || !g1 || !g2 || !pv || !md->F) {
+        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    rc = formulate_constraints(L, zero, Phi, nh);
+    if (rc) goto done;
+    rc = formulate_forces(L, zero, Fgen);
+    if (rc) goto done;
+    rc = kinetic_gradient(L, T, pv);
+    if (rc) goto done;
+    rc = lagrangian_gradients(L, T, V, D, Phi, nh, g1, g2);
+    if (rc) goto done;
+    md->row0[MBL_ROW_EOM] = 0;
+    md->row0[MBL_ROW_ODE] = n;
+    md->row0[MBL_ROW_VAR] = n + nX;
+    md->row0[MBL_ROW_PHIDD] = n + nX + nZ;
+    md->row0[MBL_ROW_NHD] = md->row0[MBL_ROW_PHIDD] + m;
+    md->row0[MBL_ROW_PHID] = md->row0[MBL_ROW_NHD] + k;
+    md->row0[MBL_ROW_NH] = md->row0[MBL_ROW_PHID] + m;
+    md->row0[MBL_ROW_PHI] = md->row0[MBL_ROW_NH] + k;
+    md->row0[MBL_NROWG] = md->nF;
+    if (nX || nZ) md->ext = 1;
+    for (int j = 0; j < nX; j++) {
+        rc = formulate_equation(L, 1, j, &md->F[md->row0[MBL_ROW_ODE] + j]);
+        if (rc) goto done;
+    }
+    for (int j = 0; j < nZ; j++) {
+        rc = formulate_equation(L, 0, j, &md->F[md->row0[MBL_ROW_VAR] + j]);
+        if (rc) goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        mblx_id dp = model_total_der(md, pv[i]);
+        mblx_id t4[4] = {dp, mblx_neg(g, g1[i]), g2[i], mblx_neg(g, Fgen[i])};
+        md->F[i] = mblx_sum(g, 4, t4);
+    }
+    rc = model_formulate_ffr(L);
+    if (!rc) rc = model_formulate_rtree(L);
+    if (!rc) rc = model_formulate_pmech(L);
+    if (rc) goto done;
+    model_constraint_rows(md, m, Phi, k, nh, md->F);
+    rc = mblx_graph_status(g, L->st);
+    if (!rc) rc = model_formulate_let(L, Fgen);
+    if (rc) goto done;
+
+    rc = formulate_outputs(L);
+    if (rc) goto done;
+    /* a mechanism's drawing */
+    rc = model_read_draw(L, s);
+    if (rc) goto done;
+    rc = formulate_kinematics(L);
+    if (rc) goto done;
+    rc = formulate_user_states(L);
+    if (rc) goto done;
+    rc = formulate_velocity_states(L);
+    if (rc) goto done;
+    rc = mblx_graph_status(g, L->st);
+
+done:
+    mbl_free(Phi);
+    mbl_free(nh);
+    mbl_free(Fgen);
+    mbl_free(g1);
+    mbl_free(g2);
+    mbl_free(pv);
+    return rc;
+}

@@ -1,0 +1,103 @@
+/* The formulation's shared context, internal to src/model: the loader that the steps of
+ * model_from_src (model.c) pass along and the functions their files share. */
+#ifndef MBLIN_MODEL_FORMULATE_H
+#define MBLIN_MODEL_FORMULATE_H
+
+#include "model/model_internal.h"
+#include "model/ffr.h"
+#include "model/rtree.h"
+#include "model/pmech_num.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <lapacke.h>
+
+#include "model/source.h"
+
+/* ---- loading context ------------------------------------------------------------------------ */
+
+enum { SCOPE_PARAM, SCOPE_VALUE, SCOPE_FULL, SCOPE_POSITION };
+enum { VAR_NEW, VAR_BUSY, VAR_DONE };
+
+typedef struct loader {
+    mbl_model *md;
+    mbl_src *src;
+    mbl_status *st;
+    int scope;
+    int param_limit;          /* SCOPE_PARAM: parameters < this may be used */
+    int *var_state;           /* per variable */
+    mblx_id *var_node;
+    int var_stack[64];        /* for cycle messages */
+    int var_depth;
+    const mbl_src_item *item; /* the item being parsed (for messages) */
+    const char *what;         /* what it is ("kinetic_energy", "forces.y", ...) */
+    int oom;                  /* an allocation failed inside the resolver */
+    double *pvals;            /* symbol values for evaluating parameter expressions */
+    int allow_mult;           /* 1 while parsing outputs: lambda() and mu() may be used */
+    int mult_refused;         /* set when lambda()/mu() (or a constraint's name) was refused */
+    int cname_refs, cname_calls; /* constraint names resolved / consumed by lambda() or mu() */
+    int let_vars;             /* 1: a variable stands for let(its expression) (formulate_let) */
+    mblx_id *derlet;          /* let_vars: the lets made by der(P) of a velocity-free P */
+    int nderlet, derlet_cap;
+    unsigned char *pmrow;     /* m: 1 for the constraints of joints evaluated numerically (pmech_num.h) */
+} loader;
+
+/* small helpers (dae_helpers.c) */
+char *model_str_dup(const char *s);
+
+/* names (names.c) */
+uint64_t model_name_hash(const char *s, size_t n);
+void model_name_index_reset(void);
+int model_find_name(const mbl_src_list *l, const char *name, size_t len);
+int model_check_names(loader *L);
+int model_take_speeds(loader *L);
+
+/* parsing and the resolver (resolve.c) */
+mblx_id model_total_der(mbl_model *md, mblx_id e);
+int model_depends_on_block(const mbl_model *md, mblx_id e, int blk);
+int model_parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
+int model_parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
+int model_eval_params(loader *L, mblx_id e, const mbl_src_item *it, const char *what, double *val);
+int model_load_value(loader *L, const mbl_src_item *it, const char *what, double *val, mblx_id *node);
+
+/* the user's expressions, for messages (explain.c) */
+void model_variable_what(char *buf, size_t len, const char *name);
+int model_record_srcx(loader *L, const mbl_src_item *it, const char *what, mblx_id e);
+int model_check_defined(loader *L, const mbl_src_item *it, const char *what, mblx_id e);
+int model_record_expr(loader *L, const mbl_src_item *it, const char *what, mblx_id e);
+void model_free_exprs(mbl_model *md);
+
+/* symbols and values (symbols.c) */
+int model_create_symbols(loader *L);
+int model_load_values(loader *L, const mbl_setting *sets, int nsets);
+
+/* the residual rows (formulate.c) */
+int model_parse_equation(loader *L, const mbl_src_item *it, const char *what, mblx_id *out);
+void model_constraint_rows(mbl_model *md, int m, const mblx_id *Phi, int k, const mblx_id *nh, mblx_id *F);
+int model_formulate(loader *L);
+
+/* the structured terms (formulate_terms.c) */
+int model_formulate_ffr(loader *L);
+int model_formulate_rtree(loader *L);
+int model_formulate_pmech(loader *L);
+
+/* the rows through let nodes (formulate_let.c) */
+int model_formulate_let(loader *L, const mblx_id *Fgen);
+
+/* compiling (compile.c) */
+int model_read_draw(loader *L, const mbl_src *s);
+int model_compile_draw(mbl_model *md, mbl_status *st);
+int model_compile(mbl_model *md, mbl_status *st);
+
+/* checks (checks.c) */
+int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *sets, int nsets, mbl_status *st);
+
+#endif

@@ -1,0 +1,238 @@
+/* The residual rows formed a second time with the file's variables kept as let nodes: the
+ * compiled form of large models (smaller tapes), equal in value to the inlined rows. */
+#include "model/formulate.h"
+
+/* out[i] = d/dt(dT/dv_i) - dT/dq_i for the kinetic energy T parsed with lets, through the lets
+ * u_k that T uses directly (its top-level lets: body velocities): with T = f(u, q, v),
+ *   out_i = d/dt(f_v_i) - f_q_i + sum_k [ d/dt(f_u_k) du_k/dv_i + f_u_k (d/dt(du_k/dv_i) - du_k/dq_i) ],
+ * where the bracket is identically 0 for u_k = der(P) of a velocity-free P (the Coriolis terms of
+ * the translational energy cancel there, as in Kane's equations: out_i = sum m P'' dP/dq_i), and
+ * d/dt(f_u_k) (the rate of a body momentum) is one node shared by every row. f is T with its
+ * top-level lets replaced by symbols that no tape reads (they are substituted back). */
+static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
+{
+    mbl_model *md = L->md;
+    mblx_graph *g = md->g;
+    int n = md->n, rc = 0;
+    size_t nn = mblx_node_count(g);
+    size_t stk_cap = 64;
+    mblx_id *map = mbl_alloc_array(nn, sizeof *map), *stk = mbl_alloc_array(stk_cap, sizeof *stk);
+    mblx_id *u = NULL, *us = NULL, *fu = NULL, *fv = NULL, *fq = NULL, *terms = NULL;
+    int K = 0, cap = 0;
+    size_t ns = 0;
+    if (!map || !stk) goto oom;
+    for (size_t e = 0; e < nn; e++) map[e] = MBLX_NONE;
+    /* post-order rebuild of T down to its top-level lets */
+    stk[ns++] = T;
+    while (ns) {
+        mblx_id e = stk[ns - 1];
+        if (map[e] != MBLX_NONE) {
+            ns--;
+            continue;
+        }
+        mblx_op op = mblx_node_op(g, e);
+        if (op == MBLX_OP_LET) {
+            if (K == cap) {
+                cap = cap ? 2 * cap : 32;
+                mblx_id *x = mbl_realloc_array(u, (size_t)cap, sizeof *x), *y = x ? mbl_realloc_array(us, (size_t)cap, sizeof *y) : NULL;
+                if (x) u = x;
+                if (!x || !y) goto oom;
+                us = y;
+            }
+            char name[48];
+            snprintf(name, sizeof name, "let#%d", K);
+            u[K] = e;
+            us[K] = mblx_symbol(g, name);
+            map[e] = us[K++];
+            ns--;
+            continue;
+        }
+        int na = mblx_node_nargs(g, e), pending = 0;
+        for (int a = 0; a < na; a++) {
+            mblx_id c = mblx_node_arg(g, e, a);
+            if (map[c] != MBLX_NONE) continue;
+            if (ns == stk_cap) { /* a shared operand can be on the stack more than once */
+                mblx_id *x = mbl_realloc_array(stk, 2 * stk_cap, sizeof *x);
+                if (!x) goto oom;
+                stk = x;
+                stk_cap *= 2;
+            }
+            stk[ns++] = c, pending = 1;
+        }
+        if (pending) continue;
+        if (op == MBLX_OP_CONST || op == MBLX_OP_SYMBOL || na == 0) {
+            map[e] = e;
+        } else {
+            mblx_id loc[8], *args = na <= 8 ? loc : mbl_alloc_array((size_t)na, sizeof *args);
+            if (!args) goto oom;
+            for (int a = 0; a < na; a++) args[a] = map[mblx_node_arg(g, e, a)];
+            map[e] = mblx_apply(g, op, mblx_node_value(g, e), (size_t)na, args);
+            if (args != loc) mbl_free(args);
+            if (map[e] == MBLX_NONE) goto fail;
+        }
+        ns--;
+    }
+    mblx_id f = map[T];
+    fu = mbl_alloc_array((size_t)(K ? K : 1), sizeof *fu);
+    fv = mbl_alloc_array((size_t)n, sizeof *fv);
+    fq = mbl_alloc_array((size_t)n, sizeof *fq);
+    terms = mbl_alloc_array((size_t)(2 * K + 2), sizeof *terms);
+    if (!fu || !fv || !fq || !terms) goto oom;
+    if (mblx_gradient(g, f, (size_t)K, us, fu) || mblx_gradient(g, f, (size_t)n, md->v, fv) ||
+        mblx_gradient(g, f, (size_t)n, md->q, fq))
+        goto fail;
+    for (int k = 0; k < K; k++) fu[k] = mblx_subst(g, fu[k], (size_t)K, us, u);
+    mblx_id *dfu = mbl_alloc_array((size_t)(K ? K : 1), sizeof *dfu);
+    if (!dfu) goto oom;
+    for (int k = 0; k < K; k++) dfu[k] = model_total_der(md, fu[k]);
+    for (int i = 0; i < n; i++) {
+        int nt = 0;
+        mblx_id a = mblx_subst(g, fv[i], (size_t)K, us, u), b = mblx_subst(g, fq[i], (size_t)K, us, u);
+        terms[nt++] = mblx_sub(g, model_total_der(md, a), b);
+        for (int k = 0; k < K; k++) {
+            mblx_id jv = mblx_diff(g, u[k], md->v[i]);
+            terms[nt++] = mblx_mul(g, dfu[k], jv);
+            int der = 0;
+            for (int d = 0; d < L->nderlet && !der; d++) der = L->derlet[d] == u[k];
+            if (!der) {
+                mblx_id br = mblx_sub(g, model_total_der(md, jv), mblx_diff(g, u[k], md->q[i]));
+                terms[nt++] = mblx_mul(g, fu[k], br);
+            }
+        }
+        out[i] = mblx_sum(g, (size_t)nt, terms);
+    }
+    mbl_free(dfu);
+    rc = mblx_graph_status(g, L->st);
+    goto done;
+oom:
+    rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    goto done;
+fail:
+    rc = mblx_graph_status(g, L->st);
+    if (!rc) rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+done:
+    mbl_free(map), mbl_free(stk), mbl_free(u), mbl_free(us), mbl_free(fu), mbl_free(fv), mbl_free(fq);
+    mbl_free(terms);
+    return rc;
+}
+
+/* Does e contain a let node? */
+static int has_let(const mblx_graph *g, mblx_id e)
+{
+    size_t nn = mblx_node_count(g), ns = 0, cap = 64;
+    unsigned char *seen = mbl_calloc(nn ? nn : 1, 1);
+    mblx_id *stk = mbl_alloc_array(cap, sizeof *stk);
+    int found = 0;
+    if (!seen || !stk) {
+        mbl_free(seen), mbl_free(stk);
+        return 1; /* out of memory: let the caller go on (it reports it) */
+    }
+    stk[ns++] = e;
+    while (ns && !found) {
+        mblx_id x = stk[--ns];
+        if (seen[x]) continue;
+        seen[x] = 1;
+        if (mblx_node_op(g, x) == MBLX_OP_LET) found = 1;
+        int na = mblx_node_nargs(g, x);
+        for (int a = 0; a < na; a++) {
+            if (ns == cap) {
+                mblx_id *y = mbl_realloc_array(stk, 2 * cap, sizeof *y);
+                if (!y) {
+                    found = 1;
+                    break;
+                }
+                stk = y;
+                cap *= 2;
+            }
+            stk[ns++] = mblx_node_arg(g, x, a);
+        }
+    }
+    mbl_free(seen), mbl_free(stk);
+    return found;
+}
+
+/* The rows of the residual formed a second time with every variable of the file kept as one
+ * shared node, let(its expression) (mblx_let), for the tapes only (md->Fc). The inlined rows md->F
+ * flatten a variable into every product that uses it (sin(theta) * L3x with L3x = sps*sph is one
+ * product of three), so d/dt(dT/dv) - dT/dq and then its Jacobian expand into long products that
+ * differ by one factor; here dT/dv = sum_k dT/dw_k dw_k/dv through the variables w_k, the
+ * derivatives of each variable are let nodes computed once, and the tape compiler reads let(x)
+ * as x. The values are the same to rounding. md->F stays the model's rows for every analysis
+ * (the Jacobian's pattern, second derivatives, code generation, checks): lets lose structural
+ * cancellations, which the pattern must keep. Only the text rows (energies, constraints); models
+ * without variables, with a mass matrix or with a structured term keep md->Fc NULL, and so do
+ * mechanisms (their generated variables are short and the inlined form compiles 7-23 % shorter)
+ * and models whose kinetic energy uses no variable (a four-bar: nothing to share, and the second
+ * formulation cost the N = 300 four-bar 20 % of its loading). */
+int model_formulate_let(loader *L, const mblx_id *Fgen)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    mblx_graph *g = md->g;
+    int n = md->n, m = md->m, k = md->k, nv = s->variables.n, rc = 0;
+    if (!nv || s->has_mass_matrix || !s->kinetic_energy.text || md->Fs || !n || s->from_mechanism) return 0;
+    int *state = mbl_calloc((size_t)nv, sizeof *state);
+    mblx_id *node = mbl_calloc((size_t)nv, sizeof *node);
+    mblx_id *Phi = mbl_calloc((size_t)(m ? m : 1), sizeof *Phi), *nh = mbl_calloc((size_t)(k ? k : 1), sizeof *nh);
+    mblx_id *pv = mbl_calloc((size_t)n, sizeof *pv), *g1 = mbl_calloc((size_t)n, sizeof *g1);
+    mblx_id *g2 = mbl_calloc((size_t)n, sizeof *g2);
+    mblx_id *terms = mbl_calloc((size_t)(m > k ? m : k) + 1, sizeof *terms);
+    md->Fc = mbl_calloc((size_t)md->nF, sizeof *md->Fc);
+    if (!state || !node || !Phi || !nh || !pv || !g1 || !g2 || !terms || !md->Fc) {
+        rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    int *state0 = L->var_state;
+    mblx_id *node0 = L->var_node;
+    L->var_state = state;
+    L->var_node = node;
+    L->let_vars = 1;
+    mblx_id zero = mblx_const(g, 0.0), T = zero, V = zero, D = zero;
+    rc = model_parse_item(L, &s->kinetic_energy, SCOPE_FULL, "kinetic_energy", &T);
+    if (!rc && !has_let(g, T)) { /* no variable in the kinetic energy: nothing to share (a four-bar) */
+        L->let_vars = 0;
+        L->var_state = state0;
+        L->var_node = node0;
+        rc = mblx_graph_status(g, L->st);
+        if (!rc) {
+            mbl_free(md->Fc);
+            md->Fc = NULL;
+        }
+        goto done;
+    }
+    if (!rc && s->potential_energy.text) rc = model_parse_item(L, &s->potential_energy, SCOPE_FULL, "potential_energy", &V);
+    if (!rc && s->dissipation.text) rc = model_parse_item(L, &s->dissipation, SCOPE_FULL, "dissipation", &D);
+    for (int j = 0; j < m && !rc; j++) rc = model_parse_equation(L, &s->constraints.items[j], "constraint", &Phi[j]);
+    for (int j = 0; j < k && !rc; j++) rc = model_parse_equation(L, &s->nonholonomic.items[j], "non-holonomic constraint", &nh[j]);
+    L->let_vars = 0;
+    L->var_state = state0;
+    L->var_node = node0;
+    if (rc) goto done;
+    /* R = d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F, as model_formulate() */
+    for (int j = 0; j < m; j++) terms[j] = mblx_mul(g, md->lam[j], Phi[j]);
+    mblx_id lamPhi = mblx_sum(g, (size_t)m, terms);
+    for (int j = 0; j < k; j++) terms[j] = mblx_mul(g, md->mu[j], nh[j]);
+    mblx_id muC = mblx_sum(g, (size_t)k, terms);
+    rc = lagrange_let(L, T, pv);
+    if (rc) goto done;
+    if (mblx_gradient(g, mblx_add(g, V, lamPhi), (size_t)n, md->q, g1) ||
+        mblx_gradient(g, mblx_add(g, D, muC), (size_t)n, md->v, g2)) {
+        rc = mblx_graph_status(g, L->st);
+        goto done;
+    }
+    memcpy(md->Fc, md->F, (size_t)md->nF * sizeof *md->Fc);
+    for (int i = 0; i < n; i++) {
+        mblx_id t4[4] = {pv[i], g1[i], g2[i], mblx_neg(g, Fgen[i])};
+        md->Fc[i] = mblx_sum(g, 4, t4);
+    }
+    model_constraint_rows(md, m, Phi, k, nh, md->Fc);
+    rc = mblx_graph_status(g, L->st);
+done:
+    if (rc) {
+        mbl_free(md->Fc);
+        md->Fc = NULL;
+    }
+    mbl_free(state), mbl_free(node), mbl_free(Phi), mbl_free(nh), mbl_free(pv), mbl_free(g1), mbl_free(g2);
+    mbl_free(terms);
+    return rc;
+}

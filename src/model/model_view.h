@@ -1,0 +1,110 @@
+/* The model as the floors above src/model read it (src/opoint, src/codegen): the layout of the
+ * canonical DAE's unknowns and rows, and a view of a loaded model's sizes, file data and
+ * expressions (model_view_get) with the evaluators they need, through functions: the struct
+ * mbl_model itself stays inside src/model (model_internal.h). */
+#ifndef MBLIN_MODEL_MODEL_VIEW_H
+#define MBLIN_MODEL_MODEL_VIEW_H
+
+#include <stddef.h>
+
+#include "mblin/expr.h"
+#include "mblin/model.h"
+
+/* Blocks of unknowns of the canonical DAE, in the column order of every Jacobian below: the
+ * user ODE states' derivatives Xdot (nX), the implicit algebraic variables Z (nZ) and the user
+ * ODE states X (nX) of source 000 Eq. 10 sit between q and the inputs (empty blocks without them). */
+enum { MBL_BLK_A = 0, MBL_BLK_LAMBDA, MBL_BLK_MU, MBL_BLK_V, MBL_BLK_Q, MBL_BLK_XD, MBL_BLK_Z, MBL_BLK_X, MBL_BLK_R,
+       MBL_NBLK };
+/* Row groups of the residual vector F = [R; d; zeq; Phidd; nhd; Phid; nh; Phi]: d the user ODEs
+ * (nX), zeq the implicit variables' equations (nZ). */
+enum { MBL_ROW_EOM = 0, MBL_ROW_ODE, MBL_ROW_VAR, MBL_ROW_PHIDD, MBL_ROW_NHD, MBL_ROW_PHID, MBL_ROW_NH, MBL_ROW_PHI,
+       MBL_NROWG };
+
+/* A sparse Jacobian of expressions: entries (row, col, node); columns are unknown indices in
+ * the layout [a(n) lambda(m) mu(k) v(n) q(n) Xdot(nX) Z(nZ) X(nX) r(nr)]. */
+typedef struct mbl_sjac {
+    int nz, cap;
+    int *row, *col;
+    mblx_id *node;
+} mbl_sjac;
+
+/* A loaded model's data, read only, valid while the model lives (the arrays are the model's). */
+typedef struct model_view {
+    const char *file;
+    mblx_graph *g;               /* the expression graph: read or grown only under model_graph_lock */
+    int n, m, k, nr, ny, np;     /* coordinates, holonomic and non-holonomic constraints, inputs,
+                                    outputs, parameters */
+    int nX, nZ, nspd;            /* user ODE states, implicit variables, generalized speeds */
+    int nus, nuvs;               /* user states s(q,t) and velocity states w(q,v,t) */
+    int nF, nunk, nsym;          /* residual rows, unknowns, symbols */
+    size_t work_size;            /* doubles of work for the evaluators (model_eval_F, _jac, ...) */
+    const int *row0;             /* MBL_NROWG + 1: first row of each row group */
+    mbl_sjac jac;                /* the residual Jacobian's pattern (dF/d[unknowns]) */
+    mbl_sjac usjac;              /* the user states' Jacobian pattern (model_eval_user_states) */
+    /* symbols: t, parameters, coordinates, velocities, accelerations, multipliers, inputs */
+    mblx_id t;
+    const mblx_id *p, *q, *v, *a, *lam, *r;
+    const mblx_id *y;            /* ny output expressions */
+    const mblx_id *us;           /* nus user-state expressions s(q,t) */
+    const char *const *pname, *const *qname, *const *rname, *const *yname, *const *us_text;
+    const double *pval;          /* parameter values */
+    /* the file's operating-point data */
+    const double *q0, *v0, *r0, *X0;
+    const int *cyclic;           /* n: 1 when no residual depends on q_i */
+    mbl_at at;
+    double time;
+} model_view;
+void model_view_get(const mbl_model *md, model_view *v);
+
+/* The user states and their Jacobian's values at the symbol values syms (work: work_size
+ * doubles): [s; sdot; sddot; w; wdot] (3 nus + 2 nuvs), then the usjac.nz entries. */
+int model_eval_user_states(const mbl_model *md, const double *syms, double *out, double *work, mbl_status *st);
+
+/* Lock (1) or unlock (0) the model's one mutex under which its loaded (const) graph may grow (or
+ * be read while another thread may grow it): error explanations, the sensitivities' and the
+ * evaluators' derivatives, the expression form of the numeric terms, the drawing's tape and the
+ * velocity transformation build nodes after loading. */
+void model_graph_lock(const mbl_model *md, int lock);
+
+/* The residual rows (nF) and the Jacobian entries' nodes (jac.nz) as expressions, with the terms
+ * evaluated numerically beside the tapes (the tree's, the planar flexible bodies') included:
+ * md->F and md->jac.node themselves when there are none, otherwise built once on the first call.
+ * The caller holds the graph lock (model_graph_lock). */
+int model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st);
+
+/* The residuals F (nF) and the residual Jacobian's values (jac.nz) at the symbol values syms
+ * (work: work_size doubles): the tapes and the numeric structured terms. Every evaluation of
+ * tape_F / tape_jac goes through these (model/eval.c). */
+int model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st);
+int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st);
+
+/* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:
+ * a division by zero, log/sqrt outside the domain, a non-finite result). Find which of the
+ * user's expressions fails there, or which of its derivatives (up to the third, as the
+ * equations of motion and their Jacobian use them), and rewrite st as one line
+ * "file:line:col: <reason> in the second derivative with respect to x, x of potential_energy =
+ * <text>, <when>". When none is found (or st is not MBL_EDOMAIN) the message keeps the engine's
+ * reason with the file and `when` in front. Returns st->code. Thread-safe (serialised). */
+int model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st);
+
+/* Column offset of a block in the unknown layout. */
+int model_blk0(const mbl_model *md, int blk);
+
+/* Fill the symbol-value vector for a point (params, t, q, v, a, lambda, mu, r). */
+void model_fill_syms(const mbl_model *md, double t, const double *q, const double *v, const double *a,
+                         const double *lam, const double *mu, const double *r, double *syms);
+/* The same from a point, with its X, Xdot and Z. */
+void model_fill_syms_pt(const mbl_model *md, const mbl_point *pt, double *syms);
+
+/* At a point (jacval: the residual Jacobian's values there): the implicit equations (ode, implicit
+ * variables) must determine Xdot and Z (d[d; zeq]/d[Xdot; Z] regular), and the generalized speeds'
+ * T = du/dq' (usjac: the user-state Jacobian values) must have independent rows. A one-line
+ * MBL_ESINGULAR error naming the file:line:col of the equation or speed otherwise. */
+int model_check_point(const mbl_model *md, const double *jacval, const double *usjac, mbl_status *st);
+
+/* Evaluate the user's own expressions (srcx) at a point (syms from model_fill_syms, work of
+ * work_size doubles): 0, or MBL_EDOMAIN with "file:line:col: <what> is not defined at the
+ * operating point: <reason>" naming the first expression outside its domain. */
+int model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st);
+
+#endif

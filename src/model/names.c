@@ -1,0 +1,229 @@
+/* The names of a model file: the hash index that resolves them, their checks (unique, not
+ * reserved), and the generalized speeds that the `velocities` key defines. */
+#include "model/formulate.h"
+
+/* Name lookup: every list of named items gets a hash index the first time it is searched, so
+ * resolving names costs O(1) however large the model (a linear scan made loading O(n^2)). A slot
+ * holds the name's hash beside the item index, so a probe compares keys only when the hashes
+ * agree (comparing every probed key cost a cache miss on the item and one on its text: with
+ * strlen on each, 16 % of the N = 10^4 mechanism four-bar's run). */
+typedef struct name_index {
+    const mbl_src_list *list;
+    uint64_t *slot; /* open addressing: hash << 32 | (item index + 1), 0 empty */
+    size_t cap;
+} name_index;
+
+#define NAME_INDEXES 16
+static _Thread_local name_index name_idx[NAME_INDEXES];
+
+uint64_t model_name_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h ^ (h >> 29);
+}
+
+void model_name_index_reset(void)
+{
+    for (int i = 0; i < NAME_INDEXES; i++) {
+        mbl_free(name_idx[i].slot);
+        memset(&name_idx[i], 0, sizeof name_idx[i]);
+    }
+}
+
+int model_find_name(const mbl_src_list *l, const char *name, size_t len)
+{
+    if (l->n < 8) {
+        for (int i = 0; i < l->n; i++)
+            if (!strncmp(l->items[i].key, name, len) && l->items[i].key[len] == '\0') return i;
+        return -1;
+    }
+    name_index *ix = NULL;
+    for (int i = 0; i < NAME_INDEXES && !ix; i++)
+        if (name_idx[i].list == l) ix = &name_idx[i];
+    if (!ix) {
+        for (int i = 0; i < NAME_INDEXES && !ix; i++)
+            if (!name_idx[i].list) ix = &name_idx[i];
+        size_t cap = 16;
+        while (cap < 2 * (size_t)l->n) cap *= 2;
+        uint64_t *slot = ix ? mbl_calloc(cap, sizeof *slot) : NULL;
+        if (!slot) { /* no room or no memory: scan */
+            for (int i = 0; i < l->n; i++)
+                if (!strncmp(l->items[i].key, name, len) && l->items[i].key[len] == '\0') return i;
+            return -1;
+        }
+        ix->list = l;
+        ix->slot = slot;
+        ix->cap = cap;
+        for (int i = l->n - 1; i >= 0; i--) { /* first occurrence wins */
+            const char *k = l->items[i].key;
+            uint64_t hk = model_name_hash(k, strlen(k)), tag = hk >> 32;
+            size_t h = (size_t)hk & (cap - 1);
+            while (slot[h] && !((slot[h] >> 32) == tag && !strcmp(l->items[(uint32_t)slot[h] - 1].key, k)))
+                h = (h + 1) & (cap - 1);
+            slot[h] = tag << 32 | (uint64_t)(i + 1);
+        }
+    }
+    uint64_t hn = model_name_hash(name, len), tag = hn >> 32;
+    for (size_t h = (size_t)hn & (ix->cap - 1); ix->slot[h]; h = (h + 1) & (ix->cap - 1)) {
+        if ((ix->slot[h] >> 32) != tag) continue;
+        int i = (int)(uint32_t)ix->slot[h] - 1;
+        const char *k = l->items[i].key;
+        if (!strncmp(k, name, len) && k[len] == '\0') return i;
+    }
+    return -1;
+}
+
+int model_check_names(loader *L)
+{
+    static const char *reserved[] = {"t",    "pi",   "der",   "sin",  "cos",  "tan",   "asin", "acos",
+                                     "atan", "atan2", "sinh", "cosh", "tanh", "exp",   "log",  "sqrt",
+                                     "abs",  "sign",  "min",  "max",  "step", "lambda", "mu"};
+    const mbl_src_list *lists[] = {&L->src->parameters,  &L->src->coordinates,  &L->src->inputs,
+                                   &L->src->variables,   &L->src->constraints,  &L->src->nonholonomic,
+                                   &L->src->ode_states, &L->src->implicit_variables};
+    const char *kinds[] = {"parameter",  "coordinate", "input", "variable", "constraint", "non-holonomic constraint",
+                           "ode state", "implicit variable"};
+    int nlists = 8;
+    for (int a = 0; a < nlists; a++) {
+        if ((a == 4 && !L->src->named_constraints) || (a == 5 && !L->src->named_nonholonomic)) continue;
+        for (int i = 0; i < lists[a]->n; i++) {
+            const mbl_src_item *it = &lists[a]->items[i];
+            const char *nm = it->key;
+            int ok = (nm[0] == '_' || (nm[0] >= 'A' && nm[0] <= 'Z') || (nm[0] >= 'a' && nm[0] <= 'z'));
+            for (const char *c = nm; *c && ok; c++)
+                ok = *c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
+            if (!ok)
+                return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s name '%s' is not a valid name (letters, digits, _)",
+                                 L->src->file, it->key_line, it->key_col, kinds[a], nm);
+            for (size_t r = 0; r < sizeof reserved / sizeof *reserved; r++)
+                if (!strcmp(nm, reserved[r]))
+                    return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' is reserved and cannot name a %s",
+                                     L->src->file, it->key_line, it->key_col, nm, kinds[a]);
+            for (int b = 0; b < a; b++) {
+                if ((b == 4 && !L->src->named_constraints) || (b == 5 && !L->src->named_nonholonomic)) continue;
+                int j = model_find_name(lists[b], nm, strlen(nm));
+                if (j >= 0)
+                    return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: duplicate name '%s': already a %s (line %d)",
+                                     L->src->file, it->key_line, it->key_col, nm, kinds[b],
+                                     lists[b]->items[j].key_line);
+            }
+        }
+    }
+    /* every ode state has one equation under 'ode', keyed by its name */
+    for (int i = 0; i < L->src->ode.n; i++) {
+        const mbl_src_item *it = &L->src->ode.items[i];
+        if (model_find_name(&L->src->ode_states, it->key, strlen(it->key)) < 0)
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' in ode is not an ode state (declare it under ode_states)",
+                             L->src->file, it->key_line, it->key_col, it->key);
+    }
+    for (int i = 0; i < L->src->ode_states.n; i++) {
+        const mbl_src_item *it = &L->src->ode_states.items[i];
+        if (model_find_name(&L->src->ode, it->key, strlen(it->key)) < 0)
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: ode state '%s' has no equation under 'ode'", L->src->file,
+                             it->key_line, it->key_col, it->key);
+    }
+    /* keys that must name coordinates (velocities: the other keys define generalized speeds) */
+    const mbl_src_list *bycoord[] = {&L->src->forces};
+    const char *bykind[] = {"forces"};
+    for (int a = 0; a < 1; a++)
+        for (int i = 0; i < bycoord[a]->n; i++) {
+            const mbl_src_item *it = &bycoord[a]->items[i];
+            if (model_find_name(&L->src->coordinates, it->key, strlen(it->key)) < 0)
+                return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' in %s is not a coordinate", L->src->file,
+                                 it->key_line, it->key_col, it->key, bykind[a]);
+        }
+    for (int i = 0; i < L->src->mass_matrix.n; i++) {
+        const mbl_src_item *it = &L->src->mass_matrix.items[i];
+        if (model_find_name(&L->src->coordinates, it->key, strlen(it->key)) < 0)
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: mass_matrix row '%s' is not a coordinate", L->src->file,
+                             it->key_line, it->key_col, it->key);
+        if (model_find_name(&L->src->coordinates, it->key2, strlen(it->key2)) < 0)
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: mass_matrix column '%s' is not a coordinate", L->src->file,
+                             it->key_line, it->key_col, it->key2);
+    }
+    return 0;
+}
+
+/* Generalized speeds (source 000 Eq. 14): a `velocities` key that is not a coordinate defines
+ * u = T(q) q' by an expression linear in der(.). It becomes a variable of that name (usable in every
+ * expression, der(u) its total derivative) and a user velocity state (W = u preferred by the state
+ * selection), so the augmented matrix carries T = du/dq' and [T q']_q in its W rows. */
+static int take_speed(loader *L, mbl_src_item it);
+
+int model_take_speeds(loader *L)
+{
+    mbl_src *s = L->src;
+    mbl_model *md = L->md;
+    int keep = 0, nspd = 0;
+    for (int i = 0; i < s->velocities.n; i++)
+        if (model_find_name(&s->coordinates, s->velocities.items[i].key, strlen(s->velocities.items[i].key)) < 0) nspd++;
+    if (!nspd) return 0;
+    md->spd_what = mbl_calloc((size_t)nspd, sizeof *md->spd_what);
+    if (!md->spd_what) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    int rc = 0, i = 0, nvel = s->velocities.n;
+    for (; i < nvel && !rc; i++) {
+        mbl_src_item it = s->velocities.items[i];
+        if (model_find_name(&s->coordinates, it.key, strlen(it.key)) >= 0) {
+            s->velocities.items[keep++] = it;
+            continue;
+        }
+        rc = take_speed(L, it);
+        if (rc == 1) { /* moved to the variables, then failed: it is theirs now */
+            rc = MBL_ENOMEM;
+            i++;
+            break;
+        }
+        if (rc) break;
+    }
+    /* on an error, the items not examined stay velocities (each item has exactly one owner) */
+    for (; rc && i < nvel; i++) s->velocities.items[keep++] = s->velocities.items[i];
+    s->velocities.n = keep;
+    model_name_index_reset(); /* the lists changed: their name indexes are rebuilt when next searched */
+    return rc;
+}
+
+/* one speed `it` of take_speeds: checked, then a variable and a velocity state; 0, a negative
+ * code with it still owned by the velocities, or 1 (out of memory after the variables took it) */
+static int take_speed(loader *L, mbl_src_item it)
+{
+    mbl_src *s = L->src;
+    mbl_model *md = L->md;
+    {
+        if (!strstr(it.text, "der("))
+            return mbl_error(L->st, MBL_EMODEL,
+                             "%s:%d:%d: '%s' in velocities is not a coordinate (a generalized speed u = T(q) q' is "
+                             "defined by an expression in der(.))",
+                             s->file, it.key_line, it.key_col, it.key);
+        if (model_find_name(&s->variables, it.key, strlen(it.key)) >= 0)
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: duplicate name '%s': the speed is also a variable", s->file,
+                             it.key_line, it.key_col, it.key);
+        mbl_src_list *lists[2] = {&s->variables, &s->velocity_states};
+        for (int a = 0; a < 2; a++) {
+            mbl_src_list *l = lists[a];
+            if (l->n == l->cap) {
+                int cap = l->cap ? 2 * l->cap : 8;
+                mbl_src_item *x = mbl_realloc_array(l->items, (size_t)cap, sizeof *x);
+                if (!x) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+                l->items = x;
+                l->cap = cap;
+            }
+        }
+        mbl_src_item st_it;
+        memset(&st_it, 0, sizeof st_it);
+        st_it.text = model_str_dup(it.key);
+        if (!st_it.text) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        st_it.line = st_it.key_line = it.key_line;
+        st_it.col = st_it.key_col = it.key_col;
+        s->velocity_states.items[s->velocity_states.n++] = st_it;
+        s->variables.items[s->variables.n++] = it; /* owns key and text from here */
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s:%d:%d: speed '%s'", s->file, it.key_line, it.key_col, it.key);
+        md->spd_what[md->nspd] = model_str_dup(buf);
+        if (!md->spd_what[md->nspd++]) {
+            mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,368 @@
+/* Parsing the file's expressions: the resolver that turns a name or a call (der, lambda, mu, a
+ * variable, a constraint's name) into a node, and the parsing of one item. */
+#include "model/formulate.h"
+
+/* der(e) as the total time derivative with q' = v, v' = a, visiting only e's own symbols. */
+mblx_id model_total_der(mbl_model *md, mblx_id e)
+{
+    size_t nd = 0;
+    const uint32_t *deps = mblx_node_deps(md->g, e, &nd);
+    if (!deps && nd) return MBLX_NONE;
+    mblx_id stack_syms[16], stack_d[16];
+    mblx_id *syms = stack_syms, *d = stack_d;
+    if (nd > 16) {
+        syms = mbl_alloc_array(nd, sizeof *syms);
+        d = mbl_alloc_array(nd, sizeof *d);
+        if (!syms || !d) {
+            if (syms != stack_syms) mbl_free(syms);
+            if (d != stack_d) mbl_free(d);
+            return MBLX_NONE;
+        }
+    }
+    /* copy the dependence set first: it may move when the graph grows */
+    uint32_t *dep = mbl_alloc_array(nd ? nd : 1, sizeof *dep);
+    if (!dep) {
+        if (syms != stack_syms) mbl_free(syms), mbl_free(d);
+        return MBLX_NONE;
+    }
+    memcpy(dep, deps, nd * sizeof *dep);
+    size_t ns = 0;
+    int has_t = 0;
+    int j_v = model_blk0(md, MBL_BLK_V), j_q = model_blk0(md, MBL_BLK_Q), j_x = model_blk0(md, MBL_BLK_X);
+    for (size_t i = 0; i < nd; i++) {
+        int s = (int)dep[i];
+        if (s == md->sym_t) {
+            has_t = 1;
+            continue;
+        }
+        int u = s < md->nsym ? md->unknown_of_sym[s] : -1;
+        if (u >= j_q && u < j_q + md->n) { /* q_j -> v_j */
+            syms[ns] = md->q[u - j_q];
+            d[ns++] = md->v[u - j_q];
+        } else if (u >= j_v && u < j_v + md->n) { /* v_j -> a_j */
+            syms[ns] = md->v[u - j_v];
+            d[ns++] = md->a[u - j_v];
+        } else if (u >= j_x && u < j_x + md->nX) { /* X_j -> Xdot_j */
+            syms[ns] = md->X[u - j_x];
+            d[ns++] = md->Xd[u - j_x];
+        }
+    }
+    mbl_free(dep);
+    mblx_id r = mblx_total_der(md->g, e, ns, syms, d, has_t ? md->t : MBLX_NONE);
+    if (syms != stack_syms) {
+        mbl_free(syms);
+        mbl_free(d);
+    }
+    return r;
+}
+
+int model_depends_on_block(const mbl_model *md, mblx_id e, int blk)
+{
+    int j0 = model_blk0(md, blk), j1 = model_blk0(md, blk + 1);
+    size_t nd = 0;
+    const uint32_t *deps = mblx_node_deps(md->g, e, &nd);
+    for (size_t i = 0; i < nd; i++) {
+        int u = (int)deps[i] < md->nsym ? md->unknown_of_sym[deps[i]] : -1;
+        if (u >= j0 && u < j1) return 1;
+    }
+    return 0;
+}
+
+/* lambda(c) / mu(c): the multiplier of a holonomic / non-holonomic constraint c, named (constraints
+ * given as a mapping) or numbered from 1 in the file's order; in outputs only. */
+static int resolve_multiplier(loader *L, int is_lam, int nargs, const mblx_id *args, mblx_id *out, char *why,
+                              size_t whylen)
+{
+    const mbl_model *md = L->md;
+    const char *fn = is_lam ? "lambda" : "mu";
+    int cnt = is_lam ? md->m : md->k;
+    const mblx_id *mult = is_lam ? md->lam : md->mu;
+    if (!L->allow_mult) {
+        L->mult_refused = 1;
+        snprintf(why, whylen,
+                 "%s() (a constraint force) can be used in forces, ode, implicit_variables, outputs and the "
+                 "variables these use only",
+                 fn);
+        return 1;
+    }
+    if (nargs != 1) {
+        snprintf(why, whylen, "%s() takes 1 argument (a constraint name or number), %d given", fn, nargs);
+        return 1;
+    }
+    double v;
+    for (int j = 0; j < cnt; j++)
+        if (args[0] == mult[j]) {
+            L->cname_calls++;
+            *out = mult[j];
+            return 0;
+        }
+    if (mblx_is_const(L->md->g, args[0], &v) && v == floor(v) && v >= 1 && v <= cnt) {
+        *out = mult[(int)v - 1];
+        return 0;
+    }
+    snprintf(why, whylen, "%s() takes the name or the number (1 to %d) of a %sconstraint", fn, cnt,
+             is_lam ? "" : "non-holonomic ");
+    return 1;
+}
+
+/* der(args[0]): the total time derivative, refused where the model has no such derivative. */
+static int resolve_der(loader *L, mblx_graph *g, int nargs, const mblx_id *args, mblx_id *out, char *why, size_t whylen)
+{
+    mbl_model *md = L->md;
+    if (L->scope != SCOPE_FULL) {
+        snprintf(why, whylen, "der() cannot be used in %s", L->what);
+        return 1;
+    }
+    if (nargs != 1) {
+        snprintf(why, whylen, "der() takes 1 argument, %d given", nargs);
+        return 1;
+    }
+    if (model_depends_on_block(md, args[0], MBL_BLK_A)) {
+        snprintf(why, whylen, "der() of an expression that already contains accelerations (third "
+                              "time derivatives are not part of the model)");
+        return 1;
+    }
+    if (model_depends_on_block(md, args[0], MBL_BLK_XD)) {
+        snprintf(why, whylen, "der() of an expression that contains der() of an ode state (second "
+                              "derivatives of ode states are not part of the model)");
+        return 1;
+    }
+    if (model_depends_on_block(md, args[0], MBL_BLK_Z)) {
+        snprintf(why, whylen, "der() of an implicit variable (its time derivative is not part of the "
+                              "model; make it an ode state)");
+        return 1;
+    }
+    if (model_depends_on_block(md, args[0], MBL_BLK_LAMBDA) || model_depends_on_block(md, args[0], MBL_BLK_MU)) {
+        snprintf(why, whylen, "der() of a multiplier (the time derivative of a constraint force is not "
+                              "part of the model)");
+        return 1;
+    }
+    *out = model_total_der(md, args[0]);
+    if (*out != MBLX_NONE && L->let_vars && mblx_node_op(g, *out) == MBLX_OP_LET &&
+        !model_depends_on_block(md, args[0], MBL_BLK_V)) { /* formulate_let: d(dP/dt)/dv = dP/dq */
+        if (L->nderlet == L->derlet_cap) {
+            int cap = L->derlet_cap ? 2 * L->derlet_cap : 16;
+            mblx_id *x = mbl_realloc_array(L->derlet, (size_t)cap, sizeof *x);
+            if (x) L->derlet = x, L->derlet_cap = cap;
+        }
+        if (L->nderlet < L->derlet_cap) L->derlet[L->nderlet++] = *out; /* else: just not known */
+    }
+    if (*out == MBLX_NONE) {
+        L->oom = 1;
+        snprintf(why, whylen, "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
+/* Variable i (named name): its node, parsed now in the full scope when not yet (a cycle among
+ * variables refused); 2 when its own parse failed (the error already in L->st). */
+static int resolve_variable(loader *L, int i, const char *name, size_t len, mblx_id *out, char *why, size_t whylen)
+{
+    mbl_model *md = L->md;
+    mbl_src *src = L->src;
+    if (L->var_state[i] == VAR_DONE) {
+        *out = L->var_node[i];
+        return 0;
+    }
+    if (L->var_state[i] == VAR_BUSY) {
+        char chain[512];
+        size_t off = 0;
+        chain[0] = '\0';
+        int start = 0;
+        for (int d = 0; d < L->var_depth; d++)
+            if (L->var_stack[d] == i) start = d;
+        for (int d = start; d < L->var_depth && off < sizeof chain; d++)
+            off += (size_t)snprintf(chain + off, sizeof chain - off, "%s -> ",
+                                    src->variables.items[L->var_stack[d]].key);
+        snprintf(why, whylen, "cycle among variables: %s%.*s", chain, (int)len, name);
+        return 1;
+    }
+    if (L->var_depth >= (int)(sizeof L->var_stack / sizeof *L->var_stack)) {
+        snprintf(why, whylen, "variables nested too deeply (more than %d levels)",
+                 (int)(sizeof L->var_stack / sizeof *L->var_stack));
+        return 1;
+    }
+    /* parse the variable now, in the full scope, then come back */
+    L->var_state[i] = VAR_BUSY;
+    L->var_stack[L->var_depth++] = i;
+    loader saved = *L;
+    mblx_id node = MBLX_NONE;
+    char what[160];
+    model_variable_what(what, sizeof what, src->variables.items[i].key);
+    int rc = model_parse_item(L, &src->variables.items[i], SCOPE_FULL, what, &node);
+    L->scope = saved.scope;
+    L->item = saved.item;
+    L->what = saved.what;
+    L->param_limit = saved.param_limit;
+    L->var_depth--;
+    if (rc) {
+        /* the error is already in L->st: make the outer parse fail with it unchanged */
+        snprintf(why, whylen, "%s", L->st ? L->st->msg : "error in variable");
+        L->var_state[i] = VAR_NEW;
+        return 2;
+    }
+    if (L->let_vars) node = mblx_let(md->g, node); /* formulate_let: kept as one shared node */
+    L->var_state[i] = VAR_DONE;
+    L->var_node[i] = node;
+    *out = node;
+    return 0;
+}
+
+static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
+                   mblx_id *out, char *why, size_t whylen)
+{
+    loader *L = ud;
+    mbl_model *md = L->md;
+    mbl_src *src = L->src;
+    if (nargs >= 0) {
+        if (len == 3 && !strncmp(name, "der", 3)) return resolve_der(L, g, nargs, args, out, why, whylen);
+        int is_lam = len == 6 && !strncmp(name, "lambda", 6), is_mu = len == 2 && !strncmp(name, "mu", 2);
+        if (is_lam || is_mu) return resolve_multiplier(L, is_lam, nargs, args, out, why, whylen);
+        return 1; /* unknown function */
+    }
+    int i;
+    if (len == 1 && name[0] == 't') {
+        if (L->scope == SCOPE_PARAM || L->scope == SCOPE_VALUE) {
+            snprintf(why, whylen, "time 't' cannot be used in %s", L->what);
+            return 1;
+        }
+        *out = md->t;
+        return 0;
+    }
+    if ((i = model_find_name(&src->parameters, name, len)) >= 0) {
+        if (L->scope == SCOPE_PARAM && i >= L->param_limit) {
+            if (i == L->param_limit)
+                snprintf(why, whylen, "parameter '%.*s' refers to itself", (int)len, name);
+            else
+                snprintf(why, whylen,
+                         "parameter '%.*s' is defined after '%s' (a parameter may only use earlier ones; "
+                         "a cycle otherwise)",
+                         (int)len, name, src->parameters.items[L->param_limit].key);
+            return 1;
+        }
+        if (L->scope == SCOPE_PARAM || L->scope == SCOPE_VALUE) md->pbaked[i] = 1; /* mbl_model_set_param */
+        *out = md->p[i];
+        return 0;
+    }
+    if (L->scope == SCOPE_PARAM || L->scope == SCOPE_VALUE) {
+        if (model_find_name(&src->coordinates, name, len) >= 0 || model_find_name(&src->variables, name, len) >= 0 ||
+            model_find_name(&src->inputs, name, len) >= 0 || model_find_name(&src->ode_states, name, len) >= 0 ||
+            model_find_name(&src->implicit_variables, name, len) >= 0) {
+            snprintf(why, whylen, "'%.*s' cannot be used in %s (only parameters can)", (int)len, name, L->what);
+            return 1;
+        }
+        return 1;
+    }
+    if ((i = model_find_name(&src->coordinates, name, len)) >= 0) {
+        *out = md->q[i];
+        return 0;
+    }
+    if ((i = model_find_name(&src->inputs, name, len)) >= 0) {
+        *out = md->r[i];
+        return 0;
+    }
+    if ((i = model_find_name(&src->ode_states, name, len)) >= 0) {
+        *out = md->X[i];
+        return 0;
+    }
+    if ((i = model_find_name(&src->implicit_variables, name, len)) >= 0) {
+        *out = md->Z[i];
+        return 0;
+    }
+    if ((i = model_find_name(&src->variables, name, len)) >= 0)
+        return resolve_variable(L, i, name, len, out, why, whylen);
+    if ((src->named_constraints && (i = model_find_name(&src->constraints, name, len)) >= 0) ||
+        (src->named_nonholonomic && (i = model_find_name(&src->nonholonomic, name, len)) >= 0)) {
+        int nh = !(src->named_constraints && model_find_name(&src->constraints, name, len) >= 0);
+        if (!L->allow_mult) {
+            L->mult_refused = 1;
+            snprintf(why, whylen,
+                     "'%.*s' names a constraint: its force %s(%.*s) can be used in forces, ode, implicit_variables "
+                     "and outputs only",
+                     (int)len, name, nh ? "mu" : "lambda", (int)len, name);
+            return 1;
+        }
+        L->cname_refs++;
+        *out = nh ? md->mu[i] : md->lam[i];
+        return 0;
+    }
+    (void)g;
+    return 1;
+}
+
+/* Parse one item's text; errors come as "file:line:col: what (in <what>)". */
+int model_parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
+{
+    int rc = model_parse_item_text(L, it, scope, what, out);
+    if (!rc && !L->let_vars && (scope == SCOPE_FULL || scope == SCOPE_POSITION)) rc = model_record_srcx(L, it, what, *out);
+    return rc;
+}
+
+int model_parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
+{
+    L->scope = scope;
+    L->item = it;
+    L->what = what;
+    mblx_parse_opts po;
+    memset(&po, 0, sizeof po);
+    po.resolve = resolve;
+    po.ud = L;
+    po.line = it->line;
+    po.col = it->col;
+    mbl_status st;
+    mbl_status_clear(&st);
+    int rc = mblx_parse(L->md->g, it->text, strlen(it->text), &po, out, &st);
+    if (rc && (L->oom || mblx_graph_status(L->md->g, NULL) == MBL_ENOMEM))
+        return mbl_error(L->st, MBL_ENOMEM, "%s: out of memory", L->src->file);
+    if (rc) {
+        /* a nested variable's error message already names its own position: keep it as is */
+        const char *msg = st.msg;
+        const char *nested = strstr(msg, L->src->file);
+        if (nested && nested != msg) return mbl_error(L->st, rc, "%s", nested);
+        if (nested == msg) return mbl_error(L->st, rc, "%s", msg);
+        if (it->line == 0) {
+            /* a state given by the caller (mbl_load_options.states), not in the file: the
+             * position is in its own text */
+            int l = 0, c = 0, k = 0;
+            if (sscanf(msg, "%d:%d: %n", &l, &c, &k) >= 2 && k > 0)
+                return mbl_error(L->st, rc, "%s: %s (in %s '%s', column %d)", L->src->file, msg + k, what, it->text, c);
+            return mbl_error(L->st, rc, "%s: %s (in %s '%s')", L->src->file, msg, what, it->text);
+        }
+        return mbl_error(L->st, rc, "%s:%s (in %s)", L->src->file, msg, what);
+    }
+    rc = model_check_defined(L, it, what, *out);
+    if (!rc && (scope == SCOPE_FULL || scope == SCOPE_POSITION)) rc = model_record_expr(L, it, what, *out);
+    return rc;
+}
+
+/* Evaluate an expression of parameters only (the loader's symbol vector holds the parameter
+ * values known so far; it is allocated once, not per value). */
+int model_eval_params(loader *L, mblx_id e, const mbl_src_item *it, const char *what, double *val)
+{
+    mbl_model *md = L->md;
+    if (!L->pvals) {
+        L->pvals = mbl_calloc((size_t)md->nsym + 1, sizeof *L->pvals);
+        if (!L->pvals) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < md->np; i++) L->pvals[md->sym_p[i]] = md->pval[i];
+    mbl_status st;
+    int rc = mblx_eval(md->g, e, L->pvals, val, &st);
+    if (rc) return mbl_error(L->st, rc, "%s:%d:%d: %s (in %s)", L->src->file, it->line, it->col, st.msg, what);
+    if (!isfinite(*val)) /* the engine reports non-finite results; this is a safety net */
+        return mbl_error(L->st, MBL_EDOMAIN, "%s:%d:%d: %s is not a finite number", L->src->file, it->line, it->col,
+                         what);
+    return 0;
+}
+
+/* A number of the file given as an expression of the parameters (initial values, velocities,
+ * input values, the time of the point). */
+int model_load_value(loader *L, const mbl_src_item *it, const char *what, double *val, mblx_id *node)
+{
+    mblx_id e;
+    int rc = model_parse_item(L, it, SCOPE_VALUE, what, &e);
+    /* a number (nearly every initial value) needs no tape: mblx_eval compiles one per call */
+    if (!rc && !(mblx_is_const(L->md->g, e, val) && isfinite(*val))) rc = model_eval_params(L, e, it, what, val);
+    if (!rc && node) *node = e;
+    return rc;
+}

@@ -1,0 +1,184 @@
+/* The model's symbols (parameters, coordinates, velocities, accelerations, multipliers, inputs,
+ * X, Xdot, Z) and the file's values of them (parameters, initial values, inputs). */
+#include "model/formulate.h"
+
+int model_create_symbols(loader *L)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    md->n = s->coordinates.n;
+    md->m = s->constraints.n;
+    md->k = s->nonholonomic.n;
+    md->nr = s->inputs.n;
+    md->ny = s->outputs.n;
+    md->np = s->parameters.n;
+    md->nX = s->ode_states.n;
+    md->nZ = s->implicit_variables.n;
+    md->nunk = 3 * md->n + md->m + md->k + 2 * md->nX + md->nZ + md->nr;
+    size_t n = (size_t)md->n;
+#define ALLOC(p, cnt) (((p) = mbl_calloc((cnt) ? (size_t)(cnt) : 1, sizeof *(p))) == NULL)
+    if (ALLOC(md->p, md->np) || ALLOC(md->q, n) || ALLOC(md->v, n) || ALLOC(md->a, n) || ALLOC(md->lam, md->m) ||
+        ALLOC(md->mu, md->k) || ALLOC(md->r, md->nr) || ALLOC(md->sym_of_unknown, md->nunk) ||
+        ALLOC(md->sym_p, md->np) || ALLOC(md->pval, md->np) || ALLOC(md->qname, n) || ALLOC(md->rname, md->nr) ||
+        ALLOC(md->yname, md->ny) || ALLOC(md->pname, md->np) || ALLOC(md->q0, n) || ALLOC(md->v0, n) ||
+        ALLOC(md->r0, md->nr) || ALLOC(md->v_given, n) || ALLOC(md->cyclic, n) || ALLOC(md->X, md->nX) ||
+        ALLOC(md->Xd, md->nX) || ALLOC(md->Z, md->nZ) || ALLOC(md->X0, md->nX) || ALLOC(md->xname, md->nX) ||
+        ALLOC(md->zname, md->nZ) || ALLOC(md->eq_what, md->nX + md->nZ) || ALLOC(md->pexpr, md->np) ||
+        ALLOC(md->q0x, n) || ALLOC(md->v0x, n) || ALLOC(md->r0x, md->nr))
+        return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+#undef ALLOC
+    mblx_graph *g = md->g;
+    char buf[512];
+    for (int i = 0; i < md->np; i++) {
+        md->p[i] = mblx_symbol(g, s->parameters.items[i].key);
+        md->pname[i] = model_str_dup(s->parameters.items[i].key);
+        if (!md->pname[i]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    md->t = mblx_symbol(g, "t");
+    int jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q), ja = model_blk0(md, MBL_BLK_A);
+    for (int i = 0; i < md->n; i++) {
+        const char *nm = s->coordinates.items[i].key;
+        md->q[i] = mblx_symbol(g, nm);
+        snprintf(buf, sizeof buf, "der(%s)", nm);
+        md->v[i] = mblx_symbol(g, buf);
+        snprintf(buf, sizeof buf, "der(der(%s))", nm);
+        md->a[i] = mblx_symbol(g, buf);
+        md->qname[i] = model_str_dup(nm);
+        if (!md->qname[i]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    for (int j = 0; j < md->m; j++) {
+        snprintf(buf, sizeof buf, "lambda[%d]", j + 1);
+        md->lam[j] = mblx_symbol(g, buf);
+    }
+    for (int j = 0; j < md->k; j++) {
+        snprintf(buf, sizeof buf, "mu[%d]", j + 1);
+        md->mu[j] = mblx_symbol(g, buf);
+    }
+    for (int j = 0; j < md->nX; j++) {
+        const char *nm = s->ode_states.items[j].key;
+        md->X[j] = mblx_symbol(g, nm);
+        snprintf(buf, sizeof buf, "der(%s)", nm);
+        md->Xd[j] = mblx_symbol(g, buf);
+        md->xname[j] = model_str_dup(nm);
+        if (!md->xname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    for (int j = 0; j < md->nZ; j++) {
+        md->Z[j] = mblx_symbol(g, s->implicit_variables.items[j].key);
+        md->zname[j] = model_str_dup(s->implicit_variables.items[j].key);
+        if (!md->zname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    for (int j = 0; j < md->nr; j++) {
+        md->r[j] = mblx_symbol(g, s->inputs.items[j].key);
+        md->rname[j] = model_str_dup(s->inputs.items[j].key);
+        if (!md->rname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    for (int j = 0; j < md->ny; j++) {
+        md->yname[j] = model_str_dup(s->outputs.items[j].key);
+        if (!md->yname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    /* constraint names, for `mblin check` (redundant constraints, parts that do not assemble) */
+    md->cname = mbl_calloc((size_t)(md->m ? md->m : 1), sizeof *md->cname);
+    if (!md->cname) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; j < md->m; j++) {
+        char cbuf[160];
+        snprintf(cbuf, sizeof cbuf, "constraint %d", j + 1);
+        if (s->named_constraints) snprintf(cbuf, sizeof cbuf, "constraint %.140s", s->constraints.items[j].key);
+        md->cname[j] = model_str_dup(s->constraints.items[j].key && !s->named_constraints ? s->constraints.items[j].key : cbuf);
+        if (!md->cname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    }
+    int rc = mblx_graph_status(g, L->st);
+    if (rc) return rc;
+    md->nsym = (int)mblx_symbol_count(g);
+    md->unknown_of_sym = mbl_alloc_array((size_t)md->nsym + 1, sizeof *md->unknown_of_sym);
+    if (!md->unknown_of_sym) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    md->sym_t = (int)mblx_symbol_index(g, md->t);
+    for (int i = 0; i < md->np; i++) md->sym_p[i] = (int)mblx_symbol_index(g, md->p[i]);
+    for (int i = 0; i < md->n; i++) {
+        md->sym_of_unknown[ja + i] = (int)mblx_symbol_index(g, md->a[i]);
+        md->sym_of_unknown[jv + i] = (int)mblx_symbol_index(g, md->v[i]);
+        md->sym_of_unknown[jq + i] = (int)mblx_symbol_index(g, md->q[i]);
+    }
+    for (int j = 0; j < md->m; j++)
+        md->sym_of_unknown[model_blk0(md, MBL_BLK_LAMBDA) + j] = (int)mblx_symbol_index(g, md->lam[j]);
+    for (int j = 0; j < md->k; j++)
+        md->sym_of_unknown[model_blk0(md, MBL_BLK_MU) + j] = (int)mblx_symbol_index(g, md->mu[j]);
+    for (int j = 0; j < md->nr; j++)
+        md->sym_of_unknown[model_blk0(md, MBL_BLK_R) + j] = (int)mblx_symbol_index(g, md->r[j]);
+    for (int j = 0; j < md->nX; j++) {
+        md->sym_of_unknown[model_blk0(md, MBL_BLK_X) + j] = (int)mblx_symbol_index(g, md->X[j]);
+        md->sym_of_unknown[model_blk0(md, MBL_BLK_XD) + j] = (int)mblx_symbol_index(g, md->Xd[j]);
+    }
+    for (int j = 0; j < md->nZ; j++)
+        md->sym_of_unknown[model_blk0(md, MBL_BLK_Z) + j] = (int)mblx_symbol_index(g, md->Z[j]);
+    for (int s = 0; s < md->nsym; s++) md->unknown_of_sym[s] = -1;
+    for (int j = 0; j < md->nunk; j++) md->unknown_of_sym[md->sym_of_unknown[j]] = j;
+    return 0;
+}
+
+int model_load_values(loader *L, const mbl_setting *sets, int nsets)
+{
+    mbl_model *md = L->md;
+    mbl_src *s = L->src;
+    for (int k = 0; k < nsets; k++) {
+        if (model_find_name(&s->parameters, sets[k].name, strlen(sets[k].name)) < 0)
+            return mbl_error(L->st, MBL_EARG, "--set %s: the model %s has no parameter '%s'", sets[k].name, s->file,
+                             sets[k].name);
+        if (!isfinite(sets[k].value))
+            return mbl_error(L->st, MBL_EARG, "--set %s: the value is not a finite number", sets[k].name);
+    }
+    for (int i = 0; i < md->np; i++) {
+        const mbl_src_item *it = &s->parameters.items[i];
+        int over = -1;
+        for (int k = 0; k < nsets; k++)
+            if (!strcmp(sets[k].name, it->key)) over = k;
+        L->param_limit = i;
+        mblx_id e;
+        char what[160];
+        snprintf(what, sizeof what, "parameter '%s'", it->key);
+        int rc = model_parse_item(L, it, SCOPE_PARAM, what, &e); /* parsed even when overridden: errors still count */
+        if (rc) return rc;
+        md->pexpr[i] = over >= 0 ? MBLX_NONE : e;
+        if (over >= 0) {
+            md->pval[i] = sets[over].value;
+        } else {
+            rc = model_eval_params(L, e, it, what, &md->pval[i]);
+            if (rc) return rc;
+        }
+    }
+    char what[160];
+    int rc = 0;
+    for (int i = 0; i < md->n && !rc; i++) {
+        snprintf(what, sizeof what, "the initial value of coordinate '%s'", s->coordinates.items[i].key);
+        rc = model_load_value(L, &s->coordinates.items[i], what, &md->q0[i], &md->q0x[i]);
+    }
+    for (int i = 0; i < s->velocities.n && !rc; i++) {
+        const mbl_src_item *it = &s->velocities.items[i];
+        int j = model_find_name(&s->coordinates, it->key, strlen(it->key));
+        snprintf(what, sizeof what, "the velocity of '%s'", it->key);
+        rc = model_load_value(L, it, what, &md->v0[j], &md->v0x[j]);
+        md->v_given[j] = 1;
+    }
+    for (int i = 0; i < md->nX && !rc; i++) {
+        snprintf(what, sizeof what, "the value of ode state '%s'", s->ode_states.items[i].key);
+        rc = model_load_value(L, &s->ode_states.items[i], what, &md->X0[i], NULL);
+    }
+    for (int i = 0; i < md->nr && !rc; i++) {
+        snprintf(what, sizeof what, "the value of input '%s'", s->inputs.items[i].key);
+        rc = model_load_value(L, &s->inputs.items[i], what, &md->r0[i], &md->r0x[i]);
+    }
+    if (rc) return rc;
+    md->at = MBL_AT_EQUILIBRIUM;
+    if (s->at.text) {
+        if (!strcmp(s->at.text, "equilibrium")) md->at = MBL_AT_EQUILIBRIUM;
+        else if (!strcmp(s->at.text, "given")) md->at = MBL_AT_GIVEN;
+        else if (!strcmp(s->at.text, "steady")) md->at = MBL_AT_STEADY;
+        else
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: linearize.at must be equilibrium, given or steady, not '%s'",
+                             s->file, s->at.line, s->at.col, s->at.text);
+    }
+    if (s->time.text) {
+        rc = model_load_value(L, &s->time, "linearize.time", &md->time, NULL);
+        if (rc) return rc;
+    }
+    return 0;
+}
