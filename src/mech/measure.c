@@ -6,22 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *mech_dot3(mech *M, char *const a[3], char *const b[3])
-{
-    /* the products with a factor "0" left out (z of planar vectors) */
-    int z[3], nz = 0;
-    for (int k = 0; k < 3; k++) nz += z[k] = !strcmp(a[k], "0") || !strcmp(b[k], "0");
-    if (!nz) return mech_fmt(M, "(%s*%s + %s*%s + %s*%s)", a[0], b[0], a[1], b[1], a[2], b[2]);
-    sbuf s = {0};
-    for (int k = 0; k < 3; k++)
-        if (!z[k]) {
-            mech_sb_add(M, &s, s.n ? " + " : "(", a[k]);
-            mech_sb_add(M, &s, "*", b[k]);
-        }
-    if (s.n) mech_sb_add(M, &s, ")", "");
-    return mech_sb_done(M, &s);
-}
-
 /* d = p_i - p_j as three texts */
 void mech_dvec(mech *M, int i, int j, char *d[3])
 {

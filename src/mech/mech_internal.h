@@ -217,9 +217,42 @@ int mech_add_markers(mech *M, int bi, const yaml_node_t *mks);
 body *mech_new_body(mech *M, const char *name, const yaml_node_t *key);
 int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val);
 
+/* ---- vec3_text.c: 3-D vectors, rotations and quaternions as expression texts ----------------- */
+
+/* a text that is zero (NULL or "0") */
+int mech_tx_is0(const char *a);
+/* a number as a text: "0", "1", "-1" exactly, else as mech_num */
+const char *mech_tx_num(mech *M, double x);
+/* a*b (NULL when zero; a factor "1" left out) */
+const char *mech_tx_mul(mech *M, const char *a, const char *b);
+/* sum of signed terms sg[k] = +-1 (NULL terms skipped): "0" when empty */
+const char *mech_tx_sum(mech *M, int n, const char *const *t, const int *sg);
+/* the same with NULL for zero */
+const char *mech_tx_sumz(mech *M, int n, const char *const *t, const int *sg);
+/* quaternions (Euler parameters) as texts: o = a (x) b (Hamilton), numbers, conj(a), the rotation
+ * about z by the angle text q */
+void mech_tx_qmul(mech *M, const char *const a[4], const char *const b[4], const char *o[4]);
+void mech_tx_qnum(mech *M, const double q[4], const char *o[4]);
+void mech_tx_qconj(mech *M, const char *const a[4], const char *o[4]);
+void mech_tx_qz(mech *M, const char *q, const char *o[4]);
+/* o = a x b (NULL entries are zero, in and out) */
+void mech_tx_cross(mech *M, const char *const a[3], const char *const b[3], const char *o[3]);
+/* the rotation matrix (row-major) of Euler parameters given as texts (NULL for zero) */
+void mech_tx_qrot(mech *M, const char *const x[4], const char *R[9]);
+/* o = R v or R^T v (R row-major; NULL entries are zero, in and out) */
+void mech_tx_matvec(mech *M, const char *const R[9], const char *const v[3], int transpose, const char *o[3]);
+/* a numeric matrix as texts (NULL for zero) */
+void mech_tx_num_mat(mech *M, const double R[9], const char *o[9]);
+/* a . b ("0" when zero) */
+const char *mech_tx_dot(mech *M, const char *const a[3], const char *const b[3]);
+/* acc += sign * (a x b), acc += sign * a (texts; NULL entries are zero) */
+void mech_tx_add_cross(mech *M, const char *acc[3], const char *const a[3], const char *const b[3], int sign);
+void mech_tx_add_vec(mech *M, const char *acc[3], const char *const a[3], int sign);
+/* a . b as "(a0*b0 + a1*b1 + a2*b2)", the products with a factor "0" left out */
+const char *mech_dot3(mech *M, char *const a[3], char *const b[3]);
+
 /* ---- measure.c: measures and their substitution ---------------------------------------------- */
 
-const char *mech_dot3(mech *M, char *const a[3], char *const b[3]);
 /* d = p_i - p_j as three texts */
 void mech_dvec(mech *M, int i, int j, char *d[3]);
 /* The rotation angle of marker i about the z axis of marker j (spatial), continuous: with
@@ -309,7 +342,7 @@ int mech_flex_refuse(mech *M, const body *B, const yaml_node_t *at, const char *
 int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v);
 int mech_energies_and_forces(mech *M, int line, int col);
 
-/* ---- relative.c: joint coordinates on a spanning tree (source 003 Ch. 2-4) -------------------- */
+/* ---- relative*.c: joint coordinates on a spanning tree (source 003 Ch. 2-4; mech/relative.h) -- */
 
 /* After the joints' names, types and markers are read: choose the spanning tree (tree.c), give
  * the tree joints their coordinates and write every body's pose recursively; bodies no tree
