@@ -138,4 +138,55 @@ static inline void quat_E(const double e[4], double E[3][4])
         for (int k = 0; k < 4; k++) E[a][k] = t[a][k];
 }
 
+/* the rotation Rz(y) Ry(p) Rx(r) of fixed-axis roll, pitch, yaw rpy = (r, p, y) */
+static inline void mat3_rpy(const double rpy[3], double R[9])
+{
+    double cr = cos(rpy[0]), sr = sin(rpy[0]), cp = cos(rpy[1]), sp = sin(rpy[1]), cy = cos(rpy[2]),
+           sy = sin(rpy[2]);
+    double M[3][3] = {{cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr},
+                      {sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr},
+                      {-sp, cp * sr, cp * cr}};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) R[i + 3 * j] = M[i][j];
+}
+
+/* a frame whose z axis is the unit vector a (x: the coordinate axis least aligned with a, made
+ * perpendicular) */
+static inline void mat3_zframe(const double a[3], double R[9])
+{
+    int k = 0;
+    for (int i = 1; i < 3; i++)
+        if (fabs(a[i]) < fabs(a[k])) k = i;
+    double x[3] = {0, 0, 0};
+    x[k] = 1;
+    double d = vec3_dot(x, a);
+    for (int i = 0; i < 3; i++) x[i] -= d * a[i];
+    double n = sqrt(vec3_dot(x, x));
+    for (int i = 0; i < 3; i++) x[i] /= n;
+    double y[3];
+    vec3_cross(a, x, y);
+    for (int i = 0; i < 3; i++) {
+        R[i] = x[i];
+        R[3 + i] = y[i];
+        R[6 + i] = a[i];
+    }
+}
+
+/* ---- rigid transforms: R column-major (9) then p (3) ---- */
+
+static inline void rigid_ident(double T[12])
+{
+    for (int k = 0; k < 12; k++) T[k] = 0;
+    T[0] = T[4] = T[8] = 1;
+}
+
+/* C = A B */
+static inline void rigid_mul(const double A[12], const double B[12], double C[12])
+{
+    double t[12];
+    mat3_mul(A, B, t);
+    mat3_vec_add(A + 9, A, B + 9, t + 9);
+    for (int k = 0; k < 12; k++) C[k] = t[k];
+}
+
 #endif

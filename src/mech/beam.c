@@ -100,7 +100,7 @@ static void bending2(double EI, double le, double *a, double *b, double *c)
     }
 }
 
-void mbl_beam2_element(const mbl_beam_section *s, double le, double *Ke, double *Me)
+void mech_beam2_element(const mbl_beam_section *s, double le, double *Ke, double *Me)
 {
     double gx[4], gw[4];
     gauss4(gx, gw);
@@ -154,15 +154,15 @@ static void shape3(double xi, double le, double S[36], double tw[12], double dux
     }
 }
 
-void mbl_beam3_shape(double xi, double le, double S[36], double tw[12])
+void mech_beam3_shape(double xi, double le, double S[36], double tw[12])
 {
     double dux[12], d2y[12], d2z[12], drx[12];
     shape3(xi, le, S, tw, dux, d2y, d2z, drx);
 }
 
-void mbl_beam3_gauss(double x[4], double w[4]) { gauss4(x, w); }
-
-void mbl_beam3_element(const mbl_beam_section *s, double le, double *Ke, double *Me)
+void mech_beam3_gauss(double x[4], double w[4]) { gauss4(x, w); }
+ 
+ void mech_beam3_element(const mbl_beam_section *s, double le, double *Ke, double *Me)
 {
     double gx[4], gw[4];
     gauss4(gx, gw);
@@ -220,16 +220,16 @@ static int assemble(int ne, int nd, const double *Ee, double scale, mbla_csc **o
     return rc;
 }
 
-int mbl_beam_assemble(int dim, const mbl_beam_section *s, double L, int ne, mbla_csc **K, mbla_csc **M,
-                      mbl_status *st)
+int mech_beam_assemble(int dim, const mbl_beam_section *s, double L, int ne, mbla_csc **K, mbla_csc **M,
+                       mbl_status *st)
 {
     *K = *M = NULL;
     int rc = check_section(dim, s, L, ne, st);
     if (rc) return rc;
     int nd = dim == 2 ? 3 : 6, ed = 2 * nd;
     double Ke[144], Me[144];
-    if (dim == 2) mbl_beam2_element(s, L / ne, Ke, Me);
-    else mbl_beam3_element(s, L / ne, Ke, Me);
+    if (dim == 2) mech_beam2_element(s, L / ne, Ke, Me);
+    else mech_beam3_element(s, L / ne, Ke, Me);
     (void)ed;
     rc = assemble(ne, nd, Ke, 1.0, K, st);
     if (!rc) rc = assemble(ne, nd, Me, 1.0, M, st);
@@ -240,7 +240,7 @@ int mbl_beam_assemble(int dim, const mbl_beam_section *s, double L, int ne, mbla
     return rc;
 }
 
-int mbl_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_invariants *inv, mbl_status *st)
+int mech_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_invariants *inv, mbl_status *st)
 {
     memset(inv, 0, sizeof *inv);
     int rc = check_section(2, s, L, ne, st);
@@ -266,7 +266,7 @@ int mbl_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_in
         }
     }
     (void)Sbx;
-    mbl_beam2_element(s, le, Ke, Me);
+    mech_beam2_element(s, le, Ke, Me);
     inv->nf = nf;
     inv->m = rA * L;
     inv->s0[0] = rA * L * L / 2, inv->s0[1] = 0;
@@ -528,7 +528,7 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         if (frc) return frc;
     }
     f->inv.nf = 0;
-    rc = mbl_beam2_invariants(&sec, L, ne, &f->inv, M->st);
+    rc = mech_beam2_invariants(&sec, L, ne, &f->inv, M->st);
     if (rc) {
         f->inv.nf = nf;
         return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);

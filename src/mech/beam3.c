@@ -228,7 +228,7 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     mbl_ffr3 *sp = mbl_calloc(1, sizeof *sp);
     if (!sp) return mech_oom(M);
     f->sp = sp;
-    rc = mbl_beam3_invariants(&sec, L, ne, sp, M->st);
+    rc = mech_beam3_invariants(&sec, L, ne, sp, M->st);
     if (rc) return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);
     return beam3_markers(M, bi, mech_get(M, val, "markers"), ne, L, Lt, qf + 4);
 }
@@ -252,19 +252,19 @@ static int assemble12(int ne, const double *E, mbla_csc **out, mbl_status *st)
     return rc;
 }
 
-int mbl_beam3_invariants(const mbl_beam_section *sec, double L, int ne, mbl_ffr3 *sp, mbl_status *st)
+int mech_beam3_invariants(const mbl_beam_section *sec, double L, int ne, mbl_ffr3 *sp, mbl_status *st)
 {
     memset(sp, 0, sizeof *sp);
     int nf = 6 * (ne + 1), rc = 0;
     /* per element: Sb (3 x 12), int rho X S (X within the element; the element's start is X0 Sb),
      * int rho S_a^T S_b (9 blocks 12 x 12), int rho Ip tw */
     double le = L / ne, rA = sec->rho * sec->A, rIp = sec->rho * (sec->Iy + sec->Iz), gx[4], gw[4];
-    mbl_beam3_gauss(gx, gw);
+    mech_beam3_gauss(gx, gw);
     double Sbe[3][12] = {{0}}, cxe[3][12] = {{0}}, Mab[9][144], twe[12] = {0};
     memset(Mab, 0, sizeof Mab);
     for (int k = 0; k < 4; k++) {
         double S[36], tw[12], w = gw[k] * le * rA, X = gx[k] * le;
-        mbl_beam3_shape(gx[k], le, S, tw);
+        mech_beam3_shape(gx[k], le, S, tw);
         for (int i = 0; i < 12; i++) {
             twe[i] += gw[k] * le * rIp * tw[i];
             for (int a = 0; a < 3; a++) {
@@ -300,7 +300,7 @@ int mbl_beam3_invariants(const mbl_beam_section *sec, double L, int ne, mbl_ffr3
     }
     sp->m = rA * L, sp->s0[0] = rA * L * L / 2, sp->Q0[0] = rA * L * L * L / 3, sp->IpL = rIp * L;
     for (int k = 0; k < 9 && !rc; k++) rc = assemble12(ne, Mab[k], &sp->M[k], st);
-    if (!rc) rc = mbl_beam_assemble(3, sec, L, ne, &sp->K, &sp->Mc, st);
+    if (!rc) rc = mech_beam_assemble(3, sec, L, ne, &sp->K, &sp->Mc, st);
     if (rc) mbl_ffr3_free(sp);
     return rc;
 }

@@ -11,7 +11,7 @@
  * The compiler lives in src/mech/, one file per element family (mech_internal.h: the compiler
  * state `mech`, the bodies, markers and joints, and the helpers the files share, prefixed mech_):
  *   mechanism.c  this file: the root (read_all), parameters, inputs, variables, outputs, the
- *                `linearize` section (states), mbl_mech_read
+ *                `linearize` section (states), mech_read
  *   util.c       names, arena strings, YAML helpers, pushing items, evaluating parameter texts
  *   body.c       rigid bodies, point masses, markers, orientations and Euler parameters
  *   joint.c      joints, drivers, couplers, constraint texts
@@ -300,8 +300,8 @@ static int emit_draw(mech *M)
     return rc;
 }
 
-int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, const mbl_setting *sets, int nsets,
-                  mbl_src *src, mbl_status *st)
+int mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, const mbl_setting *sets, int nsets,
+              mbl_src *src, mbl_status *st)
 {
     mech M;
     memset(&M, 0, sizeof M);

@@ -352,7 +352,7 @@ int mech_rel_tree(mech *M)
         cand[ng] = !named_cut && (kind != JK_NONE) && M->b[bi].kind != KIND_POINT && M->b[bj].kind != KIND_POINT;
         gmap[ng++] = k;
     }
-    if (!rc && mbl_tree_span(nb, ng, jb, cand, par, M->torder + nb, ci, M->torder, cut) < 0)
+    if (!rc && mech_tree_span(nb, ng, jb, cand, par, M->torder + nb, ci, M->torder, cut) < 0)
         rc = mbl_error(M->st, MBL_EMODEL, "%s: the spanning tree could not be built", M->file);
     /* torder[nb + b]: the graph index of b's tree joint -> the joint index */
     for (int b = 0; b < nb && !rc; b++) {

@@ -15,5 +15,7 @@ list(APPEND MBLIN_SOURCES
   src/mech/vec3_text.c
   src/mech/tree.c
   src/mech/urdf.c
+  src/mech/urdf_xml.c
+  src/mech/urdf_yaml.c
   src/mech/pmech.c
 )

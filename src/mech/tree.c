@@ -5,8 +5,8 @@
 #include <math.h>
 #include <string.h>
 
-int mbl_tree_span(int nb, int nj, const int *jb, const int *cand, int *parent, int *tree_joint, int *child_is_i,
-                  int *order, int *cut)
+int mech_tree_span(int nb, int nj, const int *jb, const int *cand, int *parent, int *tree_joint, int *child_is_i,
+                   int *order, int *cut)
 {
     if (nb < 1 || nj < 0 || (nj && (!jb || !cand)) || !parent || !tree_joint || !child_is_i || !order ||
         (nj && !cut))
@@ -73,8 +73,8 @@ static void cross(const double *a, const double *b, double *c)
     c[2] = t2;
 }
 
-int mbl_tree_poses(int n, const mbl_tree_link *L, const double *q, double *R, double *r, double *c, double *u,
-                   double *s)
+int mech_tree_poses(int n, const mbl_tree_link *L, const double *q, double *R, double *r, double *c, double *u,
+                    double *s)
 {
     double Rl[9], rl[3], ul[3], sl[3];
     /* keep every pose: the recursion reads the parent's */
@@ -124,11 +124,11 @@ static int on_path(const mbl_tree_link *L, int a, int b)
     return 0;
 }
 
-int mbl_tree_B(int n, const mbl_tree_link *L, const double *q, double *B, double *dB, double *ws)
+int mech_tree_B(int n, const mbl_tree_link *L, const double *q, double *B, double *dB, double *ws)
 {
     if (n < 1 || !L || !q || !B || !ws) return -1;
     double *R = ws, *r = R + 9 * (size_t)n; /* 12n doubles: every body's rotation and origin */
-    if (mbl_tree_poses(n, L, q, R, r, NULL, NULL, NULL)) return -1;
+    if (mech_tree_poses(n, L, q, R, r, NULL, NULL, NULL)) return -1;
     const size_t rows = 6 * (size_t)n;
     memset(B, 0, sizeof(double) * rows * (size_t)n);
     if (dB) memset(dB, 0, sizeof(double) * rows * (size_t)n * (size_t)n);

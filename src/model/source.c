@@ -263,7 +263,7 @@ static int load_first_document(yaml_parser_t *parser, yaml_document_t *doc, cons
 static int read_urdf(reader *r, const yaml_node_t *root)
 {
     char *y = NULL;
-    int rc = mbl_urdf_from_yaml(&r->doc, root, r->file, r->sets, r->nsets, &y, r->st);
+    int rc = mech_urdf_from_yaml(&r->doc, root, r->file, r->sets, r->nsets, &y, r->st);
     if (rc) return rc;
     yaml_parser_t parser;
     yaml_document_t doc;
@@ -275,7 +275,7 @@ static int read_urdf(reader *r, const yaml_node_t *root)
     yaml_parser_set_input_string(&parser, (const unsigned char *)y, strlen(y));
     int more = 0;
     rc = load_first_document(&parser, &doc, y, strlen(y), r->file, MBL_MAX_NESTING, &more, r->st);
-    if (!rc) rc = mbl_mech_read(&doc, yaml_document_get_root_node(&doc), r->file, r->sets, r->nsets, r->src, r->st);
+    if (!rc) rc = mech_read(&doc, yaml_document_get_root_node(&doc), r->file, r->sets, r->nsets, r->src, r->st);
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     mbl_free(y);
@@ -295,7 +295,7 @@ static int read_root(reader *r, const yaml_node_t *root)
             !strcmp(scalar(v), "mechanism"))
         {
             r->src->from_mechanism = 1;
-            return mbl_mech_read(&r->doc, root, r->file, r->sets, r->nsets, r->src, r->st);
+            return mech_read(&r->doc, root, r->file, r->sets, r->nsets, r->src, r->st);
         }
         if (k->type == YAML_SCALAR_NODE && !strcmp(scalar(k), "model") && v->type == YAML_SCALAR_NODE &&
             !strcmp(scalar(v), "urdf"))
@@ -540,9 +540,9 @@ int mbl_src_read_opt(const char *text, size_t len, const char *file, const mbl_s
                      int max_nesting, mbl_src **out, mbl_status *st)
 {
     *out = NULL;
-    if (mbl_urdf_is_xml(text, len)) { /* a URDF robot: translated to a mechanism text first */
+    if (mech_urdf_is_xml(text, len)) { /* a URDF robot: translated to a mechanism text first */
         char *y = NULL;
-        int rc = mbl_urdf_to_mech(text, len, file, NULL, sets, nsets, &y, st);
+        int rc = mech_urdf_to_mech(text, len, file, NULL, sets, nsets, &y, st);
         if (!rc) rc = mbl_src_read_opt(y, strlen(y), file, sets, nsets, max_nesting, out, st);
         mbl_free(y);
         return rc;
