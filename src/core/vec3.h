@@ -24,6 +24,18 @@ static inline void vec3_cross(const double a[3], const double b[3], double o[3])
     o[2] = t2;
 }
 
+/* Normalize v in place without overflow or underflow (scaled by its largest component first, so
+ * [0, 0, 1e200] and [1e-200, 0, 0] are fine); returns 0 when v is zero or not finite. */
+static inline int vec3_unit(double v[3])
+{
+    double s = fmax(fabs(v[0]), fmax(fabs(v[1]), fabs(v[2])));
+    if (!(s > 0) || !isfinite(s)) return 0;
+    double w[3] = {v[0] / s, v[1] / s, v[2] / s};
+    double n = sqrt(vec3_dot(w, w));
+    for (int i = 0; i < 3; i++) v[i] = w[i] / n;
+    return 1;
+}
+
 /* o = a - b */
 static inline void vec3_sub(const double a[3], const double b[3], double o[3])
 {
