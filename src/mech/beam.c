@@ -350,14 +350,9 @@ static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double 
     int rc = mech_want_map(M, mks, what);
     for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
         yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
-        if (!mech_is_scalar(key)) return err_at(M, key, "%s: a marker name must be a plain word", what);
-        const char *name = mech_sc(key);
-        snprintf(what, sizeof what, "marker '%s' of body '%s'", name, B->name);
-        if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
-        if (mech_find_marker(M, name, strlen(name)) >= 0) return err_at(M, key, "duplicate marker name '%s'", name);
-        if ((rc = mech_want_map(M, val, what))) return rc;
         static const char *ok[] = {"node", "s", "angle", NULL};
-        if ((rc = mech_check_keys(M, val, ok, what))) return rc;
+        if ((rc = mech_flex_marker_key(M, B, key, val, ok, what, sizeof what))) return rc;
+        const char *name = mech_sc(key);
         int node;
         if ((rc = mech_beam_node(M, val, what, ne, L, &node))) return rc;
         const char *ang = "0";
@@ -366,27 +361,12 @@ static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double 
         marker *K;
         if ((rc = mech_new_marker(M, name, bi, key, &K))) return rc;
         K->node = node + 1;
-        int line = K->line, col = K->col, i = node + 1;
+        int i = node + 1;
         const char *u = mech_fmt(M, "%s_u%d", B->name, i), *v = mech_fmt(M, "%s_v%d", B->name, i);
         /* the node's undeformed place as a text of the length (which may be a parameter) */
         const char *X = node ? mech_fmt(M, "((%s)*%d/%d + %s)", Lt, node, ne, u) : mech_fmt(M, "(%s)", u);
-        K->phi = mech_fmt(M, "_phi_%s", name);
-        rc = mech_add_var(M, K->phi, mech_fmt(M, "%s + %s_phi%d + (%s)", B->th, B->name, i, ang), line, col);
-        const char *pt[3] = {mech_fmt(M, "%s + %s*%s - %s*%s", B->r[0], B->A[0], X, B->A[3], v),
-                             mech_fmt(M, "%s + %s*%s + %s*%s", B->r[1], B->A[3], X, B->A[0], v), "0"};
-        for (int k = 0; k < 3 && !rc; k++) {
-            K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
-            rc = mech_add_var(M, K->p[k], pt[k], line, col);
-        }
-        static const char axn[3] = {'x', 'y', 'z'};
-        const char *axt[3][3] = {{mech_fmt(M, "cos(%s)", K->phi), mech_fmt(M, "sin(%s)", K->phi), "0"},
-                                 {mech_fmt(M, "-sin(%s)", K->phi), mech_fmt(M, "cos(%s)", K->phi), "0"},
-                                 {"0", "0", "1"}};
-        for (int a = 0; a < 3 && !rc; a++)
-            for (int k = 0; k < 3 && !rc; k++) {
-                K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
-                rc = mech_add_var(M, K->ax[a][k], axt[a][k], line, col);
-            }
+        const char *s[3] = {X, v, "0"};
+        rc = mech_flex_marker_frame(M, K, B, mech_fmt(M, "%s + %s_phi%d + (%s)", B->th, B->name, i, ang), s, NULL);
     }
     return rc;
 }
@@ -413,6 +393,71 @@ mbl_ffr_body *mech_flex_new(mech *M, body *B, int nf, const char *const *qf)
     B->Fq = mbl_calloc((size_t)nf + 1, sizeof *B->Fq);
     if (!B->Fq || !mech_keep(M, (char *)B->Fq)) ok = 0;
     return ok ? f : NULL;
+}
+
+/* ---- markers of flexible bodies (beam.c, beam3.c, modal_body.c) ---- */
+
+/* A marker's key and value checked: a plain word, a valid and new name, a mapping of the keys in ok;
+ * what (of size whatlen) then names the marker. */
+int mech_flex_marker_key(mech *M, const body *B, const yaml_node_t *key, const yaml_node_t *val, const char *const *ok,
+                         char *what, size_t whatlen)
+{
+    if (!mech_is_scalar(key)) return err_at(M, key, "%s: a marker name must be a plain word", what);
+    const char *name = mech_sc(key);
+    snprintf(what, whatlen, "marker '%s' of body '%s'", name, B->name);
+    if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
+    if (mech_find_marker(M, name, strlen(name)) >= 0) return err_at(M, key, "duplicate marker name '%s'", name);
+    int rc = mech_want_map(M, val, what);
+    if (!rc) rc = mech_check_keys(M, val, ok, what);
+    return rc;
+}
+
+/* The variables of marker K on flexible body B: its global position _p_<m>_k and axes
+ * _x_<m>_k, _y_<m>_k, _z_<m>_k. Planar (Rn NULL): the angle variable _phi_<m> of the text phi and
+ * the point (s[0], s[1]) in the body frame, the axes those of the angle; spatial: the point s in the
+ * body frame and the axes A Rn (Rn row-major: the node's axes in the frame). */
+int mech_flex_marker_frame(mech *M, marker *K, const body *B, const char *phi, const char *const s[3],
+                           const char *const Rn[9])
+{
+    const char *name = K->name;
+    int line = K->line, col = K->col, rc = 0;
+    static const char axn[3] = {'x', 'y', 'z'};
+    if (Rn) {
+        for (int k = 0; k < 3 && !rc; k++) {
+            K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
+            rc = mech_add_var(M, K->p[k],
+                              mech_fmt(M, "%s + %s*%s + %s*%s + %s*%s", B->r[k], B->A[3 * k], s[0], B->A[3 * k + 1], s[1],
+                                       B->A[3 * k + 2], s[2]),
+                              line, col);
+        }
+        for (int a = 0; a < 3 && !rc; a++)
+            for (int k = 0; k < 3 && !rc; k++) { /* (A Rn)[k][a] */
+                K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
+                rc = mech_add_var(M, K->ax[a][k],
+                                  mech_fmt(M, "%s*%s + %s*%s + %s*%s", B->A[3 * k], Rn[a], B->A[3 * k + 1], Rn[3 + a],
+                                           B->A[3 * k + 2], Rn[6 + a]),
+                                  line, col);
+            }
+        return rc;
+    }
+    const char *u = s[0], *v = s[1];
+    K->phi = mech_fmt(M, "_phi_%s", name);
+    rc = mech_add_var(M, K->phi, phi, line, col);
+    const char *pt[3] = {mech_fmt(M, "%s + %s*%s - %s*%s", B->r[0], B->A[0], u, B->A[3], v),
+                         mech_fmt(M, "%s + %s*%s + %s*%s", B->r[1], B->A[3], u, B->A[0], v), "0"};
+    for (int k = 0; k < 3 && !rc; k++) {
+        K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
+        rc = mech_add_var(M, K->p[k], pt[k], line, col);
+    }
+    const char *axt[3][3] = {{mech_fmt(M, "cos(%s)", K->phi), mech_fmt(M, "sin(%s)", K->phi), "0"},
+                             {mech_fmt(M, "-sin(%s)", K->phi), mech_fmt(M, "cos(%s)", K->phi), "0"},
+                             {"0", "0", "1"}};
+    for (int a = 0; a < 3 && !rc; a++)
+        for (int k = 0; k < 3 && !rc; k++) {
+            K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
+            rc = mech_add_var(M, K->ax[a][k], axt[a][k], line, col);
+        }
+    return rc;
 }
 
 /* the frame: coordinates x, y, th with their initial values, rotation texts (as a planar rigid body) */

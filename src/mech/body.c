@@ -505,10 +505,8 @@ static int body_spatial_rotation(mech *M, body *B, const char *name, const yaml_
         if (!mech_is_scalar(sn) || (strcmp(mech_sc(sn), "body_angular_velocity") && strcmp(mech_sc(sn), "euler_rates")))
             return err_at(M, sn, "%s: speeds must be body_angular_velocity or euler_rates", what);
         if (!strcmp(mech_sc(sn), "body_angular_velocity")) {
-            const char *gt[3] = {
-                mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s - %s*%s)", e[1], d[0], e[0], d[1], e[3], d[2], e[2], d[3]),
-                mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[2], d[0], e[3], d[1], e[0], d[2], e[1], d[3]),
-                mech_fmt(M, "2*(-%s*%s + %s*%s - %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
+            const char *gt[3];
+            mech_tx_body_rate(M, (const char *const *)e, d, gt);
             static const char *ax[3] = {"wx", "wy", "wz"};
             for (int k = 0; k < 3 && !rc; k++)
                 rc = mech_push_at(M, &M->src->velocities, mech_fmt(M, "%s_%s", name, ax[k]), gt[k], sn);
@@ -518,13 +516,9 @@ static int body_spatial_rotation(mech *M, body *B, const char *name, const yaml_
         /* der(e) = 1/2 E^T w with the initial e */
         const char *w0[3];
         rc = mech_vec_of(M, wn, 3, "angular_velocity", w0);
-        double E[3][4];
-        quat_E(e0, E);
-        for (int k = 0; k < 4 && !rc; k++)
-            rc = mech_push_at(M, &M->src->velocities, e[k],
-                              mech_fmt(M, "0.5*(%s*(%s) + %s*(%s) + %s*(%s))", mech_num(M, E[0][k]), w0[0], mech_num(M, E[1][k]), w0[1],
-                                  mech_num(M, E[2][k]), w0[2]),
-                              wn);
+        const char *r0[4];
+        if (!rc) mech_tx_euler_rates(M, e0, w0, r0);
+        for (int k = 0; k < 4 && !rc; k++) rc = mech_push_at(M, &M->src->velocities, e[k], r0[k], wn);
     }
     if (rc) return rc;
     return 0;

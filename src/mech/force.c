@@ -389,10 +389,8 @@ int mech_energies_and_forces(mech *M, int line, int col)
             for (int k = 0; k < 4; k++) d[k] = mech_fmt(M, "der(%s)", e[k]);
             const char *wb[3] = {
                 mech_fmt(M, "_wb_%s_1", B->name), mech_fmt(M, "_wb_%s_2", B->name), mech_fmt(M, "_wb_%s_3", B->name)};
-            const char *wt[3] = {
-                mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s - %s*%s)", e[1], d[0], e[0], d[1], e[3], d[2], e[2], d[3]),
-                mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[2], d[0], e[3], d[1], e[0], d[2], e[1], d[3]),
-                mech_fmt(M, "2*(-%s*%s + %s*%s - %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
+            const char *wt[3];
+            mech_tx_body_rate(M, (const char *const *)e, d, wt);
             for (int k = 0; k < 3 && !rc; k++) rc = mech_add_var(M, wb[k], wt[k], B->line, B->col);
             /* I = [xx yy zz xy xz yz] */
             Tb = mech_fmt(M, "%s + 0.5*((%s)*%s^2 + (%s)*%s^2 + (%s)*%s^2 + 2*(%s)*%s*%s + 2*(%s)*%s*%s + 2*(%s)*%s*%s)", Tb,
@@ -423,10 +421,8 @@ int mech_energies_and_forces(mech *M, int line, int col)
         }
         if (rc) break;
         char **e = B->e;
-        const char *Q[4] = {mech_fmt(M, "2*(-%s*%s - %s*%s - %s*%s)", e[1], N[0], e[2], N[1], e[3], N[2]),
-                            mech_fmt(M, "2*(%s*%s + %s*%s - %s*%s)", e[0], N[0], e[3], N[1], e[2], N[2]),
-                            mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s)", e[3], N[0], e[0], N[1], e[1], N[2]),
-                            mech_fmt(M, "2*(%s*%s - %s*%s + %s*%s)", e[2], N[0], e[1], N[1], e[0], N[2])};
+        const char *Q[4];
+        mech_tx_euler_forces(M, (const char *const *)e, N, 0, Q);
         for (int k = 0; k < 4 && !rc; k++) rc = mech_push(M, &M->src->forces, e[k], Q[k], B->line, B->col);
     }
     if (!rc && M->relative) rc = mech_rel_forces(M);

@@ -250,6 +250,15 @@ void mech_tx_add_cross(mech *M, const char *acc[3], const char *const a[3], cons
 void mech_tx_add_vec(mech *M, const char *acc[3], const char *const a[3], int sign);
 /* a . b as "(a0*b0 + a1*b1 + a2*b2)", the products with a factor "0" left out */
 const char *mech_dot3(mech *M, char *const a[3], char *const b[3]);
+/* a x b as "(a1*b2 - a2*b1)" per component */
+void mech_tx_cross3(mech *M, char *const a[3], char *const b[3], const char *out[3]);
+/* Euler parameters as texts: q = e (x) m written out; the body-frame angular velocity
+ * w' = 2 G(e) der(e) (d: the texts of der(e)); the generalized forces 2 E(e)^T n of a moment n
+ * (paren: n's components in parentheses); the initial rates der(e) = 1/2 E(q0)^T w0 */
+void mech_tx_qmul_plain(mech *M, const char *const e[4], const char *const m[4], const char *q[4]);
+void mech_tx_body_rate(mech *M, const char *const e[4], const char *const d[4], const char *w[3]);
+void mech_tx_euler_forces(mech *M, const char *const e[4], const char *const n[3], int paren, const char *Q[4]);
+void mech_tx_euler_rates(mech *M, const double q0[4], const char *const w0[3], const char *o[4]);
 
 /* ---- measure.c: measures and their substitution ---------------------------------------------- */
 
@@ -305,6 +314,15 @@ int mech_pm_gravity(mech *M, const char *const g[3], int line, int col);
 struct mbl_ffr_body;
 /* the frame of a flexible body: coordinates <b>_x, <b>_y, <b>_th from 'position' and 'angle' */
 int mech_flex_frame(mech *M, body *B, const yaml_node_t *key, const yaml_node_t *val);
+/* A flexible body's marker: its key and value checked (a plain word, a valid and new name, a
+ * mapping of the keys in ok; what, of size whatlen, then names the marker); its variables: global
+ * position _p_<m>_k and axes _x_ _y_ _z_<m>_k, planar (Rn NULL) from the angle text phi (variable
+ * _phi_<m>) and the point (s[0], s[1]) in the body frame, spatial from the point s and the node's
+ * axes Rn (row-major) in the body frame */
+int mech_flex_marker_key(mech *M, const body *B, const yaml_node_t *key, const yaml_node_t *val, const char *const *ok,
+                         char *what, size_t whatlen);
+int mech_flex_marker_frame(mech *M, marker *K, const body *B, const char *phi, const char *const s[3],
+                           const char *const Rn[9]);
 /* a new flexible body of the source for B, with nf elastic coordinates named qf (invariants: caller) */
 struct mbl_ffr_body *mech_flex_new(mech *M, body *B, int nf, const char *const *qf);
 int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val);

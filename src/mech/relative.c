@@ -297,13 +297,9 @@ static int root_coords(mech *M, int bi)
         const char *w0[3];
         const double *q = B->q0;
         rc = mech_vec_of(M, wn, 3, "angular_velocity", w0);
-        double E[3][4];
-        quat_E(q, E);
-        for (int k = 0; k < 4 && !rc; k++)
-            rc = mech_push_at(M, &M->src->velocities, e[k],
-                              mech_fmt(M, "0.5*(%s*(%s) + %s*(%s) + %s*(%s))", mech_num(M, E[0][k]), w0[0],
-                                       mech_num(M, E[1][k]), w0[1], mech_num(M, E[2][k]), w0[2]),
-                              wn);
+        const char *r0[4];
+        if (!rc) mech_tx_euler_rates(M, q, w0, r0);
+        for (int k = 0; k < 4 && !rc; k++) rc = mech_push_at(M, &M->src->velocities, e[k], r0[k], wn);
     }
     return rc;
 }

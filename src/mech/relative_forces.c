@@ -153,11 +153,7 @@ static int local_q(mech *M, int b, const joint *J, int kind)
     case JK_PLN: Q[0] = mech_tx_dot(M, axj[0], F), Q[1] = mech_tx_dot(M, axj[1], F), Q[2] = mech_tx_dot(M, axj[2], Mo); break;
     case JK_SPH: {
         const char *m[3] = {mech_tx_dot(M, axj[0], Mo), mech_tx_dot(M, axj[1], Mo), mech_tx_dot(M, axj[2], Mo)};
-        const char *const *e = J->q;
-        Q[0] = mech_fmt(M, "2*(-%s*(%s) - %s*(%s) - %s*(%s))", e[1], m[0], e[2], m[1], e[3], m[2]);
-        Q[1] = mech_fmt(M, "2*(%s*(%s) + %s*(%s) - %s*(%s))", e[0], m[0], e[3], m[1], e[2], m[2]);
-        Q[2] = mech_fmt(M, "2*(-%s*(%s) + %s*(%s) + %s*(%s))", e[3], m[0], e[0], m[1], e[1], m[2]);
-        Q[3] = mech_fmt(M, "2*(%s*(%s) - %s*(%s) + %s*(%s))", e[2], m[0], e[1], m[1], e[0], m[2]);
+        mech_tx_euler_forces(M, J->q, m, 1, Q);
         break;
     }
     default: break;
@@ -196,10 +192,7 @@ int mech_rel_joint_load(mech *M, int mi, int re, int frame, const char *const fc
     } else { /* tq . u + f . (u x d), d = p_i - p_axis */
         const char *d[3], *ud[3];
         for (int k = 0; k < 3; k++) d[k] = mech_fmt(M, "(%s - %s)", I->p[k], P->p[k]);
-        for (int k = 0; k < 3; k++) {
-            int a = (k + 1) % 3, c = (k + 2) % 3;
-            ud[k] = mech_fmt(M, "(%s*%s - %s*%s)", u[a], d[c], u[c], d[a]);
-        }
+        mech_tx_cross3(M, (char *const *)u, (char *const *)d, ud);
         const char *tu = local ? mech_fmt(M, "%s(%s)", sg, tc[2])
                                : mech_fmt(M, "(%s)*%s + (%s)*%s + (%s)*%s", tq[0], u[0], tq[1], u[1], tq[2], u[2]);
         int nof = local && mech_tx_is0(fc[0]) && mech_tx_is0(fc[1]) && mech_tx_is0(fc[2]);
@@ -346,11 +339,8 @@ int mech_rel_forces(mech *M)
                     rc = mech_push(M, &M->src->forces, mech_fmt(M, "%s_th", B->name), N[2], B->line, B->col);
                 continue;
             }
-            char **e = B->e;
-            const char *Q[4] = {mech_fmt(M, "2*(-%s*%s - %s*%s - %s*%s)", e[1], N[0], e[2], N[1], e[3], N[2]),
-                                mech_fmt(M, "2*(%s*%s + %s*%s - %s*%s)", e[0], N[0], e[3], N[1], e[2], N[2]),
-                                mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s)", e[3], N[0], e[0], N[1], e[1], N[2]),
-                                mech_fmt(M, "2*(%s*%s - %s*%s + %s*%s)", e[2], N[0], e[1], N[1], e[0], N[2])};
+            const char *Q[4];
+            mech_tx_euler_forces(M, (const char *const *)B->e, N, 0, Q);
             for (int k = 0; k < 4 && !rc; k++)
                 rc = mech_push(M, &M->src->forces, mech_fmt(M, "%s_e%d", B->name, k), Q[k], B->line, B->col);
             continue;
@@ -387,11 +377,7 @@ int mech_rel_forces(mech *M)
                 break;
             case JK_SPH: {
                 const char *m[3] = {mech_tx_dot(M, (const char *const *)Mj->ax[0], Mo), mech_tx_dot(M, (const char *const *)Mj->ax[1], Mo), mech_tx_dot(M, (const char *const *)Mj->ax[2], Mo)};
-                const char *const *e = J->q;
-                Q[0] = mech_fmt(M, "2*(-%s*(%s) - %s*(%s) - %s*(%s))", e[1], m[0], e[2], m[1], e[3], m[2]);
-                Q[1] = mech_fmt(M, "2*(%s*(%s) + %s*(%s) - %s*(%s))", e[0], m[0], e[3], m[1], e[2], m[2]);
-                Q[2] = mech_fmt(M, "2*(-%s*(%s) + %s*(%s) + %s*(%s))", e[3], m[0], e[0], m[1], e[1], m[2]);
-                Q[3] = mech_fmt(M, "2*(%s*(%s) - %s*(%s) + %s*(%s))", e[2], m[0], e[1], m[1], e[0], m[2]);
+                mech_tx_euler_forces(M, J->q, m, 1, Q);
                 break;
             }
             default: break;

@@ -42,12 +42,9 @@ const char *mech_joint_coord_k(mech *M, int ji, int k, char *why, size_t whylen)
     case JK_UNI: {
         if (k == 1) return mech_fmt(M, "atan2(%s, %s)", mech_dot3(M, I->ax[2], K->ax[1]), mech_dot3(M, I->ax[2], K->ax[0]));
         /* sin q2 = x_i . (z_j x z_i), cos q2 = -x_i . z_j */
-        char *zx[3];
-        for (int a = 0; a < 3; a++) {
-            int a1 = (a + 1) % 3, a2 = (a + 2) % 3;
-            zx[a] = mech_fmt(M, "(%s*%s - %s*%s)", K->ax[2][a1], I->ax[2][a2], K->ax[2][a2], I->ax[2][a1]);
-        }
-        return mech_fmt(M, "atan2(%s, -%s)", mech_dot3(M, I->ax[0], zx), mech_dot3(M, I->ax[0], K->ax[2]));
+        const char *zx[3];
+        mech_tx_cross3(M, K->ax[2], I->ax[2], zx);
+        return mech_fmt(M, "atan2(%s, -%s)", mech_dot3(M, I->ax[0], (char *const *)zx), mech_dot3(M, I->ax[0], K->ax[2]));
     }
     case JK_SPH: {
         /* r = conj(q_j) (x) q_i, sign fixed so that r0 > 0 in the file's configuration */

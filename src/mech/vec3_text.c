@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/vec3.h"
 #include "mech/mech_internal.h"
 
 /* ---- small text algebra: "0" and "1" are folded so that the texts stay short ---- */
@@ -184,4 +185,60 @@ const char *mech_dot3(mech *M, char *const a[3], char *const b[3])
         }
     if (s.n) mech_sb_add(M, &s, ")", "");
     return mech_sb_done(M, &s);
+}
+
+/* a x b as "(a1*b2 - a2*b1)" per component */
+void mech_tx_cross3(mech *M, char *const a[3], char *const b[3], const char *out[3])
+{
+    for (int k = 0; k < 3; k++) {
+        int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
+        out[k] = mech_fmt(M, "(%s*%s - %s*%s)", a[k1], b[k2], a[k2], b[k1]);
+    }
+}
+
+/* ---- Euler parameters ---- */
+
+/* q = e (x) m, the Hamilton product written out ("(e0*m0 - e1*m1 - ...)") */
+void mech_tx_qmul_plain(mech *M, const char *const e[4], const char *const m[4], const char *q[4])
+{
+    q[0] = mech_fmt(M, "(%s*%s - %s*%s - %s*%s - %s*%s)", e[0], m[0], e[1], m[1], e[2], m[2], e[3], m[3]);
+    q[1] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m[1], e[1], m[0], e[2], m[3], e[3], m[2]);
+    q[2] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m[2], e[2], m[0], e[3], m[1], e[1], m[3]);
+    q[3] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m[3], e[3], m[0], e[1], m[2], e[2], m[1]);
+}
+
+/* the body-frame angular velocity w' = 2 G(e) der(e) (d[k]: the text of der(e_k)) */
+void mech_tx_body_rate(mech *M, const char *const e[4], const char *const d[4], const char *w[3])
+{
+    w[0] = mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s - %s*%s)", e[1], d[0], e[0], d[1], e[3], d[2], e[2], d[3]);
+    w[1] = mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[2], d[0], e[3], d[1], e[0], d[2], e[1], d[3]);
+    w[2] = mech_fmt(M, "2*(-%s*%s + %s*%s - %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3]);
+}
+
+/* the generalized forces 2 E(e)^T n of a moment n (global) on the Euler parameters e; paren: the
+ * components of n in parentheses */
+void mech_tx_euler_forces(mech *M, const char *const e[4], const char *const n[3], int paren, const char *Q[4])
+{
+    if (paren) {
+        Q[0] = mech_fmt(M, "2*(-%s*(%s) - %s*(%s) - %s*(%s))", e[1], n[0], e[2], n[1], e[3], n[2]);
+        Q[1] = mech_fmt(M, "2*(%s*(%s) + %s*(%s) - %s*(%s))", e[0], n[0], e[3], n[1], e[2], n[2]);
+        Q[2] = mech_fmt(M, "2*(-%s*(%s) + %s*(%s) + %s*(%s))", e[3], n[0], e[0], n[1], e[1], n[2]);
+        Q[3] = mech_fmt(M, "2*(%s*(%s) - %s*(%s) + %s*(%s))", e[2], n[0], e[1], n[1], e[0], n[2]);
+        return;
+    }
+    Q[0] = mech_fmt(M, "2*(-%s*%s - %s*%s - %s*%s)", e[1], n[0], e[2], n[1], e[3], n[2]);
+    Q[1] = mech_fmt(M, "2*(%s*%s + %s*%s - %s*%s)", e[0], n[0], e[3], n[1], e[2], n[2]);
+    Q[2] = mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s)", e[3], n[0], e[0], n[1], e[1], n[2]);
+    Q[3] = mech_fmt(M, "2*(%s*%s - %s*%s + %s*%s)", e[2], n[0], e[1], n[1], e[0], n[2]);
+}
+
+/* the initial rates der(e) = 1/2 E(q0)^T w0 of Euler parameters q0 (numbers) for the angular
+ * velocity w0 (global texts) */
+void mech_tx_euler_rates(mech *M, const double q0[4], const char *const w0[3], const char *o[4])
+{
+    double E[3][4];
+    quat_E(q0, E);
+    for (int k = 0; k < 4; k++)
+        o[k] = mech_fmt(M, "0.5*(%s*(%s) + %s*(%s) + %s*(%s))", mech_num(M, E[0][k]), w0[0], mech_num(M, E[1][k]), w0[1],
+                        mech_num(M, E[2][k]), w0[2]);
 }
