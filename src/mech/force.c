@@ -42,6 +42,24 @@ static void apply(mech *M, int m, char *const f[3], char *const tq[3], int sign)
     if (B->flex || B->qf3) mech_flex_apply(M, m, f, tq, sg);
 }
 
+/* the reaction -f, -tq of a force element on body BJ at marker mi's point (refused on a flexible
+ * body: mech_flex_refuse names the element) */
+static int react(mech *M, int mi, body *BJ, char *const f[3], char *const tq[3], const yaml_node_t *v, const char *what)
+{
+    if (BJ->flex || BJ->qf3) return mech_flex_refuse(M, BJ, v, what);
+    if (BJ->kind != KIND_GROUND) {
+        for (int k = 0; k < 3; k++) add_term(M, &BJ->F[k], mech_fmt(M, "-%s", f[k]));
+        if (BJ->kind != KIND_POINT)
+            for (int k = 0; k < 3; k++) {
+                if (M->planar && k < 2) continue;
+                int a = (k + 1) % 3, b = (k + 2) % 3;
+                add_term(M, &BJ->N[k], mech_fmt(M, "-((%s - %s)*%s - (%s - %s)*%s) - %s", M->mk[mi].p[a], BJ->r[a],
+                                                f[b], M->mk[mi].p[b], BJ->r[b], f[a], tq[k]));
+            }
+    }
+    return M->oom ? mech_oom(M) : 0;
+}
+
 static int vec6(mech *M, const yaml_node_t *n, const char *what, const char *out[36])
 {
     for (int k = 0; k < 36; k++) out[k] = "0";
@@ -261,18 +279,7 @@ static int read_bushing(mech *M, const yaml_node_t *key, const char *name, const
     }
     apply(M, mi, f, tq, 1);
     /* reaction on J's body at the same point (the point of marker i) */
-    body *BJ = &M->b[J->body];
-    if (BJ->flex || BJ->qf3) return mech_flex_refuse(M, BJ, v, what);
-    if (BJ->kind != KIND_GROUND) {
-        for (int k = 0; k < 3; k++) add_term(M, &BJ->F[k], mech_fmt(M, "-%s", f[k]));
-        if (BJ->kind != KIND_POINT)
-            for (int k = 0; k < 3; k++) {
-                int a = (k + 1) % 3, b = (k + 2) % 3;
-                add_term(M, &BJ->N[k], mech_fmt(M, "-((%s - %s)*%s - (%s - %s)*%s) - %s", M->mk[mi].p[a], BJ->r[a],
-                                                f[b], M->mk[mi].p[b], BJ->r[b], f[a], tq[k]));
-            }
-    }
-    return M->oom ? mech_oom(M) : 0;
+    return react(M, mi, &M->b[J->body], f, tq, v, what);
 }
 
 /* an applied force and torque on a marker (global or in a frame marker's axes), its reaction */
@@ -319,20 +326,7 @@ static int read_applied(mech *M, const char *name, const yaml_node_t *v, const c
     }
     if (re >= 0 && M->relative && mech_rel_joint_load(M, mi, re, fr, fc, tc, f, tq)) return M->oom ? mech_oom(M) : 0;
     apply(M, mi, f, tq, 1);
-    if (re >= 0) {
-        body *BJ = &M->b[M->mk[re].body];
-        if (BJ->flex || BJ->qf3) return mech_flex_refuse(M, BJ, v, what);
-        if (BJ->kind != KIND_GROUND) {
-            for (int k = 0; k < 3; k++) add_term(M, &BJ->F[k], mech_fmt(M, "-%s", f[k]));
-            if (BJ->kind != KIND_POINT)
-                for (int k = 0; k < 3; k++) {
-                    if (M->planar && k < 2) continue;
-                    int a = (k + 1) % 3, b = (k + 2) % 3;
-                    add_term(M, &BJ->N[k], mech_fmt(M, "-((%s - %s)*%s - (%s - %s)*%s) - %s", M->mk[mi].p[a], BJ->r[a],
-                                                    f[b], M->mk[mi].p[b], BJ->r[b], f[a], tq[k]));
-                }
-        }
-    }
+    if (re >= 0) return react(M, mi, &M->b[M->mk[re].body], f, tq, v, what);
     return M->oom ? mech_oom(M) : 0;
 }
 

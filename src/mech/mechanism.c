@@ -17,10 +17,17 @@
  *   joint.c      joints, drivers, couplers, constraint texts
  *   force.c      force elements, kinetic and potential energies, generalized forces
  *   measure.c    measures (DX, AX, JQ, FX, ...), reactions, their substitution into texts
- *   check.c      constraint diagnostics of `mblin check` (redundant or violated constraints)
- *   relative.c   `coordinates: relative`: joint coordinates, cut joints, recursive kinematics
+ *   beam.c, beam3.c, modal_body.c  flexible bodies (planar and spatial beams, modal bodies)
+ *   pmech.c      planar rigid bodies and revolute joints the model evaluates numerically
+ *   relative.c   `coordinates: relative`: joint kinds, the tree and its joint coordinates (cut
+ *                joints stay constraints); relative_kinematics.c the recursive kinematics;
+ *                relative_forces.c the generalized forces; relative_measures.c JQ and the
+ *                reactions of tree joints (they share mech/relative.h)
  *   tree.c       the spanning tree and the numeric kinematics (B, dB/dq) of source 003
- *   urdf.c       URDF robots -> mechanism text
+ *   urdf.c       URDF robots -> mechanism text (urdf_xml.c reads the XML, urdf_yaml.c is
+ *                `model: urdf`; mech/urdf_internal.h)
+ *   vec3_text.c  3-D vectors, rotations and quaternions as expression texts (mech_tx_*); the
+ *                same algebra on doubles is src/core/vec3.h
  * A new element family gets its own file here (e.g. beam.c, modal_body.c, tree.c, urdf.c). */
 #include "mech/mechanism.h"
 
