@@ -9,7 +9,6 @@
 #include "core/vec3.h"
 #include "mech/mech_internal.h"
 #include "mech/relative.h"
-#include "model/rtree.h"
 
 /* the constant part of a joint's relative rotation, snapped to the joint (numbers) */
 static void snap_C(int kind, const double X[9], double c[4])
