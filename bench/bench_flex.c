@@ -55,7 +55,7 @@ int main(int argc, char **argv)
     src->nffr = 2;
     for (int k = 0; k < 2; k++) {
         mbl_ffr_body *b = &src->ffr[k];
-        if (mbl_beam2_invariants(&s, 4.0, np, &b->inv, &st)) {
+        if (mech_beam2_invariants(&s, 4.0, np, &b->inv, &st)) {
             fprintf(stderr, "%s\n", st.msg);
             return 1;
         }

@@ -30,7 +30,7 @@ static int read_urdf(yaml_document_t *ydoc, const yaml_node_t *root, const char 
                      int nsets, mbl_src *src, mbl_status *st)
 {
     char *y = NULL;
-    int rc = mbl_urdf_from_yaml(ydoc, root, file, sets, nsets, &y, st);
+    int rc = mech_urdf_from_yaml(ydoc, root, file, sets, nsets, &y, st);
     if (rc) return rc;
     yaml_parser_t parser;
     yaml_document_t doc;
@@ -42,7 +42,7 @@ static int read_urdf(yaml_document_t *ydoc, const yaml_node_t *root, const char 
     yaml_parser_set_input_string(&parser, (const unsigned char *)y, strlen(y));
     int more = 0;
     rc = model_yaml_first_document(&parser, &doc, y, strlen(y), file, MBL_MAX_NESTING, &more, st);
-    if (!rc) rc = mbl_mech_read(&doc, yaml_document_get_root_node(&doc), file, sets, nsets, src, st);
+    if (!rc) rc = mech_read(&doc, yaml_document_get_root_node(&doc), file, sets, nsets, src, st);
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
     mbl_free(y);
@@ -63,7 +63,7 @@ static int read_root(yaml_document_t *doc, const yaml_node_t *root, const mbl_se
                         v->type == YAML_SCALAR_NODE;
         if (model_key && !strcmp((const char *)v->data.scalar.value, "mechanism")) {
             src->from_mechanism = 1;
-            return mbl_mech_read(doc, root, src->file, sets, nsets, src, st);
+            return mech_read(doc, root, src->file, sets, nsets, src, st);
         }
         if (model_key && !strcmp((const char *)v->data.scalar.value, "urdf")) {
             src->from_mechanism = 1;
@@ -82,9 +82,9 @@ int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_
                       int max_nesting, mbl_src **out, mbl_status *st)
 {
     *out = NULL;
-    if (mbl_urdf_is_xml(text, len)) { /* a URDF robot: translated to a mechanism text first */
+    if (mech_urdf_is_xml(text, len)) { /* a URDF robot: translated to a mechanism text first */
         char *y = NULL;
-        int rc = mbl_urdf_to_mech(text, len, file, NULL, sets, nsets, &y, st);
+        int rc = mech_urdf_to_mech(text, len, file, NULL, sets, nsets, &y, st);
         if (!rc) rc = load_src_read_opt(y, strlen(y), file, sets, nsets, max_nesting, out, st);
         mbl_free(y);
         return rc;

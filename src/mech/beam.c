@@ -100,7 +100,7 @@ static void bending2(double EI, double le, double *a, double *b, double *c)
     }
 }
 
-void mbl_beam2_element(const mbl_beam_section *s, double le, double *Ke, double *Me)
+void mech_beam2_element(const mbl_beam_section *s, double le, double *Ke, double *Me)
 {
     double gx[4], gw[4];
     gauss4(gx, gw);
@@ -154,15 +154,15 @@ static void shape3(double xi, double le, double S[36], double tw[12], double dux
     }
 }
 
-void mbl_beam3_shape(double xi, double le, double S[36], double tw[12])
+void mech_beam3_shape(double xi, double le, double S[36], double tw[12])
 {
     double dux[12], d2y[12], d2z[12], drx[12];
     shape3(xi, le, S, tw, dux, d2y, d2z, drx);
 }
 
-void mbl_beam3_gauss(double x[4], double w[4]) { gauss4(x, w); }
-
-void mbl_beam3_element(const mbl_beam_section *s, double le, double *Ke, double *Me)
+void mech_beam3_gauss(double x[4], double w[4]) { gauss4(x, w); }
+ 
+ void mech_beam3_element(const mbl_beam_section *s, double le, double *Ke, double *Me)
 {
     double gx[4], gw[4];
     gauss4(gx, gw);
@@ -220,16 +220,16 @@ static int assemble(int ne, int nd, const double *Ee, double scale, mbla_csc **o
     return rc;
 }
 
-int mbl_beam_assemble(int dim, const mbl_beam_section *s, double L, int ne, mbla_csc **K, mbla_csc **M,
-                      mbl_status *st)
+int mech_beam_assemble(int dim, const mbl_beam_section *s, double L, int ne, mbla_csc **K, mbla_csc **M,
+                       mbl_status *st)
 {
     *K = *M = NULL;
     int rc = check_section(dim, s, L, ne, st);
     if (rc) return rc;
     int nd = dim == 2 ? 3 : 6, ed = 2 * nd;
     double Ke[144], Me[144];
-    if (dim == 2) mbl_beam2_element(s, L / ne, Ke, Me);
-    else mbl_beam3_element(s, L / ne, Ke, Me);
+    if (dim == 2) mech_beam2_element(s, L / ne, Ke, Me);
+    else mech_beam3_element(s, L / ne, Ke, Me);
     (void)ed;
     rc = assemble(ne, nd, Ke, 1.0, K, st);
     if (!rc) rc = assemble(ne, nd, Me, 1.0, M, st);
@@ -240,7 +240,7 @@ int mbl_beam_assemble(int dim, const mbl_beam_section *s, double L, int ne, mbla
     return rc;
 }
 
-int mbl_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_invariants *inv, mbl_status *st)
+int mech_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_invariants *inv, mbl_status *st)
 {
     memset(inv, 0, sizeof *inv);
     int rc = check_section(2, s, L, ne, st);
@@ -266,7 +266,7 @@ int mbl_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_in
         }
     }
     (void)Sbx;
-    mbl_beam2_element(s, le, Ke, Me);
+    mech_beam2_element(s, le, Ke, Me);
     inv->nf = nf;
     inv->m = rA * L;
     inv->s0[0] = rA * L * L / 2, inv->s0[1] = 0;
@@ -275,7 +275,7 @@ int mbl_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_in
     inv->c1 = mbl_calloc((size_t)nf, sizeof *inv->c1);
     inv->c2 = mbl_calloc((size_t)nf, sizeof *inv->c2);
     if (!inv->Sb || !inv->c1 || !inv->c2) {
-        mbl_ffr_invariants_free(inv);
+        model_ffr_invariants_free(inv);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     for (int e = 0; e < ne; e++) {
@@ -291,7 +291,7 @@ int mbl_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_in
     rc = assemble(ne, 3, Me, 1.0, &inv->Mff, st);
     if (!rc) rc = assemble(ne, 3, Pe, 1.0, &inv->P, st);
     if (!rc) rc = assemble(ne, 3, Ke, 1.0, &inv->K, st);
-    if (rc) mbl_ffr_invariants_free(inv);
+    if (rc) model_ffr_invariants_free(inv);
     return rc;
 }
 
@@ -350,14 +350,9 @@ static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double 
     int rc = mech_want_map(M, mks, what);
     for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
         yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
-        if (!mech_is_scalar(key)) return err_at(M, key, "%s: a marker name must be a plain word", what);
-        const char *name = mech_sc(key);
-        snprintf(what, sizeof what, "marker '%s' of body '%s'", name, B->name);
-        if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
-        if (mech_find_marker(M, name, strlen(name)) >= 0) return err_at(M, key, "duplicate marker name '%s'", name);
-        if ((rc = mech_want_map(M, val, what))) return rc;
         static const char *ok[] = {"node", "s", "angle", NULL};
-        if ((rc = mech_check_keys(M, val, ok, what))) return rc;
+        if ((rc = mech_flex_marker_key(M, B, key, val, ok, what, sizeof what))) return rc;
+        const char *name = mech_sc(key);
         int node;
         if ((rc = mech_beam_node(M, val, what, ne, L, &node))) return rc;
         const char *ang = "0";
@@ -366,27 +361,12 @@ static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double 
         marker *K;
         if ((rc = mech_new_marker(M, name, bi, key, &K))) return rc;
         K->node = node + 1;
-        int line = K->line, col = K->col, i = node + 1;
+        int i = node + 1;
         const char *u = mech_fmt(M, "%s_u%d", B->name, i), *v = mech_fmt(M, "%s_v%d", B->name, i);
         /* the node's undeformed place as a text of the length (which may be a parameter) */
         const char *X = node ? mech_fmt(M, "((%s)*%d/%d + %s)", Lt, node, ne, u) : mech_fmt(M, "(%s)", u);
-        K->phi = mech_fmt(M, "_phi_%s", name);
-        rc = mech_add_var(M, K->phi, mech_fmt(M, "%s + %s_phi%d + (%s)", B->th, B->name, i, ang), line, col);
-        const char *pt[3] = {mech_fmt(M, "%s + %s*%s - %s*%s", B->r[0], B->A[0], X, B->A[3], v),
-                             mech_fmt(M, "%s + %s*%s + %s*%s", B->r[1], B->A[3], X, B->A[0], v), "0"};
-        for (int k = 0; k < 3 && !rc; k++) {
-            K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
-            rc = mech_add_var(M, K->p[k], pt[k], line, col);
-        }
-        static const char axn[3] = {'x', 'y', 'z'};
-        const char *axt[3][3] = {{mech_fmt(M, "cos(%s)", K->phi), mech_fmt(M, "sin(%s)", K->phi), "0"},
-                                 {mech_fmt(M, "-sin(%s)", K->phi), mech_fmt(M, "cos(%s)", K->phi), "0"},
-                                 {"0", "0", "1"}};
-        for (int a = 0; a < 3 && !rc; a++)
-            for (int k = 0; k < 3 && !rc; k++) {
-                K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
-                rc = mech_add_var(M, K->ax[a][k], axt[a][k], line, col);
-            }
+        const char *s[3] = {X, v, "0"};
+        rc = mech_flex_marker_frame(M, K, B, mech_fmt(M, "%s + %s_phi%d + (%s)", B->th, B->name, i, ang), s, NULL);
     }
     return rc;
 }
@@ -413,6 +393,71 @@ mbl_ffr_body *mech_flex_new(mech *M, body *B, int nf, const char *const *qf)
     B->Fq = mbl_calloc((size_t)nf + 1, sizeof *B->Fq);
     if (!B->Fq || !mech_keep(M, (char *)B->Fq)) ok = 0;
     return ok ? f : NULL;
+}
+
+/* ---- markers of flexible bodies (beam.c, beam3.c, modal_body.c) ---- */
+
+/* A marker's key and value checked: a plain word, a valid and new name, a mapping of the keys in ok;
+ * what (of size whatlen) then names the marker. */
+int mech_flex_marker_key(mech *M, const body *B, const yaml_node_t *key, const yaml_node_t *val, const char *const *ok,
+                         char *what, size_t whatlen)
+{
+    if (!mech_is_scalar(key)) return err_at(M, key, "%s: a marker name must be a plain word", what);
+    const char *name = mech_sc(key);
+    snprintf(what, whatlen, "marker '%s' of body '%s'", name, B->name);
+    if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
+    if (mech_find_marker(M, name, strlen(name)) >= 0) return err_at(M, key, "duplicate marker name '%s'", name);
+    int rc = mech_want_map(M, val, what);
+    if (!rc) rc = mech_check_keys(M, val, ok, what);
+    return rc;
+}
+
+/* The variables of marker K on flexible body B: its global position _p_<m>_k and axes
+ * _x_<m>_k, _y_<m>_k, _z_<m>_k. Planar (Rn NULL): the angle variable _phi_<m> of the text phi and
+ * the point (s[0], s[1]) in the body frame, the axes those of the angle; spatial: the point s in the
+ * body frame and the axes A Rn (Rn row-major: the node's axes in the frame). */
+int mech_flex_marker_frame(mech *M, marker *K, const body *B, const char *phi, const char *const s[3],
+                           const char *const Rn[9])
+{
+    const char *name = K->name;
+    int line = K->line, col = K->col, rc = 0;
+    static const char axn[3] = {'x', 'y', 'z'};
+    if (Rn) {
+        for (int k = 0; k < 3 && !rc; k++) {
+            K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
+            rc = mech_add_var(M, K->p[k],
+                              mech_fmt(M, "%s + %s*%s + %s*%s + %s*%s", B->r[k], B->A[3 * k], s[0], B->A[3 * k + 1], s[1],
+                                       B->A[3 * k + 2], s[2]),
+                              line, col);
+        }
+        for (int a = 0; a < 3 && !rc; a++)
+            for (int k = 0; k < 3 && !rc; k++) { /* (A Rn)[k][a] */
+                K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
+                rc = mech_add_var(M, K->ax[a][k],
+                                  mech_fmt(M, "%s*%s + %s*%s + %s*%s", B->A[3 * k], Rn[a], B->A[3 * k + 1], Rn[3 + a],
+                                           B->A[3 * k + 2], Rn[6 + a]),
+                                  line, col);
+            }
+        return rc;
+    }
+    const char *u = s[0], *v = s[1];
+    K->phi = mech_fmt(M, "_phi_%s", name);
+    rc = mech_add_var(M, K->phi, phi, line, col);
+    const char *pt[3] = {mech_fmt(M, "%s + %s*%s - %s*%s", B->r[0], B->A[0], u, B->A[3], v),
+                         mech_fmt(M, "%s + %s*%s + %s*%s", B->r[1], B->A[3], u, B->A[0], v), "0"};
+    for (int k = 0; k < 3 && !rc; k++) {
+        K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
+        rc = mech_add_var(M, K->p[k], pt[k], line, col);
+    }
+    const char *axt[3][3] = {{mech_fmt(M, "cos(%s)", K->phi), mech_fmt(M, "sin(%s)", K->phi), "0"},
+                             {mech_fmt(M, "-sin(%s)", K->phi), mech_fmt(M, "cos(%s)", K->phi), "0"},
+                             {"0", "0", "1"}};
+    for (int a = 0; a < 3 && !rc; a++)
+        for (int k = 0; k < 3 && !rc; k++) {
+            K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
+            rc = mech_add_var(M, K->ax[a][k], axt[a][k], line, col);
+        }
+    return rc;
 }
 
 /* the frame: coordinates x, y, th with their initial values, rotation texts (as a planar rigid body) */
@@ -528,7 +573,7 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         if (frc) return frc;
     }
     f->inv.nf = 0;
-    rc = mbl_beam2_invariants(&sec, L, ne, &f->inv, M->st);
+    rc = mech_beam2_invariants(&sec, L, ne, &f->inv, M->st);
     if (rc) {
         f->inv.nf = nf;
         return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/vec3.h"
 #include "mech/beam.h"
 #include "mech/mech_internal.h"
 #include "model/ffr3.h"
@@ -43,14 +44,9 @@ static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double
     int rc = mech_want_map(M, mks, what);
     for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
         yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
-        if (!mech_is_scalar(key)) return err_at(M, key, "%s: a marker name must be a plain word", what);
-        const char *name = mech_sc(key);
-        snprintf(what, sizeof what, "marker '%s' of body '%s'", name, B->name);
-        if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
-        if (mech_find_marker(M, name, strlen(name)) >= 0) return err_at(M, key, "duplicate marker name '%s'", name);
-        if ((rc = mech_want_map(M, val, what))) return rc;
         static const char *ok[] = {"node", "s", NULL};
-        if ((rc = mech_check_keys(M, val, ok, what))) return rc;
+        if ((rc = mech_flex_marker_key(M, B, key, val, ok, what, sizeof what))) return rc;
+        const char *name = mech_sc(key);
         int node;
         if ((rc = mech_beam_node(M, val, what, ne, L, &node))) return rc;
         marker *K;
@@ -77,22 +73,7 @@ static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double
                              mech_fmt(M, "(%s*%s - %s*%s*%s)", sx, sz, cx, sy, cz),
                              mech_fmt(M, "(%s*%s + %s*%s*%s)", sx, cz, cx, sy, sz),
                              mech_fmt(M, "%s*%s", cx, cy)};
-        for (int k = 0; k < 3 && !rc; k++) {
-            K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
-            rc = mech_add_var(M, K->p[k],
-                              mech_fmt(M, "%s + %s*%s + %s*%s + %s*%s", B->r[k], B->A[3 * k], u[0], B->A[3 * k + 1], u[1],
-                                       B->A[3 * k + 2], u[2]),
-                              K->line, K->col);
-        }
-        static const char axn[3] = {'x', 'y', 'z'};
-        for (int a = 0; a < 3 && !rc; a++)
-            for (int k = 0; k < 3 && !rc; k++) { /* (A Rn)[k][a] */
-                K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
-                rc = mech_add_var(M, K->ax[a][k],
-                                  mech_fmt(M, "%s*%s + %s*%s + %s*%s", B->A[3 * k], Rn[a], B->A[3 * k + 1], Rn[3 + a],
-                                           B->A[3 * k + 2], Rn[6 + a]),
-                                  K->line, K->col);
-            }
+        rc = mech_flex_marker_frame(M, K, B, NULL, u, Rn);
     }
     return rc;
 }
@@ -144,7 +125,7 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         if ((rc = mech_eval_vec(M, axn, 3, "axis", k)) || (rc = mech_text_of(M, ann, "angle", &at)) ||
             (rc = mech_eval_text(M, at, ann, "angle", &a)))
             return rc;
-        double nk = sqrt(k[0] * k[0] + k[1] * k[1] + k[2] * k[2]);
+        double nk = sqrt(vec3_dot(k, k));
         if (!(nk > 0)) return err_at(M, axn, "%s: the rotation axis is zero", what);
         for (int i = 0; i < 3; i++) k[i] /= nk;
         double c = cos(a), s = sin(a), K[9] = {0, k[2], -k[1], -k[2], 0, k[0], k[1], -k[0], 0}; /* column-major */
@@ -228,7 +209,7 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     mbl_ffr3 *sp = mbl_calloc(1, sizeof *sp);
     if (!sp) return mech_oom(M);
     f->sp = sp;
-    rc = mbl_beam3_invariants(&sec, L, ne, sp, M->st);
+    rc = mech_beam3_invariants(&sec, L, ne, sp, M->st);
     if (rc) return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);
     return beam3_markers(M, bi, mech_get(M, val, "markers"), ne, L, Lt, qf + 4);
 }
@@ -252,19 +233,19 @@ static int assemble12(int ne, const double *E, mbla_csc **out, mbl_status *st)
     return rc;
 }
 
-int mbl_beam3_invariants(const mbl_beam_section *sec, double L, int ne, mbl_ffr3 *sp, mbl_status *st)
+int mech_beam3_invariants(const mbl_beam_section *sec, double L, int ne, mbl_ffr3 *sp, mbl_status *st)
 {
     memset(sp, 0, sizeof *sp);
     int nf = 6 * (ne + 1), rc = 0;
     /* per element: Sb (3 x 12), int rho X S (X within the element; the element's start is X0 Sb),
      * int rho S_a^T S_b (9 blocks 12 x 12), int rho Ip tw */
     double le = L / ne, rA = sec->rho * sec->A, rIp = sec->rho * (sec->Iy + sec->Iz), gx[4], gw[4];
-    mbl_beam3_gauss(gx, gw);
+    mech_beam3_gauss(gx, gw);
     double Sbe[3][12] = {{0}}, cxe[3][12] = {{0}}, Mab[9][144], twe[12] = {0};
     memset(Mab, 0, sizeof Mab);
     for (int k = 0; k < 4; k++) {
         double S[36], tw[12], w = gw[k] * le * rA, X = gx[k] * le;
-        mbl_beam3_shape(gx[k], le, S, tw);
+        mech_beam3_shape(gx[k], le, S, tw);
         for (int i = 0; i < 12; i++) {
             twe[i] += gw[k] * le * rIp * tw[i];
             for (int a = 0; a < 3; a++) {
@@ -282,7 +263,7 @@ int mbl_beam3_invariants(const mbl_beam_section *sec, double L, int ne, mbl_ffr3
     sp->X0 = mbl_calloc((size_t)3 * (ne + 1), sizeof *sp->X0);
     sp->ndof = mbl_alloc_array((size_t)6 * (ne + 1), sizeof *sp->ndof);
     if (!sp->Sb || !sp->cx || !sp->tw || !sp->X0 || !sp->ndof) {
-        mbl_ffr3_free(sp);
+        model_ffr3_free(sp);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     for (int el = 0; el < ne; el++)
@@ -300,7 +281,7 @@ int mbl_beam3_invariants(const mbl_beam_section *sec, double L, int ne, mbl_ffr3
     }
     sp->m = rA * L, sp->s0[0] = rA * L * L / 2, sp->Q0[0] = rA * L * L * L / 3, sp->IpL = rIp * L;
     for (int k = 0; k < 9 && !rc; k++) rc = assemble12(ne, Mab[k], &sp->M[k], st);
-    if (!rc) rc = mbl_beam_assemble(3, sec, L, ne, &sp->K, &sp->Mc, st);
-    if (rc) mbl_ffr3_free(sp);
+    if (!rc) rc = mech_beam_assemble(3, sec, L, ne, &sp->K, &sp->Mc, st);
+    if (rc) model_ffr3_free(sp);
     return rc;
 }

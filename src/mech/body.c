@@ -10,19 +10,9 @@
 #include <lapacke.h>
 #undef I /* complex.h (through lapacke.h) defines it; a body's inertia is B->I here */
 
-/* ---- orientation specifications (spatial): R column-major, column a = axis a ------------- */
+#include "core/vec3.h"
 
-/* Normalize v in place without overflow or underflow (scaled by its largest component first, so
- * [0, 0, 1e200] and [1e-200, 0, 0] are fine); returns 0 when v is zero or not finite. */
-static int unit3(double v[3])
-{
-    double s = fmax(fabs(v[0]), fmax(fabs(v[1]), fabs(v[2])));
-    if (!(s > 0) || !isfinite(s)) return 0;
-    double w[3] = {v[0] / s, v[1] / s, v[2] / s};
-    double n = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
-    for (int i = 0; i < 3; i++) v[i] = w[i] / n;
-    return 1;
-}
+/* ---- orientation specifications (spatial): R column-major, column a = axis a ------------- */
 
 static int orientation(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where)
 {
@@ -47,13 +37,8 @@ static int orientation(mech *M, const yaml_node_t *map, const char *what, double
         if (!rc) rc = mech_text_of(M, an, "angle", &at);
         if (!rc) rc = mech_eval_text(M, at, an, "angle", &a);
         if (rc) return rc;
-        if (!unit3(k)) return err_at(M, ax, "%s: the rotation axis is zero%s", what, mech_set_note(M));
-        double c = cos(a), s = sin(a), C = 1 - c;
-        double r[9] = {c + k[0] * k[0] * C,        k[0] * k[1] * C - k[2] * s, k[0] * k[2] * C + k[1] * s,
-                       k[1] * k[0] * C + k[2] * s, c + k[1] * k[1] * C,        k[1] * k[2] * C - k[0] * s,
-                       k[2] * k[0] * C - k[1] * s, k[2] * k[1] * C + k[0] * s, c + k[2] * k[2] * C};
-        for (int i = 0; i < 3; i++)
-            for (int j = 0; j < 3; j++) R[3 * j + i] = r[3 * i + j];
+        if (!vec3_unit(k)) return err_at(M, ax, "%s: the rotation axis is zero%s", what, mech_set_note(M));
+        mat3_axis_angle(k, a, R);
         return 0;
     }
     if (eu) {
@@ -78,7 +63,7 @@ static int orientation(mech *M, const yaml_node_t *map, const char *what, double
         snprintf(w, sizeof w, "%s: zaxis", what);
         rc = mech_eval_vec(M, zx, 3, w, z);
         if (rc) return rc;
-        if (!unit3(z)) return err_at(M, zx, "%s: zaxis is zero%s", what, mech_set_note(M));
+        if (!vec3_unit(z)) return err_at(M, zx, "%s: zaxis is zero%s", what, mech_set_note(M));
         if (xx) {
             snprintf(w, sizeof w, "%s: xaxis", what);
             rc = mech_eval_vec(M, xx, 3, w, x);
@@ -93,12 +78,13 @@ static int orientation(mech *M, const yaml_node_t *map, const char *what, double
             double d = z[m];
             for (int i = 0; i < 3; i++) x[i] -= d * z[i];
         }
-        if (!unit3(x)) return err_at(M, xx ? xx : zx, "%s: xaxis is zero%s", what, mech_set_note(M));
-        double d = x[0] * z[0] + x[1] * z[1] + x[2] * z[2];
+        if (!vec3_unit(x)) return err_at(M, xx ? xx : zx, "%s: xaxis is zero%s", what, mech_set_note(M));
+        double d = vec3_dot(x, z);
         if (fabs(d) > MBL_MECH_FRAME_TOL)
             return err_at(M, xx, "%s: xaxis is not perpendicular to zaxis (cosine %.3g): the frame is not orthonormal%s",
                           what, d, mech_set_note(M));
-        double y[3] = {z[1] * x[2] - z[2] * x[1], z[2] * x[0] - z[0] * x[2], z[0] * x[1] - z[1] * x[0]};
+        double y[3];
+        vec3_cross(z, x, y);
         for (int i = 0; i < 3; i++) {
             R[i] = x[i];
             R[3 + i] = y[i];
@@ -259,9 +245,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     const yaml_node_t *where;
     int rc = orientation(M, val, what, R, &where);
     if (rc) return rc;
-    for (int a = 0; a < 3; a++)
-        for (int k = 0; k < 3; k++)
-            K->R0[3 * a + k] = B->R0[k] * R[3 * a] + B->R0[3 + k] * R[3 * a + 1] + B->R0[6 + k] * R[3 * a + 2];
+    mat3_mul(B->R0, R, K->R0);
     mech_euler_params(R, K->mq);
     K->oset = M->used_set >= 0 ? M->used_set : B->oset;
     for (int k = 0; k < 3 && !rc; k++) {
@@ -339,38 +323,10 @@ static int inertia_triangle(mech *M, const yaml_node_t *in, const char *what, co
     return 0;
 }
 
-int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
+/* mass, inertia (checked: positive, or 0 for a massless link in relative coordinates) */
+static int body_inertia(mech *M, body *B, const yaml_node_t *val, const char *what)
 {
-    const char *name = mech_sc(key);
-    char what[200];
-    snprintf(what, sizeof what, "body '%s'", name);
-    if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
-    if (!strcmp(name, "ground")) return err_at(M, key, "'ground' is built in: give its markers under 'ground'");
-    if (mech_find_body(M, name) >= 0) return err_at(M, key, "duplicate body name '%s'", name);
-    int rc = mech_want_map(M, val, what);
-    if (rc) return rc;
-    yaml_node_t *ft = mech_get(M, val, "type");
-    if (M->relative && mech_is_scalar(ft) && (!strcmp(mech_sc(ft), "beam") || !strcmp(mech_sc(ft), "modal")))
-        return err_at(M, ft, "%s: flexible bodies need coordinates: absolute (not yet in relative coordinates)", what);
-    if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "beam")) return mech_read_beam(M, key, val);
-    if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "modal")) return mech_read_modal(M, key, val);
-    static const char *okp[] = {"type", "mass", "inertia", "cm", "position", "angle", "velocity", "angular_velocity",
-                                "markers", NULL};
-    static const char *oks[] = {"type", "mass", "inertia", "cm", "position", "axis", "angle", "euler", "zaxis",
-                                "xaxis", "rotation", "velocity", "angular_velocity", "markers", "speeds", NULL};
-    rc = mech_check_keys(M, val, M->planar ? okp : oks, what);
-    if (rc) return rc;
-    body *B = mech_new_body(M, name, key);
-    if (!B) return mech_oom(M);
-    int bi = M->nb - 1;
-    B->kind = M->planar ? KIND_PLANAR : KIND_SPATIAL;
-    yaml_node_t *ty = mech_get(M, val, "type");
-    if (ty) {
-        if (!mech_is_scalar(ty)) return err_at(M, ty, "%s: type must be rigid, point, beam or modal", what);
-        if (!strcmp(mech_sc(ty), "point")) B->kind = KIND_POINT;
-        else if (strcmp(mech_sc(ty), "rigid")) return err_at(M, ty, "%s: unknown type '%s' (expected rigid, point, beam or modal)", what, mech_sc(ty));
-    }
-    int dim = M->planar ? 2 : 3;
+    int rc;
     yaml_node_t *mn = mech_get(M, val, "mass");
     if (!mn) return err_at(M, val, "%s: missing 'mass'", what);
     rc = mech_text_of(M, mn, "mass", &B->mass);
@@ -429,6 +385,14 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     } else if (in) {
         return err_at(M, in, "%s: a point mass has no inertia", what);
     }
+    return 0;
+}
+
+/* centre of mass, coordinates of the position and their initial values and rates */
+static int body_position(mech *M, body *B, const char *name, const yaml_node_t *key, const yaml_node_t *val,
+                         const char *what, int dim)
+{
+    int rc = 0;
     yaml_node_t *cn = mech_get(M, val, "cm");
     if (cn) {
         if (B->kind == KIND_POINT) return err_at(M, cn, "%s: a point mass has no centre-of-mass offset", what);
@@ -463,6 +427,137 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         for (int k = 0; k < dim && !rc; k++) rc = mech_push_at(M, &M->src->velocities, B->r[k], v0[k], vn);
         if (rc) return rc;
     }
+    return 0;
+}
+
+/* a planar body's angle coordinate, rotation texts and angular velocity */
+static int body_planar_rotation(mech *M, body *B, int bi, const char *name, const yaml_node_t *key,
+                                const yaml_node_t *val, const yaml_node_t *wn)
+{
+    int rc = 0;
+    const char *a0 = "0";
+    yaml_node_t *an = mech_get(M, val, "angle");
+    if (an && (rc = mech_text_of(M, an, "angle", &a0))) return rc;
+    B->th = mech_fmt(M, M->relative ? "_th_%s" : "%s_th", name);
+    if (!M->relative) rc = add_coord(M, B->th, a0, an ? an : key);
+    if (!rc && wn && !M->relative) {
+        const char *w0;
+        rc = mech_text_of(M, wn, "angular_velocity", &w0);
+        if (!rc) rc = mech_push_at(M, &M->src->velocities, B->th, w0, wn);
+    }
+    char *c = mech_fmt(M, "_c_%s", name), *s = mech_fmt(M, "_s_%s", name);
+    if (!rc) rc = mech_add_var(M, c, mech_fmt(M, "cos(%s)", B->th), B->line, B->col);
+    if (!rc) rc = mech_add_var(M, s, mech_fmt(M, "sin(%s)", B->th), B->line, B->col);
+    B->A[0] = c;
+    B->A[1] = mech_fmt(M, "(-%s)", s);
+    B->A[2] = "0";
+    B->A[3] = s;
+    B->A[4] = c;
+    B->A[5] = "0";
+    B->A[6] = "0";
+    B->A[7] = "0";
+    B->A[8] = "1";
+    B->w[0] = "0";
+    B->w[1] = "0";
+    B->w[2] = mech_fmt(M, "der(%s)", B->th);
+    if (!rc) rc = mech_pm_body(M, bi); /* its inertia and weight evaluated numerically (pmech.c) */
+    if (rc) return rc;
+    return 0;
+}
+
+/* a spatial body's orientation, its Euler parameter coordinates, rotation and angular velocity
+ * texts, speeds and initial rates */
+static int body_spatial_rotation(mech *M, body *B, const char *name, const yaml_node_t *key, const yaml_node_t *val,
+                                 const yaml_node_t *wn, const char *what)
+{
+    int rc = 0;
+    double R[9], e0[4];
+    const yaml_node_t *where;
+    rc = orientation(M, val, what, R, &where);
+    if (rc) return rc;
+    memcpy(B->R0, R, sizeof R);
+    B->oset = M->used_set;
+    mech_euler_params(R, e0);
+    memcpy(B->q0, e0, sizeof e0);
+    for (int k = 0; k < 4 && !rc; k++) {
+        if (M->relative) { /* variables of the tree (relative.c), or aliases of a root's coordinates */
+            B->e[k] = mech_fmt(M, "_e_%s_%d", name, k);
+            continue;
+        }
+        B->e[k] = mech_fmt(M, "%s_e%d", name, k);
+        rc = add_coord(M, B->e[k], mech_num(M, e0[k]), where ? where : key);
+    }
+    if (rc) return rc;
+    /* normalization constraint, rotation and angular velocity texts (relative coordinates: the
+     * tree writes w recursively, or from a root's e: relative.c) */
+    rc = mech_euler_texts(M, B, !M->relative, !M->relative);
+    char **e = B->e;
+    const char *d[4];
+    for (int k = 0; k < 4; k++) d[k] = mech_fmt(M, "der(%s)", e[k]);
+    /* speeds: body_angular_velocity: the body-frame angular velocity w' = 2 G(e) der(e) as three
+     * generalized speeds <body>_wx, _wy, _wz (source 000 Eq. 14; the velocity-level states of the
+     * linear model), instead of Euler-parameter rates */
+    yaml_node_t *sn = mech_get(M, val, "speeds");
+    if (!rc && sn && M->relative && strcmp(mech_sc(sn), "euler_rates"))
+        return err_at(M, sn, "%s: speeds: body_angular_velocity needs coordinates: absolute (relative "
+                      "coordinates use joint rates)", what);
+    if (!rc && sn) {
+        if (!mech_is_scalar(sn) || (strcmp(mech_sc(sn), "body_angular_velocity") && strcmp(mech_sc(sn), "euler_rates")))
+            return err_at(M, sn, "%s: speeds must be body_angular_velocity or euler_rates", what);
+        if (!strcmp(mech_sc(sn), "body_angular_velocity")) {
+            const char *gt[3];
+            mech_tx_body_rate(M, (const char *const *)e, d, gt);
+            static const char *ax[3] = {"wx", "wy", "wz"};
+            for (int k = 0; k < 3 && !rc; k++)
+                rc = mech_push_at(M, &M->src->velocities, mech_fmt(M, "%s_%s", name, ax[k]), gt[k], sn);
+        }
+    }
+    if (!rc && wn && !M->relative) {
+        /* der(e) = 1/2 E^T w with the initial e */
+        const char *w0[3];
+        rc = mech_vec_of(M, wn, 3, "angular_velocity", w0);
+        const char *r0[4];
+        if (!rc) mech_tx_euler_rates(M, e0, w0, r0);
+        for (int k = 0; k < 4 && !rc; k++) rc = mech_push_at(M, &M->src->velocities, e[k], r0[k], wn);
+    }
+    if (rc) return rc;
+    return 0;
+}
+
+int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
+{
+    const char *name = mech_sc(key);
+    char what[200];
+    snprintf(what, sizeof what, "body '%s'", name);
+    if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
+    if (!strcmp(name, "ground")) return err_at(M, key, "'ground' is built in: give its markers under 'ground'");
+    if (mech_find_body(M, name) >= 0) return err_at(M, key, "duplicate body name '%s'", name);
+    int rc = mech_want_map(M, val, what);
+    if (rc) return rc;
+    yaml_node_t *ft = mech_get(M, val, "type");
+    if (M->relative && mech_is_scalar(ft) && (!strcmp(mech_sc(ft), "beam") || !strcmp(mech_sc(ft), "modal")))
+        return err_at(M, ft, "%s: flexible bodies need coordinates: absolute (not yet in relative coordinates)", what);
+    if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "beam")) return mech_read_beam(M, key, val);
+    if (mech_is_scalar(ft) && !strcmp(mech_sc(ft), "modal")) return mech_read_modal(M, key, val);
+    static const char *okp[] = {"type", "mass", "inertia", "cm", "position", "angle", "velocity", "angular_velocity",
+                                "markers", NULL};
+    static const char *oks[] = {"type", "mass", "inertia", "cm", "position", "axis", "angle", "euler", "zaxis",
+                                "xaxis", "rotation", "velocity", "angular_velocity", "markers", "speeds", NULL};
+    rc = mech_check_keys(M, val, M->planar ? okp : oks, what);
+    if (rc) return rc;
+    body *B = mech_new_body(M, name, key);
+    if (!B) return mech_oom(M);
+    int bi = M->nb - 1;
+    B->kind = M->planar ? KIND_PLANAR : KIND_SPATIAL;
+    yaml_node_t *ty = mech_get(M, val, "type");
+    if (ty) {
+        if (!mech_is_scalar(ty)) return err_at(M, ty, "%s: type must be rigid, point, beam or modal", what);
+        if (!strcmp(mech_sc(ty), "point")) B->kind = KIND_POINT;
+        else if (strcmp(mech_sc(ty), "rigid")) return err_at(M, ty, "%s: unknown type '%s' (expected rigid, point, beam or modal)", what, mech_sc(ty));
+    }
+    int dim = M->planar ? 2 : 3;
+    if ((rc = body_inertia(M, B, val, what))) return rc;
+    if ((rc = body_position(M, B, name, key, val, what, dim))) return rc;
     yaml_node_t *wn = mech_get(M, val, "angular_velocity");
     if (wn && B->kind == KIND_POINT) return err_at(M, wn, "%s: a point mass has no angular velocity", what);
     static const char *Iv[9] = {"1", "0", "0", "0", "1", "0", "0", "0", "1"};
@@ -470,90 +565,10 @@ int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         for (int k = 0; k < 9; k++) B->A[k] = (char *)Iv[k];
         for (int k = 0; k < 3; k++) B->w[k] = "0";
     } else if (B->kind == KIND_PLANAR) {
-        const char *a0 = "0";
-        yaml_node_t *an = mech_get(M, val, "angle");
-        if (an && (rc = mech_text_of(M, an, "angle", &a0))) return rc;
-        B->th = mech_fmt(M, M->relative ? "_th_%s" : "%s_th", name);
-        if (!M->relative) rc = add_coord(M, B->th, a0, an ? an : key);
-        if (!rc && wn && !M->relative) {
-            const char *w0;
-            rc = mech_text_of(M, wn, "angular_velocity", &w0);
-            if (!rc) rc = mech_push_at(M, &M->src->velocities, B->th, w0, wn);
-        }
-        char *c = mech_fmt(M, "_c_%s", name), *s = mech_fmt(M, "_s_%s", name);
-        if (!rc) rc = mech_add_var(M, c, mech_fmt(M, "cos(%s)", B->th), B->line, B->col);
-        if (!rc) rc = mech_add_var(M, s, mech_fmt(M, "sin(%s)", B->th), B->line, B->col);
-        B->A[0] = c;
-        B->A[1] = mech_fmt(M, "(-%s)", s);
-        B->A[2] = "0";
-        B->A[3] = s;
-        B->A[4] = c;
-        B->A[5] = "0";
-        B->A[6] = "0";
-        B->A[7] = "0";
-        B->A[8] = "1";
-        B->w[0] = "0";
-        B->w[1] = "0";
-        B->w[2] = mech_fmt(M, "der(%s)", B->th);
-        if (!rc) rc = mech_pm_body(M, bi); /* its inertia and weight evaluated numerically (pmech.c) */
-        if (rc) return rc;
+        if ((rc = body_planar_rotation(M, B, bi, name, key, val, wn))) return rc;
     } else {
-        double R[9], e0[4];
-        const yaml_node_t *where;
-        rc = orientation(M, val, what, R, &where);
-        if (rc) return rc;
-        memcpy(B->R0, R, sizeof R);
-        B->oset = M->used_set;
-        mech_euler_params(R, e0);
-        memcpy(B->q0, e0, sizeof e0);
-        for (int k = 0; k < 4 && !rc; k++) {
-            if (M->relative) { /* variables of the tree (relative.c), or aliases of a root's coordinates */
-                B->e[k] = mech_fmt(M, "_e_%s_%d", name, k);
-                continue;
-            }
-            B->e[k] = mech_fmt(M, "%s_e%d", name, k);
-            rc = add_coord(M, B->e[k], mech_num(M, e0[k]), where ? where : key);
-        }
-        if (rc) return rc;
-        /* normalization constraint, rotation and angular velocity texts (relative coordinates: the
-         * tree writes w recursively, or from a root's e: relative.c) */
-        rc = mech_euler_texts(M, B, !M->relative, !M->relative);
-        char **e = B->e;
-        const char *d[4];
-        for (int k = 0; k < 4; k++) d[k] = mech_fmt(M, "der(%s)", e[k]);
-        /* speeds: body_angular_velocity: the body-frame angular velocity w' = 2 G(e) der(e) as three
-         * generalized speeds <body>_wx, _wy, _wz (source 000 Eq. 14; the velocity-level states of the
-         * linear model), instead of Euler-parameter rates */
-        yaml_node_t *sn = mech_get(M, val, "speeds");
-        if (!rc && sn && M->relative && strcmp(mech_sc(sn), "euler_rates"))
-            return err_at(M, sn, "%s: speeds: body_angular_velocity needs coordinates: absolute (relative "
-                          "coordinates use joint rates)", what);
-        if (!rc && sn) {
-            if (!mech_is_scalar(sn) || (strcmp(mech_sc(sn), "body_angular_velocity") && strcmp(mech_sc(sn), "euler_rates")))
-                return err_at(M, sn, "%s: speeds must be body_angular_velocity or euler_rates", what);
-            if (!strcmp(mech_sc(sn), "body_angular_velocity")) {
-                const char *gt[3] = {
-                    mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s - %s*%s)", e[1], d[0], e[0], d[1], e[3], d[2], e[2], d[3]),
-                    mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[2], d[0], e[3], d[1], e[0], d[2], e[1], d[3]),
-                    mech_fmt(M, "2*(-%s*%s + %s*%s - %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
-                static const char *ax[3] = {"wx", "wy", "wz"};
-                for (int k = 0; k < 3 && !rc; k++)
-                    rc = mech_push_at(M, &M->src->velocities, mech_fmt(M, "%s_%s", name, ax[k]), gt[k], sn);
-            }
-        }
-        if (!rc && wn && !M->relative) {
-            /* der(e) = 1/2 E^T w with the initial e */
-            const char *w0[3];
-            rc = mech_vec_of(M, wn, 3, "angular_velocity", w0);
-            double E[3][4] = {{-e0[1], e0[0], -e0[3], e0[2]}, {-e0[2], e0[3], e0[0], -e0[1]},
-                              {-e0[3], -e0[2], e0[1], e0[0]}};
-            for (int k = 0; k < 4 && !rc; k++)
-                rc = mech_push_at(M, &M->src->velocities, e[k],
-                                  mech_fmt(M, "0.5*(%s*(%s) + %s*(%s) + %s*(%s))", mech_num(M, E[0][k]), w0[0], mech_num(M, E[1][k]), w0[1],
-                                      mech_num(M, E[2][k]), w0[2]),
-                                  wn);
-        }
-        if (rc) return rc;
+        if ((rc = body_spatial_rotation(M, B, name, key, val, wn, what))) return rc;
     }
     return mech_add_markers(M, bi, mech_get(M, val, "markers"));
 }
+

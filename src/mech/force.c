@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/vec3.h"
+
 /* ---- force elements ---------------------------------------------------------------------------- */
 
 static void add_term(mech *M, char **acc, const char *term)
@@ -40,6 +42,24 @@ static void apply(mech *M, int m, char *const f[3], char *const tq[3], int sign)
     if (B->flex || B->qf3) mech_flex_apply(M, m, f, tq, sg);
 }
 
+/* the reaction -f, -tq of a force element on body BJ at marker mi's point (refused on a flexible
+ * body: mech_flex_refuse names the element) */
+static int react(mech *M, int mi, body *BJ, char *const f[3], char *const tq[3], const yaml_node_t *v, const char *what)
+{
+    if (BJ->flex || BJ->qf3) return mech_flex_refuse(M, BJ, v, what);
+    if (BJ->kind != KIND_GROUND) {
+        for (int k = 0; k < 3; k++) add_term(M, &BJ->F[k], mech_fmt(M, "-%s", f[k]));
+        if (BJ->kind != KIND_POINT)
+            for (int k = 0; k < 3; k++) {
+                if (M->planar && k < 2) continue;
+                int a = (k + 1) % 3, b = (k + 2) % 3;
+                add_term(M, &BJ->N[k], mech_fmt(M, "-((%s - %s)*%s - (%s - %s)*%s) - %s", M->mk[mi].p[a], BJ->r[a],
+                                                f[b], M->mk[mi].p[b], BJ->r[b], f[a], tq[k]));
+            }
+    }
+    return M->oom ? mech_oom(M) : 0;
+}
+
 static int vec6(mech *M, const yaml_node_t *n, const char *what, const char *out[36])
 {
     for (int k = 0; k < 36; k++) out[k] = "0";
@@ -72,15 +92,10 @@ static int bushing_aligned(mech *M, const yaml_node_t *key, const char *what, in
 {
     const double *Ri = M->mk[mi].R0, *Rj = M->mk[mj].R0;
     double Rr[9]; /* Rj^T Ri, column-major */
-    for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) {
-            double d = 0;
-            for (int k = 0; k < 3; k++) d += Rj[3 * b + k] * Ri[3 * a + k];
-            Rr[3 * a + b] = d;
-        }
+    mat3_tmul(Rj, Ri, Rr);
     double e[4];
     mech_euler_params(Rr, e);
-    double ang = 2 * atan2(sqrt(e[1] * e[1] + e[2] * e[2] + e[3] * e[3]), fabs(e[0]));
+    double ang = 2 * atan2(sqrt(vec3_dot(e + 1, e + 1)), fabs(e[0]));
     M->used_set = M->mk[mi].oset >= 0 ? M->mk[mi].oset : M->mk[mj].oset;
     if (ang > MBL_MECH_BUSHING_ANGLE_TOL)
         return err_at(M, key,
@@ -89,6 +104,230 @@ static int bushing_aligned(mech *M, const yaml_node_t *key, const char *what, in
                       "rotational preload under 'preload'%s",
                       what, M->mk[mi].name, M->mk[mj].name, ang, mech_set_note(M));
     return 0;
+}
+
+/* gravity: the weight of every body, in the potential energy (or the structured terms') */
+static int read_gravity(mech *M, const yaml_node_t *v, const char *what, int line, int col)
+{
+    int rc;
+    static const char *ok[] = {"type", "g", NULL};
+    if ((rc = mech_check_keys(M, v, ok, what))) return rc;
+    const char *g[3] = {"0", "0", "0"};
+    yaml_node_t *gn = mech_get(M, v, "g");
+    if (!gn) return err_at(M, v, "%s: missing 'g' (the gravity vector)", what);
+    if ((rc = mech_vec_of(M, gn, M->planar ? 2 : 3, "g", g))) return rc;
+    for (int k = 0; k < 3; k++) /* kept for the reactions of tree joints (relative_measures.c) */
+        M->grav[k] = M->grav[k] ? mech_fmt(M, "%s + (%s)", M->grav[k], g[k]) : mech_fmt(M, "(%s)", g[k]);
+    /* the numeric term's bodies (pmech.c) take this weight when g is a function of the parameters */
+    int gnum = M->pnum ? mech_pm_gravity(M, g, line, col) : 0;
+    if (gnum < 0) return gnum;
+    sbuf pb = {0};
+    mech_sb_add(M, &pb, "", M->src->potential_energy.text ? M->src->potential_energy.text : "0");
+    for (int b = 0; b < M->nb; b++) {
+        body *B = &M->b[b];
+        if (B->kind == KIND_GROUND) continue;
+        if (B->flex) {
+            if ((rc = mech_flex_gravity(M, B, g, gn))) {
+                mech_sb_done(M, &pb); /* the buffer goes to the arena */
+                return rc;
+            }
+            continue;
+        }
+        /* a rigid body of a relative-coordinate tree: its weight joins its d'Alembert load
+         * (mech_rel_forces), so that no energy sums over the whole tree */
+        if (M->relative && B->kind == KIND_SPATIAL && M->torder && M->torder[M->nb + b] >= 0) continue;
+        if (gnum && B->pn) continue;
+        for (int k = 0; k < 3; k++) {
+            if (!strcmp(g[k], "0")) continue;
+            const char *a[3] = {B->A[3 * k], B->A[3 * k + 1], B->A[3 * k + 2]};
+            const char *rc_k = mech_affine(M, B->r[k], 3, a, B->cm, "+++");
+            mech_sb_add(M, &pb, " - ", mech_fmt(M, "(%s)*(%s)*(%s)", B->mass, g[k], rc_k));
+        }
+    }
+    const char *pe = mech_sb_done(M, &pb);
+    char *npe = mech_dup_s(pe);
+    if (!npe) return mech_oom(M);
+    mbl_free(M->src->potential_energy.text);
+    M->src->potential_energy.text = npe;
+    M->src->potential_energy.line = line;
+    M->src->potential_energy.col = col;
+    return 0;
+}
+
+/* a translational spring (or one given by its force) between two markers, or a torsion spring */
+static int read_spring(mech *M, const char *name, const yaml_node_t *v, const char *t, const char *what, int line,
+                       int col)
+{
+    int rc, mi = -1, mj = -1;
+    int tor = t[0] == 't';
+    static const char *oks[] = {"type", "i", "j", "stiffness", "damping", "length", "preload", "force", NULL};
+    static const char *okt[] = {"type", "i", "j", "stiffness", "damping", "angle", "preload", "torque", NULL};
+    if ((rc = mech_check_keys(M, v, tor ? okt : oks, what))) return rc;
+    if ((rc = mech_marker_ref(M, v, "i", what, 1, &mi)) || (rc = mech_marker_ref(M, v, "j", what, 1, &mj))) return rc;
+    if (!tor && M->pnum && !mech_get(M, v, "force")) { /* evaluated numerically by the model (pmech.c) */
+        const char *tk[4] = {"0", "0", "0", "0"};
+        static const char *key[4] = {"stiffness", "damping", "length", "preload"};
+        static const char *wk[4] = {"stiffness", "damping", "free length", "preload"};
+        yaml_node_t *n;
+        for (int k = 0; k < 4; k++)
+            if ((n = mech_get(M, v, key[k])) && (rc = mech_text_of(M, n, wk[k], &tk[k]))) return rc;
+        int got = mech_pm_spring(M, name, mi, mj, tk, line, col);
+        if (got) return got < 0 ? got : 0;
+    }
+    const char *L = mech_fmt(M, "_L_%s", name);
+    char *d[3];
+    mech_dvec(M, mi, mj, d);
+    marker *I = &M->mk[mi], *J = &M->mk[mj];
+    if (tor)
+        rc = mech_add_var(M, L, M->planar ? mech_fmt(M, "%s - %s", I->phi, J->phi)
+                                     : mech_twist_angle(M, mi, mj),
+                          line, col);
+    else
+        rc = mech_add_var(M, L, mech_fmt(M, "sqrt(%s)", mech_dot3(M, d, d)), line, col);
+    if (rc) return rc;
+    const char *ftext = NULL;
+    yaml_node_t *fe = mech_get(M, v, tor ? "torque" : "force");
+    if (fe) {
+        local loc[3] = {{tor ? "angle" : "length", L}, {"rate", mech_fmt(M, "der(%s)", L)}, {NULL, NULL}};
+        if ((rc = mech_text_of(M, fe, what, &ftext)) || (rc = mech_subst(M, ftext, fe, loc, 2, &ftext))) return rc;
+        if (mech_get(M, v, "stiffness") || mech_get(M, v, "damping"))
+            return err_at(M, fe, "%s: give either '%s' or stiffness/damping", what, tor ? "torque" : "force");
+    } else {
+        const char *k = "0", *c = "0", *l0 = "0", *f0 = "0";
+        yaml_node_t *n;
+        if ((n = mech_get(M, v, "stiffness")) && (rc = mech_text_of(M, n, "stiffness", &k))) return rc;
+        if ((n = mech_get(M, v, "damping")) && (rc = mech_text_of(M, n, "damping", &c))) return rc;
+        if ((n = mech_get(M, v, tor ? "angle" : "length")) && (rc = mech_text_of(M, n, "free length", &l0))) return rc;
+        if ((n = mech_get(M, v, "preload")) && (rc = mech_text_of(M, n, "preload", &f0))) return rc;
+        /* the actuator (preload) and the coefficients may use inputs and measures */
+        if ((rc = mech_subst(M, k, v, NULL, 0, &k)) || (rc = mech_subst(M, c, v, NULL, 0, &c)) ||
+            (rc = mech_subst(M, f0, v, NULL, 0, &f0)))
+            return rc;
+        ftext = mech_fmt(M, "-(%s)*(%s - (%s)) - (%s)*der(%s) + (%s)", k, L, l0, c, L, f0);
+    }
+    const char *fn = mech_fmt(M, "_f_%s", name);
+    if (fe) mech_pos_of(fe, &line, &col); /* errors in the user's expression point into it */
+    if ((rc = mech_add_var(M, fn, ftext, line, col))) return rc;
+    char *f[3];
+    if (tor) {
+        /* torque about J's z axis on I, reaction on J */
+        for (int k = 0; k < 3; k++) f[k] = mech_fmt(M, "%s*%s", fn, J->ax[2][k]);
+        apply(M, mi, NULL, f, 1);
+        apply(M, mj, NULL, f, -1);
+    } else {
+        /* positive force pushes the markers apart along the line from J to I */
+        for (int k = 0; k < 3; k++) f[k] = mech_fmt(M, "%s*%s/%s", fn, d[k], L);
+        apply(M, mi, f, NULL, 1);
+        apply(M, mj, f, NULL, -1);
+    }
+    return M->oom ? mech_oom(M) : 0;
+}
+
+/* a bushing: six deflections in marker j's frame, a stiffness and a damping matrix, a preload */
+static int read_bushing(mech *M, const yaml_node_t *key, const char *name, const yaml_node_t *v, const yaml_node_t *ty,
+                        const char *what, int line, int col)
+{
+    int rc, mi = -1, mj = -1;
+    static const char *ok[] = {"type", "i", "j", "stiffness", "damping", "preload", NULL};
+    if ((rc = mech_check_keys(M, v, ok, what))) return rc;
+    if (M->planar) return err_at(M, ty, "%s: a bushing needs a spatial mechanism (use springs and torsions)", what);
+    if ((rc = mech_marker_ref(M, v, "i", what, 1, &mi)) || (rc = mech_marker_ref(M, v, "j", what, 1, &mj))) return rc;
+    if ((rc = bushing_aligned(M, key, what, mi, mj))) return rc;
+    const char *K[36], *C[36];
+    if ((rc = vec6(M, mech_get(M, v, "stiffness"), "stiffness", K)) || (rc = vec6(M, mech_get(M, v, "damping"), "damping", C)))
+        return rc;
+    const char *f0[6] = {"0", "0", "0", "0", "0", "0"};
+    yaml_node_t *pn = mech_get(M, v, "preload");
+    if (pn && (rc = mech_vec_of(M, pn, 6, "preload", f0))) return rc;
+    /* deflections and their rates in J's frame */
+    static const char *mn[6] = {"DX", "DY", "DZ", "AX", "AY", "AZ"};
+    const char *args[3] = {M->mk[mi].name, M->mk[mj].name, M->mk[mj].name};
+    size_t al[3] = {strlen(args[0]), strlen(args[1]), strlen(args[2])};
+    const char *q[6], *qd[6];
+    char why[300];
+    for (int k = 0; k < 6; k++) {
+        const char *m = mech_measure(M, mn[k], k < 3 ? 3 : 2, args, al, why, sizeof why);
+        if (!m) return err_at(M, v, "%s: %s", what, why);
+        q[k] = mech_fmt(M, "_q_%s_%d", name, k + 1);
+        if ((rc = mech_add_var(M, q[k], m, line, col))) return rc;
+    }
+    for (int k = 0; k < 3; k++) qd[k] = mech_fmt(M, "der(%s)", q[k]);
+    {
+        const char *wr = mech_measure(M, "WX", 3, args, al, why, sizeof why);
+        const char *wy = mech_measure(M, "WY", 3, args, al, why, sizeof why);
+        const char *wz = mech_measure(M, "WZ", 3, args, al, why, sizeof why);
+        if (!wr || !wy || !wz) return mech_oom(M);
+        qd[3] = wr;
+        qd[4] = wy;
+        qd[5] = wz;
+    }
+    const char *fl[6];
+    for (int r = 0; r < 6; r++) {
+        const char *s = mech_fmt(M, "(%s)", f0[r]);
+        for (int c = 0; c < 6; c++) {
+            if (strcmp(K[6 * r + c], "0")) s = mech_fmt(M, "%s - (%s)*%s", s, K[6 * r + c], q[c]);
+            if (strcmp(C[6 * r + c], "0")) s = mech_fmt(M, "%s - (%s)*(%s)", s, C[6 * r + c], qd[c]);
+        }
+        fl[r] = mech_fmt(M, "_f_%s_%d", name, r + 1);
+        if ((rc = mech_add_var(M, fl[r], s, line, col))) return rc;
+    }
+    char *f[3], *tq[3];
+    marker *J = &M->mk[mj];
+    for (int k = 0; k < 3; k++) {
+        f[k] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s)", fl[0], J->ax[0][k], fl[1], J->ax[1][k], fl[2], J->ax[2][k]);
+        tq[k] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s)", fl[3], J->ax[0][k], fl[4], J->ax[1][k], fl[5], J->ax[2][k]);
+    }
+    apply(M, mi, f, tq, 1);
+    /* reaction on J's body at the same point (the point of marker i) */
+    return react(M, mi, &M->b[J->body], f, tq, v, what);
+}
+
+/* an applied force and torque on a marker (global or in a frame marker's axes), its reaction */
+static int read_applied(mech *M, const char *name, const yaml_node_t *v, const char *what, int line, int col)
+{
+    int rc, mi = -1;
+    static const char *ok[] = {"type", "i", "frame", "reaction", "force", "torque", NULL};
+    if ((rc = mech_check_keys(M, v, ok, what))) return rc;
+    int fr = -1, re = -1;
+    if ((rc = mech_marker_ref(M, v, "i", what, 1, &mi)) || (rc = mech_marker_ref(M, v, "frame", what, 0, &fr)) ||
+        (rc = mech_marker_ref(M, v, "reaction", what, 0, &re)))
+        return rc;
+    int dim = M->planar ? 2 : 3;
+    const char *fc[3] = {"0", "0", "0"}, *tc[3] = {"0", "0", "0"};
+    yaml_node_t *fn = mech_get(M, v, "force"), *tn = mech_get(M, v, "torque");
+    if (!fn && !tn) return err_at(M, v, "%s: give 'force' and/or 'torque'", what);
+    if (fn && (rc = mech_vec_of(M, fn, dim, "force", fc))) return rc;
+    if (tn) {
+        if (M->planar) {
+            if ((rc = mech_text_of(M, tn, "torque", &tc[2]))) return rc;
+        } else if ((rc = mech_vec_of(M, tn, 3, "torque", tc)))
+            return rc;
+    }
+    for (int k = 0; k < 3; k++) {
+        if ((rc = mech_subst(M, fc[k], fn, NULL, 0, &fc[k]))) return rc;
+        if ((rc = mech_subst(M, tc[k], tn, NULL, 0, &tc[k]))) return rc;
+    }
+    char *f[3], *tq[3];
+    for (int k = 0; k < 3; k++) {
+        if (fr >= 0) {
+            marker *F = &M->mk[fr];
+            f[k] = mech_fmt(M, "((%s)*%s + (%s)*%s + (%s)*%s)", fc[0], F->ax[0][k], fc[1], F->ax[1][k], fc[2], F->ax[2][k]);
+            tq[k] = mech_fmt(M, "((%s)*%s + (%s)*%s + (%s)*%s)", tc[0], F->ax[0][k], tc[1], F->ax[1][k], tc[2], F->ax[2][k]);
+        } else {
+            f[k] = mech_fmt(M, "(%s)", fc[k]);
+            tq[k] = mech_fmt(M, "(%s)", tc[k]);
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        const char *nf = mech_fmt(M, "_f_%s_%d", name, k + 1), *nt = mech_fmt(M, "_t_%s_%d", name, k + 1);
+        if ((rc = mech_add_var(M, nf, f[k], line, col)) || (rc = mech_add_var(M, nt, tq[k], line, col))) return rc;
+        f[k] = (char *)nf;
+        tq[k] = (char *)nt;
+    }
+    if (re >= 0 && M->relative && mech_rel_joint_load(M, mi, re, fr, fc, tc, f, tq)) return M->oom ? mech_oom(M) : 0;
+    apply(M, mi, f, tq, 1);
+    if (re >= 0) return react(M, mi, &M->b[M->mk[re].body], f, tq, v, what);
+    return M->oom ? mech_oom(M) : 0;
 }
 
 int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
@@ -103,237 +342,10 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
     const char *t = mech_sc(ty);
     int line, col;
     mech_pos_of(key, &line, &col);
-    if (!strcmp(t, "gravity")) {
-        static const char *ok[] = {"type", "g", NULL};
-        if ((rc = mech_check_keys(M, v, ok, what))) return rc;
-        const char *g[3] = {"0", "0", "0"};
-        yaml_node_t *gn = mech_get(M, v, "g");
-        if (!gn) return err_at(M, v, "%s: missing 'g' (the gravity vector)", what);
-        if ((rc = mech_vec_of(M, gn, M->planar ? 2 : 3, "g", g))) return rc;
-        for (int k = 0; k < 3; k++) /* kept for the reactions of tree joints (relative.c) */
-            M->grav[k] = M->grav[k] ? mech_fmt(M, "%s + (%s)", M->grav[k], g[k]) : mech_fmt(M, "(%s)", g[k]);
-        /* the numeric term's bodies (pmech.c) take this weight when g is a function of the parameters */
-        int gnum = M->pnum ? mech_pm_gravity(M, g, line, col) : 0;
-        if (gnum < 0) return gnum;
-        sbuf pb = {0};
-        mech_sb_add(M, &pb, "", M->src->potential_energy.text ? M->src->potential_energy.text : "0");
-        for (int b = 0; b < M->nb; b++) {
-            body *B = &M->b[b];
-            if (B->kind == KIND_GROUND) continue;
-            if (B->flex) {
-                if ((rc = mech_flex_gravity(M, B, g, gn))) {
-                    mech_sb_done(M, &pb); /* the buffer goes to the arena */
-                    return rc;
-                }
-                continue;
-            }
-            /* a rigid body of a relative-coordinate tree: its weight joins its d'Alembert load
-             * (mech_rel_forces), so that no energy sums over the whole tree */
-            if (M->relative && B->kind == KIND_SPATIAL && M->torder && M->torder[M->nb + b] >= 0) continue;
-            if (gnum && B->pn) continue;
-            for (int k = 0; k < 3; k++) {
-                if (!strcmp(g[k], "0")) continue;
-                const char *a[3] = {B->A[3 * k], B->A[3 * k + 1], B->A[3 * k + 2]};
-                const char *rc_k = mech_affine(M, B->r[k], 3, a, B->cm, "+++");
-                mech_sb_add(M, &pb, " - ", mech_fmt(M, "(%s)*(%s)*(%s)", B->mass, g[k], rc_k));
-            }
-        }
-        const char *pe = mech_sb_done(M, &pb);
-        char *npe = mech_dup_s(pe);
-        if (!npe) return mech_oom(M);
-        mbl_free(M->src->potential_energy.text);
-        M->src->potential_energy.text = npe;
-        M->src->potential_energy.line = line;
-        M->src->potential_energy.col = col;
-        return 0;
-    }
-    int mi = -1, mj = -1;
-    if (!strcmp(t, "spring") || !strcmp(t, "torsion")) {
-        int tor = t[0] == 't';
-        static const char *oks[] = {"type", "i", "j", "stiffness", "damping", "length", "preload", "force", NULL};
-        static const char *okt[] = {"type", "i", "j", "stiffness", "damping", "angle", "preload", "torque", NULL};
-        if ((rc = mech_check_keys(M, v, tor ? okt : oks, what))) return rc;
-        if ((rc = mech_marker_ref(M, v, "i", what, 1, &mi)) || (rc = mech_marker_ref(M, v, "j", what, 1, &mj))) return rc;
-        if (!tor && M->pnum && !mech_get(M, v, "force")) { /* evaluated numerically by the model (pmech.c) */
-            const char *tk[4] = {"0", "0", "0", "0"};
-            static const char *key[4] = {"stiffness", "damping", "length", "preload"};
-            static const char *wk[4] = {"stiffness", "damping", "free length", "preload"};
-            yaml_node_t *n;
-            for (int k = 0; k < 4; k++)
-                if ((n = mech_get(M, v, key[k])) && (rc = mech_text_of(M, n, wk[k], &tk[k]))) return rc;
-            int got = mech_pm_spring(M, name, mi, mj, tk, line, col);
-            if (got) return got < 0 ? got : 0;
-        }
-        const char *L = mech_fmt(M, "_L_%s", name);
-        char *d[3];
-        mech_dvec(M, mi, mj, d);
-        marker *I = &M->mk[mi], *J = &M->mk[mj];
-        if (tor)
-            rc = mech_add_var(M, L, M->planar ? mech_fmt(M, "%s - %s", I->phi, J->phi)
-                                         : mech_twist_angle(M, mi, mj),
-                              line, col);
-        else
-            rc = mech_add_var(M, L, mech_fmt(M, "sqrt(%s)", mech_dot3(M, d, d)), line, col);
-        if (rc) return rc;
-        const char *ftext = NULL;
-        yaml_node_t *fe = mech_get(M, v, tor ? "torque" : "force");
-        if (fe) {
-            local loc[3] = {{tor ? "angle" : "length", L}, {"rate", mech_fmt(M, "der(%s)", L)}, {NULL, NULL}};
-            if ((rc = mech_text_of(M, fe, what, &ftext)) || (rc = mech_subst(M, ftext, fe, loc, 2, &ftext))) return rc;
-            if (mech_get(M, v, "stiffness") || mech_get(M, v, "damping"))
-                return err_at(M, fe, "%s: give either '%s' or stiffness/damping", what, tor ? "torque" : "force");
-        } else {
-            const char *k = "0", *c = "0", *l0 = "0", *f0 = "0";
-            yaml_node_t *n;
-            if ((n = mech_get(M, v, "stiffness")) && (rc = mech_text_of(M, n, "stiffness", &k))) return rc;
-            if ((n = mech_get(M, v, "damping")) && (rc = mech_text_of(M, n, "damping", &c))) return rc;
-            if ((n = mech_get(M, v, tor ? "angle" : "length")) && (rc = mech_text_of(M, n, "free length", &l0))) return rc;
-            if ((n = mech_get(M, v, "preload")) && (rc = mech_text_of(M, n, "preload", &f0))) return rc;
-            /* the actuator (preload) and the coefficients may use inputs and measures */
-            if ((rc = mech_subst(M, k, v, NULL, 0, &k)) || (rc = mech_subst(M, c, v, NULL, 0, &c)) ||
-                (rc = mech_subst(M, f0, v, NULL, 0, &f0)))
-                return rc;
-            ftext = mech_fmt(M, "-(%s)*(%s - (%s)) - (%s)*der(%s) + (%s)", k, L, l0, c, L, f0);
-        }
-        const char *fn = mech_fmt(M, "_f_%s", name);
-        if (fe) mech_pos_of(fe, &line, &col); /* errors in the user's expression point into it */
-        if ((rc = mech_add_var(M, fn, ftext, line, col))) return rc;
-        char *f[3];
-        if (tor) {
-            /* torque about J's z axis on I, reaction on J */
-            for (int k = 0; k < 3; k++) f[k] = mech_fmt(M, "%s*%s", fn, J->ax[2][k]);
-            apply(M, mi, NULL, f, 1);
-            apply(M, mj, NULL, f, -1);
-        } else {
-            /* positive force pushes the markers apart along the line from J to I */
-            for (int k = 0; k < 3; k++) f[k] = mech_fmt(M, "%s*%s/%s", fn, d[k], L);
-            apply(M, mi, f, NULL, 1);
-            apply(M, mj, f, NULL, -1);
-        }
-        return M->oom ? mech_oom(M) : 0;
-    }
-    if (!strcmp(t, "bushing")) {
-        static const char *ok[] = {"type", "i", "j", "stiffness", "damping", "preload", NULL};
-        if ((rc = mech_check_keys(M, v, ok, what))) return rc;
-        if (M->planar) return err_at(M, ty, "%s: a bushing needs a spatial mechanism (use springs and torsions)", what);
-        if ((rc = mech_marker_ref(M, v, "i", what, 1, &mi)) || (rc = mech_marker_ref(M, v, "j", what, 1, &mj))) return rc;
-        if ((rc = bushing_aligned(M, key, what, mi, mj))) return rc;
-        const char *K[36], *C[36];
-        if ((rc = vec6(M, mech_get(M, v, "stiffness"), "stiffness", K)) || (rc = vec6(M, mech_get(M, v, "damping"), "damping", C)))
-            return rc;
-        const char *f0[6] = {"0", "0", "0", "0", "0", "0"};
-        yaml_node_t *pn = mech_get(M, v, "preload");
-        if (pn && (rc = mech_vec_of(M, pn, 6, "preload", f0))) return rc;
-        /* deflections and their rates in J's frame */
-        static const char *mn[6] = {"DX", "DY", "DZ", "AX", "AY", "AZ"};
-        const char *args[3] = {M->mk[mi].name, M->mk[mj].name, M->mk[mj].name};
-        size_t al[3] = {strlen(args[0]), strlen(args[1]), strlen(args[2])};
-        const char *q[6], *qd[6];
-        char why[300];
-        for (int k = 0; k < 6; k++) {
-            const char *m = mech_measure(M, mn[k], k < 3 ? 3 : 2, args, al, why, sizeof why);
-            if (!m) return err_at(M, v, "%s: %s", what, why);
-            q[k] = mech_fmt(M, "_q_%s_%d", name, k + 1);
-            if ((rc = mech_add_var(M, q[k], m, line, col))) return rc;
-        }
-        for (int k = 0; k < 3; k++) qd[k] = mech_fmt(M, "der(%s)", q[k]);
-        {
-            const char *wr = mech_measure(M, "WX", 3, args, al, why, sizeof why);
-            const char *wy = mech_measure(M, "WY", 3, args, al, why, sizeof why);
-            const char *wz = mech_measure(M, "WZ", 3, args, al, why, sizeof why);
-            if (!wr || !wy || !wz) return mech_oom(M);
-            qd[3] = wr;
-            qd[4] = wy;
-            qd[5] = wz;
-        }
-        const char *fl[6];
-        for (int r = 0; r < 6; r++) {
-            const char *s = mech_fmt(M, "(%s)", f0[r]);
-            for (int c = 0; c < 6; c++) {
-                if (strcmp(K[6 * r + c], "0")) s = mech_fmt(M, "%s - (%s)*%s", s, K[6 * r + c], q[c]);
-                if (strcmp(C[6 * r + c], "0")) s = mech_fmt(M, "%s - (%s)*(%s)", s, C[6 * r + c], qd[c]);
-            }
-            fl[r] = mech_fmt(M, "_f_%s_%d", name, r + 1);
-            if ((rc = mech_add_var(M, fl[r], s, line, col))) return rc;
-        }
-        char *f[3], *tq[3];
-        marker *J = &M->mk[mj];
-        for (int k = 0; k < 3; k++) {
-            f[k] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s)", fl[0], J->ax[0][k], fl[1], J->ax[1][k], fl[2], J->ax[2][k]);
-            tq[k] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s)", fl[3], J->ax[0][k], fl[4], J->ax[1][k], fl[5], J->ax[2][k]);
-        }
-        apply(M, mi, f, tq, 1);
-        /* reaction on J's body at the same point (the point of marker i) */
-        body *BJ = &M->b[J->body];
-        if (BJ->flex || BJ->qf3) return mech_flex_refuse(M, BJ, v, what);
-        if (BJ->kind != KIND_GROUND) {
-            for (int k = 0; k < 3; k++) add_term(M, &BJ->F[k], mech_fmt(M, "-%s", f[k]));
-            if (BJ->kind != KIND_POINT)
-                for (int k = 0; k < 3; k++) {
-                    int a = (k + 1) % 3, b = (k + 2) % 3;
-                    add_term(M, &BJ->N[k], mech_fmt(M, "-((%s - %s)*%s - (%s - %s)*%s) - %s", M->mk[mi].p[a], BJ->r[a],
-                                                    f[b], M->mk[mi].p[b], BJ->r[b], f[a], tq[k]));
-                }
-        }
-        return M->oom ? mech_oom(M) : 0;
-    }
-    if (!strcmp(t, "force")) {
-        static const char *ok[] = {"type", "i", "frame", "reaction", "force", "torque", NULL};
-        if ((rc = mech_check_keys(M, v, ok, what))) return rc;
-        int fr = -1, re = -1;
-        if ((rc = mech_marker_ref(M, v, "i", what, 1, &mi)) || (rc = mech_marker_ref(M, v, "frame", what, 0, &fr)) ||
-            (rc = mech_marker_ref(M, v, "reaction", what, 0, &re)))
-            return rc;
-        int dim = M->planar ? 2 : 3;
-        const char *fc[3] = {"0", "0", "0"}, *tc[3] = {"0", "0", "0"};
-        yaml_node_t *fn = mech_get(M, v, "force"), *tn = mech_get(M, v, "torque");
-        if (!fn && !tn) return err_at(M, v, "%s: give 'force' and/or 'torque'", what);
-        if (fn && (rc = mech_vec_of(M, fn, dim, "force", fc))) return rc;
-        if (tn) {
-            if (M->planar) {
-                if ((rc = mech_text_of(M, tn, "torque", &tc[2]))) return rc;
-            } else if ((rc = mech_vec_of(M, tn, 3, "torque", tc)))
-                return rc;
-        }
-        for (int k = 0; k < 3; k++) {
-            if ((rc = mech_subst(M, fc[k], fn, NULL, 0, &fc[k]))) return rc;
-            if ((rc = mech_subst(M, tc[k], tn, NULL, 0, &tc[k]))) return rc;
-        }
-        char *f[3], *tq[3];
-        for (int k = 0; k < 3; k++) {
-            if (fr >= 0) {
-                marker *F = &M->mk[fr];
-                f[k] = mech_fmt(M, "((%s)*%s + (%s)*%s + (%s)*%s)", fc[0], F->ax[0][k], fc[1], F->ax[1][k], fc[2], F->ax[2][k]);
-                tq[k] = mech_fmt(M, "((%s)*%s + (%s)*%s + (%s)*%s)", tc[0], F->ax[0][k], tc[1], F->ax[1][k], tc[2], F->ax[2][k]);
-            } else {
-                f[k] = mech_fmt(M, "(%s)", fc[k]);
-                tq[k] = mech_fmt(M, "(%s)", tc[k]);
-            }
-        }
-        for (int k = 0; k < 3; k++) {
-            const char *nf = mech_fmt(M, "_f_%s_%d", name, k + 1), *nt = mech_fmt(M, "_t_%s_%d", name, k + 1);
-            if ((rc = mech_add_var(M, nf, f[k], line, col)) || (rc = mech_add_var(M, nt, tq[k], line, col))) return rc;
-            f[k] = (char *)nf;
-            tq[k] = (char *)nt;
-        }
-        if (re >= 0 && M->relative && mech_rel_joint_load(M, mi, re, fr, fc, tc, f, tq)) return M->oom ? mech_oom(M) : 0;
-        apply(M, mi, f, tq, 1);
-        if (re >= 0) {
-            body *BJ = &M->b[M->mk[re].body];
-            if (BJ->flex || BJ->qf3) return mech_flex_refuse(M, BJ, v, what);
-            if (BJ->kind != KIND_GROUND) {
-                for (int k = 0; k < 3; k++) add_term(M, &BJ->F[k], mech_fmt(M, "-%s", f[k]));
-                if (BJ->kind != KIND_POINT)
-                    for (int k = 0; k < 3; k++) {
-                        if (M->planar && k < 2) continue;
-                        int a = (k + 1) % 3, b = (k + 2) % 3;
-                        add_term(M, &BJ->N[k], mech_fmt(M, "-((%s - %s)*%s - (%s - %s)*%s) - %s", M->mk[mi].p[a], BJ->r[a],
-                                                        f[b], M->mk[mi].p[b], BJ->r[b], f[a], tq[k]));
-                    }
-            }
-        }
-        return M->oom ? mech_oom(M) : 0;
-    }
+    if (!strcmp(t, "gravity")) return read_gravity(M, v, what, line, col);
+    if (!strcmp(t, "spring") || !strcmp(t, "torsion")) return read_spring(M, name, v, t, what, line, col);
+    if (!strcmp(t, "bushing")) return read_bushing(M, key, name, v, ty, what, line, col);
+    if (!strcmp(t, "force")) return read_applied(M, name, v, what, line, col);
     return err_at(M, ty, "%s: unknown type '%s' (expected gravity, spring, torsion, bushing, force)", what, t);
 }
 
@@ -354,7 +366,7 @@ int mech_energies_and_forces(mech *M, int line, int col)
             vc[k] = !strcmp(rk, "0") ? NULL : mech_fmt(M, "der(%s)", rk); /* NULL: at rest (z in the plane) */
         }
         /* a rigid body of a relative-coordinate tree: its inertia enters as the d'Alembert loads of
-         * the recursive kinematics (relative.c, mech_rel_forces), not through T */
+         * the recursive kinematics (relative_forces.c, mech_rel_forces), not through T */
         if (M->relative && B->kind == KIND_SPATIAL && M->torder && M->torder[M->nb + b] >= 0) continue;
         sbuf vs = {0};
         for (int k = 0; k < 3; k++)
@@ -371,10 +383,8 @@ int mech_energies_and_forces(mech *M, int line, int col)
             for (int k = 0; k < 4; k++) d[k] = mech_fmt(M, "der(%s)", e[k]);
             const char *wb[3] = {
                 mech_fmt(M, "_wb_%s_1", B->name), mech_fmt(M, "_wb_%s_2", B->name), mech_fmt(M, "_wb_%s_3", B->name)};
-            const char *wt[3] = {
-                mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s - %s*%s)", e[1], d[0], e[0], d[1], e[3], d[2], e[2], d[3]),
-                mech_fmt(M, "2*(-%s*%s - %s*%s + %s*%s + %s*%s)", e[2], d[0], e[3], d[1], e[0], d[2], e[1], d[3]),
-                mech_fmt(M, "2*(-%s*%s + %s*%s - %s*%s + %s*%s)", e[3], d[0], e[2], d[1], e[1], d[2], e[0], d[3])};
+            const char *wt[3];
+            mech_tx_body_rate(M, (const char *const *)e, d, wt);
             for (int k = 0; k < 3 && !rc; k++) rc = mech_add_var(M, wb[k], wt[k], B->line, B->col);
             /* I = [xx yy zz xy xz yz] */
             Tb = mech_fmt(M, "%s + 0.5*((%s)*%s^2 + (%s)*%s^2 + (%s)*%s^2 + 2*(%s)*%s*%s + 2*(%s)*%s*%s + 2*(%s)*%s*%s)", Tb,
@@ -405,10 +415,8 @@ int mech_energies_and_forces(mech *M, int line, int col)
         }
         if (rc) break;
         char **e = B->e;
-        const char *Q[4] = {mech_fmt(M, "2*(-%s*%s - %s*%s - %s*%s)", e[1], N[0], e[2], N[1], e[3], N[2]),
-                            mech_fmt(M, "2*(%s*%s + %s*%s - %s*%s)", e[0], N[0], e[3], N[1], e[2], N[2]),
-                            mech_fmt(M, "2*(-%s*%s + %s*%s + %s*%s)", e[3], N[0], e[0], N[1], e[1], N[2]),
-                            mech_fmt(M, "2*(%s*%s - %s*%s + %s*%s)", e[2], N[0], e[1], N[1], e[0], N[2])};
+        const char *Q[4];
+        mech_tx_euler_forces(M, (const char *const *)e, N, 0, Q);
         for (int k = 0; k < 4 && !rc; k++) rc = mech_push(M, &M->src->forces, e[k], Q[k], B->line, B->col);
     }
     if (!rc && M->relative) rc = mech_rel_forces(M);

@@ -63,15 +63,6 @@ static void set3(const char *dst[3], const char *a, const char *b, const char *c
     dst[0] = a, dst[1] = b, dst[2] = c;
 }
 
-/* a x b as three texts */
-static void cross3(mech *M, char *const a[3], char *const b[3], const char *out[3])
-{
-    for (int k = 0; k < 3; k++) {
-        int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
-        out[k] = mech_fmt(M, "(%s*%s - %s*%s)", a[k1], b[k2], a[k2], b[k1]);
-    }
-}
-
 static int joint_constraints(mech *M, joint *J, const yaml_node_t *val)
 {
     marker *I = &M->mk[J->i], *K = &M->mk[J->j];
@@ -148,11 +139,11 @@ static int joint_constraints(mech *M, joint *J, const yaml_node_t *val)
         }
         if (inpl) set3(J->fg[ne], K->ax[2][0], K->ax[2][1], K->ax[2][2]), eq[ne++] = mech_dot3(M, d, K->ax[2]);
         if (par) {
-            cross3(M, I->ax[2], K->ax[0], J->mg[ne]), eq[ne++] = mech_dot3(M, I->ax[2], K->ax[0]);
-            cross3(M, I->ax[2], K->ax[1], J->mg[ne]), eq[ne++] = mech_dot3(M, I->ax[2], K->ax[1]);
+            mech_tx_cross3(M, I->ax[2], K->ax[0], J->mg[ne]), eq[ne++] = mech_dot3(M, I->ax[2], K->ax[0]);
+            mech_tx_cross3(M, I->ax[2], K->ax[1], J->mg[ne]), eq[ne++] = mech_dot3(M, I->ax[2], K->ax[1]);
         }
-        if (rot) cross3(M, I->ax[0], K->ax[1], J->mg[ne]), eq[ne++] = mech_dot3(M, I->ax[0], K->ax[1]);
-        if (perp) cross3(M, I->ax[2], K->ax[2], J->mg[ne]), eq[ne++] = mech_dot3(M, I->ax[2], K->ax[2]);
+        if (rot) mech_tx_cross3(M, I->ax[0], K->ax[1], J->mg[ne]), eq[ne++] = mech_dot3(M, I->ax[0], K->ax[1]);
+        if (perp) mech_tx_cross3(M, I->ax[2], K->ax[2], J->mg[ne]), eq[ne++] = mech_dot3(M, I->ax[2], K->ax[2]);
         int pi = M->b[I->body].kind == KIND_POINT || M->b[K->body].kind == KIND_POINT;
         if (pi && (par || rot || perp))
             return err_at(M, mech_get(M, val, "type"), "joint '%s': a %s joint constrains orientation, which a point mass has not",

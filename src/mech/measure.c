@@ -6,21 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *mech_dot3(mech *M, char *const a[3], char *const b[3])
-{
-    /* the products with a factor "0" left out (z of planar vectors) */
-    int z[3], nz = 0;
-    for (int k = 0; k < 3; k++) nz += z[k] = !strcmp(a[k], "0") || !strcmp(b[k], "0");
-    if (!nz) return mech_fmt(M, "(%s*%s + %s*%s + %s*%s)", a[0], b[0], a[1], b[1], a[2], b[2]);
-    sbuf s = {0};
-    for (int k = 0; k < 3; k++)
-        if (!z[k]) {
-            mech_sb_add(M, &s, s.n ? " + " : "(", a[k]);
-            mech_sb_add(M, &s, "*", b[k]);
-        }
-    if (s.n) mech_sb_add(M, &s, ")", "");
-    return mech_sb_done(M, &s);
-}
+#include "core/vec3.h"
 
 /* d = p_i - p_j as three texts */
 void mech_dvec(mech *M, int i, int j, char *d[3])
@@ -40,15 +26,9 @@ static void marker_quat(mech *M, int m, const char *q[4], double qn[4])
     static const char *one[4] = {"1", "0", "0", "0"};
     const char *const *e = B->kind == KIND_SPATIAL ? (const char *const *)B->e : one;
     const double *x = K->mq, *en = B->q0;
-    const char *m0 = mech_num(M, x[0]), *m1 = mech_num(M, x[1]), *m2 = mech_num(M, x[2]), *m3 = mech_num(M, x[3]);
-    q[0] = mech_fmt(M, "(%s*%s - %s*%s - %s*%s - %s*%s)", e[0], m0, e[1], m1, e[2], m2, e[3], m3);
-    q[1] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m1, e[1], m0, e[2], m3, e[3], m2);
-    q[2] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m2, e[2], m0, e[3], m1, e[1], m3);
-    q[3] = mech_fmt(M, "(%s*%s + %s*%s + %s*%s - %s*%s)", e[0], m3, e[3], m0, e[1], m2, e[2], m1);
-    qn[0] = en[0] * x[0] - en[1] * x[1] - en[2] * x[2] - en[3] * x[3];
-    qn[1] = en[0] * x[1] + en[1] * x[0] + en[2] * x[3] - en[3] * x[2];
-    qn[2] = en[0] * x[2] + en[2] * x[0] + en[3] * x[1] - en[1] * x[3];
-    qn[3] = en[0] * x[3] + en[3] * x[0] + en[1] * x[2] - en[2] * x[1];
+    const char *mt[4] = {mech_num(M, x[0]), mech_num(M, x[1]), mech_num(M, x[2]), mech_num(M, x[3])};
+    mech_tx_qmul_plain(M, e, mt, q);
+    quat_mul(en, x, qn);
 }
 
 /* The rotation angle of marker i about the z axis of marker j (spatial), continuous: with

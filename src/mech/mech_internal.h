@@ -121,7 +121,7 @@ typedef struct mech {
     unsigned char *spare; /* per variable: 1 when made by mech_add_spare_var (cspare entries) */
     int cspare;
     nameset hpt; /* texts known to be (1) or not to be (0) functions of the parameters (pmech.c) */
-    int pnum;   /* planar, absolute coordinates and mbl_pmech_numeric(): bodies and revolute joints go to
+    int pnum;   /* planar, absolute coordinates and model_pmech_numeric(): bodies and revolute joints go to
                    the model's numeric term (pmech.c) */
 } mech;
 
@@ -135,7 +135,7 @@ typedef struct local {
     const char *name, *text;
 } local;
 
-#define err_at(M, node, ...) mbl_yaml_error((M)->st, MBL_EMODEL, (M)->file, (node), __VA_ARGS__)
+#define err_at(M, node, ...) model_yaml_error((M)->st, MBL_EMODEL, (M)->file, (node), __VA_ARGS__)
 
 /* ---- util.c: names, strings, YAML, items, numbers -------------------------------------------- */
 
@@ -217,9 +217,51 @@ int mech_add_markers(mech *M, int bi, const yaml_node_t *mks);
 body *mech_new_body(mech *M, const char *name, const yaml_node_t *key);
 int mech_read_body(mech *M, const yaml_node_t *key, const yaml_node_t *val);
 
+/* ---- vec3_text.c: 3-D vectors, rotations and quaternions as expression texts ----------------- */
+
+/* a text that is zero (NULL or "0") */
+int mech_tx_is0(const char *a);
+/* a number as a text: "0", "1", "-1" exactly, else as mech_num */
+const char *mech_tx_num(mech *M, double x);
+/* a*b (NULL when zero; a factor "1" left out) */
+const char *mech_tx_mul(mech *M, const char *a, const char *b);
+/* sum of signed terms sg[k] = +-1 (NULL terms skipped): "0" when empty */
+const char *mech_tx_sum(mech *M, int n, const char *const *t, const int *sg);
+/* the same with NULL for zero */
+const char *mech_tx_sumz(mech *M, int n, const char *const *t, const int *sg);
+/* quaternions (Euler parameters) as texts: o = a (x) b (Hamilton), numbers, conj(a), the rotation
+ * about z by the angle text q */
+void mech_tx_qmul(mech *M, const char *const a[4], const char *const b[4], const char *o[4]);
+void mech_tx_qnum(mech *M, const double q[4], const char *o[4]);
+void mech_tx_qconj(mech *M, const char *const a[4], const char *o[4]);
+void mech_tx_qz(mech *M, const char *q, const char *o[4]);
+/* o = a x b (NULL entries are zero, in and out) */
+void mech_tx_cross(mech *M, const char *const a[3], const char *const b[3], const char *o[3]);
+/* the rotation matrix (row-major) of Euler parameters given as texts (NULL for zero) */
+void mech_tx_qrot(mech *M, const char *const x[4], const char *R[9]);
+/* o = R v or R^T v (R row-major; NULL entries are zero, in and out) */
+void mech_tx_matvec(mech *M, const char *const R[9], const char *const v[3], int transpose, const char *o[3]);
+/* a numeric matrix as texts (NULL for zero) */
+void mech_tx_num_mat(mech *M, const double R[9], const char *o[9]);
+/* a . b ("0" when zero) */
+const char *mech_tx_dot(mech *M, const char *const a[3], const char *const b[3]);
+/* acc += sign * (a x b), acc += sign * a (texts; NULL entries are zero) */
+void mech_tx_add_cross(mech *M, const char *acc[3], const char *const a[3], const char *const b[3], int sign);
+void mech_tx_add_vec(mech *M, const char *acc[3], const char *const a[3], int sign);
+/* a . b as "(a0*b0 + a1*b1 + a2*b2)", the products with a factor "0" left out */
+const char *mech_dot3(mech *M, char *const a[3], char *const b[3]);
+/* a x b as "(a1*b2 - a2*b1)" per component */
+void mech_tx_cross3(mech *M, char *const a[3], char *const b[3], const char *out[3]);
+/* Euler parameters as texts: q = e (x) m written out; the body-frame angular velocity
+ * w' = 2 G(e) der(e) (d: the texts of der(e)); the generalized forces 2 E(e)^T n of a moment n
+ * (paren: n's components in parentheses); the initial rates der(e) = 1/2 E(q0)^T w0 */
+void mech_tx_qmul_plain(mech *M, const char *const e[4], const char *const m[4], const char *q[4]);
+void mech_tx_body_rate(mech *M, const char *const e[4], const char *const d[4], const char *w[3]);
+void mech_tx_euler_forces(mech *M, const char *const e[4], const char *const n[3], int paren, const char *Q[4]);
+void mech_tx_euler_rates(mech *M, const double q0[4], const char *const w0[3], const char *o[4]);
+
 /* ---- measure.c: measures and their substitution ---------------------------------------------- */
 
-const char *mech_dot3(mech *M, char *const a[3], char *const b[3]);
 /* d = p_i - p_j as three texts */
 void mech_dvec(mech *M, int i, int j, char *d[3]);
 /* The rotation angle of marker i about the z axis of marker j (spatial), continuous: with
@@ -272,6 +314,15 @@ int mech_pm_gravity(mech *M, const char *const g[3], int line, int col);
 struct mbl_ffr_body;
 /* the frame of a flexible body: coordinates <b>_x, <b>_y, <b>_th from 'position' and 'angle' */
 int mech_flex_frame(mech *M, body *B, const yaml_node_t *key, const yaml_node_t *val);
+/* A flexible body's marker: its key and value checked (a plain word, a valid and new name, a
+ * mapping of the keys in ok; what, of size whatlen, then names the marker); its variables: global
+ * position _p_<m>_k and axes _x_ _y_ _z_<m>_k, planar (Rn NULL) from the angle text phi (variable
+ * _phi_<m>) and the point (s[0], s[1]) in the body frame, spatial from the point s and the node's
+ * axes Rn (row-major) in the body frame */
+int mech_flex_marker_key(mech *M, const body *B, const yaml_node_t *key, const yaml_node_t *val, const char *const *ok,
+                         char *what, size_t whatlen);
+int mech_flex_marker_frame(mech *M, marker *K, const body *B, const char *phi, const char *const s[3],
+                           const char *const Rn[9]);
 /* a new flexible body of the source for B, with nf elastic coordinates named qf (invariants: caller) */
 struct mbl_ffr_body *mech_flex_new(mech *M, body *B, int nf, const char *const *qf);
 int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val);
@@ -309,7 +360,7 @@ int mech_flex_refuse(mech *M, const body *B, const yaml_node_t *at, const char *
 int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v);
 int mech_energies_and_forces(mech *M, int line, int col);
 
-/* ---- relative.c: joint coordinates on a spanning tree (source 003 Ch. 2-4) -------------------- */
+/* ---- relative*.c: joint coordinates on a spanning tree (source 003 Ch. 2-4; mech/relative.h) -- */
 
 /* After the joints' names, types and markers are read: choose the spanning tree (tree.c), give
  * the tree joints their coordinates and write every body's pose recursively; bodies no tree

@@ -11,16 +11,23 @@
  * The compiler lives in src/mech/, one file per element family (mech_internal.h: the compiler
  * state `mech`, the bodies, markers and joints, and the helpers the files share, prefixed mech_):
  *   mechanism.c  this file: the root (read_all), parameters, inputs, variables, outputs, the
- *                `linearize` section (states), mbl_mech_read
+ *                `linearize` section (states), mech_read
  *   util.c       names, arena strings, YAML helpers, pushing items, evaluating parameter texts
  *   body.c       rigid bodies, point masses, markers, orientations and Euler parameters
  *   joint.c      joints, drivers, couplers, constraint texts
  *   force.c      force elements, kinetic and potential energies, generalized forces
  *   measure.c    measures (DX, AX, JQ, FX, ...), reactions, their substitution into texts
- *   check.c      constraint diagnostics of `mblin check` (redundant or violated constraints)
- *   relative.c   `coordinates: relative`: joint coordinates, cut joints, recursive kinematics
+ *   beam.c, beam3.c, modal_body.c  flexible bodies (planar and spatial beams, modal bodies)
+ *   pmech.c      planar rigid bodies and revolute joints the model evaluates numerically
+ *   relative.c   `coordinates: relative`: joint kinds, the tree and its joint coordinates (cut
+ *                joints stay constraints); relative_kinematics.c the recursive kinematics;
+ *                relative_forces.c the generalized forces; relative_measures.c JQ and the
+ *                reactions of tree joints (they share mech/relative.h)
  *   tree.c       the spanning tree and the numeric kinematics (B, dB/dq) of source 003
- *   urdf.c       URDF robots -> mechanism text
+ *   urdf.c       URDF robots -> mechanism text (urdf_xml.c reads the XML, urdf_yaml.c is
+ *                `model: urdf`; mech/urdf_internal.h)
+ *   vec3_text.c  3-D vectors, rotations and quaternions as expression texts (mech_tx_*); the
+ *                same algebra on doubles is src/core/vec3.h
  * A new element family gets its own file here (e.g. beam.c, modal_body.c, tree.c, urdf.c). */
 #include "mech/mechanism.h"
 
@@ -152,7 +159,7 @@ static int read_all(mech *M, const yaml_node_t *root)
             return err_at(M, n, "'tree_dynamics' must be recursive or symbolic");
         M->tree_symbolic = !strcmp(mech_sc(n), "symbolic");
     }
-    M->pnum = M->planar && !M->relative && mbl_pmech_numeric(); /* src/mech/pmech.c */
+    M->pnum = M->planar && !M->relative && model_pmech_numeric(); /* src/mech/pmech.c */
     /* parameters: copied, and evaluated here with the file's values for the checks */
     if ((rc = copy_map(M, mech_get(M, root, "parameters"), &M->src->parameters, "parameters", 0))) return rc;
     int np = M->src->parameters.n;
@@ -300,8 +307,8 @@ static int emit_draw(mech *M)
     return rc;
 }
 
-int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, const mbl_setting *sets, int nsets,
-                  mbl_src *src, mbl_status *st)
+int mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, const mbl_setting *sets, int nsets,
+              mbl_src *src, mbl_status *st)
 {
     mech M;
     memset(&M, 0, sizeof M);

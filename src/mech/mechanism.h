@@ -23,7 +23,7 @@
 /* The --set overrides (sets, nsets; may be 0) replace the parameters' file values in every
  * number the compiler evaluates (checks, orientations, initial Euler parameters); an override
  * of an unknown parameter is left to the model loader to report. */
-int mbl_mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, const mbl_setting *sets, int nsets,
-                  mbl_src *src, mbl_status *st);
+int mech_read(yaml_document_t *doc, const yaml_node_t *root, const char *file, const mbl_setting *sets, int nsets,
+              mbl_src *src, mbl_status *st);
 
 #endif

@@ -133,14 +133,9 @@ static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
     for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
         yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
         body *B = &M->b[bi];
-        if (!mech_is_scalar(key)) return err_at(M, key, "%s: a marker name must be a plain word", what);
-        const char *name = mech_sc(key);
-        snprintf(what, sizeof what, "marker '%s' of body '%s'", name, B->name);
-        if (!mech_valid_name(name)) return err_at(M, key, "%s: not a valid name (letters, digits, _)", what);
-        if (mech_find_marker(M, name, strlen(name)) >= 0) return err_at(M, key, "duplicate marker name '%s'", name);
-        if ((rc = mech_want_map(M, val, what))) return rc;
         static const char *ok[] = {"position", "shapes", "angle", NULL};
-        if ((rc = mech_check_keys(M, val, ok, what))) return rc;
+        if ((rc = mech_flex_marker_key(M, B, key, val, ok, what, sizeof what))) return rc;
+        const char *name = mech_sc(key);
         const char *X[2] = {"0", "0"}, *ang = "0";
         yaml_node_t *pn = mech_get(M, val, "position"), *an = mech_get(M, val, "angle"), *sh = mech_get(M, val, "shapes");
         if (pn && (rc = mech_vec_of(M, pn, 2, "position", X))) return rc;
@@ -165,24 +160,8 @@ static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
             if (S[3 * k + 2] != 0) mech_sb_add(M, &dp, " + ", mech_fmt(M, "%s*%s", mech_num(M, S[3 * k + 2]), eta));
         }
         const char *u = mech_fmt(M, "(%s + %s)", X[0], mech_sb_done(M, &du)), *v = mech_fmt(M, "(%s + %s)", X[1], mech_sb_done(M, &dv));
-        int line = K->line, col = K->col;
-        K->phi = mech_fmt(M, "_phi_%s", name);
-        rc = mech_add_var(M, K->phi, mech_fmt(M, "%s + %s + (%s)", B->th, mech_sb_done(M, &dp), ang), line, col);
-        const char *pt[3] = {mech_fmt(M, "%s + %s*%s - %s*%s", B->r[0], B->A[0], u, B->A[3], v),
-                             mech_fmt(M, "%s + %s*%s + %s*%s", B->r[1], B->A[3], u, B->A[0], v), "0"};
-        for (int k = 0; k < 3 && !rc; k++) {
-            K->p[k] = mech_fmt(M, "_p_%s_%d", name, k + 1);
-            rc = mech_add_var(M, K->p[k], pt[k], line, col);
-        }
-        static const char axn[3] = {'x', 'y', 'z'};
-        const char *axt[3][3] = {{mech_fmt(M, "cos(%s)", K->phi), mech_fmt(M, "sin(%s)", K->phi), "0"},
-                                 {mech_fmt(M, "-sin(%s)", K->phi), mech_fmt(M, "cos(%s)", K->phi), "0"},
-                                 {"0", "0", "1"}};
-        for (int a = 0; a < 3 && !rc; a++)
-            for (int k = 0; k < 3 && !rc; k++) {
-                K->ax[a][k] = mech_fmt(M, "_%c_%s_%d", axn[a], name, k + 1);
-                rc = mech_add_var(M, K->ax[a][k], axt[a][k], line, col);
-            }
+        const char *s[3] = {u, v, "0"};
+        rc = mech_flex_marker_frame(M, K, B, mech_fmt(M, "%s + %s + (%s)", B->th, mech_sb_done(M, &dp), ang), s, NULL);
     }
     return rc;
 }

@@ -9,7 +9,13 @@ list(APPEND MBLIN_SOURCES
   src/mech/beam3.c
   src/mech/modal_body.c
   src/mech/relative.c
+  src/mech/relative_kinematics.c
+  src/mech/relative_forces.c
+  src/mech/relative_measures.c
+  src/mech/vec3_text.c
   src/mech/tree.c
   src/mech/urdf.c
+  src/mech/urdf_xml.c
+  src/mech/urdf_yaml.c
   src/mech/pmech.c
 )

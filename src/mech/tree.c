@@ -5,8 +5,10 @@
 #include <math.h>
 #include <string.h>
 
-int mbl_tree_span(int nb, int nj, const int *jb, const int *cand, int *parent, int *tree_joint, int *child_is_i,
-                  int *order, int *cut)
+#include "core/vec3.h"
+
+int mech_tree_span(int nb, int nj, const int *jb, const int *cand, int *parent, int *tree_joint, int *child_is_i,
+                   int *order, int *cut)
 {
     if (nb < 1 || nj < 0 || (nj && (!jb || !cand)) || !parent || !tree_joint || !child_is_i || !order ||
         (nj && !cut))
@@ -51,30 +53,8 @@ int mbl_tree_span(int nb, int nj, const int *jb, const int *cand, int *parent, i
     return 0;
 }
 
-/* ---- 3-vectors and column-major 3x3 matrices ---- */
-static void mv(const double *A, const double *x, double *y)
-{
-    for (int i = 0; i < 3; i++) y[i] = A[i] * x[0] + A[3 + i] * x[1] + A[6 + i] * x[2];
-}
-static void mm(const double *A, const double *B, double *C)
-{
-    for (int j = 0; j < 3; j++) mv(A, B + 3 * j, C + 3 * j);
-}
-static void mmT(const double *A, const double *B, double *C) /* A B^T */
-{
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) C[i + 3 * j] = A[i] * B[j] + A[3 + i] * B[3 + j] + A[6 + i] * B[6 + j];
-}
-static void cross(const double *a, const double *b, double *c)
-{
-    double t0 = a[1] * b[2] - a[2] * b[1], t1 = a[2] * b[0] - a[0] * b[2], t2 = a[0] * b[1] - a[1] * b[0];
-    c[0] = t0;
-    c[1] = t1;
-    c[2] = t2;
-}
-
-int mbl_tree_poses(int n, const mbl_tree_link *L, const double *q, double *R, double *r, double *c, double *u,
-                   double *s)
+int mech_tree_poses(int n, const mbl_tree_link *L, const double *q, double *R, double *r, double *c, double *u,
+                    double *s)
 {
     double Rl[9], rl[3], ul[3], sl[3];
     /* keep every pose: the recursion reads the parent's */
@@ -87,27 +67,27 @@ int mbl_tree_poses(int n, const mbl_tree_link *L, const double *q, double *R, do
         const double *Rpar = l->parent < 0 ? I3 : R + 9 * l->parent;
         const double *rpar = l->parent < 0 ? Z3 : r + 3 * l->parent;
         double F[9], t[3];
-        mm(Rpar, l->Rp, F); /* the joint frame on the parent, global */
-        mv(Rpar, l->pp, t);
+        mat3_mul(Rpar, l->Rp, F); /* the joint frame on the parent, global */
+        mat3_vec(Rpar, l->pp, t);
         for (int i = 0; i < 3; i++) sl[i] = rpar[i] + t[i];
         for (int i = 0; i < 3; i++) ul[i] = F[6 + i];
         double Fq[9];
         if (l->type == MBL_TREE_REVOLUTE) {
             double cq = cos(q[b]), sq = sin(q[b]);
             double Rz[9] = {cq, sq, 0, -sq, cq, 0, 0, 0, 1};
-            mm(F, Rz, Fq);
+            mat3_mul(F, Rz, Fq);
         } else {
             memcpy(Fq, F, sizeof Fq);
         }
-        mmT(Fq, l->Rc, Rl); /* R_child = F Rz(q) Rc^T */
+        mat3_mult(Fq, l->Rc, Rl); /* R_child = F Rz(q) Rc^T */
         double o[3];        /* the child's joint frame origin */
         for (int i = 0; i < 3; i++) o[i] = sl[i] + (l->type == MBL_TREE_PRISMATIC ? q[b] * ul[i] : 0.0);
-        mv(Rl, l->pc, t);
+        mat3_vec(Rl, l->pc, t);
         for (int i = 0; i < 3; i++) rl[i] = o[i] - t[i];
         memcpy(R + 9 * b, Rl, sizeof Rl);
         memcpy(r + 3 * b, rl, sizeof rl);
         if (c) {
-            mv(Rl, l->cm, t);
+            mat3_vec(Rl, l->cm, t);
             for (int i = 0; i < 3; i++) c[3 * b + i] = rl[i] + t[i];
         }
         if (u) memcpy(u + 3 * b, ul, sizeof ul);
@@ -124,11 +104,11 @@ static int on_path(const mbl_tree_link *L, int a, int b)
     return 0;
 }
 
-int mbl_tree_B(int n, const mbl_tree_link *L, const double *q, double *B, double *dB, double *ws)
+int mech_tree_B(int n, const mbl_tree_link *L, const double *q, double *B, double *dB, double *ws)
 {
     if (n < 1 || !L || !q || !B || !ws) return -1;
     double *R = ws, *r = R + 9 * (size_t)n; /* 12n doubles: every body's rotation and origin */
-    if (mbl_tree_poses(n, L, q, R, r, NULL, NULL, NULL)) return -1;
+    if (mech_tree_poses(n, L, q, R, r, NULL, NULL, NULL)) return -1;
     const size_t rows = 6 * (size_t)n;
     memset(B, 0, sizeof(double) * rows * (size_t)n);
     if (dB) memset(dB, 0, sizeof(double) * rows * (size_t)n * (size_t)n);
@@ -139,8 +119,8 @@ int mbl_tree_B(int n, const mbl_tree_link *L, const double *q, double *B, double
         const double *Rp_ = L[k].parent < 0 ? I3_ : R + 9 * L[k].parent;                                 \
         const double *rp_ = L[k].parent < 0 ? Z3_ : r + 3 * L[k].parent;                                 \
         double F_[9], t_[3];                                                                             \
-        mm(Rp_, L[k].Rp, F_);                                                                            \
-        mv(Rp_, L[k].pp, t_);                                                                            \
+        mat3_mul(Rp_, L[k].Rp, F_);                                                                      \
+        mat3_vec(Rp_, L[k].pp, t_);                                                                      \
         for (int i_ = 0; i_ < 3; i_++) {                                                                 \
             (uk)[i_] = F_[6 + i_];                                                                       \
             (sk)[i_] = rp_[i_] + t_[i_];                                                                 \
@@ -148,7 +128,7 @@ int mbl_tree_B(int n, const mbl_tree_link *L, const double *q, double *B, double
     } while (0)
     for (int b = 0; b < n; b++) {
         double cb[3], t[3];
-        mv(R + 9 * b, L[b].cm, t);
+        mat3_vec(R + 9 * b, L[b].cm, t);
         for (int i = 0; i < 3; i++) cb[i] = r[3 * b + i] + t[i];
         for (int k = b; k >= 0; k = L[k].parent) {
             double uk[3], sk[3], d[3], v[3];
@@ -156,7 +136,7 @@ int mbl_tree_B(int n, const mbl_tree_link *L, const double *q, double *B, double
             double *col = B + rows * (size_t)k + 6 * (size_t)b;
             if (L[k].type == MBL_TREE_REVOLUTE) {
                 for (int i = 0; i < 3; i++) d[i] = cb[i] - sk[i];
-                cross(uk, d, v);
+                vec3_cross(uk, d, v);
                 for (int i = 0; i < 3; i++) {
                     col[i] = v[i];
                     col[3 + i] = uk[i];
@@ -173,11 +153,11 @@ int mbl_tree_B(int n, const mbl_tree_link *L, const double *q, double *B, double
                 double duk[3] = {0, 0, 0}, dsk[3] = {0, 0, 0}, dcb[3], e[3];
                 if (L[m].type == MBL_TREE_REVOLUTE) {
                     for (int i = 0; i < 3; i++) e[i] = cb[i] - sm[i];
-                    cross(um, e, dcb);
+                    vec3_cross(um, e, dcb);
                     if (above_k) {
-                        cross(um, uk, duk);
+                        vec3_cross(um, uk, duk);
                         for (int i = 0; i < 3; i++) e[i] = sk[i] - sm[i];
-                        cross(um, e, dsk);
+                        vec3_cross(um, e, dsk);
                     }
                 } else {
                     for (int i = 0; i < 3; i++) dcb[i] = um[i];
@@ -191,8 +171,8 @@ int mbl_tree_B(int n, const mbl_tree_link *L, const double *q, double *B, double
                         d[i] = cb[i] - sk[i];
                         dd[i] = dcb[i] - dsk[i];
                     }
-                    cross(duk, d, a1);
-                    cross(uk, dd, a2);
+                    vec3_cross(duk, d, a1);
+                    vec3_cross(uk, dd, a2);
                     for (int i = 0; i < 3; i++) {
                         dcol[i] = a1[i] + a2[i];
                         dcol[3 + i] = duk[i];

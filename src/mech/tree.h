@@ -1,7 +1,7 @@
 /* Relative (joint) coordinates: the spanning tree of a mechanism and the recursive kinematics of
  * source 003 Ch. 2-3 (Trom 1990), as pure numeric functions.
  *
- * The mechanism compiler uses mbl_tree_span() to choose which joints carry joint coordinates (the
+ * The mechanism compiler uses mech_tree_span() to choose which joints carry joint coordinates (the
  * tree) and which close loops (the cut joints, written as constraints); it writes the recursive
  * kinematics itself as expression text (src/model/mechanism.c, `coordinates: relative`). The
  * numeric kinematics here (body poses, the velocity transformation B and its derivative dB/dq)
@@ -30,8 +30,8 @@
  * cut[nj] (1 for a candidate joint that closes a loop, or any non-candidate joint between two
  * bodies; 0 for the tree joints). Returns 0, or -1 for bad arguments (a body out of range, a
  * joint from a body to itself). */
-int mbl_tree_span(int nb, int nj, const int *jb, const int *cand, int *parent, int *tree_joint, int *child_is_i,
-                  int *order, int *cut);
+int mech_tree_span(int nb, int nj, const int *jb, const int *cand, int *parent, int *tree_joint, int *child_is_i,
+                   int *order, int *cut);
 
 /* ---- numeric recursive kinematics --------------------------------------------------------- */
 
@@ -54,15 +54,15 @@ typedef struct mbl_tree_link {
 /* Poses at q (n links, one coordinate each, parents before children): R[9n] column-major,
  * r[3n] body origins, c[3n] centres of mass, u[3n] global joint axes, s[3n] global joint points
  * (any output may be NULL). Returns 0, or -1 for a link whose parent is not earlier. */
-int mbl_tree_poses(int n, const mbl_tree_link *L, const double *q, double *R, double *r, double *c, double *u,
-                   double *s);
+int mech_tree_poses(int n, const mbl_tree_link *L, const double *q, double *R, double *r, double *c, double *u,
+                    double *s);
 
 /* The velocity transformation B (6n x n, column-major, rows [v_cm; w] per body): column k of
  * body b is [u_k x (c_b - s_k); u_k] for a revolute joint k on b's path to ground, [u_k; 0] for a
  * prismatic one, zero otherwise. dB (optional, n planes of 6n x n: plane m is dB/dq_m) is its
  * exact derivative, written out by the rules of source 003 Tables 3.2-3.4: du_k/dq_m = u_m x u_k
  * and ds_k/dq_m = u_m x (s_k - s_m) when joint m is above joint k, dc_b/dq_m = column m's
- * velocity part when m is on b's path. ws: 12n doubles. Returns 0, or -1 as mbl_tree_poses. */
-int mbl_tree_B(int n, const mbl_tree_link *L, const double *q, double *B, double *dB, double *ws);
+ * velocity part when m is on b's path. ws: 12n doubles. Returns 0, or -1 as mech_tree_poses. */
+int mech_tree_B(int n, const mbl_tree_link *L, const double *q, double *B, double *dB, double *ws);
 
 #endif

@@ -26,25 +26,25 @@ typedef struct mbl_urdf_opts {
                                  compensation: u = -Q_gravity), NULL-terminated; "all" for every one */
 } mbl_urdf_opts;
 
-void mbl_urdf_opts_default(mbl_urdf_opts *o);
+void mech_urdf_opts_default(mbl_urdf_opts *o);
 
 /* Does this text look like XML (its first non-blank character is '<')? */
-int mbl_urdf_is_xml(const char *text, size_t len);
+int mech_urdf_is_xml(const char *text, size_t len);
 
 /* Translate the URDF text (file names its positions in messages) into the text of a mechanism
  * (*yaml, allocated with mbl_malloc; the caller frees it with mbl_free). Each movable joint gets
  * a parameter of its name (the configuration, 0 unless --set), an input u_<joint> (its effort),
  * an output q_<joint> (its position); the --set values (sets, nsets) place the bodies. Errors:
  * "file:line: what" naming the link or joint. */
-int mbl_urdf_to_mech(const char *xml, size_t len, const char *file, const mbl_urdf_opts *o, const mbl_setting *sets,
-                     int nsets, char **yaml, mbl_status *st);
+int mech_urdf_to_mech(const char *xml, size_t len, const char *file, const mbl_urdf_opts *o, const mbl_setting *sets,
+                      int nsets, char **yaml, mbl_status *st);
 
 /* `model: urdf` (the root mapping of a YAML file): keys file (the URDF, relative to the YAML
  * file's directory), name, coordinates (relative | absolute), gravity, end_effector, linearize
- * (passed on). Produces the mechanism text as mbl_urdf_to_mech. */
+ * (passed on). Produces the mechanism text as mech_urdf_to_mech. */
 struct yaml_document_s;
 struct yaml_node_s;
-int mbl_urdf_from_yaml(struct yaml_document_s *doc, const struct yaml_node_s *root, const char *file,
-                       const mbl_setting *sets, int nsets, char **yaml, mbl_status *st);
+int mech_urdf_from_yaml(struct yaml_document_s *doc, const struct yaml_node_s *root, const char *file,
+                        const mbl_setting *sets, int nsets, char **yaml, mbl_status *st);
 
 #endif

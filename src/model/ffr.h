@@ -31,7 +31,7 @@ typedef struct mbl_ffr_invariants {
     mbla_csc *Mff, *P, *K;      /* nf x nf */
 } mbl_ffr_invariants;
 
-void mbl_ffr_invariants_free(mbl_ffr_invariants *inv);
+void model_ffr_invariants_free(mbl_ffr_invariants *inv);
 
 /* How the invariants depend on the model's parameters, for the sensitivities (exact: every entry
  * of a beam's invariants is a monomial in these factors at a fixed mesh). A factor is a text of the

@@ -41,7 +41,7 @@ typedef struct mbl_ffr3 {
     int *ndof;                  /* 6 x nnode: the elastic coordinate of the node's ux, uy, uz, rx, ry, rz */
 } mbl_ffr3;
 
-void mbl_ffr3_free(mbl_ffr3 *sp);
+void model_ffr3_free(mbl_ffr3 *sp);
 /* a deep copy (the nodes not copied) */
 int model_ffr3_copy(const mbl_ffr3 *a, mbl_ffr3 *b, mbl_status *st);
 

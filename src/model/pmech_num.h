@@ -64,7 +64,7 @@ void model_pmech_src_free(mbl_pmech_src *p);
 /* The switch (default on): model_pmech_set_numeric(0) before loading makes the compiler write the
  * texts as before (for comparisons and tests). */
 void model_pmech_set_numeric(int on);
-int mbl_pmech_numeric(void);
+int model_pmech_numeric(void);
 
 struct mbl_model;
 struct mbl_sjac;

@@ -29,7 +29,7 @@ static char *dup_n(const char *s, size_t n)
     return p;
 }
 
-int mbl_yaml_error(mbl_status *st, int code, const char *file, const yaml_node_t *node, const char *fmt, ...)
+int model_yaml_error(mbl_status *st, int code, const char *file, const yaml_node_t *node, const char *fmt, ...)
 {
     char what[MBL_MSG_MAX / 2];
     va_list ap;
@@ -42,7 +42,7 @@ int mbl_yaml_error(mbl_status *st, int code, const char *file, const yaml_node_t
     return mbl_error(st, code, "%s: %s", file, what);
 }
 
-#define err_at(r, node, code, ...) mbl_yaml_error((r)->st, (code), (r)->file, (node), __VA_ARGS__)
+#define err_at(r, node, code, ...) model_yaml_error((r)->st, (code), (r)->file, (node), __VA_ARGS__)
 
 static const char *node_kind(const yaml_node_t *n)
 {

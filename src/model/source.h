@@ -55,7 +55,7 @@ typedef struct mbl_src {
 /* A one-line error "file:line:col: what" at a YAML node (node may be NULL: "file: what"), used by
  * both readers (model: dae here, model: mechanism in src/mech/). Returns code. */
 struct yaml_node_s;
-int mbl_yaml_error(mbl_status *st, int code, const char *file, const struct yaml_node_s *node, const char *fmt,
+int model_yaml_error(mbl_status *st, int code, const char *file, const struct yaml_node_s *node, const char *fmt,
                    ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 5, 6)))

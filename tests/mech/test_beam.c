@@ -72,7 +72,7 @@ TEST(element_matrices)
 {
     mbl_beam_section s = section();
     double le = 0.3, Ke[36], Me[36];
-    mbl_beam2_element(&s, le, Ke, Me);
+    mech_beam2_element(&s, le, Ke, Me);
     double EI = s.E * s.Iz, EA = s.E * s.A, rA = s.rho * s.A;
     /* bending block (uy_a, phi_a, uy_b, phi_b) = dofs 1, 2, 4, 5 */
     int b[4] = {1, 2, 4, 5};
@@ -92,7 +92,7 @@ TEST(element_matrices)
     CHECK(Ke[0 + 6 * 1] == 0 && Me[0 + 6 * 1] == 0); /* axial and bending uncoupled */
     /* spatial: torsion GJ/le, rho Ip le/3; xz bending with ry = -duz/dX: K(uz_a, ry_a) = -6 EIy/le^2 */
     double K3[144], M3[144];
-    mbl_beam3_element(&s, le, K3, M3);
+    mech_beam3_element(&s, le, K3, M3);
     CHECK_CLOSE(K3[3 + 12 * 3], s.G * s.J / le, 1e-14);
     CHECK_CLOSE(K3[3 + 12 * 9], -s.G * s.J / le, 1e-14);
     CHECK_CLOSE(M3[3 + 12 * 3], s.rho * (s.Iy + s.Iz) * le / 3, 1e-14);
@@ -120,7 +120,7 @@ TEST(element_rigid_motions)
     double worst = 0;
     for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
         double h = cs[c].L / cs[c].ne, Ke[36], Me[36], EI = cs[c].s->E * cs[c].s->Iz;
-        mbl_beam2_element(cs[c].s, h, Ke, Me);
+        mech_beam2_element(cs[c].s, h, Ke, Me);
         int b[4] = {1, 2, 4, 5};
         double Kb[16];
         for (int j = 0; j < 4; j++)
@@ -159,7 +159,7 @@ static void bending_betas(int dim, int ne, int bc, int nw, double *betaL)
     double L = 2.0;
     mbla_csc *K, *M;
     mbl_status st;
-    CHECK(mbl_beam_assemble(dim, &s, L, ne, &K, &M, &st) == 0);
+    CHECK(mech_beam_assemble(dim, &s, L, ne, &K, &M, &st) == 0);
     int nd = dim == 2 ? 3 : 6;
     int comp2[2] = {1, 2}, comp3[2] = {2, 4};
     int *keep = malloc(sizeof *keep * 2 * (ne + 1)), nk = 0;
@@ -237,7 +237,7 @@ static void check_rod(int dim, int comp, double c)
     for (int ne = 10; ne <= 40; ne *= 2) {
         mbla_csc *K, *M;
         mbl_status st;
-        CHECK(mbl_beam_assemble(dim, &s, L, ne, &K, &M, &st) == 0);
+        CHECK(mech_beam_assemble(dim, &s, L, ne, &K, &M, &st) == 0);
         int nd = dim == 2 ? 3 : 6, *keep = malloc(sizeof *keep * (ne + 1));
         int nk = dofs(nd, 1, ne + 1, 1, &comp, keep);
         double w[3];
@@ -270,7 +270,7 @@ TEST(invariants)
     int ne = 7;
     mbl_ffr_invariants inv;
     mbl_status st;
-    CHECK(mbl_beam2_invariants(&s, L, ne, &inv, &st) == 0);
+    CHECK(mech_beam2_invariants(&s, L, ne, &inv, &st) == 0);
     int nf = inv.nf;
     double m = s.rho * s.A * L;
     CHECK_EQ_INT(nf, 3 * (ne + 1));
@@ -298,7 +298,7 @@ TEST(invariants)
     CHECK(fabs(qPq) < 1e-14 * m); /* antisymmetric */
     /* P^T = -P, Mff = the assembled consistent mass */
     mbla_csc *K, *M, *Pt;
-    CHECK(mbl_beam_assemble(2, &s, L, ne, &K, &M, &st) == 0);
+    CHECK(mech_beam_assemble(2, &s, L, ne, &K, &M, &st) == 0);
     CHECK(mbla_csc_transpose(inv.P, &Pt, &st) == 0);
     double *D1 = calloc((size_t)nf * nf, sizeof *D1), *D2 = calloc((size_t)nf * nf, sizeof *D2);
     mbla_csc_to_dense(inv.P, D1, nf, &st);
@@ -313,7 +313,7 @@ TEST(invariants)
     CHECK(maxd <= 1e-15 * m);
     free(qf), free(Mq), free(Pq), free(D1), free(D2);
     mbla_csc_free(K), mbla_csc_free(M), mbla_csc_free(Pt);
-    mbl_ffr_invariants_free(&inv);
+    model_ffr_invariants_free(&inv);
 }
 
 TEST(bad_input)
@@ -321,9 +321,9 @@ TEST(bad_input)
     mbl_beam_section s = section();
     mbla_csc *K, *M;
     mbl_status st;
-    CHECK(mbl_beam_assemble(2, &s, 1.0, 0, &K, &M, &st) == MBL_EARG);
+    CHECK(mech_beam_assemble(2, &s, 1.0, 0, &K, &M, &st) == MBL_EARG);
     s.E = -1;
-    CHECK(mbl_beam_assemble(2, &s, 1.0, 3, &K, &M, &st) == MBL_EARG);
+    CHECK(mech_beam_assemble(2, &s, 1.0, 3, &K, &M, &st) == MBL_EARG);
     CHECK(strstr(st.msg, "positive") != NULL);
 }
 

@@ -85,7 +85,7 @@ static int fe_reference(int ne, double *w)
     mbl_beam_section s = {E_, G_, RHO, AREA, IY, IZ, JT};
     mbla_csc *K, *M;
     mbl_status st;
-    CHECK(mbl_beam_assemble(3, &s, LEN, ne, &K, &M, &st) == 0);
+    CHECK(mech_beam_assemble(3, &s, LEN, ne, &K, &M, &st) == 0);
     int n = K->n, nk = n - 6;
     double *Kd = calloc((size_t)n * n, sizeof *Kd), *Md = calloc((size_t)n * n, sizeof *Md);
     mbla_csc_to_dense(K, Kd, n, &st);

@@ -80,7 +80,7 @@ static void fe_reference(int ne, int ndrop, const int *drop, int nw, double *w)
     mbl_beam_section s = {E_, 0, RHO, AREA, 0, INERTIA, 0};
     mbla_csc *K, *M;
     mbl_status st;
-    CHECK(mbl_beam_assemble(2, &s, LEN, ne, &K, &M, &st) == 0);
+    CHECK(mech_beam_assemble(2, &s, LEN, ne, &K, &M, &st) == 0);
     int n = K->n, nk = 0;
     double *Kd = calloc((size_t)n * n, sizeof *Kd), *Md = calloc((size_t)n * n, sizeof *Md);
     mbla_csc_to_dense(K, Kd, n, &st);

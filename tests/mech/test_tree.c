@@ -19,7 +19,7 @@ TEST(span_fourbar_and_floating)
     int jb[] = {1, 0, 3, 0, 2, 1, 2, 3, 5, 4};
     int cand[] = {1, 1, 1, 1, 1};
     int parent[6], tj[6], ci[6], order[6], cut[5];
-    CHECK_EQ_INT(mbl_tree_span(6, 5, jb, cand, parent, tj, ci, order, cut), 0);
+    CHECK_EQ_INT(mech_tree_span(6, 5, jb, cand, parent, tj, ci, order, cut), 0);
     CHECK_EQ_INT(parent[1], 0);
     CHECK_EQ_INT(parent[3], 0);
     CHECK_EQ_INT(parent[2], 1);
@@ -39,16 +39,16 @@ TEST(span_fourbar_and_floating)
     /* naming the ball joint's neighbour as a cut: cross is not a candidate, so the coupler hangs
      * from rocker4 through the ball and cross closes the loop */
     cand[2] = 0;
-    CHECK_EQ_INT(mbl_tree_span(6, 5, jb, cand, parent, tj, ci, order, cut), 0);
+    CHECK_EQ_INT(mech_tree_span(6, 5, jb, cand, parent, tj, ci, order, cut), 0);
     CHECK_EQ_INT(parent[2], 3);
     CHECK_EQ_INT(cut[2], 1);
     CHECK_EQ_INT(cut[3], 0);
     CHECK_EQ_INT(ci[2], 1);
     /* bad input */
     int self[] = {1, 1};
-    CHECK(mbl_tree_span(2, 1, self, cand, parent, tj, ci, order, cut) < 0);
+    CHECK(mech_tree_span(2, 1, self, cand, parent, tj, ci, order, cut) < 0);
     int range[] = {1, 7};
-    CHECK(mbl_tree_span(2, 1, range, cand, parent, tj, ci, order, cut) < 0);
+    CHECK(mech_tree_span(2, 1, range, cand, parent, tj, ci, order, cut) < 0);
 }
 
 /* Source 003 Fig. 3.4: slider (m2) along global y on a spring k, pendulum (m3, length l, j3x about
@@ -74,7 +74,7 @@ TEST(slider_pendulum_B_dB_M_K)
     mbl_tree_link L[2];
     slider_pendulum(L, l);
     double q[2] = {0, 0}, B[12 * 2], dB[12 * 2 * 2], ws[24];
-    CHECK_EQ_INT(mbl_tree_B(2, L, q, B, dB, ws), 0);
+    CHECK_EQ_INT(mech_tree_B(2, L, q, B, dB, ws), 0);
     /* Eq. 3.38: B^T = [u2 0 | u2 0; 0 0 | u3 x d33, u3] with u2 = y, u3 = x, d33 = (0, 0, -l/2) */
     const double BT[2][12] = {{0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, l / 2, 0, 1, 0, 0}};
     for (int c = 0; c < 2; c++)
@@ -136,7 +136,7 @@ TEST(double_pendulum_mass_matrix_closed_form)
     L[1].cm[1] = -a2;
     for (double q2 = -1.0; q2 <= 2.0; q2 += 0.75) {
         double q[2] = {0.3, q2}, B[24], ws[24];
-        CHECK_EQ_INT(mbl_tree_B(2, L, q, B, NULL, ws), 0);
+        CHECK_EQ_INT(mech_tree_B(2, L, q, B, NULL, ws), 0);
         const double Md[12] = {m1, m1, m1, 1, 1, I1, m2, m2, m2, 1, 1, I2};
         double M[4] = {0};
         for (int i = 0; i < 2; i++)
@@ -189,7 +189,7 @@ TEST(dB_against_central_differences)
     }
     double q[N], B[6 * N * N], dB[6 * N * N * N], Bp[6 * N * N], Bm[6 * N * N], ws[12 * N];
     for (int b = 0; b < N; b++) q[b] = lcg(&seed);
-    CHECK_EQ_INT(mbl_tree_B(N, L, q, B, dB, ws), 0);
+    CHECK_EQ_INT(mech_tree_B(N, L, q, B, dB, ws), 0);
     /* B itself: the velocity of each centre of mass by differences of the poses */
     double c0[3 * N], cp[3 * N], R0[9 * N], r0[3 * N];
     const double h = 1e-6;
@@ -200,16 +200,16 @@ TEST(dB_against_central_differences)
         memcpy(qm, q, sizeof q);
         qp[m] += h;
         qm[m] -= h;
-        CHECK_EQ_INT(mbl_tree_B(N, L, qp, Bp, NULL, ws), 0);
-        CHECK_EQ_INT(mbl_tree_B(N, L, qm, Bm, NULL, ws), 0);
+        CHECK_EQ_INT(mech_tree_B(N, L, qp, Bp, NULL, ws), 0);
+        CHECK_EQ_INT(mech_tree_B(N, L, qm, Bm, NULL, ws), 0);
         for (int i = 0; i < 6 * N * N; i++) {
             double d = fabs((Bp[i] - Bm[i]) / (2 * h) - dB[6 * N * N * m + i]);
             if (d > worst) worst = d;
         }
-        mbl_tree_poses(N, L, q, R0, r0, c0, NULL, NULL);
-        mbl_tree_poses(N, L, qp, R0, r0, cp, NULL, NULL);
+        mech_tree_poses(N, L, q, R0, r0, c0, NULL, NULL);
+        mech_tree_poses(N, L, qp, R0, r0, cp, NULL, NULL);
         double cm_[3 * N];
-        mbl_tree_poses(N, L, qm, R0, r0, cm_, NULL, NULL);
+        mech_tree_poses(N, L, qm, R0, r0, cm_, NULL, NULL);
         for (int b = 0; b < N; b++)
             for (int i = 0; i < 3; i++) {
                 double d = fabs((cp[3 * b + i] - cm_[3 * b + i]) / (2 * h) - B[6 * N * m + 6 * b + i]);

@@ -43,7 +43,7 @@ static mbl_model *ffr_pendulum(int np, double alpha, double beta)
     src->nffr = 2;
     for (int k = 0; k < 2; k++) {
         mbl_ffr_body *b = &src->ffr[k];
-        CHECK(mbl_beam2_invariants(&s, 4.0, np, &b->inv, &st) == 0);
+        CHECK(mech_beam2_invariants(&s, 4.0, np, &b->inv, &st) == 0);
         char nm[64];
         snprintf(nm, sizeof nm, "body 'link%d'", k + 1);
         b->name = xstrdup(nm);

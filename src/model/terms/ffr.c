@@ -18,7 +18,7 @@
 
 #include "model/model_internal.h"
 
-void mbl_ffr_invariants_free(mbl_ffr_invariants *inv)
+void model_ffr_invariants_free(mbl_ffr_invariants *inv)
 {
     if (!inv) return;
     mbl_free(inv->Sb), mbl_free(inv->c1), mbl_free(inv->c2);
@@ -34,10 +34,10 @@ void model_ffr_body_free(mbl_ffr_body *b)
     if (b->qf)
         for (int i = 0; i < b->inv.nf; i++) mbl_free(b->qf[i]);
     mbl_free(b->qf);
-    mbl_ffr_invariants_free(&b->inv);
+    model_ffr_invariants_free(&b->inv);
     mbl_free(b->X0), mbl_free(b->ndof);
     mbl_free(b->gtext[0]), mbl_free(b->gtext[1]), mbl_free(b->gtext[2]);
-    if (b->sp) mbl_ffr3_free(b->sp), mbl_free(b->sp);
+    if (b->sp) model_ffr3_free(b->sp), mbl_free(b->sp);
     for (int k = 0; k < b->nfac; k++) mbl_free(b->fac[k].text);
     mbl_free(b->lexp), mbl_free(b->kcls);
     memset(b, 0, sizeof *b);
@@ -790,8 +790,8 @@ int model_ffr_param_deriv(const mbl_model *md, int np, const mblx_id *psym, mblx
             S.nz = 0;
             if (!rc && b->sp) rc = model_ffr3_formulate_inv((mbl_model *)md, &dv3, dC, d->gnode, d->qidx, Fk, &S, st);
             else if (!rc) rc = formulate((mbl_model *)md, &dv, dC, d->gnode, d->qidx, Fk, &S, st);
-            mbl_ffr_invariants_free(&dv);
-            mbl_ffr3_free(&dv3);
+            model_ffr_invariants_free(&dv);
+            model_ffr3_free(&dv3);
             mbla_csc_free(dC);
             if (rc) break;
             /* the entries of S as indices into md->jac (each is one of the body's own entries) */

@@ -18,7 +18,7 @@
 
 #include "model/model_internal.h"
 
-void mbl_ffr3_free(mbl_ffr3 *sp)
+void model_ffr3_free(mbl_ffr3 *sp)
 {
     if (!sp) return;
     mbl_free(sp->Sb), mbl_free(sp->cx), mbl_free(sp->tw);
@@ -50,7 +50,7 @@ int model_ffr3_copy(const mbl_ffr3 *a, mbl_ffr3 *b, mbl_status *st)
     if (!oom && a->Mc && mbla_csc_copy(a->Mc, &b->Mc, st)) oom = 1;
     if (!oom && a->K && mbla_csc_copy(a->K, &b->K, st)) oom = 1;
     if (oom) {
-        mbl_ffr3_free(b);
+        model_ffr3_free(b);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     return 0;

@@ -52,7 +52,7 @@ int model_ffr_numeric(void) { return atomic_load(&numeric_on); }
 static void num_free(mbl_ffr_num *b)
 {
     mbl_free(b->name), mbl_free(b->qidx);
-    mbl_ffr_invariants_free(&b->inv);
+    model_ffr_invariants_free(&b->inv);
     mbla_csc_free(b->C);
     mblx_tape_free(b->gtape);
     mbl_free(b->up), mbl_free(b->ui), mbl_free(b->uv), mbl_free(b->upos), mbl_free(b->epos), mbl_free(b->fpos);

@@ -67,7 +67,7 @@ struct mbl_pmech_num {
 static atomic_int numeric_on = 1;
 
 void model_pmech_set_numeric(int on) { atomic_store(&numeric_on, on ? 1 : 0); }
-int mbl_pmech_numeric(void) { return atomic_load(&numeric_on); }
+int model_pmech_numeric(void) { return atomic_load(&numeric_on); }
 
 void model_pmech_src_free(mbl_pmech_src *p)
 {
