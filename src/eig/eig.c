@@ -1,4 +1,4 @@
-/* The eigen strategies behind mbl_eig_solve (eig.h says which and when; docs/linearization.md,
+/* The eigen strategies behind eig_solve (eig.h says which and when; docs/linearization.md,
  * "Eigenvalues: which solver and why", says why). Every factorization and eigensolver is
  * LAPACK's through src/la: dsygvd (symmetric-definite), dggevx (QZ with balancing), dgeev. */
 #include "eig/eig.h"
@@ -26,7 +26,7 @@
 /* strategy could not be used: try the next one (internal, never returned) */
 #define NEXT_STRATEGY 1
 
-void mbl_eig_options_default(mbl_eig_options *opt)
+void eig_options_default(mbl_eig_options *opt)
 {
     opt->damp_tol = 1e-12;
     opt->sym_tol = 1e-10;
@@ -34,7 +34,7 @@ void mbl_eig_options_default(mbl_eig_options *opt)
     opt->refine_max = 200;
 }
 
-void mbl_eig_result_free(mbl_eig_result *r)
+void eig_result_free(mbl_eig_result *r)
 {
     if (!r) return;
     mbl_free(r->re), mbl_free(r->im), mbl_free(r->berr), mbl_free(r->zero);
@@ -43,7 +43,7 @@ void mbl_eig_result_free(mbl_eig_result *r)
     mbl_free(r);
 }
 
-void mbl_eig_vector(const mbl_eig_result *r, int i, double *xre, double *xim)
+void eig_vector(const mbl_eig_result *r, int i, double *xre, double *xim)
 {
     memset(xre, 0, (size_t)r->nrow * sizeof *xre);
     if (xim) memset(xim, 0, (size_t)r->nrow * sizeof *xim);
@@ -138,7 +138,7 @@ static mbl_eig_result *result_new(int neig, int nrow)
     r->vsign = mbl_calloc((size_t)neig + 1, sizeof(int));
     r->zero = mbl_calloc((size_t)neig + 1, sizeof *r->zero);
     if (!r->re || !r->im || !r->berr || !r->vre || !r->vim || !r->vsign || !r->zero) {
-        mbl_eig_result_free(r);
+        eig_result_free(r);
         return NULL;
     }
     return r;
@@ -645,18 +645,18 @@ static int top_is_identity(int z, const double *A)
     return 1;
 }
 
-int mbl_eig_solve(const mbl_eig_problem *p, const mbl_eig_options *opt_in, int want_vectors,
+int eig_solve(const mbl_eig_problem *p, const mbl_eig_options *opt_in, int want_vectors,
                   mbl_eig_result **out, mbl_status *st)
 {
-    if (!out) return mbl_error(st, MBL_EARG, "mbl_eig_solve: out is NULL");
+    if (!out) return mbl_error(st, MBL_EARG, "eig_solve: out is NULL");
     *out = NULL;
-    if (!p) return mbl_error(st, MBL_EARG, "mbl_eig_solve: problem is NULL");
-    if (p->z0 < 0 || p->z1 < 0) return mbl_error(st, MBL_EDIM, "mbl_eig_solve: negative state counts");
+    if (!p) return mbl_error(st, MBL_EARG, "eig_solve: problem is NULL");
+    if (p->z0 < 0 || p->z1 < 0) return mbl_error(st, MBL_EDIM, "eig_solve: negative state counts");
     int nx = p->z0 + p->z1, z = p->z1;
-    if (nx > 0 && !p->A) return mbl_error(st, MBL_EARG, "mbl_eig_solve: A is NULL");
+    if (nx > 0 && !p->A) return mbl_error(st, MBL_EARG, "eig_solve: A is NULL");
     mbl_eig_options opt;
     if (opt_in) opt = *opt_in;
-    else mbl_eig_options_default(&opt);
+    else eig_options_default(&opt);
     mbl_eig_result *r = result_new(nx, p->z0);
     if (!r) return mbl_error(st, MBL_ENOMEM, "out of memory");
     int rc = 0;
@@ -686,7 +686,7 @@ int mbl_eig_solve(const mbl_eig_problem *p, const mbl_eig_options *opt_in, int w
     if (rc == NEXT_STRATEGY) rc = solve_dgeev(nx, p->z0, p->A, want_vectors, r, st);
 done:
     if (rc) {
-        mbl_eig_result_free(r);
+        eig_result_free(r);
         return rc;
     }
     *out = r;

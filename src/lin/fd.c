@@ -44,13 +44,13 @@ static void fd_jac_rows(fd_ctx *c, int vel)
     const mbl_model *md = c->md;
     int n = c->n, m = c->m, k = c->k, z = vel ? c->z1 : c->z0, p0 = md->row0[MBL_ROW_PHI], h0 = md->row0[MBL_ROW_NH];
     const double *X = vel ? c->rw->Pw : c->rw->P;
-    mbl_sjac_dense(md, &md->jac, c->jac, p0, p0 + m, MBL_BLK_Q, c->Pq);
+    lin_sjac_dense(md, &md->jac, c->jac, p0, p0 + m, MBL_BLK_Q, c->Pq);
     for (int j = 0; j < n; j++) {
         for (int i = 0; i < m; i++) c->K[i + (size_t)j * n] = c->Pq[i + (size_t)j * m];
         for (int i = 0; i < z; i++) c->K[m + (vel ? k : 0) + i + (size_t)j * n] = X[i + (size_t)j * z];
     }
     if (vel) {
-        mbl_sjac_dense(md, &md->jac, c->jac, h0, h0 + k, MBL_BLK_V, c->Pq);
+        lin_sjac_dense(md, &md->jac, c->jac, h0, h0 + k, MBL_BLK_V, c->Pq);
         for (int j = 0; j < n; j++)
             for (int i = 0; i < k; i++) c->K[m + i + (size_t)j * n] = c->Pq[i + (size_t)j * k];
     }
@@ -127,7 +127,7 @@ static int fd_evaluate(fd_ctx *c, mbl_status *st)
     int rc = mbl_model_eval_F(md, c->ev->syms, c->F, c->ev->work, st);
     if (!rc) rc = mbl_model_eval_jac(md, c->ev->syms, c->jac, c->ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
-    if (!rc) mbl_rstates_rows(md, c->rw, c->us + c->usoff);
+    if (!rc) lin_rstates_rows(md, c->rw, c->us + c->usoff);
     return rc;
 }
 
@@ -152,7 +152,7 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
         double res = 0;
         for (int i = 0; i < m; i++) c->rhs[i] = -c->F[p0 + i], res = fmax(res, fabs(c->F[p0 + i]));
         for (int i = 0; i < z0; i++) {
-            c->rhs[m + i] = x[i] - mbl_rstates_S(md, c->rw, i, c->us, c->q);
+            c->rhs[m + i] = x[i] - lin_rstates_S(md, c->rw, i, c->us, c->q);
             res = fmax(res, fabs(c->rhs[m + i]));
         }
         if (res <= c->tol) break;
@@ -166,7 +166,7 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
     for (int it = 0;; it++) {
         for (int i = 0; i < m; i++) c->rhs[i] = -c->F[v0 + i];
         for (int i = 0; i < k; i++) c->rhs[m + i] = -c->F[h0 + i];
-        for (int i = 0; i < z1; i++) c->rhs[m + k + i] = x[z0 + i] - mbl_rstates_W(md, c->rw, i, c->us, c->v);
+        for (int i = 0; i < z1; i++) c->rhs[m + k + i] = x[z0 + i] - lin_rstates_W(md, c->rw, i, c->us, c->v);
         fd_jac_rows(c, 1);
         rc = mbla_lu_solve(n, 1, c->K, n, c->rhs, n, st);
         if (rc) return rc;
@@ -267,7 +267,7 @@ static double spec_dist(int nx, const double *A1, const double *A2, double *w, m
     return d;
 }
 
-int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                mbl_status *st)
 {
     int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, r = 0, rc;
@@ -281,23 +281,23 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     memset(&c, 0, sizeof c);
     memset(&rs, 0, sizeof rs), memset(&rw, 0, sizeof rw), memset(&us, 0, sizeof us);
     *out = NULL;
-    rc = mbl_require_dense(md, opt, "fd", st);
+    rc = lin_require_dense(md, opt, "fd", st);
     if (rc) return rc;
-    rc = mbl_blocks_init(md, pt, &B, st);
+    rc = lin_blocks_init(md, pt, &B, st);
     if (rc) return rc;
     rows = mbl_calloc((size_t)m + 1, sizeof *rows);
     if (!rows) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = mbl_require_full_rank(&B, opt->rank_tol, rows, &r, "fd",
+    rc = lin_require_full_rank(&B, opt->rank_tol, rows, &r, "fd",
                                "the reduced equations in independent coordinates do not exist", st);
-    if (!rc) rc = mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
+    if (!rc) rc = lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
     if (rc) goto done;
-    int frozen = mbl_states_frozen(md, pt, rs.W, rs.z0, rs.z1); /* speeds at a point with motion */
+    int frozen = lin_states_frozen(md, pt, rs.W, rs.z0, rs.z1); /* speeds at a point with motion */
     if (frozen) {
         us = rs;
-        if (mbl_rstates_rates(md, &B, &us, &rs)) {
+        if (lin_rstates_rates(md, &B, &us, &rs)) {
             memset(&rs, 0, sizeof rs);
             rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             goto done;
@@ -307,12 +307,12 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1 + nX, Nk = n + m + k + nX + nZ, rowsD = nx + ny, colsD = nx + nr;
     size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
     usv = mbl_calloc(nusv, sizeof *usv);
-    lin = mbl_linear_alloc_x(n, z0, z1, nX, nr, ny);
+    lin = lin_linear_alloc_x(n, z0, z1, nX, nr, ny);
     size_t nb = 2 * (size_t)nX + (size_t)nZ + 6 * (size_t)n + 2 * (size_t)(m + k) + (size_t)md->nF + (size_t)md->jac.nz + (size_t)Nk * Nk + (size_t)Nk +
                 (size_t)ny + (size_t)(m + k) * n + 3 * (size_t)rowsD * colsD + 4 * (size_t)(nx + nr + ny) +
                 4 * (size_t)nx + 2 * (size_t)nx * nx + 24;
     buf = mbl_calloc(nb, sizeof *buf);
-    if (!usv || !lin || !buf || mbl_rstates_alloc(&rw, n, z0, z1)) {
+    if (!usv || !lin || !buf || lin_rstates_alloc(&rw, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -321,7 +321,7 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     int usoff = 3 * md->nus + 2 * md->nuvs;
     snprintf(lin->method, sizeof lin->method, "fd");
     /* exact M-hat and q_S from the reduction at the point (positions only) */
-    rc = mbl_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
+    rc = lin_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
     if (rc) goto done;
     double *p = buf;
     /* c.P: workspace for dS/dq at the Newton iterates (Pd is no longer needed) */
@@ -373,8 +373,8 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     double qs = 1.0;
     for (int i = 0; i < n; i++) qs = fmax(qs, fabs(pt->q[i]));
     c.tol = FD_NEWTON_ULPS * DBL_EPSILON * qs;
-    for (int i = 0; i < z0; i++) x0[i] = mbl_rstates_S(md, &rs, i, B.ev.us, pt->q);
-    for (int i = 0; i < z1; i++) x0[z0 + i] = mbl_rstates_W(md, &rs, i, B.ev.us, pt->v);
+    for (int i = 0; i < z0; i++) x0[i] = lin_rstates_S(md, &rs, i, B.ev.us, pt->q);
+    for (int i = 0; i < z1; i++) x0[z0 + i] = lin_rstates_W(md, &rs, i, B.ev.us, pt->v);
     for (int i = 0; i < nX; i++) x0[z0 + z1 + i] = pt->X[i];
     /* step selection: differences at h, h/2, h/4; the pair of consecutive steps that agree best
      * (truncation dominates at large steps, rounding at small ones) is used */
@@ -430,9 +430,9 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
      * eps cond([Phi_q; P]); differencing divides them by h */
     err = fmax(err, DBL_EPSILON * fmax(1.0, lin->cond) / h * mbla_norm1(nx, nx, lin->A, nx));
     lin->err_est = err;
-    if (frozen) rc = mbl_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
+    if (frozen) rc = lin_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
     if (rc) goto done;
-    if (mbl_lin_state_names(md, lin, frozen ? &us : &rs)) {
+    if (lin_state_names(md, lin, frozen ? &us : &rs)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -444,8 +444,8 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     lin = NULL;
 done:
     rw.S = rw.W = NULL;
-    mbl_blocks_free(&B);
-    mbl_rstates_free(&rs), mbl_rstates_free(&rw), mbl_rstates_free(&us);
+    lin_blocks_free(&B);
+    lin_rstates_free(&rs), lin_rstates_free(&rw), lin_rstates_free(&us);
     mbl_free(rows), mbl_free(usv), mbl_free(buf);
     mbl_linear_free(lin);
     return rc;

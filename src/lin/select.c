@@ -185,7 +185,7 @@ static int constraint_csc(const mbl_model *md, const double *jacval, const int *
     return rc;
 }
 
-int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_options *opt, mbl_linear *lin,
+int lin_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_options *opt, mbl_linear *lin,
                       mbl_state_ref **Sout, int *z0out, mbl_state_ref **Wout, int *z1out, mbl_status *st)
 {
     int n = md->n, m = md->m, k = md->k, nus = md->nus, nuvs = md->nuvs;
