@@ -400,6 +400,15 @@ typedef struct mbl_linear {
     mbl_lin_descriptor *descriptor; /* the descriptor form, or NULL */
 } mbl_linear;
 
+/* An eigenvalue of a list: its parts, its modulus (INFINITY for an infinite one) and its index in
+ * the list. mbl_eig_sort_modulus sorts n of them by ascending modulus, equal moduli by index (the
+ * physical/spurious split of a pencil's eigenvalues, the finite eigenvalues of a sensitivity). */
+typedef struct mbl_eig_item {
+    double re, im, mag;
+    int idx;
+} mbl_eig_item;
+void mbl_eig_sort_modulus(mbl_eig_item *items, int n);
+
 /* The linearization methods (docs/methods.md): number, and name i (NULL out of range). */
 int mbl_lin_method_count(void);
 const char *mbl_lin_method_name(int i);

@@ -561,6 +561,117 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
     return 0;
 }
 
+/* The pattern of the augmented matrix (Table 1) as triplets with their value sources: w->ti, tj,
+ * tsrc, nz. */
+static void work_pattern(mbl_lin_work *w)
+{
+    const mbl_model *md = w->md;
+    int N = w->N, z0 = w->z0, z1 = w->z1, nus = md->nus, nX = md->nX;
+    const mbl_state_ref *S = w->S, *W = w->W;
+    const sparse_rows *U = &w->U;
+    int nz = 0;
+    int jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q);
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.col[p] < N) w->ti[nz] = md->jac.row[p], w->tj[nz] = md->jac.col[p], w->tsrc[nz++] = p;
+    for (int i = 0; i < z0; i++) {
+        int row = md->nF + i;
+        if (S[i].kind == MBL_SREF_COORD) {
+            w->ti[nz] = row, w->tj[nz] = jq + S[i].index, w->tsrc[nz++] = TSRC_ONE;
+        } else {
+            int ur = S[i].index;
+            for (int p = U->ptr[ur]; p < U->ptr[ur + 1]; p++)
+                if (U->col[p] < N) w->ti[nz] = row, w->tj[nz] = U->col[p], w->tsrc[nz++] = -U->src[p] - 2;
+        }
+    }
+    for (int i = 0; i < z1; i++) {
+        int row = md->nF + z0 + i, ur = -1;
+        if (W[i].kind == MBL_SREF_COORD) {
+            w->ti[nz] = row, w->tj[nz] = jv + W[i].index, w->tsrc[nz++] = TSRC_ONE;
+            continue;
+        }
+        if (W[i].kind == MBL_SREF_SDOT) {
+            const mbl_state_ref *sr = &S[W[i].index];
+            if (sr->kind == MBL_SREF_COORD) {
+                w->ti[nz] = row, w->tj[nz] = jv + sr->index, w->tsrc[nz++] = TSRC_ONE;
+                continue;
+            }
+            ur = nus + sr->index;
+        } else {
+            ur = 3 * nus + W[i].index;
+        }
+        for (int p = U->ptr[ur]; p < U->ptr[ur + 1]; p++)
+            if (U->col[p] < N) w->ti[nz] = row, w->tj[nz] = U->col[p], w->tsrc[nz++] = -U->src[p] - 2;
+    }
+    /* rows X = X-bar of the user ODE states */
+    int jx = mbl_model_blk0(md, MBL_BLK_X);
+    for (int i = 0; i < nX; i++) w->ti[nz] = md->nF + z0 + z1 + i, w->tj[nz] = jx + i, w->tsrc[nz++] = TSRC_ONE;
+    w->nz = nz;
+}
+
+/* The kinematic system (when it applies) and the augmented matrix: assembled, equilibrated,
+ * factored and their conditions checked; then the solve into lin (finish). */
+static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *lin, mbl_status *st)
+{
+    const mbl_model *md = w->md;
+    int N = w->N, nz = w->nz, rc = 0;
+    /* the kinematic projection of M-hat, C-hat, K-hat assumes equations of motion whose multipliers
+     * enter as Phi_q^T lambda + A^T mu only, without X, der(X), Z: Eq. 29-30 from dW otherwise */
+    if (!md->ext) rc = kin_prepare(w, st);
+    if (rc) return rc;
+    fill_triplets(w);
+    rc = mbla_csc_from_triplets(N, N, nz, w->ti, w->tj, w->tx, w->map, &w->Aug, st);
+    if (rc) return rc;
+    equilibrate(w, 0);
+    if (w->kin) {
+        double condk = 0;
+        rc = mbla_csc_from_triplets(w->Nk, w->Nk, w->nzk, w->kti, w->ktj, w->ktx, w->kmap, &w->Kin, st);
+        if (!rc) {
+            mbla_csc_equilibrate(w->Kin, MBLA_DEFAULT, 0, w->kr, w->kc, w->kwork, NULL);
+            rc = mbla_klu_new(w->Kin, NULL, &w->klu_k, st);
+        }
+        if (rc == MBL_ESINGULAR) rc = kin_singular_error(st, 0.0);
+        if (!rc) rc = mbla_klu_condest(w->klu_k, w->Kin, &condk, st);
+        if (!rc && !(condk > 0 && 1.0 / condk >= opt->rcond_min)) rc = kin_singular_error(st, condk);
+        if (rc) return rc;
+    }
+    rc = mbla_klu_new(w->Aug, NULL, &w->lu, st);
+    if (rc == MBL_ESINGULAR) rc = singular_error(st, 0.0);
+    if (rc) return rc;
+    rc = mbla_klu_condest(w->lu, w->Aug, &lin->cond, st);
+    /* with the kinematic system regular the whole matrix is singular exactly when M-hat is (checked
+     * after the solve); its condition otherwise grows with (omega_max / omega_min)^2 and is no
+     * reason to refuse. Without the kinematic system rcond_min decides. */
+    if (!rc && !w->kin && !(lin->cond > 0 && 1.0 / lin->cond >= opt->rcond_min)) rc = singular_error(st, lin->cond);
+    if (!rc) rc = finish(w, lin, st);
+    if (!rc && w->kin) rc = check_reduced_mass(lin, opt->rcond_min, st);
+    return rc;
+}
+
+/* The names of the states S, W (and the ode states X), inputs and outputs of lin; MBL_ENOMEM when
+ * one could not be made. */
+static int aug_names(const mbl_model *md, const mbl_state_ref *S, const mbl_state_ref *W, mbl_linear *lin)
+{
+    int z0 = lin->z0, z1 = lin->z1, nX = md->nX, nx = lin->nx, nr = md->nr, ny = md->ny, rc = 0;
+    for (int i = 0; i < z0; i++)
+        lin->state_names[i] =
+            lin_name_join(S[i].kind == MBL_SREF_COORD ? md->qname[S[i].index] : md->us_text[S[i].index], NULL);
+    for (int i = 0; i < z1; i++) {
+        if (W[i].kind == MBL_SREF_USER) lin->state_names[z0 + i] = lin_name_join(md->uvs_text[W[i].index], NULL);
+        else if (W[i].kind == MBL_SREF_COORD) lin->state_names[z0 + i] = lin_name_join("der(", md->qname[W[i].index]);
+        else lin->state_names[z0 + i] = lin_name_join("der(", lin->state_names[W[i].index]);
+    }
+    for (int i = 0; i < nX; i++) lin->state_names[z0 + z1 + i] = lin_name_join(md->xname[i], NULL);
+    for (int j = 0; j < nr; j++) lin->input_names[j] = lin_name_join(md->rname[j], NULL);
+    for (int j = 0; j < ny; j++) lin->output_names[j] = lin_name_join(md->yname[j], NULL);
+    for (int i = 0; i < nx; i++)
+        if (!lin->state_names[i]) rc = MBL_ENOMEM;
+    for (int j = 0; j < nr; j++)
+        if (!lin->input_names[j]) rc = MBL_ENOMEM;
+    for (int j = 0; j < ny; j++)
+        if (!lin->output_names[j]) rc = MBL_ENOMEM;
+    return rc;
+}
+
 /* Choose the states at pt, fix the pattern of the augmented matrix and analyse it; evaluate and
  * factor at pt. */
 static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_state_ref *Sg,
@@ -633,97 +744,10 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     lin->nsel_added = tmp.nsel_added;
     lin->nsel_dropped = tmp.nsel_dropped;
 
-    /* the pattern of the augmented matrix (Table 1) as triplets with their value sources */
-    const mbl_state_ref *S = w->S, *W = w->W;
-    const sparse_rows *U = &w->U;
-    int nz = 0;
-    int jv = mbl_model_blk0(md, MBL_BLK_V), jq = mbl_model_blk0(md, MBL_BLK_Q);
-    for (int p = 0; p < md->jac.nz; p++)
-        if (md->jac.col[p] < N) w->ti[nz] = md->jac.row[p], w->tj[nz] = md->jac.col[p], w->tsrc[nz++] = p;
-    for (int i = 0; i < z0; i++) {
-        int row = md->nF + i;
-        if (S[i].kind == MBL_SREF_COORD) {
-            w->ti[nz] = row, w->tj[nz] = jq + S[i].index, w->tsrc[nz++] = TSRC_ONE;
-        } else {
-            int ur = S[i].index;
-            for (int p = U->ptr[ur]; p < U->ptr[ur + 1]; p++)
-                if (U->col[p] < N) w->ti[nz] = row, w->tj[nz] = U->col[p], w->tsrc[nz++] = -U->src[p] - 2;
-        }
-    }
-    for (int i = 0; i < z1; i++) {
-        int row = md->nF + z0 + i, ur = -1;
-        if (W[i].kind == MBL_SREF_COORD) {
-            w->ti[nz] = row, w->tj[nz] = jv + W[i].index, w->tsrc[nz++] = TSRC_ONE;
-            continue;
-        }
-        if (W[i].kind == MBL_SREF_SDOT) {
-            const mbl_state_ref *sr = &S[W[i].index];
-            if (sr->kind == MBL_SREF_COORD) {
-                w->ti[nz] = row, w->tj[nz] = jv + sr->index, w->tsrc[nz++] = TSRC_ONE;
-                continue;
-            }
-            ur = nus + sr->index;
-        } else {
-            ur = 3 * nus + W[i].index;
-        }
-        for (int p = U->ptr[ur]; p < U->ptr[ur + 1]; p++)
-            if (U->col[p] < N) w->ti[nz] = row, w->tj[nz] = U->col[p], w->tsrc[nz++] = -U->src[p] - 2;
-    }
-    /* rows X = X-bar of the user ODE states */
-    int jx = mbl_model_blk0(md, MBL_BLK_X);
-    for (int i = 0; i < nX; i++) w->ti[nz] = md->nF + z0 + z1 + i, w->tj[nz] = jx + i, w->tsrc[nz++] = TSRC_ONE;
-    w->nz = nz;
-    /* the kinematic projection of M-hat, C-hat, K-hat assumes equations of motion whose multipliers
-     * enter as Phi_q^T lambda + A^T mu only, without X, der(X), Z: Eq. 29-30 from dW otherwise */
-    if (!md->ext) rc = kin_prepare(w, st);
+    work_pattern(w);
+    rc = work_factor(w, opt, lin, st);
     if (rc) goto fail;
-    fill_triplets(w);
-    rc = mbla_csc_from_triplets(N, N, nz, w->ti, w->tj, w->tx, w->map, &w->Aug, st);
-    if (rc) goto fail;
-    equilibrate(w, 0);
-    if (w->kin) {
-        double condk = 0;
-        rc = mbla_csc_from_triplets(w->Nk, w->Nk, w->nzk, w->kti, w->ktj, w->ktx, w->kmap, &w->Kin, st);
-        if (!rc) {
-            mbla_csc_equilibrate(w->Kin, MBLA_DEFAULT, 0, w->kr, w->kc, w->kwork, NULL);
-            rc = mbla_klu_new(w->Kin, NULL, &w->klu_k, st);
-        }
-        if (rc == MBL_ESINGULAR) rc = kin_singular_error(st, 0.0);
-        if (!rc) rc = mbla_klu_condest(w->klu_k, w->Kin, &condk, st);
-        if (!rc && !(condk > 0 && 1.0 / condk >= opt->rcond_min)) rc = kin_singular_error(st, condk);
-        if (rc) goto fail;
-    }
-    rc = mbla_klu_new(w->Aug, NULL, &w->lu, st);
-    if (rc == MBL_ESINGULAR) rc = singular_error(st, 0.0);
-    if (rc) goto fail;
-    rc = mbla_klu_condest(w->lu, w->Aug, &lin->cond, st);
-    /* with the kinematic system regular the whole matrix is singular exactly when M-hat is (checked
-     * after the solve); its condition otherwise grows with (omega_max / omega_min)^2 and is no
-     * reason to refuse. Without the kinematic system rcond_min decides. */
-    if (!rc && !w->kin && !(lin->cond > 0 && 1.0 / lin->cond >= opt->rcond_min)) rc = singular_error(st, lin->cond);
-    if (!rc) rc = finish(w, lin, st);
-    if (!rc && w->kin) rc = check_reduced_mass(lin, opt->rcond_min, st);
-    if (rc) goto fail;
-
-    /* names */
-    for (int i = 0; i < z0; i++)
-        lin->state_names[i] =
-            lin_name_join(S[i].kind == MBL_SREF_COORD ? md->qname[S[i].index] : md->us_text[S[i].index], NULL);
-    for (int i = 0; i < z1; i++) {
-        if (W[i].kind == MBL_SREF_USER) lin->state_names[z0 + i] = lin_name_join(md->uvs_text[W[i].index], NULL);
-        else if (W[i].kind == MBL_SREF_COORD) lin->state_names[z0 + i] = lin_name_join("der(", md->qname[W[i].index]);
-        else lin->state_names[z0 + i] = lin_name_join("der(", lin->state_names[W[i].index]);
-    }
-    for (int i = 0; i < nX; i++) lin->state_names[z0 + z1 + i] = lin_name_join(md->xname[i], NULL);
-    for (int j = 0; j < nr; j++) lin->input_names[j] = lin_name_join(md->rname[j], NULL);
-    for (int j = 0; j < ny; j++) lin->output_names[j] = lin_name_join(md->yname[j], NULL);
-    for (int i = 0; i < nx; i++)
-        if (!lin->state_names[i]) rc = MBL_ENOMEM;
-    for (int j = 0; j < nr; j++)
-        if (!lin->input_names[j]) rc = MBL_ENOMEM;
-    for (int j = 0; j < ny; j++)
-        if (!lin->output_names[j]) rc = MBL_ENOMEM;
-    if (rc) {
+    if (aug_names(md, w->S, w->W, lin)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;
     }

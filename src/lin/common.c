@@ -350,6 +350,38 @@ int lin_state_names(const mbl_model *md, mbl_linear *lin, const mbl_rstates *rs)
     return bad ? MBL_ENOMEM : 0;
 }
 
+/* ---- the opening of the dense methods ---- */
+
+int lin_dense_open(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, int **rows, mbl_status *st)
+{
+    int rc = lin_blocks_init(md, pt, B, st);
+    if (rc) return rc;
+    *rows = mbl_calloc((size_t)md->m + 1, sizeof **rows);
+    if (!*rows) {
+        lin_blocks_free(B);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+int lin_dense_states(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_blocks *B,
+                     const char *method, const char *why, int *rows, int *r, mbl_rstates *rs, mbl_rstates *us,
+                     int *frozen, char *sel, size_t selsize, mbl_status *st)
+{
+    int rc = lin_require_full_rank(B, opt->rank_tol, rows, r, method, why, st);
+    if (!rc) rc = lin_states(md, B, opt, rs, sel, selsize, st);
+    if (rc) return rc;
+    *frozen = lin_states_frozen(md, pt, rs->W, rs->z0, rs->z1); /* speeds at a point with motion */
+    if (*frozen) {
+        *us = *rs;
+        if (lin_rstates_rates(md, B, us, rs)) {
+            memset(rs, 0, sizeof *rs);
+            return mbl_error(st, MBL_ENOMEM, "out of memory");
+        }
+    }
+    return 0;
+}
+
 int lin_point_moving(const mbl_point *pt)
 {
     for (int j = 0; j < pt->n; j++)

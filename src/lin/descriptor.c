@@ -38,18 +38,6 @@
  * out of QZ as eps^(-1/3)-sized values at worst, far above any physical one in a scaled pencil). */
 #define DESC_GAP_WARN 100.0
 
-typedef struct cand {
-    double mag;
-    int idx;
-} cand;
-
-static int cmp_cand(const void *pa, const void *pb)
-{
-    const cand *a = pa, *b = pb;
-    if (a->mag != b->mag) return a->mag < b->mag ? -1 : 1;
-    return a->idx - b->idx;
-}
-
 /* QZ's eigenvalues carry an absolute error of about eps ||(Ad, E)||: poor relative accuracy for the
  * slow modes of a stiff model (flexible pendulum n_p = 50: 3.5e-10). The physical pairs
  * (cd[0..nphys)) are refined by Newton's method on the sparse copy of the pencil with the residual
@@ -58,7 +46,7 @@ static int cmp_cand(const void *pa, const void *pb)
  * is set to its conjugate (QZ's two quotients alpha/beta of a pair need not be exactly conjugate).
  * VR, ai: QZ's packed eigenvectors and imaginary parts. */
 static int desc_refine(int nd, int n, const double *Ad, const double *E, const double *VR, const double *ai,
-                       const cand *cd, int nphys, mbl_lin_spectrum *sp, mbl_status *st)
+                       const mbl_eig_item *cd, int nphys, mbl_lin_spectrum *sp, mbl_status *st)
 {
     mbla_csc *As = NULL, *Es = NULL;
     double *lr = mbl_alloc_array((size_t)nphys + 1, sizeof *lr), *li = mbl_alloc_array((size_t)nphys + 1, sizeof *li);
@@ -268,7 +256,7 @@ static int desc_qz(int n, int nphys, mbl_linear *lin, int *rankE, double *gap, m
     double *ai = mbl_calloc((size_t)nd + 1, sizeof *ai);
     double *be = mbl_calloc((size_t)nd + 1, sizeof *be);
     double *VR = mbl_calloc(nd2 + 1, sizeof *VR);
-    cand *cd = mbl_calloc((size_t)nd + 1, sizeof *cd);
+    mbl_eig_item *cd = mbl_calloc((size_t)nd + 1, sizeof *cd);
     if (!ar || !ai || !be || !VR || !cd || lin_alloc_eigs(lin, nd)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
@@ -287,6 +275,7 @@ static int desc_qz(int n, int nphys, mbl_linear *lin, int *rankE, double *gap, m
     if (rc) goto done;
     for (int j = 0; j < nd; j++) {
         double re = sp->re[j], im = sp->im[j];
+        cd[j].re = re, cd[j].im = im;
         cd[j].mag = isfinite(re) && isfinite(im) ? hypot(re, im) : INFINITY;
         cd[j].idx = j;
         sp->spurious[j] = 1;
@@ -301,7 +290,7 @@ static int desc_qz(int n, int nphys, mbl_linear *lin, int *rankE, double *gap, m
             sp->vim[c + (size_t)j * n] = vim ? sg * vim[c] : 0.0;
         }
     }
-    qsort(cd, (size_t)nd, sizeof *cd, cmp_cand);
+    mbl_eig_sort_modulus(cd, nd);
     int nfin = 0;
     for (int j = 0; j < nd; j++) nfin += isfinite(cd[j].mag);
     if (nfin < nphys) {

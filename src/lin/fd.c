@@ -267,6 +267,94 @@ static double spec_dist(int nx, const double *A1, const double *A2, double *w, m
     return d;
 }
 
+/* The evaluation arrays of c (n, m, k, nr, ny, nX, nZ set) carved from the workspace p; returns what
+ * follows them. */
+static double *fd_carve(fd_ctx *c, double *p, int Nk)
+{
+    const mbl_model *md = c->md;
+    int n = c->n, m = c->m, k = c->k, nr = c->nr, ny = c->ny, nX = c->nX, nZ = c->nZ;
+    c->q = p, p += n + 1;
+    c->v = p, p += n + 1;
+    c->a = p, p += n + 1;
+    c->lam = p, p += m + 1;
+    c->mu = p, p += k + 1;
+    c->r = p, p += nr + 1;
+    c->F = p, p += md->nF + 1;
+    c->jac = p, p += md->jac.nz + 1;
+    c->K = p, p += (size_t)Nk * Nk + 1;
+    c->rhs = p, p += Nk + 1;
+    c->y = p, p += ny + 1;
+    c->Pq = p, p += (size_t)(m > k ? m : k) * n + 1;
+    c->X = p, p += nX + 1;
+    c->Xd = p, p += nX + 1;
+    c->Z = p, p += nZ + 1;
+    return p;
+}
+
+/* The differences D1 (nD entries, Richardson-extrapolated) and D2 of the chosen pair of steps (the
+ * coarser *h), with the largest entry *dn and the largest change *dd between the pair. */
+static int fd_steps(fd_ctx *c, const double *x0, const double *u0, const mbl_lin_options *opt, size_t nD, double *D1,
+                    double *D2, double *D3, double *xw, double *uw, double *fp, double *fm, double *h_out,
+                    double *dn_out, double *dd_out, mbl_status *st)
+{
+    /* step selection: differences at h, h/2, h/4; the pair of consecutive steps that agree best
+     * (truncation dominates at large steps, rounding at small ones) is used */
+    double h = opt->fd_step;
+    int rc = fd_diff(c, x0, u0, h, D1, xw, uw, fp, fm, st);
+    if (!rc) rc = fd_diff(c, x0, u0, h / 2, D2, xw, uw, fp, fm, st);
+    if (!rc) rc = fd_diff(c, x0, u0, h / 4, D3, xw, uw, fp, fm, st);
+    if (rc) return rc;
+    double dn = 0, d12 = 0, d23 = 0;
+    for (size_t i = 0; i < nD; i++) {
+        dn = fmax(dn, fabs(D2[i]));
+        d12 = fmax(d12, fabs(D1[i] - D2[i]));
+        d23 = fmax(d23, fabs(D2[i] - D3[i]));
+    }
+    double hc = h, dd = d12; /* the coarser step of the chosen pair */
+    if (d23 < d12) {
+        memcpy(D1, D2, nD * sizeof *D1);
+        memcpy(D2, D3, nD * sizeof *D2);
+        hc = h / 2, dd = d23;
+    }
+    if (dd > opt->fd_tol * fmax(dn, DBL_MIN)) {
+        return mbl_error(st, MBL_ENOCONV,
+                         "fd: the differences did not converge (relative change %.3g between steps %.3g and %.3g, "
+                         "tolerance %.3g)",
+                         dn > 0 ? dd / dn : dd, hc, hc / 2, opt->fd_tol);
+    }
+    h = hc;
+    /* Richardson: D = (4 D(h/2) - D(h)) / 3 */
+    for (size_t i = 0; i < nD; i++) D1[i] = (4 * D2[i] - D1[i]) / 3;
+    *h_out = h, *dn_out = dn, *dd_out = dd;
+    return 0;
+}
+
+/* A, B, C, D of lin from the differences D1 (rowsD = nx + ny rows: [A B; C D]), A2 the A of D2;
+ * then C-hat, K-hat, F from M-hat. */
+static void fd_result(mbl_linear *lin, const double *D1, const double *D2, int rowsD, double *A2)
+{
+    int nx = lin->nx, nr = lin->nu, ny = lin->ny, z0 = lin->z0, z1 = lin->z1, colsD = nx + nr;
+    for (int j = 0; j < nx; j++)
+        for (int i = 0; i < nx; i++) {
+            lin->A[i + (size_t)j * nx] = D1[i + (size_t)j * rowsD];
+            A2[i + (size_t)j * nx] = D2[i + (size_t)j * rowsD];
+        }
+    for (int j = 0; j < nr; j++)
+        for (int i = 0; i < nx; i++) lin->B[i + (size_t)j * nx] = D1[i + (size_t)(nx + j) * rowsD];
+    for (int j = 0; j < colsD; j++)
+        for (int i = 0; i < ny; i++) {
+            double v = D1[nx + i + (size_t)j * rowsD];
+            if (j < nx) lin->C[i + (size_t)j * ny] = v;
+            else lin->D[i + (size_t)(j - nx) * ny] = v;
+        }
+    /* C-hat = -M-hat dW'/dW, K-hat = -M-hat dW'/dS, F = M-hat dW'/du */
+    if (z1) {
+        if (z0) mbla_gemm('N', 'N', z1, z0, z1, -1.0, lin->M, z1, lin->A + z0, nx, 0.0, lin->K, z1, NULL);
+        mbla_gemm('N', 'N', z1, z1, z1, -1.0, lin->M, z1, lin->A + z0 + (size_t)z0 * nx, nx, 0.0, lin->Cd, z1, NULL);
+        if (nr) mbla_gemm('N', 'N', z1, nr, z1, 1.0, lin->M, z1, lin->B + z0, nx, 0.0, lin->F, z1, NULL);
+    }
+}
+
 int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                mbl_status *st)
 {
@@ -283,26 +371,11 @@ int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt,
     *out = NULL;
     rc = lin_require_dense(md, opt, "fd", st);
     if (rc) return rc;
-    rc = lin_blocks_init(md, pt, &B, st);
+    rc = lin_dense_open(md, pt, &B, &rows, st);
     if (rc) return rc;
-    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
-    if (!rows) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    rc = lin_require_full_rank(&B, opt->rank_tol, rows, &r, "fd",
-                               "the reduced equations in independent coordinates do not exist", st);
-    if (!rc) rc = lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
+    int frozen = 0;
+    rc = lin_dense_states(md, pt, opt, &B, "fd", "the reduced equations in independent coordinates do not exist", rows, &r, &rs, &us, &frozen, sel, sizeof sel, st);
     if (rc) goto done;
-    int frozen = lin_states_frozen(md, pt, rs.W, rs.z0, rs.z1); /* speeds at a point with motion */
-    if (frozen) {
-        us = rs;
-        if (lin_rstates_rates(md, &B, &us, &rs)) {
-            memset(&rs, 0, sizeof rs);
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-    }
     int nX = md->nX, nZ = md->nZ;
     int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1 + nX, Nk = n + m + k + nX + nZ, rowsD = nx + ny, colsD = nx + nr;
     size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
@@ -328,21 +401,7 @@ int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt,
     c.md = md, c.pt = pt, c.rw = &rw, c.us = usv, c.usoff = usoff;
     c.n = n, c.m = m, c.k = k, c.z0 = z0, c.z1 = z1, c.nX = nX, c.nZ = nZ, c.nr = nr, c.ny = ny, c.maxit = FD_NEWTON_MAXIT;
     c.ev = &B.ev;
-    c.q = p, p += n + 1;
-    c.v = p, p += n + 1;
-    c.a = p, p += n + 1;
-    c.lam = p, p += m + 1;
-    c.mu = p, p += k + 1;
-    c.r = p, p += nr + 1;
-    c.F = p, p += md->nF + 1;
-    c.jac = p, p += md->jac.nz + 1;
-    c.K = p, p += (size_t)Nk * Nk + 1;
-    c.rhs = p, p += Nk + 1;
-    c.y = p, p += ny + 1;
-    c.Pq = p, p += (size_t)(m > k ? m : k) * n + 1;
-    c.X = p, p += nX + 1;
-    c.Xd = p, p += nX + 1;
-    c.Z = p, p += nZ + 1;
+    p = fd_carve(&c, p, Nk);
     if (nX) memcpy(c.X, pt->X, (size_t)nX * sizeof *c.X);
     if (nX) memcpy(c.Xd, pt->Xdot, (size_t)nX * sizeof *c.Xd);
     if (nZ) memcpy(c.Z, pt->Z, (size_t)nZ * sizeof *c.Z);
@@ -376,55 +435,10 @@ int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt,
     for (int i = 0; i < z0; i++) x0[i] = lin_rstates_S(md, &rs, i, B.ev.us, pt->q);
     for (int i = 0; i < z1; i++) x0[z0 + i] = lin_rstates_W(md, &rs, i, B.ev.us, pt->v);
     for (int i = 0; i < nX; i++) x0[z0 + z1 + i] = pt->X[i];
-    /* step selection: differences at h, h/2, h/4; the pair of consecutive steps that agree best
-     * (truncation dominates at large steps, rounding at small ones) is used */
-    double h = opt->fd_step;
-    size_t nD = (size_t)rowsD * colsD;
-    rc = fd_diff(&c, x0, pt->r, h, D1, xw, uw, fp, fm, st);
-    if (!rc) rc = fd_diff(&c, x0, pt->r, h / 2, D2, xw, uw, fp, fm, st);
-    if (!rc) rc = fd_diff(&c, x0, pt->r, h / 4, D3, xw, uw, fp, fm, st);
+    double h = 0, dn = 0, dd = 0;
+    rc = fd_steps(&c, x0, pt->r, opt, (size_t)rowsD * colsD, D1, D2, D3, xw, uw, fp, fm, &h, &dn, &dd, st);
     if (rc) goto done;
-    double dn = 0, d12 = 0, d23 = 0;
-    for (size_t i = 0; i < nD; i++) {
-        dn = fmax(dn, fabs(D2[i]));
-        d12 = fmax(d12, fabs(D1[i] - D2[i]));
-        d23 = fmax(d23, fabs(D2[i] - D3[i]));
-    }
-    double hc = h, dd = d12; /* the coarser step of the chosen pair */
-    if (d23 < d12) {
-        memcpy(D1, D2, nD * sizeof *D1);
-        memcpy(D2, D3, nD * sizeof *D2);
-        hc = h / 2, dd = d23;
-    }
-    if (dd > opt->fd_tol * fmax(dn, DBL_MIN)) {
-        rc = mbl_error(st, MBL_ENOCONV,
-                       "fd: the differences did not converge (relative change %.3g between steps %.3g and %.3g, "
-                       "tolerance %.3g)",
-                       dn > 0 ? dd / dn : dd, hc, hc / 2, opt->fd_tol);
-        goto done;
-    }
-    h = hc;
-    /* Richardson: D = (4 D(h/2) - D(h)) / 3 */
-    for (size_t i = 0; i < (size_t)rowsD * colsD; i++) D1[i] = (4 * D2[i] - D1[i]) / 3;
-    for (int j = 0; j < nx; j++)
-        for (int i = 0; i < nx; i++) {
-            lin->A[i + (size_t)j * nx] = D1[i + (size_t)j * rowsD];
-            A2[i + (size_t)j * nx] = D2[i + (size_t)j * rowsD];
-        }
-    for (int j = 0; j < nr; j++)
-        for (int i = 0; i < nx; i++) lin->B[i + (size_t)j * nx] = D1[i + (size_t)(nx + j) * rowsD];
-    for (int j = 0; j < colsD; j++)
-        for (int i = 0; i < ny; i++) {
-            double v = D1[nx + i + (size_t)j * rowsD];
-            if (j < nx) lin->C[i + (size_t)j * ny] = v;
-            else lin->D[i + (size_t)(j - nx) * ny] = v;
-        }
-    /* C-hat = -M-hat dW'/dW, K-hat = -M-hat dW'/dS, F = M-hat dW'/du */
-    if (z1) {
-        if (z0) mbla_gemm('N', 'N', z1, z0, z1, -1.0, lin->M, z1, lin->A + z0, nx, 0.0, lin->K, z1, NULL);
-        mbla_gemm('N', 'N', z1, z1, z1, -1.0, lin->M, z1, lin->A + z0 + (size_t)z0 * nx, nx, 0.0, lin->Cd, z1, NULL);
-        if (nr) mbla_gemm('N', 'N', z1, nr, z1, 1.0, lin->M, z1, lin->B + z0, nx, 0.0, lin->F, z1, NULL);
-    }
+    fd_result(lin, D1, D2, rowsD, A2);
     double err = nx ? spec_dist(nx, lin->A, A2, ew, st) : 0.0;
     /* rounding floor: the position solve and the evaluations carry relative errors of order
      * eps cond([Phi_q; P]); differencing divides them by h */

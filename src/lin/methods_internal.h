@@ -93,6 +93,19 @@ double lin_rstates_W(const mbl_model *md, const mbl_rstates *rs, int i, const do
 /* State names as `augmented` gives them (S names, then "der(S)" or the velocity state's text). */
 int lin_state_names(const mbl_model *md, mbl_linear *lin, const mbl_rstates *rs);
 
+/* The opening of the dense methods (partition, nullspace, projection, fd; after lin_require_dense):
+ * the dense blocks B at pt and *rows, room for the m constraint rows (the caller frees both; on an
+ * error nothing is left). */
+int lin_dense_open(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, int **rows, mbl_status *st);
+/* Their states (partition, projection, fd): the *r independent constraint rows (or the refusal of
+ * lin_require_full_rank with method and why), the states of augmented rs with the selection sel
+ * (lin_states); at a point with motion whose velocity states are speeds (lin_states_frozen,
+ * *frozen = 1), us receives those states and rs the position states with their rates instead. The
+ * caller frees rs and us, also after an error. */
+int lin_dense_states(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_blocks *B,
+                     const char *method, const char *why, int *rows, int *r, mbl_rstates *rs, mbl_rstates *us,
+                     int *frozen, char *sel, size_t selsize, mbl_status *st);
+
 /* The kinematic sensitivities of a reduction (n rows each): dq = Qs dS, dv = Qw dW + Vs dS,
  * da = Qw dW' + Ha dW + Ga dS + Ra dr. */
 typedef struct mbl_rkin {

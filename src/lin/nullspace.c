@@ -45,14 +45,13 @@ int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
     *out = NULL;
     rc = lin_require_dense(md, opt, "nullspace", st);
     if (rc) return rc;
-    rc = lin_blocks_init(md, pt, &B, st);
+    rc = lin_dense_open(md, pt, &B, &rows, st);
     if (rc) return rc;
-    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
     piv = mbl_calloc((size_t)(m + k) + 1, sizeof *piv);
     Q = mbl_calloc((size_t)n * (size_t)n + 1, sizeof *Q);
     Qv = mbl_calloc((size_t)n * (size_t)n + 1, sizeof *Qv);
     X = mbl_calloc((size_t)(m + k) * (size_t)n + 1, sizeof *X);
-    if (!rows || !piv || !Q || !Qv || !X) {
+    if (!piv || !Q || !Qv || !X) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }

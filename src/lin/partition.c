@@ -18,7 +18,7 @@
 int lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                       mbl_status *st)
 {
-    int n = md->n, m = md->m, r = 0, rc;
+    int n = md->n, r = 0, rc;
     mbl_blocks B;
     mbl_rstates rs, us;
     mbl_linear *lin = NULL;
@@ -28,25 +28,11 @@ int lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
     *out = NULL;
     rc = lin_require_dense(md, opt, "partition", st);
     if (rc) return rc;
-    rc = lin_blocks_init(md, pt, &B, st);
+    rc = lin_dense_open(md, pt, &B, &rows, st);
     if (rc) return rc;
-    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
-    if (!rows) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    rc = lin_require_full_rank(&B, opt->rank_tol, rows, &r, "partition", "no coordinate partition exists", st);
-    if (!rc) rc = lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
+    int frozen = 0;
+    rc = lin_dense_states(md, pt, opt, &B, "partition", "no coordinate partition exists", rows, &r, &rs, &us, &frozen, sel, sizeof sel, st);
     if (rc) goto done;
-    int frozen = lin_states_frozen(md, pt, rs.W, rs.z0, rs.z1); /* speeds at a point with motion */
-    if (frozen) {
-        us = rs;
-        if (lin_rstates_rates(md, &B, &us, &rs)) {
-            memset(&rs, 0, sizeof rs);
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-    }
     lin = lin_linear_alloc_x(n, rs.z0, rs.z1, md->nX, md->nr, md->ny);
     if (!lin) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");

@@ -64,26 +64,11 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
         return mbl_error(st, MBL_EMODEL,
                          "projection: outputs of multipliers (lambda) are not supported (projection never forms "
                          "the multipliers); use augmented");
-    rc = lin_blocks_init(md, pt, &B, st);
+    rc = lin_dense_open(md, pt, &B, &rows, st);
     if (rc) return rc;
-    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
-    if (!rows) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    rc = lin_require_full_rank(&B, opt->rank_tol, rows, &r, "projection",
-                               "no velocity transformation R of fixed size exists", st);
-    if (!rc) rc = lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
+    int frozen = 0;
+    rc = lin_dense_states(md, pt, opt, &B, "projection", "no velocity transformation R of fixed size exists", rows, &r, &rs, &us, &frozen, sel, sizeof sel, st);
     if (rc) goto done;
-    int frozen = lin_states_frozen(md, pt, rs.W, rs.z0, rs.z1); /* speeds at a point with motion */
-    if (frozen) {
-        us = rs;
-        if (lin_rstates_rates(md, &B, &us, &rs)) {
-            memset(&rs, 0, sizeof rs);
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-    }
     int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1;
     size_t nn = (size_t)n * n;
     size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;

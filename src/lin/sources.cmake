@@ -1,6 +1,7 @@
 list(APPEND MBLIN_SOURCES
   src/lin/eval.c
   src/lin/budget.c
+  src/lin/eigsort.c
   src/lin/select.c
   src/lin/augmented.c
   src/lin/methods.c

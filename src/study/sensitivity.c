@@ -336,21 +336,9 @@ static void pencil_apply(int N, const double *P0, const double *P1, const double
     }
 }
 
-typedef struct eig_item {
-    double re, im, mag;
-    int idx;
-} eig_item;
-
-static int cmp_mag(const void *pa, const void *pb)
-{
-    const eig_item *a = pa, *b = pb;
-    if (a->mag != b->mag) return a->mag < b->mag ? -1 : 1;
-    return a->idx - b->idx;
-}
-
 static int cmp_modes(const void *pa, const void *pb) /* as mbl_modal, conjugates kept together */
 {
-    const eig_item *a = pa, *b = pb;
+    const mbl_eig_item *a = pa, *b = pb;
     int c = mbl_mode_order(a->mag, a->re, a->im, b->mag, b->re, b->im);
     return c ? c : a->idx - b->idx;
 }
@@ -772,7 +760,7 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
     mbl_sensitivity *S = mbl_calloc(1, sizeof *S);
     double *Jv = NULL, *dJ = NULL, *dx = NULL, *P0 = NULL, *P1 = NULL, *P2 = NULL, *dP = NULL, *A2 = NULL, *B2 = NULL;
     double *ar = NULL, *ai = NULL, *be = NULL, *VL = NULL, *VR = NULL;
-    eig_item *ev = NULL;
+    mbl_eig_item *ev = NULL;
     double complex *vbuf = NULL;
     int smode = 0; /* 1: the pencil in the user states (spen_build) */
     spen sp;
@@ -909,7 +897,7 @@ eigen:;
                        nev, nfin);
         goto fail;
     }
-    qsort(ev, (size_t)nev, sizeof *ev, cmp_mag);
+    mbl_eig_sort_modulus(ev, nev);
     nev = nfin;
     qsort(ev, (size_t)nev, sizeof *ev, cmp_modes);
     double magmax = 0;
