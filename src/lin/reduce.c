@@ -420,6 +420,67 @@ static void scale_square(int n, double *A, double *dr, double *dc)
     }
 }
 
+/* The known perturbations of a reduction with Eq. 10 features per column of [S, W, X, r] (n rows,
+ * nx + nr columns): dq, dv and da at dW' = 0, from the kinematic sensitivities K. */
+static void ext_known(const mbl_rkin *K, int n, int z0, int z1, int nx, int nr, double *Dq, double *Dv, double *Da)
+{
+    for (int j = 0; j < z0; j++) {
+        memcpy(Dq + (size_t)j * n, K->Qs + (size_t)j * n, (size_t)n * sizeof *Dq);
+        memcpy(Dv + (size_t)j * n, K->Vs + (size_t)j * n, (size_t)n * sizeof *Dv);
+        memcpy(Da + (size_t)j * n, K->Ga + (size_t)j * n, (size_t)n * sizeof *Da);
+    }
+    for (int j = 0; j < z1; j++) {
+        memcpy(Dv + (size_t)(z0 + j) * n, K->Qw + (size_t)j * n, (size_t)n * sizeof *Dv);
+        memcpy(Da + (size_t)(z0 + j) * n, K->Ha + (size_t)j * n, (size_t)n * sizeof *Da);
+    }
+    for (int j = 0; j < nr; j++) memcpy(Da + (size_t)(nx + j) * n, K->Ra + (size_t)j * n, (size_t)n * sizeof *Da);
+}
+
+/* The square system Kd (nu x nu) of a reduction with Eq. 10 features solved for the nc columns of G
+ * in place, after scaling (scale_square; dr, dc work of nu); the refusal when Kd is singular or
+ * its scaled reciprocal condition is below rcond_min. */
+static int ext_solve(int nu, int nc, double *Kd, double *G, double *dr, double *dc, double rcond_min,
+                     const char *method, int proj, mbl_status *st)
+{
+    int rc = 0;
+    mbla_dlu *lu = NULL;
+    double rcond = 0;
+    scale_square(nu, Kd, dr, dc);
+    if (nu) {
+        rc = mbla_dlu_new(nu, Kd, nu, &lu, st);
+        if (!rc) rc = mbla_dlu_rcond(lu, &rcond, st);
+        if (rc == MBL_ESINGULAR || (!rc && !(rcond >= rcond_min)))
+            rc = mbl_error(st, MBL_ESINGULAR,
+                           "%s: the linearized equations of motion, ode and implicit-variable rows do not determine "
+                           "(W', %sder(X), Z) (reciprocal condition %.3g after scaling)",
+                           method, proj ? "" : "lambda, mu, ", rc ? 0.0 : rcond);
+        if (!rc) {
+            for (int j = 0; j < nc; j++)
+                for (int i = 0; i < nu; i++) G[i + (size_t)j * nu] *= dr[i];
+            rc = mbla_dlu_solve(lu, 'N', nc, G, nu, st);
+        }
+        mbla_dlu_free(lu);
+        if (rc) return rc;
+        for (int j = 0; j < nc; j++)
+            for (int i = 0; i < nu; i++) G[i + (size_t)j * nu] *= dc[i];
+    }
+    return rc;
+}
+
+/* M-hat = Qw^T M Qw, and C-hat, K-hat, F of lin from its A and B (T: work of n x z1). */
+static void ext_mck(const mbl_blocks *B, const mbl_rkin *K, double *T, mbl_linear *lin)
+{
+    int n = B->n, nr = B->nr, z0 = lin->z0, z1 = lin->z1, nx = lin->nx;
+    /* M-hat = Qw^T M Qw; C-hat, K-hat, F from dW' (Eq. 29-30, X held) */
+    if (z1) {
+        mbla_gemm('N', 'N', n, z1, n, 1.0, B->M, n, K->Qw, n, 0.0, T, n, NULL);
+        mbla_gemm('T', 'N', z1, z1, n, 1.0, K->Qw, n, T, n, 0.0, lin->M, z1, NULL);
+        if (z0) mbla_gemm('N', 'N', z1, z0, z1, -1.0, lin->M, z1, lin->A + z0, nx, 0.0, lin->K, z1, NULL);
+        mbla_gemm('N', 'N', z1, z1, z1, -1.0, lin->M, z1, lin->A + z0 + (size_t)z0 * nx, nx, 0.0, lin->Cd, z1, NULL);
+        if (nr) mbla_gemm('N', 'N', z1, nr, z1, 1.0, lin->M, z1, lin->B + z0, nx, 0.0, lin->F, z1, NULL);
+    }
+}
+
 int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, const mbl_rkin *K, const double *Rq_use,
                           const double *Kx, double rcond_min, mbl_linear *lin, mbl_status *st)
 {
@@ -447,7 +508,6 @@ int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, con
     size_t nn = (size_t)n * nc;
     double *Dq = NULL, *Dv = NULL, *Da = NULL, *Kf = NULL, *Gf = NULL, *Kd = NULL, *G = NULL, *dr = NULL, *dc = NULL,
            *Y = NULL, *T = NULL;
-    mbla_dlu *lu = NULL;
     NEW(Dq, nn), NEW(Dv, nn), NEW(Da, nn), NEW(Kf, (size_t)ne * (z1 + m + k + nX + nZ)), NEW(Gf, (size_t)ne * nc);
     NEW(Kd, (size_t)nu * nu), NEW(G, (size_t)nu * nc), NEW(dr, nu), NEW(dc, nu), NEW(Y, (size_t)ny * nc);
     NEW(T, (size_t)ne * (n > nc ? n : nc));
@@ -455,17 +515,7 @@ int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, con
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    /* the known perturbations per column of [S, W, X, r]: dq, dv and da at dW' = 0 */
-    for (int j = 0; j < z0; j++) {
-        memcpy(Dq + (size_t)j * n, K->Qs + (size_t)j * n, (size_t)n * sizeof *Dq);
-        memcpy(Dv + (size_t)j * n, K->Vs + (size_t)j * n, (size_t)n * sizeof *Dv);
-        memcpy(Da + (size_t)j * n, K->Ga + (size_t)j * n, (size_t)n * sizeof *Da);
-    }
-    for (int j = 0; j < z1; j++) {
-        memcpy(Dv + (size_t)(z0 + j) * n, K->Qw + (size_t)j * n, (size_t)n * sizeof *Dv);
-        memcpy(Da + (size_t)(z0 + j) * n, K->Ha + (size_t)j * n, (size_t)n * sizeof *Da);
-    }
-    for (int j = 0; j < nr; j++) memcpy(Da + (size_t)(nx + j) * n, K->Ra + (size_t)j * n, (size_t)n * sizeof *Da);
+    ext_known(K, n, z0, z1, nx, nr, Dq, Dv, Da);
     /* full rows: Kf = [Ea Qw, El, Em, Exd, Ez], Gf = -(Ea Da + Ev Dv + Eq Dq + Ex dX + Er dr) */
     if (z1) mbla_gemm('N', 'N', ne, z1, n, 1.0, B->Ea, ne, K->Qw, n, 0.0, Kf, ne, NULL);
     memcpy(Kf + (size_t)ne * z1, B->El, (size_t)ne * m * sizeof *Kf);
@@ -504,26 +554,8 @@ int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, con
         memcpy(Kd, Kf, (size_t)ne * nu * sizeof *Kd);
         memcpy(G, Gf, (size_t)ne * nc * sizeof *G);
     }
-    double rcond = 0;
-    scale_square(nu, Kd, dr, dc);
-    if (nu) {
-        rc = mbla_dlu_new(nu, Kd, nu, &lu, st);
-        if (!rc) rc = mbla_dlu_rcond(lu, &rcond, st);
-        if (rc == MBL_ESINGULAR || (!rc && !(rcond >= rcond_min))) {
-            rc = mbl_error(st, MBL_ESINGULAR,
-                           "%s: the linearized equations of motion, ode and implicit-variable rows do not determine "
-                           "(W', %sder(X), Z) (reciprocal condition %.3g after scaling)",
-                           lin->method, proj ? "" : "lambda, mu, ", rc ? 0.0 : rcond);
-            goto done;
-        }
-        if (rc) goto done;
-        for (int j = 0; j < nc; j++)
-            for (int i = 0; i < nu; i++) G[i + (size_t)j * nu] *= dr[i];
-        rc = mbla_dlu_solve(lu, 'N', nc, G, nu, st);
-        if (rc) goto done;
-        for (int j = 0; j < nc; j++)
-            for (int i = 0; i < nu; i++) G[i + (size_t)j * nu] *= dc[i];
-    }
+    rc = ext_solve(nu, nc, Kd, G, dr, dc, rcond_min, lin->method, proj, st);
+    if (rc) goto done;
     /* A, B: S' = [P Vs + Pd_q Qs, P Qw, 0] ([0 I 0] when W = S'), W' and der(X) from the solve */
     memset(lin->A, 0, (size_t)nx * nx * sizeof *lin->A);
     memset(lin->B, 0, (size_t)nx * nr * sizeof *lin->B);
@@ -566,20 +598,12 @@ int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, con
         memcpy(lin->C, Y, (size_t)ny * nx * sizeof *Y);
         memcpy(lin->D, Y + (size_t)ny * nx, (size_t)ny * nr * sizeof *Y);
     }
-    /* M-hat = Qw^T M Qw; C-hat, K-hat, F from dW' (Eq. 29-30, X held) */
-    if (z1) {
-        mbla_gemm('N', 'N', n, z1, n, 1.0, B->M, n, K->Qw, n, 0.0, T, n, NULL);
-        mbla_gemm('T', 'N', z1, z1, n, 1.0, K->Qw, n, T, n, 0.0, lin->M, z1, NULL);
-        if (z0) mbla_gemm('N', 'N', z1, z0, z1, -1.0, lin->M, z1, lin->A + z0, nx, 0.0, lin->K, z1, NULL);
-        mbla_gemm('N', 'N', z1, z1, z1, -1.0, lin->M, z1, lin->A + z0 + (size_t)z0 * nx, nx, 0.0, lin->Cd, z1, NULL);
-        if (nr) mbla_gemm('N', 'N', z1, nr, z1, 1.0, lin->M, z1, lin->B + z0, nx, 0.0, lin->F, z1, NULL);
-    }
+    ext_mck(B, K, T, lin);
     memcpy(lin->q_S, K->Qs, (size_t)n * z0 * sizeof *K->Qs);
     memcpy(lin->v_W, K->Qw, (size_t)n * z1 * sizeof *K->Qw);
 done:
     mbl_free(Dq), mbl_free(Dv), mbl_free(Da), mbl_free(Kf), mbl_free(Gf), mbl_free(Kd), mbl_free(G), mbl_free(dr);
     mbl_free(dc), mbl_free(Y), mbl_free(T);
-    mbla_dlu_free(lu);
     return rc;
 }
 
