@@ -21,9 +21,11 @@
  * physical eigenvalues, Z adding index-1 infinite ones.
  * The state-space A, B, C, D and M, C, K reported alongside are those of the tangent coordinates
  * of `nullspace` at the same point, or of `augmented` with non-holonomic constraints or on the
- * sparse path (the descriptor form itself is in E, Ad, Bd, Cdd); on the sparse path they are not
- * formed when the dense augmented model would exceed opt->mem_budget or opt->partial asks for the
- * partial spectrum alone (src/lin/sparse_pencil.c, shared with `augmented`). */
+ * sparse path (the descriptor form itself is in lin->descriptor: E, Ad, Bd, Cdd); on the sparse path
+ * they are not formed when the dense augmented model would exceed opt->mem_budget or opt->partial
+ * asks for the partial spectrum alone (src/lin/sparse_pencil.c, shared with `augmented`). This file
+ * makes the pencil and its spectrum; src/lin/methods.c composes them with the other method's
+ * linear model, so that no method calls another. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>

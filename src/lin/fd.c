@@ -374,7 +374,8 @@ int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt,
     rc = lin_dense_open(md, pt, &B, &rows, st);
     if (rc) return rc;
     int frozen = 0;
-    rc = lin_dense_states(md, pt, opt, &B, "fd", "the reduced equations in independent coordinates do not exist", rows, &r, &rs, &us, &frozen, sel, sizeof sel, st);
+    rc = lin_dense_states(md, pt, opt, &B, "fd", "the reduced equations in independent coordinates do not exist", rows, &r, &rs, &us,
+                          &frozen, sel, sizeof sel, st);
     if (rc) goto done;
     int nX = md->nX, nZ = md->nZ;
     int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1 + nX, Nk = n + m + k + nX + nZ, rowsD = nx + ny, colsD = nx + nr;

@@ -1,7 +1,5 @@
 /* The method table, the dispatcher mbl_linearize(), and the methods composed of others' parts
  * (descriptor with its state-space form alongside). */
-#include <float.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 

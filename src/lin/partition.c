@@ -31,7 +31,8 @@ int lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
     rc = lin_dense_open(md, pt, &B, &rows, st);
     if (rc) return rc;
     int frozen = 0;
-    rc = lin_dense_states(md, pt, opt, &B, "partition", "no coordinate partition exists", rows, &r, &rs, &us, &frozen, sel, sizeof sel, st);
+    rc = lin_dense_states(md, pt, opt, &B, "partition", "no coordinate partition exists", rows, &r, &rs, &us,
+                          &frozen, sel, sizeof sel, st);
     if (rc) goto done;
     lin = lin_linear_alloc_x(n, rs.z0, rs.z1, md->nX, md->nr, md->ny);
     if (!lin) {

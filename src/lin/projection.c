@@ -67,7 +67,8 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     rc = lin_dense_open(md, pt, &B, &rows, st);
     if (rc) return rc;
     int frozen = 0;
-    rc = lin_dense_states(md, pt, opt, &B, "projection", "no velocity transformation R of fixed size exists", rows, &r, &rs, &us, &frozen, sel, sizeof sel, st);
+    rc = lin_dense_states(md, pt, opt, &B, "projection", "no velocity transformation R of fixed size exists", rows, &r, &rs, &us,
+                          &frozen, sel, sizeof sel, st);
     if (rc) goto done;
     int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1;
     size_t nn = (size_t)n * n;

@@ -7,8 +7,8 @@
  * shift and the coordinate part dq of their eigenvectors, the mode shapes (undamped, non-gyroscopic
  * models: the symmetric pencil [K_q s Phi^T; s Phi 0], [M 0; 0 0] by Lanczos instead). Shared by `descriptor`
  * (its sparse path) and the default `augmented` when the dense spectrum does not fit the memory
- * budget (the peak-memory estimates that make that decision are in budget.c). Regular points with holonomic
- * constraints only (the pencil needs the independent rows of Phi_q; with rank loss or
+ * budget (the peak-memory estimates that make that decision: budget.c). Regular points with
+ * holonomic constraints only (the pencil needs the independent rows of Phi_q; with rank loss or
  * non-holonomic constraints the dense methods apply). */
 #include <float.h>
 #include <math.h>
@@ -381,10 +381,9 @@ int lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_
         mbla_eigs_opts eo;
         mbla_eigs_opts_default(&eo);
         eo.tol = SPARSE_ARPACK_TOL;
-        rc = eb ? eb->sinv(eb->ctx, P.A, P.E, opt->shift, opt->shift_im, k, &eo, lin->spectrum->re, lin->spectrum->im, Vre, Vim,
-                           nd, NULL, st)
-                : mbla_eigs_sinv(P.A, P.E, opt->shift, opt->shift_im, k, &eo, lin->spectrum->re, lin->spectrum->im, Vre, Vim, nd,
-                                 NULL, st);
+        mbl_lin_spectrum *sp = lin->spectrum;
+        rc = eb ? eb->sinv(eb->ctx, P.A, P.E, opt->shift, opt->shift_im, k, &eo, sp->re, sp->im, Vre, Vim, nd, NULL, st)
+                : mbla_eigs_sinv(P.A, P.E, opt->shift, opt->shift_im, k, &eo, sp->re, sp->im, Vre, Vim, nd, NULL, st);
         if (rc) {
             mbl_error_prefix(st, "%s: partial spectrum", method);
             goto done;
@@ -396,7 +395,8 @@ int lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_
             memset(Vre, 0, (size_t)nd * k * sizeof *Vre), memset(Vim, 0, (size_t)nd * k * sizeof *Vim);
             for (int j = 0; j < k; j++) lin->spectrum->berr[j] = NAN;
         } else {
-            rc = mbla_eigs_refine(P.A, P.E, k, lin->spectrum->re, lin->spectrum->im, Vre, Vim, nd, 0, lin->spectrum->berr, NULL, st);
+            rc = mbla_eigs_refine(P.A, P.E, k, lin->spectrum->re, lin->spectrum->im, Vre, Vim, nd, 0, lin->spectrum->berr,
+                                  NULL, st);
         }
         if (rc) {
             mbl_error_prefix(st, "%s: partial spectrum, refinement", method);

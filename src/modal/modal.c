@@ -189,12 +189,14 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
     mbl_modal_options opt;
     if (opt_in) opt = *opt_in;
     else mbl_modal_options_default(&opt);
-    if (lin->spectrum && lin->spectrum->neig > 0) { /* the method's own spectrum, before any nx-sized array (A may not be formed) */
+    /* the method's own spectrum, before any nx-sized array (A may not be formed) */
+    if (lin->spectrum && lin->spectrum->neig > 0) {
         mbl_modes *G = mbl_calloc(1, sizeof *G);
         if (!G) return mbl_error(st, MBL_ENOMEM, "out of memory");
         G->n = lin->n;
         const mbl_lin_spectrum *sp = lin->spectrum;
-        snprintf(G->solver, sizeof G->solver, "%s", sp->partial ? (sp->solver[0] ? sp->solver : "arpack") : lin->method);
+        snprintf(G->solver, sizeof G->solver, "%s",
+                 sp->partial ? (sp->solver[0] ? sp->solver : "arpack") : lin->method);
         int rg = modal_given(lin, &opt, G, st);
         if (rg) mbl_modes_free(G);
         else *out = G;

@@ -877,8 +877,10 @@ TEST(partial_spectrum)
             continue;
         }
         CHECK(lin->A == NULL && lin->M == NULL && lin->q_S == NULL && lin->state_names == NULL);
-        CHECK(lin->spectrum && lin->spectrum->partial == 1 && lin->spectrum->neig == nev && lin->nx == 2 * NOSC && mo->nx == nev);
-        if (lin->spectrum) CHECK(c < 2 ? lin->spectrum->reason[0] == '\0' : strstr(lin->spectrum->reason, "memory budget") != NULL);
+        CHECK(lin->spectrum && lin->spectrum->partial == 1 && lin->spectrum->neig == nev && lin->nx == 2 * NOSC &&
+              mo->nx == nev);
+        if (lin->spectrum)
+            CHECK(c < 2 ? lin->spectrum->reason[0] == '\0' : strstr(lin->spectrum->reason, "memory budget") != NULL);
         for (int j = 0; j < nev; j++) {
             const mbl_mode *e = &mo->modes[j];
             CHECK_MSG(fabs(e->re) <= 1e-10 && fabs(fabs(e->im) - ws[j / 2]) <= 1e-10, "%s mode %d: %g%+gi vs %g",
