@@ -43,6 +43,30 @@ static void vel_rows(const mbl_model *md, const mbl_blocks *B, const int *rows, 
     }
 }
 
+/* K-hat += Kx; A21 -= M-hat^-1 Kx (Kx, z1 x z0, overwritten); the outputs through the accelerations
+ * (R: the velocity transformation, n x z1). */
+static int proj_add_kx(const mbl_model *md, const mbl_blocks *B, const double *R, double *Kx, mbl_linear *lin,
+                       mbl_status *st)
+{
+    int n = md->n, z0 = lin->z0, z1 = lin->z1, nx = z0 + z1;
+    for (size_t p = 0; p < (size_t)z1 * z0; p++) lin->K[p] += Kx[p];
+    mbla_dlu *mlu = NULL;
+    int rc = mbla_dlu_new(z1, lin->M, z1, &mlu, st);
+    if (!rc) rc = mbla_dlu_solve(mlu, 'N', z0, Kx, z1, st);
+    mbla_dlu_free(mlu);
+    if (rc) return rc;
+    for (int j = 0; j < z0; j++)
+        for (int i = 0; i < z1; i++) lin->A[z0 + i + (size_t)j * nx] -= Kx[i + (size_t)j * z1];
+    if (md->ny) {
+        double *dA = mbl_calloc((size_t)n * z0 + 1, sizeof *dA);
+        if (!dA) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        mbla_gemm('N', 'N', n, z0, z1, -1.0, R, n, Kx, z1, 0.0, dA, n, NULL);
+        mbla_gemm('N', 'N', md->ny, z0, n, 1.0, B->Ya, md->ny, dA, n, 1.0, lin->C, md->ny, NULL);
+        mbl_free(dA);
+    }
+    return 0;
+}
+
 int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                        mbl_status *st)
 {
@@ -53,8 +77,8 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     mbl_linear *lin = NULL;
     int *rows = NULL;
     double *y = NULL, *usv = NULL, *jac = NULL, *Rq0 = NULL, *Fv = NULL, *zero = NULL, *vv = NULL, *J0 = NULL,
-           *Ji = NULL, *Pm = NULL, *u = NULL, *Kx = NULL, *dA = NULL;
-    mbla_dlu *lu = NULL, *mlu = NULL;
+           *Ji = NULL, *Pm = NULL, *u = NULL, *Kx = NULL;
+    mbla_dlu *lu = NULL;
     char sel[sizeof lin->selection];
     memset(&rs, 0, sizeof rs), memset(&ru, 0, sizeof ru), memset(&kin, 0, sizeof kin), memset(&us, 0, sizeof us);
     *out = NULL;
@@ -67,10 +91,10 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     rc = lin_dense_open(md, pt, &B, &rows, st);
     if (rc) return rc;
     int frozen = 0;
-    rc = lin_dense_states(md, pt, opt, &B, "projection", "no velocity transformation R of fixed size exists", rows, &r, &rs, &us,
-                          &frozen, sel, sizeof sel, st);
+    rc = lin_dense_states(md, pt, opt, &B, "projection", "no velocity transformation R of fixed size exists", rows, &r,
+                          &rs, &us, &frozen, sel, sizeof sel, st);
     if (rc) goto done;
-    int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1;
+    int z0 = rs.z0, z1 = rs.z1;
     size_t nn = (size_t)n * n;
     size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
     int mk = m > k ? m : k;
@@ -155,21 +179,8 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
         rc = lin_reduce_finish_ext(&B, r, &rs, &kin, Rq0, Kx, opt->rcond_min, lin, st);
         if (rc) goto done;
     } else if (z1 && z0) {
-        for (size_t p = 0; p < (size_t)z1 * z0; p++) lin->K[p] += Kx[p];
-        rc = mbla_dlu_new(z1, lin->M, z1, &mlu, st);
-        if (!rc) rc = mbla_dlu_solve(mlu, 'N', z0, Kx, z1, st);
+        rc = proj_add_kx(md, &B, R, Kx, lin, st);
         if (rc) goto done;
-        for (int j = 0; j < z0; j++)
-            for (int i = 0; i < z1; i++) lin->A[z0 + i + (size_t)j * nx] -= Kx[i + (size_t)j * z1];
-        if (md->ny) {
-            dA = mbl_calloc((size_t)n * z0 + 1, sizeof *dA);
-            if (!dA) {
-                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-                goto done;
-            }
-            mbla_gemm('N', 'N', n, z0, z1, -1.0, R, n, Kx, z1, 0.0, dA, n, NULL);
-            mbla_gemm('N', 'N', md->ny, z0, n, 1.0, B.Ya, md->ny, dA, n, 1.0, lin->C, md->ny, NULL);
-        }
     }
     if (frozen) rc = lin_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
     if (rc) goto done;
@@ -188,9 +199,8 @@ done:
     lin_blocks_free(&B);
     lin_rstates_free(&rs), lin_rstates_free(&ru), lin_rkin_free(&kin), lin_rstates_free(&us);
     mbl_free(rows), mbl_free(usv), mbl_free(jac), mbl_free(Rq0), mbl_free(Fv), mbl_free(zero), mbl_free(vv);
-    mbl_free(J0), mbl_free(Ji), mbl_free(Pm), mbl_free(u), mbl_free(y), mbl_free(Kx), mbl_free(dA);
+    mbl_free(J0), mbl_free(Ji), mbl_free(Pm), mbl_free(u), mbl_free(y), mbl_free(Kx);
     mbla_dlu_free(lu);
-    mbla_dlu_free(mlu);
     mbl_linear_free(lin);
     return rc;
 }
