@@ -678,7 +678,7 @@ static int top_is_identity(int z, const double *A)
 }
 
 int eig_solve(const mbl_eig_problem *p, const mbl_eig_options *opt_in, int want_vectors,
-                  mbl_eig_result **out, mbl_status *st)
+              mbl_eig_result **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "eig_solve: out is NULL");
     *out = NULL;

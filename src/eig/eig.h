@@ -89,7 +89,7 @@ typedef struct mbl_eig_result {
 /* Solve (see the top of this file). want_vectors 0: no eigenvectors (nvec = 0, V NULL).
  * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ENOCONV (the last strategy failed too). */
 int eig_solve(const mbl_eig_problem *p, const mbl_eig_options *opt, int want_vectors,
-                  mbl_eig_result **out, mbl_status *st);
+              mbl_eig_result **out, mbl_status *st);
 
 /* Eigenvector i expanded to nrow entries (xim may be NULL when only the real part is wanted). */
 void eig_vector(const mbl_eig_result *r, int i, double *xre, double *xim);

@@ -777,7 +777,7 @@ int mbl_lin_work_new(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
     /* a sweep keeps the dense outputs: refuse up front what would not fit (no partial path here) */
     double need = lin_dense_bytes(md, pt, "augmented"), budget = lin_mem_budget(opt);
     int rc = need > budget ? lin_refuse_memory("mbl_lin_work_new: the dense linear model", need, budget,
-                                                   "sweeps have no partial-spectrum path", st)
+                                               "sweeps have no partial-spectrum path", st)
                            : work_prepare(md, pt, opt, NULL, 0, out, lin, st);
     if (rc) mbl_error_prefix(st, "%s", md->file);
     return rc;
@@ -902,7 +902,7 @@ done:
 }
 
 int lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                      mbl_status *st)
+                  mbl_status *st)
 {
     mbl_lin_work *w = NULL;
     int rc = work_prepare(md, pt, opt, NULL, 0, &w, out, st);

@@ -310,7 +310,7 @@ double lin_rstates_W(const mbl_model *md, const mbl_rstates *rs, int i, const do
 }
 
 int lin_states(const mbl_model *md, const mbl_blocks *B, const mbl_lin_options *opt, mbl_rstates *rs,
-                   char *selection, size_t selsize, mbl_status *st)
+               char *selection, size_t selsize, mbl_status *st)
 {
     mbl_linear tmp;
     memset(&tmp, 0, sizeof tmp);

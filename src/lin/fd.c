@@ -356,7 +356,7 @@ static void fd_result(mbl_linear *lin, const double *D1, const double *D2, int r
 }
 
 int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-               mbl_status *st)
+           mbl_status *st)
 {
     int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, r = 0, rc;
     mbl_blocks B;

@@ -41,7 +41,7 @@ int lin_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
                       mbl_state_ref **S, int *z0, mbl_state_ref **W, int *z1, mbl_status *st);
 
 int lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                      mbl_status *st);
+                  mbl_status *st);
 
 /* A new string: a alone (b NULL), or a, b and ")" (lin_name_join("der(", "x") = "der(x)"). */
 char *lin_name_join(const char *a, const char *b);

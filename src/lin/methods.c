@@ -114,7 +114,7 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
         char what[96];
         snprintf(what, sizeof what, "%s: the dense computation (n = %d, m = %d)", name, md->n, md->m);
         return lin_refuse_memory(what, need, budget,
-                                     aug ? "raise the budget or allow the partial spectrum"
+                                 aug ? "raise the budget or allow the partial spectrum"
                                          : "use augmented (the default), which switches to a partial spectrum",
                                      st);
     }

@@ -80,7 +80,7 @@ void lin_rstates_free(mbl_rstates *rs);
  * derivatives of the position states, user velocity states first) and their rows at the point.
  * selection (size selsize) receives what the selection did. */
 int lin_states(const mbl_model *md, const mbl_blocks *B, const mbl_lin_options *opt, mbl_rstates *rs,
-                   char *selection, size_t selsize, mbl_status *st);
+               char *selection, size_t selsize, mbl_status *st);
 
 /* (Re)fill the rows of rs (S and W set) from user-state Jacobian values usjac (the part of a
  * tape_us evaluation after its 3 nus + 2 nuvs values). */
@@ -205,11 +205,11 @@ void lin_options_complete(const mbl_lin_options *opt, mbl_lin_options *out);
 
 /* Methods. */
 int lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                      mbl_status *st);
+                  mbl_status *st);
 int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                      mbl_status *st);
+                  mbl_status *st);
 int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                       mbl_status *st);
+                   mbl_status *st);
 /* `descriptor` (src/lin/descriptor.c), composed in src/lin/methods.c. lin_descriptor_path: which
  * path it takes for md at pt (LIN_DESC_DENSE: QZ, LIN_DESC_SPARSE: the sparse pencil), or its
  * refusal (negative). lin_descriptor: the dense pencil at pt attached to lin (the state-space form
@@ -219,9 +219,9 @@ int lin_descriptor_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_
 int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear *lin,
                    mbl_status *st);
 int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                    mbl_status *st);
+                mbl_status *st);
 int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-               mbl_status *st);
+           mbl_status *st);
 
 /* ---- large models without dense matrices (the budget: src/lin/budget.c; the pencil:
  * src/lin/sparse_pencil.c) ---- */
@@ -260,6 +260,6 @@ void lin_sparse_pencil_free(mbl_sparse_pencil *P);
  * and Cdd when small), method and notes. Refuses up front (MBL_ENOMEM) when it would exceed the memory
  * budget. */
 int lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *method,
-                            const char *reason, mbl_linear **lin, mbl_status *st);
+                        const char *reason, mbl_linear **lin, mbl_status *st);
 
 #endif

@@ -31,7 +31,7 @@ static int null_basis(int n, int nrow, const double *X, double tol, double *Q, i
 }
 
 int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                      mbl_status *st)
+                  mbl_status *st)
 {
     int n = md->n, m = md->m, k = md->k, r = 0, rc, sparse = 0;
     mbl_blocks B;

@@ -16,7 +16,7 @@
 #include "mblin/la.h"
 
 int lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                      mbl_status *st)
+                  mbl_status *st)
 {
     int n = md->n, r = 0, rc;
     mbl_blocks B;

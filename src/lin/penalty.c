@@ -534,7 +534,7 @@ static int pen_state_space(const mbl_blocks *B, double a1, double xi, double om,
 }
 
 int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                    mbl_status *st)
+                mbl_status *st)
 {
     int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc, nX = md->ext ? md->nX : 0, N = 2 * n + nX;
     mbl_blocks B;

@@ -68,7 +68,7 @@ static int proj_add_kx(const mbl_model *md, const mbl_blocks *B, const double *R
 }
 
 int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                       mbl_status *st)
+                   mbl_status *st)
 {
     int n = md->n, m = md->m, k = md->k, r = 0, rc;
     mbl_blocks B;

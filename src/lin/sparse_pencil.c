@@ -326,7 +326,7 @@ static mbl_linear *linear_shell(const mbl_model *md, int z)
 }
 
 int lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *method,
-                            const char *reason, mbl_linear **linp, mbl_status *st)
+                        const char *reason, mbl_linear **linp, mbl_status *st)
 {
     int n = md->n, m = md->m, rc;
     mbl_sparse_pencil P;
