@@ -78,7 +78,8 @@ int main(int argc, char **argv)
     printf("np %d n %d: load %.3f s (cpu %.3f), point %.3f s (cpu %.3f), linearize+modes %.3f s (cpu %.3f), "
            "total cpu %.3f s, peak RSS %.0f MB, %s%s, omega %.6f %.6f %.6f %.6f %.6f %.6f\n",
            np, info.ncoord, w1 - w0, c1 - c0, w2 - w1, c2 - c1, w3 - w2, c3 - c2, c3 - c0, ru.ru_maxrss / 1024.0,
-           lin->method, lin->eig_partial ? " (partial)" : "", w[0], w[1], w[2], w[3], w[4], w[5]);
+           lin->method, lin->spectrum && lin->spectrum->partial ? " (partial)" : "", w[0], w[1], w[2], w[3], w[4],
+           w[5]);
     mbl_modes_free(modes);
     mbl_linear_free(lin);
     mbl_point_free(pt);

@@ -113,7 +113,7 @@ int main(int argc, char **argv)
     printf("np %d n %d: load %.3f s, point %.3f s, linearize+modes %.3f s, total %.3f s, peak RSS %.0f MB, "
            "%s%s, omega %.10f %.10f %.10f %.10f\n",
            np, md->n, t1 - t0, t2 - t1, t3 - t2, t3 - t0, ru.ru_maxrss / 1024.0, lin->method,
-           lin->eig_partial ? " (partial)" : "", w[0], w[1], w[2], w[3]);
+           lin->spectrum && lin->spectrum->partial ? " (partial)" : "", w[0], w[1], w[2], w[3]);
     mbl_modes_free(modes);
     const char *warn = strstr(lin->notes, "WARNING");
     if (warn) printf("note: %s\n", warn);

@@ -331,12 +331,49 @@ enum { MBL_PARTIAL_AUTO = 0, MBL_PARTIAL_ALWAYS = 1, MBL_PARTIAL_NEVER = -1 };
 
 void mbl_lin_options_default(mbl_lin_options *opt);
 
-/* A partial spectrum (eig_partial = 1 from the sparse path of a large model, or when asked for)
- * leaves the dense outputs unformed: A, B, C, D, M, Cd, K, F, q_S, v_W and state_names are NULL
+/* ---- the result of a linearization: the common part and what a method adds ----
+ *
+ * Every method fills the common part of mbl_linear: sizes, names, the state-space form
+ * x' = A x + B u, y = C x + D u, the MCK form, the maps to the coordinates, the selection and the
+ * condition. A method with an eigenproblem of its own (descriptor, penalty, the partial spectrum of
+ * a large model) adds `spectrum`; the descriptor method adds `descriptor`, its pencil. Those
+ * pointers are NULL when the method did not produce them; mbl_linear_free frees them.
+ *
+ * A partial spectrum (spectrum->partial = 1 from the sparse path of a large model, or when asked
+ * for) leaves the dense outputs unformed: A, B, C, D, M, Cd, K, F, q_S, v_W and state_names are NULL
  * while nx, z0, z1 keep the sizes of the state-space form that was not formed (z0 = z1 = n - m);
- * the eigenvalues and mode shapes are in neig, eig_*, the input/output maps of the pencil in
- * Bd, Cdd (when small, else NULL too). The default augmented path and descriptor with the
- * state-space form fitting the budget fill them all as usual. */
+ * the eigenvalues and mode shapes are in `spectrum`, the input/output maps of the pencil in
+ * descriptor->Bd, Cdd (when small, else NULL too). The default augmented path and descriptor with
+ * the state-space form fitting the budget fill them all as usual. */
+
+/* The method-provided spectrum (descriptor, penalty: the method's own eigenproblem; the sparse
+ * pencil's partial spectrum). mbl_modal reports these eigenvalues and flags instead of eig(A). */
+typedef struct mbl_lin_spectrum {
+    int neig;              /* number of eigenvalues below (> 0) */
+    double *re, *im;       /* neig eigenvalues; infinite ones are +-INFINITY (JSON null) */
+    int *spurious;         /* neig: 1 when the eigenvalue is spurious (infinite, constraint-tied) */
+    double *berr;          /* neig: backward error of each eigenpair on the method's pencil, NaN where
+                              not measured (the partial spectra of the sparse path measure it) */
+    double *err;           /* neig: estimated absolute error of each eigenvalue (penalty: its extrapolation
+                              in alpha and its QZ's spread over three other roundings of its pencil,
+                              times 4, mbla_gev_rounding), NaN where not estimated */
+    double *vre, *vim;     /* n*neig: the coordinate part dq of each eigenvector (may be NULL) */
+    /* a partial spectrum (the sparse pencil; 0, "" otherwise) */
+    int partial;           /* 1 when the list is part of the spectrum (ARPACK: nev nearest the shift) */
+    double shift;          /* the shift of the partial spectrum (when from ARPACK) */
+    char solver[16];       /* the engine of the partial spectrum ("" or "arpack": ARPACK; "slepc") */
+    char reason[256];      /* why the spectrum is partial ("" when asked for or whole) */
+} mbl_lin_spectrum;
+
+/* The descriptor form E x' = Ad x + Bd u, y = Cdd x + D u (the descriptor method, and the sparse
+ * pencil of a partial spectrum). */
+typedef struct mbl_lin_descriptor {
+    int nd;                /* order 2n + rank: x = [dq; dv; dlambda (independent constraints)] */
+    double *E, *Ad, *Bd, *Cdd; /* nd*nd, nd*nd, nd*nu, ny*nd; E and Ad are NULL on the sparse (ARPACK)
+                              path of large models, where they are never formed dense (Bd, Cdd
+                              there: when they take less than an eighth of mem_budget) */
+} mbl_lin_descriptor;
+
 typedef struct mbl_linear {
     char method[32];
     int n;                 /* coordinates */
@@ -357,30 +394,21 @@ typedef struct mbl_linear {
     int nsel_added;        /* internal coordinates added to complete the user states */
     int nsel_dropped;      /* user states dropped (too many or dependent) */
     char selection[1024];  /* what the state selection did, for the report */
-    /* ---- method-provided spectrum (descriptor, penalty: the method's own eigenproblem). When
-     * neig > 0, mbl_modal reports these eigenvalues and flags instead of eig(A). ---- */
-    int neig;              /* number of eigenvalues below (0: none, use eig(A)) */
-    double *eig_re, *eig_im; /* neig eigenvalues; infinite ones are +-INFINITY (JSON null) */
-    int *eig_spurious;     /* neig: 1 when the eigenvalue is spurious (infinite, constraint-tied) */
-    double *eig_berr;      /* neig: backward error of each eigenpair on the method's pencil, NaN where
-                              not measured (the partial spectra of the sparse path measure it) */
-    double *eig_err;       /* neig: estimated absolute error of each eigenvalue (penalty: its extrapolation
-                              in alpha and its QZ's spread over three other roundings of its pencil,
-                              times 4, mbla_gev_rounding), NaN where not estimated */
-    double *eig_vre, *eig_vim; /* n*neig: the coordinate part dq of each eigenvector (may be NULL) */
-    int eig_partial;       /* 1 when the list is part of the spectrum (ARPACK: nev nearest the shift) */
-    double eig_shift;      /* the shift of the partial spectrum (when neig > 0 from ARPACK) */
-    char eig_solver[16];   /* the engine of the partial spectrum ("" or "arpack": ARPACK; "slepc") */
-    char spectrum_reason[256]; /* why the spectrum is partial ("" when asked for or whole) */
     double err_est;        /* estimated absolute error of the physical eigenvalues (penalty, fd);
                               0 for the exact methods */
-    /* ---- descriptor form E x' = Ad x + Bd u, y = Cdd x + D u (descriptor method; nd = 0 else) */
-    int nd;                /* order 2n + rank: x = [dq; dv; dlambda (independent constraints)] */
-    double *E, *Ad, *Bd, *Cdd; /* nd*nd, nd*nd, nd*nu, ny*nd; E and Ad are NULL on the sparse (ARPACK)
-                              path of large models, where they are never formed dense (Bd, Cdd
-                              there: when they take less than an eighth of mem_budget) */
     char notes[512];       /* what the method did (rank, spurious count, parameters), for reports */
+    mbl_lin_spectrum *spectrum;     /* the method's own spectrum, or NULL (use eig(A)) */
+    mbl_lin_descriptor *descriptor; /* the descriptor form, or NULL */
 } mbl_linear;
+
+/* An eigenvalue of a list: its parts, its modulus (INFINITY for an infinite one) and its index in
+ * the list. mbl_eig_sort_modulus sorts n of them by ascending modulus, equal moduli by index (the
+ * physical/spurious split of a pencil's eigenvalues, the finite eigenvalues of a sensitivity). */
+typedef struct mbl_eig_item {
+    double re, im, mag;
+    int idx;
+} mbl_eig_item;
+void mbl_eig_sort_modulus(mbl_eig_item *items, int n);
 
 /* The linearization methods (docs/methods.md): number, and name i (NULL out of range). */
 int mbl_lin_method_count(void);

@@ -513,6 +513,9 @@ static PyObject *linear_dict(const mbl_linear *L, const mbl_modes *M)
     PyObject *d = PyDict_New();
     if (!d) return NULL;
     int z0 = L->z0, z1 = L->z1, nx = L->nx, nu = L->nu, ny = L->ny, n = L->n;
+    const mbl_lin_spectrum *spec = L->spectrum;
+    const mbl_lin_descriptor *ds = L->descriptor;
+    int nd = ds ? ds->nd : 0;
     int bad = put(d, "method", PyUnicode_FromString(L->method)) || put(d, "n", PyLong_FromLong(n)) ||
               put(d, "nx", PyLong_FromLong(nx)) || put(d, "nu", PyLong_FromLong(nu)) ||
               put(d, "ny", PyLong_FromLong(ny)) || put(d, "z0", PyLong_FromLong(z0)) ||
@@ -527,12 +530,12 @@ static PyObject *linear_dict(const mbl_linear *L, const mbl_modes *M)
               put(d, "cond", PyFloat_FromDouble(L->cond)) || put(d, "nsel_added", PyLong_FromLong(L->nsel_added)) ||
               put(d, "nsel_dropped", PyLong_FromLong(L->nsel_dropped)) ||
               put(d, "selection", PyUnicode_FromString(L->selection)) ||
-              put(d, "eig_partial", PyBool_FromLong(L->eig_partial)) ||
-              put(d, "eig_shift", PyFloat_FromDouble(L->eig_shift)) ||
-              put(d, "spectrum_reason", PyUnicode_FromString(L->spectrum_reason)) ||
-              put(d, "err_est", PyFloat_FromDouble(L->err_est)) || put(d, "nd", PyLong_FromLong(L->nd)) ||
-              put(d, "E", matrix(L->E, L->nd, L->nd)) || put(d, "Ad", matrix(L->Ad, L->nd, L->nd)) ||
-              put(d, "Bd", matrix(L->Bd, L->nd, nu)) || put(d, "Cdd", matrix(L->Cdd, ny, L->nd)) ||
+              put(d, "eig_partial", PyBool_FromLong(spec ? spec->partial : 0)) ||
+              put(d, "eig_shift", PyFloat_FromDouble(spec ? spec->shift : 0.0)) ||
+              put(d, "spectrum_reason", PyUnicode_FromString(spec ? spec->reason : "")) ||
+              put(d, "err_est", PyFloat_FromDouble(L->err_est)) || put(d, "nd", PyLong_FromLong(nd)) ||
+              put(d, "E", matrix(ds ? ds->E : NULL, nd, nd)) || put(d, "Ad", matrix(ds ? ds->Ad : NULL, nd, nd)) ||
+              put(d, "Bd", matrix(ds ? ds->Bd : NULL, nd, nu)) || put(d, "Cdd", matrix(ds ? ds->Cdd : NULL, ny, nd)) ||
               put(d, "notes", PyUnicode_FromString(L->notes));
     if (bad) goto fail;
     /* modes */

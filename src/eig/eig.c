@@ -1,4 +1,4 @@
-/* The eigen strategies behind mbl_eig_solve (eig.h says which and when; docs/linearization.md,
+/* The eigen strategies behind eig_solve (eig.h says which and when; docs/linearization.md,
  * "Eigenvalues: which solver and why", says why). Every factorization and eigensolver is
  * LAPACK's through src/la: dsygvd (symmetric-definite), dggevx (QZ with balancing), dgeev. */
 #include "eig/eig.h"
@@ -26,7 +26,7 @@
 /* strategy could not be used: try the next one (internal, never returned) */
 #define NEXT_STRATEGY 1
 
-void mbl_eig_options_default(mbl_eig_options *opt)
+void eig_options_default(mbl_eig_options *opt)
 {
     opt->damp_tol = 1e-12;
     opt->sym_tol = 1e-10;
@@ -34,7 +34,7 @@ void mbl_eig_options_default(mbl_eig_options *opt)
     opt->refine_max = 200;
 }
 
-void mbl_eig_result_free(mbl_eig_result *r)
+void eig_result_free(mbl_eig_result *r)
 {
     if (!r) return;
     mbl_free(r->re), mbl_free(r->im), mbl_free(r->berr), mbl_free(r->zero);
@@ -43,7 +43,7 @@ void mbl_eig_result_free(mbl_eig_result *r)
     mbl_free(r);
 }
 
-void mbl_eig_vector(const mbl_eig_result *r, int i, double *xre, double *xim)
+void eig_vector(const mbl_eig_result *r, int i, double *xre, double *xim)
 {
     memset(xre, 0, (size_t)r->nrow * sizeof *xre);
     if (xim) memset(xim, 0, (size_t)r->nrow * sizeof *xim);
@@ -138,7 +138,7 @@ static mbl_eig_result *result_new(int neig, int nrow)
     r->vsign = mbl_calloc((size_t)neig + 1, sizeof(int));
     r->zero = mbl_calloc((size_t)neig + 1, sizeof *r->zero);
     if (!r->re || !r->im || !r->berr || !r->vre || !r->vim || !r->vsign || !r->zero) {
-        mbl_eig_result_free(r);
+        eig_result_free(r);
         return NULL;
     }
     return r;
@@ -250,6 +250,85 @@ static int zero_within_rounding(int nb, double sr, double si, const double *u, c
 
 /* ---- strategy 1: symmetric-definite, dsygvd --------------------------------------------- */
 
+/* dsygvd's w^2 carry an absolute error of about eps max|w^2|: poor relative accuracy for the
+ * slow modes of a stiff model. Refine those (a priori relative error eps max|w^2| / |w^2| >
+ * refine_rel, smallest first, at most refine_max) by the Rayleigh quotient x^T K x / x^T M x
+ * of the computed eigenvector with the caller's M, K, accumulated in doubled precision: its error is
+ * quadratic in the eigenvector's, so it gives the eigenvalue of the data to nearly full
+ * precision. Refines w2 in place; refined: flags (z, zeroed). */
+static void sygvd_refine(int z, const double *M, const double *K, const mbl_eig_options *opt, int bmax, double wmax,
+                         double wzero, const mbl_eig_result *r, double *w2, char *refined)
+{
+    int nc = r->ncomp;
+    int nref = 0;
+    /* in multiply-adds; budget: a fraction of dsygvd's ~b^3, and 16 modes of the largest block */
+    double work = 0, budget = 2.0 * REFINE_MIN_MODES * (double)bmax * bmax;
+    for (int c = 0; c < nc; c++) {
+        double nb = r->rptr[c + 1] - r->rptr[c];
+        budget += REFINE_WORK_FRACTION * nb * nb * nb;
+    }
+    for (;;) {
+        int jmin = -1;
+        for (int j = 0; j < z; j++)
+            if (!refined[j] && fabs(w2[j]) > wzero && DBL_EPSILON * wmax > opt->refine_rel * fabs(w2[j]) &&
+                (jmin < 0 || fabs(w2[j]) < fabs(w2[jmin])))
+                jmin = j;
+        if (jmin < 0 || nref >= opt->refine_max) break;
+        int c = 0;
+        while (r->rptr[c + 1] <= jmin) c++;
+        int nb = r->rptr[c + 1] - r->rptr[c];
+        if (nref > 0 && work + 2.0 * nb * nb > budget) break;
+        work += 2.0 * nb * nb;
+        refined[jmin] = 1, nref++;
+        const int *rows = r->rows + r->rptr[c];
+        const double *x = r->V + r->voff[c] + (size_t)(jmin - r->rptr[c]) * nb;
+        /* x^T K x = sum_j x_j sum_i K_ij x_i, every product and sum compensated */
+        double ks = 0, kc = 0, ms = 0, mc = 0;
+        for (int jj = 0; jj < nb; jj++) {
+            double ys = 0, yc = 0, ns = 0, nc2 = 0;
+            const double *kcol = K + (size_t)rows[jj] * z, *mcol = M + (size_t)rows[jj] * z;
+            for (int ii = 0; ii < nb; ii++) {
+                dot2_add(kcol[rows[ii]], x[ii], &ys, &yc);
+                dot2_add(mcol[rows[ii]], x[ii], &ns, &nc2);
+            }
+            dot2_add(ys, x[jj], &ks, &kc);
+            dot2_add(yc, x[jj], &ks, &kc);
+            dot2_add(ns, x[jj], &ms, &mc);
+            dot2_add(nc2, x[jj], &ms, &mc);
+        }
+        double xkx = ks + kc, xmx = ms + mc;
+        if (xmx > 0) w2[jmin] = xkx / xmx;
+    }
+}
+
+/* The backward errors of the eigenpairs of r with the caller's M, C, K (not the symmetric parts);
+ * Mb, Kb, MX, KX, CX: work of the largest block's size. */
+static void sygvd_berr(int z, const double *M, const double *C, const double *K, int cnonzero, double nM, double nC,
+                       double nK, double *Mb, double *Kb, double *MX, double *KX, double *CX, mbl_eig_result *r)
+{
+    int nc = r->ncomp;
+    for (int c = 0; c < nc; c++) {
+        int nb = r->rptr[c + 1] - r->rptr[c];
+        const int *rows = r->rows + r->rptr[c];
+        const double *X = r->V + r->voff[c];
+        gather(z, M, nb, rows, 0, Mb);
+        gather(z, K, nb, rows, 0, Kb);
+        mbla_gemm('N', 'N', nb, nb, nb, 1.0, Mb, nb, X, nb, 0.0, MX, nb, NULL);
+        mbla_gemm('N', 'N', nb, nb, nb, 1.0, Kb, nb, X, nb, 0.0, KX, nb, NULL);
+        if (cnonzero) {
+            gather(z, C, nb, rows, 0, Mb);
+            mbla_gemm('N', 'N', nb, nb, nb, 1.0, Mb, nb, X, nb, 0.0, CX, nb, NULL);
+        }
+        for (int jj = 0; jj < nb; jj++) {
+            int j = r->rptr[c] + jj;
+            size_t o = (size_t)jj * nb;
+            for (int t = 0; t < 2; t++)
+                r->berr[2 * j + t] = quad_berr(nb, r->re[2 * j + t], r->im[2 * j + t], X + o, NULL, 1.0, MX + o, NULL,
+                                               cnonzero ? CX + o : NULL, NULL, KX + o, NULL, nM, nC, nK);
+        }
+    }
+}
+
 static int solve_sygvd(int z, const double *M, const double *C, const double *K, int cnonzero, int want,
                        double nM, double nC, double nK, const mbl_eig_options *opt, mbl_eig_result *r,
                        mbl_status *st)
@@ -316,53 +395,7 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
     double wmax = 0;
     for (int i = 0; i < z; i++) wmax = fmax(wmax, fabs(w2[i]));
     double wzero = ZERO_W2_FACTOR * DBL_EPSILON * wmax;
-    /* dsygvd's w^2 carry an absolute error of about eps max|w^2|: poor relative accuracy for the
-     * slow modes of a stiff model. Refine those (a priori relative error eps max|w^2| / |w^2| >
-     * refine_rel, smallest first, at most refine_max) by the Rayleigh quotient x^T K x / x^T M x
-     * of the computed eigenvector with the caller's M, K, accumulated in doubled precision: its error is
-     * quadratic in the eigenvector's, so it gives the eigenvalue of the data to nearly full
-     * precision. */
-    if (opt->refine_max > 0) {
-        int nref = 0;
-        /* in multiply-adds; budget: a fraction of dsygvd's ~b^3, and 16 modes of the largest block */
-        double work = 0, budget = 2.0 * REFINE_MIN_MODES * (double)bmax * bmax;
-        for (int c = 0; c < nc; c++) {
-            double nb = r->rptr[c + 1] - r->rptr[c];
-            budget += REFINE_WORK_FRACTION * nb * nb * nb;
-        }
-        for (;;) {
-            int jmin = -1;
-            for (int j = 0; j < z; j++)
-                if (!refined[j] && fabs(w2[j]) > wzero && DBL_EPSILON * wmax > opt->refine_rel * fabs(w2[j]) &&
-                    (jmin < 0 || fabs(w2[j]) < fabs(w2[jmin])))
-                    jmin = j;
-            if (jmin < 0 || nref >= opt->refine_max) break;
-            int c = 0;
-            while (r->rptr[c + 1] <= jmin) c++;
-            int nb = r->rptr[c + 1] - r->rptr[c];
-            if (nref > 0 && work + 2.0 * nb * nb > budget) break;
-            work += 2.0 * nb * nb;
-            refined[jmin] = 1, nref++;
-            const int *rows = r->rows + r->rptr[c];
-            const double *x = r->V + r->voff[c] + (size_t)(jmin - r->rptr[c]) * nb;
-            /* x^T K x = sum_j x_j sum_i K_ij x_i, every product and sum compensated */
-            double ks = 0, kc = 0, ms = 0, mc = 0;
-            for (int jj = 0; jj < nb; jj++) {
-                double ys = 0, yc = 0, ns = 0, nc2 = 0;
-                const double *kcol = K + (size_t)rows[jj] * z, *mcol = M + (size_t)rows[jj] * z;
-                for (int ii = 0; ii < nb; ii++) {
-                    dot2_add(kcol[rows[ii]], x[ii], &ys, &yc);
-                    dot2_add(mcol[rows[ii]], x[ii], &ns, &nc2);
-                }
-                dot2_add(ys, x[jj], &ks, &kc);
-                dot2_add(yc, x[jj], &ks, &kc);
-                dot2_add(ns, x[jj], &ms, &mc);
-                dot2_add(nc2, x[jj], &ms, &mc);
-            }
-            double xkx = ks + kc, xmx = ms + mc;
-            if (xmx > 0) w2[jmin] = xkx / xmx;
-        }
-    }
+    if (opt->refine_max > 0) sygvd_refine(z, M, K, opt, bmax, wmax, wzero, r, w2, refined);
     for (int j = 0; j < z; j++) {
         double w = w2[j], a = 0, b = 0;
         if (fabs(w) <= wzero) a = b = 0;
@@ -378,27 +411,7 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
         r->vsign[2 * j] = r->vsign[2 * j + 1] = 1;
     }
     r->zero_floor = ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * wmax);
-    /* backward errors with the caller's M, C, K (not the symmetric parts) */
-    for (int c = 0; c < nc; c++) {
-        int nb = r->rptr[c + 1] - r->rptr[c];
-        const int *rows = r->rows + r->rptr[c];
-        const double *X = r->V + r->voff[c];
-        gather(z, M, nb, rows, 0, Mb);
-        gather(z, K, nb, rows, 0, Kb);
-        mbla_gemm('N', 'N', nb, nb, nb, 1.0, Mb, nb, X, nb, 0.0, MX, nb, NULL);
-        mbla_gemm('N', 'N', nb, nb, nb, 1.0, Kb, nb, X, nb, 0.0, KX, nb, NULL);
-        if (cnonzero) {
-            gather(z, C, nb, rows, 0, Mb);
-            mbla_gemm('N', 'N', nb, nb, nb, 1.0, Mb, nb, X, nb, 0.0, CX, nb, NULL);
-        }
-        for (int jj = 0; jj < nb; jj++) {
-            int j = r->rptr[c] + jj;
-            size_t o = (size_t)jj * nb;
-            for (int t = 0; t < 2; t++)
-                r->berr[2 * j + t] = quad_berr(nb, r->re[2 * j + t], r->im[2 * j + t], X + o, NULL, 1.0, MX + o, NULL,
-                                               cnonzero ? CX + o : NULL, NULL, KX + o, NULL, nM, nC, nK);
-        }
-    }
+    sygvd_berr(z, M, C, K, cnonzero, nM, nC, nK, Mb, Kb, MX, KX, CX, r);
     strcpy(r->solver, "sygvd");
     if (!want) {
         mbl_free(r->V);
@@ -412,6 +425,84 @@ done:
 }
 
 /* ---- strategy 2: the quadratic pencil by QZ ----------------------------------------------- */
+
+/* The first companion pencil (LA, LB: 2nb x 2nb) of the block (Mb, Cb, Kb: nb x nb, scaled in place)
+ * after a symmetric diagonal scaling (d: its factors) and the Fan-Lin-Van Dooren scaling; returns the
+ * latter's gamma (s = gamma mu). */
+static double qz_companion(int nb, double *Mb, double *Cb, double *Kb, double *d, double *LA, double *LB)
+{
+    int n2 = 2 * nb;
+    /* symmetric diagonal scaling x = D y, D_ii = 1 / sqrt(|M_ii|) (the column's largest |M| entry
+     * when M_ii = 0) rounded to a power of 2: removes mixed units like the Jacobi scaling of the
+     * sygvd path, exactly */
+    for (int i = 0; i < nb; i++) {
+        double m = fabs(Mb[i + (size_t)i * nb]);
+        for (int k = 0; m == 0 && k < nb; k++) m = fmax(m, fabs(Mb[k + (size_t)i * nb]));
+        d[i] = m > 0 ? pow2_rsqrt(m) : 1.0;
+    }
+    for (int j = 0; j < nb; j++)
+        for (int i = 0; i < nb; i++) {
+            size_t q = i + (size_t)j * nb;
+            Mb[q] *= d[i] * d[j], Cb[q] *= d[i] * d[j], Kb[q] *= d[i] * d[j];
+        }
+    /* Fan-Lin-Van Dooren scaling: s = gamma mu, gamma = sqrt(||K|| / ||M||); the scaled
+     * coefficients delta M, delta C / gamma, delta K / gamma^2 with
+     * delta = 2 / (||K|| / gamma^2 + ||C|| / gamma + ||M||) have norms summing to 2 */
+    double bM = fro(nb, nb, Mb, nb), bC = fro(nb, nb, Cb, nb), bK = fro(nb, nb, Kb, nb);
+    double gamma = bK > 0 && bM > 0 ? sqrt(bK / bM) : 1.0;
+    double den = bK / (gamma * gamma) + bC / gamma + bM, delta = den > 0 ? 2.0 / den : 1.0;
+    /* first companion pencil: [0 I; -K~ -C~] z = mu [I 0; 0 M~] z, z = [x; mu x] */
+    memset(LA, 0, (size_t)n2 * n2 * sizeof *LA);
+    memset(LB, 0, (size_t)n2 * n2 * sizeof *LB);
+    for (int i = 0; i < nb; i++) {
+        LA[i + (size_t)(nb + i) * n2] = 1.0;
+        LB[i + (size_t)i * n2] = 1.0;
+    }
+    for (int j = 0; j < nb; j++)
+        for (int i = 0; i < nb; i++) {
+            size_t p = i + (size_t)j * nb;
+            LA[nb + i + (size_t)j * n2] = -delta * Kb[p] / (gamma * gamma);
+            LA[nb + i + (size_t)(nb + j) * n2] = -delta * Cb[p] / gamma;
+            LB[nb + i + (size_t)(nb + j) * n2] = delta * Mb[p];
+        }
+    return gamma;
+}
+
+/* Of both halves of every companion eigenvector (X, and MX, CX, KX: M, C, K times them, nb x 4nb)
+ * the one with the smaller backward error (Higham, Li, Tisseur 2007) into V (nb x 2nb), with its
+ * backward error, zero flag and packing in r (eigenvalues e0 on; ai: LAPACK's imaginary parts). */
+static void qz_pick(int nb, int e0, const double *ai, const double *X, const double *MX, const double *CX,
+                    const double *KX, double nM, double nC, double nK, double *V, mbl_eig_result *r)
+{
+    int n2 = 2 * nb;
+    for (int j = 0; j < n2; j++) {
+        int pair = ai[j] != 0.0, jv = j + 1; /* LAPACK packing: re in column j, im in j + 1 */
+        double best = HUGE_VAL;
+        int pick = 0;
+        for (int h = 0; h < 2; h++) {
+            size_t o = (size_t)(h * n2 + j) * nb, ov = (size_t)(h * n2 + jv) * nb;
+            double eta = quad_berr(nb, r->re[e0 + j], r->im[e0 + j], X + o, pair ? X + ov : NULL, 1.0, MX + o,
+                                   pair ? MX + ov : NULL, CX + o, pair ? CX + ov : NULL, KX + o,
+                                   pair ? KX + ov : NULL, nM, nC, nK);
+            if (eta < best) best = eta, pick = h;
+        }
+        int cols = pair ? 2 : 1;
+        size_t o = (size_t)(pick * n2 + j) * nb, ov = (size_t)(pick * n2 + jv) * nb;
+        int zero = zero_within_rounding(nb, r->re[e0 + j], r->im[e0 + j], X + o, pair ? X + ov : NULL, MX + o,
+                                        pair ? MX + ov : NULL, CX + o, pair ? CX + ov : NULL, KX + o,
+                                        pair ? KX + ov : NULL, nK);
+        for (int t = 0; t < cols; t++) r->zero[e0 + j + t] = (unsigned char)zero;
+        for (int t = 0; t < cols; t++)
+            memcpy(V + (size_t)(j + t) * nb, X + (size_t)(pick * n2 + j + t) * nb, (size_t)nb * sizeof *V);
+        for (int t = 0; t < cols; t++) {
+            r->berr[e0 + j + t] = best; /* the conjugate pair has the same backward error */
+            r->vre[e0 + j + t] = e0 + j;
+            r->vim[e0 + j + t] = pair ? e0 + j + 1 : -1;
+            r->vsign[e0 + j + t] = t ? -1 : 1;
+        }
+        j += cols - 1;
+    }
+}
 
 static int solve_qz(int z, const double *M, const double *C, const double *K, int want, double nM, double nC,
                     double nK, mbl_eig_result *r, mbl_status *st)
@@ -453,39 +544,7 @@ static int solve_qz(int z, const double *M, const double *C, const double *K, in
         gather(z, M, nb, rows, 0, Mb);
         gather(z, C, nb, rows, 0, Cb);
         gather(z, K, nb, rows, 0, Kb);
-        /* symmetric diagonal scaling x = D y, D_ii = 1 / sqrt(|M_ii|) (the column's largest |M| entry
-         * when M_ii = 0) rounded to a power of 2: removes mixed units like the Jacobi scaling of the
-         * sygvd path, exactly */
-        for (int i = 0; i < nb; i++) {
-            double m = fabs(Mb[i + (size_t)i * nb]);
-            for (int k = 0; m == 0 && k < nb; k++) m = fmax(m, fabs(Mb[k + (size_t)i * nb]));
-            d[i] = m > 0 ? pow2_rsqrt(m) : 1.0;
-        }
-        for (int j = 0; j < nb; j++)
-            for (int i = 0; i < nb; i++) {
-                size_t q = i + (size_t)j * nb;
-                Mb[q] *= d[i] * d[j], Cb[q] *= d[i] * d[j], Kb[q] *= d[i] * d[j];
-            }
-        /* Fan-Lin-Van Dooren scaling: s = gamma mu, gamma = sqrt(||K|| / ||M||); the scaled
-         * coefficients delta M, delta C / gamma, delta K / gamma^2 with
-         * delta = 2 / (||K|| / gamma^2 + ||C|| / gamma + ||M||) have norms summing to 2 */
-        double bM = fro(nb, nb, Mb, nb), bC = fro(nb, nb, Cb, nb), bK = fro(nb, nb, Kb, nb);
-        double gamma = bK > 0 && bM > 0 ? sqrt(bK / bM) : 1.0;
-        double den = bK / (gamma * gamma) + bC / gamma + bM, delta = den > 0 ? 2.0 / den : 1.0;
-        /* first companion pencil: [0 I; -K~ -C~] z = mu [I 0; 0 M~] z, z = [x; mu x] */
-        memset(LA, 0, (size_t)n2 * n2 * sizeof *LA);
-        memset(LB, 0, (size_t)n2 * n2 * sizeof *LB);
-        for (int i = 0; i < nb; i++) {
-            LA[i + (size_t)(nb + i) * n2] = 1.0;
-            LB[i + (size_t)i * n2] = 1.0;
-        }
-        for (int j = 0; j < nb; j++)
-            for (int i = 0; i < nb; i++) {
-                size_t p = i + (size_t)j * nb;
-                LA[nb + i + (size_t)j * n2] = -delta * Kb[p] / (gamma * gamma);
-                LA[nb + i + (size_t)(nb + j) * n2] = -delta * Cb[p] / gamma;
-                LB[nb + i + (size_t)(nb + j) * n2] = delta * Mb[p];
-            }
+        double gamma = qz_companion(nb, Mb, Cb, Kb, d, LA, LB);
         /* permutation only: LAPACK's scaling balancer (dggbal 'S') can raise the backward error by
          * orders of magnitude on these companion pencils (2.4e-10 against 5e-16 on the damped
          * slider pendulum); the two scalings above do that job */
@@ -531,34 +590,7 @@ static int solve_qz(int z, const double *M, const double *C, const double *K, in
         mbla_gemm('N', 'N', nb, 2 * n2, nb, 1.0, Mb, nb, X, nb, 0.0, MX, nb, NULL);
         mbla_gemm('N', 'N', nb, 2 * n2, nb, 1.0, Cb, nb, X, nb, 0.0, CX, nb, NULL);
         mbla_gemm('N', 'N', nb, 2 * n2, nb, 1.0, Kb, nb, X, nb, 0.0, KX, nb, NULL);
-        double *V = r->V + off;
-        for (int j = 0; j < n2; j++) {
-            int pair = ai[j] != 0.0, jv = j + 1; /* LAPACK packing: re in column j, im in j + 1 */
-            double best = HUGE_VAL;
-            int pick = 0;
-            for (int h = 0; h < 2; h++) {
-                size_t o = (size_t)(h * n2 + j) * nb, ov = (size_t)(h * n2 + jv) * nb;
-                double eta = quad_berr(nb, r->re[e0 + j], r->im[e0 + j], X + o, pair ? X + ov : NULL, 1.0, MX + o,
-                                       pair ? MX + ov : NULL, CX + o, pair ? CX + ov : NULL, KX + o,
-                                       pair ? KX + ov : NULL, nM, nC, nK);
-                if (eta < best) best = eta, pick = h;
-            }
-            int cols = pair ? 2 : 1;
-            size_t o = (size_t)(pick * n2 + j) * nb, ov = (size_t)(pick * n2 + jv) * nb;
-            int zero = zero_within_rounding(nb, r->re[e0 + j], r->im[e0 + j], X + o, pair ? X + ov : NULL, MX + o,
-                                            pair ? MX + ov : NULL, CX + o, pair ? CX + ov : NULL, KX + o,
-                                            pair ? KX + ov : NULL, nK);
-            for (int t = 0; t < cols; t++) r->zero[e0 + j + t] = (unsigned char)zero;
-            for (int t = 0; t < cols; t++)
-                memcpy(V + (size_t)(j + t) * nb, X + (size_t)(pick * n2 + j + t) * nb, (size_t)nb * sizeof *V);
-            for (int t = 0; t < cols; t++) {
-                r->berr[e0 + j + t] = best; /* the conjugate pair has the same backward error */
-                r->vre[e0 + j + t] = e0 + j;
-                r->vim[e0 + j + t] = pair ? e0 + j + 1 : -1;
-                r->vsign[e0 + j + t] = t ? -1 : 1;
-            }
-            j += cols - 1;
-        }
+        qz_pick(nb, e0, ai, X, MX, CX, KX, nM, nC, nK, r->V + off, r);
         off += 2 * (size_t)nb * nb;
     }
     r->cptr[nc] = 2 * z;
@@ -645,18 +677,18 @@ static int top_is_identity(int z, const double *A)
     return 1;
 }
 
-int mbl_eig_solve(const mbl_eig_problem *p, const mbl_eig_options *opt_in, int want_vectors,
-                  mbl_eig_result **out, mbl_status *st)
+int eig_solve(const mbl_eig_problem *p, const mbl_eig_options *opt_in, int want_vectors,
+              mbl_eig_result **out, mbl_status *st)
 {
-    if (!out) return mbl_error(st, MBL_EARG, "mbl_eig_solve: out is NULL");
+    if (!out) return mbl_error(st, MBL_EARG, "eig_solve: out is NULL");
     *out = NULL;
-    if (!p) return mbl_error(st, MBL_EARG, "mbl_eig_solve: problem is NULL");
-    if (p->z0 < 0 || p->z1 < 0) return mbl_error(st, MBL_EDIM, "mbl_eig_solve: negative state counts");
+    if (!p) return mbl_error(st, MBL_EARG, "eig_solve: problem is NULL");
+    if (p->z0 < 0 || p->z1 < 0) return mbl_error(st, MBL_EDIM, "eig_solve: negative state counts");
     int nx = p->z0 + p->z1, z = p->z1;
-    if (nx > 0 && !p->A) return mbl_error(st, MBL_EARG, "mbl_eig_solve: A is NULL");
+    if (nx > 0 && !p->A) return mbl_error(st, MBL_EARG, "eig_solve: A is NULL");
     mbl_eig_options opt;
     if (opt_in) opt = *opt_in;
-    else mbl_eig_options_default(&opt);
+    else eig_options_default(&opt);
     mbl_eig_result *r = result_new(nx, p->z0);
     if (!r) return mbl_error(st, MBL_ENOMEM, "out of memory");
     int rc = 0;
@@ -686,7 +718,7 @@ int mbl_eig_solve(const mbl_eig_problem *p, const mbl_eig_options *opt_in, int w
     if (rc == NEXT_STRATEGY) rc = solve_dgeev(nx, p->z0, p->A, want_vectors, r, st);
 done:
     if (rc) {
-        mbl_eig_result_free(r);
+        eig_result_free(r);
         return rc;
     }
     *out = r;

@@ -1,7 +1,7 @@
 /* The eigen strategies of a linear model behind one call (DESIGN.md sec. 9; docs/linearization.md,
  * "Eigenvalues: which solver and why").
  *
- * mbl_eig_solve takes the second-order data M-hat, C-hat, K-hat (order z, z0 == z1) and the
+ * eig_solve takes the second-order data M-hat, C-hat, K-hat (order z, z0 == z1) and the
  * first-order A as the fallback, and chooses the strategy from the structure of the data, never
  * from a flag of the caller:
  *
@@ -52,7 +52,7 @@ typedef struct mbl_eig_options {
                         against ~b^3 */
 } mbl_eig_options;
 
-void mbl_eig_options_default(mbl_eig_options *opt);
+void eig_options_default(mbl_eig_options *opt);
 
 /* The data: A (nx x nx, nx = z0 + z1) is required; M, C, K (z1 x z1, z1 x z1, z1 x z0) may be
  * NULL (then dgeev on A). */
@@ -74,7 +74,7 @@ typedef struct mbl_eig_result {
      * (vim[i] == -1: x real). The columns are grouped by block: block c holds the rows
      * rows[rptr[c] .. rptr[c+1]) of x and the columns cptr[c] .. cptr[c+1]-1, stored densely
      * (nb = rptr[c+1] - rptr[c] rows, ld nb) at V + voff[c]; every other row of those columns is
-     * zero. mbl_eig_vector expands one. Vector scale is arbitrary (sygvd: M-orthonormal). */
+     * zero. eig_vector expands one. Vector scale is arbitrary (sygvd: M-orthonormal). */
     int nvec;
     int *vre, *vim, *vsign;
     int ncomp;
@@ -88,13 +88,13 @@ typedef struct mbl_eig_result {
 
 /* Solve (see the top of this file). want_vectors 0: no eigenvectors (nvec = 0, V NULL).
  * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ENOCONV (the last strategy failed too). */
-int mbl_eig_solve(const mbl_eig_problem *p, const mbl_eig_options *opt, int want_vectors,
-                  mbl_eig_result **out, mbl_status *st);
+int eig_solve(const mbl_eig_problem *p, const mbl_eig_options *opt, int want_vectors,
+              mbl_eig_result **out, mbl_status *st);
 
 /* Eigenvector i expanded to nrow entries (xim may be NULL when only the real part is wanted). */
-void mbl_eig_vector(const mbl_eig_result *r, int i, double *xre, double *xim);
+void eig_vector(const mbl_eig_result *r, int i, double *xre, double *xim);
 
-void mbl_eig_result_free(mbl_eig_result *r);
+void eig_result_free(mbl_eig_result *r);
 
 #ifdef __cplusplus
 }

@@ -41,140 +41,6 @@
  * nonzero (coordinate states of a large model: v_W is mostly a selection), else by dgemm. */
 #define AUG_SPARSE_VW 0.125
 
-int mbl_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st)
-{
-    memset(ev, 0, sizeof *ev);
-    size_t nus = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz;
-    size_t ny = (size_t)md->ny + (size_t)md->yjac.nz;
-    ev->syms = mbl_calloc((size_t)md->nsym + 1, sizeof *ev->syms);
-    ev->work = mbl_alloc_array(md->work_size + 1, sizeof *ev->work);
-    ev->jac = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ev->jac);
-    ev->us = mbl_alloc_array(nus + 1, sizeof *ev->us);
-    ev->y = mbl_alloc_array(ny + 1, sizeof *ev->y);
-    if (!ev->syms || !ev->work || !ev->jac || !ev->us || !ev->y) {
-        mbl_eval_free(ev);
-        return mbl_error(st, MBL_ENOMEM, "out of memory");
-    }
-    return 0;
-}
-
-void mbl_eval_free(mbl_eval *ev)
-{
-    if (!ev) return;
-    mbl_free(ev->syms);
-    mbl_free(ev->work);
-    mbl_free(ev->jac);
-    mbl_free(ev->us);
-    mbl_free(ev->y);
-    memset(ev, 0, sizeof *ev);
-}
-
-int mbl_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st)
-{
-    model_fill_syms_pt(md, pt, ev->syms);
-    int rc = model_eval_jac(md, ev->syms, ev->jac, ev->work, st);
-    if (!rc) rc = mblx_tape_eval(md->tape_us, ev->syms, ev->us, ev->work, st);
-    if (!rc) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
-    if (rc) return model_eval_error(md, ev->syms, "at the operating point", st);
-    return 0;
-}
-
-void mbl_jac_block(const mbl_model *md, const double *jacval, int rg, int cb, double *out)
-{
-    int r0 = md->row0[rg], r1 = md->row0[rg + 1];
-    int c0 = model_blk0(md, cb), c1 = model_blk0(md, cb + 1);
-    int nr = r1 - r0;
-    memset(out, 0, (size_t)nr * (size_t)(c1 - c0) * sizeof *out);
-    for (int p = 0; p < md->jac.nz; p++) {
-        int r = md->jac.row[p], c = md->jac.col[p];
-        if (r >= r0 && r < r1 && c >= c0 && c < c1) out[(r - r0) + (size_t)(c - c0) * nr] = jacval[p];
-    }
-}
-
-mbl_linear *mbl_linear_alloc(int n, int z0, int z1, int nu, int ny)
-{
-    return mbl_linear_alloc_x(n, z0, z1, 0, nu, ny);
-}
-
-mbl_linear *mbl_linear_alloc_x(int n, int z0, int z1, int zx, int nu, int ny)
-{
-    mbl_linear *L = mbl_calloc(1, sizeof *L);
-    if (!L) return NULL;
-    int nx = z0 + z1 + zx;
-    L->n = n;
-    L->nx = nx;
-    L->zx = zx;
-    L->nu = nu;
-    L->ny = ny;
-    L->z0 = z0;
-    L->z1 = z1;
-    L->state_names = mbl_calloc((size_t)nx + 1, sizeof *L->state_names);
-    L->input_names = mbl_calloc((size_t)nu + 1, sizeof *L->input_names);
-    L->output_names = mbl_calloc((size_t)ny + 1, sizeof *L->output_names);
-    L->A = mbl_calloc((size_t)nx * (size_t)nx + 1, sizeof(double));
-    L->B = mbl_calloc((size_t)nx * (size_t)nu + 1, sizeof(double));
-    L->C = mbl_calloc((size_t)ny * (size_t)nx + 1, sizeof(double));
-    L->D = mbl_calloc((size_t)ny * (size_t)nu + 1, sizeof(double));
-    L->M = mbl_calloc((size_t)z1 * (size_t)z1 + 1, sizeof(double));
-    L->Cd = mbl_calloc((size_t)z1 * (size_t)z1 + 1, sizeof(double));
-    L->K = mbl_calloc((size_t)z1 * (size_t)z0 + 1, sizeof(double));
-    L->F = mbl_calloc((size_t)z1 * (size_t)nu + 1, sizeof(double));
-    L->q_S = mbl_calloc((size_t)n * (size_t)z0 + 1, sizeof(double));
-    L->v_W = mbl_calloc((size_t)n * (size_t)z1 + 1, sizeof(double));
-    if (!L->state_names || !L->input_names || !L->output_names || !L->A || !L->B || !L->C || !L->D || !L->M ||
-        !L->Cd || !L->K || !L->F || !L->q_S || !L->v_W) {
-        mbl_linear_free(L);
-        return NULL;
-    }
-    return L;
-}
-
-void mbl_linear_free(mbl_linear *L)
-{
-    if (!L) return;
-    if (L->state_names)
-        for (int i = 0; i < L->nx; i++) mbl_free(L->state_names[i]);
-    if (L->input_names)
-        for (int i = 0; i < L->nu; i++) mbl_free(L->input_names[i]);
-    if (L->output_names)
-        for (int i = 0; i < L->ny; i++) mbl_free(L->output_names[i]);
-    mbl_free(L->state_names);
-    mbl_free(L->input_names);
-    mbl_free(L->output_names);
-    mbl_free(L->A);
-    mbl_free(L->B);
-    mbl_free(L->C);
-    mbl_free(L->D);
-    mbl_free(L->M);
-    mbl_free(L->Cd);
-    mbl_free(L->K);
-    mbl_free(L->F);
-    mbl_free(L->q_S);
-    mbl_free(L->v_W);
-    mbl_free(L->eig_re);
-    mbl_free(L->eig_im);
-    mbl_free(L->eig_spurious);
-    mbl_free(L->eig_berr);
-    mbl_free(L->eig_err);
-    mbl_free(L->eig_vre);
-    mbl_free(L->eig_vim);
-    mbl_free(L->E);
-    mbl_free(L->Ad);
-    mbl_free(L->Bd);
-    mbl_free(L->Cdd);
-    mbl_free(L);
-}
-
-char *mbl_name_join(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = b ? strlen(b) : 0;
-    char *p = mbl_malloc(la + lb + 8);
-    if (!p) return NULL;
-    if (b) snprintf(p, la + lb + 8, "%s%s)", a, b);
-    else memcpy(p, a, la + 1);
-    return p;
-}
-
 /* rows of the user-state Jacobian: value of d(row)/d(unknown col) at the point */
 typedef struct sparse_rows {
     int *ptr, *col;
@@ -262,7 +128,7 @@ struct mbl_lin_work {
 void mbl_lin_work_free(mbl_lin_work *w)
 {
     if (!w) return;
-    mbl_eval_free(&w->ev);
+    lin_eval_free(&w->ev);
     rows_free(&w->U);
     rows_free(&w->Y);
     mbl_free(w->S), mbl_free(w->W), mbl_free(w->ti), mbl_free(w->tj), mbl_free(w->tsrc), mbl_free(w->map);
@@ -695,79 +561,12 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
     return 0;
 }
 
-/* Choose the states at pt, fix the pattern of the augmented matrix and analyse it; evaluate and
- * factor at pt. */
-static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_state_ref *Sg,
-                        int zg, mbl_lin_work **out, mbl_linear **linout, mbl_status *st)
+/* The pattern of the augmented matrix (Table 1) as triplets with their value sources: w->ti, tj,
+ * tsrc, nz. */
+static void work_pattern(mbl_lin_work *w)
 {
-    int n = md->n, nr = md->nr, ny = md->ny, nus = md->nus, nuvs = md->nuvs;
-    mbl_linear *lin = NULL, tmp;
-    *out = NULL;
-    *linout = NULL;
-    mbl_lin_work *w = mbl_calloc(1, sizeof *w);
-    if (!w) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    w->md = md;
-    w->opt = *opt;
-    w->N = model_blk0(md, MBL_BLK_R); /* unknowns without the inputs: [a lam mu v q Xdot Z X] */
-    int N = w->N, rc = mbl_eval_init(md, &w->ev, st);
-    if (!rc) rc = mbl_eval_at(md, pt, &w->ev, st);
-    memset(&tmp, 0, sizeof tmp);
-    if (!rc && Sg) { /* given position states, their rates as the velocity states (see mbl_states_frozen) */
-        w->S = mbl_calloc((size_t)zg + 1, sizeof *w->S);
-        w->W = mbl_calloc((size_t)zg + 1, sizeof *w->W);
-        if (!w->S || !w->W) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        for (int i = 0; !rc && i < zg; i++) w->S[i] = Sg[i], w->W[i].kind = MBL_SREF_SDOT, w->W[i].index = i;
-        w->z0 = w->z1 = zg;
-        snprintf(tmp.selection, sizeof tmp.selection, "the position states and their rates");
-    } else if (!rc) {
-        rc = mbl_select_states(md, &w->ev, opt, &tmp, &w->S, &w->z0, &w->W, &w->z1, st);
-    }
-    if (rc) goto fail;
-    int z0 = w->z0, z1 = w->z1, nX = md->nX, nx = z0 + z1 + nX;
-    if (md->nF + nx != N) {
-        rc = mbl_error(st, MBL_ESINGULAR,
-                       "the augmented system is not square (%d equations, %d unknowns): redundant constraints",
-                       md->nF + nx, N);
-        goto fail;
-    }
-    lin = mbl_linear_alloc_x(n, z0, z1, nX, nr, ny);
-    w->nrhs = nx + nr;
-    int nus_rows = 3 * nus + 2 * nuvs;
-    size_t cap = (size_t)md->jac.nz + (size_t)md->usjac.nz * 2 + (size_t)nx + 1;
-    w->ti = mbl_alloc_array(cap, sizeof *w->ti);
-    w->tj = mbl_alloc_array(cap, sizeof *w->tj);
-    w->tsrc = mbl_alloc_array(cap, sizeof *w->tsrc);
-    w->map = mbl_alloc_array(cap, sizeof *w->map);
-    w->tx = mbl_alloc_array(cap, sizeof *w->tx);
-    w->xcols = w->nrhs < AUG_RHS_BLOCK ? w->nrhs : AUG_RHS_BLOCK;
-    w->X = mbl_alloc_array((size_t)N * (size_t)w->xcols + 1, sizeof *w->X);
-    w->vw_ptr = mbl_alloc_array((size_t)z1 + 2, sizeof *w->vw_ptr);
-    w->vw_row = mbl_alloc_array(vw_cap(n, z1), sizeof *w->vw_row);
-    w->dS = mbl_alloc_array((size_t)z0 * (size_t)w->nrhs + 1, sizeof *w->dS);
-    w->dW = mbl_alloc_array((size_t)z1 * (size_t)w->nrhs + 1, sizeof *w->dW);
-    w->dXd = mbl_alloc_array((size_t)nX * (size_t)w->nrhs + 1, sizeof *w->dXd);
-    w->MvW = mbl_alloc_array((size_t)n * (size_t)z1 + 1, sizeof *w->MvW);
-    w->tmpy = mbl_alloc_array((size_t)w->nrhs + 1, sizeof *w->tmpy);
-    w->er = mbl_alloc_array((size_t)N + 1, sizeof *w->er);
-    w->ec = mbl_alloc_array((size_t)N + 1, sizeof *w->ec);
-    w->ework = mbl_alloc_array(2 * (size_t)N + 1, sizeof *w->ework);
-    if (!lin || !w->ti || !w->tj || !w->tsrc || !w->map || !w->tx || !w->X || !w->vw_ptr || !w->vw_row || !w->dS || !w->dW || !w->dXd || !w->MvW ||
-        !w->tmpy || !w->er || !w->ec || !w->ework || rows_of(&md->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
-        rows_of(&md->yjac, w->ev.y + ny, ny, &w->Y)) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto fail;
-    }
-    snprintf(lin->method, sizeof lin->method, "augmented");
-    if (md->nX)
-        snprintf(lin->notes, sizeof lin->notes,
-                 "source 000 Eq. 10 model (%d ode states, %d implicit variables): M-hat, C-hat, K-hat are the "
-                 "mechanical part with the ode states held (Eq. 29-30 from dW); the eigenvalues are those of A",
-                 md->nX, md->nZ);
-    memcpy(lin->selection, tmp.selection, sizeof lin->selection);
-    lin->nsel_added = tmp.nsel_added;
-    lin->nsel_dropped = tmp.nsel_dropped;
-
-    /* the pattern of the augmented matrix (Table 1) as triplets with their value sources */
+    const mbl_model *md = w->md;
+    int N = w->N, z0 = w->z0, z1 = w->z1, nus = md->nus, nX = md->nX;
     const mbl_state_ref *S = w->S, *W = w->W;
     const sparse_rows *U = &w->U;
     int nz = 0;
@@ -807,13 +606,21 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     int jx = model_blk0(md, MBL_BLK_X);
     for (int i = 0; i < nX; i++) w->ti[nz] = md->nF + z0 + z1 + i, w->tj[nz] = jx + i, w->tsrc[nz++] = TSRC_ONE;
     w->nz = nz;
+}
+
+/* The kinematic system (when it applies) and the augmented matrix: assembled, equilibrated,
+ * factored and their conditions checked; then the solve into lin (finish). */
+static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *lin, mbl_status *st)
+{
+    const mbl_model *md = w->md;
+    int N = w->N, nz = w->nz, rc = 0;
     /* the kinematic projection of M-hat, C-hat, K-hat assumes equations of motion whose multipliers
      * enter as Phi_q^T lambda + A^T mu only, without X, der(X), Z: Eq. 29-30 from dW otherwise */
     if (!md->ext) rc = kin_prepare(w, st);
-    if (rc) goto fail;
+    if (rc) return rc;
     fill_triplets(w);
     rc = mbla_csc_from_triplets(N, N, nz, w->ti, w->tj, w->tx, w->map, &w->Aug, st);
-    if (rc) goto fail;
+    if (rc) return rc;
     equilibrate(w, 0);
     if (w->kin) {
         double condk = 0;
@@ -825,11 +632,11 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
         if (rc == MBL_ESINGULAR) rc = kin_singular_error(st, 0.0);
         if (!rc) rc = mbla_klu_condest(w->klu_k, w->Kin, &condk, st);
         if (!rc && !(condk > 0 && 1.0 / condk >= opt->rcond_min)) rc = kin_singular_error(st, condk);
-        if (rc) goto fail;
+        if (rc) return rc;
     }
     rc = mbla_klu_new(w->Aug, NULL, &w->lu, st);
     if (rc == MBL_ESINGULAR) rc = singular_error(st, 0.0);
-    if (rc) goto fail;
+    if (rc) return rc;
     rc = mbla_klu_condest(w->lu, w->Aug, &lin->cond, st);
     /* with the kinematic system regular the whole matrix is singular exactly when M-hat is (checked
      * after the solve); its condition otherwise grows with (omega_max / omega_min)^2 and is no
@@ -837,27 +644,110 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     if (!rc && !w->kin && !(lin->cond > 0 && 1.0 / lin->cond >= opt->rcond_min)) rc = singular_error(st, lin->cond);
     if (!rc) rc = finish(w, lin, st);
     if (!rc && w->kin) rc = check_reduced_mass(lin, opt->rcond_min, st);
-    if (rc) goto fail;
+    return rc;
+}
 
-    /* names */
+/* The names of the states S, W (and the ode states X), inputs and outputs of lin; MBL_ENOMEM when
+ * one could not be made. */
+static int aug_names(const mbl_model *md, const mbl_state_ref *S, const mbl_state_ref *W, mbl_linear *lin)
+{
+    int z0 = lin->z0, z1 = lin->z1, nX = md->nX, nx = lin->nx, nr = md->nr, ny = md->ny, rc = 0;
     for (int i = 0; i < z0; i++)
         lin->state_names[i] =
-            mbl_name_join(S[i].kind == MBL_SREF_COORD ? md->qname[S[i].index] : md->us_text[S[i].index], NULL);
+            lin_name_join(S[i].kind == MBL_SREF_COORD ? md->qname[S[i].index] : md->us_text[S[i].index], NULL);
     for (int i = 0; i < z1; i++) {
-        if (W[i].kind == MBL_SREF_USER) lin->state_names[z0 + i] = mbl_name_join(md->uvs_text[W[i].index], NULL);
-        else if (W[i].kind == MBL_SREF_COORD) lin->state_names[z0 + i] = mbl_name_join("der(", md->qname[W[i].index]);
-        else lin->state_names[z0 + i] = mbl_name_join("der(", lin->state_names[W[i].index]);
+        if (W[i].kind == MBL_SREF_USER) lin->state_names[z0 + i] = lin_name_join(md->uvs_text[W[i].index], NULL);
+        else if (W[i].kind == MBL_SREF_COORD) lin->state_names[z0 + i] = lin_name_join("der(", md->qname[W[i].index]);
+        else lin->state_names[z0 + i] = lin_name_join("der(", lin->state_names[W[i].index]);
     }
-    for (int i = 0; i < nX; i++) lin->state_names[z0 + z1 + i] = mbl_name_join(md->xname[i], NULL);
-    for (int j = 0; j < nr; j++) lin->input_names[j] = mbl_name_join(md->rname[j], NULL);
-    for (int j = 0; j < ny; j++) lin->output_names[j] = mbl_name_join(md->yname[j], NULL);
+    for (int i = 0; i < nX; i++) lin->state_names[z0 + z1 + i] = lin_name_join(md->xname[i], NULL);
+    for (int j = 0; j < nr; j++) lin->input_names[j] = lin_name_join(md->rname[j], NULL);
+    for (int j = 0; j < ny; j++) lin->output_names[j] = lin_name_join(md->yname[j], NULL);
     for (int i = 0; i < nx; i++)
         if (!lin->state_names[i]) rc = MBL_ENOMEM;
     for (int j = 0; j < nr; j++)
         if (!lin->input_names[j]) rc = MBL_ENOMEM;
     for (int j = 0; j < ny; j++)
         if (!lin->output_names[j]) rc = MBL_ENOMEM;
-    if (rc) {
+    return rc;
+}
+
+/* Choose the states at pt, fix the pattern of the augmented matrix and analyse it; evaluate and
+ * factor at pt. */
+static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_state_ref *Sg,
+                        int zg, mbl_lin_work **out, mbl_linear **linout, mbl_status *st)
+{
+    int n = md->n, nr = md->nr, ny = md->ny, nus = md->nus, nuvs = md->nuvs;
+    mbl_linear *lin = NULL, tmp;
+    *out = NULL;
+    *linout = NULL;
+    mbl_lin_work *w = mbl_calloc(1, sizeof *w);
+    if (!w) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    w->md = md;
+    w->opt = *opt;
+    w->N = model_blk0(md, MBL_BLK_R); /* unknowns without the inputs: [a lam mu v q Xdot Z X] */
+    int N = w->N, rc = lin_eval_init(md, &w->ev, st);
+    if (!rc) rc = lin_eval_at(md, pt, &w->ev, st);
+    memset(&tmp, 0, sizeof tmp);
+    if (!rc && Sg) { /* given position states, their rates as the velocity states (see lin_states_frozen) */
+        w->S = mbl_calloc((size_t)zg + 1, sizeof *w->S);
+        w->W = mbl_calloc((size_t)zg + 1, sizeof *w->W);
+        if (!w->S || !w->W) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int i = 0; !rc && i < zg; i++) w->S[i] = Sg[i], w->W[i].kind = MBL_SREF_SDOT, w->W[i].index = i;
+        w->z0 = w->z1 = zg;
+        snprintf(tmp.selection, sizeof tmp.selection, "the position states and their rates");
+    } else if (!rc) {
+        rc = lin_select_states(md, &w->ev, opt, &tmp, &w->S, &w->z0, &w->W, &w->z1, st);
+    }
+    if (rc) goto fail;
+    int z0 = w->z0, z1 = w->z1, nX = md->nX, nx = z0 + z1 + nX;
+    if (md->nF + nx != N) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "the augmented system is not square (%d equations, %d unknowns): redundant constraints",
+                       md->nF + nx, N);
+        goto fail;
+    }
+    lin = lin_linear_alloc_x(n, z0, z1, nX, nr, ny);
+    w->nrhs = nx + nr;
+    int nus_rows = 3 * nus + 2 * nuvs;
+    size_t cap = (size_t)md->jac.nz + (size_t)md->usjac.nz * 2 + (size_t)nx + 1;
+    w->ti = mbl_alloc_array(cap, sizeof *w->ti);
+    w->tj = mbl_alloc_array(cap, sizeof *w->tj);
+    w->tsrc = mbl_alloc_array(cap, sizeof *w->tsrc);
+    w->map = mbl_alloc_array(cap, sizeof *w->map);
+    w->tx = mbl_alloc_array(cap, sizeof *w->tx);
+    w->xcols = w->nrhs < AUG_RHS_BLOCK ? w->nrhs : AUG_RHS_BLOCK;
+    w->X = mbl_alloc_array((size_t)N * (size_t)w->xcols + 1, sizeof *w->X);
+    w->vw_ptr = mbl_alloc_array((size_t)z1 + 2, sizeof *w->vw_ptr);
+    w->vw_row = mbl_alloc_array(vw_cap(n, z1), sizeof *w->vw_row);
+    w->dS = mbl_alloc_array((size_t)z0 * (size_t)w->nrhs + 1, sizeof *w->dS);
+    w->dW = mbl_alloc_array((size_t)z1 * (size_t)w->nrhs + 1, sizeof *w->dW);
+    w->dXd = mbl_alloc_array((size_t)nX * (size_t)w->nrhs + 1, sizeof *w->dXd);
+    w->MvW = mbl_alloc_array((size_t)n * (size_t)z1 + 1, sizeof *w->MvW);
+    w->tmpy = mbl_alloc_array((size_t)w->nrhs + 1, sizeof *w->tmpy);
+    w->er = mbl_alloc_array((size_t)N + 1, sizeof *w->er);
+    w->ec = mbl_alloc_array((size_t)N + 1, sizeof *w->ec);
+    w->ework = mbl_alloc_array(2 * (size_t)N + 1, sizeof *w->ework);
+    if (!lin || !w->ti || !w->tj || !w->tsrc || !w->map || !w->tx || !w->X || !w->vw_ptr || !w->vw_row || !w->dS || !w->dW || !w->dXd || !w->MvW ||
+        !w->tmpy || !w->er || !w->ec || !w->ework || rows_of(&md->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
+        rows_of(&md->yjac, w->ev.y + ny, ny, &w->Y)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto fail;
+    }
+    snprintf(lin->method, sizeof lin->method, "augmented");
+    if (md->nX)
+        snprintf(lin->notes, sizeof lin->notes,
+                 "source 000 Eq. 10 model (%d ode states, %d implicit variables): M-hat, C-hat, K-hat are the "
+                 "mechanical part with the ode states held (Eq. 29-30 from dW); the eigenvalues are those of A",
+                 md->nX, md->nZ);
+    memcpy(lin->selection, tmp.selection, sizeof lin->selection);
+    lin->nsel_added = tmp.nsel_added;
+    lin->nsel_dropped = tmp.nsel_dropped;
+
+    work_pattern(w);
+    rc = work_factor(w, opt, lin, st);
+    if (rc) goto fail;
+    if (aug_names(md, w->S, w->W, lin)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;
     }
@@ -885,9 +775,9 @@ int mbl_lin_work_new(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
     if (opt->method && strcmp(opt->method, "augmented"))
         return mbl_error(st, MBL_EARG, "mbl_lin_work_new: sweeps use the augmented method, not '%s'", opt->method);
     /* a sweep keeps the dense outputs: refuse up front what would not fit (no partial path here) */
-    double need = mbl_lin_dense_bytes(md, pt, "augmented"), budget = mbl_lin_mem_budget(opt);
-    int rc = need > budget ? mbl_lin_refuse_memory("mbl_lin_work_new: the dense linear model", need, budget,
-                                                   "sweeps have no partial-spectrum path", st)
+    double need = lin_dense_bytes(md, pt, "augmented"), budget = lin_mem_budget(opt);
+    int rc = need > budget ? lin_refuse_memory("mbl_lin_work_new: the dense linear model", need, budget,
+                                               "sweeps have no partial-spectrum path", st)
                            : work_prepare(md, pt, opt, NULL, 0, out, lin, st);
     if (rc) mbl_error_prefix(st, "%s", md->file);
     return rc;
@@ -899,7 +789,7 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
     const mbl_model *md = w->md;
     if (lin->nx != w->z0 + w->z1 + md->nX || lin->n != md->n || lin->nu != md->nr || lin->ny != md->ny)
         return mbl_error(st, MBL_EDIM, "mbl_relinearize: the linear model was not made by this workspace");
-    int rc = mbl_eval_at(md, pt, &w->ev, st);
+    int rc = lin_eval_at(md, pt, &w->ev, st);
     if (rc) return rc;
     fill_triplets(w);
     mbla_csc_refill(w->Aug, w->nz, w->map, w->tx);
@@ -948,9 +838,9 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
     return finish(w, lin, st);
 }
 
-/* Generalized speeds at a point with motion (mbl_states_frozen): the linear model in the position
+/* Generalized speeds at a point with motion (lin_states_frozen): the linear model in the position
  * states and their rates, changed to the speeds by the constant map at the point (dense: the map
- * needs the kinematic sensitivities of common.c; above dense_n_max the instantaneous Jacobian is
+ * needs the kinematic sensitivities of reduce.c; above dense_n_max the instantaneous Jacobian is
  * kept and the notes say so). lin (the speeds' linearization) receives the changed matrices. */
 static int aug_frozen(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_lin_work *w,
                       mbl_linear *lin, mbl_status *st)
@@ -971,21 +861,21 @@ static int aug_frozen(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     int *rows = NULL;
     memset(&B, 0, sizeof B), memset(&us, 0, sizeof us), memset(&rf, 0, sizeof rf);
     rc = work_prepare(md, pt, opt, w->S, z0, &w2, &ref, st);
-    if (!rc) rc = mbl_blocks_init(md, pt, &B, st);
+    if (!rc) rc = lin_blocks_init(md, pt, &B, st);
     if (rc) goto done;
     rows = mbl_calloc((size_t)md->m + 1, sizeof *rows);
     us.S = mbl_calloc((size_t)z0 + 1, sizeof *us.S);
     us.W = mbl_calloc((size_t)z1 + 1, sizeof *us.W);
-    if (!rows || !us.S || !us.W || mbl_rstates_alloc(&us, n, z0, z1)) {
+    if (!rows || !us.S || !us.W || lin_rstates_alloc(&us, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
     memcpy(us.S, w->S, (size_t)z0 * sizeof *us.S);
     memcpy(us.W, w->W, (size_t)z1 * sizeof *us.W);
-    mbl_rstates_rows(md, &us, B.ev.us + 3 * md->nus + 2 * md->nuvs);
-    rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
-    if (!rc && mbl_rstates_rates(md, &B, &us, &rf)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    if (!rc) rc = mbl_frozen_change(&B, rows, r, &us, &rf, opt->rcond_min, ref, st);
+    lin_rstates_rows(md, &us, B.ev.us + 3 * md->nus + 2 * md->nuvs);
+    rc = lin_constraint_rank(&B, opt->rank_tol, rows, &r, st);
+    if (!rc && lin_rstates_rates(md, &B, &us, &rf)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) rc = lin_frozen_change(&B, rows, r, &us, &rf, opt->rcond_min, ref, st);
     if (rc) goto done;
     int nx = lin->nx, nu = lin->nu, ny = lin->ny;
     memcpy(lin->A, ref->A, (size_t)nx * nx * sizeof *lin->A);
@@ -1005,18 +895,18 @@ static int aug_frozen(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
 done:
     mbl_lin_work_free(w2);
     mbl_linear_free(ref);
-    mbl_blocks_free(&B);
-    mbl_rstates_free(&us), mbl_rstates_free(&rf);
+    lin_blocks_free(&B);
+    lin_rstates_free(&us), lin_rstates_free(&rf);
     mbl_free(rows);
     return rc;
 }
 
-int mbl_lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                      mbl_status *st)
+int lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                  mbl_status *st)
 {
     mbl_lin_work *w = NULL;
     int rc = work_prepare(md, pt, opt, NULL, 0, &w, out, st);
-    if (!rc && mbl_states_frozen(md, pt, w->W, w->z0, w->z1)) rc = aug_frozen(md, pt, opt, w, *out, st);
+    if (!rc && lin_states_frozen(md, pt, w->W, w->z0, w->z1)) rc = aug_frozen(md, pt, opt, w, *out, st);
     if (rc) {
         mbl_linear_free(*out);
         *out = NULL;

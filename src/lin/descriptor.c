@@ -21,9 +21,11 @@
  * physical eigenvalues, Z adding index-1 infinite ones.
  * The state-space A, B, C, D and M, C, K reported alongside are those of the tangent coordinates
  * of `nullspace` at the same point, or of `augmented` with non-holonomic constraints or on the
- * sparse path (the descriptor form itself is in E, Ad, Bd, Cdd); on the sparse path they are not
- * formed when the dense augmented model would exceed opt->mem_budget or opt->partial asks for the
- * partial spectrum alone (src/lin/sparse_pencil.c, shared with `augmented`). */
+ * sparse path (the descriptor form itself is in lin->descriptor: E, Ad, Bd, Cdd); on the sparse path
+ * they are not formed when the dense augmented model would exceed opt->mem_budget or opt->partial
+ * asks for the partial spectrum alone (src/lin/sparse_pencil.c, shared with `augmented`). This file
+ * makes the pencil and its spectrum; src/lin/methods.c composes them with the other method's
+ * linear model, so that no method calls another. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -38,62 +40,15 @@
  * out of QZ as eps^(-1/3)-sized values at worst, far above any physical one in a scaled pencil). */
 #define DESC_GAP_WARN 100.0
 
-typedef struct cand {
-    double mag;
-    int idx;
-} cand;
-
-static int cmp_cand(const void *pa, const void *pb)
-{
-    const cand *a = pa, *b = pb;
-    if (a->mag != b->mag) return a->mag < b->mag ? -1 : 1;
-    return a->idx - b->idx;
-}
-
-/* Large models (and nev asked for): the pencil assembled sparse from the Jacobian triplets, ARPACK
- * shift-invert for the nev eigenvalues nearest the shift (src/lin/sparse_pencil.c). A, B, C, D and
- * M, C, K alongside from `augmented` when its dense path fits the memory budget and the partial
- * spectrum was not asked for; else they are not formed. E and Ad are never stored dense (lin->E,
- * lin->Ad stay NULL). Regular configurations only. */
-static int descriptor_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                             mbl_status *st)
-{
-    mbl_linear *lin = NULL;
-    int rc;
-    *out = NULL;
-    if (pt->rank_phi_q < md->m)
-        return mbl_error(st, MBL_ESINGULAR,
-                         "descriptor: Phi_q has rank %d < %d at this point and the model is above dense_max = %d "
-                         "(the sparse path needs a regular point): raise dense_max",
-                         pt->rank_phi_q, md->m, opt->dense_max);
-    char why[256] = "";
-    double need = mbl_lin_dense_bytes(md, pt, "augmented"), budget = mbl_lin_mem_budget(opt);
-    if (opt->partial != MBL_PARTIAL_ALWAYS && need <= budget) {
-        rc = mbl_lin_augmented(md, pt, opt, &lin, st);
-        if (rc) return rc;
-    } else if (opt->partial != MBL_PARTIAL_ALWAYS) {
-        snprintf(why, sizeof why,
-                 "the state-space form (dense) needs about %.3g GiB, over the memory budget of %.3g GiB: not formed",
-                 need / 1073741824.0, budget / 1073741824.0);
-    }
-    rc = mbl_lin_sparse_spectrum(md, pt, opt, "descriptor", why, &lin, st);
-    if (rc) {
-        mbl_linear_free(lin);
-        return rc;
-    }
-    *out = lin;
-    return 0;
-}
-
 /* QZ's eigenvalues carry an absolute error of about eps ||(Ad, E)||: poor relative accuracy for the
  * slow modes of a stiff model (flexible pendulum n_p = 50: 3.5e-10). The physical pairs
  * (cd[0..nphys)) are refined by Newton's method on the sparse copy of the pencil with the residual
  * in doubled precision (mbla_eigs_refine); eigenvalues and coordinate parts of the eigenvectors in
- * lin are replaced. Of a complex-conjugate pair only the member with Im > 0 is refined, the other
+ * sp are replaced. Of a complex-conjugate pair only the member with Im > 0 is refined, the other
  * is set to its conjugate (QZ's two quotients alpha/beta of a pair need not be exactly conjugate).
  * VR, ai: QZ's packed eigenvectors and imaginary parts. */
 static int desc_refine(int nd, int n, const double *Ad, const double *E, const double *VR, const double *ai,
-                       const cand *cd, int nphys, mbl_linear *lin, mbl_status *st)
+                       const mbl_eig_item *cd, int nphys, mbl_lin_spectrum *sp, mbl_status *st)
 {
     mbla_csc *As = NULL, *Es = NULL;
     double *lr = mbl_alloc_array((size_t)nphys + 1, sizeof *lr), *li = mbl_alloc_array((size_t)nphys + 1, sizeof *li);
@@ -110,13 +65,13 @@ static int desc_refine(int nd, int n, const double *Ad, const double *E, const d
     if ((rc = mbla_csc_from_dense(nd, nd, E, nd, -1.0, &Es, st))) goto done;
     for (int t = 0; t < nphys; t++) {
         int j = cd[t].idx;
-        if (ai[j] < 0.0 && !lin->eig_spurious[j - 1]) continue; /* its partner j - 1 is refined */
+        if (ai[j] < 0.0 && !sp->spurious[j - 1]) continue; /* its partner j - 1 is refined */
         const double *vre, *vim = NULL;
         double sg = 1.0;
         if (ai[j] == 0.0) vre = VR + (size_t)j * nd;
         else if (ai[j] > 0.0) vre = VR + (size_t)j * nd, vim = VR + (size_t)(j + 1) * nd;
         else vre = VR + (size_t)(j - 1) * nd, vim = VR + (size_t)j * nd, sg = -1.0;
-        lr[ns] = lin->eig_re[j], li[ns] = lin->eig_im[j];
+        lr[ns] = sp->re[j], li[ns] = sp->im[j];
         for (int c = 0; c < nd; c++) {
             Vr[c + (size_t)ns * nd] = vre[c];
             Vi[c + (size_t)ns * nd] = vim ? sg * vim[c] : 0.0;
@@ -129,16 +84,16 @@ static int desc_refine(int nd, int n, const double *Ad, const double *E, const d
         goto done;
     }
     for (int t = 0; t < ns; t++) {
-        int j = sel[t], p = ai[j] > 0.0 && j + 1 < nd && !lin->eig_spurious[j + 1] ? j + 1 : -1;
-        lin->eig_re[j] = lr[t], lin->eig_im[j] = li[t];
-        lin->eig_berr[j] = bq[t];
-        if (p >= 0) lin->eig_re[p] = lr[t], lin->eig_im[p] = -li[t], lin->eig_berr[p] = bq[t];
+        int j = sel[t], p = ai[j] > 0.0 && j + 1 < nd && !sp->spurious[j + 1] ? j + 1 : -1;
+        sp->re[j] = lr[t], sp->im[j] = li[t];
+        sp->berr[j] = bq[t];
+        if (p >= 0) sp->re[p] = lr[t], sp->im[p] = -li[t], sp->berr[p] = bq[t];
         for (int c = 0; c < n; c++) {
-            lin->eig_vre[c + (size_t)j * n] = Vr[c + (size_t)t * nd];
-            lin->eig_vim[c + (size_t)j * n] = Vi[c + (size_t)t * nd];
+            sp->vre[c + (size_t)j * n] = Vr[c + (size_t)t * nd];
+            sp->vim[c + (size_t)j * n] = Vi[c + (size_t)t * nd];
             if (p < 0) continue;
-            lin->eig_vre[c + (size_t)p * n] = Vr[c + (size_t)t * nd];
-            lin->eig_vim[c + (size_t)p * n] = -Vi[c + (size_t)t * nd];
+            sp->vre[c + (size_t)p * n] = Vr[c + (size_t)t * nd];
+            sp->vim[c + (size_t)p * n] = -Vi[c + (size_t)t * nd];
         }
     }
 done:
@@ -150,7 +105,7 @@ done:
 /* The Eq. 10 parts of the pencil (see the opening comment): every Jacobian entry of the EOM, ode and
  * implicit-variable rows that the holonomic pencil does not hold already. */
 static void desc_ext(const mbl_model *md, const double *jac, const double *yjac, const int *rows, int r, const double *sc,
-                     int nd, mbl_linear *lin)
+                     int nd, mbl_lin_descriptor *ds)
 {
     int n = md->n, m = md->m, k = md->k, nX = md->nX, nr = md->nr, ny = md->ny;
     int e1 = md->row0[MBL_ROW_EOM + 1], o0 = md->row0[MBL_ROW_ODE], z1 = md->row0[MBL_ROW_VAR + 1];
@@ -159,7 +114,7 @@ static void desc_ext(const mbl_model *md, const double *jac, const double *yjac,
     int bl = model_blk0(md, MBL_BLK_LAMBDA), bm = model_blk0(md, MBL_BLK_MU);
     int bxd = model_blk0(md, MBL_BLK_XD), bz = model_blk0(md, MBL_BLK_Z), bx = model_blk0(md, MBL_BLK_X);
     int br = model_blk0(md, MBL_BLK_R);
-    double *E = lin->E, *Ad = lin->Ad;
+    double *E = ds->E, *Ad = ds->Ad;
     /* the EOM rows' multiplier columns come from the Jacobian here (forces of multipliers) */
     for (int a = 0; a < r; a++)
         for (int j = 0; j < n; j++) Ad[n + j + (size_t)(2 * n + a) * nd] = 0.0;
@@ -182,29 +137,19 @@ static void desc_ext(const mbl_model *md, const double *jac, const double *yjac,
         else if (c >= bq && c < bq + n) Ad[pr + (size_t)(c - bq) * nd] -= v;
         else if (c >= bv && c < bv + n) Ad[pr + (size_t)(n + c - bv) * nd] -= v;
         else if (c >= bm && c < bm + k) Ad[pr + (size_t)(2 * n + r + c - bm) * nd] -= sc[r + c - bm] * v;
-        else if (c >= br && c < br + nr) lin->Bd[pr + (size_t)(c - br) * nd] -= v;
+        else if (c >= br && c < br + nr) ds->Bd[pr + (size_t)(c - br) * nd] -= v;
     }
     for (int p = 0; p < md->yjac.nz; p++) {
         int i = md->yjac.row[p], c = md->yjac.col[p];
-        if (c >= bx && c < bx + nX) lin->Cdd[i + (size_t)(cx + c - bx) * ny] += yjac[p];
+        if (c >= bx && c < bx + nX) ds->Cdd[i + (size_t)(cx + c - bx) * ny] += yjac[p];
     }
 }
 
-int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                       mbl_status *st)
+int lin_descriptor_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_status *st)
 {
-    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc;
-    mbl_blocks B;
-    mbl_linear *lin = NULL;
-    int *rows = NULL;
-    double *ar = NULL, *ai = NULL, *be = NULL, *VR = NULL;
-    cand *cd = NULL;
-    *out = NULL;
-    int k = md->k;
-    double *Rmu = NULL, *Nv = NULL, *Nq = NULL, *sc = NULL;
-    int nX = md->nX, nZ = md->nZ;
-    if (mbl_outputs_use(md, MBL_BLK_A) || mbl_outputs_use(md, MBL_BLK_LAMBDA) || mbl_outputs_use(md, MBL_BLK_MU) ||
-        mbl_outputs_use(md, MBL_BLK_XD) || mbl_outputs_use(md, MBL_BLK_Z))
+    int n = md->n, m = md->m, k = md->k, nX = md->nX, nZ = md->nZ;
+    if (lin_outputs_use(md, MBL_BLK_A) || lin_outputs_use(md, MBL_BLK_LAMBDA) || lin_outputs_use(md, MBL_BLK_MU) ||
+        lin_outputs_use(md, MBL_BLK_XD) || lin_outputs_use(md, MBL_BLK_Z))
         return mbl_error(st, MBL_EMODEL,
                          "descriptor: outputs of accelerations, multipliers, der() of ode states or implicit variables "
                          "are not supported (their D differs between the descriptor form y = Cdd x + D u and the "
@@ -220,20 +165,163 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
                              "descriptor: the sparse (ARPACK) path supports holonomic constraints only (%d "
                              "non-holonomic): raise dense_max or use augmented",
                              k);
-        return descriptor_sparse(md, pt, opt, out, st);
+        if (pt->rank_phi_q < md->m)
+            return mbl_error(st, MBL_ESINGULAR,
+                             "descriptor: Phi_q has rank %d < %d at this point and the model is above dense_max = %d "
+                             "(the sparse path needs a regular point): raise dense_max",
+                             pt->rank_phi_q, md->m, opt->dense_max);
+        return LIN_DESC_SPARSE;
     }
     if (n > opt->dense_n_max)
         return mbl_error(st, MBL_EDIM, "descriptor: n = %d exceeds dense_n_max = %d", n, opt->dense_n_max);
-    /* the state-space form alongside: tangent coordinates, or the states of augmented with
-     * non-holonomic constraints (the tangent coordinates are position-level only) */
-    rc = k > 0 || md->ext ? mbl_lin_augmented(md, pt, opt, &lin, st) : mbl_lin_nullspace(md, pt, opt, &lin, st);
-    if (rc) return rc;
-    snprintf(lin->method, sizeof lin->method, "descriptor");
-    rc = mbl_blocks_init(md, pt, &B, st);
-    if (rc) {
-        mbl_linear_free(lin);
-        return rc;
+    return LIN_DESC_DENSE;
+}
+
+/* One scale per constraint row (and its multiplier column) into sc (r + k): opt->constraint_scale,
+ * or automatically max(|K_q|_1, |M|_1) / |row|_1 to the nearest power of 2, so that a constraint
+ * stated in femtometres weighs as much as one in metres (the pencil's rows then have comparable
+ * norms: QZ's backward error and mbla_gev_classify's norms mean the same for every row). *smin,
+ * *smax: the smallest and largest. */
+static void desc_scales(const mbl_blocks *B, const int *rows, int r, int k, const double *Nv, const double *Nq,
+                        const mbl_lin_options *opt, double *sc, double *smin_out, double *smax_out)
+{
+    int n = B->n, m = B->m;
+    double nK = fmax(mbla_norm1(n, n, B->Rq, n), mbla_norm1(n, n, B->M, n)), smin = HUGE_VAL, smax = 0;
+    for (int a = 0; a < r + k; a++) {
+        double s = opt->constraint_scale;
+        if (!(s > 0)) {
+            double nC = 0; /* the row's 1-norm: Phi_q, or A_nh with its d/dq part */
+            for (int j = 0; j < n; j++)
+                nC += a < r ? fabs(B->Pq[rows[a] + (size_t)j * m])
+                            : fabs(Nv[a - r + (size_t)j * k]) + fabs(Nq[a - r + (size_t)j * k]);
+            s = (nC > 0 && nK > 0) ? nK / nC : 1.0;
+            int ex; /* the nearest power of 2: the scaled constraint entries are the Jacobian's exactly */
+            double f = frexp(s, &ex);
+            s = ldexp(1.0, f < 0.70710678118654752 ? ex - 1 : ex);
+        }
+        sc[a] = s, smin = fmin(smin, s), smax = fmax(smax, s);
     }
+    *smin_out = smin, *smax_out = smax;
+}
+
+/* The pencil E, Ad, Bd, Cdd of the opening comment (ds allocated, zeroed, of order nd) from the dense
+ * blocks B, the r independent constraint rows, the non-holonomic blocks Rmu (n x k), Nv, Nq (k x n)
+ * and the scales sc. */
+static void desc_fill(const mbl_model *md, const mbl_blocks *B, const int *rows, int r, const double *Rmu,
+                      const double *Nv, const double *Nq, const double *sc, mbl_lin_descriptor *ds)
+{
+    int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, nd = ds->nd;
+    double *E = ds->E, *Ad = ds->Ad;
+    for (int i = 0; i < n; i++) {
+        E[i + (size_t)i * nd] = 1.0;
+        Ad[i + (size_t)(n + i) * nd] = 1.0;
+        for (int j = 0; j < n; j++) {
+            E[n + i + (size_t)(n + j) * nd] = B->M[i + (size_t)j * n];
+            Ad[n + i + (size_t)j * nd] = -B->Rq[i + (size_t)j * n];
+            Ad[n + i + (size_t)(n + j) * nd] = -B->Rv[i + (size_t)j * n];
+        }
+    }
+    for (int a = 0; a < r; a++)
+        for (int j = 0; j < n; j++) {
+            double v = -sc[a] * B->Pq[rows[a] + (size_t)j * m];
+            Ad[2 * n + a + (size_t)j * nd] = v;
+            Ad[n + j + (size_t)(2 * n + a) * nd] = v;
+        }
+    /* non-holonomic rows (velocity level, index 2) and their multiplier columns, same scale */
+    for (int b = 0; b < k; b++)
+        for (int j = 0; j < n; j++) {
+            Ad[2 * n + r + b + (size_t)j * nd] = -sc[r + b] * Nq[b + (size_t)j * k];
+            Ad[2 * n + r + b + (size_t)(n + j) * nd] = -sc[r + b] * Nv[b + (size_t)j * k];
+            Ad[n + j + (size_t)(2 * n + r + b) * nd] = -sc[r + b] * Rmu[j + (size_t)b * n];
+        }
+    for (int j = 0; j < nr; j++)
+        for (int i = 0; i < n; i++) ds->Bd[n + i + (size_t)j * nd] = -B->Rr[i + (size_t)j * n];
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < ny; i++) {
+            ds->Cdd[i + (size_t)j * ny] = B->Yq[i + (size_t)j * ny];
+            ds->Cdd[i + (size_t)(n + j) * ny] = B->Yv[i + (size_t)j * ny];
+        }
+    if (md->ext) desc_ext(md, B->ev.jac, B->ev.y + ny, rows, r, sc, nd, ds);
+}
+
+/* The spectrum of the pencil ds by QZ into lin->spectrum (nd eigenvalues, the nphys of smallest
+ * modulus physical, the rest spurious; the physical ones refined): *rankE the rank of E, *gap the
+ * modulus gap between the first spurious and the last physical eigenvalue. */
+static int desc_qz(int n, int nphys, mbl_linear *lin, int *rankE, double *gap, mbl_status *st)
+{
+    const mbl_lin_descriptor *ds = lin->descriptor;
+    int nd = ds->nd, rc;
+    double *Ad = ds->Ad, *E = ds->E;
+    size_t nd2 = (size_t)nd * (size_t)nd;
+    /* 2n + r + k <= 2n + m + k <= dense_max here: QZ */
+    double *ar = mbl_calloc((size_t)nd + 1, sizeof *ar);
+    double *ai = mbl_calloc((size_t)nd + 1, sizeof *ai);
+    double *be = mbl_calloc((size_t)nd + 1, sizeof *be);
+    double *VR = mbl_calloc(nd2 + 1, sizeof *VR);
+    mbl_eig_item *cd = mbl_calloc((size_t)nd + 1, sizeof *cd);
+    if (!ar || !ai || !be || !VR || !cd || lin_alloc_eigs(lin, nd)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    mbl_lin_spectrum *sp = lin->spectrum;
+    rc = mbla_ggev(nd, Ad, nd, E, nd, ar, ai, be, NULL, 1, VR, nd, st);
+    if (rc) goto done;
+    /* finite, infinite or undetermined from the pencil itself (beta against ||E||, alpha against
+     * ||Ad||, at least nd - rank(E) infinite), never from |s| */
+    int *kind = mbl_alloc_array((size_t)nd + 1, sizeof *kind);
+    *rankE = 0;
+    rc = kind ? mbla_gev_classify(nd, Ad, nd, E, nd, ar, ai, be, sp->re, sp->im, kind, NULL, rankE, st)
+              : mbl_error(st, MBL_ENOMEM, "out of memory");
+    mbl_free(kind);
+    if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "descriptor: the model's equations do not determine its motion here");
+    if (rc) goto done;
+    for (int j = 0; j < nd; j++) {
+        double re = sp->re[j], im = sp->im[j];
+        cd[j].re = re, cd[j].im = im;
+        cd[j].mag = isfinite(re) && isfinite(im) ? hypot(re, im) : INFINITY;
+        cd[j].idx = j;
+        sp->spurious[j] = 1;
+        /* coordinate part of the eigenvector (LAPACK packing of conjugate pairs) */
+        const double *vre, *vim = NULL;
+        double sg = 1.0;
+        if (ai[j] == 0.0) vre = VR + (size_t)j * nd;
+        else if (ai[j] > 0.0) vre = VR + (size_t)j * nd, vim = VR + (size_t)(j + 1) * nd;
+        else vre = VR + (size_t)(j - 1) * nd, vim = VR + (size_t)j * nd, sg = -1.0;
+        for (int c = 0; c < n; c++) {
+            sp->vre[c + (size_t)j * n] = vre[c];
+            sp->vim[c + (size_t)j * n] = vim ? sg * vim[c] : 0.0;
+        }
+    }
+    mbl_eig_sort_modulus(cd, nd);
+    int nfin = 0;
+    for (int j = 0; j < nd; j++) nfin += isfinite(cd[j].mag);
+    if (nfin < nphys) {
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "descriptor: the pencil has %d finite eigenvalues, fewer than the %d degrees of freedom "
+                       "(a singular pencil or an inconsistent point)",
+                       nfin, nphys);
+        goto done;
+    }
+    for (int j = 0; j < nphys; j++) sp->spurious[cd[j].idx] = 0;
+    rc = desc_refine(nd, n, Ad, E, VR, ai, cd, nphys, sp, st);
+    if (rc) goto done;
+    *gap = nphys < nd ? cd[nphys].mag / fmax(nphys ? cd[nphys - 1].mag : 0.0, DBL_MIN) : INFINITY;
+done:
+    mbl_free(ar), mbl_free(ai), mbl_free(be), mbl_free(VR), mbl_free(cd);
+    return rc;
+}
+
+int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear *lin,
+                   mbl_status *st)
+{
+    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc;
+    mbl_blocks B;
+    int *rows = NULL;
+    int k = md->k;
+    double *Rmu = NULL, *Nv = NULL, *Nq = NULL, *sc = NULL;
+    int nX = md->nX, nZ = md->nZ;
+    rc = lin_blocks_init(md, pt, &B, st);
+    if (rc) return rc;
     rows = mbl_calloc((size_t)m + 1, sizeof *rows);
     Rmu = mbl_calloc((size_t)n * k + 1, sizeof *Rmu);
     Nv = mbl_calloc((size_t)k * n + 1, sizeof *Nv);
@@ -242,13 +330,13 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
+    rc = lin_constraint_rank(&B, opt->rank_tol, rows, &r, st);
     if (rc) goto done;
     if (k > 0) {
         int e0 = md->row0[MBL_ROW_EOM], h0 = md->row0[MBL_ROW_NH];
-        mbl_sjac_dense(md, &md->jac, B.ev.jac, e0, e0 + n, MBL_BLK_MU, Rmu);
-        mbl_sjac_dense(md, &md->jac, B.ev.jac, h0, h0 + k, MBL_BLK_V, Nv);
-        mbl_sjac_dense(md, &md->jac, B.ev.jac, h0, h0 + k, MBL_BLK_Q, Nq);
+        lin_sjac_dense(md, &md->jac, B.ev.jac, e0, e0 + n, MBL_BLK_MU, Rmu);
+        lin_sjac_dense(md, &md->jac, B.ev.jac, h0, h0 + k, MBL_BLK_V, Nv);
+        lin_sjac_dense(md, &md->jac, B.ev.jac, h0, h0 + k, MBL_BLK_Q, Nq);
     }
     /* the constant-coefficient pencil needs d(Phi_q v)/dq = 0 on the kept rows */
     double nPq = mbla_norm1(m, n, B.Pq, m), nPd = 0;
@@ -263,121 +351,31 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     }
     int nd = 2 * n + r + k + nX + nZ;
     size_t nd2 = (size_t)nd * (size_t)nd;
-    lin->nd = nd;
-    lin->E = mbl_calloc(nd2 + 1, sizeof(double));
-    lin->Ad = mbl_calloc(nd2 + 1, sizeof(double));
-    lin->Bd = mbl_calloc((size_t)nd * nr + 1, sizeof(double));
-    lin->Cdd = mbl_calloc((size_t)ny * nd + 1, sizeof(double));
-    if (!lin->E || !lin->Ad || !lin->Bd || !lin->Cdd) {
+    if (lin_alloc_descriptor(lin, nd)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    /* one scale per constraint row (and its multiplier column): opt->constraint_scale, or
-     * automatically max(|K_q|_1, |M|_1) / |row|_1 to the nearest power of 2, so that a constraint
-     * stated in femtometres weighs as much as one in metres (the pencil's rows then have comparable
-     * norms: QZ's backward error and mbla_gev_classify's norms mean the same for every row) */
+    mbl_lin_descriptor *ds = lin->descriptor;
+    ds->E = mbl_calloc(nd2 + 1, sizeof(double));
+    ds->Ad = mbl_calloc(nd2 + 1, sizeof(double));
+    ds->Bd = mbl_calloc((size_t)nd * nr + 1, sizeof(double));
+    ds->Cdd = mbl_calloc((size_t)ny * nd + 1, sizeof(double));
+    if (!ds->E || !ds->Ad || !ds->Bd || !ds->Cdd) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
     sc = mbl_alloc_array((size_t)(r + k) + 1, sizeof *sc);
     if (!sc) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    double nK = fmax(mbla_norm1(n, n, B.Rq, n), mbla_norm1(n, n, B.M, n)), smin = HUGE_VAL, smax = 0;
-    for (int a = 0; a < r + k; a++) {
-        double s = opt->constraint_scale;
-        if (!(s > 0)) {
-            double nC = 0; /* the row's 1-norm: Phi_q, or A_nh with its d/dq part */
-            for (int j = 0; j < n; j++)
-                nC += a < r ? fabs(B.Pq[rows[a] + (size_t)j * m])
-                            : fabs(Nv[a - r + (size_t)j * k]) + fabs(Nq[a - r + (size_t)j * k]);
-            s = (nC > 0 && nK > 0) ? nK / nC : 1.0;
-            int ex; /* the nearest power of 2: the scaled constraint entries are the Jacobian's exactly */
-            double f = frexp(s, &ex);
-            s = ldexp(1.0, f < 0.70710678118654752 ? ex - 1 : ex);
-        }
-        sc[a] = s, smin = fmin(smin, s), smax = fmax(smax, s);
-    }
-    double *E = lin->E, *Ad = lin->Ad;
-    for (int i = 0; i < n; i++) {
-        E[i + (size_t)i * nd] = 1.0;
-        Ad[i + (size_t)(n + i) * nd] = 1.0;
-        for (int j = 0; j < n; j++) {
-            E[n + i + (size_t)(n + j) * nd] = B.M[i + (size_t)j * n];
-            Ad[n + i + (size_t)j * nd] = -B.Rq[i + (size_t)j * n];
-            Ad[n + i + (size_t)(n + j) * nd] = -B.Rv[i + (size_t)j * n];
-        }
-    }
-    for (int a = 0; a < r; a++)
-        for (int j = 0; j < n; j++) {
-            double v = -sc[a] * B.Pq[rows[a] + (size_t)j * m];
-            Ad[2 * n + a + (size_t)j * nd] = v;
-            Ad[n + j + (size_t)(2 * n + a) * nd] = v;
-        }
-    /* non-holonomic rows (velocity level, index 2) and their multiplier columns, same scale */
-    for (int b = 0; b < k; b++)
-        for (int j = 0; j < n; j++) {
-            Ad[2 * n + r + b + (size_t)j * nd] = -sc[r + b] * Nq[b + (size_t)j * k];
-            Ad[2 * n + r + b + (size_t)(n + j) * nd] = -sc[r + b] * Nv[b + (size_t)j * k];
-            Ad[n + j + (size_t)(2 * n + r + b) * nd] = -sc[r + b] * Rmu[j + (size_t)b * n];
-        }
-    for (int j = 0; j < nr; j++)
-        for (int i = 0; i < n; i++) lin->Bd[n + i + (size_t)j * nd] = -B.Rr[i + (size_t)j * n];
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i < ny; i++) {
-            lin->Cdd[i + (size_t)j * ny] = B.Yq[i + (size_t)j * ny];
-            lin->Cdd[i + (size_t)(n + j) * ny] = B.Yv[i + (size_t)j * ny];
-        }
-    if (md->ext) desc_ext(md, B.ev.jac, B.ev.y + ny, rows, r, sc, nd, lin);
-    int nphys = 2 * (n - r) - k + nX;
-    /* 2n + r + k <= 2n + m + k <= dense_max here: QZ */
-    ar = mbl_calloc((size_t)nd + 1, sizeof *ar);
-    ai = mbl_calloc((size_t)nd + 1, sizeof *ai);
-    be = mbl_calloc((size_t)nd + 1, sizeof *be);
-    VR = mbl_calloc(nd2 + 1, sizeof *VR);
-    cd = mbl_calloc((size_t)nd + 1, sizeof *cd);
-    if (!ar || !ai || !be || !VR || !cd || mbl_lin_alloc_eigs(lin, nd)) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    rc = mbla_ggev(nd, Ad, nd, E, nd, ar, ai, be, NULL, 1, VR, nd, st);
+    double smin, smax;
+    desc_scales(&B, rows, r, k, Nv, Nq, opt, sc, &smin, &smax);
+    desc_fill(md, &B, rows, r, Rmu, Nv, Nq, sc, ds);
+    int nphys = 2 * (n - r) - k + nX, rankE = 0;
+    double gap = 0;
+    rc = desc_qz(n, nphys, lin, &rankE, &gap, st);
     if (rc) goto done;
-    /* finite, infinite or undetermined from the pencil itself (beta against ||E||, alpha against
-     * ||Ad||, at least nd - rank(E) infinite), never from |s| */
-    int *kind = mbl_alloc_array((size_t)nd + 1, sizeof *kind), rankE = 0;
-    rc = kind ? mbla_gev_classify(nd, Ad, nd, E, nd, ar, ai, be, lin->eig_re, lin->eig_im, kind, NULL, &rankE, st)
-              : mbl_error(st, MBL_ENOMEM, "out of memory");
-    mbl_free(kind);
-    if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "descriptor: the model's equations do not determine its motion here");
-    if (rc) goto done;
-    for (int j = 0; j < nd; j++) {
-        double re = lin->eig_re[j], im = lin->eig_im[j];
-        cd[j].mag = isfinite(re) && isfinite(im) ? hypot(re, im) : INFINITY;
-        cd[j].idx = j;
-        lin->eig_spurious[j] = 1;
-        /* coordinate part of the eigenvector (LAPACK packing of conjugate pairs) */
-        const double *vre, *vim = NULL;
-        double sg = 1.0;
-        if (ai[j] == 0.0) vre = VR + (size_t)j * nd;
-        else if (ai[j] > 0.0) vre = VR + (size_t)j * nd, vim = VR + (size_t)(j + 1) * nd;
-        else vre = VR + (size_t)(j - 1) * nd, vim = VR + (size_t)j * nd, sg = -1.0;
-        for (int c = 0; c < n; c++) {
-            lin->eig_vre[c + (size_t)j * n] = vre[c];
-            lin->eig_vim[c + (size_t)j * n] = vim ? sg * vim[c] : 0.0;
-        }
-    }
-    qsort(cd, (size_t)nd, sizeof *cd, cmp_cand);
-    int nfin = 0;
-    for (int j = 0; j < nd; j++) nfin += isfinite(cd[j].mag);
-    if (nfin < nphys) {
-        rc = mbl_error(st, MBL_ESINGULAR,
-                       "descriptor: the pencil has %d finite eigenvalues, fewer than the %d degrees of freedom "
-                       "(a singular pencil or an inconsistent point)",
-                       nfin, nphys);
-        goto done;
-    }
-    for (int j = 0; j < nphys; j++) lin->eig_spurious[cd[j].idx] = 0;
-    rc = desc_refine(nd, n, Ad, E, VR, ai, cd, nphys, lin, st);
-    if (rc) goto done;
-    double gap = nphys < nd ? cd[nphys].mag / fmax(nphys ? cd[nphys - 1].mag : 0.0, DBL_MIN) : INFINITY;
     char scales[64];
     if (r + k && smax > smin) snprintf(scales, sizeof scales, "s %.3g to %.3g", smin, smax);
     else snprintf(scales, sizeof scales, " %.3g", r + k ? smin : 1.0);
@@ -386,12 +384,9 @@ int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
              "%d): %d physical, %d spurious (infinite) eigenvalues, modulus gap %.3g%s",
              nd, nd, scales, r, m, k, rankE, nphys, nd - nphys, gap,
              gap < DESC_GAP_WARN ? " (small: the physical/spurious split is doubtful; try constraint_scale)" : "");
-    *out = lin;
-    lin = NULL;
 done:
-    mbl_blocks_free(&B);
-    mbl_free(rows), mbl_free(ar), mbl_free(ai), mbl_free(be), mbl_free(VR), mbl_free(cd);
+    lin_blocks_free(&B);
+    mbl_free(rows);
     mbl_free(Rmu), mbl_free(Nv), mbl_free(Nq), mbl_free(sc);
-    mbl_linear_free(lin);
     return rc;
 }

@@ -44,13 +44,13 @@ static void fd_jac_rows(fd_ctx *c, int vel)
     const mbl_model *md = c->md;
     int n = c->n, m = c->m, k = c->k, z = vel ? c->z1 : c->z0, p0 = md->row0[MBL_ROW_PHI], h0 = md->row0[MBL_ROW_NH];
     const double *X = vel ? c->rw->Pw : c->rw->P;
-    mbl_sjac_dense(md, &md->jac, c->jac, p0, p0 + m, MBL_BLK_Q, c->Pq);
+    lin_sjac_dense(md, &md->jac, c->jac, p0, p0 + m, MBL_BLK_Q, c->Pq);
     for (int j = 0; j < n; j++) {
         for (int i = 0; i < m; i++) c->K[i + (size_t)j * n] = c->Pq[i + (size_t)j * m];
         for (int i = 0; i < z; i++) c->K[m + (vel ? k : 0) + i + (size_t)j * n] = X[i + (size_t)j * z];
     }
     if (vel) {
-        mbl_sjac_dense(md, &md->jac, c->jac, h0, h0 + k, MBL_BLK_V, c->Pq);
+        lin_sjac_dense(md, &md->jac, c->jac, h0, h0 + k, MBL_BLK_V, c->Pq);
         for (int j = 0; j < n; j++)
             for (int i = 0; i < k; i++) c->K[m + i + (size_t)j * n] = c->Pq[i + (size_t)j * k];
     }
@@ -127,7 +127,7 @@ static int fd_evaluate(fd_ctx *c, mbl_status *st)
     int rc = model_eval_F(md, c->ev->syms, c->F, c->ev->work, st);
     if (!rc) rc = model_eval_jac(md, c->ev->syms, c->jac, c->ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
-    if (!rc) mbl_rstates_rows(md, c->rw, c->us + c->usoff);
+    if (!rc) lin_rstates_rows(md, c->rw, c->us + c->usoff);
     return rc;
 }
 
@@ -152,7 +152,7 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
         double res = 0;
         for (int i = 0; i < m; i++) c->rhs[i] = -c->F[p0 + i], res = fmax(res, fabs(c->F[p0 + i]));
         for (int i = 0; i < z0; i++) {
-            c->rhs[m + i] = x[i] - mbl_rstates_S(md, c->rw, i, c->us, c->q);
+            c->rhs[m + i] = x[i] - lin_rstates_S(md, c->rw, i, c->us, c->q);
             res = fmax(res, fabs(c->rhs[m + i]));
         }
         if (res <= c->tol) break;
@@ -166,7 +166,7 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
     for (int it = 0;; it++) {
         for (int i = 0; i < m; i++) c->rhs[i] = -c->F[v0 + i];
         for (int i = 0; i < k; i++) c->rhs[m + i] = -c->F[h0 + i];
-        for (int i = 0; i < z1; i++) c->rhs[m + k + i] = x[z0 + i] - mbl_rstates_W(md, c->rw, i, c->us, c->v);
+        for (int i = 0; i < z1; i++) c->rhs[m + k + i] = x[z0 + i] - lin_rstates_W(md, c->rw, i, c->us, c->v);
         fd_jac_rows(c, 1);
         rc = mbla_lu_solve(n, 1, c->K, n, c->rhs, n, st);
         if (rc) return rc;
@@ -267,8 +267,96 @@ static double spec_dist(int nx, const double *A1, const double *A2, double *w, m
     return d;
 }
 
-int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-               mbl_status *st)
+/* The evaluation arrays of c (n, m, k, nr, ny, nX, nZ set) carved from the workspace p; returns what
+ * follows them. */
+static double *fd_carve(fd_ctx *c, double *p, int Nk)
+{
+    const mbl_model *md = c->md;
+    int n = c->n, m = c->m, k = c->k, nr = c->nr, ny = c->ny, nX = c->nX, nZ = c->nZ;
+    c->q = p, p += n + 1;
+    c->v = p, p += n + 1;
+    c->a = p, p += n + 1;
+    c->lam = p, p += m + 1;
+    c->mu = p, p += k + 1;
+    c->r = p, p += nr + 1;
+    c->F = p, p += md->nF + 1;
+    c->jac = p, p += md->jac.nz + 1;
+    c->K = p, p += (size_t)Nk * Nk + 1;
+    c->rhs = p, p += Nk + 1;
+    c->y = p, p += ny + 1;
+    c->Pq = p, p += (size_t)(m > k ? m : k) * n + 1;
+    c->X = p, p += nX + 1;
+    c->Xd = p, p += nX + 1;
+    c->Z = p, p += nZ + 1;
+    return p;
+}
+
+/* The differences D1 (nD entries, Richardson-extrapolated) and D2 of the chosen pair of steps (the
+ * coarser *h), with the largest entry *dn and the largest change *dd between the pair. */
+static int fd_steps(fd_ctx *c, const double *x0, const double *u0, const mbl_lin_options *opt, size_t nD, double *D1,
+                    double *D2, double *D3, double *xw, double *uw, double *fp, double *fm, double *h_out,
+                    double *dn_out, double *dd_out, mbl_status *st)
+{
+    /* step selection: differences at h, h/2, h/4; the pair of consecutive steps that agree best
+     * (truncation dominates at large steps, rounding at small ones) is used */
+    double h = opt->fd_step;
+    int rc = fd_diff(c, x0, u0, h, D1, xw, uw, fp, fm, st);
+    if (!rc) rc = fd_diff(c, x0, u0, h / 2, D2, xw, uw, fp, fm, st);
+    if (!rc) rc = fd_diff(c, x0, u0, h / 4, D3, xw, uw, fp, fm, st);
+    if (rc) return rc;
+    double dn = 0, d12 = 0, d23 = 0;
+    for (size_t i = 0; i < nD; i++) {
+        dn = fmax(dn, fabs(D2[i]));
+        d12 = fmax(d12, fabs(D1[i] - D2[i]));
+        d23 = fmax(d23, fabs(D2[i] - D3[i]));
+    }
+    double hc = h, dd = d12; /* the coarser step of the chosen pair */
+    if (d23 < d12) {
+        memcpy(D1, D2, nD * sizeof *D1);
+        memcpy(D2, D3, nD * sizeof *D2);
+        hc = h / 2, dd = d23;
+    }
+    if (dd > opt->fd_tol * fmax(dn, DBL_MIN)) {
+        return mbl_error(st, MBL_ENOCONV,
+                         "fd: the differences did not converge (relative change %.3g between steps %.3g and %.3g, "
+                         "tolerance %.3g)",
+                         dn > 0 ? dd / dn : dd, hc, hc / 2, opt->fd_tol);
+    }
+    h = hc;
+    /* Richardson: D = (4 D(h/2) - D(h)) / 3 */
+    for (size_t i = 0; i < nD; i++) D1[i] = (4 * D2[i] - D1[i]) / 3;
+    *h_out = h, *dn_out = dn, *dd_out = dd;
+    return 0;
+}
+
+/* A, B, C, D of lin from the differences D1 (rowsD = nx + ny rows: [A B; C D]), A2 the A of D2;
+ * then C-hat, K-hat, F from M-hat. */
+static void fd_result(mbl_linear *lin, const double *D1, const double *D2, int rowsD, double *A2)
+{
+    int nx = lin->nx, nr = lin->nu, ny = lin->ny, z0 = lin->z0, z1 = lin->z1, colsD = nx + nr;
+    for (int j = 0; j < nx; j++)
+        for (int i = 0; i < nx; i++) {
+            lin->A[i + (size_t)j * nx] = D1[i + (size_t)j * rowsD];
+            A2[i + (size_t)j * nx] = D2[i + (size_t)j * rowsD];
+        }
+    for (int j = 0; j < nr; j++)
+        for (int i = 0; i < nx; i++) lin->B[i + (size_t)j * nx] = D1[i + (size_t)(nx + j) * rowsD];
+    for (int j = 0; j < colsD; j++)
+        for (int i = 0; i < ny; i++) {
+            double v = D1[nx + i + (size_t)j * rowsD];
+            if (j < nx) lin->C[i + (size_t)j * ny] = v;
+            else lin->D[i + (size_t)(j - nx) * ny] = v;
+        }
+    /* C-hat = -M-hat dW'/dW, K-hat = -M-hat dW'/dS, F = M-hat dW'/du */
+    if (z1) {
+        if (z0) mbla_gemm('N', 'N', z1, z0, z1, -1.0, lin->M, z1, lin->A + z0, nx, 0.0, lin->K, z1, NULL);
+        mbla_gemm('N', 'N', z1, z1, z1, -1.0, lin->M, z1, lin->A + z0 + (size_t)z0 * nx, nx, 0.0, lin->Cd, z1, NULL);
+        if (nr) mbla_gemm('N', 'N', z1, nr, z1, 1.0, lin->M, z1, lin->B + z0, nx, 0.0, lin->F, z1, NULL);
+    }
+}
+
+int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+           mbl_status *st)
 {
     int n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny, r = 0, rc;
     mbl_blocks B;
@@ -281,38 +369,24 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     memset(&c, 0, sizeof c);
     memset(&rs, 0, sizeof rs), memset(&rw, 0, sizeof rw), memset(&us, 0, sizeof us);
     *out = NULL;
-    rc = mbl_require_dense(md, opt, "fd", st);
+    rc = lin_require_dense(md, opt, "fd", st);
     if (rc) return rc;
-    rc = mbl_blocks_init(md, pt, &B, st);
+    rc = lin_dense_open(md, pt, &B, &rows, st);
     if (rc) return rc;
-    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
-    if (!rows) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    rc = mbl_require_full_rank(&B, opt->rank_tol, rows, &r, "fd",
-                               "the reduced equations in independent coordinates do not exist", st);
-    if (!rc) rc = mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
+    int frozen = 0;
+    rc = lin_dense_states(md, pt, opt, &B, "fd", "the reduced equations in independent coordinates do not exist", rows, &r, &rs, &us,
+                          &frozen, sel, sizeof sel, st);
     if (rc) goto done;
-    int frozen = mbl_states_frozen(md, pt, rs.W, rs.z0, rs.z1); /* speeds at a point with motion */
-    if (frozen) {
-        us = rs;
-        if (mbl_rstates_rates(md, &B, &us, &rs)) {
-            memset(&rs, 0, sizeof rs);
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-    }
     int nX = md->nX, nZ = md->nZ;
     int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1 + nX, Nk = n + m + k + nX + nZ, rowsD = nx + ny, colsD = nx + nr;
     size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
     usv = mbl_calloc(nusv, sizeof *usv);
-    lin = mbl_linear_alloc_x(n, z0, z1, nX, nr, ny);
+    lin = lin_linear_alloc_x(n, z0, z1, nX, nr, ny);
     size_t nb = 2 * (size_t)nX + (size_t)nZ + 6 * (size_t)n + 2 * (size_t)(m + k) + (size_t)md->nF + (size_t)md->jac.nz + (size_t)Nk * Nk + (size_t)Nk +
                 (size_t)ny + (size_t)(m + k) * n + 3 * (size_t)rowsD * colsD + 4 * (size_t)(nx + nr + ny) +
                 4 * (size_t)nx + 2 * (size_t)nx * nx + 24;
     buf = mbl_calloc(nb, sizeof *buf);
-    if (!usv || !lin || !buf || mbl_rstates_alloc(&rw, n, z0, z1)) {
+    if (!usv || !lin || !buf || lin_rstates_alloc(&rw, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -321,28 +395,14 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     int usoff = 3 * md->nus + 2 * md->nuvs;
     snprintf(lin->method, sizeof lin->method, "fd");
     /* exact M-hat and q_S from the reduction at the point (positions only) */
-    rc = mbl_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
+    rc = lin_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
     if (rc) goto done;
     double *p = buf;
     /* c.P: workspace for dS/dq at the Newton iterates (Pd is no longer needed) */
     c.md = md, c.pt = pt, c.rw = &rw, c.us = usv, c.usoff = usoff;
     c.n = n, c.m = m, c.k = k, c.z0 = z0, c.z1 = z1, c.nX = nX, c.nZ = nZ, c.nr = nr, c.ny = ny, c.maxit = FD_NEWTON_MAXIT;
     c.ev = &B.ev;
-    c.q = p, p += n + 1;
-    c.v = p, p += n + 1;
-    c.a = p, p += n + 1;
-    c.lam = p, p += m + 1;
-    c.mu = p, p += k + 1;
-    c.r = p, p += nr + 1;
-    c.F = p, p += md->nF + 1;
-    c.jac = p, p += md->jac.nz + 1;
-    c.K = p, p += (size_t)Nk * Nk + 1;
-    c.rhs = p, p += Nk + 1;
-    c.y = p, p += ny + 1;
-    c.Pq = p, p += (size_t)(m > k ? m : k) * n + 1;
-    c.X = p, p += nX + 1;
-    c.Xd = p, p += nX + 1;
-    c.Z = p, p += nZ + 1;
+    p = fd_carve(&c, p, Nk);
     if (nX) memcpy(c.X, pt->X, (size_t)nX * sizeof *c.X);
     if (nX) memcpy(c.Xd, pt->Xdot, (size_t)nX * sizeof *c.Xd);
     if (nZ) memcpy(c.Z, pt->Z, (size_t)nZ * sizeof *c.Z);
@@ -373,66 +433,21 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     double qs = 1.0;
     for (int i = 0; i < n; i++) qs = fmax(qs, fabs(pt->q[i]));
     c.tol = FD_NEWTON_ULPS * DBL_EPSILON * qs;
-    for (int i = 0; i < z0; i++) x0[i] = mbl_rstates_S(md, &rs, i, B.ev.us, pt->q);
-    for (int i = 0; i < z1; i++) x0[z0 + i] = mbl_rstates_W(md, &rs, i, B.ev.us, pt->v);
+    for (int i = 0; i < z0; i++) x0[i] = lin_rstates_S(md, &rs, i, B.ev.us, pt->q);
+    for (int i = 0; i < z1; i++) x0[z0 + i] = lin_rstates_W(md, &rs, i, B.ev.us, pt->v);
     for (int i = 0; i < nX; i++) x0[z0 + z1 + i] = pt->X[i];
-    /* step selection: differences at h, h/2, h/4; the pair of consecutive steps that agree best
-     * (truncation dominates at large steps, rounding at small ones) is used */
-    double h = opt->fd_step;
-    size_t nD = (size_t)rowsD * colsD;
-    rc = fd_diff(&c, x0, pt->r, h, D1, xw, uw, fp, fm, st);
-    if (!rc) rc = fd_diff(&c, x0, pt->r, h / 2, D2, xw, uw, fp, fm, st);
-    if (!rc) rc = fd_diff(&c, x0, pt->r, h / 4, D3, xw, uw, fp, fm, st);
+    double h = 0, dn = 0, dd = 0;
+    rc = fd_steps(&c, x0, pt->r, opt, (size_t)rowsD * colsD, D1, D2, D3, xw, uw, fp, fm, &h, &dn, &dd, st);
     if (rc) goto done;
-    double dn = 0, d12 = 0, d23 = 0;
-    for (size_t i = 0; i < nD; i++) {
-        dn = fmax(dn, fabs(D2[i]));
-        d12 = fmax(d12, fabs(D1[i] - D2[i]));
-        d23 = fmax(d23, fabs(D2[i] - D3[i]));
-    }
-    double hc = h, dd = d12; /* the coarser step of the chosen pair */
-    if (d23 < d12) {
-        memcpy(D1, D2, nD * sizeof *D1);
-        memcpy(D2, D3, nD * sizeof *D2);
-        hc = h / 2, dd = d23;
-    }
-    if (dd > opt->fd_tol * fmax(dn, DBL_MIN)) {
-        rc = mbl_error(st, MBL_ENOCONV,
-                       "fd: the differences did not converge (relative change %.3g between steps %.3g and %.3g, "
-                       "tolerance %.3g)",
-                       dn > 0 ? dd / dn : dd, hc, hc / 2, opt->fd_tol);
-        goto done;
-    }
-    h = hc;
-    /* Richardson: D = (4 D(h/2) - D(h)) / 3 */
-    for (size_t i = 0; i < (size_t)rowsD * colsD; i++) D1[i] = (4 * D2[i] - D1[i]) / 3;
-    for (int j = 0; j < nx; j++)
-        for (int i = 0; i < nx; i++) {
-            lin->A[i + (size_t)j * nx] = D1[i + (size_t)j * rowsD];
-            A2[i + (size_t)j * nx] = D2[i + (size_t)j * rowsD];
-        }
-    for (int j = 0; j < nr; j++)
-        for (int i = 0; i < nx; i++) lin->B[i + (size_t)j * nx] = D1[i + (size_t)(nx + j) * rowsD];
-    for (int j = 0; j < colsD; j++)
-        for (int i = 0; i < ny; i++) {
-            double v = D1[nx + i + (size_t)j * rowsD];
-            if (j < nx) lin->C[i + (size_t)j * ny] = v;
-            else lin->D[i + (size_t)(j - nx) * ny] = v;
-        }
-    /* C-hat = -M-hat dW'/dW, K-hat = -M-hat dW'/dS, F = M-hat dW'/du */
-    if (z1) {
-        if (z0) mbla_gemm('N', 'N', z1, z0, z1, -1.0, lin->M, z1, lin->A + z0, nx, 0.0, lin->K, z1, NULL);
-        mbla_gemm('N', 'N', z1, z1, z1, -1.0, lin->M, z1, lin->A + z0 + (size_t)z0 * nx, nx, 0.0, lin->Cd, z1, NULL);
-        if (nr) mbla_gemm('N', 'N', z1, nr, z1, 1.0, lin->M, z1, lin->B + z0, nx, 0.0, lin->F, z1, NULL);
-    }
+    fd_result(lin, D1, D2, rowsD, A2);
     double err = nx ? spec_dist(nx, lin->A, A2, ew, st) : 0.0;
     /* rounding floor: the position solve and the evaluations carry relative errors of order
      * eps cond([Phi_q; P]); differencing divides them by h */
     err = fmax(err, DBL_EPSILON * fmax(1.0, lin->cond) / h * mbla_norm1(nx, nx, lin->A, nx));
     lin->err_est = err;
-    if (frozen) rc = mbl_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
+    if (frozen) rc = lin_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
     if (rc) goto done;
-    if (mbl_lin_state_names(md, lin, frozen ? &us : &rs)) {
+    if (lin_state_names(md, lin, frozen ? &us : &rs)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -444,8 +459,8 @@ int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *
     lin = NULL;
 done:
     rw.S = rw.W = NULL;
-    mbl_blocks_free(&B);
-    mbl_rstates_free(&rs), mbl_rstates_free(&rw), mbl_rstates_free(&us);
+    lin_blocks_free(&B);
+    lin_rstates_free(&rs), lin_rstates_free(&rw), lin_rstates_free(&us);
     mbl_free(rows), mbl_free(usv), mbl_free(buf);
     mbl_linear_free(lin);
     return rc;

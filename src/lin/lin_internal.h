@@ -26,29 +26,29 @@ typedef struct mbl_eval {
     double *y;      /* ny values then md->yjac.nz Jacobian values */
 } mbl_eval;
 
-int mbl_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st);
-int mbl_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st);
-void mbl_eval_free(mbl_eval *ev);
+int lin_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st);
+int lin_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st);
+void lin_eval_free(mbl_eval *ev);
 
 /* Dense (rows x cols, column-major) copy of the block of the residual Jacobian with row group
  * rg (MBL_ROW_*) and column block cb (MBL_BLK_*). */
-void mbl_jac_block(const mbl_model *md, const double *jacval, int rg, int cb, double *out);
+void lin_jac_block(const mbl_model *md, const double *jacval, int rg, int cb, double *out);
 
 /* Choose the position-level states S (z0 of them) and the velocity-level states W (z1) by LU
  * with full pivoting on the weighted Jacobian of source 000 Eq. 22, preferring user states.
  * Writes what happened into lin->selection and the counts into lin. */
-int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_options *opt, mbl_linear *lin,
+int lin_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_options *opt, mbl_linear *lin,
                       mbl_state_ref **S, int *z0, mbl_state_ref **W, int *z1, mbl_status *st);
 
-int mbl_lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                      mbl_status *st);
+int lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                  mbl_status *st);
 
-/* A new string: a alone (b NULL), or a, b and ")" (mbl_name_join("der(", "x") = "der(x)"). */
-char *mbl_name_join(const char *a, const char *b);
+/* A new string: a alone (b NULL), or a, b and ")" (lin_name_join("der(", "x") = "der(x)"). */
+char *lin_name_join(const char *a, const char *b);
 
 /* Allocate a linear model with its arrays (names not filled). */
-mbl_linear *mbl_linear_alloc(int n, int z0, int z1, int nu, int ny);
+mbl_linear *lin_linear_alloc(int n, int z0, int z1, int nu, int ny);
 /* The same with zx user ODE states (nx = z0 + z1 + zx). */
-mbl_linear *mbl_linear_alloc_x(int n, int z0, int z1, int zx, int nu, int ny);
+mbl_linear *lin_linear_alloc_x(int n, int z0, int z1, int zx, int nu, int ny);
 
 #endif

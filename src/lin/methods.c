@@ -1,9 +1,63 @@
-/* The method table, the option defaults and the dispatcher mbl_linearize(). */
-#include <float.h>
-#include <math.h>
+/* The method table, the dispatcher mbl_linearize(), and the methods composed of others' parts
+ * (descriptor with its state-space form alongside). */
+#include <stdio.h>
 #include <string.h>
 
 #include "lin/methods_internal.h"
+
+/* Large models (and nev asked for): the pencil assembled sparse from the Jacobian triplets, ARPACK
+ * shift-invert for the nev eigenvalues nearest the shift (src/lin/sparse_pencil.c). A, B, C, D and
+ * M, C, K alongside from `augmented` when its dense path fits the memory budget and the partial
+ * spectrum was not asked for; else they are not formed. E and Ad are never stored dense
+ * (lin->descriptor->E, Ad stay NULL). Regular configurations only (lin_descriptor_path). */
+static int descriptor_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                             mbl_status *st)
+{
+    mbl_linear *lin = NULL;
+    int rc;
+    *out = NULL;
+    char why[256] = "";
+    double need = lin_dense_bytes(md, pt, "augmented"), budget = lin_mem_budget(opt);
+    if (opt->partial != MBL_PARTIAL_ALWAYS && need <= budget) {
+        rc = lin_augmented(md, pt, opt, &lin, st);
+        if (rc) return rc;
+    } else if (opt->partial != MBL_PARTIAL_ALWAYS) {
+        snprintf(why, sizeof why,
+                 "the state-space form (dense) needs about %.3g GiB, over the memory budget of %.3g GiB: not formed",
+                 need / 1073741824.0, budget / 1073741824.0);
+    }
+    rc = lin_sparse_spectrum(md, pt, opt, "descriptor", why, &lin, st);
+    if (rc) {
+        mbl_linear_free(lin);
+        return rc;
+    }
+    *out = lin;
+    return 0;
+}
+
+/* `descriptor`: the pencil of src/lin/descriptor.c with the state-space form A, B, C, D and M, C, K
+ * alongside, from another method: on the dense path the tangent coordinates of `nullspace` at the
+ * same point, or the states of `augmented` with non-holonomic constraints or Eq. 10 features (the
+ * tangent coordinates are position-level only); the pencil is attached to that linear model. */
+static int descriptor_with_state_space(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt,
+                                       mbl_linear **out, mbl_status *st)
+{
+    *out = NULL;
+    int path = lin_descriptor_path(md, pt, opt, st);
+    if (path < 0) return path;
+    if (path == LIN_DESC_SPARSE) return descriptor_sparse(md, pt, opt, out, st);
+    mbl_linear *lin = NULL;
+    int rc = md->k > 0 || md->ext ? lin_augmented(md, pt, opt, &lin, st) : lin_nullspace(md, pt, opt, &lin, st);
+    if (rc) return rc;
+    snprintf(lin->method, sizeof lin->method, "descriptor");
+    rc = lin_descriptor(md, pt, opt, lin, st);
+    if (rc) {
+        mbl_linear_free(lin);
+        return rc;
+    }
+    *out = lin;
+    return 0;
+}
 
 typedef int (*lin_fn)(const mbl_model *, const mbl_point *, const mbl_lin_options *, mbl_linear **, mbl_status *);
 
@@ -11,9 +65,9 @@ static const struct {
     const char *name;
     lin_fn fn;
 } methods[] = {
-    {"augmented", mbl_lin_augmented},   {"partition", mbl_lin_partition},   {"nullspace", mbl_lin_nullspace},
-    {"projection", mbl_lin_projection}, {"descriptor", mbl_lin_descriptor}, {"penalty", mbl_lin_penalty},
-    {"fd", mbl_lin_fd},
+    {"augmented", lin_augmented},   {"partition", lin_partition},   {"nullspace", lin_nullspace},
+    {"projection", lin_projection}, {"descriptor", descriptor_with_state_space}, {"penalty", lin_penalty},
+    {"fd", lin_fd},
 };
 
 #define NMETHODS ((int)(sizeof methods / sizeof methods[0]))
@@ -28,27 +82,6 @@ const char *mbl_lin_method_name(int i)
     return i >= 0 && i < NMETHODS ? methods[i].name : NULL;
 }
 
-void mbl_lin_options_default(mbl_lin_options *opt)
-{
-    memset(opt, 0, sizeof *opt);
-    opt->method = "augmented";
-    opt->state_weight = 1e-3;
-    opt->pivot_tol = 1e-9;
-    opt->rcond_min = 1e-13;
-    opt->rank_tol = 1e-9;
-    opt->dense_max = 1000;
-    opt->dense_n_max = 4000;
-    opt->nev = 20;
-    opt->shift = -1e-3;
-    opt->constraint_scale = 0.0;
-    opt->pen_alpha = 1e6;
-    opt->pen_xi = 1.0;
-    opt->pen_omega = 10.0;
-    opt->pen_ratio = 10.0;
-    opt->fd_step = cbrt(DBL_EPSILON);
-    opt->fd_tol = 1e-3;
-}
-
 /* The memory decision (docs/linearization.md, "Large models: partial spectra"): augmented switches
  * to the partial spectrum of the sparse pencil when the peak of its dense path would exceed the
  * budget (or when asked); descriptor chooses its own path (QZ up to dense_max, else the sparse
@@ -59,7 +92,7 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     const char *name = methods[i].name;
     int aug = !strcmp(name, "augmented"), desc = !strcmp(name, "descriptor");
     const char *ext = model_ext_features(md); /* source 000 Eq. 10: the partial spectrum does not take it */
-    double budget = mbl_lin_mem_budget(opt), need = mbl_lin_dense_bytes(md, pt, name);
+    double budget = lin_mem_budget(opt), need = lin_dense_bytes(md, pt, name);
     if (desc && (opt->partial == MBL_PARTIAL_ALWAYS || 2 * md->n + md->m + md->k > opt->dense_max))
         return methods[i].fn(md, pt, opt, out, st); /* the sparse pencil, which checks its own need */
     if (aug && ext && (opt->partial == MBL_PARTIAL_ALWAYS || need > budget))
@@ -71,7 +104,7 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
                      "the whole spectrum (dense) needs about %.3g GiB, over the memory budget of %.3g GiB: partial "
                      "spectrum",
                      need / 1073741824.0, budget / 1073741824.0);
-        int rc = mbl_lin_sparse_spectrum(md, pt, opt, name, why, out, st);
+        int rc = lin_sparse_spectrum(md, pt, opt, name, why, out, st);
         if (rc && why[0] && rc != MBL_ENOMEM) mbl_error_prefix(st, "%s; the partial spectrum failed", why);
         return rc;
     }
@@ -80,8 +113,8 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     if (need > budget) {
         char what[96];
         snprintf(what, sizeof what, "%s: the dense computation (n = %d, m = %d)", name, md->n, md->m);
-        return mbl_lin_refuse_memory(what, need, budget,
-                                     aug ? "raise the budget or allow the partial spectrum"
+        return lin_refuse_memory(what, need, budget,
+                                 aug ? "raise the budget or allow the partial spectrum"
                                          : "use augmented (the default), which switches to a partial spectrum",
                                      st);
     }
@@ -116,20 +149,8 @@ int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
         mbl_lin_options_default(&def);
         opt = &def;
     }
-    /* options of the other methods left at 0 (a zero-initialized struct) take their defaults */
-    mbl_lin_options o = *opt, d;
-    mbl_lin_options_default(&d);
-    if (!(o.rank_tol > 0)) o.rank_tol = d.rank_tol;
-    if (o.dense_max <= 0) o.dense_max = d.dense_max;
-    if (o.dense_n_max <= 0) o.dense_n_max = d.dense_n_max;
-    if (o.nev <= 0) o.nev = d.nev;
-    if (o.shift == 0.0) o.shift = d.shift;
-    if (o.pen_alpha == 0.0) o.pen_alpha = d.pen_alpha;
-    if (o.pen_omega == 0.0) o.pen_omega = d.pen_omega;
-    if (o.pen_ratio == 0.0) o.pen_ratio = d.pen_ratio;
-    if (o.fd_step == 0.0) o.fd_step = d.fd_step;
-    if (o.fd_tol == 0.0) o.fd_tol = d.fd_tol;
-    if (!(o.mem_budget > 0)) o.mem_budget = MBL_MEM_BUDGET_DEFAULT;
+    mbl_lin_options o;
+    lin_options_complete(opt, &o);
     opt = &o;
     const char *method = opt->method ? opt->method : "augmented";
     for (int i = 0; i < NMETHODS; i++)

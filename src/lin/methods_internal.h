@@ -29,31 +29,31 @@ typedef struct mbl_blocks {
     mbl_eval ev;
 } mbl_blocks;
 
-int mbl_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl_status *st);
+int lin_blocks_init(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, mbl_status *st);
 /* Re-evaluate the Jacobian values only (ev.jac) at (q, v, a, lambda, mu) without filling blocks. */
-int mbl_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *v, const double *lam,
+int lin_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *v, const double *lam,
                         const double *mu, double *jac, mbl_eval *ev, mbl_status *st);
-void mbl_blocks_free(mbl_blocks *B);
+void lin_blocks_free(mbl_blocks *B);
 /* Dense block of a sparse expression Jacobian J with values val: rows [r0, r1), unknown columns
  * of block cb. out is (r1 - r0) x (block width), column-major. */
-void mbl_sjac_dense(const mbl_model *md, const mbl_sjac *J, const double *val, int r0, int r1, int cb, double *out);
+void lin_sjac_dense(const mbl_model *md, const mbl_sjac *J, const double *val, int r0, int r1, int cb, double *out);
 
 /* 1 when some output depends on the unknowns of block blk (MBL_BLK_A: accelerations, MBL_BLK_LAMBDA,
  * MBL_BLK_MU: multipliers). */
-int mbl_outputs_use(const mbl_model *md, int blk);
+int lin_outputs_use(const mbl_model *md, int blk);
 
 /* Refuse models with more than opt->dense_n_max coordinates (the methods here are dense). */
-int mbl_require_dense(const mbl_model *md, const mbl_lin_options *opt, const char *method, mbl_status *st);
+int lin_require_dense(const mbl_model *md, const mbl_lin_options *opt, const char *method, mbl_status *st);
 
 /* Independent constraint rows: QRCP of Phi_q^T (n x m) with every row of Phi_q scaled to unit
  * 2-norm first (a constraint's units do not decide the rank); rows[0..r-1] receives the pivoted
  * (independent) rows, *r the numerical rank (relative tolerance tol). rows has room for m. */
-int mbl_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_status *st);
+int lin_constraint_rank(const mbl_blocks *B, double tol, int *rows, int *r, mbl_status *st);
 /* Scale every nonzero column of A (rows x cols, lda) to unit 2-norm in place. */
-void mbl_unit_columns(int rows, int cols, double *A, int lda);
-/* mbl_constraint_rank, then a one-line MBL_ESINGULAR refusal "<method>: Phi_q has rank r < m ...:
+void lin_unit_columns(int rows, int cols, double *A, int lda);
+/* lin_constraint_rank, then a one-line MBL_ESINGULAR refusal "<method>: Phi_q has rank r < m ...:
  * <why>; use descriptor, penalty or nullspace" when the constraints are not independent. */
-int mbl_require_full_rank(const mbl_blocks *B, double tol, int *rows, int *r, const char *method, const char *why,
+int lin_require_full_rank(const mbl_blocks *B, double tol, int *rows, int *r, const char *method, const char *why,
                           mbl_status *st);
 
 /* The states of a reduction: positions S = s(q) (z0 = n - r) and velocities W = w(q, v)
@@ -63,7 +63,7 @@ int mbl_require_full_rank(const mbl_blocks *B, double tol, int *rows, int *r, co
  *   Pw = dW/dv, Wq = dW/dq, Wd_v = d(W')/dv, Wd_q = d(W')/dq                    (z1 x n)
  * (d(S')/dv = P and d(W')/da = Pw). sdot = 1 when W = S' (then A = [0 I; ...] exactly). S and W
  * (may be NULL for states that are not the user's, e.g. tangent coordinates) say which states
- * they are, as in mbl_select_states. */
+ * they are, as in lin_select_states. */
 typedef struct mbl_rstates {
     int z0, z1, sdot;
     mbl_state_ref *S, *W;
@@ -72,26 +72,39 @@ typedef struct mbl_rstates {
 } mbl_rstates;
 
 /* Allocate the rows of rs for z0, z1 (zeroed; S and W untouched). */
-int mbl_rstates_alloc(mbl_rstates *rs, int n, int z0, int z1);
-void mbl_rstates_free(mbl_rstates *rs);
+int lin_rstates_alloc(mbl_rstates *rs, int n, int z0, int z1);
+void lin_rstates_free(mbl_rstates *rs);
 
-/* The states of `augmented` (source 000 Eq. 20-22: mbl_select_states, full pivoting, user states
+/* The states of `augmented` (source 000 Eq. 20-22: lin_select_states, full pivoting, user states
  * preferred; with non-holonomic constraints the velocity states W are chosen among the
  * derivatives of the position states, user velocity states first) and their rows at the point.
  * selection (size selsize) receives what the selection did. */
-int mbl_lin_states(const mbl_model *md, const mbl_blocks *B, const mbl_lin_options *opt, mbl_rstates *rs,
-                   char *selection, size_t selsize, mbl_status *st);
+int lin_states(const mbl_model *md, const mbl_blocks *B, const mbl_lin_options *opt, mbl_rstates *rs,
+               char *selection, size_t selsize, mbl_status *st);
 
 /* (Re)fill the rows of rs (S and W set) from user-state Jacobian values usjac (the part of a
  * tape_us evaluation after its 3 nus + 2 nuvs values). */
-void mbl_rstates_rows(const mbl_model *md, mbl_rstates *rs, const double *usjac);
+void lin_rstates_rows(const mbl_model *md, mbl_rstates *rs, const double *usjac);
 
 /* Value of position state i and velocity state i from a tape_us evaluation us and (q, v, a). */
-double mbl_rstates_S(const mbl_model *md, const mbl_rstates *rs, int i, const double *us, const double *q);
-double mbl_rstates_W(const mbl_model *md, const mbl_rstates *rs, int i, const double *us, const double *v);
+double lin_rstates_S(const mbl_model *md, const mbl_rstates *rs, int i, const double *us, const double *q);
+double lin_rstates_W(const mbl_model *md, const mbl_rstates *rs, int i, const double *us, const double *v);
 
 /* State names as `augmented` gives them (S names, then "der(S)" or the velocity state's text). */
-int mbl_lin_state_names(const mbl_model *md, mbl_linear *lin, const mbl_rstates *rs);
+int lin_state_names(const mbl_model *md, mbl_linear *lin, const mbl_rstates *rs);
+
+/* The opening of the dense methods (partition, nullspace, projection, fd; after lin_require_dense):
+ * the dense blocks B at pt and *rows, room for the m constraint rows (the caller frees both; on an
+ * error nothing is left). */
+int lin_dense_open(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, int **rows, mbl_status *st);
+/* Their states (partition, projection, fd): the *r independent constraint rows (or the refusal of
+ * lin_require_full_rank with method and why), the states of augmented rs with the selection sel
+ * (lin_states); at a point with motion whose velocity states are speeds (lin_states_frozen,
+ * *frozen = 1), us receives those states and rs the position states with their rates instead. The
+ * caller frees rs and us, also after an error. */
+int lin_dense_states(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_blocks *B,
+                     const char *method, const char *why, int *rows, int *r, mbl_rstates *rs, mbl_rstates *us,
+                     int *frozen, char *sel, size_t selsize, mbl_status *st);
 
 /* The kinematic sensitivities of a reduction (n rows each): dq = Qs dS, dv = Qw dW + Vs dS,
  * da = Qw dW' + Ha dW + Ga dS + Ra dr. */
@@ -100,7 +113,7 @@ typedef struct mbl_rkin {
     double *Qw, *Ha;       /* n x z1 */
     double *Ra;            /* n x nr */
 } mbl_rkin;
-void mbl_rkin_free(mbl_rkin *K);
+void lin_rkin_free(mbl_rkin *K);
 
 /* The reduction engine. The positions complete the r independent constraint rows to the regular
  * Jc = [Phi_q(rows, :); P], the velocities the velocity constraints to the regular
@@ -116,26 +129,26 @@ void mbl_rkin_free(mbl_rkin *K);
  * caller with z0, z1). Outputs of the multipliers take (dlambda, dmu) from the linearized equations
  * of motion, Phi_q^T dlambda + A_nh^T dmu = -(M da + Rv dv + Rq dq + Rr dr), solved with Jv^T;
  * they need r == m and Rq_use == NULL, else an error. kin (may be NULL) receives the kinematic
- * sensitivities (the caller frees them with mbl_rkin_free), Jv_lu_out (may be NULL; the caller
+ * sensitivities (the caller frees them with lin_rkin_free), Jv_lu_out (may be NULL; the caller
  * frees it) the factorization of Jv. */
-int mbl_reduce(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, const double *Rq_use,
+int lin_reduce(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, const double *Rq_use,
                double rcond_min, mbl_linear *lin, mbl_rkin *kin, mbla_dlu **Jv_lu_out, mbl_status *st);
 
-/* mbl_reduce in the states ts (e.g. tangent coordinates), the result reported in the states us
+/* lin_reduce in the states ts (e.g. tangent coordinates), the result reported in the states us
  * (S = s(q), W = w(q, v); the same counts) by the exact change of the kinematic sensitivities:
  * with G = P Qs, Hw = Pw Qw, H21 = Pw Vs + Wq Qs and L = d(W')/d(old states, inputs) at fixed
  * old-state accelerations, Qs' = Qs G^-1, Qw' = Qw Hw^-1, Vs' = (Vs - Qw' H21) G^-1,
  * [Ga' Ha'] = ([Ga Ha] - Qw' L_x) H^-1, Ra' = Ra - Qw' L_u (at a point with motion the states'
  * second derivatives enter through L and H21); then M, C, K are projected with Qw' from the full
- * matrices as in mbl_reduce (no products that cancel on stiff models). Rq is B->Rq. */
-/* The kinematic part of mbl_reduce: Jc = [Phi_q(rows); P], Jv = [Phi_q(rows); A_nh; Pw] (factored:
- * *luv, with the row scales dv), the sensitivities K (the caller frees them with mbl_rkin_free and
+ * matrices as in lin_reduce (no products that cancel on stiff models). Rq is B->Rq. */
+/* The kinematic part of lin_reduce: Jc = [Phi_q(rows); P], Jv = [Phi_q(rows); A_nh; Pw] (factored:
+ * *luv, with the row scales dv), the sensitivities K (the caller frees them with lin_rkin_free and
  * *luv with mbla_dlu_free), *cond the larger of the two scaled condition estimates. */
-int mbl_reduce_kin(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, double rcond_min, mbl_rkin *K,
+int lin_reduce_kin(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, double rcond_min, mbl_rkin *K,
                    mbla_dlu **luv, double *dv, double *cond, mbl_status *st);
 
 /* The dynamic part of a reduction of a model with Eq. 10 features (B->ext), from the kinematic
- * sensitivities kin of mbl_reduce (in the states rs, r == m independent constraint rows): the
+ * sensitivities kin of lin_reduce (in the states rs, r == m independent constraint rows): the
  * linearized dynamic rows [R; d; zeq] (EOM, ode, implicit variables) with da = Qw dW' + Ga dS +
  * Ha dW + Ra dr, dv = Vs dS + Qw dW, dq = Qs dS are solved for (dW', dlambda, dmu, der(dX), dZ)
  * per column of [S, W, X, r] (a square system: n + nX + nZ equations and unknowns), so forces,
@@ -145,14 +158,14 @@ int mbl_reduce_kin(const mbl_blocks *B, const int *rows, int r, const mbl_rstate
  * projected on Qw instead (the multipliers eliminated; needs forces free of multipliers and ode and
  * implicit-variable rows free of them, else MBL_EMODEL), their q columns are Rq_use and Kx (z1 x z0,
  * may be NULL) is added to the projected rows' S columns. lin has zx = nX. */
-int mbl_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, const mbl_rkin *K, const double *Rq_use,
+int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, const mbl_rkin *K, const double *Rq_use,
                           const double *Kx, double rcond_min, mbl_linear *lin, mbl_status *st);
 /* 1 when the model's multipliers enter its dynamic rows only as the reactions Phi_q^T lambda +
  * A_nh^T mu (structurally: the EOM rows' multiplier columns are the constraint Jacobian's nodes,
  * and neither the ode nor the implicit-variable rows use them). */
-int mbl_multipliers_reactions_only(const mbl_model *md);
+int lin_multipliers_reactions_only(const mbl_model *md);
 
-int mbl_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *ts, const mbl_rstates *us,
+int lin_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *ts, const mbl_rstates *us,
                       double rcond_min, mbl_linear *lin, mbl_status *st);
 
 /* Generalized speeds at a point with motion (docs/linearization.md): velocity states W = w(q, v)
@@ -161,17 +174,17 @@ int mbl_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rst
  * rates turn with the spin): the instantaneous Jacobian in (S, W) then has no modal meaning. The
  * linear model is taken in (S, S', X) instead and changed to (S, W, X) by the constant map H at the
  * point (W = H21 S + Hw S'): A = H A_ref H^-1, B = H B_ref, C = C_ref H^-1, M, C, K likewise.
- * mbl_states_frozen: 1 when that applies (a point with motion, holonomic, z0 == z1, some W a user
- * velocity state). mbl_rstates_rates: ref = the states S with W = S' (rows filled at B's point).
- * mbl_frozen_change: lin (in ref's states) changed to us's. */
-int mbl_states_frozen(const mbl_model *md, const mbl_point *pt, const mbl_state_ref *W, int z0, int z1);
-int mbl_rstates_rates(const mbl_model *md, const mbl_blocks *B, const mbl_rstates *us, mbl_rstates *ref);
-int mbl_frozen_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *us, const mbl_rstates *ref,
+ * lin_states_frozen: 1 when that applies (a point with motion, holonomic, z0 == z1, some W a user
+ * velocity state). lin_rstates_rates: ref = the states S with W = S' (rows filled at B's point).
+ * lin_frozen_change: lin (in ref's states) changed to us's. */
+int lin_states_frozen(const mbl_model *md, const mbl_point *pt, const mbl_state_ref *W, int z0, int z1);
+int lin_rstates_rates(const mbl_model *md, const mbl_blocks *B, const mbl_rstates *us, mbl_rstates *ref);
+int lin_frozen_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *us, const mbl_rstates *ref,
                       double rcond_min, mbl_linear *lin, mbl_status *st);
 
 /* 1 when the point has nonzero velocities or accelerations (not an equilibrium): there the
  * spectrum of a linearization depends on the states chosen. */
-int mbl_point_moving(const mbl_point *pt);
+int lin_point_moving(const mbl_point *pt);
 
 /* Text for the notes of methods whose states are not the user's at a point with motion. */
 #define MBL_MOVING_NOTE                                                                              \
@@ -179,39 +192,52 @@ int mbl_point_moving(const mbl_point *pt);
     "away from equilibrium depends on the states"
 
 /* Fill state names (pos[i] and "der(pos[i])"), input and output names. */
-int mbl_lin_set_names(const mbl_model *md, mbl_linear *lin, char *const *pos);
+int lin_set_names(const mbl_model *md, mbl_linear *lin, char *const *pos);
 
-/* Allocate the method-provided spectrum arrays of lin (neig eigenvalues, n x neig shapes). */
-int mbl_lin_alloc_eigs(mbl_linear *lin, int neig);
+/* Allocate the method-provided spectrum of lin (lin->spectrum: neig eigenvalues, n x neig shapes). */
+int lin_alloc_eigs(mbl_linear *lin, int neig);
+/* Allocate lin->descriptor (order nd, its matrices NULL) when it is not there yet; set its order. */
+int lin_alloc_descriptor(mbl_linear *lin, int nd);
+
+/* opt with the options of the other methods left at 0 (a zero-initialized struct) at their defaults,
+ * into out. */
+void lin_options_complete(const mbl_lin_options *opt, mbl_lin_options *out);
 
 /* Methods. */
-int mbl_lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                      mbl_status *st);
-int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                      mbl_status *st);
-int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                       mbl_status *st);
-int mbl_lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                       mbl_status *st);
-int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                    mbl_status *st);
-int mbl_lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-               mbl_status *st);
+int lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                  mbl_status *st);
+int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                  mbl_status *st);
+int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                   mbl_status *st);
+/* `descriptor` (src/lin/descriptor.c), composed in src/lin/methods.c. lin_descriptor_path: which
+ * path it takes for md at pt (LIN_DESC_DENSE: QZ, LIN_DESC_SPARSE: the sparse pencil), or its
+ * refusal (negative). lin_descriptor: the dense pencil at pt attached to lin (the state-space form
+ * of another method): lin->descriptor, lin->spectrum and lin->notes. */
+enum { LIN_DESC_DENSE = 0, LIN_DESC_SPARSE = 1 };
+int lin_descriptor_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_status *st);
+int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear *lin,
+                   mbl_status *st);
+int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                mbl_status *st);
+int lin_fd(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+           mbl_status *st);
 
-/* ---- large models without dense matrices (src/lin/sparse_pencil.c) ---- */
+/* ---- large models without dense matrices (the budget: src/lin/budget.c; the pencil:
+ * src/lin/sparse_pencil.c) ---- */
 
 /* Peak memory in bytes of the dense path of `method` (NULL: augmented) with its whole spectrum:
  * the result (A..D, M, C, K, F, q_S, v_W), the method's work arrays (augmented: X, N x (nx + nr)),
  * the eigen-solve (a copy of A, eigenvectors, mode shapes). An estimate from n, m, k, nr, ny and
  * the constraint rank at pt (pt may be NULL). */
-double mbl_lin_dense_bytes(const mbl_model *md, const mbl_point *pt, const char *method);
+double lin_dense_bytes(const mbl_model *md, const mbl_point *pt, const char *method);
 /* Peak memory in bytes of the partial spectrum of nev eigenvalues by the sparse pencil. */
-double mbl_lin_sparse_bytes(const mbl_model *md, int nev);
+double lin_sparse_bytes(const mbl_model *md, int nev);
 /* opt->mem_budget, or MBL_MEM_BUDGET_DEFAULT when it is not positive. */
-double mbl_lin_mem_budget(const mbl_lin_options *opt);
+double lin_mem_budget(const mbl_lin_options *opt);
 /* The one-line MBL_ENOMEM refusal "<what> needs about X GiB, over the memory budget of Y GiB
  * (mem_budget): <hint>". */
-int mbl_lin_refuse_memory(const char *what, double need, double budget, const char *hint, mbl_status *st);
+int lin_refuse_memory(const char *what, double need, double budget, const char *hint, mbl_status *st);
 
 /* The linearized-DAE pencil of source 001 Eq. 8, sparse, in x = [dq; dv; dlambda] (order
  * nd = 2n + m): A = Ad, E, and with want_io the dense Bd (nd x nr) and Cdd (ny x nd); scale is the
@@ -222,18 +248,18 @@ typedef struct mbl_sparse_pencil {
     mbla_csc *A, *E;
     double *Bd, *Cdd;
 } mbl_sparse_pencil;
-int mbl_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, int want_io,
+int lin_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, int want_io,
                             mbl_sparse_pencil *P, mbl_status *st);
-void mbl_sparse_pencil_free(mbl_sparse_pencil *P);
+void lin_sparse_pencil_free(mbl_sparse_pencil *P);
 
 /* The partial spectrum: the min(opt->nev, 2(n - m), nd - 2) eigenvalues nearest opt->shift of the
  * sparse pencil (ARPACK shift-invert) with the coordinate parts of their eigenvectors, into *lin:
  * an existing linear model (its state-space form kept) or, when *lin is NULL, a new one whose
  * state-space and MCK forms are not formed (A, B, C, D, M, Cd, K, F, q_S, v_W and state_names
- * NULL). Fills neig, eig_*, eig_partial, eig_shift, spectrum_reason (= reason), nd, Bd and Cdd
- * (when small), method and notes. Refuses up front (MBL_ENOMEM) when it would exceed the memory
+ * NULL). Fills lin->spectrum (with partial, shift, solver, reason = reason), lin->descriptor (nd, Bd
+ * and Cdd when small), method and notes. Refuses up front (MBL_ENOMEM) when it would exceed the memory
  * budget. */
-int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *method,
-                            const char *reason, mbl_linear **lin, mbl_status *st);
+int lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *method,
+                        const char *reason, mbl_linear **lin, mbl_status *st);
 
 #endif

@@ -5,7 +5,7 @@
  * directions, T = Q2 (n x (n - r)) is an orthonormal basis of the tangent space, and the pivoted
  * columns are the r independent constraints. The states are the tangent coordinates S = T^T q
  * (named t1, t2, ...), dq/dS = T, and the projected M = T^T M T, C, K follow exactly from the
- * linearized velocity and acceleration constraints (mbl_reduce). K includes the multiplier
+ * linearized velocity and acceleration constraints (lin_reduce). K includes the multiplier
  * (geometric stiffness) term T^T (Phi_q^T lambda)_q T through dR/dq. At a singular
  * configuration the basis has the larger dimension n - rank and the multipliers are the
  * minimum-norm ones of the operating point. */
@@ -24,14 +24,14 @@ static int null_basis(int n, int nrow, const double *X, double tol, double *Q, i
     if (!At) return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < nrow; i++)
         for (int j = 0; j < n; j++) At[j + (size_t)i * n] = X[i + (size_t)j * nrow];
-    mbl_unit_columns(n, nrow, At, n); /* the same null space; the rank free of the constraints' units */
+    lin_unit_columns(n, nrow, At, n); /* the same null space; the rank free of the constraints' units */
     int rc = mbla_qrcp(n, nrow, At, n, tol, piv, rank, Q, n, n, NULL, 1, st);
     mbl_free(At);
     return rc;
 }
 
-int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                      mbl_status *st)
+int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                  mbl_status *st)
 {
     int n = md->n, m = md->m, k = md->k, r = 0, rc, sparse = 0;
     mbl_blocks B;
@@ -43,16 +43,15 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     mbla_csc *Pc = NULL;
     memset(&ts, 0, sizeof ts), memset(&us, 0, sizeof us), memset(&ref, 0, sizeof ref);
     *out = NULL;
-    rc = mbl_require_dense(md, opt, "nullspace", st);
+    rc = lin_require_dense(md, opt, "nullspace", st);
     if (rc) return rc;
-    rc = mbl_blocks_init(md, pt, &B, st);
+    rc = lin_dense_open(md, pt, &B, &rows, st);
     if (rc) return rc;
-    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
     piv = mbl_calloc((size_t)(m + k) + 1, sizeof *piv);
     Q = mbl_calloc((size_t)n * (size_t)n + 1, sizeof *Q);
     Qv = mbl_calloc((size_t)n * (size_t)n + 1, sizeof *Qv);
     X = mbl_calloc((size_t)(m + k) * (size_t)n + 1, sizeof *X);
-    if (!rows || !piv || !Q || !Qv || !X) {
+    if (!piv || !Q || !Qv || !X) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -99,8 +98,8 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     }
     names = mbl_calloc((size_t)z0 + 1, sizeof *names);
     nbuf = mbl_calloc((size_t)z0 * 16 + 1, 1);
-    lin = mbl_linear_alloc_x(n, z0, z1, md->nX, md->nr, md->ny);
-    if (!names || !nbuf || !lin || mbl_rstates_alloc(&ts, n, z0, z1)) {
+    lin = lin_linear_alloc_x(n, z0, z1, md->nX, md->nr, md->ny);
+    if (!names || !nbuf || !lin || lin_rstates_alloc(&ts, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -116,18 +115,18 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     /* the states of augmented when they exist (not at a singular configuration) */
     char sel[sizeof lin->selection];
     mbl_status st2;
-    int user = r == m && !mbl_lin_states(md, &B, opt, &us, sel, sizeof sel, &st2) && us.z0 == z0 && us.z1 == z1;
-    int frozen = user && mbl_states_frozen(md, pt, us.W, us.z0, us.z1); /* speeds at a point with motion */
-    if (frozen && mbl_rstates_rates(md, &B, &us, &ref)) {
+    int user = r == m && !lin_states(md, &B, opt, &us, sel, sizeof sel, &st2) && us.z0 == z0 && us.z1 == z1;
+    int frozen = user && lin_states_frozen(md, pt, us.W, us.z0, us.z1); /* speeds at a point with motion */
+    if (frozen && lin_rstates_rates(md, &B, &us, &ref)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = user ? mbl_reduce_change(&B, rows, r, &ts, frozen ? &ref : &us, opt->rcond_min, lin, st)
-              : mbl_reduce(&B, rows, r, &ts, NULL, opt->rcond_min, lin, NULL, NULL, st);
-    if (!rc && frozen) rc = mbl_frozen_change(&B, rows, r, &us, &ref, opt->rcond_min, lin, st);
+    rc = user ? lin_reduce_change(&B, rows, r, &ts, frozen ? &ref : &us, opt->rcond_min, lin, st)
+              : lin_reduce(&B, rows, r, &ts, NULL, opt->rcond_min, lin, NULL, NULL, st);
+    if (!rc && frozen) rc = lin_frozen_change(&B, rows, r, &us, &ref, opt->rcond_min, lin, st);
     if (rc) goto done;
     if (user) {
-        if (mbl_lin_state_names(md, lin, &us)) {
+        if (lin_state_names(md, lin, &us)) {
             rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             goto done;
         }
@@ -137,21 +136,21 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
                  sel, k ? " and w = T_v^T v" : "", sparse ? "SPQR" : "QRCP");
     } else {
         if (k > 0) { /* velocity names: w1, w2, ... */
-            for (int i = 0; i < z0; i++) lin->state_names[i] = mbl_name_join(names[i], NULL);
+            for (int i = 0; i < z0; i++) lin->state_names[i] = lin_name_join(names[i], NULL);
             for (int i = 0; i < z1; i++) {
                 char b[16];
                 snprintf(b, sizeof b, "w%d", i + 1);
-                lin->state_names[z0 + i] = mbl_name_join(b, NULL);
+                lin->state_names[z0 + i] = lin_name_join(b, NULL);
             }
-            for (int i = 0; i < md->nX; i++) lin->state_names[z0 + z1 + i] = mbl_name_join(md->xname[i], NULL);
-            for (int j = 0; j < lin->nu; j++) lin->input_names[j] = mbl_name_join(md->rname[j], NULL);
-            for (int j = 0; j < lin->ny; j++) lin->output_names[j] = mbl_name_join(md->yname[j], NULL);
+            for (int i = 0; i < md->nX; i++) lin->state_names[z0 + z1 + i] = lin_name_join(md->xname[i], NULL);
+            for (int j = 0; j < lin->nu; j++) lin->input_names[j] = lin_name_join(md->rname[j], NULL);
+            for (int j = 0; j < lin->ny; j++) lin->output_names[j] = lin_name_join(md->yname[j], NULL);
             int bad = 0;
             for (int i = 0; i < lin->nx; i++) bad |= !lin->state_names[i];
             for (int j = 0; j < lin->nu; j++) bad |= !lin->input_names[j];
             for (int j = 0; j < lin->ny; j++) bad |= !lin->output_names[j];
             if (bad) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        } else if (mbl_lin_set_names(md, lin, names)) {
+        } else if (lin_set_names(md, lin, names)) {
             rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         }
         if (rc) goto done;
@@ -165,12 +164,12 @@ int mbl_lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
                               "states' rates, by the constant map at the point)"
                             : ", changed to the user's states")
                   : "",
-             !user && m > 0 && mbl_point_moving(pt) ? MBL_MOVING_NOTE : "");
+             !user && m > 0 && lin_point_moving(pt) ? MBL_MOVING_NOTE : "");
     *out = lin;
     lin = NULL;
 done:
-    mbl_blocks_free(&B);
-    mbl_rstates_free(&ts), mbl_rstates_free(&us), mbl_rstates_free(&ref);
+    lin_blocks_free(&B);
+    lin_rstates_free(&ts), lin_rstates_free(&us), lin_rstates_free(&ref);
     mbl_free(rows), mbl_free(piv), mbl_free(Q), mbl_free(Qv), mbl_free(X), mbl_free(Nsp), mbl_free(names), mbl_free(nbuf);
     mbla_csc_free(Pc);
     mbl_linear_free(lin);

@@ -6,7 +6,7 @@
  * S = P q, dq/dS = [Phi_q; P]^-1 [0; I] = [-Phi_u^-1 Phi_S; I] (Eq. 4-5); user states S = s(q) add
  * their curvature terms,
  * and the state-space ODE of Eq. 6, M-hat S'' = Q-hat(S, S'), is differentiated exactly through
- * the linearized velocity and acceleration constraints (mbl_reduce): K = dQ-hat/dS and
+ * the linearized velocity and acceleration constraints (lin_reduce): K = dQ-hat/dS and
  * C = dQ-hat/dS' of Eq. 9. A singular configuration (rank of Phi_q below m) has no partition:
  * the method refuses. */
 #include <stdio.h>
@@ -15,10 +15,10 @@
 #include "lin/methods_internal.h"
 #include "mblin/la.h"
 
-int mbl_lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                      mbl_status *st)
+int lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                  mbl_status *st)
 {
-    int n = md->n, m = md->m, r = 0, rc;
+    int n = md->n, r = 0, rc;
     mbl_blocks B;
     mbl_rstates rs, us;
     mbl_linear *lin = NULL;
@@ -26,38 +26,25 @@ int mbl_lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     char sel[sizeof lin->selection];
     memset(&rs, 0, sizeof rs), memset(&us, 0, sizeof us);
     *out = NULL;
-    rc = mbl_require_dense(md, opt, "partition", st);
+    rc = lin_require_dense(md, opt, "partition", st);
     if (rc) return rc;
-    rc = mbl_blocks_init(md, pt, &B, st);
+    rc = lin_dense_open(md, pt, &B, &rows, st);
     if (rc) return rc;
-    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
-    if (!rows) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    rc = mbl_require_full_rank(&B, opt->rank_tol, rows, &r, "partition", "no coordinate partition exists", st);
-    if (!rc) rc = mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
+    int frozen = 0;
+    rc = lin_dense_states(md, pt, opt, &B, "partition", "no coordinate partition exists", rows, &r, &rs, &us,
+                          &frozen, sel, sizeof sel, st);
     if (rc) goto done;
-    int frozen = mbl_states_frozen(md, pt, rs.W, rs.z0, rs.z1); /* speeds at a point with motion */
-    if (frozen) {
-        us = rs;
-        if (mbl_rstates_rates(md, &B, &us, &rs)) {
-            memset(&rs, 0, sizeof rs);
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-    }
-    lin = mbl_linear_alloc_x(n, rs.z0, rs.z1, md->nX, md->nr, md->ny);
+    lin = lin_linear_alloc_x(n, rs.z0, rs.z1, md->nX, md->nr, md->ny);
     if (!lin) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
     memcpy(lin->selection, sel, sizeof sel);
     snprintf(lin->method, sizeof lin->method, "partition");
-    rc = mbl_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
-    if (!rc && frozen) rc = mbl_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
+    rc = lin_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
+    if (!rc && frozen) rc = lin_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
     if (rc) goto done;
-    if (mbl_lin_state_names(md, lin, frozen ? &us : &rs)) {
+    if (lin_state_names(md, lin, frozen ? &us : &rs)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -66,8 +53,8 @@ int mbl_lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     *out = lin;
     lin = NULL;
 done:
-    mbl_blocks_free(&B);
-    mbl_rstates_free(&rs), mbl_rstates_free(&us);
+    lin_blocks_free(&B);
+    lin_rstates_free(&rs), lin_rstates_free(&us);
     mbl_free(rows);
     mbl_linear_free(lin);
     return rc;

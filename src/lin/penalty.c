@@ -460,115 +460,57 @@ done:
     return rc;
 }
 
-int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
-                    mbl_status *st)
+/* The error estimate of the physical eigenvalues of sp (at alpha a1; wr2, wi2, spur2 those at
+ * a1 / ratio, rnd the measured rounding of each): sp->err of each and the largest, returned. */
+static double pen_err_est(const mbl_blocks *B, double a1, double ratio, mbl_lin_spectrum *sp, const double *wr2,
+                          const double *wi2, const int *spur2, const double *rnd)
 {
-    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc, nX = md->ext ? md->nX : 0, N = 2 * n + nX;
-    mbl_blocks B;
-    mbl_rstates rs;
-    mbl_linear *lin = NULL;
-    int *rows = NULL, *spur2 = NULL;
-    double *rnd = NULL, *wr2 = NULL, *wi2 = NULL, *Mp = NULL, *Cp = NULL, *Kp = NULL, *W = NULL;
-    mbla_dlu *lu = NULL;
-    memset(&rs, 0, sizeof rs);
-    *out = NULL;
-    rc = mbl_require_dense(md, opt, "penalty", st);
-    if (rc) return rc;
-    if (mbl_outputs_use(md, MBL_BLK_LAMBDA) || mbl_outputs_use(md, MBL_BLK_MU))
-        return mbl_error(st, MBL_EMODEL,
-                         "penalty: outputs of multipliers (lambda) are not supported (the penalty forces only "
-                         "approximate them, to O(1/alpha)); use augmented");
-    if (!(opt->pen_alpha > 0) || !(opt->pen_omega > 0) || !(opt->pen_xi >= 0) || !(opt->pen_ratio > 1))
-        return mbl_error(st, MBL_EARG, "penalty: alpha and omega must be > 0, xi >= 0 and the ratio > 1");
-    rc = mbl_blocks_init(md, pt, &B, st);
-    if (rc) return rc;
-    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
-    lin = mbl_linear_alloc_x(n, n, n, nX, nr, ny);
-    wr2 = mbl_calloc((size_t)N + 1, sizeof *wr2), wi2 = mbl_calloc((size_t)N + 1, sizeof *wi2);
-    spur2 = mbl_calloc((size_t)N + 1, sizeof *spur2), rnd = mbl_calloc((size_t)N + 1, sizeof *rnd);
-    Mp = mbl_calloc((size_t)n * n + 1, sizeof *Mp), Cp = mbl_calloc((size_t)n * n + 1, sizeof *Cp);
-    Kp = mbl_calloc((size_t)n * n + 1, sizeof *Kp);
-    W = mbl_calloc((size_t)n * (2 * n + nr) + 1, sizeof *W);
-    if (!rows || !lin || !wr2 || !wi2 || !spur2 || !rnd || !Mp || !Cp || !Kp || !W || mbl_lin_alloc_eigs(lin, N)) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    snprintf(lin->method, sizeof lin->method, "penalty");
-    rc = mbl_constraint_rank(&B, opt->rank_tol, rows, &r, st);
-    if (rc) goto done;
-    /* a point with motion: the spectrum in the coordinates (S, W, Phi, Phi', c) when they exist */
-    pen_tf tfv, *tf = NULL;
-    int moving = mbl_point_moving(pt);
-    if (moving && r == m) {
-        char sel[sizeof lin->selection];
-        mbl_status st2;
-        int ok = !mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, &st2);
-        if (ok && mbl_states_frozen(md, pt, rs.W, rs.z0, rs.z1)) {
-            /* speeds: the coordinates (S, S', ...) in which a steady motion stays steady (mbl_states_frozen) */
-            mbl_rstates us = rs;
-            ok = !mbl_rstates_rates(md, &B, &us, &rs);
-            if (!ok) memset(&rs, 0, sizeof rs);
-            mbl_rstates_free(&us);
-        }
-        if (ok && rs.z0 == n - r && rs.z1 == n - r - md->k) {
-            tfv.rs = &rs, tfv.rows = rows, tfv.r = r;
-            tf = &tfv;
-        }
-    }
-    double a1 = opt->pen_alpha, a2 = a1 / opt->pen_ratio, v1 = 0, s1 = 0, v2 = 0, s2 = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        rc = pen_eigs(&B, tf, a1, opt->pen_xi, opt->pen_omega, r, lin->eig_re, lin->eig_im, lin->eig_spurious,
-                      lin->eig_vre, lin->eig_vim, &v1, &s1, rnd, lin->eig_berr, st);
-        if (!rc) rc = pen_eigs(&B, tf, a2, opt->pen_xi, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, NULL, NULL, st);
-        if (rc != MBL_ESINGULAR || !tf) break;
-        tf = NULL; /* the states and constraint values are not coordinates here: the spectrum in q */
-    }
-    if (rc) goto done;
+    int n = B->n, m = B->m, N = sp->neig;
     /* error estimate: match each physical eigenvalue to the nearest eigenvalue at alpha / ratio (the
      * spurious ones sit near -omega, far from the physical ones) */
-    double err = 0, fac = PEN_SAFETY / (opt->pen_ratio - 1.0);
+    double err = 0, fac = PEN_SAFETY / (ratio - 1.0);
     for (int i = 0; i < N; i++) {
-        if (lin->eig_spurious[i]) continue;
+        if (sp->spurious[i]) continue;
         double best = INFINITY;
         for (int j = 0; j < N; j++)
-            if (!spur2[j]) best = fmin(best, hypot(lin->eig_re[i] - wr2[j], lin->eig_im[i] - wi2[j]));
+            if (!spur2[j]) best = fmin(best, hypot(sp->re[i] - wr2[j], sp->im[i] - wi2[j]));
         err = fmax(err, best * fac);
-        lin->eig_err[i] = fmax(best * fac, rnd[i]); /* each eigenvalue's own: extrapolation and rounding */
+        sp->err[i] = fmax(best * fac, rnd[i]); /* each eigenvalue's own: extrapolation and rounding */
     }
     /* rounding floor: QZ perturbs the pencil by eps times its norm, which grows with alpha |Phi_q|^2 */
-    double smax = 1.0, nP = mbla_norm1(m, n, B.Pq, m), nM = mbla_norm1(n, n, B.M, n);
+    double smax = 1.0, nP = mbla_norm1(m, n, B->Pq, m), nM = mbla_norm1(n, n, B->M, n);
     for (int i = 0; i < N; i++)
-        if (!lin->eig_spurious[i]) smax = fmax(smax, hypot(lin->eig_re[i], lin->eig_im[i]));
+        if (!sp->spurious[i]) smax = fmax(smax, hypot(sp->re[i], sp->im[i]));
     if (nM > 0) err = fmax(err, DBL_EPSILON * a1 * nP * nP / nM * smax);
     /* the measured rounding of each physical eigenvalue (pen_round): the extrapolation above sees
      * only the O(1/alpha) term, not the rounding, which does not shrink with alpha */
     double round_max = 0;
     for (int i = 0; i < N; i++)
-        if (!lin->eig_spurious[i]) round_max = fmax(round_max, rnd[i]);
+        if (!sp->spurious[i]) round_max = fmax(round_max, rnd[i]);
     err = fmax(err, round_max);
-    lin->err_est = err;
-    if (B.ext) {
-        rc = pen_ss_ext(&B, a1, opt->pen_xi, opt->pen_omega, lin, st);
-        if (rc) goto done;
-        goto names;
-    }
+    return err;
+}
+
+/* The penalty ODE's state-space and MCK forms into lin (Mp, Cp, Kp, W: work of n x n, n x n, n x n
+ * and n x (2n + nr); *lu: the factors of Mp, freed by the caller). */
+static int pen_state_space(const mbl_blocks *B, double a1, double xi, double om, double *Mp, double *Cp, double *Kp,
+                           double *W, mbla_dlu **lu, mbl_linear *lin, mbl_status *st)
+{
+    int n = B->n, nr = B->nr, ny = B->ny, N = lin->nx, rc = 0;
     /* the penalty ODE itself: states q, v; A = [0 I; -Mp^-1 Kp, -Mp^-1 Cp], B = [0; Mp^-1 F] */
-    pen_mck(&B, a1, opt->pen_xi, opt->pen_omega, Mp, Cp, Kp);
+    pen_mck(B, a1, xi, om, Mp, Cp, Kp);
     memcpy(lin->M, Mp, (size_t)n * n * sizeof *Mp);
     memcpy(lin->Cd, Cp, (size_t)n * n * sizeof *Cp);
     memcpy(lin->K, Kp, (size_t)n * n * sizeof *Kp);
-    for (size_t p = 0; p < (size_t)n * nr; p++) lin->F[p] = -B.Rr[p];
+    for (size_t p = 0; p < (size_t)n * nr; p++) lin->F[p] = -B->Rr[p];
     if (n) {
-        rc = mbla_dlu_new(n, Mp, n, &lu, st);
-        if (rc == MBL_ESINGULAR) {
-            rc = mbl_error(st, MBL_ESINGULAR, "penalty: M + alpha Phi_q^T Phi_q is singular");
-            goto done;
-        }
-        if (rc) goto done;
+        rc = mbla_dlu_new(n, Mp, n, lu, st);
+        if (rc == MBL_ESINGULAR) return mbl_error(st, MBL_ESINGULAR, "penalty: M + alpha Phi_q^T Phi_q is singular");
+        if (rc) return rc;
         for (size_t p = 0; p < (size_t)n * n; p++) W[p] = -Kp[p], W[(size_t)n * n + p] = -Cp[p];
         memcpy(W + (size_t)2 * n * n, lin->F, (size_t)n * nr * sizeof *W);
-        rc = mbla_dlu_solve(lu, 'N', 2 * n + nr, W, n, st);
-        if (rc) goto done;
+        rc = mbla_dlu_solve(*lu, 'N', 2 * n + nr, W, n, st);
+        if (rc) return rc;
     }
     for (int j = 0; j < N; j++)
         for (int i = 0; i < n; i++) {
@@ -579,18 +521,97 @@ int mbl_lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
         for (int i = 0; i < n; i++) lin->B[n + i + (size_t)j * N] = W[i + (size_t)(N + j) * n];
     for (int j = 0; j < n; j++)
         for (int i = 0; i < ny; i++) {
-            lin->C[i + (size_t)j * ny] = B.Yq[i + (size_t)j * ny];
-            lin->C[i + (size_t)(n + j) * ny] = B.Yv[i + (size_t)j * ny];
+            lin->C[i + (size_t)j * ny] = B->Yq[i + (size_t)j * ny];
+            lin->C[i + (size_t)(n + j) * ny] = B->Yv[i + (size_t)j * ny];
         }
-    for (size_t p = 0; p < (size_t)ny * nr; p++) lin->D[p] = B.Yr[p];
+    for (size_t p = 0; p < (size_t)ny * nr; p++) lin->D[p] = B->Yr[p];
     /* outputs of accelerations: da = [A21 A22] [dq; dv] + B2 u of the penalty ODE (W holds them) */
     if (ny && n) {
-        mbla_gemm('N', 'N', ny, N, n, 1.0, B.Ya, ny, W, n, 1.0, lin->C, ny, NULL);
-        if (nr) mbla_gemm('N', 'N', ny, nr, n, 1.0, B.Ya, ny, W + (size_t)N * n, n, 1.0, lin->D, ny, NULL);
+        mbla_gemm('N', 'N', ny, N, n, 1.0, B->Ya, ny, W, n, 1.0, lin->C, ny, NULL);
+        if (nr) mbla_gemm('N', 'N', ny, nr, n, 1.0, B->Ya, ny, W + (size_t)N * n, n, 1.0, lin->D, ny, NULL);
     }
+    return rc;
+}
+
+int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                mbl_status *st)
+{
+    int n = md->n, m = md->m, nr = md->nr, ny = md->ny, r = 0, rc, nX = md->ext ? md->nX : 0, N = 2 * n + nX;
+    mbl_blocks B;
+    mbl_rstates rs;
+    mbl_linear *lin = NULL;
+    int *rows = NULL, *spur2 = NULL;
+    double *rnd = NULL, *wr2 = NULL, *wi2 = NULL, *Mp = NULL, *Cp = NULL, *Kp = NULL, *W = NULL;
+    mbla_dlu *lu = NULL;
+    memset(&rs, 0, sizeof rs);
+    *out = NULL;
+    rc = lin_require_dense(md, opt, "penalty", st);
+    if (rc) return rc;
+    if (lin_outputs_use(md, MBL_BLK_LAMBDA) || lin_outputs_use(md, MBL_BLK_MU))
+        return mbl_error(st, MBL_EMODEL,
+                         "penalty: outputs of multipliers (lambda) are not supported (the penalty forces only "
+                         "approximate them, to O(1/alpha)); use augmented");
+    if (!(opt->pen_alpha > 0) || !(opt->pen_omega > 0) || !(opt->pen_xi >= 0) || !(opt->pen_ratio > 1))
+        return mbl_error(st, MBL_EARG, "penalty: alpha and omega must be > 0, xi >= 0 and the ratio > 1");
+    rc = lin_blocks_init(md, pt, &B, st);
+    if (rc) return rc;
+    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
+    lin = lin_linear_alloc_x(n, n, n, nX, nr, ny);
+    wr2 = mbl_calloc((size_t)N + 1, sizeof *wr2), wi2 = mbl_calloc((size_t)N + 1, sizeof *wi2);
+    spur2 = mbl_calloc((size_t)N + 1, sizeof *spur2), rnd = mbl_calloc((size_t)N + 1, sizeof *rnd);
+    Mp = mbl_calloc((size_t)n * n + 1, sizeof *Mp), Cp = mbl_calloc((size_t)n * n + 1, sizeof *Cp);
+    Kp = mbl_calloc((size_t)n * n + 1, sizeof *Kp);
+    W = mbl_calloc((size_t)n * (2 * n + nr) + 1, sizeof *W);
+    if (!rows || !lin || !wr2 || !wi2 || !spur2 || !rnd || !Mp || !Cp || !Kp || !W || lin_alloc_eigs(lin, N)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    snprintf(lin->method, sizeof lin->method, "penalty");
+    rc = lin_constraint_rank(&B, opt->rank_tol, rows, &r, st);
+    if (rc) goto done;
+    /* a point with motion: the spectrum in the coordinates (S, W, Phi, Phi', c) when they exist */
+    pen_tf tfv, *tf = NULL;
+    int moving = lin_point_moving(pt);
+    if (moving && r == m) {
+        char sel[sizeof lin->selection];
+        mbl_status st2;
+        int ok = !lin_states(md, &B, opt, &rs, sel, sizeof sel, &st2);
+        if (ok && lin_states_frozen(md, pt, rs.W, rs.z0, rs.z1)) {
+            /* speeds: the coordinates (S, S', ...) in which a steady motion stays steady (lin_states_frozen) */
+            mbl_rstates us = rs;
+            ok = !lin_rstates_rates(md, &B, &us, &rs);
+            if (!ok) memset(&rs, 0, sizeof rs);
+            lin_rstates_free(&us);
+        }
+        if (ok && rs.z0 == n - r && rs.z1 == n - r - md->k) {
+            tfv.rs = &rs, tfv.rows = rows, tfv.r = r;
+            tf = &tfv;
+        }
+    }
+    double a1 = opt->pen_alpha, a2 = a1 / opt->pen_ratio, v1 = 0, s1 = 0, v2 = 0, s2 = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        mbl_lin_spectrum *sp = lin->spectrum;
+        rc = pen_eigs(&B, tf, a1, opt->pen_xi, opt->pen_omega, r, sp->re, sp->im, sp->spurious, sp->vre, sp->vim, &v1,
+                      &s1, rnd, sp->berr, st);
+        if (!rc)
+            rc = pen_eigs(&B, tf, a2, opt->pen_xi, opt->pen_omega, r, wr2, wi2, spur2, NULL, NULL, &v2, &s2, NULL, NULL,
+                          st);
+        if (rc != MBL_ESINGULAR || !tf) break;
+        tf = NULL; /* the states and constraint values are not coordinates here: the spectrum in q */
+    }
+    if (rc) goto done;
+    double err = pen_err_est(&B, a1, opt->pen_ratio, lin->spectrum, wr2, wi2, spur2, rnd);
+    lin->err_est = err;
+    if (B.ext) {
+        rc = pen_ss_ext(&B, a1, opt->pen_xi, opt->pen_omega, lin, st);
+        if (rc) goto done;
+        goto names;
+    }
+    rc = pen_state_space(&B, a1, opt->pen_xi, opt->pen_omega, Mp, Cp, Kp, W, &lu, lin, st);
+    if (rc) goto done;
 names:
     for (int i = 0; i < n; i++) lin->q_S[i + (size_t)i * n] = lin->v_W[i + (size_t)i * n] = 1.0;
-    if (mbl_lin_set_names(md, lin, md->qname)) {
+    if (lin_set_names(md, lin, md->qname)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -606,8 +627,8 @@ names:
     *out = lin;
     lin = NULL;
 done:
-    mbl_blocks_free(&B);
-    mbl_rstates_free(&rs);
+    lin_blocks_free(&B);
+    lin_rstates_free(&rs);
     mbl_free(rows), mbl_free(rnd), mbl_free(wr2), mbl_free(wi2), mbl_free(spur2);
     mbl_free(Mp), mbl_free(Cp), mbl_free(Kp), mbl_free(W);
     mbla_dlu_free(lu);

@@ -10,7 +10,7 @@
  * y = [Phi_q; z_q]^-T (M q'' - f), the equations of motion evaluated without multipliers: the
  * multipliers are never used (the geometric stiffness comes from dR/dz). The remaining terms (M,
  * dR z'/dz through the velocity and acceleration constraints, df/dq, df/dz') are those of
- * mbl_reduce with dR/dq taken at lambda = 0. Refuses singular configurations (no regular
+ * lin_reduce with dR/dq taken at lambda = 0. Refuses singular configurations (no regular
  * partition).
  *
  * Non-holonomic constraints (source 001's R for q' = R w): w are the velocity states W of
@@ -33,18 +33,42 @@ static void vel_rows(const mbl_model *md, const mbl_blocks *B, const int *rows, 
     int n = md->n, m = md->m, k = md->k, z1 = rsu->z1;
     int v0 = md->row0[MBL_ROW_PHID], c0 = md->row0[MBL_ROW_NH];
     (void)B;
-    mbl_sjac_dense(md, &md->jac, jac, v0, v0 + m, MBL_BLK_Q, Pm);
+    lin_sjac_dense(md, &md->jac, jac, v0, v0 + m, MBL_BLK_Q, Pm);
     for (int j = 0; j < n; j++)
         for (int i = 0; i < r; i++) out[i + (size_t)j * n] = Pm[rows[i] + (size_t)j * m];
-    mbl_sjac_dense(md, &md->jac, jac, c0, c0 + k, MBL_BLK_Q, Pm);
+    lin_sjac_dense(md, &md->jac, jac, c0, c0 + k, MBL_BLK_Q, Pm);
     for (int j = 0; j < n; j++) {
         for (int i = 0; i < k; i++) out[r + i + (size_t)j * n] = Pm[i + (size_t)j * k];
         for (int i = 0; i < z1; i++) out[r + k + i + (size_t)j * n] = rsu->Wq[i + (size_t)j * z1];
     }
 }
 
-int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+/* K-hat += Kx; A21 -= M-hat^-1 Kx (Kx, z1 x z0, overwritten); the outputs through the accelerations
+ * (R: the velocity transformation, n x z1). */
+static int proj_add_kx(const mbl_model *md, const mbl_blocks *B, const double *R, double *Kx, mbl_linear *lin,
                        mbl_status *st)
+{
+    int n = md->n, z0 = lin->z0, z1 = lin->z1, nx = z0 + z1;
+    for (size_t p = 0; p < (size_t)z1 * z0; p++) lin->K[p] += Kx[p];
+    mbla_dlu *mlu = NULL;
+    int rc = mbla_dlu_new(z1, lin->M, z1, &mlu, st);
+    if (!rc) rc = mbla_dlu_solve(mlu, 'N', z0, Kx, z1, st);
+    mbla_dlu_free(mlu);
+    if (rc) return rc;
+    for (int j = 0; j < z0; j++)
+        for (int i = 0; i < z1; i++) lin->A[z0 + i + (size_t)j * nx] -= Kx[i + (size_t)j * z1];
+    if (md->ny) {
+        double *dA = mbl_calloc((size_t)n * z0 + 1, sizeof *dA);
+        if (!dA) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        mbla_gemm('N', 'N', n, z0, z1, -1.0, R, n, Kx, z1, 0.0, dA, n, NULL);
+        mbla_gemm('N', 'N', md->ny, z0, n, 1.0, B->Ya, md->ny, dA, n, 1.0, lin->C, md->ny, NULL);
+        mbl_free(dA);
+    }
+    return 0;
+}
+
+int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                   mbl_status *st)
 {
     int n = md->n, m = md->m, k = md->k, r = 0, rc;
     mbl_blocks B;
@@ -53,38 +77,24 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     mbl_linear *lin = NULL;
     int *rows = NULL;
     double *y = NULL, *usv = NULL, *jac = NULL, *Rq0 = NULL, *Fv = NULL, *zero = NULL, *vv = NULL, *J0 = NULL,
-           *Ji = NULL, *Pm = NULL, *u = NULL, *Kx = NULL, *dA = NULL;
-    mbla_dlu *lu = NULL, *mlu = NULL;
+           *Ji = NULL, *Pm = NULL, *u = NULL, *Kx = NULL;
+    mbla_dlu *lu = NULL;
     char sel[sizeof lin->selection];
     memset(&rs, 0, sizeof rs), memset(&ru, 0, sizeof ru), memset(&kin, 0, sizeof kin), memset(&us, 0, sizeof us);
     *out = NULL;
-    rc = mbl_require_dense(md, opt, "projection", st);
+    rc = lin_require_dense(md, opt, "projection", st);
     if (rc) return rc;
-    if (mbl_outputs_use(md, MBL_BLK_LAMBDA) || mbl_outputs_use(md, MBL_BLK_MU))
+    if (lin_outputs_use(md, MBL_BLK_LAMBDA) || lin_outputs_use(md, MBL_BLK_MU))
         return mbl_error(st, MBL_EMODEL,
                          "projection: outputs of multipliers (lambda) are not supported (projection never forms "
                          "the multipliers); use augmented");
-    rc = mbl_blocks_init(md, pt, &B, st);
+    rc = lin_dense_open(md, pt, &B, &rows, st);
     if (rc) return rc;
-    rows = mbl_calloc((size_t)m + 1, sizeof *rows);
-    if (!rows) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    rc = mbl_require_full_rank(&B, opt->rank_tol, rows, &r, "projection",
-                               "no velocity transformation R of fixed size exists", st);
-    if (!rc) rc = mbl_lin_states(md, &B, opt, &rs, sel, sizeof sel, st);
+    int frozen = 0;
+    rc = lin_dense_states(md, pt, opt, &B, "projection", "no velocity transformation R of fixed size exists", rows, &r,
+                          &rs, &us, &frozen, sel, sizeof sel, st);
     if (rc) goto done;
-    int frozen = mbl_states_frozen(md, pt, rs.W, rs.z0, rs.z1); /* speeds at a point with motion */
-    if (frozen) {
-        us = rs;
-        if (mbl_rstates_rates(md, &B, &us, &rs)) {
-            memset(&rs, 0, sizeof rs);
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-    }
-    int z0 = rs.z0, z1 = rs.z1, nx = z0 + z1;
+    int z0 = rs.z0, z1 = rs.z1;
     size_t nn = (size_t)n * n;
     size_t nusv = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz + 1;
     int mk = m > k ? m : k;
@@ -99,9 +109,9 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     u = mbl_calloc((size_t)n + 1, sizeof *u);
     y = mbl_calloc((size_t)n + 1, sizeof *y);
     Kx = mbl_calloc((size_t)z1 * z0 + 1, sizeof *Kx);
-    lin = mbl_linear_alloc_x(n, z0, z1, md->nX, md->nr, md->ny);
+    lin = lin_linear_alloc_x(n, z0, z1, md->nX, md->nr, md->ny);
     if (!usv || !jac || !Rq0 || !Fv || !zero || !vv || !J0 || !Ji || !Pm || !u || !y || !Kx || !lin ||
-        mbl_rstates_alloc(&ru, n, z0, z1)) {
+        lin_rstates_alloc(&ru, n, z0, z1)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -109,12 +119,12 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     memcpy(lin->selection, sel, sizeof sel);
     int usoff = 3 * md->nus + 2 * md->nuvs;
     snprintf(lin->method, sizeof lin->method, "projection");
-    if (md->ext && !mbl_multipliers_reactions_only(md)) {
+    if (md->ext && !lin_multipliers_reactions_only(md)) {
         /* forces (or ode rows) of the multipliers: the multipliers are part of the physics and R^T
          * cannot remove them; their perturbations are solved with the full linearized rows */
-        rc = mbl_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
-        if (!rc && frozen) rc = mbl_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
-        if (!rc && mbl_lin_state_names(md, lin, frozen ? &us : &rs)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        rc = lin_reduce(&B, rows, r, &rs, NULL, opt->rcond_min, lin, NULL, NULL, st);
+        if (!rc && frozen) rc = lin_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
+        if (!rc && lin_state_names(md, lin, frozen ? &us : &rs)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         if (rc) goto done;
         snprintf(lin->notes, sizeof lin->notes,
                  "velocity transformation R (%d x %d); the model's forces or ode rows use the multipliers, so R^T does "
@@ -126,30 +136,30 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         goto done;
     }
     /* equations of motion without multipliers: dR/dq at lambda = mu = 0 and g = M q'' - f */
-    rc = mbl_blocks_eval_jac(md, pt, pt->v, zero, zero, jac, &B.ev, st);
+    rc = lin_blocks_eval_jac(md, pt, pt->v, zero, zero, jac, &B.ev, st);
     if (rc) goto done;
     int e0 = md->row0[MBL_ROW_EOM], e1 = md->row0[MBL_ROW_EOM + 1];
-    mbl_sjac_dense(md, &md->jac, jac, e0, e1, MBL_BLK_Q, Rq0);
+    lin_sjac_dense(md, &md->jac, jac, e0, e1, MBL_BLK_Q, Rq0);
     rc = model_eval_F(md, B.ev.syms, Fv, B.ev.work, st);
     if (rc) goto done;
     memcpy(y, Fv + e0, (size_t)n * sizeof *y);
-    rc = mbl_reduce(&B, rows, r, &rs, Rq0, opt->rcond_min, lin, &kin, &lu, st);
+    rc = lin_reduce(&B, rows, r, &rs, Rq0, opt->rcond_min, lin, &kin, &lu, st);
     if (rc) goto done;
     const double *R = kin.Qw, *Qs = kin.Qs;
     /* d(Jv u)/dq = rows at velocity u minus rows at zero velocity */
-    rc = mbl_blocks_eval_jac(md, pt, zero, pt->lambda, pt->mu, jac, &B.ev, st);
+    rc = lin_blocks_eval_jac(md, pt, zero, pt->lambda, pt->mu, jac, &B.ev, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, B.ev.syms, usv, B.ev.work, st);
     if (rc) goto done;
-    mbl_rstates_rows(md, &ru, usv + usoff);
+    lin_rstates_rows(md, &ru, usv + usoff);
     vel_rows(md, &B, rows, r, jac, &ru, Pm, J0);
     if (n) rc = mbla_dlu_solve(lu, 'T', 1, y, n, st); /* y = Jv^-T g */
     if (rc) goto done;
     for (int j = 0; j < z1; j++) {
         for (int c = 0; c < n; c++) vv[c] = R[c + (size_t)j * n];
-        rc = mbl_blocks_eval_jac(md, pt, vv, pt->lambda, pt->mu, jac, &B.ev, st);
+        rc = lin_blocks_eval_jac(md, pt, vv, pt->lambda, pt->mu, jac, &B.ev, st);
         if (!rc) rc = mblx_tape_eval(md->tape_us, B.ev.syms, usv, B.ev.work, st);
         if (rc) goto done;
-        mbl_rstates_rows(md, &ru, usv + usoff);
+        lin_rstates_rows(md, &ru, usv + usoff);
         vel_rows(md, &B, rows, r, jac, &ru, Pm, Ji);
         /* u^T = y^T (d(Jv R e_j)/dq); K-hat(j, :) += -u^T Qs */
         for (int c = 0; c < n; c++) {
@@ -166,28 +176,15 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     /* K-hat += Kx; A21 -= M-hat^-1 Kx; outputs through the accelerations (an Eq. 10 model: its
      * projected rows solved again with Kx, the ode and implicit-variable rows coupled) */
     if (B.ext) {
-        rc = mbl_reduce_finish_ext(&B, r, &rs, &kin, Rq0, Kx, opt->rcond_min, lin, st);
+        rc = lin_reduce_finish_ext(&B, r, &rs, &kin, Rq0, Kx, opt->rcond_min, lin, st);
         if (rc) goto done;
     } else if (z1 && z0) {
-        for (size_t p = 0; p < (size_t)z1 * z0; p++) lin->K[p] += Kx[p];
-        rc = mbla_dlu_new(z1, lin->M, z1, &mlu, st);
-        if (!rc) rc = mbla_dlu_solve(mlu, 'N', z0, Kx, z1, st);
+        rc = proj_add_kx(md, &B, R, Kx, lin, st);
         if (rc) goto done;
-        for (int j = 0; j < z0; j++)
-            for (int i = 0; i < z1; i++) lin->A[z0 + i + (size_t)j * nx] -= Kx[i + (size_t)j * z1];
-        if (md->ny) {
-            dA = mbl_calloc((size_t)n * z0 + 1, sizeof *dA);
-            if (!dA) {
-                rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-                goto done;
-            }
-            mbla_gemm('N', 'N', n, z0, z1, -1.0, R, n, Kx, z1, 0.0, dA, n, NULL);
-            mbla_gemm('N', 'N', md->ny, z0, n, 1.0, B.Ya, md->ny, dA, n, 1.0, lin->C, md->ny, NULL);
-        }
     }
-    if (frozen) rc = mbl_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
+    if (frozen) rc = lin_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);
     if (rc) goto done;
-    if (mbl_lin_state_names(md, lin, frozen ? &us : &rs)) {
+    if (lin_state_names(md, lin, frozen ? &us : &rs)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -199,12 +196,11 @@ int mbl_lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     lin = NULL;
 done:
     ru.S = ru.W = NULL;
-    mbl_blocks_free(&B);
-    mbl_rstates_free(&rs), mbl_rstates_free(&ru), mbl_rkin_free(&kin), mbl_rstates_free(&us);
+    lin_blocks_free(&B);
+    lin_rstates_free(&rs), lin_rstates_free(&ru), lin_rkin_free(&kin), lin_rstates_free(&us);
     mbl_free(rows), mbl_free(usv), mbl_free(jac), mbl_free(Rq0), mbl_free(Fv), mbl_free(zero), mbl_free(vv);
-    mbl_free(J0), mbl_free(Ji), mbl_free(Pm), mbl_free(u), mbl_free(y), mbl_free(Kx), mbl_free(dA);
+    mbl_free(J0), mbl_free(Ji), mbl_free(Pm), mbl_free(u), mbl_free(y), mbl_free(Kx);
     mbla_dlu_free(lu);
-    mbla_dlu_free(mlu);
     mbl_linear_free(lin);
     return rc;
 }

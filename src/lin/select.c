@@ -185,7 +185,61 @@ static int constraint_csc(const mbl_model *md, const double *jacval, const int *
     return rc;
 }
 
-int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_options *opt, mbl_linear *lin,
+/* The candidate rows of the velocity level (G: nuvs + z0 rows, n columns, zeroed): the user velocity
+ * states' w_v, then the derivatives of the position states S (d(sdot)/dv = s_q, or a unit row). */
+static void vel_candidates(const mbl_model *md, const double *usjac, const mbl_state_ref *S, int z0, double *G)
+{
+    int n = md->n, nus = md->nus, nuvs = md->nuvs, ncand = nuvs + z0;
+    int jv = model_blk0(md, MBL_BLK_V);
+    for (int p = 0; p < md->usjac.nz; p++) {
+        int r = md->usjac.row[p], c = md->usjac.col[p];
+        if (r >= 3 * nus && r < 3 * nus + nuvs && c >= jv && c < jv + n)
+            G[(r - 3 * nus) + (size_t)(c - jv) * ncand] = usjac[p];
+    }
+    for (int i = 0; i < z0; i++) {
+        int row = nuvs + i;
+        if (S[i].kind == MBL_SREF_COORD) {
+            G[row + (size_t)S[i].index * ncand] = 1.0;
+        } else { /* d(sdot)/dv = s_q */
+            for (int p = 0; p < md->usjac.nz; p++) {
+                int r = md->usjac.row[p], c = md->usjac.col[p];
+                if (r == nus + S[i].index && c >= jv && c < jv + n) G[row + (size_t)(c - jv) * ncand] = usjac[p];
+            }
+        }
+    }
+}
+
+/* The velocity states W chosen by select_level (free_cand over the nuvs + z0 candidates, free_coord
+ * over the coordinates): user velocity states, position states' derivatives, added coordinates'
+ * derivatives, in that order; what happened appended to lin->selection. Returns their count. */
+static int vel_states(const mbl_model *md, const int *free_cand, const int *free_coord, int z0, mbl_state_ref *W,
+                      mbl_linear *lin)
+{
+    int n = md->n, nuvs = md->nuvs, z1 = 0;
+    for (int i = 0; i < nuvs; i++) {
+        if (free_cand[i]) {
+            W[z1].kind = MBL_SREF_USER;
+            W[z1++].index = i;
+        } else {
+            lin->nsel_dropped++;
+            append(lin->selection, sizeof lin->selection, "dropped velocity state '%s'%s; ", md->uvs_text[i], "");
+        }
+    }
+    for (int i = 0; i < z0; i++)
+        if (free_cand[nuvs + i]) {
+            W[z1].kind = MBL_SREF_SDOT;
+            W[z1++].index = i;
+        }
+    for (int j = 0; j < n; j++)
+        if (free_coord[j]) {
+            W[z1].kind = MBL_SREF_COORD;
+            W[z1++].index = j;
+            append(lin->selection, sizeof lin->selection, "added velocity der(%s)%s; ", md->qname[j], "");
+        }
+    return z1;
+}
+
+int lin_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_options *opt, mbl_linear *lin,
                       mbl_state_ref **Sout, int *z0out, mbl_state_ref **Wout, int *z1out, mbl_status *st)
 {
     int n = md->n, m = md->m, k = md->k, nus = md->nus, nuvs = md->nuvs;
@@ -277,23 +331,7 @@ int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
             rc = mbl_error(st, MBL_ENOMEM, "out of memory in the state selection (%d candidates x %d coordinates)", ncand, n);
             goto done;
         }
-        int jv = model_blk0(md, MBL_BLK_V);
-        for (int p = 0; p < md->usjac.nz; p++) {
-            int r = md->usjac.row[p], c = md->usjac.col[p];
-            if (r >= 3 * nus && r < 3 * nus + nuvs && c >= jv && c < jv + n)
-                G[(r - 3 * nus) + (size_t)(c - jv) * ncand] = usjac[p];
-        }
-        for (int i = 0; i < z0; i++) {
-            int row = nuvs + i;
-            if (S[i].kind == MBL_SREF_COORD) {
-                G[row + (size_t)S[i].index * ncand] = 1.0;
-            } else { /* d(sdot)/dv = s_q */
-                for (int p = 0; p < md->usjac.nz; p++) {
-                    int r = md->usjac.row[p], c = md->usjac.col[p];
-                    if (r == nus + S[i].index && c >= jv && c < jv + n) G[row + (size_t)(c - jv) * ncand] = usjac[p];
-                }
-            }
-        }
+        vel_candidates(md, usjac, S, z0, G);
         for (int i = 0; i < nuvs; i++) wc[i] = opt->state_weight * opt->state_weight;
         for (int i = 0; i < z0; i++) wc[nuvs + i] = opt->state_weight;
         int rank1 = 0;
@@ -306,26 +344,7 @@ int mbl_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
                            rank1, m + k, m + k - rank1);
             goto done;
         }
-        for (int i = 0; i < nuvs; i++) {
-            if (free_cand[i]) {
-                W[z1].kind = MBL_SREF_USER;
-                W[z1++].index = i;
-            } else {
-                lin->nsel_dropped++;
-                append(lin->selection, sizeof lin->selection, "dropped velocity state '%s'%s; ", md->uvs_text[i], "");
-            }
-        }
-        for (int i = 0; i < z0; i++)
-            if (free_cand[nuvs + i]) {
-                W[z1].kind = MBL_SREF_SDOT;
-                W[z1++].index = i;
-            }
-        for (int j = 0; j < n; j++)
-            if (free_coord[j]) {
-                W[z1].kind = MBL_SREF_COORD;
-                W[z1++].index = j;
-                append(lin->selection, sizeof lin->selection, "added velocity der(%s)%s; ", md->qname[j], "");
-            }
+        z1 = vel_states(md, free_cand, free_coord, z0, W, lin);
     }
     if (lin->selection[0] == '\0')
         snprintf(lin->selection, sizeof lin->selection, "%s", nus ? "user states used as given" : "states chosen among the coordinates");

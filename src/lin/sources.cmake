@@ -1,9 +1,12 @@
 list(APPEND MBLIN_SOURCES
+  src/lin/eval.c
+  src/lin/budget.c
+  src/lin/eigsort.c
   src/lin/select.c
   src/lin/augmented.c
   src/lin/methods.c
   src/lin/common.c
-  src/lin/reduce_ext.c
+  src/lin/reduce.c
   src/lin/partition.c
   src/lin/nullspace.c
   src/lin/projection.c

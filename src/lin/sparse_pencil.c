@@ -7,8 +7,8 @@
  * shift and the coordinate part dq of their eigenvectors, the mode shapes (undamped, non-gyroscopic
  * models: the symmetric pencil [K_q s Phi^T; s Phi 0], [M 0; 0 0] by Lanczos instead). Shared by `descriptor`
  * (its sparse path) and the default `augmented` when the dense spectrum does not fit the memory
- * budget, with the peak-memory estimates that make that decision. Regular points with holonomic
- * constraints only (the pencil needs the independent rows of Phi_q; with rank loss or
+ * budget (the peak-memory estimates that make that decision: budget.c). Regular points with
+ * holonomic constraints only (the pencil needs the independent rows of Phi_q; with rank loss or
  * non-holonomic constraints the dense methods apply). */
 #include <float.h>
 #include <math.h>
@@ -24,62 +24,7 @@
 #define SPARSE_SYM_GUARD 4
 
 
-#define GIB 1073741824.0
-/* Fill-in allowance of the KLU factors of Ad - sigma E: bytes per nonzero of the pencil. Banded and
- * tree-like multibody pencils fill in little (the 20,000-oscillator pencil: none); the figure
- * leaves room for a factor ten. */
-#define SPARSE_LU_BYTES_PER_NZ 160.0
-
-double mbl_lin_dense_bytes(const mbl_model *md, const mbl_point *pt, const char *method)
-{
-    double n = md->n, m = md->m, k = md->k, nr = md->nr, ny = md->ny;
-    double rank = pt ? pt->rank_phi_q : m + k;
-    double z1 = n - rank, z0 = fmin(n, z1 + k), nx = z0 + z1;
-    if (method && !strcmp(method, "penalty")) z0 = z1 = n, nx = 2 * n; /* an ODE in all coordinates */
-    /* the result: A, B, C, D, M, Cd, K, F, q_S, v_W */
-    double lin = nx * nx + nx * nr + ny * nx + ny * nr + 3 * z1 * z1 + z1 * nr + n * nx;
-    /* the eigen-solve: a copy of A, the eigenvectors, LAPACK work (about 4 nx), the mode shapes */
-    double eig = 2 * nx * nx + 6 * nx + 2 * n * nx;
-    double work;
-    if (!method || !strcmp(method, "augmented")) {
-        /* X and the kinematic solution in blocks of 256 right-hand sides, dS and dW, G (the
-         * equation-of-motion rows times the kinematic responses), M v_W, the nonzero lists of v_W */
-        double N = 3 * n + m + k, blk = fmin(nx + nr, 256), kblk = fmin(nx, 256);
-        work = N * blk + 3 * n * kblk + nx * (nx + nr) + n * nx + n * z1 + 0.0625 * n * z1;
-    } else if (!strcmp(method, "descriptor") && 2 * n + m + k <= 1e9) {
-        double nd = 2 * n + m + k; /* dense blocks of the Jacobian, then E, Ad, VR, QZ copies */
-        work = 3 * n * n + 4 * m * n + 4 * nd * nd;
-    } else {
-        work = 3 * n * n + 4 * m * n + 3 * n * nx; /* dense blocks of the Jacobian, the reduction */
-    }
-    return 8.0 * (lin + fmax(work, eig));
-}
-
-double mbl_lin_sparse_bytes(const mbl_model *md, int nev)
-{
-    double n = md->n, m = md->m, nd = 2 * n + m, nz = md->jac.nz + n;
-    double k = nev, ncv = fmin(nd, fmax(2 * k + 1, 20));
-    /* triplets and CSC of Ad and E, KLU factors, ARPACK (V, Z, workd, workl), eigenvectors and
-     * their coordinate parts, the mode shapes of mbl_modal */
-    double ints = 2 * (2 * nz + n) * 16 + 2 * nz * 12;
-    double lu = nz * SPARSE_LU_BYTES_PER_NZ;
-    double arpack = 8 * (nd * (2 * ncv + 6) + 3 * ncv * ncv + 6 * ncv);
-    double vecs = 8 * (2 * nd * k + 4 * n * k);
-    return ints + lu + arpack + vecs;
-}
-
-double mbl_lin_mem_budget(const mbl_lin_options *opt)
-{
-    return opt && opt->mem_budget > 0 ? opt->mem_budget : MBL_MEM_BUDGET_DEFAULT;
-}
-
-int mbl_lin_refuse_memory(const char *what, double need, double budget, const char *hint, mbl_status *st)
-{
-    return mbl_error(st, MBL_ENOMEM, "%s needs about %.3g GiB, over the memory budget of %.3g GiB (mem_budget)%s%s",
-                     what, need / GIB, budget / GIB, hint && hint[0] ? ": " : "", hint ? hint : "");
-}
-
-void mbl_sparse_pencil_free(mbl_sparse_pencil *P)
+void lin_sparse_pencil_free(mbl_sparse_pencil *P)
 {
     if (!P) return;
     mbla_csc_free(P->A);
@@ -89,7 +34,7 @@ void mbl_sparse_pencil_free(mbl_sparse_pencil *P)
     memset(P, 0, sizeof *P);
 }
 
-int mbl_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, int want_io,
+int lin_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, int want_io,
                             mbl_sparse_pencil *P, mbl_status *st)
 {
     int n = md->n, m = md->m, nr = md->nr, ny = md->ny, rc;
@@ -107,9 +52,9 @@ int mbl_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_
                          "Phi_q has rank %d < %d at this point: the sparse pencil needs a regular point (the dense "
                          "descriptor drops the redundant rows)",
                          pt->rank_phi_q, m);
-    rc = mbl_eval_init(md, &ev, st);
+    rc = lin_eval_init(md, &ev, st);
     if (rc) return rc;
-    rc = mbl_eval_at(md, pt, &ev, st);
+    rc = lin_eval_at(md, pt, &ev, st);
     if (rc) goto done;
     int nd = 2 * n + m, nz = md->jac.nz;
     int e0 = md->row0[MBL_ROW_EOM], p0 = md->row0[MBL_ROW_PHI], v0 = md->row0[MBL_ROW_PHID];
@@ -188,10 +133,10 @@ int mbl_sparse_pencil_build(const mbl_model *md, const mbl_point *pt, const mbl_
     P->m = m;
     P->scale = s;
 done:
-    mbl_eval_free(&ev);
+    lin_eval_free(&ev);
     mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(eti), mbl_free(etj), mbl_free(etx);
     mbl_free(colK), mbl_free(colP);
-    if (rc) mbl_sparse_pencil_free(P);
+    if (rc) lin_sparse_pencil_free(P);
     return rc;
 }
 
@@ -346,12 +291,12 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
                 /* +i w first (as ARPACK's pairs); of a real pair the one nearer the shift first */
                 double sg = h == 0 ? 1.0 : -1.0;
                 if (re != 0 && fabs(-re - shift) < fabs(re - shift)) sg = -sg;
-                lin->eig_re[j] = sg * re, lin->eig_im[j] = sg * im;
-                lin->eig_berr[j] = be[t];
+                lin->spectrum->re[j] = sg * re, lin->spectrum->im[j] = sg * im;
+                lin->spectrum->berr[j] = be[t];
                 if (!cv[t] && !(*nunconv)++) *first_unconv = j;
                 for (int c = 0; c < n; c++) {
-                    lin->eig_vre[c + (size_t)j * n] = nx > 0 ? x[c] / nx : 0; /* 0 off the root */
-                    lin->eig_vim[c + (size_t)j * n] = 0;
+                    lin->spectrum->vre[c + (size_t)j * n] = nx > 0 ? x[c] / nx : 0; /* 0 off the root */
+                    lin->spectrum->vim[c + (size_t)j * n] = 0;
                 }
             }
         }
@@ -371,8 +316,8 @@ static mbl_linear *linear_shell(const mbl_model *md, int z)
     L->input_names = mbl_calloc((size_t)md->nr + 1, sizeof *L->input_names);
     L->output_names = mbl_calloc((size_t)md->ny + 1, sizeof *L->output_names);
     int bad = !L->input_names || !L->output_names;
-    for (int j = 0; !bad && j < md->nr; j++) bad = !(L->input_names[j] = mbl_name_join(md->rname[j], NULL));
-    for (int j = 0; !bad && j < md->ny; j++) bad = !(L->output_names[j] = mbl_name_join(md->yname[j], NULL));
+    for (int j = 0; !bad && j < md->nr; j++) bad = !(L->input_names[j] = lin_name_join(md->rname[j], NULL));
+    for (int j = 0; !bad && j < md->ny; j++) bad = !(L->output_names[j] = lin_name_join(md->yname[j], NULL));
     if (bad) {
         mbl_linear_free(L);
         return NULL;
@@ -380,8 +325,8 @@ static mbl_linear *linear_shell(const mbl_model *md, int z)
     return L;
 }
 
-int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *method,
-                            const char *reason, mbl_linear **linp, mbl_status *st)
+int lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *method,
+                        const char *reason, mbl_linear **linp, mbl_status *st)
 {
     int n = md->n, m = md->m, rc;
     mbl_sparse_pencil P;
@@ -392,16 +337,16 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
     int k = opt->nev < nphys ? opt->nev : nphys;
     if (k > nd - 2) k = nd - 2;
     if (k < 1) return mbl_error(st, MBL_EDIM, "%s: no degrees of freedom for the partial spectrum (ARPACK)", method);
-    double budget = mbl_lin_mem_budget(opt), need = mbl_lin_sparse_bytes(md, k);
+    double budget = lin_mem_budget(opt), need = lin_sparse_bytes(md, k);
     if (need > budget) {
         char what[96];
         snprintf(what, sizeof what, "%s: the partial spectrum (%d eigenvalues, sparse pencil of order %d)", method, k,
                  nd);
-        return mbl_lin_refuse_memory(what, need, budget, "ask for fewer eigenvalues (nev) or raise the budget", st);
+        return lin_refuse_memory(what, need, budget, "ask for fewer eigenvalues (nev) or raise the budget", st);
     }
     /* Bd and Cdd when small (an eighth of the budget) */
     int want_io = 8.0 * (double)nd * (double)(md->nr + md->ny) <= budget / 8;
-    rc = mbl_sparse_pencil_build(md, pt, opt, want_io, &P, st);
+    rc = lin_sparse_pencil_build(md, pt, opt, want_io, &P, st);
     if (rc) return mbl_error_prefix(st, "%s", method);
     int own = !lin;
     if (own && !(lin = linear_shell(md, n - m))) {
@@ -411,7 +356,7 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
     snprintf(lin->method, sizeof lin->method, "%s", method);
     Vre = mbl_alloc_array((size_t)nd * k + 1, sizeof *Vre);
     Vim = mbl_alloc_array((size_t)nd * k + 1, sizeof *Vim);
-    if (!Vre || !Vim || mbl_lin_alloc_eigs(lin, k)) {
+    if (!Vre || !Vim || lin_alloc_eigs(lin, k)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -436,10 +381,9 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
         mbla_eigs_opts eo;
         mbla_eigs_opts_default(&eo);
         eo.tol = SPARSE_ARPACK_TOL;
-        rc = eb ? eb->sinv(eb->ctx, P.A, P.E, opt->shift, opt->shift_im, k, &eo, lin->eig_re, lin->eig_im, Vre, Vim,
-                           nd, NULL, st)
-                : mbla_eigs_sinv(P.A, P.E, opt->shift, opt->shift_im, k, &eo, lin->eig_re, lin->eig_im, Vre, Vim, nd,
-                                 NULL, st);
+        mbl_lin_spectrum *sp = lin->spectrum;
+        rc = eb ? eb->sinv(eb->ctx, P.A, P.E, opt->shift, opt->shift_im, k, &eo, sp->re, sp->im, Vre, Vim, nd, NULL, st)
+                : mbla_eigs_sinv(P.A, P.E, opt->shift, opt->shift_im, k, &eo, sp->re, sp->im, Vre, Vim, nd, NULL, st);
         if (rc) {
             mbl_error_prefix(st, "%s: partial spectrum", method);
             goto done;
@@ -449,9 +393,10 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
          * pencil with the residual in doubled precision (mbla_eigs_refine) */
         if (local) {
             memset(Vre, 0, (size_t)nd * k * sizeof *Vre), memset(Vim, 0, (size_t)nd * k * sizeof *Vim);
-            for (int j = 0; j < k; j++) lin->eig_berr[j] = NAN;
+            for (int j = 0; j < k; j++) lin->spectrum->berr[j] = NAN;
         } else {
-            rc = mbla_eigs_refine(P.A, P.E, k, lin->eig_re, lin->eig_im, Vre, Vim, nd, 0, lin->eig_berr, NULL, st);
+            rc = mbla_eigs_refine(P.A, P.E, k, lin->spectrum->re, lin->spectrum->im, Vre, Vim, nd, 0, lin->spectrum->berr,
+                                  NULL, st);
         }
         if (rc) {
             mbl_error_prefix(st, "%s: partial spectrum, refinement", method);
@@ -459,20 +404,23 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
         }
         for (int j = 0; j < k; j++)
             for (int c = 0; c < n; c++) {
-                lin->eig_vre[c + (size_t)j * n] = Vre[c + (size_t)j * nd];
-                lin->eig_vim[c + (size_t)j * n] = Vim[c + (size_t)j * nd];
+                lin->spectrum->vre[c + (size_t)j * n] = Vre[c + (size_t)j * nd];
+                lin->spectrum->vim[c + (size_t)j * n] = Vim[c + (size_t)j * nd];
             }
     }
-    lin->nd = nd;
-    mbl_free(lin->Bd), mbl_free(lin->Cdd);
-    lin->Bd = P.Bd, lin->Cdd = P.Cdd;
+    if (lin_alloc_descriptor(lin, nd)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    mbl_free(lin->descriptor->Bd), mbl_free(lin->descriptor->Cdd);
+    lin->descriptor->Bd = P.Bd, lin->descriptor->Cdd = P.Cdd;
     P.Bd = P.Cdd = NULL;
-    lin->eig_partial = k < nphys;
-    lin->eig_shift = opt->shift;
-    snprintf(lin->eig_solver, sizeof lin->eig_solver, "%s", eb ? eb->name : "arpack");
+    lin->spectrum->partial = k < nphys;
+    lin->spectrum->shift = opt->shift;
+    snprintf(lin->spectrum->solver, sizeof lin->spectrum->solver, "%s", eb ? eb->name : "arpack");
     char shift_txt[40] = "";
     if (opt->shift_im != 0.0) snprintf(shift_txt, sizeof shift_txt, "%+gi", opt->shift_im);
-    snprintf(lin->spectrum_reason, sizeof lin->spectrum_reason, "%s", reason ? reason : "");
+    snprintf(lin->spectrum->reason, sizeof lin->spectrum->reason, "%s", reason ? reason : "");
     snprintf(lin->notes, sizeof lin->notes,
              "%s%ssparse pencil %d x %d (constraint scale %.3g), %s shift-invert%s: the %d eigenvalues nearest %g%s "
              "of %d; %s",
@@ -488,7 +436,7 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
         snprintf(head, sizeof head,
                  "WARNING: the refinement of %d of the %d eigenvalues did not converge (inaccurate; the first is "
                  "eigenvalue %d, %.6g%+.6gi); ",
-                 nunconv, k, first_unconv + 1, lin->eig_re[first_unconv], lin->eig_im[first_unconv]);
+                 nunconv, k, first_unconv + 1, lin->spectrum->re[first_unconv], lin->spectrum->im[first_unconv]);
         size_t lh = strlen(head), cap = sizeof lin->notes, lr = strlen(lin->notes);
         if (lr > cap - 1 - lh) lr = cap - 1 - lh;
         memmove(lin->notes + lh, lin->notes, lr);
@@ -499,7 +447,7 @@ int mbl_lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_
     lin = NULL;
 done:
     if (lin && own) mbl_linear_free(lin);
-    mbl_sparse_pencil_free(&P);
+    lin_sparse_pencil_free(&P);
     mbl_free(Vre), mbl_free(Vim);
     return rc;
 }

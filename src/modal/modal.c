@@ -65,11 +65,13 @@ static int cmp_modes(const void *pa, const void *pb)
     return c ? c : a->idx - b->idx;
 }
 
-/* The method's own eigenvalues (lin->neig > 0): flags and coordinate parts of the eigenvectors
+/* The method's own eigenvalues (lin->spectrum): flags and coordinate parts of the eigenvectors
  * come with them; physical eigenvalues are sorted first, spurious ones after. */
 static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_modes *M, mbl_status *st)
 {
-    int ne = lin->neig, n = lin->n;
+    const mbl_lin_spectrum *sp = lin->spectrum;
+    const mbl_lin_descriptor *ds = lin->descriptor;
+    int ne = sp->neig, n = lin->n;
     sort_item *si = mbl_alloc_array((size_t)ne + 1, sizeof *si);
     mbl_mode *modes = mbl_calloc((size_t)ne + 1, sizeof *modes);
     double *sr = mbl_calloc((size_t)n * (size_t)ne + 1, sizeof(double));
@@ -80,7 +82,7 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
     }
     double big = 0;
     for (int i = 0; i < ne; i++)
-        if (!lin->eig_spurious[i] && isfinite(lin->eig_re[i])) big = fmax(big, hypot(lin->eig_re[i], lin->eig_im[i]));
+        if (!sp->spurious[i] && isfinite(sp->re[i])) big = fmax(big, hypot(sp->re[i], sp->im[i]));
     double normA = lin->nx && lin->A ? mbla_norm1(lin->nx, lin->nx, lin->A, lin->nx) : 0.0;
     M->zero_tol = fmax(fmax(opt->zero_tol * big, ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * normA)), 1e-12);
     /* the descriptor's own pencil (E, Ad): a zero of it is split by rounding of the data like one of
@@ -89,30 +91,30 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
      * geometric stiffness of that size (the parallelogram at its branch point: a double-double zero
      * at +-0.8e-7 to +-2.6e-7, real or imaginary as the BLAS kernel rounds, against 1.5e-7 at the
      * factor 10): DESC_ZERO_FACTOR there */
-    if (lin->nd > 0 && lin->Ad && lin->E) {
-        double nE = mbla_norm1(lin->nd, lin->nd, lin->E, lin->nd);
+    if (ds && ds->nd > 0 && ds->Ad && ds->E) {
+        double nE = mbla_norm1(ds->nd, ds->nd, ds->E, ds->nd);
         if (nE > 0)
-            M->zero_tol = fmax(M->zero_tol, DESC_ZERO_FACTOR * sqrt(DBL_EPSILON * mbla_norm1(lin->nd, lin->nd, lin->Ad,
-                                                                                               lin->nd) / nE));
+            M->zero_tol = fmax(M->zero_tol, DESC_ZERO_FACTOR * sqrt(DBL_EPSILON * mbla_norm1(ds->nd, ds->nd, ds->Ad,
+                                                                                               ds->nd) / nE));
     }
     for (int i = 0; i < ne; i++) {
-        double mag = hypot(lin->eig_re[i], lin->eig_im[i]);
-        int zero = mag < M->zero_tol || (lin->eig_err && mag <= lin->eig_err[i]);
+        double mag = hypot(sp->re[i], sp->im[i]);
+        int zero = mag < M->zero_tol || (sp->err && mag <= sp->err[i]);
         si[i].freq = !isfinite(mag) ? HUGE_VAL : zero ? 0.0 : mag / TWO_PI;
-        si[i].re = lin->eig_re[i];
-        si[i].im = lin->eig_im[i];
+        si[i].re = sp->re[i];
+        si[i].im = sp->im[i];
         si[i].idx = i;
-        si[i].spurious = lin->eig_spurious[i] ? 1 : 0;
+        si[i].spurious = sp->spurious[i] ? 1 : 0;
     }
     qsort(si, (size_t)ne, sizeof *si, cmp_modes);
     for (int k = 0; k < ne; k++) {
         int i = si[k].idx;
         mbl_mode *md = &modes[k];
-        md->re = lin->eig_re[i] + 0.0; /* + 0.0: no negative zeros in reports */
-        md->im = lin->eig_im[i] + 0.0;
-        md->spurious = lin->eig_spurious[i] ? 1 : 0;
-        md->backward_error = lin->eig_berr ? lin->eig_berr[i] : NAN; /* on the method's own pencil */
-        md->error_estimate = lin->eig_err && isfinite(lin->eig_err[i]) ? lin->eig_err[i] : NAN;
+        md->re = sp->re[i] + 0.0; /* + 0.0: no negative zeros in reports */
+        md->im = sp->im[i] + 0.0;
+        md->spurious = sp->spurious[i] ? 1 : 0;
+        md->backward_error = sp->berr ? sp->berr[i] : NAN; /* on the method's own pencil */
+        md->error_estimate = sp->err && isfinite(sp->err[i]) ? sp->err[i] : NAN;
         double mag = hypot(md->re, md->im);
         if (!isfinite(mag)) {
             md->kind = MBL_MODE_REAL;
@@ -128,8 +130,8 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
         double *a = sr + (size_t)k * n, *b = sim + (size_t)k * n, amax = 0;
         int imax = 0;
         for (int c = 0; c < n; c++) {
-            a[c] = lin->eig_vre[c + (size_t)i * n];
-            b[c] = lin->eig_vim[c + (size_t)i * n];
+            a[c] = sp->vre[c + (size_t)i * n];
+            b[c] = sp->vim[c + (size_t)i * n];
             double h = hypot(a[c], b[c]);
             if (h > amax) amax = h, imax = c;
         }
@@ -187,11 +189,14 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
     mbl_modal_options opt;
     if (opt_in) opt = *opt_in;
     else mbl_modal_options_default(&opt);
-    if (lin->neig > 0) { /* the method's own spectrum, before any nx-sized array (A may not be formed) */
+    /* the method's own spectrum, before any nx-sized array (A may not be formed) */
+    if (lin->spectrum && lin->spectrum->neig > 0) {
         mbl_modes *G = mbl_calloc(1, sizeof *G);
         if (!G) return mbl_error(st, MBL_ENOMEM, "out of memory");
         G->n = lin->n;
-        snprintf(G->solver, sizeof G->solver, "%s", lin->eig_partial ? (lin->eig_solver[0] ? lin->eig_solver : "arpack") : lin->method);
+        const mbl_lin_spectrum *sp = lin->spectrum;
+        snprintf(G->solver, sizeof G->solver, "%s",
+                 sp->partial ? (sp->solver[0] ? sp->solver : "arpack") : lin->method);
         int rg = modal_given(lin, &opt, G, st);
         if (rg) mbl_modes_free(G);
         else *out = G;
@@ -223,7 +228,7 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
     mbl_eig_problem P = {lin->z0, lin->z1, lin->A, lin->M, lin->Cd, lin->K};
     if (lin->zx > 0) /* user ODE states: x = [S; W; X], the eigenvalues of the whole A (dgeev) */
         P = (mbl_eig_problem){lin->z0, lin->nx - lin->z0, lin->A, NULL, NULL, NULL};
-    rc = mbl_eig_solve(&P, NULL, 1, &E, st);
+    rc = eig_solve(&P, NULL, 1, &E, st);
     if (rc) goto done;
     snprintf(M->solver, sizeof M->solver, "%s", E->solver);
     const double *wr = E->re, *wi = E->im;
@@ -295,7 +300,7 @@ ok:
     M = NULL;
 done:
     mbl_modes_free(M);
-    mbl_eig_result_free(E);
+    eig_result_free(E);
     mbl_free(S), mbl_free(si);
     return rc;
 }

@@ -166,13 +166,15 @@ int mbl_report_point_json(FILE *f, const mbl_model *md, const mbl_point *pt)
 
 static void json_spectrum(FILE *f, const mbl_linear *lin, const mbl_modes *modes)
 {
-    fprintf(f, ",\n \"spectrum\": {\"partial\": %s, \"count\": %d, \"of\": %d", lin->eig_partial ? "true" : "false",
+    const mbl_lin_spectrum *sp = lin->spectrum;
+    int partial = sp && sp->partial;
+    fprintf(f, ",\n \"spectrum\": {\"partial\": %s, \"count\": %d, \"of\": %d", partial ? "true" : "false",
             modes ? modes->nx : 0, lin->nx);
-    if (lin->eig_partial) {
-        fprintf(f, ", \"nev\": %d, \"shift\": ", lin->neig);
-        mbl_json_number(f, lin->eig_shift, 17, 1);
+    if (partial) {
+        fprintf(f, ", \"nev\": %d, \"shift\": ", sp->neig);
+        mbl_json_number(f, sp->shift, 17, 1);
         fputs(", \"reason\": ", f);
-        mbl_json_string(f, lin->spectrum_reason[0] ? lin->spectrum_reason : "asked for (nev)");
+        mbl_json_string(f, sp->reason[0] ? sp->reason : "asked for (nev)");
     }
     if (!lin->A) {
         fputs(", \"not_formed\": ", f);
@@ -402,16 +404,17 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
     mbl_json_string(f, lin->notes);
     fputs(", \"error_estimate\": ", f);
     mbl_json_number(f, lin->err_est, 17, 1);
-    fprintf(f, ", \"partial_spectrum\": %s", lin->eig_partial ? "true" : "false");
-    if (mats && lin->nd > 0 && lin->E) {
+    fprintf(f, ", \"partial_spectrum\": %s", lin->spectrum && lin->spectrum->partial ? "true" : "false");
+    const mbl_lin_descriptor *ds = lin->descriptor;
+    if (mats && ds && ds->nd > 0 && ds->E) {
         fputs(",\n \"descriptor\": {\"E\": ", f);
-        json_mat(f, lin->E, lin->nd, lin->nd);
+        json_mat(f, ds->E, ds->nd, ds->nd);
         fputs(", \"A\": ", f);
-        json_mat(f, lin->Ad, lin->nd, lin->nd);
+        json_mat(f, ds->Ad, ds->nd, ds->nd);
         fputs(", \"B\": ", f);
-        json_mat(f, lin->Bd, lin->nd, lin->nu);
+        json_mat(f, ds->Bd, ds->nd, lin->nu);
         fputs(", \"C\": ", f);
-        json_mat(f, lin->Cdd, lin->ny, lin->nd);
+        json_mat(f, ds->Cdd, lin->ny, ds->nd);
         fputs(", \"D\": ", f);
         json_mat(f, lin->D, lin->ny, lin->nu);
         fputs("}", f);
@@ -486,9 +489,10 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
                    "M, C, K, states): " NOT_FORMED "\n",
                 lin->method, lin->z1);
     }
-    if (lin->eig_partial)
-        fprintf(f, "  partial spectrum: the %d eigenvalues nearest the shift %g of %d (%s)\n", lin->neig,
-                lin->eig_shift, lin->nx, lin->spectrum_reason[0] ? lin->spectrum_reason : "asked for");
+    const mbl_lin_spectrum *sp = lin->spectrum;
+    if (sp && sp->partial)
+        fprintf(f, "  partial spectrum: the %d eigenvalues nearest the shift %g of %d (%s)\n", sp->neig, sp->shift,
+                lin->nx, sp->reason[0] ? sp->reason : "asked for");
     if (lin->notes[0]) fprintf(f, "  notes: %s\n", lin->notes);
     if (lin->err_est > 0) fprintf(f, "  estimated eigenvalue error: %.3g\n", lin->err_est);
     if (modes) {
@@ -673,15 +677,18 @@ static void oct_names(FILE *f, const char *var, char *const *names, int n)
  * not formed. */
 static int export_partial(const char *dir, const mbl_model *md, const mbl_linear *lin, mbl_status *st)
 {
-    int ne = lin->neig, n = lin->n, rc = 0;
+    static const mbl_lin_spectrum none;
+    const mbl_lin_spectrum *sp = lin->spectrum ? lin->spectrum : &none;
+    const mbl_lin_descriptor *ds = lin->descriptor;
+    int ne = sp->neig, n = lin->n, rc = 0;
     double *ev = mbl_calloc((size_t)ne * 2 + 1, sizeof *ev);
     if (!ev) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int i = 0; i < ne; i++) ev[i] = lin->eig_re[i], ev[ne + i] = lin->eig_im[i];
+    for (int i = 0; i < ne; i++) ev[i] = sp->re[i], ev[ne + i] = sp->im[i];
     rc = write_mtx(dir, "eigenvalues", ev, ne, 2, st);
-    if (!rc && ne) rc = write_mtx(dir, "shapes_re", lin->eig_vre, n, ne, st);
-    if (!rc && ne) rc = write_mtx(dir, "shapes_im", lin->eig_vim, n, ne, st);
-    if (!rc && lin->Bd) rc = write_mtx(dir, "Bd", lin->Bd, lin->nd, lin->nu, st);
-    if (!rc && lin->Cdd) rc = write_mtx(dir, "Cdd", lin->Cdd, lin->ny, lin->nd, st);
+    if (!rc && ne) rc = write_mtx(dir, "shapes_re", sp->vre, n, ne, st);
+    if (!rc && ne) rc = write_mtx(dir, "shapes_im", sp->vim, n, ne, st);
+    if (!rc && ds && ds->Bd) rc = write_mtx(dir, "Bd", ds->Bd, ds->nd, lin->nu, st);
+    if (!rc && ds && ds->Cdd) rc = write_mtx(dir, "Cdd", ds->Cdd, lin->ny, ds->nd, st);
     if (rc) {
         mbl_free(ev);
         return rc;
@@ -698,17 +705,17 @@ static int export_partial(const char *dir, const mbl_model *md, const mbl_linear
             model_file(md), lin->method);
     fprintf(f, "%% A, B, C, D, M, Cd, K, F, q_S and the state names: " NOT_FORMED ".\n");
     fprintf(f, "%% eigenvalues: the %d nearest the shift %g of %d; shapes: their coordinate parts dq.\n", ne,
-            lin->eig_shift, lin->nx);
-    if (lin->spectrum_reason[0]) fprintf(f, "%% %s\n", lin->spectrum_reason);
+            sp->shift, lin->nx);
+    if (sp->reason[0]) fprintf(f, "%% %s\n", sp->reason);
     oct_names(f, "input_names", lin->input_names, lin->nu);
     oct_names(f, "output_names", lin->output_names, lin->ny);
     oct_mat(f, "ev", ev, ne, 2);
     fprintf(f, "eigenvalues = complex(ev(:, 1), ev(:, 2));\n");
-    if (lin->Bd && lin->Cdd) {
+    if (ds && ds->Bd && ds->Cdd) {
         fprintf(f, "%% descriptor form E xd' = Ad xd + Bd u, y = Cdd xd, xd = [dq; dv; dlambda] (E, Ad sparse, not "
                    "written).\n");
-        oct_mat(f, "Bd", lin->Bd, lin->nd, lin->nu);
-        oct_mat(f, "Cdd", lin->Cdd, lin->ny, lin->nd);
+        oct_mat(f, "Bd", ds->Bd, ds->nd, lin->nu);
+        oct_mat(f, "Cdd", ds->Cdd, lin->ny, ds->nd);
     }
     mbl_free(ev);
     int bad = ferror(f);
@@ -747,11 +754,12 @@ int mbl_report_export(const char *dir, const mbl_model *md, const mbl_linear *li
     if (!rc) rc = write_mtx(dir, "Cd", lin->Cd, lin->z1, lin->z1, st);
     if (!rc) rc = write_mtx(dir, "K", lin->K, lin->z1, lin->z0, st);
     if (!rc) rc = write_mtx(dir, "F", lin->F, lin->z1, lin->nu, st);
-    int desc = lin->nd > 0 && lin->E && lin->Ad; /* the descriptor pencil, where the method has one */
-    if (!rc && desc) rc = write_mtx(dir, "E", lin->E, lin->nd, lin->nd, st);
-    if (!rc && desc) rc = write_mtx(dir, "Ad", lin->Ad, lin->nd, lin->nd, st);
-    if (!rc && desc) rc = write_mtx(dir, "Bd", lin->Bd, lin->nd, lin->nu, st);
-    if (!rc && desc) rc = write_mtx(dir, "Cdd", lin->Cdd, lin->ny, lin->nd, st);
+    const mbl_lin_descriptor *ds = lin->descriptor;
+    int desc = ds && ds->nd > 0 && ds->E && ds->Ad; /* the descriptor pencil, where the method has one */
+    if (!rc && desc) rc = write_mtx(dir, "E", ds->E, ds->nd, ds->nd, st);
+    if (!rc && desc) rc = write_mtx(dir, "Ad", ds->Ad, ds->nd, ds->nd, st);
+    if (!rc && desc) rc = write_mtx(dir, "Bd", ds->Bd, ds->nd, lin->nu, st);
+    if (!rc && desc) rc = write_mtx(dir, "Cdd", ds->Cdd, lin->ny, ds->nd, st);
     if (rc) return rc;
     char path[EXPORT_PATH_MAX];
     rc = export_path(path, dir, "linear_model.m", st);
@@ -774,10 +782,10 @@ int mbl_report_export(const char *dir, const mbl_model *md, const mbl_linear *li
     oct_mat(f, "F", lin->F, lin->z1, lin->nu);
     if (desc) {
         fprintf(f, "%% descriptor form E xd' = Ad xd + Bd u, y = Cdd xd + D u, xd = [dq; dv; dlambda].\n");
-        oct_mat(f, "E", lin->E, lin->nd, lin->nd);
-        oct_mat(f, "Ad", lin->Ad, lin->nd, lin->nd);
-        oct_mat(f, "Bd", lin->Bd, lin->nd, lin->nu);
-        oct_mat(f, "Cdd", lin->Cdd, lin->ny, lin->nd);
+        oct_mat(f, "E", ds->E, ds->nd, ds->nd);
+        oct_mat(f, "Ad", ds->Ad, ds->nd, ds->nd);
+        oct_mat(f, "Bd", ds->Bd, ds->nd, lin->nu);
+        oct_mat(f, "Cdd", ds->Cdd, lin->ny, ds->nd);
     }
     int bad = ferror(f);
     if (fclose(f) || bad) return mbl_error(st, MBL_EIO, "%s: write error", path);

@@ -97,7 +97,8 @@ int mbl_freqresp(const mbl_linear *lin, const mbl_linear *desc, int input, int o
     if (input < 0 || input >= lin->nu || output < 0 || output >= lin->ny)
         return mbl_error(st, MBL_EARG, "mbl_freqresp: input %d or output %d out of range (%d inputs, %d outputs)", input,
                          output, lin->nu, lin->ny);
-    int use_desc = desc && desc->nd > 0 && desc->E && desc->Ad && desc->Bd && desc->Cdd && desc->nu == lin->nu &&
+    const mbl_lin_descriptor *dd = desc ? desc->descriptor : NULL;
+    int use_desc = dd && dd->nd > 0 && dd->E && dd->Ad && dd->Bd && dd->Cdd && desc->nu == lin->nu &&
                    desc->ny == lin->ny;
     mbl_freqresp_result *r = mbl_calloc(1, sizeof *r);
     if (!r) return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -118,8 +119,8 @@ int mbl_freqresp(const mbl_linear *lin, const mbl_linear *desc, int input, int o
                .ldc = lin->ny};
     form fd = {0};
     if (use_desc)
-        fd = (form){.n = desc->nd, .E = desc->E, .A = desc->Ad, .b = desc->Bd + (size_t)input * desc->nd,
-                    .c = desc->Cdd + output, .ldc = desc->ny};
+        fd = (form){.n = dd->nd, .E = dd->E, .A = dd->Ad, .b = dd->Bd + (size_t)input * dd->nd, .c = dd->Cdd + output,
+                    .ldc = desc->ny};
     int rc = 0;
     if (!r->w || !r->re || !r->im || !r->mag || !r->mag_db || !r->phase_deg || !r->rcond || !r->form ||
         form_alloc(&fs) || (use_desc && form_alloc(&fd)))

@@ -71,21 +71,9 @@ void mbl_sensitivity_free(mbl_sensitivity *s)
 
 /* ---- the eigenvalues ------------------------------------------------------------------------ */
 
-typedef struct eig_item {
-    double re, im, mag;
-    int idx;
-} eig_item;
-
-static int cmp_mag(const void *pa, const void *pb)
-{
-    const eig_item *a = pa, *b = pb;
-    if (a->mag != b->mag) return a->mag < b->mag ? -1 : 1;
-    return a->idx - b->idx;
-}
-
 static int cmp_modes(const void *pa, const void *pb) /* as mbl_modal, conjugates kept together */
 {
-    const eig_item *a = pa, *b = pb;
+    const mbl_eig_item *a = pa, *b = pb;
     int c = mbl_mode_order(a->mag, a->re, a->im, b->mag, b->re, b->im);
     return c ? c : a->idx - b->idx;
 }
@@ -104,7 +92,7 @@ typedef struct job {
     int nwrt, large;
     double *Jv, *dJ, *dx, *P0, *P1, *P2, *dP, *A2, *B2;
     double *ar, *ai, *be, *VL, *VR;
-    eig_item *ev;
+    mbl_eig_item *ev;
     double complex *vbuf;
     int smode; /* 1: the pencil in the user states (study_sens_spen_build) */
     spen sp;
@@ -233,7 +221,7 @@ static int job_eigen_qz(job *j, mbl_status *st)
     size_t NN = j->NN;
     const double *P0 = j->P0, *P1 = j->P1, *P2 = j->P2;
     double *A2 = j->A2, *B2 = j->B2, *ar = j->ar, *ai = j->ai, *be = j->be;
-    eig_item *ev = j->ev;
+    mbl_eig_item *ev = j->ev;
     double gam = 1.0;
     memset(A2, 0, (size_t)N2 * N2 * sizeof *A2);
     memset(B2, 0, (size_t)N2 * N2 * sizeof *B2);
@@ -279,7 +267,7 @@ static int job_eigen_qz(job *j, mbl_status *st)
 static int job_eigen_model(job *j, mbl_status *st)
 {
     int N2 = j->N2, nfin = j->nfin, nev = 0, rc = 0;
-    eig_item *ev = j->ev;
+    mbl_eig_item *ev = j->ev;
     mbl_linear *lin = NULL;
     mbl_modes *modes = NULL;
     rc = mbl_linearize(mbl_dae_deriv_model(j->d), j->pt, NULL, &lin, st);
@@ -311,13 +299,13 @@ static int job_eigen(job *j, mbl_status *st)
     rc = !j->large ? job_eigen_qz(j, st) : job_eigen_model(j, st);
     if (rc) return rc;
     int nfin = j->nfin, nev = j->nev;
-    eig_item *ev = j->ev;
+    mbl_eig_item *ev = j->ev;
     if (nev < nfin)
         return mbl_error(st, MBL_ESINGULAR,
                          "sensitivities: the linearized equations have %d finite eigenvalues where %d were expected (a "
                          "singular pencil: redundant or singular constraints?)",
                          nev, nfin);
-    qsort(ev, (size_t)nev, sizeof *ev, cmp_mag);
+    mbl_eig_sort_modulus(ev, nev);
     nev = j->nev = nfin;
     qsort(ev, (size_t)nev, sizeof *ev, cmp_modes);
     double magmax = 0;
@@ -397,7 +385,7 @@ static int mode_triple(job *j, int t, double complex *sp_, double complex *v, do
                        double complex *tmp2, int *refined_, mbl_status *st)
 {
     mbl_sens_mode *md = &j->S->modes[t];
-    const eig_item *ev = j->ev;
+    const mbl_eig_item *ev = j->ev;
     int N = j->N, nev = j->nev, jv = ev[t].idx, N2 = j->N2;
     const double *P0 = j->P0, *P1 = j->P1, *P2 = j->P2, *ai = j->ai, *pnrm = j->pnrm;
     double complex s = *sp_;
@@ -495,7 +483,7 @@ static double complex mode_denominator(const job *j, int t, double complex s, co
                                        int *defined_)
 {
     const ctx *c = &j->c;
-    const eig_item *ev = j->ev;
+    const mbl_eig_item *ev = j->ev;
     int N = j->N, nev = j->nev, nshape = j->nshape, smode = j->smode;
     const double *P1 = j->P1, *P2 = j->P2;
     /* denominator w^H P'(s) v, and whether the eigenvalue is simple: |w^H P' v| against
@@ -617,7 +605,7 @@ static int mode_derivatives(job *j, int t, double complex s, const double comple
 static int job_modes(job *j, mbl_status *st)
 {
     mbl_sensitivity *S = j->S;
-    const eig_item *ev = j->ev;
+    const mbl_eig_item *ev = j->ev;
     int n = j->c.L.n, N = j->N, nev = j->nev, nwrt = j->nwrt, rc = 0;
     j->nshape = j->smode ? j->sp.ns : n; /* the pencil's leading entries that are the displacement */
     S->nmode = nev;

@@ -63,7 +63,7 @@ static void chain_case(int n, double k, double m, int mixed)
     mbl_eig_problem p = {n, n, A, M, C, K};
     mbl_eig_result *r = NULL;
     mbl_status st;
-    CHECK(mbl_eig_solve(&p, NULL, 1, &r, &st) == 0);
+    CHECK(eig_solve(&p, NULL, 1, &r, &st) == 0);
     if (!r) goto out;
     CHECK_MSG(strcmp(r->solver, "sygvd") == 0, "solver %s", r->solver);
     CHECK_EQ_INT(r->neig, 2 * n);
@@ -87,8 +87,8 @@ static void chain_case(int n, double k, double m, int mixed)
     double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y), orth = 0;
     for (int a = 0; a < r->neig; a += 2)
         for (int b = 0; b < r->neig; b += 2) {
-            mbl_eig_vector(r, a, x, NULL);
-            mbl_eig_vector(r, b, y, NULL);
+            eig_vector(r, a, x, NULL);
+            eig_vector(r, b, y, NULL);
             double s = 0;
             for (int i = 0; i < n; i++)
                 for (int jj = 0; jj < n; jj++) s += x[i] * M[i + (size_t)jj * n] * y[jj];
@@ -97,7 +97,7 @@ static void chain_case(int n, double k, double m, int mixed)
     CHECK_MSG(orth <= 1e-12, "X^T M X - I: %.3g", orth);
     free(x), free(y), free(w);
 out:
-    mbl_eig_result_free(r);
+    eig_result_free(r);
     free(M), free(K), free(C), free(MiK), free(d), free(A);
 }
 
@@ -129,7 +129,7 @@ static void damped_chain_case(int n, double k, double m)
     mbl_eig_problem p = {n, n, A, M, C, K};
     mbl_eig_result *r = NULL;
     mbl_status st;
-    CHECK(mbl_eig_solve(&p, NULL, 1, &r, &st) == 0);
+    CHECK(eig_solve(&p, NULL, 1, &r, &st) == 0);
     if (r) {
         CHECK_MSG(strcmp(r->solver, "quadratic-qz") == 0, "solver %s", r->solver);
         double worst = 0;
@@ -144,7 +144,7 @@ static void damped_chain_case(int n, double k, double m)
         CHECK_MSG(worst <= 1e-12, "damped chain k/m = %g: worst relative error %.3g", k / m, worst);
         CHECK_MSG(max_berr(r) <= 1e-14, "damped chain k/m = %g: backward error %.3g", k / m, max_berr(r));
     }
-    mbl_eig_result_free(r);
+    eig_result_free(r);
     free(M), free(K), free(C), free(MiK), free(MiC), free(d), free(A);
 }
 
@@ -194,12 +194,12 @@ TEST(stiff_slow_modes_refined)
     double want[2] = {1 - sqrt(0.5), 1 + sqrt(0.5)};
     for (int refine = 0; refine < 2; refine++) {
         mbl_eig_options o;
-        mbl_eig_options_default(&o);
+        eig_options_default(&o);
         if (!refine) o.refine_max = 0;
         mbl_eig_problem p = {3, 3, A, M, C, K};
         mbl_eig_result *r = NULL;
         mbl_status st;
-        CHECK(mbl_eig_solve(&p, &o, 1, &r, &st) == 0);
+        CHECK(eig_solve(&p, &o, 1, &r, &st) == 0);
         if (!r) continue;
         CHECK_MSG(strcmp(r->solver, "sygvd") == 0, "solver %s", r->solver);
         double w2[3];
@@ -208,7 +208,7 @@ TEST(stiff_slow_modes_refined)
         double err = fmax(fabs(w2[0] - want[0]) / want[0], fabs(w2[1] - want[1]) / want[1]);
         fprintf(stderr, "stiff slow modes, refinement %s: relative error %.3g\n", refine ? "on" : "off", err);
         if (refine) CHECK_MSG(err <= 1e-7, "refined slow modes: relative error %.3g", err);
-        mbl_eig_result_free(r);
+        eig_result_free(r);
     }
 }
 
@@ -226,7 +226,7 @@ TEST(damped_two_dof_quadratic_qz)
     mbl_eig_problem p = {2, 2, A, M, C, K};
     mbl_eig_result *r = NULL;
     mbl_status st;
-    CHECK(mbl_eig_solve(&p, NULL, 1, &r, &st) == 0);
+    CHECK(eig_solve(&p, NULL, 1, &r, &st) == 0);
     free(A);
     if (!r) return;
     CHECK_MSG(strcmp(r->solver, "quadratic-qz") == 0, "solver %s", r->solver);
@@ -251,7 +251,7 @@ TEST(damped_two_dof_quadratic_qz)
         CHECK_MSG(best <= 1e-12, "root %d (%g%+gi): relative distance %.3g", j, want_re[j], want_im[j], best);
     }
     CHECK_MSG(max_berr(r) <= 1e-15, "backward error %.3g", max_berr(r));
-    mbl_eig_result_free(r);
+    eig_result_free(r);
 }
 
 /* Rigid rotor: Id x'' + Ip W y' + k x = 0, Id y'' - Ip W x' + k y = 0 (M = Id I, C = G
@@ -269,7 +269,7 @@ TEST(gyroscopic_rotor_whirl)
         mbl_eig_problem p = {2, 2, A, M, C, K};
         mbl_eig_result *r = NULL;
         mbl_status st;
-        CHECK(mbl_eig_solve(&p, NULL, 1, &r, &st) == 0);
+        CHECK(eig_solve(&p, NULL, 1, &r, &st) == 0);
         free(A);
         if (!r) continue;
         CHECK_MSG(strcmp(r->solver, Om[t] == 0 ? "sygvd" : "quadratic-qz") == 0, "Omega %g: solver %s", Om[t],
@@ -284,7 +284,7 @@ TEST(gyroscopic_rotor_whirl)
                 CHECK_MSG(best <= 1e-12, "Omega %g: whirl %g: relative distance %.3g", Om[t], sg * want[j], best);
             }
         CHECK_MSG(max_berr(r) <= 1e-15, "Omega %g: backward error %.3g", Om[t], max_berr(r));
-        mbl_eig_result_free(r);
+        eig_result_free(r);
     }
 }
 
@@ -297,7 +297,7 @@ TEST(indefinite_mass_goes_to_qz)
     mbl_eig_problem p = {2, 2, A, M, C, K};
     mbl_eig_result *r = NULL;
     mbl_status st;
-    CHECK(mbl_eig_solve(&p, NULL, 1, &r, &st) == 0);
+    CHECK(eig_solve(&p, NULL, 1, &r, &st) == 0);
     free(A);
     if (!r) return;
     CHECK_MSG(strcmp(r->solver, "quadratic-qz") == 0, "solver %s", r->solver);
@@ -311,7 +311,7 @@ TEST(indefinite_mass_goes_to_qz)
     CHECK_REL(im[1], -2.0, 1e-14);
     CHECK_REL(im[2], 2.0, 1e-14);
     CHECK_REL(im[3], 3.0, 1e-14);
-    mbl_eig_result_free(r);
+    eig_result_free(r);
 }
 
 /* z0 != z1 (a non-holonomic system): dgeev on A. A upper triangular, eigenvalues its diagonal. */
@@ -322,7 +322,7 @@ TEST(nonsquare_goes_to_dgeev)
     mbl_eig_problem p = {2, 1, A, M, C, K};
     mbl_eig_result *r = NULL;
     mbl_status st;
-    CHECK(mbl_eig_solve(&p, NULL, 1, &r, &st) == 0);
+    CHECK(eig_solve(&p, NULL, 1, &r, &st) == 0);
     if (!r) return;
     CHECK_MSG(strcmp(r->solver, "dgeev") == 0, "solver %s", r->solver);
     double re[3] = {r->re[0], r->re[1], r->re[2]};
@@ -332,7 +332,7 @@ TEST(nonsquare_goes_to_dgeev)
     CHECK_REL(re[2], 4.0, 1e-14);
     CHECK(max_berr(r) <= 1e-15);
     CHECK_EQ_INT(r->nrow, 2);
-    mbl_eig_result_free(r);
+    eig_result_free(r);
 }
 
 /* z0 == z1 but the top block of A is not [0 I] (user velocity states W != S'): the second-order
@@ -343,11 +343,11 @@ TEST(top_block_not_identity_goes_to_dgeev)
     mbl_eig_problem p = {1, 1, A, M, C, K};
     mbl_eig_result *r = NULL;
     mbl_status st;
-    CHECK(mbl_eig_solve(&p, NULL, 1, &r, &st) == 0);
+    CHECK(eig_solve(&p, NULL, 1, &r, &st) == 0);
     if (!r) return;
     CHECK_MSG(strcmp(r->solver, "dgeev") == 0, "solver %s", r->solver);
     CHECK_REL(fabs(r->im[0]), 4.0, 1e-14);
-    mbl_eig_result_free(r);
+    eig_result_free(r);
 }
 
 /* Three uncoupled blocks (a 2-mass chain, a single oscillator, a damped 1-DOF) in an interleaved
@@ -367,7 +367,7 @@ TEST(independent_blocks)
         mbl_eig_problem p = {z, z, A, M, C, K};
         mbl_eig_result *r = NULL;
         mbl_status st;
-        CHECK(mbl_eig_solve(&p, NULL, 1, &r, &st) == 0);
+        CHECK(eig_solve(&p, NULL, 1, &r, &st) == 0);
         free(A);
         if (!r) continue;
         CHECK_MSG(strcmp(r->solver, damped ? "quadratic-qz" : "sygvd") == 0, "solver %s", r->solver);
@@ -375,7 +375,7 @@ TEST(independent_blocks)
         double x[4], y[4];
         for (int i = 0; i < r->neig; i++) {
             double s2 = hypot(r->re[i], r->im[i]);
-            mbl_eig_vector(r, i, x, y);
+            eig_vector(r, i, x, y);
             /* the single oscillator (w = 3) lives on row 1 only */
             if (fabs(s2 - 3.0) < 1e-12) CHECK(x[0] == 0 && x[2] == 0 && x[3] == 0 && y[0] == 0 && y[2] == 0 && y[3] == 0);
             /* residual of the eigenpair in the whole problem */
@@ -395,7 +395,7 @@ TEST(independent_blocks)
             for (int c = 0; c < z; c++) xn = fmax(xn, hypot(x[c], y[c]));
             CHECK_MSG(rr <= 1e-13 * xn * (1 + s2 * s2), "eigenvalue %d: residual %.3g", i, rr);
         }
-        mbl_eig_result_free(r);
+        eig_result_free(r);
     }
 }
 
@@ -494,7 +494,7 @@ TEST(block_rows_partition)
     mbl_eig_problem p = {z, z, A, M, C, K};
     mbl_eig_result *r = NULL;
     mbl_status st;
-    CHECK(mbl_eig_solve(&p, NULL, 1, &r, &st) == 0);
+    CHECK(eig_solve(&p, NULL, 1, &r, &st) == 0);
     free(A);
     if (!r) return;
     CHECK_EQ_INT(r->ncomp, 3);
@@ -511,7 +511,7 @@ TEST(block_rows_partition)
     CHECK(r->rptr[1] == 2 && r->rows[0] == 0 && r->rows[1] == 1);
     CHECK(r->rptr[2] == 4 && r->rows[2] == 2 && r->rows[3] == 4);
     CHECK(r->rptr[3] == 5 && r->rows[4] == 3);
-    mbl_eig_result_free(r);
+    eig_result_free(r);
 }
 
 /* the la wrapper used by quadratic-qz: A x = lambda B x with A = T diag(1, 2, 3) T^-1 scaled
@@ -565,14 +565,14 @@ TEST(bad_arguments)
 {
     mbl_eig_result *r = (mbl_eig_result *)&r;
     mbl_status st;
-    CHECK(mbl_eig_solve(NULL, NULL, 1, &r, &st) == MBL_EARG);
+    CHECK(eig_solve(NULL, NULL, 1, &r, &st) == MBL_EARG);
     CHECK(r == NULL);
     mbl_eig_problem p = {1, 1, NULL, NULL, NULL, NULL};
-    CHECK(mbl_eig_solve(&p, NULL, 1, &r, &st) == MBL_EARG);
+    CHECK(eig_solve(&p, NULL, 1, &r, &st) == MBL_EARG);
     mbl_eig_problem e = {0, 0, NULL, NULL, NULL, NULL};
-    CHECK(mbl_eig_solve(&e, NULL, 1, &r, &st) == 0);
+    CHECK(eig_solve(&e, NULL, 1, &r, &st) == 0);
     if (r) CHECK_EQ_INT(r->neig, 0);
-    mbl_eig_result_free(r);
+    eig_result_free(r);
 }
 
 int main(void)

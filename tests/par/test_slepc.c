@@ -63,21 +63,23 @@ int main(int argc, char **argv)
         if (run(path, nev, shift, shift_im, 0, NULL, &la, &st)) {
             fprintf(stderr, "test_slepc: ARPACK path: %s\n", st.msg);
             ok = 0;
-        } else if (la->neig != ls->neig || la->n != ls->n) {
-            fprintf(stderr, "test_slepc: %d eigenvalues from SLEPc, %d from ARPACK\n", ls->neig, la->neig);
+        } else if (la->spectrum->neig != ls->spectrum->neig || la->n != ls->n) {
+            fprintf(stderr, "test_slepc: %d eigenvalues from SLEPc, %d from ARPACK\n", ls->spectrum->neig,
+                    la->spectrum->neig);
             ok = 0;
         } else if (!strstr(ls->notes, "SLEPc")) {
             fprintf(stderr, "test_slepc: the notes do not name SLEPc: %s\n", ls->notes);
             ok = 0;
         } else {
+            const mbl_lin_spectrum *sa = la->spectrum, *ss = ls->spectrum;
             double worst = 0, worst_mac = 0;
             int n = la->n;
-            for (int j = 0; j < la->neig; j++) {
-                double complex a = la->eig_re[j] + I * la->eig_im[j];
+            for (int j = 0; j < sa->neig; j++) {
+                double complex a = sa->re[j] + I * sa->im[j];
                 int best = -1;
                 double d = INFINITY;
-                for (int t = 0; t < ls->neig; t++) {
-                    double e = cabs(a - (ls->eig_re[t] + I * ls->eig_im[t]));
+                for (int t = 0; t < ss->neig; t++) {
+                    double e = cabs(a - (ss->re[t] + I * ss->im[t]));
                     if (e < d) d = e, best = t;
                 }
                 double rel = d / fmax(1.0, cabs(a));
@@ -86,26 +88,26 @@ int main(int argc, char **argv)
                 double complex dot = 0;
                 double na = 0, ns = 0;
                 for (int c = 0; c < n; c++) {
-                    double complex x = la->eig_vre[c + (size_t)j * n] + I * la->eig_vim[c + (size_t)j * n];
-                    double complex y = ls->eig_vre[c + (size_t)best * n] + I * ls->eig_vim[c + (size_t)best * n];
+                    double complex x = sa->vre[c + (size_t)j * n] + I * sa->vim[c + (size_t)j * n];
+                    double complex y = ss->vre[c + (size_t)best * n] + I * ss->vim[c + (size_t)best * n];
                     dot += conj(x) * y, na += creal(conj(x) * x), ns += creal(conj(y) * y);
                 }
                 double mac = na > 0 && ns > 0 ? creal(conj(dot) * dot) / (na * ns) : 0;
                 /* a multiple eigenvalue's vectors are any basis of its eigenspace: no MAC */
                 int multiple = 0;
-                for (int t = 0; t < la->neig; t++)
-                    multiple |= t != j && cabs(a - (la->eig_re[t] + I * la->eig_im[t])) <= 1e-8 * fmax(1.0, cabs(a));
+                for (int t = 0; t < sa->neig; t++)
+                    multiple |= t != j && cabs(a - (sa->re[t] + I * sa->im[t])) <= 1e-8 * fmax(1.0, cabs(a));
                 if (multiple) mac = 1;
                 worst_mac = fmax(worst_mac, 1 - mac);
                 if (rel > tol || 1 - mac > 1e-8) {
                     fprintf(stderr, "test_slepc: eigenvalue %d: ARPACK %.16g%+.16gi, SLEPc %.16g%+.16gi (rel %.3g, 1 - MAC %.3g)\n",
-                            j + 1, la->eig_re[j], la->eig_im[j], ls->eig_re[best], ls->eig_im[best], rel, 1 - mac);
+                            j + 1, sa->re[j], sa->im[j], ss->re[best], ss->im[best], rel, 1 - mac);
                     ok = 0;
                 }
             }
             printf("test_slepc: %s on %d rank(s): %d eigenvalues, worst relative difference %.3g, worst 1 - MAC %.3g "
                    "(first %.12g%+.12gi)\n",
-                   path, size, la->neig, worst, worst_mac, ls->eig_re[0], ls->eig_im[0]);
+                   path, size, sa->neig, worst, worst_mac, ss->re[0], ss->im[0]);
         }
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);

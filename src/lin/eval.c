@@ -1,0 +1,250 @@
+/* What every method shares: the evaluator of the model's Jacobians at a point, the result
+ * (allocation, names, the method-provided spectrum and descriptor form, mbl_linear_free), and the
+ * option defaults. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lin/lin_internal.h"
+#include "lin/methods_internal.h"
+
+/* ---- the evaluator ---- */
+
+int lin_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st)
+{
+    memset(ev, 0, sizeof *ev);
+    size_t nus = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz;
+    size_t ny = (size_t)md->ny + (size_t)md->yjac.nz;
+    ev->syms = mbl_calloc((size_t)md->nsym + 1, sizeof *ev->syms);
+    ev->work = mbl_alloc_array(md->work_size + 1, sizeof *ev->work);
+    ev->jac = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ev->jac);
+    ev->us = mbl_alloc_array(nus + 1, sizeof *ev->us);
+    ev->y = mbl_alloc_array(ny + 1, sizeof *ev->y);
+    if (!ev->syms || !ev->work || !ev->jac || !ev->us || !ev->y) {
+        lin_eval_free(ev);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+void lin_eval_free(mbl_eval *ev)
+{
+    if (!ev) return;
+    mbl_free(ev->syms);
+    mbl_free(ev->work);
+    mbl_free(ev->jac);
+    mbl_free(ev->us);
+    mbl_free(ev->y);
+    memset(ev, 0, sizeof *ev);
+}
+
+int lin_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st)
+{
+    model_fill_syms_pt(md, pt, ev->syms);
+    int rc = model_eval_jac(md, ev->syms, ev->jac, ev->work, st);
+    if (!rc) rc = mblx_tape_eval(md->tape_us, ev->syms, ev->us, ev->work, st);
+    if (!rc) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
+    if (rc) return model_eval_error(md, ev->syms, "at the operating point", st);
+    return 0;
+}
+
+void lin_jac_block(const mbl_model *md, const double *jacval, int rg, int cb, double *out)
+{
+    int r0 = md->row0[rg], r1 = md->row0[rg + 1];
+    int c0 = model_blk0(md, cb), c1 = model_blk0(md, cb + 1);
+    int nr = r1 - r0;
+    memset(out, 0, (size_t)nr * (size_t)(c1 - c0) * sizeof *out);
+    for (int p = 0; p < md->jac.nz; p++) {
+        int r = md->jac.row[p], c = md->jac.col[p];
+        if (r >= r0 && r < r1 && c >= c0 && c < c1) out[(r - r0) + (size_t)(c - c0) * nr] = jacval[p];
+    }
+}
+
+/* ---- the result ---- */
+
+mbl_linear *lin_linear_alloc(int n, int z0, int z1, int nu, int ny)
+{
+    return lin_linear_alloc_x(n, z0, z1, 0, nu, ny);
+}
+
+mbl_linear *lin_linear_alloc_x(int n, int z0, int z1, int zx, int nu, int ny)
+{
+    mbl_linear *L = mbl_calloc(1, sizeof *L);
+    if (!L) return NULL;
+    int nx = z0 + z1 + zx;
+    L->n = n;
+    L->nx = nx;
+    L->zx = zx;
+    L->nu = nu;
+    L->ny = ny;
+    L->z0 = z0;
+    L->z1 = z1;
+    L->state_names = mbl_calloc((size_t)nx + 1, sizeof *L->state_names);
+    L->input_names = mbl_calloc((size_t)nu + 1, sizeof *L->input_names);
+    L->output_names = mbl_calloc((size_t)ny + 1, sizeof *L->output_names);
+    L->A = mbl_calloc((size_t)nx * (size_t)nx + 1, sizeof(double));
+    L->B = mbl_calloc((size_t)nx * (size_t)nu + 1, sizeof(double));
+    L->C = mbl_calloc((size_t)ny * (size_t)nx + 1, sizeof(double));
+    L->D = mbl_calloc((size_t)ny * (size_t)nu + 1, sizeof(double));
+    L->M = mbl_calloc((size_t)z1 * (size_t)z1 + 1, sizeof(double));
+    L->Cd = mbl_calloc((size_t)z1 * (size_t)z1 + 1, sizeof(double));
+    L->K = mbl_calloc((size_t)z1 * (size_t)z0 + 1, sizeof(double));
+    L->F = mbl_calloc((size_t)z1 * (size_t)nu + 1, sizeof(double));
+    L->q_S = mbl_calloc((size_t)n * (size_t)z0 + 1, sizeof(double));
+    L->v_W = mbl_calloc((size_t)n * (size_t)z1 + 1, sizeof(double));
+    if (!L->state_names || !L->input_names || !L->output_names || !L->A || !L->B || !L->C || !L->D || !L->M ||
+        !L->Cd || !L->K || !L->F || !L->q_S || !L->v_W) {
+        mbl_linear_free(L);
+        return NULL;
+    }
+    return L;
+}
+
+static void spectrum_free(mbl_lin_spectrum *sp)
+{
+    if (!sp) return;
+    mbl_free(sp->re);
+    mbl_free(sp->im);
+    mbl_free(sp->spurious);
+    mbl_free(sp->berr);
+    mbl_free(sp->err);
+    mbl_free(sp->vre);
+    mbl_free(sp->vim);
+    mbl_free(sp);
+}
+
+static void descriptor_free(mbl_lin_descriptor *ds)
+{
+    if (!ds) return;
+    mbl_free(ds->E);
+    mbl_free(ds->Ad);
+    mbl_free(ds->Bd);
+    mbl_free(ds->Cdd);
+    mbl_free(ds);
+}
+
+void mbl_linear_free(mbl_linear *L)
+{
+    if (!L) return;
+    if (L->state_names)
+        for (int i = 0; i < L->nx; i++) mbl_free(L->state_names[i]);
+    if (L->input_names)
+        for (int i = 0; i < L->nu; i++) mbl_free(L->input_names[i]);
+    if (L->output_names)
+        for (int i = 0; i < L->ny; i++) mbl_free(L->output_names[i]);
+    mbl_free(L->state_names);
+    mbl_free(L->input_names);
+    mbl_free(L->output_names);
+    mbl_free(L->A);
+    mbl_free(L->B);
+    mbl_free(L->C);
+    mbl_free(L->D);
+    mbl_free(L->M);
+    mbl_free(L->Cd);
+    mbl_free(L->K);
+    mbl_free(L->F);
+    mbl_free(L->q_S);
+    mbl_free(L->v_W);
+    spectrum_free(L->spectrum);
+    descriptor_free(L->descriptor);
+    mbl_free(L);
+}
+
+char *lin_name_join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = b ? strlen(b) : 0;
+    char *p = mbl_malloc(la + lb + 8);
+    if (!p) return NULL;
+    if (b) snprintf(p, la + lb + 8, "%s%s)", a, b);
+    else memcpy(p, a, la + 1);
+    return p;
+}
+
+int lin_set_names(const mbl_model *md, mbl_linear *lin, char *const *pos)
+{
+    int z = lin->z0, bad = 0;
+    for (int i = 0; i < z; i++) {
+        lin->state_names[i] = lin_name_join(pos[i], NULL);
+        if (i < lin->z1) lin->state_names[z + i] = lin_name_join("der(", pos[i]);
+    }
+    for (int i = 0; i < lin->zx && i < md->nX; i++) lin->state_names[z + lin->z1 + i] = lin_name_join(md->xname[i], NULL);
+    for (int j = 0; j < lin->nu; j++) lin->input_names[j] = lin_name_join(md->rname[j], NULL);
+    for (int j = 0; j < lin->ny; j++) lin->output_names[j] = lin_name_join(md->yname[j], NULL);
+    for (int i = 0; i < lin->nx; i++) bad |= !lin->state_names[i];
+    for (int j = 0; j < lin->nu; j++) bad |= !lin->input_names[j];
+    for (int j = 0; j < lin->ny; j++) bad |= !lin->output_names[j];
+    return bad ? MBL_ENOMEM : 0;
+}
+
+/* ---- what a method adds: its own spectrum, the descriptor form ---- */
+
+int lin_alloc_eigs(mbl_linear *lin, int neig)
+{
+    if (!lin->spectrum && !(lin->spectrum = mbl_calloc(1, sizeof *lin->spectrum))) return MBL_ENOMEM;
+    mbl_lin_spectrum *sp = lin->spectrum;
+    size_t sz = (size_t)lin->n * (size_t)neig + 1;
+    sp->re = mbl_calloc((size_t)neig + 1, sizeof(double));
+    sp->im = mbl_calloc((size_t)neig + 1, sizeof(double));
+    sp->spurious = mbl_calloc((size_t)neig + 1, sizeof(int));
+    sp->berr = mbl_alloc_array((size_t)neig + 1, sizeof(double));
+    sp->err = mbl_alloc_array((size_t)neig + 1, sizeof(double));
+    if (sp->berr)
+        for (int i = 0; i < neig; i++) sp->berr[i] = NAN;
+    if (sp->err)
+        for (int i = 0; i < neig; i++) sp->err[i] = NAN;
+    sp->vre = mbl_calloc(sz, sizeof(double));
+    sp->vim = mbl_calloc(sz, sizeof(double));
+    if (!sp->re || !sp->im || !sp->spurious || !sp->berr || !sp->err || !sp->vre || !sp->vim) return MBL_ENOMEM;
+    sp->neig = neig;
+    return 0;
+}
+
+int lin_alloc_descriptor(mbl_linear *lin, int nd)
+{
+    if (!lin->descriptor && !(lin->descriptor = mbl_calloc(1, sizeof *lin->descriptor))) return MBL_ENOMEM;
+    lin->descriptor->nd = nd;
+    return 0;
+}
+
+/* ---- the options ---- */
+
+void mbl_lin_options_default(mbl_lin_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->method = "augmented";
+    opt->state_weight = 1e-3;
+    opt->pivot_tol = 1e-9;
+    opt->rcond_min = 1e-13;
+    opt->rank_tol = 1e-9;
+    opt->dense_max = 1000;
+    opt->dense_n_max = 4000;
+    opt->nev = 20;
+    opt->shift = -1e-3;
+    opt->constraint_scale = 0.0;
+    opt->pen_alpha = 1e6;
+    opt->pen_xi = 1.0;
+    opt->pen_omega = 10.0;
+    opt->pen_ratio = 10.0;
+    opt->fd_step = cbrt(DBL_EPSILON);
+    opt->fd_tol = 1e-3;
+}
+
+void lin_options_complete(const mbl_lin_options *opt, mbl_lin_options *out)
+{
+    /* options of the other methods left at 0 (a zero-initialized struct) take their defaults */
+    mbl_lin_options o = *opt, d;
+    mbl_lin_options_default(&d);
+    if (!(o.rank_tol > 0)) o.rank_tol = d.rank_tol;
+    if (o.dense_max <= 0) o.dense_max = d.dense_max;
+    if (o.dense_n_max <= 0) o.dense_n_max = d.dense_n_max;
+    if (o.nev <= 0) o.nev = d.nev;
+    if (o.shift == 0.0) o.shift = d.shift;
+    if (o.pen_alpha == 0.0) o.pen_alpha = d.pen_alpha;
+    if (o.pen_omega == 0.0) o.pen_omega = d.pen_omega;
+    if (o.pen_ratio == 0.0) o.pen_ratio = d.pen_ratio;
+    if (o.fd_step == 0.0) o.fd_step = d.fd_step;
+    if (o.fd_tol == 0.0) o.fd_tol = d.fd_tol;
+    if (!(o.mem_budget > 0)) o.mem_budget = MBL_MEM_BUDGET_DEFAULT;
+    *out = o;
+}
