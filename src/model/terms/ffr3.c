@@ -10,6 +10,7 @@
  * derivatives by the frame's unknowns and by each sum (small expressions), and an elastic column's
  * entry is the sum over the body sums of (d row / d sum) (d sum / d column), each of the latter a
  * constant or a row of a matrix times qf; the placeholders are then replaced by the sums. */
+#include "model/terms/vec3_nodes.h"
 #include "model/ffr3.h"
 
 #include <math.h>
@@ -101,14 +102,6 @@ static const int PA[9] = {0, 0, 0, 1, 1, 1, 2, 2, 2}, PB[9] = {0, 1, 2, 0, 1, 2,
  * h 24..26, tw.qf' 27, tw.qf'' 28 */
 enum { Z_S = 0, Z_W1 = 3, Z_W2 = 6, Z_Q = 9, Z_D = 15, Z_H = 24, Z_T1 = 27, Z_T2 = 28, NZ = 29 };
 static const int QA[6] = {0, 1, 2, 0, 0, 1}, QB[6] = {0, 1, 2, 1, 2, 2};
-
-static void cross(mblx_graph *g, const mblx_id *a, const mblx_id *b, mblx_id *c)
-{
-    for (int k = 0; k < 3; k++) {
-        int i = (k + 1) % 3, j = (k + 2) % 3;
-        c[k] = mblx_sub(g, mblx_mul(g, a[i], b[j]), mblx_mul(g, a[j], b[i]));
-    }
-}
 
 /* The quantities of one body's rows shared by their parts (model_ffr3_formulate_inv): the frame's
  * (orientation, angular velocity and acceleration, their derivatives by the frame's unknowns) and
@@ -328,10 +321,10 @@ static void frame_rows3(const body3 *x, const mblx_id *agg)
     {
         const mblx_id *s = z + Z_S, *w1 = z + Z_W1, *w2 = z + Z_W2;
         mblx_id as[3], ws[3], wws[3], ww1[3], b[3];
-        cross(g, al, s, as);
-        cross(g, w, s, ws);
-        cross(g, w, ws, wws);
-        cross(g, w, w1, ww1);
+        vec3_nodes_cross(g, al, s, as);
+        vec3_nodes_cross(g, w, s, ws);
+        vec3_nodes_cross(g, w, ws, wws);
+        vec3_nodes_cross(g, w, w1, ww1);
         for (int k = 0; k < 3; k++) {
             mblx_id t4[4] = {as[k], wws[k], mblx_scale(g, 2.0, ww1[k]), w2[k]};
             b[k] = mblx_sum(g, 4, t4);
@@ -352,7 +345,7 @@ static void frame_rows3(const body3 *x, const mblx_id *agg)
             mblx_id u3[3] = {mblx_mul(g, Im[k][0], w[0]), mblx_mul(g, Im[k][1], w[1]), mblx_mul(g, Im[k][2], w[2])};
             Ia[k] = mblx_sum(g, 3, t3), Iw[k] = mblx_sum(g, 3, u3);
         }
-        cross(g, w, Iw, wIw);
+        vec3_nodes_cross(g, w, Iw, wIw);
         /* the inertia of the frame's translation, s x A^T R''; gravity below as the derivative of its
          * potential (the Jacobian's stiffness part stays symmetric: the symmetric sparse path) */
         mblx_id AtR[3];
@@ -360,7 +353,7 @@ static void frame_rows3(const body3 *x, const mblx_id *agg)
             mblx_id t3[3] = {mblx_mul(g, A[0][c], a[iR[0]]), mblx_mul(g, A[1][c], a[iR[1]]), mblx_mul(g, A[2][c], a[iR[2]])};
             AtR[c] = mblx_sum(g, 3, t3);
         }
-        cross(g, s, AtR, sG);
+        vec3_nodes_cross(g, s, AtR, sG);
         const mblx_id *D = z + Z_D;
         mblx_id trD = mblx_add(g, mblx_add(g, D[0], D[4]), D[8]);
         mblx_id H = mblx_add(g, mblx_scale(g, sp->IpL, w[0]), z[Z_T1]);

@@ -22,8 +22,10 @@
 
 #include <string.h>
 
+#include "core/vec3.h"
 #include "model/model_internal.h"
 #include "model/terms/term.h"
+#include "model/terms/vec3_nodes.h"
 
 void model_rtree_free(mbl_rtree *t)
 {
@@ -63,12 +65,7 @@ static mblx_id dot2(ctx *c, const mblx_id *a, const mblx_id *b, const mblx_id *d
 
 static void cross3(ctx *c, const mblx_id *a, const mblx_id *b, mblx_id *o)
 {
-    mblx_id r[3];
-    for (int k = 0; k < 3; k++) {
-        int k1 = (k + 1) % 3, k2 = (k + 2) % 3;
-        r[k] = mblx_sub(c->g, mul(c, a[k1], b[k2]), mul(c, a[k2], b[k1]));
-    }
-    memcpy(o, r, sizeof r);
+    vec3_nodes_cross(c->g, a, b, o);
 }
 
 /* motion cross product a x b */
@@ -522,27 +519,21 @@ out:
 
 /* ---- numeric spatial algebra (the same operations as the node builders above) ---- */
 
-static void ncross3(const double *a, const double *b, double *o)
-{
-    double r0 = a[1] * b[2] - a[2] * b[1], r1 = a[2] * b[0] - a[0] * b[2], r2 = a[0] * b[1] - a[1] * b[0];
-    o[0] = r0, o[1] = r1, o[2] = r2;
-}
-
 static void ncrm(const double *a, const double *b, double *o)
 {
     double w[3], v1[3], v2[3];
-    ncross3(a, b, w);
-    ncross3(a, b + 3, v1);
-    ncross3(a + 3, b, v2);
+    vec3_cross(a, b, w);
+    vec3_cross(a, b + 3, v1);
+    vec3_cross(a + 3, b, v2);
     for (int k = 0; k < 3; k++) o[k] = w[k], o[3 + k] = v1[k] + v2[k];
 }
 
 static void ncrf(const double *a, const double *f, double *o)
 {
     double n1[3], n2[3], fo[3];
-    ncross3(a, f, n1);
-    ncross3(a + 3, f + 3, n2);
-    ncross3(a, f + 3, fo);
+    vec3_cross(a, f, n1);
+    vec3_cross(a + 3, f + 3, n2);
+    vec3_cross(a, f + 3, fo);
     for (int k = 0; k < 3; k++) o[k] = n1[k] + n2[k], o[3 + k] = fo[k];
 }
 
@@ -578,7 +569,7 @@ static void ninertia(const double *t, double *I6)
         cw[i] = r[i] + (A[3 * i] * cm[0] + A[3 * i + 1] * cm[1] + A[3 * i + 2] * cm[2]);
         mc[i] = m * cw[i];
     }
-    double c2 = mc[0] * cw[0] + mc[1] * cw[1] + mc[2] * cw[2];
+    double c2 = vec3_dot(mc, cw);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             double e = Ib[3 * i + j] - mc[i] * cw[j];
@@ -626,7 +617,7 @@ static int nrnea(const mbl_rtree_num *r, const double *syms, double *work, int f
         memset(S, 0, 6 * sizeof *S);
         if (kind == MBL_RTREE_REV) {
             for (int k = 0; k < 3; k++) S[k] = tb[MBL_RTREE_U + k];
-            ncross3(tb + MBL_RTREE_P, tb + MBL_RTREE_U, S + 3);
+            vec3_cross(tb + MBL_RTREE_P, tb + MBL_RTREE_U, S + 3);
         } else if (kind == MBL_RTREE_PRI) {
             for (int k = 0; k < 3; k++) S[3 + k] = tb[MBL_RTREE_U + k];
         }
