@@ -1,4 +1,4 @@
-/* Scale of the spatial beam body (src/mech/beam3.c on the structured term, src/model/ffr3.c): the
+/* Scale of the spatial beam body (src/mech/beam3.c on the structured term, src/model/terms/ffr3.c): the
  * spatial flexible double pendulum examples/mech/spatial_beam_pendulum.yaml with NP elements per
  * link (n = 2 (7 + 6 (NP + 1))), loaded from its text like `mblin` does.
  * usage: bench_beam3 NP [NEV] (run from the source directory)

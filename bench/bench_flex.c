@@ -1,4 +1,4 @@
-/* Scale of the structured flexible body term (src/model/ffr.c): the flexible double pendulum of
+/* Scale of the structured flexible body term (src/model/terms/ffr.c): the flexible double pendulum of
  * source 001 Sec. 4.2 with NP beam elements per link built from two beam bodies, n = 6 NP + 12.
  * usage: bench_flex NP [NEV]
  * Prints the wall time of each stage (formulate + compile, operating point, linearize with the

@@ -10,7 +10,7 @@ of N x 6N x N numbers); times are process CPU (user) time as well as wall, bench
 bench_mujoco report CPU time (MBLIN_BENCH_CLOCK=cpu): the machine is shared.
 
 With --tree-dynamics symbolic the relative chain is linearized through the symbolic recursion
-(`tree_dynamics: symbolic`) instead of the tree's structured term (src/model/rtree.c): the before and
+(`tree_dynamics: symbolic`) instead of the tree's structured term (src/model/terms/rtree.c): the before and
 after of docs/benchmarks.md. CPU times are user + sys.
 
 usage: python3 bench/chain_relative.py BUILD [--sizes 10,20,100] [--abs-sizes 10,100,1000] [--runs 3]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A hanging chain of NL flexible links (planar beam bodies, docs/mechanism.md "Flexible bodies")
+"""A hanging chain of NL flexible links (planar beam bodies, docs/mechanism-reference.md "Flexible bodies")
 pinned end to end, the first pinned to the ground: the large flexible model of the issue-19
 benchmark (bench/mega_chain.py). Each link: length l, E Euler-Bernoulli elements, circular
 section of radius r, Young's modulus Ey, density rho; n = NL (3 E + 6) coordinates,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Export a planar beam of the project's own elements as a modal body (docs/mechanism.md, "Modal bodies").
+"""Export a planar beam of the project's own elements as a modal body (docs/mechanism-reference.md, "Modal bodies").
 
 Plays the part of an FE code that writes reduced matrices for a multibody code (what an Adams user
 does with an MNF): the beam of `type: beam` (n_e Euler-Bernoulli elements with axial deformation,

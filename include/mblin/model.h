@@ -98,7 +98,7 @@ double mbl_model_param_value(const mbl_model *model, int i);
  * its own copy). */
 int mbl_model_set_param(mbl_model *model, int i, double value, mbl_status *st);
 
-/* Flexible bodies (beam bodies of `model: mechanism`, docs/mechanism.md): how many, body b's name
+/* Flexible bodies (beam bodies of `model: mechanism`, docs/mechanism-reference.md): how many, body b's name
  * and number of nodes, and for the coordinates q (n) the nodes' global positions pos (2 x nodes:
  * x, y per node) and, for a coordinate-space vector dq (n; a mode shape, re or im part), the
  * nodes' global displacements and rotations disp (3 x nodes: dx, dy, drot per node), linear in

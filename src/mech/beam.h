@@ -1,5 +1,5 @@
 /* Euler-Bernoulli beam elements and the floating-frame inertia invariants of a beam.
- * Internal to the library; the vocabulary is in docs/mechanism.md ("Flexible bodies").
+ * Internal to the library; the vocabulary is in docs/mechanism-reference.md ("Flexible bodies").
  *
  * A straight beam of length L along the body x axis, n_e equal elements, n_e + 1 nodes.
  * Planar nodal coordinates (ux, uy, phi): axial and transverse displacement and the slope

@@ -1,4 +1,4 @@
-/* The spatial beam body of `model: mechanism` (docs/mechanism.md, "Spatial beams").
+/* The spatial beam body of `model: mechanism` (docs/mechanism-reference.md, "Spatial beams").
  *
  *   arm:
  *     type: beam

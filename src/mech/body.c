@@ -1,6 +1,6 @@
 /* Rigid bodies (planar and spatial, Euler parameters), point masses and their markers: the
  * coordinates, rotation matrices, angular velocities and marker positions and axes as generated
- * variables, the orientation specifications and the inertia checks. See docs/mechanism.md. */
+ * variables, the orientation specifications and the inertia checks. See docs/mechanism-reference.md. */
 #include "mech/mech_internal.h"
 
 #include <math.h>

@@ -1,4 +1,4 @@
-/* `model: mechanism` -> equation level. See mechanism.h and docs/mechanism.md.
+/* `model: mechanism` -> equation level. See mechanism.h and docs/mechanism-reference.md.
  *
  * Every body contributes coordinates (planar x, y, th; spatial x, y, z, e0..e3 with the
  * normalization constraint; point x, y[, z]) and generated variables: the rotation matrix
@@ -149,12 +149,12 @@ static int read_all(mech *M, const yaml_node_t *root)
             return err_at(M, n, "'space' must be planar or spatial");
         M->planar = !strcmp(mech_sc(n), "planar");
     }
-    if ((n = mech_get(M, root, "coordinates"))) { /* docs/mechanism.md, "Relative coordinates" */
+    if ((n = mech_get(M, root, "coordinates"))) { /* docs/mechanism-reference.md, "Relative coordinates" */
         if (!mech_is_scalar(n) || (strcmp(mech_sc(n), "relative") && strcmp(mech_sc(n), "absolute")))
             return err_at(M, n, "'coordinates' must be absolute or relative");
         M->relative = !strcmp(mech_sc(n), "relative");
     }
-    if ((n = mech_get(M, root, "tree_dynamics"))) { /* docs/mechanism.md, "The tree's structured term" */
+    if ((n = mech_get(M, root, "tree_dynamics"))) { /* docs/mechanism-reference.md, "The tree's structured term" */
         if (!mech_is_scalar(n) || (strcmp(mech_sc(n), "recursive") && strcmp(mech_sc(n), "symbolic")))
             return err_at(M, n, "'tree_dynamics' must be recursive or symbolic");
         M->tree_symbolic = !strcmp(mech_sc(n), "symbolic");

@@ -1,7 +1,7 @@
 /* `model: mechanism`: bodies, markers, joints, drivers, force elements and measures, compiled
  * into the equation level (an mbl_src with generated coordinates, kinetic energy, potential
  * energy, generalized forces, constraints, variables, outputs and states) so that every method,
- * operating point and report works on it unchanged. Vocabulary: docs/mechanism.md.
+ * operating point and report works on it unchanged. Vocabulary: docs/mechanism-reference.md.
  * Internal to the library. */
 #ifndef MBLIN_MECH_MECHANISM_H
 #define MBLIN_MECH_MECHANISM_H
@@ -14,7 +14,7 @@
  * z/x pair) and of the inertia checks (positive mass, positive definite inertia). */
 #define MBL_MECH_FRAME_TOL 1e-9
 /* A bushing whose markers are rotated relative to each other by more than this (rad) in the
- * file's configuration is refused (docs/mechanism.md, "Checks"). */
+ * file's configuration is refused (docs/mechanism-reference.md, "Checking a mechanism"). */
 #define MBL_MECH_BUSHING_ANGLE_TOL 1e-6
 
 /* Read the root mapping of a `model: mechanism` document into src (which the caller created

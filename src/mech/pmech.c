@@ -6,7 +6,7 @@
  * constraint items stay, with the text "0", so that the constraints keep their names and order.
  * Anything else (torsion springs, `force:` springs, drivers, couplers, measures, other joints, point
  * masses, flexible bodies, spatial or relative mechanisms, a text that is not a function of the
- * parameters) keeps the text path. See docs/mechanism.md. */
+ * parameters) keeps the text path. See docs/mechanism-reference.md. */
 #include "mech/mech_internal.h"
 
 #include <string.h>

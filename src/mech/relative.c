@@ -1,5 +1,5 @@
 /* `coordinates: relative`: joint coordinates on a spanning tree, cut joints closing the loops,
- * recursive kinematics (source 003 Ch. 2-4; docs/mechanism.md, "Relative coordinates").
+ * recursive kinematics (source 003 Ch. 2-4; docs/mechanism-reference.md, "Relative coordinates").
  *
  * The tree (tree.c, breadth-first from ground over the joints that have coordinates) decides
  * which joints carry coordinates; the others (cut joints, joints without coordinates) stay

@@ -1,5 +1,5 @@
 /* URDF import: a robot description (links, joints, inertials) becomes a `model: mechanism` text in
- * joint coordinates (docs/mechanism.md, "URDF robots"), which the mechanism reader compiles like
+ * joint coordinates (docs/mechanism-reference.md, "URDF robots"), which the mechanism reader compiles like
  * any other. The XML is read by libxml2 (Debian libxml2-dev): liburdfdom, the ROS parser, is a
  * C++ library with no C interface; libxml2 is a maintained C parser and the URDF rules it needs
  * are few (DESIGN.md sec. 9): rpy is fixed-axis roll-pitch-yaw, R = Rz(y) Ry(p) Rx(r); an omitted
@@ -17,7 +17,7 @@
 
 typedef struct mbl_urdf_opts {
     int absolute;             /* 1: absolute coordinates (the twin); 0: relative (the default) */
-    int tree_symbolic;        /* 1: `tree_dynamics: symbolic` (docs/mechanism.md); 0: recursive (the default) */
+    int tree_symbolic;        /* 1: `tree_dynamics: symbolic` (docs/mechanism-reference.md); 0: recursive (the default) */
     double g[3];              /* gravity, global (default 0 0 -9.81) */
     const char *end_effector; /* link whose frame is the end-effector pose output; NULL: the last link */
     const char *linearize;    /* YAML flow text of a `linearize:` mapping, or NULL ({at: given}) */

@@ -2,7 +2,7 @@
  * gravity rows of the equations of motion of rigid bodies joined to the ground by revolute and
  * prismatic tree joints (and fixed ones), written by the recursive Newton-Euler algorithm in
  * spatial vectors, with their Jacobian with respect to q, q', q'' in closed form (the analytical
- * derivatives of Carpentier & Mansard 2018; derivation in docs/mechanism.md, "The tree's
+ * derivatives of Carpentier & Mansard 2018; derivation in docs/mechanism-reference.md, "The tree's
  * structured term"). The mechanism compiler (src/mech/relative.c) describes the tree as texts of
  * its kinematic variables; the model parses them and evaluates the rows and Jacobian entries
  * numerically beside its residual and Jacobian tapes (mbl_rtree_num_*, below), so that every

@@ -2,7 +2,7 @@
  * Euler-Bernoulli frequencies of clamped-free, free-free and pinned-pinned beams, axial and
  * torsional modes, and the floating-frame invariants of a planar beam.
  *
- * Discretization error (stated in docs/mechanism.md, "Flexible bodies"): with cubic Hermite
+ * Discretization error (stated in docs/mechanism-reference.md, "Flexible bodies"): with cubic Hermite
  * elements and consistent mass the bending eigenvalue omega^2 converges as h^4, and omega's
  * relative error is below (beta h)^4 / 1440 * 2 (beta the continuous wavenumber, h the element
  * length; the leading term of the error expansion is (beta h)^4 / 1440 for omega); linear axial

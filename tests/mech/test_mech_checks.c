@@ -3,7 +3,7 @@
  * normalization; the inertia triangle inequality; bushing markers aligned in the file's
  * configuration; a negative or indefinite mass matrix at the equation level; spatial joint angles
  * continuous past half a turn (driver, gear coupler, torsion spring: closed forms); a driver that
- * depends on an input named in mechanism terms. docs/mechanism.md, "Checks". */
+ * depends on an input named in mechanism terms. docs/mechanism-reference.md, "Checking a mechanism". */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The numeric structured term (src/model/ffr_num.c) against the expression form of ffr.c: the same
+/* The numeric structured term (src/model/terms/ffr_num.c) against the expression form of ffr.c: the same
  * models loaded both ways (model_ffr_set_numeric), the residual and every Jacobian entry at random
  * points with velocities and accelerations (moving), undamped and damped, beam and modal bodies,
  * equal to 1e-13 relative. Also: the pattern is the same, the sensitivities' derivatives (which

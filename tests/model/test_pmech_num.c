@@ -1,4 +1,4 @@
-/* Planar rigid bodies and revolute joints evaluated numerically (src/model/pmech_num.c) against the
+/* Planar rigid bodies and revolute joints evaluated numerically (src/model/terms/pmech_num.c) against the
  * text path (the mechanism compiler's kinetic energy, weight and constraint texts, differentiated by
  * the engine): the same models loaded both ways (model_pmech_set_numeric), the residual rows and every
  * Jacobian entry at random points (velocities, accelerations and multipliers nonzero) equal to

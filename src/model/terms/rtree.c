@@ -7,7 +7,7 @@
  *   v_k = v_l + S_k q'_k,  a_k = a_l + S_k q''_k + (v_l x S_k) q'_k  (a_ground = [0; -g]),
  *   f_k = I_k a_k + v_k x* I_k v_k,  F_k = f_k + sum of the children's F,  row_k = S_k . F_k,
  * the inertia and weight of the subtree on the joint (moved to the left of the equations).
- * Their derivatives (Carpentier & Mansard 2018; derived in docs/mechanism.md): with the subtree
+ * Their derivatives (Carpentier & Mansard 2018; derived in docs/mechanism-reference.md): with the subtree
  * sums Ic_k = sum I, hc_k = sum I v, Bc_k = sum (v x* I - I v x) (both symmetric), and per joint j
  *   u_j = S_j x v_l,  g_j = S_j x a_l - u_j x v_l  (l the parent of j),
  *   P_j = Ic_j S_j,  Q_j = Bc_j S_j - S_j x* hc_j,
