@@ -23,6 +23,8 @@
 #ifndef MBLIN_CODEGEN_H
 #define MBLIN_CODEGEN_H
 
+#include "mblin/export.h"
+
 #include <stdio.h>
 
 #include "mblin/expr.h"
@@ -69,9 +71,9 @@ typedef struct mbl_symlin {
  * the velocities v too, with the gyroscopic and centrifugal terms in C-hat and K-hat; holonomic
  * constraints only; no user velocity states; outputs of q, v, r only). max_nodes bounds the size of the result (0:
  * 2,000,000 nodes); a larger one is refused (MBL_EMODEL) with the size. */
-int mbl_symlin_new(const mbl_model *model, const mbl_point *point, size_t max_nodes, mbl_symlin **out,
+MBL_API int mbl_symlin_new(const mbl_model *model, const mbl_point *point, size_t max_nodes, mbl_symlin **out,
                    mbl_status *st);
-void mbl_symlin_free(mbl_symlin *sl);
+MBL_API void mbl_symlin_free(mbl_symlin *sl);
 
 /* Specialize in place for printing: parameters not named in keep (nkeep names; keep_all = 1 keeps
  * all) become their numbers; the point's coordinates are replaced by closed forms in the kept
@@ -79,11 +81,11 @@ void mbl_symlin_free(mbl_symlin *sl);
  * (c a number of the point that no parameter changes; p any parameter, kept or not) and the closed-form point satisfies the
  * equilibrium (constraints and the reduced equations of motion) at 20 random parameter sets to
  * 1e-9; else the coordinates stay symbols (sl->note says which). *closed receives 1 or 0. */
-int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int *closed,
+MBL_API int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int *closed,
                        mbl_status *st);
 /* The same with the point's coordinates kept as symbols when point_symbols is 1 (M-hat at a general
  * configuration, e.g. the slider-pendulum's M(theta); K-hat, A, ... hold only at the point). */
-int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int point_symbols,
+MBL_API int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int point_symbols,
                         int *closed, mbl_status *st);
 
 /* The expanded canonical form of e (src/codegen/expand.c): products distributed over sums,
@@ -93,18 +95,18 @@ int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int 
  * and m1/3 + m2/3; g*(m1*L2 + m2*(2*L2 + L1))/(2*L1*L2) and m2*g/(2*L2) + (m1*g/2 + m2*g)/L1);
  * sums in denominators stay as powers of their expanded sums. A product whose expansion would
  * have more than max_terms terms is kept unexpanded. MBLX_NONE on failure (graph error). */
-mblx_id mbl_symlin_expand(mblx_graph *g, mblx_id e, size_t max_terms);
+MBL_API mblx_id mbl_symlin_expand(mblx_graph *g, mblx_id e, size_t max_terms);
 
 /* Number of distinct nodes reachable from every matrix of sl (the size of its straight-line code). */
-size_t mbl_symlin_size(const mbl_symlin *sl);
+MBL_API size_t mbl_symlin_size(const mbl_symlin *sl);
 
 /* LaTeX of an expression of sl->g (fractions with rational coefficients, m1 -> m_{1}); a new string
  * (free with mbl_free), or NULL with st set. */
-char *mbl_symlin_latex(const mblx_graph *g, mblx_id e, mbl_status *st);
+MBL_API char *mbl_symlin_latex(const mblx_graph *g, mblx_id e, mbl_status *st);
 
 /* Number of nodes of every matrix of sl printed as trees (shared subexpressions counted at each
  * use: the size of the printed text, which grows much faster than mbl_symlin_size). */
-double mbl_symlin_print_size(const mbl_symlin *sl);
+MBL_API double mbl_symlin_print_size(const mbl_symlin *sl);
 
 /* The Newton iteration for the operating point (an equilibrium: v = 0; or a steady motion: the
  * point's velocities kept, vdot = 0, cyclic coordinates kept): residuals [R(q, v, 0, lambda, r);
@@ -114,7 +116,7 @@ double mbl_symlin_print_size(const mbl_symlin *sl);
  * symbolic elimination with pivots chosen at the point, for the generated C). A given point is
  * refused (MBL_EARG); a singular system at the point is MBL_ESINGULAR. Call before
  * mbl_symlin_special (it uses the unspecialized matrices' symbols). */
-int mbl_symlin_newton(mbl_symlin *sl, mbl_status *st);
+MBL_API int mbl_symlin_newton(mbl_symlin *sl, mbl_status *st);
 
 typedef enum mbl_lang { MBL_LANG_C = 0, MBL_LANG_PYTHON = 1, MBL_LANG_OCTAVE = 2 } mbl_lang;
 
@@ -130,7 +132,7 @@ typedef enum mbl_lang { MBL_LANG_C = 0, MBL_LANG_PYTHON = 1, MBL_LANG_OCTAVE = 2
  * (q: guess in, point out; returns the iterations or -1), Python `name_newton(p, r, q, v)`
  * returning (q, lam, iterations), Octave: the main function takes q as the guess and returns
  * [A, ..., F, q, lam, its] at the point it solves. */
-int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const char *model_file, FILE *f,
+MBL_API int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const char *model_file, FILE *f,
                 mbl_status *st);
 
 #ifdef __cplusplus

@@ -12,6 +12,8 @@
 #ifndef MBLIN_DAE_H
 #define MBLIN_DAE_H
 
+#include "mblin/export.h"
+
 #include "mblin/model.h"
 
 #ifdef __cplusplus
@@ -48,28 +50,28 @@ typedef struct mbl_dae_layout {
  * differentiates the model's Jacobian once more symbolically, so the model's expression graph
  * grows (under the model's lock; the model's results are unchanged). */
 typedef struct mbl_dae_deriv mbl_dae_deriv;
-int mbl_dae_deriv_new(const mbl_model *model, mbl_dae_deriv **out, mbl_status *st);
-void mbl_dae_deriv_free(mbl_dae_deriv *d);
-void mbl_dae_deriv_layout(const mbl_dae_deriv *d, mbl_dae_layout *lay);
+MBL_API int mbl_dae_deriv_new(const mbl_model *model, mbl_dae_deriv **out, mbl_status *st);
+MBL_API void mbl_dae_deriv_free(mbl_dae_deriv *d);
+MBL_API void mbl_dae_deriv_layout(const mbl_dae_deriv *d, mbl_dae_layout *lay);
 /* The model the derivatives belong to. */
-const mbl_model *mbl_dae_deriv_model(const mbl_dae_deriv *d);
+MBL_API const mbl_model *mbl_dae_deriv_model(const mbl_dae_deriv *d);
 
 /* At a point: J (jnz values), Fp (nF x np: dF/dp at fixed unknowns), x0p (nunk x np: the
  * derivative of the model file's data for the point: in the q block the coordinates' initial
  * values, in the v block the velocities the file gives, in the r block the inputs' values, 0
  * elsewhere). Any output may be NULL. */
-int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, double *Fp, double *x0p,
+MBL_API int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, double *Fp, double *x0p,
                        mbl_status *st);
 /* The total derivative of J along a direction: dJ_e = sum_c dJ_e/dx_c dx[c] + dJ_e/dp_j
  * (dx: nunk values; param -1: none). */
-int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *dJ,
+MBL_API int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *dJ,
                           mbl_status *st);
 
 /* The user states' position Jacobians at a point: Sq (3 nus x n, column-major) holds d/dq of
  * [s; ds/dt; d2s/dt2] (the total time derivatives along the point's motion, as the model's
  * linearization uses them) and, when dSq and dx are given, dSq their total derivative along
  * (dx, param) as mbl_dae_deriv_jac_dir (second derivatives of the states' expressions). */
-int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *Sq,
+MBL_API int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *Sq,
                          double *dSq, mbl_status *st);
 
 /* ---- the residual of the canonical DAE for integrators --------------------------------------
@@ -79,16 +81,16 @@ int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const doub
  * sparse pattern hrow, hcol) with w given in the multiplier block (lambda) of x. A workspace is
  * for one thread at a time (it holds scratch arrays); the model may be shared. */
 typedef struct mbl_dae_eval mbl_dae_eval;
-int mbl_dae_eval_new(const mbl_model *model, mbl_dae_eval **out, mbl_status *st);
-void mbl_dae_eval_free(mbl_dae_eval *e);
-void mbl_dae_eval_layout(const mbl_dae_eval *e, mbl_dae_layout *lay);
-const mbl_model *mbl_dae_eval_model(const mbl_dae_eval *e);
-void mbl_dae_eval_hessian_pattern(const mbl_dae_eval *e, int *nz, const int **hrow, const int **hcol);
-int mbl_dae_eval_residual(mbl_dae_eval *e, double t, const double *x, double *F, mbl_status *st);
-int mbl_dae_eval_jacobian(mbl_dae_eval *e, double t, const double *x, double *J, mbl_status *st);
-int mbl_dae_eval_outputs(mbl_dae_eval *e, double t, const double *x, double *y, mbl_status *st);
-int mbl_dae_eval_phi_t(mbl_dae_eval *e, double t, const double *x, double *g, mbl_status *st);
-int mbl_dae_eval_hessian(mbl_dae_eval *e, double t, const double *x, double *H, mbl_status *st);
+MBL_API int mbl_dae_eval_new(const mbl_model *model, mbl_dae_eval **out, mbl_status *st);
+MBL_API void mbl_dae_eval_free(mbl_dae_eval *e);
+MBL_API void mbl_dae_eval_layout(const mbl_dae_eval *e, mbl_dae_layout *lay);
+MBL_API const mbl_model *mbl_dae_eval_model(const mbl_dae_eval *e);
+MBL_API void mbl_dae_eval_hessian_pattern(const mbl_dae_eval *e, int *nz, const int **hrow, const int **hcol);
+MBL_API int mbl_dae_eval_residual(mbl_dae_eval *e, double t, const double *x, double *F, mbl_status *st);
+MBL_API int mbl_dae_eval_jacobian(mbl_dae_eval *e, double t, const double *x, double *J, mbl_status *st);
+MBL_API int mbl_dae_eval_outputs(mbl_dae_eval *e, double t, const double *x, double *y, mbl_status *st);
+MBL_API int mbl_dae_eval_phi_t(mbl_dae_eval *e, double t, const double *x, double *g, mbl_status *st);
+MBL_API int mbl_dae_eval_hessian(mbl_dae_eval *e, double t, const double *x, double *H, mbl_status *st);
 
 #ifdef __cplusplus
 }

@@ -52,6 +52,8 @@
 #ifndef MBLIN_EXPR_H
 #define MBLIN_EXPR_H
 
+#include "mblin/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -101,113 +103,113 @@ typedef enum mblx_op {
 #define MBLX_FLATTEN_MAX 64
 
 /* Create an empty graph. Returns NULL when out of memory. */
-mblx_graph *mblx_graph_new(void);
+MBL_API mblx_graph *mblx_graph_new(void);
 
 /* Free a graph and every node in it. Accepts NULL. Tapes compiled from the graph stay valid. */
-void mblx_graph_free(mblx_graph *g);
+MBL_API void mblx_graph_free(mblx_graph *g);
 
 /* The sticky error of the graph: 0 if no builder has failed since creation (or since
  * mblx_graph_clear_status), else the first error code (MBL_ENOMEM, MBL_EARG, ...); when st is
  * not NULL it receives the code and the message. */
-int mblx_graph_status(const mblx_graph *g, mbl_status *st);
+MBL_API int mblx_graph_status(const mblx_graph *g, mbl_status *st);
 
 /* Forget the sticky error. Nodes built before the error remain valid. */
-void mblx_graph_clear_status(mblx_graph *g);
+MBL_API void mblx_graph_clear_status(mblx_graph *g);
 
 /* Number of nodes in the graph (the next handle to be created). */
-size_t mblx_node_count(const mblx_graph *g);
+MBL_API size_t mblx_node_count(const mblx_graph *g);
 
 /* ---- node inspection (read-only; invalid handles give MBLX_OP_COUNT_, 0, NAN or MBLX_NONE) -- */
 
-mblx_op mblx_node_op(const mblx_graph *g, mblx_id e);
+MBL_API mblx_op mblx_node_op(const mblx_graph *g, mblx_id e);
 /* Number of operands. */
-int mblx_node_nargs(const mblx_graph *g, mblx_id e);
+MBL_API int mblx_node_nargs(const mblx_graph *g, mblx_id e);
 /* Operand i (0-based) or MBLX_NONE when out of range. */
-mblx_id mblx_node_arg(const mblx_graph *g, mblx_id e, int i);
+MBL_API mblx_id mblx_node_arg(const mblx_graph *g, mblx_id e, int i);
 /* CONST: the value; ADD: the constant term; MUL: the coefficient; others: 0. */
-double mblx_node_value(const mblx_graph *g, mblx_id e);
+MBL_API double mblx_node_value(const mblx_graph *g, mblx_id e);
 /* 1 and *value set if e is a numeric constant, else 0. value may be NULL. */
-int mblx_is_const(const mblx_graph *g, mblx_id e, double *value);
+MBL_API int mblx_is_const(const mblx_graph *g, mblx_id e, double *value);
 /* The sorted symbol indices e depends on (structurally, after simplification); *count
  * receives their number. The pointer is valid until the next builder call on g. */
-const uint32_t *mblx_node_deps(const mblx_graph *g, mblx_id e, size_t *count);
+MBL_API const uint32_t *mblx_node_deps(const mblx_graph *g, mblx_id e, size_t *count);
 
 /* ==== leaves ================================================================================ */
 
 /* The constant v (v must be finite, else MBLX_NONE and sticky MBL_EARG). -0.0 is stored as 0. */
-mblx_id mblx_const(mblx_graph *g, double v);
+MBL_API mblx_id mblx_const(mblx_graph *g, double v);
 
 /* The symbol called `name` (NUL-terminated, non-empty). The first call with a name creates the
  * symbol with the next dense symbol index (0, 1, 2, ... in creation order); later calls with
  * the same name return the same node. Symbols stand for anything the caller evaluates later
  * (coordinates, velocities, multipliers, inputs, parameters, time). Names are arbitrary
  * strings, but only identifiers ([A-Za-z_][A-Za-z0-9_]*) print in a reparseable way. */
-mblx_id mblx_symbol(mblx_graph *g, const char *name);
+MBL_API mblx_id mblx_symbol(mblx_graph *g, const char *name);
 /* Same with an explicit length (the name need not be NUL-terminated; len > 0). */
-mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len);
+MBL_API mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len);
 
 /* The symbol called name, or MBLX_NONE if there is none (never creates one, no sticky error). */
-mblx_id mblx_symbol_find(const mblx_graph *g, const char *name);
-mblx_id mblx_symbol_find_n(const mblx_graph *g, const char *name, size_t len);
+MBL_API mblx_id mblx_symbol_find(const mblx_graph *g, const char *name);
+MBL_API mblx_id mblx_symbol_find_n(const mblx_graph *g, const char *name, size_t len);
 
 /* Symbol index of e (0 .. mblx_symbol_count-1), or -1 if e is not a symbol. */
-long mblx_symbol_index(const mblx_graph *g, mblx_id e);
+MBL_API long mblx_symbol_index(const mblx_graph *g, mblx_id e);
 /* Number of symbols created so far. Evaluation reads symbol values by index from an array of
  * (at least) this many doubles. */
-size_t mblx_symbol_count(const mblx_graph *g);
+MBL_API size_t mblx_symbol_count(const mblx_graph *g);
 /* Node of the symbol with index idx, or MBLX_NONE. */
-mblx_id mblx_symbol_node(const mblx_graph *g, size_t idx);
+MBL_API mblx_id mblx_symbol_node(const mblx_graph *g, size_t idx);
 /* Name of symbol e (a symbol node), or NULL if e is not a symbol. Valid until the next
  * builder call on g. */
-const char *mblx_symbol_name(const mblx_graph *g, mblx_id e);
+MBL_API const char *mblx_symbol_name(const mblx_graph *g, mblx_id e);
 
 /* ==== operations (all simplify, see "Canonical form") ======================================== */
 
-mblx_id mblx_add(mblx_graph *g, mblx_id a, mblx_id b);
-mblx_id mblx_sub(mblx_graph *g, mblx_id a, mblx_id b);
-mblx_id mblx_mul(mblx_graph *g, mblx_id a, mblx_id b);
+MBL_API mblx_id mblx_add(mblx_graph *g, mblx_id a, mblx_id b);
+MBL_API mblx_id mblx_sub(mblx_graph *g, mblx_id a, mblx_id b);
+MBL_API mblx_id mblx_mul(mblx_graph *g, mblx_id a, mblx_id b);
 /* a / b = a * b^-1. A constant zero divisor is kept (not folded): evaluation reports it. */
-mblx_id mblx_div(mblx_graph *g, mblx_id a, mblx_id b);
-mblx_id mblx_pow(mblx_graph *g, mblx_id base, mblx_id exponent);
+MBL_API mblx_id mblx_div(mblx_graph *g, mblx_id a, mblx_id b);
+MBL_API mblx_id mblx_pow(mblx_graph *g, mblx_id base, mblx_id exponent);
 /* base ^ k for a numeric exponent (shorthand for mblx_pow(g, base, mblx_const(g, k))). */
-mblx_id mblx_powc(mblx_graph *g, mblx_id base, double k);
+MBL_API mblx_id mblx_powc(mblx_graph *g, mblx_id base, double k);
 /* -a = (-1) * a */
-mblx_id mblx_neg(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_neg(mblx_graph *g, mblx_id a);
 /* c * a for a numeric c */
-mblx_id mblx_scale(mblx_graph *g, double c, mblx_id a);
+MBL_API mblx_id mblx_scale(mblx_graph *g, double c, mblx_id a);
 
 /* Sum / product of n terms in O(total size * log): use these, not repeated mblx_add, for
  * long sums (repeated binary additions copy the growing flat sum each time). n == 0 gives the
  * constant 0 / 1. */
-mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms);
-mblx_id mblx_product(mblx_graph *g, size_t n, const mblx_id *factors);
+MBL_API mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms);
+MBL_API mblx_id mblx_product(mblx_graph *g, size_t n, const mblx_id *factors);
 
 /* Elementary functions, with their real-valued C library meaning. */
-mblx_id mblx_sin(mblx_graph *g, mblx_id a);
-mblx_id mblx_cos(mblx_graph *g, mblx_id a);
-mblx_id mblx_tan(mblx_graph *g, mblx_id a);
-mblx_id mblx_asin(mblx_graph *g, mblx_id a);
-mblx_id mblx_acos(mblx_graph *g, mblx_id a);
-mblx_id mblx_atan(mblx_graph *g, mblx_id a);
-mblx_id mblx_atan2(mblx_graph *g, mblx_id y, mblx_id x);
-mblx_id mblx_sinh(mblx_graph *g, mblx_id a);
-mblx_id mblx_cosh(mblx_graph *g, mblx_id a);
-mblx_id mblx_tanh(mblx_graph *g, mblx_id a);
-mblx_id mblx_exp(mblx_graph *g, mblx_id a);
-mblx_id mblx_log(mblx_graph *g, mblx_id a); /* natural logarithm */
-mblx_id mblx_sqrt(mblx_graph *g, mblx_id a);
-mblx_id mblx_abs(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_sin(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_cos(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_tan(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_asin(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_acos(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_atan(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_atan2(mblx_graph *g, mblx_id y, mblx_id x);
+MBL_API mblx_id mblx_sinh(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_cosh(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_tanh(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_exp(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_log(mblx_graph *g, mblx_id a); /* natural logarithm */
+MBL_API mblx_id mblx_sqrt(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_abs(mblx_graph *g, mblx_id a);
 /* sign(a): -1, 0, 1. Derivatives treat it as locally constant (derivative 0). */
-mblx_id mblx_sign(mblx_graph *g, mblx_id a);
+MBL_API mblx_id mblx_sign(mblx_graph *g, mblx_id a);
 /* min/max. Derivatives are the one-sided ones almost everywhere:
  * d min(a,b) = (da + db - sign(a-b) (da - db)) / 2 (equal split where a == b). */
-mblx_id mblx_min(mblx_graph *g, mblx_id a, mblx_id b);
-mblx_id mblx_max(mblx_graph *g, mblx_id a, mblx_id b);
+MBL_API mblx_id mblx_min(mblx_graph *g, mblx_id a, mblx_id b);
+MBL_API mblx_id mblx_max(mblx_graph *g, mblx_id a, mblx_id b);
 /* Smooth step (MSC Adams STEP): h0 for x <= x0, h1 for x >= x1, and the cubic Hermite blend
  * h0 + (h1 - h0) s^2 (3 - 2 s), s = (x - x0)/(x1 - x0), in between (C1: zero slope at both
  * ends). Differentiable in all five arguments; x1 == x0 makes the derivatives divide by zero
  * (evaluation then reports MBL_EDOMAIN). */
-mblx_id mblx_step(mblx_graph *g, mblx_id x, mblx_id x0, mblx_id h0, mblx_id x1, mblx_id h1);
+MBL_API mblx_id mblx_step(mblx_graph *g, mblx_id x, mblx_id x0, mblx_id h0, mblx_id x1, mblx_id h1);
 
 /* let(x): x kept as one opaque node. Its value and its derivatives are those of x, but sums and
  * products do not merge it into themselves (a product a*let(b*c) keeps let(b*c) as one factor
@@ -218,41 +220,41 @@ mblx_id mblx_step(mblx_graph *g, mblx_id x, mblx_id x0, mblx_id h0, mblx_id x1, 
  * symbols, functions (sin, cos, ...) and let nodes are returned unchanged, and a coefficient is
  * kept outside: let(c*y) = c*let(y). The tape compiler reads let(x) as x (no instruction), and
  * printing prints x. Meant for the compiled forms: model rows kept for analysis use no lets. */
-mblx_id mblx_let(mblx_graph *g, mblx_id x);
+MBL_API mblx_id mblx_let(mblx_graph *g, mblx_id x);
 
 /* Generic builder: apply operation op to n operands with the same simplifications as the
  * dedicated builders (value is the constant of MBLX_OP_CONST, the constant term of ADD, the
  * coefficient of MUL, ignored otherwise; SYMBOL is not accepted). Useful for tree rewriting. */
-mblx_id mblx_apply(mblx_graph *g, mblx_op op, double value, size_t n, const mblx_id *args);
+MBL_API mblx_id mblx_apply(mblx_graph *g, mblx_op op, double value, size_t n, const mblx_id *args);
 
 /* Name of an operation as printed ("sin", "atan2", ...; "+", "*", "^" for ADD, MUL, POW). */
-const char *mblx_op_name(mblx_op op);
+MBL_API const char *mblx_op_name(mblx_op op);
 
 /* ==== structure and differentiation ========================================================= */
 
 /* 1 if e depends structurally on symbol sym (a symbol node), else 0 (also for invalid args). */
-int mblx_depends(const mblx_graph *g, mblx_id e, mblx_id sym);
+MBL_API int mblx_depends(const mblx_graph *g, mblx_id e, mblx_id sym);
 
 /* de/dsym for a symbol node sym (any other sym: MBLX_NONE, sticky MBL_EARG). Higher orders by
  * repetition: mblx_diff(g, mblx_diff(g, e, x), y). Intermediate results are shared (memoized
  * within a call, hash-consed across calls); only nodes depending on sym are visited. */
-mblx_id mblx_diff(mblx_graph *g, mblx_id e, mblx_id sym);
+MBL_API mblx_id mblx_diff(mblx_graph *g, mblx_id e, mblx_id sym);
 
 /* Directional (forward-mode) derivative sum_i de/dsyms[i] * dirs[i] in one pass; dirs are
  * nodes (numeric or symbolic). Symbols must be distinct. */
-mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
+MBL_API mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
                        const mblx_id *dirs);
 
 /* Total time derivative de/dt + sum_i de/dq_i * dq_i where q = syms, dq = dsyms (nodes: usually
  * the velocity symbols) and time_sym is the time symbol (MBLX_NONE when e has no explicit time
  * dependence). */
-mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
+MBL_API mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
                        const mblx_id *dsyms, mblx_id time_sym);
 
 /* Reverse-mode symbolic gradient: out[i] = de/dsyms[i] for i < n, in time O(size of e + n)
  * rather than n forward passes. Returns 0 or a negative code (then the graph's sticky error is
  * set and out is filled with MBLX_NONE). */
-int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_id *out);
+MBL_API int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_id *out);
 
 /* Compressed sparse column matrix of nodes: column j holds rows rowidx[colptr[j] ..
  * colptr[j+1]-1] (sorted ascending, no duplicates) with entries node[...]. */
@@ -264,23 +266,23 @@ typedef struct mblx_sparse {
 } mblx_sparse;
 
 /* Free the arrays of a sparse matrix (not the struct itself) and zero it. Accepts NULL. */
-void mblx_sparse_free(mblx_sparse *s);
+MBL_API void mblx_sparse_free(mblx_sparse *s);
 
 /* Sparse Jacobian J[i][j] = d exprs[i] / d syms[j] (m rows, n columns, syms distinct symbol
  * nodes). Each row is differentiated only with respect to the symbols it depends on; entries
  * that simplify to the constant 0 are dropped, so the pattern is exactly the structurally
  * nonzero derivatives. On success *out owns new arrays (free with mblx_sparse_free); on
  * failure *out is zeroed and a negative code returned. */
-int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const mblx_id *syms,
+MBL_API int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const mblx_id *syms,
                   mblx_sparse *out);
 
 /* Sparse Hessian H[i][j] = d2 e / dsyms[i] dsyms[j] (n x n, both triangles), computed as the
  * sparse Jacobian of the reverse-mode gradient: cost O(size of e + nonzeros). */
-int mblx_hessian(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_sparse *out);
+MBL_API int mblx_hessian(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_sparse *out);
 
 /* Replace symbols syms[i] by the expressions repl[i] (simultaneously) and re-simplify. Only
  * the part of e that depends on syms is rebuilt. */
-mblx_id mblx_subst(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
+MBL_API mblx_id mblx_subst(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
                    const mblx_id *repl);
 
 /* ==== compilation and evaluation ============================================================ */
@@ -292,21 +294,21 @@ typedef struct mblx_tape mblx_tape;
  * last use. No recursion; O(size) time and memory. The tape is independent of the graph (it
  * keeps its own copy of what it needs to print error messages). Returns NULL on failure
  * (MBL_ENOMEM, or MBL_EARG for an invalid handle), with st filled. */
-mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st);
+MBL_API mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st);
 
 /* Free a tape. Accepts NULL. */
-void mblx_tape_free(mblx_tape *t);
+MBL_API void mblx_tape_free(mblx_tape *t);
 
 /* Number of doubles the work array of mblx_tape_eval must hold. */
-size_t mblx_tape_work_size(const mblx_tape *t);
+MBL_API size_t mblx_tape_work_size(const mblx_tape *t);
 /* Number of instructions executed per evaluation (one per computed node; an n-ary sum or
  * product of k operands counts k-1, plus one for a constant term or coefficient). */
-size_t mblx_tape_ninstr(const mblx_tape *t);
+MBL_API size_t mblx_tape_ninstr(const mblx_tape *t);
 /* Number of outputs. */
-size_t mblx_tape_noutputs(const mblx_tape *t);
+MBL_API size_t mblx_tape_noutputs(const mblx_tape *t);
 /* Smallest length of the symvals array: 1 + the largest symbol index the tape reads (0 when it
  * reads none). */
-size_t mblx_tape_nsymbols(const mblx_tape *t);
+MBL_API size_t mblx_tape_nsymbols(const mblx_tape *t);
 
 /* Evaluate: symvals[k] is the value of the symbol with index k; out receives the n outputs;
  * work holds mblx_tape_work_size doubles (scratch, contents irrelevant). No allocation, no
@@ -315,11 +317,11 @@ size_t mblx_tape_nsymbols(const mblx_tape *t);
  * names the operation, the value and the offending subexpression, e.g. "sqrt of negative value
  * -0.25 in sqrt(x - 2)"); out is then unspecified. Non-finite symbol values are reported the
  * same way. */
-int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, double *work,
+MBL_API int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, double *work,
                    mbl_status *st);
 
 /* One-off evaluation of e (compiles a temporary tape). */
-int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *value,
+MBL_API int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *value,
               mbl_status *st);
 
 /* ==== printing ============================================================================== */
@@ -331,10 +333,10 @@ int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *val
  * most size bytes including the terminating NUL (buf may be NULL when size is 0) and returns
  * the full length (excluding the NUL). Returns SIZE_MAX (and writes "") if e is invalid or the
  * traversal stack cannot be allocated. */
-size_t mblx_print(const mblx_graph *g, mblx_id e, char *buf, size_t size);
+MBL_API size_t mblx_print(const mblx_graph *g, mblx_id e, char *buf, size_t size);
 
 /* Allocating variant: a new NUL-terminated string (free with mbl_free), or NULL with st set. */
-char *mblx_print_alloc(const mblx_graph *g, mblx_id e, mbl_status *st);
+MBL_API char *mblx_print_alloc(const mblx_graph *g, mblx_id e, mbl_status *st);
 
 /* ==== parsing =============================================================================== */
 
@@ -384,7 +386,7 @@ typedef struct mblx_parse_opts {
  * parentheses, a missing operand (e.g. a trailing operator), unknown names and functions, wrong
  * number of arguments, nesting deeper than max_depth, malformed numbers and numbers that
  * overflow a double. MBL_ENOMEM when out of memory. opts may be NULL. */
-int mblx_parse(mblx_graph *g, const char *text, size_t len, const mblx_parse_opts *opts,
+MBL_API int mblx_parse(mblx_graph *g, const char *text, size_t len, const mblx_parse_opts *opts,
                mblx_id *out, mbl_status *st);
 
 /* Format the source line of text that contains byte offset `offset`, then a second line with a
@@ -393,7 +395,7 @@ int mblx_parse(mblx_graph *g, const char *text, size_t len, const mblx_parse_opt
  *       x + * y
  *           ^
  * snprintf-like: returns the full length, writes at most size bytes with the NUL. */
-size_t mblx_excerpt(const char *text, size_t len, size_t offset, char *buf, size_t size);
+MBL_API size_t mblx_excerpt(const char *text, size_t len, size_t offset, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #ifndef MBLIN_JSON_H
 #define MBLIN_JSON_H
 
+#include "mblin/export.h"
+
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -14,11 +16,11 @@ extern "C" {
 #endif
 
 /* s as a JSON string, with its quotes. */
-void mbl_json_string(FILE *f, const char *s);
+MBL_API void mbl_json_string(FILE *f, const char *s);
 
 /* x as a JSON number with `digits` significant digits (%.*g; 17 reads back exactly), or null when
  * not finite. zero_unsigned: a zero (either sign) is written as 0 (else -0 stays -0). */
-void mbl_json_number(FILE *f, double x, int digits, int zero_unsigned);
+MBL_API void mbl_json_number(FILE *f, double x, int digits, int zero_unsigned);
 
 #ifdef __cplusplus
 }

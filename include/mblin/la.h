@@ -30,6 +30,8 @@
 #ifndef MBLIN_LA_H
 #define MBLIN_LA_H
 
+#include "mblin/export.h"
+
 #include "mblin/status.h"
 
 #ifdef __cplusplus
@@ -46,21 +48,21 @@ extern "C" {
 /* C = alpha*op(A)*op(B) + beta*C (cblas_dgemm). transa/transb: 'N' or 'T'. op(A) is m x k,
  * op(B) is k x n, C is m x n. beta == 0 means C is not read (may hold NaN).
  * Errors: MBL_EARG (bad trans flag, NULL array), MBL_EDIM (negative size, ld too small). */
-int mbla_gemm(char transa, char transb, int m, int n, int k, double alpha, const double *A,
+MBL_API int mbla_gemm(char transa, char transb, int m, int n, int k, double alpha, const double *A,
               int lda, const double *B, int ldb, double beta, double *C, int ldc,
               mbl_status *st);
 
 /* y = alpha*op(A)*x + beta*y (cblas_dgemv), A is m x n, trans 'N' (x has n, y has m entries)
  * or 'T' (x has m, y has n). Unit strides. beta == 0 means y is not read.
  * Errors: MBL_EARG, MBL_EDIM. */
-int mbla_gemv(char trans, int m, int n, double alpha, const double *A, int lda,
+MBL_API int mbla_gemv(char trans, int m, int n, double alpha, const double *A, int lda,
               const double *x, double beta, double *y, mbl_status *st);
 
 /* 1-norm (maximum absolute column sum) of the m x n matrix A. Returns 0 for empty matrices
  * and -1.0 when A is NULL or lda < max(1, m). */
-double mbla_norm1(int m, int n, const double *A, int lda);
+MBL_API double mbla_norm1(int m, int n, const double *A, int lda);
 /* Frobenius norm of the m x n matrix A (LAPACK's dlange, safe against overflow); 0 when empty. */
-double mbla_norm_fro(int m, int n, const double *A, int lda);
+MBL_API double mbla_norm_fro(int m, int n, const double *A, int lda);
 
 /* ============================================================================================
  * Dense: LU (partial pivoting), one-shot and factor-once/solve-many
@@ -70,28 +72,28 @@ double mbla_norm_fro(int m, int n, const double *A, int lda);
  * Errors: MBL_EDIM; MBL_ESINGULAR "matrix is singular: U(k,k) is exactly zero (pivot k)" with
  * k 0-based (only an exactly zero pivot is detected; use mbla_dlu_rcond for near-singularity);
  * MBL_ENOMEM (pivot array). */
-int mbla_lu_solve(int n, int nrhs, double *A, int lda, double *B, int ldb, mbl_status *st);
+MBL_API int mbla_lu_solve(int n, int nrhs, double *A, int lda, double *B, int ldb, mbl_status *st);
 
 /* A dense LU factorization P A = L U (dgetrf) kept for repeated solves. */
 typedef struct mbla_dlu mbla_dlu;
 
 /* Factor a copy of the n x n matrix A (A itself is not modified). Also records ||A||_1 for
  * mbla_dlu_rcond. Errors: MBL_EDIM, MBL_ENOMEM, MBL_ESINGULAR (exactly zero pivot, named). */
-int mbla_dlu_new(int n, const double *A, int lda, mbla_dlu **out, mbl_status *st);
+MBL_API int mbla_dlu_new(int n, const double *A, int lda, mbla_dlu **out, mbl_status *st);
 
 /* Solve op(A) X = B in place (dgetrs); trans 'N' (A X = B) or 'T' (A^T X = B). B is
  * n x nrhs. Errors: MBL_EARG, MBL_EDIM. */
-int mbla_dlu_solve(const mbla_dlu *lu, char trans, int nrhs, double *B, int ldb,
+MBL_API int mbla_dlu_solve(const mbla_dlu *lu, char trans, int nrhs, double *B, int ldb,
                    mbl_status *st);
 
 /* Reciprocal 1-norm condition number estimate 1/(||A||_1 ||A^-1||_1) (dgecon; within a small
  * factor of the true value, usually exact). Errors: MBL_EARG, MBL_ENOMEM. */
-int mbla_dlu_rcond(const mbla_dlu *lu, double *rcond, mbl_status *st);
+MBL_API int mbla_dlu_rcond(const mbla_dlu *lu, double *rcond, mbl_status *st);
 
 /* Order of the factored matrix (0 for NULL). */
-int mbla_dlu_n(const mbla_dlu *lu);
+MBL_API int mbla_dlu_n(const mbla_dlu *lu);
 
-void mbla_dlu_free(mbla_dlu *lu);
+MBL_API void mbla_dlu_free(mbla_dlu *lu);
 
 /* ============================================================================================
  * Dense: rank-revealing factorizations
@@ -101,7 +103,7 @@ void mbla_dlu_free(mbla_dlu *lu);
  * |R(i,i)| of a QRCP): the number of leading entries with |d[i]| > tol * |d[0]|.
  * tol < 0 selects the default max(m, n) * DBL_EPSILON (m, n: the matrix dimensions).
  * Returns 0 when k == 0 or d[0] == 0. */
-int mbla_rank_from_diag(int m, int n, int k, const double *d, int incd, double tol);
+MBL_API int mbla_rank_from_diag(int m, int n, int k, const double *d, int incd, double tol);
 
 /* Rank-revealing QR with column pivoting, A P = Q R (dgeqp3, then dorgqr for Q).
  *   A (m x n, lda)  in: the matrix; out: overwritten by dgeqp3's output (R in the upper
@@ -115,7 +117,7 @@ int mbla_rank_from_diag(int m, int n, int k, const double *d, int incd, double t
  *                   rank..m-1 span the orthogonal complement of range(A)). Ignored if NULL.
  *   R (k x n, ldr)  out (may be NULL): the upper trapezoidal factor, k = min(m, n).
  * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM. */
-int mbla_qrcp(int m, int n, double *A, int lda, double tol, int *jpvt, int *rank, double *Q,
+MBL_API int mbla_qrcp(int m, int n, double *A, int lda, double tol, int *jpvt, int *rank, double *Q,
               int ldq, int qcols, double *R, int ldr, mbl_status *st);
 
 /* Minimum-norm least-squares solution of A X = B by LAPACK dgelsd (SVD by divide and conquer
@@ -125,7 +127,7 @@ int mbla_qrcp(int m, int n, double *A, int lda, double tol, int *jpvt, int *rank
  *   B (ldb x nrhs)   in: the m x nrhs right-hand sides; out: the n x nrhs solution; ldb >= max(1, m, n).
  *   rank             (may be NULL) out: the effective rank.
  * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ENOCONV. */
-int mbla_lstsq(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, double rcond, int *rank,
+MBL_API int mbla_lstsq(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, double rcond, int *rank,
                mbl_status *st);
 
 /* Singular value decomposition A = U S V^T (dgesvd).
@@ -135,7 +137,7 @@ int mbla_lstsq(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, d
  *   s (k)      out: singular values in decreasing order.
  * Use mbla_rank_from_diag(m, n, k, s, 1, tol) for the numerical rank.
  * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ENOCONV (bidiagonal QR did not converge). */
-int mbla_svd(int m, int n, double *A, int lda, char job, double *s, double *U, int ldu,
+MBL_API int mbla_svd(int m, int n, double *A, int lda, char job, double *s, double *U, int ldu,
              double *VT, int ldvt, mbl_status *st);
 
 /* LU with complete pivoting P A Q = L U (dgetc2) of the n x n matrix A, in place.
@@ -146,7 +148,7 @@ int mbla_svd(int m, int n, double *A, int lda, char job, double *s, double *U, i
  *                   (the matrix is numerically singular from there on), or -1 if none.
  * Never fails on singular input (that is the point of complete pivoting: the small pivots
  * come last). Errors: MBL_EARG, MBL_EDIM. */
-int mbla_lu_complete(int n, double *A, int lda, int *ipiv, int *jpiv, int *nsmall,
+MBL_API int mbla_lu_complete(int n, double *A, int lda, int *ipiv, int *jpiv, int *nsmall,
                      mbl_status *st);
 
 /* Column (state) selection by Gaussian elimination with complete pivoting, as in source 000
@@ -163,7 +165,7 @@ int mbla_lu_complete(int n, double *A, int lda, int *ipiv, int *jpiv, int *nsmal
  *   rank       out: number of pivots found (<= m).
  * Cost O(n^3) time and n^2 doubles of workspace: meant for moderate n.
  * Errors: MBL_EARG, MBL_EDIM (m > n, bad ld, negative or non-finite weight), MBL_ENOMEM. */
-int mbla_select_columns(int m, int n, const double *A, int lda, const double *weights,
+MBL_API int mbla_select_columns(int m, int n, const double *A, int lda, const double *weights,
                         double tol, int *perm, int *rank, mbl_status *st);
 
 /* ============================================================================================
@@ -176,7 +178,7 @@ int mbla_select_columns(int m, int n, const double *A, int lda, const double *we
  * eigenvectors in LAPACK's packed form (for a pair j, j+1: v_j = V(:,j) + i V(:,j+1)), each of
  * unit 2-norm with largest component real.
  * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ENOCONV (QR algorithm failed). */
-int mbla_eig(int n, const double *A, int lda, double *wr, double *wi, double *VL, int ldvl,
+MBL_API int mbla_eig(int n, const double *A, int lda, double *wr, double *wi, double *VL, int ldvl,
              double *VR, int ldvr, mbl_status *st);
 
 /* Generalized eigenproblem A x = lambda B x by QZ (dggev). A, B (n x n) are not modified.
@@ -185,7 +187,7 @@ int mbla_eig(int n, const double *A, int lda, double *wr, double *wi, double *VL
  * them by zeroing the negligible diagonal entry of the triangular factor); a singular pencil
  * (det(A - lambda B) == 0 for all lambda) shows alpha == beta == 0 (approximately).
  * VL/VR as in mbla_eig (may be NULL). Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ENOCONV. */
-int mbla_ggev(int n, const double *A, int lda, const double *B, int ldb, double *alphar,
+MBL_API int mbla_ggev(int n, const double *A, int lda, const double *B, int ldb, double *alphar,
               double *alphai, double *beta, double *VL, int ldvl, double *VR, int ldvr,
               mbl_status *st);
 
@@ -198,7 +200,7 @@ int mbla_ggev(int n, const double *A, int lda, const double *B, int ldb, double 
  * scaled so that its largest component has |re| + |im| = 1. abnrm, bbnrm (may be NULL): the
  * 1-norms of the balanced A and B.
  * Errors: MBL_EARG (also a bad balanc), MBL_EDIM, MBL_ENOMEM, MBL_ENOCONV. */
-int mbla_ggevx(char balanc, int n, const double *A, int lda, const double *B, int ldb,
+MBL_API int mbla_ggevx(char balanc, int n, const double *A, int lda, const double *B, int ldb,
                double *alphar, double *alphai, double *beta, double *VL, int ldvl, double *VR,
                int ldvr, double *abnrm, double *bbnrm, mbl_status *st);
 
@@ -222,7 +224,7 @@ enum { MBLA_EIG_FINITE = 0, MBLA_EIG_INFINITE = 1, MBLA_EIG_UNDETERMINED = 2 };
  * Errors: MBL_ESINGULAR when any is undetermined (the outputs are filled all the same), MBL_EARG,
  * MBL_ENOMEM, MBL_ENOCONV (the SVD). */
 #define MBLA_GEV_TOL_FACTOR 4.0
-int mbla_gev_classify(int n, const double *A, int lda, const double *B, int ldb, const double *alphar,
+MBL_API int mbla_gev_classify(int n, const double *A, int lda, const double *B, int ldb, const double *alphar,
                       const double *alphai, const double *beta, double *re, double *im, int *kind, int *nfinite,
                       int *rank_b, mbl_status *st);
 
@@ -230,7 +232,7 @@ int mbla_gev_classify(int n, const double *A, int lda, const double *B, int ldb,
  * berr[j] = ||(A - s_j B) x_j|| / ((||A|| + |s_j| ||B||) ||x_j||), Frobenius norms, 2-norm of the
  * residual; re, im (n) the eigenvalues (mbla_gev_classify's), VR (n x n, ld ldvr) QZ's packed right
  * eigenvectors with its alphai; INFINITY for an eigenvalue that is not finite. */
-int mbla_gev_berr(int n, const double *A, int lda, const double *B, int ldb, const double *re, const double *im,
+MBL_API int mbla_gev_berr(int n, const double *A, int lda, const double *B, int ldb, const double *re, const double *im,
                   const double *alphai, const double *VR, int ldvr, double *berr, mbl_status *st);
 
 /* The rounding error of QZ on each finite eigenvalue of the real pencil (A, B), measured: QZ on the
@@ -240,7 +242,7 @@ int mbla_gev_berr(int n, const double *A, int lda, const double *B, int ldb, con
  * sample of QZ's rounding on these data, not a bound (callers multiply by a safety factor), and
  * blind to the rounding the data carry from their own computation. INFINITY for the eigenvalues
  * that are not finite. Three more QZ runs of order n. */
-int mbla_gev_rounding(int n, const double *A, int lda, const double *B, int ldb, const double *re, const double *im,
+MBL_API int mbla_gev_rounding(int n, const double *A, int lda, const double *B, int ldb, const double *re, const double *im,
                       const int *kind, double *err, mbl_status *st);
 
 /* Symmetric-definite generalized problem A z = lambda B z (dsygvd, itype 1): A symmetric, B
@@ -248,7 +250,7 @@ int mbla_gev_rounding(int n, const double *A, int lda, const double *B, int ldb,
  * w (n): eigenvalues ascending. Z (n x n, may be NULL): B-orthonormal eigenvectors
  * (Z^T B Z = I). Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ESINGULAR "B is not positive
  * definite (leading minor of order k)", MBL_ENOCONV. */
-int mbla_sygvd(int n, const double *A, int lda, const double *B, int ldb, double *w,
+MBL_API int mbla_sygvd(int n, const double *A, int lda, const double *B, int ldb, double *w,
                double *Z, int ldz, mbl_status *st);
 
 /* ============================================================================================
@@ -264,71 +266,71 @@ typedef struct mbla_csc {
 
 /* Allocate an m x n matrix with room for nzmax entries; p is zeroed (an all-zero matrix).
  * Errors: MBL_EDIM (negative size), MBL_ENOMEM. */
-int mbla_csc_new(int m, int n, int nzmax, mbla_csc **out, mbl_status *st);
-void mbla_csc_free(mbla_csc *A);
+MBL_API int mbla_csc_new(int m, int n, int nzmax, mbla_csc **out, mbl_status *st);
+MBL_API void mbla_csc_free(mbla_csc *A);
 
 /* Number of stored entries p[n] (0 for NULL). */
-int mbla_csc_nnz(const mbla_csc *A);
+MBL_API int mbla_csc_nnz(const mbla_csc *A);
 
 /* Validate the invariants (sizes, p monotone, indices in range, sorted, no duplicates).
  * Errors: MBL_EARG (NULL), MBL_EDIM naming the first offending column/entry. */
-int mbla_csc_check(const mbla_csc *A, mbl_status *st);
+MBL_API int mbla_csc_check(const mbla_csc *A, mbl_status *st);
 
 /* Deep copy. Errors: MBL_EARG, MBL_ENOMEM. */
-int mbla_csc_copy(const mbla_csc *A, mbla_csc **out, mbl_status *st);
+MBL_API int mbla_csc_copy(const mbla_csc *A, mbla_csc **out, mbl_status *st);
 
 /* Assemble from nz triplets (ti[k], tj[k], tx[k]) (0-based); duplicates are summed, explicit
  * zeros kept (the pattern is structural). map (nz, may be NULL) receives for each triplet k
  * the position in x where its value went, for mbla_csc_refill. tx may be NULL (values 0).
  * Errors: MBL_EDIM "triplet k: index (i, j) out of range for m x n", MBL_EARG, MBL_ENOMEM. */
-int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
+MBL_API int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
                            const double *tx, int *map, mbla_csc **out, mbl_status *st);
 
 /* Refill the values of a matrix assembled by mbla_csc_from_triplets with the same triplet
  * pattern: x = 0, then x[map[k]] += tx[k] for k < nz. No allocation, no checks. */
-void mbla_csc_refill(mbla_csc *A, int nz, const int *map, const double *tx);
+MBL_API void mbla_csc_refill(mbla_csc *A, int nz, const int *map, const double *tx);
 
 /* B = A^T. Errors: MBL_EARG, MBL_ENOMEM. */
-int mbla_csc_transpose(const mbla_csc *A, mbla_csc **out, mbl_status *st);
+MBL_API int mbla_csc_transpose(const mbla_csc *A, mbla_csc **out, mbl_status *st);
 
 /* y = alpha*A*x + beta*y (x has n, y has m entries). beta == 0: y is not read. */
-int mbla_csc_gemv(const mbla_csc *A, double alpha, const double *x, double beta, double *y,
+MBL_API int mbla_csc_gemv(const mbla_csc *A, double alpha, const double *x, double beta, double *y,
                   mbl_status *st);
 /* y = alpha*A^T*x + beta*y (x has m, y has n entries). */
-int mbla_csc_gemv_t(const mbla_csc *A, double alpha, const double *x, double beta, double *y,
+MBL_API int mbla_csc_gemv_t(const mbla_csc *A, double alpha, const double *x, double beta, double *y,
                     mbl_status *st);
 
 /* C = A*B (sparse-sparse; structural pattern, no cancellation dropped).
  * Errors: MBL_EARG, MBL_EDIM (A->n != B->m), MBL_ENOMEM (also when nnz(C) overflows int). */
-int mbla_csc_matmul(const mbla_csc *A, const mbla_csc *B, mbla_csc **out, mbl_status *st);
+MBL_API int mbla_csc_matmul(const mbla_csc *A, const mbla_csc *B, mbla_csc **out, mbl_status *st);
 
 /* C = alpha*A + beta*B on the union pattern (entries of the union are kept even when the sum
  * cancels). Errors: MBL_EARG, MBL_EDIM (sizes differ), MBL_ENOMEM. */
-int mbla_csc_add(double alpha, const mbla_csc *A, double beta, const mbla_csc *B,
+MBL_API int mbla_csc_add(double alpha, const mbla_csc *A, double beta, const mbla_csc *B,
                  mbla_csc **out, mbl_status *st);
 
 /* Block of A: rows r0 <= i < r1 and columns c0 <= j < c1 (half-open ranges), re-indexed from 0.
  * Errors: MBL_EARG, MBL_EDIM (range outside A or r1 < r0, c1 < c0), MBL_ENOMEM. */
-int mbla_csc_block(const mbla_csc *A, int r0, int r1, int c0, int c1, mbla_csc **out,
+MBL_API int mbla_csc_block(const mbla_csc *A, int r0, int r1, int c0, int c1, mbla_csc **out,
                    mbl_status *st);
 
 /* C = A(rows, cols): C(a, b) = A(rows[a], cols[b]). rows must not repeat (cols may).
  * rows == NULL with nr == A->m means all rows; cols == NULL with nc == A->n all columns.
  * Errors: MBL_EARG, MBL_EDIM (index out of range or repeated row), MBL_ENOMEM. */
-int mbla_csc_select(const mbla_csc *A, int nr, const int *rows, int nc, const int *cols,
+MBL_API int mbla_csc_select(const mbla_csc *A, int nr, const int *rows, int nc, const int *cols,
                     mbla_csc **out, mbl_status *st);
 
 /* Dense copy D (m x n, ldd) of A (all entries written). Errors: MBL_EARG, MBL_EDIM. */
-int mbla_csc_to_dense(const mbla_csc *A, double *D, int ldd, mbl_status *st);
+MBL_API int mbla_csc_to_dense(const mbla_csc *A, double *D, int ldd, mbl_status *st);
 
 /* Sparse copy of the dense m x n matrix D keeping entries with |d| > droptol (droptol < 0
  * means 0: keep all nonzeros). Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM. */
-int mbla_csc_from_dense(int m, int n, const double *D, int ldd, double droptol,
+MBL_API int mbla_csc_from_dense(int m, int n, const double *D, int ldd, double droptol,
                         mbla_csc **out, mbl_status *st);
 
 /* Remove stored entries with |x| <= tol in place (tol < 0 means 0: drop explicit zeros).
  * Returns the new nnz (the arrays keep their capacity). Any triplet map becomes invalid. */
-int mbla_csc_drop(mbla_csc *A, double tol);
+MBL_API int mbla_csc_drop(mbla_csc *A, double tol);
 
 /* Equilibrate A in place (Ruiz's iteration with power-of-2 factors, in the spirit of LAPACK
  * dgeequb): each sweep divides every row and every column at once by the power of 2 nearest the
@@ -343,13 +345,13 @@ int mbla_csc_drop(mbla_csc *A, double tol);
  *     exponents, so 32 sweeps cover any double range).
  * Returns the number of sweeps that changed A (>= 0), or MBL_EARG. */
 #define MBLA_EQUILIBRATE_MAXITER_DEFAULT 32
-int mbla_csc_equilibrate(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work,
+MBL_API int mbla_csc_equilibrate(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work,
                          mbl_status *st);
 
 /* Maximum transversal (Hopcroft-Karp): rowmatch (m) receives for each row its matched column or
  * -1; nmatch (may be NULL) the size of the matching (= n when A has a zero-free diagonal after a
  * column permutation). O(nnz sqrt(n)) whatever the column order. Errors: MBL_EARG, MBL_ENOMEM. */
-int mbla_csc_maxmatch(const mbla_csc *A, int *rowmatch, int *nmatch, mbl_status *st);
+MBL_API int mbla_csc_maxmatch(const mbla_csc *A, int *rowmatch, int *nmatch, mbl_status *st);
 
 /* ============================================================================================
  * Sparse LU: KLU (real and complex)
@@ -382,7 +384,7 @@ typedef struct mbla_klu_opts {
 } mbla_klu_opts;
 
 /* Fill opts with the defaults above. */
-void mbla_klu_opts_default(mbla_klu_opts *opts);
+MBL_API void mbla_klu_opts_default(mbla_klu_opts *opts);
 
 /* A KLU factorization (symbolic analysis once, numeric factorization per value set). It keeps
  * a copy of the sparsity pattern to check later refactorizations. Real or complex. */
@@ -391,51 +393,51 @@ typedef struct mbla_klu mbla_klu;
 /* Analyze and factor the square matrix A (opts may be NULL: defaults).
  * Errors: MBL_EARG, MBL_EDIM (not square), MBL_ENOMEM, MBL_ESINGULAR "matrix is singular
  * (KLU: zero pivot in column k)", MBL_ELIB (other KLU failure). */
-int mbla_klu_new(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, mbl_status *st);
+MBL_API int mbla_klu_new(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, mbl_status *st);
 
 /* Refactor at new values of A with the same pattern (klu_refactor: same pivot sequence). If
  * that fails or the pivots went bad (rcond dropped, see refactor_drop), a fresh pivoting
  * factorization (klu_factor) is done instead; mbla_klu_stats tells how often.
  * Errors: MBL_EDIM (pattern differs from the analysed one), MBL_ESINGULAR, MBL_ENOMEM, MBL_ELIB.
  * After an error the object can only be freed or refactored again. */
-int mbla_klu_refactor(mbla_klu *k, const mbla_csc *A, mbl_status *st);
+MBL_API int mbla_klu_refactor(mbla_klu *k, const mbla_csc *A, mbl_status *st);
 
 /* Solve A X = B (mbla_klu_solve) or A^T X = B (mbla_klu_solve_t) in place; B is n x nrhs.
  * Errors: MBL_EARG (also when k is complex or has no valid factorization), MBL_EDIM. */
-int mbla_klu_solve(mbla_klu *k, int nrhs, double *B, int ldb, mbl_status *st);
-int mbla_klu_solve_t(mbla_klu *k, int nrhs, double *B, int ldb, mbl_status *st);
+MBL_API int mbla_klu_solve(mbla_klu *k, int nrhs, double *B, int ldb, mbl_status *st);
+MBL_API int mbla_klu_solve_t(mbla_klu *k, int nrhs, double *B, int ldb, mbl_status *st);
 
 /* Crude reciprocal condition min|U(i,i)| / max|U(i,i)| (klu_rcond): cheap, pivot quality. */
-int mbla_klu_rcond(mbla_klu *k, double *rcond, mbl_status *st);
+MBL_API int mbla_klu_rcond(mbla_klu *k, double *rcond, mbl_status *st);
 
 /* 1-norm condition number estimate ||A||_1 ||A^-1||_1 (klu_condest, Hager/Higham): A must be
  * the matrix of the current factorization (same values). Real factorizations only. */
-int mbla_klu_condest(mbla_klu *k, const mbla_csc *A, double *condest, mbl_status *st);
+MBL_API int mbla_klu_condest(mbla_klu *k, const mbla_csc *A, double *condest, mbl_status *st);
 
 /* Statistics: number of numeric factorizations with pivoting and of klu_refactor calls
  * accepted (either may be NULL). */
-void mbla_klu_stats(const mbla_klu *k, int *nfactor, int *nrefactor);
+MBL_API void mbla_klu_stats(const mbla_klu *k, int *nfactor, int *nrefactor);
 
 /* Number of fresh factorizations whose first attempt with pivot_tol_try failed the growth
  * check (or hit a zero pivot) and were redone with pivot_tol. */
-int mbla_klu_nfallback(const mbla_klu *k);
+MBL_API int mbla_klu_nfallback(const mbla_klu *k);
 
 /* The entries of the current numeric factors L + U (KLU's lnz + unz, off-diagonal blocks of the
  * block triangular form not counted) and the number of pivots the last pivoting factorization
  * took off the diagonal of the analysed order (KLU's noffdiag); 0 when there are none. */
-void mbla_klu_factor_stats(const mbla_klu *k, double *lu_nnz, int *noffdiag);
+MBL_API void mbla_klu_factor_stats(const mbla_klu *k, double *lu_nnz, int *noffdiag);
 
 /* Complex KLU (klu_z_*): the pattern is A->p, A->i (A->x is ignored, may be NULL) and the
  * values az are interleaved (re, im) pairs, 2*nnz doubles.
  * Errors as mbla_klu_new. */
-int mbla_kluz_new(const mbla_csc *A, const double *az, const mbla_klu_opts *opts,
+MBL_API int mbla_kluz_new(const mbla_csc *A, const double *az, const mbla_klu_opts *opts,
                   mbla_klu **out, mbl_status *st);
-int mbla_kluz_refactor(mbla_klu *k, const mbla_csc *A, const double *az, mbl_status *st);
+MBL_API int mbla_kluz_refactor(mbla_klu *k, const mbla_csc *A, const double *az, mbl_status *st);
 /* Solve in place; B holds interleaved complex values, n x nrhs with leading dimension ldb
  * counted in complex entries. trans: 'N' A X = B, 'T' A^T X = B, 'C' A^H X = B. */
-int mbla_kluz_solve(mbla_klu *k, char trans, int nrhs, double *B, int ldb, mbl_status *st);
+MBL_API int mbla_kluz_solve(mbla_klu *k, char trans, int nrhs, double *B, int ldb, mbl_status *st);
 
-void mbla_klu_free(mbla_klu *k);
+MBL_API void mbla_klu_free(mbla_klu *k);
 
 /* ============================================================================================
  * Sparse Cholesky: CHOLMOD (needs MBLIN_WITH_GPL; otherwise every function returns MBL_ELIB
@@ -448,15 +450,15 @@ typedef struct mbla_chol mbla_chol;
  * ordering, supernodal or simplicial chosen automatically). uplo 'U': only the upper triangle
  * (i <= j) of A is used, 'L': only the lower triangle. Errors: MBL_EARG, MBL_EDIM (not
  * square), MBL_ENOMEM, MBL_ESINGULAR "matrix not positive definite (column k)", MBL_ELIB. */
-int mbla_chol_new(const mbla_csc *A, char uplo, mbla_chol **out, mbl_status *st);
+MBL_API int mbla_chol_new(const mbla_csc *A, char uplo, mbla_chol **out, mbl_status *st);
 
 /* Refactor at new values, same pattern (the analysis is reused). Errors as mbla_chol_new. */
-int mbla_chol_refactor(mbla_chol *c, const mbla_csc *A, mbl_status *st);
+MBL_API int mbla_chol_refactor(mbla_chol *c, const mbla_csc *A, mbl_status *st);
 
 /* Solve A X = B in place, B n x nrhs. Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM. */
-int mbla_chol_solve(mbla_chol *c, int nrhs, double *B, int ldb, mbl_status *st);
+MBL_API int mbla_chol_solve(mbla_chol *c, int nrhs, double *B, int ldb, mbl_status *st);
 
-void mbla_chol_free(mbla_chol *c);
+MBL_API void mbla_chol_free(mbla_chol *c);
 
 /* ============================================================================================
  * Sparse rank-revealing QR: SPQR (needs MBLIN_WITH_GPL, as above)
@@ -466,7 +468,7 @@ void mbla_chol_free(mbla_chol *c);
 
 /* Numerical rank of the sparse m x n matrix A. tol_used (may be NULL) receives the tolerance
  * actually used. Errors: MBL_EARG, MBL_ENOMEM, MBL_ELIB. */
-int mbla_spqr_rank(const mbla_csc *A, double tol, int *rank, double *tol_used,
+MBL_API int mbla_spqr_rank(const mbla_csc *A, double tol, int *rank, double *tol_used,
                    mbl_status *st);
 
 /* Orthonormal basis of the null space of the m x n matrix A (e.g. a constraint Jacobian):
@@ -474,14 +476,14 @@ int mbla_spqr_rank(const mbla_csc *A, double tol, int *rank, double *tol_used,
  * newly allocated n x (n - rank) column-major array (ld n; free with mbl_free; NULL when the
  * null space is trivial), *nnull = n - rank, rank (may be NULL) the rank.
  * Errors: MBL_EARG, MBL_ENOMEM, MBL_ELIB. */
-int mbla_spqr_nullspace(const mbla_csc *A, double tol, double **N, int *nnull, int *rank,
+MBL_API int mbla_spqr_nullspace(const mbla_csc *A, double tol, double **N, int *nnull, int *rank,
                         mbl_status *st);
 
 /* Solve A X = B for the m x n matrix A, B m x nrhs (ldb), X n x nrhs (ldx):
  * m >= n: least-squares solution (SPQR backslash, basic solution if A is rank deficient);
  * m < n: minimum 2-norm solution of the underdetermined system (QR of A^T).
  * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ELIB. */
-int mbla_spqr_solve(const mbla_csc *A, double tol, int nrhs, const double *B, int ldb,
+MBL_API int mbla_spqr_solve(const mbla_csc *A, double tol, int nrhs, const double *B, int ldb,
                     double *X, int ldx, mbl_status *st);
 
 /* ============================================================================================
@@ -497,7 +499,7 @@ typedef struct mbla_eigs_opts {
 } mbla_eigs_opts;
 
 /* Fill opts with the defaults above. */
-void mbla_eigs_opts_default(mbla_eigs_opts *opts);
+MBL_API void mbla_eigs_opts_default(mbla_eigs_opts *opts);
 
 /* The k eigenvalues of the pencil A x = lambda E x nearest the shift sigma = sigma_re +
  * i sigma_im, by ARPACK (dnaupd/dneupd for a real shift, znaupd/zneupd for a complex one) in
@@ -516,7 +518,7 @@ void mbla_eigs_opts_default(mbla_eigs_opts *opts);
  * Errors: MBL_EARG, MBL_EDIM (sizes, k out of range), MBL_ENOMEM, MBL_ESINGULAR (A - sigma E
  * singular: sigma is an eigenvalue; move the shift), MBL_ENOCONV "ARPACK converged j of k
  * eigenvalues in maxiter iterations", MBL_ELIB (ARPACK error code). */
-int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double sigma_im,
+MBL_API int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double sigma_im,
                    int k, const mbla_eigs_opts *opts, double *lre, double *lim, double *Vre,
                    double *Vim, int ldv, int *nconv, mbl_status *st);
 
@@ -533,7 +535,7 @@ int mbla_eigs_sinv(const mbla_csc *A, const mbla_csc *E, double sigma_re, double
  *   V        out (may be NULL): n x k eigenvectors (ld ldv), B-orthonormal where B is definite.
  *   nconv    out (may be NULL): number of converged Ritz values.
  * Errors: as mbla_eigs_sinv (MBL_ESINGULAR: K - sigma B singular, move the shift). */
-int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k, const mbla_eigs_opts *opts,
+MBL_API int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k, const mbla_eigs_opts *opts,
                        double *w, double *V, int ldv, int *nconv, mbl_status *st);
 
 /* Refine k computed eigenpairs (lambda_t, x_t) of the pencil A x = lambda E x in place by Newton's
@@ -557,7 +559,7 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
  *                 |lambda| ||E||_1) ||x||_2) of the returned pair (residual in doubled precision).
  *   iters (k)     out (may be NULL): Newton steps taken (0: returned as given).
  * Errors: MBL_EARG (NULL, zero eigenvector), MBL_EDIM, MBL_ENOMEM, MBL_ELIB (KLU). */
-int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, double *lim, double *Vre,
+MBL_API int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, double *lim, double *Vre,
                      double *Vim, int ldv, int maxit, double *berr, int *iters, mbl_status *st);
 
 /* mbla_eigs_refine for a real symmetric pencil (K, B) (B may be singular, e.g. a saddle-point
@@ -573,7 +575,7 @@ int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, d
  *             the refinement stopped without converging (maxit steps, the correction stopped
  *             shrinking, or the pair was returned as given): report such a pair, never trust it.
  * berr, iters, errors: as mbla_eigs_refine. */
-int mbla_eigs_refine_sym(const mbla_csc *K, const mbla_csc *B, int k, double *w, double *V, int ldv, int maxit,
+MBL_API int mbla_eigs_refine_sym(const mbla_csc *K, const mbla_csc *B, int k, double *w, double *V, int ldv, int maxit,
                          double *berr, int *iters, int *conv, mbl_status *st);
 
 /* Refine p eigenpairs (w_t, x_t) of a real symmetric pencil K x = w B x (as mbla_eigs_refine_sym:
@@ -603,7 +605,7 @@ int mbla_eigs_refine_sym(const mbla_csc *K, const mbla_csc *B, int k, double *w,
  *   berr, iters: as mbla_eigs_refine (iters: the steps of the block, the same for every pair).
  * Errors: MBL_EARG, MBL_EDIM, MBL_ENOMEM, MBL_ESINGULAR (K - sigma B singular), MBL_ENOCONV (the
  * search space lost its rank, dsyev failed), MBL_ELIB. */
-int mbla_eigs_refine_sym_block(const mbla_csc *K, const mbla_csc *B, double sigma, int p, int k, double *w,
+MBL_API int mbla_eigs_refine_sym_block(const mbla_csc *K, const mbla_csc *B, double sigma, int p, int k, double *w,
                                double *V, int ldv, int maxit, double *berr, int *iters, int *conv,
                                mbl_status *st);
 /* ============================================================================================

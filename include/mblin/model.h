@@ -13,6 +13,8 @@
 #ifndef MBLIN_MODEL_H
 #define MBLIN_MODEL_H
 
+#include "mblin/export.h"
+
 #include <stdio.h>
 
 #include "mblin/status.h"
@@ -33,11 +35,11 @@ typedef struct mbl_setting {
 
 /* Load a `model: dae` file (YAML or JSON). Parameter overrides replace the file's values;
  * naming a parameter the model does not have is an error. */
-int mbl_model_load_file(const char *path, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st);
+MBL_API int mbl_model_load_file(const char *path, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st);
 /* The same from text in memory; `name` is used for file positions in messages. */
-int mbl_model_load_string(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
+MBL_API int mbl_model_load_string(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
                           mbl_model **out, mbl_status *st);
-void mbl_model_free(mbl_model *model);
+MBL_API void mbl_model_free(mbl_model *model);
 
 /* Limits of the readers (docs/model-files.md), so that no input makes them run long or use much
  * memory: the file's size, and how deep YAML lists and mappings may nest. The file must be a
@@ -58,11 +60,11 @@ typedef struct mbl_load_options {
     const char *const *velocity_states;
     int nvelocity_states;
 } mbl_load_options;
-void mbl_load_options_default(mbl_load_options *opt);
+MBL_API void mbl_load_options_default(mbl_load_options *opt);
 /* mbl_model_load_file / _string with explicit limits (opt NULL: the defaults). */
-int mbl_model_load_file_opt(const char *path, const mbl_setting *sets, int nsets, const mbl_load_options *opt,
+MBL_API int mbl_model_load_file_opt(const char *path, const mbl_setting *sets, int nsets, const mbl_load_options *opt,
                             mbl_model **out, mbl_status *st);
-int mbl_model_load_string_opt(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
+MBL_API int mbl_model_load_string_opt(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
                               const mbl_load_options *opt, mbl_model **out, mbl_status *st);
 
 typedef enum mbl_at { MBL_AT_EQUILIBRIUM = 0, MBL_AT_GIVEN = 1, MBL_AT_STEADY = 2 } mbl_at;
@@ -81,12 +83,12 @@ typedef struct mbl_model_info {
     double time;            /* linearize.time of the file (0 if absent) */
 } mbl_model_info;
 
-void mbl_model_get_info(const mbl_model *model, mbl_model_info *info);
-const char *mbl_model_coord_name(const mbl_model *model, int i);
-const char *mbl_model_input_name(const mbl_model *model, int i);
-const char *mbl_model_output_name(const mbl_model *model, int i);
-const char *mbl_model_param_name(const mbl_model *model, int i);
-double mbl_model_param_value(const mbl_model *model, int i);
+MBL_API void mbl_model_get_info(const mbl_model *model, mbl_model_info *info);
+MBL_API const char *mbl_model_coord_name(const mbl_model *model, int i);
+MBL_API const char *mbl_model_input_name(const mbl_model *model, int i);
+MBL_API const char *mbl_model_output_name(const mbl_model *model, int i);
+MBL_API const char *mbl_model_param_name(const mbl_model *model, int i);
+MBL_API double mbl_model_param_value(const mbl_model *model, int i);
 /* Change parameter i of a loaded model in place, so that a sweep over a parameter re-linearizes
  * without reloading (src/study, docs/study.md): the compiled evaluators read parameter values at
  * each evaluation, so the next mbl_operating_point / mbl_relinearize see the new value. Refused
@@ -96,21 +98,21 @@ double mbl_model_param_value(const mbl_model *model, int i);
  * reload such a model with the new value (mbl_model_load_file's sets). This is the one function
  * that changes a loaded model: not while another thread uses the same model (give each thread
  * its own copy). */
-int mbl_model_set_param(mbl_model *model, int i, double value, mbl_status *st);
+MBL_API int mbl_model_set_param(mbl_model *model, int i, double value, mbl_status *st);
 
 /* Flexible bodies (beam bodies of `model: mechanism`, docs/mechanism-reference.md): how many, body b's name
  * and number of nodes, and for the coordinates q (n) the nodes' global positions pos (2 x nodes:
  * x, y per node) and, for a coordinate-space vector dq (n; a mode shape, re or im part), the
  * nodes' global displacements and rotations disp (3 x nodes: dx, dy, drot per node), linear in
  * dq. pos or disp may be NULL. Returns 0 or MBL_EARG. */
-int mbl_model_flex_count(const mbl_model *model);
-const char *mbl_model_flex_name(const mbl_model *model, int b);
-int mbl_model_flex_nodes(const mbl_model *model, int b);
-int mbl_model_flex_shape(const mbl_model *model, int b, const double *q, const double *dq, double *pos, double *disp);
+MBL_API int mbl_model_flex_count(const mbl_model *model);
+MBL_API const char *mbl_model_flex_name(const mbl_model *model, int b);
+MBL_API int mbl_model_flex_nodes(const mbl_model *model, int b);
+MBL_API int mbl_model_flex_shape(const mbl_model *model, int b, const double *q, const double *dq, double *pos, double *disp);
 /* Spatial flexible bodies (spatial beams): mbl_model_flex_dim is 3 and pos holds 3 x nodes (x, y,
  * z per node), disp 6 x nodes (dx, dy, dz and the small rotation rx, ry, rz about the global axes,
  * per node). mbl_model_flex_dim: 2 (planar), 3 (spatial), 0 for a bad index. */
-int mbl_model_flex_dim(const mbl_model *model, int b);
+MBL_API int mbl_model_flex_dim(const mbl_model *model, int b);
 
 /* ---- operating points ------------------------------------------------------------------ */
 
@@ -142,7 +144,7 @@ typedef struct mbl_opoint_options {
                              at the initial q (both must be given, mu may be NULL when k = 0) */
 } mbl_opoint_options;
 
-void mbl_opoint_options_default(mbl_opoint_options *opt);
+MBL_API void mbl_opoint_options_default(mbl_opoint_options *opt);
 
 typedef struct mbl_point {
     mbl_at at;           /* how the point was found */
@@ -162,15 +164,15 @@ typedef struct mbl_point {
     double *X, *Xdot, *Z;     /* nX, nX, nZ values */
 } mbl_point;
 
-int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);
-void mbl_point_free(mbl_point *p);
+MBL_API int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);
+MBL_API void mbl_point_free(mbl_point *p);
 
 /* The user states s(q, t) of linearize.states (mbl_model_info.nuser_states of them) at a point:
  * their values s and their exact gradients ds/dq (nuser_states x n, column-major); either may be
  * NULL. 0, or a negative MBL_E* code naming the state that cannot be evaluated there. The text of
  * state i as written (NULL when out of range). */
-int mbl_model_user_states(const mbl_model *model, const mbl_point *pt, double *s, double *ds_dq, mbl_status *st);
-const char *mbl_model_user_state_text(const mbl_model *model, int i);
+MBL_API int mbl_model_user_states(const mbl_model *model, const mbl_point *pt, double *s, double *ds_dq, mbl_status *st);
+MBL_API const char *mbl_model_user_state_text(const mbl_model *model, int i);
 /* At a point with motion, the first-order velocity change dv that goes with a coordinate change dq
  * made in the user states (dq = dq/dS dS, the linear model's q_S): the state-to-coordinate map turns
  * with the motion, so the state rates dS' = ds/dq dv + d(ds/dt)/dq dq and the velocity constraints
@@ -178,11 +180,11 @@ const char *mbl_model_user_state_text(const mbl_model *model, int i);
  * unchanged ([ds/dq; Phi_q] dv = -[d(ds/dt)/dq; d(Phi_q v)/dq] dq); a mode's start adds q_S Re(s phi_S).
  * Needs as many user states as coordinates less holonomic constraints, and no non-holonomic
  * constraints, velocity states or ODE states (MBL_EARG otherwise). */
-int mbl_model_user_states_dv(const mbl_model *model, const mbl_point *pt, const double *dq, double *dv, mbl_status *st);
+MBL_API int mbl_model_user_states_dv(const mbl_model *model, const mbl_point *pt, const double *dq, double *dv, mbl_status *st);
 
 /* The outputs y = h(q, v, vdot, lambda, mu, r, t) at a point (ny = noutput values into y), e.g. the
  * reaction forces lambda(c) and accelerations der(der(x)) of the operating point. */
-int mbl_model_outputs(const mbl_model *model, const mbl_point *point, double *y, mbl_status *st);
+MBL_API int mbl_model_outputs(const mbl_model *model, const mbl_point *point, double *y, mbl_status *st);
 
 /* ---- constraint diagnosis (mblin check) ------------------------------------------------- */
 
@@ -211,18 +213,18 @@ typedef struct mbl_constraint_diag {
 } mbl_constraint_diag;
 
 /* Returns 0 (the diagnosis in *out, free with mbl_constraint_diag_free) or MBL_EARG/MBL_ENOMEM. */
-int mbl_constraint_diagnose(const mbl_model *model, const mbl_point *point, mbl_constraint_diag **out,
+MBL_API int mbl_constraint_diagnose(const mbl_model *model, const mbl_point *point, mbl_constraint_diag **out,
                             mbl_status *st);
-void mbl_constraint_diag_free(mbl_constraint_diag *d);
+MBL_API void mbl_constraint_diag_free(mbl_constraint_diag *d);
 /* The source of holonomic constraint equation j (several equations of a joint share its name). */
-const char *mbl_model_constraint_name(const mbl_model *model, int j);
+MBL_API const char *mbl_model_constraint_name(const mbl_model *model, int j);
 /* 1 when input i appears in some equation or output of the model (a structurally nonzero entry of
  * dF/dr or dy/dr), 0 when it appears nowhere (its columns of B and D are zero whatever the point:
  * usually an input declared and never used by a force; the reports say so), -1 for a bad index. */
-int mbl_model_input_used(const mbl_model *model, int i);
+MBL_API int mbl_model_input_used(const mbl_model *model, int i);
 /* User ODE state i (0..node_states-1) and implicit variable i (0..nimplicit-1) by name. */
-const char *mbl_model_ode_state_name(const mbl_model *model, int i);
-const char *mbl_model_implicit_name(const mbl_model *model, int i);
+MBL_API const char *mbl_model_ode_state_name(const mbl_model *model, int i);
+MBL_API const char *mbl_model_implicit_name(const mbl_model *model, int i);
 
 /* ---- the drawing of a mechanism (mblin report) ----------------------------------------- */
 
@@ -239,14 +241,14 @@ typedef struct mbl_geometry {
     const char *const *link_name, *const *link_type;
 } mbl_geometry;
 
-void mbl_model_geometry(const mbl_model *model, mbl_geometry *g);
+MBL_API void mbl_model_geometry(const mbl_model *model, mbl_geometry *g);
 
 /* The global positions of the points at pt (pos: 3 npoint, x y z per point) and, for nshape > 0
  * mode shapes (shape_re, shape_im: nq x nshape column-major, nq the model's coordinates, e.g.
  * mbl_modes' shape_re, shape_im, n and nx), each shape's point displacements, dp/dq times the
  * shape (exact derivatives of the positions): dre, dim of 3 npoint * nshape, shape k's block at
  * 3 npoint k (either NULL to skip). */
-int mbl_model_draw(const mbl_model *model, const mbl_point *pt, int nshape, int nq, const double *shape_re,
+MBL_API int mbl_model_draw(const mbl_model *model, const mbl_point *pt, int nshape, int nq, const double *shape_re,
                    const double *shape_im, double *pos, double *dre, double *dim, mbl_status *st);
 /* The velocity transformation of a `coordinates: relative` mechanism at a point (source 003
  * Eq. 2.x, 3.8, 3.38-3.44): the absolute velocities of the moving rigid bodies' centres of mass
@@ -265,8 +267,8 @@ typedef struct mbl_vtrans {
     double *dB;       /* ncol planes of nrow x ncol */
     double *Bdot;     /* nrow x ncol */
 } mbl_vtrans;
-int mbl_model_velocity_transformation(const mbl_model *model, const mbl_point *point, mbl_vtrans **out, mbl_status *st);
-void mbl_vtrans_free(mbl_vtrans *v);
+MBL_API int mbl_model_velocity_transformation(const mbl_model *model, const mbl_point *point, mbl_vtrans **out, mbl_status *st);
+MBL_API void mbl_vtrans_free(mbl_vtrans *v);
 
 /* ---- linear models ---------------------------------------------------------------------- */
 
@@ -329,7 +331,7 @@ typedef struct mbl_lin_options {
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0
 enum { MBL_PARTIAL_AUTO = 0, MBL_PARTIAL_ALWAYS = 1, MBL_PARTIAL_NEVER = -1 };
 
-void mbl_lin_options_default(mbl_lin_options *opt);
+MBL_API void mbl_lin_options_default(mbl_lin_options *opt);
 
 /* ---- the result of a linearization: the common part and what a method adds ----
  *
@@ -408,13 +410,13 @@ typedef struct mbl_eig_item {
     double re, im, mag;
     int idx;
 } mbl_eig_item;
-void mbl_eig_sort_modulus(mbl_eig_item *items, int n);
+MBL_API void mbl_eig_sort_modulus(mbl_eig_item *items, int n);
 
 /* The linearization methods (docs/methods.md): number, and name i (NULL out of range). */
-int mbl_lin_method_count(void);
-const char *mbl_lin_method_name(int i);
+MBL_API int mbl_lin_method_count(void);
+MBL_API const char *mbl_lin_method_name(int i);
 
-int mbl_linearize(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
+MBL_API int mbl_linearize(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
                   mbl_linear **out, mbl_status *st);
 
 /* Sweeps: re-linearize a compiled model at many points, fast (the augmented method).
@@ -427,11 +429,11 @@ int mbl_linearize(const mbl_model *model, const mbl_point *point, const mbl_lin_
  * at every point (no allocation); the reported condition is the cheap pivot-ratio estimate of
  * the equilibrated matrix unless it falls below 1e-8, when the 1-norm estimate is computed. A workspace serves one thread at a time; the model may be shared. */
 typedef struct mbl_lin_work mbl_lin_work;
-int mbl_lin_work_new(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
+MBL_API int mbl_lin_work_new(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
                      mbl_lin_work **work, mbl_linear **lin, mbl_status *st);
-int mbl_relinearize(mbl_lin_work *work, const mbl_point *point, mbl_linear *lin, mbl_status *st);
-void mbl_lin_work_free(mbl_lin_work *work);
-void mbl_linear_free(mbl_linear *lin);
+MBL_API int mbl_relinearize(mbl_lin_work *work, const mbl_point *point, mbl_linear *lin, mbl_status *st);
+MBL_API void mbl_lin_work_free(mbl_lin_work *work);
+MBL_API void mbl_linear_free(mbl_linear *lin);
 
 /* ---- comparison of every method (mblin compare) --------------------------------------- */
 
@@ -460,9 +462,9 @@ typedef struct mbl_comparison {
  * method that refuses is a row with ok = 0, not an error. Deviations are
  * |s - s_ref| / max(|s_ref|, zero_tol of the reference modes), eigenvalues matched nearest first;
  * from a zero eigenvalue of the reference, relative to its largest one (zero in both: equal). */
-int mbl_compare(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt, int repeat,
+MBL_API int mbl_compare(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt, int repeat,
                 mbl_comparison **out, mbl_status *st);
-void mbl_comparison_free(mbl_comparison *c);
+MBL_API void mbl_comparison_free(mbl_comparison *c);
 
 /* ---- modes ------------------------------------------------------------------------------ */
 
@@ -506,7 +508,7 @@ typedef struct mbl_modal_options {
                               quadratic-qz: 10 sqrt(eps) max |lambda|) nor below 1e-12 */
 } mbl_modal_options;
 
-void mbl_modal_options_default(mbl_modal_options *opt);
+MBL_API void mbl_modal_options_default(mbl_modal_options *opt);
 /* The order of every listing of modes (mbl_modal, mbl_sensitivity, the sweeps' and boundary's mode
  * numbers): frequency ascending, two frequencies within 1e-12 relative counting as equal (a
  * conjugate pair, or the stable and unstable pair of a flutter, whose magnitudes differ by
@@ -514,9 +516,9 @@ void mbl_modal_options_default(mbl_modal_options *opt);
  * equal); then each conjugate pair together (|im| ascending, bitwise), the positive imaginary part
  * first. freq_* in any unit common to both (zero modes
  * at 0), re_* and im_* the eigenvalue's parts. Returns < 0, 0 or > 0 as qsort's comparators do. */
-int mbl_mode_order(double freq_a, double re_a, double im_a, double freq_b, double re_b, double im_b);
-int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt, mbl_modes **out, mbl_status *st);
-void mbl_modes_free(mbl_modes *m);
+MBL_API int mbl_mode_order(double freq_a, double re_a, double im_a, double freq_b, double re_b, double im_b);
+MBL_API int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt, mbl_modes **out, mbl_status *st);
+MBL_API void mbl_modes_free(mbl_modes *m);
 
 #ifdef __cplusplus
 }

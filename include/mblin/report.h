@@ -6,6 +6,8 @@
 #ifndef MBLIN_REPORT_H
 #define MBLIN_REPORT_H
 
+#include "mblin/export.h"
+
 #include <stdio.h>
 
 #include "mblin/model.h"
@@ -24,28 +26,28 @@ enum {
 };
 
 /* The operating point for a person: kind, iterations, residual, q, v, vdot, multipliers. */
-int mbl_report_point_text(FILE *f, const mbl_model *model, const mbl_point *pt);
+MBL_API int mbl_report_point_text(FILE *f, const mbl_model *model, const mbl_point *pt);
 
 /* The whole result for a person, like Adams Linear: point, states and what the selection did,
  * the eigen table (mode, frequency, damping ratio, real, imaginary), matrices on request. */
-int mbl_report_text(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
+MBL_API int mbl_report_text(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
                     const mbl_modes *modes, unsigned flags);
 
 /* One JSON object (DESIGN.md sec. 5): method, states, velocity_states, inputs, outputs,
  * ss {A,B,C,D}, mck {M,C,K,F}, eigenvalues [{re,im,freq_hz,damping_ratio,spurious,kind}],
  * operating_point {at,t,coordinates,q,v,vdot,lambda,mu,inputs,iterations,residual},
  * selection, condition, mode_shapes. Matrices are lists of rows. */
-int mbl_report_json(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
+MBL_API int mbl_report_json(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
                     const mbl_modes *modes);
 /* The same with flags (MBL_REPORT_NO_MATRICES). Both stream element by element (fprintf), never
  * building the text in memory. Always present: "spectrum": {partial, count, of} (count eigenvalues
  * listed of the `of` = nx of the model), with a partial spectrum also nev, shift, reason, and
  * "not_formed" when the state-space form was not formed; ss, mck and q_S are then absent. */
-int mbl_report_json_flags(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
+MBL_API int mbl_report_json_flags(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
                           const mbl_modes *modes, unsigned flags);
 
 /* The operating point alone as one JSON object. */
-int mbl_report_point_json(FILE *f, const mbl_model *model, const mbl_point *pt);
+MBL_API int mbl_report_point_json(FILE *f, const mbl_model *model, const mbl_point *pt);
 
 /* Write A.mtx, B.mtx, C.mtx, D.mtx, M.mtx, Cd.mtx (damping), K.mtx, F.mtx (Matrix Market,
  * array real general) and linear_model.m (Octave/MATLAB: the matrices with their state, input
@@ -54,7 +56,7 @@ int mbl_report_point_json(FILE *f, const mbl_model *model, const mbl_point *pt);
  * state-space form was not formed (lin->A NULL) writes what exists: eigenvalues.mtx (neig x 2:
  * re, im), shapes_re.mtx and shapes_im.mtx (n x neig: dq of each eigenvector), Bd.mtx and Cdd.mtx
  * when formed, and linear_model.m, which says what was not formed. */
-int mbl_report_export(const char *dir, const mbl_model *model, const mbl_linear *lin, mbl_status *st);
+MBL_API int mbl_report_export(const char *dir, const mbl_model *model, const mbl_linear *lin, mbl_status *st);
 
 /* Flexible bodies (beam bodies): for each body b, flex_<b>_nodes.mtx (nodes x 2: the global x, y of
  * its nodes at the point) and flex_<b>_shapes_re.mtx, flex_<b>_shapes_im.mtx (3 nodes x modes: the
@@ -63,7 +65,7 @@ int mbl_report_export(const char *dir, const mbl_model *model, const mbl_linear 
  * and 6 nodes x modes (dx, dy, dz, rx, ry, rz of each node: global displacements and small
  * rotations). Nothing when the model has no flexible body. The JSON
  * report carries the same as "flexible_bodies". */
-int mbl_report_export_flex(const char *dir, const mbl_model *model, const mbl_point *pt, const mbl_modes *modes,
+MBL_API int mbl_report_export_flex(const char *dir, const mbl_model *model, const mbl_point *pt, const mbl_modes *modes,
                            mbl_status *st);
 
 /* Relative-coordinate mechanisms: the velocity transformation at the point
@@ -71,42 +73,42 @@ int mbl_report_export_flex(const char *dir, const mbl_model *model, const mbl_po
  * vt_dBdq.mtx (rows x n^2: plane m = dB/dq_m in columns m n .. m n + n - 1), with the row and
  * column names in vt_names.txt. Nothing for other models. The JSON report carries the same as
  * "velocity_transformation". */
-int mbl_report_export_vtrans(const char *dir, const mbl_model *model, const mbl_point *pt, mbl_status *st);
+MBL_API int mbl_report_export_vtrans(const char *dir, const mbl_model *model, const mbl_point *pt, mbl_status *st);
 
 /* Model check for a person (`mblin check`): counts, degrees of freedom by counting and by the
  * rank of the constraint Jacobian at pt (which may be NULL when no point could be found),
  * redundant constraints. */
-int mbl_report_check(FILE *f, const mbl_model *model, const mbl_point *pt);
+MBL_API int mbl_report_check(FILE *f, const mbl_model *model, const mbl_point *pt);
 
 /* The `mblin compare` result: one table (method, wall time, physical eigenvalues, largest
  * relative deviation from the reference, error estimate, notes), or one JSON object
  * {model, reference, methods: [{method, ok, seconds, physical_eigenvalues, max_rel_deviation,
  * error_estimate, notes}]} when json is nonzero. */
-int mbl_report_compare(FILE *f, const mbl_model *model, const mbl_comparison *c, int json);
+MBL_API int mbl_report_compare(FILE *f, const mbl_model *model, const mbl_comparison *c, int json);
 
 /* The report as one self-contained offline HTML page (`mblin report`, docs/report.md): the model
  * summary, the operating point, the eigen table, the root locus and, for a mechanism, a 3D view
  * of its bodies, markers and joints that animates a mode on a click. The page needs no network:
  * its scripts are part of the library (web/report.html, embedded at build time). */
-int mbl_report_html(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
+MBL_API int mbl_report_html(FILE *f, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin,
                     const mbl_modes *modes, mbl_status *st);
 
 /* A sweep's results as the same kind of page: an interactive Campbell diagram (with the
  * excitation lines of `orders` and the critical speeds crit, may be NULL), root locus and damping
  * plot of the tracked branches. The arguments are those of mbl_sweep_svg_campbell. */
-int mbl_sweep_report_html(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
+MBL_API int mbl_sweep_report_html(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
                           const mbl_critical *crit, int ncrit, mbl_status *st);
 
 /* ---- sweeps (include/mblin/sweep.h, src/study) ---------------------------------------------- */
 
 /* CSV: one row per point and branch: the axis values, branch, re, im, freq_hz, damping_ratio,
  * mac (numbers with 17 significant digits, so the file round-trips). */
-int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw);
+MBL_API int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw);
 /* JSON: {model, axes: [{name, from, to, count}], points, modes, fast, threads, seconds,
  * values: [[..] per point], branches: [{re: [..], im: [..], freq_hz: [..], damping_ratio: [..],
  * mac: [..]}], failed: [{point, error}], critical_speeds: [{branch, order, speed, freq_hz, trend,
  * refined}] (when crit is not NULL)}. */
-int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit, int ncrit);
+MBL_API int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit, int ncrit);
 
 /* SVG plots (one-axis sweeps; for two axes, the first row i1 = 0):
  *   campbell: frequency [Hz] of the oscillatory branches vs the swept parameter, the excitation
@@ -114,17 +116,17 @@ int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit,
  *             (<= 0: all);
  *   locus:    root locus, Im vs Re of every branch over the sweep (start and end marked);
  *   damping:  damping ratio of the oscillatory branches vs the swept parameter. */
-int mbl_sweep_svg_campbell(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
+MBL_API int mbl_sweep_svg_campbell(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
                            double fmax, const mbl_critical *crit, int ncrit);
-int mbl_sweep_svg_locus(FILE *f, const mbl_sweep *sw);
-int mbl_sweep_svg_damping(FILE *f, const mbl_sweep *sw);
+MBL_API int mbl_sweep_svg_locus(FILE *f, const mbl_sweep *sw);
+MBL_API int mbl_sweep_svg_damping(FILE *f, const mbl_sweep *sw);
 
 /* ---- frequency responses (include/mblin/sweep.h, src/study) -------------------------------- */
 
 /* CSV: w_rad_s, f_hz, re, im, magnitude, magnitude_db, phase_deg, rcond, form */
-int mbl_freqresp_write_csv(FILE *f, const mbl_freqresp_result *r);
+MBL_API int mbl_freqresp_write_csv(FILE *f, const mbl_freqresp_result *r);
 /* Bode plot (magnitude in dB and phase in degrees over a logarithmic frequency axis in Hz). */
-int mbl_freqresp_svg_bode(FILE *f, const mbl_freqresp_result *r, const char *title);
+MBL_API int mbl_freqresp_svg_bode(FILE *f, const mbl_freqresp_result *r, const char *title);
 
 /* A generic x-y plot (W 760 x H 500): series of points drawn as a line or as dots (markers = 1),
  * colour index `color` into the plots' palette (-1: the series' index), one legend entry per
@@ -137,12 +139,12 @@ typedef struct mbl_svg_series {
     int markers;
     int color;
 } mbl_svg_series;
-int mbl_svg_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel, const mbl_svg_series *s, int ns);
+MBL_API int mbl_svg_plot(FILE *f, const char *title, const char *xlabel, const char *ylabel, const mbl_svg_series *s, int ns);
 
 /* ---- trajectories (include/mblin/sim.h, src/sim) -------------------------------------------- */
 
 /* CSV: t, the coordinates, their velocities der(x), the inputs and the outputs by name. */
-int mbl_sim_write_csv(FILE *f, const mbl_model *model, const mbl_sim_result *r);
+MBL_API int mbl_sim_write_csv(FILE *f, const mbl_model *model, const mbl_sim_result *r);
 
 #ifdef __cplusplus
 }

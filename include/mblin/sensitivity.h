@@ -12,6 +12,8 @@
 #ifndef MBLIN_SENSITIVITY_H
 #define MBLIN_SENSITIVITY_H
 
+#include "mblin/export.h"
+
 #include "mblin/dae.h"
 #include "mblin/model.h"
 
@@ -36,7 +38,7 @@ typedef struct mbl_sens_options {
                             their derivatives are not defined one by one (default 1e-8) */
     double rank_tol;     /* relative rank tolerance of the constraint Jacobian (default 1e-9) */
 } mbl_sens_options;
-void mbl_sens_options_default(mbl_sens_options *opt);
+MBL_API void mbl_sens_options_default(mbl_sens_options *opt);
 
 /* One mode: the eigenvalue and what follows from it, with derivatives with respect to the
  * parameters wrt[0..nwrt-1] (arrays of nwrt; NaN where not defined). */
@@ -73,9 +75,9 @@ typedef struct mbl_sensitivity {
 } mbl_sensitivity;
 
 /* Sensitivities at a point of d's model with respect to the parameters wrt (NULL: all). */
-int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const int *wrt, int nwrt,
+MBL_API int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const int *wrt, int nwrt,
                             const mbl_sens_options *opt, mbl_sensitivity **out, mbl_status *st);
-void mbl_sensitivity_free(mbl_sensitivity *s);
+MBL_API void mbl_sensitivity_free(mbl_sensitivity *s);
 
 /* ---- stability boundaries ---------------------------------------------------------------- */
 
@@ -89,7 +91,7 @@ typedef struct mbl_boundary_options {
     mbl_opoint_options opoint; /* how each point is found (default: the file's) */
     mbl_sens_options sens;
 } mbl_boundary_options;
-void mbl_boundary_options_default(mbl_boundary_options *opt);
+MBL_API void mbl_boundary_options_default(mbl_boundary_options *opt);
 
 typedef struct mbl_boundary_result {
     double value;        /* the parameter at the boundary */
@@ -114,7 +116,7 @@ typedef struct mbl_boundary_result {
  * from `near` by the sensitivity predictor (nearest eigenvalue to lambda + dlambda/dp dp). The
  * caller's model is not changed. Errors: unknown parameter (MBL_EARG), no simple mode near a
  * crossing (MBL_EMODEL), Newton not converging (MBL_ENOCONV). */
-int mbl_boundary(const mbl_model *model, const mbl_setting *sets, int nsets, const char *param, double near,
+MBL_API int mbl_boundary(const mbl_model *model, const mbl_setting *sets, int nsets, const char *param, double near,
                  const mbl_boundary_options *opt, mbl_boundary_result *res, mbl_status *st);
 
 #ifdef __cplusplus

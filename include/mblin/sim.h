@@ -13,6 +13,8 @@
 #ifndef MBLIN_SIM_H
 #define MBLIN_SIM_H
 
+#include "mblin/export.h"
+
 #include "mblin/dae.h"
 #include "mblin/model.h"
 
@@ -28,7 +30,7 @@ extern "C" {
  * values (a coordinate "x", or a velocity "der(x)") replace those; then the coordinates and the
  * velocities are projected onto the constraints (the minimum-norm correction of the `given`
  * operating point). An unknown name, or a mode out of range, is MBL_EARG. */
-int mbl_sim_start(const mbl_model *model, const mbl_point *pt, const mbl_modes *modes, int mode, double amplitude,
+MBL_API int mbl_sim_start(const mbl_model *model, const mbl_point *pt, const mbl_modes *modes, int mode, double amplitude,
                   const mbl_setting *initial, int ninitial, mbl_point **start, mbl_status *st);
 
 /* ---- simulation ---------------------------------------------------------------------------- */
@@ -51,7 +53,7 @@ typedef struct mbl_sim_options {
     int ninputs;
 } mbl_sim_options;
 
-void mbl_sim_options_default(mbl_sim_options *opt);
+MBL_API void mbl_sim_options_default(mbl_sim_options *opt);
 
 typedef struct mbl_sim_result {
     int n, m, k, nX, nZ, nr, ny;
@@ -70,17 +72,17 @@ typedef struct mbl_sim_result {
     double seconds;          /* wall time of the integration */
 } mbl_sim_result;
 
-int mbl_simulate(const mbl_model *model, const mbl_point *start, const mbl_sim_options *opt, mbl_sim_result **out,
+MBL_API int mbl_simulate(const mbl_model *model, const mbl_point *start, const mbl_sim_options *opt, mbl_sim_result **out,
                  mbl_status *st);
-void mbl_sim_result_free(mbl_sim_result *r);
+MBL_API void mbl_sim_result_free(mbl_sim_result *r);
 /* The sample s of a trajectory as a point (for mbl_linearize at an instant of it). */
-int mbl_sim_point(const mbl_model *model, const mbl_sim_result *r, int s, mbl_point **out, mbl_status *st);
+MBL_API int mbl_sim_point(const mbl_model *model, const mbl_sim_result *r, int s, mbl_point **out, mbl_status *st);
 
 /* A check of the integrator's Newton matrix dF/dy + cj dF/dy' (the model's exact Jacobian, Phi_q^T
  * and the Hessian of eta^T Phi) against central differences of its residual at the consistent
  * start, with the stabilizing multipliers set to eta (nonzero, so that the Hessian counts):
  * max_err = the largest difference relative to 1 + the column's largest entry. */
-int mbl_sim_check_jacobian(const mbl_model *model, const mbl_point *start, double cj, double eta, double *max_err,
+MBL_API int mbl_sim_check_jacobian(const mbl_model *model, const mbl_point *start, double cj, double eta, double *max_err,
                            mbl_status *st);
 
 /* ---- validation ---------------------------------------------------------------------------- */
@@ -94,7 +96,7 @@ typedef struct mbl_validate_options {
     double atol;         /* IDA's absolute tolerance as a multiple of the amplitude (default 1e-8) */
 } mbl_validate_options;
 
-void mbl_validate_options_default(mbl_validate_options *opt);
+MBL_API void mbl_validate_options_default(mbl_validate_options *opt);
 
 typedef struct mbl_validate_row {
     int mode;                    /* index into the modes */
@@ -115,16 +117,16 @@ typedef struct mbl_validation {
     double amplitude;            /* the absolute amplitude used */
 } mbl_validation;
 
-int mbl_validate(const mbl_model *model, const mbl_point *pt, const mbl_modes *modes,
+MBL_API int mbl_validate(const mbl_model *model, const mbl_point *pt, const mbl_modes *modes,
                  const mbl_validate_options *opt, mbl_validation **out, mbl_status *st);
-void mbl_validation_free(mbl_validation *v);
+MBL_API void mbl_validation_free(mbl_validation *v);
 
 /* Measure the frequency and decay of a sampled signal x (ns samples at spacing dt) near f_hint
  * (Hz, 0: the largest peak): the FFT peak of the Hann-windowed signal (FFTW, zero-padded 4x,
  * Gaussian interpolation of the three bins at the peak), then a least-squares fit of
  * a e^{-sigma t} cos(omega_d t + p) + c to the samples (Gauss-Newton over windows of 2, 4, 8, ...
  * periods up to the whole record). Outputs may be NULL. */
-int mbl_signal_mode(const double *x, int ns, double dt, double f_hint, double *fft_hz, double *sigma,
+MBL_API int mbl_signal_mode(const double *x, int ns, double dt, double f_hint, double *fft_hz, double *sigma,
                     double *omega_d, mbl_status *st);
 
 #ifdef __cplusplus

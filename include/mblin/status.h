@@ -7,6 +7,8 @@
 #ifndef MBLIN_STATUS_H
 #define MBLIN_STATUS_H
 
+#include "mblin/export.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -35,41 +37,41 @@ typedef struct mbl_status {
 } mbl_status;
 
 /* Clear a status (code 0, empty message). Accepts NULL. */
-void mbl_status_clear(mbl_status *st);
+MBL_API void mbl_status_clear(mbl_status *st);
 
 /* Record an error; printf-style message. Returns `code` so callers can write
  * `return mbl_error(st, MBL_EDIM, "...")`. Accepts st == NULL (then only returns code). */
-int mbl_error(mbl_status *st, int code, const char *fmt, ...)
+MBL_API int mbl_error(mbl_status *st, int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 
 /* Prefix the existing message with context ("while ...: <old message>"). Returns st->code. */
-int mbl_error_prefix(mbl_status *st, const char *fmt, ...)
+MBL_API int mbl_error_prefix(mbl_status *st, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 
 /* Short name of a status code ("out of memory", "singular matrix", ...). */
-const char *mbl_strerror(int code);
+MBL_API const char *mbl_strerror(int code);
 
 /* Library version string, e.g. "0.1.0". */
-const char *mbl_version(void);
+MBL_API const char *mbl_version(void);
 
 /* ---- allocation ------------------------------------------------------------------------
  * Every allocation of the library goes through these. mbl_alloc_array checks the size
  * arithmetic (count * size) for overflow. Tests use mbl_alloc_fail_after(n) to make the
  * (n+1)-th allocation from now on fail (n < 0 switches the injection off); it is a testing
  * hook, process-global and not thread-safe. */
-void *mbl_malloc(size_t size);
-void *mbl_calloc(size_t count, size_t size);
-void *mbl_realloc(void *ptr, size_t size);
-void *mbl_alloc_array(size_t count, size_t size); /* malloc(count*size), NULL on overflow */
-void *mbl_realloc_array(void *ptr, size_t count, size_t size);
-void mbl_free(void *ptr);
-void mbl_alloc_fail_after(long n);
+MBL_API void *mbl_malloc(size_t size);
+MBL_API void *mbl_calloc(size_t count, size_t size);
+MBL_API void *mbl_realloc(void *ptr, size_t size);
+MBL_API void *mbl_alloc_array(size_t count, size_t size); /* malloc(count*size), NULL on overflow */
+MBL_API void *mbl_realloc_array(void *ptr, size_t count, size_t size);
+MBL_API void mbl_free(void *ptr);
+MBL_API void mbl_alloc_fail_after(long n);
 
 #ifdef __cplusplus
 }

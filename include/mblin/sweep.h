@@ -13,6 +13,8 @@
 #ifndef MBLIN_SWEEP_H
 #define MBLIN_SWEEP_H
 
+#include "mblin/export.h"
+
 #include "mblin/model.h"
 
 #ifdef __cplusplus
@@ -82,7 +84,7 @@ typedef struct mbl_sweep_options {
     const mbl_sweep_dist *dist;  /* NULL: this process computes every point */
 } mbl_sweep_options;
 
-void mbl_sweep_options_default(mbl_sweep_options *opt);
+MBL_API void mbl_sweep_options_default(mbl_sweep_options *opt);
 
 typedef struct mbl_sweep {
     int naxes;
@@ -129,8 +131,8 @@ typedef struct mbl_sweep {
  * (one line in st) on bad input: an unknown parameter, count < 2, from >= to, more than 2 axes;
  * or when the first point fails. A later point that fails is recorded (ok = 0, error) and the
  * sweep goes on. */
-int mbl_sweep_run(const mbl_model *model, const mbl_sweep_options *opt, mbl_sweep **out, mbl_status *st);
-void mbl_sweep_free(mbl_sweep *sw);
+MBL_API int mbl_sweep_run(const mbl_model *model, const mbl_sweep_options *opt, mbl_sweep **out, mbl_status *st);
+MBL_API void mbl_sweep_free(mbl_sweep *sw);
 
 /* The mode tracking alone (src/study/track.c), exposed for tests and other drivers: given, for np
  * points in tracking order, nm eigenvalues each (lre, lim: np * nm), optionally their exact
@@ -140,7 +142,7 @@ void mbl_sweep_free(mbl_sweep *sw);
  * each point (x: np), fill perm (np * nm) with, for branch b at point p, the index of the
  * eigenvalue of point p it follows, and mac (np * nm, may be NULL). prev (np) is the point each
  * point is tracked from (-1 for the first; NULL: p - 1). */
-int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim, const double *dre,
+MBL_API int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim, const double *dre,
                     const double *dim, const double *sre, const double *sim, const double *x, const int *prev,
                     double mac_weight, int *perm, double *mac, mbl_status *st);
 /* The same with the shapes predicted too: dsre, dsim (np * nm * n, laid out as sre, sim; NULL for
@@ -148,14 +150,14 @@ int mbl_track_modes(int np, int nm, int n, const double *lre, const double *lim,
  * predicted); the tracking cost then takes the MAC of the predicted shape
  * phi_b(a) + dphi_b/dx (x_p - x_a) with the candidates' shapes. mbl_sweep_run passes the exact
  * derivatives of the sensitivity predictor here (mbl_sweep_options.predictor). */
-int mbl_track_modes_pred(int np, int nm, int n, const double *lre, const double *lim, const double *dre,
+MBL_API int mbl_track_modes_pred(int np, int nm, int n, const double *lre, const double *lim, const double *dre,
                          const double *dim, const double *sre, const double *sim, const double *dsre,
                          const double *dsim, const double *x, const int *prev, double mac_weight, int *perm,
                          double *mac, mbl_status *st);
 
 /* The level below which |Im s| counts as zero in plots and critical speeds: 1e-6 of the largest
  * |s| of the sweep (a rigid-body or cyclic double zero splits by about sqrt(eps) |s| in rounding). */
-double mbl_sweep_zero_level(const mbl_sweep *sw);
+MBL_API double mbl_sweep_zero_level(const mbl_sweep *sw);
 
 /* ---- Campbell diagrams ------------------------------------------------------------------- */
 
@@ -175,7 +177,7 @@ typedef struct mbl_critical {
  * between neighbouring points is a crossing, refined by the secant method on newly computed
  * points until the speed changes by less than tol (relative; <= 0: 1e-10), at most 30 new
  * points each. One-axis sweeps only. *out is mbl_malloc'ed (free with mbl_free). */
-int mbl_sweep_critical(mbl_sweep *sw, const double *orders, int norders, double hz_per_unit, double tol,
+MBL_API int mbl_sweep_critical(mbl_sweep *sw, const double *orders, int norders, double hz_per_unit, double tol,
                        mbl_critical **out, int *ncrit, mbl_status *st);
 
 /* ---- frequency response ------------------------------------------------------------------- */
@@ -199,9 +201,9 @@ typedef struct mbl_freqresp_result {
  * lin must have its state-space form (A, B, C, D); desc may be NULL. input and output index the
  * model's inputs and outputs. A frequency where both matrices are singular (an eigenvalue on
  * the imaginary axis) gives an infinite magnitude (NAN phase), not an error. */
-int mbl_freqresp(const mbl_linear *lin, const mbl_linear *desc, int input, int output, const double *w, int nw,
+MBL_API int mbl_freqresp(const mbl_linear *lin, const mbl_linear *desc, int input, int output, const double *w, int nw,
                  mbl_freqresp_result **out, mbl_status *st);
-void mbl_freqresp_free(mbl_freqresp_result *r);
+MBL_API void mbl_freqresp_free(mbl_freqresp_result *r);
 
 #ifdef __cplusplus
 }

@@ -385,7 +385,7 @@ int mech_beam_node(mech *M, const yaml_node_t *val, const char *what, int ne, do
     if (!nn == !sn)
         return err_at(M, val, "%s: give its place on the beam by 'node' (1..%d) or by arc length 's'", what, ne + 1);
     double x;
-    const char *t;
+    const char *t = NULL;
     int rc;
     if ((rc = mech_text_of(M, nn ? nn : sn, what, &t))) return rc;
     mech_set_track(M);
