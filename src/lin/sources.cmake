@@ -13,6 +13,5 @@ list(APPEND MBLIN_SOURCES
   src/lin/descriptor.c
   src/lin/penalty.c
   src/lin/fd.c
-  src/lin/compare.c
   src/lin/sparse_pencil.c
 )

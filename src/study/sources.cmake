@@ -12,4 +12,5 @@ list(APPEND MBLIN_SOURCES
   src/study/sens_pencil.c
   src/study/sens_spen.c
   src/study/boundary.c
+  src/study/compare.c
 )

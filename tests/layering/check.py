@@ -134,7 +134,8 @@ def object_files(build):
                                    "CMakeFiles/mblin_par.dir/", "python/CMakeFiles/mblin_python.dir/")):
                 continue
             fo = folder_of(src)
-            if fo:
+            # an object whose source is gone (a file moved since the build dir was made) is stale
+            if fo and os.path.exists(os.path.join(ROOT, src)):
                 out.append((fo, p, src))
     return out, cmf
 

@@ -1,12 +1,12 @@
-/* mbl_compare(): every method on the same model and point, timed, eigenvalues matched against the
- * reference (augmented, or the first exact method that ran when augmented refused). */
+/* mbl_compare(), a study of one point: every method on the same model and point, timed,
+ * eigenvalues matched against the reference (augmented, or the first exact method that ran when augmented refused). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "lin/methods_internal.h"
+#include "mblin/model.h"
 
 static double now_s(void)
 {
@@ -111,8 +111,10 @@ int mbl_compare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
                 row->ok = 0;
                 /* the message without the file prefix */
                 const char *msg = s2.msg;
-                const char *f = md->file ? strstr(msg, md->file) : NULL;
-                if (f == msg && md->file) msg += strlen(md->file), msg += (*msg == ':') + (msg[1] == ' ');
+                mbl_model_info info;
+                mbl_model_get_info(md, &info);
+                const char *f = info.file ? strstr(msg, info.file) : NULL;
+                if (f == msg && info.file) msg += strlen(info.file), msg += (*msg == ':') + (msg[1] == ' ');
                 snprintf(row->note, sizeof row->note, "refused: %.480s", msg);
                 mbl_linear_free(lin);
                 break;
