@@ -3,7 +3,9 @@
  * A thin client of the public C API (include/mblin/), like the command line: it loads models,
  * finds operating points, linearizes and computes modes, and hands the results to Python as
  * plain objects (dicts of NumPy arrays, lists of names). The user-facing classes, docstrings and
- * argument checks live in __init__.py; this file only converts between C and Python.
+ * argument checks live in __init__.py; the extension only converts between C and Python. This file
+ * holds the module and the Model and Point types; _convert.c the conversions, _studies.c the
+ * studies (sweep, boundary, Model.sensitivity, Model.freqresp); _core.h what they share.
  *
  *   load_file(path, sets, states, velocity_states) -> Model
  *   load_string(text, name, sets, states, velocity_states) -> Model
@@ -22,215 +24,14 @@
  *   boundary(path, sets, param, near, order, mode, tol, at) -> dict (mbl_boundary)
  *   Model.sensitivity(point, wrt, shapes) -> dict (mbl_sensitivity_compute)
  *   Model.freqresp(point, input, output, w) -> dict (mbl_freqresp) */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
-#include <numpy/arrayobject.h>
+#define MBLIN_PY_IMPORT_ARRAY /* this file calls import_array() */
+#include "_core.h"
 
-#include <math.h>
 #include <string.h>
-
-#include "mblin/mblin.h"
-#include "mblin/sensitivity.h"
-#include "mblin/sweep.h"
-
-static PyObject *from_status = NULL; /* mblin._errors.from_status */
-
-/* Raise the mblin.Error subclass for a failed status; returns NULL. */
-static PyObject *raise_status(const mbl_status *st)
-{
-    const char *msg = st->msg[0] ? st->msg : mbl_strerror(st->code);
-    PyObject *exc = PyObject_CallFunction(from_status, "is", st->code, msg);
-    if (!exc) return NULL;
-    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-    Py_DECREF(exc);
-    return NULL;
-}
-
-/* ---- conversions ------------------------------------------------------------------------ */
-
-/* A rows x cols C-ordered float64 array from a column-major matrix (NULL data: None). */
-static PyObject *matrix(const double *a, int rows, int cols)
-{
-    if (!a) Py_RETURN_NONE;
-    npy_intp dims[2] = {rows, cols};
-    PyObject *arr = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
-    if (!arr) return NULL;
-    double *d = (double *)PyArray_DATA((PyArrayObject *)arr);
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < cols; j++) d[(size_t)i * (size_t)cols + (size_t)j] = a[i + (size_t)j * (size_t)rows];
-    return arr;
-}
-
-/* A rows x cols complex128 array from column-major real and imaginary parts. */
-static PyObject *cmatrix(const double *re, const double *im, int rows, int cols)
-{
-    if (!re) Py_RETURN_NONE;
-    npy_intp dims[2] = {rows, cols};
-    PyObject *arr = PyArray_SimpleNew(2, dims, NPY_COMPLEX128);
-    if (!arr) return NULL;
-    double *d = (double *)PyArray_DATA((PyArrayObject *)arr);
-    for (int i = 0; i < rows; i++)
-        for (int j = 0; j < cols; j++) {
-            size_t s = i + (size_t)j * (size_t)rows, t = 2 * ((size_t)i * (size_t)cols + (size_t)j);
-            d[t] = re[s];
-            d[t + 1] = im ? im[s] : 0.0;
-        }
-    return arr;
-}
-
-static PyObject *vector(const double *a, int n)
-{
-    npy_intp dims[1] = {n};
-    PyObject *arr = PyArray_SimpleNew(1, dims, NPY_DOUBLE);
-    if (!arr) return NULL;
-    if (n > 0 && a) memcpy(PyArray_DATA((PyArrayObject *)arr), a, (size_t)n * sizeof(double));
-    return arr;
-}
-
-static PyObject *names(char **s, int n)
-{
-    PyObject *l = PyList_New(n);
-    if (!l) return NULL;
-    for (int i = 0; i < n; i++) {
-        PyObject *x = PyUnicode_FromString(s && s[i] ? s[i] : "");
-        if (!x) {
-            Py_DECREF(l);
-            return NULL;
-        }
-        PyList_SET_ITEM(l, i, x);
-    }
-    return l;
-}
-
-/* d[key] = value, stealing value; returns -1 when value is NULL or the insertion fails. */
-static int put(PyObject *d, const char *key, PyObject *value)
-{
-    if (!value) return -1;
-    int rc = PyDict_SetItemString(d, key, value);
-    Py_DECREF(value);
-    return rc;
-}
-
-/* A sequence of (name, value) pairs -> mbl_setting array whose names point into the Python
- * strings kept alive by `keep` (a new list the caller releases). */
-static int settings(PyObject *seq, mbl_setting **out, int *n, PyObject **keep)
-{
-    *out = NULL;
-    *n = 0;
-    *keep = NULL;
-    if (seq == Py_None) return 0;
-    PyObject *fast = PySequence_Fast(seq, "settings must be a sequence of (name, value) pairs");
-    if (!fast) return -1;
-    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
-    if (len > 100000) {
-        Py_DECREF(fast);
-        PyErr_SetString(PyExc_ValueError, "too many settings");
-        return -1;
-    }
-    mbl_setting *s = PyMem_Calloc((size_t)(len ? len : 1), sizeof *s);
-    if (!s) {
-        Py_DECREF(fast);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < len; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
-        const char *name;
-        double value;
-        if (!PyArg_ParseTuple(item, "sd;a setting is a (name, value) pair", &name, &value)) {
-            PyMem_Free(s);
-            Py_DECREF(fast);
-            return -1;
-        }
-        s[i].name = name; /* the UTF-8 buffer of a str owned by `fast` */
-        s[i].value = value;
-    }
-    *out = s;
-    *n = (int)len;
-    *keep = fast;
-    return 0;
-}
-
-/* None or a sequence of str -> array of C strings owned by the sequence kept in `keep`. */
-static int strings(PyObject *seq, const char ***out, int *n, PyObject **keep)
-{
-    *out = NULL;
-    *n = 0;
-    *keep = NULL;
-    if (seq == Py_None) return 0;
-    PyObject *fast = PySequence_Fast(seq, "expected a sequence of str");
-    if (!fast) return -1;
-    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
-    const char **s = PyMem_Calloc((size_t)(len ? len : 1), sizeof *s);
-    if (!s) {
-        Py_DECREF(fast);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (Py_ssize_t i = 0; i < len; i++) {
-        s[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(fast, i));
-        if (!s[i]) {
-            PyMem_Free(s);
-            Py_DECREF(fast);
-            return -1;
-        }
-    }
-    *out = s;
-    *n = (int)len;
-    *keep = fast;
-    return 0;
-}
-
-/* None or a sequence of n floats -> a PyMem array (NULL for None). */
-static int doubles(PyObject *seq, int n, const char *what, double **out)
-{
-    *out = NULL;
-    if (seq == Py_None) return 0;
-    PyObject *fast = PySequence_Fast(seq, "expected a sequence of numbers");
-    if (!fast) return -1;
-    if (PySequence_Fast_GET_SIZE(fast) != n) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %d values, got %zd", what, n, PySequence_Fast_GET_SIZE(fast));
-        Py_DECREF(fast);
-        return -1;
-    }
-    double *d = PyMem_Calloc((size_t)(n ? n : 1), sizeof *d);
-    if (!d) {
-        Py_DECREF(fast);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        d[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(fast, i));
-        if (d[i] == -1.0 && PyErr_Occurred()) {
-            PyMem_Free(d);
-            Py_DECREF(fast);
-            return -1;
-        }
-    }
-    Py_DECREF(fast);
-    *out = d;
-    return 0;
-}
-
-static const char *at_name(mbl_at at)
-{
-    return at == MBL_AT_GIVEN ? "given" : at == MBL_AT_STEADY ? "steady" : "equilibrium";
-}
 
 /* ---- Model ---------------------------------------------------------------------------------- */
 
-typedef struct {
-    PyObject_HEAD mbl_model *model;
-} ModelObject;
-
-typedef struct {
-    PyObject_HEAD ModelObject *owner; /* the model the point belongs to (kept alive) */
-    mbl_point *point;
-} PointObject;
-
 static PyTypeObject ModelType;
-static PyTypeObject PointType;
 
 static void Model_dealloc(ModelObject *self)
 {
@@ -263,9 +64,9 @@ static int load_args_get(load_args *a, PyObject *sets, PyObject *states, PyObjec
 {
     memset(a, 0, sizeof *a);
     mbl_load_options_default(&a->opt);
-    if (settings(sets, &a->sets, &a->nsets, &a->keep[0])) return -1;
-    if (strings(states, &a->states, &a->nstates, &a->keep[1])) return -1;
-    if (strings(vstates, &a->vstates, &a->nvstates, &a->keep[2])) return -1;
+    if (py_settings(sets, &a->sets, &a->nsets, &a->keep[0])) return -1;
+    if (py_strings(states, &a->states, &a->nstates, &a->keep[1])) return -1;
+    if (py_strings(vstates, &a->vstates, &a->nvstates, &a->keep[2])) return -1;
     if (states != Py_None) a->opt.states = a->states, a->opt.nstates = a->nstates;
     if (vstates != Py_None) a->opt.velocity_states = a->vstates, a->opt.nvelocity_states = a->nvstates;
     return 0;
@@ -301,7 +102,7 @@ static PyObject *core_load_file(PyObject *mod, PyObject *args)
     Py_END_ALLOW_THREADS
     load_args_free(&a);
     Py_DECREF(path_bytes);
-    if (rc) return raise_status(&st);
+    if (rc) return py_raise_status(&st);
     return wrap_model(m);
 }
 
@@ -325,7 +126,7 @@ static PyObject *core_load_string(PyObject *mod, PyObject *args)
     rc = mbl_model_load_string_opt(text, (size_t)len, name, a.sets, a.nsets, &a.opt, &m, &st);
     Py_END_ALLOW_THREADS
     load_args_free(&a);
-    if (rc) return raise_status(&st);
+    if (rc) return py_raise_status(&st);
     return wrap_model(m);
 }
 
@@ -337,7 +138,7 @@ static PyObject *Model_info(ModelObject *self, PyObject *noargs)
     return Py_BuildValue("{s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:d}", "name", in.name ? in.name : "", "file",
                          in.file ? in.file : "", "ncoord", in.ncoord, "nhol", in.nhol, "nnh", in.nnh, "ninput",
                          in.ninput, "noutput", in.noutput, "nparam", in.nparam, "nuser_states", in.nuser_states,
-                         "nuser_velocity_states", in.nuser_velocity_states, "at", at_name(in.at), "time", in.time);
+                         "nuser_velocity_states", in.nuser_velocity_states, "at", py_at_name(in.at), "time", in.time);
 }
 
 /* names("coordinates" | "inputs" | "outputs" | "parameters") */
@@ -373,7 +174,7 @@ static PyObject *Model_param_values(ModelObject *self, PyObject *noargs)
     (void)noargs;
     mbl_model_info in;
     mbl_model_get_info(self->model, &in);
-    PyObject *arr = vector(NULL, in.nparam);
+    PyObject *arr = py_vector(NULL, in.nparam);
     if (!arr) return NULL;
     double *d = (double *)PyArray_DATA((PyArrayObject *)arr);
     for (int i = 0; i < in.nparam; i++) d[i] = mbl_model_param_value(self->model, i);
@@ -431,8 +232,8 @@ static PyObject *Model_point(ModelObject *self, PyObject *args)
     int nguess = 0;
     PyObject *keep = NULL;
     PyObject *result = NULL;
-    if (doubles(q_obj, in.ncoord, "q", &q) || doubles(v_obj, in.ncoord, "v", &v) ||
-        settings(guess_obj, &guess, &nguess, &keep))
+    if (py_doubles(q_obj, in.ncoord, "q", &q) || py_doubles(v_obj, in.ncoord, "v", &v) ||
+        py_settings(guess_obj, &guess, &nguess, &keep))
         goto done;
     o.q = q;
     o.v = v;
@@ -446,10 +247,10 @@ static PyObject *Model_point(ModelObject *self, PyObject *args)
     rc = mbl_operating_point(self->model, &o, &p, &st);
     Py_END_ALLOW_THREADS
     if (rc) {
-        raise_status(&st);
+        py_raise_status(&st);
         goto done;
     }
-    PointObject *po = PyObject_New(PointObject, &PointType);
+    PointObject *po = PyObject_New(PointObject, &py_PointType);
     if (!po) {
         mbl_point_free(p);
         goto done;
@@ -502,11 +303,6 @@ static int lin_options(PyObject *d, mbl_lin_options *o, PyObject **method_keep)
     return 0;
 }
 
-static const char *kind_name(int kind)
-{
-    return kind == MBL_MODE_REAL ? "real" : kind == MBL_MODE_ZERO ? "zero" : "oscillatory";
-}
-
 /* The fields of mbl_linear and mbl_modes as one dict. */
 static PyObject *linear_dict(const mbl_linear *L, const mbl_modes *M)
 {
@@ -516,27 +312,30 @@ static PyObject *linear_dict(const mbl_linear *L, const mbl_modes *M)
     const mbl_lin_spectrum *spec = L->spectrum;
     const mbl_lin_descriptor *ds = L->descriptor;
     int nd = ds ? ds->nd : 0;
-    int bad = put(d, "method", PyUnicode_FromString(L->method)) || put(d, "n", PyLong_FromLong(n)) ||
-              put(d, "nx", PyLong_FromLong(nx)) || put(d, "nu", PyLong_FromLong(nu)) ||
-              put(d, "ny", PyLong_FromLong(ny)) || put(d, "z0", PyLong_FromLong(z0)) ||
-              put(d, "z1", PyLong_FromLong(z1)) ||
-              put(d, "state_names", L->state_names ? names(L->state_names, nx) : (Py_INCREF(Py_None), Py_None)) ||
-              put(d, "input_names", names(L->input_names, nu)) || put(d, "output_names", names(L->output_names, ny)) ||
-              put(d, "A", matrix(L->A, nx, nx)) || put(d, "B", matrix(L->B, nx, nu)) ||
-              put(d, "C", matrix(L->C, ny, nx)) || put(d, "D", matrix(L->D, ny, nu)) ||
-              put(d, "M", matrix(L->M, z1, z1)) || put(d, "Cd", matrix(L->Cd, z1, z1)) ||
-              put(d, "K", matrix(L->K, z1, z0)) || put(d, "F", matrix(L->F, z1, nu)) ||
-              put(d, "q_S", matrix(L->q_S, n, z0)) || put(d, "v_W", matrix(L->v_W, n, z1)) ||
-              put(d, "cond", PyFloat_FromDouble(L->cond)) || put(d, "nsel_added", PyLong_FromLong(L->nsel_added)) ||
-              put(d, "nsel_dropped", PyLong_FromLong(L->nsel_dropped)) ||
-              put(d, "selection", PyUnicode_FromString(L->selection)) ||
-              put(d, "eig_partial", PyBool_FromLong(spec ? spec->partial : 0)) ||
-              put(d, "eig_shift", PyFloat_FromDouble(spec ? spec->shift : 0.0)) ||
-              put(d, "spectrum_reason", PyUnicode_FromString(spec ? spec->reason : "")) ||
-              put(d, "err_est", PyFloat_FromDouble(L->err_est)) || put(d, "nd", PyLong_FromLong(nd)) ||
-              put(d, "E", matrix(ds ? ds->E : NULL, nd, nd)) || put(d, "Ad", matrix(ds ? ds->Ad : NULL, nd, nd)) ||
-              put(d, "Bd", matrix(ds ? ds->Bd : NULL, nd, nu)) || put(d, "Cdd", matrix(ds ? ds->Cdd : NULL, ny, nd)) ||
-              put(d, "notes", PyUnicode_FromString(L->notes));
+    int bad = py_put(d, "method", PyUnicode_FromString(L->method)) || py_put(d, "n", PyLong_FromLong(n)) ||
+              py_put(d, "nx", PyLong_FromLong(nx)) || py_put(d, "nu", PyLong_FromLong(nu)) ||
+              py_put(d, "ny", PyLong_FromLong(ny)) || py_put(d, "z0", PyLong_FromLong(z0)) ||
+              py_put(d, "z1", PyLong_FromLong(z1)) ||
+              py_put(d, "state_names", L->state_names ? py_names(L->state_names, nx) : (Py_INCREF(Py_None), Py_None)) ||
+              py_put(d, "input_names", py_names(L->input_names, nu)) ||
+              py_put(d, "output_names", py_names(L->output_names, ny)) || py_put(d, "A", py_matrix(L->A, nx, nx)) ||
+              py_put(d, "B", py_matrix(L->B, nx, nu)) || py_put(d, "C", py_matrix(L->C, ny, nx)) ||
+              py_put(d, "D", py_matrix(L->D, ny, nu)) || py_put(d, "M", py_matrix(L->M, z1, z1)) ||
+              py_put(d, "Cd", py_matrix(L->Cd, z1, z1)) || py_put(d, "K", py_matrix(L->K, z1, z0)) ||
+              py_put(d, "F", py_matrix(L->F, z1, nu)) || py_put(d, "q_S", py_matrix(L->q_S, n, z0)) ||
+              py_put(d, "v_W", py_matrix(L->v_W, n, z1)) || py_put(d, "cond", PyFloat_FromDouble(L->cond)) ||
+              py_put(d, "nsel_added", PyLong_FromLong(L->nsel_added)) ||
+              py_put(d, "nsel_dropped", PyLong_FromLong(L->nsel_dropped)) ||
+              py_put(d, "selection", PyUnicode_FromString(L->selection)) ||
+              py_put(d, "eig_partial", PyBool_FromLong(spec ? spec->partial : 0)) ||
+              py_put(d, "eig_shift", PyFloat_FromDouble(spec ? spec->shift : 0.0)) ||
+              py_put(d, "spectrum_reason", PyUnicode_FromString(spec ? spec->reason : "")) ||
+              py_put(d, "err_est", PyFloat_FromDouble(L->err_est)) || py_put(d, "nd", PyLong_FromLong(nd)) ||
+              py_put(d, "E", py_matrix(ds ? ds->E : NULL, nd, nd)) ||
+              py_put(d, "Ad", py_matrix(ds ? ds->Ad : NULL, nd, nd)) ||
+              py_put(d, "Bd", py_matrix(ds ? ds->Bd : NULL, nd, nu)) ||
+              py_put(d, "Cdd", py_matrix(ds ? ds->Cdd : NULL, ny, nd)) ||
+              py_put(d, "notes", PyUnicode_FromString(L->notes));
     if (bad) goto fail;
     /* modes */
     int ne = M->nx;
@@ -563,14 +362,14 @@ static PyObject *linear_dict(const mbl_linear *L, const mbl_modes *M)
         bed[i] = md->backward_error;
         eed[i] = md->error_estimate;
         spd[i] = md->spurious ? NPY_TRUE : NPY_FALSE;
-        PyList_SET_ITEM(kinds, i, PyUnicode_FromString(kind_name(md->kind)));
+        PyList_SET_ITEM(kinds, i, PyUnicode_FromString(py_kind_name(md->kind)));
         if (!PyList_GET_ITEM(kinds, i)) bad = 1;
     }
-    bad |= put(d, "eigenvalues", ev) | put(d, "freq_hz", fr) | put(d, "damping_ratio", dr) |
-           put(d, "backward_error", be) | put(d, "error_estimates", ee) | put(d, "spurious", sp) |
-           put(d, "kinds", kinds) |
-           put(d, "shapes", cmatrix(M->shape_re, M->shape_im, M->n, ne)) |
-           put(d, "zero_tol", PyFloat_FromDouble(M->zero_tol)) | put(d, "eigen_solver", PyUnicode_FromString(M->solver));
+    bad |= py_put(d, "eigenvalues", ev) | py_put(d, "freq_hz", fr) | py_put(d, "damping_ratio", dr) |
+           py_put(d, "backward_error", be) | py_put(d, "error_estimates", ee) | py_put(d, "spurious", sp) |
+           py_put(d, "kinds", kinds) | py_put(d, "shapes", py_cmatrix(M->shape_re, M->shape_im, M->n, ne)) |
+           py_put(d, "zero_tol", PyFloat_FromDouble(M->zero_tol)) |
+           py_put(d, "eigen_solver", PyUnicode_FromString(M->solver));
     if (bad) goto fail;
     return d;
 fail:
@@ -584,7 +383,7 @@ static PyObject *Model_linearize(ModelObject *self, PyObject *args)
     PointObject *pt;
     PyObject *opts;
     double zero_tol;
-    if (!PyArg_ParseTuple(args, "O!O!d", &PointType, &pt, &PyDict_Type, &opts, &zero_tol)) return NULL;
+    if (!PyArg_ParseTuple(args, "O!O!d", &py_PointType, &pt, &PyDict_Type, &opts, &zero_tol)) return NULL;
     if (pt->owner != self) return PyErr_Format(PyExc_ValueError, "the operating point belongs to another model");
     mbl_lin_options o;
     PyObject *keep;
@@ -602,7 +401,7 @@ static PyObject *Model_linearize(ModelObject *self, PyObject *args)
     if (!rc) rc = mbl_modal(lin, &mo, &modes, &st);
     Py_END_ALLOW_THREADS
     Py_XDECREF(keep);
-    PyObject *result = rc ? raise_status(&st) : linear_dict(lin, modes);
+    PyObject *result = rc ? py_raise_status(&st) : linear_dict(lin, modes);
     mbl_modes_free(modes);
     mbl_linear_free(lin);
     return result;
@@ -614,7 +413,7 @@ static PyObject *Model_compare(ModelObject *self, PyObject *args)
     PointObject *pt;
     PyObject *opts;
     int repeat;
-    if (!PyArg_ParseTuple(args, "O!O!i", &PointType, &pt, &PyDict_Type, &opts, &repeat)) return NULL;
+    if (!PyArg_ParseTuple(args, "O!O!i", &py_PointType, &pt, &PyDict_Type, &opts, &repeat)) return NULL;
     if (pt->owner != self) return PyErr_Format(PyExc_ValueError, "the operating point belongs to another model");
     mbl_lin_options o;
     PyObject *keep;
@@ -627,7 +426,7 @@ static PyObject *Model_compare(ModelObject *self, PyObject *args)
     rc = mbl_compare(self->model, pt->point, &o, repeat, &c, &st);
     Py_END_ALLOW_THREADS
     Py_XDECREF(keep);
-    if (rc) return raise_status(&st);
+    if (rc) return py_raise_status(&st);
     PyObject *rows = PyList_New(c->nrows);
     for (int i = 0; rows && i < c->nrows; i++) {
         const mbl_compare_row *r = &c->rows[i];
@@ -643,318 +442,6 @@ static PyObject *Model_compare(ModelObject *self, PyObject *args)
     return result;
 }
 
-/* ---- studies (include/mblin/sweep.h, sensitivity.h) --------------------------------------- */
-
-/* sweep(path, sets, name, from, to, count, threads, popt_at) -> dict of the mbl_sweep fields
- * (one axis; arrays npoints x nmodes). */
-static PyObject *core_sweep(PyObject *mod, PyObject *args)
-{
-    (void)mod;
-    PyObject *path_obj, *sets_obj, *path_bytes = NULL;
-    const char *name;
-    double from, to;
-    int count, threads, at;
-    if (!PyArg_ParseTuple(args, "OOsddiii", &path_obj, &sets_obj, &name, &from, &to, &count, &threads, &at))
-        return NULL;
-    if (!PyUnicode_FSConverter(path_obj, &path_bytes)) return NULL;
-    mbl_setting *sets = NULL;
-    int nsets = 0;
-    PyObject *keep = NULL, *result = NULL;
-    if (settings(sets_obj, &sets, &nsets, &keep)) goto done;
-    mbl_opoint_options po;
-    mbl_opoint_options_default(&po);
-    po.at = at;
-    mbl_sweep_options so;
-    mbl_sweep_options_default(&so);
-    so.naxes = 1;
-    so.axis[0].name = name;
-    so.axis[0].from = from;
-    so.axis[0].to = to;
-    so.axis[0].count = count;
-    so.threads = threads;
-    so.sets = sets;
-    so.nsets = nsets;
-    so.popt = &po;
-    mbl_status st;
-    mbl_status_clear(&st);
-    mbl_sweep *sw = NULL;
-    int rc;
-    const char *path = PyBytes_AS_STRING(path_bytes);
-    Py_BEGIN_ALLOW_THREADS
-    mbl_model *md = NULL;
-    rc = mbl_model_load_file(path, sets, nsets, &md, &st);
-    if (!rc) rc = mbl_sweep_run(md, &so, &sw, &st);
-    mbl_model_free(md);
-    Py_END_ALLOW_THREADS
-    if (rc) {
-        raise_status(&st);
-        goto done;
-    }
-    int np = sw->npoints, nm = sw->nmodes;
-    npy_intp dims[2] = {np, nm};
-    PyObject *ev = PyArray_SimpleNew(2, dims, NPY_COMPLEX128), *ok = PyArray_SimpleNew(1, dims, NPY_BOOL),
-             *errs = PyList_New(np);
-    if (!ev || !ok || !errs) {
-        Py_XDECREF(ev), Py_XDECREF(ok), Py_XDECREF(errs);
-        mbl_sweep_free(sw);
-        goto done;
-    }
-    double *evd = PyArray_DATA((PyArrayObject *)ev);
-    npy_bool *okd = PyArray_DATA((PyArrayObject *)ok);
-    int bad = 0;
-    for (size_t i = 0; i < (size_t)np * (size_t)nm; i++) evd[2 * i] = sw->re[i], evd[2 * i + 1] = sw->im[i];
-    for (int p = 0; p < np; p++) {
-        okd[p] = sw->ok[p] ? NPY_TRUE : NPY_FALSE;
-        PyObject *e = sw->error && sw->error[p] ? PyUnicode_FromString(sw->error[p]) : (Py_INCREF(Py_None), Py_None);
-        if (!e) bad = 1, e = (Py_INCREF(Py_None), Py_None);
-        PyList_SET_ITEM(errs, p, e);
-    }
-    PyObject *d = PyDict_New();
-    if (!d || bad) {
-        Py_XDECREF(d), Py_DECREF(ev), Py_DECREF(ok), Py_DECREF(errs);
-        mbl_sweep_free(sw);
-        goto done;
-    }
-    /* value, freq_hz, damping, mac: C-ordered npoints x nmodes is the library's layout */
-    PyObject *fr = PyArray_SimpleNew(2, dims, NPY_DOUBLE), *dr = PyArray_SimpleNew(2, dims, NPY_DOUBLE),
-             *mc = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
-    if (fr) memcpy(PyArray_DATA((PyArrayObject *)fr), sw->freq_hz, sizeof(double) * (size_t)np * (size_t)nm);
-    if (dr) memcpy(PyArray_DATA((PyArrayObject *)dr), sw->damping, sizeof(double) * (size_t)np * (size_t)nm);
-    if (mc) memcpy(PyArray_DATA((PyArrayObject *)mc), sw->mac, sizeof(double) * (size_t)np * (size_t)nm);
-    bad = put(d, "values", vector(sw->value, np)) | put(d, "eigenvalues", ev) | put(d, "freq_hz", fr) |
-          put(d, "damping_ratio", dr) | put(d, "mac", mc) | put(d, "ok", ok) | put(d, "errors", errs) |
-          put(d, "fast", PyBool_FromLong(sw->fast)) | put(d, "threads", PyLong_FromLong(sw->threads)) |
-          put(d, "seconds", PyFloat_FromDouble(sw->seconds)) | put(d, "n", PyLong_FromLong(sw->n));
-    mbl_sweep_free(sw);
-    if (bad) Py_DECREF(d);
-    else result = d;
-done:
-    PyMem_Free(sets);
-    Py_XDECREF(keep);
-    Py_DECREF(path_bytes);
-    return result;
-}
-
-/* sensitivity(point, wrt (list of parameter indices or None), shapes) -> dict */
-static PyObject *Model_sensitivity(ModelObject *self, PyObject *args)
-{
-    PointObject *pt;
-    PyObject *wrt_obj;
-    int shapes;
-    if (!PyArg_ParseTuple(args, "O!Op", &PointType, &pt, &wrt_obj, &shapes)) return NULL;
-    if (pt->owner != self) return PyErr_Format(PyExc_ValueError, "the operating point belongs to another model");
-    mbl_model_info in;
-    mbl_model_get_info(self->model, &in);
-    int *wrt = NULL, nwrt = in.nparam;
-    if (wrt_obj != Py_None) {
-        PyObject *fast = PySequence_Fast(wrt_obj, "wrt must be a sequence of parameter indices");
-        if (!fast) return NULL;
-        nwrt = (int)PySequence_Fast_GET_SIZE(fast);
-        wrt = PyMem_Calloc((size_t)(nwrt ? nwrt : 1), sizeof *wrt);
-        for (int i = 0; wrt && i < nwrt; i++) {
-            long x = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
-            if ((x == -1 && PyErr_Occurred()) || x < 0 || x >= in.nparam) {
-                if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "parameter index out of range");
-                PyMem_Free(wrt);
-                Py_DECREF(fast);
-                return NULL;
-            }
-            wrt[i] = (int)x;
-        }
-        Py_DECREF(fast);
-        if (!wrt) return PyErr_NoMemory();
-    }
-    mbl_sens_options so;
-    mbl_sens_options_default(&so);
-    so.shapes = shapes;
-    mbl_status st;
-    mbl_status_clear(&st);
-    mbl_dae_deriv *dd = NULL;
-    mbl_sensitivity *S = NULL;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = mbl_dae_deriv_new(self->model, &dd, &st);
-    if (!rc) rc = mbl_sensitivity_compute(dd, pt->point, wrt, nwrt, &so, &S, &st);
-    Py_END_ALLOW_THREADS
-    PyMem_Free(wrt);
-    if (rc) {
-        mbl_dae_deriv_free(dd);
-        return raise_status(&st);
-    }
-    int nm = S->nmode, nw = S->nwrt, n = S->n;
-    npy_intp d1[1] = {nm}, d2[2] = {nm, nw};
-    PyObject *ev = PyArray_SimpleNew(1, d1, NPY_COMPLEX128), *dev = PyArray_SimpleNew(2, d2, NPY_COMPLEX128),
-             *fr = PyArray_SimpleNew(1, d1, NPY_DOUBLE), *dr = PyArray_SimpleNew(1, d1, NPY_DOUBLE),
-             *dfr = PyArray_SimpleNew(2, d2, NPY_DOUBLE), *ddr = PyArray_SimpleNew(2, d2, NPY_DOUBLE),
-             *def = PyArray_SimpleNew(1, d1, NPY_BOOL), *kinds = PyList_New(nm), *widx = PyList_New(nw);
-    PyObject *d = PyDict_New();
-    int bad = !ev || !dev || !fr || !dr || !dfr || !ddr || !def || !kinds || !widx || !d;
-    if (!bad) {
-        double *evd = PyArray_DATA((PyArrayObject *)ev), *devd = PyArray_DATA((PyArrayObject *)dev),
-               *frd = PyArray_DATA((PyArrayObject *)fr), *drd = PyArray_DATA((PyArrayObject *)dr),
-               *dfrd = PyArray_DATA((PyArrayObject *)dfr), *ddrd = PyArray_DATA((PyArrayObject *)ddr);
-        npy_bool *defd = PyArray_DATA((PyArrayObject *)def);
-        for (int i = 0; i < nm; i++) {
-            const mbl_sens_mode *md = &S->modes[i];
-            evd[2 * i] = md->re, evd[2 * i + 1] = md->im;
-            frd[i] = md->freq_hz, drd[i] = md->damping_ratio;
-            defd[i] = md->defined ? NPY_TRUE : NPY_FALSE;
-            PyList_SET_ITEM(kinds, i, PyUnicode_FromString(kind_name(md->kind)));
-            for (int w = 0; w < nw; w++) {
-                size_t t = (size_t)i * (size_t)nw + (size_t)w;
-                devd[2 * t] = md->dre[w], devd[2 * t + 1] = md->dim[w];
-                dfrd[t] = md->dfreq_hz[w], ddrd[t] = md->ddamping[w];
-            }
-        }
-        for (int w = 0; w < nw; w++) PyList_SET_ITEM(widx, w, PyLong_FromLong(S->wrt[w]));
-        PyObject *dsh = Py_None;
-        Py_INCREF(Py_None);
-        if (S->dshape_re) {
-            Py_DECREF(Py_None);
-            npy_intp d3[3] = {n, nm, nw};
-            dsh = PyArray_SimpleNew(3, d3, NPY_COMPLEX128);
-            if (dsh) {
-                double *o = PyArray_DATA((PyArrayObject *)dsh);
-                for (int i = 0; i < n; i++)
-                    for (int j = 0; j < nm; j++)
-                        for (int w = 0; w < nw; w++) {
-                            size_t s = (size_t)i + (size_t)n * ((size_t)j + (size_t)nm * (size_t)w);
-                            size_t t = 2 * (((size_t)i * (size_t)nm + (size_t)j) * (size_t)nw + (size_t)w);
-                            o[t] = S->dshape_re[s], o[t + 1] = S->dshape_im[s];
-                        }
-            }
-        }
-        PyObject *pdef = PyArray_SimpleNew(1, (npy_intp[]){nw}, NPY_BOOL);
-        if (pdef)
-            for (int w = 0; w < nw; w++)
-                ((npy_bool *)PyArray_DATA((PyArrayObject *)pdef))[w] = S->point_defined[w] ? NPY_TRUE : NPY_FALSE;
-        bad = put(d, "eigenvalues", ev) | put(d, "d_eigenvalues", dev) | put(d, "freq_hz", fr) |
-              put(d, "damping_ratio", dr) | put(d, "d_freq_hz", dfr) | put(d, "d_damping_ratio", ddr) |
-              put(d, "defined", def) | put(d, "kinds", kinds) | put(d, "wrt", widx) |
-              put(d, "shapes", cmatrix(S->shape_re, S->shape_im, n, nm)) | put(d, "d_shapes", dsh) |
-              put(d, "dq", matrix(S->dq, n, nw)) | put(d, "dv", matrix(S->dv, n, nw)) |
-              put(d, "dlambda", matrix(S->dlambda, S->m, nw)) | put(d, "point_defined", pdef) |
-              put(d, "notes", PyUnicode_FromString(S->notes));
-        ev = dev = fr = dr = dfr = ddr = def = kinds = widx = NULL;
-    }
-    Py_XDECREF(ev), Py_XDECREF(dev), Py_XDECREF(fr), Py_XDECREF(dr), Py_XDECREF(dfr), Py_XDECREF(ddr);
-    Py_XDECREF(def), Py_XDECREF(kinds), Py_XDECREF(widx);
-    mbl_sensitivity_free(S);
-    mbl_dae_deriv_free(dd);
-    if (bad) {
-        Py_XDECREF(d);
-        return NULL;
-    }
-    return d;
-}
-
-/* boundary(path, sets, param, near, order, mode, tol, at) -> dict */
-static PyObject *core_boundary(PyObject *mod, PyObject *args)
-{
-    (void)mod;
-    PyObject *path_obj, *sets_obj, *path_bytes = NULL;
-    const char *param;
-    double near, order, tol;
-    int mode, at;
-    if (!PyArg_ParseTuple(args, "OOsdddii", &path_obj, &sets_obj, &param, &near, &order, &tol, &mode, &at))
-        return NULL;
-    if (!PyUnicode_FSConverter(path_obj, &path_bytes)) return NULL;
-    mbl_setting *sets = NULL;
-    int nsets = 0;
-    PyObject *keep = NULL, *result = NULL;
-    if (settings(sets_obj, &sets, &nsets, &keep)) goto done;
-    mbl_boundary_options bo;
-    mbl_boundary_options_default(&bo);
-    bo.opoint.at = at;
-    bo.order = order;
-    bo.mode = mode;
-    if (tol > 0) bo.tol = tol;
-    mbl_status st;
-    mbl_status_clear(&st);
-    mbl_boundary_result r;
-    int rc;
-    const char *path = PyBytes_AS_STRING(path_bytes);
-    Py_BEGIN_ALLOW_THREADS
-    mbl_model *md = NULL;
-    rc = mbl_model_load_file(path, sets, nsets, &md, &st);
-    if (!rc) rc = mbl_boundary(md, sets, nsets, param, near, &bo, &r, &st);
-    mbl_model_free(md);
-    Py_END_ALLOW_THREADS
-    if (rc) raise_status(&st);
-    else
-        result = Py_BuildValue("{s:d,s:D,s:d,s:d,s:i,s:i,s:d}", "value", r.value, "eigenvalue",
-                               &(Py_complex){r.re, r.im}, "f_near", r.f_near, "slope", r.slope, "iterations",
-                               r.iterations, "mode_near", r.mode_near, "last_step", r.last_step);
-done:
-    PyMem_Free(sets);
-    Py_XDECREF(keep);
-    Py_DECREF(path_bytes);
-    return result;
-}
-
-/* freqresp(point, input index, output index, w) -> dict (the mbl_freqresp_result fields) */
-static PyObject *Model_freqresp(ModelObject *self, PyObject *args)
-{
-    PointObject *pt;
-    int iu, iy;
-    PyObject *w_obj;
-    if (!PyArg_ParseTuple(args, "O!iiO", &PointType, &pt, &iu, &iy, &w_obj)) return NULL;
-    if (pt->owner != self) return PyErr_Format(PyExc_ValueError, "the operating point belongs to another model");
-    PyArrayObject *wa = (PyArrayObject *)PyArray_FROMANY(w_obj, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
-    if (!wa) return NULL;
-    const double *w = PyArray_DATA(wa);
-    int nw = (int)PyArray_DIM(wa, 0);
-    mbl_status st;
-    mbl_status_clear(&st);
-    mbl_linear *lin = NULL, *desc = NULL;
-    mbl_freqresp_result *fr = NULL;
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    mbl_lin_options lo;
-    mbl_lin_options_default(&lo);
-    rc = mbl_linearize(self->model, pt->point, &lo, &lin, &st);
-    if (!rc) {
-        /* the descriptor pencil of the same point when the method answers, as the CLI does */
-        mbl_lin_options lod = lo;
-        lod.method = "descriptor";
-        lod.partial = MBL_PARTIAL_NEVER;
-        mbl_status st2;
-        mbl_status_clear(&st2);
-        if (mbl_linearize(self->model, pt->point, &lod, &desc, &st2)) desc = NULL;
-        rc = mbl_freqresp(lin, desc, iu, iy, w, nw, &fr, &st);
-    }
-    Py_END_ALLOW_THREADS
-    Py_DECREF(wa);
-    mbl_linear_free(desc);
-    mbl_linear_free(lin);
-    if (rc) return raise_status(&st);
-    npy_intp dn[1] = {fr->nw};
-    PyObject *g = PyArray_SimpleNew(1, dn, NPY_COMPLEX128), *d = PyDict_New();
-    if (g)
-        for (int k = 0; k < fr->nw; k++) {
-            ((double *)PyArray_DATA((PyArrayObject *)g))[2 * k] = fr->re[k];
-            ((double *)PyArray_DATA((PyArrayObject *)g))[2 * k + 1] = fr->im[k];
-        }
-    PyObject *form = PyList_New(fr->nw);
-    for (int k = 0; form && k < fr->nw; k++)
-        PyList_SET_ITEM(form, k, PyUnicode_FromString(fr->form[k] == MBL_FR_DESCRIPTOR ? "descriptor" : "state_space"));
-    int bad = !d || !g || !form;
-    if (!bad) {
-        bad = put(d, "w", vector(fr->w, fr->nw)) | put(d, "response", g) | put(d, "mag", vector(fr->mag, fr->nw)) |
-              put(d, "mag_db", vector(fr->mag_db, fr->nw)) | put(d, "phase_deg", vector(fr->phase_deg, fr->nw)) |
-              put(d, "rcond", vector(fr->rcond, fr->nw)) | put(d, "form", form);
-        form = g = NULL;
-    }
-    Py_XDECREF(g);
-    Py_XDECREF(form);
-    mbl_freqresp_free(fr);
-    if (bad) {
-        Py_XDECREF(d);
-        return NULL;
-    }
-    return d;
-}
-
 static PyMethodDef Model_methods[] = {
     {"info", (PyCFunction)Model_info, METH_NOARGS, "counts, name, file, the file's operating-point kind"},
     {"names", (PyCFunction)Model_names, METH_VARARGS, "names('coordinates'|'inputs'|'outputs'|'parameters')"},
@@ -962,8 +449,8 @@ static PyMethodDef Model_methods[] = {
     {"point", (PyCFunction)Model_point, METH_VARARGS, "point(at, q, v, guess, t, options) -> Point"},
     {"linearize", (PyCFunction)Model_linearize, METH_VARARGS, "linearize(point, options, zero_tol) -> dict"},
     {"compare", (PyCFunction)Model_compare, METH_VARARGS, "compare(point, options, repeat) -> (reference, rows)"},
-    {"sensitivity", (PyCFunction)Model_sensitivity, METH_VARARGS, "sensitivity(point, wrt, shapes) -> dict"},
-    {"freqresp", (PyCFunction)Model_freqresp, METH_VARARGS, "freqresp(point, input, output, w) -> dict"},
+    {"sensitivity", (PyCFunction)py_Model_sensitivity, METH_VARARGS, "sensitivity(point, wrt, shapes) -> dict"},
+    {"freqresp", (PyCFunction)py_Model_freqresp, METH_VARARGS, "freqresp(point, input, output, w) -> dict"},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject ModelType = {
@@ -990,29 +477,30 @@ static PyObject *Point_to_dict(PointObject *self, PyObject *noargs)
     const mbl_point *p = self->point;
     mbl_model_info in;
     mbl_model_get_info(self->owner->model, &in);
-    PyObject *y = vector(NULL, in.noutput);
+    PyObject *y = py_vector(NULL, in.noutput);
     if (!y) return NULL;
     mbl_status st;
     mbl_status_clear(&st);
     if (in.noutput > 0 &&
         mbl_model_outputs(self->owner->model, p, (double *)PyArray_DATA((PyArrayObject *)y), &st)) {
         Py_DECREF(y);
-        return raise_status(&st);
+        return py_raise_status(&st);
     }
     PyObject *d = PyDict_New();
     if (!d) {
         Py_DECREF(y);
         return NULL;
     }
-    if (put(d, "at", PyUnicode_FromString(at_name(p->at))) || put(d, "t", PyFloat_FromDouble(p->t)) ||
-        put(d, "q", vector(p->q, p->n)) || put(d, "v", vector(p->v, p->n)) || put(d, "vdot", vector(p->vdot, p->n)) ||
-        put(d, "lambda", vector(p->lambda, p->m)) || put(d, "mu", vector(p->mu, p->k)) ||
-        put(d, "inputs", vector(p->r, p->nr)) || put(d, "outputs", y) ||
-        put(d, "iterations", PyLong_FromLong(p->iterations)) || put(d, "residual", PyFloat_FromDouble(p->residual)) ||
-        put(d, "scaled_residual", PyFloat_FromDouble(p->scaled_residual)) ||
-        put(d, "constraint_rank", PyLong_FromLong(p->rank_phi_q)) ||
-        put(d, "min_norm_multipliers", PyBool_FromLong(p->min_norm_multipliers)) ||
-        put(d, "notes", PyUnicode_FromString(p->notes))) {
+    if (py_put(d, "at", PyUnicode_FromString(py_at_name(p->at))) || py_put(d, "t", PyFloat_FromDouble(p->t)) ||
+        py_put(d, "q", py_vector(p->q, p->n)) || py_put(d, "v", py_vector(p->v, p->n)) ||
+        py_put(d, "vdot", py_vector(p->vdot, p->n)) || py_put(d, "lambda", py_vector(p->lambda, p->m)) ||
+        py_put(d, "mu", py_vector(p->mu, p->k)) || py_put(d, "inputs", py_vector(p->r, p->nr)) ||
+        py_put(d, "outputs", y) || py_put(d, "iterations", PyLong_FromLong(p->iterations)) ||
+        py_put(d, "residual", PyFloat_FromDouble(p->residual)) ||
+        py_put(d, "scaled_residual", PyFloat_FromDouble(p->scaled_residual)) ||
+        py_put(d, "constraint_rank", PyLong_FromLong(p->rank_phi_q)) ||
+        py_put(d, "min_norm_multipliers", PyBool_FromLong(p->min_norm_multipliers)) ||
+        py_put(d, "notes", PyUnicode_FromString(p->notes))) {
         Py_DECREF(d);
         return NULL;
     }
@@ -1023,7 +511,7 @@ static PyMethodDef Point_methods[] = {
     {"to_dict", (PyCFunction)Point_to_dict, METH_NOARGS, "the point's fields and the outputs at it"},
     {NULL, NULL, 0, NULL}};
 
-static PyTypeObject PointType = {
+PyTypeObject py_PointType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "mblin._core.Point",
     .tp_basicsize = sizeof(PointObject),
     .tp_dealloc = (destructor)Point_dealloc,
@@ -1056,8 +544,8 @@ static PyObject *core_version(PyObject *mod, PyObject *noargs)
 static PyMethodDef core_functions[] = {
     {"load_file", core_load_file, METH_VARARGS, "load_file(path, sets, states, velocity_states) -> Model"},
     {"load_string", core_load_string, METH_VARARGS, "load_string(text, name, sets, states, velocity_states) -> Model"},
-    {"sweep", core_sweep, METH_VARARGS, "sweep(path, sets, param, from, to, count, threads, at) -> dict"},
-    {"boundary", core_boundary, METH_VARARGS, "boundary(path, sets, param, near, order, mode, tol, at) -> dict"},
+    {"sweep", py_sweep, METH_VARARGS, "sweep(path, sets, param, from, to, count, threads, at) -> dict"},
+    {"boundary", py_boundary, METH_VARARGS, "boundary(path, sets, param, near, order, mode, tol, at) -> dict"},
     {"methods", core_methods, METH_NOARGS, "the linearization methods"},
     {"version", core_version, METH_NOARGS, "the library version"},
     {NULL, NULL, 0, NULL}};
@@ -1069,20 +557,21 @@ static struct PyModuleDef core_module = {PyModuleDef_HEAD_INIT, "mblin._core",
 PyMODINIT_FUNC PyInit__core(void)
 {
     import_array();
-    if (PyType_Ready(&ModelType) < 0 || PyType_Ready(&PointType) < 0) return NULL;
+    if (PyType_Ready(&ModelType) < 0 || PyType_Ready(&py_PointType) < 0) return NULL;
     PyObject *errors = PyImport_ImportModule("mblin._errors");
     if (!errors) return NULL;
-    from_status = PyObject_GetAttrString(errors, "from_status");
+    py_from_status = PyObject_GetAttrString(errors, "from_status");
     Py_DECREF(errors);
-    if (!from_status) return NULL;
+    if (!py_from_status) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (!m) return NULL;
     Py_INCREF(&ModelType);
-    Py_INCREF(&PointType);
+    Py_INCREF(&py_PointType);
     if (PyModule_AddObject(m, "Model", (PyObject *)&ModelType) < 0 ||
-        PyModule_AddObject(m, "Point", (PyObject *)&PointType) < 0) {
+        PyModule_AddObject(m, "Point", (PyObject *)&py_PointType) < 0) {
         Py_DECREF(m);
         return NULL;
     }
     return m;
 }
+

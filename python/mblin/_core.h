@@ -1,0 +1,56 @@
+/* mblin._core: the declarations its files share (_core.c: the module, Model and Point;
+ * _convert.c: the conversions; _studies.c: the studies).
+ *
+ * NumPy's C API table is one per extension: every file names it (PY_ARRAY_UNIQUE_SYMBOL) and
+ * all but _core.c, which defines MBLIN_PY_IMPORT_ARRAY and calls import_array(), only refer to it. */
+#ifndef MBLIN_PY_CORE_H
+#define MBLIN_PY_CORE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL mblin_ARRAY_API
+#ifndef MBLIN_PY_IMPORT_ARRAY
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include "mblin/mblin.h"
+
+/* ---- the types (_core.c) --------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD mbl_model *model;
+} ModelObject;
+
+typedef struct {
+    PyObject_HEAD ModelObject *owner; /* the model the point belongs to (kept alive) */
+    mbl_point *point;
+} PointObject;
+
+extern PyTypeObject py_PointType;
+
+/* ---- conversions (_convert.c) ---------------------------------------------------------------- */
+
+extern PyObject *py_from_status; /* mblin._errors.from_status (set by PyInit__core) */
+
+PyObject *py_raise_status(const mbl_status *st);
+PyObject *py_matrix(const double *a, int rows, int cols);
+PyObject *py_cmatrix(const double *re, const double *im, int rows, int cols);
+PyObject *py_vector(const double *a, int n);
+PyObject *py_names(char **s, int n);
+int py_put(PyObject *d, const char *key, PyObject *value);
+int py_settings(PyObject *seq, mbl_setting **out, int *n, PyObject **keep);
+int py_strings(PyObject *seq, const char ***out, int *n, PyObject **keep);
+int py_doubles(PyObject *seq, int n, const char *what, double **out);
+const char *py_at_name(mbl_at at);
+const char *py_kind_name(int kind);
+
+/* ---- studies (_studies.c): functions of the module and methods of Model ------------------------ */
+
+PyObject *py_sweep(PyObject *mod, PyObject *args);
+PyObject *py_boundary(PyObject *mod, PyObject *args);
+PyObject *py_Model_sensitivity(ModelObject *self, PyObject *args);
+PyObject *py_Model_freqresp(ModelObject *self, PyObject *args);
+
+#endif

@@ -1,0 +1,321 @@
+/* mblin._core, the studies: sweep, boundary (module functions) and Model.sensitivity,
+ * Model.freqresp over include/mblin/sweep.h and sensitivity.h (the GIL released). */
+#include "_core.h"
+
+#include <string.h>
+
+#include "mblin/sensitivity.h"
+#include "mblin/sweep.h"
+
+/* ---- studies (include/mblin/sweep.h, sensitivity.h) --------------------------------------- */
+
+/* sweep(path, sets, name, from, to, count, threads, popt_at) -> dict of the mbl_sweep fields
+ * (one axis; arrays npoints x nmodes). */
+PyObject *py_sweep(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *path_obj, *sets_obj, *path_bytes = NULL;
+    const char *name;
+    double from, to;
+    int count, threads, at;
+    if (!PyArg_ParseTuple(args, "OOsddiii", &path_obj, &sets_obj, &name, &from, &to, &count, &threads, &at))
+        return NULL;
+    if (!PyUnicode_FSConverter(path_obj, &path_bytes)) return NULL;
+    mbl_setting *sets = NULL;
+    int nsets = 0;
+    PyObject *keep = NULL, *result = NULL;
+    if (py_settings(sets_obj, &sets, &nsets, &keep)) goto done;
+    mbl_opoint_options po;
+    mbl_opoint_options_default(&po);
+    po.at = at;
+    mbl_sweep_options so;
+    mbl_sweep_options_default(&so);
+    so.naxes = 1;
+    so.axis[0].name = name;
+    so.axis[0].from = from;
+    so.axis[0].to = to;
+    so.axis[0].count = count;
+    so.threads = threads;
+    so.sets = sets;
+    so.nsets = nsets;
+    so.popt = &po;
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_sweep *sw = NULL;
+    int rc;
+    const char *path = PyBytes_AS_STRING(path_bytes);
+    Py_BEGIN_ALLOW_THREADS
+    mbl_model *md = NULL;
+    rc = mbl_model_load_file(path, sets, nsets, &md, &st);
+    if (!rc) rc = mbl_sweep_run(md, &so, &sw, &st);
+    mbl_model_free(md);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        py_raise_status(&st);
+        goto done;
+    }
+    int np = sw->npoints, nm = sw->nmodes;
+    npy_intp dims[2] = {np, nm};
+    PyObject *ev = PyArray_SimpleNew(2, dims, NPY_COMPLEX128), *ok = PyArray_SimpleNew(1, dims, NPY_BOOL),
+             *errs = PyList_New(np);
+    if (!ev || !ok || !errs) {
+        Py_XDECREF(ev), Py_XDECREF(ok), Py_XDECREF(errs);
+        mbl_sweep_free(sw);
+        goto done;
+    }
+    double *evd = PyArray_DATA((PyArrayObject *)ev);
+    npy_bool *okd = PyArray_DATA((PyArrayObject *)ok);
+    int bad = 0;
+    for (size_t i = 0; i < (size_t)np * (size_t)nm; i++) evd[2 * i] = sw->re[i], evd[2 * i + 1] = sw->im[i];
+    for (int p = 0; p < np; p++) {
+        okd[p] = sw->ok[p] ? NPY_TRUE : NPY_FALSE;
+        PyObject *e = sw->error && sw->error[p] ? PyUnicode_FromString(sw->error[p]) : (Py_INCREF(Py_None), Py_None);
+        if (!e) bad = 1, e = (Py_INCREF(Py_None), Py_None);
+        PyList_SET_ITEM(errs, p, e);
+    }
+    PyObject *d = PyDict_New();
+    if (!d || bad) {
+        Py_XDECREF(d), Py_DECREF(ev), Py_DECREF(ok), Py_DECREF(errs);
+        mbl_sweep_free(sw);
+        goto done;
+    }
+    /* value, freq_hz, damping, mac: C-ordered npoints x nmodes is the library's layout */
+    PyObject *fr = PyArray_SimpleNew(2, dims, NPY_DOUBLE), *dr = PyArray_SimpleNew(2, dims, NPY_DOUBLE),
+             *mc = PyArray_SimpleNew(2, dims, NPY_DOUBLE);
+    if (fr) memcpy(PyArray_DATA((PyArrayObject *)fr), sw->freq_hz, sizeof(double) * (size_t)np * (size_t)nm);
+    if (dr) memcpy(PyArray_DATA((PyArrayObject *)dr), sw->damping, sizeof(double) * (size_t)np * (size_t)nm);
+    if (mc) memcpy(PyArray_DATA((PyArrayObject *)mc), sw->mac, sizeof(double) * (size_t)np * (size_t)nm);
+    bad = py_put(d, "values", py_vector(sw->value, np)) | py_put(d, "eigenvalues", ev) | py_put(d, "freq_hz", fr) |
+          py_put(d, "damping_ratio", dr) | py_put(d, "mac", mc) | py_put(d, "ok", ok) | py_put(d, "errors", errs) |
+          py_put(d, "fast", PyBool_FromLong(sw->fast)) | py_put(d, "threads", PyLong_FromLong(sw->threads)) |
+          py_put(d, "seconds", PyFloat_FromDouble(sw->seconds)) | py_put(d, "n", PyLong_FromLong(sw->n));
+    mbl_sweep_free(sw);
+    if (bad) Py_DECREF(d);
+    else result = d;
+done:
+    PyMem_Free(sets);
+    Py_XDECREF(keep);
+    Py_DECREF(path_bytes);
+    return result;
+}
+
+/* sensitivity(point, wrt (list of parameter indices or None), shapes) -> dict */
+PyObject *py_Model_sensitivity(ModelObject *self, PyObject *args)
+{
+    PointObject *pt;
+    PyObject *wrt_obj;
+    int shapes;
+    if (!PyArg_ParseTuple(args, "O!Op", &py_PointType, &pt, &wrt_obj, &shapes)) return NULL;
+    if (pt->owner != self) return PyErr_Format(PyExc_ValueError, "the operating point belongs to another model");
+    mbl_model_info in;
+    mbl_model_get_info(self->model, &in);
+    int *wrt = NULL, nwrt = in.nparam;
+    if (wrt_obj != Py_None) {
+        PyObject *fast = PySequence_Fast(wrt_obj, "wrt must be a sequence of parameter indices");
+        if (!fast) return NULL;
+        nwrt = (int)PySequence_Fast_GET_SIZE(fast);
+        wrt = PyMem_Calloc((size_t)(nwrt ? nwrt : 1), sizeof *wrt);
+        for (int i = 0; wrt && i < nwrt; i++) {
+            long x = PyLong_AsLong(PySequence_Fast_GET_ITEM(fast, i));
+            if ((x == -1 && PyErr_Occurred()) || x < 0 || x >= in.nparam) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "parameter index out of range");
+                PyMem_Free(wrt);
+                Py_DECREF(fast);
+                return NULL;
+            }
+            wrt[i] = (int)x;
+        }
+        Py_DECREF(fast);
+        if (!wrt) return PyErr_NoMemory();
+    }
+    mbl_sens_options so;
+    mbl_sens_options_default(&so);
+    so.shapes = shapes;
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_dae_deriv *dd = NULL;
+    mbl_sensitivity *S = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = mbl_dae_deriv_new(self->model, &dd, &st);
+    if (!rc) rc = mbl_sensitivity_compute(dd, pt->point, wrt, nwrt, &so, &S, &st);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(wrt);
+    if (rc) {
+        mbl_dae_deriv_free(dd);
+        return py_raise_status(&st);
+    }
+    int nm = S->nmode, nw = S->nwrt, n = S->n;
+    npy_intp d1[1] = {nm}, d2[2] = {nm, nw};
+    PyObject *ev = PyArray_SimpleNew(1, d1, NPY_COMPLEX128), *dev = PyArray_SimpleNew(2, d2, NPY_COMPLEX128),
+             *fr = PyArray_SimpleNew(1, d1, NPY_DOUBLE), *dr = PyArray_SimpleNew(1, d1, NPY_DOUBLE),
+             *dfr = PyArray_SimpleNew(2, d2, NPY_DOUBLE), *ddr = PyArray_SimpleNew(2, d2, NPY_DOUBLE),
+             *def = PyArray_SimpleNew(1, d1, NPY_BOOL), *kinds = PyList_New(nm), *widx = PyList_New(nw);
+    PyObject *d = PyDict_New();
+    int bad = !ev || !dev || !fr || !dr || !dfr || !ddr || !def || !kinds || !widx || !d;
+    if (!bad) {
+        double *evd = PyArray_DATA((PyArrayObject *)ev), *devd = PyArray_DATA((PyArrayObject *)dev),
+               *frd = PyArray_DATA((PyArrayObject *)fr), *drd = PyArray_DATA((PyArrayObject *)dr),
+               *dfrd = PyArray_DATA((PyArrayObject *)dfr), *ddrd = PyArray_DATA((PyArrayObject *)ddr);
+        npy_bool *defd = PyArray_DATA((PyArrayObject *)def);
+        for (int i = 0; i < nm; i++) {
+            const mbl_sens_mode *md = &S->modes[i];
+            evd[2 * i] = md->re, evd[2 * i + 1] = md->im;
+            frd[i] = md->freq_hz, drd[i] = md->damping_ratio;
+            defd[i] = md->defined ? NPY_TRUE : NPY_FALSE;
+            PyList_SET_ITEM(kinds, i, PyUnicode_FromString(py_kind_name(md->kind)));
+            for (int w = 0; w < nw; w++) {
+                size_t t = (size_t)i * (size_t)nw + (size_t)w;
+                devd[2 * t] = md->dre[w], devd[2 * t + 1] = md->dim[w];
+                dfrd[t] = md->dfreq_hz[w], ddrd[t] = md->ddamping[w];
+            }
+        }
+        for (int w = 0; w < nw; w++) PyList_SET_ITEM(widx, w, PyLong_FromLong(S->wrt[w]));
+        PyObject *dsh = Py_None;
+        Py_INCREF(Py_None);
+        if (S->dshape_re) {
+            Py_DECREF(Py_None);
+            npy_intp d3[3] = {n, nm, nw};
+            dsh = PyArray_SimpleNew(3, d3, NPY_COMPLEX128);
+            if (dsh) {
+                double *o = PyArray_DATA((PyArrayObject *)dsh);
+                for (int i = 0; i < n; i++)
+                    for (int j = 0; j < nm; j++)
+                        for (int w = 0; w < nw; w++) {
+                            size_t s = (size_t)i + (size_t)n * ((size_t)j + (size_t)nm * (size_t)w);
+                            size_t t = 2 * (((size_t)i * (size_t)nm + (size_t)j) * (size_t)nw + (size_t)w);
+                            o[t] = S->dshape_re[s], o[t + 1] = S->dshape_im[s];
+                        }
+            }
+        }
+        PyObject *pdef = PyArray_SimpleNew(1, (npy_intp[]){nw}, NPY_BOOL);
+        if (pdef)
+            for (int w = 0; w < nw; w++)
+                ((npy_bool *)PyArray_DATA((PyArrayObject *)pdef))[w] = S->point_defined[w] ? NPY_TRUE : NPY_FALSE;
+        bad = py_put(d, "eigenvalues", ev) | py_put(d, "d_eigenvalues", dev) | py_put(d, "freq_hz", fr) |
+              py_put(d, "damping_ratio", dr) | py_put(d, "d_freq_hz", dfr) | py_put(d, "d_damping_ratio", ddr) |
+              py_put(d, "defined", def) | py_put(d, "kinds", kinds) | py_put(d, "wrt", widx) |
+              py_put(d, "shapes", py_cmatrix(S->shape_re, S->shape_im, n, nm)) | py_put(d, "d_shapes", dsh) |
+              py_put(d, "dq", py_matrix(S->dq, n, nw)) | py_put(d, "dv", py_matrix(S->dv, n, nw)) |
+              py_put(d, "dlambda", py_matrix(S->dlambda, S->m, nw)) | py_put(d, "point_defined", pdef) |
+              py_put(d, "notes", PyUnicode_FromString(S->notes));
+        ev = dev = fr = dr = dfr = ddr = def = kinds = widx = NULL;
+    }
+    Py_XDECREF(ev), Py_XDECREF(dev), Py_XDECREF(fr), Py_XDECREF(dr), Py_XDECREF(dfr), Py_XDECREF(ddr);
+    Py_XDECREF(def), Py_XDECREF(kinds), Py_XDECREF(widx);
+    mbl_sensitivity_free(S);
+    mbl_dae_deriv_free(dd);
+    if (bad) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* boundary(path, sets, param, near, order, mode, tol, at) -> dict */
+PyObject *py_boundary(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *path_obj, *sets_obj, *path_bytes = NULL;
+    const char *param;
+    double near, order, tol;
+    int mode, at;
+    if (!PyArg_ParseTuple(args, "OOsdddii", &path_obj, &sets_obj, &param, &near, &order, &tol, &mode, &at))
+        return NULL;
+    if (!PyUnicode_FSConverter(path_obj, &path_bytes)) return NULL;
+    mbl_setting *sets = NULL;
+    int nsets = 0;
+    PyObject *keep = NULL, *result = NULL;
+    if (py_settings(sets_obj, &sets, &nsets, &keep)) goto done;
+    mbl_boundary_options bo;
+    mbl_boundary_options_default(&bo);
+    bo.opoint.at = at;
+    bo.order = order;
+    bo.mode = mode;
+    if (tol > 0) bo.tol = tol;
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_boundary_result r;
+    int rc;
+    const char *path = PyBytes_AS_STRING(path_bytes);
+    Py_BEGIN_ALLOW_THREADS
+    mbl_model *md = NULL;
+    rc = mbl_model_load_file(path, sets, nsets, &md, &st);
+    if (!rc) rc = mbl_boundary(md, sets, nsets, param, near, &bo, &r, &st);
+    mbl_model_free(md);
+    Py_END_ALLOW_THREADS
+    if (rc) py_raise_status(&st);
+    else
+        result = Py_BuildValue("{s:d,s:D,s:d,s:d,s:i,s:i,s:d}", "value", r.value, "eigenvalue",
+                               &(Py_complex){r.re, r.im}, "f_near", r.f_near, "slope", r.slope, "iterations",
+                               r.iterations, "mode_near", r.mode_near, "last_step", r.last_step);
+done:
+    PyMem_Free(sets);
+    Py_XDECREF(keep);
+    Py_DECREF(path_bytes);
+    return result;
+}
+
+/* freqresp(point, input index, output index, w) -> dict (the mbl_freqresp_result fields) */
+PyObject *py_Model_freqresp(ModelObject *self, PyObject *args)
+{
+    PointObject *pt;
+    int iu, iy;
+    PyObject *w_obj;
+    if (!PyArg_ParseTuple(args, "O!iiO", &py_PointType, &pt, &iu, &iy, &w_obj)) return NULL;
+    if (pt->owner != self) return PyErr_Format(PyExc_ValueError, "the operating point belongs to another model");
+    PyArrayObject *wa = (PyArrayObject *)PyArray_FROMANY(w_obj, NPY_DOUBLE, 1, 1, NPY_ARRAY_IN_ARRAY);
+    if (!wa) return NULL;
+    const double *w = PyArray_DATA(wa);
+    int nw = (int)PyArray_DIM(wa, 0);
+    mbl_status st;
+    mbl_status_clear(&st);
+    mbl_linear *lin = NULL, *desc = NULL;
+    mbl_freqresp_result *fr = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    mbl_lin_options lo;
+    mbl_lin_options_default(&lo);
+    rc = mbl_linearize(self->model, pt->point, &lo, &lin, &st);
+    if (!rc) {
+        /* the descriptor pencil of the same point when the method answers, as the CLI does */
+        mbl_lin_options lod = lo;
+        lod.method = "descriptor";
+        lod.partial = MBL_PARTIAL_NEVER;
+        mbl_status st2;
+        mbl_status_clear(&st2);
+        if (mbl_linearize(self->model, pt->point, &lod, &desc, &st2)) desc = NULL;
+        rc = mbl_freqresp(lin, desc, iu, iy, w, nw, &fr, &st);
+    }
+    Py_END_ALLOW_THREADS
+    Py_DECREF(wa);
+    mbl_linear_free(desc);
+    mbl_linear_free(lin);
+    if (rc) return py_raise_status(&st);
+    npy_intp dn[1] = {fr->nw};
+    PyObject *g = PyArray_SimpleNew(1, dn, NPY_COMPLEX128), *d = PyDict_New();
+    if (g)
+        for (int k = 0; k < fr->nw; k++) {
+            ((double *)PyArray_DATA((PyArrayObject *)g))[2 * k] = fr->re[k];
+            ((double *)PyArray_DATA((PyArrayObject *)g))[2 * k + 1] = fr->im[k];
+        }
+    PyObject *form = PyList_New(fr->nw);
+    for (int k = 0; form && k < fr->nw; k++)
+        PyList_SET_ITEM(form, k, PyUnicode_FromString(fr->form[k] == MBL_FR_DESCRIPTOR ? "descriptor" : "state_space"));
+    int bad = !d || !g || !form;
+    if (!bad) {
+        bad = py_put(d, "w", py_vector(fr->w, fr->nw)) | py_put(d, "response", g) |
+              py_put(d, "mag", py_vector(fr->mag, fr->nw)) | py_put(d, "mag_db", py_vector(fr->mag_db, fr->nw)) |
+              py_put(d, "phase_deg", py_vector(fr->phase_deg, fr->nw)) |
+              py_put(d, "rcond", py_vector(fr->rcond, fr->nw)) | py_put(d, "form", form);
+        form = g = NULL;
+    }
+    Py_XDECREF(g);
+    Py_XDECREF(form);
+    mbl_freqresp_free(fr);
+    if (bad) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
