@@ -632,6 +632,22 @@ int lin_rstates_rates(const mbl_model *md, const mbl_blocks *B, const mbl_rstate
     lin_rstates_rows(md, ref, B->ev.us + 3 * md->nus + 2 * md->nuvs);
     return 0;
 }
+/* out = M Hinv for M of `rows` rows and nx columns, Hinv = [I 0 0; Hi 0; 0 0 I] (Hi: z1 x (z0 + z1)) */
+static void times_hinv(const double *M, int rows, int nx, int z0, int z1, const double *Hi, double *out)
+{
+    for (int j = 0; j < nx; j++)
+        for (int i = 0; i < rows; i++) {
+            double s = 0;
+            if (j < z0 + z1) {
+                if (j < z0) s = M[i + (size_t)j * rows];
+                for (int c = 0; c < z1; c++) s += M[i + (size_t)(z0 + c) * rows] * Hi[c + (size_t)j * z1];
+            } else {
+                s = M[i + (size_t)j * rows];
+            }
+            out[i + (size_t)j * rows] = s;
+        }
+}
+
 
 int lin_frozen_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *us, const mbl_rstates *ref,
                       double rcond_min, mbl_linear *lin, mbl_status *st)
@@ -674,30 +690,8 @@ int lin_frozen_change(const mbl_blocks *B, const int *rows, int r, const mbl_rst
     if (z1) rc = mbla_dlu_solve(hl, 'N', z0 + z1, Hi, z1, st);
     if (rc) goto done;
     /* x_ref = Hinv x_new, Hinv = [I 0 0; Hi 0; 0 0 I]: A_new = H A Hinv, B_new = H B, C_new = C Hinv */
-    /* T = A Hinv (nx x nx) */
-    for (int j = 0; j < nx; j++)
-        for (int i = 0; i < nx; i++) {
-            double s = 0;
-            if (j < z0 + z1) {
-                if (j < z0) s = lin->A[i + (size_t)j * nx];
-                for (int c = 0; c < z1; c++) s += lin->A[i + (size_t)(z0 + c) * nx] * Hi[c + (size_t)j * z1];
-            } else {
-                s = lin->A[i + (size_t)j * nx];
-            }
-            T[i + (size_t)j * nx] = s;
-        }
-    /* U = C Hinv (ny x nx) */
-    for (int j = 0; j < nx; j++)
-        for (int i = 0; i < ny; i++) {
-            double s = 0;
-            if (j < z0 + z1) {
-                if (j < z0) s = lin->C[i + (size_t)j * ny];
-                for (int c = 0; c < z1; c++) s += lin->C[i + (size_t)(z0 + c) * ny] * Hi[c + (size_t)j * z1];
-            } else {
-                s = lin->C[i + (size_t)j * ny];
-            }
-            U[i + (size_t)j * ny] = s;
-        }
+    times_hinv(lin->A, nx, nx, z0, z1, Hi, T); /* T = A Hinv (nx x nx) */
+    times_hinv(lin->C, ny, nx, z0, z1, Hi, U); /* U = C Hinv (ny x nx) */
     memcpy(lin->C, U, (size_t)ny * nx * sizeof *U);
     /* rows: H [rows] = [S rows; H21 S rows + Hw S' rows; X rows] for A (T) and B */
     for (int j = 0; j < nx + nr; j++) {

@@ -30,6 +30,7 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernels"))
 import cores  # noqa: E402
+from agree import model_files  # noqa: E402  (the same model files as the kernels check)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HASHES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "outputs.sha256")
@@ -68,19 +69,6 @@ CASES_EXTRA = [
     "linearize examples/no_such_file.yaml",
     "check examples/fourbar_singular.yaml",
 ]
-
-
-def model_files():
-    out = []
-    for top in ("examples", "tests"):
-        for d, dirs, files in os.walk(os.path.join(ROOT, top)):
-            rel = os.path.relpath(d, ROOT)
-            if rel == os.path.join("tests", "fuzz", "corpus"):
-                dirs[:] = []
-                continue
-            dirs.sort()
-            out += [os.path.join(rel, f) for f in sorted(files) if f.endswith((".yaml", ".yml", ".urdf"))]
-    return sorted(out)
 
 
 def run(tool, args):
