@@ -17,10 +17,11 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 30
 # test-kernels: the OpenBLAS kernels to force, the first KERNEL_COUNT of these the CPU can run
 # (tests/kernels/cores.py), and the tests it leaves out: not numerical (valgrind, startup, browser,
-# python), kernel-independent and slow (MPI, SLEPc), or forcing kernels themselves (kernels_agree)
+# python; the layering and docs-link checks), kernel-independent and slow (MPI, SLEPc), or forcing
+# kernels themselves (kernels_agree, golden)
 KERNELS      ?= SkylakeX Prescott Haswell Sandybridge
 KERNEL_COUNT ?= 2
-KERNEL_EXCLUDE ?= valgrind|browser|python|slepc|mpi|startup|kernels_agree|golden
+KERNEL_EXCLUDE ?= valgrind|browser|python|slepc|mpi|startup|kernels_agree|golden|layering|docs_links
 
 # Debian 12 packages: compiler and tools, then the numerical libraries, then the reference checks.
 PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \

@@ -1,5 +1,5 @@
 # Build step: embed a text file into a C source as a NUL-terminated char array.
-#   cmake -DIN=web/report.html -DOUT=build/report_template.c -DNAME=mbl_report_template -P cmake/embed.cmake
+#   cmake -DIN=web/report.html -DOUT=build/report_template.c -DNAME=report_page_template -P cmake/embed.cmake
 file(READ "${IN}" hex HEX)
 string(LENGTH "${hex}" n)
 math(EXPR nbytes "${n} / 2")

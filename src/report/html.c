@@ -15,8 +15,8 @@
 #include "mblin/report.h"
 #include "mblin/sweep.h"
 
-extern const unsigned char mbl_report_template[];
-extern const size_t mbl_report_template_len;
+extern const unsigned char report_page_template[];
+extern const size_t report_page_template_len;
 
 #define DATA_MARK "/*@MBLIN_DATA@*/"
 
@@ -41,7 +41,7 @@ typedef int (*data_writer)(FILE *f, const void *ud);
 
 static int write_page(FILE *out, data_writer w, const void *ud, mbl_status *st)
 {
-    const char *t = (const char *)mbl_report_template;
+    const char *t = (const char *)report_page_template;
     const char *mark = strstr(t, DATA_MARK);
     if (!mark) return mbl_error(st, MBL_EIO, "report template: no data marker (a build problem)");
     char *buf = NULL;
@@ -58,7 +58,7 @@ static int write_page(FILE *out, data_writer w, const void *ud, mbl_status *st)
     rc = put_json(out, buf, len);
     free(buf);
     const char *rest = mark + strlen(DATA_MARK);
-    fwrite(rest, 1, mbl_report_template_len - (size_t)(rest - t), out);
+    fwrite(rest, 1, report_page_template_len - (size_t)(rest - t), out);
     if (rc || ferror(out)) return mbl_error(st, MBL_EIO, "cannot write the report");
     return 0;
 }
