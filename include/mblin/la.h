@@ -271,6 +271,8 @@ MBL_API void mbla_csc_free(mbla_csc *A);
 
 /* Number of stored entries p[n] (0 for NULL). */
 MBL_API int mbla_csc_nnz(const mbla_csc *A);
+/* 1-norm of A (the largest sum of absolute values in a column); 0 when empty. */
+MBL_API double mbla_csc_norm1(const mbla_csc *A);
 
 /* Validate the invariants (sizes, p monotone, indices in range, sorted, no duplicates).
  * Errors: MBL_EARG (NULL), MBL_EDIM naming the first offending column/entry. */

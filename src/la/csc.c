@@ -51,6 +51,17 @@ int mbla_csc_new(int m, int n, int nzmax, mbla_csc **out, mbl_status *st)
 
 int mbla_csc_nnz(const mbla_csc *A) { return A && A->p ? A->p[A->n] : 0; }
 
+double mbla_csc_norm1(const mbla_csc *A)
+{
+    double m = 0;
+    for (int j = 0; j < A->n; j++) {
+        double s = 0;
+        for (int q = A->p[j]; q < A->p[j + 1]; q++) s += fabs(A->x[q]);
+        m = fmax(m, s);
+    }
+    return m;
+}
+
 int mbla_csc_check(const mbla_csc *A, mbl_status *st)
 {
     const char *fn = "mbla_csc_check";

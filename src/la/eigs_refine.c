@@ -63,17 +63,6 @@ static void resid_cplx(const mbla_csc *A, const mbla_csc *E, double lr, double l
     for (int i = 0; i < n; i++) rr[i] = sr[i] + cr[i], ri[i] = si[i] + ci[i];
 }
 
-static double csc_norm1(const mbla_csc *A)
-{
-    double m = 0;
-    for (int j = 0; j < A->n; j++) {
-        double s = 0;
-        for (int q = A->p[j]; q < A->p[j + 1]; q++) s += fabs(A->x[q]);
-        m = fmax(m, s);
-    }
-    return m;
-}
-
 static double nrm2c(int n, const double *xr, const double *xi)
 {
     double amax = 0, s = 0;
@@ -305,7 +294,7 @@ static int refine(const char *fn, const mbla_csc *A, const mbla_csc *E, int k, d
         r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
         goto done;
     }
-    rw.nA = csc_norm1(A), rw.nE = csc_norm1(E);
+    rw.nA = mbla_csc_norm1(A), rw.nE = mbla_csc_norm1(E);
     double *l0 = rw.l0;
     for (int t = 0; t < k; t++) l0[2 * t] = lre[t], l0[2 * t + 1] = lim[t];
     for (int t = 0; t < k; t++) {
@@ -637,7 +626,7 @@ static void block_results(const block_work *b, int it, double *w, double *V, int
     int n = b->n, p = b->p;
     const double *X = b->X, *KX = b->KX, *BX = b->BX, *th = b->th;
     double *lo = b->lo;
-    double nK = csc_norm1(b->K), nB = csc_norm1(b->B);
+    double nK = mbla_csc_norm1(b->K), nB = mbla_csc_norm1(b->B);
     for (int t = 0; t < p; t++) {
         const double *x = X + (size_t)t * n;
         double *v = V + (size_t)t * ldv;

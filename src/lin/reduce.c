@@ -189,6 +189,22 @@ done:
 
 /* The dynamic part of lin_reduce from the sensitivities K: M, C, K, F, A, B, C, D, q_S, v_W. luv, dv:
  * the factors of diag(dv) Jv of any completion of the velocity constraints (multiplier outputs). */
+/* The S' rows of A: [P Vs + Pd_q Qs, P Qw] over the z0 + z1 columns of S and W (the rest, X's,
+ * zero), or [0 I] exactly when W = S'. T: z0 x (z0 + z1) scratch. */
+static void s_rows(int n, const mbl_rstates *rs, const mbl_rkin *K, double *T, mbl_linear *lin)
+{
+    int z0 = rs->z0, z1 = rs->z1, nx = lin->nx;
+    if (rs->sdot) {
+        for (int i = 0; i < z0; i++) lin->A[i + (size_t)(z0 + i) * nx] = 1.0;
+    } else if (z0) {
+        mbla_gemm('N', 'N', z0, z0, n, 1.0, rs->P, z0, K->Vs, n, 0.0, T, z0, NULL);
+        mbla_gemm('N', 'N', z0, z0, n, 1.0, rs->Pd_q, z0, K->Qs, n, 1.0, T, z0, NULL);
+        if (z1) mbla_gemm('N', 'N', z0, z1, n, 1.0, rs->P, z0, K->Qw, n, 0.0, T + (size_t)z0 * z0, z0, NULL);
+        for (int j = 0; j < z0 + z1; j++)
+            for (int i = 0; i < z0; i++) lin->A[i + (size_t)j * nx] = T[i + (size_t)j * z0];
+    }
+}
+
 static int reduce_finish(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, const mbl_rkin *K,
                          const double *Rq_use, const mbla_dlu *luv, const double *dv, mbl_linear *lin, mbl_status *st)
 {
@@ -225,15 +241,7 @@ static int reduce_finish(const mbl_blocks *B, const int *rows, int r, const mbl_
     /* A: S' rows [P Vs + Pd_q Qs, P Qw] ([0 I] exactly when W = S'); W' rows -Mh^-1 [Kh Ch], B = [0; Mh^-1 F] */
     memset(lin->A, 0, (size_t)nx * nx * sizeof *lin->A);
     memset(lin->B, 0, (size_t)nx * nr * sizeof *lin->B);
-    if (rs->sdot) {
-        for (int i = 0; i < z0; i++) lin->A[i + (size_t)(z0 + i) * nx] = 1.0;
-    } else if (z0) {
-        mbla_gemm('N', 'N', z0, z0, n, 1.0, rs->P, z0, K->Vs, n, 0.0, T, z0, NULL);
-        mbla_gemm('N', 'N', z0, z0, n, 1.0, rs->Pd_q, z0, K->Qs, n, 1.0, T, z0, NULL);
-        if (z1) mbla_gemm('N', 'N', z0, z1, n, 1.0, rs->P, z0, K->Qw, n, 0.0, T + (size_t)z0 * z0, z0, NULL);
-        for (int j = 0; j < nx; j++)
-            for (int i = 0; i < z0; i++) lin->A[i + (size_t)j * nx] = T[i + (size_t)j * z0];
-    }
+    s_rows(n, rs, K, T, lin);
     if (z1) {
         memcpy(W2, lin->M, (size_t)z1 * z1 * sizeof *W2);
         rc = mbla_dlu_new(z1, W2, z1, &mlu, st);
@@ -559,15 +567,7 @@ int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, con
     /* A, B: S' = [P Vs + Pd_q Qs, P Qw, 0] ([0 I 0] when W = S'), W' and der(X) from the solve */
     memset(lin->A, 0, (size_t)nx * nx * sizeof *lin->A);
     memset(lin->B, 0, (size_t)nx * nr * sizeof *lin->B);
-    if (rs->sdot) {
-        for (int i = 0; i < z0; i++) lin->A[i + (size_t)(z0 + i) * nx] = 1.0;
-    } else if (z0) {
-        mbla_gemm('N', 'N', z0, z0, n, 1.0, rs->P, z0, K->Vs, n, 0.0, T, z0, NULL);
-        mbla_gemm('N', 'N', z0, z0, n, 1.0, rs->Pd_q, z0, K->Qs, n, 1.0, T, z0, NULL);
-        if (z1) mbla_gemm('N', 'N', z0, z1, n, 1.0, rs->P, z0, K->Qw, n, 0.0, T + (size_t)z0 * z0, z0, NULL);
-        for (int j = 0; j < z0 + z1; j++)
-            for (int i = 0; i < z0; i++) lin->A[i + (size_t)j * nx] = T[i + (size_t)j * z0];
-    }
+    s_rows(n, rs, K, T, lin);
     int ux = z1 + nmu; /* first der(X) unknown */
     for (int j = 0; j < nc; j++) {
         double *dst = j < nx ? lin->A + (size_t)j * nx : lin->B + (size_t)(j - nx) * nx;

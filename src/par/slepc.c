@@ -273,17 +273,6 @@ static void unit(int n, double *vr, double *vi)
         }
 }
 
-static double csc_norm1(const mbla_csc *A)
-{
-    double m = 0;
-    for (int j = 0; j < A->n; j++) {
-        double s = 0;
-        for (int q = A->p[j]; q < A->p[j + 1]; q++) s += fabs(A->x[q]);
-        m = fmax(m, s);
-    }
-    return m;
-}
-
 /* y += a M x (M in CSC) */
 static void csc_axpy(const mbla_csc *M, double a, const double *x, double *y)
 {
@@ -347,7 +336,7 @@ static int sinv_complex(const mbla_csc *A, const mbla_csc *E, double sr, double 
     if ((rc = eps_solve(MA, MB, 0, sr, kk, opts, N, kr, ki, Xr, Xi, nconv, st))) goto done;
     int found = 0;
     if (rank == 0) {
-        double nA = csc_norm1(A), nE = csc_norm1(E);
+        double nA = mbla_csc_norm1(A), nE = mbla_csc_norm1(E);
         int nc = 0, cd_skip = 0;
         double *vr = w + 4 * (size_t)n, *vi = w + 5 * (size_t)n;
         for (int t = 0; t < kk; t++) {

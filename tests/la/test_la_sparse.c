@@ -82,6 +82,13 @@ TEST(csc_operations_against_dense)
     CHECK_EQ_INT(mbla_csc_check(A, &st), 0);
     CHECK_EQ_INT(mbla_csc_to_dense(A, E, m, &st), 0);
     for (int k = 0; k < 35; k++) CHECK_CLOSE(E[k], D[k], 0);
+    /* the 1-norm against the dense one (LAPACK), with signs mixed */
+    for (int k = 0; k < 35; k += 2) E[k] = -E[k];
+    mbla_csc *An = NULL;
+    CHECK_EQ_INT(mbla_csc_from_dense(m, n, E, m, MBLA_DEFAULT, &An, &st), 0);
+    CHECK(mbla_norm1(m, n, E, m) > 0);
+    CHECK_CLOSE(mbla_csc_norm1(An), mbla_norm1(m, n, E, m), 1e-15);
+    mbla_csc_free(An);
     /* y = A x, z = A^T w */
     double x[5], w[7], y[7], z[5];
     for (int j = 0; j < n; j++) x[j] = trand(&s);
