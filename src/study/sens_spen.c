@@ -94,7 +94,8 @@ int study_sens_spen_build(const ctx *c, const mbl_dae_deriv *d, const mbl_point 
     int n = L->n, m = L->m, ns = n - m, rc = 0, nunk = L->nunk;
     size_t nn = (size_t)n * n, nm = (size_t)n * (m ? m : 1), nsz = (size_t)n * ns;
     mbla_dlu *lu = NULL;
-    double *buf = mbl_alloc_array(14 * nn + 2 * nm + 12 * nsz + (size_t)L->jnz + 3 * (size_t)ns * n + 1, sizeof *buf);
+    /* 14 n x n, 2 n x m, 6 n x ns (T1, T2, dT0, dT1, dT2, X), Sq and dSq (3 ns x n each), dJ */
+    double *buf = mbl_alloc_array(14 * nn + 2 * nm + 6 * nsz + 6 * (size_t)ns * n + (size_t)L->jnz + 1, sizeof *buf);
     sp->n = n, sp->m = m, sp->ns = ns;
     sp->T0 = mbl_alloc_array(nsz + 1, sizeof *sp->T0);
     sp->dT0 = mbl_alloc_array(nsz * (size_t)(nwrt ? nwrt : 1) + 1, sizeof *sp->dT0);
@@ -107,8 +108,8 @@ int study_sens_spen_build(const ctx *c, const mbl_dae_deriv *d, const mbl_point 
     double *W1 = dB2 + nn, *W2 = W1 + nn; /* n x n scratch */
     double *RL = W2 + nn, *dRL = RL + nm;
     double *T0 = sp->T0, *T1 = dRL + nm, *T2 = T1 + nsz, *dT0 = T2 + nsz, *dT1 = dT0 + nsz, *dT2 = dT1 + nsz;
-    double *X = dT2 + nsz, *Y = X + nsz; /* n x ns scratch */
-    double *Sq = Y + nsz, *dSq = Sq + 3 * (size_t)ns * n, *dJ = dSq + 3 * (size_t)ns * n;
+    double *X = dT2 + nsz; /* n x ns scratch */
+    double *Sq = X + nsz, *dSq = Sq + 3 * (size_t)ns * n, *dJ = dSq + 3 * (size_t)ns * n;
     spen_blocks(c, Jv, R2, R1, R0, RL, B, B1, B2);
     rc = mbl_dae_deriv_states(d, pt, NULL, -1, Sq, NULL, st);
     if (rc) goto done;
@@ -194,7 +195,6 @@ int study_sens_spen_build(const ctx *c, const mbl_dae_deriv *d, const mbl_point 
         mm(n, ns, n, 1, R0, n, dT0, n, 1, D0, n);
         if (m) memcpy(D0 + nsz, dRL, nm * sizeof *D0);
     }
-    (void)Y;
 done:
     mbla_dlu_free(lu);
     mbl_free(buf);
