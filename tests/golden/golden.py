@@ -122,20 +122,20 @@ def main():
     if got is None or refused or got.lower() != KERNEL.lower() or not cores.runnable(KERNEL, cores.cpu_flags()):
         print("golden: OPENBLAS_CORETYPE=%s cannot be forced here (%s): skipped" % (KERNEL, got))
         return 77
-    todo = cases(tool)
+    commands = cases(tool)
     with concurrent.futures.ThreadPoolExecutor(a.j) as ex:
-        results = list(ex.map(lambda c: run(tool, c.split()), todo))
-    got = {c: digest(r) for c, r in zip(todo, results)}
+        results = list(ex.map(lambda c: run(tool, c.split()), commands))
+    got = {c: digest(r) for c, r in zip(commands, results)}
     if a.dump:
         os.makedirs(a.dump, exist_ok=True)
-        for i, (c, r) in enumerate(zip(todo, results)):
+        for i, (c, r) in enumerate(zip(commands, results)):
             with open(os.path.join(a.dump, "%04d.txt" % i), "wb") as fh:
                 fh.write(c.encode() + b"\nexit %d\n--- stdout\n" % r[0] + r[1] + b"\n--- stderr\n" + r[2])
     if a.update:
         with open(HASHES, "w") as fh:
-            for c in todo:
+            for c in commands:
                 fh.write("%s  %s\n" % (got[c], c))
-        print("golden: %d outputs recorded in %s" % (len(todo), os.path.relpath(HASHES, ROOT)))
+        print("golden: %d outputs recorded in %s" % (len(commands), os.path.relpath(HASHES, ROOT)))
         return 0
     want = {}
     with open(HASHES) as fh:
@@ -143,7 +143,7 @@ def main():
             h, c = line.rstrip("\n").split("  ", 1)
             want[c] = h
     bad = 0
-    for c in todo:
+    for c in commands:
         if c not in want:
             print("NEW      mblin " + c)
             bad += 1
@@ -154,7 +154,7 @@ def main():
         if c not in got:
             print("MISSING  mblin " + c)
             bad += 1
-    print("golden: %d outputs, %d identical, %d differ" % (len(todo), len(todo) - bad, bad))
+    print("golden: %d outputs, %d identical, %d differ" % (len(commands), len(commands) - bad, bad))
     return 1 if bad else 0
 
 
