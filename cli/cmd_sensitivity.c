@@ -310,7 +310,7 @@ int cli_cmd_boundary(int argc, char **argv)
     mbl_boundary_options_default(&bo);
     cli_opoint_options(&a, &bo.opoint);
     bo.order = c.order;
-    bo.mode = c.mode;
+    bo.mode.index = c.mode;
     if (c.tol > 0) bo.tol = c.tol;
     mbl_status st;
     mbl_status_clear(&st);

@@ -81,13 +81,33 @@ MBL_API void mbl_sensitivity_free(mbl_sensitivity *s);
 
 /* ---- stability boundaries ---------------------------------------------------------------- */
 
+/* A mode named without depending on where its eigenvalue lies (docs/study.md, "Naming a mode"):
+ * by its number, by its shape, or by a sweep's branch. At most one of index, shape and branch is
+ * set; all zero: not named (the caller's default applies). */
+typedef struct mbl_mode_spec {
+    int index;           /* > 0: mode I as listed by `mblin linearize` (1-based, mbl_mode_order) */
+    const char *shape;   /* "NAME[=W],NAME[=W],...": the mode whose shape has the largest MAC with
+                            the vector that has weight W (default 1; complex as a+bi or bi) at
+                            coordinate NAME and 0 at every other coordinate */
+    int branch;          /* > 0: branch B of the sweep in `sweep` ... */
+    const char *sweep;   /* ... the JSON a `mblin sweep --json` wrote (or sweep.json of -o DIR) */
+} mbl_mode_spec;
+
+/* The 0-based index in S->modes of the mode `spec` names, at parameter `param` = `value` (used by
+ * a sweep branch: its eigenvalue is interpolated there; param may be NULL otherwise). S needs its
+ * shapes for `shape`. Errors: a bad spec (MBL_EARG: unknown coordinate, unreadable sweep, branch
+ * not in it, index out of range), no mode that matches it (MBL_EMODEL). */
+MBL_API int mbl_mode_pick(const mbl_model *md, const mbl_sensitivity *S, const mbl_mode_spec *spec, const char *param,
+                          double value, int *mode, mbl_status *st);
+
 typedef struct mbl_boundary_options {
     double order;        /* 0 (default): the real part of the mode crosses zero; else the mode's
                             damped frequency |Im lambda| (rad/s) meets the line order * p */
-    int mode;            /* 0 (default): the mode nearest the crossing at `near`; else mode k
-                            (1-based, as listed by `mblin linearize` at `near`) */
-    double tol;          /* Newton stops when the step is below tol * max(1, |p|) (default 1e-10) */
-    int max_iter;        /* default 50 */
+    mbl_mode_spec mode;  /* the mode to follow (default none: the boundary nearest `near` of any mode) */
+    double from, to;     /* the range searched for a boundary (default NaN, NaN: chosen around
+                            `near`, docs/study.md) */
+    double tol;          /* the boundary is found to tol * max(1, |p|) (default 1e-10) */
+    int max_iter;        /* iterations of the refinement (default 50) */
     mbl_opoint_options opoint; /* how each point is found (default: the file's) */
     mbl_sens_options sens;
 } mbl_boundary_options;

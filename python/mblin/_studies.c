@@ -231,7 +231,7 @@ PyObject *py_boundary(PyObject *mod, PyObject *args)
     mbl_boundary_options_default(&bo);
     bo.opoint.at = at;
     bo.order = order;
-    bo.mode = mode;
+    bo.mode.index = mode;
     if (tol > 0) bo.tol = tol;
     mbl_status st;
     mbl_status_clear(&st);

@@ -16,6 +16,7 @@ void mbl_boundary_options_default(mbl_boundary_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->tol = 1e-10;
+    opt->from = opt->to = NAN;
     opt->max_iter = 50;
     mbl_opoint_options_default(&opt->opoint);
     mbl_sens_options_default(&opt->sens);
@@ -165,12 +166,12 @@ static int collision(const char *path, mbl_setting *sets, int nsets, const char 
                      const mbl_boundary_options *opt, mbl_sensitivity *S, mbl_boundary_result *res, mbl_status *st)
 {
     pair_fn f;
-    if (pick_pair(S, 0, 0, 0, opt->mode > 0 ? opt->mode - 1 : -1, &f)) {
+    if (pick_pair(S, 0, 0, 0, opt->mode.index > 0 ? opt->mode.index - 1 : -1, &f)) {
         mbl_sensitivity_free(S);
         return mbl_error(st, MBL_EMODEL,
                          "boundary: the spectrum at %s = %g is conservative (symmetric about the imaginary axis) and no "
                          "two eigenvalues%s can meet: no collision to follow", param, near,
-                         opt->mode > 0 ? " with the given mode" : "");
+                         opt->mode.index > 0 ? " with the given mode" : "");
     }
     res->collision = 1;
     res->mode_near = f.i + 1;
@@ -264,17 +265,17 @@ int mbl_boundary(const mbl_model *model, const mbl_setting *sets_in, int nsets_i
     }
     /* the mode: given, or the simple one with the crossing function nearest zero */
     int t = -1;
-    if (opt.mode > 0) {
-        if (opt.mode > S->nmode) {
-            rc = mbl_error(st, MBL_EARG, "boundary: mode %d asked for, the model has %d at %s = %g", opt.mode, S->nmode,
+    if (opt.mode.index > 0) {
+        if (opt.mode.index > S->nmode) {
+            rc = mbl_error(st, MBL_EARG, "boundary: mode %d asked for, the model has %d at %s = %g", opt.mode.index, S->nmode,
                            param, near);
             mbl_sensitivity_free(S);
             goto done;
         }
-        t = opt.mode - 1;
+        t = opt.mode.index - 1;
         if (!S->modes[t].defined) {
             rc = mbl_error(st, MBL_EMODEL, "boundary: mode %d is zero or repeated at %s = %g: no derivative to follow",
-                           opt.mode, param, near);
+                           opt.mode.index, param, near);
             mbl_sensitivity_free(S);
             goto done;
         }
