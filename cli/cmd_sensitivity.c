@@ -2,7 +2,7 @@
  *
  *   mblin sensitivity MODEL [--wrt p1,p2,...] [--set p=value ...] [--guess q=value ...] [--at KIND]
  *                           [--json] [--no-shapes]
- *   mblin boundary MODEL --param NAME --near VALUE [--order K] [--mode I] [--tol T]
+ *   mblin boundary MODEL --param NAME --near VALUE [--order K] [--mode I] [--range FROM:TO] [--tol T]
  *                        [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
  *
  * Exit status 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
@@ -20,8 +20,8 @@
 /* the commands' own options as the parser found them */
 typedef struct cli {
     const char *cmd, *wrt, *param;
-    int no_shapes, mode, has_near;
-    double near, order, tol;
+    int no_shapes, mode, has_near, has_range;
+    double near, order, tol, from, to;
 } cli;
 
 static void help(void *ud)
@@ -41,15 +41,17 @@ static void help(void *ud)
                "  --help              this text\n");
     else
         printf("usage: mblin boundary MODEL --param NAME --near VALUE [OPTIONS]\n\n"
-               "the value of parameter NAME near VALUE where a mode's real part crosses zero (or, with --order,\n"
-               "where its damped frequency meets the line omega = K * NAME), by Newton with exact sensitivities\n\n"
+               "the value of parameter NAME nearest VALUE where a mode's real part crosses zero or two eigenvalues\n"
+               "leave the imaginary axis together (or, with --order, where a damped frequency meets the line\n"
+               "omega = K * NAME): bracketed on a grid walked outward from VALUE, then refined with the exact\n"
+               "sensitivities\n\n"
                "options:\n"
                "  --param NAME        the parameter (required)\n"
                "  --near VALUE        where to start (required)\n"
                "  --order K           a critical speed instead: |Im lambda| (rad/s) = K * NAME\n"
-               "  --mode I            follow mode I as listed by `mblin linearize` at VALUE (default: the mode\n"
-               "                      nearest the crossing)\n"
-               "  --tol T             relative step at which Newton stops (default 1e-10)\n"
+               "  --mode I            only mode I as listed by `mblin linearize` at VALUE (default: any mode)\n"
+               "  --range FROM:TO     where to search (default VALUE/3:3*VALUE, -1:1 about 0)\n"
+               "  --tol T             relative accuracy of the boundary (default 1e-10)\n"
                "  --set NAME=VALUE    override a parameter: a number or a constant expression such as pi/2 (repeatable)\n"
                "  --guess NAME=VALUE  initial value of a coordinate (repeatable)\n"
                "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
@@ -67,6 +69,16 @@ static int option(void *ud, const char *a, const char *v)
         c->wrt = v;
     } else if (!strcmp(a, "--param")) {
         c->param = v;
+    } else if (!strcmp(a, "--range")) {
+        const char *colon = strchr(v, ':');
+        char lo[64];
+        if (!colon || (size_t)(colon - v) >= sizeof lo)
+            return cli_usage(c->cmd, "--range expects FROM:TO, got '%s'", v);
+        memcpy(lo, v, (size_t)(colon - v));
+        lo[colon - v] = 0;
+        if (cli_decimal(lo, &c->from) || cli_decimal(colon + 1, &c->to) || !(c->from < c->to))
+            return cli_usage(c->cmd, "--range expects FROM:TO with FROM < TO, got '%s'", v);
+        c->has_range = 1;
     } else {
         double x;
         if (cli_decimal(v, &x)) return cli_usage(c->cmd, "expected a number, got '%s'", v);
@@ -84,7 +96,8 @@ static int option(void *ud, const char *a, const char *v)
 }
 
 static const cli_option sensitivity_own[] = {{"--no-shapes", 0}, {"--wrt", 1}, {NULL, 0}};
-static const cli_option boundary_own[] = {{"--param", 1}, {"--near", 1}, {"--order", 1}, {"--tol", 1}, {"--mode", 1}, {NULL, 0}};
+static const cli_option boundary_own[] = {{"--param", 1}, {"--near", 1}, {"--order", 1}, {"--tol", 1},
+                                         {"--mode", 1},  {"--range", 1}, {NULL, 0}};
 
 /* -1 to go on, else the exit status */
 static int parse(cli *c, cli_args *a, int argc, char **argv)
@@ -312,6 +325,7 @@ int cli_cmd_boundary(int argc, char **argv)
     bo.order = c.order;
     bo.mode.index = c.mode;
     if (c.tol > 0) bo.tol = c.tol;
+    if (c.has_range) bo.from = c.from, bo.to = c.to;
     mbl_status st;
     mbl_status_clear(&st);
     mbl_boundary_result r;
@@ -337,22 +351,29 @@ int cli_cmd_boundary(int argc, char **argv)
         mbl_json_number(stdout, r.last_step, 17, 0);
         printf(", \"slope\": ");
         mbl_json_number(stdout, r.slope, 17, 0);
-        printf(", \"collision\": %s}\n", r.collision ? "true" : "false");
+        printf(", \"collision\": %s, \"divergence\": %s, \"bracket\": [", r.collision ? "true" : "false",
+               r.divergence ? "true" : "false");
+        mbl_json_number(stdout, r.lo, 17, 0);
+        printf(", ");
+        mbl_json_number(stdout, r.hi, 17, 0);
+        printf("], \"points\": %d}\n", r.points);
     } else {
         printf("%s = %.12g\n", c.param, r.value);
         if (c.order != 0)
             printf("  mode %d (at %s = %g) meets the order line omega = %g %s: eigenvalue %.10g %+.10gi\n", r.mode_near,
                    c.param, c.near, c.order, c.param, r.re, r.im);
         else if (r.collision)
-            printf("  mode %d (at %s = %g) meets its neighbour on the imaginary axis (a conservative spectrum: no real\n"
-                   "  part crosses zero alone; flutter beyond, divergence if they meet at zero): at %.3g %+.10gi\n",
-                   r.mode_near, c.param, c.near, r.re, r.im);
+            printf("  mode %d (at %s = %g) and its neighbour meet on the imaginary axis at %.3g %+.10gi and leave it\n"
+                   "  (a spectrum symmetric about the axis): %s\n",
+                   r.mode_near, c.param, c.near, r.re, r.im,
+                   r.divergence ? "divergence, the pair meets at zero" : "flutter beyond");
         else
-            printf("  mode %d (at %s = %g) crosses the imaginary axis: eigenvalue %.3g %+.10gi\n", r.mode_near, c.param,
-                   c.near, r.re, r.im);
-        printf("  %s of the crossing function: %.6g; Newton: %d iterations, last step %.2g\n",
-               c.order != 0 ? "slope" : r.collision ? "slope d(s1 - s2)^2/dp" : "slope d Re/dp", r.slope, r.iterations,
-               r.last_step);
+            printf("  mode %d (at %s = %g) crosses the imaginary axis: eigenvalue %.3g %+.10gi (%s)\n", r.mode_near,
+                   c.param, c.near, r.re, r.im,
+                   r.divergence ? "a real eigenvalue through zero: divergence" : "an oscillatory pair: flutter");
+        printf("  bracket [%.10g, %.10g] found in %d points; refined in %d iterations, last step %.2g; slope %s %.6g\n",
+               r.lo, r.hi, r.points - r.iterations, r.iterations, r.last_step,
+               c.order != 0 ? "d(|Im s| - K p)/dp" : r.collision ? "d(s1 - s2)^2/dp" : "d Re/dp", r.slope);
     }
     return 0;
 }

@@ -116,26 +116,37 @@ MBL_API void mbl_boundary_options_default(mbl_boundary_options *opt);
 typedef struct mbl_boundary_result {
     double value;        /* the parameter at the boundary */
     double re, im;       /* the mode's eigenvalue there */
-    double f_near;       /* the crossing function (re, or |im| - order p) at `near` */
-    double slope;        /* its derivative at the boundary */
-    int iterations;
+    double f_near;       /* the crossing function (re, or |im| - order p; the pair's discriminant for a
+                            collision) at `near` */
+    double slope;        /* its derivative at the boundary (NaN where it is not defined: a double
+                            eigenvalue reached exactly) */
+    int iterations;      /* points evaluated inside the bracket */
+    int points;          /* points evaluated in all (the search and the bracket) */
     int mode_near;       /* the mode's index at `near` (1-based, sorted as mbl_modal) */
-    double last_step;    /* |last Newton step| */
-    int collision;       /* 1: the spectrum is conservative (symmetric about the imaginary axis, e.g.
-                            an undamped gyroscopic model): no real part crosses zero alone, the
-                            boundary is where two eigenvalues on the axis meet (flutter; divergence at
-                            zero) and leave it. f_near and slope are then the pair's discriminant
+    double last_step;    /* |last Newton step|, or the final bracket's width */
+    double lo, hi;       /* the bracket of the search: two neighbouring points between which the
+                            crossing function changed sign (lo < hi) */
+    int collision;       /* 1: two eigenvalues meet and leave the imaginary axis together (a spectrum
+                            symmetric about it, e.g. an undamped gyroscopic model: flutter; divergence
+                            at zero). f_near and slope are then the pair's discriminant
                             Re (s1 - s2)^2 and its derivative, re + i im the meeting point, mode_near
                             the lower mode of the pair at `near` */
+    int divergence;      /* 1: the eigenvalue (or the pair) is zero at the boundary: a real eigenvalue
+                            through zero (static instability); 0: an oscillatory one (flutter) */
 } mbl_boundary_result;
 
 /* `model` is loaded by the caller from its file with the overrides sets (mbl_model_load_file). At
- * each Newton iterate the model's file (mbl_model_info.file) is loaded again with sets plus
- * param = value (so that the parameters computed from param follow, as with --set), the point
- * found, linearized and differentiated: the root of the crossing function of one mode, tracked
- * from `near` by the sensitivity predictor (nearest eigenvalue to lambda + dlambda/dp dp). The
- * caller's model is not changed. Errors: unknown parameter (MBL_EARG), no simple mode near a
- * crossing (MBL_EMODEL), Newton not converging (MBL_ENOCONV). */
+ * each point the model's file (mbl_model_info.file) is loaded again with sets plus param = value
+ * (so that the parameters computed from param follow, as with --set), the point found, linearized
+ * and differentiated. The boundary is bracketed first: the modes are tracked over a grid walked
+ * outward from `near` (3 % steps, alternately up and down, within [opt.from, opt.to]: default
+ * near / 3 .. 3 near) until a mode's crossing function changes sign; the nearest such change is
+ * then refined by a safeguarded root finder (Newton steps with the exact sensitivity while they
+ * stay inside the bracket and shrink it, else the Illinois method). A collision (two eigenvalues
+ * meeting on the imaginary axis) is refined on their discriminant, a landing exactly on a double
+ * or zero eigenvalue is the answer (docs/study.md). The caller's model is not changed. Errors:
+ * unknown parameter, bad range or mode (MBL_EARG), no boundary in the range (MBL_EMODEL, naming
+ * the range searched), the refinement not converging (MBL_ENOCONV). */
 MBL_API int mbl_boundary(const mbl_model *model, const mbl_setting *sets, int nsets, const char *param, double near,
                  const mbl_boundary_options *opt, mbl_boundary_result *res, mbl_status *st);
 

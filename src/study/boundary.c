@@ -1,16 +1,26 @@
 /* Stability boundaries: the parameter value where a mode's real part crosses zero, or where its
- * damped frequency meets an order line omega = order * p (a critical speed), by Newton's method
- * with the exact sensitivities of src/study/sensitivity.c (docs/study.md).
+ * damped frequency meets an order line omega = order * p (a critical speed), bracketed first and
+ * then refined with the exact sensitivities of src/study/sensitivity.c (docs/study.md).
  *
- * At every iterate the caller's model's file is loaded again with the parameter set (so every
- * parameter computed from it follows, exactly as `--set` does), the operating point found, and the eigenvalues and
- * their derivatives computed. The mode is tracked from one iterate to the next by the
- * sensitivity predictor: the eigenvalue nearest s + ds/dp (p_new - p). */
+ * At every point the caller's model's file is loaded again with the parameter set (so every
+ * parameter computed from it follows, exactly as `--set` does), the operating point found, and the
+ * eigenvalues and their derivatives computed.
+ *
+ * 1. The search: a grid walked outward from `near`, alternately up and down, each point's modes
+ *    tracked from its neighbour nearer `near` (mbl_track_modes_pred: predictor and shapes), until
+ *    a mode's crossing function changes sign between two neighbours (the bracket).
+ * 2. The refinement inside the bracket: Newton steps with the exact derivative while they stay
+ *    inside and shrink it, else the Illinois method (regula falsi that halves the stale end's
+ *    value), else bisection; the bracket always holds the sign change, so it cannot wander off.
+ *    Two eigenvalues meeting on the imaginary axis (a collision) are refined on their
+ *    discriminant; a point that lands exactly on the boundary, where the eigenvalue is zero or the
+ *    pair double, is the answer. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "mblin/sensitivity.h"
+#include "mblin/sweep.h"
 
 void mbl_boundary_options_default(mbl_boundary_options *opt)
 {
@@ -23,31 +33,67 @@ void mbl_boundary_options_default(mbl_boundary_options *opt)
     opt->sens.shapes = 0;
 }
 
-/* Eigenvalues and their derivatives with respect to parameter `name` at value p. */
-static int evaluate(const char *path, mbl_setting *sets, int nsets, const char *name, double p,
-                    const mbl_boundary_options *opt, mbl_sensitivity **out, mbl_status *st)
+/* ---- evaluation ------------------------------------------------------------------------------- */
+
+typedef struct search {
+    const char *path;
+    mbl_setting *sets;
+    int nsets;
+    const char *param;
+    const mbl_boundary_options *opt;
+    int points; /* evaluated */
+} search;
+
+/* Eigenvalues and their derivatives with respect to the parameter at value p. */
+static int evaluate(search *sc, double p, mbl_sensitivity **out, mbl_status *st)
 {
     *out = NULL;
-    sets[nsets - 1].name = name;
-    sets[nsets - 1].value = p;
+    sc->sets[sc->nsets - 1].name = sc->param;
+    sc->sets[sc->nsets - 1].value = p;
+    sc->points++;
     mbl_model *md = NULL;
     mbl_point *pt = NULL;
     mbl_dae_deriv *dd = NULL;
-    int rc = mbl_model_load_file(path, sets, nsets, &md, st);
+    int rc = mbl_model_load_file(sc->path, sc->sets, sc->nsets, &md, st);
     if (rc) return rc;
     mbl_model_info info;
     mbl_model_get_info(md, &info);
     int idx = -1;
     for (int i = 0; i < info.nparam; i++)
-        if (!strcmp(mbl_model_param_name(md, i), name)) idx = i;
-    rc = mbl_operating_point(md, &opt->opoint, &pt, st);
+        if (!strcmp(mbl_model_param_name(md, i), sc->param)) idx = i;
+    rc = mbl_operating_point(md, &sc->opt->opoint, &pt, st);
     if (!rc) rc = mbl_dae_deriv_new(md, &dd, st);
-    if (!rc) rc = mbl_sensitivity_compute(dd, pt, &idx, 1, &opt->sens, out, st);
-    if (rc) mbl_error_prefix(st, "at %s = %.17g", name, p);
+    if (!rc) rc = mbl_sensitivity_compute(dd, pt, &idx, 1, &sc->opt->sens, out, st);
+    if (rc) mbl_error_prefix(st, "at %s = %.17g", sc->param, p);
     mbl_dae_deriv_free(dd);
     mbl_point_free(pt);
     mbl_model_free(md);
     return rc;
+}
+
+/* Tolerances relative to each eigenvalue's own magnitude (never to the largest in the spectrum:
+ * one far eigenvalue must not blur the others): a real part within AXIS_TOL of |s| is on the
+ * axis (the rounding of an undamped mode), a mode within MIRROR_TOL of another's mirror -conj(s)
+ * is its partner in a spectrum symmetric about the axis. */
+#define AXIS_TOL 1e-8
+#define MIRROR_TOL 1e-6
+
+static double mag(const mbl_sens_mode *m) { return hypot(m->re, m->im); }
+
+/* A zero mode here: classified so by the sensitivities, or below ZERO_REL of the scale of the
+ * points compared (the largest |s| of both). The sensitivities' own threshold is relative to the
+ * point's spectrum, which near a divergence may be all small (the rolling disc at its critical
+ * speed: the lean pair at 2.5e-4, the split of a cyclic double zero at 1.9e-7, nothing larger;
+ * exactly there a defective triple zero, split by eps^(1/3) of the scale into 3e-5). */
+#define ZERO_REL 1e-4
+
+static int is_zero(const mbl_sens_mode *m, double zlev) { return m->kind == MBL_MODE_ZERO || mag(m) <= zlev; }
+
+static double spectrum_scale(const mbl_sensitivity *S)
+{
+    double big = 0;
+    for (int j = 0; j < S->nmode; j++) big = fmax(big, mag(&S->modes[j]));
+    return big;
 }
 
 /* the crossing function of a mode and its derivative */
@@ -63,165 +109,532 @@ static void crossing(const mbl_sens_mode *m, double order, double p, double *f, 
     }
 }
 
-/* ---- collisions: a conservative (Hamiltonian) spectrum ------------------------------------------
- * Undamped gyroscopic and conservative models have spectra symmetric about the imaginary axis
- * (with s also -conj(s)): no real part moves off zero alone, so the Newton iteration on Re s above
- * has nothing to follow. Stability is lost where two imaginary eigenvalues i w1, i w2 meet and
- * leave the axis as sigma + i w, -sigma + i w (flutter; w = 0: divergence, i w and -i w meeting at
- * zero). The discriminant of the pair, D = (s1 - s2)^2, is analytic through the collision (a
- * symmetric function of the two eigenvalues), -(w1 - w2)^2 on the stable side and 4 sigma^2 on the
- * unstable one: its root is the boundary, by Newton with dD/dp = 2 (s1 - s2)(s1' - s2'), finite
- * though s1' and s2' grow like 1/sqrt(D). The pair is tracked through the collision by its centre
- * (s1 + s2) / 2, analytic too, predicted by its derivative. */
-
-/* Tolerances of the pair picker, relative to each eigenvalue's own magnitude (never to the largest
- * in the spectrum: one far eigenvalue must not blur the others): a real part within PAIR_TOL of
- * |s| is on the axis, two eigenvalues within PAIR_TOL of the larger magnitude are one. */
-#define PAIR_TOL 1e-8
-
-static double own_tol(const mbl_sens_mode *a, const mbl_sens_mode *b)
+/* The side of the boundary mode k is on: -1, 0 (on it, to AXIS_TOL) or +1; 2 when the mode has no
+ * crossing function (a zero mode; with an order line, a mode that does not oscillate). */
+static int side(const mbl_sens_mode *m, double order, double p, double zlev)
 {
-    double ma = hypot(a->re, a->im), mb = b ? hypot(b->re, b->im) : 0.0;
-    return PAIR_TOL * fmax(ma, mb);
-}
-
-/* Spectrum symmetric about the imaginary axis: every eigenvalue's mirror -conj(s) is in it. */
-static int hamiltonian(const mbl_sensitivity *S)
-{
-    int any = 0;
-    for (int i = 0; i < S->nmode; i++) any |= hypot(S->modes[i].re, S->modes[i].im) > 0;
-    if (!any) return 0;
-    for (int i = 0; i < S->nmode; i++) {
-        const mbl_sens_mode *a = &S->modes[i];
-        if (a->kind == MBL_MODE_ZERO || fabs(a->re) <= own_tol(a, NULL)) continue; /* on the axis: its own mirror */
-        int found = 0;
-        for (int j = 0; j < S->nmode && !found; j++)
-            found = j != i && hypot(S->modes[j].re + a->re, S->modes[j].im - a->im) <= own_tol(a, &S->modes[j]);
-        if (!found) return 0;
+    if (is_zero(m, zlev)) return 2;
+    double f, df, tol = AXIS_TOL * mag(m);
+    if (order != 0) {
+        if (fabs(m->im) <= tol) return 2;
+        tol = AXIS_TOL * fmax(fabs(m->im), fabs(order * p));
     }
-    return 1;
+    crossing(m, order, p, &f, &df);
+    return f > tol ? 1 : f < -tol ? -1 : 0;
 }
 
-typedef struct pair_fn {
-    int i, j;             /* the two modes */
-    double D, dD;         /* Re (s_i - s_j)^2 and its derivative */
-    double cre, cim, dcre, dcim; /* the centre and its derivative */
-} pair_fn;
+static int zero_modes(const mbl_sensitivity *S, double zlev)
+{
+    int nz = 0;
+    for (int i = 0; i < S->nmode; i++) nz += is_zero(&S->modes[i], zlev);
+    return nz;
+}
 
-static void pair_eval(const mbl_sensitivity *S, int i, int j, pair_fn *f)
+/* the mode of S nearest -conj(s_k) other than k, or -1: within MIRROR_TOL of |s_k|, or the zero
+ * level for a small s_k (a pair near the origin splits in rounding by about sqrt(eps) of the
+ * spectrum's scale, far more than its own magnitude allows) */
+static int mirror_of(const mbl_sensitivity *S, int k, double zlev)
+{
+    const mbl_sens_mode *a = &S->modes[k];
+    int best = -1;
+    double dbest = fmax(MIRROR_TOL * mag(a), zlev);
+    for (int j = 0; j < S->nmode; j++) {
+        if (j == k || is_zero(&S->modes[j], zlev)) continue;
+        double d = hypot(S->modes[j].re + a->re, S->modes[j].im - a->im);
+        if (d <= dbest) dbest = d, best = j;
+    }
+    return best;
+}
+
+/* ---- the search: a grid walked outward from `near` ---------------------------------------------- */
+
+typedef struct gpoint {
+    double p;
+    mbl_sensitivity *S;
+    int *mode; /* branch b (the mode b of the point `near`) -> its mode index here */
+} gpoint;
+
+static void gpoint_free(gpoint *g)
+{
+    mbl_sensitivity_free(g->S);
+    mbl_free(g->mode);
+    memset(g, 0, sizeof *g);
+}
+
+/* y's branches from x's by a minimum-cost assignment of predicted eigenvalue and shape (MAC). */
+static int link(const gpoint *x, gpoint *y, mbl_status *st)
+{
+    const mbl_sensitivity *A = x->S, *B = y->S;
+    int nm = A->nmode, n = A->n;
+    if (B->nmode != nm || B->n != n)
+        return mbl_error(st, MBL_EMODEL, "boundary: the model has %d modes at %.12g and %d at %.12g: the linear model "
+                         "changes size (a singular configuration between them)", nm, x->p, B->nmode, y->p);
+    double *lre = mbl_alloc_array(2 * (size_t)nm + 1, sizeof *lre), *lim = mbl_alloc_array(2 * (size_t)nm + 1, sizeof *lim);
+    double *dre = mbl_alloc_array(2 * (size_t)nm + 1, sizeof *dre), *dim = mbl_alloc_array(2 * (size_t)nm + 1, sizeof *dim);
+    double *sre = mbl_alloc_array(2 * (size_t)nm * n + 1, sizeof *sre), *sim = mbl_alloc_array(2 * (size_t)nm * n + 1, sizeof *sim);
+    int *perm = mbl_alloc_array(2 * (size_t)nm + 1, sizeof *perm);
+    y->mode = mbl_alloc_array((size_t)nm + 1, sizeof *y->mode);
+    int rc = 0;
+    if (!lre || !lim || !dre || !dim || !sre || !sim || !perm || !y->mode) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        const mbl_sensitivity *P[2] = {A, B};
+        for (int q = 0; q < 2; q++)
+            for (int j = 0; j < nm; j++) {
+                const mbl_sens_mode *m = &P[q]->modes[j];
+                size_t o = (size_t)q * nm + j;
+                lre[o] = m->re, lim[o] = m->im, dre[o] = m->dre[0], dim[o] = m->dim[0];
+            }
+        memcpy(sre, A->shape_re, (size_t)nm * n * sizeof *sre);
+        memcpy(sim, A->shape_im, (size_t)nm * n * sizeof *sim);
+        memcpy(sre + (size_t)nm * n, B->shape_re, (size_t)nm * n * sizeof *sre);
+        memcpy(sim + (size_t)nm * n, B->shape_im, (size_t)nm * n * sizeof *sim);
+        double xs[2] = {x->p, y->p};
+        rc = mbl_track_modes_pred(2, nm, n, lre, lim, dre, dim, sre, sim, NULL, NULL, xs, NULL, 1.0, perm, NULL, st);
+    }
+    if (!rc)
+        for (int b = 0; b < nm; b++) y->mode[b] = perm[nm + x->mode[b]];
+    mbl_free(lre), mbl_free(lim), mbl_free(dre), mbl_free(dim), mbl_free(sre), mbl_free(sim), mbl_free(perm);
+    return rc;
+}
+
+/* The sides of branch b at x and y (side()). A branch that is zero at one end only takes there
+ * the sign of its crossing function (a simple real eigenvalue within the zero level still has a
+ * real part whose sign counts); one zero at both ends (a cyclic coordinate) has no side. */
+static void sides(const gpoint *x, const gpoint *y, int b, double order, double zlev, int *sx, int *sy)
+{
+    const mbl_sens_mode *m[2] = {&x->S->modes[x->mode[b]], &y->S->modes[y->mode[b]]};
+    double p[2] = {x->p, y->p};
+    int sd[2];
+    for (int e = 0; e < 2; e++) sd[e] = side(m[e], order, p[e], zlev);
+    for (int e = 0; e < 2 && (sd[0] == 2) != (sd[1] == 2); e++) {
+        if (sd[e] != 2 || (order != 0 && fabs(m[e]->im) == 0)) continue;
+        double f, df;
+        crossing(m[e], order, p[e], &f, &df);
+        sd[e] = f > 0 ? 1 : f < 0 ? -1 : 0;
+    }
+    *sx = sd[0], *sy = sd[1];
+}
+
+/* A sign change of branch b between x (nearer `near`) and y: the root of the crossing function's
+ * chord (the distance from `near` ranks the branches), or NaN when there is none. A boundary is a
+ * change to or from +1 (unstable, or above the order line), or for a collision from the axis
+ * (0) to -1 where b's mirror goes to +1. */
+static double sign_change(const gpoint *x, const gpoint *y, int b, double order)
+{
+    double zlev = ZERO_REL * fmax(spectrum_scale(x->S), spectrum_scale(y->S));
+    int sx, sy;
+    sides(x, y, b, order, zlev, &sx, &sy);
+    if (sx == 2 || sy == 2 || sx == sy) return NAN;
+    int ok = sx == 1 || sy == 1 || order != 0;
+    if (!ok) { /* 0 <-> -1: the partner of a collision */
+        const gpoint *off = sx == -1 ? x : y;
+        ok = mirror_of(off->S, off->mode[b], zlev) >= 0;
+    }
+    if (!ok) return NAN;
+    const mbl_sens_mode *mx = &x->S->modes[x->mode[b]], *my = &y->S->modes[y->mode[b]];
+    double fx, fy, d;
+    crossing(mx, order, x->p, &fx, &d);
+    crossing(my, order, y->p, &fy, &d);
+    double t = fx != fy ? fx / (fx - fy) : 0.5;
+    if (!(t >= 0 && t <= 1)) t = 0.5;
+    return x->p + t * (y->p - x->p);
+}
+
+/* The grid of one side: point k (1-based) from `near` toward `end`, k = 1 .. count. Geometric
+ * (3 % steps) when the side does not reach zero, else even steps. */
+typedef struct side_grid {
+    double near, end, ratio, step;
+    int count;
+} side_grid;
+
+#define GRID_STEP 0.03
+#define GRID_MAX 400
+
+static void grid_init(side_grid *g, double near, double end)
+{
+    memset(g, 0, sizeof *g);
+    g->near = near, g->end = end;
+    if (end == near) return;
+    if (near != 0 && end / near > 0) {
+        double r = fabs(log(end / near));
+        g->count = (int)ceil(r / log1p(GRID_STEP));
+        if (g->count > GRID_MAX) g->count = GRID_MAX;
+        g->ratio = exp(log(end / near) / g->count);
+    } else {
+        double h = near != 0 ? GRID_STEP * fabs(near) : fabs(end - near) / 33;
+        g->count = (int)ceil(fabs(end - near) / h);
+        if (g->count > GRID_MAX) g->count = GRID_MAX;
+        g->step = (end - near) / g->count;
+    }
+}
+
+static double grid_point(const side_grid *g, int k)
+{
+    if (k >= g->count) return g->end;
+    return g->ratio != 0 ? g->near * pow(g->ratio, k) : g->near + k * g->step;
+}
+
+/* ---- the refinement inside a bracket ------------------------------------------------------------- */
+
+/* What is refined: one mode's crossing function, or the discriminant of a pair (collision). */
+typedef struct target {
+    int pair;
+    double order;
+    int nzero;          /* zero modes at the bracket's ends (the fewer): more at a point = landed */
+    double zlev;        /* the zero level of the bracket's ends (is_zero) */
+    /* the last point evaluated nearest the new one: the eigenvalue (or the pair's centre) there and
+     * its derivative, for the prediction */
+    double re, im, dre, dim;
+} target;
+
+typedef struct tval {
+    double p, f, df;
+    double re, im, dre, dim; /* the mode (or the centre of the pair) */
+    int landed;               /* exactly on the boundary: the eigenvalue zero or the pair double */
+    int i, j;                 /* the mode(s) */
+} tval;
+
+/* Re (s_i - s_j)^2 and its derivative, the centre and its derivative */
+static void pair_value(const mbl_sensitivity *S, int i, int j, tval *v)
 {
     const mbl_sens_mode *a = &S->modes[i], *b = &S->modes[j];
     double dr = a->re - b->re, di = a->im - b->im, ddr = a->dre[0] - b->dre[0], ddi = a->dim[0] - b->dim[0];
-    f->i = i, f->j = j;
-    f->D = dr * dr - di * di;
-    f->dD = 2 * (dr * ddr - di * ddi);
-    f->cre = 0.5 * (a->re + b->re), f->cim = 0.5 * (a->im + b->im);
-    f->dcre = 0.5 * (a->dre[0] + b->dre[0]), f->dcim = 0.5 * (a->dim[0] + b->dim[0]);
+    v->i = i, v->j = j;
+    v->f = dr * dr - di * di;
+    v->df = 2 * (dr * ddr - di * ddi);
+    v->re = 0.5 * (a->re + b->re), v->im = 0.5 * (a->im + b->im);
+    v->dre = 0.5 * (a->dre[0] + b->dre[0]), v->dim = 0.5 * (a->dim[0] + b->dim[0]);
 }
 
-/* The candidate pairs of a Hamiltonian spectrum, upper half plane: neighbouring frequencies on the
- * axis (i w1, i w2), a mode with its negative (i w, -i w: divergence), a mode off the axis with its
- * mirror (sigma + i w, -sigma + i w). Picks the one whose centre is nearest (pre, pim) when
- * track, else the one with the shortest Newton step, or the pair of mode `want` (0-based) when
- * want >= 0. -1 when there is none. */
-static int pick_pair(const mbl_sensitivity *S, int track, double pre, double pim, int want, pair_fn *out)
+static void mode_value(const mbl_sensitivity *S, int k, double order, double p, tval *v)
 {
-    double best = HUGE_VAL;
-    int found = 0;
-    for (int i = 0; i < S->nmode; i++) {
-        const mbl_sens_mode *a = &S->modes[i];
-        if (!a->defined || a->kind == MBL_MODE_ZERO || a->im < -own_tol(a, NULL)) continue;
-        for (int j = 0; j < S->nmode; j++) {
-            const mbl_sens_mode *b = &S->modes[j];
-            if (j == i || !b->defined || b->kind == MBL_MODE_ZERO) continue;
-            double tol = own_tol(a, b);
-            int on_axis = fabs(a->re) <= own_tol(a, NULL) && fabs(b->re) <= own_tol(b, NULL);
-            int ok;
-            if (on_axis) /* neighbours above (j higher), or the negative of i for a divergence */
-                ok = (b->im > a->im + tol) || (fabs(b->im + a->im) <= tol && a->im > tol);
-            else /* the mirror: -conj(s_i), with s_i in the right half plane */
-                ok = a->re > tol && hypot(b->re + a->re, b->im - a->im) <= tol;
-            if (!ok) continue;
-            if (on_axis && b->im > a->im + tol) { /* only the next frequency up */
-                int between = 0;
-                for (int k = 0; k < S->nmode && !between; k++)
-                    between = k != i && k != j && S->modes[k].im > a->im + tol && S->modes[k].im < b->im - tol &&
-                              fabs(S->modes[k].re) <= own_tol(&S->modes[k], NULL) && S->modes[k].kind != MBL_MODE_ZERO;
-                if (between) continue;
-            }
-            pair_fn f;
-            pair_eval(S, i, j, &f);
-            if (!isfinite(f.D) || !isfinite(f.dD) || !isfinite(f.dcim)) continue;
-            double score;
-            if (want >= 0) score = (i == want || j == want) ? fabs(f.D / f.dD) : HUGE_VAL;
-            else if (track) score = hypot(f.cre - pre, f.cim - pim);
-            else score = f.dD != 0 ? fabs(f.D / f.dD) : HUGE_VAL;
-            if (score < best) best = score, *out = f, found = 1;
+    const mbl_sens_mode *m = &S->modes[k];
+    double sg = m->im < 0 ? -1.0 : 1.0; /* the upper half plane's member of a pair */
+    v->i = v->j = k;
+    crossing(m, order, p, &v->f, &v->df);
+    v->re = m->re, v->im = sg * m->im, v->dre = m->dre[0], v->dim = sg * m->dim[0];
+}
+
+/* The target's value in S at p: the mode (pair) nearest the prediction from the target's last
+ * point. Zero modes are candidates only when S has more of them than the bracket's ends: then the
+ * crossing eigenvalue is one of them (a simple real eigenvalue within the zero threshold of the
+ * origin still has a real part whose sign counts; a pair that is zero is the boundary itself). */
+static void target_value(const target *tg, const mbl_sensitivity *S, double p, double pref, tval *v)
+{
+    memset(v, 0, sizeof *v);
+    v->p = p;
+    double h = p - pref, pr = tg->re + (isfinite(tg->dre) ? tg->dre * h : 0);
+    double pi = tg->im + (isfinite(tg->dim) ? tg->dim * h : 0);
+    int nz = zero_modes(S, tg->zlev), zeros_in = !tg->pair && nz > tg->nzero;
+    int best[2] = {-1, -1};
+    double d0 = HUGE_VAL, d1 = HUGE_VAL;
+    for (int k = 0; k < S->nmode; k++) {
+        const mbl_sens_mode *m = &S->modes[k];
+        if ((is_zero(m, tg->zlev) && !zeros_in) || (!tg->pair && m->im < -AXIS_TOL * mag(m))) continue;
+        double d = hypot(m->re - pr, m->im - pi);
+        if (d < d0) d1 = d0, best[1] = best[0], d0 = d, best[0] = k;
+        else if (d < d1) d1 = d, best[1] = k;
+    }
+    if ((tg->pair && nz >= tg->nzero + 2) || best[0] < 0 || (tg->pair && best[1] < 0)) {
+        v->landed = 1; /* the pair became zero here */
+        v->f = 0, v->df = NAN, v->re = v->im = 0, v->dre = v->dim = NAN;
+        return;
+    }
+    if (tg->pair) pair_value(S, best[0], best[1], v);
+    else mode_value(S, best[0], tg->order, p, v);
+}
+
+/* the next point inside (a, b): Newton's from the last point when it stays well inside and at
+ * most halves the bracket, else the Illinois point */
+static double next_point(const tval *a, const tval *b, const tval *last, double fa_w, double fb_w, int *newton)
+{
+    double w = fabs(b->p - a->p), lo = fmin(a->p, b->p), hi = fmax(a->p, b->p);
+    *newton = 0;
+    if (isfinite(last->df) && last->df != 0) {
+        double pn = last->p - last->f / last->df;
+        if (pn > lo && pn < hi && fabs(pn - last->p) <= 0.5 * w) {
+            *newton = 1;
+            return pn;
         }
     }
-    return found ? 0 : -1;
+    double p = (a->p * fb_w - b->p * fa_w) / (fb_w - fa_w);
+    if (!(p > lo && p < hi)) p = 0.5 * (lo + hi);
+    return p;
 }
 
-static int collision(const char *path, mbl_setting *sets, int nsets, const char *param, double near,
-                     const mbl_boundary_options *opt, mbl_sensitivity *S, mbl_boundary_result *res, mbl_status *st)
+static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *res, mbl_status *st)
 {
-    pair_fn f;
-    if (pick_pair(S, 0, 0, 0, opt->mode.index > 0 ? opt->mode.index - 1 : -1, &f)) {
-        mbl_sensitivity_free(S);
-        return mbl_error(st, MBL_EMODEL,
-                         "boundary: the spectrum at %s = %g is conservative (symmetric about the imaginary axis) and no "
-                         "two eigenvalues%s can meet: no collision to follow", param, near,
-                         opt->mode.index > 0 ? " with the given mode" : "");
-    }
-    res->collision = 1;
-    res->mode_near = f.i + 1;
-    res->f_near = f.D;
-    double p = near, reach = fmax(1.0, fabs(near));
-    int rc = 0;
+    const mbl_boundary_options *opt = sc->opt;
+    double wa = a.f, wb = b.f; /* the ends' values as the Illinois method weighs them */
+    int stale = 0;             /* which end stayed the last time: -1 a, +1 b */
+    tval last = fabs(a.f) <= fabs(b.f) ? a : b, v;
+    double w_prev = fabs(b.p - a.p);
+    int slow = 0;
     for (int it = 0;; it++) {
-        if (!(f.dD != 0) || !isfinite(f.dD)) {
-            rc = mbl_error(st, MBL_EMODEL, "boundary: the two frequencies do not approach each other as %s changes at %s = "
-                           "%.12g: no collision to find", param, param, p);
+        double scale = fmax(1.0, fmax(fabs(a.p), fabs(b.p)));
+        if (last.landed || last.f == 0) {
+            res->value = last.p, res->last_step = 0;
             break;
         }
-        double step = -f.D / f.dD;
-        res->value = p + step;
-        res->re = f.cre + f.dcre * step, res->im = f.cim + f.dcim * step;
-        res->slope = f.dD;
+        if (isfinite(last.df) && last.df != 0 && fabs(last.f / last.df) <= opt->tol * scale &&
+            fabs(last.f / last.df) <= fabs(b.p - a.p)) {
+            double step = -last.f / last.df;
+            res->value = last.p + step, res->last_step = fabs(step);
+            last.re += isfinite(last.dre) ? last.dre * step : 0;
+            last.im += isfinite(last.dim) ? last.dim * step : 0;
+            break;
+        }
+        if (fabs(b.p - a.p) <= opt->tol * scale) {
+            res->value = (a.p * b.f - b.p * a.f) / (b.f - a.f);
+            if (!(res->value >= fmin(a.p, b.p) && res->value <= fmax(a.p, b.p))) res->value = 0.5 * (a.p + b.p);
+            res->last_step = fabs(b.p - a.p);
+            break;
+        }
+        if (it >= opt->max_iter)
+            return mbl_error(st, MBL_ENOCONV, "boundary: did not converge in %d iterations (the bracket of %s is "
+                             "[%.12g, %.12g])", opt->max_iter, sc->param, fmin(a.p, b.p), fmax(a.p, b.p));
+        int newton = 0;
+        double p = slow >= 2 ? 0.5 * (a.p + b.p) : next_point(&a, &b, &last, wa, wb, &newton);
+        if (slow >= 2) slow = 0;
+        mbl_sensitivity *S = NULL;
+        int rc = evaluate(sc, p, &S, st);
+        if (rc) return rc;
+        const tval *ref = fabs(p - a.p) <= fabs(p - b.p) ? &a : &b;
+        if (fabs(p - last.p) < fabs(p - ref->p)) ref = &last;
+        double pref = ref->p;
+        tg->re = ref->re, tg->im = ref->im, tg->dre = ref->dre, tg->dim = ref->dim;
+        if (!isfinite(tg->dre) || !isfinite(tg->dim)) { /* no derivative: the chord of the ends */
+            double t = (p - a.p) / (b.p - a.p);
+            tg->re = a.re + t * (b.re - a.re), tg->im = a.im + t * (b.im - a.im), tg->dre = tg->dim = NAN;
+            pref = p;
+        }
+        target_value(tg, S, p, pref, &v);
+                mbl_sensitivity_free(S);
         res->iterations = it + 1;
-        res->last_step = fabs(step);
-        if (fabs(step) <= opt->tol * fmax(1.0, fabs(p))) break;
-        if (it + 1 >= opt->max_iter) {
-            rc = mbl_error(st, MBL_ENOCONV, "boundary: Newton did not converge in %d iterations (%s = %.12g, last step %.3g)",
-                           opt->max_iter, param, p, step);
-            break;
+        last = v;
+        if (v.landed || v.f == 0) continue;
+        /* the Illinois update: the end that keeps its place twice in a row has its weight halved */
+        if ((v.f < 0) == (a.f < 0)) {
+            a = v, wa = v.f;
+            if (stale == 1) wb *= 0.5;
+            stale = 1;
+        } else {
+            b = v, wb = v.f;
+            if (stale == -1) wa *= 0.5;
+            stale = -1;
         }
-        double pn = p + step;
-        if (fabs(pn - near) > reach) {
-            rc = mbl_error(st, MBL_EMODEL,
-                           "boundary: no collision near %s = %g (Newton went to %.6g, farther than %g from it: the two "
-                           "frequencies do not meet nearby)", param, near, pn, reach);
-            break;
-        }
-        double pre = f.cre + f.dcre * step, pim = f.cim + f.dcim * step;
-        mbl_sensitivity *S2 = NULL;
-        rc = evaluate(path, sets, nsets, param, pn, opt, &S2, st);
-        if (rc) break;
-        mbl_sensitivity_free(S);
-        S = S2;
-        if (pick_pair(S, 1, pre, pim, -1, &f)) {
-            /* the pair is no longer two simple eigenvalues: it met (a double eigenvalue, flutter)
-             * or reached zero (a divergence); a step already in Newton's quadratic phase (the next
-             * one below tol) landed on the boundary. Whether the landing point is exactly double
-             * or a hair off is the BLAS kernel's rounding: both are the boundary. */
-            if (fabs(step) <= sqrt(opt->tol) * fmax(1.0, fabs(p))) break;
-            rc = mbl_error(st, MBL_EMODEL, "boundary: the colliding pair is lost at %s = %.12g (an eigenvalue became zero "
-                           "or repeated)", param, pn);
-            break;
-        }
-        p = pn;
+        double w = fabs(b.p - a.p);
+        slow = w > 0.5 * w_prev ? slow + 1 : 0;
+        w_prev = w;
     }
-    mbl_sensitivity_free(S);
+    res->re = last.re, res->im = last.im;
+    res->slope = last.df;
+    double big = fmax(hypot(a.re, a.im), hypot(b.re, b.im));
+    res->divergence = tg->order == 0 && (last.landed || fabs(last.im) <= AXIS_TOL * big);
+    return 0;
+}
+
+/* ---- the boundary ---------------------------------------------------------------------------------- */
+
+/* The target of branch b between the bracket's ends x and y and its values there: a collision
+ * when b goes from the axis to off it and its mirror there is another branch q, else b alone. */
+static void target_init(const gpoint *x, const gpoint *y, int b, double order, target *tg, tval *vx, tval *vy,
+                        int *q_out)
+{
+    memset(tg, 0, sizeof *tg);
+    tg->order = order;
+    tg->zlev = ZERO_REL * fmax(spectrum_scale(x->S), spectrum_scale(y->S));
+    int nz = zero_modes(x->S, tg->zlev), nzy = zero_modes(y->S, tg->zlev);
+    tg->nzero = nz < nzy ? nz : nzy;
+    int q = -1;
+    if (order == 0) {
+        int sx, sy;
+        sides(x, y, b, 0, tg->zlev, &sx, &sy);
+        const gpoint *off = sx == 0 || sx == 2 ? y : sy == 0 || sy == 2 ? x : NULL;
+        int k = off ? mirror_of(off->S, off->mode[b], tg->zlev) : -1;
+        for (int j = 0; k >= 0 && j < off->S->nmode; j++)
+            if (off->mode[j] == k) q = j;
+    }
+    *q_out = q;
+    memset(vx, 0, sizeof *vx);
+    memset(vy, 0, sizeof *vy);
+    vx->p = x->p, vy->p = y->p;
+    if (q >= 0) {
+        tg->pair = 1;
+        pair_value(x->S, x->mode[b], x->mode[q], vx);
+        pair_value(y->S, y->mode[b], y->mode[q], vy);
+    } else {
+        mode_value(x->S, x->mode[b], order, x->p, vx);
+        mode_value(y->S, y->mode[b], order, y->p, vy);
+    }
+}
+
+typedef struct walk {
+    side_grid grid[2];  /* up, down */
+    gpoint last[2];     /* the farthest point of each side so far */
+    int alive[2];
+    double reached[2];  /* the farthest value evaluated */
+    char why[2][1024];  /* why a side stopped early */
+} walk;
+
+/* Walks the grid outward from g0 until a branch (b >= 0: only b) changes side. On success x and y
+ * are the bracket's ends (x nearer near) and *branch the branch; y belongs to the caller, and so
+ * does x unless it is g0 itself (x.S == g0->S). */
+static int find_bracket(search *sc, const gpoint *g0, walk *w, int b, gpoint *x, gpoint *y, int *branch, mbl_status *st)
+{
+    const mbl_boundary_options *opt = sc->opt;
+    double near = g0->p, best = HUGE_VAL;
+    int found_side = -1;
+    for (int k = 1; found_side < 0 && (w->alive[0] || w->alive[1]); k++) {
+        gpoint cur[2];
+        memset(cur, 0, sizeof cur);
+        for (int s = 0; s < 2; s++) {
+            if (!w->alive[s]) continue;
+            if (k > w->grid[s].count) {
+                w->alive[s] = 0;
+                continue;
+            }
+            const gpoint *prev = k == 1 ? g0 : &w->last[s];
+            cur[s].p = grid_point(&w->grid[s], k);
+            mbl_status st2;
+            int rc = evaluate(sc, cur[s].p, &cur[s].S, &st2);
+            if (!rc) rc = link(prev, &cur[s], &st2);
+            if (rc == MBL_ENOMEM) return mbl_error(st, rc, "%s", st2.msg);
+            if (rc) {
+                w->alive[s] = 0;
+                snprintf(w->why[s], sizeof w->why[s], "%s", st2.msg);
+                gpoint_free(&cur[s]);
+                continue;
+            }
+            w->reached[s] = cur[s].p;
+            for (int j = 0; j < g0->S->nmode; j++) {
+                if (b >= 0 && j != b) continue;
+                double r = sign_change(prev, &cur[s], j, opt->order);
+                if (isfinite(r) && fabs(r - near) < best) best = fabs(r - near), found_side = s, *branch = j;
+            }
+        }
+        /* `near` itself on the boundary (its crossing eigenvalue within the zero level): the
+         * change shows between the first points of the two sides */
+        for (int j = 0; k == 1 && found_side < 0 && cur[0].S && cur[1].S && j < g0->S->nmode; j++)
+            if ((b < 0 || j == b) && isfinite(sign_change(&cur[1], &cur[0], j, opt->order))) found_side = 2, *branch = j;
+        if (found_side == 2) {
+            *x = cur[1], *y = cur[0];
+            break;
+        }
+        for (int s = 0; s < 2; s++) {
+            if (!cur[s].S) continue;
+            if (s == found_side) {
+                *x = k == 1 ? *g0 : w->last[s];
+                *y = cur[s];
+                if (k > 1) memset(&w->last[s], 0, sizeof w->last[s]);
+            } else {
+                gpoint_free(&w->last[s]);
+                w->last[s] = cur[s];
+            }
+        }
+    }
+    return found_side >= 0 ? 0 : 1;
+}
+
+/* the one-line reason no boundary was found */
+static int no_boundary(const search *sc, const walk *w, double near, int b, mbl_status *st)
+{
+    const mbl_boundary_options *opt = sc->opt;
+    char mode[48] = "", stop[1200] = "";
+    if (b >= 0) snprintf(mode, sizeof mode, " of mode %d", b + 1);
+    for (int s = 0; s < 2; s++)
+        if (w->why[s][0] && !stop[0])
+            snprintf(stop, sizeof stop, "; the search stopped at %s = %.6g: %s", sc->param, w->reached[s], w->why[s]);
+    double lo = fmin(w->reached[0], w->reached[1]), hi = fmax(w->reached[0], w->reached[1]);
+    lo = fmin(lo, near), hi = fmax(hi, near);
+    return mbl_error(st, MBL_EMODEL,
+                     "boundary: no boundary%s for %s in [%.6g, %.6g] (%s; %d points)%s; --range FROM:TO searches elsewhere",
+                     mode, sc->param, lo, hi,
+                     opt->order != 0 ? "no frequency meets the order line"
+                                     : "no real part changes sign, no two eigenvalues leave the imaginary axis",
+                     sc->points, stop);
+}
+
+/* the search range: the user's, or near / 3 .. 3 near (-1 .. 1 about zero) */
+static int search_range(const mbl_boundary_options *opt, double near, double *from, double *to, mbl_status *st)
+{
+    *from = opt->from, *to = opt->to;
+    if (isnan(*from)) *from = near > 0 ? near / 3 : near < 0 ? 3 * near : -1;
+    if (isnan(*to)) *to = near > 0 ? 3 * near : near < 0 ? near / 3 : 1;
+    if (!isfinite(*from) || !isfinite(*to) || !(*from < *to))
+        return mbl_error(st, MBL_EARG, "boundary: the range [%g, %g] is empty or not finite", *from, *to);
+    if (!(near >= *from && near <= *to))
+        return mbl_error(st, MBL_EARG, "boundary: --near %g is outside the range [%g, %g]", near, *from, *to);
+    return 0;
+}
+
+/* the named mode's index at near (0-based) into *b, or -1 when none is named */
+static int named_mode(const mbl_model *model, const mbl_sensitivity *S, const mbl_boundary_options *opt,
+                      const char *param, double near, int *b, mbl_status *st)
+{
+    const mbl_mode_spec *sp = &opt->mode;
+    *b = -1;
+    if (sp->index <= 0 && !sp->shape && sp->branch <= 0) return 0;
+    (void)model;
+    if (sp->index > S->nmode) return mbl_error(st, MBL_EARG, "boundary: mode %d asked for, the model has %d at %s = %g", sp->index, S->nmode, param, near);
+    *b = sp->index - 1; /* TEMP until mode_pick merges */
+    int rc = 0;
+    if (rc) return rc;
+    /* (a zero mode may be crossing right at `near`: the walk tells) */
+    if (opt->order != 0 && side(&S->modes[*b], opt->order, near, 0) == 2)
+        return mbl_error(st, MBL_EMODEL, "boundary: mode %d at %s = %g does not oscillate: it meets no order line",
+                         *b + 1, param, near);
+    return 0;
+}
+
+static int boundary_run(const mbl_model *model, search *sc, double near, mbl_boundary_result *res, mbl_status *st)
+{
+    const mbl_boundary_options *opt = sc->opt;
+    double from, to;
+    int rc = search_range(opt, near, &from, &to, st);
+    if (rc) return rc;
+    gpoint g0 = {near, NULL, NULL}, x = {0, NULL, NULL}, y = {0, NULL, NULL};
+    walk w;
+    memset(&w, 0, sizeof w);
+    rc = evaluate(sc, near, &g0.S, st);
+    int b = -1, branch = -1;
+    if (!rc) rc = named_mode(model, g0.S, opt, sc->param, near, &b, st);
+    if (!rc && !(g0.mode = mbl_alloc_array((size_t)g0.S->nmode + 1, sizeof *g0.mode)))
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (rc) {
+        gpoint_free(&g0);
+        return rc;
+    }
+    for (int j = 0; j < g0.S->nmode; j++) g0.mode[j] = j;
+    grid_init(&w.grid[0], near, to);
+    grid_init(&w.grid[1], near, from);
+    w.alive[0] = w.alive[1] = 1;
+    w.reached[0] = w.reached[1] = near;
+    rc = find_bracket(sc, &g0, &w, b, &x, &y, &branch, st);
+    if (rc > 0) rc = no_boundary(sc, &w, near, b, st);
+    if (!rc) {
+        target tg;
+        tval vx, vy;
+        int q;
+        target_init(&x, &y, branch, opt->order, &tg, &vx, &vy, &q);
+        res->collision = tg.pair;
+        res->mode_near = (q >= 0 && q < branch ? q : branch) + 1;
+        tval vn;
+        if (tg.pair) pair_value(g0.S, branch, q, &vn);
+        else mode_value(g0.S, branch, opt->order, near, &vn);
+        res->f_near = vn.f;
+        /* an end on the axis with no sign change against the other: the boundary is that end */
+        if ((vx.f > 0) == (vy.f > 0) && vx.f != 0 && vy.f != 0) {
+            tval *on = fabs(vx.f) <= fabs(vy.f) ? &vx : &vy;
+            on->landed = 1;
+        }
+        rc = refine(sc, &tg, vx, vy, res, st);
+        res->lo = fmin(x.p, y.p), res->hi = fmax(x.p, y.p);
+    }
+    if (x.S != g0.S) gpoint_free(&x);
+    gpoint_free(&y), gpoint_free(&g0);
+    for (int s = 0; s < 2; s++) gpoint_free(&w.last[s]);
+    res->points = sc->points;
     return rc;
 }
 
@@ -244,115 +657,17 @@ int mbl_boundary(const mbl_model *model, const mbl_setting *sets_in, int nsets_i
     for (int i = 0; i < nsets_in; i++)
         if (strcmp(sets_in[i].name, param)) sets[nsets++] = sets_in[i];
     nsets++;
-    /* is it a parameter of the model? */
-    int rc = 0;
     mbl_model_info info;
     mbl_model_get_info(model, &info);
-    const char *path = info.file;
-    int found = 0;
+    int found = 0, rc;
     for (int i = 0; i < info.nparam; i++)
         if (!strcmp(mbl_model_param_name(model, i), param)) found = 1;
     if (!found) {
-        rc = mbl_error(st, MBL_EARG, "%s: the model has no parameter '%s'", path, param);
-        goto done;
-    }
-    mbl_sensitivity *S = NULL;
-    rc = evaluate(path, sets, nsets, param, near, &opt, &S, st);
-    if (rc) goto done;
-    if (opt.order == 0 && hamiltonian(S)) {
-        rc = collision(path, sets, nsets, param, near, &opt, S, res, st);
-        goto done;
-    }
-    /* the mode: given, or the simple one with the crossing function nearest zero */
-    int t = -1;
-    if (opt.mode.index > 0) {
-        if (opt.mode.index > S->nmode) {
-            rc = mbl_error(st, MBL_EARG, "boundary: mode %d asked for, the model has %d at %s = %g", opt.mode.index, S->nmode,
-                           param, near);
-            mbl_sensitivity_free(S);
-            goto done;
-        }
-        t = opt.mode.index - 1;
-        if (!S->modes[t].defined) {
-            rc = mbl_error(st, MBL_EMODEL, "boundary: mode %d is zero or repeated at %s = %g: no derivative to follow",
-                           opt.mode.index, param, near);
-            mbl_sensitivity_free(S);
-            goto done;
-        }
+        rc = mbl_error(st, MBL_EARG, "%s: the model has no parameter '%s'", info.file, param);
     } else {
-        double best = HUGE_VAL;
-        for (int i = 0; i < S->nmode; i++) {
-            const mbl_sens_mode *m = &S->modes[i];
-            if (!m->defined || m->kind == MBL_MODE_ZERO || m->im < 0) continue;
-            if (opt.order != 0 && m->im == 0) continue;
-            double f, df;
-            crossing(m, opt.order, near, &f, &df);
-            if (!(df != 0) || !isfinite(df)) continue;
-            if (fabs(f) < best) best = fabs(f), t = i;
-        }
-        if (t < 0) {
-            rc = mbl_error(st, MBL_EMODEL, "boundary: no simple mode %s at %s = %g",
-                           opt.order != 0 ? "with a frequency that moves relative to the order line" : "whose real part moves",
-                           param, near);
-            mbl_sensitivity_free(S);
-            goto done;
-        }
+        search sc = {info.file, sets, nsets, param, &opt, 0};
+        rc = boundary_run(model, &sc, near, res, st);
     }
-    res->mode_near = t + 1;
-    double p = near, f, df;
-    crossing(&S->modes[t], opt.order, p, &f, &df);
-    res->f_near = f;
-    double reach = fmax(1.0, fabs(near)); /* how far from `near` the crossing may be */
-    for (int it = 0;; it++) {
-        const mbl_sens_mode *m = &S->modes[t];
-        crossing(m, opt.order, p, &f, &df);
-        if (!(df != 0) || !isfinite(df)) {
-            rc = mbl_error(st, MBL_EMODEL, "boundary: the mode's %s does not move with %s at %s = %.12g: no crossing to find",
-                           opt.order != 0 ? "frequency relative to the order line" : "real part", param, param, p);
-            break;
-        }
-        double step = -f / df;
-        res->value = p + step;
-        res->re = m->re;
-        res->im = m->im;
-        res->slope = df;
-        res->iterations = it + 1;
-        res->last_step = fabs(step);
-        if (fabs(step) <= opt.tol * fmax(1.0, fabs(p))) break;
-        if (it + 1 >= opt.max_iter) {
-            rc = mbl_error(st, MBL_ENOCONV, "boundary: Newton did not converge in %d iterations (%s = %.12g, last step %.3g)",
-                           opt.max_iter, param, p, step);
-            break;
-        }
-        double pn = p + step;
-        if (fabs(pn - near) > reach) {
-            rc = mbl_error(st, MBL_EMODEL,
-                           "boundary: no crossing near %s = %g (Newton went to %.6g, farther than %g from it: the mode %s)",
-                           param, near, pn, reach,
-                           opt.order != 0 ? "does not meet the order line nearby" : "does not change stability nearby");
-            break;
-        }
-        double pre = m->re + m->dre[0] * step, pim = m->im + m->dim[0] * step;
-        mbl_sensitivity *S2 = NULL;
-        rc = evaluate(path, sets, nsets, param, pn, &opt, &S2, st);
-        if (rc) break;
-        int best = -1;
-        double dbest = HUGE_VAL;
-        for (int i = 0; i < S2->nmode; i++) {
-            double dd = hypot(S2->modes[i].re - pre, S2->modes[i].im - pim);
-            if (dd < dbest) dbest = dd, best = i;
-        }
-        mbl_sensitivity_free(S);
-        S = S2;
-        if (best < 0 || !S->modes[best].defined) {
-            rc = mbl_error(st, MBL_EMODEL, "boundary: the tracked mode became zero or repeated at %s = %.12g", param, pn);
-            break;
-        }
-        t = best;
-        p = pn;
-    }
-    mbl_sensitivity_free(S);
-done:
     mbl_free(sets);
     return rc;
 }

@@ -213,13 +213,15 @@ static void pencil_values(const mbla_csc *A, int N, const double *P0, const doub
 /* Normwise backward error of an eigentriple (s, v, w) of P(s) = s^2 P2 + s P1 + P0 (Tisseur 2000,
  * Thm. 1): the larger of ||P(s) v|| / (a ||v||) and ||w^H P(s)|| / (a ||w||), a = |s|^2 ||P2|| +
  * |s| ||P1|| + ||P0|| (Frobenius norms nrm[0..2] of P0, P1, P2): the smallest relative change of
- * the coefficients for which the triple is exact. Infinite (not a number) when s or a vector is. */
+ * the coefficients for which the triple is exact. Infinite (not a number) when s or a vector is.
+ * With a = 0 (s = 0 and P0 = 0: a one-coordinate model exactly at a divergence) the triple is
+ * exact, 0, when P(s) v and w^H P(s) vanish. */
 double study_sens_pair_berr(const mbla_csc *A, int N, const double *P0, const double *P1, const double *P2,
                             const double nrm[3], double complex s, const double complex *v, const double complex *w,
                             double complex *r /* 2N scratch */)
 {
     double as = cabs(s), a = as * as * nrm[2] + as * nrm[1] + nrm[0], vn = 0, wn = 0, rv = 0, rw = 0;
-    if (!isfinite(as) || !(a > 0)) return INFINITY;
+    if (!isfinite(as) || !(a >= 0)) return INFINITY;
     double complex *rl = r + N;
     for (int i = 0; i < N; i++) r[i] = 0, rl[i] = 0;
     for (int j = 0; j < N; j++)
@@ -235,6 +237,7 @@ double study_sens_pair_berr(const mbla_csc *A, int N, const double *P0, const do
         rv += creal(r[i] * conj(r[i])), rw += creal(rl[i] * conj(rl[i]));
     }
     if (!(vn > 0) || !(wn > 0)) return INFINITY;
+    if (a == 0) return rv == 0 && rw == 0 ? 0.0 : INFINITY;
     double e = fmax(sqrt(rv / vn), sqrt(rw / wn)) / a;
     return isfinite(e) ? e : INFINITY;
 }

@@ -11,3 +11,5 @@ if(PYTHON3)
   add_test(NAME test_cli_study COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/study/cli_study_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# stability boundaries from +-50 % of each closed form (issue 29)
+mblin_add_test(test_boundary ${CMAKE_CURRENT_SOURCE_DIR}/study/test_boundary.c)
