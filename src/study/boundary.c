@@ -428,7 +428,8 @@ static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *r
         w_prev = w;
     }
     res->re = last.re, res->im = last.im;
-    res->slope = last.df;
+    /* a double eigenvalue reached exactly has no derivative: the final bracket's chord then */
+    res->slope = isfinite(last.df) ? last.df : b.p != a.p ? (b.f - a.f) / (b.p - a.p) : NAN;
     double big = fmax(hypot(a.re, a.im), hypot(b.re, b.im));
     res->divergence = tg->order == 0 && (last.landed || fabs(last.im) <= AXIS_TOL * big);
     return 0;
