@@ -54,16 +54,15 @@ int mbl_mode_order(double freq_a, double re_a, double im_a, double freq_b, doubl
     return 0;
 }
 
-/* A shape scaled so that its largest component is 1 (real). */
+/* A shape scaled so that its largest component is 1 (real; the first of those within MODAL_SHAPE_TIE
+ * of the largest). */
 static void normalize_shape(int n, double *a, double *b)
 {
     double amax = 0;
     int imax = 0;
-    for (int c = 0; c < n; c++) {
-        double h = hypot(a[c], b[c]);
-        if (h > amax) amax = h, imax = c;
-    }
+    for (int c = 0; c < n; c++) amax = fmax(amax, hypot(a[c], b[c]));
     if (!(amax > 0)) return;
+    while (hypot(a[imax], b[imax]) < (1.0 - MODAL_SHAPE_TIE) * amax) imax++;
     double pr = a[imax], pi = b[imax], d = pr * pr + pi * pi;
     for (int c = 0; c < n; c++) {
         double x = a[c], y = b[c];

@@ -11,6 +11,11 @@
  * default repeat_tol (their derivatives) is the same number. */
 #define MODAL_REPEAT_TOL 1e-8
 
+/* A shape is scaled so that its largest component is 1 (real): the first coordinate whose magnitude
+ * is within MODAL_SHAPE_TIE (relative) of the largest, so that a tie (an antisymmetric mode, [1, -1])
+ * does not go to whichever side rounding favours. */
+#define MODAL_SHAPE_TIE 1e-6
+
 typedef struct modal_item {
     double freq;  /* the sort key: |lambda| in any unit common to all items (0 for a zero mode) */
     double re, im;

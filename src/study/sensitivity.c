@@ -451,8 +451,12 @@ static void mode_shape(job *j, int t, double complex *v, int *kk_, double *big_,
      * largest X component) */
     int kk = 0;
     double big = 0;
-    for (int i = 0; i < nshape; i++)
-        if (cabs(v[i]) > big) big = cabs(v[i]), kk = i;
+    for (int i = 0; i < nshape; i++) big = fmax(big, cabs(v[i]));
+    for (int i = 0; i < nshape; i++) /* the first within MODAL_SHAPE_TIE of the largest, as mbl_modal */
+        if (cabs(v[i]) >= (1.0 - MODAL_SHAPE_TIE) * big) {
+            kk = i;
+            break;
+        }
     for (int i = c->x0; big == 0 && i < c->x0 + c->nX; i++)
         if (cabs(v[i]) > big) big = cabs(v[i]), kk = i;
     double complex sc = big > 0 ? 1.0 / v[kk] : 1.0;
@@ -464,8 +468,9 @@ static void mode_shape(job *j, int t, double complex *v, int *kk_, double *big_,
         for (int i = 0; i < n; i++) {
             y[i] = 0;
             for (int jj = 0; jj < sp->ns; jj++) y[i] += sp->T0[i + (size_t)jj * n] * v[jj];
-            if (cabs(y[i]) > yb) yb = cabs(y[i]), ky = i;
+            yb = fmax(yb, cabs(y[i]));
         }
+        while (yb > 0 && cabs(y[ky]) < (1.0 - MODAL_SHAPE_TIE) * yb) ky++;
         yk = yb > 0 ? y[ky] : 1;
     }
     for (int i = 0; i < n; i++) {

@@ -11,3 +11,5 @@ if(PYTHON3)
   add_test(NAME test_cli_study COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/study/cli_study_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# one mode numbering (linearize, sensitivity, sweep, boundary) and mbl_mode_pick
+mblin_add_test(test_modes ${CMAKE_CURRENT_SOURCE_DIR}/study/test_modes.c)
