@@ -1,9 +1,10 @@
 /* mblin sensitivity and mblin boundary: thin clients of include/mblin/sensitivity.h.
  *
  *   mblin sensitivity MODEL [--wrt p1,p2,...] [--set p=value ...] [--guess q=value ...] [--at KIND]
- *                           [--json] [--no-shapes]
- *   mblin boundary MODEL --param NAME --near VALUE [--order K] [--mode I] [--range FROM:TO] [--tol T]
- *                        [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
+ *                           [--json] [--no-shapes] [--shape SPEC]
+ *   mblin boundary MODEL --param NAME --near VALUE [--order K] [--mode I | --shape SPEC | --branch B
+ *                        --sweep FILE] [--range FROM:TO] [--tol T] [--set p=value ...] [--guess q=value ...]
+ *                        [--at KIND] [--json]
  *
  * Exit status 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
 #include <errno.h>
@@ -20,7 +21,8 @@
 /* the commands' own options as the parser found them */
 typedef struct cli {
     const char *cmd, *wrt, *param;
-    int no_shapes, mode, has_near, has_range;
+    const char *shape, *sweep; /* the mode named by its shape, or by a branch of this sweep */
+    int no_shapes, mode, has_near, branch, has_range;
     double near, order, tol, from, to;
 } cli;
 
@@ -34,6 +36,8 @@ static void help(void *ud)
                "options:\n"
                "  --wrt P1,P2,...     the parameters (default: every parameter of the model)\n"
                "  --no-shapes         without the mode shapes' derivatives\n"
+               "  --shape SPEC        also say which mode has the shape SPEC (NAME[=W],NAME[=W],..., as for\n"
+               "                      `mblin boundary --shape`)\n"
                "  --set NAME=VALUE    override a parameter: a number or a constant expression such as pi/2 (repeatable)\n"
                "  --guess NAME=VALUE  initial value of a coordinate (repeatable)\n"
                "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
@@ -50,6 +54,12 @@ static void help(void *ud)
                "  --near VALUE        where to start (required)\n"
                "  --order K           a critical speed instead: |Im lambda| (rad/s) = K * NAME\n"
                "  --mode I            only mode I as listed by `mblin linearize` at VALUE (default: any mode)\n"
+               "  --shape SPEC        only the mode whose shape at VALUE matches SPEC best (MAC):\n"
+               "                      NAME[=W],NAME[=W],... weights W (default 1; complex as a+bi, bi, -i) on\n"
+               "                      the model's coordinates, e.g. x=1,y=-i for a whirl from x towards y\n"
+               "  --branch B          only branch B of the sweep --sweep FILE (the JSON of `mblin sweep --json`\n"
+               "  --sweep FILE        over NAME): the mode nearest its eigenvalue, interpolated at VALUE\n"
+               "                      (--mode, --shape and --branch name the mode three ways: one of them)\n"
                "  --range FROM:TO     where to search (default VALUE/3:3*VALUE, -1:1 about 0)\n"
                "  --tol T             relative accuracy of the boundary (default 1e-10)\n"
                "  --set NAME=VALUE    override a parameter: a number or a constant expression such as pi/2 (repeatable)\n"
@@ -79,6 +89,12 @@ static int option(void *ud, const char *a, const char *v)
         if (cli_decimal(lo, &c->from) || cli_decimal(colon + 1, &c->to) || !(c->from < c->to))
             return cli_usage(c->cmd, "--range expects FROM:TO with FROM < TO, got '%s'", v);
         c->has_range = 1;
+    } else if (!strcmp(a, "--shape")) {
+        if (!v[0]) return cli_usage(c->cmd, "--shape expects NAME[=W],NAME[=W],...%s", "");
+        c->shape = v;
+    } else if (!strcmp(a, "--sweep")) {
+        if (!v[0]) return cli_usage(c->cmd, "--sweep expects the file of a sweep's JSON%s", "");
+        c->sweep = v;
     } else {
         double x;
         if (cli_decimal(v, &x)) return cli_usage(c->cmd, "expected a number, got '%s'", v);
@@ -88,16 +104,21 @@ static int option(void *ud, const char *a, const char *v)
             if (!(x > 0 && x < 1)) return cli_usage(c->cmd, "--tol expects a number in (0, 1), got '%s'", v);
             c->tol = x;
         } else {
-            if (x < 1 || x != (int)x || x > 1e9) return cli_usage(c->cmd, "--mode expects a positive integer, got '%s'", v);
-            c->mode = (int)x;
+            int br = !strcmp(a, "--branch");
+            if (x < 1 || x != (int)x || x > 1e9)
+                return cli_usage(c->cmd, br ? "--branch expects a positive integer, got '%s'"
+                                            : "--mode expects a positive integer, got '%s'", v);
+            if (br) c->branch = (int)x;
+            else c->mode = (int)x;
         }
     }
     return -1;
 }
 
-static const cli_option sensitivity_own[] = {{"--no-shapes", 0}, {"--wrt", 1}, {NULL, 0}};
-static const cli_option boundary_own[] = {{"--param", 1}, {"--near", 1}, {"--order", 1}, {"--tol", 1},
-                                         {"--mode", 1},  {"--range", 1}, {NULL, 0}};
+static const cli_option sensitivity_own[] = {{"--no-shapes", 0}, {"--wrt", 1}, {"--shape", 1}, {NULL, 0}};
+static const cli_option boundary_own[] = {{"--param", 1}, {"--near", 1},   {"--order", 1},  {"--tol", 1},
+                                          {"--mode", 1},  {"--shape", 1},  {"--branch", 1}, {"--sweep", 1},
+                                          {"--range", 1}, {NULL, 0}};
 
 /* -1 to go on, else the exit status */
 static int parse(cli *c, cli_args *a, int argc, char **argv)
@@ -110,6 +131,10 @@ static int parse(cli *c, cli_args *a, int argc, char **argv)
     if (!a->model) return cli_usage(c->cmd, "%s needs a MODEL file", c->cmd);
     if (!sens && !c->param) return cli_usage(c->cmd, "%s needs --param NAME", c->cmd);
     if (!sens && !c->has_near) return cli_usage(c->cmd, "%s needs --near VALUE", c->cmd);
+    if ((c->mode > 0) + (c->shape != NULL) + (c->branch > 0 || c->sweep != NULL) > 1)
+        return cli_usage(c->cmd, "--mode, --shape and --branch/--sweep name the mode three ways: give one%s", "");
+    if ((c->branch > 0) != (c->sweep != NULL))
+        return cli_usage(c->cmd, "%s", c->sweep ? "--sweep FILE needs --branch B" : "--branch B needs --sweep FILE");
     return -1;
 }
 
@@ -118,7 +143,8 @@ static const char *kind_name(int k)
     return k == MBL_MODE_ZERO ? "zero" : k == MBL_MODE_REAL ? "real" : "oscillatory";
 }
 
-static void print_json(const mbl_model *md, const mbl_sensitivity *S)
+/* named: the mode --shape names (1-based), 0 for none */
+static void print_json(const mbl_model *md, const mbl_sensitivity *S, int named)
 {
     int n = S->n, nw = S->nwrt, nm = S->nmode;
     mbl_model_info info;
@@ -162,6 +188,7 @@ static void print_json(const mbl_model *md, const mbl_sensitivity *S)
     for (int w = 0; w < nw; w++) printf("%s%s", w ? ", " : "", S->point_defined[w] ? "true" : "false");
     printf("]},\n \"notes\": ");
     mbl_json_string(stdout, S->notes);
+    if (named > 0) printf(",\n \"named_mode\": %d", named);
     printf(",\n \"modes\": [");
     for (int t = 0; t < nm; t++) {
         const mbl_sens_mode *m = &S->modes[t];
@@ -204,7 +231,7 @@ static void print_json(const mbl_model *md, const mbl_sensitivity *S)
     printf("\n ]\n}\n");
 }
 
-static void print_table(const mbl_model *md, const mbl_sensitivity *S)
+static void print_table(const mbl_model *md, const mbl_sensitivity *S, const char *shape, int named)
 {
     mbl_model_info info;
     mbl_model_get_info(md, &info);
@@ -212,6 +239,7 @@ static void print_table(const mbl_model *md, const mbl_sensitivity *S)
     printf("Model: %s (%s)\n", info.name && info.name[0] ? info.name : "(unnamed)", info.file);
     printf("Sensitivities: exact (expression engine), the shift of the operating point included; %d modes\n", S->nmode);
     if (S->notes[0]) printf("  note: %s\n", S->notes);
+    if (named > 0) printf("  the mode of shape %s: mode %d\n", shape, named);
     for (int w = 0; w < S->nwrt; w++) {
         int p = S->wrt[w];
         printf("\nd/d %s   (%s = %.10g)\n", mbl_model_param_name(md, p), mbl_model_param_name(md, p), mbl_model_param_value(md, p));
@@ -298,10 +326,15 @@ int cli_cmd_sensitivity(int argc, char **argv)
     if (mbl_operating_point(md, &po, &pt, &st) || mbl_dae_deriv_new(md, &dd, &st) ||
         mbl_sensitivity_compute(dd, pt, wrt, wrt ? nwrt : info.nparam, &so, &S, &st)) {
         code = cli_fail(&st);
-    } else if (a.json) {
-        print_json(md, S);
     } else {
-        print_table(md, S);
+        int named = 0;
+        if (c.shape) { /* the mode the shape names */
+            mbl_mode_spec ms = {0, c.shape, 0, NULL};
+            if (mbl_mode_pick(md, S, &ms, NULL, 0.0, &named, &st)) code = cli_fail(&st);
+            named++;
+        }
+        if (!code && a.json) print_json(md, S, named);
+        else if (!code) print_table(md, S, c.shape, named);
     }
     mbl_sensitivity_free(S);
     mbl_dae_deriv_free(dd);
@@ -324,6 +357,9 @@ int cli_cmd_boundary(int argc, char **argv)
     cli_opoint_options(&a, &bo.opoint);
     bo.order = c.order;
     bo.mode.index = c.mode;
+    bo.mode.shape = c.shape;
+    bo.mode.branch = c.branch;
+    bo.mode.sweep = c.sweep;
     if (c.tol > 0) bo.tol = c.tol;
     if (c.has_range) bo.from = c.from, bo.to = c.to;
     mbl_status st;

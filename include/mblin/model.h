@@ -492,7 +492,7 @@ enum { MBL_MODE_OSCILLATORY = 0, MBL_MODE_REAL = 1, MBL_MODE_ZERO = 2 };
 typedef struct mbl_modes {
     int nx;                /* number of eigenvalues */
     int n;                 /* coordinates (mode shape length) */
-    mbl_mode *modes;       /* sorted by frequency, then real part */
+    mbl_mode *modes;       /* sorted by frequency, then real part (docs/linearization.md, "Mode numbers") */
     double *shape_re, *shape_im; /* n*nx: mode shapes mapped back to all coordinates */
     double zero_tol;       /* |lambda| below this counted as zero */
     char solver[32];       /* the eigen strategy used: "sygvd" (undamped, symmetric, M-hat definite),
@@ -515,7 +515,10 @@ MBL_API void mbl_modal_options_default(mbl_modal_options *opt);
  * rounding only); then the real part ascending (within 1e-12 of the larger |s| counting as
  * equal); then each conjugate pair together (|im| ascending, bitwise), the positive imaginary part
  * first. freq_* in any unit common to both (zero modes
- * at 0), re_* and im_* the eigenvalue's parts. Returns < 0, 0 or > 0 as qsort's comparators do. */
+ * at 0), re_* and im_* the eigenvalue's parts. Returns < 0, 0 or > 0 as qsort's comparators do.
+ * The listings then keep the modes of a repeated eigenvalue (within 1e-8 relative; all zero modes)
+ * together, each with its conjugate, in the order of a canonical basis of their shapes that both
+ * mbl_modal and mbl_sensitivity_compute give them (docs/linearization.md, "Mode numbers"). */
 MBL_API int mbl_mode_order(double freq_a, double re_a, double im_a, double freq_b, double re_b, double im_b);
 MBL_API int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt, mbl_modes **out, mbl_status *st);
 MBL_API void mbl_modes_free(mbl_modes *m);

@@ -366,22 +366,40 @@ class Model:
         d["wrt"] = [params[i] for i in d["wrt"]]
         return d
 
-    def boundary(self, param, near, *, order=0.0, mode=0, tol=None, at=None, set=None):
+    def boundary(self, param, near, *, order=0.0, mode=0, shape=None, branch=None, sweep=None, tol=None, at=None,
+                 set=None):
         """Where a mode's real part crosses zero (or its damped frequency meets ``order * param``):
         Newton with the exact sensitivities from ``near`` (the CLI's ``mblin boundary``).
+
+        The mode followed is named one way at most (docs/study.md, "Naming a mode"): ``mode`` (its
+        number as ``linearize`` lists it at ``near``, 1-based), ``shape`` (``"NAME[=W],..."``: the mode
+        whose shape matches weights W on the named coordinates best, complex as ``a+bi``, e.g.
+        ``"x=1,y=-i"`` for a whirl from x towards y) or ``branch`` with ``sweep`` (branch B of the JSON
+        ``mblin sweep --json`` wrote over ``param``: the mode nearest its eigenvalue at ``near``);
+        none: the mode nearest a crossing.
 
         Returns:
             dict: ``value`` (the parameter there), ``eigenvalue`` (complex), ``f_near``, ``slope``,
             ``iterations``, ``mode_near`` (1-based), ``last_step``.
 
         Raises:
-            ArgumentError (unknown parameter), ModelError (no simple mode near a crossing),
+            ArgumentError (unknown parameter, the mode named two ways, a branch without its sweep),
+            ModelError (no simple mode near a crossing, no mode of that shape),
             ConvergenceError-like subclasses of Error (Newton not converging).
         """
+        if (int(mode) > 0) + (shape is not None) + (branch is not None or sweep is not None) > 1:
+            raise ArgumentError("boundary: mode, shape and branch/sweep name the mode three ways: give one",
+                                ArgumentError.code)
+        if (branch is None) != (sweep is None):
+            raise ArgumentError("boundary: a sweep's branch needs both branch=B and sweep=FILE", ArgumentError.code)
+        if branch is not None and int(branch) < 1:
+            raise ArgumentError("boundary: branch must be 1 or more, got %r" % (branch,), ArgumentError.code)
         sets = dict(self._sets)
         sets.update(dict(_sets(set)))
         return _core.boundary(self._file(), list(sets.items()), str(param), float(near), float(order),
-                              float(tol) if tol else 0.0, int(mode), _AT[at] if at is not None else -1)
+                              float(tol) if tol else 0.0, int(mode), _AT[at] if at is not None else -1,
+                              None if shape is None else str(shape), 0 if branch is None else int(branch),
+                              None if sweep is None else _os.fsdecode(_os.fspath(sweep)))
 
     def freqresp(self, from_input, to_output, w, *, point=None, at=None, q=None, v=None, guess=None, t=None):
         """Frequency response G(i w) from an input to an output (the CLI's ``mblin freqresp``).

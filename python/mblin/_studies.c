@@ -212,15 +212,18 @@ PyObject *py_Model_sensitivity(ModelObject *self, PyObject *args)
     return d;
 }
 
-/* boundary(path, sets, param, near, order, mode, tol, at) -> dict */
+/* boundary(path, sets, param, near, order, tol, mode, at, shape, branch, sweep) -> dict (shape and
+ * sweep: str or None; one of mode, shape, branch + sweep at most, checked by the caller) */
 PyObject *py_boundary(PyObject *mod, PyObject *args)
 {
     (void)mod;
     PyObject *path_obj, *sets_obj, *path_bytes = NULL;
     const char *param;
+    const char *shape = NULL, *sweep = NULL;
     double near, order, tol;
-    int mode, at;
-    if (!PyArg_ParseTuple(args, "OOsdddii", &path_obj, &sets_obj, &param, &near, &order, &tol, &mode, &at))
+    int mode, at, branch = 0;
+    if (!PyArg_ParseTuple(args, "OOsdddii|ziz", &path_obj, &sets_obj, &param, &near, &order, &tol, &mode, &at, &shape,
+                          &branch, &sweep))
         return NULL;
     if (!PyUnicode_FSConverter(path_obj, &path_bytes)) return NULL;
     mbl_setting *sets = NULL;
@@ -232,6 +235,9 @@ PyObject *py_boundary(PyObject *mod, PyObject *args)
     bo.opoint.at = at;
     bo.order = order;
     bo.mode.index = mode;
+    bo.mode.shape = shape;
+    bo.mode.branch = branch;
+    bo.mode.sweep = sweep;
     if (tol > 0) bo.tol = tol;
     mbl_status st;
     mbl_status_clear(&st);

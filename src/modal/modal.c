@@ -12,6 +12,7 @@
 #include "eig/eig.h"
 #include "mblin/la.h"
 #include "mblin/model.h"
+#include "modal/order.h"
 
 /* The rounding level of a zero of the descriptor's pencil, in units of sqrt(eps ||Ad||_1 / ||E||_1)
  * (modal_given). */
@@ -35,11 +36,6 @@ void mbl_modes_free(mbl_modes *m)
     mbl_free(m);
 }
 
-typedef struct sort_item {
-    double freq, re, im;
-    int idx, spurious;
-} sort_item;
-
 int mbl_mode_order(double freq_a, double re_a, double im_a, double freq_b, double re_b, double im_b)
 {
     if (freq_a != freq_b) {
@@ -51,18 +47,28 @@ int mbl_mode_order(double freq_a, double re_a, double im_a, double freq_b, doubl
         if (!(fabs(re_a - re_b) <= tol)) return re_a < re_b ? -1 : 1;
     }
     /* a conjugate pair has bitwise equal |im| (real arithmetic): pairs that tie above to rounding
-     * stay apart by it, each pair together, positive imaginary part first */
+     * stay apart by it, each pair together, positive imaginary part first (a repeated eigenvalue's
+     * members are ordered by their shapes afterwards: modal_order) */
     if (fabs(im_a) != fabs(im_b)) return fabs(im_a) < fabs(im_b) ? -1 : 1;
     if (im_a != im_b) return im_a > im_b ? -1 : 1;
     return 0;
 }
 
-static int cmp_modes(const void *pa, const void *pb)
+/* A shape scaled so that its largest component is 1 (real; the first of those within MODAL_SHAPE_TIE
+ * of the largest). */
+static void normalize_shape(int n, double *a, double *b)
 {
-    const sort_item *a = pa, *b = pb;
-    if (a->spurious != b->spurious) return a->spurious - b->spurious; /* physical first */
-    int c = mbl_mode_order(a->freq, a->re, a->im, b->freq, b->re, b->im);
-    return c ? c : a->idx - b->idx;
+    double amax = 0;
+    int imax = 0;
+    for (int c = 0; c < n; c++) amax = fmax(amax, hypot(a[c], b[c]));
+    if (!(amax > 0)) return;
+    while (hypot(a[imax], b[imax]) < (1.0 - MODAL_SHAPE_TIE) * amax) imax++;
+    double pr = a[imax], pi = b[imax], d = pr * pr + pi * pi;
+    for (int c = 0; c < n; c++) {
+        double x = a[c], y = b[c];
+        a[c] = (x * pr + y * pi) / d;
+        b[c] = (y * pr - x * pi) / d;
+    }
 }
 
 /* The method's own eigenvalues (lin->spectrum): flags and coordinate parts of the eigenvectors
@@ -72,12 +78,14 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
     const mbl_lin_spectrum *sp = lin->spectrum;
     const mbl_lin_descriptor *ds = lin->descriptor;
     int ne = sp->neig, n = lin->n;
-    sort_item *si = mbl_alloc_array((size_t)ne + 1, sizeof *si);
+    modal_item *si = mbl_alloc_array((size_t)ne + 1, sizeof *si);
     mbl_mode *modes = mbl_calloc((size_t)ne + 1, sizeof *modes);
     double *sr = mbl_calloc((size_t)n * (size_t)ne + 1, sizeof(double));
     double *sim = mbl_calloc((size_t)n * (size_t)ne + 1, sizeof(double));
-    if (!si || !modes || !sr || !sim) {
-        mbl_free(si), mbl_free(modes), mbl_free(sr), mbl_free(sim);
+    double *rr = mbl_alloc_array((size_t)n * (size_t)ne + 1, sizeof(double)); /* by the method's index */
+    double *ri = mbl_alloc_array((size_t)n * (size_t)ne + 1, sizeof(double));
+    if (!si || !modes || !sr || !sim || !rr || !ri) {
+        mbl_free(si), mbl_free(modes), mbl_free(sr), mbl_free(sim), mbl_free(rr), mbl_free(ri);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     double big = 0;
@@ -104,10 +112,14 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
         si[i].re = sp->re[i];
         si[i].im = sp->im[i];
         si[i].idx = i;
+        si[i].zero = zero && isfinite(mag);
         si[i].spurious = sp->spurious[i] ? 1 : 0;
+        memcpy(rr + (size_t)i * n, sp->vre + (size_t)i * n, (size_t)n * sizeof *rr);
+        memcpy(ri + (size_t)i * n, sp->vim + (size_t)i * n, (size_t)n * sizeof *ri);
+        normalize_shape(n, rr + (size_t)i * n, ri + (size_t)i * n);
     }
-    qsort(si, (size_t)ne, sizeof *si, cmp_modes);
-    for (int k = 0; k < ne; k++) {
+    int rc = modal_order(ne, si, n, rr, ri, NULL, st);
+    for (int k = 0; k < ne && !rc; k++) {
         int i = si[k].idx;
         mbl_mode *md = &modes[k];
         md->re = sp->re[i] + 0.0; /* + 0.0: no negative zeros in reports */
@@ -127,22 +139,13 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
             md->freq_hz = mag / TWO_PI;
             md->damping_ratio = -md->re / mag + 0.0;
         }
-        double *a = sr + (size_t)k * n, *b = sim + (size_t)k * n, amax = 0;
-        int imax = 0;
-        for (int c = 0; c < n; c++) {
-            a[c] = sp->vre[c + (size_t)i * n];
-            b[c] = sp->vim[c + (size_t)i * n];
-            double h = hypot(a[c], b[c]);
-            if (h > amax) amax = h, imax = c;
-        }
-        if (amax > 0) {
-            double pr = a[imax], pi = b[imax], d = pr * pr + pi * pi;
-            for (int c = 0; c < n; c++) {
-                double x = a[c], y = b[c];
-                a[c] = (x * pr + y * pi) / d;
-                b[c] = (y * pr - x * pi) / d;
-            }
-        }
+        memcpy(sr + (size_t)k * n, rr + (size_t)i * n, (size_t)n * sizeof *sr);
+        memcpy(sim + (size_t)k * n, ri + (size_t)i * n, (size_t)n * sizeof *sim);
+    }
+    mbl_free(rr), mbl_free(ri);
+    if (rc) {
+        mbl_free(si), mbl_free(modes), mbl_free(sr), mbl_free(sim);
+        return rc;
     }
     mbl_free(M->modes), mbl_free(M->shape_re), mbl_free(M->shape_im);
     M->modes = modes, M->shape_re = sr, M->shape_im = sim, M->nx = ne;
@@ -206,9 +209,9 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         return mbl_error(st, MBL_EARG, "mbl_modal: A not formed (partial spectrum of a large model) and no spectrum given");
     int nx = lin->nx, n = lin->n;
     mbl_modes *M = mbl_calloc(1, sizeof *M);
-    sort_item *si = mbl_alloc_array((size_t)nx + 1, sizeof *si);
+    modal_item *si = mbl_alloc_array((size_t)nx + 1, sizeof *si);
     mbl_eig_result *E = NULL;
-    double *S = NULL;
+    double *S = NULL, *rr = NULL, *ri = NULL; /* the shapes by the solver's index */
     int rc = 0;
     if (!M || !si) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -245,15 +248,31 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
      * into +-sqrt(eps*||A||)); E->zero_floor says how large. So the zero threshold is the larger
      * of the relative tolerance, that floor, and 1e-12. */
     M->zero_tol = fmax(fmax(opt.zero_tol * big, E->zero_floor), 1e-12);
+    rr = mbl_alloc_array((size_t)n * (size_t)nx + 1, sizeof *rr);
+    ri = mbl_alloc_array((size_t)n * (size_t)nx + 1, sizeof *ri);
+    if (!rr || !ri) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
     for (int i = 0; i < nx; i++) {
         double mag = hypot(wr[i], wi[i]);
-        si[i].freq = mag < M->zero_tol || E->zero[i] ? 0.0 : mag / TWO_PI;
+        si[i].zero = mag < M->zero_tol || E->zero[i];
+        si[i].freq = si[i].zero ? 0.0 : mag / TWO_PI;
         si[i].re = wr[i];
         si[i].im = wi[i];
         si[i].idx = i;
         si[i].spurious = 0;
+        /* mode shape in all coordinates: dq = q_S * x_S (the position part of the eigenvector),
+         * its largest component 1 (real) */
+        const double *a = S + (size_t)E->vre[i] * n, *b = E->vim[i] >= 0 ? S + (size_t)E->vim[i] * n : NULL;
+        double sign_im = E->vsign[i], *sr = rr + (size_t)i * n, *sim = ri + (size_t)i * n;
+        for (int c = 0; c < n; c++) {
+            sr[c] = a[c];
+            sim[c] = b ? sign_im * b[c] : 0.0;
+        }
+        normalize_shape(n, sr, sim);
     }
-    qsort(si, (size_t)nx, sizeof *si, cmp_modes);
+    if ((rc = modal_order(nx, si, n, rr, ri, NULL, st))) goto done;
     for (int k = 0; k < nx; k++) {
         int i = si[k].idx;
         mbl_mode *md = &M->modes[k];
@@ -272,27 +291,8 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
             md->damping_ratio = wr[i] == 0.0 ? 0.0 : -wr[i] / mag;
         }
         md->spurious = 0;
-        /* mode shape in all coordinates: dq = q_S * x_S (the position part of the eigenvector) */
-        const double *a = S + (size_t)E->vre[i] * n, *b = E->vim[i] >= 0 ? S + (size_t)E->vim[i] * n : NULL;
-        double sign_im = E->vsign[i];
-        double *sr = M->shape_re + (size_t)k * n, *sim = M->shape_im + (size_t)k * n;
-        double amax = 0;
-        int imax = 0;
-        for (int c = 0; c < n; c++) {
-            sr[c] = a[c];
-            sim[c] = b ? sign_im * b[c] : 0.0;
-            double h = hypot(sr[c], sim[c]);
-            if (h > amax) amax = h, imax = c;
-        }
-        /* normalize: largest component 1 (real) */
-        if (amax > 0) {
-            double pr = sr[imax], pi = sim[imax], d = pr * pr + pi * pi;
-            for (int c = 0; c < n; c++) {
-                double x = sr[c], y = sim[c];
-                sr[c] = (x * pr + y * pi) / d;
-                sim[c] = (y * pr - x * pi) / d;
-            }
-        }
+        memcpy(M->shape_re + (size_t)k * n, rr + (size_t)i * n, (size_t)n * sizeof *rr);
+        memcpy(M->shape_im + (size_t)k * n, ri + (size_t)i * n, (size_t)n * sizeof *ri);
     }
 ok:
     if (rc) goto done;
@@ -301,6 +301,6 @@ ok:
 done:
     mbl_modes_free(M);
     eig_result_free(E);
-    mbl_free(S), mbl_free(si);
+    mbl_free(S), mbl_free(si), mbl_free(rr), mbl_free(ri);
     return rc;
 }

@@ -1,3 +1,4 @@
 list(APPEND MBLIN_SOURCES
   src/modal/modal.c
+  src/modal/order.c
 )

@@ -576,10 +576,7 @@ static int named_mode(const mbl_model *model, const mbl_sensitivity *S, const mb
     const mbl_mode_spec *sp = &opt->mode;
     *b = -1;
     if (sp->index <= 0 && !sp->shape && sp->branch <= 0) return 0;
-    (void)model;
-    if (sp->index > S->nmode) return mbl_error(st, MBL_EARG, "boundary: mode %d asked for, the model has %d at %s = %g", sp->index, S->nmode, param, near);
-    *b = sp->index - 1; /* TEMP until mode_pick merges */
-    int rc = 0;
+    int rc = mbl_mode_pick(model, S, sp, param, near, b, st);
     if (rc) return rc;
     /* (a zero mode may be crossing right at `near`: the walk tells) */
     if (opt->order != 0 && side(&S->modes[*b], opt->order, near, 0) == 2)

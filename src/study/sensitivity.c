@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "modal/order.h"
 #include "study/sens_internal.h"
 
 #define TWO_PI 6.283185307179586476925286766559
@@ -450,8 +451,12 @@ static void mode_shape(job *j, int t, double complex *v, int *kk_, double *big_,
      * largest X component) */
     int kk = 0;
     double big = 0;
-    for (int i = 0; i < nshape; i++)
-        if (cabs(v[i]) > big) big = cabs(v[i]), kk = i;
+    for (int i = 0; i < nshape; i++) big = fmax(big, cabs(v[i]));
+    for (int i = 0; i < nshape; i++) /* the first within MODAL_SHAPE_TIE of the largest, as mbl_modal */
+        if (cabs(v[i]) >= (1.0 - MODAL_SHAPE_TIE) * big) {
+            kk = i;
+            break;
+        }
     for (int i = c->x0; big == 0 && i < c->x0 + c->nX; i++)
         if (cabs(v[i]) > big) big = cabs(v[i]), kk = i;
     double complex sc = big > 0 ? 1.0 / v[kk] : 1.0;
@@ -463,8 +468,9 @@ static void mode_shape(job *j, int t, double complex *v, int *kk_, double *big_,
         for (int i = 0; i < n; i++) {
             y[i] = 0;
             for (int jj = 0; jj < sp->ns; jj++) y[i] += sp->T0[i + (size_t)jj * n] * v[jj];
-            if (cabs(y[i]) > yb) yb = cabs(y[i]), ky = i;
+            yb = fmax(yb, cabs(y[i]));
         }
+        while (yb > 0 && cabs(y[ky]) < (1.0 - MODAL_SHAPE_TIE) * yb) ky++;
         yk = yb > 0 ? y[ky] : 1;
     }
     for (int i = 0; i < n; i++) {
@@ -651,6 +657,56 @@ static int job_modes(job *j, mbl_status *st)
     return 0;
 }
 
+/* The listing order of mbl_modal (modal_order, the same rule): the modes of a repeated eigenvalue
+ * together, with the canonical basis of their shapes; a mode of a repeated eigenvalue has no
+ * derivatives (repeat_tol may be set below MODAL_REPEAT_TOL: the shapes that were differentiated
+ * are replaced). */
+static int job_order(job *j, mbl_status *st)
+{
+    mbl_sensitivity *S = j->S;
+    int nm = S->nmode, n = S->n, nwrt = j->nwrt, rc = 0;
+    size_t nn = (size_t)n * nm;
+    modal_item *it = NULL;
+    int *mult = NULL;
+    mbl_sens_mode *md = NULL;
+    double *buf = NULL;
+    if (NEW(it, nm) || NEW(mult, nm) || NEW(md, nm) || NEW(buf, nn)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int t = 0; t < nm; t++) {
+        const mbl_sens_mode *m = &S->modes[t];
+        it[t] = (modal_item){hypot(m->re, m->im), m->re, m->im, m->kind == MBL_MODE_ZERO, 0, t};
+    }
+    if ((rc = modal_order(nm, it, n, S->shape_re, S->shape_im, mult, st))) goto done;
+    for (int k = 0; k < nm; k++) md[k] = S->modes[it[k].idx];
+    memcpy(S->modes, md, (size_t)nm * sizeof *md);
+    double *arr[2] = {S->shape_re, S->shape_im}, *darr[2] = {S->dshape_re, S->dshape_im};
+    for (int a = 0; a < 2; a++) {
+        for (int k = 0; k < nm; k++) memcpy(buf + (size_t)k * n, arr[a] + (size_t)it[k].idx * n, (size_t)n * sizeof *buf);
+        memcpy(arr[a], buf, nn * sizeof *buf);
+        for (int w = 0; darr[a] && w < nwrt; w++) {
+            double *D = darr[a] + nn * w;
+            for (int k = 0; k < nm; k++) memcpy(buf + (size_t)k * n, D + (size_t)it[k].idx * n, (size_t)n * sizeof *buf);
+            memcpy(D, buf, nn * sizeof *buf);
+        }
+    }
+    for (int k = 0; k < nm; k++) {
+        mbl_sens_mode *m = &S->modes[k];
+        if (mult[k] < 2 || !m->defined) continue;
+        m->defined = 0;
+        j->nundef++;
+        for (int w = 0; w < nwrt; w++) {
+            m->dre[w] = m->dim[w] = m->dfreq_hz[w] = m->ddamping[w] = NAN;
+            for (int i = 0; S->dshape_re && i < n; i++)
+                S->dshape_re[i + (size_t)n * (k + (size_t)nm * w)] = S->dshape_im[i + (size_t)n * (k + (size_t)nm * w)] = NAN;
+        }
+    }
+done:
+    mbl_free(it), mbl_free(mult), mbl_free(md), mbl_free(buf);
+    return rc;
+}
+
 /* The notes: modes without derivatives, a point that does not persist, dropped constraints. */
 static void job_notes(job *j)
 {
@@ -717,6 +773,7 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
         if (!again) break;
     }
     if (!rc) rc = job_modes(&j, st);
+    if (!rc) rc = job_order(&j, st);
     if (!rc) job_notes(&j);
     job_free(&j);
     if (rc) {

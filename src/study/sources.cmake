@@ -13,4 +13,5 @@ list(APPEND MBLIN_SOURCES
   src/study/sens_spen.c
   src/study/boundary.c
   src/study/compare.c
+  src/study/mode_pick.c
 )

@@ -79,6 +79,47 @@ def test_boundary_weave_speed(cli):
         m.boundary("no_such_parameter", 4.3)
 
 
+ROTOR = "examples/mech/rigid_rotor.yaml"
+
+
+def test_boundary_named_mode(cli, tmp_path):
+    """The rotor's forward whirl meets the 1x line at sqrt(kc / (Id - Ip)) (kc = 2 k a^2): named by
+    its shape (the tilt turning from about x towards about y, e2 = -i e1) and by its branch of a
+    sweep, as the CLI's --shape and --branch --sweep name it."""
+    m = mblin.load(ROTOR)
+    want = np.sqrt(2 * 1e5 * 0.25**2 / (1.5 - 0.6))
+    shape = "rotor_e1=1,rotor_e2=-i"
+    b = m.boundary("Omega", 120, order=1, shape=shape)
+    assert abs(b["value"] - want) < 1e-9 * want
+    j = run_json(cli, "boundary", ROTOR, "--param", "Omega", "--near", "120", "--order", "1", "--shape", shape)
+    close(b["value"], j["value"])
+    assert b["mode_near"] == j["mode_near"]
+    sweep = tmp_path / "sweep.json"
+    out = subprocess.run([cli, "sweep", ROTOR, "--param", "Omega=100:140:5", "--json"], check=True,
+                         capture_output=True, text=True).stdout
+    sweep.write_text(out)
+    branches = json.loads(out)["branches"]
+    at100 = (0.6 * 100 + np.sqrt((0.6 * 100)**2 + 4 * 1.5 * 12500)) / 3.0  # the forward whirl at Omega = 100
+    fwd = [i + 1 for i, br in enumerate(branches) if abs(br["im"][0] - at100) < 1e-8 * at100]
+    assert len(fwd) == 1
+    b2 = m.boundary("Omega", 120, order=1, branch=fwd[0], sweep=sweep)
+    assert abs(b2["value"] - want) < 1e-9 * want
+    j2 = run_json(cli, "boundary", ROTOR, "--param", "Omega", "--near", "120", "--order", "1",
+                  "--branch", str(fwd[0]), "--sweep", str(sweep))
+    close(b2["value"], j2["value"])
+    with pytest.raises(mblin.ArgumentError):
+        m.boundary("Omega", 120, mode=3, shape=shape)
+    with pytest.raises(mblin.ArgumentError):
+        m.boundary("Omega", 120, branch=2)
+    with pytest.raises(mblin.ArgumentError):
+        m.boundary("Omega", 120, sweep=sweep)
+    for args in (["--mode", "3", "--shape", shape], ["--branch", "2"], ["--sweep", str(sweep)],
+                 ["--branch", "0", "--sweep", str(sweep)]):
+        r = subprocess.run([cli, "boundary", ROTOR, "--param", "Omega", "--near", "120", *args],
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+
+
 def test_freqresp_closed_form():
     mm, k, c = 2.0, 5.0, 0.3
     osc = mblin.from_dict({"model": "dae", "parameters": {"m": mm, "k": k, "c": c}, "coordinates": {"x": 0},

@@ -13,3 +13,5 @@ if(PYTHON3)
 endif()
 # stability boundaries from +-50 % of each closed form (issue 29)
 mblin_add_test(test_boundary ${CMAKE_CURRENT_SOURCE_DIR}/study/test_boundary.c)
+# one mode numbering (linearize, sensitivity, sweep, boundary) and mbl_mode_pick
+mblin_add_test(test_modes ${CMAKE_CURRENT_SOURCE_DIR}/study/test_modes.c)
