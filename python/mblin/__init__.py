@@ -366,27 +366,32 @@ class Model:
         d["wrt"] = [params[i] for i in d["wrt"]]
         return d
 
-    def boundary(self, param, near, *, order=0.0, mode=0, shape=None, branch=None, sweep=None, tol=None, at=None,
-                 set=None):
-        """Where a mode's real part crosses zero (or its damped frequency meets ``order * param``):
-        Newton with the exact sensitivities from ``near`` (the CLI's ``mblin boundary``).
+    def boundary(self, param, near, *, order=0.0, mode=0, shape=None, branch=None, sweep=None, range=None, tol=None,
+                 at=None, set=None):
+        """The value of ``param`` nearest ``near`` where a mode's real part crosses zero or two
+        eigenvalues leave the imaginary axis together (or, with ``order``, where a damped frequency
+        meets ``order * param``): bracketed on a grid walked outward from ``near`` within ``range``
+        (``(from, to)``; default ``near / 3`` to ``3 near``), then refined with the exact sensitivities
+        (the CLI's ``mblin boundary``; docs/study.md, "Stability boundaries").
 
         The mode followed is named one way at most (docs/study.md, "Naming a mode"): ``mode`` (its
         number as ``linearize`` lists it at ``near``, 1-based), ``shape`` (``"NAME[=W],..."``: the mode
         whose shape matches weights W on the named coordinates best, complex as ``a+bi``, e.g.
         ``"x=1,y=-i"`` for a whirl from x towards y) or ``branch`` with ``sweep`` (branch B of the JSON
         ``mblin sweep --json`` wrote over ``param``: the mode nearest its eigenvalue at ``near``);
-        none: the mode nearest a crossing.
+        none: the nearest boundary of any mode.
 
         Returns:
             dict: ``value`` (the parameter there), ``eigenvalue`` (complex), ``f_near``, ``slope``,
-            ``iterations``, ``mode_near`` (1-based), ``last_step``.
+            ``iterations`` (inside the bracket), ``points`` (all evaluated), ``bracket`` (lo, hi),
+            ``mode_near`` (1-based), ``last_step``, ``collision`` and ``divergence`` (bools).
 
         Raises:
-            ArgumentError (unknown parameter, the mode named two ways, a branch without its sweep),
-            ModelError (no simple mode near a crossing, no mode of that shape),
-            ConvergenceError-like subclasses of Error (Newton not converging).
+            ArgumentError (unknown parameter, the mode named two ways, a branch without its sweep,
+            a bad range), ModelError (no boundary in the range, no mode of that shape),
+            ConvergenceError-like subclasses of Error (the refinement not converging).
         """
+        lo, hi = (float("nan"), float("nan")) if range is None else (float(range[0]), float(range[1]))
         if (int(mode) > 0) + (shape is not None) + (branch is not None or sweep is not None) > 1:
             raise ArgumentError("boundary: mode, shape and branch/sweep name the mode three ways: give one",
                                 ArgumentError.code)
@@ -399,7 +404,7 @@ class Model:
         return _core.boundary(self._file(), list(sets.items()), str(param), float(near), float(order),
                               float(tol) if tol else 0.0, int(mode), _AT[at] if at is not None else -1,
                               None if shape is None else str(shape), 0 if branch is None else int(branch),
-                              None if sweep is None else _os.fsdecode(_os.fspath(sweep)))
+                              None if sweep is None else _os.fsdecode(_os.fspath(sweep)), lo, hi)
 
     def freqresp(self, from_input, to_output, w, *, point=None, at=None, q=None, v=None, guess=None, t=None):
         """Frequency response G(i w) from an input to an output (the CLI's ``mblin freqresp``).

@@ -21,7 +21,7 @@
  * immutable and serves many threads (include/mblin/model.h).
  *
  *   sweep(path, sets, param, from, to, count, threads, at) -> dict (the model loaded, mbl_sweep_run, one axis)
- *   boundary(path, sets, param, near, order, tol, mode, at[, shape, branch, sweep]) -> dict (mbl_boundary)
+ *   boundary(path, sets, param, near, order, tol, mode, at[, shape, branch, sweep, from, to]) -> dict (mbl_boundary)
  *   Model.sensitivity(point, wrt, shapes) -> dict (mbl_sensitivity_compute)
  *   Model.freqresp(point, input, output, w) -> dict (mbl_freqresp) */
 #define MBLIN_PY_IMPORT_ARRAY /* this file calls import_array() */
@@ -545,7 +545,7 @@ static PyMethodDef core_functions[] = {
     {"load_file", core_load_file, METH_VARARGS, "load_file(path, sets, states, velocity_states) -> Model"},
     {"load_string", core_load_string, METH_VARARGS, "load_string(text, name, sets, states, velocity_states) -> Model"},
     {"sweep", py_sweep, METH_VARARGS, "sweep(path, sets, param, from, to, count, threads, at) -> dict"},
-    {"boundary", py_boundary, METH_VARARGS, "boundary(path, sets, param, near, order, tol, mode, at[, shape, branch, sweep]) -> dict"},
+    {"boundary", py_boundary, METH_VARARGS, "boundary(path, sets, param, near, order, tol, mode, at[, shape, branch, sweep, from, to]) -> dict"},
     {"methods", core_methods, METH_NOARGS, "the linearization methods"},
     {"version", core_version, METH_NOARGS, "the library version"},
     {NULL, NULL, 0, NULL}};

@@ -220,10 +220,10 @@ PyObject *py_boundary(PyObject *mod, PyObject *args)
     PyObject *path_obj, *sets_obj, *path_bytes = NULL;
     const char *param;
     const char *shape = NULL, *sweep = NULL;
-    double near, order, tol;
+    double near, order, tol, from = NAN, to = NAN;
     int mode, at, branch = 0;
-    if (!PyArg_ParseTuple(args, "OOsdddii|ziz", &path_obj, &sets_obj, &param, &near, &order, &tol, &mode, &at, &shape,
-                          &branch, &sweep))
+    if (!PyArg_ParseTuple(args, "OOsdddii|zizdd", &path_obj, &sets_obj, &param, &near, &order, &tol, &mode, &at, &shape,
+                          &branch, &sweep, &from, &to))
         return NULL;
     if (!PyUnicode_FSConverter(path_obj, &path_bytes)) return NULL;
     mbl_setting *sets = NULL;
@@ -238,6 +238,7 @@ PyObject *py_boundary(PyObject *mod, PyObject *args)
     bo.mode.shape = shape;
     bo.mode.branch = branch;
     bo.mode.sweep = sweep;
+    bo.from = from, bo.to = to;
     if (tol > 0) bo.tol = tol;
     mbl_status st;
     mbl_status_clear(&st);
@@ -252,9 +253,11 @@ PyObject *py_boundary(PyObject *mod, PyObject *args)
     Py_END_ALLOW_THREADS
     if (rc) py_raise_status(&st);
     else
-        result = Py_BuildValue("{s:d,s:D,s:d,s:d,s:i,s:i,s:d}", "value", r.value, "eigenvalue",
+        result = Py_BuildValue("{s:d,s:D,s:d,s:d,s:i,s:i,s:d,s:(dd),s:i,s:O,s:O}", "value", r.value, "eigenvalue",
                                &(Py_complex){r.re, r.im}, "f_near", r.f_near, "slope", r.slope, "iterations",
-                               r.iterations, "mode_near", r.mode_near, "last_step", r.last_step);
+                               r.iterations, "mode_near", r.mode_near, "last_step", r.last_step, "bracket", r.lo, r.hi,
+                               "points", r.points, "collision", r.collision ? Py_True : Py_False, "divergence",
+                               r.divergence ? Py_True : Py_False);
 done:
     PyMem_Free(sets);
     Py_XDECREF(keep);

@@ -79,6 +79,24 @@ def test_boundary_weave_speed(cli):
         m.boundary("no_such_parameter", 4.3)
 
 
+def test_boundary_range_and_bracket(cli):
+    """Ziegler's column flutters at P = (7/2 - sqrt 2) k / l = 41.7157 (k = 10, l = 0.5): found from
+    above within a range, with the bracket, the point count and the kind as the CLI's JSON has them;
+    a range without it is refused naming the range."""
+    path = "tests/study/boundaries/ziegler_column.yaml"
+    m = mblin.load(path)
+    want = (3.5 - np.sqrt(2)) * 20
+    b = m.boundary("P", 59, range=(30, 60))
+    assert abs(b["value"] - want) < 1e-9 * want
+    assert b["collision"] and not b["divergence"]
+    assert b["bracket"][0] <= b["value"] <= b["bracket"][1]
+    j = run_json(cli, "boundary", path, "--param", "P", "--near", "59", "--range", "30:60")
+    close(b["value"], j["value"])
+    assert list(b["bracket"]) == j["bracket"] and b["points"] == j["points"]
+    with pytest.raises(mblin.ModelError, match=r"no boundary for P in \[5, 30\]"):
+        m.boundary("P", 20, range=(5, 30))
+
+
 ROTOR = "examples/mech/rigid_rotor.yaml"
 
 

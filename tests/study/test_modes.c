@@ -273,6 +273,7 @@ TEST(boundary_mode_index)
         mbl_boundary_options bo;
         mbl_boundary_options_default(&bo);
         bo.mode.index = 1 + 2 * j;
+        bo.from = -0.1, bo.to = 0.3; /* the boundary c = 0 lies below the default range c/3 .. 3c */
         mbl_boundary_result r;
         mbl_status st;
         int rc = mbl_boundary(b.md, sets, 2, "c", 0.1, &bo, &r, &st);
