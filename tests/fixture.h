@@ -6,6 +6,7 @@
  *   mbl_model *md = fixture_model(NULL, text, "test.yaml", &st);  NULL and st when it fails
  *   rc = fixture_model_point("examples/x.yaml", NULL, NULL, &md, &pt, &st);
  *   md = FIXTURE_LOAD_FORM(model_ffr_set_numeric, 0, path, text, "damped-beam");
+ *   rc = fixture_boundary("examples/x.yaml", sets, nsets, "v", 4.3, &opt, &res, &st);
  */
 #ifndef MBLIN_TEST_FIXTURE_H
 #define MBLIN_TEST_FIXTURE_H
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "mblin/model.h"
+#include "mblin/sensitivity.h"
 #include "test.h"
 
 /* The model file at path or, when path is NULL, the model in text (called name in its messages):
@@ -60,5 +62,16 @@ static inline mbl_model *fixture_load_checked_(void (*set_form)(int), int form, 
  * model_pmech_set_numeric: 0 the expression form, 1 the numeric one and the default) */
 #define FIXTURE_LOAD_FORM(set_form, form, path, text, name)                                        \
     fixture_load_checked_((set_form), (form), (path), (text), (name), __FILE__, __LINE__)
+
+/* mbl_boundary on the model file at path loaded with the overrides sets, as the CLI does */
+static inline int fixture_boundary(const char *path, const mbl_setting *sets, int nsets, const char *param, double near,
+                                   const mbl_boundary_options *opt, mbl_boundary_result *res, mbl_status *st)
+{
+    mbl_model *md = NULL;
+    int rc = mbl_model_load_file(path, sets, nsets, &md, st);
+    if (!rc) rc = mbl_boundary(md, sets, nsets, param, near, opt, res, st);
+    mbl_model_free(md);
+    return rc;
+}
 
 #endif

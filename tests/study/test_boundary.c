@@ -17,17 +17,7 @@
 
 #include "mblin/mblin.h"
 #include "mblin/sensitivity.h"
-#include "test.h"
-
-static int run_boundary(const char *path, const mbl_setting *sets, int nsets, const char *param, double near,
-                        const mbl_boundary_options *opt, mbl_boundary_result *res, mbl_status *st)
-{
-    mbl_model *md = NULL;
-    int rc = mbl_model_load_file(path, sets, nsets, &md, st);
-    if (!rc) rc = mbl_boundary(md, sets, nsets, param, near, opt, res, st);
-    mbl_model_free(md);
-    return rc;
-}
+#include "fixture.h"
 
 typedef struct expect {
     int collision;  /* 1: two eigenvalues meet on the axis; 0: one crosses it; -1: either */
@@ -48,7 +38,7 @@ static void from_everywhere(const char *what, const char *path, const mbl_settin
         bo.mode.index = ex.mode;
         mbl_boundary_result res;
         mbl_status st;
-        int rc = run_boundary(path, sets, nsets, param, near, &bo, &res, &st);
+        int rc = fixture_boundary(path, sets, nsets, param, near, &bo, &res, &st);
         CHECK_MSG(rc == 0, "%s from %s = %.12g: %s", what, param, near, st.msg);
         if (rc) continue;
         double err = fabs(res.value - answer) / fabs(answer);
@@ -121,7 +111,7 @@ TEST(bicycle)
         mbl_boundary_options_default(&bo);
         mbl_boundary_result res;
         mbl_status st;
-        CHECK(run_boundary("examples/whipple_bicycle.yaml", NULL, 0, "v", nears[k], &bo, &res, &st) == 0);
+        CHECK(fixture_boundary("examples/whipple_bicycle.yaml", NULL, 0, "v", nears[k], &bo, &res, &st) == 0);
         CHECK_MSG(fabs(res.value - want[k]) < 1e-9 * want[k], "from %g: %.15g", nears[k], res.value);
     }
 }
@@ -144,20 +134,20 @@ TEST(no_boundary)
     mbl_boundary_result res;
     mbl_status st;
     mbl_setting set = {"c", 20};
-    CHECK_EQ_INT(run_boundary("examples/slider_pendulum.yaml", &set, 1, "k", 20, &bo, &res, &st), MBL_EMODEL);
+    CHECK_EQ_INT(fixture_boundary("examples/slider_pendulum.yaml", &set, 1, "k", 20, &bo, &res, &st), MBL_EMODEL);
     CHECK(strstr(st.msg, "no boundary for k in [6.66667, 60]") != NULL);
     CHECK(strchr(st.msg, '\n') == NULL);
     fprintf(stderr, "  %s\n", st.msg);
     bo.from = 5, bo.to = 30;
-    CHECK_EQ_INT(run_boundary("tests/study/boundaries/ziegler_column.yaml", NULL, 0, "P", 20, &bo, &res, &st),
+    CHECK_EQ_INT(fixture_boundary("tests/study/boundaries/ziegler_column.yaml", NULL, 0, "P", 20, &bo, &res, &st),
                  MBL_EMODEL);
     CHECK(strstr(st.msg, "no boundary for P in [5, 30]") != NULL);
     bo.from = 25, bo.to = 30;
-    CHECK_EQ_INT(run_boundary("tests/study/boundaries/ziegler_column.yaml", NULL, 0, "P", 20, &bo, &res, &st), MBL_EARG);
+    CHECK_EQ_INT(fixture_boundary("tests/study/boundaries/ziegler_column.yaml", NULL, 0, "P", 20, &bo, &res, &st), MBL_EARG);
     CHECK(strstr(st.msg, "outside the range") != NULL);
     /* the same column from above, the range allowing it: found */
     bo.from = 30, bo.to = 60;
-    CHECK(run_boundary("tests/study/boundaries/ziegler_column.yaml", NULL, 0, "P", 59, &bo, &res, &st) == 0);
+    CHECK(fixture_boundary("tests/study/boundaries/ziegler_column.yaml", NULL, 0, "P", 59, &bo, &res, &st) == 0);
     CHECK(fabs(res.value - (3.5 - sqrt(2.0)) * 20) < 1e-9 * 41.7);
 }
 

@@ -20,7 +20,7 @@
 
 #include "mblin/mblin.h"
 #include "mblin/sensitivity.h"
-#include "test.h"
+#include "fixture.h"
 
 #define TWO_PI 6.283185307179586476925286766559
 
@@ -217,17 +217,6 @@ static int is_yaml(const char *name)
 {
     size_t l = strlen(name);
     return l > 5 && !strcmp(name + l - 5, ".yaml");
-}
-
-/* The boundary of a model file: the model loaded with the overrides, as the CLI does. */
-static int run_boundary(const char *path, const mbl_setting *sets, int nsets, const char *param, double near,
-                        const mbl_boundary_options *opt, mbl_boundary_result *res, mbl_status *st)
-{
-    mbl_model *md = NULL;
-    int rc = mbl_model_load_file(path, sets, nsets, &md, st);
-    if (!rc) rc = mbl_boundary(md, sets, nsets, param, near, opt, res, st);
-    mbl_model_free(md);
-    return rc;
 }
 
 TEST(central_differences_every_example)
@@ -580,18 +569,18 @@ TEST(whipple_bicycle)
     mbl_boundary_options_default(&bo);
     mbl_boundary_result res;
     mbl_status st;
-    CHECK(run_boundary("examples/whipple_bicycle.yaml", NULL, 0, "v", 4.3, &bo, &res, &st) == 0);
+    CHECK(fixture_boundary("examples/whipple_bicycle.yaml", NULL, 0, "v", 4.3, &bo, &res, &st) == 0);
     CHECK(fabs(res.value - 4.29238253634111) < 1e-10);
     CHECK(fabs(res.im) > 1); /* the weave: an oscillatory pair */
     fprintf(stderr, "  weave speed %.14f m/s (published 4.29238253634111), %d Newton iterations\n", res.value,
             res.iterations);
-    CHECK(run_boundary("examples/whipple_bicycle.yaml", NULL, 0, "v", 6.0, &bo, &res, &st) == 0);
+    CHECK(fixture_boundary("examples/whipple_bicycle.yaml", NULL, 0, "v", 6.0, &bo, &res, &st) == 0);
     CHECK(fabs(res.value - 6.02426201538837) < 1e-10);
     CHECK(res.im == 0); /* the capsize: a real eigenvalue */
     fprintf(stderr, "  capsize speed %.14f m/s (published 6.02426201538837), %d Newton iterations\n", res.value,
             res.iterations);
     /* the same from a farther start */
-    CHECK(run_boundary("examples/whipple_bicycle.yaml", NULL, 0, "v", 5.5, &bo, &res, &st) == 0);
+    CHECK(fixture_boundary("examples/whipple_bicycle.yaml", NULL, 0, "v", 5.5, &bo, &res, &st) == 0);
     CHECK(fabs(res.value - 6.02426201538837) < 1e-10 || fabs(res.value - 4.29238253634111) < 1e-10);
 }
 
@@ -609,7 +598,7 @@ TEST(boundary_critical_speed)
     bo.order = 1;
     mbl_boundary_result res;
     mbl_status st;
-    int rc = run_boundary("rotor_test.yaml", NULL, 0, "Omega", 120, &bo, &res, &st);
+    int rc = fixture_boundary("rotor_test.yaml", NULL, 0, "Omega", 120, &bo, &res, &st);
     if (rc) fprintf(stderr, "  %s\n", st.msg);
     CHECK(rc == 0);
     double kc = 2 * 1e5 * 0.0625, W = sqrt(kc / (1.5 - 0.6));
@@ -634,7 +623,7 @@ TEST(boundary_collision)
     mbl_status st;
     double nears[3] = {150, 195, 250};
     for (int k = 0; k < 3; k++) {
-        int rc = run_boundary("examples/sim/sleeping_top.yaml", NULL, 0, "Omega", nears[k], &bo, &res, &st);
+        int rc = fixture_boundary("examples/sim/sleeping_top.yaml", NULL, 0, "Omega", nears[k], &bo, &res, &st);
         CHECK_MSG(rc == 0, "%s", st.msg);
         CHECK(res.collision == 1);
         CHECK(fabs(res.value - Wc) < 1e-9 * Wc);
@@ -649,7 +638,7 @@ TEST(boundary_collision)
         mbl_setting top2[4] = {{"m", 1}, {"l", 0.1}, {"I1", 0.01}, {"I3", 0.004}};
         double A2 = 0.01 + 1 * 0.1 * 0.1, W2 = 2 * sqrt(A2 * 1 * g * 0.1) / 0.004, n2[2] = {60, 90};
         for (int k = 0; k < 2; k++) {
-            int rc = run_boundary("examples/sim/sleeping_top.yaml", top2, 4, "Omega", n2[k], &bo, &res, &st);
+            int rc = fixture_boundary("examples/sim/sleeping_top.yaml", top2, 4, "Omega", n2[k], &bo, &res, &st);
             CHECK_MSG(rc == 0, "%s", st.msg);
             CHECK(res.collision == 1);
             CHECK_MSG(fabs(res.value - W2) < 1e-9 * W2, "%.12f vs closed form %.12f", res.value, W2);
@@ -664,7 +653,7 @@ TEST(boundary_collision)
     fclose(f);
     double Oc = sqrt(9.81 / 0.5), hn[2] = {3, 6};
     for (int k = 0; k < 2; k++) {
-        int rc = run_boundary("hoop_test.yaml", NULL, 0, "Omega", hn[k], &bo, &res, &st);
+        int rc = fixture_boundary("hoop_test.yaml", NULL, 0, "Omega", hn[k], &bo, &res, &st);
         CHECK_MSG(rc == 0, "%s", st.msg);
         CHECK(res.collision == 1);
         CHECK(fabs(res.value - Oc) < 1e-9 * Oc);
@@ -672,7 +661,7 @@ TEST(boundary_collision)
     }
     remove("hoop_test.yaml");
     /* a damped model is not conservative: the bicycle's weave is a crossing */
-    CHECK(run_boundary("examples/whipple_bicycle.yaml", NULL, 0, "v", 4.3, &bo, &res, &st) == 0);
+    CHECK(fixture_boundary("examples/whipple_bicycle.yaml", NULL, 0, "v", 4.3, &bo, &res, &st) == 0);
     CHECK(res.collision == 0);
 }
 
@@ -796,16 +785,16 @@ TEST(bad_input)
     mbl_boundary_options_default(&bo);
     mbl_boundary_result res;
     mbl_status st;
-    CHECK_EQ_INT(run_boundary("examples/whipple_bicycle.yaml", NULL, 0, "speed", 4.3, &bo, &res, &st), MBL_EARG);
+    CHECK_EQ_INT(fixture_boundary("examples/whipple_bicycle.yaml", NULL, 0, "speed", 4.3, &bo, &res, &st), MBL_EARG);
     CHECK(strstr(st.msg, "no parameter 'speed'") != NULL);
     /* the slider-pendulum with c = 20 is stable for every k nearby: no crossing */
     mbl_setting set = {"c", 20};
-    int rc = run_boundary("examples/slider_pendulum.yaml", &set, 1, "k", 20, &bo, &res, &st);
+    int rc = fixture_boundary("examples/slider_pendulum.yaml", &set, 1, "k", 20, &bo, &res, &st);
     CHECK(rc == MBL_EMODEL || rc == MBL_ENOCONV);
     CHECK(strchr(st.msg, '\n') == NULL);
     fprintf(stderr, "  no crossing: %s\n", st.msg);
     bo.max_iter = 1;
-    CHECK_EQ_INT(run_boundary("examples/whipple_bicycle.yaml", NULL, 0, "v", 4.0, &bo, &res, &st), MBL_ENOCONV);
+    CHECK_EQ_INT(fixture_boundary("examples/whipple_bicycle.yaml", NULL, 0, "v", 4.0, &bo, &res, &st), MBL_ENOCONV);
     CHECK(strstr(st.msg, "did not converge") != NULL);
     /* an unknown parameter index */
     sens_run r;
