@@ -1,3 +1,4 @@
 list(APPEND MBLIN_SOURCES
   src/opoint/opoint.c
+  src/opoint/solve.c
 )
