@@ -30,6 +30,10 @@ typedef struct opoint_subproblem {
     double *eqr, *eqc, *eqw; /* square sparse steps: equilibration factors (rows, columns), scratch */
     int eq_on;               /* the steps of this subproblem are equilibrated (see opoint_newton_step) */
     int eq_warm;             /* eqr, eqc hold the factors of the previous step */
+    /* the Newton homotopy (homotopy.c): when hom_F0 is set, opoint_eval_F returns
+     * H = F - (1 - hom_t) hom_F0 on the subproblem's rows (hom_F0 indexed by subproblem row) */
+    const double *hom_F0;
+    double hom_t;
 } opoint_subproblem;
 
 /* The unknown `col` (a column of the model's unknowns [vdot lambda mu v q der(X) Z X r]) in the point. */
@@ -48,7 +52,33 @@ int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st);
 /* The minimum-norm / least-squares Newton step J dx = -F over the subproblem (ncol entries). */
 int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st);
 /* Solve the subproblem from the point's current unknowns; `what` names it in messages, linear = 1
- * for problems linear in the unknowns. */
+ * for problems linear in the unknowns. Newton with line search and Levenberg-Marquardt steps
+ * (opoint_newton); where that fails away from a solution, or lands far from the start, the Newton
+ * homotopy from the start (opoint_homotopy). */
 int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status *st);
+
+/* How opoint_newton ended. */
+enum { OPOINT_NEWTON_OK, OPOINT_NEWTON_MAXITER, OPOINT_NEWTON_DEGENERATE, OPOINT_NEWTON_STALL };
+typedef struct opoint_newton_par {
+    int corrector; /* 1: a corrector of the continuation (max_iter and tol below; no LM steps) */
+    int max_iter;
+    double tol;    /* scaled residual */
+} opoint_newton_par;
+typedef struct opoint_newton_out {
+    int fail;      /* OPOINT_NEWTON_* */
+    int it;        /* Newton iterations */
+    double rs;     /* scaled residual at the end */
+    double finf;   /* max-norm residual at the end */
+} opoint_newton_out;
+/* Newton / Gauss-Newton with line search (and Levenberg-Marquardt steps where it stalls). */
+int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opoint_newton_par *par,
+                  opoint_newton_out *out, mbl_status *st);
+/* The scaled residual of the subproblem at the point (sp->F and sp->jac current), unknowns scaled
+ * by max(1, |x|, |xstart|); rowscale (nrow) and colscale (ncol) are scratch. */
+double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, double *rowscale, double *colscale);
+/* The Newton homotopy H(x, t) = F(x) - (1 - t) F(xs), followed from the start xs (t = 0) to t = 1
+ * with a Newton corrector and step control; on success the point holds a solution of F = 0 near
+ * the path's end (not yet polished). On failure (MBL_ENOCONV) `reason` says where the path ended. */
+int opoint_homotopy(opoint_subproblem *sp, const double *xs, char *reason, size_t reason_size, mbl_status *st);
 
 #endif

@@ -44,6 +44,7 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
     if (rc) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
     double s2 = 0, si = 0;
     for (int i = 0; i < sp->nrow; i++) {
+        if (sp->hom_F0) sp->F[sp->rows[i]] -= (1.0 - sp->hom_t) * sp->hom_F0[i];
         double f = sp->F[sp->rows[i]];
         s2 += f * f;
         si = fmax(si, fabs(f));
@@ -221,7 +222,7 @@ static double col_scale(const opoint_subproblem *sp, int c, double x, const doub
  * norm weighted by the unknowns' scales, at the current iterate: sp->jac must be current). It is
  * unit-free (an estimate of the relative Newton correction that row asks for) and does not depend
  * on the starting residual. A row whose Jacobian vanishes counts with its absolute residual. */
-static double scaled_residual(opoint_subproblem *sp, const double *xstart, double *rowscale, double *colscale)
+double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, double *rowscale, double *colscale)
 {
     const mbl_model *md = sp->md;
     const model_view *mv = &sp->mv;
@@ -325,10 +326,18 @@ static int lm_step(opoint_subproblem *sp, const double *x0, double f2, double *g
  * of the residual), the point is accepted if the scaled residual is at most opt->tol, or at most
  * 1e4 * opt->tol with a Newton step at most opt->step_tol times each unknown's scale; otherwise
  * a Levenberg-Marquardt step is taken (lm_step) and Newton resumes, and if that step cannot
- * decrease the residual norm either, it fails. */
-int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status *st)
+ * decrease the residual norm either, it fails.
+ *
+ * With par->corrector (the corrector of the continuation, homotopy.c) it converges when the scaled
+ * residual is at most par->tol, fails after par->max_iter iterations and, where the line search
+ * stalls, fails at once (the continuation shortens its step instead). out says how it ended. */
+int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opoint_newton_par *par,
+                  opoint_newton_out *out, mbl_status *st)
 {
     const mbl_opoint_options *opt = sp->opt;
+    int corrector = par->corrector;
+    double tol = corrector ? par->tol : opt->tol;
+    out->fail = OPOINT_NEWTON_OK;
     int n = sp->ncol;
     double *dx = mbl_alloc_array((size_t)n + 1, sizeof *dx), *x0 = mbl_alloc_array((size_t)n + 1, sizeof *x0);
     double *xs = mbl_alloc_array((size_t)n + 1, sizeof *xs);
@@ -345,17 +354,19 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
     while (!rc) {
         rc = opoint_eval_jac(sp, st);
         if (rc) break;
-        rs = scaled_residual(sp, xs, rowscale, colscale);
+        rs = opoint_scaled_residual(sp, xs, rowscale, colscale);
         if (linear && it >= 2) break;
         int superlinear = it > 0 && alpha_last == 1.0 && rs <= 1e-2 * rs_prev;
-        if (rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
+        if (corrector && rs <= tol) break;
+        if (!corrector && rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
         /* the rounding floor reached while the line search still takes steps (rounding noise can
          * decrease ||F||): nearly converged, a negligible step, and the scaled residual no longer
          * decreasing (a large model's floor: the N = 2000 four-bar stalls at 1.5e-12). A degenerate
          * root, where Newton converges only linearly with the scaled residual still falling, is
          * not taken for it. */
-        if (step_small && rs <= 1e4 * opt->tol && rs >= 0.9 * rs_prev) break;
-        if (it >= opt->max_iter) {
+        if (!corrector && step_small && rs <= 1e4 * opt->tol && rs >= 0.9 * rs_prev) break;
+        if (it >= (corrector ? par->max_iter : opt->max_iter)) {
+            out->fail = rs <= tol ? OPOINT_NEWTON_DEGENERATE : OPOINT_NEWTON_MAXITER;
             rc = mbl_error(st, MBL_ENOCONV,
                            "%s did not converge in %d iterations (residual %.3g, scaled residual %.3g%s)", what, it,
                            finf, rs,
@@ -390,19 +401,25 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
             rc = opoint_eval_F(sp, &f2, &finf, st);
             if (!rc) rc = opoint_eval_jac(sp, st);
             if (rc) break;
-            rs = scaled_residual(sp, xs, rowscale, colscale);
+            rs = opoint_scaled_residual(sp, xs, rowscale, colscale);
             int small = rs <= 1e4 * opt->tol;
             for (int c = 0; small && c < n; c++)
                 if (fabs(dx[c]) > opt->step_tol * col_scale(sp, c, x0[c], xs)) small = 0;
             /* rounding floor: the scaled residual is converged (an ill-conditioned Jacobian
              * amplifies the rounding of F into Newton steps above step_tol), or nearly so with
              * a negligible step */
-            if (small || rs <= opt->tol) break;
+            if (!corrector && (small || rs <= opt->tol)) break;
+            out->fail = OPOINT_NEWTON_STALL;
+            if (corrector) {
+                rc = mbl_error(st, MBL_ENOCONV, "%s: the corrector stalled", what);
+                break;
+            }
             /* stalled away from a solution: a Levenberg-Marquardt step (lm_step), then Newton again */
             int moved = 0;
             rc = lm_step(sp, x0, f2, &g2, &ginf, &moved, st);
             if (rc) break;
             if (moved) {
+                out->fail = OPOINT_NEWTON_OK;
                 f2 = g2;
                 finf = ginf;
                 rs_prev = rs;
@@ -428,8 +445,11 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
         for (int c = 0; step_small && c < n; c++)
             if (fabs(alpha * dx[c]) > opt->step_tol * col_scale(sp, c, x0[c], xs)) step_small = 0;
     }
-    if (!rc) {
-        sp->pt->iterations += it;
+    out->it = it;
+    out->rs = rs;
+    out->finf = finf;
+    if (!rc || corrector) sp->pt->iterations += it;
+    if (!rc && !corrector) {
         if (finf > sp->pt->residual) sp->pt->residual = finf;
         if (rs > sp->pt->scaled_residual) sp->pt->scaled_residual = rs;
         if (linear && rs > 1e4 * opt->tol && finf > opt->abs_tol)

@@ -1,4 +1,5 @@
 list(APPEND MBLIN_SOURCES
   src/opoint/opoint.c
   src/opoint/solve.c
+  src/opoint/homotopy.c
 )
