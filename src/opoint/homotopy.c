@@ -184,6 +184,13 @@ int opoint_homotopy(opoint_subproblem *sp, const double *xs, char *reason, size_
  * residual) is reported as such, not continued. Where Newton converged but a coordinate moved by
  * more than OPOINT_FAR of its scale, the homotopy's solution is taken when it lies nearer the
  * start. */
+/* the continuation: in arc length where the subproblem is small enough for dense algebra, else in t */
+static int continuation(opoint_subproblem *sp, const double *xs, char *reason, size_t size, mbl_status *st)
+{
+    if (sp->ncol < OPOINT_DENSE_MAX && sp->nrow <= OPOINT_DENSE_MAX) return opoint_arclength(sp, xs, reason, size, st);
+    return opoint_homotopy(sp, xs, reason, size, st);
+}
+
 int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status *st)
 {
     int n = sp->ncol;
@@ -209,7 +216,7 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
             snprintf(first, sizeof first, "Newton did not converge in %d iterations (scaled residual %.3g)", out.it,
                      out.rs);
         mbl_status st2;
-        int hrc = opoint_homotopy(sp, xs, reason, sizeof reason, &st2);
+        int hrc = continuation(sp, xs, reason, sizeof reason, &st2);
         if (!hrc) rc = opoint_newton(sp, what, 0, &par, &out, st);
         else if (hrc == MBL_ENOCONV)
             rc = mbl_error(st, MBL_ENOCONV, "%s: no solution found from the initial guess: %s; %s", what, first, reason);
@@ -223,7 +230,7 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
         int it1 = sp->pt->iterations, rank1 = sp->rank_last;
         sp->pt->residual = res0, sp->pt->scaled_residual = sres0;
         mbl_status st2;
-        int hrc = opoint_homotopy(sp, xs, reason, sizeof reason, &st2);
+        int hrc = continuation(sp, xs, reason, sizeof reason, &st2);
         if (!hrc) hrc = opoint_newton(sp, what, 0, &par, &out, &st2);
         if (!hrc) {
             double *tmp = mbl_alloc_array((size_t)n + 1, sizeof *tmp);

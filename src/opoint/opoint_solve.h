@@ -34,6 +34,10 @@ typedef struct opoint_subproblem {
      * H = F - (1 - hom_t) hom_F0 on the subproblem's rows (hom_F0 indexed by subproblem row) */
     const double *hom_F0;
     double hom_t;
+    /* and, when hom_C is set, + (1 - hom_t) hom_C[i] (x[hom_pc[i]] - hom_x0[hom_pc[i]]) on row i with
+     * hom_pc[i] >= 0 (a spring to the start: arclength.c) */
+    const double *hom_C, *hom_x0;
+    const int *hom_pc;
 } opoint_subproblem;
 
 /* The unknown `col` (a column of the model's unknowns [vdot lambda mu v q der(X) Z X r]) in the point. */
@@ -80,5 +84,10 @@ double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, doubl
  * with a Newton corrector and step control; on success the point holds a solution of F = 0 near
  * the path's end (not yet polished). On failure (MBL_ENOCONV) `reason` says where the path ended. */
 int opoint_homotopy(opoint_subproblem *sp, const double *xs, char *reason, size_t reason_size, mbl_status *st);
+
+/* The same path followed in arc length through its turning points (arclength.c; dense, for
+ * subproblems of at most OPOINT_DENSE_MAX unknowns). On success the point holds a solution of F = 0
+ * to a scaled residual of 1e-8 (not yet polished). */
+int opoint_arclength(opoint_subproblem *sp, const double *xs, char *reason, size_t reason_size, mbl_status *st);
 
 #endif

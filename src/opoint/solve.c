@@ -45,6 +45,11 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
     double s2 = 0, si = 0;
     for (int i = 0; i < sp->nrow; i++) {
         if (sp->hom_F0) sp->F[sp->rows[i]] -= (1.0 - sp->hom_t) * sp->hom_F0[i];
+        if (sp->hom_C && sp->hom_pc[i] >= 0) {
+            int c = sp->hom_pc[i];
+            sp->F[sp->rows[i]] += (1.0 - sp->hom_t) * sp->hom_C[i] *
+                                  (*opoint_unknown_ptr(md, pt, sp->cols[c]) - sp->hom_x0[c]);
+        }
         double f = sp->F[sp->rows[i]];
         s2 += f * f;
         si = fmax(si, fabs(f));

@@ -2,4 +2,5 @@ list(APPEND MBLIN_SOURCES
   src/opoint/opoint.c
   src/opoint/solve.c
   src/opoint/homotopy.c
+  src/opoint/arclength.c
 )
