@@ -19,7 +19,7 @@
  * The solution reached is the first one on the path from the guess: the branch connected to it.
  * Past a turning point t may fall below 0 (the residual grows along F(xs) before it turns again):
  * the path goes on. It fails when it closes on the guess, leaves every bound (|z| > 1e4), cannot be followed
- * (h below 1e-9: a bifurcation, or F not smooth there), or takes more than 2000 steps; the reason
+ * (h below 1e-9: a bifurcation, or F not smooth there), or takes more than 500 steps; the reason
  * names where. Dense (SVD, LAPACK's minimum-norm least squares), for subproblems of at most
  * OPOINT_DENSE_MAX unknowns. */
 #include <math.h>
@@ -31,7 +31,7 @@
 #define ARC_H_FIRST 0.1
 #define ARC_H_MAX 1.0
 #define ARC_H_MIN 1e-9
-#define ARC_MAX_STEPS 2000
+#define ARC_MAX_STEPS 500
 #define ARC_CORR_ITER 8
 #define ARC_CORR_TOL 1e-8
 #define ARC_FAR 1e4
@@ -257,7 +257,7 @@ static int arc_follow(arc *a, double *y, char *reason, size_t rsize, mbl_status 
         double nz = 0, back = fabs(y[n]);
         for (int c = 0; c < n; c++) nz = fmax(nz, fabs(y[c])), back = fmax(back, fabs(y[c] - y0[c]));
         arcl += h_used;
-        int closed = arcl > 4 * h && back < h;
+        int closed = folds > 0 && arcl > 4 * h && back < 0.5 * h;
         if (closed || !(nz < ARC_FAR)) {
             arc_where(a, y, tau, where, sizeof where);
             snprintf(reason, rsize,

@@ -184,6 +184,26 @@ int opoint_homotopy(opoint_subproblem *sp, const double *xs, char *reason, size_
  * residual) is reported as such, not continued. Where Newton converged but a coordinate moved by
  * more than OPOINT_FAR of its scale, the homotopy's solution is taken when it lies nearer the
  * start. */
+/* "; the guess violates constraint NAME by X" when a constraint row of the subproblem is violated at
+ * the start by more than 1e-6 (the largest), else "" */
+static void guess_violation(opoint_subproblem *sp, const double *xs, char *buf, size_t size)
+{
+    const model_view *mv = &sp->mv;
+    int p0 = mv->row0[MBL_ROW_PHI], big = -1;
+    double f2, finf, worst = 1e-6;
+    mbl_status st2;
+    buf[0] = '\0';
+    set_x(sp, xs);
+    if (opoint_eval_F(sp, &f2, &finf, &st2)) return;
+    for (int i = 0; i < sp->nrow; i++) {
+        int row = sp->rows[i];
+        if (row >= p0 && row < p0 + mv->m && fabs(sp->F[row]) > worst) worst = fabs(sp->F[row]), big = row - p0;
+    }
+    if (big >= 0)
+        snprintf(buf, size, "; the guess violates the constraint %.80s by %.3g", mbl_model_constraint_name(sp->md, big),
+                 worst);
+}
+
 /* the continuation: in arc length where the subproblem is small enough for dense algebra, else in t */
 static int continuation(opoint_subproblem *sp, const double *xs, char *reason, size_t size, mbl_status *st)
 {
@@ -218,8 +238,12 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
         mbl_status st2;
         int hrc = continuation(sp, xs, reason, sizeof reason, &st2);
         if (!hrc) rc = opoint_newton(sp, what, 0, &par, &out, st);
-        else if (hrc == MBL_ENOCONV)
-            rc = mbl_error(st, MBL_ENOCONV, "%s: no solution found from the initial guess: %s; %s", what, first, reason);
+        else if (hrc == MBL_ENOCONV) {
+            char viol[200];
+            guess_violation(sp, xs, viol, sizeof viol);
+            rc = mbl_error(st, MBL_ENOCONV, "%s: no solution found from the initial guess: %s; %s%s", what, first,
+                           reason, viol);
+        }
         else {
             if (st) *st = st2;
             rc = hrc;
