@@ -7,9 +7,10 @@
  * In arc length it goes on: Smale's global Newton method, in the form of Allgower and Georg's
  * Moore-Penrose continuation. With z = x / d (d_c = max(1, |xs_c|), unit-free unknowns), y = (z,
  * t) and A = [J diag(d), F(xs)] (nrow x (ncol + 1)):
- *   - the tangent is the null vector of A (SVD), oriented along the previous one (at the start:
- *     t increasing); where A loses rank (redundant constraints: minimum-norm multipliers) the
- *     previous tangent projected onto the null space;
+ *   - the tangent is the null vector of A oriented along the previous one (at the start: t
+ *     increasing): the minimum-norm solution of [A; prev^T] tau = [0; 1], which is the previous
+ *     tangent projected onto the null space also where A loses rank (redundant constraints:
+ *     minimum-norm multipliers);
  *   - the predictor is y + h tangent, the corrector Newton's minimum-norm steps y -= A^+ H(y)
  *     (orthogonal to the path's tangent in the limit), to a scaled residual of 1e-8;
  *   - h (arc length in the scaled unknowns) is halved when the corrector fails, its first step is
@@ -20,7 +21,7 @@
  * Past a turning point t may fall below 0 (the residual grows along F(xs) before it turns again):
  * the path goes on. It fails when it closes on the guess, leaves every bound (|z| > 1e4), cannot be followed
  * (h below 1e-9: a bifurcation, or F not smooth there), or takes more than 500 steps; the reason
- * names where. Dense (SVD, LAPACK's minimum-norm least squares), for subproblems of at most
+ * names where. Dense (LAPACK's minimum-norm least squares), for subproblems of at most
  * OPOINT_DENSE_MAX unknowns. */
 #include <math.h>
 #include <stdio.h>
@@ -36,7 +37,7 @@
 #define ARC_CORR_TOL 1e-8
 #define ARC_FAR 1e4
 /* the spring to the start relative to the equations' scale (arc_springs) */
-#define ARC_SPRING 1.0
+#define ARC_SPRING 2.0
 
 typedef struct arc {
     opoint_subproblem *sp;
@@ -45,7 +46,7 @@ typedef struct arc {
     const double *F0; /* F(xs) on the subproblem's rows */
     double *C;        /* per row: the spring to the start on its coordinate (hom_C), or 0 */
     int *pc;          /* per row: that coordinate's column, or -1 (hom_pc) */
-    double *A, *s, *VT, *b, *y, *rowscale, *colscale, *xs;
+    double *A, *VT, *b, *y, *rowscale, *colscale, *xs; /* VT: (m + 1) x (n + 1) scratch */
 } arc;
 
 static void arc_set(arc *a, const double *y)
@@ -84,33 +85,26 @@ static int arc_eval(arc *a, const double *y, double *rs, mbl_status *st)
     return 0;
 }
 
-/* the tangent at the last arc_eval's point (A consumed), oriented along prev; 0 when none */
+/* the tangent at the last arc_eval's point (A consumed), oriented along prev: the minimum-norm
+ * solution of [A; prev^T] tau = [0; 1] (prev projected onto the null space of A, where A loses
+ * rank too), normalized */
 static int arc_tangent(arc *a, const double *prev, double *tau, mbl_status *st)
 {
-    int m = a->m, N = a->n + 1, k = m < N ? m : N;
-    int rc = mbla_svd(m, N, a->A, m, 'A', a->s, NULL, 1, a->VT, N, st);
+    int m = a->m, N = a->n + 1, M = m + 1, mx = M > N ? M : N;
+    double *B = a->VT; /* (m + 1) x N scratch */
+    for (int j = 0; j < N; j++) {
+        memcpy(B + (size_t)j * M, a->A + (size_t)j * m, (size_t)m * sizeof *B);
+        B[m + (size_t)j * M] = prev[j];
+    }
+    memset(a->b, 0, (size_t)mx * sizeof *a->b);
+    a->b[m] = 1;
+    int rc = mbla_lstsq(M, N, 1, B, M, a->b, mx, a->sp->opt->rank_tol, NULL, st);
     if (rc) return rc;
-    /* null space: rows of V^T beyond the numerical rank */
-    int rank = 0;
-    for (int i = 0; i < k; i++)
-        if (a->s[i] > a->sp->opt->rank_tol * a->s[0]) rank++;
-    if (rank == N) rank = N - 1; /* no exact null vector (rounding): the smallest singular vector */
-    memset(tau, 0, (size_t)N * sizeof *tau);
-    for (int i = rank; i < N; i++) {
-        double w = 0;
-        for (int j = 0; j < N; j++) w += a->VT[i + (size_t)j * N] * prev[j];
-        for (int j = 0; j < N; j++) tau[j] += w * a->VT[i + (size_t)j * N];
-    }
     double nt = 0;
-    for (int j = 0; j < N; j++) nt += tau[j] * tau[j];
+    for (int j = 0; j < N; j++) nt += a->b[j] * a->b[j];
     nt = sqrt(nt);
-    if (!(nt > 1e-8)) { /* prev orthogonal to the null space: its last vector, pointed along prev */
-        double w = 0;
-        for (int j = 0; j < N; j++) w += a->VT[(N - 1) + (size_t)j * N] * prev[j];
-        for (int j = 0; j < N; j++) tau[j] = (w < 0 ? -1 : 1) * a->VT[(N - 1) + (size_t)j * N];
-        nt = 1;
-    }
-    for (int j = 0; j < N; j++) tau[j] /= nt;
+    if (!(nt > 0) || !isfinite(nt)) return mbl_error(st, MBL_ENOCONV, "no tangent");
+    for (int j = 0; j < N; j++) tau[j] = a->b[j] / nt;
     return 0;
 }
 
@@ -173,9 +167,11 @@ static void arc_where(const arc *a, const double *y, const double *tau, char *bu
 
 /* The spring to the start: equation of motion row i (of coordinate q_i, when q_i is an unknown of
  * the subproblem) gets + (1 - t) C_i (q_i - q_i(xs)), C_i the row's scale (the 1-norm of its
- * Jacobian row at the start, the unknowns weighted by d) over d of q_i: at t = 0 the Jacobian is
- * dominated by the spring (the start a regular point), and the path near the start is that of a
- * proximal point, x minimizing the merit plus the spring, which keeps it on the guess's branch. */
+ * Jacobian row at the start, the unknowns weighted by d) times ARC_SPRING = 2 over d of q_i: at
+ * t = 0 those rows of the Jacobian are diagonally dominant with a positive diagonal (the start a
+ * regular point even where the model's stiffness is negative there: a guess on a potential's
+ * hump), and near the start the path is that of a proximal point, x minimizing the potential
+ * plus the spring, which keeps it on the guess's branch. */
 static void arc_springs(arc *a, const double *xs)
 {
     opoint_subproblem *sp = a->sp;
@@ -216,6 +212,10 @@ static int arc_follow(arc *a, double *y, char *reason, size_t rsize, mbl_status 
         }
         rc = arc_eval(a, y, &rs, st);
         if (!rc) rc = arc_tangent(a, prev, tau, st);
+        if (rc == MBL_ENOCONV) {
+            snprintf(reason, rsize, "the continuation F(x) = (1 - t) F(guess) has no tangent at t = %.3g", y[n]);
+            break;
+        }
         if (rc) break;
         if (step > 0 && (tau[n] > 0) != (prev[n] > 0)) folds++;
         int ok = 0;
@@ -280,11 +280,10 @@ int opoint_arclength(opoint_subproblem *sp, const double *xs, char *reason, size
     a.sp = sp;
     a.m = sp->nrow;
     a.n = sp->ncol;
-    int m = a.m, N = a.n + 1, mx = m > N ? m : N, rc = 0;
+    int m = a.m, N = a.n + 1, mx = (m + 1 > N ? m + 1 : N), rc = 0;
     double *d = mbl_alloc_array((size_t)N + 1, sizeof *d), *F0 = mbl_alloc_array((size_t)m + 1, sizeof *F0);
     a.A = mbl_alloc_array((size_t)m * (size_t)N + 1, sizeof *a.A);
-    a.s = mbl_alloc_array((size_t)mx + 1, sizeof *a.s);
-    a.VT = mbl_alloc_array((size_t)N * (size_t)N + 1, sizeof *a.VT);
+    a.VT = mbl_alloc_array((size_t)(m + 1) * (size_t)N + 1, sizeof *a.VT);
     a.b = mbl_alloc_array((size_t)mx + 1, sizeof *a.b);
     a.y = mbl_alloc_array((size_t)N + 1, sizeof *a.y);
     a.rowscale = mbl_alloc_array((size_t)m + 1, sizeof *a.rowscale);
@@ -292,7 +291,7 @@ int opoint_arclength(opoint_subproblem *sp, const double *xs, char *reason, size
     a.xs = mbl_alloc_array((size_t)N + 1, sizeof *a.xs);
     a.C = mbl_calloc((size_t)m + 1, sizeof *a.C);
     a.pc = mbl_alloc_array((size_t)m + 1, sizeof *a.pc);
-    if (!a.C || !a.pc || !d || !F0 || !a.A || !a.s || !a.VT || !a.b || !a.y || !a.rowscale || !a.colscale || !a.xs)
+    if (!a.C || !a.pc || !d || !F0 || !a.A || !a.VT || !a.b || !a.y || !a.rowscale || !a.colscale || !a.xs)
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     reason[0] = '\0';
     if (!rc) {
@@ -319,7 +318,7 @@ int opoint_arclength(opoint_subproblem *sp, const double *xs, char *reason, size
     sp->hom_t = 0;
     if (rc == MBL_ENOCONV) rc = mbl_error(st, MBL_ENOCONV, "%s", reason);
     mbl_free(a.C), mbl_free(a.pc);
-    mbl_free(d), mbl_free(F0), mbl_free(a.A), mbl_free(a.s), mbl_free(a.VT), mbl_free(a.b), mbl_free(a.y);
+    mbl_free(d), mbl_free(F0), mbl_free(a.A), mbl_free(a.VT), mbl_free(a.b), mbl_free(a.y);
     mbl_free(a.rowscale), mbl_free(a.colscale), mbl_free(a.xs);
     return rc;
 }

@@ -248,8 +248,10 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
             if (st) *st = st2;
             rc = hrc;
         }
-    } else if (!rc && q_dist(sp, (get_x(sp, x1), x1), xs) > OPOINT_FAR) {
-        /* Newton went far: the homotopy's solution, if nearer the start */
+    } else if (!rc && (out.damped > 0 || q_dist(sp, (get_x(sp, x1), x1), xs) > OPOINT_FAR)) {
+        /* Newton was not in its local regime (damped steps) or went far: the continuation's
+         * solution, if nearer the start */
+        get_x(sp, x1);
         double d1 = q_dist(sp, x1, xs), res1 = sp->pt->residual, sres1 = sp->pt->scaled_residual;
         int it1 = sp->pt->iterations, rank1 = sp->rank_last;
         sp->pt->residual = res0, sp->pt->scaled_residual = sres0;

@@ -228,6 +228,41 @@ static int initial_multipliers(opoint_subproblem *sp, mbl_status *st)
     return rc;
 }
 
+/* Equilibrium and steady motion from a guess that violates the constraints (by more than 1e-10 of
+ * a row's scale): the guess is first projected onto Phi = 0 (minimum-norm corrections, as with
+ * at: given), so that the search for the point starts on the constraint manifold, at the
+ * configuration nearest the guess, instead of fighting the constraints and the equations of
+ * motion at once (a closed chain guessed with every joint a little off). Kept only where the
+ * projection converges; else the search starts from the guess itself. */
+static int assemble_guess(opoint_subproblem *sp, mbl_status *st)
+{
+    const model_view *mv = &sp->mv;
+    if (mv->m == 0) return 0;
+    opoint_sub_select(sp, RB(MBL_ROW_PHI), RB(MBL_BLK_Q), NULL);
+    double f2, finf;
+    int rc = opoint_eval_F(sp, &f2, &finf, st);
+    if (!rc) rc = opoint_eval_jac(sp, st);
+    if (rc) return rc;
+    double *x0 = mbl_alloc_array((size_t)sp->ncol + 1, sizeof *x0), *rs = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *rs);
+    double *cs = mbl_alloc_array((size_t)sp->ncol + 1, sizeof *cs);
+    if (!x0 || !rs || !cs) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int c = 0; !rc && c < sp->ncol; c++) x0[c] = *opoint_unknown_ptr(sp->md, sp->pt, sp->cols[c]);
+    if (!rc && opoint_scaled_residual(sp, x0, rs, cs) > 1e-10) {
+        mbl_status st2;
+        int iters = sp->pt->iterations;
+        double res = sp->pt->residual, sres = sp->pt->scaled_residual;
+        int prc = opoint_solve(sp, "the assembly of the guess", 0, &st2);
+        if (prc == MBL_ENOMEM) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        else if (prc) {
+            for (int c = 0; c < sp->ncol; c++) *opoint_unknown_ptr(sp->md, sp->pt, sp->cols[c]) = x0[c];
+            sp->pt->iterations = iters;
+        }
+        sp->pt->residual = res, sp->pt->scaled_residual = sres;
+    }
+    mbl_free(x0), mbl_free(rs), mbl_free(cs);
+    return rc;
+}
+
 /* Name the coordinates that moved from the initial guess by more than opt->move_note *
  * max(1, |guess|): a solution far from the guess may be another branch than the one meant. */
 static void note_far_moves(mbl_point *pt, const mbl_model *md, const double *guess, double move_note)
@@ -338,7 +373,8 @@ static int solve_steady(opoint_subproblem *sp, const double *v0, const double *q
     /* keep v; vdot = 0; solve the non-cyclic coordinates and the multipliers */
     memcpy(pt->v, v0, (size_t)n * sizeof(double));
     memcpy(pt->X, mv->X0, (size_t)mv->nX * sizeof(double));
-    rc = initial_multipliers(sp, st);
+    rc = assemble_guess(sp, st);
+    if (!rc) rc = initial_multipliers(sp, st);
     if (rc) return rc;
     /* cyclic coordinates and ode states (no residual depends on them) keep their values */
     int *skip = mbl_calloc((size_t)mv->nunk + 1, sizeof *skip);
@@ -447,7 +483,8 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         break;
     case MBL_AT_EQUILIBRIUM:
         /* v = vdot = 0; solve R(q, 0, 0, lambda, mu) = 0, Phi(q) = 0, c(q, 0) = 0 */
-        rc = initial_multipliers(&sp, st);
+        rc = assemble_guess(&sp, st);
+        if (!rc) rc = initial_multipliers(&sp, st);
         if (rc) break;
         /* with user ODE states: der(X) = 0 too, X and the implicit variables solved with q */
         memcpy(pt->X, mv->X0, (size_t)mv->nX * sizeof(double));

@@ -71,6 +71,7 @@ typedef struct opoint_newton_par {
 typedef struct opoint_newton_out {
     int fail;      /* OPOINT_NEWTON_* */
     int it;        /* Newton iterations */
+    int damped;    /* steps the line search shortened, and Levenberg-Marquardt steps */
     double rs;     /* scaled residual at the end */
     double finf;   /* max-norm residual at the end */
 } opoint_newton_out;

@@ -343,6 +343,7 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
     int corrector = par->corrector;
     double tol = corrector ? par->tol : opt->tol;
     out->fail = OPOINT_NEWTON_OK;
+    out->damped = 0;
     int n = sp->ncol;
     double *dx = mbl_alloc_array((size_t)n + 1, sizeof *dx), *x0 = mbl_alloc_array((size_t)n + 1, sizeof *x0);
     double *xs = mbl_alloc_array((size_t)n + 1, sizeof *xs);
@@ -425,6 +426,7 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
             if (rc) break;
             if (moved) {
                 out->fail = OPOINT_NEWTON_OK;
+                out->damped++;
                 f2 = g2;
                 finf = ginf;
                 rs_prev = rs;
@@ -442,6 +444,7 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
         f2 = g2;
         finf = ginf;
         rs_prev = rs;
+        if (alpha < 1.0) out->damped++;
         alpha_last = alpha;
         rounding = 1;
         for (int c = 0; rounding && c < n; c++)
