@@ -226,7 +226,13 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
     double res0 = sp->pt->residual, sres0 = sp->pt->scaled_residual;
     int rc = opoint_newton(sp, what, 0, &par, &out, st);
     char reason[300];
+    if (sp->newton_only) {
+        sp->hard = rc || out.damped > 0 || q_dist(sp, (get_x(sp, x1), x1), xs) > OPOINT_FAR;
+        mbl_free(xs), mbl_free(x1);
+        return rc;
+    }
     if (rc == MBL_ENOCONV && (out.fail == OPOINT_NEWTON_MAXITER || out.fail == OPOINT_NEWTON_STALL)) {
+        sp->hard = 1;
         char first[160];
         if (out.fail == OPOINT_NEWTON_STALL)
             snprintf(first, sizeof first,
@@ -251,6 +257,7 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
     } else if (!rc && (out.damped > 0 || q_dist(sp, (get_x(sp, x1), x1), xs) > OPOINT_FAR)) {
         /* Newton was not in its local regime (damped steps) or went far: the continuation's
          * solution, if nearer the start */
+        sp->hard = 1;
         get_x(sp, x1);
         double d1 = q_dist(sp, x1, xs), res1 = sp->pt->residual, sres1 = sp->pt->scaled_residual;
         int it1 = sp->pt->iterations, rank1 = sp->rank_last;

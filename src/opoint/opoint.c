@@ -228,15 +228,13 @@ static int initial_multipliers(opoint_subproblem *sp, mbl_status *st)
     return rc;
 }
 
-/* Equilibrium and steady motion from a guess that violates the constraints (by more than 1e-10 of
- * a row's scale): the guess is first projected onto Phi = 0 (minimum-norm corrections, as with
- * at: given), so that the search for the point starts on the constraint manifold, at the
- * configuration nearest the guess, instead of fighting the constraints and the equations of
- * motion at once (a closed chain guessed with every joint a little off). Kept only where the
- * projection converges; else the search starts from the guess itself. */
-static int assemble_guess(opoint_subproblem *sp, mbl_status *st)
+/* A guess that violates the constraints (by more than 1e-10 of a row's scale) projected onto
+ * Phi = 0 (minimum-norm corrections, as with at: given): the configuration nearest the guess on
+ * the constraint manifold. *moved = 1 where it moved and converged; else the point is unchanged. */
+static int assemble_guess(opoint_subproblem *sp, int *moved, mbl_status *st)
 {
     const model_view *mv = &sp->mv;
+    *moved = 0;
     if (mv->m == 0) return 0;
     opoint_sub_select(sp, RB(MBL_ROW_PHI), RB(MBL_BLK_Q), NULL);
     double f2, finf;
@@ -252,6 +250,7 @@ static int assemble_guess(opoint_subproblem *sp, mbl_status *st)
         int iters = sp->pt->iterations;
         double res = sp->pt->residual, sres = sp->pt->scaled_residual;
         int prc = opoint_solve(sp, "the assembly of the guess", 0, &st2);
+        *moved = !prc;
         if (prc == MBL_ENOMEM) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         else if (prc) {
             for (int c = 0; c < sp->ncol; c++) *opoint_unknown_ptr(sp->md, sp->pt, sp->cols[c]) = x0[c];
@@ -260,6 +259,80 @@ static int assemble_guess(opoint_subproblem *sp, mbl_status *st)
         sp->pt->residual = res, sp->pt->scaled_residual = sres;
     }
     mbl_free(x0), mbl_free(rs), mbl_free(cs);
+    return rc;
+}
+
+/* The equilibrium or steady motion on the rows and unknowns selected (the point holds the guess
+ * and its initial multipliers). With constraints, Newton alone first; where it fails, needs damped
+ * steps or goes far (sp->hard), the whole search (opoint_solve: Newton, then the continuation) is
+ * made again, from the guess projected onto the constraints where it violates them
+ * (assemble_guess: the search starts on the constraint manifold instead of fighting the
+ * constraints and the equations of motion at once, as a closed chain guessed with every joint a
+ * little off must), else from the guess itself; of two solutions the one nearer the guess is
+ * kept. Guesses that Newton solves with full steps are solved as before. */
+static int solve_point(opoint_subproblem *sp, const char *what, unsigned rows, unsigned cols, const int *skip,
+                       mbl_status *st)
+{
+    const model_view *mv = &sp->mv;
+    mbl_point *pt = sp->pt;
+    size_t nq = (size_t)mv->n, nl = (size_t)(mv->m + mv->k), nx = (size_t)(mv->nX + mv->nZ);
+    double *save = mbl_alloc_array(2 * (nq + nl + nx) + 2, sizeof *save);
+    if (!save) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    double *g = save, *first = save + nq + nl + nx + 1;
+    /* the guess: q, multipliers (lambda, mu), X and Z */
+    memcpy(g, pt->q, nq * sizeof *g);
+    memcpy(g + nq, pt->lambda, (size_t)mv->m * sizeof *g);
+    memcpy(g + nq + mv->m, pt->mu, (size_t)mv->k * sizeof *g);
+    memcpy(g + nq + nl, pt->X, (size_t)mv->nX * sizeof *g);
+    memcpy(g + nq + nl + mv->nX, pt->Z, (size_t)mv->nZ * sizeof *g);
+    opoint_sub_select(sp, rows, cols, skip);
+    sp->hard = 0;
+    sp->newton_only = mv->m > 0; /* with constraints: Newton first, the rest from the projection */
+    int rc = opoint_solve(sp, what, 0, st), moved = 0;
+    sp->newton_only = 0;
+    if ((rc == MBL_ENOCONV || (!rc && sp->hard)) && mv->m > 0) {
+        int it1 = pt->iterations, rank1 = sp->rank_last;
+        double res1 = pt->residual, sres1 = pt->scaled_residual;
+        memcpy(first, pt->q, nq * sizeof *first);
+        memcpy(first + nq, pt->lambda, (size_t)mv->m * sizeof *first);
+        memcpy(first + nq + mv->m, pt->mu, (size_t)mv->k * sizeof *first);
+        memcpy(first + nq + nl, pt->X, (size_t)mv->nX * sizeof *first);
+        memcpy(first + nq + nl + mv->nX, pt->Z, (size_t)mv->nZ * sizeof *first);
+        memcpy(pt->q, g, nq * sizeof *g);
+        memcpy(pt->X, g + nq + nl, (size_t)mv->nX * sizeof *g);
+        memcpy(pt->Z, g + nq + nl + mv->nX, (size_t)mv->nZ * sizeof *g);
+        mbl_status st2;
+        int rc2 = assemble_guess(sp, &moved, &st2);
+        if (!rc2 && !moved) { /* the guess itself, multipliers and all */
+            memcpy(pt->lambda, g + nq, (size_t)mv->m * sizeof *g);
+            memcpy(pt->mu, g + nq + mv->m, (size_t)mv->k * sizeof *g);
+        }
+        if (!rc2 && moved) rc2 = initial_multipliers(sp, &st2);
+        if (!rc2) {
+            opoint_sub_select(sp, rows, cols, skip);
+            rc2 = opoint_solve(sp, what, 0, &st2);
+        }
+        double d1 = 0, d2 = 0;
+        for (size_t i = 0; i < nq; i++) {
+            double sc = fmax(1.0, fabs(g[i]));
+            d1 = fmax(d1, fabs(first[i] - g[i]) / sc), d2 = fmax(d2, fabs(pt->q[i] - g[i]) / sc);
+        }
+        if (rc2 == MBL_ENOMEM) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        else if (!rc2 && (rc || d2 < d1)) rc = 0; /* the second search */
+        else if (rc && rc2) { /* neither: the second's reason (it tried more) */
+            if (st) *st = st2;
+            rc = rc2;
+        } else { /* the first: its solution */
+            memcpy(pt->q, first, nq * sizeof *first);
+            memcpy(pt->lambda, first + nq, (size_t)mv->m * sizeof *first);
+            memcpy(pt->mu, first + nq + mv->m, (size_t)mv->k * sizeof *first);
+            memcpy(pt->X, first + nq + nl, (size_t)mv->nX * sizeof *first);
+            memcpy(pt->Z, first + nq + nl + mv->nX, (size_t)mv->nZ * sizeof *first);
+            pt->iterations = it1, pt->residual = res1, pt->scaled_residual = sres1;
+            sp->rank_last = rank1;
+        }
+    }
+    mbl_free(save);
     return rc;
 }
 
@@ -373,8 +446,7 @@ static int solve_steady(opoint_subproblem *sp, const double *v0, const double *q
     /* keep v; vdot = 0; solve the non-cyclic coordinates and the multipliers */
     memcpy(pt->v, v0, (size_t)n * sizeof(double));
     memcpy(pt->X, mv->X0, (size_t)mv->nX * sizeof(double));
-    rc = assemble_guess(sp, st);
-    if (!rc) rc = initial_multipliers(sp, st);
+    rc = initial_multipliers(sp, st);
     if (rc) return rc;
     /* cyclic coordinates and ode states (no residual depends on them) keep their values */
     int *skip = mbl_calloc((size_t)mv->nunk + 1, sizeof *skip);
@@ -395,12 +467,11 @@ static int solve_steady(opoint_subproblem *sp, const double *v0, const double *q
         mbl_free(skip);
         return rc;
     }
-    opoint_sub_select(sp,
-               RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) |
-                   RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) | RB(MBL_ROW_PHI),
-               RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z), skip);
+    rc = solve_point(sp, "the steady motion",
+                     RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) |
+                         RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) | RB(MBL_ROW_PHI),
+                     RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z), skip, st);
     mbl_free(skip);
-    rc = opoint_solve(sp, "the steady motion", 0, st);
     if (!rc) note_far_moves(pt, md, q_guess, move_note);
     if (!rc) rc = solve_accelerations(sp, st);
     if (!rc) {
@@ -483,14 +554,13 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         break;
     case MBL_AT_EQUILIBRIUM:
         /* v = vdot = 0; solve R(q, 0, 0, lambda, mu) = 0, Phi(q) = 0, c(q, 0) = 0 */
-        rc = assemble_guess(&sp, st);
-        if (!rc) rc = initial_multipliers(&sp, st);
+        rc = initial_multipliers(&sp, st);
         if (rc) break;
         /* with user ODE states: der(X) = 0 too, X and the implicit variables solved with q */
         memcpy(pt->X, mv->X0, (size_t)mv->nX * sizeof(double));
-        opoint_sub_select(&sp, RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHI) | RB(MBL_ROW_NH),
-                   RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z), NULL);
-        rc = opoint_solve(&sp, "the equilibrium", 0, st);
+        rc = solve_point(&sp, "the equilibrium",
+                         RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHI) | RB(MBL_ROW_NH),
+                         RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z), NULL, st);
         if (!rc && sp.rank_last >= 0 && sp.rank_last < sp.ncol) pt->min_norm_multipliers = 1;
         if (!rc) note_far_moves(pt, md, q_guess, opt.move_note);
         if (!rc) note_unused_velocities(pt, md, v0);

@@ -34,6 +34,8 @@ typedef struct opoint_subproblem {
      * H = F - (1 - hom_t) hom_F0 on the subproblem's rows (hom_F0 indexed by subproblem row) */
     const double *hom_F0;
     double hom_t;
+    int hard;        /* set by opoint_solve: Newton alone failed, needed damped steps or went far */
+    int newton_only; /* opoint_solve without the continuation (opoint.c's first attempt) */
     /* and, when hom_C is set, + (1 - hom_t) hom_C[i] (x[hom_pc[i]] - hom_x0[hom_pc[i]]) on row i with
      * hom_pc[i] >= 0 (a spring to the start: arclength.c) */
     const double *hom_C, *hom_x0;
