@@ -1,20 +1,21 @@
-/* Globalization of the operating-point solver: the Newton homotopy, and the driver (opoint_solve)
- * that uses it where Newton with line search and Levenberg-Marquardt steps (solve.c) fails.
+/* Globalization of the operating-point solver (docs/convergence.md): the driver opoint_solve,
+ * which falls back from Newton with line search and Levenberg-Marquardt steps (solve.c) to a
+ * continuation, and the Newton homotopy followed in t for large subproblems (the dense
+ * arc-length version, with a spring to the guess, is arclength.c).
  *
  * Why the Newton homotopy H(x, t) = F(x) - (1 - t) F(xs) and not a ramp of gravity and loads: it
  * is solved at t = 0 by the start xs itself, whatever the model (a guess that does not assemble,
  * a coupler, springs with preload, an ode state: no load to name and nothing to ramp), and the
  * path x(t) it follows is the set of points where the residual points the way it did at the guess,
- * shrunk by (1 - t): it ends on the solution connected to the guess, the branch nearest it, not
- * on whichever one a long Newton step happened to land. A ramp of gravity starts from a
- * configuration that must itself be solved (the unloaded mechanism) and can end on another branch
- * than the guess's (a pendulum guessed near the inverted position starts, unloaded, anywhere).
- * Along the path dx/dt solves J dx/dt = -F(xs) (the tangent, from the same minimum-norm Newton
- * step); each continuation step predicts along it and corrects with Newton on H(., t + dt) to a
- * scaled residual of 1e-8; the step dt is halved when the corrector fails or lands far from the
- * prediction, doubled after an easy one, and limited so that no unknown moves by more than 0.2 of
- * its scale. Where dt falls below 1e-6 the path turns back (a fold: the Jacobian is singular
- * there and no solution is connected to the guess along it); that is the reason given. */
+ * shrunk by (1 - t): it ends on the solution connected to the guess, not on whichever one a long
+ * Newton step happened to land. A ramp of gravity starts from a configuration that must itself be
+ * solved (the unloaded mechanism, often a continuum) and can end on another branch than the
+ * guess's. Along the path dx/dt solves J dx/dt = -F(xs) (the tangent, from the same minimum-norm
+ * Newton step); each continuation step predicts along it and corrects with Newton on
+ * H(., t + dt) to a scaled residual of 1e-8; the step dt is halved when the corrector fails or
+ * lands far from the prediction, doubled after an easy one, and limited so that no unknown moves
+ * by more than 0.2 of its scale. Where dt falls below 1e-6 the path turns back (a fold: the
+ * Jacobian is singular there); that is the reason given. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -312,9 +312,6 @@ TEST(converge_from_perturbed_guesses)
                 printf("    %s, perturbation %d: another solution farther from the guess (%.3g against %.3g), "
                        "%s = %.9g instead of %.9g\n",
                        c->file, k, dgot, dsol, mbl_model_coord_name(md, d), pt->q[d], qs[d]);
-                if (getenv("EQDBG"))
-                    for (int i = 0; i < n; i++)
-                        if (fabs(pt->q[i] - qs[i]) > 1e-6) printf("      %s %.9g %.9g\n", mbl_model_coord_name(md, i), pt->q[i], qs[i]);
             }
             mbl_point_free(pt);
         }
