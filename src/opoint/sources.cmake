@@ -1,3 +1,6 @@
 list(APPEND MBLIN_SOURCES
   src/opoint/opoint.c
+  src/opoint/solve.c
+  src/opoint/homotopy.c
+  src/opoint/arclength.c
 )

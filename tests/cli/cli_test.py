@@ -279,8 +279,19 @@ check(rc == 0 and abs(op["q"][0] - 0.0923) < 1e-12, "slider-crank stays at the u
 rc, out, err = run("equilibrium", "tests/opoint/slider_crank.yaml", "--guess", "th=1.2", "--json")
 op = json.loads(out)["operating_point"] if rc == 0 else {}
 check(rc == 0 and abs(op["q"][0] - 1.3823) < 1e-12, "--guess th=1.2: the stable th = th0 + a = 1.3823")
-rc, out, err = run("equilibrium", "tests/opoint/slider_crank.yaml", "--guess", "th=3")
-check(rc == 0 and "note: the point moved far from the initial guess: th (3 -> 1.382)" in out, "far move noted")
+rc, out, err = run("equilibrium", "tests/opoint/slider_crank.yaml", "--guess", "th=3", "--json")
+op = json.loads(out)["operating_point"] if rc == 0 else {}
+# issue 29: the guess is projected onto the constraints and the equilibrium nearest it is the
+# unstable th = th0 + pi (it used to land at 1.382, far away, said in a note)
+check(rc == 0 and abs(op["q"][0] - (0.0923 + math.pi)) < 1e-12, "--guess th=3: the nearest th = th0 + pi: " + err)
+# a far move is said: V = x^2/2 + 1e10 x^4/4 from x = 1 has its only equilibrium at 0
+with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    f.write("model: dae\ncoordinates: {x: 1}\nkinetic_energy: \"0.5*der(x)^2\"\n"
+            "potential_energy: \"0.5*x^2 + 0.25*1e10*x^4\"\n")
+    quartic = f.name
+rc, out, err = run("equilibrium", quartic)
+check(rc == 0 and "note: the point moved far from the initial guess: x (1 -> " in out, "far move noted: " + out + err)
+os.unlink(quartic)
 rc, out, err = run("equilibrium", "tests/opoint/slider_crank.yaml", "--guess", "theta=3")
 check(one_line_error(rc, err, 2, "no coordinate named 'theta'"), "--guess of an unknown coordinate: " + err)
 rc, out, err = run("equilibrium", "tests/opoint/slider_crank.yaml", "--guess", "th")

@@ -1,0 +1,96 @@
+/* Internal: the operating-point solver's view of a subproblem (rows and unknowns chosen by
+ * opoint.c, solved by solve.c and homotopy.c). */
+#ifndef MBLIN_OPOINT_SOLVE_H
+#define MBLIN_OPOINT_SOLVE_H
+
+#include "mblin/la.h"
+#include "model/model_view.h"
+
+/* Largest number of unknowns solved with the dense SVD. */
+#define OPOINT_DENSE_MAX 600
+
+/* The solver's view of a subproblem. */
+typedef struct opoint_subproblem {
+    const mbl_model *md;
+    model_view mv;  /* the model's data (model_view_get) */
+    mbl_point *pt;
+    int nrow, ncol;
+    int *rows;      /* residual rows used */
+    int *cols;      /* unknown columns used */
+    int *row_pos;   /* nF: position of a residual row in the subproblem, or -1 */
+    int *col_pos;   /* nunk: position of an unknown in the subproblem, or -1 */
+    double *syms, *work, *F, *jac;
+    const mbl_opoint_options *opt;
+    int rank_last;  /* rank of the last Jacobian (dense path), -1 if unknown */
+    /* sparse path, kept from one Newton step to the next (reset by opoint_sub_select) */
+    mbla_csc *A;
+    mbla_klu *lu;
+    int snz, *ssrc, *smap;
+    double *stx;
+    double *eqr, *eqc, *eqw; /* square sparse steps: equilibration factors (rows, columns), scratch */
+    int eq_on;               /* the steps of this subproblem are equilibrated (see opoint_newton_step) */
+    int eq_warm;             /* eqr, eqc hold the factors of the previous step */
+    /* the Newton homotopy (homotopy.c): when hom_F0 is set, opoint_eval_F returns
+     * H = F - (1 - hom_t) hom_F0 on the subproblem's rows (hom_F0 indexed by subproblem row) */
+    const double *hom_F0;
+    double hom_t;
+    int hard;        /* set by opoint_solve: Newton alone failed, needed damped steps or went far */
+    int newton_only; /* opoint_solve without the continuation (opoint.c's first attempt) */
+    /* and, when hom_C is set, + (1 - hom_t) hom_C[i] (x[hom_pc[i]] - hom_x0[hom_pc[i]]) on row i with
+     * hom_pc[i] >= 0 (a spring to the start: arclength.c) */
+    const double *hom_C, *hom_x0;
+    const int *hom_pc;
+} opoint_subproblem;
+
+/* The unknown `col` (a column of the model's unknowns [vdot lambda mu v q der(X) Z X r]) in the point. */
+double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col);
+/* Allocation of the work arrays (MBL_ENOMEM on failure; opoint_sub_free in either case). */
+int opoint_sub_init(opoint_subproblem *sp, const mbl_model *md, mbl_point *pt, const mbl_opoint_options *opt);
+void opoint_sub_free(opoint_subproblem *sp);
+/* Select row groups (bit mask over MBL_ROW_*) and unknown blocks (bit mask over MBL_BLK_*);
+ * skip: per unknown column, 1 for those not to solve for (NULL: none). */
+void opoint_sub_select(opoint_subproblem *sp, unsigned rowmask, unsigned colmask, const int *skip);
+/* The residual F at the point (the homotopy's H when sp->hom_F0 is set), its 2- and max-norms over
+ * the subproblem's rows. */
+int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_status *st);
+/* The Jacobian values at the point (the last opoint_eval_F's symbols). */
+int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st);
+/* The minimum-norm / least-squares Newton step J dx = -F over the subproblem (ncol entries). */
+int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st);
+/* Solve the subproblem from the point's current unknowns; `what` names it in messages, linear = 1
+ * for problems linear in the unknowns. Newton with line search and Levenberg-Marquardt steps
+ * (opoint_newton); where that fails away from a solution, or lands far from the start, the Newton
+ * homotopy from the start (opoint_homotopy). */
+int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status *st);
+
+/* How opoint_newton ended. */
+enum { OPOINT_NEWTON_OK, OPOINT_NEWTON_MAXITER, OPOINT_NEWTON_DEGENERATE, OPOINT_NEWTON_STALL };
+typedef struct opoint_newton_par {
+    int corrector; /* 1: a corrector of the continuation (max_iter and tol below; no LM steps) */
+    int max_iter;
+    double tol;    /* scaled residual */
+} opoint_newton_par;
+typedef struct opoint_newton_out {
+    int fail;      /* OPOINT_NEWTON_* */
+    int it;        /* Newton iterations */
+    int damped;    /* steps the line search shortened, and Levenberg-Marquardt steps */
+    double rs;     /* scaled residual at the end */
+    double finf;   /* max-norm residual at the end */
+} opoint_newton_out;
+/* Newton / Gauss-Newton with line search (and Levenberg-Marquardt steps where it stalls). */
+int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opoint_newton_par *par,
+                  opoint_newton_out *out, mbl_status *st);
+/* The scaled residual of the subproblem at the point (sp->F and sp->jac current), unknowns scaled
+ * by max(1, |x|, |xstart|); rowscale (nrow) and colscale (ncol) are scratch. */
+double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, double *rowscale, double *colscale);
+/* The Newton homotopy H(x, t) = F(x) - (1 - t) F(xs), followed from the start xs (t = 0) to t = 1
+ * with a Newton corrector and step control; on success the point holds a solution of F = 0 near
+ * the path's end (not yet polished). On failure (MBL_ENOCONV) `reason` says where the path ended. */
+int opoint_homotopy(opoint_subproblem *sp, const double *xs, char *reason, size_t reason_size, mbl_status *st);
+
+/* The same path followed in arc length through its turning points (arclength.c; dense, for
+ * subproblems of at most OPOINT_DENSE_MAX unknowns). On success the point holds a solution of F = 0
+ * to a scaled residual of 1e-8 (not yet polished). */
+int opoint_arclength(opoint_subproblem *sp, const double *xs, char *reason, size_t reason_size, mbl_status *st);
+
+#endif

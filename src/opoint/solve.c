@@ -1,0 +1,522 @@
+/* The nonlinear solver of the operating points: Newton (Gauss-Newton for non-square systems) on a
+ * subproblem (opoint_solve.h), with the exact Jacobian from the model's tape, minimum-norm steps
+ * (rank-deficient constraint Jacobians give minimum-norm multipliers and position corrections), a
+ * backtracking line search on the residual norm, Levenberg-Marquardt steps where it stalls, and
+ * the Newton homotopy (homotopy.c) where those stall too. Small systems use a dense SVD
+ * (minimum-norm least squares); large ones a sparse LU (KLU) when square, else SPQR's
+ * minimum-norm / least-squares solve. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mblin/la.h"
+#include "opoint_solve.h"
+
+/* Square sparse Newton matrices of at least this order are equilibrated from the first step. */
+#define OPOINT_EQ_FIRST_MIN 2000
+
+/* A square Newton matrix whose KLU pivot ratio (klu_rcond) is below this is treated as rank
+ * deficient and solved for the minimum-norm step instead. */
+#define OPOINT_KLU_RCOND_MIN 1e-12
+/* Backtracking line search: sufficient decrease and the largest number of halvings. */
+#define LS_ARMIJO 1e-4
+#define LS_MAX_HALVINGS 40
+
+double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
+{
+    for (int b = 0; b < MBL_NBLK; b++) {
+        int j0 = model_blk0(md, b), j1 = model_blk0(md, b + 1);
+        if (col >= j0 && col < j1) {
+            double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->Xdot, pt->Z, pt->X, pt->r};
+            return base[b] + (col - j0);
+        }
+    }
+    return NULL;
+}
+
+int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    mbl_point *pt = sp->pt;
+    model_fill_syms_pt(md, pt, sp->syms);
+    int rc = model_eval_F(md, sp->syms, sp->F, sp->work, st);
+    if (rc) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
+    double s2 = 0, si = 0;
+    for (int i = 0; i < sp->nrow; i++) {
+        if (sp->hom_F0) sp->F[sp->rows[i]] -= (1.0 - sp->hom_t) * sp->hom_F0[i];
+        if (sp->hom_C && sp->hom_pc[i] >= 0) {
+            int c = sp->hom_pc[i];
+            sp->F[sp->rows[i]] += (1.0 - sp->hom_t) * sp->hom_C[i] *
+                                  (*opoint_unknown_ptr(md, pt, sp->cols[c]) - sp->hom_x0[c]);
+        }
+        double f = sp->F[sp->rows[i]];
+        s2 += f * f;
+        si = fmax(si, fabs(f));
+    }
+    *norm2 = sqrt(s2);
+    *norminf = si;
+    return 0;
+}
+
+/* Assemble the sparsity pattern of the subproblem's Jacobian once (triplet sources, CSC, map). */
+static int sparse_pattern(opoint_subproblem *sp, mbl_status *st)
+{
+    if (sp->A) return 0;
+    const model_view *mv = &sp->mv;
+    int nz = 0;
+    for (int p = 0; p < mv->jac.nz; p++)
+        if (sp->row_pos[mv->jac.row[p]] >= 0 && sp->col_pos[mv->jac.col[p]] >= 0) nz++;
+    int *ti = mbl_alloc_array((size_t)nz + 1, sizeof *ti), *tj = mbl_alloc_array((size_t)nz + 1, sizeof *tj);
+    sp->ssrc = mbl_alloc_array((size_t)nz + 1, sizeof *sp->ssrc);
+    sp->smap = mbl_alloc_array((size_t)nz + 1, sizeof *sp->smap);
+    sp->stx = mbl_calloc((size_t)nz + 1, sizeof *sp->stx);
+    sp->eqr = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *sp->eqr);
+    sp->eqc = mbl_alloc_array((size_t)sp->ncol + 1, sizeof *sp->eqc);
+    sp->eqw = mbl_alloc_array((size_t)(sp->nrow + sp->ncol) + 1, sizeof *sp->eqw);
+    sp->eq_on = sp->eq_warm = 0;
+    int rc = 0;
+    if (!ti || !tj || !sp->ssrc || !sp->smap || !sp->stx || !sp->eqr || !sp->eqc || !sp->eqw)
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        nz = 0;
+        for (int p = 0; p < mv->jac.nz; p++) {
+            int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+            if (r >= 0 && c >= 0) ti[nz] = r, tj[nz] = c, sp->ssrc[nz++] = p;
+        }
+        sp->snz = nz;
+        rc = mbla_csc_from_triplets(sp->nrow, sp->ncol, nz, ti, tj, sp->stx, sp->smap, &sp->A, st);
+    }
+    mbl_free(ti), mbl_free(tj);
+    return rc;
+}
+
+static void sparse_forget(opoint_subproblem *sp)
+{
+    mbla_klu_free(sp->lu);
+    mbla_csc_free(sp->A);
+    mbl_free(sp->ssrc), mbl_free(sp->smap), mbl_free(sp->stx);
+    mbl_free(sp->eqr), mbl_free(sp->eqc), mbl_free(sp->eqw);
+    sp->eqr = sp->eqc = sp->eqw = NULL;
+    sp->eq_on = sp->eq_warm = 0;
+    sp->lu = NULL;
+    sp->A = NULL;
+    sp->ssrc = sp->smap = NULL;
+    sp->stx = NULL;
+    sp->snz = 0;
+}
+
+/* Dense minimum-norm least-squares step (rank-revealing SVD: singular values below rank_tol
+ * times the largest count as zero). LAPACK's dgelsd (mbla_lstsq) forms neither singular-vector
+ * set: the first step of a 96-link chain's equilibrium (the least-squares multipliers) spent half
+ * the run in dgesvd's vectors. */
+static int dense_step(opoint_subproblem *sp, double *dx, mbl_status *st)
+{
+    const model_view *mv = &sp->mv;
+    int m = sp->nrow, n = sp->ncol, mx = m > n ? m : n, rank = 0;
+    double *J = mbl_calloc((size_t)m * (size_t)n + 1, sizeof *J);
+    double *b = mbl_alloc_array((size_t)mx + 1, sizeof *b);
+    if (!J || !b) {
+        mbl_free(J), mbl_free(b);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+        if (r >= 0 && c >= 0) J[r + (size_t)c * m] = sp->jac[p];
+    }
+    for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
+    int rc = mbla_lstsq(m, n, 1, J, m > 0 ? m : 1, b, mx > 0 ? mx : 1, sp->opt->rank_tol, &rank, st);
+    if (!rc) {
+        sp->rank_last = rank;
+        for (int c = 0; c < n; c++) dx[c] = b[c];
+    }
+    mbl_free(J), mbl_free(b);
+    return rc;
+}
+
+/* Solve J dx = -F (minimum-norm / least-squares) on the subproblem; dx has ncol entries. The
+ * Jacobian values sp->jac are those of the current iterate (opoint_eval_jac). */
+int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
+{
+    int rc = 0;
+    int m = sp->nrow, n = sp->ncol;
+    int small = n <= OPOINT_DENSE_MAX && m <= OPOINT_DENSE_MAX;
+    if (small && m != n) return dense_step(sp, dx, st);
+    /* sparse: the pattern of the subproblem's Jacobian is fixed until the next opoint_sub_select, so it
+     * is assembled, ordered and analysed once and refactored numerically at later steps */
+    double *b = mbl_alloc_array((size_t)(m > n ? m : n) + 1, sizeof *b);
+    if (!b) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    rc = sparse_pattern(sp, st);
+    if (rc) {
+        mbl_free(b);
+        return rc;
+    }
+    for (int t = 0; t < sp->snz; t++) sp->stx[t] = sp->jac[sp->ssrc[t]];
+    mbla_csc_refill(sp->A, sp->snz, sp->smap, sp->stx);
+    for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
+    sp->rank_last = -1;
+    if (m == n) {
+        /* KLU's pivot ratio (after its own row scaling) decides rank deficiency. It is not
+         * unit-free: rows (equations) and columns (coordinates, multipliers) carry different
+         * units, and a stiff flexible pendulum has a raw ratio below 1e-12 at full rank. So a
+         * matrix that fails the test is equilibrated with exact power-of-2 factors
+         * (mbla_csc_equilibrate), refactored and tested again, and the later steps of the
+         * subproblem are equilibrated from the start (warm factors): dx = diag(c) y with
+         * diag(r) J diag(c) y = -diag(r) F. A matrix that passes raw is solved raw (the
+         * iterates of every model that converged before stay bit for bit the same). */
+        double rcond = 0;
+        /* large systems (FE meshes: slopes beside lengths, stiffnesses 4 EI / h beside 6 EI / h^2)
+         * are equilibrated from the first step: raw, KLU's threshold pivoting leaves the
+         * fill-reducing order (flexible pendulum, n_p = 2000 per link: 77 times the predicted
+         * fill, 4.5 s instead of 0.4 s) */
+        for (int pass = (sp->eq_on || n >= OPOINT_EQ_FIRST_MIN) ? 1 : 0; pass < 2; pass++) {
+            if (pass == 1) {
+                mbla_csc_equilibrate(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw,
+                                     NULL);
+                sp->eq_on = sp->eq_warm = 1;
+                for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
+            }
+            rc = sp->lu ? mbla_klu_refactor(sp->lu, sp->A, st) : mbla_klu_new(sp->A, NULL, &sp->lu, st);
+            if (!rc) rc = mbla_klu_rcond(sp->lu, &rcond, st);
+            if (!rc && rcond < OPOINT_KLU_RCOND_MIN) rc = MBL_ESINGULAR; /* rank deficient: minimum norm below */
+            if (rc == MBL_ESINGULAR && pass == 0) continue; /* refactored (a fresh one if need be) equilibrated */
+            if (rc) { /* a failed factorization is not reused */
+                mbla_klu_free(sp->lu);
+                sp->lu = NULL;
+            }
+            break;
+        }
+        if (!rc && (rc = mbla_klu_solve(sp->lu, 1, b, n, st))) {
+            mbla_klu_free(sp->lu);
+            sp->lu = NULL;
+        }
+        if (!rc) {
+            for (int c = 0; c < n; c++) dx[c] = sp->eq_on ? sp->eqc[c] * b[c] : b[c];
+            sp->rank_last = n;
+        }
+        if (rc == MBL_ESINGULAR && small) {
+            rc = dense_step(sp, dx, st);
+        } else if (rc == MBL_ESINGULAR) {
+            /* rank-deficient: fall back to SPQR's minimum-norm solution of the unscaled system */
+            mbla_csc_refill(sp->A, sp->snz, sp->smap, sp->stx);
+            for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
+            rc = mbla_spqr_solve(sp->A, -1.0, 1, b, m, dx, n, st);
+        }
+    } else {
+        rc = mbla_spqr_solve(sp->A, -1.0, 1, b, m, dx, n, st);
+    }
+    mbl_free(b);
+    return rc;
+}
+
+int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st)
+{
+    int rc = model_eval_jac(sp->md, sp->syms, sp->jac, sp->work, st);
+    if (rc) return model_eval_error(sp->md, sp->syms, "while looking for the operating point", st);
+    return 0;
+}
+
+/* Scale of unknown c of the subproblem: max(|x|, |x at the start|, 1). */
+static double col_scale(const opoint_subproblem *sp, int c, double x, const double *xstart)
+{
+    (void)sp;
+    return fmax(1.0, fmax(fabs(x), fabs(xstart[c])));
+}
+
+/* The scaled residual max_i |F_i| / s_i with s_i = sum_c |dF_i/dx_c| scale_c (the Jacobian row
+ * norm weighted by the unknowns' scales, at the current iterate: sp->jac must be current). It is
+ * unit-free (an estimate of the relative Newton correction that row asks for) and does not depend
+ * on the starting residual. A row whose Jacobian vanishes counts with its absolute residual. */
+double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, double *rowscale, double *colscale)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
+    for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, *opoint_unknown_ptr(md, sp->pt, sp->cols[c]), xstart);
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+        if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
+    }
+    double rs = 0, rmax = 0;
+    for (int r = 0; r < sp->nrow; r++) rmax = fmax(rmax, rowscale[r]);
+    for (int r = 0; r < sp->nrow; r++) {
+        double f = fabs(sp->F[sp->rows[r]]);
+        if (!(f == f)) return INFINITY;
+        /* a row whose Jacobian is rounding noise (1e-13 of the largest row) counts absolutely */
+        rs = fmax(rs, rowscale[r] > 1e-13 * rmax ? f / rowscale[r] : f);
+    }
+    return rs;
+}
+
+/* Levenberg-Marquardt fallback when the Newton line search stalls away from a solution. Newton
+ * iterates can be drawn to a point where the Jacobian J becomes singular while F and the gradient
+ * J^T F of the merit ||F||^2 / 2 do not vanish (Powell's example; the 3:1 gear from least-squares
+ * multipliers): the Newton steps grow without bound along the nearly null direction and no
+ * fraction of them decreases ||F||. The step dx minimizing ||F + J dx||^2 + mu ||D dx||^2, with D
+ * the Jacobian's column 2-norms (Marquardt's scaling: unit-free), turns toward steepest descent as
+ * mu grows, so some mu decreases ||F|| unless J^T F = 0 (a local minimum of the residual norm). It
+ * is dx = D^-1 y with y SPQR's least-squares solution of [J D^-1; sqrt(mu) I] y = [-F; 0] (unit
+ * columns, so that SPQR's rank tolerance drops no column for its units), mu = 1e-6, 1e-5, ..., 1e8
+ * until the actual decrease of ||F||^2 is at least LS_ARMIJO times the one the linear model
+ * predicts. x0 holds the current unknowns (also set in the point), f2 = ||F(x0)||, and sp->F,
+ * sp->jac are evaluated at x0. On return *accepted says whether the point moved; if so g2, ginf
+ * are the new residual norms, else the point is x0 again (sp->F not current). */
+#define LM_MU_MIN 1e-6
+#define LM_MU_MAX 1e8
+static int lm_step(opoint_subproblem *sp, const double *x0, double f2, double *g2, double *ginf, int *accepted,
+                   mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    int m = sp->nrow, n = sp->ncol, nz = 0;
+    *accepted = 0;
+    for (int p = 0; p < mv->jac.nz; p++)
+        if (sp->row_pos[mv->jac.row[p]] >= 0 && sp->col_pos[mv->jac.col[p]] >= 0) nz++;
+    int *ti = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *ti);
+    int *tj = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *tj);
+    double *tx = mbl_alloc_array((size_t)(nz + n) + 1, sizeof *tx), *d = mbl_calloc((size_t)n + 1, sizeof *d);
+    double *b = mbl_alloc_array((size_t)(m + n) + 1, sizeof *b), *F0 = mbl_alloc_array((size_t)m + 1, sizeof *F0);
+    double *dx = mbl_alloc_array((size_t)n + 1, sizeof *dx), *lin = mbl_alloc_array((size_t)m + 1, sizeof *lin);
+    int rc = 0;
+    if (!ti || !tj || !tx || !d || !b || !F0 || !dx || !lin) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        nz = 0;
+        for (int p = 0; p < mv->jac.nz; p++) {
+            int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+            if (r < 0 || c < 0) continue;
+            ti[nz] = r, tj[nz] = c, tx[nz++] = sp->jac[p];
+            d[c] += sp->jac[p] * sp->jac[p];
+        }
+        for (int c = 0; c < n; c++) d[c] = d[c] > 0 && isfinite(d[c]) ? sqrt(d[c]) : 1.0;
+        for (int p = 0; p < nz; p++) tx[p] /= d[tj[p]];
+        for (int r = 0; r < m; r++) F0[r] = sp->F[sp->rows[r]];
+    }
+    for (double mu = LM_MU_MIN; !rc && !*accepted && mu <= LM_MU_MAX * 1.0001; mu *= 10) {
+        for (int c = 0; c < n; c++) ti[nz + c] = m + c, tj[nz + c] = c, tx[nz + c] = sqrt(mu);
+        for (int r = 0; r < m; r++) b[r] = -F0[r];
+        for (int c = 0; c < n; c++) b[m + c] = 0;
+        mbla_csc *A = NULL;
+        rc = mbla_csc_from_triplets(m + n, n, nz + n, ti, tj, tx, NULL, &A, st);
+        if (!rc) rc = mbla_spqr_solve(A, -1.0, 1, b, m + n, dx, n, st);
+        mbla_csc_free(A);
+        if (rc) break;
+        for (int c = 0; c < n; c++) dx[c] /= d[c];
+        /* predicted decrease of ||F||^2 by the linear model F + J dx */
+        for (int r = 0; r < m; r++) lin[r] = F0[r];
+        for (int p = 0; p < nz; p++) lin[ti[p]] += tx[p] * d[tj[p]] * dx[tj[p]];
+        double l2 = 0;
+        for (int r = 0; r < m; r++) l2 += lin[r] * lin[r];
+        double pred = f2 * f2 - l2;
+        if (!(pred > 0)) continue;
+        for (int c = 0; c < n; c++) *opoint_unknown_ptr(md, sp->pt, sp->cols[c]) = x0[c] + dx[c];
+        mbl_status st2;
+        if (!opoint_eval_F(sp, g2, ginf, &st2) && isfinite(*g2) && f2 * f2 - *g2 * *g2 >= LS_ARMIJO * pred) *accepted = 1;
+    }
+    if (!*accepted)
+        for (int c = 0; c < n; c++) *opoint_unknown_ptr(md, sp->pt, sp->cols[c]) = x0[c];
+    mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(d), mbl_free(b), mbl_free(F0), mbl_free(dx), mbl_free(lin);
+    return rc;
+}
+
+/* Newton / Gauss-Newton with line search. `what` names the problem in messages. linear = 1
+ * for problems linear in the unknowns (one step, a polishing step, then a check).
+ *
+ * Converged when the scaled residual (scaled_residual) is at most opt->tol AND either the
+ * max-norm residual is at most opt->abs_tol, or the last Newton step left every unknown unchanged
+ * to rounding (|dx_c| <= 16 eps |x_c|), or the last full Newton step reduced the scaled residual
+ * at least a hundredfold (superlinear convergence: a regular root, where the scaled residual
+ * measures the error). The scaled test alone would accept a point near a degenerate root
+ * (singular Jacobian there, Newton converging only linearly) with a residual that is huge in
+ * absolute terms. When the line search can make no progress (the rounding floor
+ * of the residual), the point is accepted if the scaled residual is at most opt->tol, or at most
+ * 1e4 * opt->tol with a Newton step at most opt->step_tol times each unknown's scale; otherwise
+ * a Levenberg-Marquardt step is taken (lm_step) and Newton resumes, and if that step cannot
+ * decrease the residual norm either, it fails.
+ *
+ * With par->corrector (the corrector of the continuation, homotopy.c) it converges when the scaled
+ * residual is at most par->tol, fails after par->max_iter iterations and, where the line search
+ * stalls, fails at once (the continuation shortens its step instead). out says how it ended. */
+int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opoint_newton_par *par,
+                  opoint_newton_out *out, mbl_status *st)
+{
+    const mbl_opoint_options *opt = sp->opt;
+    int corrector = par->corrector;
+    double tol = corrector ? par->tol : opt->tol;
+    out->fail = OPOINT_NEWTON_OK;
+    out->damped = 0;
+    int n = sp->ncol;
+    double *dx = mbl_alloc_array((size_t)n + 1, sizeof *dx), *x0 = mbl_alloc_array((size_t)n + 1, sizeof *x0);
+    double *xs = mbl_alloc_array((size_t)n + 1, sizeof *xs);
+    double *rowscale = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *rowscale);
+    double *colscale = mbl_alloc_array((size_t)n + 1, sizeof *colscale);
+    if (!dx || !x0 || !xs || !rowscale || !colscale) {
+        mbl_free(dx), mbl_free(x0), mbl_free(xs), mbl_free(rowscale), mbl_free(colscale);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int c = 0; c < n; c++) xs[c] = *opoint_unknown_ptr(sp->md, sp->pt, sp->cols[c]);
+    double f2, finf, rs = INFINITY, rs_prev = INFINITY, alpha_last = 0;
+    int rc = opoint_eval_F(sp, &f2, &finf, st);
+    int it = 0, rounding = 0, step_small = 0;
+    while (!rc) {
+        rc = opoint_eval_jac(sp, st);
+        if (rc) break;
+        rs = opoint_scaled_residual(sp, xs, rowscale, colscale);
+        if (linear && it >= 2) break;
+        int superlinear = it > 0 && alpha_last == 1.0 && rs <= 1e-2 * rs_prev;
+        if (corrector && rs <= tol) break;
+        if (!corrector && rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
+        /* the rounding floor reached while the line search still takes steps (rounding noise can
+         * decrease ||F||): nearly converged, a negligible step, and the scaled residual no longer
+         * decreasing (a large model's floor: the N = 2000 four-bar stalls at 1.5e-12). A degenerate
+         * root, where Newton converges only linearly with the scaled residual still falling, is
+         * not taken for it. */
+        if (!corrector && step_small && rs <= 1e4 * opt->tol && rs >= 0.9 * rs_prev) break;
+        if (it >= (corrector ? par->max_iter : opt->max_iter)) {
+            out->fail = rs <= tol ? OPOINT_NEWTON_DEGENERATE : OPOINT_NEWTON_MAXITER;
+            rc = mbl_error(st, MBL_ENOCONV,
+                           "%s did not converge in %d iterations (residual %.3g, scaled residual %.3g%s)", what, it,
+                           finf, rs,
+                           rs <= opt->tol ? "; Newton converges only linearly: a degenerate solution, singular "
+                                            "Jacobian there"
+                                          : "");
+            break;
+        }
+        rc = opoint_newton_step(sp, dx, st);
+        if (rc) break;
+        it++;
+        for (int c = 0; c < n; c++) x0[c] = *opoint_unknown_ptr(sp->md, sp->pt, sp->cols[c]);
+        double alpha = 1.0, g2 = f2, ginf = finf;
+        int accepted = 0;
+        for (int h = 0; h <= LS_MAX_HALVINGS; h++) {
+            for (int c = 0; c < n; c++) *opoint_unknown_ptr(sp->md, sp->pt, sp->cols[c]) = x0[c] + alpha * dx[c];
+            mbl_status st2;
+            int erc = opoint_eval_F(sp, &g2, &ginf, &st2);
+            if (!erc && g2 <= (1.0 - LS_ARMIJO * alpha) * f2) {
+                accepted = 1;
+                break;
+            }
+            if (linear && !erc) {
+                accepted = 1;
+                break;
+            }
+            alpha *= 0.5;
+        }
+        if (!accepted) {
+            /* no decrease: at the rounding floor of the residual, a least-squares minimum, or stuck */
+            for (int c = 0; c < n; c++) *opoint_unknown_ptr(sp->md, sp->pt, sp->cols[c]) = x0[c];
+            rc = opoint_eval_F(sp, &f2, &finf, st);
+            if (!rc) rc = opoint_eval_jac(sp, st);
+            if (rc) break;
+            rs = opoint_scaled_residual(sp, xs, rowscale, colscale);
+            int small = rs <= 1e4 * opt->tol;
+            for (int c = 0; small && c < n; c++)
+                if (fabs(dx[c]) > opt->step_tol * col_scale(sp, c, x0[c], xs)) small = 0;
+            /* rounding floor: the scaled residual is converged (an ill-conditioned Jacobian
+             * amplifies the rounding of F into Newton steps above step_tol), or nearly so with
+             * a negligible step */
+            if (!corrector && (small || rs <= opt->tol)) break;
+            out->fail = OPOINT_NEWTON_STALL;
+            if (corrector) {
+                rc = mbl_error(st, MBL_ENOCONV, "%s: the corrector stalled", what);
+                break;
+            }
+            /* stalled away from a solution: a Levenberg-Marquardt step (lm_step), then Newton again */
+            int moved = 0;
+            rc = lm_step(sp, x0, f2, &g2, &ginf, &moved, st);
+            if (rc) break;
+            if (moved) {
+                out->fail = OPOINT_NEWTON_OK;
+                out->damped++;
+                f2 = g2;
+                finf = ginf;
+                rs_prev = rs;
+                alpha_last = 0;
+                rounding = 0;
+                step_small = 0;
+                continue;
+            }
+            rc = mbl_error(st, MBL_ENOCONV,
+                           "%s: no solution found near the initial guess (residual %.3g, scaled residual %.3g after "
+                           "%d iterations; the line search made no progress, nor did Levenberg-Marquardt steps)",
+                           what, finf, rs, it);
+            break;
+        }
+        f2 = g2;
+        finf = ginf;
+        rs_prev = rs;
+        if (alpha < 1.0) out->damped++;
+        alpha_last = alpha;
+        rounding = 1;
+        for (int c = 0; rounding && c < n; c++)
+            if (fabs(alpha * dx[c]) > 16 * DBL_EPSILON * fabs(x0[c] + alpha * dx[c])) rounding = 0;
+        step_small = !linear;
+        for (int c = 0; step_small && c < n; c++)
+            if (fabs(alpha * dx[c]) > opt->step_tol * col_scale(sp, c, x0[c], xs)) step_small = 0;
+    }
+    out->it = it;
+    out->rs = rs;
+    out->finf = finf;
+    if (!rc || corrector) sp->pt->iterations += it;
+    if (!rc && !corrector) {
+        if (finf > sp->pt->residual) sp->pt->residual = finf;
+        if (rs > sp->pt->scaled_residual) sp->pt->scaled_residual = rs;
+        if (linear && rs > 1e4 * opt->tol && finf > opt->abs_tol)
+            rc = mbl_error(st, MBL_ESINGULAR, "%s has no solution (residual %.3g, scaled residual %.3g): inconsistent equations",
+                           what, finf, rs);
+    }
+    mbl_free(dx), mbl_free(x0), mbl_free(xs), mbl_free(rowscale), mbl_free(colscale);
+    return rc;
+}
+
+int opoint_sub_init(opoint_subproblem *sp, const mbl_model *md, mbl_point *pt, const mbl_opoint_options *opt)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->md = md;
+    model_view_get(md, &sp->mv);
+    const model_view *mv = &sp->mv;
+    sp->pt = pt;
+    sp->opt = opt;
+    sp->rows = mbl_alloc_array((size_t)mv->nF + 1, sizeof(int));
+    sp->cols = mbl_alloc_array((size_t)mv->nunk + 1, sizeof(int));
+    sp->row_pos = mbl_alloc_array((size_t)mv->nF + 1, sizeof(int));
+    sp->col_pos = mbl_alloc_array((size_t)mv->nunk + 1, sizeof(int));
+    sp->syms = mbl_calloc((size_t)mv->nsym + 1, sizeof(double));
+    sp->work = mbl_alloc_array(mv->work_size + 1, sizeof(double));
+    sp->F = mbl_alloc_array((size_t)mv->nF + 1, sizeof(double));
+    sp->jac = mbl_alloc_array((size_t)mv->jac.nz + 1, sizeof(double));
+    if (!sp->rows || !sp->cols || !sp->row_pos || !sp->col_pos || !sp->syms || !sp->work || !sp->F || !sp->jac)
+        return MBL_ENOMEM;
+    return 0;
+}
+
+void opoint_sub_free(opoint_subproblem *sp)
+{
+    sparse_forget(sp);
+    mbl_free(sp->rows), mbl_free(sp->cols), mbl_free(sp->row_pos), mbl_free(sp->col_pos);
+    mbl_free(sp->syms), mbl_free(sp->work), mbl_free(sp->F), mbl_free(sp->jac);
+}
+
+/* Select row groups (bit mask over MBL_ROW_*) and unknown blocks (bit mask over MBL_BLK_*);
+ * skip: per unknown column, 1 for those not to solve for (NULL: none). */
+void opoint_sub_select(opoint_subproblem *sp, unsigned rowmask, unsigned colmask, const int *skip)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    sparse_forget(sp);
+    sp->nrow = sp->ncol = 0;
+    for (int r = 0; r < mv->nF; r++) sp->row_pos[r] = -1;
+    for (int c = 0; c < mv->nunk; c++) sp->col_pos[c] = -1;
+    for (int g = 0; g < MBL_NROWG; g++)
+        if ((rowmask >> g) & 1u)
+            for (int r = mv->row0[g]; r < mv->row0[g + 1]; r++) {
+                sp->row_pos[r] = sp->nrow;
+                sp->rows[sp->nrow++] = r;
+            }
+    for (int b = 0; b < MBL_NBLK; b++)
+        if ((colmask >> b) & 1u)
+            for (int c = model_blk0(md, b); c < model_blk0(md, b + 1); c++) {
+                if (skip && skip[c]) continue;
+                sp->col_pos[c] = sp->ncol;
+                sp->cols[sp->ncol++] = c;
+            }
+}
