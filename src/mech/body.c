@@ -14,11 +14,16 @@
 
 /* ---- orientation specifications (spatial): R column-major, column a = axis a ------------- */
 
-static int orientation(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where)
+/* R, and in turn / *turn_kind the orientation as given (body.turn): an axis and an angle (1), none (2),
+ * another form (0) */
+static int orientation(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where,
+                       double turn[4], int *turn_kind)
 {
     static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     memcpy(R, I3, sizeof I3);
     *where = NULL;
+    turn[0] = turn[1] = turn[3] = 0, turn[2] = 1;
+    *turn_kind = 0;
     mech_set_track(M);
     yaml_node_t *ax = mech_get(M, map, "axis"), *an = mech_get(M, map, "angle"), *eu = mech_get(M, map, "euler");
     yaml_node_t *zx = mech_get(M, map, "zaxis"), *xx = mech_get(M, map, "xaxis"), *ro = mech_get(M, map, "rotation");
@@ -39,6 +44,8 @@ static int orientation(mech *M, const yaml_node_t *map, const char *what, double
         if (rc) return rc;
         if (!vec3_unit(k)) return err_at(M, ax, "%s: the rotation axis is zero%s", what, mech_set_note(M));
         mat3_axis_angle(k, a, R);
+        turn[0] = k[0], turn[1] = k[1], turn[2] = k[2], turn[3] = a;
+        *turn_kind = 1;
         return 0;
     }
     if (eu) {
@@ -117,6 +124,7 @@ static int orientation(mech *M, const yaml_node_t *map, const char *what, double
         if (det < 0) return err_at(M, ro, "%s: the frame is left-handed (det R = %.3g)%s", what, det, mech_set_note(M));
         return 0;
     }
+    *turn_kind = 2; /* none given: the identity */
     return 0;
 }
 
@@ -243,7 +251,7 @@ static int add_marker(mech *M, int bi, const yaml_node_t *key, const yaml_node_t
     }
     double R[9];
     const yaml_node_t *where;
-    int rc = orientation(M, val, what, R, &where);
+    int rc = orientation(M, val, what, R, &where, K->turn, &K->turn_kind);
     if (rc) return rc;
     mat3_mul(B->R0, R, K->R0);
     mech_euler_params(R, K->mq);
@@ -295,6 +303,7 @@ body *mech_new_body(mech *M, const char *name, const yaml_node_t *key)
     if (key) mech_pos_of(key, &B->line, &B->col);
     for (int k = 0; k < 9; k++) B->R0[k] = k % 4 == 0;
     B->q0[0] = 1;
+    B->turn[2] = 1, B->turn_kind = 2;
     B->oset = -1;
     return B;
 }
@@ -473,7 +482,7 @@ static int body_spatial_rotation(mech *M, body *B, const char *name, const yaml_
     int rc = 0;
     double R[9], e0[4];
     const yaml_node_t *where;
-    rc = orientation(M, val, what, R, &where);
+    rc = orientation(M, val, what, R, &where, B->turn, &B->turn_kind);
     if (rc) return rc;
     memcpy(B->R0, R, sizeof R);
     B->oset = M->used_set;

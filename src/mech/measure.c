@@ -36,7 +36,35 @@ static void marker_quat(mech *M, int m, const char *q[4], double qn[4])
  * the angle a of the file's configuration (in (-pi, pi], today's atan2(x_i.y_j, x_i.x_j) there):
  * a + 2 atan2(r3', r0') with r' = sigma r (x) (cos a/2, 0, 0, -sin a/2) and sigma = +-1 making r0' > 0
  * in the file's configuration. It is smooth in the coordinates and does not wrap within 2 pi of a
- * (a driver, a coupler or a torsion spring can pass half a turn). */
+ * (a driver, a coupler or a torsion spring can pass half a turn). Where the file turns the two
+ * markers' bodies (and the markers on them) about axes along that z axis only (axis + angle, or
+ * not at all), a counts the whole turns of those angles: a pinion at `angle: -3.55` is at -3.55,
+ * not at 2.73, so that a coupler or a spring sees the angle the user wrote (file_turns). */
+static int file_turns(const mech *M, int mi, int mj, double z[3], double *turns)
+{
+    *turns = 0;
+    const marker *K[2] = {&M->mk[mi], &M->mk[mj]};
+    for (int e = 0; e < 2; e++) {
+        const body *B = &M->b[K[e]->body];
+        double sgn = e == 0 ? 1.0 : -1.0;
+        /* the body's turn (global axis), then the marker's (axis in body axes, turned by B->R0) */
+        const double *tb = B->turn, *tm = K[e]->turn;
+        double km[3];
+        for (int i = 0; i < 3; i++) km[i] = B->R0[i] * tm[0] + B->R0[3 + i] * tm[1] + B->R0[6 + i] * tm[2];
+        const double *ax[2] = {tb, km};
+        const double ang[2] = {tb[3], tm[3]};
+        const int kind[2] = {B->turn_kind, K[e]->turn_kind};
+        for (int t = 0; t < 2; t++) {
+            if (kind[t] == 2) continue;
+            if (kind[t] != 1) return 0;
+            double d = ax[t][0] * z[0] + ax[t][1] * z[1] + ax[t][2] * z[2];
+            if (fabs(fabs(d) - 1) > 1e-12) return 0;
+            *turns += sgn * (d > 0 ? 1.0 : -1.0) * ang[t];
+        }
+    }
+    return 1;
+}
+
 const char *mech_twist_angle(mech *M, int mi, int mj)
 {
     const char *a[4], *b[4];
@@ -50,9 +78,16 @@ const char *mech_twist_angle(mech *M, int mi, int mj)
     a0 = atan2(sin(a0), cos(a0));
     double c = cos(a0 / 2), s = sin(a0 / 2);
     double sg = r0 * c + r3 * s < 0 ? -1 : 1;
+    /* whole turns of the file's angles: kept when they agree with a0 to rounding */
+    double z[3] = {M->mk[mj].R0[6], M->mk[mj].R0[7], M->mk[mj].R0[8]}, turns, two_pi = 2 * acos(-1.0);
+    double at = a0;
+    if (file_turns(M, mi, mj, z, &turns)) {
+        double k = nearbyint((turns - a0) / two_pi);
+        if (k != 0 && fabs(turns - (a0 + k * two_pi)) <= 1e-9 * fmax(1.0, fabs(turns))) at = a0 + k * two_pi;
+    }
     const char *t0 = mech_fmt(M, "(%s*%s + %s*%s + %s*%s + %s*%s)", a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3]);
     const char *t3 = mech_fmt(M, "(%s*%s - %s*%s - %s*%s + %s*%s)", a[0], b[3], b[0], a[3], a[1], b[2], a[2], b[1]);
-    return mech_fmt(M, "(%s + 2*atan2(%s*(%s*%s - %s*%s), %s*(%s*%s + %s*%s)))", mech_num(M, a0), mech_num(M, sg), t3, mech_num(M, c), t0,
+    return mech_fmt(M, "(%s + 2*atan2(%s*(%s*%s - %s*%s), %s*(%s*%s + %s*%s)))", mech_num(M, at), mech_num(M, sg), t3, mech_num(M, c), t0,
                     mech_num(M, s), mech_num(M, sg), t0, mech_num(M, c), t3, mech_num(M, s));
 }
 

@@ -25,6 +25,10 @@ typedef struct body {
     char *F[3], *N[3];               /* accumulated force and moment about the origin (NULL = none) */
     double R0[9];                    /* orientation in the file's configuration (column-major; spatial) */
     double q0[4];                    /* its Euler parameters (the coordinates' initial values) */
+    double turn[4];                  /* the file's orientation as given: axis turn[0..2] (unit) and angle
+                                        turn[3] (turn_kind 1: axis + angle), 2: none (the identity), 0:
+                                        another form; whole turns count in joint angles (mech_twist_angle) */
+    int turn_kind;
     int oset;                        /* the --set its orientation came from, or -1 */
     int flex;                        /* flexible body (beam.c, modal_body.c): 1 + its index in src->ffr, else 0 */
     char **Fq;                       /* flexible: generalized forces on the elastic coordinates (NULL = none) */
@@ -49,6 +53,8 @@ typedef struct marker {
     char *phi;         /* planar: global angle text */
     double R0[9];      /* spatial: global axes in the file's configuration (column-major) */
     double mq[4];      /* spatial: Euler parameters of the marker relative to its body */
+    double turn[4];    /* spatial: its orientation on its body as given (axis in body axes, angle), */
+    int turn_kind;     /* as body.turn */
     int oset;          /* the --set its orientation (or its body's) came from, or -1 */
     int node;          /* on a beam: 1 + the index of its node (beam.c), else 0 */
     double *shape;     /* on a modal body: 3 x nm (u, v, phi per modal coordinate, column-major), else NULL */

@@ -1110,6 +1110,49 @@ TEST(sleeping_top)
     expect_w2("sleeping top (precession, nutation)", text, want, 2, NULL);
 }
 
+/* ---- joint angles beyond half a turn (issue 29): a 3:1 gear pair (coupler JQ(j1) + 3 JQ(j2) = 0)
+ * with a torsion spring holding the wheel at 1.2 rad has its pinion at -3.6 rad (closed form). A
+ * user who writes the pinion at angle -3.55 (and the wheel at 1.0) means -3.55, not its principal
+ * value 2.73: the joint angle counts the file's whole turns, so the equilibrium is found from
+ * there (before: refused, the coupler violated by 2 pi), and the outputs JQ read -3.6 and 1.2. The
+ * same with the turns on the markers instead of the bodies, and with the axes along -z. ---- */
+TEST(joint_angle_turns)
+{
+    const char *forms[3][2] = {
+        {"axis: [0, 0, 1], angle: -3.55, markers: {h1: {}}", "axis: [0, 0, 1], angle: 1.0, markers: {h2: {}}"},
+        {"markers: {h1: {axis: [0, 0, 1], angle: -3.55}}", "markers: {h2: {axis: [0, 0, 1], angle: 1.0}}"},
+        {"axis: [0, 0, -1], angle: 3.55, markers: {h1: {}}", "axis: [0, 0, -1], angle: -1.0, markers: {h2: {}}"}};
+    for (int f = 0; f < 3; f++) {
+        char text[2048];
+        snprintf(text, sizeof text,
+                 "model: mechanism\n"
+                 "ground: {markers: {O1: {}, O2: {position: [3, 0, 0]}}}\n"
+                 "bodies:\n"
+                 "  pinion: {mass: 1, inertia: [0.3, 0.3, 0.5], %s}\n"
+                 "  gear: {mass: 1, inertia: [2.5, 2.5, 4], position: [3, 0, 0], %s}\n"
+                 "joints:\n"
+                 "  j1: {type: revolute, i: h1, j: O1}\n"
+                 "  j2: {type: revolute, i: h2, j: O2}\n"
+                 "  mesh: {type: coupler, joints: [j1, j2], ratios: [1, 3], offset: 0}\n"
+                 "forces: {hold: {type: torsion, i: h2, j: O2, stiffness: 10, angle: 1.2}}\n"
+                 "outputs: {pinion: \"JQ(j1)\", wheel: \"JQ(j2)\"}\n",
+                 forms[f][0], forms[f][1]);
+        mbl_status st;
+        mbl_model *md = NULL;
+        mbl_point *pt = NULL;
+        int rc = mbl_model_load_string(text, strlen(text), "gear.yaml", NULL, 0, &md, &st);
+        if (!rc) rc = mbl_operating_point(md, NULL, &pt, &st);
+        CHECK_MSG(rc == 0, "form %d: %s", f, st.msg);
+        double y[2] = {0, 0};
+        if (!rc) rc = mbl_model_outputs(md, pt, y, &st);
+        CHECK(rc == 0);
+        CHECK_MSG(fabs(y[0] + 3.6) < 1e-12 && fabs(y[1] - 1.2) < 1e-12, "form %d: JQ %.15g, %.15g (closed form -3.6, 1.2)",
+                  f, y[0], y[1]);
+        mbl_point_free(pt);
+        mbl_model_free(md);
+    }
+}
+
 /* ---- spare marker variables: a marker's axes are dropped when unused, kept when a measure uses
  * them (src/mech/util.c mech_drop_spare_vars). A planar pendulum (rod of length L hanging from
  * pivot, angle th) with a marker K at its centre turned by a, a ground marker G turned by b:
@@ -1182,6 +1225,7 @@ int main(void)
     RUN(planar_point_and_reaction);
     RUN(compound_pendulum_full_inertia);
     RUN(sleeping_top);
+    RUN(joint_angle_turns);
     RUN(allocation_failures);
     RUN(spare_marker_variables);
     return test_summary("mechanism");
