@@ -262,6 +262,52 @@ static int assemble_guess(opoint_subproblem *sp, int *moved, mbl_status *st)
     return rc;
 }
 
+/* With constraints, where Newton alone from the guess was not enough (sp->hard) and only one of
+ * the two searches (from the guess, from its projection onto the constraints) reached the
+ * solution kept, or they reached different ones: a solution more than OPOINT_REFUSE_FAR of
+ * max(1, |guess|) from the guess in some coordinate (for a body's Euler parameters, a rotation
+ * of more than OPOINT_REFUSE_FAR rad) is refused, naming that coordinate. Such a search crossed
+ * from the guess's basin into another one (a closed chain projected onto its dead point, a body
+ * swung over to its inverted equilibrium) and is not known to have found the solution nearest the
+ * guess. A far solution that both searches reach is kept (a unique equilibrium far from a rough
+ * guess), as is every solution without constraints (docs/convergence.md). */
+#define OPOINT_REFUSE_FAR 1.0
+static int refuse_far(opoint_subproblem *sp, const char *what, const double *g, mbl_status *st)
+{
+    const model_view *mv = &sp->mv;
+    const double *q = sp->pt->q;
+    int big = -1, rot = -1;
+    double worst = OPOINT_REFUSE_FAR, angle = 0;
+    for (int i = 0; i < mv->n; i++) {
+        size_t len = strlen(mv->qname[i]);
+        if (i + 3 < mv->n && len > 3 && !strcmp(mv->qname[i] + len - 3, "_e0") &&
+            strlen(mv->qname[i + 3]) == len && !strncmp(mv->qname[i + 3], mv->qname[i], len - 1) &&
+            mv->qname[i + 3][len - 1] == '3') {
+            /* a body's Euler parameters: the angle of the rotation from the guess to the solution */
+            double dot = 0, ng = 0, nq = 0;
+            for (int j = i; j < i + 4; j++) dot += g[j] * q[j], ng += g[j] * g[j], nq += q[j] * q[j];
+            double c = ng > 0 && nq > 0 ? fmin(1.0, fabs(dot) / sqrt(ng * nq)) : 1.0, a = 2 * acos(c);
+            if (a > worst) worst = a, big = i, rot = 1, angle = a;
+            i += 3;
+            continue;
+        }
+        double d = fabs(q[i] - g[i]) / fmax(1.0, fabs(g[i]));
+        if (d > worst) worst = d, big = i, rot = 0;
+    }
+    if (big < 0) return 0;
+    if (rot)
+        return mbl_error(st, MBL_ENOCONV,
+                         "%s: the solution found after damped steps lies far from the initial guess (the Euler "
+                         "parameters from %.100s rotated by %.3g rad), reached by only one search, and may not be the "
+                         "one nearest the guess; give a guess nearer the intended solution",
+                         what, mv->qname[big], angle);
+    return mbl_error(st, MBL_ENOCONV,
+                     "%s: the solution found after damped steps lies far from the initial guess (%.100s: %.4g -> "
+                     "%.4g), reached by only one search, and may not be the one nearest the guess; give a guess "
+                     "nearer the intended solution",
+                     what, mv->qname[big], g[big], q[big]);
+}
+
 /* The equilibrium or steady motion on the rows and unknowns selected (the point holds the guess
  * and its initial multipliers). With constraints, Newton alone first; where it fails, needs damped
  * steps or goes far (sp->hard), the whole search (opoint_solve: Newton, then the continuation) is
@@ -312,11 +358,13 @@ static int solve_point(opoint_subproblem *sp, const char *what, unsigned rows, u
             opoint_sub_select(sp, rows, cols, skip);
             rc2 = opoint_solve(sp, what, 0, &st2);
         }
-        double d1 = 0, d2 = 0;
+        double d1 = 0, d2 = 0, d12 = 0;
         for (size_t i = 0; i < nq; i++) {
             double sc = fmax(1.0, fabs(g[i]));
             d1 = fmax(d1, fabs(first[i] - g[i]) / sc), d2 = fmax(d2, fabs(pt->q[i] - g[i]) / sc);
+            d12 = fmax(d12, fabs(first[i] - pt->q[i]) / fmax(1.0, fabs(first[i])));
         }
+        int agree = !rc && !rc2 && d12 <= 1e-6; /* both searches reached the same solution */
         if (rc2 == MBL_ENOMEM) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         else if (!rc2 && (rc || d2 < d1)) rc = 0; /* the second search */
         else if (rc && rc2) { /* neither: the second's reason (it tried more) */
@@ -331,6 +379,7 @@ static int solve_point(opoint_subproblem *sp, const char *what, unsigned rows, u
             pt->iterations = it1, pt->residual = res1, pt->scaled_residual = sres1;
             sp->rank_last = rank1;
         }
+        if (!rc && !agree) rc = refuse_far(sp, what, g, st);
     }
     mbl_free(save);
     return rc;
