@@ -119,7 +119,7 @@ static const cmodel models[] = {
     {"examples/flexible_pendulum_beams.yaml", "examples: flexible", "link1_u* link1_v* link2_u* link2_v*", NULL, 0,
      {{NULL, 0}}},
     {"examples/flexible_pendulum_modal.yaml", "examples: flexible", "link1_eta* link2_eta*", NULL, 0, {{NULL, 0}}},
-    {"examples/mech/spatial_beam_pendulum.yaml", "examples: flexible", "link1_u*", NULL, 0, {{NULL, 0}}},
+    {"examples/mech/spatial_beam_pendulum.yaml", "examples: flexible", "link1_u* link2_u*", NULL, 0, {{NULL, 0}}},
 };
 #pragma GCC diagnostic pop
 #define NMODELS ((int)(sizeof models / sizeof *models))
