@@ -99,7 +99,10 @@ static int option(void *ud, const char *a, const char *v)
         double x;
         if (cli_decimal(v, &x)) return cli_usage(c->cmd, "expected a number, got '%s'", v);
         if (!strcmp(a, "--near")) c->near = x, c->has_near = 1;
-        else if (!strcmp(a, "--order")) c->order = x;
+        else if (!strcmp(a, "--order")) {
+            if (!(x >= 0)) return cli_usage(c->cmd, "--order expects a number >= 0 (0: the real part), got '%s'", v);
+            c->order = x;
+        }
         else if (!strcmp(a, "--tol")) {
             if (!(x > 0 && x < 1)) return cli_usage(c->cmd, "--tol expects a number in (0, 1), got '%s'", v);
             c->tol = x;

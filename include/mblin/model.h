@@ -416,6 +416,9 @@ MBL_API void mbl_eig_sort_modulus(mbl_eig_item *items, int n);
 MBL_API int mbl_lin_method_count(void);
 MBL_API const char *mbl_lin_method_name(int i);
 
+/* The linear model of `model` at `point` by opt->method (NULL opt: the defaults). A numeric option
+ * left at 0 takes its default; a negative or non-finite one (nev = -5, mem_budget = -1) is refused
+ * (MBL_EARG), never read as the default. */
 MBL_API int mbl_linearize(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
                   mbl_linear **out, mbl_status *st);
 

@@ -230,6 +230,26 @@ void mbl_lin_options_default(mbl_lin_options *opt)
     opt->fd_tol = 1e-3;
 }
 
+/* Options no computation can honour: a negative or non-finite count, budget or tolerance (0 is
+ * "the default" for a zero-initialized struct; a negative value is a mistake, never a default). */
+int lin_options_check(const mbl_lin_options *o, mbl_status *st)
+{
+    const struct {
+        const char *name;
+        double v;
+    } nonneg[] = {{"state_weight", o->state_weight}, {"pivot_tol", o->pivot_tol}, {"rcond_min", o->rcond_min},
+                  {"rank_tol", o->rank_tol},         {"dense_max", o->dense_max}, {"dense_n_max", o->dense_n_max},
+                  {"nev", o->nev},                   {"pen_alpha", o->pen_alpha}, {"pen_xi", o->pen_xi},
+                  {"pen_omega", o->pen_omega},       {"pen_ratio", o->pen_ratio}, {"fd_step", o->fd_step},
+                  {"fd_tol", o->fd_tol},             {"mem_budget", o->mem_budget}, {"constraint_scale", o->constraint_scale}};
+    for (size_t i = 0; i < sizeof nonneg / sizeof nonneg[0]; i++)
+        if (!(nonneg[i].v >= 0) || !isfinite(nonneg[i].v))
+            return mbl_error(st, MBL_EARG, "linearization option %s = %g: expected a finite number >= 0 (0: the default)",
+                             nonneg[i].name, nonneg[i].v);
+    if (!isfinite(o->shift)) return mbl_error(st, MBL_EARG, "linearization option shift = %g: expected a finite number", o->shift);
+    return 0;
+}
+
 void lin_options_complete(const mbl_lin_options *opt, mbl_lin_options *out)
 {
     /* options of the other methods left at 0 (a zero-initialized struct) take their defaults */

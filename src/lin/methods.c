@@ -149,13 +149,15 @@ int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
         mbl_lin_options_default(&def);
         opt = &def;
     }
+    int rc = lin_options_check(opt, st);
+    if (rc) return rc;
     mbl_lin_options o;
     lin_options_complete(opt, &o);
     opt = &o;
     const char *method = opt->method ? opt->method : "augmented";
     for (int i = 0; i < NMETHODS; i++)
         if (!strcmp(method, methods[i].name)) {
-            int rc = dispatch(md, pt, opt, i, out, st);
+            rc = dispatch(md, pt, opt, i, out, st);
             if (rc) mbl_error_prefix(st, "%s", md->file);
             else caution_moving_added(pt, *out);
             return rc;

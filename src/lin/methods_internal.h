@@ -202,6 +202,8 @@ int lin_alloc_descriptor(mbl_linear *lin, int nd);
 /* opt with the options of the other methods left at 0 (a zero-initialized struct) at their defaults,
  * into out. */
 void lin_options_complete(const mbl_lin_options *opt, mbl_lin_options *out);
+/* MBL_EARG for an option no computation can honour (negative or not finite) */
+int lin_options_check(const mbl_lin_options *o, mbl_status *st);
 
 /* Methods. */
 int lin_partition(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,

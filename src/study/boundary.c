@@ -648,6 +648,9 @@ int mbl_boundary(const mbl_model *model, const mbl_setting *sets_in, int nsets_i
     else mbl_boundary_options_default(&opt);
     if (!(opt.tol > 0)) opt.tol = 1e-10;
     if (opt.max_iter <= 0) opt.max_iter = 50;
+    if (!(opt.order >= 0) || !isfinite(opt.order))
+        return mbl_error(st, MBL_EARG, "boundary: the order %g is not a number >= 0 (0: the real part crosses zero)",
+                         opt.order);
     /* the user's settings without `param`, then param = p last */
     mbl_setting *sets = mbl_alloc_array((size_t)nsets_in + 1, sizeof *sets);
     if (!sets) return mbl_error(st, MBL_ENOMEM, "out of memory");

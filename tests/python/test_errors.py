@@ -142,3 +142,14 @@ def test_exceptions_are_catchable_by_code():
         assert e.code == -5 and type(e).__module__ == "mblin"
     else:
         pytest.fail("no exception")
+
+
+def test_options_no_computation_can_honour():
+    """Negative or non-finite linearization options and a negative boundary order are refused (issue
+    30): before, nev=-5 and mem_budget=-1 were taken silently for the defaults."""
+    m = mblin.load("examples/slider_pendulum.yaml")
+    for kw in ({"nev": -5}, {"mem_budget": -1}, {"fd_step": float("nan")}, {"rank_tol": -1e-9}):
+        with pytest.raises(mblin.ArgumentError, match="expected a finite number >= 0"):
+            m.linearize(**kw)
+    with pytest.raises(mblin.ArgumentError, match="order"):
+        mblin.load("examples/whipple_bicycle.yaml").boundary("v", 4.3, order=-1)

@@ -80,6 +80,8 @@ rc, out, err = run("boundary", "tests/study/boundaries/ziegler_column.yaml", "--
 check(rc == 0 and out.startswith("P = 41.7157287525") and "flutter beyond" in out, "boundary: Ziegler's column from above")
 rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "v", "--near", "4", "--tol", "2")
 check(one_line_error(rc, err, 2, "--tol"), "boundary: bad --tol, exit 2")
+rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "v", "--near", "4", "--order", "-1")
+check(one_line_error(rc, err, 2, "--order"), "boundary: a negative --order, exit 2")
 rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "v")
 check(one_line_error(rc, err, 2, "--near"), "boundary: --near missing, exit 2")
 rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "v", "--near", "4", "--mode", "9")
