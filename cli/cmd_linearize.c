@@ -77,9 +77,11 @@ static void command_usage(FILE *f, const command *c)
     for (int i = 0; i < NOPTIONS; i++) {
         if (!takes(c, options[i].opt)) continue;
         char head[64];
-        snprintf(head, sizeof head, "%s%s%s", options[i].opt, options[i].arg ? " " : "",
-                 options[i].arg ? options[i].arg : "");
-        fprintf(f, "  %-18s  %s\n", head, options[i].help);
+        const char *arg = options[i].arg, *what = options[i].help;
+        if (!strcmp(c->name, "report") && !strcmp(options[i].opt, "-o")) /* report writes one page */
+            arg = "FILE", what = "write the HTML page to FILE (default: standard output)";
+        snprintf(head, sizeof head, "%s%s%s", options[i].opt, arg ? " " : "", arg ? arg : "");
+        fprintf(f, "  %-18s  %s\n", head, what);
     }
     fprintf(f, "  %-18s  %s\n", "--help", "this text");
 }

@@ -27,7 +27,7 @@ typedef struct cli {
     cli_args a;
     const char *cmd, *modes_out, *svg, *sweep, *along_expr;
     char along_name[128];
-    int perturb_mode, has_perturb, nmodes, samples;
+    int perturb_mode, has_perturb, nmodes, samples, has_t_end;
     double t_end, dt_out, rtol, atol, perturb_amp, lin_every, fmax, amplitude, periods, freq_tol, zeta_tol;
     mbl_setting initial[MAX_ITEMS];
     char init_names[MAX_ITEMS][256];
@@ -149,7 +149,7 @@ static int option(void *ud, const char *a, const char *v)
         double x = 0;
         rc = number(c, v, &x);
         if (rc < 0 && strcmp(a, "--t-end") && !(x > 0)) return cli_usage(c->cmd, "expected a positive number, got '%s'", v);
-        if (!strcmp(a, "--t-end")) c->t_end = x;
+        if (!strcmp(a, "--t-end")) c->t_end = x, c->has_t_end = 1;
         else if (!strcmp(a, "--dt-out")) c->dt_out = x;
         else if (!strcmp(a, "--atol")) c->atol = x;
         else if (!strcmp(a, "--fmax")) c->fmax = x;
@@ -191,7 +191,7 @@ static int parse(cli *c, int argc, char **argv)
     int rc = cli_parse(&spec, &c->a, argc, argv);
     if (rc >= 0) return rc;
     if (!c->a.model) return cli_usage(c->cmd, "%s needs a model file", c->cmd);
-    if (simu && !(c->t_end != 0)) return cli_usage(c->cmd, "%s needs --t-end", c->cmd);
+    if (simu && !c->has_t_end) return cli_usage(c->cmd, "%s needs --t-end", c->cmd);
     return -1;
 }
 

@@ -35,7 +35,7 @@ static int range3(const char *s, double *from, double *to, int *count, char *why
     if (cli_number(buf, from, w, sizeof w) || cli_number(c1 + 1, to, w, sizeof w) ||
         cli_decimal(c2 + 1, &n))
         return snprintf(why, whylen, "FROM and TO must be numbers or constant expressions (pi/2), COUNT an integer"), -1;
-    if (n != floor(n) || n < 2 || n > 1e7) return snprintf(why, whylen, "COUNT must be an integer of at least 2"), -1;
+    if (n != floor(n) || n < 2 || n > 1e7) return snprintf(why, whylen, "COUNT must be an integer from 2 to 10000000"), -1;
     if (!(*from < *to)) return snprintf(why, whylen, "FROM must be below TO"), -1;
     *count = (int)n;
     return 0;

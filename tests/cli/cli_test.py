@@ -650,6 +650,14 @@ check(one_line_error(rc, err, 2, "--repeat expects 1..1000, got '0'"), "--repeat
 rc, out, err = run("check", SP, "--json=1")
 check(one_line_error(rc, err, 2, "option '--json' does not apply to 'check'"), "check --json=1: " + err)
 
+# --- messages that say what is wrong (issue 30, item 18) ---
+rc, out, err = run("sweep", SP, "--param", "k=1:2:100000000")
+check(one_line_error(rc, err, 2, "COUNT must be an integer from 2 to 10000000"), "sweep: a count above the limit: " + err)
+rc, out, err = run("simulate", SP, "--t-end", "0")
+check(one_line_error(rc, err, 1, "the end time 0 must be after the start time 0"), "simulate --t-end 0: " + err)
+rc, out, err = run("report", "--help")
+check(rc == 0 and "-o FILE" in out and "-o DIR" not in out, "report --help: -o names the page")
+
 # --- nodal mode shapes of spatial beams in --json and the exports (issue 11): 3 x nodes, 6 x nodes per mode ---
 with tempfile.TemporaryDirectory() as td:
     rc, out, err = run("linearize", "examples/mech/spatial_beam_pendulum.yaml", "--json", "-o", td)
