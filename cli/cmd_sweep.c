@@ -400,6 +400,14 @@ static int freqresp_run(const cli_args *c, const mbl_model *md, int iu, int iy, 
         if (code) goto done;
     }
     mbl_freqresp_write_csv(stdout, fr);
+    int npole = 0;
+    for (int k = 0; k < fr->nw; k++) npole += fr->form[k] == MBL_FR_POLE;
+    for (int k = 0; k < fr->nw && npole; k++)
+        if (fr->form[k] == MBL_FR_POLE) {
+            fprintf(stderr, "mblin: freqresp: w = %.10g rad/s is a pole of G (an eigenvalue on the imaginary axis): |G| "
+                    "is infinite there%s\n", fr->w[k], npole > 1 ? " (and at other frequencies: form 'pole')" : "");
+            break;
+        }
     if (fflush(stdout) != 0) {
         fprintf(stderr, "mblin: cannot write the output\n");
         code = 1;

@@ -182,7 +182,9 @@ MBL_API int mbl_sweep_critical(mbl_sweep *sw, const double *orders, int norders,
 
 /* ---- frequency response ------------------------------------------------------------------- */
 
-enum { MBL_FR_STATE_SPACE = 0, MBL_FR_DESCRIPTOR = 1 };
+/* the form solved at a frequency; MBL_FR_POLE: both matrices singular to working precision (rcond
+ * below eps: an eigenvalue on the imaginary axis at that w), |G| infinite and the phase undefined */
+enum { MBL_FR_STATE_SPACE = 0, MBL_FR_DESCRIPTOR = 1, MBL_FR_POLE = 2 };
 
 typedef struct mbl_freqresp_result {
     int nw;
@@ -199,8 +201,10 @@ typedef struct mbl_freqresp_result {
  * linearization of the same point: E, Ad, Bd, Cdd dense), G = Cdd (i w E - Ad)^-1 Bd + D; at each
  * frequency the form whose equilibrated matrix has the larger reciprocal condition is used.
  * lin must have its state-space form (A, B, C, D); desc may be NULL. input and output index the
- * model's inputs and outputs. A frequency where both matrices are singular (an eigenvalue on
- * the imaginary axis) gives an infinite magnitude (NAN phase), not an error. */
+ * model's inputs and outputs. A frequency where both matrices are singular to working precision
+ * (an eigenvalue on the imaginary axis, e.g. w = 0 with a rigid-body mode) is a pole: form
+ * MBL_FR_POLE, rcond 0, an infinite magnitude and a NAN phase, not an error and never the
+ * rounding-level digits of a nearly singular solve. */
 MBL_API int mbl_freqresp(const mbl_linear *lin, const mbl_linear *desc, int input, int output, const double *w, int nw,
                  mbl_freqresp_result **out, mbl_status *st);
 MBL_API void mbl_freqresp_free(mbl_freqresp_result *r);

@@ -310,7 +310,9 @@ PyObject *py_Model_freqresp(ModelObject *self, PyObject *args)
         }
     PyObject *form = PyList_New(fr->nw);
     for (int k = 0; form && k < fr->nw; k++)
-        PyList_SET_ITEM(form, k, PyUnicode_FromString(fr->form[k] == MBL_FR_DESCRIPTOR ? "descriptor" : "state_space"));
+        PyList_SET_ITEM(form, k, PyUnicode_FromString(fr->form[k] == MBL_FR_POLE         ? "pole"
+                                                       : fr->form[k] == MBL_FR_DESCRIPTOR ? "descriptor"
+                                                                                          : "state_space"));
     int bad = !d || !g || !form;
     if (!bad) {
         bad = py_put(d, "w", py_vector(fr->w, fr->nw)) | py_put(d, "response", g) |

@@ -8,6 +8,7 @@
  * is kept, and which one it was is recorded per frequency. Dense LAPACK: the models
  * are the small-to-medium ones whose A is formed. */
 #include <complex.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -59,7 +60,7 @@ static void form_free(form *f)
  * condition of the equilibrated matrix, and iterative refinement (which makes the solution
  * componentwise backward stable: the small displacement components of a strongly attenuated
  * response keep their relative accuracy, 3.7e-12 -> 4.4e-15 on tests/study/two_mass.yaml at 200
- * rad/s). *g = c^T x; rcond 0 when the matrix is singular to working precision. */
+ * rad/s). *g = c^T x; rcond 0 (and g 0) when the matrix is singular to working precision. */
 static int form_solve(form *f, double w, double *rcond, double complex *g, mbl_status *st)
 {
     int n = f->n;
@@ -75,7 +76,9 @@ static int form_solve(form *f, double w, double *rcond, double complex *g, mbl_s
     lapack_int info = LAPACKE_zgesvx(LAPACK_COL_MAJOR, 'E', 'N', n, 1, f->M, n, f->AF, n, f->ipiv, &equed, f->r, f->cs,
                                      f->rhs, n, f->x, n, rcond, &ferr, &berr, &rpivot);
     if (info < 0) return mbl_error(st, MBL_ELIB, "zgesvx: argument %d", (int)-info);
-    if (info > 0 && info <= n) { /* exactly singular */
+    /* singular: exactly (info <= n), or to working precision: rcond below n eps, where a relative
+     * change of the matrix by its rounding makes it singular and G has no correct digit */
+    if (info > 0 || *rcond < n * DBL_EPSILON) {
         *rcond = 0;
         *g = 0;
         return 0;
@@ -143,6 +146,7 @@ int mbl_freqresp(const mbl_linear *lin, const mbl_linear *desc, int input, int o
         r->rcond[k] = desc_wins ? rd : rs;
         double complex g = desc_wins ? gd : gs;
         if (r->rcond[k] == 0) {
+            r->form[k] = MBL_FR_POLE;
             r->re[k] = r->im[k] = INFINITY;
             r->mag[k] = r->mag_db[k] = INFINITY;
             r->phase_deg[k] = NAN;
@@ -174,6 +178,6 @@ int mbl_freqresp_write_csv(FILE *f, const mbl_freqresp_result *r)
     for (int k = 0; k < r->nw; k++)
         fprintf(f, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.3e,%s\n", r->w[k], r->w[k] / TWO_PI, r->re[k], r->im[k],
                 r->mag[k], r->mag_db[k], r->phase_deg[k], r->rcond[k],
-                r->form[k] == MBL_FR_DESCRIPTOR ? "descriptor" : "state-space");
+                r->form[k] == MBL_FR_POLE ? "pole" : r->form[k] == MBL_FR_DESCRIPTOR ? "descriptor" : "state-space");
     return ferror(f) ? MBL_EIO : 0;
 }

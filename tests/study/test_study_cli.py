@@ -108,6 +108,17 @@ with tempfile.TemporaryDirectory() as d:
     root = ET.parse(os.path.join(d, "fr", "bode.svg")).getroot()
     check(len(root.findall("{http://www.w3.org/2000/svg}polyline")) == 2, "bode")
 
+# a frequency at a pole (issue 30): the undamped slider pendulum's 0.797302985861869 rad/s (Table 3.7)
+# is an eigenvalue on the imaginary axis: form "pole", |G| infinite, rcond 0 and one line on stderr,
+# not 6.7e13 from a solve singular to working precision; the points beside it are finite
+rp = run("freqresp", "examples/slider_pendulum.yaml", "--from", "F", "--to", "tip", "--w", "0:0.797302985861869:3",
+         "--linear")
+fp = list(csv.DictReader(io.StringIO(rp.stdout)))
+check(rp.returncode == 0 and len(fp) == 3 and fp[2]["form"] == "pole" and math.isinf(float(fp[2]["magnitude"]))
+      and float(fp[2]["rcond"]) == 0 and all(f["form"] != "pole" and math.isfinite(float(f["magnitude"])) for f in fp[:2])
+      and "is a pole of G" in rp.stderr and len(rp.stderr.strip().splitlines()) == 1,
+      "freqresp at a pole: %s %s" % ([f["form"] for f in fp], rp.stderr))
+
 # points that fail (the four-bar locks near k = 30) are named, left empty, and the sweep goes on
 rf = run("sweep", "examples/fourbar_N20.yaml", "--param", "k=25:31:13", "--json")
 jf = json.loads(rf.stdout) if rf.returncode == 0 else {}
