@@ -89,9 +89,14 @@ int cli_cmd_codegen(int argc, char **argv)
     else if (!strcmp(lang, "python")) L = MBL_LANG_PYTHON;
     else if (!strcmp(lang, "octave")) L = MBL_LANG_OCTAVE;
     else return cli_usage("codegen", "--lang must be c, python or octave, got '%s'", lang);
-    if (!(isalpha((unsigned char)name[0]) || name[0] == '_')) return cli_usage("codegen", "--name '%s' is not an identifier", name);
-    for (const char *s = name; *s; s++)
-        if (!(isalnum((unsigned char)*s) || *s == '_')) return cli_usage("codegen", "--name '%s' is not an identifier", name);
+    const char *why = mbl_codegen_name_check(L, name);
+    if (why) {
+        int plain = strlen(name) <= 60;
+        for (const char *s = name; *s && plain; s++) plain = isgraph((unsigned char)*s);
+        char m[200];
+        snprintf(m, sizeof m, "--name '%s' %s (--lang %s)", plain ? name : "(unprintable or long)", why, lang);
+        return cli_usage("codegen", "%s", m);
+    }
     mbl_model *md = NULL;
     mbl_symlin *sl = NULL;
     int rc = cg_build(&c, newton, &md, &sl);
