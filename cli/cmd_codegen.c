@@ -41,7 +41,8 @@ static const char codegen_help[] =
     "  the parameters p, the operating point's coordinates q (and velocities v at a point with\n"
     "  motion) and the inputs r (docs/symbolic.md). C needs only <math.h>; Python NumPy.\n"
     "  --lang L            c, python or octave (required)\n"
-    "  --name NAME         name of the function (default: linear_model)\n"
+    "  --name NAME         name of the function (default: linear_model); an identifier of the\n"
+    "                      language, not a keyword nor a name the code uses (np, p, sin, ...)\n"
     "  -o FILE             write to FILE (default: stdout)\n"
     "  --newton            also the Newton iteration for the operating point (equilibrium or\n"
     "                      steady motion): C NAME_newton(), Python NAME_newton(), Octave: NAME\n"
@@ -89,9 +90,14 @@ int cli_cmd_codegen(int argc, char **argv)
     else if (!strcmp(lang, "python")) L = MBL_LANG_PYTHON;
     else if (!strcmp(lang, "octave")) L = MBL_LANG_OCTAVE;
     else return cli_usage("codegen", "--lang must be c, python or octave, got '%s'", lang);
-    if (!(isalpha((unsigned char)name[0]) || name[0] == '_')) return cli_usage("codegen", "--name '%s' is not an identifier", name);
-    for (const char *s = name; *s; s++)
-        if (!(isalnum((unsigned char)*s) || *s == '_')) return cli_usage("codegen", "--name '%s' is not an identifier", name);
+    const char *why = mbl_codegen_name_check(L, name);
+    if (why) {
+        int plain = strlen(name) <= 60;
+        for (const char *s = name; *s && plain; s++) plain = isgraph((unsigned char)*s);
+        char m[200];
+        snprintf(m, sizeof m, "--name '%s' %s (--lang %s)", plain ? name : "(unprintable or long)", why, lang);
+        return cli_usage("codegen", "%s", m);
+    }
     mbl_model *md = NULL;
     mbl_symlin *sl = NULL;
     int rc = cg_build(&c, newton, &md, &sl);

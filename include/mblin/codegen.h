@@ -132,6 +132,13 @@ typedef enum mbl_lang { MBL_LANG_C = 0, MBL_LANG_PYTHON = 1, MBL_LANG_OCTAVE = 2
  * (q: guess in, point out; returns the iterations or -1), Python `name_newton(p, r, q, v)`
  * returning (q, lam, iterations), Octave: the main function takes q as the guess and returns
  * [A, ..., F, q, lam, its] at the point it solves. */
+/* NULL if name can be the generated function's name in lang, else why not (a static string, e.g.
+ * "is a Python keyword"): an identifier (C, Octave: a letter first; Python: a letter or _), at most
+ * 56 characters, not a keyword of lang and not a name the generated code uses itself (arguments,
+ * locals t<number>, helpers, np, numpy, math, the math functions it calls; docs/symbolic.md).
+ * mbl_codegen refuses such a name (MBL_EARG). */
+MBL_API const char *mbl_codegen_name_check(mbl_lang lang, const char *name);
+
 MBL_API int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const char *model_file, FILE *f,
                 mbl_status *st);
 

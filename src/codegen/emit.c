@@ -3,6 +3,7 @@
  * topological order, the order a compiled tape executes them in), one local per operation, each
  * computed once however many entries share it. C needs only <math.h>; Python math and NumPy;
  * Octave nothing. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,80 @@ typedef struct emitter {
     unsigned char *mark;
     const char *ind; /* indentation of the statements being emitted */
 } emitter;
+
+/* ---- text that reaches generated code (docs/symbolic.md, "What reaches the generated code") ----
+ * Only two kinds of user text reach the code: the function name (an identifier, checked by
+ * mbl_codegen_name_check) and text in comments (the model file's path, the function name, the
+ * model's parameter, coordinate, input, state and output names). Comment text is written through
+ * put_comment_text, which keeps it inside a one-line comment of every language: control bytes
+ * (newline, CR, ...), bytes >= 0x7f and the backslash are written as \xNN; in C a '/' next to a '*'
+ * (the comment's end, or a nested start) and a '?' before a '?' (a trigraph such as ??/) too; in
+ * Python the ':' or '=' after "coding" (a PEP 263 encoding declaration in the first two lines). A
+ * '#' or '%' comment ends only at a newline, so nothing else can end it. Ordinary text is unchanged. */
+static void put_comment_text(emitter *E, const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; u[i]; i++) {
+        unsigned c = u[i];
+        int esc = c < 0x20 || c >= 0x7f || c == '\\';
+        if (E->lang == MBL_LANG_C)
+            esc |= (c == '/' && ((i > 0 && u[i - 1] == '*') || u[i + 1] == '*')) || (c == '?' && u[i + 1] == '?');
+        if (E->lang == MBL_LANG_PYTHON && (c == ':' || c == '=') && i >= 6 && !memcmp(u + i - 6, "coding", 6))
+            esc = 1;
+        if (esc) fprintf(E->f, "\\x%02x", c);
+        else fputc((int)c, E->f);
+    }
+}
+
+static int in_list(const char *name, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(name, *list)) return 1;
+    return 0;
+}
+
+const char *mbl_codegen_name_check(mbl_lang lang, const char *name)
+{
+    static const char *const c_kw[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+        "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+        "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
+        "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn",
+        "_Static_assert", "_Thread_local", "asm", "typeof", "bool", "true", "false", "NULL", "main", NULL};
+    static const char *const py_kw[] = {"False", "None", "True", "and", "as", "assert", "async", "await", "break",
+                                        "class", "continue", "def", "del", "elif", "else", "except", "finally",
+                                        "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
+                                        "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+                                        NULL};
+    static const char *const oct_kw[] = {
+        "break", "case", "catch", "classdef", "continue", "do", "else", "elseif", "end", "end_try_catch",
+        "end_unwind_protect", "endclassdef", "endenumeration", "endevents", "endfor", "endfunction", "endif",
+        "endmethods", "endparfor", "endproperties", "endspmd", "endswitch", "endwhile", "enumeration", "events",
+        "for", "function", "global", "if", "methods", "otherwise", "parfor", "persistent", "properties", "return",
+        "spmd", "switch", "try", "until", "unwind_protect", "unwind_protect_cleanup", "while", NULL};
+    /* names the generated code itself uses: arguments, locals, helpers, modules, library functions */
+    static const char *const used[] = {
+        "p", "q", "r", "v", "x", "s", "A", "B", "C", "D", "M", "Cd", "K", "F", "lam", "it", "its", "dx", "done",
+        "res", "jac", "tol", "maxit", "x0", "h0", "x1", "h1", "math", "np", "numpy", "mbl_gen_sign", "mbl_gen_step",
+        "_sign", "_step", "step_", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
+        "exp", "log", "sqrt", "fabs", "abs", "sign", "fmin", "fmax", "min", "max", "pow", "power", "float", "list",
+        "range", "RuntimeError", "zeros", "error", "nargin", "isempty", NULL};
+    if (!name || !name[0]) return "is empty";
+    if (!(isalpha((unsigned char)name[0]) || (name[0] == '_' && lang == MBL_LANG_PYTHON)))
+        return lang == MBL_LANG_PYTHON ? "is not an identifier (a letter or _ first)"
+                                       : "is not an identifier (a letter first)";
+    size_t len = 0;
+    for (const char *s = name; *s; s++, len++)
+        if (!(isalnum((unsigned char)*s) || *s == '_')) return "is not an identifier (letters, digits and _ only)";
+    if (len > 56) return "is longer than 56 characters";
+    if (lang == MBL_LANG_C && in_list(name, c_kw)) return "is a C keyword or reserved name";
+    if (lang == MBL_LANG_PYTHON && in_list(name, py_kw)) return "is a Python keyword";
+    if (lang == MBL_LANG_OCTAVE && in_list(name, oct_kw)) return "is an Octave/MATLAB keyword";
+    if (in_list(name, used)) return "is a name the generated code uses itself";
+    if (name[0] == 't' && name[1] && strspn(name + 1, "0123456789") == len - 1)
+        return "is a name the generated code uses itself (its locals t<number>)";
+    return NULL;
+}
 
 static void put_num(emitter *E, double v)
 {
@@ -191,7 +266,7 @@ static void put_values(emitter *E, const char *name, const char *suffix, int n, 
 static void put_names(emitter *E, const char *title, int n, char *const *names)
 {
     fprintf(E->f, "%s %s:", E->lang == MBL_LANG_C ? " *" : E->lang == MBL_LANG_PYTHON ? "#" : "%", title);
-    for (int i = 0; i < n; i++) fprintf(E->f, " %s", names[i]);
+    for (int i = 0; i < n; i++) fputc(' ', E->f), put_comment_text(E, names[i]);
     fputc('\n', E->f);
 }
 
@@ -397,6 +472,11 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
     for (int k = 0; k < 8; k++) nroots += (size_t)rows[k] * cols[k];
     mblx_id *roots = mbl_alloc_array(nroots + 1, sizeof *roots);
     int rc = 0, mv = sl->moving, nw = sl->nn > 0;
+    const char *why = mbl_codegen_name_check(lang, name);
+    if (why) {
+        rc = mbl_error(st, MBL_EARG, "codegen: the name '%.60s' %s", name ? name : "", why);
+        goto out;
+    }
     if (!E.symrole || !E.mark || !stack || !roots) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto out;
@@ -427,9 +507,11 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
     if (lang == MBL_LANG_C) fputs("/* ", f);
     else if (lang == MBL_LANG_OCTAVE)
         fprintf(f, "function [A, B, C, D, M, Cd, K, F%s] = %s(p, q, r%s)\n", nw ? ", q, lam, its" : "", name, vin);
-    fprintf(f, "%s%s: linear model of %s, generated by mblin codegen (source 002 reduction%s).\n",
-            lang == MBL_LANG_C ? "" : lang == MBL_LANG_PYTHON ? "# " : "% ", name, model_file ? model_file : "a model",
-            mv ? " at a point with motion" : " at rest");
+    fputs(lang == MBL_LANG_C ? "" : lang == MBL_LANG_PYTHON ? "# " : "% ", f);
+    put_comment_text(&E, name);
+    fputs(": linear model of ", f);
+    put_comment_text(&E, model_file ? model_file : "a model");
+    fprintf(f, ", generated by mblin codegen (source 002 reduction%s).\n", mv ? " at a point with motion" : " at rest");
     fprintf(f, "%s x' = A x + B u, y = C x + D u;  M S'' + Cd S' + K S = F u.  Matrices column-major%s.\n", cm,
             lang == MBL_LANG_C ? " (A[i + j*nx])" : "");
     fprintf(f, "%s Arguments: parameter values p, coordinates q of the operating point%s, inputs r%s.\n", cm,

@@ -3,6 +3,10 @@ find_program(PYTHON3 python3)
 if(PYTHON3)
   add_test(NAME test_cli COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/cli_test.py $<TARGET_FILE:mblin_cli>
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # codegen with hostile paths and names (issue 30): compiles (cc), imports (python3 with NumPy) and runs
+  # (octave, when installed) the generated code
+  add_test(NAME test_codegen_inject COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/codegen_inject_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
 # valgrind memcheck on the plain build (valgrind and the sanitizers do not mix)
 find_program(VALGRIND valgrind)

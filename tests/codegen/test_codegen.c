@@ -148,10 +148,66 @@ TEST(generated_code_matches_library)
     for (size_t i = 0; i < sizeof models / sizeof *models; i++) check_model(models[i], tmpdir_);
 }
 
+/* issue 30: the function's name is an identifier of the language that is not a keyword nor a name the
+ * generated code uses; the library refuses the others (mbl_codegen too), and comment text is escaped */
+TEST(names_and_comments)
+{
+    CHECK(mbl_codegen_name_check(MBL_LANG_PYTHON, "gen") == NULL);
+    CHECK(mbl_codegen_name_check(MBL_LANG_PYTHON, "_gen") == NULL);
+    CHECK(mbl_codegen_name_check(MBL_LANG_C, "def") == NULL);
+    CHECK(mbl_codegen_name_check(MBL_LANG_OCTAVE, "int") == NULL);
+    CHECK(mbl_codegen_name_check(MBL_LANG_C, "t1x") == NULL);
+    const struct {
+        mbl_lang l;
+        const char *n;
+    } bad[] = {{MBL_LANG_PYTHON, "def"}, {MBL_LANG_PYTHON, "np"},      {MBL_LANG_PYTHON, "numpy"},
+               {MBL_LANG_PYTHON, "math"}, {MBL_LANG_C, "int"},          {MBL_LANG_C, "_Bool"},
+               {MBL_LANG_C, "fabs"},      {MBL_LANG_C, "_x"},           {MBL_LANG_OCTAVE, "end"},
+               {MBL_LANG_OCTAVE, "endfunction"}, {MBL_LANG_OCTAVE, "_x"}, {MBL_LANG_OCTAVE, "zeros"},
+               {MBL_LANG_C, "t12"},       {MBL_LANG_C, "1a"},           {MBL_LANG_PYTHON, "a-b"},
+               {MBL_LANG_PYTHON, "a\nb"}, {MBL_LANG_C, ""},             {MBL_LANG_C, "lam"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) CHECK(mbl_codegen_name_check(bad[i].l, bad[i].n) != NULL);
+    mbl_status st = {0};
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_symlin *sl = NULL;
+    CHECK(mbl_model_load_file("examples/slider_pendulum.yaml", NULL, 0, &md, &st) == 0);
+    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    CHECK(pt && mbl_symlin_new(md, pt, 0, &sl, &st) == 0);
+    static char buf[1 << 16];
+    FILE *f = sl ? fmemopen(buf, sizeof buf, "w") : NULL;
+    if (f) {
+        CHECK(mbl_codegen(sl, MBL_LANG_PYTHON, "np", "m.yaml", f, &st) == MBL_EARG);
+        CHECK(strstr(st.msg, "'np'") != NULL);
+        fclose(f);
+    }
+    /* the header line keeps the whole path, escaped: newline, CR, backslash, non-ASCII as \xNN; C: the
+     * '/' of a comment end or start and the first '?' of a trigraph; Python: the ':' of "coding:" */
+    const mbl_lang langs[3] = {MBL_LANG_C, MBL_LANG_PYTHON, MBL_LANG_OCTAVE};
+    const char *want[3] = {" a*\\x2f b\\x0aint x; \\x2f* c\\x3f?/ \\x5c\\x0d\\xc3\\xa9 coding: ,",
+                           " a*/ b\\x0aint x; /* c?\?/ \\x5c\\x0d\\xc3\\xa9 coding\\x3a ,",
+                           " a*/ b\\x0aint x; /* c?\?/ \\x5c\\x0d\\xc3\\xa9 coding: ,"};
+    for (int k = 0; k < 3 && sl; k++) {
+        memset(buf, 0, sizeof buf);
+        f = fmemopen(buf, sizeof buf - 1, "w");
+        CHECK(f && mbl_codegen(sl, langs[k], "gen", " a*/ b\nint x; /* c?\?/ \\\r\xc3\xa9 coding: ", f, &st) == 0);
+        if (f) fclose(f);
+        char *line = buf; /* Octave: the header comment follows the function line */
+        if (langs[k] == MBL_LANG_OCTAVE && strchr(buf, '\n')) line = strchr(buf, '\n') + 1;
+        char *nl = strchr(line, '\n'), *w = strstr(line, want[k]);
+        CHECK(nl && w && w < nl);
+        if (!(nl && w && w < nl)) printf("lang %d header: %.*s\n", k, nl ? (int)(nl - line) : 80, line);
+    }
+    mbl_symlin_free(sl);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     if (test_tmp_template(tmpdir_, sizeof tmpdir_, "mblin_codegen_") || !mkdtemp(tmpdir_)) return 1;
     RUN(generated_code_matches_library);
+    RUN(names_and_comments);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir_);
     if (system(cmd)) printf("could not remove %s\n", tmpdir_);
