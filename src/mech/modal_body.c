@@ -87,6 +87,30 @@ static int mtx_ints(const char *p, long v[4])
     }
 }
 
+/* what is wrong with the entry line p ("i j value", "i j" of a pattern, "value" of an array), or
+ * NULL */
+static const char *mtx_entry_bad(const char *p, int coord, int pattern, long rows, long cols)
+{
+    int want = coord ? (pattern ? 2 : 3) : 1, k = 0;
+    for (;; k++) {
+        p += strspn(p, " \t\r\n");
+        if (!*p) break;
+        if (k == want) return "too many numbers on the line";
+        char *end;
+        if (coord && k < 2) {
+            long i = strtol(p, &end, 10);
+            if (end == p || (*end && !strchr(" \t\r\n", *end))) return "the row and column must be whole numbers";
+            if (i < 1 || i > (k ? cols : rows)) return k ? "the column is outside the matrix" : "the row is outside the matrix";
+        } else {
+            double x = strtod(p, &end);
+            if (end == p || (*end && !strchr(" \t\r\n", *end))) return "not a number";
+            if (!isfinite(x)) return "a non-finite number";
+        }
+        p = end;
+    }
+    return k < want ? (coord ? (pattern ? "an entry is 'row column'" : "an entry is 'row column value'") : "no value") : NULL;
+}
+
 /* The file at path is a regular file whose banner and size line are those of a real (integer,
  * pattern) matrix of the expected size (*rows, *cols: 0 takes the file's), with as many entries
  * as its header says; errors name the file and line. */
@@ -123,8 +147,13 @@ static int mtx_check(mech *M, const yaml_node_t *n, const char *what, const char
         rc = err_at(M, n, "%s: %s:%d: %ld entries in a %ld x %ld matrix", what, path, in.line, v[2], v[0], v[1]);
     long want = coord ? v[2] : kind == 0 ? v[0] * v[1] : kind == 1 ? v[0] * (v[0] + 1) / 2 : v[0] * (v[0] - 1) / 2, have = 0;
     int size_line = in.line;
-    while (!rc && (got = mtx_next(&in, 0, &rc)) > 0)
-        if (++have > want) rc = err_at(M, n, "%s: %s:%d: more entries than the %ld of the size line (line %d)", what, path, in.line, want, size_line);
+    int pattern = !strcasecmp(field, "pattern");
+    while (!rc && (got = mtx_next(&in, 0, &rc)) > 0) {
+        const char *bad = mtx_entry_bad(in.buf, coord, pattern, v[0], v[1]);
+        if (++have > want)
+            rc = err_at(M, n, "%s: %s:%d: more entries than the %ld of the size line (line %d)", what, path, in.line, want, size_line);
+        else if (bad) rc = err_at(M, n, "%s: %s:%d: %s", what, path, in.line, bad);
+    }
     if (!rc && have < want)
         rc = err_at(M, n, "%s: %s:%d: the file ends after %ld of the %ld entries of the size line (line %d)", what, path, in.line, have,
                     want, size_line);

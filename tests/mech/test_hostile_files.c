@@ -184,6 +184,19 @@ TEST(mtx_hostile)
     write_file("longline.mtx", text);
     write_modal("longline.yaml", "longline.mtx");
     refused(path_of("longline.yaml"), (const char *[]){"longline.mtx:2:", "longer than 1024", NULL});
+    /* entries: not a number, an index outside, a coordinate line without its value */
+    write_file("nan.mtx", "%%MatrixMarket matrix array real general\n1 1\nabc\n");
+    write_modal("nan.yaml", "nan.mtx");
+    refused(path_of("nan.yaml"), (const char *[]){"nan.mtx:3:", "not a number", NULL});
+    write_file("idx.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n3 1 1\n");
+    write_modal("idx.yaml", "idx.mtx");
+    refused(path_of("idx.yaml"), (const char *[]){"idx.mtx:4:", "the row is outside the matrix", NULL});
+    write_file("noval.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n");
+    write_modal("noval.yaml", "noval.mtx");
+    refused(path_of("noval.yaml"), (const char *[]){"noval.mtx:3:", "'row column value'", NULL});
+    write_file("extra.mtx", "%%MatrixMarket matrix array real general\n1 1\n1\n2\n");
+    write_modal("extra.yaml", "extra.mtx");
+    refused(path_of("extra.yaml"), (const char *[]){"extra.mtx:4:", "more entries than the 1", NULL});
     /* not a regular file: /dev/zero, a directory */
     write_modal("zero_dev.yaml", "/dev/zero");
     refused(path_of("zero_dev.yaml"), (const char *[]){"zero_dev.yaml:9:", "'/dev/zero' is not a regular file", NULL});
