@@ -145,7 +145,8 @@ static int mtx_check(mech *M, const yaml_node_t *n, const char *what, const char
                     *rows ? *rows : (int)v[0], *cols ? *cols : (int)v[1]);
     if (!rc && coord && (v[2] < 0 || v[2] > v[0] * v[1]))
         rc = err_at(M, n, "%s: %s:%d: %ld entries in a %ld x %ld matrix", what, path, in.line, v[2], v[0], v[1]);
-    long want = coord ? v[2] : kind == 0 ? v[0] * v[1] : kind == 1 ? v[0] * (v[0] + 1) / 2 : v[0] * (v[0] - 1) / 2, have = 0;
+    /* (the sizes are checked: no overflow) */
+    long want = rc ? 0 : coord ? v[2] : kind == 0 ? v[0] * v[1] : kind == 1 ? v[0] * (v[0] + 1) / 2 : v[0] * (v[0] - 1) / 2, have = 0;
     int size_line = in.line;
     int pattern = !strcasecmp(field, "pattern");
     while (!rc && (got = mtx_next(&in, 0, &rc)) > 0) {
