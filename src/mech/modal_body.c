@@ -18,7 +18,10 @@
  * matrix (examples/beam_to_modal.py does it for the project's beam elements). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "mech/mech_internal.h"
 #include "model/ffr.h"
@@ -36,6 +39,132 @@ static char *rel_path(mech *M, const char *name)
     return mech_fmt(M, "%.*s/%s", (int)(slash - M->file), M->file, name);
 }
 
+#ifdef MBLIN_WITH_GPL
+/* ---- the Matrix Market header, checked before CHOLMOD reads the file ---- */
+
+/* The limits of a modal body's file: a line of at most 1024 characters (the Matrix Market
+ * specification's), a matrix of at most 2^24 entries (4096 modes: 128 MiB dense). */
+#define MTX_LINE_MAX 1024
+#define MTX_MAX_ENTRIES (1L << 24)
+
+typedef struct {
+    mech *M;
+    const yaml_node_t *n;
+    const char *what, *path;
+    FILE *f;
+    int line;
+    char buf[MTX_LINE_MAX + 3];
+} mtx_in;
+
+/* the next line that is not blank or a comment (1), the end (0), or an error (-1, reported) */
+static int mtx_next(mtx_in *in, int keep_comments, int *rc)
+{
+    while (fgets(in->buf, sizeof in->buf, in->f)) {
+        in->line++;
+        size_t l = strlen(in->buf);
+        if (l && in->buf[l - 1] != '\n' && !feof(in->f)) {
+            *rc = err_at(in->M, in->n, "%s: %s:%d: a line longer than %d characters", in->what, in->path, in->line, MTX_LINE_MAX);
+            return -1;
+        }
+        const char *p = in->buf + strspn(in->buf, " \t\r\n");
+        if (keep_comments || (*p && *p != '%')) return 1;
+    }
+    return 0;
+}
+
+/* whole numbers of the size line: count of them, -1 when one is not a whole number */
+static int mtx_ints(const char *p, long v[4])
+{
+    int k = 0;
+    for (;;) {
+        p += strspn(p, " \t\r\n");
+        if (!*p) return k;
+        char *end;
+        long x = strtol(p, &end, 10);
+        if (end == p || k == 4 || (*end && !strchr(" \t\r\n", *end))) return -1;
+        v[k++] = x;
+        p = end;
+    }
+}
+
+/* what is wrong with the entry line p ("i j value", "i j" of a pattern, "value" of an array), or
+ * NULL */
+static const char *mtx_entry_bad(const char *p, int coord, int pattern, long rows, long cols)
+{
+    int want = coord ? (pattern ? 2 : 3) : 1, k = 0;
+    for (;; k++) {
+        p += strspn(p, " \t\r\n");
+        if (!*p) break;
+        if (k == want) return "too many numbers on the line";
+        char *end;
+        if (coord && k < 2) {
+            long i = strtol(p, &end, 10);
+            if (end == p || (*end && !strchr(" \t\r\n", *end))) return "the row and column must be whole numbers";
+            if (i < 1 || i > (k ? cols : rows)) return k ? "the column is outside the matrix" : "the row is outside the matrix";
+        } else {
+            double x = strtod(p, &end);
+            if (end == p || (*end && !strchr(" \t\r\n", *end))) return "not a number";
+            if (!isfinite(x)) return "a non-finite number";
+        }
+        p = end;
+    }
+    return k < want ? (coord ? (pattern ? "an entry is 'row column'" : "an entry is 'row column value'") : "no value") : NULL;
+}
+
+/* The file at path is a regular file whose banner and size line are those of a real (integer,
+ * pattern) matrix of the expected size (*rows, *cols: 0 takes the file's), with as many entries
+ * as its header says; errors name the file and line. */
+static int mtx_check(mech *M, const yaml_node_t *n, const char *what, const char *path, int *rows, int *cols)
+{
+    struct stat sb;
+    if (stat(path, &sb)) return err_at(M, n, "%s: cannot open '%s'", what, path);
+    if (!S_ISREG(sb.st_mode)) return err_at(M, n, "%s: '%s' is not a regular file", what, path);
+    mtx_in in = {M, n, what, path, fopen(path, "r"), 0, ""};
+    if (!in.f) return err_at(M, n, "%s: cannot open '%s'", what, path);
+    int rc = 0, got = mtx_next(&in, 1, &rc);
+    char obj[16] = "", fmt[16] = "", field[16] = "", sym[16] = "";
+    if (!rc && (got <= 0 || sscanf(in.buf, "%%%%MatrixMarket %15s %15s %15s %15s", obj, fmt, field, sym) != 4 ||
+                strcasecmp(obj, "matrix") || (strcasecmp(fmt, "array") && strcasecmp(fmt, "coordinate"))))
+        rc = err_at(M, n, "%s: %s:1: not a Matrix Market banner ('%%%%MatrixMarket matrix array|coordinate real general')", what, path);
+    int coord = !strcasecmp(fmt, "coordinate");
+    int kind = !strcasecmp(sym, "general") ? 0 : !strcasecmp(sym, "symmetric") ? 1 : !strcasecmp(sym, "skew-symmetric") ? 2 : -1;
+    if (!rc && ((strcasecmp(field, "real") && strcasecmp(field, "integer") && (!coord || strcasecmp(field, "pattern"))) || kind < 0))
+        rc = err_at(M, n, "%s: %s:1: a %s %s matrix: a modal body needs a real general, symmetric or skew-symmetric one", what, path,
+                    field, sym);
+    long v[4] = {0, 0, 0, 0};
+    int nv = 0;
+    if (!rc && (got = mtx_next(&in, 0, &rc)) <= 0 && !rc) rc = err_at(M, n, "%s: %s:%d: the size line is missing", what, path, in.line);
+    if (!rc && (nv = mtx_ints(in.buf, v)) != 2 + coord)
+        rc = err_at(M, n, "%s: %s:%d: the size line must be %s", what, path, in.line, coord ? "'rows cols entries'" : "'rows cols'");
+    if (!rc && (v[0] < 1 || v[1] < 1 || v[0] > MTX_MAX_ENTRIES || v[1] > MTX_MAX_ENTRIES || v[0] * v[1] > MTX_MAX_ENTRIES))
+        rc = err_at(M, n, "%s: %s:%d: the size %ld x %ld must be at least 1 x 1 and at most %ld entries", what, path, in.line, v[0],
+                    v[1], MTX_MAX_ENTRIES);
+    if (!rc && kind && v[0] != v[1]) rc = err_at(M, n, "%s: %s:%d: a %s matrix must be square", what, path, in.line, sym);
+    if (!rc && ((*rows && v[0] != *rows) || (*cols && v[1] != *cols)))
+        rc = err_at(M, n, "%s: %s:%d: the matrix is %ld x %ld, expected %d x %d", what, path, in.line, v[0], v[1],
+                    *rows ? *rows : (int)v[0], *cols ? *cols : (int)v[1]);
+    if (!rc && coord && (v[2] < 0 || v[2] > v[0] * v[1]))
+        rc = err_at(M, n, "%s: %s:%d: %ld entries in a %ld x %ld matrix", what, path, in.line, v[2], v[0], v[1]);
+    /* (the sizes are checked: no overflow) */
+    long want = rc ? 0 : coord ? v[2] : kind == 0 ? v[0] * v[1] : kind == 1 ? v[0] * (v[0] + 1) / 2 : v[0] * (v[0] - 1) / 2, have = 0;
+    int size_line = in.line;
+    int pattern = !strcasecmp(field, "pattern");
+    while (!rc && (got = mtx_next(&in, 0, &rc)) > 0) {
+        const char *bad = mtx_entry_bad(in.buf, coord, pattern, v[0], v[1]);
+        if (++have > want)
+            rc = err_at(M, n, "%s: %s:%d: more entries than the %ld of the size line (line %d)", what, path, in.line, want, size_line);
+        else if (bad) rc = err_at(M, n, "%s: %s:%d: %s", what, path, in.line, bad);
+    }
+    if (!rc && have < want)
+        rc = err_at(M, n, "%s: %s:%d: the file ends after %ld of the %ld entries of the size line (line %d)", what, path, in.line, have,
+                    want, size_line);
+    if (!rc && ferror(in.f)) rc = err_at(M, n, "%s: %s: a read error", what, path);
+    fclose(in.f);
+    (void)nv;
+    return rc;
+}
+#endif
+
 /* Read a real Matrix Market file into a dense column-major array (rows x cols checked, or taken
  * from the file when *rows or *cols is 0). */
 static int read_mtx(mech *M, const yaml_node_t *n, const char *what, int *rows, int *cols, double **out)
@@ -45,6 +174,8 @@ static int read_mtx(mech *M, const yaml_node_t *n, const char *what, int *rows, 
 #ifdef MBLIN_WITH_GPL
     const char *path = rel_path(M, mech_sc(n));
     if (M->oom) return mech_oom(M);
+    int rc = mtx_check(M, n, what, path, rows, cols);
+    if (rc) return rc;
     FILE *f = fopen(path, "r");
     if (!f) return err_at(M, n, "%s: cannot open '%s'", what, path);
     cholmod_common c;
@@ -54,7 +185,6 @@ static int read_mtx(mech *M, const yaml_node_t *n, const char *what, int *rows, 
     int stype = 0;
     void *x = cholmod_read_matrix(f, 1, &stype, &c);
     fclose(f);
-    int rc = 0;
     if (!x) {
         rc = err_at(M, n, "%s: '%s' is not a readable Matrix Market file (CHOLMOD status %d)", what, path, c.status);
     } else {

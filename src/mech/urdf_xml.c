@@ -28,6 +28,23 @@ int mech_urdf_error(ureader *r, int line, const char *f, ...)
     return mbl_error(r->st, MBL_EMODEL, "%s:%d: %s", r->file, line, msg);
 }
 
+/* The longest name (robot, link, joint, a joint's type and its links) and the longest other
+ * attribute value (numbers) the reader takes, in bytes: longer ones are refused with their line. */
+#define NAME_MAX_BYTES 256
+#define VALUE_MAX_BYTES 1024
+
+/* an attribute's value, NULL when absent; longer than `max` bytes: refused (*rc set) */
+static xmlChar *get_attr(ureader *r, xmlNode *n, const char *attr, size_t max, int *rc)
+{
+    xmlChar *s = n ? xmlGetProp(n, (const xmlChar *)attr) : NULL;
+    if (s && strlen((const char *)s) > max) {
+        *rc = mech_urdf_error(r, LINE_OF(n), "<%s>: %s is longer than %zu bytes", (const char *)n->name, attr, max);
+        xmlFree(s);
+        return NULL;
+    }
+    return s;
+}
+
 static xmlNode *child(xmlNode *n, const char *name)
 {
     for (xmlNode *c = n ? n->children : NULL; c; c = c->next)
@@ -38,11 +55,11 @@ static xmlNode *child(xmlNode *n, const char *name)
 /* numbers of an attribute ("1 0 0"); count must match; absent: defaults kept, returns 0 */
 static int attr_nums(ureader *r, xmlNode *n, const char *attr, int count, double *v, const char *what)
 {
-    if (!n) return 0;
-    xmlChar *s = xmlGetProp(n, (const xmlChar *)attr);
-    if (!s) return 0;
+    int rc = 0;
+    xmlChar *s = get_attr(r, n, attr, VALUE_MAX_BYTES, &rc);
+    if (!s) return rc;
     const char *p = (const char *)s;
-    int k = 0, rc = 0;
+    int k = 0;
     while (!rc) {
         while (isspace((unsigned char)*p)) p++;
         if (!*p) break;
@@ -103,7 +120,9 @@ static int read_link(ureader *r, xmlNode *n, ulink *L)
     xmlNode *ms = child(in, "mass"), *it = child(in, "inertia");
     if (!ms) return mech_urdf_error(r, LINE_OF(in), "%s: <inertial> without <mass>", what);
     double m = 0;
-    xmlChar *v = xmlGetProp(ms, (const xmlChar *)"value");
+    int rc = 0;
+    xmlChar *v = get_attr(r, ms, "value", VALUE_MAX_BYTES, &rc);
+    if (rc) return rc;
     if (!v) return mech_urdf_error(r, LINE_OF(ms), "%s: <mass> without value", what);
     char *end;
     m = strtod((const char *)v, &end);
@@ -111,12 +130,13 @@ static int read_link(ureader *r, xmlNode *n, ulink *L)
     xmlFree(v);
     if (bad) return mech_urdf_error(r, LINE_OF(ms), "%s: the mass must be a number >= 0", what);
     double O[12];
-    int rc = origin_of(r, child(in, "origin"), O, what);
+    rc = origin_of(r, child(in, "origin"), O, what);
     if (rc) return rc;
     static const char *nm[6] = {"ixx", "iyy", "izz", "ixy", "ixz", "iyz"};
     double iv[6] = {0};
     for (int k = 0; k < 6 && it; k++) {
-        xmlChar *s = xmlGetProp(it, (const xmlChar *)nm[k]);
+        xmlChar *s = get_attr(r, it, nm[k], VALUE_MAX_BYTES, &rc);
+        if (rc) return rc;
         if (!s) continue;
         iv[k] = strtod((const char *)s, &end);
         bad = end == (char *)s || *end || !isfinite(iv[k]);
@@ -135,13 +155,14 @@ static int read_joint(ureader *r, xmlNode *n, ujoint *J)
 {
     char what[300];
     snprintf(what, sizeof what, "joint '%s'", J->raw);
-    xmlChar *t = xmlGetProp(n, (const xmlChar *)"type");
+    int rc = 0;
+    xmlChar *t = get_attr(r, n, "type", NAME_MAX_BYTES, &rc);
+    if (rc) return rc;
     if (!t) return mech_urdf_error(r, J->line, "%s: missing type", what);
     static const char *types[] = {"fixed", "revolute", "continuous", "prismatic", "floating", "planar"};
     J->type = -1;
     for (int k = 0; k < 6; k++)
         if (!strcmp((const char *)t, types[k])) J->type = k;
-    int rc = 0;
     if (J->type < 0)
         rc = mech_urdf_error(r, J->line, "%s: unknown type '%s' (revolute, continuous, prismatic, fixed, floating, planar)", what,
                              (const char *)t);
@@ -150,7 +171,8 @@ static int read_joint(ureader *r, xmlNode *n, ujoint *J)
     xmlNode *p = child(n, "parent"), *c = child(n, "child");
     if (!p || !c) return mech_urdf_error(r, J->line, "%s: needs <parent link=...> and <child link=...>", what);
     for (int s = 0; s < 2; s++) {
-        xmlChar *l = xmlGetProp(s ? c : p, (const xmlChar *)"link");
+        xmlChar *l = get_attr(r, s ? c : p, "link", NAME_MAX_BYTES, &rc);
+        if (rc) return rc;
         if (!l) return mech_urdf_error(r, J->line, "%s: <%s> without link", what, s ? "child" : "parent");
         int li = mech_urdf_find_link(r, (const char *)l);
         if (li < 0) rc = mech_urdf_error(r, LINE_OF(s ? c : p), "%s: no link named '%s'", what, (const char *)l);
@@ -169,7 +191,8 @@ static int read_joint(ureader *r, xmlNode *n, ujoint *J)
     for (int k = 0; k < 3 && an > 0; k++) J->axis[k] /= an;
     xmlNode *dy = child(n, "dynamics");
     if (dy) {
-        xmlChar *d = xmlGetProp(dy, (const xmlChar *)"damping");
+        xmlChar *d = get_attr(r, dy, "damping", VALUE_MAX_BYTES, &rc);
+        if (rc) return rc;
         if (d) {
             char *end;
             J->damping = strtod((const char *)d, &end);
@@ -182,6 +205,25 @@ static int read_joint(ureader *r, xmlNode *n, ujoint *J)
 }
 
 /* ---- the robot ---- */
+
+/* A URDF has no use for a DTD's entities: a document that declares one is refused before any
+ * attribute is read (xmlGetProp would expand a "billion laughs" set of internal entities into
+ * gigabytes). Parsing itself keeps libxml2's own bounds: no XML_PARSE_NOENT (entities are not
+ * substituted), no XML_PARSE_HUGE (its entity-amplification and size limits stay on), no
+ * XML_PARSE_DTDLOAD and XML_PARSE_NONET (an external DTD or entity is never loaded). libxml2
+ * keeps no line for a declaration; the message names the line of <robot>, after the DOCTYPE. */
+static int refuse_entities(ureader *r, xmlDoc *doc)
+{
+    xmlDtd *d = doc->intSubset;
+    for (xmlNode *c = d ? d->children : NULL; c; c = c->next)
+        if (c->type == XML_ENTITY_DECL) {
+            xmlNode *root = xmlDocGetRootElement(doc);
+            return mech_urdf_error(r, root ? LINE_OF(root) : 1,
+                                   "the DOCTYPE before <robot> declares entity '%.64s': a URDF may not declare entities",
+                                   c->name ? (const char *)c->name : "");
+        }
+    return 0;
+}
 
 /* the XML document and its <robot> element, and the robot's name */
 static int read_doc(ureader *r, const char *xml, size_t len, char **robot)
@@ -200,10 +242,13 @@ static int read_doc(ureader *r, const char *xml, size_t len, char **robot)
         return rc;
     }
     r->doc = doc;
+    int rc = refuse_entities(r, doc);
+    if (rc) return rc;
     xmlNode *root = r->root = xmlDocGetRootElement(doc);
     if (!root || strcmp((const char *)root->name, "robot"))
         return mbl_error(st, MBL_EMODEL, "%s:%d: the root element must be <robot>", r->file, root ? LINE_OF(root) : 1);
-    xmlChar *rn = xmlGetProp(root, (const xmlChar *)"name");
+    xmlChar *rn = get_attr(r, root, "name", NAME_MAX_BYTES, &rc);
+    if (rc) return rc;
     *robot = sanitize(rn ? (const char *)rn : "robot");
     if (rn) xmlFree(rn);
     if (!*robot) return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -230,7 +275,8 @@ static int read_names(ureader *r)
         if (c->type != XML_ELEMENT_NODE) continue;
         int isl = !strcmp((const char *)c->name, "link"), isj = !strcmp((const char *)c->name, "joint");
         if (!isl && !isj) continue;
-        xmlChar *nm = xmlGetProp(c, (const xmlChar *)"name");
+        xmlChar *nm = get_attr(r, c, "name", NAME_MAX_BYTES, &rc);
+        if (rc) break;
         if (!nm) {
             rc = mech_urdf_error(r, LINE_OF(c), "a <%s> without a name", isl ? "link" : "joint");
             break;

@@ -1,0 +1,220 @@
+/* Hostile input files to the URDF reader (src/mech/urdf_xml.c) and the modal body's Matrix Market
+ * reader (src/mech/modal_body.c), issue 30 items 15 and 16: each is refused with one line naming
+ * the file (and its line where there is one), quickly, without a leak (run under ASan). The files
+ * are written into a fresh temporary directory. Before the fixes: the entity URDF printed a robot
+ * name of 10^4 letters (and 180 MB at a larger size), the overlong name was accepted, the .mtx of
+ * size -30 x -30 aborted ("free(): invalid size"), the truncated one said "CHOLMOD status -4",
+ * /dev/zero never ended and a directory said "CHOLMOD status -4". */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mblin/model.h"
+#include "test.h"
+
+static char dir[64];
+
+static const char *path_of(const char *name)
+{
+    static char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return p;
+}
+
+static void write_file(const char *name, const char *text)
+{
+    FILE *f = fopen(path_of(name), "w");
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs(text, f);
+    fclose(f);
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* loading `file` fails within a second with one line holding every one of want (NULL-ended) */
+static void refused(const char *file, const char *const *want)
+{
+    mbl_model *md = NULL;
+    mbl_status st;
+    memset(&st, 0, sizeof st);
+    double t0 = now();
+    int rc = mbl_model_load_file(file, NULL, 0, &md, &st);
+    double dt = now() - t0;
+    CHECK_MSG(rc != 0, "%s: loaded", file);
+    CHECK_MSG(dt < 1.0, "%s: %.2f s", file, dt);
+    CHECK_MSG(!strchr(st.msg, '\n') && strlen(st.msg) < 600, "%s: not one short line: %.300s", file, st.msg);
+    for (int k = 0; want[k]; k++) CHECK_MSG(strstr(st.msg, want[k]) != NULL, "%s: '%s' not in: %.300s", file, want[k], st.msg);
+    mbl_model_free(md);
+}
+
+/* ---- URDF ---- */
+
+static const char *arm_head = "<?xml version=\"1.0\"?>\n";
+static const char *arm_body =
+    "<robot name=\"ROBOT\">\n"
+    "  <link name=\"LINK\"/>\n"
+    "  <link name=\"l1\"><inertial><mass value=\"1\"/><origin xyz=\"0 0 -0.5\"/>"
+    "<inertia ixx=\"0.1\" iyy=\"0.1\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+    "  <joint name=\"j1\" type=\"revolute\"><parent link=\"LINK\"/><child link=\"l1\"/><axis xyz=\"0 1 0\"/></joint>\n"
+    "</robot>\n";
+
+/* the robot with its name, base link name and a DOCTYPE */
+static void write_urdf(const char *file, const char *doctype, const char *robot, const char *link)
+{
+    size_t n = strlen(arm_head) + strlen(doctype) + strlen(arm_body) + strlen(robot) + 2 * strlen(link) + 16;
+    char *t = malloc(n);
+    CHECK(t != NULL);
+    if (!t) return;
+    size_t k = (size_t)snprintf(t, n, "%s%s", arm_head, doctype);
+    for (const char *p = arm_body; *p;) {
+        if (!strncmp(p, "ROBOT", 5)) k += (size_t)snprintf(t + k, n - k, "%s", robot), p += 5;
+        else if (!strncmp(p, "LINK", 4)) k += (size_t)snprintf(t + k, n - k, "%s", link), p += 4;
+        else t[k++] = *p++;
+    }
+    t[k] = '\0';
+    write_file(file, t);
+    free(t);
+}
+
+TEST(urdf_hostile)
+{
+    /* the plain robot loads (the tests below change one thing) */
+    write_urdf("ok.urdf", "", "arm", "base");
+    mbl_model *md = NULL;
+    mbl_status st;
+    CHECK_MSG(mbl_model_load_file(path_of("ok.urdf"), NULL, 0, &md, &st) == 0, "%s", st.msg);
+    mbl_model_free(md);
+    /* billion laughs, small: 10^4 letters for the robot's name from 4 declarations */
+    write_urdf("laughs.urdf",
+               "<!DOCTYPE robot [\n<!ENTITY a \"aaaaaaaaaa\">\n<!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">\n"
+               "<!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\">\n<!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\">\n]>\n",
+               "&d;", "base");
+    refused(path_of("laughs.urdf"), (const char *[]){"laughs.urdf:", "entit", NULL});
+    /* one entity, even harmless, is refused */
+    write_urdf("one.urdf", "<!DOCTYPE robot [\n<!ENTITY n \"arm\">\n]>\n", "&n;", "base");
+    refused(path_of("one.urdf"), (const char *[]){"one.urdf:5:", "may not declare entities", NULL});
+    /* an external entity is never read */
+    write_urdf("ext.urdf", "<!DOCTYPE robot [\n<!ENTITY x SYSTEM \"file:///etc/passwd\">\n]>\n", "&x;", "base");
+    refused(path_of("ext.urdf"), (const char *[]){"ext.urdf:", "entit", NULL});
+    write_urdf("ext2.urdf", "<!DOCTYPE robot [\n<!ENTITY x SYSTEM \"file:///etc/passwd\">\n]>\n", "arm", "base");
+    refused(path_of("ext2.urdf"), (const char *[]){"ext2.urdf:5:", "declares entity 'x'", NULL});
+    /* an external DTD is not loaded: the robot reads as without it */
+    write_urdf("dtd.urdf", "<!DOCTYPE robot SYSTEM \"file:///nonexistent/robot.dtd\">\n", "arm", "base");
+    CHECK_MSG(mbl_model_load_file(path_of("dtd.urdf"), NULL, 0, &md, &st) == 0, "%s", st.msg);
+    mbl_model_free(md);
+    /* names of 257 bytes are refused; 256 are fine */
+    char name[300];
+    memset(name, 'L', 257), name[257] = '\0';
+    write_urdf("long_link.urdf", "", "arm", name);
+    refused(path_of("long_link.urdf"), (const char *[]){"long_link.urdf:3:", "<link>: name is longer than 256 bytes", NULL});
+    write_urdf("long_robot.urdf", "", name, "base");
+    refused(path_of("long_robot.urdf"), (const char *[]){"long_robot.urdf:2:", "<robot>: name is longer than 256 bytes", NULL});
+    name[256] = '\0';
+    write_urdf("name256.urdf", "", name, name);
+    CHECK_MSG(mbl_model_load_file(path_of("name256.urdf"), NULL, 0, &md, &st) == 0, "%s", st.msg);
+    mbl_model_free(md);
+}
+
+/* ---- Matrix Market files of a modal body ---- */
+
+/* a model whose mass matrix is `mtx` (the other files are the example's 30-mode link) */
+static void write_modal(const char *file, const char *mtx)
+{
+    char cwd[512], t[4096];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    snprintf(t, sizeof t,
+             "model: mechanism\nspace: planar\nbodies:\n  b:\n    type: modal\n    mass: 1\n    s0: [1, 0]\n    J0: 1\n"
+             "    mass_matrix: %s\n    stiffness: %s/examples/modal/link10_K.mtx\n    Sb: %s/examples/modal/link10_Sb.mtx\n"
+             "    c1: %s/examples/modal/link10_c1.mtx\n    c2: %s/examples/modal/link10_c2.mtx\n    P: %s/examples/modal/link10_P.mtx\n",
+             mtx, cwd, cwd, cwd, cwd, cwd);
+    write_file(file, t);
+}
+
+TEST(mtx_hostile)
+{
+    /* negative dimensions (array and coordinate) */
+    write_file("neg.mtx", "%%MatrixMarket matrix array real general\n-30 -30\n1\n2\n");
+    write_modal("neg.yaml", "neg.mtx");
+    refused(path_of("neg.yaml"), (const char *[]){"neg.yaml:9:", "neg.mtx:2:", "-30 x -30", NULL});
+    write_file("negc.mtx", "%%MatrixMarket matrix coordinate real general\n% c\n-30 -30 2\n1 1 1\n2 2 1\n");
+    write_modal("negc.yaml", "negc.mtx");
+    refused(path_of("negc.yaml"), (const char *[]){"negc.mtx:3:", "at least 1 x 1", NULL});
+    /* zero and absurdly large */
+    write_file("zero.mtx", "%%MatrixMarket matrix array real general\n0 0\n");
+    write_modal("zero.yaml", "zero.mtx");
+    refused(path_of("zero.yaml"), (const char *[]){"zero.mtx:2:", "at least 1 x 1", NULL});
+    write_file("huge.mtx", "%%MatrixMarket matrix array real general\n100000 100000\n1\n");
+    write_modal("huge.yaml", "huge.mtx");
+    refused(path_of("huge.yaml"), (const char *[]){"huge.mtx:2:", "at most 16777216 entries", NULL});
+    write_file("overflow.mtx", "%%MatrixMarket matrix array real general\n99999999999999999999 2\n1\n");
+    write_modal("overflow.yaml", "overflow.mtx");
+    refused(path_of("overflow.yaml"), (const char *[]){"overflow.mtx:2:", NULL});
+    /* truncated: the size line says 2 x 2, three values follow */
+    write_file("trunc.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n0\n0\n");
+    write_modal("trunc.yaml", "trunc.mtx");
+    refused(path_of("trunc.yaml"), (const char *[]){"trunc.mtx:5:", "ends after 3 of the 4 entries", NULL});
+    /* a coordinate file with fewer entries than its size line */
+    write_file("truncc.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n");
+    write_modal("truncc.yaml", "truncc.mtx");
+    refused(path_of("truncc.yaml"), (const char *[]){"truncc.mtx:3:", "ends after 1 of the 2 entries", NULL});
+    /* the model's sizes: a 2 x 2 stiffness file for 30 modes is refused at its size line */
+    write_file("small.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n0\n0\n1\n");
+    write_modal("small.yaml", "small.mtx");
+    refused(path_of("small.yaml"), (const char *[]){"small.yaml:10:", "link10_K.mtx:3:", "expected 2 x 2", NULL});
+    /* no banner, a complex matrix, a line beyond 1024 characters */
+    write_file("nob.mtx", "2 2\n1\n0\n0\n1\n");
+    write_modal("nob.yaml", "nob.mtx");
+    refused(path_of("nob.yaml"), (const char *[]){"nob.mtx:1:", "banner", NULL});
+    write_file("cplx.mtx", "%%MatrixMarket matrix array complex general\n1 1\n1 0\n");
+    write_modal("cplx.yaml", "cplx.mtx");
+    refused(path_of("cplx.yaml"), (const char *[]){"cplx.mtx:1:", "complex", NULL});
+    char line[1200];
+    memset(line, '%', 1100), line[1100] = '\0';
+    char text[1400];
+    snprintf(text, sizeof text, "%%%%MatrixMarket matrix array real general\n%s\n1 1\n1\n", line);
+    write_file("longline.mtx", text);
+    write_modal("longline.yaml", "longline.mtx");
+    refused(path_of("longline.yaml"), (const char *[]){"longline.mtx:2:", "longer than 1024", NULL});
+    /* entries: not a number, an index outside, a coordinate line without its value */
+    write_file("nan.mtx", "%%MatrixMarket matrix array real general\n1 1\nabc\n");
+    write_modal("nan.yaml", "nan.mtx");
+    refused(path_of("nan.yaml"), (const char *[]){"nan.mtx:3:", "not a number", NULL});
+    write_file("idx.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n3 1 1\n");
+    write_modal("idx.yaml", "idx.mtx");
+    refused(path_of("idx.yaml"), (const char *[]){"idx.mtx:4:", "the row is outside the matrix", NULL});
+    write_file("noval.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n");
+    write_modal("noval.yaml", "noval.mtx");
+    refused(path_of("noval.yaml"), (const char *[]){"noval.mtx:3:", "'row column value'", NULL});
+    write_file("extra.mtx", "%%MatrixMarket matrix array real general\n1 1\n1\n2\n");
+    write_modal("extra.yaml", "extra.mtx");
+    refused(path_of("extra.yaml"), (const char *[]){"extra.mtx:4:", "more entries than the 1", NULL});
+    /* not a regular file: /dev/zero, a directory */
+    write_modal("zero_dev.yaml", "/dev/zero");
+    refused(path_of("zero_dev.yaml"), (const char *[]){"zero_dev.yaml:9:", "'/dev/zero' is not a regular file", NULL});
+    write_modal("dir.yaml", "/tmp");
+    refused(path_of("dir.yaml"), (const char *[]){"dir.yaml:9:", "'/tmp' is not a regular file", NULL});
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/mblin_hostile_XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    RUN(urdf_hostile);
+    RUN(mtx_hostile);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd)) fprintf(stderr, "could not remove %s\n", dir);
+    return test_summary("hostile_files");
+}
