@@ -194,7 +194,7 @@ static int sweep_files(const char *outdir, const mbl_sweep *sw, const sweep_opts
                 : k == 2 ? mbl_sweep_svg_campbell(f, sw, orders, norders, hz_per_unit, fmax, crit, ncrit)
                 : k == 3 ? mbl_sweep_svg_locus(f, sw)
                 : k == 4 ? mbl_sweep_svg_damping(f, sw)
-                         : mbl_sweep_report_html(f, sw, orders, norders, hz_per_unit, crit, ncrit, &st);
+                         : mbl_sweep_report_html(f, sw, orders, norders, hz_per_unit, fmax, crit, ncrit, &st);
         if (fclose(f) != 0 || w) {
             fprintf(stderr, "mblin: %s/%s: cannot write\n", outdir, files[k]);
             code = 1;

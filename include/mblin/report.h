@@ -94,10 +94,11 @@ MBL_API int mbl_report_html(FILE *f, const mbl_model *model, const mbl_point *pt
                     const mbl_modes *modes, mbl_status *st);
 
 /* A sweep's results as the same kind of page: an interactive Campbell diagram (with the
- * excitation lines of `orders` and the critical speeds crit, may be NULL), root locus and damping
- * plot of the tracked branches. The arguments are those of mbl_sweep_svg_campbell. */
+ * excitation lines of `orders` and the critical speeds crit, may be NULL; frequencies up to fmax,
+ * <= 0: all), root locus and damping plot of the tracked branches. The arguments are those of
+ * mbl_sweep_svg_campbell. */
 MBL_API int mbl_sweep_report_html(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
-                          const mbl_critical *crit, int ncrit, mbl_status *st);
+                          double fmax, const mbl_critical *crit, int ncrit, mbl_status *st);
 
 /* ---- sweeps (include/mblin/sweep.h, src/study) ---------------------------------------------- */
 

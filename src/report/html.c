@@ -194,7 +194,7 @@ typedef struct sweep_data {
     const mbl_sweep *sw;
     const double *orders;
     int norders;
-    double hz_per_unit;
+    double hz_per_unit, fmax;
     const mbl_critical *crit;
     int ncrit;
 } sweep_data;
@@ -211,6 +211,8 @@ static int write_sweep(FILE *f, const void *ud)
     }
     fputs("], \"hz_per_unit\": ", f);
     mbl_json_number(f, d->hz_per_unit, 17, 1);
+    fputs(", \"fmax\": ", f);
+    mbl_json_number(f, d->fmax > 0 ? d->fmax : 0, 17, 1);
     fputs(", \"zero_level\": ", f);
     mbl_json_number(f, mbl_sweep_zero_level(d->sw), 17, 1);
     fputs(", \"sweep\": ", f);
@@ -221,9 +223,9 @@ static int write_sweep(FILE *f, const void *ud)
 }
 
 int mbl_sweep_report_html(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
-                          const mbl_critical *crit, int ncrit, mbl_status *st)
+                          double fmax, const mbl_critical *crit, int ncrit, mbl_status *st)
 {
     if (!f || !sw || (norders && !orders)) return mbl_error(st, MBL_EARG, "mbl_sweep_report_html: NULL argument");
-    sweep_data d = {sw, orders, norders, hz_per_unit, crit, ncrit};
+    sweep_data d = {sw, orders, norders, hz_per_unit, fmax, crit, ncrit};
     return write_page(f, write_sweep, &d, st);
 }

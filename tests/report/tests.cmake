@@ -7,6 +7,11 @@ if(PYTHON3 AND NOT MBLIN_SANITIZE)
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(test_report_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
                        ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+  # the numbers the page prints and the axes it draws (issue 30, item 11)
+  add_test(NAME test_report_numbers COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/report/numbers_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_report_numbers PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+                       ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
 endif()
 mblin_add_test(test_draw ${CMAKE_CURRENT_SOURCE_DIR}/report/test_draw.c)
 mblin_add_test(test_version ${CMAKE_CURRENT_SOURCE_DIR}/report/test_version.c)
