@@ -94,6 +94,11 @@ typedef struct mbl_validate_options {
     int samples;         /* samples per damped period (default 64) */
     double rtol;         /* IDA's relative tolerance (default 1e-11) */
     double atol;         /* IDA's absolute tolerance as a multiple of the amplitude (default 1e-8) */
+    double max_growth;   /* a growing mode (unstable) is recorded until it has grown by this factor, but
+                            for at least 3 periods: its start amplitude is lowered so that it ends at
+                            amplitude x max_growth, in the linear range (default 100). When the start
+                            would fall below 1e-3 of the amplitude (the mode grows by more than
+                            1e3 max_growth in 3 periods), the mode is not measured and the row says so */
 } mbl_validate_options;
 
 MBL_API void mbl_validate_options_default(mbl_validate_options *opt);
@@ -109,6 +114,9 @@ typedef struct mbl_validate_row {
     char signal[128];            /* the coordinate measured (largest component of the shape) */
     double seconds;              /* simulated time span */
     long nsteps;
+    double start_amplitude;      /* the amplitude the mode was started with (lower for a growing mode) */
+    int measured;                /* 1: measured; 0: not measurable (why in note; meas_* are NAN) */
+    char note[160];              /* what limited the record (a growing mode), or why it was not measured */
 } mbl_validate_row;
 
 typedef struct mbl_validation {

@@ -33,6 +33,7 @@
 #include "mblin/la.h"
 #include "mblin/report.h"
 #include "mblin/sim.h"
+#include "sim_internal.h"
 
 void mbl_sim_options_default(mbl_sim_options *opt)
 {
@@ -48,75 +49,6 @@ void mbl_sim_result_free(mbl_sim_result *r)
     mbl_free(r->t), mbl_free(r->q), mbl_free(r->v), mbl_free(r->vdot), mbl_free(r->lambda), mbl_free(r->mu);
     mbl_free(r->X), mbl_free(r->Z), mbl_free(r->r), mbl_free(r->y);
     mbl_free(r);
-}
-
-/* ---- a consistent start ---------------------------------------------------------------------- */
-
-int mbl_sim_start(const mbl_model *md, const mbl_point *pt, const mbl_modes *modes, int mode, double amplitude,
-                  const mbl_setting *initial, int ninitial, mbl_point **start, mbl_status *st)
-{
-    if (!start) return mbl_error(st, MBL_EARG, "mbl_sim_start: start is NULL");
-    *start = NULL;
-    if (!md || !pt) return mbl_error(st, MBL_EARG, "mbl_sim_start: NULL argument");
-    int n = pt->n, rc = 0;
-    double *q = mbl_alloc_array((size_t)2 * n + 1, sizeof *q), *v = q ? q + n : NULL;
-    if (!q) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    memcpy(q, pt->q, (size_t)n * sizeof *q);
-    memcpy(v, pt->v, (size_t)n * sizeof *v);
-    if (modes) {
-        if (mode < 0 || mode >= modes->nx || modes->n != n) {
-            mbl_free(q);
-            return mbl_error(st, MBL_EARG, "mode %d does not exist (the linear model has %d)", mode + 1, modes->nx);
-        }
-        const double *pr = modes->shape_re + (size_t)mode * n, *pi = modes->shape_im + (size_t)mode * n;
-        int imax = 0;
-        double best = -1;
-        for (int i = 0; i < n; i++) {
-            double a = hypot(pr[i], pi[i]);
-            if (a > best) best = a, imax = i;
-        }
-        if (!(best > 0)) {
-            mbl_free(q);
-            return mbl_error(st, MBL_EARG, "mode %d has no coordinate motion", mode + 1);
-        }
-        /* phi / phi_imax: complex division */
-        double dr = pr[imax], di = pi[imax], d2 = dr * dr + di * di;
-        double sr = modes->modes[mode].re, si = modes->modes[mode].im;
-        for (int i = 0; i < n; i++) {
-            double ar = (pr[i] * dr + pi[i] * di) / d2, ai = (pi[i] * dr - pr[i] * di) / d2;
-            q[i] += amplitude * ar;
-            v[i] += amplitude * (sr * ar - si * ai);
-        }
-    }
-    for (int s = 0; s < ninitial; s++) {
-        const char *name = initial[s].name;
-        int vel = !strncmp(name, "der(", 4) && name[strlen(name) - 1] == ')';
-        size_t len = vel ? strlen(name) - 5 : strlen(name);
-        const char *base = vel ? name + 4 : name;
-        int found = -1;
-        for (int i = 0; i < n && found < 0; i++) {
-            const char *qn = mbl_model_coord_name(md, i);
-            if (strlen(qn) == len && !strncmp(qn, base, len)) found = i;
-        }
-        if (found < 0) {
-            mbl_free(q);
-            return mbl_error(st, MBL_EARG, "initial value of '%s': the model has no coordinate '%.*s'", name, (int)len,
-                             base);
-        }
-        (vel ? v : q)[found] = initial[s].value;
-    }
-    mbl_opoint_options oo;
-    mbl_opoint_options_default(&oo);
-    oo.at = MBL_AT_GIVEN;
-    oo.q = q;
-    oo.v = v;
-    oo.t = pt->t;
-    oo.has_t = 1;
-    oo.move_note = 0;
-    rc = mbl_operating_point(md, &oo, start, st);
-    if (rc) mbl_error_prefix(st, "the start of the simulation");
-    mbl_free(q);
-    return rc;
 }
 
 /* ---- the integrator's view of the model ------------------------------------------------------- */
@@ -500,6 +432,40 @@ done:
     return rc;
 }
 
+int sim_start_consistent(const mbl_model *md, mbl_point *p, mbl_status *st)
+{
+    mbl_sim_options opt;
+    mbl_sim_options_default(&opt);
+    sim s;
+    int rc = sim_setup(&s, md, p, &opt, st);
+    if (!rc && (p->n != s.n || p->nX != s.nX || p->nZ != s.nZ))
+        rc = mbl_error(st, MBL_EDIM, "the start does not belong to the model");
+    double *y = rc ? NULL : mbl_calloc((size_t)2 * s.N + 1, sizeof *y), *yp = y ? y + s.N : NULL;
+    if (!rc && !y) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        memcpy(y + s.oq, p->q, (size_t)s.n * sizeof *y);
+        memcpy(y + s.ov, p->v, (size_t)s.n * sizeof *y);
+        memcpy(yp + s.oq, p->v, (size_t)s.n * sizeof *y);
+        memcpy(yp + s.ov, p->vdot, (size_t)s.n * sizeof *y);
+        memcpy(y + s.ol, p->lambda, (size_t)s.m * sizeof *y);
+        memcpy(y + s.omu, p->mu, (size_t)s.k * sizeof *y);
+        memcpy(y + s.oX, p->X, (size_t)s.nX * sizeof *y);
+        memcpy(yp + s.oX, p->Xdot, (size_t)s.nX * sizeof *y);
+        memcpy(y + s.oZ, p->Z, (size_t)s.nZ * sizeof *y);
+        rc = consistent_start(&s, p->t, y, yp, st);
+    }
+    if (!rc) {
+        memcpy(p->vdot, yp + s.ov, (size_t)s.n * sizeof *y);
+        memcpy(p->lambda, y + s.ol, (size_t)s.m * sizeof *y);
+        memcpy(p->mu, y + s.omu, (size_t)s.k * sizeof *y);
+        memcpy(p->Xdot, yp + s.oX, (size_t)s.nX * sizeof *y);
+        memcpy(p->Z, y + s.oZ, (size_t)s.nZ * sizeof *y);
+    }
+    mbl_free(y);
+    sim_free(&s);
+    return rc;
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -733,6 +699,7 @@ int mbl_sim_write_csv(FILE *f, const mbl_model *md, const mbl_sim_result *R)
     fprintf(f, "t");
     for (int i = 0; i < R->n; i++) fprintf(f, ",%s", mbl_model_coord_name(md, i));
     for (int i = 0; i < R->n; i++) fprintf(f, ",der(%s)", mbl_model_coord_name(md, i));
+    for (int i = 0; i < R->nX; i++) fprintf(f, ",%s", mbl_model_ode_state_name(md, i));
     for (int i = 0; i < R->nr; i++) fprintf(f, ",%s", mbl_model_input_name(md, i));
     for (int i = 0; i < R->ny; i++) fprintf(f, ",%s", mbl_model_output_name(md, i));
     fprintf(f, "\n");
@@ -740,6 +707,7 @@ int mbl_sim_write_csv(FILE *f, const mbl_model *md, const mbl_sim_result *R)
         fprintf(f, "%.17g", R->t[s]);
         for (int i = 0; i < R->n; i++) fprintf(f, ",%.17g", R->q[(size_t)s * R->n + i]);
         for (int i = 0; i < R->n; i++) fprintf(f, ",%.17g", R->v[(size_t)s * R->n + i]);
+        for (int i = 0; i < R->nX; i++) fprintf(f, ",%.17g", R->X[(size_t)s * R->nX + i]);
         for (int i = 0; i < R->nr; i++) fprintf(f, ",%.17g", R->r[(size_t)s * R->nr + i]);
         for (int i = 0; i < R->ny; i++) fprintf(f, ",%.17g", R->y[(size_t)s * R->ny + i]);
         fprintf(f, "\n");

@@ -26,6 +26,10 @@
 #include "mblin/la.h"
 #include "mblin/sim.h"
 
+/* A growing mode whose start would be below this fraction of the amplitude to stay within
+ * amplitude x max_growth over 3 periods is not measured (mbl_validate_options.max_growth). */
+#define VALIDATE_MIN_START 1e-6
+
 void mbl_validate_options_default(mbl_validate_options *opt)
 {
     memset(opt, 0, sizeof *opt);
@@ -35,6 +39,7 @@ void mbl_validate_options_default(mbl_validate_options *opt)
     opt->samples = 64;
     opt->rtol = 1e-11;
     opt->atol = 1e-8;
+    opt->max_growth = 100;
 }
 
 void mbl_validation_free(mbl_validation *v)
@@ -278,6 +283,8 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
     mbl_validate_options opt;
     if (opt_in) opt = *opt_in;
     else mbl_validate_options_default(&opt);
+    if (!(opt.max_growth > 1) || !isfinite(opt.max_growth))
+        return mbl_error(st, MBL_EARG, "mbl_validate: max_growth must be a finite number above 1, got %g", opt.max_growth);
     int n = pt->n, rc = 0;
     mbl_validation *V = mbl_calloc(1, sizeof *V);
     if (!V || !(V->rows = mbl_calloc((size_t)(opt.nmodes > 0 ? opt.nmodes : 1), sizeof *V->rows))) {
@@ -299,9 +306,32 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
         row->mode = j;
         row->pred_re = mo->re, row->pred_im = mo->im;
         row->pred_freq_hz = mo->freq_hz, row->pred_zeta = mo->damping_ratio;
-        double Td = 2 * M_PI / mo->im, sig = -mo->re;
+        double Td = 2 * M_PI / mo->im, sig = -mo->re, a0 = V->amplitude;
         double span = opt.periods * Td;
         if (sig > 0 && 9.2 / sig < span) span = fmax(9.2 / sig, 3 * Td); /* until it decays to 1e-4 */
+        row->measured = 1;
+        if (sig < 0) { /* growing: until it has grown max_growth times, started low enough to stay linear */
+            double tg = log(opt.max_growth) / -sig;
+            if (tg < span) {
+                span = fmax(tg, 3 * Td);
+                snprintf(row->note, sizeof row->note, "growing: recorded for %.3g periods", span / Td);
+            }
+            double grow = exp(-sig * span);
+            if (grow > opt.max_growth) a0 = V->amplitude * opt.max_growth / grow;
+            if (!(a0 >= VALIDATE_MIN_START * V->amplitude)) {
+                row->measured = 0;
+                row->meas_re = row->meas_im = row->meas_freq_hz = row->meas_zeta = row->fft_freq_hz = NAN;
+                row->freq_rel_err = row->zeta_err = NAN;
+                row->start_amplitude = a0;
+                snprintf(row->signal, sizeof row->signal, "%s", "-");
+                snprintf(row->note, sizeof row->note,
+                         "not measured: grows %.3g times in 3 periods, beyond a linear record (--max-growth %g)",
+                         exp(-sig * 3 * Td), opt.max_growth);
+                V->nrows++;
+                continue;
+            }
+        }
+        row->start_amplitude = a0;
         /* the coordinate with the largest component of the shape */
         int ic = 0;
         double best = -1;
@@ -324,8 +354,8 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
         so.atol = opt.atol * V->amplitude;
         mbl_point *s0 = NULL, *s1 = NULL;
         mbl_sim_result *r0 = NULL, *r1 = NULL;
-        if (us >= 0 && exact_start) rc = moving_start(md, pt, modes, j, V->amplitude, &s1, st);
-        else rc = mbl_sim_start(md, pt, modes, j, V->amplitude, NULL, 0, &s1, st);
+        if (us >= 0 && exact_start) rc = moving_start(md, pt, modes, j, a0, &s1, st);
+        else rc = mbl_sim_start(md, pt, modes, j, a0, NULL, 0, &s1, st);
         if (!rc) rc = mbl_simulate(md, s1, &so, &r1, st);
         if (!rc && vmax > 0) {
             rc = mbl_sim_start(md, pt, NULL, 0, 0, NULL, 0, &s0, st);

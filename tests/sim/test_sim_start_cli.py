@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""mblin simulate / validate (issue 30): the start at the solved point's ODE states and the mode's
+ODE part (item 6), a sweep's CSV read by its header (item 8), unstable modes in validate (item 18),
+work limits refused before the work (item 17). References are closed forms (numpy for the roots
+of the characteristic polynomials), never mblin's own numbers."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+MBLIN = sys.argv[1]
+failed = 0
+
+
+def run(*args):
+    p = subprocess.run([MBLIN, *args], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what):
+    global failed
+    if not cond:
+        failed += 1
+        print("FAILED:", what)
+
+
+def close(a, b, rel, what):
+    check(abs(a - b) <= rel * max(abs(b), 1e-300), "%s: %.15g vs %.15g" % (what, a, b))
+
+
+def csv_rows(path):
+    lines = open(path).read().splitlines()
+    head = lines[0].split(",")
+    return [Row(zip(head, map(float, ln.split(",")))) for ln in lines[1:]]
+
+
+class Row(dict):
+    """a CSV row; a missing column reads as NaN (a check then fails instead of stopping the test)"""
+
+    def __missing__(self, key):
+        return float("nan")
+
+
+MOTOR = "tests/sim/dc_motor_linear.yaml"
+J, c, k, L, R, Ke, Kt, V = 0.01, 0.002, 4.0, 0.1, 2.0, 0.3, 0.3, 5.0
+# (J s^2 + c s + k) phi = Kt i, (L s + R) i + Ke s phi = 0
+roots = np.roots([J * L, J * R + c * L, c * R + k * L + Kt * Ke, k * R])
+s_osc = [r for r in roots if r.imag > 0][0]
+
+with tempfile.TemporaryDirectory() as d:
+    run_csv = os.path.join(d, "run.csv")
+    # item 6: the start is the solved point: i = V/R, phi = Kt V/(R k), and it stays there
+    rc, out, err = run("simulate", MOTOR, "--t-end", "0.5", "--dt-out", "0.25", "-o", run_csv)
+    check(rc == 0, "simulate motor: " + err)
+    if rc == 0:
+        rows = csv_rows(run_csv)
+        close(rows[0]["i"], V / R, 1e-14, "start current")
+        close(rows[0]["cur"], V / R, 1e-14, "start output cur")
+        close(rows[-1]["i"], V / R, 1e-9, "current at the end")
+        close(rows[0]["phi"], Kt * V / (R * k), 1e-14, "start angle")
+    # --perturb moves the ODE state too: i = V/R + a Re(x), x = -Ke s phi / (L s + R), phi = 1
+    a = 0.01
+    rc, out, err = run("simulate", MOTOR, "--t-end", "0.01", "--dt-out", "0.005", "--perturb", "2:%g" % a, "-o", run_csv)
+    check(rc == 0, "simulate --perturb: " + err)
+    if rc == 0:
+        r0 = csv_rows(run_csv)[0]
+        close(r0["phi"], Kt * V / (R * k) + a, 1e-12, "perturbed angle")
+        close(r0["der(phi)"], a * s_osc.real, 1e-9, "perturbed rate")
+        close(r0["i"], V / R + a * (-Ke * s_osc / (L * s_osc + R)).real, 1e-9, "perturbed current")
+    # --set-initial names an ODE state
+    rc, out, err = run("simulate", MOTOR, "--t-end", "0.01", "--set-initial", "i=3", "-o", run_csv)
+    check(rc == 0 and abs(csv_rows(run_csv)[0]["cur"] - 3) < 1e-14, "--set-initial i=3: " + err)
+    # validate on the exactly linear model: the mode alone, measured to its tolerance
+    rc, out, err = run("validate", MOTOR, "--json")
+    check(rc == 0, "validate motor: %d %s" % (rc, err))
+    if rc == 0:
+        v = json.loads(out)
+        check(v["ok"] and len(v["modes"]) == 1, out)
+        m = v["modes"][0]["measured"]
+        close(m["im"], s_osc.imag, 1e-6, "motor: measured omega_d")
+        close(m["re"], s_osc.real, 1e-5, "motor: measured decay")
+
+    # item 18: Ziegler's column at P = 43, flutter: the growing mode measured, not called OFF.
+    # M = m l^2 [[3, 1], [1, 1]], K = k [[2, -1], [-1, 1]] - P l [[1, -1], [0, 0]]
+    m_, l_, k_, P = 1.0, 0.5, 10.0, 43.0
+    M = m_ * l_**2 * np.array([[3.0, 1.0], [1.0, 1.0]])
+    K = k_ * np.array([[2.0, -1.0], [-1.0, 1.0]]) - P * l_ * np.array([[1.0, -1.0], [0.0, 0.0]])
+    s2 = np.linalg.eigvals(-np.linalg.solve(M, K))
+    s = np.sqrt(s2.astype(complex))
+    s_all = np.concatenate([s, -s])
+    grow = [x for x in s_all if x.real > 0 and x.imag > 0][0]
+    decay = [x for x in s_all if x.real < 0 and x.imag > 0][0]
+    rc, out, err = run("validate", "tests/study/boundaries/ziegler_column.yaml", "--set", "P=43", "--json")
+    check(rc == 0, "validate Ziegler P = 43: %d %s" % (rc, err))
+    if rc == 0:
+        v = json.loads(out)
+        rows = {r["mode"]: r for r in v["modes"]}
+        check(v["ok"] and set(rows) == {1, 3}, out)
+        for mode, ref in ((1, decay), (3, grow)):
+            if mode in rows and rows[mode]["measured"]:
+                close(rows[mode]["measured"]["re"], ref.real, 1e-5, "Ziegler mode %d: re" % mode)
+                close(rows[mode]["measured"]["im"], ref.imag, 1e-6, "Ziegler mode %d: im" % mode)
+        if 3 in rows:
+            check("growing" in rows[3]["note"], "growing note: " + rows[3]["note"])
+    # a mode that grows too fast to stay linear over 3 periods is not measured, and says so
+    rc, out, err = run("validate", "tests/study/boundaries/ziegler_column.yaml", "--set", "P=72")
+    check("not measured: grows" in out and "3     -" in out, "Ziegler P = 72: " + out)
+    check("OFF" not in "".join(ln for ln in out.splitlines() if ln.startswith("3 ")), "mode 3 not OFF: " + out)
+    rc, out, err = run("validate", "tests/study/boundaries/ziegler_column.yaml", "--max-growth", "1")
+    check(rc == 2 and "--max-growth" in err and err.count("\n") == 1, "--max-growth 1: %d %s" % (rc, err))
+
+    # item 8: a two-parameter sweep whose columns are in the opposite order to the model's
+    # parameters (c, k; the model lists k, c) draws the same plot as the one-parameter sweep over
+    # k at the model's c = 0.1
+    sd = "tests/sim/spring_damper.yaml"
+    s1, s2d = os.path.join(d, "s1"), os.path.join(d, "s2")
+    rc1 = run("sweep", sd, "--param", "k=1:9:5", "-o", s1)[0]
+    rc2 = run("sweep", sd, "--param", "c=0:0.2:3", "--param", "k=1:9:5", "-o", s2d)[0]
+    check(rc1 == 0 and rc2 == 0, "sweeps")
+    check(open(os.path.join(s2d, "sweep.csv")).readline().startswith("c,k,branch"), "2-parameter header")
+    svgs = []
+    for sw in (s1, s2d):
+        svg = os.path.join(d, os.path.basename(sw) + ".svg")
+        rc, out, err = run("simulate", sd, "--t-end", "2", "--linearize-every", "1", "--svg", svg,
+                           "--along-x", "k=1+4*t", "--sweep", os.path.join(sw, "sweep.csv"),
+                           "--modes-out", os.path.join(d, "m.csv"))
+        check(rc == 0, "simulate --sweep %s: %s" % (sw, err))
+        svgs.append(open(svg).read() if rc == 0 else "")
+    check(svgs[0] != "" and svgs[0] == svgs[1], "the 2-parameter sweep's plot differs from the 1-parameter one")
+    check(svgs[0].count("<polyline") == 1 and "quasi-static sweep" in svgs[0], "sweep branch drawn")
+    # refused: an unknown column, the plot's x absent, the other axis not a parameter, a bad row
+    bad = os.path.join(d, "bad.csv")
+    for text, code, msg in [
+        ("c,k,zz,branch,re,im,freq_hz\n", 1, "bad.csv:1: column 3: unknown name 'zz'"),
+        ("c,branch,re,im,freq_hz\n0.1,1,0,1,0.2\n", 1, "bad.csv:1: no column 'k'"),
+        ("q,k,branch,re,im,freq_hz\n", 1, "column 1: 'q' is not a parameter"),
+        ("k,branch,re,im,freq_hz\n1,1,0,1,0.2\n2,1,0,1\n", 1, "bad.csv:3: 4 fields, the header has 5"),
+        ("k,branch,re,im,freq_hz\n1,1,0,x1,0.2\n", 1, "bad.csv:2: column 4 (im): not a number"),
+        ("k,c,branch,re,im,freq_hz\n1,0.3,1,0,1,0.2\n", 1, "no row at c = 0.1"),
+    ]:
+        open(bad, "w").write(text)
+        rc, out, err = run("simulate", sd, "--t-end", "2", "--linearize-every", "1", "--svg", os.path.join(d, "b.svg"),
+                           "--along-x", "k=1+4*t", "--sweep", bad)
+        check(rc == code and msg in err and err.count("\n") == 1 and "simulated" not in out,
+              "%r: %d %s" % (text, rc, err))
+    rc, out, err = run("simulate", sd, "--t-end", "2", "--sweep", os.path.join(s1, "sweep.csv"))
+    check(rc == 2 and "--svg" in err, "--sweep without --svg: %d %s" % (rc, err))
+
+print("test_sim_start_cli: %s" % ("ok" if not failed else "%d failed" % failed))
+sys.exit(1 if failed else 0)
