@@ -28,7 +28,7 @@ typedef struct cli {
     const char *cmd, *modes_out, *svg, *sweep, *along_expr;
     char along_name[128];
     int perturb_mode, has_perturb, nmodes, samples, has_t_end;
-    double t_end, dt_out, rtol, atol, perturb_amp, lin_every, fmax, amplitude, periods, freq_tol, zeta_tol, max_growth;
+    double t_end, dt_out, rtol, atol, perturb_amp, lin_every, fmax, amplitude, periods, freq_tol, zeta_tol, max_growth, max_steps, mem_budget;
     mbl_setting initial[MAX_ITEMS];
     char init_names[MAX_ITEMS][256];
     int ninit;
@@ -51,6 +51,10 @@ static void help(void *ud)
                "                         the constraints\n"
                "  --input NAME=EXPR      an input as an expression of t (repeatable; default: the file's value)\n"
                "  --rtol R, --atol A     IDA's tolerances (default 1e-8, 1e-10)\n"
+               "  --max-steps N          IDA's steps allowed in the whole run (default 1000000); a run whose\n"
+               "                         rate projects more than 10 N is refused early with the estimate\n"
+               "  --mem-budget SIZE      memory the trajectory may hold: bytes, or with k, M, G (default 2e9),\n"
+               "                         checked before the work\n"
                "  -o FILE.csv            the trajectory: t, coordinates, velocities, inputs, outputs\n"
                "  --linearize-every DT   linearize along the trajectory every DT (augmented, at the simulated\n"
                "                         point): frequencies and damping vs time\n"
@@ -79,6 +83,7 @@ static void help(void *ud)
                "  --zeta-tol Z           exit 1 when a damping ratio is off by more than Z (default 1e-3)\n"
                "  --max-growth G         record a growing (unstable) mode until it has grown G times, started\n"
                "                         low enough to end at G x the amplitude (default 100)\n"
+               "  --max-steps N          IDA's steps allowed in each mode's simulation (default 1000000)\n"
                "  --set, --guess, --at, --json as for simulate\n");
 }
 
@@ -162,6 +167,18 @@ static int option(void *ud, const char *a, const char *v)
         if (rc < 0 && !(x >= 1 && x <= 1000 && x == floor(x))) return cli_usage(c->cmd, "expected an integer 1..1000, got '%s'", v);
         if (!strcmp(a, "--modes")) c->nmodes = (int)x;
         else c->samples = (int)x;
+    } else if (!strcmp(a, "--max-steps")) {
+        rc = number(c, v, &c->max_steps);
+        if (rc < 0 && !(c->max_steps >= 1 && c->max_steps <= 1e15 && c->max_steps == floor(c->max_steps)))
+            return cli_usage(c->cmd, "--max-steps expects a positive integer, got '%s'", v);
+    } else if (!strcmp(a, "--mem-budget")) {
+        char num[64];
+        size_t l = strlen(v);
+        double unit = l > 1 && l < sizeof num && strchr("kMG", v[l - 1]) ? (v[l - 1] == 'k' ? 1024.0 : v[l - 1] == 'M' ? 1048576.0 : 1073741824.0) : 1.0;
+        snprintf(num, sizeof num, "%.*s", (int)(l < sizeof num ? l - (unit > 1) : 0), v);
+        if (cli_decimal(num, &c->mem_budget) || !(c->mem_budget * unit >= 1048576.0) || !isfinite(c->mem_budget * unit))
+            return cli_usage(c->cmd, "--mem-budget expects a size of at least 1M (bytes, or with k, M, G), got '%s'", v);
+        c->mem_budget *= unit;
     } else if (!strcmp(a, "--max-growth")) {
         rc = number(c, v, &c->max_growth);
         if (rc < 0 && !(c->max_growth > 1 && c->max_growth < 1e300))
@@ -184,10 +201,10 @@ static int option(void *ud, const char *a, const char *v)
 static const cli_option simulate_own[] = {
     {"--rtol", 1},      {"--t-end", 1},   {"--dt-out", 1},  {"--atol", 1},        {"--linearize-every", 1},
     {"--fmax", 1},      {"--modes-out", 1}, {"--svg", 1},   {"--sweep", 1},       {"--along-x", 1},
-    {"--perturb", 1},   {"--set-initial", 1}, {"--input", 1}, {NULL, 0}};
+    {"--perturb", 1},   {"--set-initial", 1}, {"--input", 1}, {"--max-steps", 1}, {"--mem-budget", 1}, {NULL, 0}};
 static const cli_option validate_own[] = {{"--rtol", 1},     {"--modes", 1},    {"--samples", 1}, {"--amplitude", 1},
                                           {"--periods", 1},  {"--freq-tol", 1}, {"--zeta-tol", 1}, {"--max-growth", 1},
-                                          {NULL, 0}};
+                                          {"--max-steps", 1}, {NULL, 0}};
 
 /* -1 to go on, else the exit status */
 static int parse(cli *c, int argc, char **argv)
@@ -513,6 +530,8 @@ static int run_simulate(cli *c)
         if (c->dt_out > 0) so.dt_out = c->dt_out;
         if (c->rtol > 0) so.rtol = c->rtol;
         if (c->atol > 0) so.atol = c->atol;
+        if (c->max_steps > 0) so.max_steps = (long)c->max_steps;
+        if (c->mem_budget > 0) so.mem_budget = c->mem_budget;
         so.inputs = c->inputs;
         so.ninputs = c->ninputs;
         rc = mbl_simulate(md, start, &so, &R, &st);
@@ -578,6 +597,7 @@ static int run_validate(cli *c)
     if (c->samples) vo.samples = c->samples;
     if (c->rtol > 0) vo.rtol = c->rtol;
     if (c->max_growth > 0) vo.max_growth = c->max_growth;
+    if (c->max_steps > 0) vo.max_steps = (long)c->max_steps;
     double ftol = c->freq_tol > 0 ? c->freq_tol : 1e-4, ztol = c->zeta_tol > 0 ? c->zeta_tol : 1e-3;
     if (!rc) rc = mbl_validate(md, pt, modes, &vo, &V, &st);
     int bad = 0, unmeasured = 0;

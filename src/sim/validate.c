@@ -351,6 +351,7 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
         so.t_end = pt->t + span;
         so.dt_out = Td / (opt.samples > 8 ? opt.samples : 8);
         so.rtol = opt.rtol;
+        if (opt.max_steps > 0) so.max_steps = opt.max_steps;
         so.atol = opt.atol * V->amplitude;
         mbl_point *s0 = NULL, *s1 = NULL;
         mbl_sim_result *r0 = NULL, *r1 = NULL;

@@ -16,7 +16,10 @@ failed = 0
 
 
 def run(*args):
-    p = subprocess.run([MBLIN, *args], capture_output=True, text=True, timeout=120)
+    try:
+        p = subprocess.run([MBLIN, *args], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return -9, "", "(no answer within 120 s)\n"
     return p.returncode, p.stdout, p.stderr
 
 
@@ -148,6 +151,41 @@ with tempfile.TemporaryDirectory() as d:
               "%r: %d %s" % (text, rc, err))
     rc, out, err = run("simulate", sd, "--t-end", "2", "--sweep", os.path.join(s1, "sweep.csv"))
     check(rc == 2 and "--svg" in err, "--sweep without --svg: %d %s" % (rc, err))
+
+    # item 17: work limits, refused before (or early in) the work, with the estimate
+    SP = "examples/slider_pendulum.yaml"
+    for args, code, texts in [
+        # an end time no integration reaches: refused after 2000 steps with the projected count
+        (("simulate", SP, "--t-end", "1e300", "--perturb", "1:0.01"), 1,
+         ["the integration to t = 1e+300 would take about", "more than --max-steps 1000000"]),
+        (("simulate", SP, "--t-end", "1e4", "--perturb", "1:0.01", "--max-steps", "3000"), 1,
+         ["would take about", "--max-steps 3000"]),
+        # the hard limit: exactly that many steps, the time reached named
+        (("simulate", SP, "--t-end", "500", "--perturb", "1:0.01", "--max-steps", "1000"), 1,
+         ["after 1000 steps, the limit (--max-steps 1000)"]),
+        # the trajectory's memory, before any work: 1e10 samples of 9 values
+        (("simulate", SP, "--t-end", "10", "--dt-out", "1e-9"), 1,
+         ["1e+10 samples of 9 values (7.2e+11 bytes)", "--mem-budget"]),
+        (("simulate", SP, "--t-end", "10", "--max-steps", "0"), 2, ["--max-steps expects a positive integer"]),
+        # sweeps: the grid's size before any point
+        (("sweep", SP, "--param", "k=1:2:3000", "--param", "c=0:1:3000"), 2,
+         ["9000000 points (the grid of both parameters) are more than the limit of 100000 (--max-points)"]),
+        (("sweep", SP, "--param", "k=1:2:10000000"), 2, ["10000000 points are more than the limit of 100000"]),
+        (("sweep", SP, "--param", "k=1:2:3", "--max-points", "2"), 2, ["3 points are more than the limit of 2"]),
+        # ... and the results' memory after the first point: 20000 points x 4 modes x (9 doubles +
+        # 4 shapes of 2 coordinates) = 20000 * 4 * 136 bytes
+        (("sweep", SP, "--param", "k=1:2:20000", "--mem-budget", "1M"), 2,
+         ["20000 points of 4 modes would hold about 1.09e+07 bytes", "budget of 1.05e+06 bytes"]),
+        (("freqresp", SP, "--from", "F", "--to", "tip", "--w", "0.1:10:1000000"), 2,
+         ["1000000 frequencies are more than the limit of 100000 (--max-points)"]),
+    ]:
+        rc, out, err = run(*args)
+        check(rc == code and all(t in err for t in texts) and err.count("\n") == 1, "%s: %d %s" % (args, rc, err))
+    # raised limits run
+    rc, out, err = run("sweep", SP, "--param", "k=1:2:3", "--max-points", "3")
+    check(rc == 0 and len(out.splitlines()) == 1 + 3 * 4, "sweep at the limit: %d %s" % (rc, err))
+    rc, out, err = run("simulate", SP, "--t-end", "5", "--perturb", "1:0.01", "--max-steps", "100000", "--json")
+    check(rc == 0 and json.loads(out)["steps"] < 100000, "simulate under the limit: %d %s" % (rc, err))
 
 print("test_sim_start_cli: %s" % ("ok" if not failed else "%d failed" % failed))
 sys.exit(1 if failed else 0)
