@@ -372,6 +372,7 @@ static int read_sweep(const cli *c, const mbl_model *md, mbl_svg_series **out, i
     else rc = sweep_header(c, md, path, line, &H, st);
     while (!rc && getline(&line, &cap_line, f) >= 0) {
         lineno++;
+        if (strspn(line, " \t\r\n") == strlen(line)) continue; /* a blank line */
         char *fld[SW_MAXCOL];
         double val[SW_MAXCOL];
         int nf = csv_split(line, fld, SW_MAXCOL);

@@ -181,6 +181,16 @@ with tempfile.TemporaryDirectory() as d:
     ]:
         rc, out, err = run(*args)
         check(rc == code and all(t in err for t in texts) and err.count("\n") == 1, "%s: %d %s" % (args, rc, err))
+    # a mechanism 1e9 m from the origin (a rod of 0.5 m there keeps 7 digits): IDA's steps shrink to
+    # rounding; refused early with the estimate instead of running on
+    far = os.path.join(d, "far.yaml")
+    text = open("examples/mech/spherical_pendulum.yaml").read()
+    text = text.replace("pivot: {}", "pivot: {position: [1e9, 0, 0]}")
+    text = text.replace('position: ["l*sin(th0)", 0', 'position: ["1e9 + l*sin(th0)", 0')
+    open(far, "w").write(text)
+    rc, out, err = run("simulate", far, "--t-end", "10", "--max-steps", "100000")
+    check(rc == 1 and "would take about" in err and "--max-steps 100000" in err and err.count("\n") == 1,
+          "marker at 1e9: %d %s" % (rc, err))
     # raised limits run
     rc, out, err = run("sweep", SP, "--param", "k=1:2:3", "--max-points", "3")
     check(rc == 0 and len(out.splitlines()) == 1 + 3 * 4, "sweep at the limit: %d %s" % (rc, err))
