@@ -29,6 +29,9 @@
 /* A growing mode whose start would be below this fraction of the amplitude to stay within
  * amplitude x max_growth over 3 periods is not measured (mbl_validate_options.max_growth). */
 #define VALIDATE_MIN_START 1e-6
+/* With a mode growing faster than the one measured, the record ends before that mode has grown
+ * this many times from the integrator's errors (atol 1e-8 of the amplitude: to 1e-3 of it). */
+#define VALIDATE_CONTAMINATION 1e5
 
 void mbl_validate_options_default(mbl_validate_options *opt)
 {
@@ -121,8 +124,19 @@ static int linear_start(const double *x, int ns, double dt, double *prm, mbl_sta
     return rc;
 }
 
+static int signal_mode(const double *x, int ns, double dt, double f_hint, double sigma_hint, double *fft_hz,
+                       double *sigma, double *omega_d, mbl_status *st);
+
 int mbl_signal_mode(const double *x, int ns, double dt, double f_hint, double *fft_hz, double *sigma, double *omega_d,
                     mbl_status *st)
+{
+    return signal_mode(x, ns, dt, f_hint, 0.0, fft_hz, sigma, omega_d, st);
+}
+
+/* mbl_signal_mode with the fit started at the eigenvalue -sigma_hint + i 2 pi f_hint when sigma_hint
+ * is not 0 (validate: the linear model's; the fit then finds the record's own optimum) */
+static int signal_mode(const double *x, int ns, double dt, double f_hint, double sigma_hint, double *fft_hz,
+                       double *sigma, double *omega_d, mbl_status *st)
 {
     if (!x || ns < 16 || !(dt > 0)) return mbl_error(st, MBL_EARG, "mbl_signal_mode: need at least 16 samples");
     int P = next_pow2(4 * ns), rc = 0;
@@ -167,8 +181,11 @@ int mbl_signal_mode(const double *x, int ns, double dt, double f_hint, double *f
      * periods up to the whole record (each started from the last, so the phase error stays
      * within Gauss-Newton's reach): amplitude, phase and offset by linear least squares for the
      * current (sigma, omega_d), then all five by Gauss-Newton with step halving */
-    double prm[5] = {0, 0, 2 * M_PI * fpk, 0, mean};
-    double per = 1.0 / (fpk * dt); /* samples per period */
+    /* validate starts from the eigenvalue (sigma_hint, 2 pi f_hint): on a short record of a strongly
+     * damped mode the spectrum is one broad slope whose peak is no start */
+    double f0 = sigma_hint != 0 && f_hint > 0 ? f_hint : fpk;
+    double prm[5] = {0, sigma_hint, 2 * M_PI * f0, 0, mean};
+    double per = 1.0 / (f0 * dt); /* samples per period */
     for (double win = 2;; win *= 2) {
         int nw = win * per >= ns ? ns : (int)(win * per);
         if (nw < 16) nw = ns < 16 ? ns : 16;
@@ -183,6 +200,20 @@ done:
     if (pr) fftw_destroy_plan(pr);
     fftw_free(xw), fftw_free(X);
     return rc;
+}
+
+/* The fastest growth rate (largest positive real part) among the modes other than k and its
+ * conjugate; 0 when none grows. */
+static double other_growth(const mbl_modes *modes, int k)
+{
+    const mbl_mode *mk = &modes->modes[k];
+    double g = 0;
+    for (int j = 0; j < modes->nx; j++) {
+        const mbl_mode *m = &modes->modes[j];
+        if (j == k || m->spurious || !isfinite(m->re) || (m->re == mk->re && m->im == -mk->im)) continue;
+        if (m->re > g) g = m->re;
+    }
+    return g;
 }
 
 /* The user state j maximizing |ds_j| / |grad s_j| over the shape of mode k (-1 when no state
@@ -331,6 +362,24 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
                 continue;
             }
         }
+        /* another growing mode (faster than this one) amplifies the integrator's errors: the record
+         * ends before it has grown VALIDATE_CONTAMINATION times, but holds at least one period */
+        double sg = other_growth(modes, j);
+        if (sg > 0 && sg > -sig && log(VALIDATE_CONTAMINATION) / sg < span) {
+            span = log(VALIDATE_CONTAMINATION) / sg;
+            snprintf(row->note, sizeof row->note, "recorded for %.3g periods (mode growing at %.4g/s)", span / Td, sg);
+            if (span < Td) {
+                row->measured = 0;
+                row->meas_re = row->meas_im = row->meas_freq_hz = row->meas_zeta = row->fft_freq_hz = NAN;
+                row->freq_rel_err = row->zeta_err = NAN;
+                row->start_amplitude = a0;
+                snprintf(row->signal, sizeof row->signal, "%s", "-");
+                snprintf(row->note, sizeof row->note,
+                         "not measured: a mode growing at %.4g/s swamps it within a period", sg);
+                V->nrows++;
+                continue;
+            }
+        }
         row->start_amplitude = a0;
         /* the coordinate with the largest component of the shape */
         int ic = 0;
@@ -372,7 +421,7 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
                 for (int s = 0; s < ns; s++)
                     sigv[s] = r1->q[(size_t)s * n + ic] - (r0 ? r0->q[(size_t)s * n + ic] : pt->q[ic]);
             double sg = 0, wd = 0, fh = 0;
-            if (!rc) rc = mbl_signal_mode(sigv, ns, so.dt_out, mo->im / (2 * M_PI), &fh, &sg, &wd, st);
+            if (!rc) rc = signal_mode(sigv, ns, so.dt_out, mo->im / (2 * M_PI), -mo->re, &fh, &sg, &wd, st);
             if (!rc) {
                 row->fft_freq_hz = fh;
                 row->meas_re = -sg, row->meas_im = wd;

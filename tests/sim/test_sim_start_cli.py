@@ -108,10 +108,32 @@ with tempfile.TemporaryDirectory() as d:
                 close(rows[mode]["measured"]["im"], ref.imag, 1e-6, "Ziegler mode %d: im" % mode)
         if 3 in rows:
             check("growing" in rows[3]["note"], "growing note: " + rows[3]["note"])
-    # a mode that grows too fast to stay linear over 3 periods is not measured, and says so
+    # at P = 72 the growing mode grows 6e8 times in 3 periods: not measured, and says so; the decaying
+    # one (damping ratio 0.73) is recorded until the growing one could have grown 1e5 times from the
+    # integrator's errors (1.7 periods) and measured
+    rc, out, err = run("validate", "tests/study/boundaries/ziegler_column.yaml", "--set", "P=72", "--json")
+    check(rc == 0, "validate Ziegler P = 72: %d %s" % (rc, err))
+    if rc == 0:
+        rows = {r["mode"]: r for r in json.loads(out)["modes"]}
+        check(rows[3]["measured"] is None and rows[3]["note"].startswith("not measured: grows"), json.dumps(rows[3]))
+        K72 = k_ * np.array([[2.0, -1.0], [-1.0, 1.0]]) - 72 * l_ * np.array([[1.0, -1.0], [0.0, 0.0]])
+        r72 = np.sqrt(np.linalg.eigvals(-np.linalg.solve(M, K72)).astype(complex))
+        d72 = [x for x in np.concatenate([r72, -r72]) if x.real < 0 and x.imag > 0][0]
+        close(rows[1]["measured"]["re"], d72.real, 1e-5, "Ziegler P = 72 mode 1: re")
+        close(rows[1]["measured"]["im"], d72.imag, 1e-5, "Ziegler P = 72 mode 1: im")
     rc, out, err = run("validate", "tests/study/boundaries/ziegler_column.yaml", "--set", "P=72")
-    check("not measured: grows" in out and "3     -" in out, "Ziegler P = 72: " + out)
-    check("OFF" not in "".join(ln for ln in out.splitlines() if ln.startswith("3 ")), "mode 3 not OFF: " + out)
+    check("not measured: grows" in out and "3     -" in out and "OFF" not in out, "Ziegler P = 72: " + out)
+    # a strongly damped mode (damping ratio 0.89, the cart's PD controller with its filter state):
+    # the closed-loop poles are the roots of s^3 + s^2/tau - a s - (a + b)/tau
+    Mc, mc, lc, g, Kp, Kd, tau = 1.0, 0.2, 0.5, 9.81, 40.0, 8.0, 0.02
+    a_, b_ = ((Mc + mc) * g - Kp - Kd / tau) / (Mc * lc), Kd / (tau * Mc * lc)
+    pc = [x for x in np.roots([1, 1 / tau, -a_, -(a_ + b_) / tau]) if x.imag > 0][0]
+    rc, out, err = run("validate", "examples/ode/cart_pd_controller.yaml", "--json")
+    check(rc == 0, "validate cart PD: %d %s" % (rc, err))
+    if rc == 0:
+        m = json.loads(out)["modes"][0]["measured"]
+        close(m["re"], pc.real, 1e-5, "cart PD: re")
+        close(m["im"], pc.imag, 1e-5, "cart PD: im")
     rc, out, err = run("validate", "tests/study/boundaries/ziegler_column.yaml", "--max-growth", "1")
     check(rc == 2 and "--max-growth" in err and err.count("\n") == 1, "--max-growth 1: %d %s" % (rc, err))
 
