@@ -28,7 +28,7 @@ typedef struct cli {
     const char *cmd, *modes_out, *svg, *sweep, *along_expr;
     char along_name[128];
     int perturb_mode, has_perturb, nmodes, samples, has_t_end;
-    double t_end, dt_out, rtol, atol, perturb_amp, lin_every, fmax, amplitude, periods, freq_tol, zeta_tol;
+    double t_end, dt_out, rtol, atol, perturb_amp, lin_every, fmax, amplitude, periods, freq_tol, zeta_tol, max_growth, max_steps, mem_budget;
     mbl_setting initial[MAX_ITEMS];
     char init_names[MAX_ITEMS][256];
     int ninit;
@@ -51,6 +51,10 @@ static void help(void *ud)
                "                         the constraints\n"
                "  --input NAME=EXPR      an input as an expression of t (repeatable; default: the file's value)\n"
                "  --rtol R, --atol A     IDA's tolerances (default 1e-8, 1e-10)\n"
+               "  --max-steps N          IDA's steps allowed in the whole run (default 1000000); a run whose\n"
+               "                         rate projects more than 10 N is refused early with the estimate\n"
+               "  --mem-budget SIZE      memory the trajectory may hold: bytes, or with k, M, G (default 2e9),\n"
+               "                         checked before the work\n"
                "  -o FILE.csv            the trajectory: t, coordinates, velocities, inputs, outputs\n"
                "  --linearize-every DT   linearize along the trajectory every DT (augmented, at the simulated\n"
                "                         point): frequencies and damping vs time\n"
@@ -77,6 +81,9 @@ static void help(void *ud)
                "  --rtol R               IDA's relative tolerance (default 1e-11)\n"
                "  --freq-tol F           exit 1 when a frequency is off by more than F relative (default 1e-4)\n"
                "  --zeta-tol Z           exit 1 when a damping ratio is off by more than Z (default 1e-3)\n"
+               "  --max-growth G         record a growing (unstable) mode until it has grown G times, started\n"
+               "                         low enough to end at G x the amplitude (default 100)\n"
+               "  --max-steps N          IDA's steps allowed in each mode's simulation (default 1000000)\n"
                "  --set, --guess, --at, --json as for simulate\n");
 }
 
@@ -160,6 +167,22 @@ static int option(void *ud, const char *a, const char *v)
         if (rc < 0 && !(x >= 1 && x <= 1000 && x == floor(x))) return cli_usage(c->cmd, "expected an integer 1..1000, got '%s'", v);
         if (!strcmp(a, "--modes")) c->nmodes = (int)x;
         else c->samples = (int)x;
+    } else if (!strcmp(a, "--max-steps")) {
+        rc = number(c, v, &c->max_steps);
+        if (rc < 0 && !(c->max_steps >= 1 && c->max_steps <= 1e15 && c->max_steps == floor(c->max_steps)))
+            return cli_usage(c->cmd, "--max-steps expects a positive integer, got '%s'", v);
+    } else if (!strcmp(a, "--mem-budget")) {
+        char num[64];
+        size_t l = strlen(v);
+        double unit = l > 1 && l < sizeof num && strchr("kMG", v[l - 1]) ? (v[l - 1] == 'k' ? 1024.0 : v[l - 1] == 'M' ? 1048576.0 : 1073741824.0) : 1.0;
+        snprintf(num, sizeof num, "%.*s", (int)(l < sizeof num ? l - (unit > 1) : 0), v);
+        if (cli_decimal(num, &c->mem_budget) || !(c->mem_budget * unit >= 1048576.0) || !isfinite(c->mem_budget * unit))
+            return cli_usage(c->cmd, "--mem-budget expects a size of at least 1M (bytes, or with k, M, G), got '%s'", v);
+        c->mem_budget *= unit;
+    } else if (!strcmp(a, "--max-growth")) {
+        rc = number(c, v, &c->max_growth);
+        if (rc < 0 && !(c->max_growth > 1 && c->max_growth < 1e300))
+            return cli_usage(c->cmd, "--max-growth expects a number above 1, got '%s'", v);
     } else if (!strcmp(a, "--amplitude") || !strcmp(a, "--periods") || !strcmp(a, "--freq-tol") ||
                !strcmp(a, "--zeta-tol")) {
         double x = 0;
@@ -178,9 +201,10 @@ static int option(void *ud, const char *a, const char *v)
 static const cli_option simulate_own[] = {
     {"--rtol", 1},      {"--t-end", 1},   {"--dt-out", 1},  {"--atol", 1},        {"--linearize-every", 1},
     {"--fmax", 1},      {"--modes-out", 1}, {"--svg", 1},   {"--sweep", 1},       {"--along-x", 1},
-    {"--perturb", 1},   {"--set-initial", 1}, {"--input", 1}, {NULL, 0}};
+    {"--perturb", 1},   {"--set-initial", 1}, {"--input", 1}, {"--max-steps", 1}, {"--mem-budget", 1}, {NULL, 0}};
 static const cli_option validate_own[] = {{"--rtol", 1},     {"--modes", 1},    {"--samples", 1}, {"--amplitude", 1},
-                                          {"--periods", 1},  {"--freq-tol", 1}, {"--zeta-tol", 1}, {NULL, 0}};
+                                          {"--periods", 1},  {"--freq-tol", 1}, {"--zeta-tol", 1}, {"--max-growth", 1},
+                                          {"--max-steps", 1}, {NULL, 0}};
 
 /* -1 to go on, else the exit status */
 static int parse(cli *c, int argc, char **argv)
@@ -192,6 +216,8 @@ static int parse(cli *c, int argc, char **argv)
     if (rc >= 0) return rc;
     if (!c->a.model) return cli_usage(c->cmd, "%s needs a model file", c->cmd);
     if (simu && !c->has_t_end) return cli_usage(c->cmd, "%s needs --t-end", c->cmd);
+    if (c->sweep && !(c->svg && c->lin_every > 0))
+        return cli_usage(c->cmd, "%s", "--sweep draws a sweep into the plot of --linearize-every DT --svg FILE.svg: give both");
     return -1;
 }
 
@@ -247,21 +273,130 @@ static int along_x(const cli *c, int n, const double *t, double *x, mbl_status *
     return rc;
 }
 
-/* a sweep's CSV (mblin sweep -o DIR: DIR/sweep.csv): value, branch, re, im, freq_hz, ... ; the
- * oscillatory rows (im > 0) as one series per branch */
-static int read_sweep(const char *path, mbl_svg_series **out, int *nout, double **store, mbl_status *st)
+/* A sweep's CSV (mblin sweep -o DIR: DIR/sweep.csv) read by its header's names: the axes (the
+ * model's parameters or t), then branch, re, im, freq_hz, damping_ratio, mac in any order. The
+ * plot's x (--along-x NAME, else t) must be one of the axes; the rows of a sweep over two axes are
+ * those at the model's value of the other. */
+enum { SW_BRANCH, SW_RE, SW_IM, SW_FREQ, SW_ZETA, SW_MAC, SW_NRES, SW_MAXCOL = 16 };
+static const char *const sweep_result_cols[SW_NRES] = {"branch", "re", "im", "freq_hz", "damping_ratio", "mac"};
+
+typedef struct sweep_cols {
+    int ncol;
+    int res[SW_NRES];      /* column of each result, -1 when absent */
+    int xcol;              /* column of the plot's x */
+    int ocol;              /* column of the other axis (-1: none) */
+    double oval;           /* the model's value of the other axis */
+    char names[SW_MAXCOL][128];
+} sweep_cols;
+
+/* split a CSV line in place at the commas (no quoting in a sweep's CSV); the count, or -1 beyond max */
+static int csv_split(char *line, char **f, int max)
 {
+    size_t len = strlen(line);
+    while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = '\0';
+    int nf = 0;
+    for (char *p = line;; p++) {
+        if (nf == max) return -1;
+        f[nf++] = p;
+        p = strchr(p, ',');
+        if (!p) break;
+        *p = '\0';
+    }
+    return nf;
+}
+
+static int model_param(const mbl_model *md, const char *name)
+{
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    for (int i = 0; i < info.nparam; i++)
+        if (!strcmp(mbl_model_param_name(md, i), name)) return i;
+    return -1;
+}
+
+static int sweep_header(const cli *c, const mbl_model *md, const char *path, char *line, sweep_cols *H, mbl_status *st)
+{
+    char *f[SW_MAXCOL];
+    int nf = csv_split(line, f, SW_MAXCOL), axes[2], naxes = 0;
+    if (nf < 0) return mbl_error(st, MBL_EIO, "%s:1: more than %d columns: not a sweep CSV (mblin sweep -o DIR)", path, SW_MAXCOL);
+    const char *x = c->along_expr ? c->along_name : "t";
+    H->ncol = nf;
+    H->xcol = H->ocol = -1;
+    for (int r = 0; r < SW_NRES; r++) H->res[r] = -1;
+    for (int j = 0; j < nf; j++) {
+        snprintf(H->names[j], sizeof H->names[j], "%s", f[j]);
+        for (int k = 0; k < j; k++)
+            if (!strcmp(f[k], f[j])) return mbl_error(st, MBL_EIO, "%s:1: column %d: '%.80s' twice", path, j + 1, f[j]);
+        int r = 0;
+        while (r < SW_NRES && strcmp(f[j], sweep_result_cols[r])) r++;
+        if (r < SW_NRES) {
+            H->res[r] = j;
+            continue;
+        }
+        if (naxes == 2 || !f[j][0])
+            return mbl_error(st, MBL_EIO, "%s:1: column %d: unknown name '%.80s' (a sweep's CSV has one or two parameter "
+                             "columns, then branch, re, im, freq_hz, damping_ratio, mac)", path, j + 1, f[j]);
+        axes[naxes++] = j;
+        if (!strcmp(f[j], x)) H->xcol = j;
+        else H->ocol = j;
+    }
+    for (int r = SW_BRANCH; r <= SW_FREQ; r++)
+        if (H->res[r] < 0) return mbl_error(st, MBL_EIO, "%s:1: no column '%s': not a sweep CSV (mblin sweep -o DIR)", path, sweep_result_cols[r]);
+    if (!naxes) return mbl_error(st, MBL_EIO, "%s:1: no parameter column: not a sweep CSV (mblin sweep -o DIR)", path);
+    if (H->xcol < 0)
+        return mbl_error(st, MBL_EIO, "%s:1: no column '%s' (the plot's x%s): the sweep is over %s%s%s", path, x,
+                         c->along_expr ? ", --along-x" : "; give --along-x NAME=EXPR(t) for a sweep's parameter",
+                         H->names[axes[0]], naxes > 1 ? " and " : "", naxes > 1 ? H->names[axes[1]] : "");
+    if (H->ocol >= 0) { /* the rows at the simulated model's value of the other axis */
+        int ip = model_param(md, H->names[H->ocol]);
+        if (ip < 0)
+            return mbl_error(st, MBL_EIO, "%s:1: column %d: '%.80s' is not a parameter of %s, so the sweep's rows at its "
+                             "value cannot be chosen", path, H->ocol + 1, H->names[H->ocol], c->a.model);
+        H->oval = mbl_model_param_value(md, ip);
+    }
+    return 0;
+}
+
+static int read_sweep(const cli *c, const mbl_model *md, mbl_svg_series **out, int *nout, double **store, mbl_status *st)
+{
+    const char *path = c->sweep;
     FILE *f = fopen(path, "r");
     if (!f) return mbl_error(st, MBL_EIO, "cannot read %s", path);
-    char line[1024];
-    int nrow = 0, cap = 0, maxb = 0, rc = 0;
+    char *line = NULL;
+    size_t cap_line = 0;
+    int nrow = 0, cap = 0, maxb = 0, rc = 0, lineno = 1, nother = 0;
     double *v = NULL; /* rows of (value, branch, freq) */
-    if (!fgets(line, sizeof line, f) || !strstr(line, "branch")) rc = mbl_error(st, MBL_EIO, "%s: not a sweep CSV (mblin sweep -o DIR)", path);
-    while (!rc && fgets(line, sizeof line, f)) {
-        double val, br, re, im, fhz;
-        if (sscanf(line, "%lf,%lf,%lf,%lf,%lf", &val, &br, &re, &im, &fhz) != 5) {
-            rc = mbl_error(st, MBL_EIO, "%s:%d: not a sweep row", path, nrow + 2);
+    double omin = INFINITY, omax = -INFINITY;
+    sweep_cols H;
+    if (getline(&line, &cap_line, f) < 0) rc = mbl_error(st, MBL_EIO, "%s: empty: not a sweep CSV (mblin sweep -o DIR)", path);
+    else rc = sweep_header(c, md, path, line, &H, st);
+    while (!rc && getline(&line, &cap_line, f) >= 0) {
+        lineno++;
+        if (strspn(line, " \t\r\n") == strlen(line)) continue; /* a blank line */
+        char *fld[SW_MAXCOL];
+        double val[SW_MAXCOL];
+        int nf = csv_split(line, fld, SW_MAXCOL);
+        if (nf != H.ncol) {
+            rc = mbl_error(st, MBL_EIO, "%s:%d: %d fields, the header has %d", path, lineno, nf < 0 ? SW_MAXCOL + 1 : nf, H.ncol);
             break;
+        }
+        for (int j = 0; j < nf && !rc; j++) {
+            char *end = NULL;
+            val[j] = strtod(fld[j], &end);
+            if (end == fld[j] || *end)
+                rc = mbl_error(st, MBL_EIO, "%s:%d: column %d (%s): not a number: '%.40s'", path, lineno, j + 1, H.names[j], fld[j]);
+        }
+        if (rc) break;
+        double br = val[H.res[SW_BRANCH]], re = val[H.res[SW_RE]], im = val[H.res[SW_IM]], fhz = val[H.res[SW_FREQ]];
+        if (!(br >= 1 && br <= 1e6 && br == floor(br))) {
+            rc = mbl_error(st, MBL_EIO, "%s:%d: column %d (branch): not a branch number: %g", path, lineno, H.res[SW_BRANCH] + 1, br);
+            break;
+        }
+        if (H.ocol >= 0) { /* a sweep over two axes: the rows at the model's value of the other */
+            double o = val[H.ocol];
+            omin = fmin(omin, o), omax = fmax(omax, o);
+            if (!(fabs(o - H.oval) <= 1e-9 * fmax(1.0, fabs(H.oval)))) continue;
+            nother++;
         }
         if (!(im > 1e-9 * (1 + fabs(re))) || !(fhz > 1e-6)) continue;
         if (nrow == cap) {
@@ -273,11 +408,15 @@ static int read_sweep(const char *path, mbl_svg_series **out, int *nout, double 
             }
             v = nv;
         }
-        v[3 * nrow] = val, v[3 * nrow + 1] = br, v[3 * nrow + 2] = fhz;
+        v[3 * nrow] = val[H.xcol], v[3 * nrow + 1] = br, v[3 * nrow + 2] = fhz;
         if ((int)br > maxb) maxb = (int)br;
         nrow++;
     }
+    free(line);
     fclose(f);
+    if (!rc && H.ocol >= 0 && !nother)
+        rc = mbl_error(st, MBL_EIO, "%s: no row at %s = %.10g (the model's value; the sweep has %s from %.10g to %.10g)", path,
+                       H.names[H.ocol], H.oval, H.names[H.ocol], omin, omax);
     mbl_svg_series *S = rc ? NULL : calloc((size_t)maxb + 1, sizeof *S);
     double *xy = rc ? NULL : malloc(((size_t)nrow * 2 + 1) * sizeof *xy);
     if (!rc && (!S || !xy)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -301,7 +440,8 @@ static int read_sweep(const char *path, mbl_svg_series **out, int *nout, double 
 }
 
 /* frequencies and damping along the trajectory: every `every`, the nearest sample */
-static int along(const cli *c, const mbl_model *md, const mbl_sim_result *R, mbl_status *st)
+static int along(const cli *c, const mbl_model *md, const mbl_sim_result *R, const mbl_svg_series *S, int ns,
+                 mbl_status *st)
 {
     FILE *f = c->modes_out ? fopen(c->modes_out, "w") : stdout;
     if (!f) return mbl_error(st, MBL_EIO, "cannot write %s", c->modes_out);
@@ -340,12 +480,9 @@ static int along(const cli *c, const mbl_model *md, const mbl_sim_result *R, mbl
     }
     if (f != stdout) fclose(f);
     if (!rc && c->svg) {
-        mbl_svg_series *S = NULL;
-        int ns = 0;
-        double *store = NULL, *px = malloc(((size_t)np + 1) * sizeof *px);
+        double *px = malloc(((size_t)np + 1) * sizeof *px);
         if (!px) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         if (!rc) rc = along_x(c, np, pt_t, px, st);
-        if (!rc && c->sweep) rc = read_sweep(c->sweep, &S, &ns, &store, st);
         mbl_svg_series *all = rc ? NULL : calloc((size_t)ns + 1, sizeof *all);
         if (!rc && !all) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         if (!rc) {
@@ -367,7 +504,7 @@ static int along(const cli *c, const mbl_model *md, const mbl_sim_result *R, mbl
                 if (fclose(g) || rc) rc = mbl_error(st, MBL_EIO, "writing %s failed", c->svg);
             }
         }
-        free(all), free(S), free(store), free(px);
+        free(all), free(px);
     }
     free(pt_t), free(pt_f);
     return rc;
@@ -380,7 +517,11 @@ static int run_simulate(cli *c)
     mbl_point *pt = NULL, *start = NULL;
     mbl_modes *modes = NULL;
     mbl_sim_result *R = NULL;
+    mbl_svg_series *S = NULL; /* a sweep's branches (--sweep), read before the work */
+    int ns = 0;
+    double *store = NULL;
     int rc = load(c, &md, &pt, &st);
+    if (!rc && c->sweep) rc = read_sweep(c, md, &S, &ns, &store, &st);
     if (!rc && c->has_perturb) rc = linearize(md, pt, &modes, &st);
     if (!rc) rc = mbl_sim_start(md, pt, modes, c->perturb_mode, c->perturb_amp, c->initial, c->ninit, &start, &st);
     if (!rc) {
@@ -390,6 +531,8 @@ static int run_simulate(cli *c)
         if (c->dt_out > 0) so.dt_out = c->dt_out;
         if (c->rtol > 0) so.rtol = c->rtol;
         if (c->atol > 0) so.atol = c->atol;
+        if (c->max_steps > 0) so.max_steps = (long)c->max_steps;
+        if (c->mem_budget > 0) so.mem_budget = c->mem_budget;
         so.inputs = c->inputs;
         so.ninputs = c->ninputs;
         rc = mbl_simulate(md, start, &so, &R, &st);
@@ -427,8 +570,9 @@ static int run_simulate(cli *c)
         if (start->notes[0] && !c->a.json) printf("start: %s\n", start->notes);
         fflush(stdout);
     }
-    if (!rc && c->lin_every > 0) rc = along(c, md, R, &st);
+    if (!rc && c->lin_every > 0) rc = along(c, md, R, S, ns, &st);
     int code = rc ? cli_fail(&st) : 0;
+    free(S), free(store);
     mbl_sim_result_free(R);
     mbl_modes_free(modes);
     mbl_point_free(start);
@@ -453,9 +597,11 @@ static int run_validate(cli *c)
     if (c->periods > 0) vo.periods = c->periods;
     if (c->samples) vo.samples = c->samples;
     if (c->rtol > 0) vo.rtol = c->rtol;
+    if (c->max_growth > 0) vo.max_growth = c->max_growth;
+    if (c->max_steps > 0) vo.max_steps = (long)c->max_steps;
     double ftol = c->freq_tol > 0 ? c->freq_tol : 1e-4, ztol = c->zeta_tol > 0 ? c->zeta_tol : 1e-3;
     if (!rc) rc = mbl_validate(md, pt, modes, &vo, &V, &st);
-    int bad = 0;
+    int bad = 0, unmeasured = 0;
     if (!rc) {
         if (c->a.json) printf("{\"amplitude\": %.6g, \"modes\": [", V->amplitude);
         else
@@ -465,26 +611,43 @@ static int run_validate(cli *c)
                    c->a.model, V->amplitude);
         for (int i = 0; i < V->nrows; i++) {
             const mbl_validate_row *r = &V->rows[i];
-            int ok = r->freq_rel_err <= ftol && r->zeta_err <= ztol;
-            bad += !ok;
-            if (c->a.json)
+            int ok = r->measured && r->freq_rel_err <= ftol && r->zeta_err <= ztol;
+            bad += r->measured && !ok;
+            unmeasured += !r->measured;
+            if (c->a.json && !r->measured) {
+                printf("%s{\"mode\": %d, \"signal\": null, \"predicted\": {\"re\": %.15g, \"im\": %.15g, \"freq_hz\": %.15g, "
+                       "\"damping_ratio\": %.15g}, \"measured\": null, \"start_amplitude\": %.6g, \"note\": ",
+                       i ? ", " : "", r->mode + 1, r->pred_re, r->pred_im, r->pred_freq_hz, r->pred_zeta, r->start_amplitude);
+                mbl_json_string(stdout, r->note);
+                printf(", \"ok\": null}");
+            } else if (c->a.json) {
                 printf("%s{\"mode\": %d, \"signal\": \"%s\", \"predicted\": {\"re\": %.15g, \"im\": %.15g, \"freq_hz\": %.15g, "
                        "\"damping_ratio\": %.15g}, \"measured\": {\"re\": %.15g, \"im\": %.15g, \"freq_hz\": %.15g, "
                        "\"damping_ratio\": %.15g, \"fft_peak_hz\": %.15g}, \"freq_rel_err\": %.3g, \"damping_err\": %.3g, "
-                       "\"simulated_s\": %.6g, \"steps\": %ld, \"ok\": %s}",
+                       "\"simulated_s\": %.6g, \"steps\": %ld, \"start_amplitude\": %.6g, \"note\": ",
                        i ? ", " : "", r->mode + 1, r->signal, r->pred_re, r->pred_im, r->pred_freq_hz, r->pred_zeta,
                        r->meas_re, r->meas_im, r->meas_freq_hz, r->meas_zeta, r->fft_freq_hz, r->freq_rel_err,
-                       r->zeta_err, r->seconds, r->nsteps, ok ? "true" : "false");
-            else
+                       r->zeta_err, r->seconds, r->nsteps, r->start_amplitude);
+                mbl_json_string(stdout, r->note);
+                printf(", \"ok\": %s}", ok ? "true" : "false");
+            } else if (!r->measured) {
+                printf("%-5d %-13s %-18.12g %-18s %-12s %-12.6g %s\n", r->mode + 1, r->signal, r->pred_freq_hz, "-", "-",
+                       r->pred_zeta, r->note);
+            } else {
                 printf("%-5d %-13s %-18.12g %-18.12g %-12.3g %-12.6g %-12.6g %-9.3g %.8g%s\n", r->mode + 1, r->signal,
                        r->pred_freq_hz, r->meas_freq_hz, r->freq_rel_err, r->pred_zeta, r->meas_zeta, r->zeta_err,
                        r->fft_freq_hz, ok ? "" : "  OFF");
+                if (r->note[0])
+                    printf("      (%s, started at amplitude %.3g)\n", r->note, r->start_amplitude);
+            }
         }
         if (c->a.json) printf("], \"ok\": %s}\n", bad ? "false" : "true");
         fflush(stdout);
         if (bad) {
             fprintf(stderr, "mblin: %d mode(s) off by more than %g (frequency, relative) or %g (damping ratio)\n", bad,
                     ftol, ztol);
+        } else if (unmeasured && !c->a.json) {
+            printf("%d mode(s) not measured (see above); the others agree\n", unmeasured);
         }
     }
     int code = rc ? cli_fail(&st) : bad ? 1 : 0;

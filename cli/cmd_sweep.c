@@ -79,6 +79,10 @@ static const char sweep_help[] =
     "  --predictor P        how tracking predicts each mode at the next point: sensitivity (exact\n"
     "                       d lambda/dp and d shape/dp; the default where the model has them) or\n"
     "                       linear (extrapolation from the last two points)\n"
+    "  --max-points N       the work limit: a grid of more points is refused before any work\n"
+    "                       (default 100000)\n"
+    "  --mem-budget SIZE    memory the results may take: bytes, or with k, M, G (default 2G); estimated\n"
+    "                       after the first point, refused above it\n"
     "  --json               one JSON object on stdout instead of CSV\n"
     "  -o DIR               write sweep.csv, sweep.json, campbell.svg, locus.svg, damping.svg,\n"
     "                       report.html (interactive: Campbell diagram, root locus, damping)\n"
@@ -95,6 +99,7 @@ typedef struct sweep_opts {
     double orders[32];
     int norders;
     double hz_per_unit, fmax;
+    double mem_budget;           /* --mem-budget (0: the default) */
 } sweep_opts;
 
 static void sweep_usage(void *ud)
@@ -144,6 +149,21 @@ static int sweep_option(void *ud, const char *a, const char *v)
         if (!strcmp(v, "sensitivity")) so->predictor = MBL_PREDICT_SENSITIVITY;
         else if (!strcmp(v, "linear")) so->predictor = MBL_PREDICT_LINEAR;
         else return cli_usage(cmd, "--predictor must be sensitivity or linear, not '%s'", v);
+    } else if (!strcmp(a, "--max-points")) {
+        double x = 0;
+        if (cli_decimal(v, &x) || x != floor(x) || x < 1 || x > 1e15)
+            return cli_usage(cmd, "--max-points expects a positive integer, got '%s'", v);
+        so->max_points = (long)x;
+    } else if (!strcmp(a, "--mem-budget")) {
+        char num[64];
+        size_t l = strlen(v);
+        double x = 0, unit = l > 1 && l < sizeof num && strchr("kMG", v[l - 1])
+                                 ? (v[l - 1] == 'k' ? 1024.0 : v[l - 1] == 'M' ? 1048576.0 : 1073741824.0)
+                                 : 1.0;
+        snprintf(num, sizeof num, "%.*s", (int)(l < sizeof num ? l - (unit > 1) : 0), v);
+        if (cli_decimal(num, &x) || !(x * unit >= 1048576.0) || !isfinite(x * unit))
+            return cli_usage(cmd, "--mem-budget expects a size of at least 1M (bytes, or with k, M, G), got '%s'", v);
+        o->mem_budget = x * unit;
     } else if (!strcmp(a, "--fmax")) {
         if (cli_decimal(v, &o->fmax) || !(o->fmax > 0)) return cli_usage(cmd, "--fmax expects a positive number (Hz), got '%s'", v);
     } else if (!strcmp(a, "--orders")) {
@@ -168,7 +188,8 @@ static int sweep_option(void *ud, const char *a, const char *v)
 }
 
 static const cli_option sweep_own[] = {{"--param", 1},      {"--threads", 1}, {"--orders", 1}, {"--speed-unit", 1},
-                                       {"--fmax", 1},       {"--predictor", 1}, {NULL, 0}};
+                                       {"--fmax", 1},       {"--predictor", 1}, {"--max-points", 1},
+                                       {"--mem-budget", 1}, {NULL, 0}};
 
 /* The sweep's files in -o DIR (0, or 1 after a message). */
 static int sweep_files(const char *outdir, const mbl_sweep *sw, const sweep_opts *o, const mbl_critical *crit, int ncrit)
@@ -225,6 +246,9 @@ int cli_cmd_sweep(int argc, char **argv)
     mbl_opoint_options po;
     cli_opoint_options(&c, &po);
     so.popt = &po;
+    mbl_lin_options lo;
+    mbl_lin_options_default(&lo);
+    if (o.mem_budget > 0) lo.mem_budget = o.mem_budget, so.lopt = &lo;
     so.sets = c.sets;
     so.nsets = c.nsets;
     if (isatty(2)) so.progress = progress;
@@ -290,6 +314,7 @@ static const char freqresp_help[] =
     "  --to OUTPUT          the model's output\n"
     "  --w FROM:TO:COUNT    angular frequencies in rad/s, logarithmically spaced (FROM > 0)\n"
     "  --linear             evenly spaced frequencies instead (FROM >= 0)\n"
+    "  --max-points N       the work limit: more frequencies are refused before any work (default 100000)\n"
     "  -o DIR               write freqresp.csv and bode.svg\n"
     "  --set NAME=VALUE     override a parameter (repeatable)\n"
     "  --guess NAME=VALUE   initial value of a coordinate (repeatable)\n"
@@ -300,7 +325,11 @@ static const char freqresp_help[] =
 typedef struct freqresp_opts {
     const char *in, *outn, *wspec;
     int linear;
+    double max_points;           /* --max-points (0: FREQRESP_MAX_POINTS) */
 } freqresp_opts;
+
+/* freqresp's work limit by default: frequencies (each a complex solve and a line of output) */
+#define FREQRESP_MAX_POINTS 100000
 
 static void freqresp_usage(void *ud)
 {
@@ -315,11 +344,16 @@ static int freqresp_option(void *ud, const char *a, const char *v)
     if (!strcmp(a, "--linear")) o->linear = 1;
     else if (!strcmp(a, "--from")) o->in = v;
     else if (!strcmp(a, "--to")) o->outn = v;
-    else o->wspec = v;
+    else if (!strcmp(a, "--max-points")) {
+        if (cli_decimal(v, &o->max_points) || o->max_points != floor(o->max_points) || o->max_points < 1 ||
+            o->max_points > 1e15)
+            return cli_usage("freqresp", "--max-points expects a positive integer, got '%s'", v);
+    } else o->wspec = v;
     return -1;
 }
 
-static const cli_option freqresp_own[] = {{"--linear", 0}, {"--from", 1}, {"--to", 1}, {"--w", 1}, {NULL, 0}};
+static const cli_option freqresp_own[] = {{"--linear", 0}, {"--from", 1}, {"--to", 1}, {"--w", 1}, {"--max-points", 1},
+                                          {NULL, 0}};
 
 /* The model's input in and output outn: *iu, *iy, or the usage error's exit status 2 (printed). */
 static int in_out(const mbl_model *md, const char *model, const freqresp_opts *o, int *iu, int *iy)
@@ -424,7 +458,7 @@ int cli_cmd_freqresp(int argc, char **argv)
 {
     const char *cmd = "freqresp";
     static cli_args c;
-    freqresp_opts o = {NULL, NULL, NULL, 0};
+    freqresp_opts o = {NULL, NULL, NULL, 0, 0};
     cli_spec spec = {CLI_OPT_SET | CLI_OPT_GUESS | CLI_OPT_AT | CLI_OPT_OUT, freqresp_own, " --json ", freqresp_option,
                      freqresp_usage, &o};
     int r = cli_parse(&spec, &c, argc, argv);
@@ -443,6 +477,12 @@ int cli_cmd_freqresp(int argc, char **argv)
     }
     if (!linear && !(w0 > 0)) return cli_usage(cmd, "--w: FROM must be positive on a logarithmic axis (or --linear), got '%s'", wspec);
     if (linear && w0 < 0) return cli_usage(cmd, "--w: FROM must not be negative, got '%s'", wspec);
+    double maxw = o.max_points > 0 ? o.max_points : FREQRESP_MAX_POINTS;
+    if (nw > maxw) {
+        fprintf(stderr, "mblin: %d frequencies are more than the limit of %.0f (--max-points): each is a complex solve "
+                        "and a line of output; raise the limit to run it\n", nw, maxw);
+        return 2;
+    }
     mbl_status st;
     mbl_status_clear(&st);
     mbl_model *md = NULL;

@@ -48,7 +48,12 @@ typedef struct mbl_sim_options {
     double rtol;        /* IDA relative tolerance (default 1e-8) */
     double atol;        /* IDA absolute tolerance on q, v, X (default 1e-10) */
     double h_max;       /* largest step (0: no limit) */
-    long max_steps;     /* internal steps allowed (default 10^7) */
+    long max_steps;     /* internal steps allowed in the whole run (default 10^6; 0: the default). A run
+                           that reaches it stops with an error naming the time reached; after 2000
+                           steps, a run whose rate so far projects more than 10 times the limit
+                           for the whole interval is refused at once with that estimate */
+    double mem_budget;  /* bytes the trajectory may hold (default 2e9; 0: the default): checked
+                           before any work, from the samples and their width */
     const mbl_sim_input *inputs;
     int ninputs;
 } mbl_sim_options;
@@ -94,6 +99,12 @@ typedef struct mbl_validate_options {
     int samples;         /* samples per damped period (default 64) */
     double rtol;         /* IDA's relative tolerance (default 1e-11) */
     double atol;         /* IDA's absolute tolerance as a multiple of the amplitude (default 1e-8) */
+    double max_growth;   /* a growing mode (unstable) is recorded until it has grown by this factor, but
+                            for at least 3 periods: its start amplitude is lowered so that it ends at
+                            amplitude x max_growth, in the linear range (default 100). When the start
+                            would fall below 1e-6 of the amplitude (the mode grows by more than
+                            1e6 max_growth in 3 periods), the mode is not measured and the row says so */
+    long max_steps;      /* IDA's steps allowed in each mode's simulation (0: mbl_sim_options' default) */
 } mbl_validate_options;
 
 MBL_API void mbl_validate_options_default(mbl_validate_options *opt);
@@ -109,6 +120,9 @@ typedef struct mbl_validate_row {
     char signal[128];            /* the coordinate measured (largest component of the shape) */
     double seconds;              /* simulated time span */
     long nsteps;
+    double start_amplitude;      /* the amplitude the mode was started with (lower for a growing mode) */
+    int measured;                /* 1: measured; 0: not measurable (why in note; meas_* are NAN) */
+    char note[160];              /* what limited the record (a growing mode), or why it was not measured */
 } mbl_validate_row;
 
 typedef struct mbl_validation {

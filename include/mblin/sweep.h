@@ -82,7 +82,13 @@ typedef struct mbl_sweep_options {
     void *progress_ud;
     int predictor;               /* MBL_PREDICT_* (default MBL_PREDICT_DEFAULT) */
     const mbl_sweep_dist *dist;  /* NULL: this process computes every point */
+    long max_points;             /* the work limit: a grid of more points is refused before any work
+                                    (default MBL_SWEEP_MAX_POINTS; 0: the default; negative: an
+                                    error). After the first point the results' memory is estimated
+                                    too and refused above lopt->mem_budget (default 2 GiB) */
 } mbl_sweep_options;
+
+#define MBL_SWEEP_MAX_POINTS 100000L
 
 MBL_API void mbl_sweep_options_default(mbl_sweep_options *opt);
 

@@ -33,13 +33,15 @@
 #include "mblin/la.h"
 #include "mblin/report.h"
 #include "mblin/sim.h"
+#include "sim_internal.h"
 
 void mbl_sim_options_default(mbl_sim_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->rtol = 1e-8;
     opt->atol = 1e-10;
-    opt->max_steps = 10000000L;
+    opt->max_steps = 1000000L;
+    opt->mem_budget = 2e9;
 }
 
 void mbl_sim_result_free(mbl_sim_result *r)
@@ -48,75 +50,6 @@ void mbl_sim_result_free(mbl_sim_result *r)
     mbl_free(r->t), mbl_free(r->q), mbl_free(r->v), mbl_free(r->vdot), mbl_free(r->lambda), mbl_free(r->mu);
     mbl_free(r->X), mbl_free(r->Z), mbl_free(r->r), mbl_free(r->y);
     mbl_free(r);
-}
-
-/* ---- a consistent start ---------------------------------------------------------------------- */
-
-int mbl_sim_start(const mbl_model *md, const mbl_point *pt, const mbl_modes *modes, int mode, double amplitude,
-                  const mbl_setting *initial, int ninitial, mbl_point **start, mbl_status *st)
-{
-    if (!start) return mbl_error(st, MBL_EARG, "mbl_sim_start: start is NULL");
-    *start = NULL;
-    if (!md || !pt) return mbl_error(st, MBL_EARG, "mbl_sim_start: NULL argument");
-    int n = pt->n, rc = 0;
-    double *q = mbl_alloc_array((size_t)2 * n + 1, sizeof *q), *v = q ? q + n : NULL;
-    if (!q) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    memcpy(q, pt->q, (size_t)n * sizeof *q);
-    memcpy(v, pt->v, (size_t)n * sizeof *v);
-    if (modes) {
-        if (mode < 0 || mode >= modes->nx || modes->n != n) {
-            mbl_free(q);
-            return mbl_error(st, MBL_EARG, "mode %d does not exist (the linear model has %d)", mode + 1, modes->nx);
-        }
-        const double *pr = modes->shape_re + (size_t)mode * n, *pi = modes->shape_im + (size_t)mode * n;
-        int imax = 0;
-        double best = -1;
-        for (int i = 0; i < n; i++) {
-            double a = hypot(pr[i], pi[i]);
-            if (a > best) best = a, imax = i;
-        }
-        if (!(best > 0)) {
-            mbl_free(q);
-            return mbl_error(st, MBL_EARG, "mode %d has no coordinate motion", mode + 1);
-        }
-        /* phi / phi_imax: complex division */
-        double dr = pr[imax], di = pi[imax], d2 = dr * dr + di * di;
-        double sr = modes->modes[mode].re, si = modes->modes[mode].im;
-        for (int i = 0; i < n; i++) {
-            double ar = (pr[i] * dr + pi[i] * di) / d2, ai = (pi[i] * dr - pr[i] * di) / d2;
-            q[i] += amplitude * ar;
-            v[i] += amplitude * (sr * ar - si * ai);
-        }
-    }
-    for (int s = 0; s < ninitial; s++) {
-        const char *name = initial[s].name;
-        int vel = !strncmp(name, "der(", 4) && name[strlen(name) - 1] == ')';
-        size_t len = vel ? strlen(name) - 5 : strlen(name);
-        const char *base = vel ? name + 4 : name;
-        int found = -1;
-        for (int i = 0; i < n && found < 0; i++) {
-            const char *qn = mbl_model_coord_name(md, i);
-            if (strlen(qn) == len && !strncmp(qn, base, len)) found = i;
-        }
-        if (found < 0) {
-            mbl_free(q);
-            return mbl_error(st, MBL_EARG, "initial value of '%s': the model has no coordinate '%.*s'", name, (int)len,
-                             base);
-        }
-        (vel ? v : q)[found] = initial[s].value;
-    }
-    mbl_opoint_options oo;
-    mbl_opoint_options_default(&oo);
-    oo.at = MBL_AT_GIVEN;
-    oo.q = q;
-    oo.v = v;
-    oo.t = pt->t;
-    oo.has_t = 1;
-    oo.move_note = 0;
-    rc = mbl_operating_point(md, &oo, start, st);
-    if (rc) mbl_error_prefix(st, "the start of the simulation");
-    mbl_free(q);
-    return rc;
 }
 
 /* ---- the integrator's view of the model ------------------------------------------------------- */
@@ -500,6 +433,84 @@ done:
     return rc;
 }
 
+int sim_start_consistent(const mbl_model *md, mbl_point *p, mbl_status *st)
+{
+    mbl_sim_options opt;
+    mbl_sim_options_default(&opt);
+    sim s;
+    int rc = sim_setup(&s, md, p, &opt, st);
+    if (!rc && (p->n != s.n || p->nX != s.nX || p->nZ != s.nZ))
+        rc = mbl_error(st, MBL_EDIM, "the start does not belong to the model");
+    double *y = rc ? NULL : mbl_calloc((size_t)2 * s.N + 1, sizeof *y), *yp = y ? y + s.N : NULL;
+    if (!rc && !y) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) {
+        memcpy(y + s.oq, p->q, (size_t)s.n * sizeof *y);
+        memcpy(y + s.ov, p->v, (size_t)s.n * sizeof *y);
+        memcpy(yp + s.oq, p->v, (size_t)s.n * sizeof *y);
+        memcpy(yp + s.ov, p->vdot, (size_t)s.n * sizeof *y);
+        memcpy(y + s.ol, p->lambda, (size_t)s.m * sizeof *y);
+        memcpy(y + s.omu, p->mu, (size_t)s.k * sizeof *y);
+        memcpy(y + s.oX, p->X, (size_t)s.nX * sizeof *y);
+        memcpy(yp + s.oX, p->Xdot, (size_t)s.nX * sizeof *y);
+        memcpy(y + s.oZ, p->Z, (size_t)s.nZ * sizeof *y);
+        rc = consistent_start(&s, p->t, y, yp, st);
+    }
+    if (!rc) {
+        memcpy(p->vdot, yp + s.ov, (size_t)s.n * sizeof *y);
+        memcpy(p->lambda, y + s.ol, (size_t)s.m * sizeof *y);
+        memcpy(p->mu, y + s.omu, (size_t)s.k * sizeof *y);
+        memcpy(p->Xdot, yp + s.oX, (size_t)s.nX * sizeof *y);
+        memcpy(p->Z, y + s.oZ, (size_t)s.nZ * sizeof *y);
+    }
+    mbl_free(y);
+    sim_free(&s);
+    return rc;
+}
+
+/* The integration's work limit (mbl_sim_options.max_steps): IDA is called for at most
+ * SIM_STEP_CHUNK steps at a time; after SIM_PROJECT_MIN steps, a run whose steps so far, scaled to
+ * the whole interval, exceed SIM_PROJECT_FACTOR times the limit is refused at once with that
+ * estimate (docs/simulation.md, "Work limits"). */
+#define SIM_STEP_CHUNK 500
+#define SIM_PROJECT_MIN 2000
+#define SIM_PROJECT_FACTOR 10.0
+
+/* The trajectory's size, before any work: samples x (q, v, v', lambda, mu, X, Z, r, y) within
+ * opt->mem_budget; the number of whole output intervals into *nsamp. */
+static int trajectory_size(const mbl_point *start, const mbl_sim_options *opt, int ny, double *nsamp, mbl_status *st)
+{
+    *nsamp = floor((opt->t_end - start->t) / opt->dt_out * (1 + 1e-12) + 1e-9);
+    double width = 3.0 * start->n + start->m + start->k + start->nX + start->nZ + start->nr + ny + 1;
+    double bytes = (*nsamp + 2) * width * sizeof(double);
+    if (!(*nsamp < 1e9) || !(bytes <= opt->mem_budget))
+        return mbl_error(st, MBL_EARG,
+                         "the trajectory would hold %.4g samples of %.0f values (%.3g bytes), more than the memory "
+                         "budget of %.3g bytes (--mem-budget): raise the output interval (--dt-out) or the budget",
+                         *nsamp + 1, width, bytes, opt->mem_budget);
+    return 0;
+}
+
+/* The step budget after a call of IDASolve that reached tret: the total, and early the projected
+ * total at the rate so far (refused when SIM_PROJECT_FACTOR times over the budget). */
+static int step_limit(void *mem, const mbl_sim_options *opt, double t0, double tret, mbl_status *st)
+{
+    long nst = 0;
+    IDAGetNumSteps(mem, &nst);
+    if (!(tret < opt->t_end)) return 0;
+    double projected = tret > t0 ? (double)nst * (opt->t_end - t0) / (tret - t0) : INFINITY;
+    if (nst >= opt->max_steps)
+        return mbl_error(st, MBL_ENOCONV,
+                         "the integration stopped at t = %.10g after %ld steps, the limit (--max-steps %ld): at that "
+                         "rate t = %.6g takes about %.3g steps; raise the limit or shorten --t-end",
+                         tret, nst, opt->max_steps, opt->t_end, projected);
+    if (nst >= SIM_PROJECT_MIN && projected > SIM_PROJECT_FACTOR * (double)opt->max_steps)
+        return mbl_error(st, MBL_ENOCONV,
+                         "the integration to t = %.6g would take about %.3g steps (%ld steps reached t = %.6g), more "
+                         "than --max-steps %ld allows: raise the limit or shorten --t-end",
+                         opt->t_end, projected, nst, tret, opt->max_steps);
+    return 0;
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -556,8 +567,14 @@ int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_opti
         return mbl_error(st, MBL_EARG, "the end time %g must be after the start time %g", opt.t_end, t0);
     if (opt.dt_out <= 0) opt.dt_out = (opt.t_end - t0) / 1000;
     if (!(opt.rtol > 0) || !(opt.atol > 0)) return mbl_error(st, MBL_EARG, "the tolerances must be positive");
-    double nsamp = floor((opt.t_end - t0) / opt.dt_out * (1 + 1e-12) + 1e-9);
-    if (!(nsamp < 1e8)) return mbl_error(st, MBL_EARG, "too many output samples (%g): raise the output interval", nsamp);
+    if (!opt.max_steps) opt.max_steps = 1000000L;
+    if (opt.mem_budget == 0) opt.mem_budget = 2e9;
+    if (opt.max_steps < 0 || !(opt.mem_budget > 0) || !isfinite(opt.mem_budget))
+        return mbl_error(st, MBL_EARG, "max_steps and mem_budget must be positive (0: the defaults)");
+    double nsamp = 0;
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    if (trajectory_size(start, &opt, info.noutput, &nsamp, st)) return st ? st->code : MBL_EARG;
     int nt = (int)nsamp + 1;
     int last_extra = t0 + (nt - 1) * opt.dt_out < opt.t_end - 1e-12 * fmax(fabs(opt.t_end), opt.dt_out);
     nt += last_extra;
@@ -575,8 +592,6 @@ int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_opti
     if (rc) goto done;
     int n = s.n, N = s.N;
     R->n = n, R->m = s.m, R->k = s.k, R->nX = s.nX, R->nZ = s.nZ, R->nr = s.nr;
-    mbl_model_info info;
-    mbl_model_get_info(md, &info);
     R->ny = info.noutput;
     R->nt = nt;
     R->t = mbl_alloc_array((size_t)nt + 1, sizeof *R->t);
@@ -635,7 +650,7 @@ int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_opti
     LS = Jm ? SUNLinSol_KLU(yy, Jm, ctx) : NULL;
     if (!Jm || !LS || IDAInit(mem, res_fn, t0, yy, yyp) || IDASVtolerances(mem, opt.rtol, av) ||
         IDASetUserData(mem, &s) || IDASetId(mem, id) || IDASetSuppressAlg(mem, SUNTRUE) ||
-        IDASetLinearSolver(mem, LS, Jm) || IDASetJacFn(mem, jac_fn) || IDASetMaxNumSteps(mem, opt.max_steps) ||
+        IDASetLinearSolver(mem, LS, Jm) || IDASetJacFn(mem, jac_fn) || IDASetMaxNumSteps(mem, SIM_STEP_CHUNK) ||
         IDASetStopTime(mem, opt.t_end) || (opt.h_max > 0 && IDASetMaxStep(mem, opt.h_max))) {
         rc = mbl_error(st, MBL_ENOMEM, "SUNDIALS: setting up IDA failed%s%s", eb.msg[0] ? ": " : "", eb.msg);
         goto done;
@@ -644,7 +659,16 @@ int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_opti
     rc = record(&s, R, 0, t0, y, yp, st);
     for (int si = 1; !rc && si < nt; si++) {
         double tout = si == nt - 1 ? opt.t_end : t0 + si * opt.dt_out, tret = t0;
+        long done = 0;
+        IDAGetNumSteps(mem, &done);
+        IDASetMaxNumSteps(mem, opt.max_steps - done < SIM_STEP_CHUNK ? (opt.max_steps - done > 0 ? opt.max_steps - done : 1)
+                                                                     : SIM_STEP_CHUNK);
         int flag = IDASolve(mem, tout, &tret, yy, yyp, IDA_NORMAL);
+        if ((flag >= 0 || flag == IDA_TOO_MUCH_WORK) && (rc = step_limit(mem, &opt, t0, tret, st))) break;
+        if (flag == IDA_TOO_MUCH_WORK) { /* a chunk done: go on towards the same sample */
+            si--;
+            continue;
+        }
         if (flag < 0) {
             if (s.failed)
                 rc = mbl_error(st, s.err.code ? s.err.code : MBL_ENOCONV, "at t = %.10g: %s", tret, s.err.msg);
@@ -733,6 +757,7 @@ int mbl_sim_write_csv(FILE *f, const mbl_model *md, const mbl_sim_result *R)
     fprintf(f, "t");
     for (int i = 0; i < R->n; i++) fprintf(f, ",%s", mbl_model_coord_name(md, i));
     for (int i = 0; i < R->n; i++) fprintf(f, ",der(%s)", mbl_model_coord_name(md, i));
+    for (int i = 0; i < R->nX; i++) fprintf(f, ",%s", mbl_model_ode_state_name(md, i));
     for (int i = 0; i < R->nr; i++) fprintf(f, ",%s", mbl_model_input_name(md, i));
     for (int i = 0; i < R->ny; i++) fprintf(f, ",%s", mbl_model_output_name(md, i));
     fprintf(f, "\n");
@@ -740,6 +765,7 @@ int mbl_sim_write_csv(FILE *f, const mbl_model *md, const mbl_sim_result *R)
         fprintf(f, "%.17g", R->t[s]);
         for (int i = 0; i < R->n; i++) fprintf(f, ",%.17g", R->q[(size_t)s * R->n + i]);
         for (int i = 0; i < R->n; i++) fprintf(f, ",%.17g", R->v[(size_t)s * R->n + i]);
+        for (int i = 0; i < R->nX; i++) fprintf(f, ",%.17g", R->X[(size_t)s * R->nX + i]);
         for (int i = 0; i < R->nr; i++) fprintf(f, ",%.17g", R->r[(size_t)s * R->nr + i]);
         for (int i = 0; i < R->ny; i++) fprintf(f, ",%.17g", R->y[(size_t)s * R->ny + i]);
         fprintf(f, "\n");

@@ -26,6 +26,13 @@
 #include "mblin/la.h"
 #include "mblin/sim.h"
 
+/* A growing mode whose start would be below this fraction of the amplitude to stay within
+ * amplitude x max_growth over 3 periods is not measured (mbl_validate_options.max_growth). */
+#define VALIDATE_MIN_START 1e-6
+/* With a mode growing faster than the one measured, the record ends before that mode has grown
+ * this many times from the integrator's errors (atol 1e-8 of the amplitude: to 1e-3 of it). */
+#define VALIDATE_CONTAMINATION 1e5
+
 void mbl_validate_options_default(mbl_validate_options *opt)
 {
     memset(opt, 0, sizeof *opt);
@@ -35,6 +42,7 @@ void mbl_validate_options_default(mbl_validate_options *opt)
     opt->samples = 64;
     opt->rtol = 1e-11;
     opt->atol = 1e-8;
+    opt->max_growth = 100;
 }
 
 void mbl_validation_free(mbl_validation *v)
@@ -116,8 +124,19 @@ static int linear_start(const double *x, int ns, double dt, double *prm, mbl_sta
     return rc;
 }
 
+static int signal_mode(const double *x, int ns, double dt, double f_hint, double sigma_hint, double *fft_hz,
+                       double *sigma, double *omega_d, mbl_status *st);
+
 int mbl_signal_mode(const double *x, int ns, double dt, double f_hint, double *fft_hz, double *sigma, double *omega_d,
                     mbl_status *st)
+{
+    return signal_mode(x, ns, dt, f_hint, 0.0, fft_hz, sigma, omega_d, st);
+}
+
+/* mbl_signal_mode with the fit started at the eigenvalue -sigma_hint + i 2 pi f_hint when sigma_hint
+ * is not 0 (validate: the linear model's; the fit then finds the record's own optimum) */
+static int signal_mode(const double *x, int ns, double dt, double f_hint, double sigma_hint, double *fft_hz,
+                       double *sigma, double *omega_d, mbl_status *st)
 {
     if (!x || ns < 16 || !(dt > 0)) return mbl_error(st, MBL_EARG, "mbl_signal_mode: need at least 16 samples");
     int P = next_pow2(4 * ns), rc = 0;
@@ -162,8 +181,11 @@ int mbl_signal_mode(const double *x, int ns, double dt, double f_hint, double *f
      * periods up to the whole record (each started from the last, so the phase error stays
      * within Gauss-Newton's reach): amplitude, phase and offset by linear least squares for the
      * current (sigma, omega_d), then all five by Gauss-Newton with step halving */
-    double prm[5] = {0, 0, 2 * M_PI * fpk, 0, mean};
-    double per = 1.0 / (fpk * dt); /* samples per period */
+    /* validate starts from the eigenvalue (sigma_hint, 2 pi f_hint): on a short record of a strongly
+     * damped mode the spectrum is one broad slope whose peak is no start */
+    double f0 = sigma_hint != 0 && f_hint > 0 ? f_hint : fpk;
+    double prm[5] = {0, sigma_hint, 2 * M_PI * f0, 0, mean};
+    double per = 1.0 / (f0 * dt); /* samples per period */
     for (double win = 2;; win *= 2) {
         int nw = win * per >= ns ? ns : (int)(win * per);
         if (nw < 16) nw = ns < 16 ? ns : 16;
@@ -178,6 +200,20 @@ done:
     if (pr) fftw_destroy_plan(pr);
     fftw_free(xw), fftw_free(X);
     return rc;
+}
+
+/* The fastest growth rate (largest positive real part) among the modes other than k and its
+ * conjugate; 0 when none grows. */
+static double other_growth(const mbl_modes *modes, int k)
+{
+    const mbl_mode *mk = &modes->modes[k];
+    double g = 0;
+    for (int j = 0; j < modes->nx; j++) {
+        const mbl_mode *m = &modes->modes[j];
+        if (j == k || m->spurious || !isfinite(m->re) || (m->re == mk->re && m->im == -mk->im)) continue;
+        if (m->re > g) g = m->re;
+    }
+    return g;
 }
 
 /* The user state j maximizing |ds_j| / |grad s_j| over the shape of mode k (-1 when no state
@@ -278,6 +314,8 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
     mbl_validate_options opt;
     if (opt_in) opt = *opt_in;
     else mbl_validate_options_default(&opt);
+    if (!(opt.max_growth > 1) || !isfinite(opt.max_growth))
+        return mbl_error(st, MBL_EARG, "mbl_validate: max_growth must be a finite number above 1, got %g", opt.max_growth);
     int n = pt->n, rc = 0;
     mbl_validation *V = mbl_calloc(1, sizeof *V);
     if (!V || !(V->rows = mbl_calloc((size_t)(opt.nmodes > 0 ? opt.nmodes : 1), sizeof *V->rows))) {
@@ -299,9 +337,50 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
         row->mode = j;
         row->pred_re = mo->re, row->pred_im = mo->im;
         row->pred_freq_hz = mo->freq_hz, row->pred_zeta = mo->damping_ratio;
-        double Td = 2 * M_PI / mo->im, sig = -mo->re;
+        double Td = 2 * M_PI / mo->im, sig = -mo->re, a0 = V->amplitude;
         double span = opt.periods * Td;
         if (sig > 0 && 9.2 / sig < span) span = fmax(9.2 / sig, 3 * Td); /* until it decays to 1e-4 */
+        row->measured = 1;
+        if (sig < 0) { /* growing: until it has grown max_growth times, started low enough to stay linear */
+            double tg = log(opt.max_growth) / -sig;
+            if (tg < span) {
+                span = fmax(tg, 3 * Td);
+                snprintf(row->note, sizeof row->note, "growing: recorded for %.3g periods", span / Td);
+            }
+            double grow = exp(-sig * span);
+            if (grow > opt.max_growth) a0 = V->amplitude * opt.max_growth / grow;
+            if (!(a0 >= VALIDATE_MIN_START * V->amplitude)) {
+                row->measured = 0;
+                row->meas_re = row->meas_im = row->meas_freq_hz = row->meas_zeta = row->fft_freq_hz = NAN;
+                row->freq_rel_err = row->zeta_err = NAN;
+                row->start_amplitude = a0;
+                snprintf(row->signal, sizeof row->signal, "%s", "-");
+                snprintf(row->note, sizeof row->note,
+                         "not measured: grows %.3g times in 3 periods, beyond a linear record (--max-growth %g)",
+                         exp(-sig * 3 * Td), opt.max_growth);
+                V->nrows++;
+                continue;
+            }
+        }
+        /* another growing mode (faster than this one) amplifies the integrator's errors: the record
+         * ends before it has grown VALIDATE_CONTAMINATION times, but holds at least one period */
+        double sg = other_growth(modes, j);
+        if (sg > 0 && sg > -sig && log(VALIDATE_CONTAMINATION) / sg < span) {
+            span = log(VALIDATE_CONTAMINATION) / sg;
+            snprintf(row->note, sizeof row->note, "recorded for %.3g periods (mode growing at %.4g/s)", span / Td, sg);
+            if (span < Td) {
+                row->measured = 0;
+                row->meas_re = row->meas_im = row->meas_freq_hz = row->meas_zeta = row->fft_freq_hz = NAN;
+                row->freq_rel_err = row->zeta_err = NAN;
+                row->start_amplitude = a0;
+                snprintf(row->signal, sizeof row->signal, "%s", "-");
+                snprintf(row->note, sizeof row->note,
+                         "not measured: a mode growing at %.4g/s swamps it within a period", sg);
+                V->nrows++;
+                continue;
+            }
+        }
+        row->start_amplitude = a0;
         /* the coordinate with the largest component of the shape */
         int ic = 0;
         double best = -1;
@@ -321,11 +400,12 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
         so.t_end = pt->t + span;
         so.dt_out = Td / (opt.samples > 8 ? opt.samples : 8);
         so.rtol = opt.rtol;
+        if (opt.max_steps > 0) so.max_steps = opt.max_steps;
         so.atol = opt.atol * V->amplitude;
         mbl_point *s0 = NULL, *s1 = NULL;
         mbl_sim_result *r0 = NULL, *r1 = NULL;
-        if (us >= 0 && exact_start) rc = moving_start(md, pt, modes, j, V->amplitude, &s1, st);
-        else rc = mbl_sim_start(md, pt, modes, j, V->amplitude, NULL, 0, &s1, st);
+        if (us >= 0 && exact_start) rc = moving_start(md, pt, modes, j, a0, &s1, st);
+        else rc = mbl_sim_start(md, pt, modes, j, a0, NULL, 0, &s1, st);
         if (!rc) rc = mbl_simulate(md, s1, &so, &r1, st);
         if (!rc && vmax > 0) {
             rc = mbl_sim_start(md, pt, NULL, 0, 0, NULL, 0, &s0, st);
@@ -341,7 +421,7 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
                 for (int s = 0; s < ns; s++)
                     sigv[s] = r1->q[(size_t)s * n + ic] - (r0 ? r0->q[(size_t)s * n + ic] : pt->q[ic]);
             double sg = 0, wd = 0, fh = 0;
-            if (!rc) rc = mbl_signal_mode(sigv, ns, so.dt_out, mo->im / (2 * M_PI), &fh, &sg, &wd, st);
+            if (!rc) rc = signal_mode(sigv, ns, so.dt_out, mo->im / (2 * M_PI), -mo->re, &fh, &sg, &wd, st);
             if (!rc) {
                 row->fft_freq_hz = fh;
                 row->meas_re = -sg, row->meas_im = wd;

@@ -39,6 +39,7 @@ void mbl_sweep_options_default(mbl_sweep_options *opt)
     opt->threads = 1;
     opt->mac_weight = 1.0;
     opt->predictor = MBL_PREDICT_DEFAULT;
+    opt->max_points = MBL_SWEEP_MAX_POINTS;
 }
 
 static char *dup_str(const char *s)
@@ -229,6 +230,15 @@ static int make_ctx(const mbl_model *md, const mbl_sweep_options *opt, ctx **out
         if (a == 1 && !strcmp(ax->name, opt->axis[0].name))
             return mbl_error(st, MBL_EARG, "%s: the two sweep parameters are the same", ax->name);
     }
+    /* the work, before any: every point is an operating point, a linear model and its modes */
+    long maxp = opt->max_points ? opt->max_points : MBL_SWEEP_MAX_POINTS;
+    double npts = (double)opt->axis[0].count * (opt->naxes > 1 ? (double)opt->axis[1].count : 1.0);
+    if (maxp < 0) return mbl_error(st, MBL_EARG, "the sweep's point limit must be positive (got %ld)", maxp);
+    if (npts > (double)maxp)
+        return mbl_error(st, MBL_EARG,
+                         "%.0f points%s are more than the limit of %ld (--max-points): each is an operating point, a "
+                         "linear model and its modes; raise the limit to run it",
+                         npts, opt->naxes > 1 ? " (the grid of both parameters)" : "", maxp);
     if (opt->lopt && opt->lopt->method && strcmp(opt->lopt->method, "augmented"))
         return mbl_error(st, MBL_EARG, "sweeps use the augmented method (the re-linearization workspace), not '%s'",
                          opt->lopt->method);
@@ -321,6 +331,22 @@ static int fast_probe(worker *w, mbl_status *st)
     }
     if (!c->fast) study_sweep_worker_clear(w);
     return 0;
+}
+
+/* The results' memory, once the first point gave the sizes: per point and mode the eigenvalue, its
+ * derivative and the five result arrays; the shapes and their derivatives while they are kept.
+ * Refused above the linearization's memory budget. */
+static int results_memory(const mbl_sweep *sw, const mbl_sweep_options *opt, int keep_shapes, mbl_status *st)
+{
+    const ctx *c = ((const worker *)sw->ctx)->c;
+    double budget = opt->lopt && opt->lopt->mem_budget > 0 ? opt->lopt->mem_budget : MBL_MEM_BUDGET_DEFAULT;
+    double bytes = (double)sw->npoints * (double)c->nm * 9.0 * sizeof(double) +
+                   (keep_shapes ? 4.0 * (double)sw->npoints * (double)c->nm * (double)c->n * sizeof(double) : 0.0);
+    if (bytes <= budget) return 0;
+    return mbl_error(st, MBL_EARG,
+                     "%s: %d points of %d modes would hold about %.3g bytes of results, more than the memory budget "
+                     "of %.3g bytes (--mem-budget): fewer points, or a larger budget",
+                     c->path, sw->npoints, c->nm, bytes, budget);
 }
 
 /* The sweep's setup and this rank's points (all points on one process) into r->pts, sw->ok and
@@ -433,6 +459,10 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     if (r.chunk > 16) r.chunk = 16;
     r.nchunks = (sw->npoints + r.chunk - 1) / r.chunk;
     r.keep_shapes = (double)sw->npoints * (double)c->nm * (double)c->n <= SHAPES_MAX;
+    if ((rc = results_memory(sw, opt, r.keep_shapes, st))) {
+        mbl_sweep_free(sw); /* after the message: path is the sweep's */
+        return rc;
+    }
     r.pts = mbl_calloc((size_t)sw->npoints, sizeof *r.pts);
     thread_arg *ta = mbl_calloc((size_t)threads, sizeof *ta);
     pthread_t *tid = mbl_calloc((size_t)threads, sizeof *tid);

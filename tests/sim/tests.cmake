@@ -13,3 +13,9 @@ if(VALGRIND AND NOT MBLIN_SANITIZE)
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(test_sim_valgrind PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
 endif()
+# issue 30: the start at the solved point's ODE states and the mode's ODE part, a sweep's CSV read
+# by its header, unstable modes in validate, work limits refused before the work (needs numpy)
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_sim_start_cli COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/sim/test_sim_start_cli.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
