@@ -6,6 +6,7 @@
  * size -30 x -30 aborted ("free(): invalid size"), the truncated one said "CHOLMOD status -4",
  * /dev/zero never ended and a directory said "CHOLMOD status -4". */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,54 @@ TEST(urdf_hostile)
     mbl_model_free(md);
 }
 
+/* Names that do not start with a letter (issue 30, item 18): before, the reader made them `_1st_link`
+ * and the mechanism compiler refused that name, at a line of the generated text ("l1.urdf:12:3: body
+ * '_1st_link': not a valid name"). Now they get their element as a prefix and the robot loads: a
+ * pendulum (mass 1, centre 0.5 below the hinge about y, Iyy 0.1) swings at sqrt(m g c / (Iyy + m c^2)).
+ * Two names equal after that are refused naming the link as written, with its line. */
+TEST(urdf_names)
+{
+    static const char *text =
+        "<?xml version=\"1.0\"?>\n<robot name=\"9arm\">\n  <link name=\"0base\"/>\n"
+        "  <link name=\"1st_link\"><inertial><mass value=\"1\"/><origin xyz=\"0 0 -0.5\"/>"
+        "<inertia ixx=\"0.1\" iyy=\"0.1\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+        "  <joint name=\"2nd-joint\" type=\"revolute\"><parent link=\"0base\"/><child link=\"1st_link\"/>"
+        "<axis xyz=\"0 1 0\"/></joint>\n</robot>\n";
+    write_file("digits.urdf", text);
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *mo = NULL;
+    mbl_status st;
+    memset(&st, 0, sizeof st);
+    int rc = mbl_model_load_file(path_of("digits.urdf"), NULL, 0, &md, &st);
+    if (!rc) rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, &st);
+    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
+    CHECK_MSG(rc == 0, "digits.urdf: %s", st.msg);
+    if (!rc) {
+        const double w = sqrt(1 * 9.81 * 0.5 / (0.1 + 1 * 0.25));
+        CHECK(mo->nx == 2);
+        for (int i = 0; i < mo->nx; i++)
+            CHECK_MSG(fabs(fabs(mo->modes[i].im) - w) < 1e-10 * w && fabs(mo->modes[i].re) < 1e-10 * w,
+                      "eigenvalue %g%+gi, closed form +-%gi", mo->modes[i].re, mo->modes[i].im, w);
+        CHECK_MSG(lin->nu == 1 && !strcmp(lin->input_names[0], "u_joint_2nd_joint"), "input %s",
+                  lin->nu ? lin->input_names[0] : "(none)");
+    }
+    mbl_modes_free(mo);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    /* `link_1st_link` and `1st_link` become one name: refused as written, with the line */
+    static const char *twice =
+        "<?xml version=\"1.0\"?>\n<robot name=\"arm\">\n  <link name=\"base\"/>\n"
+        "  <link name=\"link_1st_link\"><inertial><mass value=\"1\"/>"
+        "<inertia ixx=\"0.1\" iyy=\"0.1\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+        "  <link name=\"1st_link\"/>\n</robot>\n";
+    write_file("twice.urdf", twice);
+    refused(path_of("twice.urdf"), (const char *[]){"twice.urdf:5:", "link '1st_link'", "used by the link at line 4", NULL});
+}
+
 /* ---- Matrix Market files of a modal body ---- */
 
 /* a model whose mass matrix is `mtx` (the other files are the example's 30-mode link) */
@@ -212,6 +261,7 @@ int main(void)
         return 1;
     }
     RUN(urdf_hostile);
+    RUN(urdf_names);
     RUN(mtx_hostile);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
