@@ -20,3 +20,8 @@ if(PYTHON3)
   add_test(NAME test_driven_turns COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_driven_turns.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# body coordinates' names in relative coordinates (issue 30, item 13): states and outputs agree with absolute
+if(PYTHON3)
+  add_test(NAME test_pose_names COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_pose_names.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
