@@ -13,6 +13,14 @@
 /* Relative tolerance of the marker-frame checks (orthonormal, right-handed, perpendicular
  * z/x pair) and of the inertia checks (positive mass, positive definite inertia). */
 #define MBL_MECH_FRAME_TOL 1e-9
+/* Bytes that building the model takes per beam element (planar beam; spatial beam), measured as
+ * the peak resident size of loading flexible_pendulum_beams.yaml at 2e3 to 2e5 elements (9.2 to
+ * 9.7 kB) and spatial_beam_pendulum.yaml at 2e3 and 2e4 (375 to 385 kB), rounded up: the
+ * estimate that mbl_load_options.mem_budget bounds (docs/mechanism-reference.md, "Size of a
+ * model"). */
+#define MBL_MECH_BEAM_BYTES 10e3
+#define MBL_MECH_BEAM3_BYTES 400e3
+
 /* A bushing whose markers are rotated relative to each other by more than this (rad) in the
  * file's configuration is refused (docs/mechanism-reference.md, "Checking a mechanism"). */
 #define MBL_MECH_BUSHING_ANGLE_TOL 1e-6

@@ -33,6 +33,8 @@ typedef struct mbl_src {
     mbl_src_item time;   /* linearize.time: time of the operating point, NULL = 0 */
     int has_mass_matrix;
     int named_constraints, named_nonholonomic; /* 1 when given as a mapping {name: equation} */
+    double mem_budget;  /* bytes building the model may use (mbl_load_options.mem_budget; set by the
+                           loader, 0 when the source was made otherwise: no check) */
     int from_mechanism; /* 1 when compiled from `model: mechanism` (its parameters are partly evaluated into numbers) */
     char *no_sens;      /* why sensitivities are not available for this model (NULL: they are) */
     struct mbl_ffr_body *ffr;  /* flexible bodies (model/ffr.h): the structured term, nffr of them */

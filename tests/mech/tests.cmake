@@ -25,3 +25,8 @@ if(PYTHON3)
   add_test(NAME test_pose_names COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_pose_names.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# --mem-budget bounds building a model (issue 30, item 17): beam elements refused with the estimate
+if(PYTHON3)
+  add_test(NAME test_build_budget COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_build_budget.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
