@@ -49,6 +49,13 @@ typedef struct mbl_src {
      * transformation B (mbl_model_velocity_transformation) */
     mbl_src_list kinematics;
     int kin_planar;
+    /* validity items, checked at the operating point once it is solved (a mechanism's bushings:
+     * the rotation between their markers against the small-angle limit of AX AY AZ): text = the
+     * quantity (an expression of the coordinates), key = what it is ("force 'mount': markers 'B'
+     * and 'O' rotated (rad)"), key2 = its limit, a number and what passing it means ("0.05, where
+     * ..."). |value| above the limit adds "<key> <value> at the point, beyond <key2>" to the
+     * point's notes (model_validity_notes); never a refusal. */
+    mbl_src_list validity;
     struct mbl_rtree *rtree;   /* the tree's structured term (model/rtree.h), NULL without one */
     struct mbl_pmech_src *pmech; /* planar rigid bodies and revolute joints evaluated numerically
                                     (model/pmech_num.h), NULL without them */
