@@ -330,7 +330,10 @@ int cli_cmd_linearize(int argc, char **argv)
     mbl_point *pt = NULL;
     mbl_linear *lin = NULL;
     mbl_modes *modes = NULL;
-    if (mbl_model_load_file(a.model, a.sets, a.nsets, &model, &st)) return cli_fail(&st);
+    mbl_load_options lo; /* --mem-budget bounds building the model too (its beams' estimate) */
+    mbl_load_options_default(&lo);
+    lo.mem_budget = p.mem_budget > 0 ? p.mem_budget : 0;
+    if (mbl_model_load_file_opt(a.model, a.sets, a.nsets, &lo, &model, &st)) return cli_fail(&st);
     code = cli_check_guesses(&a, model);
     if (code) {
         mbl_model_free(model);

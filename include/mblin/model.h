@@ -59,6 +59,12 @@ typedef struct mbl_load_options {
     int nstates;
     const char *const *velocity_states;
     int nvelocity_states;
+    /* Bytes building the model may use (default, and when 0: MBL_MEM_BUDGET_DEFAULT = 2 GiB, the
+     * linearization's default; negative or not finite: refused). A model whose estimated size is
+     * over it is refused before it is built (MBL_ENOMEM), with the estimate: today the elements of
+     * beam bodies, which dominate (docs/mechanism-reference.md, "Size of a model"). The tool passes
+     * its --mem-budget here and to mbl_lin_options.mem_budget. */
+    double mem_budget;
 } mbl_load_options;
 MBL_API void mbl_load_options_default(mbl_load_options *opt);
 /* mbl_model_load_file / _string with explicit limits (opt NULL: the defaults). */

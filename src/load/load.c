@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,23 +76,24 @@ static int read_root(yaml_document_t *doc, const yaml_node_t *root, const mbl_se
 
 int load_src_read(const char *text, size_t len, const char *file, mbl_src **out, mbl_status *st)
 {
-    return load_src_read_opt(text, len, file, NULL, 0, MBL_MAX_NESTING, out, st);
+    return load_src_read_opt(text, len, file, NULL, 0, MBL_MAX_NESTING, 0, out, st);
 }
 
 int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_setting *sets, int nsets,
-                      int max_nesting, mbl_src **out, mbl_status *st)
+                      int max_nesting, double mem_budget, mbl_src **out, mbl_status *st)
 {
     *out = NULL;
     if (mech_urdf_is_xml(text, len)) { /* a URDF robot: translated to a mechanism text first */
         char *y = NULL;
         int rc = mech_urdf_to_mech(text, len, file, NULL, sets, nsets, &y, st);
-        if (!rc) rc = load_src_read_opt(y, strlen(y), file, sets, nsets, max_nesting, out, st);
+        if (!rc) rc = load_src_read_opt(y, strlen(y), file, sets, nsets, max_nesting, mem_budget, out, st);
         mbl_free(y);
         return rc;
     }
     if (!file) file = "<model>";
     mbl_src *src = model_src_new(file);
     if (!src) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
+    src->mem_budget = mem_budget > 0 ? mem_budget : MBL_MEM_BUDGET_DEFAULT;
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) {
         model_src_free(src);
@@ -128,6 +130,7 @@ void mbl_load_options_default(mbl_load_options *opt)
     opt->max_nesting = MBL_MAX_NESTING;
     opt->states = opt->velocity_states = NULL;
     opt->nstates = opt->nvelocity_states = 0;
+    opt->mem_budget = 0;
 }
 
 /* mbl_load_options.states / velocity_states: replace the file's list by the given expressions. */
@@ -178,8 +181,11 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
     if (len > lim.max_file_size)
         return mbl_error(st, MBL_EIO, "%s: the model is larger than the limit of %zu bytes", name ? name : "<model>",
                          lim.max_file_size);
+    if (!(lim.mem_budget >= 0) || !isfinite(lim.mem_budget))
+        return mbl_error(st, MBL_EARG, "mbl_load_options: mem_budget = %g: expected a size in bytes (0: the default)",
+                         lim.mem_budget);
     mbl_src *src = NULL;
-    int rc = load_src_read_opt(text, len, name, sets, nsets, lim.max_nesting, &src, st);
+    int rc = load_src_read_opt(text, len, name, sets, nsets, lim.max_nesting, lim.mem_budget, &src, st);
     if (rc) return rc;
     if (lim.states) rc = replace_states(&src->states, lim.states, lim.nstates, "states", st);
     if (!rc && lim.velocity_states)

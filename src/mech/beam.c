@@ -491,6 +491,45 @@ int mech_flex_frame(mech *M, body *B, const yaml_node_t *key, const yaml_node_t 
     return rc;
 }
 
+/* The size of the model's beams before they are built: per element 3 (planar) or 6 (spatial)
+ * coordinates (and the floating frame's 3 or 7), element mass and stiffness matrices of 2 x 6^2 or 2 x 12^2 entries, and the bytes
+ * building takes (MBL_MECH_BEAM_BYTES, MBL_MECH_BEAM3_BYTES: measured). Issue 30: 1e6 planar
+ * elements took 3 GB in 30 s before anything was checked. */
+int mech_beam_budget(mech *M, const yaml_node_t *at, const char *what, int ne, int spatial)
+{
+    double nd = spatial ? 6 : 3;
+    M->beam_elems += ne;
+    M->beam_coords += nd * (ne + 1) + (spatial ? 7 : 3); /* nodes, and the floating frame */
+    M->beam_nz += 2 * (2 * nd) * (2 * nd) * ne;
+    M->beam_bytes += (spatial ? MBL_MECH_BEAM3_BYTES : MBL_MECH_BEAM_BYTES) * ne;
+    double budget = M->src->mem_budget, gib = 1073741824.0;
+    if (!(budget > 0) || M->beam_bytes <= budget) return 0;
+    return model_yaml_error(M->st, MBL_ENOMEM, M->file, at,
+                            "%s: %d beam elements; the model's beams (%.0f elements, %.0f coordinates, %.0f nonzeros "
+                            "in their element matrices) need about %.3g GiB to build, over the memory budget of %.3g "
+                            "GiB (--mem-budget): use fewer elements or raise the budget",
+                            what, ne, M->beam_elems, M->beam_coords, M->beam_nz, M->beam_bytes / gib, budget / gib);
+}
+
+int mech_beam_prescan(mech *M, const yaml_node_t *bodies)
+{
+    if (M->relative) return 0; /* beams are refused there */
+    for (yaml_node_pair_t *p = bodies->data.mapping.pairs.start; p < bodies->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+        yaml_node_t *ty = v && v->type == YAML_MAPPING_NODE ? mech_get(M, v, "type") : NULL, *en;
+        if (!mech_is_scalar(k) || !mech_is_scalar(ty) || strcmp(mech_sc(ty), "beam") || !(en = mech_get(M, v, "elements")))
+            continue;
+        char what[200];
+        snprintf(what, sizeof what, "body '%s'", mech_sc(k));
+        double nel;
+        int rc = mech_beam_number_t(M, v, "elements", what, 1, &nel, NULL);
+        if (rc) return rc;
+        if (nel != floor(nel) || nel < 1 || nel > (M->planar ? 1e7 : 1e5)) continue; /* the body's reader says why */
+        if ((rc = mech_beam_budget(M, en, what, (int)nel, !M->planar))) return rc;
+    }
+    return 0;
+}
+
 int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
 {
     const char *name = mech_sc(key);

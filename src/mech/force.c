@@ -83,27 +83,38 @@ static int vec6(mech *M, const yaml_node_t *n, const char *what, const char *out
     return rc;
 }
 
-/* A bushing's rotational deflection (AX AY AZ) is a small-angle measure that is zero when its
- * markers are aligned: markers that are not aligned in the file's configuration give a torque
- * preload nobody asked for and a stiffness that is not K. Refused above
- * MBL_MECH_BUSHING_ANGLE_TOL (a rotational preload goes under 'preload'); a translational offset
- * is an exact linear preload and is accepted. */
-static int bushing_aligned(mech *M, const yaml_node_t *key, const char *what, int mi, int mj)
+/* A bushing's rotational deflection (AX AY AZ) is a small-angle measure, exact to first order: a
+ * bushing whose stiffness uses it and whose markers are rotated relative to each other by more
+ * than MBL_MECH_BUSHING_SMALL_ANGLE at the operating point gets a note there (the torque is off by
+ * about angle^2 / 6 of itself). The check is made at the point, not at the file's configuration:
+ * the mechanism emits the rotation angle, atan2(|(AX, AY, AZ)|, (tr(R_j^T R_i) - 1) / 2), as a
+ * validity item of the canonical DAE (mbl_src.validity), which the operating point evaluates once
+ * it is solved (src/opoint, model_validity_notes). Before (issue 30), markers rotated more than
+ * 1e-6 rad in the file's guess were refused, although the solved point was aligned. */
+static int bushing_validity(mech *M, const char *what, int mi, int mj, const char *const q[6], const char *const K[36],
+                            int line, int col)
 {
-    const double *Ri = M->mk[mi].R0, *Rj = M->mk[mj].R0;
-    double Rr[9]; /* Rj^T Ri, column-major */
-    mat3_tmul(Rj, Ri, Rr);
-    double e[4];
-    mech_euler_params(Rr, e);
-    double ang = 2 * atan2(sqrt(vec3_dot(e + 1, e + 1)), fabs(e[0]));
-    M->used_set = M->mk[mi].oset >= 0 ? M->mk[mi].oset : M->mk[mj].oset;
-    if (ang > MBL_MECH_BUSHING_ANGLE_TOL)
-        return err_at(M, key,
-                      "%s: markers '%s' and '%s' are not aligned in the file's configuration (rotated %.3g rad "
-                      "relative to each other): a bushing is unloaded with aligned markers; align them and give a "
-                      "rotational preload under 'preload'%s",
-                      what, M->mk[mi].name, M->mk[mj].name, ang, mech_set_note(M));
-    return 0;
+    int rot = 0;
+    for (int r = 0; r < 6; r++)
+        for (int c = 3; c < 6; c++) rot |= strcmp(K[6 * r + c], "0") != 0;
+    if (!rot) return 0; /* no stiffness on AX AY AZ: any rotation is exact */
+    marker *I = &M->mk[mi], *J = &M->mk[mj];
+    const char *tr = mech_fmt(M, "(%s + %s + %s)", mech_dot3(M, I->ax[0], J->ax[0]), mech_dot3(M, I->ax[1], J->ax[1]),
+                              mech_dot3(M, I->ax[2], J->ax[2]));
+    const char *ang = mech_fmt(M, "atan2(sqrt(%s^2 + %s^2 + %s^2), (%s - 1)/2)", q[3], q[4], q[5], tr);
+    mbl_src_list *l = &M->src->validity;
+    int rc = mech_push(M, l,
+                       mech_fmt(M, "%s (bushing): markers '%s' and '%s' are rotated relative to each other by (rad)", what,
+                                I->name, J->name),
+                       ang, line, col);
+    if (rc) return rc;
+    char lim[200];
+    snprintf(lim, sizeof lim,
+             "%.3g rad, the small-angle range of its deflections AX AY AZ (its torque is off by about angle^2/6 of "
+             "itself; MBL_MECH_BUSHING_SMALL_ANGLE)",
+             MBL_MECH_BUSHING_SMALL_ANGLE);
+    l->items[l->n - 1].key2 = mech_dup_s(lim);
+    return l->items[l->n - 1].key2 ? 0 : mech_oom(M);
 }
 
 /* gravity: the weight of every body, in the potential energy (or the structured terms') */
@@ -224,7 +235,7 @@ static int read_spring(mech *M, const char *name, const yaml_node_t *v, const ch
 }
 
 /* a bushing: six deflections in marker j's frame, a stiffness and a damping matrix, a preload */
-static int read_bushing(mech *M, const yaml_node_t *key, const char *name, const yaml_node_t *v, const yaml_node_t *ty,
+static int read_bushing(mech *M, const char *name, const yaml_node_t *v, const yaml_node_t *ty,
                         const char *what, int line, int col)
 {
     int rc, mi = -1, mj = -1;
@@ -232,7 +243,6 @@ static int read_bushing(mech *M, const yaml_node_t *key, const char *name, const
     if ((rc = mech_check_keys(M, v, ok, what))) return rc;
     if (M->planar) return err_at(M, ty, "%s: a bushing needs a spatial mechanism (use springs and torsions)", what);
     if ((rc = mech_marker_ref(M, v, "i", what, 1, &mi)) || (rc = mech_marker_ref(M, v, "j", what, 1, &mj))) return rc;
-    if ((rc = bushing_aligned(M, key, what, mi, mj))) return rc;
     const char *K[36], *C[36];
     if ((rc = vec6(M, mech_get(M, v, "stiffness"), "stiffness", K)) || (rc = vec6(M, mech_get(M, v, "damping"), "damping", C)))
         return rc;
@@ -251,6 +261,7 @@ static int read_bushing(mech *M, const yaml_node_t *key, const char *name, const
         q[k] = mech_fmt(M, "_q_%s_%d", name, k + 1);
         if ((rc = mech_add_var(M, q[k], m, line, col))) return rc;
     }
+    if ((rc = bushing_validity(M, what, mi, mj, q, K, line, col))) return rc;
     for (int k = 0; k < 3; k++) qd[k] = mech_fmt(M, "der(%s)", q[k]);
     {
         const char *wr = mech_measure(M, "WX", 3, args, al, why, sizeof why);
@@ -344,7 +355,7 @@ int mech_read_force(mech *M, const yaml_node_t *key, const yaml_node_t *v)
     mech_pos_of(key, &line, &col);
     if (!strcmp(t, "gravity")) return read_gravity(M, v, what, line, col);
     if (!strcmp(t, "spring") || !strcmp(t, "torsion")) return read_spring(M, name, v, t, what, line, col);
-    if (!strcmp(t, "bushing")) return read_bushing(M, key, name, v, ty, what, line, col);
+    if (!strcmp(t, "bushing")) return read_bushing(M, name, v, ty, what, line, col);
     if (!strcmp(t, "force")) return read_applied(M, name, v, what, line, col);
     return err_at(M, ty, "%s: unknown type '%s' (expected gravity, spring, torsion, bushing, force)", what, t);
 }

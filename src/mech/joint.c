@@ -294,7 +294,16 @@ static int read_driver(mech *M, const yaml_node_t *k, const yaml_node_t *v)
     }
     int line, col;
     mech_pos_of(k, &line, &col);
-    rc = mech_con(M, mech_fmt(M, "driver %s", mech_sc(k)), mech_fmt(M, "%s - (%s)", q, mt), line, col);
+    /* A spatial joint angle in absolute coordinates is a function of Euler parameters, which
+     * cannot count turns: it is continuous within 2 pi of the file's angle and wraps by 4 pi
+     * beyond (mech_twist_angle). The driver holds it modulo 2 pi instead, as the wrapped
+     * difference atan2(sin(JQ - f), cos(JQ - f)): zero wherever the joint is at the motion's
+     * angle up to whole turns, smooth there (no branch within pi of it) and with derivative 1,
+     * so the equation, its multiplier and its time derivatives equal JQ - f(t) near the point.
+     * A motion Omega*t then holds at every t, not only within 2 pi of the file (issue 30). */
+    const char *eq = mech_fmt(M, "%s - (%s)", q, mt);
+    if (jn && !M->planar && !strncmp(q, "_jq_", 4)) eq = mech_fmt(M, "atan2(sin(%s), cos(%s))", eq, eq);
+    rc = mech_con(M, mech_fmt(M, "driver %s", mech_sc(k)), eq, line, col);
     if (!rc) rc = mech_con_text(M, mech_fmt(M, "driver '%s'", mech_sc(k)), "motion", mo, mt, 1);
     return rc;
 }

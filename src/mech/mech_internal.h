@@ -127,6 +127,8 @@ typedef struct mech {
     unsigned char *spare; /* per variable: 1 when made by mech_add_spare_var (cspare entries) */
     int cspare;
     nameset hpt; /* texts known to be (1) or not to be (0) functions of the parameters (pmech.c) */
+    double beam_elems, beam_coords, beam_nz, beam_bytes; /* the beams read so far: their size estimate
+                                                            (mech_beam_budget) */
     int pnum;   /* planar, absolute coordinates and model_pmech_numeric(): bodies and revolute joints go to
                    the model's numeric term (pmech.c) */
 } mech;
@@ -156,6 +158,12 @@ char *mech_fmt(mech *M, const char *f, ...)
 #endif
     ;
 char *mech_num(mech *M, double v);
+/* A beam body of ne elements (spatial: 12 dofs per element, else 6) is about to be built: its size
+ * is added to the model's estimate, and the model is refused (MBL_ENOMEM, at `at`) when the
+ * estimate exceeds the memory budget (src->mem_budget; beam.c). */
+int mech_beam_budget(mech *M, const yaml_node_t *at, const char *what, int ne, int spatial);
+/* Before any body is built: the beams among `bodies` (a mapping) through mech_beam_budget. */
+int mech_beam_prescan(mech *M, const yaml_node_t *bodies);
 void mech_sb_add(mech *M, sbuf *b, const char *a, const char *t);
 /* the text of b, owned by the arena ("0" when empty) */
 char *mech_sb_done(mech *M, sbuf *b);

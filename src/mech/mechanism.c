@@ -215,6 +215,7 @@ static int read_all(mech *M, const yaml_node_t *root)
     n = mech_get(M, root, "bodies");
     if (!n || n->type != YAML_MAPPING_NODE || n->data.mapping.pairs.start == n->data.mapping.pairs.top)
         return err_at(M, n ? n : root, "the mechanism has no bodies ('bodies' must be a mapping name: {...})");
+    if ((rc = mech_beam_prescan(M, n))) return rc; /* the size estimate before anything is built */
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(M->doc, p->key);
         if (!mech_is_scalar(k)) return err_at(M, k, "a body name must be a plain word");

@@ -13,9 +13,19 @@
 /* Relative tolerance of the marker-frame checks (orthonormal, right-handed, perpendicular
  * z/x pair) and of the inertia checks (positive mass, positive definite inertia). */
 #define MBL_MECH_FRAME_TOL 1e-9
-/* A bushing whose markers are rotated relative to each other by more than this (rad) in the
- * file's configuration is refused (docs/mechanism-reference.md, "Checking a mechanism"). */
-#define MBL_MECH_BUSHING_ANGLE_TOL 1e-6
+/* Bytes that building the model takes per beam element (planar beam; spatial beam), measured as
+ * the peak resident size of loading flexible_pendulum_beams.yaml at 2e3 to 2e5 elements (9.2 to
+ * 9.7 kB) and spatial_beam_pendulum.yaml at 2e3 and 2e4 (375 to 385 kB), rounded up: the
+ * estimate that mbl_load_options.mem_budget bounds (docs/mechanism-reference.md, "Size of a
+ * model"). */
+#define MBL_MECH_BEAM_BYTES 10e3
+#define MBL_MECH_BEAM3_BYTES 400e3
+
+/* A bushing with rotational stiffness whose markers are rotated relative to each other by more
+ * than this (rad) at the operating point gets a note there: its small-angle deflections AX AY AZ
+ * make its torque off by about angle^2/6 of itself, 4e-4 at 0.05 rad (docs/mechanism-reference.md,
+ * "Checking a mechanism"). */
+#define MBL_MECH_BUSHING_SMALL_ANGLE 0.05
 
 /* Read the root mapping of a `model: mechanism` document into src (which the caller created
  * with its file and name fields set). On error returns a negative code with "file:line:col:

@@ -304,6 +304,23 @@ static int root_coords(mech *M, int bi)
     return rc;
 }
 
+/* A body the tree reaches keeps the names of its absolute coordinates as variables of the joint
+ * coordinates (<body>_x, _y(, _z), _th or _e0 ... _e3: the expressions the tree wrote for its pose),
+ * so that states, outputs and texts that name them read the same in both formulations (issue 30).
+ * A root body has them as coordinates (root_coords). */
+static int pose_names(mech *M, int b)
+{
+    body *B = &M->b[b];
+    static const char *cn3[3] = {"x", "y", "z"};
+    int dim = M->planar ? 2 : 3, rc = 0;
+    if (B->kind != KIND_PLANAR && B->kind != KIND_SPATIAL && B->kind != KIND_POINT) return 0;
+    for (int k = 0; k < dim && !rc; k++) rc = mech_add_var(M, mech_fmt(M, "%s_%s", B->name, cn3[k]), B->r[k], B->line, B->col);
+    if (!rc && B->kind == KIND_PLANAR) rc = mech_add_var(M, mech_fmt(M, "%s_th", B->name), B->th, B->line, B->col);
+    for (int k = 0; k < 4 && !rc && B->kind == KIND_SPATIAL; k++)
+        rc = mech_add_var(M, mech_fmt(M, "%s_e%d", B->name, k), B->e[k], B->line, B->col);
+    return rc;
+}
+
 /* Body b joins the tree's structured term (model/rtree.h) when it is a rigid spatial body whose
  * tree joint is revolute, prismatic or fixed and whose parent is the ground or in the term (parents
  * are marked first): its inertia and weight then leave the text rows (tree_motion, local_loads). */
@@ -371,6 +388,10 @@ int mech_rel_tree(mech *M)
     for (int h = 1; h < nb && !rc; h++) {
         int b = M->torder[h];
         if (M->torder[nb + b] >= 0) rc = mech_rel_tree_kinematics(M, M->torder[nb + b]);
+    }
+    for (int h = 1; h < nb && !rc; h++) {
+        int b = M->torder[h];
+        if (M->torder[nb + b] >= 0) rc = pose_names(M, b);
     }
     mbl_free(jb);
     mbl_free(cand);

@@ -90,14 +90,19 @@ static int origin_of(ureader *r, xmlNode *o, double T[12], const char *what)
     return rc;
 }
 
-/* a name usable in expressions: letters, digits, _ (others become _), not starting with a digit */
-static char *sanitize(const char *s)
+/* a name usable in expressions: letters, digits, _ (others become _); one that does not start
+ * with a letter gets its element as a prefix (`1st_link` -> `link_1st_link`, `2nd-joint` ->
+ * `joint_2nd_joint`), since a mechanism's names start with a letter (prefix NULL: `_`) */
+static char *sanitize(const char *s, const char *prefix)
 {
-    size_t n = strlen(s);
-    char *o = mbl_malloc(n + 2);
+    size_t n = strlen(s), np = prefix ? strlen(prefix) : 1;
+    char *o = mbl_malloc(n + np + 1);
     if (!o) return NULL;
     size_t k = 0;
-    if (!isalpha((unsigned char)s[0]) && s[0] != '_') o[k++] = '_';
+    if (!isalpha((unsigned char)s[0])) {
+        memcpy(o, prefix ? prefix : "_", np);
+        k = np;
+    }
     for (size_t i = 0; i < n; i++) o[k++] = (isalnum((unsigned char)s[i]) || s[i] == '_') ? s[i] : '_';
     o[k] = '\0';
     return o;
@@ -249,7 +254,7 @@ static int read_doc(ureader *r, const char *xml, size_t len, char **robot)
         return mbl_error(st, MBL_EMODEL, "%s:%d: the root element must be <robot>", r->file, root ? LINE_OF(root) : 1);
     xmlChar *rn = get_attr(r, root, "name", NAME_MAX_BYTES, &rc);
     if (rc) return rc;
-    *robot = sanitize(rn ? (const char *)rn : "robot");
+    *robot = sanitize(rn ? (const char *)rn : "robot", NULL);
     if (rn) xmlFree(rn);
     if (!*robot) return mbl_error(st, MBL_ENOMEM, "out of memory");
     return 0;
@@ -282,7 +287,7 @@ static int read_names(ureader *r)
             break;
         }
         char *raw = (char *)nm;
-        char *san = sanitize(raw);
+        char *san = sanitize(raw, isl ? "link_" : "joint_");
         if (!san) {
             xmlFree(nm);
             rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -308,12 +313,12 @@ static int unique_names(ureader *r)
         for (int k = 0; k < a && !rc; k++)
             if (!strcmp(r->L[a].name, r->L[k].name))
                 rc = mech_urdf_error(r, r->L[a].line, "link '%s': its name is used by the link at line %d%s", r->L[a].raw,
-                                     r->L[k].line, strcmp(r->L[a].raw, r->L[k].raw) ? " (after replacing characters other than letters, digits and _)" : "");
+                                     r->L[k].line, strcmp(r->L[a].raw, r->L[k].raw) ? " (after making it a name: characters other than letters, digits and _ replaced by _, a prefix link_ or joint_ before a name that does not start with a letter)" : "");
     for (int a = 0; a < r->nj && !rc; a++)
         for (int k = 0; k < a && !rc; k++)
             if (!strcmp(r->J[a].name, r->J[k].name))
                 rc = mech_urdf_error(r, r->J[a].line, "joint '%s': its name is used by the joint at line %d%s", r->J[a].raw,
-                                     r->J[k].line, strcmp(r->J[a].raw, r->J[k].raw) ? " (after replacing characters other than letters, digits and _)" : "");
+                                     r->J[k].line, strcmp(r->J[a].raw, r->J[k].raw) ? " (after making it a name: characters other than letters, digits and _ replaced by _, a prefix link_ or joint_ before a name that does not start with a letter)" : "");
     return rc;
 }
 

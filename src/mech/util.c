@@ -499,7 +499,7 @@ int mech_drop_spare_vars(mech *M)
     const mbl_src_list *lists[] = {&s->coordinates, &s->velocities,  &s->forces,         &s->inputs,
                                    &s->outputs,     &s->constraints, &s->nonholonomic,   &s->mass_matrix,
                                    &s->states,      &s->velocity_states, &s->ode_states, &s->ode,
-                                   &s->implicit_variables, &s->draw, &s->kinematics};
+                                   &s->implicit_variables, &s->draw, &s->kinematics, &s->validity};
     for (size_t k = 0; k < sizeof lists / sizeof *lists; k++) mark_list(&vi, lists[k], used, stack, &nstack);
     const mbl_src_item *one[] = {&s->kinetic_energy, &s->potential_energy, &s->dissipation, &s->at, &s->time};
     for (size_t k = 0; k < sizeof one / sizeof *one; k++) mark_uses(&vi, one[k]->text, used, stack, &nstack);

@@ -25,6 +25,20 @@ int model_check_domain(const mbl_model *md, const double *syms, double *work, mb
     return mbl_error(st, rc, "%s: %s at the operating point", md->file, st1.msg);
 }
 
+void model_validity_notes(const mbl_model *md, const double *syms, char *notes, size_t cap)
+{
+    for (int j = 0; j < md->nval; j++) {
+        double v;
+        mbl_status st;
+        mbl_status_clear(&st);
+        if (mblx_eval(md->g, md->val[j], syms, &v, &st) || !(fabs(v) > md->val_limit[j])) continue;
+        size_t len = strlen(notes);
+        if (len + 3 >= cap) return;
+        snprintf(notes + len, cap - len, "%s%s %.3g at the point, beyond %s", len ? "; " : "", md->val_what[j], v,
+                 md->val_limit_text[j]);
+    }
+}
+
 /* The position of the mass-matrix entry (i, j) in the file (the kinetic energy without a mass_matrix). */
 static const mbl_src_item *mass_item(const mbl_src *s, const mbl_model *md, int i, int j)
 {

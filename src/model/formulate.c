@@ -393,6 +393,30 @@ static int formulate_outputs(loader *L)
     return 0;
 }
 
+/* The validity items (mbl_src.validity -> md->val, checked at a solved point). */
+static int formulate_validity(loader *L)
+{
+    mbl_model *md = L->md;
+    const mbl_src_list *v = &L->src->validity;
+    if (!v->n) return 0;
+    md->val = mbl_calloc((size_t)v->n, sizeof *md->val);
+    md->val_what = mbl_calloc((size_t)v->n, sizeof *md->val_what);
+    md->val_limit_text = mbl_calloc((size_t)v->n, sizeof *md->val_limit_text);
+    md->val_limit = mbl_calloc((size_t)v->n, sizeof *md->val_limit);
+    if (!md->val || !md->val_what || !md->val_limit_text || !md->val_limit) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; j < v->n; j++) {
+        const mbl_src_item *it = &v->items[j];
+        md->nval = j + 1; /* freed with the model from here on */
+        md->val_what[j] = model_str_dup(it->key ? it->key : "validity item");
+        md->val_limit_text[j] = model_str_dup(it->key2 ? it->key2 : "0");
+        if (!md->val_what[j] || !md->val_limit_text[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+        md->val_limit[j] = strtod(md->val_limit_text[j], NULL);
+        int rc = model_parse_item(L, it, SCOPE_FULL, md->val_what[j], &md->val[j]);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 /* A relative-coordinate mechanism's bodies' kinematics (md->kin). */
 static int formulate_kinematics(loader *L)
 {
@@ -578,6 +602,8 @@ int model_formulate(loader *L)
     rc = model_read_draw(L, s);
     if (rc) goto done;
     rc = formulate_kinematics(L);
+    if (rc) goto done;
+    rc = formulate_validity(L);
     if (rc) goto done;
     rc = formulate_user_states(L);
     if (rc) goto done;

@@ -131,6 +131,10 @@ void mbl_model_free(mbl_model *md)
     model_free_exprs(md);
     free_names(md->kin_body, md->nkin);
     mbl_free(md->kin);
+    free_names(md->val_what, md->nval);
+    free_names(md->val_limit_text, md->nval);
+    mbl_free(md->val);
+    mbl_free(md->val_limit);
     mblx_graph_free(md->g);
     mblx_tape_free(md->tape_F);
     mblx_tape_free(md->tape_jac);

@@ -117,6 +117,12 @@ struct mbl_model {
     /* planar rigid bodies and revolute joints in absolute coordinates evaluated numerically
      * (model/pmech_num.h): like ffrn, its entries are past jac_ntape; NULL without one */
     struct mbl_pmech_num *pmn;
+    /* validity items (mbl_src.validity): nval expressions, their descriptions and limits (key,
+     * key2 and the number key2 starts with), evaluated at a solved point by model_validity_notes */
+    int nval;
+    mblx_id *val;
+    char **val_what, **val_limit_text;
+    double *val_limit;
 };
 
 /* Positions in md->jac of nt (row, column) pairs (tr, tc; rows < nF):

@@ -107,4 +107,10 @@ int model_check_point(const mbl_model *md, const double *jacval, const double *u
  * operating point: <reason>" naming the first expression outside its domain. */
 int model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st);
 
+/* The validity items (mbl_src.validity) at a solved point (syms from model_fill_syms): each whose
+ * |value| exceeds its limit appends "<what> <value> at the point, beyond <limit>" to notes (cap
+ * bytes, "; " between notes; cut when full). An item that cannot be evaluated is skipped (the
+ * domain check above reports the model's own expressions). */
+void model_validity_notes(const mbl_model *md, const double *syms, char *notes, size_t cap);
+
 #endif

@@ -526,7 +526,7 @@ void model_src_free(mbl_src *s)
     mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->variables, &s->forces,
                              &s->inputs, &s->outputs, &s->constraints, &s->nonholonomic, &s->mass_matrix,
                              &s->states, &s->velocity_states, &s->ode_states, &s->ode, &s->implicit_variables,
-                             &s->draw, &s->draw_links, &s->kinematics};
+                             &s->draw, &s->draw_links, &s->kinematics, &s->validity};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) list_free(lists[i]);
     mbl_free(s->kinetic_energy.text);
     mbl_free(s->potential_energy.text);

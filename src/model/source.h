@@ -33,6 +33,8 @@ typedef struct mbl_src {
     mbl_src_item time;   /* linearize.time: time of the operating point, NULL = 0 */
     int has_mass_matrix;
     int named_constraints, named_nonholonomic; /* 1 when given as a mapping {name: equation} */
+    double mem_budget;  /* bytes building the model may use (mbl_load_options.mem_budget; set by the
+                           loader, 0 when the source was made otherwise: no check) */
     int from_mechanism; /* 1 when compiled from `model: mechanism` (its parameters are partly evaluated into numbers) */
     char *no_sens;      /* why sensitivities are not available for this model (NULL: they are) */
     struct mbl_ffr_body *ffr;  /* flexible bodies (model/ffr.h): the structured term, nffr of them */
@@ -47,6 +49,13 @@ typedef struct mbl_src {
      * transformation B (mbl_model_velocity_transformation) */
     mbl_src_list kinematics;
     int kin_planar;
+    /* validity items, checked at the operating point once it is solved (a mechanism's bushings:
+     * the rotation between their markers against the small-angle limit of AX AY AZ): text = the
+     * quantity (an expression of the coordinates), key = what it is ("force 'mount': markers 'B'
+     * and 'O' rotated (rad)"), key2 = its limit, a number and what passing it means ("0.05, where
+     * ..."). |value| above the limit adds "<key> <value> at the point, beyond <key2>" to the
+     * point's notes (model_validity_notes); never a refusal. */
+    mbl_src_list validity;
     struct mbl_rtree *rtree;   /* the tree's structured term (model/rtree.h), NULL without one */
     struct mbl_pmech_src *pmech; /* planar rigid bodies and revolute joints evaluated numerically
                                     (model/pmech_num.h), NULL without them */

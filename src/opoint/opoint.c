@@ -543,6 +543,8 @@ static int check_solved_point(opoint_subproblem *sp, int rc, mbl_status *st)
          * only their derivatives, must be defined at the point: log(x - 1) at x = 0 is an error */
         model_fill_syms_pt(md, pt, sp->syms);
         rc = model_check_domain(md, sp->syms, sp->work, st);
+        /* validity items (a bushing rotated beyond small angles): notes, never a refusal */
+        if (!rc) model_validity_notes(md, sp->syms, pt->notes, sizeof pt->notes);
     }
     if (!rc && (mv->nX + mv->nZ > 0 || mv->nspd > 0)) {
         /* the implicit equations determine der(X) and Z there, the speeds' T is regular */

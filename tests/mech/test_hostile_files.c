@@ -6,6 +6,7 @@
  * size -30 x -30 aborted ("free(): invalid size"), the truncated one said "CHOLMOD status -4",
  * /dev/zero never ended and a directory said "CHOLMOD status -4". */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,119 @@ TEST(urdf_hostile)
     mbl_model_free(md);
 }
 
+/* Names that do not start with a letter (issue 30, item 18): before, the reader made them `_1st_link`
+ * and the mechanism compiler refused that name, at a line of the generated text ("l1.urdf:12:3: body
+ * '_1st_link': not a valid name"). Now they get their element as a prefix and the robot loads: a
+ * pendulum (mass 1, centre 0.5 below the hinge about y, Iyy 0.1) swings at sqrt(m g c / (Iyy + m c^2)).
+ * Two names equal after that are refused naming the link as written, with its line. */
+TEST(urdf_names)
+{
+    static const char *text =
+        "<?xml version=\"1.0\"?>\n<robot name=\"9arm\">\n  <link name=\"0base\"/>\n"
+        "  <link name=\"1st_link\"><inertial><mass value=\"1\"/><origin xyz=\"0 0 -0.5\"/>"
+        "<inertia ixx=\"0.1\" iyy=\"0.1\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+        "  <joint name=\"2nd-joint\" type=\"revolute\"><parent link=\"0base\"/><child link=\"1st_link\"/>"
+        "<axis xyz=\"0 1 0\"/></joint>\n</robot>\n";
+    write_file("digits.urdf", text);
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *mo = NULL;
+    mbl_status st;
+    memset(&st, 0, sizeof st);
+    int rc = mbl_model_load_file(path_of("digits.urdf"), NULL, 0, &md, &st);
+    if (!rc) rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, &st);
+    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
+    CHECK_MSG(rc == 0, "digits.urdf: %s", st.msg);
+    if (!rc) {
+        const double w = sqrt(1 * 9.81 * 0.5 / (0.1 + 1 * 0.25));
+        CHECK(mo->nx == 2);
+        for (int i = 0; i < mo->nx; i++)
+            CHECK_MSG(fabs(fabs(mo->modes[i].im) - w) < 1e-10 * w && fabs(mo->modes[i].re) < 1e-10 * w,
+                      "eigenvalue %g%+gi, closed form +-%gi", mo->modes[i].re, mo->modes[i].im, w);
+        CHECK_MSG(lin->nu == 1 && !strcmp(lin->input_names[0], "u_joint_2nd_joint"), "input %s",
+                  lin->nu ? lin->input_names[0] : "(none)");
+    }
+    mbl_modes_free(mo);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    /* `link_1st_link` and `1st_link` become one name: refused as written, with the line */
+    static const char *twice =
+        "<?xml version=\"1.0\"?>\n<robot name=\"arm\">\n  <link name=\"base\"/>\n"
+        "  <link name=\"link_1st_link\"><inertial><mass value=\"1\"/>"
+        "<inertia ixx=\"0.1\" iyy=\"0.1\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n"
+        "  <link name=\"1st_link\"/>\n</robot>\n";
+    write_file("twice.urdf", twice);
+    refused(path_of("twice.urdf"), (const char *[]){"twice.urdf:5:", "link '1st_link'", "used by the link at line 4", NULL});
+}
+
+/* Beam elements against the memory budget of building (issue 30, item 17): before, `elements` up
+ * to 1e7 were built whatever mbl_load_options said (1e6 planar elements: 3 GB in 30 s). The
+ * estimate is 3 (ne + 1) coordinates, 2 x 36 ne nonzeros and MBL_MECH_BEAM_BYTES = 10 kB per
+ * element (measured), plus each floating frame's 3 coordinates; two beams of 500 elements: 3012
+ * coordinates, 72000 nonzeros, 9.5 MiB. */
+static void beam_text(char *t, size_t n, const char *ne)
+{
+    snprintf(t, n,
+             "model: mechanism\nspace: planar\nparameters: {l: 4}\nground: {markers: {o: {}}}\nbodies:\n"
+             "  link1: {type: beam, length: l, elements: %s, E: 1e8, rho: 1500, radius: 0.15, angle: -pi/2,\n"
+             "          markers: {a1: {node: 1}, p1: {s: l}}}\n"
+             "  link2: {type: beam, length: l, elements: %s, E: 1e8, rho: 1500, radius: 0.15, position: [0, -4],\n"
+             "          angle: -pi/2, markers: {a2: {node: 1}}}\n"
+             "joints: {pin1: {type: revolute, i: a1, j: o}, pin2: {type: revolute, i: a2, j: p1}}\n"
+             "forces: {weight: {type: gravity, g: [0, -9.81]}}\n",
+             ne, ne);
+}
+
+TEST(beam_budget)
+{
+    char t[1024];
+    beam_text(t, sizeof t, "500");
+    mbl_load_options lo;
+    mbl_load_options_default(&lo);
+    mbl_model *md = NULL;
+    mbl_status st;
+    memset(&st, 0, sizeof st);
+    /* over a budget of 5 MiB: refused at link2's `elements` (link1 alone fits), with the estimate */
+    lo.mem_budget = 5 * 1048576.0;
+    int rc = mbl_model_load_string_opt(t, strlen(t), "beams.yaml", NULL, 0, &lo, &md, &st);
+    CHECK(rc == MBL_ENOMEM && md == NULL);
+    const double est = 1000 * 10e3 / 1073741824.0, bud = 5 * 1048576.0 / 1073741824.0;
+    char want[200];
+    snprintf(want, sizeof want, "need about %.3g GiB to build, over the memory budget of %.3g GiB", est, bud);
+    static const char *const parts[] = {"beams.yaml:8:44:", "body 'link2': 500 beam elements",
+                                        "(1000 elements, 3012 coordinates, 72000 nonzeros", NULL};
+    for (int k = 0; parts[k]; k++) CHECK_MSG(strstr(st.msg, parts[k]) != NULL, "'%s' not in: %s", parts[k], st.msg);
+    CHECK_MSG(strstr(st.msg, want) != NULL, "'%s' not in: %s", want, st.msg);
+    mbl_model_free(md);
+    md = NULL;
+    /* under a budget of 20 MiB, and with the default (2 GiB), the same model builds: 3012 coordinates */
+    for (int pass = 0; pass < 2; pass++) {
+        lo.mem_budget = pass ? 0 : 20 * 1048576.0;
+        rc = mbl_model_load_string_opt(t, strlen(t), "beams.yaml", NULL, 0, &lo, &md, &st);
+        CHECK_MSG(rc == 0, "%s", st.msg);
+        mbl_model_info inf;
+        memset(&inf, 0, sizeof inf);
+        if (!rc) mbl_model_get_info(md, &inf);
+        CHECK_MSG(rc || inf.ncoord == 3012, "n = %d", inf.ncoord);
+        mbl_model_free(md);
+        md = NULL;
+    }
+    /* 1e6 elements per beam under the default budget: refused before anything is built */
+    beam_text(t, sizeof t, "1e6");
+    rc = mbl_model_load_string_opt(t, strlen(t), "big.yaml", NULL, 0, NULL, &md, &st);
+    CHECK(rc == MBL_ENOMEM && md == NULL);
+    CHECK_MSG(strstr(st.msg, "big.yaml:6:44: body 'link1': 1000000 beam elements") && strstr(st.msg, "over the memory budget of 2 GiB"),
+              "%s", st.msg);
+    /* a negative or non-finite budget is refused */
+    lo.mem_budget = -1;
+    CHECK(mbl_model_load_string_opt(t, strlen(t), "big.yaml", NULL, 0, &lo, &md, &st) == MBL_EARG);
+    CHECK_MSG(strstr(st.msg, "mem_budget = -1") != NULL, "%s", st.msg);
+    mbl_model_free(md);
+}
+
 /* ---- Matrix Market files of a modal body ---- */
 
 /* a model whose mass matrix is `mtx` (the other files are the example's 30-mode link) */
@@ -212,6 +326,8 @@ int main(void)
         return 1;
     }
     RUN(urdf_hostile);
+    RUN(urdf_names);
+    RUN(beam_budget);
     RUN(mtx_hostile);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -14,3 +14,19 @@ mblin_add_test(test_spinning_top ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_spinning_
 mblin_add_test(test_flex_sens ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_flex_sens.c)
 mblin_add_test(test_beam3 ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_beam3.c)
 mblin_add_test(test_hostile_files ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_hostile_files.c)
+# a spatial revolute driven past half a turn (issue 30, item 2): closed form at t = 0 ... 2, absolute and relative
+find_program(PYTHON3 python3)
+if(PYTHON3)
+  add_test(NAME test_driven_turns COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_driven_turns.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
+# body coordinates' names in relative coordinates (issue 30, item 13): states and outputs agree with absolute
+if(PYTHON3)
+  add_test(NAME test_pose_names COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_pose_names.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
+# --mem-budget bounds building a model (issue 30, item 17): beam elements refused with the estimate
+if(PYTHON3)
+  add_test(NAME test_build_budget COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_build_budget.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
