@@ -175,14 +175,22 @@ static void print_json(FILE *f, const char *model, const mbl_symlin *sl, const s
     for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->qname[i]);
     fprintf(f, "],\n  \"point\": [");
     for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), print_expr(f, sl->g, sl->qpoint[i], 2);
+    fprintf(f, "]");
+    if (sl->moving || sl->nq > sl->n) {
+        fprintf(f, ",\n  \"point_values\": {");
+        for (int i = 0; i < sl->nq || i < sl->n; i++)
+            fprintf(f, "%s\"%s\": %.17g", i ? ", " : "", sl->qname[i], sl->qval[i]);
+        fprintf(f, "}");
+    }
+    if (sl->nq > sl->n) { /* user ODE states and implicit variables: symbols for their point values */
+        fprintf(f, ",\n  \"ode_states\": [");
+        for (int i = sl->n; i < sl->nq; i++) fprintf(f, "%s", i > sl->n ? ", " : ""), mbl_json_string(f, sl->qname[i]);
+        fprintf(f, "]");
+    }
     if (sl->moving) {
-        fprintf(f, "],\n  \"point_values\": {");
-        for (int i = 0; i < sl->n; i++) fprintf(f, "%s\"%s\": %.17g", i ? ", " : "", sl->qname[i], sl->qval[i]);
-        fprintf(f, "},\n  \"velocity_values\": {");
+        fprintf(f, ",\n  \"velocity_values\": {");
         for (int i = 0; i < sl->n; i++) fprintf(f, "%s\"der(%s)\": %.17g", i ? ", " : "", sl->qname[i], sl->vval[i]);
         fprintf(f, "}");
-    } else {
-        fprintf(f, "]");
     }
     fprintf(f, ",\n  \"states\": [");
     for (int i = 0; i < sl->nx; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->state_names[i]);
@@ -220,10 +228,11 @@ static void print_text(FILE *f, int fmt, const char *model, const mbl_symlin *sl
         fprintf(f, "%s %s = ", i ? "," : "", sl->qname[i]);
         print_expr(f, sl->g, sl->qpoint[i], 0);
     }
-    if (sl->moving) {
+    for (int i = sl->n; i < sl->nq; i++) fprintf(f, ", %s = %s", sl->qname[i], sl->qname[i]);
+    if (sl->moving || sl->nq > sl->n) {
         fprintf(f, "\n%s at the point:", cm);
-        for (int i = 0; i < sl->n; i++) fprintf(f, "%s %s = %.10g", i ? "," : "", sl->qname[i], sl->qval[i]);
-        for (int i = 0; i < sl->n; i++) fprintf(f, ", der(%s) = %.10g", sl->qname[i], sl->vval[i]);
+        for (int i = 0; i < sl->nq || i < sl->n; i++) fprintf(f, "%s %s = %.10g", i ? "," : "", sl->qname[i], sl->qval[i]);
+        for (int i = 0; sl->moving && i < sl->n; i++) fprintf(f, ", der(%s) = %.10g", sl->qname[i], sl->vval[i]);
     }
     fprintf(f, "\n%s states:", cm);
     for (int i = 0; i < sl->nx; i++) fprintf(f, " %s", sl->state_names[i]);

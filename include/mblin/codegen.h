@@ -40,6 +40,8 @@ typedef struct mbl_symlin {
     int z, nx;                /* states S (coordinates), nx = 2 z */
     char **pname, **qname, **rname, **yname, **state_names; /* state_names: nx ("x2", "der(x2)") */
     double *pval, *qval, *rval; /* the model's parameter values and point (np, n, nr) */
+    int nq;                   /* point values passed as q: the n coordinates, then the user ODE states X and
+                                 implicit variables Z (nq = n + nX + nZ; q, qname, qval have nq entries) */
     double t;                 /* time of the point (substituted as a number) */
     int *sidx;                /* z: coordinate index of each state */
     mblx_id *p, *q, *r;       /* symbols (np, n, nr) */

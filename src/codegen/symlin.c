@@ -42,7 +42,7 @@ void mbl_symlin_free(mbl_symlin *sl)
     if (!sl) return;
     mblx_graph_free(sl->g);
     free_names(sl->pname, sl->np);
-    free_names(sl->qname, sl->n);
+    free_names(sl->qname, sl->nq > sl->n ? sl->nq : sl->n);
     free_names(sl->rname, sl->nr);
     free_names(sl->yname, sl->ny);
     free_names(sl->state_names, sl->nx);
@@ -214,6 +214,11 @@ typedef struct build {
     mblx_id *Py, *Rhs, *Ly;
     mblx_id *rest_syms, *rest_zero; /* v, vdot and the zeros they become at rest */
     int *dep;                /* m: the dependent coordinates (not states) */
+    /* user ODE states X and implicit variables Z (symlin_ode.c) */
+    const mbl_model *model;
+    int nX, nZ;
+    mblx_id *Ode;            /* n + nX + nZ: R, then the ODEs d and the implicit variables' equations */
+    mblx_id *Xd;             /* nX: the symbols der(X) */
 } build;
 
 static void build_free(build *b)
@@ -222,7 +227,7 @@ static void build_free(build *b)
     mbl_free(b->Phi), mbl_free(b->Y), mbl_free(b->Ma), mbl_free(b->Rv), mbl_free(b->Rq), mbl_free(b->Rl);
     mbl_free(b->Rr), mbl_free(b->Pq), mbl_free(b->sv), mbl_free(b->vals), mbl_free(b->Py), mbl_free(b->Ly);
     mbl_free(b->Rhs), mbl_free(b->rest_zero), mbl_free(b->rest_syms), mbl_free(b->dep);
-    mbl_free(b->usidx), mbl_free(b->sexpr);
+    mbl_free(b->usidx), mbl_free(b->sexpr), mbl_free(b->Ode), mbl_free(b->Xd);
 }
 
 /* The symbolic model's sizes, names and the model's values at the point. */
@@ -233,10 +238,12 @@ static int build_names(build *b, mbl_status *st)
     const mbl_linear *lin = b->lin;
     mbl_symlin *sl = b->sl;
     int n = b->n, z = b->z;
-    sl->n = n, sl->m = b->m, sl->np = md->np, sl->nr = md->nr, sl->ny = md->ny, sl->z = z, sl->nx = 2 * z;
+    int nq = n + b->nX + b->nZ;
+    sl->n = n, sl->m = b->m, sl->np = md->np, sl->nr = md->nr, sl->ny = md->ny, sl->z = z, sl->nx = 2 * z + b->nX;
+    sl->nq = nq;
     sl->t = pt->t;
     sl->at = (int)pt->at;
-    size_t N1 = (size_t)n + 1;
+    size_t N1 = (size_t)nq + 1;
     sl->g = mblx_graph_new();
     sl->pname = mbl_calloc((size_t)md->np + 1, sizeof(char *));
     sl->qname = mbl_calloc(N1, sizeof(char *));
@@ -255,6 +262,12 @@ static int build_names(build *b, mbl_status *st)
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < md->np; i++) sl->pname[i] = dupstr(md->pname[i]), sl->pval[i] = md->pval[i];
     for (int i = 0; i < n; i++) sl->qname[i] = dupstr(md->qname[i]), sl->qval[i] = pt->q[i];
+    for (int j = 0; j < b->nX; j++)
+        sl->qname[n + j] = dupstr(mbl_model_ode_state_name(b->model, j)), sl->qval[n + j] = pt->X[j];
+    for (int j = 0; j < b->nZ; j++)
+        sl->qname[n + b->nX + j] = dupstr(mbl_model_implicit_name(b->model, j)), sl->qval[n + b->nX + j] = pt->Z[j];
+    for (int i = 0; i < nq; i++)
+        if (!sl->qname[i]) return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < md->nr; i++) sl->rname[i] = dupstr(md->rname[i]), sl->rval[i] = pt->r[i];
     for (int i = 0; i < md->ny; i++) sl->yname[i] = dupstr(md->yname[i]);
     for (int i = 0; i < sl->nx; i++) sl->state_names[i] = dupstr(lin->state_names[i]);
@@ -315,6 +328,18 @@ static int build_symbols(build *b, mbl_status *st)
     for (size_t i = 0; i < nsym; i++) symmap[i] = MBLX_NONE;
     for (size_t i = 0; i < mblx_node_count(md->g); i++) map[i] = MBLX_NONE;
     char buf[64];
+    /* the ODE states X, their derivatives and the implicit variables: symbols of their names (the
+     * model's own symbols of these names map to them below) */
+    b->Xd = mbl_alloc_array((size_t)b->nX + 1, sizeof *b->Xd);
+    if (!b->Xd) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = n; j < sl->nq; j++) sl->q[j] = mblx_symbol(g, sl->qname[j]);
+    for (int j = 0; j < b->nX; j++) {
+        char *dn = mbl_alloc_array(strlen(sl->qname[n + j]) + 8, 1);
+        if (!dn) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        sprintf(dn, "der(%s)", sl->qname[n + j]);
+        b->Xd[j] = mblx_symbol(g, dn);
+        mbl_free(dn);
+    }
     for (int i = 0; i < md->np; i++) symmap[mblx_symbol_index(md->g, md->p[i])] = sl->p[i] = mblx_symbol(g, md->pname[i]);
     for (int i = 0; i < n; i++) {
         symmap[mblx_symbol_index(md->g, md->q[i])] = sl->q[i] = mblx_symbol(g, md->qname[i]);
@@ -352,6 +377,15 @@ static int build_copy(build *b, const mblx_id *Fn, mbl_status *st)
         if ((Phi[j] = copy_node(&cp, Fn[md->row0[MBL_ROW_PHI] + j], st)) == MBLX_NONE) rc = -1;
     for (int j = 0; j < md->ny && !rc; j++)
         if ((Y[j] = copy_node(&cp, md->y[j], st)) == MBLX_NONE) rc = -1;
+    if (!rc && b->nX + b->nZ) { /* the ODEs and the implicit variables' equations (symlin_ode.c) */
+        b->Ode = mbl_alloc_array((size_t)(n + b->nX + b->nZ) + 1, sizeof *b->Ode);
+        if (!b->Ode) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int i = 0; !rc && i < n; i++) b->Ode[i] = R[i];
+        for (int j = 0; !rc && j < b->nX; j++)
+            if ((b->Ode[n + j] = copy_node(&cp, Fn[md->row0[MBL_ROW_ODE] + j], st)) == MBLX_NONE) rc = -1;
+        for (int j = 0; !rc && j < b->nZ; j++)
+            if ((b->Ode[n + b->nX + j] = copy_node(&cp, Fn[md->row0[MBL_ROW_VAR] + j], st)) == MBLX_NONE) rc = -1;
+    }
     mblx_id *sexpr = b->sexpr = mbl_alloc_array((size_t)z + 1, sizeof *sexpr);
     if (!sexpr && !rc) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int s = 0; s < z && !rc; s++) {
@@ -443,7 +477,7 @@ static int rest_lambda_h(build *b, mbl_status *st)
     sl->lam = mbl_alloc_array((size_t)m + 1, sizeof(mblx_id));
     if (!sv || !vals || !Py || !Ly || !Rhs || !sl->H || !sl->lam) return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < md->np; i++) sv[mblx_symbol_index(g, sl->p[i])] = md->pval[i];
-    for (int i = 0; i < n; i++) sv[mblx_symbol_index(g, sl->q[i])] = pt->q[i];
+    for (int i = 0; i < sl->nq; i++) sv[mblx_symbol_index(g, sl->q[i])] = sl->qval[i];
     for (int i = 0; i < md->nr; i++) sv[mblx_symbol_index(g, sl->r[i])] = pt->r[i];
     for (int j = 0; j < m; j++) sv[mblx_symbol_index(g, ls[j])] = pt->lambda[j];
     /* lambda(q, p, r): R_y(lambda) = R_y(0) + R_lambda,y lambda = 0 */
@@ -564,6 +598,27 @@ static int rest_outputs(build *b, mbl_status *st)
 
 #undef REST
 
+/* User ODE states and implicit variables are taken at a point at rest with coordinate states
+ * (symlin_ode.c); elsewhere they are refused, naming them (never dropped). */
+static int ode_supported(build *b, mbl_status *st)
+{
+    if (!b->nX && !b->nZ) return 0;
+    const char *what = b->nX ? "user ODE states" : "implicit variables";
+    const char *name = b->sl->qname[b->n];
+    if (b->general)
+        return mbl_error(st, MBL_EMODEL,
+                         "symbolic linear models: %s (%s) are supported at a point at rest with coordinate states "
+                         "only, not %s",
+                         what, name, b->sl->moving ? "at a point with motion" : "with state functions as states");
+    for (int j = 0; j < b->nX; j++)
+        if (b->pt->Xdot[j] != 0.0)
+            return mbl_error(st, MBL_EMODEL,
+                             "symbolic linear models: the ODE state %s changes at the given point (der(%s) = %g): "
+                             "not supported",
+                             b->sl->qname[b->n + j], b->sl->qname[b->n + j], b->pt->Xdot[j]);
+    return 0;
+}
+
 int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes, mbl_symlin **out, mbl_status *st)
 {
     model_view view; /* the model's data (model/model_view.h) */
@@ -595,8 +650,10 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
     build b;
     memset(&b, 0, sizeof b);
     b.md = md, b.pt = pt, b.lin = lin, b.sl = sl, b.n = n, b.m = m, b.z = z, b.general = moving;
+    b.model = model, b.nX = md->nX, b.nZ = md->nZ;
     rc = build_names(&b, st);
     if (!rc) rc = build_states(&b, st);
+    if (!rc) rc = ode_supported(&b, st);
     /* the residual with the terms evaluated beside the tapes (a relative tree's) as expressions:
      * built before the node map below is sized */
     const mblx_id *Fn = NULL, *jn = NULL;
@@ -617,6 +674,10 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
         if (!rc) rc = rest_lambda_h(&b, st);
         if (!rc) rc = rest_matrices(&b, st);
         if (!rc) rc = rest_outputs(&b, st);
+        if (!rc && b.nX + b.nZ) {
+            codegen_ode_in oi = {b.nX, b.nZ, b.Ode, b.Y, b.Xd, b.sv};
+            rc = codegen_ode_extend(sl, &oi, st);
+        }
         reduced = 1;
     }
     if (reduced && !rc) rc = mblx_graph_status(sl->g, st);

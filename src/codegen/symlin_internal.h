@@ -23,4 +23,14 @@ int codegen_make_ab(mbl_symlin *sl, const double *sv, mbl_status *st);
 int codegen_build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, const mblx_id *sexpr,
                          mbl_status *st);
 
+/* symlin_ode.c: the ODE states and implicit variables at rest (codegen_ode_extend) */
+typedef struct codegen_ode_in {
+    int nX, nZ;
+    const mblx_id *rows; /* n + nX + nZ: R, d, zeq in the symbolic model's graph */
+    const mblx_id *Y;    /* ny outputs */
+    const mblx_id *Xd;   /* nX: the symbols der(X) */
+    const double *sv;    /* every symbol's value at the point (pivots) */
+} codegen_ode_in;
+int codegen_ode_extend(mbl_symlin *sl, const codegen_ode_in *in, mbl_status *st);
+
 #endif

@@ -98,7 +98,7 @@ static int special_verify(mbl_symlin *sl, const int *kept, int point_symbols, mb
     double pscale = 1.0;
     for (int i = 0; i < np; i++) pscale = fmax(pscale, fabs(sl->pval[i]));
     int ok = 0;
-    for (long combo = 0; !point_symbols && sl->res && !ok && combos <= SPECIAL_MAX_COMBOS && combo < (long)combos; combo++) {
+    for (long combo = 0; !point_symbols && sl->res && sl->nq <= n && !ok && combos <= SPECIAL_MAX_COMBOS && combo < (long)combos; combo++) {
         long rest = combo;
         for (int i = 0; i < n; i++) {
             pick[i] = (int)(rest % ncand[i]), rest /= ncand[i];
@@ -133,7 +133,11 @@ static void special_note(mbl_symlin *sl, int ok, int point_symbols, mblx_id *rep
                  "the operating point in closed form (verified at 20 random parameter sets)");
     } else {
         for (int i = 0; i < n; i++) repl[np + i] = sl->q[i];
-        if (sl->moving && !point_symbols)
+        if (sl->nq > n)
+            snprintf(sl->note, sizeof sl->note,
+                     "the coordinates, ODE states and implicit variables stand for the point's values (no closed "
+                     "form is searched with ODE states)");
+        else if (sl->moving && !point_symbols)
             snprintf(sl->note, sizeof sl->note,
                      "a point with motion: the coordinates q and velocities der(q) stand for the point's values "
                      "(no closed form is searched)");
