@@ -155,22 +155,21 @@ static int print_expr(FILE *f, const mblx_graph *g, mblx_id e, int fmt)
 
 /* --format json: one object of expression strings */
 static void print_json(FILE *f, const char *model, const mbl_symlin *sl, const symmat *mats, int nm,
-                       const char *const *keep, int nkeep, int keep_all, int closed)
+                       const mbl_symlin_check *chk, int closed)
 {
     fprintf(f, "{\n  \"model\": ");
     mbl_json_string(f, model);
     fprintf(f, ",\n  \"parameters\": [");
     int first = 1;
     for (int i = 0; i < sl->np; i++) {
-        int k = keep_all;
-        for (int j = 0; j < nkeep; j++) k |= !strcmp(keep[j], sl->pname[i]);
-        if (!k) continue;
+        if (!sl->pkept || !sl->pkept[i]) continue;
         fprintf(f, "%s", first ? "" : ", ");
         mbl_json_string(f, sl->pname[i]);
         first = 0;
     }
     fprintf(f, "],\n  \"point_closed_form\": %s,\n  \"note\": ", closed ? "true" : "false");
     mbl_json_string(f, sl->note);
+    fprintf(f, ",\n  \"checked_sets\": %d,\n  \"checked_tol\": %g", chk->compared, MBL_SYMLIN_VERIFY_TOL);
     fprintf(f, ",\n  \"coordinates\": [");
     for (int i = 0; i < sl->n; i++) fprintf(f, "%s", i ? ", " : ""), mbl_json_string(f, sl->qname[i]);
     fprintf(f, "],\n  \"point\": [");
@@ -215,7 +214,8 @@ static void print_json(FILE *f, const char *model, const mbl_symlin *sl, const s
 }
 
 /* --format text or latex: the point, then each matrix */
-static void print_text(FILE *f, int fmt, const char *model, const mbl_symlin *sl, const symmat *mats, int nm)
+static void print_text(FILE *f, int fmt, const char *model, const mbl_symlin *sl, const symmat *mats, int nm,
+                       const mbl_symlin_check *chk)
 {
     const char *titles[] = {"H_x = dq/dS (rows: coordinates, columns: states)", "M-hat", "C-hat", "K-hat",
                             "F (M-hat S'' + C-hat S' + K-hat S = F u)", "A", "B", "C", "D"};
@@ -223,6 +223,12 @@ static void print_text(FILE *f, int fmt, const char *model, const mbl_symlin *sl
     const char *cm = fmt == 1 ? "%" : "#";
     fprintf(f, "%s symbolic linear model of %s (source 002 reduction %s)\n%s %s\n", cm, model,
             sl->moving ? "at a point with motion" : "at rest", cm, sl->note);
+    if (chk->compared > 1)
+        fprintf(f, "%s A, B, C, D checked against mblin linearize at %d random values of every symbol: within %g\n", cm,
+                chk->compared, MBL_SYMLIN_VERIFY_TOL);
+    else
+        fprintf(f, "%s A, B, C, D checked against mblin linearize at the model's parameters: within %g\n", cm,
+                MBL_SYMLIN_VERIFY_TOL);
     fprintf(f, "%s point:", cm);
     for (int i = 0; i < sl->n; i++) {
         fprintf(f, "%s %s = ", i ? "," : "", sl->qname[i]);
@@ -346,13 +352,20 @@ int cli_cmd_symbolic(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    /* A, B, C, D against the numeric linearization at random values of every symbol (issue 30, item 5) */
+    mbl_symlin_check chk;
+    if (mbl_symlin_verify(sl, c.model, c.sets, c.nsets, &po, 0, &chk, &st)) {
+        fprintf(stderr, "mblin: %s\n", st.msg);
+        rc = 1;
+        goto out;
+    }
     symmat mats[] = {{"H", sl->H, sl->n, sl->z}, {"M", sl->M, sl->z, sl->z}, {"C_hat", sl->Cd, sl->z, sl->z},
                      {"K", sl->K, sl->z, sl->z}, {"F", sl->F, sl->z, sl->nr}, {"A", sl->A, sl->nx, sl->nx},
                      {"B", sl->B, sl->nx, sl->nr}, {"C", sl->C, sl->ny, sl->nx}, {"D", sl->D, sl->ny, sl->nr}};
     int nm = (int)(sizeof mats / sizeof *mats);
     FILE *f = stdout;
-    if (fmt == 2) print_json(f, c.model, sl, mats, nm, keep, nkeep, keep_all, closed);
-    else print_text(f, fmt, c.model, sl, mats, nm);
+    if (fmt == 2) print_json(f, c.model, sl, mats, nm, &chk, closed);
+    else print_text(f, fmt, c.model, sl, mats, nm, &chk);
 out:
     free(plist);
     mbl_symlin_free(sl);

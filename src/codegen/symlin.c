@@ -47,6 +47,7 @@ void mbl_symlin_free(mbl_symlin *sl)
     free_names(sl->yname, sl->ny);
     free_names(sl->state_names, sl->nx);
     mbl_free(sl->pval);
+    mbl_free(sl->pkept);
     mbl_free(sl->qval);
     mbl_free(sl->rval);
     mbl_free(sl->sidx);

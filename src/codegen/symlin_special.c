@@ -48,6 +48,48 @@ static int special_kept(const mbl_symlin *sl, const char *const *keep, int nkeep
     return 0;
 }
 
+/* Parameters that no expression of the linear model depends on (a mechanism's geometry and a URDF
+ * joint angle are numbers once loaded; a parameter used only by the point's guess) are not
+ * symbols of the result: they are not kept (issue 30, item 5), and named in dropped. */
+static int special_unused(const mbl_symlin *sl, int *kept, char *dropped, size_t cap)
+{
+    mblx_graph *g = sl->g;
+    size_t nn = mblx_node_count(g), top = 0;
+    unsigned char *mark = mbl_calloc(nn + 1, 1);
+    mblx_id *stack = mbl_alloc_array(nn + 1, sizeof *stack);
+    if (!mark || !stack) {
+        mbl_free(mark), mbl_free(stack);
+        return MBL_ENOMEM;
+    }
+    const mblx_id *mats[] = {sl->A, sl->B, sl->C, sl->D, sl->M, sl->Cd, sl->K, sl->F, sl->H, sl->lam, sl->res};
+    size_t lens[] = {(size_t)sl->nx * sl->nx, (size_t)sl->nx * sl->nr, (size_t)sl->ny * sl->nx,
+                     (size_t)sl->ny * sl->nr, (size_t)sl->z * sl->z, (size_t)sl->z * sl->z, (size_t)sl->z * sl->z,
+                     (size_t)sl->z * sl->nr, (size_t)sl->n * sl->z, (size_t)sl->m, (size_t)(sl->m + sl->n)};
+    for (int k = 0; k < 11; k++)
+        for (size_t i = 0; mats[k] && i < lens[k]; i++) {
+            if (mats[k][i] == MBLX_NONE || mark[mats[k][i]]) continue;
+            mark[mats[k][i]] = 1, stack[top++] = mats[k][i];
+            while (top) {
+                mblx_id e = stack[--top];
+                int na = mblx_node_nargs(g, e);
+                for (int a = 0; a < na; a++) {
+                    mblx_id x = mblx_node_arg(g, e, a);
+                    if (!mark[x]) mark[x] = 1, stack[top++] = x;
+                }
+            }
+        }
+    size_t at = 0;
+    dropped[0] = 0;
+    for (int i = 0; i < sl->np; i++)
+        if (kept[i] && !mark[sl->p[i]]) {
+            kept[i] = 0;
+            int w = snprintf(dropped + at, cap - at, "%s%s", at ? ", " : "", sl->pname[i]);
+            if (w > 0) at = at + (size_t)w < cap ? at + (size_t)w : cap - 1;
+        }
+    mbl_free(mark), mbl_free(stack);
+    return 0;
+}
+
 /* The substitution of the parameters (syms, repl: a kept one stays, the others become their values)
  * and for each coordinate its closed-form candidates (cand, ncand: 0, +-p, +-p/2, +-2p, +-p_a +-
  * p_b that match the point's value, else the value itself); returns how many combinations. */
@@ -108,8 +150,10 @@ static int special_verify(mbl_symlin *sl, const int *kept, int point_symbols, mb
         unsigned long long seed = 0x9e3779b97f4a7c15ULL;
         ok = mblx_graph_status(g, NULL) == 0;
         for (int trial = 0; ok && trial < 20; trial++) {
-            for (int i = 0; i < np; i++)
-                sv[mblx_symbol_index(g, sl->p[i])] = sl->pval[i] * (kept[i] ? 0.8 + 0.4 * uniform(&seed) : 1.0);
+            for (int i = 0; i < np; i++) /* every kept one varies (a zero one by +-0.2) */
+                sv[mblx_symbol_index(g, sl->p[i])] = !kept[i] ? sl->pval[i]
+                                                     : sl->pval[i] != 0.0 ? sl->pval[i] * (0.8 + 0.4 * uniform(&seed))
+                                                                          : 0.4 * uniform(&seed) - 0.2;
             for (int i = 0; i < sl->nr; i++) sv[mblx_symbol_index(g, sl->r[i])] = sl->rval[i];
             mbl_status est = {0};
             if (codegen_eval_nodes(g, (size_t)(m + n), res, sv, rv, &est)) {
@@ -130,7 +174,7 @@ static void special_note(mbl_symlin *sl, int ok, int point_symbols, mblx_id *rep
     if (ok) {
         *closed = 1;
         snprintf(sl->note, sizeof sl->note,
-                 "the operating point in closed form (verified at 20 random parameter sets)");
+                 "the operating point in closed form (an equilibrium at 20 random parameter sets)");
     } else {
         for (int i = 0; i < n; i++) repl[np + i] = sl->q[i];
         if (sl->nq > n)
@@ -247,7 +291,16 @@ int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int 
         goto out;
     }
     rc = special_kept(sl, keep, nkeep, keep_all, kept, st);
+    char dropped[256];
+    if (!rc && special_unused(sl, kept, dropped, sizeof dropped)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (rc) goto out;
+    mbl_free(sl->pkept);
+    sl->pkept = mbl_alloc_array((size_t)np + 1, sizeof *sl->pkept);
+    if (!sl->pkept) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(sl->pkept, kept, (size_t)np * sizeof *kept);
     cand = mbl_alloc_array((size_t)n * SPECIAL_NCAND + 1, sizeof *cand);
     ncand = mbl_calloc((size_t)n + 1, sizeof *ncand), pick = mbl_calloc((size_t)n + 1, sizeof *pick);
     if (!cand || !ncand || !pick) {
@@ -264,6 +317,12 @@ int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int 
     }
     int ok = special_verify(sl, kept, point_symbols, syms, repl, cand, ncand, pick, combos, res, sv, rv);
     special_note(sl, ok, point_symbols, repl, closed);
+    if (dropped[0]) {
+        size_t len = strlen(sl->note);
+        snprintf(sl->note + len, sizeof sl->note - len,
+                 "; not symbols (no expression of the linear model depends on them: numbers once the model is "
+                 "loaded, or only in the point's guess): %s", dropped);
+    }
     rc = special_subst(sl, syms, repl, st);
     if (!rc) rc = special_expand(sl, st);
     if (!rc) rc = mblx_graph_status(g, st);
