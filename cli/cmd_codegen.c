@@ -16,16 +16,35 @@
 #include "mblin/codegen.h"
 #include "mblin/mblin.h"
 
+/* symbolic refuses up front when the estimated expression nodes exceed this many times --max-size */
+#define SYMBOLIC_NODES_PER_TERM 4.0
+
+/* the size limits' hint (issue 30, item 17): how to raise the limit a refusal names */
+static void cg_error(const char *msg, const char *option)
+{
+    int size = strstr(msg, "expression nodes") != NULL;
+    fprintf(stderr, "mblin: %s%s%s%s\n", msg, size ? " (" : "", size ? option : "", size ? " raises the limit)" : "");
+}
+
+/* --max-nodes N (a positive count below 1e12) */
+static int cg_count(const char *cmd, const char *opt, const char *v, double *out)
+{
+    char *end = NULL;
+    *out = strtod(v, &end);
+    if (!*v || *end || !(*out >= 1 && *out < 1e12)) return cli_usage(cmd, "%s", opt);
+    return -1;
+}
+
 /* load, operating point, symbolic model */
-static int cg_build(const cli_args *c, int newton, mbl_model **md, mbl_symlin **sl)
+static int cg_build(const cli_args *c, int newton, size_t max_nodes, mbl_model **md, mbl_symlin **sl)
 {
     mbl_status st = {0};
     mbl_point *pt = NULL;
     mbl_opoint_options po;
     cli_opoint_options(c, &po);
     if (mbl_model_load_file(c->model, c->sets, c->nsets, md, &st) || mbl_operating_point(*md, &po, &pt, &st) ||
-        mbl_symlin_new(*md, pt, 0, sl, &st) || (newton && mbl_symlin_newton(*sl, &st))) {
-        fprintf(stderr, "mblin: %s\n", st.msg);
+        mbl_symlin_new(*md, pt, max_nodes, sl, &st) || (newton && mbl_symlin_newton(*sl, &st))) {
+        cg_error(st.msg, "--max-nodes");
         mbl_point_free(pt);
         mbl_symlin_free(*sl);
         *sl = NULL;
@@ -47,6 +66,8 @@ static const char codegen_help[] =
     "  --newton            also the Newton iteration for the operating point (equilibrium or\n"
     "                      steady motion): C NAME_newton(), Python NAME_newton(), Octave: NAME\n"
     "                      takes q as the guess and returns the point it solves\n"
+    "  --max-nodes N       refuse a model whose code would have more than N expression nodes\n"
+    "                      (estimated before the work; default 2000000; the work stops at 8 N)\n"
     "  --set NAME=VALUE    override a parameter (repeatable)\n"
     "  --at KIND           equilibrium | given | steady\n";
 
@@ -54,6 +75,7 @@ static const char codegen_help[] =
 typedef struct codegen_opts {
     const char *lang, *name;
     int newton;
+    double max_nodes;
 } codegen_opts;
 
 static void codegen_usage(void *ud)
@@ -67,17 +89,19 @@ static int codegen_option(void *ud, const char *a, const char *v)
 {
     codegen_opts *o = ud;
     if (!strcmp(a, "--newton")) o->newton = 1;
+    else if (!strcmp(a, "--max-nodes"))
+        return cg_count("codegen", "--max-nodes expects a positive count", v, &o->max_nodes);
     else if (!strcmp(a, "--lang")) o->lang = v;
     else o->name = v;
     return -1;
 }
 
-static const cli_option codegen_own[] = {{"--newton", 0}, {"--lang", 1}, {"--name", 1}, {NULL, 0}};
+static const cli_option codegen_own[] = {{"--newton", 0}, {"--lang", 1}, {"--name", 1}, {"--max-nodes", 1}, {NULL, 0}};
 
 int cli_cmd_codegen(int argc, char **argv)
 {
     static cli_args c;
-    codegen_opts o = {NULL, "linear_model", 0};
+    codegen_opts o = {NULL, "linear_model", 0, 2000000};
     cli_spec spec = {CLI_OPT_SET | CLI_OPT_AT | CLI_OPT_OUT, codegen_own, NULL, codegen_option, codegen_usage, &o};
     int r = cli_parse(&spec, &c, argc, argv);
     if (r >= 0) return r;
@@ -100,7 +124,7 @@ int cli_cmd_codegen(int argc, char **argv)
     }
     mbl_model *md = NULL;
     mbl_symlin *sl = NULL;
-    int rc = cg_build(&c, newton, &md, &sl);
+    int rc = cg_build(&c, newton, (size_t)o.max_nodes, &md, &sl);
     if (rc) {
         mbl_model_free(md);
         return rc;
@@ -132,7 +156,10 @@ static const char symbolic_help[] =
     "  --format F          text (default), latex or json (expression strings mblin reads back)\n"
     "  --point symbols     keep the coordinates as symbols (M-hat at a general configuration)\n"
     "  --max-size N        refuse when the printed expressions would have more than N terms\n"
-    "                      (operations, names and numbers; default 100000)\n"
+    "                      (operations, names and numbers; default 100000); refused before the\n"
+    "                      work when the estimated expression nodes exceed 4 N\n"
+    "  --max-nodes N       refuse a model of more than N expression nodes (estimated before the\n"
+    "                      work; default 2000000; the work stops at 8 N)\n"
     "  --set NAME=VALUE    override a parameter (repeatable)\n"
     "  --at KIND           equilibrium | given | steady\n";
 
@@ -273,7 +300,7 @@ static void print_text(FILE *f, int fmt, const char *model, const mbl_symlin *sl
 /* symbolic's own options as the parser found them */
 typedef struct symbolic_opts {
     const char *params, *format, *point;
-    double max_nodes;
+    double max_nodes, max_graph;
 } symbolic_opts;
 
 static void symbolic_usage(void *ud)
@@ -293,6 +320,8 @@ static int symbolic_option(void *ud, const char *a, const char *v)
             return cli_usage("symbolic", "--point must be symbols or closed, got '%s'", v);
         o->point = v;
     }
+    else if (!strcmp(a, "--max-nodes"))
+        return cg_count("symbolic", "--max-nodes expects a positive count", v, &o->max_graph);
     else {
         char *end = NULL;
         o->max_nodes = strtod(v, &end);
@@ -302,12 +331,13 @@ static int symbolic_option(void *ud, const char *a, const char *v)
     return -1;
 }
 
-static const cli_option symbolic_own[] = {{"--params", 1}, {"--format", 1}, {"--max-size", 1}, {"--point", 1}, {NULL, 0}};
+static const cli_option symbolic_own[] = {{"--params", 1}, {"--format", 1}, {"--max-size", 1}, {"--point", 1},
+                                           {"--max-nodes", 1}, {NULL, 0}};
 
 int cli_cmd_symbolic(int argc, char **argv)
 {
     static cli_args c;
-    symbolic_opts o = {"all", "text", "closed", 100000};
+    symbolic_opts o = {"all", "text", "closed", 100000, 2000000};
     cli_spec spec = {CLI_OPT_SET | CLI_OPT_AT, symbolic_own, NULL, symbolic_option, symbolic_usage, &o};
     int r = cli_parse(&spec, &c, argc, argv);
     if (r >= 0) return r;
@@ -336,10 +366,14 @@ int cli_cmd_symbolic(int argc, char **argv)
     mbl_opoint_options po;
     cli_opoint_options(&c, &po);
     int rc = 0, closed = 0;
+    /* refused up front (issue 30, item 17) when the estimated nodes exceed SYMBOLIC_NODES_PER_TERM
+     * times --max-size: the printed terms are at least about as many as the distinct nodes */
+    double glim = fmin(o.max_graph, SYMBOLIC_NODES_PER_TERM * max_nodes);
+    size_t graph_limit = (size_t)glim;
     if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st) || mbl_operating_point(md, &po, &pt, &st) ||
-        mbl_symlin_new(md, pt, 0, &sl, &st) ||
+        mbl_symlin_new(md, pt, graph_limit, &sl, &st) ||
         mbl_symlin_special2(sl, keep, nkeep, keep_all, !strcmp(point, "symbols"), &closed, &st)) {
-        fprintf(stderr, "mblin: %s\n", st.msg);
+        cg_error(st.msg, graph_limit < o.max_graph ? "--max-size" : "--max-nodes");
         rc = 1;
         goto out;
     }

@@ -21,6 +21,45 @@
 #include "model/model_view.h"
 
 #define SYMLIN_MAX_NODES_DEFAULT 2000000
+/* The graph may grow to this many times max_nodes while the reduction works (intermediate nodes
+ * that the result does not keep) before it stops (issue 30, item 17). */
+#define SYMLIN_WORK_FACTOR 8
+
+/* The expression nodes the reduction would build, estimated before any is built from the sizes of
+ * the numeric linear model at the point (issue 30, item 17): the elimination of M-hat for A and B
+ * (nnz(M-hat) (2z + nx_ode + nr) multiply-adds), the congruences H^T X H (3 z nnz(H)), the
+ * eliminations of the constraints (m^2 z + m^3 / 3 at rest; with motion or state functions the n x n
+ * stacked Jacobian against 4z columns: 4 n^2 z + n^3 / 3), and the ODE rows ((n + nX + nZ)^3 / 3 +
+ * (n + nX + nZ)^2 (2z + nX + nr)). */
+static double symlin_estimate(const mbl_linear *lin, int n, int m, int nX, int nZ, int nr, int general)
+{
+    int z = lin->z0;
+    double nM = 0, nH = 0, zd = z, nd = n, md = m;
+    if (lin->M)
+        for (size_t i = 0; i < (size_t)lin->z1 * lin->z1; i++) nM += lin->M[i] != 0.0;
+    else nM = zd * zd;
+    if (lin->q_S)
+        for (size_t i = 0; i < (size_t)n * z; i++) nH += lin->q_S[i] != 0.0;
+    else nH = nd * zd;
+    double est = nM * (2.0 * zd + nr) + 3.0 * zd * nH;
+    est += general ? 4.0 * nd * nd * zd + nd * nd * nd / 3.0 : md * md * zd + md * md * md / 3.0;
+    if (nX + nZ) {
+        double ne = nd + nX + nZ;
+        est += ne * ne * ne / 3.0 + ne * ne * (2.0 * zd + nX + nr);
+    }
+    return est;
+}
+
+/* The work limit: the graph's nodes against SYMLIN_WORK_FACTOR times max_nodes, checked between the
+ * reduction's steps and inside its long loops (the Jacobians, row by row). */
+static int symlin_work_check(const mblx_graph *g, size_t max_nodes, const char *step, mbl_status *st)
+{
+    size_t nn = mblx_node_count(g);
+    if ((double)nn <= (double)SYMLIN_WORK_FACTOR * (double)max_nodes) return 0;
+    return mbl_error(st, MBL_EMODEL,
+                     "the symbolic linear model's work limit was reached in %s (%zu expression nodes built; limit "
+                     "%d x %zu)", step, nn, SYMLIN_WORK_FACTOR, max_nodes);
+}
 
 static char *dupstr(const char *s)
 {
@@ -220,6 +259,7 @@ typedef struct build {
     int nX, nZ;
     mblx_id *Ode;            /* n + nX + nZ: R, then the ODEs d and the implicit variables' equations */
     mblx_id *Xd;             /* nX: the symbols der(X) */
+    size_t max_nodes;        /* the result's limit (symlin_work_check) */
 } build;
 
 static void build_free(build *b)
@@ -431,12 +471,15 @@ static int rest_jacobians(build *b, mbl_status *st)
     if (!rest_syms || !rest_zero) return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < n; i++) rest_syms[i] = vs[i], rest_syms[n + i] = as[i];
     for (int i = 0; i < 2 * n; i++) rest_zero[i] = mblx_const(g, 0.0);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         for (int j = 0; j < n; j++) {
             Ma[i + (size_t)j * n] = REST(mblx_diff(g, R[i], as[j]));
             Rv[i + (size_t)j * n] = REST(mblx_diff(g, R[i], vs[j]));
             Rq[i + (size_t)j * n] = REST(mblx_diff(g, R[i], sl->q[j]));
         }
+        int rc = symlin_work_check(g, b->max_nodes, "the Jacobians of the equations of motion", st);
+        if (rc) return rc;
+    }
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < m; j++) Rl[i + (size_t)j * n] = REST(mblx_diff(g, R[i], ls[j]));
         for (int j = 0; j < md->nr; j++) Rr[i + (size_t)j * n] = REST(mblx_diff(g, R[i], sl->r[j]));
@@ -636,6 +679,16 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
     int rc = mbl_linearize(model, pt, NULL, &lin, st);
     if (rc) return rc;
     int n = md->n, m = md->m, z = lin->z0;
+    /* estimate before any work: refuse up front (the check of the result's size stays below) */
+    int general0 = moving || md->nus > 0;
+    double est = ceil(symlin_estimate(lin, n, m, md->nX, md->nZ, md->nr, general0));
+    if (est > (double)max_nodes) {
+        mbl_linear_free(lin);
+        return mbl_error(st, MBL_EMODEL,
+                         "the symbolic linear model of %s would have about %.0f expression nodes (estimated from %d "
+                         "coordinates, %d constraints, %d states%s; limit %zu): too large",
+                         md->file ? md->file : "the model", est, n, m, z, md->nX + md->nZ ? " and the ODE states" : "", max_nodes);
+    }
     if (lin->z1 != z || n - m != z) {
         mbl_linear_free(lin);
         return mbl_error(st, MBL_EMODEL,
@@ -651,7 +704,7 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
     build b;
     memset(&b, 0, sizeof b);
     b.md = md, b.pt = pt, b.lin = lin, b.sl = sl, b.n = n, b.m = m, b.z = z, b.general = moving;
-    b.model = model, b.nX = md->nX, b.nZ = md->nZ;
+    b.model = model, b.nX = md->nX, b.nZ = md->nZ, b.max_nodes = max_nodes;
     rc = build_names(&b, st);
     if (!rc) rc = build_states(&b, st);
     if (!rc) rc = ode_supported(&b, st);
@@ -669,11 +722,14 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
     int reduced = 0; /* the reduction ran (at rest or in codegen_build_moving) */
     if (!rc && b.general) {
         rc = codegen_build_moving(sl, pt, b.Y, b.sexpr, st);
+        if (!rc) rc = symlin_work_check(sl->g, max_nodes, "the reduction at a point with motion", st);
         reduced = 1;
     } else if (!rc) {
         rc = rest_jacobians(&b, st);
         if (!rc) rc = rest_lambda_h(&b, st);
+        if (!rc) rc = symlin_work_check(sl->g, max_nodes, "the multipliers and H_x", st);
         if (!rc) rc = rest_matrices(&b, st);
+        if (!rc) rc = symlin_work_check(sl->g, max_nodes, "M-hat, C-hat, K-hat and A, B", st);
         if (!rc) rc = rest_outputs(&b, st);
         if (!rc && b.nX + b.nZ) {
             codegen_ode_in oi = {b.nX, b.nZ, b.Ode, b.Y, b.Xd, b.sv};
@@ -685,7 +741,7 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
     if (reduced && !rc) {
         size_t size = mbl_symlin_size(sl);
         if (size > max_nodes)
-            rc = mbl_error(st, MBL_EMODEL, "the symbolic linear model would have %zu expression nodes (limit %zu)",
+            rc = mbl_error(st, MBL_EMODEL, "the symbolic linear model would have %zu expression nodes (limit %zu): too large",
                            size, max_nodes);
     }
     build_free(&b);
