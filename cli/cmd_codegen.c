@@ -370,28 +370,44 @@ int cli_cmd_symbolic(int argc, char **argv)
      * times --max-size: the printed terms are at least about as many as the distinct nodes */
     double glim = fmin(o.max_graph, SYMBOLIC_NODES_PER_TERM * max_nodes);
     size_t graph_limit = (size_t)glim;
-    if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st) || mbl_operating_point(md, &po, &pt, &st) ||
-        mbl_symlin_new(md, pt, graph_limit, &sl, &st) ||
-        mbl_symlin_special2(sl, keep, nkeep, keep_all, !strcmp(point, "symbols"), &closed, &st)) {
-        cg_error(st.msg, graph_limit < o.max_graph ? "--max-size" : "--max-nodes");
-        rc = 1;
-        goto out;
-    }
-    double size = mbl_symlin_print_size(sl);
-    if (size > max_nodes) {
-        fprintf(stderr,
-                "mblin: the symbolic linear model of %s would print %.3g terms (%zu distinct expression nodes; "
-                "limit %.0f, --max-size): too large to print; mblin codegen writes its code\n",
-                c.model, size, mbl_symlin_size(sl), max_nodes);
-        rc = 1;
-        goto out;
-    }
-    /* A, B, C, D against the numeric linearization at random values of every symbol (issue 30, item 5) */
-    mbl_symlin_check chk;
-    if (mbl_symlin_verify(sl, c.model, c.sets, c.nsets, &po, 0, &chk, &st)) {
+    if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st) || mbl_operating_point(md, &po, &pt, &st)) {
         fprintf(stderr, "mblin: %s\n", st.msg);
         rc = 1;
         goto out;
+    }
+    /* A, B, C, D against the numeric linearization at random values of every symbol (issue 30,
+     * item 5); a closed-form point that disagrees is dropped (the coordinates then stand for the
+     * point's values) and the model checked again */
+    mbl_symlin_check chk = {0};
+    for (int pass = 0; pass < 2; pass++) {
+        int psym = pass || !strcmp(point, "symbols");
+        mbl_symlin_free(sl);
+        sl = NULL;
+        if (mbl_symlin_new(md, pt, graph_limit, &sl, &st) ||
+            mbl_symlin_special2(sl, keep, nkeep, keep_all, psym, &closed, &st)) {
+            cg_error(st.msg, graph_limit < o.max_graph ? "--max-size" : "--max-nodes");
+            rc = 1;
+            goto out;
+        }
+        if (pass)
+            snprintf(sl->note, sizeof sl->note, "%s",
+                     "the closed form found for the point disagreed with mblin linearize at a random parameter "
+                     "set: the coordinates stand for the point's values");
+        double size = mbl_symlin_print_size(sl);
+        if (size > max_nodes) {
+            fprintf(stderr,
+                    "mblin: the symbolic linear model of %s would print %.3g terms (%zu distinct expression nodes; "
+                    "limit %.0f, --max-size): too large to print; mblin codegen writes its code\n",
+                    c.model, size, mbl_symlin_size(sl), max_nodes);
+            rc = 1;
+            goto out;
+        }
+        if (!mbl_symlin_verify(sl, c.model, c.sets, c.nsets, &po, 0, &chk, &st)) break;
+        if (pass || !closed) {
+            fprintf(stderr, "mblin: %s\n", st.msg);
+            rc = 1;
+            goto out;
+        }
     }
     symmat mats[] = {{"H", sl->H, sl->n, sl->z}, {"M", sl->M, sl->z, sl->z}, {"C_hat", sl->Cd, sl->z, sl->z},
                      {"K", sl->K, sl->z, sl->z}, {"F", sl->F, sl->z, sl->nr}, {"A", sl->A, sl->nx, sl->nx},

@@ -642,18 +642,12 @@ static int rest_outputs(build *b, mbl_status *st)
 
 #undef REST
 
-/* User ODE states and implicit variables are taken at a point at rest with coordinate states
- * (symlin_ode.c); elsewhere they are refused, naming them (never dropped). */
+/* User ODE states and implicit variables (symlin_ode.c) are taken where they do not change (der(X) =
+ * 0: an equilibrium, a steady motion, a given point where they rest); elsewhere they are refused,
+ * naming them (never dropped). */
 static int ode_supported(build *b, mbl_status *st)
 {
     if (!b->nX && !b->nZ) return 0;
-    const char *what = b->nX ? "user ODE states" : "implicit variables";
-    const char *name = b->sl->qname[b->n];
-    if (b->general)
-        return mbl_error(st, MBL_EMODEL,
-                         "symbolic linear models: %s (%s) are supported at a point at rest with coordinate states "
-                         "only, not %s",
-                         what, name, b->sl->moving ? "at a point with motion" : "with state functions as states");
     for (int j = 0; j < b->nX; j++)
         if (b->pt->Xdot[j] != 0.0)
             return mbl_error(st, MBL_EMODEL,
@@ -721,8 +715,18 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
     }
     int reduced = 0; /* the reduction ran (at rest or in codegen_build_moving) */
     if (!rc && b.general) {
-        rc = codegen_build_moving(sl, pt, b.Y, b.sexpr, st);
+        mblx_id *hv = NULL, *ha1 = NULL, *ha0 = NULL;
+        double *msv = NULL;
+        int ode = b.nX + b.nZ > 0;
+        rc = codegen_build_moving(sl, pt, b.Y, b.sexpr, ode ? &hv : NULL, &ha1, &ha0, &msv, st);
         if (!rc) rc = symlin_work_check(sl->g, max_nodes, "the reduction at a point with motion", st);
+        if (!rc && ode) {
+            for (int j = 0; j < b.nX; j++) msv[mblx_symbol_index(sl->g, b.Xd[j])] = pt->Xdot[j];
+            for (int j = n; j < sl->nq; j++) msv[mblx_symbol_index(sl->g, sl->q[j])] = sl->qval[j];
+            codegen_ode_in oi = {b.nX, b.nZ, b.Ode, b.Y, b.Xd, msv, hv, ha1, ha0};
+            rc = codegen_ode_extend(sl, &oi, st);
+        }
+        mbl_free(hv), mbl_free(ha1), mbl_free(ha0), mbl_free(msv);
         reduced = 1;
     } else if (!rc) {
         rc = rest_jacobians(&b, st);
@@ -732,7 +736,7 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
         if (!rc) rc = symlin_work_check(sl->g, max_nodes, "M-hat, C-hat, K-hat and A, B", st);
         if (!rc) rc = rest_outputs(&b, st);
         if (!rc && b.nX + b.nZ) {
-            codegen_ode_in oi = {b.nX, b.nZ, b.Ode, b.Y, b.Xd, b.sv};
+            codegen_ode_in oi = {b.nX, b.nZ, b.Ode, b.Y, b.Xd, b.sv, NULL, NULL, NULL};
             rc = codegen_ode_extend(sl, &oi, st);
         }
         reduced = 1;

@@ -22,11 +22,13 @@ int codegen_ode_extend(mbl_symlin *sl, const codegen_ode_in *in, mbl_status *st)
     int n = sl->n, m = sl->m, z = sl->z, nr = sl->nr, ny = sl->ny, nX = in->nX, nZ = in->nZ;
     int ne = n + nX + nZ, c = 2 * z + nX + nr, nx = 2 * z + nX, rc = 0;
     const mblx_id *Xs = sl->q + n, *Zs = sl->q + n + nX;
-    /* the point: v = 0, vdot = 0, Xdot = 0, lambda = lambda(q) */
+    /* the point: v = 0 (at rest), vdot = 0 (at rest) or vdot(q, v) (with motion), Xdot = 0,
+     * lambda = lambda(q) */
+    int moving = in->Hv != NULL, vzero = !sl->moving;
     size_t ns = 2 * (size_t)n + (size_t)m + (size_t)nX;
     mblx_id *syms = codegen_new_ids(ns), *repl = codegen_new_ids(ns);
     mblx_id *P = codegen_new_ids((size_t)ne * ne), *X = codegen_new_ids((size_t)ne * c);
-    mblx_id *ga = codegen_new_ids((size_t)n), *terms = codegen_new_ids((size_t)n);
+    mblx_id *ga = codegen_new_ids((size_t)n), *terms = codegen_new_ids(3 * (size_t)n);
     double *pv = mbl_alloc_array((size_t)ne * ne + 1, sizeof *pv);
     mblx_id *A = codegen_new_ids((size_t)nx * nx), *B = codegen_new_ids((size_t)nx * nr);
     mblx_id *C = codegen_new_ids((size_t)ny * nx);
@@ -36,11 +38,11 @@ int codegen_ode_extend(mbl_symlin *sl, const codegen_ode_in *in, mbl_status *st)
     }
     mblx_id zero = mblx_const(g, 0.0), one = mblx_const(g, 1.0);
     size_t k0 = 0;
-    for (int i = 0; i < n; i++) syms[k0] = sl->v[i], repl[k0++] = zero;
-    for (int i = 0; i < n; i++) syms[k0] = sl->asym[i], repl[k0++] = zero;
+    for (int i = 0; vzero && i < n; i++) syms[k0] = sl->v[i], repl[k0++] = zero;
+    for (int i = 0; i < n; i++) syms[k0] = sl->asym[i], repl[k0++] = moving ? sl->acc[i] : zero;
     for (int j = 0; j < m; j++) syms[k0] = sl->lsym[j], repl[k0++] = sl->lam[j];
     for (int j = 0; j < nX; j++) syms[k0] = in->Xd[j], repl[k0++] = zero;
-#define PT(e) mblx_subst(g, (e), ns, syms, repl)
+#define PT(e) mblx_subst(g, (e), k0, syms, repl)
     for (int k = 0; k < ne; k++) {
         mblx_id row = in->rows[k];
         for (int i = 0; i < n; i++) ga[i] = PT(mblx_diff(g, row, sl->asym[i]));
@@ -51,14 +53,22 @@ int codegen_ode_extend(mbl_symlin *sl, const codegen_ode_in *in, mbl_status *st)
                 if (!codegen_is_zero(g, h) && !codegen_is_zero(g, ga[i])) terms[na++] = mblx_mul(g, ga[i], h);
             }
             P[k + (size_t)s * ne] = mblx_sum(g, na, terms);
+            /* dS: g_a Ha0 + g_v Hv + g_q H;  dS': g_a Ha1 + g_v H */
             for (int i = 0; i < n; i++) {
                 mblx_id h = sl->H[i + (size_t)s * n], gq = PT(mblx_diff(g, row, sl->q[i]));
                 if (!codegen_is_zero(g, h) && !codegen_is_zero(g, gq)) terms[nq++] = mblx_mul(g, gq, h);
+                if (!moving) continue;
+                mblx_id gv = PT(mblx_diff(g, row, sl->v[i])), hv = in->Hv[i + (size_t)s * n];
+                mblx_id h0 = in->Ha0[i + (size_t)s * n];
+                if (!codegen_is_zero(g, hv) && !codegen_is_zero(g, gv)) terms[nq++] = mblx_mul(g, gv, hv);
+                if (!codegen_is_zero(g, h0) && !codegen_is_zero(g, ga[i])) terms[nq++] = mblx_mul(g, ga[i], h0);
             }
             X[k + (size_t)s * ne] = mblx_neg(g, mblx_sum(g, nq, terms));
             for (int i = 0; i < n; i++) {
                 mblx_id h = sl->H[i + (size_t)s * n], gv = PT(mblx_diff(g, row, sl->v[i]));
                 if (!codegen_is_zero(g, h) && !codegen_is_zero(g, gv)) terms[nv++] = mblx_mul(g, gv, h);
+                mblx_id h1 = moving ? in->Ha1[i + (size_t)s * n] : zero;
+                if (!codegen_is_zero(g, h1) && !codegen_is_zero(g, ga[i])) terms[nv++] = mblx_mul(g, ga[i], h1);
             }
             X[k + (size_t)(z + s) * ne] = mblx_neg(g, mblx_sum(g, nv, terms));
         }
@@ -70,6 +80,11 @@ int codegen_ode_extend(mbl_symlin *sl, const codegen_ode_in *in, mbl_status *st)
         for (int j = 0; j < nZ; j++) P[k + (size_t)(z + m + nX + j) * ne] = PT(mblx_diff(g, row, Zs[j]));
         for (int j = 0; j < nr; j++) X[k + (size_t)(2 * z + nX + j) * ne] = mblx_neg(g, PT(mblx_diff(g, row, sl->r[j])));
     }
+    if (moving && vzero) /* state functions at rest: Hv, Ha1, Ha0 still hold the velocities */
+        for (size_t i = 0; i < (size_t)ne * ne + (size_t)ne * c; i++) {
+            mblx_id *e = i < (size_t)ne * ne ? &P[i] : &X[i - (size_t)ne * ne];
+            for (int v = 0; v < n; v++) *e = mblx_subst(g, *e, 1, &sl->v[v], &zero);
+        }
     rc = mblx_graph_status(g, st);
     if (!rc) rc = codegen_eval_nodes(g, (size_t)ne * ne, P, in->sv, pv, st);
     if (!rc)

@@ -6,7 +6,8 @@ voltage's column of B zero, the output `cur` zero). Here A, B, C, D of `symbolic
 (the expression strings evaluated at the point's values) and of the generated C are compared
 with `mblin linearize --json` at the same parameters (the augmented method, an independent route),
 and the DC motor's current row with its closed form L i' = V - R i - Ke phi'. A model with an ODE
-state at a point with motion (examples/ode/arm_friction_of_reaction.yaml) is refused in one line.
+state and an implicit variable at a steady motion (examples/ode/arm_friction_of_reaction.yaml) is
+compared with linearize and with the closed form of its comment.
 
 usage: symbolic_ode_test.py path/to/mblin
 """
@@ -26,8 +27,8 @@ CC = shutil.which("cc")
 # a driver for the generated C: the matrices at the model's values (NAME_P, NAME_Q, NAME_R), as JSON
 DRIVER = r"""
 #include <stdio.h>
-extern const double linear_model_P[], linear_model_Q[], linear_model_R[];
-void linear_model(const double *p, const double *q, const double *r, double *A, double *B, double *C,
+extern const double linear_model_P[], linear_model_Q[], linear_model_R[]%(vdecl)s;
+void linear_model(const double *p, const double *q, %(varg)sconst double *r, double *A, double *B, double *C,
                   double *D, double *M, double *Cd, double *K, double *F);
 static void put(const char *nm, const double *X, int rows, int cols, int last)
 {
@@ -43,7 +44,7 @@ int main(void)
 {
     static double A[%(nx)d * %(nx)d + 1], B[%(nx)d * %(nr)d + 1], C[%(ny)d * %(nx)d + 1], D[%(ny)d * %(nr)d + 1];
     static double M[1024], Cd[1024], K[1024], F[1024];
-    linear_model(linear_model_P, linear_model_Q, linear_model_R, A, B, C, D, M, Cd, K, F);
+    linear_model(linear_model_P, linear_model_Q, %(vval)slinear_model_R, A, B, C, D, M, Cd, K, F);
     printf("{");
     put("A", A, %(nx)d, %(nx)d, 0);
     put("B", B, %(nx)d, %(nr)d, 0);
@@ -81,6 +82,8 @@ def compare(name, got, ref, what):
     if len(got) != rows:
         return 0.0
     scale = max([abs(x) for r in ref for x in r] + [1e-300])
+    if not rows or not cols:
+        return 0.0
     dev = max([abs(got[i][j] - ref[i][j]) for i in range(rows) for j in range(min(cols, len(got[i])))] + [0.0])
     check(dev <= TOL * scale, f"{what}: {name} deviates {dev:.3g} (scale {scale:.3g}) from linearize")
     return dev / scale
@@ -103,8 +106,10 @@ def one(model, sets):
     env = dict(pvals)
     env.update(zip(op["coordinates"], op["q"]))
     env.update(zip(op["ode_states"], op["X"]))
+    env.update(zip(op["implicit_variables"], op["Z"]))
+    env.update(("der_" + c, v) for c, v in zip(op["coordinates"], op["v"]))
     env.update(zip(op["input_names"], op["inputs"]))
-    check(sym.get("ode_states") == op["ode_states"], f"{what}: ode_states {sym.get('ode_states')}")
+    check(sym.get("ode_states") == op["ode_states"] + op["implicit_variables"], f"{what}: ode_states {sym.get('ode_states')}")
     check(sym["states"] == lin["states"] + lin["velocity_states"] + lin["ode_states"] or
           sym["states"][-len(op["ode_states"]):] == op["ode_states"], f"{what}: states {sym['states']}")
     worst = 0.0
@@ -117,7 +122,9 @@ def one(model, sets):
             run(["codegen", model, "--lang", "c", "-o", os.path.join(d, "gen.c")] + setargs)
             nx, nr, ny = len(lin["ss"]["A"]), len(lin["ss"]["B"][0]), len(lin["ss"]["C"])
             with open(os.path.join(d, "main.c"), "w") as f:
-                f.write(DRIVER % {"nx": nx, "nr": nr, "ny": ny})
+                mv = "velocity_values" in sym
+                f.write(DRIVER % {"nx": nx, "nr": nr, "ny": ny, "vdecl": ", linear_model_V[]" if mv else "",
+                                  "varg": "const double *v, " if mv else "", "vval": "linear_model_V, " if mv else ""})
             cc = subprocess.run([CC, "-std=c11", "-Wall", "-Werror", "-o", os.path.join(d, "run"),
                                  os.path.join(d, "gen.c"), os.path.join(d, "main.c"), "-lm"],
                                 capture_output=True, text=True)
@@ -146,13 +153,19 @@ def main():
         check(sym["C"] == [["0", "0", "1"]], f"{dc} {sets}: C {sym['C']} (cur = i)")
     for sets in ([], ["Kp=55", "tau=0.05", "M=1.7"]):
         worst = max(worst, one("examples/ode/cart_pd_controller.yaml", sets)[2])
-    # a point with motion: refused in one line, naming the ODE state
-    for cmd in ("symbolic", "codegen"):
-        extra = ["--lang", "c"] if cmd == "codegen" else []
-        p = run([cmd, "examples/ode/arm_friction_of_reaction.yaml"] + extra, ok=False)
-        err = p.stderr.strip()
-        check(p.returncode == 1 and err.count("\n") == 0 and "Nf" in err and "motion" in err and not p.stdout,
-              f"{cmd} arm_friction_of_reaction: exit {p.returncode}, {err!r}")
+    # a steady motion with an implicit variable from a multiplier (friction of the reaction)
+    arm = "examples/ode/arm_friction_of_reaction.yaml"
+    for sets in ([], ["k=55", "muf=0.35", "tau=0.08", "m=1.2"]):
+        sym, env, w = one(arm, sets)
+        worst = max(worst, w)
+        # closed form (the file's comment): A = [0 1 0; -(k/m - Omega^2) 0 -muf/m; 0 2 m Omega/tau -1/tau]
+        A = [[evaluate(e, env) for e in row] for row in sym["A"]]
+        k, m, Om, muf, tau = (env[x] for x in ("k", "m", "Omega", "muf", "tau"))
+        ref = [[0, 1, 0], [-(k / m - Om * Om), 0, -muf / m], [0, 2 * m * Om / tau, -1 / tau]]
+        for i in range(3):
+            for j in range(3):
+                check(abs(A[i][j] - ref[i][j]) <= 1e-12 * max(1.0, abs(ref[i][j])),
+                      f"{arm} {sets}: A[{i}][{j}] = {A[i][j]}, closed form {ref[i][j]}")
     # --newton with ODE states: refused
     p = run(["codegen", dc, "--lang", "c", "--newton"], ok=False)
     check(p.returncode == 1 and "ODE" in p.stderr and p.stderr.count("\n") == 1, f"--newton: {p.stderr!r}")

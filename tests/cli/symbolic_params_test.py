@@ -8,7 +8,9 @@ at shoulder = pi, where mblin linearize (and the Lagrangian) give the opposite s
 K = -g [[m1 lc1 + m2 (l1 + lc2), m2 lc2], [m2 lc2, m2 lc2]] = -[[24.525, 9.81], [9.81, 9.81]]
 upright, +[[...]] hanging (m1 = m2 = 1, l1 = 1, lc1 = 0.5, lc2 = 1, g = 9.81; the file's comment).
 Now such parameters are not symbols, K-hat follows the point, and A, B, C, D are checked against
-linearize at random values of every symbol (`checked_sets` in the JSON).
+linearize at random values of every symbol (`checked_sets` in the JSON), and the closed-form
+search measures each equilibrium residual against its own scale (it accepted e0 = I + 0.6 for an
+Euler parameter equal to 1 on tests/study/modes_symmetric_mount.yaml).
 
 usage: symbolic_params_test.py path/to/mblin
 """
@@ -66,6 +68,12 @@ def main():
     check(sym.get("checked_sets") == 20, f"double pendulum: checked_sets {sym.get('checked_sets')}")
     txt = run(["symbolic", "examples/double_pendulum_natural.yaml"])
     check("checked against mblin linearize at 20 random values of every symbol" in txt, "text header")
+    # a closed-form point accepted by a residual bound of 1e-9 max|p|^3 (1.25e5 here): the Euler
+    # parameter e0 = 1 printed as I + 0.6 (I = 0.4, J = 0.6); now e0 = 1 and A agrees with linearize
+    sym = json.loads(run(["symbolic", "tests/study/modes_symmetric_mount.yaml", "--params", "I", "--format", "json",
+                          "--max-size", "1e7"]))
+    check(sym["point"][3] == "1", f"symmetric mount: e0 = {sym['point'][3]}")
+    check(sym.get("checked_sets", 0) >= 15, f"symmetric mount: checked_sets {sym.get('checked_sets')}")
     if FAILS:
         raise SystemExit(f"{len(FAILS)} failures")
     print("symbolic_params_test: ok")
