@@ -472,8 +472,7 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
     size_t nroots = 0;
     for (int k = 0; k < 8; k++) nroots += (size_t)rows[k] * cols[k];
     mblx_id *roots = mbl_alloc_array(nroots + 1, sizeof *roots);
-    int rc = 0, mv = sl->moving, nw = sl->nn > 0;
-    int nq = sl->nq > sl->n ? sl->nq : sl->n; /* q = [coordinates; ODE states; implicit variables] */
+    int rc = 0, mv = sl->moving, nw = sl->nn > 0, nq = sl->nq > sl->n ? sl->nq : sl->n; /* q: with X, Z */
     const char *why = mbl_codegen_name_check(lang, name);
     if (why) {
         rc = mbl_error(st, MBL_EARG, "codegen: the name '%.60s' %s", name ? name : "", why);
