@@ -28,10 +28,12 @@
 /* The expression nodes the reduction would build, estimated before any is built from the sizes of
  * the numeric linear model at the point (issue 30, item 17): the elimination of M-hat for A and B
  * (nnz(M-hat) (2z + nx_ode + nr) multiply-adds), the congruences H^T X H (3 z nnz(H)), the
- * eliminations of the constraints (m^2 z + m^3 / 3 at rest; with motion or state functions the n x n
- * stacked Jacobian against 4z columns: 4 n^2 z + n^3 / 3), and the ODE rows ((n + nX + nZ)^3 / 3 +
- * (n + nX + nZ)^2 (2z + nX + nr)). */
-static double symlin_estimate(const mbl_linear *lin, int n, int m, int nX, int nZ, int nr, int general)
+ * eliminations of the constraints as a band of the constraint Jacobian's nonzeros per row r
+ * (nphi: nnz(Phi_q)): m r^2 + m r z at rest; with motion or state functions the n x n stacked
+ * Jacobian (r of its rows with the z state rows) against 4z columns: n r^2 + 4 n r z; and the ODE
+ * rows ((n + nX + nZ)^3 / 3 + (n + nX + nZ)^2 (2z + nX + nr)). A fill beyond the band is what the
+ * work limit (symlin_work_check) is for. */
+static double symlin_estimate(const mbl_linear *lin, int n, int m, int nX, int nZ, int nr, int general, double nphi)
 {
     int z = lin->z0;
     double nM = 0, nH = 0, zd = z, nd = n, md = m;
@@ -42,7 +44,8 @@ static double symlin_estimate(const mbl_linear *lin, int n, int m, int nX, int n
         for (size_t i = 0; i < (size_t)n * z; i++) nH += lin->q_S[i] != 0.0;
     else nH = nd * zd;
     double est = nM * (2.0 * zd + nr) + 3.0 * zd * nH;
-    est += general ? 4.0 * nd * nd * zd + nd * nd * nd / 3.0 : md * md * zd + md * md * md / 3.0;
+    double r = general ? (nphi + zd * nd) / (nd > 0 ? nd : 1) : nphi / (md > 0 ? md : 1);
+    est += general ? nd * r * r + 4.0 * nd * r * zd : md * r * r + md * r * zd;
     if (nX + nZ) {
         double ne = nd + nX + nZ;
         est += ne * ne * ne / 3.0 + ne * ne * (2.0 * zd + nX + nr);
@@ -675,7 +678,12 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
     int n = md->n, m = md->m, z = lin->z0;
     /* estimate before any work: refuse up front (the check of the result's size stays below) */
     int general0 = moving || md->nus > 0;
-    double est = ceil(symlin_estimate(lin, n, m, md->nX, md->nZ, md->nr, general0));
+    double nphi = 0; /* nonzeros of Phi_q: the Jacobian's pattern in the Phi rows and q columns */
+    int jq0 = model_blk0(model, MBL_BLK_Q);
+    for (int p = 0; p < md->jac.nz; p++)
+        nphi += md->jac.row[p] >= md->row0[MBL_ROW_PHI] && md->jac.row[p] < md->row0[MBL_ROW_PHI] + m &&
+                md->jac.col[p] >= jq0 && md->jac.col[p] < jq0 + n;
+    double est = ceil(symlin_estimate(lin, n, m, md->nX, md->nZ, md->nr, general0, nphi));
     if (est > (double)max_nodes) {
         mbl_linear_free(lin);
         return mbl_error(st, MBL_EMODEL,
