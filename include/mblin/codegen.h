@@ -40,6 +40,9 @@ typedef struct mbl_symlin {
     int z, nx;                /* states S (coordinates), nx = 2 z */
     char **pname, **qname, **rname, **yname, **state_names; /* state_names: nx ("x2", "der(x2)") */
     double *pval, *qval, *rval; /* the model's parameter values and point (np, n, nr) */
+    int nq;                   /* point values passed as q: the n coordinates, then the user ODE states X and
+                                 implicit variables Z (nq = n + nX + nZ; q, qname, qval have nq entries) */
+    int *pkept;               /* np: 1 when parameter i stays a symbol (mbl_symlin_special; NULL before) */
     double t;                 /* time of the point (substituted as a number) */
     int *sidx;                /* z: coordinate index of each state */
     mblx_id *p, *q, *r;       /* symbols (np, n, nr) */
@@ -69,8 +72,12 @@ typedef struct mbl_symlin {
 
 /* Symbolic linear model at `point` (at rest, or with motion: then the matrices are functions of
  * the velocities v too, with the gyroscopic and centrifugal terms in C-hat and K-hat; holonomic
- * constraints only; no user velocity states; outputs of q, v, r only). max_nodes bounds the size of the result (0:
- * 2,000,000 nodes); a larger one is refused (MBL_EMODEL) with the size. */
+ * constraints only; no user velocity states; outputs of q, v, r only; user ODE states X and implicit
+ * variables Z at a point at rest with coordinate states: x = [S; S'; X], and X, Z stand for their point
+ * values as symbols after the coordinates in q, sl->nq = n + nX + nZ). max_nodes bounds the size of the
+ * result (0: 2,000,000 nodes): estimated from the model's sizes before any work and refused up front
+ * (MBL_EMODEL) with the estimate; the graph may grow to 8 max_nodes while the reduction works; a larger
+ * result is refused with its size. */
 MBL_API int mbl_symlin_new(const mbl_model *model, const mbl_point *point, size_t max_nodes, mbl_symlin **out,
                    mbl_status *st);
 MBL_API void mbl_symlin_free(mbl_symlin *sl);
@@ -87,6 +94,25 @@ MBL_API int mbl_symlin_special(mbl_symlin *sl, const char *const *keep, int nkee
  * configuration, e.g. the slider-pendulum's M(theta); K-hat, A, ... hold only at the point). */
 MBL_API int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int keep_all, int point_symbols,
                         int *closed, mbl_status *st);
+
+/* The check of a specialized model (after mbl_symlin_special) against mblin's numeric linearization:
+ * at MBL_SYMLIN_VERIFY_SETS random values of the parameters kept as symbols (each varies: by a factor
+ * in [0.8, 1.2], a zero one in [-0.2, 0.2]; one set, the model's, when none is kept) the model file
+ * `path` is loaded with those values (and the caller's sets for the others), its operating point
+ * solved with po, linearized (augmented), and A, B, C, D of sl evaluated there (the point's
+ * coordinates, ODE states and velocities where sl keeps them as symbols) must agree within tol
+ * (0: MBL_SYMLIN_VERIFY_TOL) relative to each matrix's largest entry. A set whose point does not
+ * solve or whose states differ is not compared. MBL_EMODEL with the set and the deviation
+ * otherwise; out receives the counts and the largest deviation. */
+#define MBL_SYMLIN_VERIFY_SETS 20
+#define MBL_SYMLIN_VERIFY_TOL 1e-6
+typedef struct mbl_symlin_check {
+    int tried, compared;      /* sets tried, sets compared */
+    int failed_set;           /* 1-based set that disagreed (0: none) */
+    double worst;             /* largest relative deviation over the sets compared */
+} mbl_symlin_check;
+MBL_API int mbl_symlin_verify(const mbl_symlin *sl, const char *path, const mbl_setting *sets, int nsets,
+                              const mbl_opoint_options *po, double tol, mbl_symlin_check *out, mbl_status *st);
 
 /* The expanded canonical form of e (src/codegen/expand.c): products distributed over sums,
  * integer powers 2..8 of sums multiplied out, then the engine's canonical form (like terms

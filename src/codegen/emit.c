@@ -125,7 +125,8 @@ static void put_ref(emitter *E, mblx_id e)
     if (mblx_node_op(g, e) == MBLX_OP_SYMBOL) {
         long role = E->symrole[mblx_symbol_index(g, e)];
         const mbl_symlin *sl = E->sl;
-        long b[5] = {0, sl->np, sl->np + sl->n, sl->np + sl->n + sl->nr, sl->np + 2 * sl->n + sl->nr};
+        long nq = sl->nq > sl->n ? sl->nq : sl->n;
+        long b[5] = {0, sl->np, sl->np + nq, sl->np + nq + sl->nr, sl->np + nq + sl->n + sl->nr};
         static const char *names[5] = {"p", "q", "r", "v", "lam"};
         int k = 4;
         while (k > 0 && role < b[k]) k--;
@@ -471,7 +472,7 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
     size_t nroots = 0;
     for (int k = 0; k < 8; k++) nroots += (size_t)rows[k] * cols[k];
     mblx_id *roots = mbl_alloc_array(nroots + 1, sizeof *roots);
-    int rc = 0, mv = sl->moving, nw = sl->nn > 0;
+    int rc = 0, mv = sl->moving, nw = sl->nn > 0, nq = sl->nq > sl->n ? sl->nq : sl->n; /* q: with X, Z */
     const char *why = mbl_codegen_name_check(lang, name);
     if (why) {
         rc = mbl_error(st, MBL_EARG, "codegen: the name '%.60s' %s", name ? name : "", why);
@@ -483,13 +484,13 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
     }
     for (size_t i = 0; i < ns; i++) E.symrole[i] = -1;
     for (int i = 0; i < sl->np; i++) E.symrole[mblx_symbol_index(g, sl->p[i])] = i;
-    for (int i = 0; i < sl->n; i++) E.symrole[mblx_symbol_index(g, sl->q[i])] = sl->np + i;
-    for (int i = 0; i < sl->nr; i++) E.symrole[mblx_symbol_index(g, sl->r[i])] = sl->np + sl->n + i;
+    for (int i = 0; i < nq; i++) E.symrole[mblx_symbol_index(g, sl->q[i])] = sl->np + i;
+    for (int i = 0; i < sl->nr; i++) E.symrole[mblx_symbol_index(g, sl->r[i])] = sl->np + nq + i;
     if (mv)
-        for (int i = 0; i < sl->n; i++) E.symrole[mblx_symbol_index(g, sl->v[i])] = sl->np + sl->n + sl->nr + i;
+        for (int i = 0; i < sl->n; i++) E.symrole[mblx_symbol_index(g, sl->v[i])] = sl->np + nq + sl->nr + i;
     if (nw)
         for (int j = 0; j < sl->m; j++)
-            E.symrole[mblx_symbol_index(g, sl->lsym[j])] = sl->np + 2 * sl->n + sl->nr + j;
+            E.symrole[mblx_symbol_index(g, sl->lsym[j])] = sl->np + nq + sl->n + sl->nr + j;
     nroots = 0;
     for (int k = 0; k < 8; k++)
         for (int i = 0; i < rows[k] * cols[k]; i++) roots[nroots++] = mats[k][i];
@@ -500,7 +501,7 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
     if (rc) goto out;
     if (nw)
         for (int j = 0; j < sl->m; j++)
-            E.symrole[mblx_symbol_index(g, sl->lsym[j])] = sl->np + 2 * sl->n + sl->nr + j;
+            E.symrole[mblx_symbol_index(g, sl->lsym[j])] = sl->np + nq + sl->n + sl->nr + j;
     const char *cm = lang == MBL_LANG_C ? " *" : lang == MBL_LANG_PYTHON ? "#" : "%";
     const char *vin = mv ? ", v" : "";
     /* header */
@@ -516,20 +517,22 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
             lang == MBL_LANG_C ? " (A[i + j*nx])" : "");
     fprintf(f, "%s Arguments: parameter values p, coordinates q of the operating point%s, inputs r%s.\n", cm,
             mv ? "" : " (at rest)", mv ? ", velocities v of the point" : "");
+    if (nq > sl->n)
+        fprintf(f, "%s q holds the coordinates, then the user ODE states and implicit variables at the point.\n", cm);
     if (nw && lang == MBL_LANG_OCTAVE)
         fputs("% q is the guess of the Newton iteration (its point is returned as q, with the multipliers lam and\n"
               "% the iterations its); the matrices are at that point.\n", f);
     put_names(&E, "p", sl->np, sl->pname);
-    put_names(&E, "q", sl->n, sl->qname);
+    put_names(&E, "q", nq, sl->qname);
     put_names(&E, "r", sl->nr, sl->rname);
     put_names(&E, "x", sl->nx, sl->state_names);
     put_names(&E, "y", sl->ny, sl->yname);
     if (lang == MBL_LANG_C) {
         fputs(" */\n#include <math.h>\n\n", f);
         fprintf(f, "enum { %s_NP = %d, %s_NQ = %d, %s_NR = %d, %s_NX = %d, %s_NY = %d, %s_NZ = %d, %s_NL = %d };\n",
-                name, sl->np, name, sl->n, name, sl->nr, name, sl->nx, name, sl->ny, name, sl->z, name, sl->m);
+                name, sl->np, name, nq, name, sl->nr, name, sl->nx, name, sl->ny, name, sl->z, name, sl->m);
         put_values(&E, name, "P", sl->np, sl->pval);
-        put_values(&E, name, "Q", sl->n, sl->qval);
+        put_values(&E, name, "Q", nq, sl->qval);
         put_values(&E, name, "R", sl->nr, sl->rval);
         if (mv) put_values(&E, name, "V", sl->n, sl->vval);
         fputs("\nstatic double mbl_gen_sign(double x) { return (double)((x > 0) - (x < 0)); }\n"
@@ -544,7 +547,7 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
     } else if (lang == MBL_LANG_PYTHON) {
         fputs("import math\n\nimport numpy as np\n\n", f);
         put_values(&E, name, "P", sl->np, sl->pval);
-        put_values(&E, name, "Q", sl->n, sl->qval);
+        put_values(&E, name, "Q", nq, sl->qval);
         put_values(&E, name, "R", sl->nr, sl->rval);
         if (mv) put_values(&E, name, "V", sl->n, sl->vval);
         fputs("\n\ndef _sign(x):\n    return float((x > 0) - (x < 0))\n\n\n"
@@ -563,7 +566,7 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
         fputs("  if nargin < 1 || isempty(p)\n", f);
         put_values(&E, name, "p", sl->np, sl->pval);
         fputs("  end\n  if nargin < 2 || isempty(q)\n", f);
-        put_values(&E, name, "q", sl->n, sl->qval);
+        put_values(&E, name, "q", nq, sl->qval);
         fputs("  end\n  if nargin < 3 || isempty(r)\n", f);
         put_values(&E, name, "r", sl->nr, sl->rval);
         fputs("  end\n", f);

@@ -4,6 +4,8 @@ list(APPEND MBLIN_SOURCES
   src/codegen/symlin_moving.c
   src/codegen/symlin_special.c
   src/codegen/symlin_newton.c
+  src/codegen/symlin_ode.c
+  src/codegen/symlin_verify.c
   src/codegen/emit.c
   src/codegen/latex.c
   src/codegen/expand.c

@@ -21,6 +21,48 @@
 #include "model/model_view.h"
 
 #define SYMLIN_MAX_NODES_DEFAULT 2000000
+/* The graph may grow to this many times max_nodes while the reduction works (intermediate nodes
+ * that the result does not keep) before it stops (issue 30, item 17). */
+#define SYMLIN_WORK_FACTOR 8
+
+/* The expression nodes the reduction would build, estimated before any is built from the sizes of
+ * the numeric linear model at the point (issue 30, item 17): the elimination of M-hat for A and B
+ * (nnz(M-hat) (2z + nx_ode + nr) multiply-adds), the congruences H^T X H (3 z nnz(H)), the
+ * eliminations of the constraints as a band of the constraint Jacobian's nonzeros per row r
+ * (nphi: nnz(Phi_q)): m r^2 + m r z at rest; with motion or state functions the n x n stacked
+ * Jacobian (r of its rows with the z state rows) against 4z columns: n r^2 + 4 n r z; and the ODE
+ * rows ((n + nX + nZ)^3 / 3 + (n + nX + nZ)^2 (2z + nX + nr)). A fill beyond the band is what the
+ * work limit (symlin_work_check) is for. */
+static double symlin_estimate(const mbl_linear *lin, int n, int m, int nX, int nZ, int nr, int general, double nphi)
+{
+    int z = lin->z0;
+    double nM = 0, nH = 0, zd = z, nd = n, md = m;
+    if (lin->M)
+        for (size_t i = 0; i < (size_t)lin->z1 * lin->z1; i++) nM += lin->M[i] != 0.0;
+    else nM = zd * zd;
+    if (lin->q_S)
+        for (size_t i = 0; i < (size_t)n * z; i++) nH += lin->q_S[i] != 0.0;
+    else nH = nd * zd;
+    double est = nM * (2.0 * zd + nr) + 3.0 * zd * nH;
+    double r = general ? (nphi + zd * nd) / (nd > 0 ? nd : 1) : nphi / (md > 0 ? md : 1);
+    est += general ? nd * r * r + 4.0 * nd * r * zd : md * r * r + md * r * zd;
+    if (nX + nZ) {
+        double ne = nd + nX + nZ;
+        est += ne * ne * ne / 3.0 + ne * ne * (2.0 * zd + nX + nr);
+    }
+    return est;
+}
+
+/* The work limit: the graph's nodes against SYMLIN_WORK_FACTOR times max_nodes, checked between the
+ * reduction's steps and inside its long loops (the Jacobians, row by row). */
+static int symlin_work_check(const mblx_graph *g, size_t max_nodes, const char *step, mbl_status *st)
+{
+    size_t nn = mblx_node_count(g);
+    if ((double)nn <= (double)SYMLIN_WORK_FACTOR * (double)max_nodes) return 0;
+    return mbl_error(st, MBL_EMODEL,
+                     "the symbolic linear model's work limit was reached in %s (%zu expression nodes built; limit "
+                     "%d x %zu)", step, nn, SYMLIN_WORK_FACTOR, max_nodes);
+}
 
 static char *dupstr(const char *s)
 {
@@ -42,11 +84,12 @@ void mbl_symlin_free(mbl_symlin *sl)
     if (!sl) return;
     mblx_graph_free(sl->g);
     free_names(sl->pname, sl->np);
-    free_names(sl->qname, sl->n);
+    free_names(sl->qname, sl->nq > sl->n ? sl->nq : sl->n);
     free_names(sl->rname, sl->nr);
     free_names(sl->yname, sl->ny);
     free_names(sl->state_names, sl->nx);
     mbl_free(sl->pval);
+    mbl_free(sl->pkept);
     mbl_free(sl->qval);
     mbl_free(sl->rval);
     mbl_free(sl->sidx);
@@ -214,6 +257,12 @@ typedef struct build {
     mblx_id *Py, *Rhs, *Ly;
     mblx_id *rest_syms, *rest_zero; /* v, vdot and the zeros they become at rest */
     int *dep;                /* m: the dependent coordinates (not states) */
+    /* user ODE states X and implicit variables Z (symlin_ode.c) */
+    const mbl_model *model;
+    int nX, nZ;
+    mblx_id *Ode;            /* n + nX + nZ: R, then the ODEs d and the implicit variables' equations */
+    mblx_id *Xd;             /* nX: the symbols der(X) */
+    size_t max_nodes;        /* the result's limit (symlin_work_check) */
 } build;
 
 static void build_free(build *b)
@@ -222,7 +271,7 @@ static void build_free(build *b)
     mbl_free(b->Phi), mbl_free(b->Y), mbl_free(b->Ma), mbl_free(b->Rv), mbl_free(b->Rq), mbl_free(b->Rl);
     mbl_free(b->Rr), mbl_free(b->Pq), mbl_free(b->sv), mbl_free(b->vals), mbl_free(b->Py), mbl_free(b->Ly);
     mbl_free(b->Rhs), mbl_free(b->rest_zero), mbl_free(b->rest_syms), mbl_free(b->dep);
-    mbl_free(b->usidx), mbl_free(b->sexpr);
+    mbl_free(b->usidx), mbl_free(b->sexpr), mbl_free(b->Ode), mbl_free(b->Xd);
 }
 
 /* The symbolic model's sizes, names and the model's values at the point. */
@@ -233,10 +282,12 @@ static int build_names(build *b, mbl_status *st)
     const mbl_linear *lin = b->lin;
     mbl_symlin *sl = b->sl;
     int n = b->n, z = b->z;
-    sl->n = n, sl->m = b->m, sl->np = md->np, sl->nr = md->nr, sl->ny = md->ny, sl->z = z, sl->nx = 2 * z;
+    int nq = n + b->nX + b->nZ;
+    sl->n = n, sl->m = b->m, sl->np = md->np, sl->nr = md->nr, sl->ny = md->ny, sl->z = z, sl->nx = 2 * z + b->nX;
+    sl->nq = nq;
     sl->t = pt->t;
     sl->at = (int)pt->at;
-    size_t N1 = (size_t)n + 1;
+    size_t N1 = (size_t)nq + 1;
     sl->g = mblx_graph_new();
     sl->pname = mbl_calloc((size_t)md->np + 1, sizeof(char *));
     sl->qname = mbl_calloc(N1, sizeof(char *));
@@ -255,6 +306,12 @@ static int build_names(build *b, mbl_status *st)
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < md->np; i++) sl->pname[i] = dupstr(md->pname[i]), sl->pval[i] = md->pval[i];
     for (int i = 0; i < n; i++) sl->qname[i] = dupstr(md->qname[i]), sl->qval[i] = pt->q[i];
+    for (int j = 0; j < b->nX; j++)
+        sl->qname[n + j] = dupstr(mbl_model_ode_state_name(b->model, j)), sl->qval[n + j] = pt->X[j];
+    for (int j = 0; j < b->nZ; j++)
+        sl->qname[n + b->nX + j] = dupstr(mbl_model_implicit_name(b->model, j)), sl->qval[n + b->nX + j] = pt->Z[j];
+    for (int i = 0; i < nq; i++)
+        if (!sl->qname[i]) return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < md->nr; i++) sl->rname[i] = dupstr(md->rname[i]), sl->rval[i] = pt->r[i];
     for (int i = 0; i < md->ny; i++) sl->yname[i] = dupstr(md->yname[i]);
     for (int i = 0; i < sl->nx; i++) sl->state_names[i] = dupstr(lin->state_names[i]);
@@ -315,6 +372,18 @@ static int build_symbols(build *b, mbl_status *st)
     for (size_t i = 0; i < nsym; i++) symmap[i] = MBLX_NONE;
     for (size_t i = 0; i < mblx_node_count(md->g); i++) map[i] = MBLX_NONE;
     char buf[64];
+    /* the ODE states X, their derivatives and the implicit variables: symbols of their names (the
+     * model's own symbols of these names map to them below) */
+    b->Xd = mbl_alloc_array((size_t)b->nX + 1, sizeof *b->Xd);
+    if (!b->Xd) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = n; j < sl->nq; j++) sl->q[j] = mblx_symbol(g, sl->qname[j]);
+    for (int j = 0; j < b->nX; j++) {
+        char *dn = mbl_alloc_array(strlen(sl->qname[n + j]) + 8, 1);
+        if (!dn) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        sprintf(dn, "der(%s)", sl->qname[n + j]);
+        b->Xd[j] = mblx_symbol(g, dn);
+        mbl_free(dn);
+    }
     for (int i = 0; i < md->np; i++) symmap[mblx_symbol_index(md->g, md->p[i])] = sl->p[i] = mblx_symbol(g, md->pname[i]);
     for (int i = 0; i < n; i++) {
         symmap[mblx_symbol_index(md->g, md->q[i])] = sl->q[i] = mblx_symbol(g, md->qname[i]);
@@ -352,6 +421,15 @@ static int build_copy(build *b, const mblx_id *Fn, mbl_status *st)
         if ((Phi[j] = copy_node(&cp, Fn[md->row0[MBL_ROW_PHI] + j], st)) == MBLX_NONE) rc = -1;
     for (int j = 0; j < md->ny && !rc; j++)
         if ((Y[j] = copy_node(&cp, md->y[j], st)) == MBLX_NONE) rc = -1;
+    if (!rc && b->nX + b->nZ) { /* the ODEs and the implicit variables' equations (symlin_ode.c) */
+        b->Ode = mbl_alloc_array((size_t)(n + b->nX + b->nZ) + 1, sizeof *b->Ode);
+        if (!b->Ode) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int i = 0; !rc && i < n; i++) b->Ode[i] = R[i];
+        for (int j = 0; !rc && j < b->nX; j++)
+            if ((b->Ode[n + j] = copy_node(&cp, Fn[md->row0[MBL_ROW_ODE] + j], st)) == MBLX_NONE) rc = -1;
+        for (int j = 0; !rc && j < b->nZ; j++)
+            if ((b->Ode[n + b->nX + j] = copy_node(&cp, Fn[md->row0[MBL_ROW_VAR] + j], st)) == MBLX_NONE) rc = -1;
+    }
     mblx_id *sexpr = b->sexpr = mbl_alloc_array((size_t)z + 1, sizeof *sexpr);
     if (!sexpr && !rc) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int s = 0; s < z && !rc; s++) {
@@ -396,12 +474,15 @@ static int rest_jacobians(build *b, mbl_status *st)
     if (!rest_syms || !rest_zero) return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < n; i++) rest_syms[i] = vs[i], rest_syms[n + i] = as[i];
     for (int i = 0; i < 2 * n; i++) rest_zero[i] = mblx_const(g, 0.0);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         for (int j = 0; j < n; j++) {
             Ma[i + (size_t)j * n] = REST(mblx_diff(g, R[i], as[j]));
             Rv[i + (size_t)j * n] = REST(mblx_diff(g, R[i], vs[j]));
             Rq[i + (size_t)j * n] = REST(mblx_diff(g, R[i], sl->q[j]));
         }
+        int rc = symlin_work_check(g, b->max_nodes, "the Jacobians of the equations of motion", st);
+        if (rc) return rc;
+    }
     for (int i = 0; i < n; i++) {
         for (int j = 0; j < m; j++) Rl[i + (size_t)j * n] = REST(mblx_diff(g, R[i], ls[j]));
         for (int j = 0; j < md->nr; j++) Rr[i + (size_t)j * n] = REST(mblx_diff(g, R[i], sl->r[j]));
@@ -443,7 +524,7 @@ static int rest_lambda_h(build *b, mbl_status *st)
     sl->lam = mbl_alloc_array((size_t)m + 1, sizeof(mblx_id));
     if (!sv || !vals || !Py || !Ly || !Rhs || !sl->H || !sl->lam) return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < md->np; i++) sv[mblx_symbol_index(g, sl->p[i])] = md->pval[i];
-    for (int i = 0; i < n; i++) sv[mblx_symbol_index(g, sl->q[i])] = pt->q[i];
+    for (int i = 0; i < sl->nq; i++) sv[mblx_symbol_index(g, sl->q[i])] = sl->qval[i];
     for (int i = 0; i < md->nr; i++) sv[mblx_symbol_index(g, sl->r[i])] = pt->r[i];
     for (int j = 0; j < m; j++) sv[mblx_symbol_index(g, ls[j])] = pt->lambda[j];
     /* lambda(q, p, r): R_y(lambda) = R_y(0) + R_lambda,y lambda = 0 */
@@ -564,6 +645,21 @@ static int rest_outputs(build *b, mbl_status *st)
 
 #undef REST
 
+/* User ODE states and implicit variables (symlin_ode.c) are taken where they do not change (der(X) =
+ * 0: an equilibrium, a steady motion, a given point where they rest); elsewhere they are refused,
+ * naming them (never dropped). */
+static int ode_supported(build *b, mbl_status *st)
+{
+    if (!b->nX && !b->nZ) return 0;
+    for (int j = 0; j < b->nX; j++)
+        if (b->pt->Xdot[j] != 0.0)
+            return mbl_error(st, MBL_EMODEL,
+                             "symbolic linear models: the ODE state %s changes at the given point (der(%s) = %g): "
+                             "not supported",
+                             b->sl->qname[b->n + j], b->sl->qname[b->n + j], b->pt->Xdot[j]);
+    return 0;
+}
+
 int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes, mbl_symlin **out, mbl_status *st)
 {
     model_view view; /* the model's data (model/model_view.h) */
@@ -580,6 +676,21 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
     int rc = mbl_linearize(model, pt, NULL, &lin, st);
     if (rc) return rc;
     int n = md->n, m = md->m, z = lin->z0;
+    /* estimate before any work: refuse up front (the check of the result's size stays below) */
+    int general0 = moving || md->nus > 0;
+    double nphi = 0; /* nonzeros of Phi_q: the Jacobian's pattern in the Phi rows and q columns */
+    int jq0 = model_blk0(model, MBL_BLK_Q);
+    for (int p = 0; p < md->jac.nz; p++)
+        nphi += md->jac.row[p] >= md->row0[MBL_ROW_PHI] && md->jac.row[p] < md->row0[MBL_ROW_PHI] + m &&
+                md->jac.col[p] >= jq0 && md->jac.col[p] < jq0 + n;
+    double est = ceil(symlin_estimate(lin, n, m, md->nX, md->nZ, md->nr, general0, nphi));
+    if (est > (double)max_nodes) {
+        mbl_linear_free(lin);
+        return mbl_error(st, MBL_EMODEL,
+                         "the symbolic linear model of %s would have about %.0f expression nodes (estimated from %d "
+                         "coordinates, %d constraints, %d states%s; limit %zu): too large",
+                         md->file ? md->file : "the model", est, n, m, z, md->nX + md->nZ ? " and the ODE states" : "", max_nodes);
+    }
     if (lin->z1 != z || n - m != z) {
         mbl_linear_free(lin);
         return mbl_error(st, MBL_EMODEL,
@@ -595,8 +706,10 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
     build b;
     memset(&b, 0, sizeof b);
     b.md = md, b.pt = pt, b.lin = lin, b.sl = sl, b.n = n, b.m = m, b.z = z, b.general = moving;
+    b.model = model, b.nX = md->nX, b.nZ = md->nZ, b.max_nodes = max_nodes;
     rc = build_names(&b, st);
     if (!rc) rc = build_states(&b, st);
+    if (!rc) rc = ode_supported(&b, st);
     /* the residual with the terms evaluated beside the tapes (a relative tree's) as expressions:
      * built before the node map below is sized */
     const mblx_id *Fn = NULL, *jn = NULL;
@@ -610,20 +723,37 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
     }
     int reduced = 0; /* the reduction ran (at rest or in codegen_build_moving) */
     if (!rc && b.general) {
-        rc = codegen_build_moving(sl, pt, b.Y, b.sexpr, st);
+        mblx_id *hv = NULL, *ha1 = NULL, *ha0 = NULL;
+        double *msv = NULL;
+        int ode = b.nX + b.nZ > 0;
+        rc = codegen_build_moving(sl, pt, b.Y, b.sexpr, ode ? &hv : NULL, &ha1, &ha0, &msv, st);
+        if (!rc) rc = symlin_work_check(sl->g, max_nodes, "the reduction at a point with motion", st);
+        if (!rc && ode) {
+            for (int j = 0; j < b.nX; j++) msv[mblx_symbol_index(sl->g, b.Xd[j])] = pt->Xdot[j];
+            for (int j = n; j < sl->nq; j++) msv[mblx_symbol_index(sl->g, sl->q[j])] = sl->qval[j];
+            codegen_ode_in oi = {b.nX, b.nZ, b.Ode, b.Y, b.Xd, msv, hv, ha1, ha0};
+            rc = codegen_ode_extend(sl, &oi, st);
+        }
+        mbl_free(hv), mbl_free(ha1), mbl_free(ha0), mbl_free(msv);
         reduced = 1;
     } else if (!rc) {
         rc = rest_jacobians(&b, st);
         if (!rc) rc = rest_lambda_h(&b, st);
+        if (!rc) rc = symlin_work_check(sl->g, max_nodes, "the multipliers and H_x", st);
         if (!rc) rc = rest_matrices(&b, st);
+        if (!rc) rc = symlin_work_check(sl->g, max_nodes, "M-hat, C-hat, K-hat and A, B", st);
         if (!rc) rc = rest_outputs(&b, st);
+        if (!rc && b.nX + b.nZ) {
+            codegen_ode_in oi = {b.nX, b.nZ, b.Ode, b.Y, b.Xd, b.sv, NULL, NULL, NULL};
+            rc = codegen_ode_extend(sl, &oi, st);
+        }
         reduced = 1;
     }
     if (reduced && !rc) rc = mblx_graph_status(sl->g, st);
     if (reduced && !rc) {
         size_t size = mbl_symlin_size(sl);
         if (size > max_nodes)
-            rc = mbl_error(st, MBL_EMODEL, "the symbolic linear model would have %zu expression nodes (limit %zu)",
+            rc = mbl_error(st, MBL_EMODEL, "the symbolic linear model would have %zu expression nodes (limit %zu): too large",
                            size, max_nodes);
     }
     build_free(&b);

@@ -21,6 +21,19 @@ int codegen_make_ab(mbl_symlin *sl, const double *sv, mbl_status *st);
 
 /* symlin_moving.c */
 int codegen_build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, const mblx_id *sexpr,
-                         mbl_status *st);
+                         mblx_id **hv_out, mblx_id **ha1_out, mblx_id **ha0_out, double **sv_out, mbl_status *st);
+
+/* symlin_ode.c: the ODE states and implicit variables at rest (codegen_ode_extend) */
+typedef struct codegen_ode_in {
+    int nX, nZ;
+    const mblx_id *rows; /* n + nX + nZ: R, d, zeq in the symbolic model's graph */
+    const mblx_id *Y;    /* ny outputs */
+    const mblx_id *Xd;   /* nX: the symbols der(X) */
+    const double *sv;    /* every symbol's value at the point (pivots) */
+    /* with motion or state functions (codegen_build_moving; NULL at rest): dv = H dS' + Hv dS,
+     * da = H dS'' + Ha1 dS' + Ha0 dS, and the point's accelerations sl->acc */
+    const mblx_id *Hv, *Ha1, *Ha0;
+} codegen_ode_in;
+int codegen_ode_extend(mbl_symlin *sl, const codegen_ode_in *in, mbl_status *st);
 
 #endif

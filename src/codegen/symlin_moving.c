@@ -266,7 +266,8 @@ static int mov_outputs(mov *w, const mblx_id *Y, mbl_status *st)
  *     F = -H^T R_r,  C = [y_q H + y_v Hv, y_v H],  D = y_r.
  * With coordinate states at rest (v = 0, a = 0) this is the reduction of mbl_symlin_new's main path
  * (Wq, gamma, Hv, Ha1, Ha0 vanish). sexpr: the z state functions s(q). */
-int codegen_build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, const mblx_id *sexpr, mbl_status *st)
+int codegen_build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, const mblx_id *sexpr,
+                         mblx_id **hv_out, mblx_id **ha1_out, mblx_id **ha0_out, double **sv_out, mbl_status *st)
 {
     mov w;
     memset(&w, 0, sizeof w);
@@ -290,6 +291,10 @@ int codegen_build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, 
             for (size_t i = 0; i < lens[k]; i++) mats[k][i] = mblx_subst(g, mats[k][i], (size_t)n, sl->v, w.zero);
     }
     if (!rc) rc = codegen_make_ab(sl, w.sv, st);
+    if (!rc && hv_out) { /* for the ODE states (symlin_ode.c) */
+        *hv_out = w.Hv, *ha1_out = w.Ha1, *ha0_out = w.Ha0, *sv_out = w.sv;
+        w.Hv = w.Ha1 = w.Ha0 = NULL, w.sv = NULL;
+    }
     mov_free(&w);
     return rc;
 }

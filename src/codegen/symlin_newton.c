@@ -15,6 +15,10 @@ int mbl_symlin_newton(mbl_symlin *sl, mbl_status *st)
         return mbl_error(st, MBL_EARG,
                          "the Newton iteration solves an equilibrium or a steady motion; this point is given "
                          "(linearize.at: given)");
+    if (sl->nq > sl->n)
+        return mbl_error(st, MBL_EARG,
+                         "the Newton iteration solves for the coordinates and multipliers only; the model has user "
+                         "ODE states or implicit variables (%s): not supported with --newton", sl->qname[sl->n]);
     mblx_graph *g = sl->g;
     int n = sl->n, m = sl->m, N = n + m, nrow = n + 3 * m, rc = 0;
     sl->nn = 0;

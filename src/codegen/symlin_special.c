@@ -48,6 +48,48 @@ static int special_kept(const mbl_symlin *sl, const char *const *keep, int nkeep
     return 0;
 }
 
+/* Parameters that no expression of the linear model depends on (a mechanism's geometry and a URDF
+ * joint angle are numbers once loaded; a parameter used only by the point's guess) are not
+ * symbols of the result: they are not kept (issue 30, item 5), and named in dropped. */
+static int special_unused(const mbl_symlin *sl, int *kept, char *dropped, size_t cap)
+{
+    mblx_graph *g = sl->g;
+    size_t nn = mblx_node_count(g), top = 0;
+    unsigned char *mark = mbl_calloc(nn + 1, 1);
+    mblx_id *stack = mbl_alloc_array(nn + 1, sizeof *stack);
+    if (!mark || !stack) {
+        mbl_free(mark), mbl_free(stack);
+        return MBL_ENOMEM;
+    }
+    const mblx_id *mats[] = {sl->A, sl->B, sl->C, sl->D, sl->M, sl->Cd, sl->K, sl->F, sl->H, sl->lam, sl->res};
+    size_t lens[] = {(size_t)sl->nx * sl->nx, (size_t)sl->nx * sl->nr, (size_t)sl->ny * sl->nx,
+                     (size_t)sl->ny * sl->nr, (size_t)sl->z * sl->z, (size_t)sl->z * sl->z, (size_t)sl->z * sl->z,
+                     (size_t)sl->z * sl->nr, (size_t)sl->n * sl->z, (size_t)sl->m, (size_t)(sl->m + sl->n)};
+    for (int k = 0; k < 11; k++)
+        for (size_t i = 0; mats[k] && i < lens[k]; i++) {
+            if (mats[k][i] == MBLX_NONE || mark[mats[k][i]]) continue;
+            mark[mats[k][i]] = 1, stack[top++] = mats[k][i];
+            while (top) {
+                mblx_id e = stack[--top];
+                int na = mblx_node_nargs(g, e);
+                for (int a = 0; a < na; a++) {
+                    mblx_id x = mblx_node_arg(g, e, a);
+                    if (!mark[x]) mark[x] = 1, stack[top++] = x;
+                }
+            }
+        }
+    size_t at = 0;
+    dropped[0] = 0;
+    for (int i = 0; i < sl->np; i++)
+        if (kept[i] && !mark[sl->p[i]]) {
+            kept[i] = 0;
+            int w = snprintf(dropped + at, cap - at, "%s%s", at ? ", " : "", sl->pname[i]);
+            if (w > 0) at = at + (size_t)w < cap ? at + (size_t)w : cap - 1;
+        }
+    mbl_free(mark), mbl_free(stack);
+    return 0;
+}
+
 /* The substitution of the parameters (syms, repl: a kept one stays, the others become their values)
  * and for each coordinate its closed-form candidates (cand, ncand: 0, +-p, +-p/2, +-2p, +-p_a +-
  * p_b that match the point's value, else the value itself); returns how many combinations. */
@@ -77,7 +119,9 @@ static double special_candidates(mbl_symlin *sl, const int *kept, mblx_id *syms,
                             c[nc++] = CAND(mblx_add(g, mblx_scale(g, sa, sl->p[a]), mblx_scale(g, sb, sl->p[b])));
             }
         }
-        if (!nc) c[nc++] = mblx_const(g, v); /* a number no parameter changes (verified below) */
+        /* a number no parameter changes (verified below), also after parameter candidates that match by
+         * chance (the Euler parameter 1 = I + J of a mount) */
+        if (!nc || (nc < SPECIAL_NCAND && fabs(v) > 1e-12 * qscale)) c[nc++] = mblx_const(g, v);
         ncand[i] = nc;
 #undef CAND
         combos *= nc;
@@ -87,7 +131,11 @@ static double special_candidates(mbl_symlin *sl, const int *kept, mblx_id *syms,
 
 /* Verify each combination of candidates at 20 random parameter sets (kept parameters within +-20 %):
  * 1 when one satisfies the equilibrium residuals everywhere (then in repl[np ..]). res: m + n,
- * sv: the graph's symbols, rv: m + n scratch. */
+ * sv: the graph's symbols, rv: m + n scratch. Each residual is measured against its own scale
+ * 1 + sum_j |d res_i / d q_j| (1 + |q_j|) at the candidate (issue 30, item 5: the former bound
+ * 1e-9 max|p|^3 was 1.25e5 on a mount of stiffness 5e4, and accepted the Euler parameter
+ * e0 = I + 0.6 where e0 = 1). */
+#define SPECIAL_RES_TOL 1e-9
 static int special_verify(mbl_symlin *sl, const int *kept, int point_symbols, mblx_id *syms, mblx_id *repl,
                           const mblx_id *cand, const int *ncand, int *pick, double combos, mblx_id *res, double *sv,
                           double *rv)
@@ -95,31 +143,45 @@ static int special_verify(mbl_symlin *sl, const int *kept, int point_symbols, mb
     mblx_graph *g = sl->g;
     int np = sl->np, n = sl->n, m = sl->m;
     for (int i = 0; i < n; i++) syms[np + i] = sl->q[i];
-    double pscale = 1.0;
-    for (int i = 0; i < np; i++) pscale = fmax(pscale, fabs(sl->pval[i]));
     int ok = 0;
-    for (long combo = 0; !point_symbols && sl->res && !ok && combos <= SPECIAL_MAX_COMBOS && combo < (long)combos; combo++) {
+    size_t nr_ = (size_t)(m + n), nj = nr_ * (size_t)n;
+    mblx_id *J = codegen_new_ids(nj), *Jc = codegen_new_ids(nr_ + nj + (size_t)n);
+    double *jv = mbl_alloc_array(nr_ + nj + (size_t)n + 1, sizeof *jv);
+    if (!J || !Jc || !jv) point_symbols = 1; /* out of memory: no closed form */
+    for (size_t i = 0; !point_symbols && sl->res && i < nr_; i++)
+        for (int j = 0; j < n; j++) J[i + (size_t)j * nr_] = mblx_diff(g, sl->res[i], sl->q[j]);
+    for (long combo = 0; !point_symbols && sl->res && sl->nq <= n && !ok && combos <= SPECIAL_MAX_COMBOS && combo < (long)combos; combo++) {
         long rest = combo;
         for (int i = 0; i < n; i++) {
             pick[i] = (int)(rest % ncand[i]), rest /= ncand[i];
             repl[np + i] = cand[(size_t)i * SPECIAL_NCAND + pick[i]];
         }
         for (int i = 0; i < m + n; i++) res[i] = mblx_subst(g, sl->res[i], (size_t)(np + n), syms, repl);
+        for (size_t i = 0; i < nr_; i++) Jc[i] = res[i];
+        for (size_t i = 0; i < nj; i++) Jc[nr_ + i] = mblx_subst(g, J[i], (size_t)(np + n), syms, repl);
+        for (int j = 0; j < n; j++) Jc[nr_ + nj + (size_t)j] = repl[np + j];
         unsigned long long seed = 0x9e3779b97f4a7c15ULL;
         ok = mblx_graph_status(g, NULL) == 0;
         for (int trial = 0; ok && trial < 20; trial++) {
-            for (int i = 0; i < np; i++)
-                sv[mblx_symbol_index(g, sl->p[i])] = sl->pval[i] * (kept[i] ? 0.8 + 0.4 * uniform(&seed) : 1.0);
+            for (int i = 0; i < np; i++) /* every kept one varies (a zero one by +-0.2) */
+                sv[mblx_symbol_index(g, sl->p[i])] = !kept[i] ? sl->pval[i]
+                                                     : sl->pval[i] != 0.0 ? sl->pval[i] * (0.8 + 0.4 * uniform(&seed))
+                                                                          : 0.4 * uniform(&seed) - 0.2;
             for (int i = 0; i < sl->nr; i++) sv[mblx_symbol_index(g, sl->r[i])] = sl->rval[i];
             mbl_status est = {0};
-            if (codegen_eval_nodes(g, (size_t)(m + n), res, sv, rv, &est)) {
+            if (codegen_eval_nodes(g, nr_ + nj + (size_t)n, Jc, sv, jv, &est)) {
                 ok = 0;
                 break;
             }
-            for (int i = 0; i < m + n; i++)
-                if (!(fabs(rv[i]) <= 1e-9 * pscale * pscale * pscale)) ok = 0;
+            for (size_t i = 0; i < nr_; i++) {
+                double scale = 1.0;
+                for (int j = 0; j < n; j++) scale += fabs(jv[nr_ + i + (size_t)j * nr_]) * (1.0 + fabs(jv[nr_ + nj + (size_t)j]));
+                if (!(fabs(jv[i]) <= SPECIAL_RES_TOL * scale)) ok = 0;
+            }
         }
     }
+    (void)rv;
+    mbl_free(J), mbl_free(Jc), mbl_free(jv);
     return ok;
 }
 
@@ -130,10 +192,14 @@ static void special_note(mbl_symlin *sl, int ok, int point_symbols, mblx_id *rep
     if (ok) {
         *closed = 1;
         snprintf(sl->note, sizeof sl->note,
-                 "the operating point in closed form (verified at 20 random parameter sets)");
+                 "the operating point in closed form (an equilibrium at 20 random parameter sets)");
     } else {
         for (int i = 0; i < n; i++) repl[np + i] = sl->q[i];
-        if (sl->moving && !point_symbols)
+        if (sl->nq > n)
+            snprintf(sl->note, sizeof sl->note,
+                     "the coordinates, ODE states and implicit variables stand for the point's values (no closed "
+                     "form is searched with ODE states)");
+        else if (sl->moving && !point_symbols)
             snprintf(sl->note, sizeof sl->note,
                      "a point with motion: the coordinates q and velocities der(q) stand for the point's values "
                      "(no closed form is searched)");
@@ -243,7 +309,16 @@ int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int 
         goto out;
     }
     rc = special_kept(sl, keep, nkeep, keep_all, kept, st);
+    char dropped[256];
+    if (!rc && special_unused(sl, kept, dropped, sizeof dropped)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (rc) goto out;
+    mbl_free(sl->pkept);
+    sl->pkept = mbl_alloc_array((size_t)np + 1, sizeof *sl->pkept);
+    if (!sl->pkept) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(sl->pkept, kept, (size_t)np * sizeof *kept);
     cand = mbl_alloc_array((size_t)n * SPECIAL_NCAND + 1, sizeof *cand);
     ncand = mbl_calloc((size_t)n + 1, sizeof *ncand), pick = mbl_calloc((size_t)n + 1, sizeof *pick);
     if (!cand || !ncand || !pick) {
@@ -260,6 +335,12 @@ int mbl_symlin_special2(mbl_symlin *sl, const char *const *keep, int nkeep, int 
     }
     int ok = special_verify(sl, kept, point_symbols, syms, repl, cand, ncand, pick, combos, res, sv, rv);
     special_note(sl, ok, point_symbols, repl, closed);
+    if (dropped[0]) {
+        size_t len = strlen(sl->note);
+        snprintf(sl->note + len, sizeof sl->note - len,
+                 "; not symbols (no expression of the linear model depends on them: numbers once the model is "
+                 "loaded, or only in the point's guess): %s", dropped);
+    }
     rc = special_subst(sl, syms, repl, st);
     if (!rc) rc = special_expand(sl, st);
     if (!rc) rc = mblx_graph_status(g, st);

@@ -7,6 +7,15 @@ if(PYTHON3)
   # (octave, when installed) the generated code
   add_test(NAME test_codegen_inject COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/codegen_inject_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # symbolic and codegen with user ODE states against linearize (issue 30, item 4)
+  add_test(NAME test_symbolic_ode COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/symbolic_ode_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # symbolic's parameters (a URDF's joint angles are not symbols) and its check against linearize (item 5)
+  add_test(NAME test_symbolic_params COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/symbolic_params_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # codegen and symbolic refuse too large a model before the work, with the estimate (item 17)
+  add_test(NAME test_symbolic_limits COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/symbolic_limits_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
 # valgrind memcheck on the plain build (valgrind and the sanitizers do not mix)
 find_program(VALGRIND valgrind)
