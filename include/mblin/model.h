@@ -326,6 +326,11 @@ typedef struct mbl_lin_options {
                               i Omega) from the first-order pencil (complex shift-invert) */
     const struct mbla_eigs_backend *eigs_backend; /* partial spectrum: the engine (mblin/la.h);
                               NULL (default): ARPACK shift-invert with KLU */
+    double state_tol;      /* the states' test (docs/linearization.md, "States that stop describing
+                              the motion"): a velocity state W_i whose unit rate moves mass
+                              M-hat_ii < state_tol * m_max * |dv/dW_i|^2 (m_max the largest diagonal
+                              entry of the model's mass matrix) is refused, in every method that
+                              takes the user's states and in sweeps (default 1e-10; 0: default) */
 } mbl_lin_options;
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0

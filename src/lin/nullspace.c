@@ -115,7 +115,17 @@ int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
     /* the states of augmented when they exist (not at a singular configuration) */
     char sel[sizeof lin->selection];
     mbl_status st2;
+    mbl_status_clear(&st2);
     int user = r == m && !lin_states(md, &B, opt, &us, sel, sizeof sel, &st2) && us.z0 == z0 && us.z1 == z1;
+    /* the user's states cannot be used at a configuration the QRCP calls regular (the selection's
+     * full-pivot LU finds the states, or the constraints, dependent): refused as by every method that
+     * takes them, except inside descriptor, whose pencil needs no states (its state-space form is
+     * then in the tangent coordinates) */
+    if (!user && r == m && md->nus > 0 && !(opt->method && !strcmp(opt->method, "descriptor"))) {
+        rc = st2.msg[0] ? mbl_error(st, MBL_ESINGULAR, "nullspace: the user's states cannot be used here: %s", st2.msg)
+                        : mbl_error(st, MBL_ESINGULAR, "nullspace: the user's states do not parametrize the motion here");
+        goto done;
+    }
     int frozen = user && lin_states_frozen(md, pt, us.W, us.z0, us.z1); /* speeds at a point with motion */
     if (frozen && lin_rstates_rates(md, &B, &us, &ref)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");

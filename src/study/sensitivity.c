@@ -764,6 +764,17 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
                          n + L->m + L->k, nwrt, (Nd * Nd * (3.0 + 3.0 * nwrt) * 8.0 + (double)nF * nunk * 8.0) / 1e9);
     j.S = mbl_calloc(1, sizeof *j.S);
     if (!j.S) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    /* the refusals of a linearization at this point (a singular configuration, states that stop
+     * describing the motion: lin_check_states) hold here too: the pencil below would give numbers */
+    if (!j.large) {
+        mbl_linear *lin = NULL;
+        rc = mbl_linearize(mbl_dae_deriv_model(d), pt, NULL, &lin, st);
+        mbl_linear_free(lin);
+        if (rc) {
+            mbl_sensitivity_free(j.S);
+            return rc;
+        }
+    }
     rc = job_point(&j, wrt_in, st);
     if (!rc) rc = job_pencil(&j, st);
     while (!rc) { /* once more in the user states where the pencil changes along the motion */
