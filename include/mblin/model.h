@@ -162,6 +162,9 @@ typedef struct mbl_point {
     char notes[1024];         /* what happened, for the report (moved coordinates, rank loss) */
     int nX, nZ;               /* user ODE states and implicit variables (ode_states, implicit_variables) */
     double *X, *Xdot, *Z;     /* nX, nX, nZ values */
+    char accel_note[320];     /* at: given, when the point is no equilibrium or steady motion of the model
+                                 (its accelerations are not zero: docs/linearization.md, "A given point
+                                 that moves"): the largest residual acceleration, also in notes; "" else */
 } mbl_point;
 
 MBL_API int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);

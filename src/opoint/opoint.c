@@ -442,6 +442,59 @@ static void note_unused_velocities(mbl_point *pt, const mbl_model *md, const dou
     snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", msg);
 }
 
+/* A given point's accelerations are residual when the inertia term of some equation of motion is
+ * more than this fraction of the forces in that equation (docs/linearization.md, "A given point
+ * that moves"). */
+#define OPOINT_ACCEL_NOTE 1e-8
+
+/* At a given point: the accelerations vdot the model has there (solved), and whether they are
+ * residual. In EOM row i, R_i = (M vdot)_i + (the other terms) = 0; the test compares the inertia
+ * term |(M vdot)_i| with the size of the forces it balances, f_i = sum_c |dR_i/dx_c x_c| over the
+ * other unknowns (multipliers, velocities, coordinates, ode states, inputs: reactions, gyroscopic,
+ * spring and damper forces) plus |(M vdot)_i| itself. Each term is in the row's own units, so the
+ * ratio |(M vdot)_i| / f_i is free of the units of the coordinates and of the equation (exact
+ * equilibrium and steady motion: rounding; a free fall: 1). The coordinate with the largest ratio
+ * above OPOINT_ACCEL_NOTE is named with its acceleration in pt->accel_note and the notes. */
+static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    mbl_point *pt = sp->pt;
+    int n = mv->n, e0 = mv->row0[MBL_ROW_EOM], ja = model_blk0(md, MBL_BLK_A);
+    model_fill_syms_pt(md, pt, sp->syms);
+    int rc = model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+    if (rc) return model_eval_error(md, sp->syms, "at the given point", st);
+    double *inert = mbl_calloc((size_t)n + 1, sizeof *inert), *force = mbl_calloc((size_t)n + 1, sizeof *force);
+    if (!inert || !force) {
+        mbl_free(inert), mbl_free(force);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = mv->jac.row[p] - e0, c = mv->jac.col[p];
+        const double *x = r >= 0 && r < n ? opoint_unknown_ptr(md, pt, c) : NULL;
+        if (!x) continue;
+        double t = sp->jac[p] * *x;
+        if (c >= ja && c < ja + n) inert[r] += t;
+        else force[r] += fabs(t);
+    }
+    int big = -1;
+    double worst = OPOINT_ACCEL_NOTE;
+    for (int i = 0; i < n; i++) {
+        double f = fabs(inert[i]) + force[i], ratio = f > 0 ? fabs(inert[i]) / f : 0.0;
+        if (isfinite(ratio) && ratio > worst) worst = ratio, big = i;
+    }
+    mbl_free(inert), mbl_free(force);
+    if (big < 0) return 0;
+    snprintf(pt->accel_note, sizeof pt->accel_note,
+             "the given point is not an equilibrium or steady motion of the model: residual acceleration "
+             "der(der(%.80s)) = %.6g (its inertia term is %.3g of the forces in its equation); the linear model is "
+             "about a point that moves",
+             mv->qname[big], pt->vdot[big], worst);
+    size_t nl = strlen(pt->notes);
+    if (nl + 3 < sizeof pt->notes) snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", pt->accel_note);
+    return 0;
+}
+
 /* linearize.at: given: the coordinates and velocities projected onto the constraints (notes of
  * what moved), then the accelerations and multipliers solved. */
 static int solve_given(opoint_subproblem *sp, const double *v0, mbl_status *st)
@@ -481,6 +534,7 @@ static int solve_given(opoint_subproblem *sp, const double *v0, mbl_status *st)
         mbl_free(vg);
     }
     if (!rc) rc = solve_accelerations(sp, st);
+    if (!rc) rc = note_residual_accelerations(sp, st);
     return rc;
 }
 
