@@ -445,7 +445,38 @@ static void note_unused_velocities(mbl_point *pt, const mbl_model *md, const dou
 /* A given point's accelerations are residual when the inertia term of some equation of motion is
  * more than this fraction of the forces in that equation (docs/linearization.md, "A given point
  * that moves"). */
-#define OPOINT_ACCEL_NOTE 1e-8
+#define OPOINT_ACCEL_NOTE 1e-6
+
+/* Steady in the user's states (they cover the degrees of freedom, position states only): every
+ * s'' = s_q vdot + s_qq(v, v) is zero to OPOINT_ACCEL_NOTE relative to its two terms, |s_q||vdot|
+ * summed and |s'' - s_q vdot| (a conical pendulum in Cartesian coordinates: the bob's centripetal
+ * acceleration, its angles' second derivatives zero). 1 when so, 0 otherwise or without such states;
+ * negative on an error. */
+static int steady_in_user_states(opoint_subproblem *sp, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    int nus = mv->nus, n = mv->n, jq = model_blk0(md, MBL_BLK_Q);
+    if (nus == 0 || mv->nuvs > 0 || nus < n - mv->m - mv->k) return 0;
+    size_t nv = (size_t)(3 * nus + 2 * mv->nuvs);
+    double *us = mbl_alloc_array(nv + (size_t)mv->usjac.nz + 1, sizeof *us);
+    double *lin = mbl_calloc((size_t)nus + 1, sizeof *lin), *abs_ = mbl_calloc((size_t)nus + 1, sizeof *abs_);
+    int rc = !us || !lin || !abs_ ? mbl_error(st, MBL_ENOMEM, "out of memory") : 0;
+    if (!rc) rc = model_eval_user_states(md, sp->syms, us, sp->work, st);
+    int steady = 1;
+    for (int p = 0; !rc && p < mv->usjac.nz; p++) {
+        int r = mv->usjac.row[p], c = mv->usjac.col[p] - jq;
+        if (r >= nus || c < 0 || c >= n) continue;
+        double t = us[nv + p] * sp->pt->vdot[c];
+        lin[r] += t, abs_[r] += fabs(t);
+    }
+    for (int i = 0; !rc && i < nus && steady; i++) {
+        double sdd = us[2 * nus + i], scale = abs_[i] + fabs(sdd - lin[i]);
+        steady = scale > 0 ? fabs(sdd) <= OPOINT_ACCEL_NOTE * scale : 1;
+    }
+    mbl_free(us), mbl_free(lin), mbl_free(abs_);
+    return rc ? rc : steady;
+}
 
 /* At a given point: the accelerations vdot the model has there (solved), and whether they are
  * residual. In EOM row i, R_i = (M vdot)_i + (the other terms) = 0; the test compares the inertia
@@ -485,6 +516,9 @@ static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
     }
     mbl_free(inert), mbl_free(force);
     if (big < 0) return 0;
+    model_fill_syms_pt(md, pt, sp->syms);
+    rc = steady_in_user_states(sp, st);
+    if (rc) return rc < 0 ? rc : 0;
     snprintf(pt->accel_note, sizeof pt->accel_note,
              "the given point is not an equilibrium or steady motion of the model: residual acceleration "
              "der(der(%.80s)) = %.6g (its inertia term is %.3g of the forces in its equation); the linear model is "
