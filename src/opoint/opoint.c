@@ -512,7 +512,9 @@ static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
     double worst = OPOINT_ACCEL_NOTE;
     for (int i = 0; i < n; i++) {
         double f = fabs(inert[i]) + force[i], ratio = f > 0 ? fabs(inert[i]) / f : 0.0;
-        if (isfinite(ratio) && ratio > worst) worst = ratio, big = i;
+        /* a later coordinate only when clearly larger: ties (a symmetric mechanism) name the first
+         * on every BLAS kernel */
+        if (isfinite(ratio) && ratio > (big < 0 ? worst : worst * (1.0 + 1e-6))) worst = ratio, big = i;
     }
     mbl_free(inert), mbl_free(force);
     if (big < 0) return 0;
