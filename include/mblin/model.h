@@ -426,7 +426,10 @@ MBL_API const char *mbl_lin_method_name(int i);
 
 /* The linear model of `model` at `point` by opt->method (NULL opt: the defaults). A numeric option
  * left at 0 takes its default; a negative or non-finite one (nev = -5, mem_budget = -1) is refused
- * (MBL_EARG), never read as the default. */
+ * (MBL_EARG), never read as the default. A singular configuration, or user states that stop
+ * describing the motion (the states' test of opt->state_tol, every method but penalty; also in
+ * mbl_lin_work_new and mbl_relinearize), is refused with MBL_ESINGULAR and one line naming the
+ * rank deficiency or the state. */
 MBL_API int mbl_linearize(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
                   mbl_linear **out, mbl_status *st);
 
