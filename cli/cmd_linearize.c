@@ -291,6 +291,8 @@ static int run(const pipeline *p, const cli_args *a, const mbl_model *model, mbl
     mbl_status st;
     mbl_status_clear(&st);
     if (mbl_operating_point(model, &popt, pt, &st)) return cli_fail(&st);
+    /* a given point that is no equilibrium or steady motion: said on stderr too (exit 0) */
+    if ((*pt)->accel_note[0]) fprintf(stderr, "mblin: note: %s: %s\n", a->model, (*pt)->accel_note);
     if (!strcmp(cmd, "equilibrium")) {
         if (a->json) mbl_report_point_json(stdout, model, *pt);
         else mbl_report_point_text(stdout, model, *pt);

@@ -168,6 +168,9 @@ typedef struct mbl_point {
     char notes[1024];         /* what happened, for the report (moved coordinates, rank loss) */
     int nX, nZ;               /* user ODE states and implicit variables (ode_states, implicit_variables) */
     double *X, *Xdot, *Z;     /* nX, nX, nZ values */
+    char accel_note[320];     /* at: given, when the point is no equilibrium or steady motion of the model
+                                 (its accelerations are not zero: docs/linearization.md, "A given point
+                                 that moves"): the largest residual acceleration, also in notes; "" else */
 } mbl_point;
 
 MBL_API int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);
@@ -332,6 +335,11 @@ typedef struct mbl_lin_options {
                               i Omega) from the first-order pencil (complex shift-invert) */
     const struct mbla_eigs_backend *eigs_backend; /* partial spectrum: the engine (mblin/la.h);
                               NULL (default): ARPACK shift-invert with KLU */
+    double state_tol;      /* the states' test (docs/linearization.md, "States that stop describing
+                              the motion"): a velocity state W_i whose unit rate moves mass
+                              M-hat_ii < state_tol * m_max * |dv/dW_i|^2 (m_max the largest diagonal
+                              entry of the model's mass matrix) is refused, in every method that
+                              takes the user's states and in sweeps (default 1e-10; 0: default) */
 } mbl_lin_options;
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0
@@ -424,7 +432,10 @@ MBL_API const char *mbl_lin_method_name(int i);
 
 /* The linear model of `model` at `point` by opt->method (NULL opt: the defaults). A numeric option
  * left at 0 takes its default; a negative or non-finite one (nev = -5, mem_budget = -1) is refused
- * (MBL_EARG), never read as the default. */
+ * (MBL_EARG), never read as the default. A singular configuration, or user states that stop
+ * describing the motion (the states' test of opt->state_tol, every method but penalty; also in
+ * mbl_lin_work_new and mbl_relinearize), is refused with MBL_ESINGULAR and one line naming the
+ * rank deficiency or the state. */
 MBL_API int mbl_linearize(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
                   mbl_linear **out, mbl_status *st);
 

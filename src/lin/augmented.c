@@ -35,8 +35,6 @@
 /* Right-hand sides are solved in blocks of this many columns (a model with thousands of states
  * never holds its N x (2z + nr) solution at once). */
 #define AUG_RHS_BLOCK 256
-/* see check_reduced_mass */
-#define AUG_MASS_DOMINANCE 0.5
 /* v_W^T times a matrix is taken over the nonzeros of v_W when at most this fraction of it is
  * nonzero (coordinate states of a large model: v_W is mostly a selection), else by dgemm. */
 #define AUG_SPARSE_VW 0.125
@@ -458,52 +456,6 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     return 0;
 }
 
-/* M-hat (z1 x z1, symmetric positive semi-definite for a physical model) must be regular: scaled to
- * unit diagonal, one whose off-diagonal row sums are at most AUG_MASS_DOMINANCE is (its smallest
- * eigenvalue is at least 1 - AUG_MASS_DOMINANCE); otherwise its LU's reciprocal condition decides.
- * One-shot linearizations only (it allocates). */
-static int check_reduced_mass(const mbl_linear *lin, double rcond_min, mbl_status *st)
-{
-    int z = lin->z1, dominant = 1;
-    if (z == 0) return 0;
-    for (int i = 0; i < z; i++) {
-        double d = lin->M[i + (size_t)i * z];
-        if (!(d > 0) || !isfinite(d))
-            return mbl_error(st, MBL_ESINGULAR,
-                             "the reduced mass matrix M-hat is singular: state %d has %s inertia (M-hat(%d, %d) = "
-                             "%.3g); a degree of freedom without mass, or a velocity state that does not move the "
-                             "model",
-                             i + 1, d < 0 ? "negative" : "no", i + 1, i + 1, d);
-    }
-    double *S = mbl_alloc_array((size_t)z * (size_t)z + 1, sizeof *S);
-    if (!S) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int j = 0; j < z; j++)
-        for (int i = 0; i < z; i++)
-            S[i + (size_t)j * z] = lin->M[i + (size_t)j * z] /
-                                   sqrt(lin->M[i + (size_t)i * z] * lin->M[j + (size_t)j * z]);
-    for (int i = 0; i < z && dominant; i++) {
-        double off = 0;
-        for (int j = 0; j < z; j++)
-            if (j != i) off += fabs(S[i + (size_t)j * z]);
-        dominant = off <= AUG_MASS_DOMINANCE;
-    }
-    int rc = 0;
-    if (!dominant) {
-        mbla_dlu *lu = NULL;
-        double rcond = 0;
-        rc = mbla_dlu_new(z, S, z, &lu, st);
-        if (!rc) rc = mbla_dlu_rcond(lu, &rcond, st);
-        if (rc == MBL_ESINGULAR || (!rc && !(rcond >= rcond_min)))
-            rc = mbl_error(st, MBL_ESINGULAR,
-                           "the reduced mass matrix M-hat is singular (reciprocal condition %.3g after scaling to unit "
-                           "diagonal): a degree of freedom without mass",
-                           rc ? 0.0 : rcond);
-        mbla_dlu_free(lu);
-    }
-    mbl_free(S);
-    return rc;
-}
-
 /* The kinematic system's triplets from those of the augmented matrix (its constraint, S and W rows
  * restricted to the vdot, v, q columns) and the dW/dt rows; the work arrays. w->kin stays 0 when the
  * counts do not make it square (then M, C, K come from dW as in Eq. 29-30). */
@@ -643,7 +595,6 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
      * reason to refuse. Without the kinematic system rcond_min decides. */
     if (!rc && !w->kin && !(lin->cond > 0 && 1.0 / lin->cond >= opt->rcond_min)) rc = singular_error(st, lin->cond);
     if (!rc) rc = finish(w, lin, st);
-    if (!rc && w->kin) rc = check_reduced_mass(lin, opt->rcond_min, st);
     return rc;
 }
 
@@ -751,6 +702,9 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;
     }
+    /* the states' test shared by every method (M-hat against the model's mass scale) */
+    rc = lin_check_states(md, w->ev.jac, lin, opt, st);
+    if (rc) goto fail;
     *out = w;
     *linout = lin;
     return 0;
@@ -835,7 +789,11 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
             return mbl_error_prefix(st, "%s", md->file);
         }
     }
-    return finish(w, lin, st);
+    rc = finish(w, lin, st);
+    /* the same states' test as a one-shot linearization: a sweep refuses the same points */
+    if (!rc) rc = lin_check_states(md, w->ev.jac, lin, &w->opt, st);
+    if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "%s", md->file);
+    return rc;
 }
 
 /* Generalized speeds at a point with motion (lin_states_frozen): the linear model in the position

@@ -389,3 +389,98 @@ int lin_point_moving(const mbl_point *pt)
     return 0;
 }
 
+
+/* ---- the states' test (issue 30, item 1; docs/linearization.md "States that stop describing the
+ * motion") ---- */
+
+/* AUG_MASS_DOMINANCE of the scaled M-hat: off-diagonal row sums at most this make it regular */
+#define STATES_MASS_DOMINANCE 0.5
+
+double lin_state_tol(const mbl_lin_options *opt)
+{
+    return opt && opt->state_tol > 0 ? opt->state_tol : 1e-10;
+}
+
+/* The largest diagonal entry of the model's mass matrix M = dR/dvdot (the EOM rows' vdot columns of
+ * the Jacobian values jacval). */
+static double mass_scale(const mbl_model *md, const double *jacval)
+{
+    int e0 = md->row0[MBL_ROW_EOM], ja = model_blk0(md, MBL_BLK_A);
+    double mmax = 0;
+    for (int p = 0; p < md->jac.nz; p++) {
+        int r = md->jac.row[p] - e0, c = md->jac.col[p] - ja;
+        if (r >= 0 && r < md->n && c == r && isfinite(jacval[p])) mmax = fmax(mmax, fabs(jacval[p]));
+    }
+    return mmax;
+}
+
+/* The scaled M-hat (unit diagonal): regular when diagonally dominant, else by its LU's reciprocal
+ * condition against rcond_min (allocates only then). */
+static int mass_condition(const mbl_linear *lin, double rcond_min, mbl_status *st)
+{
+    int z = lin->z1, dominant = 1;
+    const double *M = lin->M;
+    for (int i = 0; i < z && dominant; i++) {
+        double off = 0;
+        for (int j = 0; j < z; j++)
+            if (j != i) off += fabs(M[i + (size_t)j * z]) / sqrt(M[i + (size_t)i * z] * M[j + (size_t)j * z]);
+        dominant = off <= STATES_MASS_DOMINANCE;
+    }
+    if (dominant) return 0;
+    double *S = mbl_alloc_array((size_t)z * (size_t)z + 1, sizeof *S);
+    if (!S) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; j < z; j++)
+        for (int i = 0; i < z; i++)
+            S[i + (size_t)j * z] = M[i + (size_t)j * z] / sqrt(M[i + (size_t)i * z] * M[j + (size_t)j * z]);
+    mbla_dlu *lu = NULL;
+    double rcond = 0;
+    int rc = mbla_dlu_new(z, S, z, &lu, st);
+    if (!rc) rc = mbla_dlu_rcond(lu, &rcond, st);
+    if (rc == MBL_ESINGULAR || (!rc && !(rcond >= rcond_min)))
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "the reduced mass matrix M-hat is singular (reciprocal condition %.3g after scaling to unit "
+                       "diagonal): the velocity states are dependent in the kinetic energy (a degree of freedom "
+                       "without mass); choose other states",
+                       rc ? 0.0 : rcond);
+    mbla_dlu_free(lu);
+    mbl_free(S);
+    return rc;
+}
+
+int lin_check_states(const mbl_model *md, const double *jacval, const mbl_linear *lin, const mbl_lin_options *opt,
+                     mbl_status *st)
+{
+    int n = md->n, z0 = lin->z0, z1 = lin->z1;
+    if (!lin->M || !lin->v_W || z1 <= 0) return 0;
+    /* every state moves mass: M-hat_ii > 0 */
+    for (int i = 0; i < z1; i++) {
+        double d = lin->M[i + (size_t)i * z1];
+        if (!(d > 0) || !isfinite(d))
+            return mbl_error(st, MBL_ESINGULAR,
+                             "the reduced mass matrix M-hat is singular: state %s has %s inertia (M-hat(%d, %d) = "
+                             "%.3g); a degree of freedom without mass, or a velocity state that does not move the "
+                             "model",
+                             lin->state_names && lin->state_names[z0 + i] ? lin->state_names[z0 + i] : "?",
+                             d < 0 ? "negative" : "no", i + 1, i + 1, d);
+    }
+    /* ... relative to the model's own mass scale: rho_i = M-hat_ii / (m_max |dv/dW_i|^2), free of the
+     * states' units and of the mass unit */
+    double mmax = mass_scale(md, jacval), tol = lin_state_tol(opt), worst = INFINITY;
+    int iw = -1;
+    for (int i = 0; i < z1 && mmax > 0 && isfinite(mmax); i++) {
+        double v2 = 0;
+        for (int r = 0; r < n; r++) v2 += lin->v_W[r + (size_t)i * n] * lin->v_W[r + (size_t)i * n];
+        double rho = lin->M[i + (size_t)i * z1] / (mmax * v2);
+        if (v2 > 0 && isfinite(v2) && rho < worst) worst = rho, iw = i;
+    }
+    if (iw >= 0 && worst < tol) {
+        const char *w = lin->state_names && lin->state_names[z0 + iw] ? lin->state_names[z0 + iw] : "?";
+        const char *s = iw < z0 && lin->state_names && lin->state_names[iw] ? lin->state_names[iw] : w;
+        return mbl_error(st, MBL_ESINGULAR,
+                         "the state %s stops describing the motion at this point: a unit rate %s moves mass %.3g of "
+                         "the model's mass scale (M-hat relative to m_max |dv/d%s|^2, below state_tol %.3g), a "
+                         "singular configuration for these states: choose another state, or --method descriptor",
+                         s, w, worst, w, tol);
+    }
+    return z1 > 1 ? mass_condition(lin, opt ? opt->rcond_min : 1e-13, st) : 0;
+}

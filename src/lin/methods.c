@@ -59,6 +59,26 @@ static int descriptor_with_state_space(const mbl_model *md, const mbl_point *pt,
     return 0;
 }
 
+/* The states' test of every method that takes the user's states (lin_check_states; augmented runs it
+ * itself, with its own evaluation at the point, and so do sweeps): on a refusal *out is freed. */
+static int check_states(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                        mbl_status *st)
+{
+    if (!*out || !(*out)->M || !(*out)->v_W) return 0;
+    mbl_eval ev;
+    int rc = lin_eval_init(md, &ev, st);
+    if (!rc) {
+        rc = lin_eval_at(md, pt, &ev, st);
+        if (!rc) rc = lin_check_states(md, ev.jac, *out, opt, st);
+        lin_eval_free(&ev);
+    }
+    if (rc) {
+        mbl_linear_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 typedef int (*lin_fn)(const mbl_model *, const mbl_point *, const mbl_lin_options *, mbl_linear **, mbl_status *);
 
 static const struct {
@@ -136,7 +156,9 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
                                          : "use augmented (the default), which switches to a partial spectrum",
                                      st);
     }
-    return methods[i].fn(md, pt, opt, out, st);
+    int rc = methods[i].fn(md, pt, opt, out, st);
+    if (!rc && !aug && strcmp(name, "penalty")) rc = check_states(md, pt, opt, out, st);
+    return rc;
 }
 
 /* At a point with motion the spectrum depends on the states (docs/linearization.md): when the

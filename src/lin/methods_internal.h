@@ -182,6 +182,18 @@ int lin_rstates_rates(const mbl_model *md, const mbl_blocks *B, const mbl_rstate
 int lin_frozen_change(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *us, const mbl_rstates *ref,
                       double rcond_min, mbl_linear *lin, mbl_status *st);
 
+/* The states' test, the same in every method that takes the user's states and in sweeps (issue 30,
+ * item 1; docs/linearization.md "States that stop describing the motion"), on a finished linear
+ * model lin (M-hat, v_W) and the Jacobian values jacval at its point: every velocity state must move
+ * mass, M-hat_ii > 0, and relative to the model's own mass scale, M-hat_ii >= state_tol m_max
+ * |dv/dW_i|^2 (m_max the largest diagonal entry of M = dR/dvdot; free of the states' and the mass
+ * unit); and M-hat scaled to unit diagonal must be regular (rcond_min). MBL_ESINGULAR naming the
+ * state otherwise. Allocates only for a non-dominant M-hat of more than one state. */
+int lin_check_states(const mbl_model *md, const double *jacval, const mbl_linear *lin, const mbl_lin_options *opt,
+                     mbl_status *st);
+/* opt->state_tol, or its default 1e-10 when not positive. */
+double lin_state_tol(const mbl_lin_options *opt);
+
 /* 1 when the point has nonzero velocities or accelerations (not an equilibrium): there the
  * spectrum of a linearization depends on the states chosen. */
 int lin_point_moving(const mbl_point *pt);

@@ -30,6 +30,18 @@ static int null_basis(int n, int nrow, const double *X, double tol, double *Q, i
     return rc;
 }
 
+/* The user's states cannot be used at a configuration the QRCP calls regular (the selection's
+ * full-pivot LU finds the states, or the constraints, dependent: st2 says why): refused as by every
+ * method that takes them (issue 30, item 1), except inside descriptor, whose pencil needs no states
+ * (its state-space form is then in the tangent coordinates); 0 to go on in tangent coordinates. */
+static int refuse_user_states(const mbl_model *md, const mbl_lin_options *opt, const mbl_status *st2, mbl_status *st)
+{
+    if (md->nus == 0 || (opt->method && !strcmp(opt->method, "descriptor"))) return 0;
+    if (st2->code && st2->code != MBL_ESINGULAR) return mbl_error(st, st2->code, "nullspace: %s", st2->msg);
+    return st2->msg[0] ? mbl_error(st, MBL_ESINGULAR, "nullspace: the user's states cannot be used here: %s", st2->msg)
+                       : mbl_error(st, MBL_ESINGULAR, "nullspace: the user's states do not parametrize the motion here");
+}
+
 int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                   mbl_status *st)
 {
@@ -115,7 +127,9 @@ int lin_nullspace(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
     /* the states of augmented when they exist (not at a singular configuration) */
     char sel[sizeof lin->selection];
     mbl_status st2;
+    mbl_status_clear(&st2);
     int user = r == m && !lin_states(md, &B, opt, &us, sel, sizeof sel, &st2) && us.z0 == z0 && us.z1 == z1;
+    if (!user && r == m && (rc = refuse_user_states(md, opt, &st2, st))) goto done;
     int frozen = user && lin_states_frozen(md, pt, us.W, us.z0, us.z1); /* speeds at a point with motion */
     if (frozen && lin_rstates_rates(md, &B, &us, &ref)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");

@@ -278,7 +278,8 @@ int lin_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
     if (rank0 < m) {
         rc = mbl_error(st, MBL_ESINGULAR,
                        "singular configuration: the constraint Jacobian Phi_q has rank %d < %d constraints (rank "
-                       "deficiency %d): redundant constraints or a singular (locked or bifurcating) configuration",
+                       "deficiency %d): redundant constraints or a singular (locked or bifurcating) configuration; --method "
+                       "descriptor needs no states there",
                        rank0, m, m - rank0);
         goto done;
     }

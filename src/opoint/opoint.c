@@ -442,6 +442,95 @@ static void note_unused_velocities(mbl_point *pt, const mbl_model *md, const dou
     snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", msg);
 }
 
+/* A given point's accelerations are residual when the inertia term of some equation of motion is
+ * more than this fraction of the forces in that equation (docs/linearization.md, "A given point
+ * that moves"). */
+#define OPOINT_ACCEL_NOTE 1e-6
+
+/* Steady in the user's states (they cover the degrees of freedom, position states only): every
+ * s'' = s_q vdot + s_qq(v, v) is zero to OPOINT_ACCEL_NOTE relative to its two terms, |s_q||vdot|
+ * summed and |s'' - s_q vdot| (a conical pendulum in Cartesian coordinates: the bob's centripetal
+ * acceleration, its angles' second derivatives zero). 1 when so, 0 otherwise or without such states;
+ * negative on an error. */
+static int steady_in_user_states(opoint_subproblem *sp, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    int nus = mv->nus, n = mv->n, jq = model_blk0(md, MBL_BLK_Q);
+    if (nus == 0 || mv->nuvs > 0 || nus < n - mv->m - mv->k) return 0;
+    size_t nv = (size_t)(3 * nus + 2 * mv->nuvs);
+    double *us = mbl_alloc_array(nv + (size_t)mv->usjac.nz + 1, sizeof *us);
+    double *lin = mbl_calloc((size_t)nus + 1, sizeof *lin), *abs_ = mbl_calloc((size_t)nus + 1, sizeof *abs_);
+    int rc = !us || !lin || !abs_ ? mbl_error(st, MBL_ENOMEM, "out of memory") : 0;
+    if (!rc) rc = model_eval_user_states(md, sp->syms, us, sp->work, st);
+    int steady = 1;
+    for (int p = 0; !rc && p < mv->usjac.nz; p++) {
+        int r = mv->usjac.row[p], c = mv->usjac.col[p] - jq;
+        if (r >= nus || c < 0 || c >= n) continue;
+        double t = us[nv + p] * sp->pt->vdot[c];
+        lin[r] += t, abs_[r] += fabs(t);
+    }
+    for (int i = 0; !rc && i < nus && steady; i++) {
+        double sdd = us[2 * nus + i], scale = abs_[i] + fabs(sdd - lin[i]);
+        steady = scale > 0 ? fabs(sdd) <= OPOINT_ACCEL_NOTE * scale : 1;
+    }
+    mbl_free(us), mbl_free(lin), mbl_free(abs_);
+    return rc ? rc : steady;
+}
+
+/* At a given point: the accelerations vdot the model has there (solved), and whether they are
+ * residual. In EOM row i, R_i = (M vdot)_i + (the other terms) = 0; the test compares the inertia
+ * term |(M vdot)_i| with the size of the forces it balances, f_i = sum_c |dR_i/dx_c x_c| over the
+ * other unknowns (multipliers, velocities, coordinates, ode states, inputs: reactions, gyroscopic,
+ * spring and damper forces) plus |(M vdot)_i| itself. Each term is in the row's own units, so the
+ * ratio |(M vdot)_i| / f_i is free of the units of the coordinates and of the equation (exact
+ * equilibrium and steady motion: rounding; a free fall: 1). The coordinate with the largest ratio
+ * above OPOINT_ACCEL_NOTE is named with its acceleration in pt->accel_note and the notes. */
+static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    mbl_point *pt = sp->pt;
+    int n = mv->n, e0 = mv->row0[MBL_ROW_EOM], ja = model_blk0(md, MBL_BLK_A);
+    model_fill_syms_pt(md, pt, sp->syms);
+    int rc = model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+    if (rc) return model_eval_error(md, sp->syms, "at the given point", st);
+    double *inert = mbl_calloc((size_t)n + 1, sizeof *inert), *force = mbl_calloc((size_t)n + 1, sizeof *force);
+    if (!inert || !force) {
+        mbl_free(inert), mbl_free(force);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = mv->jac.row[p] - e0, c = mv->jac.col[p];
+        const double *x = r >= 0 && r < n ? opoint_unknown_ptr(md, pt, c) : NULL;
+        if (!x) continue;
+        double t = sp->jac[p] * *x;
+        if (c >= ja && c < ja + n) inert[r] += t;
+        else force[r] += fabs(t);
+    }
+    int big = -1;
+    double worst = OPOINT_ACCEL_NOTE;
+    for (int i = 0; i < n; i++) {
+        double f = fabs(inert[i]) + force[i], ratio = f > 0 ? fabs(inert[i]) / f : 0.0;
+        /* a later coordinate only when clearly larger: ties (a symmetric mechanism) name the first
+         * on every BLAS kernel */
+        if (isfinite(ratio) && ratio > (big < 0 ? worst : worst * (1.0 + 1e-6))) worst = ratio, big = i;
+    }
+    mbl_free(inert), mbl_free(force);
+    if (big < 0) return 0;
+    model_fill_syms_pt(md, pt, sp->syms);
+    rc = steady_in_user_states(sp, st);
+    if (rc) return rc < 0 ? rc : 0;
+    snprintf(pt->accel_note, sizeof pt->accel_note,
+             "the given point is not an equilibrium or steady motion of the model: residual acceleration "
+             "der(der(%.80s)) = %.6g (its inertia term is %.3g of the forces in its equation); the linear model is "
+             "about a point that moves",
+             mv->qname[big], pt->vdot[big], worst);
+    size_t nl = strlen(pt->notes);
+    if (nl + 3 < sizeof pt->notes) snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", pt->accel_note);
+    return 0;
+}
+
 /* linearize.at: given: the coordinates and velocities projected onto the constraints (notes of
  * what moved), then the accelerations and multipliers solved. */
 static int solve_given(opoint_subproblem *sp, const double *v0, mbl_status *st)
@@ -481,6 +570,7 @@ static int solve_given(opoint_subproblem *sp, const double *v0, mbl_status *st)
         mbl_free(vg);
     }
     if (!rc) rc = solve_accelerations(sp, st);
+    if (!rc) rc = note_residual_accelerations(sp, st);
     return rc;
 }
 

@@ -764,6 +764,23 @@ int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const i
                          n + L->m + L->k, nwrt, (Nd * Nd * (3.0 + 3.0 * nwrt) * 8.0 + (double)nF * nunk * 8.0) / 1e9);
     j.S = mbl_calloc(1, sizeof *j.S);
     if (!j.S) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    /* at a regular configuration the refusal of a linearization in the user's states (states that
+     * stop describing the motion: lin_check_states, issue 30 item 1) holds here too, since the pencil
+     * below would give numbers; at a singular configuration (rank of [Phi_q; A_nh] below m + k) the
+     * pencil is the answer, as descriptor's */
+    if (!j.large && pt->rank_phi_q >= pt->m + pt->k) {
+        mbl_linear *lin = NULL;
+        mbl_status st2;
+        mbl_status_clear(&st2);
+        rc = mbl_linearize(mbl_dae_deriv_model(d), pt, NULL, &lin, &st2);
+        mbl_linear_free(lin);
+        if (rc == MBL_ESINGULAR) {
+            mbl_sensitivity_free(j.S);
+            if (st) *st = st2;
+            return rc;
+        }
+        rc = 0;
+    }
     rc = job_point(&j, wrt_in, st);
     if (!rc) rc = job_pencil(&j, st);
     while (!rc) { /* once more in the user states where the pencil changes along the motion */

@@ -349,6 +349,33 @@ static int results_memory(const mbl_sweep *sw, const mbl_sweep_options *opt, int
                      c->path, sw->npoints, c->nm, bytes, budget);
 }
 
+/* The modes (and sensitivities) at the sweep's first point x0, where the workspace is made. A
+ * singular first point (a singular configuration, states that stop describing the motion: issue 30,
+ * item 1) is one refused point, not the sweep's end: the workspace and the sizes then come from the
+ * first point that is answered (x0 and keep->x0 updated), and the refused ones are marked in the
+ * per-point pass. The first point's error when none is answered. */
+static int first_answered(worker *keep, const mbl_sweep *sw, double *x0, mbl_modes **m0, mbl_sensitivity **S0,
+                          mbl_status *sst, mbl_status *st)
+{
+    int rc = study_sweep_eval_modes(keep, x0, 0, m0, S0, sst, st);
+    for (int p = 1; rc == MBL_ESINGULAR && p < sw->npoints; p++) {
+        mbl_status st2;
+        mbl_status_clear(&st2);
+        double xp[2] = {sw->value[(size_t)p * sw->naxes], sw->naxes > 1 ? sw->value[(size_t)p * sw->naxes + 1] : 0};
+        study_sweep_worker_clear(keep);
+        keep->x0[0] = xp[0], keep->x0[1] = xp[1];
+        mbl_status_clear(sst);
+        if (study_sweep_eval_modes(keep, xp, 0, m0, S0, sst, &st2) == 0) {
+            rc = 0;
+            x0[0] = xp[0], x0[1] = xp[1];
+        } else if (st2.code != MBL_ESINGULAR) {
+            *st = st2;
+            rc = st2.code ? st2.code : MBL_EMODEL;
+        }
+    }
+    return rc;
+}
+
 /* The sweep's setup and this rank's points (all points on one process) into r->pts, sw->ok and
  * sw->error; *out NULL on failure (everything freed). */
 static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, run *rr, mbl_sweep **out,
@@ -421,7 +448,7 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     mbl_sensitivity *S0 = NULL;
     mbl_status sst;
     mbl_status_clear(&sst);
-    rc = study_sweep_eval_modes(keep, x0, 0, &m0, &S0, &sst, st);
+    rc = first_answered(keep, sw, x0, &m0, &S0, &sst, st);
     if (rc) {
         mbl_error_prefix(st, "%s: the sweep's first point (%s = %g)", path, opt->axis[0].name, x0[0]);
         mbl_sweep_free(sw);

@@ -5,6 +5,10 @@ if(PYTHON3)
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   # codegen with hostile paths and names (issue 30): compiles (cc), imports (python3 with NumPy) and runs
   # (octave, when installed) the generated code
+  # issue 30, items 1 and 7: singular states refused by every method, sweep and sensitivity; residual
+  # accelerations of a given point noted
+  add_test(NAME test_singular_states COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/singular_states_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   add_test(NAME test_codegen_inject COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/codegen_inject_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   # symbolic and codegen with user ODE states against linearize (issue 30, item 4)

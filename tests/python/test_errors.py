@@ -153,3 +153,29 @@ def test_options_no_computation_can_honour():
             m.linearize(**kw)
     with pytest.raises(mblin.ArgumentError, match="order"):
         mblin.load("examples/whipple_bicycle.yaml").boundary("v", 4.3, order=-1)
+
+
+def test_states_that_stop_describing_the_motion():
+    """Issue 30, item 1: the four-bar's user state phi at its vertical equilibrium (m = 0.5) is
+    refused with the state named; state_tol is the option of the test (a tolerance of 1e-30 lets
+    the nonsense of before through: 5e8 rad/s); a regular point (m = 1) is answered."""
+    m = mblin.load("examples/fourbar_N1_damped.yaml", set={"m": 0.5})
+    with pytest.raises(mblin.Error, match="the state phi stops describing the motion"):
+        m.linearize()
+    assert abs(m.linearize(state_tol=1e-30).eigenvalues[0]) > 1e8
+    with pytest.raises(mblin.ArgumentError, match="state_tol"):
+        m.linearize(state_tol=-1)
+    lin = mblin.load("examples/fourbar_N1_damped.yaml", set={"m": 1}).linearize()
+    assert abs(abs(lin.eigenvalues[0].imag) - 2.133955028348694) < 1e-9
+
+
+def test_given_point_residual_acceleration_note(tmp_path):
+    """Issue 30, item 7: a given point whose forces do not balance carries a note with the largest
+    residual acceleration: a disc on a torsion spring kt at th0 = 0.1, J = 0.02: th'' = -kt th0 / J."""
+    p = tmp_path / "torsion.yaml"
+    p.write_text('model: dae\nparameters: {J: 0.02, kt: 50, th0: 0.1}\ncoordinates: {th: th0}\n'
+                 'velocities: {th: 30}\nkinetic_energy: "0.5*J*der(th)^2"\npotential_energy: "0.5*kt*th^2"\n'
+                 'linearize:\n  at: given\n')
+    pt = mblin.load(str(p)).operating_point()
+    assert "residual acceleration der(der(th)) = -250 " in pt.notes
+    assert "not an equilibrium" not in mblin.load(str(p), set={"th0": 0}).operating_point().notes
