@@ -223,7 +223,10 @@ static int parse(cli *c, int argc, char **argv)
 
 static int load(const cli *c, mbl_model **md, mbl_point **pt, mbl_status *st)
 {
-    int rc = mbl_model_load_file(c->a.model, c->a.sets, c->a.nsets, md, st);
+    mbl_load_options lo; /* --mem-budget bounds building the model too (its beams' estimate) */
+    mbl_load_options_default(&lo);
+    lo.mem_budget = c->mem_budget > 0 ? c->mem_budget : 0;
+    int rc = mbl_model_load_file_opt(c->a.model, c->a.sets, c->a.nsets, &lo, md, st);
     if (rc) return rc;
     mbl_opoint_options oo;
     cli_opoint_options(&c->a, &oo);

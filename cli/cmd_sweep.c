@@ -260,7 +260,11 @@ int cli_cmd_sweep(int argc, char **argv)
     mbl_status_clear(&st);
     mbl_sweep *sw = NULL;
     mbl_model *md = NULL;
-    mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st); /* a failure: md NULL, the sweep reports it (to every rank) */
+    mbl_load_options lopts; /* --mem-budget bounds building the model too (its beams' estimate) */
+    mbl_load_options_default(&lopts);
+    lopts.mem_budget = o.mem_budget > 0 ? o.mem_budget : 0;
+    /* a failure: md NULL, the sweep reports it (to every rank) */
+    mbl_model_load_file_opt(c.model, c.sets, c.nsets, &lopts, &md, &st);
     int failed = mbl_sweep_run(md, &so, &sw, &st);
     mbl_model_free(md);
     if (failed) {

@@ -6,7 +6,8 @@ coordinates per beam. Under --mem-budget 5M the tool refuses at link2's `element
 column) with the estimate and exit 1; under 64M the same model is built and linearized; 1e6
 elements per beam are refused under the default budget (2 GiB) before anything is built. Before:
 the model was built whatever the budget (1e6 elements: 3 GB in 30 s) and only the linearization
-was refused. Usage: test_build_budget.py MBLIN
+was refused. `sweep` and `simulate` build under their --mem-budget the same way.
+Usage: test_build_budget.py MBLIN
 """
 import os
 import subprocess
@@ -50,6 +51,11 @@ with tempfile.TemporaryDirectory() as d:
     r = subprocess.run([B, "linearize", path, "--mem-budget", "64M", "--nev", "2", "--json", "--no-matrices"],
                        capture_output=True, text=True)
     expect("built under the budget", r.returncode == 0 and '"eigenvalues"' in r.stdout, r.stderr)
+    for cmd in (["sweep", path, "--param", "l=4:5:2"], ["simulate", path, "--t-end", "0.1"]):
+        r = subprocess.run([B] + cmd + ["--mem-budget", "5M"], capture_output=True, text=True)
+        expect(cmd[0] + " refused over the budget before building",
+               r.returncode == 1 and all(w in r.stderr for w in want) and not r.stdout,
+               "rc %d: %s" % (r.returncode, r.stderr))
     with open(path, "w") as f:
         f.write(TEXT.replace("NE", "1e6"))
     r = subprocess.run([B, "linearize", path], capture_output=True, text=True)
