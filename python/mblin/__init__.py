@@ -301,7 +301,7 @@ class Model:
             weakref.finalize(self, _os.unlink, f.name)
         return self._tmpfile
 
-    def sweep(self, param, values, *, threads=1, at=None, set=None):
+    def sweep(self, param, values, *, threads=1, at=None, set=None, max_points=None):
         """Sweep one parameter with mode tracking (the CLI's ``mblin sweep --param``).
 
         Args:
@@ -309,6 +309,8 @@ class Model:
             values: ``(from, to, count)`` or an evenly spaced array of values (count >= 2).
             threads: worker threads (results do not depend on it).
             at: the operating-point kind (None: the file's). set: extra overrides for this call.
+            max_points: the work limit (None: the library's, 100000 points); more are refused
+                before any work.
 
         Returns:
             dict of NumPy arrays: ``values`` (npoints), ``eigenvalues`` (complex, npoints x nmodes:
@@ -317,8 +319,11 @@ class Model:
             ``fast``, ``threads``, ``seconds``.
 
         Raises:
-            ArgumentError: unknown parameter, count < 2, from >= to, unevenly spaced values.
+            ArgumentError: unknown parameter, count < 2, from >= to, unevenly spaced values, more
+                points than max_points.
         """
+        if max_points is not None and (int(max_points) != max_points or max_points < 1):
+            raise ArgumentError("sweep: max_points must be a positive integer", ArgumentError.code)
         if isinstance(values, tuple) and len(values) == 3:
             lo, hi, count = float(values[0]), float(values[1]), int(values[2])
         else:
@@ -333,7 +338,7 @@ class Model:
         sets = dict(self._sets)
         sets.update(dict(_sets(set)))
         return _core.sweep(self._file(), list(sets.items()), str(param), lo, hi, count, int(threads),
-                           _AT[at] if at is not None else -1)
+                           _AT[at] if at is not None else -1, int(max_points or 0))
 
     def sensitivity(self, wrt=None, *, shapes=True, point=None, at=None, q=None, v=None, guess=None, t=None):
         """Exact derivatives of the modes with respect to parameters (the CLI's ``mblin sensitivity``),

@@ -18,7 +18,9 @@ PyObject *py_sweep(PyObject *mod, PyObject *args)
     const char *name;
     double from, to;
     int count, threads, at;
-    if (!PyArg_ParseTuple(args, "OOsddiii", &path_obj, &sets_obj, &name, &from, &to, &count, &threads, &at))
+    long max_points;
+    if (!PyArg_ParseTuple(args, "OOsddiiil", &path_obj, &sets_obj, &name, &from, &to, &count, &threads, &at,
+                          &max_points))
         return NULL;
     if (!PyUnicode_FSConverter(path_obj, &path_bytes)) return NULL;
     mbl_setting *sets = NULL;
@@ -36,6 +38,7 @@ PyObject *py_sweep(PyObject *mod, PyObject *args)
     so.axis[0].to = to;
     so.axis[0].count = count;
     so.threads = threads;
+    so.max_points = max_points; /* 0: the default */
     so.sets = sets;
     so.nsets = nsets;
     so.popt = &po;

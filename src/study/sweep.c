@@ -236,7 +236,7 @@ static int make_ctx(const mbl_model *md, const mbl_sweep_options *opt, ctx **out
     if (maxp < 0) return mbl_error(st, MBL_EARG, "the sweep's point limit must be positive (got %ld)", maxp);
     if (npts > (double)maxp)
         return mbl_error(st, MBL_EARG,
-                         "%.0f points%s are more than the limit of %ld (--max-points): each is an operating point, a "
+                         "%.0f points%s are more than the limit of %ld (--max-points; max_points in Python): each is an operating point, a "
                          "linear model and its modes; raise the limit to run it",
                          npts, opt->naxes > 1 ? " (the grid of both parameters)" : "", maxp);
     if (opt->lopt && opt->lopt->method && strcmp(opt->lopt->method, "augmented"))

@@ -46,6 +46,14 @@ def test_sweep_values_array_and_errors():
         m.sweep("v", [1.0, 2.0, 5.0])
     with pytest.raises(mblin.Error):
         m.sweep("no_such_parameter", (1.0, 2.0, 3))
+    # the work limit (issue 30, item 17): refused before any work, raised by max_points
+    with pytest.raises(mblin.ArgumentError, match="200001 points are more than the limit of 100000"):
+        m.sweep("v", (2.0, 6.0, 200001))
+    with pytest.raises(mblin.ArgumentError, match="3 points are more than the limit of 2"):
+        m.sweep("v", (2.0, 6.0, 3), max_points=2)
+    close(m.sweep("v", (2.0, 6.0, 3), max_points=3)["eigenvalues"].real, b["eigenvalues"].real)
+    with pytest.raises(mblin.ArgumentError):
+        m.sweep("v", (2.0, 6.0, 3), max_points=0)
 
 
 @pytest.mark.parametrize("path,wrt", [(BIKE, "v"), (SLIDER, "k,m3")])

@@ -191,7 +191,7 @@ with tempfile.TemporaryDirectory() as d:
         (("simulate", SP, "--t-end", "10", "--max-steps", "0"), 2, ["--max-steps expects a positive integer"]),
         # sweeps: the grid's size before any point
         (("sweep", SP, "--param", "k=1:2:3000", "--param", "c=0:1:3000"), 2,
-         ["9000000 points (the grid of both parameters) are more than the limit of 100000 (--max-points)"]),
+         ["9000000 points (the grid of both parameters) are more than the limit of 100000 (--max-points"]),
         (("sweep", SP, "--param", "k=1:2:10000000"), 2, ["10000000 points are more than the limit of 100000"]),
         (("sweep", SP, "--param", "k=1:2:3", "--max-points", "2"), 2, ["3 points are more than the limit of 2"]),
         # ... and the results' memory after the first point: 20000 points x 4 modes x (9 doubles +
@@ -199,7 +199,7 @@ with tempfile.TemporaryDirectory() as d:
         (("sweep", SP, "--param", "k=1:2:20000", "--mem-budget", "1M"), 2,
          ["20000 points of 4 modes would hold about 1.09e+07 bytes", "budget of 1.05e+06 bytes"]),
         (("freqresp", SP, "--from", "F", "--to", "tip", "--w", "0.1:10:1000000"), 2,
-         ["1000000 frequencies are more than the limit of 100000 (--max-points)"]),
+         ["1000000 frequencies are more than the limit of 100000 (--max-points"]),
     ]:
         rc, out, err = run(*args)
         check(rc == code and all(t in err for t in texts) and err.count("\n") == 1, "%s: %d %s" % (args, rc, err))
