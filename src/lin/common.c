@@ -476,11 +476,18 @@ int lin_check_states(const mbl_model *md, const double *jacval, const mbl_linear
     if (iw >= 0 && worst < tol) {
         const char *w = lin->state_names && lin->state_names[z0 + iw] ? lin->state_names[z0 + iw] : "?";
         const char *s = iw < z0 && lin->state_names && lin->state_names[iw] ? lin->state_names[iw] : w;
+        /* the descriptor pencil needs no states at an exact singular configuration, but its own
+         * tangent coordinates are refused here when the point is next to one (a Newton point 1e-8
+         * from a bifurcation): then it is no way out, and the message does not offer it */
+        int in_descriptor = opt && opt->method && !strcmp(opt->method, "descriptor");
         return mbl_error(st, MBL_ESINGULAR,
                          "the state %s stops describing the motion at this point: a unit rate %s moves mass %.3g of "
                          "the model's mass scale (M-hat relative to m_max |dv/d%s|^2, below state_tol %.3g), a "
-                         "singular configuration for these states: choose another state, or --method descriptor",
-                         s, w, worst, w, tol);
+                         "singular configuration for these states: %s",
+                         s, w, worst, w, tol,
+                         in_descriptor ? "the point is at or next to a singular configuration, where the descriptor "
+                                         "pencil's own tangent coordinates fail too; linearize at a nearby point"
+                                       : "choose another state, or --method descriptor");
     }
     return z1 > 1 ? mass_condition(lin, opt ? opt->rcond_min : 1e-13, st) : 0;
 }
