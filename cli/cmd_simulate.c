@@ -254,13 +254,22 @@ static int read_sweep(const char *path, mbl_svg_series **out, int *nout, double 
     FILE *f = fopen(path, "r");
     if (!f) return mbl_error(st, MBL_EIO, "cannot read %s", path);
     char line[1024];
-    int nrow = 0, cap = 0, maxb = 0, rc = 0;
+    int nrow = 0, cap = 0, maxb = 0, rc = 0, lineno = 1;
     double *v = NULL; /* rows of (value, branch, freq) */
     if (!fgets(line, sizeof line, f) || !strstr(line, "branch")) rc = mbl_error(st, MBL_EIO, "%s: not a sweep CSV (mblin sweep -o DIR)", path);
     while (!rc && fgets(line, sizeof line, f)) {
         double val, br, re, im, fhz;
+        lineno++;
         if (sscanf(line, "%lf,%lf,%lf,%lf,%lf", &val, &br, &re, &im, &fhz) != 5) {
-            rc = mbl_error(st, MBL_EIO, "%s:%d: not a sweep row", path, nrow + 2);
+            rc = mbl_error(st, MBL_EIO, "%s:%d: not a sweep row", path, lineno);
+            break;
+        }
+        /* the data row k of a sweep's CSV has a branch from 1 to k (the first point lists its
+         * branches 1, 2, ... in order): a branch that is not such a whole number is refused
+         * (before, it was converted to int unchecked: 1e300 was undefined behaviour) */
+        if (!(br >= 1 && br <= lineno - 1 && br == floor(br))) {
+            rc = mbl_error(st, MBL_EIO, "%s:%d: the branch %.6g is not a whole number from 1 to the row's number",
+                           path, lineno, br);
             break;
         }
         if (!(im > 1e-9 * (1 + fabs(re))) || !(fhz > 1e-6)) continue;

@@ -7,6 +7,9 @@ if(PYTHON3)
   # (octave, when installed) the generated code
   add_test(NAME test_codegen_inject COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/codegen_inject_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # the inputs of the fuzz targets (tests/fuzz) that showed a bug of the command line (issue 30)
+  add_test(NAME test_cli_fuzz_regress COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/fuzz_regress_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
 # valgrind memcheck on the plain build (valgrind and the sanitizers do not mix)
 find_program(VALGRIND valgrind)
