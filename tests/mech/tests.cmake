@@ -14,3 +14,4 @@ mblin_add_test(test_spinning_top ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_spinning_
 mblin_add_test(test_flex_sens ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_flex_sens.c)
 mblin_add_test(test_beam3 ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_beam3.c)
 mblin_add_test(test_hostile_files ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_hostile_files.c)
+mblin_add_test(test_urdf_encoding ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_urdf_encoding.c)
