@@ -135,23 +135,31 @@ static void write_file(const char *name, const void *data, size_t len)
     if (!f || (len && fwrite(data, 1, len, f) != len) || fclose(f)) abort();
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc, (void)argv;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/fuzz_cli.XXXXXX");
-    if (!mkdtemp(tmpdir)) abort();
-    char path[96];
-    snprintf(path, sizeof path, "%s/m.yaml", tmpdir);
-    write_file(path, model_text, sizeof model_text - 1);
-    return 0;
-}
-
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void)sb, (void)flag, (void)ftw;
     remove(path);
     return 0;
 }
+
+/* at the end of the process: the directory and what is left in it */
+static void remove_tmpdir(void)
+{
+    nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc, (void)argv;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/fuzz_cli.XXXXXX");
+    if (!mkdtemp(tmpdir)) abort();
+    atexit(remove_tmpdir);
+    char path[96];
+    snprintf(path, sizeof path, "%s/m.yaml", tmpdir);
+    write_file(path, model_text, sizeof model_text - 1);
+    return 0;
+}
+
 
 /* everything in the directory but m.yaml (the command may have written files and directories) */
 static void clean(void)

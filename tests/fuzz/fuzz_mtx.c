@@ -23,12 +23,20 @@ static const char *slot_file[NSLOT] = {"l1_M.mtx", "l1_K.mtx", "l1_Sb.mtx", "l1_
                                        "l1_c2.mtx", "l1_P.mtx", "l1_node1.mtx", "l1_node2.mtx"};
 static char tmpdir[64], fuzzed[96];
 
+/* at the end of the process: the directory and its one file */
+static void remove_tmpdir(void)
+{
+    unlink(fuzzed);
+    rmdir(tmpdir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc, (void)argv;
     snprintf(tmpdir, sizeof tmpdir, "/tmp/fuzz_mtx.XXXXXX");
     if (!mkdtemp(tmpdir)) abort();
     snprintf(fuzzed, sizeof fuzzed, "%s/fuzzed.mtx", tmpdir);
+    atexit(remove_tmpdir);
     return 0;
 }
 
