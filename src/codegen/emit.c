@@ -27,20 +27,29 @@ typedef struct emitter {
  * put_comment_text, which keeps it inside a one-line comment of every language: control bytes
  * (newline, CR, ...), bytes >= 0x7f and the backslash are written as \xNN; in C a '/' next to a '*'
  * (the comment's end, or a nested start) and a '?' before a '?' (a trigraph such as ??/) too; in
- * Python the ':' or '=' after "coding" (a PEP 263 encoding declaration in the first two lines). A
+ * Python the ':' or '=' after "coding" as written, escapes included (a PEP 263 encoding declaration
+ * in the first two lines). A
  * '#' or '%' comment ends only at a newline, so nothing else can end it. Ordinary text is unchanged. */
 static void put_comment_text(emitter *E, const char *s)
 {
     const unsigned char *u = (const unsigned char *)s;
+    char tail[8] = "";
     for (size_t i = 0; u[i]; i++) {
         unsigned c = u[i];
         int esc = c < 0x20 || c >= 0x7f || c == '\\';
         if (E->lang == MBL_LANG_C)
             esc |= (c == '/' && ((i > 0 && u[i - 1] == '*') || u[i + 1] == '*')) || (c == '?' && u[i + 1] == '?');
-        if (E->lang == MBL_LANG_PYTHON && (c == ':' || c == '=') && i >= 6 && !memcmp(u + i - 6, "coding", 6))
-            esc = 1;
-        if (esc) fprintf(E->f, "\\x%02x", c);
-        else fputc((int)c, E->f);
+        /* "coding" as written, escapes included: the c of \x9c and "oding:" made "coding:" (found by
+         * fuzz_codegen_name) */
+        if (E->lang == MBL_LANG_PYTHON && (c == ':' || c == '=') && !strcmp(tail, "coding")) esc = 1;
+        char out[8];
+        if (esc) snprintf(out, sizeof out, "\\x%02x", c);
+        else out[0] = (char)c, out[1] = '\0';
+        fputs(out, E->f);
+        char win[16]; /* tail: the last 6 characters written */
+        snprintf(win, sizeof win, "%s%s", tail, out);
+        size_t nw = strlen(win);
+        strcpy(tail, win + (nw > 6 ? nw - 6 : 0));
     }
 }
 

@@ -235,7 +235,8 @@ TEST(math_h_names)
 
 /* issue 30 (found by fuzz_codegen_name): Python reads "coding:" on a first line comment as an encoding
  * declaration (PEP 263), so the function robotcoding (header "# robotcoding: linear model of ...")
- * declared the encoding "linear" and its module did not import. Python itself is the judge here. */
+ * declared the encoding "linear" and its module did not import; so did a path that the escapes
+ * turned into "coding:utf-7". Python itself is the judge here. */
 TEST(python_coding_names)
 {
     const char *py = python3();
@@ -250,16 +251,21 @@ TEST(python_coding_names)
     CHECK(mbl_model_load_file("examples/slider_pendulum.yaml", NULL, 0, &md, &st) == 0);
     CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
     CHECK(pt && mbl_symlin_new(md, pt, 0, &sl, &st) == 0);
-    const char *names[] = {"robotcoding", "coding", "gen_coding"};
-    for (int k = 0; sl && k < 3; k++) {
+    /* the fourth: a path whose byte 0x9c, escaped as \x9c, and "oding:utf-7" made "coding:utf-7" (the
+     * module did not import: "'utf7' codec can't decode") */
+    const char *names[] = {"robotcoding", "coding", "gen_coding", "gen_path"};
+    const char *paths[] = {"m.yaml", "m.yaml", "m.yaml", "x\x9coding:utf-7 +AAo-open(+ACI-PWNED+ACI-, +ACI-w+ACI-)+AAo-#"};
+    for (int k = 0; sl && k < 4; k++) {
         char file[300], cmd[900];
         snprintf(file, sizeof file, "%s/%s.py", tmpdir_, names[k]);
         FILE *f = fopen(file, "w");
-        CHECK(f && mbl_codegen(sl, MBL_LANG_PYTHON, names[k], "m.yaml", f, &st) == 0);
+        CHECK(f && mbl_codegen(sl, MBL_LANG_PYTHON, names[k], paths[k], f, &st) == 0);
         if (f) fclose(f);
         snprintf(cmd, sizeof cmd, "cd %s && %s -c 'import %s; assert %s.%s()[\"A\"].shape == (4, 4)'", tmpdir_, py,
                  names[k], names[k], names[k]);
         CHECK_MSG(system(cmd) == 0, "%s.py does not import", names[k]);
+        snprintf(file, sizeof file, "%s/PWNED", tmpdir_);
+        CHECK(access(file, F_OK) != 0);
     }
     mbl_symlin_free(sl);
     mbl_point_free(pt);
