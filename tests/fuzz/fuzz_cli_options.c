@@ -5,11 +5,12 @@
  *
  * Input: lines. The first is the command (sweep, freqresp, simulate or validate; anything else is
  * skipped), each further line one argument, up to a line "%%CSV": what follows it is written to
- * s.csv. The process works in a temporary directory of its own holding m.yaml (the slider-pendulum
- * of examples/slider_pendulum.yaml with an output named energy) and s.csv, and the command runs
- * there (chdir, and back after it); files the command writes there are removed after each input. Arguments that could name a path outside it (a '/'
- * first or after a non-alphanumeric byte, "-o" with a '/', "..") are skipped. stdout goes to
- * /dev/null; stderr is captured.
+ * s.csv. The command runs (chdir, and back after it) in a temporary directory of the process that
+ * holds m.yaml, written anew for each input (the slider-pendulum of examples/slider_pendulum.yaml
+ * with an output named energy), and s.csv when the input has one; whatever the command writes
+ * there is removed after each input. Inputs with an argument that could name a path outside it
+ * (a '/' first or after a non-alphanumeric byte, "-o" with a '/', "..") are skipped. stdout goes
+ * to /dev/null; stderr is captured.
  *
  * The heavy work is bounded without changing the CLI: the library's entry points the commands
  * call are wrapped at link time (-Wl,--wrap): a sweep of more than 40 points or 2 threads, a
@@ -154,9 +155,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     snprintf(tmpdir, sizeof tmpdir, "/tmp/fuzz_cli.XXXXXX");
     if (!mkdtemp(tmpdir)) abort();
     atexit(remove_tmpdir);
-    char path[96];
-    snprintf(path, sizeof path, "%s/m.yaml", tmpdir);
-    write_file(path, model_text, sizeof model_text - 1);
     return 0;
 }
 
@@ -245,6 +243,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     int home = open(".", O_RDONLY | O_DIRECTORY); /* libFuzzer's directory, for its corpus paths */
     if (home < 0 || chdir(tmpdir)) abort();
+    write_file("m.yaml", model_text, sizeof model_text - 1); /* anew: the last command may have written over it */
     if (csv) write_file("s.csv", csv, (size_t)(text + size - csv));
     char *err = NULL;
     size_t errlen = 0;
