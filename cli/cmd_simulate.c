@@ -391,8 +391,11 @@ static int read_sweep(const cli *c, const mbl_model *md, mbl_svg_series **out, i
         }
         if (rc) break;
         double br = val[H.res[SW_BRANCH]], re = val[H.res[SW_RE]], im = val[H.res[SW_IM]], fhz = val[H.res[SW_FREQ]];
-        if (!(br >= 1 && br <= 1e6 && br == floor(br))) {
-            rc = mbl_error(st, MBL_EIO, "%s:%d: column %d (branch): not a branch number: %g", path, lineno, H.res[SW_BRANCH] + 1, br);
+        /* the data row k has a branch from 1 to k (the first point lists its branches 1, 2, ...
+         * in order); before, the branch was converted to int unchecked (1e300: undefined behaviour) */
+        if (!(br >= 1 && br <= lineno - 1 && br == floor(br))) {
+            rc = mbl_error(st, MBL_EIO, "%s:%d: column %d (branch): not a branch number from 1 to the row's number: %g",
+                           path, lineno, H.res[SW_BRANCH] + 1, br);
             break;
         }
         if (H.ocol >= 0) { /* a sweep over two axes: the rows at the model's value of the other */

@@ -27,21 +27,41 @@ typedef struct emitter {
  * put_comment_text, which keeps it inside a one-line comment of every language: control bytes
  * (newline, CR, ...), bytes >= 0x7f and the backslash are written as \xNN; in C a '/' next to a '*'
  * (the comment's end, or a nested start) and a '?' before a '?' (a trigraph such as ??/) too; in
- * Python the ':' or '=' after "coding" (a PEP 263 encoding declaration in the first two lines). A
+ * Python the ':' or '=' after "coding" as written, escapes included (a PEP 263 encoding declaration
+ * in the first two lines). A
  * '#' or '%' comment ends only at a newline, so nothing else can end it. Ordinary text is unchanged. */
 static void put_comment_text(emitter *E, const char *s)
 {
     const unsigned char *u = (const unsigned char *)s;
+    char tail[8] = "";
     for (size_t i = 0; u[i]; i++) {
         unsigned c = u[i];
         int esc = c < 0x20 || c >= 0x7f || c == '\\';
         if (E->lang == MBL_LANG_C)
             esc |= (c == '/' && ((i > 0 && u[i - 1] == '*') || u[i + 1] == '*')) || (c == '?' && u[i + 1] == '?');
-        if (E->lang == MBL_LANG_PYTHON && (c == ':' || c == '=') && i >= 6 && !memcmp(u + i - 6, "coding", 6))
-            esc = 1;
-        if (esc) fprintf(E->f, "\\x%02x", c);
-        else fputc((int)c, E->f);
+        /* "coding" as written, escapes included: the c of \x9c and "oding:" made "coding:" (found by
+         * fuzz_codegen_name) */
+        if (E->lang == MBL_LANG_PYTHON && (c == ':' || c == '=') && !strcmp(tail, "coding")) esc = 1;
+        char out[8];
+        if (esc) snprintf(out, sizeof out, "\\x%02x", c);
+        else out[0] = (char)c, out[1] = '\0';
+        fputs(out, E->f);
+        char win[16]; /* tail: the last 6 characters written */
+        snprintf(win, sizeof win, "%s%s", tail, out);
+        size_t nw = strlen(win);
+        strcpy(tail, win + (nw > 6 ? nw - 6 : 0));
     }
+}
+
+/* The function's name at the start of the header comment, before ": linear model of". Python reads
+ * "coding:" in its first two lines as an encoding declaration (PEP 263): a name ending in "coding"
+ * (robotcoding) declared the encoding "linear" and the module did not import (found by
+ * fuzz_codegen_name), so such a name is followed by a space. */
+static void put_title_name(emitter *E, const char *name)
+{
+    put_comment_text(E, name);
+    size_t n = strlen(name);
+    if (E->lang == MBL_LANG_PYTHON && n >= 6 && !strcmp(name + n - 6, "coding")) fputc(' ', E->f);
 }
 
 static int in_list(const char *name, const char *const *list)
@@ -58,7 +78,22 @@ const char *mbl_codegen_name_check(mbl_lang lang, const char *name)
         "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
         "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
         "_Alignas", "_Alignof", "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn",
-        "_Static_assert", "_Thread_local", "asm", "typeof", "bool", "true", "false", "NULL", "main", NULL};
+        "_Static_assert", "_Thread_local", "asm", "typeof", "bool", "true", "false", "NULL", "main",
+        /* C23's new keywords (gcc 15 compiles C23 by default) */
+        "alignas", "alignof", "constexpr", "nullptr", "static_assert", "thread_local", "typeof_unqual", NULL};
+    /* the generated C includes <math.h>: its functions and macros (C11 7.12; POSIX's Bessel functions,
+     * which glibc declares by default) cannot name the function (found by fuzz_codegen_name: y1, log10,
+     * NAN were accepted and the code did not compile) */
+    static const char *const c_math[] = {
+        "acos", "asin", "atan", "atan2", "cos", "sin", "tan", "acosh", "asinh", "atanh", "cosh", "sinh", "tanh", "exp",
+        "exp2", "expm1", "frexp", "ilogb", "ldexp", "log", "log10", "log1p", "log2", "logb", "modf", "scalbn",
+        "scalbln", "cbrt", "fabs", "hypot", "pow", "sqrt", "erf", "erfc", "lgamma", "tgamma", "ceil", "floor",
+        "nearbyint", "rint", "lrint", "llrint", "round", "lround", "llround", "trunc", "fmod", "remainder", "remquo",
+        "copysign", "nan", "nextafter", "nexttoward", "fdim", "fmax", "fmin", "fma", "isfinite", "isinf", "isnan",
+        "isnormal", "signbit", "fpclassify", "isgreater", "isgreaterequal", "isless", "islessequal", "islessgreater",
+        "isunordered", "HUGE_VAL", "HUGE_VALF", "HUGE_VALL", "INFINITY", "NAN", "FP_INFINITE", "FP_NAN", "FP_NORMAL",
+        "FP_SUBNORMAL", "FP_ZERO", "FP_FAST_FMA", "FP_ILOGB0", "FP_ILOGBNAN", "MATH_ERRNO", "MATH_ERREXCEPT",
+        "math_errhandling", "j0", "j1", "jn", "y0", "y1", "yn", NULL};
     static const char *const py_kw[] = {"False", "None", "True", "and", "as", "assert", "async", "await", "break",
                                         "class", "continue", "def", "del", "elif", "else", "except", "finally",
                                         "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
@@ -89,6 +124,7 @@ const char *mbl_codegen_name_check(mbl_lang lang, const char *name)
     if (lang == MBL_LANG_PYTHON && in_list(name, py_kw)) return "is a Python keyword";
     if (lang == MBL_LANG_OCTAVE && in_list(name, oct_kw)) return "is an Octave/MATLAB keyword";
     if (in_list(name, used)) return "is a name the generated code uses itself";
+    if (lang == MBL_LANG_C && in_list(name, c_math)) return "is a function or macro of <math.h>";
     if (name[0] == 't' && name[1] && strspn(name + 1, "0123456789") == len - 1)
         return "is a name the generated code uses itself (its locals t<number>)";
     return NULL;
@@ -509,7 +545,7 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
     else if (lang == MBL_LANG_OCTAVE)
         fprintf(f, "function [A, B, C, D, M, Cd, K, F%s] = %s(p, q, r%s)\n", nw ? ", q, lam, its" : "", name, vin);
     fputs(lang == MBL_LANG_C ? "" : lang == MBL_LANG_PYTHON ? "# " : "% ", f);
-    put_comment_text(&E, name);
+    put_title_name(&E, name);
     fputs(": linear model of ", f);
     put_comment_text(&E, model_file ? model_file : "a model");
     fprintf(f, ", generated by mblin codegen (source 002 reduction%s).\n", mv ? " at a point with motion" : " at rest");

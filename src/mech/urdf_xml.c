@@ -235,7 +235,11 @@ static int read_doc(ureader *r, const char *xml, size_t len, char **robot)
 {
     mbl_status *st = r->st;
     if (len > (size_t)0x7fffffff) return mbl_error(st, MBL_EIO, "%s: the file is too large", r->file);
-    xmlDoc *doc = xmlReadMemory(xml, (int)len, r->file, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    /* read as UTF-8 whatever the declaration says, as ROS's parser (urdfdom, TinyXML-2) does: a
+     * declared encoding went to iconv, whose failures libxml2 printed on stderr whatever the
+     * options ("encoding error : input conversion failed", found by fuzz_urdf; the library never
+     * prints); bytes that are not UTF-8 are refused as not well-formed */
+    xmlDoc *doc = xmlReadMemory(xml, (int)len, r->file, "UTF-8", XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     if (!doc) {
         const xmlError *e = xmlGetLastError();
         int rc = mbl_error(st, MBL_EPARSE, "%s:%d: not well-formed XML: %s", r->file, e ? e->line : 0,

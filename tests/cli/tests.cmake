@@ -20,6 +20,9 @@ if(PYTHON3)
   # codegen and symbolic refuse too large a model before the work, with the estimate (item 17)
   add_test(NAME test_symbolic_limits COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/symbolic_limits_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # the inputs of the fuzz targets (tests/fuzz) that showed a bug of the command line (issue 30)
+  add_test(NAME test_cli_fuzz_regress COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/fuzz_regress_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
 # valgrind memcheck on the plain build (valgrind and the sanitizers do not mix)
 find_program(VALGRIND valgrind)

@@ -203,11 +203,82 @@ TEST(names_and_comments)
     mbl_model_free(md);
 }
 
+/* issue 30 (found by fuzz_codegen_name): the generated C includes <math.h>, so a function named after
+ * one of its functions or macros does not compile (y1, log10, NAN were accepted). The names below are
+ * of C11 7.12 and POSIX (j0, y1); that each collides is checked here with the system's C compiler (as
+ * a user compiles the generated file, default language mode), and a plain name compiles. */
+TEST(math_h_names)
+{
+    const char *names[] = {"log10", "cbrt", "hypot", "erf",    "round",    "trunc", "y0",  "y1", "j0",
+                           "jn",    "NAN",  "INFINITY", "HUGE_VAL", "isnan", "signbit", "nan", "fma", "copysign"};
+    char cmd[800], file[300];
+    snprintf(file, sizeof file, "%s/mathname.c", tmpdir_);
+    int have_cc = system("cc --version >/dev/null 2>&1") == 0;
+    for (int k = -1; k < (int)(sizeof names / sizeof *names); k++) {
+        const char *n = k < 0 ? "gen" : names[k];
+        if (k < 0) CHECK(mbl_codegen_name_check(MBL_LANG_C, n) == NULL);
+        else CHECK_MSG(mbl_codegen_name_check(MBL_LANG_C, n) != NULL, "'%s' accepted as a C function name", n);
+        CHECK(mbl_codegen_name_check(MBL_LANG_PYTHON, k < 0 ? "gen" : "y1") == NULL); /* C only */
+        if (!have_cc) continue;
+        FILE *f = fopen(file, "w");
+        CHECK(f != NULL);
+        if (!f) continue;
+        fprintf(f, "#include <math.h>\nvoid %s(const double *p, double *A);\nvoid %s(const double *p, double *A) { A[0] = p[0]; }\n",
+                n, n);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "cc -c -o /dev/null %s >/dev/null 2>&1", file);
+        int compiles = system(cmd) == 0;
+        CHECK_MSG(compiles == (k < 0), "'%s': the compiler %s it", n, compiles ? "accepts" : "refuses");
+    }
+    if (!have_cc) printf("cc not found: the compiler part of math_h_names not run\n");
+}
+
+/* issue 30 (found by fuzz_codegen_name): Python reads "coding:" on a first line comment as an encoding
+ * declaration (PEP 263), so the function robotcoding (header "# robotcoding: linear model of ...")
+ * declared the encoding "linear" and its module did not import; so did a path that the escapes
+ * turned into "coding:utf-7". Python itself is the judge here. */
+TEST(python_coding_names)
+{
+    const char *py = python3();
+    if (!py) {
+        printf("python3 with numpy not found: python_coding_names not run\n");
+        return;
+    }
+    mbl_status st = {0};
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_symlin *sl = NULL;
+    CHECK(mbl_model_load_file("examples/slider_pendulum.yaml", NULL, 0, &md, &st) == 0);
+    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    CHECK(pt && mbl_symlin_new(md, pt, 0, &sl, &st) == 0);
+    /* the fourth: a path whose byte 0x9c, escaped as \x9c, and "oding:utf-7" made "coding:utf-7" (the
+     * module did not import: "'utf7' codec can't decode") */
+    const char *names[] = {"robotcoding", "coding", "gen_coding", "gen_path"};
+    const char *paths[] = {"m.yaml", "m.yaml", "m.yaml", "x\x9coding:utf-7 +AAo-open(+ACI-PWNED+ACI-, +ACI-w+ACI-)+AAo-#"};
+    for (int k = 0; sl && k < 4; k++) {
+        char file[300], cmd[900];
+        snprintf(file, sizeof file, "%s/%s.py", tmpdir_, names[k]);
+        FILE *f = fopen(file, "w");
+        CHECK(f && mbl_codegen(sl, MBL_LANG_PYTHON, names[k], paths[k], f, &st) == 0);
+        if (f) fclose(f);
+        snprintf(cmd, sizeof cmd, "cd %s && %s -c 'import %s; assert %s.%s()[\"A\"].shape == (4, 4)'", tmpdir_, py,
+                 names[k], names[k], names[k]);
+        CHECK_MSG(system(cmd) == 0, "%s.py does not import", names[k]);
+        snprintf(file, sizeof file, "%s/PWNED", tmpdir_);
+        CHECK(access(file, F_OK) != 0);
+    }
+    mbl_symlin_free(sl);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     if (test_tmp_template(tmpdir_, sizeof tmpdir_, "mblin_codegen_") || !mkdtemp(tmpdir_)) return 1;
     RUN(generated_code_matches_library);
     RUN(names_and_comments);
+    RUN(math_h_names);
+    RUN(python_coding_names);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir_);
     if (system(cmd)) printf("could not remove %s\n", tmpdir_);

@@ -14,6 +14,7 @@ mblin_add_test(test_spinning_top ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_spinning_
 mblin_add_test(test_flex_sens ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_flex_sens.c)
 mblin_add_test(test_beam3 ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_beam3.c)
 mblin_add_test(test_hostile_files ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_hostile_files.c)
+mblin_add_test(test_urdf_encoding ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_urdf_encoding.c)
 # a spatial revolute driven past half a turn (issue 30, item 2): closed form at t = 0 ... 2, absolute and relative
 find_program(PYTHON3 python3)
 if(PYTHON3)
