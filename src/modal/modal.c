@@ -245,8 +245,9 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
     for (int i = 0; i < nx; i++) big = fmax(big, hypot(wr[i], wi[i]));
     /* A zero eigenvalue comes out at the rounding level of the solver (dgeev: a rigid-body
      * (cyclic) coordinate gives a defective double zero that rounding of size eps*||A|| splits
-     * into +-sqrt(eps*||A||)); E->zero_floor says how large. So the zero threshold is the larger
-     * of the relative tolerance, that floor, and 1e-12. */
+     * into +-sqrt(eps*||A||)); E->zero_floor says how large (sygvd: 0, its zeros are decided per
+     * eigenvalue and flagged in E->zero). So the zero threshold is the larger of the relative
+     * tolerance, that floor, and 1e-12. */
     M->zero_tol = fmax(fmax(opt.zero_tol * big, E->zero_floor), 1e-12);
     rr = mbl_alloc_array((size_t)n * (size_t)nx + 1, sizeof *rr);
     ri = mbl_alloc_array((size_t)n * (size_t)nx + 1, sizeof *ri);
@@ -279,7 +280,7 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         md->re = wr[i];
         md->im = wi[i];
         md->backward_error = E->berr[i];
-        md->error_estimate = NAN;
+        md->error_estimate = E->err[i]; /* a near-zero eigenvalue judged a mode: its uncertainty (else NAN) */
         double mag = hypot(wr[i], wi[i]);
         if (mag < M->zero_tol || E->zero[i]) { /* below the solver's floor, or zero within K's rounding */
             md->kind = MBL_MODE_ZERO;
