@@ -310,11 +310,14 @@ static void sygvd_refine(int z, const double *M, const double *K, const mbl_eig_
  *     u = ||K x - rq M x|| ||x|| / (x^T M x)  +  eps (||K|| + |rq| ||M||) ||x||^2 / (x^T M x),
  * the backward error of the pair times its condition (Higham and Higham 1998: for a symmetric
  * pencil the first term is exactly berr kappa) and the rounding of the data times the condition.
- * It is zero when |rq| <= ZERO_W2_FACTOR u; otherwise it is a mode, w^2 = rq, and err2[j] =
- * ZERO_W2_FACTOR u its uncertainty. A slow mode of a stiff model (a steel rod pendulum, 3.5 rad/s
- * beside 4.3e7 rad/s: u = 5e-4 against w^2 = 12.26, where the old threshold was 41) is a mode; a
- * rigid-body mode (K x = 0 to rounding) is zero. */
+ * It is zero when |rq| <= u (ZERO_RQ_FACTOR 1: the rounding of the data is in u already; a
+ * rigid-body mode x0 of the exact K has |x0^T K x0| <= eps |x0|^T |K| |x0| for the computed one);
+ * otherwise it is a mode, w^2 = rq, listed with the uncertainty err2[j] = ZERO_W2_FACTOR u (when in
+ * doubt, a mode with its uncertainty, never a silent zero). A slow mode of a stiff model (a steel
+ * rod pendulum, 3.5 rad/s beside 4.3e7 rad/s: u = 5e-4 against w^2 = 12.26, where the old
+ * threshold was 41) is a mode; a rigid-body mode (K x = 0 to rounding) is zero. */
 #define ZERO_CAND_FACTOR 4.0
+#define ZERO_RQ_FACTOR 1.0
 static void sygvd_zero_test(int z, const double *M, const double *K, double nM, double nK, double wzero,
                             mbl_eig_result *r, double *w2, unsigned char *zero, double *err2)
 {
@@ -355,7 +358,7 @@ static void sygvd_zero_test(int z, const double *M, const double *K, double nM, 
                 }
             double xn = nrm2(nb, x), rn = rmax * sqrt(rs);
             double u = xmx > 0 ? (rn * xn + DBL_EPSILON * (nK + fabs(rq) * nM) * xn * xn) / xmx : HUGE_VAL;
-            if (fabs(rq) <= ZERO_W2_FACTOR * u) {
+            if (fabs(rq) <= ZERO_RQ_FACTOR * u) {
                 w2[j] = 0.0;
                 zero[j] = 1;
             } else {
