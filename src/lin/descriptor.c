@@ -39,6 +39,8 @@
  * is reported in the notes as a doubtful split (the infinite eigenvalues of the index-3 pencil come
  * out of QZ as eps^(-1/3)-sized values at worst, far above any physical one in a scaled pencil). */
 #define DESC_GAP_WARN 100.0
+/* the split of a zero at a singular configuration, in units of sqrt(eps ||Ad||_1 / ||E||_1) (desc_qz) */
+#define DESC_ZERO_FACTOR 100.0
 
 /* QZ's eigenvalues carry an absolute error of about eps ||(Ad, E)||: poor relative accuracy for the
  * slow modes of a stiff model (flexible pendulum n_p = 50: 3.5e-10). The physical pairs
@@ -376,7 +378,7 @@ static void desc_fill(const mbl_model *md, const mbl_blocks *B, const int *rows,
 /* The spectrum of the pencil ds by QZ into lin->spectrum (nd eigenvalues, the nphys of smallest
  * modulus physical, the rest spurious; the physical ones refined): *rankE the rank of E, *gap the
  * modulus gap between the first spurious and the last physical eigenvalue. */
-static int desc_qz(int n, int nphys, mbl_linear *lin, int *rankE, double *gap, mbl_status *st)
+static int desc_qz(int n, int nphys, int singular, mbl_linear *lin, int *rankE, double *gap, mbl_status *st)
 {
     const mbl_lin_descriptor *ds = lin->descriptor;
     int nd = ds->nd, rc;
@@ -436,6 +438,17 @@ static int desc_qz(int n, int nphys, mbl_linear *lin, int *rankE, double *gap, m
     if (rc) goto done;
     rc = desc_err(nd, Ad, E, VR, VL, ai, sp, st);
     if (rc) goto done;
+    /* at a singular configuration the data carry more than rounding: the minimum-norm multipliers
+     * that are zero come out as 1e-14 and add a geometric stiffness of that size, which splits a
+     * double-double zero by about sqrt of it (the parallelogram at its branch point: +-1.3e-7 i and
+     * +-1.8e-7 against first-order estimates of 2.2e-8): an eigenvalue below that split has it as its
+     * estimate (DESC_ZERO_FACTOR sqrt(eps ||Ad||_1 / ||E||_1), the split's level) */
+    if (singular) {
+        double nE1 = mbla_norm1(nd, nd, E, nd);
+        double split = nE1 > 0 ? DESC_ZERO_FACTOR * sqrt(DBL_EPSILON * mbla_norm1(nd, nd, Ad, nd) / nE1) : 0.0;
+        for (int j = 0; j < nd; j++)
+            if (!sp->spurious[j] && hypot(sp->re[j], sp->im[j]) <= split) sp->err[j] = fmax(sp->err[j], split);
+    }
     *gap = nphys < nd ? cd[nphys].mag / fmax(nphys ? cd[nphys - 1].mag : 0.0, DBL_MIN) : INFINITY;
 done:
     mbl_free(ar), mbl_free(ai), mbl_free(be), mbl_free(VR), mbl_free(VL), mbl_free(cd);
@@ -505,7 +518,7 @@ int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     desc_fill(md, &B, rows, r, Rmu, Nv, Nq, sc, ds);
     int nphys = 2 * (n - r) - k + nX, rankE = 0;
     double gap = 0;
-    rc = desc_qz(n, nphys, lin, &rankE, &gap, st);
+    rc = desc_qz(n, nphys, r < m, lin, &rankE, &gap, st);
     if (rc) goto done;
     /* the largest estimate of an eigenvalue that is not zero within its own (those are zero modes) */
     for (int j = 0; j < nd; j++) {
