@@ -502,7 +502,9 @@ typedef struct mbl_mode {
                               (lin->neig > 0). docs/linearization.md, "Eigenvalues: which solver
                               and why" */
     double error_estimate; /* estimated absolute error of the eigenvalue where the method measures it
-                              (penalty: lin->eig_err), NAN elsewhere; an eigenvalue no
+                              (penalty; descriptor on its QZ path: backward error times condition)
+                              or where an eigenvalue near zero was judged a mode (sygvd: its
+                              uncertainty), NAN elsewhere; an eigenvalue no
                               larger than its own error estimate is a zero mode. The JSON reports it
                               with "digits", the decimal digits it is worth */
 } mbl_mode;
@@ -524,8 +526,9 @@ typedef struct mbl_modal_options {
     double zero_tol;       /* |lambda| <= zero_tol * max |lambda| counts as zero (default 1e-9); the
                               threshold is never below the rounding level of a zero eigenvalue for
                               the solver used (dgeev: 10 sqrt(eps ||A||_1), a rigid-body mode is a
-                              defective double zero that rounding splits by about that much; sygvd,
-                              quadratic-qz: 10 sqrt(eps) max |lambda|) nor below 1e-12 */
+                              defective double zero that rounding splits by about that much;
+                              quadratic-qz: 10 sqrt(eps) max |lambda|; sygvd decides its zeros per
+                              eigenvalue) nor below 1e-12 */
 } mbl_modal_options;
 
 MBL_API void mbl_modal_options_default(mbl_modal_options *opt);

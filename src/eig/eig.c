@@ -37,7 +37,7 @@ void eig_options_default(mbl_eig_options *opt)
 void eig_result_free(mbl_eig_result *r)
 {
     if (!r) return;
-    mbl_free(r->re), mbl_free(r->im), mbl_free(r->berr), mbl_free(r->zero);
+    mbl_free(r->re), mbl_free(r->im), mbl_free(r->berr), mbl_free(r->zero), mbl_free(r->err);
     mbl_free(r->vre), mbl_free(r->vim), mbl_free(r->vsign);
     mbl_free(r->rptr), mbl_free(r->rows), mbl_free(r->cptr), mbl_free(r->voff), mbl_free(r->V);
     mbl_free(r);
@@ -137,10 +137,12 @@ static mbl_eig_result *result_new(int neig, int nrow)
     r->vim = mbl_calloc((size_t)neig + 1, sizeof(int));
     r->vsign = mbl_calloc((size_t)neig + 1, sizeof(int));
     r->zero = mbl_calloc((size_t)neig + 1, sizeof *r->zero);
-    if (!r->re || !r->im || !r->berr || !r->vre || !r->vim || !r->vsign || !r->zero) {
+    r->err = mbl_alloc_array((size_t)neig + 1, sizeof *r->err);
+    if (!r->re || !r->im || !r->berr || !r->vre || !r->vim || !r->vsign || !r->zero || !r->err) {
         eig_result_free(r);
         return NULL;
     }
+    for (int i = 0; i < neig; i++) r->err[i] = NAN;
     return r;
 }
 
@@ -301,6 +303,72 @@ static void sygvd_refine(int z, const double *M, const double *K, const mbl_eig_
     }
 }
 
+/* Zero or not, per eigenvalue (issue 30, item 3): a w^2 of dsygvd within ZERO_CAND_FACTOR of the
+ * rounding level of the largest (wzero = ZERO_W2_FACTOR eps max|w^2|, the old global threshold) is
+ * judged on its own. Its Rayleigh quotient rq = x^T K x / x^T M x with the caller's M, K in doubled
+ * precision (exact to the data, see sygvd_refine), and its own uncertainty
+ *     u = ||K x - rq M x|| ||x|| / (x^T M x)  +  eps (||K|| + |rq| ||M||) ||x||^2 / (x^T M x),
+ * the backward error of the pair times its condition (Higham and Higham 1998: for a symmetric
+ * pencil the first term is exactly berr kappa) and the rounding of the data times the condition.
+ * It is zero when |rq| <= u (ZERO_RQ_FACTOR 1: the rounding of the data is in u already; a
+ * rigid-body mode x0 of the exact K has |x0^T K x0| <= eps |x0|^T |K| |x0| for the computed one);
+ * otherwise it is a mode, w^2 = rq, listed with the uncertainty err2[j] = ZERO_W2_FACTOR u (when in
+ * doubt, a mode with its uncertainty, never a silent zero). A slow mode of a stiff model (a steel
+ * rod pendulum, 3.5 rad/s beside 4.3e7 rad/s: u = 5e-4 against w^2 = 12.26, where the old
+ * threshold was 41) is a mode; a rigid-body mode (K x = 0 to rounding) is zero. */
+#define ZERO_CAND_FACTOR 4.0
+#define ZERO_RQ_FACTOR 1.0
+static void sygvd_zero_test(int z, const double *M, const double *K, double nM, double nK, double wzero,
+                            mbl_eig_result *r, double *w2, unsigned char *zero, double *err2)
+{
+    for (int c = 0; c < r->ncomp; c++) {
+        int nb = r->rptr[c + 1] - r->rptr[c];
+        const int *rows = r->rows + r->rptr[c];
+        for (int jj = 0; jj < nb; jj++) {
+            int j = r->rptr[c] + jj;
+            err2[j] = NAN;
+            if (!(fabs(w2[j]) <= ZERO_CAND_FACTOR * wzero)) continue;
+            const double *x = r->V + r->voff[c] + (size_t)jj * nb;
+            double ks = 0, kc = 0, ms = 0, mc = 0;
+            for (int b = 0; b < nb; b++) {
+                double ys = 0, yc = 0, ns = 0, nc2 = 0;
+                const double *kcol = K + (size_t)rows[b] * z, *mcol = M + (size_t)rows[b] * z;
+                for (int a = 0; a < nb; a++) {
+                    dot2_add(kcol[rows[a]], x[a], &ys, &yc);
+                    dot2_add(mcol[rows[a]], x[a], &ns, &nc2);
+                }
+                dot2_add(ys, x[b], &ks, &kc);
+                dot2_add(yc, x[b], &ks, &kc);
+                dot2_add(ns, x[b], &ms, &mc);
+                dot2_add(nc2, x[b], &ms, &mc);
+            }
+            double xmx = ms + mc, rq = xmx > 0 ? (ks + kc) / xmx : 0.0;
+            /* the residual in working precision (its rounding is part of the uncertainty) */
+            double rmax = 0, rs = 0;
+            for (int pass = 0; pass < 2; pass++)
+                for (int a = 0; a < nb; a++) {
+                    double kx = 0, mx = 0;
+                    for (int b = 0; b < nb; b++) {
+                        kx += K[rows[a] + (size_t)rows[b] * z] * x[b];
+                        mx += M[rows[a] + (size_t)rows[b] * z] * x[b];
+                    }
+                    double ra = fabs(kx - rq * mx);
+                    if (pass == 0) rmax = fmax(rmax, ra);
+                    else if (rmax > 0) rs += (ra / rmax) * (ra / rmax);
+                }
+            double xn = nrm2(nb, x), rn = rmax * sqrt(rs);
+            double u = xmx > 0 ? (rn * xn + DBL_EPSILON * (nK + fabs(rq) * nM) * xn * xn) / xmx : HUGE_VAL;
+            if (fabs(rq) <= ZERO_RQ_FACTOR * u) {
+                w2[j] = 0.0;
+                zero[j] = 1;
+            } else {
+                w2[j] = rq;
+                err2[j] = ZERO_W2_FACTOR * u;
+            }
+        }
+    }
+}
+
 /* The backward errors of the eigenpairs of r with the caller's M, C, K (not the symmetric parts);
  * Mb, Kb, MX, KX, CX: work of the largest block's size. */
 static void sygvd_berr(int z, const double *M, const double *C, const double *K, int cnonzero, double nM, double nC,
@@ -342,6 +410,8 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
     double *MX = mbl_alloc_array(bb, sizeof(double)), *KX = mbl_alloc_array(bb, sizeof(double));
     double *CX = cnonzero ? mbl_alloc_array(bb, sizeof(double)) : NULL;
     char *refined = mbl_calloc((size_t)z + 1, 1);
+    unsigned char *zflag = mbl_calloc((size_t)z + 1, 1);
+    double *err2 = mbl_alloc_array((size_t)z + 1, sizeof(double));
     r->cptr = mbl_calloc((size_t)nc + 1, sizeof *r->cptr);
     r->voff = mbl_calloc((size_t)nc + 1, sizeof *r->voff);
     size_t vsz = 0;
@@ -350,7 +420,8 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
         vsz += nb * nb;
     }
     r->V = mbl_alloc_array(vsz + 1, sizeof(double));
-    if (!Mb || !Kb || !Z || !d || !w2 || !MX || !KX || (cnonzero && !CX) || !refined || !r->cptr || !r->voff || !r->V) {
+    if (!Mb || !Kb || !Z || !d || !w2 || !MX || !KX || (cnonzero && !CX) || !refined || !zflag || !err2 || !r->cptr ||
+        !r->voff || !r->V) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -396,11 +467,17 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
     for (int i = 0; i < z; i++) wmax = fmax(wmax, fabs(w2[i]));
     double wzero = ZERO_W2_FACTOR * DBL_EPSILON * wmax;
     if (opt->refine_max > 0) sygvd_refine(z, M, K, opt, bmax, wmax, wzero, r, w2, refined);
+    /* zero or not: each near-zero w^2 from its own residual and condition */
+    sygvd_zero_test(z, M, K, nM, nK, wzero, r, w2, zflag, err2);
     for (int j = 0; j < z; j++) {
         double w = w2[j], a = 0, b = 0;
-        if (fabs(w) <= wzero) a = b = 0;
+        if (zflag[j]) a = b = 0;
         else if (w > 0) b = sqrt(w);
         else a = sqrt(-w);
+        /* the uncertainty of s = sqrt(w^2) of a mode judged on its own: sqrt|w^2| - sqrt(|w^2| - err2) */
+        double es = isfinite(err2[j]) ? sqrt(fabs(w)) - sqrt(fmax(fabs(w) - err2[j], 0.0)) : NAN;
+        r->err[2 * j] = r->err[2 * j + 1] = es;
+        r->zero[2 * j] = r->zero[2 * j + 1] = zflag[j];
         /* s = +-i sqrt(w^2) (positive imaginary part first), +-sqrt(-w^2), or 0 twice */
         r->re[2 * j] = a, r->im[2 * j] = b;
         r->re[2 * j + 1] = -a, r->im[2 * j + 1] = -b;
@@ -410,7 +487,7 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
         r->vim[2 * j] = r->vim[2 * j + 1] = -1;
         r->vsign[2 * j] = r->vsign[2 * j + 1] = 1;
     }
-    r->zero_floor = ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * wmax);
+    r->zero_floor = 0.0; /* zeros are decided per eigenvalue (sygvd_zero_test) */
     sygvd_berr(z, M, C, K, cnonzero, nM, nC, nK, Mb, Kb, MX, KX, CX, r);
     strcpy(r->solver, "sygvd");
     if (!want) {
@@ -420,7 +497,7 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
     }
 done:
     mbl_free(Mb), mbl_free(Kb), mbl_free(Z), mbl_free(d), mbl_free(w2), mbl_free(MX), mbl_free(KX), mbl_free(CX);
-    mbl_free(refined);
+    mbl_free(refined), mbl_free(zflag), mbl_free(err2);
     return rc;
 }
 

@@ -9,8 +9,11 @@
  *                   damp_tol sqrt(||M||_F ||K||_F)), K-hat and M-hat are symmetric (||X - X^T||_F
  *                   <= sym_tol ||X||_F) and M-hat is positive definite: K x = w^2 M x by LAPACK
  *                   dsygvd after a symmetric diagonal (Jacobi) scaling by 1/sqrt(M_ii).
- *                   Eigenvalues s = +-i w (w^2 > 0), +-sqrt(-w^2) (w^2 < 0), 0 twice (|w^2| at
- *                   the rounding level 100 eps max|w^2|); eigenvectors real, M-orthonormal.
+ *                   Eigenvalues s = +-i w (w^2 > 0), +-sqrt(-w^2) (w^2 < 0), 0 twice (a w^2
+ *                   near the rounding level 100 eps max|w^2| is judged on its own: zero when
+ *                   its Rayleigh quotient is within 100 times its own residual bound and its
+ *                   condition times eps, else a mode with that uncertainty in err);
+ *                   eigenvectors real, M-orthonormal.
  *   "quadratic-qz"  the top block of A is [0 I] but the rest does not hold: the quadratic pencil
  *                   s^2 M + s C + K, scaled symmetrically by 1/sqrt(M_ii) and then as Fan, Lin
  *                   and Van Dooren 2004 (s = gamma mu), through its first companion pencil, by
@@ -68,7 +71,10 @@ typedef struct mbl_eig_result {
     double *re, *im;  /* neig eigenvalues (complex pairs adjacent, positive imaginary part first) */
     double *berr;     /* neig normwise backward errors (see above) */
     unsigned char *zero; /* neig: 1 where the eigenpair is also one of 0 within the rounding of K
-                            (quadratic-qz: a cyclic coordinate's split zero; see eig.c) */
+                            (quadratic-qz: a cyclic coordinate's split zero; sygvd: every zero,
+                            decided per eigenvalue from its own residual and condition; see eig.c) */
+    double *err;      /* neig: the uncertainty of an eigenvalue that was judged near zero and found
+                         a mode (sygvd: from its residual and condition), NAN for the others */
     int nrow;         /* length of the eigenvectors given: z0 (the position part on dgeev) */
     /* Eigenvectors, as real columns: eigenvalue i has x = col(vre[i]) + i vsign[i] col(vim[i])
      * (vim[i] == -1: x real). The columns are grouped by block: block c holds the rows
@@ -82,7 +88,8 @@ typedef struct mbl_eig_result {
     size_t *voff;
     double *V;
     double zero_floor; /* rounding level of a zero eigenvalue for the solver used: |s| below it
-                          is indistinguishable from 0 (sygvd, quadratic-qz: 10 sqrt(eps) max|s|;
+                          is indistinguishable from 0 (sygvd: 0, zeros are flagged per eigenvalue
+                          in zero; quadratic-qz: 10 sqrt(eps) max|s|;
                           dgeev: 10 sqrt(eps ||A||_1), the split of a defective double zero) */
 } mbl_eig_result;
 

@@ -39,6 +39,8 @@
  * is reported in the notes as a doubtful split (the infinite eigenvalues of the index-3 pencil come
  * out of QZ as eps^(-1/3)-sized values at worst, far above any physical one in a scaled pencil). */
 #define DESC_GAP_WARN 100.0
+/* the split of a zero at a singular configuration, in units of sqrt(eps ||Ad||_1 / ||E||_1) (desc_qz) */
+#define DESC_ZERO_FACTOR 100.0
 
 /* QZ's eigenvalues carry an absolute error of about eps ||(Ad, E)||: poor relative accuracy for the
  * slow modes of a stiff model (flexible pendulum n_p = 50: 3.5e-10). The physical pairs
@@ -99,6 +101,135 @@ static int desc_refine(int nd, int n, const double *Ad, const double *E, const d
 done:
     mbla_csc_free(As), mbla_csc_free(Es);
     mbl_free(lr), mbl_free(li), mbl_free(Vr), mbl_free(Vi), mbl_free(sel), mbl_free(bq);
+    return rc;
+}
+
+/* The error estimate of each physical eigenvalue of the pencil (issue 30, item 9): its backward error
+ * (after refinement, sp->berr) plus the rounding the pencil's entries carry (eps), times its
+ * condition number (Higham and Higham 1998)
+ *     kappa = (||Ad||_F + |s| ||E||_F) ||x|| ||y|| / |y^H E x|
+ * with QZ's right and left eigenvectors x, y (VR, VL packed as LAPACK's, ai its imaginary parts),
+ * times DESC_ERR_SAFETY. The condition of an eigenvalue in a cluster (a double eigenvalue split by
+ * rounding, a defective zero) grows as the inverse of the split, so the first-order estimate covers
+ * the square-root sensitivity there too. Into sp->err; INFINITY when y^H E x vanishes. */
+#define DESC_ERR_SAFETY 4.0
+
+static int desc_find(int *par, int i)
+{
+    while (par[i] != i) i = par[i] = par[par[i]];
+    return i;
+}
+
+/* Clusters: the first-order estimate of eigenvalue i is self-consistent when its disc |s - s_i| <=
+ * err_i holds no other eigenvalue. Eigenvalues each within the other's disc (a double eigenvalue,
+ * semisimple or defective, a multiple zero) are one cluster C, whose invariant subspace is well
+ * determined when its spectral projector is: with the real bases X, Y of its right and left
+ * eigenvectors (QZ's columns) and G = Y^T E X, kappa_C = (||Ad|| + max|s| ||E||) ||X||_F ||Y||_F
+ * ||G^-1||_1, and each member gets |s_i - mean(C)| + DESC_ERR_SAFETY eta kappa_C (a semisimple
+ * double pair: small; a defective zero: G nearly singular, large). EX = E VR. */
+static int desc_err_clusters(int nd, double nA, double nE, const double *VR, const double *VL, const double *EX,
+                             const double *ai, mbl_lin_spectrum *sp, mbl_status *st)
+{
+    int *par = mbl_alloc_array((size_t)nd + 1, sizeof *par), *cols = mbl_alloc_array((size_t)nd + 1, sizeof *cols);
+    char *mark = mbl_calloc((size_t)nd + 1, 1);
+    double *X = NULL, *Y = NULL, *G = NULL;
+    int rc = 0;
+    if (!par || !cols || !mark) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < nd; i++) par[i] = i;
+    for (int i = 0; i < nd; i++)
+        for (int j = i + 1; !sp->spurious[i] && j < nd; j++)
+            if (!sp->spurious[j] && hypot(sp->re[i] - sp->re[j], sp->im[i] - sp->im[j]) <= fmin(sp->err[i], sp->err[j])) {
+                int a = desc_find(par, i), b = desc_find(par, j);
+                if (a != b) par[a > b ? a : b] = a < b ? a : b;
+            }
+    for (int c = 0; c < nd; c++) {
+        if (sp->spurious[c] || desc_find(par, c) != c) continue;
+        int k = 0, kc = 0;
+        double mr = 0, mi = 0, smax = 0, eta = 0;
+        memset(mark, 0, (size_t)nd);
+        for (int j = 0; j < nd; j++) {
+            if (sp->spurious[j] || desc_find(par, j) != c) continue;
+            k++, mr += sp->re[j], mi += sp->im[j], smax = fmax(smax, hypot(sp->re[j], sp->im[j]));
+            eta = fmax(eta, isfinite(sp->berr[j]) ? sp->berr[j] : 0.0);
+            int c0 = ai[j] < 0.0 ? j - 1 : j, c1 = ai[j] != 0.0 ? c0 + 1 : -1;
+            if (!mark[c0]) mark[c0] = 1, cols[kc++] = c0;
+            if (c1 >= 0 && !mark[c1]) mark[c1] = 1, cols[kc++] = c1;
+        }
+        if (k < 2) continue;
+        mr /= k, mi /= k;
+        X = mbl_alloc_array((size_t)nd * kc, sizeof *X), Y = mbl_alloc_array((size_t)nd * kc, sizeof *Y);
+        G = mbl_alloc_array((size_t)kc * kc, sizeof *G);
+        if (!X || !Y || !G) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+        double xn = 0, yn = 0;
+        for (int a = 0; a < kc; a++)
+            for (int i = 0; i < nd; i++) {
+                double x = VR[i + (size_t)cols[a] * nd], y = VL[i + (size_t)cols[a] * nd];
+                X[i + (size_t)a * nd] = x, Y[i + (size_t)a * nd] = y, xn += x * x, yn += y * y;
+            }
+        for (int b = 0; b < kc; b++)
+            for (int a = 0; a < kc; a++) {
+                double g = 0;
+                for (int i = 0; i < nd; i++) g += Y[i + (size_t)a * nd] * EX[i + (size_t)cols[b] * nd];
+                G[a + (size_t)b * kc] = g;
+            }
+        double gn = mbla_norm1(kc, kc, G, kc), rcond = 0;
+        mbla_dlu *lu = NULL;
+        mbl_status st2;
+        int e = mbla_dlu_new(kc, G, kc, &lu, &st2);
+        if (!e) e = mbla_dlu_rcond(lu, &rcond, &st2);
+        mbla_dlu_free(lu);
+        if (e == MBL_ENOMEM) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+        double kap = !e && rcond > 0 && gn > 0 ? (nA + smax * nE) * sqrt(xn) * sqrt(yn) / (rcond * gn) : INFINITY;
+        double errc = DESC_ERR_SAFETY * (eta + DBL_EPSILON) * kap;
+        for (int j = 0; j < nd; j++)
+            if (!sp->spurious[j] && desc_find(par, j) == c) sp->err[j] = hypot(sp->re[j] - mr, sp->im[j] - mi) + errc;
+        mbl_free(X), mbl_free(Y), mbl_free(G);
+        X = Y = G = NULL;
+    }
+done:
+    mbl_free(par), mbl_free(cols), mbl_free(mark), mbl_free(X), mbl_free(Y), mbl_free(G);
+    return rc;
+}
+
+static int desc_err(int nd, const double *Ad, const double *E, const double *VR, const double *VL, const double *ai,
+                    mbl_lin_spectrum *sp, mbl_status *st)
+{
+    double *EX = mbl_alloc_array((size_t)nd * nd + 1, sizeof *EX);
+    if (!EX) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int rc = mbla_gemm('N', 'N', nd, nd, nd, 1.0, E, nd, VR, nd, 0.0, EX, nd, st);
+    double nA = 0, nE = 0;
+    for (size_t p = 0; p < (size_t)nd * nd; p++) nA += Ad[p] * Ad[p], nE += E[p] * E[p];
+    nA = sqrt(nA), nE = sqrt(nE);
+    for (int j = 0; !rc && j < nd; j++) {
+        if (sp->spurious[j]) continue;
+        int c0 = j, c1 = -1; /* columns of the real and imaginary parts */
+        double sg = 1.0;
+        if (ai[j] > 0.0) c1 = j + 1;
+        else if (ai[j] < 0.0) c0 = j - 1, c1 = j, sg = -1.0;
+        double xr2 = 0, yr2 = 0, pr = 0, pi = 0;
+        for (int i = 0; i < nd; i++) {
+            double xr = VR[i + (size_t)c0 * nd], xi = c1 >= 0 ? sg * VR[i + (size_t)c1 * nd] : 0.0;
+            double yr = VL[i + (size_t)c0 * nd], yi = c1 >= 0 ? sg * VL[i + (size_t)c1 * nd] : 0.0;
+            double er = EX[i + (size_t)c0 * nd], ei = c1 >= 0 ? sg * EX[i + (size_t)c1 * nd] : 0.0;
+            xr2 += xr * xr + xi * xi, yr2 += yr * yr + yi * yi;
+            pr += yr * er + yi * ei, pi += yr * ei - yi * er; /* y^H (E x) */
+        }
+        double den = hypot(pr, pi), mag = hypot(sp->re[j], sp->im[j]);
+        double kappa = den > 0 ? (nA + mag * nE) * sqrt(xr2) * sqrt(yr2) / den : INFINITY;
+        double eta = (isfinite(sp->berr[j]) ? sp->berr[j] : 0.0) + DBL_EPSILON;
+        sp->err[j] = DESC_ERR_SAFETY * eta * kappa;
+    }
+    if (!rc) rc = desc_err_clusters(nd, nA, nE, VR, VL, EX, ai, sp, st);
+    mbl_free(EX);
     return rc;
 }
 
@@ -247,7 +378,7 @@ static void desc_fill(const mbl_model *md, const mbl_blocks *B, const int *rows,
 /* The spectrum of the pencil ds by QZ into lin->spectrum (nd eigenvalues, the nphys of smallest
  * modulus physical, the rest spurious; the physical ones refined): *rankE the rank of E, *gap the
  * modulus gap between the first spurious and the last physical eigenvalue. */
-static int desc_qz(int n, int nphys, mbl_linear *lin, int *rankE, double *gap, mbl_status *st)
+static int desc_qz(int n, int nphys, int singular, mbl_linear *lin, int *rankE, double *gap, mbl_status *st)
 {
     const mbl_lin_descriptor *ds = lin->descriptor;
     int nd = ds->nd, rc;
@@ -257,14 +388,14 @@ static int desc_qz(int n, int nphys, mbl_linear *lin, int *rankE, double *gap, m
     double *ar = mbl_calloc((size_t)nd + 1, sizeof *ar);
     double *ai = mbl_calloc((size_t)nd + 1, sizeof *ai);
     double *be = mbl_calloc((size_t)nd + 1, sizeof *be);
-    double *VR = mbl_calloc(nd2 + 1, sizeof *VR);
+    double *VR = mbl_calloc(nd2 + 1, sizeof *VR), *VL = mbl_calloc(nd2 + 1, sizeof *VL);
     mbl_eig_item *cd = mbl_calloc((size_t)nd + 1, sizeof *cd);
-    if (!ar || !ai || !be || !VR || !cd || lin_alloc_eigs(lin, nd)) {
+    if (!ar || !ai || !be || !VR || !VL || !cd || lin_alloc_eigs(lin, nd)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
     mbl_lin_spectrum *sp = lin->spectrum;
-    rc = mbla_ggev(nd, Ad, nd, E, nd, ar, ai, be, NULL, 1, VR, nd, st);
+    rc = mbla_ggev(nd, Ad, nd, E, nd, ar, ai, be, VL, nd, VR, nd, st);
     if (rc) goto done;
     /* finite, infinite or undetermined from the pencil itself (beta against ||E||, alpha against
      * ||Ad||, at least nd - rank(E) infinite), never from |s| */
@@ -305,9 +436,22 @@ static int desc_qz(int n, int nphys, mbl_linear *lin, int *rankE, double *gap, m
     for (int j = 0; j < nphys; j++) sp->spurious[cd[j].idx] = 0;
     rc = desc_refine(nd, n, Ad, E, VR, ai, cd, nphys, sp, st);
     if (rc) goto done;
+    rc = desc_err(nd, Ad, E, VR, VL, ai, sp, st);
+    if (rc) goto done;
+    /* at a singular configuration the data carry more than rounding: the minimum-norm multipliers
+     * that are zero come out as 1e-14 and add a geometric stiffness of that size, which splits a
+     * double-double zero by about sqrt of it (the parallelogram at its branch point: +-1.3e-7 i and
+     * +-1.8e-7 against first-order estimates of 2.2e-8): an eigenvalue below that split has it as its
+     * estimate (DESC_ZERO_FACTOR sqrt(eps ||Ad||_1 / ||E||_1), the split's level) */
+    if (singular) {
+        double nE1 = mbla_norm1(nd, nd, E, nd);
+        double split = nE1 > 0 ? DESC_ZERO_FACTOR * sqrt(DBL_EPSILON * mbla_norm1(nd, nd, Ad, nd) / nE1) : 0.0;
+        for (int j = 0; j < nd; j++)
+            if (!sp->spurious[j] && hypot(sp->re[j], sp->im[j]) <= split) sp->err[j] = fmax(sp->err[j], split);
+    }
     *gap = nphys < nd ? cd[nphys].mag / fmax(nphys ? cd[nphys - 1].mag : 0.0, DBL_MIN) : INFINITY;
 done:
-    mbl_free(ar), mbl_free(ai), mbl_free(be), mbl_free(VR), mbl_free(cd);
+    mbl_free(ar), mbl_free(ai), mbl_free(be), mbl_free(VR), mbl_free(VL), mbl_free(cd);
     return rc;
 }
 
@@ -374,8 +518,13 @@ int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     desc_fill(md, &B, rows, r, Rmu, Nv, Nq, sc, ds);
     int nphys = 2 * (n - r) - k + nX, rankE = 0;
     double gap = 0;
-    rc = desc_qz(n, nphys, lin, &rankE, &gap, st);
+    rc = desc_qz(n, nphys, r < m, lin, &rankE, &gap, st);
     if (rc) goto done;
+    /* the largest estimate of an eigenvalue that is not zero within its own (those are zero modes) */
+    for (int j = 0; j < nd; j++) {
+        const mbl_lin_spectrum *sp = lin->spectrum;
+        if (!sp->spurious[j] && hypot(sp->re[j], sp->im[j]) > sp->err[j]) lin->err_est = fmax(lin->err_est, sp->err[j]);
+    }
     char scales[64];
     if (r + k && smax > smin) snprintf(scales, sizeof scales, "s %.3g to %.3g", smin, smax);
     else snprintf(scales, sizeof scales, " %.3g", r + k ? smin : 1.0);
@@ -384,6 +533,15 @@ int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
              "%d): %d physical, %d spurious (infinite) eigenvalues, modulus gap %.3g%s",
              nd, nd, scales, r, m, k, rankE, nphys, nd - nphys, gap,
              gap < DESC_GAP_WARN ? " (small: the physical/spurious split is doubtful; try constraint_scale)" : "");
+    /* a point with motion: the pencil's Jacobian is in (q, v, lambda), and away from an equilibrium a
+     * Jacobian depends on the coordinates (examples/sim/rotor_stator_ramp.yaml: the stator's yaw
+     * acceleration splits the double pair at 0.7991i by 4.3e-5 in q, not in the user's states; the
+     * split is proportional to the ramp, QZ's error estimate there 1e-9; issue 30, item 9) */
+    size_t nl = strlen(lin->notes);
+    if (lin_point_moving(pt))
+        snprintf(lin->notes + nl, sizeof lin->notes - nl, "%s",
+                 "; point with motion: eigenvalues of the pencil in the model's coordinates (q, v, lambda), "
+                 "which may differ from those of A in the user's states");
 done:
     lin_blocks_free(&B);
     mbl_free(rows);

@@ -276,4 +276,11 @@ void lin_sparse_pencil_free(mbl_sparse_pencil *P);
 int lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *method,
                         const char *reason, mbl_linear **lin, mbl_status *st);
 
+/* Error estimates of clustered eigenvalues (src/lin/eigsort.c; issue 30, item 9): eigenvalues whose
+ * discs |s - s_i| <= err_i overlap, directly or through others, cannot be told apart within their
+ * estimates, so each gets max over its cluster of |s_i - s_j| + err_j (a split double eigenvalue, a
+ * near-zero beside a zero). re, im, err (n); skip (may be NULL): eigenvalues left out (spurious).
+ * Errors: MBL_ENOMEM. */
+int lin_err_clusters(int n, const double *re, const double *im, const int *skip, double *err, mbl_status *st);
+
 #endif

@@ -91,15 +91,24 @@ static int modal_given(const mbl_linear *lin, const mbl_modal_options *opt, mbl_
     double big = 0;
     for (int i = 0; i < ne; i++)
         if (!sp->spurious[i] && isfinite(sp->re[i])) big = fmax(big, hypot(sp->re[i], sp->im[i]));
-    double normA = lin->nx && lin->A ? mbla_norm1(lin->nx, lin->nx, lin->A, lin->nx) : 0.0;
+    /* the rounding split of a defective zero of A (dgeev's floor) where A's eigenvalues are the
+     * spectrum (penalty: its own ODE); the descriptor's A is another method's (nullspace, augmented),
+     * whose norm says nothing of the pencil's eigenvalues (the steel rod pendulum of 200 beam
+     * elements: ||A||_1 ~ 1e19 made its 3.50 and 277.6 rad/s modes "zero"; issue 30, item 3) */
+    double normA = !ds && lin->nx && lin->A ? mbla_norm1(lin->nx, lin->nx, lin->A, lin->nx) : 0.0;
     M->zero_tol = fmax(fmax(opt->zero_tol * big, ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * normA)), 1e-12);
+    /* every physical eigenvalue with its own error estimate (the descriptor's QZ path: backward error
+     * times condition): zero is decided per eigenvalue, |s| <= its estimate, not by a floor */
+    int own = sp->err != NULL;
+    for (int i = 0; i < ne && own; i++)
+        if (!sp->spurious[i] && !isfinite(sp->err[i])) own = 0;
     /* the descriptor's own pencil (E, Ad): a zero of it is split by rounding of the data like one of
      * E^-1 Ad, by about sqrt(eps ||Ad|| / ||E||) times the conditioning of the Jordan basis, and at a
      * singular configuration the minimum-norm multipliers that are zero come out as 1e-14 and add a
      * geometric stiffness of that size (the parallelogram at its branch point: a double-double zero
      * at +-0.8e-7 to +-2.6e-7, real or imaginary as the BLAS kernel rounds, against 1.5e-7 at the
-     * factor 10): DESC_ZERO_FACTOR there */
-    if (ds && ds->nd > 0 && ds->Ad && ds->E) {
+     * factor 10): DESC_ZERO_FACTOR there, when the eigenvalues carry no estimate of their own */
+    if (ds && ds->nd > 0 && ds->Ad && ds->E && !own) {
         double nE = mbla_norm1(ds->nd, ds->nd, ds->E, ds->nd);
         if (nE > 0)
             M->zero_tol = fmax(M->zero_tol, DESC_ZERO_FACTOR * sqrt(DBL_EPSILON * mbla_norm1(ds->nd, ds->nd, ds->Ad,
@@ -245,8 +254,9 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
     for (int i = 0; i < nx; i++) big = fmax(big, hypot(wr[i], wi[i]));
     /* A zero eigenvalue comes out at the rounding level of the solver (dgeev: a rigid-body
      * (cyclic) coordinate gives a defective double zero that rounding of size eps*||A|| splits
-     * into +-sqrt(eps*||A||)); E->zero_floor says how large. So the zero threshold is the larger
-     * of the relative tolerance, that floor, and 1e-12. */
+     * into +-sqrt(eps*||A||)); E->zero_floor says how large (sygvd: 0, its zeros are decided per
+     * eigenvalue and flagged in E->zero). So the zero threshold is the larger of the relative
+     * tolerance, that floor, and 1e-12. */
     M->zero_tol = fmax(fmax(opt.zero_tol * big, E->zero_floor), 1e-12);
     rr = mbl_alloc_array((size_t)n * (size_t)nx + 1, sizeof *rr);
     ri = mbl_alloc_array((size_t)n * (size_t)nx + 1, sizeof *ri);
@@ -279,7 +289,7 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         md->re = wr[i];
         md->im = wi[i];
         md->backward_error = E->berr[i];
-        md->error_estimate = NAN;
+        md->error_estimate = E->err[i]; /* a near-zero eigenvalue judged a mode: its uncertainty (else NAN) */
         double mag = hypot(wr[i], wi[i]);
         if (mag < M->zero_tol || E->zero[i]) { /* below the solver's floor, or zero within K's rounding */
             md->kind = MBL_MODE_ZERO;

@@ -1,3 +1,9 @@
 # tests of src/lin are listed here
 mblin_add_test(test_methods ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_methods.c)
 mblin_add_test(test_scaling ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_scaling.c)
+# penalty's and descriptor's error estimates bound their deviations (issue 30, item 9), through the CLI
+find_program(PYTHON3 python3)
+if(PYTHON3)
+  add_test(NAME test_lin_estimates COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/estimates_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()

@@ -1,0 +1,74 @@
+"""Zero modes are decided per eigenvalue (issue 30, item 3): a slow mode of a stiff model is a mode,
+a rigid-body mode is zero. Usage: zero_modes_test.py MBLIN (run from the source root)."""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+MBLIN = sys.argv[1]
+ROD = "tests/eig/steel_rod_pendulum.yaml"
+FAILS = []
+
+
+def run(*args):
+    p = subprocess.run([MBLIN, *args, "--json", "--no-matrices"], capture_output=True, text=True, timeout=600)
+    if p.returncode:
+        raise SystemExit(f"mblin {' '.join(args)} failed: {p.stderr}")
+    return json.loads(p.stdout)
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILS.append(what)
+
+
+def lowest(d):
+    """the lowest physical mode that is not a zero mode, and the count of zero modes"""
+    ev = [e for e in d["eigenvalues"] if not e["spurious"]]
+    zeros = sum(e["kind"] == "zero" for e in ev)
+    modes = sorted((e for e in ev if e["kind"] != "zero"), key=lambda e: math.hypot(e["re"], e["im"]))
+    return modes[0], zeros
+
+
+def swing(L=1.2, g=9.81):
+    return math.sqrt(3 * g / (2 * L))  # a uniform rigid rod pivoted at one end
+
+
+# the flexible steel rod swings as the rigid rod to 1.4e-5 relative (its stretch under its weight)
+for args, tol in (((ROD,), 3e-5), ((ROD, "--method", "nullspace"), 3e-5)):
+    m, zeros = lowest(run("linearize", *args))
+    w = math.hypot(m["re"], m["im"])
+    check(zeros == 0 and abs(w - swing()) <= tol * swing(),
+          f"{' '.join(args)}: swing {w:.8g} rad/s vs sqrt(3g/2L) = {swing():.8g}, {zeros} zero modes (0)")
+    est = m.get("error_estimate")
+    check(est is None or (est >= 0 and abs(w - swing()) <= est + tol * swing()),
+          f"  its uncertainty {est} is honest")
+
+# 30 elements at E = 2.1e14 (stiffer: axial modes near 3e8 rad/s), the rigid rod to 1e-7
+with tempfile.TemporaryDirectory() as tmp:
+    rod30 = os.path.join(tmp, "rod30.yaml")
+    with open(ROD) as f, open(rod30, "w") as g:
+        g.write(f.read().replace("elements: 200", "elements: 30"))
+    for method in ("augmented", "nullspace"):
+        m, zeros = lowest(run("linearize", rod30, "--set", "E=2.1e14", "--method", method))
+        w = math.hypot(m["re"], m["im"])
+        check(zeros == 0 and abs(w - swing()) <= 1e-7 * swing(),
+              f"30 elements, E = 2.1e14, {method}: swing {w:.10g} vs {swing():.10g}, {zeros} zero modes (0)")
+    # a free rod (no pin): three rigid-body modes (x, y, rotation), each a double zero
+    free = os.path.join(tmp, "free.yaml")
+    with open(ROD) as f, open(free, "w") as g:
+        txt = f.read().replace("elements: 200", "elements: 30")
+        g.write(txt.replace("joints:\n  pin: {type: revolute, i: a, j: o}\n", "")
+                   .replace("forces:\n  weight: {type: gravity, g: [0, -g]}\n", "")
+                   .replace("at: equilibrium", "at: given"))
+    d = run("linearize", free)
+    zeros = sum(e["kind"] == "zero" for e in d["eigenvalues"])
+    check(zeros == 6, f"free rod: {zeros} zero eigenvalues (6: three rigid-body modes)")
+
+if FAILS:
+    print(f"{len(FAILS)} failed")
+    sys.exit(1)
+print("all passed")
