@@ -164,6 +164,21 @@ int mbl_report_point_json(FILE *f, const mbl_model *md, const mbl_point *pt)
 /* What a partial-spectrum result leaves out (include/mblin/model.h). */
 #define NOT_FORMED "not formed (partial spectrum of a large model)"
 
+/* The correct significant digits of a mode's eigenvalue from its error estimate (0 for a zero: its
+ * value is rounding; 16 without an estimate or with an exact one), clamped to 0..16. */
+static int mode_digits(const mbl_mode *m)
+{
+    if (m->kind == MBL_MODE_ZERO) return 0;
+    if (!isfinite(m->error_estimate) || !(m->error_estimate > 0)) return 16;
+    int d = (int)floor(log10(hypot(m->re, m->im) / m->error_estimate));
+    return d < 0 ? 0 : d > 16 ? 16 : d;
+}
+
+/* The text report tags a mode whose estimate leaves fewer correct digits than this (issue 30,
+ * item 3: a low mode beside very stiff ones is listed with its uncertainty, not as a zero): the
+ * table prints 8 digits. */
+#define REPORT_DOUBT_DIGITS 6
+
 static void json_spectrum(FILE *f, const mbl_linear *lin, const mbl_modes *modes)
 {
     const mbl_lin_spectrum *sp = lin->spectrum;
@@ -367,12 +382,9 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
         fputs(", \"backward_error\": ", f);
         mbl_json_number(f, m->backward_error, 17, 1);
         if (isfinite(m->error_estimate)) { /* the method measured what the eigenvalue is worth */
-            double mag = hypot(m->re, m->im);
-            int digits = m->kind == MBL_MODE_ZERO ? 0 /* a zero: its value is rounding */
-                         : m->error_estimate > 0 ? (int)floor(log10(mag / m->error_estimate)) : 16;
             fputs(", \"error_estimate\": ", f);
             mbl_json_number(f, m->error_estimate, 17, 1);
-            fprintf(f, ", \"digits\": %d", digits < 0 ? 0 : digits > 16 ? 16 : digits);
+            fprintf(f, ", \"digits\": %d", mode_digits(m));
         }
         fprintf(f, ", \"spurious\": %s, \"kind\": \"%s\"}", m->spurious ? "true" : "false",
                 m->kind == MBL_MODE_ZERO ? "zero" : m->kind == MBL_MODE_REAL ? "real" : "oscillatory");
@@ -500,9 +512,12 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
         fprintf(f, "  %4s  %16s  %14s  %16s  %16s\n", "mode", "frequency [Hz]", "damping ratio", "real", "imaginary");
         for (int i = 0; i < modes->nx; i++) {
             const mbl_mode *m = &modes->modes[i];
+            char doubt[64] = "";
+            if (!m->spurious && m->kind != MBL_MODE_ZERO && mode_digits(m) < REPORT_DOUBT_DIGITS)
+                snprintf(doubt, sizeof doubt, "  (+-%.2g: %d correct digits)", m->error_estimate, mode_digits(m));
             const char *tag = m->spurious                  ? "  (spurious)"
                               : m->kind == MBL_MODE_ZERO ? "  (zero / rigid-body mode)"
-                                                         : "";
+                                                         : doubt;
             if (isfinite(m->re) && isfinite(m->im))
                 fprintf(f, "  %4d  %16.8g  %14.6g  %16.8g  %16.8g%s\n", i + 1, m->freq_hz, m->damping_ratio, m->re,
                         m->im, tag);

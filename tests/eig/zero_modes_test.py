@@ -47,6 +47,15 @@ for args, tol in (((ROD,), 3e-5), ((ROD, "--method", "nullspace"), 3e-5)):
     check(est is None or (est >= 0 and abs(w - swing()) <= est + tol * swing()),
           f"  its uncertainty {est} is honest")
 
+# the text report lists the doubtful swing with its uncertainty, not as a zero (its estimate leaves
+# fewer than 6 correct digits of the 8 printed)
+m, _ = lowest(run("linearize", ROD))
+txt = subprocess.run([MBLIN, "linearize", ROD], capture_output=True, text=True, timeout=600).stdout
+row = [ln for ln in txt.splitlines() if ln.strip().startswith("1 ") and "3.50" in ln]
+tag = "(+-%.2g: %d correct digits)" % (m.get("error_estimate", 0), m.get("digits", 16))
+check(len(row) == 1 and "zero" not in row[0] and ((tag in row[0]) == (m.get("digits", 16) < 6)),
+      f"report row of the swing (digits {m.get('digits')}): {row}")
+
 # 30 elements at E = 2.1e14 (stiffer: axial modes near 3e8 rad/s), the rigid rod to 1e-7
 with tempfile.TemporaryDirectory() as tmp:
     rod30 = os.path.join(tmp, "rod30.yaml")
