@@ -305,6 +305,17 @@ static int moving_start(const mbl_model *md, const mbl_point *pt, const mbl_mode
     return rc;
 }
 
+/* A row whose mode cannot be measured (it grows beyond a linear record, or another growing mode
+ * swamps it): no measured value, the start amplitude it would have had; the caller writes the note. */
+static void not_measured(mbl_validate_row *row, double a0)
+{
+    row->measured = 0;
+    row->meas_re = row->meas_im = row->meas_freq_hz = row->meas_zeta = row->fft_freq_hz = NAN;
+    row->freq_rel_err = row->zeta_err = NAN;
+    row->start_amplitude = a0;
+    snprintf(row->signal, sizeof row->signal, "%s", "-");
+}
+
 int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *modes, const mbl_validate_options *opt_in,
                  mbl_validation **out, mbl_status *st)
 {
@@ -350,11 +361,7 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
             double grow = exp(-sig * span);
             if (grow > opt.max_growth) a0 = V->amplitude * opt.max_growth / grow;
             if (!(a0 >= VALIDATE_MIN_START * V->amplitude)) {
-                row->measured = 0;
-                row->meas_re = row->meas_im = row->meas_freq_hz = row->meas_zeta = row->fft_freq_hz = NAN;
-                row->freq_rel_err = row->zeta_err = NAN;
-                row->start_amplitude = a0;
-                snprintf(row->signal, sizeof row->signal, "%s", "-");
+                not_measured(row, a0);
                 snprintf(row->note, sizeof row->note,
                          "not measured: grows %.3g times in 3 periods, beyond a linear record (--max-growth %g)",
                          exp(-sig * 3 * Td), opt.max_growth);
@@ -369,11 +376,7 @@ int mbl_validate(const mbl_model *md, const mbl_point *pt, const mbl_modes *mode
             span = log(VALIDATE_CONTAMINATION) / sg;
             snprintf(row->note, sizeof row->note, "recorded for %.3g periods (mode growing at %.4g/s)", span / Td, sg);
             if (span < Td) {
-                row->measured = 0;
-                row->meas_re = row->meas_im = row->meas_freq_hz = row->meas_zeta = row->fft_freq_hz = NAN;
-                row->freq_rel_err = row->zeta_err = NAN;
-                row->start_amplitude = a0;
-                snprintf(row->signal, sizeof row->signal, "%s", "-");
+                not_measured(row, a0);
                 snprintf(row->note, sizeof row->note,
                          "not measured: a mode growing at %.4g/s swamps it within a period", sg);
                 V->nrows++;
