@@ -258,7 +258,8 @@ static int read_doc(ureader *r, const char *xml, size_t len, char **robot)
         return mbl_error(st, MBL_EMODEL, "%s:%d: the root element must be <robot>", r->file, root ? LINE_OF(root) : 1);
     xmlChar *rn = get_attr(r, root, "name", NAME_MAX_BYTES, &rc);
     if (rc) return rc;
-    *robot = sanitize(rn ? (const char *)rn : "robot", NULL);
+    /* the model's title, quoted in the generated text: no prefix needed ("2nd_bot" stays so) */
+    *robot = sanitize(rn ? (const char *)rn : "robot", "");
     if (rn) xmlFree(rn);
     if (!*robot) return mbl_error(st, MBL_ENOMEM, "out of memory");
     return 0;

@@ -158,6 +158,9 @@ TEST(urdf_names)
                       "eigenvalue %g%+gi, closed form +-%gi", mo->modes[i].re, mo->modes[i].im, w);
         CHECK_MSG(lin->nu == 1 && !strcmp(lin->input_names[0], "u_joint_2nd_joint"), "input %s",
                   lin->nu ? lin->input_names[0] : "(none)");
+        mbl_model_info mi; /* the robot's name is a title: as written, no prefix (was `_9arm`) */
+        mbl_model_get_info(md, &mi);
+        CHECK_MSG(mi.name && !strcmp(mi.name, "9arm"), "model name %s", mi.name ? mi.name : "(null)");
     }
     mbl_modes_free(mo);
     mbl_linear_free(lin);
