@@ -10,6 +10,7 @@
 
 #include "mblin/codegen.h"
 #include "mblin/mblin.h"
+#include "fixture.h"
 #include "test.h"
 
 static const char *driver_c =
@@ -171,8 +172,7 @@ TEST(names_and_comments)
     mbl_model *md = NULL;
     mbl_point *pt = NULL;
     mbl_symlin *sl = NULL;
-    CHECK(mbl_model_load_file("examples/slider_pendulum.yaml", NULL, 0, &md, &st) == 0);
-    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    CHECK(fixture_model_point("examples/slider_pendulum.yaml", NULL, NULL, &md, &pt, &st) == 0);
     CHECK(pt && mbl_symlin_new(md, pt, 0, &sl, &st) == 0);
     static char buf[1 << 16];
     FILE *f = sl ? fmemopen(buf, sizeof buf, "w") : NULL;
@@ -248,8 +248,7 @@ TEST(python_coding_names)
     mbl_model *md = NULL;
     mbl_point *pt = NULL;
     mbl_symlin *sl = NULL;
-    CHECK(mbl_model_load_file("examples/slider_pendulum.yaml", NULL, 0, &md, &st) == 0);
-    CHECK(md && mbl_operating_point(md, NULL, &pt, &st) == 0);
+    CHECK(fixture_model_point("examples/slider_pendulum.yaml", NULL, NULL, &md, &pt, &st) == 0);
     CHECK(pt && mbl_symlin_new(md, pt, 0, &sl, &st) == 0);
     /* the fourth: a path whose byte 0x9c, escaped as \x9c, and "oding:utf-7" made "coding:utf-7" (the
      * module did not import: "'utf7' codec can't decode") */
