@@ -152,6 +152,148 @@ static int relevant(const mblx_graph *g, mblx_id v, const seedset *S)
     return 0;
 }
 
+/* ---- wide nodes: which operands depend on a symbol ------------------------------------------- */
+
+/* A sum or product of many operands (the frame-coordinate rows of a floating-frame model, FE
+ * matrices written out) is visited once per column it depends on. Scanning its operands for the
+ * relevant ones on each visit would make a row of width w cost w^2; this index lists, for each
+ * such node, its (symbol, operand position) pairs sorted, so that a traversal with one symbol
+ * (a Jacobian's column, mblx_diff) goes straight to the operands that depend on it. Built once
+ * per node for the graph's life (on the node's first such visit); the operands come out in the
+ * order the scan would have found them, so the derivative graph (node ids and all) is the same
+ * as the scan's. */
+enum { WIDE_MIN_ARGS = 32 };
+
+typedef struct mblx__wide {
+    uint32_t *key, *rec; /* open addressing: node id -> record (key XNONE: empty) */
+    size_t cap, cnt;
+    size_t *off; /* record r: pairs[off[r] .. off[r + 1]) */
+    size_t nrec, caprec;
+    uint64_t *pairs; /* (symbol << 32) | operand position, sorted */
+    size_t npairs, cappairs;
+    uint64_t *scratch;
+    size_t capscratch;
+    uint64_t steps; /* operand visits made by the one-symbol traversals (a cost count) */
+} wideidx;
+
+void mblx__wide_free(wideidx *W)
+{
+    if (!W) return;
+    mbl_free(W->key);
+    mbl_free(W->rec);
+    mbl_free(W->off);
+    mbl_free(W->pairs);
+    mbl_free(W->scratch);
+    mbl_free(W);
+}
+
+uint64_t mblx__diff_steps(const mblx_graph *g) { return g && g->wide ? g->wide->steps : 0; }
+
+static int is_wide(const mblx_graph *g, mblx_id v)
+{
+    unsigned op = g->nd[v].op;
+    return g->nd[v].na >= WIDE_MIN_ARGS && (op == MBLX_OP_ADD || op == MBLX_OP_MUL);
+}
+
+#define LESS_U64(x, y) (*(x) < *(y))
+MBLX__STABLE_SORT(sort_u64, uint64_t, LESS_U64)
+
+static int grow_u64(uint64_t **p, size_t *cap, size_t need)
+{
+    if (need <= *cap) return 0;
+    size_t nc = *cap ? *cap : INIT_STACK;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2 / sizeof **p) return -1;
+        nc *= 2;
+    }
+    uint64_t *q = mbl_realloc_array(*p, nc, sizeof *q);
+    if (!q) return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+static int wide_rehash(wideidx *W, size_t ncap)
+{
+    uint32_t *k = mbl_alloc_array(ncap, sizeof *k), *r = mbl_alloc_array(ncap, sizeof *r);
+    if (!k || !r) {
+        mbl_free(k), mbl_free(r);
+        return -1;
+    }
+    for (size_t i = 0; i < ncap; i++) k[i] = XNONE;
+    for (size_t i = 0; i < W->cap; i++) {
+        if (W->key[i] == XNONE) continue;
+        size_t h = (size_t)mblx__mix64(W->key[i]) & (ncap - 1);
+        while (k[h] != XNONE) h = (h + 1) & (ncap - 1);
+        k[h] = W->key[i];
+        r[h] = W->rec[i];
+    }
+    mbl_free(W->key), mbl_free(W->rec);
+    W->key = k;
+    W->rec = r;
+    W->cap = ncap;
+    return 0;
+}
+
+/* The pairs of wide node v: [*lo, *hi) of W->pairs, built on first use. 0, or -1 (oom). */
+static int wide_pairs(const mblx_graph *g, wideidx *W, mblx_id v, size_t *lo, size_t *hi)
+{
+    if ((W->cnt + 1) * 2 > W->cap && wide_rehash(W, W->cap ? W->cap * 2 : INIT_STACK)) return -1;
+    size_t h = (size_t)mblx__mix64(v) & (W->cap - 1);
+    for (; W->key[h] != XNONE; h = (h + 1) & (W->cap - 1))
+        if (W->key[h] == v) {
+            *lo = W->off[W->rec[h]];
+            *hi = W->off[W->rec[h] + 1];
+            return 0;
+        }
+    if (W->nrec + 2 > W->caprec) {
+        size_t nc = W->caprec ? W->caprec * 2 : INIT_STACK;
+        size_t *q = mbl_realloc_array(W->off, nc, sizeof *q);
+        if (!q) return -1;
+        W->off = q;
+        W->caprec = nc;
+    }
+    if (W->nrec == 0) W->off[0] = 0;
+    size_t base = W->npairs, total = 0;
+    const uint32_t *a = mblx__args(g, v);
+    for (uint32_t i = 0; i < g->nd[v].na; i++) total += g->nd[a[i]].dcnt;
+    if (grow_u64(&W->pairs, &W->cappairs, base + total) ||
+        grow_u64(&W->scratch, &W->capscratch, total))
+        return -1;
+    uint64_t *p = W->pairs + base;
+    size_t k = 0;
+    for (uint32_t i = 0; i < g->nd[v].na; i++) {
+        const uint32_t *d = g->deps + g->nd[a[i]].doff;
+        for (uint32_t j = 0; j < g->nd[a[i]].dcnt; j++) p[k++] = ((uint64_t)d[j] << 32) | i;
+    }
+    if (sort_u64(p, k, W->scratch)) return -1;
+    W->npairs = base + k;
+    W->off[W->nrec + 1] = W->npairs;
+    W->key[h] = v;
+    W->rec[h] = (uint32_t)W->nrec++;
+    W->cnt++;
+    *lo = base;
+    *hi = W->npairs;
+    return 0;
+}
+
+/* Within pairs [lo, hi) of a wide node, the run of symbol s: [*first, *last). */
+static void wide_run(const wideidx *W, size_t lo, size_t hi, uint32_t s, size_t *first, size_t *last)
+{
+    uint64_t key = (uint64_t)s << 32;
+    size_t end = hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (W->pairs[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *first = lo;
+    while (lo < end && (W->pairs[lo] >> 32) == s) lo++;
+    *last = lo;
+}
+
 /* ---- local partial derivatives ------------------------------------------------------------ */
 
 /* Product of coef and all operands of a MUL except operand `skip`, times `extra`. */
@@ -247,6 +389,40 @@ static mblx_id child_val(const mblx_graph *g, mblx_id c, int mode)
     return mode == MODE_DIFF ? g->zero : c;
 }
 
+/* The derivative of wide node v along symbol s (pairs of W): the terms of the operands that
+ * depend on s, in operand order, as compute() below would find them by scanning. */
+static mblx_id compute_wide(mblx_graph *g, mblx_id v, wideidx *W, uint32_t s)
+{
+    size_t lo, hi, f, l;
+    if (wide_pairs(g, W, v, &lo, &hi)) return mblx__oom(g);
+    wide_run(W, lo, hi, s, &f, &l);
+    W->steps += l - f;
+    uint32_t local[LOCAL_ARGS], *t = local;
+    if (l - f > LOCAL_ARGS && !(t = mbl_alloc_array(l - f, sizeof *t))) return mblx__oom(g);
+    argcopy ac = {{0}, NULL, 0};
+    mblx_id res = XNONE;
+    int mul = g->nd[v].op == MBLX_OP_MUL;
+    double val = g->nd[v].val;
+    if (mul && args_copy(g, v, &ac)) {
+        mblx__oom(g);
+        goto done;
+    }
+    size_t k = 0;
+    for (size_t p = f; p < l; p++) {
+        uint32_t i = (uint32_t)W->pairs[p];
+        mblx_id d = child_val(g, mblx__args(g, v)[i], MODE_DIFF);
+        if (d == g->zero) continue;
+        mblx_id term = mul ? mul_others(g, val, &ac, i, d) : d;
+        if (term == XNONE) goto done;
+        t[k++] = term;
+    }
+    res = mblx_sum(g, k, t);
+done:
+    if (t != local) mbl_free(t);
+    if (mul) args_free(&ac);
+    return res;
+}
+
 static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
 {
     argcopy ac;
@@ -289,18 +465,47 @@ done:
 /* Forward traversal of the part of root that depends on S: MODE_DIFF gives the directional
  * derivative with seeds S (symbol -> its derivative), MODE_SUBST the substitution. stk (may be
  * NULL) is a reusable stack. */
-static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk, int fresh);
+static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk,
+                             int fresh);
 
 static mblx_id traverse(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk)
 {
     return traverse_memo(g, root, S, mode, stk, 1);
 }
 
+/* Push the operands of v that depend on S and are not yet visited, in operand order: through
+ * W's index when v is wide and W is given (one seed), else by scanning. */
+static int push_relevant(mblx_graph *g, mblx_id v, const seedset *S, u32vec *stp, wideidx *W)
+{
+    uint32_t epoch = g->epoch;
+    if (W && is_wide(g, v)) {
+        size_t lo, hi, f, l;
+        if (wide_pairs(g, W, v, &lo, &hi)) return -1;
+        wide_run(W, lo, hi, S->s[0].sym, &f, &l);
+        W->steps += l - f;
+        for (size_t p = f; p < l; p++) {
+            mblx_id c = mblx__args(g, v)[(uint32_t)W->pairs[p]];
+            if (g->stamp[c] != epoch && u32_push(stp, c)) return -1;
+        }
+        return 0;
+    }
+    if (W) W->steps += g->nd[v].na;
+    for (uint32_t i = 0; i < g->nd[v].na; i++) {
+        mblx_id c = mblx__args(g, v)[i];
+        if (g->stamp[c] != epoch && relevant(g, c, S) && u32_push(stp, c)) return -1;
+    }
+    return 0;
+}
+
 /* fresh = 0: keep the memo of the traversals since the last mblx__new_epoch (same seeds S), so
- * that the nodes several roots share are differentiated once (mblx_jacobian, by column) */
-static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk, int fresh)
+ * that the nodes several roots share are differentiated once (mblx_jacobian, by column). */
+static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk,
+                             int fresh)
 {
     if (!relevant(g, root, S)) return mode == MODE_DIFF ? g->zero : root;
+    /* one symbol: wide nodes through the index (several: scanned, see relevant()) */
+    if (S->n == 1 && !g->wide && !(g->wide = mbl_calloc(1, sizeof *g->wide))) return mblx__oom(g);
+    wideidx *W = S->n == 1 ? g->wide : NULL;
     if (fresh) mblx__new_epoch(g);
     uint32_t epoch = g->epoch;
     u32vec own = {NULL, 0, 0}, *stp = stk ? stk : &own;
@@ -311,7 +516,9 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
         mblx_id v = stp->p[stp->n - 1];
         if (g->stamp[v] == epoch) {
             if (g->memo[v] == XPENDING) {
-                mblx_id r = compute(g, v, mode);
+                mblx_id r = W && mode == MODE_DIFF && is_wide(g, v)
+                                ? compute_wide(g, v, W, S->s[0].sym)
+                                : compute(g, v, mode);
                 if (r == XNONE) goto out;
                 g->memo[v] = r;
             }
@@ -325,10 +532,7 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
             continue;
         }
         g->memo[v] = XPENDING;
-        for (uint32_t i = 0; i < g->nd[v].na; i++) {
-            mblx_id c = mblx__args(g, v)[i];
-            if (g->stamp[c] != epoch && relevant(g, c, S) && u32_push(stp, c)) goto oom;
-        }
+        if (push_relevant(g, v, S, stp, W)) goto oom;
     }
     res = g->memo[root];
     goto out;

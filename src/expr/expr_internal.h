@@ -50,6 +50,9 @@ struct mblx_graph {
 #define MBLX__CONST_CACHE 1024
     mblx_id const_cache[MBLX__CONST_CACHE];
 
+    /* the operands of wide nodes by the symbols they depend on (diff.c; nodes never change, so
+     * it stays valid for the graph's life); NULL until a traversal needs it */
+    struct mblx__wide *wide;
     uint32_t nlet; /* 1 once a let node was made (0: the compiler need not look for them) */
     int err;
     char errmsg[MBL_MSG_MAX];
@@ -96,6 +99,12 @@ static inline const uint32_t *mblx__args(const mblx_graph *g, mblx_id e)
 {
     return g->args + g->nd[e].aoff;
 }
+/* Free the wide-node index (diff.c). */
+void mblx__wide_free(struct mblx__wide *w);
+/* Operand visits made by the one-symbol forward traversals so far (diff.c): the cost count of
+ * derivatives and Jacobians, tested to stay proportional to the entries made. */
+uint64_t mblx__diff_steps(const mblx_graph *g);
+
 /* 1 if node e depends on symbol index s (binary search). */
 int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s);
 

@@ -363,6 +363,7 @@ void mblx_graph_free(mblx_graph *g)
     mbl_free(g->sym_name);
     mbl_free(g->names);
     mbl_free(g->symtab);
+    mblx__wide_free(g->wide);
     mbl_free(g);
 }
 
