@@ -105,6 +105,13 @@ typedef enum mblx_op {
 /* Create an empty graph. Returns NULL when out of memory. */
 MBL_API mblx_graph *mblx_graph_new(void);
 
+/* Reserve room for about `nodes` nodes (their operands, dependence sets and the hash-consing
+ * table) at once, so that a graph whose size is known in advance is not grown and rehashed
+ * step by step. A hint: nodes, handles and results are the same with or without it, and a graph
+ * that outgrows it grows as usual. Returns 0, or MBL_ENOMEM (the graph is then unchanged and
+ * still usable) or MBL_EARG (g NULL). */
+MBL_API int mblx_graph_reserve(mblx_graph *g, size_t nodes);
+
 /* Free a graph and every node in it. Accepts NULL. Tapes compiled from the graph stay valid. */
 MBL_API void mblx_graph_free(mblx_graph *g);
 

@@ -124,7 +124,9 @@ static int grow_nodes(mblx_graph *g, size_t need)
     GROW_ARR(stamp);
     GROW_ARR(memo);
 #undef GROW_ARR
-    for (size_t i = g->cap; i < nc; i++) g->stamp[i] = 0;
+    /* stamp[] is not cleared here: a node's stamp is set when the node is made (intern,
+     * mblx_symbol_n), and nothing reads the stamp of a node that does not exist yet, so the
+     * reserve beyond n stays untouched */
     g->cap = (uint32_t)nc;
     return 0;
 }
@@ -347,6 +349,23 @@ mblx_graph *mblx_graph_new(void)
         return NULL;
     }
     return g;
+}
+
+int mblx_graph_reserve(mblx_graph *g, size_t nodes)
+{
+    if (!g) return MBL_EARG;
+    if (nodes > (size_t)XPENDING / 4) nodes = (size_t)XPENDING / 4;
+    /* operands and dependence sets: about two per node in expression graphs of models; the
+     * table at most half full; the scratch of small dependence-set unions */
+    size_t tc = g->tcap ? g->tcap : INIT_TABLE;
+    while (tc < 2 * nodes) tc *= 2;
+    if (grow_nodes(g, nodes) ||
+        grow((void **)&g->args, &g->args_cap, 2 * nodes, sizeof *g->args, INIT_POOL) ||
+        grow((void **)&g->deps, &g->deps_cap, 2 * nodes, sizeof *g->deps, INIT_POOL) ||
+        grow((void **)&g->tmp, &g->tmp_cap, INIT_POOL, sizeof *g->tmp, INIT_POOL) ||
+        (tc > g->tcap && table_rehash(g, tc)))
+        return MBL_ENOMEM;
+    return 0;
 }
 
 void mblx_graph_free(mblx_graph *g)

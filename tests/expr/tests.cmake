@@ -5,3 +5,4 @@ mblin_add_test(test_expr_parse ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_parse.
 mblin_add_test(test_expr_tape ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_tape.c)
 mblin_add_test(test_expr_alloc ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_alloc.c)
 mblin_add_test(test_expr_wide ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_wide.c)
+mblin_add_test(test_expr_reserve ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_reserve.c)
