@@ -287,6 +287,10 @@ mbl_linear *lin_linear_shell(const mbl_model *md, int z);
  * refusal of a nev it cannot honour. lin_penalty_sparse: the min(nev, 2(n - m)) physical eigenvalues
  * nearest the shift, their mode shapes and error estimates (state-space and MCK forms not formed);
  * reason: why the spectrum is partial ("" when asked for). */
+/* The penalty ODE's state-space and MCK forms alone (A, B, C, D, M, Cd, K, F, q_S, v_W and names;
+ * no spectrum), dense: for the sparse path when they fit the memory budget. Not for Eq. 10 models. */
+int lin_penalty_state_space(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                            mbl_status *st);
 int lin_penalty_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_status *st);
 int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *reason,
                        mbl_linear **out, mbl_status *st);

@@ -356,7 +356,15 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     re = mbl_alloc_array((size_t)kmax + 1, sizeof *re), im = mbl_alloc_array((size_t)kmax + 1, sizeof *im);
     sh = mbl_alloc_array((size_t)kmax + 1, sizeof *sh), w = mbl_alloc_array((size_t)n + m + 1, sizeof *w);
     Vr = mbl_alloc_array((size_t)nd * kmax + 1, sizeof *Vr), Vi = mbl_alloc_array((size_t)nd * kmax + 1, sizeof *Vi);
-    lin = lin_linear_shell(md, n);
+    /* the state-space form alongside (dense, as descriptor's sparse path keeps augmented's) when
+     * the spectrum was not asked for partial and the dense form fits the budget */
+    int ss = opt->partial != MBL_PARTIAL_ALWAYS && n <= opt->dense_n_max && lin_dense_bytes(md, pt, "penalty") <= budget;
+    if (ss) {
+        rc = lin_penalty_state_space(md, pt, opt, &lin, st);
+        if (rc) goto done;
+    } else {
+        lin = lin_linear_shell(md, n);
+    }
     if (!re || !im || !sh || !w || !Vr || !Vi || !lin || lin_alloc_eigs(lin, k)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
@@ -417,16 +425,17 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     snprintf(lin->method, sizeof lin->method, "penalty");
     snprintf(lin->selection, sizeof lin->selection, "all coordinates (penalty ODE, source 001 Eq. 14)");
     snprintf(lin->notes, sizeof lin->notes,
-             "%s%.100s%salpha %.3g, xi %.3g, omega %.3g; sparse penalty pencil of order %d, %.12s shift-invert: %d "
+             "%s%.80s%salpha %.3g, xi %.3g, omega %.3g; sparse penalty pencil of order %d, %.12s shift-invert: %d "
              "physical eigenvalues nearest %g of %d (%d of %d computed spurious: penalty mass share > %g); "
              "physical share <= %.2e, spurious >= %.6f; error estimate %.2e (refinement at alpha / %.3g and "
-             "alpha (1 + d)); state-space and MCK forms not formed",
+             "alpha (1 + d)); %s",
              vmax > PEN_SP_WARN || vmin < 1.0 - PEN_SP_WARN ? "WARNING: a penalty mass share between 0.05 and "
                                                               "0.95, the physical/spurious split may be wrong; "
                                                             : "",
              reason && reason[0] ? reason : "", reason && reason[0] ? "; " : "", opt->pen_alpha, opt->pen_xi,
              opt->pen_omega, nd, opt->eigs_backend ? opt->eigs_backend->what : "ARPACK", k, opt->shift, nphys, nspur,
-             ka, PEN_SP_SPLIT, vmax, vmin, err, opt->pen_ratio);
+             ka, PEN_SP_SPLIT, vmax, vmin, err, opt->pen_ratio,
+             ss ? "A..D, M, C, K formed (dense)" : "A..D, M, C, K not formed");
     *out = lin;
     lin = NULL;
 done:

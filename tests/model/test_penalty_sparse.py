@@ -16,8 +16,8 @@ Checked, at n_p = 25 (n = 162: the dense QZ path runs in about 1 s for the compa
 - the lowest four agree with source 001 Table 3 (1.3357, 3.5244, 9.4175, 22.4054 rad/s) to the
   table's 4 decimals plus the estimate.
 At n_p = 100 (n = 612, the pencil's order 1224 above dense_max = 1000): `--method penalty` without
-nev takes the sparse path by itself (notes) and its 10 frequencies agree with the numpy reference
-within their estimates. Before this path, --nev was refused for penalty ("no partial-spectrum
+nev takes the sparse path by itself (notes), with the state-space and MCK forms alongside, and its
+10 frequencies agree with the numpy reference within their estimates. Before this path, --nev was refused for penalty ("no partial-spectrum
 path") and n = 612 took the dense QZ (47 s).
 A non-holonomic model with --nev is refused in one line naming what the sparse path does not take.
 """
@@ -99,6 +99,7 @@ def main():
     if d is not None:
         check("above dense_max" in d["notes"] and "sparse penalty pencil" in d["notes"],
               "n = 612 takes the sparse path by itself: %s" % d["notes"][:110])
+        check("ss" in d and "mck" in d, "the state-space and MCK forms alongside (they fit the budget)")
         w_ref = [float(x) for x in ref.Pendulum(100).omegas(NPAIRS)[0][:NPAIRS]]
         u = upper(d)
         check(len(u) == NPAIRS, "%d pairs" % len(u))
