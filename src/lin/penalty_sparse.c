@@ -23,8 +23,9 @@
  * pair gives s(alpha / ratio), extrapolated as in the dense path, PEN_SAFETY |s(alpha) - s(alpha /
  * ratio)| / (ratio - 1); Newton at alpha (1 + d) for the same two d samples the rounding of the
  * formation (M + alpha Phi_q^T Phi_q) and of the refinement, 2 times the distance; the floor
- * eps alpha |Phi_q|_1^2 / |M|_1 max|s| as on the dense path. A pair that the refinement returns as
- * given (it may have converged to a neighbour) gets an infinite estimate. Holonomic constraints at a
+ * eps alpha |Phi_q|_1^2 / |M|_1 max|s| as on the dense path, and 4 eps |s|. A pair that the
+ * refinement returns as given (it may have converged to a neighbour) gets an infinite estimate,
+ * unless it is an eigenpair there already (backward error <= 4 eps). Holonomic constraints at a
  * regular point at rest only; other requests take the dense path (lin_penalty_path). */
 #include <float.h>
 #include <math.h>
@@ -47,6 +48,8 @@
 /* ARPACK's relative accuracy of the Ritz values (as SPARSE_ARPACK_TOL of the sparse pencil): the
  * refinement takes the kept pairs to the accuracy of the pencil's eigenvalues */
 #define PEN_SP_ARPACK_TOL 1e-8
+/* the relative level at which mbla_eigs_refine stops (4 eps), a floor of every estimate */
+#define PEN_SP_REFINE_EPS 4.0
 /* as src/lin/penalty.c */
 #define PEN_SP_SAFETY 2.0
 #define PEN_SP_SAMPLE_SAFETY 2.0
@@ -288,9 +291,14 @@ static int pen_sp_rerun(const pen_sp *S, const mbl_lin_options *opt, double a, i
     if (rc) return rc;
     memcpy(wr, re, (size_t)k * sizeof *wr), memcpy(wi, im, (size_t)k * sizeof *wi);
     memcpy(Wr, Vr, (size_t)nd * k * sizeof *Wr), memcpy(Wi, Vi, (size_t)nd * k * sizeof *Wi);
-    rc = mbla_eigs_refine(A, E, k, wr, wi, Wr, Wi, nd, 0, NULL, iters, st);
+    double *be = mbl_alloc_array((size_t)k + 1, sizeof *be);
+    rc = be ? mbla_eigs_refine(A, E, k, wr, wi, Wr, Wi, nd, 0, be, iters, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
+    /* returned as given: valid when it is already an eigenpair there (no constraints: the same pencil) */
     for (int j = 0; !rc && j < k; j++)
-        err[j] = fmax(err[j], iters[j] > 0 ? fac * hypot(wr[j] - re[j], wi[j] - im[j]) : INFINITY);
+        err[j] = fmax(err[j], iters[j] > 0 || be[j] <= PEN_SP_REFINE_EPS * DBL_EPSILON
+                                  ? fac * hypot(wr[j] - re[j], wi[j] - im[j])
+                                  : INFINITY);
+    mbl_free(be);
     mbla_csc_free(A), mbla_csc_free(E);
     return rc;
 }
@@ -319,7 +327,10 @@ static int pen_sp_err(const pen_sp *S, const mbl_lin_options *opt, int k, const 
     double smax = 1.0, nP = mbla_csc_norm1(S->Pq), nM = mbla_csc_norm1(S->M);
     for (int j = 0; j < k; j++) smax = fmax(smax, hypot(sp->re[j], sp->im[j]));
     double floor_ = nM > 0 ? DBL_EPSILON * a1 * nP * nP / nM * smax : 0;
-    for (int j = 0; j < k; j++) sp->err[j] = fmax(sp->err[j], floor_);
+    /* and the refinement's own stopping level (a correction below 4 eps |lambda|): without
+     * constraints the reruns repeat the same pencil and measure 0 */
+    for (int j = 0; j < k; j++)
+        sp->err[j] = fmax(sp->err[j], fmax(floor_, PEN_SP_REFINE_EPS * DBL_EPSILON * hypot(sp->re[j], sp->im[j])));
     rc = lin_err_clusters(k, sp->re, sp->im, NULL, sp->err, st);
     *emax = 0;
     for (int j = 0; !rc && j < k; j++) *emax = fmax(*emax, sp->err[j]);

@@ -107,6 +107,24 @@ def main():
             dist = abs(complex(re_, im_ - w))
             check(dist <= er, "n = 612: %.7f against the exact %.7f: %.1e <= its estimate %.1e" % (im_, w, dist, er))
 
+    # no constraints (2000 oscillators): the penalty ODE is the model's own, its lowest frequencies the
+    # closed form sqrt(k_i / m_i) (examples/oscillators.py), each with a finite estimate (a rerun that
+    # repeats the same pencil measures 0 and the refinement's level 4 eps |s| stays)
+    osc = os.path.join(tmp, "osc.yaml")
+    gen = os.path.join(ROOT, "examples", "oscillators.py")
+    with open(osc, "w") as f:
+        f.write(subprocess.run([sys.executable, gen, "2000"], capture_output=True, text=True, check=True).stdout)
+    w = sorted(float(x) for x in subprocess.run([sys.executable, gen, "2000", "--frequencies"], capture_output=True,
+                                                text=True, check=True).stdout.split())[:3]
+    p, d = run(mblin, osc, "--method", "penalty", "--nev", "6")
+    check(p.returncode == 0, "oscillators exit 0 (%s)" % p.stderr.strip())
+    if d is not None:
+        u = upper(d)
+        check(len(u) == 3 and all(t[2] is not None and 0 < t[2] < 1e-12 for t in u),
+              "3 pairs with finite estimates: %s" % [t[2] for t in u])
+        for (re_, im_, er), wk in zip(u, w):
+            check(abs(complex(re_, im_ - wk)) <= max(er or 0, 1e-12), "%.15f against sqrt(k/m) = %.15f" % (im_, wk))
+
     p, _ = run(mblin, os.path.join(ROOT, "examples", "nh_sleigh.yaml"), "--method", "penalty", "--nev", "2")
     msg = p.stderr.strip()
     check(p.returncode != 0 and "non-holonomic" in msg and len(msg.splitlines()) == 1,
