@@ -110,7 +110,7 @@ static int pen_sp_init(const mbl_model *md, const mbl_point *pt, pen_sp *S, mbl_
 }
 
 /* X = R + alpha Phi_q^T (G1 + c2 G2 + c3 G3) (G2, G3 may be NULL) */
-static int pen_term(const pen_sp *S, const mbla_csc *PqT, const mbla_csc *R, double alpha, const mbla_csc *G1,
+static int pen_term(const mbla_csc *PqT, const mbla_csc *R, double alpha, const mbla_csc *G1,
                     double c2, const mbla_csc *G2, double c3, const mbla_csc *G3, mbla_csc **X, mbl_status *st)
 {
     mbla_csc *G = NULL, *T = NULL, *P = NULL;
@@ -125,7 +125,6 @@ static int pen_term(const pen_sp *S, const mbla_csc *PqT, const mbla_csc *R, dou
     }
     if (!rc) rc = mbla_csc_matmul(PqT, G, &P, st);
     if (!rc) rc = mbla_csc_add(1.0, R, alpha, P, X, st);
-    (void)S;
     mbla_csc_free(G), mbla_csc_free(P);
     return rc;
 }
@@ -155,9 +154,9 @@ static int pen_sp_pencil(const pen_sp *S, double alpha, double xi, double om, do
     *Ap = *Ep = NULL;
     if (As) *As = *Es = NULL;
     rc = mbla_csc_transpose(S->Pq, &PqT, st);
-    if (!rc) rc = pen_term(S, PqT, S->M, alpha, S->Pq, 0, NULL, 0, NULL, &Mp, st);
-    if (!rc) rc = pen_term(S, PqT, S->Rv, alpha, S->Pddv, 2 * xi * om, S->Pq, 0, NULL, &Cp, st);
-    if (!rc) rc = pen_term(S, PqT, S->Rq, alpha, S->Pddq, 2 * xi * om, S->Pdq, om * om, S->Pq, &Kp, st);
+    if (!rc) rc = pen_term(PqT, S->M, alpha, S->Pq, 0, NULL, 0, NULL, &Mp, st);
+    if (!rc) rc = pen_term(PqT, S->Rv, alpha, S->Pddv, 2 * xi * om, S->Pq, 0, NULL, &Cp, st);
+    if (!rc) rc = pen_term(PqT, S->Rq, alpha, S->Pddq, 2 * xi * om, S->Pdq, om * om, S->Pq, &Kp, st);
     if (!rc && As) rc = mbla_csc_add(1.0, Cp, sigma, Mp, &G, st);
     if (!rc && As) rc = mbla_csc_add(1.0, Kp, sigma, Cp, &Q1, st);
     if (!rc && As) rc = mbla_csc_add(1.0, Q1, sigma * sigma, Mp, &Q, st);
