@@ -146,8 +146,34 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
         if (rc && why[0] && rc != MBL_ENOMEM) mbl_error_prefix(st, "%s; the partial spectrum failed", why);
         return rc;
     }
+    if (!strcmp(name, "penalty")) { /* the sparse penalty pencil (src/lin/penalty_sparse.c) */
+        int path = lin_penalty_path(md, pt, opt, st);
+        if (path < 0) return path;
+        if (path == 1) {
+            char why[256] = "";
+            if (opt->partial != MBL_PARTIAL_ALWAYS)
+                snprintf(why, sizeof why, "the penalty pencil's order 2n = %d is above dense_max = %d: partial spectrum",
+                         2 * md->n, opt->dense_max);
+            return lin_penalty_sparse(md, pt, opt, why, out, st);
+        }
+        if (path == 2) {
+            mbl_lin_options full = *opt;
+            full.partial = MBL_PARTIAL_NEVER;
+            int rc = dispatch(md, pt, &full, i, out, st);
+            if (!rc && *out) {
+                size_t len = strlen((*out)->notes);
+                snprintf((*out)->notes + len, sizeof (*out)->notes - len,
+                         "%snev %d: the sparse penalty pencil of order %d gives at most %d physical eigenvalues "
+                         "(ARPACK, with its 2m = %d spurious ones), the model has %d: the whole spectrum computed "
+                         "densely",
+                         len ? "; " : "", opt->nev, 2 * md->n, 2 * md->n - 2 - 2 * md->m, 2 * md->m, nphys);
+            }
+            return rc;
+        }
+    }
     if (opt->partial == MBL_PARTIAL_ALWAYS)
-        return mbl_error(st, MBL_EARG, "%s has no partial-spectrum path (nev): use augmented or descriptor", name);
+        return mbl_error(st, MBL_EARG, "%s has no partial-spectrum path (nev): use augmented, descriptor or penalty",
+                         name);
     if (need > budget) {
         char what[96];
         snprintf(what, sizeof what, "%s: the dense computation (n = %d, m = %d)", name, md->n, md->m);

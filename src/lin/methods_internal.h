@@ -276,6 +276,25 @@ void lin_sparse_pencil_free(mbl_sparse_pencil *P);
 int lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *method,
                         const char *reason, mbl_linear **lin, mbl_status *st);
 
+/* A linear model whose state-space and MCK forms are not formed: sizes (z0 = z1 = z, nx = 2z) and
+ * names of inputs and outputs only (docs/linearization.md); NULL when out of memory. */
+mbl_linear *lin_linear_shell(const mbl_model *md, int z);
+
+/* `penalty` on large models (src/lin/penalty_sparse.c): lin_penalty_path says which path a request
+ * takes: 0 the dense QZ of lin_penalty, 1 the sparse penalty pencil (nev asked for, or its order 2n
+ * above dense_max on a model it takes: holonomic constraints, a regular point at rest), 2 the dense
+ * one for a nev the sparse pencil cannot give (more than 2n - 2 - 2m eigenvalues), negative: the
+ * refusal of a nev it cannot honour. lin_penalty_sparse: the min(nev, 2(n - m)) physical eigenvalues
+ * nearest the shift, their mode shapes and error estimates (state-space and MCK forms not formed);
+ * reason: why the spectrum is partial ("" when asked for). */
+/* The penalty ODE's state-space and MCK forms alone (A, B, C, D, M, Cd, K, F, q_S, v_W and names;
+ * no spectrum), dense: for the sparse path when they fit the memory budget. Not for Eq. 10 models. */
+int lin_penalty_state_space(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                            mbl_status *st);
+int lin_penalty_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_status *st);
+int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const char *reason,
+                       mbl_linear **out, mbl_status *st);
+
 /* Error estimates of clustered eigenvalues (src/lin/eigsort.c; issue 30, item 9): eigenvalues whose
  * discs |s - s_i| <= err_i overlap, directly or through others, cannot be told apart within their
  * estimates, so each gets max over its cluster of |s_i - s_j| + err_j (a split double eigenvalue, a

@@ -679,3 +679,27 @@ done:
     mbl_linear_free(lin);
     return rc;
 }
+
+int lin_penalty_state_space(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
+                            mbl_status *st)
+{
+    int n = md->n, nr = md->nr, ny = md->ny, rc;
+    mbl_blocks B;
+    mbla_dlu *lu = NULL;
+    *out = NULL;
+    rc = lin_blocks_init(md, pt, &B, st);
+    if (rc) return rc;
+    mbl_linear *lin = lin_linear_alloc_x(n, n, n, 0, nr, ny);
+    double *Mp = mbl_calloc((size_t)n * n + 1, sizeof *Mp), *Cp = mbl_calloc((size_t)n * n + 1, sizeof *Cp);
+    double *Kp = mbl_calloc((size_t)n * n + 1, sizeof *Kp), *W = mbl_calloc((size_t)n * (2 * n + nr) + 1, sizeof *W);
+    if (!lin || !Mp || !Cp || !Kp || !W) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) rc = pen_state_space(&B, opt->pen_alpha, opt->pen_xi, opt->pen_omega, Mp, Cp, Kp, W, &lu, lin, st);
+    for (int i = 0; !rc && i < n; i++) lin->q_S[i + (size_t)i * n] = lin->v_W[i + (size_t)i * n] = 1.0;
+    if (!rc && lin_set_names(md, lin, md->qname)) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) *out = lin, lin = NULL;
+    lin_blocks_free(&B);
+    mbla_dlu_free(lu);
+    mbl_free(Mp), mbl_free(Cp), mbl_free(Kp), mbl_free(W);
+    mbl_linear_free(lin);
+    return rc;
+}

@@ -12,6 +12,7 @@ list(APPEND MBLIN_SOURCES
   src/lin/projection.c
   src/lin/descriptor.c
   src/lin/penalty.c
+  src/lin/penalty_sparse.c
   src/lin/fd.c
   src/lin/sparse_pencil.c
 )

@@ -306,9 +306,7 @@ static int sym_spectrum(const mbl_sparse_pencil *P, const mbla_csc *K, const mbl
     return rc;
 }
 
-/* A linear model whose state-space and MCK forms are not formed: sizes and names of inputs and
- * outputs only (docs/linearization.md). */
-static mbl_linear *linear_shell(const mbl_model *md, int z)
+mbl_linear *lin_linear_shell(const mbl_model *md, int z)
 {
     mbl_linear *L = mbl_calloc(1, sizeof *L);
     if (!L) return NULL;
@@ -349,7 +347,7 @@ int lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     rc = lin_sparse_pencil_build(md, pt, opt, want_io, &P, st);
     if (rc) return mbl_error_prefix(st, "%s", method);
     int own = !lin;
-    if (own && !(lin = linear_shell(md, n - m))) {
+    if (own && !(lin = lin_linear_shell(md, n - m))) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }

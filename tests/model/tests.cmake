@@ -26,7 +26,12 @@ if(PYTHON3)
   # first-order pencil gave spurious complex pairs there)
   add_test(NAME test_flexible_sparse COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/model/test_flexible_sparse.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  set_tests_properties(test_flexible test_flexible_np100 test_flexible_sparse PROPERTIES ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
+  # issue 31, item 4: the sparse penalty path (--nev, and by default above dense_max) against the dense
+  # penalty, the numpy reference within its error estimates, and Table 3
+  add_test(NAME test_penalty_sparse COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/model/test_penalty_sparse.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(test_flexible test_flexible_np100 test_flexible_sparse test_penalty_sparse PROPERTIES
+                       ENVIRONMENT "OPENBLAS_NUM_THREADS=1")
 endif()
 mblin_add_test(test_ode ${CMAKE_CURRENT_SOURCE_DIR}/model/test_ode.c)
 mblin_add_test(test_speeds ${CMAKE_CURRENT_SOURCE_DIR}/model/test_speeds.c)
