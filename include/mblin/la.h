@@ -511,7 +511,7 @@ typedef struct mbla_eigs_opts {
     int maxiter;    /* maximum Arnoldi restarts; default 300 */
     double tol;     /* ARPACK relative accuracy of the Ritz values; default 0 (= eps) */
     mbla_klu_opts klu; /* options of the factorization of A - sigma E; default mbla_klu_opts_default
-                        * with equilibrate = 1 */
+                        * with equilibrate = 1 and saddle = 1 */
 } mbla_eigs_opts;
 
 /* Fill opts with the defaults above. */
