@@ -1,7 +1,8 @@
 /* Scale of the spatial beam body (src/mech/beam3.c on the structured term, src/model/terms/ffr3.c): the
  * spatial flexible double pendulum examples/mech/spatial_beam_pendulum.yaml with NP elements per
  * link (n = 2 (7 + 6 (NP + 1))), loaded from its text like `mblin` does.
- * usage: bench_beam3 NP [NEV] (run from the source directory)
+ * usage: bench_beam3 NP [NEV [BUDGET_GIB]] (run from the source directory; BUDGET_GIB: the memory
+ * budget of loading and linearizing, default 2 GiB, which refuses n_p = 3000 and above)
  * Prints wall and CPU (user + sys) times of loading (read + mechanism + formulate + compile), the
  * operating point, linearize with its NEV (default 20) lowest eigenvalues on the sparse path and
  * modes, the peak resident memory and the lowest six angular frequencies. */
@@ -31,10 +32,11 @@ static double cpu(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_beam3 NP [NEV]\n");
+        fprintf(stderr, "usage: bench_beam3 NP [NEV [BUDGET_GIB]]\n");
         return 2;
     }
     int np = atoi(argv[1]), nev = argc > 2 ? atoi(argv[2]) : 20;
+    double budget = argc > 3 ? atof(argv[3]) * 1073741824.0 : 0.0; /* 0: the default */
     const char *path = "examples/mech/spatial_beam_pendulum.yaml";
     FILE *f = fopen(path, "rb");
     if (!f) return fprintf(stderr, "bench_beam3: cannot read %s (run from the source directory)\n", path), 1;
@@ -54,7 +56,11 @@ int main(int argc, char **argv)
     mbl_status st;
     double w0 = now(), c0 = cpu();
     mbl_model *md = NULL;
-    if (mbl_model_load_string(out, strlen(out), path, NULL, 0, &md, &st)) return fprintf(stderr, "%s\n", st.msg), 1;
+    mbl_load_options lopt;
+    mbl_load_options_default(&lopt);
+    lopt.mem_budget = budget;
+    if (mbl_model_load_string_opt(out, strlen(out), path, NULL, 0, &lopt, &md, &st))
+        return fprintf(stderr, "%s\n", st.msg), 1;
     double w1 = now(), c1 = cpu();
     mbl_point *pt = NULL;
     if (mbl_operating_point(md, NULL, &pt, &st)) return fprintf(stderr, "%s\n", st.msg), 1;
@@ -63,6 +69,7 @@ int main(int argc, char **argv)
     mbl_lin_options_default(&lo);
     lo.nev = nev;
     lo.partial = MBL_PARTIAL_ALWAYS;
+    lo.mem_budget = budget;
     mbl_linear *lin = NULL;
     mbl_modes *modes = NULL;
     if (mbl_linearize(md, pt, &lo, &lin, &st) || mbl_modal(lin, NULL, &modes, &st))

@@ -383,6 +383,20 @@ typedef struct mbla_klu_opts {
                           * order (the raw matrix at n = 6e4 filled 250x, see
                           * docs/linear-algebra.md). rcond and condest are then those of the
                           * scaled matrix. */
+    int saddle;          /* 0 (default): KLU's own order (a maximum transversal, BTF, AMD). 1: a
+                          * saddle-point order when some columns have no diagonal entry
+                          * ([K G^T; G 0]): each such column is grouped with the coordinate
+                          * columns it couples to (both off-diagonal entries present; the one of
+                          * largest |A(c, z)| always, the others while the group has at most 64
+                          * columns), AMD orders the graph of the groups, and KLU factors in that
+                          * order (no BTF), each group as one block, so the fill stays near AMD's
+                          * estimate (spatial beam bodies: 10-50x less; docs/linear-algebra.md).
+                          * ordering and btf are then ignored; no such column: the default. */
+    const int *saddle_cols; /* NULL (default), or with saddle, n column indices: the order is
+                          * found on B = A Q, B(:, j) = A(:, saddle_cols[j]), for a matrix whose
+                          * rows and columns are in different orders (rows [K; G] against
+                          * columns [multipliers, coordinates]): B must be the saddle-point one.
+                          * Read by mbla_klu_new only. */
 } mbla_klu_opts;
 
 /* Fill opts with the defaults above. */
@@ -497,7 +511,7 @@ typedef struct mbla_eigs_opts {
     int maxiter;    /* maximum Arnoldi restarts; default 300 */
     double tol;     /* ARPACK relative accuracy of the Ritz values; default 0 (= eps) */
     mbla_klu_opts klu; /* options of the factorization of A - sigma E; default mbla_klu_opts_default
-                        * with equilibrate = 1 */
+                        * with equilibrate = 1 and saddle = 1 */
 } mbla_eigs_opts;
 
 /* Fill opts with the defaults above. */

@@ -23,6 +23,9 @@ void mbla_eigs_opts_default(mbla_eigs_opts *opts)
     /* shift-invert matrices mix stiffness, mass and constraint scales: equilibrated, KLU's
      * threshold pivoting keeps the fill-reducing order (docs/linear-algebra.md) */
     opts->klu.equilibrate = 1;
+    /* a saddle-point K - sigma M: the multipliers paired with coordinates before AMD, so that the
+     * pivots stay where the order planned them (spatial beam bodies: 10x less fill) */
+    opts->klu.saddle = 1;
 }
 
 /* Deterministic pseudo-random numbers in [-1, 1) (a 32-bit LCG; quality is irrelevant, only

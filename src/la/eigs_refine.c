@@ -436,6 +436,7 @@ static int block_setup(const char *fn, block_work *b, mbl_status *st)
     mbla_klu_opts ko;
     mbla_klu_opts_default(&ko);
     ko.equilibrate = 1; /* as mbla_eigs_sym_sinv's factorization of the same matrix */
+    ko.saddle = 1;
     b->S = la_alloc_dmat(n, q2), b->KS = la_alloc_dmat(n, q2), b->BS = la_alloc_dmat(n, q2);
     b->Xn = la_alloc_dmat(n, p), b->lo = mbl_alloc_array((size_t)n + 1, sizeof *b->lo);
     b->G = la_alloc_dmat(q2, q2), b->H = la_alloc_dmat(q2, q2), b->T = la_alloc_dmat(q2, q2);

@@ -29,6 +29,8 @@ struct mbla_klu {
     int *q;          /* column permutation: B(:, j) = A(:, q[j]); NULL: B = A */
     int *bp, *bi;    /* pattern of B (q != NULL) */
     int *bsrc;       /* position in A's arrays of each entry of B */
+    int *uperm;      /* opts->saddle with pairs: the order given to KLU (klu_saddle.c) */
+    double ulnz;     /* its nnz(L) estimate */
     double *bx;      /* values of B (nz, or 2 nz complex) */
     double *perm;    /* n doubles (2 n complex): a permuted right-hand side */
     int eq, eq_warm; /* equilibrate; er, ec hold factors of earlier values */
@@ -53,6 +55,8 @@ void mbla_klu_opts_default(mbla_klu_opts *opts)
     opts->refactor_drop = MBLA_KLU_REFACTOR_DROP_DEFAULT;
     opts->pivot_tol_try = MBLA_KLU_PIVOT_TOL_TRY_DEFAULT;
     opts->equilibrate = 0;
+    opts->saddle = 0;
+    opts->saddle_cols = NULL;
 }
 
 void mbla_klu_free(mbla_klu *k)
@@ -65,6 +69,7 @@ void mbla_klu_free(mbla_klu *k)
     if (k->sym) klu_free_symbolic(&k->sym, &k->common);
     mbl_free(k->p);
     mbl_free(k->i);
+    mbl_free(k->uperm);
     mbl_free(k->q), mbl_free(k->bp), mbl_free(k->bi), mbl_free(k->bsrc), mbl_free(k->bx), mbl_free(k->perm);
     mbl_free(k->er), mbl_free(k->ec), mbl_free(k->ework), mbl_free(k->eabs), mbl_free(k->sx);
     mbl_free(k);
@@ -211,25 +216,73 @@ static int check_opts(const mbla_klu_opts *o, mbl_status *st, const char *fn)
     return 0;
 }
 
-/* With a perfect maximum transversal (Hopcroft-Karp), the column permutation q that puts it on
- * the diagonal and B's pattern; a structurally singular A keeps q = NULL (KLU reports it). */
-static int permute_to_matching(mbla_klu *k, const mbla_csc *A, mbl_status *st)
+static int permute_columns(mbla_klu *k, int *q, mbl_status *st);
+
+/* KLU's user ordering (common.ordering 3, btf off: called once on the whole matrix): the saddle
+ * order computed in create */
+static int user_order(int n, int *Ap, int *Ai, int *perm, klu_common *common)
 {
-    int n = k->n, nz = k->nz, nm = 0;
-    int *rm = mbl_alloc_array((size_t)n + 1, sizeof *rm);
-    if (!rm) return mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (n = %d)", n);
-    int r = mbla_csc_maxmatch(A, rm, &nm, st);
-    if (r || nm < n) {
-        mbl_free(rm);
+    (void)Ap, (void)Ai;
+    const mbla_klu *k = common->user_data;
+    memcpy(perm, k->uperm, (size_t)n * sizeof *perm);
+    return (int)fmin(k->ulnz, 2e9);
+}
+
+/* opts->saddle: the saddle-point order (klu_saddle.c) as KLU's ordering, without BTF or the
+ * transversal, on A or on B = A Q with Q = opts->saddle_cols; a matrix whose every column has a
+ * diagonal entry keeps the default path. */
+static int saddle_setup(mbla_klu *k, const mbla_klu_opts *o, const double *x, mbl_status *st)
+{
+    int n = k->n, npairs = 0, r = 0;
+    const double *bx = x;
+    double *gx = NULL;
+    if (o->saddle_cols) {
+        int *q = mbl_alloc_array((size_t)n + 1, sizeof *q), *seen = mbl_calloc((size_t)n + 1, sizeof *seen);
+        if (!q || !seen) r = mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (n = %d)", n);
+        for (int j = 0; !r && j < n; j++) {
+            int c = o->saddle_cols[j];
+            if (c < 0 || c >= n || seen[c]++) r = mbl_error(st, MBL_EARG, "mbla_klu: saddle_cols is not a permutation");
+            else q[j] = c;
+        }
+        mbl_free(seen);
+        if (r) {
+            mbl_free(q);
+            return r;
+        }
+        if ((r = permute_columns(k, q, st))) return r;
+        int w = k->cplx ? 2 : 1;
+        gx = mbl_alloc_array((size_t)k->nz * w + 1, sizeof *gx);
+        if (!gx) return mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (nnz = %d)", k->nz);
+        for (int t = 0; t < k->nz * w; t++) gx[t] = x[(size_t)k->bsrc[t / w] * w + t % w];
+        bx = gx;
+    }
+    k->uperm = mbl_alloc_array((size_t)n + 1, sizeof *k->uperm);
+    if (!k->uperm) r = mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (n = %d)", n);
+    if (!r) r = la_klu_saddle_order(n, kp(k), ki(k), bx, k->cplx, k->uperm, &k->ulnz, &npairs, st);
+    mbl_free(gx);
+    if (r || npairs == 0) {
+        mbl_free(k->uperm);
+        k->uperm = NULL;
+        if (k->q) { /* back to A itself */
+            mbl_free(k->q), mbl_free(k->bp), mbl_free(k->bi), mbl_free(k->bsrc), mbl_free(k->bx), mbl_free(k->perm);
+            k->q = k->bp = k->bi = k->bsrc = NULL;
+            k->bx = k->perm = NULL;
+        }
         return r;
     }
-    int ident = 1;
-    for (int i = 0; i < n && ident; i++) ident = rm[i] == i;
-    if (ident) { /* already a zero-free diagonal */
-        mbl_free(rm);
-        return 0;
-    }
-    k->q = rm;
+    k->common.btf = 0;
+    k->common.ordering = 3;
+    k->common.user_order = user_order;
+    k->common.user_data = k;
+    return 0;
+}
+
+/* B = A Q for the column permutation q (taken over by k): B's pattern and its entries' positions
+ * in A. */
+static int permute_columns(mbla_klu *k, int *q, mbl_status *st)
+{
+    int n = k->n, nz = k->nz;
+    k->q = q;
     k->bp = mbl_alloc_array((size_t)n + 1, sizeof *k->bp);
     k->bi = mbl_alloc_array((size_t)nz + 1, sizeof *k->bi);
     k->bsrc = mbl_alloc_array((size_t)nz + 1, sizeof *k->bsrc);
@@ -245,6 +298,27 @@ static int permute_to_matching(mbla_klu *k, const mbla_csc *A, mbl_status *st)
         k->bp[j + 1] = t;
     }
     return 0;
+}
+
+/* With a perfect maximum transversal (Hopcroft-Karp), the column permutation q that puts it on
+ * the diagonal and B's pattern; a structurally singular A keeps q = NULL (KLU reports it). */
+static int permute_to_matching(mbla_klu *k, const mbla_csc *A, mbl_status *st)
+{
+    int n = k->n, nm = 0;
+    int *rm = mbl_alloc_array((size_t)n + 1, sizeof *rm);
+    if (!rm) return mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (n = %d)", n);
+    int r = mbla_csc_maxmatch(A, rm, &nm, st);
+    if (r || nm < n) {
+        mbl_free(rm);
+        return r;
+    }
+    int ident = 1;
+    for (int i = 0; i < n && ident; i++) ident = rm[i] == i;
+    if (ident) { /* already a zero-free diagonal */
+        mbl_free(rm);
+        return 0;
+    }
+    return permute_columns(k, rm, st);
 }
 
 static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_opts *opts,
@@ -296,7 +370,11 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
         *out = k;
         return 0;
     }
-    if (o.btf && (r = permute_to_matching(k, A, st))) {
+    if (o.saddle && (r = saddle_setup(k, &o, x, st))) {
+        mbla_klu_free(k);
+        return r;
+    }
+    if (o.btf && !k->uperm && (r = permute_to_matching(k, A, st))) {
         mbla_klu_free(k);
         return r;
     }

@@ -35,4 +35,11 @@ int la_lapacke_error(mbl_status *st, const char *fn, int info);
 /* Validate a CSC argument cheaply (non-NULL, sizes, arrays present). */
 int la_csc_arg(const mbla_csc *A, const char *fn, const char *name, mbl_status *st);
 
+/* The saddle-point order of klu_saddle.c for the n x n pattern p, i (rows sorted) with values x
+ * (real, or interleaved complex when cplx; NULL: pattern only): perm (n) and KLU's estimate of
+ * nnz(L) (lnz); npairs the multiplier columns paired with a coordinate (0: perm is plain AMD on
+ * A + A^T). Errors: MBL_ENOMEM, MBL_ELIB. */
+int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int cplx, int *perm,
+                        double *lnz, int *npairs, mbl_status *st);
+
 #endif

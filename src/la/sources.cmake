@@ -2,6 +2,7 @@ list(APPEND MBLIN_SOURCES
   src/la/dense.c
   src/la/csc.c
   src/la/klu.c
+  src/la/klu_saddle.c
   src/la/match.c
   src/la/gpl.c
   src/la/eigs.c

@@ -16,6 +16,12 @@
 /* Square sparse Newton matrices of at least this order are equilibrated from the first step. */
 #define OPOINT_EQ_FIRST_MIN 2000
 
+/* Square sparse Newton matrices of at least this order are ordered as saddle points (each
+ * multiplier column paired with a coordinate before AMD, mbla_klu_opts.saddle) when their rows
+ * are the equations of motion and the constraints; smaller ones keep KLU's default order (their
+ * iterates stay bit for bit the same; the fill only matters for large ones). */
+#define OPOINT_SADDLE_MIN 2000
+
 /* A square Newton matrix whose KLU pivot ratio (klu_rcond) is below this is treated as rank
  * deficient and solved for the minimum-norm step instead. */
 #define OPOINT_KLU_RCOND_MIN 1e-12
@@ -136,6 +142,39 @@ static int dense_step(opoint_subproblem *sp, double *dx, mbl_status *st)
 
 /* Solve J dx = -F (minimum-norm / least-squares) on the subproblem; dx has ncol entries. The
  * Jacobian values sp->jac are those of the current iterate (opoint_eval_jac). */
+/* For a square subproblem whose rows are equations of motion and position constraints, the column
+ * owning each row (the coordinate of an equation of motion, the multiplier of a constraint), as
+ * mbla_klu_opts.saddle_cols wants it: 1 when every row has a selected owner, 0 otherwise. */
+static int saddle_cols(const opoint_subproblem *sp, int *cols)
+{
+    const model_view *mv = &sp->mv;
+    int q0 = model_blk0(sp->md, MBL_BLK_Q), l0 = model_blk0(sp->md, MBL_BLK_LAMBDA);
+    for (int r = 0; r < sp->nrow; r++) {
+        int row = sp->rows[r], c = -1;
+        if (row >= mv->row0[MBL_ROW_EOM] && row < mv->row0[MBL_ROW_EOM + 1] && row - mv->row0[MBL_ROW_EOM] < mv->n)
+            c = q0 + row - mv->row0[MBL_ROW_EOM];
+        else if (row >= mv->row0[MBL_ROW_PHI] && row < mv->row0[MBL_ROW_PHI + 1] && row - mv->row0[MBL_ROW_PHI] < mv->m)
+            c = l0 + row - mv->row0[MBL_ROW_PHI];
+        if (c < 0 || sp->col_pos[c] < 0) return 0;
+        cols[r] = sp->col_pos[c];
+    }
+    return 1;
+}
+
+/* A fresh KLU factorization of the subproblem's matrix: a saddle-point order for large ones. */
+static int klu_new(opoint_subproblem *sp, mbl_status *st)
+{
+    mbla_klu_opts ko;
+    mbla_klu_opts_default(&ko);
+    int *cols = NULL, n = sp->ncol;
+    if (n >= OPOINT_SADDLE_MIN && sp->nrow == n && (cols = mbl_alloc_array((size_t)n + 1, sizeof *cols)) &&
+        saddle_cols(sp, cols))
+        ko.saddle = 1, ko.saddle_cols = cols;
+    int rc = mbla_klu_new(sp->A, &ko, &sp->lu, st);
+    mbl_free(cols);
+    return rc;
+}
+
 int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
 {
     int rc = 0;
@@ -176,7 +215,7 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
                 sp->eq_on = sp->eq_warm = 1;
                 for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
             }
-            rc = sp->lu ? mbla_klu_refactor(sp->lu, sp->A, st) : mbla_klu_new(sp->A, NULL, &sp->lu, st);
+            rc = sp->lu ? mbla_klu_refactor(sp->lu, sp->A, st) : klu_new(sp, st);
             if (!rc) rc = mbla_klu_rcond(sp->lu, &rcond, st);
             if (!rc && rcond < OPOINT_KLU_RCOND_MIN) rc = MBL_ESINGULAR; /* rank deficient: minimum norm below */
             if (rc == MBL_ESINGULAR && pass == 0) continue; /* refactored (a fresh one if need be) equilibrated */

@@ -339,6 +339,77 @@ TEST(klu_empty_matrix)
     mbla_csc_free(A);
 }
 
+/* The saddle-point order (mbla_klu_opts.saddle) on a small [K G^T; G 0]: a chain of 12 springs
+ * (tridiagonal K) whose first four coordinates are coupled by a dense 4 x 4 block (an "Euler
+ * quadruple") tied by the constraint p . x = 0, plus a constraint x_11 = 0.
+ * The solution against the dense LU (LAPACK), also with the columns given in the order
+ * [multipliers, coordinates] (saddle_cols), a column order that is not a permutation refused, and
+ * the allocation failures. */
+static mbla_csc *saddle_matrix(int permuted, double *dense)
+{
+    enum { N = 12, M = 2, NA = N + M };
+    const double p[4] = {0.5, -0.5, 0.7, 0.1};
+    double A[NA * NA] = {0};
+    for (int i = 0; i < N; i++) { /* springs 3 between neighbours, 1 to the ground */
+        A[i + i * NA] += 1 + (i > 0 ? 3 : 0) + (i < N - 1 ? 3 : 0);
+        if (i + 1 < N) A[i + (i + 1) * NA] = A[i + 1 + i * NA] = -3;
+    }
+    for (int i = 0; i < 4; i++) /* the quadruple's block 1.5 I + 0.5 J - 2.5 p p^T / 0.99 */
+        for (int j = 0; j < 4; j++) A[i + j * NA] = (i == j ? 2.0 : 0.5) - 2.5 * p[i] * p[j] / 0.99;
+    for (int i = 0; i < 4; i++) A[N + i * NA] = A[i + N * NA] = p[i];
+    A[N + 1 + (N - 1) * NA] = A[N - 1 + (N + 1) * NA] = 1.0;
+    int ti[NA * NA], tj[NA * NA], nz = 0;
+    double tx[NA * NA];
+    for (int j = 0; j < NA; j++)
+        for (int i = 0; i < NA; i++)
+            if (A[i + j * NA] != 0) {
+                /* permuted: columns [multipliers, coordinates] */
+                ti[nz] = i, tj[nz] = permuted ? (j < N ? j + M : j - N) : j, tx[nz++] = A[i + j * NA];
+            }
+    if (dense) memcpy(dense, A, sizeof A);
+    mbla_csc *C = NULL;
+    CHECK_EQ_INT(mbla_csc_from_triplets(NA, NA, nz, ti, tj, tx, NULL, &C, NULL), 0);
+    return C;
+}
+
+TEST(klu_saddle_order)
+{
+    enum { N = 12, M = 2, NA = N + M };
+    double D[NA * NA], b[NA], x[NA], xd[NA];
+    mbla_csc *C = saddle_matrix(0, D), *P = saddle_matrix(1, NULL);
+    for (int i = 0; i < NA; i++) b[i] = xd[i] = sin(1.0 + i);
+    CHECK_EQ_INT(mbla_lu_solve(NA, 1, D, NA, xd, NA, NULL), 0);
+    mbla_klu_opts o;
+    mbla_klu_opts_default(&o);
+    o.saddle = 1;
+    mbla_klu *k = NULL;
+    CHECK_EQ_INT(mbla_klu_new(C, &o, &k, NULL), 0);
+    memcpy(x, b, sizeof x);
+    CHECK_EQ_INT(mbla_klu_solve(k, 1, x, NA, NULL), 0);
+    for (int i = 0; i < NA; i++) CHECK_CLOSE(x[i], xd[i], 1e-12);
+    mbla_klu_free(k);
+    /* the same matrix with its columns [multipliers, coordinates]: x comes back permuted */
+    int cols[NA];
+    for (int j = 0; j < NA; j++) cols[j] = j < N ? j + M : j - N;
+    o.saddle_cols = cols;
+    k = NULL;
+    CHECK_EQ_INT(mbla_klu_new(P, &o, &k, NULL), 0);
+    memcpy(x, b, sizeof x);
+    CHECK_EQ_INT(mbla_klu_solve(k, 1, x, NA, NULL), 0);
+    for (int j = 0; j < NA; j++) CHECK_CLOSE(x[cols[j]], xd[j], 1e-12);
+    mbla_klu_free(k);
+    ALLOC_FAIL_LOOP(mbla_klu_new(P, &o, &k, NULL), (mbla_klu_free(k), k = NULL));
+    o.saddle_cols = NULL;
+    ALLOC_FAIL_LOOP(mbla_klu_new(C, &o, &k, NULL), (mbla_klu_free(k), k = NULL));
+    cols[1] = cols[0];
+    o.saddle_cols = cols;
+    mbl_status st;
+    k = NULL;
+    CHECK_EQ_INT(mbla_klu_new(P, &o, &k, &st), MBL_EARG);
+    CHECK(k == NULL && strstr(st.msg, "saddle_cols is not a permutation") != NULL);
+    mbla_csc_free(C), mbla_csc_free(P);
+}
+
 TEST(sparse_allocation_failures)
 {
     int ti[] = {2, 0, 1, 1, 0, 2}, tj[] = {0, 0, 1, 1, 2, 2}, map[6];
@@ -474,6 +545,7 @@ int main(void)
     RUN(klu_complex);
     RUN(klu_equilibrate);
     RUN(klu_empty_matrix);
+    RUN(klu_saddle_order);
     RUN(sparse_allocation_failures);
     return test_summary("la_sparse");
 }

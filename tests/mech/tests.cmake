@@ -13,6 +13,8 @@ mblin_add_test(test_vtrans ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_vtrans.c)
 mblin_add_test(test_spinning_top ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_spinning_top.c)
 mblin_add_test(test_flex_sens ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_flex_sens.c)
 mblin_add_test(test_beam3 ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_beam3.c)
+# the saddle-point order of KLU keeps the fill near AMD's estimate (issue 31, item 3)
+mblin_add_test(test_beam3_fill ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_beam3_fill.c)
 mblin_add_test(test_hostile_files ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_hostile_files.c)
 mblin_add_test(test_urdf_encoding ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_urdf_encoding.c)
 # a spatial revolute driven past half a turn (issue 30, item 2): closed form at t = 0 ... 2, absolute and relative
