@@ -164,13 +164,23 @@ static int has_let(const mblx_graph *g, mblx_id e)
  * mechanisms (their generated variables are short and the inlined form compiles 7-23 % shorter)
  * and models whose kinetic energy uses no variable (a four-bar: nothing to share, and the second
  * formulation cost the N = 300 four-bar 20 % of its loading). */
+/* Models with this many coordinates or more keep the inlined rows for their tapes too. The
+ * second formulation and its Jacobian cost a large model a quarter of its loading (the n_p = 10^4
+ * `model: dae` flexible pendulum, n = 60,012: 15.3 -> 9.0 s CPU, 1.9 -> 1.8 GB), where its tapes
+ * gain little (n_p = 1000: the Jacobian tape 383,170 against 399,292 instructions, the residual's
+ * 433,530 against 420,912); the models whose tapes it halves (spatial vehicles and robots in
+ * `model: dae` form) have tens of coordinates. */
+#define LET_FORM_MAX_N 2000
+
 int model_formulate_let(loader *L, const mblx_id *Fgen)
 {
     mbl_model *md = L->md;
     mbl_src *s = L->src;
     mblx_graph *g = md->g;
     int n = md->n, m = md->m, k = md->k, nv = s->variables.n, rc = 0;
-    if (!nv || s->has_mass_matrix || !s->kinetic_energy.text || md->Fs || !n || s->from_mechanism) return 0;
+    if (!nv || s->has_mass_matrix || !s->kinetic_energy.text || md->Fs || !n || s->from_mechanism ||
+        n >= LET_FORM_MAX_N)
+        return 0;
     int *state = mbl_calloc((size_t)nv, sizeof *state);
     mblx_id *node = mbl_calloc((size_t)nv, sizeof *node);
     mblx_id *Phi = mbl_calloc((size_t)(m ? m : 1), sizeof *Phi), *nh = mbl_calloc((size_t)(k ? k : 1), sizeof *nh);

@@ -5,8 +5,11 @@
  * at random) the tapes agree with tapes compiled from the inlined rows and Jacobian entries, which
  * are the former path, to rounding; and the bicycle's tapes are as short as measured
  * (docs/benchmarks.md "Jacobian through named variables"). */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mblin/mblin.h"
 #include "model/model_internal.h"
@@ -76,9 +79,42 @@ TEST(other_text_models)
     same_values("examples/double_pendulum_natural.yaml", 0, 90);     /* no variables */
 }
 
+/* A chain of n unit masses on springs whose kinetic energy uses a variable (w = der(x1) +
+ * der(x2)), written to a temporary file. */
+static void chain_file(int n, char *path)
+{
+    strcpy(path, "/tmp/mblin_let_chainXXXXXX");
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    CHECK(f != NULL);
+    if (!f) return;
+    fprintf(f, "model: dae\nname: chain of %d\nparameters:\n  k: 3\ncoordinates:\n", n);
+    for (int i = 1; i <= n; i++) fprintf(f, "  x%d: %g\n", i, 0.001 * i);
+    fprintf(f, "variables:\n  w: \"der(x1) + der(x2)\"\nkinetic_energy: \"w^2/4");
+    for (int i = 1; i <= n; i++) fprintf(f, " + der(x%d)^2/2", i);
+    fprintf(f, "\"\npotential_energy: \"k/2*x1^2");
+    for (int i = 2; i <= n; i++) fprintf(f, " + k/2*(x%d - x%d)^2", i, i - 1);
+    fprintf(f, "\"\n");
+    fclose(f);
+}
+
+TEST(large_models_inlined)
+{
+    /* below 2000 coordinates the tapes compile the let form, from 2000 on the inlined rows
+     * (formulate_let.c, LET_FORM_MAX_N); the values agree either way */
+    char path[64];
+    chain_file(1999, path);
+    same_values(path, 1, 20000);
+    remove(path);
+    chain_file(2000, path);
+    same_values(path, 0, 20000);
+    remove(path);
+}
+
 int main(void)
 {
     RUN(bicycle);
     RUN(other_text_models);
+    RUN(large_models_inlined);
     return test_summary("let_tapes");
 }
