@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Every size benchmark of issue 31 in one run, for one or several builds (before / after):
 whole processes under /usr/bin/time (CPU = user + sys, peak RSS), OPENBLAS_NUM_THREADS=1, the
-median of RUNS runs per build and size (builds interleaved run by run, so that the machine's load
+median of RUNS runs per build and size (user time beside it: the system time is mostly the
+kernel clearing fresh pages, whose speed varies between runs on a virtual machine) (builds interleaved run by run, so that the machine's load
 falls on both alike), the load average before each case, and the growth exponent p of CPU time ~
 n^p (least squares over the sizes each build finished). Prints one markdown table.
 
@@ -34,7 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run_timed(cmd, timeout):
-    """(cpu seconds, peak RSS MiB) of one run, or (None, message)."""
+    """(cpu seconds, peak RSS MiB, user seconds) of one run, or (None, message)."""
     try:
         p = subprocess.run(["/usr/bin/time", "-f", "TIME %U %S %M"] + cmd, capture_output=True,
                            text=True, timeout=timeout, cwd=ROOT,
@@ -45,7 +46,7 @@ def run_timed(cmd, timeout):
     if p.returncode != 0 or not m:
         tail = [l for l in p.stderr.strip().split("\n") if l and not l.startswith("TIME")]
         return None, "failed: " + (tail[-1] if tail else "exit %d" % p.returncode)
-    return (float(m.group(1)) + float(m.group(2)), int(m.group(3)) / 1024.0), ""
+    return (float(m.group(1)) + float(m.group(2)), int(m.group(3)) / 1024.0, float(m.group(1))), ""
 
 
 def loadavg():
@@ -101,7 +102,7 @@ def main():
     a = ap.parse_args()
     builds = [os.path.abspath(b) for b in a.builds]
     print("| case | size | n | load avg | " + " | ".join(
-        "%s: CPU [s], peak [MiB]" % os.path.basename(os.path.dirname(b)) or b for b in builds) + " |")
+        "%s: CPU [s] (user), peak [MiB]" % os.path.basename(os.path.dirname(b)) for b in builds) + " |")
     print("|---|---|---|---|" + "---|" * len(builds))
     with tempfile.TemporaryDirectory() as tmp:
         for case in a.cases.split(","):
@@ -129,13 +130,15 @@ def main():
                     if res[b] and not msg[b]:
                         cpu = statistics.median(r[0] for r in res[b])
                         rss = statistics.median(r[1] for r in res[b])
-                        done[b].append((n, cpu))
-                        cells.append("%.3g, %.0f" % (cpu, rss))
+                        user = statistics.median(r[2] for r in res[b])
+                        done[b].append((n, cpu, user))
+                        cells.append("%.3g (user %.3g), %.0f" % (cpu, user, rss))
                     else:
                         cells.append(msg[b] or "skipped")
                 print("| %s | %d | %s | %s | %s |" % (case, size, n, la, " | ".join(cells)), flush=True)
             print("| %s growth | | | | %s |" % (case, " | ".join(
-                "n^%.2f" % exponent([d[0] for d in done[b]], [d[1] for d in done[b]])
+                "n^%.2f (user n^%.2f)" % (exponent([d[0] for d in done[b]], [d[1] for d in done[b]]),
+                                          exponent([d[0] for d in done[b]], [d[2] for d in done[b]]))
                 if len(done[b]) > 1 else "" for b in builds)), flush=True)
 
 
