@@ -391,7 +391,9 @@ typedef struct mbla_klu_opts {
                           * columns), AMD orders the graph of the groups, and KLU factors in that
                           * order (no BTF), each group as one block, so the fill stays near AMD's
                           * estimate (spatial beam bodies: 10-50x less; docs/linear-algebra.md).
-                          * ordering and btf are then ignored; no such column: the default. */
+                          * ordering and btf are then ignored; no such column, or an order that
+                          * predicts nnz(L) above 4 nnz(A) (the four-bar's chains of
+                          * constraints): the default. */
     const int *saddle_cols; /* NULL (default), or with saddle, n column indices: the order is
                           * found on B = A Q, B(:, j) = A(:, saddle_cols[j]), for a matrix whose
                           * rows and columns are in different orders (rows [K; G] against

@@ -22,6 +22,12 @@
 #define MBLA_KLU_REFACTOR_DROP_DEFAULT 1e-3
 #define MBLA_KLU_PIVOT_TOL_TRY_DEFAULT 0.0 /* off: opt in per caller */
 #define MBLA_KLU_RGROWTH_MIN 1e-6 /* accept the first attempt when growth <= 1e6 */
+/* opts->saddle is taken only when the groups' order predicts nnz(L) <= this times nnz(A): the
+ * N-loop four-bar's Newton matrix (chains of constraints grouped into coarse blocks) predicts 19
+ * times and fills 5.5 times KLU's own order (1.69e6 against 3.1e5 entries at N = 10^4, whose
+ * threshold pivoting does no harm there); the spatial beams and flexible pendulums it is made
+ * for predict 0.3-1.2 times. */
+#define MBLA_KLU_SADDLE_FILL_MAX 4.0
 
 struct mbla_klu {
     int n, nz, cplx;
@@ -260,6 +266,7 @@ static int saddle_setup(mbla_klu *k, const mbla_klu_opts *o, const double *x, mb
     if (!k->uperm) r = mbl_error(st, MBL_ENOMEM, "mbla_klu: out of memory (n = %d)", n);
     if (!r) r = la_klu_saddle_order(n, kp(k), ki(k), bx, k->cplx, k->uperm, &k->ulnz, &npairs, st);
     mbl_free(gx);
+    if (!r && k->ulnz > MBLA_KLU_SADDLE_FILL_MAX * (double)k->nz) npairs = 0; /* KLU's own order */
     if (r || npairs == 0) {
         mbl_free(k->uperm);
         k->uperm = NULL;
