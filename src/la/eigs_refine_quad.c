@@ -21,6 +21,7 @@
 typedef struct {
     const mbla_csc *K, *C, *M;
     mbla_csc *P; /* the union pattern of K, C, M */
+    int *pk, *pc, *pm; /* for each entry of P its position in K, C, M, or -1 */
     mbla_klu *klu;
     mbla_klu_opts ko;
     double *qz, *w, *xr, *xi, *rr, *ri, *y1, *y2, *l0, *bxr, *bxi;
@@ -71,25 +72,27 @@ static void resid_quad(const quad_work *q, double lr, double li, const double *x
     for (int i = 0; i < n; i++) rr[i] = s[i] + s[n + i], ri[i] = s[2 * n + i] + s[3 * n + i];
 }
 
-/* the value of a on row i of column j (rows sorted; *qa advances) */
-static double entry_at(const mbla_csc *A, int j, int i, int *qa)
+/* pos[p] = the position in A of entry p of the union pattern P, or -1 (rows sorted in both) */
+static void pattern_map(const mbla_csc *P, const mbla_csc *A, int *pos)
 {
-    while (*qa < A->p[j + 1] && A->i[*qa] < i) (*qa)++;
-    return *qa < A->p[j + 1] && A->i[*qa] == i ? A->x[*qa] : 0.0;
+    for (int j = 0; j < P->n; j++) {
+        int qa = A->p[j];
+        for (int p = P->p[j]; p < P->p[j + 1]; p++) {
+            while (qa < A->p[j + 1] && A->i[qa] < P->i[p]) qa++;
+            pos[p] = qa < A->p[j + 1] && A->i[qa] == P->i[p] ? qa : -1;
+        }
+    }
 }
 
 /* qz = Q(lambda), complex, on the union pattern P */
 static void quad_matrix(quad_work *q, double lr, double li)
 {
     double l2r = lr * lr - li * li, l2i = 2 * lr * li;
-    for (int j = 0; j < q->n; j++) {
-        int qk = q->K->p[j], qc = q->C->p[j], qm = q->M->p[j];
-        for (int p = q->P->p[j]; p < q->P->p[j + 1]; p++) {
-            int i = q->P->i[p];
-            double k = entry_at(q->K, j, i, &qk), c = entry_at(q->C, j, i, &qc), m = entry_at(q->M, j, i, &qm);
-            q->qz[2 * p] = k + lr * c + l2r * m;
-            q->qz[2 * p + 1] = li * c + l2i * m;
-        }
+    for (int p = 0; p < q->P->p[q->n]; p++) {
+        double k = q->pk[p] >= 0 ? q->K->x[q->pk[p]] : 0.0, c = q->pc[p] >= 0 ? q->C->x[q->pc[p]] : 0.0;
+        double m = q->pm[p] >= 0 ? q->M->x[q->pm[p]] : 0.0;
+        q->qz[2 * p] = k + lr * c + l2r * m;
+        q->qz[2 * p + 1] = li * c + l2i * m;
     }
 }
 
@@ -236,6 +239,11 @@ static int quad_alloc(const char *fn, quad_work *q, mbl_status *st)
     q->y1 = mbl_alloc_array((size_t)2 * n + 1, sizeof *q->y1), q->y2 = mbl_alloc_array((size_t)2 * n + 1, sizeof *q->y2);
     q->l0 = mbl_alloc_array((size_t)2 * k + 1, sizeof *q->l0);
     q->bxr = mbl_alloc_array((size_t)n + 1, sizeof *q->bxr), q->bxi = mbl_alloc_array((size_t)n + 1, sizeof *q->bxi);
+    size_t nz = (size_t)q->P->p[n] + 1;
+    q->pk = mbl_alloc_array(nz, sizeof *q->pk), q->pc = mbl_alloc_array(nz, sizeof *q->pc);
+    q->pm = mbl_alloc_array(nz, sizeof *q->pm);
+    if (!q->pk || !q->pc || !q->pm) return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
+    pattern_map(q->P, q->K, q->pk), pattern_map(q->P, q->C, q->pc), pattern_map(q->P, q->M, q->pm);
     if (!q->qz || !q->w || !q->xr || !q->xi || !q->rr || !q->ri || !q->y1 || !q->y2 || !q->l0 || !q->bxr || !q->bxi)
         return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
     return 0;
@@ -279,5 +287,6 @@ done:
     mbla_csc_free(q.P);
     mbl_free(q.qz), mbl_free(q.w), mbl_free(q.xr), mbl_free(q.xi), mbl_free(q.rr), mbl_free(q.ri);
     mbl_free(q.y1), mbl_free(q.y2), mbl_free(q.l0), mbl_free(q.bxr), mbl_free(q.bxi);
+    mbl_free(q.pk), mbl_free(q.pc), mbl_free(q.pm);
     return r;
 }
