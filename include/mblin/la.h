@@ -583,8 +583,11 @@ MBL_API int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double
  * = 0, x^H x = 1 (x the current vector), i.e. the bordered system [Q(lambda), Q'(lambda) x; x^H, 0]
  * [dx; dlambda] = -[Q(lambda) x; 0] with Q'(lambda) = C + 2 lambda M, solved by two solves with one
  * complex KLU factorization of Q(lambda) (equilibrated, pivot threshold 1e-8); chord steps, fresh
- * factorizations, the stopping rule, the choice of the returned pair, the guard against two pairs
- * collapsing onto one and conjugate partners all as mbla_eigs_refine. The residual Q(lambda) x =
+ * factorizations, the choice of the returned pair, the guard against two pairs collapsing onto one
+ * and conjugate partners as mbla_eigs_refine. A pair stops when the correction of lambda relative
+ * to |lambda| and the largest entry of the unit vector's correction are at most 4 eps, when that
+ * correction stops shrinking after a fresh factorization, or after maxit steps (maxit <= 0: 16).
+ * The residual Q(lambda) x =
  * K x + lambda (C x + lambda M x) is accumulated in doubled precision (Dot2). The eigenvector of the
  * first-order form (v = lambda x the velocity) is (x, lambda x). Use it where the LU of the 2n
  * first-order pencil fills: on the penalty pencil of a stiff beam model at n = 10^5 (element
