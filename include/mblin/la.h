@@ -580,6 +580,34 @@ MBL_API int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigm
 MBL_API int mbla_eigs_refine(const mbla_csc *A, const mbla_csc *E, int k, double *lre, double *lim, double *Vre,
                      double *Vim, int ldv, int maxit, double *berr, int *iters, mbl_status *st);
 
+/* mbla_eigs_refine for the quadratic eigenproblem Q(lambda) x = (K + lambda C + lambda^2 M) x = 0
+ * (n x n, real), without forming the first-order pencil of order 2n: Newton's method on Q(lambda) x
+ * = 0, x^H x = 1 (x the current vector), i.e. the bordered system [Q(lambda), Q'(lambda) x; x^H, 0]
+ * [dx; dlambda] = -[Q(lambda) x; 0] with Q'(lambda) = C + 2 lambda M, solved by two solves with one
+ * complex KLU factorization of Q(lambda) (equilibrated, pivot threshold 1e-8); chord steps, fresh
+ * factorizations, the choice of the returned pair, the guard against two pairs collapsing onto one
+ * and conjugate partners as mbla_eigs_refine. A pair stops when the correction of lambda relative
+ * to |lambda| and the largest entry of the unit vector's correction are at most 4 eps, when that
+ * correction stops shrinking after a fresh factorization, or after maxit steps (maxit <= 0: 16).
+ * The residual Q(lambda) x =
+ * K x + lambda (C x + lambda M x) is accumulated in doubled precision (Dot2). The eigenvector of the
+ * first-order form (v = lambda x the velocity) is (x, lambda x). Use it where the LU of the 2n
+ * first-order pencil fills: on the penalty pencil of a stiff beam model at n = 10^5 (element
+ * stiffness 3e15 beside |lambda| ~ 1), that LU left the diagonal and ran out of memory (10.7 GB)
+ * where Q(lambda) factors as the shift-invert Q(sigma) does.
+ *   lre, lim (k)  in/out: the eigenvalues.
+ *   Xre, Xim      in/out: n x k real and imaginary parts of x (ld ldx, both required); returned
+ *                 with unit 2-norm.
+ *   berr (k)      out (may be NULL): backward error ||Q(lambda) x||_2 / ((||K||_1 + |lambda|
+ *                 ||C||_1 + |lambda|^2 ||M||_1) ||x||_2) of the returned pair (the normwise backward
+ *                 error of the quadratic, Tisseur 2000, with 1-norms of the coefficients as
+ *                 mbla_eigs_refine's (||A||_1 + |lambda| ||E||_1)).
+ *   iters (k)     out (may be NULL): Newton steps taken (0: returned as given).
+ * Errors: MBL_EARG (NULL, zero eigenvector), MBL_EDIM, MBL_ENOMEM, MBL_ELIB (KLU). */
+MBL_API int mbla_eigs_refine_quad(const mbla_csc *K, const mbla_csc *C, const mbla_csc *M, int k, double *lre,
+                          double *lim, double *Xre, double *Xim, int ldx, int maxit, double *berr, int *iters,
+                          mbl_status *st);
+
 /* mbla_eigs_refine for a real symmetric pencil (K, B) (B may be singular, e.g. a saddle-point
  * pencil [K Phi^T; Phi 0], [M 0; 0 0]) and real eigenvalues w: the same Newton steps, but each
  * step's eigenvalue is the Rayleigh quotient of the new vector, lambda + x^T r / x^T B x with the

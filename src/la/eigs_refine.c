@@ -21,16 +21,6 @@
  * units of rounding of lambda */
 #define MBLA_EIGS_REFINE_CONV 64
 
-/* s + c += a b in doubled precision (Ogita, Rump and Oishi 2005, Dot2: the rounding errors of the
- * product (fma) and of the sum (TwoSum) are accumulated in c) */
-static void dot2_add(double a, double b, double *s, double *c)
-{
-    double p = a * b, e = fma(a, b, -p);
-    double t = *s + p, v = t - *s, q = (*s - (t - v)) + (p - v);
-    *s = t;
-    *c += q + e;
-}
-
 /* r = A x - lambda E x for complex lambda = (lr, li) and x = (xr, xi), accumulated in doubled
  * precision and rounded once: the residual of the stored data, not of its rounding. w: 4n. */
 static void resid_cplx(const mbla_csc *A, const mbla_csc *E, double lr, double li, const double *xr,
@@ -42,34 +32,25 @@ static void resid_cplx(const mbla_csc *A, const mbla_csc *E, double lr, double l
     memset(w, 0, (size_t)4 * n * sizeof *w);
     for (int j = 0; j < n; j++)
         for (int q = E->p[j]; q < E->p[j + 1]; q++) {
-            dot2_add(E->x[q], xr[j], &sr[E->i[q]], &cr[E->i[q]]);
-            dot2_add(E->x[q], xi[j], &si[E->i[q]], &ci[E->i[q]]);
+            la_dot2_add(E->x[q], xr[j], &sr[E->i[q]], &cr[E->i[q]]);
+            la_dot2_add(E->x[q], xi[j], &si[E->i[q]], &ci[E->i[q]]);
         }
     /* r = -lambda w (all four parts of w, every product compensated) */
     for (int i = 0; i < n; i++) {
         double whr = sr[i], wlr = cr[i], whi = si[i], wli = ci[i];
         double a = 0, b = 0, c = 0, d = 0;
-        dot2_add(-lr, whr, &a, &b), dot2_add(-lr, wlr, &a, &b);
-        dot2_add(li, whi, &a, &b), dot2_add(li, wli, &a, &b);
-        dot2_add(-lr, whi, &c, &d), dot2_add(-lr, wli, &c, &d);
-        dot2_add(-li, whr, &c, &d), dot2_add(-li, wlr, &c, &d);
+        la_dot2_add(-lr, whr, &a, &b), la_dot2_add(-lr, wlr, &a, &b);
+        la_dot2_add(li, whi, &a, &b), la_dot2_add(li, wli, &a, &b);
+        la_dot2_add(-lr, whi, &c, &d), la_dot2_add(-lr, wli, &c, &d);
+        la_dot2_add(-li, whr, &c, &d), la_dot2_add(-li, wlr, &c, &d);
         sr[i] = a, cr[i] = b, si[i] = c, ci[i] = d;
     }
     for (int j = 0; j < n; j++)
         for (int q = A->p[j]; q < A->p[j + 1]; q++) {
-            dot2_add(A->x[q], xr[j], &sr[A->i[q]], &cr[A->i[q]]);
-            dot2_add(A->x[q], xi[j], &si[A->i[q]], &ci[A->i[q]]);
+            la_dot2_add(A->x[q], xr[j], &sr[A->i[q]], &cr[A->i[q]]);
+            la_dot2_add(A->x[q], xi[j], &si[A->i[q]], &ci[A->i[q]]);
         }
     for (int i = 0; i < n; i++) rr[i] = sr[i] + cr[i], ri[i] = si[i] + ci[i];
-}
-
-static double nrm2c(int n, const double *xr, const double *xi)
-{
-    double amax = 0, s = 0;
-    for (int i = 0; i < n; i++) amax = fmax(amax, fmax(fabs(xr[i]), fabs(xi[i])));
-    if (amax == 0) return 0;
-    for (int i = 0; i < n; i++) s += (xr[i] / amax) * (xr[i] / amax) + (xi[i] / amax) * (xi[i] / amax);
-    return amax * sqrt(s);
 }
 
 /* The state of one refine call: the pencil, the factorization of A - lambda E on the union
@@ -159,7 +140,7 @@ static int newton_step(refine_work *rw, double *plr, double *pli, double *pdr, d
     }
     lr += dr, li += di;
     *plr = lr, *pli = li, *pdr = dr, *pdi = di;
-    double nn = nrm2c(n, xr, xi);
+    double nn = la_nrm2c(n, xr, xi);
     if (!(nn > 0) || !isfinite(nn) || !isfinite(lr) || !isfinite(li)) return 1;
     for (int i = 0; i < n; i++) xr[i] /= nn, xi[i] /= nn;
     resid_cplx(A, E, lr, li, xr, xi, rr, ri, rw->w);
@@ -191,11 +172,11 @@ static int refine_pair(const char *fn, refine_work *rw, int t, double *lre, doub
     double *xr = rw->xr, *xi = rw->xi, *rr = rw->rr, *ri = rw->ri, *l0 = rw->l0, *bxr = rw->bxr, *bxi = rw->bxi;
     double nA = rw->nA, nE = rw->nE;
     double lr = lre[t], li = lim[t];
-    double nx = nrm2c(n, vr, vi);
+    double nx = la_nrm2c(n, vr, vi);
     if (!(nx > 0)) return mbl_error(st, MBL_EARG, "%s: eigenvector %d is zero", fn, t);
     for (int i = 0; i < n; i++) xr[i] = vr[i] / nx, xi[i] = vi[i] / nx;
     resid_cplx(A, E, lr, li, xr, xi, rr, ri, rw->w);
-    double eta = nrm2c(n, rr, ri) / (nA + hypot(lr, li) * nE);
+    double eta = la_nrm2c(n, rr, ri) / (nA + hypot(lr, li) * nE);
     double eta0 = eta, best = eta, bl[2] = {lr, li}, dprev = INFINITY;
     int it = 0, keep = 1; /* keep: the given pair is the best so far; else (bl, bxr, bxi) */
     int refactor = 1, fresh = 0; /* factor at the current lambda before this step; did */
@@ -216,7 +197,7 @@ static int refine_pair(const char *fn, refine_work *rw, int t, double *lre, doub
         r = newton_step(rw, &lr, &li, &dr, &di, st);
         if (r < 0) return r;
         if (r > 0) break;
-        eta = nrm2c(n, rr, ri) / (nA + hypot(lr, li) * nE);
+        eta = la_nrm2c(n, rr, ri) / (nA + hypot(lr, li) * nE);
         double dl = hypot(dr, di);
         /* sym: the backward error cannot rank the iterates; the one after the smallest
          * correction is kept */
@@ -365,7 +346,7 @@ static void gemv_dot2(const mbla_csc *A, const double *x, double *y, double *lo)
     memset(y, 0, (size_t)n * sizeof *y);
     memset(lo, 0, (size_t)n * sizeof *lo);
     for (int j = 0; j < A->n; j++)
-        for (int q = A->p[j]; q < A->p[j + 1]; q++) dot2_add(A->x[q], x[j], &y[A->i[q]], &lo[A->i[q]]);
+        for (int q = A->p[j]; q < A->p[j + 1]; q++) la_dot2_add(A->x[q], x[j], &y[A->i[q]], &lo[A->i[q]]);
     for (int i = 0; i < n; i++) y[i] += lo[i];
 }
 
@@ -632,7 +613,7 @@ static void block_results(const block_work *b, int it, double *w, double *V, int
         const double *x = X + (size_t)t * n;
         double *v = V + (size_t)t * ldv;
         memset(lo, 0, (size_t)n * sizeof *lo);
-        double nx = nrm2c(n, x, lo), rn = 0, amax = 0;
+        double nx = la_nrm2c(n, x, lo), rn = 0, amax = 0;
         for (int i = 0; i < n; i++) amax = fmax(amax, fabs(KX[i + (size_t)t * n] - th[t] * BX[i + (size_t)t * n]));
         for (int i = 0; amax > 0 && i < n; i++) {
             double ri = (KX[i + (size_t)t * n] - th[t] * BX[i + (size_t)t * n]) / amax;

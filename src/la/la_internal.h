@@ -4,6 +4,7 @@
 
 #include "mblin/la.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,5 +42,25 @@ int la_csc_arg(const mbla_csc *A, const char *fn, const char *name, mbl_status *
  * A + A^T). Errors: MBL_ENOMEM, MBL_ELIB. */
 int la_klu_saddle_order(int n, const int *p, const int *i, const double *x, int cplx, int *perm,
                         double *lnz, int *npairs, mbl_status *st);
+
+/* s + c += a b in doubled precision (Ogita, Rump and Oishi 2005, Dot2: the rounding errors of the
+ * product (fma) and of the sum (TwoSum) are accumulated in c) */
+static inline void la_dot2_add(double a, double b, double *s, double *c)
+{
+    double p = a * b, e = fma(a, b, -p);
+    double t = *s + p, v = t - *s, q = (*s - (t - v)) + (p - v);
+    *s = t;
+    *c += q + e;
+}
+
+/* the 2-norm of the complex vector xr + i xi (scaled: no overflow) */
+static inline double la_nrm2c(int n, const double *xr, const double *xi)
+{
+    double amax = 0, s = 0;
+    for (int i = 0; i < n; i++) amax = fmax(amax, fmax(fabs(xr[i]), fabs(xi[i])));
+    if (amax == 0) return 0;
+    for (int i = 0; i < n; i++) s += (xr[i] / amax) * (xr[i] / amax) + (xi[i] / amax) * (xi[i] / amax);
+    return amax * sqrt(s);
+}
 
 #endif

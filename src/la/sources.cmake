@@ -7,4 +7,5 @@ list(APPEND MBLIN_SOURCES
   src/la/gpl.c
   src/la/eigs.c
   src/la/eigs_refine.c
+  src/la/eigs_refine_quad.c
 )

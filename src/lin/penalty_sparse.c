@@ -6,7 +6,8 @@
  * straight from the triplets of the exact residual Jacobian (no n x n array), and the first-order
  * pencil A = [0 I; -K_p -C_p], E = [I 0; 0 M_p] (order 2n) goes to ARPACK shift-invert, in the
  * shifted variables of pen_sp_pencil (KLU then factors the n x n Q(sigma) = K_p + sigma C_p +
- * sigma^2 M_p alone), with Newton refinement of each pair (mbla_eigs_refine). The penalty pencil is damped
+ * sigma^2 M_p alone), with Newton refinement of each pair through the n x n quadratic Q(lambda)
+ * (mbla_eigs_refine_quad; the first-order pencil's LU filled at n = 10^5). The penalty pencil is damped
  * whatever the model (C_p holds 2 xi omega alpha Phi_q^T Phi_q), so the symmetric Lanczos path of
  * the saddle-point pencil does not apply; the general (nonsymmetric) driver does.
  *
@@ -16,7 +17,7 @@
  * while fewer than k of them are physical. An eigenpair is spurious when the penalty holds more than
  * PEN_SP_SPLIT of its mass, alpha |Phi_q dq|^2 / (dq^H M dq + alpha |Phi_q dq|^2) (pen_sp_share); the
  * dense path ranks the whole spectrum by a violation score instead, which a partial one cannot. The
- * k physical ones nearest the shift are kept and refined (mbla_eigs_refine).
+ * k physical ones nearest the shift are kept and refined (pen_sp_refine).
  *
  * The error estimate replaces the dense path's three extra QZ runs with refinements from the pairs
  * at hand (no dense work, no new ARPACK run): Newton on the pencil at alpha / ratio started from each
@@ -48,7 +49,7 @@
 /* ARPACK's relative accuracy of the Ritz values (as SPARSE_ARPACK_TOL of the sparse pencil): the
  * refinement takes the kept pairs to the accuracy of the pencil's eigenvalues */
 #define PEN_SP_ARPACK_TOL 1e-8
-/* the relative level at which mbla_eigs_refine stops (4 eps), a floor of every estimate */
+/* the relative level at which mbla_eigs_refine_quad stops (4 eps), a floor of every estimate */
 #define PEN_SP_REFINE_EPS 4.0
 /* as src/lin/penalty.c */
 #define PEN_SP_SAFETY 2.0
@@ -136,67 +137,91 @@ static void put_blk(const mbla_csc *X, int r0, int c0, double f, int *ti, int *t
         for (int q = X->p[j]; q < X->p[j + 1]; q++) ti[*a] = r0 + X->i[q], tj[*a] = c0 + j, tx[(*a)++] = f * X->x[q];
 }
 
-/* The pencil A = [0 I; -Kp -Cp], E = [I 0; 0 Mp] of the penalty ODE at alpha (order 2n), and with
- * As, Es (not NULL) the same pencil shifted by sigma in the variables y = [w; q], v = sigma q + w:
+/* The coefficients of the penalty ODE at alpha, M_p, C_p, K_p (the quadratic Q(lambda) = K_p +
+ * lambda C_p + lambda^2 M_p of the first-order pencil A = [0 I; -K_p -C_p], E = [I 0; 0 M_p]) */
+typedef struct pen_quad {
+    mbla_csc *M, *C, *K;
+} pen_quad;
+
+static void pen_quad_free(pen_quad *Q)
+{
+    mbla_csc_free(Q->M), mbla_csc_free(Q->C), mbla_csc_free(Q->K);
+    Q->M = Q->C = Q->K = NULL;
+}
+
+static int pen_sp_quad(const pen_sp *S, double alpha, double xi, double om, pen_quad *Q, mbl_status *st)
+{
+    mbla_csc *PqT = NULL;
+    Q->M = Q->C = Q->K = NULL;
+    int rc = mbla_csc_transpose(S->Pq, &PqT, st);
+    if (!rc) rc = pen_term(PqT, S->M, alpha, S->Pq, 0, NULL, 0, NULL, &Q->M, st);
+    if (!rc) rc = pen_term(PqT, S->Rv, alpha, S->Pddv, 2 * xi * om, S->Pq, 0, NULL, &Q->C, st);
+    if (!rc) rc = pen_term(PqT, S->Rq, alpha, S->Pddq, 2 * xi * om, S->Pdq, om * om, S->Pq, &Q->K, st);
+    mbla_csc_free(PqT);
+    if (rc) pen_quad_free(Q);
+    return rc;
+}
+
+/* The pencil A = [0 I; -Kp -Cp], E = [I 0; 0 Mp] of the penalty ODE (order 2n) shifted by sigma in
+ * the variables y = [w; q], v = sigma q + w:
  *     As = [I 0; -(Cp + sigma Mp) -(Kp + sigma Cp + sigma^2 Mp)],  Es = [0 I; Mp sigma Mp]
  * (As - mu Es = (A - (sigma + mu) E) T, T: y -> x): its eigenvalues are lambda - sigma, and As is
  * block lower triangular with I and the n x n quadratic pencil Q(sigma) on its diagonal, so KLU's
  * block triangular form factors Q(sigma) alone. Factoring A - sigma E itself, whose diagonal block
  * -sigma I is tiny beside the identity next to it, took off-diagonal pivots that wrecked the
  * fill-reducing order: 9.6 GB and 243 s at n = 24,012 (the beam-body pendulum, 4000 elements). */
-static int pen_sp_pencil(const pen_sp *S, double alpha, double xi, double om, double sigma, mbla_csc **Ap,
-                         mbla_csc **Ep, mbla_csc **As, mbla_csc **Es, mbl_status *st)
+static int pen_sp_pencil(const pen_quad *P, double sigma, mbla_csc **As, mbla_csc **Es, mbl_status *st)
 {
-    int n = S->n, rc;
-    mbla_csc *PqT = NULL, *Mp = NULL, *Cp = NULL, *Kp = NULL, *G = NULL, *Q1 = NULL, *Q = NULL;
+    int n = P->M->n, rc;
+    mbla_csc *G = NULL, *Q1 = NULL, *Q = NULL;
     int *ti = NULL, *tj = NULL;
     double *tx = NULL;
-    *Ap = *Ep = NULL;
-    if (As) *As = *Es = NULL;
-    rc = mbla_csc_transpose(S->Pq, &PqT, st);
-    if (!rc) rc = pen_term(PqT, S->M, alpha, S->Pq, 0, NULL, 0, NULL, &Mp, st);
-    if (!rc) rc = pen_term(PqT, S->Rv, alpha, S->Pddv, 2 * xi * om, S->Pq, 0, NULL, &Cp, st);
-    if (!rc) rc = pen_term(PqT, S->Rq, alpha, S->Pddq, 2 * xi * om, S->Pdq, om * om, S->Pq, &Kp, st);
-    if (!rc && As) rc = mbla_csc_add(1.0, Cp, sigma, Mp, &G, st);
-    if (!rc && As) rc = mbla_csc_add(1.0, Kp, sigma, Cp, &Q1, st);
-    if (!rc && As) rc = mbla_csc_add(1.0, Q1, sigma * sigma, Mp, &Q, st);
+    *As = *Es = NULL;
+    rc = mbla_csc_add(1.0, P->C, sigma, P->M, &G, st);
+    if (!rc) rc = mbla_csc_add(1.0, P->K, sigma, P->C, &Q1, st);
+    if (!rc) rc = mbla_csc_add(1.0, Q1, sigma * sigma, P->M, &Q, st);
     if (rc) goto done;
-    size_t cap = (size_t)2 * mbla_csc_nnz(Mp) + mbla_csc_nnz(Cp) + mbla_csc_nnz(Kp) + (size_t)2 * n + 1;
-    if (As) cap += (size_t)mbla_csc_nnz(G) + mbla_csc_nnz(Q);
+    size_t cap = (size_t)2 * mbla_csc_nnz(P->M) + mbla_csc_nnz(G) + mbla_csc_nnz(Q) + (size_t)2 * n + 1;
     ti = mbl_alloc_array(cap, sizeof *ti), tj = mbl_alloc_array(cap, sizeof *tj), tx = mbl_alloc_array(cap, sizeof *tx);
     if (!ti || !tj || !tx) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
     int a = 0;
-    for (int i = 0; i < n; i++) ti[a] = i, tj[a] = n + i, tx[a++] = 1.0;
-    put_blk(Kp, n, 0, -1.0, ti, tj, tx, &a);
-    put_blk(Cp, n, n, -1.0, ti, tj, tx, &a);
-    rc = mbla_csc_from_triplets(2 * n, 2 * n, a, ti, tj, tx, NULL, Ap, st);
-    a = 0;
     for (int i = 0; i < n; i++) ti[a] = i, tj[a] = i, tx[a++] = 1.0;
-    put_blk(Mp, n, n, 1.0, ti, tj, tx, &a);
-    if (!rc) rc = mbla_csc_from_triplets(2 * n, 2 * n, a, ti, tj, tx, NULL, Ep, st);
-    if (!rc && As) {
-        a = 0;
-        for (int i = 0; i < n; i++) ti[a] = i, tj[a] = i, tx[a++] = 1.0;
-        put_blk(G, n, 0, -1.0, ti, tj, tx, &a);
-        put_blk(Q, n, n, -1.0, ti, tj, tx, &a);
-        rc = mbla_csc_from_triplets(2 * n, 2 * n, a, ti, tj, tx, NULL, As, st);
-        a = 0;
-        for (int i = 0; i < n; i++) ti[a] = i, tj[a] = n + i, tx[a++] = 1.0;
-        put_blk(Mp, n, 0, 1.0, ti, tj, tx, &a);
-        put_blk(Mp, n, n, sigma, ti, tj, tx, &a);
-        if (!rc) rc = mbla_csc_from_triplets(2 * n, 2 * n, a, ti, tj, tx, NULL, Es, st);
-    }
+    put_blk(G, n, 0, -1.0, ti, tj, tx, &a);
+    put_blk(Q, n, n, -1.0, ti, tj, tx, &a);
+    rc = mbla_csc_from_triplets(2 * n, 2 * n, a, ti, tj, tx, NULL, As, st);
+    a = 0;
+    for (int i = 0; i < n; i++) ti[a] = i, tj[a] = n + i, tx[a++] = 1.0;
+    put_blk(P->M, n, 0, 1.0, ti, tj, tx, &a);
+    put_blk(P->M, n, n, sigma, ti, tj, tx, &a);
+    if (!rc) rc = mbla_csc_from_triplets(2 * n, 2 * n, a, ti, tj, tx, NULL, Es, st);
 done:
-    if (rc) {
-        mbla_csc_free(*Ap), mbla_csc_free(*Ep), *Ap = *Ep = NULL;
-        if (As) mbla_csc_free(*As), mbla_csc_free(*Es), *As = *Es = NULL;
-    }
-    mbla_csc_free(PqT), mbla_csc_free(Mp), mbla_csc_free(Cp), mbla_csc_free(Kp);
+    if (rc) mbla_csc_free(*As), mbla_csc_free(*Es), *As = *Es = NULL;
     mbla_csc_free(G), mbla_csc_free(Q1), mbla_csc_free(Q);
     mbl_free(ti), mbl_free(tj), mbl_free(tx);
+    return rc;
+}
+
+/* Newton refinement of k pairs of the penalty pencil (Q) through the n x n quadratic
+ * (mbla_eigs_refine_quad): V (ld 2n) holds x = [q; lambda q] of unit 2-norm on entry and return;
+ * only q is refined, and lambda q is formed from the result. Refining on the first-order pencil of
+ * order 2n (mbla_eigs_refine) filled its complex LU on the beam-body pendulum: killed at 10.7 GB at
+ * n = 100,002. */
+static int pen_sp_refine(const pen_quad *Q, int k, double *re, double *im, double *Vr, double *Vi, double *berr,
+                         int *iters, mbl_status *st)
+{
+    int n = Q->M->n, nd = 2 * n;
+    int rc = mbla_eigs_refine_quad(Q->K, Q->C, Q->M, k, re, im, Vr, Vi, nd, 0, berr, iters, st);
+    for (int j = 0; !rc && j < k; j++) {
+        double *xr = Vr + (size_t)j * nd, *xi = Vi + (size_t)j * nd, lr = re[j], li = im[j];
+        double s = 1.0 / sqrt(1.0 + lr * lr + li * li); /* x has unit 2-norm: [x; lambda x] gets 1 */
+        for (int c = 0; c < n; c++) {
+            double a = xr[c] * s, b = xi[c] * s;
+            xr[c] = a, xi[c] = b, xr[n + c] = lr * a - li * b, xi[n + c] = lr * b + li * a;
+        }
+    }
     return rc;
 }
 
@@ -243,15 +268,16 @@ int lin_penalty_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
 
 /* The ka eigenvalues nearest the real shift sigma of the penalty pencil at alpha a: ARPACK on
  * (As, Es) (pen_sp_pencil) for those nearest 0, mapped back to lambda = sigma + mu and x = [q;
- * sigma q + w] (unit 2-norm), each with its penalty mass share (sh); A, E (not NULL): the pencil
- * itself, kept for the backward errors. Returns the number of physical ones, or minus the error. */
+ * sigma q + w] (unit 2-norm), each with its penalty mass share (sh); Q: the coefficients M_p, C_p,
+ * K_p, kept for the refinement. Returns the number of physical ones, or minus the error. */
 static int pen_sp_run(const pen_sp *S, const mbl_lin_options *opt, double a, int ka, double *re, double *im,
-                      double *Vr, double *Vi, double *sh, double *w, mbla_csc **A, mbla_csc **E, mbl_status *st)
+                      double *Vr, double *Vi, double *sh, double *w, pen_quad *Q, mbl_status *st)
 {
     int n = S->n, nd = 2 * n, np = 0;
     double sigma = opt->shift;
-    mbla_csc *A_ = NULL, *E_ = NULL, *As = NULL, *Es = NULL;
-    int rc = pen_sp_pencil(S, a, opt->pen_xi, opt->pen_omega, sigma, &A_, &E_, &As, &Es, st);
+    mbla_csc *As = NULL, *Es = NULL;
+    int rc = pen_sp_quad(S, a, opt->pen_xi, opt->pen_omega, Q, st);
+    if (!rc) rc = pen_sp_pencil(Q, sigma, &As, &Es, st);
     if (!rc) {
         mbla_eigs_opts eo;
         mbla_eigs_opts_default(&eo);
@@ -273,8 +299,7 @@ static int pen_sp_run(const pen_sp *S, const mbl_lin_options *opt, double a, int
         sh[j] = pen_sp_share(S, a, yr, yi, w);
         if (sh[j] <= PEN_SP_SPLIT) np++;
     }
-    if (!rc && A) *A = A_, *E = E_, A_ = E_ = NULL;
-    mbla_csc_free(A_), mbla_csc_free(E_), mbla_csc_free(As), mbla_csc_free(Es);
+    mbla_csc_free(As), mbla_csc_free(Es);
     return rc ? -rc : np;
 }
 
@@ -285,20 +310,20 @@ static int pen_sp_rerun(const pen_sp *S, const mbl_lin_options *opt, double a, i
                         double *Wr, double *Wi, int *iters, double *err, mbl_status *st)
 {
     int nd = 2 * S->n;
-    mbla_csc *A = NULL, *E = NULL;
-    int rc = pen_sp_pencil(S, a, opt->pen_xi, opt->pen_omega, 0.0, &A, &E, NULL, NULL, st);
+    pen_quad Q;
+    int rc = pen_sp_quad(S, a, opt->pen_xi, opt->pen_omega, &Q, st);
     if (rc) return rc;
     memcpy(wr, re, (size_t)k * sizeof *wr), memcpy(wi, im, (size_t)k * sizeof *wi);
     memcpy(Wr, Vr, (size_t)nd * k * sizeof *Wr), memcpy(Wi, Vi, (size_t)nd * k * sizeof *Wi);
     double *be = mbl_alloc_array((size_t)k + 1, sizeof *be);
-    rc = be ? mbla_eigs_refine(A, E, k, wr, wi, Wr, Wi, nd, 0, be, iters, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
+    rc = be ? pen_sp_refine(&Q, k, wr, wi, Wr, Wi, be, iters, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
     /* returned as given: valid when it is already an eigenpair there (no constraints: the same pencil) */
     for (int j = 0; !rc && j < k; j++)
         err[j] = fmax(err[j], iters[j] > 0 || be[j] <= PEN_SP_REFINE_EPS * DBL_EPSILON
                                   ? fac * hypot(wr[j] - re[j], wi[j] - im[j])
                                   : INFINITY);
     mbl_free(be);
-    mbla_csc_free(A), mbla_csc_free(E);
+    pen_quad_free(&Q);
     return rc;
 }
 
@@ -358,7 +383,7 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         return lin_refuse_memory(what, need, budget, "ask for fewer eigenvalues (nev) or raise the budget", st);
     }
     pen_sp S;
-    mbla_csc *A = NULL, *E = NULL;
+    pen_quad Q = {NULL, NULL, NULL};
     mbl_linear *lin = NULL;
     double *re = NULL, *im = NULL, *Vr = NULL, *Vi = NULL, *sh = NULL, *w = NULL;
     rc = pen_sp_init(md, pt, &S, st);
@@ -381,8 +406,8 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     }
     int np;
     for (;;) {
-        mbla_csc_free(A), mbla_csc_free(E), A = E = NULL;
-        np = pen_sp_run(&S, opt, opt->pen_alpha, ka, re, im, Vr, Vi, sh, w, &A, &E, st);
+        pen_quad_free(&Q);
+        np = pen_sp_run(&S, opt, opt->pen_alpha, ka, re, im, Vr, Vi, sh, w, &Q, st);
         if (np < 0) {
             rc = -np;
             mbl_error_prefix(st, "penalty: partial spectrum");
@@ -399,7 +424,7 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         goto done;
     }
     /* the k physical ones nearest the shift (ARPACK's order), refined by Newton's method with the
-     * residual in doubled precision (mbla_eigs_refine): ARPACK's Ritz values carry the rounding of
+     * residual in doubled precision (mbla_eigs_refine_quad, on the n x n Q(lambda)): ARPACK's Ritz values carry the rounding of
      * the solves with Q(sigma), whose entries hold alpha */
     double vmax = 0, vmin = 1.0;
     mbl_lin_spectrum *sp = lin->spectrum;
@@ -416,7 +441,7 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
         t++;
     }
     int nspur = ka - np;
-    rc = mbla_eigs_refine(A, E, k, sp->re, sp->im, Vr, Vi, nd, 0, sp->berr, NULL, st);
+    rc = pen_sp_refine(&Q, k, sp->re, sp->im, Vr, Vi, sp->berr, NULL, st);
     if (rc) {
         mbl_error_prefix(st, "penalty: partial spectrum, refinement");
         goto done;
@@ -450,7 +475,7 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     lin = NULL;
 done:
     pen_sp_free(&S);
-    mbla_csc_free(A), mbla_csc_free(E);
+    pen_quad_free(&Q);
     mbl_linear_free(lin);
     mbl_free(re), mbl_free(im), mbl_free(Vr), mbl_free(Vi), mbl_free(sh), mbl_free(w);
     return rc;
