@@ -53,6 +53,12 @@ struct mblx_graph {
     /* the operands of wide nodes by the symbols they depend on (diff.c; nodes never change, so
      * it stays valid for the graph's life); NULL until a traversal needs it */
     struct mblx__wide *wide;
+    /* cache of "deps(c) within deps(b)" for sets of MBLX__SUBSET_CACHE_MIN symbols or more
+     * (graph.c, compute_deps): key (c << 32 | b) + 1 (0: empty), value the answer */
+#define MBLX__SUBSET_CACHE 4096
+#define MBLX__SUBSET_CACHE_MIN 64
+    uint64_t subset_key[MBLX__SUBSET_CACHE];
+    uint8_t subset_val[MBLX__SUBSET_CACHE];
     uint32_t nlet; /* 1 once a let node was made (0: the compiler need not look for them) */
     int err;
     char errmsg[MBL_MSG_MAX];

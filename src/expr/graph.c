@@ -221,6 +221,27 @@ static size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, size_t 
     return k;
 }
 
+/* Is the dependence set of c contained in that of b? Nodes never change, so the answer for a
+ * pair of large sets is kept in a small direct-mapped cache: the derivatives of a wide row
+ * (cos(r0) * S2 * dr0/dx_k, column after column) make new products over the same wide operands
+ * again and again, and testing |S2| symbols in r0's set each time made a Jacobian of width w cost
+ * w^2 log w here (tests/expr/test_expr_wide.c). */
+static int deps_subset(mblx_graph *g, uint32_t c, uint32_t b)
+{
+    uint32_t cnt = g->nd[c].dcnt;
+    uint64_t key = ((uint64_t)c << 32 | b) + 1; /* + 1: 0 marks an empty slot */
+    size_t slot = 0;
+    if (cnt >= MBLX__SUBSET_CACHE_MIN) {
+        slot = (size_t)(mblx__mix64(key) & (MBLX__SUBSET_CACHE - 1));
+        if (g->subset_key[slot] == key) return g->subset_val[slot];
+    }
+    const uint32_t *d = g->deps + g->nd[c].doff;
+    int r = 1;
+    for (uint32_t k = 0; k < cnt && r; k++) r = mblx__dep_has(g, b, d[k]);
+    if (cnt >= MBLX__SUBSET_CACHE_MIN) g->subset_key[slot] = key, g->subset_val[slot] = (uint8_t)r;
+    return r;
+}
+
 /* Operand counts up to this are united by successive merges, longer lists by sorting. */
 enum { DEPS_MERGE_MAX = 8 };
 
@@ -241,12 +262,7 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
         uint32_t c = a[i];
         total += g->nd[c].dcnt;
         if (!subset || c == b || g->nd[c].dcnt == 0 || g->nd[c].doff == g->nd[b].doff) continue;
-        const uint32_t *d = g->deps + g->nd[c].doff;
-        for (uint32_t k = 0; k < g->nd[c].dcnt; k++)
-            if (!mblx__dep_has(g, b, d[k])) {
-                subset = 0;
-                break;
-            }
+        subset = deps_subset(g, c, b);
     }
     if (subset) {
         *off = g->nd[b].doff;
