@@ -23,7 +23,6 @@ A run that exceeds --timeout seconds is reported as "> T s" and the build skips 
 of that case.
 """
 import argparse
-import math
 import os
 import re
 import statistics
@@ -32,6 +31,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from large_models import exponent  # noqa: E402  (the least-squares growth exponent)
 
 
 def run_timed(cmd, timeout):
@@ -52,15 +53,6 @@ def run_timed(cmd, timeout):
 def loadavg():
     with open("/proc/loadavg") as f:
         return f.read().split()[0]
-
-
-def exponent(sizes, times):
-    if len(sizes) < 2:
-        return float("nan")
-    xs = [math.log(s) for s in sizes]
-    ys = [math.log(t) for t in times]
-    mx, my = statistics.mean(xs), statistics.mean(ys)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
 def case_commands(case, size, build, tmp):

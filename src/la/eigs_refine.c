@@ -124,20 +124,8 @@ static int newton_step(refine_work *rw, double *plr, double *pli, double *pdr, d
     if ((r = mbla_kluz_solve(rw->klu, 'N', 1, y2, n, st))) return r;
     /* Newton on (A - lambda E) x = 0, x^H x = 1 (x the current vector):
      * dlambda = x^H y1 / x^H y2, dx = -y1 + dlambda y2 */
-    double ar = 0, ai = 0, br = 0, bi = 0;
-    for (int i = 0; i < n; i++) {
-        ar += xr[i] * y1[2 * i] + xi[i] * y1[2 * i + 1];
-        ai += xr[i] * y1[2 * i + 1] - xi[i] * y1[2 * i];
-        br += xr[i] * y2[2 * i] + xi[i] * y2[2 * i + 1];
-        bi += xr[i] * y2[2 * i + 1] - xi[i] * y2[2 * i];
-    }
-    double bb = br * br + bi * bi;
-    if (!(bb > 0) || !isfinite(bb)) return 1;
-    double dr = (ar * br + ai * bi) / bb, di = (ai * br - ar * bi) / bb;
-    for (int i = 0; i < n; i++) {
-        xr[i] += -y1[2 * i] + dr * y2[2 * i] - di * y2[2 * i + 1];
-        xi[i] += -y1[2 * i + 1] + dr * y2[2 * i + 1] + di * y2[2 * i];
-    }
+    double dr, di, dxmax;
+    if (la_bordered_update(n, xr, xi, y1, y2, &dr, &di, &dxmax)) return 1;
     lr += dr, li += di;
     *plr = lr, *pli = li, *pdr = dr, *pdi = di;
     double nn = la_nrm2c(n, xr, xi);

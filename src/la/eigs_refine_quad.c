@@ -124,23 +124,8 @@ static int quad_step(quad_work *q, double *plr, double *pli, double *pdr, double
     }
     if ((r = mbla_kluz_solve(q->klu, 'N', 1, y1, n, st))) return r;
     if ((r = mbla_kluz_solve(q->klu, 'N', 1, y2, n, st))) return r;
-    double ar = 0, ai = 0, br = 0, bi = 0;
-    for (int i = 0; i < n; i++) {
-        ar += xr[i] * y1[2 * i] + xi[i] * y1[2 * i + 1];
-        ai += xr[i] * y1[2 * i + 1] - xi[i] * y1[2 * i];
-        br += xr[i] * y2[2 * i] + xi[i] * y2[2 * i + 1];
-        bi += xr[i] * y2[2 * i + 1] - xi[i] * y2[2 * i];
-    }
-    double bb = br * br + bi * bi;
-    if (!(bb > 0) || !isfinite(bb)) return 1;
-    double dr = (ar * br + ai * bi) / bb, di = (ai * br - ar * bi) / bb;
-    double dxmax = 0;
-    for (int i = 0; i < n; i++) {
-        double ur = -y1[2 * i] + dr * y2[2 * i] - di * y2[2 * i + 1];
-        double ui = -y1[2 * i + 1] + dr * y2[2 * i + 1] + di * y2[2 * i];
-        xr[i] += ur, xi[i] += ui;
-        dxmax = fmax(dxmax, fmax(fabs(ur), fabs(ui)));
-    }
+    double dr, di, dxmax;
+    if (la_bordered_update(n, xr, xi, y1, y2, &dr, &di, &dxmax)) return 1;
     lr += dr, li += di;
     *pdx = dxmax;
     double nn = la_nrm2c(n, xr, xi);

@@ -63,4 +63,34 @@ static inline double la_nrm2c(int n, const double *xr, const double *xi)
     return amax * sqrt(s);
 }
 
+/* The Newton correction of an eigenpair from its bordered system, shared by the first-order
+ * (eigs_refine.c) and the quadratic (eigs_refine_quad.c) refinements: with y1 = C^-1 r and
+ * y2 = C^-1 (dC/dlambda-side vector) (interleaved complex, n entries each) for the current unit
+ * vector x = xr + i xi, dlambda = x^H y1 / x^H y2 and x += -y1 + dlambda y2. Returns 1 (nothing
+ * changed) when x^H y2 is zero or not finite, else 0 with *dr + i *di = dlambda and *dxmax the
+ * largest real or imaginary part of the vector's correction. */
+static inline int la_bordered_update(int n, double *xr, double *xi, const double *y1, const double *y2,
+                                     double *dr, double *di, double *dxmax)
+{
+    double ar = 0, ai = 0, br = 0, bi = 0;
+    for (int i = 0; i < n; i++) {
+        ar += xr[i] * y1[2 * i] + xi[i] * y1[2 * i + 1];
+        ai += xr[i] * y1[2 * i + 1] - xi[i] * y1[2 * i];
+        br += xr[i] * y2[2 * i] + xi[i] * y2[2 * i + 1];
+        bi += xr[i] * y2[2 * i + 1] - xi[i] * y2[2 * i];
+    }
+    double bb = br * br + bi * bi;
+    if (!(bb > 0) || !isfinite(bb)) return 1;
+    *dr = (ar * br + ai * bi) / bb, *di = (ai * br - ar * bi) / bb;
+    double m = 0;
+    for (int i = 0; i < n; i++) {
+        double ur = -y1[2 * i] + *dr * y2[2 * i] - *di * y2[2 * i + 1];
+        double ui = -y1[2 * i + 1] + *dr * y2[2 * i + 1] + *di * y2[2 * i];
+        xr[i] += ur, xi[i] += ui;
+        m = fmax(m, fmax(fabs(ur), fabs(ui)));
+    }
+    *dxmax = m;
+    return 0;
+}
+
 #endif

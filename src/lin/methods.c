@@ -102,6 +102,24 @@ const char *mbl_lin_method_name(int i)
     return i >= 0 && i < NMETHODS ? methods[i].name : NULL;
 }
 
+static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, int i, mbl_linear **out,
+                    mbl_status *st);
+
+/* A partial spectrum that the sparse pencil cannot give in full: the whole spectrum, densely,
+ * with why appended to the notes. */
+static int dispatch_dense(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, int i,
+                          const char *why, mbl_linear **out, mbl_status *st)
+{
+    mbl_lin_options full = *opt;
+    full.partial = MBL_PARTIAL_NEVER;
+    int rc = dispatch(md, pt, &full, i, out, st);
+    if (!rc && *out) {
+        size_t len = strlen((*out)->notes);
+        snprintf((*out)->notes + len, sizeof (*out)->notes - len, "%s%s", len ? "; " : "", why);
+    }
+    return rc;
+}
+
 /* The memory decision (docs/linearization.md, "Large models: partial spectra"): augmented switches
  * to the partial spectrum of the sparse pencil when the peak of its dense path would exceed the
  * budget (or when asked); descriptor chooses its own path (QZ up to dense_max, else the sparse
@@ -119,17 +137,10 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
     int nphys = 2 * (md->n - md->m), nd = 2 * md->n + md->m;
     int want = opt->nev < nphys ? opt->nev : nphys;
     if ((aug || desc) && opt->partial == MBL_PARTIAL_ALWAYS && opt->nev > 0 && nd - 2 < want && need <= budget) {
-        mbl_lin_options full = *opt;
-        full.partial = MBL_PARTIAL_NEVER;
-        int rc = dispatch(md, pt, &full, i, out, st);
-        if (!rc && *out) {
-            size_t len = strlen((*out)->notes);
-            snprintf((*out)->notes + len, sizeof (*out)->notes - len,
-                     "%snev %d: the sparse pencil of order %d gives at most %d eigenvalues (ARPACK), the model "
-                     "has %d: the whole spectrum computed densely",
-                     len ? "; " : "", opt->nev, nd, nd - 2, nphys);
-        }
-        return rc;
+        char why[256];
+        snprintf(why, sizeof why, "nev %d: the sparse pencil of order %d gives at most %d eigenvalues (ARPACK), "
+                 "the model has %d: the whole spectrum computed densely", opt->nev, nd, nd - 2, nphys);
+        return dispatch_dense(md, pt, opt, i, why, out, st);
     }
     if (desc && (opt->partial == MBL_PARTIAL_ALWAYS || 2 * md->n + md->m + md->k > opt->dense_max))
         return methods[i].fn(md, pt, opt, out, st); /* the sparse pencil, which checks its own need */
@@ -157,18 +168,11 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
             return lin_penalty_sparse(md, pt, opt, why, out, st);
         }
         if (path == 2) {
-            mbl_lin_options full = *opt;
-            full.partial = MBL_PARTIAL_NEVER;
-            int rc = dispatch(md, pt, &full, i, out, st);
-            if (!rc && *out) {
-                size_t len = strlen((*out)->notes);
-                snprintf((*out)->notes + len, sizeof (*out)->notes - len,
-                         "%snev %d: the sparse penalty pencil of order %d gives at most %d physical eigenvalues "
-                         "(ARPACK, with its 2m = %d spurious ones), the model has %d: the whole spectrum computed "
-                         "densely",
-                         len ? "; " : "", opt->nev, 2 * md->n, 2 * md->n - 2 - 2 * md->m, 2 * md->m, nphys);
-            }
-            return rc;
+            char why[256];
+            snprintf(why, sizeof why, "nev %d: the sparse penalty pencil of order %d gives at most %d physical "
+                     "eigenvalues (ARPACK, with its 2m = %d spurious ones), the model has %d: the whole spectrum "
+                     "computed densely", opt->nev, 2 * md->n, 2 * md->n - 2 - 2 * md->m, 2 * md->m, nphys);
+            return dispatch_dense(md, pt, opt, i, why, out, st);
         }
     }
     if (opt->partial == MBL_PARTIAL_ALWAYS)
