@@ -88,7 +88,8 @@ int cli_decimal(const char *s, double *out);
  * finite"). */
 int cli_number(const char *s, double *out, char *why, size_t whylen);
 
-/* The library's message on stderr as "mblin: ..." (stdout flushed first); returns exit status 1. */
+/* The library's message on stderr as "mblin: ..." (stdout flushed first); returns the exit status:
+ * 2 for MBL_EARG (an option's name or value the library refused: a usage error), else 1. */
 int cli_fail(const mbl_status *st);
 
 /* A usage error on stderr: "mblin: <fmt with arg> (see mblin CMD --help)"; returns exit status 2. */

@@ -68,7 +68,9 @@ int cli_fail(const mbl_status *st)
 {
     fflush(stdout);
     fprintf(stderr, "mblin: %s\n", st->msg[0] ? st->msg : mbl_strerror(st->code));
-    return 1;
+    /* MBL_EARG: the library refused an argument the user gave on the command line (a --set, --param,
+     * --wrt, --params, --input, --set-initial, --shape or --mode naming what the model lacks): a usage error */
+    return st->code == MBL_EARG ? 2 : 1;
 }
 
 int cli_usage(const char *cmd, const char *fmt, const char *arg)

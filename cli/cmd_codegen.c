@@ -48,7 +48,7 @@ static int cg_build(const cli_args *c, int newton, size_t max_nodes, mbl_model *
         mbl_point_free(pt);
         mbl_symlin_free(*sl);
         *sl = NULL;
-        return 1;
+        return st.code == MBL_EARG ? 2 : 1; /* a --set naming no parameter: a usage error */
     }
     mbl_point_free(pt);
     return 0;
@@ -371,8 +371,7 @@ int cli_cmd_symbolic(int argc, char **argv)
     double glim = fmin(o.max_graph, SYMBOLIC_NODES_PER_TERM * max_nodes);
     size_t graph_limit = (size_t)glim;
     if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st) || mbl_operating_point(md, &po, &pt, &st)) {
-        fprintf(stderr, "mblin: %s\n", st.msg);
-        rc = 1;
+        rc = cli_fail(&st);
         goto out;
     }
     /* A, B, C, D against the numeric linearization at random values of every symbol (issue 30,
@@ -386,7 +385,7 @@ int cli_cmd_symbolic(int argc, char **argv)
         if (mbl_symlin_new(md, pt, graph_limit, &sl, &st) ||
             mbl_symlin_special2(sl, keep, nkeep, keep_all, psym, &closed, &st)) {
             cg_error(st.msg, graph_limit < o.max_graph ? "--max-size" : "--max-nodes");
-            rc = 1;
+            rc = st.code == MBL_EARG ? 2 : 1; /* --params naming no parameter: a usage error */
             goto out;
         }
         if (pass)

@@ -306,10 +306,11 @@ int cli_cmd_sensitivity(int argc, char **argv)
             for (int i = 0; i < info.nparam; i++)
                 if (strlen(mbl_model_param_name(md, i)) == l && !strncmp(mbl_model_param_name(md, i), s, l)) found = i;
             if (found < 0) {
-                fprintf(stderr, "mblin: --wrt: the model %s has no parameter '%.*s'\n", a.model, (int)l, s);
+                fprintf(stderr, "mblin: --wrt: the model %s has no parameter '%.*s' (see mblin sensitivity --help)\n",
+                        a.model, (int)l, s);
                 free(wrt);
                 mbl_model_free(md);
-                return 1;
+                return 2;
             }
             int dup = 0;
             for (int w = 0; w < nwrt; w++) dup |= wrt[w] == found;

@@ -268,8 +268,7 @@ int cli_cmd_sweep(int argc, char **argv)
     int failed = mbl_sweep_run(md, &so, &sw, &st);
     mbl_model_free(md);
     if (failed) {
-        fprintf(stderr, "mblin: %s\n", st.msg);
-        return st.code == MBL_EARG ? 2 : 1;
+        return cli_fail(&st);
     }
     if (!sw) return 0; /* a rank other than 0: its points are with rank 0 */
     mbl_critical *crit = NULL;
@@ -491,8 +490,7 @@ int cli_cmd_freqresp(int argc, char **argv)
     mbl_status_clear(&st);
     mbl_model *md = NULL;
     if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st)) {
-        fprintf(stderr, "mblin: %s\n", st.msg);
-        return st.code == MBL_EARG ? 2 : 1;
+        return cli_fail(&st);
     }
     int iu, iy;
     int code = in_out(md, c.model, &o, &iu, &iy);

@@ -483,7 +483,7 @@ static int trajectory_size(const mbl_point *start, const mbl_sim_options *opt, i
     double width = 3.0 * start->n + start->m + start->k + start->nX + start->nZ + start->nr + ny + 1;
     double bytes = (*nsamp + 2) * width * sizeof(double);
     if (!(*nsamp < 1e9) || !(bytes <= opt->mem_budget))
-        return mbl_error(st, MBL_EARG,
+        return mbl_error(st, MBL_ENOMEM,
                          "the trajectory would hold %.4g samples of %.0f values (%.3g bytes), more than the memory "
                          "budget of %.3g bytes (--mem-budget): raise the output interval (--dt-out) or the budget",
                          *nsamp + 1, width, bytes, opt->mem_budget);

@@ -229,7 +229,7 @@ rc, out, err = run("linearize", bad)
 check(one_line_error(rc, err, 1, bad + ":3:"), "parse error with file:line:col: " + err)
 os.unlink(bad)
 rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--set", "mass=3")
-check(one_line_error(rc, err, 1, "no parameter 'mass'"), "--set of an unknown parameter")
+check(one_line_error(rc, err, 2, "no parameter 'mass'"), "--set of an unknown parameter: a usage error, exit 2")
 rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--set", "c")
 check(one_line_error(rc, err, 2, "NAME=VALUE"), "malformed --set is a usage error")
 # a --set value passes the checks of a file value (the mechanism's mass), and says where it came from
@@ -555,7 +555,7 @@ check(rc == 0 and len(w) == 12 and abs(w[-1] - wf) <= 1e-9 * wf and abs(w[2] - (
       % (w[-1] if w else 0, w[2] if len(w) > 2 else 0, wf, wf - Ip * W / Id))
 # --- mblin codegen --newton and mblin symbolic at a point with motion (issue 17) ---
 rc, out, err = run("codegen", "examples/rotating_pendulum_given.yaml", "--lang", "c", "--newton")
-check(one_line_error(rc, err, 1, "equilibrium or a steady motion", "given"),
+check(one_line_error(rc, err, 2, "equilibrium or a steady motion", "given"),  # an option refused: usage, 2
       "codegen --newton at a given point: one-line refusal (and no leak of the symbolic model): " + err)
 rc, out, err = run("codegen", "examples/rotating_pendulum_steady.yaml", "--lang", "python", "--newton")
 check(rc == 0 and "def linear_model_newton(p=None, r=None, q=None, v=None" in out
@@ -654,7 +654,7 @@ check(one_line_error(rc, err, 2, "option '--json' does not apply to 'check'"), "
 rc, out, err = run("sweep", SP, "--param", "k=1:2:100000000")
 check(one_line_error(rc, err, 2, "COUNT must be an integer from 2 to 10000000"), "sweep: a count above the limit: " + err)
 rc, out, err = run("simulate", SP, "--t-end", "0")
-check(one_line_error(rc, err, 1, "the end time 0 must be after the start time 0"), "simulate --t-end 0: " + err)
+check(one_line_error(rc, err, 2, "the end time 0 must be after the start time 0"), "simulate --t-end 0 (usage, 2): " + err)
 rc, out, err = run("report", "--help")
 check(rc == 0 and "-o FILE" in out and "-o DIR" not in out, "report --help: -o names the page")
 

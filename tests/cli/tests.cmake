@@ -20,6 +20,10 @@ if(PYTHON3)
   # codegen and symbolic refuse too large a model before the work, with the estimate (item 17)
   add_test(NAME test_symbolic_limits COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/symbolic_limits_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # issue 33, item 6: usage errors exit 2 in every command (an option naming what the model lacks),
+  # --opt=VALUE in every command
+  add_test(NAME test_cli_conventions COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/conventions_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   # the inputs of the fuzz targets (tests/fuzz) that showed a bug of the command line (issue 30)
   add_test(NAME test_cli_fuzz_regress COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/fuzz_regress_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

@@ -99,10 +99,10 @@ with tempfile.TemporaryDirectory() as d:
     for args, code, text in [
         (("simulate", "examples/slider_pendulum.yaml"), 2, "--t-end"),
         (("simulate", "examples/slider_pendulum.yaml", "--t-end", "1", "--perturb", "x"), 2, "MODE:AMPLITUDE"),
-        (("simulate", "examples/slider_pendulum.yaml", "--t-end", "1", "--perturb", "9:0.1"), 1, "mode 9"),
-        (("simulate", "examples/slider_pendulum.yaml", "--t-end", "1", "--set-initial", "zz=1"), 1, "'zz'"),
+        (("simulate", "examples/slider_pendulum.yaml", "--t-end", "1", "--perturb", "9:0.1"), 2, "mode 9"),
+        (("simulate", "examples/slider_pendulum.yaml", "--t-end", "1", "--set-initial", "zz=1"), 2, "'zz'"),
         (("simulate", "examples/slider_pendulum.yaml", "--t-end", "1", "--input", "F=sin(t"), 1, "input 'F'"),
-        (("simulate", "examples/slider_pendulum.yaml", "--t-end", "-1"), 1, "end time"),
+        (("simulate", "examples/slider_pendulum.yaml", "--t-end", "-1"), 2, "end time"),
         (("validate", "examples/slider_pendulum.yaml", "--modes", "0"), 2, "integer"),
     ]:
         rc, out, err = run(*args)

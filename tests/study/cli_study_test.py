@@ -48,7 +48,7 @@ z = [x for x in d.get("modes", []) if not x["defined"]]
 check(rc == 0 and len(z) == 2 and z[0]["d"][0]["re"] is None, "sensitivity: zero modes not defined (null)")
 # bad input
 rc, out, err = run("sensitivity", "examples/slider_pendulum.yaml", "--wrt", "mass")
-check(one_line_error(rc, err, 1, "no parameter 'mass'"), "sensitivity: unknown parameter, one line, exit 1")
+check(one_line_error(rc, err, 2, "no parameter 'mass'"), "sensitivity: unknown parameter, one line, exit 2 (usage)")
 # spinning Euler parameters: the pencil in the file's user states; the forward whirl's
 # d w/d Omega = Ip w / (2 Id w - Ip Omega) (Id w^2 - Ip Omega w - 2 k a^2 = 0)
 rc, out, err = run("sensitivity", "examples/mech/rigid_rotor.yaml", "--wrt", "Omega", "--json", "--no-shapes")
@@ -69,7 +69,7 @@ check(rc == 0 and abs(d.get("value", 0) - 4.29238253634111) < 1e-10, "boundary: 
 rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "v", "--near", "6")
 check(rc == 0 and out.startswith("v = 6.02426201539"), "boundary: capsize speed 6.024262 (table)")
 rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "speed", "--near", "4.3")
-check(one_line_error(rc, err, 1, "no parameter 'speed'"), "boundary: unknown parameter")
+check(one_line_error(rc, err, 2, "no parameter 'speed'"), "boundary: unknown parameter, exit 2 (usage)")
 rc, out, err = run("boundary", "examples/slider_pendulum.yaml", "--set", "c=20", "--param", "k", "--near", "20")
 check(one_line_error(rc, err, 1, "no boundary for k in [6.66667, 60]"), "boundary: none in the range searched, named")
 rc, out, err = run("boundary", "tests/study/boundaries/ziegler_column.yaml", "--param", "P", "--near", "20", "--range", "5:30")
@@ -85,7 +85,7 @@ check(one_line_error(rc, err, 2, "--order"), "boundary: a negative --order, exit
 rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "v")
 check(one_line_error(rc, err, 2, "--near"), "boundary: --near missing, exit 2")
 rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "v", "--near", "4", "--mode", "9")
-check(one_line_error(rc, err, 1, "mode 9"), "boundary: a mode the model does not have")
+check(one_line_error(rc, err, 2, "mode 9"), "boundary: a mode the model does not have (usage, exit 2)")
 
 print("cli_study: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
