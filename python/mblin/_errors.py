@@ -5,6 +5,8 @@ one-line message unchanged, and, when the message starts with a file position
 ("model.yaml:12:5: ..."), that position split out in ``file``, ``line`` and ``column``.
 """
 
+import errno as _errno
+import os as _os
 import re
 
 __all__ = [
@@ -79,14 +81,62 @@ class ModelError(Error, ValueError):
 
 
 class FileError(Error, OSError):
-    """MBL_EIO: a file could not be read (missing, a directory, too large)."""
+    """MBL_EIO: a file could not be read (missing, a directory, too large) or written.
+
+    It is an :class:`OSError` with ``errno``, ``strerror`` and ``filename`` set from the library's
+    message, and it is raised as the subclass of the built-in exception of that errno as well
+    (``FileNotFoundError`` for a missing file, ``PermissionError``, ``IsADirectoryError``, ...), so
+    that ``except FileNotFoundError`` catches it. ``errno`` is ``None`` for a failure that has no
+    system error (a file over the size limit).
+    """
     code = -8
 
-    def __init__(self, message, code=None):
+    def __init__(self, message, code=None, errno=None, strerror=None, filename=None):
         Error.__init__(self, message, code)
+        self.errno = errno
+        self.strerror = strerror
+        self.filename = filename
 
     def __str__(self):
         return self.message
+
+    def __reduce__(self):
+        return (from_status, (self.code, self.message))
+
+
+# the library's messages of MBL_EIO ("PATH: ..."), src/load/load.c and src/report/report.c
+_IO_MESSAGES = [
+    (re.compile(r"^(?P<file>.+): cannot open the model file \((?P<why>[^()]+)\)$"), None),
+    (re.compile(r"^(?P<file>.+): is a directory, not a model file$"), _errno.EISDIR),
+    (re.compile(r"^(?P<file>.+): read error$"), _errno.EIO),
+    (re.compile(r"^(?P<file>.+): (?:the file has \d+ bytes, more than|is not a regular file|cannot write|write error)"), 0),
+]
+_ERRNO_OF = {_os.strerror(e): e for e in sorted(_errno.errorcode, reverse=True)}
+_OS_CLASS = {_errno.ENOENT: FileNotFoundError, _errno.EACCES: PermissionError, _errno.EPERM: PermissionError,
+             _errno.EISDIR: IsADirectoryError, _errno.ENOTDIR: NotADirectoryError, _errno.EEXIST: FileExistsError}
+_FILE_ERRORS = {}
+
+
+def _file_error(message, code):
+    """The FileError of a library message: errno, strerror, filename, the errno's OSError subclass."""
+    err = strerror = filename = None
+    for pattern, e in _IO_MESSAGES:
+        m = pattern.match(message)
+        if m:
+            filename = m.group("file")
+            if e is None:
+                strerror = m.group("why")
+                err = _ERRNO_OF.get(strerror)
+            elif e:
+                err, strerror = e, _os.strerror(e)
+            break
+    base = _OS_CLASS.get(err)
+    cls = FileError
+    if base is not None:
+        cls = _FILE_ERRORS.get(base)
+        if cls is None:  # FileError and, say, FileNotFoundError
+            cls = _FILE_ERRORS[base] = type("FileError", (FileError, base), {"__doc__": FileError.__doc__, "__module__": "mblin"})
+    return cls(message, code, err, strerror, filename)
 
 
 class LibraryError(Error):
@@ -105,6 +155,8 @@ _BY_CODE = {c.code: c for c in (OutOfMemoryError, DimensionError, SingularError,
 
 def from_status(code, message):
     """The exception for a library status (called by the C extension)."""
+    if code == FileError.code:
+        return _file_error(message, code)
     return _BY_CODE.get(code, Error)(message, code)
 
 

@@ -1,5 +1,6 @@
 """Failures are Python exceptions (subclasses of mblin.Error) carrying the library's one-line
 message and, where it has one, its file:line:column split out."""
+import errno
 import os
 
 import pytest
@@ -29,6 +30,35 @@ def test_missing_file():
 def test_directory_is_not_a_model():
     with pytest.raises(mblin.FileError, match="is a directory"):
         mblin.load("examples")
+
+
+def test_file_error_is_the_oserror_of_its_errno(tmp_path):
+    """issue 33, item 6: `except FileNotFoundError` catches a missing model, with errno and filename
+    (as open() would give them); a directory is an IsADirectoryError, an unreadable file a
+    PermissionError (unless run as root)."""
+    missing = str(tmp_path / "no_such_model.yaml")
+    with pytest.raises(FileNotFoundError) as e:
+        mblin.load(missing)
+    try:
+        open(missing)
+    except FileNotFoundError as ref:
+        expected = ref
+    assert isinstance(e.value, mblin.FileError) and isinstance(e.value, mblin.Error)
+    assert e.value.errno == expected.errno == errno.ENOENT and e.value.filename == missing
+    assert e.value.strerror == expected.strerror and str(e.value).startswith(missing + ": ")
+    with pytest.raises(IsADirectoryError) as e:
+        mblin.load(str(tmp_path))
+    assert e.value.errno == errno.EISDIR and e.value.filename == str(tmp_path)
+    locked = tmp_path / "locked.yaml"
+    locked.write_text("model: dae\n")
+    locked.chmod(0)
+    if os.geteuid() != 0:
+        with pytest.raises(PermissionError) as e:
+            mblin.load(str(locked))
+        assert e.value.errno == errno.EACCES and e.value.filename == str(locked)
+    # a refusal with no system error: a FileError (an OSError) with errno None and the file named
+    e = mblin._errors.from_status(-8, "a: b.yaml: the file has 9 bytes, more than the limit of 4 bytes")
+    assert type(e) is mblin.FileError and e.errno is None and e.filename == "a: b.yaml"
 
 
 def test_bad_yaml_position_in_file(tmp_path):
