@@ -654,7 +654,8 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     int z0 = w->z0, z1 = w->z1, nX = md->nX, nx = z0 + z1 + nX;
     if (md->nF + nx != N) {
         rc = mbl_error(st, MBL_ESINGULAR,
-                       "the augmented system is not square (%d equations, %d unknowns): redundant constraints",
+                       "the augmented system is not square (%d equations, %d unknowns): redundant constraints; "
+                       LIN_RANK_ADVICE,
                        md->nF + nx, N);
         goto fail;
     }

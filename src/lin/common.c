@@ -189,7 +189,7 @@ int lin_require_full_rank(const mbl_blocks *B, double tol, int *rows, int *r, co
     if (*r < B->m)
         return mbl_error(st, MBL_ESINGULAR,
                          "%s: Phi_q has rank %d < %d constraints at this point (singular configuration or redundant "
-                         "constraints): %s; use descriptor, penalty or nullspace",
+                         "constraints): %s; " LIN_RANK_ADVICE,
                          method, *r, B->m, why);
     return 0;
 }

@@ -4,6 +4,12 @@
 
 #include "model/model_internal.h"
 
+/* The advice of every refusal for a constraint Jacobian of deficient rank (redundant constraints or a
+ * singular configuration): the methods that take one (issue 33, item 6) */
+#define LIN_RANK_ADVICE                                                                                     \
+    "use --method nullspace, descriptor or penalty, which take redundant constraints (descriptor needs no " \
+    "states)"
+
 /* A chosen state: an internal coordinate (or velocity) or a user state expression. */
 typedef struct mbl_state_ref {
     int kind;  /* MBL_SREF_* */

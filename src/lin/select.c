@@ -278,8 +278,8 @@ int lin_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
     if (rank0 < m) {
         rc = mbl_error(st, MBL_ESINGULAR,
                        "singular configuration: the constraint Jacobian Phi_q has rank %d < %d constraints (rank "
-                       "deficiency %d): redundant constraints or a singular (locked or bifurcating) configuration; --method "
-                       "descriptor needs no states there",
+                       "deficiency %d): redundant constraints or a singular (locked or bifurcating) configuration; "
+                       LIN_RANK_ADVICE,
                        rank0, m, m - rank0);
         goto done;
     }
@@ -341,7 +341,7 @@ int lin_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
         if (rank1 < m + k) {
             rc = mbl_error(st, MBL_ESINGULAR,
                            "singular configuration: the velocity constraint Jacobian [Phi_q; A_nh] has rank %d < %d "
-                           "(rank deficiency %d): redundant constraints",
+                           "(rank deficiency %d): redundant constraints or a singular configuration; " LIN_RANK_ADVICE,
                            rank1, m + k, m + k - rank1);
             goto done;
         }

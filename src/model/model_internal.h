@@ -76,6 +76,8 @@ struct mbl_model {
     char **srcx_what;            /* "file:line:col: what" of each */
     mblx_tape *tape_srcx;        /* -> nsrcx values */
     size_t work_size;            /* largest work array of the tapes */
+    int mass_zero_line, mass_zero_col; /* > 0: the kinetic_energy (at this line and column of the file)
+                                          has no der(): M = d2T/dv2 is identically zero (issue 33, item 6) */
     int cyclic_known;
     int *cyclic;                 /* n: 1 when no residual depends on q_i */
     /* a mechanism's drawing (mbl_model_geometry, mbl_model_draw): npt points, their global

@@ -24,6 +24,10 @@ if(PYTHON3)
   # --opt=VALUE in every command
   add_test(NAME test_cli_conventions COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/conventions_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # issue 33, item 6: redundant constraints advise the methods that take them; a kinetic energy without
+  # der() is named (M = d2T/dv2 zero)
+  add_test(NAME test_cli_messages COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/messages_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   # the inputs of the fuzz targets (tests/fuzz) that showed a bug of the command line (issue 30)
   add_test(NAME test_cli_fuzz_regress COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/fuzz_regress_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
