@@ -29,6 +29,7 @@ PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \
            libsundials-dev libfftw3-dev \
            libopenmpi-dev openmpi-bin petsc-dev libslepc-real-dev \
            python3 python3-dev python3-numpy python3-scipy python3-pytest valgrind octave \
+           python3-venv python3-pip python3-setuptools python3-jsonschema \
            chromium
 # Benchmarks only (bench/peers.py: MuJoCo, and mpmath for the closed-form check): `make bench-setup`.
 BENCH_PACKAGES = libmujoco-dev python3-mpmath

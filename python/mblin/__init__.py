@@ -21,7 +21,15 @@ file position. See docs/python.md.
 import json as _json
 import os as _os
 
-import numpy as _np
+try:
+    import numpy as _np
+except ImportError as _e:  # say what is missing and where it comes from, not only "No module named numpy"
+    import sys as _sys
+    raise ImportError(
+        "mblin needs NumPy, which this interpreter (%s, Python %d.%d) cannot import: %s. Use the interpreter "
+        "mblin was built for (Debian's /usr/bin/python3 with python3-numpy; `make setup` installs it), or a "
+        "virtual environment made from it with --system-site-packages (docs/python.md, \"Installing with pip\")"
+        % (_sys.executable, _sys.version_info[0], _sys.version_info[1], _e), name="numpy") from _e
 
 from ._errors import (Error, OutOfMemoryError, DimensionError, SingularError, ConvergenceError, ParseError,
                       DomainError, ModelError, FileError, LibraryError, ArgumentError)
