@@ -184,7 +184,7 @@ static int print_expr(FILE *f, const mblx_graph *g, mblx_id e, int fmt)
 static void print_json(FILE *f, const char *model, const mbl_symlin *sl, const symmat *mats, int nm,
                        const mbl_symlin_check *chk, int closed)
 {
-    fprintf(f, "{\n  \"model\": ");
+    fprintf(f, "{\n  \"schema_version\": %d,\n  \"model\": ", MBL_JSON_SCHEMA_VERSION);
     mbl_json_string(f, model);
     fprintf(f, ",\n  \"parameters\": [");
     int first = 1;

@@ -152,7 +152,7 @@ static void print_json(const mbl_model *md, const mbl_sensitivity *S, int named)
     int n = S->n, nw = S->nwrt, nm = S->nmode;
     mbl_model_info info;
     mbl_model_get_info(md, &info);
-    printf("{\n \"model\": ");
+    printf("{\n \"schema_version\": %d,\n \"model\": ", MBL_JSON_SCHEMA_VERSION);
     mbl_json_string(stdout, info.name);
     printf(",\n \"parameters\": [");
     for (int w = 0; w < nw; w++) {
@@ -375,7 +375,7 @@ int cli_cmd_boundary(int argc, char **argv)
     mbl_model_free(md);
     if (failed) return cli_fail(&st);
     if (a.json) {
-        printf("{\"parameter\": ");
+        printf("{\"schema_version\": %d, \"parameter\": ", MBL_JSON_SCHEMA_VERSION);
         mbl_json_string(stdout, c.param);
         printf(", \"near\": ");
         mbl_json_number(stdout, c.near, 17, 0);

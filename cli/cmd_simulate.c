@@ -559,10 +559,10 @@ static int run_simulate(cli *c)
         }
     if (!rc) {
         if (c->a.json)
-            printf("{\"energy_drift\": %.6g, \"t0\": %.17g, \"t_end\": %.17g, \"samples\": %d, \"steps\": %ld, \"residual_evals\": %ld, "
+            printf("{\"schema_version\": %d, \"energy_drift\": %.6g, \"t0\": %.17g, \"t_end\": %.17g, \"samples\": %d, \"steps\": %ld, \"residual_evals\": %ld, "
                    "\"jacobian_evals\": %ld, \"error_test_failures\": %ld, \"convergence_failures\": %ld, "
                    "\"phi_max\": %.6g, \"phid_max\": %.6g, \"nh_max\": %.6g, \"eta_max\": %.6g, \"seconds\": %.6g}\n",
-                   edrift, R->t[0], R->t[R->nt - 1], R->nt, R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->phi_max,
+                   MBL_JSON_SCHEMA_VERSION, edrift, R->t[0], R->t[R->nt - 1], R->nt, R->nsteps, R->nres, R->njac, R->netf, R->nncf, R->phi_max,
                    R->phid_max, R->nh_max, R->eta_max, R->seconds);
         else
             printf("simulated %s from t = %g to %g: %d samples%s%s\n"
@@ -609,7 +609,7 @@ static int run_validate(cli *c)
     if (!rc) rc = mbl_validate(md, pt, modes, &vo, &V, &st);
     int bad = 0, unmeasured = 0;
     if (!rc) {
-        if (c->a.json) printf("{\"amplitude\": %.6g, \"modes\": [", V->amplitude);
+        if (c->a.json) printf("{\"schema_version\": %d, \"amplitude\": %.6g, \"modes\": [", MBL_JSON_SCHEMA_VERSION, V->amplitude);
         else
             printf("validation of %s: each mode excited alone (amplitude %.3g), simulated, measured\n"
                    "mode  signal        predicted f (Hz)   measured f (Hz)    rel. error   pred. zeta   meas. zeta   "

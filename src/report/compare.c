@@ -10,7 +10,7 @@ int mbl_report_compare(FILE *f, const mbl_model *model, const mbl_comparison *c,
     mbl_model_info info;
     mbl_model_get_info(model, &info);
     if (json) {
-        fputs("{\"model\": ", f);
+        fprintf(f, "{\"schema_version\": %d, \"model\": ", MBL_JSON_SCHEMA_VERSION);
         mbl_json_string(f, info.file ? info.file : "");
         fputs(", \"reference\": ", f);
         mbl_json_string(f, c->reference);

@@ -153,7 +153,7 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
 
 int mbl_report_point_json(FILE *f, const mbl_model *md, const mbl_point *pt)
 {
-    fputs("{\"model\": ", f);
+    fprintf(f, "{\"schema_version\": %d, \"model\": ", MBL_JSON_SCHEMA_VERSION);
     mbl_json_string(f, model_name(md));
     fputs(", \"operating_point\": ", f);
     json_point_body(f, md, pt);
@@ -333,7 +333,7 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
                           const mbl_modes *modes, unsigned flags)
 {
     int mats = !(flags & MBL_REPORT_NO_MATRICES);
-    fputs("{\"model\": ", f);
+    fprintf(f, "{\"schema_version\": %d, \"model\": ", MBL_JSON_SCHEMA_VERSION);
     mbl_json_string(f, model_name(md));
     fputs(", \"method\": ", f);
     mbl_json_string(f, lin->method);

@@ -28,7 +28,7 @@ int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw)
 int mbl_sweep_write_json(FILE *f, const mbl_sweep *sw, const mbl_critical *crit, int ncrit)
 {
     if (!f || !sw) return MBL_EARG;
-    fputs("{\"model\": ", f);
+    fprintf(f, "{\"schema_version\": %d, \"model\": ", MBL_JSON_SCHEMA_VERSION);
     mbl_json_string(f, sw->model_name);
     fputs(", \"axes\": [", f);
     for (int a = 0; a < sw->naxes; a++) {

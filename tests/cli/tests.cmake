@@ -28,6 +28,16 @@ if(PYTHON3)
   # der() is named (M = d2T/dv2 zero)
   add_test(NAME test_cli_messages COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/messages_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # issue 33, item 6: every command's JSON output against its schema (docs/schema/); needs
+  # python3-jsonschema (make setup): a python3 first in PATH without it (pyenv) falls back to Debian's
+  # /usr/bin/python3; with neither the test fails, saying so
+  set(MBLIN_PYTHON3_JSONSCHEMA ${PYTHON3})
+  execute_process(COMMAND ${PYTHON3} -c "import jsonschema" RESULT_VARIABLE _mblin_js_rc OUTPUT_QUIET ERROR_QUIET)
+  if(NOT _mblin_js_rc EQUAL 0 AND EXISTS /usr/bin/python3)
+    set(MBLIN_PYTHON3_JSONSCHEMA /usr/bin/python3)
+  endif()
+  add_test(NAME test_json_schema COMMAND ${MBLIN_PYTHON3_JSONSCHEMA} ${CMAKE_CURRENT_SOURCE_DIR}/cli/json_schema_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   # the inputs of the fuzz targets (tests/fuzz) that showed a bug of the command line (issue 30)
   add_test(NAME test_cli_fuzz_regress COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/fuzz_regress_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Issue 33, item 6: every command's JSON output against its JSON Schema (docs/schema/COMMAND.json,
+draft 2020-12), on several examples each: schema_version first and equal to the schemas' version,
+every key documented (the schemas forbid keys they do not list), every required key present, the
+types as documented. Needs python3-jsonschema (make setup installs it): without it this test
+fails, it never passes unchecked.
+usage: json_schema_test.py PATH_TO_MBLIN (from the repository root)"""
+import copy
+import json
+import os
+import subprocess
+import sys
+
+try:
+    import jsonschema
+except ImportError as e:
+    print("json_schema_test: FAILED: python3-jsonschema is missing for %s (%s): make setup installs it"
+          % (sys.executable, e), file=sys.stderr)
+    sys.exit(1)
+
+MBLIN = sys.argv[1]
+SCHEMA_DIR = os.path.join("docs", "schema")
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAILED:", what, file=sys.stderr)
+
+
+SP, BIKE, FLEX = "examples/slider_pendulum.yaml", "examples/whipple_bicycle.yaml", "examples/flexible_pendulum_beams.yaml"
+MOTOR, ROTOR = "examples/ode/dc_motor_pendulum.yaml", "examples/mech/rigid_rotor.yaml"
+RUNS = {
+    "linearize": [[m, "--json"] for m in (SP, "examples/spring_pendulum.yaml", "examples/rolling_disc.yaml",
+                                           "examples/nh_sleigh.yaml", ROTOR, BIKE, FLEX, MOTOR,
+                                           "examples/mech/slider_pendulum_relative.yaml",
+                                           "examples/mech/spatial_beam_pendulum.yaml", "examples/urdf/acrobot.urdf",
+                                           "examples/rotating_pendulum_given.yaml")]
+                 + [[SP, "--json", "--method", x] for x in ("descriptor", "penalty", "nullspace", "fd", "partition", "projection")]
+                 + [[SP, "--json", "--no-matrices"], [FLEX, "--json", "--nev", "4"], [FLEX, "--json", "--nev", "4", "--no-matrices"],
+                    ["examples/fourbar_N5.yaml", "--json", "--method", "penalty", "--nev", "4"],
+                    ["examples/fourbar_singular.yaml", "--json", "--method", "descriptor"]],
+    "equilibrium": [[m, "--json"] for m in (SP, "examples/rolling_disc.yaml", "examples/rotating_pendulum_steady.yaml", MOTOR)],
+    "compare": [[m, "--json", "--repeat", "1"] for m in (SP, "examples/rolling_disc.yaml", MOTOR)],
+    "sweep": [[BIKE, "--param", "v=0:10:6", "--json"], [SP, "--param", "k=10:20:3", "--param", "c=0:1:2", "--json"],
+              [ROTOR, "--param", "Omega=0:100:4", "--json"]],
+    "sensitivity": [[m, "--json"] for m in (SP, "examples/rotating_pendulum_steady.yaml", BIKE)]
+                   + [[SP, "--json", "--shape", "theta", "--no-shapes"]],
+    "boundary": [[BIKE, "--param", "v", "--near", "4.3", "--json"], [BIKE, "--param", "v", "--near", "6", "--json"],
+                 [ROTOR, "--param", "Omega", "--near", "100", "--order", "1", "--json"]],
+    "simulate": [[SP, "--t-end", "0.2", "--json"], ["examples/rolling_disc.yaml", "--t-end", "0.2", "--json"],
+                 [MOTOR, "--t-end", "0.1", "--json"]],
+    "validate": [[SP, "--modes", "2", "--periods", "3", "--json"], ["examples/spring_pendulum.yaml", "--modes", "1", "--periods", "3", "--json"]],
+    "symbolic": [[m, "--format", "json"] for m in (SP, "examples/spring_pendulum.yaml", MOTOR, "examples/rotating_pendulum_given.yaml")]
+                + [[SP, "--format", "json", "--point", "symbols"]],
+}
+# keys that only some outputs have: each must be seen at least once, so the examples cover the schema
+OPTIONAL_SEEN = {"linearize": ["ss", "mck", "mode_shapes", "q_S", "descriptor", "flexible_bodies", "velocity_transformation"],
+                 "sweep": ["critical_speeds"], "sensitivity": ["named_mode"],
+                 "symbolic": ["point_values", "ode_states", "velocity_values"]}
+
+versions = set()
+for cmd, runs in RUNS.items():
+    path = os.path.join(SCHEMA_DIR, cmd + ".json")
+    schema = json.load(open(path))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    versions.add(schema["properties"]["schema_version"]["const"])
+    v = jsonschema.Draft202012Validator(schema)
+    seen = set()
+    first = None
+    for args in runs:
+        p = subprocess.run([MBLIN, cmd, *args], capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+        what = "mblin %s %s" % (cmd, " ".join(args))
+        if p.returncode != 0:
+            check(False, "%s: exit %d %s" % (what, p.returncode, p.stderr))
+            continue
+        try:
+            d = json.loads(p.stdout)
+        except ValueError as e:
+            check(False, "%s: not JSON: %s" % (what, e))
+            continue
+        first = first or d
+        errors = ["%s: %s" % ("/".join(map(str, e.absolute_path)), e.message[:200]) for e in v.iter_errors(d)]
+        check(not errors, "%s against %s: %s" % (what, path, "; ".join(errors[:5])))
+        check(next(iter(d)) == "schema_version", "%s: schema_version is the first key" % what)
+        seen |= set(d)
+    for k in OPTIONAL_SEEN.get(cmd, []):
+        check(k in seen, "%s: the examples show the optional key '%s'" % (cmd, k))
+    if first:  # the schema refuses an undocumented key and a missing required one (the check can fail)
+        bad = copy.deepcopy(first)
+        bad["undocumented_key"] = 1
+        check(not v.is_valid(bad), "%s: an undocumented key is refused" % cmd)
+        bad = copy.deepcopy(first)
+        del bad[schema["required"][-1]]
+        check(not v.is_valid(bad), "%s: a missing required key is refused" % cmd)
+check(versions == {1}, "every schema is version 1 (MBL_JSON_SCHEMA_VERSION): %s" % versions)
+hdr = open(os.path.join("include", "mblin", "json.h")).read()
+check("#define MBL_JSON_SCHEMA_VERSION 1\n" in hdr, "include/mblin/json.h defines MBL_JSON_SCHEMA_VERSION 1")
+check(sorted(f[:-5] for f in os.listdir(SCHEMA_DIR) if f.endswith(".json")) == sorted(RUNS),
+      "one schema per command with JSON output, each tested")
+
+print("json_schema_test: %d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
