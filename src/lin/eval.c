@@ -14,13 +14,8 @@
 int lin_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st)
 {
     memset(ev, 0, sizeof *ev);
-    /* a kinetic energy without der(): every method would meet a singular matrix; say why */
-    if (md->mass_zero_line && md->n > md->m + md->k)
-        return mbl_error(st, MBL_EMODEL,
-                         "the kinetic_energy (line %d, column %d) contains no der() of a coordinate: the mass matrix "
-                         "M = d2T/dv2 is zero, so the %d degree(s) of freedom have no inertia and the motion cannot be "
-                         "linearized; write T in the velocities, e.g. 0.5*m*der(x)^2",
-                         md->mass_zero_line, md->mass_zero_col, md->n - md->m - md->k);
+    int rc = model_require_mass(md, st); /* a kinetic energy without der(): say so */
+    if (rc) return rc;
     size_t nus = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz;
     size_t ny = (size_t)md->ny + (size_t)md->yjac.nz;
     ev->syms = mbl_calloc((size_t)md->nsym + 1, sizeof *ev->syms);

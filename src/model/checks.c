@@ -78,6 +78,16 @@ static const char *mass_set_note(const mbl_model *md, mblx_id e, const mbl_setti
     return buf;
 }
 
+int model_require_mass(const mbl_model *md, mbl_status *st)
+{
+    if (!md->mass_zero_line || md->n <= md->m + md->k) return 0;
+    return mbl_error(st, MBL_EMODEL,
+                     "the kinetic_energy (line %d, column %d) contains no der() of a coordinate: the mass matrix "
+                     "M = d2T/dv2 is zero, so the %d degree(s) of freedom have no inertia and the motion cannot be "
+                     "linearized; write T in the velocities, e.g. 0.5*m*der(x)^2",
+                     md->mass_zero_line, md->mass_zero_col, md->n - md->m - md->k);
+}
+
 int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *sets, int nsets, mbl_status *st)
 {
     char note[200];

@@ -88,6 +88,7 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     *out = NULL;
     if (!md) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: model is NULL");
     if (md->no_sens) return mbl_error(st, MBL_EMODEL, "%s: %s", md->file, md->no_sens);
+    if (model_require_mass(md, st)) return mbl_error_prefix(st, "%s", md->file);
     mbl_dae_deriv *d = mbl_calloc(1, sizeof *d);
     if (!d) return mbl_error(st, MBL_ENOMEM, "out of memory");
     d->md = md;

@@ -149,4 +149,9 @@ const char *model_ext_features(const mbl_model *md);
 int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node);
 void model_sjac_free(mbl_sjac *J);
 
+/* 0, or the refusal of a model whose kinetic_energy has no der() (mass_zero_line) and which has degrees
+ * of freedom: M = d2T/dv2 is zero, named with the kinetic_energy's line and column (src/model/checks.c;
+ * called by every linearization, lin_eval_init, and by mbl_dae_deriv_new) */
+int model_require_mass(const mbl_model *md, mbl_status *st);
+
 #endif

@@ -3,7 +3,7 @@
 - A model with redundant constraints: augmented (the default) refuses it naming the rank
   deficiency and advising the methods that take it, as partition does; the advice is right
   (nullspace then gives the pendulum's sqrt(g/L)).
-- A kinetic energy without der(): every method and a sweep say that M = d2T/dv2 is zero and name
+- A kinetic energy without der(): every method, a sweep and sensitivity say that M = d2T/dv2 is zero and name
   the kinetic_energy's line and column (not "augmented matrix singular"); equilibrium still works.
 usage: messages_test.py PATH_TO_MBLIN"""
 import json
@@ -68,6 +68,8 @@ for method in ("augmented", "partition", "nullspace", "projection", "descriptor"
           "%s: a kinetic energy without der() named: %r" % (method, err))
 rc, out, err = run("sweep", nod, "--param", "k=1:2:3")
 check(rc == 1 and where in err and "M = d2T/dv2 is zero" in err, "sweep: the same message: %r" % err)
+rc, out, err = run("sensitivity", nod)
+check(one_line(rc, err, 1, nod, where, "M = d2T/dv2 is zero"), "sensitivity: the same message: %r" % err)
 rc, out, err = run("equilibrium", nod, "--json")
 check(rc == 0 and abs(json.loads(out)["operating_point"]["q"][0]) < 1e-12, "equilibrium needs no inertia: " + err)
 
