@@ -17,7 +17,7 @@ extern "C" {
 
 /* The version of the JSON outputs' schemas (docs/schema/, one per command): every JSON object mblin writes
  * starts with "schema_version": MBL_JSON_SCHEMA_VERSION. Bumped when a key is removed or changes
- * meaning (type, unit, order); a key added leaves it as it is (docs/cli.md, "JSON output"). */
+ * meaning (type, unit, order); a key added leaves it as it is (docs/cli.md, "The JSON object"). */
 #define MBL_JSON_SCHEMA_VERSION 1
 
 /* s as a JSON string, with its quotes. */
