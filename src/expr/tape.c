@@ -135,6 +135,7 @@ typedef struct compiler {
     event *ev;
     uint32_t *lastuse, *reg, *freel, *outl, *owner, *dlargs;
     mblx__node *dlnd; /* the private copy as the graph has it, while the compiler works on the shared form */
+    uint32_t *gid;    /* bound tapes (t->g set): the graph node of each local node of the copy */
     unsigned char *seen;
     size_t sn, scap, nl, nev, evcap, lcap, acap;
     size_t ka, ncap, kn, ninsmax;
@@ -156,6 +157,7 @@ static void compiler_free(compiler *c)
     mbl_free(c->owner);
     mbl_free(c->dlnd);
     mbl_free(c->dlargs);
+    mbl_free(c->gid);
 }
 
 /* Grow arr_ (cnt_ elements used of cap_) by doubling when full; returns -1 from the calling
@@ -195,7 +197,8 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
         c->evcap = c->lcap + abound;
         if (!(t->lnd = mbl_alloc_array(c->lcap, sizeof *t->lnd)) ||
             !(t->largs = mbl_alloc_array(c->acap, sizeof *t->largs)) ||
-            !(c->ev = mbl_alloc_array(c->evcap, sizeof *c->ev)))
+            !(c->ev = mbl_alloc_array(c->evcap, sizeof *c->ev)) ||
+            (t->g && !(c->gid = mbl_alloc_array(c->lcap, sizeof *c->gid))))
             return -1;
         mblx__hugepages(t->lnd, c->lcap * sizeof *t->lnd);
         mblx__hugepages(t->largs, c->acap * sizeof *t->largs);
@@ -204,13 +207,19 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
     return 0;
 }
 
-/* Number graph node v as the next local node: its entry in the private copy (lnd, largs, names),
- * its operand slots reserved (filled as they complete). -1 when out of memory. */
+/* Number graph node v as the next local node: its entry in the private copy (lnd, largs, names;
+ * a bound tape: its graph node in gid, no names), its operand slots reserved (filled as they
+ * complete). -1 when out of memory. */
 static int number_node(compiler *c, uint32_t v)
 {
     const mblx_graph *g = c->g;
     mblx_tape *t = c->t;
     const mblx__node *gn = &g->nd[v];
+    if (t->g) {
+        size_t gcap = c->lcap;
+        GROWV(c->gid, c->nl, gcap);
+        c->gid[c->nl] = v;
+    }
     GROWV(t->lnd, c->nl, c->lcap);
     mblx__node *ln = &t->lnd[c->nl];
     ln->op = gn->op;
@@ -229,7 +238,9 @@ static int number_node(compiler *c, uint32_t v)
     }
     c->ka += gn->na;
     c->ninsmax += (gn->op == MBLX_OP_ADD || gn->op == MBLX_OP_MUL) ? gn->na + 1 : 1;
-    if (gn->op == MBLX_OP_SYMBOL) {
+    if (gn->op == MBLX_OP_SYMBOL && t->g) {
+        if ((size_t)gn->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn->val + 1;
+    } else if (gn->op == MBLX_OP_SYMBOL) {
         const char *nm = mblx_symbol_name(g, v);
         size_t len = strlen(nm) + 1;
         if (c->kn > UINT32_MAX - len) return -1;
@@ -303,7 +314,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     }
     if (!t->lnd && !(t->lnd = mbl_calloc(1, sizeof *t->lnd))) return -1;
     if (!t->largs && !(t->largs = mbl_alloc_array(1, sizeof *t->largs))) return -1;
-    if (!t->names && !(t->names = mbl_malloc(1))) return -1;
+    if (!t->g && !t->names && !(t->names = mbl_malloc(1))) return -1;
     return 0;
 }
 
@@ -326,7 +337,12 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         mblx__node *cl;
         uint32_t *ca;
         if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, outl, n, &cl, &ca, &c->nl, &c->ka, &c->owner)) return -1;
-        if (cl) {
+        if (cl && t->g) { /* a bound tape keeps no copy: the original form is not needed any more */
+            mbl_free(t->lnd);
+            mbl_free(t->largs);
+            t->lnd = cl;
+            t->largs = ca;
+        } else if (cl) {
             c->dlnd = t->lnd;
             c->dlargs = t->largs;
             t->lnd = cl;
@@ -519,11 +535,20 @@ static void emit_instructions(compiler *c)
 }
 
 /* The outputs' registers, the instructions' nodes in the private copy, which the tape keeps as the
- * graph has it. */
+ * graph has it (a bound tape: the instructions' nodes in the graph, and no copy). */
 static void finish_tape(compiler *c, size_t n)
 {
     mblx_tape *t = c->t;
     for (size_t o = 0; o < n; o++) t->outreg[o] = c->reg[c->outl[o]];
+    if (t->g) {
+        for (size_t i = 0; i < t->nins; i++) t->ins_node[i] = c->gid[c->owner[t->ins_node[i]]];
+        mbl_free(t->lnd);
+        mbl_free(t->largs);
+        t->lnd = NULL;
+        t->largs = NULL;
+        t->nl = 0;
+        return;
+    }
     for (size_t i = 0; i < t->nins; i++) t->ins_node[i] = c->owner[t->ins_node[i]];
     if (c->dlnd) {
         mbl_free(t->lnd);
@@ -537,7 +562,9 @@ static void finish_tape(compiler *c, size_t n)
 }
 #undef GROWV
 
-mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
+/* mblx_compile (bound 0) and mblx_compile_bound (bound 1: the tape refers to g, lock/ctx). */
+static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
+                          void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
 {
     if (!g || (n && !outputs)) {
         mbl_error(st, MBL_EARG, "mblx_compile: NULL graph or outputs");
@@ -552,6 +579,11 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     mblx_tape *t = c.t = mbl_calloc(1, sizeof *t);
     if (!t) goto oom;
     t->nout = n;
+    if (bound) {
+        t->g = g;
+        t->lock = lock;
+        t->lock_ctx = ctx;
+    }
     if (reserve_dense(&c, n, outputs) || number_sub_dag(&c, n, outputs) || share_and_order(&c, n, outputs) ||
         last_uses(&c, n))
         goto oom;
@@ -570,4 +602,15 @@ oom:
     mblx_tape_free(t);
     mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
     return NULL;
+}
+
+mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
+{
+    return compile(g, n, outputs, 0, NULL, NULL, st);
+}
+
+mblx_tape *mblx_compile_bound(const mblx_graph *g, size_t n, const mblx_id *outputs,
+                              void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
+{
+    return compile(g, n, outputs, 1, lock, ctx, st);
 }

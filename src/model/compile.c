@@ -125,9 +125,19 @@ static int keep_restricted_srcx(mbl_model *md)
     return 0;
 }
 
+/* The lock of a bound tape's messages (mblx_compile_bound): the model's graph lock. */
+static void graph_lock_cb(void *md, int on) { model_graph_lock(md, on); }
+
+/* The residual and Jacobian tapes, the largest, keep no copy of their expressions: their messages
+ * print from the model's graph, which lives as long as they do, under the model's graph lock. */
+static mblx_tape *compile_bound(mbl_model *md, size_t n, const mblx_id *out, mbl_status *st)
+{
+    return mblx_compile_bound(md->g, n, out, graph_lock_cb, md, st);
+}
+
 /* A tape compiled on a second thread: the graph is read-only while tapes are compiled. */
 typedef struct compile_job {
-    const mblx_graph *g;
+    mbl_model *md;
     size_t n;
     const mblx_id *out;
     mblx_tape *tape;
@@ -137,7 +147,7 @@ typedef struct compile_job {
 static void *compile_thread(void *arg)
 {
     compile_job *j = arg;
-    j->tape = mblx_compile(j->g, j->n, j->out, &j->st);
+    j->tape = compile_bound(j->md, j->n, j->out, &j->st);
     return NULL;
 }
 
@@ -289,11 +299,11 @@ int model_compile(mbl_model *md, mbl_status *st)
         mbl_free(all), mbl_free(yn);
         return st ? st->code : MBL_ENOMEM;
     }
-    compile_job job = {md->g, (size_t)md->nF, md->Fc ? md->Fc : md->F, NULL, {0, ""}};
+    compile_job job = {md, (size_t)md->nF, md->Fc ? md->Fc : md->F, NULL, {0, ""}};
     pthread_t th;
     int threaded = md->nF >= COMPILE_THREAD_MIN && pthread_create(&th, NULL, compile_thread, &job) == 0;
     if (!threaded) compile_thread(&job);
-    md->tape_jac = mblx_compile(md->g, (size_t)md->jac_ntape, jc ? jc : md->jac.node, st);
+    md->tape_jac = compile_bound(md, (size_t)md->jac_ntape, jc ? jc : md->jac.node, st);
     mbl_free(jc);
     if (md->tape_jac) md->tape_y = mblx_compile(md->g, ny, yn, st);
     if (md->tape_y) md->tape_us = mblx_compile(md->g, nt, all, st);
