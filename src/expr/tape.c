@@ -330,13 +330,26 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     if (!(c->outl = mbl_alloc_array(n ? n : 1, sizeof *c->outl))) return -1;
     uint32_t *outl = c->outl;
     for (size_t o = 0; o < n; o++) outl[o] = *map_get(&c->map, unlet(g, outputs[o]), 0);
+    /* the node map is not needed any more: freed before the next allocations can use its memory */
+    mbl_free(c->map.key), mbl_free(c->map.val), mbl_free(c->map.dense);
+    c->map = (u32map){NULL, NULL, 0, 0, NULL};
     /* the private copy keeps the sub-DAG as the graph has it (error messages print it); the
      * compiler works on the shared form */
     c->nl0 = c->nl;
+    mbl_free(c->ev); /* the traversal's scratch, before the sharing allocates */
+    c->ev = NULL;
+    mbl_free(c->stack);
+    c->stack = NULL;
+    c->sn = c->scap = 0;
     {
         mblx__node *cl;
         uint32_t *ca;
         if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, outl, n, &cl, &ca, &c->nl, &c->ka, &c->owner)) return -1;
+        if (t->g) { /* a bound tape: owner in graph nodes at once (gid freed) */
+            for (size_t l = 0; l < c->nl; l++) c->owner[l] = c->gid[c->owner[l]];
+            mbl_free(c->gid);
+            c->gid = NULL;
+        }
         if (cl && t->g) { /* a bound tape keeps no copy: the original form is not needed any more */
             mbl_free(t->lnd);
             mbl_free(t->largs);
@@ -350,11 +363,6 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         }
     }
     size_t nl = c->nl;
-    mbl_free(c->ev);
-    c->ev = NULL;
-    mbl_free(c->stack);
-    c->stack = NULL;
-    c->sn = c->scap = 0;
     c->nev = 0;
     c->evcap = nl + c->ka;
     if (!(c->ev = mbl_alloc_array(c->evcap ? c->evcap : 1, sizeof *c->ev)) || !(c->seen = mbl_calloc(nl ? nl : 1, 1)))
@@ -541,7 +549,7 @@ static void finish_tape(compiler *c, size_t n)
     mblx_tape *t = c->t;
     for (size_t o = 0; o < n; o++) t->outreg[o] = c->reg[c->outl[o]];
     if (t->g) {
-        for (size_t i = 0; i < t->nins; i++) t->ins_node[i] = c->gid[c->owner[t->ins_node[i]]];
+        for (size_t i = 0; i < t->nins; i++) t->ins_node[i] = c->owner[t->ins_node[i]];
         mbl_free(t->lnd);
         mbl_free(t->largs);
         t->lnd = NULL;
