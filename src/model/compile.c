@@ -1,10 +1,17 @@
 /* Compiling the formulated model: the exact Jacobians of the residuals, outputs and user states,
- * their tapes (the residual's on a second thread for large models), and the drawing's. */
+ * their tapes (the residual's on a second thread for mid-sized models), and the drawing's. */
 #include "model/formulate.h"
 #include "model/terms/term.h"
 
-/* Models with at least this many residuals compile their residual tape on a second thread. */
+/* Models with at least COMPILE_THREAD_MIN residuals and a graph of fewer than
+ * COMPILE_THREAD_MAX_NODES nodes compile their residual tape on a second thread. Above, the two
+ * large compilations' scratch (about 100 bytes per compiled node each) would be live at once and
+ * stay in the process's heap: the N = 10^4 four-bar (1.7 M nodes) peaked at 436 MiB compiling
+ * concurrently and 362 MiB one after the other, for the same CPU time and 0.01-0.1 s more wall
+ * time (the 3000-loop four-bar, 0.51 M nodes: 159 and 122 MiB, wall within the noise;
+ * docs/benchmarks.md, issue 31 item 2). */
 #define COMPILE_THREAD_MIN 2000
+#define COMPILE_THREAD_MAX_NODES ((size_t)1 << 18)
 
 /* The values of the Jacobian's entries (md->jac: the pattern of the inlined rows md->F) as the
  * tape computes them: from the rows md->Fc where formulate_let made them (an entry of the pattern
@@ -293,7 +300,8 @@ int model_compile(mbl_model *md, mbl_status *st)
     mbl_free(e);
 
     /* every node exists now: compile the residual tape on a second thread (large models spend
-     * a quarter of their loading time compiling), the others here */
+     * a quarter of their loading time compiling; the largest one after the other, see
+     * COMPILE_THREAD_MAX_NODES), the others here */
     mblx_id *jc = NULL; /* the Jacobian's entries from md->Fc (formulate_let), if any */
     if (jacobian_compiled(md, &jc, st)) {
         mbl_free(all), mbl_free(yn);
@@ -301,7 +309,8 @@ int model_compile(mbl_model *md, mbl_status *st)
     }
     compile_job job = {md, (size_t)md->nF, md->Fc ? md->Fc : md->F, NULL, {0, ""}};
     pthread_t th;
-    int threaded = md->nF >= COMPILE_THREAD_MIN && pthread_create(&th, NULL, compile_thread, &job) == 0;
+    int threaded = md->nF >= COMPILE_THREAD_MIN && mblx_node_count(md->g) < COMPILE_THREAD_MAX_NODES &&
+                   pthread_create(&th, NULL, compile_thread, &job) == 0;
     if (!threaded) compile_thread(&job);
     md->tape_jac = compile_bound(md, (size_t)md->jac_ntape, jc ? jc : md->jac.node, st);
     mbl_free(jc);
