@@ -189,20 +189,17 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
         memset(c->map.dense, 0xff, (maxid + 1) * sizeof *c->map.dense);
         /* Reserve the arrays that grow during the traversal at their upper bounds: at most
          * maxid + 1 nodes, whose operands all lie in the graph's operand pool below the end
-         * of maxid's (the pool is in creation order), and one event per node and operand.
-         * Pages that are never written cost nothing, and nothing is copied while growing. */
+         * of maxid's (the pool is in creation order). Pages that are never written cost
+         * nothing, and nothing is copied while growing. */
         size_t abound = (size_t)g->nd[maxid].aoff + g->nd[maxid].na + 1;
         c->lcap = maxid + 1;
         c->acap = abound;
-        c->evcap = c->lcap + abound;
         if (!(t->lnd = mbl_alloc_array(c->lcap, sizeof *t->lnd)) ||
             !(t->largs = mbl_alloc_array(c->acap, sizeof *t->largs)) ||
-            !(c->ev = mbl_alloc_array(c->evcap, sizeof *c->ev)) ||
             (t->g && !(c->gid = mbl_alloc_array(c->lcap, sizeof *c->gid))))
             return -1;
         mblx__hugepages(t->lnd, c->lcap * sizeof *t->lnd);
         mblx__hugepages(t->largs, c->acap * sizeof *t->largs);
-        mblx__hugepages(c->ev, c->evcap * sizeof *c->ev);
     }
     return 0;
 }
@@ -336,9 +333,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     /* the private copy keeps the sub-DAG as the graph has it (error messages print it); the
      * compiler works on the shared form */
     c->nl0 = c->nl;
-    mbl_free(c->ev); /* the traversal's scratch, before the sharing allocates */
-    c->ev = NULL;
-    mbl_free(c->stack);
+    mbl_free(c->stack); /* the traversal's scratch, before the sharing allocates */
     c->stack = NULL;
     c->sn = c->scap = 0;
     {
