@@ -399,20 +399,16 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
 static int last_uses(compiler *c, size_t n)
 {
     mblx_tape *t = c->t;
-    size_t nl = c->nl, ninsmax = c->ninsmax;
+    size_t nl = c->nl;
     const event *ev = c->ev;
     c->lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *c->lastuse);
     c->reg = mbl_alloc_array(nl ? nl : 1, sizeof *c->reg);
     c->freel = mbl_alloc_array(nl ? nl : 1, sizeof *c->freel);
-    t->ins = mbl_alloc_array(ninsmax ? ninsmax : 1, sizeof *t->ins);
-    t->ins_node = mbl_alloc_array(ninsmax ? ninsmax : 1, sizeof *t->ins_node);
     t->outreg = mbl_alloc_array(n ? n : 1, sizeof *t->outreg);
-    if (!c->lastuse || !c->reg || !c->freel || !t->ins || !t->ins_node || !t->outreg) return -1;
+    if (!c->lastuse || !c->reg || !c->freel || !t->outreg) return -1;
     uint32_t *lastuse = c->lastuse, *reg = c->reg;
     mblx__hugepages(lastuse, nl * sizeof *lastuse);
     mblx__hugepages(reg, nl * sizeof *reg);
-    mblx__hugepages(t->ins, ninsmax * sizeof *t->ins);
-    mblx__hugepages(t->ins_node, ninsmax * sizeof *t->ins_node);
     for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE;
     for (size_t p = 0; p < c->nev; p++) {
         uint32_t l = ev[p].l;
@@ -427,6 +423,23 @@ static int last_uses(compiler *c, size_t n)
             if (reg_operand(t, l, i)) lastuse[a[i]] = (uint32_t)p;
     }
     for (size_t o = 0; o < n; o++) lastuse[c->outl[o]] = XPENDING; /* never */
+    /* the instructions emit_instructions makes, counted as it makes them: ins and ins_node at
+     * their exact size (the bound c->ninsmax was 2.4 times too large on the four-bars, and the
+     * unused part of the heap block became pages later allocations touched) */
+    size_t nins = 0;
+    for (size_t p = 0; p < c->nev; p++) {
+        const mblx__node *nd = &t->lnd[ev[p].l];
+        if (ev[p].i != XNONE) nins += ev[p].i >= 1; /* ACC(l, i >= 1): one */
+        else if (lastuse[ev[p].l] == XNONE) continue; /* only used as an immediate */
+        else if (mblx__nary_local(nd)) nins += nd->na > 2 && nd->val != (nd->op == MBLX_OP_ADD ? 0.0 : 1.0);
+        else nins++;
+    }
+    c->ninsmax = nins;
+    t->ins = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins);
+    t->ins_node = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins_node);
+    if (!t->ins || !t->ins_node) return -1;
+    mblx__hugepages(t->ins, nins * sizeof *t->ins);
+    mblx__hugepages(t->ins_node, nins * sizeof *t->ins_node);
     size_t nstep = 0;
     for (size_t l = 0; l < nl; l++) nstep += t->lnd[l].op == MBLX_OP_STEP;
     if (nstep && !(t->ext = mbl_alloc_array(nstep, 5 * sizeof *t->ext))) return -1;
@@ -533,7 +546,7 @@ static void emit_instructions(compiler *c)
     }
 #undef EMIT
 #undef FREE_IF_DEAD
-    t->nins = ni;
+    t->nins = ni; /* == c->ninsmax (last_uses counted them) */
     t->nreg = nreg;
 }
 
