@@ -138,7 +138,7 @@ typedef struct compiler {
     uint32_t *gid;    /* bound tapes (t->g set): the graph node of each local node of the copy */
     unsigned char *seen;
     size_t sn, scap, nl, nev, evcap, lcap, acap;
-    size_t ka, ncap, kn, ninsmax;
+    size_t ka, ncap, kn, nins;
     size_t nl0;
 } compiler;
 
@@ -234,7 +234,6 @@ static int number_node(compiler *c, uint32_t v)
         c->acap = nc;
     }
     c->ka += gn->na;
-    c->ninsmax += (gn->op == MBLX_OP_ADD || gn->op == MBLX_OP_MUL) ? gn->na + 1 : 1;
     if (gn->op == MBLX_OP_SYMBOL && t->g) {
         if ((size_t)gn->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn->val + 1;
     } else if (gn->op == MBLX_OP_SYMBOL) {
@@ -359,13 +358,13 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     }
     size_t nl = c->nl;
     c->nev = 0;
-    c->evcap = nl + c->ka;
+    /* one NODE event per node, one ACC per operand of a sum or product (nl + ka was up to twice
+     * as many: the operands of the other nodes make no event) */
+    c->evcap = 0;
+    for (size_t l = 0; l < nl; l++) c->evcap += 1 + (mblx__nary_local(&t->lnd[l]) ? t->lnd[l].na : 0);
     if (!(c->ev = mbl_alloc_array(c->evcap ? c->evcap : 1, sizeof *c->ev)) || !(c->seen = mbl_calloc(nl ? nl : 1, 1)))
         return -1;
     mblx__hugepages(c->ev, c->evcap * sizeof *c->ev);
-    c->ninsmax = 0;
-    for (size_t l = 0; l < nl; l++)
-        c->ninsmax += (t->lnd[l].op == MBLX_OP_ADD || t->lnd[l].op == MBLX_OP_MUL) ? t->lnd[l].na + 1 : 1;
     unsigned char *seen = c->seen;
     event *ev = c->ev;
     for (size_t o = 0; o < n; o++) {
@@ -424,8 +423,9 @@ static int last_uses(compiler *c, size_t n)
     }
     for (size_t o = 0; o < n; o++) lastuse[c->outl[o]] = XPENDING; /* never */
     /* the instructions emit_instructions makes, counted as it makes them: ins and ins_node at
-     * their exact size (the bound c->ninsmax was 2.4 times too large on the four-bars, and the
-     * unused part of the heap block became pages later allocations touched) */
+     * their exact size (an upper bound, one per node and operand of a sum or product, was 2.4
+     * times too large on the four-bars, and the unused part of the heap block became pages
+     * later allocations touched) */
     size_t nins = 0;
     for (size_t p = 0; p < c->nev; p++) {
         const mblx__node *nd = &t->lnd[ev[p].l];
@@ -434,7 +434,7 @@ static int last_uses(compiler *c, size_t n)
         else if (mblx__nary_local(nd)) nins += nd->na > 2 && nd->val != (nd->op == MBLX_OP_ADD ? 0.0 : 1.0);
         else nins++;
     }
-    c->ninsmax = nins;
+    c->nins = nins;
     t->ins = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins);
     t->ins_node = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins_node);
     if (!t->ins || !t->ins_node) return -1;
@@ -546,7 +546,7 @@ static void emit_instructions(compiler *c)
     }
 #undef EMIT
 #undef FREE_IF_DEAD
-    t->nins = ni; /* == c->ninsmax (last_uses counted them) */
+    t->nins = ni; /* == c->nins (last_uses counted them) */
     t->nreg = nreg;
 }
 
