@@ -6,10 +6,10 @@
 /* Models with at least COMPILE_THREAD_MIN residuals and a graph of fewer than
  * COMPILE_THREAD_MAX_NODES nodes compile their residual tape on a second thread. Above, the two
  * large compilations' scratch (about 100 bytes per compiled node each) would be live at once and
- * stay in the process's heap: the N = 10^4 four-bar (1.7 M nodes) peaked at 436 MiB compiling
- * concurrently and 362 MiB one after the other, for the same CPU time and 0.01-0.1 s more wall
- * time (the 3000-loop four-bar, 0.51 M nodes: 159 and 122 MiB, wall within the noise;
- * docs/benchmarks.md, issue 31 item 2). */
+ * stay in the process's heap: the N = 10^4 four-bar (1.7 M nodes) peaked at 426 MiB compiling
+ * concurrently and 354 MiB one after the other, for the same CPU time and wall time within the
+ * noise (the 3000-loop four-bar, 0.51 M nodes: 156 and 120 MiB; docs/benchmarks.md, issue 31
+ * item 2). */
 #define COMPILE_THREAD_MIN 2000
 #define COMPILE_THREAD_MAX_NODES ((size_t)1 << 18)
 
