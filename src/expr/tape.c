@@ -135,9 +135,10 @@ typedef struct compiler {
     event *ev;
     uint32_t *lastuse, *reg, *freel, *outl, *owner, *dlargs;
     mblx__node *dlnd; /* the private copy as the graph has it, while the compiler works on the shared form */
+    uint32_t *gid;    /* bound tapes (t->g set): the graph node of each local node of the copy */
     unsigned char *seen;
     size_t sn, scap, nl, nev, evcap, lcap, acap;
-    size_t ka, ncap, kn, ninsmax;
+    size_t ka, ncap, kn, nins;
     size_t nl0;
 } compiler;
 
@@ -156,6 +157,7 @@ static void compiler_free(compiler *c)
     mbl_free(c->owner);
     mbl_free(c->dlnd);
     mbl_free(c->dlargs);
+    mbl_free(c->gid);
 }
 
 /* Grow arr_ (cnt_ elements used of cap_) by doubling when full; returns -1 from the calling
@@ -187,30 +189,34 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
         memset(c->map.dense, 0xff, (maxid + 1) * sizeof *c->map.dense);
         /* Reserve the arrays that grow during the traversal at their upper bounds: at most
          * maxid + 1 nodes, whose operands all lie in the graph's operand pool below the end
-         * of maxid's (the pool is in creation order), and one event per node and operand.
-         * Pages that are never written cost nothing, and nothing is copied while growing. */
+         * of maxid's (the pool is in creation order). Pages that are never written cost
+         * nothing, and nothing is copied while growing. */
         size_t abound = (size_t)g->nd[maxid].aoff + g->nd[maxid].na + 1;
         c->lcap = maxid + 1;
         c->acap = abound;
-        c->evcap = c->lcap + abound;
         if (!(t->lnd = mbl_alloc_array(c->lcap, sizeof *t->lnd)) ||
             !(t->largs = mbl_alloc_array(c->acap, sizeof *t->largs)) ||
-            !(c->ev = mbl_alloc_array(c->evcap, sizeof *c->ev)))
+            (t->g && !(c->gid = mbl_alloc_array(c->lcap, sizeof *c->gid))))
             return -1;
         mblx__hugepages(t->lnd, c->lcap * sizeof *t->lnd);
         mblx__hugepages(t->largs, c->acap * sizeof *t->largs);
-        mblx__hugepages(c->ev, c->evcap * sizeof *c->ev);
     }
     return 0;
 }
 
-/* Number graph node v as the next local node: its entry in the private copy (lnd, largs, names),
- * its operand slots reserved (filled as they complete). -1 when out of memory. */
+/* Number graph node v as the next local node: its entry in the private copy (lnd, largs, names;
+ * a bound tape: its graph node in gid, no names), its operand slots reserved (filled as they
+ * complete). -1 when out of memory. */
 static int number_node(compiler *c, uint32_t v)
 {
     const mblx_graph *g = c->g;
     mblx_tape *t = c->t;
     const mblx__node *gn = &g->nd[v];
+    if (t->g) {
+        size_t gcap = c->lcap;
+        GROWV(c->gid, c->nl, gcap);
+        c->gid[c->nl] = v;
+    }
     GROWV(t->lnd, c->nl, c->lcap);
     mblx__node *ln = &t->lnd[c->nl];
     ln->op = gn->op;
@@ -228,8 +234,9 @@ static int number_node(compiler *c, uint32_t v)
         c->acap = nc;
     }
     c->ka += gn->na;
-    c->ninsmax += (gn->op == MBLX_OP_ADD || gn->op == MBLX_OP_MUL) ? gn->na + 1 : 1;
-    if (gn->op == MBLX_OP_SYMBOL) {
+    if (gn->op == MBLX_OP_SYMBOL && t->g) {
+        if ((size_t)gn->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn->val + 1;
+    } else if (gn->op == MBLX_OP_SYMBOL) {
         const char *nm = mblx_symbol_name(g, v);
         size_t len = strlen(nm) + 1;
         if (c->kn > UINT32_MAX - len) return -1;
@@ -303,7 +310,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     }
     if (!t->lnd && !(t->lnd = mbl_calloc(1, sizeof *t->lnd))) return -1;
     if (!t->largs && !(t->largs = mbl_alloc_array(1, sizeof *t->largs))) return -1;
-    if (!t->names && !(t->names = mbl_malloc(1))) return -1;
+    if (!t->g && !t->names && !(t->names = mbl_malloc(1))) return -1;
     return 0;
 }
 
@@ -319,14 +326,30 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     if (!(c->outl = mbl_alloc_array(n ? n : 1, sizeof *c->outl))) return -1;
     uint32_t *outl = c->outl;
     for (size_t o = 0; o < n; o++) outl[o] = *map_get(&c->map, unlet(g, outputs[o]), 0);
+    /* the node map is not needed any more: freed before the next allocations can use its memory */
+    mbl_free(c->map.key), mbl_free(c->map.val), mbl_free(c->map.dense);
+    c->map = (u32map){NULL, NULL, 0, 0, NULL};
     /* the private copy keeps the sub-DAG as the graph has it (error messages print it); the
      * compiler works on the shared form */
     c->nl0 = c->nl;
+    mbl_free(c->stack); /* the traversal's scratch, before the sharing allocates */
+    c->stack = NULL;
+    c->sn = c->scap = 0;
     {
         mblx__node *cl;
         uint32_t *ca;
         if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, outl, n, &cl, &ca, &c->nl, &c->ka, &c->owner)) return -1;
-        if (cl) {
+        if (t->g) { /* a bound tape: owner in graph nodes at once (gid freed) */
+            for (size_t l = 0; l < c->nl; l++) c->owner[l] = c->gid[c->owner[l]];
+            mbl_free(c->gid);
+            c->gid = NULL;
+        }
+        if (cl && t->g) { /* a bound tape keeps no copy: the original form is not needed any more */
+            mbl_free(t->lnd);
+            mbl_free(t->largs);
+            t->lnd = cl;
+            t->largs = ca;
+        } else if (cl) {
             c->dlnd = t->lnd;
             c->dlargs = t->largs;
             t->lnd = cl;
@@ -334,19 +357,14 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         }
     }
     size_t nl = c->nl;
-    mbl_free(c->ev);
-    c->ev = NULL;
-    mbl_free(c->stack);
-    c->stack = NULL;
-    c->sn = c->scap = 0;
     c->nev = 0;
-    c->evcap = nl + c->ka;
+    /* one NODE event per node, one ACC per operand of a sum or product (nl + ka was up to twice
+     * as many: the operands of the other nodes make no event) */
+    c->evcap = 0;
+    for (size_t l = 0; l < nl; l++) c->evcap += 1 + (mblx__nary_local(&t->lnd[l]) ? t->lnd[l].na : 0);
     if (!(c->ev = mbl_alloc_array(c->evcap ? c->evcap : 1, sizeof *c->ev)) || !(c->seen = mbl_calloc(nl ? nl : 1, 1)))
         return -1;
     mblx__hugepages(c->ev, c->evcap * sizeof *c->ev);
-    c->ninsmax = 0;
-    for (size_t l = 0; l < nl; l++)
-        c->ninsmax += (t->lnd[l].op == MBLX_OP_ADD || t->lnd[l].op == MBLX_OP_MUL) ? t->lnd[l].na + 1 : 1;
     unsigned char *seen = c->seen;
     event *ev = c->ev;
     for (size_t o = 0; o < n; o++) {
@@ -380,20 +398,16 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
 static int last_uses(compiler *c, size_t n)
 {
     mblx_tape *t = c->t;
-    size_t nl = c->nl, ninsmax = c->ninsmax;
+    size_t nl = c->nl;
     const event *ev = c->ev;
     c->lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *c->lastuse);
     c->reg = mbl_alloc_array(nl ? nl : 1, sizeof *c->reg);
     c->freel = mbl_alloc_array(nl ? nl : 1, sizeof *c->freel);
-    t->ins = mbl_alloc_array(ninsmax ? ninsmax : 1, sizeof *t->ins);
-    t->ins_node = mbl_alloc_array(ninsmax ? ninsmax : 1, sizeof *t->ins_node);
     t->outreg = mbl_alloc_array(n ? n : 1, sizeof *t->outreg);
-    if (!c->lastuse || !c->reg || !c->freel || !t->ins || !t->ins_node || !t->outreg) return -1;
+    if (!c->lastuse || !c->reg || !c->freel || !t->outreg) return -1;
     uint32_t *lastuse = c->lastuse, *reg = c->reg;
     mblx__hugepages(lastuse, nl * sizeof *lastuse);
     mblx__hugepages(reg, nl * sizeof *reg);
-    mblx__hugepages(t->ins, ninsmax * sizeof *t->ins);
-    mblx__hugepages(t->ins_node, ninsmax * sizeof *t->ins_node);
     for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE;
     for (size_t p = 0; p < c->nev; p++) {
         uint32_t l = ev[p].l;
@@ -408,6 +422,24 @@ static int last_uses(compiler *c, size_t n)
             if (reg_operand(t, l, i)) lastuse[a[i]] = (uint32_t)p;
     }
     for (size_t o = 0; o < n; o++) lastuse[c->outl[o]] = XPENDING; /* never */
+    /* the instructions emit_instructions makes, counted as it makes them: ins and ins_node at
+     * their exact size (an upper bound, one per node and operand of a sum or product, was 2.4
+     * times too large on the four-bars, and the unused part of the heap block became pages
+     * later allocations touched) */
+    size_t nins = 0;
+    for (size_t p = 0; p < c->nev; p++) {
+        const mblx__node *nd = &t->lnd[ev[p].l];
+        if (ev[p].i != XNONE) nins += ev[p].i >= 1; /* ACC(l, i >= 1): one */
+        else if (lastuse[ev[p].l] == XNONE) continue; /* only used as an immediate */
+        else if (mblx__nary_local(nd)) nins += nd->na > 2 && nd->val != (nd->op == MBLX_OP_ADD ? 0.0 : 1.0);
+        else nins++;
+    }
+    c->nins = nins;
+    t->ins = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins);
+    t->ins_node = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins_node);
+    if (!t->ins || !t->ins_node) return -1;
+    mblx__hugepages(t->ins, nins * sizeof *t->ins);
+    mblx__hugepages(t->ins_node, nins * sizeof *t->ins_node);
     size_t nstep = 0;
     for (size_t l = 0; l < nl; l++) nstep += t->lnd[l].op == MBLX_OP_STEP;
     if (nstep && !(t->ext = mbl_alloc_array(nstep, 5 * sizeof *t->ext))) return -1;
@@ -514,16 +546,25 @@ static void emit_instructions(compiler *c)
     }
 #undef EMIT
 #undef FREE_IF_DEAD
-    t->nins = ni;
+    t->nins = ni; /* == c->nins (last_uses counted them) */
     t->nreg = nreg;
 }
 
 /* The outputs' registers, the instructions' nodes in the private copy, which the tape keeps as the
- * graph has it. */
+ * graph has it (a bound tape: the instructions' nodes in the graph, and no copy). */
 static void finish_tape(compiler *c, size_t n)
 {
     mblx_tape *t = c->t;
     for (size_t o = 0; o < n; o++) t->outreg[o] = c->reg[c->outl[o]];
+    if (t->g) {
+        for (size_t i = 0; i < t->nins; i++) t->ins_node[i] = c->owner[t->ins_node[i]];
+        mbl_free(t->lnd);
+        mbl_free(t->largs);
+        t->lnd = NULL;
+        t->largs = NULL;
+        t->nl = 0;
+        return;
+    }
     for (size_t i = 0; i < t->nins; i++) t->ins_node[i] = c->owner[t->ins_node[i]];
     if (c->dlnd) {
         mbl_free(t->lnd);
@@ -537,7 +578,9 @@ static void finish_tape(compiler *c, size_t n)
 }
 #undef GROWV
 
-mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
+/* mblx_compile (bound 0) and mblx_compile_bound (bound 1: the tape refers to g, lock/ctx). */
+static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
+                          void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
 {
     if (!g || (n && !outputs)) {
         mbl_error(st, MBL_EARG, "mblx_compile: NULL graph or outputs");
@@ -552,6 +595,11 @@ mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, m
     mblx_tape *t = c.t = mbl_calloc(1, sizeof *t);
     if (!t) goto oom;
     t->nout = n;
+    if (bound) {
+        t->g = g;
+        t->lock = lock;
+        t->lock_ctx = ctx;
+    }
     if (reserve_dense(&c, n, outputs) || number_sub_dag(&c, n, outputs) || share_and_order(&c, n, outputs) ||
         last_uses(&c, n))
         goto oom;
@@ -570,4 +618,15 @@ oom:
     mblx_tape_free(t);
     mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
     return NULL;
+}
+
+mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
+{
+    return compile(g, n, outputs, 0, NULL, NULL, st);
+}
+
+mblx_tape *mblx_compile_bound(const mblx_graph *g, size_t n, const mblx_id *outputs,
+                              void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
+{
+    return compile(g, n, outputs, 1, lock, ctx, st);
 }

@@ -66,7 +66,29 @@ static const char *tape_symname(const void *ctx, uint32_t node)
 /* Length of the expression excerpt in an error message. */
 enum { DIAG_EXPR_MAX = MBL_MSG_MAX / 2 };
 
-static int diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *st)
+/* The operation of the node of instruction l's tape entry (the copy's, or the graph's). */
+static unsigned node_op(const mblx_tape *t, uint32_t l)
+{
+    return t->g ? t->g->nd[l].op : t->lnd[l].op;
+}
+
+/* "<what> in <the expression of node l, cut to DIAG_EXPR_MAX>" (what alone when out of memory). */
+static int report(const mblx_tape *t, uint32_t l, const char *what, mbl_status *st)
+{
+    char ex[DIAG_EXPR_MAX];
+    size_t len;
+    if (t->g) {
+        len = mblx_print(t->g, l, ex, sizeof ex);
+    } else {
+        mblx__view view = {t->lnd, t->largs, tape_symname, t};
+        len = mblx__print_view(&view, l, ex, sizeof ex);
+    }
+    if (len == SIZE_MAX) return mbl_error(st, MBL_EDOMAIN, "%s", what);
+    if (len >= sizeof ex) memcpy(ex + sizeof ex - 4, "...", 4);
+    return mbl_error(st, MBL_EDOMAIN, "%s in %s", what, ex);
+}
+
+static int diagnose_unlocked(const mblx_tape *t, const double *x, double *w, mbl_status *st)
 {
     for (size_t i = 0; i < t->nins; i++) {
         const tins *p = &t->ins[i];
@@ -79,16 +101,18 @@ static int diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *
         double a = p->op == TI_LDS ? x[p->a] : (p->op == TI_LDC ? p->c : w[p->a]);
         double b = (p->op == TI_POW || p->op == TI_ATAN2) ? w[p->b] : p->c;
         char what[MBL_MSG_MAX / 4];
-        switch (t->lnd[l].op) {
+        unsigned op = node_op(t, l);
+        switch (op) {
         case MBLX_OP_SYMBOL:
-            snprintf(what, sizeof what, "non-finite value %g of symbol '%s'", a, tape_symname(t, l));
+            snprintf(what, sizeof what, "non-finite value %g of symbol '%s'", a,
+                     t->g ? (mblx_symbol_name(t->g, l) ? mblx_symbol_name(t->g, l) : "?") : tape_symname(t, l));
             break;
         case MBLX_OP_SQRT: snprintf(what, sizeof what, "sqrt of negative value %.17g", a); break;
         case MBLX_OP_LOG: snprintf(what, sizeof what, "log of non-positive value %.17g", a); break;
         case MBLX_OP_ASIN:
         case MBLX_OP_ACOS:
             snprintf(what, sizeof what, "%s of value %.17g outside [-1, 1]",
-                     mblx_op_name((mblx_op)t->lnd[l].op), a);
+                     mblx_op_name((mblx_op)op), a);
             break;
         case MBLX_OP_POW:
             if (p->op == TI_POW || p->op == TI_POWC || p->op == TI_RECIP || p->op == TI_RSQR ||
@@ -107,14 +131,18 @@ static int diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *
             break;
         default: snprintf(what, sizeof what, "non-finite result %g", v); break;
         }
-        char ex[DIAG_EXPR_MAX];
-        mblx__view view = {t->lnd, t->largs, tape_symname, t};
-        size_t len = mblx__print_view(&view, l, ex, sizeof ex);
-        if (len == SIZE_MAX) return mbl_error(st, MBL_EDOMAIN, "%s", what);
-        if (len >= sizeof ex) memcpy(ex + sizeof ex - 4, "...", 4);
-        return mbl_error(st, MBL_EDOMAIN, "%s in %s", what, ex);
+        return report(t, l, what, st);
     }
     return mbl_error(st, MBL_EDOMAIN, "non-finite result");
+}
+
+/* The first non-finite value of an evaluation, named (a bound tape reads its graph under its lock). */
+static int diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *st)
+{
+    if (t->lock) t->lock(t->lock_ctx, 1);
+    int rc = diagnose_unlocked(t, x, w, st);
+    if (t->lock) t->lock(t->lock_ctx, 0);
+    return rc;
 }
 
 int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, double *work,

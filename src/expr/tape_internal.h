@@ -27,12 +27,17 @@ struct mblx_tape {
     tins *ins;
     uint32_t *outreg;
     uint32_t *ext; /* step operands, 5 registers each */
-    /* diagnostics: a private copy of the compiled sub-DAG (local node numbering) */
+    /* diagnostics: each instruction's node, in a private copy of the compiled sub-DAG (local node
+     * numbering), or in the graph g itself for a tape of mblx_compile_bound (lnd, largs and names
+     * then NULL) */
     uint32_t *ins_node;
     size_t nl;
     mblx__node *lnd; /* val, op, na, aoff used; doff: offset of a SYMBOL's name in names */
     uint32_t *largs;
     char *names;
+    const mblx_graph *g;                /* mblx_compile_bound: the graph the messages print from */
+    void (*lock)(void *ctx, int on);    /* held around reading g, when not NULL */
+    void *lock_ctx;
     /* runs of one opcode (schedule_runs): instructions run_start[r] .. run_start[r + 1] - 1 all
      * have the opcode run_op[r], so evaluation switches once per run, not per instruction */
     size_t nrun;

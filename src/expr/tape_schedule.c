@@ -28,21 +28,23 @@ int mblx__schedule_runs(mblx_tape *t)
     if (n == 0) return 0;
     size_t next = 0;
     for (size_t i = 0; i < n; i++) next += t->ins[i].op == TI_STEP;
-    /* one scratch block of uint32: the producers of each operand in SSA form (src: a and b;
-     * extsrc: a step's five), levels, the new order, positions, last uses, registers */
+    /* scratch of uint32: the producers of each operand in SSA form (src: a and b; extsrc: a
+     * step's five), levels, the new order, positions, last uses, registers. In blocks of at most
+     * 2 n words, not one block of 9 n: after a compilation (tape.c) the heap has holes of a few n
+     * words that blocks of this size fill (one block of 9 n words grew the heap by its size). */
     size_t win = n < SCHED_WINDOW ? n : SCHED_WINDOW;
-    size_t nu = (nr ? nr : 1) + 2 * n + 5 * next + 1 + 7 * n + win + (t->nout ? t->nout : 1);
-    uint32_t *scratch = mbl_alloc_array(nu, sizeof *scratch);
+    uint32_t *ver = mbl_alloc_array(nr ? nr : 1, sizeof *ver), *src = mbl_alloc_array(2 * n, sizeof *src);
+    uint32_t *extsrc = mbl_alloc_array(5 * next + 1 + win + (t->nout ? t->nout : 1), sizeof *extsrc);
+    uint32_t *lev = mbl_alloc_array(2 * n, sizeof *lev), *pos = mbl_alloc_array(2 * n, sizeof *pos);
+    uint32_t *nreg_of = mbl_alloc_array(2 * n, sizeof *nreg_of), *nnode = mbl_alloc_array(n, sizeof *nnode);
     tins *nins = mbl_alloc_array(n, sizeof *nins);
     uint32_t *rstart = mbl_alloc_array(n + 1, sizeof *rstart);
     uint8_t *rop = mbl_alloc_array(n, sizeof *rop);
     int rc = -1;
-    if (!scratch || !nins || !rstart || !rop) goto out;
-    mblx__hugepages(scratch, nu * sizeof *scratch);
+    if (!ver || !src || !extsrc || !lev || !pos || !nreg_of || !nnode || !nins || !rstart || !rop) goto out;
     mblx__hugepages(nins, n * sizeof *nins);
-    uint32_t *ver = scratch, *src = ver + (nr ? nr : 1), *extsrc = src + 2 * n, *lev = extsrc + 5 * next + 1;
-    uint32_t *order = lev + n, *pos = order + n, *last = pos + n, *nreg_of = last + n, *freel = nreg_of + n;
-    uint32_t *nnode = freel + n, *tmp = nnode + n, *outsrc = tmp + win;
+    uint32_t *order = lev + n, *last = pos + n, *freel = nreg_of + n;
+    uint32_t *tmp = extsrc + 5 * next + 1, *outsrc = tmp + win;
     for (size_t r = 0; r < nr; r++) ver[r] = XNONE;
     for (size_t i = 0; i < n; i++) {
         const tins *p = &t->ins[i];
@@ -148,6 +150,7 @@ int mblx__schedule_runs(mblx_tape *t)
     rstart = NULL, rop = NULL;
     rc = 0;
 out:
-    mbl_free(scratch), mbl_free(nins), mbl_free(rstart), mbl_free(rop);
+    mbl_free(ver), mbl_free(src), mbl_free(extsrc), mbl_free(lev), mbl_free(pos), mbl_free(nreg_of);
+    mbl_free(nnode), mbl_free(nins), mbl_free(rstart), mbl_free(rop);
     return rc;
 }

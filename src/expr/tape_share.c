@@ -135,12 +135,12 @@ static int share_chains(const mblx__node *lnd, const uint32_t *largs, size_t nl0
     uint32_t *owner = *powner = mbl_alloc_array(nmax ? nmax : 1, sizeof *owner);
     if (!owner) return -1;
     mblx__hugepages(owner, nmax * sizeof *owner);
-    for (size_t l = 0; l < nmax; l++) owner[l] = (uint32_t)l;
+    for (size_t l = 0; l < nl0; l++) owner[l] = (uint32_t)l; /* a link's is set where it is made */
     if (!extra) return 0;
     /* compile arrays at their upper bounds (pages never written cost nothing) */
     mblx__node *cl = mbl_alloc_array(nmax, sizeof *cl);
     uint32_t *ca = mbl_alloc_array(ka0 + 2 * extra, sizeof *ca);
-    uint32_t *alias = mbl_alloc_array(nmax, sizeof *alias);
+    uint32_t *alias = mbl_alloc_array(nl0, sizeof *alias); /* read for the original nodes alone */
     uint32_t *order = mbl_alloc_array(nl0, sizeof *order);
     unsigned char *mark = mbl_alloc_array(nl0, 1);
     link_table T = {NULL, 64, 0, NULL, NULL};
@@ -149,14 +149,14 @@ static int share_chains(const mblx__node *lnd, const uint32_t *largs, size_t nl0
     if (!cl || !ca || !alias || !order || !mark || !T.s) goto out;
     mblx__hugepages(cl, nmax * sizeof *cl);
     mblx__hugepages(ca, (ka0 + 2 * extra) * sizeof *ca);
-    mblx__hugepages(alias, nmax * sizeof *alias);
+    mblx__hugepages(alias, nl0 * sizeof *alias);
     mblx__hugepages(order, nl0 * sizeof *order);
     mblx__hugepages(T.s, T.cap * sizeof *T.s);
     T.nd = cl;
     T.args = ca;
     memcpy(cl, lnd, nl0 * sizeof *cl);
     memcpy(ca, largs, ka0 * sizeof *ca);
-    for (size_t l = 0; l < nmax; l++) alias[l] = (uint32_t)l;
+    for (size_t l = 0; l < nl0; l++) alias[l] = (uint32_t)l;
     size_t no = local_postorder(cl, ca, nl0, outl, nout, mark, order);
     if (no == SIZE_MAX) goto out;
     for (size_t p = 0; p < no; p++) {

@@ -4,12 +4,17 @@
  * model's graph at once (one velocity transformations, the other the DAE's second derivatives
  * and the drawing) and their results must equal a single-threaded run on another copy of the
  * model. Built a second time against a ThreadSanitizer copy of the library
- * (test_graph_lock_tsan), which reports a data race when two paths use two different locks. */
+ * (test_graph_lock_tsan), which reports a data race when two paths use two different locks.
+ * A third thread evaluates the residual and its Jacobian where they fail (issue 31, item 2):
+ * their tapes print the failing subexpression from the graph (mblx_compile_bound), under the
+ * same lock, while the graph grows. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mblin/dae.h"
 #include "mblin/mblin.h"
 #include "mblin/sensitivity.h"
 #include "test.h"
@@ -103,6 +108,33 @@ static void *grow_deriv(void *arg)
     return NULL;
 }
 
+/* the residual and its Jacobian at a non-finite unknown: messages read the model's graph */
+static void *fail_eval(void *arg)
+{
+    job *j = arg;
+    result *r = j->res;
+    mbl_dae_eval *e = NULL;
+    r->rc = mbl_dae_eval_new(j->md, &e, &r->st);
+    if (r->rc) return NULL;
+    mbl_dae_layout lay;
+    mbl_dae_eval_layout(e, &lay);
+    double *x = calloc((size_t)lay.nunk + 1, sizeof *x), *F = malloc(((size_t)lay.nF + 1) * sizeof *F);
+    double *J = malloc(((size_t)lay.jnz + 1) * sizeof *J);
+    if (!x || !F || !J) r->rc = -1;
+    if (x) x[0] = NAN;
+    for (int k = 0; k < 8 * ROUNDS && !r->rc; k++) {
+        mbl_status st;
+        int rc = k % 2 ? mbl_dae_eval_jacobian(e, 0.0, x, J, &st) : mbl_dae_eval_residual(e, 0.0, x, F, &st);
+        if (rc != MBL_EDOMAIN || !strstr(st.msg, "non-finite value nan of symbol")) {
+            r->rc = -1;
+            r->st = st;
+        }
+    }
+    free(x), free(F), free(J);
+    mbl_dae_eval_free(e);
+    return NULL;
+}
+
 static int load(mbl_model **md, mbl_point **pt, mbl_status *st)
 {
     int rc = mbl_model_load_file(MODEL, NULL, 0, md, st); /* ctest runs in the source directory */
@@ -137,13 +169,18 @@ TEST(two_threads_grow_one_graph)
     CHECK_MSG(rd1.rc == 0, "%s", rd1.st.msg);
     CHECK(rv1.nrow > 0 && rd1.jnz > 0 && rd1.npos > 0);
     /* both at once on the second copy */
-    job jv2 = {md2, pt2, &rv2}, jd2 = {md2, pt2, &rd2};
-    pthread_t tv, td;
+    result rf2;
+    memset(&rf2, 0, sizeof rf2);
+    job jv2 = {md2, pt2, &rv2}, jd2 = {md2, pt2, &rd2}, jf2 = {md2, pt2, &rf2};
+    pthread_t tv, td, tf;
+    int cf = pthread_create(&tf, NULL, fail_eval, &jf2);
     int cv = pthread_create(&tv, NULL, grow_vtrans, &jv2);
     int cd = pthread_create(&td, NULL, grow_deriv, &jd2);
-    CHECK(cv == 0 && cd == 0);
+    CHECK(cv == 0 && cd == 0 && cf == 0);
     if (!cv) pthread_join(tv, NULL);
     if (!cd) pthread_join(td, NULL);
+    if (!cf) pthread_join(tf, NULL);
+    CHECK_MSG(rf2.rc == 0, "%s", rf2.st.msg);
     CHECK_MSG(rv2.rc == 0, "%s", rv2.st.msg);
     CHECK_MSG(rd2.rc == 0, "%s", rd2.st.msg);
     if (!rv1.rc && !rv2.rc && !rd1.rc && !rd2.rc) {
