@@ -3,7 +3,8 @@
 #include "model/model_internal.h"
 #include "model/terms/term.h"
 
-const model_term_ops *const model_terms[MODEL_NTERMS] = {&model_term_rtree, &model_term_ffr, &model_term_pmech};
+const model_term_ops *const model_terms[MODEL_NTERMS] = {&model_term_rtree, &model_term_ffr, &model_term_ffr3,
+                                                          &model_term_pmech};
 
 /* The model's evaluators: the tapes, then the terms evaluated numerically beside them (a relative
  * tree's, model/rtree.h; the planar flexible bodies', model/terms/ffr_num.c; the planar rigid

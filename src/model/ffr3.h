@@ -52,6 +52,17 @@ int model_ffr3_formulate(struct mbl_model *md, const mbl_ffr_body *b, const int 
 /* the same for invariants sp and damping matrix C (NULL: none): the derivatives' form */
 int model_ffr3_formulate_inv(struct mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *C, const mblx_id *gn,
                            const int *qidx, mblx_id *Fs, struct mbl_sjac *J, mbl_status *st);
+/* The term evaluated numerically beside the tapes (src/model/terms/ffr3_num.c), under ffr.h's switch
+ * model_ffr_set_numeric: model_ffr_add calls model_ffr3_num_add for a spatial body (0: added to
+ * md->sjac's pattern with the node 0 and to md->ffr3n; 1: not taken, nothing pushed, the expression
+ * form instead; < 0: an error); model_ffr_num_bind maps its places through model_ffr3_num_remap. */
+typedef struct mbl_ffr3_num mbl_ffr3_num;
+int model_ffr3_num_add(struct mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode,
+                       mbl_status *st);
+void model_ffr3_num_remap(struct mbl_model *md, const int *map);
+void model_ffr3_num_free(struct mbl_model *md);
+/* their expression form (under model_graph_lock), as model_ffr_num_exprs */
+int model_ffr3_num_exprs(struct mbl_model *md, mblx_id *Fs, struct mbl_sjac *S, mbl_status *st);
 /* the derivative of body b's invariants (b->sp) and damping matrix by its factor k (ffr.h's
  * mbl_ffr_factor; lexp and kcls over the elastic coordinates) */
 int model_ffr3_dinv(const mbl_ffr_body *b, int k, mbl_ffr3 *dv, mbla_csc **dC, mbl_status *st);

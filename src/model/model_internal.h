@@ -116,6 +116,9 @@ struct mbl_model {
      * relative coordinates refuse flexible bodies) */
     struct mbl_ffr_num *ffrn;
     int nffrn, jac_ntape;
+    /* spatial flexible bodies evaluated numerically (model/terms/ffr3_num.c), like ffrn */
+    struct mbl_ffr3_num *ffr3n;
+    int nffr3n;
     /* planar rigid bodies and revolute joints in absolute coordinates evaluated numerically
      * (model/pmech_num.h): like ffrn, its entries are past jac_ntape; NULL without one */
     struct mbl_pmech_num *pmn;

@@ -25,5 +25,6 @@ list(APPEND MBLIN_SOURCES
   src/model/vtrans.c
   src/model/dae_eval.c
   src/model/terms/ffr_num.c
+  src/model/terms/ffr3_num.c
   src/model/terms/pmech_num.c
 )

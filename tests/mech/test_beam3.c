@@ -23,6 +23,7 @@
 #include "mblin/mblin.h"
 #include "mblin/sensitivity.h"
 #include "mech/beam.h"
+#include "model/ffr.h"
 #include "model/model_internal.h"
 #include "test.h"
 #include "fixture.h"
@@ -432,8 +433,9 @@ TEST(sensitivity_pendulum_fd)
     free(sp);
 }
 
-/* the structured term's closed-form Jacobian (model/terms/ffr3.c) against the expression engine's exact
- * derivatives of the same rows (md->F), at a point with nonzero coordinates, velocities,
+/* the structured term's closed-form Jacobian (model/terms/ffr3.c, its expression form: loaded with
+ * model_ffr_set_numeric(0), else md->F and the tape lack the term) against the expression engine's
+ * exact derivatives of the same rows (md->F), at a point with nonzero coordinates, velocities,
  * accelerations and multipliers (Coriolis, centrifugal and damping terms included): the spatial
  * pendulum at 2 elements per link, Rayleigh damping on link 1 */
 TEST(jacobian_exact)
@@ -452,9 +454,10 @@ TEST(jacobian_exact)
     }
     sprintf(text, "%.*s    damping: {alpha: 0.05, beta: 2e-4}\n%s", (int)(at - sp), sp, at);
     free(sp);
-    mbl_model *md = FIXTURE_LOAD(NULL, text, "beam3.yaml");
+    mbl_model *md = FIXTURE_LOAD_FORM(model_ffr_set_numeric, 0, NULL, text, "beam3.yaml");
     free(text);
     if (!md) return;
+    CHECK(md->nffr3n == 0);
     int n = md->n, nunk = md->nunk;
     mblx_id *syms = malloc((size_t)nunk * sizeof *syms);
     for (int j = 0; j < nunk; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);

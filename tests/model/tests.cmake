@@ -40,6 +40,8 @@ mblin_add_test(test_bicycle ${CMAKE_CURRENT_SOURCE_DIR}/model/test_bicycle.c)
 # compiled forms through let nodes (issue 15 item 2): tapes equal to the inlined rows, bicycle tape size
 mblin_add_test(test_let_tapes ${CMAKE_CURRENT_SOURCE_DIR}/model/test_let_tapes.c)
 mblin_add_test(test_ffr_num ${CMAKE_CURRENT_SOURCE_DIR}/model/test_ffr_num.c)
+# the spatial structured term evaluated numerically (issue 31, item 3): against its expression form and central differences
+mblin_add_test(test_ffr3_num ${CMAKE_CURRENT_SOURCE_DIR}/model/test_ffr3_num.c)
 mblin_add_test(test_pmech_num ${CMAKE_CURRENT_SOURCE_DIR}/model/test_pmech_num.c)
 # One lock per model (issue 28): two threads grow one model's expression graph at once; built a
 # second time against a ThreadSanitizer copy of the library (the object files of MBLIN_SOURCES

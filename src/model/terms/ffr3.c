@@ -11,6 +11,7 @@
  * entry is the sum over the body sums of (d row / d sum) (d sum / d column), each of the latter a
  * constant or a row of a matrix times qf; the placeholders are then replaced by the sums. */
 #include "model/terms/vec3_nodes.h"
+#include "model/terms/ffr3_nodes.h"
 #include "model/ffr3.h"
 
 #include <math.h>
@@ -96,12 +97,11 @@ static mblx_id sumz(mblx_graph *g, size_t n, const mblx_id *t, mblx_id *scr)
 
 static mblx_id cmul(mblx_graph *g, double c, mblx_id x) { return c == 0 ? mblx_const(g, 0.0) : mblx_scale(g, c, x); }
 
-static const int PA[9] = {0, 0, 0, 1, 1, 1, 2, 2, 2}, PB[9] = {0, 1, 2, 0, 1, 2, 0, 1, 2};
-#define AB(a, b) (3 * (a) + (b))
-/* the placeholder sums: s 0..2, w1 3..5, w2 6..8, Q 9..14 (xx yy zz xy xz yz), D 15..23 (3a + b),
- * h 24..26, tw.qf' 27, tw.qf'' 28 */
-enum { Z_S = 0, Z_W1 = 3, Z_W2 = 6, Z_Q = 9, Z_D = 15, Z_H = 24, Z_T1 = 27, Z_T2 = 28, NZ = 29 };
-static const int QA[6] = {0, 1, 2, 0, 0, 1}, QB[6] = {0, 1, 2, 1, 2, 2};
+#define AB(a, b) FFR3_AB(a, b)
+#define PA(k) FFR3_PA(k)
+#define PB(k) FFR3_PB(k)
+#define QA(u) FFR3_QA(u)
+#define QB(u) FFR3_QB(u)
 
 /* The quantities of one body's rows shared by their parts (model_ffr3_formulate_inv): the frame's
  * (orientation, angular velocity and acceleration, their derivatives by the frame's unknowns) and
@@ -121,10 +121,8 @@ typedef struct body3 {
     double **val;
     int *mark, *list;
     mblx_id zero;
-    mblx_id *e, *w, *al, *Gv, *AtG, *W, *Cq, *Cv, *fsym;
-    mblx_id (*Gm)[4], (*A)[3];
-    int *fcol;
-    mblx_id (*dAtG)[15], (*dal)[15], (*dw2)[15], (*dW)[15];
+    const ffr3_frame *f;
+    const int *fcol;
 } body3;
 
 /* The elastic rows: the inertia coupling with the frame and the elastic coordinates, stiffness and
@@ -143,9 +141,9 @@ static void elastic_rows3(const body3 *x)
     mblx_id *(*R)[9] = x->R;
     double **val = x->val;
     int *mark = x->mark, *list = x->list;
-    const mblx_id *al = x->al, *AtG = x->AtG, *W = x->W, *Cq = x->Cq, *Cv = x->Cv;
+    const mblx_id *al = x->f->al, *AtG = x->f->AtG, *W = x->f->W, *Cq = x->f->Cq, *Cv = x->f->Cv;
     const int *fcol = x->fcol;
-    mblx_id (*dAtG)[15] = x->dAtG, (*dal)[15] = x->dal, (*dw2)[15] = x->dw2, (*dW)[15] = x->dW;
+    const mblx_id(*dAtG)[15] = x->f->dAtG, (*dal)[15] = x->f->dal, (*dw2)[15] = x->f->dw2, (*dW)[15] = x->f->dW;
     /* ---- the elastic rows ---- */
     const double *Sb = sp->Sb, *cx = sp->cx, *tw = sp->tw;
     for (int i = 0; i < nf && !B->err; i++) {
@@ -159,11 +157,11 @@ static void elastic_rows3(const body3 *x)
         Z[1] = mblx_sub(g, R[1][AB(0, 2)][i], R[1][AB(2, 0)][i]);
         Z[2] = mblx_sub(g, R[1][AB(1, 0)][i], R[1][AB(0, 1)][i]);
         for (int k = 0; k < 9; k++)
-            N[k] = PB[k] == 0 && cx[PA[k] * nf + i] != 0 ? mblx_add(g, mblx_const(g, cx[PA[k] * nf + i]), R[0][k][i]) : R[0][k][i];
+            N[k] = PB(k) == 0 && cx[PA(k) * nf + i] != 0 ? mblx_add(g, mblx_const(g, cx[PA(k) * nf + i]), R[0][k][i]) : R[0][k][i];
         /* the row's entries of M_ab (column i of M_ba), K, C, Mc */
         int nl = 0;
         for (int k = 0; k < 12; k++) {
-            const mbla_csc *X = k < 9 ? sp->M[AB(PB[k], PA[k])] : k == 9 ? sp->K : k == 10 ? C : sp->Mc;
+            const mbla_csc *X = k < 9 ? sp->M[AB(PB(k), PA(k))] : k == 9 ? sp->K : k == 10 ? C : sp->Mc;
             if (!X) continue;
             for (int p = X->p[i]; p < X->p[i + 1]; p++) {
                 int j = X->i[p];
@@ -252,7 +250,7 @@ static void body_sums3(const body3 *x, mblx_id *agg)
         /* Q_ab = Q0 + d_ax cx_b.q + d_bx cx_a.q + q.(M_ab q); D_ab = d_ax cx_b.q' + q.(M_ab q');
          * h_k = E_ab - E_ba (k, a, b cyclic), E_ab = d_ax cx_b.q'' + q.(M_ab q'') */
         for (int u = 0; u < 6; u++) {
-            int p = QA[u], r = QB[u];
+            int p = QA(u), r = QB(u);
             size_t n = 0;
             if (sp->Q0[u] != 0) t[n++] = mblx_const(g, sp->Q0[u]);
             for (int j = 0; j < nf; j++) {
@@ -264,7 +262,7 @@ static void body_sums3(const body3 *x, mblx_id *agg)
             agg[Z_Q + u] = n ? mblx_sum(g, n, t) : zero;
         }
         for (int k = 0; k < 9; k++) {
-            int p = PA[k], r = PB[k];
+            int p = PA(k), r = PB(k);
             size_t n = 0;
             for (int j = 0; j < nf; j++) {
                 if (p == 0 && cx[r * nf + j] != 0) t[n++] = mblx_scale(g, cx[r * nf + j], v[fi[j]]);
@@ -299,18 +297,14 @@ static void frame_rows3(const body3 *x, const mblx_id *agg)
     mblx_graph *g = x->g;
     bld *B = x->B;
     const mbl_ffr3 *sp = x->sp;
-    const mblx_id *gn = x->gn;
     mblx_id *Fs = x->Fs;
     int nf = x->nf, ja = x->ja, jv = x->jv, jq = x->jq;
     const int *iR = x->iR, *ie = x->ie, *fi = x->fi;
-    const mblx_id *a = x->a;
     mblx_id *scr = x->scr, *t = x->t;
     mblx_id *(*R)[9] = x->R;
-    const mblx_id *e = x->e, *w = x->w, *al = x->al, *Gv = x->Gv, *fsym = x->fsym;
-    mblx_id (*Gm)[4] = x->Gm, (*A)[3] = x->A;
+    const mblx_id *fsym = x->f->fsym;
     const int *fcol = x->fcol;
     const double *Sb = sp->Sb, *cx = sp->cx, *tw = sp->tw;
-    /* ---- the frame rows, with placeholders for the sums ---- */
     mblx_id z[NZ];
     for (int k = 0; k < NZ; k++) {
         char nm[32];
@@ -318,64 +312,7 @@ static void frame_rows3(const body3 *x, const mblx_id *agg)
         z[k] = mblx_symbol(g, nm);
     }
     mblx_id Fr[7];
-    {
-        const mblx_id *s = z + Z_S, *w1 = z + Z_W1, *w2 = z + Z_W2;
-        mblx_id as[3], ws[3], wws[3], ww1[3], b[3];
-        vec3_nodes_cross(g, al, s, as);
-        vec3_nodes_cross(g, w, s, ws);
-        vec3_nodes_cross(g, w, ws, wws);
-        vec3_nodes_cross(g, w, w1, ww1);
-        for (int k = 0; k < 3; k++) {
-            mblx_id t4[4] = {as[k], wws[k], mblx_scale(g, 2.0, ww1[k]), w2[k]};
-            b[k] = mblx_sum(g, 4, t4);
-        }
-        for (int r = 0; r < 3; r++) {
-            mblx_id t4[4] = {mblx_scale(g, sp->m, Gv[r]), mblx_mul(g, A[r][0], b[0]), mblx_mul(g, A[r][1], b[1]),
-                             mblx_mul(g, A[r][2], b[2])};
-            Fr[r] = mblx_sum(g, 4, t4);
-        }
-        /* I = tr(Q) 1 - Q */
-        const mblx_id *Q = z + Z_Q;
-        mblx_id Im[3][3];
-        Im[0][0] = mblx_add(g, Q[1], Q[2]), Im[1][1] = mblx_add(g, Q[0], Q[2]), Im[2][2] = mblx_add(g, Q[0], Q[1]);
-        Im[0][1] = Im[1][0] = mblx_neg(g, Q[3]), Im[0][2] = Im[2][0] = mblx_neg(g, Q[4]), Im[1][2] = Im[2][1] = mblx_neg(g, Q[5]);
-        mblx_id Ia[3], Iw[3], wIw[3], sG[3], n[3];
-        for (int k = 0; k < 3; k++) {
-            mblx_id t3[3] = {mblx_mul(g, Im[k][0], al[0]), mblx_mul(g, Im[k][1], al[1]), mblx_mul(g, Im[k][2], al[2])};
-            mblx_id u3[3] = {mblx_mul(g, Im[k][0], w[0]), mblx_mul(g, Im[k][1], w[1]), mblx_mul(g, Im[k][2], w[2])};
-            Ia[k] = mblx_sum(g, 3, t3), Iw[k] = mblx_sum(g, 3, u3);
-        }
-        vec3_nodes_cross(g, w, Iw, wIw);
-        /* the inertia of the frame's translation, s x A^T R''; gravity below as the derivative of its
-         * potential (the Jacobian's stiffness part stays symmetric: the symmetric sparse path) */
-        mblx_id AtR[3];
-        for (int c = 0; c < 3; c++) {
-            mblx_id t3[3] = {mblx_mul(g, A[0][c], a[iR[0]]), mblx_mul(g, A[1][c], a[iR[1]]), mblx_mul(g, A[2][c], a[iR[2]])};
-            AtR[c] = mblx_sum(g, 3, t3);
-        }
-        vec3_nodes_cross(g, s, AtR, sG);
-        const mblx_id *D = z + Z_D;
-        mblx_id trD = mblx_add(g, mblx_add(g, D[0], D[4]), D[8]);
-        mblx_id H = mblx_add(g, mblx_scale(g, sp->IpL, w[0]), z[Z_T1]);
-        for (int k = 0; k < 3; k++) {
-            /* 2 (tr(D) w_k - (D^T w)_k), (D^T w)_k = sum_b D_bk w_b */
-            mblx_id d3[3] = {mblx_mul(g, D[AB(0, k)], w[0]), mblx_mul(g, D[AB(1, k)], w[1]), mblx_mul(g, D[AB(2, k)], w[2])};
-            mblx_id Dw = mblx_sub(g, mblx_mul(g, trD, w[k]), mblx_sum(g, 3, d3));
-            mblx_id polar = k == 0 ? mblx_add(g, mblx_scale(g, sp->IpL, al[0]), z[Z_T2])
-                                   : k == 1 ? mblx_mul(g, w[2], H) : mblx_neg(g, mblx_mul(g, w[1], H));
-            mblx_id t6[6] = {sG[k], Ia[k], wIw[k], mblx_scale(g, 2.0, Dw), z[Z_H + k], polar};
-            n[k] = mblx_sum(g, 6, t6);
-        }
-        /* V = -g . A(e) s: the e rows' gravity is dV/de (2 G^T (s x A^T (-g)) up to a multiple of e) */
-        mblx_id vt[9];
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c < 3; c++) vt[3 * r + c] = mblx_mul(g, mblx_mul(g, gn[r], A[r][c]), s[c]);
-        mblx_id V = mblx_neg(g, mblx_sum(g, 9, vt));
-        for (int l = 0; l < 4; l++) {
-            mblx_id t3[3] = {mblx_mul(g, Gm[0][l], n[0]), mblx_mul(g, Gm[1][l], n[1]), mblx_mul(g, Gm[2][l], n[2])};
-            Fr[3 + l] = mblx_add(g, mblx_scale(g, 2.0, mblx_sum(g, 3, t3)), mblx_diff(g, V, e[l]));
-        }
-    }
+    ffr3_frame_rows(g, x->f, sp->m, sp->IpL, z, Fr);
     if (mblx_graph_status(g, NULL)) {
         B->err = 1;
         return;
@@ -401,7 +338,7 @@ static void frame_rows3(const body3 *x, const mblx_id *agg)
                 ta[na++] = mblx_mul(g, ph[Z_W2 + c], mblx_const(g, sbj));
             }
             for (int u = 0; u < 6; u++) {
-                int p = QA[u], rr = QB[u];
+                int p = QA(u), rr = QB(u);
                 if (is_zero(g, ph[Z_Q + u])) continue;
                 double c = (p == 0 ? cx[rr * nf + j] : 0) + (rr == 0 ? cx[p * nf + j] : 0);
                 mblx_id f = mblx_add(g, R[0][AB(p, rr)][j], R[0][AB(rr, p)][j]);
@@ -410,7 +347,7 @@ static void frame_rows3(const body3 *x, const mblx_id *agg)
             }
             for (int k = 0; k < 9; k++) {
                 if (is_zero(g, ph[Z_D + k])) continue;
-                int p = PA[k], rr = PB[k];
+                int p = PA(k), rr = PB(k);
                 tq[nq++] = mblx_mul(g, ph[Z_D + k], R[1][k][j]);
                 mblx_id f = R[0][AB(rr, p)][j];
                 if (p == 0 && cx[rr * nf + j] != 0) f = mblx_add(g, mblx_const(g, cx[rr * nf + j]), f);
@@ -433,6 +370,128 @@ static void frame_rows3(const body3 *x, const mblx_id *agg)
             push(B, row, jv + fi[j], sumz(g, nv, tv, scr));
             push(B, row, ja + fi[j], sumz(g, na, ta, scr));
         }
+    }
+}
+
+void ffr3_frame_nodes(mblx_graph *g, const mblx_id e[4], const mblx_id ed[4], const mblx_id edd[4],
+                      const mblx_id aR[3], const mblx_id gn[3], ffr3_frame *f)
+{
+    for (int k = 0; k < 4; k++) f->e[k] = e[k], f->ed[k] = ed[k], f->edd[k] = edd[k];
+    for (int k = 0; k < 3; k++) f->aR[k] = aR[k], f->gn[k] = gn[k];
+    mblx_id zero = mblx_const(g, 0.0);
+    mblx_id Gm[3][4] = {{mblx_neg(g, e[1]), e[0], e[3], mblx_neg(g, e[2])},
+                        {mblx_neg(g, e[2]), mblx_neg(g, e[3]), e[0], e[1]},
+                        {mblx_neg(g, e[3]), e[2], mblx_neg(g, e[1]), e[0]}};
+    memcpy(f->Gm, Gm, sizeof Gm);
+    mblx_id *w = f->w, *al = f->al;
+    for (int k = 0; k < 3; k++) {
+        mblx_id tw4[4], ta4[4];
+        for (int l = 0; l < 4; l++) tw4[l] = mblx_mul(g, Gm[k][l], ed[l]), ta4[l] = mblx_mul(g, Gm[k][l], edd[l]);
+        w[k] = mblx_scale(g, 2.0, mblx_sum(g, 4, tw4));
+        al[k] = mblx_scale(g, 2.0, mblx_sum(g, 4, ta4));
+    }
+    mblx_id ee[4][4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) ee[i][j] = mblx_scale(g, 2.0, mblx_mul(g, e[i], e[j]));
+    mblx_id one = mblx_const(g, 1.0);
+    mblx_id A[3][3] = {
+        {mblx_sub(g, mblx_add(g, ee[0][0], ee[1][1]), one), mblx_sub(g, ee[1][2], ee[0][3]), mblx_add(g, ee[1][3], ee[0][2])},
+        {mblx_add(g, ee[1][2], ee[0][3]), mblx_sub(g, mblx_add(g, ee[0][0], ee[2][2]), one), mblx_sub(g, ee[2][3], ee[0][1])},
+        {mblx_sub(g, ee[1][3], ee[0][2]), mblx_add(g, ee[2][3], ee[0][1]), mblx_sub(g, mblx_add(g, ee[0][0], ee[3][3]), one)}};
+    memcpy(f->A, A, sizeof A);
+    for (int k = 0; k < 3; k++) f->Gv[k] = mblx_sub(g, aR[k], gn[k]);
+    for (int c = 0; c < 3; c++) {
+        mblx_id t3[3] = {mblx_mul(g, A[0][c], f->Gv[0]), mblx_mul(g, A[1][c], f->Gv[1]), mblx_mul(g, A[2][c], f->Gv[2])};
+        f->AtG[c] = mblx_sum(g, 3, t3);
+    }
+    mblx_id ww = mblx_add(g, mblx_add(g, mblx_mul(g, w[0], w[0]), mblx_mul(g, w[1], w[1])), mblx_mul(g, w[2], w[2]));
+    /* Cq[ab] = W_ab + the al part of the P_k, Cv[ab] = 2 w part: (P_x = M_zy - M_yz, P_y = M_xz - M_zx,
+     * P_z = M_yx - M_xy) */
+    mblx_id *W = f->W, *Cq = f->Cq, *Cv = f->Cv;
+    for (int k = 0; k < 9; k++) {
+        W[k] = mblx_mul(g, w[PA(k)], w[PB(k)]);
+        if (PA(k) == PB(k)) W[k] = mblx_sub(g, W[k], ww);
+        Cq[k] = W[k], Cv[k] = zero;
+    }
+    static const int pp[3] = {AB(2, 1), AB(0, 2), AB(1, 0)}, pm[3] = {AB(1, 2), AB(2, 0), AB(0, 1)};
+    for (int k = 0; k < 3; k++) {
+        Cq[pp[k]] = mblx_add(g, Cq[pp[k]], al[k]);
+        Cq[pm[k]] = mblx_sub(g, Cq[pm[k]], al[k]);
+        Cv[pp[k]] = mblx_scale(g, 2.0, w[k]);
+        Cv[pm[k]] = mblx_scale(g, -2.0, w[k]);
+    }
+    /* the derivatives of the frame quantities by the frame's unknowns */
+    for (int k = 0; k < 3; k++) f->fsym[k] = aR[k];
+    for (int k = 0; k < 4; k++) f->fsym[3 + k] = edd[k], f->fsym[7 + k] = ed[k], f->fsym[11 + k] = e[k];
+    for (int x = 0; x < FFR3_NFS; x++) {
+        for (int k = 0; k < 3; k++) {
+            f->dAtG[k][x] = mblx_diff(g, f->AtG[k], f->fsym[x]);
+            f->dal[k][x] = mblx_diff(g, al[k], f->fsym[x]);
+            f->dw2[k][x] = mblx_scale(g, 2.0, mblx_diff(g, w[k], f->fsym[x]));
+        }
+        for (int k = 0; k < 9; k++) f->dW[k][x] = mblx_diff(g, W[k], f->fsym[x]);
+    }
+}
+
+void ffr3_frame_rows(mblx_graph *g, const ffr3_frame *f, double m, double IpL, const mblx_id *z, mblx_id Fr[7])
+{
+    const mblx_id *w = f->w, *al = f->al, *Gv = f->Gv, *gn = f->gn, *aR = f->aR, *e = f->e;
+    const mblx_id(*A)[3] = f->A, (*Gm)[4] = f->Gm;
+    const mblx_id *s = z + Z_S, *w1 = z + Z_W1, *w2 = z + Z_W2;
+    mblx_id as[3], ws[3], wws[3], ww1[3], b[3];
+    vec3_nodes_cross(g, al, s, as);
+    vec3_nodes_cross(g, w, s, ws);
+    vec3_nodes_cross(g, w, ws, wws);
+    vec3_nodes_cross(g, w, w1, ww1);
+    for (int k = 0; k < 3; k++) {
+        mblx_id t4[4] = {as[k], wws[k], mblx_scale(g, 2.0, ww1[k]), w2[k]};
+        b[k] = mblx_sum(g, 4, t4);
+    }
+    for (int r = 0; r < 3; r++) {
+        mblx_id t4[4] = {mblx_scale(g, m, Gv[r]), mblx_mul(g, A[r][0], b[0]), mblx_mul(g, A[r][1], b[1]),
+                         mblx_mul(g, A[r][2], b[2])};
+        Fr[r] = mblx_sum(g, 4, t4);
+    }
+    /* I = tr(Q) 1 - Q */
+    const mblx_id *Q = z + Z_Q;
+    mblx_id Im[3][3];
+    Im[0][0] = mblx_add(g, Q[1], Q[2]), Im[1][1] = mblx_add(g, Q[0], Q[2]), Im[2][2] = mblx_add(g, Q[0], Q[1]);
+    Im[0][1] = Im[1][0] = mblx_neg(g, Q[3]), Im[0][2] = Im[2][0] = mblx_neg(g, Q[4]), Im[1][2] = Im[2][1] = mblx_neg(g, Q[5]);
+    mblx_id Ia[3], Iw[3], wIw[3], sG[3], n[3];
+    for (int k = 0; k < 3; k++) {
+        mblx_id t3[3] = {mblx_mul(g, Im[k][0], al[0]), mblx_mul(g, Im[k][1], al[1]), mblx_mul(g, Im[k][2], al[2])};
+        mblx_id u3[3] = {mblx_mul(g, Im[k][0], w[0]), mblx_mul(g, Im[k][1], w[1]), mblx_mul(g, Im[k][2], w[2])};
+        Ia[k] = mblx_sum(g, 3, t3), Iw[k] = mblx_sum(g, 3, u3);
+    }
+    vec3_nodes_cross(g, w, Iw, wIw);
+    /* the inertia of the frame's translation, s x A^T R''; gravity below as the derivative of its
+     * potential (the Jacobian's stiffness part stays symmetric: the symmetric sparse path) */
+    mblx_id AtR[3];
+    for (int c = 0; c < 3; c++) {
+        mblx_id t3[3] = {mblx_mul(g, A[0][c], aR[0]), mblx_mul(g, A[1][c], aR[1]), mblx_mul(g, A[2][c], aR[2])};
+        AtR[c] = mblx_sum(g, 3, t3);
+    }
+    vec3_nodes_cross(g, s, AtR, sG);
+    const mblx_id *D = z + Z_D;
+    mblx_id trD = mblx_add(g, mblx_add(g, D[0], D[4]), D[8]);
+    mblx_id H = mblx_add(g, mblx_scale(g, IpL, w[0]), z[Z_T1]);
+    for (int k = 0; k < 3; k++) {
+        /* 2 (tr(D) w_k - (D^T w)_k), (D^T w)_k = sum_b D_bk w_b */
+        mblx_id d3[3] = {mblx_mul(g, D[AB(0, k)], w[0]), mblx_mul(g, D[AB(1, k)], w[1]), mblx_mul(g, D[AB(2, k)], w[2])};
+        mblx_id Dw = mblx_sub(g, mblx_mul(g, trD, w[k]), mblx_sum(g, 3, d3));
+        mblx_id polar = k == 0 ? mblx_add(g, mblx_scale(g, IpL, al[0]), z[Z_T2])
+                               : k == 1 ? mblx_mul(g, w[2], H) : mblx_neg(g, mblx_mul(g, w[1], H));
+        mblx_id t6[6] = {sG[k], Ia[k], wIw[k], mblx_scale(g, 2.0, Dw), z[Z_H + k], polar};
+        n[k] = mblx_sum(g, 6, t6);
+    }
+    /* V = -g . A(e) s: the e rows' gravity is dV/de (2 G^T (s x A^T (-g)) up to a multiple of e) */
+    mblx_id vt[9];
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) vt[3 * r + c] = mblx_mul(g, mblx_mul(g, gn[r], A[r][c]), s[c]);
+    mblx_id V = mblx_neg(g, mblx_sum(g, 9, vt));
+    for (int l = 0; l < 4; l++) {
+        mblx_id t3[3] = {mblx_mul(g, Gm[0][l], n[0]), mblx_mul(g, Gm[1][l], n[1]), mblx_mul(g, Gm[2][l], n[2])};
+        Fr[3 + l] = mblx_add(g, mblx_scale(g, 2.0, mblx_sum(g, 3, t3)), mblx_diff(g, V, e[l]));
     }
 }
 
@@ -465,78 +524,24 @@ int model_ffr3_formulate_inv(mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *
     const mblx_id *xs[3] = {q, v, a};
     for (int x = 0; x < 3; x++)
         for (int k = 0; k < 9; k++)
-            for (int j = 0; j < nf; j++) R[x][k][j] = col_dot(g, sp->M[AB(PB[k], PA[k])], j, xs[x], fi, scr);
+            for (int j = 0; j < nf; j++) R[x][k][j] = col_dot(g, sp->M[AB(PB(k), PA(k))], j, xs[x], fi, scr);
 
     /* ---- the frame's quantities ---- */
-    mblx_id e[4], ed[4], edd[4];
+    mblx_id e[4], ed[4], edd[4], aR[3];
     for (int k = 0; k < 4; k++) e[k] = q[ie[k]], ed[k] = v[ie[k]], edd[k] = a[ie[k]];
-    mblx_id Gm[3][4] = {{mblx_neg(g, e[1]), e[0], e[3], mblx_neg(g, e[2])},
-                        {mblx_neg(g, e[2]), mblx_neg(g, e[3]), e[0], e[1]},
-                        {mblx_neg(g, e[3]), e[2], mblx_neg(g, e[1]), e[0]}};
-    mblx_id w[3], al[3];
-    for (int k = 0; k < 3; k++) {
-        mblx_id tw4[4], ta4[4];
-        for (int l = 0; l < 4; l++) tw4[l] = mblx_mul(g, Gm[k][l], ed[l]), ta4[l] = mblx_mul(g, Gm[k][l], edd[l]);
-        w[k] = mblx_scale(g, 2.0, mblx_sum(g, 4, tw4));
-        al[k] = mblx_scale(g, 2.0, mblx_sum(g, 4, ta4));
-    }
-    mblx_id ee[4][4];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) ee[i][j] = mblx_scale(g, 2.0, mblx_mul(g, e[i], e[j]));
-    mblx_id one = mblx_const(g, 1.0);
-    mblx_id A[3][3] = {
-        {mblx_sub(g, mblx_add(g, ee[0][0], ee[1][1]), one), mblx_sub(g, ee[1][2], ee[0][3]), mblx_add(g, ee[1][3], ee[0][2])},
-        {mblx_add(g, ee[1][2], ee[0][3]), mblx_sub(g, mblx_add(g, ee[0][0], ee[2][2]), one), mblx_sub(g, ee[2][3], ee[0][1])},
-        {mblx_sub(g, ee[1][3], ee[0][2]), mblx_add(g, ee[2][3], ee[0][1]), mblx_sub(g, mblx_add(g, ee[0][0], ee[3][3]), one)}};
-    mblx_id Gv[3], AtG[3];
-    for (int k = 0; k < 3; k++) Gv[k] = mblx_sub(g, a[iR[k]], gn[k]);
-    for (int c = 0; c < 3; c++) {
-        mblx_id t3[3] = {mblx_mul(g, A[0][c], Gv[0]), mblx_mul(g, A[1][c], Gv[1]), mblx_mul(g, A[2][c], Gv[2])};
-        AtG[c] = mblx_sum(g, 3, t3);
-    }
-    mblx_id ww = mblx_add(g, mblx_add(g, mblx_mul(g, w[0], w[0]), mblx_mul(g, w[1], w[1])), mblx_mul(g, w[2], w[2]));
-    /* Cq[ab] = W_ab + the al part of the P_k, Cv[ab] = 2 w part: (P_x = M_zy - M_yz, P_y = M_xz - M_zx,
-     * P_z = M_yx - M_xy) */
-    mblx_id W[9], Cq[9], Cv[9];
-    for (int k = 0; k < 9; k++) {
-        W[k] = mblx_mul(g, w[PA[k]], w[PB[k]]);
-        if (PA[k] == PB[k]) W[k] = mblx_sub(g, W[k], ww);
-        Cq[k] = W[k], Cv[k] = zero;
-    }
-    {
-        static const int pp[3] = {AB(2, 1), AB(0, 2), AB(1, 0)}, pm[3] = {AB(1, 2), AB(2, 0), AB(0, 1)};
-        for (int k = 0; k < 3; k++) {
-            Cq[pp[k]] = mblx_add(g, Cq[pp[k]], al[k]);
-            Cq[pm[k]] = mblx_sub(g, Cq[pm[k]], al[k]);
-            Cv[pp[k]] = mblx_scale(g, 2.0, w[k]);
-            Cv[pm[k]] = mblx_scale(g, -2.0, w[k]);
-        }
-    }
-    /* the frame's unknowns (column, symbol) and the derivatives of the frame quantities */
+    for (int k = 0; k < 3; k++) aR[k] = a[iR[k]];
+    ffr3_frame F3;
+    ffr3_frame_nodes(g, e, ed, edd, aR, gn, &F3);
+    /* the frame's unknowns' columns */
     int fcol[15];
-    mblx_id fsym[15];
-    for (int k = 0; k < 3; k++) fcol[k] = ja + iR[k], fsym[k] = a[iR[k]];
-    for (int k = 0; k < 4; k++) {
-        fcol[3 + k] = ja + ie[k], fsym[3 + k] = edd[k];
-        fcol[7 + k] = jv + ie[k], fsym[7 + k] = ed[k];
-        fcol[11 + k] = jq + ie[k], fsym[11 + k] = e[k];
-    }
-    mblx_id dAtG[3][15], dal[3][15], dw2[3][15], dW[9][15];
-    for (int x = 0; x < 15; x++) {
-        for (int k = 0; k < 3; k++) {
-            dAtG[k][x] = mblx_diff(g, AtG[k], fsym[x]);
-            dal[k][x] = mblx_diff(g, al[k], fsym[x]);
-            dw2[k][x] = mblx_scale(g, 2.0, mblx_diff(g, w[k], fsym[x]));
-        }
-        for (int k = 0; k < 9; k++) dW[k][x] = mblx_diff(g, W[k], fsym[x]);
-    }
+    for (int k = 0; k < 3; k++) fcol[k] = ja + iR[k];
+    for (int k = 0; k < 4; k++) fcol[3 + k] = ja + ie[k], fcol[7 + k] = jv + ie[k], fcol[11 + k] = jq + ie[k];
     if (mblx_graph_status(g, NULL)) {
         B.err = 1;
         goto out;
     }
 
-    body3 x = {g, &B, sp, C, gn, Fs, nf, ja, jv, jq, iR, ie, fi, a, v, q, scr, t, R, val, mark, list, zero, e, w, al,
-               Gv, AtG, W, Cq, Cv, fsym, Gm, A, fcol, dAtG, dal, dw2, dW};
+    body3 x = {g, &B, sp, C, gn, Fs, nf, ja, jv, jq, iR, ie, fi, a, v, q, scr, t, R, val, mark, list, zero, &F3, fcol};
     elastic_rows3(&x);
     if (B.err) goto out;
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "model/ffr.h"
+#include "model/ffr3.h"
 #include "model/pmech_num.h"
 #include "model/model_internal.h"
 #include "model/terms/term.h"
@@ -227,6 +228,10 @@ static int add_num(mbl_model *md, const mbl_ffr_body *fb, const int *qidx, const
 int model_ffr_add(mbl_model *md, const mbl_ffr_body *b, const int *qidx, const mblx_id *gnode, mblx_id *Fs, mbl_sjac *J,
                 mbl_status *st)
 {
+    if (b->sp && model_ffr_numeric() && J == &md->sjac) { /* spatial: terms/ffr3_num.c */
+        int rc = model_ffr3_num_add(md, b, qidx, gnode, st);
+        if (rc <= 0) return rc;
+    }
     if (!b->sp && model_ffr_numeric() && J == &md->sjac && b->inv.Sb && b->inv.c1 && b->inv.c2) {
         int rc = add_num(md, b, qidx, gnode, st);
         if (rc <= 0) return rc;
@@ -255,7 +260,7 @@ static void remap(mbl_ffr_num *b, const int *map)
 int model_ffr_num_bind(mbl_model *md, mbl_status *st)
 {
     md->jac_ntape = md->jac.nz;
-    if (!md->nffrn && !md->pmn) return 0;
+    if (!md->nffrn && !md->nffr3n && !md->pmn) return 0;
     int nz = md->jac.nz, rc;
     int *map = mbl_alloc_array((size_t)md->sjac.nz + 1, sizeof *map), *perm = mbl_alloc_array((size_t)nz + 1, sizeof *perm);
     if (!map || !perm) {
@@ -264,7 +269,7 @@ int model_ffr_num_bind(mbl_model *md, mbl_status *st)
     }
     rc = model_jac_index(md, md->sjac.nz, md->sjac.row, md->sjac.col, map, st);
     for (int b = 0; b < md->nffrn && !rc; b++) remap(&md->ffrn[b], map);
-    if (!rc) model_pmech_num_remap(md->pmn, map);
+    if (!rc) model_pmech_num_remap(md->pmn, map), model_ffr3_num_remap(md, map);
     /* the entries whose node is 0 (computed by no tape) go last, in order */
     mblx_id zero = mblx_const(md->g, 0.0);
     int k = 0;
@@ -285,6 +290,7 @@ int model_ffr_num_bind(mbl_model *md, mbl_status *st)
             md->jac.row = r2, md->jac.col = c2, md->jac.node = n2, md->jac.cap = nz + 1;
             for (int b = 0; b < md->nffrn; b++) remap(&md->ffrn[b], perm);
             model_pmech_num_remap(md->pmn, perm);
+            model_ffr3_num_remap(md, perm);
         }
     }
     mbl_free(map), mbl_free(perm);

@@ -1,5 +1,6 @@
 /* The structured terms evaluated numerically beside the model's residual and Jacobian tapes: a
- * relative-coordinate tree's (rtree.c), the planar flexible bodies' (ffr_num.c), the planar
+ * relative-coordinate tree's (rtree.c), the planar and spatial flexible bodies' (ffr_num.c,
+ * ffr3_num.c), the planar
  * rigid bodies' and revolute joints' (pmech_num.c). The model reaches them through one table
  * (model_terms, in this order): its evaluators (model/eval.c), their expression form
  * (model_dae_nodes), the work size and freeing. A tree never meets the other two (relative
@@ -30,8 +31,8 @@ typedef struct model_term_ops {
     void (*free)(mbl_model *md);
 } model_term_ops;
 
-enum { MODEL_NTERMS = 3 };
-extern const model_term_ops model_term_rtree, model_term_ffr, model_term_pmech;
+enum { MODEL_NTERMS = 4 };
+extern const model_term_ops model_term_rtree, model_term_ffr, model_term_ffr3, model_term_pmech;
 extern const model_term_ops *const model_terms[MODEL_NTERMS];
 
 #endif
