@@ -189,8 +189,9 @@ static int formulate_energies(loader *L, mblx_id zero, mblx_id *T_out, mblx_id *
             rc = check_deps(L, T, BIT(MBL_BLK_A) | BIT(MBL_BLK_R) | BIT_EXT, &s->kinetic_energy, "kinetic_energy", NULL);
         if (rc) return rc;
         /* no der() at all: M = d2T/dv2 = 0, which the linearization names (lin_eval_init); the point
-         * itself (equilibrium) needs no inertia. A mechanism's terms may carry mass outside T. */
-        if (!s->from_mechanism && !model_depends_on_block(md, T, MBL_BLK_V)) {
+         * itself (equilibrium) needs no inertia. A mechanism's terms, and flexible bodies'
+         * structured terms, may carry mass outside T. */
+        if (!s->from_mechanism && !s->nffr && !model_depends_on_block(md, T, MBL_BLK_V)) {
             md->mass_zero_line = s->kinetic_energy.line > 0 ? s->kinetic_energy.line : 1;
             md->mass_zero_col = s->kinetic_energy.col > 0 ? s->kinetic_energy.col : 1;
         }
