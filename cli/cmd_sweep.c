@@ -3,8 +3,9 @@
  *   mblin sweep MODEL --param NAME=FROM:TO:COUNT [--param NAME2=FROM:TO:COUNT] [--threads N]
  *               [--predictor sensitivity|linear] [--orders K1,K2,..] [--speed-unit rad/s|Hz|rpm] [--fmax HZ] [--json] [-o DIR]
  *               [--set p=value ...] [--guess q=value ...] [--at KIND]
- *   mblin freqresp MODEL --from INPUT --to OUTPUT --w FROM:TO:COUNT [--linear] [-o DIR]
+ *   mblin freqresp MODEL [--from INPUT --to OUTPUT] --w FROM:TO:COUNT [--linear] [--json] [-o DIR]
  *               [--set p=value ...] [--guess q=value ...] [--at KIND]
+ *               (without --from and --to: every input to every output, and the singular values)
  *
  * Results on stdout (CSV, or JSON with --json), files with -o DIR, progress on stderr when it is a
  * terminal, one line "mblin: <reason>" on failure (exit 1; a usage error, exit 2). */
@@ -73,7 +74,9 @@ static const char sweep_help[] =
     "options:\n"
     "  --param NAME=FROM:TO:COUNT  swept parameter (once or twice; NAME t: the time along drivers)\n"
     "  --threads N          worker threads (default 1; the results do not depend on N)\n"
-    "  --orders K1,K2,..    Campbell diagram excitation orders (default 1)\n"
+    "  --orders K1,K2,..    excitation orders: order lines on the Campbell diagram and the critical\n"
+    "                       speeds where modes meet them (default: none, or 1 when the model declares\n"
+    "                       the swept parameter a spin speed, docs/model-files.md)\n"
     "  --speed-unit U       unit of the swept parameter for the order lines: rad/s (default), Hz, rpm\n"
     "  --fmax HZ            upper end of the Campbell diagram's frequency axis (default: all modes)\n"
     "  --predictor P        how tracking predicts each mode at the next point: sensitivity (exact\n"
@@ -231,8 +234,7 @@ int cli_cmd_sweep(int argc, char **argv)
     static sweep_opts o;
     memset(&o, 0, sizeof o);
     mbl_sweep_options_default(&o.so);
-    o.orders[0] = 1;
-    o.norders = 1;
+    o.norders = 0; /* no order line unless --orders or a declared spin speed (issue 33, item 5) */
     o.hz_per_unit = 1.0 / TWO_PI;
     cli_spec spec = {CLI_OPT_SET | CLI_OPT_GUESS | CLI_OPT_AT | CLI_OPT_OUT | CLI_OPT_JSON, sweep_own, NULL,
                      sweep_option, sweep_usage, &o};
@@ -310,15 +312,18 @@ int cli_cmd_sweep(int argc, char **argv)
 }
 
 static const char freqresp_help[] =
-    "usage: mblin freqresp MODEL --from INPUT --to OUTPUT --w FROM:TO:COUNT [OPTIONS]\n\n"
-    "frequency response G(i w) of the exact linear model, input INPUT to output OUTPUT\n\n"
+    "usage: mblin freqresp MODEL [--from INPUT --to OUTPUT] --w FROM:TO:COUNT [OPTIONS]\n\n"
+    "frequency response G(i w) of the exact linear model: input INPUT to output OUTPUT, or without\n"
+    "--from and --to every input to every output (the transfer matrix) and its singular values\n\n"
     "options:\n"
-    "  --from INPUT         the model's input\n"
-    "  --to OUTPUT          the model's output\n"
+    "  --from INPUT         the model's input (with --to)\n"
+    "  --to OUTPUT          the model's output (with --from)\n"
     "  --w FROM:TO:COUNT    angular frequencies in rad/s, logarithmically spaced (FROM > 0)\n"
     "  --linear             evenly spaced frequencies instead (FROM >= 0)\n"
     "  --max-points N       the work limit: more frequencies are refused before any work (default 100000)\n"
-    "  -o DIR               write freqresp.csv and bode.svg\n"
+    "  --json               one JSON object on stdout instead of CSV (docs/schema/freqresp.json)\n"
+    "  -o DIR               write freqresp.csv, freqresp.json and bode.svg; without --from and --to\n"
+    "                       also singular_values.csv and sigma.svg\n"
     "  --set NAME=VALUE     override a parameter (repeatable)\n"
     "  --guess NAME=VALUE   initial value of a coordinate (repeatable)\n"
     "  --at KIND            operating point: equilibrium, given or steady (default: the file's)\n"
@@ -385,23 +390,33 @@ static int in_out(const mbl_model *md, const char *model, const freqresp_opts *o
     return 0;
 }
 
-/* freqresp.csv and bode.svg in -o DIR (0, or 1 after a message) */
-static int freqresp_files(const char *outdir, const mbl_freqresp_result *fr, const char *name)
+/* freqresp.csv, freqresp.json and bode.svg in -o DIR, and for every input to every output (mimo)
+ * singular_values.csv and sigma.svg (0, or 1 after a message) */
+static int freqresp_files(const char *outdir, const mbl_freqresp_mimo *fr, int mimo, const char *name)
 {
-    int code = 0;
     if (cli_mkdirs(outdir)) {
         fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", outdir, strerror(errno));
         return 1;
     }
-    FILE *f = open_in(outdir, "freqresp.csv");
-    if (!f || mbl_freqresp_write_csv(f, fr) || fclose(f)) code = 1;
-    f = code ? NULL : open_in(outdir, "bode.svg");
-    if (!code && (!f || mbl_freqresp_svg_bode(f, fr, name) || fclose(f))) code = 1;
-    if (code) fprintf(stderr, "mblin: %s: cannot write the files\n", outdir);
-    return code;
+    const char *files[] = {"freqresp.csv", "freqresp.json", "bode.svg", "singular_values.csv", "sigma.svg"};
+    for (int k = 0; k < (mimo ? 5 : 3); k++) {
+        FILE *f = open_in(outdir, files[k]);
+        if (!f) return 1;
+        int w = k == 0   ? (mimo ? mbl_freqresp_mimo_write_csv(f, fr) : mbl_freqresp_write_csv(f, fr->pair[0]))
+                : k == 1 ? mbl_freqresp_mimo_write_json(f, fr, name)
+                : k == 2 ? (mimo ? mbl_freqresp_mimo_svg_bode(f, fr, name) : mbl_freqresp_svg_bode(f, fr->pair[0], name))
+                : k == 3 ? mbl_freqresp_mimo_write_sv_csv(f, fr)
+                         : mbl_freqresp_mimo_svg_sigma(f, fr, name);
+        if (fclose(f) != 0 || w) {
+            fprintf(stderr, "mblin: %s/%s: cannot write\n", outdir, files[k]);
+            return 1;
+        }
+    }
+    return 0;
 }
 
-/* The frequency response of the loaded model at the nw frequencies w (0, or 1 after a message). */
+/* The frequency response of the loaded model at the nw frequencies w: input iu to output iy, or
+ * (iu < 0) every input to every output (0, or 1 after a message). */
 static int freqresp_run(const cli_args *c, const mbl_model *md, int iu, int iy, const double *w, int nw)
 {
     mbl_status st;
@@ -411,7 +426,8 @@ static int freqresp_run(const cli_args *c, const mbl_model *md, int iu, int iy, 
     mbl_point *pt = NULL;
     mbl_linear *lin = NULL, *desc = NULL;
     mbl_freqresp_result *fr = NULL;
-    int code = 0;
+    mbl_freqresp_mimo *mm = NULL, one = {0};
+    int code = 0, mimo = iu < 0;
     mbl_lin_options lo;
     mbl_lin_options_default(&lo);
     if (mbl_operating_point(md, &po, &pt, &st) || mbl_linearize(md, pt, &lo, &lin, &st)) {
@@ -425,24 +441,28 @@ static int freqresp_run(const cli_args *c, const mbl_model *md, int iu, int iy, 
     lod.partial = MBL_PARTIAL_NEVER;
     mbl_status st2;
     if (mbl_linearize(md, pt, &lod, &desc, &st2)) desc = NULL;
-    if (mbl_freqresp(lin, desc, iu, iy, w, nw, &fr, &st)) {
+    if (mimo ? mbl_freqresp_mimo_run(lin, desc, w, nw, &mm, &st) : mbl_freqresp(lin, desc, iu, iy, w, nw, &fr, &st)) {
         fprintf(stderr, "mblin: %s\n", st.msg);
         code = 1;
         goto done;
     }
-    if (c->out) {
-        mbl_model_info info;
-        mbl_model_get_info(md, &info);
-        code = freqresp_files(c->out, fr, info.name);
-        if (code) goto done;
+    if (!mimo) { /* one pair: a 1 x 1 transfer matrix, its singular value |G| */
+        one = (mbl_freqresp_mimo){fr->nw, 1, 1, 1, &fr, fr->mag};
+        mm = &one;
     }
-    mbl_freqresp_write_csv(stdout, fr);
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    if (c->out && (code = freqresp_files(c->out, mm, mimo, info.name))) goto done;
+    if (c->json) mbl_freqresp_mimo_write_json(stdout, mm, info.name);
+    else if (mimo) mbl_freqresp_mimo_write_csv(stdout, mm);
+    else mbl_freqresp_write_csv(stdout, fr);
+    const mbl_freqresp_result *p0 = mm->pair[0];
     int npole = 0;
-    for (int k = 0; k < fr->nw; k++) npole += fr->form[k] == MBL_FR_POLE;
-    for (int k = 0; k < fr->nw && npole; k++)
-        if (fr->form[k] == MBL_FR_POLE) {
+    for (int k = 0; k < p0->nw; k++) npole += p0->form[k] == MBL_FR_POLE;
+    for (int k = 0; k < p0->nw && npole; k++)
+        if (p0->form[k] == MBL_FR_POLE) {
             fprintf(stderr, "mblin: freqresp: w = %.10g rad/s is a pole of G (an eigenvalue on the imaginary axis): |G| "
-                    "is infinite there%s\n", fr->w[k], npole > 1 ? " (and at other frequencies: form 'pole')" : "");
+                    "is infinite there%s\n", p0->w[k], npole > 1 ? " (and at other frequencies: form 'pole')" : "");
             break;
         }
     if (fflush(stdout) != 0) {
@@ -450,6 +470,7 @@ static int freqresp_run(const cli_args *c, const mbl_model *md, int iu, int iy, 
         code = 1;
     }
 done:
+    if (mm != &one) mbl_freqresp_mimo_free(mm);
     mbl_freqresp_free(fr);
     mbl_linear_free(desc);
     mbl_linear_free(lin);
@@ -462,14 +483,17 @@ int cli_cmd_freqresp(int argc, char **argv)
     const char *cmd = "freqresp";
     static cli_args c;
     freqresp_opts o = {NULL, NULL, NULL, 0, 0};
-    cli_spec spec = {CLI_OPT_SET | CLI_OPT_GUESS | CLI_OPT_AT | CLI_OPT_OUT, freqresp_own, " --json ", freqresp_option,
-                     freqresp_usage, &o};
+    cli_spec spec = {CLI_OPT_SET | CLI_OPT_GUESS | CLI_OPT_AT | CLI_OPT_OUT | CLI_OPT_JSON, freqresp_own, NULL,
+                     freqresp_option, freqresp_usage, &o};
     int r = cli_parse(&spec, &c, argc, argv);
     if (r >= 0) return r;
     const char *wspec = o.wspec;
     const int linear = o.linear;
     if (!c.model) return cli_usage(cmd, "freqresp needs a MODEL file%s", "");
-    if (!o.in || !o.outn || !wspec) return cli_usage(cmd, "freqresp needs --from INPUT, --to OUTPUT and --w FROM:TO:COUNT%s", "");
+    if (!wspec) return cli_usage(cmd, "freqresp needs --w FROM:TO:COUNT%s", "");
+    if (!o.in != !o.outn)
+        return cli_usage(cmd, "freqresp needs --from INPUT and --to OUTPUT together, or neither (every input to every "
+                              "output)%s", "");
     double w0, w1;
     int nw;
     char why[128];
@@ -492,8 +516,8 @@ int cli_cmd_freqresp(int argc, char **argv)
     if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st)) {
         return cli_fail(&st);
     }
-    int iu, iy;
-    int code = in_out(md, c.model, &o, &iu, &iy);
+    int iu = -1, iy = -1;
+    int code = o.in ? in_out(md, c.model, &o, &iu, &iy) : 0;
     if (!code) code = cli_check_guesses(&c, md);
     if (code) {
         mbl_model_free(md);

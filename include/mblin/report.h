@@ -128,6 +128,18 @@ MBL_API int mbl_sweep_svg_damping(FILE *f, const mbl_sweep *sw);
 MBL_API int mbl_freqresp_write_csv(FILE *f, const mbl_freqresp_result *r);
 /* Bode plot (magnitude in dB and phase in degrees over a logarithmic frequency axis in Hz). */
 MBL_API int mbl_freqresp_svg_bode(FILE *f, const mbl_freqresp_result *r, const char *title);
+/* MIMO (mbl_freqresp_mimo_run): every pair's Bode curves overlaid, one legend entry per pair; the
+ * singular values of G over frequency in dB; CSV, one row per frequency and pair: w_rad_s, f_hz,
+ * input, output, re, im, magnitude, magnitude_db, phase_deg, rcond, form; the singular values as
+ * CSV: w_rad_s, f_hz, sigma1, .., sigma_nsv. */
+MBL_API int mbl_freqresp_mimo_svg_bode(FILE *f, const mbl_freqresp_mimo *r, const char *title);
+MBL_API int mbl_freqresp_mimo_svg_sigma(FILE *f, const mbl_freqresp_mimo *r, const char *title);
+MBL_API int mbl_freqresp_mimo_write_csv(FILE *f, const mbl_freqresp_mimo *r);
+MBL_API int mbl_freqresp_mimo_write_sv_csv(FILE *f, const mbl_freqresp_mimo *r);
+/* JSON (docs/schema/freqresp.json): schema_version, model, inputs, outputs, w_rad_s, form, rcond,
+ * response [{input, output, re, im, magnitude, magnitude_db, phase_deg}], singular_values (one
+ * array per frequency); non-finite values (a pole) are null. */
+MBL_API int mbl_freqresp_mimo_write_json(FILE *f, const mbl_freqresp_mimo *r, const char *model_name);
 
 /* A generic x-y plot (W 760 x H 500): series of points drawn as a line or as dots (markers = 1),
  * colour index `color` into the plots' palette (-1: the series' index), one legend entry per

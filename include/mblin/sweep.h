@@ -215,6 +215,22 @@ MBL_API int mbl_freqresp(const mbl_linear *lin, const mbl_linear *desc, int inpu
                  mbl_freqresp_result **out, mbl_status *st);
 MBL_API void mbl_freqresp_free(mbl_freqresp_result *r);
 
+/* All inputs to all outputs (MIMO): the transfer matrix G(i w) (ny x nu) of the same forms as
+ * mbl_freqresp, one LU per frequency with every input a right-hand side (zgesvx, each column
+ * refined), the better-conditioned form chosen per frequency for the whole matrix. pair[i * ny + o]
+ * is input i to output o, an mbl_freqresp_result each (its values equal mbl_freqresp's of that
+ * pair); sv[k * nsv + j] the singular values of G(i w_k) (LAPACK zgesvd), descending, nsv =
+ * min(nu, ny), INFINITY at a pole. */
+typedef struct mbl_freqresp_mimo {
+    int nw, nu, ny, nsv;
+    mbl_freqresp_result **pair;
+    double *sv;
+} mbl_freqresp_mimo;
+
+MBL_API int mbl_freqresp_mimo_run(const mbl_linear *lin, const mbl_linear *desc, const double *w, int nw,
+                                  mbl_freqresp_mimo **out, mbl_status *st);
+MBL_API void mbl_freqresp_mimo_free(mbl_freqresp_mimo *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -317,33 +317,92 @@ int mbl_sweep_svg_locus(FILE *f, const mbl_sweep *sw)
     return ferror(f) ? MBL_EIO : 0;
 }
 
-int mbl_freqresp_svg_bode(FILE *f, const mbl_freqresp_result *r, const char *title)
+/* Bode plot of np pairs overlaid (magnitude in dB above, phase below, a legend per pair when np > 1). */
+static int bode_pairs(FILE *f, mbl_freqresp_result *const *r, int np, const char *title)
 {
-    if (!f || !r || r->nw < 1) return MBL_EARG;
-    int n = r->nw;
+    int n = r[0]->nw;
     double *hz = mbl_alloc_array((size_t)n, sizeof *hz);
     if (!hz) return MBL_ENOMEM;
     double xl = INFINITY, xh = -INFINITY, ml = INFINITY, mh = -INFINITY, pl = INFINITY, ph = -INFINITY;
     for (int k = 0; k < n; k++) {
-        hz[k] = r->w[k] / TWO_PI;
+        hz[k] = r[0]->w[k] / TWO_PI;
         if (hz[k] > 0) xl = fmin(xl, hz[k]), xh = fmax(xh, hz[k]);
-        if (isfinite(r->mag_db[k])) ml = fmin(ml, r->mag_db[k]), mh = fmax(mh, r->mag_db[k]);
-        if (isfinite(r->phase_deg[k])) pl = fmin(pl, r->phase_deg[k]), ph = fmax(ph, r->phase_deg[k]);
+        for (int j = 0; j < np; j++) {
+            if (isfinite(r[j]->mag_db[k])) ml = fmin(ml, r[j]->mag_db[k]), mh = fmax(mh, r[j]->mag_db[k]);
+            if (isfinite(r[j]->phase_deg[k])) pl = fmin(pl, r[j]->phase_deg[k]), ph = fmax(ph, r[j]->phase_deg[k]);
+        }
     }
     if (!isfinite(xl) || xh <= xl) xl = 0.1, xh = 10;
     pad_range(&ml, &mh);
     pad_range(&pl, &ph);
-    frame fm = {80, 40, W - 120, (H - 130) / 2, xl, xh, ml, mh, 1};
-    frame fp = {80, 40 + (H - 130) / 2 + 45, W - 120, (H - 130) / 2, xl, xh, pl, ph, 1};
+    double right = np > 1 ? 200 : 120; /* room for the legend */
+    frame fm = {80, 40, W - right, (H - 130) / 2, xl, xh, ml, mh, 1};
+    frame fp = {80, 40 + (H - 130) / 2 + 45, W - right, (H - 130) / 2, xl, xh, pl, ph, 1};
     char t[600];
-    snprintf(t, sizeof t, "Bode: %s -> %s%s%s", r->input, r->output, title ? ", " : "", title ? title : "");
+    if (np == 1) snprintf(t, sizeof t, "Bode: %s -> %s%s%s", r[0]->input, r[0]->output, title ? ", " : "", title ? title : "");
+    else snprintf(t, sizeof t, "Bode, every input to every output%s%s", title ? ": " : "", title ? title : "");
     svg_begin(f, W, H + 20, t);
     axes(f, &fm, "", "|G| [dB]");
-    line(f, &fm, n, hz, 1, r->mag_db, 1, palette[0], NULL, 2);
+    for (int j = 0; j < np; j++) line(f, &fm, n, hz, 1, r[j]->mag_db, 1, palette[np > 1 ? j % NPAL : 0], NULL, 2);
     axes(f, &fp, "frequency [Hz]", "phase [deg]");
-    line(f, &fp, n, hz, 1, r->phase_deg, 1, palette[3], NULL, 2);
+    for (int j = 0; j < np; j++) line(f, &fp, n, hz, 1, r[j]->phase_deg, 1, palette[np > 1 ? j % NPAL : 3], NULL, 2);
+    for (int j = 0; j < np && np > 1 && j < 24; j++) {
+        char lab[2 * MBL_SWEEP_NAME_MAX + 8];
+        snprintf(lab, sizeof lab, "%s -> %s", r[j]->input, r[j]->output);
+        legend(f, &fm, j, palette[j % NPAL], lab, NULL);
+    }
     fputs("</svg>\n", f);
     mbl_free(hz);
+    return ferror(f) ? MBL_EIO : 0;
+}
+
+int mbl_freqresp_svg_bode(FILE *f, const mbl_freqresp_result *r, const char *title)
+{
+    if (!f || !r || r->nw < 1) return MBL_EARG;
+    mbl_freqresp_result *one[1] = {(mbl_freqresp_result *)r};
+    return bode_pairs(f, one, 1, title);
+}
+
+int mbl_freqresp_mimo_svg_bode(FILE *f, const mbl_freqresp_mimo *r, const char *title)
+{
+    if (!f || !r || r->nw < 1 || r->nu * r->ny < 1 || !r->pair) return MBL_EARG;
+    return bode_pairs(f, r->pair, r->nu * r->ny, title);
+}
+
+int mbl_freqresp_mimo_svg_sigma(FILE *f, const mbl_freqresp_mimo *r, const char *title)
+{
+    if (!f || !r || r->nw < 1 || r->nsv < 1 || !r->pair) return MBL_EARG;
+    int n = r->nw, ns = r->nsv;
+    double *hz = mbl_alloc_array((size_t)n, sizeof *hz), *db = mbl_alloc_array((size_t)n * ns, sizeof *db);
+    if (!hz || !db) {
+        mbl_free(hz), mbl_free(db);
+        return MBL_ENOMEM;
+    }
+    double xl = INFINITY, xh = -INFINITY, yl = INFINITY, yh = -INFINITY;
+    for (int k = 0; k < n; k++) {
+        hz[k] = r->pair[0]->w[k] / TWO_PI;
+        if (hz[k] > 0) xl = fmin(xl, hz[k]), xh = fmax(xh, hz[k]);
+        for (int j = 0; j < ns; j++) {
+            double v = 20.0 * log10(r->sv[(size_t)k * ns + j]);
+            db[(size_t)j * n + k] = v;
+            if (isfinite(v)) yl = fmin(yl, v), yh = fmax(yh, v);
+        }
+    }
+    if (!isfinite(xl) || xh <= xl) xl = 0.1, xh = 10;
+    pad_range(&yl, &yh);
+    frame fr = {80, 40, W - 200, H - 100, xl, xh, yl, yh, 1};
+    char t[600];
+    snprintf(t, sizeof t, "Singular values of G(i w)%s%s", title ? ": " : "", title ? title : "");
+    svg_begin(f, W, H, t);
+    axes(f, &fr, "frequency [Hz]", "singular value [dB]");
+    for (int j = 0; j < ns; j++) {
+        line(f, &fr, n, hz, 1, db + (size_t)j * n, 1, palette[j % NPAL], NULL, 2);
+        char lab[32];
+        snprintf(lab, sizeof lab, "sigma %d", j + 1);
+        if (j < 24) legend(f, &fr, j, palette[j % NPAL], lab, NULL);
+    }
+    fputs("</svg>\n", f);
+    mbl_free(hz), mbl_free(db);
     return ferror(f) ? MBL_EIO : 0;
 }
 

@@ -47,7 +47,7 @@ RUNS = {
     "equilibrium": [[m, "--json"] for m in (SP, "examples/rolling_disc.yaml", "examples/rotating_pendulum_steady.yaml", MOTOR)],
     "compare": [[m, "--json", "--repeat", "1"] for m in (SP, "examples/rolling_disc.yaml", MOTOR)],
     "sweep": [[BIKE, "--param", "v=0:10:6", "--json"], [SP, "--param", "k=10:20:3", "--param", "c=0:1:2", "--json"],
-              [ROTOR, "--param", "Omega=0:100:4", "--json"]],
+              [ROTOR, "--param", "Omega=0:100:4", "--orders", "1", "--json"]],
     "sensitivity": [[m, "--json"] for m in (SP, "examples/rotating_pendulum_steady.yaml", BIKE)]
                    + [[SP, "--json", "--shape", "theta", "--no-shapes"]],
     "boundary": [[BIKE, "--param", "v", "--near", "4.3", "--json"], [BIKE, "--param", "v", "--near", "6", "--json"],
@@ -55,6 +55,9 @@ RUNS = {
     "simulate": [[SP, "--t-end", "0.2", "--json"], ["examples/rolling_disc.yaml", "--t-end", "0.2", "--json"],
                  [MOTOR, "--t-end", "0.1", "--json"]],
     "validate": [[SP, "--modes", "2", "--periods", "3", "--json"], ["examples/spring_pendulum.yaml", "--modes", "1", "--periods", "3", "--json"]],
+    "freqresp": [["tests/study/chain3_mimo.yaml", "--w", "1:100:5", "--json"],
+                 [MOTOR, "--from", "V", "--to", "cur", "--w", "0.1:100:4", "--json"],
+                 [SP, "--w", "0:0.797302985861869:3", "--linear", "--json"]],
     "symbolic": [[m, "--format", "json"] for m in (SP, "examples/spring_pendulum.yaml", MOTOR, "examples/rotating_pendulum_given.yaml")]
                 + [[SP, "--format", "json", "--point", "symbols"]],
 }

@@ -44,6 +44,10 @@ int __real_mbl_validate(const mbl_model *model, const mbl_point *pt, const mbl_m
                         const mbl_validate_options *opt, mbl_validation **out, mbl_status *st);
 int __real_mbl_freqresp(const mbl_linear *lin, const mbl_linear *desc, int input, int output, const double *w, int nw,
                         mbl_freqresp_result **out, mbl_status *st);
+int __real_mbl_freqresp_mimo_run(const mbl_linear *lin, const mbl_linear *desc, const double *w, int nw,
+                                 mbl_freqresp_mimo **out, mbl_status *st);
+int __wrap_mbl_freqresp_mimo_run(const mbl_linear *lin, const mbl_linear *desc, const double *w, int nw,
+                                 mbl_freqresp_mimo **out, mbl_status *st);
 int __real_mbl_sim_point(const mbl_model *model, const mbl_sim_result *r, int s, mbl_point **out, mbl_status *st);
 int __wrap_mbl_sweep_run(const mbl_model *model, const mbl_sweep_options *opt, mbl_sweep **out, mbl_status *st);
 int __wrap_mbl_simulate(const mbl_model *model, const mbl_point *start, const mbl_sim_options *opt,
@@ -99,6 +103,16 @@ int __wrap_mbl_freqresp(const mbl_linear *lin, const mbl_linear *desc, int input
         return mbl_error(st, MBL_EARG, "fuzz: a frequency response at %d frequencies is not run", nw);
     }
     return __real_mbl_freqresp(lin, desc, input, output, w, nw, out, st);
+}
+
+int __wrap_mbl_freqresp_mimo_run(const mbl_linear *lin, const mbl_linear *desc, const double *w, int nw,
+                                 mbl_freqresp_mimo **out, mbl_status *st)
+{
+    if (nw > 2000) {
+        *out = NULL;
+        return mbl_error(st, MBL_EARG, "fuzz: a frequency response at %d frequencies is not run", nw);
+    }
+    return __real_mbl_freqresp_mimo_run(lin, desc, w, nw, out, st);
 }
 
 int __wrap_mbl_sim_point(const mbl_model *model, const mbl_sim_result *r, int s, mbl_point **out, mbl_status *st)

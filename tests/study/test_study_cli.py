@@ -78,9 +78,16 @@ with tempfile.TemporaryDirectory() as d:
         check(os.path.exists(p) and os.path.getsize(p) > 0, f"missing {p}")
         if f.endswith(".svg"):
             root = ET.parse(p).getroot()
-            check(root.tag.endswith("svg") and len(root.findall("{http://www.w3.org/2000/svg}polyline")) >= 2,
+            # the bicycle's Campbell diagram has one oscillatory branch (the weave) and no order line
+            check(root.tag.endswith("svg") and
+                  len(root.findall("{http://www.w3.org/2000/svg}polyline")) >= (1 if f == "campbell.svg" else 2),
                   f"{p}: not a plot")
     j = json.load(open(os.path.join(d, "bike", "sweep.json")))
+    # issue 33, item 5: a speed sweep of a bicycle is no rotor: no order line, no "critical speed"
+    # (6.36 "rad/s" before: the weave's frequency crossing a 1x line nobody asked for)
+    camp = open(os.path.join(d, "bike", "campbell.svg")).read()
+    check("critical_speeds" not in j and "critical speeds" not in r1.stderr and ">1x<" not in camp,
+          f"bicycle: critical speeds or an order line without --orders: {r1.stderr}")
     check(j["points"] == 51 and j["modes"] == 4 and j["fast"] is True and len(j["branches"]) == 4, "json")
     rj = run("sweep", bike, "--param", "v=0:10:11", "--json")
     check(rj.returncode == 0 and json.loads(rj.stdout)["axes"][0]["name"] == "v", "--json")
@@ -93,6 +100,33 @@ with tempfile.TemporaryDirectory() as d:
     check(any(abs(s - math.sqrt(12500 / 2.1)) < 1e-8 for s in speeds) and
           any(abs(s - math.sqrt(12500 / 0.9)) < 1e-8 for s in speeds), f"critical speeds {speeds}")
     check(any(c["order"] == 2 for c in crit), "no 2x crossing")
+    # issue 33, item 5: --orders 1,2 on a finer grid: every crossing of a branch's frequency with
+    # k Omega / 2 pi in the JSON branches (linear interpolation between the points where the
+    # difference changes sign) is one critical speed of that order and no other; the 2x closed forms
+    # sqrt(2 k a^2 / (4 Id +- 2 Ip)) and the bounce and axial modes' 100 / k rad/s among them
+    rr2 = run("sweep", "examples/mech/rigid_rotor.yaml", "--param", "Omega=0:200:201", "--orders", "1,2", "--json")
+    jr = json.loads(rr2.stdout) if rr2.returncode == 0 else {"values": [], "branches": [], "critical_speeds": []}
+    om = [v[0] for v in jr["values"]]
+    zero = 1e-6 * max(math.hypot(a, b) for br in jr["branches"] for a, b in zip(br["re"], br["im"])
+                      if a is not None and b is not None) if om else 0
+    mine = []
+    for k in (1, 2):
+        for br in jr["branches"]:
+            f = br["im"]
+            for p in range(len(om) - 1):
+                if f[p] is None or f[p + 1] is None or not (f[p] > zero and f[p + 1] > zero):
+                    continue
+                ga, gb = f[p] - k * om[p], f[p + 1] - k * om[p + 1]
+                if gb != 0 and (ga == 0 or (ga < 0) != (gb < 0)):
+                    mine.append((k, om[p] - ga * (om[p + 1] - om[p]) / (gb - ga)))
+    got = sorted((c["order"], c["speed"]) for c in jr["critical_speeds"])
+    mine.sort()
+    check(len(mine) == len(got) and len(got) >= 8 and
+          all(a[0] == b[0] and abs(a[1] - b[1]) < 2e-3 * b[1] for a, b in zip(mine, got)),
+          f"rotor --orders 1,2: reported {got}, crossings of the JSON branches {mine}")
+    want2 = [math.sqrt(12500 / 7.2), math.sqrt(12500 / 4.8), 50.0]
+    check(all(any(c[0] == 2 and abs(c[1] - x) < 1e-8 * x for c in got) for x in want2), f"2x closed forms: {got}")
+    print("rotor critical speeds (order, rad/s):", ", ".join("%g: %.10g" % c for c in got))
     # frequency response
     rf = run("freqresp", "tests/study/two_mass.yaml", "--from", "F", "--to", "x1", "--w", "1:100:50",
              "-o", os.path.join(d, "fr"))

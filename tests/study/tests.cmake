@@ -15,3 +15,8 @@ endif()
 mblin_add_test(test_boundary ${CMAKE_CURRENT_SOURCE_DIR}/study/test_boundary.c)
 # one mode numbering (linearize, sensitivity, sweep, boundary) and mbl_mode_pick
 mblin_add_test(test_modes ${CMAKE_CURRENT_SOURCE_DIR}/study/test_modes.c)
+# mblin freqresp, every input to every output, against SciPy and NumPy (issue 33, item 4)
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_freqresp_mimo COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/study/freqresp_mimo_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
