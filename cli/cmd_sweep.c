@@ -227,6 +227,22 @@ static int sweep_files(const char *outdir, const mbl_sweep *sw, const sweep_opts
     return code;
 }
 
+/* Without --orders, a sweep over a parameter the model declares a spin speed (spin_speeds,
+ * docs/model-files.md) gets the 1x order line, in the declared unit unless --speed-unit says
+ * otherwise; any other sweep none (a bicycle's speed is not a rotor's). */
+static void spin_orders(const mbl_model *md, const mbl_sweep_options *so, sweep_opts *o)
+{
+    double h = 0;
+    mbl_model_info info;
+    if (md && so->naxes == 1) {
+        mbl_model_get_info(md, &info);
+        for (int i = 0; i < info.nparam; i++)
+            if (!strcmp(mbl_model_param_name(md, i), so->axis[0].name)) h = mbl_model_param_spin(md, i);
+    }
+    if (!o->norders && h > 0) o->orders[0] = 1, o->norders = 1;
+    if (!(o->hz_per_unit > 0)) o->hz_per_unit = h > 0 ? h : 1.0 / TWO_PI;
+}
+
 int cli_cmd_sweep(int argc, char **argv)
 {
     const char *cmd = "sweep";
@@ -235,14 +251,12 @@ int cli_cmd_sweep(int argc, char **argv)
     memset(&o, 0, sizeof o);
     mbl_sweep_options_default(&o.so);
     o.norders = 0; /* no order line unless --orders or a declared spin speed (issue 33, item 5) */
-    o.hz_per_unit = 1.0 / TWO_PI;
+    o.hz_per_unit = 0; /* --speed-unit, else the declared spin speed's unit, else rad/s */
     cli_spec spec = {CLI_OPT_SET | CLI_OPT_GUESS | CLI_OPT_AT | CLI_OPT_OUT | CLI_OPT_JSON, sweep_own, NULL,
                      sweep_option, sweep_usage, &o};
     int r = cli_parse(&spec, &c, argc, argv);
     if (r >= 0) return r;
     mbl_sweep_options so = o.so;
-    const double *orders = o.orders, hz_per_unit = o.hz_per_unit;
-    const int norders = o.norders;
     if (!c.model) return cli_usage(cmd, "sweep needs a MODEL file%s", "");
     if (!so.naxes) return cli_usage(cmd, "sweep needs --param NAME=FROM:TO:COUNT%s", "");
     mbl_opoint_options po;
@@ -267,6 +281,9 @@ int cli_cmd_sweep(int argc, char **argv)
     lopts.mem_budget = o.mem_budget > 0 ? o.mem_budget : 0;
     /* a failure: md NULL, the sweep reports it (to every rank) */
     mbl_model_load_file_opt(c.model, c.sets, c.nsets, &lopts, &md, &st);
+    spin_orders(md, &so, &o);
+    const double *orders = o.orders, hz_per_unit = o.hz_per_unit;
+    const int norders = o.norders;
     int failed = mbl_sweep_run(md, &so, &sw, &st);
     mbl_model_free(md);
     if (failed) {

@@ -95,6 +95,10 @@ MBL_API const char *mbl_model_input_name(const mbl_model *model, int i);
 MBL_API const char *mbl_model_output_name(const mbl_model *model, int i);
 MBL_API const char *mbl_model_param_name(const mbl_model *model, int i);
 MBL_API double mbl_model_param_value(const mbl_model *model, int i);
+/* Parameter i declared a spin speed (the file's spin_speeds, docs/model-files.md): revolutions per
+ * second per unit of it (1/(2 pi) for rad/s, 1 for Hz, 1/60 for rpm); 0 when it is not one. A
+ * sweep over it draws the 1x order line and reports critical speeds without --orders. */
+MBL_API double mbl_model_param_spin(const mbl_model *model, int i);
 /* Change parameter i of a loaded model in place, so that a sweep over a parameter re-linearizes
  * without reloading (src/study, docs/study.md): the compiled evaluators read parameter values at
  * each evaluation, so the next mbl_operating_point / mbl_relinearize see the new value. Refused

@@ -133,7 +133,7 @@ static int emit_draw(mech *M);
 static int read_all(mech *M, const yaml_node_t *root)
 {
     static const char *ok[] = {"model", "name", "parameters", "space", "ground", "bodies", "joints", "drivers",
-                               "forces", "inputs", "variables", "outputs", "linearize", "coordinates", "tree_dynamics", NULL};
+                               "forces", "inputs", "variables", "outputs", "linearize", "coordinates", "tree_dynamics", "spin_speeds", NULL};
     int rc = mech_check_keys(M, root, ok, "mechanism");
     if (rc) return rc;
     yaml_node_t *n;
@@ -162,6 +162,7 @@ static int read_all(mech *M, const yaml_node_t *root)
     M->pnum = M->planar && !M->relative && model_pmech_numeric(); /* src/mech/pmech.c */
     /* parameters: copied, and evaluated here with the file's values for the checks */
     if ((rc = copy_map(M, mech_get(M, root, "parameters"), &M->src->parameters, "parameters", 0))) return rc;
+    if ((rc = copy_map(M, mech_get(M, root, "spin_speeds"), &M->src->spin_speeds, "spin_speeds", 0))) return rc;
     int np = M->src->parameters.n;
     M->pval = mbl_calloc((size_t)(np ? np : 1), sizeof *M->pval);
     M->pset = mbl_calloc((size_t)(np ? np : 1), sizeof *M->pset);

@@ -28,6 +28,10 @@ const char *mbl_model_input_name(const mbl_model *md, int i) { return md && i >=
 const char *mbl_model_output_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->ny ? md->yname[i] : NULL; }
 const char *mbl_model_param_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pname[i] : NULL; }
 double mbl_model_param_value(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pval[i] : NAN; }
+double mbl_model_param_spin(const mbl_model *md, int i)
+{
+    return md && md->pspin && i >= 0 && i < md->np ? md->pspin[i] : 0;
+}
 const char *mbl_model_ode_state_name(const mbl_model *md, int i)
 {
     return md && i >= 0 && i < md->nX ? md->xname[i] : NULL;

@@ -3,6 +3,8 @@
 #include "model/formulate.h"
 #include "model/terms/term.h"
 
+#include <string.h>
+
 /* The expression graph of a large model is reserved at once from its source's size: about this
  * many nodes per byte of expression text once formulated and differentiated (0.3 to 0.5 on the
  * equation-level four-bars and flexible pendulums, whose text is mostly short sums; a model that
@@ -26,6 +28,30 @@ static size_t src_text_bytes(const mbl_src *src)
     for (size_t i = 0; i < sizeof items / sizeof *items; i++)
         if (items[i]->text) b += strlen(items[i]->text);
     return b;
+}
+
+/* spin_speeds: {parameter: unit} into md->pspin (after the parameters' symbols): each key a
+ * parameter, each unit rad/s, Hz or rpm, else an error at its line and column. */
+static int take_spin_speeds(mbl_model *md, const mbl_src *src, mbl_status *st)
+{
+    if (!(md->pspin = mbl_calloc((size_t)(md->np ? md->np : 1), sizeof *md->pspin)))
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; j < src->spin_speeds.n; j++) {
+        const mbl_src_item *it = &src->spin_speeds.items[j];
+        int i = 0;
+        while (i < md->np && strcmp(md->pname[i], it->key)) i++;
+        if (i == md->np)
+            return mbl_error(st, MBL_EMODEL, "%s:%d:%d: spin_speeds: '%s' is not a parameter (a spin speed is a parameter "
+                             "to sweep)", src->file, it->key_line, it->key_col, it->key);
+        const char *u = it->text ? it->text : "";
+        double h = !strcmp(u, "rad/s") ? 1.0 / 6.283185307179586476925286766559 : !strcmp(u, "Hz") ? 1.0
+                   : !strcmp(u, "rpm") ? 1.0 / 60.0 : 0;
+        if (h == 0)
+            return mbl_error(st, MBL_EMODEL, "%s:%d:%d: spin_speeds: the unit of '%s' must be rad/s, Hz or rpm, not '%s'",
+                             src->file, it->line, it->col, it->key, u);
+        md->pspin[i] = h;
+    }
+    return 0;
 }
 
 int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)
@@ -64,6 +90,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     if (!rc && !(md->pbaked = mbl_calloc((size_t)(src->parameters.n ? src->parameters.n : 1), sizeof *md->pbaked)))
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) rc = model_create_symbols(&L);
+    if (!rc) rc = take_spin_speeds(md, src, st);
     if (!rc && src->from_mechanism)
         for (int i = 0; i < md->np; i++) md->pbaked[i] = 2; /* a mechanism's parameters are in its geometry */
     if (!rc) rc = model_load_values(&L, sets, nsets);
@@ -211,6 +238,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->r);
     mbl_free(md->pval);
     mbl_free(md->pbaked);
+    mbl_free(md->pspin);
     mbl_free(md->sym_of_unknown);
     mbl_free(md->unknown_of_sym);
     mbl_free(md->sym_p);

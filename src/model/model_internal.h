@@ -18,6 +18,8 @@ struct mbl_model {
     char **cname;                /* m: what each holonomic constraint comes from (the item's key, e.g. a
                                     mechanism's "joint pin (revolute)"), "constraint <j>" when unnamed */
     double *pval;                /* parameter values (after --set) */
+    double *pspin;               /* np: a spin speed's revolutions per second per unit (1/(2 pi) rad/s, 1 Hz,
+                                    1/60 rpm) when spin_speeds declares the parameter one, else 0 */
     int *pbaked;                 /* np: 1 when the value is evaluated into a number at load time (used by
                                     another parameter or a value of the file, or a mechanism's): see
                                     mbl_model_set_param */

@@ -247,11 +247,12 @@ static int read_linearize(reader *r, const yaml_node_t *key, const yaml_node_t *
 }
 
 enum { K_MODEL, K_NAME, K_PARAMS, K_COORDS, K_VELS, K_VARS, K_KE, K_MM, K_PE, K_FORCES, K_DISS, K_INPUTS,
-       K_OUTPUTS, K_CONS, K_NH, K_LIN, K_ODES, K_ODE, K_IVARS, K_COUNT };
+       K_OUTPUTS, K_CONS, K_NH, K_LIN, K_ODES, K_ODE, K_IVARS, K_SPIN, K_COUNT };
 static const char *top_keys[K_COUNT] = {"model", "name", "parameters", "coordinates", "velocities",
                                         "variables", "kinetic_energy", "mass_matrix", "potential_energy",
                                         "forces", "dissipation", "inputs", "outputs", "constraints",
-                                        "nonholonomic", "linearize", "ode_states", "ode", "implicit_variables"};
+                                        "nonholonomic", "linearize", "ode_states", "ode", "implicit_variables",
+                                        "spin_speeds"};
 
 static int read_root(reader *r, const yaml_node_t *root)
 {
@@ -270,7 +271,7 @@ static int read_root(reader *r, const yaml_node_t *root)
             return err_at(r, k, MBL_EMODEL,
                           "unknown key '%s' (expected one of model, name, parameters, coordinates, velocities, "
                           "variables, kinetic_energy, mass_matrix, potential_energy, forces, dissipation, inputs, "
-                          "outputs, constraints, nonholonomic, linearize, ode_states, ode, implicit_variables)",
+                          "outputs, constraints, nonholonomic, linearize, ode_states, ode, implicit_variables, spin_speeds)",
                           scalar(k));
         if (seen[which])
             return err_at(r, k, MBL_EMODEL, "duplicate key '%s' (first at line %lu)", scalar(k),
@@ -300,6 +301,7 @@ static int read_root(reader *r, const yaml_node_t *root)
             if (!s->name) return mbl_error(r->st, MBL_ENOMEM, "out of memory");
             break;
         case K_PARAMS: rc = read_map(r, &s->parameters, k, v); break;
+        case K_SPIN: rc = read_map(r, &s->spin_speeds, k, v); break;
         case K_COORDS: rc = read_map(r, &s->coordinates, k, v); break;
         case K_VELS: rc = read_map(r, &s->velocities, k, v); break;
         case K_VARS: rc = read_map(r, &s->variables, k, v); break;
@@ -526,7 +528,7 @@ void model_src_free(mbl_src *s)
     mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->variables, &s->forces,
                              &s->inputs, &s->outputs, &s->constraints, &s->nonholonomic, &s->mass_matrix,
                              &s->states, &s->velocity_states, &s->ode_states, &s->ode, &s->implicit_variables,
-                             &s->draw, &s->draw_links, &s->kinematics, &s->validity};
+                             &s->draw, &s->draw_links, &s->kinematics, &s->validity, &s->spin_speeds};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) list_free(lists[i]);
     mbl_free(s->kinetic_energy.text);
     mbl_free(s->potential_energy.text);

@@ -28,6 +28,9 @@ typedef struct mbl_src {
     /* user ODE states X (name: value), their equations (name: der(X) = expr, or an implicit
      * equation with '='), implicit algebraic variables (name: equation); source 000 Eq. 10 */
     mbl_src_list ode_states, ode, implicit_variables;
+    /* spin_speeds: {parameter: unit}: the parameters that are spin speeds (rad/s, Hz or rpm), for
+     * the order lines and critical speeds of a sweep over them (docs/model-files.md) */
+    mbl_src_list spin_speeds;
     mbl_src_item kinetic_energy, potential_energy, dissipation; /* text NULL when absent */
     mbl_src_item at;     /* linearize.at: text NULL when absent (default equilibrium) */
     mbl_src_item time;   /* linearize.time: time of the operating point, NULL = 0 */
