@@ -339,8 +339,8 @@ static const char freqresp_help[] =
     "  --linear             evenly spaced frequencies instead (FROM >= 0)\n"
     "  --max-points N       the work limit: more frequencies are refused before any work (default 100000)\n"
     "  --json               one JSON object on stdout instead of CSV (docs/schema/freqresp.json)\n"
-    "  -o DIR               write freqresp.csv, freqresp.json and bode.svg; without --from and --to\n"
-    "                       also singular_values.csv and sigma.svg\n"
+    "  -o DIR               write freqresp.csv, freqresp.json, bode.svg, report.html; without --from\n"
+    "                       and --to also singular_values.csv and sigma.svg\n"
     "  --set NAME=VALUE     override a parameter (repeatable)\n"
     "  --guess NAME=VALUE   initial value of a coordinate (repeatable)\n"
     "  --at KIND            operating point: equilibrium, given or steady (default: the file's)\n"
@@ -407,7 +407,7 @@ static int in_out(const mbl_model *md, const char *model, const freqresp_opts *o
     return 0;
 }
 
-/* freqresp.csv, freqresp.json and bode.svg in -o DIR, and for every input to every output (mimo)
+/* freqresp.csv, freqresp.json, bode.svg and report.html in -o DIR, and for every input to every output (mimo)
  * singular_values.csv and sigma.svg (0, or 1 after a message) */
 static int freqresp_files(const char *outdir, const mbl_freqresp_mimo *fr, int mimo, const char *name)
 {
@@ -415,14 +415,18 @@ static int freqresp_files(const char *outdir, const mbl_freqresp_mimo *fr, int m
         fprintf(stderr, "mblin: %s: cannot create the output directory (%s)\n", outdir, strerror(errno));
         return 1;
     }
-    const char *files[] = {"freqresp.csv", "freqresp.json", "bode.svg", "singular_values.csv", "sigma.svg"};
-    for (int k = 0; k < (mimo ? 5 : 3); k++) {
+    const char *files[] = {"freqresp.csv", "freqresp.json", "bode.svg", "report.html", "singular_values.csv",
+                           "sigma.svg"};
+    mbl_status st;
+    mbl_status_clear(&st);
+    for (int k = 0; k < (mimo ? 6 : 4); k++) {
         FILE *f = open_in(outdir, files[k]);
         if (!f) return 1;
         int w = k == 0   ? (mimo ? mbl_freqresp_mimo_write_csv(f, fr) : mbl_freqresp_write_csv(f, fr->pair[0]))
                 : k == 1 ? mbl_freqresp_mimo_write_json(f, fr, name)
                 : k == 2 ? (mimo ? mbl_freqresp_mimo_svg_bode(f, fr, name) : mbl_freqresp_svg_bode(f, fr->pair[0], name))
-                : k == 3 ? mbl_freqresp_mimo_write_sv_csv(f, fr)
+                : k == 3 ? mbl_freqresp_report_html(f, fr, name, &st)
+                : k == 4 ? mbl_freqresp_mimo_write_sv_csv(f, fr)
                          : mbl_freqresp_mimo_svg_sigma(f, fr, name);
         if (fclose(f) != 0 || w) {
             fprintf(stderr, "mblin: %s/%s: cannot write\n", outdir, files[k]);

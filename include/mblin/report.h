@@ -140,6 +140,9 @@ MBL_API int mbl_freqresp_mimo_write_sv_csv(FILE *f, const mbl_freqresp_mimo *r);
  * response [{input, output, re, im, magnitude, magnitude_db, phase_deg}], singular_values (one
  * array per frequency); non-finite values (a pole) are null. */
 MBL_API int mbl_freqresp_mimo_write_json(FILE *f, const mbl_freqresp_mimo *r, const char *model_name);
+/* The interactive page of a frequency response (web/report.html, docs/report.md): every pair's
+ * Bode magnitude and phase, the singular values, each pair's peak. */
+MBL_API int mbl_freqresp_report_html(FILE *f, const mbl_freqresp_mimo *r, const char *model_name, mbl_status *st);
 
 /* A generic x-y plot (W 760 x H 500): series of points drawn as a line or as dots (markers = 1),
  * colour index `color` into the plots' palette (-1: the series' index), one legend entry per

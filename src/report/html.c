@@ -222,6 +222,32 @@ static int write_sweep(FILE *f, const void *ud)
     return ferror(f) ? MBL_EIO : 0;
 }
 
+/* ---- a frequency response ------------------------------------------------------------------ */
+
+typedef struct freqresp_data {
+    const mbl_freqresp_mimo *fr;
+    const char *model_name;
+} freqresp_data;
+
+static int write_freqresp(FILE *f, const void *ud)
+{
+    const freqresp_data *d = ud;
+    fputs("{\"kind\": \"freqresp\", \"mblin\": ", f);
+    mbl_json_string(f, mbl_version());
+    fputs(", \"freqresp\": ", f);
+    int rc = mbl_freqresp_mimo_write_json(f, d->fr, d->model_name);
+    if (rc) return rc;
+    fputs("}", f);
+    return ferror(f) ? MBL_EIO : 0;
+}
+
+int mbl_freqresp_report_html(FILE *f, const mbl_freqresp_mimo *fr, const char *model_name, mbl_status *st)
+{
+    if (!f || !fr) return mbl_error(st, MBL_EARG, "mbl_freqresp_report_html: NULL argument");
+    freqresp_data d = {fr, model_name};
+    return write_page(f, write_freqresp, &d, st);
+}
+
 int mbl_sweep_report_html(FILE *f, const mbl_sweep *sw, const double *orders, int norders, double hz_per_unit,
                           double fmax, const mbl_critical *crit, int ncrit, mbl_status *st)
 {

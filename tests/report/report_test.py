@@ -9,7 +9,8 @@ eigen table shown must equal `mblin linearize --json` to its printed digits, and
 (--screenshot) must show the mechanism (colored pixels in the 3D view) and differ while a mode
 animates (two real times, Chromium driven over its DevTools pipe) but not when nothing animates
 (two virtual times, the control). A sweep page is
-checked the same way against `mblin sweep --json`. Exit 77 (skipped) when Chromium is absent.
+checked the same way against `mblin sweep --json`, a frequency response page (`mblin freqresp -o`)
+against `mblin freqresp --json`. Exit 77 (skipped) when Chromium is absent.
 """
 import base64
 import html.parser
@@ -401,6 +402,31 @@ def test_sweep(mblin, br, tmp):
             break
 
 
+def test_freqresp(mblin, br, tmp):
+    """mblin freqresp -o DIR (every input to every output, issue 33 item 4): the page draws every
+    pair and the singular values, and its table's peak of each pair is the JSON's."""
+    out = os.path.join(tmp, "fr_out")
+    args = ["freqresp", "tests/study/chain3_mimo.yaml", "--w", "0.5:200:60"]
+    r = subprocess.run([mblin] + args + ["-o", out], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    if not check(r.returncode == 0, "freqresp failed: %s" % r.stderr):
+        return
+    ref = mblin_json(mblin, args + ["--json"])
+    dom = br.dom("file://" + os.path.join(out, "report.html"))
+    c = page_checks(dom, "freqresp")
+    check(c.get("kind") == "freqresp" and c.get("pairs") == 6 and c.get("singular_values") == 2 and
+          c.get("frequencies") == 60, "freqresp: the page drew %s" % c)
+    plots = c.get("plots", {})
+    check(all(plots.get(k) and plots[k]["xscale"] == "symlog" for k in ("frmag", "frphase", "frsigma")),
+          "freqresp: plots %s" % sorted(plots))
+    rows = table(dom, "pair-table")
+    check(len(rows) == 6, "freqresp: the pair table has %d rows" % len(rows))
+    for rw, p in zip(rows, ref["response"]):
+        k = max(range(60), key=lambda i: p["magnitude_db"][i])
+        check(rw[1] == p["input"] and rw[2] == p["output"] and close(rw[3], p["magnitude_db"][k], 8) and
+              close(rw[4], ref["w_rad_s"][k] / (2 * 3.141592653589793), 8), "freqresp: pair row %s, JSON peak %g dB at %d"
+              % (rw, p["magnitude_db"][k], k))
+
+
 def main():
     mblin = os.path.abspath(sys.argv[1])
     shot = sys.argv[sys.argv.index("--screenshot") + 1] if "--screenshot" in sys.argv else None
@@ -415,6 +441,7 @@ def main():
         test_model(mblin, br, tmp, "examples/spring_pendulum.yaml", False)
         if "--no-sweep" not in sys.argv:
             test_sweep(mblin, br, tmp)
+        test_freqresp(mblin, br, tmp)
     print("%d failure(s)" % len(FAILS) if FAILS else "report: all checks passed")
     return 1 if FAILS else 0
 
