@@ -420,17 +420,30 @@ class Model:
                               None if shape is None else str(shape), 0 if branch is None else int(branch),
                               None if sweep is None else _os.fsdecode(_os.fspath(sweep)), lo, hi)
 
-    def freqresp(self, from_input, to_output, w, *, point=None, at=None, q=None, v=None, guess=None, t=None):
-        """Frequency response G(i w) from an input to an output (the CLI's ``mblin freqresp``).
+    def freqresp(self, from_input=None, to_output=None, w=None, *, point=None, at=None, q=None, v=None, guess=None,
+                 t=None):
+        """Frequency response G(i w) from an input to an output (the CLI's ``mblin freqresp``), or with
+        neither ``from_input`` nor ``to_output`` from every input to every output.
 
         Args:
-            from_input, to_output: names of the model's input and output.
+            from_input, to_output: names of the model's input and output (both, or neither).
             w: angular frequencies (rad/s), array-like.
 
         Returns:
             dict: ``w``, ``response`` (complex G(i w)), ``mag``, ``mag_db``, ``phase_deg`` (unwrapped),
-            ``rcond``, ``form`` ("state_space" or "descriptor" per frequency).
+            ``rcond``, ``form`` ("state_space" or "descriptor" per frequency). For every input to
+            every output, ``response``, ``mag``, ``mag_db`` and ``phase_deg`` have the shape
+            (frequencies, outputs, inputs), with ``inputs``, ``outputs`` (names) and
+            ``singular_values`` (frequencies, min(inputs, outputs)), descending (NumPy's SVD of
+            each G(i w); inf at a pole).
         """
+        if w is None:
+            raise ArgumentError("freqresp: w (the angular frequencies) is missing", ArgumentError.code)
+        if (from_input is None) != (to_output is None):
+            raise ArgumentError("freqresp: give from_input and to_output together, or neither (every input to "
+                                "every output)", ArgumentError.code)
+        if from_input is None:
+            return self._freqresp_all(w, point, at, q, v, guess, t)
         if from_input not in self.inputs:
             raise ArgumentError("freqresp: the model has no input '%s' (inputs: %s)"
                                 % (from_input, ", ".join(self.inputs) or "none"), ArgumentError.code)
@@ -440,6 +453,32 @@ class Model:
         point = self._point_for(point, at, q, v, guess, t)
         return self._core.freqresp(point._core, self.inputs.index(from_input), self.outputs.index(to_output),
                                    _np.asarray(w, dtype=float).ravel())
+
+    def _freqresp_all(self, w, point, at, q, v, guess, t):
+        """Model.freqresp from every input to every output: the library's response of each pair at
+        one operating point, stacked, and the singular values of each G(i w)."""
+        if not self.inputs or not self.outputs:
+            raise ArgumentError("freqresp: the model has %d inputs and %d outputs (at least one of each needed)"
+                                % (len(self.inputs), len(self.outputs)), ArgumentError.code)
+        point = self._point_for(point, at, q, v, guess, t)
+        w = _np.asarray(w, dtype=float).ravel()
+        nu, ny = len(self.inputs), len(self.outputs)
+        out = {"w": w, "inputs": list(self.inputs), "outputs": list(self.outputs)}
+        for key in ("response", "mag", "mag_db", "phase_deg"):
+            out[key] = _np.zeros((len(w), ny, nu), dtype=complex if key == "response" else float)
+        for i in range(nu):
+            for o in range(ny):
+                r = self._core.freqresp(point._core, i, o, w)
+                for key in ("response", "mag", "mag_db", "phase_deg"):
+                    out[key][:, o, i] = r[key]
+                out["rcond"], out["form"] = r["rcond"], r["form"]
+        g = out["response"]
+        finite = _np.all(_np.isfinite(g), axis=(1, 2))
+        sv = _np.full((len(w), min(nu, ny)), _np.inf)
+        if finite.any():
+            sv[finite] = _np.linalg.svd(g[finite], compute_uv=False)
+        out["singular_values"] = sv
+        return out
 
     def _lin_options(self, method, options, who):
         for k in options:

@@ -161,6 +161,33 @@ def test_freqresp_closed_form():
         osc.freqresp("G", "pos", w)
 
 
+def test_freqresp_mimo_scipy():
+    """Every input to every output (issue 33, item 4) on the three-mass chain (3 forces, 2
+    displacements): each entry against SciPy's freqresp of that channel of to_scipy(), and the
+    singular values against numpy.linalg.svd."""
+    import warnings
+    import scipy.signal
+    m = mblin.load("tests/study/chain3_mimo.yaml")
+    w = np.geomspace(0.5, 200, 30)
+    r = m.freqresp(w=w)
+    assert r["response"].shape == (30, 2, 3) and r["inputs"] == ["F1", "F2", "F3"] and r["outputs"] == ["x1", "x3"]
+    ss = m.linearize().to_scipy()
+    for i in range(3):
+        for o in range(2):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", scipy.signal.BadCoefficients)
+                _, h = scipy.signal.freqresp(scipy.signal.StateSpace(ss.A, ss.B[:, i:i + 1], ss.C[o:o + 1, :],
+                                                                     ss.D[o:o + 1, i:i + 1]), w)
+            assert np.max(np.abs(r["response"][:, o, i] - h) / np.abs(h)) < 1e-7
+    for k in range(30):
+        g = ss.C @ np.linalg.solve(1j * w[k] * np.eye(ss.A.shape[0]) - ss.A, ss.B) + ss.D
+        assert np.max(np.abs(r["response"][k] - g)) <= 1e-12 * np.max(np.abs(g))
+        s = np.linalg.svd(g, compute_uv=False)
+        assert np.allclose(r["singular_values"][k], s, rtol=1e-12, atol=0)
+    with pytest.raises(mblin.ArgumentError):
+        m.freqresp("F1", None, w)
+
+
 def test_study_on_model_from_text():
     osc = mblin.from_dict({"model": "dae", "parameters": {"m": 1.0, "k": 4.0}, "coordinates": {"x": 0},
                            "kinetic_energy": "0.5*m*der(x)^2", "potential_energy": "0.5*k*x^2"})
