@@ -15,20 +15,20 @@
 #include "model/model_internal.h"
 
 /* median over 11 batches of the time of one evaluation of t, in microseconds (-1: it fails) */
-static double eval_us(const mblx_tape *t, int part, const double *syms, double *out, double *work)
+static double eval_us(const mblx_tape *t, const double *syms, double *out, double *work)
 {
     enum { BATCHES = 11 };
     double per[BATCHES];
     mbl_status st;
-    if (mblx_tape_eval_part(t, part, syms, out, work, &st)) return -1;
+    if (mblx_tape_eval(t, syms, out, work, &st)) return -1;
     double t0 = bench_now();
-    mblx_tape_eval_part(t, part, syms, out, work, &st);
+    mblx_tape_eval(t, syms, out, work, &st);
     double once = bench_now() - t0;
     long reps = once > 0 ? (long)(2e-3 / once) : 1000;
     if (reps < 1) reps = 1;
     for (int b = 0; b < BATCHES; b++) {
         t0 = bench_now();
-        for (long r = 0; r < reps; r++) mblx_tape_eval_part(t, part, syms, out, work, &st);
+        for (long r = 0; r < reps; r++) mblx_tape_eval(t, syms, out, work, &st);
         per[b] = (bench_now() - t0) / (double)reps;
     }
     qsort(per, BATCHES, sizeof *per, bench_cmp_double);
@@ -47,10 +47,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "tape_sizes: %s\n", st.msg);
             continue;
         }
-        /* tape_F NULL: tape_jac is split, its first part computes F (model/compile.c) */
-        const mblx_tape *tF = md->tape_F ? md->tape_F : md->tape_jac;
-        int pj = md->tape_F ? 0 : 1;
-        size_t nf = mblx_tape_ninstr_part(tF, 0), nj = mblx_tape_ninstr_part(md->tape_jac, pj);
+        size_t nf = mblx_tape_ninstr(md->tape_F), nj = mblx_tape_ninstr(md->tape_jac);
         double *syms = calloc((size_t)md->nsym + 1, sizeof *syms);
         double *work = calloc(md->work_size + 1, sizeof *work);
         double *out = calloc((size_t)md->nF + (size_t)md->jac.nz + 1, sizeof *out);
@@ -58,8 +55,8 @@ int main(int argc, char **argv)
         if (syms && work && out) {
             for (int i = 0; i < md->nsym; i++) syms[i] = 0.1 + 0.01 * (i % 17); /* inside every domain we ship */
             for (int i = 0; i < md->np; i++) syms[md->sym_p[i]] = md->pval[i];
-            tf = eval_us(tF, 0, syms, out, work);
-            tj = eval_us(md->tape_jac, pj, syms, out, work);
+            tf = eval_us(md->tape_F, syms, out, work);
+            tj = eval_us(md->tape_jac, syms, out, work);
         }
         printf("| %s | %d | %d | %d | %zu | %zu | %.1f | %.2f | %.2f |\n", argv[a], md->n, md->m, md->jac.nz, nf, nj,
                md->jac.nz ? (double)nj / md->jac.nz : 0.0, tf, tj);

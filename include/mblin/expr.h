@@ -313,29 +313,6 @@ MBL_API mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *ou
 MBL_API mblx_tape *mblx_compile_bound(const mblx_graph *g, size_t n, const mblx_id *outputs,
                                       void (*lock)(void *ctx, int on), void *ctx, mbl_status *st);
 
-/* mblx_compile_bound over two sets of outputs (n1 >= 1 of out1, then n2 of out2) that share much
- * of their expressions (a model's residuals and their Jacobian's entries): one compilation and one
- * tape, whose first instructions compute out1 alone (mblx_tape_eval_part, part 0) and whose whole
- * computes out2 (part 1), each shared node computed once. Part 0 runs the instructions a tape of
- * mblx_compile_bound(g, n1, out1) would, in the same order; both parts' values are the ones
- * mblx_compile_bound's tapes give, and their messages name the same operations. Numbering,
- * sharing and scheduling the common expressions once takes about half the memory and time of two
- * compilations (the N = 10^4 four-bar: docs/benchmarks.md, issue 31 item 2). */
-MBL_API mblx_tape *mblx_compile_split(const mblx_graph *g, size_t n1, const mblx_id *out1, size_t n2,
-                                      const mblx_id *out2, void (*lock)(void *ctx, int on), void *ctx,
-                                      mbl_status *st);
-
-/* Evaluate one part of a tape of mblx_compile_split: part 0 writes the n1 values of out1 into out
- * (running the tape's first part only), part 1 the n2 values of out2 (running the whole tape; a
- * non-finite value that no output of out2 depends on is no error). Otherwise as mblx_tape_eval.
- * A tape that is not split: part 0 is mblx_tape_eval, part 1 is MBL_EARG. */
-MBL_API int mblx_tape_eval_part(const mblx_tape *t, int part, const double *symvals, double *out, double *work,
-                                mbl_status *st);
-
-/* Number of instructions mblx_tape_eval_part(t, part, ...) executes (mblx_tape_ninstr for part 1,
- * or for a tape that is not split). */
-MBL_API size_t mblx_tape_ninstr_part(const mblx_tape *t, int part);
-
 /* Free a tape. Accepts NULL. */
 MBL_API void mblx_tape_free(mblx_tape *t);
 

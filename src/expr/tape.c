@@ -97,12 +97,6 @@ size_t mblx_tape_work_size(const mblx_tape *t) { return t ? (t->nreg ? t->nreg :
 size_t mblx_tape_ninstr(const mblx_tape *t) { return t ? t->nins : 0; }
 size_t mblx_tape_noutputs(const mblx_tape *t) { return t ? t->nout : 0; }
 size_t mblx_tape_nsymbols(const mblx_tape *t) { return t ? t->nsymreq : 0; }
-size_t mblx_tape_ninstr_part(const mblx_tape *t, int part)
-{
-    if (!t) return 0;
-    if (!t->nout1) return t->nins;
-    return part ? t->nsh + (t->nins - t->npre) : t->npre;
-}
 
 /* Is operand i of local node l read from a register (not an immediate)? */
 static int reg_operand(const mblx_tape *t, uint32_t l, uint32_t i)
@@ -146,7 +140,6 @@ typedef struct compiler {
     size_t sn, scap, nl, nev, evcap, lcap, acap;
     size_t ka, ncap, kn, nins;
     size_t nl0;
-    size_t n1, nevS, nev1; /* a split tape: the first part's outputs; the events of S, of S and R */
 } compiler;
 
 static void compiler_free(compiler *c)
@@ -321,79 +314,6 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     return 0;
 }
 
-/* Bits of compiler.seen: reached from the first part's outputs, from the second's (a split tape);
- * events made; visited by the traversal under way. */
-enum { IN_R = 1, IN_J = 2, DONE = 4, VISITED = 8 };
-
-/* Mark with bit the local nodes reachable from outputs [o0, o1) (a split tape's parts). -1 when out
- * of memory. */
-static int mark_reach(compiler *c, size_t o0, size_t o1, unsigned char bit)
-{
-    const mblx_tape *t = c->t;
-    unsigned char *seen = c->seen;
-    for (size_t o = o0; o < o1; o++) {
-        if (seen[c->outl[o]] & bit) continue;
-        seen[c->outl[o]] |= bit;
-        c->sn = 0;
-        GROWV(c->stack, c->sn, c->scap);
-        c->stack[c->sn++] = (dfs_frame){c->outl[o], c->outl[o], 0};
-        while (c->sn) {
-            uint32_t l = c->stack[--c->sn].l;
-            const uint32_t *a = t->largs + t->lnd[l].aoff;
-            for (uint32_t i = 0; i < t->lnd[l].na; i++)
-                if (!(seen[a[i]] & bit)) {
-                    seen[a[i]] |= bit;
-                    GROWV(c->stack, c->sn, c->scap);
-                    c->stack[c->sn++] = (dfs_frame){a[i], a[i], 0};
-                }
-        }
-    }
-    return 0;
-}
-
-/* The events of the nodes reachable from outputs [o0, o1) whose events are not made yet and that
- * have every bit of want (0: all of them), in depth-first order: NODE(l) when node l is complete,
- * and, for a sum or product of k >= 2 operands, ACC(l, i) as soon as operand i is available. -1
- * when out of memory. */
-static int order_events(compiler *c, size_t o0, size_t o1, unsigned char want)
-{
-    const mblx_tape *t = c->t;
-    unsigned char *seen = c->seen;
-    event *ev = c->ev;
-    const uint32_t *outl = c->outl;
-    for (size_t l = 0; l < c->nl; l++) seen[l] &= (unsigned char)~VISITED;
-    for (size_t o = o0; o < o1; o++) {
-        if (seen[outl[o]] & (DONE | VISITED)) continue;
-        seen[outl[o]] |= VISITED;
-        c->sn = 0;
-        GROWV(c->stack, c->sn, c->scap);
-        c->stack[c->sn++] = (dfs_frame){outl[o], outl[o], 0};
-        while (c->sn) {
-            dfs_frame *f = &c->stack[c->sn - 1];
-            const mblx__node *nd = &t->lnd[f->l];
-            int emit = (seen[f->l] & want) == want;
-            if (f->next < nd->na) {
-                uint32_t ch = t->largs[nd->aoff + f->next];
-                if (!(seen[ch] & (DONE | VISITED))) { /* first visit: descend */
-                    seen[ch] |= VISITED;
-                    GROWV(c->stack, c->sn, c->scap);
-                    c->stack[c->sn++] = (dfs_frame){ch, ch, 0};
-                    continue;
-                }
-                if (emit && mblx__nary_local(nd)) ev[c->nev++] = (event){f->l, f->next};
-                f->next++;
-                continue;
-            }
-            if (emit) {
-                ev[c->nev++] = (event){f->l, XNONE};
-                seen[f->l] |= DONE;
-            }
-            c->sn--;
-        }
-    }
-    return 0;
-}
-
 /* 2. share the common parts of sums and products, then order the events: a depth-first
  * traversal of the local DAG from the outputs records NODE(l) when node l is complete,
  * and, for a sum or product of k >= 2 operands, ACC(l, i) as soon as operand i is
@@ -445,15 +365,33 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     if (!(c->ev = mbl_alloc_array(c->evcap ? c->evcap : 1, sizeof *c->ev)) || !(c->seen = mbl_calloc(nl ? nl : 1, 1)))
         return -1;
     mblx__hugepages(c->ev, c->evcap * sizeof *c->ev);
-    if (!c->n1) return order_events(c, 0, n, 0);
-    /* a split tape: the nodes both parts read (S) first, then the first part's others (R), then the
-     * second part's (J); part 0 runs S and R, part 1 S and J */
-    if (mark_reach(c, 0, c->n1, IN_R) || mark_reach(c, c->n1, n, IN_J) || order_events(c, 0, c->n1, IN_R | IN_J))
-        return -1;
-    c->nevS = c->nev;
-    if (order_events(c, 0, c->n1, 0)) return -1;
-    c->nev1 = c->nev;
-    return order_events(c, c->n1, n, 0);
+    unsigned char *seen = c->seen;
+    event *ev = c->ev;
+    for (size_t o = 0; o < n; o++) {
+        if (seen[outl[o]]) continue;
+        seen[outl[o]] = 1;
+        GROWV(c->stack, c->sn, c->scap);
+        c->stack[c->sn++] = (dfs_frame){outl[o], outl[o], 0};
+        while (c->sn) {
+            dfs_frame *f = &c->stack[c->sn - 1];
+            const mblx__node *nd = &t->lnd[f->l];
+            if (f->next < nd->na) {
+                uint32_t ch = t->largs[nd->aoff + f->next];
+                if (!seen[ch]) { /* first visit: descend */
+                    seen[ch] = 1;
+                    GROWV(c->stack, c->sn, c->scap);
+                    c->stack[c->sn++] = (dfs_frame){ch, ch, 0};
+                    continue;
+                }
+                if (mblx__nary_local(nd)) ev[c->nev++] = (event){f->l, f->next};
+                f->next++;
+                continue;
+            }
+            ev[c->nev++] = (event){f->l, XNONE};
+            c->sn--;
+        }
+    }
+    return 0;
 }
 
 /* 3. last use (event position) of every value that lives in a register */
@@ -534,8 +472,6 @@ static void emit_instructions(compiler *c)
         }                                                                                     \
     } while (0)
     for (size_t p = 0; p < c->nev; p++) {
-        if (p == c->nevS && t->nout1) t->nsh = ni; /* the instructions of S end here */
-        if (p == c->nev1 && t->nout1) t->npre = ni; /* the first part's instructions end here */
         uint32_t l = ev[p].l;
         const uint32_t *a = t->largs + t->lnd[l].aoff;
         uint32_t na = t->lnd[l].na;
@@ -610,16 +546,13 @@ static void emit_instructions(compiler *c)
     }
 #undef EMIT
 #undef FREE_IF_DEAD
-    if (c->nevS == c->nev && t->nout1) t->nsh = ni;
-    if (c->nev1 == c->nev && t->nout1) t->npre = ni;
     t->nins = ni; /* == c->nins (last_uses counted them) */
     t->nreg = nreg;
 }
 
 /* The outputs' registers, the instructions' nodes in the private copy, which the tape keeps as the
- * graph has it (a bound tape: the instructions' nodes in the graph, and no copy). -1 when out of
- * memory. */
-static int finish_tape(compiler *c, size_t n)
+ * graph has it (a bound tape: the instructions' nodes in the graph, and no copy). */
+static void finish_tape(compiler *c, size_t n)
 {
     mblx_tape *t = c->t;
     for (size_t o = 0; o < n; o++) t->outreg[o] = c->reg[c->outl[o]];
@@ -630,7 +563,7 @@ static int finish_tape(compiler *c, size_t n)
         t->lnd = NULL;
         t->largs = NULL;
         t->nl = 0;
-        return 0;
+        return;
     }
     for (size_t i = 0; i < t->nins; i++) t->ins_node[i] = c->owner[t->ins_node[i]];
     if (c->dlnd) {
@@ -642,13 +575,11 @@ static int finish_tape(compiler *c, size_t n)
         c->dlargs = NULL;
     }
     t->nl = c->nl0;
-    return 0;
 }
 #undef GROWV
 
-/* mblx_compile (bound 0) and mblx_compile_bound (bound 1: the tape refers to g, lock/ctx); n1 > 0:
- * a split tape whose first part computes outputs[0..n1) (mblx_compile_split). */
-static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs, size_t n1, int bound,
+/* mblx_compile (bound 0) and mblx_compile_bound (bound 1: the tape refers to g, lock/ctx). */
+static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
                           void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
 {
     if (!g || (n && !outputs)) {
@@ -660,11 +591,10 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
             mbl_error(st, MBL_EARG, "mblx_compile: output %zu is not a valid node", i);
             return NULL;
         }
-    compiler c = {.g = g, .map = {NULL, NULL, 0, 0, NULL}, .n1 = n1};
+    compiler c = {.g = g, .map = {NULL, NULL, 0, 0, NULL}};
     mblx_tape *t = c.t = mbl_calloc(1, sizeof *t);
     if (!t) goto oom;
     t->nout = n;
-    t->nout1 = n1;
     if (bound) {
         t->g = g;
         t->lock = lock;
@@ -674,7 +604,7 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
         last_uses(&c, n))
         goto oom;
     emit_instructions(&c);
-    if (finish_tape(&c, n)) goto oom;
+    finish_tape(&c, n);
     compiler_free(&c);
     if (mblx__schedule_runs(t)) {
         mblx_tape_free(t);
@@ -692,30 +622,11 @@ oom:
 
 mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
 {
-    return compile(g, n, outputs, 0, 0, NULL, NULL, st);
+    return compile(g, n, outputs, 0, NULL, NULL, st);
 }
 
 mblx_tape *mblx_compile_bound(const mblx_graph *g, size_t n, const mblx_id *outputs,
                               void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
 {
-    return compile(g, n, outputs, 0, 1, lock, ctx, st);
-}
-
-mblx_tape *mblx_compile_split(const mblx_graph *g, size_t n1, const mblx_id *out1, size_t n2, const mblx_id *out2,
-                              void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
-{
-    if (!n1 || (n2 && !out2) || !out1 || n2 > SIZE_MAX / sizeof *out1 - n1) {
-        mbl_error(st, MBL_EARG, "mblx_compile_split: no first part, or NULL outputs");
-        return NULL;
-    }
-    mblx_id *all = mbl_alloc_array(n1 + n2, sizeof *all);
-    if (!all) {
-        mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
-        return NULL;
-    }
-    memcpy(all, out1, n1 * sizeof *all);
-    if (n2) memcpy(all + n1, out2, n2 * sizeof *all);
-    mblx_tape *t = compile(g, n1 + n2, all, n1, 1, lock, ctx, st);
-    mbl_free(all);
-    return t;
+    return compile(g, n, outputs, 1, lock, ctx, st);
 }

@@ -88,16 +88,9 @@ static int report(const mblx_tape *t, uint32_t l, const char *what, mbl_status *
     return mbl_error(st, MBL_EDOMAIN, "%s in %s", what, ex);
 }
 
-/* The runs an evaluation executes: [r[0], r[1]) and then [r[2], r[3]). */
-typedef struct run_ranges {
-    size_t r[4];
-} run_ranges;
-
-/* The first non-finite value of the runs rr, named. */
-static int diagnose_unlocked(const mblx_tape *t, const run_ranges *rr, const double *x, double *w, mbl_status *st)
+static int diagnose_unlocked(const mblx_tape *t, const double *x, double *w, mbl_status *st)
 {
-    for (size_t i = 0, k = 0; k < 4; k += 2)
-    for (i = t->run_start[rr->r[k]]; rr->r[k] < rr->r[k + 1] && i < t->run_start[rr->r[k + 1]]; i++) {
+    for (size_t i = 0; i < t->nins; i++) {
         const tins *p = &t->ins[i];
         double v = exec1(p, x, w, t->ext);
         if (!not_finite(v)) {
@@ -144,19 +137,18 @@ static int diagnose_unlocked(const mblx_tape *t, const run_ranges *rr, const dou
 }
 
 /* The first non-finite value of an evaluation, named (a bound tape reads its graph under its lock). */
-static int diagnose(const mblx_tape *t, const run_ranges *rr, const double *x, double *w, mbl_status *st)
+static int diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *st)
 {
     if (t->lock) t->lock(t->lock_ctx, 1);
-    int rc = diagnose_unlocked(t, rr, x, w, st);
+    int rc = diagnose_unlocked(t, x, w, st);
     if (t->lock) t->lock(t->lock_ctx, 0);
     return rc;
 }
 
-/* Evaluate the runs rr and write outputs [o0, o1) into out. */
-static int eval_runs(const mblx_tape *t, const run_ranges *rr, size_t o0, size_t o1, const double *symvals,
-                     double *out, double *work, mbl_status *st)
+int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, double *work,
+                   mbl_status *st)
 {
-    if (!t || (o1 > o0 && !out) || (t->nreg && !work) || (t->nsymreq && !symvals))
+    if (!t || (t->nout && !out) || (t->nreg && !work) || (t->nsymreq && !symvals))
         return mbl_error(st, MBL_EARG, "mblx_tape_eval: NULL argument");
     const tins *ins = t->ins;
     const uint32_t *ext = t->ext;
@@ -171,8 +163,7 @@ static int eval_runs(const mblx_tape *t, const run_ranges *rr, size_t o0, size_t
         bad |= (~u & 0x7ff0000000000000ull) == 0;                                             \
     }                                                                                         \
     break
-    for (size_t k = 0; k < 4; k += 2)
-    for (size_t r = rr->r[k]; r < rr->r[k + 1]; r++) {
+    for (size_t r = 0; r < t->nrun; r++) {
         const tins *p = ins + t->run_start[r], *e = ins + t->run_start[r + 1];
         switch (t->run_op[r]) {
         case TI_LDC: RUN(p->c);
@@ -188,33 +179,10 @@ static int eval_runs(const mblx_tape *t, const run_ranges *rr, size_t o0, size_t
         }
     }
 #undef RUN
-    if (bad) {
-        return diagnose(t, rr, symvals, work, st);
-    }
-    for (size_t o = o0; o < o1; o++) out[o - o0] = w[t->outreg[o]];
+    if (bad) return diagnose(t, symvals, work, st);
+    for (size_t o = 0; o < t->nout; o++) out[o] = w[t->outreg[o]];
     mbl_status_clear(st);
     return 0;
-}
-
-int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, double *work,
-                   mbl_status *st)
-{
-    if (!t) return mbl_error(st, MBL_EARG, "mblx_tape_eval: NULL argument");
-    run_ranges rr = {{0, t->nrun, 0, 0}};
-    return eval_runs(t, &rr, 0, t->nout, symvals, out, work, st);
-}
-
-int mblx_tape_eval_part(const mblx_tape *t, int part, const double *symvals, double *out, double *work,
-                        mbl_status *st)
-{
-    if (!t || (part != 0 && part != 1))
-        return mbl_error(st, MBL_EARG, "mblx_tape_eval_part: NULL tape or a part other than 0 and 1");
-    if (!t->nout1) return part ? mbl_error(st, MBL_EARG, "mblx_tape_eval_part: the tape is not split")
-                               : mblx_tape_eval(t, symvals, out, work, st);
-    /* part 0: the nodes both parts read, then the first part's own; part 1: the same first runs,
-     * then the second part's own */
-    run_ranges rr = {{0, part ? t->nrunS : t->nrun1, part ? t->nrun1 : 0, part ? t->nrun : 0}};
-    return eval_runs(t, &rr, part ? t->nout1 : 0, part ? t->nout : t->nout1, symvals, out, work, st);
 }
 
 int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *value,

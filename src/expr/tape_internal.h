@@ -43,10 +43,6 @@ struct mblx_tape {
     size_t nrun;
     uint32_t *run_start; /* nrun + 1 */
     uint8_t *run_op;     /* nrun */
-    /* a split tape (mblx_compile_split; nout1 > 0): instructions [0, nsh) (runs [0, nrunS))
-     * compute the nodes both parts read, [nsh, npre) (runs [nrunS, nrun1)) the rest of the first
-     * part (the first nout1 outputs), [npre, nins) the rest of the second (the other outputs) */
-    size_t nout1, nsh, npre, nrunS, nrun1;
 };
 
 /* A frame of the explicit depth-first traversal stacks (graph node v, local index l, next operand). */

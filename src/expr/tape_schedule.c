@@ -57,13 +57,8 @@ int mblx__schedule_runs(mblx_tape *t)
     for (size_t o = 0; o < t->nout; o++) outsrc[o] = ver[t->outreg[o]];
     /* levels within each window, then a stable counting sort by opcode and by level */
     size_t nrun = 0, np = 0;
-    for (size_t w0 = 0, w1; w0 < n; w0 = w1) {
-        w1 = w0 + SCHED_WINDOW < n ? w0 + SCHED_WINDOW : n;
-        /* a split tape: no window across the ends of its parts */
-        if (t->nout1 && w0 < t->nsh && w1 > t->nsh) w1 = t->nsh;
-        if (t->nout1 && w0 < t->npre && w1 > t->npre) w1 = t->npre;
-        if (t->nout1 && w0 == t->nsh) t->nrunS = nrun;
-        if (t->nout1 && w0 == t->npre) t->nrun1 = nrun;
+    for (size_t w0 = 0; w0 < n; w0 += SCHED_WINDOW) {
+        size_t w1 = w0 + SCHED_WINDOW < n ? w0 + SCHED_WINDOW : n;
         uint32_t maxlev = 0;
         for (size_t i = w0; i < w1; i++) {
             uint32_t L = 0;
@@ -101,8 +96,6 @@ int mblx__schedule_runs(mblx_tape *t)
         }
     }
     rstart[nrun] = (uint32_t)n;
-    if (t->nout1 && t->nsh == n) t->nrunS = nrun;
-    if (t->nout1 && t->npre == n) t->nrun1 = nrun;
     for (size_t k = 0; k < n; k++) pos[order[k]] = (uint32_t)k;
     /* last use (new positions); outputs live to the end */
     for (size_t i = 0; i < n; i++) last[i] = XNONE;

@@ -1,7 +1,17 @@
 /* Compiling the formulated model: the exact Jacobians of the residuals, outputs and user states,
- * their tapes (the residual's and its Jacobian's in one compilation), and the drawing's. */
+ * their tapes (the residual's on a second thread for mid-sized models), and the drawing's. */
 #include "model/formulate.h"
 #include "model/terms/term.h"
+
+/* Models with at least COMPILE_THREAD_MIN residuals and a graph of fewer than
+ * COMPILE_THREAD_MAX_NODES nodes compile their residual tape on a second thread. Above, the two
+ * large compilations' scratch (about 100 bytes per compiled node each) would be live at once and
+ * stay in the process's heap: the N = 10^4 four-bar (1.7 M nodes) peaked at 426 MiB compiling
+ * concurrently and 354 MiB one after the other, for the same CPU time and wall time within the
+ * noise (the 3000-loop four-bar, 0.51 M nodes: 156 and 120 MiB; docs/benchmarks.md, issue 31
+ * item 2). */
+#define COMPILE_THREAD_MIN 2000
+#define COMPILE_THREAD_MAX_NODES ((size_t)1 << 18)
 
 /* The values of the Jacobian's entries (md->jac: the pattern of the inlined rows md->F) as the
  * tape computes them: from the rows md->Fc where formulate_let made them (an entry of the pattern
@@ -126,21 +136,26 @@ static int keep_restricted_srcx(mbl_model *md)
 static void graph_lock_cb(void *md, int on) { model_graph_lock(md, on); }
 
 /* The residual and Jacobian tapes, the largest, keep no copy of their expressions: their messages
- * print from the model's graph, which lives as long as they do, under the model's graph lock. They
- * share most of their expressions, so they are one split tape (mblx_compile_split: md->tape_jac,
- * md->tape_F NULL) whose first part computes the residuals: numbering, sharing and scheduling the
- * common part once took the N = 10^4 four-bar from 332 to ... MiB (docs/benchmarks.md, issue 31
- * item 2). A model without residuals has a tape of each. */
-static int compile_residual_jacobian(mbl_model *md, const mblx_id *jc, mbl_status *st)
+ * print from the model's graph, which lives as long as they do, under the model's graph lock. */
+static mblx_tape *compile_bound(mbl_model *md, size_t n, const mblx_id *out, mbl_status *st)
 {
-    const mblx_id *F = md->Fc ? md->Fc : md->F, *J = jc ? jc : md->jac.node;
-    if (md->nF > 0) {
-        md->tape_jac = mblx_compile_split(md->g, (size_t)md->nF, F, (size_t)md->jac_ntape, J, graph_lock_cb, md, st);
-        return md->tape_jac ? 0 : (st ? st->code : MBL_ENOMEM);
-    }
-    md->tape_F = mblx_compile_bound(md->g, 0, F, graph_lock_cb, md, st);
-    if (md->tape_F) md->tape_jac = mblx_compile_bound(md->g, (size_t)md->jac_ntape, J, graph_lock_cb, md, st);
-    return md->tape_jac ? 0 : (st ? st->code : MBL_ENOMEM);
+    return mblx_compile_bound(md->g, n, out, graph_lock_cb, md, st);
+}
+
+/* A tape compiled on a second thread: the graph is read-only while tapes are compiled. */
+typedef struct compile_job {
+    mbl_model *md;
+    size_t n;
+    const mblx_id *out;
+    mblx_tape *tape;
+    mbl_status st;
+} compile_job;
+
+static void *compile_thread(void *arg)
+{
+    compile_job *j = arg;
+    j->tape = compile_bound(j->md, j->n, j->out, &j->st);
+    return NULL;
 }
 
 /* A drawing coordinate's expression. Nearly every one is "0", a coordinate or a variable already
@@ -284,13 +299,20 @@ int model_compile(mbl_model *md, mbl_status *st)
     if (md->yjac.nz) memcpy(yn + md->ny, md->yjac.node, (size_t)md->yjac.nz * sizeof *yn);
     mbl_free(e);
 
-    /* every node exists now: the tapes */
+    /* every node exists now: compile the residual tape on a second thread (large models spend
+     * a quarter of their loading time compiling; the largest one after the other, see
+     * COMPILE_THREAD_MAX_NODES), the others here */
     mblx_id *jc = NULL; /* the Jacobian's entries from md->Fc (formulate_let), if any */
     if (jacobian_compiled(md, &jc, st)) {
         mbl_free(all), mbl_free(yn);
         return st ? st->code : MBL_ENOMEM;
     }
-    compile_residual_jacobian(md, jc, st);
+    compile_job job = {md, (size_t)md->nF, md->Fc ? md->Fc : md->F, NULL, {0, ""}};
+    pthread_t th;
+    int threaded = md->nF >= COMPILE_THREAD_MIN && mblx_node_count(md->g) < COMPILE_THREAD_MAX_NODES &&
+                   pthread_create(&th, NULL, compile_thread, &job) == 0;
+    if (!threaded) compile_thread(&job);
+    md->tape_jac = compile_bound(md, (size_t)md->jac_ntape, jc ? jc : md->jac.node, st);
     mbl_free(jc);
     if (md->tape_jac) md->tape_y = mblx_compile(md->g, ny, yn, st);
     if (md->tape_y) md->tape_us = mblx_compile(md->g, nt, all, st);
@@ -299,9 +321,15 @@ int model_compile(mbl_model *md, mbl_status *st)
     } else if (md->tape_us) {
         md->tape_srcx = mblx_compile(md->g, (size_t)md->nsrcx, md->srcx, st);
     }
+    if (threaded) pthread_join(th, NULL);
+    md->tape_F = job.tape;
     mbl_free(all), mbl_free(yn);
     if (!md->tape_jac || !md->tape_y || !md->tape_us || !md->tape_srcx) return st ? st->code : MBL_ENOMEM;
-    md->work_size = md->tape_F ? mblx_tape_work_size(md->tape_F) : 1;
+    if (!md->tape_F) {
+        if (st) *st = job.st;
+        return job.st.code ? job.st.code : MBL_ENOMEM;
+    }
+    md->work_size = mblx_tape_work_size(md->tape_F);
     for (int t = 0; t < MODEL_NTERMS; t++)
         if (model_terms[t]->present(md) && model_terms[t]->work(md) > md->work_size) md->work_size = model_terms[t]->work(md);
     if (mblx_tape_work_size(md->tape_us) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_us);

@@ -11,8 +11,7 @@ const model_term_ops *const model_terms[MODEL_NTERMS] = {&model_term_rtree, &mod
  * bodies' and joints', model/pmech_num.h); never a tree beside the others. */
 int model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st)
 {
-    /* tape_F NULL: the first part of the split tape_jac (model/compile.c) */
-    int rc = md->tape_F ? mblx_tape_eval(md->tape_F, syms, F, work, st) : mblx_tape_eval_part(md->tape_jac, 0, syms, F, work, st);
+    int rc = mblx_tape_eval(md->tape_F, syms, F, work, st);
     for (int t = 0; t < MODEL_NTERMS && !rc; t++)
         if (model_terms[t]->present(md)) rc = model_terms[t]->eval(md, syms, F, NULL, work, st);
     return rc;
@@ -20,9 +19,7 @@ int model_eval_F(const mbl_model *md, const double *syms, double *F, double *wor
 
 int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
 {
-    int rc = md->tape_F ? mblx_tape_eval(md->tape_jac, syms, jac, work, st)
-                        : mblx_tape_eval_part(md->tape_jac, 1, syms, jac, work, st),
-        zeroed = 0;
+    int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st), zeroed = 0;
     for (int t = 0; t < MODEL_NTERMS && !rc; t++) {
         const model_term_ops *term = model_terms[t];
         if (!term->present(md)) continue;

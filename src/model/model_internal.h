@@ -62,8 +62,8 @@ struct mbl_model {
     /* compiled: residuals, their Jacobian w.r.t. all unknowns, outputs and their Jacobian */
     mbl_sjac jac;                /* dF/d[a lam mu v q r] */
     mbl_sjac yjac;               /* dy/d[a lam mu v q r] */
-    mblx_tape *tape_F;           /* -> F (nF); NULL when tape_jac is split (its part 0: F) */
-    mblx_tape *tape_jac;         /* -> jac values (jac.nz); split: part 0 F, part 1 jac (model/compile.c) */
+    mblx_tape *tape_F;           /* -> F (nF) */
+    mblx_tape *tape_jac;         /* -> jac values (jac.nz) */
     mblx_id *Fc;                 /* NULL, or the rows as tape_F and tape_jac compile them (formulate_let) */
     mblx_tape *tape_y;           /* -> y (ny) then yjac values */
     mbl_sjac usjac;              /* d[s; sdot; sddot; w; wdot]/d[a lam mu v q r] of the user states */
