@@ -35,6 +35,7 @@ struct mblx_graph {
 
     uint64_t *table; /* open-addressing hash table: (hash << 32) | node id; TABLE_EMPTY = empty */
     size_t tcap, tcount;
+    size_t tcap_dropped; /* mblx_graph_drop_table: the capacity the table is rebuilt with */
 
     /* symbols */
     uint32_t nsym, symcap;

@@ -185,6 +185,45 @@ static int table_rehash(mblx_graph *g, size_t ncap)
     return 0;
 }
 
+/* The table of a graph whose table was dropped (mblx_graph_drop_table), rebuilt from its nodes at
+ * the capacity it had: every node but the symbols (which are made without it) in handle order. */
+static int table_rebuild(mblx_graph *g)
+{
+    size_t ncap = g->tcap_dropped ? g->tcap_dropped : INIT_TABLE;
+    while (ncap < 2 * ((size_t)g->n + 1)) ncap *= 2;
+    uint64_t *t = mbl_alloc_array(ncap, sizeof *t);
+    if (!t) return -1;
+    mblx__hugepages(t, ncap * sizeof *t);
+    memset(t, 0, ncap * sizeof *t);
+    size_t cnt = 0;
+    for (uint32_t e = 0; e < g->n; e++) {
+        const mblx__node *nd = &g->nd[e];
+        if (nd->op == MBLX_OP_SYMBOL) continue;
+        uint32_t h = hash_key(nd->op, nd->val, nd->na, mblx__args(g, e));
+        size_t k = h & (ncap - 1);
+        while (t[k] != TABLE_EMPTY) k = (k + 1) & (ncap - 1);
+        t[k] = ((uint64_t)h << 32) | ((uint64_t)e + 1);
+        cnt++;
+    }
+    g->table = t;
+    g->tcap = ncap;
+    g->tcount = cnt;
+    g->tcap_dropped = 0;
+    return 0;
+}
+
+int mblx_graph_drop_table(mblx_graph *g)
+{
+    if (!g) return MBL_EARG;
+    if (!g->tcap) return 0;
+    g->tcap_dropped = g->tcap;
+    mbl_free(g->table);
+    g->table = NULL;
+    g->tcap = 0;
+    g->tcount = 0;
+    return 0;
+}
+
 /* ---- dependence sets ---------------------------------------------------------------------- */
 
 int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s)
@@ -310,6 +349,7 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
 {
     if (v == 0.0) v = 0.0; /* -0 -> +0 */
     uint32_t h = hash_key(op, v, n, a);
+    if (!g->tcap && g->tcap_dropped && table_rebuild(g)) return mblx__oom(g);
     if (g->tcap) {
         size_t k = h & (g->tcap - 1);
         for (uint64_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
@@ -371,6 +411,7 @@ int mblx_graph_reserve(mblx_graph *g, size_t nodes)
 {
     if (!g) return MBL_EARG;
     if (nodes > (size_t)XPENDING / 4) nodes = (size_t)XPENDING / 4;
+    if (!g->tcap && g->tcap_dropped && table_rebuild(g)) return MBL_ENOMEM;
     /* operands and dependence sets: about two per node in expression graphs of models; the
      * table at most half full; the scratch of small dependence-set unions */
     size_t tc = g->tcap ? g->tcap : INIT_TABLE;

@@ -307,6 +307,9 @@ int model_compile(mbl_model *md, mbl_status *st)
         mbl_free(all), mbl_free(yn);
         return st ? st->code : MBL_ENOMEM;
     }
+    /* no node is made while the tapes compile: the hash-consing table (32 MB of the N = 10^4
+     * four-bar's) is freed for their scratch, and rebuilt by the first node made later */
+    mblx_graph_drop_table(md->g);
     compile_job job = {md, (size_t)md->nF, md->Fc ? md->Fc : md->F, NULL, {0, ""}};
     pthread_t th;
     int threaded = md->nF >= COMPILE_THREAD_MIN && mblx_node_count(md->g) < COMPILE_THREAD_MAX_NODES &&
