@@ -240,6 +240,48 @@ int mech_beam_assemble(int dim, const mbl_beam_section *s, double L, int ne, mbl
     return rc;
 }
 
+/* The geometric-stiffness invariants (model/ffr.h) of a planar beam: H1 = int rho A (L - X) S'^T S' dX
+ * and Hx = int rho A (L^2 - X^2) / 2 S'^T S' dX, S' the slopes d uy / dX of the shape functions
+ * (the foreshortening of the point at X is -1/2 qf^T H(X) qf, H(X) = int_0^X S'^T S', and
+ * int rho A H(X) dX, int rho A X H(X) dX are these after the order of integration is swapped).
+ * Per element with local x = X - X0: (L - X) = (L - X0) - x, (L^2 - X^2) / 2 = (L^2 - X0^2) / 2
+ * - X0 x - x^2 / 2, so three element matrices G_p = int x^p S'^T S' dx (degree <= 6: exact). */
+static int beam2_geometric(double rA, double L, int ne, mbl_ffr_invariants *inv, mbl_status *st)
+{
+    double le = L / ne, gx[4], gw[4], G[3][16] = {{0}};
+    gauss4(gx, gw);
+    for (int k = 0; k < 4; k++) {
+        double xi = gx[k], x = xi * le, w = gw[k] * le;
+        /* d/dX of the Hermite cubics for (v_a, phi_a, v_b, phi_b) */
+        double d[4] = {(-6 * xi + 6 * xi * xi) / le, 1 - 4 * xi + 3 * xi * xi, (6 * xi - 6 * xi * xi) / le,
+                       -2 * xi + 3 * xi * xi};
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                for (int p = 0; p < 3; p++) G[p][i + 4 * j] += w * (p ? (p == 1 ? x : x * x) : 1.0) * d[i] * d[j];
+    }
+    size_t nz = (size_t)ne * 16;
+    int *ti = mbl_alloc_array(nz + 1, sizeof *ti), *tj = mbl_alloc_array(nz + 1, sizeof *tj);
+    double *t1 = mbl_alloc_array(nz + 1, sizeof *t1), *tx = mbl_alloc_array(nz + 1, sizeof *tx);
+    int rc = 0, nf = 3 * (ne + 1);
+    if (!ti || !tj || !t1 || !tx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    static const int dof[4] = {1, 2, 4, 5}; /* v_a, phi_a, v_b, phi_b among the element's 6 */
+    size_t k = 0;
+    for (int e = 0; e < ne && !rc; e++) {
+        double X0 = e * le, a1 = rA * (L - X0), ax = rA * (L * L - X0 * X0) / 2;
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 4; i++, k++) {
+                int m = i + 4 * j;
+                ti[k] = 3 * e + dof[i], tj[k] = 3 * e + dof[j];
+                t1[k] = a1 * G[0][m] - rA * G[1][m];
+                tx[k] = ax * G[0][m] - rA * X0 * G[1][m] - rA * G[2][m] / 2;
+            }
+    }
+    if (!rc) rc = mbla_csc_from_triplets(nf, nf, (int)k, ti, tj, t1, NULL, &inv->H1, st);
+    if (!rc) rc = mbla_csc_from_triplets(nf, nf, (int)k, ti, tj, tx, NULL, &inv->Hx, st);
+    mbl_free(ti), mbl_free(tj), mbl_free(t1), mbl_free(tx);
+    return rc;
+}
+
 int mech_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_invariants *inv, mbl_status *st)
 {
     memset(inv, 0, sizeof *inv);
@@ -291,6 +333,7 @@ int mech_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_i
     rc = assemble(ne, 3, Me, 1.0, &inv->Mff, st);
     if (!rc) rc = assemble(ne, 3, Pe, 1.0, &inv->P, st);
     if (!rc) rc = assemble(ne, 3, Ke, 1.0, &inv->K, st);
+    if (!rc) rc = beam2_geometric(rA, L, ne, inv, st);
     if (rc) model_ffr_invariants_free(inv);
     return rc;
 }
@@ -304,6 +347,7 @@ int mech_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_i
  *     damping: {alpha: 0, beta: 1e-4}      (Rayleigh, optional)
  *     position: [0, 0]   angle: -pi/2      (the floating frame: origin at node 1, x along the beam)
  *     markers: {o: {node: 1}, tip: {s: 4}}  (at a node, by index 1..n+1 or arc length s)
+ *     geometric_stiffness: false           (optional: leave out the stiffening by the axial load)
  *
  * Coordinates <b>_x, <b>_y, <b>_th (the frame) and <b>_u<i>, <b>_v<i>, <b>_phi<i> (node i's axial,
  * transverse displacement and slope in the frame), with the frame tangent to the beam at node 1:
@@ -537,9 +581,17 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     snprintf(what, sizeof what, "body '%s'", name);
     if (!M->planar) return mech_read_beam3(M, key, val);
     static const char *ok[] = {"type", "length", "elements", "E", "rho", "radius", "A", "I", "damping", "position",
-                               "angle", "markers", NULL};
+                               "angle", "markers", "geometric_stiffness", NULL};
     int rc = mech_check_keys(M, val, ok, what);
     if (rc) return rc;
+    /* the geometric stiffness of the axial load (model/ffr.h), on unless `geometric_stiffness: false` */
+    int geo = 1;
+    yaml_node_t *gs = mech_get(M, val, "geometric_stiffness");
+    if (gs) {
+        if (!mech_is_scalar(gs) || (strcmp(mech_sc(gs), "true") && strcmp(mech_sc(gs), "false")))
+            return err_at(M, gs, "%s: 'geometric_stiffness' must be true or false", what);
+        geo = !strcmp(mech_sc(gs), "true");
+    }
     mbl_beam_section sec;
     memset(&sec, 0, sizeof sec);
     double L, nel, r;
@@ -616,6 +668,10 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (rc) {
         f->inv.nf = nf;
         return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);
+    }
+    if (!geo) {
+        mbla_csc_free(f->inv.H1), mbla_csc_free(f->inv.Hx);
+        f->inv.H1 = f->inv.Hx = NULL;
     }
     return beam_markers(M, bi, mech_get(M, val, "markers"), ne, L, Lt);
 }
