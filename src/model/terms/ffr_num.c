@@ -4,7 +4,7 @@
  * model's tapes: exact, but about 20 KB per coordinate of graph and tape. The same closed forms
  * (ffr.h's rows and their derivatives, term by term as ffr.c's `formulate` builds them) are
  * evaluated here directly from the invariants at the point: one pass over the nonzeros of Mff, P,
- * K, C per evaluation, no scratch, thread-safe. The model keeps only the invariants, the union
+ * K, C, H1, Hx per evaluation, no scratch, thread-safe. The model keeps only the invariants, the union
  * pattern of the elastic rows and, for every entry, its index in md->jac (O(nnz) integers).
  *
  * Loading: model_ffr_add pushes the body's Jacobian pattern into md->sjac with the node 0 (so the
@@ -336,6 +336,7 @@ static int num_eval(const mbl_model *md, const mbl_ffr_num *b, const double *sym
     }
     const mbl_ffr_invariants *inv = &b->inv;
     const mbla_csc *M = inv->Mff, *P = inv->P;
+    int geo = inv->H1 || inv->Hx;
     const double *Sb0 = inv->Sb, *Sb1 = inv->Sb + nf, *c1 = inv->c1, *c2 = inv->c2;
     double th = QV(ith), thd = VV(ith), thdd = AV(ith);
     double c = cos(th), s = sin(th), thd2 = thd * thd, two_thd = 2.0 * thd, two_thdd = 2.0 * thdd;
@@ -365,7 +366,7 @@ static int num_eval(const mbl_model *md, const mbl_ffr_num *b, const double *sym
             }
         /* (H1 qf)_i, (Hx qf)_i: the geometric stiffness -(A^T G)_x H1 + th'^2 Hx (ffr.h) */
         double hq = 0, xq = 0;
-        for (int u = b->up[i]; u < b->up[i + 1]; u++) {
+        for (int u = geo ? b->up[i] : 0; u < (geo ? b->up[i + 1] : 0); u++) {
             const double *x = b->uv + NU * (size_t)u;
             double qj = QV(fi[b->ui[u]]);
             hq += x[4] * qj, xq += x[5] * qj;
