@@ -15,6 +15,9 @@ Checked:
     small Omega omega^2 = omega_0^2 + (phi - 1) Omega^2 with phi the Southwell coefficient of the
     first mode computed from the exact cantilever mode shape (Rayleigh quotient of the centrifugal
     tension: phi = int (L^2 - x^2)/2 psi'^2 / int psi^2 = 1.1933, the published 1.193);
+  - a cantilever under an axial compressive end load P at its tip marker (its foreshortening): the
+    frequencies equal the reference's with N = -P (1e-8), the lowest goes to zero at Euler's
+    P_cr = pi^2 E I / (4 L^2) (1e-5) and beyond it a real eigenvalue turns positive;
   - `geometric_stiffness: false` gives the reference without K_G; a bad value is one error line.
 Usage: test_geometric_stiffness.py MBLIN
 """
@@ -40,7 +43,7 @@ def check(ok, msg):
     fails += not ok
 
 
-def reference(ne, gax=0.0, om=0.0, geo=True):
+def reference(ne, gax=0.0, om=0.0, geo=True, P=0.0):
     """the lowest in-plane frequencies (rad/s) of the clamped beam model of the docstring"""
     le, n = L / ne, 3 * (ne + 1)
     M, G, K = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
@@ -59,7 +62,7 @@ def reference(ne, gax=0.0, om=0.0, geo=True):
             nv = np.array([0, h[0], h[1], 0, h[2], h[3]])
             dnv = np.array([0, dh[0], dh[1], 0, dh[2], dh[3]])
             d2nv = np.array([0, d2h[0], d2h[1], 0, d2h[2], d2h[3]])
-            N = RHO * A * (gax * (L - X) + om * om * (L * L - X * X) / 2) if geo else 0.0
+            N = RHO * A * (gax * (L - X) + om * om * (L * L - X * X) / 2) - P if geo else 0.0
             M[d, d] += W * RHO * A * (np.outer(nu, nu) + np.outer(nv, nv))
             G[d, d] += 2 * om * W * RHO * A * (np.outer(nu, -nv) + np.outer(nv, nu))
             K[d, d] += W * (E * A * np.outer(dnu, dnu) + E * I * np.outer(d2nv, d2nv) + N * np.outer(dnv, dnv))
@@ -69,7 +72,7 @@ def reference(ne, gax=0.0, om=0.0, geo=True):
     m = M.shape[0]
     Mi = np.linalg.inv(M)
     ev = np.linalg.eigvals(np.block([[np.zeros((m, m)), np.eye(m)], [-Mi @ K, -Mi @ G]]))
-    return np.sort(ev.imag[ev.imag > 1e-9])
+    return np.sort(ev.imag[ev.imag > 1e-9]) if P == 0 or np.all(np.abs(ev.real) < 1e-6 * np.abs(ev).max()) else ev
 
 
 def southwell():
@@ -87,7 +90,7 @@ def model(kind, extra=""):
     head = f"""model: mechanism
 name: geometric stiffness ({kind})
 space: planar
-parameters: {{L: {L}, E: {E}, rho: {RHO}, r: {R}, g: {GRAV}, Omega: 0}}
+parameters: {{L: {L}, E: {E}, rho: {RHO}, r: {R}, g: {GRAV}, Omega: 0, P: 0}}
 ground:
   markers:
     o: {{position: [0, 0], angle: {"-pi/2" if kind == "hanging" else 0}}}
@@ -100,6 +103,15 @@ bodies:
     rho: rho
     radius: r
 {extra}"""
+    if kind == "buckling":
+        return head + """    markers: {root: {node: 1}, tip: {s: L}}
+joints:
+  clamp: {type: fixed, i: root, j: o}
+forces:
+  push: {type: force, i: tip, force: [-P, 0]}
+linearize:
+  at: equilibrium
+"""
     if kind == "hanging":
         return head + """    angle: -pi/2
     markers: {root: {node: 1}}
@@ -165,6 +177,22 @@ ws = freqs(model("spinning"), "--set", f"Omega={om}")[0]
 slope = (ws ** 2 - w0[0] ** 2) / om ** 2
 # the mesh (h^4) and the Coriolis coupling with the axial modes (omega_1^2 / omega_axial^2 ~ 1e-4)
 check(abs(slope - (phi - 1)) <= 2e-3 * phi, f"in-plane: (omega^2 - omega_0^2) / Omega^2 = {slope:.5f}, phi - 1 = {phi - 1:.5f}")
+
+# a cantilever under an axial compressive end load P (a force element at the tip marker): the
+# lowest frequency goes to zero at Euler's P_cr = pi^2 E I / (4 L^2)
+pcr = math.pi ** 2 * E * I / (4 * L * L)
+for frac in (0.5, 0.9):
+    ref = reference(NE, P=frac * pcr)[:2]
+    got = freqs(model("buckling"), "--set", f"P={frac * pcr!r}")[:2]
+    check(rel(got, ref) <= 1e-8, f"end load {frac} P_cr: {got} vs reference {ref} (rel {rel(got, ref):.1e})")
+# omega_1^2 is nearly linear in P close to P_cr: the secant through 0.99 and 0.995 P_cr
+pa, pb = 0.99 * pcr, 0.995 * pcr
+wa, wb = freqs(model("buckling"), "--set", f"P={pa!r}")[0] ** 2, freqs(model("buckling"), "--set", f"P={pb!r}")[0] ** 2
+p0 = pa - wa * (pb - pa) / (wb - wa)
+check(abs(p0 / pcr - 1) <= 1e-5, f"omega_1 -> 0 at P = {p0:.6f}, Euler P_cr = {pcr:.6f} (rel {p0 / pcr - 1:.1e})")
+p = run(model("buckling"), "--set", f"P={1.05 * pcr!r}")
+ev = json.loads(p.stdout)["eigenvalues"] if p.returncode == 0 else []
+check(any(e["re"] > 1e-3 and abs(e["im"]) < 1e-9 for e in ev), "beyond P_cr a real eigenvalue > 0 (divergence)")
 
 p = run(model("hanging", "    geometric_stiffness: maybe\n"))
 lines = p.stderr.strip().splitlines()
