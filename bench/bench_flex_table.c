@@ -31,9 +31,9 @@ static const char *MODEL =
     "ground:\n  markers:\n    o: {position: [0, 0]}\n"
     "bodies:\n"
     "  link1:\n    type: beam\n    length: l\n    elements: %d\n    E: E\n    rho: rho\n    radius: r\n"
-    "    position: [0, 0]\n    angle: -pi/2\n    markers: {a1: {node: 1}, p1: {s: l}}\n"
+    "    geometric_stiffness: false\n    position: [0, 0]\n    angle: -pi/2\n    markers: {a1: {node: 1}, p1: {s: l}}\n"
     "  link2:\n    type: beam\n    length: l\n    elements: %d\n    E: E\n    rho: rho\n    radius: r\n"
-    "    position: [0, -l]\n    angle: -pi/2\n    markers: {a2: {node: 1}}\n"
+    "    geometric_stiffness: false\n    position: [0, -l]\n    angle: -pi/2\n    markers: {a2: {node: 1}}\n"
     "joints:\n  pin_o: {type: revolute, i: a1, j: o}\n  pin_p1: {type: revolute, i: a2, j: p1}\n"
     "forces:\n  weight: {type: gravity, g: [0, -g]}\n";
 

@@ -240,6 +240,48 @@ int mech_beam_assemble(int dim, const mbl_beam_section *s, double L, int ne, mbl
     return rc;
 }
 
+/* The geometric-stiffness invariants (model/ffr.h) of a planar beam: H1 = int rho A (L - X) S'^T S' dX
+ * and Hx = int rho A (L^2 - X^2) / 2 S'^T S' dX, S' the slopes d uy / dX of the shape functions
+ * (the foreshortening of the point at X is -1/2 qf^T H(X) qf, H(X) = int_0^X S'^T S', and
+ * int rho A H(X) dX, int rho A X H(X) dX are these after the order of integration is swapped).
+ * Per element with local x = X - X0: (L - X) = (L - X0) - x, (L^2 - X^2) / 2 = (L^2 - X0^2) / 2
+ * - X0 x - x^2 / 2, so three element matrices G_p = int x^p S'^T S' dx (degree <= 6: exact). */
+static int beam2_geometric(double rA, double L, int ne, mbl_ffr_invariants *inv, mbl_status *st)
+{
+    double le = L / ne, gx[4], gw[4], G[3][16] = {{0}};
+    gauss4(gx, gw);
+    for (int k = 0; k < 4; k++) {
+        double xi = gx[k], x = xi * le, w = gw[k] * le;
+        /* d/dX of the Hermite cubics for (v_a, phi_a, v_b, phi_b) */
+        double d[4] = {(-6 * xi + 6 * xi * xi) / le, 1 - 4 * xi + 3 * xi * xi, (6 * xi - 6 * xi * xi) / le,
+                       -2 * xi + 3 * xi * xi};
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                for (int p = 0; p < 3; p++) G[p][i + 4 * j] += w * (p ? (p == 1 ? x : x * x) : 1.0) * d[i] * d[j];
+    }
+    size_t nz = (size_t)ne * 16;
+    int *ti = mbl_alloc_array(nz + 1, sizeof *ti), *tj = mbl_alloc_array(nz + 1, sizeof *tj);
+    double *t1 = mbl_alloc_array(nz + 1, sizeof *t1), *tx = mbl_alloc_array(nz + 1, sizeof *tx);
+    int rc = 0, nf = 3 * (ne + 1);
+    if (!ti || !tj || !t1 || !tx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    static const int dof[4] = {1, 2, 4, 5}; /* v_a, phi_a, v_b, phi_b among the element's 6 */
+    size_t k = 0;
+    for (int e = 0; e < ne && !rc; e++) {
+        double X0 = e * le, a1 = rA * (L - X0), ax = rA * (L * L - X0 * X0) / 2;
+        for (int j = 0; j < 4; j++)
+            for (int i = 0; i < 4; i++, k++) {
+                int m = i + 4 * j;
+                ti[k] = 3 * e + dof[i], tj[k] = 3 * e + dof[j];
+                t1[k] = a1 * G[0][m] - rA * G[1][m];
+                tx[k] = ax * G[0][m] - rA * X0 * G[1][m] - rA * G[2][m] / 2;
+            }
+    }
+    if (!rc) rc = mbla_csc_from_triplets(nf, nf, (int)k, ti, tj, t1, NULL, &inv->H1, st);
+    if (!rc) rc = mbla_csc_from_triplets(nf, nf, (int)k, ti, tj, tx, NULL, &inv->Hx, st);
+    mbl_free(ti), mbl_free(tj), mbl_free(t1), mbl_free(tx);
+    return rc;
+}
+
 int mech_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_invariants *inv, mbl_status *st)
 {
     memset(inv, 0, sizeof *inv);
@@ -291,6 +333,7 @@ int mech_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_i
     rc = assemble(ne, 3, Me, 1.0, &inv->Mff, st);
     if (!rc) rc = assemble(ne, 3, Pe, 1.0, &inv->P, st);
     if (!rc) rc = assemble(ne, 3, Ke, 1.0, &inv->K, st);
+    if (!rc) rc = beam2_geometric(rA, L, ne, inv, st);
     if (rc) model_ffr_invariants_free(inv);
     return rc;
 }
@@ -304,6 +347,7 @@ int mech_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_i
  *     damping: {alpha: 0, beta: 1e-4}      (Rayleigh, optional)
  *     position: [0, 0]   angle: -pi/2      (the floating frame: origin at node 1, x along the beam)
  *     markers: {o: {node: 1}, tip: {s: 4}}  (at a node, by index 1..n+1 or arc length s)
+ *     geometric_stiffness: false           (optional: leave out the stiffening by the axial load)
  *
  * Coordinates <b>_x, <b>_y, <b>_th (the frame) and <b>_u<i>, <b>_v<i>, <b>_phi<i> (node i's axial,
  * transverse displacement and slope in the frame), with the frame tangent to the beam at node 1:
@@ -341,6 +385,71 @@ static int beam_number(mech *M, const yaml_node_t *val, const char *key, const c
     return mech_beam_number_t(M, val, key, what, required, out, NULL);
 }
 
+/* The foreshortening of a planar beam (model/ffr.h): element e (nodes e+1, e+2) draws the nodes
+ * beyond it toward the root by 1/2 int_e w'^2 = 1/2 sh_e, with the Hermite cubic of d = v_b - v_a
+ * and the slopes pa, pb: sh_e = 1.2 d^2 / le - 0.2 d (pa + pb) + le (2 pa^2 + 2 pb^2 - pa pb) / 15
+ * (a rigid turn d = t le, pa = pb = t gives t^2 le). Its gradient by (v_a, v_b, phi_a, phi_b):
+ * (-g, g, -0.2 d + le (4 pa - pb) / 15, -0.2 d + le (4 pb - pa) / 15), g = 2.4 d / le - 0.2 (pa + pb).
+ * A marker at node i sits at X_i + u_i - 1/2 sum_{e < i-1} sh_e along the frame's x axis, so the
+ * loads of joints and force elements at it enter the geometric stiffness like those spread over the
+ * body (whose part the structured term carries). */
+static void sh_parts(mech *M, const char *b, int e, const char **d, const char **pa, const char **pb)
+{
+    *d = mech_fmt(M, "(%s_v%d - %s_v%d)", b, e + 2, b, e + 1);
+    *pa = mech_fmt(M, "%s_phi%d", b, e + 1), *pb = mech_fmt(M, "%s_phi%d", b, e + 2);
+}
+
+/* the text "0.5*(0 + sh_0 + ... + sh_{n-1})" of the n elements from node 1 (one growing buffer) */
+static const char *sh_text(mech *M, const char *b, int n, const char *le)
+{
+    size_t cap = 256, len = 0;
+    char *buf = mbl_malloc(cap);
+    if (!buf) return NULL;
+    len = (size_t)snprintf(buf, cap, "0.5*(0");
+    for (int e = 0; e < n; e++) {
+        const char *d, *pa, *pb;
+        sh_parts(M, b, e, &d, &pa, &pb);
+        const char *t = mech_fmt(M, " + 1.2*%s^2/%s - 0.2*%s*(%s + %s) + %s*(2*%s^2 + 2*%s^2 - %s*%s)/15", d, le, d, pa,
+                                 pb, le, pa, pb, pa, pb);
+        size_t tl = strlen(t);
+        if (M->oom) break;
+        if (len + tl + 2 > cap) {
+            while (len + tl + 2 > cap) cap *= 2;
+            char *nb = mbl_realloc(buf, cap);
+            if (!nb) break;
+            buf = nb;
+        }
+        memcpy(buf + len, t, tl + 1);
+        len += tl;
+        if (e + 1 == n) memcpy(buf + len, ")", 2);
+    }
+    if (n == 0) memcpy(buf + len, ")", 2);
+    if (M->oom || (n && buf[len] != ')')) {
+        mbl_free(buf);
+        return NULL;
+    }
+    return mech_keep(M, buf);
+}
+
+/* a force along the frame's x axis fx (a text: (A^T f)_x) at node i of a planar beam with geometric
+ * stiffness: its virtual work on the node's foreshortening, -fx/2 grad sh, added to the Fq */
+static void sh_force(mech *M, body *B, int i, const char *fx)
+{
+    const char *bn = B->name, *le = B->gle;
+    for (int e = 0; e + 2 <= i; e++) {
+        const char *d, *pa, *pb;
+        sh_parts(M, bn, e, &d, &pa, &pb);
+        const char *g = mech_fmt(M, "(2.4*%s/%s - 0.2*(%s + %s))", d, le, pa, pb);
+        const char *gr[4] = {mech_fmt(M, "(-%s)", g), g, mech_fmt(M, "(-0.2*%s + %s*(4*%s - %s)/15)", d, le, pa, pb),
+                             mech_fmt(M, "(-0.2*%s + %s*(4*%s - %s)/15)", d, le, pb, pa)};
+        int dof[4] = {3 * e + 1, 3 * e + 4, 3 * e + 2, 3 * e + 5};
+        for (int k = 0; k < 4; k++) {
+            char *t = mech_fmt(M, "-0.5*%s*%s", fx, gr[k]);
+            B->Fq[dof[k]] = B->Fq[dof[k]] ? mech_fmt(M, "%s + %s", B->Fq[dof[k]], t) : t;
+        }
+    }
+}
+
 static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L, const char *Lt)
 {
     if (!mks || (mks->type == YAML_SCALAR_NODE && mks->data.scalar.length == 0)) return 0;
@@ -365,6 +474,12 @@ static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double 
         const char *u = mech_fmt(M, "%s_u%d", B->name, i), *v = mech_fmt(M, "%s_v%d", B->name, i);
         /* the node's undeformed place as a text of the length (which may be a parameter) */
         const char *X = node ? mech_fmt(M, "((%s)*%d/%d + %s)", Lt, node, ne, u) : mech_fmt(M, "(%s)", u);
+        if (node && B->gle) { /* drawn toward the root by the foreshortening (geometric stiffness) */
+            const char *sh = sh_text(M, B->name, node, B->gle), *shn = mech_fmt(M, "_sh_%s", name);
+            if (!sh) return mech_oom(M);
+            if ((rc = mech_add_var(M, shn, sh, K->line, K->col))) return rc;
+            X = mech_fmt(M, "((%s)*%d/%d + %s - %s)", Lt, node, ne, u, shn);
+        }
         const char *s[3] = {X, v, "0"};
         rc = mech_flex_marker_frame(M, K, B, mech_fmt(M, "%s + %s_phi%d + (%s)", B->th, B->name, i, ang), s, NULL);
     }
@@ -537,9 +652,17 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     snprintf(what, sizeof what, "body '%s'", name);
     if (!M->planar) return mech_read_beam3(M, key, val);
     static const char *ok[] = {"type", "length", "elements", "E", "rho", "radius", "A", "I", "damping", "position",
-                               "angle", "markers", NULL};
+                               "angle", "markers", "geometric_stiffness", NULL};
     int rc = mech_check_keys(M, val, ok, what);
     if (rc) return rc;
+    /* the geometric stiffness of the axial load (model/ffr.h), on unless `geometric_stiffness: false` */
+    int geo = 1;
+    yaml_node_t *gs = mech_get(M, val, "geometric_stiffness");
+    if (gs) {
+        if (!mech_is_scalar(gs) || (strcmp(mech_sc(gs), "true") && strcmp(mech_sc(gs), "false")))
+            return err_at(M, gs, "%s: 'geometric_stiffness' must be true or false", what);
+        geo = !strcmp(mech_sc(gs), "true");
+    }
     mbl_beam_section sec;
     memset(&sec, 0, sizeof sec);
     double L, nel, r;
@@ -617,6 +740,11 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         f->inv.nf = nf;
         return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);
     }
+    if (!geo) {
+        mbla_csc_free(f->inv.H1), mbla_csc_free(f->inv.Hx);
+        f->inv.H1 = f->inv.Hx = NULL;
+    }
+    M->b[bi].gle = geo ? mech_fmt(M, "((%s)/%d)", Lt, ne) : NULL;
     return beam_markers(M, bi, mech_get(M, val, "markers"), ne, L, Lt);
 }
 
@@ -685,6 +813,7 @@ void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const 
         char *qv = mech_fmt(M, "%s(%s*%s - %s*%s)", sg, c, f[1], s, f[0]);
         B->Fq[base] = B->Fq[base] ? mech_fmt(M, "%s + %s", B->Fq[base], qu) : qu;
         B->Fq[base + 1] = B->Fq[base + 1] ? mech_fmt(M, "%s + %s", B->Fq[base + 1], qv) : qv;
+        if (B->gle) sh_force(M, B, K->node, qu);
     }
     if (tq) {
         char *qp = mech_fmt(M, "%s%s", sg, tq[2]);

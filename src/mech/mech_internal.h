@@ -32,6 +32,8 @@ typedef struct body {
     int oset;                        /* the --set its orientation came from, or -1 */
     int flex;                        /* flexible body (beam.c, modal_body.c): 1 + its index in src->ffr, else 0 */
     char **Fq;                       /* flexible: generalized forces on the elastic coordinates (NULL = none) */
+    const char *gle;                 /* planar beam with geometric stiffness: its element length (a text),
+                                        for the foreshortening of its markers (beam.c); NULL otherwise */
     const char **qf3;                /* spatial beam: its nqf3 elastic coordinates (forces in Fq) */
     int nqf3;
     const yaml_node_t *key, *val;    /* relative coordinates: read again for a floating root */

@@ -9,13 +9,18 @@
  *   m = int rho, s0 = int rho u0, J0 = int rho |u0|^2,
  *   Sb = int rho S (2 x nf), c1 = int rho S^T u0, c2 = int rho S^T Jt u0 (Jt = [0 -1; 1 0]),
  *   Mff = int rho S^T S, P = int rho S^T Jt S (antisymmetric),
- * and the elastic stiffness K (constant: small strains, no geometric stiffening). With
+ * and the elastic stiffness K (constant: small strains). A beam also has the geometric-stiffness
+ * invariants H1 = int rho H(X) dX and Hx = int rho X H(X) dX, H(X) = int_0^X S'^T S' (S' the slopes
+ * of the transverse shape functions): the foreshortening -1/2 qf^T H(X) qf of the point at X along
+ * the body x axis, whose virtual work with the axial inertia and gravity load gives the elastic rows
+ * KG qf, KG = -(A^T G)_x H1 + th'^2 Hx (G = R'' - g; the axial force N(X) of these loads times
+ * int S'^T S'); the other terms of the foreshortening are of second order in qf and are left out. With
  * s = s0 + Sb qf and J = J0 + 2 c1.qf + qf^T Mff qf, the virtual work of the inertia forces
  * int rho dr . r'' and of gravity g (a global vector) give the rows
  *   R:  m R'' + A (Jt s th'' - s th'^2 + 2 Jt Sb qf' th' + Sb qf'') - m g
  *   th: (A Jt s).R'' + J th'' + 2 th' (c1 + Mff qf).qf' + (c2 + P qf).qf'' - (A Jt s).g
  *   qf: Sb^T A^T R'' + (c2 + P qf) th'' - (c1 + Mff qf) th'^2 + 2 th' P qf' + Mff qf''
- *       + C qf' + K qf - Sb^T A^T g
+ *       + C qf' + (K + KG) qf - Sb^T A^T g
  * (C = alpha Mff + beta K, Rayleigh damping on the elastic coordinates). */
 #ifndef MBLIN_MODEL_FFR_H
 #define MBLIN_MODEL_FFR_H
@@ -29,6 +34,7 @@ typedef struct mbl_ffr_invariants {
     double m, s0[2], J0;
     double *Sb, *c1, *c2;       /* 2*nf (row-major: Sb[k*nf + j]), nf, nf */
     mbla_csc *Mff, *P, *K;      /* nf x nf */
+    mbla_csc *H1, *Hx;          /* geometric stiffness per unit axial load (beams; NULL: none) */
 } mbl_ffr_invariants;
 
 void model_ffr_invariants_free(mbl_ffr_invariants *inv);

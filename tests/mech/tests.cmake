@@ -33,3 +33,8 @@ if(PYTHON3)
   add_test(NAME test_build_budget COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_build_budget.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# geometric stiffness of planar beam bodies (issue 32): hanging and spinning beams against a numpy FE reference
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_geometric_stiffness COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_geometric_stiffness.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()

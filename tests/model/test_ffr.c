@@ -44,6 +44,9 @@ static mbl_model *ffr_pendulum(int np, double alpha, double beta)
     for (int k = 0; k < 2; k++) {
         mbl_ffr_body *b = &src->ffr[k];
         CHECK(mech_beam2_invariants(&s, 4.0, np, &b->inv, &st) == 0);
+        /* source 001's model and the equation-level text have no geometric stiffness */
+        mbla_csc_free(b->inv.H1), mbla_csc_free(b->inv.Hx);
+        b->inv.H1 = b->inv.Hx = NULL;
         char nm[64];
         snprintf(nm, sizeof nm, "body 'link%d'", k + 1);
         b->name = xstrdup(nm);

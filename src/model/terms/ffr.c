@@ -23,6 +23,7 @@ void model_ffr_invariants_free(mbl_ffr_invariants *inv)
     if (!inv) return;
     mbl_free(inv->Sb), mbl_free(inv->c1), mbl_free(inv->c2);
     mbla_csc_free(inv->Mff), mbla_csc_free(inv->P), mbla_csc_free(inv->K);
+    mbla_csc_free(inv->H1), mbla_csc_free(inv->Hx);
     memset(inv, 0, sizeof *inv);
 }
 
@@ -105,8 +106,9 @@ typedef struct body_rows {
     mblx_id sv[2], w1[2];
     mblx_id w2[2];
     mblx_id Jn, y1v, y2a, Jts0, Jts1, av0, av1, As0, As1, two_thd;
-    double *vM, *vP, *vK, *vC;
+    double *vM, *vP, *vK, *vC, *vH, *vX;
     int *mark, *list;
+    mblx_id *hs;                /* scratch for the geometric stiffness sums (2 nf + 2) */
 } body_rows;
 
 /* The frame rows R: m G + A b, b = thdd Jt s - thd^2 s + 2 thd Jt w1 + w2, and their entries. */
@@ -220,16 +222,18 @@ static void elastic_rows(const body_rows *x)
     const double *Sb0 = x->Sb0, *Sb1 = x->Sb1;
     const mblx_id *y1 = x->y1, *y2 = x->y2, *Pv = x->Pv;
     mblx_id *t3 = x->t3, two_thd = x->two_thd;
-    double *vM = x->vM, *vP = x->vP, *vK = x->vK, *vC = x->vC;
+    double *vM = x->vM, *vP = x->vP, *vK = x->vK, *vC = x->vC, *vH = x->vH, *vX = x->vX;
     int *mark = x->mark, *list = x->list;
+    /* the geometric stiffness KG = -(A^T G)_x H1 + th'^2 Hx (ffr.h), nodes of its coefficients */
+    mblx_id nAtG0 = mblx_neg(g, AtG0);
     /* ---- elastic rows ---- */
     for (int i = 0; i < nf && !B->err; i++) {
         int row = fi[i];
         /* row i of Mff, K, C (symmetric: column i) and of P (-column i), merged */
         int nl = 0;
-        const mbla_csc *mats[4] = {inv->Mff, inv->P, inv->K, C};
-        double *vals[4] = {vM, vP, vK, vC};
-        for (int k = 0; k < 4; k++) {
+        const mbla_csc *mats[6] = {inv->Mff, inv->P, inv->K, C, inv->H1, inv->Hx};
+        double *vals[6] = {vM, vP, vK, vC, vH, vX};
+        for (int k = 0; k < 6; k++) {
             const mbla_csc *X = mats[k];
             if (!X) continue;
             for (int p = X->p[i]; p < X->p[i + 1]; p++) {
@@ -244,26 +248,38 @@ static void elastic_rows(const body_rows *x)
         T[nt++] = mblx_mul(g, y2[i], thdd);
         T[nt++] = mblx_neg(g, mblx_mul(g, y1[i], thd2));
         T[nt++] = mblx_mul(g, two_thd, Pv[i]);
+        size_t nh = 0, nx = 0;
+        mblx_id *Th = x->hs, *Tx = x->hs + nf + 1;
         for (int l = 0; l < nl; l++) {
             int j = list[l];
             if (vM[j] != 0) T[nt++] = mblx_scale(g, vM[j], a[fi[j]]);
             if (vC[j] != 0) T[nt++] = mblx_scale(g, vC[j], v[fi[j]]);
             if (vK[j] != 0) T[nt++] = mblx_scale(g, vK[j], q[fi[j]]);
+            if (vH[j] != 0) Th[nh++] = mblx_scale(g, vH[j], q[fi[j]]);
+            if (vX[j] != 0) Tx[nx++] = mblx_scale(g, vX[j], q[fi[j]]);
         }
+        /* (H1 qf)_i, (Hx qf)_i and the row's -(A^T G)_x (H1 qf)_i + th'^2 (Hx qf)_i */
+        mblx_id hq = mblx_sum(g, nh, Th), xq = mblx_sum(g, nx, Tx);
+        if (nh) T[nt++] = mblx_mul(g, nAtG0, hq);
+        if (nx) T[nt++] = mblx_mul(g, thd2, xq);
         Fs[row] = mblx_add(g, Fs[row], mblx_sum(g, nt, T));
-        push(B, row, B->ja + iR0, lin2(g, Sb0[i], c, Sb1[i], mblx_neg(g, s)));
-        push(B, row, B->ja + iR1, lin2(g, Sb0[i], s, Sb1[i], c));
+        /* d/dR'' (-(A^T G)_x hq) = -(c, s) hq, d/dth = -(A^T G)_y hq, d/dth' (th'^2 xq) = 2 th' xq */
+        mblx_id ghq[2] = {mblx_neg(g, mblx_mul(g, c, hq)), mblx_neg(g, mblx_mul(g, s, hq))};
+        push(B, row, B->ja + iR0, mblx_add(g, lin2(g, Sb0[i], c, Sb1[i], mblx_neg(g, s)), ghq[0]));
+        push(B, row, B->ja + iR1, mblx_add(g, lin2(g, Sb0[i], s, Sb1[i], c), ghq[1]));
         push(B, row, B->ja + ith, y2[i]);
-        push(B, row, B->jv + ith, mblx_sub(g, mblx_scale(g, 2.0, Pv[i]), mblx_mul(g, two_thd, y1[i])));
-        push(B, row, B->jq + ith, lin2(g, Sb0[i], AJtG0, Sb1[i], AJtG1));
+        push(B, row, B->jv + ith,
+             mblx_add(g, mblx_sub(g, mblx_scale(g, 2.0, Pv[i]), mblx_mul(g, two_thd, y1[i])), mblx_mul(g, two_thd, xq)));
+        push(B, row, B->jq + ith, mblx_sub(g, lin2(g, Sb0[i], AJtG0, Sb1[i], AJtG1), mblx_mul(g, AtG1, hq)));
         for (int l = 0; l < nl; l++) {
             int j = list[l];
             if (vM[j] != 0) push(B, row, B->ja + fi[j], mblx_const(g, vM[j]));
             mblx_id ev[2] = {mblx_scale(g, 2.0 * vP[j], thd), mblx_const(g, vC[j])};
             push(B, row, B->jv + fi[j], mblx_sum(g, 2, ev));
-            mblx_id eq[3] = {mblx_scale(g, vP[j], thdd), mblx_scale(g, -vM[j], thd2), mblx_const(g, vK[j])};
-            push(B, row, B->jq + fi[j], mblx_sum(g, 3, eq));
-            mark[j] = 0, vM[j] = vP[j] = vK[j] = vC[j] = 0;
+            mblx_id eq[5] = {mblx_scale(g, vP[j], thdd), mblx_scale(g, vX[j] - vM[j], thd2), mblx_const(g, vK[j]),
+                             mblx_scale(g, vH[j], nAtG0)};
+            push(B, row, B->jq + fi[j], mblx_sum(g, 4, eq));
+            mark[j] = 0, vM[j] = vP[j] = vK[j] = vC[j] = vH[j] = vX[j] = 0;
         }
     }
 }
@@ -284,9 +300,11 @@ static int formulate(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_cs
     mblx_id *Pa = mbl_alloc_array((size_t)nf + 1, sizeof *Pa);
     double *vM = mbl_calloc((size_t)nf + 1, sizeof *vM), *vP = mbl_calloc((size_t)nf + 1, sizeof *vP);
     double *vK = mbl_calloc((size_t)nf + 1, sizeof *vK), *vC = mbl_calloc((size_t)nf + 1, sizeof *vC);
+    double *vH = mbl_calloc((size_t)nf + 1, sizeof *vH), *vX = mbl_calloc((size_t)nf + 1, sizeof *vX);
+    mblx_id *hs = mbl_alloc_array((size_t)2 * nf + 2, sizeof *hs);
     int *mark = mbl_calloc((size_t)nf + 1, sizeof *mark), *list = mbl_alloc_array((size_t)nf + 1, sizeof *list);
     mblx_id *t3 = mbl_alloc_array((size_t)4 * nf + 8, sizeof *t3);
-    if (!scr || !y1 || !y2 || !Mv || !Pv || !Pa || !vM || !vP || !vK || !vC || !mark || !list || !t3) {
+    if (!scr || !y1 || !y2 || !Mv || !Pv || !Pa || !vM || !vP || !vK || !vC || !vH || !vX || !hs || !mark || !list || !t3) {
         B.err = 1;
         goto out;
     }
@@ -346,13 +364,14 @@ static int formulate(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_cs
 
     body_rows x = {g, &B, inv, C, Fs, nf, iR0, iR1, ith, fi, a, v, q, thd, thdd, c, s, thd2, G0, G1, AtG0, AtG1, AJtG0,
                    AJtG1, Sb0, Sb1, y1, y2, Mv, Pv, Pa, t3, {sv[0], sv[1]}, {w1[0], w1[1]}, {w2[0], w2[1]}, Jn, y1v, y2a,
-                   Jts0, Jts1, av0, av1, As0, As1, two_thd, vM, vP, vK, vC, mark, list};
+                   Jts0, Jts1, av0, av1, As0, As1, two_thd, vM, vP, vK, vC, vH, vX, mark, list, hs};
     frame_rows_R(&x);
     frame_row_th(&x);
     elastic_rows(&x);
 out:
     mbl_free(scr), mbl_free(y1), mbl_free(y2), mbl_free(Mv), mbl_free(Pv), mbl_free(Pa);
     mbl_free(vM), mbl_free(vP), mbl_free(vK), mbl_free(vC), mbl_free(mark), mbl_free(list), mbl_free(t3);
+    mbl_free(vH), mbl_free(vX), mbl_free(hs);
     if (B.err) return mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
     return mblx_graph_status(g, st);
 }
@@ -577,6 +596,8 @@ int model_ffr_keep_deriv(mbl_model *md, const mbl_ffr_body *b, const int *qidx, 
     if (inv->Mff && mbla_csc_copy(inv->Mff, &c->inv.Mff, &s2)) oom = 1;
     if (inv->P && mbla_csc_copy(inv->P, &c->inv.P, &s2)) oom = 1;
     if (inv->K && mbla_csc_copy(inv->K, &c->inv.K, &s2)) oom = 1;
+    if (inv->H1 && mbla_csc_copy(inv->H1, &c->inv.H1, &s2)) oom = 1;
+    if (inv->Hx && mbla_csc_copy(inv->Hx, &c->inv.Hx, &s2)) oom = 1;
     c->alpha = b->alpha, c->beta = b->beta;
     c->nfac = b->nfac;
     for (int k = 0; k < b->nfac; k++) {
@@ -602,9 +623,9 @@ static double dscale(const mbl_ffr_factor *f, double e) { return f->kind == MBL_
 
 /* Y = X with entry (i, j) times dscale(f, base + lexp_i + lexp_j) (mass: kc < 0), or, for the
  * stiffness (kc >= 0: the class of the factor, -1 for all classes by length), only the entries
- * of its class. */
-static int csc_deriv(const mbla_csc *X, const mbl_ffr_body *b, const mbl_ffr_factor *f, int stiff, mbla_csc **Y,
-                     mbl_status *st)
+ * of its class. base: the mass invariant's own length power (1 for Mff and P, 0 for H1, 1 for Hx). */
+static int csc_deriv(const mbla_csc *X, const mbl_ffr_body *b, const mbl_ffr_factor *f, int stiff, double base,
+                     mbla_csc **Y, mbl_status *st)
 {
     *Y = NULL;
     int nz = mbla_csc_nnz(X), k = 0, rc = 0, nf = b->inv.nf;
@@ -624,7 +645,7 @@ static int csc_deriv(const mbla_csc *X, const mbl_ffr_body *b, const mbl_ffr_fac
                 if (f->kind == MBL_FFR_FAC_STIFF && ci != f->cls) continue;
                 s = dscale(f, b->kexp[ci] + le);
             } else {
-                s = dscale(f, 1 + le);
+                s = dscale(f, base + le);
             }
             ti[k] = i, tj[k] = j, tx[k++] = s * X->x[p];
         }
@@ -664,10 +685,13 @@ static int dinv_make(const mbl_ffr_body *b, int k, mbl_ffr_invariants *dv, mbla_
             dv->c1[j] = dscale(f, 2 + l) * inv->c1[j];
             dv->c2[j] = dscale(f, 2 + l) * inv->c2[j];
         }
-        rc = csc_deriv(inv->Mff, b, f, 0, &dv->Mff, st);
-        if (!rc) rc = csc_deriv(inv->P, b, f, 0, &dv->P, st);
+        rc = csc_deriv(inv->Mff, b, f, 0, 1, &dv->Mff, st);
+        if (!rc) rc = csc_deriv(inv->P, b, f, 0, 1, &dv->P, st);
+        /* the geometric stiffness per unit load: rho A L^(lexp_i + lexp_j) and one L more for Hx */
+        if (!rc && inv->H1) rc = csc_deriv(inv->H1, b, f, 0, 0, &dv->H1, st);
+        if (!rc && inv->Hx) rc = csc_deriv(inv->Hx, b, f, 0, 1, &dv->Hx, st);
     }
-    if (!rc && stiff) rc = csc_deriv(inv->K, b, f, 1, &dv->K, st);
+    if (!rc && stiff) rc = csc_deriv(inv->K, b, f, 1, 0, &dv->K, st);
     if (rc) return rc;
     if (f->kind == MBL_FFR_FAC_ALPHA) return mbla_csc_copy(inv->Mff, dC, st);
     if (f->kind == MBL_FFR_FAC_BETA) return mbla_csc_copy(inv->K, dC, st);
