@@ -19,7 +19,7 @@
  * estimate that mbl_load_options.mem_budget bounds (docs/mechanism-reference.md, "Size of a
  * model"). */
 #define MBL_MECH_BEAM_BYTES 10e3
-#define MBL_MECH_BEAM3_BYTES 400e3
+#define MBL_MECH_BEAM3_BYTES 50e3
 
 /* A bushing with rotational stiffness whose markers are rotated relative to each other by more
  * than this (rad) at the operating point gets a note there: its small-angle deflections AX AY AZ
