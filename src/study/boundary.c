@@ -198,7 +198,7 @@ static int link(const gpoint *x, gpoint *y, mbl_status *st)
 }
 
 /* The sides of branch b at x and y (side()). A branch that is zero at one end only takes there
- * the sign of its crossing function (a simple real eigenvalue within the zero level still has a
+ * the side of its crossing function (a simple real eigenvalue within the zero level still has a
  * real part whose sign counts); one zero at both ends (a cyclic coordinate) has no side. */
 static void sides(const gpoint *x, const gpoint *y, int b, double order, double zlev, int *sx, int *sy)
 {
@@ -208,9 +208,12 @@ static void sides(const gpoint *x, const gpoint *y, int b, double order, double 
     for (int e = 0; e < 2; e++) sd[e] = side(m[e], order, p[e], zlev);
     for (int e = 0; e < 2 && (sd[0] == 2) != (sd[1] == 2); e++) {
         if (sd[e] != 2 || (order != 0 && fabs(m[e]->im) == 0)) continue;
-        double f, df;
+        /* on the axis to AXIS_TOL as in side(): a small undamped pair's real part is rounding
+         * (3e-14 beside 1.96i took the sign of noise and bracketed a cantilever's buckling load
+         * 2 % short of it) */
+        double f, df, tol = AXIS_TOL * (order != 0 ? fmax(fabs(m[e]->im), fabs(order * p[e])) : mag(m[e]));
         crossing(m[e], order, p[e], &f, &df);
-        sd[e] = f > 0 ? 1 : f < 0 ? -1 : 0;
+        sd[e] = f > tol ? 1 : f < -tol ? -1 : 0;
     }
     *sx = sd[0], *sy = sd[1];
 }
