@@ -281,7 +281,13 @@ int cli_cmd_sweep(int argc, char **argv)
     lopts.mem_budget = o.mem_budget > 0 ? o.mem_budget : 0;
     /* a failure: md NULL, the sweep reports it (to every rank) */
     mbl_model_load_file_opt(c.model, c.sets, c.nsets, &lopts, &md, &st);
+    const int unit_given = o.hz_per_unit > 0;
     spin_orders(md, &so, &o);
+    if (md && unit_given && !o.norders) {
+        mbl_model_free(md);
+        return cli_usage(cmd, "--speed-unit is the unit of the order lines: give --orders K1,K2,.. (or declare "
+                              "the swept parameter under spin_speeds in the model)%s", "");
+    }
     const double *orders = o.orders, hz_per_unit = o.hz_per_unit;
     const int norders = o.norders;
     int failed = mbl_sweep_run(md, &so, &sw, &st);

@@ -89,6 +89,10 @@ with tempfile.TemporaryDirectory() as d:
     check("critical_speeds" not in j and "critical speeds" not in r1.stderr and ">1x<" not in camp,
           f"bicycle: critical speeds or an order line without --orders: {r1.stderr}")
     check(j["points"] == 51 and j["modes"] == 4 and j["fast"] is True and len(j["branches"]) == 4, "json")
+    # --speed-unit alone drew nothing in silence: a usage error (exit 2) naming --orders
+    ru = run("sweep", bike, "--param", "v=0:10:11", "--speed-unit", "Hz")
+    check(ru.returncode == 2 and "--orders" in ru.stderr and len(ru.stderr.strip().splitlines()) == 1,
+          f"--speed-unit without --orders: exit {ru.returncode}: {ru.stderr}")
     rj = run("sweep", bike, "--param", "v=0:10:11", "--json")
     check(rj.returncode == 0 and json.loads(rj.stdout)["axes"][0]["name"] == "v", "--json")
     # rigid rotor Campbell: critical speeds on stderr and in the JSON
