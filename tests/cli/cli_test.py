@@ -8,18 +8,10 @@ import os
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
 
 MBLIN = sys.argv[1]
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what, file=sys.stderr)
 
 
 def run(*args, stdin=None):
@@ -681,5 +673,4 @@ with tempfile.TemporaryDirectory() as td:
     check(ok and hdr.split()[:2] == ["66", str(len(d["eigenvalues"]))],
           "spatial beam pendulum: flexible_bodies with 3 x 11 nodes and 6 x 11 per mode, export %s: %s" % (hdr, err))
 
-print("cli: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(finish("cli"))

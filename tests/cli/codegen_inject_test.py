@@ -11,19 +11,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
 
 MBLIN = os.path.abspath(sys.argv[1])
 MODEL = os.path.abspath("examples/slider_pendulum.yaml")
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what, file=sys.stderr)
 
 
 def run(args, cwd=None, timeout=120):
@@ -161,6 +153,4 @@ with tempfile.TemporaryDirectory() as td:
             rc2, _, err2 = run([CC, "-std=c11", "-Wall", "-Werror", "-c", "def.c"], cwd=t2)
             check(rc == 0 and rc2 == 0, "--lang c --name def compiles: " + err + err2)
 
-print("codegen_inject: %d passed, %d failed (cc %s, python %s, octave %s)" %
-      (passed, failed, CC or "absent", PY or "absent", OCTAVE or "absent (skipped)"))
-sys.exit(1 if failed else 0)
+sys.exit(finish("codegen_inject", " (cc %s, python %s, octave %s)" % (CC or "absent", PY or "absent", OCTAVE or "absent (skipped)")))

@@ -9,18 +9,10 @@ import sys
 import tempfile
 import os
 import json
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
 
 MBLIN = sys.argv[1]
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what, file=sys.stderr)
 
 
 def run(*args):
@@ -108,5 +100,4 @@ rc1, o1, e1 = run("validate", SP, "--modes", "1", "--periods", "3", "--samples",
 rc2, o2, e2 = run("validate", SP, "--modes=1", "--periods=3", "--samples=16")
 check(rc1 == 0 and rc1 == rc2 and e1 == e2 and len(o1.splitlines()) == len(o2.splitlines()), "validate --modes=1: " + e2)
 
-print("conventions_test: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(finish("conventions_test"))

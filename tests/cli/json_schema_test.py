@@ -10,6 +10,8 @@ import json
 import os
 import subprocess
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
 
 try:
     import jsonschema
@@ -20,16 +22,6 @@ except ImportError as e:
 
 MBLIN = sys.argv[1]
 SCHEMA_DIR = os.path.join("docs", "schema")
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what, file=sys.stderr)
 
 
 SP, BIKE, FLEX = "examples/slider_pendulum.yaml", "examples/whipple_bicycle.yaml", "examples/flexible_pendulum_beams.yaml"
@@ -107,5 +99,4 @@ check("#define MBL_JSON_SCHEMA_VERSION 1\n" in hdr, "include/mblin/json.h define
 check(sorted(f[:-5] for f in os.listdir(SCHEMA_DIR) if f.endswith(".json")) == sorted(RUNS),
       "one schema per command with JSON output, each tested")
 
-print("json_schema_test: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(finish("json_schema_test"))

@@ -12,18 +12,10 @@ import os
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
 
 MBLIN = sys.argv[1]
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what, file=sys.stderr)
 
 
 def run(*args):
@@ -73,5 +65,4 @@ check(one_line(rc, err, 1, nod, where, "M = d2T/dv2 is zero"), "sensitivity: the
 rc, out, err = run("equilibrium", nod, "--json")
 check(rc == 0 and abs(json.loads(out)["operating_point"]["q"][0]) < 1e-12, "equilibrium needs no inertia: " + err)
 
-print("messages_test: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(finish("messages_test"))

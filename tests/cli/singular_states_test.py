@@ -21,19 +21,11 @@ import os
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
 
 MBLIN = sys.argv[1]
 FOURBAR = "examples/fourbar_N1_damped.yaml"
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what, file=sys.stderr)
 
 
 def run(*args):
@@ -203,5 +195,4 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = run("linearize", pend, "--guess", "x=1", "--guess", "y=-1.7320508075688772")
     check(rc == 0 and "residual acceleration" in err, "pendulum given at 30 degrees: noted")
 
-print(f"singular_states_test: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(finish("singular_states_test"))

@@ -13,19 +13,11 @@ import sys
 import tempfile
 
 import numpy as np
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
 
 CMAKE, BUILD = sys.argv[1], os.path.abspath(sys.argv[2])
 ROOT = os.getcwd()
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what, file=sys.stderr)
 
 
 def sh(*args, **kw):
@@ -78,5 +70,4 @@ try:
 finally:
     shutil.rmtree(td, ignore_errors=True)
 
-print("install_test: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(finish("install_test"))

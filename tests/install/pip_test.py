@@ -11,19 +11,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
 
 BUILD = os.path.abspath(sys.argv[1])
 ROOT = os.getcwd()
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what, file=sys.stderr)
 
 
 td = tempfile.mkdtemp(prefix="mblin_pip_")
@@ -75,5 +67,4 @@ print(json.dumps({"file": mblin.__file__, "version": mblin.__version__, "dist": 
 finally:
     shutil.rmtree(td, ignore_errors=True)
 
-print("pip_test: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(finish("pip_test"))

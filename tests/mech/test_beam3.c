@@ -176,27 +176,13 @@ TEST(tip_loads)
     mbl_model_free(md);
 }
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 TEST(pendulum_in_plane)
 {
     /* the spatial example at n_p = 5 and the planar beam pendulum at n_p = 5 (both the library's:
      * each solve's slow modes refined by the Rayleigh quotient, the others' a-priori error eps
      * omega_max^2 / omega^2 below 1e-12; measured under the eight x86-64 OpenBLAS kernels Prescott
      * ... Cooperlake: every pair within 7e-13, each model's omegas the same to 2e-13) */
-    char *sp = read_text("examples/mech/spatial_beam_pendulum.yaml"), *pl = read_text("examples/flexible_pendulum_beams.yaml");
+    char *sp = test_read_text("examples/mech/spatial_beam_pendulum.yaml"), *pl = test_read_text("examples/flexible_pendulum_beams.yaml");
     CHECK(sp && pl);
     if (!sp || !pl) {
         free(sp), free(pl);
@@ -365,7 +351,7 @@ static int fresh_omegas(const char *text, const char *name, double value, double
 
 TEST(sensitivity_pendulum_fd)
 {
-    char *sp = read_text("examples/mech/spatial_beam_pendulum.yaml");
+    char *sp = test_read_text("examples/mech/spatial_beam_pendulum.yaml");
     CHECK(sp != NULL);
     if (!sp) return;
     char *p;
@@ -440,7 +426,7 @@ TEST(sensitivity_pendulum_fd)
  * pendulum at 2 elements per link, Rayleigh damping on link 1 */
 TEST(jacobian_exact)
 {
-    char *sp = read_text("examples/mech/spatial_beam_pendulum.yaml");
+    char *sp = test_read_text("examples/mech/spatial_beam_pendulum.yaml");
     CHECK(sp != NULL);
     if (!sp) return;
     char *p;

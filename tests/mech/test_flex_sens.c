@@ -123,24 +123,10 @@ TEST(cantilever_closed_form)
 
 /* ---- the source 001 pendulum: beam bodies against its energies in model: dae ---------------- */
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* the examples' beam pendulum with n_p elements per link */
 static char *beams_np(int np)
 {
-    char *s = read_text("examples/flexible_pendulum_beams.yaml");
+    char *s = test_read_text("examples/flexible_pendulum_beams.yaml");
     CHECK(s != NULL);
     if (!s) return NULL;
     char *p;
@@ -273,7 +259,7 @@ static double check_fd(const char *path, const char *text, int nm, int e0, doubl
  * with Rayleigh damping alpha = al on link 1 (damped = 1): check_fd of it */
 static double modal_variant(int damped, int *ncmp)
 {
-    char *mt = read_text("examples/flexible_pendulum_modal.yaml");
+    char *mt = test_read_text("examples/flexible_pendulum_modal.yaml");
     CHECK(mt != NULL);
     if (!mt) return HUGE_VAL;
     size_t cap = strlen(mt) + 4096, k = 0;

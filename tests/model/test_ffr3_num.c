@@ -24,25 +24,11 @@
 #define H_FD 1e-5
 #define TOL_FD 1e-6
 
-static char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* the example with ne elements per link ("10" or "2 ", two characters) and, when damped, Rayleigh
  * damping on link 1 */
 static char *pendulum_text(const char *ne, int damped)
 {
-    char *sp = read_text("examples/mech/spatial_beam_pendulum.yaml"), *p;
+    char *sp = test_read_text("examples/mech/spatial_beam_pendulum.yaml"), *p;
     if (!sp) return NULL;
     if (strcmp(ne, "10"))
         while ((p = strstr(sp, "elements: 10"))) memcpy(p + 10, ne, 2);

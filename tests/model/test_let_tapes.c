@@ -81,10 +81,9 @@ TEST(other_text_models)
 
 /* A chain of n unit masses on springs whose kinetic energy uses a variable (w = der(x1) +
  * der(x2)), written to a temporary file. */
-static void chain_file(int n, char *path)
+static void chain_file(int n, char *path, size_t size)
 {
-    strcpy(path, "/tmp/mblin_let_chainXXXXXX");
-    int fd = mkstemp(path);
+    int fd = test_tmp_template(path, size, "mblin_let_chain") ? -1 : mkstemp(path);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     CHECK(f != NULL);
     if (!f) return;
@@ -102,11 +101,11 @@ TEST(large_models_inlined)
 {
     /* below 2000 coordinates the tapes compile the let form, from 2000 on the inlined rows
      * (formulate_let.c, LET_FORM_MAX_N); the values agree either way */
-    char path[64];
-    chain_file(1999, path);
+    char path[4096];
+    chain_file(1999, path, sizeof path);
     same_values(path, 1, 20000);
     remove(path);
-    chain_file(2000, path);
+    chain_file(2000, path, sizeof path);
     same_values(path, 0, 20000);
     remove(path);
 }

@@ -4,18 +4,11 @@ one-line diagnostics. usage: cli_study_test.py PATH_TO_MBLIN (run from the repos
 import json, math
 import subprocess
 import sys
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
 
 MBLIN = sys.argv[1]
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAILED:", what, file=sys.stderr)
 
 
 def run(*args):
@@ -87,5 +80,4 @@ check(one_line_error(rc, err, 2, "--near"), "boundary: --near missing, exit 2")
 rc, out, err = run("boundary", "examples/whipple_bicycle.yaml", "--param", "v", "--near", "4", "--mode", "9")
 check(one_line_error(rc, err, 2, "mode 9"), "boundary: a mode the model does not have (usage, exit 2)")
 
-print("cli_study: %d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(finish("cli_study"))
