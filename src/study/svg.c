@@ -211,21 +211,23 @@ int mbl_sweep_svg_campbell(FILE *f, const mbl_sweep *sw, const double *orders, i
         legend(f, &fr, k++, "#444", lab, "6,4");
     }
     for (int b = 0; b < nm; b++) {
-        int any = 0;
-        for (int p = 0; p < n; p++) any |= isfinite(y[(size_t)b * n + p]);
+        int any = 0; /* a branch above --fmax all along is neither drawn nor listed */
+        for (int p = 0; p < n; p++) any |= inside(&fr, x[p], y[(size_t)b * n + p]);
         if (!any) continue;
         line(f, &fr, n, x, 1, y + (size_t)b * n, 1, palette[b % NPAL], NULL, 2);
         char lab[64];
         snprintf(lab, sizeof lab, "branch %d", b + 1);
         if (k < 26) legend(f, &fr, k++, palette[b % NPAL], lab, NULL);
     }
+    int drawn = 0;
     for (int i = 0; i < ncrit && crit; i++) {
         if (!inside(&fr, crit[i].speed, crit[i].freq_hz)) continue;
+        drawn++;
         double X = px(&fr, crit[i].speed), Y = py(&fr, crit[i].freq_hz);
         fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"5\" fill=\"none\" stroke=\"red\" stroke-width=\"2\"/>\n", X, Y);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"red\" font-size=\"11\">%.5g</text>\n", X + 6, Y - 6, crit[i].speed);
     }
-    if (ncrit) legend(f, &fr, k++, "red", "critical speed", NULL);
+    if (drawn) legend(f, &fr, k++, "red", "critical speed", NULL);
     fputs("</svg>\n", f);
     mbl_free(x), mbl_free(y);
     return ferror(f) ? MBL_EIO : 0;
@@ -255,8 +257,8 @@ int mbl_sweep_svg_damping(FILE *f, const mbl_sweep *sw)
     line(f, &fr, 2, zx, 1, zy, 1, "black", NULL, 1);
     int k = 0;
     for (int b = 0; b < nm; b++) {
-        int any = 0;
-        for (int p = 0; p < n; p++) any |= isfinite(y[(size_t)b * n + p]);
+        int any = 0; /* a branch above --fmax all along is neither drawn nor listed */
+        for (int p = 0; p < n; p++) any |= inside(&fr, x[p], y[(size_t)b * n + p]);
         if (!any) continue;
         line(f, &fr, n, x, 1, y + (size_t)b * n, 1, palette[b % NPAL], NULL, 2);
         char lab[64];
