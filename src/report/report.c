@@ -463,7 +463,10 @@ int mbl_report_point_text(FILE *f, const mbl_model *md, const mbl_point *pt)
     fprintf(f, "  %-16s %16s %16s %16s\n", "coordinate", "q", "der(q)", "der(der(q))");
     for (int i = 0; i < pt->n; i++)
         fprintf(f, "  %-16.16s %16.9g %16.9g %16.9g\n", mbl_model_coord_name(md, i), pt->q[i], pt->v[i], pt->vdot[i]);
-    for (int j = 0; j < pt->m; j++) fprintf(f, "  lambda[%d] = %.9g\n", j + 1, pt->lambda[j]);
+    for (int j = 0; j < pt->m; j++) {
+        const char *src = j < mi.nhol ? mbl_model_constraint_name(md, j) : NULL; /* what the equation comes from */
+        fprintf(f, "  lambda[%d] = %.9g%s%s\n", j + 1, pt->lambda[j], src ? "   " : "", src ? src : "");
+    }
     for (int j = 0; j < pt->k; j++) fprintf(f, "  mu[%d] = %.9g\n", j + 1, pt->mu[j]);
     for (int j = 0; j < pt->nX; j++)
         fprintf(f, "  ode state %s = %.9g, der(%s) = %.9g\n", mbl_model_ode_state_name(md, j), pt->X[j], mbl_model_ode_state_name(md, j), pt->Xdot[j]);
