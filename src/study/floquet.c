@@ -1,0 +1,409 @@
+/* Floquet analysis of a time-periodic linear model (include/mblin/floquet.h, docs/floquet.md).
+ *
+ * Along a periodic orbit (q(t), v(t)) of period T the linear model x' = A(t) x has T-periodic
+ * coefficients. Its fundamental matrix Phi(t) (Phi' = A(t) Phi, Phi(t0) = I) over one period is
+ * the monodromy matrix; its eigenvalues are the Floquet multipliers. A(t) is the augmented
+ * method's exact linear model (mbl_relinearize, the states chosen once at t0) at the orbit's point
+ * at time t, whose accelerations and multipliers are solved there (at: given). SUNDIALS CVODE
+ * integrates the nx^2 entries of Phi (with the orbit's [q; v] ahead of them when shooting) by
+ * Adams-Moulton with fixed-point iteration: the equations are linear in Phi, and no Newton matrix
+ * of order nx^2 is formed.
+ *
+ * Shooting (models without constraints, ODE states or implicit variables: x = [q; v] are the
+ * states) solves x(t0 + T; x0) - x0 = 0 by Newton's method whose Jacobian Phi(t0 + T) - I is the
+ * monodromy matrix itself (exact: the variational equations of the orbit integrated beside it). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cvode/cvode.h>
+#include <nvector/nvector_serial.h>
+#include <sundials/sundials_context.h>
+#include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
+
+#include "mblin/floquet.h"
+#include "mblin/la.h"
+
+#define FLOQUET_MAX_SAMPLES 10000
+
+void mbl_floquet_options_default(mbl_floquet_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->rtol = 1e-10;
+    opt->atol = 1e-12;
+    opt->max_steps = 1000000L;
+    opt->samples = 1;
+    opt->shoot_max_iter = 30;
+    opt->shoot_tol = 1e-9;
+    opt->shoot_rcond = 1e-9;
+    opt->stab_tol = 1e-6;
+}
+
+void mbl_floquet_free(mbl_floquet *f)
+{
+    if (!f) return;
+    if (f->state_names)
+        for (int i = 0; i < f->nx; i++) mbl_free(f->state_names[i]);
+    mbl_free(f->state_names);
+    mbl_free(f->monodromy), mbl_free(f->mult_re), mbl_free(f->mult_im), mbl_free(f->mult_abs);
+    mbl_free(f->exp_re), mbl_free(f->exp_im), mbl_free(f->shape_re), mbl_free(f->shape_im);
+    mbl_free(f->q0), mbl_free(f->v0);
+    mbl_free(f);
+}
+
+/* ---- the integrator's view: the orbit's point and A(t) at any time ---------------------------- */
+
+typedef struct fq {
+    const mbl_model *md;
+    mbl_opoint_options po;
+    mbl_lin_work *work;
+    mbl_linear *lin;
+    int n, nx, shoot, ny; /* ny: orbit entries ahead of Phi (2n when shooting, else 0) */
+    double t0;
+    const double *q0, *v0; /* the given orbit's point at t0 */
+    double *q;             /* n: the given orbit's coordinates at t */
+    mbl_status err;        /* the first failure inside the right-hand side */
+    long nrhs;
+} fq;
+
+/* The orbit's point at time t (at: given with q, v): 0 or an MBL_E* code in st. */
+static int point_at(fq *F, double t, const double *q, const double *v, mbl_point **pt, mbl_status *st)
+{
+    mbl_opoint_options po = F->po;
+    po.at = MBL_AT_GIVEN, po.q = q, po.v = v, po.t = t, po.has_t = 1, po.guess = NULL, po.nguess = 0;
+    int rc = mbl_operating_point(F->md, &po, pt, st);
+    if (rc) return mbl_error_prefix(st, "the orbit's point at t = %.10g", t);
+    if (!F->shoot && (*pt)->accel_note[0]) {
+        rc = mbl_error(st, MBL_EMODEL,
+                       "the operating point is no periodic orbit of the model: at t = %.10g, %s (use --shoot to find the "
+                       "orbit, docs/floquet.md)", t, (*pt)->accel_note);
+        mbl_point_free(*pt), *pt = NULL;
+    }
+    return rc;
+}
+
+static int rhs(realtype t, N_Vector yv, N_Vector ydv, void *ud)
+{
+    fq *F = ud;
+    const double *y = N_VGetArrayPointer(yv);
+    double *yd = N_VGetArrayPointer(ydv);
+    int n = F->n, nx = F->nx;
+    const double *q = F->q, *v = F->v0;
+    F->nrhs++;
+    if (F->shoot) {
+        q = y, v = y + n;
+    } else {
+        for (int i = 0; i < n; i++) F->q[i] = F->q0[i] + F->v0[i] * (t - F->t0);
+    }
+    mbl_point *pt = NULL;
+    mbl_status st = {0};
+    int rc = point_at(F, t, q, v, &pt, &st);
+    if (!rc) rc = mbl_relinearize(F->work, pt, F->lin, &st);
+    if (!rc && F->shoot) {
+        memcpy(yd, v, (size_t)n * sizeof *yd);
+        memcpy(yd + n, pt->vdot, (size_t)n * sizeof *yd);
+    }
+    if (!rc) rc = mbla_gemm('N', 'N', nx, nx, nx, 1.0, F->lin->A, nx, y + F->ny, nx, 0.0, yd + F->ny, nx, &st);
+    mbl_point_free(pt);
+    if (rc) {
+        if (!F->err.code) F->err = st;
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct errbuf {
+    char msg[256];
+} errbuf;
+
+static void cv_err(int code, const char *module, const char *function, char *msg, void *ud)
+{
+    (void)module;
+    errbuf *e = ud;
+    if (code < 0 && !e->msg[0]) snprintf(e->msg, sizeof e->msg, "%s: %s", function, msg);
+}
+
+/* One period from t0: y0 = the orbit's [q; v] at t0 when shooting (ny entries), Phi(t0) = I.
+ * Out: yT (ny), Phi at the samples' times t0 + j T / ns (Phis: nx * nx * ns; j = 0 is I) and
+ * Phi(t0 + T) (mono). */
+static int period(fq *F, const mbl_floquet_options *o, const double *y0, double *yT, double *Phis, double *mono,
+                  long *steps, mbl_status *st)
+{
+    int nx = F->nx, ny = F->ny, ns = o->samples;
+    size_t N = (size_t)ny + (size_t)nx * nx;
+    SUNContext ctx = NULL;
+    N_Vector y = NULL;
+    SUNNonlinearSolver NLS = NULL;
+    void *mem = NULL;
+    errbuf eb = {""};
+    int rc = 0;
+    F->err.code = 0, F->err.msg[0] = 0, F->nrhs = 0;
+    if (SUNContext_Create(NULL, &ctx)) return mbl_error(st, MBL_ENOMEM, "SUNDIALS: no context");
+    y = N_VNew_Serial((sunindextype)N, ctx);
+    mem = y ? CVodeCreate(CV_ADAMS, ctx) : NULL;
+    if (!mem) {
+        rc = mbl_error(st, MBL_ENOMEM, "SUNDIALS: setting up CVODE failed");
+        goto done;
+    }
+    double *yy = N_VGetArrayPointer(y);
+    memset(yy, 0, N * sizeof *yy);
+    if (ny) memcpy(yy, y0, (size_t)ny * sizeof *yy);
+    for (int i = 0; i < nx; i++) yy[ny + (size_t)i * nx + i] = 1.0;
+    memcpy(Phis, yy + ny, (size_t)nx * nx * sizeof *Phis);
+    CVodeSetErrHandlerFn(mem, cv_err, &eb);
+    NLS = SUNNonlinSol_FixedPoint(y, 0, ctx);
+    double tend = F->t0 + o->period;
+    if (!NLS || CVodeInit(mem, rhs, F->t0, y) || CVodeSStolerances(mem, o->rtol, o->atol) ||
+        CVodeSetUserData(mem, F) || CVodeSetNonlinearSolver(mem, NLS) || CVodeSetMaxNumSteps(mem, o->max_steps) ||
+        CVodeSetStopTime(mem, tend)) {
+        rc = mbl_error(st, MBL_ENOMEM, "SUNDIALS: setting up CVODE failed%s%s", eb.msg[0] ? ": " : "", eb.msg);
+        goto done;
+    }
+    for (int j = 1; j <= ns; j++) {
+        double tout = j == ns ? tend : F->t0 + o->period * j / ns, tret = 0;
+        int flag = CVode(mem, tout, y, &tret, CV_NORMAL);
+        if (flag < 0) {
+            if (F->err.code) {
+                *st = F->err, rc = F->err.code;
+            } else {
+                rc = mbl_error(st, MBL_ENOCONV, "CVODE failed at t = %.10g (%s)%s%s", tret, CVodeGetReturnFlagName(flag),
+                               eb.msg[0] ? ": " : "", eb.msg);
+            }
+            goto done;
+        }
+        yy = N_VGetArrayPointer(y);
+        memcpy(j == ns ? mono : Phis + (size_t)j * nx * nx, yy + ny, (size_t)nx * nx * sizeof *Phis);
+    }
+    if (ny) memcpy(yT, yy, (size_t)ny * sizeof *yT);
+    CVodeGetNumSteps(mem, steps);
+done:
+    if (mem) CVodeFree(&mem);
+    if (NLS) SUNNonlinSolFree(NLS);
+    if (y) N_VDestroy(y);
+    if (ctx) SUNContext_Free(&ctx);
+    return rc;
+}
+
+/* ---- the multipliers, exponents and periodic shapes ------------------------------------------- */
+
+typedef struct mult {
+    double re, im, mag;
+    int idx;
+} mult;
+
+/* by decreasing modulus; equal moduli (a pair): positive imaginary part first, then the index */
+static int mult_cmp(const void *a, const void *b)
+{
+    const mult *x = a, *y = b;
+    if (x->mag != y->mag) return x->mag > y->mag ? -1 : 1;
+    if (x->im != y->im) return x->im > y->im ? -1 : 1;
+    return x->idx - y->idx;
+}
+
+/* eigenvector j of dgeev's packed VR as (re, im) columns */
+static void eigvec(int nx, const double *wi, const double *VR, int j, double *vr, double *vi)
+{
+    for (int i = 0; i < nx; i++) {
+        if (wi[j] > 0) vr[i] = VR[(size_t)j * nx + i], vi[i] = VR[(size_t)(j + 1) * nx + i];
+        else if (wi[j] < 0) vr[i] = VR[(size_t)(j - 1) * nx + i], vi[i] = -VR[(size_t)j * nx + i];
+        else vr[i] = VR[(size_t)j * nx + i], vi[i] = 0;
+    }
+}
+
+static int analyse(mbl_floquet *f, const mbl_floquet_options *o, const double *Phis, mbl_status *st)
+{
+    int nx = f->nx, ns = f->samples;
+    double T = f->period;
+    size_t nn = (size_t)nx * nx;
+    double *wr = mbl_alloc_array((size_t)nx, sizeof *wr), *wi = mbl_alloc_array((size_t)nx, sizeof *wi);
+    double *VR = mbl_alloc_array(nn, sizeof *VR), *vr = mbl_alloc_array((size_t)nx * 4, sizeof *vr);
+    mult *ml = mbl_alloc_array((size_t)nx, sizeof *ml);
+    int rc = wr && wi && VR && vr && ml ? 0 : mbl_error(st, MBL_ENOMEM, "out of memory (Floquet multipliers)");
+    if (!rc) rc = mbla_eig(nx, f->monodromy, nx, wr, wi, NULL, 1, VR, nx, st);
+    if (rc) goto done;
+    for (int j = 0; j < nx; j++) ml[j] = (mult){wr[j], wi[j], hypot(wr[j], wi[j]), j};
+    qsort(ml, (size_t)nx, sizeof *ml, mult_cmp);
+    f->spectral_radius = nx ? ml[0].mag : 0;
+    f->stability = f->spectral_radius > 1 + o->stab_tol   ? MBL_FLOQUET_UNSTABLE
+                   : f->spectral_radius < 1 - o->stab_tol ? MBL_FLOQUET_STABLE
+                                                          : MBL_FLOQUET_MARGINAL;
+    double *vi = vr + nx, *wre = vr + 2 * nx, *wim = vr + 3 * nx;
+    for (int k = 0; k < nx; k++) {
+        f->mult_re[k] = ml[k].re, f->mult_im[k] = ml[k].im, f->mult_abs[k] = ml[k].mag;
+        f->exp_re[k] = log(ml[k].mag) / T;
+        f->exp_im[k] = atan2(ml[k].im, ml[k].re) / T; /* (-pi/T, pi/T] */
+        eigvec(nx, wi, VR, ml[k].idx, vr, vi);
+        for (int j = 0; j < ns; j++) {
+            const double *P = Phis + (size_t)j * nn;
+            double tau = T * j / ns, g = exp(-f->exp_re[k] * tau), ph = -f->exp_im[k] * tau;
+            double cr = g * cos(ph), ci = g * sin(ph);
+            mbla_gemv('N', nx, nx, 1.0, P, nx, vr, 0.0, wre, NULL);
+            mbla_gemv('N', nx, nx, 1.0, P, nx, vi, 0.0, wim, NULL);
+            double *sr = f->shape_re + ((size_t)j * nx + k) * nx, *si = f->shape_im + ((size_t)j * nx + k) * nx;
+            for (int i = 0; i < nx; i++) sr[i] = cr * wre[i] - ci * wim[i], si[i] = cr * wim[i] + ci * wre[i];
+        }
+    }
+done:
+    mbl_free(wr), mbl_free(wi), mbl_free(VR), mbl_free(vr), mbl_free(ml);
+    return rc;
+}
+
+/* ---- the analysis ------------------------------------------------------------------------------ */
+
+static int check_options(const mbl_floquet_options *o, mbl_status *st)
+{
+    if (!(o->period > 0) || !isfinite(o->period))
+        return mbl_error(st, MBL_EARG, "the period must be positive and finite (got %g)", o->period);
+    if (!(o->rtol > 0 && o->rtol < 1) || !(o->atol > 0) || !isfinite(o->atol))
+        return mbl_error(st, MBL_EARG, "the tolerances must be positive (rtol below 1): rtol %g, atol %g", o->rtol, o->atol);
+    if (o->samples < 1 || o->samples > FLOQUET_MAX_SAMPLES)
+        return mbl_error(st, MBL_EARG, "samples must be 1 .. %d (got %d)", FLOQUET_MAX_SAMPLES, o->samples);
+    if (o->max_steps < 1 || o->shoot_max_iter < 1 || !(o->shoot_tol > 0) || !(o->shoot_rcond > 0 && o->shoot_rcond < 1) ||
+        !(o->stab_tol >= 0) || !isfinite(o->stab_tol))
+        return mbl_error(st, MBL_EARG, "max_steps, shoot_max_iter and shoot_tol must be positive, shoot_rcond in (0, 1), "
+                                       "stab_tol finite and not negative");
+    if (o->lopt && o->lopt->method && strcmp(o->lopt->method, "augmented"))
+        return mbl_error(st, MBL_EARG, "Floquet analysis re-linearizes along the orbit with the augmented method (got --method %s)",
+                         o->lopt->method);
+    return 0;
+}
+
+/* shooting covers x = [q; v] as the states: no constraints, ODE states or implicit variables, and
+ * the states the coordinates themselves in their order */
+static int check_shoot(const mbl_model *md, const mbl_linear *lin, mbl_status *st)
+{
+    mbl_model_info in;
+    mbl_model_get_info(md, &in);
+    int n = in.ncoord;
+    if (in.nhol || in.nnh || in.node_states || in.nimplicit)
+        return mbl_error(st, MBL_EARG,
+                         "shooting for a periodic orbit covers models without constraints, ode_states or implicit_variables "
+                         "(this one has %d, %d, %d, %d); give the orbit as the operating point instead (docs/floquet.md)",
+                         in.nhol, in.nnh, in.node_states, in.nimplicit);
+    int ok = lin->nx == 2 * n && lin->z0 == n && lin->z1 == n && lin->q_S && lin->v_W;
+    for (int j = 0; ok && j < n; j++)
+        for (int i = 0; i < n; i++)
+            if (lin->q_S[(size_t)j * n + i] != (i == j) || lin->v_W[(size_t)j * n + i] != (i == j)) ok = 0;
+    if (!ok)
+        return mbl_error(st, MBL_EARG, "shooting needs the coordinates themselves as the states, in their order "
+                                       "(remove linearize.states)");
+    return 0;
+}
+
+static int result_new(const mbl_linear *lin, const mbl_point *pt, const mbl_floquet_options *o, mbl_floquet **out,
+                      mbl_status *st)
+{
+    int nx = lin->nx, n = pt->n;
+    size_t nn = (size_t)nx * nx, nsh = nn * (size_t)o->samples;
+    mbl_floquet *f = mbl_calloc(1, sizeof *f);
+    if (!f) return mbl_error(st, MBL_ENOMEM, "out of memory (Floquet result)");
+    *out = f;
+    f->nx = nx, f->n = n, f->t0 = pt->t, f->period = o->period, f->samples = o->samples;
+    f->state_names = mbl_calloc(nx ? (size_t)nx : 1, sizeof *f->state_names);
+    f->monodromy = mbl_alloc_array(nn ? nn : 1, sizeof(double));
+    f->mult_re = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof(double));
+    f->mult_im = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof(double));
+    f->mult_abs = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof(double));
+    f->exp_re = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof(double));
+    f->exp_im = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof(double));
+    f->shape_re = mbl_alloc_array(nsh ? nsh : 1, sizeof(double));
+    f->shape_im = mbl_alloc_array(nsh ? nsh : 1, sizeof(double));
+    f->q0 = mbl_alloc_array(n ? (size_t)n : 1, sizeof(double));
+    f->v0 = mbl_alloc_array(n ? (size_t)n : 1, sizeof(double));
+    int bad = !f->state_names || !f->monodromy || !f->mult_re || !f->mult_im || !f->mult_abs || !f->exp_re || !f->exp_im ||
+              !f->shape_re || !f->shape_im || !f->q0 || !f->v0;
+    for (int i = 0; !bad && i < nx; i++) {
+        const char *s = lin->state_names && lin->state_names[i] ? lin->state_names[i] : "";
+        f->state_names[i] = mbl_malloc(strlen(s) + 1);
+        if (f->state_names[i]) strcpy(f->state_names[i], s);
+        else bad = 1;
+    }
+    if (bad) return mbl_error(st, MBL_ENOMEM, "out of memory (Floquet result of order %d)", nx);
+    memcpy(f->q0, pt->q, (size_t)n * sizeof(double));
+    memcpy(f->v0, pt->v, (size_t)n * sizeof(double));
+    return 0;
+}
+
+/* Newton's method on x(t0 + T) - x0 = 0 (or one period along the given orbit). */
+static int orbit(fq *F, mbl_floquet *f, const mbl_floquet_options *o, double *Phis, mbl_status *st)
+{
+    int n = F->n, ny = F->ny;
+    double *x0 = mbl_alloc_array((size_t)ny * 2 + (size_t)ny * ny + 1, sizeof *x0);
+    if (!x0) return mbl_error(st, MBL_ENOMEM, "out of memory (shooting)");
+    double *xT = x0 + ny, *J = xT + ny;
+    if (ny) memcpy(x0, f->q0, (size_t)n * sizeof *x0), memcpy(x0 + n, f->v0, (size_t)n * sizeof *x0);
+    int rc = 0;
+    for (int it = 0;; it++) {
+        rc = period(F, o, x0, xT, Phis, f->monodromy, &f->steps, st);
+        f->rhs_evals = F->nrhs;
+        if (rc || !ny) break;
+        double r = 0, s = 1;
+        for (int i = 0; i < ny; i++) r = fmax(r, fabs(xT[i] - x0[i])), s = fmax(s, fabs(x0[i]));
+        f->shoot_residual = r, f->shoot_iterations = it;
+        if (r <= o->shoot_tol * s) break;
+        if (it == o->shoot_max_iter) {
+            rc = mbl_error(st, MBL_ENOCONV, "shooting for a periodic orbit of period %.10g did not converge in %d Newton "
+                                            "iterations (max |x(t0 + T) - x(t0)| = %.3g)", o->period, it, r);
+            break;
+        }
+        for (int j = 0; j < ny; j++)
+            for (int i = 0; i < ny; i++) J[(size_t)j * ny + i] = f->monodromy[(size_t)j * ny + i] - (i == j);
+        for (int i = 0; i < ny; i++) xT[i] = x0[i] - xT[i];
+        rc = mbla_lstsq(ny, ny, 1, J, ny, xT, ny, o->shoot_rcond, NULL, st);
+        if (rc) break;
+        for (int i = 0; i < ny; i++) x0[i] += xT[i];
+    }
+    if (!rc && ny) memcpy(f->q0, x0, (size_t)n * sizeof *x0), memcpy(f->v0, x0 + n, (size_t)n * sizeof *x0);
+    mbl_free(x0);
+    return rc;
+}
+
+int mbl_floquet_run(const mbl_model *model, const mbl_point *point, const mbl_floquet_options *opt, mbl_floquet **out,
+                    mbl_status *st)
+{
+    mbl_floquet_options o;
+    if (!out) return mbl_error(st, MBL_EARG, "mbl_floquet_run: out is NULL");
+    *out = NULL;
+    if (!model || !point || !opt) return mbl_error(st, MBL_EARG, "mbl_floquet_run: model, point and options are required");
+    o = *opt;
+    int rc = check_options(&o, st);
+    if (rc) return rc;
+    mbl_lin_options lo;
+    mbl_lin_options_default(&lo);
+    if (o.lopt) lo = *o.lopt;
+    lo.method = "augmented";
+    lo.partial = MBL_PARTIAL_NEVER;
+    fq F = {0};
+    F.md = model;
+    if (o.popt) F.po = *o.popt;
+    else mbl_opoint_options_default(&F.po);
+    mbl_floquet *f = NULL;
+    double *Phis = NULL;
+    rc = mbl_lin_work_new(model, point, &lo, &F.work, &F.lin, st);
+    if (!rc && !F.lin->A) rc = mbl_error(st, MBL_EARG, "Floquet analysis needs the whole state-space model (a partial spectrum has none)");
+    if (!rc && o.shoot) rc = check_shoot(model, F.lin, st);
+    if (!rc) rc = result_new(F.lin, point, &o, &f, st);
+    if (rc) goto done;
+    F.n = point->n, F.nx = F.lin->nx, F.shoot = o.shoot != 0, F.ny = o.shoot ? 2 * point->n : 0, F.t0 = point->t;
+    F.q0 = f->q0, F.v0 = f->v0, f->shot = F.shoot;
+    F.q = mbl_alloc_array(F.n ? (size_t)F.n : 1, sizeof *F.q);
+    Phis = mbl_alloc_array((size_t)F.nx * F.nx * o.samples + 1, sizeof *Phis);
+    if (!F.q || !Phis) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory (fundamental matrices of order %d)", F.nx);
+        goto done;
+    }
+    rc = orbit(&F, f, &o, Phis, st);
+    if (!rc) rc = analyse(f, &o, Phis, st);
+    if (!rc)
+        snprintf(f->notes, sizeof f->notes, "%s; CVODE Adams, rtol %.3g, atol %.3g: %ld steps, %ld evaluations of A(t)",
+                 f->shot ? "orbit found by shooting" : "the operating point is the orbit", o.rtol, o.atol, f->steps,
+                 f->rhs_evals);
+done:
+    mbl_free(Phis), mbl_free(F.q);
+    mbl_linear_free(F.lin);
+    mbl_lin_work_free(F.work);
+    if (rc) mbl_floquet_free(f);
+    else *out = f;
+    return rc;
+}
