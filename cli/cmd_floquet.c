@@ -19,7 +19,7 @@
 typedef struct cli {
     cli_args a;
     const char *param;
-    int has_period, shoot, samples, matrices;
+    int has_period, shoot, samples, matrices, settle;
     double period, rtol, atol, max_steps, stab_tol;
 } cli;
 
@@ -36,6 +36,8 @@ static void help(void *ud)
            "  --shoot                find the periodic orbit by shooting from the operating point (models without\n"
            "                         constraints; default: the operating point is the orbit, an equilibrium of the\n"
            "                         time-periodic model or a steady motion)\n"
+           "  --settle N             with --shoot: first follow the motion over N periods (towards a stable\n"
+           "                         orbit; default 0)\n"
            "  --samples N            the periodic mode shapes at N times over the period (default 1: at t0)\n"
            "  --rtol R, --atol A     CVODE's tolerances (default 1e-10, 1e-12)\n"
            "  --max-steps N          CVODE's steps allowed over one period (default 1000000)\n"
@@ -61,10 +63,11 @@ static int option(void *ud, const char *a, const char *v)
         return c->period = x, c->has_period = 1, -1;
     }
     if (cli_decimal(v, &x) || !(x > 0)) return cli_usage("floquet", "expected a positive number, got '%s'", v);
-    if (!strcmp(a, "--samples") || !strcmp(a, "--max-steps")) {
-        if (x != floor(x) || (!strcmp(a, "--samples") && x > 10000) || x > 1e15)
-            return cli_usage("floquet", "expected a positive integer (--samples: at most 10000), got '%s'", v);
+    if (!strcmp(a, "--samples") || !strcmp(a, "--max-steps") || !strcmp(a, "--settle")) {
+        if (x != floor(x) || (strcmp(a, "--max-steps") && x > 10000) || x > 1e15)
+            return cli_usage("floquet", "expected a positive integer (--samples, --settle: at most 10000), got '%s'", v);
         if (!strcmp(a, "--samples")) c->samples = (int)x;
+        else if (!strcmp(a, "--settle")) c->settle = (int)x;
         else c->max_steps = x;
     } else if (!strcmp(a, "--rtol")) {
         if (!(x < 1)) return cli_usage("floquet", "--rtol expects a number in (0, 1), got '%s'", v);
@@ -79,7 +82,7 @@ static int option(void *ud, const char *a, const char *v)
 
 static const cli_option own[] = {{"--period", 1}, {"--param", 1},     {"--shoot", 0},    {"--samples", 1},
                                  {"--rtol", 1},   {"--atol", 1},      {"--max-steps", 1}, {"--stab-tol", 1},
-                                 {"--matrices", 0}, {NULL, 0}};
+                                 {"--matrices", 0}, {"--settle", 1}, {NULL, 0}};
 
 /* the period of --param OMEGA: 1 / (OMEGA's value in revolutions per second) */
 static int param_period(const cli *c, const mbl_model *md, double *T, mbl_status *st)
@@ -207,7 +210,8 @@ int cli_cmd_floquet(int argc, char **argv)
     mbl_floquet *f = NULL;
     mbl_floquet_options fo;
     mbl_floquet_options_default(&fo);
-    fo.period = c.period, fo.shoot = c.shoot;
+    fo.period = c.period, fo.shoot = c.shoot, fo.settle = c.settle;
+    if (c.settle && !c.shoot) return cli_usage("floquet", "%s", "--settle N goes with --shoot");
     if (c.samples) fo.samples = c.samples;
     if (c.rtol > 0) fo.rtol = c.rtol;
     if (c.atol > 0) fo.atol = c.atol;

@@ -40,6 +40,8 @@ typedef struct mbl_floquet_options {
     long max_steps;        /* CVODE steps allowed over one period (default 1000000) */
     int samples;           /* the periodic mode shapes at this many times t0 + j T / samples,
                               j = 0 .. samples - 1 (default 1: at t0 only; at most 10000) */
+    int settle;            /* shooting: first follow the motion over this many periods from the
+                              operating point (towards a stable orbit; default 0, at most 100000) */
     int shoot_max_iter;    /* shooting: Newton iterations (default 30) */
     double shoot_tol;      /* shooting: converged when max |x(t0 + T) - x(t0)| <= shoot_tol *
                               max(1, max |x(t0)|) (default 1e-9) */

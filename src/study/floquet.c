@@ -26,6 +26,8 @@
 #include "mblin/la.h"
 
 #define FLOQUET_MAX_SAMPLES 10000
+#define FLOQUET_MAX_SETTLE 100000
+#define FLOQUET_SHOOT_HALVINGS 20 /* the damped Newton step of shooting: at most 20 halvings */
 
 void mbl_floquet_options_default(mbl_floquet_options *opt)
 {
@@ -263,6 +265,8 @@ static int check_options(const mbl_floquet_options *o, mbl_status *st)
         !(o->stab_tol >= 0) || !isfinite(o->stab_tol))
         return mbl_error(st, MBL_EARG, "max_steps, shoot_max_iter and shoot_tol must be positive, shoot_rcond in (0, 1), "
                                        "stab_tol finite and not negative");
+    if (o->settle < 0 || o->settle > FLOQUET_MAX_SETTLE)
+        return mbl_error(st, MBL_EARG, "settle must be 0 .. %d periods (got %d)", FLOQUET_MAX_SETTLE, o->settle);
     if (o->lopt && o->lopt->method && strcmp(o->lopt->method, "augmented"))
         return mbl_error(st, MBL_EARG, "Floquet analysis re-linearizes along the orbit with the augmented method (got --method %s)",
                          o->lopt->method);
@@ -325,21 +329,42 @@ static int result_new(const mbl_linear *lin, const mbl_point *pt, const mbl_floq
     return 0;
 }
 
-/* Newton's method on x(t0 + T) - x0 = 0 (or one period along the given orbit). */
-static int orbit(fq *F, mbl_floquet *f, const mbl_floquet_options *o, double *Phis, mbl_status *st)
+/* max |x(t0 + T) - x0| */
+static double shoot_residual(int ny, const double *x0, const double *xT)
 {
-    int n = F->n, ny = F->ny;
-    double *x0 = mbl_alloc_array((size_t)ny * 2 + (size_t)ny * ny + 1, sizeof *x0);
+    double r = 0;
+    for (int i = 0; i < ny; i++) r = fmax(r, fabs(xT[i] - x0[i]));
+    return r;
+}
+
+/* Newton's method on x(t0 + T) - x0 = 0 (or one period along the given orbit): the step the
+ * least-squares solution of (Phi(t0 + T) - I) dx = x0 - x(t0 + T), halved (at most
+ * FLOQUET_SHOOT_HALVINGS times) until the residual decreases (a trial that fails to integrate, a
+ * motion that runs away, counts as no decrease). The trial's fundamental matrices go to the
+ * second half of Phis and mono2, swapped with the first when it is accepted. */
+static int orbit(fq *F, mbl_floquet *f, const mbl_floquet_options *o, double *Phis, size_t nphis, mbl_status *st)
+{
+    int n = F->n, ny = F->ny, nx = F->nx;
+    size_t nn = (size_t)nx * nx;
+    double *x0 = mbl_alloc_array((size_t)ny * 4 + (size_t)ny * ny + nn + 1, sizeof *x0);
     if (!x0) return mbl_error(st, MBL_ENOMEM, "out of memory (shooting)");
-    double *xT = x0 + ny, *J = xT + ny;
+    double *xT = x0 + ny, *x1 = xT + ny, *xT1 = x1 + ny, *J = xT1 + ny, *mono1 = J + (size_t)ny * ny;
+    double *P0 = Phis, *P1 = Phis + nphis, *m0 = f->monodromy, *m1 = mono1;
     if (ny) memcpy(x0, f->q0, (size_t)n * sizeof *x0), memcpy(x0 + n, f->v0, (size_t)n * sizeof *x0);
     int rc = 0;
-    for (int it = 0;; it++) {
-        rc = period(F, o, x0, xT, Phis, f->monodromy, &f->steps, st);
-        f->rhs_evals = F->nrhs;
-        if (rc || !ny) break;
-        double r = 0, s = 1;
-        for (int i = 0; i < ny; i++) r = fmax(r, fabs(xT[i] - x0[i])), s = fmax(s, fabs(x0[i]));
+    for (int i = 0; i < o->settle && ny; i++) { /* the motion over whole periods, towards a stable orbit */
+        rc = period(F, o, x0, xT, P0, m0, &f->steps, st);
+        if (rc) {
+            mbl_error_prefix(st, "settling (period %d of %d)", i + 1, o->settle);
+            break;
+        }
+        memcpy(x0, xT, (size_t)ny * sizeof *x0);
+    }
+    if (!rc) rc = period(F, o, x0, xT, P0, m0, &f->steps, st);
+    f->rhs_evals = F->nrhs;
+    for (int it = 0; !rc && ny; it++) {
+        double r = shoot_residual(ny, x0, xT), s = 1;
+        for (int i = 0; i < ny; i++) s = fmax(s, fabs(x0[i]));
         f->shoot_residual = r, f->shoot_iterations = it;
         if (r <= o->shoot_tol * s) break;
         if (it == o->shoot_max_iter) {
@@ -348,12 +373,32 @@ static int orbit(fq *F, mbl_floquet *f, const mbl_floquet_options *o, double *Ph
             break;
         }
         for (int j = 0; j < ny; j++)
-            for (int i = 0; i < ny; i++) J[(size_t)j * ny + i] = f->monodromy[(size_t)j * ny + i] - (i == j);
-        for (int i = 0; i < ny; i++) xT[i] = x0[i] - xT[i];
-        rc = mbla_lstsq(ny, ny, 1, J, ny, xT, ny, o->shoot_rcond, NULL, st);
+            for (int i = 0; i < ny; i++) J[(size_t)j * ny + i] = m0[(size_t)j * ny + i] - (i == j);
+        for (int i = 0; i < ny; i++) x1[i] = x0[i] - xT[i];
+        rc = mbla_lstsq(ny, ny, 1, J, ny, x1, ny, o->shoot_rcond, NULL, st);
         if (rc) break;
-        for (int i = 0; i < ny; i++) x0[i] += xT[i];
+        memcpy(J, x1, (size_t)ny * sizeof *J); /* the step */
+        int ok = 0;
+        long steps = 0;
+        for (int h = 0; !ok && h <= FLOQUET_SHOOT_HALVINGS; h++) {
+            double alpha = ldexp(1.0, -h);
+            mbl_status st1 = {0};
+            for (int i = 0; i < ny; i++) x1[i] = x0[i] + alpha * J[i];
+            ok = !period(F, o, x1, xT1, P1, m1, &steps, &st1) && shoot_residual(ny, x1, xT1) < (1 - 1e-4 * alpha) * r;
+        }
+        if (!ok) {
+            rc = mbl_error(st, MBL_ENOCONV, "shooting for a periodic orbit of period %.10g stalled after %d Newton iterations "
+                                            "(max |x(t0 + T) - x(t0)| = %.3g; no step along Newton's direction decreases it)",
+                                            o->period, it, r);
+            break;
+        }
+        double *t;
+        memcpy(x0, x1, (size_t)ny * sizeof *x0), memcpy(xT, xT1, (size_t)ny * sizeof *xT);
+        t = P0, P0 = P1, P1 = t, t = m0, m0 = m1, m1 = t;
+        f->steps = steps, f->rhs_evals = F->nrhs;
     }
+    if (!rc && P0 != Phis) memcpy(Phis, P0, nphis * sizeof *Phis);
+    if (!rc && m0 != f->monodromy) memcpy(f->monodromy, m0, nn * sizeof *m0);
     if (!rc && ny) memcpy(f->q0, x0, (size_t)n * sizeof *x0), memcpy(f->v0, x0 + n, (size_t)n * sizeof *x0);
     mbl_free(x0);
     return rc;
@@ -388,12 +433,13 @@ int mbl_floquet_run(const mbl_model *model, const mbl_point *point, const mbl_fl
     F.n = point->n, F.nx = F.lin->nx, F.shoot = o.shoot != 0, F.ny = o.shoot ? 2 * point->n : 0, F.t0 = point->t;
     F.q0 = f->q0, F.v0 = f->v0, f->shot = F.shoot;
     F.q = mbl_alloc_array(F.n ? (size_t)F.n : 1, sizeof *F.q);
-    Phis = mbl_alloc_array((size_t)F.nx * F.nx * o.samples + 1, sizeof *Phis);
+    size_t nphis = (size_t)F.nx * F.nx * o.samples;
+    Phis = mbl_alloc_array(2 * nphis + 1, sizeof *Phis);
     if (!F.q || !Phis) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory (fundamental matrices of order %d)", F.nx);
         goto done;
     }
-    rc = orbit(&F, f, &o, Phis, st);
+    rc = orbit(&F, f, &o, Phis, nphis, st);
     if (!rc) rc = analyse(f, &o, Phis, st);
     if (!rc)
         snprintf(f->notes, sizeof f->notes, "%s; CVODE Adams, rtol %.3g, atol %.3g: %ld steps, %ld evaluations of A(t)",
