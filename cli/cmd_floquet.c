@@ -18,7 +18,8 @@
 
 typedef struct cli {
     cli_args a;
-    const char *param;
+    const char *param, *mbc;
+    double psi0;
     int has_period, shoot, samples, matrices, settle;
     double period, rtol, atol, max_steps, stab_tol;
 } cli;
@@ -42,7 +43,11 @@ static void help(void *ud)
            "  --rtol R, --atol A     CVODE's tolerances (default 1e-10, 1e-12)\n"
            "  --max-steps N          CVODE's steps allowed over one period (default 1000000)\n"
            "  --stab-tol S           a spectral radius within S of 1 is marginal (default 1e-6)\n"
-           "  --matrices             print the monodromy matrix\n"
+           "  --mbc A1,A2,A3[;B1,B2,B3...]  also the multi-blade coordinate transform (MBC3) of the blades'\n"
+           "                         coordinates (one group per degree of freedom, in blade order; blade 1 at\n"
+           "                         azimuth --azimuth0 + 2 pi (t - t0) / T, blade b 2 pi (b - 1) / N ahead)\n"
+           "  --azimuth0 PSI         blade 1's azimuth at t0 (rad, default 0)\n"
+           "  --matrices             print the monodromy matrix (and A_NR with --mbc)\n"
            "  --set NAME=VALUE       override a parameter (repeatable)\n"
            "  --guess NAME=VALUE     initial value of a coordinate for the operating point (repeatable)\n"
            "  --at KIND              operating point: equilibrium, given or steady (default: the file's)\n"
@@ -57,6 +62,11 @@ static int option(void *ud, const char *a, const char *v)
     if (!strcmp(a, "--shoot")) return c->shoot = 1, -1;
     if (!strcmp(a, "--matrices")) return c->matrices = 1, -1;
     if (!strcmp(a, "--param")) return c->param = v, -1;
+    if (!strcmp(a, "--mbc")) return c->mbc = v, -1;
+    if (!strcmp(a, "--azimuth0")) {
+        if (cli_number(v, &c->psi0, why, sizeof why)) return cli_usage("floquet", "--azimuth0 expects a number (rad), got '%s'", v);
+        return -1;
+    }
     if (!strcmp(a, "--period")) {
         if (cli_number(v, &x, why, sizeof why) || !(x > 0))
             return cli_usage("floquet", "--period expects a positive number, got '%s'", v);
@@ -82,7 +92,42 @@ static int option(void *ud, const char *a, const char *v)
 
 static const cli_option own[] = {{"--period", 1}, {"--param", 1},     {"--shoot", 0},    {"--samples", 1},
                                  {"--rtol", 1},   {"--atol", 1},      {"--max-steps", 1}, {"--stab-tol", 1},
-                                 {"--matrices", 0}, {"--settle", 1}, {NULL, 0}};
+                                 {"--matrices", 0}, {"--settle", 1}, {"--mbc", 1}, {"--azimuth0", 1}, {NULL, 0}};
+
+#define MBC_MAX 1024
+
+/* --mbc "a1,a2,a3;b1,b2,b3": the blades' coordinates, one group per degree of freedom, blade order */
+static int parse_mbc(const char *spec, const mbl_model *md, mbl_mbc_spec *sp, int *coord, mbl_status *st)
+{
+    mbl_model_info in;
+    mbl_model_get_info(md, &in);
+    int nc = 0, ndof = 1, nb = 0, inb = 0;
+    const char *p = spec;
+    for (;;) {
+        size_t len = strcspn(p, ",;");
+        int found = -1;
+        for (int i = 0; i < in.ncoord && found < 0; i++) {
+            const char *name = mbl_model_coord_name(md, i);
+            if (strlen(name) == len && !strncmp(name, p, len)) found = i;
+        }
+        if (found < 0)
+            return mbl_error(st, MBL_EARG, "--mbc: the model has no coordinate '%.*s' (give the blades' coordinates as "
+                                           "a1,a2,a3 or a1,a2,a3;b1,b2,b3)", (int)len, p);
+        if (nc == MBC_MAX) return mbl_error(st, MBL_EARG, "--mbc: more than %d coordinates", MBC_MAX);
+        coord[nc++] = found, inb++;
+        p += len;
+        if (*p != ',') {
+            if (ndof == 1) nb = inb;
+            else if (inb != nb) return mbl_error(st, MBL_EARG, "--mbc: every group names one coordinate per blade (%d, then %d)", nb, inb);
+            if (!*p) break;
+            ndof++, inb = 0;
+        }
+        p++;
+    }
+    if (nb < 3) return mbl_error(st, MBL_EARG, "--mbc: the multi-blade coordinate transform needs at least 3 blades (got %d)", nb);
+    sp->nblades = nb, sp->ndof = ndof, sp->coord = coord;
+    return 0;
+}
 
 /* the period of --param OMEGA: 1 / (OMEGA's value in revolutions per second) */
 static int param_period(const cli *c, const mbl_model *md, double *T, mbl_status *st)
@@ -157,7 +202,22 @@ static void write_json(const mbl_model *md, const mbl_floquet *f)
         }
         printf("]}");
     }
-    printf("], \"steps\": %ld, \"evaluations\": %ld, \"notes\": ", f->steps, f->rhs_evals);
+    printf("]");
+    if (f->mbc) {
+        const mbl_mbc *m = f->mbc;
+        printf(", \"mbc\": {\"samples\": %d, \"variation\": ", m->samples), num(m->variation), printf(", \"states\": [");
+        for (int i = 0; i < nx; i++) printf("%s", i ? ", " : ""), mbl_json_string(stdout, m->state_names[i]);
+        printf("], \"A\": [");
+        for (int i = 0; i < nx; i++) {
+            printf("%s[", i ? ", " : "");
+            for (int j = 0; j < nx; j++) printf("%s", j ? ", " : ""), num(m->A[(size_t)j * nx + i]);
+            printf("]");
+        }
+        printf("], \"eigenvalues\": [");
+        for (int i = 0; i < nx; i++) printf("%s{\"re\": ", i ? ", " : ""), num(m->re[i]), printf(", \"im\": "), num(m->im[i]), printf("}");
+        printf("]}");
+    }
+    printf(", \"steps\": %ld, \"evaluations\": %ld, \"notes\": ", f->steps, f->rhs_evals);
     mbl_json_string(stdout, f->notes);
     printf("}\n");
 }
@@ -193,6 +253,20 @@ static void write_text(const cli *c, const mbl_model *md, const mbl_floquet *f)
            "the principal values in (-pi/T, pi/T] are shown; any multiple of 2 pi / T may be added\n",
            TWO_PI / f->period, 1.0 / f->period);
     printf("spectral radius %.12g: %s\n", f->spectral_radius, stability_name(f->stability));
+    if (!f->mbc) return;
+    const mbl_mbc *m = f->mbc;
+    printf("\nmulti-blade coordinates (MBC3): A_NR = T^-1 (A T - T') averaged over %d azimuths; its largest relative\n"
+           "variation over them %.3g (rounding: time-invariant, an isotropic rotor)\n  states:", m->samples, m->variation);
+    for (int i = 0; i < nx; i++) printf(" %s", m->state_names[i]);
+    printf("\n\n  #   eigenvalue re          im (rad/s)            freq (Hz)\n");
+    for (int i = 0; i < nx; i++) printf("%3d  %-21.14g %-21.14g %.10g\n", i + 1, m->re[i], m->im[i], m->im[i] / TWO_PI);
+    if (c->matrices) {
+        printf("\nA_NR (averaged)\n");
+        for (int i = 0; i < nx; i++) {
+            for (int j = 0; j < nx; j++) printf(" %22.15e", m->A[(size_t)j * nx + i]);
+            printf("\n");
+        }
+    }
 }
 
 int cli_cmd_floquet(int argc, char **argv)
@@ -228,6 +302,12 @@ int cli_cmd_floquet(int argc, char **argv)
         mbl_opoint_options po;
         cli_opoint_options(&c.a, &po);
         rc = mbl_operating_point(md, &po, &pt, &st);
+    }
+    mbl_mbc_spec sp = {0};
+    int coord[MBC_MAX];
+    if (!rc && c.mbc) {
+        rc = parse_mbc(c.mbc, md, &sp, coord, &st);
+        sp.psi0 = c.psi0, fo.mbc = &sp;
     }
     if (!rc) rc = mbl_floquet_run(md, pt, &fo, &f, &st);
     if (!rc) {

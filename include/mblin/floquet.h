@@ -33,6 +33,35 @@
 extern "C" {
 #endif
 
+/* The multi-blade coordinate transform (MBC3; Bir, NREL/TP-500-42553, 2008) of an N-bladed rotor's
+ * blade coordinates: blade b (0-based) at azimuth psi_b = psi0 + omega (t - t0) + 2 pi b / N, its
+ * degree of freedom j the coordinate coord[j * nblades + b]. They are replaced by the collective
+ * q_0 = (1/N) sum_b q_b, the cyclic q_ck = (2/N) sum_b q_b cos(k psi_b), q_sk = (2/N) sum_b q_b sin(k psi_b)
+ * (k = 1 .. (N - 1)/2) and, N even, the differential q_d = (1/N) sum_b (-1)^b q_b: q_b = q_0 +
+ * sum_k (q_ck cos k psi_b + q_sk sin k psi_b) + q_d (-1)^b, the states x = T(t) z and
+ * z' = T^-1 (A T - T') z. */
+typedef struct mbl_mbc_spec {
+    int nblades;           /* N >= 3 */
+    int ndof;              /* degrees of freedom per blade (>= 1) */
+    const int *coord;      /* ndof * nblades coordinate indices (each a state of the linear model, with
+                              its velocity) */
+    double omega;          /* the rotor speed (rad/s; 0: 2 pi / period) */
+    double psi0;           /* blade 0's azimuth at t0 (rad) */
+    int samples;           /* azimuths over the period at which A_NR is formed and averaged (default
+                              36 when 0; at most 10000) */
+} mbl_mbc_spec;
+
+typedef struct mbl_mbc {
+    int nx, samples;
+    char **state_names;    /* nx: the blade states renamed (NAME_0, NAME_c1, NAME_s1, NAME_d, der(...))
+                              with NAME the coordinate of blade 0 */
+    double *A;             /* nx * nx: A_NR averaged over the azimuths (column-major) */
+    double *re, *im;       /* nx eigenvalues of A, by decreasing real part (a pair: positive imaginary
+                              part first) */
+    double variation;      /* max over the azimuths of ||A_NR(t) - A||_F / ||A||_F: rounding for an
+                              isotropic rotor (time-invariant in multi-blade coordinates) */
+} mbl_mbc;
+
 typedef struct mbl_floquet_options {
     double period;         /* T > 0 (required) */
     int shoot;             /* 0 (default): the operating point is the orbit; 1: shoot for it */
@@ -51,6 +80,8 @@ typedef struct mbl_floquet_options {
     double stab_tol;       /* the spectral radius counts as 1 (marginal) within stab_tol (default 1e-6) */
     const mbl_lin_options *lopt;    /* NULL: defaults; the method is augmented (the workspace path) */
     const mbl_opoint_options *popt; /* the at: given solves' tolerances (NULL: defaults) */
+    const mbl_mbc_spec *mbc;        /* NULL: none; else the multi-blade coordinate transform too
+                                       (along a given orbit, not with shoot) */
 } mbl_floquet_options;
 
 MBL_API void mbl_floquet_options_default(mbl_floquet_options *opt);
@@ -77,6 +108,7 @@ typedef struct mbl_floquet {
     double shoot_residual; /* max |x(t0 + T) - x(t0)| of the orbit (0 when given) */
     long steps, rhs_evals; /* CVODE's, over the last period integrated */
     char notes[512];
+    mbl_mbc *mbc;          /* the multi-blade coordinate model when asked for (opt->mbc), else NULL */
 } mbl_floquet;
 
 /* Floquet analysis of `model` about `point` (its operating point at t0 = point->t). 0, or a

@@ -25,6 +25,7 @@
 #include "mblin/floquet.h"
 #include "mblin/la.h"
 
+#define FLOQUET_TWO_PI 6.283185307179586476925286766559
 #define FLOQUET_MAX_SAMPLES 10000
 #define FLOQUET_MAX_SETTLE 100000
 #define FLOQUET_SHOOT_HALVINGS 20 /* the damped Newton step of shooting: at most 20 halvings */
@@ -42,6 +43,8 @@ void mbl_floquet_options_default(mbl_floquet_options *opt)
     opt->stab_tol = 1e-6;
 }
 
+static void mbc_free(mbl_mbc *m);
+
 void mbl_floquet_free(mbl_floquet *f)
 {
     if (!f) return;
@@ -51,6 +54,7 @@ void mbl_floquet_free(mbl_floquet *f)
     mbl_free(f->monodromy), mbl_free(f->mult_re), mbl_free(f->mult_im), mbl_free(f->mult_abs);
     mbl_free(f->exp_re), mbl_free(f->exp_im), mbl_free(f->shape_re), mbl_free(f->shape_im);
     mbl_free(f->q0), mbl_free(f->v0);
+    mbc_free(f->mbc);
     mbl_free(f);
 }
 
@@ -251,6 +255,161 @@ done:
     return rc;
 }
 
+/* ---- the multi-blade coordinate transform (MBC3) ------------------------------------------------ */
+
+static void mbc_free(mbl_mbc *m)
+{
+    if (!m) return;
+    if (m->state_names)
+        for (int i = 0; i < m->nx; i++) mbl_free(m->state_names[i]);
+    mbl_free(m->state_names), mbl_free(m->A), mbl_free(m->re), mbl_free(m->im);
+    mbl_free(m);
+}
+
+/* basis function m of N blades at azimuth psi (blade b): f, df/dt, d2f/dt2 at speed w */
+static void mbc_basis(int N, int m, int b, double psi, double w, double *f, double *f1, double *f2)
+{
+    if (m == 0) {
+        *f = 1, *f1 = *f2 = 0;
+    } else if (N % 2 == 0 && m == N - 1) {
+        *f = b % 2 ? -1 : 1, *f1 = *f2 = 0;
+    } else {
+        int k = (m + 1) / 2;
+        double c = cos(k * psi), s = sin(k * psi), kw = k * w;
+        if (m % 2) *f = c, *f1 = -kw * s, *f2 = -kw * kw * c;
+        else *f = s, *f1 = kw * c, *f2 = -kw * kw * s;
+    }
+}
+
+static const char *mbc_suffix(int N, int m, char *buf, size_t len)
+{
+    if (m == 0) snprintf(buf, len, "_0");
+    else if (N % 2 == 0 && m == N - 1) snprintf(buf, len, "_d");
+    else snprintf(buf, len, "_%c%d", m % 2 ? 'c' : 's', (m + 1) / 2);
+    return buf;
+}
+
+/* the states of the blade coordinates: position state P[j * N + b], velocity state V[j * N + b] */
+static int mbc_states(const mbl_linear *lin, const mbl_model *md, const mbl_mbc_spec *sp, int *P, int *V, mbl_status *st)
+{
+    int n = lin->n, z0 = lin->z0, z1 = lin->z1, nb = sp->nblades * sp->ndof;
+    for (int i = 0; i < nb; i++) {
+        int c = sp->coord[i];
+        if (c < 0 || c >= n) return mbl_error(st, MBL_EARG, "MBC: blade coordinate index %d out of range", c);
+        for (int k = 0; k < i; k++)
+            if (sp->coord[k] == c) return mbl_error(st, MBL_EARG, "MBC: coordinate '%s' is named twice", mbl_model_coord_name(md, c));
+        P[i] = V[i] = -1;
+        for (int s = 0; s < z0 && P[i] < 0; s++) {
+            int unit = 1;
+            for (int r = 0; r < n && unit; r++) unit = lin->q_S[(size_t)s * n + r] == (r == c);
+            if (unit) P[i] = s;
+        }
+        for (int s = 0; s < z1 && V[i] < 0; s++) {
+            int unit = 1;
+            for (int r = 0; r < n && unit; r++) unit = lin->v_W[(size_t)s * n + r] == (r == c);
+            if (unit) V[i] = z0 + s;
+        }
+        if (P[i] < 0 || V[i] < 0)
+            return mbl_error(st, MBL_EARG, "MBC: blade coordinate '%s' is not a state of the linear model with its velocity "
+                                           "(name it in linearize.states)", mbl_model_coord_name(md, c));
+    }
+    return 0;
+}
+
+/* T(t) and T'(t) (nx x nx, column-major) at blade 0's azimuth psi */
+static void mbc_T(int nx, const mbl_mbc_spec *sp, const int *P, const int *V, double psi, double w, double *T, double *Td)
+{
+    int N = sp->nblades;
+    memset(T, 0, (size_t)nx * nx * sizeof *T), memset(Td, 0, (size_t)nx * nx * sizeof *Td);
+    for (int i = 0; i < nx; i++) T[(size_t)i * nx + i] = 1;
+    for (int j = 0; j < sp->ndof; j++) {
+        const int *Pj = P + j * N, *Vj = V + j * N;
+        for (int b = 0; b < N; b++) {
+            T[(size_t)Pj[b] * nx + Pj[b]] = 0, T[(size_t)Vj[b] * nx + Vj[b]] = 0;
+        }
+        for (int b = 0; b < N; b++)
+            for (int m = 0; m < N; m++) {
+                double f, f1, f2;
+                mbc_basis(N, m, b, psi + FLOQUET_TWO_PI * b / N, w, &f, &f1, &f2);
+                T[(size_t)Pj[m] * nx + Pj[b]] = f, T[(size_t)Vj[m] * nx + Vj[b]] = f, T[(size_t)Pj[m] * nx + Vj[b]] = f1;
+                Td[(size_t)Pj[m] * nx + Pj[b]] = f1, Td[(size_t)Vj[m] * nx + Vj[b]] = f1, Td[(size_t)Pj[m] * nx + Vj[b]] = f2;
+            }
+    }
+}
+
+static int mbc_names(mbl_mbc *m, const mbl_floquet *f, const mbl_model *md, const mbl_mbc_spec *sp, const int *P,
+                     const int *V)
+{
+    int N = sp->nblades;
+    for (int i = 0; i < m->nx; i++) {
+        const char *s = f->state_names[i];
+        char buf[512], suf[16];
+        for (int k = 0; k < N * sp->ndof; k++) {
+            const char *base = mbl_model_coord_name(md, sp->coord[(k / N) * N]);
+            if (P[k] == i) snprintf(buf, sizeof buf, "%s%s", base, mbc_suffix(N, k % N, suf, sizeof suf)), s = buf;
+            if (V[k] == i) snprintf(buf, sizeof buf, "der(%s%s)", base, mbc_suffix(N, k % N, suf, sizeof suf)), s = buf;
+        }
+        m->state_names[i] = mbl_malloc(strlen(s) + 1);
+        if (!m->state_names[i]) return -1;
+        strcpy(m->state_names[i], s);
+    }
+    return 0;
+}
+
+/* A_NR(t) = T^-1 (A(t) T - T') at the azimuth samples, averaged; its eigenvalues */
+static int mbc_run(fq *F, mbl_floquet *f, const mbl_mbc_spec *sp, mbl_status *st)
+{
+    int nx = F->nx, N = sp->nblades, nb = N * sp->ndof, ns = sp->samples ? sp->samples : 36;
+    size_t nn = (size_t)nx * nx;
+    double w = sp->omega > 0 ? sp->omega : FLOQUET_TWO_PI / f->period;
+    mbl_mbc *m = mbl_calloc(1, sizeof *m);
+    int *P = mbl_alloc_array((size_t)nb * 2, sizeof *P);
+    double *buf = mbl_alloc_array(nn * (4 + (size_t)ns) + 2 * (size_t)nx, sizeof *buf);
+    if (m) m->nx = nx, m->samples = ns, m->state_names = mbl_calloc(nx ? (size_t)nx : 1, sizeof *m->state_names);
+    if (m) m->A = mbl_calloc(nn ? nn : 1, sizeof *m->A), m->re = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof *m->re);
+    if (m) m->im = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof *m->im);
+    int rc = m && P && buf && m->state_names && m->A && m->re && m->im ? 0 : mbl_error(st, MBL_ENOMEM, "out of memory (MBC)");
+    if (!rc) rc = mbc_states(F->lin, F->md, sp, P, P + nb, st);
+    if (!rc && mbc_names(m, f, F->md, sp, P, P + nb)) rc = mbl_error(st, MBL_ENOMEM, "out of memory (MBC)");
+    double *T = buf, *Td = T + nn, *B = Td + nn, *Tc = B + nn, *X = Tc + nn, *wr = X + nn * ns, *wi = wr + nx;
+    for (int j = 0; !rc && j < ns; j++) {
+        double t = f->t0 + f->period * j / ns;
+        mbl_point *pt = NULL;
+        for (int i = 0; i < F->n; i++) F->q[i] = F->q0[i] + F->v0[i] * (t - F->t0);
+        rc = point_at(F, t, F->q, F->v0, &pt, st);
+        if (!rc) rc = mbl_relinearize(F->work, pt, F->lin, st);
+        mbl_point_free(pt);
+        if (rc) break;
+        mbc_T(nx, sp, P, P + nb, sp->psi0 + w * (t - f->t0), w, T, Td);
+        memcpy(B, Td, nn * sizeof *B);
+        rc = mbla_gemm('N', 'N', nx, nx, nx, 1.0, F->lin->A, nx, T, nx, -1.0, B, nx, st);
+        memcpy(Tc, T, nn * sizeof *Tc);
+        if (!rc) rc = mbla_lu_solve(nx, nx, Tc, nx, B, nx, st);
+        if (rc) break;
+        memcpy(X + nn * j, B, nn * sizeof *B);
+        for (size_t e = 0; e < nn; e++) m->A[e] += B[e] / ns;
+    }
+    double na = rc ? 0 : mbla_norm_fro(nx, nx, m->A, nx);
+    for (int j = 0; !rc && j < ns; j++) {
+        double d = 0;
+        for (size_t e = 0; e < nn; e++) d += (X[nn * j + e] - m->A[e]) * (X[nn * j + e] - m->A[e]);
+        m->variation = fmax(m->variation, na > 0 ? sqrt(d) / na : sqrt(d));
+    }
+    if (!rc) rc = mbla_eig(nx, m->A, nx, wr, wi, NULL, 1, NULL, 1, st);
+    if (!rc) {
+        mult *ml = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof *ml);
+        if (!ml) rc = mbl_error(st, MBL_ENOMEM, "out of memory (MBC)");
+        for (int i = 0; !rc && i < nx; i++) ml[i] = (mult){wr[i], wi[i], wr[i], i};
+        if (!rc) qsort(ml, (size_t)nx, sizeof *ml, mult_cmp);
+        for (int i = 0; !rc && i < nx; i++) m->re[i] = ml[i].re, m->im[i] = ml[i].im;
+        mbl_free(ml);
+    }
+    mbl_free(P), mbl_free(buf);
+    if (rc) mbc_free(m);
+    else f->mbc = m;
+    return rc;
+}
+
 /* ---- the analysis ------------------------------------------------------------------------------ */
 
 static int check_options(const mbl_floquet_options *o, mbl_status *st)
@@ -267,6 +426,12 @@ static int check_options(const mbl_floquet_options *o, mbl_status *st)
                                        "stab_tol finite and not negative");
     if (o->settle < 0 || o->settle > FLOQUET_MAX_SETTLE)
         return mbl_error(st, MBL_EARG, "settle must be 0 .. %d periods (got %d)", FLOQUET_MAX_SETTLE, o->settle);
+    if (o->mbc && (o->shoot || o->mbc->nblades < 3 || o->mbc->ndof < 1 || !o->mbc->coord || o->mbc->samples < 0 ||
+                   o->mbc->samples > FLOQUET_MAX_SAMPLES || !(o->mbc->omega >= 0) || !isfinite(o->mbc->omega) ||
+                   !isfinite(o->mbc->psi0)))
+        return mbl_error(st, MBL_EARG, "the multi-blade coordinate transform needs at least 3 blades, 1 degree of freedom "
+                                       "each, a rotor speed >= 0, 0 .. %d samples, and a given orbit (not shooting)",
+                         FLOQUET_MAX_SAMPLES);
     if (o->lopt && o->lopt->method && strcmp(o->lopt->method, "augmented"))
         return mbl_error(st, MBL_EARG, "Floquet analysis re-linearizes along the orbit with the augmented method (got --method %s)",
                          o->lopt->method);
@@ -441,6 +606,7 @@ int mbl_floquet_run(const mbl_model *model, const mbl_point *point, const mbl_fl
     }
     rc = orbit(&F, f, &o, Phis, nphis, st);
     if (!rc) rc = analyse(f, &o, Phis, st);
+    if (!rc && o.mbc) rc = mbc_run(&F, f, o.mbc, st);
     if (!rc)
         snprintf(f->notes, sizeof f->notes, "%s; CVODE Adams, rtol %.3g, atol %.3g: %ld steps, %ld evaluations of A(t)",
                  f->shot ? "orbit found by shooting" : "the operating point is the orbit", o.rtol, o.atol, f->steps,
