@@ -27,3 +27,9 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_floquet COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/study/floquet_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# mblin floquet --mbc: Coleman's ground resonance against the closed form in multi-blade
+# coordinates, the band's edges, one stiffer blade against a SciPy simulation (issue 36, item 3)
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_floquet_mbc COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/study/mbc_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
