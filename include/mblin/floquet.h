@@ -99,6 +99,8 @@ typedef struct mbl_floquet {
     int samples;           /* times of the shapes: t0 + j T / samples */
     double *shape_re, *shape_im; /* nx * nx * samples: shape k at sample j, state i at
                               [(j * nx + k) * nx + i]: p_k(t_j), p_k(t0) of unit 2-norm */
+    double *shape_q_re, *shape_q_im; /* n * nx: the coordinate part q_S S of each shape at t0 (q_S of
+                              the linear model at t0), shape k at [k * n] */
     double spectral_radius;
     int stability;         /* MBL_FLOQUET_STABLE, _MARGINAL or _UNSTABLE (stab_tol) */
     int shot;              /* 1 when the orbit was found by shooting */

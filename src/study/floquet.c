@@ -24,6 +24,7 @@
 
 #include "mblin/floquet.h"
 #include "mblin/la.h"
+#include "study/floquet_internal.h"
 
 #define FLOQUET_TWO_PI 6.283185307179586476925286766559
 #define FLOQUET_MAX_SAMPLES 10000
@@ -53,6 +54,7 @@ void mbl_floquet_free(mbl_floquet *f)
     mbl_free(f->state_names);
     mbl_free(f->monodromy), mbl_free(f->mult_re), mbl_free(f->mult_im), mbl_free(f->mult_abs);
     mbl_free(f->exp_re), mbl_free(f->exp_im), mbl_free(f->shape_re), mbl_free(f->shape_im);
+    mbl_free(f->shape_q_re), mbl_free(f->shape_q_im);
     mbl_free(f->q0), mbl_free(f->v0);
     mbc_free(f->mbc);
     mbl_free(f);
@@ -214,6 +216,20 @@ static void eigvec(int nx, const double *wi, const double *VR, int j, double *vr
         if (wi[j] > 0) vr[i] = VR[(size_t)j * nx + i], vi[i] = VR[(size_t)(j + 1) * nx + i];
         else if (wi[j] < 0) vr[i] = VR[(size_t)(j - 1) * nx + i], vi[i] = -VR[(size_t)j * nx + i];
         else vr[i] = VR[(size_t)j * nx + i], vi[i] = 0;
+    }
+}
+
+/* the coordinate part of the shapes at t0: dq = q_S S (q_S: n x z0 at t0) */
+static void coord_shapes(mbl_floquet *f, const double *qS, int z0)
+{
+    int n = f->n, nx = f->nx;
+    for (int k = 0; k < nx; k++) {
+        const double *sr = f->shape_re + (size_t)k * nx, *si = f->shape_im + (size_t)k * nx;
+        for (int i = 0; i < n; i++) {
+            double a = 0, b = 0;
+            for (int j = 0; j < z0; j++) a += qS[(size_t)j * n + i] * sr[j], b += qS[(size_t)j * n + i] * si[j];
+            f->shape_q_re[(size_t)k * n + i] = a, f->shape_q_im[(size_t)k * n + i] = b;
+        }
     }
 }
 
@@ -478,10 +494,12 @@ static int result_new(const mbl_linear *lin, const mbl_point *pt, const mbl_floq
     f->exp_im = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof(double));
     f->shape_re = mbl_alloc_array(nsh ? nsh : 1, sizeof(double));
     f->shape_im = mbl_alloc_array(nsh ? nsh : 1, sizeof(double));
+    f->shape_q_re = mbl_alloc_array((size_t)n * nx + 1, sizeof(double));
+    f->shape_q_im = mbl_alloc_array((size_t)n * nx + 1, sizeof(double));
     f->q0 = mbl_alloc_array(n ? (size_t)n : 1, sizeof(double));
     f->v0 = mbl_alloc_array(n ? (size_t)n : 1, sizeof(double));
     int bad = !f->state_names || !f->monodromy || !f->mult_re || !f->mult_im || !f->mult_abs || !f->exp_re || !f->exp_im ||
-              !f->shape_re || !f->shape_im || !f->q0 || !f->v0;
+              !f->shape_re || !f->shape_im || !f->shape_q_re || !f->shape_q_im || !f->q0 || !f->v0;
     for (int i = 0; !bad && i < nx; i++) {
         const char *s = lin->state_names && lin->state_names[i] ? lin->state_names[i] : "";
         f->state_names[i] = mbl_malloc(strlen(s) + 1);
@@ -598,14 +616,17 @@ int mbl_floquet_run(const mbl_model *model, const mbl_point *point, const mbl_fl
     F.n = point->n, F.nx = F.lin->nx, F.shoot = o.shoot != 0, F.ny = o.shoot ? 2 * point->n : 0, F.t0 = point->t;
     F.q0 = f->q0, F.v0 = f->v0, f->shot = F.shoot;
     F.q = mbl_alloc_array(F.n ? (size_t)F.n : 1, sizeof *F.q);
-    size_t nphis = (size_t)F.nx * F.nx * o.samples;
-    Phis = mbl_alloc_array(2 * nphis + 1, sizeof *Phis);
+    size_t nphis = (size_t)F.nx * F.nx * o.samples, nqs = (size_t)F.n * F.lin->z0;
+    Phis = mbl_alloc_array(2 * nphis + nqs + 1, sizeof *Phis);
+    if (Phis && F.lin->q_S) memcpy(Phis + 2 * nphis, F.lin->q_S, nqs * sizeof *Phis); /* q_S at t0 */
+    else if (Phis) memset(Phis + 2 * nphis, 0, nqs * sizeof *Phis);
     if (!F.q || !Phis) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory (fundamental matrices of order %d)", F.nx);
         goto done;
     }
     rc = orbit(&F, f, &o, Phis, nphis, st);
     if (!rc) rc = analyse(f, &o, Phis, st);
+    if (!rc) coord_shapes(f, Phis + 2 * nphis, F.lin->z0);
     if (!rc && o.mbc) rc = mbc_run(&F, f, o.mbc, st);
     if (!rc)
         snprintf(f->notes, sizeof f->notes, "%s; CVODE Adams, rtol %.3g, atol %.3g: %ld steps, %ld evaluations of A(t)",
@@ -617,5 +638,72 @@ done:
     mbl_lin_work_free(F.work);
     if (rc) mbl_floquet_free(f);
     else *out = f;
+    return rc;
+}
+
+/* ---- a sweep's point as modes (floquet_internal.h) ---------------------------------------------- */
+
+typedef struct mode_ix {
+    mbl_mode m;
+    int k;
+} mode_ix;
+
+static int mode_ix_cmp(const void *a, const void *b)
+{
+    const mode_ix *x = a, *y = b;
+    int c = mbl_mode_order(x->m.freq_hz, x->m.re, x->m.im, y->m.freq_hz, y->m.re, y->m.im);
+    return c ? c : x->k - y->k;
+}
+
+int study_floquet_modes(const mbl_model *model, const mbl_point *point, const mbl_floquet_options *opt, int spin_param,
+                        mbl_modes **out, mbl_status *st)
+{
+    mbl_floquet_options o = *opt;
+    *out = NULL;
+    if (spin_param >= 0) {
+        double rps = mbl_model_param_spin(model, spin_param) * mbl_model_param_value(model, spin_param);
+        if (!(fabs(rps) > 0) || !isfinite(rps))
+            return mbl_error(st, MBL_EARG, "the spin speed %s = %g gives no period", mbl_model_param_name(model, spin_param),
+                             mbl_model_param_value(model, spin_param));
+        o.period = 1.0 / fabs(rps);
+    }
+    o.samples = 1, o.mbc = NULL;
+    mbl_floquet *f = NULL;
+    int rc = mbl_floquet_run(model, point, &o, &f, st);
+    if (rc) return rc;
+    int nx = f->nx, n = f->n;
+    mbl_modes *M = mbl_calloc(1, sizeof *M);
+    mode_ix *ix = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof *ix);
+    if (M) {
+        M->modes = mbl_calloc(nx ? (size_t)nx : 1, sizeof *M->modes);
+        M->shape_re = mbl_alloc_array((size_t)n * nx + 1, sizeof(double));
+        M->shape_im = mbl_alloc_array((size_t)n * nx + 1, sizeof(double));
+    }
+    if (!M || !ix || !M->modes || !M->shape_re || !M->shape_im) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory (Floquet modes)");
+    } else {
+        M->nx = nx, M->n = n, M->zero_tol = 0;
+        snprintf(M->solver, sizeof M->solver, "floquet");
+        for (int k = 0; k < nx; k++) {
+            mbl_mode *m = &ix[k].m;
+            double re = f->exp_re[k], im = f->exp_im[k], mag = hypot(re, im);
+            memset(m, 0, sizeof *m);
+            m->re = re, m->im = im, m->freq_hz = mag / FLOQUET_TWO_PI;
+            m->damping_ratio = mag > 0 ? -re / mag : 0;
+            m->kind = im != 0 ? MBL_MODE_OSCILLATORY : mag > 0 ? MBL_MODE_REAL : MBL_MODE_ZERO;
+            m->backward_error = m->error_estimate = NAN;
+            ix[k].k = k;
+        }
+        qsort(ix, (size_t)nx, sizeof *ix, mode_ix_cmp);
+        for (int j = 0; j < nx; j++) {
+            M->modes[j] = ix[j].m;
+            memcpy(M->shape_re + (size_t)j * n, f->shape_q_re + (size_t)ix[j].k * n, (size_t)n * sizeof(double));
+            memcpy(M->shape_im + (size_t)j * n, f->shape_q_im + (size_t)ix[j].k * n, (size_t)n * sizeof(double));
+        }
+    }
+    mbl_free(ix);
+    mbl_floquet_free(f);
+    if (rc) mbl_modes_free(M);
+    else *out = M;
     return rc;
 }

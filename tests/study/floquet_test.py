@@ -187,6 +187,65 @@ for k, mk in enumerate(d["multipliers"]):
     mu = mk["re"] + 1j * mk["im"]
     check(np.max(np.abs(mono(d) @ v0 - mu * v0)) < 1e-9, "Duffing: shape %d at t0 is the eigenvector of mu" % k)
 
+# ---- item 4: Floquet sweeps and the stability chart ----------------------------------------------
+import csv  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+
+def sweep(*args):
+    out = tempfile.mkdtemp(prefix="floquet_sweep_")
+    p = subprocess.run([MBLIN, "sweep"] + list(args) + ["-o", out], capture_output=True, text=True)
+    if p.returncode != 0:
+        shutil.rmtree(out)
+        raise SystemExit("sweep %s failed (%d): %s" % (" ".join(args), p.returncode, p.stderr))
+    rows = list(csv.DictReader(open(os.path.join(out, "sweep.csv"))))
+    svg = open(os.path.join(out, "stability.svg")).read()
+    shutil.rmtree(out)
+    return rows, svg
+
+
+def growth(rows, key):
+    """the largest exponent's real part at each swept value (one axis)"""
+    g = {}
+    for r in rows:
+        k = tuple(float(r[x]) for x in key)
+        g[k] = max(g.get(k, -math.inf), float(r["re"]))
+    return g
+
+
+q = 0.3
+a1 = 1 + q - q**2 / 8 - q**3 / 64 - q**4 / 1536 + 11 * q**5 / 36864
+b1 = 1 - q - q**2 / 8 + q**3 / 64 - q**4 / 1536 - 11 * q**5 / 36864
+rows, svg = sweep(MATHIEU, "--param", "delta=0.2:1.8:33", "--set", "eps=0.3", "--floquet", "pi")
+g = growth(rows, ["delta"])
+wrong = [d for (d,), v in g.items() if abs(d - a1) > 1e-3 and abs(d - b1) > 1e-3 and (v > 1e-8) != (b1 < d < a1)]
+check(not wrong and len(g) == 33, "Floquet sweep of Mathieu (eps 0.3): unstable exactly inside %.6g .. %.6g (wrong at %s)" % (b1, a1, wrong))
+one = fq(MATHIEU, "--period", "pi", "--set", "delta=1.2", "--set", "eps=0.3")
+check(abs(g[(1.2,)] - one["multipliers"][0]["exponent_re"]) < 1e-12, "the sweep's point = floquet's exponent")
+check("<rect" in svg and "largest Re s" in svg, "one-axis stability chart drawn")
+# two axes: the chart's cells against the tongues of A&S (points clear of the edges by 0.02)
+rows, svg = sweep(MATHIEU, "--param", "delta=0.3:1.7:15", "--param", "eps=0.05:0.45:5", "--floquet", "pi")
+g = growth(rows, ["delta", "eps"])
+wrong = []
+for (d, e), v in g.items():
+    A1 = 1 + e - e**2 / 8 - e**3 / 64
+    B1 = 1 - e - e**2 / 8 + e**3 / 64
+    if min(abs(d - A1), abs(d - B1)) > 0.02 and (v > 1e-8) != (B1 < d < A1):
+        wrong.append((d, e))
+check(len(g) == 75 and not wrong, "two-axis Floquet sweep: the first tongue of A&S (wrong at %s)" % wrong)
+check(svg.count("fill=\"rgb(230,") == sum(v > 1e-8 for v in g.values()), "the chart has one red cell per unstable point")
+# a spin speed gives the period at each point: Kapitza's threshold between two grid points
+rows, svg = sweep(KAPITZA, "--param", "w=80:100:5", "--floquet", "w")
+g = growth(rows, ["w"])
+check([v > 1e-8 for (w,), v in sorted(g.items())] == [True, True, False, False, False],
+      "Kapitza sweep over w with the period 2 pi / w: unstable below %.5g only (%s)" % (w_found, sorted(g.items())))
+p = subprocess.run([MBLIN, "sweep", MATHIEU, "--param", "delta=0:1:3", "--floquet", "eps"], capture_output=True, text=True)
+check(p.returncode != 0 and "spin speed" in p.stderr, "--floquet of a parameter that is no spin speed: %s" % p.stderr.strip())
+p = subprocess.run([MBLIN, "sweep", MATHIEU, "--param", "delta=0:1:3", "--floquet", "pi", "--predictor", "sensitivity"],
+                   capture_output=True, text=True)
+check(p.returncode == 2 and "linear" in p.stderr, "a Floquet sweep refuses the sensitivity predictor: %s" % p.stderr.strip())
+
 # ---- bad input -----------------------------------------------------------------------------------
 p = run(MATHIEU, ok=False)
 check(p.returncode == 2 and "--period" in p.stderr, "no period: usage error (%d %s)" % (p.returncode, p.stderr))
