@@ -19,6 +19,7 @@ int cli_cmd_sensitivity(int argc, char **argv); /* cli/cmd_sensitivity.c */
 int cli_cmd_boundary(int argc, char **argv);
 int cli_cmd_simulate(int argc, char **argv);  /* cli/cmd_simulate.c */
 int cli_cmd_validate(int argc, char **argv);
+int cli_cmd_floquet(int argc, char **argv);   /* cli/cmd_floquet.c */
 
 /* ---- the one option parser (cli/options.c) ---- */
 #define CLI_MAX_SETS 256

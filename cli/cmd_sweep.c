@@ -82,6 +82,10 @@ static const char sweep_help[] =
     "  --predictor P        how tracking predicts each mode at the next point: sensitivity (exact\n"
     "                       d lambda/dp and d shape/dp; the default where the model has them) or\n"
     "                       linear (extrapolation from the last two points)\n"
+    "  --floquet T|OMEGA    a Floquet sweep: each point's eigenvalues are the Floquet exponents along\n"
+    "                       the point as a periodic orbit of period T, or 2 pi / OMEGA of a spin speed\n"
+    "                       (docs/floquet.md); imaginary parts modulo 2 pi / T; -o DIR adds\n"
+    "                       stability.svg, the stability chart over one or two parameters\n"
     "  --max-points N       the work limit: a grid of more points is refused before any work\n"
     "                       (default 100000)\n"
     "  --mem-budget SIZE    memory the results may take: bytes, or with k, M, G (default 2G); estimated\n"
@@ -103,6 +107,7 @@ typedef struct sweep_opts {
     int norders;
     double hz_per_unit, fmax;
     double mem_budget;           /* --mem-budget (0: the default) */
+    mbl_floquet_options fo;      /* --floquet T|OMEGA: a Floquet sweep (docs/floquet.md) */
 } sweep_opts;
 
 static void sweep_usage(void *ud)
@@ -167,6 +172,12 @@ static int sweep_option(void *ud, const char *a, const char *v)
         if (cli_decimal(num, &x) || !(x * unit >= 1048576.0) || !isfinite(x * unit))
             return cli_usage(cmd, "--mem-budget expects a size of at least 1M (bytes, or with k, M, G), got '%s'", v);
         o->mem_budget = x * unit;
+    } else if (!strcmp(a, "--floquet")) {
+        char why[128];
+        mbl_floquet_options_default(&o->fo);
+        so->floquet = &o->fo;
+        if (cli_number(v, &o->fo.period, why, sizeof why)) so->floquet_spin = v; /* a spin speed's name */
+        else if (!(o->fo.period > 0)) return cli_usage(cmd, "--floquet expects a positive period or a spin speed's name, got '%s'", v);
     } else if (!strcmp(a, "--fmax")) {
         if (cli_decimal(v, &o->fmax) || !(o->fmax > 0)) return cli_usage(cmd, "--fmax expects a positive number (Hz), got '%s'", v);
     } else if (!strcmp(a, "--orders")) {
@@ -192,7 +203,11 @@ static int sweep_option(void *ud, const char *a, const char *v)
 
 static const cli_option sweep_own[] = {{"--param", 1},      {"--threads", 1}, {"--orders", 1}, {"--speed-unit", 1},
                                        {"--fmax", 1},       {"--predictor", 1}, {"--max-points", 1},
-                                       {"--mem-budget", 1}, {NULL, 0}};
+                                       {"--mem-budget", 1}, {"--floquet", 1}, {NULL, 0}};
+
+/* A Floquet sweep's point is unstable in its stability chart when its largest exponent's real part
+ * is above this (1/s; the integration's error on a conservative model's exponents is ~1e-9) */
+#define SWEEP_STABILITY_TOL 1e-8
 
 /* The sweep's files in -o DIR (0, or 1 after a message). */
 static int sweep_files(const char *outdir, const mbl_sweep *sw, const sweep_opts *o, const mbl_critical *crit, int ncrit)
@@ -221,6 +236,15 @@ static int sweep_files(const char *outdir, const mbl_sweep *sw, const sweep_opts
                          : mbl_sweep_report_html(f, sw, orders, norders, hz_per_unit, fmax, crit, ncrit, &st);
         if (fclose(f) != 0 || w) {
             fprintf(stderr, "mblin: %s/%s: cannot write\n", outdir, files[k]);
+            code = 1;
+        }
+    }
+    if (!code && o->so.floquet) { /* a Floquet sweep's stability chart */
+        FILE *f = open_in(outdir, "stability.svg");
+        if (!f) return 1;
+        int w = mbl_sweep_svg_stability(f, sw, SWEEP_STABILITY_TOL);
+        if (fclose(f) != 0 || w) {
+            fprintf(stderr, "mblin: %s/stability.svg: cannot write\n", outdir);
             code = 1;
         }
     }
@@ -343,6 +367,10 @@ static const char freqresp_help[] =
     "  --to OUTPUT          the model's output (with --from)\n"
     "  --w FROM:TO:COUNT    angular frequencies in rad/s, logarithmically spaced (FROM > 0)\n"
     "  --linear             evenly spaced frequencies instead (FROM >= 0)\n"
+    "  --floquet T|OMEGA    a Floquet sweep: each point's eigenvalues are the Floquet exponents along\n"
+    "                       the point as a periodic orbit of period T, or 2 pi / OMEGA of a spin speed\n"
+    "                       (docs/floquet.md); imaginary parts modulo 2 pi / T; -o DIR adds\n"
+    "                       stability.svg, the stability chart over one or two parameters\n"
     "  --max-points N       the work limit: more frequencies are refused before any work (default 100000)\n"
     "  --json               one JSON object on stdout instead of CSV (docs/schema/freqresp.json)\n"
     "  -o DIR               write freqresp.csv, freqresp.json, bode.svg, report.html; without --from\n"

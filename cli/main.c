@@ -33,6 +33,7 @@ static const struct {
     {"boundary", cli_cmd_boundary, "parameter value where a mode turns unstable (--param NAME --near VALUE)"},
     {"simulate", cli_cmd_simulate, "time simulation (SUNDIALS IDA) from the operating point, --t-end T"},
     {"validate", cli_cmd_validate, "each of the lowest modes excited and simulated: measured vs predicted"},
+    {"floquet", cli_cmd_floquet, "time-periodic models: monodromy matrix, Floquet multipliers (--period T)"},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 

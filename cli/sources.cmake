@@ -8,5 +8,6 @@ set(MBLIN_CLI_SOURCES
   cli/cmd_sensitivity.c
   cli/cmd_codegen.c
   cli/cmd_simulate.c
+  cli/cmd_floquet.c
   cli/par_load.c
 )

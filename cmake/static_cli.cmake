@@ -78,7 +78,7 @@ if(MBLIN_STATIC_CLI AND NOT MBLIN_SANITIZE)
     # validate use them. Any archive missing: they stay shared (MBLIN_SIM_LIBS).
     set(_sim_archives "")
     set(MBLIN_CLI_SIM_STATIC ON)
-    foreach(n sundials_ida sundials_sunlinsolklu sundials_sunmatrixsparse sundials_nvecserial sundials_generic fftw3)
+    foreach(n sundials_ida sundials_cvode sundials_sunlinsolklu sundials_sunmatrixsparse sundials_nvecserial sundials_generic fftw3)
       find_library(MBLIN_A_${n} NAMES lib${n}.a)
       if(MBLIN_A_${n})
         list(APPEND _sim_archives ${MBLIN_A_${n}})

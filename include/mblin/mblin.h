@@ -14,5 +14,6 @@
 #include "mblin/sweep.h"
 #include "mblin/sim.h"
 #include "mblin/codegen.h"
+#include "mblin/floquet.h"
 
 #endif

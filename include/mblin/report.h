@@ -121,6 +121,11 @@ MBL_API int mbl_sweep_svg_campbell(FILE *f, const mbl_sweep *sw, const double *o
                            double fmax, const mbl_critical *crit, int ncrit);
 MBL_API int mbl_sweep_svg_locus(FILE *f, const mbl_sweep *sw);
 MBL_API int mbl_sweep_svg_damping(FILE *f, const mbl_sweep *sw);
+/* Stability chart: a point is unstable when the largest real part of its eigenvalues (a Floquet
+ * sweep: exponents) exceeds tol. One axis: that largest real part vs the parameter, the unstable
+ * stretches shaded; two axes: the grid's cells, unstable red (darker for faster growth), stable
+ * blue, failed grey (docs/floquet.md). */
+MBL_API int mbl_sweep_svg_stability(FILE *f, const mbl_sweep *sw, double tol);
 
 /* ---- frequency responses (include/mblin/sweep.h, src/study) -------------------------------- */
 

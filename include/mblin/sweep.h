@@ -86,6 +86,12 @@ typedef struct mbl_sweep_options {
                                     (default MBL_SWEEP_MAX_POINTS; 0: the default; negative: an
                                     error). After the first point the results' memory is estimated
                                     too and refused above lopt->mem_budget (default 2 GiB) */
+    /* A Floquet sweep (include/mblin/floquet.h, docs/floquet.md): NULL (default), or each point's
+     * eigenvalues are the Floquet exponents along the point taken as a periodic orbit, of period
+     * floquet->period, or 2 pi / floquet_spin (a spin_speeds parameter, by name) at that point;
+     * the tracking predictor is then the linear one */
+    const struct mbl_floquet_options *floquet;
+    const char *floquet_spin;
 } mbl_sweep_options;
 
 #define MBL_SWEEP_MAX_POINTS 100000L

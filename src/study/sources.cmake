@@ -14,4 +14,5 @@ list(APPEND MBLIN_SOURCES
   src/study/boundary.c
   src/study/compare.c
   src/study/mode_pick.c
+  src/study/floquet.c
 )

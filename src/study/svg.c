@@ -270,6 +270,78 @@ int mbl_sweep_svg_damping(FILE *f, const mbl_sweep *sw)
     return ferror(f) ? MBL_EIO : 0;
 }
 
+/* the largest real part over the branches at point p (NAN when the point failed) */
+static double max_re(const mbl_sweep *sw, int p)
+{
+    double m = -INFINITY;
+    if (!sw->ok[p]) return NAN;
+    for (int b = 0; b < sw->nmodes; b++) m = fmax(m, sw->re[(size_t)p * sw->nmodes + b]);
+    return m;
+}
+
+/* one axis: the largest real part vs the parameter, unstable stretches marked */
+static void stability_line(FILE *f, const mbl_sweep *sw, double tol)
+{
+    int n = sw->count[0];
+    double lo = INFINITY, hi = -INFINITY, *x = axis_x(sw), y[2];
+    for (int p = 0; x && p < n; p++)
+        if (isfinite(max_re(sw, p))) lo = fmin(lo, max_re(sw, p)), hi = fmax(hi, max_re(sw, p));
+    lo = fmin(isfinite(lo) ? lo : 0, 0), hi = fmax(isfinite(hi) ? hi : 1, 0);
+    pad_range(&lo, &hi);
+    frame fr = {80, 40, W - 240, H - 100, x ? x[0] : 0, x ? x[n - 1] : 1, lo, hi, 0};
+    axes(f, &fr, sw->axis_name[0], "largest Re s (growth rate)");
+    for (int p = 0; x && p < n; p++) {
+        double v = max_re(sw, p), X0 = px(&fr, p ? 0.5 * (x[p - 1] + x[p]) : x[0]), X1 = px(&fr, p < n - 1 ? 0.5 * (x[p] + x[p + 1]) : x[n - 1]);
+        if (v > tol)
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f4c7c3\"/>\n", X0, fr.y0, X1 - X0, fr.h);
+    }
+    y[0] = y[1] = 0;
+    double zx[2] = {fr.xmin, fr.xmax};
+    line(f, &fr, 2, zx, 1, y, 1, "black", NULL, 1);
+    double *v = mbl_alloc_array((size_t)n + 1, sizeof *v);
+    for (int p = 0; v && p < n; p++) v[p] = max_re(sw, p);
+    if (v && x) line(f, &fr, n, x, 1, v, 1, palette[3], NULL, 2);
+    legend(f, &fr, 0, "#f4c7c3", "unstable", NULL);
+    mbl_free(v), mbl_free(x);
+}
+
+/* two axes: the grid's cells, unstable ones red (darker for faster growth), stable ones blue */
+static void stability_grid(FILE *f, const mbl_sweep *sw, double tol)
+{
+    int n0 = sw->count[0], n1 = sw->count[1];
+    const double *v0 = sw->value, *vl = sw->value + (size_t)(sw->npoints - 1) * 2;
+    double x0 = v0[0], x1 = vl[0], y0 = v0[1], y1 = vl[1], dx = (x1 - x0) / (n0 - 1), dy = (y1 - y0) / (n1 - 1), big = 0;
+    for (int p = 0; p < sw->npoints; p++)
+        if (max_re(sw, p) > big) big = max_re(sw, p);
+    frame fr = {80, 40, W - 240, H - 100, x0 - dx / 2, x1 + dx / 2, y0 - dy / 2, y1 + dy / 2, 0};
+    for (int p = 0; p < sw->npoints; p++) {
+        double v = max_re(sw, p), x = sw->value[(size_t)p * 2], y = sw->value[(size_t)p * 2 + 1];
+        double X0 = px(&fr, x - dx / 2), X1 = px(&fr, x + dx / 2), Y0 = py(&fr, y + dy / 2), Y1 = py(&fr, y - dy / 2);
+        int shade = v > tol && big > 0 ? (int)(200 - 160 * fmin(1, v / big)) : 0;
+        if (!isfinite(v)) fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#bbbbbb\"/>\n", X0, Y0, X1 - X0, Y1 - Y0);
+        else if (v > tol)
+            fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"rgb(230,%d,%d)\"/>\n", X0, Y0, X1 - X0,
+                    Y1 - Y0, shade, shade);
+        else fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#dce9f5\"/>\n", X0, Y0, X1 - X0, Y1 - Y0);
+    }
+    axes(f, &fr, sw->axis_name[0], sw->axis_name[1]);
+    legend(f, &fr, 0, "rgb(230,40,40)", "unstable", NULL);
+    legend(f, &fr, 1, "#dce9f5", "stable", NULL);
+    legend(f, &fr, 2, "#bbbbbb", "failed", NULL);
+}
+
+int mbl_sweep_svg_stability(FILE *f, const mbl_sweep *sw, double tol)
+{
+    if (!f || !sw || !(tol >= 0)) return MBL_EARG;
+    char title[600];
+    snprintf(title, sizeof title, "Stability chart: %s", sw->model_name);
+    svg_begin(f, W, H, title);
+    if (sw->naxes == 2) stability_grid(f, sw, tol);
+    else stability_line(f, sw, tol);
+    fputs("</svg>\n", f);
+    return ferror(f) ? MBL_EIO : 0;
+}
+
 int mbl_sweep_svg_locus(FILE *f, const mbl_sweep *sw)
 {
     if (!f || !sw) return MBL_EARG;

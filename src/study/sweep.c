@@ -308,6 +308,24 @@ static int make_ctx(const mbl_model *md, const mbl_sweep_options *opt, ctx **out
         else c->sets[k].name = c->set_names[k], c->sets[k].value = 0, k++;
     }
     c->nsets = k;
+    c->spin = -1;
+    if (!rc && opt->floquet) { /* a Floquet sweep: the period fixed, or from a spin speed */
+        c->floquet = 1, c->fo = *opt->floquet;
+        c->fo.lopt = NULL, c->fo.popt = NULL, c->fo.mbc = NULL;
+        if (opt->floquet_spin) {
+            int i = 0;
+            while (i < info.nparam && strcmp(mbl_model_param_name(md, i), opt->floquet_spin)) i++;
+            if (i == info.nparam || mbl_model_param_spin(md, i) == 0)
+                rc = mbl_error(st, MBL_EARG, "%s: '%s' is not a spin speed of the model (spin_speeds:), no period", path,
+                               opt->floquet_spin);
+            c->spin = i;
+        } else if (!(c->fo.period > 0) || !isfinite(c->fo.period)) {
+            rc = mbl_error(st, MBL_EARG, "a Floquet sweep needs a positive period (got %g)", c->fo.period);
+        }
+        if (!rc && opt->predictor == MBL_PREDICT_SENSITIVITY)
+            rc = mbl_error(st, MBL_EARG, "a Floquet sweep tracks with the linear predictor (no exact sensitivities of "
+                                         "Floquet exponents): use --predictor linear");
+    }
     if (rc) {
         study_sweep_ctx_free(c);
         return rc;
@@ -425,6 +443,10 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     /* the first point on this thread: sizes, the error when the sweep cannot start, and whether
      * the sensitivity predictor is available */
     int want = opt->predictor == MBL_PREDICT_SENSITIVITY || (opt->predictor == MBL_PREDICT_DEFAULT && c->order <= SENS_DEFAULT_MAX);
+    if (c->floquet) { /* Floquet exponents have no exact sensitivities here */
+        want = 0;
+        snprintf(sw->predictor_note, sizeof sw->predictor_note, "a Floquet sweep: the exponents have no exact derivatives here");
+    }
     if (opt->predictor < MBL_PREDICT_DEFAULT || opt->predictor > MBL_PREDICT_SENSITIVITY) {
         mbl_sweep_free(sw);
         return mbl_error(st, MBL_EARG, "unknown tracking predictor %d", opt->predictor);

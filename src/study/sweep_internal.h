@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include "mblin/floquet.h"
 #include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
 
@@ -27,6 +28,9 @@ typedef struct ctx {
     int m;                   /* holonomic constraints */
     int n, nm;               /* coordinates, eigenvalues per point (from the first point) */
     int predictor;           /* MBL_PREDICT_LINEAR or MBL_PREDICT_SENSITIVITY (decided at the first point) */
+    int floquet;             /* 1: a Floquet sweep (fo, spin: the period's parameter or -1) */
+    mbl_floquet_options fo;
+    int spin;
 } ctx;
 
 /* One thread's state: its own model (fast path) and workspace. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "study/floquet_internal.h"
 #include "study/sweep_internal.h"
 
 void study_sweep_worker_clear(worker *w)
@@ -150,6 +151,14 @@ static int point_sens(worker *w, const mbl_model *model, const mbl_point *pt, in
     return rc;
 }
 
+/* the modes of a linear model, or a Floquet sweep's exponents at the point */
+static int point_modes(const ctx *c, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin, mbl_modes **modes,
+                       mbl_status *st)
+{
+    if (c->floquet) return study_floquet_modes(model, pt, &c->fo, c->spin, modes, st);
+    return mbl_modal(lin, NULL, modes, st);
+}
+
 /* Linear model and modes at x; modes returned (caller frees). With sens (not NULL) and the
  * sensitivity predictor, also the point's sensitivities (*sens NULL when they failed; the reason
  * in sst when given). */
@@ -191,11 +200,11 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
             mbl_status st2;
             mbl_status_clear(&st2);
             if (mbl_relinearize(w->work, pt, w->lin, &st2) == 0) {
-                rc = mbl_modal(w->lin, NULL, modes, st);
+                rc = point_modes(c, w->model, pt, w->lin, modes, st);
             } else {
                 /* the first point's states do not parametrize the motion here: choose anew */
                 rc = mbl_linearize(w->model, pt, &c->lopt, &one, st);
-                if (!rc) rc = mbl_modal(one, NULL, modes, st);
+                if (!rc) rc = point_modes(c, w->model, pt, one, modes, st);
             }
             w->t_lin += cpu_s() - t1;
         }
@@ -216,7 +225,7 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
         if (!rc) rc = point_at(c, model, x, warm_guess(w, x), &pt, st);
         double t2 = cpu_s();
         if (!rc) rc = mbl_linearize(model, pt, &c->lopt, &one, st);
-        if (!rc) rc = mbl_modal(one, NULL, modes, st);
+        if (!rc) rc = point_modes(c, model, pt, one, modes, st);
         w->t_load += t1 - t0, w->t_point += t2 - t1, w->t_lin += cpu_s() - t2;
         if (!rc && sens && c->predictor == MBL_PREDICT_SENSITIVITY) point_sens(w, model, pt, 0, sens, sst);
         warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL);

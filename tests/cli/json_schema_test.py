@@ -52,11 +52,15 @@ RUNS = {
                  [SP, "--w", "0:0.797302985861869:3", "--linear", "--json"]],
     "symbolic": [[m, "--format", "json"] for m in (SP, "examples/spring_pendulum.yaml", MOTOR, "examples/rotating_pendulum_given.yaml")]
                 + [[SP, "--format", "json", "--point", "symbols"]],
+    "floquet": [["tests/study/floquet/mathieu.yaml", "--period", "pi", "--json", "--samples", "3"],
+                ["tests/study/floquet/duffing.yaml", "--param", "w", "--shoot", "--set", "c=0.4", "--json"],
+                [SP, "--period", "0.5", "--json"],
+                ["tests/study/floquet/coleman3.yaml", "--param", "Omega", "--mbc", "z1,z2,z3", "--json"]],
 }
 # keys that only some outputs have: each must be seen at least once, so the examples cover the schema
 OPTIONAL_SEEN = {"linearize": ["ss", "mck", "mode_shapes", "q_S", "descriptor", "flexible_bodies", "velocity_transformation"],
                  "sweep": ["critical_speeds"], "sensitivity": ["named_mode"],
-                 "symbolic": ["point_values", "ode_states", "velocity_values"]}
+                 "symbolic": ["point_values", "ode_states", "velocity_values"], "floquet": ["mbc"]}
 
 versions = set()
 for cmd, runs in RUNS.items():

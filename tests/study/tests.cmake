@@ -20,3 +20,16 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_freqresp_mimo COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/study/freqresp_mimo_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# mblin floquet: Mathieu against SciPy and Abramowitz & Stegun's transition curves, Kapitza's
+# threshold, exponents = linearize's eigenvalues on time-invariant models, shooting a forced
+# Duffing orbit against SciPy (issue 36, items 1 and 2; needs numpy and scipy)
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_floquet COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/study/floquet_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
+# mblin floquet --mbc: Coleman's ground resonance against the closed form in multi-blade
+# coordinates, the band's edges, one stiffer blade against a SciPy simulation (issue 36, item 3)
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_floquet_mbc COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/study/mbc_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
