@@ -147,6 +147,13 @@ typedef struct mbl_opoint_options {
     const mbl_setting *guess; /* nguess coordinates by name replacing single initial values (after q);
                             an unknown name is an MBL_EARG error (the CLI's --guess NAME=VALUE) */
     int nguess;
+    const mbl_setting *velocities; /* nvelocities held velocities of `at: given` by name, holding or
+                            replacing the file's (the CLI's --set-velocity NAME=VALUE): a key of the
+                            file's `velocities:` as written (e.g. "JV(crank)"), or a coordinate x
+                            (or "der(x)"): its rate. An unknown name is an MBL_EARG error
+                            (mbl_model_velocity_find). Held velocities are kept exactly; the others
+                            are solved, by the minimum-norm change (docs/model-files.md) */
+    int nvelocities;
     double t;            /* the time of the point when has_t is 1, else the file's linearize.time */
     int has_t;
     const double *lambda; /* m holonomic and k non-holonomic multipliers to start equilibrium and steady */
@@ -155,6 +162,9 @@ typedef struct mbl_opoint_options {
 } mbl_opoint_options;
 
 MBL_API void mbl_opoint_options_default(mbl_opoint_options *opt);
+/* 1 when `name` can be held as a velocity of the model (mbl_opoint_options.velocities: a key of the
+ * file's `velocities:` as written, a coordinate or der(coordinate)), else 0. */
+MBL_API int mbl_model_velocity_find(const mbl_model *model, const char *name);
 
 typedef struct mbl_point {
     mbl_at at;           /* how the point was found */
