@@ -185,6 +185,10 @@ typedef struct mbl_point {
     char accel_note[320];     /* at: given, when the point is no equilibrium or steady motion of the model
                                  (its accelerations are not zero: docs/linearization.md, "A given point
                                  that moves"): the largest residual acceleration, also in notes; "" else */
+    int *v_held;              /* at: given, n: 1 where the velocity was held at the file's value, 2 where
+                                 at a value of mbl_opoint_options.velocities, 0 where solved; NULL at the
+                                 other kinds of point (docs/model-files.md, "Held velocities") */
+    int nheld_expr;           /* at: given: held velocities keyed by an expression (JV(crank)) */
 } mbl_point;
 
 MBL_API int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);

@@ -38,6 +38,7 @@ void mbl_point_free(mbl_point *p)
     mbl_free(p->X);
     mbl_free(p->Xdot);
     mbl_free(p->Z);
+    mbl_free(p->v_held);
     mbl_free(p);
 }
 
@@ -534,7 +535,7 @@ static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
 /* The held velocities of a given point (docs/model-files.md, "Held velocities"): per coordinate
  * whether its rate is held (hq) and at what (hcq), the held expressions' values (hc). */
 typedef struct held_set {
-    int *hq;
+    int *hq, *opt_q; /* opt_q: held at a value of the options */
     double *hcq, *hc;
     int any; /* something is held */
 } held_set;
@@ -675,7 +676,8 @@ static int held_setup(const mbl_model *md, const mbl_opoint_options *opt, const 
     hs->hq = mbl_calloc((size_t)n + 1, sizeof *hs->hq);
     hs->hcq = mbl_calloc((size_t)n + 1, sizeof *hs->hcq);
     hs->hc = mbl_calloc((size_t)mv->nheld + 1, sizeof *hs->hc);
-    if (!hs->hq || !hs->hcq || !hs->hc) return MBL_ENOMEM;
+    hs->opt_q = mbl_calloc((size_t)n + 1, sizeof *hs->opt_q);
+    if (!hs->hq || !hs->hcq || !hs->hc || !hs->opt_q) return MBL_ENOMEM;
     for (int i = 0; i < n; i++)
         if (mv->v_given[i]) hs->hq[i] = 1, hs->hcq[i] = v0[i], hs->any = 1;
     for (int j = 0; j < mv->nheld; j++) hs->hc[j] = mv->held_val[j], hs->any = 1;
@@ -699,7 +701,7 @@ static int held_setup(const mbl_model *md, const mbl_opoint_options *opt, const 
             memcpy(*vset, v0, (size_t)n * sizeof **vset);
         }
         (*vset)[i] = val;
-        hs->hq[i] = 1, hs->hcq[i] = val;
+        hs->hq[i] = 1, hs->hcq[i] = val, hs->opt_q[i] = 1;
     }
     int at = opt->at >= 0 ? opt->at : (int)mv->at;
     if (at == MBL_AT_STEADY && (mv->nheld || opt->nvelocities))
@@ -784,6 +786,10 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         break;
     case MBL_AT_GIVEN:
         rc = solve_given(&sp, v0, &hs, st);
+        if (!rc && !(pt->v_held = mbl_calloc((size_t)mv->n + 1, sizeof *pt->v_held)))
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int i = 0; !rc && i < mv->n; i++) pt->v_held[i] = hs.hq[i] ? (mv->v_given[i] && !hs.opt_q[i] ? 1 : 2) : 0;
+        if (!rc) pt->nheld_expr = mv->nheld;
         break;
     case MBL_AT_STEADY:
         rc = solve_steady(&sp, v0, q_guess, opt.move_note, st);
@@ -803,7 +809,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     rc = check_solved_point(&sp, rc, st);
     opoint_sub_free(&sp);
     mbl_free(guess);
-    mbl_free(hs.hq), mbl_free(hs.hcq), mbl_free(hs.hc), mbl_free(vset);
+    mbl_free(hs.hq), mbl_free(hs.opt_q), mbl_free(hs.hcq), mbl_free(hs.hc), mbl_free(vset);
     if (rc) {
         mbl_point_free(pt);
         return rc;
