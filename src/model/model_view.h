@@ -51,8 +51,8 @@ typedef struct model_view {
     /* the file's operating-point data */
     const double *q0, *v0, *r0, *X0;
     const int *cyclic;           /* n: 1 when no residual depends on q_i */
-    /* held velocities of `at: given` (model/held.c): v_given (n) the coordinates whose rate the
-     * file gives; nheld conditions h_j(q, v, t) = held_val[j] keyed by an expression, their labels
+    /* held velocities of `at: given` (model/held.c): v_given (n) 1 for the coordinates whose rate
+     * the file gives and holds, 2 where the file's rate is a start only; nheld conditions h_j(q, v, t) = held_val[j] keyed by an expression, their labels
      * and gradient pattern (entries held_gp[j] .. held_gp[j+1] - 1 in the coordinates held_gi) */
     const int *v_given;
     int nheld;

@@ -679,7 +679,7 @@ static int held_setup(const mbl_model *md, const mbl_opoint_options *opt, const 
     hs->opt_q = mbl_calloc((size_t)n + 1, sizeof *hs->opt_q);
     if (!hs->hq || !hs->hcq || !hs->hc || !hs->opt_q) return MBL_ENOMEM;
     for (int i = 0; i < n; i++)
-        if (mv->v_given[i]) hs->hq[i] = 1, hs->hcq[i] = v0[i], hs->any = 1;
+        if (mv->v_given[i] == 1) hs->hq[i] = 1, hs->hcq[i] = v0[i], hs->any = 1;
     for (int j = 0; j < mv->nheld; j++) hs->hc[j] = mv->held_val[j], hs->any = 1;
     for (int g = 0; g < opt->nvelocities; g++) {
         const char *name = opt->velocities[g].name;
@@ -788,7 +788,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         rc = solve_given(&sp, v0, &hs, st);
         if (!rc && !(pt->v_held = mbl_calloc((size_t)mv->n + 1, sizeof *pt->v_held)))
             rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        for (int i = 0; !rc && i < mv->n; i++) pt->v_held[i] = hs.hq[i] ? (mv->v_given[i] && !hs.opt_q[i] ? 1 : 2) : 0;
+        for (int i = 0; !rc && i < mv->n; i++) pt->v_held[i] = hs.hq[i] ? (mv->v_given[i] == 1 && !hs.opt_q[i] ? 1 : 2) : 0;
         if (!rc) pt->nheld_expr = mv->nheld;
         break;
     case MBL_AT_STEADY:
