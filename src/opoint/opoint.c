@@ -706,7 +706,7 @@ static int held_setup(const mbl_model *md, const mbl_opoint_options *opt, const 
     int at = opt->at >= 0 ? opt->at : (int)mv->at;
     if (at == MBL_AT_STEADY && (mv->nheld || opt->nvelocities))
         for (int g = -1; g < opt->nvelocities; g++) {
-            int coord = 1, j = g < 0 ? (mv->nheld ? 0 : -1) : model_velocity_find(md, opt->velocities[g].name, &coord);
+            int coord = 0, j = g < 0 ? (mv->nheld ? 0 : -1) : model_velocity_find(md, opt->velocities[g].name, &coord);
             if (j >= 0 && !coord)
                 return mbl_error(st, MBL_EARG,
                                  "%s: the held velocity '%s' applies to at: given only (at: steady keeps the velocities "
