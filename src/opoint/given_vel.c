@@ -146,7 +146,8 @@ static int gv_inconsistent(const gv *w, const int *flag, double worst, mbl_statu
                      list, worst);
 }
 
-/* "velocities held: ...; solved from the velocity constraints: der(y) = ..." in the point's notes */
+/* "velocities held: ...; solved from the velocity constraints: der(y) = ..." in the point's notes,
+ * when some velocity not written came out nonzero */
 static void gv_note(const gv *w)
 {
     const model_view *mv = &w->sp->mv;
@@ -175,6 +176,7 @@ static void gv_note(const gv *w)
         if (len + strlen(one) + 40 < sizeof buf) len += (size_t)snprintf(buf + len, sizeof buf - len, "%s", one), shown++;
         else more++;
     }
+    if (!shown) return; /* nothing moved that was not written: no note (the point is the file's) */
     if (more) snprintf(buf + len, sizeof buf - len, " and %d more", more);
     else snprintf(buf + len, sizeof buf - len, "%s", !zero ? "" : shown ? " (the others 0)" : " all 0");
     size_t nl = strlen(pt->notes);
