@@ -336,7 +336,7 @@ static int held_body_velocities(mech *M, int b)
     int dim = M->planar ? 2 : 3, rc = 0;
     if (B->kind != KIND_PLANAR && B->kind != KIND_SPATIAL && B->kind != KIND_POINT) return 0;
     yaml_node_t *vn = mech_get(M, B->val, "velocity"), *wn = mech_get(M, B->val, "angular_velocity");
-    mbl_src_list *l = &M->src->held_velocities;
+    mbl_src_list *l = &M->src->held_body_velocities; /* dropped where the joints fix them (model/held.c) */
     const char *v[3] = {NULL, NULL, NULL}, *w[3] = {NULL, NULL, NULL};
     if (vn && (rc = mech_vec_of(M, vn, dim, "velocity", v))) return rc;
     for (int k = 0; vn && k < dim && !rc; k++) {

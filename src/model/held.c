@@ -50,11 +50,11 @@ int model_take_held(loader *L)
     return 0;
 }
 
-/* held item j: its expression h (velocity level) and gradient entries; 0 or an error at its key */
-static int held_item(loader *L, int j, mblx_id *gd, int *gi, int *ng)
+/* held item `it` as md's held velocity j: its expression h (velocity level) and gradient entries;
+ * 0 (*ng = 0: an optional item, a mechanism body's, dropped) or an error at its key */
+static int held_item(loader *L, const mbl_src_item *it, int optional, int j, mblx_id *gd, int *gi, int *ng)
 {
     mbl_model *md = L->md;
-    const mbl_src_item *it = &L->src->held_velocities.items[j];
     const char *label = md->held_label[j];
     char what[200];
     snprintf(what, sizeof what, "the held velocity '%.150s'", label);
@@ -84,6 +84,7 @@ static int held_item(loader *L, int j, mblx_id *gd, int *gi, int *ng)
                              L->src->file, k.line, k.col, what, md->qname[i]);
         gi[*ng] = i, gd[(*ng)++] = d;
     }
+    if (!*ng && optional) return 0; /* a body's velocity component its joints fix */
     if (!*ng)
         return mbl_error(L->st, MBL_EMODEL,
                          "%s:%d:%d: %s does not change with the velocities: nothing to hold (write a coordinate, a "
@@ -97,9 +98,9 @@ static int held_item(loader *L, int j, mblx_id *gd, int *gi, int *ng)
 int model_formulate_held(loader *L)
 {
     mbl_model *md = L->md;
-    int nh = L->src->held_velocities.n, rc = 0;
+    int nf = L->src->held_velocities.n, nh = nf + L->src->held_body_velocities.n, rc = 0;
     if (!nh) return 0;
-    md->held_label = mbl_calloc((size_t)nh, sizeof *md->held_label);
+    md->held_label = mbl_calloc((size_t)nh + 1, sizeof *md->held_label);
     md->held_x = mbl_calloc((size_t)nh, sizeof *md->held_x);
     md->held_val = mbl_calloc((size_t)nh, sizeof *md->held_val);
     md->held_gp = mbl_calloc((size_t)nh + 1, sizeof *md->held_gp);
@@ -109,9 +110,10 @@ int model_formulate_held(loader *L)
         mbl_free(gd), mbl_free(gi);
         return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
-    md->nheld = nh; /* freed with the model from here on */
-    for (int j = 0; j < nh && !rc; j++) {
-        const mbl_src_item *it = &L->src->held_velocities.items[j];
+    md->nheld = 0; /* freed with the model from here on (held_label: all nh entries) */
+    for (int i = 0; i < nh && !rc; i++) {
+        const mbl_src_item *it = i < nf ? &L->src->held_velocities.items[i] : &L->src->held_body_velocities.items[i - nf];
+        int j = md->nheld;
         md->held_label[j] = model_str_dup(it->key2 ? it->key2 : it->key);
         if (!md->held_label[j]) rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
         for (int a = 0; a < j && !rc; a++)
@@ -119,7 +121,13 @@ int model_formulate_held(loader *L)
                 rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: duplicate held velocity '%s'", L->src->file, it->key_line,
                                it->key_col, md->held_label[j]);
         int ng = 0;
-        if (!rc) rc = held_item(L, j, gd, gi, &ng);
+        if (!rc) rc = held_item(L, it, i >= nf, j, gd, gi, &ng);
+        if (!rc && !ng) { /* dropped */
+            mbl_free(md->held_label[j]);
+            md->held_label[j] = NULL;
+            continue;
+        }
+        md->nheld = j + 1;
         if (rc) break;
         int p0 = md->held_gp[j];
         int *ngi = mbl_realloc_array(md->held_gi, (size_t)(p0 + ng) + 1, sizeof *ngi);
@@ -139,7 +147,7 @@ int model_formulate_held(loader *L)
 
 void model_held_free(mbl_model *md)
 {
-    for (int j = 0; md->held_label && j < md->nheld; j++) mbl_free(md->held_label[j]);
+    for (int j = 0; md->held_label && j <= md->nheld; j++) mbl_free(md->held_label[j]); /* one past: a failed item */
     mbl_free(md->held_label), mbl_free(md->held_x), mbl_free(md->held_val);
     mbl_free(md->held_gp), mbl_free(md->held_gi), mbl_free(md->held_gd);
 }

@@ -16,7 +16,7 @@ enum { GRAPH_RESERVE_MIN = 1 << 16 };
 /* Bytes of expression text in a source: what the graph's size is estimated from. */
 static size_t src_text_bytes(const mbl_src *src)
 {
-    const mbl_src_list *lists[] = {&src->parameters, &src->coordinates, &src->velocities, &src->held_velocities, &src->variables,
+    const mbl_src_list *lists[] = {&src->parameters, &src->coordinates, &src->velocities, &src->held_velocities, &src->held_body_velocities, &src->variables,
                                    &src->forces, &src->inputs, &src->outputs, &src->constraints,
                                    &src->nonholonomic, &src->mass_matrix, &src->states, &src->velocity_states,
                                    &src->ode_states, &src->ode, &src->implicit_variables, &src->validity};

@@ -141,10 +141,6 @@ int study_sens_point_derivative(const ctx *c, int nw, const int *wrt, double *dx
                          persist, st);
         break;
     case MBL_AT_GIVEN:
-        if (c->pt->nheld_expr)
-            return mbl_error(st, MBL_EARG,
-                             "sensitivities of a given point whose velocities are held by an expression (a key of "
-                             "velocities such as JV(crank)) are not available: hold coordinate rates instead");
         if (L->m) rc = point_stage(c, RB(MBL_DAE_PHI), RB(MBL_DAE_Q), 0, nw, wrt, dxs, persist, st);
         if (!rc && L->m + L->k)
             rc = point_stage(c, RB(MBL_DAE_PHID) | RB(MBL_DAE_NH), RB(MBL_DAE_V), 0, nw, wrt, dxs, persist, st);
