@@ -260,6 +260,38 @@ TEST(equation_level)
     }
 }
 
+TEST(large_sparse)
+{
+    /* the 300-loop four-bar (n = 603 > OPOINT_DENSE_MAX: SPQR's minimum-norm solve): holding
+     * der(xB0) = 1 moves every point B_i alike, x' = 1, y' = -cot(2) (B_i at angle 2 on its crank) */
+    mbl_status st;
+    mbl_model *md = fixture_model("examples/fourbar_N300.yaml", NULL, NULL, &st);
+    CHECK_MSG(md != NULL, "%s", st.msg);
+    if (!md) return;
+    mbl_opoint_options o;
+    mbl_opoint_options_default(&o);
+    mbl_setting hv[1] = {{"xB0", 1.0}};
+    o.at = MBL_AT_GIVEN;
+    o.velocities = hv;
+    o.nvelocities = 1;
+    mbl_point *pt = NULL;
+    int rc = mbl_operating_point(md, &o, &pt, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (!rc) {
+        double ex = 0, ey = 0;
+        for (int i = 0; i < pt->n; i++) {
+            const char *nm = mbl_model_coord_name(md, i);
+            if (!strncmp(nm, "xB", 2)) ex = fmax(ex, fabs(pt->v[i] - 1.0));
+            if (!strncmp(nm, "yB", 2)) ey = fmax(ey, fabs(pt->v[i] + 1.0 / tan(2.0)));
+        }
+        CHECK(pt->v[coord(md, "xB0")] == 1.0);
+        CHECK_MSG(ex <= 1e-12 && ey <= 1e-12, "max errors %g %g", ex, ey);
+        CHECK(strstr(pt->notes, "more") != NULL); /* the note lists the first solved ones */
+    }
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(crank_rate_held);
@@ -267,5 +299,6 @@ int main(void)
     RUN(relative_coordinates);
     RUN(over_determined);
     RUN(equation_level);
+    RUN(large_sparse);
     return test_summary("held_velocities");
 }
