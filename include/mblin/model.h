@@ -143,7 +143,10 @@ typedef struct mbl_opoint_options {
     double rank_tol;     /* relative singular-value threshold for ranks (default 1e-9) */
     const double *q;     /* n coordinates replacing the file's (initial guess, or the point with
                             `given`); NULL: the file's */
-    const double *v;     /* n velocities replacing the file's (`given`, `steady`); NULL: the file's */
+    const double *v;     /* n velocities replacing the file's (`given`, `steady`); NULL: the file's. With
+                            `given` they are projected as a whole onto the velocity constraints (a
+                            simulation's state): the file's held velocities are not held then, only
+                            those of `velocities` below */
     const mbl_setting *guess; /* nguess coordinates by name replacing single initial values (after q);
                             an unknown name is an MBL_EARG error (the CLI's --guess NAME=VALUE) */
     int nguess;

@@ -215,7 +215,9 @@ class Model:
         Args:
             at: "equilibrium", "given" or "steady" (None: the file's ``linearize.at``).
             q, v: all n coordinates / velocities replacing the file's (the initial guess, or the
-                point itself with "given"), in the order of :attr:`coordinates`.
+                point itself with "given"), in the order of :attr:`coordinates`. Velocities given
+                so are projected as a whole onto the velocity constraints (the file's held
+                velocities are not held then; ``velocities`` are).
             guess: {coordinate name: value} replacing single initial values (the CLI's ``--guess``).
             t: the time of the point (None: the file's ``linearize.time``).
             set: parameter overrides for this call (the model is reloaded with them).

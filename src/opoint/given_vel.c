@@ -23,6 +23,7 @@ typedef struct gv {
     opoint_subproblem *sp;
     const int *hq;     /* n: 1 for a held coordinate rate */
     const double *hcq; /* n: its value */
+    const int *he;     /* nheld: 1 for a held expression in use */
     const double *hc;  /* nheld: values of the held expressions */
     int nrow, n, nz;
     int *ti, *tj, *rowq; /* triplets; rowq: per row, the coordinate (>= 0), -1 - j for held expression j,
@@ -57,6 +58,7 @@ static int gv_eval(gv *w, mbl_status *st)
             w->rowq[r++] = i;
         }
     for (int j = 0; j < mv->nheld; j++) {
+        if (!w->he[j]) continue;
         for (int p = mv->held_gp[j]; p < mv->held_gp[j + 1]; p++) w->ti[nz] = r, w->tj[nz] = mv->held_gi[p], w->tx[nz++] = w->gval[p];
         w->res[r] = w->hval[j] - w->hc[j];
         w->rowq[r++] = -1 - j;
@@ -183,15 +185,17 @@ static void gv_note(const gv *w)
     if (nl + 3 < sizeof pt->notes) snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%.900s", nl ? "; " : "", buf);
 }
 
-int opoint_given_velocities(opoint_subproblem *sp, const int *hq, const double *hcq, const double *hc, mbl_status *st)
+int opoint_given_velocities(opoint_subproblem *sp, const int *hq, const double *hcq, const int *he, const double *hc,
+                            mbl_status *st)
 {
     const model_view *mv = &sp->mv;
     gv w;
     memset(&w, 0, sizeof w);
-    w.sp = sp, w.hq = hq, w.hcq = hcq, w.hc = hc, w.n = mv->n;
-    int nq = 0, ngz = mv->nheld ? mv->held_gp[mv->nheld] : 0;
+    w.sp = sp, w.hq = hq, w.hcq = hcq, w.he = he, w.hc = hc, w.n = mv->n;
+    int nq = 0, ne = 0, ngz = mv->nheld ? mv->held_gp[mv->nheld] : 0;
     for (int i = 0; i < mv->n; i++) nq += hq[i] != 0;
-    w.nrow = mv->m + mv->k + nq + mv->nheld;
+    for (int j = 0; j < mv->nheld; j++) ne += he[j] != 0;
+    w.nrow = mv->m + mv->k + nq + ne;
     size_t nzmax = (size_t)mv->jac.nz + (size_t)nq + (size_t)ngz + 1;
     w.ti = mbl_alloc_array(nzmax, sizeof *w.ti);
     w.tj = mbl_alloc_array(nzmax, sizeof *w.tj);

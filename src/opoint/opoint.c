@@ -536,6 +536,7 @@ static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
  * whether its rate is held (hq) and at what (hcq), the held expressions' values (hc). */
 typedef struct held_set {
     int *hq, *opt_q; /* opt_q: held at a value of the options */
+    int *he;         /* nheld: 1 for a held expression in use */
     double *hcq, *hc;
     int any; /* something is held */
 } held_set;
@@ -565,7 +566,7 @@ static int solve_given(opoint_subproblem *sp, const double *v0, const held_set *
             note(pt, "coordinate %s moved by %.3g to satisfy the constraints", mv->qname[i], pt->q[i] - qgiven[i]);
     mbl_free(qgiven);
     if (!rc && hs->any) {
-        rc = opoint_given_velocities(sp, hs->hq, hs->hcq, hs->hc, st);
+        rc = opoint_given_velocities(sp, hs->hq, hs->hcq, hs->he, hs->hc, st);
     } else if (!rc && mv->m + mv->k) {
         double *vg = mbl_alloc_array((size_t)n + 1, sizeof *vg);
         if (!vg) {
@@ -677,10 +678,13 @@ static int held_setup(const mbl_model *md, const mbl_opoint_options *opt, const 
     hs->hcq = mbl_calloc((size_t)n + 1, sizeof *hs->hcq);
     hs->hc = mbl_calloc((size_t)mv->nheld + 1, sizeof *hs->hc);
     hs->opt_q = mbl_calloc((size_t)n + 1, sizeof *hs->opt_q);
-    if (!hs->hq || !hs->hcq || !hs->hc || !hs->opt_q) return MBL_ENOMEM;
-    for (int i = 0; i < n; i++)
+    hs->he = mbl_calloc((size_t)mv->nheld + 1, sizeof *hs->he);
+    if (!hs->hq || !hs->hcq || !hs->hc || !hs->opt_q || !hs->he) return MBL_ENOMEM;
+    /* the file's held velocities, unless the caller gives all velocities (opt->v: a simulation's
+     * state, projected as a whole as before; only opt->velocities are held then) */
+    for (int i = 0; !opt->v && i < n; i++)
         if (mv->v_given[i] == 1) hs->hq[i] = 1, hs->hcq[i] = v0[i], hs->any = 1;
-    for (int j = 0; j < mv->nheld; j++) hs->hc[j] = mv->held_val[j], hs->any = 1;
+    for (int j = 0; j < mv->nheld; j++) hs->hc[j] = mv->held_val[j], hs->he[j] = !opt->v, hs->any |= !opt->v;
     for (int g = 0; g < opt->nvelocities; g++) {
         const char *name = opt->velocities[g].name;
         double val = opt->velocities[g].value;
@@ -693,7 +697,7 @@ static int held_setup(const mbl_model *md, const mbl_opoint_options *opt, const 
             return mbl_error(st, MBL_EARG, "%s: the held velocity '%s' is not a finite number", mv->file, name);
         hs->any = 1;
         if (!coord) {
-            hs->hc[i] = val;
+            hs->hc[i] = val, hs->he[i] = 1;
             continue;
         }
         if (!*vset) {
@@ -789,7 +793,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         if (!rc && !(pt->v_held = mbl_calloc((size_t)mv->n + 1, sizeof *pt->v_held)))
             rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         for (int i = 0; !rc && i < mv->n; i++) pt->v_held[i] = hs.hq[i] ? (mv->v_given[i] == 1 && !hs.opt_q[i] ? 1 : 2) : 0;
-        if (!rc) pt->nheld_expr = mv->nheld;
+        for (int j = 0; !rc && j < mv->nheld; j++) pt->nheld_expr += hs.he[j];
         break;
     case MBL_AT_STEADY:
         rc = solve_steady(&sp, v0, q_guess, opt.move_note, st);
@@ -809,7 +813,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     rc = check_solved_point(&sp, rc, st);
     opoint_sub_free(&sp);
     mbl_free(guess);
-    mbl_free(hs.hq), mbl_free(hs.opt_q), mbl_free(hs.hcq), mbl_free(hs.hc), mbl_free(vset);
+    mbl_free(hs.hq), mbl_free(hs.opt_q), mbl_free(hs.he), mbl_free(hs.hcq), mbl_free(hs.hc), mbl_free(vset);
     if (rc) {
         mbl_point_free(pt);
         return rc;

@@ -13,9 +13,10 @@
 
 /* At the given coordinates (sp->pt->q) and from the velocities sp->pt->v (held values in place):
  * the minimum-norm change of the velocities that satisfies the velocity constraints, the held
- * coordinate rates (hq[i] = 1: v_i = hcq[i]) and the held expressions (h_j = hc[j]), a note
+ * coordinate rates (hq[i] = 1: v_i = hcq[i]) and the held expressions in use (he[j] = 1: h_j = hc[j]), a note
  * naming what was held and what solved; MBL_ESINGULAR naming the held velocities when they
  * disagree with each other or the constraints. */
-int opoint_given_velocities(opoint_subproblem *sp, const int *hq, const double *hcq, const double *hc, mbl_status *st);
+int opoint_given_velocities(opoint_subproblem *sp, const int *hq, const double *hcq, const int *he, const double *hc,
+                            mbl_status *st);
 
 #endif
