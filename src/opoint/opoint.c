@@ -766,6 +766,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     if (rc && rc != MBL_ENOMEM) {
         opoint_sub_free(&sp);
         mbl_free(guess);
+        mbl_free(hs.hq), mbl_free(hs.opt_q), mbl_free(hs.he), mbl_free(hs.hcq), mbl_free(hs.hc), mbl_free(vset);
         mbl_point_free(pt);
         return rc;
     }
