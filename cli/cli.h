@@ -27,7 +27,7 @@ int cli_cmd_floquet(int argc, char **argv);   /* cli/cmd_floquet.c */
 /* The options many commands share, parsed in one place; a command names those it takes. */
 enum {
     CLI_OPT_SET = 1 << 0,    /* --set NAME=VALUE (repeatable) */
-    CLI_OPT_GUESS = 1 << 1,  /* --guess NAME=VALUE (repeatable) */
+    CLI_OPT_GUESS = 1 << 1,  /* --guess NAME=VALUE and --set-velocity NAME=VALUE (repeatable) */
     CLI_OPT_AT = 1 << 2,     /* --at equilibrium|given|steady */
     CLI_OPT_JSON = 1 << 3,   /* --json */
     CLI_OPT_METHOD = 1 << 4, /* --method NAME */
@@ -44,6 +44,10 @@ typedef struct cli_args {
     mbl_setting sets[CLI_MAX_SETS], guesses[CLI_MAX_SETS];
     char set_names[CLI_MAX_SETS][256], guess_names[CLI_MAX_SETS][256];
     int nsets, nguess;
+    /* --set-velocity NAME=VALUE (taken wherever --guess is): held velocities of a given point */
+    mbl_setting vels[CLI_MAX_SETS];
+    char vel_names[CLI_MAX_SETS][256];
+    int nvel;
 } cli_args;
 
 /* One option of a command's own: "--name" (a long option) with or without a value. */
@@ -73,8 +77,9 @@ int cli_parse(const cli_spec *spec, cli_args *a, int argc, char **argv);
 /* Operating-point options from --at and --guess (defaults otherwise). */
 void cli_opoint_options(const cli_args *a, mbl_opoint_options *po);
 
-/* 0 when every --guess names a coordinate of the model, else the usage error's exit status 2
- * (printed: "--guess: the model has no coordinate named 'x'"). */
+/* 0 when every --guess names a coordinate of the model and every --set-velocity a velocity it can
+ * hold (mbl_model_velocity_find), else the usage error's exit status 2 (printed: "--guess: the
+ * model has no coordinate named 'x'"). */
 int cli_check_guesses(const cli_args *a, const mbl_model *model);
 
 /* ---- values and messages (cli/cli_util.c) ---- */

@@ -29,14 +29,14 @@ typedef struct command {
 
 static const command commands[] = {
     {"linearize", "operating point, exact linear model and its modes",
-     " --method --set --guess --at --json -o --matrices --shapes --nev --shift --mem-budget --no-matrices"
+     " --method --set --guess --set-velocity --at --json -o --matrices --shapes --nev --shift --mem-budget --no-matrices"
      " --shift-im --eigensolver "},
-    {"equilibrium", "the operating point only", " --set --guess --at --json "},
-    {"check", "counts, degrees of freedom, redundant constraints", " --set --guess --at "},
+    {"equilibrium", "the operating point only", " --set --guess --set-velocity --at --json "},
+    {"check", "counts, degrees of freedom, redundant constraints", " --set --guess --set-velocity --at "},
     {"compare", "every linearization method side by side (time, eigenvalues, deviation)",
-     " --set --guess --at --json --repeat --mem-budget "},
+     " --set --guess --set-velocity --at --json --repeat --mem-budget "},
     {"report", "one self-contained HTML page (-o FILE): summary, eigenvalues, root locus, mode animation",
-     " --method --set --guess --at -o --nev --shift --mem-budget --shift-im --eigensolver "},
+     " --method --set --guess --set-velocity --at -o --nev --shift --mem-budget --shift-im --eigensolver "},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -49,6 +49,9 @@ static const struct {
     {"--method", "NAME", "linearization method (default augmented; see docs/methods.md)", CLI_OPT_METHOD},
     {"--set", "NAME=VALUE", "override a parameter: a number or a constant expression such as pi/2 (repeatable)", CLI_OPT_SET},
     {"--guess", "NAME=VALUE", "initial value of a coordinate (repeatable; the point itself with --at given)", CLI_OPT_GUESS},
+    {"--set-velocity", "NAME=VALUE",
+     "hold a velocity of a given point: a coordinate's rate or a key of the file's velocities, e.g. JV(crank) "
+     "(repeatable; the others are solved)", CLI_OPT_GUESS},
     {"--at", "KIND", "operating point: equilibrium, given or steady (default: the file's)", CLI_OPT_AT},
     {"--json", NULL, "print one JSON object instead of the report", CLI_OPT_JSON},
     {"--repeat", "N", "runs per method, the median time is reported (1..1000, default 3)", 0},

@@ -54,6 +54,8 @@ static void usage(FILE *f)
             "  --set NAME=VALUE    override a parameter: a number or a constant expression such as pi/2 (repeatable)\n"
             "  --guess NAME=VALUE  initial value of a coordinate (repeatable): the initial guess, or the\n"
             "                      point itself with --at given\n"
+            "  --set-velocity NAME=VALUE  hold a velocity of a given point (repeatable): a coordinate's rate\n"
+            "                      or a key of the file's velocities (JV(crank)); the others are solved\n"
             "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
             "  --json              print one JSON object instead of the report\n"
             "  --repeat N          compare: runs per method, the median time is reported (default 3)\n"

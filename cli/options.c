@@ -10,7 +10,7 @@
 
 #include "cli.h"
 
-enum { VAL_HELP = 1000, VAL_SET, VAL_GUESS, VAL_AT, VAL_JSON, VAL_METHOD, VAL_OWN = 1100, MAX_LONG = 64 };
+enum { VAL_HELP = 1000, VAL_SET, VAL_GUESS, VAL_AT, VAL_JSON, VAL_METHOD, VAL_SETVEL, VAL_OWN = 1100, MAX_LONG = 64 };
 
 static const struct {
     const char *name;
@@ -20,6 +20,7 @@ static const struct {
     {"set", CLI_OPT_SET, required_argument, VAL_SET},         {"guess", CLI_OPT_GUESS, required_argument, VAL_GUESS},
     {"at", CLI_OPT_AT, required_argument, VAL_AT},            {"json", CLI_OPT_JSON, no_argument, VAL_JSON},
     {"method", CLI_OPT_METHOD, required_argument, VAL_METHOD},
+    {"set-velocity", CLI_OPT_GUESS, required_argument, VAL_SETVEL},
 };
 enum { NCOMMON = sizeof common_opts / sizeof common_opts[0] };
 
@@ -75,6 +76,8 @@ static int take(const cli_spec *spec, cli_args *a, int val, const char *v)
         return cli_setting(a->cmd, "--set", v, strlen(v), a->sets, a->set_names, &a->nsets, CLI_MAX_SETS);
     case VAL_GUESS:
         return cli_setting(a->cmd, "--guess", v, strlen(v), a->guesses, a->guess_names, &a->nguess, CLI_MAX_SETS);
+    case VAL_SETVEL:
+        return cli_setting(a->cmd, "--set-velocity", v, strlen(v), a->vels, a->vel_names, &a->nvel, CLI_MAX_SETS);
     case VAL_AT:
         if (strcmp(v, "equilibrium") && strcmp(v, "given") && strcmp(v, "steady"))
             return cli_usage(a->cmd, "--at must be equilibrium, given or steady, not '%s'", v);
@@ -158,6 +161,8 @@ void cli_opoint_options(const cli_args *a, mbl_opoint_options *po)
     }
     po->guess = a->guesses;
     po->nguess = a->nguess;
+    po->velocities = a->vels;
+    po->nvelocities = a->nvel;
 }
 
 int cli_check_guesses(const cli_args *a, const mbl_model *model)
@@ -169,5 +174,11 @@ int cli_check_guesses(const cli_args *a, const mbl_model *model)
         while (i < info.ncoord && strcmp(mbl_model_coord_name(model, i), a->guesses[g].name)) i++;
         if (i == info.ncoord) return cli_usage(a->cmd, "--guess: the model has no coordinate named '%s'", a->guesses[g].name);
     }
+    for (int g = 0; g < a->nvel; g++)
+        if (!mbl_model_velocity_find(model, a->vels[g].name))
+            return cli_usage(a->cmd,
+                             "--set-velocity: the model has no coordinate or key of velocities named '%s' (write a "
+                             "coordinate, der(coordinate), or add the key, e.g. JV(joint), to the file's velocities)",
+                             a->vels[g].name);
     return 0;
 }

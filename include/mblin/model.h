@@ -143,10 +143,20 @@ typedef struct mbl_opoint_options {
     double rank_tol;     /* relative singular-value threshold for ranks (default 1e-9) */
     const double *q;     /* n coordinates replacing the file's (initial guess, or the point with
                             `given`); NULL: the file's */
-    const double *v;     /* n velocities replacing the file's (`given`, `steady`); NULL: the file's */
+    const double *v;     /* n velocities replacing the file's (`given`, `steady`); NULL: the file's. With
+                            `given` they are projected as a whole onto the velocity constraints (a
+                            simulation's state): the file's held velocities are not held then, only
+                            those of `velocities` below */
     const mbl_setting *guess; /* nguess coordinates by name replacing single initial values (after q);
                             an unknown name is an MBL_EARG error (the CLI's --guess NAME=VALUE) */
     int nguess;
+    const mbl_setting *velocities; /* nvelocities held velocities of `at: given` by name, holding or
+                            replacing the file's (the CLI's --set-velocity NAME=VALUE): a key of the
+                            file's `velocities:` as written (e.g. "JV(crank)"), or a coordinate x
+                            (or "der(x)"): its rate. An unknown name is an MBL_EARG error
+                            (mbl_model_velocity_find). Held velocities are kept exactly; the others
+                            are solved, by the minimum-norm change (docs/model-files.md) */
+    int nvelocities;
     double t;            /* the time of the point when has_t is 1, else the file's linearize.time */
     int has_t;
     const double *lambda; /* m holonomic and k non-holonomic multipliers to start equilibrium and steady */
@@ -155,6 +165,9 @@ typedef struct mbl_opoint_options {
 } mbl_opoint_options;
 
 MBL_API void mbl_opoint_options_default(mbl_opoint_options *opt);
+/* 1 when `name` can be held as a velocity of the model (mbl_opoint_options.velocities: a key of the
+ * file's `velocities:` as written, a coordinate or der(coordinate)), else 0. */
+MBL_API int mbl_model_velocity_find(const mbl_model *model, const char *name);
 
 typedef struct mbl_point {
     mbl_at at;           /* how the point was found */
@@ -175,6 +188,10 @@ typedef struct mbl_point {
     char accel_note[320];     /* at: given, when the point is no equilibrium or steady motion of the model
                                  (its accelerations are not zero: docs/linearization.md, "A given point
                                  that moves"): the largest residual acceleration, also in notes; "" else */
+    int *v_held;              /* at: given, n: 1 where the velocity was held at the file's value, 2 where
+                                 at a value of mbl_opoint_options.velocities, 0 where solved; NULL at the
+                                 other kinds of point (docs/model-files.md, "Held velocities") */
+    int nheld_expr;           /* at: given: held velocities keyed by an expression (JV(crank)) */
 } mbl_point;
 
 MBL_API int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);

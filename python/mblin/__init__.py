@@ -209,23 +209,30 @@ class Model:
             return self
         return self.reload(set, states=states, velocity_states=velocity_states)
 
-    def operating_point(self, at=None, *, q=None, v=None, guess=None, t=None, set=None, **options):
+    def operating_point(self, at=None, *, q=None, v=None, guess=None, t=None, set=None, velocities=None, **options):
         """Find the operating point (the CLI's ``mblin equilibrium``).
 
         Args:
             at: "equilibrium", "given" or "steady" (None: the file's ``linearize.at``).
             q, v: all n coordinates / velocities replacing the file's (the initial guess, or the
-                point itself with "given"), in the order of :attr:`coordinates`.
+                point itself with "given"), in the order of :attr:`coordinates`. Velocities given
+                so are projected as a whole onto the velocity constraints (the file's held
+                velocities are not held then; ``velocities`` are).
             guess: {coordinate name: value} replacing single initial values (the CLI's ``--guess``).
             t: the time of the point (None: the file's ``linearize.time``).
             set: parameter overrides for this call (the model is reloaded with them).
+            velocities: {name: value} held velocities of a given point (the CLI's
+                ``--set-velocity``): a coordinate (its rate) or a key of the file's ``velocities``
+                as written (``"JV(crank)"``). Held velocities are kept exactly and the others
+                solved (docs/model-files.md, "Held velocities").
             options: max_iter, tol, abs_tol, step_tol, move_note, rank_tol (mbl_opoint_options).
 
         Returns:
             OperatingPoint
 
         Raises:
-            ConvergenceError: Newton did not converge. ArgumentError: an unknown coordinate in guess.
+            ConvergenceError: Newton did not converge. ArgumentError: an unknown coordinate in guess
+            or an unknown name in velocities. SingularError: held velocities that disagree.
         """
         model = self._variant(set, None, None)
         for k in options:
@@ -242,7 +249,10 @@ class Model:
             g = [(k, v_) for k, v_ in g]
         qv = None if q is None else [float(x) for x in _np.asarray(q, dtype=float).ravel()]
         vv = None if v is None else [float(x) for x in _np.asarray(v, dtype=float).ravel()]
-        core_point = model._core.point(at_code, qv, vv, g, None if t is None else float(t), dict(options))
+        opts = dict(options)
+        if velocities is not None:
+            opts["velocities"] = [(k, v_) for k, v_ in _sets(velocities)]
+        core_point = model._core.point(at_code, qv, vv, g, None if t is None else float(t), opts)
         return OperatingPoint(model, core_point)
 
     def equilibrium(self, **kwargs):
@@ -250,7 +260,7 @@ class Model:
         return self.operating_point("equilibrium", **kwargs)
 
     def linearize(self, method=None, *, set=None, states=None, velocity_states=None, point=None, at=None, q=None,
-                  v=None, guess=None, t=None, zero_tol=None, **options):
+                  v=None, guess=None, t=None, zero_tol=None, velocities=None, **options):
         """Linearize at an operating point and compute the modes (the CLI's ``mblin linearize``).
 
         Args:
@@ -258,7 +268,7 @@ class Model:
             set: parameter overrides for this call ({name: value}); the model is reloaded with them.
             states, velocity_states: user states for this call (expressions; see :func:`load`).
             point: an :class:`OperatingPoint` of this model (then at, q, v, guess, t are not used);
-                None: found here with at, q, v, guess, t as in :meth:`operating_point`.
+                None: found here with at, q, v, guess, t, velocities as in :meth:`operating_point`.
             zero_tol: |eigenvalue| counted as zero relative to the largest (default 1e-9).
             options: the fields of mbl_lin_options: state_weight, pivot_tol, rcond_min, rank_tol,
                 dense_max, dense_n_max, nev, shift, constraint_scale, pen_alpha, pen_xi, pen_omega,
@@ -274,7 +284,7 @@ class Model:
         """
         model = self._variant(set, states, velocity_states)
         opts = model._lin_options(method, options, "linearize")
-        point = model._point_for(point, at, q, v, guess, t)
+        point = model._point_for(point, at, q, v, guess, t, velocities)
         d = model._core.linearize(point._core, opts, float(zero_tol) if zero_tol else 0.0)
         return Linearization(model, point, d)
 
@@ -494,9 +504,9 @@ class Model:
             opts["partial"] = "always"
         return opts
 
-    def _point_for(self, point, at, q, v, guess, t):
+    def _point_for(self, point, at, q, v, guess, t, velocities=None):
         if point is None:
-            return self.operating_point(at, q=q, v=v, guess=guess, t=t)
+            return self.operating_point(at, q=q, v=v, guess=guess, t=t, velocities=velocities)
         if not isinstance(point, OperatingPoint):
             raise TypeError("point must be an mblin.OperatingPoint")
         if point.model is not self:

@@ -207,7 +207,7 @@ static int opt_int(PyObject *d, const char *key, int *x)
 }
 
 /* point(at, q, v, guess, t, options): at is -1 (the file's) or an mbl_at; options a dict of
- * max_iter, tol, abs_tol, step_tol, move_note, rank_tol. */
+ * max_iter, tol, abs_tol, step_tol, move_note, rank_tol and velocities ((name, value) pairs). */
 static PyObject *Model_point(ModelObject *self, PyObject *args)
 {
     int at;
@@ -228,9 +228,9 @@ static PyObject *Model_point(ModelObject *self, PyObject *args)
         o.has_t = 1;
     }
     double *q = NULL, *v = NULL;
-    mbl_setting *guess = NULL;
-    int nguess = 0;
-    PyObject *keep = NULL;
+    mbl_setting *guess = NULL, *vel = NULL;
+    int nguess = 0, nvel = 0;
+    PyObject *keep = NULL, *keep_vel = NULL;
     PyObject *result = NULL;
     if (py_doubles(q_obj, in.ncoord, "q", &q) || py_doubles(v_obj, in.ncoord, "v", &v) ||
         py_settings(guess_obj, &guess, &nguess, &keep))
@@ -239,6 +239,11 @@ static PyObject *Model_point(ModelObject *self, PyObject *args)
     o.v = v;
     o.guess = guess;
     o.nguess = nguess;
+    /* held velocities of at: given (options["velocities"]: (name, value) pairs, the CLI's --set-velocity) */
+    PyObject *vel_obj = PyDict_GetItemString(opts, "velocities"); /* borrowed */
+    if (vel_obj && vel_obj != Py_None && py_settings(vel_obj, &vel, &nvel, &keep_vel)) goto done;
+    o.velocities = vel;
+    o.nvelocities = nvel;
     mbl_status st;
     mbl_status_clear(&st);
     mbl_point *p = NULL;
@@ -263,7 +268,9 @@ done:
     PyMem_Free(q);
     PyMem_Free(v);
     PyMem_Free(guess);
+    PyMem_Free(vel);
     Py_XDECREF(keep);
+    Py_XDECREF(keep_vel);
     return result;
 }
 

@@ -99,6 +99,32 @@ static int state_list(mech *M, const yaml_node_t *s, mbl_src_list *l, const char
     return 0;
 }
 
+/* velocities: {key: value}: held velocities at a given point (model/held.c), each key a measure
+ * expression (JV(crank)), a generated coordinate or any expression of them, written out here;
+ * the label stays the key as written */
+static int held_velocities(mech *M, const yaml_node_t *m)
+{
+    if (!m || (m->type == YAML_SCALAR_NODE && m->data.scalar.length == 0)) return 0;
+    if (m->type != YAML_MAPPING_NODE) return err_at(M, m, "'velocities' must be a mapping of quantity: value");
+    mbl_src_list *l = &M->src->held_velocities;
+    for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(M->doc, p->key), *v = yaml_document_get_node(M->doc, p->value);
+        if (!mech_is_scalar(k) || k->data.scalar.length == 0)
+            return err_at(M, k, "in 'velocities': a key must be a measure (JV(joint)), a coordinate or an expression");
+        const char *t = NULL, *x = NULL;
+        int rc = mech_text_of(M, v, "velocities", &t);
+        if (!rc) rc = mech_subst(M, mech_sc(k), k, NULL, 0, &x);
+        if (rc) return rc;
+        int line, col;
+        mech_pos_of(v, &line, &col);
+        if ((rc = mech_push(M, l, x, t, line, col))) return rc;
+        mbl_src_item *it = &l->items[l->n - 1];
+        mech_pos_of(k, &it->key_line, &it->key_col);
+        if (!(it->key2 = mech_dup_s(mech_sc(k)))) return mech_oom(M);
+    }
+    return 0;
+}
+
 static int scalar_item(mech *M, const yaml_node_t *k, const yaml_node_t *v, mbl_src_item *it)
 {
     if (!mech_is_scalar(v)) return err_at(M, v, "'%s' must be a single value", mech_sc(k));
@@ -133,7 +159,8 @@ static int emit_draw(mech *M);
 static int read_all(mech *M, const yaml_node_t *root)
 {
     static const char *ok[] = {"model", "name", "parameters", "space", "ground", "bodies", "joints", "drivers",
-                               "forces", "inputs", "variables", "outputs", "linearize", "coordinates", "tree_dynamics", "spin_speeds", NULL};
+                               "forces", "inputs", "variables", "outputs", "linearize", "coordinates", "tree_dynamics", "spin_speeds",
+                               "velocities", NULL};
     int rc = mech_check_keys(M, root, ok, "mechanism");
     if (rc) return rc;
     yaml_node_t *n;
@@ -242,6 +269,7 @@ static int read_all(mech *M, const yaml_node_t *root)
     if ((rc = mech_check_con_texts(M))) return rc;
     if ((rc = copy_map(M, mech_get(M, root, "outputs"), &M->src->outputs, "outputs", 1))) return rc;
     if ((rc = read_linearize(M, mech_get(M, root, "linearize")))) return rc;
+    if ((rc = held_velocities(M, mech_get(M, root, "velocities")))) return rc;
     int line, col;
     mech_pos_of(root, &line, &col);
     if (M->relative && (rc = mech_rel_kinematics(M))) return rc;

@@ -171,7 +171,7 @@ static int coords_of_joint(mech *M, int ji)
     default: break;
     }
     const char *init[4] = {NULL, NULL, NULL, NULL}, *vel[4] = {NULL, NULL, NULL, NULL};
-    int given = 0, vgiven = 0;
+    int given = 0, vgiven = 0, derived = 0;
     if ((rc = read_texts(M, J, "q0", J->nq, init, &given))) return rc;
     if ((rc = read_texts(M, J, "v0", J->nq, vel, &vgiven))) return rc;
     if (!vgiven) { /* the joint rates that the bodies' velocity and angular_velocity imply */
@@ -203,13 +203,17 @@ static int coords_of_joint(mech *M, int ji)
             default: break;
             }
             for (int k = 0; k < J->nq; k++) vel[k] = mech_num(M, rd[k]);
-            vgiven = 1;
+            vgiven = derived = 1;
         }
     }
     for (int k = 0; k < J->nq && !rc; k++) {
         J->q[k] = mech_fmt(M, "%s_%s", J->name, suf[k]);
         rc = mech_push(M, &M->src->coordinates, J->q[k], given ? init[k] : mech_num(M, v0[k]), J->line, J->col);
         if (!rc && vgiven) rc = mech_push(M, &M->src->velocities, J->q[k], vel[k], J->line, J->col);
+        /* rates derived from the bodies' velocities are where the solve starts, not held: the bodies'
+         * own velocities are held (held_body_velocities) */
+        if (!rc && derived && !(M->src->velocities.items[M->src->velocities.n - 1].key2 = mech_dup_s("start")))
+            rc = mech_oom(M);
     }
     if (!rc && kind == JK_SPH)
         rc = mech_push(M, &M->src->constraints, mech_fmt(M, "joint %s (Euler parameter normalization)", J->name),
@@ -321,6 +325,37 @@ static int pose_names(mech *M, int b)
     return rc;
 }
 
+/* A body the tree reaches with a `velocity` or `angular_velocity` in the file: those held at a given
+ * point (model/held.c), as der(<body>_x) .. and der(<body>_th) (planar) or the global angular
+ * velocity's components (spatial, labelled angular_velocity(<body>)[x] ..), rather than the joint
+ * rates derived from them, which assume the bodies without velocities at rest. */
+static int held_body_velocities(mech *M, int b)
+{
+    body *B = &M->b[b];
+    static const char *cn3[3] = {"x", "y", "z"};
+    int dim = M->planar ? 2 : 3, rc = 0;
+    if (B->kind != KIND_PLANAR && B->kind != KIND_SPATIAL && B->kind != KIND_POINT) return 0;
+    yaml_node_t *vn = mech_get(M, B->val, "velocity"), *wn = mech_get(M, B->val, "angular_velocity");
+    mbl_src_list *l = &M->src->held_body_velocities; /* dropped where the joints fix them (model/held.c) */
+    const char *v[3] = {NULL, NULL, NULL}, *w[3] = {NULL, NULL, NULL};
+    if (vn && (rc = mech_vec_of(M, vn, dim, "velocity", v))) return rc;
+    for (int k = 0; vn && k < dim && !rc; k++) {
+        const char *key = mech_fmt(M, "der(%s_%s)", B->name, cn3[k]);
+        rc = mech_push_at(M, l, key, v[k], vn);
+        if (!rc && !(l->items[l->n - 1].key2 = mech_dup_s(key))) rc = mech_oom(M);
+    }
+    if (rc || !wn || B->kind == KIND_POINT) return rc;
+    if (M->planar) rc = mech_text_of(M, wn, "angular_velocity", &w[2]);
+    else rc = mech_vec_of(M, wn, 3, "angular_velocity", w);
+    for (int k = M->planar ? 2 : 0; k < 3 && !rc; k++) {
+        const char *key = M->planar ? mech_fmt(M, "der(%s_th)", B->name) : B->w[k];
+        const char *label = M->planar ? key : mech_fmt(M, "angular_velocity(%s)[%s]", B->name, cn3[k]);
+        rc = mech_push_at(M, l, key, w[k], wn);
+        if (!rc && !(l->items[l->n - 1].key2 = mech_dup_s(label))) rc = mech_oom(M);
+    }
+    return rc;
+}
+
 /* Body b joins the tree's structured term (model/rtree.h) when it is a rigid spatial body whose
  * tree joint is revolute, prismatic or fixed and whose parent is the ground or in the term (parents
  * are marked first): its inertia and weight then leave the text rows (tree_motion, local_loads). */
@@ -392,6 +427,7 @@ int mech_rel_tree(mech *M)
     for (int h = 1; h < nb && !rc; h++) {
         int b = M->torder[h];
         if (M->torder[nb + b] >= 0) rc = pose_names(M, b);
+        if (!rc && M->torder[nb + b] >= 0) rc = held_body_velocities(M, b);
     }
     mbl_free(jb);
     mbl_free(cand);

@@ -501,6 +501,11 @@ int mech_drop_spare_vars(mech *M)
                                    &s->states,      &s->velocity_states, &s->ode_states, &s->ode,
                                    &s->implicit_variables, &s->draw, &s->kinematics, &s->validity};
     for (size_t k = 0; k < sizeof lists / sizeof *lists; k++) mark_list(&vi, lists[k], used, stack, &nstack);
+    for (int h = 0; h < 2; h++) { /* the held quantity is the key (model/held.c) */
+        const mbl_src_list *hl = h ? &s->held_body_velocities : &s->held_velocities;
+        mark_list(&vi, hl, used, stack, &nstack);
+        for (int k = 0; k < hl->n; k++) mark_uses(&vi, hl->items[k].key, used, stack, &nstack);
+    }
     const mbl_src_item *one[] = {&s->kinetic_energy, &s->potential_energy, &s->dissipation, &s->at, &s->time};
     for (size_t k = 0; k < sizeof one / sizeof *one; k++) mark_uses(&vi, one[k]->text, used, stack, &nstack);
     if (s->rtree) /* the texts of the tree's structured term (relative.c) */

@@ -604,6 +604,7 @@ int model_formulate(loader *L)
     if (rc) goto done;
 
     rc = formulate_outputs(L);
+    if (!rc) rc = model_formulate_held(L);
     if (rc) goto done;
     /* a mechanism's drawing */
     rc = model_read_draw(L, s);

@@ -60,6 +60,12 @@ int model_find_name(const mbl_src_list *l, const char *name, size_t len);
 int model_check_names(loader *L);
 int model_take_speeds(loader *L);
 
+/* held velocities keyed by an expression (held.c): taken out of `velocities:` before the speeds,
+ * formulated with the outputs, freed with the model */
+int model_take_held(loader *L);
+int model_formulate_held(loader *L);
+void model_held_free(mbl_model *md);
+
 /* parsing and the resolver (resolve.c) */
 mblx_id model_total_der(mbl_model *md, mblx_id e);
 int model_depends_on_block(const mbl_model *md, mblx_id e, int blk);

@@ -117,6 +117,11 @@ void model_view_get(const mbl_model *md, model_view *v)
     v->pval = md->pval;
     v->q0 = md->q0, v->v0 = md->v0, v->r0 = md->r0, v->X0 = md->X0;
     v->cyclic = md->cyclic;
+    v->v_given = md->v_given;
+    v->nheld = md->nheld;
+    v->held_label = (const char *const *)md->held_label;
+    v->held_val = md->held_val;
+    v->held_gp = md->held_gp, v->held_gi = md->held_gi;
     v->at = md->at;
     v->time = md->time;
 }

@@ -16,7 +16,7 @@ enum { GRAPH_RESERVE_MIN = 1 << 16 };
 /* Bytes of expression text in a source: what the graph's size is estimated from. */
 static size_t src_text_bytes(const mbl_src *src)
 {
-    const mbl_src_list *lists[] = {&src->parameters, &src->coordinates, &src->velocities, &src->variables,
+    const mbl_src_list *lists[] = {&src->parameters, &src->coordinates, &src->velocities, &src->held_velocities, &src->held_body_velocities, &src->variables,
                                    &src->forces, &src->inputs, &src->outputs, &src->constraints,
                                    &src->nonholonomic, &src->mass_matrix, &src->states, &src->velocity_states,
                                    &src->ode_states, &src->ode, &src->implicit_variables, &src->validity};
@@ -79,6 +79,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     L.src = src;
     L.st = st;
     if (!md->g || !md->file || !md->name) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) rc = model_take_held(&L); /* expression keys of velocities: held velocities, not speeds */
     if (!rc) rc = model_take_speeds(&L); /* before the variables are counted: speeds are variables */
     if (!rc) {
         L.var_state = mbl_calloc((size_t)(src->variables.n ? src->variables.n : 1), sizeof *L.var_state);
@@ -246,6 +247,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->v0);
     mbl_free(md->r0);
     mbl_free(md->v_given);
+    model_held_free(md);
     mbl_free(md->pexpr);
     mbl_free(md->q0x);
     mbl_free(md->v0x);

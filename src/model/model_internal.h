@@ -45,7 +45,15 @@ struct mbl_model {
     int sym_t, *sym_p;           /* symbol indices of t and parameters */
     /* operating-point data from the file (evaluated numbers) */
     double *q0, *v0, *r0;
-    int *v_given;                /* 1 when the file gives the velocity of coordinate i */
+    int *v_given;                /* 1 when the file gives the velocity of coordinate i (held at a given point), 2
+                                    when it is a start only (a joint rate derived from bodies' velocities) */
+    /* held velocities keyed by an expression (model/held.c): nheld conditions h_j(q, v, t) = held_val[j],
+     * labels as written, gradient entries p in [held_gp[j], held_gp[j+1]): d h_j / d v[held_gi[p]] = held_gd[p] */
+    int nheld;
+    char **held_label;
+    mblx_id *held_x, *held_gd;
+    double *held_val;
+    int *held_gp, *held_gi;
     /* the same as expressions of the parameter symbols (for sensitivities, src/model/dae_deriv.c):
      * each parameter's value expression (MBLX_NONE when --set overrides it, or not kept), the
      * coordinates' initial values, the velocities (read only where v_given) and the inputs' values */

@@ -51,6 +51,14 @@ typedef struct model_view {
     /* the file's operating-point data */
     const double *q0, *v0, *r0, *X0;
     const int *cyclic;           /* n: 1 when no residual depends on q_i */
+    /* held velocities of `at: given` (model/held.c): v_given (n) 1 for the coordinates whose rate
+     * the file gives and holds, 2 where the file's rate is a start only; nheld conditions h_j(q, v, t) = held_val[j] keyed by an expression, their labels
+     * and gradient pattern (entries held_gp[j] .. held_gp[j+1] - 1 in the coordinates held_gi) */
+    const int *v_given;
+    int nheld;
+    const char *const *held_label;
+    const double *held_val;
+    const int *held_gp, *held_gi;
     mbl_at at;
     double time;
 } model_view;
@@ -86,6 +94,13 @@ int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double 
  * <text>, <when>". When none is found (or st is not MBL_EDOMAIN) the message keeps the engine's
  * reason with the file and `when` in front. Returns st->code. Thread-safe (serialised). */
 int model_eval_error(const mbl_model *md, const double *syms, const char *when, mbl_status *st);
+
+/* The held velocities' h_j (nheld) and gradient values g (held_gp[nheld] entries) at the symbol
+ * values syms; an error naming the held velocity that cannot be evaluated there. */
+int model_held_eval(const mbl_model *md, const double *syms, double *h, double *g, mbl_status *st);
+/* A held velocity by name: the label of one keyed by an expression (*coord = 0, its index) or a
+ * coordinate, `x` or `der(x)` (*coord = 1, its index); -1 when none. */
+int model_velocity_find(const mbl_model *md, const char *name, int *coord);
 
 /* Column offset of a block in the unknown layout. */
 int model_blk0(const mbl_model *md, int blk);

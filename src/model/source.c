@@ -525,7 +525,7 @@ static void list_free(mbl_src_list *l)
 void model_src_free(mbl_src *s)
 {
     if (!s) return;
-    mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->variables, &s->forces,
+    mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->held_velocities, &s->held_body_velocities, &s->variables, &s->forces,
                              &s->inputs, &s->outputs, &s->constraints, &s->nonholonomic, &s->mass_matrix,
                              &s->states, &s->velocity_states, &s->ode_states, &s->ode, &s->implicit_variables,
                              &s->draw, &s->draw_links, &s->kinematics, &s->validity, &s->spin_speeds};

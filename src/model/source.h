@@ -25,6 +25,12 @@ typedef struct mbl_src {
     char *name;  /* model name ("" if none) */
     mbl_src_list parameters, coordinates, velocities, variables, forces, inputs, outputs;
     mbl_src_list constraints, nonholonomic, mass_matrix, states, velocity_states;
+    /* held velocities keyed by an expression (model/held.c): key the expression (its position
+     * key_line, key_col), key2 the label as written (NULL: the key), text the value */
+    mbl_src_list held_velocities;
+    /* the same written by a mechanism for its bodies' velocity and angular_velocity (relative
+     * coordinates): dropped where the joints leave them no velocity to depend on */
+    mbl_src_list held_body_velocities;
     /* user ODE states X (name: value), their equations (name: der(X) = expr, or an implicit
      * equation with '='), implicit algebraic variables (name: equation); source 000 Eq. 10 */
     mbl_src_list ode_states, ode, implicit_variables;

@@ -156,7 +156,9 @@ int model_load_values(loader *L, const mbl_setting *sets, int nsets)
         int j = model_find_name(&s->coordinates, it->key, strlen(it->key));
         snprintf(what, sizeof what, "the velocity of '%s'", it->key);
         rc = model_load_value(L, it, what, &md->v0[j], &md->v0x[j]);
-        md->v_given[j] = 1;
+        /* held at a given point; a mechanism's joint rates derived from its bodies' velocities
+         * (key2 "start") are only where the solve starts (model/held.c) */
+        md->v_given[j] = it->key2 && !strcmp(it->key2, "start") ? 2 : 1;
     }
     for (int i = 0; i < md->nX && !rc; i++) {
         snprintf(what, sizeof what, "the value of ode state '%s'", s->ode_states.items[i].key);

@@ -10,7 +10,7 @@
 
 #include "mblin/la.h"
 #include "model/model_view.h"
-#include "opoint_solve.h"
+#include "opoint_given.h"
 
 
 
@@ -38,6 +38,7 @@ void mbl_point_free(mbl_point *p)
     mbl_free(p->X);
     mbl_free(p->Xdot);
     mbl_free(p->Z);
+    mbl_free(p->v_held);
     mbl_free(p);
 }
 
@@ -531,9 +532,19 @@ static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
     return 0;
 }
 
-/* linearize.at: given: the coordinates and velocities projected onto the constraints (notes of
- * what moved), then the accelerations and multipliers solved. */
-static int solve_given(opoint_subproblem *sp, const double *v0, mbl_status *st)
+/* The held velocities of a given point (docs/model-files.md, "Held velocities"): per coordinate
+ * whether its rate is held (hq) and at what (hcq), the held expressions' values (hc). */
+typedef struct held_set {
+    int *hq, *opt_q; /* opt_q: held at a value of the options */
+    int *he;         /* nheld: 1 for a held expression in use */
+    double *hcq, *hc;
+    int any; /* something is held */
+} held_set;
+
+/* linearize.at: given: the coordinates projected onto the constraints, the velocities solved with
+ * the held ones kept (or, with nothing held, projected onto the velocity constraints), with notes
+ * of what moved or was solved, then the accelerations and multipliers solved. */
+static int solve_given(opoint_subproblem *sp, const double *v0, const held_set *hs, mbl_status *st)
 {
     const model_view *mv = &sp->mv;
     mbl_point *pt = sp->pt;
@@ -554,7 +565,9 @@ static int solve_given(opoint_subproblem *sp, const double *v0, mbl_status *st)
         if (fabs(pt->q[i] - qgiven[i]) > 1e-9 * fmax(1.0, fabs(qgiven[i])))
             note(pt, "coordinate %s moved by %.3g to satisfy the constraints", mv->qname[i], pt->q[i] - qgiven[i]);
     mbl_free(qgiven);
-    if (!rc && mv->m + mv->k) {
+    if (!rc && hs->any) {
+        rc = opoint_given_velocities(sp, hs->hq, hs->hcq, hs->he, hs->hc, st);
+    } else if (!rc && mv->m + mv->k) {
         double *vg = mbl_alloc_array((size_t)n + 1, sizeof *vg);
         if (!vg) {
             rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -649,6 +662,64 @@ static int check_solved_point(opoint_subproblem *sp, int rc, mbl_status *st)
     return rc;
 }
 
+/* The held velocities from the model (the file's velocities: by coordinate and by expression) and
+ * the options' (mbl_opoint_options.velocities, by name): hs, and *vset, a copy of v0 with the held
+ * coordinate rates the options give (NULL when they give none). MBL_EARG naming an unknown name;
+ * held expressions with at: steady are refused (steady keeps velocities by coordinate). */
+static int held_setup(const mbl_model *md, const mbl_opoint_options *opt, const double *v0, held_set *hs,
+                      double **vset, mbl_status *st)
+{
+    model_view view;
+    model_view_get(md, &view);
+    const model_view *mv = &view;
+    int n = mv->n;
+    *vset = NULL;
+    hs->hq = mbl_calloc((size_t)n + 1, sizeof *hs->hq);
+    hs->hcq = mbl_calloc((size_t)n + 1, sizeof *hs->hcq);
+    hs->hc = mbl_calloc((size_t)mv->nheld + 1, sizeof *hs->hc);
+    hs->opt_q = mbl_calloc((size_t)n + 1, sizeof *hs->opt_q);
+    hs->he = mbl_calloc((size_t)mv->nheld + 1, sizeof *hs->he);
+    if (!hs->hq || !hs->hcq || !hs->hc || !hs->opt_q || !hs->he) return MBL_ENOMEM;
+    /* the file's held velocities, unless the caller gives all velocities (opt->v: a simulation's
+     * state, projected as a whole as before; only opt->velocities are held then) */
+    for (int i = 0; !opt->v && i < n; i++)
+        if (mv->v_given[i] == 1) hs->hq[i] = 1, hs->hcq[i] = v0[i], hs->any = 1;
+    for (int j = 0; j < mv->nheld; j++) hs->hc[j] = mv->held_val[j], hs->he[j] = !opt->v, hs->any |= !opt->v;
+    for (int g = 0; g < opt->nvelocities; g++) {
+        const char *name = opt->velocities[g].name;
+        double val = opt->velocities[g].value;
+        int coord = 0, i = name ? model_velocity_find(md, name, &coord) : -1;
+        if (i < 0)
+            return mbl_error(st, MBL_EARG,
+                             "%s: no coordinate or key of velocities named '%s' (in the held velocities)", mv->file,
+                             name ? name : "(null)");
+        if (!isfinite(val))
+            return mbl_error(st, MBL_EARG, "%s: the held velocity '%s' is not a finite number", mv->file, name);
+        hs->any = 1;
+        if (!coord) {
+            hs->hc[i] = val, hs->he[i] = 1;
+            continue;
+        }
+        if (!*vset) {
+            if (!(*vset = mbl_alloc_array((size_t)n + 1, sizeof **vset))) return MBL_ENOMEM;
+            memcpy(*vset, v0, (size_t)n * sizeof **vset);
+        }
+        (*vset)[i] = val;
+        hs->hq[i] = 1, hs->hcq[i] = val, hs->opt_q[i] = 1;
+    }
+    int at = opt->at >= 0 ? opt->at : (int)mv->at;
+    if (at == MBL_AT_STEADY && (mv->nheld || opt->nvelocities))
+        for (int g = -1; g < opt->nvelocities; g++) {
+            int coord = 0, j = g < 0 ? (mv->nheld ? 0 : -1) : model_velocity_find(md, opt->velocities[g].name, &coord);
+            if (j >= 0 && !coord)
+                return mbl_error(st, MBL_EARG,
+                                 "%s: the held velocity '%s' applies to at: given only (at: steady keeps the velocities "
+                                 "of the coordinates: give those)",
+                                 mv->file, mv->held_label[j]);
+        }
+    return 0;
+}
+
 int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, mbl_point **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbl_operating_point: out is NULL");
@@ -688,6 +759,18 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     const double *q_guess = guess ? guess : opt.q ? opt.q : mv->q0;
     const double *v0 = opt.v ? opt.v : mv->v0;
     memcpy(pt->r, mv->r0, (size_t)mv->nr * sizeof(double));
+    held_set hs;
+    memset(&hs, 0, sizeof hs);
+    double *vset = NULL; /* v0 with the options' held coordinate rates */
+    if (!rc) rc = held_setup(md, &opt, v0, &hs, &vset, st);
+    if (rc && rc != MBL_ENOMEM) {
+        opoint_sub_free(&sp);
+        mbl_free(guess);
+        mbl_free(hs.hq), mbl_free(hs.opt_q), mbl_free(hs.he), mbl_free(hs.hcq), mbl_free(hs.hc), mbl_free(vset);
+        mbl_point_free(pt);
+        return rc;
+    }
+    if (vset) v0 = vset;
 
     switch (rc ? -1 : (int)pt->at) {
     case -1:
@@ -707,7 +790,11 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         if (!rc) note_unused_velocities(pt, md, v0);
         break;
     case MBL_AT_GIVEN:
-        rc = solve_given(&sp, v0, st);
+        rc = solve_given(&sp, v0, &hs, st);
+        if (!rc && !(pt->v_held = mbl_calloc((size_t)mv->n + 1, sizeof *pt->v_held)))
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int i = 0; !rc && i < mv->n; i++) pt->v_held[i] = hs.hq[i] ? (mv->v_given[i] == 1 && !hs.opt_q[i] ? 1 : 2) : 0;
+        for (int j = 0; !rc && j < mv->nheld; j++) pt->nheld_expr += hs.he[j];
         break;
     case MBL_AT_STEADY:
         rc = solve_steady(&sp, v0, q_guess, opt.move_note, st);
@@ -727,6 +814,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     rc = check_solved_point(&sp, rc, st);
     opoint_sub_free(&sp);
     mbl_free(guess);
+    mbl_free(hs.hq), mbl_free(hs.opt_q), mbl_free(hs.he), mbl_free(hs.hcq), mbl_free(hs.hc), mbl_free(vset);
     if (rc) {
         mbl_point_free(pt);
         return rc;

@@ -1,6 +1,7 @@
 list(APPEND MBLIN_SOURCES
   src/opoint/opoint.c
   src/opoint/solve.c
+  src/opoint/given_vel.c
   src/opoint/homotopy.c
   src/opoint/arclength.c
 )

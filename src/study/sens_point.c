@@ -17,6 +17,8 @@
 static int point_stage(const ctx *c, unsigned rowmask, unsigned colmask, int skip_cyclic, int nw, const int *wrt,
                        double *dxs, int *persist, mbl_status *st)
 {
+    /* at a given point, the held velocities (mbl_point.v_held) are data, not solved for */
+    const int *held = c->pt->at == MBL_AT_GIVEN ? c->pt->v_held : NULL;
     const mbl_dae_layout *L = &c->L;
     int nF = L->nF, nunk = L->nunk, nr = 0, nc = 0, rc = 0;
     int *rows = mbl_alloc_array((size_t)nF + 1, sizeof *rows), *cols = mbl_alloc_array((size_t)nunk + 1, sizeof *cols);
@@ -32,6 +34,7 @@ static int point_stage(const ctx *c, unsigned rowmask, unsigned colmask, int ski
         if ((colmask >> b) & 1u)
             for (int q = L->col0[b]; q < L->col0[b + 1]; q++) {
                 if (b == MBL_DAE_Q && skip_cyclic && c->cyclic[q - L->col0[b]]) continue;
+                if (b == MBL_DAE_V && held && held[q - L->col0[b]]) continue;
                 cols[nc++] = q;
             }
     if (!nr || !nc || !nw) goto done;
@@ -118,6 +121,9 @@ int study_sens_point_derivative(const ctx *c, int nw, const int *wrt, double *dx
         for (int q = L->col0[MBL_DAE_LAMBDA]; q < L->col0[MBL_DAE_MU + 1]; q++) dx[q] = 0;
         if (c->pt->at == MBL_AT_EQUILIBRIUM)
             for (int q = L->col0[MBL_DAE_V]; q < L->col0[MBL_DAE_V + 1]; q++) dx[q] = 0;
+        /* a velocity held at a value of the options is a constant */
+        for (int i = 0; c->pt->at == MBL_AT_GIVEN && c->pt->v_held && i < L->n; i++)
+            if (c->pt->v_held[i] == 2) dx[L->col0[MBL_DAE_V] + i] = 0;
         persist[w] = 1;
     }
     /* user ODE states X and implicit variables Z (source 000 Eq. 10) as mbl_operating_point solves

@@ -171,7 +171,16 @@ static int job_point(job *j, const int *wrt_in, mbl_status *st)
         int q = L->jcol[e] - L->col0[MBL_DAE_Q];
         if (q >= 0 && q < n) c->cyclic[q] = 0;
     }
-    /* the shift of the point, per parameter */
+    /* the shift of the point, per parameter; a velocity held by an expression (docs/model-files.md,
+     * "Held velocities") is a row the stages do not have */
+    if (j->pt->at == MBL_AT_GIVEN && j->pt->nheld_expr) {
+        mbl_model_info in;
+        mbl_model_get_info(mbl_dae_deriv_model(j->d), &in);
+        return mbl_error(st, MBL_EMODEL,
+                         "%s: sensitivities of a given point whose velocities are held by an expression (a key of "
+                         "velocities such as JV(crank)) are not available: hold coordinate rates instead",
+                         in.file);
+    }
     rc = study_sens_point_derivative(c, nwrt, S->wrt, j->dx, S->point_defined, st);
     if (rc) return rc;
     for (int w = 0; w < nwrt; w++) {
