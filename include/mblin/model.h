@@ -65,6 +65,13 @@ typedef struct mbl_load_options {
      * beam bodies, which dominate (docs/mechanism-reference.md, "Size of a model"). The tool passes
      * its --mem-budget here and to mbl_lin_options.mem_budget. */
     double mem_budget;
+    /* Outputs kept (the tool's --outputs a,b; the Python package's load(outputs=[...])): NULL (default)
+     * keeps the file's, else noutputs names of the file's outputs, kept in this order and the others
+     * dropped before the model is built (so that a method that cannot compute an output of a
+     * multiplier, reaction or acceleration can be run on the rest). A name the file does not have, or
+     * one given twice, is refused (MBL_EARG, naming it and the file's outputs). */
+    const char *const *outputs;
+    int noutputs;
 } mbl_load_options;
 MBL_API void mbl_load_options_default(mbl_load_options *opt);
 /* mbl_model_load_file / _string with explicit limits (opt NULL: the defaults). */
