@@ -649,7 +649,7 @@ class Linearization:
         self.M, self.Cd, self.K, self.F = d["M"], d["Cd"], d["K"], d["F"]
         self.ss = _Matrices(A=self.A, B=self.B, C=self.C, D=self.D)
         self.mck = _Matrices(M=self.M, C=self.Cd, K=self.K, F=self.F)
-        self.descriptor = (_Matrices(E=d["E"], A=d["Ad"], B=d["Bd"], C=d["Cdd"]) if d["nd"] > 0 else None)
+        self.descriptor = (_Matrices(E=d["E"], A=d["Ad"], B=d["Bd"], C=d["Cdd"], D=d["Dd"]) if d["nd"] > 0 else None)
         self.q_S, self.v_W = d["q_S"], d["v_W"]
         self.eigenvalues = d["eigenvalues"]
         self.frequencies = d["freq_hz"]

@@ -340,6 +340,7 @@ static PyObject *linear_dict(const mbl_linear *L, const mbl_modes *M)
               py_put(d, "Ad", py_matrix(ds ? ds->Ad : NULL, nd, nd)) ||
               py_put(d, "Bd", py_matrix(ds ? ds->Bd : NULL, nd, nu)) ||
               py_put(d, "Cdd", py_matrix(ds ? ds->Cdd : NULL, ny, nd)) ||
+              py_put(d, "Dd", py_matrix(ds && ds->Cdd ? (ds->Dd ? ds->Dd : L->D) : NULL, ny, nu)) ||
               py_put(d, "notes", PyUnicode_FromString(L->notes));
     if (bad) goto fail;
     /* modes */
