@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Issue 33, item 2: outputs of multipliers and accelerations in every method, and --outputs.
+- The pushed pendulum (held at an angle by F = 8): the tension lambda(rod) (T = sqrt((m g)^2 + F^2)
+  / (2 l) as a multiplier of x^2 + y^2 - l^2) has D = dT/dF = sin(th) / (2 l) (the radial equation at
+  the instant) and C = 0 (stationary in the angle and the rate); projection, descriptor (its
+  state-space form) and penalty (to O(1/alpha)) give it, where they refused before.
+- --outputs a,b keeps those outputs in that order (linearize, symbolic, codegen); an unknown name
+  or one given twice is a usage error (exit 2, one line, naming the outputs).
+usage: outputs_test.py PATH_TO_MBLIN"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from checks import check, finish  # noqa: E402
+
+MBLIN = sys.argv[1]
+
+
+def run(*args):
+    p = subprocess.run([MBLIN, *args], capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+td = tempfile.mkdtemp()
+path = os.path.join(td, "pushed.yaml")
+m, l, g, F = 2.0, 1.5, 9.81, 8.0
+with open(path, "w") as f:
+    f.write("model: dae\nparameters: {m: %g, l: %g, g: %g}\ncoordinates: {x: 0.5, y: -1.4}\n"
+            "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\npotential_energy: \"m*g*y\"\n"
+            "inputs: {F: %g}\nforces: {x: \"F\"}\nconstraints: {rod: \"x^2 + y^2 - l^2\"}\n"
+            "outputs: {tension: \"lambda(rod)\", xo: x, ay: \"der(der(y))\"}\n"
+            "linearize: {at: equilibrium, states: [x]}\n" % (m, l, g, F))
+T = math.hypot(m * g, F)
+sin_th = F / T
+for method, tol in (("augmented", 1e-10), ("projection", 1e-10), ("descriptor", 1e-10), ("penalty", 1e-5)):
+    rc, out, err = run("linearize", path, "--method", method, "--json")
+    check(rc == 0, "%s: %s" % (method, err.strip()))
+    if rc:
+        continue
+    ss = json.loads(out)["ss"]
+    d = ss["D"][0][0]
+    check(abs(d - sin_th / (2 * l)) <= tol * sin_th, "%s: D(tension) = %r, expected %r" % (method, d, sin_th / (2 * l)))
+    if method != "penalty":  # the same states x, der(x): C(tension) = 0
+        check(all(abs(c) <= 1e-9 for c in ss["C"][0]), "%s: C(tension) = %r" % (method, ss["C"][0]))
+
+# --outputs
+rc, out, err = run("linearize", path, "--outputs", "ay,xo", "--json")
+check(rc == 0, err.strip())
+if rc == 0:
+    lm = json.loads(out)
+    check(lm["outputs"] == ["ay", "xo"], "--outputs ay,xo: %r" % (lm["outputs"],))
+    check(abs(lm["ss"]["C"][1][0] - 1.0) < 1e-12, "xo = x: C = %r" % (lm["ss"]["C"][1],))
+for bad, needle in (("xo,nope", "no output named 'nope' (its outputs: tension, xo, ay)"), ("xo,xo", "'xo' is named twice"),
+                    ("xo,", "--outputs expects names")):
+    rc, out, err = run("linearize", path, "--outputs", bad)
+    lines = err.strip().split("\n")
+    check(rc == 2 and len(lines) == 1 and needle in lines[0], "--outputs %s: rc %d, %r" % (bad, rc, err))
+# symbolic and codegen refuse the tension and the acceleration; --outputs drops them
+rc, out, err = run("symbolic", path)
+check(rc == 1 and "depends on accelerations or multipliers" in err, "symbolic: rc %d, %r" % (rc, err))
+rc, out, err = run("symbolic", path, "--outputs", "xo", "--format", "json")
+check(rc == 0, "symbolic --outputs xo: %r" % err)
+rc, out, err = run("codegen", path, "--lang", "python", "--outputs", "xo")
+check(rc == 0 and "def " in out, "codegen --outputs xo: %r" % err)
+sys.exit(finish("outputs"))
