@@ -36,4 +36,15 @@ typedef struct codegen_ode_in {
 } codegen_ode_in;
 int codegen_ode_extend(mbl_symlin *sl, const codegen_ode_in *in, mbl_status *st);
 
+/* symlin_outputs.c: outputs of accelerations and multipliers at rest (after A, B, C, D; at rest
+ * with coordinate states and no ODE states). The reduction's arrays (n x n Jacobians at rest, lambda
+ * not yet substituted in Rl; Ma, Rv, Rq, Rr with it), the outputs Y, the vdot and lambda symbols,
+ * v and vdot with their zeros at rest, the dependent coordinates and the symbols' values. */
+typedef struct codegen_rest_in {
+    const mblx_id *Y, *as, *ls, *Ma, *Rv, *Rq, *Rl, *Rr, *rest_syms, *rest_zero;
+    const int *dep;
+    const double *sv;
+} codegen_rest_in;
+int codegen_rest_outputs_dyn(mbl_symlin *sl, const codegen_rest_in *in, mbl_status *st);
+
 #endif
