@@ -438,17 +438,16 @@ static int build_copy(build *b, const mblx_id *Fn, mbl_status *st)
         if (sexpr[s] == MBLX_NONE) rc = -1;
     }
     if (rc) return st && st->code ? st->code : mblx_graph_status(g, st);
-    /* outputs of accelerations or multipliers: at rest with coordinate states and no ODE states
-     * (symlin_outputs.c); elsewhere refused */
+    /* outputs of accelerations or multipliers: without ODE states (symlin_outputs.c at rest with
+     * coordinate states, symlin_moving.c otherwise); with them refused */
     for (int j = 0; j < md->ny; j++)
         for (int i = 0; i < n; i++)
             if (mblx_depends(g, Y[j], as[i]) || (i < m && mblx_depends(g, Y[j], ls[i]))) {
                 b->dyn_outputs = 1;
-                if (b->general || b->nX + b->nZ)
+                if (b->nX + b->nZ)
                     return mbl_error(st, MBL_EMODEL,
                                      "symbolic linear models: output %s depends on accelerations or multipliers, "
-                                     "taken only at a point at rest with coordinate states and no ode states (yet); "
-                                     "drop it with --outputs",
+                                     "not taken with ode states or implicit variables (yet); drop it with --outputs",
                                      md->yname[j]);
             }
     /* kept for the Newton iteration (mbl_symlin_newton) */
@@ -733,7 +732,7 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
         mblx_id *hv = NULL, *ha1 = NULL, *ha0 = NULL;
         double *msv = NULL;
         int ode = b.nX + b.nZ > 0;
-        rc = codegen_build_moving(sl, pt, b.Y, b.sexpr, ode ? &hv : NULL, &ha1, &ha0, &msv, st);
+        rc = codegen_build_moving(sl, pt, b.Y, b.sexpr, b.dyn_outputs, ode ? &hv : NULL, &ha1, &ha0, &msv, st);
         if (!rc) rc = symlin_work_check(sl->g, max_nodes, "the reduction at a point with motion", st);
         if (!rc && ode) {
             for (int j = 0; j < b.nX; j++) msv[mblx_symbol_index(sl->g, b.Xd[j])] = pt->Xdot[j];

@@ -20,7 +20,7 @@ mblx_id *codegen_congruence(mblx_graph *g, int n, int a, const mblx_id *L, const
 int codegen_make_ab(mbl_symlin *sl, const double *sv, mbl_status *st);
 
 /* symlin_moving.c */
-int codegen_build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, const mblx_id *sexpr,
+int codegen_build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, const mblx_id *sexpr, int dyn_outputs,
                          mblx_id **hv_out, mblx_id **ha1_out, mblx_id **ha0_out, double **sv_out, mbl_status *st);
 
 /* symlin_ode.c: the ODE states and implicit variables at rest (codegen_ode_extend) */

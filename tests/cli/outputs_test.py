@@ -4,8 +4,8 @@
   / (2 l) as a multiplier of x^2 + y^2 - l^2) has D = dT/dF = sin(th) / (2 l) (the radial equation at
   the instant) and C = 0 (stationary in the angle and the rate); projection, descriptor (its
   state-space form) and penalty (to O(1/alpha)) give it, where they refused before.
-- symbolic and codegen emit them at rest (the generated Python's D(tension) is the closed form); at a
-  point with motion symbolic refuses them naming --outputs.
+- symbolic and codegen emit them (the generated Python's C and D of the tension are the closed forms,
+  at rest and at a point with motion); with ode states symbolic refuses them naming --outputs.
 - --outputs a,b keeps those outputs in that order (linearize, symbolic, codegen); an unknown name
   or one given twice is a usage error (exit 2, one line, naming the outputs).
 usage: outputs_test.py PATH_TO_MBLIN"""
@@ -76,20 +76,43 @@ if rc == 0 and os.path.exists(py):
     if len(vals) == 2:
         check(abs(float(vals[0]) - sin_th / (2 * l)) <= 1e-12 and float(vals[1]) <= 1e-12,
               "generated D(tension) = %s, C = %s; expected %r, 0" % (vals[0], vals[1], sin_th / (2 * l)))
-# at a point with motion symbolic refuses them, naming --outputs; --outputs drops them
+# at a point with motion (the swinging pendulum, th = 0.4, th' = 1.3, state x): T = 2 l lambda(rod) =
+# m g cos(th) + m l th'^2 has dT/dx, dT/dx' in closed form and dT/dF = sin(th) (docs/methods.md)
 moving = os.path.join(td, "moving.yaml")
+th, w = 0.4, 1.3
 with open(moving, "w") as f:
-    f.write("model: dae\nparameters: {m: 2, l: 1.5, g: 9.81, th0: 0.4, w0: 1.3}\n"
+    f.write("model: dae\nparameters: {m: 2, l: 1.5, g: 9.81, th0: %r, w0: %r}\n"
             "coordinates: {x: \"l*sin(th0)\", y: \"-l*cos(th0)\"}\n"
             "velocities: {x: \"l*cos(th0)*w0\", y: \"l*sin(th0)*w0\"}\n"
             "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\npotential_energy: \"m*g*y\"\n"
-            "constraints: {rod: \"x^2 + y^2 - l^2\"}\n"
-            "outputs: {tension: \"2*l*lambda(rod)\", xo: x}\nlinearize: {at: given, states: [x]}\n")
-rc, out, err = run("symbolic", moving)
+            "inputs: {F: 0}\nforces: {x: \"F\"}\nconstraints: {rod: \"x^2 + y^2 - l^2\"}\n"
+            "outputs: {tension: \"2*l*lambda(rod)\", xo: x}\nlinearize: {at: given, states: [x]}\n" % (th, w))
+x, xd = l * math.sin(th), l * math.cos(th) * w
+c2 = l * l - x * x
+want = (-m * g * x / (l * math.sqrt(c2)) + 2 * m * l * x * xd * xd / (c2 * c2), 2 * m * l * xd / c2, math.sin(th))
+rc, out, err = run("codegen", moving, "--lang", "python", "--name", "lm2")
+check(rc == 0 and "def lm2" in out, "codegen at a point with motion: rc %d, %r" % (rc, err))
+if rc == 0 and os.path.exists(py):
+    with open(os.path.join(td, "lm2.py"), "w") as f:
+        f.write(out)
+    p = subprocess.run([py, "-c", "import lm2; r = lm2.lm2(); print(*map(repr, map(float, (r['C'][0, 0], r['C'][0, 1], r['D'][0, 0]))))"],
+                       capture_output=True, text=True, cwd=td, timeout=60)
+    vals = p.stdout.split()
+    check(p.returncode == 0 and len(vals) == 3, "generated Python (moving): %r" % p.stderr)
+    for k in range(min(3, len(vals))):
+        check(abs(float(vals[k]) - want[k]) <= 1e-12 * max(1.0, abs(want[k])),
+              "moving: generated %s = %s, closed form %r" % (("C_x", "C_xd", "D")[k], vals[k], want[k]))
+# with ode states symbolic refuses them, naming --outputs; --outputs drops them
+with open(path) as f:
+    text = f.read()
+with_ode = os.path.join(td, "ode.yaml")
+with open(with_ode, "w") as f:
+    f.write(text + "ode_states: {i: 0}\node: {i: \"-i + F\"}\n")
+rc, out, err = run("symbolic", with_ode)
 check(rc == 1 and "output tension depends on accelerations or multipliers" in err and "--outputs" in err,
-      "symbolic at a point with motion: rc %d, %r" % (rc, err))
-rc, out, err = run("symbolic", moving, "--outputs", "xo", "--format", "json")
+      "symbolic with ode states: rc %d, %r" % (rc, err))
+rc, out, err = run("symbolic", with_ode, "--outputs", "xo", "--format", "json")
 check(rc == 0, "symbolic --outputs xo: %r" % err)
-rc, out, err = run("codegen", moving, "--lang", "python", "--outputs", "xo")
+rc, out, err = run("codegen", with_ode, "--lang", "python", "--outputs", "xo")
 check(rc == 0 and "def " in out, "codegen --outputs xo: %r" % err)
 sys.exit(finish("outputs"))

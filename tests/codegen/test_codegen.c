@@ -169,6 +169,28 @@ TEST(multiplier_and_acceleration_outputs)
         check_model(path, tmpdir_);
     }
     free(text);
+    /* a mechanism (joint-measure states: the stacked reduction of symlin_moving.c) with the reactions
+     * of its joints, an acceleration and a position */
+    text = test_slurp("examples/mech/slider_pendulum.yaml");
+    char *o = text ? strstr(text, "outputs:") : NULL;
+    CHECK(o != NULL);
+    if (!o) {
+        free(text);
+        return;
+    }
+    *o = '\0';
+    char *eol = strchr(o + 1, '\n');
+    snprintf(path, sizeof path, "%s/slider_reactions.yaml", tmpdir_);
+    f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fprintf(f, "%soutputs: {slide: \"FY(slide)\", pinx: \"FX(pin)\", acc: \"der(der(DX(s_rail, rail)))\", "
+                   "tip: \"DX(tip, rail)\"}\n%s",
+                text, eol ? eol + 1 : "");
+        fclose(f);
+        check_model(path, tmpdir_);
+    }
+    free(text);
 }
 
 /* issue 30: the function's name is an identifier of the language that is not a keyword nor a name the
