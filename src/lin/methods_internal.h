@@ -165,9 +165,12 @@ int lin_reduce_kin(const mbl_blocks *B, const int *rows, int r, const mbl_rstate
  * (source 000 Eq. 29-30 with X held, as augmented). With Rq_use (projection) the EOM rows are
  * projected on Qw instead (the multipliers eliminated; needs forces free of multipliers and ode and
  * implicit-variable rows free of them, else MBL_EMODEL), their q columns are Rq_use and Kx (z1 x z0,
- * may be NULL) is added to the projected rows' S columns. lin has zx = nX. */
+ * may be NULL) is added to the projected rows' S columns; the outputs of the multipliers are then
+ * taken from the EOM rows at the solved perturbations (Eq at the point's multipliers) with Jv_lu (the
+ * unscaled Jv, rows: its constraint rows), and left out when Jv_lu is NULL. lin has zx = nX. */
 int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, const mbl_rkin *K, const double *Rq_use,
-                          const double *Kx, double rcond_min, mbl_linear *lin, mbl_status *st);
+                          const double *Kx, const int *rows, const mbla_dlu *Jv_lu, double rcond_min, mbl_linear *lin,
+                          mbl_status *st);
 /* 1 when the model's multipliers enter its dynamic rows only as the reactions Phi_q^T lambda +
  * A_nh^T mu (structurally: the EOM rows' multiplier columns are the constraint Jacobian's nodes,
  * and neither the ode nor the implicit-variable rows use them). */

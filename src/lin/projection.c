@@ -199,7 +199,7 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     /* K-hat += Kx; A21 -= M-hat^-1 Kx; outputs through the accelerations (an Eq. 10 model: its
      * projected rows solved again with Kx, the ode and implicit-variable rows coupled) */
     if (B.ext) {
-        rc = lin_reduce_finish_ext(&B, r, &rs, &kin, Rq0, Kx, opt->rcond_min, lin, st);
+        rc = lin_reduce_finish_ext(&B, r, &rs, &kin, Rq0, Kx, rows, lu, opt->rcond_min, lin, st);
         if (rc) goto done;
     } else {
         if (z1 && z0) rc = proj_add_kx(md, &B, R, Kx, lin, st);

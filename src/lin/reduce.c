@@ -324,7 +324,7 @@ int lin_reduce(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *r
     if (Jv_lu_out) *Jv_lu_out = NULL;
     if (!dv) return mbl_error(st, MBL_ENOMEM, "out of memory");
     int rc = lin_reduce_kin(B, rows, r, rs, rcond_min, &K, &luv, dv, &lin->cond, st);
-    if (!rc) rc = B->ext ? lin_reduce_finish_ext(B, r, rs, &K, Rq_use, NULL, rcond_min, lin, st)
+    if (!rc) rc = B->ext ? lin_reduce_finish_ext(B, r, rs, &K, Rq_use, NULL, NULL, NULL, rcond_min, lin, st)
                          : reduce_finish(B, rows, r, rs, &K, Rq_use, luv, dv, lin, st);
     if (!rc && Jv_lu_out) { /* the caller solves with Jv itself: factor the unscaled rows (exact) */
         double *Jv = mbl_calloc((size_t)n * n + 1, sizeof *Jv);
@@ -416,7 +416,7 @@ int lin_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rst
     if (!rc) rc = right_solve(hl, n, z1, K.Ha, w, st);
     if (!rc && z1 && z0) mbla_gemm('N', 'N', n, z0, z1, -1.0, K.Ha, n, H21, z1, 1.0, K.Ga, n, NULL);
     if (!rc) rc = right_solve(gl, n, z0, K.Ga, w, st);
-    if (!rc) rc = B->ext ? lin_reduce_finish_ext(B, r, us, &K, NULL, NULL, rcond_min, lin, st)
+    if (!rc) rc = B->ext ? lin_reduce_finish_ext(B, r, us, &K, NULL, NULL, NULL, NULL, rcond_min, lin, st)
                          : reduce_finish(B, rows, r, us, &K, NULL, luv, dv, lin, st);
     if (!rc) lin->cond = cond / fmin(rg, rh);
 done:
@@ -512,8 +512,54 @@ static void ext_mck(const mbl_blocks *B, const mbl_rkin *K, double *T, mbl_linea
     }
 }
 
+/* projection's outputs of the multipliers of an Eq. 10 model whose multipliers enter as reactions only:
+ * the EOM rows at the solved perturbations, El dlambda + Em dmu = -(Ea da + Ev dv + Eq dq + Exd der(dX)
+ * + Ez dZ + Ex dX + Er dr), solved as Jv^T [dlambda; dmu; x] = -(...) (Jv_lu: the factors of the
+ * unscaled Jv, rows its r == m constraint rows); Y (ny x nc) += Ylam dlambda + Ymu dmu. G (nu x nc):
+ * the solve's columns, der(X) from row ux, Z after them. */
+static int ext_proj_multipliers(const mbl_blocks *B, const int *rows, int r, const mbla_dlu *Jv_lu, int nx, int nc,
+                                const double *Da, const double *Dv, const double *Dq, const double *G, int nu, int ux,
+                                int xs, double *Y, const char *method, mbl_status *st)
+{
+    int n = B->n, m = B->m, k = B->k, nX = B->nX, nZ = B->nZ, ne = B->ne, nr = B->nr, ny = B->ny;
+    if (r < m)
+        return mbl_error(st, MBL_ESINGULAR,
+                         "%s: outputs of multipliers (lambda): rank(Phi_q) = %d < %d constraints, the multipliers are "
+                         "not unique at this point",
+                         method, r, m);
+    double *W = mbl_calloc((size_t)n * nc + 1, sizeof *W), *dL = mbl_calloc((size_t)(m + k) * nc + 1, sizeof *dL);
+    if (!W || !dL) {
+        mbl_free(W), mbl_free(dL);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    if (n) {
+        mbla_gemm('N', 'N', n, nc, n, 1.0, B->Ea, ne, Da, n, 0.0, W, n, NULL);
+        mbla_gemm('N', 'N', n, nc, n, 1.0, B->Ev, ne, Dv, n, 1.0, W, n, NULL);
+        mbla_gemm('N', 'N', n, nc, n, 1.0, B->Eq, ne, Dq, n, 1.0, W, n, NULL);
+        if (nX) mbla_gemm('N', 'N', n, nc, nX, 1.0, B->Exd, ne, G + ux, nu, 1.0, W, n, NULL);
+        if (nZ) mbla_gemm('N', 'N', n, nc, nZ, 1.0, B->Ez, ne, G + ux + nX, nu, 1.0, W, n, NULL);
+    }
+    for (int j = 0; j < nX; j++)
+        for (int i = 0; i < n; i++) W[i + (size_t)(xs + j) * n] += B->Ex[i + (size_t)j * ne];
+    for (int j = 0; j < nr; j++)
+        for (int i = 0; i < n; i++) W[i + (size_t)(nx + j) * n] += B->Er[i + (size_t)j * ne];
+    for (size_t p = 0; p < (size_t)n * nc; p++) W[p] = -W[p];
+    int rc = n && nc ? mbla_dlu_solve(Jv_lu, 'T', nc, W, n, st) : 0;
+    if (!rc) {
+        for (int j = 0; j < nc; j++) {
+            for (int i = 0; i < r; i++) dL[rows[i] + (size_t)j * (m + k)] = W[i + (size_t)j * n];
+            for (int i = 0; i < k; i++) dL[m + i + (size_t)j * (m + k)] = W[r + i + (size_t)j * n];
+        }
+        if (m) mbla_gemm('N', 'N', ny, nc, m, 1.0, B->Ylam, ny, dL, m + k, 1.0, Y, ny, NULL);
+        if (k) mbla_gemm('N', 'N', ny, nc, k, 1.0, B->Ymu, ny, dL + m, m + k, 1.0, Y, ny, NULL);
+    }
+    mbl_free(W), mbl_free(dL);
+    return rc;
+}
+
 int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, const mbl_rkin *K, const double *Rq_use,
-                          const double *Kx, double rcond_min, mbl_linear *lin, mbl_status *st)
+                          const double *Kx, const int *rows, const mbla_dlu *Jv_lu, double rcond_min, mbl_linear *lin,
+                          mbl_status *st)
 {
     int n = B->n, m = B->m, k = B->k, nr = B->nr, ny = B->ny, nX = B->nX, nZ = B->nZ, ne = B->ne;
     int z0 = rs->z0, z1 = rs->z1, nx = z0 + z1 + nX, nc = nx + nr, proj = Rq_use != NULL, rc = 0;
@@ -600,15 +646,16 @@ int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, con
     /* da = Da + Qw dW'; outputs y = h(q, v, a, lambda, mu, der(X), Z, X, r) */
     if (z1) mbla_gemm('N', 'N', n, nc, z1, 1.0, K->Qw, n, G, nu, 1.0, Da, n, NULL);
     if (ny) {
-        if (proj && ((m && mbla_norm1(ny, m, B->Ylam, ny) > 0) || (k && mbla_norm1(ny, k, B->Ymu, ny) > 0))) {
-            rc = mbl_error(st, MBL_EMODEL, "%s: outputs of multipliers need them, which this method does not form",
-                           lin->method);
-            goto done;
-        }
         if (n) {
             mbla_gemm('N', 'N', ny, nc, n, 1.0, B->Ya, ny, Da, n, 0.0, Y, ny, NULL);
             mbla_gemm('N', 'N', ny, nc, n, 1.0, B->Yv, ny, Dv, n, 1.0, Y, ny, NULL);
             mbla_gemm('N', 'N', ny, nc, n, 1.0, B->Yq, ny, Dq, n, 1.0, Y, ny, NULL);
+        }
+        /* projection: the multipliers from the EOM rows at the solved perturbations, when the caller
+         * gives Jv (its first lin_reduce leaves them out) */
+        if (proj && Jv_lu && ((m && mbla_norm1(ny, m, B->Ylam, ny) > 0) || (k && mbla_norm1(ny, k, B->Ymu, ny) > 0))) {
+            rc = ext_proj_multipliers(B, rows, r, Jv_lu, nx, nc, Da, Dv, Dq, G, nu, ux, z0 + z1, Y, lin->method, st);
+            if (rc) goto done;
         }
         if (!proj && m) mbla_gemm('N', 'N', ny, nc, m, 1.0, B->Ylam, ny, G + z1, nu, 1.0, Y, ny, NULL);
         if (!proj && k) mbla_gemm('N', 'N', ny, nc, k, 1.0, B->Ymu, ny, G + z1 + m, nu, 1.0, Y, ny, NULL);

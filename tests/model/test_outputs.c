@@ -246,6 +246,21 @@ static const char *pend_pushed = "model: dae\n"
                                  "outputs: {tension: \"2*l*lambda(rod)\", ay: \"der(der(y))\"}\n"
                                  "linearize: {at: equilibrium, states: [x]}\n";
 
+/* pend_pushed with an ode state (source 000 Eq. 10: the Eq. 10 paths of projection, descriptor and
+ * penalty) and outputs of the tension, an acceleration and der(i) */
+static const char *pend_ode = "model: dae\n"
+                              "parameters: {m: 2, l: 1.5, g: 9.81}\n"
+                              "coordinates: {x: 0.5, y: -1.4}\n"
+                              "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\n"
+                              "potential_energy: \"m*g*y\"\n"
+                              "inputs: {F: 8}\n"
+                              "forces: {x: \"F + 0.3*i\"}\n"
+                              "ode_states: {i: 0}\n"
+                              "ode: {i: \"-2*i + F - x\"}\n"
+                              "constraints: {rod: \"x^2 + y^2 - l^2\"}\n"
+                              "outputs: {tension: \"2*l*lambda(rod)\", ay: \"der(der(y))\", di: \"der(i)\"}\n"
+                              "linearize: {at: equilibrium, states: [x]}\n";
+
 TEST(transfer_functions_agree)
 {
     /* nullspace has its own states (tangent coordinates): at an equilibrium the transfer function
@@ -619,6 +634,7 @@ TEST(reactions_methods_agree)
     if (text) methods_agree(text, 1);
     free(text);
     methods_agree(pend_pushed, 0); /* the tension 2 l lambda(rod) and der(der(y)) of a dae model */
+    methods_agree(pend_ode, 0);    /* the same with an ode state driven by F and its der() as an output */
 }
 
 static void methods_agree(const char *text, int slider)
