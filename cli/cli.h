@@ -31,7 +31,8 @@ enum {
     CLI_OPT_AT = 1 << 2,     /* --at equilibrium|given|steady */
     CLI_OPT_JSON = 1 << 3,   /* --json */
     CLI_OPT_METHOD = 1 << 4, /* --method NAME */
-    CLI_OPT_OUT = 1 << 5     /* -o DIR or FILE */
+    CLI_OPT_OUT = 1 << 5,    /* -o DIR or FILE */
+    CLI_OPT_OUTPUTS = 1 << 6 /* --outputs a,b: keep these outputs of the model (cli_load_options) */
 };
 
 /* What the shared parser found: the MODEL argument and the common options. */
@@ -48,6 +49,10 @@ typedef struct cli_args {
     mbl_setting vels[CLI_MAX_SETS];
     char vel_names[CLI_MAX_SETS][256];
     int nvel;
+    /* --outputs a,b (has_outputs = 1): the names, pointing into outputs_text */
+    int has_outputs, noutputs;
+    const char *outputs[CLI_MAX_SETS];
+    char outputs_text[4096];
 } cli_args;
 
 /* One option of a command's own: "--name" (a long option) with or without a value. */
@@ -73,6 +78,9 @@ typedef struct cli_spec {
  * -- ending the options, the one MODEL argument anywhere. a is cleared first (a->cmd = argv[1]).
  * -1 to go on, else the exit status (0 after --help; 2 after a usage error, printed). */
 int cli_parse(const cli_spec *spec, cli_args *a, int argc, char **argv);
+
+/* The load options of --outputs (lo->outputs, noutputs; the others untouched). */
+void cli_load_outputs(const cli_args *a, mbl_load_options *lo);
 
 /* Operating-point options from --at and --guess (defaults otherwise). */
 void cli_opoint_options(const cli_args *a, mbl_opoint_options *po);

@@ -42,7 +42,10 @@ static int cg_build(const cli_args *c, int newton, size_t max_nodes, mbl_model *
     mbl_point *pt = NULL;
     mbl_opoint_options po;
     cli_opoint_options(c, &po);
-    if (mbl_model_load_file(c->model, c->sets, c->nsets, md, &st) || mbl_operating_point(*md, &po, &pt, &st) ||
+    mbl_load_options lo;
+    mbl_load_options_default(&lo);
+    cli_load_outputs(c, &lo);
+    if (mbl_model_load_file_opt(c->model, c->sets, c->nsets, &lo, md, &st) || mbl_operating_point(*md, &po, &pt, &st) ||
         mbl_symlin_new(*md, pt, max_nodes, sl, &st) || (newton && mbl_symlin_newton(*sl, &st))) {
         cg_error(st.msg, "--max-nodes");
         mbl_point_free(pt);
@@ -69,7 +72,8 @@ static const char codegen_help[] =
     "  --max-nodes N       refuse a model whose code would have more than N expression nodes\n"
     "                      (estimated before the work; default 2000000; the work stops at 8 N)\n"
     "  --set NAME=VALUE    override a parameter (repeatable)\n"
-    "  --at KIND           equilibrium | given | steady\n";
+    "  --at KIND           equilibrium | given | steady\n"
+    "  --outputs A,B       keep only these outputs of the model, in this order\n";
 
 /* codegen's own options as the parser found them */
 typedef struct codegen_opts {
@@ -102,7 +106,7 @@ int cli_cmd_codegen(int argc, char **argv)
 {
     static cli_args c;
     codegen_opts o = {NULL, "linear_model", 0, 2000000};
-    cli_spec spec = {CLI_OPT_SET | CLI_OPT_AT | CLI_OPT_OUT, codegen_own, NULL, codegen_option, codegen_usage, &o};
+    cli_spec spec = {CLI_OPT_SET | CLI_OPT_AT | CLI_OPT_OUT | CLI_OPT_OUTPUTS, codegen_own, NULL, codegen_option, codegen_usage, &o};
     int r = cli_parse(&spec, &c, argc, argv);
     if (r >= 0) return r;
     const char *lang = o.lang, *name = o.name, *outfile = c.out;
@@ -161,7 +165,8 @@ static const char symbolic_help[] =
     "  --max-nodes N       refuse a model of more than N expression nodes (estimated before the\n"
     "                      work; default 2000000; the work stops at 8 N)\n"
     "  --set NAME=VALUE    override a parameter (repeatable)\n"
-    "  --at KIND           equilibrium | given | steady\n";
+    "  --at KIND           equilibrium | given | steady\n"
+    "  --outputs A,B       keep only these outputs of the model, in this order\n";
 
 typedef struct symmat {
     const char *name;
@@ -338,7 +343,7 @@ int cli_cmd_symbolic(int argc, char **argv)
 {
     static cli_args c;
     symbolic_opts o = {"all", "text", "closed", 100000, 2000000};
-    cli_spec spec = {CLI_OPT_SET | CLI_OPT_AT, symbolic_own, NULL, symbolic_option, symbolic_usage, &o};
+    cli_spec spec = {CLI_OPT_SET | CLI_OPT_AT | CLI_OPT_OUTPUTS, symbolic_own, NULL, symbolic_option, symbolic_usage, &o};
     int r = cli_parse(&spec, &c, argc, argv);
     if (r >= 0) return r;
     const char *params = o.params, *format = o.format, *point = o.point;
@@ -370,7 +375,10 @@ int cli_cmd_symbolic(int argc, char **argv)
      * times --max-size: the printed terms are at least about as many as the distinct nodes */
     double glim = fmin(o.max_graph, SYMBOLIC_NODES_PER_TERM * max_nodes);
     size_t graph_limit = (size_t)glim;
-    if (mbl_model_load_file(c.model, c.sets, c.nsets, &md, &st) || mbl_operating_point(md, &po, &pt, &st)) {
+    mbl_load_options lo;
+    mbl_load_options_default(&lo);
+    cli_load_outputs(&c, &lo);
+    if (mbl_model_load_file_opt(c.model, c.sets, c.nsets, &lo, &md, &st) || mbl_operating_point(md, &po, &pt, &st)) {
         rc = cli_fail(&st);
         goto out;
     }

@@ -30,13 +30,13 @@ typedef struct command {
 static const command commands[] = {
     {"linearize", "operating point, exact linear model and its modes",
      " --method --set --guess --set-velocity --at --json -o --matrices --shapes --nev --shift --mem-budget --no-matrices"
-     " --shift-im --eigensolver "},
+     " --shift-im --eigensolver --outputs "},
     {"equilibrium", "the operating point only", " --set --guess --set-velocity --at --json "},
     {"check", "counts, degrees of freedom, redundant constraints", " --set --guess --set-velocity --at "},
     {"compare", "every linearization method side by side (time, eigenvalues, deviation)",
-     " --set --guess --set-velocity --at --json --repeat --mem-budget "},
+     " --set --guess --set-velocity --at --json --repeat --mem-budget --outputs "},
     {"report", "one self-contained HTML page (-o FILE): summary, eigenvalues, root locus, mode animation",
-     " --method --set --guess --set-velocity --at -o --nev --shift --mem-budget --shift-im --eigensolver "},
+     " --method --set --guess --set-velocity --at -o --nev --shift --mem-budget --shift-im --eigensolver --outputs "},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -54,6 +54,8 @@ static const struct {
      "(repeatable; the others are solved)", CLI_OPT_GUESS},
     {"--at", "KIND", "operating point: equilibrium, given or steady (default: the file's)", CLI_OPT_AT},
     {"--json", NULL, "print one JSON object instead of the report", CLI_OPT_JSON},
+    {"--outputs", "A,B", "keep only these outputs of the model, in this order (drop those a method cannot compute)",
+     CLI_OPT_OUTPUTS},
     {"--repeat", "N", "runs per method, the median time is reported (1..1000, default 3)", 0},
     {"-o", "DIR", "write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m", CLI_OPT_OUT},
     {"--matrices", NULL, "print the matrices in the report", 0},
@@ -338,6 +340,7 @@ int cli_cmd_linearize(int argc, char **argv)
     mbl_load_options lo; /* --mem-budget bounds building the model too (its beams' estimate) */
     mbl_load_options_default(&lo);
     lo.mem_budget = p.mem_budget > 0 ? p.mem_budget : 0;
+    cli_load_outputs(&a, &lo);
     if (mbl_model_load_file_opt(a.model, a.sets, a.nsets, &lo, &model, &st)) return cli_fail(&st);
     code = cli_check_guesses(&a, model);
     if (code) {

@@ -58,6 +58,8 @@ static void usage(FILE *f)
             "                      or a key of the file's velocities (JV(crank)); the others are solved\n"
             "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
             "  --json              print one JSON object instead of the report\n"
+            "  --outputs A,B       keep only these outputs of the model (linearize, compare, report, codegen,\n"
+            "                      symbolic)\n"
             "  --repeat N          compare: runs per method, the median time is reported (default 3)\n"
             "  -o DIR              write A, B, C, D, M, Cd, K, F as Matrix Market files and linear_model.m\n"
             "  --matrices          print the matrices in the report\n"

@@ -10,7 +10,7 @@
 
 #include "cli.h"
 
-enum { VAL_HELP = 1000, VAL_SET, VAL_GUESS, VAL_AT, VAL_JSON, VAL_METHOD, VAL_SETVEL, VAL_OWN = 1100, MAX_LONG = 64 };
+enum { VAL_HELP = 1000, VAL_SET, VAL_GUESS, VAL_AT, VAL_JSON, VAL_METHOD, VAL_SETVEL, VAL_OUTPUTS, VAL_OWN = 1100, MAX_LONG = 64 };
 
 static const struct {
     const char *name;
@@ -21,6 +21,7 @@ static const struct {
     {"at", CLI_OPT_AT, required_argument, VAL_AT},            {"json", CLI_OPT_JSON, no_argument, VAL_JSON},
     {"method", CLI_OPT_METHOD, required_argument, VAL_METHOD},
     {"set-velocity", CLI_OPT_GUESS, required_argument, VAL_SETVEL},
+    {"outputs", CLI_OPT_OUTPUTS, required_argument, VAL_OUTPUTS},
 };
 enum { NCOMMON = sizeof common_opts / sizeof common_opts[0] };
 
@@ -61,6 +62,31 @@ static int not_taken(const cli_spec *spec, const char *cmd, const char *text, si
     return cli_usage(cmd, "unknown option '%s'", text);
 }
 
+/* --outputs a,b: the names (no empty one) into a->outputs */
+static int outputs_option(cli_args *a, const char *v)
+{
+    if (strlen(v) >= sizeof a->outputs_text) return cli_usage(a->cmd, "--outputs: the list is too long%s", "");
+    memcpy(a->outputs_text, v, strlen(v) + 1);
+    a->has_outputs = 1, a->noutputs = 0;
+    for (char *p = a->outputs_text;;) {
+        char *e = strchr(p, ',');
+        if (e) *e = '\0';
+        if (!*p) return cli_usage(a->cmd, "--outputs expects names separated by commas, got '%s'", v);
+        if (a->noutputs == CLI_MAX_SETS) return cli_usage(a->cmd, "--outputs: too many names%s", "");
+        a->outputs[a->noutputs++] = p;
+        if (!e) break;
+        p = e + 1;
+    }
+    return -1;
+}
+
+void cli_load_outputs(const cli_args *a, mbl_load_options *lo)
+{
+    if (!a->has_outputs) return;
+    lo->outputs = a->outputs;
+    lo->noutputs = a->noutputs;
+}
+
 static int positional(cli_args *a, const char *arg)
 {
     if (a->model) return cli_usage(a->cmd, "unexpected argument '%s'", arg);
@@ -89,6 +115,8 @@ static int take(const cli_spec *spec, cli_args *a, int val, const char *v)
     case VAL_METHOD:
         a->method = v;
         return -1;
+    case VAL_OUTPUTS:
+        return outputs_option(a, v);
     case 'o':
         a->out = v;
         return -1;

@@ -16,7 +16,9 @@
  *     M-hat = H^T R_vdot H,  C-hat = H^T R_v H,  K-hat = H^T R_q H (R_q holds the constraint-force
  *     coupling (Phi_q^T lambda)_q),  F = -H^T R_r,
  *     A = [0 I; -M-hat^-1 K-hat  -M-hat^-1 C-hat],  B = [0; M-hat^-1 F],
- *     C = [y_q H  y_v H],  D = y_r   (outputs of q, v, r only).
+ *     C = [y_q H  y_v H],  D = y_r, and for outputs of accelerations and multipliers (no ODE
+ *     states) their sensitivities dvdot = H [A21 A22 B2] and dlambda from the dependent rows of the
+ *     linearized equations of motion (src/codegen/symlin_outputs.c; with motion symlin_moving.c).
  * The inverses are symbolic Gaussian eliminations whose pivots are chosen by their values at the
  * model's point (valid wherever those pivots do not vanish). Expressions live in a graph of the
  * symbolic model's own (the model's graph is copied, so the model stays immutable). */
@@ -72,7 +74,8 @@ typedef struct mbl_symlin {
 
 /* Symbolic linear model at `point` (at rest, or with motion: then the matrices are functions of
  * the velocities v too, with the gyroscopic and centrifugal terms in C-hat and K-hat; holonomic
- * constraints only; no user velocity states; outputs of q, v, r only; user ODE states X and implicit
+ * constraints only; no user velocity states; outputs of accelerations or multipliers only without
+ * ODE states (else refused: drop them, mbl_load_options.outputs); user ODE states X and implicit
  * variables Z at a point at rest with coordinate states: x = [S; S'; X], and X, Z stand for their point
  * values as symbols after the coordinates in q, sl->nq = n + nX + nZ). max_nodes bounds the size of the
  * result (0: 2,000,000 nodes): estimated from the model's sizes before any work and refused up front

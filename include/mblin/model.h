@@ -65,6 +65,13 @@ typedef struct mbl_load_options {
      * beam bodies, which dominate (docs/mechanism-reference.md, "Size of a model"). The tool passes
      * its --mem-budget here and to mbl_lin_options.mem_budget. */
     double mem_budget;
+    /* Outputs kept (the tool's --outputs a,b; the Python package's load(outputs=[...])): NULL (default)
+     * keeps the file's, else noutputs names of the file's outputs, kept in this order and the others
+     * dropped before the model is built (so that a method that cannot compute an output of a
+     * multiplier, reaction or acceleration can be run on the rest). A name the file does not have, or
+     * one given twice, is refused (MBL_EARG, naming it and the file's outputs). */
+    const char *const *outputs;
+    int noutputs;
 } mbl_load_options;
 MBL_API void mbl_load_options_default(mbl_load_options *opt);
 /* mbl_model_load_file / _string with explicit limits (opt NULL: the defaults). */
@@ -402,13 +409,18 @@ typedef struct mbl_lin_spectrum {
     char reason[256];      /* why the spectrum is partial ("" when asked for or whole) */
 } mbl_lin_spectrum;
 
-/* The descriptor form E x' = Ad x + Bd u, y = Cdd x + D u (the descriptor method, and the sparse
- * pencil of a partial spectrum). */
+/* The descriptor form E x' = Ad x + Bd u, y = Cdd x + Dd u (the descriptor method, and the sparse
+ * pencil of a partial spectrum). Its transfer function Cdd (sE - Ad)^-1 Bd + Dd is the state-space
+ * model's C (sI - A)^-1 B + D. An output of a multiplier is a column of Cdd (the multipliers are
+ * descriptor variables) and an output of an acceleration or of der(X) a combination of the
+ * descriptor variables and inputs through the pencil's dynamic rows, so Dd holds only what the
+ * output takes from the inputs directly and differs from D for such outputs (docs/methods.md). */
 typedef struct mbl_lin_descriptor {
     int nd;                /* order 2n + rank: x = [dq; dv; dlambda (independent constraints)] */
     double *E, *Ad, *Bd, *Cdd; /* nd*nd, nd*nd, nd*nu, ny*nd; E and Ad are NULL on the sparse (ARPACK)
                               path of large models, where they are never formed dense (Bd, Cdd
                               there: when they take less than an eighth of mem_budget) */
+    double *Dd;            /* ny*nu, or NULL: then Dd = D (the sparse path) */
 } mbl_lin_descriptor;
 
 typedef struct mbl_linear {

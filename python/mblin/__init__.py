@@ -83,7 +83,7 @@ def _names(seq, what):
     return seq
 
 
-def load(path, set=None, *, states=None, velocity_states=None):
+def load(path, set=None, *, states=None, velocity_states=None, outputs=None):
     """Load a model file (YAML or JSON; ``model: dae`` or ``model: mechanism``).
 
     Args:
@@ -93,6 +93,8 @@ def load(path, set=None, *, states=None, velocity_states=None):
         states: user states replacing the file's ``linearize.states`` (expressions of the equation
             level, e.g. coordinate names); ``[]`` lets the library choose among the coordinates.
         velocity_states: the same for ``linearize.velocity_states``.
+        outputs: the names of the file's outputs to keep, in this order (the CLI's ``--outputs``;
+            None: all). Drops outputs a method cannot compute; an unknown name raises ArgumentError.
 
     Returns:
         Model
@@ -105,16 +107,17 @@ def load(path, set=None, *, states=None, velocity_states=None):
     sets = _sets(set)
     states = _names(states, "states")
     velocity_states = _names(velocity_states, "velocity_states")
-    core = _core.load_file(path, sets, states, velocity_states)
-    return Model(core, ("file", path), sets, states, velocity_states)
+    outputs = _names(outputs, "outputs")
+    core = _core.load_file(path, sets, states, velocity_states, outputs)
+    return Model(core, ("file", path), sets, states, velocity_states, outputs)
 
 
-def loads(text, set=None, *, name="<string>", states=None, velocity_states=None):
+def loads(text, set=None, *, name="<string>", states=None, velocity_states=None, outputs=None):
     """Load a model from YAML or JSON text.
 
     Args:
         text: the model file's content (str or bytes, UTF-8).
-        set, states, velocity_states: as for :func:`load`.
+        set, states, velocity_states, outputs: as for :func:`load`.
         name: the name used for positions in error messages (``name:line:column``).
 
     Returns:
@@ -127,11 +130,12 @@ def loads(text, set=None, *, name="<string>", states=None, velocity_states=None)
     sets = _sets(set)
     states = _names(states, "states")
     velocity_states = _names(velocity_states, "velocity_states")
-    core = _core.load_string(text, name, sets, states, velocity_states)
-    return Model(core, ("text", text, name), sets, states, velocity_states)
+    outputs = _names(outputs, "outputs")
+    core = _core.load_string(text, name, sets, states, velocity_states, outputs)
+    return Model(core, ("text", text, name), sets, states, velocity_states, outputs)
 
 
-def from_dict(d, set=None, *, name="<dict>", states=None, velocity_states=None):
+def from_dict(d, set=None, *, name="<dict>", states=None, velocity_states=None, outputs=None):
     """Load a model from a dict shaped like a model file (it is written as JSON and read by the
     library's reader, so the rules and the messages are those of files; positions refer to that
     JSON text, one line).
@@ -146,7 +150,7 @@ def from_dict(d, set=None, *, name="<dict>", states=None, velocity_states=None):
     if not isinstance(d, dict):
         raise TypeError("from_dict expects a dict")
     text = _json.dumps(d, allow_nan=False, default=_json_default)
-    return loads(text, set, name=name, states=states, velocity_states=velocity_states)
+    return loads(text, set, name=name, states=states, velocity_states=velocity_states, outputs=outputs)
 
 
 def _json_default(o):
@@ -169,8 +173,9 @@ class Model:
         n, m, k: coordinates, holonomic and non-holonomic constraints.
     """
 
-    def __init__(self, core, source, sets, states, velocity_states):
+    def __init__(self, core, source, sets, states, velocity_states, outputs=None):
         self._core = core
+        self._outputs = outputs
         self._source = source
         self._sets = list(sets)
         self._states = states
@@ -199,10 +204,10 @@ class Model:
         st = self._states if states is None else _names(states, "states")
         vst = self._velocity_states if velocity_states is None else _names(velocity_states, "velocity_states")
         if self._source[0] == "file":
-            core = _core.load_file(self._source[1], sets, st, vst)
+            core = _core.load_file(self._source[1], sets, st, vst, self._outputs)
         else:
-            core = _core.load_string(self._source[1], self._source[2], sets, st, vst)
-        return Model(core, self._source, sets, st, vst)
+            core = _core.load_string(self._source[1], self._source[2], sets, st, vst, self._outputs)
+        return Model(core, self._source, sets, st, vst, self._outputs)
 
     def _variant(self, set, states, velocity_states):
         if set is None and states is None and velocity_states is None:
@@ -654,7 +659,7 @@ class Linearization:
         self.M, self.Cd, self.K, self.F = d["M"], d["Cd"], d["K"], d["F"]
         self.ss = _Matrices(A=self.A, B=self.B, C=self.C, D=self.D)
         self.mck = _Matrices(M=self.M, C=self.Cd, K=self.K, F=self.F)
-        self.descriptor = (_Matrices(E=d["E"], A=d["Ad"], B=d["Bd"], C=d["Cdd"]) if d["nd"] > 0 else None)
+        self.descriptor = (_Matrices(E=d["E"], A=d["Ad"], B=d["Bd"], C=d["Cdd"], D=d["Dd"]) if d["nd"] > 0 else None)
         self.q_S, self.v_W = d["q_S"], d["v_W"]
         self.eigenvalues = d["eigenvalues"]
         self.frequencies = d["freq_hz"]

@@ -54,13 +54,13 @@ static PyObject *wrap_model(mbl_model *m)
 typedef struct {
     mbl_setting *sets;
     int nsets;
-    const char **states, **vstates;
-    int nstates, nvstates;
-    PyObject *keep[3];
+    const char **states, **vstates, **outputs;
+    int nstates, nvstates, noutputs;
+    PyObject *keep[4];
     mbl_load_options opt;
 } load_args;
 
-static int load_args_get(load_args *a, PyObject *sets, PyObject *states, PyObject *vstates)
+static int load_args_get(load_args *a, PyObject *sets, PyObject *states, PyObject *vstates, PyObject *outputs)
 {
     memset(a, 0, sizeof *a);
     mbl_load_options_default(&a->opt);
@@ -69,6 +69,9 @@ static int load_args_get(load_args *a, PyObject *sets, PyObject *states, PyObjec
     if (py_strings(vstates, &a->vstates, &a->nvstates, &a->keep[2])) return -1;
     if (states != Py_None) a->opt.states = a->states, a->opt.nstates = a->nstates;
     if (vstates != Py_None) a->opt.velocity_states = a->vstates, a->opt.nvelocity_states = a->nvstates;
+    /* outputs kept (load(outputs=[...]), the tool's --outputs) */
+    if (py_strings(outputs, &a->outputs, &a->noutputs, &a->keep[3])) return -1;
+    if (outputs != Py_None) a->opt.outputs = a->outputs, a->opt.noutputs = a->noutputs;
     return 0;
 }
 
@@ -77,17 +80,18 @@ static void load_args_free(load_args *a)
     PyMem_Free(a->sets);
     PyMem_Free(a->states);
     PyMem_Free(a->vstates);
-    for (int i = 0; i < 3; i++) Py_XDECREF(a->keep[i]);
+    PyMem_Free(a->outputs);
+    for (int i = 0; i < 4; i++) Py_XDECREF(a->keep[i]);
 }
 
 static PyObject *core_load_file(PyObject *mod, PyObject *args)
 {
     (void)mod;
-    PyObject *path_obj, *sets, *states, *vstates, *path_bytes = NULL;
-    if (!PyArg_ParseTuple(args, "OOOO", &path_obj, &sets, &states, &vstates)) return NULL;
+    PyObject *path_obj, *sets, *states, *vstates, *outputs = Py_None, *path_bytes = NULL;
+    if (!PyArg_ParseTuple(args, "OOOO|O", &path_obj, &sets, &states, &vstates, &outputs)) return NULL;
     if (!PyUnicode_FSConverter(path_obj, &path_bytes)) return NULL;
     load_args a;
-    if (load_args_get(&a, sets, states, vstates)) {
+    if (load_args_get(&a, sets, states, vstates, outputs)) {
         load_args_free(&a);
         Py_DECREF(path_bytes);
         return NULL;
@@ -111,10 +115,10 @@ static PyObject *core_load_string(PyObject *mod, PyObject *args)
     (void)mod;
     const char *text, *name;
     Py_ssize_t len;
-    PyObject *sets, *states, *vstates;
-    if (!PyArg_ParseTuple(args, "s#sOOO", &text, &len, &name, &sets, &states, &vstates)) return NULL;
+    PyObject *sets, *states, *vstates, *outputs = Py_None;
+    if (!PyArg_ParseTuple(args, "s#sOOO|O", &text, &len, &name, &sets, &states, &vstates, &outputs)) return NULL;
     load_args a;
-    if (load_args_get(&a, sets, states, vstates)) {
+    if (load_args_get(&a, sets, states, vstates, outputs)) {
         load_args_free(&a);
         return NULL;
     }
@@ -343,6 +347,7 @@ static PyObject *linear_dict(const mbl_linear *L, const mbl_modes *M)
               py_put(d, "Ad", py_matrix(ds ? ds->Ad : NULL, nd, nd)) ||
               py_put(d, "Bd", py_matrix(ds ? ds->Bd : NULL, nd, nu)) ||
               py_put(d, "Cdd", py_matrix(ds ? ds->Cdd : NULL, ny, nd)) ||
+              py_put(d, "Dd", py_matrix(ds && ds->Cdd ? (ds->Dd ? ds->Dd : L->D) : NULL, ny, nu)) ||
               py_put(d, "notes", PyUnicode_FromString(L->notes));
     if (bad) goto fail;
     /* modes */

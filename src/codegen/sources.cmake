@@ -6,6 +6,7 @@ list(APPEND MBLIN_SOURCES
   src/codegen/symlin_newton.c
   src/codegen/symlin_ode.c
   src/codegen/symlin_verify.c
+  src/codegen/symlin_outputs.c
   src/codegen/emit.c
   src/codegen/latex.c
   src/codegen/expand.c

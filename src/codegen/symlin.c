@@ -263,6 +263,7 @@ typedef struct build {
     mblx_id *Ode;            /* n + nX + nZ: R, then the ODEs d and the implicit variables' equations */
     mblx_id *Xd;             /* nX: the symbols der(X) */
     size_t max_nodes;        /* the result's limit (symlin_work_check) */
+    int dyn_outputs;         /* 1: some output uses accelerations or multipliers (symlin_outputs.c) */
 } build;
 
 static void build_free(build *b)
@@ -437,13 +438,18 @@ static int build_copy(build *b, const mblx_id *Fn, mbl_status *st)
         if (sexpr[s] == MBLX_NONE) rc = -1;
     }
     if (rc) return st && st->code ? st->code : mblx_graph_status(g, st);
-    /* outputs must be functions of q, v, r */
+    /* outputs of accelerations or multipliers: without ODE states (symlin_outputs.c at rest with
+     * coordinate states, symlin_moving.c otherwise); with them refused */
     for (int j = 0; j < md->ny; j++)
         for (int i = 0; i < n; i++)
-            if (mblx_depends(g, Y[j], as[i]) || (i < m && mblx_depends(g, Y[j], ls[i])))
-                return mbl_error(st, MBL_EMODEL,
-                                 "symbolic linear models: output %s depends on accelerations or multipliers",
-                                 md->yname[j]);
+            if (mblx_depends(g, Y[j], as[i]) || (i < m && mblx_depends(g, Y[j], ls[i]))) {
+                b->dyn_outputs = 1;
+                if (b->nX + b->nZ)
+                    return mbl_error(st, MBL_EMODEL,
+                                     "symbolic linear models: output %s depends on accelerations or multipliers, "
+                                     "not taken with ode states or implicit variables (yet); drop it with --outputs",
+                                     md->yname[j]);
+            }
     /* kept for the Newton iteration (mbl_symlin_newton) */
     sl->R = mbl_alloc_array(N1, sizeof(mblx_id)), sl->Phi = mbl_alloc_array((size_t)m + 1, sizeof(mblx_id));
     sl->v = mbl_alloc_array(N1, sizeof(mblx_id)), sl->asym = mbl_alloc_array(N1, sizeof(mblx_id));
@@ -726,7 +732,7 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
         mblx_id *hv = NULL, *ha1 = NULL, *ha0 = NULL;
         double *msv = NULL;
         int ode = b.nX + b.nZ > 0;
-        rc = codegen_build_moving(sl, pt, b.Y, b.sexpr, ode ? &hv : NULL, &ha1, &ha0, &msv, st);
+        rc = codegen_build_moving(sl, pt, b.Y, b.sexpr, b.dyn_outputs, ode ? &hv : NULL, &ha1, &ha0, &msv, st);
         if (!rc) rc = symlin_work_check(sl->g, max_nodes, "the reduction at a point with motion", st);
         if (!rc && ode) {
             for (int j = 0; j < b.nX; j++) msv[mblx_symbol_index(sl->g, b.Xd[j])] = pt->Xdot[j];
@@ -743,6 +749,10 @@ int mbl_symlin_new(const mbl_model *model, const mbl_point *pt, size_t max_nodes
         if (!rc) rc = rest_matrices(&b, st);
         if (!rc) rc = symlin_work_check(sl->g, max_nodes, "M-hat, C-hat, K-hat and A, B", st);
         if (!rc) rc = rest_outputs(&b, st);
+        if (!rc && b.dyn_outputs) {
+            codegen_rest_in ri = {b.Y, b.as, b.ls, b.Ma, b.Rv, b.Rq, b.Rl, b.Rr, b.rest_syms, b.rest_zero, b.dep, b.sv};
+            rc = codegen_rest_outputs_dyn(sl, &ri, st);
+        }
         if (!rc && b.nX + b.nZ) {
             codegen_ode_in oi = {b.nX, b.nZ, b.Ode, b.Y, b.Xd, b.sv, NULL, NULL, NULL};
             rc = codegen_ode_extend(sl, &oi, st);

@@ -20,7 +20,7 @@ mblx_id *codegen_congruence(mblx_graph *g, int n, int a, const mblx_id *L, const
 int codegen_make_ab(mbl_symlin *sl, const double *sv, mbl_status *st);
 
 /* symlin_moving.c */
-int codegen_build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, const mblx_id *sexpr,
+int codegen_build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, const mblx_id *sexpr, int dyn_outputs,
                          mblx_id **hv_out, mblx_id **ha1_out, mblx_id **ha0_out, double **sv_out, mbl_status *st);
 
 /* symlin_ode.c: the ODE states and implicit variables at rest (codegen_ode_extend) */
@@ -35,5 +35,16 @@ typedef struct codegen_ode_in {
     const mblx_id *Hv, *Ha1, *Ha0;
 } codegen_ode_in;
 int codegen_ode_extend(mbl_symlin *sl, const codegen_ode_in *in, mbl_status *st);
+
+/* symlin_outputs.c: outputs of accelerations and multipliers at rest (after A, B, C, D; at rest
+ * with coordinate states and no ODE states). The reduction's arrays (n x n Jacobians at rest, lambda
+ * not yet substituted in Rl; Ma, Rv, Rq, Rr with it), the outputs Y, the vdot and lambda symbols,
+ * v and vdot with their zeros at rest, the dependent coordinates and the symbols' values. */
+typedef struct codegen_rest_in {
+    const mblx_id *Y, *as, *ls, *Ma, *Rv, *Rq, *Rl, *Rr, *rest_syms, *rest_zero;
+    const int *dep;
+    const double *sv;
+} codegen_rest_in;
+int codegen_rest_outputs_dyn(mbl_symlin *sl, const codegen_rest_in *in, mbl_status *st);
 
 #endif

@@ -252,6 +252,107 @@ static int mov_outputs(mov *w, const mblx_id *Y, mbl_status *st)
     return 0;
 }
 
+/* Outputs of accelerations and multipliers (issue 33, item 2), after A and B: with dS'' = [A21 A22
+ * B2] [dS; dS'; dr] (A's and B's S'' rows),
+ *     da = H dS'' + Ha1 dS' + Ha0 dS,  dv = H dS' + Hv dS,  dq = H dS,
+ * and the multipliers from the rows of the linearized equations of motion that H^T removes:
+ * R_lambda dlambda = -(R_a da + R_v dv + R_q dq + R_r dr) =: -G, taken with J^-T (J = [s_q; Phi_q]):
+ * its last m rows, [0 I] J^-T R_lambda dlambda = -[0 I] J^-T G, where [0 I] J^-T R_lambda = I when
+ * R_lambda = Phi_q^T (the same nodes: then that block is not formed). C += y_a da + y_lambda
+ * dlambda, D likewise, every derivative at the point's (a, lambda). */
+static int mov_dyn_outputs(mov *w, const mblx_id *Y, mbl_status *st)
+{
+    mbl_symlin *sl = w->sl;
+    mblx_graph *g = w->g;
+    int n = w->n, m = w->m, z = w->z, nr = w->nr, ny = w->ny, N = w->N, nx = 2 * z, nc = nx + nr, rc = 0;
+    const mblx_id *H = sl->H, *as = sl->asym, *ls = sl->lsym;
+    size_t nn = (size_t)n * nc;
+    mblx_id *da = codegen_new_ids(nn), *dv = codegen_new_ids(nn), *G = codegen_new_ids(nn);
+    mblx_id *JT = codegen_new_ids((size_t)n * n), *X = codegen_new_ids((size_t)n * (m + nc));
+    mblx_id *Rl = codegen_new_ids((size_t)n * m + 1), *P = codegen_new_ids((size_t)m * m + 1);
+    mblx_id *tt = codegen_new_ids(3 * (size_t)n + (size_t)m + 1), *col = codegen_new_ids((size_t)z + 1);
+    double *jv = mbl_alloc_array((size_t)n * n + (size_t)m * m + 1, sizeof *jv);
+    if (!da || !dv || !G || !JT || !X || !Rl || !P || !tt || !col || !jv) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+#define AT(e) mblx_subst(g, (e), (size_t)N, w->al, w->sol)
+    for (int c = 0; c < nc; c++) {
+        for (int t = 0; t < z; t++) col[t] = c < nx ? sl->A[z + t + (size_t)c * nx] : sl->B[z + t + (size_t)(c - nx) * nx];
+        for (int i = 0; i < n; i++) {
+            size_t nt = 0;
+            for (int t = 0; t < z; t++)
+                if (!codegen_is_zero(g, H[i + (size_t)t * n]) && !codegen_is_zero(g, col[t]))
+                    tt[nt++] = mblx_mul(g, H[i + (size_t)t * n], col[t]);
+            if (c < z) tt[nt++] = w->Ha0[i + (size_t)c * n];
+            else if (c < nx) tt[nt++] = w->Ha1[i + (size_t)(c - z) * n];
+            da[i + (size_t)c * n] = mblx_sum(g, nt, tt);
+            dv[i + (size_t)c * n] = c < z ? w->Hv[i + (size_t)c * n] : c < nx ? H[i + (size_t)(c - z) * n] : w->zero[0];
+        }
+    }
+    /* G = R_a da + R_v dv + R_q dq + R_r dr */
+    for (int c = 0; c < nc; c++)
+        for (int i = 0; i < n; i++) {
+            size_t nt = 0;
+            for (int j = 0; j < n; j++) {
+                mblx_id a = w->Ma[i + (size_t)j * n], b = w->Rv[i + (size_t)j * n], q = w->Rq[i + (size_t)j * n];
+                mblx_id x = da[j + (size_t)c * n], y = dv[j + (size_t)c * n];
+                if (!codegen_is_zero(g, a) && !codegen_is_zero(g, x)) tt[nt++] = mblx_mul(g, a, x);
+                if (!codegen_is_zero(g, b) && !codegen_is_zero(g, y)) tt[nt++] = mblx_mul(g, b, y);
+                if (c < z && !codegen_is_zero(g, q) && !codegen_is_zero(g, H[j + (size_t)c * n]))
+                    tt[nt++] = mblx_mul(g, q, H[j + (size_t)c * n]);
+            }
+            if (c >= nx) tt[nt++] = w->Rr[i + (size_t)(c - nx) * n];
+            G[i + (size_t)c * n] = mblx_sum(g, nt, tt);
+        }
+    /* J^T X = [R_lambda G] (R_lambda only when it is not Phi_q^T node for node) */
+    int same = 1;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < m; j++) {
+            Rl[i + (size_t)j * n] = AT(mblx_diff(g, sl->R[i], ls[j]));
+            same &= Rl[i + (size_t)j * n] == w->Jq[z + j + (size_t)i * n];
+        }
+    int off = same ? 0 : m;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) JT[i + (size_t)j * n] = w->Jq[j + (size_t)i * n], jv[i + (size_t)j * n] = w->jvals[j + (size_t)i * n];
+    if (!same) memcpy(X, Rl, (size_t)n * m * sizeof *X);
+    for (size_t p = 0; p < nn; p++) X[(size_t)n * off + p] = mblx_neg(g, G[p]);
+    rc = codegen_solve_copy(g, n, JT, jv, off + nc, X, "[s_q; Phi_q]^T (the multipliers' rows)", st);
+    if (rc) goto done;
+    /* dlambda: rows z.. of the G part (the R_lambda block's rows z.. solved against them first) */
+    for (int c = 0; c < nc; c++)
+        for (int j = 0; j < m; j++) G[j + (size_t)c * m] = X[z + j + (size_t)(off + c) * n];
+    if (!same && m) {
+        for (int a = 0; a < m; a++)
+            for (int j = 0; j < m; j++) P[a + (size_t)j * m] = X[z + a + (size_t)j * n];
+        rc = codegen_eval_nodes(g, (size_t)m * m, P, w->sv, jv, st);
+        if (!rc) rc = codegen_solve_copy(g, m, P, jv, nc, G, "the multipliers' block", st);
+        if (rc) goto done;
+    }
+    for (int k = 0; k < ny; k++)
+        for (int c = 0; c < nc; c++) {
+            size_t nt = 0;
+            for (int i = 0; i < n; i++) {
+                mblx_id y = AT(mblx_diff(g, Y[k], as[i]));
+                if (!codegen_is_zero(g, y)) tt[nt++] = mblx_mul(g, y, da[i + (size_t)c * n]);
+            }
+            for (int j = 0; j < m; j++) {
+                mblx_id y = AT(mblx_diff(g, Y[k], ls[j]));
+                if (!codegen_is_zero(g, y)) tt[nt++] = mblx_mul(g, y, G[j + (size_t)c * m]);
+            }
+            mblx_id *dst = c < nx ? &sl->C[k + (size_t)c * ny] : &sl->D[k + (size_t)(c - nx) * ny];
+            tt[nt++] = AT(*dst);
+            *dst = mblx_sum(g, nt, tt);
+            if (!sl->moving) *dst = mblx_subst(g, *dst, (size_t)n, sl->v, w->zero);
+        }
+#undef AT
+    rc = mblx_graph_status(g, st);
+done:
+    mbl_free(da), mbl_free(dv), mbl_free(G), mbl_free(JT), mbl_free(X), mbl_free(Rl), mbl_free(P), mbl_free(tt);
+    mbl_free(col), mbl_free(jv);
+    return rc;
+}
+
 /* The linear model at a point with motion, or with states S = s(q) that are not coordinates (a
  * mechanism's joint measures): with the stacked constraints Psi(q) = [s(q) - S; Phi(q)] (n rows,
  * J = Psi_q square), perturb q = q0 + H dS and keep the perturbed motion on them at every level:
@@ -265,8 +366,9 @@ static int mov_outputs(mov *w, const mblx_id *Y, mbl_status *st)
  *     M-hat = H^T R_a H,  C-hat = H^T (R_a Ha1 + R_v H),  K-hat = H^T (R_a Ha0 + R_v Hv + R_q H),
  *     F = -H^T R_r,  C = [y_q H + y_v Hv, y_v H],  D = y_r.
  * With coordinate states at rest (v = 0, a = 0) this is the reduction of mbl_symlin_new's main path
- * (Wq, gamma, Hv, Ha1, Ha0 vanish). sexpr: the z state functions s(q). */
-int codegen_build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, const mblx_id *sexpr,
+ * (Wq, gamma, Hv, Ha1, Ha0 vanish). sexpr: the z state functions s(q). dyn_outputs: some output uses
+ * accelerations or multipliers (mov_dyn_outputs). */
+int codegen_build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, const mblx_id *sexpr, int dyn_outputs,
                          mblx_id **hv_out, mblx_id **ha1_out, mblx_id **ha0_out, double **sv_out, mbl_status *st)
 {
     mov w;
@@ -291,6 +393,7 @@ int codegen_build_moving(mbl_symlin *sl, const mbl_point *pt, const mblx_id *Y, 
             for (size_t i = 0; i < lens[k]; i++) mats[k][i] = mblx_subst(g, mats[k][i], (size_t)n, sl->v, w.zero);
     }
     if (!rc) rc = codegen_make_ab(sl, w.sv, st);
+    if (!rc && dyn_outputs) rc = mov_dyn_outputs(&w, Y, st);
     if (!rc && hv_out) { /* for the ODE states (symlin_ode.c) */
         *hv_out = w.Hv, *ha1_out = w.Ha1, *ha0_out = w.Ha0, *sv_out = w.sv;
         w.Hv = w.Ha1 = w.Ha0 = NULL, w.sv = NULL;

@@ -21,7 +21,8 @@ static double uniform01(unsigned long long *s)
 
 /* the largest deviation of the symbolic matrices' values (sym, in the order A, B, C, D) from lin's,
  * each relative to the largest entry of lin's matrix; which: the worst matrix */
-static double deviation(const mbl_symlin *sl, const double *sym, const mbl_linear *lin, const char **which)
+static double deviation(const mbl_symlin *sl, const double *sym, const mbl_linear *lin, const int *ymap,
+                        const char **which)
 {
     const double *ref[4] = {lin->A, lin->B, lin->C, lin->D};
     size_t len[4] = {(size_t)sl->nx * sl->nx, (size_t)sl->nx * sl->nr, (size_t)sl->ny * sl->nx,
@@ -31,9 +32,11 @@ static double deviation(const mbl_symlin *sl, const double *sym, const mbl_linea
     size_t at = 0;
     for (int k = 0; k < 4; k++) {
         double scale = 0.0, dev = 0.0;
-        for (size_t i = 0; i < len[k]; i++) scale = fmax(scale, fabs(ref[k][i]));
         for (size_t i = 0; i < len[k]; i++) {
-            double d = fabs(sym[at + i] - ref[k][i]);
+            /* C and D: row i % ny of the symbolic model is lin's output ymap[i % ny] */
+            size_t ri = k < 2 || !sl->ny ? i : (size_t)ymap[i % (size_t)sl->ny] + i / (size_t)sl->ny * (size_t)lin->ny;
+            double d = fabs(sym[at + i] - ref[k][ri]);
+            scale = fmax(scale, fabs(ref[k][ri]));
             dev = isnan(d) || d > dev ? d : dev;
         }
         at += len[k];
@@ -56,9 +59,19 @@ static int verify_one(const mbl_symlin *sl, const char *path, const mbl_setting 
     if (!rc) rc = mbl_operating_point(md, po, &pt, st);
     if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, st);
     int ok = 0;
-    if (!rc && lin->A && lin->nx == sl->nx && lin->nu == sl->nr && lin->ny == sl->ny) {
+    /* the outputs by name: the file reloaded has all its outputs, the model may have kept some
+     * (mbl_load_options.outputs) */
+    int *ymap = mbl_alloc_array((size_t)sl->ny + 1, sizeof *ymap);
+    if (!ymap && !rc) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc && lin->A && lin->nx == sl->nx && lin->nu == sl->nr && lin->ny >= sl->ny) {
         ok = 1;
         for (int i = 0; i < sl->nx && ok; i++) ok = !strcmp(lin->state_names[i], sl->state_names[i]);
+        for (int i = 0; i < sl->ny && ok; i++) {
+            ymap[i] = -1;
+            for (int j = 0; j < lin->ny && ymap[i] < 0; j++)
+                if (!strcmp(lin->output_names[j], sl->yname[i])) ymap[i] = j;
+            ok = ymap[i] >= 0;
+        }
     }
     if (ok) {
         for (int i = 0; i < sl->nq; i++) {
@@ -70,9 +83,10 @@ static int verify_one(const mbl_symlin *sl, const char *path, const mbl_setting 
         mblx_id ts = mblx_symbol_find(g, "t");
         if (ts != MBLX_NONE) sv[mblx_symbol_index(g, ts)] = pt->t;
         rc = mblx_tape_eval(tape, sv, out, work, st);
-        if (!rc) *dev = deviation(sl, out, lin, which);
+        if (!rc) *dev = deviation(sl, out, lin, ymap, which);
         else ok = 0, rc = 0; /* outside the expressions' domain there: not comparable */
     }
+    mbl_free(ymap);
     mbl_linear_free(lin);
     mbl_point_free(pt);
     mbl_model_free(md);

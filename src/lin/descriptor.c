@@ -23,7 +23,9 @@
  * of `nullspace` at the same point, or of `augmented` with non-holonomic constraints or on the
  * sparse path (the descriptor form itself is in lin->descriptor: E, Ad, Bd, Cdd); on the sparse path
  * they are not formed when the dense augmented model would exceed opt->mem_budget or opt->partial
- * asks for the partial spectrum alone (src/lin/sparse_pencil.c, shared with `augmented`). This file
+ * asks for the partial spectrum alone (src/lin/sparse_pencil.c, shared with `augmented`). Outputs:
+ * y = Cdd x + Dd u, an output of a multiplier a column of Cdd, of an acceleration or der(X) taken
+ * through the pencil's dynamic rows (desc_outputs; Dd differs from the state-space D then). This file
  * makes the pencil and its spectrum; src/lin/methods.c composes them with the other method's
  * linear model, so that no method calls another. */
 #include <float.h>
@@ -279,13 +281,11 @@ static void desc_ext(const mbl_model *md, const double *jac, const double *yjac,
 int lin_descriptor_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_status *st)
 {
     int n = md->n, m = md->m, k = md->k, nX = md->nX, nZ = md->nZ;
-    if (lin_outputs_use(md, MBL_BLK_A) || lin_outputs_use(md, MBL_BLK_LAMBDA) || lin_outputs_use(md, MBL_BLK_MU) ||
-        lin_outputs_use(md, MBL_BLK_XD) || lin_outputs_use(md, MBL_BLK_Z))
-        return mbl_error(st, MBL_EMODEL,
-                         "descriptor: outputs of accelerations, multipliers, der() of ode states or implicit variables "
-                         "are not supported (their D differs between the descriptor form y = Cdd x + D u and the "
-                         "state-space form); use augmented");
     if (2 * n + m + k + nX + nZ > opt->dense_max || opt->partial == MBL_PARTIAL_ALWAYS) {
+        if (lin_outputs_use(md, MBL_BLK_A) || lin_outputs_use(md, MBL_BLK_LAMBDA) || lin_outputs_use(md, MBL_BLK_MU))
+            return mbl_error(st, MBL_EMODEL,
+                             "descriptor: the sparse (ARPACK) path does not take outputs of accelerations or "
+                             "multipliers (yet): raise dense_max, drop them (--outputs) or use augmented");
         if (md->ext)
             return mbl_error(st, MBL_EMODEL,
                              "descriptor: the sparse (ARPACK) path does not take %s (yet): raise dense_max or use "
@@ -373,6 +373,70 @@ static void desc_fill(const mbl_model *md, const mbl_blocks *B, const int *rows,
             ds->Cdd[i + (size_t)(n + j) * ny] = B->Yv[i + (size_t)j * ny];
         }
     if (md->ext) desc_ext(md, B->ev.jac, B->ev.y + ny, rows, r, sc, nd, ds);
+}
+
+/* The outputs of multipliers, accelerations, der(X) and Z in the descriptor form (ds filled by
+ * desc_fill; Dd = Yr there). A multiplier or Z is a descriptor variable: its output a column of Cdd
+ * (a multiplier's scaled by sc, the pencil's variable being dlambda / sc). The accelerations and
+ * der(X) are the derivatives of the descriptor variables v and X, which the pencil's dynamic rows
+ * (EOM and ode: E_I x_I' = Ad_I x + Bd_I u on the index set I of the v and X rows and columns)
+ * determine when E_I is regular: their outputs add [Ya Yxd] E_I^-1 [Ad_I Bd_I] to [Cdd Dd]. The
+ * transfer function Cdd (sE - Ad)^-1 Bd + Dd then equals the state-space form's. */
+static int desc_outputs(const mbl_model *md, const mbl_blocks *B, const int *rows, int r, const double *sc,
+                        mbl_lin_descriptor *ds, mbl_status *st)
+{
+    int n = md->n, m = md->m, k = md->k, nX = md->nX, nr = md->nr, ny = md->ny, nd = ds->nd;
+    int cx = 2 * n + r + k, cz = cx + nX;
+    if (!ny) return 0;
+    int ulam = lin_outputs_use(md, MBL_BLK_LAMBDA), uacc = lin_outputs_use(md, MBL_BLK_A);
+    int uxd = md->ext && B->Yxd && lin_outputs_use(md, MBL_BLK_XD);
+    if (ulam && r < m)
+        return mbl_error(st, MBL_ESINGULAR,
+                         "descriptor: outputs of multipliers (lambda): rank(Phi_q) = %d < %d constraints, the "
+                         "multipliers are not unique at this point",
+                         r, m);
+    for (int a = 0; a < r; a++)
+        for (int i = 0; i < ny; i++) ds->Cdd[i + (size_t)(2 * n + a) * ny] += sc[a] * B->Ylam[i + (size_t)rows[a] * ny];
+    for (int b = 0; b < k; b++)
+        for (int i = 0; i < ny; i++) ds->Cdd[i + (size_t)(2 * n + r + b) * ny] += sc[r + b] * B->Ymu[i + (size_t)b * ny];
+    if (md->ext && B->Yz)
+        for (int j = 0; j < md->nZ; j++)
+            for (int i = 0; i < ny; i++) ds->Cdd[i + (size_t)(cz + j) * ny] += B->Yz[i + (size_t)j * ny];
+    if (!uacc && !uxd) return 0;
+    int ni = n + nX, nc = nd + nr, rc = 0;
+    int *I = mbl_calloc((size_t)ni + 1, sizeof *I);
+    double *EI = mbl_calloc((size_t)ni * ni + 1, sizeof *EI), *Z = mbl_calloc((size_t)ni * nc + 1, sizeof *Z);
+    double *Yd = mbl_calloc((size_t)ny * ni + 1, sizeof *Yd);
+    mbla_dlu *lu = NULL;
+    if (!I || !EI || !Z || !Yd) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < n; i++) I[i] = n + i;
+    for (int i = 0; i < nX; i++) I[n + i] = cx + i;
+    for (int a = 0; a < ni; a++) {
+        for (int b = 0; b < ni; b++) EI[a + (size_t)b * ni] = ds->E[I[a] + (size_t)I[b] * nd];
+        for (int c = 0; c < nd; c++) Z[a + (size_t)c * ni] = ds->Ad[I[a] + (size_t)c * nd];
+        for (int c = 0; c < nr; c++) Z[a + (size_t)(nd + c) * ni] = ds->Bd[I[a] + (size_t)c * nd];
+    }
+    for (int i = 0; i < ny; i++) {
+        for (int j = 0; j < n; j++) Yd[i + (size_t)j * ny] = B->Ya[i + (size_t)j * ny];
+        for (int j = 0; uxd && j < nX; j++) Yd[i + (size_t)(n + j) * ny] = B->Yxd[i + (size_t)j * ny];
+    }
+    rc = mbla_dlu_new(ni, EI, ni, &lu, st);
+    if (rc == MBL_ESINGULAR)
+        rc = mbl_error(st, MBL_ESINGULAR,
+                       "descriptor: outputs of accelerations or der() of ode states: the pencil's equations of motion "
+                       "and ode rows do not determine the derivatives (E singular on them)");
+    if (!rc) rc = mbla_dlu_solve(lu, 'N', nc, Z, ni, st);
+    if (!rc) {
+        mbla_gemm('N', 'N', ny, nd, ni, 1.0, Yd, ny, Z, ni, 1.0, ds->Cdd, ny, NULL);
+        if (nr) mbla_gemm('N', 'N', ny, nr, ni, 1.0, Yd, ny, Z + (size_t)ni * nd, ni, 1.0, ds->Dd, ny, NULL);
+    }
+done:
+    mbla_dlu_free(lu);
+    mbl_free(I), mbl_free(EI), mbl_free(Z), mbl_free(Yd);
+    return rc;
 }
 
 /* The spectrum of the pencil ds by QZ into lin->spectrum (nd eigenvalues, the nphys of smallest
@@ -504,7 +568,8 @@ int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     ds->Ad = mbl_calloc(nd2 + 1, sizeof(double));
     ds->Bd = mbl_calloc((size_t)nd * nr + 1, sizeof(double));
     ds->Cdd = mbl_calloc((size_t)ny * nd + 1, sizeof(double));
-    if (!ds->E || !ds->Ad || !ds->Bd || !ds->Cdd) {
+    ds->Dd = mbl_calloc((size_t)ny * nr + 1, sizeof(double));
+    if (!ds->E || !ds->Ad || !ds->Bd || !ds->Cdd || !ds->Dd) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -516,6 +581,9 @@ int lin_descriptor(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     double smin, smax;
     desc_scales(&B, rows, r, k, Nv, Nq, opt, sc, &smin, &smax);
     desc_fill(md, &B, rows, r, Rmu, Nv, Nq, sc, ds);
+    memcpy(ds->Dd, B.Yr, (size_t)ny * nr * sizeof *ds->Dd);
+    rc = desc_outputs(md, &B, rows, r, sc, ds, st);
+    if (rc) goto done;
     int nphys = 2 * (n - r) - k + nX, rankE = 0;
     double gap = 0;
     rc = desc_qz(n, nphys, r < m, lin, &rankE, &gap, st);

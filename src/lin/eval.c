@@ -123,6 +123,7 @@ static void descriptor_free(mbl_lin_descriptor *ds)
     mbl_free(ds->Ad);
     mbl_free(ds->Bd);
     mbl_free(ds->Cdd);
+    mbl_free(ds->Dd);
     mbl_free(ds);
 }
 

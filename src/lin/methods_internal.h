@@ -125,14 +125,22 @@ void lin_rkin_free(mbl_rkin *K);
  *   F = -Qw^T (M Ra + Rr),
  * and S' = (P Vs + Pd_q Qs) S + P Qw W (source 000 Eq. 6-9 when P selects coordinates; source 003
  * Eq. 4.7-4.13 when P = T^T is an orthonormal tangent basis). Rq may be replaced by Rq_use (NULL:
- * B->Rq). Fills A, B, C, D, M, Cd, K, F, q_S (= Qs), v_W (= Qw) and cond of lin (allocated by the
+ * B->Rq; then the outputs of the multipliers are left to the caller: lin_reduce_multipliers). Fills A, B, C, D, M, Cd, K, F, q_S (= Qs), v_W (= Qw) and cond of lin (allocated by the
  * caller with z0, z1). Outputs of the multipliers take (dlambda, dmu) from the linearized equations
  * of motion, Phi_q^T dlambda + A_nh^T dmu = -(M da + Rv dv + Rq dq + Rr dr), solved with Jv^T;
- * they need r == m and Rq_use == NULL, else an error. kin (may be NULL) receives the kinematic
+ * they need r == m, else an error. kin (may be NULL) receives the kinematic
  * sensitivities (the caller frees them with lin_rkin_free), Jv_lu_out (may be NULL; the caller
  * frees it) the factorization of Jv. */
 int lin_reduce(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *rs, const double *Rq_use,
                double rcond_min, mbl_linear *lin, mbl_rkin *kin, mbla_dlu **Jv_lu_out, mbl_status *st);
+
+/* The outputs of the multipliers of a finished reduction whose lin_reduce had Rq_use (projection):
+ * lin->C, D += Ylam dlambda + Ymu dmu, with da = [Ga Ha Ra] + Qw [A21 A22 B2] from the method's own A
+ * and B (in the states of K) and Phi_q^T dlambda + A_nh^T dmu = -(M da + Rv dv + Rq dq + Rr dr) (the
+ * rows R^T removes) solved with Jv^T (Jv_lu: lin_reduce's Jv_lu_out); Rq (n x n) the EOM rows'
+ * q-Jacobian at the multipliers the method recovered. Needs r == m (MBL_ESINGULAR otherwise). */
+int lin_reduce_multipliers(const mbl_blocks *B, const int *rows, int r, const mbl_rkin *K, const mbla_dlu *Jv_lu,
+                           const double *Rq, mbl_linear *lin, mbl_status *st);
 
 /* lin_reduce in the states ts (e.g. tangent coordinates), the result reported in the states us
  * (S = s(q), W = w(q, v); the same counts) by the exact change of the kinematic sensitivities:
@@ -157,9 +165,12 @@ int lin_reduce_kin(const mbl_blocks *B, const int *rows, int r, const mbl_rstate
  * (source 000 Eq. 29-30 with X held, as augmented). With Rq_use (projection) the EOM rows are
  * projected on Qw instead (the multipliers eliminated; needs forces free of multipliers and ode and
  * implicit-variable rows free of them, else MBL_EMODEL), their q columns are Rq_use and Kx (z1 x z0,
- * may be NULL) is added to the projected rows' S columns. lin has zx = nX. */
+ * may be NULL) is added to the projected rows' S columns; the outputs of the multipliers are then
+ * taken from the EOM rows at the solved perturbations (Eq at the point's multipliers) with Jv_lu (the
+ * unscaled Jv, rows: its constraint rows), and left out when Jv_lu is NULL. lin has zx = nX. */
 int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, const mbl_rkin *K, const double *Rq_use,
-                          const double *Kx, double rcond_min, mbl_linear *lin, mbl_status *st);
+                          const double *Kx, const int *rows, const mbla_dlu *Jv_lu, double rcond_min, mbl_linear *lin,
+                          mbl_status *st);
 /* 1 when the model's multipliers enter its dynamic rows only as the reactions Phi_q^T lambda +
  * A_nh^T mu (structurally: the EOM rows' multiplier columns are the constraint Jacobian's nodes,
  * and neither the ode nor the implicit-variable rows use them). */

@@ -437,6 +437,9 @@ done:
 /* The state-space form of the penalty ODE of an Eq. 10 model (pen_explicit): x = [q; v; X], A = [0 I 0;
  * dv'/dx; dX'/dx], B likewise, C and D through (q'', der(X), Z); M, C, K the penalized EOM rows (X
  * held), F = -dR/du. */
+static int pen_multiplier_outputs(const mbl_blocks *B, double a1, double xi, double om, const double *W, int ldw,
+                                  int N, mbl_linear *lin, mbl_status *st);
+
 static int pen_ss_ext(const mbl_blocks *B, double alpha, double xi, double om, mbl_linear *lin, mbl_status *st)
 {
     int n = B->n, nX = B->nX, nZ = B->nZ, ne = B->ne, nr = B->nr, ny = B->ny, N = 2 * n + nX, nc = N + nr;
@@ -466,6 +469,7 @@ static int pen_ss_ext(const mbl_blocks *B, double alpha, double xi, double om, m
         }
         memcpy(lin->C, Y, (size_t)ny * N * sizeof *Y);
         memcpy(lin->D, Y + (size_t)ny * N, (size_t)ny * nr * sizeof *Y);
+        if (n) rc = pen_multiplier_outputs(B, alpha, xi, om, Sol, ne, N, lin, st);
     }
 done:
     mbl_free(Sol), mbl_free(Y);
@@ -517,6 +521,53 @@ static double pen_err_est(const mbl_blocks *B, double a1, double ratio, mbl_lin_
     return err;
 }
 
+/* Outputs of the multipliers: the penalty forces themselves, lambda = alpha (Phi'' + 2 xi omega Phi' +
+ * omega^2 Phi) and mu = alpha (c' + omega c), linearized along the penalty ODE:
+ *   dlambda = alpha (Phi_q da + (dPhi''/dq + 2 xi omega dPhi'/dq + omega^2 Phi_q) dq
+ *                    + (dPhi''/dv + 2 xi omega Phi_q) dv + dPhi''/dr dr),
+ *   dmu = alpha (A_nh da + (dc'/dq + omega dc/dq) dq + (dc'/dv + omega A_nh) dv + dc'/dr dr),
+ * da the ODE's [A21 A22 B2] (W, leading dimension ldw; the columns of X, from 2n to N, only through da).
+ * They approximate the constrained model's multipliers to O(1/alpha)
+ * as the eigenvalues do (docs/methods.md). lin->C, D += Ylam dlambda + Ymu dmu. */
+static int pen_multiplier_outputs(const mbl_blocks *B, double a1, double xi, double om, const double *W, int ldw,
+                                  int N, mbl_linear *lin, mbl_status *st)
+{
+    int n = B->n, m = B->m, k = B->k, nr = B->nr, ny = B->ny, nc = N + nr; /* N: states [q; v; X] */
+    if (!((m && mbla_norm1(ny, m, B->Ylam, ny) > 0) || (k && mbla_norm1(ny, k, B->Ymu, ny) > 0))) return 0;
+    double *L = mbl_calloc((size_t)(m + k) * nc + 1, sizeof *L);
+    if (!L) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int ld = m + k;
+    for (int j = 0; j < nc; j++) {
+        const double *da = W + (size_t)j * ldw;
+        for (int a = 0; a < m; a++) {
+            double s = 0;
+            for (int c = 0; c < n; c++) s += B->Pq[a + (size_t)c * m] * da[c];
+            if (j < n) s += B->Pddq[a + (size_t)j * m] + 2 * xi * om * B->Pdq[a + (size_t)j * m] + om * om * B->Pq[a + (size_t)j * m];
+            else if (j < 2 * n) s += B->Pddv[a + (size_t)(j - n) * m] + 2 * xi * om * B->Pq[a + (size_t)(j - n) * m];
+            else if (j >= N) s += B->Pddr[a + (size_t)(j - N) * m];
+            L[a + (size_t)j * ld] = a1 * s;
+        }
+        for (int b = 0; b < k; b++) {
+            double s = 0;
+            for (int c = 0; c < n; c++) s += B->Nv[b + (size_t)c * k] * da[c];
+            if (j < n) s += B->Ndq[b + (size_t)j * k] + om * B->Nq[b + (size_t)j * k];
+            else if (j < 2 * n) s += B->Ndv[b + (size_t)(j - n) * k] + om * B->Nv[b + (size_t)(j - n) * k];
+            else if (j >= N) s += B->Ndr[b + (size_t)(j - N) * k];
+            L[m + b + (size_t)j * ld] = a1 * s;
+        }
+    }
+    if (m) {
+        mbla_gemm('N', 'N', ny, N, m, 1.0, B->Ylam, ny, L, ld, 1.0, lin->C, ny, NULL);
+        if (nr) mbla_gemm('N', 'N', ny, nr, m, 1.0, B->Ylam, ny, L + (size_t)ld * N, ld, 1.0, lin->D, ny, NULL);
+    }
+    if (k) {
+        mbla_gemm('N', 'N', ny, N, k, 1.0, B->Ymu, ny, L + m, ld, 1.0, lin->C, ny, NULL);
+        if (nr) mbla_gemm('N', 'N', ny, nr, k, 1.0, B->Ymu, ny, L + m + (size_t)ld * N, ld, 1.0, lin->D, ny, NULL);
+    }
+    mbl_free(L);
+    return 0;
+}
+
 /* The penalty ODE's state-space and MCK forms into lin (Mp, Cp, Kp, W: work of n x n, n x n, n x n
  * and n x (2n + nr); *lu: the factors of Mp, freed by the caller). */
 static int pen_state_space(const mbl_blocks *B, double a1, double xi, double om, double *Mp, double *Cp, double *Kp,
@@ -556,6 +607,7 @@ static int pen_state_space(const mbl_blocks *B, double a1, double xi, double om,
         mbla_gemm('N', 'N', ny, N, n, 1.0, B->Ya, ny, W, n, 1.0, lin->C, ny, NULL);
         if (nr) mbla_gemm('N', 'N', ny, nr, n, 1.0, B->Ya, ny, W + (size_t)N * n, n, 1.0, lin->D, ny, NULL);
     }
+    if (ny && n) rc = pen_multiplier_outputs(B, a1, xi, om, W, n, N, lin, st);
     return rc;
 }
 
@@ -573,10 +625,6 @@ int lin_penalty(const mbl_model *md, const mbl_point *pt, const mbl_lin_options 
     *out = NULL;
     rc = lin_require_dense(md, opt, "penalty", st);
     if (rc) return rc;
-    if (lin_outputs_use(md, MBL_BLK_LAMBDA) || lin_outputs_use(md, MBL_BLK_MU))
-        return mbl_error(st, MBL_EMODEL,
-                         "penalty: outputs of multipliers (lambda) are not supported (the penalty forces only "
-                         "approximate them, to O(1/alpha)); use augmented");
     if (!(opt->pen_alpha > 0) || !(opt->pen_omega > 0) || !(opt->pen_xi >= 0) || !(opt->pen_ratio > 1))
         return mbl_error(st, MBL_EARG, "penalty: alpha and omega must be > 0, xi >= 0 and the ratio > 1");
     rc = lin_blocks_init(md, pt, &B, st);

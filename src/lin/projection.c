@@ -19,7 +19,9 @@
  * directly: K-hat(j, i) += -y^T (d(Jv R e_j)/dq) Qs e_i with y = Jv^-T (M q'' - f), Jv = [Phi_q;
  * A_nh; W_v], d(Jv u)/dq being the exact d(Phi', c, W)/dq at velocity u minus their values at zero
  * velocity (all three are linear in v; user velocity states must be too). With W = S' (holonomic)
- * this is the formula above. */
+ * this is the formula above.
+ * Outputs of the multipliers: lambda and mu recovered from the rows R^T removes (Jv^T y = M q'' - f at
+ * the point, then the linearized rows with projection's own accelerations; proj_multiplier_outputs). */
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +69,31 @@ static int proj_add_kx(const mbl_model *md, const mbl_blocks *B, const double *R
     return 0;
 }
 
+/* Outputs of the multipliers: projection recovers them from the rows R^T removes. At the point,
+ * Jv^T y = M q'' - f (y, the solve above) gives lambda(rows) = -y[0..r), mu = -y[r..r+k); the
+ * linearized rows Phi_q^T dlambda + A_nh^T dmu = -(M da + Rv dv + Rq dq + Rr dr) with the
+ * accelerations of projection's own A, B and Rq at those multipliers give (dlambda, dmu)
+ * (lin_reduce_multipliers). jac, Rq: work (Jacobian values; n x n). */
+static int proj_multiplier_outputs(const mbl_model *md, const mbl_point *pt, mbl_blocks *B, const int *rows, int r,
+                                   const mbl_rkin *kin, const mbla_dlu *lu, const double *y, double *jac, double *Rq,
+                                   mbl_linear *lin, mbl_status *st)
+{
+    int n = md->n, m = md->m, k = md->k;
+    if (!lin_outputs_use(md, MBL_BLK_LAMBDA) && !lin_outputs_use(md, MBL_BLK_MU)) return 0;
+    double *lam = mbl_calloc((size_t)(m + k) + 1, sizeof *lam);
+    if (!lam) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int i = 0; i < r; i++) lam[rows[i]] = -y[i];
+    for (int i = 0; i < k; i++) lam[m + i] = -y[r + i];
+    int rc = lin_blocks_eval_jac(md, pt, pt->v, lam, lam + m, jac, &B->ev, st);
+    if (!rc) {
+        int e0 = md->row0[MBL_ROW_EOM];
+        lin_sjac_dense(md, &md->jac, jac, e0, e0 + n, MBL_BLK_Q, Rq);
+        rc = lin_reduce_multipliers(B, rows, r, kin, lu, Rq, lin, st);
+    }
+    mbl_free(lam);
+    return rc;
+}
+
 int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                    mbl_status *st)
 {
@@ -84,10 +111,6 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     *out = NULL;
     rc = lin_require_dense(md, opt, "projection", st);
     if (rc) return rc;
-    if (lin_outputs_use(md, MBL_BLK_LAMBDA) || lin_outputs_use(md, MBL_BLK_MU))
-        return mbl_error(st, MBL_EMODEL,
-                         "projection: outputs of multipliers (lambda) are not supported (projection never forms "
-                         "the multipliers); use augmented");
     rc = lin_dense_open(md, pt, &B, &rows, st);
     if (rc) return rc;
     int frozen = 0;
@@ -176,10 +199,11 @@ int lin_projection(const mbl_model *md, const mbl_point *pt, const mbl_lin_optio
     /* K-hat += Kx; A21 -= M-hat^-1 Kx; outputs through the accelerations (an Eq. 10 model: its
      * projected rows solved again with Kx, the ode and implicit-variable rows coupled) */
     if (B.ext) {
-        rc = lin_reduce_finish_ext(&B, r, &rs, &kin, Rq0, Kx, opt->rcond_min, lin, st);
+        rc = lin_reduce_finish_ext(&B, r, &rs, &kin, Rq0, Kx, rows, lu, opt->rcond_min, lin, st);
         if (rc) goto done;
-    } else if (z1 && z0) {
-        rc = proj_add_kx(md, &B, R, Kx, lin, st);
+    } else {
+        if (z1 && z0) rc = proj_add_kx(md, &B, R, Kx, lin, st);
+        if (!rc) rc = proj_multiplier_outputs(md, pt, &B, rows, r, &kin, lu, y, jac, Rq0, lin, st);
         if (rc) goto done;
     }
     if (frozen) rc = lin_frozen_change(&B, rows, r, &us, &rs, opt->rcond_min, lin, st);

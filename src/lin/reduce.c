@@ -79,15 +79,10 @@ static int factor_rows(int n, double *J, double *d, double rcond_min, mbla_dlu *
  * Phi_q^T dlambda + A_nh^T dmu = -(M dA + Rv dV + Rq dQ + Rr dR), solved as Jv^T [dlambda; dmu; x] = -G;
  * lu holds the factors of diag(dJ) Jv, so the solution of its transpose is scaled back by dJ. */
 static int reduce_multiplier_outputs(const mbl_blocks *B, const mbla_dlu *lu, const double *dJ, const int *rows,
-                                     int r, const mbl_rkin *K, int z0, int z1, const double *dA,
-                                     const double *Rq_use, const char *method, double *W1, mbl_status *st)
+                                     int r, const mbl_rkin *K, int z0, int z1, const double *dA, const double *Rq,
+                                     const char *method, double *W1, mbl_status *st)
 {
     int n = B->n, m = B->m, k = B->k, nr = B->nr, ny = B->ny, nx = z0 + z1, nc = nx + nr;
-    if (Rq_use)
-        return mbl_error(st, MBL_EMODEL,
-                         "%s: outputs of multipliers (lambda) need the multipliers of the operating point, which this "
-                         "method does not use; use augmented",
-                         method);
     if (r < m)
         return mbl_error(st, MBL_ESINGULAR,
                          "%s: outputs of multipliers (lambda): rank(Phi_q) = %d < %d constraints, the multipliers are "
@@ -101,7 +96,7 @@ static int reduce_multiplier_outputs(const mbl_blocks *B, const mbla_dlu *lu, co
     }
     mbla_gemm('N', 'N', n, nc, n, 1.0, B->M, n, dA, n, 0.0, G, n, NULL);
     if (z0) {
-        mbla_gemm('N', 'N', n, z0, n, 1.0, B->Rq, n, K->Qs, n, 1.0, G, n, NULL);
+        mbla_gemm('N', 'N', n, z0, n, 1.0, Rq, n, K->Qs, n, 1.0, G, n, NULL);
         mbla_gemm('N', 'N', n, z0, n, 1.0, B->Rv, n, K->Vs, n, 1.0, G, n, NULL);
     }
     if (z1) mbla_gemm('N', 'N', n, z1, n, 1.0, B->Rv, n, K->Qw, n, 1.0, G + (size_t)n * z0, n, NULL);
@@ -111,8 +106,9 @@ static int reduce_multiplier_outputs(const mbl_blocks *B, const mbla_dlu *lu, co
     int rc = nc ? mbla_dlu_solve(lu, 'T', nc, G, n, st) : 0;
     if (!rc) {
         for (int j = 0; j < nc; j++) {
-            for (int i = 0; i < r; i++) dL[rows[i] + (size_t)j * (m + k)] = dJ[i] * G[i + (size_t)j * n];
-            for (int i = 0; i < k; i++) dL[m + i + (size_t)j * (m + k)] = dJ[r + i] * G[r + i + (size_t)j * n];
+            for (int i = 0; i < r; i++) dL[rows[i] + (size_t)j * (m + k)] = (dJ ? dJ[i] : 1.0) * G[i + (size_t)j * n];
+            for (int i = 0; i < k; i++)
+                dL[m + i + (size_t)j * (m + k)] = (dJ ? dJ[r + i] : 1.0) * G[r + i + (size_t)j * n];
         }
         if (m) mbla_gemm('N', 'N', ny, nc, m, 1.0, B->Ylam, ny, dL, m + k, 1.0, W1, ny, NULL);
         if (k) mbla_gemm('N', 'N', ny, nc, k, 1.0, B->Ymu, ny, dL + m, m + k, 1.0, W1, ny, NULL);
@@ -277,8 +273,9 @@ static int reduce_finish(const mbl_blocks *B, const int *rows, int r, const mbl_
             mbla_gemm('N', 'N', ny, z0, n, 1.0, B->Yv, ny, K->Vs, n, 1.0, W1, ny, NULL);
         }
         if (z1) mbla_gemm('N', 'N', ny, z1, n, 1.0, B->Yv, ny, K->Qw, n, 1.0, W1 + (size_t)ny * z0, ny, NULL);
-        if ((m && mbla_norm1(ny, m, B->Ylam, ny) > 0) || (k && mbla_norm1(ny, k, B->Ymu, ny) > 0))
-            rc = reduce_multiplier_outputs(B, luv, dv, rows, r, K, z0, z1, dA, Rq_use, lin->method, W1, st);
+        /* with Rq_use (projection) the caller adds them (lin_reduce_multipliers) */
+        if (!Rq_use && ((m && mbla_norm1(ny, m, B->Ylam, ny) > 0) || (k && mbla_norm1(ny, k, B->Ymu, ny) > 0)))
+            rc = reduce_multiplier_outputs(B, luv, dv, rows, r, K, z0, z1, dA, B->Rq, lin->method, W1, st);
         if (rc) goto done;
         memcpy(lin->C, W1, (size_t)ny * nx * sizeof *W1);
         for (size_t i = 0; i < (size_t)ny * nr; i++) lin->D[i] = W1[(size_t)ny * nx + i] + B->Yr[i];
@@ -288,6 +285,32 @@ static int reduce_finish(const mbl_blocks *B, const int *rows, int r, const mbl_
 done:
     mbl_free(T), mbl_free(W1), mbl_free(W2), mbl_free(dA);
     mbla_dlu_free(mlu);
+    return rc;
+}
+
+int lin_reduce_multipliers(const mbl_blocks *B, const int *rows, int r, const mbl_rkin *K, const mbla_dlu *Jv_lu,
+                           const double *Rq, mbl_linear *lin, mbl_status *st)
+{
+    int n = B->n, m = B->m, k = B->k, nr = B->nr, ny = B->ny, z0 = lin->z0, z1 = lin->z1, nx = z0 + z1;
+    if (!ny || !((m && mbla_norm1(ny, m, B->Ylam, ny) > 0) || (k && mbla_norm1(ny, k, B->Ymu, ny) > 0))) return 0;
+    double *dA = mbl_calloc((size_t)n * (nx + nr) + 1, sizeof *dA);
+    double *W1 = mbl_calloc((size_t)ny * (nx + nr) + 1, sizeof *W1);
+    if (!dA || !W1) {
+        mbl_free(dA), mbl_free(W1);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    /* da = [Ga Ha Ra] + Qw [A21 A22 B2] from the method's own A and B */
+    for (int j = 0; j < z0; j++) memcpy(dA + (size_t)j * n, K->Ga + (size_t)j * n, (size_t)n * sizeof *dA);
+    for (int j = 0; j < z1; j++) memcpy(dA + (size_t)(z0 + j) * n, K->Ha + (size_t)j * n, (size_t)n * sizeof *dA);
+    for (int j = 0; j < nr; j++) memcpy(dA + (size_t)(nx + j) * n, K->Ra + (size_t)j * n, (size_t)n * sizeof *dA);
+    if (z1) mbla_gemm('N', 'N', n, nx, z1, 1.0, K->Qw, n, lin->A + z0, nx, 1.0, dA, n, NULL);
+    if (z1 && nr) mbla_gemm('N', 'N', n, nr, z1, 1.0, K->Qw, n, lin->B + z0, nx, 1.0, dA + (size_t)n * nx, n, NULL);
+    int rc = reduce_multiplier_outputs(B, Jv_lu, NULL, rows, r, K, z0, z1, dA, Rq, lin->method, W1, st);
+    if (!rc) {
+        for (size_t i = 0; i < (size_t)ny * nx; i++) lin->C[i] += W1[i];
+        for (size_t i = 0; i < (size_t)ny * nr; i++) lin->D[i] += W1[(size_t)ny * nx + i];
+    }
+    mbl_free(dA), mbl_free(W1);
     return rc;
 }
 
@@ -301,7 +324,7 @@ int lin_reduce(const mbl_blocks *B, const int *rows, int r, const mbl_rstates *r
     if (Jv_lu_out) *Jv_lu_out = NULL;
     if (!dv) return mbl_error(st, MBL_ENOMEM, "out of memory");
     int rc = lin_reduce_kin(B, rows, r, rs, rcond_min, &K, &luv, dv, &lin->cond, st);
-    if (!rc) rc = B->ext ? lin_reduce_finish_ext(B, r, rs, &K, Rq_use, NULL, rcond_min, lin, st)
+    if (!rc) rc = B->ext ? lin_reduce_finish_ext(B, r, rs, &K, Rq_use, NULL, NULL, NULL, rcond_min, lin, st)
                          : reduce_finish(B, rows, r, rs, &K, Rq_use, luv, dv, lin, st);
     if (!rc && Jv_lu_out) { /* the caller solves with Jv itself: factor the unscaled rows (exact) */
         double *Jv = mbl_calloc((size_t)n * n + 1, sizeof *Jv);
@@ -393,7 +416,7 @@ int lin_reduce_change(const mbl_blocks *B, const int *rows, int r, const mbl_rst
     if (!rc) rc = right_solve(hl, n, z1, K.Ha, w, st);
     if (!rc && z1 && z0) mbla_gemm('N', 'N', n, z0, z1, -1.0, K.Ha, n, H21, z1, 1.0, K.Ga, n, NULL);
     if (!rc) rc = right_solve(gl, n, z0, K.Ga, w, st);
-    if (!rc) rc = B->ext ? lin_reduce_finish_ext(B, r, us, &K, NULL, NULL, rcond_min, lin, st)
+    if (!rc) rc = B->ext ? lin_reduce_finish_ext(B, r, us, &K, NULL, NULL, NULL, NULL, rcond_min, lin, st)
                          : reduce_finish(B, rows, r, us, &K, NULL, luv, dv, lin, st);
     if (!rc) lin->cond = cond / fmin(rg, rh);
 done:
@@ -489,8 +512,54 @@ static void ext_mck(const mbl_blocks *B, const mbl_rkin *K, double *T, mbl_linea
     }
 }
 
+/* projection's outputs of the multipliers of an Eq. 10 model whose multipliers enter as reactions only:
+ * the EOM rows at the solved perturbations, El dlambda + Em dmu = -(Ea da + Ev dv + Eq dq + Exd der(dX)
+ * + Ez dZ + Ex dX + Er dr), solved as Jv^T [dlambda; dmu; x] = -(...) (Jv_lu: the factors of the
+ * unscaled Jv, rows its r == m constraint rows); Y (ny x nc) += Ylam dlambda + Ymu dmu. G (nu x nc):
+ * the solve's columns, der(X) from row ux, Z after them. */
+static int ext_proj_multipliers(const mbl_blocks *B, const int *rows, int r, const mbla_dlu *Jv_lu, int nx, int nc,
+                                const double *Da, const double *Dv, const double *Dq, const double *G, int nu, int ux,
+                                int xs, double *Y, const char *method, mbl_status *st)
+{
+    int n = B->n, m = B->m, k = B->k, nX = B->nX, nZ = B->nZ, ne = B->ne, nr = B->nr, ny = B->ny;
+    if (r < m)
+        return mbl_error(st, MBL_ESINGULAR,
+                         "%s: outputs of multipliers (lambda): rank(Phi_q) = %d < %d constraints, the multipliers are "
+                         "not unique at this point",
+                         method, r, m);
+    double *W = mbl_calloc((size_t)n * nc + 1, sizeof *W), *dL = mbl_calloc((size_t)(m + k) * nc + 1, sizeof *dL);
+    if (!W || !dL) {
+        mbl_free(W), mbl_free(dL);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    if (n) {
+        mbla_gemm('N', 'N', n, nc, n, 1.0, B->Ea, ne, Da, n, 0.0, W, n, NULL);
+        mbla_gemm('N', 'N', n, nc, n, 1.0, B->Ev, ne, Dv, n, 1.0, W, n, NULL);
+        mbla_gemm('N', 'N', n, nc, n, 1.0, B->Eq, ne, Dq, n, 1.0, W, n, NULL);
+        if (nX) mbla_gemm('N', 'N', n, nc, nX, 1.0, B->Exd, ne, G + ux, nu, 1.0, W, n, NULL);
+        if (nZ) mbla_gemm('N', 'N', n, nc, nZ, 1.0, B->Ez, ne, G + ux + nX, nu, 1.0, W, n, NULL);
+    }
+    for (int j = 0; j < nX; j++)
+        for (int i = 0; i < n; i++) W[i + (size_t)(xs + j) * n] += B->Ex[i + (size_t)j * ne];
+    for (int j = 0; j < nr; j++)
+        for (int i = 0; i < n; i++) W[i + (size_t)(nx + j) * n] += B->Er[i + (size_t)j * ne];
+    for (size_t p = 0; p < (size_t)n * nc; p++) W[p] = -W[p];
+    int rc = n && nc ? mbla_dlu_solve(Jv_lu, 'T', nc, W, n, st) : 0;
+    if (!rc) {
+        for (int j = 0; j < nc; j++) {
+            for (int i = 0; i < r; i++) dL[rows[i] + (size_t)j * (m + k)] = W[i + (size_t)j * n];
+            for (int i = 0; i < k; i++) dL[m + i + (size_t)j * (m + k)] = W[r + i + (size_t)j * n];
+        }
+        if (m) mbla_gemm('N', 'N', ny, nc, m, 1.0, B->Ylam, ny, dL, m + k, 1.0, Y, ny, NULL);
+        if (k) mbla_gemm('N', 'N', ny, nc, k, 1.0, B->Ymu, ny, dL + m, m + k, 1.0, Y, ny, NULL);
+    }
+    mbl_free(W), mbl_free(dL);
+    return rc;
+}
+
 int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, const mbl_rkin *K, const double *Rq_use,
-                          const double *Kx, double rcond_min, mbl_linear *lin, mbl_status *st)
+                          const double *Kx, const int *rows, const mbla_dlu *Jv_lu, double rcond_min, mbl_linear *lin,
+                          mbl_status *st)
 {
     int n = B->n, m = B->m, k = B->k, nr = B->nr, ny = B->ny, nX = B->nX, nZ = B->nZ, ne = B->ne;
     int z0 = rs->z0, z1 = rs->z1, nx = z0 + z1 + nX, nc = nx + nr, proj = Rq_use != NULL, rc = 0;
@@ -577,15 +646,16 @@ int lin_reduce_finish_ext(const mbl_blocks *B, int r, const mbl_rstates *rs, con
     /* da = Da + Qw dW'; outputs y = h(q, v, a, lambda, mu, der(X), Z, X, r) */
     if (z1) mbla_gemm('N', 'N', n, nc, z1, 1.0, K->Qw, n, G, nu, 1.0, Da, n, NULL);
     if (ny) {
-        if (proj && ((m && mbla_norm1(ny, m, B->Ylam, ny) > 0) || (k && mbla_norm1(ny, k, B->Ymu, ny) > 0))) {
-            rc = mbl_error(st, MBL_EMODEL, "%s: outputs of multipliers need them, which this method does not form",
-                           lin->method);
-            goto done;
-        }
         if (n) {
             mbla_gemm('N', 'N', ny, nc, n, 1.0, B->Ya, ny, Da, n, 0.0, Y, ny, NULL);
             mbla_gemm('N', 'N', ny, nc, n, 1.0, B->Yv, ny, Dv, n, 1.0, Y, ny, NULL);
             mbla_gemm('N', 'N', ny, nc, n, 1.0, B->Yq, ny, Dq, n, 1.0, Y, ny, NULL);
+        }
+        /* projection: the multipliers from the EOM rows at the solved perturbations, when the caller
+         * gives Jv (its first lin_reduce leaves them out) */
+        if (proj && Jv_lu && ((m && mbla_norm1(ny, m, B->Ylam, ny) > 0) || (k && mbla_norm1(ny, k, B->Ymu, ny) > 0))) {
+            rc = ext_proj_multipliers(B, rows, r, Jv_lu, nx, nc, Da, Dv, Dq, G, nu, ux, z0 + z1, Y, lin->method, st);
+            if (rc) goto done;
         }
         if (!proj && m) mbla_gemm('N', 'N', ny, nc, m, 1.0, B->Ylam, ny, G + z1, nu, 1.0, Y, ny, NULL);
         if (!proj && k) mbla_gemm('N', 'N', ny, nc, k, 1.0, B->Ymu, ny, G + z1 + m, nu, 1.0, Y, ny, NULL);

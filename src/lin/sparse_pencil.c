@@ -344,6 +344,10 @@ int lin_sparse_spectrum(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     }
     /* Bd and Cdd when small (an eighth of the budget) */
     int want_io = 8.0 * (double)nd * (double)(md->nr + md->ny) <= budget / 8;
+    /* the sparse pencil's Cdd holds the outputs' q and v columns only: none for outputs of
+     * accelerations or multipliers (the frequency response then takes the state-space form) */
+    if (lin_outputs_use(md, MBL_BLK_A) || lin_outputs_use(md, MBL_BLK_LAMBDA) || lin_outputs_use(md, MBL_BLK_MU))
+        want_io = 0;
     rc = lin_sparse_pencil_build(md, pt, opt, want_io, &P, st);
     if (rc) return mbl_error_prefix(st, "%s", method);
     int own = !lin;

@@ -131,6 +131,8 @@ void mbl_load_options_default(mbl_load_options *opt)
     opt->states = opt->velocity_states = NULL;
     opt->nstates = opt->nvelocity_states = 0;
     opt->mem_budget = 0;
+    opt->outputs = NULL;
+    opt->noutputs = 0;
 }
 
 /* mbl_load_options.states / velocity_states: replace the file's list by the given expressions. */
@@ -163,6 +165,50 @@ static int replace_states(mbl_src_list *l, const char *const *text, int n, const
     return 0;
 }
 
+/* mbl_load_options.outputs: keep the named outputs of l, in the given order. */
+static int select_outputs(mbl_src_list *l, const char *const *names, int n, const char *file, mbl_status *st)
+{
+    if (n < 0) return mbl_error(st, MBL_EARG, "mbl_load_options: negative number of outputs");
+    char have[512] = "";
+    size_t hl = 0;
+    for (int i = 0; i < l->n && hl + 8 < sizeof have; i++) {
+        int w = snprintf(have + hl, sizeof have - hl, "%s%s", i ? ", " : "", l->items[i].key ? l->items[i].key : "?");
+        hl = w > 0 && hl + (size_t)w < sizeof have ? hl + (size_t)w : sizeof have - 1;
+    }
+    int *pick = mbl_calloc((size_t)n + 1, sizeof *pick);
+    if (!pick) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        pick[i] = -1;
+        for (int j = 0; names[i] && j < l->n; j++)
+            if (l->items[j].key && !strcmp(l->items[j].key, names[i])) pick[i] = j;
+        for (int j = 0; j < i && pick[i] >= 0; j++)
+            if (pick[j] == pick[i]) {
+                mbl_free(pick);
+                return mbl_error(st, MBL_EARG, "%s: outputs: '%.100s' is named twice", file, names[i]);
+            }
+        if (pick[i] < 0) {
+            mbl_free(pick);
+            return mbl_error(st, MBL_EARG, "%s: outputs: the model has no output named '%.100s' (its outputs: %s)",
+                             file, names[i] ? names[i] : "(null)", l->n ? have : "none");
+        }
+    }
+    mbl_src_item *items = mbl_calloc((size_t)(n ? n : 1), sizeof *items);
+    if (!items) {
+        mbl_free(pick);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++) items[i] = l->items[pick[i]], memset(&l->items[pick[i]], 0, sizeof *items);
+    for (int i = 0; i < l->n; i++) {
+        mbl_free(l->items[i].key);
+        mbl_free(l->items[i].key2);
+        mbl_free(l->items[i].text);
+    }
+    mbl_free(l->items), mbl_free(pick);
+    l->items = items;
+    l->n = l->cap = n;
+    return 0;
+}
+
 int mbl_model_load_string(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
                           mbl_model **out, mbl_status *st)
 {
@@ -190,6 +236,7 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
     if (lim.states) rc = replace_states(&src->states, lim.states, lim.nstates, "states", st);
     if (!rc && lim.velocity_states)
         rc = replace_states(&src->velocity_states, lim.velocity_states, lim.nvelocity_states, "velocity states", st);
+    if (!rc && lim.outputs) rc = select_outputs(&src->outputs, lim.outputs, lim.noutputs, name ? name : "<model>", st);
     if (rc) {
         model_src_free(src);
         return rc;

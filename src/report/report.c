@@ -428,7 +428,7 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
         fputs(", \"C\": ", f);
         json_mat(f, ds->Cdd, lin->ny, ds->nd);
         fputs(", \"D\": ", f);
-        json_mat(f, lin->D, lin->ny, lin->nu);
+        json_mat(f, ds->Dd ? ds->Dd : lin->D, lin->ny, lin->nu);
         fputs("}", f);
     }
     fputs(",\n \"operating_point\": ", f);
@@ -799,11 +799,12 @@ int mbl_report_export(const char *dir, const mbl_model *md, const mbl_linear *li
     oct_mat(f, "K", lin->K, lin->z1, lin->z0);
     oct_mat(f, "F", lin->F, lin->z1, lin->nu);
     if (desc) {
-        fprintf(f, "%% descriptor form E xd' = Ad xd + Bd u, y = Cdd xd + D u, xd = [dq; dv; dlambda].\n");
+        fprintf(f, "%% descriptor form E xd' = Ad xd + Bd u, y = Cdd xd + Dd u, xd = [dq; dv; dlambda].\n");
         oct_mat(f, "E", ds->E, ds->nd, ds->nd);
         oct_mat(f, "Ad", ds->Ad, ds->nd, ds->nd);
         oct_mat(f, "Bd", ds->Bd, ds->nd, lin->nu);
         oct_mat(f, "Cdd", ds->Cdd, lin->ny, ds->nd);
+        oct_mat(f, "Dd", ds->Dd ? ds->Dd : lin->D, lin->ny, lin->nu);
     }
     int bad = ferror(f);
     if (fclose(f) || bad) return mbl_error(st, MBL_EIO, "%s: write error", path);

@@ -152,6 +152,9 @@ static int forms_make(const mbl_linear *lin, const mbl_linear *desc, int i0, int
     const mbl_lin_descriptor *dd = desc ? desc->descriptor : NULL;
     int use_desc = dd && dd->nd > 0 && dd->E && dd->Ad && dd->Bd && dd->Cdd && desc->nu == lin->nu &&
                    desc->ny == lin->ny;
+    /* G is completed with lin's D: the descriptor form only where its own Dd is the same (not for
+     * outputs of multipliers or accelerations, whose Dd differs) */
+    if (use_desc && dd->Dd && lin->D && memcmp(dd->Dd, lin->D, (size_t)lin->ny * lin->nu * sizeof *lin->D)) use_desc = 0;
     *fs = (form){.n = lin->nx, .nrhs = ni, .nout = no, .E = NULL, .A = lin->A, .b = lin->B + (size_t)i0 * lin->nx,
                  .ldb = lin->nx, .c = lin->C + o0, .ldc = lin->ny};
     *fd = (form){0};

@@ -31,6 +31,9 @@ if(PYTHON3)
   # issue 33, item 1: held velocities at a given point (--set-velocity)
   add_test(NAME test_cli_held_velocities COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/held_velocities_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # issue 33, item 2: outputs of multipliers in projection, descriptor, penalty; --outputs a,b
+  add_test(NAME test_cli_outputs COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/outputs_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   # issue 33, item 6: every command's JSON output against its schema (docs/schema/); needs
   # python3-jsonschema (make setup): a python3 first in PATH without it (pyenv) falls back to Debian's
   # /usr/bin/python3; with neither the test fails, saying so

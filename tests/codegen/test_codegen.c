@@ -149,6 +149,50 @@ TEST(generated_code_matches_library)
     for (size_t i = 0; i < sizeof models / sizeof *models; i++) check_model(models[i], tmpdir_);
 }
 
+/* issue 33, item 2: outputs of multipliers and accelerations (the damped four-bar with a force on a
+ * joint: two constraint forces, one of them times cos(phi), the acceleration of xB0 and a position)
+ * in the generated C and Python, against augmented's C and D (its own solve for dlambda, dvdot) */
+TEST(multiplier_and_acceleration_outputs)
+{
+    char *text = test_slurp("examples/fourbar_N1_damped.yaml");
+    CHECK(text != NULL);
+    if (!text) return;
+    char path[256];
+    snprintf(path, sizeof path, "%s/fourbar_outputs.yaml", tmpdir_);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fprintf(f, "%sinputs: {Fx: 0.5}\nforces: {xB0: \"Fx\"}\noutputs: {rod: \"lambda(1)\", crank: "
+                   "\"lambda(4)*cos(phi) + 2*lambda(2)\", ax: \"der(der(xB0))\", y: \"yB1\"}\n",
+                text);
+        fclose(f);
+        check_model(path, tmpdir_);
+    }
+    free(text);
+    /* a mechanism (joint-measure states: the stacked reduction of symlin_moving.c) with the reactions
+     * of its joints, an acceleration and a position */
+    text = test_slurp("examples/mech/slider_pendulum.yaml");
+    char *o = text ? strstr(text, "outputs:") : NULL;
+    CHECK(o != NULL);
+    if (!o) {
+        free(text);
+        return;
+    }
+    *o = '\0';
+    char *eol = strchr(o + 1, '\n');
+    snprintf(path, sizeof path, "%s/slider_reactions.yaml", tmpdir_);
+    f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fprintf(f, "%soutputs: {slide: \"FY(slide)\", pinx: \"FX(pin)\", acc: \"der(der(DX(s_rail, rail)))\", "
+                   "tip: \"DX(tip, rail)\"}\n%s",
+                text, eol ? eol + 1 : "");
+        fclose(f);
+        check_model(path, tmpdir_);
+    }
+    free(text);
+}
+
 /* issue 30: the function's name is an identifier of the language that is not a keyword nor a name the
  * generated code uses; the library refuses the others (mbl_codegen too), and comment text is escaped */
 TEST(names_and_comments)
@@ -275,6 +319,7 @@ int main(void)
 {
     if (test_tmp_template(tmpdir_, sizeof tmpdir_, "mblin_codegen_") || !mkdtemp(tmpdir_)) return 1;
     RUN(generated_code_matches_library);
+    RUN(multiplier_and_acceleration_outputs);
     RUN(names_and_comments);
     RUN(math_h_names);
     RUN(python_coding_names);

@@ -153,3 +153,30 @@ def test_version_and_methods(cli):
     out = subprocess.run([cli, "--version"], capture_output=True, text=True).stdout
     assert out.strip() == "mblin " + mblin.__version__
     assert mblin.methods()[0] == "augmented" and "descriptor" in mblin.methods()
+
+
+def test_outputs_kept_and_descriptor_multiplier():
+    """Issue 33, item 2: load(outputs=[...]) keeps those outputs in that order (an unknown name is an
+    ArgumentError); the descriptor form's own D of a multiplier output differs from the state-space
+    D, and both forms have the same transfer function. Pendulum held at an angle by F: the tension
+    lambda(rod) of x^2 + y^2 - l^2 answers F at once with D = sin(th) / (2 l)."""
+    m, l, g, F = 2.0, 1.5, 9.81, 8.0
+    d = {"model": "dae", "parameters": {"m": m, "l": l, "g": g}, "coordinates": {"x": 0.5, "y": -1.4},
+         "kinetic_energy": "0.5*m*(der(x)^2 + der(y)^2)", "potential_energy": "m*g*y",
+         "inputs": {"F": F}, "forces": {"x": "F"}, "constraints": {"rod": "x^2 + y^2 - l^2"},
+         "outputs": {"tension": "lambda(rod)", "xo": "x", "ay": "der(der(y))"},
+         "linearize": {"at": "equilibrium", "states": ["x"]}}
+    kept = mblin.from_dict(d, outputs=["ay", "tension"])
+    assert kept.outputs == ["ay", "tension"]
+    assert kept.reload({"m": 3}).outputs == ["ay", "tension"]
+    with pytest.raises(mblin.ArgumentError, match="no output named 'nope'"):
+        mblin.from_dict(d, outputs=["nope"])
+    lin = mblin.from_dict(d).linearize("descriptor")
+    sin_th = F / math.hypot(m * g, F)
+    np.testing.assert_allclose(lin.D[0, 0], sin_th / (2 * l), rtol=1e-10)
+    ds = lin.descriptor
+    assert abs(ds.D[0, 0] - lin.D[0, 0]) > 0.1
+    for s in (0.7, 2.8, 3j):
+        g_ss = lin.C @ np.linalg.solve(s * np.eye(lin.A.shape[0]) - lin.A, lin.B) + lin.D
+        g_d = ds.C @ np.linalg.solve(s * ds.E - ds.A, ds.B) + ds.D
+        np.testing.assert_allclose(g_d, g_ss, rtol=1e-10, atol=1e-12)

@@ -30,7 +30,7 @@ def test_docs_python_script_runs(root):
     assert "mine.yaml:4:24: unknown name 'k' (in potential_energy)" in printed
     assert "mine.yaml 4 24" in printed
     assert "ArgumentError" in printed and "no parameter 'mass'" in printed
-    assert "<E 38x38, A 38x38, B 38x0, C 0x38>" in printed
+    assert "<E 38x38, A 38x38, B 38x0, C 0x38, D 0x0>" in printed
 
 
 @pytest.mark.filterwarnings("ignore:Badly conditioned filter coefficients")
