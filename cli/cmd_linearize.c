@@ -247,7 +247,7 @@ static int report_page(const char *outdir, int root, const mbl_model *model, con
     int code = 0;
     mbl_status st;
     mbl_status_clear(&st);
-    FILE *f = outdir && root ? fopen(outdir, "w") : stdout;
+    FILE *f = outdir && root ? (cli_output_file(outdir), fopen(outdir, "w")) : stdout; /* removed when interrupted */
     if (!f) {
         fprintf(stderr, "mblin: %s: cannot write the report (%s)\n", outdir, strerror(errno));
         return 1;
@@ -266,6 +266,7 @@ static int results(const pipeline *p, const cli_args *a, int root, const mbl_mod
 {
     mbl_status st;
     mbl_status_clear(&st);
+    cli_progress_clear(); /* the terminal's progress line, before the results */
     /* the directory is made only now, when there is something to write in it */
     const char *outdir = root ? a->out : NULL;
     if (outdir && cli_mkdirs(outdir) != 0) {

@@ -9,4 +9,5 @@ set(MBLIN_CLI_SOURCES
   cli/cmd_codegen.c
   cli/cmd_simulate.c
   cli/par_load.c
+  cli/progress.c
 )
