@@ -3,10 +3,10 @@
  *
  * A program installs a callback for the calling thread with mbl_progress_set. The library then
  * calls it during its long phases, at least every few milliseconds of work on the large models
- * (docs/api.md, "Progress and stopping"), with what it is doing:
+ * (docs/linking.md, "Progress and stopping"), with what it is doing:
  *
  *   stage  a short name, "load: read", "load: formulate", "load: compile", "point",
- *          "linearize", "eigen", "sweep" (docs/api.md lists them)
+ *          "linearize", "eigen", "sweep" (docs/linking.md lists them)
  *   done   the work done so far in the stage: nodes made, iterations, points
  *   total  the whole of it when known (a fraction is done / total), else 0 (done is a count)
  *

@@ -5,7 +5,7 @@
  *
  * With a model file as argument (test_progress MODEL [nev]) it instead loads the model, finds its
  * operating point, linearizes (the nev eigenvalues nearest zero when nev is given) and prints the
- * largest gap between two calls of the callback and the stages around it (docs/api.md, "Progress
+ * largest gap between two calls of the callback and the stages around it (docs/linking.md, "Progress
  * and stopping"). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
