@@ -122,6 +122,55 @@ TEST(stages_and_every_stop)
     CHECK(!strcmp(mbl_strerror(MBL_ECANCELLED), "cancelled"));
 }
 
+/* A chain of n masses between springs as model text (n >= 2000 residuals: its residual tape is
+ * compiled on the loader's second thread, model/compile.c), malloc'ed. */
+static char *chain_text(int n)
+{
+    size_t cap = 256 + (size_t)n * 64, k = 0;
+    char *t = malloc(cap);
+    if (!t) return NULL;
+    k += (size_t)snprintf(t + k, cap - k, "model: dae\nparameters: {c: 100}\ncoordinates: {");
+    for (int i = 1; i <= n; i++) k += (size_t)snprintf(t + k, cap - k, "%sx%d: 0.%d", i > 1 ? ", " : "", i, i % 7);
+    k += (size_t)snprintf(t + k, cap - k, "}\nkinetic_energy: \"0.5*(");
+    for (int i = 1; i <= n; i++) k += (size_t)snprintf(t + k, cap - k, "%sder(x%d)^2", i > 1 ? " + " : "", i);
+    k += (size_t)snprintf(t + k, cap - k, ")\"\npotential_energy: \"0.5*c*(x1^2");
+    for (int i = 2; i <= n; i++) k += (size_t)snprintf(t + k, cap - k, " + (x%d - x%d)^2", i, i - 1);
+    snprintf(t + k, cap - k, ")\"\n");
+    return t;
+}
+
+/* The loader's stops: every part of a larger load (the graph's ticks, the Jacobian's rows and
+ * columns, the tapes compiled on two threads) stopped in turn at about 40 of its calls. */
+TEST(stops_in_a_larger_load)
+{
+    char *text = chain_text(2100);
+    CHECK(text != NULL);
+    if (!text) return;
+    mbl_status st;
+    counter c;
+    memset(&c, 0, sizeof c);
+    mbl_progress_set(count_cb, &c);
+    mbl_model *md = NULL;
+    CHECK_EQ_INT(mbl_model_load_string(text, strlen(text), "chain", NULL, 0, &md, &st), 0);
+    mbl_model_free(md);
+    int n = c.calls;
+    CHECK(n > 20);
+    CHECK(!c.overlap);
+    for (int k = 1; k <= n; k += 1 + n / 40) {
+        memset(&c, 0, sizeof c);
+        c.stop_at = k;
+        mbl_progress_set(count_cb, &c);
+        md = NULL;
+        int rc = mbl_model_load_string(text, strlen(text), "chain", NULL, 0, &md, &st);
+        CHECK_MSG(rc == MBL_ECANCELLED && !md && strstr(st.msg, "cancelled"), "stop at call %d of %d (%s): rc %d '%s'",
+                  k, n, c.stop_stage, rc, st.msg);
+        CHECK_EQ_INT(c.after_stop, 0);
+        mbl_model_free(md);
+    }
+    mbl_progress_set(NULL, NULL);
+    free(text);
+}
+
 static int sweep(int threads, mbl_sweep **sw, mbl_status *st)
 {
     mbl_model *md = NULL;
@@ -188,6 +237,8 @@ static int gap_cb(void *user, const char *stage, double done, double total)
     gap *g = user;
     (void)total;
     double t = now();
+    if (t - g->last > 0.1) /* every long gap, for the record */
+        printf("  gap %.3f s between '%s' %.0f and '%s' %.0f\n", t - g->last, g->stage, g->done, stage, done);
     if (t - g->last > g->max) {
         g->max = t - g->last;
         snprintf(g->before, sizeof g->before, "%s", g->stage);
@@ -233,6 +284,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1) return measure(argv[1], argc > 2 ? atoi(argv[2]) : 0);
     RUN(stages_and_every_stop);
+    RUN(stops_in_a_larger_load);
     RUN(sweep_on_threads);
     return test_summary("progress");
 }
