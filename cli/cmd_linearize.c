@@ -266,7 +266,6 @@ static int results(const pipeline *p, const cli_args *a, int root, const mbl_mod
 {
     mbl_status st;
     mbl_status_clear(&st);
-    cli_progress_clear(); /* the terminal's progress line, before the results */
     /* the directory is made only now, when there is something to write in it */
     const char *outdir = root ? a->out : NULL;
     if (outdir && cli_mkdirs(outdir) != 0) {

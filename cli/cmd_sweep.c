@@ -296,7 +296,6 @@ int cli_cmd_sweep(int argc, char **argv)
         mbl_sweep_free(sw);
         return 1;
     }
-    cli_progress_clear(); /* the terminal's progress line, before the results */
     int code = 0;
     for (int p = 0, shown = 0; p < sw->npoints; p++)
         if (!sw->ok[p] && shown++ < 5) fprintf(stderr, "mblin: warning: point %d failed: %s\n", p, sw->error[p]);

@@ -9,8 +9,9 @@
  * SIGINT ends the process at once (SA_RESETHAND). After the command, an interrupted run removes
  * the files it wrote (those opened through cli_output_file, and the files made or changed in a
  * directory of cli_mkdirs, which is removed too when the run made it) and exits with 130 after one
- * line on stderr. */
-#define _POSIX_C_SOURCE 200809L
+ * line on stderr. When stdout is a terminal too, it becomes a stream that erases the progress line
+ * before each write, so that results never start on the line of the bar. */
+#define _GNU_SOURCE /* fopencookie */
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -109,6 +110,21 @@ static int callback(void *user, const char *stage, double done, double total)
     return 0;
 }
 
+/* stdout on a terminal, while a bar may be drawn: the bar erased before each write */
+static ssize_t out_write(void *cookie, const char *buf, size_t n)
+{
+    (void)cookie;
+    cli_progress_clear();
+    size_t done = 0;
+    while (done < n) {
+        ssize_t w = write(1, buf + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return done ? (ssize_t)done : -1;
+        done += (size_t)w;
+    }
+    return (ssize_t)n;
+}
+
 void cli_progress_begin(void)
 {
     struct sigaction sa;
@@ -118,6 +134,11 @@ void cli_progress_begin(void)
     sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C ends the process */
     sigaction(SIGINT, &sa, NULL);
     bar_mode = isatty(2);
+    if (bar_mode && isatty(1)) {
+        FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){NULL, out_write, NULL, NULL});
+        if (f && !setvbuf(f, NULL, _IOLBF, BUFSIZ)) stdout = f;
+        else if (f) fclose(f);
+    }
     t_start = t_last = now();
     mbl_progress_set(callback, NULL);
 }

@@ -4,7 +4,8 @@
 - `--progress` prints "mblin: progress: ..." lines on a pipe, at most one a second, for a model
   whose load takes more than a second (the flexible pendulum at n_p = 3000, 18,012 coordinates);
   the results on stdout are those of a run without it;
-- on a terminal (a pseudo-terminal as stderr) a progress line is drawn with carriage returns;
+- on a terminal (a pseudo-terminal as stderr) a progress line is drawn with carriage returns, and
+  erased before the results when stdout is the same terminal;
 - SIGINT during a long load, and during a sweep (sent once the progress lines say the run is in
   that stage): exit status 130, one line "mblin: interrupted (SIGINT) during ...", no output file
   or directory left behind, a file that was in the output directory before kept as it was;
@@ -80,6 +81,24 @@ os.close(mfd)
 check(rc == 0 and b"\r\x1b[Kmblin: [" in err and b"load" in err, "terminal: a progress bar on stderr (%r)" % err[:120])
 check(err.endswith(b"\r\x1b[K"), "terminal: the bar erased at the end (%r)" % err[-40:])
 check(out == q.stdout, "terminal: same results")
+
+# stdout on the same terminal: the results start on a line of their own (the bar erased first)
+mfd, sfd = pty.openpty()
+p = subprocess.Popen([MBLIN, "check", model], stdout=sfd, stderr=sfd)
+os.close(sfd)
+both = b""
+while True:
+    try:
+        chunk = os.read(mfd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    both += chunk
+rc = p.wait(timeout=300)
+os.close(mfd)
+i = both.find(b"Model:")
+check(rc == 0 and i > 0 and both[:i].endswith(b"\r\x1b[K"), "terminal: the bar erased before the results (%r)" % both[max(0, i - 60):i + 10])
 
 # --- SIGINT during the load: 130, one line, no output directory ---
 outdir = os.path.join(tmp, "out_load")
