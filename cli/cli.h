@@ -118,6 +118,19 @@ int cli_setting(const char *cmd, const char *opt, const char *v, size_t len, mbl
 /* mkdir -p: every missing level of dir (0, or -1 with errno). */
 int cli_mkdirs(const char *dir);
 
+/* ---- progress, Ctrl-C and partial outputs (cli/progress.c; docs/cli.md, "Progress and Ctrl-C") ----
+ * main brackets the command with cli_progress_begin (the SIGINT handler, the library's progress
+ * callback: a bar on a terminal) and cli_progress_end (after SIGINT: the run's outputs removed, one
+ * line, exit status 130). --progress switches to periodic lines (cli_progress_lines). A command
+ * names each file it is about to write (cli_output_file; cli_mkdirs names its directory). */
+void cli_progress_begin(void);
+void cli_progress_lines(void);
+int cli_progress_end(int code);
+void cli_progress_clear(void); /* erase the terminal's progress line before printing */
+int cli_interrupted(void);
+void cli_output_file(const char *path);
+void cli_output_dir(const char *dir);
+
 /* ---- the MPI plugin (cli/par_load.c, src/par/par.h) ---- */
 struct mbl_par;
 /* main's bracket: at the start, under mpirun/mpiexec, load and initialize the plugin (0, or the

@@ -66,6 +66,8 @@ int cli_number(const char *s, double *out, char *why, size_t whylen)
 
 int cli_fail(const mbl_status *st)
 {
+    if (st->code == MBL_ECANCELLED && cli_interrupted()) return 1; /* cli_progress_end says it */
+    cli_progress_clear();
     fflush(stdout);
     fprintf(stderr, "mblin: %s\n", st->msg[0] ? st->msg : mbl_strerror(st->code));
     /* MBL_EARG: the library refused an argument the user gave on the command line (a --set, --param,
@@ -118,6 +120,7 @@ int cli_mkdirs(const char *dir)
         return -1;
     }
     memcpy(path, dir, n + 1);
+    cli_output_dir(dir); /* removed again when the run is interrupted */
     for (size_t i = 1; i <= n; i++) {
         if (path[i] != '/' && path[i] != '\0') continue;
         char c = path[i];

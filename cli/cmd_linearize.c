@@ -252,7 +252,7 @@ static int report_page(const char *outdir, int root, const mbl_model *model, con
     int code = 0;
     mbl_status st;
     mbl_status_clear(&st);
-    FILE *f = outdir && root ? fopen(outdir, "w") : stdout;
+    FILE *f = outdir && root ? (cli_output_file(outdir), fopen(outdir, "w")) : stdout; /* removed when interrupted */
     if (!f) {
         fprintf(stderr, "mblin: %s: cannot write the report (%s)\n", outdir, strerror(errno));
         return 1;

@@ -449,7 +449,7 @@ static int read_sweep(const cli *c, const mbl_model *md, mbl_svg_series **out, i
 static int along(const cli *c, const mbl_model *md, const mbl_sim_result *R, const mbl_svg_series *S, int ns,
                  mbl_status *st)
 {
-    FILE *f = c->modes_out ? fopen(c->modes_out, "w") : stdout;
+    FILE *f = c->modes_out ? (cli_output_file(c->modes_out), fopen(c->modes_out, "w")) : stdout; /* removed when interrupted */
     if (!f) return mbl_error(st, MBL_EIO, "cannot write %s", c->modes_out);
     int rc = 0, np = 0, cap = 0;
     double *pt_t = NULL, *pt_f = NULL; /* (t, frequency) of every oscillatory mode at every instant */
@@ -503,7 +503,7 @@ static int along(const cli *c, const mbl_model *md, const mbl_sim_result *R, con
             all[ns] = (mbl_svg_series){np, px, pt_f, "along the trajectory", 1, 3};
             char xl[160];
             snprintf(xl, sizeof xl, "%s", c->along_expr ? c->along_name : "t (s)");
-            FILE *g = fopen(c->svg, "w");
+            FILE *g = (cli_output_file(c->svg), fopen(c->svg, "w")); /* removed when interrupted */
             if (!g) rc = mbl_error(st, MBL_EIO, "cannot write %s", c->svg);
             else {
                 rc = mbl_svg_plot(g, "frequencies along the trajectory", xl, "frequency (Hz)", all, ns + 1);
@@ -544,7 +544,7 @@ static int run_simulate(cli *c)
         rc = mbl_simulate(md, start, &so, &R, &st);
     }
     if (!rc && c->a.out) {
-        FILE *f = fopen(c->a.out, "w");
+        FILE *f = (cli_output_file(c->a.out), fopen(c->a.out, "w")); /* removed when interrupted */
         if (!f) rc = mbl_error(&st, MBL_EIO, "cannot write %s", c->a.out);
         else {
             rc = mbl_sim_write_csv(f, md, R);

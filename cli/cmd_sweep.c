@@ -49,16 +49,10 @@ static FILE *open_in(const char *dir, const char *file)
         fprintf(stderr, "mblin: %s/%s: the path is too long\n", dir, file);
         return NULL;
     }
+    cli_output_file(path); /* removed when the run is interrupted */
     FILE *f = fopen(path, "w");
     if (!f) fprintf(stderr, "mblin: %s: cannot write (%s)\n", path, strerror(errno));
     return f;
-}
-
-static void progress(void *ud, int done, int total)
-{
-    (void)ud;
-    fprintf(stderr, "\rmblin sweep: %d / %d points", done, total);
-    if (done == total) fputc('\n', stderr);
 }
 
 /* mbl_sweep_dist's gather through the MPI plugin (under mpirun; docs/parallel.md) */
@@ -291,7 +285,6 @@ int cli_cmd_sweep(int argc, char **argv)
     if (o.mem_budget > 0) lo.mem_budget = o.mem_budget, so.lopt = &lo;
     so.sets = c.sets;
     so.nsets = c.nsets;
-    if (isatty(2)) so.progress = progress;
     /* under mpirun: the points split across the ranks, rank 0 gathers, tracks and writes */
     const mbl_par *par = cli_par_loaded();
     mbl_sweep_dist dist = {0, 1, par_gather, (void *)par};
@@ -323,7 +316,7 @@ int cli_cmd_sweep(int argc, char **argv)
     mbl_critical *crit = NULL;
     int ncrit = 0;
     if (sw->naxes == 1 && mbl_sweep_critical(sw, orders, norders, hz_per_unit, 0, &crit, &ncrit, &st)) {
-        fprintf(stderr, "mblin: %s\n", st.msg);
+        cli_fail(&st);
         mbl_sweep_free(sw);
         return 1;
     }

@@ -73,6 +73,7 @@ static void usage(FILE *f)
             "  --mem-budget SIZE   memory the computation may use, bytes or with k, M, G (default 2G); above\n"
             "                      it augmented gives a partial spectrum, other requests are refused\n"
             "  --no-matrices       --json without the large dense outputs (ss, mck, q_S, mode_shapes)\n"
+            "  --progress          a progress line on stderr at most every second (on a terminal: a bar)\n"
             "  --opt=VALUE         the same as --opt VALUE; -- ends the options\n"
             "  --version, --help\n");
 }
@@ -112,5 +113,7 @@ int main(int argc, char **argv)
 {
     int code = cli_par_begin();
     if (code) return code;
-    return cli_par_end(dispatch(argc, argv));
+    cli_progress_begin(); /* progress on stderr, Ctrl-C (cli/progress.c) */
+    code = dispatch(argc, argv);
+    return cli_par_end(cli_progress_end(code));
 }

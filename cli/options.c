@@ -10,7 +10,8 @@
 
 #include "cli.h"
 
-enum { VAL_HELP = 1000, VAL_SET, VAL_GUESS, VAL_AT, VAL_JSON, VAL_METHOD, VAL_SETVEL, VAL_OUTPUTS, VAL_OWN = 1100, MAX_LONG = 64 };
+enum { VAL_HELP = 1000, VAL_PROGRESS = 1010, VAL_SET, VAL_GUESS, VAL_AT, VAL_JSON, VAL_METHOD, VAL_SETVEL, VAL_OUTPUTS, VAL_OWN = 1100,
+       MAX_LONG = 64 };
 
 static const struct {
     const char *name;
@@ -30,6 +31,7 @@ static int long_options(const cli_spec *spec, struct option *lo)
 {
     int n = 0;
     lo[n++] = (struct option){"help", no_argument, NULL, VAL_HELP};
+    lo[n++] = (struct option){"progress", no_argument, NULL, VAL_PROGRESS}; /* every command: cli/progress.c */
     for (int i = 0; i < NCOMMON; i++)
         if (spec->common & common_opts[i].bit)
             lo[n++] = (struct option){common_opts[i].name, common_opts[i].has_arg, NULL, common_opts[i].val};
@@ -111,6 +113,9 @@ static int take(const cli_spec *spec, cli_args *a, int val, const char *v)
         return -1;
     case VAL_JSON:
         a->json = 1;
+        return -1;
+    case VAL_PROGRESS:
+        cli_progress_lines();
         return -1;
     case VAL_METHOD:
         a->method = v;

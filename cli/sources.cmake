@@ -10,4 +10,5 @@ set(MBLIN_CLI_SOURCES
   cli/cmd_simulate.c
   cli/cmd_floquet.c
   cli/par_load.c
+  cli/progress.c
 )

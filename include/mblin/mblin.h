@@ -4,6 +4,7 @@
 
 #include "mblin/version.h"
 #include "mblin/status.h"
+#include "mblin/progress.h"
 #include "mblin/expr.h"
 #include "mblin/la.h"
 #include "mblin/model.h"

@@ -26,7 +26,8 @@ enum {
     MBL_EMODEL = -7,    /* a model that cannot be used as written */
     MBL_EIO = -8,       /* a file could not be read or written */
     MBL_ELIB = -9,      /* an underlying library (LAPACK, KLU, ...) reported an error */
-    MBL_EARG = -10      /* invalid argument to an API function */
+    MBL_EARG = -10,     /* invalid argument to an API function */
+    MBL_ECANCELLED = -11 /* stopped by the progress callback (mblin/progress.h) */
 };
 
 #define MBL_MSG_MAX 1024

@@ -34,7 +34,8 @@ typedef struct mbl_sweep_axis {
 } mbl_sweep_axis;
 
 /* Progress callback: called from the thread that finished a point (serialised by the sweep),
- * done = points finished so far of total. */
+ * done = points finished so far of total. The sweep also reports to the progress callback of
+ * mblin/progress.h (stage "sweep"), through which it can be stopped (MBL_ECANCELLED). */
 typedef void (*mbl_sweep_progress)(void *ud, int done, int total);
 
 /* How the tracking predicts each branch at the next point (docs/study.md, "Tracking"). */

@@ -101,11 +101,14 @@ static PyObject *core_load_file(PyObject *mod, PyObject *args)
     mbl_model *m = NULL;
     int rc;
     const char *path = PyBytes_AS_STRING(path_bytes);
+    py_interrupt pi;
+    py_interrupt_begin(&pi);
     Py_BEGIN_ALLOW_THREADS
     rc = mbl_model_load_file_opt(path, a.sets, a.nsets, &a.opt, &m, &st);
     Py_END_ALLOW_THREADS
     load_args_free(&a);
     Py_DECREF(path_bytes);
+    if (py_interrupt_end(&pi)) return mbl_model_free(m), NULL; /* KeyboardInterrupt */
     if (rc) return py_raise_status(&st);
     return wrap_model(m);
 }
@@ -126,10 +129,13 @@ static PyObject *core_load_string(PyObject *mod, PyObject *args)
     mbl_status_clear(&st);
     mbl_model *m = NULL;
     int rc;
+    py_interrupt pi;
+    py_interrupt_begin(&pi);
     Py_BEGIN_ALLOW_THREADS
     rc = mbl_model_load_string_opt(text, (size_t)len, name, a.sets, a.nsets, &a.opt, &m, &st);
     Py_END_ALLOW_THREADS
     load_args_free(&a);
+    if (py_interrupt_end(&pi)) return mbl_model_free(m), NULL; /* KeyboardInterrupt */
     if (rc) return py_raise_status(&st);
     return wrap_model(m);
 }
@@ -252,9 +258,15 @@ static PyObject *Model_point(ModelObject *self, PyObject *args)
     mbl_status_clear(&st);
     mbl_point *p = NULL;
     int rc;
+    py_interrupt pi;
+    py_interrupt_begin(&pi);
     Py_BEGIN_ALLOW_THREADS
     rc = mbl_operating_point(self->model, &o, &p, &st);
     Py_END_ALLOW_THREADS
+    if (py_interrupt_end(&pi)) { /* KeyboardInterrupt */
+        mbl_point_free(p);
+        goto done;
+    }
     if (rc) {
         py_raise_status(&st);
         goto done;
@@ -409,12 +421,14 @@ static PyObject *Model_linearize(ModelObject *self, PyObject *args)
     mbl_linear *lin = NULL;
     mbl_modes *modes = NULL;
     int rc;
+    py_interrupt pi;
+    py_interrupt_begin(&pi);
     Py_BEGIN_ALLOW_THREADS
     rc = mbl_linearize(self->model, pt->point, &o, &lin, &st);
     if (!rc) rc = mbl_modal(lin, &mo, &modes, &st);
     Py_END_ALLOW_THREADS
     Py_XDECREF(keep);
-    PyObject *result = rc ? py_raise_status(&st) : linear_dict(lin, modes);
+    PyObject *result = py_interrupt_end(&pi) ? NULL : rc ? py_raise_status(&st) : linear_dict(lin, modes);
     mbl_modes_free(modes);
     mbl_linear_free(lin);
     return result;

@@ -15,6 +15,8 @@
 #endif
 #include <numpy/arrayobject.h>
 
+#include <pthread.h>
+
 #include "mblin/mblin.h"
 
 /* ---- the types (_core.c) --------------------------------------------------------------------- */
@@ -45,6 +47,18 @@ int py_strings(PyObject *seq, const char ***out, int *n, PyObject **keep);
 int py_doubles(PyObject *seq, int n, const char *what, double **out);
 const char *py_at_name(mbl_at at);
 const char *py_kind_name(int kind);
+
+/* ---- Ctrl-C during a long call (_interrupt.c): begin before Py_BEGIN_ALLOW_THREADS, end after
+ * Py_END_ALLOW_THREADS; end returns -1 with the signal handler's exception (KeyboardInterrupt) set
+ * when one was raised during the call (free its results and return NULL), else 0 ---------------- */
+
+typedef struct py_interrupt {
+    pthread_t thread;                /* the calling thread: the one that looks at the signals */
+    double last;                     /* when it last looked */
+    PyObject *type, *value, *tb;     /* the exception a signal handler raised */
+} py_interrupt;
+void py_interrupt_begin(py_interrupt *pi);
+int py_interrupt_end(py_interrupt *pi);
 
 /* ---- studies (_studies.c): functions of the module and methods of Model ------------------------ */
 

@@ -47,12 +47,18 @@ PyObject *py_sweep(PyObject *mod, PyObject *args)
     mbl_sweep *sw = NULL;
     int rc;
     const char *path = PyBytes_AS_STRING(path_bytes);
+    py_interrupt pi;
+    py_interrupt_begin(&pi);
     Py_BEGIN_ALLOW_THREADS
     mbl_model *md = NULL;
     rc = mbl_model_load_file(path, sets, nsets, &md, &st);
     if (!rc) rc = mbl_sweep_run(md, &so, &sw, &st);
     mbl_model_free(md);
     Py_END_ALLOW_THREADS
+    if (py_interrupt_end(&pi)) { /* KeyboardInterrupt */
+        mbl_sweep_free(sw);
+        goto done;
+    }
     if (rc) {
         py_raise_status(&st);
         goto done;
@@ -248,19 +254,25 @@ PyObject *py_boundary(PyObject *mod, PyObject *args)
     mbl_boundary_result r;
     int rc;
     const char *path = PyBytes_AS_STRING(path_bytes);
+    py_interrupt pi;
+    py_interrupt_begin(&pi);
     Py_BEGIN_ALLOW_THREADS
     mbl_model *md = NULL;
     rc = mbl_model_load_file(path, sets, nsets, &md, &st);
     if (!rc) rc = mbl_boundary(md, sets, nsets, param, near, &bo, &r, &st);
     mbl_model_free(md);
     Py_END_ALLOW_THREADS
-    if (rc) py_raise_status(&st);
-    else
+    if (py_interrupt_end(&pi)) {
+        /* KeyboardInterrupt, set */
+    } else if (rc) {
+        py_raise_status(&st);
+    } else {
         result = Py_BuildValue("{s:d,s:D,s:d,s:d,s:i,s:i,s:d,s:(dd),s:i,s:O,s:O}", "value", r.value, "eigenvalue",
                                &(Py_complex){r.re, r.im}, "f_near", r.f_near, "slope", r.slope, "iterations",
                                r.iterations, "mode_near", r.mode_near, "last_step", r.last_step, "bracket", r.lo, r.hi,
                                "points", r.points, "collision", r.collision ? Py_True : Py_False, "divergence",
                                r.divergence ? Py_True : Py_False);
+    }
 done:
     PyMem_Free(sets);
     Py_XDECREF(keep);

@@ -1,5 +1,6 @@
 list(APPEND MBLIN_SOURCES
   src/core/status.c
+  src/core/progress.c
   src/core/alloc.c
   src/core/json.c
 )

@@ -62,6 +62,7 @@ const char *mbl_strerror(int code)
     case MBL_EIO: return "i/o error";
     case MBL_ELIB: return "library error";
     case MBL_EARG: return "invalid argument";
+    case MBL_ECANCELLED: return "cancelled";
     default: return "unknown error";
     }
 }

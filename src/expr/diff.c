@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/progress.h"
 #include "expr/expr_internal.h"
 
 enum { INIT_STACK = 64, LOCAL_ARGS = 16 };
@@ -858,6 +859,10 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
     for (size_t i = 0; i < m; i++) {
         mblx_id e = exprs[i];
         cols.n = 0;
+        if (!(i & 1023) && core_progress_tick((double)i)) { /* a load's report (core/progress.h) */
+            mblx__fail(g, MBL_ECANCELLED, "cancelled");
+            goto fail;
+        }
         uint32_t cnt = g->nd[e].dcnt;
         if (cnt <= S.n) {
             for (uint32_t k = 0; k < cnt; k++) {
@@ -898,6 +903,11 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
         cp[0] = 0;
         for (size_t j = 0; j < n; j++) {
             if (cp[j] == cp[j + 1]) continue;
+            if (!(j & 63) && core_progress_tick((double)j)) { /* a load's report (core/progress.h) */
+                mbl_free(cp), mbl_free(at);
+                mblx__fail(g, MBL_ECANCELLED, "cancelled");
+                goto fail;
+            }
             seed s1 = {(uint32_t)g->nd[syms[j]].val, g->one};
             seedset S1 = {&s1, 1};
             mblx__new_epoch(g);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/progress.h"
 #include "expr/expr_internal.h"
 
 #if defined(__linux__)
@@ -356,6 +357,8 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
             if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en - 1, op, v, n, a))
                 return (uint32_t)en - 1;
     }
+    /* a load's progress report every 4096 nodes made (core/progress.h) */
+    if (!(g->n & 0xfff) && core_progress_tick((double)g->n)) return mblx__fail(g, MBL_ECANCELLED, "cancelled");
     if (grow_nodes(g, (size_t)g->n + 1)) return mblx__oom(g);
     if ((g->tcount + 1) * 2 > g->tcap &&
         table_rehash(g, g->tcap ? g->tcap * 2 : INIT_TABLE))

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/progress.h"
 #include "expr/tape_internal.h"
 
 /* ---- node -> local index map (open addressing) ------------------------------------------- */
@@ -265,6 +266,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     mblx_tape *t = c->t;
     for (size_t o = 0; o < n; o++) {
         uint32_t out_o = unlet(g, outputs[o]);
+        if (!(o & 1023) && core_progress_tick((double)o)) return -1; /* a load's report */
         if (map_get(&c->map, out_o, 0)) continue;
         c->sn = 0;
         {
@@ -409,6 +411,7 @@ static int last_uses(compiler *c, size_t n)
     mblx__hugepages(lastuse, nl * sizeof *lastuse);
     mblx__hugepages(reg, nl * sizeof *reg);
     for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE;
+    if (core_progress_tick((double)nl)) return -1; /* a load's report */
     for (size_t p = 0; p < c->nev; p++) {
         uint32_t l = ev[p].l;
         const uint32_t *a = t->largs + t->lnd[l].aoff;
@@ -592,6 +595,7 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
             return NULL;
         }
     compiler c = {.g = g, .map = {NULL, NULL, 0, 0, NULL}};
+    int cancel = 0;
     mblx_tape *t = c.t = mbl_calloc(1, sizeof *t);
     if (!t) goto oom;
     t->nout = n;
@@ -600,15 +604,19 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
         t->lock = lock;
         t->lock_ctx = ctx;
     }
-    if (reserve_dense(&c, n, outputs) || number_sub_dag(&c, n, outputs) || share_and_order(&c, n, outputs) ||
-        last_uses(&c, n))
+    /* a load's progress report between the steps (core/progress.h) */
+#define TICK_OR(x) ((cancel = core_progress_tick((double)n)) || (x))
+    if (TICK_OR(reserve_dense(&c, n, outputs)) || TICK_OR(number_sub_dag(&c, n, outputs)) ||
+        TICK_OR(share_and_order(&c, n, outputs)) || TICK_OR(last_uses(&c, n)))
         goto oom;
     emit_instructions(&c);
+    if (TICK_OR(0)) goto oom;
     finish_tape(&c, n);
     compiler_free(&c);
-    if (mblx__schedule_runs(t)) {
+    if (TICK_OR(mblx__schedule_runs(t))) {
         mblx_tape_free(t);
-        mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
+        if (cancel) mbl_error(st, MBL_ECANCELLED, "cancelled");
+        else mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
         return NULL;
     }
     mbl_status_clear(st);
@@ -616,8 +624,10 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
 oom:
     compiler_free(&c);
     mblx_tape_free(t);
-    mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
+    if (cancel || core_progress_stopped()) mbl_error(st, MBL_ECANCELLED, "cancelled");
+    else mbl_error(st, MBL_ENOMEM, "out of memory while compiling expressions");
     return NULL;
+#undef TICK_OR
 }
 
 mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)

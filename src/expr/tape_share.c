@@ -2,6 +2,7 @@
  * the graph's order, common pairs of operands) before it is scheduled into a tape. */
 #include <string.h>
 
+#include "core/progress.h"
 #include "expr/tape_internal.h"
 
 /* ---- sharing common parts of sums and products ----------------------------------------------
@@ -163,6 +164,7 @@ static int share_chains(const mblx__node *lnd, const uint32_t *largs, size_t nl0
         uint32_t l = order[p];
         mblx__node *nd = &cl[l];
         uint32_t *a = ca + nd->aoff;
+        if (!(p & 0xffff) && core_progress_tick((double)p)) goto out; /* a load's report */
         if (!nd->na) continue;
         for (uint32_t i = 0; i < nd->na; i++) a[i] = alias[a[i]]; /* operands come first */
         if (!mblx__nary_local(nd)) continue;
@@ -650,10 +652,12 @@ int mblx__share(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t
     if (!outA || !outB) goto out;
     memcpy(outA, outl, nout * sizeof *outA);
     memcpy(outB, outl, nout * sizeof *outB);
-    if (share_chains(lnd, largs, nl0, ka0, outA, nout, &clA, &caA, &nlA, &kaA, &ownA)) goto out;
-    if (share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP)) goto out;
+    /* a load's progress report between the steps (core/progress.h): a stop fails as out of memory
+     * does, and the compiler tells them apart */
+    if (share_chains(lnd, largs, nl0, ka0, outA, nout, &clA, &caA, &nlA, &kaA, &ownA) || core_progress_tick(1)) goto out;
+    if (share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP) || core_progress_tick(2)) goto out;
     if (pl) {
-        if (share_chains(pl, pa, nlP, kaP, outB, nout, &clB, &caB, &nlB, &kaB, &ownB)) goto out;
+        if (share_chains(pl, pa, nlP, kaP, outB, nout, &clB, &caB, &nlB, &kaB, &ownB) || core_progress_tick(3)) goto out;
         for (size_t l = 0; l < nlB; l++) ownB[l] = ownP[ownB[l]];
         if (!clB) clB = pl, caB = pa, pl = NULL, pa = NULL;
         size_t opsA = dag_ops(clA ? clA : lnd, clA ? caA : largs, nlA, outA, nout);

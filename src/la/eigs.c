@@ -1,6 +1,7 @@
 /* Sparse generalized eigenvalues near a shift: ARPACK-ng (BSD) in regular mode on the
  * shift-invert operator OP = (A - sigma E)^{-1} E, the factorization done by KLU; symmetric
  * pencils by ARPACK's Lanczos in shift-invert mode. Their refinement: eigs_refine.c. */
+#include "core/progress.h"
 #include "la/la_internal.h"
 
 #include <arpack.h>
@@ -273,7 +274,7 @@ static int sinv_iterate(const char *fn, int n, int k, const mbla_eigs_opts *o, s
     iparam[0] = 1;          /* exact shifts */
     iparam[2] = o->maxiter;
     iparam[6] = 1;          /* regular mode: ARPACK sees only OP */
-    int ido = 0;
+    int ido = 0, nop = 0;
     *info = 1;              /* info = 1: use resid as start vector */
     for (;;) {
         if (cplx)
@@ -286,6 +287,7 @@ static int sinv_iterate(const char *fn, int n, int k, const mbla_eigs_opts *o, s
         if (ido == -1 || ido == 1) {
             double *x = s->workd + (size_t)wdim * (ipntr[0] - 1), *y = s->workd + (size_t)wdim * (ipntr[1] - 1);
             r = cplx ? op_cplx(c, x, y, st) : op_real(c, x, y, st);
+            if (!r) r = core_progress(st, "eigen", ++nop, 0); /* one report per solve */
             if (r) return r;
         } else if (ido == 99) {
             break;
@@ -475,7 +477,7 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
     iparam[0] = 1;         /* exact shifts */
     iparam[2] = o.maxiter;
     iparam[6] = 3;         /* shift-invert mode, B-inner product */
-    int ido = 0, info = 1; /* info = 1: use resid as start vector */
+    int ido = 0, info = 1, nop = 0; /* info = 1: use resid as start vector */
     for (;;) {
         dsaupd_c(&ido, "G", n, "LM", k, o.tol, resid, ncv, Vl, n, iparam, ipntr, workd, workl, lworkl, &info);
         double *x = workd + (ipntr[0] - 1), *y = workd + (ipntr[1] - 1);
@@ -493,6 +495,7 @@ int mbla_eigs_sym_sinv(const mbla_csc *K, const mbla_csc *B, double sigma, int k
             r = mbl_error(st, MBL_ELIB, "%s: unexpected ARPACK request ido = %d", fn, ido);
             goto done;
         }
+        if ((r = core_progress(st, "eigen", ++nop, 0))) goto done; /* one report per step */
     }
     if (nconv) *nconv = iparam[4];
     if ((r = aupd_status(st, fn, "dsaupd", info, iparam[4], k, iparam[2]))) goto done;

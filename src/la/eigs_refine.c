@@ -1,6 +1,7 @@
 /* Refinement of computed eigenpairs of sparse pencils: Newton steps on single pairs
  * (mbla_eigs_refine, mbla_eigs_refine_sym) and block Rayleigh-Ritz on symmetric pencils
  * (mbla_eigs_refine_sym_block), residuals in doubled precision. */
+#include "core/progress.h"
 #include "la/la_internal.h"
 
 #include <float.h>
@@ -279,6 +280,7 @@ static int refine(const char *fn, const mbla_csc *A, const mbla_csc *E, int k, d
             if (conv) conv[t] = conv[tc];
             continue;
         }
+        if ((r = core_progress(st, "eigen", t, k))) goto done; /* one report per pair */
         if ((r = refine_pair(fn, &rw, t, lre, lim, vr, vi, berr, iters, conv, st))) goto done;
     }
     r = 0;
@@ -629,6 +631,7 @@ int mbla_eigs_refine_sym_block(const mbla_csc *K, const mbla_csc *B, double sigm
     if ((r = block_start(fn, &b, V, ldv, st))) goto done;
     int it = 0;
     for (it = 0; it < maxit; it++) {
+        if ((r = core_progress(st, "eigen", it, maxit))) goto done; /* one report per step */
         if ((r = block_corrections(&b, st))) goto done;
         if ((r = block_rayleigh_ritz(fn, &b, st))) goto done;
         if (block_update(&b, k) == k) {

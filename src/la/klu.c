@@ -11,6 +11,7 @@
  * With opts->equilibrate, A is replaced by S = diag(r) A diag(c) (mbla_csc_equilibrate on |A|,
  * powers of 2): A x = b is S y = diag(r) b, x = diag(c) y; A^T y = b is S^T z = diag(c) b,
  * y = diag(r) z. */
+#include "core/progress.h"
 #include "la/la_internal.h"
 
 #include <klu.h>
@@ -511,13 +512,22 @@ static void permute_rhs(mbla_klu *k, int nrhs, double *X, int ldb, int w)
     }
 }
 
+/* Many right-hand sides are solved SOLVE_CHUNK columns at a time, with a progress report between
+ * (core/progress.h; stage "solve"): KLU solves each column on its own, in groups of 4, so the
+ * results are those of one call. */
+enum { SOLVE_CHUNK = 32 };
+
 int mbla_klu_solve(mbla_klu *k, int nrhs, double *B, int ldb, mbl_status *st)
 {
     int r = solve_check(k, 0, nrhs, B, ldb, st, "mbla_klu_solve");
     if (r || !nrhs || !k->n) return r;
     scale_rows(k, k->er, nrhs, B, ldb, 1);
-    if (!klu_solve(k->sym, k->num, ldb, nrhs, B, &k->common))
-        return klu_fail(k, st, "mbla_klu_solve", "solve");
+    for (int c = 0; c < nrhs; c += SOLVE_CHUNK) {
+        if (nrhs > SOLVE_CHUNK && (r = core_progress(st, "solve", c, nrhs))) return r;
+        int nc = nrhs - c < SOLVE_CHUNK ? nrhs - c : SOLVE_CHUNK;
+        if (!klu_solve(k->sym, k->num, ldb, nc, B + (size_t)c * ldb, &k->common))
+            return klu_fail(k, st, "mbla_klu_solve", "solve");
+    }
     unpermute_solution(k, nrhs, B, ldb, 1);
     scale_rows(k, k->ec, nrhs, B, ldb, 1);
     return 0;

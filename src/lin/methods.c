@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/progress.h"
 #include "lin/methods_internal.h"
 
 /* Large models (and nev asked for): the pencil assembled sparse from the Jacobian triplets, ARPACK
@@ -227,8 +228,10 @@ int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
     const char *method = opt->method ? opt->method : "augmented";
     for (int i = 0; i < NMETHODS; i++)
         if (!strcmp(method, methods[i].name)) {
+            if (core_progress(st, "linearize", 0, 0)) return MBL_ECANCELLED;
             rc = dispatch(md, pt, opt, i, out, st);
-            if (rc) mbl_error_prefix(st, "%s", md->file);
+            if (rc && core_progress_stopped()) rc = mbl_error(st, MBL_ECANCELLED, "cancelled during the linearization");
+            else if (rc) mbl_error_prefix(st, "%s", md->file);
             else caution_moving_added(pt, *out);
             return rc;
         }

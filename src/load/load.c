@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "core/progress.h"
 #include "mech/mechanism.h"
 #include "mech/urdf.h"
 #include "model/model_internal.h"
@@ -91,6 +92,7 @@ int load_src_read_opt(const char *text, size_t len, const char *file, const mbl_
         return rc;
     }
     if (!file) file = "<model>";
+    if (core_progress(st, "load: read", 0, 0)) return MBL_ECANCELLED;
     mbl_src *src = model_src_new(file);
     if (!src) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
     src->mem_budget = mem_budget > 0 ? mem_budget : MBL_MEM_BUDGET_DEFAULT;

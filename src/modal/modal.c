@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/progress.h"
 #include "eig/eig.h"
 #include "mblin/la.h"
 #include "mblin/model.h"
@@ -198,6 +199,7 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
     if (!out) return mbl_error(st, MBL_EARG, "mbl_modal: out is NULL");
     *out = NULL;
     if (!lin) return mbl_error(st, MBL_EARG, "mbl_modal: linear model is NULL");
+    if (core_progress(st, "eigen", 0, 0)) return MBL_ECANCELLED;
     mbl_modal_options opt;
     if (opt_in) opt = *opt_in;
     else mbl_modal_options_default(&opt);

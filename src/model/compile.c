@@ -1,5 +1,6 @@
 /* Compiling the formulated model: the exact Jacobians of the residuals, outputs and user states,
  * their tapes (the residual's on a second thread for mid-sized models), and the drawing's. */
+#include "core/progress.h"
 #include "model/formulate.h"
 #include "model/terms/term.h"
 
@@ -149,11 +150,14 @@ typedef struct compile_job {
     const mblx_id *out;
     mblx_tape *tape;
     mbl_status st;
+    void *progress;           /* the loading thread's progress installation and stage */
+    const char *stage;
 } compile_job;
 
 static void *compile_thread(void *arg)
 {
     compile_job *j = arg;
+    core_progress_adopt(j->progress, j->stage);
     j->tape = compile_bound(j->md, j->n, j->out, &j->st);
     return NULL;
 }
@@ -310,7 +314,8 @@ int model_compile(mbl_model *md, mbl_status *st)
     /* no node is made while the tapes compile: the hash-consing table (32 MB of the N = 10^4
      * four-bar's) is freed for their scratch, and rebuilt by the first node made later */
     mblx_graph_drop_table(md->g);
-    compile_job job = {md, (size_t)md->nF, md->Fc ? md->Fc : md->F, NULL, {0, ""}};
+    compile_job job = {md, (size_t)md->nF, md->Fc ? md->Fc : md->F, NULL, {0, ""}, core_progress_current(),
+                       core_progress_tick_stage()};
     pthread_t th;
     int threaded = md->nF >= COMPILE_THREAD_MIN && mblx_node_count(md->g) < COMPILE_THREAD_MAX_NODES &&
                    pthread_create(&th, NULL, compile_thread, &job) == 0;

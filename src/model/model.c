@@ -1,5 +1,6 @@
 /* A model's life: model_from_src runs the formulation's steps in order (names, symbols, values,
  * variables, formulate, compile, checks), the model's graph lock, and freeing a model. */
+#include "core/progress.h"
 #include "model/formulate.h"
 #include "model/terms/term.h"
 
@@ -67,6 +68,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
         model_src_free(src);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
+    core_progress_stage("load: formulate"); /* the graph's ticks: core/progress.h */
     md->g = mblx_graph_new();
     size_t text = src_text_bytes(src);
     if (md->g && text >= GRAPH_RESERVE_MIN) (void)mblx_graph_reserve(md->g, (size_t)(GRAPH_NODES_PER_BYTE * (double)text));
@@ -149,8 +151,11 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
                 L.var_state[i] = VAR_DONE;
             }
     }
+    if (!rc) core_progress_stage("load: compile");
     if (!rc) rc = model_compile(md, st);
     if (!rc) rc = model_check_mass(md, src, sets, nsets, st);
+    core_progress_stage(NULL);
+    if (rc && core_progress_stopped()) rc = mbl_error(st, MBL_ECANCELLED, "cancelled during the load of %s", src->file);
     model_name_index_reset();
     mbl_free(L.pvals);
     mbl_free(L.var_state);

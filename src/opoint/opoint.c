@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/progress.h"
 #include "mblin/la.h"
 #include "model/model_view.h"
 #include "opoint_given.h"
@@ -725,6 +726,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     if (!out) return mbl_error(st, MBL_EARG, "mbl_operating_point: out is NULL");
     *out = NULL;
     if (!md) return mbl_error(st, MBL_EARG, "mbl_operating_point: model is NULL");
+    if (core_progress(st, "point", 0, 0)) return MBL_ECANCELLED;
     model_view view;
     model_view_get(md, &view);
     const model_view *mv = &view;
@@ -812,6 +814,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     }
     if (rc && st) mbl_error_prefix(st, "%s", mv->file);
     rc = check_solved_point(&sp, rc, st);
+    if (rc && core_progress_stopped()) rc = mbl_error(st, MBL_ECANCELLED, "cancelled during the operating point");
     opoint_sub_free(&sp);
     mbl_free(guess);
     mbl_free(hs.hq), mbl_free(hs.opt_q), mbl_free(hs.he), mbl_free(hs.hcq), mbl_free(hs.hc), mbl_free(vset);

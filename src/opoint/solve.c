@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/progress.h"
 #include "mblin/la.h"
 #include "opoint_solve.h"
 
@@ -398,6 +399,7 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
     int it = 0, rounding = 0, step_small = 0;
     while (!rc) {
         rc = opoint_eval_jac(sp, st);
+        if (!rc) rc = core_progress(st, "point", it, 0); /* one report per Newton iteration */
         if (rc) break;
         rs = opoint_scaled_residual(sp, xs, rowscale, colscale);
         if (linear && it >= 2) break;

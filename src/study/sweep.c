@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/progress.h"
 #include "study/sweep_internal.h"
 
 /* mode shapes are kept for the MAC while they take fewer doubles than this (else eigenvalues only) */
@@ -147,6 +148,7 @@ static int store_point(run *r, int p, const mbl_modes *m, const mbl_sensitivity 
 typedef struct thread_arg {
     run *r;
     worker w;
+    void *progress; /* the caller's progress installation (core/progress.h) */
 } thread_arg;
 
 static void *thread_main(void *arg)
@@ -154,7 +156,8 @@ static void *thread_main(void *arg)
     thread_arg *ta = arg;
     run *r = ta->r;
     mbl_sweep *sw = r->sw;
-    for (;;) {
+    core_progress_adopt(ta->progress, NULL);
+    while (!core_progress_stopped()) {
         /* points are handed out in blocks (fewer lock round trips on cheap points) */
         pthread_mutex_lock(&r->lock);
         int k = r->rank + r->next * r->size; /* this rank's next block */
@@ -163,7 +166,7 @@ static void *thread_main(void *arg)
         if (k >= r->nchunks) break;
         int p0 = k * r->chunk, p1 = p0 + r->chunk;
         if (p1 > sw->npoints) p1 = sw->npoints;
-        for (int p = p0; p < p1; p++) {
+        for (int p = p0; p < p1 && !core_progress_stopped(); p++) {
             double x[2] = {0, 0};
             axis_value(sw, r->opt, p, x);
             mbl_status st;
@@ -186,6 +189,7 @@ static void *thread_main(void *arg)
         pthread_mutex_lock(&r->lock);
         r->done += p1 - p0;
         if (r->opt->progress) r->opt->progress(r->opt->progress_ud, r->done, sw->npoints);
+        (void)core_progress(NULL, "sweep", r->done, sw->npoints); /* a stop ends the loop */
         pthread_mutex_unlock(&r->lock);
     }
     return NULL;
@@ -523,6 +527,7 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     double t0 = r.t0 = study_sweep_now();
     int *started = mbl_calloc((size_t)threads, sizeof *started);
     for (int t = 0; t < threads; t++) {
+        ta[t].progress = core_progress_current();
         ta[t].r = &r;
         ta[t].w.c = c;
         ta[t].w.x0[0] = x0[0], ta[t].w.x0[1] = x0[1];
@@ -545,7 +550,7 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     mbl_free(tid);
     *rr = r;
     *out = sw;
-    return 0;
+    return core_progress_stopped() ? mbl_error(st, MBL_ECANCELLED, "cancelled during the sweep") : 0;
 }
 
 /* The modes of the computed points tracked in order, into sw (r->pts: every point's raw results). */
@@ -675,6 +680,7 @@ int mbl_sweep_run(const mbl_model *model, const mbl_sweep_options *opt_in, mbl_s
     if (d) rc = study_sweep_gather(d, rc, &r, &sw, st); /* on ranks other than 0, sw is freed */
     if (!rc && sw) rc = sweep_track(sw, &r, opt, st);
     pts_free(&r, np);
+    if (rc && core_progress_stopped()) rc = mbl_error(st, MBL_ECANCELLED, "cancelled during the sweep");
     if (rc || !sw) {
         mbl_sweep_free(sw);
         return rc;

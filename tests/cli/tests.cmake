@@ -26,6 +26,10 @@ if(PYTHON3)
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   # issue 33, item 6: redundant constraints advise the methods that take them; a kinetic energy without
   # der() is named (M = d2T/dv2 zero)
+  # issue 33, item 3: --progress lines, the bar on a terminal, SIGINT during a load and a sweep (exit
+  # 130, no partial outputs)
+  add_test(NAME test_cli_progress COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/progress_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   add_test(NAME test_cli_messages COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/messages_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   # issue 33, item 1: held velocities at a given point (--set-velocity)
