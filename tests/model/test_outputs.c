@@ -261,6 +261,19 @@ static const char *pend_ode = "model: dae\n"
                               "outputs: {tension: \"2*l*lambda(rod)\", ay: \"der(der(y))\", di: \"der(i)\"}\n"
                               "linearize: {at: equilibrium, states: [x]}\n";
 
+/* the skidding mass of nonholonomic_multiplier, damped, with the multiplier, an acceleration and x */
+static const char *nh_damped = "model: dae\n"
+                               "parameters: {m: 2, k: 50, a: 0.5, c: 0.7}\n"
+                               "coordinates: {x: 0, y: 0}\n"
+                               "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\n"
+                               "potential_energy: \"0.5*k*x^2\"\n"
+                               "dissipation: \"0.5*c*der(x)^2\"\n"
+                               "inputs: {F: 5}\n"
+                               "forces: {x: \"F\"}\n"
+                               "nonholonomic: {slip: \"der(y) = a*der(x)\"}\n"
+                               "outputs: {side: \"mu(slip)\", acc: \"der(der(x))\", pos: \"x\"}\n"
+                               "linearize: {at: equilibrium}\n";
+
 TEST(transfer_functions_agree)
 {
     /* nullspace has its own states (tangent coordinates): at an equilibrium the transfer function
@@ -635,6 +648,7 @@ TEST(reactions_methods_agree)
     free(text);
     methods_agree(pend_pushed, 0); /* the tension 2 l lambda(rod) and der(der(y)) of a dae model */
     methods_agree(pend_ode, 0);    /* the same with an ode state driven by F and its der() as an output */
+    methods_agree(nh_damped, 0);   /* a non-holonomic multiplier mu(slip) (a column of Cdd too) */
 }
 
 static void methods_agree(const char *text, int slider)
