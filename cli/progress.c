@@ -6,7 +6,9 @@
  * taken PROGRESS_BAR_DELAY seconds (short runs show nothing); with --progress it prints a line at
  * most every PROGRESS_LINE_PERIOD seconds instead, for logs and pipes. SIGINT sets a flag that the
  * callback returns, so the library stops at its next report and unwinds (MBL_ECANCELLED); a second
- * SIGINT ends the process at once (SA_RESETHAND). After the command, an interrupted run removes
+ * SIGINT ends the process at once (SA_RESETHAND). From the signal on, what the command would still
+ * write on stderr goes to /dev/null (a failure caused by the interrupt, "cannot write: Interrupted
+ * system call", says nothing new). After the command, an interrupted run removes
  * the files it wrote (those opened through cli_output_file, and the files made or changed in a
  * directory of cli_mkdirs, which is removed too when the run made it) and exits with 130 after one
  * line on stderr. When stdout is a terminal too, it becomes a stream that erases the progress line
@@ -14,6 +16,7 @@
 #define _GNU_SOURCE /* fopencookie */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +35,7 @@
 #define MAX_OUTPUTS 64
 
 static volatile sig_atomic_t interrupted;
+static int devnull_fd = -1, saved_err = -1; /* stderr's silence after SIGINT, and stderr itself */
 static int lines_mode, bar_mode, bar_shown;
 static double t_start, t_last;
 static char stage_now[64];
@@ -61,6 +65,7 @@ static void on_sigint(int sig)
 {
     (void)sig;
     interrupted = 1;
+    if (devnull_fd >= 0 && saved_err >= 0) dup2(devnull_fd, 2); /* async-signal-safe */
 }
 
 int cli_interrupted(void) { return interrupted != 0; }
@@ -132,6 +137,8 @@ void cli_progress_begin(void)
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C ends the process */
+    devnull_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    saved_err = fcntl(2, F_DUPFD_CLOEXEC, 3);
     sigaction(SIGINT, &sa, NULL);
     bar_mode = isatty(2);
     if (bar_mode && isatty(1)) {
@@ -164,6 +171,7 @@ static struct output *new_output(const char *path)
 void cli_output_file(const char *path)
 {
     if (path) new_output(path);
+    snprintf(stage_now, sizeof stage_now, "the writing of the outputs");
 }
 
 void cli_output_dir(const char *dir)
@@ -174,6 +182,7 @@ void cli_output_dir(const char *dir)
     if (!o) return;
     o->is_dir = 1;
     o->made = !exists;
+    snprintf(stage_now, sizeof stage_now, "the writing of the outputs");
     DIR *d = exists ? opendir(dir) : NULL;
     for (struct dirent *e; d && (e = readdir(d));) {
         char p[4096];
@@ -209,9 +218,12 @@ static void remove_new_files(const struct output *o)
 
 int cli_progress_end(int code)
 {
+    signal(SIGINT, SIG_IGN); /* the cleanup is not interrupted */
+    int stopped = interrupted != 0;
+    if (stopped && saved_err >= 0) dup2(saved_err, 2); /* stderr back */
+    if (stopped && bar_mode) bar_shown = 1; /* erased into /dev/null: erase it on the terminal */
     cli_progress_clear();
     mbl_progress_set(NULL, NULL);
-    int stopped = interrupted != 0;
     for (int i = noutputs - 1; i >= 0; i--) {
         struct output *o = &outputs[i];
         if (stopped && o->is_dir) remove_new_files(o);
@@ -221,6 +233,9 @@ int cli_progress_end(int code)
         free(o->path);
     }
     noutputs = 0;
+    if (devnull_fd >= 0) close(devnull_fd);
+    if (saved_err >= 0) close(saved_err);
+    devnull_fd = saved_err = -1;
     if (!stopped) return code;
     fflush(stdout);
     (void)code;

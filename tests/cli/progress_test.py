@@ -9,6 +9,7 @@
 - SIGINT during a long load, and during a sweep (sent once the progress lines say the run is in
   that stage): exit status 130, one line "mblin: interrupted (SIGINT) during ...", no output file
   or directory left behind, a file that was in the output directory before kept as it was;
+- SIGINT while an output file is being written: the file removed, the one line only;
 - the time from the signal to the exit is measured (printed; the library reports at least every
   few hundredths of a second on these models, the check allows 3 s on a loaded machine).
 usage: progress_test.py PATH_TO_MBLIN (run from the repository root)"""
@@ -128,6 +129,20 @@ with open(os.path.join(outdir, "keep.txt")) as f:
 check(out == "", "no CSV on stdout")
 check(lat is not None and lat < 3.0, "stopped %.3f s after the signal" % (lat or -1))
 print("SIGINT during the sweep: exit %.3f s after the signal" % (lat or -1))
+
+# --- SIGINT while an output is being written: a FIFO without a reader as report -o FILE keeps the
+# tool in its open(); the file is removed and stderr holds the one line (not also the failed open) ---
+fifo = os.path.join(tmp, "page.html")
+os.mkfifo(fifo)
+p = subprocess.Popen([MBLIN, "report", "examples/spring_pendulum.yaml", "-o", fifo], stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True)
+time.sleep(2.0)  # the model takes milliseconds; then the open waits for a reader that never comes
+p.send_signal(signal.SIGINT)
+out, err = p.communicate(timeout=60)
+check(p.returncode == 130, "SIGINT while writing: exit 130 (%s)" % p.returncode)
+check(err.strip().split("\n") == ["mblin: interrupted (SIGINT) during the writing of the outputs; partial outputs removed"],
+      "SIGINT while writing: one line (%r)" % err)
+check(not os.path.exists(fifo), "SIGINT while writing: the file being written removed")
 
 shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(finish("progress"))
