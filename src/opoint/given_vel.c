@@ -148,8 +148,8 @@ static int gv_inconsistent(const gv *w, const int *flag, double worst, mbl_statu
                      list, worst);
 }
 
-/* "velocities held: ...; solved from the velocity constraints: der(y) = ..." in the point's notes,
- * when some velocity not written came out nonzero */
+/* "velocities held: ...; solved from the velocity constraints: der(y) = ..." in the point's notes
+ * ("velocities solved from ..." when none is held), when some velocity not written came out nonzero */
 static void gv_note(const gv *w)
 {
     const model_view *mv = &w->sp->mv;
@@ -166,7 +166,9 @@ static void gv_note(const gv *w)
     }
     double vmax = 0;
     for (int i = 0; i < w->n; i++) vmax = fmax(vmax, fabs(pt->v[i]));
-    len += (size_t)snprintf(buf + len, sizeof buf - len, "; solved from the velocity constraints:");
+    if (first) len = 0; /* nothing held: the note names what was solved only */
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s from the velocity constraints:",
+                            first ? "velocities solved" : "; solved");
     int shown = 0, more = 0, zero = 0;
     for (int i = 0; i < w->n; i++) {
         if (w->hq[i]) continue;

@@ -520,14 +520,31 @@ static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
     }
     mbl_free(inert), mbl_free(force);
     if (big < 0) return 0;
+    /* the acceleration behind that row's inertia term: its largest entry M_ij vdot_j (the row's own
+     * coordinate, or one the mass matrix couples to it: a flexible body's frame row and its nodes) */
+    int acc = big;
+    double amax = 0;
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int c = mv->jac.col[p] - ja;
+        if (mv->jac.row[p] - e0 != big || c < 0 || c >= n) continue;
+        double t = fabs(sp->jac[p] * pt->vdot[c]);
+        if (t > amax * (1.0 + 1e-6)) amax = t, acc = c;
+    }
     model_fill_syms_pt(md, pt, sp->syms);
     rc = steady_in_user_states(sp, st);
     if (rc) return rc < 0 ? rc : 0;
-    snprintf(pt->accel_note, sizeof pt->accel_note,
-             "the given point is not an equilibrium or steady motion of the model: residual acceleration "
-             "der(der(%.80s)) = %.6g (its inertia term is %.3g of the forces in its equation); the linear model is "
-             "about a point that moves",
-             mv->qname[big], pt->vdot[big], worst);
+    if (acc == big)
+        snprintf(pt->accel_note, sizeof pt->accel_note,
+                 "the given point is not an equilibrium or steady motion of the model: residual acceleration "
+                 "der(der(%.48s)) = %.6g (its inertia term is %.3g of the forces in its equation); the linear model "
+                 "is about a point that moves",
+                 mv->qname[acc], pt->vdot[acc], worst);
+    else
+        snprintf(pt->accel_note, sizeof pt->accel_note,
+                 "the given point is not an equilibrium or steady motion of the model: residual acceleration "
+                 "der(der(%.40s)) = %.6g (inertia %.3g of the forces in the equation of %.40s); the linear model "
+                 "is about a point that moves",
+                 mv->qname[acc], pt->vdot[acc], worst, mv->qname[big]);
     size_t nl = strlen(pt->notes);
     if (nl + 3 < sizeof pt->notes) snprintf(pt->notes + nl, sizeof pt->notes - nl, "%s%s", nl ? "; " : "", pt->accel_note);
     return 0;
@@ -588,9 +605,38 @@ static int solve_given(opoint_subproblem *sp, const double *v0, const held_set *
     return rc;
 }
 
+/* Is some velocity constraint (Phi' = Phi_q v + Phi_t, c = A v + b) violated at the point's q and v
+ * beyond rounding (scaled as the held velocities' check)? Then the velocities not written are
+ * solved for (opoint_given_velocities, the written ones held). */
+static int steady_complete_velocities(opoint_subproblem *sp, const held_set *hs, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    const model_view *mv = &sp->mv;
+    mbl_point *pt = sp->pt;
+    int nc = mv->m + mv->k, r0 = mv->row0[MBL_ROW_PHID], jv = model_blk0(md, MBL_BLK_V);
+    if (!nc) return 0;
+    model_fill_syms_pt(md, pt, sp->syms);
+    int rc = model_eval_F(md, sp->syms, sp->F, sp->work, st);
+    if (!rc) rc = model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+    if (rc) return model_eval_error(md, sp->syms, "at the initial guess", st);
+    double *scale = mbl_calloc((size_t)nc + 1, sizeof *scale);
+    if (!scale) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int p = 0; p < mv->jac.nz; p++) { /* PHID and NH are consecutive row groups */
+        int row = mv->jac.row[p] - r0, c = mv->jac.col[p] - jv;
+        if (row >= 0 && row < nc && c >= 0 && c < mv->n) scale[row] += fabs(sp->jac[p]) * fmax(1.0, fabs(pt->v[c]));
+    }
+    int broken = 0;
+    for (int r = 0; r < nc; r++)
+        if (fabs(sp->F[r0 + r]) > sp->opt->abs_tol && fabs(sp->F[r0 + r]) > OPOINT_GIVEN_TOL_FACTOR * sp->opt->tol * scale[r])
+            broken = 1;
+    mbl_free(scale);
+    return broken ? opoint_given_velocities(sp, hs->hq, hs->hcq, hs->he, hs->hc, st) : 0;
+}
+
 /* linearize.at: steady: the velocities kept, vdot = 0, the non-cyclic coordinates and the
  * multipliers solved, then the accelerations (a note when they are not small). */
-static int solve_steady(opoint_subproblem *sp, const double *v0, const double *q_guess, double move_note, mbl_status *st)
+static int solve_steady(opoint_subproblem *sp, const double *v0, const held_set *hs, const double *q_guess,
+                        double move_note, mbl_status *st)
 {
     const mbl_model *md = sp->md;
     const model_view *mv = &sp->mv;
@@ -599,6 +645,11 @@ static int solve_steady(opoint_subproblem *sp, const double *v0, const double *q
     /* keep v; vdot = 0; solve the non-cyclic coordinates and the multipliers */
     memcpy(pt->v, v0, (size_t)n * sizeof(double));
     memcpy(pt->X, mv->X0, (size_t)mv->nX * sizeof(double));
+    /* velocities that break the velocity constraints at the guess (a driver's rate nobody wrote:
+     * a blade on a driven hub, whose body takes no velocity keys) are completed first, the written
+     * ones held, as at a given point */
+    rc = steady_complete_velocities(sp, hs, st);
+    if (rc) return rc;
     rc = initial_multipliers(sp, st);
     if (rc) return rc;
     /* cyclic coordinates and ode states (no residual depends on them) keep their values */
@@ -799,7 +850,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         for (int j = 0; !rc && j < mv->nheld; j++) pt->nheld_expr += hs.he[j];
         break;
     case MBL_AT_STEADY:
-        rc = solve_steady(&sp, v0, q_guess, opt.move_note, st);
+        rc = solve_steady(&sp, v0, &hs, q_guess, opt.move_note, st);
         break;
     default:
         rc = mbl_error(st, MBL_EARG, "unknown operating point kind %d", (int)pt->at);
