@@ -99,6 +99,10 @@ static int rhs(realtype t, N_Vector yv, N_Vector ydv, void *ud)
     int n = F->n, nx = F->nx;
     const double *q = F->q, *v = F->v0;
     F->nrhs++;
+    if (F->err.code) { /* an earlier failure (below) */
+        memset(yd, 0, ((size_t)F->ny + (size_t)nx * nx) * sizeof *yd);
+        return 0;
+    }
     if (F->shoot) {
         q = y, v = y + n;
     } else {
@@ -115,8 +119,11 @@ static int rhs(realtype t, N_Vector yv, N_Vector ydv, void *ud)
     if (!rc) rc = mbla_gemm('N', 'N', nx, nx, nx, 1.0, F->lin->A, nx, y + F->ny, nx, 0.0, yd + F->ny, nx, &st);
     mbl_point_free(pt);
     if (rc) {
+        /* the first failure ends the period: CVODE takes a failed right-hand side of the fixed-point
+         * iteration for a convergence failure and retries with ever smaller steps, so the rest of
+         * the period is integrated as x' = 0 and period() reports this failure */
         if (!F->err.code) F->err = st;
-        return -1;
+        memset(yd, 0, ((size_t)F->ny + (size_t)nx * nx) * sizeof *yd);
     }
     return 0;
 }
@@ -171,7 +178,7 @@ static int period(fq *F, const mbl_floquet_options *o, const double *y0, double 
     for (int j = 1; j <= ns; j++) {
         double tout = j == ns ? tend : F->t0 + o->period * j / ns, tret = 0;
         int flag = CVode(mem, tout, y, &tret, CV_NORMAL);
-        if (flag < 0) {
+        if (flag < 0 || F->err.code) {
             if (F->err.code) {
                 *st = F->err, rc = F->err.code;
             } else {
