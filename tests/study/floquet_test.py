@@ -10,8 +10,9 @@
 - the pendulum on a vertically oscillating pivot (tests/study/floquet/kapitza.yaml): unstable below
   and stable above Kapitza's threshold a^2 w^2 = 2 g l, and the threshold found by bisection against
   that closed form (0.2 %) and against the Mathieu series a0 = -q^2/2 + 7 q^4/128 it comes from;
-- a time-invariant model (slider-pendulum with damping, a damped four-bar with a constraint): the
-  Floquet exponents equal `linearize`'s eigenvalues (modulo 2 pi i / T);
+- a time-invariant model (slider-pendulum with damping, a damped four-bar with a constraint, the
+  rotating pendulum's steady motion, whose orbit turns the cyclic angle): the Floquet exponents
+  equal `linearize`'s eigenvalues (modulo 2 pi i / T);
 - a forced Duffing oscillator (tests/study/floquet/duffing.yaml): the orbit found by --shoot and its
   multipliers against SciPy (fsolve on solve_ivp's period map, the variational equations written
   here), and det(Phi) = exp(-c T / m) (Liouville);
@@ -157,7 +158,9 @@ check(abs(w_found / w_series - 1) < 1e-5, "Kapitza threshold %.9g, Mathieu serie
 
 # ---- a time-invariant model: the exponents are linearize's eigenvalues -------------------------
 for model, sets, T in (("examples/slider_pendulum.yaml", ["--set", "c=20"], 0.5), ("examples/fourbar_N1_damped.yaml", [], 0.7),
-                       ("examples/slider_pendulum.yaml", ["--set", "c=20"], 3.0)):
+                       ("examples/slider_pendulum.yaml", ["--set", "c=20"], 3.0),
+                       # a steady motion: the orbit's cyclic angle phi turns at der(phi) = 4.76 rad/s
+                       ("examples/rotating_pendulum_steady.yaml", [], 0.3)):
     lin = json.loads(subprocess.run([MBLIN, "linearize", model, "--json"] + sets, capture_output=True, text=True, check=True).stdout)
     ev = [e["re"] + 1j * e["im"] for e in lin["eigenvalues"]]
     d = fq(model, "--period", repr(T), *sets)
