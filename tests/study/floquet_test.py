@@ -10,6 +10,8 @@
 - the pendulum on a vertically oscillating pivot (tests/study/floquet/kapitza.yaml): unstable below
   and stable above Kapitza's threshold a^2 w^2 = 2 g l, and the threshold found by bisection against
   that closed form (0.2 %) and against the Mathieu series a0 = -q^2/2 + 7 q^4/128 it comes from;
+  the same pendulum in Cartesian coordinates with the pivot driven by a time-dependent constraint
+  (kapitza_driven.yaml) has the same multipliers;
 - a time-invariant model (slider-pendulum with damping, a damped four-bar with a constraint, the
   rotating pendulum's steady motion, whose orbit turns the cyclic angle): the Floquet exponents
   equal `linearize`'s eigenvalues (modulo 2 pi i / T);
@@ -155,6 +157,13 @@ check(abs(w_found / w_kapitza - 1) < 2e-3, "Kapitza threshold %.6g, closed form 
 qk = 2 * a / l
 w_series = math.sqrt(-4 * g / l / (-qk**2 / 2 + 7 * qk**4 / 128 - 29 * qk**6 / 2304))
 check(abs(w_found / w_series - 1) < 1e-5, "Kapitza threshold %.9g, Mathieu series a0 %.9g" % (w_found, w_series))
+
+# the same pendulum in Cartesian coordinates with its pivot driven by a time-dependent constraint:
+# the multipliers do not depend on the coordinates
+for w in (70.0, 85.0, 95.0):
+    a_ = mults(fq(KAPITZA, "--param", "w", "--set", "w=%g" % w))
+    b_ = mults(fq(D + "kapitza_driven.yaml", "--param", "w", "--set", "w=%g" % w))
+    check(same_set(a_, b_) < 1e-8, "Kapitza at w = %g: driven-pivot Cartesian model %s, angle model %s" % (w, b_, a_))
 
 # ---- a time-invariant model: the exponents are linearize's eigenvalues -------------------------
 for model, sets, T in (("examples/slider_pendulum.yaml", ["--set", "c=20"], 0.5), ("examples/fourbar_N1_damped.yaml", [], 0.7),
