@@ -274,6 +274,10 @@ rows, svg = sweep(KAPITZA, "--param", "w=80:100:5", "--floquet", "w")
 g = growth(rows, ["w"])
 check([v > 1e-8 for (w,), v in sorted(g.items())] == [True, True, False, False, False],
       "Kapitza sweep over w with the period 2 pi / w: unstable below %.5g only (%s)" % (w_found, sorted(g.items())))
+# the same bytes on 1 and 2 threads
+outs = [subprocess.run([MBLIN, "sweep", MATHIEU, "--param", "delta=0:2:9", "--param", "eps=0:1:3", "--floquet", "pi", "--threads", t],
+                       capture_output=True, text=True).stdout for t in ("1", "2")]
+check(outs[0] == outs[1] and outs[0].count("\n") == 1 + 27 * 2, "a Floquet sweep gives the same CSV on 1 and 2 threads")
 p = subprocess.run([MBLIN, "sweep", MATHIEU, "--param", "delta=0:1:3", "--floquet", "eps"], capture_output=True, text=True)
 check(p.returncode != 0 and "spin speed" in p.stderr, "--floquet of a parameter that is no spin speed: %s" % p.stderr.strip())
 p = subprocess.run([MBLIN, "sweep", MATHIEU, "--param", "delta=0:1:3", "--floquet", "pi", "--predictor", "sensitivity"],
