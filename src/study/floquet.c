@@ -177,10 +177,17 @@ static int period(fq *F, const mbl_floquet_options *o, const double *y0, double 
     }
     for (int j = 1; j <= ns; j++) {
         double tout = j == ns ? tend : F->t0 + o->period * j / ns, tret = 0;
+        long done = 0; /* max_steps bounds the whole period, whatever the samples */
+        CVodeGetNumSteps(mem, &done);
+        CVodeSetMaxNumSteps(mem, o->max_steps - done > 0 ? o->max_steps - done : 1);
         int flag = CVode(mem, tout, y, &tret, CV_NORMAL);
         if (flag < 0 || F->err.code) {
             if (F->err.code) {
                 *st = F->err, rc = F->err.code;
+            } else if (flag == CV_TOO_MUCH_WORK) {
+                rc = mbl_error(st, MBL_ENOCONV, "CVODE needed more than %ld steps over the period (max_steps, --max-steps): "
+                                                "stopped at t = %.10g; a stiff model? (docs/floquet.md, \"Limits\")",
+                               o->max_steps, tret);
             } else {
                 rc = mbl_error(st, MBL_ENOCONV, "CVODE failed at t = %.10g (%s)%s%s", tret, CVodeGetReturnFlagName(flag),
                                eb.msg[0] ? ": " : "", eb.msg);

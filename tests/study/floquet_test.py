@@ -300,6 +300,8 @@ p = run("examples/fourbar_N1_damped.yaml", "--period", "1", "--shoot", ok=False)
 check(p.returncode == 2 and "constraints" in p.stderr, "shooting on a constrained model: %s" % p.stderr.strip())
 p = run(MATHIEU, "--period", "pi", "--settle", "3", ok=False)
 check(p.returncode == 2 and "--shoot" in p.stderr, "--settle without --shoot: %s" % p.stderr.strip())
+p = run(MATHIEU, "--period", "pi", "--samples", "4", "--max-steps", "50", ok=False)
+check(p.returncode == 1 and "more than 50 steps" in p.stderr, "--max-steps bounds the whole period: %s" % p.stderr.strip())
 p = run(MATHIEU, "--period", "pi", "--method", "penalty", ok=False)
 check(p.returncode == 2, "--method does not apply")
 
