@@ -111,7 +111,8 @@ static int rhs(realtype t, N_Vector yv, N_Vector ydv, void *ud)
     mbl_point *pt = NULL;
     mbl_status st = {0};
     int rc = point_at(F, t, q, v, &pt, &st);
-    if (!rc) rc = mbl_relinearize(F->work, pt, F->lin, &st);
+    if (!rc && (rc = mbl_relinearize(F->work, pt, F->lin, &st)))
+        mbl_error_prefix(&st, "the linear model at t = %.10g (its states chosen at t0)", t);
     if (!rc && F->shoot) {
         memcpy(yd, v, (size_t)n * sizeof *yd);
         memcpy(yd + n, pt->vdot, (size_t)n * sizeof *yd);
