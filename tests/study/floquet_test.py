@@ -17,9 +17,10 @@
   equal `linearize`'s eigenvalues (modulo 2 pi i / T);
 - a forced Duffing oscillator (tests/study/floquet/duffing.yaml): the orbit found by --shoot and its
   multipliers against SciPy (fsolve on solve_ivp's period map, the variational equations written
-  here), and det(Phi) = exp(-c T / m) (Liouville);
+  here), and det(Phi) = exp(-c T / m) (Liouville); a forced pendulum shot in its angle and in
+  Cartesian coordinates with a rod constraint, both against SciPy's orbit and multipliers;
 - bad input: no period, both --period and --param, a parameter that is not a spin speed, a point
-  that is no orbit, shooting on a constrained model.
+  that is no orbit, shooting on a non-holonomic model.
 
 usage: floquet_test.py PATH_TO_MBLIN (from the repository root; needs numpy and scipy)"""
 import json
@@ -287,6 +288,43 @@ p = subprocess.run([MBLIN, "sweep", MATHIEU, "--param", "delta=0:1:3", "--floque
                    capture_output=True, text=True)
 check(p.returncode == 2 and "linear" in p.stderr, "a Floquet sweep refuses the sensitivity predictor: %s" % p.stderr.strip())
 
+# ---- shooting on a constrained model: the forced pendulum in its angle and in Cartesian coordinates ----
+mp, lp, gp, cp, Fp, wp = 1.0, 1.0, 9.81, 0.5, 1.0, 2.5
+Tp = 2 * math.pi / wp
+
+
+def pend(t, y):
+    return [y[1], (Fp * math.cos(wp * t) * lp * math.cos(y[0]) - cp * y[1] - mp * gp * lp * math.sin(y[0])) / (mp * lp**2)]
+
+
+def pend_var(t, Y):
+    th = Y[0]
+    A = np.array([[0, 1], [(-Fp * math.cos(wp * t) * lp * math.sin(th) - mp * gp * lp * math.cos(th)) / (mp * lp**2), -cp / (mp * lp**2)]])
+    return np.concatenate([pend(t, Y[:2]), (A @ Y[2:].reshape(2, 2)).ravel()])
+
+
+def pmap2(x0):
+    return solve_ivp(pend, [0, Tp], x0, method="DOP853", rtol=1e-12, atol=1e-13).y[:, -1]
+
+
+xp = [0.0, 0.0]
+for _ in range(40):
+    xp = pmap2(xp)
+xp = fsolve(lambda z: pmap2(z) - z, xp, xtol=1e-13)
+Mp = solve_ivp(pend_var, [0, Tp], np.concatenate([xp, np.eye(2).ravel()]), method="DOP853", rtol=1e-12,
+               atol=1e-13).y[2:, -1].reshape(2, 2)
+da = fq(D + "forced_pendulum.yaml", "--param", "w", "--shoot")
+dc = fq(D + "forced_pendulum_xy.yaml", "--param", "w", "--shoot")
+tha, wa = da["orbit"]["q"]["th"], da["orbit"]["v"]["th"]
+check(abs(tha - xp[0]) < 1e-8 and abs(wa - xp[1]) < 1e-8, "forced pendulum orbit (%.12g, %.12g), SciPy %s" % (tha, wa, xp))
+check(np.max(np.abs(mono(da) - Mp)) < 1e-8, "forced pendulum monodromy against SciPy")
+qx, qy, vx, vy = dc["orbit"]["q"]["x"], dc["orbit"]["q"]["y"], dc["orbit"]["v"]["x"], dc["orbit"]["v"]["y"]
+check(dc["orbit"]["kind"] == "shot" and abs(qx - lp * math.sin(xp[0])) < 1e-8 and abs(qy + lp * math.cos(xp[0])) < 1e-8
+      and abs(vx - lp * math.cos(xp[0]) * xp[1]) < 1e-8 and abs(vy - lp * math.sin(xp[0]) * xp[1]) < 1e-8,
+      "Cartesian forced pendulum (a rod constraint) shot to the angle model's orbit: %s" % dc["orbit"])
+check(same_set(mults(dc), np.linalg.eigvals(Mp)) < 1e-8, "Cartesian forced pendulum: the multipliers %s, SciPy %s"
+      % (mults(dc), np.linalg.eigvals(Mp)))
+
 # ---- bad input -----------------------------------------------------------------------------------
 p = run(MATHIEU, ok=False)
 check(p.returncode == 2 and "--period" in p.stderr, "no period: usage error (%d %s)" % (p.returncode, p.stderr))
@@ -299,8 +337,8 @@ check(p.returncode == 2, "negative period: usage error")
 p = run(DUFFING, "--param", "w", ok=False)
 check(p.returncode == 1 and "no periodic orbit" in p.stderr and "--shoot" in p.stderr and "t = " in p.stderr,
       "a forced point is no orbit: %s" % p.stderr.strip())
-p = run("examples/fourbar_N1_damped.yaml", "--period", "1", "--shoot", ok=False)
-check(p.returncode == 2 and "constraints" in p.stderr, "shooting on a constrained model: %s" % p.stderr.strip())
+p = run("examples/nh_sleigh.yaml", "--period", "1", "--shoot", ok=False)
+check(p.returncode == 2 and "non-holonomic" in p.stderr, "shooting on a non-holonomic model: %s" % p.stderr.strip())
 p = run(MATHIEU, "--period", "pi", "--settle", "3", ok=False)
 check(p.returncode == 2 and "--shoot" in p.stderr, "--settle without --shoot: %s" % p.stderr.strip())
 p = run(MATHIEU, "--period", "pi", "--samples", "4", "--max-steps", "50", ok=False)
