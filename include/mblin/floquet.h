@@ -15,8 +15,9 @@
  *     point must balance the equations of motion (the note of at: given,
  *     docs/linearization.md "A given point that moves"), else the call fails naming the time; or
  *   - shot: found by Newton's method on x(t0 + T) - x(t0) = 0, x = [q; v], from the operating
- *     point, with the monodromy matrix as its exact Jacobian (models without constraints, ODE
- *     states or implicit variables, whose states are the coordinates themselves).
+ *     point, with the monodromy matrix as its exact Jacobian in the states (models with holonomic
+ *     constraints at most, no ODE states or implicit variables, whose states are selected
+ *     coordinates and their rates; the point projected onto the constraints after each step).
  *
  * The multipliers mu_k are the eigenvalues of the monodromy matrix Phi(t0 + T) (Phi(t0) = I);
  * the exponents s_k = log(mu_k) / T, whose imaginary part is defined only modulo 2 pi / T: the

@@ -9,9 +9,11 @@
  * Adams-Moulton with fixed-point iteration: the equations are linear in Phi, and no Newton matrix
  * of order nx^2 is formed.
  *
- * Shooting (models without constraints, ODE states or implicit variables: x = [q; v] are the
- * states) solves x(t0 + T; x0) - x0 = 0 by Newton's method whose Jacobian Phi(t0 + T) - I is the
- * monodromy matrix itself (exact: the variational equations of the orbit integrated beside it). */
+ * Shooting (models with holonomic constraints at most, no ODE states or implicit variables, the
+ * states selected coordinates and their rates) solves x(t0 + T; x0) - x0 = 0, x = [q; v], by
+ * Newton's method in the states, whose Jacobian Phi(t0 + T) - I is the monodromy matrix itself
+ * (exact: the variational equations of the orbit integrated beside it). */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,10 @@
 #define FLOQUET_TWO_PI 6.283185307179586476925286766559
 #define FLOQUET_MAX_SAMPLES 10000
 #define FLOQUET_MAX_SETTLE 100000
+/* a given orbit whose point at t0 already draws at: given's note (a coordinate whose equation has
+ * no force at all there, so the note's ratio is rounding over rounding) is refused at time t only
+ * when its accelerations exceed this many times those at t0 */
+#define FLOQUET_ACCEL_GROWTH 1e6
 #define FLOQUET_SHOOT_HALVINGS 20 /* the damped Newton step of shooting: at most 20 halvings */
 
 void mbl_floquet_options_default(mbl_floquet_options *opt)
@@ -73,6 +79,9 @@ typedef struct fq {
     double *q;             /* n: the given orbit's coordinates at t */
     mbl_status err;        /* the first failure inside the right-hand side */
     long nrhs;
+    int *sel;              /* shooting: nx indices in [q; v] of the states (check_shoot) */
+    double acc0;           /* given orbit: max |vdot| at t0 when at: given's note fires there already
+                              (its test at rounding level at the solved point), else 0 */
 } fq;
 
 /* The orbit's point at time t (at: given with q, v): 0 or an MBL_E* code in st. */
@@ -82,7 +91,9 @@ static int point_at(fq *F, double t, const double *q, const double *v, mbl_point
     po.at = MBL_AT_GIVEN, po.q = q, po.v = v, po.t = t, po.has_t = 1, po.guess = NULL, po.nguess = 0;
     int rc = mbl_operating_point(F->md, &po, pt, st);
     if (rc) return mbl_error_prefix(st, "the orbit's point at t = %.10g", t);
-    if (!F->shoot && (*pt)->accel_note[0]) {
+    double amax = 0;
+    for (int i = 0; i < (*pt)->n; i++) amax = fmax(amax, fabs((*pt)->vdot[i]));
+    if (!F->shoot && (*pt)->accel_note[0] && !(F->acc0 > 0 && amax <= FLOQUET_ACCEL_GROWTH * F->acc0)) {
         rc = mbl_error(st, MBL_EMODEL,
                        "the operating point is no periodic orbit of the model: at t = %.10g, %s (use --shoot to find the "
                        "orbit, docs/floquet.md)", t, (*pt)->accel_note);
@@ -99,6 +110,10 @@ static int rhs(realtype t, N_Vector yv, N_Vector ydv, void *ud)
     int n = F->n, nx = F->nx;
     const double *q = F->q, *v = F->v0;
     F->nrhs++;
+    if (F->err.code) { /* an earlier failure (below) */
+        memset(yd, 0, ((size_t)F->ny + (size_t)nx * nx) * sizeof *yd);
+        return 0;
+    }
     if (F->shoot) {
         q = y, v = y + n;
     } else {
@@ -107,7 +122,8 @@ static int rhs(realtype t, N_Vector yv, N_Vector ydv, void *ud)
     mbl_point *pt = NULL;
     mbl_status st = {0};
     int rc = point_at(F, t, q, v, &pt, &st);
-    if (!rc) rc = mbl_relinearize(F->work, pt, F->lin, &st);
+    if (!rc && (rc = mbl_relinearize(F->work, pt, F->lin, &st)))
+        mbl_error_prefix(&st, "the linear model at t = %.10g (its states chosen at t0)", t);
     if (!rc && F->shoot) {
         memcpy(yd, v, (size_t)n * sizeof *yd);
         memcpy(yd + n, pt->vdot, (size_t)n * sizeof *yd);
@@ -115,8 +131,11 @@ static int rhs(realtype t, N_Vector yv, N_Vector ydv, void *ud)
     if (!rc) rc = mbla_gemm('N', 'N', nx, nx, nx, 1.0, F->lin->A, nx, y + F->ny, nx, 0.0, yd + F->ny, nx, &st);
     mbl_point_free(pt);
     if (rc) {
+        /* the first failure ends the period: CVODE takes a failed right-hand side of the fixed-point
+         * iteration for a convergence failure and retries with ever smaller steps, so the rest of
+         * the period is integrated as x' = 0 and period() reports this failure */
         if (!F->err.code) F->err = st;
-        return -1;
+        memset(yd, 0, ((size_t)F->ny + (size_t)nx * nx) * sizeof *yd);
     }
     return 0;
 }
@@ -170,10 +189,17 @@ static int period(fq *F, const mbl_floquet_options *o, const double *y0, double 
     }
     for (int j = 1; j <= ns; j++) {
         double tout = j == ns ? tend : F->t0 + o->period * j / ns, tret = 0;
+        long done = 0; /* max_steps bounds the whole period, whatever the samples */
+        CVodeGetNumSteps(mem, &done);
+        CVodeSetMaxNumSteps(mem, o->max_steps - done > 0 ? o->max_steps - done : 1);
         int flag = CVode(mem, tout, y, &tret, CV_NORMAL);
-        if (flag < 0) {
+        if (flag < 0 || F->err.code) {
             if (F->err.code) {
                 *st = F->err, rc = F->err.code;
+            } else if (flag == CV_TOO_MUCH_WORK) {
+                rc = mbl_error(st, MBL_ENOCONV, "CVODE needed more than %ld steps over the period (max_steps, --max-steps): "
+                                                "stopped at t = %.10g; a stiff model? (docs/floquet.md, \"Limits\")",
+                               o->max_steps, tret);
             } else {
                 rc = mbl_error(st, MBL_ENOCONV, "CVODE failed at t = %.10g (%s)%s%s", tret, CVodeGetReturnFlagName(flag),
                                eb.msg[0] ? ": " : "", eb.msg);
@@ -454,25 +480,36 @@ static int check_options(const mbl_floquet_options *o, mbl_status *st)
     return 0;
 }
 
-/* shooting covers x = [q; v] as the states: no constraints, ODE states or implicit variables, and
- * the states the coordinates themselves in their order */
-static int check_shoot(const mbl_model *md, const mbl_linear *lin, mbl_status *st)
+/* shooting: models with holonomic constraints at most (no non-holonomic ones, ODE states or implicit
+ * variables), whose position states are coordinates (column i of q_S one 1 at coordinate c_i, 0
+ * for the other states there) and velocity states their rates (v_W likewise at c_i): the selected
+ * coordinates, as the state selection chooses them without linearize.states. sel[i] (nx entries)
+ * is the index in [q; v] of state i. */
+static int check_shoot(const mbl_model *md, const mbl_linear *lin, int *sel, mbl_status *st)
 {
     mbl_model_info in;
     mbl_model_get_info(md, &in);
-    int n = in.ncoord;
-    if (in.nhol || in.nnh || in.node_states || in.nimplicit)
+    int n = in.ncoord, z0 = lin->z0;
+    if (in.nnh || in.node_states || in.nimplicit)
         return mbl_error(st, MBL_EARG,
-                         "shooting for a periodic orbit covers models without constraints, ode_states or implicit_variables "
-                         "(this one has %d, %d, %d, %d); give the orbit as the operating point instead (docs/floquet.md)",
-                         in.nhol, in.nnh, in.node_states, in.nimplicit);
-    int ok = lin->nx == 2 * n && lin->z0 == n && lin->z1 == n && lin->q_S && lin->v_W;
-    for (int j = 0; ok && j < n; j++)
-        for (int i = 0; i < n; i++)
-            if (lin->q_S[(size_t)j * n + i] != (i == j) || lin->v_W[(size_t)j * n + i] != (i == j)) ok = 0;
+                         "shooting for a periodic orbit covers models without non-holonomic constraints, ode_states or "
+                         "implicit_variables (this one has %d, %d, %d); give the orbit as the operating point instead "
+                         "(docs/floquet.md)", in.nnh, in.node_states, in.nimplicit);
+    int ok = lin->nx == 2 * z0 && lin->z1 == z0 && lin->zx == 0 && lin->q_S && lin->v_W;
+    for (int i = 0; ok && i < z0; i++) {
+        int c = -1;
+        for (int r = 0; r < n && c < 0; r++) {
+            int unit = lin->q_S[(size_t)i * n + r] == 1 && lin->v_W[(size_t)i * n + r] == 1;
+            for (int j = 0; unit && j < z0; j++)
+                if (j != i && (lin->q_S[(size_t)j * n + r] != 0 || lin->v_W[(size_t)j * n + r] != 0)) unit = 0;
+            if (unit) c = r;
+        }
+        if (c < 0) ok = 0;
+        else sel[i] = c, sel[z0 + i] = n + c;
+    }
     if (!ok)
-        return mbl_error(st, MBL_EARG, "shooting needs the coordinates themselves as the states, in their order "
-                                       "(remove linearize.states)");
+        return mbl_error(st, MBL_EARG, "shooting needs coordinates as the position states and their rates as the velocity "
+                                       "states (remove linearize.states and velocity_states)");
     return 0;
 }
 
@@ -525,23 +562,41 @@ static double shoot_residual(int ny, const double *x0, const double *xT)
  * FLOQUET_SHOOT_HALVINGS times) until the residual decreases (a trial that fails to integrate, a
  * motion that runs away, counts as no decrease). The trial's fundamental matrices go to the
  * second half of Phis and mono2, swapped with the first when it is accepted. */
+/* x projected onto the constraints at t0 (at: given): its consistent [q; v] */
+static int project(fq *F, double *x, mbl_status *st)
+{
+    mbl_point *pt = NULL;
+    int rc = point_at(F, F->t0, x, x + F->n, &pt, st);
+    if (!rc) memcpy(x, pt->q, (size_t)F->n * sizeof *x), memcpy(x + F->n, pt->v, (size_t)F->n * sizeof *x);
+    mbl_point_free(pt);
+    return rc;
+}
+
+/* Newton's method on x(t0 + T) - x0 = 0 (or one period along the given orbit), x = [q; v]: the
+ * residual and the step in the states (the selected coordinates and their rates, F->sel), whose
+ * Jacobian is Phi(t0 + T) - I; the step is the least-squares solution of (Phi - I) dz = -r_z,
+ * added to the selected coordinates and rates, and the point projected onto the constraints. It
+ * is halved (at most FLOQUET_SHOOT_HALVINGS times) until max |x(t0 + T) - x0| decreases (a trial
+ * that fails to integrate, a motion that runs away, counts as no decrease). The trial's
+ * fundamental matrices go to the second half of Phis and mono1, swapped with the first when it is
+ * accepted. */
 static int orbit(fq *F, mbl_floquet *f, const mbl_floquet_options *o, double *Phis, size_t nphis, mbl_status *st)
 {
     int n = F->n, ny = F->ny, nx = F->nx;
     size_t nn = (size_t)nx * nx;
-    double *x0 = mbl_alloc_array((size_t)ny * 4 + (size_t)ny * ny + nn + 1, sizeof *x0);
+    double *x0 = mbl_alloc_array((size_t)ny * 4 + nn * 2 + (size_t)nx + 1, sizeof *x0);
     if (!x0) return mbl_error(st, MBL_ENOMEM, "out of memory (shooting)");
-    double *xT = x0 + ny, *x1 = xT + ny, *xT1 = x1 + ny, *J = xT1 + ny, *mono1 = J + (size_t)ny * ny;
+    double *xT = x0 + ny, *x1 = xT + ny, *xT1 = x1 + ny, *J = xT1 + ny, *mono1 = J + nn, *dz = mono1 + nn;
     double *P0 = Phis, *P1 = Phis + nphis, *m0 = f->monodromy, *m1 = mono1;
     if (ny) memcpy(x0, f->q0, (size_t)n * sizeof *x0), memcpy(x0 + n, f->v0, (size_t)n * sizeof *x0);
     int rc = 0;
     for (int i = 0; i < o->settle && ny; i++) { /* the motion over whole periods, towards a stable orbit */
         rc = period(F, o, x0, xT, P0, m0, &f->steps, st);
+        if (!rc) memcpy(x0, xT, (size_t)ny * sizeof *x0), rc = project(F, x0, st);
         if (rc) {
             mbl_error_prefix(st, "settling (period %d of %d)", i + 1, o->settle);
             break;
         }
-        memcpy(x0, xT, (size_t)ny * sizeof *x0);
     }
     if (!rc) rc = period(F, o, x0, xT, P0, m0, &f->steps, st);
     f->rhs_evals = F->nrhs;
@@ -555,19 +610,20 @@ static int orbit(fq *F, mbl_floquet *f, const mbl_floquet_options *o, double *Ph
                                             "iterations (max |x(t0 + T) - x(t0)| = %.3g)", o->period, it, r);
             break;
         }
-        for (int j = 0; j < ny; j++)
-            for (int i = 0; i < ny; i++) J[(size_t)j * ny + i] = m0[(size_t)j * ny + i] - (i == j);
-        for (int i = 0; i < ny; i++) x1[i] = x0[i] - xT[i];
-        rc = mbla_lstsq(ny, ny, 1, J, ny, x1, ny, o->shoot_rcond, NULL, st);
+        for (int j = 0; j < nx; j++)
+            for (int i = 0; i < nx; i++) J[(size_t)j * nx + i] = m0[(size_t)j * nx + i] - (i == j);
+        for (int i = 0; i < nx; i++) dz[i] = x0[F->sel[i]] - xT[F->sel[i]];
+        rc = mbla_lstsq(nx, nx, 1, J, nx, dz, nx, o->shoot_rcond, NULL, st);
         if (rc) break;
-        memcpy(J, x1, (size_t)ny * sizeof *J); /* the step */
         int ok = 0;
         long steps = 0;
         for (int h = 0; !ok && h <= FLOQUET_SHOOT_HALVINGS; h++) {
             double alpha = ldexp(1.0, -h);
             mbl_status st1 = {0};
-            for (int i = 0; i < ny; i++) x1[i] = x0[i] + alpha * J[i];
-            ok = !period(F, o, x1, xT1, P1, m1, &steps, &st1) && shoot_residual(ny, x1, xT1) < (1 - 1e-4 * alpha) * r;
+            memcpy(x1, x0, (size_t)ny * sizeof *x1);
+            for (int i = 0; i < nx; i++) x1[F->sel[i]] += alpha * dz[i];
+            ok = !project(F, x1, &st1) && !period(F, o, x1, xT1, P1, m1, &steps, &st1) &&
+                 shoot_residual(ny, x1, xT1) < (1 - 1e-4 * alpha) * r;
         }
         if (!ok) {
             rc = mbl_error(st, MBL_ENOCONV, "shooting for a periodic orbit of period %.10g stalled after %d Newton iterations "
@@ -610,7 +666,10 @@ int mbl_floquet_run(const mbl_model *model, const mbl_point *point, const mbl_fl
     double *Phis = NULL;
     rc = mbl_lin_work_new(model, point, &lo, &F.work, &F.lin, st);
     if (!rc && !F.lin->A) rc = mbl_error(st, MBL_EARG, "Floquet analysis needs the whole state-space model (a partial spectrum has none)");
-    if (!rc && o.shoot) rc = check_shoot(model, F.lin, st);
+    if (!rc && o.shoot) {
+        F.sel = mbl_alloc_array((size_t)F.lin->nx + 1, sizeof *F.sel);
+        rc = F.sel ? check_shoot(model, F.lin, F.sel, st) : mbl_error(st, MBL_ENOMEM, "out of memory (shooting)");
+    }
     if (!rc) rc = result_new(F.lin, point, &o, &f, st);
     if (rc) goto done;
     F.n = point->n, F.nx = F.lin->nx, F.shoot = o.shoot != 0, F.ny = o.shoot ? 2 * point->n : 0, F.t0 = point->t;
@@ -624,7 +683,16 @@ int mbl_floquet_run(const mbl_model *model, const mbl_point *point, const mbl_fl
         rc = mbl_error(st, MBL_ENOMEM, "out of memory (fundamental matrices of order %d)", F.nx);
         goto done;
     }
-    rc = orbit(&F, f, &o, Phis, nphis, st);
+    if (!F.shoot) { /* the given orbit at t0: the note's level at the solved point */
+        mbl_point *p0 = NULL;
+        F.shoot = 1; /* no check for this one */
+        rc = point_at(&F, F.t0, F.q0, F.v0, &p0, st);
+        F.shoot = 0;
+        for (int i = 0; !rc && p0->accel_note[0] && i < p0->n; i++) F.acc0 = fmax(F.acc0, fabs(p0->vdot[i]));
+        if (!rc && p0->accel_note[0] && !(F.acc0 > 0)) F.acc0 = DBL_MIN;
+        mbl_point_free(p0);
+    }
+    if (!rc) rc = orbit(&F, f, &o, Phis, nphis, st);
     if (!rc) rc = analyse(f, &o, Phis, st);
     if (!rc) coord_shapes(f, Phis + 2 * nphis, F.lin->z0);
     if (!rc && o.mbc) rc = mbc_run(&F, f, o.mbc, st);
@@ -633,7 +701,7 @@ int mbl_floquet_run(const mbl_model *model, const mbl_point *point, const mbl_fl
                  f->shot ? "orbit found by shooting" : "the operating point is the orbit", o.rtol, o.atol, f->steps,
                  f->rhs_evals);
 done:
-    mbl_free(Phis), mbl_free(F.q);
+    mbl_free(Phis), mbl_free(F.q), mbl_free(F.sel);
     mbl_linear_free(F.lin);
     mbl_lin_work_free(F.work);
     if (rc) mbl_floquet_free(f);

@@ -10,13 +10,17 @@
 - the pendulum on a vertically oscillating pivot (tests/study/floquet/kapitza.yaml): unstable below
   and stable above Kapitza's threshold a^2 w^2 = 2 g l, and the threshold found by bisection against
   that closed form (0.2 %) and against the Mathieu series a0 = -q^2/2 + 7 q^4/128 it comes from;
-- a time-invariant model (slider-pendulum with damping, a damped four-bar with a constraint): the
-  Floquet exponents equal `linearize`'s eigenvalues (modulo 2 pi i / T);
+  the same pendulum in Cartesian coordinates with the pivot driven by a time-dependent constraint
+  (kapitza_driven.yaml) has the same multipliers;
+- a time-invariant model (slider-pendulum with damping, a damped four-bar with a constraint, the
+  rotating pendulum's steady motion, whose orbit turns the cyclic angle): the Floquet exponents
+  equal `linearize`'s eigenvalues (modulo 2 pi i / T);
 - a forced Duffing oscillator (tests/study/floquet/duffing.yaml): the orbit found by --shoot and its
   multipliers against SciPy (fsolve on solve_ivp's period map, the variational equations written
-  here), and det(Phi) = exp(-c T / m) (Liouville);
+  here), and det(Phi) = exp(-c T / m) (Liouville); a forced pendulum shot in its angle and in
+  Cartesian coordinates with a rod constraint, both against SciPy's orbit and multipliers;
 - bad input: no period, both --period and --param, a parameter that is not a spin speed, a point
-  that is no orbit, shooting on a constrained model.
+  that is no orbit, shooting on a non-holonomic model.
 
 usage: floquet_test.py PATH_TO_MBLIN (from the repository root; needs numpy and scipy)"""
 import json
@@ -85,6 +89,28 @@ for delta, eps in ((1.2, 0.3), (2.5, 0.3), (0.6, 0.1), (4.05, 0.5), (-0.2, 0.4))
     check(abs(np.linalg.det(M) - 1) < 1e-8, "Mathieu delta=%g eps=%g: det(Phi) = %.12g" % (delta, eps, np.linalg.det(M)))
 
 
+# ---- the periodic mode shapes p_k(t) = exp(-s_k t) Phi(t) v_k at 4 samples, against SciPy's Phi(t) ----
+def mathieu_phi(delta, eps, t):
+    def f(tt, y):
+        k = delta + 2 * eps * math.cos(2 * tt)
+        return [y[1], -k * y[0], y[3], -k * y[2]]
+    return solve_ivp(f, [0, t], [1, 0, 0, 1], method="DOP853", rtol=1e-13, atol=1e-14).y[:, -1].reshape(2, 2).T
+
+
+for delta, eps in ((1.2, 0.3), (2.5, 0.3)):
+    d = fq(MATHIEU, "--period", "pi", "--set", "delta=%g" % delta, "--set", "eps=%g" % eps, "--samples", "4")
+    worst = 0
+    for k, mk in enumerate(d["multipliers"]):
+        s_k = mk["exponent_re"] + 1j * mk["exponent_im"]
+        v = np.array(d["shapes"][0]["modes"][k]["re"]) + 1j * np.array(d["shapes"][0]["modes"][k]["im"])
+        for j in (1, 2, 3):
+            t = d["shapes"][j]["t"]
+            want = np.exp(-s_k * t) * (mathieu_phi(delta, eps, t) @ v)
+            got = np.array(d["shapes"][j]["modes"][k]["re"]) + 1j * np.array(d["shapes"][j]["modes"][k]["im"])
+            worst = max(worst, np.max(np.abs(got - want)))
+    check(worst < 1e-8, "Mathieu delta=%g: periodic shapes at t = T/4, T/2, 3T/4 off SciPy's by %.2e" % (delta, worst))
+
+
 # ---- Mathieu: transition curves against A&S 20.2.25 --------------------------------------------
 def trace(delta, eps):
     M = mono(fq(MATHIEU, "--period", "pi", "--set", "delta=%.17g" % delta, "--set", "eps=%g" % eps))
@@ -133,9 +159,21 @@ qk = 2 * a / l
 w_series = math.sqrt(-4 * g / l / (-qk**2 / 2 + 7 * qk**4 / 128 - 29 * qk**6 / 2304))
 check(abs(w_found / w_series - 1) < 1e-5, "Kapitza threshold %.9g, Mathieu series a0 %.9g" % (w_found, w_series))
 
+# the same pendulum in Cartesian coordinates with its pivot driven by a time-dependent constraint:
+# the multipliers do not depend on the coordinates
+for w in (70.0, 85.0, 95.0):
+    a_ = mults(fq(KAPITZA, "--param", "w", "--set", "w=%g" % w))
+    b_ = mults(fq(D + "kapitza_driven.yaml", "--param", "w", "--set", "w=%g" % w))
+    check(same_set(a_, b_) < 1e-8, "Kapitza at w = %g: driven-pivot Cartesian model %s, angle model %s" % (w, b_, a_))
+
 # ---- a time-invariant model: the exponents are linearize's eigenvalues -------------------------
 for model, sets, T in (("examples/slider_pendulum.yaml", ["--set", "c=20"], 0.5), ("examples/fourbar_N1_damped.yaml", [], 0.7),
-                       ("examples/slider_pendulum.yaml", ["--set", "c=20"], 3.0)):
+                       ("examples/slider_pendulum.yaml", ["--set", "c=20"], 3.0),
+                       # a steady motion: the orbit's cyclic angle phi turns at der(phi) = 4.76 rad/s
+                       ("examples/rotating_pendulum_steady.yaml", [], 0.3),
+                       # 64 states; a coordinate (x1) has no force at all in its equation at the
+                       # equilibrium, where at: given's note fires on rounding alone: not refused
+                       ("examples/flexible_pendulum_np5.yaml", [], 0.1)):
     lin = json.loads(subprocess.run([MBLIN, "linearize", model, "--json"] + sets, capture_output=True, text=True, check=True).stdout)
     ev = [e["re"] + 1j * e["im"] for e in lin["eigenvalues"]]
     d = fq(model, "--period", repr(T), *sets)
@@ -240,11 +278,52 @@ rows, svg = sweep(KAPITZA, "--param", "w=80:100:5", "--floquet", "w")
 g = growth(rows, ["w"])
 check([v > 1e-8 for (w,), v in sorted(g.items())] == [True, True, False, False, False],
       "Kapitza sweep over w with the period 2 pi / w: unstable below %.5g only (%s)" % (w_found, sorted(g.items())))
+# the same bytes on 1 and 2 threads
+outs = [subprocess.run([MBLIN, "sweep", MATHIEU, "--param", "delta=0:2:9", "--param", "eps=0:1:3", "--floquet", "pi", "--threads", t],
+                       capture_output=True, text=True).stdout for t in ("1", "2")]
+check(outs[0] == outs[1] and outs[0].count("\n") == 1 + 27 * 2, "a Floquet sweep gives the same CSV on 1 and 2 threads")
 p = subprocess.run([MBLIN, "sweep", MATHIEU, "--param", "delta=0:1:3", "--floquet", "eps"], capture_output=True, text=True)
 check(p.returncode != 0 and "spin speed" in p.stderr, "--floquet of a parameter that is no spin speed: %s" % p.stderr.strip())
 p = subprocess.run([MBLIN, "sweep", MATHIEU, "--param", "delta=0:1:3", "--floquet", "pi", "--predictor", "sensitivity"],
                    capture_output=True, text=True)
 check(p.returncode == 2 and "linear" in p.stderr, "a Floquet sweep refuses the sensitivity predictor: %s" % p.stderr.strip())
+
+# ---- shooting on a constrained model: the forced pendulum in its angle and in Cartesian coordinates ----
+mp, lp, gp, cp, Fp, wp = 1.0, 1.0, 9.81, 0.5, 1.0, 2.5
+Tp = 2 * math.pi / wp
+
+
+def pend(t, y):
+    return [y[1], (Fp * math.cos(wp * t) * lp * math.cos(y[0]) - cp * y[1] - mp * gp * lp * math.sin(y[0])) / (mp * lp**2)]
+
+
+def pend_var(t, Y):
+    th = Y[0]
+    A = np.array([[0, 1], [(-Fp * math.cos(wp * t) * lp * math.sin(th) - mp * gp * lp * math.cos(th)) / (mp * lp**2), -cp / (mp * lp**2)]])
+    return np.concatenate([pend(t, Y[:2]), (A @ Y[2:].reshape(2, 2)).ravel()])
+
+
+def pmap2(x0):
+    return solve_ivp(pend, [0, Tp], x0, method="DOP853", rtol=1e-12, atol=1e-13).y[:, -1]
+
+
+xp = [0.0, 0.0]
+for _ in range(40):
+    xp = pmap2(xp)
+xp = fsolve(lambda z: pmap2(z) - z, xp, xtol=1e-13)
+Mp = solve_ivp(pend_var, [0, Tp], np.concatenate([xp, np.eye(2).ravel()]), method="DOP853", rtol=1e-12,
+               atol=1e-13).y[2:, -1].reshape(2, 2)
+da = fq(D + "forced_pendulum.yaml", "--param", "w", "--shoot")
+dc = fq(D + "forced_pendulum_xy.yaml", "--param", "w", "--shoot")
+tha, wa = da["orbit"]["q"]["th"], da["orbit"]["v"]["th"]
+check(abs(tha - xp[0]) < 1e-8 and abs(wa - xp[1]) < 1e-8, "forced pendulum orbit (%.12g, %.12g), SciPy %s" % (tha, wa, xp))
+check(np.max(np.abs(mono(da) - Mp)) < 1e-8, "forced pendulum monodromy against SciPy")
+qx, qy, vx, vy = dc["orbit"]["q"]["x"], dc["orbit"]["q"]["y"], dc["orbit"]["v"]["x"], dc["orbit"]["v"]["y"]
+check(dc["orbit"]["kind"] == "shot" and abs(qx - lp * math.sin(xp[0])) < 1e-8 and abs(qy + lp * math.cos(xp[0])) < 1e-8
+      and abs(vx - lp * math.cos(xp[0]) * xp[1]) < 1e-8 and abs(vy - lp * math.sin(xp[0]) * xp[1]) < 1e-8,
+      "Cartesian forced pendulum (a rod constraint) shot to the angle model's orbit: %s" % dc["orbit"])
+check(same_set(mults(dc), np.linalg.eigvals(Mp)) < 1e-8, "Cartesian forced pendulum: the multipliers %s, SciPy %s"
+      % (mults(dc), np.linalg.eigvals(Mp)))
 
 # ---- bad input -----------------------------------------------------------------------------------
 p = run(MATHIEU, ok=False)
@@ -258,10 +337,12 @@ check(p.returncode == 2, "negative period: usage error")
 p = run(DUFFING, "--param", "w", ok=False)
 check(p.returncode == 1 and "no periodic orbit" in p.stderr and "--shoot" in p.stderr and "t = " in p.stderr,
       "a forced point is no orbit: %s" % p.stderr.strip())
-p = run("examples/fourbar_N1_damped.yaml", "--period", "1", "--shoot", ok=False)
-check(p.returncode == 2 and "constraints" in p.stderr, "shooting on a constrained model: %s" % p.stderr.strip())
+p = run("examples/nh_sleigh.yaml", "--period", "1", "--shoot", ok=False)
+check(p.returncode == 2 and "non-holonomic" in p.stderr, "shooting on a non-holonomic model: %s" % p.stderr.strip())
 p = run(MATHIEU, "--period", "pi", "--settle", "3", ok=False)
 check(p.returncode == 2 and "--shoot" in p.stderr, "--settle without --shoot: %s" % p.stderr.strip())
+p = run(MATHIEU, "--period", "pi", "--samples", "4", "--max-steps", "50", ok=False)
+check(p.returncode == 1 and "more than 50 steps" in p.stderr, "--max-steps bounds the whole period: %s" % p.stderr.strip())
 p = run(MATHIEU, "--period", "pi", "--method", "penalty", ok=False)
 check(p.returncode == 2, "--method does not apply")
 

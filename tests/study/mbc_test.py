@@ -64,8 +64,9 @@ def same_set(a, b):
     return max(max(min(abs(x - y) for y in b) for x in a), max(min(abs(x - y) for y in a) for x in b))
 
 
-def closed_form(p):
-    """the eigenvalues of the time-invariant multi-blade equations above"""
+def closed_form(p, N=3):
+    """the eigenvalues of the time-invariant multi-blade equations above (N = 4: the differential
+    lag z_d, decoupled like z_0: z_d'' + d z_d' + w^2 z_d = 0)"""
     M, m, r, e, W = p["M"], p["m"], p["r"], p["e"], p["Omega"]
     w2 = e * W**2 / r + p["kz"] / (m * r**2)
     d = p["cz"] / (m * r**2)
@@ -78,7 +79,10 @@ def closed_form(p):
                    [0, 0, 0, -d * W, w2 - W**2]])
     Mi = np.linalg.inv(Mm)
     A = np.block([[np.zeros((5, 5)), np.eye(5)], [-Mi @ Km, -Mi @ Cm]])
-    return np.linalg.eigvals(A)
+    ev = list(np.linalg.eigvals(A))
+    if N == 4:
+        ev += list(np.roots([1, d, w2]))
+    return np.array(ev)
 
 
 # ---- isotropic rotor, anisotropic damped support: time-invariant in MBC ---------------------------
@@ -97,6 +101,25 @@ for extra in (dict(ky=60.0, cx=1.0, cy=1.0, cz=0.1), dict(ky=25.0, cx=0.5, cy=2.
     fold = [complex(z.real, z.imag - W * math.floor((z.imag + W / 2) / W)) for z in ref]
     check(same_set(ex, fold) < 1e-7 * scale, "%s: Floquet exponents %s, closed form modulo i Omega %s" % (extra, ex, fold))
     check(mb["states"][2:5] == ["z1_0", "z1_c1", "z1_s1"] and mb["states"][7] == "der(z1_0)", "MBC state names: %s" % mb["states"])
+
+# ---- 4 blades: the differential coordinate (-1)^b ------------------------------------------------
+MODEL4 = "tests/study/floquet/coleman4.yaml"
+for extra in (dict(ky=60.0, cx=1.0, cy=1.0, cz=0.1), dict(ky=30.0, cx=0.5, cz=0.2, Omega=4.0)):
+    p = dict(BASE, **extra)
+    sets = sum((["--set", "%s=%.17g" % (k, v)] for k, v in p.items()), [])
+    r = subprocess.run([MBLIN, "floquet", MODEL4, "--param", "Omega", "--mbc", "z1,z2,z3,z4", "--json"] + sets,
+                       capture_output=True, text=True)
+    check(r.returncode == 0, "4 blades: %s" % r.stderr)
+    d = json.loads(r.stdout)
+    mb, ref = d["mbc"], closed_form(p, 4)
+    ev = [x["re"] + 1j * x["im"] for x in mb["eigenvalues"]]
+    check(mb["variation"] < 1e-12 and same_set(ev, ref) < 1e-10 * max(abs(ref)),
+          "4 blades %s: variation %.2e, MBC eigenvalues %s, closed form %s" % (extra, mb["variation"], ev, ref))
+    check("z1_d" in mb["states"] and "der(z1_d)" in mb["states"], "4 blades: the differential state z1_d")
+    W = p["Omega"]
+    ex = [x["exponent_re"] + 1j * x["exponent_im"] for x in d["multipliers"]]
+    fold = [complex(z.real, z.imag - W * math.floor((z.imag + W / 2) / W)) for z in ref]
+    check(same_set(ex, fold) < 1e-7 * max(abs(ref)), "4 blades %s: Floquet exponents = closed form modulo i Omega" % extra)
 
 
 # ---- ground resonance onset: the quartic against the Floquet multipliers ------------------------
