@@ -448,6 +448,8 @@ static void note_unused_velocities(mbl_point *pt, const mbl_model *md, const dou
  * more than this fraction of the forces in that equation (docs/linearization.md, "A given point
  * that moves"). */
 #define OPOINT_ACCEL_NOTE 1e-6
+/* ... in rows whose terms exceed this fraction of the largest row's (rounding-level rows are skipped). */
+#define OPOINT_ACCEL_ROUND 1e-9
 
 /* Steady in the user's states (they cover the degrees of freedom, position states only): every
  * s'' = s_q vdot + s_qq(v, v) is zero to OPOINT_ACCEL_NOTE relative to its two terms, |s_q||vdot|
@@ -511,9 +513,13 @@ static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
         else force[r] += fabs(t);
     }
     int big = -1;
-    double worst = OPOINT_ACCEL_NOTE;
+    double worst = OPOINT_ACCEL_NOTE, fall = 0;
+    for (int i = 0; i < n; i++) fall = fmax(fall, fabs(inert[i]) + force[i]);
     for (int i = 0; i < n; i++) {
         double f = fabs(inert[i]) + force[i], ratio = f > 0 ? fabs(inert[i]) / f : 0.0;
+        /* a row whose terms are all at the level of rounding (a coordinate no force acts on at an
+         * exact equilibrium: 1e-13 over 1e-11) says nothing */
+        if (f <= OPOINT_ACCEL_ROUND * fall) continue;
         /* a later coordinate only when clearly larger: ties (a symmetric mechanism) name the first
          * on every BLAS kernel */
         if (isfinite(ratio) && ratio > (big < 0 ? worst : worst * (1.0 + 1e-6))) worst = ratio, big = i;
