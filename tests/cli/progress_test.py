@@ -64,18 +64,24 @@ q = subprocess.run([MBLIN, "check", model], capture_output=True, text=True, time
 check(q.returncode == 0 and q.stdout == p.stdout and q.stderr == "", "without --progress: same stdout, quiet stderr")
 
 # --- on a terminal: the progress line is drawn (carriage returns), and erased before the results ---
+def read_pty(mfd):
+    """everything the terminal's master side receives until the child closes it"""
+    data = b""
+    while True:
+        try:
+            chunk = os.read(mfd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
 mfd, sfd = pty.openpty()
 p = subprocess.Popen([MBLIN, "check", model], stdout=subprocess.PIPE, stderr=sfd, text=True)
 os.close(sfd)
-err = b""
-while True:
-    try:
-        chunk = os.read(mfd, 4096)
-    except OSError:
-        break
-    if not chunk:
-        break
-    err += chunk
+err = read_pty(mfd)
 out = p.stdout.read()
 rc = p.wait(timeout=300)
 os.close(mfd)
@@ -87,15 +93,7 @@ check(out == q.stdout, "terminal: same results")
 mfd, sfd = pty.openpty()
 p = subprocess.Popen([MBLIN, "check", model], stdout=sfd, stderr=sfd)
 os.close(sfd)
-both = b""
-while True:
-    try:
-        chunk = os.read(mfd, 4096)
-    except OSError:
-        break
-    if not chunk:
-        break
-    both += chunk
+both = read_pty(mfd)
 rc = p.wait(timeout=300)
 os.close(mfd)
 i = both.find(b"Model:")
