@@ -4,7 +4,7 @@
  *                           [--json] [--no-shapes] [--shape SPEC]
  *   mblin boundary MODEL --param NAME --near VALUE [--order K] [--mode I | --shape SPEC | --branch B
  *                        --sweep FILE] [--range FROM:TO] [--tol T] [--set p=value ...] [--guess q=value ...]
- *                        [--at KIND] [--json]
+ *                        [--floquet T|OMEGA] [--at KIND] [--json]
  *
  * Exit status 0 on success, 1 when the model or the computation fails, 2 for a usage error. */
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include "mblin/json.h"
 #include "cli.h"
 #include "mblin/mblin.h"
+#include "mblin/floquet.h"
 #include "mblin/sensitivity.h"
 
 /* the commands' own options as the parser found them */
@@ -24,6 +25,8 @@ typedef struct cli {
     const char *shape, *sweep; /* the mode named by its shape, or by a branch of this sweep */
     int no_shapes, mode, has_near, branch, has_range;
     double near, order, tol, from, to;
+    const char *floquet;       /* --floquet T|OMEGA: a Floquet boundary (docs/floquet.md) */
+    mbl_floquet_options fo;
 } cli;
 
 static void help(void *ud)
@@ -62,6 +65,8 @@ static void help(void *ud)
                "                      (--mode, --shape and --branch name the mode three ways: one of them)\n"
                "  --range FROM:TO     where to search (default VALUE/3:3*VALUE, -1:1 about 0)\n"
                "  --tol T             relative accuracy of the boundary (default 1e-10)\n"
+               "  --floquet T|OMEGA   a time-periodic model: where a Floquet multiplier leaves the unit circle,\n"
+               "                      period T or 2 pi / OMEGA (a spin speed); bisection (docs/floquet.md)\n"
                "  --set NAME=VALUE    override a parameter: a number or a constant expression such as pi/2 (repeatable)\n"
                "  --guess NAME=VALUE  initial value of a coordinate (repeatable)\n"
                "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
@@ -92,6 +97,13 @@ static int option(void *ud, const char *a, const char *v)
     } else if (!strcmp(a, "--shape")) {
         if (!v[0]) return cli_usage(c->cmd, "--shape expects NAME[=W],NAME[=W],...%s", "");
         c->shape = v;
+    } else if (!strcmp(a, "--floquet")) {
+        char why[200];
+        mbl_floquet_options_default(&c->fo);
+        c->floquet = v;
+        if (cli_number(v, &c->fo.period, why, sizeof why)) c->fo.period = 0; /* a spin speed's name */
+        else if (!(c->fo.period > 0))
+            return cli_usage(c->cmd, "--floquet expects a positive period or a spin speed's name, got '%s'", v);
     } else if (!strcmp(a, "--sweep")) {
         if (!v[0]) return cli_usage(c->cmd, "--sweep expects the file of a sweep's JSON%s", "");
         c->sweep = v;
@@ -121,7 +133,7 @@ static int option(void *ud, const char *a, const char *v)
 static const cli_option sensitivity_own[] = {{"--no-shapes", 0}, {"--wrt", 1}, {"--shape", 1}, {NULL, 0}};
 static const cli_option boundary_own[] = {{"--param", 1}, {"--near", 1},   {"--order", 1},  {"--tol", 1},
                                           {"--mode", 1},  {"--shape", 1},  {"--branch", 1}, {"--sweep", 1},
-                                          {"--range", 1}, {NULL, 0}};
+                                          {"--range", 1}, {"--floquet", 1}, {NULL, 0}};
 
 /* -1 to go on, else the exit status */
 static int parse(cli *c, cli_args *a, int argc, char **argv)
@@ -136,6 +148,9 @@ static int parse(cli *c, cli_args *a, int argc, char **argv)
     if (!sens && !c->has_near) return cli_usage(c->cmd, "%s needs --near VALUE", c->cmd);
     if ((c->mode > 0) + (c->shape != NULL) + (c->branch > 0 || c->sweep != NULL) > 1)
         return cli_usage(c->cmd, "--mode, --shape and --branch/--sweep name the mode three ways: give one%s", "");
+    if (c->floquet && (c->order != 0 || c->mode > 0 || c->shape || c->sweep))
+        return cli_usage(c->cmd, "--floquet finds where the spectral radius leaves the unit circle: it takes no --order, "
+                                 "--mode, --shape or --branch%s", "");
     if ((c->branch > 0) != (c->sweep != NULL))
         return cli_usage(c->cmd, "%s", c->sweep ? "--sweep FILE needs --branch B" : "--branch B needs --sweep FILE");
     return -1;
@@ -348,6 +363,12 @@ int cli_cmd_sensitivity(int argc, char **argv)
     return code;
 }
 
+/* the JSON name of a Floquet boundary's crossing */
+static const char *floquet_crossing(int kind)
+{
+    return kind == MBL_FLOQUET_CROSS_MINUS1 ? "minus_one" : kind == MBL_FLOQUET_CROSS_PLUS1 ? "plus_one" : "complex_pair";
+}
+
 int cli_cmd_boundary(int argc, char **argv)
 {
     static cli c;
@@ -366,6 +387,10 @@ int cli_cmd_boundary(int argc, char **argv)
     bo.mode.sweep = c.sweep;
     if (c.tol > 0) bo.tol = c.tol;
     if (c.has_range) bo.from = c.from, bo.to = c.to;
+    if (c.floquet) {
+        bo.floquet = &c.fo;
+        if (!(c.fo.period > 0)) bo.floquet_spin = c.floquet;
+    }
     mbl_status st;
     mbl_status_clear(&st);
     mbl_boundary_result r;
@@ -396,10 +421,26 @@ int cli_cmd_boundary(int argc, char **argv)
         mbl_json_number(stdout, r.lo, 17, 0);
         printf(", ");
         mbl_json_number(stdout, r.hi, 17, 0);
-        printf("], \"points\": %d}\n", r.points);
+        printf("], \"points\": %d", r.points);
+        if (r.floquet) {
+            printf(", \"floquet\": {\"multiplier\": {\"re\": ");
+            mbl_json_number(stdout, r.mult_re, 17, 0);
+            printf(", \"im\": ");
+            mbl_json_number(stdout, r.mult_im, 17, 0);
+            printf("}, \"crossing\": \"%s\"}", floquet_crossing(r.floquet_kind));
+        }
+        printf("}\n");
     } else {
         printf("%s = %.12g\n", c.param, r.value);
-        if (c.order != 0)
+        if (r.floquet)
+            printf("  a Floquet multiplier leaves the unit circle (just beyond: %.10g %+.10gi), %s\n"
+                   "  bracket [%.10g, %.10g] found in %d points; refined in %d bisections, last step %.2g\n",
+                   r.mult_re, r.mult_im,
+                   r.floquet_kind == MBL_FLOQUET_CROSS_MINUS1  ? "through -1: a solution of period 2T grows (flip)"
+                   : r.floquet_kind == MBL_FLOQUET_CROSS_PLUS1 ? "through +1: a solution of period T grows"
+                                                               : "a complex pair: a second frequency grows (Neimark-Sacker)",
+                   r.lo, r.hi, r.points - r.iterations, r.iterations, r.last_step);
+        else if (c.order != 0)
             printf("  mode %d (at %s = %g) meets the order line omega = %g %s: eigenvalue %.10g %+.10gi\n", r.mode_near,
                    c.param, c.near, c.order, c.param, r.re, r.im);
         else if (r.collision)
@@ -411,9 +452,10 @@ int cli_cmd_boundary(int argc, char **argv)
             printf("  mode %d (at %s = %g) crosses the imaginary axis: eigenvalue %.3g %+.10gi (%s)\n", r.mode_near,
                    c.param, c.near, r.re, r.im,
                    r.divergence ? "a real eigenvalue through zero: divergence" : "an oscillatory pair: flutter");
-        printf("  bracket [%.10g, %.10g] found in %d points; refined in %d iterations, last step %.2g; slope %s %.6g\n",
-               r.lo, r.hi, r.points - r.iterations, r.iterations, r.last_step,
-               c.order != 0 ? "d(|Im s| - K p)/dp" : r.collision ? "d(s1 - s2)^2/dp" : "d Re/dp", r.slope);
+        if (!r.floquet)
+            printf("  bracket [%.10g, %.10g] found in %d points; refined in %d iterations, last step %.2g; slope %s %.6g\n",
+                       r.lo, r.hi, r.points - r.iterations, r.iterations, r.last_step,
+                   c.order != 0 ? "d(|Im s| - K p)/dp" : r.collision ? "d(s1 - s2)^2/dp" : "d Re/dp", r.slope);
     }
     return 0;
 }

@@ -110,6 +110,12 @@ typedef struct mbl_boundary_options {
     int max_iter;        /* iterations of the refinement (default 50) */
     mbl_opoint_options opoint; /* how each point is found (default: the file's) */
     mbl_sens_options sens;
+    /* A Floquet boundary (include/mblin/floquet.h, docs/floquet.md "Boundaries"): NULL (default),
+     * or where the spectral radius of the monodromy matrix leaves the unit circle, each point's
+     * period floquet->period or 2 pi / floquet_spin (a spin_speeds parameter, by name) there;
+     * bracketed on the same grid, refined by bisection (order and mode are not used) */
+    const struct mbl_floquet_options *floquet;
+    const char *floquet_spin;
 } mbl_boundary_options;
 MBL_API void mbl_boundary_options_default(mbl_boundary_options *opt);
 
@@ -133,7 +139,14 @@ typedef struct mbl_boundary_result {
                             the lower mode of the pair at `near` */
     int divergence;      /* 1: the eigenvalue (or the pair) is zero at the boundary: a real eigenvalue
                             through zero (static instability); 0: an oscillatory one (flutter) */
+    /* a Floquet boundary (opt->floquet): floquet = 1, the multiplier of largest modulus on the
+     * unstable side (mult_re + i mult_im), how it leaves the circle (MBL_FLOQUET_CROSS_*), re + i im
+     * its exponent log(mu) / T there (imaginary part the principal value), f_near log(spectral
+     * radius) at near, slope NaN, divergence 1 through +1 */
+    int floquet, floquet_kind;
+    double mult_re, mult_im;
 } mbl_boundary_result;
+enum { MBL_FLOQUET_CROSS_PLUS1 = 1, MBL_FLOQUET_CROSS_MINUS1 = 2, MBL_FLOQUET_CROSS_PAIR = 3 };
 
 /* `model` is loaded by the caller from its file with the overrides sets (mbl_model_load_file). At
  * each point the model's file (mbl_model_info.file) is loaded again with sets plus param = value

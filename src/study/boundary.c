@@ -21,6 +21,7 @@
 
 #include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
+#include "study/floquet_internal.h"
 
 void mbl_boundary_options_default(mbl_boundary_options *opt)
 {
@@ -669,8 +670,11 @@ int mbl_boundary(const mbl_model *model, const mbl_setting *sets_in, int nsets_i
     if (!found) {
         rc = mbl_error(st, MBL_EARG, "%s: the model has no parameter '%s'", info.file, param);
     } else {
+        double from, to;
         search sc = {info.file, sets, nsets, param, &opt, 0};
-        rc = boundary_run(model, &sc, near, res, st);
+        if (opt.floquet) rc = search_range(&opt, near, &from, &to, st);
+        if (opt.floquet && !rc) rc = study_floquet_boundary(info.file, sets, nsets, param, near, from, to, &opt, res, st);
+        else if (!opt.floquet) rc = boundary_run(model, &sc, near, res, st);
     }
     mbl_free(sets);
     return rc;

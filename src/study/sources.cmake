@@ -15,4 +15,5 @@ list(APPEND MBLIN_SOURCES
   src/study/compare.c
   src/study/mode_pick.c
   src/study/floquet.c
+  src/study/floquet_boundary.c
 )

@@ -43,7 +43,8 @@ RUNS = {
     "sensitivity": [[m, "--json"] for m in (SP, "examples/rotating_pendulum_steady.yaml", BIKE)]
                    + [[SP, "--json", "--shape", "theta", "--no-shapes"]],
     "boundary": [[BIKE, "--param", "v", "--near", "4.3", "--json"], [BIKE, "--param", "v", "--near", "6", "--json"],
-                 [ROTOR, "--param", "Omega", "--near", "100", "--order", "1", "--json"]],
+                 [ROTOR, "--param", "Omega", "--near", "100", "--order", "1", "--json"],
+                 ["tests/study/floquet/mathieu.yaml", "--param", "delta", "--near", "1.2", "--floquet", "pi", "--json"]],
     "simulate": [[SP, "--t-end", "0.2", "--json"], ["examples/rolling_disc.yaml", "--t-end", "0.2", "--json"],
                  [MOTOR, "--t-end", "0.1", "--json"]],
     "validate": [[SP, "--modes", "2", "--periods", "3", "--json"], ["examples/spring_pendulum.yaml", "--modes", "1", "--periods", "3", "--json"]],

@@ -159,6 +159,40 @@ qk = 2 * a / l
 w_series = math.sqrt(-4 * g / l / (-qk**2 / 2 + 7 * qk**4 / 128 - 29 * qk**6 / 2304))
 check(abs(w_found / w_series - 1) < 1e-5, "Kapitza threshold %.9g, Mathieu series a0 %.9g" % (w_found, w_series))
 
+# ---- mblin boundary --floquet: the same edges found by the library's bracketing and bisection ----
+def fboundary(*args, ok=True):
+    p = subprocess.run([MBLIN, "boundary"] + list(args) + ["--json"], capture_output=True, text=True)
+    if not ok:
+        return p
+    if p.returncode != 0:
+        check(False, "boundary %s failed: %s" % (" ".join(args), p.stderr.strip()))
+        return None
+    return json.loads(p.stdout)
+
+
+q = 0.3
+a1 = 1 + q - q**2 / 8 - q**3 / 64 - q**4 / 1536 + 11 * q**5 / 36864
+b1 = 1 - q - q**2 / 8 + q**3 / 64 - q**4 / 1536 - 11 * q**5 / 36864
+for near, want, series in ((1.2, found1[1], a1), (0.8, found1[0], b1)):
+    d = fboundary(MATHIEU, "--param", "delta", "--near", "%g" % near, "--floquet", "pi")
+    if d:
+        check(abs(d["value"] - want) < 1e-8 and abs(d["value"] - series) < 5 * q**6,
+              "boundary --floquet from delta = %g: %.12g, trace(Phi) = -2 at %.12g, A&S %.12g"
+              % (near, d["value"], want, series))
+        check(d["floquet"]["crossing"] == "minus_one" and abs(d["floquet"]["multiplier"]["re"] + 1) < 1e-4,
+              "first tongue: the multiplier leaves through -1 (%s)" % d["floquet"])
+d = fboundary(KAPITZA, "--param", "w", "--near", "80", "--floquet", "w")
+if d:
+    check(abs(d["value"] / w_series - 1) < 1e-5 and abs(d["value"] / w_found - 1) < 1e-8,
+          "boundary --floquet w (2 pi / w per point): Kapitza threshold %.9g, bisection %.9g, series %.9g"
+          % (d["value"], w_found, w_series))
+    check(d["floquet"]["crossing"] == "plus_one", "Kapitza: through +1, a solution of period T (%s)" % d["floquet"])
+p = fboundary(MATHIEU, "--param", "delta", "--near", "2.5", "--range", "2.2:2.8", "--floquet", "pi", ok=False)
+check(p.returncode == 1 and p.stderr.count("\n") == 1 and "stay on or inside the unit circle" in p.stderr,
+      "no boundary in a stable range: one line (%r)" % p.stderr)
+p = fboundary(MATHIEU, "--param", "delta", "--near", "1.2", "--floquet", "pi", "--order", "1", ok=False)
+check(p.returncode == 2, "boundary --floquet with --order: a usage error (%r)" % p.stderr)
+
 # the same pendulum in Cartesian coordinates with its pivot driven by a time-dependent constraint:
 # the multipliers do not depend on the coordinates
 for w in (70.0, 85.0, 95.0):
