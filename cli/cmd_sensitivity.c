@@ -434,7 +434,7 @@ int cli_cmd_boundary(int argc, char **argv)
         printf("%s = %.12g\n", c.param, r.value);
         if (r.floquet)
             printf("  a Floquet multiplier leaves the unit circle (just beyond: %.10g %+.10gi), %s\n"
-                   "  bracket [%.10g, %.10g] found in %d points; refined in %d bisections, last step %.2g\n",
+                   "  bracket [%.10g, %.10g] found in %d points; refined in %d steps, last step %.2g\n",
                    r.mult_re, r.mult_im,
                    r.floquet_kind == MBL_FLOQUET_CROSS_MINUS1  ? "through -1: a solution of period 2T grows (flip)"
                    : r.floquet_kind == MBL_FLOQUET_CROSS_PLUS1 ? "through +1: a solution of period T grows"

@@ -9,8 +9,11 @@
  * point counts as unstable when g > log(1 + stab_tol) (mbl_floquet_options.stab_tol, the `floquet`
  * command's verdict). The eigenvalue boundary's exact sensitivities do not exist for the
  * exponents here, so the boundary is bracketed on the grid of the eigenvalue boundary (3 % steps
- * from `near`, alternately up and down, within the range) and refined by bisection of the
- * verdict to opt->tol (each halving one Floquet analysis; about 30 for 1e-10).
+ * from `near`, alternately up and down, within the range) and refined to opt->tol: where the
+ * stable end is inside the circle by more than that margin (a damped model), on g = 0 itself by
+ * the Illinois method (g is smooth there; the margin would bias the answer by stab_tol over its
+ * slope); where it sits on the circle (undamped), by bisection of the verdict (each halving one
+ * Floquet analysis; about 30 for 1e-10; the margin moves the answer by about stab_tol^2).
  *
  * The multiplier that leaves the circle says how: through +1 (a solution of period T grows: the
  * harmonic tongues), through -1 (period 2T: subharmonic, a flip; Mathieu's first tongue, the
@@ -130,18 +133,36 @@ int study_floquet_boundary(const char *path, mbl_setting *sets, int nsets, const
                          "boundary: the Floquet multipliers stay %s the unit circle for %s in [%.6g, %.6g] (%d points; "
                          "spectral radius %.9g at %s = %g); --range FROM:TO searches elsewhere",
                          v0.unstable ? "outside" : "on or inside", param, from, to, sc.points, exp(v0.g), param, near);
-    int it = 0;
-    double lo = fmin(a.p, b.p), hi = fmax(a.p, b.p);
+    int it = 0, stuck = 0;
+    double lo = fmin(a.p, b.p), hi = fmax(a.p, b.p), lev = log1p(opt->floquet->stab_tol), fa = a.g, fb = b.g;
+    /* a damped model's radius crosses 1 with a slope: its stable end is inside the circle by more
+     * than the verdict's margin, and g = 0 is refined itself (Illinois), so that the margin does not
+     * bias the answer (by stab_tol / slope); an undamped one's sits on the circle: the verdict is
+     * bisected */
+    int root = (a.unstable ? b.g : a.g) < -lev;
     while (fabs(b.p - a.p) > opt->tol * fmax(1.0, fabs(b.p)) && it < 4 * opt->max_iter) {
+        double p = 0.5 * (a.p + b.p);
+        if (root && fa != fb) {
+            double t = fa / (fa - fb);
+            if (t > 0 && t < 1) p = a.p + t * (b.p - a.p);
+        }
         fb_value m;
-        if ((rc = fb_eval(&sc, 0.5 * (a.p + b.p), &m, st))) return rc;
+        if ((rc = fb_eval(&sc, p, &m, st))) return rc;
         it++;
-        if (m.unstable == a.unstable) a = m;
-        else b = m;
+        int same_as_a = root ? (m.g > 0) == (a.g > 0) : m.unstable == a.unstable;
+        if (root && m.g == 0) { /* landed */
+            a = b = m;
+            break;
+        }
+        if (same_as_a) a = m, fa = m.g, stuck = stuck < 0 ? stuck - 1 : -1;
+        else b = m, fb = m.g, stuck = stuck > 0 ? stuck + 1 : 1;
+        if (stuck <= -2) fb *= 0.5; /* Illinois: the end that keeps its place is halved */
+        if (stuck >= 2) fa *= 0.5;
     }
     if (fabs(b.p - a.p) > opt->tol * fmax(1.0, fabs(b.p)))
-        return mbl_error(st, MBL_ENOCONV, "boundary: the bisection did not reach %g in %d halvings (bracket [%.17g, %.17g])",
+        return mbl_error(st, MBL_ENOCONV, "boundary: the refinement did not reach %g in %d steps (bracket [%.17g, %.17g])",
                          opt->tol, it, fmin(a.p, b.p), fmax(a.p, b.p));
+    if (root) a.unstable = a.g > 0, b.unstable = b.g > 0;
     const fb_value *u = a.unstable ? &a : &b; /* the unstable end names the multiplier */
     double mag = hypot(u->mre, u->mim);
     memset(res, 0, sizeof *res);

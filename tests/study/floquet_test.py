@@ -187,6 +187,22 @@ if d:
           "boundary --floquet w (2 pi / w per point): Kapitza threshold %.9g, bisection %.9g, series %.9g"
           % (d["value"], w_found, w_series))
     check(d["floquet"]["crossing"] == "plus_one", "Kapitza: through +1, a solution of period T (%s)" % d["floquet"])
+# damped: the radius crosses 1 with a slope, refined on log(radius) = 0 itself (the verdict's 1e-6
+# margin would move it by 6e-7); SciPy's monodromy and brentq on its spectral radius give the reference
+def damped_radius(eps, c=0.1):
+    def f(t, y):
+        k = 1 + 2 * eps * math.cos(2 * t)
+        return [y[1], -c * y[1] - k * y[0], y[3], -c * y[3] - k * y[2]]
+    s = solve_ivp(f, [0, math.pi], [1, 0, 0, 1], method="DOP853", rtol=1e-13, atol=1e-14)
+    return max(abs(np.linalg.eigvals(s.y[:, -1].reshape(2, 2).T))) - 1
+
+
+eps_ref = brentq(damped_radius, 0.05, 0.2, xtol=1e-13)
+for rng in ([], ["--range", "0:1"]):
+    d = fboundary(D + "damped_mathieu.yaml", "--param", "eps", "--near", "0.05", "--floquet", "pi", *rng)
+    if d:
+        check(abs(d["value"] - eps_ref) < 1e-8, "damped Mathieu threshold %.12g, SciPy %.12g (first order: c = 0.1)"
+              % (d["value"], eps_ref))
 p = fboundary(MATHIEU, "--param", "delta", "--near", "2.5", "--range", "2.2:2.8", "--floquet", "pi", ok=False)
 check(p.returncode == 1 and p.stderr.count("\n") == 1 and "stay on or inside the unit circle" in p.stderr,
       "no boundary in a stable range: one line (%r)" % p.stderr)
