@@ -38,3 +38,9 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_geometric_stiffness COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_geometric_stiffness.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# the Kane-Ryan-Banerjee spin-up simulated (issue 32): bounded with the geometric stiffness, diverging
+# without, each against an independent FE reference in SciPy
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_krb_spinup COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_krb_spinup.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
