@@ -25,7 +25,7 @@ mblx_id model_total_der(mbl_model *md, mblx_id e)
         if (syms != stack_syms) mbl_free(syms), mbl_free(d);
         return MBLX_NONE;
     }
-    memcpy(dep, deps, nd * sizeof *dep);
+    if (nd) memcpy(dep, deps, nd * sizeof *dep); /* deps may be NULL when empty */
     size_t ns = 0;
     int has_t = 0;
     int j_v = model_blk0(md, MBL_BLK_V), j_q = model_blk0(md, MBL_BLK_Q), j_x = model_blk0(md, MBL_BLK_X);
