@@ -450,6 +450,17 @@ static void sh_force(mech *M, body *B, int i, const char *fx)
     }
 }
 
+int mech_beam_geometric_key(mech *M, const yaml_node_t *val, const char *what, int *geo)
+{
+    *geo = 1;
+    yaml_node_t *gs = mech_get(M, val, "geometric_stiffness");
+    if (!gs) return 0;
+    if (!mech_is_scalar(gs) || (strcmp(mech_sc(gs), "true") && strcmp(mech_sc(gs), "false")))
+        return err_at(M, gs, "%s: 'geometric_stiffness' must be true or false", what);
+    *geo = !strcmp(mech_sc(gs), "true");
+    return 0;
+}
+
 static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L, const char *Lt)
 {
     if (!mks || (mks->type == YAML_SCALAR_NODE && mks->data.scalar.length == 0)) return 0;
@@ -657,12 +668,7 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (rc) return rc;
     /* the geometric stiffness of the axial load (model/ffr.h), on unless `geometric_stiffness: false` */
     int geo = 1;
-    yaml_node_t *gs = mech_get(M, val, "geometric_stiffness");
-    if (gs) {
-        if (!mech_is_scalar(gs) || (strcmp(mech_sc(gs), "true") && strcmp(mech_sc(gs), "false")))
-            return err_at(M, gs, "%s: 'geometric_stiffness' must be true or false", what);
-        geo = !strcmp(mech_sc(gs), "true");
-    }
+    if ((rc = mech_beam_geometric_key(M, val, what, &geo))) return rc;
     mbl_beam_section sec;
     memset(&sec, 0, sizeof sec);
     double L, nel, r;

@@ -363,6 +363,8 @@ int mech_beam_number_t(mech *M, const yaml_node_t *val, const char *key, const c
  * the keys given (NULL where absent) */
 int mech_beam_damping(mech *M, const yaml_node_t *val, const char *what, double ab[2], const char *dt[2],
                       yaml_node_t *dnode[2]);
+/* a beam's optional `geometric_stiffness: true | false` (default true) in *geo */
+int mech_beam_geometric_key(mech *M, const yaml_node_t *val, const char *what, int *geo);
 /* the elastic part of the virtual work of a force f and torque tq (global texts, may be NULL) at
  * marker m of a flexible body (the frame part goes through B->F, B->N like a rigid body's) */
 void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const char *sg);
