@@ -335,8 +335,10 @@ TEST(sensitivity_closed_form)
     mbl_model_free(md);
 }
 
-/* sensitivities of the spatial beam pendulum (n_p = 5, gravity, Euler parameters) against central
- * differences of fresh linearizations, every parameter (l, E, G, rho, r, g) */
+/* sensitivities of the spatial beam pendulum (n_p = 5, gravity, Euler parameters, with the
+ * geometric stiffness: the example's `geometric_stiffness: false` turned on, so that the derivatives
+ * of its invariants H1, Hx by l, rho, r and of its load by g are in) against central differences of
+ * fresh linearizations, every parameter (l, E, G, rho, r, g) */
 static int fresh_omegas(const char *text, const char *name, double value, double *w, int cap)
 {
     mbl_setting set = {name, value};
@@ -356,6 +358,7 @@ TEST(sensitivity_pendulum_fd)
     if (!sp) return;
     char *p;
     while ((p = strstr(sp, "elements: 10"))) memcpy(p + 10, "5 ", 2);
+    while ((p = strstr(sp, "geometric_stiffness: false"))) memcpy(p + 21, "true ", 5);
     mbl_status st;
     mbl_model *md = FIXTURE_LOAD(NULL, sp, "beam3.yaml");
     mbl_point *pt = NULL;
