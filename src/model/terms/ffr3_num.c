@@ -38,7 +38,7 @@ enum {
     O_DATG = 33, O_DAL = O_DATG + 3 * FFR3_NFS, O_DW2 = O_DAL + 3 * FFR3_NFS, O_DW = O_DW2 + 3 * FFR3_NFS,
     O_FR = O_DW + 9 * FFR3_NFS, O_DFR = O_FR + 7, O_PH = O_DFR + 7 * FFR3_NFS, NOUT = O_PH + 7 * NZ
 };
-#define NUV 14 /* per union entry: M_ab(i, j) (9), K, C, Mc and the geometric H1, Hx */
+#define NUV 14 /* per union entry: M_ab(i, j) (9), K, C, Mc and, with the geometric stiffness, H1, Hx */
 
 struct mbl_ffr3_num {
     char *name;
@@ -52,7 +52,8 @@ struct mbl_ffr3_num {
     mblx_tape *ftape;     /* the frame's part (NOUT outputs of the NIN inputs) */
     unsigned char onz[NOUT]; /* the output is not the constant 0 */
     int *up, *ui;         /* the union pattern of row i of M_ab (9), K, C, Mc, H1, Hx */
-    double *uv;           /* NUV per entry */
+    double *uv;           /* nuv per entry */
+    int nuv;              /* NUV with the geometric stiffness, else 12 */
     unsigned short *rmask; /* per i: bit k when row i of M_ab(k) has a nonzero, bits 9, 10: of H1, Hx */
     int geo;              /* H1 or Hx present (the geometric stiffness, ffr3.h) */
     int *upos;            /* 3 per union entry: md->jac index of (row fi, q / v / a of fj), -1: none */
@@ -132,12 +133,13 @@ static int build_union(mbl_ffr3_num *b, mbl_status *st)
     for (int k = 0; k < 9; k++) X[k] = b->sp.M[AB(PB(k), PA(k))];
     X[9] = b->sp.K, X[10] = b->C, X[11] = b->sp.Mc, X[12] = b->sp.H1, X[13] = b->sp.Hx;
     b->geo = b->sp.H1 || b->sp.Hx;
+    int nuv = b->nuv = b->geo ? NUV : NUV - 2;
     size_t cap = 0;
-    for (int k = 0; k < NUV; k++)
+    for (int k = 0; k < nuv; k++)
         if (X[k]) cap += (size_t)mbla_csc_nnz(X[k]);
     b->up = mbl_calloc((size_t)nf + 1, sizeof *b->up);
     b->ui = mbl_alloc_array(cap + 1, sizeof *b->ui);
-    b->uv = mbl_calloc(NUV * cap + NUV, sizeof *b->uv);
+    b->uv = mbl_calloc((size_t)nuv * cap + NUV, sizeof *b->uv);
     b->rmask = mbl_calloc((size_t)nf + 1, sizeof *b->rmask);
     int *mark = mbl_alloc_array((size_t)nf + 1, sizeof *mark);
     if (!b->up || !b->ui || !b->uv || !b->rmask || !mark) {
@@ -148,23 +150,23 @@ static int build_union(mbl_ffr3_num *b, mbl_status *st)
     int nz = 0;
     for (int i = 0; i < nf; i++) {
         int e0 = nz;
-        for (int k = 0; k < NUV; k++) {
+        for (int k = 0; k < nuv; k++) {
             if (!X[k]) continue;
             for (int p = X[k]->p[i]; p < X[k]->p[i + 1]; p++) {
                 int j = X[k]->i[p];
                 if (mark[j] < e0) mark[j] = nz, b->ui[nz++] = j;
-                b->uv[NUV * (size_t)mark[j] + k] += X[k]->x[p];
+                b->uv[(size_t)nuv * mark[j] + k] += X[k]->x[p];
             }
         }
         b->up[i + 1] = nz;
         for (int u = e0; u < nz; u++)
-            for (int k = 0; k < 11; k++)
-                if (b->uv[NUV * (size_t)u + (k < 9 ? k : k + 3)] != 0) b->rmask[i] |= (unsigned short)(1u << k);
+            for (int k = 0; k < (b->geo ? 11 : 9); k++)
+                if (b->uv[(size_t)nuv * u + (k < 9 ? k : k + 3)] != 0) b->rmask[i] |= (unsigned short)(1u << k);
     }
     mbl_free(mark);
     int *ui = mbl_realloc_array(b->ui, (size_t)nz + 1, sizeof *ui);
     if (ui) b->ui = ui;
-    double *uv = mbl_realloc_array(b->uv, NUV * (size_t)nz + NUV, sizeof *uv);
+    double *uv = mbl_realloc_array(b->uv, (size_t)nuv * nz + NUV, sizeof *uv);
     if (uv) b->uv = uv;
     return 0;
 }
@@ -203,10 +205,10 @@ static int pattern_elastic(mbl_model *md, mbl_ffr3_num *b, const int *fcol, int 
         e |= push0(md, zero, want, row, fcol[x], &b->epos[FFR3_NFS * (size_t)i + x]);
     }
     for (int u = b->up[i]; u < b->up[i + 1] && !e; u++) {
-        const double *val = b->uv + NUV * (size_t)u;
+        const double *val = b->uv + (size_t)b->nuv * u;
         int col = b->qidx[7 + b->ui[u]], wq = val[9] != 0, wv = val[10] != 0;
         for (int k = 0; k < 9; k++) wq |= val[k] != 0 && ONZ(O_CQ + k), wv |= val[k] != 0 && ONZ(O_CV + k);
-        wq |= (val[12] != 0 && ONZ(O_ATG)) || (val[13] != 0 && ONZ(O_W));
+        if (b->geo) wq |= (val[12] != 0 && ONZ(O_ATG)) || (val[13] != 0 && ONZ(O_W));
         e |= push0(md, zero, wq, row, jq + col, &b->upos[3 * (size_t)u]);
         e |= push0(md, zero, wv, row, jv + col, &b->upos[3 * (size_t)u + 1]);
         e |= push0(md, zero, val[11] != 0, row, ja + col, &b->upos[3 * (size_t)u + 2]);
@@ -351,7 +353,7 @@ static void rows_at(const pt3 *P, int i, int nx, double R[3][9], double *kf, dou
     memset(R, 0, sizeof(double) * 27);
     double f = 0;
     for (int u = b->up[i]; u < b->up[i + 1]; u++) {
-        const double *val = b->uv + NUV * (size_t)u;
+        const double *val = b->uv + (size_t)b->nuv * u;
         int j = fi[b->ui[u]];
         double xs[3] = {QV(j), VV(j), AV(j)};
         for (int x = 0; x < nx; x++)
@@ -362,7 +364,7 @@ static void rows_at(const pt3 *P, int i, int nx, double R[3][9], double *kf, dou
     if (!hx) return;
     double h1 = 0, h2 = 0;
     for (int u = b->geo ? b->up[i] : 0; u < (b->geo ? b->up[i + 1] : 0); u++) {
-        const double *val = b->uv + NUV * (size_t)u;
+        const double *val = b->uv + (size_t)b->nuv * u;
         double qj = QV(fi[b->ui[u]]);
         h1 += val[12] * qj, h2 += val[13] * qj;
     }
@@ -438,9 +440,9 @@ static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const do
         J[ep[x]] += d;
     }
     for (int u = b->up[i]; u < b->up[i + 1]; u++) {
-        const double *val = b->uv + NUV * (size_t)u;
+        const double *val = b->uv + (size_t)b->nuv * u;
         const int *upos = b->upos + 3 * (size_t)u;
-        double dq = val[9] - val[12] * o[O_ATG] - val[13] * o[O_W], dv = val[10];
+        double dq = val[9] - (b->geo ? val[12] * o[O_ATG] + val[13] * o[O_W] : 0.0), dv = val[10];
         for (int k = 0; k < 9; k++) dq += val[k] * o[O_CQ + k], dv += val[k] * o[O_CV + k];
         ADD(upos[0], dq);
         ADD(upos[1], dv);
