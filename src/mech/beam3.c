@@ -61,6 +61,12 @@ static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double
         /* the node's undeformed place as a text of the length (which may be a parameter) */
         const char *u[3] = {node ? mech_fmt(M, "((%s)*%d/%d + %s)", Lt, node, ne, d[0]) : mech_fmt(M, "(%s)", d[0]), d[1],
                             d[2]};
+        if (node && B->gle) { /* drawn toward the root by the foreshortening (geometric stiffness) */
+            const char *sh = mech_beam_sh_text(M, B, node), *shn = mech_fmt(M, "_sh_%s", name);
+            if (!sh) return mech_oom(M);
+            if ((rc = mech_add_var(M, shn, sh, K->line, K->col))) return rc;
+            u[0] = mech_fmt(M, "((%s)*%d/%d + %s - %s)", Lt, node, ne, d[0], shn);
+        }
         for (int k = 0; k < 3; k++) K->s[k] = u[k];
         const char *cx = mech_fmt(M, "cos(%s)", d[3]), *sx = mech_fmt(M, "sin(%s)", d[3]);
         const char *cy = mech_fmt(M, "cos(%s)", d[4]), *sy = mech_fmt(M, "sin(%s)", d[4]);
@@ -220,6 +226,7 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         mbla_csc_free(sp->H1), mbla_csc_free(sp->Hx);
         sp->H1 = sp->Hx = NULL;
     }
+    M->b[bi].gle = geo ? mech_fmt(M, "((%s)/%d)", Lt, ne) : NULL;
     return beam3_markers(M, bi, mech_get(M, val, "markers"), ne, L, Lt, qf + 4);
 }
 

@@ -20,6 +20,10 @@ Checked:
     (1e-9); at small Omega the flapwise omega^2 = omega_0^2 + (phi + phi_e r / L) Omega^2 and the
     lead-lag omega^2 = omega_0^2 + (phi - 1 + phi_e r / L) Omega^2 with phi = 1.1933 and
     phi_e = 1.5709 computed from the exact first cantilever mode (Southwell; the published 1.193);
+  - a cantilever under an axial compressive end load P (a force element at its tip marker, which
+    enters through the marker's foreshortening in both planes): the frequencies equal the
+    reference's with N = -P (1e-8), the lowest (uz, the weaker plane E Iy) goes to zero at Euler's
+    P_cr = pi^2 E Iy / (4 L^2) (1e-5) and beyond it a real eigenvalue turns positive;
   - a bad `geometric_stiffness` value is one error line naming the key.
 Usage: test_geometric_stiffness3.py MBLIN
 """
@@ -48,7 +52,7 @@ def check(ok, msg):
     return ok
 
 
-def reference(ne, gax=0.0, om=0.0, hub=0.0, geo=True):
+def reference(ne, gax=0.0, om=0.0, hub=0.0, geo=True, P=0.0):
     """the beam model of the docstring, clamped at node 1: (flapwise uz, lead-lag uy) frequencies
     (rad/s, the lowest of the modes whose shapes are mostly uz / uy), and all of them"""
     le, n = L / ne, 6 * (ne + 1)
@@ -70,7 +74,7 @@ def reference(ne, gax=0.0, om=0.0, hub=0.0, geo=True):
             nv[[1, 5, 7, 11]], dnv[[1, 5, 7, 11]], d2nv[[1, 5, 7, 11]] = h, dh, d2h
             sg = np.array([1, -1, 1, -1])  # uz with ry = -uz'
             nw[[2, 4, 8, 10]], dnw[[2, 4, 8, 10]], d2nw[[2, 4, 8, 10]] = sg * h, sg * dh, sg * d2h
-            N = RHO * A * (gax * (L - X) + om * om * ((L * L - X * X) / 2 + hub * (L - X))) if geo else 0.0
+            N = RHO * A * (gax * (L - X) + om * om * ((L * L - X * X) / 2 + hub * (L - X))) - P if geo else 0.0
             M[d, d] += W * (RHO * A * (np.outer(nu, nu) + np.outer(nv, nv) + np.outer(nw, nw))
                             + RHO * (IY + IZ) * np.outer(nt, nt))
             Gy[d, d] += 2 * om * W * RHO * A * (np.outer(nu, -nv) + np.outer(nv, nu))
@@ -124,7 +128,21 @@ BEAM = f"""    type: beam
 def model(kind, extra="", hub=0.0):
     head = f"""model: mechanism
 name: spatial geometric stiffness ({kind})
-parameters: {{L: {L}, E: {E}, G: {G_}, rho: {RHO}, g: {GRAV}, Omega: 0, r: {hub}}}
+parameters: {{L: {L}, E: {E}, G: {G_}, rho: {RHO}, g: {GRAV}, Omega: 0, r: {hub}, P: 0}}
+"""
+    if kind == "buckling":  # clamped at the root, pushed along -x at the tip
+        return head + f"""ground:
+  markers:
+    o: {{position: [0, 0, 0]}}
+bodies:
+  b:
+{BEAM}{extra}    markers: {{root: {{node: 1}}, tip: {{s: L}}}}
+joints:
+  clamp: {{type: fixed, i: root, j: o}}
+forces:
+  push: {{type: force, i: tip, force: [-P, 0, 0]}}
+linearize:
+  at: equilibrium
 """
     if kind == "hanging":  # the beam's x along -y (down), gravity -y: clamped at its top
         return head + f"""ground:
@@ -242,6 +260,21 @@ for hub in (0.0, 0.2):
     check(abs(sf - ef) <= TOL_MESH * ef and abs(sl - el) <= TOL_CORIOLIS * ef,
           f"r = {hub}: flapwise (omega^2 - omega_0^2) / Omega^2 = {sf:.5f} (phi + phi_e r / L = {ef:.5f}), "
           f"lead-lag {sl:.5f} ({el:.5f})")
+
+# an axial compressive end load at the tip marker: Euler's load of the weaker plane (E Iy: uz)
+pcr = math.pi ** 2 * E * IY / (4 * L * L)
+for frac in (0.5, 0.9):
+    _, _, ref = reference(NE, P=frac * pcr)
+    got = freqs(model("buckling"), "--set", f"P={frac * pcr!r}")
+    check(nearest(got, ref[:12]) <= 1e-8, f"end load {frac} P_cr: the reference's 12 lowest with N = -P "
+          f"({ref[:4]} ...) found to {nearest(got, ref[:12]):.1e}")
+pa, pb = 0.99 * pcr, 0.995 * pcr
+wa, wb = freqs(model("buckling"), "--set", f"P={pa!r}")[0] ** 2, freqs(model("buckling"), "--set", f"P={pb!r}")[0] ** 2
+p0 = pa - wa * (pb - pa) / (wb - wa)
+check(abs(p0 / pcr - 1) <= 1e-5, f"omega_1 -> 0 at P = {p0:.6f}, Euler P_cr (E Iy) = {pcr:.6f} (rel {p0 / pcr - 1:.1e})")
+p = run(model("buckling"), "--set", f"P={1.05 * pcr!r}")
+ev = json.loads(p.stdout)["eigenvalues"] if p.returncode == 0 else []
+check(any(e["re"] > 1e-3 and abs(e["im"]) < 1e-9 for e in ev), "beyond P_cr a real eigenvalue > 0 (divergence)")
 
 p = run(model("hanging", "    geometric_stiffness: maybe\n"))
 lines = p.stderr.strip().splitlines()
