@@ -1,8 +1,10 @@
 /* Scale of the spatial beam body (src/mech/beam3.c on the structured term, src/model/terms/ffr3.c): the
  * spatial flexible double pendulum examples/mech/spatial_beam_pendulum.yaml with NP elements per
  * link (n = 2 (7 + 6 (NP + 1))), loaded from its text like `mblin` does.
- * usage: bench_beam3 NP [NEV [BUDGET_GIB]] (run from the source directory; BUDGET_GIB: the memory
- * budget of loading and linearizing, default 2 GiB, which refuses n_p = 3000 and above)
+ * usage: bench_beam3 NP [NEV [BUDGET_GIB [geo]]] (run from the source directory; BUDGET_GIB: the memory
+ * budget of loading and linearizing, default 2 GiB, which refuses n_p = 3000 and above, 0: the
+ * default; geo: with the links' geometric stiffness, which the example, source 001's model, leaves
+ * out with `geometric_stiffness: false`)
  * Prints wall and CPU (user + sys) times of loading (read + mechanism + formulate + compile), the
  * operating point, linearize with its NEV (default 20) lowest eigenvalues on the sparse path and
  * modes, the peak resident memory and the lowest six angular frequencies. */
@@ -32,7 +34,7 @@ static double cpu(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_beam3 NP [NEV [BUDGET_GIB]]\n");
+        fprintf(stderr, "usage: bench_beam3 NP [NEV [BUDGET_GIB [geo]]]\n");
         return 2;
     }
     int np = atoi(argv[1]), nev = argc > 2 ? atoi(argv[2]) : 20;
@@ -53,6 +55,8 @@ int main(int argc, char **argv)
         p = q + strlen("elements: 10");
     }
     strcpy(o, p);
+    if (argc > 4 && !strcmp(argv[4], "geo"))
+        while ((q = strstr(out, "geometric_stiffness: false"))) memcpy(q + 21, "true ", 5);
     mbl_status st;
     double w0 = now(), c0 = cpu();
     mbl_model *md = NULL;

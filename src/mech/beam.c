@@ -393,22 +393,42 @@ static int beam_number(mech *M, const yaml_node_t *val, const char *key, const c
  * A marker at node i sits at X_i + u_i - 1/2 sum_{e < i-1} sh_e along the frame's x axis, so the
  * loads of joints and force elements at it enter the geometric stiffness like those spread over the
  * body (whose part the structured term carries). */
-static void sh_parts(mech *M, const char *b, int e, const char **d, const char **pa, const char **pb)
+/* A spatial beam (beam3.c) has it in both bending planes: (uy, rz) as (v, phi), and (uz, ry) with
+ * ry = -uz', taken as (-uz, ry) (sh_e is quadratic: the signs of d, pa, pb turn together). The
+ * parts of element e in plane pl and the elastic coordinates (v_a, v_b, pa, pb) they are of. */
+static void sh_parts(mech *M, const body *B, int e, int pl, const char **d, const char **pa, const char **pb, int dof[4])
 {
-    *d = mech_fmt(M, "(%s_v%d - %s_v%d)", b, e + 2, b, e + 1);
-    *pa = mech_fmt(M, "%s_phi%d", b, e + 1), *pb = mech_fmt(M, "%s_phi%d", b, e + 2);
+    const char *b = B->name;
+    if (!B->qf3) {
+        *d = mech_fmt(M, "(%s_v%d - %s_v%d)", b, e + 2, b, e + 1);
+        *pa = mech_fmt(M, "%s_phi%d", b, e + 1), *pb = mech_fmt(M, "%s_phi%d", b, e + 2);
+        int o[4] = {3 * e + 1, 3 * e + 4, 3 * e + 2, 3 * e + 5};
+        memcpy(dof, o, sizeof o);
+    } else if (pl == 0) {
+        *d = mech_fmt(M, "(%s_uy%d - %s_uy%d)", b, e + 2, b, e + 1);
+        *pa = mech_fmt(M, "%s_rz%d", b, e + 1), *pb = mech_fmt(M, "%s_rz%d", b, e + 2);
+        int o[4] = {6 * e + 1, 6 * e + 7, 6 * e + 5, 6 * e + 11};
+        memcpy(dof, o, sizeof o);
+    } else { /* d = -(uz_b - uz_a): v_a is uz_b, v_b is uz_a */
+        *d = mech_fmt(M, "(%s_uz%d - %s_uz%d)", b, e + 1, b, e + 2);
+        *pa = mech_fmt(M, "%s_ry%d", b, e + 1), *pb = mech_fmt(M, "%s_ry%d", b, e + 2);
+        int o[4] = {6 * e + 8, 6 * e + 2, 6 * e + 4, 6 * e + 10};
+        memcpy(dof, o, sizeof o);
+    }
 }
 
 /* the text "0.5*(0 + sh_0 + ... + sh_{n-1})" of the n elements from node 1 (one growing buffer) */
-static const char *sh_text(mech *M, const char *b, int n, const char *le)
+const char *mech_beam_sh_text(mech *M, const body *B, int n)
 {
     size_t cap = 256, len = 0;
+    const char *le = B->gle;
     char *buf = mbl_malloc(cap);
     if (!buf) return NULL;
     len = (size_t)snprintf(buf, cap, "0.5*(0");
-    for (int e = 0; e < n; e++) {
+    for (int k = 0; k < n * (B->qf3 ? 2 : 1); k++) {
+        int e = B->qf3 ? k / 2 : k, dof[4];
         const char *d, *pa, *pb;
-        sh_parts(M, b, e, &d, &pa, &pb);
+        sh_parts(M, B, e, k % 2 * (B->qf3 != NULL), &d, &pa, &pb, dof);
         const char *t = mech_fmt(M, " + 1.2*%s^2/%s - 0.2*%s*(%s + %s) + %s*(2*%s^2 + 2*%s^2 - %s*%s)/15", d, le, d, pa,
                                  pb, le, pa, pb, pa, pb);
         size_t tl = strlen(t);
@@ -421,7 +441,7 @@ static const char *sh_text(mech *M, const char *b, int n, const char *le)
         }
         memcpy(buf + len, t, tl + 1);
         len += tl;
-        if (e + 1 == n) memcpy(buf + len, ")", 2);
+        if (k + 1 == n * (B->qf3 ? 2 : 1)) memcpy(buf + len, ")", 2);
     }
     if (n == 0) memcpy(buf + len, ")", 2);
     if (M->oom || (n && buf[len] != ')')) {
@@ -431,23 +451,34 @@ static const char *sh_text(mech *M, const char *b, int n, const char *le)
     return mech_keep(M, buf);
 }
 
-/* a force along the frame's x axis fx (a text: (A^T f)_x) at node i of a planar beam with geometric
+/* a force along the frame's x axis fx (a text: (A^T f)_x) at node i of a beam with geometric
  * stiffness: its virtual work on the node's foreshortening, -fx/2 grad sh, added to the Fq */
 static void sh_force(mech *M, body *B, int i, const char *fx)
 {
-    const char *bn = B->name, *le = B->gle;
-    for (int e = 0; e + 2 <= i; e++) {
+    const char *le = B->gle;
+    for (int k = 0; k < (i - 1) * (B->qf3 ? 2 : 1); k++) {
+        int e = B->qf3 ? k / 2 : k, dof[4];
         const char *d, *pa, *pb;
-        sh_parts(M, bn, e, &d, &pa, &pb);
+        sh_parts(M, B, e, k % 2 * (B->qf3 != NULL), &d, &pa, &pb, dof);
         const char *g = mech_fmt(M, "(2.4*%s/%s - 0.2*(%s + %s))", d, le, pa, pb);
         const char *gr[4] = {mech_fmt(M, "(-%s)", g), g, mech_fmt(M, "(-0.2*%s + %s*(4*%s - %s)/15)", d, le, pa, pb),
                              mech_fmt(M, "(-0.2*%s + %s*(4*%s - %s)/15)", d, le, pb, pa)};
-        int dof[4] = {3 * e + 1, 3 * e + 4, 3 * e + 2, 3 * e + 5};
-        for (int k = 0; k < 4; k++) {
-            char *t = mech_fmt(M, "-0.5*%s*%s", fx, gr[k]);
-            B->Fq[dof[k]] = B->Fq[dof[k]] ? mech_fmt(M, "%s + %s", B->Fq[dof[k]], t) : t;
+        for (int c = 0; c < 4; c++) {
+            char *t = mech_fmt(M, "-0.5*%s*%s", fx, gr[c]);
+            B->Fq[dof[c]] = B->Fq[dof[c]] ? mech_fmt(M, "%s + %s", B->Fq[dof[c]], t) : t;
         }
     }
+}
+
+int mech_beam_geometric_key(mech *M, const yaml_node_t *val, const char *what, int *geo)
+{
+    *geo = 1;
+    yaml_node_t *gs = mech_get(M, val, "geometric_stiffness");
+    if (!gs) return 0;
+    if (!mech_is_scalar(gs) || (strcmp(mech_sc(gs), "true") && strcmp(mech_sc(gs), "false")))
+        return err_at(M, gs, "%s: 'geometric_stiffness' must be true or false", what);
+    *geo = !strcmp(mech_sc(gs), "true");
+    return 0;
 }
 
 static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double L, const char *Lt)
@@ -475,7 +506,7 @@ static int beam_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double 
         /* the node's undeformed place as a text of the length (which may be a parameter) */
         const char *X = node ? mech_fmt(M, "((%s)*%d/%d + %s)", Lt, node, ne, u) : mech_fmt(M, "(%s)", u);
         if (node && B->gle) { /* drawn toward the root by the foreshortening (geometric stiffness) */
-            const char *sh = sh_text(M, B->name, node, B->gle), *shn = mech_fmt(M, "_sh_%s", name);
+            const char *sh = mech_beam_sh_text(M, B, node), *shn = mech_fmt(M, "_sh_%s", name);
             if (!sh) return mech_oom(M);
             if ((rc = mech_add_var(M, shn, sh, K->line, K->col))) return rc;
             X = mech_fmt(M, "((%s)*%d/%d + %s - %s)", Lt, node, ne, u, shn);
@@ -657,12 +688,7 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (rc) return rc;
     /* the geometric stiffness of the axial load (model/ffr.h), on unless `geometric_stiffness: false` */
     int geo = 1;
-    yaml_node_t *gs = mech_get(M, val, "geometric_stiffness");
-    if (gs) {
-        if (!mech_is_scalar(gs) || (strcmp(mech_sc(gs), "true") && strcmp(mech_sc(gs), "false")))
-            return err_at(M, gs, "%s: 'geometric_stiffness' must be true or false", what);
-        geo = !strcmp(mech_sc(gs), "true");
-    }
+    if ((rc = mech_beam_geometric_key(M, val, what, &geo))) return rc;
     mbl_beam_section sec;
     memset(&sec, 0, sizeof sec);
     double L, nel, r;
@@ -782,6 +808,7 @@ void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const 
                 char *t = mech_fmt(M, "%s(%s*%s + %s*%s + %s*%s)", sg, B->A[k], v[0], B->A[3 + k], v[1], B->A[6 + k], v[2]);
                 int d = base + 3 * part + k;
                 B->Fq[d] = B->Fq[d] ? mech_fmt(M, "%s + %s", B->Fq[d], t) : t;
+                if (B->gle && !part && !k) sh_force(M, B, K->node, t); /* (A^T f)_x on the foreshortening */
             }
         }
         return;

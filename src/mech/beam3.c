@@ -8,6 +8,7 @@
  *     damping: {alpha: 0, beta: 1e-4}
  *     position: [0, 0, 0]   axis: [0, 0, 1]   angle: 0     (the floating frame, x along the beam)
  *     markers: {root: {node: 1}, tip: {s: 2}}
+ *     geometric_stiffness: false   (optional: leave out the stiffening by the axial load)
  *
  * Coordinates: the frame <b>_x, _y, _z and Euler parameters <b>_e0.._e3 (with their normalization
  * constraint, as a rigid body's), and per node i the displacements <b>_ux<i>, _uy<i>, _uz<i> and
@@ -15,7 +16,8 @@
  * the beam at node 1 (its six elastic coordinates are held at 0: source 001 Sec. 4.2).
  *
  * The element is the spatial Euler-Bernoulli element of beam.c (cubic bending in both planes,
- * linear axial and St. Venant torsion; small strains, no geometric stiffening). The body's
+ * linear axial and St. Venant torsion; small strains) with the geometric stiffness of the axial load
+ * in both bending planes (model/ffr3.h's H1, Hx; on unless `geometric_stiffness: false`). The body's
  * inertia, gravity on the deformed body, the stiffness and Rayleigh damping (alpha Mc + beta K)
  * are the structured term (model/ffr3.h: constant sparse invariants assembled here once, rows and
  * Jacobian in closed form); forces and torques at nodes act through A^T f, A^T tq (texts). */
@@ -59,6 +61,12 @@ static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double
         /* the node's undeformed place as a text of the length (which may be a parameter) */
         const char *u[3] = {node ? mech_fmt(M, "((%s)*%d/%d + %s)", Lt, node, ne, d[0]) : mech_fmt(M, "(%s)", d[0]), d[1],
                             d[2]};
+        if (node && B->gle) { /* drawn toward the root by the foreshortening (geometric stiffness) */
+            const char *sh = mech_beam_sh_text(M, B, node), *shn = mech_fmt(M, "_sh_%s", name);
+            if (!sh) return mech_oom(M);
+            if ((rc = mech_add_var(M, shn, sh, K->line, K->col))) return rc;
+            u[0] = mech_fmt(M, "((%s)*%d/%d + %s - %s)", Lt, node, ne, d[0], shn);
+        }
         for (int k = 0; k < 3; k++) K->s[k] = u[k];
         const char *cx = mech_fmt(M, "cos(%s)", d[3]), *sx = mech_fmt(M, "sin(%s)", d[3]);
         const char *cy = mech_fmt(M, "cos(%s)", d[4]), *sy = mech_fmt(M, "sin(%s)", d[4]);
@@ -84,9 +92,12 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     char what[200];
     snprintf(what, sizeof what, "body '%s'", name);
     static const char *ok[] = {"type",   "length", "elements", "E",        "G",     "rho",   "radius",  "A",
-                               "Iy",     "Iz",     "J",        "damping",  "position", "axis", "angle", "markers", NULL};
+                               "Iy",     "Iz",     "J",        "damping",  "position", "axis", "angle", "markers",
+                               "geometric_stiffness", NULL};
     int rc = mech_check_keys(M, val, ok, what);
     if (rc) return rc;
+    int geo = 1; /* the geometric stiffness of the axial load (model/ffr3.h) */
+    if ((rc = mech_beam_geometric_key(M, val, what, &geo))) return rc;
     mbl_beam_section sec;
     memset(&sec, 0, sizeof sec);
     double L, nel, r;
@@ -211,6 +222,11 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     f->sp = sp;
     rc = mech_beam3_invariants(&sec, L, ne, sp, M->st);
     if (rc) return rc == MBL_ENOMEM ? rc : err_at(M, key, "%s: %s", what, M->st->msg);
+    if (!geo) {
+        mbla_csc_free(sp->H1), mbla_csc_free(sp->Hx);
+        sp->H1 = sp->Hx = NULL;
+    }
+    M->b[bi].gle = geo ? mech_fmt(M, "((%s)/%d)", Lt, ne) : NULL;
     return beam3_markers(M, bi, mech_get(M, val, "markers"), ne, L, Lt, qf + 4);
 }
 
@@ -230,6 +246,50 @@ static int assemble12(int ne, const double *E, mbla_csc **out, mbl_status *st)
                 if (E[i + 12 * j] != 0) ti[k] = 6 * e + i, tj[k] = 6 * e + j, tx[k++] = E[i + 12 * j];
     if (!rc) rc = mbla_csc_from_triplets(nf, nf, (int)k, ti, tj, tx, NULL, out, st);
     mbl_free(ti), mbl_free(tj), mbl_free(tx);
+    return rc;
+}
+
+/* The geometric-stiffness invariants (model/ffr3.h) of a spatial beam: H1 = int rho A (L - X)
+ * (Sy'^T Sy' + Sz'^T Sz') dX and Hx = int rho A (L^2 - X^2) / 2 (Sy'^T Sy' + Sz'^T Sz') dX, the
+ * slopes of both bending planes (uy' of (uy, rz), uz' of (uz, -ry): beam.c's Hermite cubics), as
+ * beam.c's beam2_geometric: per element three matrices G_p = int x^p d d^T dx (exact: degree <= 6). */
+static int beam3_geometric(double rA, double L, int ne, mbl_ffr3 *sp, mbl_status *st)
+{
+    double le = L / ne, gx[4], gw[4], G[3][16] = {{0}};
+    mech_beam3_gauss(gx, gw);
+    for (int k = 0; k < 4; k++) {
+        double xi = gx[k], x = xi * le, w = gw[k] * le;
+        double d[4] = {(-6 * xi + 6 * xi * xi) / le, 1 - 4 * xi + 3 * xi * xi, (6 * xi - 6 * xi * xi) / le,
+                       -2 * xi + 3 * xi * xi};
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                for (int p = 0; p < 3; p++) G[p][i + 4 * j] += w * (p ? (p == 1 ? x : x * x) : 1.0) * d[i] * d[j];
+    }
+    size_t nz = (size_t)ne * 32;
+    int *ti = mbl_alloc_array(nz + 1, sizeof *ti), *tj = mbl_alloc_array(nz + 1, sizeof *tj);
+    double *t1 = mbl_alloc_array(nz + 1, sizeof *t1), *tx = mbl_alloc_array(nz + 1, sizeof *tx);
+    int rc = 0, nf = 6 * (ne + 1);
+    if (!ti || !tj || !t1 || !tx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    /* the element's dofs of the two planes and the signs of their slopes: (uy_a, rz_a, uy_b, rz_b),
+     * (uz_a, ry_a, uz_b, ry_b) with ry = -uz' */
+    static const int dof[2][4] = {{1, 5, 7, 11}, {2, 4, 8, 10}};
+    static const double sg[2][4] = {{1, 1, 1, 1}, {1, -1, 1, -1}};
+    size_t k = 0;
+    for (int e = 0; e < ne && !rc; e++) {
+        double X0 = e * le, a1 = rA * (L - X0), ax = rA * (L * L - X0 * X0) / 2;
+        for (int pl = 0; pl < 2; pl++)
+            for (int j = 0; j < 4; j++)
+                for (int i = 0; i < 4; i++, k++) {
+                    int m = i + 4 * j;
+                    double c = sg[pl][i] * sg[pl][j];
+                    ti[k] = 6 * e + dof[pl][i], tj[k] = 6 * e + dof[pl][j];
+                    t1[k] = c * (a1 * G[0][m] - rA * G[1][m]);
+                    tx[k] = c * (ax * G[0][m] - rA * X0 * G[1][m] - rA * G[2][m] / 2);
+                }
+    }
+    if (!rc) rc = mbla_csc_from_triplets(nf, nf, (int)k, ti, tj, t1, NULL, &sp->H1, st);
+    if (!rc) rc = mbla_csc_from_triplets(nf, nf, (int)k, ti, tj, tx, NULL, &sp->Hx, st);
+    mbl_free(ti), mbl_free(tj), mbl_free(t1), mbl_free(tx);
     return rc;
 }
 
@@ -282,6 +342,7 @@ int mech_beam3_invariants(const mbl_beam_section *sec, double L, int ne, mbl_ffr
     sp->m = rA * L, sp->s0[0] = rA * L * L / 2, sp->Q0[0] = rA * L * L * L / 3, sp->IpL = rIp * L;
     for (int k = 0; k < 9 && !rc; k++) rc = assemble12(ne, Mab[k], &sp->M[k], st);
     if (!rc) rc = mech_beam_assemble(3, sec, L, ne, &sp->K, &sp->Mc, st);
+    if (!rc) rc = beam3_geometric(rA, L, ne, sp, st);
     if (rc) model_ffr3_free(sp);
     return rc;
 }

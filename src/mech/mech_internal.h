@@ -32,8 +32,8 @@ typedef struct body {
     int oset;                        /* the --set its orientation came from, or -1 */
     int flex;                        /* flexible body (beam.c, modal_body.c): 1 + its index in src->ffr, else 0 */
     char **Fq;                       /* flexible: generalized forces on the elastic coordinates (NULL = none) */
-    const char *gle;                 /* planar beam with geometric stiffness: its element length (a text),
-                                        for the foreshortening of its markers (beam.c); NULL otherwise */
+    const char *gle;                 /* beam with geometric stiffness: its element length (a text), for
+                                        the foreshortening of its markers (beam.c); NULL otherwise */
     const char **qf3;                /* spatial beam: its nqf3 elastic coordinates (forces in Fq) */
     int nqf3;
     const yaml_node_t *key, *val;    /* relative coordinates: read again for a floating root */
@@ -363,6 +363,11 @@ int mech_beam_number_t(mech *M, const yaml_node_t *val, const char *key, const c
  * the keys given (NULL where absent) */
 int mech_beam_damping(mech *M, const yaml_node_t *val, const char *what, double ab[2], const char *dt[2],
                       yaml_node_t *dnode[2]);
+/* a beam's optional `geometric_stiffness: true | false` (default true) in *geo */
+int mech_beam_geometric_key(mech *M, const yaml_node_t *val, const char *what, int *geo);
+/* the foreshortening 1/2 qf^T H(X_n) qf of node n + 1 of beam B (B->gle set) as a text (beam.c), or
+ * NULL when out of memory */
+const char *mech_beam_sh_text(mech *M, const body *B, int n);
 /* the elastic part of the virtual work of a force f and torque tq (global texts, may be NULL) at
  * marker m of a flexible body (the frame part goes through B->F, B->N like a rigid body's) */
 void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const char *sg);

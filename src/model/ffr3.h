@@ -11,7 +11,13 @@
  *   M_ab = int rho S_a^T S_b (9 sparse nf x nf, M_ba = M_ab^T),
  * the sections' polar inertia IpL = int rho Ip and tw = int rho Ip t (t the twist's shape), the
  * assembled mass Mc (= M_xx + M_yy + M_zz + int rho Ip t t^T) and stiffness K (constant: small
- * strains, no geometric stiffening). With s = s0 + Sb qf, w1 = Sb qf', w2 = Sb qf'',
+ * strains). A beam also has the geometric-stiffness invariants H1 = int rho H(X) dX and
+ * Hx = int rho X H(X) dX, H(X) = int_0^X (Sy'^T Sy' + Sz'^T Sz') (the slopes of both bending
+ * planes): the foreshortening -1/2 qf^T H(X) qf of the point at X along the body x axis, whose
+ * virtual work with the axial inertia and gravity load gives the elastic rows KG qf,
+ * KG = -(G_)_x H1 + (w_y^2 + w_z^2) Hx = -(G_)_x H1 - W_xx Hx (the axial force N(X) of these loads
+ * times int S'^T S'; the centrifugal load of a turning about an axis across the beam); its other
+ * terms are of second order in qf and are left out. With s = s0 + Sb qf, w1 = Sb qf', w2 = Sb qf'',
  * Q_ab = int rho u_a u_b, D_ab = int rho u_a u'_b, h = int rho u x u'', I = tr(Q) 1 - Q,
  * G_ = A^T (R'' - g), the virtual work of the inertia forces and gravity gives the rows
  *   R:  m (R'' - g) + A (al x s + w x (w x s) + 2 w x w1 + w2)
@@ -20,7 +26,7 @@
  *       (gravity as its potential's derivative: 2 G^T (s x A^T (-g)) up to a multiple of e, but
  *       the stiffness at an equilibrium stays symmetric, so the symmetric sparse path applies)
  *   qf_i: Sb_i.G_ + al.int rho u x S_i + sum_ab (w_a w_b - d_ab |w|^2) int rho S_a,i u_b
- *         + 2 w.int rho u' x S_i + (Mc qf'')_i + tw_i al_x + (K qf)_i + (C qf')_i
+ *         + 2 w.int rho u' x S_i + (Mc qf'')_i + tw_i al_x + ((K + KG) qf)_i + (C qf')_i
  * (C = alpha Mc + beta K). These are the Lagrange equations of the kinetic energy the text form of
  * the spatial beam wrote (up to a multiple of e in the e rows, which the normalization's multiplier
  * takes). Every row is linear in the invariants (the sensitivities use that). */
@@ -36,6 +42,7 @@ typedef struct mbl_ffr3 {
     double *Sb, *cx, *tw;       /* 3 x nf (row-major), 3 x nf, nf */
     mbla_csc *M[9];             /* int rho S_a^T S_b at 3 a + b */
     mbla_csc *Mc, *K;           /* nf x nf (may be NULL in a derivative: zero) */
+    mbla_csc *H1, *Hx;          /* geometric stiffness per unit axial load (NULL: none) */
     int nnode;                  /* nodes for the mode shapes */
     double *X0;                 /* 3 x nnode: undeformed node positions in the body frame */
     int *ndof;                  /* 6 x nnode: the elastic coordinate of the node's ux, uy, uz, rx, ry, rz */

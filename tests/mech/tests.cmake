@@ -38,6 +38,13 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_geometric_stiffness COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_geometric_stiffness.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# geometric stiffness of spatial beam bodies (issue 32): a hanging cantilever in both bending planes
+# and a blade on a turning hub (flapwise and lead-lag, hub radius 0 and 0.2) against a numpy FE
+# reference and Southwell's coefficients
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_geometric_stiffness3 COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_geometric_stiffness3.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
 # the Kane-Ryan-Banerjee spin-up simulated (issue 32): bounded with the geometric stiffness, diverging
 # without, each against an independent FE reference in SciPy
 if(MBLIN_PYTHON3_NUMPY)

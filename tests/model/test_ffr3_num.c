@@ -2,7 +2,9 @@
  * expression form (src/model/terms/ffr3.c, loaded with model_ffr_set_numeric(0)) and against central
  * differences of its own residual: the spatial beam pendulum (2 elements per link, Rayleigh damping
  * on link 1; and the example at 10 elements) at points where the links are deformed, rotated (unit
- * Euler parameters turned by up to about 0.3 rad), moving and accelerating, with multipliers.
+ * Euler parameters turned by up to about 0.3 rad), moving and accelerating, with multipliers; and
+ * the damped one with the geometric stiffness of both bending planes (issue 32: the example says
+ * `geometric_stiffness: false`, the source's model).
  * Checked: the expression form's every Jacobian entry is in the numeric pattern (the others hold 0);
  * residual and entries equal to 1e-12 of their row's largest entry; every entry of the whole
  * Jacobian (tapes and numeric term) equal to the central differences of the residual to 1e-6 of
@@ -25,11 +27,12 @@
 #define TOL_FD 1e-6
 
 /* the example with ne elements per link ("10" or "2 ", two characters) and, when damped, Rayleigh
- * damping on link 1 */
-static char *pendulum_text(const char *ne, int damped)
+ * damping on link 1; geo: with the geometric stiffness (the example's `false` turned into `true `) */
+static char *pendulum_text(const char *ne, int damped, int geo)
 {
     char *sp = test_read_text("examples/mech/spatial_beam_pendulum.yaml"), *p;
     if (!sp) return NULL;
+    while (geo && (p = strstr(sp, "geometric_stiffness: false"))) memcpy(p + 21, "true ", 5);
     if (strcmp(ne, "10"))
         while ((p = strstr(sp, "elements: 10"))) memcpy(p + 10, ne, 2);
     const char *at = strstr(sp, "    markers:\n      a1:");
@@ -171,15 +174,23 @@ static void compare(const char *what, const char *text, int npt)
 
 TEST(damped_two_elements)
 {
-    char *text = pendulum_text("2 ", 1);
+    char *text = pendulum_text("2 ", 1, 0);
     CHECK(text != NULL);
     if (text) compare("spatial pendulum n_p = 2, damped", text, 5);
     free(text);
 }
 
+TEST(geometric_two_elements)
+{
+    char *text = pendulum_text("2 ", 1, 1);
+    CHECK(text != NULL);
+    if (text) compare("spatial pendulum n_p = 2, damped, geometric stiffness", text, 5);
+    free(text);
+}
+
 TEST(example_ten_elements)
 {
-    char *text = pendulum_text("10", 0);
+    char *text = pendulum_text("10", 0, 0);
     CHECK(text != NULL);
     if (text) compare("spatial pendulum n_p = 10", text, 3);
     free(text);
@@ -188,6 +199,7 @@ TEST(example_ten_elements)
 int main(void)
 {
     RUN(damped_two_elements);
+    RUN(geometric_two_elements);
     RUN(example_ten_elements);
     return test_summary("ffr3_num");
 }

@@ -26,6 +26,7 @@ void model_ffr3_free(mbl_ffr3 *sp)
     mbl_free(sp->Sb), mbl_free(sp->cx), mbl_free(sp->tw);
     for (int k = 0; k < 9; k++) mbla_csc_free(sp->M[k]);
     mbla_csc_free(sp->Mc), mbla_csc_free(sp->K);
+    mbla_csc_free(sp->H1), mbla_csc_free(sp->Hx);
     mbl_free(sp->X0), mbl_free(sp->ndof);
     memset(sp, 0, sizeof *sp);
 }
@@ -51,6 +52,8 @@ int model_ffr3_copy(const mbl_ffr3 *a, mbl_ffr3 *b, mbl_status *st)
         if (a->M[k] && mbla_csc_copy(a->M[k], &b->M[k], st)) oom = 1;
     if (!oom && a->Mc && mbla_csc_copy(a->Mc, &b->Mc, st)) oom = 1;
     if (!oom && a->K && mbla_csc_copy(a->K, &b->K, st)) oom = 1;
+    if (!oom && a->H1 && mbla_csc_copy(a->H1, &b->H1, st)) oom = 1;
+    if (!oom && a->Hx && mbla_csc_copy(a->Hx, &b->Hx, st)) oom = 1;
     if (oom) {
         model_ffr3_free(b);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -102,6 +105,7 @@ static mblx_id cmul(mblx_graph *g, double c, mblx_id x) { return c == 0 ? mblx_c
 #define PB(k) FFR3_PB(k)
 #define QA(u) FFR3_QA(u)
 #define QB(u) FFR3_QB(u)
+#define NVAL 14 /* a row's matrices: M_ab (9), K, C, Mc, H1, Hx */
 
 /* The quantities of one body's rows shared by their parts (model_ffr3_formulate_inv): the frame's
  * (orientation, angular velocity and acceleration, their derivatives by the frame's unknowns) and
@@ -123,6 +127,7 @@ typedef struct body3 {
     mblx_id zero;
     const ffr3_frame *f;
     const int *fcol;
+    mblx_id *hs;                /* scratch for the geometric stiffness sums (2 nf + 2) */
 } body3;
 
 /* The elastic rows: the inertia coupling with the frame and the elastic coordinates, stiffness and
@@ -158,10 +163,11 @@ static void elastic_rows3(const body3 *x)
         Z[2] = mblx_sub(g, R[1][AB(1, 0)][i], R[1][AB(0, 1)][i]);
         for (int k = 0; k < 9; k++)
             N[k] = PB(k) == 0 && cx[PA(k) * nf + i] != 0 ? mblx_add(g, mblx_const(g, cx[PA(k) * nf + i]), R[0][k][i]) : R[0][k][i];
-        /* the row's entries of M_ab (column i of M_ba), K, C, Mc */
+        /* the row's entries of M_ab (column i of M_ba), K, C, Mc and the geometric H1, Hx (symmetric) */
         int nl = 0;
-        for (int k = 0; k < 12; k++) {
-            const mbla_csc *X = k < 9 ? sp->M[AB(PB(k), PA(k))] : k == 9 ? sp->K : k == 10 ? C : sp->Mc;
+        for (int k = 0; k < NVAL; k++) {
+            const mbla_csc *X = k < 9 ? sp->M[AB(PB(k), PA(k))] : k == 9 ? sp->K : k == 10 ? C : k == 11 ? sp->Mc
+                                                                             : k == 12 ? sp->H1 : sp->Hx;
             if (!X) continue;
             for (int p = X->p[i]; p < X->p[i + 1]; p++) {
                 int j = X->i[p];
@@ -179,12 +185,20 @@ static void elastic_rows3(const body3 *x)
             if (!is_zero(g, Cv[k])) t[n++] = mblx_mul(g, Cv[k], R[1][k][i]);
         }
         t[n++] = cmul(g, tw[i], al[0]);
+        size_t nh = 0, nx = 0;
+        mblx_id *Th = x->hs, *Tx = x->hs + nf + 1;
         for (int l = 0; l < nl; l++) {
             int j = list[l];
             if (val[9][j] != 0) t[n++] = mblx_scale(g, val[9][j], q[fi[j]]);
             if (val[10][j] != 0) t[n++] = mblx_scale(g, val[10][j], v[fi[j]]);
             if (val[11][j] != 0) t[n++] = mblx_scale(g, val[11][j], a[fi[j]]);
+            if (val[12][j] != 0) Th[nh++] = mblx_scale(g, val[12][j], q[fi[j]]);
+            if (val[13][j] != 0) Tx[nx++] = mblx_scale(g, val[13][j], q[fi[j]]);
         }
+        /* the geometric stiffness KG = -(G_)_x H1 - W_xx Hx (ffr3.h): -(H1 qf)_i, -(Hx qf)_i */
+        mblx_id nhq = nh ? mblx_neg(g, mblx_sum(g, nh, Th)) : x->zero, nxq = nx ? mblx_neg(g, mblx_sum(g, nx, Tx)) : x->zero;
+        if (nh) t[n++] = mblx_mul(g, AtG[0], nhq);
+        if (nx) t[n++] = mblx_mul(g, W[0], nxq);
         Fs[row] = mblx_add(g, Fs[row], sumz(g, n, t, scr));
         /* frame columns */
         for (int x = 0; x < 15; x++) {
@@ -196,6 +210,8 @@ static void elastic_rows3(const body3 *x)
             }
             for (int k = 0; k < 9; k++) t[n++] = mblx_mul(g, dW[k][x], N[k]);
             t[n++] = cmul(g, tw[i], dal[0][x]);
+            if (nh) t[n++] = mblx_mul(g, dAtG[0][x], nhq);
+            if (nx) t[n++] = mblx_mul(g, dW[0][x], nxq);
             push(B, row, fcol[x], sumz(g, n, t, scr));
         }
         /* elastic columns */
@@ -209,12 +225,14 @@ static void elastic_rows3(const body3 *x)
                     if (!is_zero(g, Cv[k])) tv[nv++] = mblx_scale(g, val[k][j], Cv[k]);
                 }
             if (val[9][j] != 0) tq[nq++] = mblx_const(g, val[9][j]);
+            if (val[12][j] != 0) tq[nq++] = mblx_scale(g, -val[12][j], AtG[0]);
+            if (val[13][j] != 0) tq[nq++] = mblx_scale(g, -val[13][j], W[0]);
             if (val[10][j] != 0) tv[nv++] = mblx_const(g, val[10][j]);
             push(B, row, jq + fi[j], sumz(g, nq, tq, scr));
             push(B, row, jv + fi[j], sumz(g, nv, tv, scr));
             if (val[11][j] != 0) push(B, row, ja + fi[j], mblx_const(g, val[11][j]));
             mark[j] = 0;
-            for (int k = 0; k < 12; k++) val[k][j] = 0;
+            for (int k = 0; k < NVAL; k++) val[k][j] = 0;
         }
     }
 }
@@ -508,13 +526,14 @@ int model_ffr3_formulate_inv(mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *
     mblx_id *scr = mbl_alloc_array(ns, sizeof *scr), *t = mbl_alloc_array(ns, sizeof *t);
     mblx_id *R[3][9]; /* (M_ab x)_j for x = qf, qf', qf'' */
     memset(R, 0, sizeof R);
-    double *val[12];  /* a row's entries: M_ab[i, j] (9), K, C, Mc */
+    double *val[NVAL]; /* a row's entries: M_ab[i, j] (9), K, C, Mc, H1, Hx */
     memset(val, 0, sizeof val);
     int *mark = mbl_calloc((size_t)nf + 1, sizeof *mark), *list = mbl_alloc_array((size_t)nf + 1, sizeof *list);
-    int ok = scr && t && mark && list;
+    mblx_id *hs = mbl_alloc_array((size_t)2 * nf + 2, sizeof *hs);
+    int ok = scr && t && mark && list && hs;
     for (int x = 0; x < 3 && ok; x++)
         for (int k = 0; k < 9 && ok; k++) ok = (R[x][k] = mbl_alloc_array((size_t)nf + 1, sizeof **R[x])) != NULL;
-    for (int k = 0; k < 12 && ok; k++) ok = (val[k] = mbl_calloc((size_t)nf + 1, sizeof *val[k])) != NULL;
+    for (int k = 0; k < NVAL && ok; k++) ok = (val[k] = mbl_calloc((size_t)nf + 1, sizeof *val[k])) != NULL;
     if (!ok) {
         B.err = 1;
         goto out;
@@ -541,7 +560,7 @@ int model_ffr3_formulate_inv(mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *
         goto out;
     }
 
-    body3 x = {g, &B, sp, C, gn, Fs, nf, ja, jv, jq, iR, ie, fi, a, v, q, scr, t, R, val, mark, list, zero, &F3, fcol};
+    body3 x = {g, &B, sp, C, gn, Fs, nf, ja, jv, jq, iR, ie, fi, a, v, q, scr, t, R, val, mark, list, zero, &F3, fcol, hs};
     elastic_rows3(&x);
     if (B.err) goto out;
 
@@ -549,10 +568,10 @@ int model_ffr3_formulate_inv(mbl_model *md, const mbl_ffr3 *sp, const mbla_csc *
     body_sums3(&x, agg);
     frame_rows3(&x, agg);
 out:
-    mbl_free(scr), mbl_free(t), mbl_free(mark), mbl_free(list);
+    mbl_free(scr), mbl_free(t), mbl_free(mark), mbl_free(list), mbl_free(hs);
     for (int x = 0; x < 3; x++)
         for (int k = 0; k < 9; k++) mbl_free(R[x][k]);
-    for (int k = 0; k < 12; k++) mbl_free(val[k]);
+    for (int k = 0; k < NVAL; k++) mbl_free(val[k]);
     if (B.err) return mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
     return mblx_graph_status(g, st);
 }
@@ -640,9 +659,10 @@ static double dsc(const mbl_ffr_factor *f, double e) { return f->kind == MBL_FFR
 
 /* Y = X with entry (i, j) times its derivative scale under factor f, only the entries f scales:
  * what 0: a mass matrix (M_ab, Mc: entries between two twists are the sections' polar inertia),
- * 1: the stiffness (by class) */
-static int csc_d(const mbla_csc *X, const mbl_ffr_body *b, const mbl_ffr_factor *f, int what, mbla_csc **Y,
-                 mbl_status *st)
+ * 1: the stiffness (by class); base: a mass matrix's own length power (1 for M_ab and Mc, 0 for the
+ * geometric H1, 1 for Hx: per unit load, rho A L^(lexp_i + lexp_j) and one L more for Hx) */
+static int csc_d(const mbla_csc *X, const mbl_ffr_body *b, const mbl_ffr_factor *f, int what, double base,
+                 mbla_csc **Y, mbl_status *st)
 {
     *Y = NULL;
     if (!X) return 0;
@@ -663,7 +683,7 @@ static int csc_d(const mbla_csc *X, const mbl_ffr_body *b, const mbl_ffr_factor 
                 else if (f->kind == MBL_FFR_FAC_STIFF && f->cls == ci) s = dsc(f, 0);
             } else {
                 int polar = ci == 3 && cj == 3;
-                if (f->kind == MBL_FFR_FAC_LENGTH) s = dsc(f, 1 + le);
+                if (f->kind == MBL_FFR_FAC_LENGTH) s = dsc(f, base + le);
                 else if ((f->kind == MBL_FFR_FAC_MASS && !polar) || (f->kind == MBL_FFR_FAC_POLAR && polar)) s = dsc(f, 0);
             }
             if (s != 0) ti[k] = i, tj[k] = j, tx[k++] = s * X->x[p];
@@ -696,14 +716,16 @@ int model_ffr3_dinv(const mbl_ffr_body *b, int k, mbl_ffr3 *dv, mbla_csc **dC, m
                 dv->Sb[c * nf + j] = dsc(f, 1 + l) * sp->Sb[c * nf + j];
                 dv->cx[c * nf + j] = dsc(f, 2 + l) * sp->cx[c * nf + j];
             }
-        for (int c = 0; c < 9 && !rc; c++) rc = csc_d(sp->M[c], b, f, 0, &dv->M[c], st);
+        for (int c = 0; c < 9 && !rc; c++) rc = csc_d(sp->M[c], b, f, 0, 1, &dv->M[c], st);
+        if (!rc) rc = csc_d(sp->H1, b, f, 0, 0, &dv->H1, st);
+        if (!rc) rc = csc_d(sp->Hx, b, f, 0, 1, &dv->Hx, st);
     }
     if (polar) {
         dv->IpL = dsc(f, 1) * sp->IpL;
         for (int j = 0; j < nf; j++) dv->tw[j] = dsc(f, 1 + b->lexp[j]) * sp->tw[j];
     }
-    if (!rc && (mass || polar)) rc = csc_d(sp->Mc, b, f, 0, &dv->Mc, st);
-    if (!rc && stiff) rc = csc_d(sp->K, b, f, 1, &dv->K, st);
+    if (!rc && (mass || polar)) rc = csc_d(sp->Mc, b, f, 0, 1, &dv->Mc, st);
+    if (!rc && stiff) rc = csc_d(sp->K, b, f, 1, 0, &dv->K, st);
     if (rc) return rc;
     if (f->kind == MBL_FFR_FAC_ALPHA) return mbla_csc_copy(sp->Mc, dC, st);
     if (f->kind == MBL_FFR_FAC_BETA) return mbla_csc_copy(sp->K, dC, st);

@@ -38,7 +38,7 @@ enum {
     O_DATG = 33, O_DAL = O_DATG + 3 * FFR3_NFS, O_DW2 = O_DAL + 3 * FFR3_NFS, O_DW = O_DW2 + 3 * FFR3_NFS,
     O_FR = O_DW + 9 * FFR3_NFS, O_DFR = O_FR + 7, O_PH = O_DFR + 7 * FFR3_NFS, NOUT = O_PH + 7 * NZ
 };
-#define NUV 12 /* per union entry: M_ab(i, j) (9), K, C, Mc */
+#define NUV 14 /* per union entry: M_ab(i, j) (9), K, C, Mc and, with the geometric stiffness, H1, Hx */
 
 struct mbl_ffr3_num {
     char *name;
@@ -51,9 +51,11 @@ struct mbl_ffr3_num {
     mblx_tape *gtape;     /* gravity of the parameters, or NULL */
     mblx_tape *ftape;     /* the frame's part (NOUT outputs of the NIN inputs) */
     unsigned char onz[NOUT]; /* the output is not the constant 0 */
-    int *up, *ui;         /* the union pattern of row i of M_ab (9), K, C, Mc */
-    double *uv;           /* NUV per entry */
-    unsigned short *rmask; /* per i: bit k when row i of M_ab(k) has a nonzero */
+    int *up, *ui;         /* the union pattern of row i of M_ab (9), K, C, Mc, H1, Hx */
+    double *uv;           /* nuv per entry */
+    int nuv;              /* NUV with the geometric stiffness, else 12 */
+    unsigned short *rmask; /* per i: bit k when row i of M_ab(k) has a nonzero, bits 9, 10: of H1, Hx */
+    int geo;              /* H1 or Hx present (the geometric stiffness, ffr3.h) */
     int *upos;            /* 3 per union entry: md->jac index of (row fi, q / v / a of fj), -1: none */
     int *epos;            /* 15 per elastic row: its frame columns */
     int *fpos;            /* 21 per elastic j: frame row r (7) x (q, v, a) of fj */
@@ -123,19 +125,21 @@ static int frame_tape(mbl_ffr3_num *b, mbl_status *st)
     return rc;
 }
 
-/* the union pattern of row i of M_ab (column i of M_ba), K, C, Mc with their values */
+/* the union pattern of row i of M_ab (column i of M_ba), K, C, Mc, H1, Hx with their values */
 static int build_union(mbl_ffr3_num *b, mbl_status *st)
 {
     int nf = b->nf;
     const mbla_csc *X[NUV];
     for (int k = 0; k < 9; k++) X[k] = b->sp.M[AB(PB(k), PA(k))];
-    X[9] = b->sp.K, X[10] = b->C, X[11] = b->sp.Mc;
+    X[9] = b->sp.K, X[10] = b->C, X[11] = b->sp.Mc, X[12] = b->sp.H1, X[13] = b->sp.Hx;
+    b->geo = b->sp.H1 || b->sp.Hx;
+    int nuv = b->nuv = b->geo ? NUV : NUV - 2;
     size_t cap = 0;
-    for (int k = 0; k < NUV; k++)
+    for (int k = 0; k < nuv; k++)
         if (X[k]) cap += (size_t)mbla_csc_nnz(X[k]);
     b->up = mbl_calloc((size_t)nf + 1, sizeof *b->up);
     b->ui = mbl_alloc_array(cap + 1, sizeof *b->ui);
-    b->uv = mbl_calloc(NUV * cap + NUV, sizeof *b->uv);
+    b->uv = mbl_calloc((size_t)nuv * cap + NUV, sizeof *b->uv);
     b->rmask = mbl_calloc((size_t)nf + 1, sizeof *b->rmask);
     int *mark = mbl_alloc_array((size_t)nf + 1, sizeof *mark);
     if (!b->up || !b->ui || !b->uv || !b->rmask || !mark) {
@@ -146,23 +150,23 @@ static int build_union(mbl_ffr3_num *b, mbl_status *st)
     int nz = 0;
     for (int i = 0; i < nf; i++) {
         int e0 = nz;
-        for (int k = 0; k < NUV; k++) {
+        for (int k = 0; k < nuv; k++) {
             if (!X[k]) continue;
             for (int p = X[k]->p[i]; p < X[k]->p[i + 1]; p++) {
                 int j = X[k]->i[p];
                 if (mark[j] < e0) mark[j] = nz, b->ui[nz++] = j;
-                b->uv[NUV * (size_t)mark[j] + k] += X[k]->x[p];
+                b->uv[(size_t)nuv * mark[j] + k] += X[k]->x[p];
             }
         }
         b->up[i + 1] = nz;
         for (int u = e0; u < nz; u++)
-            for (int k = 0; k < 9; k++)
-                if (b->uv[NUV * (size_t)u + k] != 0) b->rmask[i] |= (unsigned short)(1u << k);
+            for (int k = 0; k < (b->geo ? 11 : 9); k++)
+                if (b->uv[(size_t)nuv * u + (k < 9 ? k : k + 3)] != 0) b->rmask[i] |= (unsigned short)(1u << k);
     }
     mbl_free(mark);
     int *ui = mbl_realloc_array(b->ui, (size_t)nz + 1, sizeof *ui);
     if (ui) b->ui = ui;
-    double *uv = mbl_realloc_array(b->uv, NUV * (size_t)nz + NUV, sizeof *uv);
+    double *uv = mbl_realloc_array(b->uv, (size_t)nuv * nz + NUV, sizeof *uv);
     if (uv) b->uv = uv;
     return 0;
 }
@@ -197,12 +201,14 @@ static int pattern_elastic(mbl_model *md, mbl_ffr3_num *b, const int *fcol, int 
                     (Znz[c] && ONZ(O_DW2 + c * FFR3_NFS + x));
         for (int k = 0; k < 9; k++)
             want |= (RNZ(k, i) || (PB(k) == 0 && cx[PA(k) * nf + i] != 0)) && ONZ(O_DW + k * FFR3_NFS + x);
+        want |= (RNZ(9, i) && ONZ(O_DATG + x)) || (RNZ(10, i) && ONZ(O_DW + x)); /* -(G_)_x H1 - W_xx Hx */
         e |= push0(md, zero, want, row, fcol[x], &b->epos[FFR3_NFS * (size_t)i + x]);
     }
     for (int u = b->up[i]; u < b->up[i + 1] && !e; u++) {
-        const double *val = b->uv + NUV * (size_t)u;
+        const double *val = b->uv + (size_t)b->nuv * u;
         int col = b->qidx[7 + b->ui[u]], wq = val[9] != 0, wv = val[10] != 0;
         for (int k = 0; k < 9; k++) wq |= val[k] != 0 && ONZ(O_CQ + k), wv |= val[k] != 0 && ONZ(O_CV + k);
+        if (b->geo) wq |= (val[12] != 0 && ONZ(O_ATG)) || (val[13] != 0 && ONZ(O_W));
         e |= push0(md, zero, wq, row, jq + col, &b->upos[3 * (size_t)u]);
         e |= push0(md, zero, wv, row, jv + col, &b->upos[3 * (size_t)u + 1]);
         e |= push0(md, zero, val[11] != 0, row, ja + col, &b->upos[3 * (size_t)u + 2]);
@@ -336,9 +342,9 @@ typedef struct pt3 {
     int ja, jv, jq;
 } pt3;
 
-/* R[x][k] = (M_ab(k) x)_i for x = qf, qf', qf'' (nx of them), and the elastic forces K qf + C qf' +
- * Mc qf'' at row i (*kf) */
-static void rows_at(const pt3 *P, int i, int nx, double R[3][9], double *kf)
+/* R[x][k] = (M_ab(k) x)_i for x = qf, qf', qf'' (nx of them), the elastic forces K qf + C qf' +
+ * Mc qf'' at row i (*kf) and, when hx is not NULL, (H1 qf)_i, (Hx qf)_i in hx */
+static void rows_at(const pt3 *P, int i, int nx, double R[3][9], double *kf, double *hx)
 {
     const mbl_ffr3_num *b = P->b;
     const double *syms = P->syms;
@@ -347,7 +353,7 @@ static void rows_at(const pt3 *P, int i, int nx, double R[3][9], double *kf)
     memset(R, 0, sizeof(double) * 27);
     double f = 0;
     for (int u = b->up[i]; u < b->up[i + 1]; u++) {
-        const double *val = b->uv + NUV * (size_t)u;
+        const double *val = b->uv + (size_t)b->nuv * u;
         int j = fi[b->ui[u]];
         double xs[3] = {QV(j), VV(j), AV(j)};
         for (int x = 0; x < nx; x++)
@@ -355,6 +361,14 @@ static void rows_at(const pt3 *P, int i, int nx, double R[3][9], double *kf)
         f += val[9] * xs[0] + val[10] * xs[1] + val[11] * xs[2];
     }
     *kf = f;
+    if (!hx) return;
+    double h1 = 0, h2 = 0;
+    for (int u = b->geo ? b->up[i] : 0; u < (b->geo ? b->up[i + 1] : 0); u++) {
+        const double *val = b->uv + (size_t)b->nuv * u;
+        double qj = QV(fi[b->ui[u]]);
+        h1 += val[12] * qj, h2 += val[13] * qj;
+    }
+    hx[0] = h1, hx[1] = h2;
 }
 
 /* the body sums z (NZ; ffr3.c's body_sums3) */
@@ -370,7 +384,7 @@ static void body_sums(const pt3 *P, double *z)
     for (int u = 0; u < 6; u++) z[Z_Q + u] = sp->Q0[u];
     for (int j = 0; j < nf; j++) {
         double R[3][9], kf, qj = QV(fi[j]), vj = VV(fi[j]), aj = AV(fi[j]);
-        rows_at(P, j, 3, R, &kf);
+        rows_at(P, j, 3, R, &kf, NULL);
         for (int c = 0; c < 3; c++) {
             double s = Sb[c * nf + j];
             z[Z_S + c] += s * qj, z[Z_W1 + c] += s * vj, z[Z_W2 + c] += s * aj;
@@ -395,7 +409,8 @@ static void body_sums(const pt3 *P, double *z)
 
 /* elastic row i: its residual (F) and its entries (J) from the frame's values o (ffr3.c's
  * elastic_rows3) */
-static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const double *o, double *F, double *J)
+static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const double *hx, const double *o, double *F,
+                        double *J)
 {
     const mbl_ffr3_num *b = P->b;
     const double *Sb = b->sp.Sb, *cx = b->sp.cx, *tw = b->sp.tw;
@@ -405,6 +420,7 @@ static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const do
         double r = kf + tw[i] * o[O_AL] - o[O_AL + 1] * cxz + o[O_AL + 2] * cxy;
         for (int c = 0; c < 3; c++) r += Sb[c * nf + i] * o[O_ATG + c] + cx[c * nf + i] * o[O_W + AB(c, 0)];
         for (int k = 0; k < 9; k++) r += o[O_CQ + k] * R[0][k] + o[O_CV + k] * R[1][k];
+        r -= o[O_ATG] * hx[0] + o[O_W] * hx[1]; /* the geometric stiffness -(G_)_x H1 - W_xx Hx (ffr3.h) */
         F[b->qidx[7 + i]] += r;
     }
     if (!J) return;
@@ -420,12 +436,13 @@ static void elastic_row(const pt3 *P, int i, double R[3][9], double kf, const do
             d += Sb[c * nf + i] * o[O_DATG + c * FFR3_NFS + x] + o[O_DAL + c * FFR3_NFS + x] * Y[c] +
                  o[O_DW2 + c * FFR3_NFS + x] * Z[c];
         for (int k = 0; k < 9; k++) d += o[O_DW + k * FFR3_NFS + x] * N[k];
+        d -= o[O_DATG + x] * hx[0] + o[O_DW + x] * hx[1];
         J[ep[x]] += d;
     }
     for (int u = b->up[i]; u < b->up[i + 1]; u++) {
-        const double *val = b->uv + NUV * (size_t)u;
+        const double *val = b->uv + (size_t)b->nuv * u;
         const int *upos = b->upos + 3 * (size_t)u;
-        double dq = val[9], dv = val[10];
+        double dq = val[9] - (b->geo ? val[12] * o[O_ATG] + val[13] * o[O_W] : 0.0), dv = val[10];
         for (int k = 0; k < 9; k++) dq += val[k] * o[O_CQ + k], dv += val[k] * o[O_CV + k];
         ADD(upos[0], dq);
         ADD(upos[1], dv);
@@ -501,9 +518,9 @@ static int num_eval(const mbl_model *md, const mbl_ffr3_num *b, const double *sy
         for (int r = 0; r < 7; r++)
             for (int x = 0; x < FFR3_NFS; x++) ADD(b->rpos[r][x], o[O_DFR + r * FFR3_NFS + x]);
     for (int i = 0; i < nf; i++) {
-        double R[3][9], kf;
-        rows_at(&P, i, J ? 3 : 2, R, &kf);
-        elastic_row(&P, i, R, kf, o, F, J);
+        double R[3][9], kf, hx[2];
+        rows_at(&P, i, J ? 3 : 2, R, &kf, hx);
+        elastic_row(&P, i, R, kf, hx, o, F, J);
         if (J) frame_cols(&P, i, R, o, J);
     }
     return 0;
