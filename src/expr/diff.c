@@ -59,9 +59,12 @@ typedef struct seed {
     mblx_id node;
 } seed;
 
+/* pos (optional, see seeds_index): symbol index -> position in s + 1 (0: not a seed), npos long */
 typedef struct seedset {
     seed *s;
     size_t n;
+    uint32_t *pos;
+    uint32_t npos;
 } seedset;
 
 #define LESS_SEED(x, y) ((x)->sym < (y)->sym)
@@ -69,6 +72,7 @@ MBLX__STABLE_SORT(sort_seeds, seed, LESS_SEED)
 
 static long seed_find(const seedset *S, uint32_t sym)
 {
+    if (S->pos) return sym < S->npos ? (long)S->pos[sym] - 1 : -1;
     size_t lo = 0, hi = S->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -82,6 +86,33 @@ static long seed_find(const seedset *S, uint32_t sym)
     return -1;
 }
 
+/* A seed set of SEED_MAP_MIN symbols or more, and at least 1 / SEED_MAP_RATIO of the graph's, gets
+ * a map from symbol index to seed (seeds_index): the relevance tests of a gradient or Jacobian
+ * over all unknowns look up every symbol a node depends on, and a binary search over the seeds
+ * each time was a tenth of the Jacobian's own time on the 60,000-coordinate pendulum. Smaller
+ * sets keep the binary search (a map per call would cost the graph's symbol count each time). */
+enum { SEED_MAP_MIN = 64, SEED_MAP_RATIO = 16 };
+
+static void seeds_index(const mblx_graph *g, seedset *S)
+{
+    S->pos = NULL;
+    S->npos = 0;
+    if (S->n < SEED_MAP_MIN || S->n * SEED_MAP_RATIO < g->nsym) return;
+    /* out of memory: no map, the binary search gives the same answers */
+    if (!(S->pos = mbl_calloc(g->nsym ? g->nsym : 1, sizeof *S->pos))) return;
+    S->npos = g->nsym;
+    for (size_t i = 0; i < S->n; i++) S->pos[S->s[i].sym] = (uint32_t)i + 1;
+}
+
+static void seeds_free(seedset *S)
+{
+    mbl_free(S->s);
+    mbl_free(S->pos);
+    S->s = NULL;
+    S->pos = NULL;
+    S->n = 0;
+}
+
 /* Build a seed set from symbol nodes syms[i] -> nodes[i] (nodes may be NULL: then `fill`).
  * Fails (sticky error) on a non-symbol or, when unique, on a repeated symbol. */
 static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *syms,
@@ -89,6 +120,8 @@ static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *s
 {
     S->s = NULL;
     S->n = 0;
+    S->pos = NULL;
+    S->npos = 0;
     if (n && !syms) {
         mblx__fail(g, MBL_EARG, "%s: NULL symbol array", who);
         return -1;
@@ -118,6 +151,7 @@ static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *s
             mblx__fail(g, MBL_EARG, "%s: symbol listed twice", who);
             goto fail;
         }
+    seeds_index(g, S);
     return 0;
 fail:
     mbl_free(S->s);
@@ -151,148 +185,6 @@ static int relevant(const mblx_graph *g, mblx_id v, const seedset *S)
     for (size_t k = 0; k < S->n; k++)
         if (mblx__dep_has(g, v, S->s[k].sym)) return 1;
     return 0;
-}
-
-/* ---- wide nodes: which operands depend on a symbol ------------------------------------------- */
-
-/* A sum or product of many operands (the frame-coordinate rows of a floating-frame model, FE
- * matrices written out) is visited once per column it depends on. Scanning its operands for the
- * relevant ones on each visit would make a row of width w cost w^2; this index lists, for each
- * such node, its (symbol, operand position) pairs sorted, so that a traversal with one symbol
- * (a Jacobian's column, mblx_diff) goes straight to the operands that depend on it. Built once
- * per node for the graph's life (on the node's first such visit); the operands come out in the
- * order the scan would have found them, so the derivative graph (node ids and all) is the same
- * as the scan's. */
-enum { WIDE_MIN_ARGS = 32 };
-
-typedef struct mblx__wide {
-    uint32_t *key, *rec; /* open addressing: node id -> record (key XNONE: empty) */
-    size_t cap, cnt;
-    size_t *off; /* record r: pairs[off[r] .. off[r + 1]) */
-    size_t nrec, caprec;
-    uint64_t *pairs; /* (symbol << 32) | operand position, sorted */
-    size_t npairs, cappairs;
-    uint64_t *scratch;
-    size_t capscratch;
-    uint64_t steps; /* operand visits made by the one-symbol traversals (a cost count) */
-} wideidx;
-
-void mblx__wide_free(wideidx *W)
-{
-    if (!W) return;
-    mbl_free(W->key);
-    mbl_free(W->rec);
-    mbl_free(W->off);
-    mbl_free(W->pairs);
-    mbl_free(W->scratch);
-    mbl_free(W);
-}
-
-uint64_t mblx__diff_steps(const mblx_graph *g) { return g && g->wide ? g->wide->steps : 0; }
-
-static int is_wide(const mblx_graph *g, mblx_id v)
-{
-    unsigned op = g->nd[v].op;
-    return g->nd[v].na >= WIDE_MIN_ARGS && (op == MBLX_OP_ADD || op == MBLX_OP_MUL);
-}
-
-#define LESS_U64(x, y) (*(x) < *(y))
-MBLX__STABLE_SORT(sort_u64, uint64_t, LESS_U64)
-
-static int grow_u64(uint64_t **p, size_t *cap, size_t need)
-{
-    if (need <= *cap) return 0;
-    size_t nc = *cap ? *cap : INIT_STACK;
-    while (nc < need) {
-        if (nc > SIZE_MAX / 2 / sizeof **p) return -1;
-        nc *= 2;
-    }
-    uint64_t *q = mbl_realloc_array(*p, nc, sizeof *q);
-    if (!q) return -1;
-    *p = q;
-    *cap = nc;
-    return 0;
-}
-
-static int wide_rehash(wideidx *W, size_t ncap)
-{
-    uint32_t *k = mbl_alloc_array(ncap, sizeof *k), *r = mbl_alloc_array(ncap, sizeof *r);
-    if (!k || !r) {
-        mbl_free(k), mbl_free(r);
-        return -1;
-    }
-    for (size_t i = 0; i < ncap; i++) k[i] = XNONE;
-    for (size_t i = 0; i < W->cap; i++) {
-        if (W->key[i] == XNONE) continue;
-        size_t h = (size_t)mblx__mix64(W->key[i]) & (ncap - 1);
-        while (k[h] != XNONE) h = (h + 1) & (ncap - 1);
-        k[h] = W->key[i];
-        r[h] = W->rec[i];
-    }
-    mbl_free(W->key), mbl_free(W->rec);
-    W->key = k;
-    W->rec = r;
-    W->cap = ncap;
-    return 0;
-}
-
-/* The pairs of wide node v: [*lo, *hi) of W->pairs, built on first use. 0, or -1 (oom). */
-static int wide_pairs(const mblx_graph *g, wideidx *W, mblx_id v, size_t *lo, size_t *hi)
-{
-    if ((W->cnt + 1) * 2 > W->cap && wide_rehash(W, W->cap ? W->cap * 2 : INIT_STACK)) return -1;
-    size_t h = (size_t)mblx__mix64(v) & (W->cap - 1);
-    for (; W->key[h] != XNONE; h = (h + 1) & (W->cap - 1))
-        if (W->key[h] == v) {
-            *lo = W->off[W->rec[h]];
-            *hi = W->off[W->rec[h] + 1];
-            return 0;
-        }
-    if (W->nrec + 2 > W->caprec) {
-        size_t nc = W->caprec ? W->caprec * 2 : INIT_STACK;
-        size_t *q = mbl_realloc_array(W->off, nc, sizeof *q);
-        if (!q) return -1;
-        W->off = q;
-        W->caprec = nc;
-    }
-    if (W->nrec == 0) W->off[0] = 0;
-    size_t base = W->npairs, total = 0;
-    const uint32_t *a = mblx__args(g, v);
-    for (uint32_t i = 0; i < g->nd[v].na; i++) total += g->nd[a[i]].dcnt;
-    if (grow_u64(&W->pairs, &W->cappairs, base + total) ||
-        grow_u64(&W->scratch, &W->capscratch, total))
-        return -1;
-    uint64_t *p = W->pairs + base;
-    size_t k = 0;
-    for (uint32_t i = 0; i < g->nd[v].na; i++) {
-        const uint32_t *d = g->deps + g->nd[a[i]].doff;
-        for (uint32_t j = 0; j < g->nd[a[i]].dcnt; j++) p[k++] = ((uint64_t)d[j] << 32) | i;
-    }
-    if (sort_u64(p, k, W->scratch)) return -1;
-    W->npairs = base + k;
-    W->off[W->nrec + 1] = W->npairs;
-    W->key[h] = v;
-    W->rec[h] = (uint32_t)W->nrec++;
-    W->cnt++;
-    *lo = base;
-    *hi = W->npairs;
-    return 0;
-}
-
-/* Within pairs [lo, hi) of a wide node, the run of symbol s: [*first, *last). */
-static void wide_run(const wideidx *W, size_t lo, size_t hi, uint32_t s, size_t *first, size_t *last)
-{
-    uint64_t key = (uint64_t)s << 32;
-    size_t end = hi;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (W->pairs[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *first = lo;
-    while (lo < end && (W->pairs[lo] >> 32) == s) lo++;
-    *last = lo;
 }
 
 /* ---- local partial derivatives ------------------------------------------------------------ */
@@ -390,16 +282,15 @@ static mblx_id child_val(const mblx_graph *g, mblx_id c, int mode)
     return mode == MODE_DIFF ? g->zero : c;
 }
 
-/* The derivative of wide node v along symbol s (pairs of W): the terms of the operands that
+/* The derivative of wide node v along symbol s (diff_wide.c): the terms of the operands that
  * depend on s, in operand order, as compute() below would find them by scanning. */
-static mblx_id compute_wide(mblx_graph *g, mblx_id v, wideidx *W, uint32_t s)
+static mblx_id compute_wide(mblx_graph *g, mblx_id v, uint32_t s)
 {
-    size_t lo, hi, f, l;
-    if (wide_pairs(g, W, v, &lo, &hi)) return mblx__oom(g);
-    wide_run(W, lo, hi, s, &f, &l);
-    W->steps += l - f;
+    const uint64_t *run;
+    long nr = mblx__wide_run(g, v, s, &run);
+    if (nr < 0) return mblx__oom(g);
     uint32_t local[LOCAL_ARGS], *t = local;
-    if (l - f > LOCAL_ARGS && !(t = mbl_alloc_array(l - f, sizeof *t))) return mblx__oom(g);
+    if (nr > LOCAL_ARGS && !(t = mbl_alloc_array((size_t)nr, sizeof *t))) return mblx__oom(g);
     argcopy ac = {{0}, NULL, 0};
     mblx_id res = XNONE;
     int mul = g->nd[v].op == MBLX_OP_MUL;
@@ -409,8 +300,8 @@ static mblx_id compute_wide(mblx_graph *g, mblx_id v, wideidx *W, uint32_t s)
         goto done;
     }
     size_t k = 0;
-    for (size_t p = f; p < l; p++) {
-        uint32_t i = (uint32_t)W->pairs[p];
+    for (long p = 0; p < nr; p++) { /* run stays valid: making nodes does not touch the index */
+        uint32_t i = (uint32_t)run[p];
         mblx_id d = child_val(g, mblx__args(g, v)[i], MODE_DIFF);
         if (d == g->zero) continue;
         mblx_id term = mul ? mul_others(g, val, &ac, i, d) : d;
@@ -475,22 +366,21 @@ static mblx_id traverse(mblx_graph *g, mblx_id root, const seedset *S, int mode,
 }
 
 /* Push the operands of v that depend on S and are not yet visited, in operand order: through
- * W's index when v is wide and W is given (one seed), else by scanning. */
-static int push_relevant(mblx_graph *g, mblx_id v, const seedset *S, u32vec *stp, wideidx *W)
+ * the wide-node index when v is wide and `wide` is set (one seed), else by scanning. */
+static int push_relevant(mblx_graph *g, mblx_id v, const seedset *S, u32vec *stp, int wide)
 {
     uint32_t epoch = g->epoch;
-    if (W && is_wide(g, v)) {
-        size_t lo, hi, f, l;
-        if (wide_pairs(g, W, v, &lo, &hi)) return -1;
-        wide_run(W, lo, hi, S->s[0].sym, &f, &l);
-        W->steps += l - f;
-        for (size_t p = f; p < l; p++) {
-            mblx_id c = mblx__args(g, v)[(uint32_t)W->pairs[p]];
+    if (wide && mblx__wide_is(g, v)) {
+        const uint64_t *run;
+        long nr = mblx__wide_run(g, v, S->s[0].sym, &run);
+        if (nr < 0) return -1;
+        for (long p = 0; p < nr; p++) {
+            mblx_id c = mblx__args(g, v)[(uint32_t)run[p]];
             if (g->stamp[c] != epoch && u32_push(stp, c)) return -1;
         }
         return 0;
     }
-    if (W) W->steps += g->nd[v].na;
+    if (wide) mblx__wide_step(g, g->nd[v].na);
     for (uint32_t i = 0; i < g->nd[v].na; i++) {
         mblx_id c = mblx__args(g, v)[i];
         if (g->stamp[c] != epoch && relevant(g, c, S) && u32_push(stp, c)) return -1;
@@ -505,8 +395,8 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
 {
     if (!relevant(g, root, S)) return mode == MODE_DIFF ? g->zero : root;
     /* one symbol: wide nodes through the index (several: scanned, see relevant()) */
-    if (S->n == 1 && !g->wide && !(g->wide = mbl_calloc(1, sizeof *g->wide))) return mblx__oom(g);
-    wideidx *W = S->n == 1 ? g->wide : NULL;
+    int wide = S->n == 1;
+    if (wide && mblx__wide_ensure(g)) return mblx__oom(g);
     if (fresh) mblx__new_epoch(g);
     uint32_t epoch = g->epoch;
     u32vec own = {NULL, 0, 0}, *stp = stk ? stk : &own;
@@ -517,8 +407,8 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
         mblx_id v = stp->p[stp->n - 1];
         if (g->stamp[v] == epoch) {
             if (g->memo[v] == XPENDING) {
-                mblx_id r = W && mode == MODE_DIFF && is_wide(g, v)
-                                ? compute_wide(g, v, W, S->s[0].sym)
+                mblx_id r = wide && mode == MODE_DIFF && mblx__wide_is(g, v)
+                                ? compute_wide(g, v, S->s[0].sym)
                                 : compute(g, v, mode);
                 if (r == XNONE) goto out;
                 g->memo[v] = r;
@@ -533,7 +423,7 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
             continue;
         }
         g->memo[v] = XPENDING;
-        if (push_relevant(g, v, S, stp, W)) goto oom;
+        if (push_relevant(g, v, S, stp, wide)) goto oom;
     }
     res = g->memo[root];
     goto out;
@@ -549,7 +439,7 @@ mblx_id mblx_diff(mblx_graph *g, mblx_id e, mblx_id sym)
     if (!g || !mblx__valid(g, e) || !mblx__valid(g, sym)) return XNONE;
     if (g->nd[sym].op != MBLX_OP_SYMBOL) return mblx__fail(g, MBL_EARG, "mblx_diff: not a symbol");
     seed s1 = {(uint32_t)g->nd[sym].val, g->one};
-    seedset S = {&s1, 1};
+    seedset S = {&s1, 1, NULL, 0};
     return traverse(g, e, &S, MODE_DIFF, NULL);
 }
 
@@ -561,7 +451,7 @@ mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
     seedset S;
     if (seeds_make(g, "mblx_dir_deriv", n, syms, dirs, XNONE, &S)) return XNONE;
     mblx_id r = traverse(g, e, &S, MODE_DIFF, NULL);
-    mbl_free(S.s);
+    seeds_free(&S);
     return r;
 }
 
@@ -597,7 +487,7 @@ mblx_id mblx_subst(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, cons
     seedset S;
     if (seeds_make(g, "mblx_subst", n, syms, repl, XNONE, &S)) return XNONE;
     mblx_id r = traverse(g, e, &S, MODE_SUBST, NULL);
-    mbl_free(S.s);
+    seeds_free(&S);
     return r;
 }
 
@@ -658,6 +548,7 @@ static int gradient_seeds(mblx_graph *g, size_t n, const mblx_id *syms, seedset 
     for (size_t i = 0; i < nu; i++)
         if (m == 0 || S->s[m - 1].sym != S->s[i].sym) S->s[m++] = S->s[i];
     S->n = m;
+    seeds_index(g, S);
     return 0;
 }
 
@@ -768,13 +659,13 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
         if (!g->err) mblx__fail(g, MBL_EARG, "mblx_gradient: invalid expression");
         return g->err;
     }
-    seedset S = {NULL, 0};
+    seedset S = {NULL, 0, NULL, 0};
     u32vec ord = {NULL, 0, 0}, st = {NULL, 0, 0};
     adjoints A = {{NULL, 0, 0}, {NULL, 0, 0}, NULL, 0, 0, NULL, 0};
     if (gradient_seeds(g, n, syms, &S)) goto fail;
     if (!relevant(g, e, &S)) {
         for (size_t i = 0; i < n; i++) out[i] = g->zero;
-        mbl_free(S.s);
+        seeds_free(&S);
         return 0;
     }
     if (relevant_postorder(g, e, &S, &ord, &st)) goto oom;
@@ -796,7 +687,7 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
         mblx_id s = syms[i];
         out[i] = g->stamp[s] == epoch ? A.adj.p[g->memo[s]] : g->zero;
     }
-    mbl_free(S.s);
+    seeds_free(&S);
     mbl_free(ord.p);
     mbl_free(st.p);
     mbl_free(A.head.p);
@@ -808,7 +699,7 @@ oom:
     mblx__oom(g);
 fail:
     for (size_t i = 0; i < n; i++) out[i] = XNONE;
-    mbl_free(S.s);
+    seeds_free(&S);
     mbl_free(ord.p);
     mbl_free(st.p);
     mbl_free(A.head.p);
@@ -909,7 +800,7 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
                 goto fail;
             }
             seed s1 = {(uint32_t)g->nd[syms[j]].val, g->one};
-            seedset S1 = {&s1, 1};
+            seedset S1 = {&s1, 1, NULL, 0};
             mblx__new_epoch(g);
             for (size_t p = cp[j]; p < cp[j + 1]; p++) {
                 mblx_id d = traverse_memo(g, exprs[T[at[p]].row], &S1, MODE_DIFF, &stk, 0);
@@ -949,7 +840,7 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
     mbl_free(T);
     mbl_free(cols.p);
     mbl_free(stk.p);
-    mbl_free(S.s);
+    seeds_free(&S);
     return 0;
 oom:
     mblx__oom(g);
@@ -957,7 +848,7 @@ fail:
     mbl_free(T);
     mbl_free(cols.p);
     mbl_free(stk.p);
-    mbl_free(S.s);
+    seeds_free(&S);
     mblx_sparse_free(out);
     return g->err ? g->err : MBL_ENOMEM;
 }

@@ -106,9 +106,19 @@ static inline const uint32_t *mblx__args(const mblx_graph *g, mblx_id e)
 {
     return g->args + g->nd[e].aoff;
 }
-/* Free the wide-node index (diff.c). */
+/* The wide-node index (diff_wide.c), used by the one-symbol traversals of diff.c: */
+/* free it */
 void mblx__wide_free(struct mblx__wide *w);
-/* Operand visits made by the one-symbol forward traversals so far (diff.c): the cost count of
+/* 1 if node v is wide (a sum or product of many operands: the index serves it) */
+int mblx__wide_is(const mblx_graph *g, mblx_id v);
+/* make g->wide exist; 0, or -1 when out of memory */
+int mblx__wide_ensure(mblx_graph *g);
+/* the operands of wide node v that depend on symbol index s: *run[0 .. count) hold their positions
+ * in the low 32 bits, in operand order (valid until the next call); the count, or -1 (oom) */
+long mblx__wide_run(mblx_graph *g, mblx_id v, uint32_t s, const uint64_t **run);
+/* count n operand visits of a traversal that scanned a node */
+void mblx__wide_step(mblx_graph *g, size_t n);
+/* Operand visits made by the one-symbol forward traversals so far (diff_wide.c): the cost count of
  * derivatives and Jacobians, tested to stay proportional to the entries made. */
 uint64_t mblx__diff_steps(const mblx_graph *g);
 

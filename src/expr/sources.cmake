@@ -2,6 +2,7 @@ list(APPEND MBLIN_SOURCES
   src/expr/graph.c
   src/expr/builders.c
   src/expr/diff.c
+  src/expr/diff_wide.c
   src/expr/print.c
   src/expr/parse.c
   src/expr/tape.c

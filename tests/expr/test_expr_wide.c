@@ -125,11 +125,12 @@ TEST(test_steps_bounded)
                r[i].nnz, r[i].steps_per_nz, r[i].max_err);
         CHECK(r[i].nnz == 6 * widths[i] - 2 + PROD_W);
         CHECK(r[i].max_err < 1e-13);
-        /* a scan per column would be about w steps per nonzero (100, 1000, 10000) */
-        CHECK(r[i].steps_per_nz < 8.0);
+        /* a scan per column would be about w steps per nonzero (100, 1000, 10000); the index
+         * takes 4.00 at every width (issue 31: bound tightened from 8 to 5) */
+        CHECK(r[i].steps_per_nz < 5.0);
     }
-    /* and it does not grow with the width */
-    CHECK(r[2].steps_per_nz < 1.2 * r[0].steps_per_nz);
+    /* and it does not grow with the width (1 % of slack for the fixed product r2) */
+    CHECK(r[2].steps_per_nz < 1.01 * r[0].steps_per_nz);
 }
 
 int main(void)
