@@ -89,8 +89,9 @@ static long seed_find(const seedset *S, uint32_t sym)
 /* A seed set of SEED_MAP_MIN symbols or more, and at least 1 / SEED_MAP_RATIO of the graph's, gets
  * a map from symbol index to seed (seeds_index): the relevance tests of a gradient or Jacobian
  * over all unknowns look up every symbol a node depends on, and a binary search over the seeds
- * each time was a tenth of the Jacobian's own time on the 60,000-coordinate pendulum. Smaller
- * sets keep the binary search (a map per call would cost the graph's symbol count each time). */
+ * each time was 3-5 % of the Jacobian's and the formulation's time on the 60,000-coordinate
+ * pendulum (docs/benchmarks.md, issue 31 item 1). Smaller sets keep the binary search (a map
+ * per call would cost the graph's symbol count each time). */
 enum { SEED_MAP_MIN = 64, SEED_MAP_RATIO = 16 };
 
 static void seeds_index(const mblx_graph *g, seedset *S)
