@@ -102,6 +102,7 @@ void mbl_lin_work_free(mbl_lin_work *w)
     mbla_csc_free(w->Aug);
     mbla_klu_free(w->lu);
     mbl_free(w->tsc), mbl_free(w->ktsc), mbl_free(w->ywork);
+    mbl_free(w->tfirst), mbl_free(w->ktfirst), mbl_free(w->mdiag);
     mbla_dlu_free(w->mlu);
     mbl_free(w);
 }
@@ -194,6 +195,15 @@ static int vw_index(mbl_lin_work *w, const double *vW, int n, int z1)
 static void vw_times(const mbl_lin_work *w, const double *vW, int n, int z1, const double *B, int ldb, int nc,
                      double *out, int sparse)
 {
+    if (!sparse && w->small_vw) { /* a sweep's small product: a loop, no BLAS call */
+        for (int j = 0; j < nc; j++)
+            for (int i = 0; i < z1; i++) {
+                double a = 0;
+                for (int r = 0; r < n; r++) a += vW[r + (size_t)i * n] * B[r + (size_t)j * ldb];
+                out[i + (size_t)j * z1] = a;
+            }
+        return;
+    }
     if (!sparse) {
         mbla_gemm('T', 'N', z1, nc, n, 1.0, vW, n, B, ldb, 0.0, out, z1, NULL);
         return;
@@ -209,8 +219,8 @@ static void vw_times(const mbl_lin_work *w, const double *vW, int n, int z1, con
         }
 }
 
-/* g[u][r] += sum of jv[e] x[u][k] over the entries (e, r, k) of ent with k < kmax, for u < w (4 or
- * 1 columns at once); ent lists the entries of a row together, and each row's sum runs in the
+/* g[u][r] += sum of jv[e] x[u][k] over the entries (e, r, k) of ent with k < kmax, for u < w (4, 2
+ * or 1 columns at once); ent lists the entries of a row together, and each row's sum runs in the
  * entries' order. */
 static void entries_times(const int *ent, int ng, const double *jv, int kmax, const double *const *x, double *const *g,
                           int w)
@@ -228,6 +238,21 @@ static void entries_times(const int *ent, int ng, const double *jv, int kmax, co
                 s0 += a * x0[k], s1 += a * x1[k], s2 += a * x2[k], s3 += a * x3[k];
             }
             g[0][r] = s0, g[1][r] = s1, g[2][r] = s2, g[3][r] = s3;
+        }
+        return;
+    }
+    if (w == 2) {
+        const double *x0 = x[0], *x1 = x[1];
+        while (e < end) {
+            int r = e[1];
+            double s0 = g[0][r], s1 = g[1][r];
+            for (; e < end && e[1] == r; e += 3) {
+                int k = e[2];
+                if (k >= kmax) continue;
+                double a = jv[e[0]];
+                s0 += a * x0[k], s1 += a * x1[k];
+            }
+            g[0][r] = s0, g[1][r] = s1;
         }
         return;
     }
@@ -269,10 +294,10 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
             else memcpy(lin->v_W + (size_t)(j - z0) * n, x + n, (size_t)n * sizeof *x);
             memset(g, 0, (size_t)n * sizeof *g);
         }
-        /* G = R_a a' + R_v v' + R_q q' over the EOM rows, four columns at a time (each sum in the
+        /* G = R_a a' + R_v v' + R_q q' over the EOM rows, four (or two) columns at a time (each sum in the
          * entries' order) */
         for (int c = 0; c < nb; c += 4) {
-            int w4 = nb - c >= 4 ? 4 : 1;
+            int w4 = nb - c >= 4 ? 4 : nb - c >= 2 ? 2 : 1;
             double *g[4];
             const double *xk[4];
             for (int u = 0; u < w4; u++) {
@@ -280,7 +305,7 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
                 xk[u] = Xk + (size_t)(c + u) * Nk;
             }
             entries_times(w->gent, w->ng, w->ev.jac, Nk, xk, g, w4);
-            if (w4 == 1) c -= 3;
+            c += w4 - 4;
         }
     }
     /* F = -v_W^T R_r */

@@ -42,7 +42,10 @@ struct mbl_lin_work {
     /* sweeps (relin.c): the triplets' scale factors er x ec (ker x kec) frozen at the first point;
      * the one-factorization path (direct) and its dense M-hat factors, right-hand sides and scratch */
     double *tsc, *ktsc, *ywork;
+    unsigned char *tfirst, *ktfirst; /* 1: the triplet is the first into its matrix entry */
+    int *mdiag, nmdiag;              /* the Jacobian entries of M's diagonal (lin_mass_diag) */
     int direct;
+    int small_vw;                    /* v_W^T B by a loop, not dgemm (relin.c: small models) */
     mbla_dlu *mlu;
 };
 

@@ -32,6 +32,9 @@
  * terms at the first point (multipliers entering as Phi_q^T lambda + A^T mu, which v_W annihilates
  * to rounding). */
 #define RELIN_MULT_TOL 1e-10
+/* v_W^T B in a sweep is a plain loop, not a dgemm call (about 1,500 instructions of call overhead
+ * each), when n z1 max(z0, z1) is at most this many multiply-adds (chains of a few links). */
+#define RELIN_SMALL_PRODUCT 2048.0
 
 /* Every entry of rows [r0, r1) of R in a column of the unknowns [a lam mu v q ...] below N is a
  * kinematic one (a, v or q). */
@@ -48,8 +51,9 @@ static int multipliers_projected_out(const mbl_lin_work *w, const mbl_linear *li
     const mbl_model *md = w->md;
     int n = md->n, z1 = w->z1, jl = model_blk0(md, MBL_BLK_LAMBDA), nm = md->m + md->k;
     int eom1 = md->row0[MBL_ROW_EOM + 1];
-    double *acc = mbl_calloc(2 * (size_t)nm * (size_t)z1 + 1, sizeof *acc), *mag = acc + (size_t)nm * z1;
+    double *acc = mbl_calloc(2 * (size_t)nm * (size_t)z1 + 1, sizeof *acc);
     if (!acc) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    double *mag = acc + (size_t)nm * z1;
     for (int p = 0; p < md->jac.nz; p++) {
         int r = md->jac.row[p], c = md->jac.col[p] - jl;
         if (r >= eom1 || c < 0 || c >= nm) continue;
@@ -84,18 +88,42 @@ static int direct_applies(const mbl_lin_work *w, const mbl_linear *lin, mbl_stat
     return multipliers_projected_out(w, lin, st, ok);
 }
 
-/* values of triplets from their sources times their frozen scale factors */
-static void fill_scaled(const mbl_lin_work *w, int nz, const int *tsrc, const double *tsc, double *tx)
+/* The matrix entries x (map: the entry of each triplet) at the point in w->ev: the triplets' values
+ * from their sources times their frozen scale factors, summed in the triplets' order (the first
+ * into an entry assigns it). */
+static void refill_scaled(const mbl_lin_work *w, int nz, const int *tsrc, const double *tsc, const int *map,
+                          const unsigned char *first, double *x)
 {
-    aug_fill_values(w, nz, tsrc, tx);
-    for (int t = 0; t < nz; t++) tx[t] *= tsc[t];
+    const double *usjac = w->ev.us + 3 * w->md->nus + 2 * w->md->nuvs;
+    for (int t = 0; t < nz; t++) {
+        int s = tsrc[t];
+        double v = (s >= 0 ? w->ev.jac[s] : s == TSRC_ONE ? 1.0 : usjac[-s - 2]) * tsc[t];
+        if (first[t]) x[map[t]] = v;
+        else x[map[t]] += v;
+    }
+}
+
+/* first[t] = 1 for the first triplet into each of the nnz entries (map) */
+static unsigned char *first_flags(int nz, const int *map, int nnz)
+{
+    unsigned char *f = mbl_calloc((size_t)nz + 1, 1), *seen = mbl_calloc((size_t)nnz + 1, 1);
+    int ok = f && seen;
+    for (int t = 0; ok && t < nz; t++) f[t] = !seen[map[t]], seen[map[t]] = 1;
+    mbl_free(seen);
+    if (!ok) mbl_free(f);
+    return ok ? f : NULL;
 }
 
 int aug_relin_prepare(mbl_lin_work *w, const mbl_linear *lin, mbl_status *st)
 {
     w->tsc = mbl_alloc_array((size_t)w->nz + 1, sizeof *w->tsc);
     w->ktsc = mbl_alloc_array((size_t)(w->kin ? w->nzk : 0) + 1, sizeof *w->ktsc);
-    if (!w->tsc || !w->ktsc) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    w->tfirst = first_flags(w->nz, w->map, w->Aug->p[w->Aug->n]);
+    w->ktfirst = w->kin ? first_flags(w->nzk, w->kmap, w->Kin->p[w->Kin->n]) : mbl_calloc(1, 1);
+    w->mdiag = mbl_alloc_array((size_t)w->md->n + 1, sizeof *w->mdiag);
+    if (!w->tsc || !w->ktsc || !w->tfirst || !w->ktfirst || !w->mdiag) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    w->nmdiag = lin_mass_diag(w->md, w->mdiag);
+    w->small_vw = (double)w->md->n * w->z1 * (w->z0 > w->z1 ? w->z0 : w->z1) <= RELIN_SMALL_PRODUCT;
     for (int t = 0; t < w->nz; t++) w->tsc[t] = w->er[w->ti[t]] * w->ec[w->tj[t]];
     for (int t = 0; w->kin && t < w->nzk; t++) w->ktsc[t] = w->kr[w->kti[t]] * w->kc[w->ktj[t]];
     int rc = mbla_klu_set_row_scale(w->lu, 0, st);
@@ -121,7 +149,7 @@ static int finish_direct(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     int ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
     int rc = aug_finish_mck(w, lin, st); /* Xk: the kinematic responses, W-bar columns first */
     /* the same states' test as a one-shot linearization, before M-hat is factored */
-    if (!rc) rc = lin_check_states(md, w->ev.jac, lin, &w->opt, st);
+    if (!rc) rc = lin_check_states_at(md, w->ev.jac, w->mdiag, w->nmdiag, lin, &w->opt, st);
     if (!rc) rc = mbla_dlu_refactor(w->mlu, lin->M, z1, st);
     if (rc == MBL_ESINGULAR) return aug_singular_error(st, 0.0);
     if (rc) return rc;
@@ -196,8 +224,7 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
     aug_rows_refill(&w->Y, md->ny, w->ev.y + md->ny);
     if (w->kin) {
         double rcond = 0;
-        fill_scaled(w, w->nzk, w->ktsrc, w->ktsc, w->ktx);
-        mbla_csc_refill(w->Kin, w->nzk, w->kmap, w->ktx);
+        refill_scaled(w, w->nzk, w->ktsrc, w->ktsc, w->kmap, w->ktfirst, w->Kin->x);
         rc = refactor_kin(w, &rcond, st);
         if (!rc && w->direct) {
             lin->cond = rcond > 0 ? 1.0 / rcond : INFINITY;
@@ -207,13 +234,12 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
         }
     }
     if (!rc) {
-        fill_scaled(w, w->nz, w->tsrc, w->tsc, w->tx);
-        mbla_csc_refill(w->Aug, w->nz, w->map, w->tx);
+        refill_scaled(w, w->nz, w->tsrc, w->tsc, w->map, w->tfirst, w->Aug->x);
         rc = refactor_aug(w, lin, st);
     }
     if (!rc) rc = aug_finish(w, lin, st);
     /* the same states' test as a one-shot linearization: a sweep refuses the same points */
-    if (!rc) rc = lin_check_states(md, w->ev.jac, lin, &w->opt, st);
+    if (!rc) rc = lin_check_states_at(md, w->ev.jac, w->mdiag, w->nmdiag, lin, &w->opt, st);
     if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "%s", md->file);
     return rc;
 }
