@@ -16,7 +16,8 @@
  *     M-hat [dW_S, dW_W, dW_r] = [-K-hat, -C-hat, F],
  * and the rest (dS, C, D) follows from [a'; v'; q'] by the chain rule as in augmented.c. The
  * result equals the two-factorization one to rounding. Used when the multipliers enter the
- * equations of motion as Phi_q^T lambda + A^T mu (checked at the first point), the inputs only the
+ * equations of motion as Phi_q^T lambda + A^T mu (a model that says otherwise, md->ext, has no
+ * kinematic system; checked again numerically at the first point), the inputs only the
  * equations of motion, the outputs and user states no multiplier, and the right-hand sides fit in
  * one block; otherwise both matrices are factored as in a one-shot linearization. */
 #include <math.h>

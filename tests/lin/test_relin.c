@@ -117,13 +117,14 @@ TEST(speeds_inputs_outputs)
     check_model("examples/mech/rigid_rotor.yaml", 1e-4, 1);
 }
 
-/* ode states, or a friction force of the reaction (a multiplier outside Phi_q^T lambda): both
- * matrices are factored at every point */
+/* ode states, or a friction force of the reaction (a multiplier outside Phi_q^T lambda, with and
+ * without an ode state): both matrices are factored at every point */
 TEST(two_factorizations)
 {
     check_model("examples/ode/cart_pd_controller.yaml", 1e-2, 0);
     check_model("examples/ode/dc_motor_pendulum.yaml", 1e-2, 0);
     check_model("examples/ode/arm_friction_of_reaction.yaml", 1e-2, 0);
+    check_model("tests/lin/relin_friction_of_reaction.yaml", 1e-2, 0);
 }
 
 int main(void)
