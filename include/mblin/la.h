@@ -90,6 +90,11 @@ MBL_API int mbla_dlu_solve(const mbla_dlu *lu, char trans, int nrhs, double *B, 
  * factor of the true value, usually exact). Errors: MBL_EARG, MBL_ENOMEM. */
 MBL_API int mbla_dlu_rcond(const mbla_dlu *lu, double *rcond, mbl_status *st);
 
+/* Factor a new n x n matrix A (the order lu was made with) in place of the old one, without
+ * allocating (a loop over points). On MBL_ESINGULAR lu holds no valid factorization until the
+ * next successful refactorization. Errors: MBL_EARG, MBL_EDIM, MBL_ESINGULAR. */
+MBL_API int mbla_dlu_refactor(mbla_dlu *lu, const double *A, int lda, mbl_status *st);
+
 /* Order of the factored matrix (0 for NULL). */
 MBL_API int mbla_dlu_n(const mbla_dlu *lu);
 
@@ -424,6 +429,12 @@ MBL_API int mbla_klu_refactor(mbla_klu *k, const mbla_csc *A, mbl_status *st);
  * Errors: MBL_EARG (also when k is complex or has no valid factorization), MBL_EDIM. */
 MBL_API int mbla_klu_solve(mbla_klu *k, int nrhs, double *B, int ldb, mbl_status *st);
 MBL_API int mbla_klu_solve_t(mbla_klu *k, int nrhs, double *B, int ldb, mbl_status *st);
+
+/* KLU's own row scaling in the following (re)factorizations of k: on (1, the default) divides
+ * each row by its largest magnitude; off (0) neither scales nor checks the matrix, for a matrix
+ * the caller has equilibrated already (mbla_csc_equilibrate: there KLU's pass only repeats that
+ * work; the refactorizations of a sweep). Takes effect at the next refactorization. */
+MBL_API int mbla_klu_set_row_scale(mbla_klu *k, int on, mbl_status *st);
 
 /* Crude reciprocal condition min|U(i,i)| / max|U(i,i)| (klu_rcond): cheap, pivot quality. */
 MBL_API int mbla_klu_rcond(mbla_klu *k, double *rcond, mbl_status *st);

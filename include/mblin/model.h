@@ -478,9 +478,14 @@ MBL_API int mbl_linearize(const mbl_model *model, const mbl_point *point, const 
  * and its symbolic analysis, every work array. mbl_relinearize then updates `lin` in place at a
  * new point without allocating: evaluation, numeric refactorization (KLU), solve. The states
  * stay those chosen at the first point; when they stop parametrizing the motion the matrix is
- * singular and mbl_relinearize says so (make a new workspace there). The matrix is equilibrated
- * at every point (no allocation); the reported condition is the cheap pivot-ratio estimate of
- * the equilibrated matrix unless it falls below 1e-8, when the 1-norm estimate is computed. A workspace serves one thread at a time; the model may be shared. */
+ * singular and mbl_relinearize says so (make a new workspace there). The matrices keep the
+ * power-of-2 scaling of the workspace's first point (KLU's own row scaling is off); where the
+ * kinematic system of the augmented method applies (docs/linearization.md, "Sweeps"), only it is
+ * factored at a new point and A, B follow from M-hat [dW] = [-K-hat, -C-hat, F] (equal to the
+ * one-shot result to rounding). The reported condition is then the cheap pivot-ratio estimate of
+ * the equilibrated kinematic matrix, else of the augmented one, unless it falls below 1e-8, when
+ * the 1-norm estimate is computed. A workspace serves one thread at a time; the model may be
+ * shared. */
 typedef struct mbl_lin_work mbl_lin_work;
 MBL_API int mbl_lin_work_new(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
                      mbl_lin_work **work, mbl_linear **lin, mbl_status *st);

@@ -188,6 +188,23 @@ int mbla_dlu_new(int n, const double *A, int lda, mbla_dlu **out, mbl_status *st
     return 0;
 }
 
+int mbla_dlu_refactor(mbla_dlu *lu, const double *A, int lda, mbl_status *st)
+{
+    const char *fn = "mbla_dlu_refactor";
+    if (!lu) return mbl_error(st, MBL_EARG, "%s: lu is NULL", fn);
+    int n = lu->n, r = check_mat(st, fn, "A", n, n, A, lda);
+    if (r) return r;
+    la_copy_dmat(n, n, A, lda, lu->lu, la_max1(n));
+    lu->anorm = mbla_norm1(n, n, lu->lu, la_max1(n));
+    if (n == 0) return 0;
+    int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, lu->lu, n, lu->ipiv);
+    if (info < 0) return la_lapacke_error(st, "mbla_dlu_refactor (dgetrf)", info);
+    if (info > 0)
+        return mbl_error(st, MBL_ESINGULAR, "%s: matrix is singular: U(%d,%d) is exactly zero (pivot %d)", fn,
+                         info - 1, info - 1, info - 1);
+    return 0;
+}
+
 int mbla_dlu_solve(const mbla_dlu *lu, char trans, int nrhs, double *B, int ldb,
                    mbl_status *st)
 {

@@ -562,6 +562,13 @@ int mbla_kluz_solve(mbla_klu *k, char trans, int nrhs, double *B, int ldb, mbl_s
     return 0;
 }
 
+int mbla_klu_set_row_scale(mbla_klu *k, int on, mbl_status *st)
+{
+    if (!k) return mbl_error(st, MBL_EARG, "mbla_klu_set_row_scale: k is NULL");
+    k->common.scale = on ? 2 : -1; /* KLU's max-norm row scaling, or none without checks */
+    return 0;
+}
+
 int mbla_klu_rcond(mbla_klu *k, double *rcond, mbl_status *st)
 {
     if (!k || !rcond) return mbl_error(st, MBL_EARG, "mbla_klu_rcond: NULL argument");

@@ -25,26 +25,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lin/lin_internal.h"
+#include "lin/augmented_internal.h"
 #include "lin/methods_internal.h"
-#include "mblin/la.h"
 
-/* Re-linearization checks the KLU pivot ratio at each point and computes the 1-norm condition
- * estimate only when the ratio falls below this. */
-#define RELIN_RCOND_CHECK 1e-8
 /* Right-hand sides are solved in blocks of this many columns (a model with thousands of states
  * never holds its N x (2z + nr) solution at once). */
 #define AUG_RHS_BLOCK 256
 /* v_W^T times a matrix is taken over the nonzeros of v_W when at most this fraction of it is
  * nonzero (coordinate states of a large model: v_W is mostly a selection), else by dgemm. */
 #define AUG_SPARSE_VW 0.125
-
-/* rows of the user-state Jacobian: value of d(row)/d(unknown col) at the point */
-typedef struct sparse_rows {
-    int *ptr, *col;
-    int *src;   /* index of each entry in the Jacobian's value array (for refills) */
-    double *val;
-} sparse_rows;
 
 static int rows_of(const mbl_sjac *J, const double *val, int nrows, sparse_rows *R)
 {
@@ -68,7 +57,7 @@ static int rows_of(const mbl_sjac *J, const double *val, int nrows, sparse_rows 
     return 0;
 }
 
-static void rows_refill(sparse_rows *R, int nrows, const double *val)
+void aug_rows_refill(sparse_rows *R, int nrows, const double *val)
 {
     for (int d = 0; d < R->ptr[nrows]; d++) R->val[d] = val[R->src[d]];
 }
@@ -95,34 +84,6 @@ static void row_times(const sparse_rows *R, int row, const double *X, int N, int
 
 /* ---- the sweep workspace: everything that does not change from one point to the next ---- */
 
-/* Source of a triplet value: >= 0 an index into the residual Jacobian's values, <= -2 the
- * user-state Jacobian entry -src-2, -1 the constant 1. */
-#define TSRC_ONE (-1)
-
-struct mbl_lin_work {
-    const mbl_model *md;
-    mbl_lin_options opt;
-    mbl_eval ev;
-    mbl_state_ref *S, *W;
-    int z0, z1, N, nrhs, nz;
-    int *ti, *tj, *tsrc, *map;
-    double *tx, *X, *dS, *dW, *dXd, *MvW, *tmpy;
-    double *er, *ec, *ework; /* equilibration: Aug holds diag(er) A diag(ec) (see equilibrate) */
-    /* the kinematic system (see the opening comment): 3n x 3n, columns [vdot; v; q], rows
-     * [Phi''; c'; Phi'; c; Phi; S; W; dW/dt]; Xk its solution for S-bar and W-bar, G the EOM rows
-     * times it */
-    int kin, Nk, nzk, xcols, kcols;
-    int *kti, *ktj, *ktsrc, *kmap, *vw_ptr, *vw_row;
-    int ng, *gent; /* the Jacobian entries in EOM rows with a kinematic column: (entry, row, column) */
-    double *ktx, *Xk, *G, *kr, *kc, *kwork;
-    mbla_csc *Kin;
-    mbla_klu *klu_k;
-    sparse_rows U, Y;
-    mbla_csc *Aug;
-    mbla_klu *lu;
-    int nfact;
-};
-
 void mbl_lin_work_free(mbl_lin_work *w)
 {
     if (!w) return;
@@ -140,10 +101,13 @@ void mbl_lin_work_free(mbl_lin_work *w)
     mbla_klu_free(w->klu_k);
     mbla_csc_free(w->Aug);
     mbla_klu_free(w->lu);
+    mbl_free(w->tsc), mbl_free(w->ktsc), mbl_free(w->ywork);
+    mbl_free(w->tfirst), mbl_free(w->ktfirst), mbl_free(w->mdiag);
+    mbla_dlu_free(w->mlu);
     mbl_free(w);
 }
 
-static int singular_error(mbl_status *st, double cond)
+int aug_singular_error(mbl_status *st, double cond)
 {
     if (cond > 0)
         return mbl_error(st, MBL_ESINGULAR,
@@ -160,15 +124,14 @@ static int singular_error(mbl_status *st, double cond)
  * velocities, lengths, angles; entries from 1 to Omega^2 or k/m): equilibrate it in place with
  * exact power-of-2 factors before the factorization, so the condition estimate that decides a
  * refusal is that of the scaled matrix (invariant under a change of units), and the solve is
- * X = diag(ec) Aug^-1 diag(er) B. Allocation-free; a relinearization starts from the factors of
- * the previous point (warm). */
-static void equilibrate(mbl_lin_work *w, int warm)
+ * X = diag(ec) Aug^-1 diag(er) B. A sweep keeps the factors of its first point (relin.c). */
+static void equilibrate(mbl_lin_work *w)
 {
-    mbla_csc_equilibrate(w->Aug, MBLA_DEFAULT, warm, w->er, w->ec, w->ework, NULL);
+    mbla_csc_equilibrate(w->Aug, MBLA_DEFAULT, 0, w->er, w->ec, w->ework, NULL);
 }
 
 /* Values of triplets at the point in w->ev from their sources. */
-static void fill_values(const mbl_lin_work *w, int nz, const int *tsrc, double *tx)
+void aug_fill_values(const mbl_lin_work *w, int nz, const int *tsrc, double *tx)
 {
     const double *usjac = w->ev.us + 3 * w->md->nus + 2 * w->md->nuvs;
     for (int t = 0; t < nz; t++) {
@@ -179,12 +142,12 @@ static void fill_values(const mbl_lin_work *w, int nz, const int *tsrc, double *
 
 static void fill_triplets(mbl_lin_work *w)
 {
-    fill_values(w, w->nz, w->tsrc, w->tx);
-    if (w->kin) fill_values(w, w->nzk, w->ktsrc, w->ktx);
+    aug_fill_values(w, w->nz, w->tsrc, w->tx);
+    if (w->kin) aug_fill_values(w, w->nzk, w->ktsrc, w->ktx);
 }
 
 /* Column of the kinematic system for an unknown of the augmented one: vdot, v, q; -1 for the others */
-static int kin_col(const mbl_model *md, int c)
+int aug_kin_col(const mbl_model *md, int c)
 {
     int n = md->n, ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V);
     int jq = model_blk0(md, MBL_BLK_Q);
@@ -194,7 +157,7 @@ static int kin_col(const mbl_model *md, int c)
     return -1;
 }
 
-static int kin_singular_error(mbl_status *st, double cond)
+int aug_kin_singular_error(mbl_status *st, double cond)
 {
     if (cond > 0)
         return mbl_error(st, MBL_ESINGULAR,
@@ -232,6 +195,15 @@ static int vw_index(mbl_lin_work *w, const double *vW, int n, int z1)
 static void vw_times(const mbl_lin_work *w, const double *vW, int n, int z1, const double *B, int ldb, int nc,
                      double *out, int sparse)
 {
+    if (!sparse && w->small_vw) { /* a sweep's small product: a loop, no BLAS call */
+        for (int j = 0; j < nc; j++)
+            for (int i = 0; i < z1; i++) {
+                double a = 0;
+                for (int r = 0; r < n; r++) a += vW[r + (size_t)i * n] * B[r + (size_t)j * ldb];
+                out[i + (size_t)j * z1] = a;
+            }
+        return;
+    }
     if (!sparse) {
         mbla_gemm('T', 'N', z1, nc, n, 1.0, vW, n, B, ldb, 0.0, out, z1, NULL);
         return;
@@ -247,8 +219,8 @@ static void vw_times(const mbl_lin_work *w, const double *vW, int n, int z1, con
         }
 }
 
-/* g[u][r] += sum of jv[e] x[u][k] over the entries (e, r, k) of ent with k < kmax, for u < w (4 or
- * 1 columns at once); ent lists the entries of a row together, and each row's sum runs in the
+/* g[u][r] += sum of jv[e] x[u][k] over the entries (e, r, k) of ent with k < kmax, for u < w (4, 2
+ * or 1 columns at once); ent lists the entries of a row together, and each row's sum runs in the
  * entries' order. */
 static void entries_times(const int *ent, int ng, const double *jv, int kmax, const double *const *x, double *const *g,
                           int w)
@@ -266,6 +238,21 @@ static void entries_times(const int *ent, int ng, const double *jv, int kmax, co
                 s0 += a * x0[k], s1 += a * x1[k], s2 += a * x2[k], s3 += a * x3[k];
             }
             g[0][r] = s0, g[1][r] = s1, g[2][r] = s2, g[3][r] = s3;
+        }
+        return;
+    }
+    if (w == 2) {
+        const double *x0 = x[0], *x1 = x[1];
+        while (e < end) {
+            int r = e[1];
+            double s0 = g[0][r], s1 = g[1][r];
+            for (; e < end && e[1] == r; e += 3) {
+                int k = e[2];
+                if (k >= kmax) continue;
+                double a = jv[e[0]];
+                s0 += a * x0[k], s1 += a * x1[k];
+            }
+            g[0][r] = s0, g[1][r] = s1;
         }
         return;
     }
@@ -307,10 +294,10 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
             else memcpy(lin->v_W + (size_t)(j - z0) * n, x + n, (size_t)n * sizeof *x);
             memset(g, 0, (size_t)n * sizeof *g);
         }
-        /* G = R_a a' + R_v v' + R_q q' over the EOM rows, four columns at a time (each sum in the
+        /* G = R_a a' + R_v v' + R_q q' over the EOM rows, four (or two) columns at a time (each sum in the
          * entries' order) */
         for (int c = 0; c < nb; c += 4) {
-            int w4 = nb - c >= 4 ? 4 : 1;
+            int w4 = nb - c >= 4 ? 4 : nb - c >= 2 ? 2 : 1;
             double *g[4];
             const double *xk[4];
             for (int u = 0; u < w4; u++) {
@@ -318,7 +305,7 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
                 xk[u] = Xk + (size_t)(c + u) * Nk;
             }
             entries_times(w->gent, w->ng, w->ev.jac, Nk, xk, g, w4);
-            if (w4 == 1) c -= 3;
+            c += w4 - 4;
         }
     }
     /* F = -v_W^T R_r */
@@ -331,79 +318,98 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     return 0;
 }
 
-/* Solve at the point in w->ev (already evaluated, matrix refilled and factored) into lin. */
-static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
+/* The dS/dt rows that are exact (k == 0, no user velocity states: W = dS/dt, rows [0 I]). */
+int aug_finish_dS_init(const mbl_lin_work *w)
+{
+    int z0 = w->z0, exact_sdot = (w->md->k == 0 && w->md->nuvs == 0);
+    memset(w->dS, 0, (size_t)z0 * (size_t)w->nrhs * sizeof *w->dS);
+    if (exact_sdot)
+        for (int i = 0; i < z0; i++) w->dS[i + (size_t)(z0 + i) * z0] = 1.0;
+    return exact_sdot;
+}
+
+/* Columns j0 .. j0 + nb - 1 of the augmented system's responses (S-bar, W-bar, inputs) into w->X
+ * (ld N): right-hand sides scaled by er, solved, scaled by ec. */
+static int finish_solve_block(mbl_lin_work *w, int j0, int nb, mbl_status *st)
 {
     const mbl_model *md = w->md;
-    int n = md->n, k = md->k, nr = md->nr, ny = md->ny, nus = md->nus, nuvs = md->nuvs;
-    int N = w->N, z0 = w->z0, z1 = w->z1, nrhs = w->nrhs, nX = md->nX, nx = z0 + z1 + nX;
+    int N = w->N, nx = w->z0 + w->z1 + md->nX, jr = model_blk0(md, MBL_BLK_R);
+    double *X = w->X;
+    memset(X, 0, (size_t)N * (size_t)nb * sizeof *X);
+    for (int j = j0; j < j0 + nb && j < nx; j++) X[(size_t)(md->nF + j) + (size_t)(j - j0) * N] = 1.0;
+    for (int p = 0; p < md->jac.nz; p++) {
+        int j = md->jac.col[p] >= jr ? nx + md->jac.col[p] - jr : -1;
+        if (j >= j0 && j < j0 + nb) X[md->jac.row[p] + (size_t)(j - j0) * N] = -w->ev.jac[p];
+    }
+    for (int j = 0; j < nb; j++)
+        for (int i = 0; i < N; i++) X[i + (size_t)j * N] *= w->er[i];
+    int rc = mbla_klu_solve(w->lu, nb, X, N, st);
+    if (rc) return rc;
+    for (int j = 0; j < nb; j++)
+        for (int i = 0; i < N; i++) X[i + (size_t)j * N] *= w->ec[i];
+    return 0;
+}
+
+/* From the responses in w->X (columns j0 .. j0 + nb - 1): their columns of the state derivatives
+ * (chain rule), of C and D, and (without the kinematic system) of q_S and v_W. */
+void aug_finish_post_block(mbl_lin_work *w, mbl_linear *lin, int j0, int nb, int exact_sdot)
+{
+    const mbl_model *md = w->md;
+    int n = md->n, nus = md->nus, nuvs = md->nuvs, ny = md->ny, nX = md->nX;
+    int N = w->N, z0 = w->z0, z1 = w->z1, nx = z0 + z1 + nX;
     const mbl_state_ref *S = w->S, *W = w->W;
-    double *X = w->X, *dS = w->dS, *dW = w->dW, *dXd = w->dXd;
+    const double *X = w->X;
+    double *dS = w->dS, *dW = w->dW, *dXd = w->dXd;
     int jxd = model_blk0(md, MBL_BLK_XD);
     int jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q), ja = model_blk0(md, MBL_BLK_A);
-    int jr = model_blk0(md, MBL_BLK_R);
-
-    /* right-hand sides S-bar, W-bar, inputs, solved w->xcols at a time; each block gives its
-     * columns of the state derivatives (chain rule), of C and D, and (without the kinematic
-     * system) of q_S and v_W */
-    memset(dS, 0, (size_t)z0 * (size_t)nrhs * sizeof *dS);
-    int exact_sdot = (k == 0 && nuvs == 0); /* W = dS/dt exactly: dS/dt rows are [0 I] */
-    if (exact_sdot)
-        for (int i = 0; i < z0; i++) dS[i + (size_t)(z0 + i) * z0] = 1.0;
-    for (int j0 = 0; j0 < nrhs; j0 += w->xcols) {
-        int nb = nrhs - j0 < w->xcols ? nrhs - j0 : w->xcols;
-        memset(X, 0, (size_t)N * (size_t)nb * sizeof *X);
-        for (int j = j0; j < j0 + nb && j < nx; j++) X[(size_t)(md->nF + j) + (size_t)(j - j0) * N] = 1.0;
-        for (int p = 0; p < md->jac.nz; p++) {
-            int j = md->jac.col[p] >= jr ? nx + md->jac.col[p] - jr : -1;
-            if (j >= j0 && j < j0 + nb) X[md->jac.row[p] + (size_t)(j - j0) * N] = -w->ev.jac[p];
-        }
-        for (int j = 0; j < nb; j++)
-            for (int i = 0; i < N; i++) X[i + (size_t)j * N] *= w->er[i];
-        int rc = mbla_klu_solve(w->lu, nb, X, N, st);
-        if (rc) return rc;
-        for (int j = 0; j < nb; j++)
-            for (int i = 0; i < N; i++) X[i + (size_t)j * N] *= w->ec[i];
-        for (int i = 0; i < z0 && !exact_sdot; i++) {
-            if (S[i].kind == MBL_SREF_COORD)
-                for (int j = 0; j < nb; j++) dS[i + (size_t)(j0 + j) * z0] = X[jv + S[i].index + (size_t)j * N];
-            else
-                row_times(&w->U, nus + S[i].index, X, N, nb, dS + i + (size_t)j0 * z0, z0);
-        }
-        for (int i = 0; i < z1; i++) {
-            double *o = dW + i + (size_t)j0 * z1;
-            if (W[i].kind == MBL_SREF_COORD) {
-                for (int j = 0; j < nb; j++) o[(size_t)j * z1] = X[ja + W[i].index + (size_t)j * N];
-            } else if (W[i].kind == MBL_SREF_SDOT) {
-                const mbl_state_ref *s = &S[W[i].index];
-                if (s->kind == MBL_SREF_COORD)
-                    for (int j = 0; j < nb; j++) o[(size_t)j * z1] = X[ja + s->index + (size_t)j * N];
-                else
-                    row_times(&w->U, 2 * nus + s->index, X, N, nb, o, z1);
-            } else {
-                row_times(&w->U, 3 * nus + nuvs + W[i].index, X, N, nb, o, z1);
-            }
-        }
-        /* user ODE states: der(X) straight from the solution */
-        for (int i = 0; i < nX; i++)
-            for (int j = 0; j < nb; j++) dXd[i + (size_t)(j0 + j) * nX] = X[jxd + i + (size_t)j * N];
-        /* outputs: y = h(q, v, vdot, lambda, mu, r, X, der(X), Z) */
-        for (int i = 0; i < ny; i++) {
-            row_times(&w->Y, i, X, N, nb, w->tmpy, 1);
-            for (int j = 0; j < nb; j++) {
-                int jj = j0 + j;
-                if (jj < nx) lin->C[i + (size_t)jj * ny] = w->tmpy[j];
-                else lin->D[i + (size_t)(jj - nx) * ny] = w->tmpy[j];
-            }
-        }
-        if (!w->kin)
-            for (int j = j0; j < j0 + nb; j++) {
-                if (j < z0)
-                    for (int i = 0; i < n; i++) lin->q_S[i + (size_t)j * n] = X[jq + i + (size_t)(j - j0) * N];
-                else if (j < z0 + z1)
-                    for (int i = 0; i < n; i++) lin->v_W[i + (size_t)(j - z0) * n] = X[jv + i + (size_t)(j - j0) * N];
-            }
+    for (int i = 0; i < z0 && !exact_sdot; i++) {
+        if (S[i].kind == MBL_SREF_COORD)
+            for (int j = 0; j < nb; j++) dS[i + (size_t)(j0 + j) * z0] = X[jv + S[i].index + (size_t)j * N];
+        else
+            row_times(&w->U, nus + S[i].index, X, N, nb, dS + i + (size_t)j0 * z0, z0);
     }
+    for (int i = 0; i < z1; i++) {
+        double *o = dW + i + (size_t)j0 * z1;
+        if (W[i].kind == MBL_SREF_COORD) {
+            for (int j = 0; j < nb; j++) o[(size_t)j * z1] = X[ja + W[i].index + (size_t)j * N];
+        } else if (W[i].kind == MBL_SREF_SDOT) {
+            const mbl_state_ref *s = &S[W[i].index];
+            if (s->kind == MBL_SREF_COORD)
+                for (int j = 0; j < nb; j++) o[(size_t)j * z1] = X[ja + s->index + (size_t)j * N];
+            else
+                row_times(&w->U, 2 * nus + s->index, X, N, nb, o, z1);
+        } else {
+            row_times(&w->U, 3 * nus + nuvs + W[i].index, X, N, nb, o, z1);
+        }
+    }
+    /* user ODE states: der(X) straight from the solution */
+    for (int i = 0; i < nX; i++)
+        for (int j = 0; j < nb; j++) dXd[i + (size_t)(j0 + j) * nX] = X[jxd + i + (size_t)j * N];
+    /* outputs: y = h(q, v, vdot, lambda, mu, r, X, der(X), Z) */
+    for (int i = 0; i < ny; i++) {
+        row_times(&w->Y, i, X, N, nb, w->tmpy, 1);
+        for (int j = 0; j < nb; j++) {
+            int jj = j0 + j;
+            if (jj < nx) lin->C[i + (size_t)jj * ny] = w->tmpy[j];
+            else lin->D[i + (size_t)(jj - nx) * ny] = w->tmpy[j];
+        }
+    }
+    if (!w->kin)
+        for (int j = j0; j < j0 + nb; j++) {
+            if (j < z0)
+                for (int i = 0; i < n; i++) lin->q_S[i + (size_t)j * n] = X[jq + i + (size_t)(j - j0) * N];
+            else if (j < z0 + z1)
+                for (int i = 0; i < n; i++) lin->v_W[i + (size_t)(j - z0) * n] = X[jv + i + (size_t)(j - j0) * N];
+        }
+}
+
+/* A, B and the direct part of D from the state derivatives */
+void aug_finish_assemble(const mbl_lin_work *w, mbl_linear *lin)
+{
+    const mbl_model *md = w->md;
+    int z0 = w->z0, z1 = w->z1, nX = md->nX, nx = z0 + z1 + nX, nr = md->nr, ny = md->ny;
+    int jr = model_blk0(md, MBL_BLK_R);
+    const double *dS = w->dS, *dW = w->dW, *dXd = w->dXd;
     for (int i = 0; i < ny; i++)
         for (int p = w->Y.ptr[i]; p < w->Y.ptr[i + 1]; p++)
             if (w->Y.col[p] >= jr) lin->D[i + (size_t)(w->Y.col[p] - jr) * ny] += w->Y.val[p];
@@ -417,12 +423,19 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
         for (int i = 0; i < z1; i++) lin->B[z0 + i + (size_t)j * nx] = dW[i + (size_t)(nx + j) * z1];
         for (int i = 0; i < nX; i++) lin->B[z0 + z1 + i + (size_t)j * nx] = dXd[i + (size_t)(nx + j) * nX];
     }
-    int rc = 0;
+}
 
-    /* MCK (Eq. 29-30), projected with the kinematic system (see the opening comment); M-hat =
-     * v_W^T M v_W with M v_W straight from the sparse Jacobian */
+/* MCK (Eq. 29-30), projected with the kinematic system (see the opening comment; factored, and
+ * solved here by finish_kinematic); M-hat = v_W^T M v_W with M v_W straight from the sparse
+ * Jacobian. Without the kinematic system, from dW. */
+int aug_finish_mck(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
+{
+    const mbl_model *md = w->md;
+    int n = md->n, nr = md->nr, z0 = w->z0, z1 = w->z1, nx = z0 + z1 + md->nX;
+    int ja = model_blk0(md, MBL_BLK_A);
+    const double *dW = w->dW;
     if (w->kin) {
-        rc = finish_kinematic(w, lin, st);
+        int rc = finish_kinematic(w, lin, st);
         if (rc) return rc;
     }
     memset(w->MvW, 0, (size_t)n * (size_t)z1 * sizeof *w->MvW);
@@ -456,6 +469,21 @@ static int finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     return 0;
 }
 
+/* Solve at the point in w->ev (already evaluated, matrix refilled and factored) into lin: the
+ * right-hand sides S-bar, W-bar, inputs, w->xcols at a time; then MCK. */
+int aug_finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
+{
+    int exact_sdot = aug_finish_dS_init(w);
+    for (int j0 = 0; j0 < w->nrhs; j0 += w->xcols) {
+        int nb = w->nrhs - j0 < w->xcols ? w->nrhs - j0 : w->xcols;
+        int rc = finish_solve_block(w, j0, nb, st);
+        if (rc) return rc;
+        aug_finish_post_block(w, lin, j0, nb, exact_sdot);
+    }
+    aug_finish_assemble(w, lin);
+    return aug_finish_mck(w, lin, st);
+}
+
 /* The kinematic system's triplets from those of the augmented matrix (its constraint, S and W rows
  * restricted to the vdot, v, q columns) and the dW/dt rows; the work arrays. w->kin stays 0 when the
  * counts do not make it square (then M, C, K come from dW as in Eq. 29-30). */
@@ -484,14 +512,14 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     w->ng = 0;
     for (int p = 0; p < md->jac.nz; p++) {
-        int kc = md->jac.row[p] < md->row0[MBL_ROW_EOM + 1] ? kin_col(md, md->jac.col[p]) : -1;
+        int kc = md->jac.row[p] < md->row0[MBL_ROW_EOM + 1] ? aug_kin_col(md, md->jac.col[p]) : -1;
         if (kc < 0) continue;
         int *e = w->gent + 3 * (size_t)w->ng++;
         e[0] = p, e[1] = md->jac.row[p], e[2] = kc;
     }
     int nk = 0;
     for (int t = 0; t < w->nz; t++) {
-        int c = w->ti[t] >= r0 ? kin_col(md, w->tj[t]) : -1;
+        int c = w->ti[t] >= r0 ? aug_kin_col(md, w->tj[t]) : -1;
         if (c >= 0) w->kti[nk] = w->ti[t] - r0, w->ktj[nk] = c, w->ktsrc[nk++] = w->tsrc[t];
     }
     for (int i = 0; i < z1; i++) {
@@ -504,7 +532,7 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
         }
         ur = Wi->kind == MBL_SREF_SDOT ? 2 * nus + w->S[Wi->index].index : 3 * nus + nuvs + Wi->index;
         for (int p = U->ptr[ur]; p < U->ptr[ur + 1]; p++) {
-            int c = kin_col(md, U->col[p]);
+            int c = aug_kin_col(md, U->col[p]);
             if (c >= 0) w->kti[nk] = row, w->ktj[nk] = c, w->ktsrc[nk++] = -U->src[p] - 2;
         }
     }
@@ -573,7 +601,7 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
     fill_triplets(w);
     rc = mbla_csc_from_triplets(N, N, nz, w->ti, w->tj, w->tx, w->map, &w->Aug, st);
     if (rc) return rc;
-    equilibrate(w, 0);
+    equilibrate(w);
     if (w->kin) {
         double condk = 0;
         rc = mbla_csc_from_triplets(w->Nk, w->Nk, w->nzk, w->kti, w->ktj, w->ktx, w->kmap, &w->Kin, st);
@@ -581,20 +609,20 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
             mbla_csc_equilibrate(w->Kin, MBLA_DEFAULT, 0, w->kr, w->kc, w->kwork, NULL);
             rc = mbla_klu_new(w->Kin, NULL, &w->klu_k, st);
         }
-        if (rc == MBL_ESINGULAR) rc = kin_singular_error(st, 0.0);
+        if (rc == MBL_ESINGULAR) rc = aug_kin_singular_error(st, 0.0);
         if (!rc) rc = mbla_klu_condest(w->klu_k, w->Kin, &condk, st);
-        if (!rc && !(condk > 0 && 1.0 / condk >= opt->rcond_min)) rc = kin_singular_error(st, condk);
+        if (!rc && !(condk > 0 && 1.0 / condk >= opt->rcond_min)) rc = aug_kin_singular_error(st, condk);
         if (rc) return rc;
     }
     rc = mbla_klu_new(w->Aug, NULL, &w->lu, st);
-    if (rc == MBL_ESINGULAR) rc = singular_error(st, 0.0);
+    if (rc == MBL_ESINGULAR) rc = aug_singular_error(st, 0.0);
     if (rc) return rc;
     rc = mbla_klu_condest(w->lu, w->Aug, &lin->cond, st);
     /* with the kinematic system regular the whole matrix is singular exactly when M-hat is (checked
      * after the solve); its condition otherwise grows with (omega_max / omega_min)^2 and is no
      * reason to refuse. Without the kinematic system rcond_min decides. */
-    if (!rc && !w->kin && !(lin->cond > 0 && 1.0 / lin->cond >= opt->rcond_min)) rc = singular_error(st, lin->cond);
-    if (!rc) rc = finish(w, lin, st);
+    if (!rc && !w->kin && !(lin->cond > 0 && 1.0 / lin->cond >= opt->rcond_min)) rc = aug_singular_error(st, lin->cond);
+    if (!rc) rc = aug_finish(w, lin, st);
     return rc;
 }
 
@@ -734,66 +762,11 @@ int mbl_lin_work_new(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
     int rc = need > budget ? lin_refuse_memory("mbl_lin_work_new: the dense linear model", need, budget,
                                                "sweeps have no partial-spectrum path", st)
                            : work_prepare(md, pt, opt, NULL, 0, out, lin, st);
+    if (!rc && (rc = aug_relin_prepare(*out, *lin, st))) {
+        mbl_lin_work_free(*out), mbl_linear_free(*lin);
+        *out = NULL, *lin = NULL;
+    }
     if (rc) mbl_error_prefix(st, "%s", md->file);
-    return rc;
-}
-
-int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_status *st)
-{
-    if (!w || !pt || !lin) return mbl_error(st, MBL_EARG, "mbl_relinearize: workspace, point or result is NULL");
-    const mbl_model *md = w->md;
-    if (lin->nx != w->z0 + w->z1 + md->nX || lin->n != md->n || lin->nu != md->nr || lin->ny != md->ny)
-        return mbl_error(st, MBL_EDIM, "mbl_relinearize: the linear model was not made by this workspace");
-    int rc = lin_eval_at(md, pt, &w->ev, st);
-    if (rc) return rc;
-    fill_triplets(w);
-    mbla_csc_refill(w->Aug, w->nz, w->map, w->tx);
-    equilibrate(w, 1);
-    rows_refill(&w->U, 3 * md->nus + 2 * md->nuvs, w->ev.us + 3 * md->nus + 2 * md->nuvs);
-    rows_refill(&w->Y, md->ny, w->ev.y + md->ny);
-    double rcond = 0;
-    if (w->kin) {
-        mbla_csc_refill(w->Kin, w->nzk, w->kmap, w->ktx);
-        mbla_csc_equilibrate(w->Kin, MBLA_DEFAULT, 1, w->kr, w->kc, w->kwork, NULL);
-        rc = mbla_klu_refactor(w->klu_k, w->Kin, st);
-        if (rc == MBL_ESINGULAR) {
-            kin_singular_error(st, 0.0);
-            return mbl_error_prefix(st, "%s", md->file);
-        }
-        if (!rc) rc = mbla_klu_rcond(w->klu_k, &rcond, st);
-        if (rc) return rc;
-        if (rcond < RELIN_RCOND_CHECK) {
-            double condk = 0;
-            rc = mbla_klu_condest(w->klu_k, w->Kin, &condk, st);
-            if (rc) return rc;
-            if (!(condk > 0 && 1.0 / condk >= w->opt.rcond_min)) {
-                kin_singular_error(st, condk);
-                return mbl_error_prefix(st, "%s", md->file);
-            }
-        }
-    }
-    rc = mbla_klu_refactor(w->lu, w->Aug, st);
-    if (rc == MBL_ESINGULAR) {
-        singular_error(st, 0.0);
-        return mbl_error_prefix(st, "%s", md->file);
-    }
-    if (rc) return rc;
-    /* the cheap pivot-ratio check per point; the 1-norm estimate when it looks doubtful */
-    rc = mbla_klu_rcond(w->lu, &rcond, st);
-    if (rc) return rc;
-    lin->cond = rcond > 0 ? 1.0 / rcond : INFINITY;
-    if (rcond < RELIN_RCOND_CHECK) {
-        rc = mbla_klu_condest(w->lu, w->Aug, &lin->cond, st);
-        if (rc) return rc;
-        if (!w->kin && !(lin->cond > 0 && 1.0 / lin->cond >= w->opt.rcond_min)) {
-            singular_error(st, lin->cond);
-            return mbl_error_prefix(st, "%s", md->file);
-        }
-    }
-    rc = finish(w, lin, st);
-    /* the same states' test as a one-shot linearization: a sweep refuses the same points */
-    if (!rc) rc = lin_check_states(md, w->ev.jac, lin, &w->opt, st);
-    if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "%s", md->file);
     return rc;
 }
 

@@ -403,10 +403,15 @@ double lin_state_tol(const mbl_lin_options *opt)
 
 /* The largest diagonal entry of the model's mass matrix M = dR/dvdot (the EOM rows' vdot columns of
  * the Jacobian values jacval). */
-static double mass_scale(const mbl_model *md, const double *jacval)
+static double mass_scale(const mbl_model *md, const double *jacval, const int *mdiag, int nmdiag)
 {
     int e0 = md->row0[MBL_ROW_EOM], ja = model_blk0(md, MBL_BLK_A);
     double mmax = 0;
+    if (mdiag) {
+        for (int e = 0; e < nmdiag; e++)
+            if (isfinite(jacval[mdiag[e]])) mmax = fmax(mmax, fabs(jacval[mdiag[e]]));
+        return mmax;
+    }
     for (int p = 0; p < md->jac.nz; p++) {
         int r = md->jac.row[p] - e0, c = md->jac.col[p] - ja;
         if (r >= 0 && r < md->n && c == r && isfinite(jacval[p])) mmax = fmax(mmax, fabs(jacval[p]));
@@ -447,8 +452,24 @@ static int mass_condition(const mbl_linear *lin, double rcond_min, mbl_status *s
     return rc;
 }
 
+int lin_mass_diag(const mbl_model *md, int *mdiag)
+{
+    int e0 = md->row0[MBL_ROW_EOM], ja = model_blk0(md, MBL_BLK_A), nd = 0;
+    for (int p = 0; p < md->jac.nz; p++) {
+        int r = md->jac.row[p] - e0, c = md->jac.col[p] - ja;
+        if (r >= 0 && r < md->n && c == r) mdiag[nd++] = p;
+    }
+    return nd;
+}
+
 int lin_check_states(const mbl_model *md, const double *jacval, const mbl_linear *lin, const mbl_lin_options *opt,
                      mbl_status *st)
+{
+    return lin_check_states_at(md, jacval, NULL, 0, lin, opt, st);
+}
+
+int lin_check_states_at(const mbl_model *md, const double *jacval, const int *mdiag, int nmdiag,
+                        const mbl_linear *lin, const mbl_lin_options *opt, mbl_status *st)
 {
     int n = md->n, z0 = lin->z0, z1 = lin->z1;
     if (!lin->M || !lin->v_W || z1 <= 0) return 0;
@@ -465,7 +486,7 @@ int lin_check_states(const mbl_model *md, const double *jacval, const mbl_linear
     }
     /* ... relative to the model's own mass scale: rho_i = M-hat_ii / (m_max |dv/dW_i|^2), free of the
      * states' units and of the mass unit */
-    double mmax = mass_scale(md, jacval), tol = lin_state_tol(opt), worst = INFINITY;
+    double mmax = mass_scale(md, jacval, mdiag, nmdiag), tol = lin_state_tol(opt), worst = INFINITY;
     int iw = -1;
     for (int i = 0; i < z1 && mmax > 0 && isfinite(mmax); i++) {
         double v2 = 0;

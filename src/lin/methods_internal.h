@@ -202,6 +202,11 @@ int lin_frozen_change(const mbl_blocks *B, const int *rows, int r, const mbl_rst
  * state otherwise. Allocates only for a non-dominant M-hat of more than one state. */
 int lin_check_states(const mbl_model *md, const double *jacval, const mbl_linear *lin, const mbl_lin_options *opt,
                      mbl_status *st);
+/* The same with the Jacobian entries of M's diagonal listed once (lin_mass_diag: mdiag holds at
+ * most md->n entries; their count returned), for a loop over points (mbl_relinearize). */
+int lin_mass_diag(const mbl_model *md, int *mdiag);
+int lin_check_states_at(const mbl_model *md, const double *jacval, const int *mdiag, int nmdiag,
+                        const mbl_linear *lin, const mbl_lin_options *opt, mbl_status *st);
 /* opt->state_tol, or its default 1e-10 when not positive. */
 double lin_state_tol(const mbl_lin_options *opt);
 

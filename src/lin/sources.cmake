@@ -4,6 +4,7 @@ list(APPEND MBLIN_SOURCES
   src/lin/eigsort.c
   src/lin/select.c
   src/lin/augmented.c
+  src/lin/relin.c
   src/lin/methods.c
   src/lin/common.c
   src/lin/reduce.c

@@ -1,6 +1,7 @@
 # tests of src/lin are listed here
 mblin_add_test(test_methods ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_methods.c)
 mblin_add_test(test_scaling ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_scaling.c)
+mblin_add_test(test_relin ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_relin.c)
 # penalty's and descriptor's error estimates bound their deviations (issue 30, item 9), through the CLI
 find_program(PYTHON3 python3)
 if(PYTHON3)

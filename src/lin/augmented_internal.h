@@ -1,0 +1,67 @@
+/* The augmented method's sweep workspace, shared by augmented.c (the method, the workspace's
+ * first point) and relin.c (mbl_relinearize: one factorization per point, frozen scaling). */
+#ifndef MBL_LIN_AUGMENTED_INTERNAL_H
+#define MBL_LIN_AUGMENTED_INTERNAL_H
+
+#include "lin/lin_internal.h"
+#include "mblin/la.h"
+
+/* rows of the user-state Jacobian: value of d(row)/d(unknown col) at the point */
+typedef struct sparse_rows {
+    int *ptr, *col;
+    int *src;   /* index of each entry in the Jacobian's value array (for refills) */
+    double *val;
+} sparse_rows;
+
+/* Source of a triplet value: >= 0 an index into the residual Jacobian's values, <= -2 the
+ * user-state Jacobian entry -src-2, -1 the constant 1. */
+#define TSRC_ONE (-1)
+
+struct mbl_lin_work {
+    const mbl_model *md;
+    mbl_lin_options opt;
+    mbl_eval ev;
+    mbl_state_ref *S, *W;
+    int z0, z1, N, nrhs, nz;
+    int *ti, *tj, *tsrc, *map;
+    double *tx, *X, *dS, *dW, *dXd, *MvW, *tmpy;
+    double *er, *ec, *ework; /* equilibration: Aug holds diag(er) A diag(ec) (see equilibrate) */
+    /* the kinematic system (see the opening comment): 3n x 3n, columns [vdot; v; q], rows
+     * [Phi''; c'; Phi'; c; Phi; S; W; dW/dt]; Xk its solution for S-bar and W-bar, G the EOM rows
+     * times it */
+    int kin, Nk, nzk, xcols, kcols;
+    int *kti, *ktj, *ktsrc, *kmap, *vw_ptr, *vw_row;
+    int ng, *gent; /* the Jacobian entries in EOM rows with a kinematic column: (entry, row, column) */
+    double *ktx, *Xk, *G, *kr, *kc, *kwork;
+    mbla_csc *Kin;
+    mbla_klu *klu_k;
+    sparse_rows U, Y;
+    mbla_csc *Aug;
+    mbla_klu *lu;
+    int nfact;
+    /* sweeps (relin.c): the triplets' scale factors er x ec (ker x kec) frozen at the first point;
+     * the one-factorization path (direct) and its dense M-hat factors, right-hand sides and scratch */
+    double *tsc, *ktsc, *ywork;
+    unsigned char *tfirst, *ktfirst; /* 1: the triplet is the first into its matrix entry */
+    int *mdiag, nmdiag;              /* the Jacobian entries of M's diagonal (lin_mass_diag) */
+    int direct;
+    int small_vw;                    /* v_W^T B by a loop, not dgemm (relin.c: small models) */
+    mbla_dlu *mlu;
+};
+
+/* augmented.c */
+void aug_fill_values(const mbl_lin_work *w, int nz, const int *tsrc, double *tx);
+void aug_rows_refill(sparse_rows *R, int nrows, const double *val);
+int aug_kin_col(const mbl_model *md, int c);
+int aug_singular_error(mbl_status *st, double cond);
+int aug_kin_singular_error(mbl_status *st, double cond);
+int aug_finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
+int aug_finish_dS_init(const mbl_lin_work *w);
+void aug_finish_post_block(mbl_lin_work *w, mbl_linear *lin, int j0, int nb, int exact_sdot);
+void aug_finish_assemble(const mbl_lin_work *w, mbl_linear *lin);
+int aug_finish_mck(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
+
+/* relin.c: after the workspace's first linearization, freeze the scaling and choose the path */
+int aug_relin_prepare(mbl_lin_work *w, const mbl_linear *lin, mbl_status *st);
+
+#endif
