@@ -825,6 +825,17 @@ void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const 
             if (fx && sh[0] != 0) t = mech_fmt(M, "%s*%s", mech_num(M, sh[0]), fx);
             if (fy && sh[1] != 0) t = mech_fmt(M, "%s%s%s*%s", t ? t : "", t ? " + " : "", mech_num(M, sh[1]), fy);
             if (tq && sh[2] != 0) t = mech_fmt(M, "%s%s%s*%s", t ? t : "", t ? " + " : "", mech_num(M, sh[2]), tq[2]);
+            /* a marker's geometric stiffness (modal_body.c): the point's shift -1/2 eta^T G_d eta along
+             * the frame's axis d does the work -f_d (G_d eta)_k */
+            for (int d = 0; d < 2 && f; d++) {
+                if (!K->gk[d]) continue;
+                sbuf gq = {0};
+                for (int j = 0; j < fb->inv.nf; j++) {
+                    double x = K->gk[d][k + (size_t)fb->inv.nf * j];
+                    if (x != 0) mech_sb_add(M, &gq, gq.n ? " + " : "", mech_fmt(M, "%s*%s", mech_num(M, x), fb->qf[j]));
+                }
+                if (gq.n) t = mech_fmt(M, "%s - %s*(%s)", t ? t : "0", d ? fy : fx, mech_sb_done(M, &gq));
+            }
             if (!t) continue;
             if (sg[0]) t = mech_fmt(M, "%s(%s)", sg, t);
             B->Fq[k] = B->Fq[k] ? mech_fmt(M, "%s + %s", B->Fq[k], t) : t;

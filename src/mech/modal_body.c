@@ -291,8 +291,9 @@ static int geo_file(mech *M, const yaml_node_t *map, const char *key, const char
 }
 
 /* The marker's geometric stiffness per unit force along the frame's x and y (gs: its map, or NULL):
- * the texts eta^T Gfx eta, eta^T Gfy eta of its point's second-order shift (gq, "0" when absent). */
-static int marker_geo(mech *M, const body *B, const yaml_node_t *gs, const char *what, int nm, const char *gq[2])
+ * kept in K->gk (mech_flex_apply: a force element's work on it), and the texts eta^T Gfx eta,
+ * eta^T Gfy eta of its point's second-order shift (gq, "0" when absent). */
+static int marker_geo(mech *M, const body *B, marker *K, const yaml_node_t *gs, const char *what, int nm, const char *gq[2])
 {
     if (!gs) return 0;
     static const char *okg[] = {"fx", "fy", NULL};
@@ -310,7 +311,8 @@ static int marker_geo(mech *M, const body *B, const yaml_node_t *gs, const char 
                 mech_sb_add(M, &t, " + ", mech_fmt(M, "%s*%s_eta%d*%s_eta%d", mech_num(M, x), B->name, i + 1, B->name, j + 1));
             }
         gq[d] = mech_sb_done(M, &t);
-        mbl_free(G);
+        if (!mech_keep(M, (char *)G)) rc = mech_oom(M);
+        else K->gk[d] = G;
         if (M->oom) rc = mech_oom(M);
     }
     return rc;
@@ -353,9 +355,12 @@ static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
             if (S[3 * k + 2] != 0) mech_sb_add(M, &dp, " + ", mech_fmt(M, "%s*%s", mech_num(M, S[3 * k + 2]), eta));
         }
         const char *gq[2] = {"0", "0"};
-        if ((rc = marker_geo(M, B, mech_get(M, val, "geometric_stiffness"), what, nm, gq))) return rc;
-        const char *u = mech_fmt(M, "(%s + %s - 0.5*(%s))", X[0], mech_sb_done(M, &du), gq[0]);
-        const char *v = mech_fmt(M, "(%s + %s - 0.5*(%s))", X[1], mech_sb_done(M, &dv), gq[1]);
+        if ((rc = marker_geo(M, B, K, mech_get(M, val, "geometric_stiffness"), what, nm, gq))) return rc;
+        /* (the second-order shift only where a file gives it: the texts of other modal bodies unchanged) */
+        const char *u = mech_fmt(M, "(%s + %s%s%s%s)", X[0], mech_sb_done(M, &du), K->gk[0] ? " - 0.5*(" : "", K->gk[0] ? gq[0] : "",
+                                 K->gk[0] ? ")" : "");
+        const char *v = mech_fmt(M, "(%s + %s%s%s%s)", X[1], mech_sb_done(M, &dv), K->gk[1] ? " - 0.5*(" : "", K->gk[1] ? gq[1] : "",
+                                 K->gk[1] ? ")" : "");
         const char *s[3] = {u, v, "0"};
         rc = mech_flex_marker_frame(M, K, B, mech_fmt(M, "%s + %s + (%s)", B->th, mech_sb_done(M, &dp), ang), s, NULL);
     }
