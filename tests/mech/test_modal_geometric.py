@@ -318,6 +318,24 @@ with tempfile.TemporaryDirectory() as d:
         # (along y the frame is turned by -pi/2: the global force [-P, 0] is along the frame's -y)
         got = freqs(d, model("buckling", body, spin), "--set", f"P={pcr / 2!r}")[:NM]
         check(rel(got, ref) <= 1e-8, f"tip load P_cr/2, modal body along {along}: {got[:3]} vs reference {ref[:3]} (rel {rel(got, ref):.1e})")
+    # examples/beam_to_modal.py --geometric (the FE code's part for the project's beam) on source 001's
+    # flexible pendulum: the modal bodies of all 30 modes with Gax, Gw2 and link 1's tip Gtip give the
+    # beam bodies' frequencies with their geometric stiffness (link 2's weight on link 1's tip)
+    ex = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+    p = subprocess.run([sys.executable, os.path.join(ex, "beam_to_modal.py"), "--length", "4", "--elements", "10", "--E", "1e8",
+                        "--rho", "1500", "--radius", "0.15", "--geometric", "--prefix", os.path.join(d, "p10")],
+                       capture_output=True, text=True)
+    if check(p.returncode == 0, "beam_to_modal.py --geometric " + p.stderr.strip()):
+        with open(os.path.join(ex, "flexible_pendulum_modal.yaml")) as f:
+            text = f.read().replace("modal/link10_", "p10_")
+        text = text.replace("    P: p10_P.mtx\n", "    P: p10_P.mtx\n    geometric_stiffness: {ax: p10_Gax.mtx, w2: p10_Gw2.mtx}\n")
+        text = text.replace("shapes: p10_node11.mtx}", "shapes: p10_node11.mtx, geometric_stiffness: {fx: p10_Gtip.mtx}}")
+        with open(os.path.join(ex, "flexible_pendulum_beams.yaml")) as f:
+            beams = "".join(l for l in f if "geometric_stiffness: false" not in l).replace("elements: 50", "elements: 10")
+        got, ref = freqs(d, text)[:8], freqs(d, beams)[:8]
+        check(len(got) == 8 and rel(got, ref) <= 1e-9,
+              f"flexible pendulum of modal bodies from beam_to_modal.py --geometric: {got[:4]} vs beam bodies {ref[:4]} "
+              f"(rel {rel(got, ref):.1e})")
     # bad input: one line naming the file
     write_mtx(os.path.join(d, "bad.mtx"), np.arange(36.0 * 36).reshape(36, 36)[:3 * NE, :3 * NE])
     p = run(d, model("hanging", bodies["x"][0].replace("x_Gw2.mtx", "bad.mtx"), "-pi/2"), "linearize")
