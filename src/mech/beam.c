@@ -634,6 +634,13 @@ int mech_flex_frame(mech *M, body *B, const yaml_node_t *key, const yaml_node_t 
     B->A[6] = zero, B->A[7] = zero, B->A[8] = one;
     B->w[0] = B->w[1] = zero;
     B->w[2] = mech_fmt(M, "der(%s)", B->th);
+    /* initial velocities, as a rigid body's (body.c): the frame's `velocity` and `angular_velocity` */
+    yaml_node_t *vn = mech_get(M, val, "velocity"), *wn = mech_get(M, val, "angular_velocity");
+    const char *v0[2], *w0;
+    if (!rc && vn && !(rc = mech_vec_of(M, vn, 2, "velocity", v0)))
+        for (int k = 0; k < 2 && !rc; k++) rc = mech_push_at(M, &M->src->velocities, B->r[k], v0[k], vn);
+    if (!rc && wn && !(rc = mech_text_of(M, wn, "angular_velocity", &w0)))
+        rc = mech_push_at(M, &M->src->velocities, B->th, w0, wn);
     return rc;
 }
 
@@ -683,7 +690,7 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     snprintf(what, sizeof what, "body '%s'", name);
     if (!M->planar) return mech_read_beam3(M, key, val);
     static const char *ok[] = {"type", "length", "elements", "E", "rho", "radius", "A", "I", "damping", "position",
-                               "angle", "markers", "geometric_stiffness", NULL};
+                               "angle", "velocity", "angular_velocity", "markers", "geometric_stiffness", NULL};
     int rc = mech_check_keys(M, val, ok, what);
     if (rc) return rc;
     /* the geometric stiffness of the axial load (model/ffr.h), on unless `geometric_stiffness: false` */

@@ -399,8 +399,9 @@ int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     char what[200];
     snprintf(what, sizeof what, "body '%s'", name);
     if (!M->planar) return err_at(M, key, "%s: modal bodies are planar so far (space: planar)", what);
-    static const char *ok[] = {"type", "position", "angle", "mass", "s0", "J0", "mass_matrix", "stiffness", "Sb",
-                               "c1", "c2", "P", "damping", "markers", "geometric_stiffness", NULL};
+    static const char *ok[] = {"type", "position", "angle", "velocity", "angular_velocity", "mass", "s0", "J0",
+                               "mass_matrix", "stiffness", "Sb", "c1", "c2", "P", "damping", "markers",
+                               "geometric_stiffness", NULL};
     int rc = mech_check_keys(M, val, ok, what);
     if (rc) return rc;
     double m, J0, s0[2], alpha = 0, beta = 0;

@@ -45,6 +45,12 @@ if(MBLIN_PYTHON3_NUMPY AND MBLIN_WITH_GPL)
   add_test(NAME test_modal_geometric COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_modal_geometric.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# initial velocities of beam and modal bodies (issue 32, item 3): a blade given its angular velocity
+# against the same blade driven through its hub
+if(MBLIN_PYTHON3_NUMPY AND MBLIN_WITH_GPL)
+  add_test(NAME test_flex_velocity COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_flex_velocity.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
 # geometric stiffness of spatial beam bodies (issue 32): a hanging cantilever in both bending planes
 # and a blade on a turning hub (flapwise and lead-lag, hub radius 0 and 0.2) against a numpy FE
 # reference and Southwell's coefficients
