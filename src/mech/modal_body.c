@@ -297,8 +297,10 @@ static int marker_geo(mech *M, const body *B, marker *K, const yaml_node_t *gs, 
 {
     if (!gs) return 0;
     static const char *okg[] = {"fx", "fy", NULL};
-    int rc = mech_want_map(M, gs, "geometric_stiffness");
-    if (!rc) rc = mech_check_keys(M, gs, okg, "geometric_stiffness");
+    char w[400];
+    snprintf(w, sizeof w, "%s: geometric_stiffness (files per unit force at the marker)", what);
+    int rc = mech_want_map(M, gs, w);
+    if (!rc) rc = mech_check_keys(M, gs, okg, w);
     for (int d = 0; d < 2 && !rc; d++) {
         double *G = NULL;
         if ((rc = geo_file(M, gs, okg[d], what, nm, &G)) || !G) continue;
@@ -379,8 +381,10 @@ static int body_geo(mech *M, const yaml_node_t *val, const char *what, int nm, m
     yaml_node_t *gs = mech_get(M, val, "geometric_stiffness");
     if (!gs) return 0;
     static const char *okg[] = {"ax", "ay", "wdot", "w2", NULL};
-    int rc = mech_want_map(M, gs, "geometric_stiffness");
-    if (!rc) rc = mech_check_keys(M, gs, okg, "geometric_stiffness");
+    char w[400];
+    snprintf(w, sizeof w, "%s: geometric_stiffness (files per unit load)", what);
+    int rc = mech_want_map(M, gs, w);
+    if (!rc) rc = mech_check_keys(M, gs, okg, w);
     mbla_csc **dst[4] = {&inv->H1, &inv->Hy, &inv->Ha, &inv->Hx};
     const double sign[4] = {-1, -1, 1, 1};
     for (int k = 0; k < 4 && !rc; k++) {
