@@ -158,7 +158,7 @@ TEST(modal_pendulum)
 TEST(modal_geometric)
 {
     int nb = 0;
-    compare("tests/model/modal_geo.yaml", NULL, 6, &nb);
+    compare("tests/model/modal_geo/pendulum.yaml", NULL, 6, &nb);
     CHECK_EQ_INT(nb, 2);
 }
 
