@@ -346,6 +346,7 @@ int mech_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_i
  *     E: 1e8   rho: 1500   radius: 0.15     (or A: and I:)
  *     damping: {alpha: 0, beta: 1e-4}      (Rayleigh, optional)
  *     position: [0, 0]   angle: -pi/2      (the floating frame: origin at node 1, x along the beam)
+ *     velocity: [0, 0]   angular_velocity: 0   (optional: the frame's initial velocities, as a rigid body's)
  *     markers: {o: {node: 1}, tip: {s: 4}}  (at a node, by index 1..n+1 or arc length s)
  *     geometric_stiffness: false           (optional: leave out the stiffening by the axial load)
  *

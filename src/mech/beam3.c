@@ -7,6 +7,7 @@
  *     radius: 0.01        (or A:, Iy:, Iz:, J:)
  *     damping: {alpha: 0, beta: 1e-4}
  *     position: [0, 0, 0]   axis: [0, 0, 1]   angle: 0     (the floating frame, x along the beam)
+ *     velocity: [0, 0, 0]   angular_velocity: [0, 0, 0]    (optional: initial, global axes)
  *     markers: {root: {node: 1}, tip: {s: 2}}
  *     geometric_stiffness: false   (optional: leave out the stiffening by the axial load)
  *

@@ -3,7 +3,8 @@
  *
  *   link2:
  *     type: modal
- *     position: [0, -4]   angle: -pi/2     (the floating frame, as for a rigid body)
+ *     position: [0, -4]   angle: -pi/2     (the floating frame, as for a rigid body; also its
+ *     velocity: [0, 0]    angular_velocity: 0         initial velocities, optional)
  *     mass: 424.115       s0: [848.23, 0]  J0: 2261.9   (m, int rho u0, int rho |u0|^2)
  *     mass_matrix: link_M.mtx   stiffness: link_K.mtx    (nm x nm: Mff, K of the modal coordinates)
  *     Sb: link_Sb.mtx  c1: link_c1.mtx  c2: link_c2.mtx  P: link_P.mtx   (the invariants, model/ffr.h)
@@ -347,6 +348,8 @@ static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
         marker *K;
         if ((rc = mech_new_marker(M, name, bi, key, &K))) return rc;
         K->shape = S;
+        const char *gq[2] = {"0", "0"};
+        if ((rc = marker_geo(M, B, K, mech_get(M, val, "geometric_stiffness"), what, nm, gq))) return rc;
         /* the deformation of the point: sums over the modal coordinates */
         sbuf du = {0}, dv = {0}, dp = {0};
         mech_sb_add(M, &du, "", "0"), mech_sb_add(M, &dv, "", "0"), mech_sb_add(M, &dp, "", "0");
@@ -356,8 +359,6 @@ static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
             if (S[3 * k + 1] != 0) mech_sb_add(M, &dv, " + ", mech_fmt(M, "%s*%s", mech_num(M, S[3 * k + 1]), eta));
             if (S[3 * k + 2] != 0) mech_sb_add(M, &dp, " + ", mech_fmt(M, "%s*%s", mech_num(M, S[3 * k + 2]), eta));
         }
-        const char *gq[2] = {"0", "0"};
-        if ((rc = marker_geo(M, B, K, mech_get(M, val, "geometric_stiffness"), what, nm, gq))) return rc;
         /* (the second-order shift only where a file gives it: the texts of other modal bodies unchanged) */
         const char *u = mech_fmt(M, "(%s + %s%s%s%s)", X[0], mech_sb_done(M, &du), K->gk[0] ? " - 0.5*(" : "", K->gk[0] ? gq[0] : "",
                                  K->gk[0] ? ")" : "");
