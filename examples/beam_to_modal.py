@@ -15,7 +15,15 @@ The element integrals are computed here independently of src/mech/beam.c (numpy,
 Writes <prefix>_M.mtx, _K.mtx, _Sb.mtx, _c1.mtx, _c2.mtx, _P.mtx, _node1.mtx and _node<n+1>.mtx
 (the shapes of the two end nodes: 3 x k, rows u, v, phi) and prints the body's YAML.
 
-usage: beam_to_modal.py --length L --elements N --E E --rho RHO --radius R [--modes K] --prefix PATH
+With --geometric, also the geometric stiffness per unit load (docs/mechanism-reference.md, "Geometric
+stiffness of modal bodies"): Phi^T K_G Phi, K_G = int N S'^T S' dX (S' the slopes of the transverse
+shape functions), with the axial force N of the clamped beam under each unit load case:
+  _Gax.mtx   a unit frame acceleration along x (body force -rho A e_x):  N = -rho A (L - X);
+  _Gw2.mtx   a unit angular velocity (centrifugal body force rho A X e_x): N = rho A (L^2 - X^2) / 2;
+  _Gtip.mtx  a unit force along x at the last node:                       N = 1.
+(A straight beam along x has no axial force from ay or wdot: those files would be zero.)
+
+usage: beam_to_modal.py --length L --elements N --E E --rho RHO --radius R [--modes K] [--geometric] --prefix PATH
 """
 import argparse
 import math
@@ -60,6 +68,21 @@ def beam(L, ne, E, rho, A, I):
     return dict(m=m, s0=[m * L / 2, 0.0], J0=m * L * L / 3, M=M, K=K, P=P, Sb=Sb, c1=c1, c2=c2)
 
 
+def geometric(L, ne, N):
+    """int N(X) S'^T S' dX over the beam (S' the slopes of the transverse Hermite functions), N a
+    polynomial of degree <= 2 in X: the 4-point Gauss rule is exact"""
+    le = L / ne
+    nf = 3 * (ne + 1)
+    G = np.zeros((nf, nf))
+    for e in range(ne):
+        d = slice(3 * e, 3 * e + 6)
+        for xi, w in zip(*gauss4()):
+            dv = np.array([0, (-6 * xi + 6 * xi**2) / le, 1 - 4 * xi + 3 * xi**2, 0, (6 * xi - 6 * xi**2) / le,
+                           -2 * xi + 3 * xi**2])
+            G[d, d] += w * le * N((e + xi) * le) * np.outer(dv, dv)
+    return G
+
+
 def write_mtx(path, A, what):
     A = np.atleast_2d(A)
     with open(path, "w") as f:
@@ -79,6 +102,7 @@ def main():
     ap.add_argument("--rho", type=float, required=True)
     ap.add_argument("--radius", type=float, required=True)
     ap.add_argument("--modes", type=int, default=0, help="modes kept (default all 3 n_e)")
+    ap.add_argument("--geometric", action="store_true", help="also the geometric stiffness per unit load")
     ap.add_argument("--prefix", required=True)
     a = ap.parse_args()
     A = math.pi * a.radius**2
@@ -104,6 +128,11 @@ def main():
     for key, what in (("M", "modal mass"), ("K", "modal stiffness"), ("P", "P = int rho S^T Jt S"),
                       ("Sb", "Sb = int rho S"), ("c1", "c1 = int rho S^T u0"), ("c2", "c2 = int rho S^T Jt u0")):
         write_mtx("%s_%s.mtx" % (a.prefix, key), out[key], what)
+    if a.geometric:
+        rA, L = a.rho * A, a.length
+        for key, N in (("Gax", lambda X: -rA * (L - X)), ("Gw2", lambda X: rA * (L * L - X * X) / 2), ("Gtip", lambda X: 1.0)):
+            G = Phi.T @ geometric(L, a.elements, N) @ Phi
+            write_mtx("%s_%s.mtx" % (a.prefix, key), 0.5 * (G + G.T), "geometric stiffness per unit load (%s)" % key)
     last = a.elements + 1
     for node in (1, last):
         write_mtx("%s_node%d.mtx" % (a.prefix, node), Phi[3 * (node - 1):3 * node, :], "u, v, phi of node %d" % node)
@@ -113,9 +142,12 @@ def main():
     print("    J0: %.17g" % b["J0"])
     for key, name in (("mass_matrix", "M"), ("stiffness", "K"), ("Sb", "Sb"), ("c1", "c1"), ("c2", "c2"), ("P", "P")):
         print("    %s: %s_%s.mtx" % (key, base, name))
+    if a.geometric:
+        print("    geometric_stiffness: {ax: %s_Gax.mtx, w2: %s_Gw2.mtx}" % (base, base))
     print("    markers:")
     print("      first: {position: [0, 0], shapes: %s_node1.mtx}" % base)
-    print("      last: {position: [%.17g, 0], shapes: %s_node%d.mtx}" % (a.length, base, last))
+    tipgeo = ", geometric_stiffness: {fx: %s_Gtip.mtx}" % base if a.geometric else ""
+    print("      last: {position: [%.17g, 0], shapes: %s_node%d.mtx%s}" % (a.length, base, last, tipgeo))
 
 
 if __name__ == "__main__":

@@ -346,6 +346,7 @@ int mech_beam2_invariants(const mbl_beam_section *s, double L, int ne, mbl_ffr_i
  *     E: 1e8   rho: 1500   radius: 0.15     (or A: and I:)
  *     damping: {alpha: 0, beta: 1e-4}      (Rayleigh, optional)
  *     position: [0, 0]   angle: -pi/2      (the floating frame: origin at node 1, x along the beam)
+ *     velocity: [0, 0]   angular_velocity: 0   (optional: the frame's initial velocities, as a rigid body's)
  *     markers: {o: {node: 1}, tip: {s: 4}}  (at a node, by index 1..n+1 or arc length s)
  *     geometric_stiffness: false           (optional: leave out the stiffening by the axial load)
  *
@@ -634,6 +635,13 @@ int mech_flex_frame(mech *M, body *B, const yaml_node_t *key, const yaml_node_t 
     B->A[6] = zero, B->A[7] = zero, B->A[8] = one;
     B->w[0] = B->w[1] = zero;
     B->w[2] = mech_fmt(M, "der(%s)", B->th);
+    /* initial velocities, as a rigid body's (body.c): the frame's `velocity` and `angular_velocity` */
+    yaml_node_t *vn = mech_get(M, val, "velocity"), *wn = mech_get(M, val, "angular_velocity");
+    const char *v0[2], *w0;
+    if (!rc && vn && !(rc = mech_vec_of(M, vn, 2, "velocity", v0)))
+        for (int k = 0; k < 2 && !rc; k++) rc = mech_push_at(M, &M->src->velocities, B->r[k], v0[k], vn);
+    if (!rc && wn && !(rc = mech_text_of(M, wn, "angular_velocity", &w0)))
+        rc = mech_push_at(M, &M->src->velocities, B->th, w0, wn);
     return rc;
 }
 
@@ -683,7 +691,7 @@ int mech_read_beam(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     snprintf(what, sizeof what, "body '%s'", name);
     if (!M->planar) return mech_read_beam3(M, key, val);
     static const char *ok[] = {"type", "length", "elements", "E", "rho", "radius", "A", "I", "damping", "position",
-                               "angle", "markers", "geometric_stiffness", NULL};
+                               "angle", "velocity", "angular_velocity", "markers", "geometric_stiffness", NULL};
     int rc = mech_check_keys(M, val, ok, what);
     if (rc) return rc;
     /* the geometric stiffness of the axial load (model/ffr.h), on unless `geometric_stiffness: false` */
@@ -825,6 +833,17 @@ void mech_flex_apply(mech *M, int m, char *const f[3], char *const tq[3], const 
             if (fx && sh[0] != 0) t = mech_fmt(M, "%s*%s", mech_num(M, sh[0]), fx);
             if (fy && sh[1] != 0) t = mech_fmt(M, "%s%s%s*%s", t ? t : "", t ? " + " : "", mech_num(M, sh[1]), fy);
             if (tq && sh[2] != 0) t = mech_fmt(M, "%s%s%s*%s", t ? t : "", t ? " + " : "", mech_num(M, sh[2]), tq[2]);
+            /* a marker's geometric stiffness (modal_body.c): the point's shift -1/2 eta^T G_d eta along
+             * the frame's axis d does the work -f_d (G_d eta)_k */
+            for (int d = 0; d < 2 && f; d++) {
+                if (!K->gk[d]) continue;
+                sbuf gq = {0};
+                for (int j = 0; j < fb->inv.nf; j++) {
+                    double x = K->gk[d][k + (size_t)fb->inv.nf * j];
+                    if (x != 0) mech_sb_add(M, &gq, gq.n ? " + " : "", mech_fmt(M, "%s*%s", mech_num(M, x), fb->qf[j]));
+                }
+                if (gq.n) t = mech_fmt(M, "%s - %s*(%s)", t ? t : "0", d ? fy : fx, mech_sb_done(M, &gq));
+            }
             if (!t) continue;
             if (sg[0]) t = mech_fmt(M, "%s(%s)", sg, t);
             B->Fq[k] = B->Fq[k] ? mech_fmt(M, "%s + %s", B->Fq[k], t) : t;

@@ -7,6 +7,7 @@
  *     radius: 0.01        (or A:, Iy:, Iz:, J:)
  *     damping: {alpha: 0, beta: 1e-4}
  *     position: [0, 0, 0]   axis: [0, 0, 1]   angle: 0     (the floating frame, x along the beam)
+ *     velocity: [0, 0, 0]   angular_velocity: [0, 0, 0]    (optional: initial, global axes)
  *     markers: {root: {node: 1}, tip: {s: 2}}
  *     geometric_stiffness: false   (optional: leave out the stiffening by the axial load)
  *
@@ -86,6 +87,22 @@ static int beam3_markers(mech *M, int bi, const yaml_node_t *mks, int ne, double
     return rc;
 }
 
+/* initial velocities, as a rigid body's (body.c): `velocity`, and `angular_velocity` (global) as
+ * the Euler parameters' rates der(e) = 1/2 E^T w at the initial e0 */
+static int beam3_velocity(mech *M, const body *B, const yaml_node_t *val, const double e0[4])
+{
+    yaml_node_t *vn = mech_get(M, val, "velocity"), *wn = mech_get(M, val, "angular_velocity");
+    const char *v0[3], *w0[3], *r0[4];
+    int rc = 0;
+    if (vn && !(rc = mech_vec_of(M, vn, 3, "velocity", v0)))
+        for (int k = 0; k < 3 && !rc; k++) rc = mech_push_at(M, &M->src->velocities, B->r[k], v0[k], vn);
+    if (!rc && wn && !(rc = mech_vec_of(M, wn, 3, "angular_velocity", w0))) {
+        mech_tx_euler_rates(M, e0, w0, r0);
+        for (int k = 0; k < 4 && !rc; k++) rc = mech_push_at(M, &M->src->velocities, B->e[k], r0[k], wn);
+    }
+    return rc;
+}
+
 int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
 {
     const char *name = mech_sc(key);
@@ -93,7 +110,7 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     snprintf(what, sizeof what, "body '%s'", name);
     static const char *ok[] = {"type",   "length", "elements", "E",        "G",     "rho",   "radius",  "A",
                                "Iy",     "Iz",     "J",        "damping",  "position", "axis", "angle", "markers",
-                               "geometric_stiffness", NULL};
+                               "geometric_stiffness", "velocity", "angular_velocity", NULL};
     int rc = mech_check_keys(M, val, ok, what);
     if (rc) return rc;
     int geo = 1; /* the geometric stiffness of the axial load (model/ffr3.h) */
@@ -170,6 +187,7 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         B->e[k] = mech_fmt(M, "%s_e%d", name, k);
         rc = mech_push_at(M, &M->src->coordinates, B->e[k], mech_num(M, e0[k]), axn ? axn : key);
     }
+    if (!rc) rc = beam3_velocity(M, B, val, e0);
     if (rc) return rc;
     char **e = B->e;
     rc = mech_euler_texts(M, B, 1, 1); /* normalization, B->A, B->w as a rigid body's */

@@ -60,6 +60,7 @@ typedef struct marker {
     int oset;          /* the --set its orientation (or its body's) came from, or -1 */
     int node;          /* on a beam: 1 + the index of its node (beam.c), else 0 */
     double *shape;     /* on a modal body: 3 x nm (u, v, phi per modal coordinate, column-major), else NULL */
+    double *gk[2];     /* on a modal body: its geometric stiffness per unit force along the frame's x, y (nm x nm), or NULL */
     const char *s[3];  /* position in body axes (texts) */
     const char *ang;   /* planar: angle relative to the body (text) */
     const yaml_node_t *val;

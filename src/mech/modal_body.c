@@ -3,7 +3,8 @@
  *
  *   link2:
  *     type: modal
- *     position: [0, -4]   angle: -pi/2     (the floating frame, as for a rigid body)
+ *     position: [0, -4]   angle: -pi/2     (the floating frame, as for a rigid body; also its
+ *     velocity: [0, 0]    angular_velocity: 0         initial velocities, optional)
  *     mass: 424.115       s0: [848.23, 0]  J0: 2261.9   (m, int rho u0, int rho |u0|^2)
  *     mass_matrix: link_M.mtx   stiffness: link_K.mtx    (nm x nm: Mff, K of the modal coordinates)
  *     Sb: link_Sb.mtx  c1: link_c1.mtx  c2: link_c2.mtx  P: link_P.mtx   (the invariants, model/ffr.h)
@@ -15,7 +16,19 @@
  * <b>_x, <b>_y, <b>_th and the modal coordinates <b>_eta1 .. <b>_eta<nm>. The invariants are
  * those of model/ffr.h with S the mode shapes (Sb = int rho S, c1 = int rho S^T u0, c2 = int rho
  * S^T Jt u0, Mff = int rho S^T S, P = int rho S^T Jt S): an FE code computes them from its mass
- * matrix (examples/beam_to_modal.py does it for the project's beam elements). */
+ * matrix (examples/beam_to_modal.py does it for the project's beam elements).
+ *
+ * Optional preload (geometric) stiffness, nm x nm files of the FE code's geometric stiffness
+ * Phi^T K_G(sigma) Phi per unit load, sigma the stresses of the body clamped to its frame:
+ *     geometric_stiffness: {ax: Gax.mtx, ay: Gay.mtx, wdot: Gwd.mtx, w2: Gw2.mtx}
+ * under the body force -rho e_x (ax), -rho e_y (ay), -rho Jt u0 (wdot) and rho u0 (w2), the loads of a
+ * unit frame acceleration, angular acceleration and angular velocity squared; at the point
+ * KG = ax Gax + ay Gay + wdot Gwd + w2 Gw2 with (ax, ay) = A^T (R'' - g), wdot = th'', w2 = th'^2
+ * (model/ffr.h's H1 = -Gax, Hy = -Gay, Ha = Gwd, Hx = Gw2). A marker may add
+ *     geometric_stiffness: {fx: Gfx.mtx, fy: Gfy.mtx}
+ * per unit force at the marker along the frame's x and y: its point then sits at
+ * u = X + S eta - 1/2 (eta^T Gfx eta, eta^T Gfy eta), so a joint's reaction or a force element at
+ * the marker does its work on the quadratic term (as a beam marker's foreshortening). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +42,10 @@
 #ifdef MBLIN_WITH_GPL
 #include <cholmod.h>
 #endif
+
+/* A geometric stiffness file must be symmetric to this fraction of its largest entry (an FE code's
+ * K_G is; rounding in its projection onto the modes stays far below). */
+#define MODAL_GEO_SYM_TOL 1e-9
 
 /* the path of `name` relative to the model file's directory */
 static char *rel_path(mech *M, const char *name)
@@ -253,6 +270,57 @@ static int num_key(mech *M, const yaml_node_t *val, const char *key, const char 
     return rc;
 }
 
+/* a geometric stiffness file (nm x nm, symmetric) read into *out (column-major) */
+static int geo_file(mech *M, const yaml_node_t *map, const char *key, const char *what, int nm, double **out)
+{
+    *out = NULL;
+    yaml_node_t *n = mech_get(M, map, key);
+    if (!n) return 0;
+    char w[240];
+    snprintf(w, sizeof w, "%s: geometric_stiffness: %s", what, key);
+    int r = nm, c = nm, rc = read_mtx(M, n, w, &r, &c, out);
+    double big = 0, asym = 0;
+    for (int i = 0; !rc && i < nm; i++)
+        for (int j = 0; j < nm; j++) {
+            double a = (*out)[i + (size_t)nm * j], b = (*out)[j + (size_t)nm * i];
+            big = fmax(big, fabs(a)), asym = fmax(asym, fabs(a - b));
+        }
+    if (!rc && asym > MODAL_GEO_SYM_TOL * big)
+        rc = err_at(M, n, "%s must be symmetric (relative deviation %.3g)", w, asym / big);
+    if (rc) mbl_free(*out), *out = NULL;
+    return rc;
+}
+
+/* The marker's geometric stiffness per unit force along the frame's x and y (gs: its map, or NULL):
+ * kept in K->gk (mech_flex_apply: a force element's work on it), and the texts eta^T Gfx eta,
+ * eta^T Gfy eta of its point's second-order shift (gq, "0" when absent). */
+static int marker_geo(mech *M, const body *B, marker *K, const yaml_node_t *gs, const char *what, int nm, const char *gq[2])
+{
+    if (!gs) return 0;
+    static const char *okg[] = {"fx", "fy", NULL};
+    char w[400];
+    snprintf(w, sizeof w, "%s: geometric_stiffness (files per unit force at the marker)", what);
+    int rc = mech_want_map(M, gs, w);
+    if (!rc) rc = mech_check_keys(M, gs, okg, w);
+    for (int d = 0; d < 2 && !rc; d++) {
+        double *G = NULL;
+        if ((rc = geo_file(M, gs, okg[d], what, nm, &G)) || !G) continue;
+        sbuf t = {0};
+        mech_sb_add(M, &t, "", "0");
+        for (int i = 0; i < nm; i++)
+            for (int j = i; j < nm; j++) {
+                double x = G[i + (size_t)nm * j] + (i != j ? G[j + (size_t)nm * i] : 0.0);
+                if (x == 0) continue;
+                mech_sb_add(M, &t, " + ", mech_fmt(M, "%s*%s_eta%d*%s_eta%d", mech_num(M, x), B->name, i + 1, B->name, j + 1));
+            }
+        gq[d] = mech_sb_done(M, &t);
+        if (!mech_keep(M, (char *)G)) rc = mech_oom(M);
+        else K->gk[d] = G;
+        if (M->oom) rc = mech_oom(M);
+    }
+    return rc;
+}
+
 /* markers of a modal body: position [X, Y] in the undeformed body frame and the node's shapes (3 x nm) */
 static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
 {
@@ -263,7 +331,7 @@ static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
     for (yaml_node_pair_t *p = mks->data.mapping.pairs.start; !rc && p < mks->data.mapping.pairs.top; p++) {
         yaml_node_t *key = yaml_document_get_node(M->doc, p->key), *val = yaml_document_get_node(M->doc, p->value);
         body *B = &M->b[bi];
-        static const char *ok[] = {"position", "shapes", "angle", NULL};
+        static const char *ok[] = {"position", "shapes", "angle", "geometric_stiffness", NULL};
         if ((rc = mech_flex_marker_key(M, B, key, val, ok, what, sizeof what))) return rc;
         const char *name = mech_sc(key);
         const char *X[2] = {"0", "0"}, *ang = "0";
@@ -280,6 +348,8 @@ static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
         marker *K;
         if ((rc = mech_new_marker(M, name, bi, key, &K))) return rc;
         K->shape = S;
+        const char *gq[2] = {"0", "0"};
+        if ((rc = marker_geo(M, B, K, mech_get(M, val, "geometric_stiffness"), what, nm, gq))) return rc;
         /* the deformation of the point: sums over the modal coordinates */
         sbuf du = {0}, dv = {0}, dp = {0};
         mech_sb_add(M, &du, "", "0"), mech_sb_add(M, &dv, "", "0"), mech_sb_add(M, &dp, "", "0");
@@ -289,7 +359,11 @@ static int modal_markers(mech *M, int bi, const yaml_node_t *mks, int nm)
             if (S[3 * k + 1] != 0) mech_sb_add(M, &dv, " + ", mech_fmt(M, "%s*%s", mech_num(M, S[3 * k + 1]), eta));
             if (S[3 * k + 2] != 0) mech_sb_add(M, &dp, " + ", mech_fmt(M, "%s*%s", mech_num(M, S[3 * k + 2]), eta));
         }
-        const char *u = mech_fmt(M, "(%s + %s)", X[0], mech_sb_done(M, &du)), *v = mech_fmt(M, "(%s + %s)", X[1], mech_sb_done(M, &dv));
+        /* (the second-order shift only where a file gives it: the texts of other modal bodies unchanged) */
+        const char *u = mech_fmt(M, "(%s + %s%s%s%s)", X[0], mech_sb_done(M, &du), K->gk[0] ? " - 0.5*(" : "", K->gk[0] ? gq[0] : "",
+                                 K->gk[0] ? ")" : "");
+        const char *v = mech_fmt(M, "(%s + %s%s%s%s)", X[1], mech_sb_done(M, &dv), K->gk[1] ? " - 0.5*(" : "", K->gk[1] ? gq[1] : "",
+                                 K->gk[1] ? ")" : "");
         const char *s[3] = {u, v, "0"};
         rc = mech_flex_marker_frame(M, K, B, mech_fmt(M, "%s + %s + (%s)", B->th, mech_sb_done(M, &dp), ang), s, NULL);
     }
@@ -301,14 +375,38 @@ static int dense_to_csc(int n, const double *A, mbla_csc **out, mbl_status *st)
     return mbla_csc_from_dense(n, n, A, n, 0.0, out, st);
 }
 
+/* The body's geometric stiffness per unit load (the file's comment at the top) as the invariants'
+ * H1 = -Gax, Hy = -Gay, Ha = Gwd, Hx = Gw2 (model/ffr.h) */
+static int body_geo(mech *M, const yaml_node_t *val, const char *what, int nm, mbl_ffr_invariants *inv)
+{
+    yaml_node_t *gs = mech_get(M, val, "geometric_stiffness");
+    if (!gs) return 0;
+    static const char *okg[] = {"ax", "ay", "wdot", "w2", NULL};
+    char w[400];
+    snprintf(w, sizeof w, "%s: geometric_stiffness (files per unit load)", what);
+    int rc = mech_want_map(M, gs, w);
+    if (!rc) rc = mech_check_keys(M, gs, okg, w);
+    mbla_csc **dst[4] = {&inv->H1, &inv->Hy, &inv->Ha, &inv->Hx};
+    const double sign[4] = {-1, -1, 1, 1};
+    for (int k = 0; k < 4 && !rc; k++) {
+        double *G = NULL;
+        if ((rc = geo_file(M, gs, okg[k], what, nm, &G)) || !G) continue;
+        for (size_t t = 0; t < (size_t)nm * nm; t++) G[t] *= sign[k];
+        rc = dense_to_csc(nm, G, dst[k], M->st);
+        mbl_free(G);
+    }
+    return rc;
+}
+
 int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val)
 {
     const char *name = mech_sc(key);
     char what[200];
     snprintf(what, sizeof what, "body '%s'", name);
     if (!M->planar) return err_at(M, key, "%s: modal bodies are planar so far (space: planar)", what);
-    static const char *ok[] = {"type", "position", "angle", "mass", "s0", "J0", "mass_matrix", "stiffness", "Sb",
-                               "c1", "c2", "P", "damping", "markers", NULL};
+    static const char *ok[] = {"type", "position", "angle", "velocity", "angular_velocity", "mass", "s0", "J0",
+                               "mass_matrix", "stiffness", "Sb", "c1", "c2", "P", "damping", "markers",
+                               "geometric_stiffness", NULL};
     int rc = mech_check_keys(M, val, ok, what);
     if (rc) return rc;
     double m, J0, s0[2], alpha = 0, beta = 0;
@@ -387,6 +485,7 @@ int mech_read_modal(mech *M, const yaml_node_t *key, const yaml_node_t *val)
         if (!rc) rc = dense_to_csc(nm, Mf, &inv->Mff, M->st);
         if (!rc) rc = dense_to_csc(nm, Kf, &inv->K, M->st);
         if (!rc) rc = dense_to_csc(nm, P, &inv->P, M->st);
+        if (!rc) rc = body_geo(M, val, what, nm, inv);
         /* Mff symmetric positive definite, K symmetric, P antisymmetric */
         double big = 0, asym = 0;
         for (int i = 0; i < nm && !rc; i++)

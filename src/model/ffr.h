@@ -14,7 +14,9 @@
  * of the transverse shape functions): the foreshortening -1/2 qf^T H(X) qf of the point at X along
  * the body x axis, whose virtual work with the axial inertia and gravity load gives the elastic rows
  * KG qf, KG = -(A^T G)_x H1 + th'^2 Hx (G = R'' - g; the axial force N(X) of these loads times
- * int S'^T S'); the other terms of the foreshortening are of second order in qf and are left out. With
+ * int S'^T S'); the other terms of the foreshortening are of second order in qf and are left out. A
+ * modal body may also have Hy and Ha (its FE code's geometric stiffness per unit load, read from
+ * files: src/mech/modal_body.c), and then KG = -(A^T G)_x H1 - (A^T G)_y Hy + th'' Ha + th'^2 Hx. With
  * s = s0 + Sb qf and J = J0 + 2 c1.qf + qf^T Mff qf, the virtual work of the inertia forces
  * int rho dr . r'' and of gravity g (a global vector) give the rows
  *   R:  m R'' + A (Jt s th'' - s th'^2 + 2 Jt Sb qf' th' + Sb qf'') - m g
@@ -35,6 +37,7 @@ typedef struct mbl_ffr_invariants {
     double *Sb, *c1, *c2;       /* 2*nf (row-major: Sb[k*nf + j]), nf, nf */
     mbla_csc *Mff, *P, *K;      /* nf x nf */
     mbla_csc *H1, *Hx;          /* geometric stiffness per unit axial load (beams; NULL: none) */
+    mbla_csc *Hy, *Ha;          /* per unit -(A^T G)_y and th'' (modal bodies; NULL: none) */
 } mbl_ffr_invariants;
 
 void model_ffr_invariants_free(mbl_ffr_invariants *inv);

@@ -38,6 +38,19 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_geometric_stiffness COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_geometric_stiffness.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# geometric stiffness of modal bodies (issue 32, item 4): matrices per unit load from a numpy FE
+# cantilever, hanging, spinning, carrying a pendulum and under a tip load, against the FE reference and
+# the beam body (Matrix Market files: the build with CHOLMOD)
+if(MBLIN_PYTHON3_NUMPY AND MBLIN_WITH_GPL)
+  add_test(NAME test_modal_geometric COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_modal_geometric.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
+# initial velocities of beam and modal bodies (issue 32, item 3): a blade given its angular velocity
+# against the same blade driven through its hub
+if(MBLIN_PYTHON3_NUMPY AND MBLIN_WITH_GPL)
+  add_test(NAME test_flex_velocity COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_flex_velocity.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
 # geometric stiffness of spatial beam bodies (issue 32): a hanging cantilever in both bending planes
 # and a blade on a turning hub (flapwise and lead-lag, hub radius 0 and 0.2) against a numpy FE
 # reference and Southwell's coefficients

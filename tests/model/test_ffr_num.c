@@ -153,6 +153,15 @@ TEST(modal_pendulum)
     CHECK(nb >= 1);
 }
 
+/* issue 32, item 4: modal bodies with a geometric stiffness per unit load of every kind (Hy, Ha
+ * besides H1, Hx; one body with only Hy and Ha) and at a marker */
+TEST(modal_geometric)
+{
+    int nb = 0;
+    compare("tests/model/modal_geo/pendulum.yaml", NULL, 6, &nb);
+    CHECK_EQ_INT(nb, 2);
+}
+
 /* the generated code of a symbolic linear model (src/codegen/symlin.c builds the structured term's
  * expression form on demand) is the same text from both forms: two links of two beam elements */
 static char *code_of(const char *text, int numeric)
@@ -199,6 +208,7 @@ int main(void)
     RUN(beam_pendulum);
     RUN(damped_beam_with_point_mass);
     RUN(modal_pendulum);
+    RUN(modal_geometric);
     RUN(codegen_same_text);
     return test_summary("ffr_num");
 }

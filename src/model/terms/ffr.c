@@ -23,7 +23,7 @@ void model_ffr_invariants_free(mbl_ffr_invariants *inv)
     if (!inv) return;
     mbl_free(inv->Sb), mbl_free(inv->c1), mbl_free(inv->c2);
     mbla_csc_free(inv->Mff), mbla_csc_free(inv->P), mbla_csc_free(inv->K);
-    mbla_csc_free(inv->H1), mbla_csc_free(inv->Hx);
+    mbla_csc_free(inv->H1), mbla_csc_free(inv->Hx), mbla_csc_free(inv->Hy), mbla_csc_free(inv->Ha);
     memset(inv, 0, sizeof *inv);
 }
 
@@ -106,9 +106,9 @@ typedef struct body_rows {
     mblx_id sv[2], w1[2];
     mblx_id w2[2];
     mblx_id Jn, y1v, y2a, Jts0, Jts1, av0, av1, As0, As1, two_thd;
-    double *vM, *vP, *vK, *vC, *vH, *vX;
+    double *vM, *vP, *vK, *vC, *vH, *vX, *vY, *vA;
     int *mark, *list;
-    mblx_id *hs;                /* scratch for the geometric stiffness sums (2 nf + 2) */
+    mblx_id *hs;                /* scratch for the geometric stiffness sums (4 nf + 4) */
 } body_rows;
 
 /* The frame rows R: m G + A b, b = thdd Jt s - thd^2 s + 2 thd Jt w1 + w2, and their entries. */
@@ -222,18 +222,19 @@ static void elastic_rows(const body_rows *x)
     const double *Sb0 = x->Sb0, *Sb1 = x->Sb1;
     const mblx_id *y1 = x->y1, *y2 = x->y2, *Pv = x->Pv;
     mblx_id *t3 = x->t3, two_thd = x->two_thd;
-    double *vM = x->vM, *vP = x->vP, *vK = x->vK, *vC = x->vC, *vH = x->vH, *vX = x->vX;
+    double *vM = x->vM, *vP = x->vP, *vK = x->vK, *vC = x->vC, *vH = x->vH, *vX = x->vX, *vY = x->vY, *vA = x->vA;
     int *mark = x->mark, *list = x->list;
-    /* the geometric stiffness KG = -(A^T G)_x H1 + th'^2 Hx (ffr.h), nodes of its coefficients */
-    mblx_id nAtG0 = mblx_neg(g, AtG0);
+    /* the geometric stiffness KG = -(A^T G)_x H1 - (A^T G)_y Hy + th'' Ha + th'^2 Hx (ffr.h), nodes of
+     * its coefficients */
+    mblx_id nAtG0 = mblx_neg(g, AtG0), nAtG1 = mblx_neg(g, AtG1);
     /* ---- elastic rows ---- */
     for (int i = 0; i < nf && !B->err; i++) {
         int row = fi[i];
         /* row i of Mff, K, C (symmetric: column i) and of P (-column i), merged */
         int nl = 0;
-        const mbla_csc *mats[6] = {inv->Mff, inv->P, inv->K, C, inv->H1, inv->Hx};
-        double *vals[6] = {vM, vP, vK, vC, vH, vX};
-        for (int k = 0; k < 6; k++) {
+        const mbla_csc *mats[8] = {inv->Mff, inv->P, inv->K, C, inv->H1, inv->Hx, inv->Hy, inv->Ha};
+        double *vals[8] = {vM, vP, vK, vC, vH, vX, vY, vA};
+        for (int k = 0; k < 8; k++) {
             const mbla_csc *X = mats[k];
             if (!X) continue;
             for (int p = X->p[i]; p < X->p[i + 1]; p++) {
@@ -248,8 +249,8 @@ static void elastic_rows(const body_rows *x)
         T[nt++] = mblx_mul(g, y2[i], thdd);
         T[nt++] = mblx_neg(g, mblx_mul(g, y1[i], thd2));
         T[nt++] = mblx_mul(g, two_thd, Pv[i]);
-        size_t nh = 0, nx = 0;
-        mblx_id *Th = x->hs, *Tx = x->hs + nf + 1;
+        size_t nh = 0, nx = 0, ny = 0, na = 0;
+        mblx_id *Th = x->hs, *Tx = x->hs + nf + 1, *Ty = x->hs + 2 * (size_t)nf + 2, *Ta = x->hs + 3 * (size_t)nf + 3;
         for (int l = 0; l < nl; l++) {
             int j = list[l];
             if (vM[j] != 0) T[nt++] = mblx_scale(g, vM[j], a[fi[j]]);
@@ -257,29 +258,38 @@ static void elastic_rows(const body_rows *x)
             if (vK[j] != 0) T[nt++] = mblx_scale(g, vK[j], q[fi[j]]);
             if (vH[j] != 0) Th[nh++] = mblx_scale(g, vH[j], q[fi[j]]);
             if (vX[j] != 0) Tx[nx++] = mblx_scale(g, vX[j], q[fi[j]]);
+            if (vY[j] != 0) Ty[ny++] = mblx_scale(g, vY[j], q[fi[j]]);
+            if (vA[j] != 0) Ta[na++] = mblx_scale(g, vA[j], q[fi[j]]);
         }
         /* (H1 qf)_i, (Hx qf)_i and the row's -(A^T G)_x (H1 qf)_i + th'^2 (Hx qf)_i */
         mblx_id hq = mblx_sum(g, nh, Th), xq = mblx_sum(g, nx, Tx);
         if (nh) T[nt++] = mblx_mul(g, nAtG0, hq);
         if (nx) T[nt++] = mblx_mul(g, thd2, xq);
+        /* (Hy qf)_i, (Ha qf)_i and the row's -(A^T G)_y (Hy qf)_i + th'' (Ha qf)_i (modal bodies) */
+        mblx_id yq = mblx_sum(g, ny, Ty), aq = mblx_sum(g, na, Ta);
+        if (ny) T[nt++] = mblx_mul(g, nAtG1, yq);
+        if (na) T[nt++] = mblx_mul(g, thdd, aq);
         Fs[row] = mblx_add(g, Fs[row], mblx_sum(g, nt, T));
-        /* d/dR'' (-(A^T G)_x hq) = -(c, s) hq, d/dth = -(A^T G)_y hq, d/dth' (th'^2 xq) = 2 th' xq */
-        mblx_id ghq[2] = {mblx_neg(g, mblx_mul(g, c, hq)), mblx_neg(g, mblx_mul(g, s, hq))};
+        /* d/dR'' (-(A^T G)_x hq - (A^T G)_y yq) = -(c, s) hq + (s, -c) yq, d/dth = -(A^T G)_y hq +
+         * (A^T G)_x yq, d/dth'' (th'' aq) = aq, d/dth' (th'^2 xq) = 2 th' xq */
+        mblx_id ghq[2] = {mblx_sub(g, mblx_mul(g, s, yq), mblx_mul(g, c, hq)),
+                          mblx_neg(g, mblx_add(g, mblx_mul(g, s, hq), mblx_mul(g, c, yq)))};
         push(B, row, B->ja + iR0, mblx_add(g, lin2(g, Sb0[i], c, Sb1[i], mblx_neg(g, s)), ghq[0]));
         push(B, row, B->ja + iR1, mblx_add(g, lin2(g, Sb0[i], s, Sb1[i], c), ghq[1]));
-        push(B, row, B->ja + ith, y2[i]);
+        push(B, row, B->ja + ith, mblx_add(g, y2[i], aq));
         push(B, row, B->jv + ith,
              mblx_add(g, mblx_sub(g, mblx_scale(g, 2.0, Pv[i]), mblx_mul(g, two_thd, y1[i])), mblx_mul(g, two_thd, xq)));
-        push(B, row, B->jq + ith, mblx_sub(g, lin2(g, Sb0[i], AJtG0, Sb1[i], AJtG1), mblx_mul(g, AtG1, hq)));
+        push(B, row, B->jq + ith,
+             mblx_add(g, mblx_sub(g, lin2(g, Sb0[i], AJtG0, Sb1[i], AJtG1), mblx_mul(g, AtG1, hq)), mblx_mul(g, AtG0, yq)));
         for (int l = 0; l < nl; l++) {
             int j = list[l];
             if (vM[j] != 0) push(B, row, B->ja + fi[j], mblx_const(g, vM[j]));
             mblx_id ev[2] = {mblx_scale(g, 2.0 * vP[j], thd), mblx_const(g, vC[j])};
             push(B, row, B->jv + fi[j], mblx_sum(g, 2, ev));
-            mblx_id eq[5] = {mblx_scale(g, vP[j], thdd), mblx_scale(g, vX[j] - vM[j], thd2), mblx_const(g, vK[j]),
-                             mblx_scale(g, vH[j], nAtG0)};
-            push(B, row, B->jq + fi[j], mblx_sum(g, 4, eq));
-            mark[j] = 0, vM[j] = vP[j] = vK[j] = vC[j] = vH[j] = vX[j] = 0;
+            mblx_id eq[6] = {mblx_scale(g, vP[j] + vA[j], thdd), mblx_scale(g, vX[j] - vM[j], thd2), mblx_const(g, vK[j]),
+                             mblx_scale(g, vH[j], nAtG0), mblx_scale(g, vY[j], nAtG1)};
+            push(B, row, B->jq + fi[j], mblx_sum(g, 5, eq));
+            mark[j] = 0, vM[j] = vP[j] = vK[j] = vC[j] = vH[j] = vX[j] = vY[j] = vA[j] = 0;
         }
     }
 }
@@ -301,10 +311,11 @@ static int formulate(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_cs
     double *vM = mbl_calloc((size_t)nf + 1, sizeof *vM), *vP = mbl_calloc((size_t)nf + 1, sizeof *vP);
     double *vK = mbl_calloc((size_t)nf + 1, sizeof *vK), *vC = mbl_calloc((size_t)nf + 1, sizeof *vC);
     double *vH = mbl_calloc((size_t)nf + 1, sizeof *vH), *vX = mbl_calloc((size_t)nf + 1, sizeof *vX);
-    mblx_id *hs = mbl_alloc_array((size_t)2 * nf + 2, sizeof *hs);
+    double *vY = mbl_calloc((size_t)nf + 1, sizeof *vY), *vA = mbl_calloc((size_t)nf + 1, sizeof *vA);
+    mblx_id *hs = mbl_alloc_array((size_t)4 * nf + 4, sizeof *hs);
     int *mark = mbl_calloc((size_t)nf + 1, sizeof *mark), *list = mbl_alloc_array((size_t)nf + 1, sizeof *list);
     mblx_id *t3 = mbl_alloc_array((size_t)4 * nf + 8, sizeof *t3);
-    if (!scr || !y1 || !y2 || !Mv || !Pv || !Pa || !vM || !vP || !vK || !vC || !vH || !vX || !hs || !mark || !list || !t3) {
+    if (!scr || !y1 || !y2 || !Mv || !Pv || !Pa || !vM || !vP || !vK || !vC || !vH || !vX || !vY || !vA || !hs || !mark || !list || !t3) {
         B.err = 1;
         goto out;
     }
@@ -364,14 +375,14 @@ static int formulate(mbl_model *md, const mbl_ffr_invariants *inv, const mbla_cs
 
     body_rows x = {g, &B, inv, C, Fs, nf, iR0, iR1, ith, fi, a, v, q, thd, thdd, c, s, thd2, G0, G1, AtG0, AtG1, AJtG0,
                    AJtG1, Sb0, Sb1, y1, y2, Mv, Pv, Pa, t3, {sv[0], sv[1]}, {w1[0], w1[1]}, {w2[0], w2[1]}, Jn, y1v, y2a,
-                   Jts0, Jts1, av0, av1, As0, As1, two_thd, vM, vP, vK, vC, vH, vX, mark, list, hs};
+                   Jts0, Jts1, av0, av1, As0, As1, two_thd, vM, vP, vK, vC, vH, vX, vY, vA, mark, list, hs};
     frame_rows_R(&x);
     frame_row_th(&x);
     elastic_rows(&x);
 out:
     mbl_free(scr), mbl_free(y1), mbl_free(y2), mbl_free(Mv), mbl_free(Pv), mbl_free(Pa);
     mbl_free(vM), mbl_free(vP), mbl_free(vK), mbl_free(vC), mbl_free(mark), mbl_free(list), mbl_free(t3);
-    mbl_free(vH), mbl_free(vX), mbl_free(hs);
+    mbl_free(vH), mbl_free(vX), mbl_free(vY), mbl_free(vA), mbl_free(hs);
     if (B.err) return mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
     return mblx_graph_status(g, st);
 }
@@ -598,6 +609,8 @@ int model_ffr_keep_deriv(mbl_model *md, const mbl_ffr_body *b, const int *qidx, 
     if (inv->K && mbla_csc_copy(inv->K, &c->inv.K, &s2)) oom = 1;
     if (inv->H1 && mbla_csc_copy(inv->H1, &c->inv.H1, &s2)) oom = 1;
     if (inv->Hx && mbla_csc_copy(inv->Hx, &c->inv.Hx, &s2)) oom = 1;
+    if (inv->Hy && mbla_csc_copy(inv->Hy, &c->inv.Hy, &s2)) oom = 1;
+    if (inv->Ha && mbla_csc_copy(inv->Ha, &c->inv.Ha, &s2)) oom = 1;
     c->alpha = b->alpha, c->beta = b->beta;
     c->nfac = b->nfac;
     for (int k = 0; k < b->nfac; k++) {

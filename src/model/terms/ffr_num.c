@@ -4,7 +4,7 @@
  * model's tapes: exact, but about 20 KB per coordinate of graph and tape. The same closed forms
  * (ffr.h's rows and their derivatives, term by term as ffr.c's `formulate` builds them) are
  * evaluated here directly from the invariants at the point: one pass over the nonzeros of Mff, P,
- * K, C, H1, Hx per evaluation, no scratch, thread-safe. The model keeps only the invariants, the union
+ * K, C, H1, Hx (Hy, Ha) per evaluation, no scratch, thread-safe. The model keeps only the invariants, the union
  * pattern of the elastic rows and, for every entry, its index in md->jac (O(nnz) integers).
  *
  * Loading: model_ffr_add pushes the body's Jacobian pattern into md->sjac with the node 0 (so the
@@ -25,7 +25,7 @@
 #include "model/terms/term.h"
 
 #define GWORK_MAX 64 /* the gravity tape's work must fit on the stack */
-#define NU 6         /* matrices in the union pattern: Mff, P, K, C and the geometric H1, Hx */
+#define NU 8         /* matrices in the union pattern: Mff, P, K, C, the geometric H1, Hx and a modal body's Hy, Ha */
 
 struct mbl_ffr_num {
     char *name;
@@ -38,7 +38,8 @@ struct mbl_ffr_num {
     mblx_tape *gtape;          /* gravity of the parameters, or NULL */
     /* the union pattern of the rows of Mff, P, K, C (symmetric pattern: column i = row i) */
     int *up, *ui;
-    double *uv;                /* NU per entry: Mff_ij, P_ij, K_ij, C_ij, H1_ij, Hx_ij */
+    int ns;                    /* values per entry: 6, or NU when Hy or Ha is given */
+    double *uv;                /* ns per entry: Mff_ij, P_ij, K_ij, C_ij, H1_ij, Hx_ij (, Hy_ij, Ha_ij) */
     int *upos;                 /* 3 per entry: md->jac index of (row fi, a / v / q of fj), -1: none */
     int *epos;                 /* 5 per elastic row i: a R0, a R1, a th, v th, q th */
     int *fpos;                 /* 9 per elastic j: rows R0, R1, th x (a, v, q) of fj */
@@ -104,21 +105,24 @@ static int copy_inv(const mbl_ffr_invariants *a, mbl_ffr_invariants *b, mbl_stat
     if (!rc && a->K) rc = mbla_csc_copy(a->K, &b->K, st);
     if (!rc && a->H1) rc = mbla_csc_copy(a->H1, &b->H1, st);
     if (!rc && a->Hx) rc = mbla_csc_copy(a->Hx, &b->Hx, st);
+    if (!rc && a->Hy) rc = mbla_csc_copy(a->Hy, &b->Hy, st);
+    if (!rc && a->Ha) rc = mbla_csc_copy(a->Ha, &b->Ha, st);
     return rc;
 }
 
-/* the union pattern of the columns of Mff, P, K, C, H1, Hx and the values of row i (= column i,
+/* the union pattern of the columns of Mff, P, K, C, H1, Hx (Hy, Ha) and the values of row i (= column i,
  * with P's sign turned: P_ij = -P_ji) */
 static int build_union(mbl_ffr_num *b, mbl_status *st)
 {
     int nf = b->nf;
-    const mbla_csc *X[NU] = {b->inv.Mff, b->inv.P, b->inv.K, b->C, b->inv.H1, b->inv.Hx};
+    const mbla_csc *X[NU] = {b->inv.Mff, b->inv.P, b->inv.K, b->C, b->inv.H1, b->inv.Hx, b->inv.Hy, b->inv.Ha};
+    int ns = b->ns = b->inv.Hy || b->inv.Ha ? NU : 6;
     size_t cap = 0;
-    for (int k = 0; k < NU; k++)
+    for (int k = 0; k < ns; k++)
         if (X[k]) cap += (size_t)mbla_csc_nnz(X[k]);
     b->up = mbl_calloc((size_t)nf + 1, sizeof *b->up);
     b->ui = mbl_alloc_array(cap + 1, sizeof *b->ui);
-    b->uv = mbl_calloc(NU * cap + NU, sizeof *b->uv);
+    b->uv = mbl_calloc(ns * cap + ns, sizeof *b->uv);
     int *mark = mbl_alloc_array((size_t)nf + 1, sizeof *mark);
     if (!b->up || !b->ui || !b->uv || !mark) {
         mbl_free(mark);
@@ -128,12 +132,12 @@ static int build_union(mbl_ffr_num *b, mbl_status *st)
     int nz = 0;
     for (int i = 0; i < nf; i++) {
         int e0 = nz;
-        for (int k = 0; k < NU; k++) {
+        for (int k = 0; k < ns; k++) {
             if (!X[k]) continue;
             for (int p = X[k]->p[i]; p < X[k]->p[i + 1]; p++) {
                 int j = X[k]->i[p];
                 if (mark[j] < e0) mark[j] = nz, b->ui[nz++] = j;
-                b->uv[NU * (size_t)mark[j] + k] += (k == 1 ? -1.0 : 1.0) * X[k]->x[p];
+                b->uv[ns * (size_t)mark[j] + k] += (k == 1 ? -1.0 : 1.0) * X[k]->x[p];
             }
         }
         b->up[i + 1] = nz;
@@ -142,7 +146,7 @@ static int build_union(mbl_ffr_num *b, mbl_status *st)
     /* the union is smaller than the four patterns together */
     int *ui = mbl_realloc_array(b->ui, (size_t)nz + 1, sizeof *ui);
     if (ui) b->ui = ui;
-    double *uv = mbl_realloc_array(b->uv, NU * (size_t)nz + NU, sizeof *uv);
+    double *uv = mbl_realloc_array(b->uv, ns * (size_t)nz + ns, sizeof *uv);
     if (uv) b->uv = uv;
     return 0;
 }
@@ -199,7 +203,8 @@ static int add_num(mbl_model *md, const mbl_ffr_body *fb, const int *qidx, const
     for (int k = 0; k < 5 && !e; k++) e |= push0(md, zero, 1, ith, tcol[k], &b->tpos[k]);
     for (int j = 0; j < nf && !e; j++) {
         int sb = Sb0[j] != 0 || Sb1[j] != 0, pnz = colnz(inv->P, j), mnz = colnz(inv->Mff, j);
-        int hnz = colnz(inv->H1, j), xnz = colnz(inv->Hx, j); /* the geometric stiffness (ffr.h) */
+        /* the geometric stiffness (ffr.h) */
+        int hnz = colnz(inv->H1, j) || colnz(inv->Hy, j), xnz = colnz(inv->Hx, j), anz = colnz(inv->Ha, j);
         int y1 = inv->c1[j] != 0 || mnz, y2 = inv->c2[j] != 0 || pnz;
         int *fp = b->fpos + 9 * (size_t)j;
         for (int r = 0; r < 2; r++) {
@@ -214,15 +219,15 @@ static int add_num(mbl_model *md, const mbl_ffr_body *fb, const int *qidx, const
         int *ep = b->epos + 5 * (size_t)j, row = fi[j];
         e |= push0(md, zero, sb || hnz, row, ja + iR[0], &ep[0]);
         e |= push0(md, zero, sb || hnz, row, ja + iR[1], &ep[1]);
-        e |= push0(md, zero, y2, row, ja + ith, &ep[2]);
+        e |= push0(md, zero, y2 || anz, row, ja + ith, &ep[2]);
         e |= push0(md, zero, pnz || y1 || xnz, row, jv + ith, &ep[3]);
         e |= push0(md, zero, sb || hnz, row, jq + ith, &ep[4]);
         for (int u = b->up[j]; u < b->up[j + 1] && !e; u++) {
-            const double *x = b->uv + NU * (size_t)u;
-            int col = fi[b->ui[u]];
+            const double *x = b->uv + b->ns * (size_t)u;
+            int col = fi[b->ui[u]], ya = b->ns > 6 && (x[6] != 0 || x[7] != 0);
             e |= push0(md, zero, x[0] != 0, row, ja + col, &b->upos[3 * (size_t)u]);
             e |= push0(md, zero, x[1] != 0 || x[3] != 0, row, jv + col, &b->upos[3 * (size_t)u + 1]);
-            e |= push0(md, zero, x[0] != 0 || x[1] != 0 || x[2] != 0 || x[4] != 0 || x[5] != 0, row, jq + col,
+            e |= push0(md, zero, x[0] != 0 || x[1] != 0 || x[2] != 0 || x[4] != 0 || x[5] != 0 || ya, row, jq + col,
                        &b->upos[3 * (size_t)u + 2]);
         }
     }
@@ -336,7 +341,7 @@ static int num_eval(const mbl_model *md, const mbl_ffr_num *b, const double *sym
     }
     const mbl_ffr_invariants *inv = &b->inv;
     const mbla_csc *M = inv->Mff, *P = inv->P;
-    int geo = inv->H1 || inv->Hx;
+    int geo = inv->H1 || inv->Hx || inv->Hy || inv->Ha, ns = b->ns;
     const double *Sb0 = inv->Sb, *Sb1 = inv->Sb + nf, *c1 = inv->c1, *c2 = inv->c2;
     double th = QV(ith), thd = VV(ith), thdd = AV(ith);
     double c = cos(th), s = sin(th), thd2 = thd * thd, two_thd = 2.0 * thd, two_thdd = 2.0 * thdd;
@@ -364,12 +369,14 @@ static int num_eval(const mbl_model *md, const mbl_ffr_num *b, const double *sym
                 double x = -P->x[p];
                 y2 += x * QV(j), Pv += x * VV(j), Pa += x * AV(j);
             }
-        /* (H1 qf)_i, (Hx qf)_i: the geometric stiffness -(A^T G)_x H1 + th'^2 Hx (ffr.h) */
-        double hq = 0, xq = 0;
+        /* (H1 qf)_i, (Hx qf)_i, (Hy qf)_i, (Ha qf)_i: the geometric stiffness
+         * -(A^T G)_x H1 - (A^T G)_y Hy + th'' Ha + th'^2 Hx (ffr.h) */
+        double hq = 0, xq = 0, yq = 0, aq = 0;
         for (int u = geo ? b->up[i] : 0; u < (geo ? b->up[i + 1] : 0); u++) {
-            const double *x = b->uv + NU * (size_t)u;
+            const double *x = b->uv + ns * (size_t)u;
             double qj = QV(fi[b->ui[u]]);
             hq += x[4] * qj, xq += x[5] * qj;
+            if (ns > 6) yq += x[6] * qj, aq += x[7] * qj;
         }
         double qi = QV(fi[i]), vi = VV(fi[i]), ai = AV(fi[i]);
         sv0 += Sb0[i] * qi, sv1 += Sb1[i] * qi;
@@ -387,23 +394,25 @@ static int num_eval(const mbl_model *md, const mbl_ffr_num *b, const double *sym
             ADD(fp[6], y2);
             ADD(fp[7], two_thd * y1);
             ADD(fp[8], Sb0[i] * AJtG0 + Sb1[i] * AJtG1 + two_thdd * y1 + two_thd * Mv - Pa);
-            ADD(ep[0], Sb0[i] * c - Sb1[i] * s - c * hq);
-            ADD(ep[1], Sb0[i] * s + Sb1[i] * c - s * hq);
-            ADD(ep[2], y2);
+            ADD(ep[0], Sb0[i] * c - Sb1[i] * s - c * hq + s * yq);
+            ADD(ep[1], Sb0[i] * s + Sb1[i] * c - s * hq - c * yq);
+            ADD(ep[2], y2 + aq);
             ADD(ep[3], 2.0 * Pv - two_thd * y1 + two_thd * xq);
-            ADD(ep[4], Sb0[i] * AJtG0 + Sb1[i] * AJtG1 - AtG1 * hq);
+            ADD(ep[4], Sb0[i] * AJtG0 + Sb1[i] * AJtG1 - AtG1 * hq + AtG0 * yq);
             for (int u = b->up[i]; u < b->up[i + 1]; u++) {
-                const double *x = b->uv + NU * (size_t)u;
+                const double *x = b->uv + ns * (size_t)u;
                 const int *up = b->upos + 3 * (size_t)u;
+                double ya = ns > 6 ? thdd * x[7] - AtG1 * x[6] : 0.0;
                 ADD(up[0], x[0]);
                 ADD(up[1], 2.0 * x[1] * thd + x[3]);
-                ADD(up[2], x[1] * thdd - x[0] * thd2 + x[2] - AtG0 * x[4] + thd2 * x[5]);
+                ADD(up[2], x[1] * thdd - x[0] * thd2 + x[2] - AtG0 * x[4] + thd2 * x[5] + ya);
             }
         }
         if (F) {
-            double r = Sb0[i] * AtG0 + Sb1[i] * AtG1 + y2 * thdd - y1 * thd2 + two_thd * Pv - AtG0 * hq + thd2 * xq;
+            double r = Sb0[i] * AtG0 + Sb1[i] * AtG1 + y2 * thdd - y1 * thd2 + two_thd * Pv - AtG0 * hq + thd2 * xq -
+                       AtG1 * yq + thdd * aq;
             for (int u = b->up[i]; u < b->up[i + 1]; u++) {
-                const double *x = b->uv + NU * (size_t)u;
+                const double *x = b->uv + ns * (size_t)u;
                 int j = fi[b->ui[u]];
                 r += x[0] * AV(j) + x[3] * VV(j) + x[2] * QV(j);
             }
