@@ -518,6 +518,16 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto out;
     }
+    for (size_t e = 0; e < nn && !rc; e++) { /* functions of data: no tables in generated code (issue 35) */
+        long k;
+        int lin, dim;
+        if (!mblx_data_node(g, (mblx_id)e, &k, &lin, NULL, NULL)) continue;
+        const char *dn = mblx_data_name(g, k, &dim);
+        rc = mbl_error(st, MBL_EARG, "codegen: the model uses %s(%s, ...), a function of data, which generated code "
+                       "does not support (mblin linearize and mblin symbolic do)", dim == 2 ? "spline2" : lin ? "table" : "spline",
+                       dn ? dn : "?");
+    }
+    if (rc) goto out;
     for (size_t i = 0; i < ns; i++) E.symrole[i] = -1;
     for (int i = 0; i < sl->np; i++) E.symrole[mblx_symbol_index(g, sl->p[i])] = i;
     for (int i = 0; i < nq; i++) E.symrole[mblx_symbol_index(g, sl->q[i])] = sl->np + i;
