@@ -38,6 +38,10 @@ static const char *sc(const yaml_node_t *n) { return (const char *)n->data.scala
 static int number(drd *R, const yaml_node_t *n, const char *what, double *v)
 {
     if (n->type != YAML_SCALAR_NODE) return derr(R, n, "data '%s': %s must be a number", R->set, what);
+    const char *t = sc(n) + (sc(n)[0] == '-' || sc(n)[0] == '+');
+    if (!strcmp(t, ".nan") || !strcmp(t, ".NaN") || !strcmp(t, ".NAN") || !strcmp(t, ".inf") || !strcmp(t, ".Inf") ||
+        !strcmp(t, ".INF")) /* YAML's spellings of NaN and infinity */
+        return derr(R, n, "data '%s': %s is not a finite number (%.40s)", R->set, what, sc(n));
     char *end;
     errno = 0;
     *v = strtod(sc(n), &end);
