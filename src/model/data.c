@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "mblin/la.h"
@@ -20,6 +21,9 @@
 /* Akima's slope at a point is the mean of its neighbours' slopes where the weights |m_{i+1} -
  * m_i| + |m_{i-1} - m_{i-2}| sum to at most this fraction of their largest sum (SciPy's test). */
 #define DATA_AKIMA_EPS 1e-9
+
+/* The largest CSV file read (bytes). */
+#define MODEL_DATA_MAX_FILE 64e6
 
 static const char *const method_names[MODEL_DATA_NMETHOD] = {"akima", "cubic", "linear", "bicubic"};
 
@@ -86,8 +90,9 @@ static char *csv_path(const char *model, const char *name)
     return p;
 }
 
-/* Rows of numbers from CSV text: rows[r] has ncol numbers (every row the same count); a first
- * line that is not numbers is a header and skipped, as are empty lines and lines starting '#'. */
+/* Rows of numbers from CSV text: rows[r] has ncol numbers (every row the same count); the first
+ * line (after comments) that is not numbers is a header and skipped, as are empty lines and
+ * lines starting '#'. */
 typedef struct csv {
     double *v;
     int nrow, ncol, *line; /* line[r]: the row's line in the file */
@@ -96,10 +101,16 @@ typedef struct csv {
 static int csv_read(drd *R, const char *path, csv *C)
 {
     memset(C, 0, sizeof *C);
+    struct stat sb; /* a device, pipe or directory is refused before it is opened (it could block) */
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return mbl_error(R->st, MBL_EIO, "%s: data '%s': %s is not a regular file", R->file, R->set, path);
+    if (stat(path, &sb) == 0 && (double)sb.st_size > MODEL_DATA_MAX_FILE)
+        return mbl_error(R->st, MBL_EIO, "%s: data '%s': %s is larger than %.0f bytes", R->file, R->set, path,
+                         (double)MODEL_DATA_MAX_FILE);
     FILE *f = fopen(path, "rb");
     if (!f) return mbl_error(R->st, MBL_EIO, "%s: data '%s': cannot open %s (%s)", R->file, R->set, path, strerror(errno));
     char buf[65536];
-    int lineno = 0, cap = 0, rc = 0;
+    int lineno = 0, cap = 0, rc = 0, had_header = 0;
     while (fgets(buf, sizeof buf, f)) {
         lineno++;
         size_t L = strlen(buf);
@@ -120,7 +131,7 @@ static int csv_read(drd *R, const char *path, csv *C)
             char *e = end;
             while (*e == ' ' || *e == '\t') e++;
             if (end == s || (*e != ',' && *e != '\n' && *e != '\r' && *e != '\0')) {
-                if (C->nrow == 0 && nc == 0 && lineno == 1) header = 1;
+                if (C->nrow == 0 && nc == 0 && !had_header) header = had_header = 1;
                 else rc = mbl_error(R->st, MBL_EMODEL, "%s:%d:%d: data '%s': not a number", path, lineno, nc + 1, R->set);
                 break;
             }

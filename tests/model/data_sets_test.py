@@ -246,8 +246,34 @@ data:
         check(msg in err and where in err, f"{name}: '{err}' lacks '{where}' or '{msg}'")
 
 
+def quarter_car():
+    """examples/data/quarter_car.yaml against the same quarter car built here from SciPy's curves."""
+    from scipy.optimize import brentq
+    ex = "examples/data"
+    sp = np.loadtxt(f"{ex}/spring.csv", delimiter=",", comments="#", skiprows=2)
+    da = np.loadtxt(f"{ex}/damper.csv", delimiter=",", comments="#", skiprows=2)
+    spring = CubicSpline(sp[:, 0], sp[:, 1], bc_type="natural")
+    damper = Akima1DInterpolator(da[:, 0], da[:, 1])
+    ms, mw, kt, g = 320.0, 40.0, 200000.0, 9.81
+    for payload in (0.0, 60.0, 150.0):
+        m = ms + payload
+        d = brentq(lambda c: spring(c) - m * g, sp[0, 0], sp[-1, 0], xtol=1e-15)
+        k, c = spring(d, 1), damper(0.0, 1)
+        M = np.diag([m, mw])
+        K = np.array([[k, -k], [-k, k + kt]])
+        C = np.array([[c, -c], [-c, c]])
+        A = np.block([[np.zeros((2, 2)), np.eye(2)], [-np.linalg.solve(M, K), -np.linalg.solve(M, C)]])
+        ref = sorted(np.linalg.eigvals(A), key=lambda z: (round(abs(z), 6), z.imag))
+        out = json.loads(run(f"{ex}/quarter_car.yaml", "--set", f"payload={payload}").stdout)
+        got = sorted((complex(e["re"], e["im"]) for e in out["eigenvalues"]), key=lambda z: (round(abs(z), 6), z.imag))
+        check(len(got) == 4 and all(abs(a - b) < 1e-8 * abs(b) for a, b in zip(got, ref)),
+              f"quarter car at payload {payload}: {got} vs {ref}")
+        check(abs(out["operating_point"]["outputs"][1] - d) < 1e-9, f"quarter car compression {payload}")
+
+
 one_d()
 two_d()
+quarter_car()
 closed_form_twin()
 errors()
 if FAILS:
