@@ -313,13 +313,19 @@ void mblx__data_why(const mblx__dataset *sets, uint32_t nsets, double code, doub
     }
     const mblx__dataset *d = &sets[k];
     const char *fn = mblx__data_fn(d, lin);
-    if (!(x >= d->x[0] && x <= d->x[d->nx - 1]))
-        snprintf(buf, size, "%s '%s': x = %.17g outside its data [%.17g, %.17g] (extrapolate: no)", fn, d->name, x,
-                 d->x[0], d->x[d->nx - 1]);
-    else if (d->dim == 2)
-        snprintf(buf, size, "%s '%s': y = %.17g outside its data [%.17g, %.17g] (extrapolate: no)", fn, d->name, y,
-                 d->y[0], d->y[d->ny - 1]);
-    else
+    int inx = x >= d->x[0] && x <= d->x[d->nx - 1];
+    char v[MBLX__NUM_BUF], lo[MBLX__NUM_BUF], hi[MBLX__NUM_BUF]; /* shortest forms that read back */
+    if (!inx || d->dim == 2) {
+        const double *ax = inx ? d->y : d->x;
+        uint32_t n = inx ? d->ny : d->nx;
+        double val = inx ? y : x;
+        if (isfinite(val)) mblx__format_number(val, v);
+        else snprintf(v, sizeof v, "%g", val);
+        mblx__format_number(ax[0], lo);
+        mblx__format_number(ax[n - 1], hi);
+        snprintf(buf, size, "%s '%s': %s = %s outside its data [%s, %s] (extrapolate: no)", fn, d->name, inx ? "y" : "x",
+                 v, lo, hi);
+    } else
         snprintf(buf, size, "%s '%s': non-finite result", fn, d->name);
 }
 

@@ -226,7 +226,7 @@ data:
         ("nan", "  d: {x: [0, 1, 2], y: [0, .nan, 3]}\n", "spline(d, x)", ":6:", "data 'd': y[1] is not a finite number"),
         ("few", "  d: {x: [0, 1], y: [0, 1]}\n", "spline(d, x)", ":6:3:", "too few points (2; akima needs at least 3)"),
         ("unknown", ok1, "spline(e, x)", ":4:", "spline: unknown data set 'e' (the data sets are: d)"),
-        ("range", ok1.replace("[0, 1, 2]", "[0.6, 1, 2]"), "spline(d, x)", "", "spline 'd': x = 0.5 outside its data [0.59999999999999998, 2] (extrapolate: no)"),
+        ("range", ok1.replace("[0, 1, 2]", "[0.6, 1, 2]"), "spline(d, x)", ":4:14:", "spline 'd': x = 0.5 outside its data [0.6, 2] (extrapolate: no)"),
         ("ragged", "  d: {file: ragged.csv}\n", "spline(d, x)", "ragged.csv:4:3:", "row has 3 columns, the rows before have 2"),
         ("csvnan", "  d: {file: nan.csv}\n", "spline(d, x)", "nan.csv:2:2:", "not a finite number"),
         ("csvmono", "  d: {file: mono.csv}\n", "spline(d, x)", "mono.csv:4:1:", "x must increase strictly"),
