@@ -269,6 +269,21 @@ def quarter_car():
         check(len(got) == 4 and all(abs(a - b) < 1e-8 * abs(b) for a, b in zip(got, ref)),
               f"quarter car at payload {payload}: {got} vs {ref}")
         check(abs(out["operating_point"]["outputs"][1] - d) < 1e-9, f"quarter car compression {payload}")
+    # exact sensitivities (the spline's second derivative moves K with the point) vs central differences
+    p0, h = 120.0, 1e-3
+    sens = json.loads(subprocess.run([MBLIN, "sensitivity", f"{ex}/quarter_car.yaml", "--json", "--set", f"payload={p0}"],
+                                     capture_output=True, text=True, timeout=60).stdout)
+    ip = sens["parameters"].index("payload")
+
+    def body(pv):
+        ev = json.loads(run(f"{ex}/quarter_car.yaml", "--set", f"payload={pv!r}").stdout)["eigenvalues"]
+        return min((complex(e["re"], e["im"]) for e in ev if e["im"] > 0), key=abs)
+
+    fd = (body(p0 + h) - body(p0 - h)) / (2 * h)
+    mode = min((m for m in sens["modes"] if m["im"] > 0), key=lambda m: abs(complex(m["re"], m["im"])))
+    ex_d = complex(mode["d"][ip]["re"], mode["d"][ip]["im"])
+    check(abs(ex_d - fd) < 1e-6 * abs(fd), f"quarter car d lambda/d payload: {ex_d} vs {fd}")
+    print(f"quarter car: d lambda/d payload {ex_d} (central differences {fd})")
 
 
 one_d()
