@@ -120,6 +120,7 @@ static int csv_read(drd *R, const char *path, csv *C)
             break;
         }
         char *s = buf;
+        if (lineno == 1 && !memcmp(s, "\xef\xbb\xbf", 3)) s += 3; /* a UTF-8 byte order mark */
         while (*s == ' ' || *s == '\t') s++;
         if (*s == '\n' || *s == '\r' || *s == '\0' || *s == '#') continue;
         double row[4096];

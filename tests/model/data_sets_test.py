@@ -213,6 +213,15 @@ linearize: {states: ["DX(s, rail)"]}
     check(p.returncode != 0 and p.stderr.count("\n") == 1 and "spline(k, ...)" in p.stderr, f"codegen: {p.stderr}")
 
 
+def csv_forms():
+    """A header after comments, a UTF-8 byte order mark, CRLF line ends: the rows are all kept."""
+    with open(os.path.join(TMP, "forms.csv"), "wb") as f:
+        f.write(b"\xef\xbb\xbf# measured\r\nspeed, force\r\n0, 0\r\n1, 2\r\n\r\n2, 0\r\n")
+    path = write("forms.yaml", model_1d("linear").replace(f"x: [{XS}], y: [{YS}]", "file: forms.csv"))
+    for x0, ref in ((0.0, 0.0), (0.5, 1.0), (1.5, 1.0), (2.0, 0.0)):
+        check(abs(sample(path, x0)[0] - ref) < 1e-15, f"csv forms at {x0}")
+
+
 def errors():
     ok1 = "  d: {method: akima, x: [0, 1, 2], y: [0, 1, 0]}\n"
     base = """model: dae
@@ -290,6 +299,7 @@ one_d()
 two_d()
 quarter_car()
 closed_form_twin()
+csv_forms()
 errors()
 if FAILS:
     print(f"{len(FAILS)} failure(s)")
