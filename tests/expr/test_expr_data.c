@@ -131,6 +131,12 @@ TEST(table_of_a_line_and_linear_extrapolation)
     CHECK_CLOSE(ev(g, f, -2, 0, &rc, &st), p1(-1, 0) - p1(-1, 1), 1e-13);
     CHECK_CLOSE(ev(g, fx, 3, 0, &rc, &st), p1(2, 1), 1e-13);
     CHECK_CLOSE(ev(g, mblx_diff(g, fx, X), 3, 0, &rc, &st), 0, 0);
+    /* mblx_data_eval: the same numbers without a node; refused outside a range, orders too high 0 */
+    double ve;
+    CHECK(mblx_data_eval(g, k, 0, 1, 0, 3.0, 0, &ve) == 0);
+    CHECK_CLOSE(ve, p1(2, 1), 1e-13);
+    CHECK(mblx_data_eval(g, kl, 1, 2, 0, 0.1, 0, &ve) == 0 && ve == 0);
+    CHECK(mblx_data_eval(g, 7, 0, 0, 0, 0.1, 0, &ve) == MBL_EARG);
     /* constants fold */
     double v;
     CHECK(mblx_is_const(g, mblx_data_call(g, k, 0, 1, 0, mblx_const(g, 0.2), MBLX_NONE), &v));
