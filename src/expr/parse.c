@@ -295,7 +295,7 @@ static int data_set_arg(parser *p, frame *f, const char *fn)
     }
     int dim;
     mblx_data_name(p->g, d, &dim);
-    if ((dim == 2) != (fn[6] == '2'))
+    if ((dim == 2) != (strcmp(fn, "spline2") == 0))
         return perr(p, p->i, "%s: data set '%.*s' is %d-D (use %s)", fn, (int)(k - p->i), p->s + p->i, dim,
                     dim == 2 ? "spline2(name, x, y)" : "spline(name, x) or table(name, x)");
     f->dset = d;
@@ -312,7 +312,7 @@ static int data_set_arg(parser *p, frame *f, const char *fn)
 static int finish_data_call(parser *p, const frame *f, size_t na, const mblx_id *a, mblx_id *out)
 {
     const char *fn = data_fn(p->s + f->pos, f->name_len);
-    int two = fn[6] == '2';
+    int two = strcmp(fn, "spline2") == 0;
     size_t nv = two ? 2 : 1;
     if (na != nv && na != 2 * nv)
         return perr(p, f->pos, "%s takes %s, got %zu argument%s after the name", fn,
