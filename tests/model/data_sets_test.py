@@ -171,9 +171,9 @@ outputs: {f: "FORCE"}
     for key in ("A", "B", "C", "D"):
         a, b = np.array(d1["ss"][key], float), np.array(d2["ss"][key], float)
         check(a.shape == b.shape and np.allclose(a, b, rtol=1e-12, atol=1e-12 * (1 + np.abs(b).max())), f"twin {key}: {a} vs {b}")
-    for meth in ("nullspace", "projection", "descriptor", "fd"):
+    for meth in ("partition", "nullspace", "projection", "descriptor", "penalty", "fd"):
         dm = json.loads(run(p1, "--method", meth).stdout)
-        tol = 1e-6 if meth == "fd" else 1e-9
+        tol = 1e-6 if meth in ("fd", "penalty") else 1e-9
         check(np.allclose(np.array(dm["ss"]["A"]), np.array(d2["ss"]["A"]), rtol=tol, atol=tol), f"twin method {meth}")
     # the same through a mechanism: a slider on a spring whose law is the spline of its length
     mech = """model: mechanism
@@ -278,6 +278,16 @@ def quarter_car():
         check(len(got) == 4 and all(abs(a - b) < 1e-8 * abs(b) for a, b in zip(got, ref)),
               f"quarter car at payload {payload}: {got} vs {ref}")
         check(abs(out["operating_point"]["outputs"][1] - d) < 1e-9, f"quarter car compression {payload}")
+    # a simulation through the data functions: a 3 cm road step lifts the body and wheel by 3 cm
+    csvp = os.path.join(TMP, "step.csv")
+    p = subprocess.run([MBLIN, "simulate", f"{ex}/quarter_car.yaml", "--t-end", "6", "--input",
+                        "road=0.03*step(t, 0, 0, 0.05, 1)", "-o", csvp], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"simulate: {p.stderr}")
+    if p.returncode == 0:
+        tr = np.genfromtxt(csvp, delimiter=",", names=True)
+        q0 = json.loads(run(f"{ex}/quarter_car.yaml").stdout)["operating_point"]["q"]
+        check(abs(tr["zs"][-1] - (q0[0] + 0.03)) < 1e-4 and abs(tr["zu"][-1] - (q0[1] + 0.03)) < 1e-4,
+              f"simulation settles 3 cm higher: {tr['zs'][-1]}, {tr['zu'][-1]} from {q0}")
     # exact sensitivities (the spline's second derivative moves K with the point) vs central differences
     p0, h = 120.0, 1e-3
     sens = json.loads(subprocess.run([MBLIN, "sensitivity", f"{ex}/quarter_car.yaml", "--json", "--set", f"payload={p0}"],
