@@ -503,7 +503,7 @@ static int refuse_data(const mblx_graph *g, mbl_status *st)
         int lin, dim;
         if (!mblx_data_node(g, (mblx_id)e, &k, &lin, NULL, NULL)) continue;
         const char *dn = mblx_data_name(g, k, &dim);
-        return mbl_error(st, MBL_EARG, "codegen: the model uses %s(%s, ...), a function of data, which generated code "
+        return mbl_error(st, MBL_EMODEL, "codegen: the model uses %s(%s, ...), a function of data, which generated code "
                          "does not support (mblin linearize and mblin symbolic do)", dim == 2 ? "spline2" : lin ? "table" : "spline",
                          dn ? dn : "?");
     }
