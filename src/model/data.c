@@ -323,8 +323,6 @@ static int read_set(drd *R, model_dataset *d, const yaml_node_t *key, const yaml
     if (d->nx < need || (two && d->ny < 2))
         return derr(R, key, "data '%s': too few points (%d%s; %s needs at least %d%s)", R->set, d->nx, two ? " x values" : "",
                     method_names[d->method], need, two ? " per axis" : "");
-    if ((d->method == MODEL_DATA_CUBIC || two) && (d->nx > MODEL_DATA_MAX_CUBIC || d->ny > MODEL_DATA_MAX_CUBIC))
-        return derr(R, key, "data '%s': more than %d points on an axis of a cubic spline", R->set, MODEL_DATA_MAX_CUBIC);
     return 0;
 }
 
@@ -420,7 +418,7 @@ static int natural(const double *x, int n, int nrhs, const double *y, size_t ldy
 {
     int m = n - 2;
     double *M = mbl_calloc((size_t)n * (size_t)nrhs, sizeof *M); /* second derivatives, column r at M + r n */
-    double *A = m > 0 ? mbl_calloc((size_t)m * (size_t)m, sizeof *A) : NULL;
+    double *A = m > 0 ? mbl_calloc((size_t)3 * m, sizeof *A) : NULL; /* sub-, main and superdiagonal */
     double *B = m > 0 ? mbl_alloc_array((size_t)m * (size_t)nrhs, sizeof *B) : NULL;
     int rc = 0;
     if (!M || (m > 0 && (!A || !B))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -428,15 +426,15 @@ static int natural(const double *x, int n, int nrhs, const double *y, size_t ldy
         for (int i = 1; i <= m; i++) {
             double h0 = x[i] - x[i - 1], h1 = x[i + 1] - x[i];
             int r = i - 1;
-            A[(size_t)r * m + r] = 2 * (h0 + h1);
-            if (r > 0) A[(size_t)(r - 1) * m + r] = h0;
-            if (r < m - 1) A[(size_t)(r + 1) * m + r] = h1;
+            A[m + r] = 2 * (h0 + h1);
+            if (r > 0) A[r - 1] = h0;              /* row r, column r-1 */
+            if (r < m - 1) A[2 * m + r] = h1;      /* row r, column r+1 */
             for (int c = 0; c < nrhs; c++) {
                 const double *yc = y + (size_t)c * ldy;
                 B[(size_t)c * m + r] = 6 * ((yc[(i + 1) * inc] - yc[i * inc]) / h1 - (yc[i * inc] - yc[(i - 1) * inc]) / h0);
             }
         }
-        rc = mbla_lu_solve(m, nrhs, A, m, B, m, st);
+        rc = mbla_tridiag_solve(m, nrhs, A, A + m, A + 2 * m, B, m, st);
         for (int c = 0; !rc && c < nrhs; c++)
             for (int r = 0; r < m; r++) M[(size_t)c * n + r + 1] = B[(size_t)c * m + r];
     }

@@ -6,9 +6,8 @@
 #include "model/source.h"
 
 enum { MODEL_DATA_AKIMA, MODEL_DATA_CUBIC, MODEL_DATA_LINEAR, MODEL_DATA_BICUBIC, MODEL_DATA_NMETHOD };
-/* Akima's method needs 3 points; a cubic spline's axis at most this many (its dense solve). */
+/* Akima's method needs 3 points. */
 #define MODEL_DATA_MIN_AKIMA 3
-#define MODEL_DATA_MAX_CUBIC 2000
 
 typedef struct model_dataset {
     char *name;
