@@ -206,6 +206,19 @@ linearize: {states: ["DX(s, rail)"]}
         a, b = np.array(e1["ss"][key], float), np.array(e2["ss"][key], float)
         check(np.allclose(a, b, rtol=1e-10, atol=1e-10), f"mechanism twin {key}: {a} vs {b}")
     check(np.allclose(np.array(e1["ss"]["A"]), np.array(d1["ss"]["A"]), rtol=1e-9), "mechanism = dae")
+    # simulate's inputs see the model's data sets: u = spline(k, 0.01 t) against its piece on [0, 0.04]
+    j = int(np.searchsorted(xd, 0.0, side="right") - 1)
+    cj = cs.c[:, j]
+    tt = "(0.01*t)"
+    pj = f"({cj[3]!r} + {cj[2]!r}*{tt} + {cj[1]!r}*{tt}^2 + {cj[0]!r}*{tt}^3)"
+    trs = []
+    for inp in ("u=spline(k, 0.01*t)", f"u={pj}"):
+        out = os.path.join(TMP, f"sim{len(trs)}.csv")
+        p = subprocess.run([MBLIN, "simulate", p1, "--t-end", "3", "--input", inp, "-o", out], capture_output=True,
+                           text=True, timeout=120)
+        check(p.returncode == 0, f"simulate with {inp}: {p.stderr}")
+        trs.append(np.genfromtxt(out, delimiter=",", names=True)["x"] if p.returncode == 0 else np.zeros(1))
+    check(trs[0].shape == trs[1].shape and np.allclose(trs[0], trs[1], rtol=0, atol=1e-9), "simulate: spline input = its piece")
     # symbolic keeps the data functions (checked there against linearize); codegen refuses in one line
     p = subprocess.run([MBLIN, "symbolic", p1, "--point", "symbols"], capture_output=True, text=True, timeout=60)
     check(p.returncode == 0 and "spline(k, x, 1)" in p.stdout, f"symbolic: {p.stderr}{p.stdout[:300]}")
