@@ -253,6 +253,8 @@ data:
         ("csvnan", "  d: {file: nan.csv}\n", "spline(d, x)", "nan.csv:2:2:", "not a finite number"),
         ("csvmono", "  d: {file: mono.csv}\n", "spline(d, x)", "mono.csv:4:1:", "x must increase strictly"),
         ("nofile", "  d: {file: missing.csv}\n", "spline(d, x)", "", "cannot open"),
+        ("device", "  d: {file: /dev/stdin}\n", "spline(d, x)", "", "/dev/stdin is not a regular file"),
+        ("ycount", "  d: {x: [0, 1, 2], y: [0, 1]}\n", "spline(d, x)", ":6:", "y has 2 values, x has 3"),
         ("dim", ok1, "spline2(d, x, x)", ":4:", "data set 'd' is 1-D"),
         ("method", "  d: {method: quintic, x: [0, 1, 2], y: [0, 1, 0]}\n", "spline(d, x)", ":6:", "unknown method 'quintic'"),
     ]
