@@ -91,6 +91,7 @@ typedef enum mblx_op {
     MBLX_OP_MIN, MBLX_OP_MAX, /* binary */
     MBLX_OP_STEP,      /* step(x, x0, h0, x1, h1), see mblx_step */
     MBLX_OP_LET,       /* let(x): the value of x kept as one shared node, see mblx_let */
+    MBLX_OP_DATA,      /* a function of data (spline, table, spline2), see mblx_data_call */
     MBLX_OP_COUNT_
 } mblx_op;
 
@@ -140,7 +141,8 @@ MBL_API mblx_op mblx_node_op(const mblx_graph *g, mblx_id e);
 MBL_API int mblx_node_nargs(const mblx_graph *g, mblx_id e);
 /* Operand i (0-based) or MBLX_NONE when out of range. */
 MBL_API mblx_id mblx_node_arg(const mblx_graph *g, mblx_id e, int i);
-/* CONST: the value; ADD: the constant term; MUL: the coefficient; others: 0. */
+/* CONST: the value; ADD: the constant term; MUL: the coefficient; DATA: its code for mblx_apply
+ * (see mblx_data_node); others: 0. */
 MBL_API double mblx_node_value(const mblx_graph *g, mblx_id e);
 /* 1 and *value set if e is a numeric constant, else 0. value may be NULL. */
 MBL_API int mblx_is_const(const mblx_graph *g, mblx_id e, double *value);
@@ -235,6 +237,48 @@ MBL_API mblx_id mblx_step(mblx_graph *g, mblx_id x, mblx_id x0, mblx_id h0, mblx
  * kept outside: let(c*y) = c*let(y). The tape compiler reads let(x) as x (no instruction), and
  * printing prints x. Meant for the compiled forms: model rows kept for analysis use no lets. */
 MBL_API mblx_id mblx_let(mblx_graph *g, mblx_id x);
+
+/* ---- functions of data (spline, table, spline2; docs/expressions.md) ----------------------- */
+
+/* Extrapolation outside a data set's range: refused (evaluation reports MBL_EDOMAIN naming the
+ * data set and the value) or linear (the tangent at the nearest end of the range). */
+enum { MBLX_EXTRAP_NONE = 0, MBLX_EXTRAP_LINEAR = 1 };
+
+/* A data set: a piecewise polynomial given by its breakpoints and coefficients (the caller
+ * chooses the method: src/model computes Akima, natural cubic and bicubic coefficients).
+ * 1-D (ny == 0): nx >= 2 strictly increasing x, z[i] the value at x[i], coef 4 per interval:
+ * on [x[i], x[i+1]] the value is sum_a coef[4i + a] (x - x[i])^a. 2-D: nx, ny >= 2, z[i*ny + j]
+ * at (x[i], y[j]), coef 16 per cell (cell (i, j) at 16 (i (ny-1) + j)): the value is
+ * sum_{a,b} coef[.. + 4a + b] (x - x[i])^a (y - y[j])^b. coef NULL (1-D only): linear pieces. */
+typedef struct mblx_data_def {
+    const char *name; /* identifier that expressions use: spline(name, x) */
+    size_t nx, ny;
+    const double *x, *y, *z, *coef;
+    int extrapolate;  /* MBLX_EXTRAP_* */
+} mblx_data_def;
+
+/* Add a data set to g (its data copied); returns its index (0, 1, ...), or -1 with the sticky
+ * error MBL_EARG (bad sizes, x not increasing, non-finite values, a name used twice). */
+MBL_API long mblx_data_add(mblx_graph *g, const mblx_data_def *d);
+/* The index of the data set called name (len bytes), or -1. */
+MBL_API long mblx_data_find(const mblx_graph *g, const char *name, size_t len);
+/* Number of data sets, and the name and dimension (1 or 2) of set k (NULL, 0 when out of range). */
+MBL_API size_t mblx_data_count(const mblx_graph *g);
+MBL_API const char *mblx_data_name(const mblx_graph *g, long k, int *dim);
+/* Copy every data set of src into dst, which must have none (so that nodes copied between the
+ * graphs with mblx_apply keep their meaning). 0, or a negative code with the sticky error on dst. */
+MBL_API int mblx_data_copy(mblx_graph *dst, const mblx_graph *src);
+/* The derivative d^dx/dx^dx d^dy/dy^dy of data set k at (x, y) (y MBLX_NONE for a 1-D set):
+ * linear 0 interpolates the set's own pieces (spline, spline2), linear 1 the data points
+ * linearly (table, 1-D only). Orders above the pieces' degree give the constant 0; constant
+ * arguments fold to a number. Its derivatives are the same node with an order raised. */
+MBL_API mblx_id mblx_data_call(mblx_graph *g, long k, int linear, int dx, int dy, mblx_id x, mblx_id y);
+/* For a node made by mblx_data_call: 1 and its set, linear flag and orders; else 0. */
+MBL_API int mblx_data_node(const mblx_graph *g, mblx_id e, long *k, int *linear, int *dx, int *dy);
+/* The value of that derivative at numbers (the evaluation a tape does): 0, or MBL_EDOMAIN
+ * outside a range whose extrapolation is refused, MBL_EARG for a bad set or order. */
+MBL_API int mblx_data_eval(const mblx_graph *g, long k, int linear, int dx, int dy, double x, double y,
+                           double *value);
 
 /* Generic builder: apply operation op to n operands with the same simplifications as the
  * dedicated builders (value is the constant of MBLX_OP_CONST, the constant term of ADD, the
@@ -402,8 +446,10 @@ typedef struct mblx_parse_opts {
  *   name     := [A-Za-z_][A-Za-z0-9_]*
  * Whitespace (space, tab, CR, LF) is ignored between tokens. Built in: the constant `pi`, and
  * the functions sin cos tan asin acos atan sinh cosh tanh exp log sqrt abs sign (1 argument),
- * atan2(y, x), min and max (2 or more arguments), step(x, x0, h0, x1, h1). Every other name
- * goes to opts->resolve.
+ * atan2(y, x), min and max (2 or more arguments), step(x, x0, h0, x1, h1), and the functions
+ * of the graph's data sets: spline(name, x[, k]), table(name, x[, k]) and spline2(name, x, y[,
+ * kx, ky]) (k: the order of a derivative; see mblx_data_call). Every other name goes to
+ * opts->resolve.
  *
  * Returns 0, or MBL_EPARSE with the message "LINE:COL: what" (1-based, counted in bytes, with
  * opts->line/col added) for: empty text, unexpected or garbage characters, unbalanced

@@ -68,6 +68,11 @@ MBL_API double mbla_norm_fro(int m, int n, const double *A, int lda);
  * Dense: LU (partial pivoting), one-shot and factor-once/solve-many
  * ========================================================================================== */
 
+/* Solve T X = B for a tridiagonal T (dgtsv: LU with partial pivoting): dl (n-1) the
+ * subdiagonal, d (n) the diagonal, du (n-1) the superdiagonal, all overwritten; B (n x nrhs)
+ * by X. Errors: MBL_EDIM; MBL_ESINGULAR (an exactly zero pivot). */
+MBL_API int mbla_tridiag_solve(int n, int nrhs, double *dl, double *d, double *du, double *B, int ldb, mbl_status *st);
+
 /* Solve A X = B (dgesv). A (n x n) is overwritten by its LU factors, B (n x nrhs) by X.
  * Errors: MBL_EDIM; MBL_ESINGULAR "matrix is singular: U(k,k) is exactly zero (pivot k)" with
  * k 0-based (only an exactly zero pivot is detected; use mbla_dlu_rcond for near-singularity);

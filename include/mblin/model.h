@@ -99,6 +99,11 @@ typedef struct mbl_model_info {
 MBL_API void mbl_model_get_info(const mbl_model *model, mbl_model_info *info);
 MBL_API const char *mbl_model_coord_name(const mbl_model *model, int i);
 MBL_API const char *mbl_model_input_name(const mbl_model *model, int i);
+/* Copy the model's data sets (its `data:` section: spline, table, spline2) into graph g, which
+ * must have none, so that expressions parsed there may use them (mblin simulate's inputs).
+ * 0, or a negative code with st filled. */
+struct mblx_graph;
+MBL_API int mbl_model_copy_data(const mbl_model *model, struct mblx_graph *g, mbl_status *st);
 MBL_API const char *mbl_model_output_name(const mbl_model *model, int i);
 MBL_API const char *mbl_model_param_name(const mbl_model *model, int i);
 MBL_API double mbl_model_param_value(const mbl_model *model, int i);

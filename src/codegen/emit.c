@@ -494,6 +494,22 @@ static int emit_newton(emitter *E, const char *name, mblx_id *stack, mbl_status 
     return rc;
 }
 
+/* Functions of data (spline, table, spline2): generated code has no data tables (issue 35). */
+static int refuse_data(const mblx_graph *g, mbl_status *st)
+{
+    size_t nn = mblx_node_count(g);
+    for (size_t e = 0; e < nn; e++) {
+        long k;
+        int lin, dim;
+        if (!mblx_data_node(g, (mblx_id)e, &k, &lin, NULL, NULL)) continue;
+        const char *dn = mblx_data_name(g, k, &dim);
+        return mbl_error(st, MBL_EMODEL, "codegen: the model uses %s(%s, ...), a function of data, which generated code "
+                         "does not support (mblin linearize and mblin symbolic do)", dim == 2 ? "spline2" : lin ? "table" : "spline",
+                         dn ? dn : "?");
+    }
+    return 0;
+}
+
 int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const char *model_file, FILE *f,
                 mbl_status *st)
 {
@@ -514,8 +530,8 @@ int mbl_codegen(const mbl_symlin *sl, mbl_lang lang, const char *name, const cha
         rc = mbl_error(st, MBL_EARG, "codegen: the name '%.60s' %s", name ? name : "", why);
         goto out;
     }
-    if (!E.symrole || !E.mark || !stack || !roots) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!E.symrole || !E.mark || !stack || !roots || (rc = refuse_data(g, st))) {
+        if (!rc) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < ns; i++) E.symrole[i] = -1;

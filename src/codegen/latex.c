@@ -256,8 +256,20 @@ static void latex(sbuf *b, const mblx_graph *g, mblx_id e, int depth)
             put(b, "}");
             return;
         }
-        if (known) put(b, "\\%s", nm);
-        else put(b, "\\operatorname{%s}", nm);
+        long k;
+        int lin, dx, dy, dim;
+        if (mblx_data_node(g, e, &k, &lin, &dx, &dy)) { /* spline_{name}^{(dx, dy)}(x, y) */
+            const char *dn = mblx_data_name(g, k, &dim);
+            put(b, "\\operatorname{%s}_{\\mathrm{", dim == 2 ? "spline2" : lin ? "table" : "spline");
+            for (const char *c = dn ? dn : "?"; *c; c++) put(b, *c == '_' ? "\\_" : "%c", *c);
+            put(b, "}}");
+            if (dim == 2 && (dx || dy)) put(b, "^{(%d,%d)}", dx, dy);
+            else if (dx) put(b, "^{(%d)}", dx);
+        } else if (known) {
+            put(b, "\\%s", nm);
+        } else {
+            put(b, "\\operatorname{%s}", nm);
+        }
         put(b, "\\left(");
         for (int i = 0; i < na; i++) {
             if (i) put(b, ", ");

@@ -290,6 +290,7 @@ static int build_names(build *b, mbl_status *st)
     sl->at = (int)pt->at;
     size_t N1 = (size_t)nq + 1;
     sl->g = mblx_graph_new();
+    if (sl->g) (void)mblx_data_copy(sl->g, md->g); /* spline/table nodes keep their data sets (an error is sticky) */
     sl->pname = mbl_calloc((size_t)md->np + 1, sizeof(char *));
     sl->qname = mbl_calloc(N1, sizeof(char *));
     sl->rname = mbl_calloc((size_t)md->nr + 1, sizeof(char *));

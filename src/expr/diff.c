@@ -242,6 +242,7 @@ static mblx_id partial(mblx_graph *g, mblx_id v, const argcopy *ac, size_t i)
     case MBLX_OP_ABS: return mblx_sign(g, a[0]);
     case MBLX_OP_SIGN: return zero;
     case MBLX_OP_LET: return one;
+    case MBLX_OP_DATA: return mblx__data_partial(g, v, a, i); /* the same data node, order raised */
     case MBLX_OP_MIN:
     case MBLX_OP_MAX: {
         /* d min(a,b)/da = (1 - sign(a-b))/2, d/db = (1 + sign(a-b))/2; max: swapped */

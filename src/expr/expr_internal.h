@@ -18,6 +18,15 @@ typedef struct mblx__node {
     uint8_t op;
 } mblx__node;
 
+/* A data set of the functions of data (data.c): breakpoints and piecewise cubic coefficients
+ * (1-D: 4 per interval; 2-D: 16 per cell), and for 1-D sets the linear pieces of table(). */
+typedef struct mblx__dataset {
+    char *name;
+    uint32_t dim, nx, ny; /* ny = 0 for 1-D */
+    int extrap;           /* 1: linear extrapolation, 0: refused */
+    double *x, *y, *coef, *lin;
+} mblx__dataset;
+
 /* Nodes are indexed by id; args/deps are pools addressed by (offset, count). stamp/memo are
  * per-node scratch for traversals (valid when stamp[v] == epoch), grown with the nodes. */
 struct mblx_graph {
@@ -60,6 +69,8 @@ struct mblx_graph {
 #define MBLX__SUBSET_CACHE_MIN 64
     uint64_t subset_key[MBLX__SUBSET_CACHE];
     uint8_t subset_val[MBLX__SUBSET_CACHE];
+    mblx__dataset *data; /* the data sets (data.c), ndata of them */
+    uint32_t ndata;
     uint32_t nlet; /* 1 once a let node was made (0: the compiler need not look for them) */
     int err;
     char errmsg[MBL_MSG_MAX];
@@ -131,7 +142,25 @@ typedef struct mblx__view {
     const uint32_t *args;
     const char *(*symname)(const void *ctx, uint32_t node);
     const void *ctx;
+    const mblx__dataset *data; /* the data sets the MBLX_OP_DATA nodes name */
+    uint32_t ndata;
 } mblx__view;
+
+/* ---- functions of data (data.c) ---- */
+void mblx__data_decode(double code, long *k, int *lin, int *dx, int *dy);
+void mblx__data_free(mblx__dataset *d, uint32_t n);
+/* A deep copy of n sets; NULL when out of memory. */
+mblx__dataset *mblx__data_copy_all(const mblx__dataset *s, uint32_t n);
+/* The value of a data node (its code) at (x, y); NaN outside a refused range. */
+double mblx__data_value(const mblx__dataset *sets, uint32_t nsets, double code, double x, double y);
+/* Why the value was NaN, one line into buf. */
+void mblx__data_why(const mblx__dataset *sets, uint32_t nsets, double code, double x, double y, char *buf,
+                    size_t size);
+/* "spline", "table" or "spline2": the function that names set d in expressions. */
+const char *mblx__data_fn(const mblx__dataset *d, int lin);
+/* mblx_apply of MBLX_OP_DATA; the derivative of data node v in operand i (a its operands). */
+mblx_id mblx__data_apply(mblx_graph *g, double code, size_t n, const mblx_id *args);
+mblx_id mblx__data_partial(mblx_graph *g, mblx_id v, const uint32_t *a, size_t i);
 
 /* Print node root of a view (see mblx_print); SIZE_MAX when out of memory. */
 size_t mblx__print_view(const mblx__view *v, uint32_t root, char *buf, size_t size);

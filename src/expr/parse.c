@@ -54,6 +54,7 @@ typedef struct frame {
     size_t fac_start;   /* EXPR: first factor of the current term */
     mblx_id base;       /* POW */
     size_t name_len;    /* CALL: name at text + pos */
+    long dset;          /* CALL of spline, table or spline2: the data set (-1: another call) */
 } frame;
 
 typedef struct parser {
@@ -172,6 +173,7 @@ static int push_frame(parser *p, int kind, size_t pos)
     f->kind = kind;
     f->pos = pos;
     f->base = XNONE;
+    f->dset = -1;
     f->items_start = f->fac_start = p->nit;
     return 0;
 }
@@ -264,12 +266,76 @@ static int resolve(parser *p, size_t pos, size_t nlen, int nargs, const mblx_id 
     return 0;
 }
 
+/* The name of a function of data, or NULL. */
+static const char *data_fn(const char *s, size_t len)
+{
+    static const char *const fns[3] = {"spline", "table", "spline2"};
+    for (int i = 0; i < 3; i++)
+        if (strlen(fns[i]) == len && !memcmp(fns[i], s, len)) return fns[i];
+    return NULL;
+}
+
+/* The data set named at the start of the arguments of spline/table/spline2 (p->i after the
+ * '(' and its blanks), and the ',' after it; f->dset receives it. */
+static int data_set_arg(parser *p, frame *f, const char *fn)
+{
+    size_t k = p->i;
+    while (k < p->len && (is_alpha(p->s[k]) || (k > p->i && is_digit(p->s[k])))) k++;
+    if (k == p->i) return perr(p, p->i, "%s: expected the name of a data set as its first argument", fn);
+    long d = mblx_data_find(p->g, p->s + p->i, k - p->i);
+    if (d < 0) {
+        size_t nd = mblx_data_count(p->g), used = 0;
+        char known[160] = "";
+        for (size_t j = 0; j < nd && used + 1 < sizeof known; j++) {
+            int w = snprintf(known + used, sizeof known - used, "%s%s", j ? ", " : "", mblx_data_name(p->g, (long)j, NULL));
+            used += w > 0 ? (size_t)w : 0;
+        }
+        return perr(p, p->i, "%s: unknown data set '%.*s' (%s%s)", fn, (int)(k - p->i > 64 ? 64 : k - p->i),
+                    p->s + p->i, nd ? "the data sets are: " : "the model has no 'data' section", known);
+    }
+    int dim;
+    mblx_data_name(p->g, d, &dim);
+    if ((dim == 2) != (strcmp(fn, "spline2") == 0))
+        return perr(p, p->i, "%s: data set '%.*s' is %d-D (use %s)", fn, (int)(k - p->i), p->s + p->i, dim,
+                    dim == 2 ? "spline2(name, x, y)" : "spline(name, x) or table(name, x)");
+    f->dset = d;
+    p->i = k;
+    skip_ws(p);
+    if (p->i >= p->len || p->s[p->i] != ',')
+        return perr(p, p->i, "%s: expected ',' and the argument after the data set's name", fn);
+    p->i++;
+    return 0;
+}
+
+/* The call of spline/table/spline2 at frame f: its arguments, then the orders of derivatives
+ * (nonnegative integer constants). */
+static int finish_data_call(parser *p, const frame *f, size_t na, const mblx_id *a, mblx_id *out)
+{
+    const char *fn = data_fn(p->s + f->pos, f->name_len);
+    int two = strcmp(fn, "spline2") == 0;
+    size_t nv = two ? 2 : 1;
+    if (na != nv && na != 2 * nv)
+        return perr(p, f->pos, "%s takes %s, got %zu argument%s after the name", fn,
+                    two ? "(name, x, y) or (name, x, y, kx, ky)" : "(name, x) or (name, x, k)", na,
+                    na == 1 ? "" : "s");
+    int ord[2] = {0, 0};
+    for (size_t i = nv; i < na; i++) {
+        double v;
+        if (!mblx_is_const(p->g, a[i], &v) || v < 0 || v != floor(v) || v > 1000)
+            return perr(p, f->pos, "%s: the order of a derivative must be a whole number 0, 1, 2, ...", fn);
+        ord[i - nv] = (int)v;
+    }
+    *out = mblx_data_call(p->g, f->dset, fn[0] == 't', ord[0], ord[1], a[0], two ? a[1] : XNONE);
+    return *out == XNONE ? pfail(p, f->pos) : 0;
+}
+
 /* Build the call at frame f with arguments items[f->items_start ..]. */
 static int finish_call(parser *p, const frame *f, mblx_id *out)
 {
     const char *name = p->s + f->pos;
     size_t na = p->nit - f->items_start;
     const mblx_id *a = na ? p->items + f->items_start : NULL;
+    if (f->dset >= 0) return finish_data_call(p, f, na, a, out);
     const builtin *b = find_builtin(name, f->name_len);
     if (!b) return resolve(p, f->pos, f->name_len, (int)na, a, out);
     if (na < (size_t)b->minargs || (b->maxargs >= 0 && na > (size_t)b->maxargs)) {
@@ -318,8 +384,11 @@ static int parse_name(parser *p, size_t pos, size_t nlen, int neg)
         frame *f = &p->fr[p->nfr - 1];
         f->neg = neg;
         f->name_len = nlen;
+        f->dset = -1;
         p->i++;
         skip_ws(p);
+        const char *fn = data_fn(p->s + pos, nlen);
+        if (fn && (rc = data_set_arg(p, f, fn))) return rc;
         if (p->i < p->len && p->s[p->i] == ')') {
             p->i++;
             frame fc = *f;

@@ -270,6 +270,27 @@ static void expand(const mblx__view *v, tstack *s, uint32_t x, int prec, int neg
         if (neg) push_str(s, "-");
         return;
     }
+    case MBLX_OP_DATA: { /* spline(name, x[, k]), table(name, x[, k]), spline2(name, x, y[, kx, ky]) */
+        static const char *const ord[4] = {", 0", ", 1", ", 2", ", 3"};
+        long k;
+        int lin, dx, dy;
+        mblx__data_decode(v->nd[x].val, &k, &lin, &dx, &dy);
+        const mblx__dataset *d = k >= 0 && (uint32_t)k < v->ndata ? &v->data[k] : NULL;
+        push_str(s, ")");
+        if (dx || dy) {
+            if (na > 1) push_str(s, ord[dy]);
+            push_str(s, ord[dx]);
+        }
+        for (uint32_t i = na; i-- > 0;) {
+            push_node(s, a[i], P_NONE, 0);
+            push_str(s, ", ");
+        }
+        push_str(s, d ? d->name : "?");
+        push_str(s, "(");
+        push_str(s, d ? mblx__data_fn(d, lin) : "data");
+        if (neg) push_str(s, "-");
+        return;
+    }
     default: {
         push_str(s, ")");
         for (uint32_t i = na; i-- > 0;) {
@@ -336,6 +357,8 @@ static void graph_view(const mblx_graph *g, mblx__view *v)
     v->args = g->args;
     v->symname = graph_symname;
     v->ctx = g;
+    v->data = g->data;
+    v->ndata = g->ndata;
 }
 
 size_t mblx_print(const mblx_graph *g, mblx_id e, char *buf, size_t size)

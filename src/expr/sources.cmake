@@ -1,6 +1,7 @@
 list(APPEND MBLIN_SOURCES
   src/expr/graph.c
   src/expr/builders.c
+  src/expr/data.c
   src/expr/diff.c
   src/expr/diff_wide.c
   src/expr/print.c

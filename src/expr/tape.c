@@ -85,6 +85,7 @@ void mblx_tape_free(mblx_tape *t)
     mbl_free(t->ins);
     mbl_free(t->outreg);
     mbl_free(t->ext);
+    mblx__data_free(t->data, t->ndata);
     mbl_free(t->ins_node);
     mbl_free(t->lnd);
     mbl_free(t->largs);
@@ -531,6 +532,7 @@ static void emit_instructions(compiler *c)
             EMIT(TI_STEP, (uint32_t)(5 * kext), 0, 0.0);
             kext++;
             break;
+        case MBLX_OP_DATA: EMIT(TI_DATA, reg[a[0]], reg[a[na > 1 ? 1 : 0]], val); break;
         default: {
             static const unsigned map1[MBLX_OP_COUNT_] = {
                 [MBLX_OP_SIN] = TI_SIN,   [MBLX_OP_COS] = TI_COS,   [MBLX_OP_TAN] = TI_TAN,
@@ -599,6 +601,10 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
     mblx_tape *t = c.t = mbl_calloc(1, sizeof *t);
     if (!t) goto oom;
     t->nout = n;
+    if (g->ndata) { /* the data sets, so that the tape stays independent of the graph */
+        if (!(t->data = mblx__data_copy_all(g->data, g->ndata))) goto oom;
+        t->ndata = g->ndata;
+    }
     if (bound) {
         t->g = g;
         t->lock = lock;

@@ -7,7 +7,8 @@
 
 /* ---- evaluation ----------------------------------------------------------------------------- */
 
-static inline double exec1(const tins *p, const double *x, const double *w, const uint32_t *ext)
+static inline double exec1(const tins *p, const double *x, const double *w, const uint32_t *ext,
+                           const mblx_tape *t)
 {
     switch (p->op) {
     case TI_LDC: return p->c;
@@ -46,6 +47,7 @@ static inline double exec1(const tins *p, const double *x, const double *w, cons
         const uint32_t *r = ext + p->a;
         return mblx__step_value(w[r[0]], w[r[1]], w[r[2]], w[r[3]], w[r[4]]);
     }
+    case TI_DATA: return mblx__data_value(t->data, t->ndata, p->c, w[p->a], w[p->b]);
     default: return NAN;
     }
 }
@@ -80,7 +82,7 @@ static int report(const mblx_tape *t, uint32_t l, const char *what, mbl_status *
     if (t->g) {
         len = mblx_print(t->g, l, ex, sizeof ex);
     } else {
-        mblx__view view = {t->lnd, t->largs, tape_symname, t};
+        mblx__view view = {t->lnd, t->largs, tape_symname, t, t->data, t->ndata};
         len = mblx__print_view(&view, l, ex, sizeof ex);
     }
     if (len == SIZE_MAX) return mbl_error(st, MBL_EDOMAIN, "%s", what);
@@ -92,7 +94,7 @@ static int diagnose_unlocked(const mblx_tape *t, const double *x, double *w, mbl
 {
     for (size_t i = 0; i < t->nins; i++) {
         const tins *p = &t->ins[i];
-        double v = exec1(p, x, w, t->ext);
+        double v = exec1(p, x, w, t->ext, t);
         if (!not_finite(v)) {
             w[p->dst] = v;
             continue;
@@ -126,6 +128,13 @@ static int diagnose_unlocked(const mblx_tape *t, const double *x, double *w, mbl
                     snprintf(what, sizeof what, "pow of negative base %.17g to non-integer exponent %.17g", a, b);
                     break;
                 }
+            }
+            snprintf(what, sizeof what, "non-finite result %g", v);
+            break;
+        case MBLX_OP_DATA:
+            if (p->op == TI_DATA) {
+                mblx__data_why(t->data, t->ndata, p->c, a, w[p->b], what, sizeof what);
+                break;
             }
             snprintf(what, sizeof what, "non-finite result %g", v);
             break;
@@ -175,7 +184,7 @@ int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, doubl
         case TI_ADD2C: RUN(w[p->a] + w[p->b] + p->c);
         case TI_MUL2C: RUN(w[p->a] * w[p->b] * p->c);
         case TI_SQR: RUN(w[p->a] * w[p->a]);
-        default: RUN(exec1(p, symvals, w, ext));
+        default: RUN(exec1(p, symvals, w, ext, t));
         }
     }
 #undef RUN

@@ -14,7 +14,7 @@ enum {
     TI_LDC, TI_LDS, TI_ADD, TI_ADDC, TI_MUL, TI_MULC, TI_SQR, TI_CUBE, TI_RECIP, TI_RSQR,
     TI_SQRTP, TI_POWC, TI_POW, TI_SQRT, TI_SIN, TI_COS, TI_TAN, TI_ASIN, TI_ACOS, TI_ATAN,
     TI_ATAN2, TI_SINH, TI_COSH, TI_TANH, TI_EXP, TI_LOG, TI_ABS, TI_SIGN, TI_MIN, TI_MAX,
-    TI_STEP, TI_ADD2C, TI_MUL2C
+    TI_STEP, TI_DATA, TI_ADD2C, TI_MUL2C
 };
 
 typedef struct tins {
@@ -27,6 +27,8 @@ struct mblx_tape {
     tins *ins;
     uint32_t *outreg;
     uint32_t *ext; /* step operands, 5 registers each */
+    mblx__dataset *data; /* the graph's data sets, copied (TI_DATA: a = x, b = y, c = the node's code) */
+    uint32_t ndata;
     /* diagnostics: each instruction's node, in a private copy of the compiled sub-DAG (local node
      * numbering), or in the graph g itself for a tape of mblx_compile_bound (lnd, largs and names
      * then NULL) */

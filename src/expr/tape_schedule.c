@@ -19,7 +19,7 @@ static int reads_a(uint32_t op) { return op != TI_LDC && op != TI_LDS && op != T
 static int reads_b(uint32_t op)
 {
     return op == TI_ADD || op == TI_MUL || op == TI_ADD2C || op == TI_MUL2C || op == TI_POW || op == TI_ATAN2 ||
-           op == TI_MIN || op == TI_MAX;
+           op == TI_MIN || op == TI_MAX || op == TI_DATA;
 }
 
 int mblx__schedule_runs(mblx_tape *t)

@@ -120,6 +120,20 @@ double mbla_norm1(int m, int n, const double *A, int lda)
 
 /* ---- LU with partial pivoting ------------------------------------------------------------ */
 
+int mbla_tridiag_solve(int n, int nrhs, double *dl, double *d, double *du, double *B, int ldb, mbl_status *st)
+{
+    const char *fn = "mbla_tridiag_solve";
+    if (n < 0 || nrhs < 0 || ldb < (n > 1 ? n : 1) || (n && (!d || !B)) || (n > 1 && (!dl || !du)))
+        return mbl_error(st, MBL_EDIM, "%s: bad sizes or NULL arrays (n = %d, nrhs = %d, ldb = %d)", fn, n, nrhs, ldb);
+    if (n == 0 || nrhs == 0) return 0;
+    int info = LAPACKE_dgtsv_work(LAPACK_COL_MAJOR, n, nrhs, dl, d, du, B, ldb);
+    if (info < 0) return la_lapacke_error(st, "mbla_tridiag_solve (dgtsv)", info);
+    if (info > 0)
+        return mbl_error(st, MBL_ESINGULAR, "%s: matrix is singular: U(%d,%d) is exactly zero (pivot %d)", fn, info - 1,
+                         info - 1, info - 1);
+    return 0;
+}
+
 int mbla_lu_solve(int n, int nrhs, double *A, int lda, double *B, int ldb, mbl_status *st)
 {
     const char *fn = "mbla_lu_solve";

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "mech/mech_internal.h"
+#include "model/data.h"
 #include "model/pmech_num.h"
 
 /* ---- user expressions: variables, outputs, inputs, states ------------------------------------- */
@@ -160,7 +161,7 @@ static int read_all(mech *M, const yaml_node_t *root)
 {
     static const char *ok[] = {"model", "name", "parameters", "space", "ground", "bodies", "joints", "drivers",
                                "forces", "inputs", "variables", "outputs", "linearize", "coordinates", "tree_dynamics", "spin_speeds",
-                               "velocities", NULL};
+                               "velocities", "data", NULL};
     int rc = mech_check_keys(M, root, ok, "mechanism");
     if (rc) return rc;
     yaml_node_t *n;
@@ -190,6 +191,11 @@ static int read_all(mech *M, const yaml_node_t *root)
     /* parameters: copied, and evaluated here with the file's values for the checks */
     if ((rc = copy_map(M, mech_get(M, root, "parameters"), &M->src->parameters, "parameters", 0))) return rc;
     if ((rc = copy_map(M, mech_get(M, root, "spin_speeds"), &M->src->spin_speeds, "spin_speeds", 0))) return rc;
+    /* data sets (issue 35): passed on to the equation level, and known to this graph's parses */
+    if ((n = mech_get(M, root, "data"))) {
+        if ((rc = model_data_read(M->doc, n, M->file, &M->src->data, &M->src->ndata, M->st))) return rc;
+        if ((rc = model_data_register(M->g, M->file, M->src->data, M->src->ndata, M->st))) return rc;
+    }
     int np = M->src->parameters.n;
     M->pval = mbl_calloc((size_t)(np ? np : 1), sizeof *M->pval);
     M->pset = mbl_calloc((size_t)(np ? np : 1), sizeof *M->pset);

@@ -73,7 +73,7 @@ static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int
 }
 
 /* Keep only the user's expressions that can leave a function's domain (log, sqrt, asin, acos,
- * tan, or a power with a negative, fractional or variable exponent: division included) for
+ * tan, a function of data, or a power with a negative, fractional or variable exponent: division included) for
  * model_check_domain; the others (polynomials, sin, cos, exp, ...) are defined everywhere
  * their derivatives are. One pass over the nodes in handle order (operands come first). */
 static int keep_restricted_srcx(mbl_model *md)
@@ -111,7 +111,8 @@ static int keep_restricted_srcx(mbl_model *md)
         case MBLX_OP_LOG:
         case MBLX_OP_ASIN:
         case MBLX_OP_ACOS:
-        case MBLX_OP_TAN: b = 1; break;
+        case MBLX_OP_TAN:
+        case MBLX_OP_DATA: b = 1; break; /* spline/table/spline2 outside a range that refuses extrapolation */
         case MBLX_OP_ABS:
         case MBLX_OP_EXP:
         case MBLX_OP_COSH: nonneg = 1; break;

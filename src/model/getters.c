@@ -25,6 +25,15 @@ void mbl_model_get_info(const mbl_model *md, mbl_model_info *info)
 
 const char *mbl_model_coord_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->n ? md->qname[i] : NULL; }
 const char *mbl_model_input_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->nr ? md->rname[i] : NULL; }
+int mbl_model_copy_data(const mbl_model *md, mblx_graph *g, mbl_status *st)
+{
+    if (!md || !g) return mbl_error(st, MBL_EARG, "mbl_model_copy_data: NULL model or graph");
+    model_graph_lock(md, 1);
+    int rc = mblx_data_copy(g, md->g);
+    model_graph_lock(md, 0);
+    if (rc) return mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, rc, "out of memory");
+    return 0;
+}
 const char *mbl_model_output_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->ny ? md->yname[i] : NULL; }
 const char *mbl_model_param_name(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pname[i] : NULL; }
 double mbl_model_param_value(const mbl_model *md, int i) { return md && i >= 0 && i < md->np ? md->pval[i] : NAN; }

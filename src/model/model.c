@@ -1,6 +1,7 @@
 /* A model's life: model_from_src runs the formulation's steps in order (names, symbols, values,
  * variables, formulate, compile, checks), the model's graph lock, and freeing a model. */
 #include "core/progress.h"
+#include "model/data.h"
 #include "model/formulate.h"
 #include "model/terms/term.h"
 
@@ -81,6 +82,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     L.src = src;
     L.st = st;
     if (!md->g || !md->file || !md->name) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc && src->ndata) rc = model_data_register(md->g, src->file, src->data, src->ndata, st);
     if (!rc) rc = model_take_held(&L); /* expression keys of velocities: held velocities, not speeds */
     if (!rc) rc = model_take_speeds(&L); /* before the variables are counted: speeds are variables */
     if (!rc) {

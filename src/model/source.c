@@ -1,6 +1,7 @@
 /* Reading a `model: dae` file with libyaml's document API into an mbl_src (src/load reads the
  * file and dispatches on its `model:` kind; the mechanism and URDF readers are in src/mech). */
 #include "model/source.h"
+#include "model/data.h"
 #include "model/ffr.h"
 #include "model/rtree.h"
 #include "model/pmech_num.h"
@@ -247,12 +248,12 @@ static int read_linearize(reader *r, const yaml_node_t *key, const yaml_node_t *
 }
 
 enum { K_MODEL, K_NAME, K_PARAMS, K_COORDS, K_VELS, K_VARS, K_KE, K_MM, K_PE, K_FORCES, K_DISS, K_INPUTS,
-       K_OUTPUTS, K_CONS, K_NH, K_LIN, K_ODES, K_ODE, K_IVARS, K_SPIN, K_COUNT };
+       K_OUTPUTS, K_CONS, K_NH, K_LIN, K_ODES, K_ODE, K_IVARS, K_SPIN, K_DATA, K_COUNT };
 static const char *top_keys[K_COUNT] = {"model", "name", "parameters", "coordinates", "velocities",
                                         "variables", "kinetic_energy", "mass_matrix", "potential_energy",
                                         "forces", "dissipation", "inputs", "outputs", "constraints",
                                         "nonholonomic", "linearize", "ode_states", "ode", "implicit_variables",
-                                        "spin_speeds"};
+                                        "spin_speeds", "data"};
 
 static int read_root(reader *r, const yaml_node_t *root)
 {
@@ -271,7 +272,7 @@ static int read_root(reader *r, const yaml_node_t *root)
             return err_at(r, k, MBL_EMODEL,
                           "unknown key '%s' (expected one of model, name, parameters, coordinates, velocities, "
                           "variables, kinetic_energy, mass_matrix, potential_energy, forces, dissipation, inputs, "
-                          "outputs, constraints, nonholonomic, linearize, ode_states, ode, implicit_variables, spin_speeds)",
+                          "outputs, constraints, nonholonomic, linearize, ode_states, ode, implicit_variables, spin_speeds, data)",
                           scalar(k));
         if (seen[which])
             return err_at(r, k, MBL_EMODEL, "duplicate key '%s' (first at line %lu)", scalar(k),
@@ -318,6 +319,7 @@ static int read_root(reader *r, const yaml_node_t *root)
         case K_ODES: rc = read_map(r, &s->ode_states, k, v); break;
         case K_ODE: rc = read_map(r, &s->ode, k, v); break;
         case K_IVARS: rc = read_map(r, &s->implicit_variables, k, v); break;
+        case K_DATA: rc = model_data_read(r->doc, v, r->file, &s->data, &s->ndata, r->st); break;
         }
         if (rc) return rc;
     }
@@ -530,6 +532,7 @@ void model_src_free(mbl_src *s)
                              &s->states, &s->velocity_states, &s->ode_states, &s->ode, &s->implicit_variables,
                              &s->draw, &s->draw_links, &s->kinematics, &s->validity, &s->spin_speeds};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) list_free(lists[i]);
+    model_data_free(s->data, s->ndata);
     mbl_free(s->kinetic_energy.text);
     mbl_free(s->potential_energy.text);
     mbl_free(s->dissipation.text);

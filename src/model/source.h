@@ -66,6 +66,8 @@ typedef struct mbl_src {
      * point's notes (model_validity_notes); never a refusal. */
     mbl_src_list validity;
     struct mbl_rtree *rtree;   /* the tree's structured term (model/rtree.h), NULL without one */
+    struct model_dataset *data; /* the `data:` section (model/data.h), ndata sets */
+    int ndata;
     struct mbl_pmech_src *pmech; /* planar rigid bodies and revolute joints evaluated numerically
                                     (model/pmech_num.h), NULL without them */
 } mbl_src;

@@ -1,5 +1,6 @@
 list(APPEND MBLIN_SOURCES
   src/model/source.c
+  src/model/data.c
   src/model/model.c
   src/model/dae_helpers.c
   src/model/names.c

@@ -234,6 +234,11 @@ static int setup_inputs(sim *s, const mbl_point *start, const mbl_sim_options *o
         mbl_free(outs);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
+    int drc = mbl_model_copy_data(s->md, s->ig, st); /* inputs may use the model's data sets (spline(road, t)) */
+    if (drc) {
+        mbl_free(outs);
+        return drc;
+    }
     iresolve R = {s->md, mblx_symbol(s->ig, "t")};
     for (int i = 0; i < s->nr; i++) outs[i] = mblx_const(s->ig, s->rconst[i]);
     int rc = 0;

@@ -47,6 +47,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > FUZZ_MAX_INPUT) return 0;
     mblx_graph *g = mblx_graph_new();
     if (!g) return 0;
+    /* data sets for spline(c, ..), table(c, ..) and spline2(m, .., ..) (issue 35) */
+    static const double cx[3] = {-1, 0, 2}, cz[3] = {0, 1, -1}, my[2] = {0, 1}, mz[6] = {0, 1, 2, 3, 4, 5};
+    static const double mc[2 * 16] = {0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                      1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    mblx_data_def c1 = {"c", 3, 0, cx, NULL, cz, NULL, MBLX_EXTRAP_LINEAR};
+    mblx_data_def m2 = {"m", 3, 2, cx, my, mz, mc, MBLX_EXTRAP_NONE};
+    if (mblx_data_add(g, &c1) < 0 || mblx_data_add(g, &m2) < 0) abort();
     mblx_parse_opts o = {resolve, NULL, 3, 5, 0, NULL};
     size_t eoff = 0;
     o.error_offset = &eoff;

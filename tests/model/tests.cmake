@@ -17,6 +17,9 @@ if(PYTHON3)
   if(NOT _mblin_numpy_rc EQUAL 0 AND EXISTS /usr/bin/python3)
     set(MBLIN_PYTHON3_NUMPY /usr/bin/python3)
   endif()
+  # spline/table/spline2 against SciPy and closed forms, bad data (issue 35, item 1)
+  add_test(NAME test_data_sets COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/model/data_sets_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   add_test(NAME test_flexible COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/model/test_flexible.py
            $<TARGET_FILE:mblin_cli> 5 10 50 WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   # n_p = 100 separately: each dense method takes 13-21 s there today
