@@ -26,6 +26,9 @@
  * make its torque off by about angle^2/6 of itself, 4e-4 at 0.05 rad (docs/mechanism-reference.md,
  * "Checking a mechanism"). */
 #define MBL_MECH_BUSHING_SMALL_ANGLE 0.05
+/* A rolling wheel (joint type rolling_wheel) whose axle a and plane normal n have |a x n| below
+ * this in the file's configuration lies flat on the plane: refused (its contact point is undefined). */
+#define MBL_MECH_WHEEL_FLAT 1e-6
 
 /* Read the root mapping of a `model: mechanism` document into src (which the caller created
  * with its file and name fields set). On error returns a negative code with "file:line:col:
