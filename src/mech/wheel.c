@@ -12,7 +12,9 @@
  *     v_P = der(o) - r w x u, has no component along t1 and t2 (its normal component is the
  *     derivative of the holonomic one). Both are linear in the body's speeds.
  * An optional `tire` replaces the lateral no-slip constraint by a lateral force F t2 at P, with
- * the slip angle alpha = atan(t2 . v_P / |t1 . der(o)|) and F = -Ca alpha (linear) or
+ * the slip angle alpha = atan(t2 . v_P / sqrt((t1 . der(o))^2 + vmin^2)) (vmin =
+ * MBL_MECH_TIRE_MIN_SPEED: the force stays defined at a standstill, where the methods evaluate
+ * parts of the Jacobian) and F = -Ca alpha (linear) or
  * F = -D sin(C atan(B alpha - E (B alpha - atan(B alpha)))) (Pacejka's Magic Formula). */
 #include <math.h>
 #include <stdio.h>
@@ -187,10 +189,11 @@ int mech_wheel_joint(mech *M, joint *J, const yaml_node_t *val)
     if ((rc = mech_push(M, &M->src->nonholonomic, mech_fmt(M, "%s longitudinal", nm), lon, line, col))) return rc;
     yaml_node_t *tn = mech_get(M, val, "tire");
     if (!tn) return mech_push(M, &M->src->nonholonomic, mech_fmt(M, "%s lateral", nm), lat, line, col);
-    /* the tire: lateral force F t2 at P, alpha = atan(t2 . v_P / |t1 . der(o)|) */
+    /* the tire: lateral force F t2 at P, alpha = atan(t2 . v_P / sqrt((t1 . der(o))^2 + vmin^2)) */
     const char *alpha = mech_fmt(M, "%s_alpha", base), *F = NULL;
     const char *vx = mech_fmt(M, "(%s*der(%s) + %s*der(%s) + %s*der(%s))", t1[0], o[0], t1[1], o[1], t1[2], o[2]);
-    if ((rc = mech_add_var(M, alpha, mech_fmt(M, "atan((%s)/abs(%s))", lat, vx), line, col))) return rc;
+    if ((rc = mech_add_var(M, alpha, mech_fmt(M, "atan((%s)/sqrt(%s^2 + %s))", lat, vx, mech_num(M, MBL_MECH_TIRE_MIN_SPEED * MBL_MECH_TIRE_MIN_SPEED)), line, col)))
+        return rc;
     if ((rc = tire_law(M, J, tn, alpha, &F))) return rc;
     const char *Fn = mech_fmt(M, "%s_Fy", base);
     if ((rc = mech_add_var(M, Fn, mech_fmt(M, "-(%s)", F), line, col))) return rc;
