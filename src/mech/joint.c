@@ -67,6 +67,7 @@ static int joint_constraints(mech *M, joint *J, const yaml_node_t *val)
 {
     marker *I = &M->mk[J->i], *K = &M->mk[J->j];
     const char *t = J->type;
+    if (!strcmp(t, "rolling_wheel")) return mech_wheel_joint(M, J, val);
     const char *nm = mech_fmt(M, "joint %s (%s)", J->name, t);
     int line = J->line, col = J->col, rc = 0, done = 0;
     if (M->planar && (rc = mech_pm_joint(M, J, nm, &done))) return rc;
@@ -128,7 +129,7 @@ static int joint_constraints(mech *M, joint *J, const yaml_node_t *val)
             return err_at(M, mech_get(M, val, "type"),
                           "joint '%s': unknown type '%s' (expected revolute, prismatic, cylindrical, universal, "
                           "spherical, fixed, planar, inline, inplane, orientation, parallel_axes, perpendicular_axes, "
-                          "distance, coupler)",
+                          "distance, coupler, rolling_wheel)",
                           J->name, t);
         static const char *ek[3][3] = {{"1", "0", "0"}, {"0", "1", "0"}, {"0", "0", "1"}};
         if (sph)
@@ -173,7 +174,9 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
         int coupler = !strcmp(mech_sc(ty), "coupler");
         static const char *okj[] = {"type", "i", "j", "distance", "q0", "v0", "cut", NULL};
         static const char *okc[] = {"type", "joints", "ratios", "offset", "coordinates", NULL};
-        if ((rc = mech_check_keys(M, v, coupler ? okc : okj, what))) return rc;
+        static const char *okw[] = {"type", "i", "j", "radius", "tire", NULL};
+        int wheel = !strcmp(mech_sc(ty), "rolling_wheel");
+        if ((rc = mech_check_keys(M, v, coupler ? okc : wheel ? okw : okj, what))) return rc;
         if (M->nj == M->cj) {
             int cap = M->cj ? 2 * M->cj : 16;
             joint *j = mbl_realloc_array(M->jt, (size_t)cap, sizeof *j);
@@ -195,8 +198,8 @@ int mech_read_joints(mech *M, const yaml_node_t *js)
                     return err_at(M, mech_get(M, v, *kk), "%s: '%s' needs 'coordinates: relative'", what, *kk);
         if (!coupler) {
             if ((rc = mech_marker_ref(M, v, "i", what, 1, &J->i))) return rc;
-            if ((rc = mech_marker_ref(M, v, "j", what, 1, &J->j))) return rc;
-            if (M->mk[J->i].body == M->mk[J->j].body)
+            if ((rc = mech_marker_ref(M, v, "j", what, !wheel, &J->j))) return rc;
+            if (J->j >= 0 && M->mk[J->i].body == M->mk[J->j].body)
                 return err_at(M, v, "%s: markers '%s' and '%s' are on the same body '%s'", what, M->mk[J->i].name,
                               M->mk[J->j].name, M->b[M->mk[J->i].body].name);
         }

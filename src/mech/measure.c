@@ -96,6 +96,10 @@ const char *mech_joint_coord(mech *M, int ji, char *why, size_t whylen)
     joint *J = &M->jt[ji];
     if (M->relative && J->tree) return mech_joint_coord_k(M, ji, 1, why, whylen); /* the coordinate itself */
     if (J->i < 0) return mech_joint_coord_k(M, ji, 1, why, whylen);                /* a coupler: none */
+    if (J->j < 0) {                                                                  /* a rolling wheel on the default plane */
+        snprintf(why, whylen, "joint '%s' (%s) has no joint coordinate", J->name, J->type);
+        return NULL;
+    }
     marker *I = &M->mk[J->i], *K = &M->mk[J->j];
     char *d[3];
     mech_dvec(M, J->i, J->j, d);
@@ -138,6 +142,13 @@ static const char *reaction(mech *M, const char *fn, int nargs, const char **arg
     joint *J = &M->jt[j];
     if (!strcmp(J->type, "coupler")) {
         snprintf(why, whylen, "%s: joint '%s' is a coupler, which has no reaction force", fn, J->name);
+        return NULL;
+    }
+    if (!strcmp(J->type, "rolling_wheel")) {
+        snprintf(why, whylen,
+                 "%s: joint '%s' is a rolling wheel, whose contact forces include its non-holonomic multipliers: "
+                 "no reaction measure",
+                 fn, J->name);
         return NULL;
     }
     int comp = fn[1] == 'X' ? 0 : fn[1] == 'Y' ? 1 : 2;

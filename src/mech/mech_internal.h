@@ -309,6 +309,12 @@ int mech_read_drivers(mech *M, const yaml_node_t *ds);
  * "constraint <j>"). */
 int mech_check_con_texts(mech *M);
 
+/* ---- wheel.c: the rolling wheel joint (a disc on a ground plane; non-holonomic) ------------- */
+
+/* type rolling_wheel: the contact constraint, the no-slip constraints (the lateral one replaced by
+ * the force of an optional `tire`) */
+int mech_wheel_joint(mech *M, joint *J, const yaml_node_t *val);
+
 /* ---- pmech.c: planar rigid bodies and revolute joints evaluated numerically by the model ------- */
 
 /* Body bi to the numeric term when it can go (M->pnum, a planar rigid body whose mass, inertia

@@ -19,6 +19,7 @@
  *   measure.c    measures (DX, AX, JQ, FX, ...), reactions, their substitution into texts
  *   beam.c, beam3.c, modal_body.c  flexible bodies (planar and spatial beams, modal bodies)
  *   pmech.c      planar rigid bodies and revolute joints the model evaluates numerically
+ *   wheel.c      the rolling wheel joint (a disc on a ground plane: non-holonomic) and its tire
  *   relative.c   `coordinates: relative`: joint kinds, the tree and its joint coordinates (cut
  *                joints stay constraints); relative_kinematics.c the recursive kinematics;
  *                relative_forces.c the generalized forces; relative_measures.c JQ and the

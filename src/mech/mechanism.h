@@ -26,6 +26,13 @@
  * make its torque off by about angle^2/6 of itself, 4e-4 at 0.05 rad (docs/mechanism-reference.md,
  * "Checking a mechanism"). */
 #define MBL_MECH_BUSHING_SMALL_ANGLE 0.05
+/* A rolling wheel (joint type rolling_wheel) whose axle a and plane normal n have |a x n| below
+ * this in the file's configuration lies flat on the plane: refused (its contact point is undefined). */
+#define MBL_MECH_WHEEL_FLAT 1e-6
+/* A tire's slip angle is atan(v_lateral / sqrt(v_forward^2 + vmin^2)) with vmin this speed (in the
+ * model's units, m/s in SI): defined at a standstill; it changes the cornering slope by the factor
+ * 1 - (vmin / v_forward)^2 / 2 (1.25e-11 relative at 20 m/s). */
+#define MBL_MECH_TIRE_MIN_SPEED 1e-4
 
 /* Read the root mapping of a `model: mechanism` document into src (which the caller created
  * with its file and name fields set). On error returns a negative code with "file:line:col:

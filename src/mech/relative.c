@@ -387,7 +387,7 @@ int mech_rel_tree(mech *M)
     for (int k = 0; k < nj && !rc; k++) {
         joint *J = &M->jt[k];
         if (J->i < 0) continue; /* coupler */
-        int bi = M->mk[J->i].body, bj = M->mk[J->j].body;
+        int bi = M->mk[J->i].body, bj = J->j >= 0 ? M->mk[J->j].body : 0; /* j < 0: a rolling wheel's default plane */
         jb[2 * ng] = bi, jb[2 * ng + 1] = bj;
         yaml_node_t *cn = mech_get(M, J->val, "cut");
         int named_cut = 0;

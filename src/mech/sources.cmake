@@ -18,4 +18,5 @@ list(APPEND MBLIN_SOURCES
   src/mech/urdf_xml.c
   src/mech/urdf_yaml.c
   src/mech/pmech.c
+  src/mech/wheel.c
 )

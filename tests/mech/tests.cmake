@@ -64,3 +64,6 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_krb_spinup COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_krb_spinup.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# the rolling wheel joint and its tire (issue 35, item 2): rolling disc and Whipple bicycle from
+# bodies against closed forms and Meijaard et al. (2007) Table 2, a single-track car's tires
+mblin_add_test(test_rolling_wheel ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_rolling_wheel.c)

@@ -242,6 +242,15 @@ TEST(central_differences_every_example)
                               ? 40
                               : 1 << 30;
             double w = check_fd(path, NULL, &ncompared);
+            /* rolling wheels (issue 35): non-holonomic constraints at a point whose linearized
+             * equations move with the motion (the wheels' Euler parameters spin) have no
+             * user-state form yet: refused with the documented reason (docs/mechanism-reference.md,
+             * "Rolling wheels and tires"); when that form comes, this list goes */
+            if (d == 1 && (!strcmp(e->d_name, "rolling_disc.yaml") || !strcmp(e->d_name, "whipple_bicycle.yaml") ||
+                           !strcmp(e->d_name, "single_track_car.yaml"))) {
+                CHECK_MSG(w < 0, "%s: no longer refused: take it off the list of rolling-wheel examples", path);
+                continue;
+            }
             if (w < 0) {
                 nrefused++;
                 fprintf(stderr, "  %s: refused (coordinates not steady along the motion, or flexible bodies)\n", path);

@@ -1,0 +1,382 @@
+/* The rolling wheel joint and its tire (issue 35, item 2; docs/mechanism-reference.md, "Rolling
+ * wheels and tires"):
+ * - the rolling disc from one body (examples/mech/rolling_disc.yaml): the closed form
+ *   +-i sqrt((12 W^2 R - 4 g) / (5 R)) (Neimark & Fufaev) upright at rest, below and above the
+ *   critical speed, and the equation-level disc (examples/rolling_disc.yaml);
+ * - the Whipple bicycle from four bodies, three revolute joints and two rolling wheels
+ *   (examples/mech/whipple_bicycle.yaml): Meijaard et al. (2007) Table 2 at v = 0..10 m/s to 1e-9
+ *   by every exact method that takes the point, the same in relative coordinates, and the weave and
+ *   capsize speeds 4.292382 and 6.024262 m/s (the paper's digits; the equation-level model's to 1e-8);
+ * - the tire: the single-track car with linear cornering stiffnesses (examples/mech/
+ *   single_track_car.yaml) against the closed-form 2 x 2 lateral/yaw system, the Magic Formula
+ *   with B C D = Cf giving the same linear model (its slope at zero slip), and its lateral force at
+ *   a slip angle against the formula;
+ * - bad input: one-line errors naming the joint. */
+#include <complex.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/mblin.h"
+#include "test.h"
+
+enum { NMAX = 64 };
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s) s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* s with the first occurrence of a replaced by b (a new string), NULL when a is not in s */
+static char *replace(const char *s, const char *a, const char *b)
+{
+    const char *p = strstr(s, a);
+    if (!p) return NULL;
+    size_t la = strlen(a), lb = strlen(b), ls = strlen(s);
+    char *o = malloc(ls - la + lb + 1);
+    if (!o) return NULL;
+    memcpy(o, s, (size_t)(p - s));
+    memcpy(o + (p - s), b, lb);
+    memcpy(o + (p - s) + lb, p + la, ls - (size_t)(p - s) - la + 1);
+    return o;
+}
+
+/* The non-spurious eigenvalues of a model text (path: a file when text is NULL) at the settings, by
+ * a method (NULL: the default); the count, -1 on failure (the message in msg when given). Outputs
+ * (at the point) in out when given. */
+static int eig_of(const char *path, const char *text, const mbl_setting *sets, int nsets, const char *method,
+                  double complex *ev, double *out, char *msg)
+{
+    mbl_status st;
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *modes = NULL;
+    mbl_lin_options lo;
+    mbl_lin_options_default(&lo);
+    if (method) lo.method = method;
+    int rc = text ? mbl_model_load_string(text, strlen(text), path, sets, nsets, &md, &st)
+                  : mbl_model_load_file(path, sets, nsets, &md, &st);
+    if (!rc) rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc && out) rc = mbl_model_outputs(md, pt, out, &st);
+    if (!rc && ev) rc = mbl_linearize(md, pt, &lo, &lin, &st);
+    if (!rc && ev) rc = mbl_modal(lin, NULL, &modes, &st);
+    int n = -1;
+    if (rc) {
+        if (msg) snprintf(msg, 512, "%.500s", st.msg);
+        else fprintf(stderr, "%s (%s): %s\n", path, method ? method : "default", st.msg);
+    } else if (ev) {
+        n = 0;
+        for (int i = 0; i < modes->nx && n < NMAX; i++)
+            if (!modes->modes[i].spurious) ev[n++] = modes->modes[i].re + I * modes->modes[i].im;
+    } else {
+        n = 0;
+    }
+    mbl_modes_free(modes);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    return n;
+}
+
+/* Each of want[0..nw) matched by a distinct eigenvalue within tol * max(1, |want|); the others at
+ * most zero_tol in modulus. The largest relative distance. */
+static double match(const double complex *ev, int n, const double complex *want, int nw, double tol, double zero_tol)
+{
+    int used[NMAX] = {0};
+    double worst = 0;
+    for (int k = 0; k < nw; k++) {
+        int best = -1;
+        double bd = INFINITY;
+        for (int i = 0; i < n; i++)
+            if (!used[i] && cabs(ev[i] - want[k]) < bd) bd = cabs(ev[i] - want[k]), best = i;
+        double rel = bd / fmax(1.0, cabs(want[k]));
+        CHECK_MSG(best >= 0 && rel <= tol, "eigenvalue %.14g%+.14gi: nearest off by %.3g", creal(want[k]),
+                  cimag(want[k]), rel);
+        if (best >= 0) used[best] = 1;
+        if (rel > worst) worst = rel;
+    }
+    for (int i = 0; i < n; i++)
+        if (!used[i]) CHECK_MSG(cabs(ev[i]) <= zero_tol, "extra eigenvalue %.6g%+.6gi", creal(ev[i]), cimag(ev[i]));
+    return worst;
+}
+
+TEST(rolling_disc_closed_form)
+{
+    const double R = 0.3, g = 9.81;
+    const double Ws[] = {0, 2, 10}; /* upright at rest, below and above sqrt(g / (3 R)) = 3.3 rad/s */
+    for (size_t k = 0; k < sizeof Ws / sizeof Ws[0]; k++) {
+        double W = Ws[k], w2 = (12 * W * W * R - 4 * g) / (5 * R);
+        mbl_setting s = {"W", W};
+        double complex ev[NMAX], want[2];
+        want[0] = w2 > 0 ? I * sqrt(w2) : sqrt(-w2);
+        want[1] = -want[0];
+        int n = eig_of("examples/mech/rolling_disc.yaml", NULL, &s, 1, NULL, ev, NULL, NULL);
+        CHECK_EQ_INT(n, 8);
+        if (n != 8) continue;
+        double w = match(ev, n, want, 2, 1e-9, 1e-6);
+        printf("  disc W = %g: +-%.10g%s, largest relative difference %.2g\n", W, sqrt(fabs(w2)), w2 > 0 ? "i" : "", w);
+        /* the equation-level disc (q' form) */
+        double complex eq[NMAX];
+        int ne = eig_of("examples/rolling_disc.yaml", NULL, &s, 1, NULL, eq, NULL, NULL);
+        CHECK_EQ_INT(ne, 8);
+        if (ne == 8) match(eq, ne, want, 2, 1e-9, 1e-6);
+    }
+}
+
+/* Table 2 of Meijaard et al. (2007), v = 0..10 m/s: capsize, weave (re +- i im; at v = 0 two real
+ * ones), castering (as tests/model/test_bicycle.c) */
+static const double cap[11] = {-3.13164324790656, -3.13423125066578, -3.07158645641514, -2.63366137253667,
+                               -1.42944427361326, -0.32286642900409, -0.00406690076970, 0.10268170574766,
+                               0.14327879765713,  0.15790184030917,  0.16105338653172};
+static const double weave_re[11] = {NAN, 3.52696170990070, 2.68234517512745, 1.70675605663975,
+                                    0.41325331521125, -0.77534188219585, -1.52644486584142,
+                                    -2.13875644258362, -2.69348683581097, -3.21675402252485,
+                                    -3.72016840437287};
+static const double weave_im[11] = {NAN, 0.80774027519930, 1.68066296590675, 2.31582447384325,
+                                    3.07910818603206, 4.46486771378823, 5.87673060598709,
+                                    7.19525913329805, 8.46037971396931, 9.69377351531791,
+                                    10.90681139476287};
+static const double cast[11] = {-5.53094371765393,  -7.11008014637442,  -8.67387984831735,  -10.35101467245920,
+                                -12.15861426576450, -14.07838969279820, -16.08537123098030, -18.15788466125262,
+                                -20.27940894394569, -22.43788559040858, -24.62459635017404};
+
+static void table2_want(int k, double complex want[4])
+{
+    want[0] = cap[k];
+    want[3] = cast[k];
+    if (k == 0) {
+        want[1] = 3.13164324790656;
+        want[2] = 5.53094371765393;
+    } else {
+        want[1] = weave_re[k] + I * weave_im[k];
+        want[2] = weave_re[k] - I * weave_im[k];
+    }
+}
+
+TEST(bicycle_table2)
+{
+    double worst = 0;
+    for (int k = 0; k <= 10; k++) {
+        mbl_setting s = {"v", (double)k};
+        double complex ev[NMAX], want[4];
+        int n = eig_of("examples/mech/whipple_bicycle.yaml", NULL, &s, 1, NULL, ev, NULL, NULL);
+        CHECK_EQ_INT(n, 10);
+        if (n != 10) continue;
+        table2_want(k, want);
+        double w = match(ev, n, want, 4, 1e-9, 1e-6);
+        if (w > worst) worst = w;
+    }
+    printf("  Table 2, v = 0..10: largest relative difference %.2g\n", worst);
+}
+
+TEST(bicycle_methods_and_relative)
+{
+    static const char *const methods[] = {"partition", "nullspace", "projection"};
+    char *text = slurp("examples/mech/whipple_bicycle.yaml");
+    CHECK(text != NULL);
+    if (!text) return;
+    char *rel = replace(text, "model: mechanism\n", "model: mechanism\ncoordinates: relative\n");
+    CHECK(rel != NULL);
+    for (int k = 3; k <= 8; k += 5) {
+        mbl_setting s = {"v", (double)k};
+        double complex ev[NMAX], want[4];
+        table2_want(k, want);
+        for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
+            int n = eig_of("examples/mech/whipple_bicycle.yaml", NULL, &s, 1, methods[m], ev, NULL, NULL);
+            CHECK_MSG(n == 10, "%s: %d eigenvalues", methods[m], n);
+            if (n == 10) printf("  v = %d, %s: %.2g\n", k, methods[m], match(ev, n, want, 4, 1e-9, 1e-6));
+        }
+        /* relative coordinates: the rear wheel is the tree's floating root, the other bodies hang on
+         * the joints, the rolling wheels stay constraints */
+        int n = rel ? eig_of("bicycle_relative.yaml", rel, &s, 1, NULL, ev, NULL, NULL) : -1;
+        CHECK_EQ_INT(n, 10);
+        if (n == 10) printf("  v = %d, relative coordinates: %.2g\n", k, match(ev, n, want, 4, 1e-9, 1e-6));
+    }
+    free(rel);
+    free(text);
+}
+
+/* the bicycle's weave (the largest real part of the pair with |Im| > 0.5) or capsize (the largest
+ * real eigenvalue among the four of the largest modulus) at speed v of a model file */
+static double crossing_fn(const char *path, int weave, double v)
+{
+    mbl_setting s = {"v", v};
+    double complex ev[NMAX];
+    int n = eig_of(path, NULL, &s, 1, NULL, ev, NULL, NULL);
+    if (n < 4) return NAN;
+    for (int i = 1; i < n; i++) /* by modulus, descending */
+        for (int j = i; j > 0 && cabs(ev[j]) > cabs(ev[j - 1]); j--) {
+            double complex t = ev[j];
+            ev[j] = ev[j - 1], ev[j - 1] = t;
+        }
+    double best = -INFINITY;
+    for (int i = 0; i < 4; i++)
+        if (weave ? fabs(cimag(ev[i])) > 0.5 : fabs(cimag(ev[i])) < 1e-9) best = fmax(best, creal(ev[i]));
+    return best;
+}
+
+/* The speed in [lo, hi] where crossing_fn changes sign: bisection to a bracket of width `width`,
+ * then the chord (the function is smooth: its error is of the order of width^2). */
+static double crossing(const char *path, int weave, double lo, double hi, double width)
+{
+    double flo = crossing_fn(path, weave, lo), fhi = crossing_fn(path, weave, hi);
+    if (!(flo * fhi < 0)) return NAN;
+    while (hi - lo > width) {
+        double mid = 0.5 * (lo + hi), fm = crossing_fn(path, weave, mid);
+        if (!isfinite(fm)) return NAN;
+        if ((fm < 0) == (flo < 0)) lo = mid, flo = fm;
+        else hi = mid, fhi = fm;
+    }
+    return lo - flo * (hi - lo) / (fhi - flo);
+}
+
+TEST(bicycle_weave_and_capsize_speeds)
+{
+    const char *mech = "examples/mech/whipple_bicycle.yaml", *eq = "examples/whipple_bicycle_nonlinear.yaml";
+    double w = crossing(mech, 1, 4.0, 4.6, 1e-6), c = crossing(mech, 0, 5.8, 6.2, 1e-4);
+    double we = crossing(eq, 1, 4.0, 4.6, 1e-6), ce = crossing(eq, 0, 5.8, 6.2, 1e-4);
+    printf("  weave speed %.10f (equation level %.10f), capsize speed %.10f (%.10f)\n", w, we, c, ce);
+    /* the paper's six decimals (its 4.292382 is 4.2923825 cut, not rounded) */
+    CHECK_MSG(fabs(w - 4.292382) < 1e-6, "weave speed %.9f, the paper's 4.292382", w);
+    CHECK_MSG(fabs(c - 6.024262) < 1e-6, "capsize speed %.9f, the paper's 6.024262", c);
+    CHECK_MSG(fabs(w - we) < 1e-8, "weave speed %.12f, equation level %.12f", w, we);
+    CHECK_MSG(fabs(c - ce) < 1e-8, "capsize speed %.12f, equation level %.12f", c, ce);
+}
+
+/* the single-track car's lateral/yaw eigenvalues in closed form, and its speed's under the cruise
+ * control (the file's parameters) */
+static void car_closed_form(double complex want[3])
+{
+    const double mc = 1500, Izc = 2500, a = 1.2, b = 1.5, mw = 20, Iwd = 0.5, Cf = 80000, Cr = 90000, u = 20;
+    const double Iwa = 0.9, r = 0.3, kc = 3000;
+    double m = mc + 2 * mw, Iz = Izc + mw * (a * a + b * b) + 2 * Iwd, xg = mw * (a - b) / m;
+    double M[2][2] = {{m, m * xg}, {m * xg, Iz}};
+    double K[2][2] = {{-(Cf + Cr) / u, -m * u - (a * Cf - b * Cr) / u},
+                      {-(a * Cf - b * Cr) / u, -m * xg * u - (a * a * Cf + b * b * Cr) / u}};
+    double d = M[0][0] * M[1][1] - M[0][1] * M[1][0];
+    double Mi[2][2] = {{M[1][1] / d, -M[0][1] / d}, {-M[1][0] / d, M[0][0] / d}}, A[2][2];
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) A[i][j] = Mi[i][0] * K[0][j] + Mi[i][1] * K[1][j];
+    double tr = A[0][0] + A[1][1], de = A[0][0] * A[1][1] - A[0][1] * A[1][0];
+    double complex sq = csqrt(tr * tr / 4 - de);
+    want[0] = tr / 2 + sq;
+    want[1] = tr / 2 - sq;
+    want[2] = -kc / (m + 2 * Iwa / (r * r)); /* the wheels' spin inertia adds to the mass */
+}
+
+TEST(tire_linear_and_magic_formula)
+{
+    double complex want[3], ev[NMAX];
+    car_closed_form(want);
+    int n = eig_of("examples/mech/single_track_car.yaml", NULL, NULL, 0, NULL, ev, NULL, NULL);
+    CHECK_EQ_INT(n, 8);
+    if (n == 8)
+        printf("  linear tires: %.10g%+.10gi, largest relative difference %.2g\n", creal(want[0]), cimag(want[0]),
+               match(ev, n, want, 3, 1e-9, 1e-6));
+    char *text = slurp("examples/mech/single_track_car.yaml");
+    CHECK(text != NULL);
+    if (!text) return;
+    /* the Magic Formula with B C D = Cf (Cr): the same slope at zero slip, the same linear model */
+    char *t1 = replace(text, "{model: linear, cornering_stiffness: Cf}", "{model: magic_formula, B: 10, C: 1.3, D: \"Cf/13\", E: 0.97}");
+    char *t2 = t1 ? replace(t1, "{model: linear, cornering_stiffness: Cr}", "{model: magic_formula, B: 8, C: 1.5, D: \"Cr/12\", E: -0.5}") : NULL;
+    CHECK(t2 != NULL);
+    n = t2 ? eig_of("car_mf.yaml", t2, NULL, 0, NULL, ev, NULL, NULL) : -1;
+    CHECK_EQ_INT(n, 8);
+    if (n == 8) printf("  Magic Formula, B C D = C_alpha: largest relative difference %.2g\n", match(ev, n, want, 3, 1e-9, 1e-6));
+    /* its force at a slip angle: every body moving at (u, 1.5, 0), alpha = atan(1.5 / u) */
+    char *t3 = t2 ? replace(t2, "outputs: {yaw_rate: \"WZ(cg)\"}", "outputs: {Ff: \"_wheel_front_tire_Fy\"}") : NULL;
+    for (int k = 0; k < 3 && t3; k++) {
+        char *t4 = replace(t3, "velocity: [u, 0, 0]", "velocity: [u, 1.5, 0]");
+        free(t3);
+        t3 = t4;
+    }
+    CHECK(t3 != NULL);
+    double y = NAN;
+    if (t3 && eig_of("car_mf_slip.yaml", t3, NULL, 0, NULL, NULL, &y, NULL) == 0) {
+        /* the slip angle with the standstill regularization vmin = MBL_MECH_TIRE_MIN_SPEED = 1e-4 */
+        double B = 10, C = 1.3, D = 80000.0 / 13, E = 0.97, x = B * atan(1.5 / sqrt(20.0 * 20.0 + 1e-8));
+        double F = -D * sin(C * atan(x - E * (x - atan(x))));
+        CHECK_MSG(fabs(y - F) <= 1e-12 * fabs(F), "lateral force %.15g, the formula's %.15g", y, F);
+        printf("  Magic Formula at alpha = %.6f: %.10g N (formula %.10g)\n", atan(1.5 / 20), y, F);
+    } else {
+        CHECK(0);
+    }
+    free(t3);
+    free(t2);
+    free(t1);
+    free(text);
+}
+
+/* a bad rolling wheel: the error is one line naming the joint and what is wrong */
+static void bad(const char *base, const char *from, const char *to, const char *want1, const char *want2)
+{
+    char *t = replace(base, from, to), msg[512] = "";
+    CHECK(t != NULL);
+    if (!t) return;
+    int n = eig_of("bad.yaml", t, NULL, 0, NULL, NULL, NULL, msg);
+    CHECK_MSG(n < 0, "accepted: %s", to);
+    CHECK_MSG(strstr(msg, want1) && strstr(msg, want2) && !strchr(msg, '\n'), "%s -> '%s'", to, msg);
+    printf("  %s\n", msg);
+    free(t);
+}
+
+TEST(bad_input)
+{
+    char *disc = slurp("examples/mech/rolling_disc.yaml");
+    CHECK(disc != NULL);
+    if (!disc) return;
+    const char *j = "roll: {type: rolling_wheel, i: centre, radius: R}";
+    bad(disc, j, "roll: {type: rolling_wheel, i: centre, radius: 0}", "joint 'roll'", "radius must be positive");
+    bad(disc, j, "roll: {type: rolling_wheel, i: centre, radius: -R}", "joint 'roll'", "radius must be positive");
+    bad(disc, j, "roll: {type: rolling_wheel, i: centre}", "joint 'roll'", "missing 'radius'");
+    bad(disc, j, "roll: {type: rolling_wheel, i: centre, radius: R, j: O, tire: {model: soft}}", "joint 'roll'",
+        "linear or magic_formula");
+    bad(disc, j, "roll: {type: rolling_wheel, i: centre, radius: R, tire: {model: magic_formula, B: 1, C: 1, D: 1}}",
+        "joint 'roll'", "missing 'E'");
+    bad(disc, j, "roll: {type: rolling_wheel, i: centre, radius: R, j: centre}", "joint 'roll'", "same body");
+    /* the disc flat on the ground: its axle along the normal */
+    bad(disc, "    zaxis: [0, 1, 0]                 # the axle along global y\n    xaxis: [1, 0, 0]\n", "", "joint 'roll'",
+        "lies flat");
+    /* a point mass has no axis */
+    const char *pm = "model: mechanism\nname: point\nground: {markers: {O: {}}}\n"
+                     "bodies: {ball: {type: point, mass: 1, position: [0, 0, 1], markers: {c: {}}}}\n"
+                     "joints: {roll: {type: rolling_wheel, i: c, radius: 1}}\n";
+    bad(pm, "ball", "ball", "joint 'roll'", "no wheel axis");
+    /* the plane on a moving body */
+    const char *mv = "model: mechanism\nname: plane on a body\nground: {markers: {O: {}}}\n"
+                     "bodies: {a: {mass: 1, inertia: [1, 1, 1], position: [0, 0, 1], zaxis: [0, 1, 0], markers: {c: {}}},\n"
+                     "         b: {mass: 1, inertia: [1, 1, 1], markers: {p: {}}}}\n"
+                     "joints: {roll: {type: rolling_wheel, i: c, j: p, radius: 1}}\n";
+    bad(mv, "roll", "roll", "joint 'roll'", "must be a ground marker");
+    /* a planar mechanism */
+    const char *pl = "model: mechanism\nname: planar\nspace: planar\nground: {markers: {O: {}}}\n"
+                     "bodies: {disc: {mass: 1, inertia: 1, position: [0, 1], markers: {c: {}}}}\n"
+                     "joints: {roll: {type: rolling_wheel, i: c, radius: 1}}\n";
+    bad(pl, "roll", "roll", "joint 'roll'", "spatial mechanism");
+    free(disc);
+}
+
+int main(void)
+{
+    RUN(rolling_disc_closed_form);
+    RUN(bicycle_table2);
+    RUN(bicycle_methods_and_relative);
+    RUN(bicycle_weave_and_capsize_speeds);
+    RUN(tire_linear_and_magic_formula);
+    RUN(bad_input);
+    return test_summary("rolling wheel");
+}
