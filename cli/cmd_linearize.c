@@ -52,7 +52,9 @@ static const struct {
     {"--set-velocity", "NAME=VALUE",
      "hold a velocity of a given point: a coordinate's rate or a key of the file's velocities, e.g. JV(crank) "
      "(repeatable; the others are solved)", CLI_OPT_GUESS},
-    {"--at", "KIND", "operating point: equilibrium, given or steady (default: the file's)", CLI_OPT_AT},
+    {"--target", "KEY=VALUE", "the value of a trim target of the file (at: trim), keyed as written in trim.targets "
+     "(repeatable)", CLI_OPT_GUESS},
+    {"--at", "KIND", "operating point: equilibrium, given, steady or trim (default: the file's)", CLI_OPT_AT},
     {"--json", NULL, "print one JSON object instead of the report", CLI_OPT_JSON},
     {"--outputs", "A,B", "keep only these outputs of the model, in this order (drop those a method cannot compute)",
      CLI_OPT_OUTPUTS},
