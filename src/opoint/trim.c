@@ -119,11 +119,20 @@ static int trim_check_count(trim_ws *w, mbl_status *st)
     const model_view *mv = &w->sp->mv;
     int nr = w->nrow, nc = w->ncol, nt = mv->ntt, rall = 0, rrest = 0, ld = nr > nc ? nr : nc;
     double rcond = w->sp->opt->rank_tol;
-    memcpy(w->B, w->J, (size_t)nr * (size_t)nc * sizeof *w->B);
+    /* ranks of the scaled matrix: rows by rsc, columns by max(1, |x_c|) */
+    trim_row_scales(w);
+    for (int c = 0; c < nc; c++) {
+        double cs = fmax(1.0, fabs(*opoint_unknown_ptr(w->sp->md, w->sp->pt, w->cols[c])));
+        for (int r = 0; r < nr; r++) w->B[(size_t)c * (size_t)nr + r] = w->rsc[r] * w->J[(size_t)c * (size_t)nr + r] * cs;
+    }
+    double *S = mbl_alloc_array((size_t)nr * (size_t)nc + 1, sizeof *S);
+    if (!S) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    memcpy(S, w->B, (size_t)nr * (size_t)nc * sizeof *S);
     memset(w->dx, 0, (size_t)ld * sizeof *w->dx);
     int rc = mbla_lstsq(nr, nc, 1, w->B, nr, w->dx, ld, rcond, &rall, st);
     for (int c = 0; !rc && c < nc; c++)
-        memcpy(w->B + (size_t)c * (size_t)(nr - nt), w->J + (size_t)c * (size_t)nr, (size_t)(nr - nt) * sizeof *w->B);
+        memcpy(w->B + (size_t)c * (size_t)(nr - nt), S + (size_t)c * (size_t)nr, (size_t)(nr - nt) * sizeof *w->B);
+    mbl_free(S);
     memset(w->dx, 0, (size_t)ld * sizeof *w->dx);
     if (!rc) rc = mbla_lstsq(nr - nt, nc, 1, w->B, nr - nt, w->dx, ld, rcond, &rrest, st);
     if (rc) return rc;
@@ -219,9 +228,11 @@ static int trim_setup(trim_ws *w, mbl_status *st)
     int jq = model_blk0(md, MBL_BLK_Q), jx = model_blk0(md, MBL_BLK_X), jr = model_blk0(md, MBL_BLK_R);
     int *use = w->cpos;
     for (int c = 0; c < nunk; c++) use[c] = 1;
-    for (int i = 0; i < n; i++) use[jq + i] = !mv->cyclic[i];
+    for (int i = 0; i < n; i++) use[jq + i] = !mv->cyclic[i] && !mv->tmove[i];
     for (int p = 0; p < mv->tt_gp[mv->ntt]; p++) use[mv->tt_gi[p]] = 1;
     for (int p = 0; p < mv->ta_gp[n]; p++) use[mv->ta_gi[p]] = 1;
+    for (int i = 0; i < n; i++) /* a moving coordinate keeps its value: the phase of the motion */
+        if (mv->tmove[i]) use[jq + i] = 0;
     for (int i = 0; i < mv->nX; i++) use[jx + i] = 0;
     for (int p = 0; p < mv->jac.nz; p++)
         if (mv->jac.col[p] >= jx && mv->jac.col[p] < jx + mv->nX) use[mv->jac.col[p]] = 1;
