@@ -104,6 +104,9 @@ def test_car_radius():
         check(has(lams, 1j * r, 1e-9) and has(lams, 0, 1e-9), "car U=%g: 0 and i r among %r" % (U, lams))
         check("trim" in pt and pt["trim"]["target_residual"] <= 1e-9, "car U=%g: JSON trim residual" % U)
         check("solved: delta" in pt["trim"]["summary"], "car: JSON names what was solved")
+    rc, out, err = run(["sensitivity", CAR])
+    check(rc != 0 and "sensitivities of a trimmed point" in err and err.count("\n") <= 1,
+          "car: sensitivity refused in one line (%d: %r)" % (rc, err))
 
 
 def test_car_yaw_rate_target():
