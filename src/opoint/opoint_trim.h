@@ -12,8 +12,9 @@
 /* The steady motion that meets the model's trim targets (mbl_opoint_options.targets replacing the
  * file's values), from the point's coordinates (the guess), the velocities v0 and the file's
  * inputs: q, v, vdot, the multipliers, X, Z and the free inputs solved; pt->trim says what was
- * solved and the residuals. q_guess: the guess, for the report. MBL_EARG (targets that
- * over-determine, an unknown target), MBL_ENOCONV (no steady motion found), one line each. */
+ * solved and the residuals. q_guess: the guess, for the report. MBL_EMODEL (targets that
+ * over-determine), MBL_EARG (an unknown target key), MBL_ENOCONV (no steady motion found), one line
+ * each. */
 int opoint_trim(opoint_subproblem *sp, const double *v0, const double *q_guess, mbl_status *st);
 
 #endif

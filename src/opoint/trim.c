@@ -137,7 +137,7 @@ static int trim_check_count(trim_ws *w, mbl_status *st)
     if (!rc) rc = mbla_lstsq(nr - nt, nc, 1, w->B, nr - nt, w->dx, ld, rcond, &rrest, st);
     if (rc) return rc;
     if (rall - rrest < nt)
-        return mbl_error(st, MBL_EARG,
+        return mbl_error(st, MBL_EMODEL,
                          "%s: the %d trim targets over-determine the steady motion: only %d of them are independent of its "
                          "equations at the guess (more targets than unknowns, or a target the equations fix): drop a "
                          "target or free an input (trim.free)",
