@@ -49,6 +49,10 @@ typedef struct cli_args {
     mbl_setting vels[CLI_MAX_SETS];
     char vel_names[CLI_MAX_SETS][256];
     int nvel;
+    /* --target KEY=VALUE (taken wherever --guess is): trim target values (at: trim) */
+    mbl_setting targets[CLI_MAX_SETS];
+    char target_names[CLI_MAX_SETS][256];
+    int ntarget;
     /* --outputs a,b (has_outputs = 1): the names, pointing into outputs_text */
     int has_outputs, noutputs;
     const char *outputs[CLI_MAX_SETS];

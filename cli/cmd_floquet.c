@@ -50,7 +50,7 @@ static void help(void *ud)
            "  --matrices             print the monodromy matrix (and A_NR with --mbc)\n"
            "  --set NAME=VALUE       override a parameter (repeatable)\n"
            "  --guess NAME=VALUE     initial value of a coordinate for the operating point (repeatable)\n"
-           "  --at KIND              operating point: equilibrium, given or steady (default: the file's)\n"
+           "  --at KIND              operating point: equilibrium, given, steady or trim (default: the file's)\n"
            "  --json                 one JSON object (docs/schema/floquet.json)\n");
 }
 

@@ -29,14 +29,14 @@ typedef struct command {
 
 static const command commands[] = {
     {"linearize", "operating point, exact linear model and its modes",
-     " --method --set --guess --set-velocity --at --json -o --matrices --shapes --nev --shift --mem-budget --no-matrices"
+     " --method --set --guess --set-velocity --target --at --json -o --matrices --shapes --nev --shift --mem-budget --no-matrices"
      " --shift-im --eigensolver --outputs "},
-    {"equilibrium", "the operating point only", " --set --guess --set-velocity --at --json "},
-    {"check", "counts, degrees of freedom, redundant constraints", " --set --guess --set-velocity --at "},
+    {"equilibrium", "the operating point only", " --set --guess --set-velocity --target --at --json "},
+    {"check", "counts, degrees of freedom, redundant constraints", " --set --guess --set-velocity --target --at "},
     {"compare", "every linearization method side by side (time, eigenvalues, deviation)",
-     " --set --guess --set-velocity --at --json --repeat --mem-budget --outputs "},
+     " --set --guess --set-velocity --target --at --json --repeat --mem-budget --outputs "},
     {"report", "one self-contained HTML page (-o FILE): summary, eigenvalues, root locus, mode animation",
-     " --method --set --guess --set-velocity --at -o --nev --shift --mem-budget --shift-im --eigensolver --outputs "},
+     " --method --set --guess --set-velocity --target --at -o --nev --shift --mem-budget --shift-im --eigensolver --outputs "},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -52,7 +52,9 @@ static const struct {
     {"--set-velocity", "NAME=VALUE",
      "hold a velocity of a given point: a coordinate's rate or a key of the file's velocities, e.g. JV(crank) "
      "(repeatable; the others are solved)", CLI_OPT_GUESS},
-    {"--at", "KIND", "operating point: equilibrium, given or steady (default: the file's)", CLI_OPT_AT},
+    {"--target", "KEY=VALUE", "the value of a trim target of the file (at: trim), keyed as written in trim.targets "
+     "(repeatable)", CLI_OPT_GUESS},
+    {"--at", "KIND", "operating point: equilibrium, given, steady or trim (default: the file's)", CLI_OPT_AT},
     {"--json", NULL, "print one JSON object instead of the report", CLI_OPT_JSON},
     {"--outputs", "A,B", "keep only these outputs of the model, in this order (drop those a method cannot compute)",
      CLI_OPT_OUTPUTS},

@@ -43,7 +43,7 @@ static void help(void *ud)
                "                      `mblin boundary --shape`)\n"
                "  --set NAME=VALUE    override a parameter: a number or a constant expression such as pi/2 (repeatable)\n"
                "  --guess NAME=VALUE  initial value of a coordinate (repeatable)\n"
-               "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
+               "  --at KIND           operating point: equilibrium, given, steady or trim (default: the file's)\n"
                "  --json              print one JSON object instead of the tables\n"
                "  --help              this text\n");
     else
@@ -69,7 +69,7 @@ static void help(void *ud)
                "                      period T or 2 pi / OMEGA (a spin speed); bisection (docs/floquet.md)\n"
                "  --set NAME=VALUE    override a parameter: a number or a constant expression such as pi/2 (repeatable)\n"
                "  --guess NAME=VALUE  initial value of a coordinate (repeatable)\n"
-               "  --at KIND           operating point: equilibrium, given or steady (default: the file's)\n"
+               "  --at KIND           operating point: equilibrium, given, steady or trim (default: the file's)\n"
                "  --json              print one JSON object\n"
                "  --help              this text\n");
 }

@@ -66,7 +66,7 @@ static void help(void *ud)
                "  --fmax F               ... frequencies up to F Hz only\n"
                "  --set NAME=VALUE       override a parameter (repeatable)\n"
                "  --guess NAME=VALUE     initial value of a coordinate for the operating point (repeatable)\n"
-               "  --at KIND              operating point: equilibrium, given or steady (default: the file's)\n"
+               "  --at KIND              operating point: equilibrium, given, steady or trim (default: the file's)\n"
                "  --json                 the summary as one JSON object\n");
     else
         printf("usage: mblin validate MODEL [OPTIONS]\n\n"

@@ -89,7 +89,7 @@ static const char sweep_help[] =
     "                       report.html (interactive: Campbell diagram, root locus, damping)\n"
     "  --set NAME=VALUE     override a parameter (repeatable)\n"
     "  --guess NAME=VALUE   initial value of a coordinate (repeatable)\n"
-    "  --at KIND            operating point: equilibrium, given or steady (default: the file's)\n"
+    "  --at KIND            operating point: equilibrium, given, steady or trim (default: the file's)\n"
     "  --help               this text\n\n"
     "under mpirun -n P the points are split across the P ranks, with the same output (docs/parallel.md)\n";
 
@@ -370,7 +370,7 @@ static const char freqresp_help[] =
     "                       and --to also singular_values.csv and sigma.svg\n"
     "  --set NAME=VALUE     override a parameter (repeatable)\n"
     "  --guess NAME=VALUE   initial value of a coordinate (repeatable)\n"
-    "  --at KIND            operating point: equilibrium, given or steady (default: the file's)\n"
+    "  --at KIND            operating point: equilibrium, given, steady or trim (default: the file's)\n"
     "  --help               this text\n";
 
 /* freqresp's own options as the parser found them */

@@ -10,7 +10,7 @@
 
 #include "cli.h"
 
-enum { VAL_HELP = 1000, VAL_PROGRESS = 1010, VAL_SET, VAL_GUESS, VAL_AT, VAL_JSON, VAL_METHOD, VAL_SETVEL, VAL_OUTPUTS, VAL_OWN = 1100,
+enum { VAL_HELP = 1000, VAL_PROGRESS = 1010, VAL_SET, VAL_GUESS, VAL_AT, VAL_JSON, VAL_METHOD, VAL_SETVEL, VAL_OUTPUTS, VAL_TARGET, VAL_OWN = 1100,
        MAX_LONG = 64 };
 
 static const struct {
@@ -22,6 +22,7 @@ static const struct {
     {"at", CLI_OPT_AT, required_argument, VAL_AT},            {"json", CLI_OPT_JSON, no_argument, VAL_JSON},
     {"method", CLI_OPT_METHOD, required_argument, VAL_METHOD},
     {"set-velocity", CLI_OPT_GUESS, required_argument, VAL_SETVEL},
+    {"target", CLI_OPT_GUESS, required_argument, VAL_TARGET},
     {"outputs", CLI_OPT_OUTPUTS, required_argument, VAL_OUTPUTS},
 };
 enum { NCOMMON = sizeof common_opts / sizeof common_opts[0] };
@@ -106,9 +107,11 @@ static int take(const cli_spec *spec, cli_args *a, int val, const char *v)
         return cli_setting(a->cmd, "--guess", v, strlen(v), a->guesses, a->guess_names, &a->nguess, CLI_MAX_SETS);
     case VAL_SETVEL:
         return cli_setting(a->cmd, "--set-velocity", v, strlen(v), a->vels, a->vel_names, &a->nvel, CLI_MAX_SETS);
+    case VAL_TARGET:
+        return cli_setting(a->cmd, "--target", v, strlen(v), a->targets, a->target_names, &a->ntarget, CLI_MAX_SETS);
     case VAL_AT:
-        if (strcmp(v, "equilibrium") && strcmp(v, "given") && strcmp(v, "steady"))
-            return cli_usage(a->cmd, "--at must be equilibrium, given or steady, not '%s'", v);
+        if (strcmp(v, "equilibrium") && strcmp(v, "given") && strcmp(v, "steady") && strcmp(v, "trim"))
+            return cli_usage(a->cmd, "--at must be equilibrium, given, steady or trim, not '%s'", v);
         a->at = v;
         return -1;
     case VAL_JSON:
@@ -191,7 +194,10 @@ void cli_opoint_options(const cli_args *a, mbl_opoint_options *po)
         if (!strcmp(a->at, "equilibrium")) po->at = MBL_AT_EQUILIBRIUM;
         else if (!strcmp(a->at, "given")) po->at = MBL_AT_GIVEN;
         else if (!strcmp(a->at, "steady")) po->at = MBL_AT_STEADY;
+        else if (!strcmp(a->at, "trim")) po->at = MBL_AT_TRIM;
     }
+    po->targets = a->targets;
+    po->ntargets = a->ntarget;
     po->guess = a->guesses;
     po->nguess = a->nguess;
     po->velocities = a->vels;
@@ -213,5 +219,9 @@ int cli_check_guesses(const cli_args *a, const mbl_model *model)
                              "--set-velocity: the model has no coordinate or key of velocities named '%s' (write a "
                              "coordinate, der(coordinate), or add the key, e.g. JV(joint), to the file's velocities)",
                              a->vels[g].name);
+    for (int g = 0; g < a->ntarget; g++)
+        if (!mbl_model_trim_target_find(model, a->targets[g].name))
+            return cli_usage(a->cmd, "--target: the model has no trim target keyed '%s' (write a key of the file's "
+                             "trim.targets as written)", a->targets[g].name);
     return 0;
 }

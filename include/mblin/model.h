@@ -80,7 +80,9 @@ MBL_API int mbl_model_load_file_opt(const char *path, const mbl_setting *sets, i
 MBL_API int mbl_model_load_string_opt(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
                               const mbl_load_options *opt, mbl_model **out, mbl_status *st);
 
-typedef enum mbl_at { MBL_AT_EQUILIBRIUM = 0, MBL_AT_GIVEN = 1, MBL_AT_STEADY = 2 } mbl_at;
+/* MBL_AT_TRIM: a steady motion (a steady turn) that meets the file's `trim:` targets, solving the
+ * coordinates, velocities and free inputs the targets leave open (docs/model-files.md, "Trim"). */
+typedef enum mbl_at { MBL_AT_EQUILIBRIUM = 0, MBL_AT_GIVEN = 1, MBL_AT_STEADY = 2, MBL_AT_TRIM = 3 } mbl_at;
 
 typedef struct mbl_model_info {
     const char *name;       /* the model's name ("" if none) */
@@ -174,12 +176,18 @@ typedef struct mbl_opoint_options {
     const double *lambda; /* m holonomic and k non-holonomic multipliers to start equilibrium and steady */
     const double *mu;     /* points from (a continuation's guess, with q); NULL: the least-squares ones
                              at the initial q (both must be given, mu may be NULL when k = 0) */
+    const mbl_setting *targets; /* ntargets values of the file's `trim:` targets by their key as written
+                             (the CLI's --target KEY=VALUE), replacing the file's values (at: trim); an
+                             unknown key is an MBL_EARG error */
+    int ntargets;
 } mbl_opoint_options;
 
 MBL_API void mbl_opoint_options_default(mbl_opoint_options *opt);
 /* 1 when `name` can be held as a velocity of the model (mbl_opoint_options.velocities: a key of the
  * file's `velocities:` as written, a coordinate or der(coordinate)), else 0. */
 MBL_API int mbl_model_velocity_find(const mbl_model *model, const char *name);
+/* 1 when `name` is a key of the file's trim targets as written (mbl_opoint_options.targets), else 0. */
+MBL_API int mbl_model_trim_target_find(const mbl_model *model, const char *name);
 
 typedef struct mbl_point {
     mbl_at at;           /* how the point was found */
@@ -204,6 +212,9 @@ typedef struct mbl_point {
                                  at a value of mbl_opoint_options.velocities, 0 where solved; NULL at the
                                  other kinds of point (docs/model-files.md, "Held velocities") */
     int nheld_expr;           /* at: given: held velocities keyed by an expression (JV(crank)) */
+    char trim[768];           /* at: trim: what was solved and the targets met ("" else) */
+    double trim_residual;     /* at: trim: the largest |target - value| at the point, and the largest */
+    double trim_eq_residual;  /* residual of the steady-motion equations (max-norm) */
 } mbl_point;
 
 MBL_API int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);

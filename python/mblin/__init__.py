@@ -43,7 +43,7 @@ __all__ = [
 
 __version__ = _core.version()
 
-_AT = {"equilibrium": 0, "given": 1, "steady": 2}
+_AT = {"equilibrium": 0, "given": 1, "steady": 2, "trim": 3}
 
 # The options of linearize() and compare() beyond method (mbl_lin_options in include/mblin/model.h).
 _LIN_OPTIONS = ("state_weight", "pivot_tol", "rcond_min", "rank_tol", "dense_max", "dense_n_max", "nev", "shift",
@@ -214,7 +214,8 @@ class Model:
             return self
         return self.reload(set, states=states, velocity_states=velocity_states)
 
-    def operating_point(self, at=None, *, q=None, v=None, guess=None, t=None, set=None, velocities=None, **options):
+    def operating_point(self, at=None, *, q=None, v=None, guess=None, t=None, set=None, velocities=None, targets=None,
+                        **options):
         """Find the operating point (the CLI's ``mblin equilibrium``).
 
         Args:
@@ -230,6 +231,8 @@ class Model:
                 ``--set-velocity``): a coordinate (its rate) or a key of the file's ``velocities``
                 as written (``"JV(crank)"``). Held velocities are kept exactly and the others
                 solved (docs/model-files.md, "Held velocities").
+            targets: {key: value} values of the file's trim targets (at "trim", the CLI's
+                ``--target``), keyed as written in ``trim.targets`` (docs/model-files.md, "Trim").
             options: max_iter, tol, abs_tol, step_tol, move_note, rank_tol (mbl_opoint_options).
 
         Returns:
@@ -248,7 +251,7 @@ class Model:
         elif at in _AT:
             at_code = _AT[at]
         else:
-            raise ValueError("at must be 'equilibrium', 'given' or 'steady', not %r" % (at,))
+            raise ValueError("at must be 'equilibrium', 'given', 'steady' or 'trim', not %r" % (at,))
         g = _sets(guess) if guess is not None else None
         if g:
             g = [(k, v_) for k, v_ in g]
@@ -257,6 +260,8 @@ class Model:
         opts = dict(options)
         if velocities is not None:
             opts["velocities"] = [(k, v_) for k, v_ in _sets(velocities)]
+        if targets is not None:
+            opts["targets"] = [(k, v_) for k, v_ in _sets(targets)]
         core_point = model._core.point(at_code, qv, vv, g, None if t is None else float(t), opts)
         return OperatingPoint(model, core_point)
 
@@ -265,7 +270,7 @@ class Model:
         return self.operating_point("equilibrium", **kwargs)
 
     def linearize(self, method=None, *, set=None, states=None, velocity_states=None, point=None, at=None, q=None,
-                  v=None, guess=None, t=None, zero_tol=None, velocities=None, **options):
+                  v=None, guess=None, t=None, zero_tol=None, velocities=None, targets=None, **options):
         """Linearize at an operating point and compute the modes (the CLI's ``mblin linearize``).
 
         Args:
@@ -273,7 +278,8 @@ class Model:
             set: parameter overrides for this call ({name: value}); the model is reloaded with them.
             states, velocity_states: user states for this call (expressions; see :func:`load`).
             point: an :class:`OperatingPoint` of this model (then at, q, v, guess, t are not used);
-                None: found here with at, q, v, guess, t, velocities as in :meth:`operating_point`.
+                None: found here with at, q, v, guess, t, velocities, targets as in
+                :meth:`operating_point`.
             zero_tol: |eigenvalue| counted as zero relative to the largest (default 1e-9).
             options: the fields of mbl_lin_options: state_weight, pivot_tol, rcond_min, rank_tol,
                 dense_max, dense_n_max, nev, shift, constraint_scale, pen_alpha, pen_xi, pen_omega,
@@ -289,7 +295,7 @@ class Model:
         """
         model = self._variant(set, states, velocity_states)
         opts = model._lin_options(method, options, "linearize")
-        point = model._point_for(point, at, q, v, guess, t, velocities)
+        point = model._point_for(point, at, q, v, guess, t, velocities, targets)
         d = model._core.linearize(point._core, opts, float(zero_tol) if zero_tol else 0.0)
         return Linearization(model, point, d)
 
@@ -509,9 +515,9 @@ class Model:
             opts["partial"] = "always"
         return opts
 
-    def _point_for(self, point, at, q, v, guess, t, velocities=None):
+    def _point_for(self, point, at, q, v, guess, t, velocities=None, targets=None):
         if point is None:
-            return self.operating_point(at, q=q, v=v, guess=guess, t=t, velocities=velocities)
+            return self.operating_point(at, q=q, v=v, guess=guess, t=t, velocities=velocities, targets=targets)
         if not isinstance(point, OperatingPoint):
             raise TypeError("point must be an mblin.OperatingPoint")
         if point.model is not self:
@@ -533,6 +539,8 @@ class OperatingPoint:
         constraint_rank: the numerical rank of the constraint Jacobian at the point.
         min_norm_multipliers: True when the multipliers are the minimum-norm ones (rank loss).
         notes: what happened (moved coordinates, rank loss).
+        trim, trim_residual: at "trim", what was solved and the targets met, and the largest
+            target residual ("" and 0 at other points).
     """
 
     def __init__(self, model, core_point):
@@ -550,6 +558,8 @@ class OperatingPoint:
         self.constraint_rank = d["constraint_rank"]
         self.min_norm_multipliers = d["min_norm_multipliers"]
         self.notes = d["notes"]
+        self.trim = d["trim"]
+        self.trim_residual = d["trim_residual"]
 
     @property
     def coordinates(self):

@@ -56,13 +56,14 @@ class Model:
     def operating_point(self, at: Optional[str] = ..., *, q: Optional[npt.ArrayLike] = ...,
                         v: Optional[npt.ArrayLike] = ..., guess: Optional[Settings] = ..., t: Optional[float] = ...,
                         set: Optional[Settings] = ..., velocities: Optional[Settings] = ...,
-                        **options: float) -> OperatingPoint: ...
+                        targets: Optional[Settings] = ..., **options: float) -> OperatingPoint: ...
     def equilibrium(self, **kwargs: Any) -> OperatingPoint: ...
     def linearize(self, method: Optional[str] = ..., *, set: Optional[Settings] = ...,
                   states: Optional[Sequence[str]] = ..., velocity_states: Optional[Sequence[str]] = ...,
                   point: Optional[OperatingPoint] = ..., at: Optional[str] = ..., q: Optional[npt.ArrayLike] = ...,
                   v: Optional[npt.ArrayLike] = ..., guess: Optional[Settings] = ..., t: Optional[float] = ...,
                   zero_tol: Optional[float] = ..., velocities: Optional[Settings] = ...,
+                  targets: Optional[Settings] = ...,
                   **options: Union[float, int, str]) -> Linearization: ...
     def compare(self, *, set: Optional[Settings] = ..., states: Optional[Sequence[str]] = ...,
                 velocity_states: Optional[Sequence[str]] = ..., point: Optional[OperatingPoint] = ...,
@@ -100,6 +101,8 @@ class OperatingPoint:
     constraint_rank: int
     min_norm_multipliers: bool
     notes: str
+    trim: str
+    trim_residual: float
     @property
     def coordinates(self) -> List[str]: ...
     def as_dict(self) -> Dict[str, float]: ...

@@ -185,7 +185,7 @@ int py_doubles(PyObject *seq, int n, const char *what, double **out)
 
 const char *py_at_name(mbl_at at)
 {
-    return at == MBL_AT_GIVEN ? "given" : at == MBL_AT_STEADY ? "steady" : "equilibrium";
+    return at == MBL_AT_GIVEN ? "given" : at == MBL_AT_STEADY ? "steady" : at == MBL_AT_TRIM ? "trim" : "equilibrium";
 }
 
 const char *py_kind_name(int kind)

@@ -217,7 +217,7 @@ static int opt_int(PyObject *d, const char *key, int *x)
 }
 
 /* point(at, q, v, guess, t, options): at is -1 (the file's) or an mbl_at; options a dict of
- * max_iter, tol, abs_tol, step_tol, move_note, rank_tol and velocities ((name, value) pairs). */
+ * max_iter, tol, abs_tol, step_tol, move_note, rank_tol, velocities and targets ((name, value) pairs). */
 static PyObject *Model_point(ModelObject *self, PyObject *args)
 {
     int at;
@@ -238,9 +238,9 @@ static PyObject *Model_point(ModelObject *self, PyObject *args)
         o.has_t = 1;
     }
     double *q = NULL, *v = NULL;
-    mbl_setting *guess = NULL, *vel = NULL;
-    int nguess = 0, nvel = 0;
-    PyObject *keep = NULL, *keep_vel = NULL;
+    mbl_setting *guess = NULL, *vel = NULL, *tgt = NULL;
+    int nguess = 0, nvel = 0, ntgt = 0;
+    PyObject *keep = NULL, *keep_vel = NULL, *keep_tgt = NULL;
     PyObject *result = NULL;
     if (py_doubles(q_obj, in.ncoord, "q", &q) || py_doubles(v_obj, in.ncoord, "v", &v) ||
         py_settings(guess_obj, &guess, &nguess, &keep))
@@ -254,6 +254,11 @@ static PyObject *Model_point(ModelObject *self, PyObject *args)
     if (vel_obj && vel_obj != Py_None && py_settings(vel_obj, &vel, &nvel, &keep_vel)) goto done;
     o.velocities = vel;
     o.nvelocities = nvel;
+    /* trim targets of at: trim (options["targets"]: (key, value) pairs, the CLI's --target) */
+    PyObject *tgt_obj = PyDict_GetItemString(opts, "targets"); /* borrowed */
+    if (tgt_obj && tgt_obj != Py_None && py_settings(tgt_obj, &tgt, &ntgt, &keep_tgt)) goto done;
+    o.targets = tgt;
+    o.ntargets = ntgt;
     mbl_status st;
     mbl_status_clear(&st);
     mbl_point *p = NULL;
@@ -285,8 +290,10 @@ done:
     PyMem_Free(v);
     PyMem_Free(guess);
     PyMem_Free(vel);
+    PyMem_Free(tgt);
     Py_XDECREF(keep);
     Py_XDECREF(keep_vel);
+    Py_XDECREF(keep_tgt);
     return result;
 }
 
@@ -527,7 +534,8 @@ static PyObject *Point_to_dict(PointObject *self, PyObject *noargs)
         py_put(d, "scaled_residual", PyFloat_FromDouble(p->scaled_residual)) ||
         py_put(d, "constraint_rank", PyLong_FromLong(p->rank_phi_q)) ||
         py_put(d, "min_norm_multipliers", PyBool_FromLong(p->min_norm_multipliers)) ||
-        py_put(d, "notes", PyUnicode_FromString(p->notes))) {
+        py_put(d, "notes", PyUnicode_FromString(p->notes)) || py_put(d, "trim", PyUnicode_FromString(p->trim)) ||
+        py_put(d, "trim_residual", PyFloat_FromDouble(p->trim_residual))) {
         Py_DECREF(d);
         return NULL;
     }

@@ -13,8 +13,8 @@ int mbl_symlin_newton(mbl_symlin *sl, mbl_status *st)
 {
     if (sl->at != MBL_AT_EQUILIBRIUM && sl->at != MBL_AT_STEADY)
         return mbl_error(st, MBL_EARG,
-                         "the Newton iteration solves an equilibrium or a steady motion; this point is given "
-                         "(linearize.at: given)");
+                         "the Newton iteration solves an equilibrium or a steady motion; this point is %s",
+                         sl->at == MBL_AT_TRIM ? "a trim (linearize.at: trim)" : "given (linearize.at: given)");
     if (sl->nq > sl->n)
         return mbl_error(st, MBL_EARG,
                          "the Newton iteration solves for the coordinates and multipliers only; the model has user "

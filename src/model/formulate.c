@@ -605,6 +605,7 @@ int model_formulate(loader *L)
 
     rc = formulate_outputs(L);
     if (!rc) rc = model_formulate_held(L);
+    if (!rc) rc = model_formulate_trim(L);
     if (rc) goto done;
     /* a mechanism's drawing */
     rc = model_read_draw(L, s);

@@ -65,6 +65,9 @@ int model_take_speeds(loader *L);
 int model_take_held(loader *L);
 int model_formulate_held(loader *L);
 void model_held_free(mbl_model *md);
+/* trim: targets, accelerations and free inputs of `at: trim` (model/trim.c) */
+int model_formulate_trim(loader *L);
+void model_trim_free(mbl_model *md);
 
 /* parsing and the resolver (resolve.c) */
 mblx_id model_total_der(mbl_model *md, mblx_id e);

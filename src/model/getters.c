@@ -131,6 +131,11 @@ void model_view_get(const mbl_model *md, model_view *v)
     v->held_label = (const char *const *)md->held_label;
     v->held_val = md->held_val;
     v->held_gp = md->held_gp, v->held_gi = md->held_gi;
+    v->ntt = md->ntt;
+    v->tt_label = (const char *const *)md->tt_label;
+    v->tt_val = md->tt_val;
+    v->tt_gp = md->tt_gp, v->tt_gi = md->tt_gi, v->ta_gp = md->ta_gp, v->ta_gi = md->ta_gi, v->tfree = md->tfree;
+    v->tmove = md->tmove;
     v->at = md->at;
     v->time = md->time;
 }

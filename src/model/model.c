@@ -21,7 +21,8 @@ static size_t src_text_bytes(const mbl_src *src)
     const mbl_src_list *lists[] = {&src->parameters, &src->coordinates, &src->velocities, &src->held_velocities, &src->held_body_velocities, &src->variables,
                                    &src->forces, &src->inputs, &src->outputs, &src->constraints,
                                    &src->nonholonomic, &src->mass_matrix, &src->states, &src->velocity_states,
-                                   &src->ode_states, &src->ode, &src->implicit_variables, &src->validity};
+                                   &src->ode_states, &src->ode, &src->implicit_variables, &src->validity,
+                                   &src->trim_targets, &src->trim_acc};
     const mbl_src_item *items[] = {&src->kinetic_energy, &src->potential_energy, &src->dissipation};
     size_t b = 0;
     for (size_t l = 0; l < sizeof lists / sizeof *lists; l++)
@@ -255,6 +256,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->r0);
     mbl_free(md->v_given);
     model_held_free(md);
+    model_trim_free(md);
     mbl_free(md->pexpr);
     mbl_free(md->q0x);
     mbl_free(md->v0x);

@@ -49,6 +49,15 @@ struct mbl_model {
                                     when it is a start only (a joint rate derived from bodies' velocities) */
     /* held velocities keyed by an expression (model/held.c): nheld conditions h_j(q, v, t) = held_val[j],
      * labels as written, gradient entries p in [held_gp[j], held_gp[j+1]): d h_j / d v[held_gi[p]] = held_gd[p] */
+    /* trim (model/trim.c): ntt targets g_j(q, v, r, t) = tt_val[j] with labels as written and gradient
+     * entries p in [tt_gp[j], tt_gp[j+1]): d g_j / d unknown tt_gi[p] = tt_gd[p]; the steady motion's
+     * accelerations a_i(q, v) of coordinate i (tacc[i], MBLX_NONE for 0) with entries in
+     * [ta_gp[i], ta_gp[i+1]); tfree[i] = 1 for input i solved by the trim */
+    int ntt;
+    char **tt_label;
+    mblx_id *tt_x, *tt_gd, *tacc, *ta_gd;
+    double *tt_val;
+    int *tt_gp, *tt_gi, *ta_gp, *ta_gi, *tfree, *tmove; /* tmove (n): 1 for a coordinate trim.accelerations names */
     int nheld;
     char **held_label;
     mblx_id *held_x, *held_gd;

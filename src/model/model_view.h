@@ -59,6 +59,13 @@ typedef struct model_view {
     const char *const *held_label;
     const double *held_val;
     const int *held_gp, *held_gi;
+    /* trim (model/trim.c): ntt targets, their labels, values and gradient patterns over the unknowns
+     * (entries tt_gp[j] .. tt_gp[j+1] - 1 in the unknown columns tt_gi); the accelerations' patterns
+     * (ta_gp, ta_gi, n + 1 and ta_gp[n]); tfree (nr) 1 for the inputs the trim solves */
+    int ntt;
+    const char *const *tt_label;
+    const double *tt_val;
+    const int *tt_gp, *tt_gi, *ta_gp, *ta_gi, *tfree, *tmove; /* tmove (n): named in trim.accelerations */
     mbl_at at;
     double time;
 } model_view;
@@ -97,6 +104,12 @@ int model_eval_error(const mbl_model *md, const double *syms, const char *when, 
 
 /* The held velocities' h_j (nheld) and gradient values g (held_gp[nheld] entries) at the symbol
  * values syms; an error naming the held velocity that cannot be evaluated there. */
+/* The trim targets' values g (ntt) and gradients gg (tt_gp[ntt]), the accelerations a (n) and
+ * their gradients ag (ta_gp[n]) at the symbol values syms (model/trim.c); an error naming the
+ * expression that cannot be evaluated. */
+int model_trim_eval(const mbl_model *md, const double *syms, double *g, double *gg, double *a, double *ag, mbl_status *st);
+/* The index of the trim target keyed `label` as written, or -1. */
+int model_trim_target_find(const mbl_model *md, const char *label);
 int model_held_eval(const mbl_model *md, const double *syms, double *h, double *g, mbl_status *st);
 /* A held velocity by name: the label of one keyed by an expression (*coord = 0, its index) or a
  * coordinate, `x` or `der(x)` (*coord = 1, its index); -1 when none. */

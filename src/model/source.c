@@ -247,13 +247,39 @@ static int read_linearize(reader *r, const yaml_node_t *key, const yaml_node_t *
     return 0;
 }
 
+/* trim: {targets: {expr: value}, free: [input, ...], accelerations: {coordinate: expr}} */
+static int read_trim(reader *r, const yaml_node_t *key, const yaml_node_t *val)
+{
+    if (val->type != YAML_MAPPING_NODE)
+        return err_at(r, val, MBL_EMODEL, "'trim' must be a mapping, found %s", node_kind(val));
+    int seen[3] = {0};
+    for (yaml_node_pair_t *p = val->data.mapping.pairs.start; p < val->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(r->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(r->doc, p->value);
+        const char *ks = k->type == YAML_SCALAR_NODE ? scalar(k) : "";
+        static const char *names[3] = {"targets", "free", "accelerations"};
+        int which = -1;
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(ks, names[i])) which = i;
+        if (which < 0)
+            return err_at(r, k, MBL_EMODEL, "unknown key '%s' in 'trim' (expected targets, free, accelerations)", ks);
+        if (seen[which]++) return err_at(r, k, MBL_EMODEL, "duplicate key '%s' in 'trim'", ks);
+        int rc = which == 0 ? read_map(r, &r->src->trim_targets, k, v)
+                 : which == 1 ? read_seq(r, &r->src->trim_free, k, v)
+                              : read_map(r, &r->src->trim_acc, k, v);
+        if (rc) return rc;
+    }
+    if (!r->src->trim_targets.n) return err_at(r, key, MBL_EMODEL, "'trim' needs 'targets' (expression: value)");
+    return 0;
+}
+
 enum { K_MODEL, K_NAME, K_PARAMS, K_COORDS, K_VELS, K_VARS, K_KE, K_MM, K_PE, K_FORCES, K_DISS, K_INPUTS,
-       K_OUTPUTS, K_CONS, K_NH, K_LIN, K_ODES, K_ODE, K_IVARS, K_SPIN, K_DATA, K_COUNT };
+       K_OUTPUTS, K_CONS, K_NH, K_LIN, K_ODES, K_ODE, K_IVARS, K_SPIN, K_DATA, K_TRIM, K_COUNT };
 static const char *top_keys[K_COUNT] = {"model", "name", "parameters", "coordinates", "velocities",
                                         "variables", "kinetic_energy", "mass_matrix", "potential_energy",
                                         "forces", "dissipation", "inputs", "outputs", "constraints",
                                         "nonholonomic", "linearize", "ode_states", "ode", "implicit_variables",
-                                        "spin_speeds", "data"};
+                                        "spin_speeds", "data", "trim"};
 
 static int read_root(reader *r, const yaml_node_t *root)
 {
@@ -272,7 +298,7 @@ static int read_root(reader *r, const yaml_node_t *root)
             return err_at(r, k, MBL_EMODEL,
                           "unknown key '%s' (expected one of model, name, parameters, coordinates, velocities, "
                           "variables, kinetic_energy, mass_matrix, potential_energy, forces, dissipation, inputs, "
-                          "outputs, constraints, nonholonomic, linearize, ode_states, ode, implicit_variables, spin_speeds, data)",
+                          "outputs, constraints, nonholonomic, linearize, ode_states, ode, implicit_variables, spin_speeds, data, trim)",
                           scalar(k));
         if (seen[which])
             return err_at(r, k, MBL_EMODEL, "duplicate key '%s' (first at line %lu)", scalar(k),
@@ -320,6 +346,7 @@ static int read_root(reader *r, const yaml_node_t *root)
         case K_ODE: rc = read_map(r, &s->ode, k, v); break;
         case K_IVARS: rc = read_map(r, &s->implicit_variables, k, v); break;
         case K_DATA: rc = model_data_read(r->doc, v, r->file, &s->data, &s->ndata, r->st); break;
+        case K_TRIM: rc = read_trim(r, k, v); break;
         }
         if (rc) return rc;
     }
@@ -530,7 +557,8 @@ void model_src_free(mbl_src *s)
     mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->held_velocities, &s->held_body_velocities, &s->variables, &s->forces,
                              &s->inputs, &s->outputs, &s->constraints, &s->nonholonomic, &s->mass_matrix,
                              &s->states, &s->velocity_states, &s->ode_states, &s->ode, &s->implicit_variables,
-                             &s->draw, &s->draw_links, &s->kinematics, &s->validity, &s->spin_speeds};
+                             &s->draw, &s->draw_links, &s->kinematics, &s->validity, &s->spin_speeds,
+                             &s->trim_targets, &s->trim_free, &s->trim_acc};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) list_free(lists[i]);
     model_data_free(s->data, s->ndata);
     mbl_free(s->kinetic_energy.text);

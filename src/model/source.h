@@ -34,6 +34,9 @@ typedef struct mbl_src {
     /* user ODE states X (name: value), their equations (name: der(X) = expr, or an implicit
      * equation with '='), implicit algebraic variables (name: equation); source 000 Eq. 10 */
     mbl_src_list ode_states, ode, implicit_variables;
+    /* trim: (at: trim, model/trim.c): targets {expression: value}, free inputs (a list of input
+     * names), the steady motion's accelerations {coordinate: expression} (default 0) */
+    mbl_src_list trim_targets, trim_free, trim_acc;
     /* spin_speeds: {parameter: unit}: the parameters that are spin speeds (rad/s, Hz or rpm), for
      * the order lines and critical speeds of a sweep over them (docs/model-files.md) */
     mbl_src_list spin_speeds;

@@ -8,6 +8,7 @@ list(APPEND MBLIN_SOURCES
   src/model/explain.c
   src/model/symbols.c
   src/model/held.c
+  src/model/trim.c
   src/model/formulate.c
   src/model/formulate_terms.c
   src/model/formulate_let.c

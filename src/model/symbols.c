@@ -174,8 +174,12 @@ int model_load_values(loader *L, const mbl_setting *sets, int nsets)
         if (!strcmp(s->at.text, "equilibrium")) md->at = MBL_AT_EQUILIBRIUM;
         else if (!strcmp(s->at.text, "given")) md->at = MBL_AT_GIVEN;
         else if (!strcmp(s->at.text, "steady")) md->at = MBL_AT_STEADY;
+        else if (!strcmp(s->at.text, "trim") && s->trim_targets.n) md->at = MBL_AT_TRIM;
+        else if (!strcmp(s->at.text, "trim"))
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: linearize.at: trim needs a 'trim:' section with its targets",
+                             s->file, s->at.line, s->at.col);
         else
-            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: linearize.at must be equilibrium, given or steady, not '%s'",
+            return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: linearize.at must be equilibrium, given, steady or trim, not '%s'",
                              s->file, s->at.line, s->at.col, s->at.text);
     }
     if (s->time.text) {

@@ -12,6 +12,7 @@
 #include "mblin/la.h"
 #include "model/model_view.h"
 #include "opoint_given.h"
+#include "opoint_trim.h"
 
 
 
@@ -857,6 +858,10 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         break;
     case MBL_AT_STEADY:
         rc = solve_steady(&sp, v0, &hs, q_guess, opt.move_note, st);
+        break;
+    case MBL_AT_TRIM:
+        rc = opoint_trim(&sp, v0, q_guess, st);
+        if (!rc) note(pt, "trim: %s", pt->trim, 0);
         break;
     default:
         rc = mbl_error(st, MBL_EARG, "unknown operating point kind %d", (int)pt->at);

@@ -2,6 +2,7 @@ list(APPEND MBLIN_SOURCES
   src/opoint/opoint.c
   src/opoint/solve.c
   src/opoint/given_vel.c
+  src/opoint/trim.c
   src/opoint/homotopy.c
   src/opoint/arclength.c
 )

@@ -13,6 +13,7 @@ static const char *at_name(mbl_at at)
     case MBL_AT_EQUILIBRIUM: return "equilibrium";
     case MBL_AT_GIVEN: return "given";
     case MBL_AT_STEADY: return "steady";
+    case MBL_AT_TRIM: return "trim";
     }
     return "?";
 }
@@ -148,6 +149,15 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
     fprintf(f, ", \"constraint_rank\": %d, \"min_norm_multipliers\": %s, \"notes\": ", pt->rank_phi_q,
             pt->min_norm_multipliers ? "true" : "false");
     mbl_json_string(f, pt->notes);
+    if (pt->at == MBL_AT_TRIM) {
+        fputs(", \"trim\": {\"summary\": ", f);
+        mbl_json_string(f, pt->trim);
+        fputs(", \"target_residual\": ", f);
+        mbl_json_number(f, pt->trim_residual, 17, 1);
+        fputs(", \"equation_residual\": ", f);
+        mbl_json_number(f, pt->trim_eq_residual, 17, 1);
+        fputc('}', f);
+    }
     fputc('}', f);
 }
 

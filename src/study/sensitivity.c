@@ -173,6 +173,14 @@ static int job_point(job *j, const int *wrt_in, mbl_status *st)
     }
     /* the shift of the point, per parameter; a velocity held by an expression (docs/model-files.md,
      * "Held velocities") is a row the stages do not have */
+    if (j->pt->at == MBL_AT_TRIM) {
+        mbl_model_info in;
+        mbl_model_get_info(mbl_dae_deriv_model(j->d), &in);
+        return mbl_error(st, MBL_EMODEL,
+                         "%s: sensitivities of a trimmed point (at: trim) are not available: its targets and free inputs "
+                         "are rows and unknowns the sensitivity stages do not have (use a sweep of the parameter)",
+                         in.file);
+    }
     if (j->pt->at == MBL_AT_GIVEN && j->pt->nheld_expr) {
         mbl_model_info in;
         mbl_model_get_info(mbl_dae_deriv_model(j->d), &in);

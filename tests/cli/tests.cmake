@@ -7,6 +7,9 @@ if(PYTHON3)
   # (octave, when installed) the generated code
   # issue 30, items 1 and 7: singular states refused by every method, sweep and sensitivity; residual
   # accelerations of a given point noted
+  # issue 35, item 3: linearize.at: trim against closed forms (single-track car, conical pendulum)
+  add_test(NAME test_trim COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/trim_test.py $<TARGET_FILE:mblin_cli>
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   add_test(NAME test_singular_states COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/singular_states_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   add_test(NAME test_codegen_inject COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/codegen_inject_test.py

@@ -188,11 +188,11 @@ TEST(every_example_every_method)
 {
     /* equation-level examples and the mechanism examples (compiled to the equation level); the
      * source 000 Eq. 10 models (ode states, implicit variables, forces of multipliers) and the
-     * generalized speeds of a spinning body (issue 13) */
-    const char *dirs[] = {"examples", "examples/mech", "examples/ode", "examples/speeds"};
+     * generalized speeds of a spinning body (issue 13); the trimmed vehicles (issue 35) */
+    const char *dirs[] = {"examples", "examples/mech", "examples/ode", "examples/speeds", "examples/vehicle"};
     char *names[512];
     int n = 0;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         DIR *d = opendir(dirs[k]);
         CHECK(d != NULL || k >= 1);
         if (!d) continue;

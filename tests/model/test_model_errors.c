@@ -37,7 +37,7 @@ TEST(yaml_and_keys)
     expect_error("model: dae\ncoordinates: {x: 0\n", 0, MBL_EPARSE, "bad.yaml:");
     expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nmass: 3\n", 0, MBL_EMODEL, "bad.yaml:5:1: unknown key 'mass'");
     expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nlinearize: {at: somewhere}\n", 0, MBL_EMODEL,
-                 "bad.yaml:5:17: linearize.at must be equilibrium, given or steady");
+                 "bad.yaml:5:17: linearize.at must be equilibrium, given, steady or trim");
     expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nlinearize: {when: 1}\n", 0, MBL_EMODEL, "unknown key 'when'");
     expect_error("coordinates: {x: 0}\n", 0, MBL_EMODEL, "missing key 'model'");
     expect_error("model: mbd\n", 0, MBL_EMODEL, "bad.yaml:1:8: unknown model kind");
