@@ -190,9 +190,9 @@ static int check_increasing(drd *R, const double *x, int n, const char *axis, co
     for (int i = 1; i < n; i++)
         if (!(x[i] > x[i - 1])) {
             if (path)
-                return mbl_error(R->st, MBL_EMODEL, "%s:%d:%d: data '%s': %s must increase strictly (%.17g after %.17g)",
+                return mbl_error(R->st, MBL_EMODEL, "%s:%d:%d: data '%s': %s must increase strictly (%.15g after %.15g)",
                                  path, line[i], col, R->set, axis, x[i], x[i - 1]);
-            return derr(R, node, "data '%s': %s must increase strictly (%s[%d] = %.17g after %.17g)", R->set, axis, axis, i,
+            return derr(R, node, "data '%s': %s must increase strictly (%s[%d] = %.15g after %.15g)", R->set, axis, axis, i,
                         x[i], x[i - 1]);
         }
     return 0;
@@ -238,7 +238,7 @@ static int set_from_csv(drd *R, model_dataset *d, const char *name, const yaml_n
             for (int j = 1; !rc && j < ny; j++)
                 if (!(d->y[j] > d->y[j - 1]))
                     rc = mbl_error(R->st, MBL_EMODEL, "%s:%d:%d: data '%s': y (the first row) must increase strictly "
-                                   "(%.17g after %.17g)", path, C.line[0], j + 2, R->set, d->y[j], d->y[j - 1]);
+                                   "(%.15g after %.15g)", path, C.line[0], j + 2, R->set, d->y[j], d->y[j - 1]);
         }
     }
     (void)fnode;
