@@ -20,6 +20,7 @@
 
 #include "mblin/mblin.h"
 #include "test.h"
+#include "eig_match.h"
 
 enum { NMAX = 64 };
 
@@ -92,28 +93,6 @@ static int eig_of(const char *path, const char *text, const mbl_setting *sets, i
     return n;
 }
 
-/* Each of want[0..nw) matched by a distinct eigenvalue within tol * max(1, |want|); the others at
- * most zero_tol in modulus. The largest relative distance. */
-static double match(const double complex *ev, int n, const double complex *want, int nw, double tol, double zero_tol)
-{
-    int used[NMAX] = {0};
-    double worst = 0;
-    for (int k = 0; k < nw; k++) {
-        int best = -1;
-        double bd = INFINITY;
-        for (int i = 0; i < n; i++)
-            if (!used[i] && cabs(ev[i] - want[k]) < bd) bd = cabs(ev[i] - want[k]), best = i;
-        double rel = bd / fmax(1.0, cabs(want[k]));
-        CHECK_MSG(best >= 0 && rel <= tol, "eigenvalue %.14g%+.14gi: nearest off by %.3g", creal(want[k]),
-                  cimag(want[k]), rel);
-        if (best >= 0) used[best] = 1;
-        if (rel > worst) worst = rel;
-    }
-    for (int i = 0; i < n; i++)
-        if (!used[i]) CHECK_MSG(cabs(ev[i]) <= zero_tol, "extra eigenvalue %.6g%+.6gi", creal(ev[i]), cimag(ev[i]));
-    return worst;
-}
-
 TEST(rolling_disc_closed_form)
 {
     const double R = 0.3, g = 9.81;
@@ -127,13 +106,13 @@ TEST(rolling_disc_closed_form)
         int n = eig_of("examples/mech/rolling_disc.yaml", NULL, &s, 1, NULL, ev, NULL, NULL);
         CHECK_EQ_INT(n, 8);
         if (n != 8) continue;
-        double w = match(ev, n, want, 2, 1e-9, 1e-6);
+        double w = eig_match(ev, n, want, 2, 1e-9, 1e-6);
         printf("  disc W = %g: +-%.10g%s, largest relative difference %.2g\n", W, sqrt(fabs(w2)), w2 > 0 ? "i" : "", w);
         /* the equation-level disc (q' form) */
         double complex eq[NMAX];
         int ne = eig_of("examples/rolling_disc.yaml", NULL, &s, 1, NULL, eq, NULL, NULL);
         CHECK_EQ_INT(ne, 8);
-        if (ne == 8) match(eq, ne, want, 2, 1e-9, 1e-6);
+        if (ne == 8) eig_match(eq, ne, want, 2, 1e-9, 1e-6);
     }
 }
 
@@ -177,7 +156,7 @@ TEST(bicycle_table2)
         CHECK_EQ_INT(n, 10);
         if (n != 10) continue;
         table2_want(k, want);
-        double w = match(ev, n, want, 4, 1e-9, 1e-6);
+        double w = eig_match(ev, n, want, 4, 1e-9, 1e-6);
         if (w > worst) worst = w;
     }
     printf("  Table 2, v = 0..10: largest relative difference %.2g\n", worst);
@@ -198,13 +177,13 @@ TEST(bicycle_methods_and_relative)
         for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++) {
             int n = eig_of("examples/mech/whipple_bicycle.yaml", NULL, &s, 1, methods[m], ev, NULL, NULL);
             CHECK_MSG(n == 10, "%s: %d eigenvalues", methods[m], n);
-            if (n == 10) printf("  v = %d, %s: %.2g\n", k, methods[m], match(ev, n, want, 4, 1e-9, 1e-6));
+            if (n == 10) printf("  v = %d, %s: %.2g\n", k, methods[m], eig_match(ev, n, want, 4, 1e-9, 1e-6));
         }
         /* relative coordinates: the rear wheel is the tree's floating root, the other bodies hang on
          * the joints, the rolling wheels stay constraints */
         int n = rel ? eig_of("bicycle_relative.yaml", rel, &s, 1, NULL, ev, NULL, NULL) : -1;
         CHECK_EQ_INT(n, 10);
-        if (n == 10) printf("  v = %d, relative coordinates: %.2g\n", k, match(ev, n, want, 4, 1e-9, 1e-6));
+        if (n == 10) printf("  v = %d, relative coordinates: %.2g\n", k, eig_match(ev, n, want, 4, 1e-9, 1e-6));
     }
     free(rel);
     free(text);
@@ -286,7 +265,7 @@ TEST(tire_linear_and_magic_formula)
     CHECK_EQ_INT(n, 8);
     if (n == 8)
         printf("  linear tires: %.10g%+.10gi, largest relative difference %.2g\n", creal(want[0]), cimag(want[0]),
-               match(ev, n, want, 3, 1e-9, 1e-6));
+               eig_match(ev, n, want, 3, 1e-9, 1e-6));
     char *text = slurp("examples/mech/single_track_car.yaml");
     CHECK(text != NULL);
     if (!text) return;
@@ -296,7 +275,7 @@ TEST(tire_linear_and_magic_formula)
     CHECK(t2 != NULL);
     n = t2 ? eig_of("car_mf.yaml", t2, NULL, 0, NULL, ev, NULL, NULL) : -1;
     CHECK_EQ_INT(n, 8);
-    if (n == 8) printf("  Magic Formula, B C D = C_alpha: largest relative difference %.2g\n", match(ev, n, want, 3, 1e-9, 1e-6));
+    if (n == 8) printf("  Magic Formula, B C D = C_alpha: largest relative difference %.2g\n", eig_match(ev, n, want, 3, 1e-9, 1e-6));
     /* its force at a slip angle: every body moving at (u, 1.5, 0), alpha = atan(1.5 / u) */
     char *t3 = t2 ? replace(t2, "outputs: {yaw_rate: \"WZ(cg)\"}", "outputs: {Ff: \"_wheel_front_tire_Fy\"}") : NULL;
     for (int k = 0; k < 3 && t3; k++) {

@@ -14,6 +14,7 @@
 
 #include "mblin/mblin.h"
 #include "test.h"
+#include "eig_match.h"
 
 /* Table 2 of Meijaard et al. (2007), v = 0..10 m/s: capsize, weave (re +- i im; at v = 0 two real
  * ones), castering. */
@@ -68,29 +69,6 @@ static int eigenvalues(const char *path, const mbl_setting *sets, int nsets, con
     return n;
 }
 
-/* Each of want[0..nw) matched by a distinct eigenvalue of ev[0..n) within tol*max(1, |want|);
- * the unmatched ones are at most zero_tol in modulus. Returns the largest relative distance. */
-static double match(const double complex *ev, int n, const double complex *want, int nw, double tol,
-                    double zero_tol)
-{
-    int used[NMAX] = {0};
-    double worst = 0;
-    for (int k = 0; k < nw; k++) {
-        int best = -1;
-        double bd = INFINITY;
-        for (int i = 0; i < n; i++)
-            if (!used[i] && cabs(ev[i] - want[k]) < bd) bd = cabs(ev[i] - want[k]), best = i;
-        double rel = bd / fmax(1.0, cabs(want[k]));
-        CHECK_MSG(best >= 0 && rel <= tol, "eigenvalue %.14g%+.14gi: nearest off by %.3g", creal(want[k]),
-                  cimag(want[k]), rel);
-        if (best >= 0) used[best] = 1;
-        if (rel > worst) worst = rel;
-    }
-    for (int i = 0; i < n; i++)
-        if (!used[i]) CHECK_MSG(cabs(ev[i]) <= zero_tol, "extra eigenvalue %.6g%+.6gi", creal(ev[i]), cimag(ev[i]));
-    return worst;
-}
-
 TEST(table2_v0_to_10)
 {
     double worst = 0;
@@ -109,7 +87,7 @@ TEST(table2_v0_to_10)
             want[1] = weave_re[k] + I * weave_im[k];
             want[2] = weave_re[k] - I * weave_im[k];
         }
-        double w = match(ev, n, want, 4, 1e-9, 1e-7);
+        double w = eig_match(ev, n, want, 4, 1e-9, 1e-7);
         if (w > worst) worst = w;
     }
     printf("  Table 2, v = 0..10: largest relative difference %.2g\n", worst);
@@ -130,7 +108,7 @@ TEST(linear_benchmark_and_methods)
         int n = eigenvalues("examples/whipple_bicycle_nonlinear.yaml", s, 2, methods[m], ev);
         CHECK_MSG(n >= 4, "%s: %d eigenvalues", methods[m] ? methods[m] : "default", n);
         if (n < 4) continue;
-        double w = match(ev, n, lin, 4, 1e-9, 1e-6);
+        double w = eig_match(ev, n, lin, 4, 1e-9, 1e-6);
         printf("  %s: largest relative difference to the linear model %.2g\n", methods[m] ? methods[m] : "augmented", w);
     }
 }
