@@ -269,7 +269,8 @@ typedef struct mbl_constraint_diag {
 MBL_API int mbl_constraint_diagnose(const mbl_model *model, const mbl_point *point, mbl_constraint_diag **out,
                             mbl_status *st);
 MBL_API void mbl_constraint_diag_free(mbl_constraint_diag *d);
-/* The source of holonomic constraint equation j (several equations of a joint share its name). */
+/* The source of constraint equation j (several equations of a joint share its name): j < m a
+ * holonomic one, m <= j < m + k the non-holonomic one j - m (mbl_model_info's nhol, nnh). */
 MBL_API const char *mbl_model_constraint_name(const mbl_model *model, int j);
 /* 1 when input i appears in some equation or output of the model (a structurally nonzero entry of
  * dF/dr or dy/dr), 0 when it appears nowhere (its columns of B and D are zero whatever the point:

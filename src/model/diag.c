@@ -13,7 +13,7 @@
 
 const char *mbl_model_constraint_name(const mbl_model *md, int j)
 {
-    return md && md->cname && j >= 0 && j < md->m ? md->cname[j] : NULL;
+    return md && md->cname && j >= 0 && j < md->m + md->k ? md->cname[j] : NULL;
 }
 
 static int sjac_uses_col(const mblx_graph *g, const mbl_sjac *J, int col)

@@ -227,7 +227,7 @@ void mbl_model_free(mbl_model *md)
     free_names(md->qname, md->n);
     free_names(md->rname, md->nr);
     free_names(md->yname, md->ny);
-    free_names(md->cname, md->cname ? md->m : 0);
+    free_names(md->cname, md->cname ? md->m + md->k : 0);
     free_names(md->pname, md->np);
     free_names(md->us_text, md->nus);
     free_names(md->uvs_text, md->nuvs);

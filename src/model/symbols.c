@@ -76,14 +76,18 @@ int model_create_symbols(loader *L)
         md->yname[j] = model_str_dup(s->outputs.items[j].key);
         if (!md->yname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
-    /* constraint names, for `mblin check` (redundant constraints, parts that do not assemble) */
-    md->cname = mbl_calloc((size_t)(md->m ? md->m : 1), sizeof *md->cname);
+    /* constraint names, for `mblin check` (redundant constraints, parts that do not assemble) and
+     * the multipliers' labels: the m holonomic ones, then the k non-holonomic ones */
+    md->cname = mbl_calloc((size_t)(md->m + md->k ? md->m + md->k : 1), sizeof *md->cname);
     if (!md->cname) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
-    for (int j = 0; j < md->m; j++) {
-        char cbuf[160];
-        snprintf(cbuf, sizeof cbuf, "constraint %d", j + 1);
-        if (s->named_constraints) snprintf(cbuf, sizeof cbuf, "constraint %.140s", s->constraints.items[j].key);
-        md->cname[j] = model_str_dup(s->constraints.items[j].key && !s->named_constraints ? s->constraints.items[j].key : cbuf);
+    for (int j = 0; j < md->m + md->k; j++) {
+        int nh = j >= md->m;
+        const mbl_src_item *it = nh ? &s->nonholonomic.items[j - md->m] : &s->constraints.items[j];
+        int named = nh ? s->named_nonholonomic : s->named_constraints;
+        char cbuf[192];
+        snprintf(cbuf, sizeof cbuf, "%s %d", nh ? "non-holonomic constraint" : "constraint", (nh ? j - md->m : j) + 1);
+        if (named) snprintf(cbuf, sizeof cbuf, "%s %.140s", nh ? "non-holonomic constraint" : "constraint", it->key);
+        md->cname[j] = model_str_dup(it->key && !named ? it->key : cbuf);
         if (!md->cname[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
     }
     int rc = mblx_graph_status(g, L->st);

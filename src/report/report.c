@@ -477,7 +477,10 @@ int mbl_report_point_text(FILE *f, const mbl_model *md, const mbl_point *pt)
         const char *src = j < mi.nhol ? mbl_model_constraint_name(md, j) : NULL; /* what the equation comes from */
         fprintf(f, "  lambda[%d] = %.9g%s%s\n", j + 1, pt->lambda[j], src ? "   " : "", src ? src : "");
     }
-    for (int j = 0; j < pt->k; j++) fprintf(f, "  mu[%d] = %.9g\n", j + 1, pt->mu[j]);
+    for (int j = 0; j < pt->k; j++) {
+        const char *src = j < mi.nnh ? mbl_model_constraint_name(md, mi.nhol + j) : NULL;
+        fprintf(f, "  mu[%d] = %.9g%s%s\n", j + 1, pt->mu[j], src ? "   " : "", src ? src : "");
+    }
     for (int j = 0; j < pt->nX; j++)
         fprintf(f, "  ode state %s = %.9g, der(%s) = %.9g\n", mbl_model_ode_state_name(md, j), pt->X[j], mbl_model_ode_state_name(md, j), pt->Xdot[j]);
     for (int j = 0; j < pt->nZ; j++) fprintf(f, "  implicit variable %s = %.9g\n", mbl_model_implicit_name(md, j), pt->Z[j]);

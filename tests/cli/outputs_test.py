@@ -115,4 +115,14 @@ rc, out, err = run("symbolic", with_ode, "--outputs", "xo", "--format", "json")
 check(rc == 0, "symbolic --outputs xo: %r" % err)
 rc, out, err = run("codegen", with_ode, "--lang", "python", "--outputs", "xo")
 check(rc == 0 and "def " in out, "codegen --outputs xo: %r" % err)
+# the multipliers in the text report are named after their source: holonomic (lambda) and
+# non-holonomic (mu) alike, by the constraint's key or, in a mechanism, by the joint and equation
+EX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+rc, out, err = run("linearize", os.path.join(EX, "rolling_disc.yaml"))
+check(rc == 0 and "non-holonomic constraint roll_x" in out and "non-holonomic constraint roll_y" in out,
+      "mu named by the model's keys: rc %d, %r" % (rc, [l for l in out.splitlines() if "mu[" in l]))
+rc, out, err = run("linearize", os.path.join(EX, "mech", "rolling_disc.yaml"))
+mus = [l for l in out.splitlines() if l.strip().startswith("mu[")]
+check(rc == 0 and len(mus) == 2 and mus[0].endswith("joint roll (rolling_wheel) longitudinal")
+      and mus[1].endswith("joint roll (rolling_wheel) lateral"), "mu named after the rolling wheel: %r" % mus)
 sys.exit(finish("outputs"))
