@@ -4,7 +4,7 @@
 
     python3 tests/cli/trim_mech_test.py build/mblin        (from the project root; numpy, scipy)
 
-tests/cli/trim_mech_car.yaml (a chassis, a steered knuckle and two rolling wheels with
+examples/vehicle/mech_single_track_turn.yaml (a chassis, a steered knuckle and two rolling wheels with
 linear tires) trimmed for a forward speed u and a yaw rate u/R, checked against values computed here:
 1. an independent steady-turn solve (scipy fsolve) of the planar force and yaw-moment balance of the
    same car (point masses at the chassis' centre, the hubs; the tire law of the rolling wheel joint,
@@ -14,8 +14,9 @@ linear tires) trimmed for a forward speed u and a yaw rate u/R, checked against 
    (a', b': the axles from the whole car's centre of mass) as R grows (1e-4 at R = 4000 m);
 3. the lateral/yaw eigenvalues against the linear single-track model with the steering servo
    (v, r, steer; masses and inertias of the file; the classical model holds the speed and neglects
-   the turn's coupling of speed and slip): the difference falls with R (2.3e-5, 2.3e-7, 1.9e-8
-   at R = 1e3, 1e4, 1e5 m) and is below 1e-6 at 1e5 m;
+   the turn's coupling of speed and slip, of order a_y^2): the difference falls as 1/R^2 (2.7e-5,
+   2.7e-7, 2.7e-9 at R = 1e3, 1e4, 1e5 m); the path's eigenvalues are 0 (x3) and +-i u/R to 1e-9
+   (the file's polar states make the turn a steady motion of the states);
 5. the Whipple bicycle in a steady turn (tests/cli/trim_whipple_turn.yaml): a steady motion of the
    nonlinear model (mblin simulate from the trimmed state keeps lean, steer, yaw rate and speed);
 4. refusals, one line and a nonzero exit: a target with an unknown measure, too few free inputs
@@ -32,7 +33,7 @@ import tempfile
 import numpy as np
 from scipy.optimize import fsolve
 
-EX = "tests/cli/trim_mech_car.yaml"
+EX = "examples/vehicle/mech_single_track_turn.yaml"
 P = dict(mc=1500, Izc=2500, h=0.5, a=1.2, b=1.5, r=0.3, mw=20, Iwd=0.5, Iwa=0.9, mk=5, Ik=0.05, Cf=80000,
          Cr=90000, kc=3000, ks=1e7, cs=1e4)
 VMIN = 1e-4  # MBL_MECH_TIRE_MIN_SPEED
@@ -172,9 +173,15 @@ def main():
         _, _, ev = trimmed(mblin, u, R)
         z = min((e for e in ev if e.imag > 0.5), key=lambda e: abs(e - cf))
         diffs.append(abs(z - cf) / abs(cf))
+        # the path's: 0 (where on the circle, the wheels' phases) and +-i u/R (the centre moved):
+        # the motion is steady in the file's polar states, so these are modal
+        small = sorted((e for e in ev if abs(e) < 1.0), key=lambda e: e.imag)  # below the speed mode, -1.92
+        want = [complex(0, -u / R), 0, 0, 0, complex(0, u / R)]
+        check(len(small) == 5 and all(abs(x - y) < 1e-9 * abs(cf) for x, y in zip(small, want)),
+              f"R={R:g}: path eigenvalues 0, 0, 0, +-i u/R: " + " ".join(f"{e:.3g}" for e in small))
         print(f"     R={R:g}: lateral/yaw {z.real:.10f} +- {z.imag:.10f}i vs closed form {cf.real:.10f} +- {cf.imag:.10f}i")
-    check(diffs[2] < 1e-6 and diffs[1] < diffs[0] / 5 and diffs[2] < diffs[1] / 5,
-          "lateral/yaw pair -> closed form as 1/R: " + ", ".join(f"{x:.1e}" for x in diffs))
+    check(diffs[2] < 1e-8 and diffs[1] < diffs[0] / 50 and diffs[2] < diffs[1] / 50,
+          "lateral/yaw pair -> closed form as 1/R^2: " + ", ".join(f"{x:.1e}" for x in diffs))
     # 5. the Whipple bicycle in a steady turn: a steady motion of the full nonlinear model
     whipple(mblin)
     # 4. refusals
