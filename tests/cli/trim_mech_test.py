@@ -85,7 +85,7 @@ def reference(u, R):
             Mz -= px * m * acc[1]
         return [F[0], F[1], Mz]
 
-    v, d, D = fsolve(res, [0.0, 2.7 / R, 0.0], xtol=1e-14)
+    v, d, D = fsolve(res, [0.0, 2.7 / R, 0.0], xtol=1e-12)
     _, _, sf, sr = tires(v, d)
     return dict(delta=d, drive=D, slip=math.atan(v / u), front_spin=sf, rear_spin=sr)
 
@@ -153,6 +153,12 @@ def main():
             check(err < 1e-9, f"u={u} R={R}: {k} {got:.12g} vs steady-turn balance {ref[k]:.12g} (rel {err:.1e})")
         check(abs(outs["steer"] - ins["delta"]) < 1e-9, f"u={u} R={R}: the kingpin angle is the commanded steer")
         check(abs(outs["yaw_rate"] - u / R) < 1e-12 * u / R + 1e-15, f"u={u} R={R}: yaw rate u/R")
+    # the target keyed as written (a measure): --target 'WZ(cg)=0.1' is the turn of radius u/0.1
+    p = run(mblin, EX, "--target", "WZ(cg)=0.1")
+    op = json.loads(p.stdout)["operating_point"] if p.returncode == 0 else None
+    ref = reference(20, 200)
+    check(op is not None and abs(dict(zip(op["input_names"], op["inputs"]))["delta"] - ref["delta"]) < 1e-9 * ref["delta"],
+          f"--target 'WZ(cg)=0.1': the steer of R = 200 m {ref['delta']:.10g} {p.stderr.strip()[:100]}")
     # 2. understeer gradient
     a, b, L = P["a"], P["b"], P["a"] + P["b"]
     m = P["mc"] + 2 * P["mw"] + P["mk"]
