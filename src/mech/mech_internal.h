@@ -315,6 +315,10 @@ int mech_check_con_texts(mech *M);
  * the force of an optional `tire`) */
 int mech_wheel_joint(mech *M, joint *J, const yaml_node_t *val);
 
+/* ---- trim.c: `trim:` (linearize.at: trim) ------------------------------------------------------ */
+/* targets (measures in the keys, the keys as written the labels), free inputs, and `turn: body`
+ * (every body's accelerations of a steady turn about the vertical) or `accelerations`; NULL: none */
+int mech_read_trim(mech *M, const yaml_node_t *tn);
 /* ---- pmech.c: planar rigid bodies and revolute joints evaluated numerically by the model ------- */
 
 /* Body bi to the numeric term when it can go (M->pnum, a planar rigid body whose mass, inertia

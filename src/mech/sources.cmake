@@ -19,4 +19,5 @@ list(APPEND MBLIN_SOURCES
   src/mech/urdf_yaml.c
   src/mech/pmech.c
   src/mech/wheel.c
+  src/mech/trim.c
 )

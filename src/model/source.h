@@ -37,6 +37,10 @@ typedef struct mbl_src {
     /* trim: (at: trim, model/trim.c): targets {expression: value}, free inputs (a list of input
      * names), the steady motion's accelerations {coordinate: expression} (default 0) */
     mbl_src_list trim_targets, trim_free, trim_acc;
+    /* 1: the coordinates trim_acc names are solved too, not held at the guess (a mechanism's
+     * trim.turn names every body coordinate: the turn's centre and phase are left to the
+     * minimum-norm steps); trim_targets' key2, when set, is the label as written (measures) */
+    int trim_acc_solve;
     /* spin_speeds: {parameter: unit}: the parameters that are spin speeds (rad/s, Hz or rpm), for
      * the order lines and critical speeds of a sweep over them (docs/model-files.md) */
     mbl_src_list spin_speeds;

@@ -6,7 +6,9 @@
  *   free [input, ...]: inputs the trim solves for (a steer angle, a drive force);
  *   accelerations {coordinate: expression}: der(der(q_i)) = a_i(q, v) of the steady motion
  *     (default 0): for coordinates fixed in the ground that turn with the vehicle, the
- *     centripetal terms (der(der(x)) = -der(psi)*der(y), der(der(y)) = der(psi)*der(x)).
+ *     centripetal terms (der(der(x)) = -der(psi)*der(y), der(der(y)) = der(psi)*der(x)); a
+ *     mechanism's trim.turn writes them for every body (mech/trim.c) and asks that those
+ *     coordinates be solved too (tmove 2) rather than held (tmove 1);
  * Kept as expressions with exact gradients over the unknowns q, v, r (model_trim_eval); the solver
  * is src/opoint/trim.c. */
 #include "model/formulate.h"
@@ -63,11 +65,12 @@ static int trim_targets(loader *L)
     int np = 0;
     for (int j = 0; j < nt && !rc; j++) {
         const mbl_src_item *it = &tl->items[j];
-        md->tt_label[j] = model_str_dup(it->key);
+        const char *label = it->key2 ? it->key2 : it->key; /* a mechanism's key as written (measures) */
+        md->tt_label[j] = model_str_dup(label);
         if (!md->tt_label[j]) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
         md->ntt = j + 1;
         char what[200];
-        snprintf(what, sizeof what, "the trim target '%.150s'", it->key);
+        snprintf(what, sizeof what, "the trim target '%.150s'", label);
         mbl_src_item k;
         memset(&k, 0, sizeof k);
         k.text = it->key, k.line = it->key_line, k.col = it->key_col;
@@ -77,7 +80,7 @@ static int trim_targets(loader *L)
             rc = mbl_error(L->st, MBL_EMODEL,
                            "%s:%d:%d: %s does not depend on the coordinates, velocities or inputs: nothing to solve for",
                            L->src->file, k.line, k.col, what);
-        snprintf(what, sizeof what, "the value of the trim target '%.150s'", it->key);
+        snprintf(what, sizeof what, "the value of the trim target '%.150s'", label);
         if (!rc) rc = model_load_value(L, it, what, &md->tt_val[j], NULL);
     }
     return rc;
@@ -97,7 +100,7 @@ static int trim_accelerations(loader *L)
         int j = 0;
         while (j < al->n && strcmp(al->items[j].key, md->qname[i])) j++;
         if (j < al->n) {
-            md->tmove[i] = 1;
+            md->tmove[i] = L->src->trim_acc_solve ? 2 : 1;
             char what[200];
             snprintf(what, sizeof what, "the trim acceleration of '%.150s'", md->qname[i]);
             int rc = trim_expr(L, &al->items[j], what, &md->tacc[i], &md->ta_gi, &md->ta_gd, &np);

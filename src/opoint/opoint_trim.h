@@ -9,6 +9,10 @@
  * step_tol (the same floor as the other subproblems, solve.c). */
 #define OPOINT_TRIM_FLOOR 1e4
 
+/* A free input whose unit direction has a projection larger than this on the null space of the
+ * scaled trim Jacobian at the solution is undetermined (refused, named). */
+#define OPOINT_TRIM_UNDETERMINED 1e-6
+
 /* The steady motion that meets the model's trim targets (mbl_opoint_options.targets replacing the
  * file's values), from the point's coordinates (the guess), the velocities v0 and the file's
  * inputs: q, v, vdot, the multipliers, X, Z and the free inputs solved; pt->trim says what was

@@ -27,6 +27,7 @@
 typedef struct trim_ws {
     opoint_subproblem *sp;
     int nrow, ncol, nmod; /* rows (model rows first, nmod of them), unknowns */
+    int turn;             /* a coordinate with tmove 2 (a mechanism's trim.turn) */
     int *mrow;            /* nF: position of a model row, or -1 */
     int *cols, *cpos;     /* unknown columns; cpos (nunk): position or -1 */
     double *tval;         /* ntt target values */
@@ -114,7 +115,7 @@ static void trim_row_scales(trim_ws *w)
 
 /* The targets independent of the other rows at the guess: rank [J] - rank [J without the target
  * rows] must be the number of targets. */
-static int trim_check_count(trim_ws *w, mbl_status *st)
+static int trim_check_count(trim_ws *w, const char *where, mbl_status *st)
 {
     const model_view *mv = &w->sp->mv;
     int nr = w->nrow, nc = w->ncol, nt = mv->ntt, rall = 0, rrest = 0, ld = nr > nc ? nr : nc;
@@ -139,10 +140,48 @@ static int trim_check_count(trim_ws *w, mbl_status *st)
     if (rall - rrest < nt)
         return mbl_error(st, MBL_EMODEL,
                          "%s: the %d trim targets over-determine the steady motion: only %d of them are independent of its "
-                         "equations at the guess (more targets than unknowns, or a target the equations fix): drop a "
+                         "equations %s (more targets than unknowns, or a target the equations fix): drop a "
                          "target or free an input (trim.free)",
-                         mv->file, nt, rall - rrest);
+                         mv->file, nt, rall - rrest, where);
     return 0;
+}
+
+/* At the solution: every free input determined, i.e. its unit column (scaled as the step's)
+ * outside the null space of the scaled Jacobian: the norm of its projection on the null space
+ * (rows of V^T past the rank) at most OPOINT_TRIM_UNDETERMINED. Else one line naming the input
+ * (nothing the trim solves depends on it, or only together with another unknown). */
+static int trim_check_free(trim_ws *w, mbl_status *st)
+{
+    const model_view *mv = &w->sp->mv;
+    int nr = w->nrow, nc = w->ncol, rank = 0, jr = model_blk0(w->sp->md, MBL_BLK_R), rc = 0;
+    int any = 0;
+    for (int i = 0; i < mv->nr; i++) any |= mv->tfree[i];
+    if (!any) return 0;
+    trim_row_scales(w);
+    int nrp = nr > nc ? nr : nc; /* rows padded with zeros: the full V^T of a wide matrix too */
+    double *S = mbl_calloc((size_t)nrp * (size_t)nc + 1, sizeof *S), *sv = mbl_calloc((size_t)nc + 1, sizeof *sv);
+    double *VT = mbl_alloc_array((size_t)nc * (size_t)nc + 1, sizeof *VT);
+    if (!S || !sv || !VT) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int c = 0; !rc && c < nc; c++) {
+        double cs = fmax(1.0, fabs(*opoint_unknown_ptr(w->sp->md, w->sp->pt, w->cols[c])));
+        for (int r = 0; r < nr; r++) S[(size_t)c * (size_t)nrp + r] = w->rsc[r] * w->J[(size_t)c * (size_t)nr + r] * cs;
+    }
+    if (!rc) rc = mbla_svd(nrp, nc, S, nrp, 'A', sv, NULL, 1, VT, nc, st);
+    if (!rc) rank = mbla_rank_from_diag(nrp, nc, nc, sv, 1, w->sp->opt->rank_tol);
+    for (int i = 0; !rc && i < mv->nr; i++) {
+        int c = w->cpos[jr + i];
+        if (!mv->tfree[i] || c < 0) continue;
+        double p = 0;
+        for (int k = rank; k < nc; k++) p += VT[(size_t)c * (size_t)nc + k] * VT[(size_t)c * (size_t)nc + k];
+        if (sqrt(p) > OPOINT_TRIM_UNDETERMINED)
+            rc = mbl_error(st, MBL_EMODEL,
+                           "%s: the trim leaves the free input '%s' undetermined (the steady-motion equations and the "
+                           "targets do not fix it: nothing depends on it, or only together with another unknown): drop "
+                           "it from trim.free or add a target",
+                           mv->file, mv->rname[i]);
+    }
+    mbl_free(S), mbl_free(sv), mbl_free(VT);
+    return rc;
 }
 
 /* the row a residual belongs to, for messages */
@@ -162,7 +201,9 @@ static int trim_newton(trim_ws *w, mbl_status *st)
     double finf = 0, rs = 0;
     for (int it = 0; it <= opt->max_iter; it++) {
         if ((rc = trim_eval(w, 1, st))) return rc;
-        if (it == 0 && (rc = trim_check_count(w, st))) return rc;
+        /* at the guess; a turn's rows (mech/trim.c) are consistent only near a steady motion, so
+         * there the count is checked where Gauss-Newton stops short */
+        if (it == 0 && !w->turn && (rc = trim_check_count(w, "at the guess", st))) return rc;
         rs = trim_scaled(w, &finf);
         sp->pt->iterations = it;
         if (rs <= opt->tol || finf <= opt->abs_tol) return 0;
@@ -190,6 +231,7 @@ static int trim_newton(trim_ws *w, mbl_status *st)
             break;
         }
     }
+    if (w->turn && (rc = trim_check_count(w, "where Gauss-Newton stops", st))) return rc;
     int worst = 0;
     for (int r = 0; r < nr; r++)
         if (fabs(w->F[r]) > fabs(w->F[worst])) worst = r;
@@ -228,11 +270,14 @@ static int trim_setup(trim_ws *w, mbl_status *st)
     int jq = model_blk0(md, MBL_BLK_Q), jx = model_blk0(md, MBL_BLK_X), jr = model_blk0(md, MBL_BLK_R);
     int *use = w->cpos;
     for (int c = 0; c < nunk; c++) use[c] = 1;
-    for (int i = 0; i < n; i++) use[jq + i] = !mv->cyclic[i] && !mv->tmove[i];
+    for (int i = 0; i < n; i++) use[jq + i] = (!mv->cyclic[i] && !mv->tmove[i]) || mv->tmove[i] == 2;
+    for (int i = 0; i < n; i++) w->turn |= mv->tmove[i] == 2;
     for (int p = 0; p < mv->tt_gp[mv->ntt]; p++) use[mv->tt_gi[p]] = 1;
     for (int p = 0; p < mv->ta_gp[n]; p++) use[mv->ta_gi[p]] = 1;
-    for (int i = 0; i < n; i++) /* a moving coordinate keeps its value: the phase of the motion */
-        if (mv->tmove[i]) use[jq + i] = 0;
+    for (int i = 0; i < n; i++) /* a moving coordinate keeps its value: the phase of the motion
+                                   (but a mechanism's turn: solved, the minimum-norm steps keep
+                                   the phase and the centre at the guess) */
+        if (mv->tmove[i] == 1) use[jq + i] = 0;
     for (int i = 0; i < mv->nX; i++) use[jx + i] = 0;
     for (int p = 0; p < mv->jac.nz; p++)
         if (mv->jac.col[p] >= jx && mv->jac.col[p] < jx + mv->nX) use[mv->jac.col[p]] = 1;
@@ -350,6 +395,7 @@ int opoint_trim(opoint_subproblem *sp, const double *v0, const double *q_guess, 
     if (!rc) rc = trim_eval(&w, 0, st);
     for (int i = 0; !rc && i < mv->n; i++) pt->vdot[i] = w.a[i];
     if (!rc) rc = trim_newton(&w, st);
+    if (!rc) rc = trim_check_free(&w, st);
     if (!rc) trim_report(&w, q_guess, v0);
     if (!rc) {
         pt->scaled_residual = trim_scaled(&w, &pt->residual);

@@ -10,6 +10,11 @@ if(PYTHON3)
   # issue 35, item 3: linearize.at: trim against closed forms (single-track car, conical pendulum)
   add_test(NAME test_trim COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/trim_test.py $<TARGET_FILE:mblin_cli>
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  # issue 35, item 3: at: trim of a mechanism (trim.turn) against a steady-turn balance and closed forms
+  if(MBLIN_PYTHON3_NUMPY)
+    add_test(NAME test_trim_mech COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/cli/trim_mech_test.py
+             $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  endif()
   add_test(NAME test_singular_states COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/singular_states_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   add_test(NAME test_codegen_inject COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/codegen_inject_test.py
