@@ -689,6 +689,14 @@ static int solve_steady(opoint_subproblem *sp, const double *v0, const held_set 
     }
     double amag = 0;
     opoint_steady_frame_accels(mv, pt->q, pt->v, acc);
+    /* with frames that turn, the rank of the least-squares steps is decided at a tighter
+     * tolerance (the subproblem is not equilibrated: a blade's EA / h beside its frame's e Omega^2
+     * puts regular directions below rank_tol times the largest singular value, and dropping them
+     * stalls Newton) */
+    const mbl_opoint_options *opt0 = sp->opt;
+    mbl_opoint_options opt_frames = *opt0;
+    for (int i = 0; i < n; i++)
+        if (acc[i] != 0) opt_frames.rank_tol = fmin(opt0->rank_tol, OPOINT_STEADY_FRAME_RANK_TOL), sp->opt = &opt_frames;
     for (int pass = 0; !rc && pass < OPOINT_STEADY_FRAME_PASSES; pass++) {
         memcpy(pt->vdot, acc, (size_t)n * sizeof *acc);
         rc = solve_point(sp, "the steady motion",
@@ -700,6 +708,7 @@ static int solve_steady(opoint_subproblem *sp, const double *v0, const held_set 
         if (!rc && !(opoint_steady_frame_accels(mv, pt->q, pt->v, acc) > OPOINT_STEADY_FRAME_TOL * fmax(1.0, amag)))
             break;
     }
+    sp->opt = opt0;
     mbl_free(skip);
     if (!rc) note_far_moves(pt, md, q_guess, move_note);
     if (!rc) rc = solve_accelerations(sp, st);

@@ -10,6 +10,9 @@
  * change the accelerations by rounding) */
 #define OPOINT_STEADY_FRAME_TOL 1e-13
 #define OPOINT_STEADY_FRAME_PASSES 3
+/* rank tolerance of the least-squares steps of a steady motion with turning frames (at most
+ * mbl_opoint_options.rank_tol): relative to the largest singular value of the unscaled Jacobian */
+#define OPOINT_STEADY_FRAME_RANK_TOL 1e-12
 
 /* Write into a (n, the other entries untouched) the steady accelerations of every flexible body's
  * frame coordinates at the coordinates q and velocities v: the origin's w x v, a planar angle's 0,
