@@ -20,7 +20,7 @@ of a spatial beam, M w'' + (K + K_G) w = 0. Checked:
     stretch equals that of the same mesh of linear bar elements (numpy, 1e-9) and the spinning
     bar's with hub offset, u'' + k^2 (e + X + u) = 0, u(0) = 0, u'(L) = 0, k^2 = rho Omega^2 / E
     (the mesh's 1e-4);
-  - the three-bladed rotor of docs/mechanism.md on a free hub (its angular velocity given): at: steady
+  - the three-bladed rotor of examples/mech/rotor3_blades.yaml on a free hub (its angular velocity given): at: steady
     gives the degenerate cyclic lag pair of one blade clamped at 0.2 m (1e-9);
   - a spatial beam (6 elements) driven about z at its root: at: steady solves (its Euler parameters
     accelerate as -Omega^2/4 e), its frequencies equal the given point's (1e-9), the lag ones the
@@ -213,9 +213,8 @@ for om in (10.0, 30.0, 60.0):
           f"  solved to the residual {op['residual']:.2e}, no residual acceleration: {op['notes']}")
 
 # the three-bladed rotor on a free hub
-src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_geometric_stiffness.py")).read()
-rotor = src[src.index('ROTOR3 = """') + 12:]
-rotor = rotor[:rotor.index('"""')].replace("at: given", "at: steady")
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "mech", "rotor3_blades.yaml")) as f:
+    rotor = f.read().replace("at: given", "at: steady")
 o, err = run(rotor, "--set", "Omega=10")
 if check(o is not None, f"three-bladed rotor on a free hub at 10 rad/s: at: steady solves {err}"):
     w, ref = freqs(o, 1.0), reference(6, 10.0, HUB)[0]
