@@ -137,6 +137,8 @@ void model_view_get(const mbl_model *md, model_view *v)
     v->tt_gp = md->tt_gp, v->tt_gi = md->tt_gi, v->ta_gp = md->ta_gp, v->ta_gi = md->ta_gi, v->tfree = md->tfree;
     v->tmove = md->tmove;
     v->at = md->at;
+    v->flex = md->flex;
+    v->nflex = md->nflex;
     v->time = md->time;
 }
 

@@ -68,6 +68,10 @@ typedef struct model_view {
     const int *tt_gp, *tt_gi, *ta_gp, *ta_gi, *tfree, *tmove; /* tmove (n): named in trim.accelerations */
     mbl_at at;
     double time;
+    /* the flexible bodies' frame coordinates (model/ffr.h mbl_flex_nodes; at: steady's circling
+     * frames, src/opoint/steady_frames.c) */
+    const struct mbl_flex_nodes *flex;
+    int nflex;
 } model_view;
 void model_view_get(const mbl_model *md, model_view *v);
 

@@ -12,6 +12,7 @@
 #include "mblin/la.h"
 #include "model/model_view.h"
 #include "opoint_given.h"
+#include "opoint_steady.h"
 #include "opoint_trim.h"
 
 
@@ -678,18 +679,45 @@ static int solve_steady(opoint_subproblem *sp, const double *v0, const held_set 
         mbl_free(skip);
         return rc;
     }
-    rc = solve_point(sp, "the steady motion",
-                     RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) |
-                         RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) | RB(MBL_ROW_PHI),
-                     RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z), skip, st);
+    /* the accelerations of the steady motion: 0, but for the turning frames of flexible bodies
+     * (their origins circle the axis, their Euler parameters turn: steady_frames.c), which depend
+     * on the coordinates solved: solved again while they change beyond rounding */
+    double *acc = mbl_calloc((size_t)n + 1, sizeof *acc);
+    if (!acc) {
+        mbl_free(skip);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    double amag = 0;
+    opoint_steady_frame_accels(mv, pt->q, pt->v, acc);
+    /* with frames that turn, the rank of the least-squares steps is decided at a tighter
+     * tolerance (the subproblem is not equilibrated: a blade's EA / h beside its frame's e Omega^2
+     * puts regular directions below rank_tol times the largest singular value, and dropping them
+     * stalls Newton) */
+    const mbl_opoint_options *opt0 = sp->opt;
+    mbl_opoint_options opt_frames = *opt0;
+    for (int i = 0; i < n; i++)
+        if (acc[i] != 0) opt_frames.rank_tol = fmin(opt0->rank_tol, OPOINT_STEADY_FRAME_RANK_TOL), sp->opt = &opt_frames;
+    for (int pass = 0; !rc && pass < OPOINT_STEADY_FRAME_PASSES; pass++) {
+        memcpy(pt->vdot, acc, (size_t)n * sizeof *acc);
+        rc = solve_point(sp, "the steady motion",
+                         RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHIDD) | RB(MBL_ROW_NHD) |
+                             RB(MBL_ROW_PHID) | RB(MBL_ROW_NH) | RB(MBL_ROW_PHI),
+                         RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z), skip, st);
+        amag = 0;
+        for (int i = 0; i < n; i++) amag = fmax(amag, fabs(acc[i]));
+        if (!rc && !(opoint_steady_frame_accels(mv, pt->q, pt->v, acc) > OPOINT_STEADY_FRAME_TOL * fmax(1.0, amag)))
+            break;
+    }
+    sp->opt = opt0;
     mbl_free(skip);
     if (!rc) note_far_moves(pt, md, q_guess, move_note);
     if (!rc) rc = solve_accelerations(sp, st);
     if (!rc) {
         double amax = 0;
-        for (int i = 0; i < n; i++) amax = fmax(amax, fabs(pt->vdot[i]));
+        for (int i = 0; i < n; i++) amax = fmax(amax, fabs(pt->vdot[i] - acc[i]));
         if (amax > 1e-6) note(pt, "the steady motion has accelerations up to %.3g%s", "", amax);
     }
+    mbl_free(acc);
     return rc;
 }
 

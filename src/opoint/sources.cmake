@@ -3,6 +3,7 @@ list(APPEND MBLIN_SOURCES
   src/opoint/solve.c
   src/opoint/given_vel.c
   src/opoint/trim.c
+  src/opoint/steady_frames.c
   src/opoint/homotopy.c
   src/opoint/arclength.c
 )

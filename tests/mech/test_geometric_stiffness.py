@@ -192,39 +192,9 @@ for om in (10.0, 30.0):
 # examples/mech/rotor3_blades.yaml: three such blades (6 elements) clamped at radius 0.2 m on a
 # hub spinning freely: the two cyclic lag modes are a degenerate pair at one blade's frequency
 # clamped at that radius; the collective mode turns the hub and lies higher
-# (the model of docs/mechanism.md, "Flexible bodies under load"; not under examples/: the descriptor
-# method agrees with the others on it to 1e-8 only, beyond the 1e-9 of tests/kernels/agree.py)
-ROTOR3 = """model: mechanism
-name: three-bladed rotor, lead-lag
-space: planar
-parameters: {L: 1, e: 0.2, E: 2e9, rho: 7850, r: 0.01, Omega: 0, mh: 5, Jh: 0.1}
-spin_speeds: {Omega: rad/s}
-ground:
-  markers: {centre: {}}
-bodies:
-  hub:
-    mass: mh
-    inertia: Jh
-    angular_velocity: Omega
-    markers:
-      axle: {}
-      root1: {position: [e, 0], angle: 0}
-      root2: {position: ["e*cos(2*pi/3)", "e*sin(2*pi/3)"], angle: 2*pi/3}
-      root3: {position: ["e*cos(4*pi/3)", "e*sin(4*pi/3)"], angle: 4*pi/3}
-  blade1: {type: beam, length: L, elements: 6, E: E, rho: rho, radius: r, position: [e, 0], angle: 0,
-           markers: {b1: {node: 1}, t1: {s: L}}}
-  blade2: {type: beam, length: L, elements: 6, E: E, rho: rho, radius: r, position: ["e*cos(2*pi/3)", "e*sin(2*pi/3)"], angle: 2*pi/3,
-           markers: {b2: {node: 1}, t2: {s: L}}}
-  blade3: {type: beam, length: L, elements: 6, E: E, rho: rho, radius: r, position: ["e*cos(4*pi/3)", "e*sin(4*pi/3)"], angle: 4*pi/3,
-           markers: {b3: {node: 1}, t3: {s: L}}}
-joints:
-  shaft: {type: revolute, i: axle, j: centre}
-  clamp1: {type: fixed, i: b1, j: root1}
-  clamp2: {type: fixed, i: b2, j: root2}
-  clamp3: {type: fixed, i: b3, j: root3}
-linearize:
-  at: given
-"""
+# (the model of docs/mechanism.md, "Flexible bodies under load")
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "mech", "rotor3_blades.yaml")) as f:
+    ROTOR3 = f.read()
 for om in (10.0, 30.0):
     ref = reference(6, om=om, hub=0.2)[0]
     p = run(ROTOR3, "--set", f"Omega={om}")

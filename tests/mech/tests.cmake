@@ -38,6 +38,11 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_geometric_stiffness COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_geometric_stiffness.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# at: steady of flexible bodies whose frames circle the axis and of spatial beams (issue 32, item 3)
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_steady_spin COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_steady_spin.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
 # geometric stiffness of modal bodies (issue 32, item 4): matrices per unit load from a numpy FE
 # cantilever, hanging, spinning, carrying a pendulum and under a tip load, against the FE reference and
 # the beam body (Matrix Market files: the build with CHOLMOD)
