@@ -41,6 +41,9 @@ struct mblx_graph {
     size_t ndeps_used, deps_cap;
     uint32_t *tmp; /* scratch for dependence-set unions */
     size_t tmp_cap;
+    uint32_t *depmark; /* per symbol: == depstamp when already in the union being made (graph.c) */
+    uint32_t depmark_cap, depstamp;
+    uint64_t dep_union_steps; /* elements read and marks scanned by those unions (a cost count) */
 
     uint64_t *table; /* open-addressing hash table: (hash << 32) | node id; TABLE_EMPTY = empty */
     size_t tcap, tcount;
