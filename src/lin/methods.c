@@ -166,13 +166,21 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
             if (opt->partial != MBL_PARTIAL_ALWAYS)
                 snprintf(why, sizeof why, "the penalty pencil's order 2n = %d is above dense_max = %d: partial spectrum",
                          2 * md->n, opt->dense_max);
-            return lin_penalty_sparse(md, pt, opt, why, out, st);
+            int rc = lin_penalty_sparse(md, pt, opt, why, out, st);
+            if (rc != MBL_ENOCONV || need > budget) return rc;
+            /* fewer physical eigenvalues than wanted among those ARPACK gave (the spurious ones nearer
+             * the shift): the whole spectrum, densely, said in the notes, when it fits */
+            char msg[256];
+            snprintf(msg, sizeof msg, "the sparse penalty pencil failed (%.180s): the whole spectrum computed densely",
+                     st ? st->msg : "");
+            mbl_status_clear(st);
+            return dispatch_dense(md, pt, opt, i, msg, out, st);
         }
         if (path == 2) {
             char why[256];
-            snprintf(why, sizeof why, "nev %d: the sparse penalty pencil of order %d gives at most %d physical "
-                     "eigenvalues (ARPACK, with its 2m = %d spurious ones), the model has %d: the whole spectrum "
-                     "computed densely", opt->nev, 2 * md->n, 2 * md->n - 2 - 2 * md->m, 2 * md->m, nphys);
+            snprintf(why, sizeof why, "nev %d: the sparse penalty pencil of order %d gives at most %d eigenvalues "
+                     "(ARPACK), the model has %d: the whole spectrum computed densely", opt->nev, 2 * md->n,
+                     2 * md->n - 2, nphys);
             return dispatch_dense(md, pt, opt, i, why, out, st);
         }
     }

@@ -299,8 +299,9 @@ mbl_linear *lin_linear_shell(const mbl_model *md, int z);
 /* `penalty` on large models (src/lin/penalty_sparse.c): lin_penalty_path says which path a request
  * takes: 0 the dense QZ of lin_penalty, 1 the sparse penalty pencil (nev asked for, or its order 2n
  * above dense_max on a model it takes: holonomic constraints, a regular point at rest), 2 the dense
- * one for a nev the sparse pencil cannot give (more than 2n - 2 - 2m eigenvalues), negative: the
- * refusal of a nev it cannot honour. lin_penalty_sparse: the min(nev, 2(n - m)) physical eigenvalues
+ * one for a nev ARPACK cannot give on the pencil (more than 2n - 2 eigenvalues: no constraints),
+ * negative: the refusal of a nev it cannot honour (the dispatch also takes the dense one when the
+ * sparse path returns MBL_ENOCONV, fewer physical ones found than wanted, and the dense fits). lin_penalty_sparse: the min(nev, 2(n - m)) physical eigenvalues
  * nearest the shift, their mode shapes and error estimates (state-space and MCK forms not formed);
  * reason: why the spectrum is partial ("" when asked for). */
 /* The penalty ODE's state-space and MCK forms alone (A, B, C, D, M, Cd, K, F, q_S, v_W and names;

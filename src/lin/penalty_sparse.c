@@ -14,10 +14,10 @@
  * The 2m spurious eigenvalues (near the roots of s^2 + 2 xi omega s + omega^2: -omega at the
  * defaults) may lie nearer the shift than the wanted physical ones, so ARPACK is asked for more:
  * first min(k + 2m, 2k + PEN_SP_GUARD), doubled (up to k + 2m, which always holds k physical ones)
- * while fewer than k of them are physical. An eigenpair is spurious when the penalty holds more than
- * PEN_SP_SPLIT of its mass, alpha |Phi_q dq|^2 / (dq^H M dq + alpha |Phi_q dq|^2) (pen_sp_share); the
- * dense path ranks the whole spectrum by a violation score instead, which a partial one cannot. The
- * k physical ones nearest the shift are kept and refined (pen_sp_refine).
+ * while fewer than k of them are physical, as far as mem_budget allows. An eigenpair is spurious when
+ * its eigenvalue moves with the penalty's omega: relative sensitivity above PEN_SP_SPLIT
+ * (pen_sp_sens); the dense path ranks the whole spectrum by a violation score instead, which a
+ * partial one cannot. The k physical ones nearest the shift are kept and refined (pen_sp_refine).
  *
  * The error estimate replaces the dense path's three extra QZ runs with refinements from the pairs
  * at hand (no dense work, no new ARPACK run): Newton on the pencil at alpha / ratio started from each
@@ -38,14 +38,24 @@
 
 /* eigenvalues asked of ARPACK beyond 2k on the first try (spurious ones near the shift) */
 #define PEN_SP_GUARD 8
-/* The split of physical and spurious eigenpairs by the penalty's share of their mass (pen_sp_share):
- * above PEN_SP_SPLIT spurious. The dense path's violation score (|Phi_q dq| + |Phi_q dv + dPhi'/dq dq|)
- * / (|Phi_q|_1 (|dq| + |dv|)) ranks the whole spectrum, but has no fixed split: on the beam-body
- * pendulum the spurious ones scored 1.2e-2 at n = 72 and 6.8e-4 at n = 24,012 (their motion spreads
- * over the links), below the lowest modes' 1e-4 at n = 72. A share outside
- * [PEN_SP_WARN, 1 - PEN_SP_WARN] is clear; one inside puts a WARNING in the notes. */
-#define PEN_SP_SPLIT 0.5
-#define PEN_SP_WARN 0.05
+/* The split of physical and spurious eigenpairs by the eigenvalue's relative sensitivity to the
+ * penalty's omega (pen_sp_sens): above PEN_SP_SPLIT spurious. A spurious eigenvalue is a root of the
+ * penalty's mass-spring-damper, so it scales with omega (sensitivity about 1); a physical one is the
+ * constrained system's to O(1/alpha). Measured at alpha = 1e6: physical <= 2.1e-4 (the flexible
+ * pendulum, dae and beam bodies), spurious >= 0.80 (the four-bar chain, N = 2e4). The penalty's share
+ * of the mass, alpha |Phi_q dq|^2 / (dq^H M dq + alpha |Phi_q dq|^2), the first split (at 0.5), is
+ * not: on a long closed chain Phi_q has small singular values s_i, and the penalty holds little
+ * of the mass of the soft spurious modes whose eigenvalues (-0.66 +- 2.78i at N = 2e4, share 0.066;
+ * -0.11 +- 1.67i at N = 5e4, share 0.011) come down among the physical ones as N grows. Neither is
+ * the dense path's violation score (|Phi_q dq| + |Phi_q dv + dPhi'/dq dq|) / (|Phi_q|_1 (|dq| + |dv|)),
+ * which has no fixed split: on the beam-body pendulum the spurious ones scored 1.2e-2 at n = 72 and
+ * 6.8e-4 at n = 24,012, below the lowest modes' 1e-4 at n = 72. A sensitivity outside
+ * [PEN_SP_WARN_LO, PEN_SP_WARN_HI] is clear; one inside puts a WARNING in the notes. Below
+ * PEN_SP_SENS_FLOOR omega, |s| is replaced by it (an eigenvalue at 0). */
+#define PEN_SP_SPLIT 0.1
+#define PEN_SP_WARN_LO 0.01
+#define PEN_SP_WARN_HI 0.5
+#define PEN_SP_SENS_FLOOR 1e-3
 /* ARPACK's relative accuracy of the Ritz values (as SPARSE_ARPACK_TOL of the sparse pencil): the
  * refinement takes the kept pairs to the accuracy of the pencil's eigenvalues */
 #define PEN_SP_ARPACK_TOL 1e-8
@@ -225,22 +235,47 @@ static int pen_sp_refine(const pen_quad *Q, int k, double *re, double *im, doubl
     return rc;
 }
 
-/* The share of the penalty in the eigenvector's mass, alpha |Phi_q dq|^2 / (dq^H M dq + alpha |Phi_q dq|^2)
- * (x = xr + i xi, order 2n; w: work of n + m): O(1/alpha) for a physical mode, whose dq nearly
- * satisfies the constraints, 1 - O(1/alpha) for a spurious one, which moves the constraints. */
-static double pen_sp_share(const pen_sp *S, double alpha, const double *xr, const double *xi, double *w)
+/* x^T A x (no conjugate) of the complex x = xr + i xi (A n x n, CSC; w: work of n) into (*hr, *hi) */
+static void xtax(const mbla_csc *A, const double *xr, const double *xi, double *w, double *hr, double *hi)
+{
+    int n = A->n;
+    double rr = 0, ii = 0, ri = 0, ir = 0;
+    mbla_csc_gemv(A, 1.0, xr, 0.0, w, NULL);
+    for (int c = 0; c < n; c++) rr += xr[c] * w[c], ir += xi[c] * w[c];
+    mbla_csc_gemv(A, 1.0, xi, 0.0, w, NULL);
+    for (int c = 0; c < n; c++) ii += xi[c] * w[c], ri += xr[c] * w[c];
+    *hr = rr - ii, *hi = ri + ir;
+}
+
+/* The relative sensitivity of the eigenvalue s (vector x = xr + i xi, its q part) to the penalty's
+ * omega, omega |ds/domega| / max(|s|, PEN_SP_SENS_FLOOR omega), from the first-order perturbation
+ * of Q(s) x = 0 with x^T as the left vector (exact when K_p, C_p, M_p are symmetric, the model at
+ * rest without follower or gyroscopic terms; an estimate otherwise):
+ * ds/domega = -x^T dQ/domega x / x^T Q'(s) x, dQ/domega = alpha Phi_q^T ((2 xi s + 2 omega) Phi_q +
+ * 2 xi dPhi'/dq), Q'(s) = 2 s M_p + C_p. A spurious eigenvalue is a root of the penalty's
+ * mass-spring-damper and scales with omega (about 1: at -omega for a stiff constraint direction,
+ * near -xi omega b +- i omega sqrt(b), b = alpha s_i^2 / m_i, for a soft one, s_i a small singular
+ * value of Phi_q); a physical one is the constrained system's to O(1/alpha). w: work of n + 4m. */
+static double pen_sp_sens(const pen_sp *S, const pen_quad *Q, double alpha, double xi_, double om, double sr,
+                          double si, const double *xr, const double *xi, double *w)
 {
     int n = S->n, m = S->m;
-    const double *part[2] = {xr, xi};
-    double kin = 0, pen = 0;
-    for (int h = 0; h < 2; h++) {
-        mbla_csc_gemv(S->M, 1.0, part[h], 0.0, w, NULL);
-        for (int c = 0; c < n; c++) kin += part[h][c] * w[c];
-        mbla_csc_gemv(S->Pq, 1.0, part[h], 0.0, w + n, NULL);
-        for (int a = 0; a < m; a++) pen += w[n + a] * w[n + a];
+    double *a = w + n, *b = a + m, *c = b + m, *d = c + m;
+    double mr, mi, cr, ci;
+    xtax(Q->M, xr, xi, w, &mr, &mi);
+    xtax(Q->C, xr, xi, w, &cr, &ci);
+    double qr = 2 * (sr * mr - si * mi) + cr, qi = 2 * (sr * mi + si * mr) + ci; /* x^T Q'(s) x */
+    mbla_csc_gemv(S->Pq, 1.0, xr, 0.0, a, NULL), mbla_csc_gemv(S->Pq, 1.0, xi, 0.0, b, NULL);
+    mbla_csc_gemv(S->Pdq, 1.0, xr, 0.0, c, NULL), mbla_csc_gemv(S->Pdq, 1.0, xi, 0.0, d, NULL);
+    double ppr = 0, ppi = 0, pdr = 0, pdi = 0; /* (Phi_q x)^T Phi_q x, (Phi_q x)^T dPhi'/dq x */
+    for (int r = 0; r < m; r++) {
+        ppr += a[r] * a[r] - b[r] * b[r], ppi += 2 * a[r] * b[r];
+        pdr += a[r] * c[r] - b[r] * d[r], pdi += a[r] * d[r] + b[r] * c[r];
     }
-    pen *= alpha;
-    return kin + pen > 0 ? pen / (fabs(kin) + pen) : 0.0;
+    double fr = 2 * xi_ * sr + 2 * om, fi = 2 * xi_ * si; /* 2 xi s + 2 omega */
+    double gr = alpha * (fr * ppr - fi * ppi + 2 * xi_ * pdr), gi = alpha * (fr * ppi + fi * ppr + 2 * xi_ * pdi);
+    double den = hypot(qr, qi) * fmax(hypot(sr, si), PEN_SP_SENS_FLOOR * om);
+    return den > 0 ? om * hypot(gr, gi) / den : INFINITY;
 }
 
 int lin_penalty_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_status *st)
@@ -259,16 +294,20 @@ int lin_penalty_path(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
                              "penalty: the partial spectrum (nev, the sparse penalty pencil) does not take %s: use the "
                              "dense penalty (no nev) or augmented",
                              why);
-        /* nev asking for more than the sparse pencil gives: the whole spectrum, densely (as augmented) */
+        /* nev asking for more than ARPACK gives on the pencil of order 2n (at most 2n - 2: no constraints,
+         * every eigenvalue asked for): the whole spectrum, densely (as augmented). Its 2m spurious ones
+         * need not fit beside them: they are asked for only while they lie nearer the shift
+         * (lin_penalty_sparse), and a four-bar chain (m = n - 1) has its 2 physical ones at 1.3 rad/s
+         * against the spurious ones at -omega (the dense QZ was taken there, and refused at n = 10^5). */
         int nphys = 2 * (md->n - md->m), want = opt->nev < nphys ? opt->nev : nphys;
-        return want + 2 * md->m > 2 * md->n - 2 ? 2 : 1;
+        return want > 2 * md->n - 2 ? 2 : 1;
     }
     return !why && 2 * md->n > opt->dense_max;
 }
 
 /* The ka eigenvalues nearest the real shift sigma of the penalty pencil at alpha a: ARPACK on
  * (As, Es) (pen_sp_pencil) for those nearest 0, mapped back to lambda = sigma + mu and x = [q;
- * sigma q + w] (unit 2-norm), each with its penalty mass share (sh); Q: the coefficients M_p, C_p,
+ * sigma q + w] (unit 2-norm), each with its sensitivity to omega (sh, pen_sp_sens); Q: the coefficients M_p, C_p,
  * K_p, kept for the refinement. Returns the number of physical ones, or minus the error. */
 static int pen_sp_run(const pen_sp *S, const mbl_lin_options *opt, double a, int ka, double *re, double *im,
                       double *Vr, double *Vi, double *sh, double *w, pen_quad *Q, mbl_status *st)
@@ -296,7 +335,7 @@ static int pen_sp_run(const pen_sp *S, const mbl_lin_options *opt, double a, int
         }
         for (int c = 0; c < nd; c++) nx = hypot(nx, hypot(yr[c], yi[c]));
         for (int c = 0; nx > 0 && c < nd; c++) yr[c] /= nx, yi[c] /= nx;
-        sh[j] = pen_sp_share(S, a, yr, yi, w);
+        sh[j] = pen_sp_sens(S, Q, a, opt->pen_xi, opt->pen_omega, re[j], im[j], yr, yi, w);
         if (sh[j] <= PEN_SP_SPLIT) np++;
     }
     mbla_csc_free(As), mbla_csc_free(Es);
@@ -355,7 +394,11 @@ static int pen_sp_err(const pen_sp *S, const mbl_lin_options *opt, int k, const 
      * constraints the reruns repeat the same pencil and measure 0 */
     for (int j = 0; j < k; j++)
         sp->err[j] = fmax(sp->err[j], fmax(floor_, PEN_SP_REFINE_EPS * DBL_EPSILON * hypot(sp->re[j], sp->im[j])));
-    rc = lin_err_clusters(k, sp->re, sp->im, NULL, sp->err, st);
+    /* a pair without an estimate (infinite: the refinement returned it as given) stays so but does
+     * not join a cluster: its disc would cover, and void, every other pair's (n = 100,002 beam
+     * pendulum: one such pair made all 20 estimates infinite) */
+    for (int j = 0; j < k; j++) it[j] = !isfinite(sp->err[j]);
+    rc = lin_err_clusters(k, sp->re, sp->im, it, sp->err, st);
     *emax = 0;
     for (int j = 0; !rc && j < k; j++) *emax = fmax(*emax, sp->err[j]);
 done:
@@ -374,23 +417,27 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     if (k < 1) return mbl_error(st, MBL_EDIM, "penalty: no degrees of freedom for the partial spectrum (ARPACK)");
     if (!(opt->pen_alpha > 0) || !(opt->pen_omega > 0) || !(opt->pen_xi >= 0) || !(opt->pen_ratio > 1))
         return mbl_error(st, MBL_EARG, "penalty: alpha and omega must be > 0, xi >= 0 and the ratio > 1");
-    /* memory: the sparse pencil's estimate for kmax eigenvalues */
-    double budget = lin_mem_budget(opt), need = lin_sparse_bytes(md, kmax);
+    /* memory: the sparse pencil's estimate for the first try's ka eigenvalues; the tries after it
+     * (more spurious ones nearer the shift than physical ones) stop at what fits (kmem) */
+    double budget = lin_mem_budget(opt), need = lin_sparse_bytes(md, ka);
     if (need > budget) {
         char what[96];
-        snprintf(what, sizeof what, "penalty: the partial spectrum (%d eigenvalues, sparse pencil of order %d)", kmax,
+        snprintf(what, sizeof what, "penalty: the partial spectrum (%d eigenvalues, sparse pencil of order %d)", ka,
                  nd);
         return lin_refuse_memory(what, need, budget, "ask for fewer eigenvalues (nev) or raise the budget", st);
     }
+    int kmem = ka;
+    while (kmem < kmax && lin_sparse_bytes(md, 2 * kmem < kmax ? 2 * kmem : kmax) <= budget)
+        kmem = 2 * kmem < kmax ? 2 * kmem : kmax;
     pen_sp S;
     pen_quad Q = {NULL, NULL, NULL};
     mbl_linear *lin = NULL;
     double *re = NULL, *im = NULL, *Vr = NULL, *Vi = NULL, *sh = NULL, *w = NULL;
     rc = pen_sp_init(md, pt, &S, st);
     if (rc) return rc;
-    re = mbl_alloc_array((size_t)kmax + 1, sizeof *re), im = mbl_alloc_array((size_t)kmax + 1, sizeof *im);
-    sh = mbl_alloc_array((size_t)kmax + 1, sizeof *sh), w = mbl_alloc_array((size_t)n + m + 1, sizeof *w);
-    Vr = mbl_alloc_array((size_t)nd * kmax + 1, sizeof *Vr), Vi = mbl_alloc_array((size_t)nd * kmax + 1, sizeof *Vi);
+    re = mbl_alloc_array((size_t)kmem + 1, sizeof *re), im = mbl_alloc_array((size_t)kmem + 1, sizeof *im);
+    sh = mbl_alloc_array((size_t)kmem + 1, sizeof *sh), w = mbl_alloc_array((size_t)n + 4 * (size_t)m + 1, sizeof *w);
+    Vr = mbl_alloc_array((size_t)nd * kmem + 1, sizeof *Vr), Vi = mbl_alloc_array((size_t)nd * kmem + 1, sizeof *Vi);
     /* the state-space form alongside (dense, as descriptor's sparse path keeps augmented's) when
      * the spectrum was not asked for partial and the dense form fits the budget */
     int ss = opt->partial != MBL_PARTIAL_ALWAYS && n <= opt->dense_n_max && lin_dense_bytes(md, pt, "penalty") <= budget;
@@ -413,20 +460,20 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
             mbl_error_prefix(st, "penalty: partial spectrum");
             goto done;
         }
-        if (np >= k || ka >= kmax) break;
-        ka = 2 * ka < kmax ? 2 * ka : kmax;
+        if (np >= k || ka >= kmem) break;
+        ka = 2 * ka < kmem ? 2 * ka : kmem;
     }
     if (np < k) {
         rc = mbl_error(st, MBL_ENOCONV,
-                       "penalty: %d physical eigenvalues among the %d nearest the shift, %d wanted (split at a penalty "
-                       "mass share of %g): use augmented",
-                       np, ka, k, PEN_SP_SPLIT);
+                       "penalty: %d physical eigenvalues among the %d nearest the shift, %d wanted (split at a "
+                       "sensitivity to omega of %g%s): use augmented",
+                       np, ka, k, PEN_SP_SPLIT, ka < kmax ? "; more would exceed mem_budget" : "");
         goto done;
     }
     /* the k physical ones nearest the shift (ARPACK's order), refined by Newton's method with the
      * residual in doubled precision (mbla_eigs_refine_quad, on the n x n Q(lambda)): ARPACK's Ritz values carry the rounding of
      * the solves with Q(sigma), whose entries hold alpha */
-    double vmax = 0, vmin = 1.0;
+    double vmax = 0, vmin = INFINITY;
     mbl_lin_spectrum *sp = lin->spectrum;
     for (int j = 0, t = 0; j < ka; j++) {
         if (sh[j] > PEN_SP_SPLIT) {
@@ -461,15 +508,15 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
     snprintf(lin->selection, sizeof lin->selection, "all coordinates (penalty ODE, source 001 Eq. 14)");
     snprintf(lin->notes, sizeof lin->notes,
              "%s%.80s%salpha %.3g, xi %.3g, omega %.3g; sparse penalty pencil of order %d, %.12s shift-invert: %d "
-             "physical eigenvalues nearest %g of %d (%d of %d computed spurious: penalty mass share > %g); "
-             "physical share <= %.2e, spurious >= %.6f; error estimate %.2e (refinement at alpha / %.3g and "
+             "physical eigenvalues nearest %g of %d (%d of %d computed spurious: omega-sensitivity > %g); "
+             "physical <= %.2e, spurious >= %.3g; error estimate %.2e (refinement at alpha / %.3g and "
              "alpha (1 + d)); %s",
-             vmax > PEN_SP_WARN || vmin < 1.0 - PEN_SP_WARN ? "WARNING: a penalty mass share between 0.05 and "
-                                                              "0.95, the physical/spurious split may be wrong; "
+             vmax > PEN_SP_WARN_LO || vmin < PEN_SP_WARN_HI ? "WARNING: an omega-sensitivity between 0.01 and 0.5, "
+                                                              "the split may be wrong; "
                                                             : "",
              reason && reason[0] ? reason : "", reason && reason[0] ? "; " : "", opt->pen_alpha, opt->pen_xi,
              opt->pen_omega, nd, opt->eigs_backend ? opt->eigs_backend->what : "ARPACK", k, opt->shift, nphys, nspur,
-             ka, PEN_SP_SPLIT, vmax, vmin, err, opt->pen_ratio,
+             ka, PEN_SP_SPLIT, vmax, nspur ? vmin : 0.0, err, opt->pen_ratio,
              ss ? "A..D, M, C, K formed (dense)" : "A..D, M, C, K not formed");
     *out = lin;
     lin = NULL;
