@@ -367,6 +367,8 @@ typedef struct {
     double *S, *KS, *BS, *Xn, *lo, *G, *H, *T, *W, *d, *th, *e, *cx;
     int *ord, *cv;
     unsigned char *alg;
+    int nalg, *ar, *arp, *arj; /* the algebraic rows of K (ar[0..nalg)), their entries by row */
+    double *arx;
     double *X, *Z, *KX, *KZ, *BX, *BZ; /* the halves of S, KS, BS */
 } block_work;
 
@@ -377,6 +379,7 @@ static void block_work_free(block_work *b)
     mbl_free(b->S), mbl_free(b->KS), mbl_free(b->BS), mbl_free(b->Xn), mbl_free(b->lo), mbl_free(b->G);
     mbl_free(b->H), mbl_free(b->T), mbl_free(b->W), mbl_free(b->d), mbl_free(b->th), mbl_free(b->e);
     mbl_free(b->cx), mbl_free(b->ord), mbl_free(b->cv), mbl_free(b->alg);
+    mbl_free(b->ar), mbl_free(b->arp), mbl_free(b->arj), mbl_free(b->arx);
 }
 
 /* The arguments of mbla_eigs_refine_sym_block; 1 when there is nothing to do (p == 0). */
@@ -397,6 +400,56 @@ static int block_check(const char *fn, const mbla_csc *K, const mbla_csc *B, dou
     if (ldv < la_max1(n)) return mbl_error(st, MBL_EDIM, "%s: ldv %d < n = %d", fn, ldv, n);
     if (!isfinite(sigma)) return mbl_error(st, MBL_EARG, "%s: shift is not finite", fn);
     return 0;
+}
+
+/* The algebraic rows of K by row (columns ascending, as gemv_dot2 meets them), so that K z on
+ * them alone costs their entries, not K's. */
+static int alg_rows(const char *fn, block_work *b, mbl_status *st)
+{
+    const mbla_csc *K = b->K;
+    int n = b->n, na = 0;
+    for (int i = 0; i < n; i++) na += b->alg[i];
+    b->nalg = na;
+    b->ar = mbl_alloc_array((size_t)na + 1, sizeof *b->ar);
+    b->arp = mbl_calloc((size_t)na + 2, sizeof *b->arp);
+    int *slot = mbl_alloc_array((size_t)n + 1, sizeof *slot);
+    if (!b->ar || !b->arp || !slot) {
+        mbl_free(slot);
+        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
+    }
+    for (int i = 0, a = 0; i < n; i++) slot[i] = b->alg[i] ? (b->ar[a] = i, a++) : -1;
+    for (int q = 0; q < K->p[n]; q++)
+        if (slot[K->i[q]] >= 0) b->arp[slot[K->i[q]] + 2]++;
+    for (int a = 0; a < na; a++) b->arp[a + 2] += b->arp[a + 1];
+    b->arj = mbl_alloc_array((size_t)b->arp[na + 1] + 1, sizeof *b->arj);
+    b->arx = mbl_alloc_array((size_t)b->arp[na + 1] + 1, sizeof *b->arx);
+    if (!b->arj || !b->arx) {
+        mbl_free(slot);
+        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
+    }
+    for (int j = 0; j < n; j++)
+        for (int q = K->p[j]; q < K->p[j + 1]; q++) {
+            int a = slot[K->i[q]];
+            if (a < 0) continue;
+            b->arj[b->arp[a + 1]] = j, b->arx[b->arp[a + 1]++] = K->x[q];
+        }
+    mbl_free(slot);
+    return 0;
+}
+
+/* y = (K z) on the algebraic rows, each summed as gemv_dot2 sums it (the same products in the
+ * same order), zero elsewhere; 1 when any is nonzero */
+static int alg_kz(const block_work *b, const double *z, double *y)
+{
+    int any = 0;
+    memset(y, 0, (size_t)b->n * sizeof *y);
+    for (int a = 0; a < b->nalg; a++) {
+        double s = 0, c = 0;
+        for (int q = b->arp[a]; q < b->arp[a + 1]; q++) la_dot2_add(b->arx[q], z[b->arj[q]], &s, &c);
+        y[b->ar[a]] = s + c;
+        any |= y[b->ar[a]] != 0;
+    }
+    return any;
 }
 
 /* The workspaces, the algebraic rows and the factors of K - sigma B. */
@@ -424,6 +477,7 @@ static int block_setup(const char *fn, block_work *b, mbl_status *st)
     for (int j = 0; j < n; j++)
         for (int q = B->p[j]; q < B->p[j + 1]; q++)
             if (B->x[q] != 0) b->alg[j] = 0;
+    if ((r = alg_rows(fn, b, st))) return r;
     if ((r = mbla_csc_add(1.0, K, -b->sigma, B, &b->C, st))) return r;
     if ((r = mbla_klu_new(b->C, &ko, &b->klu, st))) {
         if (r == MBL_ESINGULAR) mbl_error_prefix(st, "%s: K - sigma B is singular at sigma = %g", fn, b->sigma);
@@ -463,16 +517,28 @@ static int block_corrections(block_work *b, mbl_status *st)
     int n = b->n, p = b->p, r;
     double *X = b->X, *Z = b->Z, *KX = b->KX, *KZ = b->KZ, *BX = b->BX, *BZ = b->BZ, *lo = b->lo;
     const unsigned char *alg = b->alg;
-    /* Z = C^-1 (K X - B X Theta), the residuals from the doubled-precision K X */
+    /* Z = C^-1 (K X - B X Theta), the residuals from the doubled-precision K X; a converged
+     * column has no correction: its Z, B Z and K Z are zero and every step below skips it (exactly
+     * what the steps would give it) */
     for (int t = 0; t < p; t++)
         for (int i = 0; i < n; i++) {
             size_t o = i + (size_t)t * n;
-            Z[o] = alg[i] || b->cv[t] ? 0.0 : KX[o] - b->th[t] * BX[o]; /* converged: no correction */
+            Z[o] = alg[i] || b->cv[t] ? 0.0 : KX[o] - b->th[t] * BX[o];
         }
-    if ((r = mbla_klu_solve(b->klu, p, Z, n, st))) return r;
+    for (int t = 0; t < p; t++)
+        if (b->cv[t]) {
+            memset(BZ + (size_t)t * n, 0, (size_t)n * sizeof *BZ);
+            memset(KZ + (size_t)t * n, 0, (size_t)n * sizeof *KZ);
+        }
+    for (int t0 = 0, t1; t0 < p; t0 = t1) { /* the solves, run by run of columns not converged */
+        for (t1 = t0; t1 < p && !b->cv[t1]; t1++) continue;
+        if (t1 > t0 && (r = mbla_klu_solve(b->klu, t1 - t0, Z + (size_t)t0 * n, n, st))) return r;
+        if (t1 == t0) t1++;
+    }
     /* B-orthogonal to X (twice), then unit B-norm */
     for (int pass = 0; pass < 2; pass++) {
-        for (int t = 0; t < p; t++) mbla_csc_gemv(B, 1.0, Z + (size_t)t * n, 0.0, BZ + (size_t)t * n, NULL);
+        for (int t = 0; t < p; t++)
+            if (!b->cv[t]) mbla_csc_gemv(B, 1.0, Z + (size_t)t * n, 0.0, BZ + (size_t)t * n, NULL);
         if ((r = mbla_gemm('T', 'N', p, p, n, 1.0, X, n, BZ, n, 0.0, b->cx, p, st))) return r;
         if ((r = mbla_gemm('N', 'N', n, p, p, -1.0, X, n, b->cx, p, 1.0, Z, n, st))) return r;
     }
@@ -480,6 +546,7 @@ static int block_corrections(block_work *b, mbl_status *st)
      * MBLA_EIGS_BLOCK_LOSS of its norm is dependent on the others and dropped (zero) */
     for (int t = 0; t < p; t++) {
         double *z = Z + (size_t)t * n, *bz = BZ + (size_t)t * n;
+        if (b->cv[t]) continue;
         mbla_csc_gemv(B, 1.0, z, 0.0, bz, NULL);
         double n0 = dot_plain(n, z, bz);
         for (int pass = 0; pass < 2; pass++)
@@ -501,18 +568,12 @@ static int block_corrections(block_work *b, mbl_status *st)
         /* on the algebraic rows: a small remainder scaled to unit norm violates them relatively
          * more than it was computed; the violation makes the projected pencil indefinite, so
          * it is removed by one solve, z -= C^-1 [0; (K z)_alg] */
-        gemv_dot2(K, z, kz, lo);
-        int any = 0;
-        for (int i = 0; i < n; i++) {
-            lo[i] = alg[i] ? kz[i] : 0.0;
-            any |= lo[i] != 0;
-        }
-        if (any) {
+        if (alg_kz(b, z, lo)) {
             if ((r = mbla_klu_solve(b->klu, 1, lo, n, st))) return r;
             for (int i = 0; i < n; i++) z[i] -= lo[i];
             mbla_csc_gemv(B, 1.0, z, 0.0, bz, NULL);
-            gemv_dot2(K, z, kz, lo);
         }
+        gemv_dot2(K, z, kz, lo);
     }
     return 0;
 }
