@@ -33,7 +33,8 @@ int main(int argc, char **argv)
     if (reps < 1) reps = 1;
     double med[3][2]; /* [1 thread, 2 threads, reload][points, total] */
     double split[4] = {0, 0, 0, 0}; /* 1 thread: load, operating point, linear model + modes, sensitivities per point */
-    int nwarm = 0, pred = 0;
+    int nwarm = 0, pred = 0, wok = 0, wrej = 0;
+    double steps_mean = 0;
     for (int mode = 0; mode < 3; mode++) {
         double tp[64], tt[64];
         int r = reps > 64 ? 64 : reps;
@@ -62,6 +63,11 @@ int main(int argc, char **argv)
             if (mode == 0 && k == r - 1) {
                 split[0] = sw->seconds_load / pts, split[1] = sw->seconds_point / pts, split[2] = sw->seconds_lin / pts;
                 split[3] = sw->seconds_sens / pts, nwarm = sw->nwarm, pred = sw->predictor;
+                wok = sw->nwarm_ok, wrej = sw->nwarm_rejected;
+                int ns = 0;
+                for (int p = 0; p < pts; p++)
+                    if (sw->steps[p] >= 0) steps_mean += sw->steps[p], ns++;
+                steps_mean = ns ? steps_mean / ns : 0;
             }
             if (sw->nfailed) fprintf(stderr, "bench_sweep: %d points failed\n", sw->nfailed);
             mbl_sweep_free(sw);
@@ -78,6 +84,8 @@ int main(int argc, char **argv)
            "(%s predictor); %d of %d points warm-started\n",
            1e6 * split[1], 1e6 * split[2], 1e6 * split[3], pred == MBL_PREDICT_SENSITIVITY ? "sensitivity" : "linear",
            nwarm, count);
+    printf("  warm-started equilibria: %d accepted, %d rejected (solved cold); %.2f Newton steps per point\n", wok, wrej,
+           steps_mean);
     (void)split[0];
     return 0;
 }

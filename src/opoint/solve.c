@@ -32,12 +32,14 @@
 
 double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
 {
-    for (int b = 0; b < MBL_NBLK; b++) {
-        int j0 = model_blk0(md, b), j1 = model_blk0(md, b + 1);
+    /* one pass over the blocks' ends (called per unknown and iterate: a sweep's warm points) */
+    for (int b = 0, j0 = 0; b < MBL_NBLK; b++) {
+        int j1 = model_blk0(md, b + 1);
         if (col >= j0 && col < j1) {
             double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->Xdot, pt->Z, pt->X, pt->r};
             return base[b] + (col - j0);
         }
+        j0 = j1;
     }
     return NULL;
 }

@@ -5,4 +5,5 @@ list(APPEND MBLIN_SOURCES
   src/opoint/trim.c
   src/opoint/homotopy.c
   src/opoint/arclength.c
+  src/opoint/warm.c
 )
