@@ -537,8 +537,7 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
         ta[t].progress = core_progress_current();
         ta[t].r = &r;
         ta[t].w.c = c;
-        ta[t].w.x0[0] = x0[0], ta[t].w.x0[1] = x0[1];
-        ta[t].w.steps = sw->steps;
+        ta[t].w.x0[0] = x0[0], ta[t].w.x0[1] = x0[1], ta[t].w.steps = sw->steps;
     }
     /* thread 0 is this one; a thread that cannot be started leaves its points to the others */
     for (int t = 1; t < threads && started; t++) started[t] = pthread_create(&tid[t], NULL, thread_main, &ta[t]) == 0;
@@ -549,14 +548,12 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     for (int t = 0; t < threads; t++) {
         sw->seconds_load += ta[t].w.t_load, sw->seconds_point += ta[t].w.t_point, sw->seconds_lin += ta[t].w.t_lin;
         sw->seconds_sens += ta[t].w.t_sens;
-        sw->nwarm += (int)ta[t].w.warm_points;
-        sw->nwarm_ok += (int)ta[t].w.warm_ok, sw->nwarm_rejected += (int)ta[t].w.warm_rejected;
+        sw->nwarm += (int)ta[t].w.warm_points, sw->nwarm_ok += (int)ta[t].w.warm_ok;
+        sw->nwarm_rejected += (int)ta[t].w.warm_rejected;
         study_sweep_worker_clear(&ta[t].w);
     }
     pthread_mutex_destroy(&r.lock);
-    mbl_free(started);
-    mbl_free(ta);
-    mbl_free(tid);
+    mbl_free(started), mbl_free(ta), mbl_free(tid);
     *rr = r;
     *out = sw;
     return core_progress_stopped() ? mbl_error(st, MBL_ECANCELLED, "cancelled during the sweep") : 0;

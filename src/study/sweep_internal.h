@@ -57,6 +57,7 @@ typedef struct worker {
      * template of the next), and what happened */
     opoint_warm *ow;
     int ow_off;              /* 1: the warm corrector does not apply to this model */
+    int tan_ok;              /* the corrector gave the tangent at the block's last point (wdq) */
     mbl_point *wpt;          /* the last point of the block (NULL: none) */
     double *wtan;            /* n + m + k: the corrector's tangent at the last point */
     long long warm_ok, warm_rejected, warm_steps; /* warm starts accepted, rejected (solved cold), their Newton steps */

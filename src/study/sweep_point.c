@@ -15,7 +15,7 @@ void study_sweep_worker_clear(worker *w)
     opoint_warm_free(w->ow);
     mbl_point_free(w->wpt);
     mbl_free(w->wtan);
-    w->ow = NULL, w->wpt = NULL, w->wtan = NULL, w->ow_off = 0;
+    w->ow = NULL, w->wpt = NULL, w->wtan = NULL, w->ow_off = w->tan_ok = 0;
     mbl_dae_deriv_free(w->dd);
     w->dd = NULL;
     mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wdq), mbl_free(w->wguess);
@@ -145,6 +145,7 @@ static void warm_record(worker *w, const double *x, const mbl_point *pt, const m
 static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont)
 {
     ctx *c = w->c;
+    w->tan_ok = 0;
     if (w->ow_off || c->pidx[0] < 0 || pt->at != MBL_AT_EQUILIBRIUM) return NULL;
     double t0 = cpu_s();
     mbl_status st;
@@ -154,8 +155,9 @@ static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont
     if (!w->dd) rc = mbl_dae_deriv_new(w->model, &w->dd, &st);
     if (!rc && !w->ow) rc = opoint_warm_new(w->model, &c->popt, w->dd, c->pidx[0], &w->ow, &st);
     if (!rc && !block_cont) opoint_warm_reset(w->ow);
-    if (!rc) rc = opoint_warm_tangent(w->ow, pt, w->wtan, &st);
-    if (rc == MBL_EARG || (rc && !w->ow)) w->ow_off = 1; /* not applicable to this model: never again */
+    if (rc || !w->ow) w->ow_off = 1; /* no derivatives of this model: never (the same on every thread) */
+    else rc = opoint_warm_tangent(w->ow, pt, w->wtan, &st); /* MBL_EARG: not at this point (rank loss) */
+    w->tan_ok = !rc;
     w->t_point += cpu_s() - t0;
     return rc ? NULL : w->wtan;
 }
@@ -167,7 +169,7 @@ static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont
 static int point_warm(worker *w, const double *x, mbl_point **pt, mbl_status *st)
 {
     ctx *c = w->c;
-    int had_tan = w->wdq_ok && w->ow && w->wpt && w->nwarm >= 1;
+    int had_tan = w->tan_ok && w->wdq_ok && w->ow && w->wpt && w->nwarm >= 1;
     const double *g = warm_guess(w, x);
     int rc = MBL_ENOCONV, steps = 0;
     if (g && had_tan) {
