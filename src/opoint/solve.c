@@ -275,7 +275,11 @@ double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, doubl
     const model_view *mv = &sp->mv;
     for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
     for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, *opoint_unknown_ptr(md, sp->pt, sp->cols[c]), xstart);
-    for (int p = 0; p < mv->jac.nz; p++) {
+    /* the subproblem's entries (sparse_pattern's list, once assembled: the same entries in the same
+     * order, so the same sums, without the scan of the whole Jacobian) */
+    int nz = sp->A ? sp->snz : mv->jac.nz;
+    for (int t = 0; t < nz; t++) {
+        int p = sp->A ? sp->ssrc[t] : t;
         int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
         if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
     }
