@@ -232,6 +232,7 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
     int rc = 0;
     *modes = NULL;
     if (!warm) w->nwarm = 0, w->wdq_ok = 0;
+    if (!w->nwarm) opoint_warm_reset(w->ow); /* a fresh factorization wherever the chain restarts */
     if (sens) *sens = NULL;
     mbl_status st_sens;
     if (!sst) sst = &st_sens;
