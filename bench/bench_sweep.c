@@ -1,7 +1,9 @@
 /* Sweeps (docs/study.md, docs/benchmarks.md): a COUNT-point sweep of MODEL over PARAM from FROM to
  * TO on 1 and 2 threads; time per point (operating point + re-linearization in the workspace +
  * modes; the tracking after the points is timed apart), the 2-thread speed-up, and, for context,
- * the same points when the model is reloaded at each point. Medians of REPEATS runs.
+ * the same points when the model is reloaded at each point. Medians of REPEATS runs. Also the
+ * process CPU per point on 1 thread, and the warm-started equilibria (accepted, rejected, Newton
+ * steps per point: docs/study.md, "Warm start").
  * usage: bench_sweep MODEL PARAM FROM TO [COUNT] [REPEATS] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,13 @@ static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -32,10 +41,12 @@ int main(int argc, char **argv)
     int count = argc > 5 ? atoi(argv[5]) : 1000, reps = argc > 6 ? atoi(argv[6]) : 5;
     if (reps < 1) reps = 1;
     double med[3][2]; /* [1 thread, 2 threads, reload][points, total] */
+    double cpu1 = 0;  /* process CPU per point, 1 thread, load and tracking included (median) */
     double split[4] = {0, 0, 0, 0}; /* 1 thread: load, operating point, linear model + modes, sensitivities per point */
-    int nwarm = 0, pred = 0;
+    int nwarm = 0, pred = 0, wok = 0, wrej = 0;
+    double steps_mean = 0;
     for (int mode = 0; mode < 3; mode++) {
-        double tp[64], tt[64];
+        double tp[64], tt[64], tc[64];
         int r = reps > 64 ? 64 : reps;
         if (mode == 2 && r > 1) r = 1; /* the reload path is slow: once */
         int pts = mode == 2 && count > 100 ? 100 : count;
@@ -48,7 +59,7 @@ int main(int argc, char **argv)
             so.force_reload = mode == 2;
             mbl_status st;
             mbl_sweep *sw = NULL;
-            double t0 = now();
+            double t0 = now(), c0 = cpu_now();
             mbl_model *md = NULL;
             int rc = mbl_model_load_file(argv[1], NULL, 0, &md, &st);
             if (!rc) rc = mbl_sweep_run(md, &so, &sw, &st);
@@ -58,17 +69,25 @@ int main(int argc, char **argv)
                 return 1;
             }
             tt[k] = (now() - t0) / pts;
+            tc[k] = (cpu_now() - c0) / pts;
             tp[k] = sw->seconds / pts;
             if (mode == 0 && k == r - 1) {
                 split[0] = sw->seconds_load / pts, split[1] = sw->seconds_point / pts, split[2] = sw->seconds_lin / pts;
                 split[3] = sw->seconds_sens / pts, nwarm = sw->nwarm, pred = sw->predictor;
+                wok = sw->nwarm_ok, wrej = sw->nwarm_rejected;
+                int ns = 0;
+                for (int p = 0; p < pts; p++)
+                    if (sw->steps[p] >= 0) steps_mean += sw->steps[p], ns++;
+                steps_mean = ns ? steps_mean / ns : 0;
             }
             if (sw->nfailed) fprintf(stderr, "bench_sweep: %d points failed\n", sw->nfailed);
             mbl_sweep_free(sw);
         }
         qsort(tp, (size_t)r, sizeof *tp, cmp);
         qsort(tt, (size_t)r, sizeof *tt, cmp);
+        qsort(tc, (size_t)r, sizeof *tc, cmp);
         med[mode][0] = tp[r / 2], med[mode][1] = tt[r / 2];
+        if (mode == 0) cpu1 = tc[r / 2];
     }
     printf("%s, %s = %s..%s, %d points: 1 thread %.1f us/point (%.1f us with load and tracking), "
            "2 threads %.1f us/point (%.1f), speed-up %.2f; reload at each point %.0f us/point\n",
@@ -78,6 +97,9 @@ int main(int argc, char **argv)
            "(%s predictor); %d of %d points warm-started\n",
            1e6 * split[1], 1e6 * split[2], 1e6 * split[3], pred == MBL_PREDICT_SENSITIVITY ? "sensitivity" : "linear",
            nwarm, count);
+    printf("  1 thread, process CPU per point (load, points, tracking): %.1f us\n", 1e6 * cpu1);
+    printf("  warm-started equilibria: %d accepted, %d rejected (solved cold); %.2f Newton steps per point\n", wok, wrej,
+           steps_mean);
     (void)split[0];
     return 0;
 }

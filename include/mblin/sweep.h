@@ -130,6 +130,12 @@ typedef struct mbl_sweep {
     void *ctx;                   /* internal: what mbl_sweep_critical needs to compute more points */
     int ranks;                   /* processes that computed the points (mbl_sweep_dist; 1 otherwise) */
     double gathered_bytes;       /* the raw results rank 0 received from the other ranks */
+    /* warm-started equilibria (docs/study.md, "Warm start"): points solved by at most 2 Newton
+     * steps from the previous point plus its exact tangent dq/dp, and points where that start was
+     * rejected (solved cold from the same guess); on a distributed sweep, rank 0's points only */
+    int nwarm_ok, nwarm_rejected;
+    int *steps;                  /* npoints: Newton steps of each point's operating point
+                                    (mbl_point.iterations; -1 where it failed or on another rank) */
 } mbl_sweep;
 
 /* Run the sweep on `model`, loaded by the caller from its file with the overrides opt->sets

@@ -45,7 +45,7 @@ void mbl_point_free(mbl_point *p)
     mbl_free(p);
 }
 
-static mbl_point *point_new(const mbl_model *md)
+mbl_point *opoint_point_new(const mbl_model *md)
 {
     model_view view;
     model_view_get(md, &view);
@@ -723,7 +723,7 @@ static int solve_steady(opoint_subproblem *sp, const double *v0, const held_set 
 
 /* At the solved point: the model's own expressions defined there, and (with ode states, implicit
  * variables or speeds) the implicit equations and the speeds regular. */
-static int check_solved_point(opoint_subproblem *sp, int rc, mbl_status *st)
+int opoint_check_solved(opoint_subproblem *sp, int rc, mbl_status *st)
 {
     const mbl_model *md = sp->md;
     const model_view *mv = &sp->mv;
@@ -819,7 +819,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     mbl_opoint_options opt;
     if (opt_in) opt = *opt_in;
     else mbl_opoint_options_default(&opt);
-    mbl_point *pt = point_new(md);
+    mbl_point *pt = opoint_point_new(md);
     opoint_subproblem sp;
     int rc = pt ? opoint_sub_init(&sp, md, pt, &opt) : MBL_ENOMEM;
     if (rc) {
@@ -903,7 +903,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         pt->min_norm_multipliers = 1;
     }
     if (rc && st) mbl_error_prefix(st, "%s", mv->file);
-    rc = check_solved_point(&sp, rc, st);
+    rc = opoint_check_solved(&sp, rc, st);
     if (rc && core_progress_stopped()) rc = mbl_error(st, MBL_ECANCELLED, "cancelled during the operating point");
     opoint_sub_free(&sp);
     mbl_free(guess);

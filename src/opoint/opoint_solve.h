@@ -42,6 +42,12 @@ typedef struct opoint_subproblem {
     const int *hom_pc;
 } opoint_subproblem;
 
+/* A point of the model's sizes, zeroed (opoint.c). */
+mbl_point *opoint_point_new(const mbl_model *md);
+/* At a solved point (rc 0): the model's own expressions defined there, validity notes, and (with
+ * ode states, implicit variables or speeds) the implicit equations and the speeds regular; rc
+ * returned unchanged when nonzero (opoint.c). */
+int opoint_check_solved(opoint_subproblem *sp, int rc, mbl_status *st);
 /* The unknown `col` (a column of the model's unknowns [vdot lambda mu v q der(X) Z X r]) in the point. */
 double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col);
 /* Allocation of the work arrays (MBL_ENOMEM on failure; opoint_sub_free in either case). */

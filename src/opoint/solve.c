@@ -32,12 +32,14 @@
 
 double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
 {
-    for (int b = 0; b < MBL_NBLK; b++) {
-        int j0 = model_blk0(md, b), j1 = model_blk0(md, b + 1);
+    /* one pass over the blocks' ends (called per unknown and iterate: a sweep's warm points) */
+    for (int b = 0, j0 = 0; b < MBL_NBLK; b++) {
+        int j1 = model_blk0(md, b + 1);
         if (col >= j0 && col < j1) {
             double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->Xdot, pt->Z, pt->X, pt->r};
             return base[b] + (col - j0);
         }
+        j0 = j1;
     }
     return NULL;
 }
@@ -273,7 +275,11 @@ double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, doubl
     const model_view *mv = &sp->mv;
     for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
     for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, *opoint_unknown_ptr(md, sp->pt, sp->cols[c]), xstart);
-    for (int p = 0; p < mv->jac.nz; p++) {
+    /* the subproblem's entries (sparse_pattern's list, once assembled: the same entries in the same
+     * order, so the same sums, without the scan of the whole Jacobian) */
+    int nz = sp->A ? sp->snz : mv->jac.nz;
+    for (int t = 0; t < nz; t++) {
+        int p = sp->A ? sp->ssrc[t] : t;
         int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
         if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
     }

@@ -6,4 +6,5 @@ list(APPEND MBLIN_SOURCES
   src/opoint/steady_frames.c
   src/opoint/homotopy.c
   src/opoint/arclength.c
+  src/opoint/warm.c
 )

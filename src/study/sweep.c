@@ -33,6 +33,10 @@
 /* the default predictor is the sensitivity one up to this pencil order n + m + k: its dense QZ
  * (O((n + m + k)^3)) then costs about what the point does; above it, linear (docs/study.md) */
 #define SENS_DEFAULT_MAX 60
+/* the largest block of consecutive points one thread computes in order: its first point is solved
+ * cold (from the file's guess), the others warm-started (docs/study.md, "Warm start"); a sixteenth
+ * of the points below 16 * SWEEP_BLOCK_MAX points, so that every thread gets several blocks */
+#define SWEEP_BLOCK_MAX 64
 
 void mbl_sweep_options_default(mbl_sweep_options *opt)
 {
@@ -173,6 +177,7 @@ static void *thread_main(void *arg)
             mbl_status_clear(&st);
             mbl_modes *m = NULL;
             mbl_sensitivity *S = NULL;
+            ta->w.cur = p;
             int rc = study_sweep_eval_modes(&ta->w, x, p > p0, &m, &S, NULL, &st);
             if (!rc) rc = store_point(r, p, m, S, &st);
             mbl_modes_free(m);
@@ -201,6 +206,7 @@ void mbl_sweep_free(mbl_sweep *sw)
     mbl_free(sw->value);
     mbl_free(sw->re), mbl_free(sw->im), mbl_free(sw->freq_hz), mbl_free(sw->damping), mbl_free(sw->mac);
     mbl_free(sw->ok);
+    mbl_free(sw->steps);
     if (sw->error)
         for (int p = 0; p < sw->npoints; p++) mbl_free(sw->error[p]);
     mbl_free(sw->error);
@@ -432,7 +438,8 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     sw->value = mbl_alloc_array((size_t)sw->npoints * (size_t)sw->naxes, sizeof *sw->value);
     sw->ok = mbl_calloc((size_t)sw->npoints, sizeof *sw->ok);
     sw->error = mbl_calloc((size_t)sw->npoints, sizeof *sw->error);
-    if (!keep || !sw->value || !sw->ok || !sw->error) {
+    sw->steps = mbl_alloc_array((size_t)sw->npoints + 1, sizeof *sw->steps);
+    if (!keep || !sw->value || !sw->ok || !sw->error || !sw->steps) {
         mbl_free(keep);
         mbl_sweep_free(sw);
         study_sweep_ctx_free(c);
@@ -440,7 +447,7 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     }
     keep->c = c;
     sw->ctx = keep;
-    for (int p = 0; p < sw->npoints; p++) axis_value(sw, opt, p, sw->value + (size_t)p * sw->naxes);
+    for (int p = 0; p < sw->npoints; p++) axis_value(sw, opt, p, sw->value + (size_t)p * sw->naxes), sw->steps[p] = -1;
     double x0[2] = {opt->axis[0].from, opt->naxes > 1 ? opt->axis[1].from : 0};
     keep->x0[0] = x0[0], keep->x0[1] = x0[1];
 
@@ -509,7 +516,7 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
      * results */
     r.chunk = sw->npoints / 16;
     if (r.chunk < 1) r.chunk = 1;
-    if (r.chunk > 16) r.chunk = 16;
+    if (r.chunk > SWEEP_BLOCK_MAX) r.chunk = SWEEP_BLOCK_MAX;
     r.nchunks = (sw->npoints + r.chunk - 1) / r.chunk;
     r.keep_shapes = (double)sw->npoints * (double)c->nm * (double)c->n <= SHAPES_MAX;
     if ((rc = results_memory(sw, opt, r.keep_shapes, st))) {
@@ -530,7 +537,7 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
         ta[t].progress = core_progress_current();
         ta[t].r = &r;
         ta[t].w.c = c;
-        ta[t].w.x0[0] = x0[0], ta[t].w.x0[1] = x0[1];
+        ta[t].w.x0[0] = x0[0], ta[t].w.x0[1] = x0[1], ta[t].w.steps = sw->steps;
     }
     /* thread 0 is this one; a thread that cannot be started leaves its points to the others */
     for (int t = 1; t < threads && started; t++) started[t] = pthread_create(&tid[t], NULL, thread_main, &ta[t]) == 0;
@@ -541,13 +548,12 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     for (int t = 0; t < threads; t++) {
         sw->seconds_load += ta[t].w.t_load, sw->seconds_point += ta[t].w.t_point, sw->seconds_lin += ta[t].w.t_lin;
         sw->seconds_sens += ta[t].w.t_sens;
-        sw->nwarm += (int)ta[t].w.warm_points;
+        sw->nwarm += (int)ta[t].w.warm_points, sw->nwarm_ok += (int)ta[t].w.warm_ok;
+        sw->nwarm_rejected += (int)ta[t].w.warm_rejected;
         study_sweep_worker_clear(&ta[t].w);
     }
     pthread_mutex_destroy(&r.lock);
-    mbl_free(started);
-    mbl_free(ta);
-    mbl_free(tid);
+    mbl_free(started), mbl_free(ta), mbl_free(tid);
     *rr = r;
     *out = sw;
     return core_progress_stopped() ? mbl_error(st, MBL_ECANCELLED, "cancelled during the sweep") : 0;

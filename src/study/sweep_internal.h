@@ -9,6 +9,7 @@
 #include "mblin/floquet.h"
 #include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
+#include "opoint/opoint_warm.h"
 
 #define TWO_PI 6.283185307179586476925286766559
 
@@ -52,6 +53,16 @@ typedef struct worker {
     double *wguess;          /* wlen: the guess handed to the operating point */
     int wdq_ok;
     long long warm_points;   /* points started from the previous point */
+    /* warm-started equilibria (src/opoint/warm.c): the corrector, the block's last point (the
+     * template of the next), and what happened */
+    opoint_warm *ow;
+    int ow_off;              /* 1: the warm corrector does not apply to this model */
+    int tan_ok;              /* the corrector gave the tangent at the block's last point (wdq) */
+    mbl_point *wpt;          /* the last point of the block (NULL: none) */
+    double *wtan;            /* n + m + k: the corrector's tangent at the last point */
+    long long warm_ok, warm_rejected, warm_steps; /* warm starts accepted, rejected (solved cold), their Newton steps */
+    int *steps;              /* the sweep's per-point Newton steps (shared, indexed by point) or NULL */
+    int cur;                 /* the point being computed (its index in steps) */
 } worker;
 
 /* A computed point: eigenvalues and shapes (as mbl_modal orders them). */

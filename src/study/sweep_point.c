@@ -12,6 +12,10 @@
 
 void study_sweep_worker_clear(worker *w)
 {
+    opoint_warm_free(w->ow);
+    mbl_point_free(w->wpt);
+    mbl_free(w->wtan);
+    w->ow = NULL, w->wpt = NULL, w->wtan = NULL, w->ow_off = w->tan_ok = 0;
     mbl_dae_deriv_free(w->dd);
     w->dd = NULL;
     mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wdq), mbl_free(w->wguess);
@@ -87,9 +91,9 @@ static const double *warm_guess(worker *w, const double *x)
 }
 
 /* Remember the point (NULL: it failed; the block starts anew) and its derivative for the next
- * guess; only equilibrium and steady points, whose q is an initial guess (a given point's q is
- * data). */
-static void warm_record(worker *w, const double *x, const mbl_point *pt, const mbl_sensitivity *S)
+ * guess (tan: the warm corrector's tangent d[q; lambda; mu]/dx, else S's); only equilibrium and
+ * steady points, whose q is an initial guess (a given point's q is data). */
+static void warm_record(worker *w, const double *x, const mbl_point *pt, const mbl_sensitivity *S, const double *tan)
 {
     int n = w->c->n;
     if (!pt || n < 1 || pt->n != n || (pt->at != MBL_AT_EQUILIBRIUM && pt->at != MBL_AT_STEADY)) {
@@ -123,12 +127,69 @@ static void warm_record(worker *w, const double *x, const mbl_point *pt, const m
     w->wx[0] = x[0], w->wx[1] = w->c->naxes > 1 ? x[1] : 0;
     w->nwarm = w->nwarm < 2 ? w->nwarm + 1 : 2;
     w->wdq_ok = 0;
-    if (S && S->nwrt == 1 && S->n == n && S->m == pt->m && S->point_defined && S->point_defined[0]) {
+    if (tan) {
+        memcpy(w->wdq, tan, (size_t)len * sizeof *w->wdq);
+        w->wdq_ok = 1;
+    } else if (S && S->nwrt == 1 && S->n == n && S->m == pt->m && S->point_defined && S->point_defined[0]) {
         for (int i = 0; i < len; i++) w->wdq[i] = NAN; /* mu: no derivative */
         memcpy(w->wdq, S->dq, (size_t)n * sizeof *w->wdq);
         if (pt->m) memcpy(w->wdq + n, S->dlambda, (size_t)pt->m * sizeof *w->wdq);
         w->wdq_ok = 1;
     }
+}
+
+/* The warm corrector's tangent at the solved point pt of the fast path (NULL where the warm start
+ * does not apply): the worker's derivatives and corrector made on first use; block_cont = 0 at a
+ * block's first point, where the corrector starts a fresh factorization (the block's results do not
+ * depend on the thread). */
+static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont)
+{
+    ctx *c = w->c;
+    w->tan_ok = 0;
+    if (w->ow_off || c->pidx[0] < 0 || pt->at != MBL_AT_EQUILIBRIUM) return NULL;
+    double t0 = cpu_s();
+    mbl_status st;
+    mbl_status_clear(&st);
+    int rc = 0;
+    if (!w->wtan && !(w->wtan = mbl_alloc_array((size_t)(pt->n + pt->m + pt->k) + 1, sizeof *w->wtan))) return NULL;
+    if (!w->dd) rc = mbl_dae_deriv_new(w->model, &w->dd, &st);
+    if (!rc && !w->ow) rc = opoint_warm_new(w->model, &c->popt, w->dd, c->pidx[0], &w->ow, &st);
+    if (!rc && !block_cont) opoint_warm_reset(w->ow);
+    if (rc || !w->ow) w->ow_off = 1; /* no derivatives of this model: never (the same on every thread) */
+    else rc = opoint_warm_tangent(w->ow, pt, w->wtan, &st); /* MBL_EARG: not at this point (rank loss) */
+    w->tan_ok = !rc;
+    w->t_point += cpu_s() - t0;
+    return rc ? NULL : w->wtan;
+}
+
+/* The operating point at x on the fast path: from the warm guess by the warm corrector (at most
+ * OPOINT_WARM_MAX_STEPS Newton steps) where the block's previous point gave a tangent, else (or
+ * where that start is rejected) mbl_operating_point from the guess, and where that fails too from
+ * the file's guess (a point's first error is the one reported). */
+static int point_warm(worker *w, const double *x, mbl_point **pt, mbl_status *st)
+{
+    ctx *c = w->c;
+    int had_tan = w->tan_ok && w->wdq_ok && w->ow && w->wpt && w->nwarm >= 1;
+    const double *g = warm_guess(w, x);
+    int rc = MBL_ENOCONV, steps = 0;
+    if (g && had_tan) {
+        mbl_status st2;
+        mbl_status_clear(&st2);
+        rc = opoint_warm_point(w->ow, w->wpt, g, pt, &steps, &st2);
+        if (rc == MBL_ENOMEM) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) w->warm_ok++, w->warm_steps += steps;
+        else w->warm_rejected++;
+    }
+    if (rc) rc = point_at(c, w->model, x, g, pt, st);
+    if (rc && g && rc != MBL_ENOMEM && rc != MBL_ECANCELLED) {
+        /* the prediction led nowhere (past a fold, the branch it followed has ended): the file's
+         * guess, as at a block's first point */
+        mbl_status st2;
+        mbl_status_clear(&st2);
+        if (point_at(c, w->model, x, NULL, pt, &st2) == 0) rc = 0;
+    }
+    if (w->steps) w->steps[w->cur] = rc ? -1 : (*pt)->iterations;
+    return rc;
 }
 
 /* The exact sensitivities of the point with respect to the first axis' parameter (the sensitivity
@@ -171,6 +232,7 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
     int rc = 0;
     *modes = NULL;
     if (!warm) w->nwarm = 0, w->wdq_ok = 0;
+    if (!w->nwarm) opoint_warm_reset(w->ow); /* a fresh factorization wherever the chain restarts */
     if (sens) *sens = NULL;
     mbl_status st_sens;
     if (!sst) sst = &st_sens;
@@ -193,7 +255,7 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
         for (int a = 0; a < c->naxes && !rc; a++)
             if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], x[a], st);
         double t0 = cpu_s();
-        if (!rc) rc = point_at(c, w->model, x, warm_guess(w, x), &pt, st);
+        if (!rc) rc = point_warm(w, x, &pt, st);
         double t1 = cpu_s();
         w->t_point += t1 - t0;
         if (!rc) {
@@ -209,7 +271,10 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
             w->t_lin += cpu_s() - t1;
         }
         if (!rc && sens && c->predictor == MBL_PREDICT_SENSITIVITY) point_sens(w, w->model, pt, 1, sens, sst);
-        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL);
+        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL, rc ? NULL : warm_tangent(w, pt, warm));
+        mbl_point_free(w->wpt); /* the block's last point: the template of the next warm start */
+        w->wpt = rc ? NULL : pt;
+        if (!rc) pt = NULL;
     } else {
         mbl_model *model = NULL;
         /* the base overrides and this point's values (a copy: threads share c) */
@@ -228,7 +293,7 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
         if (!rc) rc = point_modes(c, model, pt, one, modes, st);
         w->t_load += t1 - t0, w->t_point += t2 - t1, w->t_lin += cpu_s() - t2;
         if (!rc && sens && c->predictor == MBL_PREDICT_SENSITIVITY) point_sens(w, model, pt, 0, sens, sst);
-        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL);
+        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL, NULL);
         mbl_model_free(model);
     }
     mbl_linear_free(one);

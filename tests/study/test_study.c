@@ -13,6 +13,9 @@
 #include "test.h"
 
 #define TWO_PI 6.283185307179586476925286766559
+/* the warm corrector's step limit (src/opoint/opoint_warm.h, OPOINT_WARM_MAX_STEPS, documented in
+ * docs/study.md): a point that took more steps was solved cold */
+#define OPOINT_WARM_STEPS_TEST 2
 
 /* Meijaard, Papadopoulos, Ruina, Schwab (2007), Table 2, v = 0, 1, ..., 10 m/s: the capsize
  * eigenvalue, the weave pair (re +- i im; at v = 0 two real ones, +3.13164324790656 and
@@ -606,12 +609,91 @@ out:
     mbl_point_free(a), mbl_point_free(b), mbl_model_free(md);
 }
 
+/* Warm-started equilibria (docs/study.md, "Warm start"): every point but a block's first starts from
+ * the previous point plus its exact tangent dq/dp and is accepted after one Newton step on a
+ * smooth sweep (the N = 5 four-bar in steps of 0.008; at most two on the quartic well's lower
+ * branch in steps of 0.01, where q'' h^2 leaves 1e-5 for the first step); on the quartic well the
+ * sweep crosses the fold at p = 2/(3 sqrt 3), where the prediction from the ended lower branch is
+ * rejected and the point recovered on the upper branch. Every eigenvalue against the closed form
+ * lambda^2 = 1 - 3 q^2 at the roots of q^3 - q - p = 0 (trigonometric / hyperbolic form), and the
+ * results of 1 and 2 threads bit for bit the same. */
+static int cubic_roots(double p, double *r)
+{
+    double a = 3.0 * sqrt(3.0) * p / 2.0, s = 2.0 / sqrt(3.0);
+    if (fabs(a) <= 1) {
+        for (int k = 0; k < 3; k++) r[k] = s * cos(acos(a) / 3.0 - TWO_PI * k / 3.0);
+        return 3;
+    }
+    r[0] = copysign(s * cosh(acosh(fabs(a)) / 3.0), p);
+    return 1;
+}
+
+static mbl_sweep *warm_sweep(const char *path, const char *param, double from, double to, int count, int threads)
+{
+    mbl_sweep_options so;
+    mbl_sweep_options_default(&so);
+    so.naxes = 1;
+    so.axis[0] = (mbl_sweep_axis){param, from, to, count};
+    so.threads = threads;
+    mbl_status st;
+    mbl_sweep *sw = NULL;
+    CHECK_MSG(run_sweep(path, &so, &sw, &st) == 0, "%s", st.msg);
+    return sw;
+}
+
+static int same_bits(const mbl_sweep *a, const mbl_sweep *b)
+{
+    size_t len = (size_t)a->npoints * (size_t)a->nmodes * sizeof(double);
+    return a->npoints == b->npoints && a->nmodes == b->nmodes && !memcmp(a->re, b->re, len) && !memcmp(a->im, b->im, len);
+}
+
+TEST(warm_newton_steps)
+{
+    /* the quartic well: 200 points, blocks of 12 (200 / 16); the fold between points 137 and 138 */
+    mbl_sweep *sw = warm_sweep("tests/study/fold_cubic.yaml", "p", -1, 1, 200, 1);
+    mbl_sweep *sw2 = warm_sweep("tests/study/fold_cubic.yaml", "p", -1, 1, 200, 2);
+    if (sw && sw2) {
+        CHECK_EQ_INT(sw->nfailed, 0);
+        CHECK(sw->nwarm_rejected >= 1);
+        CHECK(same_bits(sw, sw2));
+        int chunk = 200 / 16, rejected_past_fold = 0;
+        for (int p = 0; p < sw->npoints; p++) {
+            double x = sw->value[p], r[3];
+            int nr = cubic_roots(x, r);
+            /* before the fold: the lower branch (the smallest root), after it the only root */
+            double q = r[0];
+            for (int k = 1; k < nr; k++) q = fmin(q, r[k]);
+            for (int b = 0; b < sw->nmodes; b++) {
+                double re = sw->re[(size_t)p * sw->nmodes + b], im = sw->im[(size_t)p * sw->nmodes + b];
+                CHECK_CLOSE(re * re - im * im, 1 - 3 * q * q, 1e-9 * fmax(1, fabs(1 - 3 * q * q)));
+            }
+            if (p % chunk && x < 0.3) CHECK_MSG(sw->steps[p] >= 1 && sw->steps[p] <= OPOINT_WARM_STEPS_TEST, "p = %g: %d Newton steps", x, sw->steps[p]);
+            if (x > 0.385 && x < 0.39) rejected_past_fold = sw->steps[p] > OPOINT_WARM_STEPS_TEST;
+        }
+        CHECK(rejected_past_fold); /* the first point past the fold: solved cold (more steps) */
+    }
+    mbl_sweep_free(sw), mbl_sweep_free(sw2);
+    /* the N = 5 four-bar, k = 20..28 in 1024 points (16 blocks of 64): 1008 warm points of 1 step */
+    sw = warm_sweep("examples/fourbar_N5.yaml", "k", 20, 28, 1024, 1);
+    sw2 = warm_sweep("examples/fourbar_N5.yaml", "k", 20, 28, 1024, 2);
+    if (sw && sw2) {
+        CHECK_EQ_INT(sw->nfailed, 0);
+        CHECK_EQ_INT(sw->nwarm_ok, 1024 - 16);
+        CHECK_EQ_INT(sw->nwarm_rejected, 0);
+        CHECK(same_bits(sw, sw2));
+        for (int p = 0; p < sw->npoints; p++)
+            if (p % 64) CHECK_MSG(sw->steps[p] == 1, "k = %g: %d Newton steps", sw->value[p], sw->steps[p]);
+    }
+    mbl_sweep_free(sw), mbl_sweep_free(sw2);
+}
+
 int main(void)
 {
     RUN(track_crossing_and_veering);
     RUN(track_derivative_predictor);
     RUN(sweep_sensitivity_predictor);
     RUN(warm_start);
+    RUN(warm_newton_steps);
     RUN(bad_input);
     RUN(bicycle_table2);
     RUN(threads_identical);

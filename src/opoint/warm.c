@@ -1,0 +1,203 @@
+/* Warm-started equilibria along a sweep (opoint_warm.h): the exact tangent of the solved point
+ * along the swept parameter, and Newton from the predicted point with the cold solver's test. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "opoint_solve.h"
+#include "opoint_warm.h"
+
+#define RB(g) (1u << (g))
+/* the rows and unknowns of an equilibrium (as mbl_operating_point's, without ode states) */
+#define WARM_ROWS (RB(MBL_ROW_EOM) | RB(MBL_ROW_ODE) | RB(MBL_ROW_VAR) | RB(MBL_ROW_PHI) | RB(MBL_ROW_NH))
+#define WARM_COLS (RB(MBL_BLK_Q) | RB(MBL_BLK_LAMBDA) | RB(MBL_BLK_MU) | RB(MBL_BLK_X) | RB(MBL_BLK_Z))
+
+struct opoint_warm {
+    const mbl_model *md;
+    mbl_opoint_options opt;
+    const mbl_dae_deriv *dd;
+    int param, np, nF, len; /* len = n + m + k */
+    opoint_subproblem sp;
+    mbl_point *scratch;     /* sp's point until a point is solved */
+    int fresh;              /* the subproblem must be selected anew (a block's start) */
+    double *Fp;             /* nF x np */
+    double *dx, *xs, *rowscale, *colscale;
+    int *pos;               /* per subproblem column: its place in y = [q; lambda; mu] */
+    const mbl_point *jac_of; /* the point sp->jac was last evaluated at by opoint_warm_point (or NULL) */
+    double **xp;            /* per subproblem column: the unknown in the point being solved */
+};
+
+void opoint_warm_free(opoint_warm *w)
+{
+    if (!w) return;
+    opoint_sub_free(&w->sp);
+    mbl_point_free(w->scratch);
+    mbl_free(w->pos), mbl_free(w->xp);
+    mbl_free(w->Fp), mbl_free(w->dx), mbl_free(w->xs), mbl_free(w->rowscale), mbl_free(w->colscale);
+    mbl_free(w);
+}
+
+int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mbl_dae_deriv *dd, int param,
+                    opoint_warm **out, mbl_status *st)
+{
+    *out = NULL;
+    mbl_dae_layout lay;
+    mbl_dae_deriv_layout(dd, &lay);
+    if (param < 0 || param >= lay.np) return mbl_error(st, MBL_EARG, "opoint_warm_new: no parameter %d", param);
+    opoint_warm *w = mbl_calloc(1, sizeof *w);
+    if (!w) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    w->md = md, w->dd = dd, w->param = param, w->np = lay.np, w->nF = lay.nF, w->fresh = 1;
+    if (opt) w->opt = *opt;
+    else mbl_opoint_options_default(&w->opt);
+    w->opt.q = w->opt.lambda = w->opt.mu = NULL, w->opt.guess = NULL, w->opt.nguess = 0;
+    w->len = lay.n + lay.m + lay.k;
+    w->scratch = opoint_point_new(md);
+    int rc = w->scratch ? opoint_sub_init(&w->sp, md, w->scratch, &w->opt) : MBL_ENOMEM;
+    size_t nunk = (size_t)lay.nunk + (size_t)w->len + 1;
+    w->Fp = mbl_alloc_array((size_t)lay.nF * (size_t)lay.np + 1, sizeof *w->Fp);
+    w->dx = mbl_alloc_array(nunk, sizeof *w->dx);
+    w->xs = mbl_alloc_array(nunk, sizeof *w->xs);
+    w->rowscale = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->rowscale);
+    w->colscale = mbl_alloc_array(nunk, sizeof *w->colscale);
+    w->pos = mbl_alloc_array(nunk, sizeof *w->pos);
+    w->xp = mbl_alloc_array(nunk, sizeof *w->xp);
+    if (rc || !w->pos || !w->xp || !w->Fp || !w->dx || !w->xs || !w->rowscale || !w->colscale) {
+        opoint_warm_free(w);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    *out = w;
+    return 0;
+}
+
+void opoint_warm_reset(opoint_warm *w)
+{
+    if (w) w->fresh = 1;
+}
+
+/* The subproblem on pt: selected anew (a fresh factorization) at a block's start; whether the
+ * warm start applies to the model's point (square, without ode states). */
+static int warm_select(opoint_warm *w, mbl_point *pt)
+{
+    opoint_subproblem *sp = &w->sp;
+    sp->pt = pt;
+    if (w->fresh) {
+        opoint_sub_select(sp, WARM_ROWS, WARM_COLS, NULL);
+        w->fresh = 0;
+        /* the subproblem's columns are in the unknowns' order [lambda mu q]; y is [q; lambda; mu] */
+        const mbl_model *md = w->md;
+        int q0 = model_blk0(md, MBL_BLK_Q), l0 = model_blk0(md, MBL_BLK_LAMBDA), m0 = model_blk0(md, MBL_BLK_MU);
+        for (int c = 0; c < sp->ncol; c++) {
+            int col = sp->cols[c];
+            w->pos[c] = col >= q0 && col < q0 + pt->n ? col - q0
+                        : col >= l0 && col < l0 + pt->m ? pt->n + col - l0
+                        : col >= m0 && col < m0 + pt->k ? pt->n + pt->m + col - m0
+                                                        : -1;
+        }
+    }
+    for (int c = 0; c < sp->ncol; c++)
+        if (w->pos[c] < 0) return 0;
+    return pt->at == MBL_AT_EQUILIBRIUM && pt->nX == 0 && pt->nZ == 0 && sp->nrow == sp->ncol && sp->ncol == w->len &&
+           pt->rank_phi_q == pt->m + pt->k && !pt->min_norm_multipliers;
+}
+
+/* y = [q; lambda; mu] of the point from the subproblem's unknowns (or into them: set) */
+static void warm_y(opoint_warm *w, mbl_point *pt, double *y, int set)
+{
+    opoint_subproblem *sp = &w->sp;
+    for (int c = 0; c < sp->ncol; c++) {
+        double *x = opoint_unknown_ptr(w->md, pt, sp->cols[c]);
+        if (set) *x = y[w->pos[c]];
+        else y[w->pos[c]] = *x;
+    }
+}
+
+int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_status *st)
+{
+    mbl_point *pt = (mbl_point *)pt_in; /* read only: the subproblem's evaluations do not write it */
+    opoint_subproblem *sp = &w->sp;
+    if (!warm_select(w, pt)) {
+        sp->pt = w->scratch;
+        return MBL_EARG;
+    }
+    int rc = 0;
+    if (w->jac_of != pt_in) { /* J at the point (else still there from opoint_warm_point) */
+        model_fill_syms_pt(w->md, pt, sp->syms);
+        rc = opoint_eval_jac(sp, st);
+    }
+    w->jac_of = NULL;
+    if (!rc) rc = mbl_dae_deriv_eval(w->dd, pt, NULL, w->Fp, NULL, st);
+    /* J dy = -dR/dp: the Newton step's solve with dR/dp in place of the residual */
+    const double *fp = w->Fp + (size_t)w->param * (size_t)w->nF;
+    for (int r = 0; !rc && r < sp->nrow; r++) sp->F[sp->rows[r]] = fp[sp->rows[r]];
+    if (!rc) rc = opoint_newton_step(sp, w->dx, st);
+    if (!rc && sp->rank_last != sp->ncol) rc = MBL_EARG; /* rank deficient: no tangent */
+    /* dy in the point's order [q; lambda; mu]: the subproblem's columns are in that order */
+    for (int c = 0; !rc && c < sp->ncol; c++) dy[w->pos[c]] = w->dx[c];
+    sp->pt = w->scratch;
+    return rc;
+}
+
+int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, mbl_point **out, int *steps,
+                      mbl_status *st)
+{
+    *out = NULL;
+    *steps = 0;
+    w->jac_of = NULL;
+    opoint_subproblem *sp = &w->sp;
+    const mbl_opoint_options *opt = &w->opt;
+    mbl_point *pt = opoint_point_new(w->md);
+    if (!pt) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    /* the template's fields (time, inputs, zero velocities, sizes), the predicted unknowns */
+    pt->at = tmpl->at, pt->t = tmpl->t;
+    pt->rank_phi_q = tmpl->rank_phi_q, pt->min_norm_multipliers = tmpl->min_norm_multipliers;
+    memcpy(pt->r, tmpl->r, (size_t)pt->nr * sizeof *pt->r);
+    int rc = 0;
+    if (!warm_select(w, pt)) rc = MBL_EARG;
+    if (!rc) warm_y(w, pt, (double *)y, 1);
+    for (int c = 0; !rc && c < sp->ncol; c++) w->xp[c] = opoint_unknown_ptr(w->md, pt, sp->cols[c]);
+    for (int c = 0; !rc && c < sp->ncol; c++) w->xs[c] = y[w->pos[c]];
+    double f2, finf, rs = INFINITY, rs_prev = INFINITY;
+    int it = 0, rounding = 0;
+    if (!rc) rc = opoint_eval_F(sp, &f2, &finf, st);
+    while (!rc) {
+        rc = opoint_eval_jac(sp, st);
+        if (rc) break;
+        rs = opoint_scaled_residual(sp, w->xs, w->rowscale, w->colscale);
+        if (!isfinite(rs)) {
+            rc = MBL_ENOCONV;
+            break;
+        }
+        /* the cold solver's acceptance (opoint_newton), every step a full one */
+        int superlinear = it > 0 && rs <= 1e-2 * rs_prev;
+        if (rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
+        if (it >= OPOINT_WARM_MAX_STEPS) {
+            rc = MBL_ENOCONV;
+            break;
+        }
+        rc = opoint_newton_step(sp, w->dx, st);
+        if (!rc && sp->rank_last != sp->ncol) rc = MBL_ENOCONV; /* rank deficient: the cold solver decides */
+        if (rc) break;
+        it++;
+        rounding = 1;
+        for (int c = 0; c < sp->ncol; c++) {
+            double *x = w->xp[c], x1 = *x + w->dx[c];
+            if (fabs(w->dx[c]) > 16 * DBL_EPSILON * fabs(x1)) rounding = 0;
+            *x = x1;
+        }
+        rs_prev = rs;
+        rc = opoint_eval_F(sp, &f2, &finf, st);
+    }
+    if (!rc) {
+        pt->iterations = it, pt->residual = finf, pt->scaled_residual = rs;
+        rc = opoint_check_solved(sp, 0, st);
+        if (!rc && !(pt->nX + pt->nZ > 0)) w->jac_of = pt; /* the check evaluated no Jacobian */
+    }
+    *steps = it;
+    sp->pt = w->scratch;
+    if (rc) {
+        mbl_point_free(pt);
+        return rc == MBL_ENOMEM ? rc : MBL_ENOCONV;
+    }
+    *out = pt;
+    return 0;
+}
