@@ -227,6 +227,9 @@ static int initial_multipliers(opoint_subproblem *sp, mbl_status *st)
     if (!rc) rc = opoint_eval_jac(sp, st);
     if (!rc) rc = opoint_newton_step(sp, dx, st);
     for (int c = 0; !rc && c < sp->ncol; c++) *opoint_unknown_ptr(md, sp->pt, sp->cols[c]) += dx[c];
+    /* redundant constraints: the multipliers are the minimum-norm ones (kept when the point's solve
+     * then takes no step, its guess being solved already) */
+    if (!rc && sp->rank_last >= 0 && sp->rank_last < sp->ncol) sp->pt->min_norm_multipliers = 1;
     mbl_free(dx);
     if (rc) mbl_error_prefix(st, "the initial multipliers");
     return rc;

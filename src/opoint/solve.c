@@ -518,6 +518,7 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
 int opoint_sub_init(opoint_subproblem *sp, const mbl_model *md, mbl_point *pt, const mbl_opoint_options *opt)
 {
     memset(sp, 0, sizeof *sp);
+    sp->rank_last = -1;
     sp->md = md;
     model_view_get(md, &sp->mv);
     const model_view *mv = &sp->mv;
@@ -551,6 +552,7 @@ void opoint_sub_select(opoint_subproblem *sp, unsigned rowmask, unsigned colmask
     const model_view *mv = &sp->mv;
     sparse_forget(sp);
     sp->nrow = sp->ncol = 0;
+    sp->rank_last = -1; /* no Jacobian of this subproblem factored yet (a solve may take no step) */
     for (int r = 0; r < mv->nF; r++) sp->row_pos[r] = -1;
     for (int c = 0; c < mv->nunk; c++) sp->col_pos[c] = -1;
     for (int g = 0; g < MBL_NROWG; g++)

@@ -375,6 +375,37 @@ TEST(equilibrium_notes_unused_velocities)
     }
 }
 
+/* min_norm_multipliers says the constraint Jacobian lost rank (redundant constraints): a guess that
+ * is the equilibrium already (no Newton step taken) must not set it from another subproblem's rank
+ * (the initial multipliers' 1 of the 3 unknowns here set it before), and a redundant pair sets it
+ * whether or not a step is taken. */
+TEST(min_norm_multipliers_without_steps)
+{
+    const char *one = "model: dae\nparameters: {m: 1, l: 1, g: 9.81}\ncoordinates: {x: 0, y: -1}\n"
+                      "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\npotential_energy: \"m*g*y\"\n"
+                      "constraints: {rod: \"x^2 + y^2 - l^2\"}\nlinearize: {at: equilibrium}\n";
+    const char *two = "model: dae\nparameters: {m: 1, l: 1, g: 9.81}\ncoordinates: {x: 0, y: -1}\n"
+                      "kinetic_energy: \"0.5*m*(der(x)^2 + der(y)^2)\"\npotential_energy: \"m*g*y\"\n"
+                      "constraints: {rod: \"x^2 + y^2 - l^2\", again: \"2*(x^2 + y^2 - l^2)\"}\n"
+                      "linearize: {at: equilibrium}\n";
+    for (int c = 0; c < 2; c++) {
+        mbl_status st;
+        mbl_model *md = fixture_model(NULL, c ? two : one, "test.yaml", &st);
+        CHECK_MSG(md != NULL, "%s", st.msg);
+        if (!md) continue;
+        mbl_point *pt = NULL;
+        CHECK_MSG(mbl_operating_point(md, NULL, &pt, &st) == 0, "%s", st.msg);
+        if (pt) {
+            CHECK_EQ_INT(pt->iterations, 0); /* the guess is the equilibrium */
+            CHECK_MSG(pt->min_norm_multipliers == c, "%s constraint: min_norm_multipliers = %d", c ? "redundant" : "one",
+                      pt->min_norm_multipliers);
+            if (!c) CHECK_CLOSE(pt->lambda[0], 9.81 / 2, 1e-12); /* m g = -2 y lambda */
+        }
+        mbl_point_free(pt);
+        mbl_model_free(md);
+    }
+}
+
 int main(void)
 {
     RUN(domain_error_in_source_expression);
@@ -386,5 +417,6 @@ int main(void)
     RUN(gear_newton_stall_levenberg_marquardt);
     RUN(sparse_unit_spread);
     RUN(equilibrium_notes_unused_velocities);
+    RUN(min_norm_multipliers_without_steps);
     return test_summary("opoint");
 }
