@@ -301,3 +301,55 @@ int study_sens_refine(const mbla_csc *A, double *az, int N, const double *P0, co
     if (berr) *berr = eta;
     return kept;
 }
+
+/* ---- the part of the pencil the eigenvalues see ---------------------------------------------
+ *
+ * A right eigenvector's dq lies in null(Phi_q) (the pencil's holonomic rows), a left one's in
+ * null([Phi_q; A]) (its multiplier columns), so ds = -w^H dP v / w^H P' v sees a change dP of the
+ * coefficients only through Pl dP_EOM and dP_q Pr: the equations of motion's rows projected by
+ * Pl = I - Ql Ql^T onto null([Phi_q; A]), every row's coordinate columns by Pr = I - Qr Qr^T onto
+ * null(Phi_q) (Ql, Qr orthonormal bases of the constraints' gradients, QR with column pivoting).
+ * A change in the directions the constraints remove (an Euler parameter's normalization: the
+ * equations off the unit sphere need not keep the symmetries they have on it) moves no eigenvalue.
+ * T0, T1, T2 (N x N, N >= n the pencil's order, its first n rows and columns those of the
+ * equations of motion and coordinates; the constraint rows n.. with Phi_q in P0 and A in P1) are
+ * projected in place. */
+static int null_projector(int n, int rows, const double *P0, const double *P1, int N, int mi, double tol, double *Pj,
+                          double *G, double *Q, int *jpvt, mbl_status *st)
+{
+    for (int a = 0; a < rows; a++)
+        for (int i = 0; i < n; i++)
+            G[i + (size_t)a * n] = a < mi ? P0[(size_t)(n + a) + (size_t)i * N] : P1[(size_t)(n + a) + (size_t)i * N];
+    int rank = 0, rc = 0;
+    if (rows) rc = mbla_qrcp(n, rows, G, n, tol, jpvt, &rank, Q, n, n, NULL, 1, st);
+    if (rc) return rc;
+    for (size_t e = 0; e < (size_t)n * n; e++) Pj[e] = 0;
+    for (int i = 0; i < n; i++) Pj[i + (size_t)i * n] = 1;
+    if (rank) rc = mbla_gemm('N', 'T', n, n, rank, -1.0, Q, n, Q, n, 1.0, Pj, n, st);
+    return rc;
+}
+
+int study_sens_project(const ctx *c, int N, const double *P0, const double *P1, double *T[3], mbl_status *st)
+{
+    int n = c->L.n, mi = c->mi, ki = c->ki, rc = 0;
+    size_t nn = (size_t)n * n;
+    double *Pr = mbl_alloc_array(3 * nn + (size_t)n * N + (size_t)n * (mi + ki) + 1, sizeof *Pr);
+    int *jpvt = mbl_alloc_array((size_t)(mi + ki) + 1, sizeof *jpvt);
+    if (!Pr || !jpvt) {
+        mbl_free(Pr), mbl_free(jpvt);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    double *Pl = Pr + nn, *Q = Pl + nn, *W = Q + nn, *G = W + (size_t)n * N;
+    rc = null_projector(n, mi, P0, P1, N, mi, c->rank_tol, Pr, G, Q, jpvt, st);
+    if (!rc) rc = null_projector(n, mi + ki, P0, P1, N, mi, c->rank_tol, Pl, G, Q, jpvt, st);
+    for (int k = 0; k < 3 && !rc; k++) {
+        /* the rows of the equations of motion: Pl T[0:n, :]; then the coordinate columns: T[:, 0:n] Pr */
+        rc = mbla_gemm('N', 'N', n, N, n, 1.0, Pl, n, T[k], N, 0.0, W, n, st);
+        for (int jj = 0; jj < N && !rc; jj++)
+            for (int i = 0; i < n; i++) T[k][i + (size_t)jj * N] = W[i + (size_t)jj * n];
+        if (!rc) rc = mbla_gemm('N', 'N', N, n, n, 1.0, T[k], N, Pr, n, 0.0, W, N, st);
+        for (size_t e = 0; e < (size_t)N * n && !rc; e++) T[k][e] = W[e];
+    }
+    mbl_free(Pr), mbl_free(jpvt);
+    return rc;
+}

@@ -359,6 +359,12 @@ static int job_steady(job *j, int *again, mbl_status *st)
     if (rc) return rc;
     double *T0 = A2, *T1 = A2 + NN, *T2 = A2 + 2 * NN; /* A2 holds at least 3 NN: scratch */
     study_sens_fill_pencil(c, dJ, T0, T1, T2);
+    /* only the part the eigenvalues see (study_sens_project): in relative coordinates the Whipple
+     * bicycle's rear frame's Euler parameters leave the equations in the normalization's direction
+     * depending on the front wheel's spin angle (rate 0.0044), which moves no eigenvalue */
+    double *Tk[3] = {T0, T1, T2};
+    rc = study_sens_project(c, N, P0, P1, Tk, st);
+    if (rc) return rc;
     double sm = fmax(magmax, 1e-300), worst = 0;
     for (int i = 0; i < N; i++) {
         double a = 0, b = 0;
@@ -372,7 +378,7 @@ static int job_steady(job *j, int *again, mbl_status *st)
     if (!(worst > 1e-6)) return 0;
     /* the pencil in the file's user states, when they parametrize the positions */
     int nZ = L->col0[MBL_DAE_Z + 1] - L->col0[MBL_DAE_Z];
-    if (j->large || L->k || c->nX || nZ || L->nuvs || c->mi != L->m || L->nus != n - L->m || n - L->m < 1)
+    if (j->large || c->nX || nZ || L->nuvs || c->mi != L->m || c->ki != L->k || L->nus != n - L->m || n - L->m < 1)
         return mbl_error(st, MBL_EMODEL,
                          "sensitivities: the linearized equations change along the motion at this point (relative "
                          "rate %.2g: coordinates that are not steady, such as the Euler parameters of a spinning "
@@ -382,7 +388,7 @@ static int job_steady(job *j, int *again, mbl_status *st)
     rc = study_sens_spen_build(c, j->d, pt, j->Jv, j->dx, j->S->wrt, j->nwrt, j->P0, j->P1, j->P2, j->dP, &j->sp, st);
     if (rc) return rc;
     j->smode = 1;
-    N = j->N = n, j->N2 = 2 * N, j->NN = (size_t)N * N;
+    N = j->N = n + L->k, j->N2 = 2 * N, j->NN = (size_t)N * N;
     mbla_csc_free(j->Apat);
     j->Apat = NULL;
     mbl_free(j->apz);
