@@ -353,3 +353,75 @@ int study_sens_project(const ctx *c, int N, const double *P0, const double *P1, 
     mbl_free(Pr), mbl_free(jpvt);
     return rc;
 }
+
+/* ---- cyclic coordinates: their zero eigenvalues deflated exactly ------------------------------
+ *
+ * A displacement column j of P0 that is exactly zero (no equation depends on coordinate j: a
+ * cyclic coordinate, such as a vehicle's position, heading or wheel angles) makes s = 0 an
+ * eigenvalue with the vector e_j. Several of them, with the motion's other zeros, form a
+ * defective cluster whose rounding in QZ (about sqrt(eps) of the spectrum's scale) swamps a real
+ * eigenvalue passing near zero (the bicycle's capsize mode near its critical speed: 4e-7 off at
+ * |s| = 1e-5). Column j divided by s (its rate z_j = s x_j the unknown): P0_j <- P1_j,
+ * P1_j <- P2_j, P2_j <- 0, the same pencil without that zero, exactly; again while P0_j is zero
+ * and the column is not (at most twice). The derivatives dP along with it, where their dP0_j is
+ * zero to SENS_DEFL_TOL of the largest |dP0| entry (the coordinate stays cyclic as the parameter
+ * changes; else the column is kept). defl[j] counts the divisions (their sum in *ndefl). */
+#define SENS_DEFL_TOL 1e-12
+
+static int col_zero(const double *c, int N)
+{
+    for (int i = 0; i < N; i++)
+        if (c[i] != 0) return 0;
+    return 1;
+}
+
+static void col_shift(double *P0, double *P1, double *P2, int N, int jj)
+{
+    double *c0 = P0 + (size_t)jj * N, *c1 = P1 + (size_t)jj * N, *c2 = P2 + (size_t)jj * N;
+    memcpy(c0, c1, (size_t)N * sizeof *c0);
+    memcpy(c1, c2, (size_t)N * sizeof *c1);
+    memset(c2, 0, (size_t)N * sizeof *c2);
+}
+
+void study_sens_deflate(int N, int nshape, double *P0, double *P1, double *P2, double *dP, int nwrt, int *defl,
+                        int *ndefl)
+{
+    size_t NN = (size_t)N * N;
+    *ndefl = 0;
+    for (int jj = 0; jj < N; jj++) defl[jj] = 0;
+    for (int jj = 0; jj < nshape; jj++)
+        for (int d = 0; d < 2; d++) {
+            size_t o = (size_t)jj * N;
+            if (!col_zero(P0 + o, N) || (col_zero(P1 + o, N) && col_zero(P2 + o, N))) break;
+            int ok = 1;
+            for (int w = 0; w < nwrt && ok; w++) {
+                const double *D0 = dP + 3 * NN * w;
+                double big = 0, here = 0;
+                for (size_t e = 0; e < NN; e++) big = fmax(big, fabs(D0[e]));
+                for (int i = 0; i < N; i++) here = fmax(here, fabs(D0[o + i]));
+                ok = here <= SENS_DEFL_TOL * big;
+            }
+            if (!ok) break;
+            col_shift(P0, P1, P2, N, jj);
+            for (int w = 0; w < nwrt; w++) {
+                double *D0 = dP + 3 * NN * w;
+                col_shift(D0, D0 + NN, D0 + 2 * NN, N, jj);
+            }
+            defl[jj]++, (*ndefl)++;
+        }
+}
+
+/* The pencil before study_sens_deflate (into U0, U1, U2): U_k's column j is P_{k - defl[j]}'s. */
+void study_sens_undeflate(int N, const double *P0, const double *P1, const double *P2, const int *defl, double *U0,
+                          double *U1, double *U2)
+{
+    const double *P[3] = {P0, P1, P2};
+    double *U[3] = {U0, U1, U2};
+    for (int jj = 0; jj < N; jj++)
+        for (int k = 0; k < 3; k++) {
+            size_t o = (size_t)jj * N;
+            int src = k - defl[jj];
+            if (src >= 0) memcpy(U[k] + o, P[src] + o, (size_t)N * sizeof *U[k]);
+            else memset(U[k] + o, 0, (size_t)N * sizeof *U[k]);
+        }
+}

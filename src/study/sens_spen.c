@@ -154,6 +154,25 @@ static void spen_round(int n, int m, int k, int ns, const blocks *b, const doubl
                 if (fabs(Pk[kk][e]) <= SPEN_ROUND * nt * n * DBL_EPSILON * W[e]) Pk[kk][e] = 0;
             }
     }
+    /* a whole column of Q0 within the rounding of T itself (T0, T1, T2 come from solves with B:
+     * where a cyclic state's column is exactly zero, T's rounding leaves 1e-16 .. 1e-14 in it,
+     * which the entrywise bound above, relative to that noise, cannot see): zero when its largest
+     * entry is below SPEN_ROUND nt n eps sum_k max|R_k| max|T_k| (the bicycle's position, heading
+     * and wheel angles: 1e-31 .. 3e-14 against 3e-11; its lean and steer columns 67 and 1145) */
+    double big = 0, rk[3] = {0, 0, 0}, tk[3] = {0, 0, 0};
+    const double *R[3] = {b->R2, b->R1, b->R0}, *T[3] = {T2, T1, T0};
+    for (int k2 = 0; k2 < 3; k2++) {
+        for (size_t e = 0; e < nn; e++) rk[k2] = fmax(rk[k2], fabs(R[k2][e]));
+        for (size_t e = 0; e < nsz; e++) tk[k2] = fmax(tk[k2], fabs(T[k2][e]));
+        big += rk[k2] * tk[k2];
+    }
+    for (size_t e = 0; e < nk; e++) big = fmax(big, fabs(b->C1[e]) * (tk[1] + tk[2]) + fabs(b->C0[e]) * tk[2]);
+    for (int j = 0; j < ns; j++) {
+        double cm = 0;
+        for (int i = 0; i < N; i++) cm = fmax(cm, fabs(P0[i + (size_t)j * N]));
+        if (cm <= SPEN_ROUND * 3 * n * DBL_EPSILON * big)
+            for (int i = 0; i < N; i++) P0[i + (size_t)j * N] = 0;
+    }
 }
 
 /* Build Q0, Q1, Q2 (into P0, P1, P2, now N x N with N = n + k) and their derivatives (into dP) */
