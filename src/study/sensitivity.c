@@ -318,7 +318,7 @@ static int job_eigen(job *j, mbl_status *st)
     j->gam = 1.0;
     j->ndefl = 0;
     for (int jj = 0; jj < j->N; jj++) j->defl[jj] = 0;
-    if (!j->large)
+    if (!j->large && j->smode)
         study_sens_deflate(j->N, j->smode ? j->sp.ns : n, j->P0, j->P1, j->P2, j->dP, j->nwrt, j->defl, &j->ndefl);
     rc = !j->large ? job_eigen_qz(j, st) : job_eigen_model(j, st);
     if (rc) return rc;
