@@ -380,8 +380,9 @@ static int job_steady(job *j, int *again, mbl_status *st)
     /* only the part the eigenvalues see (study_sens_project): in relative coordinates the Whipple
      * bicycle's rear frame's Euler parameters leave the equations in the normalization's direction
      * depending on the front wheel's spin angle (rate 0.0044), which moves no eigenvalue */
-    double *Tk[3] = {T0, T1, T2};
-    rc = study_sens_project(c, N, P0, P1, Tk, st);
+    double *Tk[3] = {T0, T1, T2}, tmax = 0;
+    for (size_t e = 0; e < 3 * NN; e++) tmax = fmax(tmax, fabs(A2[e])); /* at rest: nothing moves */
+    rc = tmax > 0 ? study_sens_project(c, N, P0, P1, Tk, st) : 0;
     if (rc) {
         mbl_free(U);
         return rc;
