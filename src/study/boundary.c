@@ -15,6 +15,7 @@
  *    Two eigenvalues meeting on the imaginary axis (a collision) are refined on their
  *    discriminant; a point that lands exactly on the boundary, where the eigenvalue is zero or the
  *    pair double, is the answer. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -122,6 +123,15 @@ static int side(const mbl_sens_mode *m, double order, double p, double zlev)
     }
     crossing(m, order, p, &f, &df);
     return f > tol ? 1 : f < -tol ? -1 : 0;
+}
+
+/* the modes the sensitivities classify as zero (within their zero threshold of the origin: the
+ * model's zero eigenvalues, cyclic coordinates and rigid-body motions) */
+static int zero_kind(const mbl_sensitivity *S)
+{
+    int nz = 0;
+    for (int i = 0; i < S->nmode; i++) nz += S->modes[i].kind == MBL_MODE_ZERO;
+    return nz;
 }
 
 static int zero_modes(const mbl_sensitivity *S, double zlev)
@@ -285,6 +295,7 @@ typedef struct target {
     int pair;
     double order;
     int nzero;          /* zero modes at the bracket's ends (the fewer): more at a point = landed */
+    int nzkind;         /* modes the sensitivities call zero at the ends (the fewer): the model's own */
     double zlev;        /* the zero level of the bracket's ends (is_zero) */
     /* the last point evaluated nearest the new one: the eigenvalue (or the pair's centre) there and
      * its derivative, for the prediction */
@@ -295,6 +306,9 @@ typedef struct tval {
     double p, f, df;
     double re, im, dre, dim; /* the mode (or the centre of the pair) */
     int landed;               /* exactly on the boundary: the eigenvalue zero or the pair double */
+    double inside;            /* > 0: the crossing eigenvalue is among the model's own zeros here (within
+                                 the sensitivities' zero threshold): its sign is rounding; the
+                                 spectrum's scale there (the largest |s|) */
     int i, j;                 /* the mode(s) */
 } tval;
 
@@ -330,11 +344,18 @@ static void target_value(const target *tg, const mbl_sensitivity *S, double p, d
     double h = p - pref, pr = tg->re + (isfinite(tg->dre) ? tg->dre * h : 0);
     double pi = tg->im + (isfinite(tg->dim) ? tg->dim * h : 0);
     int nz = zero_modes(S, tg->zlev), zeros_in = !tg->pair && nz > tg->nzero;
+    /* the model's own zeros (as many as at the ends) are not the crossing eigenvalue: near the
+     * boundary a Newton point's prediction is zero, and an exact zero (a cyclic coordinate's) would
+     * be nearer it than the crossing eigenvalue itself (the bicycle's capsize speed was found at
+     * 6.0239534 instead of 6.0242620 so) */
+    int skip_own = zeros_in && zero_kind(S) <= tg->nzkind;
+    if (zeros_in && !skip_own) v->inside = fmax(spectrum_scale(S), DBL_MIN);
     int best[2] = {-1, -1};
     double d0 = HUGE_VAL, d1 = HUGE_VAL;
     for (int k = 0; k < S->nmode; k++) {
         const mbl_sens_mode *m = &S->modes[k];
         if ((is_zero(m, tg->zlev) && !zeros_in) || (!tg->pair && m->im < -AXIS_TOL * mag(m))) continue;
+        if (skip_own && m->kind == MBL_MODE_ZERO) continue;
         double d = hypot(m->re - pr, m->im - pi);
         if (d < d0) d1 = d0, best[1] = best[0], d0 = d, best[0] = k;
         else if (d < d1) d1 = d, best[1] = k;
@@ -366,6 +387,64 @@ static double next_point(const tval *a, const tval *b, const tval *last, double 
     return p;
 }
 
+/* The root in [p0, p1] of the cubic Hermite interpolant of (f, f') at both ends (Newton from the
+ * chord's root, kept inside; the chord's root when a derivative is missing): an error of about
+ * w^4 f'''' / (384 f'), w = p1 - p0. */
+static double hermite_root(const tval *x, const tval *y)
+{
+    double w = y->p - x->p, t = x->f / (x->f - y->f);
+    if (!isfinite(x->df) || !isfinite(y->df)) return x->p + t * w;
+    for (int it = 0; it < 30; it++) {
+        double t2 = t * t, t3 = t2 * t;
+        double h = (2 * t3 - 3 * t2 + 1) * x->f + (t3 - 2 * t2 + t) * w * x->df + (-2 * t3 + 3 * t2) * y->f +
+                   (t3 - t2) * w * y->df;
+        double dh = (6 * t2 - 6 * t) * x->f + (3 * t2 - 4 * t + 1) * w * x->df + (-6 * t2 + 6 * t) * y->f +
+                    (3 * t2 - 2 * t) * w * y->df;
+        if (!(dh != 0)) break;
+        double tn = fmin(1.0, fmax(0.0, t - h / dh));
+        if (fabs(tn - t) <= 4 * DBL_EPSILON) {
+            t = tn;
+            break;
+        }
+        t = tn;
+    }
+    return x->p + t * w;
+}
+
+/* At a point inside the zero cluster (last->inside > 0): the points p -+ h, h = BOUNDARY_OUTSIDE z
+ * / |slope| with z the sensitivities' zero threshold (max(zero_tol, 10 sqrt(eps)) of the largest
+ * |s|, as src/study/sensitivity.c) and the slope of the nearer bracket end, inside the bracket;
+ * when both are outside the cluster on either side, the boundary is the root of their cubic
+ * Hermite interpolant (exact derivatives) and 0 is returned; 1 when they are not (the caller goes
+ * on as before: the point counts as landed). */
+#define BOUNDARY_OUTSIDE 10.0
+static int refine_outside(search *sc, target *tg, tval *a, tval *b, const tval *last, mbl_boundary_result *res,
+                          mbl_status *st)
+{
+    const tval *ref = fabs(last->p - a->p) <= fabs(last->p - b->p) ? a : b;
+    double slope = isfinite(ref->df) && ref->df != 0 ? fabs(ref->df) : fabs((b->f - a->f) / (b->p - a->p));
+    double z = fmax(sc->opt->sens.zero_tol, 10 * sqrt(DBL_EPSILON)) * last->inside;
+    double h = BOUNDARY_OUTSIDE * z / slope, lo = fmin(a->p, b->p), hi = fmax(a->p, b->p);
+    double pp[2] = {last->p - h, last->p + h};
+    tval q[2];
+    for (int k = 0; k < 2; k++) {
+        if (!(pp[k] > lo && pp[k] < hi)) return 1;
+        mbl_sensitivity *S = NULL;
+        int rc = evaluate(sc, pp[k], &S, st);
+        if (rc) return rc;
+        tg->re = ref->re, tg->im = ref->im, tg->dre = ref->dre, tg->dim = ref->dim;
+        target_value(tg, S, pp[k], ref->p, &q[k]);
+        mbl_sensitivity_free(S);
+        if (q[k].inside > 0 || q[k].landed || q[k].f == 0) return 1;
+    }
+    if ((q[0].f < 0) == (q[1].f < 0)) return 1;
+    res->value = hermite_root(&q[0], &q[1]);
+    res->last_step = q[1].p - q[0].p;
+    res->iterations += 2;
+    *a = q[0], *b = q[1];
+    return 0;
+}
+
 static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *res, mbl_status *st)
 {
     const mbl_boundary_options *opt = sc->opt;
@@ -373,7 +452,7 @@ static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *r
     int stale = 0;             /* which end stayed the last time: -1 a, +1 b */
     tval last = fabs(a.f) <= fabs(b.f) ? a : b, v;
     double w_prev = fabs(b.p - a.p);
-    int slow = 0;
+    int slow = 0, outside = 0;
     for (int it = 0;; it++) {
         double scale = fmax(1.0, fmax(fabs(a.p), fabs(b.p)));
         if (last.landed || last.f == 0) {
@@ -416,6 +495,17 @@ static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *r
                 mbl_sensitivity_free(S);
         res->iterations = it + 1;
         last = v;
+        if (v.inside > 0 && !tg->pair && tg->order == 0 && tg->nzkind > 0) {
+            /* the crossing eigenvalue is within the model's zero cluster here (a real eigenvalue
+             * through zero beside cyclic coordinates' zeros): its value there is rounding, so the
+             * boundary comes from two points just outside the cluster on either side */
+            rc = refine_outside(sc, tg, &a, &b, &last, res, st);
+            if (rc < 0) return rc;
+            if (rc == 0) {
+                outside = 1;
+                break;
+            }
+        }
         if (v.landed || v.f == 0) continue;
         /* the Illinois update: the end that keeps its place twice in a row has its weight halved */
         if ((v.f < 0) == (a.f < 0)) {
@@ -431,9 +521,9 @@ static int refine(search *sc, target *tg, tval a, tval b, mbl_boundary_result *r
         slow = w > 0.5 * w_prev ? slow + 1 : 0;
         w_prev = w;
     }
-    res->re = last.re, res->im = last.im;
+    res->re = outside ? 0 : last.re, res->im = outside ? 0 : last.im;
     /* a double eigenvalue reached exactly has no derivative: the final bracket's chord then */
-    res->slope = isfinite(last.df) ? last.df : b.p != a.p ? (b.f - a.f) / (b.p - a.p) : NAN;
+    res->slope = isfinite(last.df) && !outside ? last.df : b.p != a.p ? (b.f - a.f) / (b.p - a.p) : NAN;
     double big = fmax(hypot(a.re, a.im), hypot(b.re, b.im));
     res->divergence = tg->order == 0 && (last.landed || fabs(last.im) <= AXIS_TOL * big);
     return 0;
@@ -451,6 +541,8 @@ static void target_init(const gpoint *x, const gpoint *y, int b, double order, t
     tg->zlev = ZERO_REL * fmax(spectrum_scale(x->S), spectrum_scale(y->S));
     int nz = zero_modes(x->S, tg->zlev), nzy = zero_modes(y->S, tg->zlev);
     tg->nzero = nz < nzy ? nz : nzy;
+    nz = zero_kind(x->S), nzy = zero_kind(y->S);
+    tg->nzkind = nz < nzy ? nz : nzy;
     int q = -1;
     if (order == 0) {
         int sx, sy;

@@ -50,6 +50,17 @@ int study_sens_refine(const mbla_csc *A, double *az, int N, const double *P0, co
                       const double nrm[3], double complex *s, double complex *v, double complex *w, double complex *tmp,
                       double complex *keep, int real, int iters, double *berr);
 
+/* sens_pencil.c: T[0..2] (N x N pencil coefficients) projected onto the directions the
+ * eigenvectors live in (documented there) */
+int study_sens_project(const ctx *c, int N, const double *P0, const double *P1, double *T[3], mbl_status *st);
+
+/* sens_pencil.c: cyclic coordinates' zero eigenvalues deflated exactly (defl[j]: how often column
+ * j was divided by s), and the pencil before that (documented there) */
+void study_sens_deflate(int N, int nshape, double *P0, double *P1, double *P2, double *dP, int nwrt, int *defl,
+                        int *ndefl);
+void study_sens_undeflate(int N, const double *P0, const double *P1, const double *P2, const int *defl, double *U0,
+                          double *U1, double *U2);
+
 /* sens_spen.c: the pencil in the user states (documented there) */
 typedef struct spen {
     int n, m, ns;

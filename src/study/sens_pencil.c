@@ -301,3 +301,127 @@ int study_sens_refine(const mbla_csc *A, double *az, int N, const double *P0, co
     if (berr) *berr = eta;
     return kept;
 }
+
+/* ---- the part of the pencil the eigenvalues see ---------------------------------------------
+ *
+ * A right eigenvector's dq lies in null(Phi_q) (the pencil's holonomic rows), a left one's in
+ * null([Phi_q; A]) (its multiplier columns), so ds = -w^H dP v / w^H P' v sees a change dP of the
+ * coefficients only through Pl dP_EOM and dP_q Pr: the equations of motion's rows projected by
+ * Pl = I - Ql Ql^T onto null([Phi_q; A]), every row's coordinate columns by Pr = I - Qr Qr^T onto
+ * null(Phi_q) (Ql, Qr orthonormal bases of the constraints' gradients, QR with column pivoting).
+ * A change in the directions the constraints remove (an Euler parameter's normalization: the
+ * equations off the unit sphere need not keep the symmetries they have on it) moves no eigenvalue.
+ * T0, T1, T2 (N x N, N >= n the pencil's order, its first n rows and columns those of the
+ * equations of motion and coordinates; the constraint rows n.. with Phi_q in P0 and A in P1) are
+ * projected in place. */
+static int null_projector(int n, int rows, const double *P0, const double *P1, int N, int mi, double tol, double *Pj,
+                          double *G, double *Q, int *jpvt, mbl_status *st)
+{
+    for (int a = 0; a < rows; a++)
+        for (int i = 0; i < n; i++)
+            G[i + (size_t)a * n] = a < mi ? P0[(size_t)(n + a) + (size_t)i * N] : P1[(size_t)(n + a) + (size_t)i * N];
+    int rank = 0, rc = 0;
+    if (rows) rc = mbla_qrcp(n, rows, G, n, tol, jpvt, &rank, Q, n, n, NULL, 1, st);
+    if (rc) return rc;
+    for (size_t e = 0; e < (size_t)n * n; e++) Pj[e] = 0;
+    for (int i = 0; i < n; i++) Pj[i + (size_t)i * n] = 1;
+    if (rank) rc = mbla_gemm('N', 'T', n, n, rank, -1.0, Q, n, Q, n, 1.0, Pj, n, st);
+    return rc;
+}
+
+int study_sens_project(const ctx *c, int N, const double *P0, const double *P1, double *T[3], mbl_status *st)
+{
+    int n = c->L.n, mi = c->mi, ki = c->ki, rc = 0;
+    size_t nn = (size_t)n * n;
+    double *Pr = mbl_alloc_array(3 * nn + (size_t)n * N + (size_t)n * (mi + ki) + 1, sizeof *Pr);
+    int *jpvt = mbl_alloc_array((size_t)(mi + ki) + 1, sizeof *jpvt);
+    if (!Pr || !jpvt) {
+        mbl_free(Pr), mbl_free(jpvt);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    double *Pl = Pr + nn, *Q = Pl + nn, *W = Q + nn, *G = W + (size_t)n * N;
+    rc = null_projector(n, mi, P0, P1, N, mi, c->rank_tol, Pr, G, Q, jpvt, st);
+    if (!rc) rc = null_projector(n, mi + ki, P0, P1, N, mi, c->rank_tol, Pl, G, Q, jpvt, st);
+    for (int k = 0; k < 3 && !rc; k++) {
+        /* the rows of the equations of motion: Pl T[0:n, :]; then the coordinate columns: T[:, 0:n] Pr */
+        rc = mbla_gemm('N', 'N', n, N, n, 1.0, Pl, n, T[k], N, 0.0, W, n, st);
+        for (int jj = 0; jj < N && !rc; jj++)
+            for (int i = 0; i < n; i++) T[k][i + (size_t)jj * N] = W[i + (size_t)jj * n];
+        if (!rc) rc = mbla_gemm('N', 'N', N, n, n, 1.0, T[k], N, Pr, n, 0.0, W, N, st);
+        for (size_t e = 0; e < (size_t)N * n && !rc; e++) T[k][e] = W[e];
+    }
+    mbl_free(Pr), mbl_free(jpvt);
+    return rc;
+}
+
+/* ---- cyclic coordinates: their zero eigenvalues deflated exactly ------------------------------
+ *
+ * A displacement column j of P0 that is exactly zero (no equation depends on coordinate j: a
+ * cyclic coordinate, such as a vehicle's position, heading or wheel angles) makes s = 0 an
+ * eigenvalue with the vector e_j. Several of them, with the motion's other zeros, form a
+ * defective cluster whose rounding in QZ (about sqrt(eps) of the spectrum's scale) swamps a real
+ * eigenvalue passing near zero (the bicycle's capsize mode near its critical speed: 4e-7 off at
+ * |s| = 1e-5). Column j divided by s (its rate z_j = s x_j the unknown): P0_j <- P1_j,
+ * P1_j <- P2_j, P2_j <- 0, the same pencil without that zero, exactly; again while P0_j is zero
+ * and the column is not (at most twice). The derivatives dP along with it, where their dP0_j is
+ * zero to SENS_DEFL_TOL of the largest |dP0| entry (the coordinate stays cyclic as the parameter
+ * changes; else the column is kept). defl[j] counts the divisions (their sum in *ndefl). */
+#define SENS_DEFL_TOL 1e-12
+
+static int col_zero(const double *c, int N)
+{
+    for (int i = 0; i < N; i++)
+        if (c[i] != 0) return 0;
+    return 1;
+}
+
+static void col_shift(double *P0, double *P1, double *P2, int N, int jj)
+{
+    double *c0 = P0 + (size_t)jj * N, *c1 = P1 + (size_t)jj * N, *c2 = P2 + (size_t)jj * N;
+    memcpy(c0, c1, (size_t)N * sizeof *c0);
+    memcpy(c1, c2, (size_t)N * sizeof *c1);
+    memset(c2, 0, (size_t)N * sizeof *c2);
+}
+
+void study_sens_deflate(int N, int nshape, double *P0, double *P1, double *P2, double *dP, int nwrt, int *defl,
+                        int *ndefl)
+{
+    size_t NN = (size_t)N * N;
+    *ndefl = 0;
+    for (int jj = 0; jj < N; jj++) defl[jj] = 0;
+    for (int jj = 0; jj < nshape; jj++)
+        for (int d = 0; d < 2; d++) {
+            size_t o = (size_t)jj * N;
+            if (!col_zero(P0 + o, N) || (col_zero(P1 + o, N) && col_zero(P2 + o, N))) break;
+            int ok = 1;
+            for (int w = 0; w < nwrt && ok; w++) {
+                const double *D0 = dP + 3 * NN * w;
+                double big = 0, here = 0;
+                for (size_t e = 0; e < NN; e++) big = fmax(big, fabs(D0[e]));
+                for (int i = 0; i < N; i++) here = fmax(here, fabs(D0[o + i]));
+                ok = here <= SENS_DEFL_TOL * big;
+            }
+            if (!ok) break;
+            col_shift(P0, P1, P2, N, jj);
+            for (int w = 0; w < nwrt; w++) {
+                double *D0 = dP + 3 * NN * w;
+                col_shift(D0, D0 + NN, D0 + 2 * NN, N, jj);
+            }
+            defl[jj]++, (*ndefl)++;
+        }
+}
+
+/* The pencil before study_sens_deflate (into U0, U1, U2): U_k's column j is P_{k - defl[j]}'s. */
+void study_sens_undeflate(int N, const double *P0, const double *P1, const double *P2, const int *defl, double *U0,
+                          double *U1, double *U2)
+{
+    const double *P[3] = {P0, P1, P2};
+    double *U[3] = {U0, U1, U2};
+    for (int jj = 0; jj < N; jj++)
+        for (int k = 0; k < 3; k++) {
+            size_t o = (size_t)jj * N;
+            int src = k - defl[jj];
+            if (src >= 0) memcpy(U[k] + o, P[src] + o, (size_t)N * sizeof *U[k]);
+            else memset(U[k] + o, 0, (size_t)N * sizeof *U[k]);
+        }
+}

@@ -110,6 +110,7 @@ typedef struct job {
     double zthr;              /* |eigenvalue| at or below which a mode is zero */
     double *rhs;              /* the bordered system's right-hand side (shape derivatives) */
     int nundef;               /* modes whose derivatives are not defined */
+    int *defl, ndefl;         /* cyclic columns divided by s (study_sens_deflate), their sum */
 } job;
 
 static void job_free(job *j)
@@ -141,6 +142,7 @@ static void job_free(job *j)
     mbl_free(j->apz);
     mbl_free(j->sp.T0), mbl_free(j->sp.dT0), mbl_free(j->ybuf);
     mbl_free(j->rhs);
+    mbl_free(j->defl);
 }
 
 /* The result's arrays, the model's Jacobian at the point (dense, and which coordinates are
@@ -214,7 +216,7 @@ static int job_pencil(job *j, mbl_status *st)
     int N = j->N = c->N, N2 = j->N2 = 2 * N;
     size_t NN = j->NN = (size_t)N * N;
     if (NEW(j->P0, NN) || NEW(j->P1, NN) || NEW(j->P2, NN) || NEW(j->dP, 3 * NN * (nwrt ? nwrt : 1)) || NEW(j->ev, N2) ||
-        NEW(j->vbuf, 6 * (size_t)N + 2) ||
+        NEW(j->vbuf, 6 * (size_t)N + 2) || NEW(j->defl, N) || NEW(j->ybuf, 4 * (size_t)c->L.n + 4) ||
         (!large && (NEW(j->A2, (size_t)N2 * N2) || NEW(j->B2, (size_t)N2 * N2) || NEW(j->ar, N2) || NEW(j->ai, N2) ||
                     NEW(j->be, N2) || NEW(j->VL, (size_t)N2 * N2) || NEW(j->VR, (size_t)N2 * N2))) ||
         (large && NEW(j->A2, 3 * NN)))
@@ -314,9 +316,13 @@ static int job_eigen(job *j, mbl_status *st)
     int n = c->L.n, rc = 0;
     j->nfin = 2 * (n - c->mi) - c->ki + c->nX, j->nev = 0;
     j->gam = 1.0;
+    j->ndefl = 0;
+    for (int jj = 0; jj < j->N; jj++) j->defl[jj] = 0;
+    if (!j->large && j->smode)
+        study_sens_deflate(j->N, j->smode ? j->sp.ns : n, j->P0, j->P1, j->P2, j->dP, j->nwrt, j->defl, &j->ndefl);
     rc = !j->large ? job_eigen_qz(j, st) : job_eigen_model(j, st);
     if (rc) return rc;
-    int nfin = j->nfin, nev = j->nev;
+    int nfin = j->nfin - j->ndefl, nev = j->nev;
     mbl_eig_item *ev = j->ev;
     if (nev < nfin)
         return mbl_error(st, MBL_ESINGULAR,
@@ -324,7 +330,10 @@ static int job_eigen(job *j, mbl_status *st)
                          "singular pencil: redundant or singular constraints?)",
                          nev, nfin);
     mbl_eig_sort_modulus(ev, nev);
-    nev = j->nev = nfin;
+    nev = nfin;
+    for (int jj = 0; jj < j->N; jj++) /* the deflated zeros, exact: idx -1 - (their column) */
+        for (int d = 0; d < j->defl[jj]; d++) ev[nev].re = ev[nev].im = ev[nev].mag = 0, ev[nev].idx = -1 - jj, nev++;
+    j->nev = nev;
     qsort(ev, (size_t)nev, sizeof *ev, cmp_modes);
     double magmax = 0;
     for (int i = 0; i < nev; i++) magmax = fmax(magmax, ev[i].mag);
@@ -343,11 +352,17 @@ static int job_steady(job *j, int *again, mbl_status *st)
     const mbl_point *pt = j->pt;
     int n = L->n, nunk = L->nunk, N = j->N, rc = 0;
     size_t NN = j->NN;
-    const double *P0 = j->P0, *P1 = j->P1, *P2 = j->P2;
     double *dJ = j->dJ, *A2 = j->A2, magmax = j->magmax;
     *again = 0;
+    /* the pencil as it was before its cyclic columns were deflated (the rates are of that one) */
+    double *U = mbl_alloc_array(3 * NN + 1, sizeof *U);
     double *xt = mbl_alloc_array((size_t)nunk + 1, sizeof *xt);
-    if (!xt) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!xt || !U) {
+        mbl_free(xt), mbl_free(U);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    const double *P0 = U, *P1 = U + NN, *P2 = U + 2 * NN;
+    study_sens_undeflate(N, j->P0, j->P1, j->P2, j->defl, U, U + NN, U + 2 * NN);
     for (int q = 0; q < nunk; q++) xt[q] = 0;
     for (int i = 0; i < n; i++) {
         xt[L->col0[MBL_DAE_V] + i] = pt->vdot[i];
@@ -356,9 +371,22 @@ static int job_steady(job *j, int *again, mbl_status *st)
     for (int i = 0; i < c->nX && pt->Xdot; i++) xt[L->col0[MBL_DAE_X] + i] = pt->Xdot[i];
     rc = mbl_dae_deriv_jac_dir(j->d, pt, xt, -1, dJ, st);
     mbl_free(xt);
-    if (rc) return rc;
+    if (rc) {
+        mbl_free(U);
+        return rc;
+    }
     double *T0 = A2, *T1 = A2 + NN, *T2 = A2 + 2 * NN; /* A2 holds at least 3 NN: scratch */
     study_sens_fill_pencil(c, dJ, T0, T1, T2);
+    /* only the part the eigenvalues see (study_sens_project): in relative coordinates the Whipple
+     * bicycle's rear frame's Euler parameters leave the equations in the normalization's direction
+     * depending on the front wheel's spin angle (rate 0.0044), which moves no eigenvalue */
+    double *Tk[3] = {T0, T1, T2}, tmax = 0;
+    for (size_t e = 0; e < 3 * NN; e++) tmax = fmax(tmax, fabs(A2[e])); /* at rest: nothing moves */
+    rc = tmax > 0 ? study_sens_project(c, N, P0, P1, Tk, st) : 0;
+    if (rc) {
+        mbl_free(U);
+        return rc;
+    }
     double sm = fmax(magmax, 1e-300), worst = 0;
     for (int i = 0; i < N; i++) {
         double a = 0, b = 0;
@@ -369,10 +397,11 @@ static int job_steady(job *j, int *again, mbl_status *st)
         }
         if (b > 0) worst = fmax(worst, a / (sm * b));
     }
+    mbl_free(U);
     if (!(worst > 1e-6)) return 0;
     /* the pencil in the file's user states, when they parametrize the positions */
     int nZ = L->col0[MBL_DAE_Z + 1] - L->col0[MBL_DAE_Z];
-    if (j->large || L->k || c->nX || nZ || L->nuvs || c->mi != L->m || L->nus != n - L->m || n - L->m < 1)
+    if (j->large || c->nX || nZ || L->nuvs || c->mi != L->m || c->ki != L->k || L->nus != n - L->m || n - L->m < 1)
         return mbl_error(st, MBL_EMODEL,
                          "sensitivities: the linearized equations change along the motion at this point (relative "
                          "rate %.2g: coordinates that are not steady, such as the Euler parameters of a spinning "
@@ -382,14 +411,14 @@ static int job_steady(job *j, int *again, mbl_status *st)
     rc = study_sens_spen_build(c, j->d, pt, j->Jv, j->dx, j->S->wrt, j->nwrt, j->P0, j->P1, j->P2, j->dP, &j->sp, st);
     if (rc) return rc;
     j->smode = 1;
-    N = j->N = n, j->N2 = 2 * N, j->NN = (size_t)N * N;
+    N = j->N = n + L->k, j->N2 = 2 * N, j->NN = (size_t)N * N;
     mbla_csc_free(j->Apat);
     j->Apat = NULL;
     mbl_free(j->apz);
     j->apz = NULL;
     rc = study_sens_pencil_pattern(N, j->P0, j->P1, j->P2, &j->Apat, st);
     if (rc) return rc;
-    if (NEW(j->apz, 2 * (size_t)mbla_csc_nnz(j->Apat)) || NEW(j->ybuf, 2 * (size_t)n))
+    if (NEW(j->apz, 2 * (size_t)mbla_csc_nnz(j->Apat)))
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     *again = 1;
     return 0;
@@ -409,6 +438,14 @@ static int mode_triple(job *j, int t, double complex *sp_, double complex *v, do
     double complex s = *sp_;
     int isreal = ev[t].im == 0, refined = 0;
     double berr = INFINITY;
+    if (ev[t].idx < 0) { /* a cyclic coordinate's zero, deflated (study_sens_deflate): exact, vector e_j */
+        for (int i = 0; i < N; i++) v[i] = wl[i] = 0;
+        v[-1 - ev[t].idx] = wl[-1 - ev[t].idx] = 1;
+        md->backward_error = 0;
+        md->re = md->im = md->freq_hz = md->damping_ratio = 0;
+        *sp_ = 0, *refined_ = 0; /* no derivatives: a zero mode */
+        return 0;
+    }
     if (!j->large) {
         study_sens_unpack_vec(j->VR, N2, N, N, ai, jv, v);  /* lower half: v */
         study_sens_unpack_vec(j->VL, N2, N, 0, ai, jv, wl); /* upper half: w */
@@ -458,7 +495,21 @@ static int mode_triple(job *j, int t, double complex *sp_, double complex *v, do
 
 /* Mode t's shape: v scaled so that its largest displacement component kk is 1 (*big: its size
  * before, 0 for none); in the user states dq = T0 v = y, its largest component y_ky = *yk. */
-static void mode_shape(job *j, int t, double complex *v, int *kk_, double *big_, double complex *yk_, int *ky_)
+/* The displacement u (nshape) of a vector v of the pencil: v with its deflated entries divided
+ * by s^defl (study_sens_deflate); at s = 0 exactly, the deflated entries alone when they are not
+ * all zero (the chain's eigenvector: the cyclic coordinates' directions) */
+static void mode_disp(const job *j, double complex s, const double complex *v, double complex *u)
+{
+    int any = 0;
+    for (int i = 0; i < j->nshape; i++) any |= j->defl[i] && v[i] != 0;
+    for (int i = 0; i < j->nshape; i++) {
+        int d = j->defl[i];
+        u[i] = !d ? (s == 0 && any ? 0 : v[i]) : s != 0 ? v[i] / (d == 1 ? s : s * s) : v[i];
+    }
+}
+
+static void mode_shape(job *j, int t, double complex s, double complex *v, int *kk_, double *big_, double complex *yk_,
+                       int *ky_)
 {
     const ctx *c = &j->c;
     mbl_sensitivity *S = j->S;
@@ -478,20 +529,21 @@ static void mode_shape(job *j, int t, double complex *v, int *kk_, double *big_,
         if (cabs(v[i]) > big) big = cabs(v[i]), kk = i;
     double complex sc = big > 0 ? 1.0 / v[kk] : 1.0;
     for (int i = 0; i < N; i++) v[i] *= sc;
-    double complex *y = j->ybuf, yk = 1;
-    int ky = 0;
-    if (smode) { /* dq = T0 dS, its largest component 1 */
+    double complex *y = j->ybuf, *u = j->ybuf + 2 * n, yk = 1;
+    int ky = 0, gen = smode || j->ndefl;
+    if (gen) { /* dq = T0 u (u itself without user states), its largest component 1 */
         double yb = 0;
+        mode_disp(j, s, v, u);
         for (int i = 0; i < n; i++) {
-            y[i] = 0;
-            for (int jj = 0; jj < sp->ns; jj++) y[i] += sp->T0[i + (size_t)jj * n] * v[jj];
+            y[i] = smode ? 0 : u[i];
+            for (int jj = 0; smode && jj < sp->ns; jj++) y[i] += sp->T0[i + (size_t)jj * n] * u[jj];
             yb = fmax(yb, cabs(y[i]));
         }
         while (yb > 0 && cabs(y[ky]) < (1.0 - MODAL_SHAPE_TIE) * yb) ky++;
         yk = yb > 0 ? y[ky] : 1;
     }
     for (int i = 0; i < n; i++) {
-        double complex sh = smode ? y[i] / yk : v[i];
+        double complex sh = gen ? y[i] / yk : v[i];
         S->shape_re[i + (size_t)t * n] = creal(sh) + 0.0;
         S->shape_im[i + (size_t)t * n] = cimag(sh) + 0.0;
     }
@@ -535,7 +587,7 @@ static double complex mode_denominator(const job *j, int t, double complex s, co
  * right-hand side -dP(s) v in tmp2), into S->dshape_re/im: in the user states d(y / y_k) with
  * y = T0 v. */
 static int mode_dshape(job *j, int t, int w, mbla_klu *lu, const double complex *v, const double complex *tmp2,
-                       int ky, double complex yk, mbl_status *st)
+                       int ky, double complex yk, double complex s, double complex ds, mbl_status *st)
 {
     mbl_sensitivity *S = j->S;
     const spen *sp = &j->sp;
@@ -546,13 +598,18 @@ static int mode_dshape(job *j, int t, int w, mbla_klu *lu, const double complex 
     b[2 * N] = b[2 * N + 1] = 0;
     int rc = mbla_kluz_solve(lu, 'N', 1, b, N + 1, st);
     if (rc) return rc;
-    if (j->smode) { /* d(y / y_k) with y = T0 v: dy = dT0 v + T0 dv */
-        double complex *dy = j->ybuf + n;
-        const double *dT = sp->dT0 + (size_t)n * sp->ns * w;
+    if (j->smode || j->ndefl) { /* d(y / y_k) with y = T0 u: dy = dT0 u + T0 du (y = u without user states) */
+        double complex *dy = j->ybuf + n, *u = j->ybuf + 2 * n, *du = j->ybuf + 3 * n;
+        for (int i = 0; i < j->nshape; i++) { /* u_i = v_i / s^d: du_i = dv_i / s^d - d v_i ds / s^(d + 1) */
+            int d = s != 0 ? j->defl[i] : 0;
+            double complex dv = b[2 * i] + I * b[2 * i + 1], sd = d == 0 ? 1 : d == 1 ? s : s * s;
+            du[i] = dv / sd - (d ? d * v[i] * ds / (sd * s) : 0);
+        }
+        const double *dT = j->smode ? sp->dT0 + (size_t)n * sp->ns * w : NULL;
         for (int i = 0; i < n; i++) {
-            dy[i] = 0;
-            for (int jj = 0; jj < sp->ns; jj++)
-                dy[i] += dT[i + (size_t)jj * n] * v[jj] + sp->T0[i + (size_t)jj * n] * (b[2 * jj] + I * b[2 * jj + 1]);
+            dy[i] = j->smode ? 0 : du[i];
+            for (int jj = 0; j->smode && jj < sp->ns; jj++)
+                dy[i] += dT[i + (size_t)jj * n] * u[jj] + sp->T0[i + (size_t)jj * n] * du[jj];
         }
         for (int i = 0; i < n; i++) {
             double complex ds2 = (dy[i] - y[i] / yk * dy[ky]) / yk;
@@ -616,7 +673,7 @@ static int mode_derivatives(job *j, int t, double complex s, const double comple
         } else {
             md->dfreq_hz[w] = md->ddamping[w] = NAN;
         }
-        if (lu) rc = mode_dshape(j, t, w, lu, v, tmp2, ky, yk, st);
+        if (lu) rc = mode_dshape(j, t, w, lu, v, tmp2, ky, yk, s, ds, st);
     }
     mbla_klu_free(lu);
     mbla_csc_free(B);
@@ -664,7 +721,7 @@ static int job_modes(job *j, mbl_status *st)
         double complex yk = 1;
         rc = mode_triple(j, t, &s, v, wl, tmp, tmp2, &refined, st);
         if (rc) return rc;
-        mode_shape(j, t, v, &kk, &big, &yk, &ky);
+        mode_shape(j, t, s, v, &kk, &big, &yk, &ky);
         double complex den = mode_denominator(j, t, s, v, wl, tmp, refined, big, &defined);
         md->defined = defined;
         if (!defined) j->nundef++;
