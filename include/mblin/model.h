@@ -269,6 +269,12 @@ typedef struct mbl_constraint_diag {
 MBL_API int mbl_constraint_diagnose(const mbl_model *model, const mbl_point *point, mbl_constraint_diag **out,
                             mbl_status *st);
 MBL_API void mbl_constraint_diag_free(mbl_constraint_diag *d);
+/* 1 when a mechanism file used parameter p as a number fixed when the file was loaded, in a part of
+ * the equations' geometry (a marker's or body's orientation, a spatial beam's axis and angle): the
+ * equations carry no derivative by it, so mbl_sensitivity_compute refuses it (and leaves it out
+ * when asked for all parameters); a sweep or boundary over it reloads the file and is exact. 0
+ * otherwise (every parameter of a `model: dae` file), -1 for a bad index. */
+MBL_API int mbl_model_param_numeric(const mbl_model *model, int p);
 /* The source of constraint equation j (several equations of a joint share its name): j < m a
  * holonomic one, m <= j < m + k the non-holonomic one j - m (mbl_model_info's nhol, nnh). */
 MBL_API const char *mbl_model_constraint_name(const mbl_model *model, int j);

@@ -150,9 +150,14 @@ int mech_read_beam3(mech *M, const yaml_node_t *key, const yaml_node_t *val)
     if (axn) {
         double k[3], a;
         const char *at;
+        int was = M->track_numeric;
+        M->track_numeric = 1; /* numbers of the equations: no derivative by their parameters */
         if ((rc = mech_eval_vec(M, axn, 3, "axis", k)) || (rc = mech_text_of(M, ann, "angle", &at)) ||
-            (rc = mech_eval_text(M, at, ann, "angle", &a)))
+            (rc = mech_eval_text(M, at, ann, "angle", &a))) {
+            M->track_numeric = was;
             return rc;
+        }
+        M->track_numeric = was;
         double nk = sqrt(vec3_dot(k, k));
         if (!(nk > 0)) return err_at(M, axn, "%s: the rotation axis is zero", what);
         for (int i = 0; i < 3; i++) k[i] /= nk;

@@ -16,8 +16,23 @@
 
 /* R, and in turn / *turn_kind the orientation as given (body.turn): an axis and an angle (1), none (2),
  * another form (0) */
+static int orientation_eval(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where,
+                            double turn[4], int *turn_kind);
+
+/* orientations are numbers of the equations (rotation matrices): the parameters they use are
+ * flagged, so no sensitivity claims a derivative by them (mbl_model_param_numeric) */
 static int orientation(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where,
                        double turn[4], int *turn_kind)
+{
+    int was = M->track_numeric;
+    M->track_numeric = 1;
+    int rc = orientation_eval(M, map, what, R, where, turn, turn_kind);
+    M->track_numeric = was;
+    return rc;
+}
+
+static int orientation_eval(mech *M, const yaml_node_t *map, const char *what, double R[9], const yaml_node_t **where,
+                            double turn[4], int *turn_kind)
 {
     static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     memcpy(R, I3, sizeof I3);

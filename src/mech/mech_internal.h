@@ -109,6 +109,8 @@ typedef struct mech {
     int nsets;
     int *pset;  /* per parameter: the --set it comes from (directly or through its expression), or -1 */
     int used_set; /* the --set that the numbers evaluated since set_track() came from, or -1 */
+    int track_numeric; /* 1 while evaluating numbers that fix the geometry: the parameters resolved
+                          are flagged in src->param_numeric (no derivative by them) */
     body *b;
     int nb, cb;
     marker *mk;

@@ -293,6 +293,7 @@ int mech_resolve_param(void *ud, mblx_graph *g, const char *name, size_t len, in
         if (strlen(k) == len && !strncmp(k, name, len)) {
             *out = mblx_const(g, M->pval[i]);
             if (M->pset && M->pset[i] >= 0 && M->used_set < 0) M->used_set = M->pset[i];
+            if (M->track_numeric && M->src->param_numeric) M->src->param_numeric[i] = 1;
             return 0;
         }
     }

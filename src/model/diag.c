@@ -11,6 +11,12 @@
 #define DIAG_NULL_WEIGHT 1e-6   /* weight in a unit left null vector that counts as taking part */
 #define DIAG_RESIDUAL_TOL 1e-8  /* absolute residual that counts as violated */
 
+int mbl_model_param_numeric(const mbl_model *md, int p)
+{
+    if (!md || p < 0 || p >= md->np) return -1;
+    return md->param_numeric ? md->param_numeric[p] : 0;
+}
+
 const char *mbl_model_constraint_name(const mbl_model *md, int j)
 {
     return md && md->cname && j >= 0 && j < md->m + md->k ? md->cname[j] : NULL;

@@ -77,6 +77,8 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     md->file = model_str_dup(src->file);
     md->name = model_str_dup(src->name);
     if (src->no_sens) md->no_sens = model_str_dup(src->no_sens);
+    if (src->param_numeric && src->parameters.n && (md->param_numeric = mbl_alloc_array((size_t)src->parameters.n, 1)))
+        memcpy(md->param_numeric, src->param_numeric, (size_t)src->parameters.n);
     loader L;
     memset(&L, 0, sizeof L);
     L.md = md;
@@ -223,6 +225,7 @@ void mbl_model_free(mbl_model *md)
     model_ffr_free_nodes(md);
     model_ffr_free_deriv(md);
     mbl_free(md->no_sens);
+    mbl_free(md->param_numeric);
     model_sjac_free(&md->yjac);
     free_names(md->qname, md->n);
     free_names(md->rname, md->nr);

@@ -118,6 +118,8 @@ struct mbl_model {
     struct mbl_flex_nodes *flex; /* the flexible bodies' nodes, for the mode shapes of the outputs */
     int nflex;
     char *no_sens;               /* why sensitivities are refused (spatial beams: mbl_src.no_sens), or NULL */
+    unsigned char *param_numeric; /* np flags or NULL: parameters a mechanism evaluated into its geometry
+                                     (mbl_src.param_numeric): no derivative by them */
     struct mbl_ffr_dinfo *ffrd;  /* flexible bodies whose invariants depend on parameters (sensitivities) */
     int nffrd;
     /* relative-coordinate mechanisms: the bodies' global kinematics (mbl_src.kinematics), parsed;

@@ -53,6 +53,10 @@ typedef struct mbl_src {
                            loader, 0 when the source was made otherwise: no check) */
     int from_mechanism; /* 1 when compiled from `model: mechanism` (its parameters are partly evaluated into numbers) */
     char *no_sens;      /* why sensitivities are not available for this model (NULL: they are) */
+    /* parameters.n flags (NULL: none): 1 where a mechanism used the parameter as a number that fixes
+     * the equations' geometry (a marker's or body's orientation, a beam's axis, a marker of a tree in
+     * relative coordinates), so the equations carry no derivative by it */
+    unsigned char *param_numeric;
     struct mbl_ffr_body *ffr;  /* flexible bodies (model/ffr.h): the structured term, nffr of them */
     int nffr;
     /* a mechanism's drawing (mbl_model_geometry): three items per point (x, y, z texts), key the

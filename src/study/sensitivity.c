@@ -805,8 +805,53 @@ static void job_notes(job *j)
                  S->notes[0] ? "; " : "", L->m + L->k - c->mi - c->ki);
 }
 
+static int sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const int *wrt_in, int nwrt,
+                               const mbl_sens_options *opt_in, mbl_sensitivity **out, mbl_status *st);
+
+/* Parameters a mechanism evaluated into numbers of its geometry (mbl_model_param_numeric) have no
+ * derivative in the equations: asked for by name they are refused, and with all parameters asked
+ * for they are left out, with a note naming them. */
 int mbl_sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const int *wrt_in, int nwrt,
                             const mbl_sens_options *opt_in, mbl_sensitivity **out, mbl_status *st)
+{
+    const mbl_model *md = d ? mbl_dae_deriv_model(d) : NULL;
+    mbl_model_info mi;
+    memset(&mi, 0, sizeof mi);
+    if (md) mbl_model_get_info(md, &mi);
+    int np = mi.nparam, nnum = 0;
+    for (int p = 0; p < np; p++) nnum += mbl_model_param_numeric(md, p) == 1;
+    if (!nnum) return sensitivity_compute(d, pt, wrt_in, nwrt, opt_in, out, st);
+    static const char why[] = "a number of the mechanism's geometry (an orientation), evaluated when the file is "
+                              "loaded, so the equations have no derivative by it";
+    if (wrt_in) {
+        for (int w = 0; w < nwrt; w++)
+            if (wrt_in[w] >= 0 && wrt_in[w] < np && mbl_model_param_numeric(md, wrt_in[w]) == 1) {
+                if (out) *out = NULL;
+                return mbl_error(st, MBL_EMODEL, "sensitivity by parameter '%s': it is %s (mblin sweep and boundary "
+                                 "over it reload the file)", mbl_model_param_name(md, wrt_in[w]), why);
+            }
+        return sensitivity_compute(d, pt, wrt_in, nwrt, opt_in, out, st);
+    }
+    int *wrt = mbl_alloc_array((size_t)np, sizeof *wrt), nw = 0;
+    if (!wrt) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int p = 0; p < np; p++)
+        if (mbl_model_param_numeric(md, p) != 1) wrt[nw++] = p;
+    int rc = sensitivity_compute(d, pt, wrt, nw, opt_in, out, st);
+    mbl_free(wrt);
+    if (!rc && *out) {
+        mbl_sensitivity *S = *out;
+        size_t l = strlen(S->notes);
+        l += (size_t)snprintf(S->notes + l, sizeof S->notes - l, "%sleft out:", l ? "; " : "");
+        for (int p = 0, k = 0; p < np && l < sizeof S->notes; p++)
+            if (mbl_model_param_numeric(md, p) == 1)
+                l += (size_t)snprintf(S->notes + l, sizeof S->notes - l, "%s %s", k++ ? "," : "", mbl_model_param_name(md, p));
+        if (l < sizeof S->notes) snprintf(S->notes + l, sizeof S->notes - l, " (%s)", why);
+    }
+    return rc;
+}
+
+static int sensitivity_compute(const mbl_dae_deriv *d, const mbl_point *pt, const int *wrt_in, int nwrt,
+                               const mbl_sens_options *opt_in, mbl_sensitivity **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbl_sensitivity_compute: out is NULL");
     *out = NULL;

@@ -144,13 +144,21 @@ static double check_fd(const char *path, const char *text, int *ncompared)
     }
     const mbl_sensitivity *S = r.S;
     double worst = 0;
+    /* every parameter is differentiated, or left out by name as a number of a mechanism's geometry
+     * (mbl_model_param_numeric; test numeric_geometry_parameter) */
+    for (int p = 0, w = 0; p < S->np; p++) {
+        if (w < S->nwrt && S->wrt[w] == p) {
+            w++;
+            continue;
+        }
+        CHECK_MSG(mbl_model_param_numeric(r.md, p) == 1 && strstr(S->notes, "left out:") &&
+                      strstr(S->notes, mbl_model_param_name(r.md, p)),
+                  "%s: parameter %s not differentiated, notes: %s", path ? path : "model", mbl_model_param_name(r.md, p),
+                  S->notes);
+    }
     for (int w = 0; w < S->nwrt; w++) {
         int p = S->wrt[w];
         double p0 = mbl_model_param_value(r.md, p), hs[NSTEP];
-        /* the bicycle's steer axis tilt enters only the markers' orientations, numbers of the file
-         * (docs/mechanism-reference.md, "Limits of this version"): the model has no derivative by
-         * it (0), a fresh load at lam + h does; open, noticed in issue 35 */
-        if (path && strstr(path, "mech/whipple_bicycle.yaml") && !strcmp(mbl_model_param_name(r.md, p), "lam")) continue;
         if (!S->point_defined[w]) { /* fourbar_singular and its length l: checked in refusals */
             fprintf(stderr, "  %s: the point does not persist when %s changes: not compared\n", path ? path : "model",
                     mbl_model_param_name(r.md, p));
@@ -865,6 +873,50 @@ TEST(euler_parameter_models)
     }
 }
 
+/* The bicycle's steer axis tilt lam enters only the markers' orientations, which the mechanism
+ * compiler evaluates into numbers: the equations have no derivative by it (it used to come out as
+ * 0, silently). It is refused by name and left out of "all parameters" with a note; the real
+ * derivative, by central differences of fresh loads, is far from 0, so 0 would have been wrong. */
+TEST(numeric_geometry_parameter)
+{
+    const char *path = "examples/mech/whipple_bicycle.yaml";
+    sens_run r;
+    int rc = sens_file(path, NULL, 0, &r);
+    CHECK_MSG(rc == 0, "%s", r.st.msg);
+    if (rc) {
+        sens_free(&r);
+        return;
+    }
+    int lam = param_index(r.md, "lam"), v = param_index(r.md, "v");
+    CHECK(lam >= 0 && v >= 0);
+    CHECK_EQ_INT(mbl_model_param_numeric(r.md, lam), 1);
+    CHECK_EQ_INT(mbl_model_param_numeric(r.md, v), 0);
+    CHECK_EQ_INT(mbl_model_param_numeric(r.md, -1), -1);
+    int has_lam = 0;
+    for (int w = 0; w < r.S->nwrt; w++) has_lam |= r.S->wrt[w] == lam;
+    CHECK_MSG(!has_lam && strstr(r.S->notes, "left out: lam ("), "notes: %s", r.S->notes);
+    mbl_sensitivity *S2 = NULL;
+    mbl_status st;
+    rc = mbl_sensitivity_compute(r.dd, r.pt, &lam, 1, NULL, &S2, &st);
+    CHECK_MSG(rc == MBL_EMODEL && S2 == NULL && strstr(st.msg, "sensitivity by parameter 'lam'") &&
+                  strstr(st.msg, "orientation"), "rc %d: %s", rc, st.msg);
+    mbl_sensitivity_free(S2);
+    /* the weave pair's real part moves with lam (central difference of fresh loads, h = 1e-4) */
+    double lam0 = mbl_model_param_value(r.md, lam), h = 1e-4, re[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        mbl_setting set = {"lam", lam0 + (k ? -h : h)};
+        mbl_modes *M = NULL;
+        CHECK(fresh_modes(path, NULL, &set, 1, &M) == 0);
+        for (int i = 0; M && i < M->nx; i++)
+            if (M->modes[i].im > 1) re[k] = M->modes[i].re; /* the weave pair, -0.78 + 4.46i at v = 5 */
+        mbl_modes_free(M);
+    }
+    double d = (re[0] - re[1]) / (2 * h);
+    printf("  d Re(weave)/d lam by central differences: %.4g (the equations' own derivative would be 0)\n", d);
+    CHECK_MSG(fabs(d) > 0.1, "d Re(weave)/d lam = %g", d);
+    sens_free(&r);
+}
+
 int main(void)
 {
     RUN(euler_parameter_models);
@@ -882,6 +934,7 @@ int main(void)
     RUN(mode_shape_derivatives);
     RUN(bad_input);
     RUN(refusals);
+    RUN(numeric_geometry_parameter);
     RUN(central_differences_every_example);
     return test_summary("study");
 }
