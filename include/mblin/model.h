@@ -180,6 +180,9 @@ typedef struct mbl_opoint_options {
                              (the CLI's --target KEY=VALUE), replacing the file's values (at: trim); an
                              unknown key is an MBL_EARG error */
     int ntargets;
+    const double *r;      /* nr input values replacing the file's (NULL: the file's `inputs:`): a
+                             simulation's start and samples keep the inputs of the point they come
+                             from (a trim's solved ones) */
 } mbl_opoint_options;
 
 MBL_API void mbl_opoint_options_default(mbl_opoint_options *opt);

@@ -849,7 +849,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     if (guess) memcpy(guess, pt->q, (size_t)mv->n * sizeof *guess);
     const double *q_guess = guess ? guess : opt.q ? opt.q : mv->q0;
     const double *v0 = opt.v ? opt.v : mv->v0;
-    memcpy(pt->r, mv->r0, (size_t)mv->nr * sizeof(double));
+    memcpy(pt->r, opt.r ? opt.r : mv->r0, (size_t)mv->nr * sizeof(double));
     held_set hs;
     memset(&hs, 0, sizeof hs);
     double *vset = NULL; /* v0 with the options' held coordinate rates */

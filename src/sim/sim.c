@@ -783,13 +783,14 @@ int mbl_sim_point(const mbl_model *md, const mbl_sim_result *R, int s, mbl_point
     if (!out) return mbl_error(st, MBL_EARG, "mbl_sim_point: out is NULL");
     *out = NULL;
     if (!md || !R || s < 0 || s >= R->nt) return mbl_error(st, MBL_EARG, "mbl_sim_point: no sample %d", s);
-    /* a `given` point at the sample's q and v makes the point object (and re-solves v', lambda, mu
-     * with the file's inputs); then the simulated values replace them */
+    /* a `given` point at the sample's q, v and inputs makes the point object (and re-solves v',
+     * lambda, mu); then the simulated values replace them */
     mbl_opoint_options oo;
     mbl_opoint_options_default(&oo);
     oo.at = MBL_AT_GIVEN;
     oo.q = R->q + (size_t)s * R->n;
     oo.v = R->v + (size_t)s * R->n;
+    oo.r = R->r + (size_t)s * R->nr;
     oo.t = R->t[s];
     oo.has_t = 1;
     oo.move_note = 0;

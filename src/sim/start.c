@@ -193,6 +193,7 @@ int mbl_sim_start(const mbl_model *md, const mbl_point *pt, const mbl_modes *mod
     oo.at = MBL_AT_GIVEN;
     oo.q = q;
     oo.v = v;
+    oo.r = pt->r; /* the point's inputs (a trim's solved ones), not the file's */
     oo.t = pt->t;
     oo.has_t = 1;
     oo.move_note = 0;

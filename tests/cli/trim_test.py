@@ -196,7 +196,34 @@ linearize:
               "trim.free naming no input refused at its line (%d: %r)" % (rc, err))
 
 
-for t in (test_car_radius, test_car_yaw_rate_target, test_ground, test_conical):
+def test_car_simulated_from_trim():
+    """mblin simulate from the trimmed point keeps the trim's solved steer (not the file's delta =
+    0.03): the car stays on its circle, rho = 100 and a constant yaw rate (it drifted to rho = 101.6
+    in 2 s when the simulation took the file's inputs)."""
+    d = lin([CAR])
+    if not d:
+        return
+    pt = point_of(d)
+    delta, names = pt["inputs"][0], pt["coordinates"]
+    r0 = pt["v"][names.index("theta")]
+    with tempfile.TemporaryDirectory() as td:
+        out = os.path.join(td, "run.csv")
+        rc, o, err = run(["simulate", CAR, "--t-end", "2", "-o", out])
+        check(rc == 0, "simulate from the trim: exit %d %s" % (rc, err.strip()))
+        if rc:
+            return
+        with open(out) as f:
+            head = f.readline().strip().split(",")
+            rows = [[float(x) for x in line.split(",")] for line in f if line.strip()]
+    col = {h: i for i, h in enumerate(head)}
+    worst_rho = max(abs(row[col["rho"]] - 100.0) for row in rows)
+    worst_r = max(abs(row[col["der(theta)"]] - r0) for row in rows)
+    close(rows[-1][col["delta"]], delta, 1e-14, "simulate: the input is the trim's steer")
+    check(worst_rho <= 1e-8 and worst_r <= 1e-10,
+          "simulate from the trim stays on the circle: |rho - 100| <= %.3g, |r - r0| <= %.3g" % (worst_rho, worst_r))
+
+
+for t in (test_car_radius, test_car_yaw_rate_target, test_ground, test_conical, test_car_simulated_from_trim):
     t()
 print("%d failures" % len(fails))
 sys.exit(1 if fails else 0)
