@@ -790,7 +790,7 @@ static void job_notes(job *j)
     int n = L->n, nwrt = j->nwrt, nundef = j->nundef;
     if (nundef)
         snprintf(S->notes, sizeof S->notes,
-                 "%d zero or repeated eigenvalue(s): their derivatives are not defined one by one (null)", nundef);
+                 "%d zero or repeated eigenvalue(s): their derivatives are not defined one by one (null in the JSON)", nundef);
     for (int w = 0; w < nwrt; w++)
         if (!S->point_defined[w]) {
             /* the point does not persist: no derivative of it either */
