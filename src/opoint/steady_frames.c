@@ -1,5 +1,5 @@
-/* at: steady of bodies whose frames turn (docs/mechanism-reference.md, "Steady spin of flexible
- * bodies"). A beam or modal body in a steady spin keeps its elastic coordinates while its frame
+/* at: steady of bodies whose frames turn (docs/mechanism-reference.md, "Limits of this version",
+ * at: steady). A beam or modal body in a steady spin keeps its elastic coordinates while its frame
  * turns at a constant angular velocity w, and a rigid spatial body in absolute coordinates turns the
  * same way: the frame moves rigidly about a fixed axis, so its origin's acceleration is w x v (v its
  * velocity: a circle about the axis; 0 when it sits on the axis, or when w = 0 and it translates
