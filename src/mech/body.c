@@ -511,6 +511,9 @@ static int body_spatial_rotation(mech *M, body *B, const char *name, const yaml_
         B->e[k] = mech_fmt(M, "%s_e%d", name, k);
         rc = add_coord(M, B->e[k], mech_num(M, e0[k]), where ? where : key);
     }
+    /* its frame's coordinates, for at: steady's turning frames (model source rigid_frames) */
+    for (int k = 0; k < 7 && !rc && !M->relative; k++)
+        rc = mech_push_at(M, &M->src->rigid_frames, name, k < 3 ? B->r[k] : B->e[k - 3], key);
     if (rc) return rc;
     /* normalization constraint, rotation and angular velocity texts (relative coordinates: the
      * tree writes w recursively, or from a root's e: relative.c) */

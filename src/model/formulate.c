@@ -455,6 +455,28 @@ static int formulate_kinematics(loader *L)
     return 0;
 }
 
+/* A mechanism's rigid spatial bodies' frame coordinates (md->rframe, for at: steady's turning
+ * frames): a body whose seven names are not all coordinates of the model is left out (its
+ * accelerations stay 0 at a steady point, as before). */
+static int formulate_rigid_frames(loader *L)
+{
+    mbl_model *md = L->md;
+    const mbl_src_list *l = &L->src->rigid_frames;
+    if (l->n < 7) return 0;
+    md->rframe = mbl_alloc_array((size_t)l->n, sizeof *md->rframe);
+    if (!md->rframe) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    for (int b = 0; b + 7 <= l->n; b += 7) {
+        int *q = md->rframe + 7 * md->nrframe, ok = 1;
+        for (int k = 0; k < 7 && ok; k++) {
+            const char *nm = l->items[b + k].text;
+            q[k] = model_find_name(&L->src->coordinates, nm, strlen(nm));
+            ok = q[k] >= 0;
+        }
+        md->nrframe += ok;
+    }
+    return 0;
+}
+
 /* The user states s(q, t) (md->us), and the arrays of both kinds of user states. */
 static int formulate_user_states(loader *L)
 {
@@ -611,6 +633,7 @@ int model_formulate(loader *L)
     rc = model_read_draw(L, s);
     if (rc) goto done;
     rc = formulate_kinematics(L);
+    if (!rc) rc = formulate_rigid_frames(L);
     if (rc) goto done;
     rc = formulate_validity(L);
     if (rc) goto done;

@@ -139,6 +139,7 @@ void model_view_get(const mbl_model *md, model_view *v)
     v->at = md->at;
     v->flex = md->flex;
     v->nflex = md->nflex;
+    v->rframe = md->rframe, v->nrframe = md->nrframe;
     v->time = md->time;
 }
 

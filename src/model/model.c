@@ -196,6 +196,7 @@ void mbl_model_free(mbl_model *md)
     model_free_exprs(md);
     free_names(md->kin_body, md->nkin);
     mbl_free(md->kin);
+    mbl_free(md->rframe);
     free_names(md->val_what, md->nval);
     free_names(md->val_limit_text, md->nval);
     mbl_free(md->val);

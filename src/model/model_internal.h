@@ -117,6 +117,8 @@ struct mbl_model {
     mbl_sjac sjac;
     struct mbl_flex_nodes *flex; /* the flexible bodies' nodes, for the mode shapes of the outputs */
     int nflex;
+    int *rframe; /* 7 per rigid spatial body (src->rigid_frames): model coordinate indices of x, y, z, e0..e3 */
+    int nrframe;
     char *no_sens;               /* why sensitivities are refused (spatial beams: mbl_src.no_sens), or NULL */
     unsigned char *param_numeric; /* np flags or NULL: parameters a mechanism evaluated into its geometry
                                      (mbl_src.param_numeric): no derivative by them */

@@ -72,6 +72,10 @@ typedef struct model_view {
      * frames, src/opoint/steady_frames.c) */
     const struct mbl_flex_nodes *flex;
     int nflex;
+    /* the rigid spatial bodies' frame coordinates in absolute coordinates: 7 per body (origin x, y,
+     * z; Euler parameters e0..e3), the same turning frames of at: steady */
+    const int *rframe;
+    int nrframe;
 } model_view;
 void model_view_get(const mbl_model *md, model_view *v);
 

@@ -557,7 +557,7 @@ void model_src_free(mbl_src *s)
     mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->held_velocities, &s->held_body_velocities, &s->variables, &s->forces,
                              &s->inputs, &s->outputs, &s->constraints, &s->nonholonomic, &s->mass_matrix,
                              &s->states, &s->velocity_states, &s->ode_states, &s->ode, &s->implicit_variables,
-                             &s->draw, &s->draw_links, &s->kinematics, &s->validity, &s->spin_speeds,
+                             &s->draw, &s->draw_links, &s->kinematics, &s->rigid_frames, &s->validity, &s->spin_speeds,
                              &s->trim_targets, &s->trim_free, &s->trim_acc};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) list_free(lists[i]);
     model_data_free(s->data, s->ndata);

@@ -69,6 +69,11 @@ typedef struct mbl_src {
      * transformation B (mbl_model_velocity_transformation) */
     mbl_src_list kinematics;
     int kin_planar;
+    /* a mechanism's rigid spatial bodies in absolute coordinates: 7 items per body, key the body's
+     * name, text the names of its origin's coordinates x, y, z and of its Euler parameters e0..e3,
+     * for at: steady's turning frames (src/opoint/steady_frames.c; flexible bodies' frames come from
+     * ffr) */
+    mbl_src_list rigid_frames;
     /* validity items, checked at the operating point once it is solved (a mechanism's bushings:
      * the rotation between their markers against the small-angle limit of AX AY AZ): text = the
      * quantity (an expression of the coordinates), key = what it is ("force 'mount': markers 'B'

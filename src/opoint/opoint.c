@@ -682,9 +682,10 @@ static int solve_steady(opoint_subproblem *sp, const double *v0, const held_set 
         mbl_free(skip);
         return rc;
     }
-    /* the accelerations of the steady motion: 0, but for the turning frames of flexible bodies
-     * (their origins circle the axis, their Euler parameters turn: steady_frames.c), which depend
-     * on the coordinates solved: solved again while they change beyond rounding */
+    /* the accelerations of the steady motion: 0, but for the turning frames of flexible bodies and
+     * rigid spatial ones (their origins circle the axis, their Euler parameters turn:
+     * steady_frames.c), which depend on the coordinates solved: solved again while they change
+     * beyond rounding */
     double *acc = mbl_calloc((size_t)n + 1, sizeof *acc);
     if (!acc) {
         mbl_free(skip);

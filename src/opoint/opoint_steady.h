@@ -1,4 +1,5 @@
-/* Internal: the steady accelerations of the flexible bodies' turning frames (steady_frames.c). */
+/* Internal: the steady accelerations of the turning frames of flexible bodies and rigid spatial
+ * bodies (steady_frames.c). */
 #ifndef MBLIN_OPOINT_STEADY_H
 #define MBLIN_OPOINT_STEADY_H
 
@@ -14,10 +15,11 @@
  * mbl_opoint_options.rank_tol): relative to the largest singular value of the unscaled Jacobian */
 #define OPOINT_STEADY_FRAME_RANK_TOL 1e-12
 
-/* Write into a (n, the other entries untouched) the steady accelerations of every flexible body's
- * frame coordinates at the coordinates q and velocities v: the origin's w x v, a planar angle's 0,
- * Euler parameters' 1/2 E(der(e))^T w (w the frame's angular velocity). Returns the largest change
- * of an entry of a. */
+/* Write into a (n, the other entries untouched) the steady accelerations of the frame coordinates
+ * of every flexible body and every rigid spatial body in absolute coordinates (model_view flex,
+ * rframe) at the coordinates q and velocities v: the origin's w x v, a planar angle's 0, Euler
+ * parameters' 1/2 E(der(e))^T w (w the frame's angular velocity). Returns the largest change of an
+ * entry of a. */
 double opoint_steady_frame_accels(const model_view *mv, const double *q, const double *v, double *a);
 
 #endif

@@ -43,6 +43,12 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_steady_spin COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_steady_spin.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# at: steady with rigid spatial bodies that turn: a spatial blade on a rigid hub (driven or free), a
+# lone spinning rigid body (issue 32, item 3)
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_steady_rigid_hub COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_steady_rigid_hub.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
 # geometric stiffness of modal bodies (issue 32, item 4): matrices per unit load from a numpy FE
 # cantilever, hanging, spinning, carrying a pendulum and under a tip load, against the FE reference and
 # the beam body (Matrix Market files: the build with CHOLMOD)

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Issue 32, item 3: `at: steady` with RIGID spatial bodies that turn (absolute coordinates).
+
+A rigid spatial body in a steady spin about a fixed axis turns like a flexible body's frame: its
+origin accelerates as w x v and its Euler parameters as 1/2 E(der(e))^T w (= -|w|^2/4 e for a
+constant w). Before, at: steady asked them for zero acceleration, which the Euler parameters'
+normalization forbids as soon as the body turns, and found no solution ("no solution found from the
+initial guess") for a spatial blade on a spinning rigid hub or a lone spinning rigid body.
+Checked:
+  - a spatial blade (6 beam elements) clamped at radius 0.2 m on a rigid hub, the hub driven about z
+    at Omega = 10 and 30 rad/s, and the hub free with its spin given as angular_velocity: at: steady
+    solves with no residual acceleration; the hub's der(der(e0)) = -Omega^2/4 e0 and its blade's
+    frame origin circles, der(der(b_x)) = -e Omega^2 (1e-9); the flap frequencies are those of a
+    numpy finite element model written here (as in test_steady_spin.py: Hermite and linear shape
+    functions, a Gauss rule; axial force N = rho A Omega^2 ((L^2 - X^2)/2 + e (L - X))) (1e-9) on
+    both hubs (the shaft carries the flap moments); on the driven hub the frequencies also equal the
+    unstretched given point's and the lag ones the reference's with its Coriolis coupling and
+    -Omega^2 softening (1e-9); the free hub's blade stretches as the driven hub's (1e-9);
+  - a lone rigid body spinning at Omega about the z axis of a spherical joint 0.3 m from its centre
+    of mass (its origin, which circles), no gravity: at: steady solves; its point (q, v, vdot) and
+    eigenvalues equal the given point's at the same state (1e-9); the origin's acceleration is
+    -0.3 Omega^2 and the Euler parameters' -Omega^2/4 e (1e-9).
+Usage: test_steady_rigid_hub.py MBLIN
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+B = sys.argv[1]
+L, E, RHO, R, HUB = 1.0, 2e9, 7850.0, 0.01, 0.2
+A, I = math.pi * R * R, math.pi * R ** 4 / 4
+fails = 0
+
+
+def check(ok, msg):
+    global fails
+    print(("ok   " if ok else "FAIL ") + msg)
+    fails += not ok
+    return ok
+
+
+def reference(ne, om, hub=0.0, flap=False):
+    """the lowest frequencies (rad/s) of a beam clamped at radius hub in a frame turning at om: in the
+    plane of rotation (lag), or out of it (flap)"""
+    le, n = L / ne, 3 * (ne + 1)
+    M, G, K = np.zeros((n, n)), np.zeros((n, n)), np.zeros((n, n))
+    xs, ws = np.polynomial.legendre.leggauss(6)
+    xs, ws = 0.5 * (xs + 1), 0.5 * ws
+    for e in range(ne):
+        X0, d = e * le, slice(3 * e, 3 * e + 6)
+        for xi, w in zip(xs, ws):
+            X, W = X0 + xi * le, w * le
+            nu = np.array([1 - xi, 0, 0, xi, 0, 0])
+            dnu = np.array([-1, 0, 0, 1, 0, 0]) / le
+            h = [1 - 3 * xi ** 2 + 2 * xi ** 3, (xi - 2 * xi ** 2 + xi ** 3) * le, 3 * xi ** 2 - 2 * xi ** 3,
+                 (-xi ** 2 + xi ** 3) * le]
+            dh = [(-6 * xi + 6 * xi ** 2) / le, 1 - 4 * xi + 3 * xi ** 2, (6 * xi - 6 * xi ** 2) / le, -2 * xi + 3 * xi ** 2]
+            d2h = [(-6 + 12 * xi) / le ** 2, (-4 + 6 * xi) / le, (6 - 12 * xi) / le ** 2, (-2 + 6 * xi) / le]
+            nv = np.array([0, h[0], h[1], 0, h[2], h[3]])
+            dnv = np.array([0, dh[0], dh[1], 0, dh[2], dh[3]])
+            d2nv = np.array([0, d2h[0], d2h[1], 0, d2h[2], d2h[3]])
+            N = RHO * A * om * om * ((L * L - X * X) / 2 + hub * (L - X))
+            M[d, d] += W * RHO * A * (np.outer(nu, nu) + np.outer(nv, nv))
+            G[d, d] += 2 * om * W * RHO * A * (np.outer(nu, -nv) + np.outer(nv, nu))
+            K[d, d] += W * (E * A * np.outer(dnu, dnu) + E * I * np.outer(d2nv, d2nv) + N * np.outer(dnv, dnv))
+    if flap:  # the transverse coordinates only, no Coriolis coupling, no softening
+        G[:] = 0
+    else:
+        K -= om * om * M
+    keep = [i for i in range(3, n) if not flap or i % 3]
+    M, G, K = M[np.ix_(keep, keep)], G[np.ix_(keep, keep)], K[np.ix_(keep, keep)]
+    m = M.shape[0]
+    Mi = np.linalg.inv(M)
+    ev = np.linalg.eigvals(np.block([[np.zeros((m, m)), np.eye(m)], [-Mi @ K, -Mi @ G]]))
+    return np.sort(ev.imag[ev.imag > 1e-9])
+
+
+HUB3 = """model: mechanism
+name: a spatial blade clamped on a rigid hub turning about z
+parameters: {L: 1, E: 2e9, rho: 7850, r: 0.01, Omega: 10, e: 0.2}
+ground:
+  markers: {o: {}}
+bodies:
+  hub:
+    mass: 1
+    inertia: [1, 1, 2]
+    HUBSPIN
+    markers: {axle: {}, seat: {position: [e, 0, 0]}}
+  b:
+    type: beam
+    length: L
+    elements: 6
+    E: E
+    G: E/2.6
+    rho: rho
+    radius: r
+    position: [e, 0, 0]
+    markers: {root: {node: 1}}
+joints:
+  shaft: {type: revolute, i: axle, j: o}
+  clamp: {type: fixed, i: root, j: seat}
+DRIVERS
+linearize:
+  at: steady
+"""
+DRIVEN = HUB3.replace("    HUBSPIN\n", "").replace("DRIVERS", "drivers:\n  spin: {joint: shaft, motion: Omega*t}")
+FREE = HUB3.replace("HUBSPIN", "angular_velocity: [0, 0, Omega]").replace("DRIVERS\n", "")
+
+M_, D = 2.0, 0.3
+IC = (0.05, 0.08, 0.12)  # principal inertias at the centre of mass
+ROTOR = f"""model: mechanism
+name: a rigid body spinning about the z axis of a spherical joint off its centre of mass
+parameters: {{Omega: 10}}
+ground:
+  markers: {{o: {{}}}}
+bodies:
+  rotor:
+    mass: {M_}
+    inertia: [{IC[0]}, {IC[1]}, {IC[2]}]
+    position: [{D}, 0, 0]
+    angular_velocity: [0, 0, Omega]
+    markers: {{pivot: {{position: [{-D}, 0, 0]}}}}
+joints:
+  ball: {{type: spherical, i: pivot, j: o}}
+linearize:
+  at: steady
+"""
+
+
+def run(text, *args):
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write(text)
+        path = f.name
+    try:
+        p = subprocess.run([B, "linearize", path, "--json", "--no-matrices", *args], capture_output=True, text=True)
+    finally:
+        os.unlink(path)
+    if p.returncode:
+        return None, p.stderr.strip()
+    return json.loads(p.stdout), ""
+
+
+def freqs(o, lo=1e-6):
+    return np.sort([e["im"] for e in o["eigenvalues"] if e["im"] > lo])
+
+
+def at(o, key, name):
+    op = o["operating_point"]
+    return op[key][op["coordinates"].index(name)]
+
+
+def rel(a, b, n):
+    n = min(n, len(a), len(b))
+    return float(np.max(np.abs(a[:n] - b[:n]) / np.abs(b[:n]))) if len(a) == len(b) and n else math.inf
+
+
+def matched(got, ref):
+    """the largest relative distance of each reference frequency to the nearest one of got"""
+    return max(float(np.min(np.abs(got - r)) / r) for r in ref)
+
+
+def steady_clean(o):
+    op = o["operating_point"]
+    check("accelerations up to" not in op["notes"] and op["residual"] <= 1e-10,
+          f"  solved to the residual {op['residual']:.2e}, no residual acceleration: {op['notes']}")
+
+
+stretched = {}
+for label, text, oms in (("driven", DRIVEN, (10.0, 30.0)), ("free", FREE, (10.0,))):
+    for om in oms:
+        o, err = run(text, "--set", f"Omega={om}")
+        if not check(o is not None, f"spatial blade on a {label} rigid hub at {om} rad/s: at: steady solves {err}"):
+            continue
+        steady_clean(o)
+        ae, e0 = at(o, "vdot", "hub_e0"), at(o, "q", "hub_e0")
+        check(abs(ae + om * om / 4 * e0) <= 1e-9 * om * om, f"  the hub's der(der(e0)) = {ae} = -Omega^2/4 e0 ({e0})")
+        ax = at(o, "vdot", "b_x")
+        check(abs(ax + HUB * om * om) <= 1e-9 * HUB * om * om, f"  the blade's frame circles: der(der(b_x)) = {ax}")
+        ws = freqs(o)
+        flap = reference(6, om, HUB, flap=True)[:3]
+        check(matched(ws, flap) <= 1e-9, f"  flap {flap} among them ({matched(ws, flap):.1e})")
+        u = at(o, "q", "b_ux7")
+        if label == "driven":
+            stretched[om] = u
+            og, err = run(text, "--set", f"Omega={om}", "--at", "given")
+            wg = freqs(og) if og else np.array([])
+            check(rel(ws, wg, 10) <= 1e-9, f"  steady {ws[:4]} = given {wg[:4]} (rel {rel(ws, wg, 10):.1e}) {err}")
+            lag = reference(6, om, HUB)[:3]
+            check(matched(ws, lag) <= 1e-9, f"  lag {lag} among them ({matched(ws, lag):.1e})")
+        elif om in stretched:  # the stretch of a steady spin does not depend on what keeps the hub turning
+            check(abs(u / stretched[om] - 1) <= 1e-9, f"  tip stretch {u:.12g} = the driven hub's {stretched[om]:.12g}")
+
+# a lone rigid body spinning about a fixed axis through a spherical joint
+for om in (10.0, 40.0):
+    o, err = run(ROTOR, "--set", f"Omega={om}")
+    if not check(o is not None, f"a rigid body spinning at {om} rad/s about a spherical joint: at: steady solves {err}"):
+        continue
+    steady_clean(o)
+    og, err = run(ROTOR, "--set", f"Omega={om}", "--at", "given")
+    if not check(og is not None, f"  the given point {err}"):
+        continue
+    ps, pg = o["operating_point"], og["operating_point"]
+    dq = max(abs(a - b) for a, b in zip(ps["q"] + ps["v"] + ps["vdot"], pg["q"] + pg["v"] + pg["vdot"]))
+    check(dq <= 1e-9 * om * om, f"  the steady point (q, v, vdot) is the given point's (max difference {dq:.1e})")
+    ls = np.array([complex(e["re"], e["im"]) for e in o["eigenvalues"]])
+    lg = np.array([complex(e["re"], e["im"]) for e in og["eigenvalues"]])
+    de = max(float(np.min(np.abs(lg - x))) for x in ls) if len(ls) == len(lg) and len(ls) else math.inf
+    check(de <= 1e-9 * om, f"  eigenvalues {np.sort(ls.imag)} equal the given point's (max distance {de:.1e})")
+    check(abs(at(o, "vdot", "rotor_x") + D * om * om) <= 1e-9 * D * om * om,
+          f"  the origin circles: der(der(rotor_x)) = {at(o, 'vdot', 'rotor_x')}")
+    ae, e0 = at(o, "vdot", "rotor_e0"), at(o, "q", "rotor_e0")
+    check(abs(ae + om * om / 4 * e0) <= 1e-9 * om * om, f"  der(der(e0)) = {ae} = -Omega^2/4 e0 ({e0})")
+sys.exit(1 if fails else 0)
