@@ -8,3 +8,8 @@ if(PYTHON3)
   add_test(NAME test_lin_estimates COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/estimates_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# fd's velocity Newton stops at its rounding floor (issue 31, item 1), through the CLI
+if(PYTHON3)
+  add_test(NAME test_lin_fd_floor COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/fd_floor_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
