@@ -25,6 +25,11 @@ static int cl_find(int *par, int i)
     return i;
 }
 
+/* Clusters: eigenvalues i and j are linked when |s_i - s_j| <= r_i + r_j, r the estimates, and the
+ * estimate of each becomes the largest |s_i - s_j| + err_j over its cluster. An infinite estimate (a
+ * pair that could not be refined) links with r = 0: it joins only the eigenvalues whose own discs
+ * cover it (which then become infinite too), instead of a disc that covers, and voids, the whole
+ * spectrum. Skipped entries (skip[i], non-finite eigenvalues, NaN estimates) keep their values. */
 int lin_err_clusters(int n, const double *re, const double *im, const int *skip, double *err, mbl_status *st)
 {
     int *par = mbl_alloc_array((size_t)n + 1, sizeof *par);
@@ -34,10 +39,11 @@ int lin_err_clusters(int n, const double *re, const double *im, const int *skip,
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
 #define CL_USE(i) ((!skip || !skip[i]) && isfinite(re[i]) && isfinite(im[i]) && !isnan(err[i]))
+#define CL_RADIUS(i) (isfinite(err[i]) ? err[i] : 0.0)
     for (int i = 0; i < n; i++) par[i] = i;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; CL_USE(i) && j < n; j++)
-            if (CL_USE(j) && hypot(re[i] - re[j], im[i] - im[j]) <= err[i] + err[j]) {
+            if (CL_USE(j) && hypot(re[i] - re[j], im[i] - im[j]) <= CL_RADIUS(i) + CL_RADIUS(j)) {
                 int a = cl_find(par, i), b = cl_find(par, j);
                 if (a != b) par[a > b ? a : b] = a < b ? a : b;
             }
@@ -50,6 +56,7 @@ int lin_err_clusters(int n, const double *re, const double *im, const int *skip,
                 out[i] = fmax(out[i], hypot(re[i] - re[j], im[i] - im[j]) + err[j]);
     }
 #undef CL_USE
+#undef CL_RADIUS
     for (int i = 0; i < n; i++) err[i] = out[i];
     mbl_free(par), mbl_free(out);
     return 0;

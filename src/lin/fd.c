@@ -26,6 +26,11 @@
  * what the differences can resolve, so the positions add no error of their own). */
 #define FD_NEWTON_MAXIT 50
 #define FD_NEWTON_ULPS 8.0
+/* The velocity Newton also stops at its rounding floor: from the third step on, a step at most
+ * FD_NEWTON_FLOOR times the FD_NEWTON_ULPS threshold that is no smaller than half the step before
+ * (rounding noise, e.g. velocities 100 m from the origin, where the constraint residuals carry
+ * eps |r| |omega|, stalls the step at a few times the threshold instead of converging to it). */
+#define FD_NEWTON_FLOOR 64.0
 
 typedef struct fd_ctx {
     const mbl_model *md;
@@ -162,7 +167,9 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
         if (rc) return rc;
         for (int j = 0; j < n; j++) c->q[j] += c->rhs[j];
     }
-    /* velocities: Newton on [Phi'(q, v); c(q, v); W(q, v) - W] (one step when all are linear in v) */
+    /* velocities: Newton on [Phi'(q, v); c(q, v); W(q, v) - W] (one step when all are linear in v);
+     * converged at a step of FD_NEWTON_ULPS ulps of max |v|, or at the rounding floor (FD_NEWTON_FLOOR) */
+    double dv_prev = INFINITY;
     for (int it = 0;; it++) {
         for (int i = 0; i < m; i++) c->rhs[i] = -c->F[v0 + i];
         for (int i = 0; i < k; i++) c->rhs[m + i] = -c->F[h0 + i];
@@ -174,8 +181,13 @@ static int fd_eval(fd_ctx *c, const double *x, const double *u, double *out, dou
         for (int j = 0; j < n; j++) c->v[j] += c->rhs[j], dvn = fmax(dvn, fabs(c->rhs[j])), vn = fmax(vn, fabs(c->v[j]));
         rc = fd_evaluate(c, st);
         if (rc) return rc;
-        if (it >= 1 && dvn <= FD_NEWTON_ULPS * DBL_EPSILON * vn) break;
-        if (it >= c->maxit) return mbl_error(st, MBL_ENOCONV, "fd: the velocity constraints did not converge");
+        double thr = FD_NEWTON_ULPS * DBL_EPSILON * vn;
+        if (it >= 1 && dvn <= thr) break;
+        if (it >= 2 && dvn <= FD_NEWTON_FLOOR * thr && dvn >= 0.5 * dv_prev) break; /* the rounding floor */
+        if (it >= c->maxit)
+            return mbl_error(st, MBL_ENOCONV, "fd: the velocity constraints did not converge (Newton step %.3g, max |v| %.3g)",
+                             dvn, vn);
+        dv_prev = dvn;
     }
     if (md->ext) {
         rc = fd_dynamics_ext(c, st);

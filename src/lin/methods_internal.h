@@ -315,8 +315,9 @@ int lin_penalty_sparse(const mbl_model *md, const mbl_point *pt, const mbl_lin_o
 /* Error estimates of clustered eigenvalues (src/lin/eigsort.c; issue 30, item 9): eigenvalues whose
  * discs |s - s_i| <= err_i overlap, directly or through others, cannot be told apart within their
  * estimates, so each gets max over its cluster of |s_i - s_j| + err_j (a split double eigenvalue, a
- * near-zero beside a zero). re, im, err (n); skip (may be NULL): eigenvalues left out (spurious).
- * Errors: MBL_ENOMEM. */
+ * near-zero beside a zero). An infinite estimate (a pair that could not be refined) stays infinite
+ * and makes infinite those whose discs cover it, but has no disc of its own: the others keep theirs.
+ * re, im, err (n); skip (may be NULL): eigenvalues left out (spurious). Errors: MBL_ENOMEM. */
 int lin_err_clusters(int n, const double *re, const double *im, const int *skip, double *err, mbl_status *st);
 
 #endif

@@ -394,11 +394,9 @@ static int pen_sp_err(const pen_sp *S, const mbl_lin_options *opt, int k, const 
      * constraints the reruns repeat the same pencil and measure 0 */
     for (int j = 0; j < k; j++)
         sp->err[j] = fmax(sp->err[j], fmax(floor_, PEN_SP_REFINE_EPS * DBL_EPSILON * hypot(sp->re[j], sp->im[j])));
-    /* a pair without an estimate (infinite: the refinement returned it as given) stays so but does
-     * not join a cluster: its disc would cover, and void, every other pair's (n = 100,002 beam
-     * pendulum: one such pair made all 20 estimates infinite) */
-    for (int j = 0; j < k; j++) it[j] = !isfinite(sp->err[j]);
-    rc = lin_err_clusters(k, sp->re, sp->im, it, sp->err, st);
+    /* a pair without an estimate (infinite: the refinement returned it as given) stays so, without
+     * a disc of its own (lin_err_clusters) */
+    rc = lin_err_clusters(k, sp->re, sp->im, NULL, sp->err, st);
     *emax = 0;
     for (int j = 0; !rc && j < k; j++) *emax = fmax(*emax, sp->err[j]);
 done:

@@ -2,9 +2,15 @@
 mblin_add_test(test_methods ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_methods.c)
 mblin_add_test(test_scaling ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_scaling.c)
 mblin_add_test(test_relin ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_relin.c)
+mblin_add_test(test_err_clusters ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_err_clusters.c)
 # penalty's and descriptor's error estimates bound their deviations (issue 30, item 9), through the CLI
 find_program(PYTHON3 python3)
 if(PYTHON3)
   add_test(NAME test_lin_estimates COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/estimates_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
+# fd's velocity Newton stops at its rounding floor (issue 31, item 1), through the CLI
+if(PYTHON3)
+  add_test(NAME test_lin_fd_floor COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/fd_floor_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
