@@ -92,13 +92,15 @@ static char *csv_path(const char *model, const char *name)
 
 /* Rows of numbers from CSV text: rows[r] has ncol numbers (every row the same count); the first
  * line (after comments) that is not numbers is a header and skipped, as are empty lines and
- * lines starting '#'. */
+ * lines starting '#'. With corner (a 2-D set), the first row's first cell may be text (a label
+ * such as "slip\load": the corner, stored as 0): the row is then the y values when the rest of it
+ * is numbers, a header otherwise. */
 typedef struct csv {
     double *v;
     int nrow, ncol, *line; /* line[r]: the row's line in the file */
 } csv;
 
-static int csv_read(drd *R, const char *path, csv *C)
+static int csv_read(drd *R, const char *path, int corner, csv *C)
 {
     memset(C, 0, sizeof *C);
     struct stat sb; /* a device, pipe or directory is refused before it is opened (it could block) */
@@ -124,7 +126,7 @@ static int csv_read(drd *R, const char *path, csv *C)
         while (*s == ' ' || *s == '\t') s++;
         if (*s == '\n' || *s == '\r' || *s == '\0' || *s == '#') continue;
         double row[4096];
-        int nc = 0, header = 0;
+        int nc = 0, header = 0, textc = 0;
         for (;;) {
             while (*s == ' ' || *s == '\t') s++;
             char *end;
@@ -132,7 +134,14 @@ static int csv_read(drd *R, const char *path, csv *C)
             char *e = end;
             while (*e == ' ' || *e == '\t') e++;
             if (end == s || (*e != ',' && *e != '\n' && *e != '\r' && *e != '\0')) {
-                if (C->nrow == 0 && nc == 0 && !had_header) header = had_header = 1;
+                char *comma = strchr(s, ',');
+                if (corner && C->nrow == 0 && nc == 0 && comma) { /* a text corner: read on */
+                    textc = 1;
+                    row[nc++] = 0;
+                    s = comma + 1;
+                    continue;
+                }
+                if (C->nrow == 0 && (nc == 0 || textc) && !had_header) header = had_header = 1;
                 else rc = mbl_error(R->st, MBL_EMODEL, "%s:%d:%d: data '%s': not a number", path, lineno, nc + 1, R->set);
                 break;
             }
@@ -203,7 +212,7 @@ static int set_from_csv(drd *R, model_dataset *d, const char *name, const yaml_n
     char *path = csv_path(R->file, name);
     if (!path) return mbl_error(R->st, MBL_ENOMEM, "out of memory");
     csv C;
-    int rc = csv_read(R, path, &C);
+    int rc = csv_read(R, path, d->method == MODEL_DATA_BICUBIC, &C);
     if (!rc && d->method != MODEL_DATA_BICUBIC) {
         if (C.ncol != 2)
             rc = mbl_error(R->st, MBL_EMODEL, "%s:%d: data '%s': a 1-D set needs 2 columns (x, value), found %d", path,

@@ -9,6 +9,11 @@
    beats the damper's largest force, 1500 N at 1 m/s) stops within --max-steps and names the data
    set and its range (it used to grind through a million shrinking steps, 15 s, and name only the
    step count).
+2. tests/cli/newuser/tire_map.yaml (spline2 of a bicubic CSV map whose corner cell is a label, as
+   a spreadsheet writes it): the static point F(0.01, Fz)/k and the eigenvalues of
+   m s^2 + (c0 - dF/dalpha) s + k, with F the tensor product of natural cubic splines computed
+   here (a text corner used to make the row a header: the next row, the first slip's forces,
+   became the loads, a silent wrong answer: x = -0.2844 instead of -0.2604).
 """
 import json
 import math
@@ -68,6 +73,54 @@ def strut():
     check(time.time() - tic < 30, "strut: the refused simulation took %.1f s" % (time.time() - tic))
 
 
+def natural_spline(x, y):
+    """Natural cubic spline through (x, y): a function t -> (value, slope)."""
+    n = len(x)
+    h = [x[i + 1] - x[i] for i in range(n - 1)]
+    # second derivatives M (M_0 = M_{n-1} = 0) by the Thomas algorithm
+    a, b, c, d = [0.0] * n, [1.0] * n, [0.0] * n, [0.0] * n
+    for i in range(1, n - 1):
+        a[i], b[i], c[i] = h[i - 1], 2 * (h[i - 1] + h[i]), h[i]
+        d[i] = 6 * ((y[i + 1] - y[i]) / h[i] - (y[i] - y[i - 1]) / h[i - 1])
+    for i in range(1, n):
+        w = a[i] / b[i - 1]
+        b[i] -= w * c[i - 1]
+        d[i] -= w * d[i - 1]
+    M = [0.0] * n
+    for i in range(n - 1, -1, -1):
+        M[i] = (d[i] - (c[i] * M[i + 1] if i < n - 1 else 0)) / b[i]
+
+    def f(t):
+        i = max(0, min(n - 2, max(k for k in range(n - 1) if x[k] <= t)))
+        A, B = (x[i + 1] - t) / h[i], (t - x[i]) / h[i]
+        v = A * y[i] + B * y[i + 1] + ((A ** 3 - A) * M[i] + (B ** 3 - B) * M[i + 1]) * h[i] ** 2 / 6
+        s = (y[i + 1] - y[i]) / h[i] + (-(3 * A * A - 1) * M[i] + (3 * B * B - 1) * M[i + 1]) * h[i] / 6
+        return v, s
+    return f
+
+
+def tire_map():
+    rows = [line.strip().split(",") for line in open(os.path.join(HERE, "tire_map.csv")) if not line.startswith("#")]
+    loads = [float(v) for v in rows[0][1:]]
+    slips = [float(r[0]) for r in rows[1:]]
+    Z = [[float(v) for v in r[1:]] for r in rows[1:]]
+    m, k, Fz, c0, a0 = 100.0, 1000.0, 3000.0, 50.0, 0.01
+    col = [natural_spline(loads, Z[i])(Fz)[0] for i in range(len(slips))]
+    F, dF = natural_spline(slips, col)(a0)
+    c = c0 - dF
+    d = math.sqrt(c * c - 4 * m * k)
+    want = sorted([(-c - d) / (2 * m), (-c + d) / (2 * m)])
+    rc, out, err = run("linearize", os.path.join(HERE, "tire_map.yaml"), "--json")
+    check(rc == 0, "tire map: linearize: " + err)
+    if rc == 0:
+        J = json.loads(out)
+        x = J["operating_point"]["q"][0]
+        check(abs(x - F / k) <= 1e-12, f"tire map: static point {x} != {F / k}")
+        got = sorted(e["re"] for e in J["eigenvalues"])
+        check(all(abs(g - w) <= 1e-9 * abs(w) for g, w in zip(got, want)), f"tire map: eigenvalues {got} != {want}")
+
+
 strut()
+tire_map()
 print("FAILED: %d" % len(fails) if fails else "all passed")
 sys.exit(1 if fails else 0)
