@@ -501,6 +501,15 @@ int model_data_register(mblx_graph *g, const char *file, const model_dataset *se
             else if (d->method == MODEL_DATA_CUBIC) rc = natural(d->x, d->nx, 1, d->z, 0, 1, coef, st);
             else if (two) rc = bicubic(d, coef, st);
         }
+        size_t bad = nc;
+        for (size_t i = 0; !rc && d->method != MODEL_DATA_LINEAR && i < nc && bad == nc; i++)
+            if (!isfinite(coef[i])) bad = i;
+        if (bad < nc) { /* slopes of 1e300 (points 1e-300 apart) or values near DBL_MAX */
+            int i = (int)(two ? bad / 16 / (size_t)(d->ny - 1) : bad / 4);
+            rc = mbl_error(st, MBL_EMODEL, "%s:%d:%d: data '%s': the curve overflows between x = %.15g and %.15g (the "
+                           "points are too close or the values too large for its coefficients): rescale the data",
+                           file, d->line, d->col, d->name, d->x[i], d->x[i + 1]);
+        }
         if (!rc) {
             mblx_data_def def = {d->name, (size_t)d->nx, two ? (size_t)d->ny : 0, d->x, d->y, d->z,
                                  d->method == MODEL_DATA_LINEAR ? NULL : coef, d->extrap};
