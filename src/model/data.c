@@ -100,17 +100,19 @@ typedef struct csv {
     int nrow, ncol, *line; /* line[r]: the row's line in the file */
 } csv;
 
-static int csv_read(drd *R, const char *path, int corner, csv *C)
+static int csv_read(drd *R, const char *path, int corner, const yaml_node_t *fnode, csv *C)
 {
     memset(C, 0, sizeof *C);
     struct stat sb; /* a device, pipe or directory is refused before it is opened (it could block) */
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return mbl_error(R->st, MBL_EIO, "%s: data '%s': %s is not a regular file", R->file, R->set, path);
+        return model_yaml_error(R->st, MBL_EIO, R->file, fnode, "data '%s': %s is not a regular file", R->set, path);
     if (stat(path, &sb) == 0 && (double)sb.st_size > MODEL_DATA_MAX_FILE)
-        return mbl_error(R->st, MBL_EIO, "%s: data '%s': %s is larger than %.0f bytes", R->file, R->set, path,
-                         (double)MODEL_DATA_MAX_FILE);
+        return model_yaml_error(R->st, MBL_EIO, R->file, fnode, "data '%s': %s is larger than %.0f bytes", R->set, path,
+                                (double)MODEL_DATA_MAX_FILE);
     FILE *f = fopen(path, "rb");
-    if (!f) return mbl_error(R->st, MBL_EIO, "%s: data '%s': cannot open %s (%s)", R->file, R->set, path, strerror(errno));
+    if (!f)
+        return model_yaml_error(R->st, MBL_EIO, R->file, fnode, "data '%s': cannot open %s (%s)", R->set, path,
+                                strerror(errno));
     char buf[65536];
     int lineno = 0, cap = 0, rc = 0, had_header = 0;
     while (fgets(buf, sizeof buf, f)) {
@@ -212,7 +214,7 @@ static int set_from_csv(drd *R, model_dataset *d, const char *name, const yaml_n
     char *path = csv_path(R->file, name);
     if (!path) return mbl_error(R->st, MBL_ENOMEM, "out of memory");
     csv C;
-    int rc = csv_read(R, path, d->method == MODEL_DATA_BICUBIC, &C);
+    int rc = csv_read(R, path, d->method == MODEL_DATA_BICUBIC, fnode, &C);
     if (!rc && d->method != MODEL_DATA_BICUBIC) {
         if (C.ncol != 2)
             rc = mbl_error(R->st, MBL_EMODEL, "%s:%d: data '%s': a 1-D set needs 2 columns (x, value), found %d", path,
@@ -250,7 +252,6 @@ static int set_from_csv(drd *R, model_dataset *d, const char *name, const yaml_n
                                    "(%.15g after %.15g)", path, C.line[0], j + 2, R->set, d->y[j], d->y[j - 1]);
         }
     }
-    (void)fnode;
     mbl_free(C.v);
     mbl_free(C.line);
     mbl_free(path);
