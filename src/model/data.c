@@ -92,23 +92,27 @@ static char *csv_path(const char *model, const char *name)
 
 /* Rows of numbers from CSV text: rows[r] has ncol numbers (every row the same count); the first
  * line (after comments) that is not numbers is a header and skipped, as are empty lines and
- * lines starting '#'. */
+ * lines starting '#'. With corner (a 2-D set), the first row's first cell may be text (a label
+ * such as "slip\load": the corner, stored as 0): the row is then the y values when the rest of it
+ * is numbers, a header otherwise. */
 typedef struct csv {
     double *v;
     int nrow, ncol, *line; /* line[r]: the row's line in the file */
 } csv;
 
-static int csv_read(drd *R, const char *path, csv *C)
+static int csv_read(drd *R, const char *path, int corner, const yaml_node_t *fnode, csv *C)
 {
     memset(C, 0, sizeof *C);
     struct stat sb; /* a device, pipe or directory is refused before it is opened (it could block) */
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return mbl_error(R->st, MBL_EIO, "%s: data '%s': %s is not a regular file", R->file, R->set, path);
+        return model_yaml_error(R->st, MBL_EIO, R->file, fnode, "data '%s': %s is not a regular file", R->set, path);
     if (stat(path, &sb) == 0 && (double)sb.st_size > MODEL_DATA_MAX_FILE)
-        return mbl_error(R->st, MBL_EIO, "%s: data '%s': %s is larger than %.0f bytes", R->file, R->set, path,
-                         (double)MODEL_DATA_MAX_FILE);
+        return model_yaml_error(R->st, MBL_EIO, R->file, fnode, "data '%s': %s is larger than %.0f bytes", R->set, path,
+                                (double)MODEL_DATA_MAX_FILE);
     FILE *f = fopen(path, "rb");
-    if (!f) return mbl_error(R->st, MBL_EIO, "%s: data '%s': cannot open %s (%s)", R->file, R->set, path, strerror(errno));
+    if (!f)
+        return model_yaml_error(R->st, MBL_EIO, R->file, fnode, "data '%s': cannot open %s (%s)", R->set, path,
+                                strerror(errno));
     char buf[65536];
     int lineno = 0, cap = 0, rc = 0, had_header = 0;
     while (fgets(buf, sizeof buf, f)) {
@@ -124,7 +128,7 @@ static int csv_read(drd *R, const char *path, csv *C)
         while (*s == ' ' || *s == '\t') s++;
         if (*s == '\n' || *s == '\r' || *s == '\0' || *s == '#') continue;
         double row[4096];
-        int nc = 0, header = 0;
+        int nc = 0, header = 0, textc = 0;
         for (;;) {
             while (*s == ' ' || *s == '\t') s++;
             char *end;
@@ -132,7 +136,14 @@ static int csv_read(drd *R, const char *path, csv *C)
             char *e = end;
             while (*e == ' ' || *e == '\t') e++;
             if (end == s || (*e != ',' && *e != '\n' && *e != '\r' && *e != '\0')) {
-                if (C->nrow == 0 && nc == 0 && !had_header) header = had_header = 1;
+                char *comma = strchr(s, ',');
+                if (corner && C->nrow == 0 && nc == 0 && comma) { /* a text corner: read on */
+                    textc = 1;
+                    row[nc++] = 0;
+                    s = comma + 1;
+                    continue;
+                }
+                if (C->nrow == 0 && (nc == 0 || textc) && !had_header) header = had_header = 1;
                 else rc = mbl_error(R->st, MBL_EMODEL, "%s:%d:%d: data '%s': not a number", path, lineno, nc + 1, R->set);
                 break;
             }
@@ -203,7 +214,7 @@ static int set_from_csv(drd *R, model_dataset *d, const char *name, const yaml_n
     char *path = csv_path(R->file, name);
     if (!path) return mbl_error(R->st, MBL_ENOMEM, "out of memory");
     csv C;
-    int rc = csv_read(R, path, &C);
+    int rc = csv_read(R, path, d->method == MODEL_DATA_BICUBIC, fnode, &C);
     if (!rc && d->method != MODEL_DATA_BICUBIC) {
         if (C.ncol != 2)
             rc = mbl_error(R->st, MBL_EMODEL, "%s:%d: data '%s': a 1-D set needs 2 columns (x, value), found %d", path,
@@ -241,7 +252,6 @@ static int set_from_csv(drd *R, model_dataset *d, const char *name, const yaml_n
                                    "(%.15g after %.15g)", path, C.line[0], j + 2, R->set, d->y[j], d->y[j - 1]);
         }
     }
-    (void)fnode;
     mbl_free(C.v);
     mbl_free(C.line);
     mbl_free(path);
@@ -491,6 +501,15 @@ int model_data_register(mblx_graph *g, const char *file, const model_dataset *se
             if (d->method == MODEL_DATA_AKIMA) akima(d->x, d->z, d->nx, coef, w, w + d->nx + 3);
             else if (d->method == MODEL_DATA_CUBIC) rc = natural(d->x, d->nx, 1, d->z, 0, 1, coef, st);
             else if (two) rc = bicubic(d, coef, st);
+        }
+        size_t bad = nc;
+        for (size_t i = 0; !rc && d->method != MODEL_DATA_LINEAR && i < nc && bad == nc; i++)
+            if (!isfinite(coef[i])) bad = i;
+        if (bad < nc) { /* slopes of 1e300 (points 1e-300 apart) or values near DBL_MAX */
+            int i = (int)(two ? bad / 16 / (size_t)(d->ny - 1) : bad / 4);
+            rc = mbl_error(st, MBL_EMODEL, "%s:%d:%d: data '%s': the curve overflows between x = %.15g and %.15g (the "
+                           "points are too close or the values too large for its coefficients): rescale the data",
+                           file, d->line, d->col, d->name, d->x[i], d->x[i + 1]);
         }
         if (!rc) {
             mblx_data_def def = {d->name, (size_t)d->nx, two ? (size_t)d->ny : 0, d->x, d->y, d->z,

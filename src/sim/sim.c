@@ -76,6 +76,8 @@ typedef struct sim {
     mbla_csc *A;
     mbl_status err;     /* the first evaluation error */
     int failed;
+    long nfail;         /* evaluation errors IDA recovered from by a smaller step */
+    mbl_status last;    /* the last of them: named when the step limit stops a run */
 } sim;
 
 enum { T_J = 0, T_JCJ, T_CJ, T_MINUS1, T_PHIQ, T_HESS };
@@ -115,6 +117,8 @@ static int make_x(sim *s, double t, const double *y, const double *yp, mbl_statu
 
 static void note_error(sim *s, const mbl_status *st)
 {
+    s->nfail++;
+    s->last = *st;
     if (s->failed) return;
     s->failed = 1;
     s->err = *st;
@@ -669,7 +673,16 @@ int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_opti
         IDASetMaxNumSteps(mem, opt.max_steps - done < SIM_STEP_CHUNK ? (opt.max_steps - done > 0 ? opt.max_steps - done : 1)
                                                                      : SIM_STEP_CHUNK);
         int flag = IDASolve(mem, tout, &tret, yy, yyp, IDA_NORMAL);
-        if ((flag >= 0 || flag == IDA_TOO_MUCH_WORK) && (rc = step_limit(mem, &opt, t0, tret, st))) break;
+        if ((flag >= 0 || flag == IDA_TOO_MUCH_WORK) && (rc = step_limit(mem, &opt, t0, tret, st))) {
+            /* steps that shrink towards where the model cannot be evaluated (a data set's end, a
+             * sqrt of a negative): the cause, rather than only the count */
+            if (s.nfail) {
+                mbl_status why = *st;
+                mbl_error(st, why.code, "%s; the model could not be evaluated %ld times on the way, the last: %s",
+                          why.msg, s.nfail, s.last.msg);
+            }
+            break;
+        }
         if (flag == IDA_TOO_MUCH_WORK) { /* a chunk done: go on towards the same sample */
             si--;
             continue;

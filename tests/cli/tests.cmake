@@ -15,6 +15,9 @@ if(PYTHON3)
     add_test(NAME test_trim_mech COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/cli/trim_mech_test.py
              $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   endif()
+  # issue 35: a new user's tour of data sets, rolling wheels and trim (regressions of what broke)
+  add_test(NAME test_newuser COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/newuser_test.py $<TARGET_FILE:mblin_cli>
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   add_test(NAME test_singular_states COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/singular_states_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   add_test(NAME test_codegen_inject COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/codegen_inject_test.py
