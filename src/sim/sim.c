@@ -562,6 +562,28 @@ static int record(sim *s, mbl_sim_result *R, int si, double t, const double *y, 
     return 0;
 }
 
+/* The trajectory's arrays: nt samples of every variable and ny outputs. Errors: MBL_ENOMEM. */
+static int result_alloc(mbl_sim_result *R, const sim *s, int nt, int ny, mbl_status *st)
+{
+    int n = s->n;
+    R->n = n, R->m = s->m, R->k = s->k, R->nX = s->nX, R->nZ = s->nZ, R->nr = s->nr;
+    R->ny = ny;
+    R->nt = nt;
+    R->t = mbl_alloc_array((size_t)nt + 1, sizeof *R->t);
+    R->q = mbl_alloc_array((size_t)nt * n + 1, sizeof *R->q);
+    R->v = mbl_alloc_array((size_t)nt * n + 1, sizeof *R->v);
+    R->vdot = mbl_alloc_array((size_t)nt * n + 1, sizeof *R->vdot);
+    R->lambda = mbl_alloc_array((size_t)nt * s->m + 1, sizeof *R->lambda);
+    R->mu = mbl_alloc_array((size_t)nt * s->k + 1, sizeof *R->mu);
+    R->X = mbl_alloc_array((size_t)nt * s->nX + 1, sizeof *R->X);
+    R->Z = mbl_alloc_array((size_t)nt * s->nZ + 1, sizeof *R->Z);
+    R->r = mbl_alloc_array((size_t)nt * s->nr + 1, sizeof *R->r);
+    R->y = mbl_alloc_array((size_t)nt * R->ny + 1, sizeof *R->y);
+    if (!R->t || !R->q || !R->v || !R->vdot || !R->lambda || !R->mu || !R->X || !R->Z || !R->r || !R->y)
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    return 0;
+}
+
 int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_options *opt_in, mbl_sim_result **out,
                  mbl_status *st)
 {
@@ -600,23 +622,7 @@ int mbl_simulate(const mbl_model *md, const mbl_point *start, const mbl_sim_opti
     if (!rc && !R) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (rc) goto done;
     int n = s.n, N = s.N;
-    R->n = n, R->m = s.m, R->k = s.k, R->nX = s.nX, R->nZ = s.nZ, R->nr = s.nr;
-    R->ny = info.noutput;
-    R->nt = nt;
-    R->t = mbl_alloc_array((size_t)nt + 1, sizeof *R->t);
-    R->q = mbl_alloc_array((size_t)nt * n + 1, sizeof *R->q);
-    R->v = mbl_alloc_array((size_t)nt * n + 1, sizeof *R->v);
-    R->vdot = mbl_alloc_array((size_t)nt * n + 1, sizeof *R->vdot);
-    R->lambda = mbl_alloc_array((size_t)nt * s.m + 1, sizeof *R->lambda);
-    R->mu = mbl_alloc_array((size_t)nt * s.k + 1, sizeof *R->mu);
-    R->X = mbl_alloc_array((size_t)nt * s.nX + 1, sizeof *R->X);
-    R->Z = mbl_alloc_array((size_t)nt * s.nZ + 1, sizeof *R->Z);
-    R->r = mbl_alloc_array((size_t)nt * s.nr + 1, sizeof *R->r);
-    R->y = mbl_alloc_array((size_t)nt * R->ny + 1, sizeof *R->y);
-    if (!R->t || !R->q || !R->v || !R->vdot || !R->lambda || !R->mu || !R->X || !R->Z || !R->r || !R->y) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
+    if ((rc = result_alloc(R, &s, nt, info.noutput, st))) goto done;
     if (SUNContext_Create(NULL, &ctx)) {
         rc = mbl_error(st, MBL_ENOMEM, "SUNDIALS: cannot create a context");
         goto done;
