@@ -5,6 +5,7 @@
 
 #include "core/progress.h"
 #include "lin/methods_internal.h"
+#include "model/ffr.h"
 
 /* Large models (and nev asked for): the pencil assembled sparse from the Jacobian triplets, ARPACK
  * shift-invert for the nev eigenvalues nearest the shift (src/lin/sparse_pencil.c). A, B, C, D and
@@ -217,6 +218,36 @@ static void caution_moving_added(const mbl_point *pt, mbl_linear *lin)
              len ? "; " : "");
 }
 
+/* A position state that is an Euler parameter of a turning frame (a rigid spatial body's or a
+ * flexible body's, with der(e) != 0) moves along a steady spin, at half the angular velocity: the
+ * eigenvalues in such states are those of the frozen point, not of the motion (a free spin shows at
+ * near +-i w/2 instead of at 0, and the modes it couples to move). Say so, with the way out. Returns 1 when
+ * it did. */
+static int caution_turning_frames(const mbl_model *md, const mbl_point *pt, mbl_linear *lin)
+{
+    /* penalty keeps every coordinate (its notes speak of the motion): a spin's four Euler parameters
+     * together can turn steadily there */
+    if (!lin || !lin->state_names || md->nflex + md->nrframe == 0 || !strcmp(lin->method, "penalty")) return 0;
+    const char *hit = NULL;
+    for (int b = 0; b < md->nflex + md->nrframe && !hit; b++) {
+        const int *qe = b < md->nflex ? md->flex[b].q + 3 : md->rframe + 7 * (b - md->nflex) + 3;
+        if (b < md->nflex && md->flex[b].dim != 3) continue;
+        int turning = 0;
+        for (int k = 0; k < 4; k++) turning |= pt->v[qe[k]] != 0.0;
+        for (int k = 0; k < 4 && turning && !hit; k++)
+            for (int i = 0; i < lin->z0 && !hit; i++)
+                if (lin->state_names[i] && !strcmp(lin->state_names[i], md->qname[qe[k]])) hit = md->qname[qe[k]];
+    }
+    if (!hit) return 0;
+    size_t len = strlen(lin->selection);
+    snprintf(lin->selection + len, sizeof lin->selection - len,
+             "%scaution: the state '%s' is an Euler parameter of a turning frame, which moves along the motion at half "
+             "its angular velocity: the eigenvalues in these states are those of the frozen point (a free spin shows "
+             "near +-i w/2 instead of at 0); give the spin angle as a state (linearize.states)",
+             len ? "; " : "", hit);
+    return 1;
+}
+
 int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                   mbl_status *st)
 {
@@ -240,7 +271,7 @@ int mbl_linearize(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
             rc = dispatch(md, pt, opt, i, out, st);
             if (rc && core_progress_stopped()) rc = mbl_error(st, MBL_ECANCELLED, "cancelled during the linearization");
             else if (rc) mbl_error_prefix(st, "%s", md->file);
-            else caution_moving_added(pt, *out);
+            else if (!caution_turning_frames(md, pt, *out)) caution_moving_added(pt, *out);
             return rc;
         }
     return mbl_error(st, MBL_EARG,

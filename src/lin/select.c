@@ -21,6 +21,8 @@ static void append(char *buf, size_t size, const char *fmt, const char *a, const
     snprintf(buf + len, size - len, fmt, a, b);
 }
 
+/* How many added coordinates the selection's report names (the rest are counted). */
+#define SELECT_ADDED_NAMES 8
 /* Largest model (coordinates + candidates) selected with the complete-pivoting LU of Eq. 22
  * (dgetc2 is unblocked: cols^3 / 3 flops at level-2 speed). */
 #define SELECT_DENSE_LU_MAX 64
@@ -298,9 +300,18 @@ int lin_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
         if (free_coord[j]) {
             S[z0].kind = MBL_SREF_COORD;
             S[z0++].index = j;
-            if (nus > 0) {
-                lin->nsel_added++;
-                append(lin->selection, sizeof lin->selection, "added coordinate '%s'%s; ", md->qname[j], "");
+            if (nus > 0) lin->nsel_added++;
+        }
+    /* the added coordinates by name, the first SELECT_ADDED_NAMES of them (a flexible body adds
+     * hundreds, and the report's line has room for the caution after them) */
+    for (int j = 0, shown = 0; nus > 0 && j < n && lin->nsel_added > 0; j++)
+        if (free_coord[j] && shown < SELECT_ADDED_NAMES) {
+            append(lin->selection, sizeof lin->selection, shown ? ", '%s'%s" : "added coordinates '%s'%s", md->qname[j],
+                   "");
+            if (++shown == SELECT_ADDED_NAMES || shown == lin->nsel_added) {
+                char more[64] = "";
+                if (lin->nsel_added > shown) snprintf(more, sizeof more, " and %d more", lin->nsel_added - shown);
+                append(lin->selection, sizeof lin->selection, "%s%s; ", more, "");
             }
         }
     if (z0 == 0) {

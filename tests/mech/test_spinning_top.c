@@ -111,8 +111,8 @@ TEST(top_completed_states_cautioned)
     if (lin) {
         printf("  selection: %s\n", lin->selection);
         CHECK(lin->nsel_added == 1);
-        CHECK(strstr(lin->selection, "added coordinate 'top_e") != NULL);
-        CHECK(strstr(lin->selection, "caution: at a point with motion the eigenvalues depend on the states") != NULL);
+        CHECK(strstr(lin->selection, "added coordinates 'top_e") != NULL);
+        CHECK(strstr(lin->selection, "caution: the state 'top_e") != NULL && strstr(lin->selection, "is an Euler parameter of a turning frame") != NULL);
     }
     mbl_linear_free(lin);
     mbl_point_free(pt);
