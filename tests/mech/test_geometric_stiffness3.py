@@ -30,11 +30,12 @@ Usage: test_geometric_stiffness3.py MBLIN
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mechrun import linearize_text  # noqa: E402
 
 B = sys.argv[1]
 L, E, G_, RHO, GRAV = 1.0, 2e9, 8e8, 7850.0, 9.81
@@ -198,14 +199,7 @@ linearize:
 
 
 def run(text, *args):
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(text)
-        path = f.name
-    try:
-        p = subprocess.run([B, "linearize", path, "--json", "--no-matrices", *args], capture_output=True, text=True)
-    finally:
-        os.unlink(path)
-    return p
+    return linearize_text(B, text, *args)
 
 
 def freqs(text, *args):

@@ -26,17 +26,15 @@ Checked:
     -0.3 Omega^2 and the Euler parameters' -Omega^2/4 e (1e-9).
 Usage: test_steady_rigid_hub.py MBLIN
 """
-import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from beam_fe import clamped_beam_eigs, frequencies  # noqa: E402
+from mechrun import linearize_json  # noqa: E402
 
 B = sys.argv[1]
 L, E, RHO, R, HUB = 1.0, 2e9, 7850.0, 0.01, 0.2
@@ -110,16 +108,7 @@ linearize:
 
 
 def run(text, *args):
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(text)
-        path = f.name
-    try:
-        p = subprocess.run([B, "linearize", path, "--json", "--no-matrices", *args], capture_output=True, text=True)
-    finally:
-        os.unlink(path)
-    if p.returncode:
-        return None, p.stderr.strip()
-    return json.loads(p.stdout), ""
+    return linearize_json(B, text, *args)
 
 
 def freqs(o, lo=1e-6):
