@@ -105,6 +105,16 @@ MBL_API int mbla_dlu_n(const mbla_dlu *lu);
 
 MBL_API void mbla_dlu_free(mbla_dlu *lu);
 
+/* Cholesky factorization A = L L^T in place (dpotrf) of the symmetric n x n matrix A, of which only
+ * the lower triangle is read; on return the lower triangle holds L (the strict upper triangle is
+ * untouched). Errors: MBL_EDIM, MBL_EARG; MBL_ESINGULAR "matrix is not positive definite: the
+ * leading minor of order k is not positive" (k 1-based), A then partly overwritten. */
+MBL_API int mbla_dchol(int n, double *A, int lda, mbl_status *st);
+
+/* Solve A X = B in place with the factor L of mbla_dchol, all nrhs columns at once (dpotrs, BLAS-3
+ * triangular solves). B is n x nrhs. Errors: MBL_EARG, MBL_EDIM. */
+MBL_API int mbla_dchol_solve(int n, int nrhs, const double *L, int ldl, double *B, int ldb, mbl_status *st);
+
 /* ============================================================================================
  * Dense: rank-revealing factorizations
  * ========================================================================================== */

@@ -394,10 +394,19 @@ typedef struct mbl_lin_options {
                               M-hat_ii < state_tol * m_max * |dv/dW_i|^2 (m_max the largest diagonal
                               entry of the model's mass matrix) is refused, in every method that
                               takes the user's states and in sweeps (default 1e-10; 0: default) */
+    int dense_tree;        /* sweeps (mbl_lin_work_new, mbl_relinearize) of a model without
+                              constraints whose states are its coordinates and their rates (a
+                              URDF robot, a tree in relative coordinates without cut joints):
+                              MBL_DENSE_TREE_AUTO (0, default) solves with a Cholesky
+                              factorization of the mass matrix and BLAS-3 solves, the general path
+                              at a point where it is not positive definite;
+                              MBL_DENSE_TREE_OFF the general path always (for comparison;
+                              docs/linearization.md "Sweeps") */
 } mbl_lin_options;
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0
 enum { MBL_PARTIAL_AUTO = 0, MBL_PARTIAL_ALWAYS = 1, MBL_PARTIAL_NEVER = -1 };
+enum { MBL_DENSE_TREE_AUTO = 0, MBL_DENSE_TREE_OFF = -1 };
 
 MBL_API void mbl_lin_options_default(mbl_lin_options *opt);
 

@@ -153,6 +153,28 @@ int mbla_lu_solve(int n, int nrhs, double *A, int lda, double *B, int ldb, mbl_s
     return 0;
 }
 
+int mbla_dchol(int n, double *A, int lda, mbl_status *st)
+{
+    int r = check_mat(st, "mbla_chol", "A", n, n, A, lda);
+    if (r || n == 0) return r;
+    int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, A, lda);
+    if (info < 0) return la_lapacke_error(st, "mbla_dchol (dpotrf)", info);
+    if (info > 0)
+        return mbl_error(st, MBL_ESINGULAR,
+                         "mbla_dchol: matrix is not positive definite: the leading minor of order %d is not positive", info);
+    return 0;
+}
+
+int mbla_dchol_solve(int n, int nrhs, const double *L, int ldl, double *B, int ldb, mbl_status *st)
+{
+    const char *fn = "mbla_dchol_solve";
+    int r;
+    if ((r = check_mat(st, fn, "L", n, n, L, ldl)) || (r = check_mat(st, fn, "B", n, nrhs, B, ldb))) return r;
+    if (n == 0 || nrhs == 0) return 0;
+    int info = LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, nrhs, L, ldl, B, ldb);
+    return info < 0 ? la_lapacke_error(st, "mbla_dchol_solve (dpotrs)", info) : 0;
+}
+
 struct mbla_dlu {
     int n;
     double *lu;  /* n x n, ld n */
