@@ -175,6 +175,30 @@ int mbla_dchol_solve(int n, int nrhs, const double *L, int ldl, double *B, int l
     return info < 0 ? la_lapacke_error(st, "mbla_dchol_solve (dpotrs)", info) : 0;
 }
 
+int mbla_dchol_inverse(int n, double *L, int ldl, mbl_status *st)
+{
+    int r = check_mat(st, "mbla_dchol_inverse", "L", n, n, L, ldl);
+    if (r || n == 0) return r;
+    int info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'L', n, L, ldl);
+    if (info < 0) return la_lapacke_error(st, "mbla_dchol_inverse (dpotri)", info);
+    if (info > 0) return mbl_error(st, MBL_ESINGULAR, "mbla_dchol_inverse: L(%d,%d) is exactly zero", info - 1, info - 1);
+    for (int j = 1; j < n; j++)
+        for (int i = 0; i < j; i++) L[i + (size_t)j * ldl] = L[j + (size_t)i * ldl];
+    return 0;
+}
+
+int mbla_dchol_rcond(int n, const double *L, int ldl, double anorm, double *rcond, double *work, int *iwork,
+                     mbl_status *st)
+{
+    int r = check_mat(st, "mbla_dchol_rcond", "L", n, n, L, ldl);
+    if (r) return r;
+    if (!rcond || (n > 0 && (!work || !iwork))) return mbl_error(st, MBL_EARG, "mbla_dchol_rcond: rcond or a work array is NULL");
+    *rcond = 1.0;
+    if (n == 0) return 0;
+    int info = LAPACKE_dpocon_work(LAPACK_COL_MAJOR, 'L', n, L, ldl, anorm, rcond, work, iwork);
+    return info < 0 ? la_lapacke_error(st, "mbla_dchol_rcond (dpocon)", info) : 0;
+}
+
 struct mbla_dlu {
     int n;
     double *lu;  /* n x n, ld n */

@@ -51,7 +51,7 @@ struct mbl_lin_work {
      * Jacobian entries (desrc) and their offsets in dbuf (dedst: the first ndm into M, n x n, the
      * others, negated, into the right-hand sides, n x nrhs) */
     int dense, nde, ndm;
-    int *desrc, *dedst;
+    int *desrc, *dedst, *diwork;
     double *dbuf;
 };
 

@@ -12,14 +12,15 @@
  *     C = [Y_q, Y_v] + Y_a [a'_S, a'_W],  D = Y_r + Y_a a'_r       (Y the outputs' Jacobian),
  *     M-hat = M, C-hat = R_v, K-hat = R_q, F = -R_r,  q_S = v_W = I,
  * the same quantities as the general path, which solves the same equations through the kinematic
- * system or the augmented matrix (KLU): equal to rounding. M is factored by dpotrf and all 2n + nr
- * right-hand sides are solved at once (dpotrs: BLAS-3), n^3/3 + 2 n^2 (2n + nr) flops, instead of
- * sparse solves column by column on factors that are dense for a chain and a projection.
+ * system or the augmented matrix (KLU): equal to rounding. M, scaled by powers of 2 to a diagonal
+ * near 1 (the matrix of the states' test), is factored by dpotrf and all 2n + nr right-hand sides are solved at once
+ * (dpotrs: BLAS-3), n^3/3 + 2 n^2 (2n + nr) flops, instead of sparse solves column by column on
+ * factors that are dense for a chain, and a projection.
  *
  * Chosen at the workspace's first point (aug_dense_prepare) unless the options turn it off
  * (mbl_lin_options.dense_tree = MBL_DENSE_TREE_OFF: the general path, for comparison). At a point
- * where M is not symmetric to RELIN_DENSE_SYM_TOL or not positive definite (dpotrf fails),
- * aug_dense_relin returns 1 and mbl_relinearize takes the general path there. The reported
+ * where M is not symmetric to RELIN_DENSE_SYM_TOL, not positive definite (dpotrf fails) or near
+ * the states' test's bound (RELIN_DENSE_RCOND_MARGIN), aug_dense_relin returns 1 and mbl_relinearize takes the general path there. The reported
  * condition is that of the kinematic system, a permutation: 1. */
 #include <math.h>
 #include <string.h>
@@ -31,6 +32,15 @@
  * every pair; the recursion of a tree computes both from the same sums (exactly equal), a model
  * written by hand may not. Otherwise the general path (LU) is taken at that point. */
 #define RELIN_DENSE_SYM_TOL 1e-14
+/* The states' test's last part (M-hat scaled to unit diagonal regular: reciprocal condition >=
+ * rcond_min) is made from the Cholesky factor of M scaled by powers of 2 to a diagonal in [1/4, 1)
+ * (dpocon: at most 4 times that condition); within this factor of
+ * the bound the general path (its LU and dgecon, the documented test) decides, so an estimate of
+ * the same quantity by another factorization never changes a refusal. */
+#define RELIN_DENSE_RCOND_MARGIN 1e3
+/* A right-hand side with at most this fraction of nonzeros (times n) is multiplied by M^-1 entry by
+ * entry, the others together by dgemm */
+#define RELIN_DENSE_SPARSE_COL 0.125
 
 int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
 {
@@ -51,8 +61,9 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
     int nz = md->jac.nz;
     w->desrc = mbl_alloc_array((size_t)nz + 1, sizeof *w->desrc);
     w->dedst = mbl_alloc_array((size_t)nz + 1, sizeof *w->dedst);
-    w->dbuf = mbl_alloc_array((size_t)n * (size_t)(n + w->nrhs) + 1, sizeof *w->dbuf);
-    if (!w->desrc || !w->dedst || !w->dbuf) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    w->dbuf = mbl_alloc_array((size_t)n * (size_t)(n + 3 * w->nrhs + 4) + 1, sizeof *w->dbuf);
+    w->diwork = mbl_alloc_array((size_t)(n > w->nrhs ? n : w->nrhs) + 1, sizeof *w->diwork);
+    if (!w->desrc || !w->dedst || !w->dbuf || !w->diwork) return mbl_error(st, MBL_ENOMEM, "out of memory");
     size_t nn = (size_t)n * n;
     int e = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -90,6 +101,33 @@ static int mass_symmetric(const double *M, int n)
                 return 0;
     }
     return 1;
+}
+
+/* X = Minv R (R n x nrhs, overwritten): a column of R with few nonzeros (an input on one joint,
+ * a joint's damping at rest) as the sum of Minv's columns it picks, the others by one dgemm on
+ * the gathered columns (into T; list: their indices) */
+static void responses(const double *Minv, double *R, int n, int nrhs, double *X, double *T, int *list)
+{
+    int nd = 0;
+    for (int j = 0; j < nrhs; j++) {
+        const double *r = R + (size_t)j * n;
+        int nz = 0;
+        for (int k = 0; k < n; k++) nz += r[k] != 0.0;
+        if (nz > RELIN_DENSE_SPARSE_COL * n) {
+            list[nd++] = j;
+            continue;
+        }
+        double *x = X + (size_t)j * n;
+        memset(x, 0, (size_t)n * sizeof *x);
+        for (int k = 0; k < n; k++)
+            if (r[k] != 0.0)
+                for (int i = 0; i < n; i++) x[i] += Minv[i + (size_t)k * n] * r[k];
+    }
+    if (!nd) return;
+    for (int t = 0; t < nd; t++)
+        if (list[t] != t) memcpy(R + (size_t)t * n, R + (size_t)list[t] * n, (size_t)n * sizeof *R);
+    mbla_gemm('N', 'N', n, nd, n, 1.0, Minv, n, R, n, 0.0, T, n, NULL);
+    for (int t = 0; t < nd; t++) memcpy(X + (size_t)list[t] * n, T + (size_t)t * n, (size_t)n * sizeof *X);
 }
 
 /* C and D from the outputs' rows (refilled in w->Y) and the accelerations' responses X (n x nrhs) */
@@ -139,20 +177,40 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     for (size_t e = 0; e < nn; e++) lin->K[e] = -R[e], lin->Cd[e] = -R[nn + e];
     memcpy(lin->F, R + 2 * nn, (size_t)n * (size_t)nr * sizeof *R);
     for (int j = 0; j < n; j++) lin->q_S[j + (size_t)j * n] = 1.0, lin->v_W[j + (size_t)j * n] = 1.0;
-    /* the same states' test as the general path */
-    int rc = lin_check_states_at(md, jac, w->mdiag, w->nmdiag, lin, &w->opt, st);
+    /* the same states' test as the general path; its last part (M-hat scaled to unit diagonal
+     * regular) from the Cholesky factor of the matrix scaled by powers of 2 to a diagonal in [1/4, 1),
+     * which also solves (the same rounding as M's own factor) */
+    int rc = lin_check_states_mass(md, jac, w->mdiag, w->nmdiag, lin, &w->opt, st);
     if (rc) return rc;
+    double *d = w->dbuf + nn + (size_t)n * nrhs, *work = d + n, anorm = 0;
+    for (int i = 0; i < n; i++) { /* powers of 2 (exact): d_i^2 M_ii in [1/4, 1) */
+        int e;
+        frexp(sqrt(Mb[i + (size_t)i * n]), &e);
+        d[i] = ldexp(1.0, -e);
+    }
+    for (int j = 0; j < n; j++) { /* the lower triangle scaled; the column sums of the symmetric whole */
+        double cs = 0;
+        for (int i = 0; i < j; i++) cs += fabs(Mb[j + (size_t)i * n]);
+        for (int i = j; i < n; i++) cs += fabs(Mb[i + (size_t)j * n] *= d[i] * d[j]);
+        anorm = fmax(anorm, cs);
+    }
     mbl_status quiet;
-    if (mbla_dchol(n, Mb, n, &quiet)) return 1; /* not positive definite here: the general path */
-    rc = mbla_dchol_solve(n, nrhs, Mb, n, R, n, st);
-    if (rc) return rc;
+    double rcond = 0;
+    if (mbla_dchol(n, Mb, n, &quiet) || mbla_dchol_rcond(n, Mb, n, anorm, &rcond, work, w->diwork, &quiet) ||
+        !(rcond >= RELIN_DENSE_RCOND_MARGIN * w->opt.rcond_min))
+        return 1; /* not positive definite, or near the states' test's bound: the general path decides */
+    double *X = work + 3 * (size_t)n, *T = X + (size_t)n * nrhs;
+    if ((rc = mbla_dchol_inverse(n, Mb, n, st))) return rc;
+    for (int j = 0; j < n; j++) /* M^-1 = D S^-1 D */
+        for (int i = 0; i < n; i++) Mb[i + (size_t)j * n] *= d[i] * d[j];
+    responses(Mb, R, n, nrhs, X, T, w->diwork);
     for (int j = 0; j < nx + nr; j++) {
         double *a = j < nx ? lin->A + (size_t)j * nx : lin->B + (size_t)(j - nx) * nx;
         memset(a, 0, (size_t)n * sizeof *a);
-        memcpy(a + n, R + (size_t)j * n, (size_t)n * sizeof *a);
+        memcpy(a + n, X + (size_t)j * n, (size_t)n * sizeof *a);
     }
     for (int i = 0; i < n; i++) lin->A[i + (size_t)(n + i) * nx] = 1.0;
-    outputs(w, lin, R);
+    outputs(w, lin, X);
     lin->cond = 1.0;
     return 0;
 }

@@ -343,6 +343,13 @@ TEST(chol_hilbert_inverse)
     CHECK_CLOSE(H[1], 0.5, 1e-15);          /* L_21 = H_21 / L_11 */
     CHECK_CLOSE(H[4], 99.0, 0.0);           /* the upper triangle untouched */
     CHECK_EQ_INT(mbla_dchol_solve(4, 4, H, 4, X, 4, &st), 0);
+    double wk[12], rc = 0;
+    int iwk[4];
+    CHECK_EQ_INT(mbla_dchol_rcond(4, H, 4, 25.0 / 12.0, &rc, wk, iwk, &st), 0);
+    CHECK_CLOSE(1.0 / rc, 28375.0, 1e-9); /* ||H||_1 ||H^-1||_1 (the estimate is exact here) */
+    CHECK_EQ_INT(mbla_dchol_rcond(4, H, 4, 1.0, &rc, NULL, iwk, &st), MBL_EARG);
+    CHECK_EQ_INT(mbla_dchol_inverse(4, H, 4, &st), 0); /* both triangles: the integer inverse */
+    for (int e = 0; e < 16; e++) CHECK_CLOSE(H[e], Hinv[e], 1e-10);
     for (int e = 0; e < 16; e++) CHECK_CLOSE(X[e], Hinv[e], 1e-10);
     double N2[4] = {1, 2, 2, 1};
     CHECK_EQ_INT(mbla_dchol(2, N2, 2, &st), MBL_ESINGULAR);

@@ -204,6 +204,49 @@ TEST(fallback)
     check_file("tests/lin/dense_indefinite.yaml", 0.1, 0.3, 1);
 }
 
+/* M = [[1, x], [x, 1]] near singular: at x = 1 - 1e-11 (reciprocal condition ~5e-12 after scaling,
+ * within RELIN_DENSE_RCOND_MARGIN of rcond_min) the dense path leaves the decision to the general
+ * path, which answers: the same results. (Nearer, the operating point itself has no accelerations.) */
+TEST(near_singular_mass)
+{
+    static const char text[] = "model: dae\ncoordinates: {x: 0.5, y: 0}\n"
+                               "mass_matrix: {x: {x: 1, y: \"x\"}, y: {y: 1}}\n"
+                               "potential_energy: \"0.5*x^2 + 0.5*y^2 + 0.1*x*y\"\nlinearize: {at: given}\n";
+    mbl_status st;
+    mbl_model *md = NULL;
+    mbl_point *p0 = NULL, *p1 = NULL;
+    mbl_lin_work *wd = NULL, *wg = NULL;
+    mbl_linear *ld = NULL, *lg = NULL;
+    mbl_lin_options off;
+    mbl_lin_options_default(&off);
+    off.dense_tree = MBL_DENSE_TREE_OFF;
+    int ok = mbl_model_load_string(text, sizeof text - 1, "near_singular.yaml", NULL, 0, &md, &st) == 0 &&
+             mbl_operating_point(md, NULL, &p0, &st) == 0 && mbl_lin_work_new(md, p0, NULL, &wd, &ld, &st) == 0 &&
+             mbl_lin_work_new(md, p0, &off, &wg, &lg, &st) == 0;
+    if (!ok) fprintf(stderr, "near_singular: %s\n", st.msg);
+    CHECK(ok);
+    for (int k = 1; ok && k < 2; k++) {
+        double q[2] = {1 - 1e-11, 0}, v[2] = {0, 0};
+        mbl_opoint_options po;
+        mbl_opoint_options_default(&po);
+        po.at = MBL_AT_GIVEN;
+        po.q = q;
+        po.v = v;
+        mbl_point_free(p1);
+        p1 = NULL;
+        CHECK_EQ_INT(mbl_operating_point(md, &po, &p1, &st), 0);
+        CHECK_EQ_INT(wd->dense, 1);
+        int rd = mbl_relinearize(wd, p1, ld, &st), rg = mbl_relinearize(wg, p1, lg, &st);
+        CHECK_EQ_INT(rd, 0);
+        CHECK_EQ_INT(rg, 0);
+        if (!rd && !rg) compare_all("near_singular", ld, lg, DENSE_TOL);
+    }
+    mbl_linear_free(ld), mbl_linear_free(lg);
+    mbl_lin_work_free(wd), mbl_lin_work_free(wg);
+    mbl_point_free(p0), mbl_point_free(p1);
+    mbl_model_free(md);
+}
+
 /* constraints, or user states: never the dense path */
 TEST(not_chosen)
 {
@@ -216,6 +259,7 @@ int main(void)
     RUN(urdf_chains);
     RUN(humanoid_tree);
     RUN(fallback);
+    RUN(near_singular_mass);
     RUN(not_chosen);
     if (getenv("RELIN_VERBOSE")) fprintf(stderr, "largest difference %.3g\n", g_worst);
     return test_summary("relin_dense");
