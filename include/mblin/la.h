@@ -111,20 +111,10 @@ MBL_API void mbla_dlu_free(mbla_dlu *lu);
  * leading minor of order k is not positive" (k 1-based), A then partly overwritten. */
 MBL_API int mbla_dchol(int n, double *A, int lda, mbl_status *st);
 
-/* Solve A X = B in place with the factor L of mbla_dchol, all nrhs columns at once (dpotrs, BLAS-3
- * triangular solves). B is n x nrhs. Errors: MBL_EARG, MBL_EDIM. */
-MBL_API int mbla_dchol_solve(int n, int nrhs, const double *L, int ldl, double *B, int ldb, mbl_status *st);
-
 /* The inverse of A from its factor L (mbla_dchol) in place of L, both triangles (dpotri; the
  * upper one copied from the lower). Errors: MBL_EDIM, MBL_EARG; MBL_ESINGULAR (a zero on L's
  * diagonal). */
 MBL_API int mbla_dchol_inverse(int n, double *L, int ldl, mbl_status *st);
-
-/* Reciprocal 1-norm condition estimate of A from its factor L (mbla_dchol) and anorm = ||A||_1
- * (dpocon), with the caller's work arrays (work: 3n doubles, iwork: n ints; no allocation, for a
- * loop over points). Errors: MBL_EARG, MBL_EDIM. */
-MBL_API int mbla_dchol_rcond(int n, const double *L, int ldl, double anorm, double *rcond, double *work, int *iwork,
-                             mbl_status *st);
 
 /* ============================================================================================
  * Dense: rank-revealing factorizations

@@ -165,16 +165,6 @@ int mbla_dchol(int n, double *A, int lda, mbl_status *st)
     return 0;
 }
 
-int mbla_dchol_solve(int n, int nrhs, const double *L, int ldl, double *B, int ldb, mbl_status *st)
-{
-    const char *fn = "mbla_dchol_solve";
-    int r;
-    if ((r = check_mat(st, fn, "L", n, n, L, ldl)) || (r = check_mat(st, fn, "B", n, nrhs, B, ldb))) return r;
-    if (n == 0 || nrhs == 0) return 0;
-    int info = LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, nrhs, L, ldl, B, ldb);
-    return info < 0 ? la_lapacke_error(st, "mbla_dchol_solve (dpotrs)", info) : 0;
-}
-
 int mbla_dchol_inverse(int n, double *L, int ldl, mbl_status *st)
 {
     int r = check_mat(st, "mbla_dchol_inverse", "L", n, n, L, ldl);
@@ -185,18 +175,6 @@ int mbla_dchol_inverse(int n, double *L, int ldl, mbl_status *st)
     for (int j = 1; j < n; j++)
         for (int i = 0; i < j; i++) L[i + (size_t)j * ldl] = L[j + (size_t)i * ldl];
     return 0;
-}
-
-int mbla_dchol_rcond(int n, const double *L, int ldl, double anorm, double *rcond, double *work, int *iwork,
-                     mbl_status *st)
-{
-    int r = check_mat(st, "mbla_dchol_rcond", "L", n, n, L, ldl);
-    if (r) return r;
-    if (!rcond || (n > 0 && (!work || !iwork))) return mbl_error(st, MBL_EARG, "mbla_dchol_rcond: rcond or a work array is NULL");
-    *rcond = 1.0;
-    if (n == 0) return 0;
-    int info = LAPACKE_dpocon_work(LAPACK_COL_MAJOR, 'L', n, L, ldl, anorm, rcond, work, iwork);
-    return info < 0 ? la_lapacke_error(st, "mbla_dchol_rcond (dpocon)", info) : 0;
 }
 
 struct mbla_dlu {

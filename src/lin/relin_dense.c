@@ -33,8 +33,8 @@
  * written by hand may not. Otherwise the general path (LU) is taken at that point. */
 #define RELIN_DENSE_SYM_TOL 1e-14
 /* The states' test's last part (M-hat scaled to unit diagonal regular: reciprocal condition >=
- * rcond_min) is made from the Cholesky factor of M scaled by powers of 2 to a diagonal in [1/4, 1)
- * (dpocon: at most 4 times that condition); within this factor of
+ * rcond_min) is made from the inverse of M scaled by powers of 2 to a diagonal in [1/4, 1) (its
+ * condition at most 4 times that of the unit diagonal); within this factor of
  * the bound the general path (its LU and dgecon, the documented test) decides, so an estimate of
  * the same quantity by another factorization never changes a refusal. */
 #define RELIN_DENSE_RCOND_MARGIN 1e3
@@ -61,7 +61,7 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
     int nz = md->jac.nz;
     w->desrc = mbl_alloc_array((size_t)nz + 1, sizeof *w->desrc);
     w->dedst = mbl_alloc_array((size_t)nz + 1, sizeof *w->dedst);
-    w->dbuf = mbl_alloc_array((size_t)n * (size_t)(n + 3 * w->nrhs + 4) + 1, sizeof *w->dbuf);
+    w->dbuf = mbl_alloc_array((size_t)n * (size_t)(n + 3 * w->nrhs + 1) + 1, sizeof *w->dbuf);
     w->diwork = mbl_alloc_array((size_t)(n > w->nrhs ? n : w->nrhs) + 1, sizeof *w->diwork);
     if (!w->desrc || !w->dedst || !w->dbuf || !w->diwork) return mbl_error(st, MBL_ENOMEM, "out of memory");
     size_t nn = (size_t)n * n;
@@ -178,8 +178,8 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     memcpy(lin->F, R + 2 * nn, (size_t)n * (size_t)nr * sizeof *R);
     for (int j = 0; j < n; j++) lin->q_S[j + (size_t)j * n] = 1.0, lin->v_W[j + (size_t)j * n] = 1.0;
     /* the same states' test as the general path; its last part (M-hat scaled to unit diagonal
-     * regular) from the Cholesky factor of the matrix scaled by powers of 2 to a diagonal in [1/4, 1),
-     * which also solves (the same rounding as M's own factor) */
+     * regular) from the inverse of the matrix S = D M D scaled by powers of 2 to a diagonal in
+     * [1/4, 1) (the same rounding as M's own), which also gives the responses */
     int rc = lin_check_states_mass(md, jac, w->mdiag, w->nmdiag, lin, &w->opt, st);
     if (rc) return rc;
     double *d = w->dbuf + nn + (size_t)n * nrhs, *work = d + n, anorm = 0;
@@ -195,12 +195,14 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
         anorm = fmax(anorm, cs);
     }
     mbl_status quiet;
-    double rcond = 0;
-    if (mbla_dchol(n, Mb, n, &quiet) || mbla_dchol_rcond(n, Mb, n, anorm, &rcond, work, w->diwork, &quiet) ||
-        !(rcond >= RELIN_DENSE_RCOND_MARGIN * w->opt.rcond_min))
-        return 1; /* not positive definite, or near the states' test's bound: the general path decides */
-    double *X = work + 3 * (size_t)n, *T = X + (size_t)n * nrhs;
-    if ((rc = mbla_dchol_inverse(n, Mb, n, st))) return rc;
+    if (mbla_dchol(n, Mb, n, &quiet) || mbla_dchol_inverse(n, Mb, n, &quiet))
+        return 1; /* not positive definite: the general path */
+    /* the reciprocal condition ||S||_1^-1 ||S^-1||_1^-1, exact from the inverse (the general path's
+     * dgecon estimates it from below: this is never the larger) */
+    double inorm = mbla_norm1(n, n, Mb, n);
+    if (!(1.0 / (anorm * inorm) >= RELIN_DENSE_RCOND_MARGIN * w->opt.rcond_min))
+        return 1; /* near the states' test's bound: the general path decides */
+    double *X = work, *T = X + (size_t)n * nrhs;
     for (int j = 0; j < n; j++) /* M^-1 = D S^-1 D */
         for (int i = 0; i < n; i++) Mb[i + (size_t)j * n] *= d[i] * d[j];
     responses(Mb, R, n, nrhs, X, T, w->diwork);
