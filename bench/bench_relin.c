@@ -9,6 +9,7 @@
  * the first batch is a warm-up and not counted.
  * Environment: MBLIN_DENSE_TREE=off makes the workspace with mbl_lin_options.dense_tree =
  * MBL_DENSE_TREE_OFF (the general path of an unconstrained tree, for comparison; issue 34 item 3);
+ * MBLIN_SKIP_OUTPUTS=1 sets mbl_lin_options.skip_outputs (no C, D per point);
  * MBLIN_BENCH_SWEEP_ONLY=1 skips the one-shot part (instruction counts of the sweep alone). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,8 @@ int main(int argc, char **argv)
     mbl_lin_options_default(&lo);
     const char *dt = getenv("MBLIN_DENSE_TREE");
     if (dt && !strcmp(dt, "off")) lo.dense_tree = MBL_DENSE_TREE_OFF;
+    const char *sk = getenv("MBLIN_SKIP_OUTPUTS");
+    lo.skip_outputs = sk && *sk && strcmp(sk, "0");
     if (mbl_operating_point(md, &po, &pt2, &st) || mbl_lin_work_new(md, pt, &lo, &w, &lw, &st)) {
         fprintf(stderr, "bench_relin: %s\n", st.msg);
         return 1;

@@ -4,7 +4,7 @@ factorization of the mass matrix, src/lin/relin_dense.c) against the general pat
 (MBLIN_DENSE_TREE=off: the kinematic system or the augmented matrix with KLU), on the N-link chains
 of bench/chain_urdf.py and the 30-joint humanoid tree tests/lin/humanoid30.urdf. Each figure is
 bench_relin's sweep median (CPU clock, OPENBLAS_NUM_THREADS=1), the median of --runs runs, the two
-paths interleaved; with --callgrind also the instructions per point (callgrind, inclusive in
+paths interleaved, and the dense path with skip_outputs (no C, D: MBLIN_SKIP_OUTPUTS=1); with --callgrind also the instructions per point (callgrind, inclusive in
 mbl_relinearize, divided by its calls; deterministic). Prints a markdown table and the growth
 exponents between consecutive chain sizes.
 
@@ -55,7 +55,8 @@ def main():
     ap.add_argument('--callgrind', action='store_true')
     a = ap.parse_args()
     base = dict(os.environ, OPENBLAS_NUM_THREADS='1', MBLIN_BENCH_CLOCK='cpu', MBLIN_BENCH_SWEEP_ONLY='1')
-    env = {'general': dict(base, MBLIN_DENSE_TREE='off'), 'dense': dict(base)}
+    env = {'general': dict(base, MBLIN_DENSE_TREE='off'), 'dense': dict(base), 'no C, D': dict(base, MBLIN_SKIP_OUTPUTS='1')}
+    tags = ('general', 'dense', 'no C, D')
     tmp = tempfile.mkdtemp(prefix='mblin_tree_')
     models = []
     for n in [int(s) for s in a.sizes.split(',') if s]:
@@ -65,25 +66,26 @@ def main():
         models.append(('chain N = %d' % n, n, path))
     models.append(('humanoid tree (30 joints)', 30, TREE))
     res = {}
-    print('| model | general [us] | dense [us] | ratio |%s' % (' general [instr.] | dense [instr.] |' if a.callgrind else ''))
-    print('|---|---|---|---|%s' % ('---|---|' if a.callgrind else ''))
+    print('| model | general [us] | dense [us] | ratio | dense, no C, D [us] |%s' % (
+        ' general [instr.] | dense [instr.] | dense, no C, D [instr.] |' if a.callgrind else ''))
+    print('|---|---|---|---|---|%s' % ('---|---|---|' if a.callgrind else ''))
     for name, n, path in models:
-        t = {'general': [], 'dense': []}
+        t = {k: [] for k in tags}
         for _ in range(a.runs):
-            for tag in ('general', 'dense'):
+            for tag in tags:
                 t[tag].append(relin(a.build, path, n, env[tag]))
         med = {k: sorted(v)[len(v) // 2] for k, v in t.items()}
         res[name] = (n, med)
         extra = ''
         if a.callgrind:
-            ins = {k: instructions(a.build, path, env[k], tmp) for k in ('general', 'dense')}
-            extra = ' %.0f | %.0f |' % (ins['general'], ins['dense'])
-        print('| %s | %.1f | %.1f | %.2f |%s' % (name, med['general'], med['dense'], med['general'] / med['dense'], extra),
-              flush=True)
+            ins = {k: instructions(a.build, path, env[k], tmp) for k in tags}
+            extra = ' %.0f | %.0f | %.0f |' % tuple(ins[k] for k in tags)
+        print('| %s | %.1f | %.1f | %.2f | %.1f |%s' % (name, med['general'], med['dense'], med['general'] / med['dense'],
+                                                       med['no C, D'], extra), flush=True)
     chains = [(n, m) for name, (n, m) in res.items() if name.startswith('chain')]
     for (n1, m1), (n2, m2) in zip(chains, chains[1:]):
-        print('growth %d-%d: general N^%.2f, dense N^%.2f' % (
-            n1, n2, *[math.log(m2[k] / m1[k]) / math.log(n2 / n1) for k in ('general', 'dense')]))
+        print('growth %d-%d: general N^%.2f, dense N^%.2f, dense without C, D N^%.2f' % (
+            n1, n2, *[math.log(m2[k] / m1[k]) / math.log(n2 / n1) for k in tags]))
 
 
 if __name__ == '__main__':

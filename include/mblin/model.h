@@ -402,6 +402,9 @@ typedef struct mbl_lin_options {
                               at a point where it is not positive definite;
                               MBL_DENSE_TREE_OFF the general path always (for comparison;
                               docs/linearization.md "Sweeps") */
+    int skip_outputs;      /* sweeps: nonzero, mbl_relinearize neither evaluates the outputs nor
+                              forms C and D (left zero; the workspace's first point has them): for
+                              a sweep that wants A, B and the modes only (default 0) */
 } mbl_lin_options;
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0

@@ -139,6 +139,7 @@ static void outputs(const mbl_lin_work *w, mbl_linear *lin, const double *X)
     int jr = model_blk0(md, MBL_BLK_R);
     memset(lin->C, 0, (size_t)ny * (size_t)nx * sizeof *lin->C);
     memset(lin->D, 0, (size_t)ny * (size_t)md->nr * sizeof *lin->D);
+    if (w->opt.skip_outputs) return;
     for (int i = 0; i < ny; i++)
         for (int p = w->Y.ptr[i]; p < w->Y.ptr[i + 1]; p++) {
             int c = w->Y.col[p];

@@ -7,7 +7,8 @@
  * and the two-link arm of examples/urdf (offsets, rotated inertials, lumped fixed joints) and a
  * 30-joint humanoid-like tree. A fresh one-shot mbl_linearize agrees too (its own scaling and
  * factorization). Where the mass matrix is not symmetric (a force of an acceleration) or not
- * positive definite at the point, the general path answers (the same results). */
+ * positive definite at the point, the general path answers (the same results). With skip_outputs
+ * a sweep forms the same A and B (bit for bit) and no C, D (zero), on either path. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,11 +88,14 @@ static void check_model(const char *name, mbl_model *md, double dq, double vq, i
 {
     mbl_status st;
     mbl_point *p0 = NULL, *p1 = NULL, *p2 = NULL;
-    mbl_lin_work *wd = NULL, *wg = NULL;
-    mbl_linear *ld = NULL, *lg = NULL, *fresh = NULL;
-    mbl_lin_options off;
+    mbl_lin_work *wd = NULL, *wg = NULL, *ws[2] = {NULL, NULL};
+    mbl_linear *ld = NULL, *lg = NULL, *fresh = NULL, *ls[2] = {NULL, NULL};
+    mbl_lin_options off, skip[2];
     mbl_lin_options_default(&off);
     off.dense_tree = MBL_DENSE_TREE_OFF;
+    skip[0] = skip[1] = off;
+    skip[0].dense_tree = MBL_DENSE_TREE_AUTO;
+    skip[0].skip_outputs = skip[1].skip_outputs = 1;
     int ok = mbl_operating_point(md, NULL, &p0, &st) == 0;
     mbl_model_info info;
     mbl_model_get_info(md, &info);
@@ -111,7 +115,9 @@ static void check_model(const char *name, mbl_model *md, double dq, double vq, i
         ok = mbl_operating_point(md, &po, k ? &p2 : &p1, &st) == 0;
     }
     free(q);
-    if (ok) ok = mbl_lin_work_new(md, p0, NULL, &wd, &ld, &st) == 0 && mbl_lin_work_new(md, p0, &off, &wg, &lg, &st) == 0;
+    if (ok) ok = mbl_lin_work_new(md, p0, NULL, &wd, &ld, &st) == 0 && mbl_lin_work_new(md, p0, &off, &wg, &lg, &st) == 0 &&
+                 mbl_lin_work_new(md, p0, &skip[0], &ws[0], &ls[0], &st) == 0 &&
+                 mbl_lin_work_new(md, p0, &skip[1], &ws[1], &ls[1], &st) == 0;
     if (!ok) fprintf(stderr, "%s: %s\n", name, st.msg);
     CHECK(ok);
     if (!ok) goto done;
@@ -126,6 +132,17 @@ static void check_model(const char *name, mbl_model *md, double dq, double vq, i
         if (!ok) break;
         compare_all(name, ld, lg, DENSE_TOL);
         compare_eigs(name, ld->A, lg->A, ld->nx);
+        /* skip_outputs: the same A and B (the same operations), C = D = 0, on either path */
+        for (int s = 0; s < 2; s++) {
+            const mbl_linear *ref = s ? lg : ld, *l = ls[s];
+            size_t nx = (size_t)l->nx, ny = (size_t)l->ny, nu = (size_t)l->nu;
+            CHECK_EQ_INT(mbl_relinearize(ws[s], pt, ls[s], &st), 0);
+            CHECK(memcmp(l->A, ref->A, nx * nx * sizeof *l->A) == 0 && memcmp(l->B, ref->B, nx * nu * sizeof *l->B) == 0);
+            double cd = 0;
+            for (size_t e = 0; e < ny * nx; e++) cd += fabs(l->C[e]);
+            for (size_t e = 0; e < ny * nu; e++) cd += fabs(l->D[e]);
+            CHECK(cd == 0.0);
+        }
         /* the one-shot linearization: another scaling and factorization (and its own treatment of a
          * moving point is the same for coordinate states) */
         compare_all(name, ld, fresh, 1e-10);
@@ -134,8 +151,8 @@ static void check_model(const char *name, mbl_model *md, double dq, double vq, i
     }
 done:
     mbl_linear_free(fresh);
-    mbl_linear_free(ld), mbl_linear_free(lg);
-    mbl_lin_work_free(wd), mbl_lin_work_free(wg);
+    mbl_linear_free(ld), mbl_linear_free(lg), mbl_linear_free(ls[0]), mbl_linear_free(ls[1]);
+    mbl_lin_work_free(wd), mbl_lin_work_free(wg), mbl_lin_work_free(ws[0]), mbl_lin_work_free(ws[1]);
     mbl_point_free(p0), mbl_point_free(p1), mbl_point_free(p2);
 }
 
