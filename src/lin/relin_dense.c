@@ -61,7 +61,8 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
     int nz = md->jac.nz;
     w->desrc = mbl_alloc_array((size_t)nz + 1, sizeof *w->desrc);
     w->dedst = mbl_alloc_array((size_t)nz + 1, sizeof *w->dedst);
-    w->dbuf = mbl_alloc_array((size_t)n * (size_t)(n + 3 * w->nrhs + 1) + 1, sizeof *w->dbuf);
+    /* M, R, d, X, T (2 nrhs columns); R's entries outside the pattern stay zero */
+    w->dbuf = mbl_calloc((size_t)n * (size_t)(n + 4 * w->nrhs + 1) + 1, sizeof *w->dbuf);
     w->diwork = mbl_alloc_array((size_t)(n > w->nrhs ? n : w->nrhs) + 1, sizeof *w->diwork);
     if (!w->desrc || !w->dedst || !w->dbuf || !w->diwork) return mbl_error(st, MBL_ENOMEM, "out of memory");
     size_t nn = (size_t)n * n;
@@ -103,9 +104,9 @@ static int mass_symmetric(const double *M, int n)
     return 1;
 }
 
-/* X = Minv R (R n x nrhs, overwritten): a column of R with few nonzeros (an input on one joint,
+/* X = Minv R (R n x nrhs): a column of R with few nonzeros (an input on one joint,
  * a joint's damping at rest) as the sum of Minv's columns it picks, the others by one dgemm on
- * the gathered columns (into T; list: their indices) */
+ * the columns gathered into T (n x 2 nrhs; list: their indices) */
 static void responses(const double *Minv, double *R, int n, int nrhs, double *X, double *T, int *list)
 {
     int nd = 0;
@@ -124,10 +125,10 @@ static void responses(const double *Minv, double *R, int n, int nrhs, double *X,
                 for (int i = 0; i < n; i++) x[i] += Minv[i + (size_t)k * n] * r[k];
     }
     if (!nd) return;
-    for (int t = 0; t < nd; t++)
-        if (list[t] != t) memcpy(R + (size_t)t * n, R + (size_t)list[t] * n, (size_t)n * sizeof *R);
-    mbla_gemm('N', 'N', n, nd, n, 1.0, Minv, n, R, n, 0.0, T, n, NULL);
-    for (int t = 0; t < nd; t++) memcpy(X + (size_t)list[t] * n, T + (size_t)t * n, (size_t)n * sizeof *X);
+    double *U = T + (size_t)n * nd;
+    for (int t = 0; t < nd; t++) memcpy(T + (size_t)t * n, R + (size_t)list[t] * n, (size_t)n * sizeof *R);
+    mbla_gemm('N', 'N', n, nd, n, 1.0, Minv, n, T, n, 0.0, U, n, NULL);
+    for (int t = 0; t < nd; t++) memcpy(X + (size_t)list[t] * n, U + (size_t)t * n, (size_t)n * sizeof *X);
 }
 
 /* C and D from the outputs' rows (refilled in w->Y) and the accelerations' responses X (n x nrhs) */
@@ -167,7 +168,7 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     size_t nn = (size_t)n * n;
     double *Mb = w->dbuf, *R = w->dbuf + nn;
     const double *jac = w->ev.jac;
-    memset(w->dbuf, 0, (nn + (size_t)n * nrhs) * sizeof *w->dbuf);
+    memset(Mb, 0, nn * sizeof *Mb); /* the factorization left the inverse there */
     for (int e = 0; e < w->ndm; e++) Mb[w->dedst[e]] = jac[w->desrc[e]];
     for (int e = w->ndm; e < w->nde; e++) Mb[w->dedst[e]] = -jac[w->desrc[e]];
     if (!mass_symmetric(Mb, n)) return 1;
