@@ -52,6 +52,7 @@ struct mbl_lin_work {
      * others, negated, into the right-hand sides, n x nrhs) */
     int dense, nde, ndm;
     int *desrc, *dedst, *diwork;
+    int *dcptr, *dcrow; /* the right-hand sides' pattern, by column */
     double *dbuf;
 };
 

@@ -86,43 +86,63 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
         }
     }
     w->nde = e;
+    /* the right-hand sides' pattern by column, rows increasing */
+    unsigned char *mask = mbl_calloc((size_t)n * (size_t)w->nrhs + 1, 1);
+    w->dcptr = mbl_alloc_array((size_t)w->nrhs + 1, sizeof *w->dcptr);
+    w->dcrow = mbl_alloc_array((size_t)(e - w->ndm) + 1, sizeof *w->dcrow);
+    if (!mask || !w->dcptr || !w->dcrow) {
+        mbl_free(mask);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int t = w->ndm; t < e; t++) mask[(size_t)w->dedst[t] - nn] = 1;
+    int np = 0;
+    for (int j = 0; j < w->nrhs; j++) {
+        w->dcptr[j] = np;
+        for (int k = 0; k < n; k++)
+            if (mask[k + (size_t)j * n]) w->dcrow[np++] = k;
+    }
+    w->dcptr[w->nrhs] = np;
+    mbl_free(mask);
     w->dense = 1;
     return 0;
 }
 
-/* M symmetric to RELIN_DENSE_SYM_TOL with a positive diagonal */
-static int mass_symmetric(const double *M, int n)
+/* M symmetric to RELIN_DENSE_SYM_TOL with a positive diagonal (s: n scratch) */
+static int mass_symmetric(const double *M, int n, double *s)
 {
     for (int j = 0; j < n; j++) {
         double mjj = M[j + (size_t)j * n];
         if (!(mjj > 0)) return 0;
-        for (int i = j + 1; i < n; i++)
-            if (!(fabs(M[i + (size_t)j * n] - M[j + (size_t)i * n]) <=
-                  RELIN_DENSE_SYM_TOL * sqrt(mjj * M[i + (size_t)i * n])))
-                return 0;
+        s[j] = sqrt(mjj);
     }
+    for (int j = 0; j < n; j++)
+        for (int i = j + 1; i < n; i++)
+            if (!(fabs(M[i + (size_t)j * n] - M[j + (size_t)i * n]) <= RELIN_DENSE_SYM_TOL * s[i] * s[j])) return 0;
     return 1;
 }
 
 /* X = Minv R (R n x nrhs): a column of R with few nonzeros (an input on one joint,
  * a joint's damping at rest) as the sum of Minv's columns it picks, the others by one dgemm on
  * the columns gathered into T (n x 2 nrhs; list: their indices) */
-static void responses(const double *Minv, double *R, int n, int nrhs, double *X, double *T, int *list)
+static void responses(const mbl_lin_work *w, const double *Minv, const double *R, int n, int nrhs, double *X,
+                      double *T, int *list)
 {
     int nd = 0;
     for (int j = 0; j < nrhs; j++) {
         const double *r = R + (size_t)j * n;
-        int nz = 0;
-        for (int k = 0; k < n; k++) nz += r[k] != 0.0;
+        int nz = 0, p0 = w->dcptr[j], p1 = w->dcptr[j + 1];
+        for (int p = p0; p < p1; p++) nz += r[w->dcrow[p]] != 0.0;
         if (nz > RELIN_DENSE_SPARSE_COL * n) {
             list[nd++] = j;
             continue;
         }
         double *x = X + (size_t)j * n;
         memset(x, 0, (size_t)n * sizeof *x);
-        for (int k = 0; k < n; k++)
+        for (int p = p0; p < p1; p++) {
+            int k = w->dcrow[p];
             if (r[k] != 0.0)
                 for (int i = 0; i < n; i++) x[i] += Minv[i + (size_t)k * n] * r[k];
+        }
     }
     if (!nd) return;
     double *U = T + (size_t)n * nd;
@@ -171,7 +191,7 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     memset(Mb, 0, nn * sizeof *Mb); /* the factorization left the inverse there */
     for (int e = 0; e < w->ndm; e++) Mb[w->dedst[e]] = jac[w->desrc[e]];
     for (int e = w->ndm; e < w->nde; e++) Mb[w->dedst[e]] = -jac[w->desrc[e]];
-    if (!mass_symmetric(Mb, n)) return 1;
+    if (!mass_symmetric(Mb, n, w->dbuf + nn + (size_t)n * nrhs)) return 1;
     /* M-hat, C-hat, K-hat, F and the maps, before the solve overwrites them */
     memset(lin->q_S, 0, nn * sizeof *lin->q_S);
     memset(lin->v_W, 0, nn * sizeof *lin->v_W);
@@ -207,7 +227,7 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     double *X = work, *T = X + (size_t)n * nrhs;
     for (int j = 0; j < n; j++) /* M^-1 = D S^-1 D */
         for (int i = 0; i < n; i++) Mb[i + (size_t)j * n] *= d[i] * d[j];
-    responses(Mb, R, n, nrhs, X, T, w->diwork);
+    responses(w, Mb, R, n, nrhs, X, T, w->diwork);
     for (int j = 0; j < nx + nr; j++) {
         double *a = j < nx ? lin->A + (size_t)j * nx : lin->B + (size_t)(j - nx) * nx;
         memset(a, 0, (size_t)n * sizeof *a);
