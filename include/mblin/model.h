@@ -522,8 +522,10 @@ MBL_API int mbl_linearize(const mbl_model *model, const mbl_point *point, const 
  * factored at a new point and A, B follow from M-hat [dW] = [-K-hat, -C-hat, F] (equal to the
  * one-shot result to rounding). The reported condition is then the cheap pivot-ratio estimate of
  * the equilibrated kinematic matrix, else of the augmented one, unless it falls below 1e-8, when
- * the 1-norm estimate is computed. A workspace serves one thread at a time; the model may be
- * shared. */
+ * the 1-norm estimate is computed. A model without constraints whose states are its coordinates
+ * (a URDF robot, a tree in joint coordinates) is solved instead with a Cholesky factorization of
+ * its mass matrix (mbl_lin_options.dense_tree, skip_outputs; docs/linearization.md "Sweeps").
+ * A workspace serves one thread at a time; the model may be shared. */
 typedef struct mbl_lin_work mbl_lin_work;
 MBL_API int mbl_lin_work_new(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
                      mbl_lin_work **work, mbl_linear **lin, mbl_status *st);

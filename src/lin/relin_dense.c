@@ -13,15 +13,17 @@
  *     M-hat = M, C-hat = R_v, K-hat = R_q, F = -R_r,  q_S = v_W = I,
  * the same quantities as the general path, which solves the same equations through the kinematic
  * system or the augmented matrix (KLU): equal to rounding. M, scaled by powers of 2 to a diagonal
- * near 1 (the matrix of the states' test), is factored by dpotrf and all 2n + nr right-hand sides are solved at once
- * (dpotrs: BLAS-3), n^3/3 + 2 n^2 (2n + nr) flops, instead of sparse solves column by column on
- * factors that are dense for a chain, and a projection.
+ * near 1 (the matrix of the states' test), is factored (dpotrf) and inverted (dpotri); the
+ * right-hand sides with few nonzeros are multiplied by M^-1 over them, the others in one dgemm:
+ * n^3 + 2 n^2 (dense columns) flops, instead of sparse solves column by column on factors that
+ * are dense for a chain, and a projection.
  *
  * Chosen at the workspace's first point (aug_dense_prepare) unless the options turn it off
  * (mbl_lin_options.dense_tree = MBL_DENSE_TREE_OFF: the general path, for comparison). At a point
  * where M is not symmetric to RELIN_DENSE_SYM_TOL, not positive definite (dpotrf fails) or near
- * the states' test's bound (RELIN_DENSE_RCOND_MARGIN), aug_dense_relin returns 1 and mbl_relinearize takes the general path there. The reported
- * condition is that of the kinematic system, a permutation: 1. */
+ * the states' test's bound (RELIN_DENSE_RCOND_MARGIN), aug_dense_relin returns 1 and
+ * mbl_relinearize takes the general path there. The reported condition is that of the kinematic
+ * system, a permutation: 1. */
 #include <math.h>
 #include <string.h>
 
