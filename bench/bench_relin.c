@@ -6,7 +6,11 @@
  * point); and a one-shot mbl_linearize (state selection, symbolic analysis and allocation
  * included). Prints the median, minimum and maximum wall time per call over batches of BATCH
  * (default 100; large models: fewer);
- * the first batch is a warm-up and not counted. */
+ * the first batch is a warm-up and not counted.
+ * Environment: MBLIN_DENSE_TREE=off makes the workspace with mbl_lin_options.dense_tree =
+ * MBL_DENSE_TREE_OFF (the general path of an unconstrained tree, for comparison; issue 34 item 3);
+ * MBLIN_SKIP_OUTPUTS=1 sets mbl_lin_options.skip_outputs (no C, D per point);
+ * MBLIN_BENCH_SWEEP_ONLY=1 skips the one-shot part (instruction counts of the sweep alone). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +52,13 @@ int main(int argc, char **argv)
     mbl_point *pt2 = NULL;
     mbl_lin_work *w = NULL;
     mbl_linear *lw = NULL;
-    if (mbl_operating_point(md, &po, &pt2, &st) || mbl_lin_work_new(md, pt, NULL, &w, &lw, &st)) {
+    mbl_lin_options lo;
+    mbl_lin_options_default(&lo);
+    const char *dt = getenv("MBLIN_DENSE_TREE");
+    if (dt && !strcmp(dt, "off")) lo.dense_tree = MBL_DENSE_TREE_OFF;
+    const char *sk = getenv("MBLIN_SKIP_OUTPUTS");
+    lo.skip_outputs = sk && *sk && strcmp(sk, "0");
+    if (mbl_operating_point(md, &po, &pt2, &st) || mbl_lin_work_new(md, pt, &lo, &w, &lw, &st)) {
         fprintf(stderr, "bench_relin: %s\n", st.msg);
         return 1;
     }
@@ -68,7 +78,8 @@ int main(int argc, char **argv)
     mbl_lin_work_free(w);
     mbl_point_free(pt2);
     free(q2);
-    for (int b = -1; b < nb; b++) {
+    const char *so = getenv("MBLIN_BENCH_SWEEP_ONLY");
+    for (int b = -1; b < nb && !(so && *so && strcmp(so, "0")); b++) {
         double t0 = bench_now();
         for (int i = 0; i < batch; i++) {
             mbl_linear *lin = NULL;
@@ -81,7 +92,8 @@ int main(int argc, char **argv)
         if (b >= 0) t[b] = (bench_now() - t0) / batch;
     }
     qsort(t, (size_t)nb, sizeof *t, bench_cmp_double);
-    printf("one-shot (mbl_linearize) of %s (n = %d, m = %d): median %.1f us, min %.1f us, max %.1f us over %d batches of %d\n",
+    if (!(so && *so && strcmp(so, "0")))
+        printf("one-shot (mbl_linearize) of %s (n = %d, m = %d): median %.1f us, min %.1f us, max %.1f us over %d batches of %d\n",
            argv[1], info.ncoord, info.nhol, 1e6 * t[nb / 2], 1e6 * t[0], 1e6 * t[nb - 1], nb, batch);
     free(t);
     mbl_point_free(pt);

@@ -105,6 +105,17 @@ MBL_API int mbla_dlu_n(const mbla_dlu *lu);
 
 MBL_API void mbla_dlu_free(mbla_dlu *lu);
 
+/* Cholesky factorization A = L L^T in place (dpotrf) of the symmetric n x n matrix A, of which only
+ * the lower triangle is read; on return the lower triangle holds L (the strict upper triangle is
+ * untouched). Errors: MBL_EDIM, MBL_EARG; MBL_ESINGULAR "matrix is not positive definite: the
+ * leading minor of order k is not positive" (k 1-based), A then partly overwritten. */
+MBL_API int mbla_dchol(int n, double *A, int lda, mbl_status *st);
+
+/* The inverse of A from its factor L (mbla_dchol) in place of L, both triangles (dpotri; the
+ * upper one copied from the lower). Errors: MBL_EDIM, MBL_EARG; MBL_ESINGULAR (a zero on L's
+ * diagonal). */
+MBL_API int mbla_dchol_inverse(int n, double *L, int ldl, mbl_status *st);
+
 /* ============================================================================================
  * Dense: rank-revealing factorizations
  * ========================================================================================== */

@@ -394,10 +394,22 @@ typedef struct mbl_lin_options {
                               M-hat_ii < state_tol * m_max * |dv/dW_i|^2 (m_max the largest diagonal
                               entry of the model's mass matrix) is refused, in every method that
                               takes the user's states and in sweeps (default 1e-10; 0: default) */
+    int dense_tree;        /* sweeps (mbl_lin_work_new, mbl_relinearize) of a model without
+                              constraints whose states are its coordinates and their rates (a
+                              URDF robot, a tree in relative coordinates without cut joints):
+                              MBL_DENSE_TREE_AUTO (0, default) solves with a Cholesky
+                              factorization of the mass matrix and BLAS-3 solves, the general path
+                              at a point where it is not positive definite;
+                              MBL_DENSE_TREE_OFF the general path always (for comparison;
+                              docs/linearization.md "Sweeps") */
+    int skip_outputs;      /* sweeps: nonzero, mbl_relinearize neither evaluates the outputs nor
+                              forms C and D (left zero; the workspace's first point has them): for
+                              a sweep that wants A, B and the modes only (default 0) */
 } mbl_lin_options;
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0
 enum { MBL_PARTIAL_AUTO = 0, MBL_PARTIAL_ALWAYS = 1, MBL_PARTIAL_NEVER = -1 };
+enum { MBL_DENSE_TREE_AUTO = 0, MBL_DENSE_TREE_OFF = -1 };
 
 MBL_API void mbl_lin_options_default(mbl_lin_options *opt);
 
@@ -510,8 +522,10 @@ MBL_API int mbl_linearize(const mbl_model *model, const mbl_point *point, const 
  * factored at a new point and A, B follow from M-hat [dW] = [-K-hat, -C-hat, F] (equal to the
  * one-shot result to rounding). The reported condition is then the cheap pivot-ratio estimate of
  * the equilibrated kinematic matrix, else of the augmented one, unless it falls below 1e-8, when
- * the 1-norm estimate is computed. A workspace serves one thread at a time; the model may be
- * shared. */
+ * the 1-norm estimate is computed. A model without constraints whose states are its coordinates
+ * (a URDF robot, a tree in joint coordinates) is solved instead with a Cholesky factorization of
+ * its mass matrix (mbl_lin_options.dense_tree, skip_outputs; docs/linearization.md "Sweeps").
+ * A workspace serves one thread at a time; the model may be shared. */
 typedef struct mbl_lin_work mbl_lin_work;
 MBL_API int mbl_lin_work_new(const mbl_model *model, const mbl_point *point, const mbl_lin_options *opt,
                      mbl_lin_work **work, mbl_linear **lin, mbl_status *st);

@@ -153,6 +153,30 @@ int mbla_lu_solve(int n, int nrhs, double *A, int lda, double *B, int ldb, mbl_s
     return 0;
 }
 
+int mbla_dchol(int n, double *A, int lda, mbl_status *st)
+{
+    int r = check_mat(st, "mbla_chol", "A", n, n, A, lda);
+    if (r || n == 0) return r;
+    int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, A, lda);
+    if (info < 0) return la_lapacke_error(st, "mbla_dchol (dpotrf)", info);
+    if (info > 0)
+        return mbl_error(st, MBL_ESINGULAR,
+                         "mbla_dchol: matrix is not positive definite: the leading minor of order %d is not positive", info);
+    return 0;
+}
+
+int mbla_dchol_inverse(int n, double *L, int ldl, mbl_status *st)
+{
+    int r = check_mat(st, "mbla_dchol_inverse", "L", n, n, L, ldl);
+    if (r || n == 0) return r;
+    int info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'L', n, L, ldl);
+    if (info < 0) return la_lapacke_error(st, "mbla_dchol_inverse (dpotri)", info);
+    if (info > 0) return mbl_error(st, MBL_ESINGULAR, "mbla_dchol_inverse: L(%d,%d) is exactly zero", info - 1, info - 1);
+    for (int j = 1; j < n; j++)
+        for (int i = 0; i < j; i++) L[i + (size_t)j * ldl] = L[j + (size_t)i * ldl];
+    return 0;
+}
+
 struct mbla_dlu {
     int n;
     double *lu;  /* n x n, ld n */

@@ -47,6 +47,13 @@ struct mbl_lin_work {
     int direct;
     int small_vw;                    /* v_W^T B by a loop, not dgemm (relin.c: small models) */
     mbla_dlu *mlu;
+    /* the unconstrained tree's dense path (relin_dense.c): chosen at the first point; the
+     * Jacobian entries (desrc) and their offsets in dbuf (dedst: the first ndm into M, n x n, the
+     * others, negated, into the right-hand sides, n x nrhs) */
+    int dense, nde, ndm;
+    int *desrc, *dedst, *diwork;
+    int *dcptr, *dcrow; /* the right-hand sides' pattern, by column */
+    double *dbuf;
 };
 
 /* augmented.c */
@@ -63,5 +70,10 @@ int aug_finish_mck(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
 
 /* relin.c: after the workspace's first linearization, freeze the scaling and choose the path */
 int aug_relin_prepare(mbl_lin_work *w, const mbl_linear *lin, mbl_status *st);
+
+/* relin_dense.c: the unconstrained tree's path (w->dense); aug_dense_relin returns 1 where M is not
+ * symmetric positive definite (then the general path), else 0 or an error */
+int aug_dense_prepare(mbl_lin_work *w, mbl_status *st);
+int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
 
 #endif

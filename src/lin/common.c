@@ -471,6 +471,13 @@ int lin_check_states(const mbl_model *md, const double *jacval, const mbl_linear
 int lin_check_states_at(const mbl_model *md, const double *jacval, const int *mdiag, int nmdiag,
                         const mbl_linear *lin, const mbl_lin_options *opt, mbl_status *st)
 {
+    int rc = lin_check_states_mass(md, jacval, mdiag, nmdiag, lin, opt, st);
+    return !rc && lin->M && lin->v_W && lin->z1 > 1 ? mass_condition(lin, opt ? opt->rcond_min : 1e-13, st) : rc;
+}
+
+int lin_check_states_mass(const mbl_model *md, const double *jacval, const int *mdiag, int nmdiag,
+                          const mbl_linear *lin, const mbl_lin_options *opt, mbl_status *st)
+{
     int n = md->n, z0 = lin->z0, z1 = lin->z1;
     if (!lin->M || !lin->v_W || z1 <= 0) return 0;
     /* every state moves mass: M-hat_ii > 0 */
@@ -510,5 +517,5 @@ int lin_check_states_at(const mbl_model *md, const double *jacval, const int *md
                                          "pencil's own tangent coordinates fail too; linearize at a nearby point"
                                        : "choose another state, or --method descriptor");
     }
-    return z1 > 1 ? mass_condition(lin, opt ? opt->rcond_min : 1e-13, st) : 0;
+    return 0;
 }

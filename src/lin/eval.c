@@ -43,10 +43,15 @@ void lin_eval_free(mbl_eval *ev)
 
 int lin_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st)
 {
+    return lin_eval_at_y(md, pt, ev, 1, st);
+}
+
+int lin_eval_at_y(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, mbl_status *st)
+{
     model_fill_syms_pt(md, pt, ev->syms);
     int rc = model_eval_jac(md, ev->syms, ev->jac, ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, ev->syms, ev->us, ev->work, st);
-    if (!rc) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
+    if (!rc && outputs) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
     if (rc) return model_eval_error(md, ev->syms, "at the operating point", st);
     return 0;
 }

@@ -207,6 +207,10 @@ int lin_check_states(const mbl_model *md, const double *jacval, const mbl_linear
 int lin_mass_diag(const mbl_model *md, int *mdiag);
 int lin_check_states_at(const mbl_model *md, const double *jacval, const int *mdiag, int nmdiag,
                         const mbl_linear *lin, const mbl_lin_options *opt, mbl_status *st);
+/* The same without the last test (M-hat scaled to unit diagonal regular), for a caller that makes
+ * it with a factorization of its own (relin_dense.c: Cholesky). */
+int lin_check_states_mass(const mbl_model *md, const double *jacval, const int *mdiag, int nmdiag,
+                          const mbl_linear *lin, const mbl_lin_options *opt, mbl_status *st);
 /* opt->state_tol, or its default 1e-10 when not positive. */
 double lin_state_tol(const mbl_lin_options *opt);
 

@@ -130,6 +130,7 @@ int aug_relin_prepare(mbl_lin_work *w, const mbl_linear *lin, mbl_status *st)
     int rc = mbla_klu_set_row_scale(w->lu, 0, st);
     if (!rc && w->kin) rc = mbla_klu_set_row_scale(w->klu_k, 0, st);
     int ok = 0;
+    if (!rc) rc = aug_dense_prepare(w, st);
     if (!rc) rc = direct_applies(w, lin, st, &ok);
     if (rc || !ok) return rc;
     int z1 = w->z1;
@@ -222,10 +223,20 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
     const mbl_model *md = w->md;
     if (lin->nx != w->z0 + w->z1 + md->nX || lin->n != md->n || lin->nu != md->nr || lin->ny != md->ny)
         return mbl_error(st, MBL_EDIM, "mbl_relinearize: the linear model was not made by this workspace");
-    int rc = lin_eval_at(md, pt, &w->ev, st);
+    int outputs = !w->opt.skip_outputs;
+    int rc = lin_eval_at_y(md, pt, &w->ev, outputs, st);
     if (rc) return rc;
     aug_rows_refill(&w->U, 3 * md->nus + 2 * md->nuvs, w->ev.us + 3 * md->nus + 2 * md->nuvs);
-    aug_rows_refill(&w->Y, md->ny, w->ev.y + md->ny);
+    if (outputs) aug_rows_refill(&w->Y, md->ny, w->ev.y + md->ny);
+    else memset(w->Y.val, 0, (size_t)w->Y.ptr[md->ny] * sizeof *w->Y.val); /* C = D = 0 */
+    if (w->dense) { /* an unconstrained tree (relin_dense.c); 1: M not positive definite here */
+        rc = aug_dense_relin(w, lin, st);
+        if (rc <= 0) {
+            if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "%s", md->file);
+            return rc;
+        }
+        rc = 0;
+    }
     if (w->kin) {
         double rcond = 0;
         refill_scaled(w, w->nzk, w->ktsrc, w->ktsc, w->kmap, w->ktfirst, w->Kin->x);

@@ -5,6 +5,7 @@ list(APPEND MBLIN_SOURCES
   src/lin/select.c
   src/lin/augmented.c
   src/lin/relin.c
+  src/lin/relin_dense.c
   src/lin/methods.c
   src/lin/common.c
   src/lin/reduce.c

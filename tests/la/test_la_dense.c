@@ -326,6 +326,32 @@ TEST(lu_solve_and_singular)
     mbla_dlu_free(NULL);
 }
 
+/* Cholesky of the Hilbert matrix of order 4 (SPD), its integer inverse known in closed form:
+ * (H^-1)_ij = (-1)^(i+j) (i+j-1) C(n+i-1, n-j) C(n+j-1, n-i) C(i+j-2, i-1)^2 (1-based), which
+ * mbla_dchol_inverse gives in both triangles. Only the lower triangle is read: the
+ * strict upper one is spoiled first. Not positive definite: [[1, 2], [2, 1]] (minor of order 2). */
+TEST(chol_hilbert_inverse)
+{
+    double H[16];
+    static const double Hinv[16] = {16, -120, 240, -140, -120, 1200, -2700, 1680,
+                                    240, -2700, 6480, -4200, -140, 1680, -4200, 2800};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) H[i + 4 * j] = j > i ? 99.0 : 1.0 / (i + j + 1);
+    mbl_status st;
+    CHECK_EQ_INT(mbla_dchol(4, H, 4, &st), 0);
+    CHECK_CLOSE(H[0], 1.0, 1e-15);          /* L_11 = sqrt(H_11) */
+    CHECK_CLOSE(H[1], 0.5, 1e-15);          /* L_21 = H_21 / L_11 */
+    CHECK_CLOSE(H[4], 99.0, 0.0);           /* the upper triangle untouched */
+    CHECK_EQ_INT(mbla_dchol_inverse(4, H, 4, &st), 0); /* both triangles: the integer inverse */
+    for (int e = 0; e < 16; e++) CHECK_CLOSE(H[e], Hinv[e], 1e-10);
+    double N2[4] = {1, 2, 2, 1};
+    CHECK_EQ_INT(mbla_dchol(2, N2, 2, &st), MBL_ESINGULAR);
+    CHECK(strstr(st.msg, "order 2") != NULL);
+    CHECK_EQ_INT(mbla_dchol(2, N2, 1, &st), MBL_EDIM);
+    CHECK_EQ_INT(mbla_dchol_inverse(2, NULL, 2, &st), MBL_EARG);
+    CHECK_EQ_INT(mbla_dchol(0, N2, 1, &st), 0);
+}
+
 /* Hilbert matrix of order 4: ||H||_1 = 25/12, ||H^-1||_1 = 13620 (integer inverse), so
  * cond_1 = 28375. */
 TEST(dlu_rcond_hilbert)
@@ -566,6 +592,7 @@ int main(void)
     RUN(gev_conjugates_and_backward_errors);
     RUN(lu_solve_and_singular);
     RUN(dlu_rcond_hilbert);
+    RUN(chol_hilbert_inverse);
     RUN(rank_qrcp_svd);
     RUN(lu_complete_pivots);
     RUN(select_columns_hand);

@@ -583,13 +583,22 @@ static void ninertia(const double *t, double *I6)
 
 static void nbmat(const double *v, const double *I6, double *B)
 {
+    /* M = I (v x): column e is I times v x e_e, whose nonzeros are entries of v (at most 4); the
+     * products summed over them in increasing row order, the same sums as nm6v over the whole
+     * column (its zero terms add nothing) */
     double M[36];
     for (int e = 0; e < 6; e++) {
-        double x[6], t2[6], ue[6] = {0, 0, 0, 0, 0, 0};
+        double x[6], ue[6] = {0, 0, 0, 0, 0, 0}, xv[6];
+        int xk[6], nz = 0;
         ue[e] = 1.0;
         ncrm(v, ue, x);
-        nm6v(I6, x, t2);
-        for (int k = 0; k < 6; k++) M[6 * k + e] = t2[k];
+        for (int k = 0; k < 6; k++)
+            if (x[k] != 0.0) xk[nz] = k, xv[nz++] = x[k];
+        for (int i = 0; i < 6; i++) {
+            double s = 0;
+            for (int t = 0; t < nz; t++) s += I6[6 * i + xk[t]] * xv[t];
+            M[6 * i + e] = s;
+        }
     }
     for (int i = 0; i < 6; i++)
         for (int j = i; j < 6; j++) B[6 * i + j] = B[6 * j + i] = -(M[6 * i + j] + M[6 * j + i]);

@@ -1,0 +1,242 @@
+/* Re-linearization of an unconstrained tree by a Cholesky factorization of its mass matrix
+ * (issue 34, item 3; docs/linearization.md "Sweeps").
+ *
+ * When the model has no holonomic or non-holonomic constraints (m = k = 0), no user ODE states or
+ * implicit variables, and its states are its coordinates and their rates in order (S = q, W = v:
+ * what the state selection chooses without constraints or user states; a URDF robot, a
+ * relative-coordinate tree without cut joints), the kinematic system of augmented.c is a
+ * permutation and the augmented system reduces to the mass matrix:
+ *     M a' = -[R_q, R_v, R_r]      (a' the accelerations' responses to S-bar, W-bar, r)
+ * with R = dEOM/d(q, v, r) and M = dEOM/dvdot. Then
+ *     A = [0 I; a'_S, a'_W],  B = [0; a'_r],
+ *     C = [Y_q, Y_v] + Y_a [a'_S, a'_W],  D = Y_r + Y_a a'_r       (Y the outputs' Jacobian),
+ *     M-hat = M, C-hat = R_v, K-hat = R_q, F = -R_r,  q_S = v_W = I,
+ * the same quantities as the general path, which solves the same equations through the kinematic
+ * system or the augmented matrix (KLU): equal to rounding. M, scaled by powers of 2 to a diagonal
+ * near 1 (the matrix of the states' test), is factored (dpotrf) and inverted (dpotri); the
+ * right-hand sides with few nonzeros are multiplied by M^-1 over them, the others in one dgemm:
+ * n^3 + 2 n^2 (dense columns) flops, instead of sparse solves column by column on factors that
+ * are dense for a chain, and a projection.
+ *
+ * Chosen at the workspace's first point (aug_dense_prepare) unless the options turn it off
+ * (mbl_lin_options.dense_tree = MBL_DENSE_TREE_OFF: the general path, for comparison). At a point
+ * where M is not symmetric to RELIN_DENSE_SYM_TOL, not positive definite (dpotrf fails) or near
+ * the states' test's bound (RELIN_DENSE_RCOND_MARGIN), aug_dense_relin returns 1 and
+ * mbl_relinearize takes the general path there. The reported condition is that of the kinematic
+ * system, a permutation: 1. */
+#include <math.h>
+#include <string.h>
+
+#include "lin/augmented_internal.h"
+#include "lin/methods_internal.h"
+
+/* M is used as symmetric (its lower triangle) when |M_ij - M_ji| <= this times sqrt(M_ii M_jj) for
+ * every pair; the recursion of a tree computes both from the same sums (exactly equal), a model
+ * written by hand may not. Otherwise the general path (LU) is taken at that point. */
+#define RELIN_DENSE_SYM_TOL 1e-14
+/* The states' test's last part (M-hat scaled to unit diagonal regular: reciprocal condition >=
+ * rcond_min) is made from the inverse of M scaled by powers of 2 to a diagonal in [1/4, 1) (its
+ * condition at most 4 times that of the unit diagonal); within this factor of
+ * the bound the general path (its LU and dgecon, the documented test) decides, so an estimate of
+ * the same quantity by another factorization never changes a refusal. */
+#define RELIN_DENSE_RCOND_MARGIN 1e3
+/* A right-hand side with at most this fraction of nonzeros (times n) is multiplied by M^-1 entry by
+ * entry, the others together by dgemm */
+#define RELIN_DENSE_SPARSE_COL 0.125
+
+int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
+{
+    const mbl_model *md = w->md;
+    int n = md->n, ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
+    int jr = model_blk0(md, MBL_BLK_R), nr = md->nr;
+    w->dense = 0;
+    if (w->opt.dense_tree < 0 || n == 0 || md->m || md->k || md->nX || md->nZ || md->nF != n || w->z0 != n ||
+        w->z1 != n || w->N != 3 * n || w->nrhs != 2 * n + nr)
+        return 0;
+    for (int i = 0; i < n; i++) {
+        const mbl_state_ref *s = &w->S[i], *v = &w->W[i];
+        if (s->kind != MBL_SREF_COORD || s->index != i || !(v->kind == MBL_SREF_SDOT || v->kind == MBL_SREF_COORD) ||
+            v->index != i)
+            return 0;
+    }
+    /* the Jacobian's entries: M's first (+), then the right-hand sides' (-), offsets into dbuf */
+    int nz = md->jac.nz;
+    w->desrc = mbl_alloc_array((size_t)nz + 1, sizeof *w->desrc);
+    w->dedst = mbl_alloc_array((size_t)nz + 1, sizeof *w->dedst);
+    /* M, R, d, X, T (2 nrhs columns); R's entries outside the pattern stay zero */
+    w->dbuf = mbl_calloc((size_t)n * (size_t)(n + 4 * w->nrhs + 1) + 1, sizeof *w->dbuf);
+    w->diwork = mbl_alloc_array((size_t)(n > w->nrhs ? n : w->nrhs) + 1, sizeof *w->diwork);
+    if (!w->desrc || !w->dedst || !w->dbuf || !w->diwork) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    size_t nn = (size_t)n * n;
+    int e = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) w->ndm = e;
+        for (int p = 0; p < nz; p++) {
+            int r = md->jac.row[p], c = md->jac.col[p];
+            size_t d;
+            if (c >= ja && c < ja + n) {
+                if (pass) continue;
+                d = (size_t)r + (size_t)(c - ja) * n;
+            } else {
+                if (!pass) continue;
+                int j = c >= jv && c < jv + n ? n + c - jv : c >= jq && c < jq + n ? c - jq
+                        : c >= jr && c < jr + nr ? 2 * n + c - jr : -1;
+                if (j < 0) return 0; /* a column of another unknown: not this path */
+                d = nn + (size_t)r + (size_t)j * n;
+            }
+            w->desrc[e] = p, w->dedst[e++] = (int)d;
+        }
+    }
+    w->nde = e;
+    /* the right-hand sides' pattern by column, rows increasing */
+    unsigned char *mask = mbl_calloc((size_t)n * (size_t)w->nrhs + 1, 1);
+    w->dcptr = mbl_alloc_array((size_t)w->nrhs + 1, sizeof *w->dcptr);
+    w->dcrow = mbl_alloc_array((size_t)(e - w->ndm) + 1, sizeof *w->dcrow);
+    if (!mask || !w->dcptr || !w->dcrow) {
+        mbl_free(mask);
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (int t = w->ndm; t < e; t++) mask[(size_t)w->dedst[t] - nn] = 1;
+    int np = 0;
+    for (int j = 0; j < w->nrhs; j++) {
+        w->dcptr[j] = np;
+        for (int k = 0; k < n; k++)
+            if (mask[k + (size_t)j * n]) w->dcrow[np++] = k;
+    }
+    w->dcptr[w->nrhs] = np;
+    mbl_free(mask);
+    w->dense = 1;
+    return 0;
+}
+
+/* M symmetric to RELIN_DENSE_SYM_TOL with a positive diagonal (s: n scratch) */
+static int mass_symmetric(const double *M, int n, double *s)
+{
+    for (int j = 0; j < n; j++) {
+        double mjj = M[j + (size_t)j * n];
+        if (!(mjj > 0)) return 0;
+        s[j] = sqrt(mjj);
+    }
+    for (int j = 0; j < n; j++)
+        for (int i = j + 1; i < n; i++)
+            if (!(fabs(M[i + (size_t)j * n] - M[j + (size_t)i * n]) <= RELIN_DENSE_SYM_TOL * s[i] * s[j])) return 0;
+    return 1;
+}
+
+/* X = Minv R (R n x nrhs): a column of R with few nonzeros (an input on one joint,
+ * a joint's damping at rest) as the sum of Minv's columns it picks, the others by one dgemm on
+ * the columns gathered into T (n x 2 nrhs; list: their indices) */
+static void responses(const mbl_lin_work *w, const double *Minv, const double *R, int n, int nrhs, double *X,
+                      double *T, int *list)
+{
+    int nd = 0;
+    for (int j = 0; j < nrhs; j++) {
+        const double *r = R + (size_t)j * n;
+        int nz = 0, p0 = w->dcptr[j], p1 = w->dcptr[j + 1];
+        for (int p = p0; p < p1; p++) nz += r[w->dcrow[p]] != 0.0;
+        if (nz > RELIN_DENSE_SPARSE_COL * n) {
+            list[nd++] = j;
+            continue;
+        }
+        double *x = X + (size_t)j * n;
+        memset(x, 0, (size_t)n * sizeof *x);
+        for (int p = p0; p < p1; p++) {
+            int k = w->dcrow[p];
+            if (r[k] != 0.0)
+                for (int i = 0; i < n; i++) x[i] += Minv[i + (size_t)k * n] * r[k];
+        }
+    }
+    if (!nd) return;
+    double *U = T + (size_t)n * nd;
+    for (int t = 0; t < nd; t++) memcpy(T + (size_t)t * n, R + (size_t)list[t] * n, (size_t)n * sizeof *R);
+    mbla_gemm('N', 'N', n, nd, n, 1.0, Minv, n, T, n, 0.0, U, n, NULL);
+    for (int t = 0; t < nd; t++) memcpy(X + (size_t)list[t] * n, U + (size_t)t * n, (size_t)n * sizeof *X);
+}
+
+/* C and D from the outputs' rows (refilled in w->Y) and the accelerations' responses X (n x nrhs) */
+static void outputs(const mbl_lin_work *w, mbl_linear *lin, const double *X)
+{
+    const mbl_model *md = w->md;
+    int n = md->n, ny = md->ny, nx = 2 * n, nrhs = w->nrhs;
+    int ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
+    int jr = model_blk0(md, MBL_BLK_R);
+    memset(lin->C, 0, (size_t)ny * (size_t)nx * sizeof *lin->C);
+    memset(lin->D, 0, (size_t)ny * (size_t)md->nr * sizeof *lin->D);
+    if (w->opt.skip_outputs) return;
+    for (int i = 0; i < ny; i++)
+        for (int p = w->Y.ptr[i]; p < w->Y.ptr[i + 1]; p++) {
+            int c = w->Y.col[p];
+            double y = w->Y.val[p];
+            if (c >= ja && c < ja + n) {
+                for (int j = 0; j < nrhs; j++) {
+                    double t = y * X[(c - ja) + (size_t)j * n];
+                    if (j < nx) lin->C[i + (size_t)j * ny] += t;
+                    else lin->D[i + (size_t)(j - nx) * ny] += t;
+                }
+            } else if (c >= jv && c < jv + n) {
+                lin->C[i + (size_t)(n + c - jv) * ny] += y;
+            } else if (c >= jq && c < jq + n) {
+                lin->C[i + (size_t)(c - jq) * ny] += y;
+            } else if (c >= jr) {
+                lin->D[i + (size_t)(c - jr) * ny] += y;
+            }
+        }
+}
+
+int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
+{
+    const mbl_model *md = w->md;
+    int n = md->n, nr = md->nr, nx = 2 * n, nrhs = w->nrhs;
+    size_t nn = (size_t)n * n;
+    double *Mb = w->dbuf, *R = w->dbuf + nn;
+    const double *jac = w->ev.jac;
+    memset(Mb, 0, nn * sizeof *Mb); /* the factorization left the inverse there */
+    for (int e = 0; e < w->ndm; e++) Mb[w->dedst[e]] = jac[w->desrc[e]];
+    for (int e = w->ndm; e < w->nde; e++) Mb[w->dedst[e]] = -jac[w->desrc[e]];
+    if (!mass_symmetric(Mb, n, w->dbuf + nn + (size_t)n * nrhs)) return 1;
+    /* M-hat, C-hat, K-hat, F and the maps, before the solve overwrites them */
+    memset(lin->q_S, 0, nn * sizeof *lin->q_S);
+    memset(lin->v_W, 0, nn * sizeof *lin->v_W);
+    memcpy(lin->M, Mb, nn * sizeof *Mb);
+    for (size_t e = 0; e < nn; e++) lin->K[e] = -R[e], lin->Cd[e] = -R[nn + e];
+    memcpy(lin->F, R + 2 * nn, (size_t)n * (size_t)nr * sizeof *R);
+    for (int j = 0; j < n; j++) lin->q_S[j + (size_t)j * n] = 1.0, lin->v_W[j + (size_t)j * n] = 1.0;
+    /* the same states' test as the general path; its last part (M-hat scaled to unit diagonal
+     * regular) from the inverse of the matrix S = D M D scaled by powers of 2 to a diagonal in
+     * [1/4, 1) (the same rounding as M's own), which also gives the responses */
+    int rc = lin_check_states_mass(md, jac, w->mdiag, w->nmdiag, lin, &w->opt, st);
+    if (rc) return rc;
+    double *d = w->dbuf + nn + (size_t)n * nrhs, *work = d + n, anorm = 0;
+    for (int i = 0; i < n; i++) { /* powers of 2 (exact): d_i^2 M_ii in [1/4, 1) */
+        int e;
+        frexp(sqrt(Mb[i + (size_t)i * n]), &e);
+        d[i] = ldexp(1.0, -e);
+    }
+    for (int j = 0; j < n; j++) { /* the lower triangle scaled; the column sums of the symmetric whole */
+        double cs = 0;
+        for (int i = 0; i < j; i++) cs += fabs(Mb[j + (size_t)i * n]);
+        for (int i = j; i < n; i++) cs += fabs(Mb[i + (size_t)j * n] *= d[i] * d[j]);
+        anorm = fmax(anorm, cs);
+    }
+    mbl_status quiet;
+    if (mbla_dchol(n, Mb, n, &quiet) || mbla_dchol_inverse(n, Mb, n, &quiet))
+        return 1; /* not positive definite: the general path */
+    /* the reciprocal condition ||S||_1^-1 ||S^-1||_1^-1, exact from the inverse (the general path's
+     * dgecon estimates it from below: this is never the larger) */
+    double inorm = mbla_norm1(n, n, Mb, n);
+    if (!(1.0 / (anorm * inorm) >= RELIN_DENSE_RCOND_MARGIN * w->opt.rcond_min))
+        return 1; /* near the states' test's bound: the general path decides */
+    double *X = work, *T = X + (size_t)n * nrhs;
+    for (int j = 0; j < n; j++) /* M^-1 = D S^-1 D */
+        for (int i = 0; i < n; i++) Mb[i + (size_t)j * n] *= d[i] * d[j];
+    responses(w, Mb, R, n, nrhs, X, T, w->diwork);
+    for (int j = 0; j < nx + nr; j++) {
+        double *a = j < nx ? lin->A + (size_t)j * nx : lin->B + (size_t)(j - nx) * nx;
+        memset(a, 0, (size_t)n * sizeof *a);
+        memcpy(a + n, X + (size_t)j * n, (size_t)n * sizeof *a);
+    }
+    for (int i = 0; i < n; i++) lin->A[i + (size_t)(n + i) * nx] = 1.0;
+    outputs(w, lin, X);
+    lin->cond = 1.0;
+    return 0;
+}
