@@ -37,6 +37,7 @@ struct mbl_dae_deriv {
      * more: CSC over usjac entries and nunk + np columns, its own tape (none without user states) */
     mblx_sparse Hus;
     mblx_tape *tape_us;
+    int param_only;   /* mbl_dae_deriv_new_param: H and Xp empty (no second derivatives) */
 };
 
 void mbl_dae_deriv_free(mbl_dae_deriv *d)
@@ -82,7 +83,29 @@ void model_dae_layout_fill(const mbl_model *md, const int *row0, const int *col0
     lay->nuvs = md->nuvs;
 }
 
+/* An empty matrix of ncols columns (the parts a parameters-only object leaves out). */
+static int sparse_empty(int nrows, int ncols, mblx_sparse *s)
+{
+    memset(s, 0, sizeof *s);
+    s->nrows = nrows, s->ncols = ncols;
+    s->colptr = mbl_calloc((size_t)ncols + 1, sizeof *s->colptr);
+    return s->colptr ? 0 : MBL_ENOMEM;
+}
+
+static int deriv_new(const mbl_model *md, int param_only, mbl_dae_deriv **out, mbl_status *st);
+
 int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
+{
+    return deriv_new(md, 0, out, st);
+}
+
+int mbl_dae_deriv_new_param(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
+{
+    /* flexible bodies: the structured term's parameter derivatives come with its second ones */
+    return deriv_new(md, !(md && md->nffrd), out, st);
+}
+
+static int deriv_new(const mbl_model *md, int param_only, mbl_dae_deriv **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: out is NULL");
     *out = NULL;
@@ -92,6 +115,7 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     mbl_dae_deriv *d = mbl_calloc(1, sizeof *d);
     if (!d) return mbl_error(st, MBL_ENOMEM, "out of memory");
     d->md = md;
+    d->param_only = param_only;
     d->np = md->np;
     d->nunk = md->nunk;
     d->nF = md->nF;
@@ -125,10 +149,11 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
         model_graph_lock(md, 0);
         goto done;
     }
-    rc = mblx_jacobian(g, (size_t)md->jac.nz, jn, nsy, syms, &d->H);
+    rc = param_only ? sparse_empty(md->jac.nz, (int)nsy, &d->H)
+                    : mblx_jacobian(g, (size_t)md->jac.nz, jn, nsy, syms, &d->H);
     if (!rc) rc = mblx_jacobian(g, (size_t)md->nF, Fn, (size_t)np, syms + nunk, &d->Fp);
     if (!rc) rc = mblx_jacobian(g, (size_t)np, pe, (size_t)np, syms + nunk, &d->Pp);
-    if (!rc) rc = mblx_jacobian(g, (size_t)nx, xe, (size_t)np, syms + nunk, &d->Xp);
+    if (!rc) rc = param_only ? sparse_empty(nx, np, &d->Xp) : mblx_jacobian(g, (size_t)nx, xe, (size_t)np, syms + nunk, &d->Xp);
     if (rc) mblx_graph_status(g, st);
     /* flexible bodies: the structured term's dependence on the parameters through its invariants */
     if (!rc && md->nffrd) rc = model_ffr_param_deriv(md, np, syms + nunk, &d->H, &d->Fp, st);
@@ -149,7 +174,7 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     memcpy(outs + nh + nf, d->Pp.node, (size_t)npp * sizeof *outs);
     memcpy(outs + nh + nf + npp, d->Xp.node, (size_t)nxp * sizeof *outs);
     d->tape = mblx_compile(g, d->nout, outs, st);
-    if (d->tape && md->nus > 0 && md->usjac.nz > 0) {
+    if (d->tape && !param_only && md->nus > 0 && md->usjac.nz > 0) {
         rc = mblx_jacobian(g, (size_t)md->usjac.nz, md->usjac.node, nsy, syms, &d->Hus);
         if (rc) mblx_graph_status(g, st);
         else if (!(d->tape_us = mblx_compile(g, (size_t)d->Hus.colptr[nsy], d->Hus.node, st)))
@@ -220,6 +245,8 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
     int np = d->np, nunk = d->nunk, nF = d->nF, n = md->n, rc = 0;
     if (pt->n != n || pt->m != md->m || pt->k != md->k || pt->nr != md->nr)
         return mbl_error(st, MBL_EDIM, "mbl_dae_deriv_eval: the point is not one of this model");
+    if (x0p && d->param_only)
+        return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval: x0p from derivatives made by mbl_dae_deriv_new_param");
     double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
     double *T = mbl_alloc_array((size_t)np * (size_t)np + 1, sizeof *T);
     if (!vals || !T) {
@@ -268,6 +295,32 @@ done:
     return rc;
 }
 
+int mbl_dae_deriv_eval_param(const mbl_dae_deriv *d, const mbl_point *pt, int param, double *fp, mbl_status *st)
+{
+    if (!d || !pt || !fp) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval_param: NULL argument");
+    const mbl_model *md = d->md;
+    int np = d->np, nunk = d->nunk, nF = d->nF, rc = 0;
+    if (param < 0 || param >= np) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval_param: no parameter %d", param);
+    if (pt->n != md->n || pt->m != md->m || pt->k != md->k || pt->nr != md->nr)
+        return mbl_error(st, MBL_EDIM, "mbl_dae_deriv_eval_param: the point is not one of this model");
+    double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
+    double *T = mbl_alloc_array((size_t)np * (size_t)np + 1, sizeof *T);
+    if (!vals || !T) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) rc = eval_all(d, pt, vals, T, st);
+    if (!rc) { /* mbl_dae_deriv_eval's column `param` of Fp, the same sums in the same order */
+        const double *fv = vals + d->H.colptr[nunk + np];
+        memset(fp, 0, (size_t)nF * sizeof *fp);
+        for (int i = param; i < np; i++) {
+            double t = T[i + (size_t)param * np];
+            if (t == 0.0) continue;
+            for (int e = d->Fp.colptr[i]; e < d->Fp.colptr[i + 1]; e++) fp[d->Fp.rowidx[e]] += fv[e] * t;
+        }
+    }
+    mbl_free(vals);
+    mbl_free(T);
+    return rc;
+}
+
 int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *dJ,
                           mbl_status *st)
 {
@@ -275,6 +328,8 @@ int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const dou
     const mbl_model *md = d->md;
     int np = d->np, nunk = d->nunk, rc = 0;
     if (param < -1 || param >= np) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_jac_dir: no parameter %d", param);
+    if (d->param_only)
+        return mbl_error(st, MBL_EARG, "mbl_dae_deriv_jac_dir: derivatives made by mbl_dae_deriv_new_param");
     double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
     double *T = mbl_alloc_array((size_t)np * (size_t)np + 1, sizeof *T);
     if (!vals || !T) {
@@ -303,6 +358,8 @@ int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const doub
     int n = md->n, nus = md->nus, np = d->np, nunk = d->nunk, ne = 3 * md->nus + 2 * md->nuvs, rc = 0;
     int cq = d->col0[MBL_DAE_Q], rows = 3 * nus;
     if (param < -1 || param >= np) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_states: no parameter %d", param);
+    if (d->param_only && dSq)
+        return mbl_error(st, MBL_EARG, "mbl_dae_deriv_states: dSq from derivatives made by mbl_dae_deriv_new_param");
     memset(Sq, 0, (size_t)rows * (size_t)n * sizeof *Sq);
     if (dSq) memset(dSq, 0, (size_t)rows * (size_t)n * sizeof *dSq);
     if (!nus || !md->usjac.nz) return 0;

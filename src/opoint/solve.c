@@ -32,14 +32,14 @@
 
 double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
 {
-    /* one pass over the blocks' ends (called per unknown and iterate: a sweep's warm points) */
-    for (int b = 0, j0 = 0; b < MBL_NBLK; b++) {
-        int j1 = model_blk0(md, b + 1);
-        if (col >= j0 && col < j1) {
-            double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->Xdot, pt->Z, pt->X, pt->r};
-            return base[b] + (col - j0);
-        }
-        j0 = j1;
+    /* the blocks [vdot lambda mu v q Xdot Z X r] from the point's sizes (those of the model, made by
+     * opoint_point_new): called per unknown and iterate (a sweep's warm points), so no call per block */
+    (void)md;
+    double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->Xdot, pt->Z, pt->X, pt->r};
+    int len[MBL_NBLK] = {pt->n, pt->m, pt->k, pt->n, pt->n, pt->nX, pt->nZ, pt->nX, pt->nr};
+    for (int b = 0; b < MBL_NBLK; b++) {
+        if (col < len[b]) return col >= 0 ? base[b] + col : NULL;
+        col -= len[b];
     }
     return NULL;
 }
@@ -265,6 +265,21 @@ static double col_scale(const opoint_subproblem *sp, int c, double x, const doub
     return fmax(1.0, fmax(fabs(x), fabs(xstart[c])));
 }
 
+/* max_r |F_r| / rowscale_r over the subproblem's rows (F by subproblem row when Frow is set, else
+ * sp->F's model rows), the rows' scales summed already */
+static double scaled_max(const opoint_subproblem *sp, const double *Frow, const double *rowscale)
+{
+    double rs = 0, rmax = 0;
+    for (int r = 0; r < sp->nrow; r++) rmax = fmax(rmax, rowscale[r]);
+    for (int r = 0; r < sp->nrow; r++) {
+        double f = fabs(Frow ? Frow[r] : sp->F[sp->rows[r]]);
+        if (!(f == f)) return INFINITY;
+        /* a row whose Jacobian is rounding noise (1e-13 of the largest row) counts absolutely */
+        rs = fmax(rs, rowscale[r] > 1e-13 * rmax ? f / rowscale[r] : f);
+    }
+    return rs;
+}
+
 /* The scaled residual max_i |F_i| / s_i with s_i = sum_c |dF_i/dx_c| scale_c (the Jacobian row
  * norm weighted by the unknowns' scales, at the current iterate: sp->jac must be current). It is
  * unit-free (an estimate of the relative Newton correction that row asks for) and does not depend
@@ -283,15 +298,23 @@ double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, doubl
         int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
         if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
     }
-    double rs = 0, rmax = 0;
-    for (int r = 0; r < sp->nrow; r++) rmax = fmax(rmax, rowscale[r]);
-    for (int r = 0; r < sp->nrow; r++) {
-        double f = fabs(sp->F[sp->rows[r]]);
-        if (!(f == f)) return INFINITY;
-        /* a row whose Jacobian is rounding noise (1e-13 of the largest row) counts absolutely */
-        rs = fmax(rs, rowscale[r] > 1e-13 * rmax ? f / rowscale[r] : f);
+    return scaled_max(sp, NULL, rowscale);
+}
+
+double opoint_scaled_residual_at_step(const opoint_subproblem *sp, const double *F0, const double *x0, double *rowscale,
+                                      double *colscale)
+{
+    const model_view *mv = &sp->mv;
+    if (!sp->A) return INFINITY;
+    for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
+    for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, x0[c], x0);
+    /* sp->stx[t] is the step's sp->jac[sp->ssrc[t]] (opoint_newton_step) */
+    for (int t = 0; t < sp->snz; t++) {
+        int p = sp->ssrc[t];
+        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+        if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->stx[t]) * colscale[c];
     }
-    return rs;
+    return scaled_max(sp, F0, rowscale);
 }
 
 /* Levenberg-Marquardt fallback when the Newton line search stalls away from a solution. Newton

@@ -551,6 +551,9 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
         sw->nwarm += (int)ta[t].w.warm_points, sw->nwarm_ok += (int)ta[t].w.warm_ok;
         sw->nwarm_rejected += (int)ta[t].w.warm_rejected;
         study_sweep_worker_clear(&ta[t].w);
+        const opoint_warm_counts *k = &ta[t].w.wcnt;
+        sw->warm_nF += k->F, sw->warm_njac += k->jac, sw->warm_nscaled += k->scaled;
+        sw->warm_nfactor += k->factor, sw->warm_ndfdp += k->dfdp;
     }
     pthread_mutex_destroy(&r.lock);
     mbl_free(started), mbl_free(ta), mbl_free(tid);
