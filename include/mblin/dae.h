@@ -67,7 +67,10 @@ MBL_API const mbl_model *mbl_dae_deriv_model(const mbl_dae_deriv *d);
  * elsewhere). Any output may be NULL. */
 MBL_API int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, double *Fp, double *x0p,
                        mbl_status *st);
-/* Column `param` of mbl_dae_deriv_eval's Fp at a point (fp: nF values; the same numbers). */
+/* Column `param` of mbl_dae_deriv_eval's Fp at a point (fp: nF values): the same numbers from the
+ * same object; from a mbl_dae_deriv_new_param object the same to rounding (its tape holds fewer
+ * outputs and is scheduled anew). Only the column's total derivatives of the dependent
+ * parameters are formed. */
 MBL_API int mbl_dae_deriv_eval_param(const mbl_dae_deriv *d, const mbl_point *pt, int param, double *fp,
                                      mbl_status *st);
 /* The total derivative of J along a direction: dJ_e = sum_c dJ_e/dx_c dx[c] + dJ_e/dp_j

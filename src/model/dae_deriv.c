@@ -200,8 +200,9 @@ done:
 }
 
 /* Evaluate the tape at the point: vals (nout), and T (np x np): dp_i/dp_j in total (dependent
- * parameters following earlier ones). */
-static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, double *T, mbl_status *st)
+ * parameters following earlier ones); with col >= 0 only its column (T: np values, T[i] =
+ * dp_i/dp_col), the same numbers (each T[i] summed over k in the same ascending order). */
+static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, double *T, int col, mbl_status *st)
 {
     const mbl_model *md = d->md;
     int np = d->np, rc = 0;
@@ -219,17 +220,34 @@ static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, d
         rc = model_eval_error(md, syms, "in the derivatives with respect to the parameters", st);
         goto done;
     }
-    if (T) {
+    if (T && col >= 0) {
+        /* one column by forward substitution over the columns of Pp (rows i > k): T[i] gains
+         * pv[e] T[k] for k ascending, as the full product below sums it */
+        const double *pv = vals + d->H.colptr[d->nunk + np] + d->Fp.colptr[np];
+        memset(T, 0, (size_t)np * sizeof *T);
+        T[col] = 1.0;
+        for (int k = col; k < np; k++)
+            for (int e = d->Pp.colptr[k]; e < d->Pp.colptr[k + 1]; e++)
+                if (d->Pp.rowidx[e] > k) T[d->Pp.rowidx[e]] += pv[e] * T[k];
+    } else if (T) {
         /* T = (I - P)^-1 with P strictly lower triangular (a parameter uses earlier ones only) */
         const double *pv = vals + d->H.colptr[d->nunk + np] + d->Fp.colptr[np];
         memset(T, 0, (size_t)np * (size_t)np * sizeof *T);
         for (int j = 0; j < np; j++) T[j + (size_t)j * np] = 1.0;
-        /* column k of Pp holds d pexpr_i / d p_k; rows i > k */
-        for (int i = 0; i < np; i++)
-            for (int k = 0; k < i; k++)
+        /* column k of Pp holds d pexpr_i / d p_k; rows i > k. Column j of T by forward substitution:
+         * T[i, j] gains pv[e] T[k, j] for k ascending; a zero T[k, j] adds nothing (x + 0 = x), so
+         * a parameter no other uses keeps its unit column and costs nothing (the bicycle: a few
+         * hundred parameters, nearly all independent) */
+        for (int j = 0; j < np; j++) {
+            double *Tj = T + (size_t)j * np;
+            int used = 0;
+            for (int e = d->Pp.colptr[j]; e < d->Pp.colptr[j + 1] && !used; e++) used = d->Pp.rowidx[e] > j;
+            for (int k = j; k < np && used; k++) {
+                if (Tj[k] == 0.0) continue;
                 for (int e = d->Pp.colptr[k]; e < d->Pp.colptr[k + 1]; e++)
-                    if (d->Pp.rowidx[e] == i)
-                        for (int j = 0; j <= k; j++) T[i + (size_t)j * np] += pv[e] * T[k + (size_t)j * np];
+                    if (d->Pp.rowidx[e] > k) Tj[d->Pp.rowidx[e]] += pv[e] * Tj[k];
+            }
+        }
     }
 done:
     mbl_free(syms);
@@ -253,7 +271,7 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = eval_all(d, pt, vals, T, st);
+    rc = eval_all(d, pt, vals, T, -1, st);
     if (rc) goto done;
     if (J) {
         double *syms = mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms);
@@ -304,14 +322,14 @@ int mbl_dae_deriv_eval_param(const mbl_dae_deriv *d, const mbl_point *pt, int pa
     if (pt->n != md->n || pt->m != md->m || pt->k != md->k || pt->nr != md->nr)
         return mbl_error(st, MBL_EDIM, "mbl_dae_deriv_eval_param: the point is not one of this model");
     double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
-    double *T = mbl_alloc_array((size_t)np * (size_t)np + 1, sizeof *T);
+    double *T = mbl_alloc_array((size_t)np + 1, sizeof *T);
     if (!vals || !T) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    if (!rc) rc = eval_all(d, pt, vals, T, st);
+    if (!rc) rc = eval_all(d, pt, vals, T, param, st);
     if (!rc) { /* mbl_dae_deriv_eval's column `param` of Fp, the same sums in the same order */
         const double *fv = vals + d->H.colptr[nunk + np];
         memset(fp, 0, (size_t)nF * sizeof *fp);
         for (int i = param; i < np; i++) {
-            double t = T[i + (size_t)param * np];
+            double t = T[i];
             if (t == 0.0) continue;
             for (int e = d->Fp.colptr[i]; e < d->Fp.colptr[i + 1]; e++) fp[d->Fp.rowidx[e]] += fv[e] * t;
         }
@@ -331,16 +349,16 @@ int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const dou
     if (d->param_only)
         return mbl_error(st, MBL_EARG, "mbl_dae_deriv_jac_dir: derivatives made by mbl_dae_deriv_new_param");
     double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
-    double *T = mbl_alloc_array((size_t)np * (size_t)np + 1, sizeof *T);
+    double *T = mbl_alloc_array((size_t)np + 1, sizeof *T); /* the column of param (none without one) */
     if (!vals || !T) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = eval_all(d, pt, vals, T, st);
+    rc = eval_all(d, pt, vals, param >= 0 ? T : NULL, param, st);
     if (rc) goto done;
     memset(dJ, 0, (size_t)md->jac.nz * sizeof *dJ);
     for (int c = 0; c < nunk + np; c++) {
-        double w = c < nunk ? dx[c] : param >= 0 ? T[(c - nunk) + (size_t)param * np] : 0.0;
+        double w = c < nunk ? dx[c] : param >= 0 ? T[c - nunk] : 0.0;
         if (w == 0.0) continue;
         for (int e = d->H.colptr[c]; e < d->H.colptr[c + 1]; e++) dJ[d->H.rowidx[e]] += vals[e] * w;
     }
@@ -392,16 +410,16 @@ int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const doub
         goto done;
     }
     vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
-    T = mbl_alloc_array((size_t)np * (size_t)np + 1, sizeof *T);
+    T = mbl_alloc_array((size_t)np + 1, sizeof *T);
     if (!vals || !T) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = eval_all(d, pt, vals, T, st); /* T: the parameters' total derivatives */
+    rc = eval_all(d, pt, vals, param >= 0 ? T : NULL, param, st); /* T: param's total derivatives */
     if (rc) goto done;
     memset(dj, 0, (size_t)md->usjac.nz * sizeof *dj);
     for (int c = 0; c < nunk + np; c++) {
-        double w = c < nunk ? dx[c] : param >= 0 ? T[(c - nunk) + (size_t)param * np] : 0.0;
+        double w = c < nunk ? dx[c] : param >= 0 ? T[c - nunk] : 0.0;
         if (w == 0.0) continue;
         for (int e = d->Hus.colptr[c]; e < d->Hus.colptr[c + 1]; e++) dj[d->Hus.rowidx[e]] += hv[e] * w;
     }

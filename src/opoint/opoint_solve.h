@@ -26,6 +26,8 @@ typedef struct opoint_subproblem {
     mbla_csc *A;
     mbla_klu *lu;
     int snz, *ssrc, *smap;
+    int *srow, *scol;        /* per pattern entry: its subproblem row and column */
+    double *const *xp;       /* NULL, or per column the unknown in sp->pt (set by the caller that owns it) */
     double *stx;
     double *eqr, *eqc, *eqw; /* square sparse steps: equilibration factors (rows, columns), scratch */
     int eq_on;               /* the steps of this subproblem are equilibrated (see opoint_newton_step) */

@@ -96,7 +96,8 @@ static int sparse_pattern(opoint_subproblem *sp, mbl_status *st)
         sp->snz = nz;
         rc = mbla_csc_from_triplets(sp->nrow, sp->ncol, nz, ti, tj, sp->stx, sp->smap, &sp->A, st);
     }
-    mbl_free(ti), mbl_free(tj);
+    if (!rc) sp->srow = ti, sp->scol = tj; /* kept for the scaled residual */
+    else mbl_free(ti), mbl_free(tj);
     return rc;
 }
 
@@ -105,6 +106,8 @@ static void sparse_forget(opoint_subproblem *sp)
     mbla_klu_free(sp->lu);
     mbla_csc_free(sp->A);
     mbl_free(sp->ssrc), mbl_free(sp->smap), mbl_free(sp->stx);
+    mbl_free(sp->srow), mbl_free(sp->scol);
+    sp->srow = sp->scol = NULL;
     mbl_free(sp->eqr), mbl_free(sp->eqc), mbl_free(sp->eqw);
     sp->eqr = sp->eqc = sp->eqw = NULL;
     sp->eq_on = sp->eq_warm = 0;
@@ -289,14 +292,17 @@ double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, doubl
     const mbl_model *md = sp->md;
     const model_view *mv = &sp->mv;
     for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
-    for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, *opoint_unknown_ptr(md, sp->pt, sp->cols[c]), xstart);
-    /* the subproblem's entries (sparse_pattern's list, once assembled: the same entries in the same
-     * order, so the same sums, without the scan of the whole Jacobian) */
-    int nz = sp->A ? sp->snz : mv->jac.nz;
-    for (int t = 0; t < nz; t++) {
-        int p = sp->A ? sp->ssrc[t] : t;
-        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
-        if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
+    for (int c = 0; c < sp->ncol; c++)
+        colscale[c] = col_scale(sp, c, sp->xp ? *sp->xp[c] : *opoint_unknown_ptr(md, sp->pt, sp->cols[c]), xstart);
+    /* the subproblem's entries (sparse_pattern's list, once assembled, with their rows and columns:
+     * the same entries in the same order, so the same sums, without the scan of the whole Jacobian) */
+    if (sp->A) {
+        for (int t = 0; t < sp->snz; t++) rowscale[sp->srow[t]] += fabs(sp->jac[sp->ssrc[t]]) * colscale[sp->scol[t]];
+    } else {
+        for (int p = 0; p < mv->jac.nz; p++) {
+            int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+            if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
+        }
     }
     return scaled_max(sp, NULL, rowscale);
 }
@@ -304,16 +310,11 @@ double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, doubl
 double opoint_scaled_residual_at_step(const opoint_subproblem *sp, const double *F0, const double *x0, double *rowscale,
                                       double *colscale)
 {
-    const model_view *mv = &sp->mv;
     if (!sp->A) return INFINITY;
     for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
     for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, x0[c], x0);
     /* sp->stx[t] is the step's sp->jac[sp->ssrc[t]] (opoint_newton_step) */
-    for (int t = 0; t < sp->snz; t++) {
-        int p = sp->ssrc[t];
-        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
-        if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->stx[t]) * colscale[c];
-    }
+    for (int t = 0; t < sp->snz; t++) rowscale[sp->srow[t]] += fabs(sp->stx[t]) * colscale[sp->scol[t]];
     return scaled_max(sp, F0, rowscale);
 }
 

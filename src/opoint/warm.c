@@ -159,6 +159,7 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, mb
         w->xp[c] = opoint_unknown_ptr(w->md, pt, sp->cols[c]);
         *w->xp[c] = w->xs[c] = y[w->pos[c]];
     }
+    if (!rc) sp->xp = w->xp; /* the unknowns' places, for the scaled residual */
     double f2, finf, rs = INFINITY, rs_prev = INFINITY;
     int it = 0, rounding = 0, lazy = 0;
     if (!rc) rc = opoint_eval_F(sp, &f2, &finf, st), w->cnt.F++;
@@ -218,7 +219,7 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, mb
         if (!rc && !(pt->nX + pt->nZ > 0)) w->jac_of = pt; /* the check evaluated no Jacobian */
     }
     *steps = it;
-    sp->pt = w->scratch;
+    sp->pt = w->scratch, sp->xp = NULL;
     if (rc) {
         mbl_point_free(pt);
         return rc == MBL_ENOMEM ? rc : MBL_ENOCONV;
