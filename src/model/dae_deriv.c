@@ -199,13 +199,38 @@ done:
     return 0;
 }
 
-/* Evaluate the tape at the point: vals (nout), and T (np x np): dp_i/dp_j in total (dependent
- * parameters following earlier ones); with col >= 0 only its column (T: np values, T[i] =
- * dp_i/dp_col), the same numbers (each T[i] summed over k in the same ascending order). */
+/* Whether a parameter other parameters use (column j of Pp has a row below j). */
+static int param_used(const mbl_dae_deriv *d, int j)
+{
+    for (int e = d->Pp.colptr[j]; e < d->Pp.colptr[j + 1]; e++)
+        if (d->Pp.rowidx[e] > j) return 1;
+    return 0;
+}
+
+/* Column j of T = (I - P)^-1 (P strictly lower triangular: a parameter uses earlier ones only;
+ * column k of Pp holds d pexpr_i / d p_k, rows i > k) into Tc (np): dp_i/dp_j in total, by forward
+ * substitution: Tc[i] gains pv[e] Tc[k] for k ascending, the order of the dense product this
+ * replaced; a zero Tc[k] adds nothing (x + 0 = x). vals: the tape's values. */
+static void param_column(const mbl_dae_deriv *d, const double *vals, int j, double *Tc)
+{
+    int np = d->np;
+    const double *pv = vals + d->H.colptr[d->nunk + np] + d->Fp.colptr[np];
+    memset(Tc, 0, (size_t)np * sizeof *Tc);
+    Tc[j] = 1.0;
+    if (!param_used(d, j)) return;
+    for (int k = j; k < np; k++) {
+        if (Tc[k] == 0.0) continue;
+        for (int e = d->Pp.colptr[k]; e < d->Pp.colptr[k + 1]; e++)
+            if (d->Pp.rowidx[e] > k) Tc[d->Pp.rowidx[e]] += pv[e] * Tc[k];
+    }
+}
+
+/* Evaluate the tape at the point: vals (nout), and (T not NULL) column col of the parameters'
+ * total derivatives (T: np values, T[i] = dp_i/dp_col; param_column). */
 static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, double *T, int col, mbl_status *st)
 {
     const mbl_model *md = d->md;
-    int np = d->np, rc = 0;
+    int rc = 0;
     size_t ws = mblx_tape_work_size(d->tape);
     if (ws < md->work_size) ws = md->work_size;
     double *syms = mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms);
@@ -220,35 +245,7 @@ static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, d
         rc = model_eval_error(md, syms, "in the derivatives with respect to the parameters", st);
         goto done;
     }
-    if (T && col >= 0) {
-        /* one column by forward substitution over the columns of Pp (rows i > k): T[i] gains
-         * pv[e] T[k] for k ascending, as the full product below sums it */
-        const double *pv = vals + d->H.colptr[d->nunk + np] + d->Fp.colptr[np];
-        memset(T, 0, (size_t)np * sizeof *T);
-        T[col] = 1.0;
-        for (int k = col; k < np; k++)
-            for (int e = d->Pp.colptr[k]; e < d->Pp.colptr[k + 1]; e++)
-                if (d->Pp.rowidx[e] > k) T[d->Pp.rowidx[e]] += pv[e] * T[k];
-    } else if (T) {
-        /* T = (I - P)^-1 with P strictly lower triangular (a parameter uses earlier ones only) */
-        const double *pv = vals + d->H.colptr[d->nunk + np] + d->Fp.colptr[np];
-        memset(T, 0, (size_t)np * (size_t)np * sizeof *T);
-        for (int j = 0; j < np; j++) T[j + (size_t)j * np] = 1.0;
-        /* column k of Pp holds d pexpr_i / d p_k; rows i > k. Column j of T by forward substitution:
-         * T[i, j] gains pv[e] T[k, j] for k ascending; a zero T[k, j] adds nothing (x + 0 = x), so
-         * a parameter no other uses keeps its unit column and costs nothing (the bicycle: a few
-         * hundred parameters, nearly all independent) */
-        for (int j = 0; j < np; j++) {
-            double *Tj = T + (size_t)j * np;
-            int used = 0;
-            for (int e = d->Pp.colptr[j]; e < d->Pp.colptr[j + 1] && !used; e++) used = d->Pp.rowidx[e] > j;
-            for (int k = j; k < np && used; k++) {
-                if (Tj[k] == 0.0) continue;
-                for (int e = d->Pp.colptr[k]; e < d->Pp.colptr[k + 1]; e++)
-                    if (d->Pp.rowidx[e] > k) Tj[d->Pp.rowidx[e]] += pv[e] * Tj[k];
-            }
-        }
-    }
+    if (T) param_column(d, vals, col, T);
 done:
     mbl_free(syms);
     mbl_free(work);
@@ -266,12 +263,12 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
     if (x0p && d->param_only)
         return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval: x0p from derivatives made by mbl_dae_deriv_new_param");
     double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
-    double *T = mbl_alloc_array((size_t)np * (size_t)np + 1, sizeof *T);
+    double *T = mbl_alloc_array((size_t)np + 1, sizeof *T); /* one column at a time */
     if (!vals || !T) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = eval_all(d, pt, vals, T, -1, st);
+    rc = eval_all(d, pt, vals, NULL, -1, st);
     if (rc) goto done;
     if (J) {
         double *syms = mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms);
@@ -288,24 +285,25 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
     }
     const double *fv = vals + d->H.colptr[nunk + np];
     const double *xv = fv + d->Fp.colptr[np] + d->Pp.colptr[np];
-    if (Fp) { /* total: Fp_total[:, j] = sum_i Fp_partial[:, i] T[i, j] */
-        memset(Fp, 0, (size_t)nF * (size_t)np * sizeof *Fp);
-        for (int i = 0; i < np; i++)
-            for (int e = d->Fp.colptr[i]; e < d->Fp.colptr[i + 1]; e++)
-                for (int j = 0; j <= i; j++)
-                    if (T[i + (size_t)j * np] != 0.0)
-                        Fp[d->Fp.rowidx[e] + (size_t)j * nF] += fv[e] * T[i + (size_t)j * np];
-    }
-    if (x0p) {
-        memset(x0p, 0, (size_t)nunk * (size_t)np * sizeof *x0p);
-        int cq = d->col0[MBL_DAE_Q], cv = d->col0[MBL_DAE_V], cr = d->col0[MBL_DAE_R];
-        for (int i = 0; i < np; i++)
-            for (int e = d->Xp.colptr[i]; e < d->Xp.colptr[i + 1]; e++) {
+    /* totals: Fp_total[:, j] = sum_i Fp_partial[:, i] T[i, j], x0p likewise, summed over i
+     * ascending (then the entries); a parameter no other uses has the unit column of T (the
+     * bicycle: a few hundred parameters, nearly all independent) */
+    if (Fp) memset(Fp, 0, (size_t)nF * (size_t)np * sizeof *Fp);
+    if (x0p) memset(x0p, 0, (size_t)nunk * (size_t)np * sizeof *x0p);
+    int cq = d->col0[MBL_DAE_Q], cv = d->col0[MBL_DAE_V], cr = d->col0[MBL_DAE_R];
+    for (int j = 0; j < np && (Fp || x0p); j++) {
+        int used = param_used(d, j);
+        if (used) param_column(d, vals, j, T);
+        for (int i = j; i < (used ? np : j + 1); i++) {
+            double t = used ? T[i] : 1.0;
+            if (t == 0.0) continue;
+            for (int e = d->Fp.colptr[i]; Fp && e < d->Fp.colptr[i + 1]; e++) Fp[d->Fp.rowidx[e] + (size_t)j * nF] += fv[e] * t;
+            for (int e = d->Xp.colptr[i]; x0p && e < d->Xp.colptr[i + 1]; e++) {
                 int r = d->Xp.rowidx[e];
                 int c = r < n ? cq + r : r < 2 * n ? cv + (r - n) : cr + (r - 2 * n);
-                for (int j = 0; j <= i; j++)
-                    if (T[i + (size_t)j * np] != 0.0) x0p[c + (size_t)j * nunk] += xv[e] * T[i + (size_t)j * np];
+                x0p[c + (size_t)j * nunk] += xv[e] * t;
             }
+        }
     }
 done:
     mbl_free(vals);
