@@ -169,10 +169,11 @@ static int deriv_new(const mbl_model *md, int param_only, mbl_dae_deriv **out, m
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    memcpy(outs, d->H.node, (size_t)nh * sizeof *outs);
-    memcpy(outs + nh, d->Fp.node, (size_t)nf * sizeof *outs);
-    memcpy(outs + nh + nf, d->Pp.node, (size_t)npp * sizeof *outs);
-    memcpy(outs + nh + nf + npp, d->Xp.node, (size_t)nxp * sizeof *outs);
+    /* (a parameters-only object's H and Xp are empty, their node arrays NULL) */
+    if (nh) memcpy(outs, d->H.node, (size_t)nh * sizeof *outs);
+    if (nf) memcpy(outs + nh, d->Fp.node, (size_t)nf * sizeof *outs);
+    if (npp) memcpy(outs + nh + nf, d->Pp.node, (size_t)npp * sizeof *outs);
+    if (nxp) memcpy(outs + nh + nf + npp, d->Xp.node, (size_t)nxp * sizeof *outs);
     d->tape = mblx_compile(g, d->nout, outs, st);
     if (d->tape && !param_only && md->nus > 0 && md->usjac.nz > 0) {
         rc = mblx_jacobian(g, (size_t)md->usjac.nz, md->usjac.node, nsy, syms, &d->Hus);
