@@ -153,7 +153,8 @@ static int deriv_new(const mbl_model *md, int param_only, mbl_dae_deriv **out, m
                     : mblx_jacobian(g, (size_t)md->jac.nz, jn, nsy, syms, &d->H);
     if (!rc) rc = mblx_jacobian(g, (size_t)md->nF, Fn, (size_t)np, syms + nunk, &d->Fp);
     if (!rc) rc = mblx_jacobian(g, (size_t)np, pe, (size_t)np, syms + nunk, &d->Pp);
-    if (!rc) rc = param_only ? sparse_empty(nx, np, &d->Xp) : mblx_jacobian(g, (size_t)nx, xe, (size_t)np, syms + nunk, &d->Xp);
+    if (!rc)
+        rc = param_only ? sparse_empty(nx, np, &d->Xp) : mblx_jacobian(g, (size_t)nx, xe, (size_t)np, syms + nunk, &d->Xp);
     if (rc) mblx_graph_status(g, st);
     /* flexible bodies: the structured term's dependence on the parameters through its invariants */
     if (!rc && md->nffrd) rc = model_ffr_param_deriv(md, np, syms + nunk, &d->H, &d->Fp, st);
@@ -298,7 +299,8 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
         for (int i = j; i < (used ? np : j + 1); i++) {
             double t = used ? T[i] : 1.0;
             if (t == 0.0) continue;
-            for (int e = d->Fp.colptr[i]; Fp && e < d->Fp.colptr[i + 1]; e++) Fp[d->Fp.rowidx[e] + (size_t)j * nF] += fv[e] * t;
+            for (int e = d->Fp.colptr[i]; Fp && e < d->Fp.colptr[i + 1]; e++)
+                Fp[d->Fp.rowidx[e] + (size_t)j * nF] += fv[e] * t;
             for (int e = d->Xp.colptr[i]; x0p && e < d->Xp.colptr[i + 1]; e++) {
                 int r = d->Xp.rowidx[e];
                 int c = r < n ? cq + r : r < 2 * n ? cv + (r - n) : cr + (r - 2 * n);

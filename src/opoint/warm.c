@@ -189,7 +189,10 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, mb
             /* the cold solver's acceptance (opoint_newton), every step a full one */
             int superlinear = 0;
             if (it > 0 && rs <= opt->tol && !(finf <= opt->abs_tol) && !rounding) {
-                if (lazy) rs_prev = opoint_scaled_residual_at_step(sp, w->F0, w->xs, w->rowscale, w->colscale), w->cnt.scaled++;
+                if (lazy) {
+                    rs_prev = opoint_scaled_residual_at_step(sp, w->F0, w->xs, w->rowscale, w->colscale);
+                    w->cnt.scaled++;
+                }
                 superlinear = rs <= 1e-2 * rs_prev;
             }
             if (rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
