@@ -53,6 +53,11 @@ typedef struct mbl_dae_deriv mbl_dae_deriv;
 MBL_API int mbl_dae_deriv_new(const mbl_model *model, mbl_dae_deriv **out, mbl_status *st);
 MBL_API void mbl_dae_deriv_free(mbl_dae_deriv *d);
 MBL_API void mbl_dae_deriv_layout(const mbl_dae_deriv *d, mbl_dae_layout *lay);
+/* The same restricted to the derivatives with respect to the parameters (dF/dp and the dependent
+ * parameters' chain; no second derivatives: cheaper to make and to evaluate): for
+ * mbl_dae_deriv_eval's J and Fp and mbl_dae_deriv_eval_param; x0p, mbl_dae_deriv_jac_dir and
+ * mbl_dae_deriv_states' dSq are refused (MBL_EARG). A model with flexible bodies gets the full set. */
+MBL_API int mbl_dae_deriv_new_param(const mbl_model *model, mbl_dae_deriv **out, mbl_status *st);
 /* The model the derivatives belong to. */
 MBL_API const mbl_model *mbl_dae_deriv_model(const mbl_dae_deriv *d);
 
@@ -62,6 +67,12 @@ MBL_API const mbl_model *mbl_dae_deriv_model(const mbl_dae_deriv *d);
  * elsewhere). Any output may be NULL. */
 MBL_API int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, double *Fp, double *x0p,
                        mbl_status *st);
+/* Column `param` of mbl_dae_deriv_eval's Fp at a point (fp: nF values): the same numbers from the
+ * same object; from a mbl_dae_deriv_new_param object the same to rounding (its tape holds fewer
+ * outputs and is scheduled anew). Only the column's total derivatives of the dependent
+ * parameters are formed. */
+MBL_API int mbl_dae_deriv_eval_param(const mbl_dae_deriv *d, const mbl_point *pt, int param, double *fp,
+                                     mbl_status *st);
 /* The total derivative of J along a direction: dJ_e = sum_c dJ_e/dx_c dx[c] + dJ_e/dp_j
  * (dx: nunk values; param -1: none). */
 MBL_API int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *dJ,

@@ -136,6 +136,11 @@ typedef struct mbl_sweep {
     int nwarm_ok, nwarm_rejected;
     int *steps;                  /* npoints: Newton steps of each point's operating point
                                     (mbl_point.iterations; -1 where it failed or on another rank) */
+    /* the warm corrector's work, summed over the points (both as nwarm_ok): evaluations of the
+     * residual F, of its Jacobian, of the scaled residual (the acceptance test), Newton solves (a
+     * numeric factorization each: the steps and the tangents) and evaluations of dF/dp (the
+     * tangents); docs/study.md, "Warm start" */
+    long long warm_nF, warm_njac, warm_nscaled, warm_nfactor, warm_ndfdp;
 } mbl_sweep;
 
 /* Run the sweep on `model`, loaded by the caller from its file with the overrides opt->sets

@@ -37,6 +37,7 @@ struct mbl_dae_deriv {
      * more: CSC over usjac entries and nunk + np columns, its own tape (none without user states) */
     mblx_sparse Hus;
     mblx_tape *tape_us;
+    int param_only;   /* mbl_dae_deriv_new_param: H and Xp empty (no second derivatives) */
 };
 
 void mbl_dae_deriv_free(mbl_dae_deriv *d)
@@ -82,7 +83,29 @@ void model_dae_layout_fill(const mbl_model *md, const int *row0, const int *col0
     lay->nuvs = md->nuvs;
 }
 
+/* An empty matrix of ncols columns (the parts a parameters-only object leaves out). */
+static int sparse_empty(int nrows, int ncols, mblx_sparse *s)
+{
+    memset(s, 0, sizeof *s);
+    s->nrows = nrows, s->ncols = ncols;
+    s->colptr = mbl_calloc((size_t)ncols + 1, sizeof *s->colptr);
+    return s->colptr ? 0 : MBL_ENOMEM;
+}
+
+static int deriv_new(const mbl_model *md, int param_only, mbl_dae_deriv **out, mbl_status *st);
+
 int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
+{
+    return deriv_new(md, 0, out, st);
+}
+
+int mbl_dae_deriv_new_param(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
+{
+    /* flexible bodies: the structured term's parameter derivatives come with its second ones */
+    return deriv_new(md, !(md && md->nffrd), out, st);
+}
+
+static int deriv_new(const mbl_model *md, int param_only, mbl_dae_deriv **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_new: out is NULL");
     *out = NULL;
@@ -92,6 +115,7 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
     mbl_dae_deriv *d = mbl_calloc(1, sizeof *d);
     if (!d) return mbl_error(st, MBL_ENOMEM, "out of memory");
     d->md = md;
+    d->param_only = param_only;
     d->np = md->np;
     d->nunk = md->nunk;
     d->nF = md->nF;
@@ -125,10 +149,12 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
         model_graph_lock(md, 0);
         goto done;
     }
-    rc = mblx_jacobian(g, (size_t)md->jac.nz, jn, nsy, syms, &d->H);
+    rc = param_only ? sparse_empty(md->jac.nz, (int)nsy, &d->H)
+                    : mblx_jacobian(g, (size_t)md->jac.nz, jn, nsy, syms, &d->H);
     if (!rc) rc = mblx_jacobian(g, (size_t)md->nF, Fn, (size_t)np, syms + nunk, &d->Fp);
     if (!rc) rc = mblx_jacobian(g, (size_t)np, pe, (size_t)np, syms + nunk, &d->Pp);
-    if (!rc) rc = mblx_jacobian(g, (size_t)nx, xe, (size_t)np, syms + nunk, &d->Xp);
+    if (!rc)
+        rc = param_only ? sparse_empty(nx, np, &d->Xp) : mblx_jacobian(g, (size_t)nx, xe, (size_t)np, syms + nunk, &d->Xp);
     if (rc) mblx_graph_status(g, st);
     /* flexible bodies: the structured term's dependence on the parameters through its invariants */
     if (!rc && md->nffrd) rc = model_ffr_param_deriv(md, np, syms + nunk, &d->H, &d->Fp, st);
@@ -144,12 +170,13 @@ int mbl_dae_deriv_new(const mbl_model *md, mbl_dae_deriv **out, mbl_status *st)
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    memcpy(outs, d->H.node, (size_t)nh * sizeof *outs);
-    memcpy(outs + nh, d->Fp.node, (size_t)nf * sizeof *outs);
-    memcpy(outs + nh + nf, d->Pp.node, (size_t)npp * sizeof *outs);
-    memcpy(outs + nh + nf + npp, d->Xp.node, (size_t)nxp * sizeof *outs);
+    /* (a parameters-only object's H and Xp are empty, their node arrays NULL) */
+    if (nh) memcpy(outs, d->H.node, (size_t)nh * sizeof *outs);
+    if (nf) memcpy(outs + nh, d->Fp.node, (size_t)nf * sizeof *outs);
+    if (npp) memcpy(outs + nh + nf, d->Pp.node, (size_t)npp * sizeof *outs);
+    if (nxp) memcpy(outs + nh + nf + npp, d->Xp.node, (size_t)nxp * sizeof *outs);
     d->tape = mblx_compile(g, d->nout, outs, st);
-    if (d->tape && md->nus > 0 && md->usjac.nz > 0) {
+    if (d->tape && !param_only && md->nus > 0 && md->usjac.nz > 0) {
         rc = mblx_jacobian(g, (size_t)md->usjac.nz, md->usjac.node, nsy, syms, &d->Hus);
         if (rc) mblx_graph_status(g, st);
         else if (!(d->tape_us = mblx_compile(g, (size_t)d->Hus.colptr[nsy], d->Hus.node, st)))
@@ -174,12 +201,38 @@ done:
     return 0;
 }
 
-/* Evaluate the tape at the point: vals (nout), and T (np x np): dp_i/dp_j in total (dependent
- * parameters following earlier ones). */
-static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, double *T, mbl_status *st)
+/* Whether a parameter other parameters use (column j of Pp has a row below j). */
+static int param_used(const mbl_dae_deriv *d, int j)
+{
+    for (int e = d->Pp.colptr[j]; e < d->Pp.colptr[j + 1]; e++)
+        if (d->Pp.rowidx[e] > j) return 1;
+    return 0;
+}
+
+/* Column j of T = (I - P)^-1 (P strictly lower triangular: a parameter uses earlier ones only;
+ * column k of Pp holds d pexpr_i / d p_k, rows i > k) into Tc (np): dp_i/dp_j in total, by forward
+ * substitution: Tc[i] gains pv[e] Tc[k] for k ascending, the order of the dense product this
+ * replaced; a zero Tc[k] adds nothing (x + 0 = x). vals: the tape's values. */
+static void param_column(const mbl_dae_deriv *d, const double *vals, int j, double *Tc)
+{
+    int np = d->np;
+    const double *pv = vals + d->H.colptr[d->nunk + np] + d->Fp.colptr[np];
+    memset(Tc, 0, (size_t)np * sizeof *Tc);
+    Tc[j] = 1.0;
+    if (!param_used(d, j)) return;
+    for (int k = j; k < np; k++) {
+        if (Tc[k] == 0.0) continue;
+        for (int e = d->Pp.colptr[k]; e < d->Pp.colptr[k + 1]; e++)
+            if (d->Pp.rowidx[e] > k) Tc[d->Pp.rowidx[e]] += pv[e] * Tc[k];
+    }
+}
+
+/* Evaluate the tape at the point: vals (nout), and (T not NULL) column col of the parameters'
+ * total derivatives (T: np values, T[i] = dp_i/dp_col; param_column). */
+static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, double *T, int col, mbl_status *st)
 {
     const mbl_model *md = d->md;
-    int np = d->np, rc = 0;
+    int rc = 0;
     size_t ws = mblx_tape_work_size(d->tape);
     if (ws < md->work_size) ws = md->work_size;
     double *syms = mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms);
@@ -194,18 +247,7 @@ static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, d
         rc = model_eval_error(md, syms, "in the derivatives with respect to the parameters", st);
         goto done;
     }
-    if (T) {
-        /* T = (I - P)^-1 with P strictly lower triangular (a parameter uses earlier ones only) */
-        const double *pv = vals + d->H.colptr[d->nunk + np] + d->Fp.colptr[np];
-        memset(T, 0, (size_t)np * (size_t)np * sizeof *T);
-        for (int j = 0; j < np; j++) T[j + (size_t)j * np] = 1.0;
-        /* column k of Pp holds d pexpr_i / d p_k; rows i > k */
-        for (int i = 0; i < np; i++)
-            for (int k = 0; k < i; k++)
-                for (int e = d->Pp.colptr[k]; e < d->Pp.colptr[k + 1]; e++)
-                    if (d->Pp.rowidx[e] == i)
-                        for (int j = 0; j <= k; j++) T[i + (size_t)j * np] += pv[e] * T[k + (size_t)j * np];
-    }
+    if (T) param_column(d, vals, col, T);
 done:
     mbl_free(syms);
     mbl_free(work);
@@ -220,13 +262,15 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
     int np = d->np, nunk = d->nunk, nF = d->nF, n = md->n, rc = 0;
     if (pt->n != n || pt->m != md->m || pt->k != md->k || pt->nr != md->nr)
         return mbl_error(st, MBL_EDIM, "mbl_dae_deriv_eval: the point is not one of this model");
+    if (x0p && d->param_only)
+        return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval: x0p from derivatives made by mbl_dae_deriv_new_param");
     double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
-    double *T = mbl_alloc_array((size_t)np * (size_t)np + 1, sizeof *T);
+    double *T = mbl_alloc_array((size_t)np + 1, sizeof *T); /* one column at a time */
     if (!vals || !T) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = eval_all(d, pt, vals, T, st);
+    rc = eval_all(d, pt, vals, NULL, -1, st);
     if (rc) goto done;
     if (J) {
         double *syms = mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms);
@@ -243,26 +287,54 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
     }
     const double *fv = vals + d->H.colptr[nunk + np];
     const double *xv = fv + d->Fp.colptr[np] + d->Pp.colptr[np];
-    if (Fp) { /* total: Fp_total[:, j] = sum_i Fp_partial[:, i] T[i, j] */
-        memset(Fp, 0, (size_t)nF * (size_t)np * sizeof *Fp);
-        for (int i = 0; i < np; i++)
-            for (int e = d->Fp.colptr[i]; e < d->Fp.colptr[i + 1]; e++)
-                for (int j = 0; j <= i; j++)
-                    if (T[i + (size_t)j * np] != 0.0)
-                        Fp[d->Fp.rowidx[e] + (size_t)j * nF] += fv[e] * T[i + (size_t)j * np];
-    }
-    if (x0p) {
-        memset(x0p, 0, (size_t)nunk * (size_t)np * sizeof *x0p);
-        int cq = d->col0[MBL_DAE_Q], cv = d->col0[MBL_DAE_V], cr = d->col0[MBL_DAE_R];
-        for (int i = 0; i < np; i++)
-            for (int e = d->Xp.colptr[i]; e < d->Xp.colptr[i + 1]; e++) {
+    /* totals: Fp_total[:, j] = sum_i Fp_partial[:, i] T[i, j], x0p likewise, summed over i
+     * ascending (then the entries); a parameter no other uses has the unit column of T (the
+     * bicycle: a few hundred parameters, nearly all independent) */
+    if (Fp) memset(Fp, 0, (size_t)nF * (size_t)np * sizeof *Fp);
+    if (x0p) memset(x0p, 0, (size_t)nunk * (size_t)np * sizeof *x0p);
+    int cq = d->col0[MBL_DAE_Q], cv = d->col0[MBL_DAE_V], cr = d->col0[MBL_DAE_R];
+    for (int j = 0; j < np && (Fp || x0p); j++) {
+        int used = param_used(d, j);
+        if (used) param_column(d, vals, j, T);
+        for (int i = j; i < (used ? np : j + 1); i++) {
+            double t = used ? T[i] : 1.0;
+            if (t == 0.0) continue;
+            for (int e = d->Fp.colptr[i]; Fp && e < d->Fp.colptr[i + 1]; e++)
+                Fp[d->Fp.rowidx[e] + (size_t)j * nF] += fv[e] * t;
+            for (int e = d->Xp.colptr[i]; x0p && e < d->Xp.colptr[i + 1]; e++) {
                 int r = d->Xp.rowidx[e];
                 int c = r < n ? cq + r : r < 2 * n ? cv + (r - n) : cr + (r - 2 * n);
-                for (int j = 0; j <= i; j++)
-                    if (T[i + (size_t)j * np] != 0.0) x0p[c + (size_t)j * nunk] += xv[e] * T[i + (size_t)j * np];
+                x0p[c + (size_t)j * nunk] += xv[e] * t;
             }
+        }
     }
 done:
+    mbl_free(vals);
+    mbl_free(T);
+    return rc;
+}
+
+int mbl_dae_deriv_eval_param(const mbl_dae_deriv *d, const mbl_point *pt, int param, double *fp, mbl_status *st)
+{
+    if (!d || !pt || !fp) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval_param: NULL argument");
+    const mbl_model *md = d->md;
+    int np = d->np, nunk = d->nunk, nF = d->nF, rc = 0;
+    if (param < 0 || param >= np) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval_param: no parameter %d", param);
+    if (pt->n != md->n || pt->m != md->m || pt->k != md->k || pt->nr != md->nr)
+        return mbl_error(st, MBL_EDIM, "mbl_dae_deriv_eval_param: the point is not one of this model");
+    double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
+    double *T = mbl_alloc_array((size_t)np + 1, sizeof *T);
+    if (!vals || !T) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) rc = eval_all(d, pt, vals, T, param, st);
+    if (!rc) { /* mbl_dae_deriv_eval's column `param` of Fp, the same sums in the same order */
+        const double *fv = vals + d->H.colptr[nunk + np];
+        memset(fp, 0, (size_t)nF * sizeof *fp);
+        for (int i = param; i < np; i++) {
+            double t = T[i];
+            if (t == 0.0) continue;
+            for (int e = d->Fp.colptr[i]; e < d->Fp.colptr[i + 1]; e++) fp[d->Fp.rowidx[e]] += fv[e] * t;
+        }
+    }
     mbl_free(vals);
     mbl_free(T);
     return rc;
@@ -275,17 +347,19 @@ int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const dou
     const mbl_model *md = d->md;
     int np = d->np, nunk = d->nunk, rc = 0;
     if (param < -1 || param >= np) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_jac_dir: no parameter %d", param);
+    if (d->param_only)
+        return mbl_error(st, MBL_EARG, "mbl_dae_deriv_jac_dir: derivatives made by mbl_dae_deriv_new_param");
     double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
-    double *T = mbl_alloc_array((size_t)np * (size_t)np + 1, sizeof *T);
+    double *T = mbl_alloc_array((size_t)np + 1, sizeof *T); /* the column of param (none without one) */
     if (!vals || !T) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = eval_all(d, pt, vals, T, st);
+    rc = eval_all(d, pt, vals, param >= 0 ? T : NULL, param, st);
     if (rc) goto done;
     memset(dJ, 0, (size_t)md->jac.nz * sizeof *dJ);
     for (int c = 0; c < nunk + np; c++) {
-        double w = c < nunk ? dx[c] : param >= 0 ? T[(c - nunk) + (size_t)param * np] : 0.0;
+        double w = c < nunk ? dx[c] : param >= 0 ? T[c - nunk] : 0.0;
         if (w == 0.0) continue;
         for (int e = d->H.colptr[c]; e < d->H.colptr[c + 1]; e++) dJ[d->H.rowidx[e]] += vals[e] * w;
     }
@@ -303,6 +377,8 @@ int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const doub
     int n = md->n, nus = md->nus, np = d->np, nunk = d->nunk, ne = 3 * md->nus + 2 * md->nuvs, rc = 0;
     int cq = d->col0[MBL_DAE_Q], rows = 3 * nus;
     if (param < -1 || param >= np) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_states: no parameter %d", param);
+    if (d->param_only && dSq)
+        return mbl_error(st, MBL_EARG, "mbl_dae_deriv_states: dSq from derivatives made by mbl_dae_deriv_new_param");
     memset(Sq, 0, (size_t)rows * (size_t)n * sizeof *Sq);
     if (dSq) memset(dSq, 0, (size_t)rows * (size_t)n * sizeof *dSq);
     if (!nus || !md->usjac.nz) return 0;
@@ -335,16 +411,16 @@ int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const doub
         goto done;
     }
     vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
-    T = mbl_alloc_array((size_t)np * (size_t)np + 1, sizeof *T);
+    T = mbl_alloc_array((size_t)np + 1, sizeof *T);
     if (!vals || !T) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = eval_all(d, pt, vals, T, st); /* T: the parameters' total derivatives */
+    rc = eval_all(d, pt, vals, param >= 0 ? T : NULL, param, st); /* T: param's total derivatives */
     if (rc) goto done;
     memset(dj, 0, (size_t)md->usjac.nz * sizeof *dj);
     for (int c = 0; c < nunk + np; c++) {
-        double w = c < nunk ? dx[c] : param >= 0 ? T[(c - nunk) + (size_t)param * np] : 0.0;
+        double w = c < nunk ? dx[c] : param >= 0 ? T[c - nunk] : 0.0;
         if (w == 0.0) continue;
         for (int e = d->Hus.colptr[c]; e < d->Hus.colptr[c + 1]; e++) dj[d->Hus.rowidx[e]] += hv[e] * w;
     }

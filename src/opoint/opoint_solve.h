@@ -26,6 +26,8 @@ typedef struct opoint_subproblem {
     mbla_csc *A;
     mbla_klu *lu;
     int snz, *ssrc, *smap;
+    int *srow, *scol;        /* per pattern entry: its subproblem row and column */
+    double *const *xp;       /* NULL, or per column the unknown in sp->pt (set by the caller that owns it) */
     double *stx;
     double *eqr, *eqc, *eqw; /* square sparse steps: equilibration factors (rows, columns), scratch */
     int eq_on;               /* the steps of this subproblem are equilibrated (see opoint_newton_step) */
@@ -89,6 +91,11 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
 /* The scaled residual of the subproblem at the point (sp->F and sp->jac current), unknowns scaled
  * by max(1, |x|, |xstart|); rowscale (nrow) and colscale (ncol) are scratch. */
 double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, double *rowscale, double *colscale);
+/* The same at the iterate x0 of the last opoint_newton_step on the square sparse path (its matrix
+ * still in the subproblem: sp->stx), with F0 (nrow, by subproblem row) the residual there: the
+ * bits opoint_scaled_residual(sp, x0, ...) gave there. */
+double opoint_scaled_residual_at_step(const opoint_subproblem *sp, const double *F0, const double *x0, double *rowscale,
+                                      double *colscale);
 /* The Newton homotopy H(x, t) = F(x) - (1 - t) F(xs), followed from the start xs (t = 0) to t = 1
  * with a Newton corrector and step control; on success the point holds a solution of F = 0 near
  * the path's end (not yet polished). On failure (MBL_ENOCONV) `reason` says where the path ended. */

@@ -2,7 +2,7 @@
  * points, src/study/sweep_point.c). After a point is solved (by mbl_operating_point or here), the
  * exact tangent dy/dp of y = [q; lambda; mu] along the swept parameter p comes from the Jacobians
  * at the point, J dy/dp = -dR/dp (J: the equilibrium's square Jacobian in [q; lambda; mu], dR/dp:
- * mbl_dae_deriv_eval's total parameter derivative). The next point starts from y + dy/dp dp and
+ * mbl_dae_deriv_eval_param's total parameter derivative). The next point starts from y + dy/dp dp and
  * takes at most OPOINT_WARM_MAX_STEPS full Newton steps; it is accepted by the cold solver's test
  * (opoint_newton: scaled residual at most mbl_opoint_options.tol, and the max-norm residual at most
  * abs_tol, or a last step at the rounding level, or a superlinear last step). Otherwise the caller
@@ -23,11 +23,19 @@
 
 typedef struct opoint_warm opoint_warm;
 
+/* The corrector's work since it was made: evaluations of the residual F, of its Jacobian, of the
+ * scaled residual, Newton solves (a numeric factorization each: the steps and the tangents), and
+ * of dR/dp (mbl_dae_deriv_eval_param). */
+typedef struct opoint_warm_counts {
+    long long F, jac, scaled, factor, dfdp;
+} opoint_warm_counts;
+
 /* A corrector for the model's equilibria (opt: the sweep's point options, copied; dd: the model's
- * second derivatives, borrowed; param: the swept parameter's index). */
+ * parameter derivatives (mbl_dae_deriv_new_param is enough), borrowed; param: the swept parameter's index). */
 int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mbl_dae_deriv *dd, int param,
                     opoint_warm **out, mbl_status *st);
 void opoint_warm_free(opoint_warm *w);
+void opoint_warm_get_counts(const opoint_warm *w, opoint_warm_counts *c);
 /* Forget the factorization (the start of a block). */
 void opoint_warm_reset(opoint_warm *w);
 /* The tangent dy (n + m + k) at the solved point pt of the model at its current parameter values.

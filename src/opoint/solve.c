@@ -32,14 +32,14 @@
 
 double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
 {
-    /* one pass over the blocks' ends (called per unknown and iterate: a sweep's warm points) */
-    for (int b = 0, j0 = 0; b < MBL_NBLK; b++) {
-        int j1 = model_blk0(md, b + 1);
-        if (col >= j0 && col < j1) {
-            double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->Xdot, pt->Z, pt->X, pt->r};
-            return base[b] + (col - j0);
-        }
-        j0 = j1;
+    /* the blocks [vdot lambda mu v q Xdot Z X r] from the point's sizes (those of the model, made by
+     * opoint_point_new): called per unknown and iterate (a sweep's warm points), so no call per block */
+    (void)md;
+    double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->Xdot, pt->Z, pt->X, pt->r};
+    int len[MBL_NBLK] = {pt->n, pt->m, pt->k, pt->n, pt->n, pt->nX, pt->nZ, pt->nX, pt->nr};
+    for (int b = 0; b < MBL_NBLK; b++) {
+        if (col < len[b]) return col >= 0 ? base[b] + col : NULL;
+        col -= len[b];
     }
     return NULL;
 }
@@ -96,7 +96,8 @@ static int sparse_pattern(opoint_subproblem *sp, mbl_status *st)
         sp->snz = nz;
         rc = mbla_csc_from_triplets(sp->nrow, sp->ncol, nz, ti, tj, sp->stx, sp->smap, &sp->A, st);
     }
-    mbl_free(ti), mbl_free(tj);
+    if (!rc) sp->srow = ti, sp->scol = tj; /* kept for the scaled residual */
+    else mbl_free(ti), mbl_free(tj);
     return rc;
 }
 
@@ -105,6 +106,8 @@ static void sparse_forget(opoint_subproblem *sp)
     mbla_klu_free(sp->lu);
     mbla_csc_free(sp->A);
     mbl_free(sp->ssrc), mbl_free(sp->smap), mbl_free(sp->stx);
+    mbl_free(sp->srow), mbl_free(sp->scol);
+    sp->srow = sp->scol = NULL;
     mbl_free(sp->eqr), mbl_free(sp->eqc), mbl_free(sp->eqw);
     sp->eqr = sp->eqc = sp->eqw = NULL;
     sp->eq_on = sp->eq_warm = 0;
@@ -265,6 +268,21 @@ static double col_scale(const opoint_subproblem *sp, int c, double x, const doub
     return fmax(1.0, fmax(fabs(x), fabs(xstart[c])));
 }
 
+/* max_r |F_r| / rowscale_r over the subproblem's rows (F by subproblem row when Frow is set, else
+ * sp->F's model rows), the rows' scales summed already */
+static double scaled_max(const opoint_subproblem *sp, const double *Frow, const double *rowscale)
+{
+    double rs = 0, rmax = 0;
+    for (int r = 0; r < sp->nrow; r++) rmax = fmax(rmax, rowscale[r]);
+    for (int r = 0; r < sp->nrow; r++) {
+        double f = fabs(Frow ? Frow[r] : sp->F[sp->rows[r]]);
+        if (!(f == f)) return INFINITY;
+        /* a row whose Jacobian is rounding noise (1e-13 of the largest row) counts absolutely */
+        rs = fmax(rs, rowscale[r] > 1e-13 * rmax ? f / rowscale[r] : f);
+    }
+    return rs;
+}
+
 /* The scaled residual max_i |F_i| / s_i with s_i = sum_c |dF_i/dx_c| scale_c (the Jacobian row
  * norm weighted by the unknowns' scales, at the current iterate: sp->jac must be current). It is
  * unit-free (an estimate of the relative Newton correction that row asks for) and does not depend
@@ -274,24 +292,30 @@ double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, doubl
     const mbl_model *md = sp->md;
     const model_view *mv = &sp->mv;
     for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
-    for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, *opoint_unknown_ptr(md, sp->pt, sp->cols[c]), xstart);
-    /* the subproblem's entries (sparse_pattern's list, once assembled: the same entries in the same
-     * order, so the same sums, without the scan of the whole Jacobian) */
-    int nz = sp->A ? sp->snz : mv->jac.nz;
-    for (int t = 0; t < nz; t++) {
-        int p = sp->A ? sp->ssrc[t] : t;
-        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
-        if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
+    for (int c = 0; c < sp->ncol; c++)
+        colscale[c] = col_scale(sp, c, sp->xp ? *sp->xp[c] : *opoint_unknown_ptr(md, sp->pt, sp->cols[c]), xstart);
+    /* the subproblem's entries (sparse_pattern's list, once assembled, with their rows and columns:
+     * the same entries in the same order, so the same sums, without the scan of the whole Jacobian) */
+    if (sp->A) {
+        for (int t = 0; t < sp->snz; t++) rowscale[sp->srow[t]] += fabs(sp->jac[sp->ssrc[t]]) * colscale[sp->scol[t]];
+    } else {
+        for (int p = 0; p < mv->jac.nz; p++) {
+            int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+            if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
+        }
     }
-    double rs = 0, rmax = 0;
-    for (int r = 0; r < sp->nrow; r++) rmax = fmax(rmax, rowscale[r]);
-    for (int r = 0; r < sp->nrow; r++) {
-        double f = fabs(sp->F[sp->rows[r]]);
-        if (!(f == f)) return INFINITY;
-        /* a row whose Jacobian is rounding noise (1e-13 of the largest row) counts absolutely */
-        rs = fmax(rs, rowscale[r] > 1e-13 * rmax ? f / rowscale[r] : f);
-    }
-    return rs;
+    return scaled_max(sp, NULL, rowscale);
+}
+
+double opoint_scaled_residual_at_step(const opoint_subproblem *sp, const double *F0, const double *x0, double *rowscale,
+                                      double *colscale)
+{
+    if (!sp->A) return INFINITY;
+    for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
+    for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, x0[c], x0);
+    /* sp->stx[t] is the step's sp->jac[sp->ssrc[t]] (opoint_newton_step) */
+    for (int t = 0; t < sp->snz; t++) rowscale[sp->srow[t]] += fabs(sp->stx[t]) * colscale[sp->scol[t]];
+    return scaled_max(sp, F0, rowscale);
 }
 
 /* Levenberg-Marquardt fallback when the Newton line search stalls away from a solution. Newton

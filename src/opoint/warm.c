@@ -20,8 +20,10 @@ struct opoint_warm {
     opoint_subproblem sp;
     mbl_point *scratch;     /* sp's point until a point is solved */
     int fresh;              /* the subproblem must be selected anew (a block's start) */
-    double *Fp;             /* nF x np */
+    double *Fp;             /* nF: dR/dp */
     double *dx, *xs, *rowscale, *colscale;
+    double *F0;             /* per subproblem row: the residual at the predicted point (see opoint_warm_point) */
+    opoint_warm_counts cnt;
     int *pos;               /* per subproblem column: its place in y = [q; lambda; mu] */
     const mbl_point *jac_of; /* the point sp->jac was last evaluated at by opoint_warm_point (or NULL) */
     double **xp;            /* per subproblem column: the unknown in the point being solved */
@@ -33,6 +35,7 @@ void opoint_warm_free(opoint_warm *w)
     opoint_sub_free(&w->sp);
     mbl_point_free(w->scratch);
     mbl_free(w->pos), mbl_free(w->xp);
+    mbl_free(w->F0);
     mbl_free(w->Fp), mbl_free(w->dx), mbl_free(w->xs), mbl_free(w->rowscale), mbl_free(w->colscale);
     mbl_free(w);
 }
@@ -54,14 +57,15 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
     w->scratch = opoint_point_new(md);
     int rc = w->scratch ? opoint_sub_init(&w->sp, md, w->scratch, &w->opt) : MBL_ENOMEM;
     size_t nunk = (size_t)lay.nunk + (size_t)w->len + 1;
-    w->Fp = mbl_alloc_array((size_t)lay.nF * (size_t)lay.np + 1, sizeof *w->Fp);
+    w->Fp = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->Fp);
+    w->F0 = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->F0);
     w->dx = mbl_alloc_array(nunk, sizeof *w->dx);
     w->xs = mbl_alloc_array(nunk, sizeof *w->xs);
     w->rowscale = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->rowscale);
     w->colscale = mbl_alloc_array(nunk, sizeof *w->colscale);
     w->pos = mbl_alloc_array(nunk, sizeof *w->pos);
     w->xp = mbl_alloc_array(nunk, sizeof *w->xp);
-    if (rc || !w->pos || !w->xp || !w->Fp || !w->dx || !w->xs || !w->rowscale || !w->colscale) {
+    if (rc || !w->pos || !w->xp || !w->Fp || !w->F0 || !w->dx || !w->xs || !w->rowscale || !w->colscale) {
         opoint_warm_free(w);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
@@ -100,15 +104,10 @@ static int warm_select(opoint_warm *w, mbl_point *pt)
            pt->rank_phi_q == pt->m + pt->k && !pt->min_norm_multipliers;
 }
 
-/* y = [q; lambda; mu] of the point from the subproblem's unknowns (or into them: set) */
-static void warm_y(opoint_warm *w, mbl_point *pt, double *y, int set)
+void opoint_warm_get_counts(const opoint_warm *w, opoint_warm_counts *c)
 {
-    opoint_subproblem *sp = &w->sp;
-    for (int c = 0; c < sp->ncol; c++) {
-        double *x = opoint_unknown_ptr(w->md, pt, sp->cols[c]);
-        if (set) *x = y[w->pos[c]];
-        else y[w->pos[c]] = *x;
-    }
+    if (w) *c = w->cnt;
+    else memset(c, 0, sizeof *c);
 }
 
 int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_status *st)
@@ -123,13 +122,16 @@ int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_
     if (w->jac_of != pt_in) { /* J at the point (else still there from opoint_warm_point) */
         model_fill_syms_pt(w->md, pt, sp->syms);
         rc = opoint_eval_jac(sp, st);
+        w->cnt.jac++;
     }
     w->jac_of = NULL;
-    if (!rc) rc = mbl_dae_deriv_eval(w->dd, pt, NULL, w->Fp, NULL, st);
+    /* dR/dp alone (the parameter column, no second derivatives) */
+    if (!rc) rc = mbl_dae_deriv_eval_param(w->dd, pt, w->param, w->Fp, st);
+    w->cnt.dfdp++;
     /* J dy = -dR/dp: the Newton step's solve with dR/dp in place of the residual */
-    const double *fp = w->Fp + (size_t)w->param * (size_t)w->nF;
-    for (int r = 0; !rc && r < sp->nrow; r++) sp->F[sp->rows[r]] = fp[sp->rows[r]];
+    for (int r = 0; !rc && r < sp->nrow; r++) sp->F[sp->rows[r]] = w->Fp[sp->rows[r]];
     if (!rc) rc = opoint_newton_step(sp, w->dx, st);
+    w->cnt.factor++;
     if (!rc && sp->rank_last != sp->ncol) rc = MBL_EARG; /* rank deficient: no tangent */
     /* dy in the point's order [q; lambda; mu]: the subproblem's columns are in that order */
     for (int c = 0; !rc && c < sp->ncol; c++) dy[w->pos[c]] = w->dx[c];
@@ -153,28 +155,54 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, mb
     memcpy(pt->r, tmpl->r, (size_t)pt->nr * sizeof *pt->r);
     int rc = 0;
     if (!warm_select(w, pt)) rc = MBL_EARG;
-    if (!rc) warm_y(w, pt, (double *)y, 1);
-    for (int c = 0; !rc && c < sp->ncol; c++) w->xp[c] = opoint_unknown_ptr(w->md, pt, sp->cols[c]);
-    for (int c = 0; !rc && c < sp->ncol; c++) w->xs[c] = y[w->pos[c]];
+    for (int c = 0; !rc && c < sp->ncol; c++) {
+        w->xp[c] = opoint_unknown_ptr(w->md, pt, sp->cols[c]);
+        *w->xp[c] = w->xs[c] = y[w->pos[c]];
+    }
+    if (!rc) sp->xp = w->xp; /* the unknowns' places, for the scaled residual */
     double f2, finf, rs = INFINITY, rs_prev = INFINITY;
-    int it = 0, rounding = 0;
-    if (!rc) rc = opoint_eval_F(sp, &f2, &finf, st);
+    int it = 0, rounding = 0, lazy = 0;
+    if (!rc) rc = opoint_eval_F(sp, &f2, &finf, st), w->cnt.F++;
     while (!rc) {
         rc = opoint_eval_jac(sp, st);
+        w->cnt.jac++;
         if (rc) break;
-        rs = opoint_scaled_residual(sp, w->xs, w->rowscale, w->colscale);
-        if (!isfinite(rs)) {
-            rc = MBL_ENOCONV;
-            break;
+        int skip = it == 0 && !(finf <= opt->abs_tol);
+        if (skip) {
+            /* the predicted point itself cannot pass the test below (no step taken: neither rounding
+             * nor superlinear), so its scaled residual matters only to the superlinear test of the
+             * next iterate; computed there if that test is reached, from the step's matrix (still
+             * in the subproblem) and this residual (saved). A residual that is not finite rejects
+             * the start as an infinite scaled residual would. */
+            if (isnan(f2) || isinf(finf)) {
+                rc = MBL_ENOCONV;
+                break;
+            }
+            for (int r = 0; r < sp->nrow; r++) w->F0[r] = sp->F[sp->rows[r]];
+        } else {
+            rs = opoint_scaled_residual(sp, w->xs, w->rowscale, w->colscale);
+            w->cnt.scaled++;
+            if (!isfinite(rs)) {
+                rc = MBL_ENOCONV;
+                break;
+            }
+            /* the cold solver's acceptance (opoint_newton), every step a full one */
+            int superlinear = 0;
+            if (it > 0 && rs <= opt->tol && !(finf <= opt->abs_tol) && !rounding) {
+                if (lazy) {
+                    rs_prev = opoint_scaled_residual_at_step(sp, w->F0, w->xs, w->rowscale, w->colscale);
+                    w->cnt.scaled++;
+                }
+                superlinear = rs <= 1e-2 * rs_prev;
+            }
+            if (rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
         }
-        /* the cold solver's acceptance (opoint_newton), every step a full one */
-        int superlinear = it > 0 && rs <= 1e-2 * rs_prev;
-        if (rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
         if (it >= OPOINT_WARM_MAX_STEPS) {
             rc = MBL_ENOCONV;
             break;
         }
         rc = opoint_newton_step(sp, w->dx, st);
+        w->cnt.factor++;
         if (!rc && sp->rank_last != sp->ncol) rc = MBL_ENOCONV; /* rank deficient: the cold solver decides */
         if (rc) break;
         it++;
@@ -184,8 +212,9 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, mb
             if (fabs(w->dx[c]) > 16 * DBL_EPSILON * fabs(x1)) rounding = 0;
             *x = x1;
         }
-        rs_prev = rs;
+        rs_prev = rs, lazy = skip;
         rc = opoint_eval_F(sp, &f2, &finf, st);
+        w->cnt.F++;
     }
     if (!rc) {
         pt->iterations = it, pt->residual = finf, pt->scaled_residual = rs;
@@ -193,7 +222,7 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, mb
         if (!rc && !(pt->nX + pt->nZ > 0)) w->jac_of = pt; /* the check evaluated no Jacobian */
     }
     *steps = it;
-    sp->pt = w->scratch;
+    sp->pt = w->scratch, sp->xp = NULL;
     if (rc) {
         mbl_point_free(pt);
         return rc == MBL_ENOMEM ? rc : MBL_ENOCONV;

@@ -117,6 +117,19 @@ static void sens_to_modes(const mbl_modes *m, const mbl_sensitivity *S, int n, d
     mbl_free(used);
 }
 
+/* A worker's times and counts added to the sweep's, and its model and workspace freed. */
+static void worker_sum(mbl_sweep *sw, worker *w)
+{
+    sw->seconds_load += w->t_load, sw->seconds_point += w->t_point, sw->seconds_lin += w->t_lin;
+    sw->seconds_sens += w->t_sens;
+    sw->nwarm += (int)w->warm_points, sw->nwarm_ok += (int)w->warm_ok;
+    sw->nwarm_rejected += (int)w->warm_rejected;
+    study_sweep_worker_clear(w); /* adds its corrector's counts to w->wcnt */
+    const opoint_warm_counts *k = &w->wcnt;
+    sw->warm_nF += k->F, sw->warm_njac += k->jac, sw->warm_nscaled += k->scaled;
+    sw->warm_nfactor += k->factor, sw->warm_ndfdp += k->dfdp;
+}
+
 /* Store the modes of point p (the count must be the first point's) and, with the sensitivity
  * predictor, their derivatives from S (NULL: none at this point). */
 static int store_point(run *r, int p, const mbl_modes *m, const mbl_sensitivity *S, mbl_status *st)
@@ -545,13 +558,7 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     for (int t = 1; t < threads && started; t++)
         if (started[t]) pthread_join(tid[t], NULL);
     sw->seconds = study_sweep_now() - t0;
-    for (int t = 0; t < threads; t++) {
-        sw->seconds_load += ta[t].w.t_load, sw->seconds_point += ta[t].w.t_point, sw->seconds_lin += ta[t].w.t_lin;
-        sw->seconds_sens += ta[t].w.t_sens;
-        sw->nwarm += (int)ta[t].w.warm_points, sw->nwarm_ok += (int)ta[t].w.warm_ok;
-        sw->nwarm_rejected += (int)ta[t].w.warm_rejected;
-        study_sweep_worker_clear(&ta[t].w);
-    }
+    for (int t = 0; t < threads; t++) worker_sum(sw, &ta[t].w);
     pthread_mutex_destroy(&r.lock);
     mbl_free(started), mbl_free(ta), mbl_free(tid);
     *rr = r;

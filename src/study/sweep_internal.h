@@ -61,6 +61,8 @@ typedef struct worker {
     mbl_point *wpt;          /* the last point of the block (NULL: none) */
     double *wtan;            /* n + m + k: the corrector's tangent at the last point */
     long long warm_ok, warm_rejected, warm_steps; /* warm starts accepted, rejected (solved cold), their Newton steps */
+    opoint_warm_counts wcnt; /* the work of the correctors freed so far (study_sweep_worker_clear) */
+    mbl_dae_deriv *dfp;      /* the model's parameter derivatives (the corrector's tangents) */
     int *steps;              /* the sweep's per-point Newton steps (shared, indexed by point) or NULL */
     int cur;                 /* the point being computed (its index in steps) */
 } worker;

@@ -12,12 +12,16 @@
 
 void study_sweep_worker_clear(worker *w)
 {
+    opoint_warm_counts k;
+    opoint_warm_get_counts(w->ow, &k);
+    w->wcnt.F += k.F, w->wcnt.jac += k.jac, w->wcnt.scaled += k.scaled, w->wcnt.factor += k.factor;
+    w->wcnt.dfdp += k.dfdp;
     opoint_warm_free(w->ow);
     mbl_point_free(w->wpt);
     mbl_free(w->wtan);
     w->ow = NULL, w->wpt = NULL, w->wtan = NULL, w->ow_off = w->tan_ok = 0;
-    mbl_dae_deriv_free(w->dd);
-    w->dd = NULL;
+    mbl_dae_deriv_free(w->dd), mbl_dae_deriv_free(w->dfp);
+    w->dd = w->dfp = NULL;
     mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wdq), mbl_free(w->wguess);
     w->wq = w->wq2 = w->wdq = w->wguess = NULL;
     w->nwarm = w->wdq_ok = 0;
@@ -152,8 +156,8 @@ static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont
     mbl_status_clear(&st);
     int rc = 0;
     if (!w->wtan && !(w->wtan = mbl_alloc_array((size_t)(pt->n + pt->m + pt->k) + 1, sizeof *w->wtan))) return NULL;
-    if (!w->dd) rc = mbl_dae_deriv_new(w->model, &w->dd, &st);
-    if (!rc && !w->ow) rc = opoint_warm_new(w->model, &c->popt, w->dd, c->pidx[0], &w->ow, &st);
+    if (!w->dfp) rc = mbl_dae_deriv_new_param(w->model, &w->dfp, &st);
+    if (!rc && !w->ow) rc = opoint_warm_new(w->model, &c->popt, w->dfp, c->pidx[0], &w->ow, &st);
     if (!rc && !block_cont) opoint_warm_reset(w->ow);
     if (rc || !w->ow) w->ow_off = 1; /* no derivatives of this model: never (the same on every thread) */
     else rc = opoint_warm_tangent(w->ow, pt, w->wtan, &st); /* MBL_EARG: not at this point (rank loss) */

@@ -683,6 +683,18 @@ TEST(warm_newton_steps)
         CHECK(same_bits(sw, sw2));
         for (int p = 0; p < sw->npoints; p++)
             if (p % 64) CHECK_MSG(sw->steps[p] == 1, "k = %g: %d Newton steps", sw->value[p], sw->steps[p]);
+        /* the work per warm point (issue 34, item 2): F at the predicted point and after the step,
+         * the Jacobian there too (the second one reused for the tangent), one factorization per
+         * step and per tangent, dF/dp once per tangent, and the scaled residual only where the
+         * test can pass (not at the predicted point, whose residual is above abs_tol; at the
+         * predicted point only where the superlinear test asks for it: 129 of the 1008; it was
+         * computed at every iterate, 2016 times) */
+        long long ok = sw->nwarm_ok, tangents = sw->warm_ndfdp;
+        CHECK(tangents >= ok && tangents <= sw->npoints);
+        CHECK_EQ_INT((int)sw->warm_nF, (int)(2 * ok));
+        CHECK_EQ_INT((int)sw->warm_njac, (int)(2 * ok + (tangents - ok)));
+        CHECK_EQ_INT((int)sw->warm_nfactor, (int)(ok + tangents));
+        CHECK_MSG(sw->warm_nscaled <= ok + ok / 4, "%lld scaled residuals for %lld warm points", sw->warm_nscaled, ok);
     }
     mbl_sweep_free(sw), mbl_sweep_free(sw2);
 }
