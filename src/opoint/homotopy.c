@@ -224,6 +224,8 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     get_x(sp, xs);
+    sp->neval_fail = 0;
+    sp->eval_fail[0] = '\0';
     double res0 = sp->pt->residual, sres0 = sp->pt->scaled_residual;
     int rc = opoint_newton(sp, what, 0, &par, &out, st);
     char reason[300];
@@ -248,8 +250,12 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
         else if (hrc == MBL_ENOCONV) {
             char viol[200];
             guess_violation(sp, xs, viol, sizeof viol);
-            rc = mbl_error(st, MBL_ENOCONV, "%s: no solution found from the initial guess: %s; %s%s", what, first,
-                           reason, viol);
+            char evals[480] = "";
+            if (sp->neval_fail) /* the steps that left where the model can be evaluated: the cause, often */
+                snprintf(evals, sizeof evals, "; the model could not be evaluated %ld times on the way, the last: %.320s",
+                         sp->neval_fail, sp->eval_fail);
+            rc = mbl_error(st, MBL_ENOCONV, "%s: no solution found from the initial guess: %s; %s%s%s", what, first,
+                           reason, viol, evals);
         }
         else {
             if (st) *st = st2;

@@ -38,6 +38,10 @@ typedef struct opoint_subproblem {
     double hom_t;
     int hard;        /* set by opoint_solve: Newton alone failed, needed damped steps or went far */
     int newton_only; /* opoint_solve without the continuation (opoint.c's first attempt) */
+    /* evaluations that failed on the way (a step out of a data set's range, a sqrt of a negative):
+     * how many since opoint_solve began, and the last one's message, for its failure message */
+    long neval_fail;
+    char eval_fail[320];
     /* and, when hom_C is set, + (1 - hom_t) hom_C[i] (x[hom_pc[i]] - hom_x0[hom_pc[i]]) on row i with
      * hom_pc[i] >= 0 (a spring to the start: arclength.c) */
     const double *hom_C, *hom_x0;

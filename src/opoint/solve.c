@@ -50,7 +50,12 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
     mbl_point *pt = sp->pt;
     model_fill_syms_pt(md, pt, sp->syms);
     int rc = model_eval_F(md, sp->syms, sp->F, sp->work, st);
-    if (rc) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
+    if (rc) {
+        rc = model_eval_error(md, sp->syms, "while looking for the operating point", st);
+        sp->neval_fail++;
+        if (st) snprintf(sp->eval_fail, sizeof sp->eval_fail, "%.300s", st->msg);
+        return rc;
+    }
     double s2 = 0, si = 0;
     for (int i = 0; i < sp->nrow; i++) {
         if (sp->hom_F0) sp->F[sp->rows[i]] -= (1.0 - sp->hom_t) * sp->hom_F0[i];

@@ -254,6 +254,10 @@ data:
         ("csvmono", "  d: {file: mono.csv}\n", "spline(d, x)", "mono.csv:4:1:", "x must increase strictly"),
         ("nofile", "  d: {file: missing.csv}\n", "spline(d, x)", "bad_nofile.yaml:6:", "cannot open"),
         ("device", "  d: {file: /dev/stdin}\n", "spline(d, x)", "bad_device.yaml:6:", "/dev/stdin is not a regular file"),
+        # no equilibrium inside the data (the force never reaches 5): the failure names the range the
+        # steps left, not only the stalled Newton
+        ("eqrange", ok1, "(spline(d, x) - 5)", ":4:",
+         "could not be evaluated", "outside its data [0, 2] (extrapolate: no)"),
         ("ycount", "  d: {x: [0, 1, 2], y: [0, 1]}\n", "spline(d, x)", ":6:", "y has 2 values, x has 3"),
         ("dim", ok1, "spline2(d, x, x)", ":4:", "data set 'd' is 1-D"),
         ("method", "  d: {method: quintic, x: [0, 1, 2], y: [0, 1, 0]}\n", "spline(d, x)", ":6:", "unknown method 'quintic'"),
@@ -261,13 +265,13 @@ data:
     write("ragged.csv", "x,y\n0,0\n1,1\n2,2,2\n")
     write("nan.csv", "0,0\n1,nan\n2,2\n")
     write("mono.csv", "# comment\n0,0\n2,1\n1,2\n")
-    for name, data, expr, where, msg in cases:
+    for name, data, expr, where, msg, *also in cases:
         path = write(f"bad_{name}.yaml", base.replace("EXPR", expr) + data)
         p = run(path, ok=False)
         err = p.stderr.strip()
         check(p.returncode != 0 and p.returncode < 128, f"{name}: exit {p.returncode}")
         check(err.count("\n") == 0, f"{name}: one line: {err}")
-        check(msg in err and where in err, f"{name}: '{err}' lacks '{where}' or '{msg}'")
+        check(msg in err and where in err and all(a in err for a in also), f"{name}: '{err}' lacks '{where}' or '{msg}'")
 
 
 def quarter_car():
