@@ -294,6 +294,7 @@ static int make_ctx(const mbl_model *md, const mbl_sweep_options *opt, ctx **out
     if (opt->lopt) c->lopt = *opt->lopt;
     else mbl_lin_options_default(&c->lopt);
     c->lopt.method = "augmented";
+    c->lopt.skip_outputs = 1; /* a sweep's points give modes (and sensitivities of the point): no C, D */
     /* the caller's model: names of the axes (whether their parameters change in place: fast_probe) */
     int rc = 0;
     c->order = info.ncoord + info.nhol + info.nnh;
