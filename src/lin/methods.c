@@ -243,7 +243,9 @@ static int caution_turning_frames(const mbl_model *md, const mbl_point *pt, mbl_
     snprintf(lin->selection + len, sizeof lin->selection - len,
              "%scaution: the state '%s' is an Euler parameter of a turning frame, which moves along the motion at half "
              "its angular velocity: the eigenvalues in these states are those of the frozen point (a free spin shows "
-             "near +-i w/2 instead of at 0); give the spin angle as a state (linearize.states)",
+             "near +-i w/2 instead of at 0); give the spin angle as a state (linearize.states) and, where the axis can "
+             "tilt, the tilt in the body's own axes (DX(up, o, m), DY(up, o, m): ground markers o and up on the axis, "
+             "m the body's marker)",
              len ? "; " : "", hit);
     return 1;
 }

@@ -119,9 +119,73 @@ TEST(top_completed_states_cautioned)
     mbl_model_free(md);
 }
 
+/* An asymmetric body spinning at W about its major axis z, held at its centre of mass by a ball
+ * joint (torque-free). Euler's equations in body axes: I1 w1' = (I2 - I3) W w2, I2 w2' = (I3 - I1)
+ * W w1, so the nutation is +-i W sqrt((I3 - I1)(I3 - I2) / (I1 I2)); the vertical u seen in body
+ * axes obeys u' = -w x u, whose tilt (ux, uy) turns at +-i W. In those states (the tilt in the
+ * body's own axes and the spin angle) the model is time-invariant; with the spin angle alone the
+ * selection completes it with Euler parameters, which turn at W / 2 (frozen-point eigenvalues,
+ * 5 and 10.80 rad/s here), and the report must say so. */
+static const char *ball_text(int body_axes)
+{
+    static char buf[1024];
+    snprintf(buf, sizeof buf,
+             "model: mechanism\nname: asymmetric body spinning on a ball joint\nspace: spatial\n"
+             "parameters: {I1: 0.1, I2: 0.15, I3: 0.2, W: 10}\n"
+             "ground: {markers: {o: {}, up: {position: [0, 0, 1]}}}\n"
+             "bodies:\n  b:\n    mass: 1\n    inertia: [I1, I2, I3]\n    angular_velocity: [0, 0, W]\n"
+             "    markers: {c: {}, east: {position: [1, 0, 0]}}\n"
+             "joints: {ball: {type: spherical, i: c, j: o}}\n"
+             "linearize:\n  at: steady\n  states: [\"atan2(DY(east, c), DX(east, c))\"%s]\n",
+             body_axes ? ", \"DX(up, o, c)\", \"DY(up, o, c)\"" : "");
+    return buf;
+}
+
+TEST(asymmetric_body_axes_states)
+{
+    const double I1 = 0.1, I2 = 0.15, I3 = 0.2, W = 10;
+    double nut = W * sqrt((I3 - I1) * (I3 - I2) / (I1 * I2)); /* 5.7735 rad/s */
+    for (int body_axes = 0; body_axes < 2; body_axes++) {
+        const char *text = ball_text(body_axes);
+        mbl_status st;
+        mbl_model *md = NULL;
+        mbl_point *pt = NULL;
+        mbl_linear *lin = NULL;
+        mbl_modes *modes = NULL;
+        CHECK_MSG(mbl_model_load_string(text, strlen(text), "ball.yaml", NULL, 0, &md, &st) == 0, "%s", st.msg);
+        if (md) CHECK_MSG(mbl_operating_point(md, NULL, &pt, &st) == 0, "%s", st.msg);
+        if (pt) CHECK_MSG(mbl_linearize(md, pt, NULL, &lin, &st) == 0, "%s", st.msg);
+        if (lin) CHECK_MSG(mbl_modal(lin, NULL, &modes, &st) == 0, "%s", st.msg);
+        if (modes) {
+            double got[2] = {0, 0};
+            int osc = 0;
+            for (int i = 0; i < modes->nx; i++)
+                if (modes->modes[i].im > 1e-6 && osc < 2) got[osc++] = modes->modes[i].im;
+            printf("  %s: selection: %s\n  oscillatory %.12g %.12g rad/s (Euler's equations %.12g, %.12g)\n",
+                   body_axes ? "tilt in body axes" : "spin angle alone", lin->selection, got[0], got[1], nut, W);
+            CHECK_EQ_INT(osc, 2);
+            int caution = strstr(lin->selection, "is an Euler parameter of a turning frame") != NULL;
+            if (body_axes) {
+                CHECK(!caution);
+                CHECK_CLOSE(got[0], nut, 1e-10);
+                CHECK_CLOSE(got[1], W, 1e-10);
+            } else {
+                /* frozen: not the motion's eigenvalues, and said so, with the way out that works */
+                CHECK(caution && strstr(lin->selection, "in the body's own axes") != NULL);
+                CHECK(fabs(got[0] - nut) > 0.1 && fabs(got[1] - W) > 0.1);
+            }
+        }
+        mbl_modes_free(modes);
+        mbl_linear_free(lin);
+        mbl_point_free(pt);
+        mbl_model_free(md);
+    }
+}
+
 int main(void)
 {
     RUN(top_frequencies_and_zero_pair);
     RUN(top_completed_states_cautioned);
+    RUN(asymmetric_body_axes_states);
     return test_summary("spinning top");
 }
