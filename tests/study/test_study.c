@@ -610,7 +610,8 @@ out:
 }
 
 /* Warm-started equilibria (docs/study.md, "Warm start"): every point but a block's first starts from
- * the previous point plus its exact tangent dq/dp and is accepted after one Newton step on a
+ * the previous point plus its exact tangent dq/dp (from the block's third point the quadratic through
+ * the point before) and is accepted after one step (a chord step from the third point) on a
  * smooth sweep (the N = 5 four-bar in steps of 0.008; at most two on the quartic well's lower
  * branch in steps of 0.01, where q'' h^2 leaves 1e-5 for the first step); on the quartic well the
  * sweep crosses the fold at p = 2/(3 sqrt 3), where the prediction from the ended lower branch is
