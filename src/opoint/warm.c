@@ -177,9 +177,12 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
     memcpy(pt->r, tmpl->r, (size_t)pt->nr * sizeof *pt->r);
     int rc = 0;
     if (!warm_select(w, pt)) rc = MBL_EARG;
-    for (int c = 0; !rc && c < sp->ncol; c++) {
-        w->xp[c] = opoint_unknown_ptr(w->md, pt, sp->cols[c]);
-        *w->xp[c] = w->xs[c] = y[w->pos[c]];
+    /* the unknowns' places in the point: every column is one of [q; lambda; mu] (warm_select), at
+     * its place pos in y (opoint_unknown_ptr's, without its walk over the blocks per column) */
+    for (int c = 0, n = pt->n, nm = pt->n + pt->m; !rc && c < sp->ncol; c++) {
+        int i = w->pos[c];
+        w->xp[c] = i < n ? pt->q + i : i < nm ? pt->lambda + (i - n) : pt->mu + (i - nm);
+        *w->xp[c] = w->xs[c] = y[i];
     }
     if (!rc) sp->xp = w->xp; /* the unknowns' places, for the scaled residual */
     double f2, finf, rs = INFINITY, rs_prev = INFINITY;
