@@ -19,8 +19,8 @@
 #include "mblin/dae.h"
 #include "mblin/model.h"
 
-/* Largest number of Newton steps from the predicted point before the warm start is rejected (a
- * chord step counts as one). */
+/* Largest number of full Newton steps from the predicted point before the warm start is rejected
+ * (a chord step that is kept comes on top of them; one that is not kept is forgotten). */
 #define OPOINT_WARM_MAX_STEPS 2
 
 /* The chord step (the first step from the prediction, solved with the factorization of the
