@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     double cpu1 = 0;  /* process CPU per point, 1 thread, load and tracking included (median) */
     double split[4] = {0, 0, 0, 0}; /* 1 thread: load, operating point, linear model + modes, sensitivities per point */
     int nwarm = 0, pred = 0, wok = 0, wrej = 0;
-    double wwork[5] = {0, 0, 0, 0, 0};
+    double wwork[7] = {0, 0, 0, 0, 0, 0, 0};
     double steps_mean = 0;
     for (int mode = 0; mode < 3; mode++) {
         double tp[64], tt[64], tc[64];
@@ -78,6 +78,7 @@ int main(int argc, char **argv)
                 wok = sw->nwarm_ok, wrej = sw->nwarm_rejected;
                 wwork[0] = (double)sw->warm_nF, wwork[1] = (double)sw->warm_njac, wwork[2] = (double)sw->warm_nscaled;
                 wwork[3] = (double)sw->warm_nfactor, wwork[4] = (double)sw->warm_ndfdp;
+                wwork[5] = (double)sw->warm_nchord, wwork[6] = (double)sw->warm_nchord_fallback;
                 int ns = 0;
                 for (int p = 0; p < pts; p++)
                     if (sw->steps[p] >= 0) steps_mean += sw->steps[p], ns++;
@@ -105,7 +106,8 @@ int main(int argc, char **argv)
            steps_mean);
     double d = wok > 0 ? wok : 1;
     printf("  per warm point: %.2f F, %.2f Jacobian, %.2f scaled residual, %.2f factorizations, %.2f dF/dp "
-           "(tangents included)\n", wwork[0] / d, wwork[1] / d, wwork[2] / d, wwork[3] / d, wwork[4] / d);
+           "(tangents included), %.2f chord steps (%.2f did not contract)\n", wwork[0] / d, wwork[1] / d, wwork[2] / d,
+           wwork[3] / d, wwork[4] / d, wwork[5] / d, wwork[6] / d);
     (void)split[0];
     return 0;
 }

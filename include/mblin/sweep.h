@@ -141,6 +141,10 @@ typedef struct mbl_sweep {
      * numeric factorization each: the steps and the tangents) and evaluations of dF/dp (the
      * tangents); docs/study.md, "Warm start" */
     long long warm_nF, warm_njac, warm_nscaled, warm_nfactor, warm_ndfdp;
+    /* chord steps (the first step from a prediction, solved with the factorization of the previous
+     * point's tangent: no Jacobian evaluated or factored for it), and those that did not contract
+     * (the point then corrected by full Newton from the prediction) */
+    long long warm_nchord, warm_nchord_fallback;
 } mbl_sweep;
 
 /* Run the sweep on `model`, loaded by the caller from its file with the overrides opt->sets

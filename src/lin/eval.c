@@ -48,8 +48,16 @@ int lin_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_stat
 
 int lin_eval_at_y(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, mbl_status *st)
 {
+    return lin_eval_at_given(md, pt, ev, outputs, NULL, st);
+}
+
+int lin_eval_at_given(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, const double *jac,
+                      mbl_status *st)
+{
     model_fill_syms_pt(md, pt, ev->syms);
-    int rc = model_eval_jac(md, ev->syms, ev->jac, ev->work, st);
+    int rc = 0;
+    if (jac) memcpy(ev->jac, jac, (size_t)md->jac.nz * sizeof *ev->jac);
+    else rc = model_eval_jac(md, ev->syms, ev->jac, ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, ev->syms, ev->us, ev->work, st);
     if (!rc && outputs) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
     if (rc) return model_eval_error(md, ev->syms, "at the operating point", st);

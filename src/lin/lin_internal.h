@@ -36,6 +36,10 @@ int lin_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st);
 int lin_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st);
 /* The same with the outputs' tape only when outputs is nonzero (a sweep that does not want C, D) */
 int lin_eval_at_y(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, mbl_status *st);
+/* The same with the model's Jacobian values at the point given (jac: md->jac.nz values, as
+ * model_eval_jac gives them at pt; NULL: evaluated here) */
+int lin_eval_at_given(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, const double *jac,
+                      mbl_status *st);
 void lin_eval_free(mbl_eval *ev);
 
 /* Dense (rows x cols, column-major) copy of the block of the residual Jacobian with row group

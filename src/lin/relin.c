@@ -25,6 +25,7 @@
 
 #include "lin/augmented_internal.h"
 #include "lin/methods_internal.h"
+#include "lin/relin_jac.h"
 
 /* Re-linearization checks the KLU pivot ratio at each point and computes the 1-norm condition
  * estimate only when the ratio falls below this. */
@@ -219,12 +220,17 @@ static int refactor_aug(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
 
 int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_status *st)
 {
+    return lin_relinearize_jac(w, pt, NULL, lin, st);
+}
+
+int lin_relinearize_jac(mbl_lin_work *w, const mbl_point *pt, const double *jac, mbl_linear *lin, mbl_status *st)
+{
     if (!w || !pt || !lin) return mbl_error(st, MBL_EARG, "mbl_relinearize: workspace, point or result is NULL");
     const mbl_model *md = w->md;
     if (lin->nx != w->z0 + w->z1 + md->nX || lin->n != md->n || lin->nu != md->nr || lin->ny != md->ny)
         return mbl_error(st, MBL_EDIM, "mbl_relinearize: the linear model was not made by this workspace");
     int outputs = !w->opt.skip_outputs;
-    int rc = lin_eval_at_y(md, pt, &w->ev, outputs, st);
+    int rc = lin_eval_at_given(md, pt, &w->ev, outputs, jac, st);
     if (rc) return rc;
     aug_rows_refill(&w->U, 3 * md->nus + 2 * md->nuvs, w->ev.us + 3 * md->nus + 2 * md->nuvs);
     if (outputs) aug_rows_refill(&w->Y, md->ny, w->ev.y + md->ny);

@@ -69,6 +69,11 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
 int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st);
 /* The minimum-norm / least-squares Newton step J dx = -F over the subproblem (ncol entries). */
 int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st);
+/* A chord (simplified Newton) step: J0 dx = -F with J0 the matrix of the last square sparse
+ * opoint_newton_step whose factorization the subproblem still holds (sp->lu, with its equilibration
+ * factors), F the current residual; no Jacobian is evaluated or factored. MBL_EARG when no such
+ * factorization is held. */
+int opoint_chord_step(opoint_subproblem *sp, double *dx, mbl_status *st);
 /* Solve the subproblem from the point's current unknowns; `what` names it in messages, linear = 1
  * for problems linear in the unknowns. Newton with line search and Levenberg-Marquardt steps
  * (opoint_newton); where that fails away from a solution, or lands far from the start, the Newton

@@ -2,8 +2,9 @@
  * points, src/study/sweep_point.c). After a point is solved (by mbl_operating_point or here), the
  * exact tangent dy/dp of y = [q; lambda; mu] along the swept parameter p comes from the Jacobians
  * at the point, J dy/dp = -dR/dp (J: the equilibrium's square Jacobian in [q; lambda; mu], dR/dp:
- * mbl_dae_deriv_eval_param's total parameter derivative). The next point starts from y + dy/dp dp and
- * takes at most OPOINT_WARM_MAX_STEPS full Newton steps; it is accepted by the cold solver's test
+ * mbl_dae_deriv_eval_param's total parameter derivative). The next point starts from y + dy/dp dp (or
+ * the quadratic through the point before) and takes a chord step with the tangent's factorization
+ * (opoint_warm_point), then at most OPOINT_WARM_MAX_STEPS full Newton steps; it is accepted by the cold solver's test
  * (opoint_newton: scaled residual at most mbl_opoint_options.tol, and the max-norm residual at most
  * abs_tol, or a last step at the rounding level, or a superlinear last step). Otherwise the caller
  * solves the point cold (mbl_operating_point from the same guess).
@@ -18,16 +19,23 @@
 #include "mblin/dae.h"
 #include "mblin/model.h"
 
-/* Largest number of Newton steps from the predicted point before the warm start is rejected. */
+/* Largest number of full Newton steps from the predicted point before the warm start is rejected
+ * (a chord step that is kept comes on top of them; one that is not kept is forgotten). */
 #define OPOINT_WARM_MAX_STEPS 2
+
+/* The chord step (the first step from the prediction, solved with the factorization of the
+ * previous point's tangent) is kept when it reduces the scaled residual at least by this factor;
+ * otherwise full Newton starts again from the prediction. */
+#define OPOINT_WARM_CHORD_CONTRACT 1e-2
 
 typedef struct opoint_warm opoint_warm;
 
 /* The corrector's work since it was made: evaluations of the residual F, of its Jacobian, of the
  * scaled residual, Newton solves (a numeric factorization each: the steps and the tangents), and
- * of dR/dp (mbl_dae_deriv_eval_param). */
+ * of dR/dp (mbl_dae_deriv_eval_param); chord steps (a solve with the held factorization, no
+ * Jacobian or factorization), and those that did not contract (full Newton from the prediction). */
 typedef struct opoint_warm_counts {
-    long long F, jac, scaled, factor, dfdp;
+    long long F, jac, scaled, factor, dfdp, chord, chord_fallback;
 } opoint_warm_counts;
 
 /* A corrector for the model's equilibria (opt: the sweep's point options, copied; dd: the model's
@@ -43,9 +51,19 @@ void opoint_warm_reset(opoint_warm *w);
  * rank-deficient Jacobian); other codes on failure. */
 int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt, double *dy, mbl_status *st);
 /* The equilibrium from the predicted y (n + m + k) at the model's current parameter values: 0 and
- * *out (the caller frees it) when accepted after *steps Newton steps; MBL_ENOCONV when rejected
- * (*out NULL), other codes on failure. tmpl: the previous point of the block (its other fields). */
-int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, mbl_point **out, int *steps,
+ * *out (the caller frees it) when accepted after *steps steps; MBL_ENOCONV when rejected (*out
+ * NULL), other codes on failure. tmpl: the previous point of the block (its other fields).
+ * chord: y is a prediction of second order (error O(h^3)): the first step is a chord step, solved
+ * with the factorization of the last opoint_warm_tangent (J at the block's previous point: no
+ * Jacobian is evaluated or factored at y), kept when it reduces the scaled residual at least by
+ * OPOINT_WARM_CHORD_CONTRACT and accepted by the same test (its superlinear clause then asks the
+ * chord's linear contraction to be a hundredfold); a chord step not kept is forgotten and full
+ * Newton starts from y. Otherwise (chord 0, or no such factorization) full Newton from y. */
+int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, int chord, mbl_point **out, int *steps,
                       mbl_status *st);
+/* The model's Jacobian values (the model's pattern) at pt, the point opoint_warm_point has just
+ * returned, evaluated there for its acceptance test (NULL when they are not held: another point,
+ * or after opoint_warm_tangent). */
+const double *opoint_warm_jac(const opoint_warm *w, const mbl_point *pt);
 
 #endif

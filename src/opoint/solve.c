@@ -259,6 +259,19 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
     return rc;
 }
 
+int opoint_chord_step(opoint_subproblem *sp, double *dx, mbl_status *st)
+{
+    int n = sp->ncol;
+    if (!sp->lu || sp->nrow != n) return mbl_error(st, MBL_EARG, "opoint_chord_step: no square factorization held");
+    /* as opoint_newton_step's solve: the equilibration factors of that factorization, if any */
+    for (int r = 0; r < n; r++) dx[r] = sp->eq_on ? -sp->F[sp->rows[r]] * sp->eqr[r] : -sp->F[sp->rows[r]];
+    int rc = mbla_klu_solve(sp->lu, 1, dx, n, st);
+    if (rc) return rc;
+    if (sp->eq_on)
+        for (int c = 0; c < n; c++) dx[c] *= sp->eqc[c];
+    return 0;
+}
+
 int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st)
 {
     int rc = model_eval_jac(sp->md, sp->syms, sp->jac, sp->work, st);

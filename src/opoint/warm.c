@@ -26,6 +26,7 @@ struct opoint_warm {
     opoint_warm_counts cnt;
     int *pos;               /* per subproblem column: its place in y = [q; lambda; mu] */
     const mbl_point *jac_of; /* the point sp->jac was last evaluated at by opoint_warm_point (or NULL) */
+    int chord_ok;           /* sp->lu holds the factorization of the last tangent (J at the block's last point) */
     double **xp;            /* per subproblem column: the unknown in the point being solved */
 };
 
@@ -75,7 +76,7 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
 
 void opoint_warm_reset(opoint_warm *w)
 {
-    if (w) w->fresh = 1;
+    if (w) w->fresh = 1, w->chord_ok = 0, w->jac_of = NULL;
 }
 
 /* The subproblem on pt: selected anew (a fresh factorization) at a block's start; whether the
@@ -104,6 +105,11 @@ static int warm_select(opoint_warm *w, mbl_point *pt)
            pt->rank_phi_q == pt->m + pt->k && !pt->min_norm_multipliers;
 }
 
+const double *opoint_warm_jac(const opoint_warm *w, const mbl_point *pt)
+{
+    return w && pt && w->jac_of == pt ? w->sp.jac : NULL;
+}
+
 void opoint_warm_get_counts(const opoint_warm *w, opoint_warm_counts *c)
 {
     if (w) *c = w->cnt;
@@ -114,6 +120,7 @@ int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_
 {
     mbl_point *pt = (mbl_point *)pt_in; /* read only: the subproblem's evaluations do not write it */
     opoint_subproblem *sp = &w->sp;
+    w->chord_ok = 0;
     if (!warm_select(w, pt)) {
         sp->pt = w->scratch;
         return MBL_EARG;
@@ -135,16 +142,31 @@ int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_
     if (!rc && sp->rank_last != sp->ncol) rc = MBL_EARG; /* rank deficient: no tangent */
     /* dy in the point's order [q; lambda; mu]: the subproblem's columns are in that order */
     for (int c = 0; !rc && c < sp->ncol; c++) dy[w->pos[c]] = w->dx[c];
+    w->chord_ok = !rc; /* the next point's chord step solves with this factorization */
     sp->pt = w->scratch;
     return rc;
 }
 
-int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, mbl_point **out, int *steps,
-                      mbl_status *st)
+/* The predicted point's unknowns back (xs) and its residual evaluated again: a chord step that did
+ * not contract is forgotten and full Newton starts from the prediction. */
+static int warm_restart(opoint_warm *w, double *f2, double *finf, mbl_status *st)
+{
+    opoint_subproblem *sp = &w->sp;
+    for (int c = 0; c < sp->ncol; c++) *w->xp[c] = w->xs[c];
+    w->cnt.chord_fallback++;
+    w->cnt.F++;
+    return opoint_eval_F(sp, f2, finf, st);
+}
+
+int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, int chord_ok, mbl_point **out,
+                      int *steps, mbl_status *st)
 {
     *out = NULL;
     *steps = 0;
     w->jac_of = NULL;
+    /* the factorization held is that of the previous point's tangent (J at the block's last point) */
+    int chord = w->chord_ok && chord_ok;
+    w->chord_ok = 0;
     opoint_subproblem *sp = &w->sp;
     const mbl_opoint_options *opt = &w->opt;
     mbl_point *pt = opoint_point_new(w->md);
@@ -155,25 +177,31 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, mb
     memcpy(pt->r, tmpl->r, (size_t)pt->nr * sizeof *pt->r);
     int rc = 0;
     if (!warm_select(w, pt)) rc = MBL_EARG;
-    for (int c = 0; !rc && c < sp->ncol; c++) {
-        w->xp[c] = opoint_unknown_ptr(w->md, pt, sp->cols[c]);
-        *w->xp[c] = w->xs[c] = y[w->pos[c]];
+    /* the unknowns' places in the point: every column is one of [q; lambda; mu] (warm_select), at
+     * its place pos in y (opoint_unknown_ptr's, without its walk over the blocks per column) */
+    for (int c = 0, n = pt->n, nm = pt->n + pt->m; !rc && c < sp->ncol; c++) {
+        int i = w->pos[c];
+        w->xp[c] = i < n ? pt->q + i : i < nm ? pt->lambda + (i - n) : pt->mu + (i - nm);
+        *w->xp[c] = w->xs[c] = y[i];
     }
     if (!rc) sp->xp = w->xp; /* the unknowns' places, for the scaled residual */
     double f2, finf, rs = INFINITY, rs_prev = INFINITY;
-    int it = 0, rounding = 0, lazy = 0;
+    int it = 0, rounding = 0, lazy = 0, chord_last = 0;
     if (!rc) rc = opoint_eval_F(sp, &f2, &finf, st), w->cnt.F++;
     while (!rc) {
-        rc = opoint_eval_jac(sp, st);
-        w->cnt.jac++;
-        if (rc) break;
         int skip = it == 0 && !(finf <= opt->abs_tol);
+        int use_chord = skip && chord; /* the first step a chord one: no Jacobian at the prediction */
+        if (!use_chord) {
+            rc = opoint_eval_jac(sp, st);
+            w->cnt.jac++;
+            if (rc) break;
+        }
         if (skip) {
             /* the predicted point itself cannot pass the test below (no step taken: neither rounding
              * nor superlinear), so its scaled residual matters only to the superlinear test of the
-             * next iterate; computed there if that test is reached, from the step's matrix (still
-             * in the subproblem) and this residual (saved). A residual that is not finite rejects
-             * the start as an infinite scaled residual would. */
+             * next iterate (and to the chord step's contraction); computed there if asked, from the
+             * step's matrix (still in the subproblem) and this residual (saved). A residual that is
+             * not finite rejects the start as an infinite scaled residual would. */
             if (isnan(f2) || isinf(finf)) {
                 rc = MBL_ENOCONV;
                 break;
@@ -182,29 +210,44 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, mb
         } else {
             rs = opoint_scaled_residual(sp, w->xs, w->rowscale, w->colscale);
             w->cnt.scaled++;
-            if (!isfinite(rs)) {
+            if (!isfinite(rs) && !chord_last) {
                 rc = MBL_ENOCONV;
                 break;
             }
-            /* the cold solver's acceptance (opoint_newton), every step a full one */
+            /* the cold solver's acceptance (opoint_newton), every step a full one (or the chord
+             * step: the superlinear test then asks the same hundredfold decrease of a step that
+             * converges linearly, with the contraction of the previous point's Jacobian) */
             int superlinear = 0;
-            if (it > 0 && rs <= opt->tol && !(finf <= opt->abs_tol) && !rounding) {
-                if (lazy) {
-                    rs_prev = opoint_scaled_residual_at_step(sp, w->F0, w->xs, w->rowscale, w->colscale);
-                    w->cnt.scaled++;
-                }
-                superlinear = rs <= 1e-2 * rs_prev;
+            if (lazy && (chord_last || (it > 0 && rs <= opt->tol && !(finf <= opt->abs_tol) && !rounding))) {
+                rs_prev = opoint_scaled_residual_at_step(sp, w->F0, w->xs, w->rowscale, w->colscale);
+                w->cnt.scaled++;
+                lazy = 0;
             }
+            if (it > 0 && rs <= opt->tol && !(finf <= opt->abs_tol) && !rounding) superlinear = rs <= 1e-2 * rs_prev;
             if (rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
+            if (chord_last && !(rs <= OPOINT_WARM_CHORD_CONTRACT * rs_prev)) {
+                /* the chord step did not contract (a far step: the previous point's Jacobian is no
+                 * longer the prediction's): full Newton from the prediction, as without it */
+                chord = chord_last = 0, it = 0, rounding = 0, lazy = 0, rs = rs_prev = INFINITY;
+                rc = warm_restart(w, &f2, &finf, st);
+                continue;
+            }
         }
-        if (it >= OPOINT_WARM_MAX_STEPS) {
+        /* a chord step kept (it contracted) does not count against the full steps */
+        if (it >= OPOINT_WARM_MAX_STEPS + chord) {
             rc = MBL_ENOCONV;
             break;
         }
-        rc = opoint_newton_step(sp, w->dx, st);
-        w->cnt.factor++;
-        if (!rc && sp->rank_last != sp->ncol) rc = MBL_ENOCONV; /* rank deficient: the cold solver decides */
+        if (use_chord) {
+            rc = opoint_chord_step(sp, w->dx, st);
+            w->cnt.chord++;
+        } else {
+            rc = opoint_newton_step(sp, w->dx, st);
+            w->cnt.factor++;
+            if (!rc && sp->rank_last != sp->ncol) rc = MBL_ENOCONV; /* rank deficient: the cold solver decides */
+        }
         if (rc) break;
+        chord_last = use_chord;
         it++;
         rounding = 1;
         for (int c = 0; c < sp->ncol; c++) {
@@ -215,6 +258,11 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, mb
         rs_prev = rs, lazy = skip;
         rc = opoint_eval_F(sp, &f2, &finf, st);
         w->cnt.F++;
+        if (rc && chord_last && rc != MBL_ENOMEM) {
+            /* the chord step left the model's domain: full Newton from the prediction */
+            chord = chord_last = 0, it = 0, rounding = 0, lazy = 0, rs = rs_prev = INFINITY;
+            rc = warm_restart(w, &f2, &finf, st);
+        }
     }
     if (!rc) {
         pt->iterations = it, pt->residual = finf, pt->scaled_residual = rs;

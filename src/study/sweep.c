@@ -128,6 +128,7 @@ static void worker_sum(mbl_sweep *sw, worker *w)
     const opoint_warm_counts *k = &w->wcnt;
     sw->warm_nF += k->F, sw->warm_njac += k->jac, sw->warm_nscaled += k->scaled;
     sw->warm_nfactor += k->factor, sw->warm_ndfdp += k->dfdp;
+    sw->warm_nchord += k->chord, sw->warm_nchord_fallback += k->chord_fallback;
 }
 
 /* Store the modes of point p (the count must be the first point's) and, with the sensitivity

@@ -60,6 +60,8 @@ typedef struct worker {
     int tan_ok;              /* the corrector gave the tangent at the block's last point (wdq) */
     mbl_point *wpt;          /* the last point of the block (NULL: none) */
     double *wtan;            /* n + m + k: the corrector's tangent at the last point */
+    int pt_warm;             /* the point being computed was accepted by the warm corrector */
+    int wquad;               /* wguess is the quadratic prediction (error O(h^3): a chord step suffices) */
     long long warm_ok, warm_rejected, warm_steps; /* warm starts accepted, rejected (solved cold), their Newton steps */
     opoint_warm_counts wcnt; /* the work of the correctors freed so far (study_sweep_worker_clear) */
     mbl_dae_deriv *dfp;      /* the model's parameter derivatives (the corrector's tangents) */

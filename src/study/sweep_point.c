@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lin/relin_jac.h"
 #include "study/floquet_internal.h"
 #include "study/sweep_internal.h"
 
@@ -15,7 +16,7 @@ void study_sweep_worker_clear(worker *w)
     opoint_warm_counts k;
     opoint_warm_get_counts(w->ow, &k);
     w->wcnt.F += k.F, w->wcnt.jac += k.jac, w->wcnt.scaled += k.scaled, w->wcnt.factor += k.factor;
-    w->wcnt.dfdp += k.dfdp;
+    w->wcnt.dfdp += k.dfdp, w->wcnt.chord += k.chord, w->wcnt.chord_fallback += k.chord_fallback;
     opoint_warm_free(w->ow);
     mbl_point_free(w->wpt);
     mbl_free(w->wtan);
@@ -80,13 +81,22 @@ static int point_at(const ctx *c, const mbl_model *model, const double *x, const
  * last two points, else the last point's value. */
 static const double *warm_guess(worker *w, const double *x)
 {
+    w->wquad = 0;
     if (w->nwarm < 1 || !w->wq || (w->c->naxes > 1 && w->wx[1] != x[1])) return NULL;
     int len = w->wlen;
     double h = x[0] - w->wx[0];
     int two = w->nwarm >= 2 && w->wx2[0] != w->wx[0] && (w->c->naxes < 2 || w->wx2[1] == x[1]);
     double s = two ? h / (w->wx[0] - w->wx2[0]) : 0.0;
+    /* with the warm corrector's exact tangent and the point before on the same row: the quadratic
+     * through the point before with the last point's value and tangent (error O(h^3), so that the
+     * chord step from it converges: opoint_warm_point) */
+    double d = two ? w->wx[0] - w->wx2[0] : 0.0;
+    int quad = two && w->tan_ok && d != 0;
+    w->wquad = quad && w->wdq_ok;
     for (int i = 0; i < len; i++) {
-        if (w->wdq_ok && isfinite(w->wdq[i])) w->wguess[i] = w->wq[i] + w->wdq[i] * h;
+        if (w->wdq_ok && isfinite(w->wdq[i]) && quad)
+            w->wguess[i] = w->wq[i] + h * (w->wdq[i] + h * ((w->wq2[i] - w->wq[i]) / d + w->wdq[i]) / d);
+        else if (w->wdq_ok && isfinite(w->wdq[i])) w->wguess[i] = w->wq[i] + w->wdq[i] * h;
         else if (two) w->wguess[i] = w->wq[i] + s * (w->wq[i] - w->wq2[i]);
         else w->wguess[i] = w->wq[i];
     }
@@ -174,14 +184,15 @@ static int point_warm(worker *w, const double *x, mbl_point **pt, mbl_status *st
 {
     ctx *c = w->c;
     int had_tan = w->tan_ok && w->wdq_ok && w->ow && w->wpt && w->nwarm >= 1;
+    w->pt_warm = 0;
     const double *g = warm_guess(w, x);
     int rc = MBL_ENOCONV, steps = 0;
     if (g && had_tan) {
         mbl_status st2;
         mbl_status_clear(&st2);
-        rc = opoint_warm_point(w->ow, w->wpt, g, pt, &steps, &st2);
+        rc = opoint_warm_point(w->ow, w->wpt, g, w->wquad, pt, &steps, &st2);
         if (rc == MBL_ENOMEM) return mbl_error(st, MBL_ENOMEM, "out of memory");
-        if (!rc) w->warm_ok++, w->warm_steps += steps;
+        if (!rc) w->warm_ok++, w->warm_steps += steps, w->pt_warm = 1;
         else w->warm_rejected++;
     }
     if (rc) rc = point_at(c, w->model, x, g, pt, st);
@@ -265,7 +276,9 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
         if (!rc) {
             mbl_status st2;
             mbl_status_clear(&st2);
-            if (mbl_relinearize(w->work, pt, w->lin, &st2) == 0) {
+            /* the Jacobian the warm corrector has just evaluated at the point, not evaluated again */
+            const double *jac = w->pt_warm ? opoint_warm_jac(w->ow, pt) : NULL;
+            if (lin_relinearize_jac(w->work, pt, jac, w->lin, &st2) == 0) {
                 rc = point_modes(c, w->model, pt, w->lin, modes, st);
             } else {
                 /* the first point's states do not parametrize the motion here: choose anew */
