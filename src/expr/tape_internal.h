@@ -67,4 +67,11 @@ int mblx__share(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t
  * (tape_schedule.c). Returns 0, or -1 when out of memory. */
 int mblx__schedule_runs(mblx_tape *t);
 
+/* The first non-finite value of an evaluation of t at x, named as mblx_tape_eval names it (w: t's
+ * work array); MBL_EDOMAIN (tape_eval.c). */
+int mblx__tape_diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *st);
+/* MBL_EDOMAIN with "<what> in <the expression of instruction i>" (a bound tape reads its graph
+ * under its lock; tape_eval.c). */
+int mblx__tape_report_ins(const mblx_tape *t, size_t i, const char *what, mbl_status *st);
+
 #endif
