@@ -181,72 +181,121 @@ static int tangents_finite(const double *T, size_t p)
     return ok;
 }
 
-/* Values into w and tangents into T (p per register), in the tape's order. Returns 0; 1 when a
+/* Instruction in: its tangents into T (p per register) and its value, returned (not stored). */
+static inline double fwd1(const mblx_tape *t, const tins *in, const double *x, size_t p, const fwd_seed *sd,
+                          const double *w, double *T)
+{
+    double *Td = T + (size_t)in->dst * p, v, da, db;
+#define Ta (T + (size_t)in->a * p) /* the operands' tangents (a and b are registers here) */
+#define Tb (T + (size_t)in->b * p)
+    switch (in->op) {
+    case TI_LDC:
+        memset(Td, 0, p * sizeof *Td);
+        return in->c;
+    case TI_LDS:
+        seed_symbol(Td, in->a, p, sd);
+        return x[in->a];
+    case TI_ADD:
+    case TI_ADD2C:
+        v = in->op == TI_ADD ? w[in->a] + w[in->b] : w[in->a] + w[in->b] + in->c;
+        for (size_t k = 0; k < p; k++) Td[k] = Ta[k] + Tb[k];
+        return v;
+    case TI_ADDC:
+        if (Td != Ta) memcpy(Td, Ta, p * sizeof *Td);
+        return w[in->a] + in->c;
+    case TI_MUL:
+    case TI_MUL2C: {
+        double a = w[in->a], b = w[in->b], c = in->op == TI_MUL ? 1.0 : in->c;
+        for (size_t k = 0; k < p; k++) Td[k] = c * (Ta[k] * b + a * Tb[k]);
+        return in->op == TI_MUL ? a * b : a * b * in->c;
+    }
+    case TI_MULC:
+        for (size_t k = 0; k < p; k++) Td[k] = in->c * Ta[k];
+        return w[in->a] * in->c;
+    case TI_STEP: return step(t->ext + in->a, w, T, Td, p);
+    case TI_POW:
+    case TI_ATAN2:
+    case TI_MIN:
+    case TI_MAX:
+    case TI_DATA:
+        v = binary(t, in, w[in->a], w[in->b], &da, &db);
+        lin2(Td, Ta, da, Tb, db, p);
+        return v;
+    default: {
+        double a = w[in->a];
+        v = value1(in->op, a, in->c);
+        lin1(Td, Ta, deriv1(in->op, a, v, in->c), p);
+        return v;
+    }
+    }
+#undef Ta
+#undef Tb
+}
+
+static inline uint64_t not_finite(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return (~u & 0x7ff0000000000000ull) == 0;
+}
+
+/* Values into w and tangents into T (p per register), in the tape's order, by its runs of one
+ * opcode (tape_eval.c): the commonest ones with the switch outside the loop. Returns 0; 1 when a
  * value is not finite; 2 when a derivative of an output is not (find: *where the first
- * instruction whose derivatives are not, checked at every instruction). */
+ * instruction whose derivatives are not, checked at every instruction, one at a time). */
 static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *sd, double *w, double *T, int find,
                  size_t *where)
 {
     uint64_t bad = 0;
-    for (size_t i = 0; i < t->nins; i++) {
-        const tins *in = &t->ins[i];
-        double *Td = T + (size_t)in->dst * p, v, da, db;
-#define Ta (T + (size_t)in->a * p) /* the operands' tangents (a and b are registers here) */
-#define Tb (T + (size_t)in->b * p)
-        switch (in->op) {
-        case TI_LDC:
-            v = in->c;
-            memset(Td, 0, p * sizeof *Td);
-            break;
-        case TI_LDS:
-            v = x[in->a];
-            seed_symbol(Td, in->a, p, sd);
-            break;
+    if (find) {
+        for (size_t i = 0; i < t->nins; i++) {
+            const tins *in = &t->ins[i];
+            double v = fwd1(t, in, x, p, sd, w, T);
+            w[in->dst] = v;
+            bad |= not_finite(v);
+            if (!tangents_finite(T + (size_t)in->dst * p, p)) {
+                *where = i;
+                return 2;
+            }
+        }
+    }
+    for (size_t r = 0; r < t->nrun && !find; r++) {
+        const tins *in = t->ins + t->run_start[r], *e = t->ins + t->run_start[r + 1];
+        switch (t->run_op[r]) {
         case TI_ADD:
-        case TI_ADD2C:
-            v = in->op == TI_ADD ? w[in->a] + w[in->b] : w[in->a] + w[in->b] + in->c;
-            for (size_t k = 0; k < p; k++) Td[k] = Ta[k] + Tb[k];
-            break;
-        case TI_ADDC:
-            v = w[in->a] + in->c;
-            if (Td != Ta) memcpy(Td, Ta, p * sizeof *Td);
+            for (; in < e; in++) {
+                const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
+                double *Td = T + (size_t)in->dst * p, v = w[in->a] + w[in->b];
+                for (size_t k = 0; k < p; k++) Td[k] = Ta[k] + Tb[k];
+                w[in->dst] = v;
+                bad |= not_finite(v);
+            }
             break;
         case TI_MUL:
-        case TI_MUL2C: {
-            double a = w[in->a], b = w[in->b], c = in->op == TI_MUL ? 1.0 : in->c;
-            v = in->op == TI_MUL ? a * b : a * b * in->c;
-            for (size_t k = 0; k < p; k++) Td[k] = c * (Ta[k] * b + a * Tb[k]);
+            for (; in < e; in++) {
+                const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
+                double *Td = T + (size_t)in->dst * p, a = w[in->a], b = w[in->b];
+                for (size_t k = 0; k < p; k++) Td[k] = Ta[k] * b + a * Tb[k];
+                w[in->dst] = a * b;
+                bad |= not_finite(a * b);
+            }
             break;
-        }
         case TI_MULC:
-            v = w[in->a] * in->c;
-            for (size_t k = 0; k < p; k++) Td[k] = in->c * Ta[k];
+            for (; in < e; in++) {
+                const double *Ta = T + (size_t)in->a * p;
+                double *Td = T + (size_t)in->dst * p, c = in->c, v = w[in->a] * c;
+                for (size_t k = 0; k < p; k++) Td[k] = c * Ta[k];
+                w[in->dst] = v;
+                bad |= not_finite(v);
+            }
             break;
-        case TI_STEP: v = step(t->ext + in->a, w, T, Td, p); break;
-        case TI_POW:
-        case TI_ATAN2:
-        case TI_MIN:
-        case TI_MAX:
-        case TI_DATA:
-            v = binary(t, in, w[in->a], w[in->b], &da, &db);
-            lin2(Td, Ta, da, Tb, db, p);
+        default:
+            for (; in < e; in++) {
+                double v = fwd1(t, in, x, p, sd, w, T);
+                w[in->dst] = v;
+                bad |= not_finite(v);
+            }
             break;
-        default: {
-            double a = w[in->a];
-            v = value1(in->op, a, in->c);
-            lin1(Td, Ta, deriv1(in->op, a, v, in->c), p);
-            break;
-        }
-        }
-#undef Ta
-#undef Tb
-        w[in->dst] = v;
-        uint64_t u;
-        memcpy(&u, &v, sizeof u);
-        bad |= (~u & 0x7ff0000000000000ull) == 0;
-        if (find && !tangents_finite(Td, p)) {
-            *where = i;
-            return 2;
         }
     }
     if (bad) return 1;
