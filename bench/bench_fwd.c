@@ -285,6 +285,12 @@ static void path_fwd(copy *c)
     report("total", p0, p2);
     heap_report();
     size_t nc = mblx_fwdjac_ncolors(J);
+    const int *cp, *ri;
+    mblx_fwdjac_pattern(J, &cp, &ri);
+    int *len = calloc(c->nr + 1, sizeof *len), widest = 0;
+    for (size_t q = 0; q < nnz; q++) widest = ++len[ri[q]] > widest ? len[ri[q]] : widest;
+    free(len);
+    printf("  the widest row %d entries (no coloring has fewer colors)\n", widest);
     printf("  entries %zu, colors %zu (%zu sweeps of <= %d directions), residual tape %zu instructions, %zu registers; "
            "rc %d\n", nnz, nc, (nc + MBLX_FWD_CHUNK - 1) / MBLX_FWD_CHUNK, MBLX_FWD_CHUNK, mblx_tape_ninstr(tF),
            mblx_tape_work_size(tF), rc);
