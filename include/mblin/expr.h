@@ -423,6 +423,12 @@ typedef struct mblx_fwdjac mblx_fwdjac;
 MBL_API mblx_fwdjac *mblx_fwdjac_new(const mblx_graph *g, size_t m, const mblx_id *rows, size_t n,
                                      const mblx_id *syms, mbl_status *st);
 MBL_API void mblx_fwdjac_free(mblx_fwdjac *J);
+/* Give J to t, the tape of its rows: mblx_tape_free(t) frees it (and one given before); the
+ * Jacobian of a model loaded with mbl_load_options.forward_jacobian lives there. t NULL: J is
+ * freed. */
+MBL_API void mblx_tape_set_fwdjac(mblx_tape *t, mblx_fwdjac *J);
+/* The coloring given to t, or NULL. */
+MBL_API const mblx_fwdjac *mblx_tape_fwdjac(const mblx_tape *t);
 /* The pattern, compressed by column as mblx_sparse (rows sorted within a column); the arrays
  * belong to J. Returns the number of entries. */
 MBL_API size_t mblx_fwdjac_pattern(const mblx_fwdjac *J, const int **colptr, const int **rowidx);

@@ -18,7 +18,25 @@ typedef struct fwd_seed {
     const int *color;
     size_t ncolor;
     int c0;
+    size_t np; /* directions; the tangents of a register are FWD_LANES-padded (zeros past np) */
 } fwd_seed;
+
+/* The tangents of a register are a multiple of FWD_LANES doubles, computed FWD_LANES at a time
+ * (independent statements the compiler vectorizes); the padding stays 0. */
+enum { FWD_LANES = 4 };
+static size_t padded(size_t p) { return (p + FWD_LANES - 1) / FWD_LANES * FWD_LANES; }
+
+/* Td[k] = E for every lane k (E reads only index j: operands first, then the stores, so that Td may
+ * be an operand). */
+#define LANES(E)                                                                                  \
+    for (size_t k_ = 0; k_ < p; k_ += FWD_LANES) {                                                \
+        double r_[FWD_LANES];                                                                     \
+        for (size_t j_ = 0; j_ < FWD_LANES; j_++) {                                               \
+            size_t j = k_ + j_;                                                                   \
+            r_[j_] = (E);                                                                         \
+        }                                                                                         \
+        for (size_t j_ = 0; j_ < FWD_LANES; j_++) Td[k_ + j_] = r_[j_];                           \
+    }
 
 static inline int finite(double v)
 {
@@ -31,7 +49,8 @@ static inline int finite(double v)
 static inline void lin1(double *T, const double *Ta, double da, size_t p)
 {
     if (finite(da)) {
-        for (size_t k = 0; k < p; k++) T[k] = da * Ta[k];
+        double *Td = T;
+        LANES(da * Ta[j]);
     } else {
         for (size_t k = 0; k < p; k++) T[k] = Ta[k] == 0.0 ? 0.0 : da * Ta[k];
     }
@@ -41,7 +60,8 @@ static inline void lin1(double *T, const double *Ta, double da, size_t p)
 static inline void lin2(double *T, const double *Ta, double da, const double *Tb, double db, size_t p)
 {
     if (finite(da) && finite(db)) {
-        for (size_t k = 0; k < p; k++) T[k] = da * Ta[k] + db * Tb[k];
+        double *Td = T;
+        LANES(da * Ta[j] + db * Tb[j]);
     } else {
         for (size_t k = 0; k < p; k++)
             T[k] = (Ta[k] == 0.0 ? 0.0 : da * Ta[k]) + (Tb[k] == 0.0 ? 0.0 : db * Tb[k]);
@@ -163,14 +183,12 @@ static double step(const uint32_t *r, const double *w, const double *T, double *
 
 static void seed_symbol(double *Td, uint32_t s, size_t p, const fwd_seed *sd)
 {
-    if (sd->dense) {
-        memcpy(Td, sd->dense + (size_t)s * p, p * sizeof *Td);
-        return;
-    }
     memset(Td, 0, p * sizeof *Td);
-    if (s < sd->ncolor) {
+    if (sd->dense) {
+        memcpy(Td, sd->dense + (size_t)s * sd->np, sd->np * sizeof *Td);
+    } else if (s < sd->ncolor) {
         long k = (long)sd->color[s] - sd->c0;
-        if (k >= 0 && (size_t)k < p) Td[k] = 1.0;
+        if (k >= 0 && (size_t)k < sd->np) Td[k] = 1.0;
     }
 }
 
@@ -198,7 +216,7 @@ static inline double fwd1(const mblx_tape *t, const tins *in, const double *x, s
     case TI_ADD:
     case TI_ADD2C:
         v = in->op == TI_ADD ? w[in->a] + w[in->b] : w[in->a] + w[in->b] + in->c;
-        for (size_t k = 0; k < p; k++) Td[k] = Ta[k] + Tb[k];
+        LANES(Ta[j] + Tb[j]);
         return v;
     case TI_ADDC:
         if (Td != Ta) memcpy(Td, Ta, p * sizeof *Td);
@@ -206,11 +224,11 @@ static inline double fwd1(const mblx_tape *t, const tins *in, const double *x, s
     case TI_MUL:
     case TI_MUL2C: {
         double a = w[in->a], b = w[in->b], c = in->op == TI_MUL ? 1.0 : in->c;
-        for (size_t k = 0; k < p; k++) Td[k] = c * (Ta[k] * b + a * Tb[k]);
+        LANES(c * (Ta[j] * b + a * Tb[j]));
         return in->op == TI_MUL ? a * b : a * b * in->c;
     }
     case TI_MULC:
-        for (size_t k = 0; k < p; k++) Td[k] = in->c * Ta[k];
+        LANES(in->c * Ta[j]);
         return w[in->a] * in->c;
     case TI_STEP: return step(t->ext + in->a, w, T, Td, p);
     case TI_POW:
@@ -266,7 +284,7 @@ static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *
             for (; in < e; in++) {
                 const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
                 double *Td = T + (size_t)in->dst * p, v = w[in->a] + w[in->b];
-                for (size_t k = 0; k < p; k++) Td[k] = Ta[k] + Tb[k];
+                LANES(Ta[j] + Tb[j]);
                 w[in->dst] = v;
                 bad |= not_finite(v);
             }
@@ -275,7 +293,7 @@ static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *
             for (; in < e; in++) {
                 const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
                 double *Td = T + (size_t)in->dst * p, a = w[in->a], b = w[in->b];
-                for (size_t k = 0; k < p; k++) Td[k] = Ta[k] * b + a * Tb[k];
+                LANES(Ta[j] * b + a * Tb[j]);
                 w[in->dst] = a * b;
                 bad |= not_finite(a * b);
             }
@@ -284,7 +302,7 @@ static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *
             for (; in < e; in++) {
                 const double *Ta = T + (size_t)in->a * p;
                 double *Td = T + (size_t)in->dst * p, c = in->c, v = w[in->a] * c;
-                for (size_t k = 0; k < p; k++) Td[k] = c * Ta[k];
+                LANES(c * Ta[j]);
                 w[in->dst] = v;
                 bad |= not_finite(v);
             }
@@ -306,10 +324,11 @@ static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *
 
 /* A sweep, its failure named: the value's message of mblx_tape_eval, or the first instruction
  * whose derivative is not finite. */
-static int sweep_checked(const mblx_tape *t, const double *x, size_t p, const fwd_seed *sd, double *w, double *T,
+static int sweep_checked(const mblx_tape *t, const double *x, size_t np, fwd_seed *sd, double *w, double *T,
                          mbl_status *st)
 {
-    size_t where = 0;
+    size_t where = 0, p = padded(np);
+    sd->np = np;
     int r = sweep(t, x, p, sd, w, T, 0, &where);
     if (r == 0) return 0;
     if (r == 1) return mblx__tape_diagnose(t, x, w, st);
@@ -320,7 +339,7 @@ static int sweep_checked(const mblx_tape *t, const double *x, size_t p, const fw
 size_t mblx_tape_fwd_work_size(const mblx_tape *t, size_t p)
 {
     if (!t) return 0;
-    return (t->nreg ? t->nreg : 1) * (p + 1);
+    return (t->nreg ? t->nreg : 1) * (padded(p) + 1);
 }
 
 int mblx_tape_fwd(const mblx_tape *t, const double *symvals, size_t p, const double *seed, double *out,
@@ -331,13 +350,13 @@ int mblx_tape_fwd(const mblx_tape *t, const double *symvals, size_t p, const dou
         return mbl_error(st, MBL_EARG, "mblx_tape_fwd: NULL argument");
     size_t nreg = t->nreg ? t->nreg : 1;
     double *w = work, *T = work + nreg;
-    fwd_seed sd = {seed, NULL, 0, 0};
+    fwd_seed sd = {seed, NULL, 0, 0, p};
     if (!p) sd.dense = NULL; /* no tangent is read or written */
     int rc = sweep_checked(t, symvals, p, &sd, w, T, st);
     if (rc) return rc;
     for (size_t o = 0; o < t->nout; o++) {
         if (out) out[o] = w[t->outreg[o]];
-        if (p) memcpy(dout + o * p, T + (size_t)t->outreg[o] * p, p * sizeof *dout);
+        if (p) memcpy(dout + o * p, T + (size_t)t->outreg[o] * padded(p), p * sizeof *dout);
     }
     mbl_status_clear(st);
     return 0;
@@ -354,7 +373,21 @@ struct mblx_fwdjac {
     int *bycolor, *cstart; /* the columns in color order (n), the first of each color (ncolors + 1) */
 };
 
-void mblx_fwdjac_free(mblx_fwdjac *J)
+void mblx_fwdjac_free(mblx_fwdjac *J) { mblx__fwdjac_free(J); }
+
+void mblx_tape_set_fwdjac(mblx_tape *t, mblx_fwdjac *J)
+{
+    if (!t) {
+        mblx__fwdjac_free(J);
+        return;
+    }
+    if (t->fwdjac != J) mblx__fwdjac_free(t->fwdjac);
+    t->fwdjac = J;
+}
+
+const mblx_fwdjac *mblx_tape_fwdjac(const mblx_tape *t) { return t ? t->fwdjac : NULL; }
+
+void mblx__fwdjac_free(mblx_fwdjac *J)
 {
     if (!J) return;
     mbl_free(J->colptr), mbl_free(J->rowidx), mbl_free(J->color), mbl_free(J->symcolor);
@@ -522,7 +555,7 @@ int mblx_fwdjac_eval(const mblx_fwdjac *J, const mblx_tape *t, const double *sym
     size_t c0 = 0;
     do { /* at least one sweep: the values */
         size_t p = J->ncolors - c0 < P ? J->ncolors - c0 : P;
-        fwd_seed sd = {NULL, J->symcolor, J->nsym, (int)c0};
+        fwd_seed sd = {NULL, J->symcolor, J->nsym, (int)c0, p};
         int rc = sweep_checked(t, symvals, p, &sd, w, T, st);
         if (rc) return rc;
         if (c0 == 0 && out)
@@ -531,7 +564,7 @@ int mblx_fwdjac_eval(const mblx_fwdjac *J, const mblx_tape *t, const double *sym
             int j = J->bycolor[q];
             size_t k = (size_t)J->color[j] - c0;
             for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++)
-                vals[e] = T[(size_t)t->outreg[J->rowidx[e]] * p + k];
+                vals[e] = T[(size_t)t->outreg[J->rowidx[e]] * padded(p) + k];
         }
         c0 += p;
     } while (c0 < J->ncolors);

@@ -45,6 +45,7 @@ struct mblx_tape {
     size_t nrun;
     uint32_t *run_start; /* nrun + 1 */
     uint8_t *run_op;     /* nrun */
+    struct mblx_fwdjac *fwdjac; /* owned: the coloring of its outputs' Jacobian (mblx_tape_set_fwdjac), or NULL */
 };
 
 /* A frame of the explicit depth-first traversal stacks (graph node v, local index l, next operand). */
@@ -73,5 +74,8 @@ int mblx__tape_diagnose(const mblx_tape *t, const double *x, double *w, mbl_stat
 /* MBL_EDOMAIN with "<what> in <the expression of instruction i>" (a bound tape reads its graph
  * under its lock; tape_eval.c). */
 int mblx__tape_report_ins(const mblx_tape *t, size_t i, const char *what, mbl_status *st);
+
+/* Free a Jacobian coloring (tape_forward.c; the tape's owned one). */
+void mblx__fwdjac_free(struct mblx_fwdjac *J);
 
 #endif

@@ -89,7 +89,8 @@ int lin_multipliers_reactions_only(const mbl_model *md)
         /* EOM row i, column lambda_j (mu_j): must be the node of d Phi_j / d q_i (d c_j / d v_i) */
         int j = c < bm ? c - bl : m + c - bm, want = (c < bm ? bq : bv) + row, found = 0;
         for (int t = start[j]; t < start[j + 1] && !found; t++)
-            found = md->jac.col[ent[t]] == want && md->jac.node[ent[t]] == md->jac.node[p];
+            found = md->jac.col[ent[t]] == want && md->jac.node[ent[t]] == md->jac.node[p] &&
+                    md->jac.node[p] != MBLX_NONE; /* a forward-mode load has no nodes: not shown */
         ok = found;
     }
     mbl_free(start), mbl_free(ent);
