@@ -136,9 +136,46 @@ TEST(numeric_terms_load_as_before)
     same_model("examples/flexible_pendulum_beams.yaml", 0); /* planar beam bodies, numeric */
 }
 
+/* With ode rows, projection asks whether the multipliers enter only as Phi_q^T lambda, by the
+ * Jacobian's expressions (lin_multipliers_reactions_only): the same answer, note and A. */
+static void same_projection(const char *file)
+{
+    mbl_model *a = load(file, 0), *b = load(file, 1);
+    mbl_point *pa = NULL, *pb = NULL;
+    mbl_linear *la = NULL, *lb = NULL;
+    mbl_lin_options o;
+    mbl_lin_options_default(&o);
+    o.method = "projection";
+    mbl_status st;
+    if (a && b && !mbl_operating_point(a, NULL, &pa, &st) && !mbl_operating_point(b, NULL, &pb, &st)) {
+        CHECK_EQ_INT(mbl_linearize(a, pa, &o, &la, &st), 0);
+        CHECK_EQ_INT(mbl_linearize(b, pb, &o, &lb, &st), 0);
+    }
+    CHECK_MSG(la && lb, "%s: projection", file);
+    if (la && lb) {
+        CHECK_MSG(!strcmp(la->notes, lb->notes), "%s: notes differ:\n%s\n%s", file, la->notes, lb->notes);
+        double amax = 0, d = 0;
+        for (int i = 0; i < la->nx * la->nx && la->nx == lb->nx; i++) {
+            amax = fmax(amax, fabs(la->A[i]));
+            d = fmax(d, fabs(la->A[i] - lb->A[i]));
+        }
+        CHECK_MSG(la->nx == lb->nx && d <= 1e-12 * amax, "%s: projection's A differs by %.3g", file, d);
+    }
+    mbl_linear_free(la), mbl_linear_free(lb);
+    mbl_point_free(pa), mbl_point_free(pb);
+    mbl_model_free(a), mbl_model_free(b);
+}
+
+TEST(multipliers_in_ode_rows)
+{
+    same_projection("examples/ode/arm_friction_of_reaction.yaml"); /* they enter otherwise */
+    same_projection("examples/ode/cart_pd_controller.yaml");       /* only as reactions */
+}
+
 int main(void)
 {
     RUN(text_models);
     RUN(numeric_terms_load_as_before);
+    RUN(multipliers_in_ode_rows);
     return test_summary("fwd_load");
 }
