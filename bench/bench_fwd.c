@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "mblin/mblin.h"
+#include "expr/tape_internal.h"
 #include "model/model_internal.h"
 
 /* ---- the heap in use: malloc interposed (glibc's __libc_* underneath) ---- */
@@ -315,6 +316,18 @@ int main(int argc, char **argv)
         c.tF = phase_residual_tape(&c);
         phase q1 = mark();
         report("the residual tape (both paths)", q0, q1);
+        if (c.tF) { /* its instructions by opcode (tape_internal.h), the commonest first */
+            static const char *const nm[] = {"ldc", "lds", "add", "addc", "mul", "mulc", "sqr", "cube", "recip",
+                                             "rsqr", "sqrtp", "powc", "pow", "sqrt", "sin", "cos", "tan", "asin",
+                                             "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log", "abs",
+                                             "sign", "min", "max", "step", "data", "add2c", "mul2c"};
+            size_t h[TI_MUL2C + 1] = {0};
+            for (size_t i = 0; i < c.tF->nins; i++) h[c.tF->ins[i].op]++;
+            printf("  its instructions:");
+            for (int k = 0; k <= TI_MUL2C; k++)
+                if (h[k]) printf(" %s %zu", nm[k], h[k]);
+            printf(" (%zu runs)\n", c.tF->nrun);
+        }
         path_fwd(&c); /* first: it makes no node, so the symbolic path starts from the same graph */
         path_sym(&c);
         mblx_tape_free(c.tF);

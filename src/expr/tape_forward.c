@@ -298,6 +298,34 @@ static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *
                 bad |= not_finite(a * b);
             }
             break;
+        case TI_MUL2C:
+            for (; in < e; in++) {
+                const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
+                double *Td = T + (size_t)in->dst * p, a = w[in->a], b = w[in->b], c = in->c, v = a * b * c;
+                double ca = c * a, cb = c * b; /* c (Ta b + a Tb) to rounding */
+                LANES(Ta[j] * cb + ca * Tb[j]);
+                w[in->dst] = v;
+                bad |= not_finite(v);
+            }
+            break;
+        case TI_SQR:
+            for (; in < e; in++) {
+                const double *Ta = T + (size_t)in->a * p;
+                double *Td = T + (size_t)in->dst * p, a = w[in->a], d = 2.0 * a, v = a * a;
+                LANES(d * Ta[j]);
+                w[in->dst] = v;
+                bad |= not_finite(v);
+            }
+            break;
+        case TI_ADDC:
+            for (; in < e; in++) {
+                const double *Ta = T + (size_t)in->a * p;
+                double *Td = T + (size_t)in->dst * p, v = w[in->a] + in->c;
+                if (Td != Ta) memcpy(Td, Ta, p * sizeof *Td);
+                w[in->dst] = v;
+                bad |= not_finite(v);
+            }
+            break;
         case TI_MULC:
             for (; in < e; in++) {
                 const double *Ta = T + (size_t)in->a * p;
