@@ -261,8 +261,9 @@ static inline uint64_t not_finite(double v)
  * opcode (tape_eval.c): the commonest ones with the switch outside the loop. Returns 0; 1 when a
  * value is not finite; 2 when a derivative of an output is not (find: *where the first
  * instruction whose derivatives are not, checked at every instruction, one at a time). */
-static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *sd, double *w, double *T, int find,
-                 size_t *where)
+static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, const double *x, size_t p,
+                                                            const fwd_seed *sd, double *w, double *T, int find,
+                                                            size_t *where)
 {
     uint64_t bad = 0;
     if (find) {
@@ -348,6 +349,20 @@ static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *
     for (size_t o = 0; o < t->nout; o++)
         if (!tangents_finite(T + (size_t)t->outreg[o] * p, p)) return 2;
     return 0;
+}
+
+/* sweep_body with the commonest lane counts as constants, so that its lane loops unroll whole
+ * (the N = 10^4 four-bar's sweep: 11.9 -> 11.2 ms). */
+static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *sd, double *w, double *T, int find,
+                 size_t *where)
+{
+    switch (p) {
+    case 4: return sweep_body(t, x, 4, sd, w, T, find, where);
+    case 8: return sweep_body(t, x, 8, sd, w, T, find, where);
+    case 12: return sweep_body(t, x, 12, sd, w, T, find, where);
+    case 16: return sweep_body(t, x, 16, sd, w, T, find, where);
+    default: return sweep_body(t, x, p, sd, w, T, find, where);
+    }
 }
 
 /* A sweep, its failure named: the value's message of mblx_tape_eval, or the first instruction
