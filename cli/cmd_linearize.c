@@ -3,7 +3,7 @@
  *
  *   mblin linearize MODEL [--method NAME] [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
  *                         [-o DIR] [--matrices] [--shapes] [--nev K] [--shift S] [--mem-budget SIZE]
- *                         [--no-matrices]
+ *                         [--no-matrices] [--forward-jacobian]
  *   mblin equilibrium MODEL [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
  *   mblin check MODEL [--set p=value ...] [--guess q=value ...] [--at KIND]
  *   mblin compare MODEL [--set p=value ...] [--guess q=value ...] [--at KIND] [--json] [--repeat N]
@@ -30,7 +30,7 @@ typedef struct command {
 static const command commands[] = {
     {"linearize", "operating point, exact linear model and its modes",
      " --method --set --guess --set-velocity --target --at --json -o --matrices --shapes --nev --shift --mem-budget --no-matrices"
-     " --shift-im --eigensolver --outputs "},
+     " --shift-im --eigensolver --outputs --forward-jacobian "},
     {"equilibrium", "the operating point only", " --set --guess --set-velocity --target --at --json "},
     {"check", "counts, degrees of freedom, redundant constraints", " --set --guess --set-velocity --target --at "},
     {"compare", "every linearization method side by side (time, eigenvalues, deviation)",
@@ -68,6 +68,8 @@ static const struct {
     {"--no-matrices", NULL, "--json without the large dense outputs (ss, mck, q_S, mode_shapes)", 0},
     {"--shift-im", "S", "imaginary part of the shift of the partial spectrum (default 0)", 0},
     {"--eigensolver", "NAME", "partial spectrum by arpack (default) or slepc (SLEPc + MUMPS over MPI)", 0},
+    {"--forward-jacobian", NULL, "the residual Jacobian by forward-mode sweeps of the residual tape, without "
+     "building it symbolically (faster to load; the same values to rounding)", 0},
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
 
@@ -100,6 +102,7 @@ typedef struct pipeline {
     unsigned flags;
     /* large models (docs/linearization.md, "Large models: partial spectra") */
     int nev, no_matrices;
+    int forward_jacobian;     /* --forward-jacobian */
     double shift, mem_budget;
     double shift_im;          /* --shift-im */
     const char *eigensolver; /* --eigensolver */
@@ -151,6 +154,7 @@ static int option(void *ud, const char *a, const char *v)
     if (!strcmp(a, "--matrices")) p->flags |= MBL_REPORT_MATRICES;
     else if (!strcmp(a, "--shapes")) p->flags |= MBL_REPORT_SHAPES;
     else if (!strcmp(a, "--no-matrices")) p->no_matrices = 1;
+    else if (!strcmp(a, "--forward-jacobian")) p->forward_jacobian = 1;
     else if (!strcmp(a, "--eigensolver")) {
         p->eigensolver = v;
         if (strcmp(v, "arpack") && strcmp(v, "slepc"))
@@ -343,6 +347,7 @@ int cli_cmd_linearize(int argc, char **argv)
     mbl_load_options_default(&lo);
     lo.mem_budget = p.mem_budget > 0 ? p.mem_budget : 0;
     cli_load_outputs(&a, &lo);
+    lo.forward_jacobian = p.forward_jacobian;
     if (mbl_model_load_file_opt(a.model, a.sets, a.nsets, &lo, &model, &st)) return cli_fail(&st);
     code = cli_check_guesses(&a, model);
     if (code) {

@@ -392,6 +392,58 @@ MBL_API int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *ou
 MBL_API int mblx_eval(const mblx_graph *g, mblx_id e, const double *symvals, double *value,
               mbl_status *st);
 
+/* ---- forward mode: derivative values of a tape without symbolic derivatives ---------------- */
+
+/* Doubles the work array of mblx_tape_fwd must hold for p directions: (p + 1) per register. */
+MBL_API size_t mblx_tape_fwd_work_size(const mblx_tape *t, size_t p);
+
+/* Evaluate t and p directional derivatives of it at once (forward mode): seed[s * p + k] is
+ * the derivative of symbol s along direction k (s < mblx_tape_nsymbols); out (NULL allowed)
+ * receives the outputs' values as mblx_tape_eval gives them (the same operations), dout[o * p + k]
+ * output o's derivative along direction k. The rules are those of mblx_diff (abs: sign, sign: 0,
+ * min/max: 1/2 each at a tie, step and the functions of data: their closed-form derivatives), to
+ * rounding. An operand whose derivatives are all exactly 0 contributes 0 even where its partial
+ * is not finite (sqrt(p) at p = 0 when p is not differentiated). Returns 0, or MBL_EDOMAIN with
+ * the message of mblx_tape_eval for a value, or "derivative of ... not finite" for a derivative. */
+MBL_API int mblx_tape_fwd(const mblx_tape *t, const double *symvals, size_t p, const double *seed, double *out,
+                          double *dout, double *work, mbl_status *st);
+
+/* Jacobian values of a tape's outputs by forward mode with column compression. The pattern of
+ * d rows[i] / d syms[j] is structural (each row's dependence set in the graph, restricted to
+ * syms: a superset of mblx_jacobian's pattern, which drops entries that cancel); the columns
+ * are colored greedily so that no two columns of one color share a row, and the values are
+ * ncolors directional derivatives, MBLX_FWD_CHUNK directions per sweep of the tape. */
+typedef struct mblx_fwdjac mblx_fwdjac;
+
+/* Directions per sweep of mblx_fwdjac_eval (the tape's values are recomputed once per sweep). */
+#define MBLX_FWD_CHUNK 16
+
+/* The pattern and coloring of d rows / d syms (m rows, n distinct symbol nodes). The structure
+ * only: g may change or be freed afterwards. NULL with st filled on failure. */
+MBL_API mblx_fwdjac *mblx_fwdjac_new(const mblx_graph *g, size_t m, const mblx_id *rows, size_t n,
+                                     const mblx_id *syms, mbl_status *st);
+MBL_API void mblx_fwdjac_free(mblx_fwdjac *J);
+/* Give J to t, the tape of its rows: mblx_tape_free(t) frees it (and one given before); the
+ * Jacobian of a model loaded with mbl_load_options.forward_jacobian lives there. t NULL: J is
+ * freed. */
+MBL_API void mblx_tape_set_fwdjac(mblx_tape *t, mblx_fwdjac *J);
+/* The coloring given to t, or NULL. */
+MBL_API const mblx_fwdjac *mblx_tape_fwdjac(const mblx_tape *t);
+/* The pattern, compressed by column as mblx_sparse (rows sorted within a column); the arrays
+ * belong to J. Returns the number of entries. */
+MBL_API size_t mblx_fwdjac_pattern(const mblx_fwdjac *J, const int **colptr, const int **rowidx);
+/* Number of colors (directional derivatives per evaluation). */
+MBL_API size_t mblx_fwdjac_ncolors(const mblx_fwdjac *J);
+/* The color of column j (0 .. ncolors - 1). */
+MBL_API int mblx_fwdjac_color(const mblx_fwdjac *J, size_t j);
+/* Doubles of mblx_fwdjac_eval's work array for tape t. */
+MBL_API size_t mblx_fwdjac_work_size(const mblx_fwdjac *J, const mblx_tape *t);
+/* The values of the entries (vals: nnz, in the pattern's order) at symvals, from t, a tape of
+ * the m rows in order (mblx_compile(g, m, rows)); out (NULL allowed) receives the rows' values.
+ * Returns 0, MBL_EARG when t's outputs are not m, or mblx_tape_fwd's MBL_EDOMAIN. */
+MBL_API int mblx_fwdjac_eval(const mblx_fwdjac *J, const mblx_tape *t, const double *symvals, double *vals,
+                             double *out, double *work, mbl_status *st);
+
 /* ==== printing ============================================================================== */
 
 /* Print e in infix with minimal parentheses, in the syntax mblx_parse reads (so printing and

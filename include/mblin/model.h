@@ -72,6 +72,13 @@ typedef struct mbl_load_options {
      * one given twice, is refused (MBL_EARG, naming it and the file's outputs). */
     const char *const *outputs;
     int noutputs;
+    /* 1: the residual Jacobian's values by forward-mode differentiation of the residual tape with
+     * column coloring (mblx_fwdjac) instead of a symbolic Jacobian and its tape: faster to load,
+     * the same values to rounding, the pattern structural (entries that cancel are kept as zeros).
+     * Only for models without numerically evaluated terms (the others load as with 0); what needs
+     * the Jacobian's expressions (simulation, sensitivities, code generation) builds them when
+     * first asked. Default 0 (the tool's `linearize --forward-jacobian`). */
+    int forward_jacobian;
 } mbl_load_options;
 MBL_API void mbl_load_options_default(mbl_load_options *opt);
 /* mbl_model_load_file / _string with explicit limits (opt NULL: the defaults). */

@@ -286,6 +286,19 @@ double mblx__data_value(const mblx__dataset *sets, uint32_t nsets, double code, 
     return s;
 }
 
+double mblx__data_partial_value(const mblx__dataset *sets, uint32_t nsets, double code, int i, double x, double y)
+{
+    long k;
+    int lin, dx, dy;
+    mblx__data_decode(code, &k, &lin, &dx, &dy);
+    if (k < 0 || (uint32_t)k >= nsets) return NAN;
+    if (i == 1 && sets[k].dim != 2) return 0.0; /* a 1-D set's tape instruction reads x twice */
+    dx += i == 0;
+    dy += i == 1;
+    if (dx > DATA_MAX_ORDER || dy > DATA_MAX_ORDER || (lin && dx > 1)) return 0.0; /* as mblx_data_call */
+    return mblx__data_value(sets, nsets, (double)encode(k, lin, dx, dy), x, y);
+}
+
 int mblx_data_eval(const mblx_graph *g, long k, int linear, int dx, int dy, double x, double y, double *value)
 {
     if (!g || k < 0 || (uint32_t)k >= g->ndata || dx < 0 || dy < 0 || (linear && g->data[k].dim != 1))

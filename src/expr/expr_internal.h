@@ -156,6 +156,9 @@ void mblx__data_free(mblx__dataset *d, uint32_t n);
 mblx__dataset *mblx__data_copy_all(const mblx__dataset *s, uint32_t n);
 /* The value of a data node (its code) at (x, y); NaN outside a refused range. */
 double mblx__data_value(const mblx__dataset *sets, uint32_t nsets, double code, double x, double y);
+/* The value of a data node's derivative in its operand i (0: x, 1: y; 0 for y of a 1-D set),
+ * the forward-mode rule of mblx__data_partial; NaN where mblx__data_value is. */
+double mblx__data_partial_value(const mblx__dataset *sets, uint32_t nsets, double code, int i, double x, double y);
 /* Why the value was NaN, one line into buf. */
 void mblx__data_why(const mblx__dataset *sets, uint32_t nsets, double code, double x, double y, char *buf,
                     size_t size);

@@ -10,4 +10,5 @@ list(APPEND MBLIN_SOURCES
   src/expr/tape_share.c
   src/expr/tape_schedule.c
   src/expr/tape_eval.c
+  src/expr/tape_forward.c
 )

@@ -92,6 +92,7 @@ void mblx_tape_free(mblx_tape *t)
     mbl_free(t->names);
     mbl_free(t->run_start);
     mbl_free(t->run_op);
+    mblx__fwdjac_free(t->fwdjac);
     mbl_free(t);
 }
 

@@ -154,6 +154,19 @@ static int diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *
     return rc;
 }
 
+int mblx__tape_diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *st)
+{
+    return diagnose(t, x, w, st);
+}
+
+int mblx__tape_report_ins(const mblx_tape *t, size_t i, const char *what, mbl_status *st)
+{
+    if (t->lock) t->lock(t->lock_ctx, 1);
+    int rc = report(t, t->ins_node[i], what, st);
+    if (t->lock) t->lock(t->lock_ctx, 0);
+    return rc;
+}
+
 int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, double *work,
                    mbl_status *st)
 {

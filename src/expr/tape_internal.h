@@ -45,6 +45,7 @@ struct mblx_tape {
     size_t nrun;
     uint32_t *run_start; /* nrun + 1 */
     uint8_t *run_op;     /* nrun */
+    struct mblx_fwdjac *fwdjac; /* owned: the coloring of its outputs' Jacobian (mblx_tape_set_fwdjac), or NULL */
 };
 
 /* A frame of the explicit depth-first traversal stacks (graph node v, local index l, next operand). */
@@ -66,5 +67,15 @@ int mblx__share(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t
 /* Reorder the instructions of t into runs of one opcode and reallocate its registers
  * (tape_schedule.c). Returns 0, or -1 when out of memory. */
 int mblx__schedule_runs(mblx_tape *t);
+
+/* The first non-finite value of an evaluation of t at x, named as mblx_tape_eval names it (w: t's
+ * work array); MBL_EDOMAIN (tape_eval.c). */
+int mblx__tape_diagnose(const mblx_tape *t, const double *x, double *w, mbl_status *st);
+/* MBL_EDOMAIN with "<what> in <the expression of instruction i>" (a bound tape reads its graph
+ * under its lock; tape_eval.c). */
+int mblx__tape_report_ins(const mblx_tape *t, size_t i, const char *what, mbl_status *st);
+
+/* Free a Jacobian coloring (tape_forward.c; the tape's owned one). */
+void mblx__fwdjac_free(struct mblx_fwdjac *J);
 
 #endif

@@ -67,6 +67,16 @@ int lin_multipliers_reactions_only(const mbl_model *md)
     /* the entries of the rows Phi (q columns) and c (v columns), by constraint: start[j]..start[j + 1] */
     int *start = mbl_calloc((size_t)(m + k) + 2, sizeof *start), *ent = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ent);
     int ok = start && ent;
+    /* the entries' expressions: a model loaded with forward_jacobian builds them on this request,
+     * its structural pattern then has entries whose expression is 0 (skipped, as the default
+     * pattern has none), and the graph is read under its lock */
+    const mblx_id *node = md->jac.node, *Fn;
+    int fwd = md->jac.nz && node[0] == MBLX_NONE;
+    if (fwd) {
+        mbl_status st;
+        model_graph_lock(md, 1);
+        ok = ok && model_dae_nodes(md, &Fn, &node, &st) == 0;
+    }
     for (int pass = 0; ok && pass < 2; pass++) {
         for (int p = 0; p < md->jac.nz; p++) {
             int row = md->jac.row[p], c = md->jac.col[p], j = -1;
@@ -81,7 +91,9 @@ int lin_multipliers_reactions_only(const mbl_model *md)
     }
     for (int p = 0; ok && p < md->jac.nz; p++) {
         int row = md->jac.row[p], c = md->jac.col[p];
+        double z;
         if (!(c >= bl && c < bm + k) || row >= v1) continue;
+        if (fwd && mblx_is_const(md->g, node[p], &z) && z == 0.0) continue;
         if (row >= e1) { /* an ode or implicit-variable row uses a multiplier */
             ok = 0;
             break;
@@ -89,9 +101,10 @@ int lin_multipliers_reactions_only(const mbl_model *md)
         /* EOM row i, column lambda_j (mu_j): must be the node of d Phi_j / d q_i (d c_j / d v_i) */
         int j = c < bm ? c - bl : m + c - bm, want = (c < bm ? bq : bv) + row, found = 0;
         for (int t = start[j]; t < start[j + 1] && !found; t++)
-            found = md->jac.col[ent[t]] == want && md->jac.node[ent[t]] == md->jac.node[p];
+            found = md->jac.col[ent[t]] == want && node[ent[t]] == node[p];
         ok = found;
     }
+    if (fwd) model_graph_lock(md, 0);
     mbl_free(start), mbl_free(ent);
     return ok;
 }

@@ -135,6 +135,7 @@ void mbl_load_options_default(mbl_load_options *opt)
     opt->mem_budget = 0;
     opt->outputs = NULL;
     opt->noutputs = 0;
+    opt->forward_jacobian = 0;
 }
 
 /* mbl_load_options.states / velocity_states: replace the file's list by the given expressions. */
@@ -243,7 +244,10 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
         model_src_free(src);
         return rc;
     }
-    return model_from_src(src, sets, nsets, out, st);
+    model_compile_forward(lim.forward_jacobian != 0);
+    rc = model_from_src(src, sets, nsets, out, st);
+    model_compile_forward(0);
+    return rc;
 }
 
 int mbl_model_load_file(const char *path, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)

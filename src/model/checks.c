@@ -61,10 +61,13 @@ static const mbl_src_item *mass_item(const mbl_src *s, const mbl_model *md, int 
 /* Up to this many coordinates M is also checked whole: its smallest eigenvalue (LAPACK dsyev). */
 #define MBL_MASS_DENSE_MAX 200
 
-/* " (the value comes from --set name=value)" when e depends on an overridden parameter */
-static const char *mass_set_note(const mbl_model *md, mblx_id e, const mbl_setting *sets, int nsets, char *buf,
+/* " (the value comes from --set name=value)" when entry p of md->jac depends on an overridden parameter */
+static const char *mass_set_note(const mbl_model *md, int p, const mbl_setting *sets, int nsets, char *buf,
                                  size_t cap)
 {
+    /* the entry's expression; a forward-mode load has none: its row's (which may name a parameter
+     * the entry does not depend on) */
+    mblx_id e = md->jac.node[p] != MBLX_NONE ? md->jac.node[p] : md->F[md->jac.row[p]];
     buf[0] = '\0';
     for (int k = 0; k < nsets; k++)
         for (int i = 0; i < md->np; i++)
@@ -119,7 +122,7 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *s
                        "%s:%d:%d: the mass of coordinate '%s' is negative at the file's configuration (M(%s, %s) = "
                        "%.6g): the kinetic energy must never be negative (mass matrix positive semi-definite)%s",
                        s->file, it->line, it->col, md->qname[i], md->qname[i], md->qname[i], diag[i],
-                       mass_set_note(md, md->jac.node[p], sets, nsets, note, sizeof note));
+                       mass_set_note(md, p, sets, nsets, note, sizeof note));
         goto out;
     }
     for (int p = 0; p < md->jac.nz; p++) {
@@ -133,7 +136,7 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *s
                            "negative for some velocities of '%s' and '%s')%s",
                            s->file, it->line, it->col, md->qname[i], md->qname[j], jac[p] * jac[p], md->qname[i],
                            md->qname[i], md->qname[j], md->qname[j], diag[i] * diag[j], md->qname[i], md->qname[j],
-                           mass_set_note(md, md->jac.node[p], sets, nsets, note, sizeof note));
+                           mass_set_note(md, p, sets, nsets, note, sizeof note));
             goto out;
         }
     }

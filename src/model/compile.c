@@ -264,9 +264,55 @@ int model_compile_draw(mbl_model *md, mbl_status *st)
     return 0;
 }
 
+/* mbl_load_options.forward_jacobian of the model this thread builds (src/load sets it around
+ * model_from_src). */
+static _Thread_local int compile_forward;
+
+void model_compile_forward(int on) { compile_forward = on; }
+
+/* The forward path takes models whose rows are all in md->F (no numerically evaluated term, no
+ * structured rows to merge). */
+static int forward_eligible(const mbl_model *md)
+{
+    if (!compile_forward || md->Fs) return 0;
+    for (int t = 0; t < MODEL_NTERMS; t++)
+        if (model_terms[t]->present(md)) return 0;
+    return 1;
+}
+
+/* md->jac's pattern from the forward coloring of the rows tape_F compiles (structural: a superset
+ * of jacobian_unknowns' pattern; no nodes: MBLX_NONE, built when first asked by model_dae_nodes);
+ * *out the coloring, given to tape_F once it is compiled. */
+static int jacobian_forward(mbl_model *md, mblx_fwdjac **out, mbl_status *st)
+{
+    mblx_id *syms = mbl_alloc_array((size_t)md->nunk + 1, sizeof *syms);
+    if (!syms) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int j = 0; j < md->nunk; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);
+    *out = mblx_fwdjac_new(md->g, (size_t)md->nF, md->Fc ? md->Fc : md->F, (size_t)md->nunk, syms, st);
+    mbl_free(syms);
+    if (!*out) return st ? st->code : MBL_ENOMEM;
+    const int *cp, *ri;
+    mblx_fwdjac_pattern(*out, &cp, &ri);
+    for (int j = 0; j < md->nunk; j++) /* by column, as jacobian_unknowns and mblx_fwdjac_eval's values */
+        for (int p = cp[j]; p < cp[j + 1]; p++)
+            if (model_sjac_push(&md->jac, ri[p], j, MBLX_NONE)) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st);
+
 int model_compile(mbl_model *md, mbl_status *st)
 {
-    int rc = jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
+    mblx_fwdjac *fj = NULL;
+    int rc = compile_model(md, &fj, st);
+    mblx_fwdjac_free(fj); /* NULL once given to tape_F */
+    return rc;
+}
+
+static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
+{
+    int fwd = forward_eligible(md);
+    int rc = fwd ? jacobian_forward(md, fj, st) : jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
     if (!rc && md->Fs) rc = model_ffr_merge(md, md->Fs, &md->sjac, st);
     if (!rc && md->rtn) rc = model_rtree_num_pattern(md, md->rtn, st);
     /* the flexible bodies' numeric entries last (never beside a tree: relative coordinates refuse
@@ -308,7 +354,7 @@ int model_compile(mbl_model *md, mbl_status *st)
      * a quarter of their loading time compiling; the largest one after the other, see
      * COMPILE_THREAD_MAX_NODES), the others here */
     mblx_id *jc = NULL; /* the Jacobian's entries from md->Fc (formulate_let), if any */
-    if (jacobian_compiled(md, &jc, st)) {
+    if (!fwd && jacobian_compiled(md, &jc, st)) {
         mbl_free(all), mbl_free(yn);
         return st ? st->code : MBL_ENOMEM;
     }
@@ -321,9 +367,9 @@ int model_compile(mbl_model *md, mbl_status *st)
     int threaded = md->nF >= COMPILE_THREAD_MIN && mblx_node_count(md->g) < COMPILE_THREAD_MAX_NODES &&
                    pthread_create(&th, NULL, compile_thread, &job) == 0;
     if (!threaded) compile_thread(&job);
-    md->tape_jac = compile_bound(md, (size_t)md->jac_ntape, jc ? jc : md->jac.node, st);
+    if (!fwd) md->tape_jac = compile_bound(md, (size_t)md->jac_ntape, jc ? jc : md->jac.node, st);
     mbl_free(jc);
-    if (md->tape_jac) md->tape_y = mblx_compile(md->g, ny, yn, st);
+    if (md->tape_jac || fwd) md->tape_y = mblx_compile(md->g, ny, yn, st);
     if (md->tape_y) md->tape_us = mblx_compile(md->g, nt, all, st);
     if (md->tape_us && keep_restricted_srcx(md)) {
         mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -333,12 +379,17 @@ int model_compile(mbl_model *md, mbl_status *st)
     if (threaded) pthread_join(th, NULL);
     md->tape_F = job.tape;
     mbl_free(all), mbl_free(yn);
-    if (!md->tape_jac || !md->tape_y || !md->tape_us || !md->tape_srcx) return st ? st->code : MBL_ENOMEM;
+    if ((!md->tape_jac && !fwd) || !md->tape_y || !md->tape_us || !md->tape_srcx) return st ? st->code : MBL_ENOMEM;
     if (!md->tape_F) {
         if (st) *st = job.st;
         return job.st.code ? job.st.code : MBL_ENOMEM;
     }
     md->work_size = mblx_tape_work_size(md->tape_F);
+    if (fwd) { /* model_eval_jac's values: forward sweeps of tape_F */
+        md->work_size = mblx_fwdjac_work_size(*fj, md->tape_F);
+        mblx_tape_set_fwdjac(md->tape_F, *fj);
+        *fj = NULL;
+    }
     for (int t = 0; t < MODEL_NTERMS; t++)
         if (model_terms[t]->present(md) && model_terms[t]->work(md) > md->work_size) md->work_size = model_terms[t]->work(md);
     if (mblx_tape_work_size(md->tape_us) > md->work_size) md->work_size = mblx_tape_work_size(md->tape_us);

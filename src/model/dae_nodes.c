@@ -33,11 +33,56 @@ out:
     return rc;
 }
 
+/* The Jacobian's expressions of a model loaded with forward_jacobian (md->jac has its structural
+ * pattern and no nodes): mblx_jacobian of md->F, each entry at its place in md->jac, the others 0.
+ * An entry of md->F's Jacobian outside the pattern (the rows the tape computes, md->Fc, do not depend
+ * on that unknown structurally) is identically zero and dropped. Cached in md->jx. */
+static int forward_nodes(const mbl_model *md, const mblx_id **jac, mbl_status *st)
+{
+    if (!md->jx) {
+        mbl_model *w = (mbl_model *)md; /* the cache: built once, under the graph lock */
+        mblx_graph *g = md->g;
+        int nz = md->jac.nz, nu = md->nunk, rc = 0;
+        mblx_id *syms = mbl_alloc_array((size_t)nu + 1, sizeof *syms), *jx = mbl_alloc_array((size_t)nz + 1, sizeof *jx);
+        mblx_sparse S = {0, 0, NULL, NULL, NULL};
+        int *tr = NULL, *tc = NULL, *at = NULL, snz = 0;
+        if (!syms || !jx) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        for (int j = 0; j < nu && !rc; j++) syms[j] = mblx_symbol_node(g, (size_t)md->sym_of_unknown[j]);
+        if (!rc && mblx_jacobian(g, (size_t)md->nF, md->F, (size_t)nu, syms, &S))
+            rc = mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) {
+            snz = S.colptr[nu];
+            tr = mbl_alloc_array((size_t)snz + 1, sizeof *tr), tc = mbl_alloc_array((size_t)snz + 1, sizeof *tc);
+            at = mbl_alloc_array((size_t)snz + 1, sizeof *at);
+            if (!tr || !tc || !at) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        }
+        for (int j = 0; j < nu && !rc; j++)
+            for (int p = S.colptr[j]; p < S.colptr[j + 1]; p++) tr[p] = S.rowidx[p], tc[p] = j;
+        if (!rc) rc = model_jac_index(md, snz, tr, tc, at, st);
+        if (!rc) {
+            mblx_id zero = mblx_const(g, 0.0);
+            for (int p = 0; p < nz; p++) jx[p] = zero;
+            for (int p = 0; p < snz; p++)
+                if (at[p] >= 0) jx[at[p]] = S.node[p];
+            rc = mblx_graph_status(g, st);
+        }
+        mblx_sparse_free(&S);
+        mbl_free(syms), mbl_free(tr), mbl_free(tc), mbl_free(at);
+        if (rc) {
+            mbl_free(jx);
+            return rc;
+        }
+        w->jx = jx;
+    }
+    *jac = md->jx;
+    return 0;
+}
 
 int model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st)
 {
     *F = md->F;
     *jac = md->jac.node;
+    if (md->jac.nz && md->jac.node[0] == MBLX_NONE) return forward_nodes(md, jac, st);
     int nterm = 0;
     for (int t = 0; t < MODEL_NTERMS; t++) nterm += model_terms[t]->present(md);
     if (!nterm) return 0;

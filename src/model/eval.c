@@ -19,7 +19,10 @@ int model_eval_F(const mbl_model *md, const double *syms, double *F, double *wor
 
 int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
 {
-    int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st), zeroed = 0;
+    /* a model loaded with forward_jacobian has no Jacobian tape: forward sweeps of tape_F */
+    int rc = md->tape_jac ? mblx_tape_eval(md->tape_jac, syms, jac, work, st)
+                          : mblx_fwdjac_eval(mblx_tape_fwdjac(md->tape_F), md->tape_F, syms, jac, NULL, work, st),
+        zeroed = 0;
     for (int t = 0; t < MODEL_NTERMS && !rc; t++) {
         const model_term_ops *term = model_terms[t];
         if (!term->present(md)) continue;

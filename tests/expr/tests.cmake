@@ -10,3 +10,5 @@ mblin_add_test(test_expr_drop_table ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_d
 mblin_add_test(test_expr_bound ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_bound.c)
 mblin_add_test(test_expr_data ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_data.c)
 mblin_add_test(test_expr_deps ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_deps.c)
+mblin_add_test(test_expr_fwd ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_fwd.c)
+mblin_add_test(test_expr_fwd_models ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_fwd_models.c)

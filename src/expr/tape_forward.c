@@ -1,0 +1,616 @@
+/* Forward mode on compiled tapes (issue 31, item 2; issue 34, item 5): each instruction computes
+ * its value and p tangents at once, with the derivative rules of diff.c in numbers, so that
+ * Jacobian values need no symbolic derivative and no second tape. mblx_fwdjac adds the structural
+ * pattern of a Jacobian (the graph's dependence sets) and a greedy coloring of its columns (no
+ * two columns of one color share a row): the values are then ncolors directional derivatives. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "expr/tape_internal.h"
+
+/* ---- one sweep ------------------------------------------------------------------------------ */
+
+/* Where the tangents of the symbols come from: a dense seed (nsym x p), or the colors of the
+ * symbols (direction k of this sweep is color c0 + k: 1 along the symbols of that color). */
+typedef struct fwd_seed {
+    const double *dense;
+    const int *color;
+    size_t ncolor;
+    int c0;
+    size_t np; /* directions; the tangents of a register are FWD_LANES-padded (zeros past np) */
+} fwd_seed;
+
+/* The tangents of a register are a multiple of FWD_LANES doubles, computed FWD_LANES at a time
+ * (independent statements the compiler vectorizes); the padding stays 0. */
+enum { FWD_LANES = 4 };
+static size_t padded(size_t p) { return (p + FWD_LANES - 1) / FWD_LANES * FWD_LANES; }
+
+/* Td[k] = E for every lane k (E reads only index j: operands first, then the stores, so that Td may
+ * be an operand). */
+#define LANES(E)                                                                                  \
+    for (size_t k_ = 0; k_ < p; k_ += FWD_LANES) {                                                \
+        double r_[FWD_LANES];                                                                     \
+        for (size_t j_ = 0; j_ < FWD_LANES; j_++) {                                               \
+            size_t j = k_ + j_;                                                                   \
+            r_[j_] = (E);                                                                         \
+        }                                                                                         \
+        for (size_t j_ = 0; j_ < FWD_LANES; j_++) Td[k_ + j_] = r_[j_];                           \
+    }
+
+static inline int finite(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return (~u & 0x7ff0000000000000ull) != 0;
+}
+
+/* T = da Ta; an operand whose tangents are all 0 contributes 0 even where da is not finite. */
+static inline void lin1(double *T, const double *Ta, double da, size_t p)
+{
+    if (finite(da)) {
+        double *Td = T;
+        LANES(da * Ta[j]);
+    } else {
+        for (size_t k = 0; k < p; k++) T[k] = Ta[k] == 0.0 ? 0.0 : da * Ta[k];
+    }
+}
+
+/* T = da Ta + db Tb, with lin1's guard on each term. */
+static inline void lin2(double *T, const double *Ta, double da, const double *Tb, double db, size_t p)
+{
+    if (finite(da) && finite(db)) {
+        double *Td = T;
+        LANES(da * Ta[j] + db * Tb[j]);
+    } else {
+        for (size_t k = 0; k < p; k++)
+            T[k] = (Ta[k] == 0.0 ? 0.0 : da * Ta[k]) + (Tb[k] == 0.0 ? 0.0 : db * Tb[k]);
+    }
+}
+
+static double sgn(double a) { return (double)((a > 0.0) - (a < 0.0)); }
+
+/* The value of a one-operand instruction (the operations of tape_eval.c's exec1). */
+static double value1(unsigned op, double a, double c)
+{
+    switch (op) {
+    case TI_SQR: return a * a;
+    case TI_CUBE: return a * a * a;
+    case TI_RECIP: return 1.0 / a;
+    case TI_RSQR: return 1.0 / (a * a);
+    case TI_SQRTP: return sqrt(a);
+    case TI_POWC: return pow(a, c);
+    case TI_SQRT: return sqrt(a);
+    case TI_SIN: return sin(a);
+    case TI_COS: return cos(a);
+    case TI_TAN: return tan(a);
+    case TI_ASIN: return asin(a);
+    case TI_ACOS: return acos(a);
+    case TI_ATAN: return atan(a);
+    case TI_SINH: return sinh(a);
+    case TI_COSH: return cosh(a);
+    case TI_TANH: return tanh(a);
+    case TI_EXP: return exp(a);
+    case TI_LOG: return log(a);
+    case TI_ABS: return fabs(a);
+    case TI_SIGN: return sgn(a);
+    default: return NAN;
+    }
+}
+
+/* Its derivative at a (v the value): the rules of diff.c's partial(). */
+static double deriv1(unsigned op, double a, double v, double c)
+{
+    switch (op) {
+    case TI_SQR: return 2.0 * a;
+    case TI_CUBE: return 3.0 * a * a;
+    case TI_RECIP: return -v * v;
+    case TI_RSQR: return -2.0 * v / a;
+    case TI_SQRTP:
+    case TI_SQRT: return 0.5 / v;
+    case TI_POWC: return c * pow(a, c - 1.0);
+    case TI_SIN: return cos(a);
+    case TI_COS: return -sin(a);
+    case TI_TAN: return 1.0 + v * v;
+    case TI_ASIN: return 1.0 / sqrt(1.0 - a * a);
+    case TI_ACOS: return -1.0 / sqrt(1.0 - a * a);
+    case TI_ATAN: return 1.0 / (1.0 + a * a);
+    case TI_SINH: return cosh(a);
+    case TI_COSH: return sinh(a);
+    case TI_TANH: return 1.0 - v * v;
+    case TI_EXP: return v;
+    case TI_LOG: return 1.0 / a;
+    case TI_ABS: return sgn(a);
+    case TI_SIGN: return 0.0;
+    default: return NAN;
+    }
+}
+
+/* A two-operand instruction other than sums and products: value and both partials. */
+static double binary(const mblx_tape *t, const tins *in, double a, double b, double *da, double *db)
+{
+    double v, s;
+    switch (in->op) {
+    case TI_POW:
+        v = pow(a, b);
+        *da = b * pow(a, b - 1.0);
+        *db = v * log(a);
+        return v;
+    case TI_ATAN2:
+        s = a * a + b * b;
+        *da = b / s;
+        *db = -a / s;
+        return atan2(a, b);
+    case TI_MIN:
+    case TI_MAX: /* d min(a, b)/da = (1 - sign(a - b))/2, d/db = (1 + sign(a - b))/2; max swapped */
+        s = sgn(a - b);
+        *da = 0.5 * (in->op == TI_MAX ? 1.0 + s : 1.0 - s);
+        *db = 0.5 * (in->op == TI_MAX ? 1.0 - s : 1.0 + s);
+        return in->op == TI_MIN ? (a < b ? a : b) : (a > b ? a : b);
+    case TI_DATA:
+        *da = mblx__data_partial_value(t->data, t->ndata, in->c, 0, a, b);
+        *db = mblx__data_partial_value(t->data, t->ndata, in->c, 1, a, b);
+        return mblx__data_value(t->data, t->ndata, in->c, a, b);
+    default: *da = *db = NAN; return NAN;
+    }
+}
+
+/* step(x, x0, h0, x1, h1) and its tangents (diff.c: with c = clamp((x - x0)/(x1 - x0), 0, 1) and
+ * D = 6 c (1 - c) (h1 - h0): d/dx = D/w, d/dx0 = D (x - x1)/w^2, d/dx1 = -D (x - x0)/w^2,
+ * d/dh0 = 1 - step(x, x0, 0, x1, 1), d/dh1 = step(x, x0, 0, x1, 1), w = x1 - x0). */
+static double step(const uint32_t *r, const double *w, const double *T, double *Td, size_t p)
+{
+    double x = w[r[0]], x0 = w[r[1]], h0 = w[r[2]], x1 = w[r[3]], h1 = w[r[4]];
+    double wd = x1 - x0, s = (x - x0) / wd;
+    double c = s > 0.0 ? s : 0.0;
+    c = c < 1.0 ? c : 1.0;
+    double D = 6.0 * c * (1.0 - c) * (h1 - h0), w2 = 1.0 / (wd * wd);
+    double u = mblx__step_value(x, x0, 0.0, x1, 1.0);
+    double d[5] = {D / wd, D * (x - x1) * w2, 1.0 - u, -D * (x - x0) * w2, u};
+    const double *Tr[5];
+    int ok = 1;
+    for (int j = 0; j < 5; j++) {
+        Tr[j] = T + (size_t)r[j] * p;
+        ok &= finite(d[j]);
+    }
+    for (size_t k = 0; k < p; k++) {
+        double acc = 0.0;
+        for (int j = 0; j < 5; j++) acc += (ok || Tr[j][k] != 0.0) ? d[j] * Tr[j][k] : 0.0;
+        Td[k] = acc;
+    }
+    return mblx__step_value(x, x0, h0, x1, h1);
+}
+
+static void seed_symbol(double *Td, uint32_t s, size_t p, const fwd_seed *sd)
+{
+    memset(Td, 0, p * sizeof *Td);
+    if (sd->dense) {
+        memcpy(Td, sd->dense + (size_t)s * sd->np, sd->np * sizeof *Td);
+    } else if (s < sd->ncolor) {
+        long k = (long)sd->color[s] - sd->c0;
+        if (k >= 0 && (size_t)k < sd->np) Td[k] = 1.0;
+    }
+}
+
+static int tangents_finite(const double *T, size_t p)
+{
+    int ok = 1;
+    for (size_t k = 0; k < p; k++) ok &= finite(T[k]);
+    return ok;
+}
+
+/* Instruction in: its tangents into T (p per register) and its value, returned (not stored). */
+static inline double fwd1(const mblx_tape *t, const tins *in, const double *x, size_t p, const fwd_seed *sd,
+                          const double *w, double *T)
+{
+    double *Td = T + (size_t)in->dst * p, v, da, db;
+#define Ta (T + (size_t)in->a * p) /* the operands' tangents (a and b are registers here) */
+#define Tb (T + (size_t)in->b * p)
+    switch (in->op) {
+    case TI_LDC:
+        memset(Td, 0, p * sizeof *Td);
+        return in->c;
+    case TI_LDS:
+        seed_symbol(Td, in->a, p, sd);
+        return x[in->a];
+    case TI_ADD:
+    case TI_ADD2C:
+        v = in->op == TI_ADD ? w[in->a] + w[in->b] : w[in->a] + w[in->b] + in->c;
+        LANES(Ta[j] + Tb[j]);
+        return v;
+    case TI_ADDC:
+        if (Td != Ta) memcpy(Td, Ta, p * sizeof *Td);
+        return w[in->a] + in->c;
+    case TI_MUL:
+    case TI_MUL2C: {
+        double a = w[in->a], b = w[in->b], c = in->op == TI_MUL ? 1.0 : in->c;
+        LANES(c * (Ta[j] * b + a * Tb[j]));
+        return in->op == TI_MUL ? a * b : a * b * in->c;
+    }
+    case TI_MULC:
+        LANES(in->c * Ta[j]);
+        return w[in->a] * in->c;
+    case TI_STEP: return step(t->ext + in->a, w, T, Td, p);
+    case TI_POW:
+    case TI_ATAN2:
+    case TI_MIN:
+    case TI_MAX:
+    case TI_DATA:
+        v = binary(t, in, w[in->a], w[in->b], &da, &db);
+        lin2(Td, Ta, da, Tb, db, p);
+        return v;
+    default: {
+        double a = w[in->a];
+        v = value1(in->op, a, in->c);
+        lin1(Td, Ta, deriv1(in->op, a, v, in->c), p);
+        return v;
+    }
+    }
+#undef Ta
+#undef Tb
+}
+
+static inline uint64_t not_finite(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return (~u & 0x7ff0000000000000ull) == 0;
+}
+
+/* Values into w and tangents into T (p per register), in the tape's order, by its runs of one
+ * opcode (tape_eval.c): the commonest ones with the switch outside the loop. Returns 0; 1 when a
+ * value is not finite; 2 when a derivative of an output is not (find: *where the first
+ * instruction whose derivatives are not, checked at every instruction, one at a time). */
+static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, const double *x, size_t p,
+                                                            const fwd_seed *sd, double *w, double *T, int find,
+                                                            size_t *where)
+{
+    uint64_t bad = 0;
+    if (find) {
+        for (size_t i = 0; i < t->nins; i++) {
+            const tins *in = &t->ins[i];
+            double v = fwd1(t, in, x, p, sd, w, T);
+            w[in->dst] = v;
+            bad |= not_finite(v);
+            if (!tangents_finite(T + (size_t)in->dst * p, p)) {
+                *where = i;
+                return 2;
+            }
+        }
+    }
+    for (size_t r = 0; r < t->nrun && !find; r++) {
+        const tins *in = t->ins + t->run_start[r], *e = t->ins + t->run_start[r + 1];
+        switch (t->run_op[r]) {
+        case TI_ADD:
+            for (; in < e; in++) {
+                const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
+                double *Td = T + (size_t)in->dst * p, v = w[in->a] + w[in->b];
+                LANES(Ta[j] + Tb[j]);
+                w[in->dst] = v;
+                bad |= not_finite(v);
+            }
+            break;
+        case TI_MUL:
+            for (; in < e; in++) {
+                const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
+                double *Td = T + (size_t)in->dst * p, a = w[in->a], b = w[in->b];
+                LANES(Ta[j] * b + a * Tb[j]);
+                w[in->dst] = a * b;
+                bad |= not_finite(a * b);
+            }
+            break;
+        case TI_MUL2C:
+            for (; in < e; in++) {
+                const double *Ta = T + (size_t)in->a * p, *Tb = T + (size_t)in->b * p;
+                double *Td = T + (size_t)in->dst * p, a = w[in->a], b = w[in->b], c = in->c, v = a * b * c;
+                double ca = c * a, cb = c * b; /* c (Ta b + a Tb) to rounding */
+                LANES(Ta[j] * cb + ca * Tb[j]);
+                w[in->dst] = v;
+                bad |= not_finite(v);
+            }
+            break;
+        case TI_SQR:
+            for (; in < e; in++) {
+                const double *Ta = T + (size_t)in->a * p;
+                double *Td = T + (size_t)in->dst * p, a = w[in->a], d = 2.0 * a, v = a * a;
+                LANES(d * Ta[j]);
+                w[in->dst] = v;
+                bad |= not_finite(v);
+            }
+            break;
+        case TI_ADDC:
+            for (; in < e; in++) {
+                const double *Ta = T + (size_t)in->a * p;
+                double *Td = T + (size_t)in->dst * p, v = w[in->a] + in->c;
+                if (Td != Ta) memcpy(Td, Ta, p * sizeof *Td);
+                w[in->dst] = v;
+                bad |= not_finite(v);
+            }
+            break;
+        case TI_MULC:
+            for (; in < e; in++) {
+                const double *Ta = T + (size_t)in->a * p;
+                double *Td = T + (size_t)in->dst * p, c = in->c, v = w[in->a] * c;
+                LANES(c * Ta[j]);
+                w[in->dst] = v;
+                bad |= not_finite(v);
+            }
+            break;
+        default:
+            for (; in < e; in++) {
+                double v = fwd1(t, in, x, p, sd, w, T);
+                w[in->dst] = v;
+                bad |= not_finite(v);
+            }
+            break;
+        }
+    }
+    if (bad) return 1;
+    for (size_t o = 0; o < t->nout; o++)
+        if (!tangents_finite(T + (size_t)t->outreg[o] * p, p)) return 2;
+    return 0;
+}
+
+/* sweep_body with the commonest lane counts as constants, so that its lane loops unroll whole
+ * (the N = 10^4 four-bar's sweep: 11.9 -> 11.2 ms). */
+static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *sd, double *w, double *T, int find,
+                 size_t *where)
+{
+    switch (p) {
+    case 4: return sweep_body(t, x, 4, sd, w, T, find, where);
+    case 8: return sweep_body(t, x, 8, sd, w, T, find, where);
+    case 12: return sweep_body(t, x, 12, sd, w, T, find, where);
+    case 16: return sweep_body(t, x, 16, sd, w, T, find, where);
+    default: return sweep_body(t, x, p, sd, w, T, find, where);
+    }
+}
+
+/* A sweep, its failure named: the value's message of mblx_tape_eval, or the first instruction
+ * whose derivative is not finite. */
+static int sweep_checked(const mblx_tape *t, const double *x, size_t np, fwd_seed *sd, double *w, double *T,
+                         mbl_status *st)
+{
+    size_t where = 0, p = padded(np);
+    sd->np = np;
+    int r = sweep(t, x, p, sd, w, T, 0, &where);
+    if (r == 0) return 0;
+    if (r == 1) return mblx__tape_diagnose(t, x, w, st);
+    if (sweep(t, x, p, sd, w, T, 1, &where) != 2) return mbl_error(st, MBL_EDOMAIN, "derivative not finite");
+    return mblx__tape_report_ins(t, where, "derivative not finite", st);
+}
+
+size_t mblx_tape_fwd_work_size(const mblx_tape *t, size_t p)
+{
+    if (!t) return 0;
+    return (t->nreg ? t->nreg : 1) * (padded(p) + 1);
+}
+
+int mblx_tape_fwd(const mblx_tape *t, const double *symvals, size_t p, const double *seed, double *out,
+                  double *dout, double *work, mbl_status *st)
+{
+    if (!t || (t->nreg && !work) || (t->nsymreq && !symvals) || (p && t->nsymreq && !seed) ||
+        (p && t->nout && !dout))
+        return mbl_error(st, MBL_EARG, "mblx_tape_fwd: NULL argument");
+    size_t nreg = t->nreg ? t->nreg : 1;
+    double *w = work, *T = work + nreg;
+    fwd_seed sd = {seed, NULL, 0, 0, p};
+    if (!p) sd.dense = NULL; /* no tangent is read or written */
+    int rc = sweep_checked(t, symvals, p, &sd, w, T, st);
+    if (rc) return rc;
+    for (size_t o = 0; o < t->nout; o++) {
+        if (out) out[o] = w[t->outreg[o]];
+        if (p) memcpy(dout + o * p, T + (size_t)t->outreg[o] * padded(p), p * sizeof *dout);
+    }
+    mbl_status_clear(st);
+    return 0;
+}
+
+/* ---- Jacobians: pattern, coloring, values ---------------------------------------------------- */
+
+struct mblx_fwdjac {
+    size_t m, n, nnz, ncolors;
+    int *colptr, *rowidx; /* the pattern by column (n + 1, nnz) */
+    int *color;           /* n */
+    int *symcolor;        /* per symbol index of the graph: its column's color, -1 if not a column */
+    size_t nsym;
+    int *bycolor, *cstart; /* the columns in color order (n), the first of each color (ncolors + 1) */
+};
+
+void mblx_fwdjac_free(mblx_fwdjac *J) { mblx__fwdjac_free(J); }
+
+void mblx_tape_set_fwdjac(mblx_tape *t, mblx_fwdjac *J)
+{
+    if (!t) {
+        mblx__fwdjac_free(J);
+        return;
+    }
+    if (t->fwdjac != J) mblx__fwdjac_free(t->fwdjac);
+    t->fwdjac = J;
+}
+
+const mblx_fwdjac *mblx_tape_fwdjac(const mblx_tape *t) { return t ? t->fwdjac : NULL; }
+
+void mblx__fwdjac_free(mblx_fwdjac *J)
+{
+    if (!J) return;
+    mbl_free(J->colptr), mbl_free(J->rowidx), mbl_free(J->color), mbl_free(J->symcolor);
+    mbl_free(J->bycolor), mbl_free(J->cstart);
+    mbl_free(J);
+}
+
+size_t mblx_fwdjac_pattern(const mblx_fwdjac *J, const int **colptr, const int **rowidx)
+{
+    if (colptr) *colptr = J ? J->colptr : NULL;
+    if (rowidx) *rowidx = J ? J->rowidx : NULL;
+    return J ? J->nnz : 0;
+}
+
+size_t mblx_fwdjac_ncolors(const mblx_fwdjac *J) { return J ? J->ncolors : 0; }
+
+int mblx_fwdjac_color(const mblx_fwdjac *J, size_t j) { return J && j < J->n ? J->color[j] : -1; }
+
+/* The pattern by column from the rows' dependence sets (colof: a symbol index's column or -1). */
+static int pattern(mblx_fwdjac *J, const mblx_graph *g, const mblx_id *rows, const int *colof)
+{
+    J->colptr = mbl_calloc(J->n + 1, sizeof *J->colptr);
+    if (!J->colptr) return MBL_ENOMEM;
+    size_t nnz = 0;
+    for (size_t i = 0; i < J->m; i++) {
+        size_t cnt;
+        const uint32_t *d = mblx_node_deps(g, rows[i], &cnt);
+        for (size_t e = 0; e < cnt; e++)
+            if (colof[d[e]] >= 0) J->colptr[colof[d[e]] + 1]++, nnz++;
+    }
+    if (nnz > INT32_MAX) return MBL_ENOMEM;
+    for (size_t j = 0; j < J->n; j++) J->colptr[j + 1] += J->colptr[j];
+    J->nnz = nnz;
+    int *next = mbl_alloc_array(J->n ? J->n : 1, sizeof *next);
+    J->rowidx = mbl_alloc_array(nnz ? nnz : 1, sizeof *J->rowidx);
+    if (!next || !J->rowidx) {
+        mbl_free(next);
+        return MBL_ENOMEM;
+    }
+    memcpy(next, J->colptr, J->n * sizeof *next);
+    for (size_t i = 0; i < J->m; i++) { /* rows in order: sorted within each column */
+        size_t cnt;
+        const uint32_t *d = mblx_node_deps(g, rows[i], &cnt);
+        for (size_t e = 0; e < cnt; e++)
+            if (colof[d[e]] >= 0) J->rowidx[next[colof[d[e]]]++] = (int)i;
+    }
+    mbl_free(next);
+    return 0;
+}
+
+/* Greedy coloring in column order: each column takes the least color that no column sharing a
+ * row with it has yet. Cost: the sum over rows of their lengths squared. */
+static int coloring(mblx_fwdjac *J)
+{
+    size_t m = J->m, n = J->n, nnz = J->nnz;
+    int *rp = mbl_calloc(m + 1, sizeof *rp), *ci = mbl_alloc_array(nnz ? nnz : 1, sizeof *ci);
+    int *mark = mbl_alloc_array(n ? n : 1, sizeof *mark);
+    J->color = mbl_alloc_array(n ? n : 1, sizeof *J->color);
+    if (!rp || !ci || !mark || !J->color) {
+        mbl_free(rp), mbl_free(ci), mbl_free(mark);
+        return MBL_ENOMEM;
+    }
+    for (size_t e = 0; e < nnz; e++) rp[J->rowidx[e] + 1]++;
+    for (size_t i = 0; i < m; i++) rp[i + 1] += rp[i];
+    for (size_t j = 0; j < n; j++) { /* the rows' columns, by transposition */
+        mark[j] = -1;
+        J->color[j] = -1;
+        for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++) ci[rp[J->rowidx[e]]++] = (int)j;
+    }
+    for (size_t i = m; i > 0; i--) rp[i] = rp[i - 1];
+    rp[0] = 0;
+    size_t nc = 0;
+    for (size_t j = 0; j < n; j++) {
+        for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++) {
+            int i = J->rowidx[e];
+            for (int f = rp[i]; f < rp[i + 1]; f++)
+                if (J->color[ci[f]] >= 0) mark[J->color[ci[f]]] = (int)j;
+        }
+        int c = 0;
+        while (mark[c] == (int)j) c++;
+        J->color[j] = c;
+        if ((size_t)c + 1 > nc) nc = (size_t)c + 1;
+    }
+    mbl_free(rp), mbl_free(ci), mbl_free(mark);
+    J->ncolors = nc;
+    J->bycolor = mbl_alloc_array(n ? n : 1, sizeof *J->bycolor);
+    J->cstart = mbl_calloc(nc + 2, sizeof *J->cstart);
+    if (!J->bycolor || !J->cstart) return MBL_ENOMEM;
+    for (size_t j = 0; j < n; j++) J->cstart[J->color[j] + 2]++;
+    for (size_t c = 0; c < nc; c++) J->cstart[c + 2] += J->cstart[c + 1];
+    for (size_t j = 0; j < n; j++) J->bycolor[J->cstart[J->color[j] + 1]++] = (int)j;
+    return 0;
+}
+
+mblx_fwdjac *mblx_fwdjac_new(const mblx_graph *g, size_t m, const mblx_id *rows, size_t n, const mblx_id *syms,
+                             mbl_status *st)
+{
+    if (!g || (m && !rows) || (n && !syms) || m > INT32_MAX || n > INT32_MAX) {
+        mbl_error(st, MBL_EARG, "mblx_fwdjac_new: bad argument");
+        return NULL;
+    }
+    size_t nsym = mblx_symbol_count(g);
+    for (size_t i = 0; i < m; i++)
+        if (mblx_node_op(g, rows[i]) == MBLX_OP_COUNT_) {
+            mbl_error(st, MBL_EARG, "mblx_fwdjac_new: row %zu is not a node", i);
+            return NULL;
+        }
+    mblx_fwdjac *J = mbl_calloc(1, sizeof *J);
+    int *colof = mbl_alloc_array(nsym ? nsym : 1, sizeof *colof);
+    int rc = J && colof ? 0 : MBL_ENOMEM;
+    for (size_t s = 0; s < nsym && !rc; s++) colof[s] = -1;
+    for (size_t j = 0; j < n && !rc; j++) {
+        long s = mblx_symbol_index(g, syms[j]);
+        if (s < 0 || colof[s] >= 0) {
+            mbl_error(st, MBL_EARG, "mblx_fwdjac_new: column %zu is %s", j, s < 0 ? "not a symbol" : "repeated");
+            mbl_free(colof);
+            mblx_fwdjac_free(J);
+            return NULL;
+        }
+        colof[s] = (int)j;
+    }
+    if (!rc) {
+        J->m = m, J->n = n, J->nsym = nsym;
+        rc = pattern(J, g, rows, colof);
+    }
+    if (!rc) rc = coloring(J);
+    if (!rc) { /* colof becomes the symbols' colors */
+        for (size_t s = 0; s < nsym; s++)
+            if (colof[s] >= 0) colof[s] = J->color[colof[s]];
+        J->symcolor = colof;
+        colof = NULL;
+    }
+    mbl_free(colof);
+    if (rc) {
+        mblx_fwdjac_free(J);
+        mbl_error(st, MBL_ENOMEM, "out of memory while coloring a Jacobian");
+        return NULL;
+    }
+    mbl_status_clear(st);
+    return J;
+}
+
+/* Directions per sweep. */
+static size_t chunk(const mblx_fwdjac *J)
+{
+    size_t p = J->ncolors < MBLX_FWD_CHUNK ? J->ncolors : MBLX_FWD_CHUNK;
+    return p ? p : 1;
+}
+
+size_t mblx_fwdjac_work_size(const mblx_fwdjac *J, const mblx_tape *t)
+{
+    return J && t ? mblx_tape_fwd_work_size(t, chunk(J)) : 0;
+}
+
+int mblx_fwdjac_eval(const mblx_fwdjac *J, const mblx_tape *t, const double *symvals, double *vals, double *out,
+                     double *work, mbl_status *st)
+{
+    if (!J || !t || (J->nnz && !vals) || !work || (t->nsymreq && !symvals))
+        return mbl_error(st, MBL_EARG, "mblx_fwdjac_eval: NULL argument");
+    if (t->nout != J->m)
+        return mbl_error(st, MBL_EARG, "mblx_fwdjac_eval: the tape has %zu outputs, the Jacobian %zu rows", t->nout,
+                         J->m);
+    size_t P = chunk(J), nreg = t->nreg ? t->nreg : 1;
+    double *w = work, *T = work + nreg;
+    size_t c0 = 0;
+    do { /* at least one sweep: the values */
+        size_t p = J->ncolors - c0 < P ? J->ncolors - c0 : P;
+        fwd_seed sd = {NULL, J->symcolor, J->nsym, (int)c0, p};
+        int rc = sweep_checked(t, symvals, p, &sd, w, T, st);
+        if (rc) return rc;
+        if (c0 == 0 && out)
+            for (size_t o = 0; o < t->nout; o++) out[o] = w[t->outreg[o]];
+        for (int q = J->cstart[c0]; q < J->cstart[c0 + p]; q++) {
+            int j = J->bycolor[q];
+            size_t k = (size_t)J->color[j] - c0;
+            for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++)
+                vals[e] = T[(size_t)t->outreg[J->rowidx[e]] * padded(p) + k];
+        }
+        c0 += p;
+    } while (c0 < J->ncolors);
+    mbl_status_clear(st);
+    return 0;
+}

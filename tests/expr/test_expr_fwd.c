@@ -1,0 +1,321 @@
+/* Forward mode on tapes (issue 31, item 2; src/expr/tape_forward.c): every opcode's value and
+ * derivatives along two symbols and a mixed direction against closed forms written out here
+ * (the functions of data against the cubic polynomials their pieces are, as in
+ * test_expr_data.c); every opcode of the tape is covered; an operand whose derivatives are 0
+ * contributes 0 where its partial is infinite, a derivative that is infinite is an error naming
+ * the expression; and mblx_fwdjac's pattern and coloring on a banded and an arrow matrix. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr/tape_internal.h"
+#include "mblin/expr.h"
+#include "test.h"
+
+static const double P[4] = {0.3, -1.2, 0.7, 0.25}; /* p(x) = sum P[k] x^k */
+static double p1(double x, int d)
+{
+    double s = 0;
+    for (int k = d; k < 4; k++) {
+        double f = 1;
+        for (int i = 0; i < d; i++) f *= k - i;
+        s += P[k] * f * pow(x, k - d);
+    }
+    return s;
+}
+/* q(x, y) = p(x) (1 - y + 0.5 y^3) + x y^2 */
+static double qy(double y, int d)
+{
+    return d == 0 ? 1 - y + 0.5 * y * y * y : d == 1 ? -1 + 1.5 * y * y : d == 2 ? 3 * y : d == 3 ? 3 : 0;
+}
+static double q2(double x, double y, int dx, int dy)
+{
+    double e = (dx == 0 ? x : dx == 1 ? 1 : 0) * (dy == 0 ? y * y : dy == 1 ? 2 * y : dy == 2 ? 2 : 0);
+    return p1(x, dx) * qy(y, dy) + e;
+}
+
+static const double XS[5] = {-1, -0.2, 0.5, 1.1, 2};
+static const double YS[4] = {0, 0.4, 1, 1.5};
+
+static long add_poly(mblx_graph *g)
+{
+    double z[5], c[16];
+    for (int i = 0; i < 5; i++) z[i] = p1(XS[i], 0);
+    for (int i = 0; i < 4; i++)
+        for (int a = 0; a < 4; a++) c[4 * i + a] = p1(XS[i], a) / (a == 3 ? 6 : a == 2 ? 2 : 1);
+    mblx_data_def d = {"curve", 5, 0, XS, NULL, z, c, MBLX_EXTRAP_NONE};
+    return mblx_data_add(g, &d);
+}
+
+static long add_poly2(mblx_graph *g)
+{
+    double z[20], c[4 * 3 * 16];
+    static const double fact[4] = {1, 1, 2, 6};
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 4; j++) z[i * 4 + j] = q2(XS[i], YS[j], 0, 0);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 3; j++)
+            for (int a = 0; a < 4; a++)
+                for (int b = 0; b < 4; b++)
+                    c[(i * 3 + j) * 16 + 4 * a + b] = q2(XS[i], YS[j], a, b) / (fact[a] * fact[b]);
+    mblx_data_def d = {"map", 5, 4, XS, YS, z, c, MBLX_EXTRAP_NONE};
+    return mblx_data_add(g, &d);
+}
+
+/* the closed form of case k at (x, y): value, d/dx, d/dy */
+typedef struct cf {
+    double f, fx, fy;
+} cf;
+
+enum { NCASE = 38 };
+
+static cf closed(int k, double x, double y)
+{
+    double s;
+    switch (k) {
+    case 0: return (cf){x + y, 1, 1};
+    case 1: return (cf){x + 3, 1, 0};
+    case 2: return (cf){x * y, y, x};
+    case 3: return (cf){3 * x, 3, 0};
+    case 4: return (cf){x + y + 2, 1, 1};
+    case 5: return (cf){2 * x * y, 2 * y, 2 * x};
+    case 6: return (cf){x * x, 2 * x, 0};
+    case 7: return (cf){x * x * x, 3 * x * x, 0};
+    case 8: return (cf){1 / y, 0, -1 / (y * y)};
+    case 9: return (cf){1 / (y * y), 0, -2 / (y * y * y)};
+    case 10: return (cf){sqrt(y), 0, 0.5 / sqrt(y)};
+    case 11: return (cf){pow(y, 1.7), 0, 1.7 * pow(y, 0.7)};
+    case 12: return (cf){pow(y, x), pow(y, x) * log(y), x * pow(y, x - 1)};
+    case 13: return (cf){sqrt(x * x + y), x / sqrt(x * x + y), 0.5 / sqrt(x * x + y)};
+    case 14: return (cf){sin(x), cos(x), 0};
+    case 15: return (cf){cos(x), -sin(x), 0};
+    case 16: return (cf){tan(x), 1 / (cos(x) * cos(x)), 0};
+    case 17: return (cf){asin(x), 1 / sqrt(1 - x * x), 0};
+    case 18: return (cf){acos(x), -1 / sqrt(1 - x * x), 0};
+    case 19: return (cf){atan(x), 1 / (1 + x * x), 0};
+    case 20: return (cf){atan2(y, x), -y / (x * x + y * y), x / (x * x + y * y)};
+    case 21: return (cf){sinh(x), cosh(x), 0};
+    case 22: return (cf){cosh(x), sinh(x), 0};
+    case 23: return (cf){tanh(x), 1 / (cosh(x) * cosh(x)), 0};
+    case 24: return (cf){exp(x), exp(x), 0};
+    case 25: return (cf){log(y), 0, 1 / y};
+    case 26: return (cf){fabs(x - y), x > y ? 1 : -1, x > y ? -1 : 1};
+    case 27: return (cf){(x > y) - (x < y) + x, 1, 0}; /* sign(x - y) + x */
+    case 28: return (cf){fmin(x, y), x < y, x > y};
+    case 29: return (cf){fmax(x, y), x > y, x < y};
+    case 30: return (cf){fmin(x, 2 * x - 0.5), x < 2 * x - 0.5 ? 1 : 2, 0};
+    case 31: { /* step(x, 0.2, y, 0.9, 2): h0 = y */
+        double c = fmin(fmax((x - 0.2) / 0.7, 0), 1), u = c * c * (3 - 2 * c);
+        return (cf){y + (2 - y) * u, (2 - y) * 6 * c * (1 - c) / 0.7, 1 - u};
+    }
+    case 32: { /* step(x^2, y, 0, 2y, x): all five operands vary */
+        double X = x * x, w = y, c = fmin(fmax((X - y) / w, 0), 1), u = c * c * (3 - 2 * c);
+        double D = 6 * c * (1 - c) * x; /* d step / d c times (h1 - h0) */
+        double dcdX = 1 / w, dcdy = (c > 0 && c < 1) ? (-w - (X - y)) / (w * w) : 0;
+        return (cf){x * u, D * dcdX * 2 * x + u, D * dcdy};
+    }
+    case 33: return (cf){p1(x, 0), p1(x, 1), 0};                  /* spline(curve, x) */
+    case 34: return (cf){p1(x * y, 0), y * p1(x * y, 1), x * p1(x * y, 1)}; /* spline(curve, x y) */
+    case 35: return (cf){q2(x, y, 0, 0), q2(x, y, 1, 0), q2(x, y, 0, 1)}; /* spline2(map, x, y) */
+    case 36: { /* table(curve, x): linear between the points */
+        int i = x < XS[1] ? 0 : x < XS[2] ? 1 : x < XS[3] ? 2 : 3;
+        s = (p1(XS[i + 1], 0) - p1(XS[i], 0)) / (XS[i + 1] - XS[i]);
+        return (cf){p1(XS[i], 0) + s * (x - XS[i]), s, 0};
+    }
+    case 37: return (cf){sqrt(y) * x, sqrt(y), 0.5 * x / sqrt(y)}; /* sqrt as a power 0.5 */
+    default: return (cf){NAN, NAN, NAN};
+    }
+}
+
+static mblx_id build(mblx_graph *g, int k, mblx_id x, mblx_id y, long curve, long map)
+{
+    mblx_id two = mblx_const(g, 2), three = mblx_const(g, 3);
+    switch (k) {
+    case 0: return mblx_add(g, x, y);
+    case 1: return mblx_add(g, x, three);
+    case 2: return mblx_mul(g, x, y);
+    case 3: return mblx_scale(g, 3, x);
+    case 4: return mblx_add(g, mblx_add(g, x, y), two);
+    case 5: return mblx_scale(g, 2, mblx_mul(g, x, y));
+    case 6: return mblx_powc(g, x, 2);
+    case 7: return mblx_powc(g, x, 3);
+    case 8: return mblx_powc(g, y, -1);
+    case 9: return mblx_powc(g, y, -2);
+    case 10: return mblx_powc(g, y, 0.5);
+    case 11: return mblx_powc(g, y, 1.7);
+    case 12: return mblx_pow(g, y, x);
+    case 13: return mblx_sqrt(g, mblx_add(g, mblx_powc(g, x, 2), y));
+    case 14: return mblx_sin(g, x);
+    case 15: return mblx_cos(g, x);
+    case 16: return mblx_tan(g, x);
+    case 17: return mblx_asin(g, x);
+    case 18: return mblx_acos(g, x);
+    case 19: return mblx_atan(g, x);
+    case 20: return mblx_atan2(g, y, x);
+    case 21: return mblx_sinh(g, x);
+    case 22: return mblx_cosh(g, x);
+    case 23: return mblx_tanh(g, x);
+    case 24: return mblx_exp(g, x);
+    case 25: return mblx_log(g, y);
+    case 26: return mblx_abs(g, mblx_sub(g, x, y));
+    case 27: return mblx_add(g, mblx_sign(g, mblx_sub(g, x, y)), x);
+    case 28: return mblx_min(g, x, y);
+    case 29: return mblx_max(g, x, y);
+    case 30: return mblx_min(g, x, mblx_add(g, mblx_scale(g, 2, x), mblx_const(g, -0.5)));
+    case 31: return mblx_step(g, x, mblx_const(g, 0.2), y, mblx_const(g, 0.9), two);
+    case 32: return mblx_step(g, mblx_powc(g, x, 2), y, mblx_const(g, 0), mblx_scale(g, 2, y), x);
+    case 33: return mblx_data_call(g, curve, 0, 0, 0, x, MBLX_NONE);
+    case 34: return mblx_data_call(g, curve, 0, 0, 0, mblx_mul(g, x, y), MBLX_NONE);
+    case 35: return mblx_data_call(g, map, 0, 0, 0, x, y);
+    case 36: return mblx_data_call(g, curve, 1, 0, 0, x, MBLX_NONE);
+    case 37: return mblx_mul(g, mblx_sqrt(g, y), x);
+    default: return MBLX_NONE;
+    }
+}
+
+TEST(every_opcode_against_closed_forms)
+{
+    mblx_graph *g = mblx_graph_new();
+    mblx_id x = mblx_symbol(g, "x"), y = mblx_symbol(g, "y");
+    long curve = add_poly(g), map = add_poly2(g);
+    CHECK(curve >= 0 && map >= 0);
+    int seen[TI_MUL2C + 1] = {0};
+    /* points inside every domain: x in (-1, 1) for asin/acos, y > 0, (x, y) inside the map */
+    static const double pts[][2] = {{0.37, 0.81}, {-0.55, 1.23}, {0.81, 0.4}, {0.6, 0.6}};
+    for (int k = 0; k < NCASE; k++) {
+        mblx_id e = build(g, k, x, y, curve, map);
+        CHECK_MSG(e != MBLX_NONE, "case %d", k);
+        if (k == 30) { /* min(x, 2x - 0.5) at x = 0.5, a tie: d/dx = (1 + 2)/2, as mblx_diff's rule */
+            mblx_id tie = e;
+            mblx_tape *t = mblx_compile(g, 1, &tie, NULL);
+            double sv[2] = {0.5, 0.9}, seed[4] = {1, 0, 0, 1}, v, dv[2];
+            double *w = calloc(mblx_tape_fwd_work_size(t, 2), sizeof *w);
+            CHECK_EQ_INT(mblx_tape_fwd(t, sv, 2, seed, &v, dv, w, NULL), 0);
+            CHECK_CLOSE(v, 0.5, 0);
+            CHECK_CLOSE(dv[0], 1.5, 1e-15);
+            CHECK_CLOSE(dv[1], 0.0, 0);
+            for (size_t i = 0; i < t->nins; i++) seen[t->ins[i].op] = 1;
+            free(w);
+            mblx_tape_free(t);
+        }
+        mblx_tape *t = mblx_compile(g, 1, &e, NULL);
+        CHECK(t);
+        if (!t) continue;
+        for (size_t i = 0; i < t->nins; i++) seen[t->ins[i].op] = 1;
+        double *w = calloc(mblx_tape_fwd_work_size(t, 3), sizeof *w);
+        for (size_t q = 0; q < sizeof pts / sizeof pts[0]; q++) {
+            double sv[2] = {pts[q][0], pts[q][1]};
+            if (k >= 26 && k <= 29 && sv[0] == sv[1]) continue; /* abs, sign, min, max at their kinks */
+            /* directions: x, y and (0.3, -0.7) */
+            double seed[6] = {1, 0, 0.3, 0, 1, -0.7}, v = NAN, dv[3], v0 = NAN;
+            int rc = mblx_tape_fwd(t, sv, 3, seed, &v, dv, w, NULL);
+            CHECK_MSG(rc == 0, "case %d at point %zu", k, q);
+            CHECK_EQ_INT(mblx_tape_eval(t, sv, &v0, w, NULL), 0);
+            cf c = closed(k, sv[0], sv[1]);
+            double sc = 1 + fabs(c.fx) + fabs(c.fy);
+            CHECK_MSG(v == v0, "case %d: the value %.17g is not mblx_tape_eval's %.17g", k, v, v0);
+            CHECK_MSG(fabs(v - c.f) <= 1e-14 * (1 + fabs(c.f)), "case %d: value %.17g, closed form %.17g", k, v, c.f);
+            CHECK_MSG(fabs(dv[0] - c.fx) <= 1e-13 * sc, "case %d at %zu: d/dx %.17g, closed form %.17g", k, q, dv[0],
+                      c.fx);
+            CHECK_MSG(fabs(dv[1] - c.fy) <= 1e-13 * sc, "case %d at %zu: d/dy %.17g, closed form %.17g", k, q, dv[1],
+                      c.fy);
+            CHECK_MSG(fabs(dv[2] - (0.3 * c.fx - 0.7 * c.fy)) <= 1e-13 * sc, "case %d: mixed direction", k);
+        }
+        free(w);
+        mblx_tape_free(t);
+    }
+    for (int op = TI_LDC; op <= TI_MUL2C; op++) CHECK_MSG(seen[op], "opcode %d not covered", op);
+    mblx_graph_free(g);
+}
+
+TEST(infinite_partials)
+{
+    mblx_graph *g = mblx_graph_new();
+    mblx_id x = mblx_symbol(g, "x"), c = mblx_symbol(g, "c");
+    /* x * sqrt(c) at c = 0 along x: d sqrt(c)/dc is infinite but c is not differentiated */
+    mblx_id e[2] = {mblx_mul(g, x, mblx_sqrt(g, c)), mblx_add(g, x, mblx_asin(g, mblx_add(g, c, mblx_const(g, 1))))};
+    mblx_tape *t = mblx_compile(g, 2, e, NULL);
+    double sv[2] = {0.7, 0.0}, seed[2] = {1, 0}, out[2], d[2];
+    double *w = calloc(mblx_tape_fwd_work_size(t, 1), sizeof *w);
+    mbl_status st;
+    CHECK_EQ_INT(mblx_tape_fwd(t, sv, 1, seed, out, d, w, &st), 0);
+    CHECK_CLOSE(d[0], 0.0, 0); /* sqrt(0) */
+    CHECK_CLOSE(d[1], 1.0, 0); /* x + asin(c + 1): the partial of asin at 1 is infinite, c is not differentiated */
+    /* along c the derivative of sqrt(c) at 0 is infinite: an error naming the expression */
+    seed[0] = 0, seed[1] = 1;
+    mblx_tape *t1 = mblx_compile(g, 1, e, NULL);
+    CHECK_EQ_INT(mblx_tape_fwd(t1, sv, 1, seed, out, d, w, &st), MBL_EDOMAIN);
+    CHECK_MSG(strstr(st.msg, "derivative not finite in sqrt(c)") != NULL, "%s", st.msg);
+    /* a value outside its domain: mblx_tape_eval's message */
+    sv[1] = -1;
+    CHECK_EQ_INT(mblx_tape_fwd(t1, sv, 1, seed, out, d, w, &st), MBL_EDOMAIN);
+    CHECK_MSG(strstr(st.msg, "sqrt of negative value -1") != NULL, "%s", st.msg);
+    free(w);
+    mblx_tape_free(t);
+    mblx_tape_free(t1);
+    mblx_graph_free(g);
+}
+
+/* The rows of a tridiagonal n x n matrix (f_i = x_{i-1} x_i + sin x_{i+1}) and an arrow (the
+ * last row x_0 + ... + x_{n-1}): three colors for the band (each row has three columns in a
+ * row, so no fewer can do), n colors with the arrow row. */
+TEST(pattern_and_coloring)
+{
+    enum { N = 40 };
+    mblx_graph *g = mblx_graph_new();
+    mblx_id xs[N], f[N + 1];
+    char nm[16];
+    for (int i = 0; i < N; i++) snprintf(nm, sizeof nm, "x%d", i), xs[i] = mblx_symbol(g, nm);
+    mblx_id par = mblx_symbol(g, "par"); /* a parameter, not a column */
+    for (int i = 0; i < N; i++) {
+        mblx_id t = mblx_mul(g, par, xs[i]);
+        if (i > 0) t = mblx_add(g, t, mblx_mul(g, xs[i - 1], xs[i]));
+        if (i + 1 < N) t = mblx_add(g, t, mblx_sin(g, xs[i + 1]));
+        f[i] = t;
+    }
+    f[N] = mblx_sum(g, N, xs);
+    double sv[N + 1];
+    for (int i = 0; i <= N; i++) sv[i] = 0.1 + 0.02 * i;
+    for (int arrow = 0; arrow < 2; arrow++) {
+        size_t m = N + (size_t)arrow;
+        mbl_status st;
+        mblx_fwdjac *J = mblx_fwdjac_new(g, m, f, N, xs, &st);
+        CHECK(J);
+        mblx_tape *t = mblx_compile(g, m, f, &st);
+        const int *cp, *ri;
+        size_t nnz = mblx_fwdjac_pattern(J, &cp, &ri);
+        CHECK_EQ_INT((int)nnz, 3 * N - 2 + (arrow ? N : 0));
+        CHECK_EQ_INT((int)mblx_fwdjac_ncolors(J), arrow ? N + 0 : 3);
+        for (int j = 0; j < N; j++) /* no two columns of one color share a row */
+            for (int k = j + 1; k < N; k++) {
+                if (mblx_fwdjac_color(J, (size_t)j) != mblx_fwdjac_color(J, (size_t)k)) continue;
+                for (int a = cp[j]; a < cp[j + 1]; a++)
+                    for (int b = cp[k]; b < cp[k + 1]; b++) CHECK(ri[a] != ri[b]);
+            }
+        double *w = calloc(mblx_fwdjac_work_size(J, t), sizeof *w), vals[4 * N], out[N + 1];
+        CHECK_EQ_INT(mblx_fwdjac_eval(J, t, sv, vals, out, w, &st), 0);
+        for (int j = 0; j < N; j++)
+            for (int a = cp[j]; a < cp[j + 1]; a++) {
+                int i = ri[a];
+                double want = i == N ? 1 : i == j ? sv[N] + (i > 0 ? sv[i - 1] : 0) : i == j - 1 ? cos(sv[j]) : sv[i];
+                CHECK_MSG(fabs(vals[a] - want) <= 1e-15, "J[%d][%d] = %.17g, closed form %.17g", i, j, vals[a], want);
+            }
+        CHECK_CLOSE(out[0], sv[N] * sv[0] + sin(sv[1]), 1e-15);
+        free(w);
+        mblx_tape_free(t);
+        mblx_fwdjac_free(J);
+    }
+    mbl_status st;
+    mblx_id bad[2] = {xs[0], xs[0]};
+    CHECK(mblx_fwdjac_new(g, N, f, 2, bad, &st) == NULL && st.code == MBL_EARG);
+    mblx_graph_free(g);
+}
+
+int main(void)
+{
+    RUN(every_opcode_against_closed_forms);
+    RUN(infinite_partials);
+    RUN(pattern_and_coloring);
+    return test_summary("expr_fwd");
+}

@@ -1,0 +1,181 @@
+/* Models loaded with mbl_load_options.forward_jacobian (issue 31, item 2; issue 34, item 5): no
+ * Jacobian tape; md->jac has the structural pattern of the rows the residual tape compiles, a
+ * superset of the symbolic one's, and model_eval_jac's values (forward sweeps) equal the default
+ * load's at random points to 1e-13 of each row's largest entry, with zeros where the default has
+ * no entry; the linearization's A equals the default's to rounding; the expressions that
+ * simulation, sensitivities and code generation read (model_dae_nodes) are built on first request
+ * and evaluate to the same values; a model with a numerically evaluated term loads as by default. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/mblin.h"
+#include "model/model_internal.h"
+#include "test.h"
+
+static mbl_model *load(const char *file, int fwd)
+{
+    mbl_load_options lo;
+    mbl_load_options_default(&lo);
+    lo.forward_jacobian = fwd;
+    mbl_status st;
+    mbl_model *md = NULL;
+    CHECK_MSG(mbl_model_load_file_opt(file, NULL, 0, &lo, &md, &st) == 0, "%s: %s", file, st.msg);
+    return md;
+}
+
+/* position of (r, c) in J, -1 if none */
+static int find(const mbl_sjac *J, int r, int c)
+{
+    for (int p = 0; p < J->nz; p++)
+        if (J->row[p] == r && J->col[p] == c) return p;
+    return -1;
+}
+
+static void same_model(const char *file, int eligible)
+{
+    mbl_model *a = load(file, 0), *b = load(file, 1);
+    if (!a || !b) {
+        mbl_model_free(a), mbl_model_free(b);
+        return;
+    }
+    CHECK_MSG((b->tape_jac == NULL) == eligible, "%s: forward path taken %d", file, b->tape_jac == NULL);
+    CHECK_MSG((mblx_tape_fwdjac(b->tape_F) != NULL) == eligible, "%s: coloring on the residual tape", file);
+    /* an entry of the default pattern (md->F's symbolic Jacobian) outside the forward one (the
+     * structure of md->Fc, the rows the tape computes) must be identically zero: checked below */
+    int *pos = malloc(((size_t)a->jac.nz + 1) * sizeof *pos), nmiss = 0;
+    for (int p = 0; p < a->jac.nz; p++) nmiss += (pos[p] = find(&b->jac, a->jac.row[p], a->jac.col[p])) < 0;
+    size_t ns = mblx_symbol_count(a->g), nw = a->work_size > b->work_size ? a->work_size : b->work_size;
+    double *sv = calloc(ns + 1, sizeof *sv), *w = calloc(nw + 1, sizeof *w);
+    double *ja = calloc((size_t)a->jac.nz + 1, sizeof *ja), *jb = calloc((size_t)b->jac.nz + 1, sizeof *jb);
+    double *rmax = calloc((size_t)b->nF + 1, sizeof *rmax);
+    char *hit = calloc((size_t)b->jac.nz + 1, 1);
+    unsigned seed = 34;
+    double worst = 0, worst_extra = 0, worst_miss = 0;
+    mbl_status st;
+    int good = 0;
+    for (int trial = 0; trial < 40 && good < 5; trial++) {
+        for (size_t s = 0; s < ns; s++) sv[s] = 0.2 + 0.15 * test_urand(&seed);
+        int ra = model_eval_jac(a, sv, ja, w, &st);
+        CHECK_EQ_INT(model_eval_jac(b, sv, jb, w, &st), ra); /* outside a data range both fail */
+        if (ra) continue;
+        good++;
+        for (int i = 0; i < b->nF; i++) rmax[i] = 0;
+        for (int p = 0; p < b->jac.nz; p++) rmax[b->jac.row[p]] = fmax(rmax[b->jac.row[p]], fabs(jb[p]));
+        for (int p = 0; p < b->jac.nz; p++) hit[p] = 0;
+        for (int p = 0; p < a->jac.nz; p++)
+            if (pos[p] >= 0) {
+                worst = fmax(worst, fabs(ja[p] - jb[pos[p]]) / fmax(rmax[a->jac.row[p]], 1e-300));
+                hit[pos[p]] = 1;
+            } else {
+                worst_miss = fmax(worst_miss, fabs(ja[p]) / fmax(rmax[a->jac.row[p]], 1e-300));
+            }
+        for (int p = 0; p < b->jac.nz; p++)
+            if (!hit[p]) worst_extra = fmax(worst_extra, fabs(jb[p]) / fmax(rmax[b->jac.row[p]], 1e-300));
+    }
+    CHECK_MSG(good > 0, "%s: no random point inside the model's domain", file);
+    CHECK_MSG(worst <= 1e-13, "%s: forward against default values: %.3g", file, worst);
+    CHECK_MSG(worst_miss <= 1e-13, "%s: %d entries outside the forward pattern: %.3g", file, nmiss, worst_miss);
+    CHECK_MSG(worst_extra <= 1e-13, "%s: entries only in the forward pattern: %.3g", file, worst_extra);
+    /* the expressions, built on request, evaluate to the default's values */
+    const mblx_id *Fa, *Fb, *na, *nb;
+    CHECK_EQ_INT(model_dae_nodes(a, &Fa, &na, &st), 0);
+    CHECK_EQ_INT(model_dae_nodes(b, &Fb, &nb, &st), 0);
+    mblx_tape *ta = mblx_compile(a->g, (size_t)a->jac.nz, na, &st), *tb = mblx_compile(b->g, (size_t)b->jac.nz, nb, &st);
+    CHECK(ta && tb);
+    size_t nw2 = mblx_tape_work_size(ta) > mblx_tape_work_size(tb) ? mblx_tape_work_size(ta) : mblx_tape_work_size(tb);
+    double *w2 = calloc(nw2 + 1, sizeof *w2), worst_nodes = 0;
+    if (ta && tb && good) { /* at the last point inside the domain */
+        CHECK_EQ_INT(mblx_tape_eval(ta, sv, ja, w2, &st), 0);
+        CHECK_EQ_INT(mblx_tape_eval(tb, sv, jb, w2, &st), 0);
+        for (int p = 0; p < a->jac.nz; p++)
+            if (pos[p] >= 0) worst_nodes = fmax(worst_nodes, fabs(ja[p] - jb[pos[p]]) / (1 + fabs(ja[p])));
+    }
+    CHECK_MSG(worst_nodes <= 1e-13, "%s: model_dae_nodes' expressions: %.3g", file, worst_nodes);
+    /* the linearization */
+    mbl_point *pa = NULL, *pb = NULL;
+    mbl_linear *la = NULL, *lb = NULL;
+    CHECK_EQ_INT(mbl_operating_point(a, NULL, &pa, &st), 0);
+    CHECK_EQ_INT(mbl_operating_point(b, NULL, &pb, &st), 0);
+    if (pa && pb) {
+        CHECK_EQ_INT(mbl_linearize(a, pa, NULL, &la, &st), 0);
+        CHECK_EQ_INT(mbl_linearize(b, pb, NULL, &lb, &st), 0);
+    }
+    if (la && lb) {
+        CHECK_EQ_INT(la->nx, lb->nx);
+        double amax = 0, d = 0;
+        for (int i = 0; i < la->nx * la->nx && la->nx == lb->nx; i++) {
+            amax = fmax(amax, fabs(la->A[i]));
+            d = fmax(d, fabs(la->A[i] - lb->A[i]));
+        }
+        CHECK_MSG(d <= 1e-12 * amax, "%s: A differs by %.3g (largest entry %.3g)", file, d, amax);
+        printf("%s: forward %d, entries %d (default %d, %d outside), A differs by %.2g of %.3g; values %.2g, %.2g, "
+               "%.2g, %.2g\n", file, eligible, b->jac.nz, a->jac.nz, nmiss, d, amax, worst, worst_extra, worst_miss,
+               worst_nodes);
+    }
+    mbl_linear_free(la), mbl_linear_free(lb);
+    mbl_point_free(pa), mbl_point_free(pb);
+    mblx_tape_free(ta), mblx_tape_free(tb);
+    free(pos), free(sv), free(w), free(ja), free(jb), free(rmax), free(hit), free(w2);
+    mbl_model_free(a), mbl_model_free(b);
+}
+
+TEST(text_models)
+{
+    same_model("examples/fourbar_N5.yaml", 1);
+    same_model("examples/whipple_bicycle_nonlinear.yaml", 1);
+    same_model("examples/data/quarter_car.yaml", 1);
+    same_model("examples/rolling_disc_speeds.yaml", 1);
+    same_model("examples/mech/spatial_fourbar.yaml", 1); /* a mechanism without numeric terms */
+}
+
+TEST(numeric_terms_load_as_before)
+{
+    same_model("examples/mech/fourbar_N5.yaml", 0);      /* planar rigid bodies and joints, numeric */
+    same_model("examples/flexible_pendulum_beams.yaml", 0); /* planar beam bodies, numeric */
+}
+
+/* With ode rows, projection asks whether the multipliers enter only as Phi_q^T lambda, by the
+ * Jacobian's expressions (lin_multipliers_reactions_only): the same answer, note and A. */
+static void same_projection(const char *file)
+{
+    mbl_model *a = load(file, 0), *b = load(file, 1);
+    mbl_point *pa = NULL, *pb = NULL;
+    mbl_linear *la = NULL, *lb = NULL;
+    mbl_lin_options o;
+    mbl_lin_options_default(&o);
+    o.method = "projection";
+    mbl_status st;
+    if (a && b && !mbl_operating_point(a, NULL, &pa, &st) && !mbl_operating_point(b, NULL, &pb, &st)) {
+        CHECK_EQ_INT(mbl_linearize(a, pa, &o, &la, &st), 0);
+        CHECK_EQ_INT(mbl_linearize(b, pb, &o, &lb, &st), 0);
+    }
+    CHECK_MSG(la && lb, "%s: projection", file);
+    if (la && lb) {
+        CHECK_MSG(!strcmp(la->notes, lb->notes), "%s: notes differ:\n%s\n%s", file, la->notes, lb->notes);
+        double amax = 0, d = 0;
+        for (int i = 0; i < la->nx * la->nx && la->nx == lb->nx; i++) {
+            amax = fmax(amax, fabs(la->A[i]));
+            d = fmax(d, fabs(la->A[i] - lb->A[i]));
+        }
+        CHECK_MSG(la->nx == lb->nx && d <= 1e-12 * amax, "%s: projection's A differs by %.3g", file, d);
+    }
+    mbl_linear_free(la), mbl_linear_free(lb);
+    mbl_point_free(pa), mbl_point_free(pb);
+    mbl_model_free(a), mbl_model_free(b);
+}
+
+TEST(multipliers_in_ode_rows)
+{
+    same_projection("examples/ode/arm_friction_of_reaction.yaml"); /* they enter otherwise */
+    same_projection("examples/ode/cart_pd_controller.yaml");       /* only as reactions */
+}
+
+int main(void)
+{
+    RUN(text_models);
+    RUN(numeric_terms_load_as_before);
+    RUN(multipliers_in_ode_rows);
+    return test_summary("fwd_load");
+}
