@@ -18,6 +18,16 @@
 #include "mblin/sensitivity.h"
 #include "test.h"
 
+/* The index of the model's parameter `name`, or -1. */
+static inline int fixture_param_index(const mbl_model *md, const char *name)
+{
+    mbl_model_info info;
+    mbl_model_get_info(md, &info);
+    for (int i = 0; i < info.nparam; i++)
+        if (!strcmp(mbl_model_param_name(md, i), name)) return i;
+    return -1;
+}
+
 /* The model file at path or, when path is NULL, the model in text (called name in its messages):
  * the model, or NULL with *st saying why. */
 static inline mbl_model *fixture_model(const char *path, const char *text, const char *name, mbl_status *st)

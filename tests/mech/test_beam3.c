@@ -283,15 +283,6 @@ done:
     mbl_model_free(md);
 }
 
-static int param_index(const mbl_model *md, const char *name)
-{
-    mbl_model_info info;
-    mbl_model_get_info(md, &info);
-    for (int i = 0; i < info.nparam; i++)
-        if (!strcmp(mbl_model_param_name(md, i), name)) return i;
-    return -1;
-}
-
 /* sensitivities (the structured term's parameter derivatives, ffr3.c model_ffr3_dinv) against the
  * closed forms of a cantilever at a fixed mesh: bending and axial omega ~ sqrt(E / rho), torsion
  * ~ sqrt(G / rho); bending ~ 1 / L^2, axial and torsion ~ 1 / L: d omega/dE = omega/(2E) or 0,
@@ -310,7 +301,7 @@ TEST(sensitivity_closed_form)
     if (!rc) rc = mbl_sensitivity_compute(dd, pt, NULL, 0, NULL, &S, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
     if (!rc) {
-        int iE = param_index(md, "E"), iG = param_index(md, "G"), ir = param_index(md, "rho"), iL = param_index(md, "L");
+        int iE = fixture_param_index(md, "E"), iG = fixture_param_index(md, "G"), ir = fixture_param_index(md, "rho"), iL = fixture_param_index(md, "L");
         int nb = 0, na = 0, nt = 0;
         double worst = 0;
         for (int i = 0; i < S->nmode; i++) {
@@ -379,7 +370,7 @@ TEST(sensitivity_pendulum_fd)
     double worst = 0, worst_rel = 0;
     int ncmp = 0, nrel = 0;
     for (int k = 0; !rc && k < 6; k++) {
-        int ip = param_index(md, names[k]);
+        int ip = fixture_param_index(md, names[k]);
         double p0 = mbl_model_param_value(md, ip), h = 1e-4 * p0, wp[256], wm[256], wp2[256], wm2[256];
         int np = fresh_omegas(sp, names[k], p0 + h, wp, 256), nm = fresh_omegas(sp, names[k], p0 - h, wm, 256);
         int np2 = fresh_omegas(sp, names[k], p0 + 2 * h, wp2, 256), nm2 = fresh_omegas(sp, names[k], p0 - 2 * h, wm2, 256);

@@ -18,6 +18,7 @@
 
 #include "mblin/mblin.h"
 #include "mblin/sensitivity.h"
+#include "fixture.h"
 #include "test.h"
 
 typedef struct run {
@@ -49,20 +50,11 @@ static int run_model(const char *path, const char *text, run *r)
     return rc;
 }
 
-static int param_index(const mbl_model *md, const char *name)
-{
-    mbl_model_info info;
-    mbl_model_get_info(md, &info);
-    for (int i = 0; i < info.nparam; i++)
-        if (!strcmp(mbl_model_param_name(md, i), name)) return i;
-    return -1;
-}
-
 static double param_value(const mbl_model *md, const char *name)
 {
     mbl_model_info info;
     mbl_model_get_info(md, &info);
-    int i = param_index(md, name);
+    int i = fixture_param_index(md, name);
     return i >= 0 ? mbl_model_param_value(md, i) : NAN;
 }
 
@@ -92,8 +84,8 @@ TEST(cantilever_closed_form)
         run_free(&r);
         return;
     }
-    int iL = param_index(r.md, "L"), iE = param_index(r.md, "E"), ir = param_index(r.md, "rho"),
-        irad = param_index(r.md, "r");
+    int iL = fixture_param_index(r.md, "L"), iE = fixture_param_index(r.md, "E"), ir = fixture_param_index(r.md, "rho"),
+        irad = fixture_param_index(r.md, "r");
     double L = 2, E = 2.1e11, rho = 7850, rad = 0.01, worst = 0;
     int nb = 0, na = 0;
     for (int i = 0; i < r.S->nmode; i++) {
@@ -154,7 +146,7 @@ TEST(pendulum_vs_energies)
             if (!m->defined || m->im <= 0 || !n) continue;
             CHECK_MSG(fabs(n->im - m->im) <= 1e-9 * m->im, "eigenvalue %.12g vs %.12g", m->im, n->im);
             for (int k = 0; k < 5; k++) {
-                int ia = param_index(a.md, names[k]), ib = param_index(b.md, names[k]);
+                int ia = fixture_param_index(a.md, names[k]), ib = fixture_param_index(b.md, names[k]);
                 double p = param_value(a.md, names[k]), sc = m->im / p;
                 double e = hypot(m->dim[ia] - n->dim[ib], m->dre[ia] - n->dre[ib]) / (fabs(n->dim[ib]) + 1e-6 * sc);
                 CHECK_MSG(e <= 1e-6, "mode %.8g d/d%s: %.12g vs %.12g (energies)", m->im, names[k], m->dim[ia], n->dim[ib]);

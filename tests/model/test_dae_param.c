@@ -13,6 +13,7 @@
 #include "mblin/dae.h"
 #include "mblin/mblin.h"
 #include "mblin/sensitivity.h"
+#include "fixture.h"
 #include "test.h"
 
 static const char *const PEND = "model: dae\n"
@@ -32,15 +33,6 @@ static mbl_model *load(const char *name, double value)
     int rc = mbl_model_load_string(PEND, strlen(PEND), "pendulum.yaml", name ? &s : NULL, name ? 1 : 0, &md, &st);
     CHECK_MSG(rc == 0, "%s", st.msg);
     return md;
-}
-
-static int param_index(const mbl_model *md, const char *name)
-{
-    mbl_model_info info;
-    mbl_model_get_info(md, &info);
-    for (int i = 0; i < info.nparam; i++)
-        if (!strcmp(mbl_model_param_name(md, i), name)) return i;
-    return -1;
 }
 
 /* the residual of the model loaded with name = value at the unknowns x */
@@ -83,7 +75,7 @@ TEST(param_column)
     const char *names[] = {"g", "L", "m"};
     const double h[] = {0.5, 0.25, 0.5};
     for (int a = 0; a < 3; a++) {
-        int p = param_index(md, names[a]);
+        int p = fixture_param_index(md, names[a]);
         CHECK(p >= 0);
         if (p < 0) continue;
         /* on the full set: bit for bit the column of mbl_dae_deriv_eval's Fp */
@@ -99,7 +91,7 @@ TEST(param_column)
         for (int r = 0; r < nF; r++) CHECK_CLOSE(fp[r], (Fa[r] - Fb[r]) / (2 * h[a]), 1e-12);
     }
     /* the weight's chain: dF/dg is not zero (the equation of motion in y moves by m) */
-    int pg = param_index(md, "g");
+    int pg = fixture_param_index(md, "g");
     if (pg >= 0 && !mbl_dae_deriv_eval_param(dp, pt, pg, fp, &st)) {
         double s = 0;
         for (int r = 0; r < nF; r++) s += fabs(fp[r]);

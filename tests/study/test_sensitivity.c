@@ -62,15 +62,6 @@ static int sens_file(const char *path, const mbl_setting *sets, int nsets, sens_
     return rc;
 }
 
-static int param_index(const mbl_model *md, const char *name)
-{
-    mbl_model_info info;
-    mbl_model_get_info(md, &info);
-    for (int i = 0; i < info.nparam; i++)
-        if (!strcmp(mbl_model_param_name(md, i), name)) return i;
-    return -1;
-}
-
 /* the mode with positive imaginary part nearest omega */
 static const mbl_sens_mode *mode_near(const mbl_sensitivity *S, double re, double im)
 {
@@ -298,7 +289,7 @@ TEST(refusals)
     rc = sens_file("examples/fourbar_singular.yaml", NULL, 0, &r);
     CHECK(rc == 0);
     if (!rc) {
-        int il = param_index(r.md, "l"), ik = param_index(r.md, "k");
+        int il = fixture_param_index(r.md, "l"), ik = fixture_param_index(r.md, "k");
         CHECK(!r.S->point_defined[il] && isnan(r.S->modes[0].dim[il]) && isnan(r.S->dq[0 + (size_t)il * r.S->n]));
         CHECK(r.S->point_defined[ik] && !isnan(r.S->modes[0].dim[ik]));
         mbl_modes *fm = NULL;
@@ -318,7 +309,7 @@ TEST(refusals)
         rc = mbl_model_load_file("examples/fourbar_N300.yaml", NULL, 0, &md, &st);
         if (!rc) rc = mbl_operating_point(md, NULL, &pt, &st);
         if (!rc) rc = mbl_dae_deriv_new(md, &dd, &st);
-        int ik = md ? param_index(md, "k") : 0;
+        int ik = md ? fixture_param_index(md, "k") : 0;
         mbl_sens_options so;
         mbl_sens_options_default(&so);
         so.shapes = 0;
@@ -362,7 +353,7 @@ TEST(spring_mass_closed_form)
         double m = 2, k = 50, w = sqrt(k / m);
         const mbl_sens_mode *md = mode_near(r.S, 0, w);
         CHECK(md && md->defined);
-        int ik = param_index(r.md, "k"), ik0 = param_index(r.md, "k0"), im = param_index(r.md, "m");
+        int ik = fixture_param_index(r.md, "k"), ik0 = fixture_param_index(r.md, "k0"), im = fixture_param_index(r.md, "m");
         int kw = -1, k0w = -1, mw = -1;
         for (int i = 0; i < r.S->nwrt; i++) {
             if (r.S->wrt[i] == ik) kw = i;
@@ -384,7 +375,7 @@ TEST(spring_mass_closed_form)
     if (r.S) {
         double m = 2, k = 50, c = 3, wd = sqrt(k / m - c * c / (4 * m * m));
         const mbl_sens_mode *md = mode_near(r.S, -c / (2 * m), wd);
-        int ic = param_index(r.md, "c");
+        int ic = fixture_param_index(r.md, "c");
         CHECK_CLOSE(md->re, -c / (2 * m), 1e-13);
         CHECK_CLOSE(md->dre[ic], -1 / (2 * m), 1e-13);
         CHECK_CLOSE(md->dim[ic], -c / (4 * m * m * wd), 1e-13);
@@ -416,7 +407,7 @@ TEST(operating_point_shift_closed_form)
         CHECK(fabs(kt * th + m * g * l * sin(th) - 7) < 1e-12);
         double w = sqrt((kt + m * g * l * cos(th)) / (m * l * l)), dth = 1 / (kt + m * g * l * cos(th));
         double dw = -m * g * l * sin(th) * dth / (2 * w * m * l * l);
-        int it = param_index(r.md, "tau");
+        int it = fixture_param_index(r.md, "tau");
         const mbl_sens_mode *md = mode_near(r.S, 0, w);
         CHECK_CLOSE(md->im, w, 1e-12);
         CHECK_CLOSE(r.S->dq[0 + (size_t)it * 1], dth, 1e-12);
@@ -460,7 +451,7 @@ TEST(nonholonomic_closed_form)
         double dw_da = (2 * a * k2 * D - N * 2 * a * m) / (D * D) / (2 * w);
         CHECK_EQ_INT(r.S->nmode, 3); /* 2 (n - m) - k = 4 - 1 */
         const mbl_sens_mode *md = mode_near(r.S, 0, w);
-        int ia = param_index(r.md, "a"), im = param_index(r.md, "m");
+        int ia = fixture_param_index(r.md, "a"), im = fixture_param_index(r.md, "m");
         CHECK_CLOSE(md->im, w, 1e-13);
         CHECK_CLOSE(md->dim[ia], dw_da, 1e-12);
         CHECK_CLOSE(md->dim[im], -w / (2 * m), 1e-12);
@@ -482,7 +473,7 @@ TEST(rolling_disc_closed_form)
     if (r.S) {
         double a = 0.3, g = 9.81, W = 8, w = sqrt((12 * a * W * W - 4 * g) / (5 * a));
         const mbl_sens_mode *md = mode_near(r.S, 0, w);
-        int iW = param_index(r.md, "Omega"), ia = param_index(r.md, "a");
+        int iW = fixture_param_index(r.md, "Omega"), ia = fixture_param_index(r.md, "a");
         CHECK_CLOSE(md->im, w, 1e-12);
         CHECK_CLOSE(md->dim[iW], 12 * W / (5 * w), 1e-11);
         CHECK_CLOSE(md->dim[ia], 4 * g / (5 * a * a) / (2 * w), 1e-11);
@@ -500,7 +491,7 @@ TEST(rigid_rotor_closed_form)
         double wf = (Ip * W + sqrt(Ip * Ip * W * W + 4 * Id * kc)) / (2 * Id);
         double wb = (-Ip * W + sqrt(Ip * Ip * W * W + 4 * Id * kc)) / (2 * Id);
         double dwf = Ip * wf / (2 * Id * wf - Ip * W), dwb = -Ip * wb / (2 * Id * wb + Ip * W);
-        int iW = param_index(r.md, "Omega");
+        int iW = fixture_param_index(r.md, "Omega");
         const mbl_sens_mode *f = mode_near(r.S, 0, wf), *b = mode_near(r.S, 0, wb);
         CHECK_CLOSE(f->im, wf, 1e-12);
         CHECK_CLOSE(b->im, wb, 1e-12);
@@ -523,7 +514,7 @@ TEST(slider_pendulum_source003)
     mbl_setting set = {"c", 20};
     CHECK(sens_file("examples/slider_pendulum.yaml", &set, 1, &r) == 0);
     if (r.S) {
-        int ic = param_index(r.md, "c");
+        int ic = fixture_param_index(r.md, "c");
         const mbl_sens_mode *md = mode_near(r.S, -0.312177, 0.747815);
         /* the errata's value, to its printed digits */
         CHECK(fabs(md->dre[ic] - (-1.665e-2)) < 0.5e-5);
@@ -850,7 +841,7 @@ TEST(euler_parameter_models)
         double wf = (Ip * W + sqrt(Ip * Ip * W * W + 4 * Id * kc)) / (2 * Id);
         double wb = (-Ip * W + sqrt(Ip * Ip * W * W + 4 * Id * kc)) / (2 * Id);
         double dwf = Ip * wf / (2 * Id * wf - Ip * W), dwb = -Ip * wb / (2 * Id * wb + Ip * W);
-        int iW = param_index(r.md, "Omega");
+        int iW = fixture_param_index(r.md, "Omega");
         const mbl_sens_mode *f = mode_near(r.S, 0, wf), *b = mode_near(r.S, 0, wb);
         CHECK_CLOSE(f->im, wf, 1e-11);
         CHECK_CLOSE(b->im, wb, 1e-11);
@@ -887,7 +878,7 @@ TEST(numeric_geometry_parameter)
         sens_free(&r);
         return;
     }
-    int lam = param_index(r.md, "lam"), v = param_index(r.md, "v");
+    int lam = fixture_param_index(r.md, "lam"), v = fixture_param_index(r.md, "v");
     CHECK(lam >= 0 && v >= 0);
     CHECK_EQ_INT(mbl_model_param_numeric(r.md, lam), 1);
     CHECK_EQ_INT(mbl_model_param_numeric(r.md, v), 0);
