@@ -4,12 +4,15 @@
 Every model file whose linear model goes to dgeev (non-holonomic constraints, user velocity or ode
 states): each non-zero, simple eigenvalue s of `mblin linearize --json` must have the mode shape
 q_S x_S of the unit null vector x of A - s I, found here by NumPy's SVD (no balancing), to 1e-7
-plus 100 eps ||A|| / gap (up to a complex factor), and every eigenpair a backward error below 1e-12.
+plus 100 eps ||A|| / gap (up to a complex factor), and every non-zero eigenpair a backward error
+below 1e-12 (a defective zero is only known to sqrt(eps ||A||): its pair's backward error may be
+larger).
 
 dgeev's scaling balancer once turned the mechanism single-track car's A (entries of 1e-46 where a
 zero's terms cancel in rounding) into factors of 3e23: shapes with backward errors of 0.06, made of
 the wheels' spin angles, that swapped the tracked branches of a sweep over Cf. src/eig now solves
-again with the permutation only where an eigenpair's backward error exceeds 1e-12.
+again with the permutation only where an eigenpair's backward error exceeds 1e-12 and takes that
+pair's eigenvector from there.
 
     dgeev_shapes_test.py MBLIN   (from the project root; needs numpy)
 """
@@ -70,7 +73,7 @@ def main():
         shapes = np.array(d["mode_shapes"]["re"]) + 1j * np.array(d["mode_shapes"]["im"])
         normA = np.linalg.norm(A, 2)
         for i, e in enumerate(ev):
-            if not (e["backward_error"] <= BERR_TOL):
+            if e["kind"] != "zero" and not (e["backward_error"] <= BERR_TOL):
                 print(f"FAIL {path}: eigenvalue {s_all[i]:.6g}: backward error {e['backward_error']:.3g} > {BERR_TOL}")
                 failed += 1
             others = np.delete(s_all, i)
