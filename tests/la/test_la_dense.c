@@ -599,6 +599,7 @@ TEST(allocation_failures)
     mbla_dlu *lu = NULL;
     double rc;
     ALLOC_FAIL_LOOP(mbla_eig(n, A, n, w, wi, V, n, V, n, NULL), (void)0);
+    ALLOC_FAIL_LOOP(mbla_eig_balance('P', n, A, n, w, wi, V, n, NULL), (void)0);
     ALLOC_FAIL_LOOP(mbla_ggev(n, A, n, B, n, w, wi, be, NULL, 1, V, n, NULL), (void)0);
     ALLOC_FAIL_LOOP(mbla_sygvd(n, B, n, B, n, w, V, n, NULL), (void)0);
     ALLOC_FAIL_LOOP((memcpy(W, A, sizeof A), mbla_qrcp(n, n, W, n, MBLA_DEFAULT, jpvt, &rank, V, n, n, NULL, 1, NULL)), (void)0);
