@@ -202,6 +202,15 @@ MBL_API int mbla_select_columns(int m, int n, const double *A, int lda, const do
 MBL_API int mbla_eig(int n, const double *A, int lda, double *wr, double *wi, double *VL, int ldvl,
              double *VR, int ldvr, mbl_status *st);
 
+/* The same (right eigenvectors only) by dgeevx with the balancing chosen: balanc 'B' (dgeev's:
+ * permute and scale), 'P' (permute only), 'S' (scale only), 'N' (none). Scaling makes the
+ * eigenvalues of a badly scaled A more accurate, but where A has entries at the rounding level
+ * of zero ones its factors can reach 1e23, and the eigenvectors, computed in the scaled basis,
+ * come back with rounding errors that large in the original one; a permutation is exact
+ * (src/eig takes 'P' where 'B' gave such vectors). Errors as mbla_eig. */
+MBL_API int mbla_eig_balance(char balanc, int n, const double *A, int lda, double *wr, double *wi, double *VR,
+                             int ldvr, mbl_status *st);
+
 /* Generalized eigenproblem A x = lambda B x by QZ (dggev). A, B (n x n) are not modified.
  * Eigenvalue j is (alphar[j] + i alphai[j]) / beta[j]; beta[j] >= 0. Infinite eigenvalues
  * (singular B, descriptor pencils) come out with beta[j] == 0 exactly (LAPACK's QZ deflates

@@ -124,11 +124,13 @@ MBL_API double mbl_model_param_spin(const mbl_model *model, int i);
  * without reloading (src/study, docs/study.md): the compiled evaluators read parameter values at
  * each evaluation, so the next mbl_operating_point / mbl_relinearize see the new value. Refused
  * (MBL_EARG, naming the parameter) when the value was evaluated into numbers at load time: a
- * parameter of a `model: mechanism` (part of its geometry), or one that another parameter or a
- * value of the file (an initial coordinate, a velocity, an input value, linearize.time) uses;
- * reload such a model with the new value (mbl_model_load_file's sets). This is the one function
- * that changes a loaded model: not while another thread uses the same model (give each thread
- * its own copy). */
+ * parameter that a `model: mechanism` evaluated (its geometry, masses and inertias, initial
+ * positions and velocities, another parameter's value; the ones its equations only name, such as
+ * a tire's cornering stiffness or a spring's constant, change in place), or one that another
+ * parameter or a value of the file (an initial coordinate, a velocity, an input value,
+ * linearize.time) uses; reload such a model with the new value (mbl_model_load_file's sets). This
+ * is the one function that changes a loaded model: not while another thread uses the same model
+ * (give each thread its own copy). */
 MBL_API int mbl_model_set_param(mbl_model *model, int i, double value, mbl_status *st);
 
 /* Flexible bodies (beam bodies of `model: mechanism`, docs/mechanism-reference.md): how many, body b's name

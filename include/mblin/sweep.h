@@ -115,7 +115,8 @@ typedef struct mbl_sweep {
     char **error;                /* npoints: the reason a point failed (NULL when ok) */
     int nfailed;
     int fast;                    /* 1: parameter changed in place + workspace (mbl_relinearize);
-                                    0: the model reloaded at each point (a mechanism's parameter) */
+                                    0: the model reloaded at each point (a parameter evaluated
+                                    into numbers at load time: a mechanism's geometry) */
     int threads;
     double seconds;              /* wall time of the points (not the tracking) */
     double seconds_load, seconds_point, seconds_lin; /* thread CPU time summed over the points: loading

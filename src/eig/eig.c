@@ -688,37 +688,41 @@ done:
 
 /* ---- strategy 3: the first-order A, dgeev -------------------------------------------------- */
 
-static int solve_dgeev(int nx, int z0, const double *A, int want, mbl_eig_result *r, mbl_status *st)
+/* dgeev balances A ('B': permute and scale). Where A has entries at the rounding level of zero
+ * ones (1e-46 where a relinearization's sums cancel) the scaling factors reach 1e23 and the
+ * eigenvectors, computed in the scaled basis, come back with errors that large in the original
+ * one (the mechanism single-track car: backward errors 0.06, mode shapes made of the wheels' spin
+ * angles; docs/linearization.md, "dgeev's scaling balancer"). When an eigenpair's normwise
+ * backward error exceeds this, A is solved again with the permutation only (an exact similarity:
+ * backward stable in A's own norm), and that pair takes the eigenvector of its match there. */
+#define DGEEV_BERR_RETRY 1e-12
+/* the match: the nearest eigenvalue of the same kind (real, or the positive member of a pair) of
+ * the second solve with a smaller backward error, within this relative distance plus the rounding
+ * level of a zero (zero_floor); none: the pair keeps its vector */
+#define DGEEV_MATCH_REL 1e-8
+
+/* Eigenvalues and right eigenvectors (VR, nx x nx) of A with the balancing balanc into r (re, im,
+ * vre, vim, vsign) */
+static int dgeev_run(char balanc, int nx, const double *A, double *VR, mbl_eig_result *r, mbl_status *st)
 {
-    double *VR = mbl_alloc_array((size_t)nx * nx + 1, sizeof(double));
-    double *AV = mbl_alloc_array((size_t)nx * nx + 1, sizeof(double));
-    double *res = mbl_alloc_array(2 * (size_t)nx + 1, sizeof(double));
-    mbl_free(r->rptr), mbl_free(r->rows), mbl_free(r->cptr), mbl_free(r->voff), mbl_free(r->V);
-    r->rptr = mbl_calloc(2, sizeof *r->rptr);
-    r->rows = mbl_alloc_array((size_t)z0 + 1, sizeof *r->rows);
-    r->cptr = mbl_calloc(2, sizeof *r->cptr);
-    r->voff = mbl_calloc(1, sizeof *r->voff);
-    r->V = want ? mbl_alloc_array((size_t)z0 * nx + 1, sizeof(double)) : NULL;
-    int rc = 0;
-    if (!VR || !AV || !res || !r->rptr || !r->rows || !r->cptr || !r->voff || (want && !r->V)) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
-    rc = mbla_eig(nx, A, nx, r->re, r->im, NULL, 1, VR, nx, st);
-    if (rc) goto done;
-    r->ncomp = 1;
-    r->rptr[1] = z0;
-    for (int i = 0; i < z0; i++) r->rows[i] = i;
-    r->cptr[1] = want ? nx : 0;
-    r->nvec = want ? nx : 0;
+    /* 'B' through dgeev itself: the bits every model had before the retry existed */
+    int rc = balanc == 'B' ? mbla_eig(nx, A, nx, r->re, r->im, NULL, 1, VR, nx, st)
+                           : mbla_eig_balance(balanc, nx, A, nx, r->re, r->im, VR, nx, st);
+    if (rc) return rc;
     for (int i = 0; i < nx; i++) {
         if (r->im[i] == 0.0) r->vre[i] = i, r->vim[i] = -1, r->vsign[i] = 1;
         else if (r->im[i] > 0.0) r->vre[i] = i, r->vim[i] = i + 1, r->vsign[i] = 1;
         else r->vre[i] = i - 1, r->vim[i] = i, r->vsign[i] = -1;
     }
-    /* backward errors ||A v - s v|| / (||A||_F ||v||) */
+    return 0;
+}
+
+/* r->berr: the backward errors ||A v - s v|| / (||A||_F ||v||) of r's eigenvalues with the vectors
+ * VR; the largest returned. AV, res: work (nx x nx, 2 nx). */
+static double dgeev_berr(int nx, const double *A, const double *VR, double *AV, double *res, mbl_eig_result *r)
+{
     mbla_gemm('N', 'N', nx, nx, nx, 1.0, A, nx, VR, nx, 0.0, AV, nx, NULL);
-    double nA = fro(nx, nx, A, nx);
+    double nA = fro(nx, nx, A, nx), worst = 0;
     for (int i = 0; i < nx; i++) {
         const double *u = VR + (size_t)r->vre[i] * nx, *v = r->vim[i] >= 0 ? VR + (size_t)r->vim[i] * nx : NULL;
         const double *Au = AV + (size_t)r->vre[i] * nx, *Av = v ? AV + (size_t)r->vim[i] * nx : NULL;
@@ -732,13 +736,81 @@ static int solve_dgeev(int nx, int z0, const double *A, int want, mbl_eig_result
         for (int k = 0; k < nx; k++) res[k] = u[k], res[nx + k] = v ? v[k] : 0;
         double xn = nrm2(2 * nx, res);
         r->berr[i] = nA > 0 && xn > 0 ? rn / (nA * xn) : 0.0;
+        worst = fmax(worst, r->berr[i]);
     }
+    return worst;
+}
+
+/* The pairs of r whose backward error exceeds DGEEV_BERR_RETRY take the eigenvectors of their
+ * matches in r2 (VR2), each used once; r's eigenvalues stay. 1: some vector was taken. */
+static int dgeev_take_vectors(int nx, const mbl_eig_result *r, double *VR, const mbl_eig_result *r2, const double *VR2,
+                              double zero_floor, unsigned char *used)
+{
+    int taken = 0;
+    memset(used, 0, (size_t)nx);
+    for (int i = 0; i < nx; i++) {
+        if (!(r->berr[i] > DGEEV_BERR_RETRY) || r->im[i] < 0) continue; /* a pair by its first member */
+        int best = -1;
+        double bd = INFINITY;
+        for (int j = 0; j < nx; j++) {
+            if (used[j] || r2->im[j] < 0 || (r2->im[j] > 0) != (r->im[i] > 0) || !(r2->berr[j] < r->berr[i])) continue;
+            double d = hypot(r->re[i] - r2->re[j], r->im[i] - r2->im[j]);
+            if (d < bd) bd = d, best = j;
+        }
+        if (best < 0 || !(bd <= DGEEV_MATCH_REL * hypot(r->re[i], r->im[i]) + zero_floor)) continue;
+        used[best] = 1;
+        int ncol = r->im[i] > 0 ? 2 : 1;
+        memcpy(VR + (size_t)i * nx, VR2 + (size_t)best * nx, (size_t)ncol * nx * sizeof *VR);
+        taken = 1;
+    }
+    return taken;
+}
+
+static int solve_dgeev(int nx, int z0, const double *A, int want, mbl_eig_result *r, mbl_status *st)
+{
+    double *VR = mbl_alloc_array((size_t)nx * nx + 1, sizeof(double));
+    double *AV = mbl_alloc_array((size_t)nx * nx + 1, sizeof(double));
+    double *res = mbl_alloc_array(2 * (size_t)nx + 1, sizeof(double));
+    double *VR2 = NULL;
+    unsigned char *used = NULL;
+    mbl_eig_result *r2 = NULL;
+    mbl_free(r->rptr), mbl_free(r->rows), mbl_free(r->cptr), mbl_free(r->voff), mbl_free(r->V);
+    r->rptr = mbl_calloc(2, sizeof *r->rptr);
+    r->rows = mbl_alloc_array((size_t)z0 + 1, sizeof *r->rows);
+    r->cptr = mbl_calloc(2, sizeof *r->cptr);
+    r->voff = mbl_calloc(1, sizeof *r->voff);
+    r->V = want ? mbl_alloc_array((size_t)z0 * nx + 1, sizeof(double)) : NULL;
+    int rc = 0;
+    if (!VR || !AV || !res || !r->rptr || !r->rows || !r->cptr || !r->voff || (want && !r->V)) {
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = dgeev_run('B', nx, A, VR, r, st))) goto done;
+    r->zero_floor = ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * mbla_norm1(nx, nx, A, nx));
+    if (dgeev_berr(nx, A, VR, AV, res, r) > DGEEV_BERR_RETRY && want) {
+        /* vectors spoiled by the scaling: those pairs' vectors from the permutation only */
+        r2 = result_new(nx, z0);
+        VR2 = mbl_alloc_array((size_t)nx * nx + 1, sizeof(double));
+        used = mbl_alloc_array((size_t)nx + 1, 1);
+        if (!r2 || !VR2 || !used) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+        if ((rc = dgeev_run('P', nx, A, VR2, r2, st))) goto done;
+        dgeev_berr(nx, A, VR2, AV, res, r2);
+        if (dgeev_take_vectors(nx, r, VR, r2, VR2, r->zero_floor, used)) dgeev_berr(nx, A, VR, AV, res, r);
+    }
+    r->ncomp = 1;
+    r->rptr[1] = z0;
+    for (int i = 0; i < z0; i++) r->rows[i] = i;
+    r->cptr[1] = want ? nx : 0;
+    r->nvec = want ? nx : 0;
     if (want)
         for (int j = 0; j < nx; j++) memcpy(r->V + (size_t)j * z0, VR + (size_t)j * nx, (size_t)z0 * sizeof(double));
-    r->zero_floor = ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * mbla_norm1(nx, nx, A, nx));
     strcpy(r->solver, "dgeev");
 done:
-    mbl_free(VR), mbl_free(AV), mbl_free(res);
+    mbl_free(VR), mbl_free(AV), mbl_free(res), mbl_free(VR2), mbl_free(used);
+    eig_result_free(r2);
     return rc;
 }
 

@@ -582,6 +582,49 @@ int mbla_eig(int n, const double *A, int lda, double *wr, double *wi, double *VL
     return 0;
 }
 
+int mbla_eig_balance(char balanc, int n, const double *A, int lda, double *wr, double *wi, double *VR, int ldvr,
+                     mbl_status *st)
+{
+    const char *fn = "mbla_eig_balance";
+    if (balanc != 'N' && balanc != 'P' && balanc != 'S' && balanc != 'B')
+        return mbl_error(st, MBL_EARG, "%s: balanc must be 'N', 'P', 'S' or 'B'", fn);
+    int r = check_mat(st, fn, "A", n, n, A, lda);
+    if (r) return r;
+    if (n > 0 && (!wr || !wi)) return mbl_error(st, MBL_EARG, "%s: wr or wi is NULL", fn);
+    if ((r = check_finite(st, fn, "A", n, n, A, lda))) return r;
+    if (VR && (r = check_mat(st, fn, "VR", n, n, VR, ldvr))) return r;
+    if (n == 0) return 0;
+    double *C = la_alloc_dmat(n, n), *scale = mbl_alloc_array((size_t)n, sizeof *scale);
+    if (!C || !scale) {
+        mbl_free(C), mbl_free(scale);
+        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
+    }
+    la_copy_dmat(n, n, A, lda, C, n);
+    char jr = VR ? 'V' : 'N';
+    double dummy = 0.0, wq = 0.0, abnrm = 0.0;
+    double *vr = VR ? VR : &dummy;
+    int lr = VR ? ldvr : 1, ilo = 0, ihi = 0;
+    /* sense 'N': no condition numbers, rconde, rcondv and iwork are not referenced */
+    int info = LAPACKE_dgeevx_work(LAPACK_COL_MAJOR, balanc, 'N', jr, 'N', n, C, n, wr, wi, &dummy, 1, vr, lr, &ilo,
+                                   &ihi, scale, &abnrm, &dummy, &dummy, &wq, -1, NULL);
+    double *work = NULL;
+    if (info == 0) {
+        int lwork = query_lwork(wq, 3 * n);
+        work = mbl_alloc_array((size_t)lwork, sizeof *work);
+        if (!work) {
+            mbl_free(C), mbl_free(scale);
+            return mbl_error(st, MBL_ENOMEM, "%s: out of memory (workspace %d)", fn, lwork);
+        }
+        info = LAPACKE_dgeevx_work(LAPACK_COL_MAJOR, balanc, 'N', jr, 'N', n, C, n, wr, wi, &dummy, 1, vr, lr, &ilo,
+                                   &ihi, scale, &abnrm, &dummy, &dummy, work, lwork, NULL);
+    }
+    mbl_free(work), mbl_free(C), mbl_free(scale);
+    if (info < 0) return la_lapacke_error(st, "mbla_eig_balance (dgeevx)", info);
+    if (info > 0)
+        return mbl_error(st, MBL_ENOCONV, "%s: QR algorithm failed (eigenvalues %d.. not computed)", fn, info);
+    return 0;
+}
+
 /* The arguments of a generalized eigenproblem (A, B) with its outputs (dggev, dggevx). */
 static int check_pencil(mbl_status *st, const char *fn, int n, const double *A, int lda, const double *B, int ldb,
                         const double *alphar, const double *alphai, const double *beta, const double *VL, int ldvl,

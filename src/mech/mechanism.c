@@ -202,7 +202,8 @@ static int read_all(mech *M, const yaml_node_t *root)
     M->pval = mbl_calloc((size_t)(np ? np : 1), sizeof *M->pval);
     M->pset = mbl_calloc((size_t)(np ? np : 1), sizeof *M->pset);
     M->src->param_numeric = mbl_calloc((size_t)(np ? np : 1), 1);
-    if (!M->pval || !M->pset || !M->src->param_numeric) return mech_oom(M);
+    M->src->param_evaluated = mbl_calloc((size_t)(np ? np : 1), 1);
+    if (!M->pval || !M->pset || !M->src->param_numeric || !M->src->param_evaluated) return mech_oom(M);
     for (int i = 0; i < np; i++) {
         M->np_eval = i;
         mech_set_track(M);

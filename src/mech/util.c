@@ -294,6 +294,7 @@ int mech_resolve_param(void *ud, mblx_graph *g, const char *name, size_t len, in
             *out = mblx_const(g, M->pval[i]);
             if (M->pset && M->pset[i] >= 0 && M->used_set < 0) M->used_set = M->pset[i];
             if (M->track_numeric && M->src->param_numeric) M->src->param_numeric[i] = 1;
+            if (M->src->param_evaluated) M->src->param_evaluated[i] = 1;
             return 0;
         }
     }

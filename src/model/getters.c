@@ -96,7 +96,8 @@ int mbl_model_set_param(mbl_model *md, int i, double value, mbl_status *st)
         return mbl_error(st, MBL_EARG,
                          "%s: parameter '%s' cannot be changed in place: %s (reload the model with the new value)",
                          md->file, md->pname[i],
-                         md->pbaked[i] == 2 ? "a mechanism's parameters are evaluated into its geometry"
+                         md->pbaked[i] == 2 ? "the mechanism evaluated it into a number (its geometry, an initial position or "
+                                              "velocity, another parameter's value)"
                                             : "another parameter or a value of the file (initial coordinate, "
                                               "velocity, input value, linearize.time) uses it");
     md->pval[i] = value;

@@ -100,7 +100,8 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     if (!rc) rc = model_create_symbols(&L);
     if (!rc) rc = take_spin_speeds(md, src, st);
     if (!rc && src->from_mechanism)
-        for (int i = 0; i < md->np; i++) md->pbaked[i] = 2; /* a mechanism's parameters are in its geometry */
+        for (int i = 0; i < md->np; i++) /* those a mechanism evaluated into numbers (all, without its flags) */
+            if (!src->param_evaluated || src->param_evaluated[i]) md->pbaked[i] = 2;
     if (!rc) rc = model_load_values(&L, sets, nsets);
     /* variables in their order first: a variable then finds the earlier ones parsed, so a long
      * chain of them written in order (a mechanism tree in joint coordinates) does not nest */

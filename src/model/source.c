@@ -576,5 +576,6 @@ void model_src_free(mbl_src *s)
     mbl_free(s->name);
     mbl_free(s->no_sens);
     mbl_free(s->param_numeric);
+    mbl_free(s->param_evaluated);
     mbl_free(s);
 }

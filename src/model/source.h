@@ -57,6 +57,11 @@ typedef struct mbl_src {
      * the equations' geometry (a marker's or body's orientation, a beam's axis, a marker of a tree in
      * relative coordinates), so the equations carry no derivative by it */
     unsigned char *param_numeric;
+    /* parameters.n flags (NULL: none): 1 where a mechanism evaluated the parameter into a number
+     * anywhere (its geometry, initial positions and velocities, assembly, another parameter's
+     * value): such a parameter cannot change in place (mbl_model_set_param); the others appear in
+     * the equations only by name */
+    unsigned char *param_evaluated;
     struct mbl_ffr_body *ffr;  /* flexible bodies (model/ffr.h): the structured term, nffr of them */
     int nffr;
     /* a mechanism's drawing (mbl_model_geometry): three items per point (x, y, z texts), key the

@@ -92,6 +92,64 @@ TEST(eig_rotation)
     CHECK_CLOSE(wi[1], -sin(t), 1e-14);
 }
 
+/* largest ||A v - s v|| / (||A||_F ||v||) over the eigenpairs of mbla_eig's packed form */
+static double eig_worst_berr(int n, const double *A, const double *wr, const double *wi, const double *VR)
+{
+    double nA = 0, worst = 0;
+    for (int i = 0; i < n * n; i++) nA += A[i] * A[i];
+    nA = sqrt(nA);
+    for (int k = 0; k < n; k++) {
+        int kr = wi[k] < 0 ? k - 1 : k, ki = wi[k] > 0 ? k + 1 : wi[k] < 0 ? k : -1;
+        double sg = wi[k] < 0 ? -1 : 1, r2 = 0, x2 = 0;
+        for (int i = 0; i < n; i++) {
+            double avr = 0, avi = 0, xr = VR[i + kr * n], xi = ki >= 0 ? sg * VR[i + ki * n] : 0;
+            for (int j = 0; j < n; j++) {
+                avr += A[i + j * n] * VR[j + kr * n];
+                avi += ki >= 0 ? A[i + j * n] * sg * VR[j + ki * n] : 0;
+            }
+            double er = avr - (wr[k] * xr - wi[k] * xi), ei = avi - (wr[k] * xi + wi[k] * xr);
+            r2 += er * er + ei * ei;
+            x2 += xr * xr + xi * xi;
+        }
+        worst = fmax(worst, sqrt(r2) / (nA * sqrt(x2)));
+    }
+    return worst;
+}
+
+/* dgeevx with the balancing chosen. The matrix is the core of the mechanism single-track car's A
+ * (its wheel angle, a lateral velocity, the yaw rate, the wheel speed; the 1e-32 and 1e-29 are
+ * rounding-level entries of exact zeros): dgeev's scaling balancer gives it factors of ~1e23 and
+ * eigenvectors with backward errors of 0.16; the permutation alone keeps them at rounding level.
+ * The eigenvalues are 0 (three times, to 1e-20) and -6. */
+TEST(eig_balance_permutation_only)
+{
+    enum { n = 4 };
+    double A[n * n] = {0}, wr[n], wi[n], VR[n * n];
+    A[0 + 3 * n] = 1, A[1 + 3 * n] = -1e-32, A[2 + 1 * n] = 1, A[2 + 2 * n] = -6, A[3 + 2 * n] = -1e-29;
+    mbl_status st;
+    const char modes[] = "PNSB";
+    for (int m = 0; m < 4; m++) {
+        CHECK_EQ_INT(mbla_eig_balance(modes[m], n, A, n, wr, wi, VR, n, &st), 0);
+        int six = 0, zeros = 0;
+        for (int k = 0; k < n; k++) {
+            if (fabs(wr[k] + 6) <= 1e-14 && wi[k] == 0) six++;
+            if (hypot(wr[k], wi[k]) <= 1e-20) zeros++;
+        }
+        CHECK_EQ_INT(six, 1);
+        CHECK_EQ_INT(zeros, 3);
+        if (modes[m] == 'P' || modes[m] == 'N') {
+            double b = eig_worst_berr(n, A, wr, wi, VR);
+            CHECK_MSG(b <= 1e-15, "balanc %c: backward error %.3g", modes[m], b);
+        }
+    }
+    CHECK_EQ_INT(mbla_eig_balance('P', n, A, n, wr, wi, NULL, 1, &st), 0); /* eigenvalues only */
+    CHECK_EQ_INT(mbla_eig_balance('X', n, A, n, wr, wi, VR, n, &st), MBL_EARG);
+    CHECK(strstr(st.msg, "balanc") != NULL);
+    CHECK_EQ_INT(mbla_eig_balance('P', n, A, 1, wr, wi, VR, n, &st), MBL_EDIM);
+    A[5] = NAN;
+    CHECK_EQ_INT(mbla_eig_balance('P', n, A, n, wr, wi, VR, n, &st), MBL_EARG);
+}
+
 /* K = k tridiag(-1, 2, -1), M = m/6 tridiag(1, 4, 1) (linear finite elements of a fixed-fixed
  * bar): lambda_j = 6 k (1 - cos t_j) / (m (2 + cos t_j)), t_j = j pi/(n+1). */
 static void fe_bar(int n, double k, double m, double *K, double *M)
@@ -541,6 +599,7 @@ TEST(allocation_failures)
     mbla_dlu *lu = NULL;
     double rc;
     ALLOC_FAIL_LOOP(mbla_eig(n, A, n, w, wi, V, n, V, n, NULL), (void)0);
+    ALLOC_FAIL_LOOP(mbla_eig_balance('P', n, A, n, w, wi, V, n, NULL), (void)0);
     ALLOC_FAIL_LOOP(mbla_ggev(n, A, n, B, n, w, wi, be, NULL, 1, V, n, NULL), (void)0);
     ALLOC_FAIL_LOOP(mbla_sygvd(n, B, n, B, n, w, V, n, NULL), (void)0);
     ALLOC_FAIL_LOOP((memcpy(W, A, sizeof A), mbla_qrcp(n, n, W, n, MBLA_DEFAULT, jpvt, &rank, V, n, n, NULL, 1, NULL)), (void)0);
@@ -585,6 +644,7 @@ int main(void)
     RUN(eig_tridiagonal_toeplitz);
     RUN(eig_companion_complex_roots);
     RUN(eig_rotation);
+    RUN(eig_balance_permutation_only);
     RUN(sygvd_fe_bar_closed_form);
     RUN(sygvd_not_positive_definite);
     RUN(ggev_singular_pencil_infinite);

@@ -11,6 +11,8 @@ if(MBLIN_PYTHON3_NUMPY)
 endif()
 mblin_add_test(test_vtrans ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_vtrans.c)
 mblin_add_test(test_spinning_top ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_spinning_top.c)
+# mechanism parameters changed in place (sweeps) against a fresh load, every example and parameter
+mblin_add_test(test_mech_param_inplace ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_mech_param_inplace.c)
 mblin_add_test(test_flex_sens ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_flex_sens.c)
 mblin_add_test(test_beam3 ${CMAKE_CURRENT_SOURCE_DIR}/mech/test_beam3.c)
 # the saddle-point order of KLU keeps the fill near AMD's estimate (issue 31, item 3)
