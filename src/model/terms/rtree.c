@@ -720,6 +720,16 @@ int model_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *out,
     return 0;
 }
 
+int model_rtree_num_nbodies(const mbl_rtree_num *r) { return r->tree.nb; }
+
+void model_rtree_num_body(const mbl_rtree_num *r, int b, int *parent, int *kind, int *q, const mblx_id **tn)
+{
+    *parent = r->tree.b[b].parent;
+    *kind = r->tree.b[b].kind;
+    *q = r->qidx[b];
+    *tn = r->tn + (size_t)b * MBL_RTREE_NT;
+}
+
 size_t model_rtree_num_work(const mbl_rtree_num *r)
 {
     return r->nin + r->in_work + (size_t)r->tree.nb * NB_SIZE;
