@@ -49,9 +49,8 @@ int lin_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_stat
 int lin_eval_at_y(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, mbl_status *st)
 {
     model_fill_syms_pt(md, pt, ev->syms);
-    int rc = model_eval_jac(md, ev->syms, ev->jac, ev->work, st);
+    int rc = model_eval_jac_y(md, ev->syms, ev->jac, outputs ? ev->y : NULL, ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, ev->syms, ev->us, ev->work, st);
-    if (!rc && outputs) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
     if (rc) return model_eval_error(md, ev->syms, "at the operating point", st);
     return 0;
 }

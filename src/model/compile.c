@@ -313,6 +313,7 @@ int model_compile(mbl_model *md, mbl_status *st)
         if (st) *st = job.st;
         return job.st.code ? job.st.code : MBL_ENOMEM;
     }
+    if (md->rtn && model_rtree_num_bind_outputs(md, md->rtn, st)) return st ? st->code : MBL_ENOMEM;
     md->work_size = mblx_tape_work_size(md->tape_F);
     for (int t = 0; t < MODEL_NTERMS; t++)
         if (model_terms[t]->present(md) && model_terms[t]->work(md) > md->work_size) md->work_size = model_terms[t]->work(md);

@@ -79,6 +79,13 @@ void model_rtree_num_body(const mbl_rtree_num *r, int b, int *parent, int *kind,
  * differentiating through the chain of rotations costs hundreds per joint. */
 int model_rtree_num_yjac(struct mbl_model *md, const mbl_rtree_num *r, int ny, const mblx_id *y, struct mbl_sjac *J,
                          mbl_status *st);
+/* The outputs with the texts (model_compile, once md->yjac is made): one tape computes the
+ * kinematics that both read, and model_rtree_num_jac_y evaluates the term's Jacobian entries (as
+ * model_rtree_num_jac) and the outputs with their Jacobian's values into y (md->tape_y's layout;
+ * NULL: evaluated, not copied; model_eval_jac_y). */
+int model_rtree_num_bind_outputs(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
+int model_rtree_num_jac_y(const mbl_rtree_num *r, const double *syms, double *jac, double *y, double *work,
+                          mbl_status *st);
 /* Number of Jacobian entries the term writes (for tests and benchmarks). */
 int model_rtree_num_entries(const mbl_rtree_num *r);
 void model_rtree_num_free(mbl_rtree_num *r);

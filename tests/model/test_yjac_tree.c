@@ -8,6 +8,9 @@
  *    prismatic, a fixed and a flipped revolute joint, turned and offset markers and outputs of
  *    poses relative to another body, velocities and a nonlinear combination;
  *  - the closed form of a planar two-link arm's end-effector Jacobian (C of the linear model);
+ *  - the evaluator of the Jacobian with the outputs (model_eval_jac_y: the tree's texts and the
+ *    outputs in one tape): the values of the two tapes apart to rounding, and the same Jacobian bit
+ *    for bit whether the outputs are wanted or not;
  *  - its size: the outputs' Jacobian costs O(1) tape instructions per entry on top of the outputs
  *    themselves (differentiated through the chain it cost about 100 per entry on the 20-link chain). */
 #include <math.h>
@@ -77,6 +80,19 @@ static void check_model(const char *name, mbl_model *md, double dq, double vq)
         if (!pt) continue;
         model_fill_syms_pt(md, pt, syms);
         CHECK_EQ_INT(mblx_tape_eval(md->tape_y, syms, y, work, &st), 0);
+        /* the texts and the outputs in one tape (model_eval_jac_y): the values of the two tapes
+         * apart to rounding, and the same Jacobian whether the outputs are wanted or not */
+        size_t nyv = (size_t)md->ny + (size_t)md->yjac.nz, nj = (size_t)md->jac.nz;
+        double *y2 = malloc(sizeof *y2 * (nyv + 1)), *j1 = malloc(sizeof *j1 * (3 * nj + 1)), *j2 = j1 + nj, *j3 = j2 + nj;
+        CHECK_EQ_INT(model_eval_jac(md, syms, j1, work, &st), 0);
+        CHECK_EQ_INT(model_eval_jac_y(md, syms, j2, y2, work, &st), 0);
+        CHECK_EQ_INT(model_eval_jac_y(md, syms, j3, NULL, work, &st), 0);
+        CHECK(memcmp(j2, j3, nj * sizeof *j2) == 0);
+        double dj = 0, sj = 0, dy = 0, sy = 0;
+        for (size_t e = 0; e < nj; e++) dj = fmax(dj, fabs(j1[e] - j2[e])), sj = fmax(sj, fabs(j1[e]));
+        for (size_t e = 0; e < nyv; e++) dy = fmax(dy, fabs(y[e] - y2[e])), sy = fmax(sy, fabs(y[e]));
+        CHECK(dj <= 1e-14 * sj && dy <= 1e-14 * sy);
+        free(y2), free(j1);
         double outside = 0, big = 0, d = 0;
         reference(md, syms, ref, &outside);
         for (int p = 0; p < md->yjac.nz; p++) big = fmax(big, fabs(ref[p])), d = fmax(d, fabs(y[md->ny + p] - ref[p]));
