@@ -323,7 +323,7 @@ struct mbl_rtree_num {
     int n;            /* the model's coordinates */
     int *qidx;        /* nb: coordinate of each body (-1 fixed) */
     int *vs, *as;     /* nb: symbol index of its q' and q'' (-1 fixed) */
-    mblx_tape *in;    /* the texts: nb * MBL_RTREE_NT values, then gravity (3) */
+    mblx_tape *in;    /* the texts but e: nb * NTV values, then gravity (3) */
     size_t nin, in_work;
     mblx_tape *iny;   /* NULL, or the texts, then the model's outputs and their Jacobian (ny values) */
     size_t ny, iny_work;
@@ -333,6 +333,17 @@ struct mbl_rtree_num {
     int *pos;         /* 6 per pair: positions in the Jacobian's values, -1 for none */
     char *qzero;      /* nb: the rows do not depend on the body's coordinate (in structure) */
 };
+
+/* The texts the evaluation reads (all but the Euler parameters, which only the outputs'
+ * Jacobian's expressions use, rtree_y.c), NTV per body, then gravity */
+#define NTV MBL_RTREE_E
+
+static void texts_evaluated(const mbl_rtree_num *r, mblx_id *out)
+{
+    int nb = r->tree.nb;
+    for (int b = 0; b < nb; b++) memcpy(out + (size_t)b * NTV, r->tn + (size_t)b * MBL_RTREE_NT, NTV * sizeof *out);
+    memcpy(out + (size_t)nb * NTV, r->tn + (size_t)nb * MBL_RTREE_NT, 3 * sizeof *out);
+}
 
 enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC = 36, NB_P = 42, NB_Q = 48,
        NB_U = 54, NB_G = 60, NB_D = 66, NB_E = 72, NB_I = 78, NB_IC = 114, NB_BC = 150, NB_SIZE = 186 };
@@ -365,12 +376,12 @@ int model_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
     if (!r) return mbl_error(st, MBL_ENOMEM, "out of memory");
     r->tree.nb = nb;
     r->n = md->n;
-    r->nin = (size_t)nb * MBL_RTREE_NT + 3;
+    r->nin = (size_t)nb * NTV + 3;
     r->tree.b = mbl_calloc((size_t)nb, sizeof *r->tree.b);
     r->qidx = mbl_alloc_array((size_t)nb, sizeof *r->qidx);
     r->vs = mbl_alloc_array((size_t)nb, sizeof *r->vs);
     r->as = mbl_alloc_array((size_t)nb, sizeof *r->as);
-    r->tn = mbl_alloc_array(r->nin, sizeof *r->tn);
+    r->tn = mbl_alloc_array((size_t)nb * MBL_RTREE_NT + 3, sizeof *r->tn);
     r->qzero = mbl_calloc((size_t)nb + 1, 1);
     if (!r->tree.b || !r->qidx || !r->vs || !r->as || !r->tn || !r->qzero) {
         model_rtree_num_free(r);
@@ -433,7 +444,14 @@ int model_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
             if (r->qidx[j] >= 0) r->pi[np] = i, r->pj[np] = j, np++;
     }
     for (int p = 0; p < 6 * np; p++) r->pos[p] = -1;
-    r->in = mblx_compile(md->g, r->nin, r->tn, st);
+    mblx_id *tv = mbl_alloc_array(r->nin, sizeof *tv);
+    if (tv) {
+        texts_evaluated(r, tv);
+        r->in = mblx_compile(md->g, r->nin, tv, st);
+    } else {
+        mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    mbl_free(tv);
     if (!r->in) {
         model_rtree_num_free(r);
         return st ? st->code : MBL_ENOMEM;
@@ -612,11 +630,11 @@ static void nbmat(const double *v, const double *I6, double *B)
 static void nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *tv, double *N, int full)
 {
     int nb = r->tree.nb;
-    const double *gv = tv + (size_t)nb * MBL_RTREE_NT;
+    const double *gv = tv + (size_t)nb * NTV;
     double a0[6] = {0, 0, 0, -gv[0], -gv[1], -gv[2]}, z6[6] = {0, 0, 0, 0, 0, 0};
     for (int b = 0; b < nb; b++) {
         double *n = N + (size_t)b * NB_SIZE;
-        const double *tb = tv + (size_t)b * MBL_RTREE_NT;
+        const double *tb = tv + (size_t)b * NTV;
         int p = r->tree.b[b].parent, kind = r->tree.b[b].kind;
         const double *vp = p >= 0 ? N + (size_t)p * NB_SIZE + NB_V : z6, *ap = p >= 0 ? N + (size_t)p * NB_SIZE + NB_A : a0;
         memcpy(n + NB_VP, vp, 6 * sizeof *n);
@@ -644,7 +662,7 @@ static void nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *t
     }
     for (int b = nb - 1; b >= 0; b--) {
         double *n = N + (size_t)b * NB_SIZE;
-        const double *tb = tv + (size_t)b * MBL_RTREE_NT;
+        const double *tb = tv + (size_t)b * NTV;
         double h[6], Ia[6], vh[6];
         double *I = n + NB_I;
         ninertia(tb, I);
@@ -739,7 +757,7 @@ int model_rtree_num_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st
     if (!md->ny) return 0;
     mblx_id *all = mbl_alloc_array(n, sizeof *all);
     if (!all) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    memcpy(all, r->tn, r->nin * sizeof *all);
+    texts_evaluated(r, all);
     memcpy(all + r->nin, md->y, (size_t)md->ny * sizeof *all);
     if (md->yjac.nz) memcpy(all + r->nin + md->ny, md->yjac.node, (size_t)md->yjac.nz * sizeof *all);
     r->iny = mblx_compile(md->g, n, all, st);
