@@ -6,9 +6,10 @@ of bench/chain_urdf.py and the 30-joint humanoid tree tests/lin/humanoid30.urdf.
 bench_relin's sweep median (CPU clock, OPENBLAS_NUM_THREADS=1), the median of --runs runs, the two
 paths interleaved, and the dense path with skip_outputs (no C, D: MBLIN_SKIP_OUTPUTS=1); with --callgrind also the instructions per point (callgrind, inclusive in
 mbl_relinearize, divided by its calls; deterministic). Prints a markdown table and the growth
-exponents between consecutive chain sizes.
+exponents between consecutive chain sizes. With --before OTHER_BUILD, also the dense path of another
+build ("before", e.g. the main branch's), interleaved with the others.
 
-usage: python3 bench/tree_relin.py BUILD [--sizes 10,20,100] [--runs 3] [--callgrind]"""
+usage: python3 bench/tree_relin.py BUILD [--sizes 10,20,100] [--runs 3] [--callgrind] [--before BUILD]"""
 import argparse
 import math
 import os
@@ -53,10 +54,14 @@ def main():
     ap.add_argument('--sizes', default='10,20,100')
     ap.add_argument('--runs', type=int, default=3)
     ap.add_argument('--callgrind', action='store_true')
+    ap.add_argument('--before', default=None)
     a = ap.parse_args()
     base = dict(os.environ, OPENBLAS_NUM_THREADS='1', MBLIN_BENCH_CLOCK='cpu', MBLIN_BENCH_SWEEP_ONLY='1')
     env = {'general': dict(base, MBLIN_DENSE_TREE='off'), 'dense': dict(base), 'no C, D': dict(base, MBLIN_SKIP_OUTPUTS='1')}
-    tags = ('general', 'dense', 'no C, D')
+    tags = ('general', 'dense', 'no C, D') + (('before',) if a.before else ())
+    if a.before:
+        env['before'] = dict(base)
+    bld = {k: (a.before if k == 'before' else a.build) for k in tags}
     tmp = tempfile.mkdtemp(prefix='mblin_tree_')
     models = []
     for n in [int(s) for s in a.sizes.split(',') if s]:
@@ -66,26 +71,28 @@ def main():
         models.append(('chain N = %d' % n, n, path))
     models.append(('humanoid tree (30 joints)', 30, TREE))
     res = {}
-    print('| model | general [us] | dense [us] | ratio | dense, no C, D [us] |%s' % (
-        ' general [instr.] | dense [instr.] | dense, no C, D [instr.] |' if a.callgrind else ''))
-    print('|---|---|---|---|---|%s' % ('---|---|---|' if a.callgrind else ''))
+    print('| model | general [us] | dense [us] | ratio | dense, no C, D [us] |%s%s' % (
+        ' before, dense [us] |' if a.before else '',
+        ''.join(' %s [instr.] |' % k for k in tags) if a.callgrind else ''))
+    print('|---|---|---|---|---|%s%s' % ('---|' if a.before else '', '---|' * len(tags) if a.callgrind else ''))
     for name, n, path in models:
         t = {k: [] for k in tags}
         for _ in range(a.runs):
             for tag in tags:
-                t[tag].append(relin(a.build, path, n, env[tag]))
+                t[tag].append(relin(bld[tag], path, n, env[tag]))
         med = {k: sorted(v)[len(v) // 2] for k, v in t.items()}
         res[name] = (n, med)
         extra = ''
         if a.callgrind:
-            ins = {k: instructions(a.build, path, env[k], tmp) for k in tags}
-            extra = ' %.0f | %.0f | %.0f |' % tuple(ins[k] for k in tags)
-        print('| %s | %.1f | %.1f | %.2f | %.1f |%s' % (name, med['general'], med['dense'], med['general'] / med['dense'],
-                                                       med['no C, D'], extra), flush=True)
+            ins = {k: instructions(bld[k], path, env[k], tmp) for k in tags}
+            extra = ''.join(' %.0f |' % ins[k] for k in tags)
+        before = ' %.1f |' % med['before'] if a.before else ''
+        print('| %s | %.1f | %.1f | %.2f | %.1f |%s%s' % (name, med['general'], med['dense'], med['general'] / med['dense'],
+                                                         med['no C, D'], before, extra), flush=True)
     chains = [(n, m) for name, (n, m) in res.items() if name.startswith('chain')]
     for (n1, m1), (n2, m2) in zip(chains, chains[1:]):
-        print('growth %d-%d: general N^%.2f, dense N^%.2f, dense without C, D N^%.2f' % (
-            n1, n2, *[math.log(m2[k] / m1[k]) / math.log(n2 / n1) for k in tags]))
+        print('growth %d-%d: %s' % (n1, n2, ', '.join('%s N^%.2f' % (k, math.log(m2[k] / m1[k]) / math.log(n2 / n1))
+                                                      for k in tags)))
 
 
 if __name__ == '__main__':

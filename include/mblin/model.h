@@ -411,9 +411,10 @@ typedef struct mbl_lin_options {
                               at a point where it is not positive definite;
                               MBL_DENSE_TREE_OFF the general path always (for comparison;
                               docs/linearization.md "Sweeps") */
-    int skip_outputs;      /* sweeps: nonzero, mbl_relinearize neither evaluates the outputs nor
-                              forms C and D (left zero; the workspace's first point has them): for
-                              a sweep that wants A, B and the modes only (default 0) */
+    int skip_outputs;      /* sweeps: nonzero, mbl_relinearize forms no C and D (left zero; the
+                              workspace's first point has them) and evaluates no outputs, except a
+                              tree's in joint coordinates, whose tape they share with its
+                              kinematics: for a sweep that wants A, B and the modes only (default 0) */
 } mbl_lin_options;
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0

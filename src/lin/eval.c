@@ -55,11 +55,16 @@ int lin_eval_at_given(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, in
                       mbl_status *st)
 {
     model_fill_syms_pt(md, pt, ev->syms);
+    /* the caller's Jacobian values (a sweep's warm corrector: model_eval_jac's), unless the tree's
+     * shared tape gives them here (model_eval_jac_y_shared: equal to rounding, not bit for bit) */
     int rc = 0;
-    if (jac) memcpy(ev->jac, jac, (size_t)md->jac.nz * sizeof *ev->jac);
-    else rc = model_eval_jac(md, ev->syms, ev->jac, ev->work, st);
+    if (jac && !model_eval_jac_y_shared(md)) {
+        memcpy(ev->jac, jac, (size_t)md->jac.nz * sizeof *ev->jac);
+        if (outputs) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
+    } else {
+        rc = model_eval_jac_y(md, ev->syms, ev->jac, outputs ? ev->y : NULL, ev->work, st);
+    }
     if (!rc) rc = mblx_tape_eval(md->tape_us, ev->syms, ev->us, ev->work, st);
-    if (!rc && outputs) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
     if (rc) return model_eval_error(md, ev->syms, "at the operating point", st);
     return 0;
 }

@@ -258,6 +258,7 @@ static int emit_rtree(mech *M)
         for (int k = 0; k < 9; k++) tx[MBL_RTREE_A + k] = B->A[k];
         tx[MBL_RTREE_M] = B->mass;
         for (int k = 0; k < 6; k++) tx[MBL_RTREE_I + k] = B->I[k];
+        for (int k = 0; k < 4; k++) tx[MBL_RTREE_E + k] = B->e[k];
         for (int k = 0; k < MBL_RTREE_NT; k++) oom |= !(R->t[k] = mech_dup_s(tx[k] ? tx[k] : "0"));
     }
     mbl_free(idx);

@@ -223,31 +223,6 @@ int model_read_draw(loader *L, const mbl_src *s)
     return 0;
 }
 
-/* The same as jacobian_unknowns by reverse mode, row by row (mblx_gradient): for a few outputs of a
- * long chain (a relative tree's end-effector pose), forward mode differentiates the chain of
- * rotations once per joint column, N^2 nodes, where reverse mode makes O(N) per row. */
-static int jacobian_unknowns_rows(mbl_model *md, int nexpr, const mblx_id *exprs, mbl_sjac *J, mbl_status *st)
-{
-    mblx_id *syms = mbl_alloc_array((size_t)md->nunk + 1, sizeof *syms);
-    mblx_id *grad = mbl_alloc_array((size_t)md->nunk + 1, sizeof *grad);
-    int rc = 0;
-    if (!syms || !grad) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    for (int j = 0; j < md->nunk && !rc; j++) syms[j] = mblx_symbol_node(md->g, (size_t)md->sym_of_unknown[j]);
-    for (int i = 0; i < nexpr && !rc; i++) {
-        if (mblx_gradient(md->g, exprs[i], (size_t)md->nunk, syms, grad)) {
-            rc = mblx_graph_status(md->g, st) ? mblx_graph_status(md->g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
-            break;
-        }
-        for (int j = 0; j < md->nunk && !rc; j++) {
-            double x;
-            if (grad[j] == MBLX_NONE || (mblx_is_const(md->g, grad[j], &x) && x == 0.0)) continue;
-            if (model_sjac_push(J, i, j, grad[j])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        }
-    }
-    mbl_free(syms), mbl_free(grad);
-    return rc;
-}
-
 int model_compile_draw(mbl_model *md, mbl_status *st)
 {
     if (!md->npt) return 0;
@@ -318,7 +293,7 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     /* the flexible bodies' numeric entries last (never beside a tree: relative coordinates refuse
      * flexible bodies, src/mech/beam.c) */
     if (!rc) rc = model_ffr_num_bind(md, st);
-    if (!rc) rc = md->rtn ? jacobian_unknowns_rows(md, md->ny, md->y, &md->yjac, st)
+    if (!rc) rc = md->rtn ? model_rtree_num_yjac(md, md->rtn, md->ny, md->y, &md->yjac, st)
                           : jacobian_unknowns(md, md->ny, md->y, 0, &md->yjac, st);
     if (rc) return rc;
     /* user states: rows s (nus), sdot, sddot, then w (nuvs), wdot */
@@ -384,6 +359,7 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
         if (st) *st = job.st;
         return job.st.code ? job.st.code : MBL_ENOMEM;
     }
+    if (md->rtn && model_rtree_num_bind_outputs(md, md->rtn, st)) return st ? st->code : MBL_ENOMEM;
     md->work_size = mblx_tape_work_size(md->tape_F);
     if (fwd) { /* model_eval_jac's values: forward sweeps of tape_F */
         md->work_size = mblx_fwdjac_work_size(*fj, md->tape_F);

@@ -1,6 +1,7 @@
 /* The model's evaluators: the residuals and the residual Jacobian's values at a point, from the
  * tapes and then the structured terms evaluated numerically beside them (model/terms/term.h). */
 #include "model/model_internal.h"
+#include "model/rtree.h"
 #include "model/terms/term.h"
 
 const model_term_ops *const model_terms[MODEL_NTERMS] = {&model_term_rtree, &model_term_ffr, &model_term_ffr3,
@@ -33,4 +34,26 @@ int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double 
         rc = term->eval(md, syms, NULL, jac, work, st);
     }
     return rc;
+}
+
+/* The Jacobian and the outputs with theirs (y: md->tape_y's layout; NULL: not wanted). A tree's
+ * texts and outputs are one tape (model_rtree_num_bind_outputs): the kinematics both read are
+ * computed once, and evaluated there also when y is NULL, so that the Jacobian's values do not
+ * depend on whether the outputs are wanted (that tape shares subexpressions across more outputs
+ * than the texts' own, which can change their last bits). */
+int model_eval_jac_y_shared(const mbl_model *md)
+{
+    int alone = md->rtn != NULL && md->ny > 0;
+    for (int t = 0; t < MODEL_NTERMS && alone; t++) alone = model_terms[t] == &model_term_rtree || !model_terms[t]->present(md);
+    return alone;
+}
+
+int model_eval_jac_y(const mbl_model *md, const double *syms, double *jac, double *y, double *work, mbl_status *st)
+{
+    if (!model_eval_jac_y_shared(md)) {
+        int rc = model_eval_jac(md, syms, jac, work, st);
+        return rc || !y ? rc : mblx_tape_eval(md->tape_y, syms, y, work, st);
+    }
+    int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st);
+    return rc ? rc : model_rtree_num_jac_y(md->rtn, syms, jac, y, work, st);
 }

@@ -100,6 +100,13 @@ int model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac,
  * tape_F / tape_jac goes through these (model/eval.c). */
 int model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st);
 int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st);
+/* model_eval_jac, then the outputs and their Jacobian's values into y (md->tape_y's layout; NULL:
+ * not wanted). With a tree's outputs the values of jac come from one tape with the outputs (eval.c),
+ * whether y is wanted or not: equal to model_eval_jac's to rounding, not always bit for bit. */
+int model_eval_jac_y(const mbl_model *md, const double *syms, double *jac, double *y, double *work, mbl_status *st);
+/* 1 when model_eval_jac_y takes the Jacobian's values from the tree's shared tape (a tree's outputs),
+ * so that they may differ from model_eval_jac's in the last bits; 0 when it calls model_eval_jac. */
+int model_eval_jac_y_shared(const mbl_model *md);
 
 /* An evaluation of the model's tapes at the symbol values `syms` failed with `st` (MBL_EDOMAIN:
  * a division by zero, log/sqrt outside the domain, a non-finite result). Find which of the

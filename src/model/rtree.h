@@ -20,9 +20,10 @@ enum { MBL_RTREE_FIXED, MBL_RTREE_REV, MBL_RTREE_PRI };
 /* The texts of a body, in this order: the joint axis u (global, the direction in which the
  * coordinate turns or moves the body), a point p on it (global), the body's rotation matrix A
  * (row-major), its origin r, its centre of mass in body axes, its mass, its inertia about the
- * centre of mass in body axes (xx yy zz xy xz yz). */
+ * centre of mass in body axes (xx yy zz xy xz yz), its Euler parameters e (A = R(e), Hamilton:
+ * only the outputs' Jacobian reads them, rtree_y.c). */
 enum { MBL_RTREE_U = 0, MBL_RTREE_P = 3, MBL_RTREE_A = 6, MBL_RTREE_R = 15, MBL_RTREE_CM = 18, MBL_RTREE_M = 21,
-       MBL_RTREE_I = 22, MBL_RTREE_NT = 28 };
+       MBL_RTREE_I = 22, MBL_RTREE_E = 28, MBL_RTREE_NT = 32 };
 
 typedef struct mbl_rtree_body {
     char *name;                 /* "body 'link1'", for messages */
@@ -67,6 +68,24 @@ int model_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *F, dou
 int model_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *jac, double *work, mbl_status *st);
 int model_rtree_num_exprs(const struct mbl_model *md, const mbl_rtree_num *r, mblx_id *Fs, struct mbl_sjac *S,
                         mbl_status *st);
+/* The tree as the outputs' Jacobian sees it (rtree_y.c): its number of bodies and, for body b,
+ * its parent (-1: the ground), kind (MBL_RTREE_*), model coordinate (-1: none) and its texts'
+ * nodes (MBL_RTREE_NT of them). */
+int model_rtree_num_nbodies(const mbl_rtree_num *r);
+void model_rtree_num_body(const mbl_rtree_num *r, int b, int *parent, int *kind, int *q, const mblx_id **tn);
+/* The outputs' Jacobian dy/d[a lam mu v q r] into J (rows 0 .. ny - 1, columns increasing in each
+ * row), each entry the partial derivative at the tree's body poses plus the closed-form
+ * derivatives of the poses (rtree_y.c): O(depth) nodes per output of a body's pose, where
+ * differentiating through the chain of rotations costs hundreds per joint. */
+int model_rtree_num_yjac(struct mbl_model *md, const mbl_rtree_num *r, int ny, const mblx_id *y, struct mbl_sjac *J,
+                         mbl_status *st);
+/* The outputs with the texts (model_compile, once md->yjac is made): one tape computes the
+ * kinematics that both read, and model_rtree_num_jac_y evaluates the term's Jacobian entries (as
+ * model_rtree_num_jac) and the outputs with their Jacobian's values into y (md->tape_y's layout;
+ * NULL: evaluated, not copied; model_eval_jac_y). */
+int model_rtree_num_bind_outputs(struct mbl_model *md, mbl_rtree_num *r, mbl_status *st);
+int model_rtree_num_jac_y(const mbl_rtree_num *r, const double *syms, double *jac, double *y, double *work,
+                          mbl_status *st);
 /* Number of Jacobian entries the term writes (for tests and benchmarks). */
 int model_rtree_num_entries(const mbl_rtree_num *r);
 void model_rtree_num_free(mbl_rtree_num *r);

@@ -23,6 +23,7 @@ list(APPEND MBLIN_SOURCES
   src/model/ext.c
   src/model/terms/ffr.c
   src/model/terms/rtree.c
+  src/model/terms/rtree_y.c
   src/model/terms/ffr3.c
   src/model/dae_deriv.c
   src/model/vtrans.c

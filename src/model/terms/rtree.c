@@ -323,14 +323,27 @@ struct mbl_rtree_num {
     int n;            /* the model's coordinates */
     int *qidx;        /* nb: coordinate of each body (-1 fixed) */
     int *vs, *as;     /* nb: symbol index of its q' and q'' (-1 fixed) */
-    mblx_tape *in;    /* the texts: nb * MBL_RTREE_NT values, then gravity (3) */
+    mblx_tape *in;    /* the texts but e: nb * NTV values, then gravity (3) */
     size_t nin, in_work;
+    mblx_tape *iny;   /* NULL, or the texts, then the model's outputs and their Jacobian (ny values) */
+    size_t ny, iny_work;
     mblx_id *tn, gn[3]; /* the texts as nodes (the lazy expression form) */
     int npair;        /* (i, j): j = i or an ancestor of i, both with coordinates */
     int *pi, *pj;
     int *pos;         /* 6 per pair: positions in the Jacobian's values, -1 for none */
     char *qzero;      /* nb: the rows do not depend on the body's coordinate (in structure) */
 };
+
+/* The texts the evaluation reads (all but the Euler parameters, which only the outputs'
+ * Jacobian's expressions use, rtree_y.c), NTV per body, then gravity */
+#define NTV MBL_RTREE_E
+
+static void texts_evaluated(const mbl_rtree_num *r, mblx_id *out)
+{
+    int nb = r->tree.nb;
+    for (int b = 0; b < nb; b++) memcpy(out + (size_t)b * NTV, r->tn + (size_t)b * MBL_RTREE_NT, NTV * sizeof *out);
+    memcpy(out + (size_t)nb * NTV, r->tn + (size_t)nb * MBL_RTREE_NT, 3 * sizeof *out);
+}
 
 enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC = 36, NB_P = 42, NB_Q = 48,
        NB_U = 54, NB_G = 60, NB_D = 66, NB_E = 72, NB_I = 78, NB_IC = 114, NB_BC = 150, NB_SIZE = 186 };
@@ -341,6 +354,7 @@ void model_rtree_num_free(mbl_rtree_num *r)
     mbl_free(r->tree.b);
     mbl_free(r->qidx), mbl_free(r->vs), mbl_free(r->as);
     mblx_tape_free(r->in);
+    mblx_tape_free(r->iny);
     mbl_free(r->tn);
     mbl_free(r->pi), mbl_free(r->pj), mbl_free(r->pos), mbl_free(r->qzero);
     mbl_free(r);
@@ -362,12 +376,12 @@ int model_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
     if (!r) return mbl_error(st, MBL_ENOMEM, "out of memory");
     r->tree.nb = nb;
     r->n = md->n;
-    r->nin = (size_t)nb * MBL_RTREE_NT + 3;
+    r->nin = (size_t)nb * NTV + 3;
     r->tree.b = mbl_calloc((size_t)nb, sizeof *r->tree.b);
     r->qidx = mbl_alloc_array((size_t)nb, sizeof *r->qidx);
     r->vs = mbl_alloc_array((size_t)nb, sizeof *r->vs);
     r->as = mbl_alloc_array((size_t)nb, sizeof *r->as);
-    r->tn = mbl_alloc_array(r->nin, sizeof *r->tn);
+    r->tn = mbl_alloc_array((size_t)nb * MBL_RTREE_NT + 3, sizeof *r->tn);
     r->qzero = mbl_calloc((size_t)nb + 1, 1);
     if (!r->tree.b || !r->qidx || !r->vs || !r->as || !r->tn || !r->qzero) {
         model_rtree_num_free(r);
@@ -430,7 +444,14 @@ int model_rtree_num_new(mbl_model *md, const mbl_rtree *t, const int *qidx, cons
             if (r->qidx[j] >= 0) r->pi[np] = i, r->pj[np] = j, np++;
     }
     for (int p = 0; p < 6 * np; p++) r->pos[p] = -1;
-    r->in = mblx_compile(md->g, r->nin, r->tn, st);
+    mblx_id *tv = mbl_alloc_array(r->nin, sizeof *tv);
+    if (tv) {
+        texts_evaluated(r, tv);
+        r->in = mblx_compile(md->g, r->nin, tv, st);
+    } else {
+        mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    mbl_free(tv);
     if (!r->in) {
         model_rtree_num_free(r);
         return st ? st->code : MBL_ENOMEM;
@@ -519,7 +540,7 @@ out:
 
 /* ---- numeric spatial algebra (the same operations as the node builders above) ---- */
 
-static void ncrm(const double *a, const double *b, double *o)
+static inline void ncrm(const double *a, const double *b, double *o)
 {
     double w[3], v1[3], v2[3];
     vec3_cross(a, b, w);
@@ -528,7 +549,7 @@ static void ncrm(const double *a, const double *b, double *o)
     for (int k = 0; k < 3; k++) o[k] = w[k], o[3 + k] = v1[k] + v2[k];
 }
 
-static void ncrf(const double *a, const double *f, double *o)
+static inline void ncrf(const double *a, const double *f, double *o)
 {
     double n1[3], n2[3], fo[3];
     vec3_cross(a, f, n1);
@@ -537,7 +558,7 @@ static void ncrf(const double *a, const double *f, double *o)
     for (int k = 0; k < 3; k++) o[k] = n1[k] + n2[k], o[3 + k] = fo[k];
 }
 
-static void nm6v(const double *M, const double *x, double *o)
+static inline void nm6v(const double *M, const double *x, double *o)
 {
     double r[6];
     for (int i = 0; i < 6; i++) {
@@ -548,7 +569,7 @@ static void nm6v(const double *M, const double *x, double *o)
     memcpy(o, r, sizeof r);
 }
 
-static double ndot(const double *a, const double *b)
+static inline double ndot(const double *a, const double *b)
 {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
@@ -604,20 +625,16 @@ static void nbmat(const double *v, const double *I6, double *B)
         for (int j = i; j < 6; j++) B[6 * i + j] = B[6 * j + i] = -(M[6 * i + j] + M[6 * j + i]);
 }
 
-/* The texts at the point, then the forward pass and the backward pass (full: the subtree sums the
- * Jacobian needs); bodies in work after the texts and their tape's registers. */
-static int nrnea(const mbl_rtree_num *r, const double *syms, double *work, int full, double **bodies, mbl_status *st)
+/* The forward pass and the backward pass from the texts' values tv (full: the subtree sums the
+ * Jacobian needs) into the bodies N (nb * NB_SIZE). */
+static void nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *tv, double *N, int full)
 {
-    int rc = mblx_tape_eval(r->in, syms, work, work + r->nin, st);
-    if (rc) return rc;
     int nb = r->tree.nb;
-    const double *tv = work, *gv = work + (size_t)nb * MBL_RTREE_NT;
-    double *N = work + r->nin + r->in_work;
-    *bodies = N;
+    const double *gv = tv + (size_t)nb * NTV;
     double a0[6] = {0, 0, 0, -gv[0], -gv[1], -gv[2]}, z6[6] = {0, 0, 0, 0, 0, 0};
     for (int b = 0; b < nb; b++) {
         double *n = N + (size_t)b * NB_SIZE;
-        const double *tb = tv + (size_t)b * MBL_RTREE_NT;
+        const double *tb = tv + (size_t)b * NTV;
         int p = r->tree.b[b].parent, kind = r->tree.b[b].kind;
         const double *vp = p >= 0 ? N + (size_t)p * NB_SIZE + NB_V : z6, *ap = p >= 0 ? N + (size_t)p * NB_SIZE + NB_A : a0;
         memcpy(n + NB_VP, vp, 6 * sizeof *n);
@@ -645,7 +662,7 @@ static int nrnea(const mbl_rtree_num *r, const double *syms, double *work, int f
     }
     for (int b = nb - 1; b >= 0; b--) {
         double *n = N + (size_t)b * NB_SIZE;
-        const double *tb = tv + (size_t)b * MBL_RTREE_NT;
+        const double *tb = tv + (size_t)b * NTV;
         double h[6], Ia[6], vh[6];
         double *I = n + NB_I;
         ninertia(tb, I);
@@ -665,6 +682,15 @@ static int nrnea(const mbl_rtree_num *r, const double *syms, double *work, int f
         if (full)
             for (int k = 0; k < 72; k++) np[NB_IC + k] += n[NB_IC + k];
     }
+}
+
+/* The texts at the point, then nrnea_tv; bodies in work after the texts and their tape's registers. */
+static int nrnea(const mbl_rtree_num *r, const double *syms, double *work, int full, double **bodies, mbl_status *st)
+{
+    int rc = mblx_tape_eval(r->in, syms, work, work + r->nin, st);
+    if (rc) return rc;
+    *bodies = work + r->nin + r->in_work;
+    nrnea_tv(r, syms, work, *bodies, full);
     return 0;
 }
 
@@ -680,11 +706,9 @@ int model_rtree_num_F(const mbl_rtree_num *r, const double *syms, double *out, d
     return 0;
 }
 
-int model_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *out, double *work, mbl_status *st)
+/* The Jacobian's entries from the bodies N of the full pass */
+static void jac_entries(const mbl_rtree_num *r, double *N, double *out)
 {
-    double *N;
-    int rc = nrnea(r, syms, work, 1, &N, st);
-    if (rc) return rc;
     for (int b = 0; b < r->tree.nb; b++) {
         double *n = N + (size_t)b * NB_SIZE;
         if (r->qidx[b] < 0) continue;
@@ -717,12 +741,59 @@ int model_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *out,
         if (ps[4] >= 0) out[ps[4]] += ndot(nj + NB_S, ni + NB_E);
         if (ps[5] >= 0) out[ps[5]] += ndot(nj + NB_S, ni + NB_P);
     }
+}
+
+int model_rtree_num_jac(const mbl_rtree_num *r, const double *syms, double *out, double *work, mbl_status *st)
+{
+    double *N;
+    int rc = nrnea(r, syms, work, 1, &N, st);
+    if (!rc) jac_entries(r, N, out);
+    return rc;
+}
+
+int model_rtree_num_bind_outputs(mbl_model *md, mbl_rtree_num *r, mbl_status *st)
+{
+    size_t ny = (size_t)md->ny + (size_t)md->yjac.nz, n = r->nin + ny;
+    if (!md->ny) return 0;
+    mblx_id *all = mbl_alloc_array(n, sizeof *all);
+    if (!all) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    texts_evaluated(r, all);
+    memcpy(all + r->nin, md->y, (size_t)md->ny * sizeof *all);
+    if (md->yjac.nz) memcpy(all + r->nin + md->ny, md->yjac.node, (size_t)md->yjac.nz * sizeof *all);
+    r->iny = mblx_compile(md->g, n, all, st);
+    mbl_free(all);
+    if (!r->iny) return st && st->code ? st->code : MBL_ENOMEM;
+    r->ny = ny;
+    r->iny_work = mblx_tape_work_size(r->iny);
     return 0;
+}
+
+int model_rtree_num_jac_y(const mbl_rtree_num *r, const double *syms, double *jac, double *y, double *work,
+                          mbl_status *st)
+{
+    double *tv = work, *N = work + r->nin + r->ny + r->iny_work;
+    int rc = mblx_tape_eval(r->iny, syms, tv, tv + r->nin + r->ny, st);
+    if (rc) return rc;
+    if (y) memcpy(y, tv + r->nin, r->ny * sizeof *y);
+    nrnea_tv(r, syms, tv, N, 1);
+    jac_entries(r, N, jac);
+    return 0;
+}
+
+int model_rtree_num_nbodies(const mbl_rtree_num *r) { return r->tree.nb; }
+
+void model_rtree_num_body(const mbl_rtree_num *r, int b, int *parent, int *kind, int *q, const mblx_id **tn)
+{
+    *parent = r->tree.b[b].parent;
+    *kind = r->tree.b[b].kind;
+    *q = r->qidx[b];
+    *tn = r->tn + (size_t)b * MBL_RTREE_NT;
 }
 
 size_t model_rtree_num_work(const mbl_rtree_num *r)
 {
-    return r->nin + r->in_work + (size_t)r->tree.nb * NB_SIZE;
+    size_t a = r->nin + r->in_work, b = r->iny ? r->nin + r->ny + r->iny_work : 0;
+    return (a > b ? a : b) + (size_t)r->tree.nb * NB_SIZE;
 }
 
 int model_rtree_num_exprs(const mbl_model *md, const mbl_rtree_num *r, mblx_id *Fs, mbl_sjac *S, mbl_status *st)
