@@ -329,8 +329,10 @@ MBL_API int mbl_model_draw(const mbl_model *model, const mbl_point *pt, int nsha
  * coordinates q (ncol = n: the joint coordinates, and a floating root's own). dB holds ncol
  * planes, plane m = dB/dq_m (exact, from the expression engine); Bdot = sum_m dB/dq_m q'_m at the
  * point's velocities. Matrices are column-major, nrow x ncol. *out = NULL (and 0 returned) for a
- * model that is no relative-coordinate mechanism. Cost: the symbolic derivatives are formed at
- * each call (under a lock: the model's expression graph grows), O(nrow n^2) entries at most. */
+ * model that is no relative-coordinate mechanism. Cost: B's entries are formed symbolically at
+ * each call (under a lock: the model's expression graph grows) and dB by forward-mode sweeps of
+ * their tape (mblx_fwdjac: exact to rounding; entries that cancel may come out at the rounding
+ * level instead of 0). A 100-link URDF chain: 1.6 s and 330 MB for `linearize --json`. */
 typedef struct mbl_vtrans {
     int nrow, ncol;
     char **row_name;  /* nrow */

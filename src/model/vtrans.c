@@ -39,10 +39,10 @@ int mbl_model_velocity_transformation(const mbl_model *md, const mbl_point *pt, 
     size_t nB = (size_t)nrow * (size_t)n;
     mbl_vtrans *v = mbl_calloc(1, sizeof *v);
     mblx_id *Be = mbl_alloc_array(nB + 1, sizeof *Be);
-    mblx_sparse J, dJ;
-    memset(&J, 0, sizeof J), memset(&dJ, 0, sizeof dJ);
+    mblx_sparse J;
+    memset(&J, 0, sizeof J);
     mblx_tape *tape = NULL;
-    mblx_id *outs = NULL;
+    mblx_fwdjac *fj = NULL;
     double *syms = NULL, *work = NULL, *val = NULL;
     int rc = 0;
     if (!v || !Be) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -98,48 +98,43 @@ int mbl_model_velocity_transformation(const mbl_model *md, const mbl_point *pt, 
             }
         }
         mbl_free(D);
-        if (!rc && (rc = mblx_graph_status(g, st)) == 0 && mblx_jacobian(g, nB, Be, (size_t)n, md->q, &dJ) < 0)
-            rc = mblx_graph_status(g, st);
+        if (!rc) rc = mblx_graph_status(g, st);
+    }
+    /* the tape of B's entries; dB/dq by its forward sweeps (mblx_fwdjac: the entries' rotations
+     * and their derivatives nest along the chain, so a second symbolic Jacobian of a tree of N
+     * bodies makes O(N^3) entries of growing length: a 40-link URDF chain took 3.4 s and 840 MB) */
+    if (!rc) {
+        tape = mblx_compile(g, nB, Be, st);
+        fj = tape ? mblx_fwdjac_new(g, nB, Be, (size_t)n, md->q, st) : NULL;
+        if (!tape || !fj) rc = st && st->code ? st->code : MBL_ENOMEM;
     }
     model_graph_lock(md, 0);
-    /* one tape: the entries of B, then the nonzeros of dB */
-    size_t nz = rc ? 0 : (size_t)dJ.colptr[n];
-    if (!rc) {
-        outs = mbl_alloc_array(nB + nz + 1, sizeof *outs);
-        if (!outs) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    }
-    if (!rc) {
-        memcpy(outs, Be, nB * sizeof *outs);
-        if (nz) memcpy(outs + nB, dJ.node, nz * sizeof *outs);
-        model_graph_lock(md, 1);
-        tape = mblx_compile(g, nB + nz, outs, st);
-        model_graph_lock(md, 0);
-        if (!tape) rc = rc ? rc : MBL_ENOMEM;
-    }
+    const int *cp = NULL, *ri = NULL;
+    size_t nz = rc ? 0 : mblx_fwdjac_pattern(fj, &cp, &ri);
     if (!rc) {
         syms = mbl_calloc((size_t)md->nsym + 1, sizeof *syms);
-        work = mbl_alloc_array(mblx_tape_work_size(tape) + 1, sizeof *work);
-        val = mbl_alloc_array(nB + nz + 1, sizeof *val);
+        work = mbl_alloc_array(mblx_fwdjac_work_size(fj, tape) + 1, sizeof *work);
+        val = mbl_alloc_array(nz + 1, sizeof *val);
         if (!syms || !work || !val) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     if (!rc) {
         model_fill_syms_pt(md, pt, syms);
-        rc = mblx_tape_eval(tape, syms, val, work, st);
+        rc = mblx_fwdjac_eval(fj, tape, syms, val, v->B, work, st);
         if (rc) rc = mbl_error_prefix(st, "%s: evaluating the velocity transformation", md->file);
     }
     if (!rc) {
-        memcpy(v->B, val, nB * sizeof *val);
-        /* dJ: rows = entries of B (row + nrow * col), columns = q_m */
+        /* the pattern's rows = entries of B (row + nrow * col), columns = q_m */
         for (int m = 0; m < n; m++)
-            for (int p = dJ.colptr[m]; p < dJ.colptr[m + 1]; p++) {
-                double x = val[nB + (size_t)p];
-                v->dB[nB * (size_t)m + (size_t)dJ.rowidx[p]] = x;
-                v->Bdot[dJ.rowidx[p]] += x * pt->v[m];
+            for (int p = cp[m]; p < cp[m + 1]; p++) {
+                double x = val[p];
+                v->dB[nB * (size_t)m + (size_t)ri[p]] = x;
+                v->Bdot[ri[p]] += x * pt->v[m];
             }
     }
-    mblx_sparse_free(&J), mblx_sparse_free(&dJ);
+    mblx_sparse_free(&J);
+    mblx_fwdjac_free(fj);
     mblx_tape_free(tape);
-    mbl_free(Be), mbl_free(outs), mbl_free(syms), mbl_free(work), mbl_free(val);
+    mbl_free(Be), mbl_free(syms), mbl_free(work), mbl_free(val);
     if (rc) mbl_vtrans_free(v);
     else *out = v;
     return rc;

@@ -56,15 +56,21 @@ TEST(slider_pendulum_eq_3_38_3_43)
     mbl_model_free(md);
 }
 
-TEST(fourbar_dB_central_differences)
+/* dB/dq against central differences of B, and Bdot = sum_m dB/dq_m q'_m, on the model at path
+ * moved to a generic configuration and velocity */
+static void dB_central_differences(const char *path, const char *what)
 {
     mbl_model *md = NULL;
     mbl_point *pt = NULL;
     mbl_status st;
     memset(&st, 0, sizeof st);
-    int rc = fixture_model_point("examples/mech/spatial_fourbar_relative.yaml", NULL, NULL, &md, &pt, &st);
-    CHECK_MSG(rc == 0, "%s", st.msg);
-    if (rc) return;
+    int rc = mbl_model_load_file(path, NULL, 0, &md, &st);
+    if (!rc) rc = mbl_operating_point(md, NULL, &pt, &st);
+    CHECK_MSG(rc == 0, "%s: %s", what, st.msg);
+    if (rc) {
+        mbl_model_free(md);
+        return;
+    }
     int n = pt->n;
     /* a generic configuration and velocity (B is a function of q alone) */
     for (int i = 0; i < n; i++) pt->q[i] += 0.3 + 0.17 * i, pt->v[i] = 0.5 - 0.4 * i;
@@ -90,7 +96,7 @@ TEST(fourbar_dB_central_differences)
     }
     CHECK(maxd > 0.1);        /* the derivative is not trivially zero */
     CHECK(maxerr < 1e-8);
-    printf("  four-bar: max |dB/dq - central differences| = %.2e (max |dB/dq| %.3f)\n", maxerr, maxd);
+    printf("  %s: max |dB/dq - central differences| = %.2e (max |dB/dq| %.3f)\n", what, maxerr, maxd);
     /* Bdot = sum_m dB/dq_m q'_m */
     for (int e = 0; v && e < v->nrow * n; e++) {
         double s = 0;
@@ -102,9 +108,21 @@ TEST(fourbar_dB_central_differences)
     mbl_model_free(md);
 }
 
+TEST(fourbar_dB_central_differences)
+{
+    dB_central_differences("examples/mech/spatial_fourbar_relative.yaml", "spatial four-bar");
+}
+
+/* a URDF arm: a chain of seven revolute joints, dB/dq by forward sweeps of B's tape */
+TEST(arm7_dB_central_differences)
+{
+    dB_central_differences("examples/urdf/arm7.urdf", "arm7");
+}
+
 int main(void)
 {
     RUN(slider_pendulum_eq_3_38_3_43);
     RUN(fourbar_dB_central_differences);
+    RUN(arm7_dB_central_differences);
     return test_summary("mech vtrans");
 }
