@@ -187,6 +187,7 @@ static void write_json(const mbl_model *md, const mbl_floquet *f)
         printf("%s{\"re\": ", k ? ", " : ""), num(f->mult_re[k]), printf(", \"im\": "), num(f->mult_im[k]);
         printf(", \"abs\": "), num(f->mult_abs[k]), printf(", \"exponent_re\": "), num(f->exp_re[k]);
         printf(", \"exponent_im\": "), num(f->exp_im[k]), printf(", \"freq_hz\": "), num(f->exp_im[k] / TWO_PI);
+        printf(", \"backward_error\": "), num(f->mult_berr[k]);
         printf("}");
     }
     printf("], \"shapes\": [");

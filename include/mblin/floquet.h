@@ -112,6 +112,8 @@ typedef struct mbl_floquet {
     long steps, rhs_evals; /* CVODE's, over the last period integrated */
     char notes[512];
     mbl_mbc *mbc;          /* the multi-blade coordinate model when asked for (opt->mbc), else NULL */
+    double *mult_berr;     /* nx, as the multipliers: the normwise backward error ||Phi v - mu v||_2 /
+                              (||Phi||_F ||v||_2) of each multiplier with its eigenvector v (p_k(t0)) */
 } mbl_floquet;
 
 /* Floquet analysis of `model` about `point` (its operating point at t0 = point->t). 0, or a

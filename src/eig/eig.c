@@ -701,32 +701,41 @@ done:
  * level of a zero (zero_floor); none: the pair keeps its vector */
 #define DGEEV_MATCH_REL 1e-8
 
-/* Eigenvalues and right eigenvectors (VR, nx x nx) of A with the balancing balanc into r (re, im,
- * vre, vim, vsign) */
-static int dgeev_run(char balanc, int nx, const double *A, double *VR, mbl_eig_result *r, mbl_status *st)
+/* the rounding level of a zero eigenvalue of A (mbl_eig_result.zero_floor; the match's floor) */
+static double dgeev_zero_floor(int nx, const double *A)
 {
-    /* 'B' through dgeev itself: the bits every model had before the retry existed */
-    int rc = balanc == 'B' ? mbla_eig(nx, A, nx, r->re, r->im, NULL, 1, VR, nx, st)
-                           : mbla_eig_balance(balanc, nx, A, nx, r->re, r->im, VR, nx, st);
-    if (rc) return rc;
-    for (int i = 0; i < nx; i++) {
-        if (r->im[i] == 0.0) r->vre[i] = i, r->vim[i] = -1, r->vsign[i] = 1;
-        else if (r->im[i] > 0.0) r->vre[i] = i, r->vim[i] = i + 1, r->vsign[i] = 1;
-        else r->vre[i] = i - 1, r->vim[i] = i, r->vsign[i] = -1;
-    }
-    return 0;
+    return ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * mbla_norm1(nx, nx, A, nx));
 }
 
-/* r->berr: the backward errors ||A v - s v|| / (||A||_F ||v||) of r's eigenvalues with the vectors
- * VR; the largest returned. AV, res: work (nx x nx, 2 nx). */
-static double dgeev_berr(int nx, const double *A, const double *VR, double *AV, double *res, mbl_eig_result *r)
+/* eigenpair i of the packed (wi, VR): x = u + i sg v (v NULL: real) */
+static void dgeev_cols(int nx, const double *wi, const double *VR, int i, const double **u, const double **v, double *sg)
+{
+    int c = wi[i] < 0 ? i - 1 : i;
+    *u = VR + (size_t)c * nx;
+    *v = wi[i] != 0.0 ? VR + (size_t)(c + 1) * nx : NULL;
+    *sg = wi[i] < 0 ? -1 : 1;
+}
+
+/* Eigenvalues (wr, wi) and packed right eigenvectors (VR, nx x nx) of A with the balancing balanc */
+static int dgeev_run(char balanc, int nx, const double *A, double *wr, double *wi, double *VR, mbl_status *st)
+{
+    /* 'B' through dgeev itself: the bits every model had before the retry existed */
+    return balanc == 'B' ? mbla_eig(nx, A, nx, wr, wi, NULL, 1, VR, nx, st)
+                         : mbla_eig_balance(balanc, nx, A, nx, wr, wi, VR, nx, st);
+}
+
+/* berr: the backward errors ||A v - s v|| / (||A||_F ||v||) of the eigenvalues (wr, wi) with the
+ * packed vectors VR; the largest returned. AV, res: work (nx x nx, 2 nx). */
+static double dgeev_berr(int nx, const double *A, const double *wr, const double *wi, const double *VR, double *AV,
+                         double *res, double *berr)
 {
     mbla_gemm('N', 'N', nx, nx, nx, 1.0, A, nx, VR, nx, 0.0, AV, nx, NULL);
     double nA = fro(nx, nx, A, nx), worst = 0;
     for (int i = 0; i < nx; i++) {
-        const double *u = VR + (size_t)r->vre[i] * nx, *v = r->vim[i] >= 0 ? VR + (size_t)r->vim[i] * nx : NULL;
-        const double *Au = AV + (size_t)r->vre[i] * nx, *Av = v ? AV + (size_t)r->vim[i] * nx : NULL;
-        double sr = r->re[i], si = r->im[i], sg = r->vsign[i];
+        const double *u, *v;
+        double sg, sr = wr[i], si = wi[i];
+        dgeev_cols(nx, wi, VR, i, &u, &v, &sg);
+        const double *Au = AV + (u - VR), *Av = v ? AV + (v - VR) : NULL;
         for (int k = 0; k < nx; k++) {
             double xr = u[k], xi = v ? sg * v[k] : 0, axr = Au[k], axi = v ? sg * Av[k] : 0;
             res[k] = axr - (sr * xr - si * xi);
@@ -735,45 +744,72 @@ static double dgeev_berr(int nx, const double *A, const double *VR, double *AV, 
         double rn = nrm2(2 * nx, res);
         for (int k = 0; k < nx; k++) res[k] = u[k], res[nx + k] = v ? v[k] : 0;
         double xn = nrm2(2 * nx, res);
-        r->berr[i] = nA > 0 && xn > 0 ? rn / (nA * xn) : 0.0;
-        worst = fmax(worst, r->berr[i]);
+        berr[i] = nA > 0 && xn > 0 ? rn / (nA * xn) : 0.0;
+        worst = fmax(worst, berr[i]);
     }
     return worst;
 }
 
-/* The pairs of r whose backward error exceeds DGEEV_BERR_RETRY take the eigenvectors of their
- * matches in r2 (VR2), each used once; r's eigenvalues stay. 1: some vector was taken. */
-static int dgeev_take_vectors(int nx, const mbl_eig_result *r, double *VR, const mbl_eig_result *r2, const double *VR2,
+/* The pairs of (wr, wi, berr) whose backward error exceeds DGEEV_BERR_RETRY take the eigenvectors
+ * of their matches in the second solve (wr2, wi2, berr2, VR2), each used once; the eigenvalues
+ * stay. 1: some vector was taken. */
+static int dgeev_take_vectors(int nx, const double *wr, const double *wi, const double *berr, double *VR,
+                              const double *wr2, const double *wi2, const double *berr2, const double *VR2,
                               double zero_floor, unsigned char *used)
 {
     int taken = 0;
     memset(used, 0, (size_t)nx);
     for (int i = 0; i < nx; i++) {
-        if (!(r->berr[i] > DGEEV_BERR_RETRY) || r->im[i] < 0) continue; /* a pair by its first member */
+        if (!(berr[i] > DGEEV_BERR_RETRY) || wi[i] < 0) continue; /* a pair by its first member */
         int best = -1;
         double bd = INFINITY;
         for (int j = 0; j < nx; j++) {
-            if (used[j] || r2->im[j] < 0 || (r2->im[j] > 0) != (r->im[i] > 0) || !(r2->berr[j] < r->berr[i])) continue;
-            double d = hypot(r->re[i] - r2->re[j], r->im[i] - r2->im[j]);
+            if (used[j] || wi2[j] < 0 || (wi2[j] > 0) != (wi[i] > 0) || !(berr2[j] < berr[i])) continue;
+            double d = hypot(wr[i] - wr2[j], wi[i] - wi2[j]);
             if (d < bd) bd = d, best = j;
         }
-        if (best < 0 || !(bd <= DGEEV_MATCH_REL * hypot(r->re[i], r->im[i]) + zero_floor)) continue;
+        if (best < 0 || !(bd <= DGEEV_MATCH_REL * hypot(wr[i], wi[i]) + zero_floor)) continue;
         used[best] = 1;
-        int ncol = r->im[i] > 0 ? 2 : 1;
+        int ncol = wi[i] > 0 ? 2 : 1;
         memcpy(VR + (size_t)i * nx, VR2 + (size_t)best * nx, (size_t)ncol * nx * sizeof *VR);
         taken = 1;
     }
     return taken;
 }
 
+int eig_dgeev(int nx, const double *A, int retry, double *wr, double *wi, double *VR, double *berr, int *retried,
+              mbl_status *st)
+{
+    if (retried) *retried = 0;
+    if (nx <= 0) return 0;
+    double *AV = mbl_alloc_array((size_t)nx * nx + 1, sizeof(double));
+    double *res = mbl_alloc_array(2 * (size_t)nx + 1, sizeof(double));
+    double *VR2 = NULL, *w2 = NULL;
+    unsigned char *used = NULL;
+    int rc = AV && res ? 0 : mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc) rc = dgeev_run('B', nx, A, wr, wi, VR, st);
+    if (!rc && dgeev_berr(nx, A, wr, wi, VR, AV, res, berr) > DGEEV_BERR_RETRY && retry) {
+        /* vectors spoiled by the scaling: those pairs' vectors from the permutation only */
+        VR2 = mbl_alloc_array((size_t)nx * nx + 1, sizeof(double));
+        w2 = mbl_alloc_array(3 * (size_t)nx + 1, sizeof(double)); /* wr2, wi2, berr2 */
+        used = mbl_alloc_array((size_t)nx + 1, 1);
+        if (!VR2 || !w2 || !used) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        if (!rc) rc = dgeev_run('P', nx, A, w2, w2 + nx, VR2, st);
+        if (!rc) {
+            dgeev_berr(nx, A, w2, w2 + nx, VR2, AV, res, w2 + 2 * nx);
+            if (dgeev_take_vectors(nx, wr, wi, berr, VR, w2, w2 + nx, w2 + 2 * nx, VR2, dgeev_zero_floor(nx, A), used)) {
+                dgeev_berr(nx, A, wr, wi, VR, AV, res, berr);
+                if (retried) *retried = 1;
+            }
+        }
+    }
+    mbl_free(AV), mbl_free(res), mbl_free(VR2), mbl_free(w2), mbl_free(used);
+    return rc;
+}
+
 static int solve_dgeev(int nx, int z0, const double *A, int want, mbl_eig_result *r, mbl_status *st)
 {
     double *VR = mbl_alloc_array((size_t)nx * nx + 1, sizeof(double));
-    double *AV = mbl_alloc_array((size_t)nx * nx + 1, sizeof(double));
-    double *res = mbl_alloc_array(2 * (size_t)nx + 1, sizeof(double));
-    double *VR2 = NULL;
-    unsigned char *used = NULL;
-    mbl_eig_result *r2 = NULL;
     mbl_free(r->rptr), mbl_free(r->rows), mbl_free(r->cptr), mbl_free(r->voff), mbl_free(r->V);
     r->rptr = mbl_calloc(2, sizeof *r->rptr);
     r->rows = mbl_alloc_array((size_t)z0 + 1, sizeof *r->rows);
@@ -781,25 +817,17 @@ static int solve_dgeev(int nx, int z0, const double *A, int want, mbl_eig_result
     r->voff = mbl_calloc(1, sizeof *r->voff);
     r->V = want ? mbl_alloc_array((size_t)z0 * nx + 1, sizeof(double)) : NULL;
     int rc = 0;
-    if (!VR || !AV || !res || !r->rptr || !r->rows || !r->cptr || !r->voff || (want && !r->V)) {
+    if (!VR || !r->rptr || !r->rows || !r->cptr || !r->voff || (want && !r->V)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    if ((rc = dgeev_run('B', nx, A, VR, r, st))) goto done;
-    r->zero_floor = ZERO_DEFECT_FACTOR * sqrt(DBL_EPSILON * mbla_norm1(nx, nx, A, nx));
-    if (dgeev_berr(nx, A, VR, AV, res, r) > DGEEV_BERR_RETRY && want) {
-        /* vectors spoiled by the scaling: those pairs' vectors from the permutation only */
-        r2 = result_new(nx, z0);
-        VR2 = mbl_alloc_array((size_t)nx * nx + 1, sizeof(double));
-        used = mbl_alloc_array((size_t)nx + 1, 1);
-        if (!r2 || !VR2 || !used) {
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            goto done;
-        }
-        if ((rc = dgeev_run('P', nx, A, VR2, r2, st))) goto done;
-        dgeev_berr(nx, A, VR2, AV, res, r2);
-        if (dgeev_take_vectors(nx, r, VR, r2, VR2, r->zero_floor, used)) dgeev_berr(nx, A, VR, AV, res, r);
+    if ((rc = eig_dgeev(nx, A, want, r->re, r->im, VR, r->berr, NULL, st))) goto done;
+    for (int i = 0; i < nx; i++) {
+        if (r->im[i] == 0.0) r->vre[i] = i, r->vim[i] = -1, r->vsign[i] = 1;
+        else if (r->im[i] > 0.0) r->vre[i] = i, r->vim[i] = i + 1, r->vsign[i] = 1;
+        else r->vre[i] = i - 1, r->vim[i] = i, r->vsign[i] = -1;
     }
+    r->zero_floor = dgeev_zero_floor(nx, A);
     r->ncomp = 1;
     r->rptr[1] = z0;
     for (int i = 0; i < z0; i++) r->rows[i] = i;
@@ -809,8 +837,7 @@ static int solve_dgeev(int nx, int z0, const double *A, int want, mbl_eig_result
         for (int j = 0; j < nx; j++) memcpy(r->V + (size_t)j * z0, VR + (size_t)j * nx, (size_t)z0 * sizeof(double));
     strcpy(r->solver, "dgeev");
 done:
-    mbl_free(VR), mbl_free(AV), mbl_free(res), mbl_free(VR2), mbl_free(used);
-    eig_result_free(r2);
+    mbl_free(VR);
     return rc;
 }
 

@@ -25,6 +25,7 @@
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 
 #include "mblin/floquet.h"
+#include "eig/eig.h"
 #include "mblin/la.h"
 #include "study/floquet_internal.h"
 
@@ -58,7 +59,7 @@ void mbl_floquet_free(mbl_floquet *f)
     if (f->state_names)
         for (int i = 0; i < f->nx; i++) mbl_free(f->state_names[i]);
     mbl_free(f->state_names);
-    mbl_free(f->monodromy), mbl_free(f->mult_re), mbl_free(f->mult_im), mbl_free(f->mult_abs);
+    mbl_free(f->monodromy), mbl_free(f->mult_re), mbl_free(f->mult_im), mbl_free(f->mult_abs), mbl_free(f->mult_berr);
     mbl_free(f->exp_re), mbl_free(f->exp_im), mbl_free(f->shape_re), mbl_free(f->shape_im);
     mbl_free(f->shape_q_re), mbl_free(f->shape_q_im);
     mbl_free(f->q0), mbl_free(f->v0);
@@ -265,10 +266,13 @@ static int analyse(mbl_floquet *f, const mbl_floquet_options *o, const double *P
     double T = f->period;
     size_t nn = (size_t)nx * nx;
     double *wr = mbl_alloc_array((size_t)nx, sizeof *wr), *wi = mbl_alloc_array((size_t)nx, sizeof *wi);
-    double *VR = mbl_alloc_array(nn, sizeof *VR), *vr = mbl_alloc_array((size_t)nx * 4, sizeof *vr);
+    double *VR = mbl_alloc_array(nn, sizeof *VR), *vr = mbl_alloc_array((size_t)nx * 5, sizeof *vr);
     mult *ml = mbl_alloc_array((size_t)nx, sizeof *ml);
     int rc = wr && wi && VR && vr && ml ? 0 : mbl_error(st, MBL_ENOMEM, "out of memory (Floquet multipliers)");
-    if (!rc) rc = mbla_eig(nx, f->monodromy, nx, wr, wi, NULL, 1, VR, nx, st);
+    /* dgeev, with src/eig's retry of the vectors its scaling balancer spoils (a cyclic coordinate's
+     * column of Phi is e_j plus rounding-level entries, as in the car's A) */
+    double *berr = vr + 4 * (size_t)nx;
+    if (!rc) rc = eig_dgeev(nx, f->monodromy, 1, wr, wi, VR, berr, NULL, st);
     if (rc) goto done;
     for (int j = 0; j < nx; j++) ml[j] = (mult){wr[j], wi[j], hypot(wr[j], wi[j]), j};
     qsort(ml, (size_t)nx, sizeof *ml, mult_cmp);
@@ -278,7 +282,7 @@ static int analyse(mbl_floquet *f, const mbl_floquet_options *o, const double *P
                                                           : MBL_FLOQUET_MARGINAL;
     double *vi = vr + nx, *wre = vr + 2 * nx, *wim = vr + 3 * nx;
     for (int k = 0; k < nx; k++) {
-        f->mult_re[k] = ml[k].re, f->mult_im[k] = ml[k].im, f->mult_abs[k] = ml[k].mag;
+        f->mult_re[k] = ml[k].re, f->mult_im[k] = ml[k].im, f->mult_abs[k] = ml[k].mag, f->mult_berr[k] = berr[ml[k].idx];
         f->exp_re[k] = log(ml[k].mag) / T;
         f->exp_im[k] = atan2(ml[k].im, ml[k].re) / T; /* (-pi/T, pi/T] */
         eigvec(nx, wi, VR, ml[k].idx, vr, vi);
@@ -527,6 +531,7 @@ static int result_new(const mbl_linear *lin, const mbl_point *pt, const mbl_floq
     f->mult_re = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof(double));
     f->mult_im = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof(double));
     f->mult_abs = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof(double));
+    f->mult_berr = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof(double));
     f->exp_re = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof(double));
     f->exp_im = mbl_alloc_array(nx ? (size_t)nx : 1, sizeof(double));
     f->shape_re = mbl_alloc_array(nsh ? nsh : 1, sizeof(double));
@@ -535,7 +540,7 @@ static int result_new(const mbl_linear *lin, const mbl_point *pt, const mbl_floq
     f->shape_q_im = mbl_alloc_array((size_t)n * nx + 1, sizeof(double));
     f->q0 = mbl_alloc_array(n ? (size_t)n : 1, sizeof(double));
     f->v0 = mbl_alloc_array(n ? (size_t)n : 1, sizeof(double));
-    int bad = !f->state_names || !f->monodromy || !f->mult_re || !f->mult_im || !f->mult_abs || !f->exp_re || !f->exp_im ||
+    int bad = !f->state_names || !f->monodromy || !f->mult_re || !f->mult_im || !f->mult_abs || !f->mult_berr || !f->exp_re || !f->exp_im ||
               !f->shape_re || !f->shape_im || !f->shape_q_re || !f->shape_q_im || !f->q0 || !f->v0;
     for (int i = 0; !bad && i < nx; i++) {
         const char *s = lin->state_names && lin->state_names[i] ? lin->state_names[i] : "";

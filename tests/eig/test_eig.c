@@ -349,6 +349,57 @@ TEST(dgeev_scaling_retry)
     }
 }
 
+/* eig_dgeev, the retry on its own (also the Floquet monodromy's path, src/study/floquet.c): on the
+ * A above the spoiled pairs take vectors of backward error <= 1e-15 and the eigenvalues stay
+ * dgeev's bits; on a matrix with no rounding-level entries (no retry) the vectors are dgeev's
+ * (mbla_eig's) bits, and berr is ||A v - s v|| / (||A||_F ||v||) computed here in long double. */
+TEST(eig_dgeev_shared_retry)
+{
+    enum { nx = 4 };
+    double A[nx * nx] = {0}, B[nx * nx], wr[nx], wi[nx], wr0[nx], wi0[nx], VR[nx * nx], VR0[nx * nx], berr[nx];
+    A[0 + 3 * nx] = 1, A[1 + 3 * nx] = -1e-32, A[2 + 1 * nx] = 1, A[2 + 2 * nx] = -6, A[3 + 2 * nx] = -1e-29;
+    for (int i = 0; i < nx * nx; i++) B[i] = sin(1.0 + 3.0 * i); /* dense, no tiny entries */
+    mbl_status st;
+    for (int m = 0; m < 2; m++) {
+        const double *X = m ? B : A;
+        int retried = -1;
+        CHECK(mbla_eig(nx, X, nx, wr0, wi0, NULL, 1, VR0, nx, &st) == 0);
+        CHECK(eig_dgeev(nx, X, 1, wr, wi, VR, berr, &retried, &st) == 0);
+        CHECK_EQ_INT(retried, m ? 0 : 1);
+        for (int i = 0; i < nx; i++) CHECK(wr[i] == wr0[i] && wi[i] == wi0[i]);
+        if (m) CHECK(memcmp(VR, VR0, sizeof VR) == 0);
+        long double nX = 0;
+        for (int i = 0; i < nx * nx; i++) nX += (long double)X[i] * X[i];
+        nX = sqrtl(nX);
+        for (int i = 0; i < nx; i++) { /* the pair's x = u + i sg v */
+            int c = wi[i] < 0 ? i - 1 : i;
+            long double sg = wi[i] < 0 ? -1 : 1, rn = 0, xn = 0;
+            const double *u = VR + c * nx, *v = wi[i] != 0 ? VR + (c + 1) * nx : NULL;
+            for (int k = 0; k < nx; k++) {
+                long double ar = 0, ai = 0, xr = u[k], xi = v ? sg * v[k] : 0;
+                for (int j = 0; j < nx; j++) ar += (long double)X[k + j * nx] * u[j], ai += v ? (long double)X[k + j * nx] * sg * v[j] : 0;
+                ar -= (long double)wr[i] * xr - (long double)wi[i] * xi, ai -= (long double)wr[i] * xi + (long double)wi[i] * xr;
+                rn += ar * ar + ai * ai, xn += xr * xr + xi * xi;
+            }
+            double b = (double)(sqrtl(rn) / (nX * sqrtl(xn)));
+            CHECK_MSG(b <= 1e-15, "matrix %d, eigenvalue %d: backward error %.3g", m, i, b);
+            CHECK_MSG(fabs(berr[i] - b) <= 1e-16, "matrix %d, eigenvalue %d: berr %.3g, here %.3g", m, i, berr[i], b);
+        }
+    }
+    /* out of memory: an error, never a leak (the retry's allocations) */
+    int first = 1;
+    for (long k = 0; k < 100; k++) {
+        mbl_alloc_fail_after(k);
+        int rc = eig_dgeev(nx, A, 1, wr, wi, VR, berr, NULL, &st);
+        mbl_alloc_fail_after(-1);
+        if (first) CHECK_EQ_INT(rc, MBL_ENOMEM);
+        first = 0;
+        if (rc == MBL_ENOMEM) continue;
+        CHECK_EQ_INT(rc, 0);
+        break;
+    }
+}
+
 /* z0 != z1 (a non-holonomic system): dgeev on A. A upper triangular, eigenvalues its diagonal. */
 TEST(nonsquare_goes_to_dgeev)
 {
@@ -620,6 +671,7 @@ int main(void)
     RUN(indefinite_mass_goes_to_qz);
     RUN(nonsquare_goes_to_dgeev);
     RUN(dgeev_scaling_retry);
+    RUN(eig_dgeev_shared_retry);
     RUN(top_block_not_identity_goes_to_dgeev);
     RUN(independent_blocks);
     RUN(pipeline_picks_solver);

@@ -33,6 +33,12 @@ if(MBLIN_PYTHON3_NUMPY)
   add_test(NAME test_floquet_mbc COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/study/mbc_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+# Floquet mode shapes and backward errors against NumPy's SVD null vectors of Phi - mu I on every
+# Floquet example (issue 36, "silent wrong answers": dgeev shapes; needs numpy)
+if(MBLIN_PYTHON3_NUMPY)
+  add_test(NAME test_floquet_shapes COMMAND ${MBLIN_PYTHON3_NUMPY} ${CMAKE_CURRENT_SOURCE_DIR}/study/floquet_shapes_test.py
+           $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()
 # the mechanism single-track car swept over Cf in place: the fast path's tracked branches equal the
 # reload path's and the closed form (branch s17-mparam)
 mblin_add_test(test_sweep_mech_car ${CMAKE_CURRENT_SOURCE_DIR}/study/test_sweep_mech_car.c)
