@@ -264,17 +264,11 @@ int model_compile_draw(mbl_model *md, mbl_status *st)
     return 0;
 }
 
-/* mbl_load_options.forward_jacobian of the model this thread builds (src/load sets it around
- * model_from_src). */
-static _Thread_local int compile_forward;
-
-void model_compile_forward(int on) { compile_forward = on; }
-
 /* The forward path takes models whose rows are all in md->F (no numerically evaluated term, no
  * structured rows to merge). */
 static int forward_eligible(const mbl_model *md)
 {
-    if (!compile_forward || md->Fs) return 0;
+    if (!md->forward_jacobian || md->Fs) return 0;
     for (int t = 0; t < MODEL_NTERMS; t++)
         if (model_terms[t]->present(md)) return 0;
     return 1;
