@@ -306,6 +306,8 @@ int model_compile(mbl_model *md, mbl_status *st)
 static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
 {
     int fwd = forward_eligible(md);
+    /* md->F's inlined rows a forward-mode formulation left for later, needed now after all */
+    if (!fwd && model_inlined_rows(md, st)) return st ? st->code : MBL_ENOMEM;
     int rc = fwd ? jacobian_forward(md, fj, st) : jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
     if (!rc && md->Fs) rc = model_ffr_merge(md, md->Fs, &md->sjac, st);
     if (!rc && md->rtn) rc = model_rtree_num_pattern(md, md->rtn, st);

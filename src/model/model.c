@@ -268,6 +268,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->v0x);
     mbl_free(md->r0x);
     mbl_free(md->F);
+    model_inlined_free(md);
     mbl_free(md->Fc);
     mbl_free(md->y);
     mbl_free(md->us);

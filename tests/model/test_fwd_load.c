@@ -78,10 +78,28 @@ static void same_model(const char *file, int eligible)
     CHECK_MSG(worst <= 1e-13, "%s: forward against default values: %.3g", file, worst);
     CHECK_MSG(worst_miss <= 1e-13, "%s: %d entries outside the forward pattern: %.3g", file, nmiss, worst_miss);
     CHECK_MSG(worst_extra <= 1e-13, "%s: entries only in the forward pattern: %.3g", file, worst_extra);
-    /* the expressions, built on request, evaluate to the default's values */
+    /* the expressions, built on request, evaluate to the default's values; a forward load whose
+     * tapes read the let form md->Fc leaves md->F's EOM rows to that request (md->Fdefer) */
+    CHECK_MSG(!eligible || !b->Fc || (b->Fdefer && b->F[0] == MBLX_NONE), "%s: md->F's inlined rows deferred", file);
     const mblx_id *Fa, *Fb, *na, *nb;
     CHECK_EQ_INT(model_dae_nodes(a, &Fa, &na, &st), 0);
     CHECK_EQ_INT(model_dae_nodes(b, &Fb, &nb, &st), 0);
+    CHECK_MSG(b->Fdefer == NULL, "%s: md->F built on request", file);
+    {
+        mblx_tape *fa = mblx_compile(a->g, (size_t)a->nF, Fa, &st), *fb = mblx_compile(b->g, (size_t)b->nF, Fb, &st);
+        CHECK(fa && fb && a->nF == b->nF);
+        size_t nwf = fa && fb ? (mblx_tape_work_size(fa) > mblx_tape_work_size(fb) ? mblx_tape_work_size(fa)
+                                                                                    : mblx_tape_work_size(fb)) : 0;
+        double *wf = calloc(nwf + 1, sizeof *wf), *ra = calloc((size_t)a->nF + 1, sizeof *ra);
+        double *rb = calloc((size_t)a->nF + 1, sizeof *rb), worst_F = 0;
+        if (fa && fb && good && mblx_tape_eval(fa, sv, ra, wf, &st) == 0) {
+            CHECK_EQ_INT(mblx_tape_eval(fb, sv, rb, wf, &st), 0);
+            for (int i = 0; i < a->nF; i++) worst_F = fmax(worst_F, fabs(ra[i] - rb[i]) / (1 + fabs(ra[i])));
+        }
+        CHECK_MSG(worst_F <= 1e-13, "%s: md->F's rows (built on request) against the default's: %.3g", file, worst_F);
+        mblx_tape_free(fa), mblx_tape_free(fb);
+        free(wf), free(ra), free(rb);
+    }
     mblx_tape *ta = mblx_compile(a->g, (size_t)a->jac.nz, na, &st), *tb = mblx_compile(b->g, (size_t)b->jac.nz, nb, &st);
     CHECK(ta && tb);
     size_t nw2 = mblx_tape_work_size(ta) > mblx_tape_work_size(tb) ? mblx_tape_work_size(ta) : mblx_tape_work_size(tb);
