@@ -303,13 +303,75 @@ static int formulate_forces(loader *L, mblx_id zero, mblx_id *Fgen)
     return 0;
 }
 
-/* pv = dT/dv (n), with T quadratic in the velocities. */
+/* 1 when T is structurally a polynomial of degree at most 2 in the velocities (sums, products,
+ * powers to non-negative integer constants of velocities, with factors free of them): then
+ * d2T/dv2 is free of velocities without forming it. 0 otherwise (not polynomial, a higher degree,
+ * or a cancellation the structure does not show: kinetic_gradient's check decides). */
+static int structurally_quadratic(const mbl_model *md, mblx_id T)
+{
+    mblx_graph *g = md->g;
+    size_t nn = mblx_node_count(g), ns = 0, cap = 64;
+    signed char *deg = mbl_alloc_array(nn + 1, 1); /* -1 not yet, 0-2 the degree, 3 more or not polynomial */
+    mblx_id *stk = mbl_alloc_array(cap, sizeof *stk);
+    int ok = deg && stk;
+    if (ok) memset(deg, -1, nn + 1), stk[ns++] = T;
+    while (ok && ns) {
+        mblx_id e = stk[ns - 1];
+        if (deg[e] >= 0) {
+            ns--;
+            continue;
+        }
+        mblx_op op = mblx_node_op(g, e);
+        if (!model_depends_on_block(md, e, MBL_BLK_V)) deg[e] = 0;
+        else if (op == MBLX_OP_SYMBOL) deg[e] = 1;
+        else if (op != MBLX_OP_ADD && op != MBLX_OP_MUL && op != MBLX_OP_POW && op != MBLX_OP_LET) deg[e] = 3;
+        if (deg[e] >= 0) {
+            ns--;
+            continue;
+        }
+        int na = mblx_node_nargs(g, e), pending = 0, d = 0;
+        for (int a = 0; a < na && ok; a++) {
+            mblx_id c = mblx_node_arg(g, e, a);
+            if (deg[c] >= 0) continue;
+            if (ns == cap) {
+                mblx_id *x = mbl_realloc_array(stk, cap * 2, sizeof *x);
+                if (!x) ok = 0;
+                else stk = x, cap *= 2;
+            }
+            if (ok) stk[ns++] = c, pending = 1;
+        }
+        if (!ok || pending) continue;
+        if (op == MBLX_OP_POW) {
+            mblx_id x = mblx_node_arg(g, e, 1);
+            double k = mblx_node_op(g, x) == MBLX_OP_CONST ? mblx_node_value(g, x) : -1;
+            d = k >= 0 && k <= 2 && k == floor(k) ? (int)k * deg[mblx_node_arg(g, e, 0)] : 3;
+        } else {
+            for (int a = 0; a < na; a++) {
+                int da = deg[mblx_node_arg(g, e, a)];
+                d = op == MBLX_OP_MUL ? d + da : (da > d ? da : d);
+            }
+        }
+        deg[e] = (signed char)(d > 3 ? 3 : d);
+        ns--;
+    }
+    int quad = ok && deg[T] <= 2;
+    mbl_free(deg), mbl_free(stk);
+    return quad;
+}
+
+/* pv = dT/dv (n), with T quadratic in the velocities. A forward-mode load whose T is structurally
+ * quadratic leaves pv to md->F's inlined rows (MBLX_NONE: inlined_rows). */
 static int kinetic_gradient(loader *L, mblx_id T, mblx_id *pv)
 {
     mbl_model *md = L->md;
     mbl_src *s = L->src;
     mblx_graph *g = md->g;
     int n = md->n, rc;
+
+    if (md->forward_jacobian && structurally_quadratic(md, T)) {
+        for (int i = 0; i < n; i++) pv[i] = MBLX_NONE;
+        return 0;
+    }
 
     /* quadratic kinetic energy: M = d2T/dv2 free of velocities */
     rc = mblx_gradient(g, T, (size_t)n, md->v, pv);
@@ -576,6 +638,8 @@ static int inlined_rows(mbl_model *md, const model_inlined *d, mbl_status *st)
     mblx_id *g1 = mbl_calloc((size_t)n + 1, sizeof *g1), *g2 = mbl_calloc((size_t)n + 1, sizeof *g2);
     int rc = !g1 || !g2 ? mbl_error(st, MBL_ENOMEM, "out of memory")
                         : lagrangian_gradients(md, st, d->T, d->V, d->D, d->Phi, d->nh, g1, g2);
+    if (!rc && n && d->pv[0] == MBLX_NONE && mblx_gradient(g, d->T, (size_t)n, md->v, d->pv)) /* kinetic_gradient's */
+        rc = mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int i = 0; i < n && !rc; i++) {
         mblx_id dp = model_total_der(md, d->pv[i]);
         mblx_id t4[4] = {dp, mblx_neg(g, g1[i]), g2[i], mblx_neg(g, d->Fgen[i])};

@@ -190,10 +190,43 @@ TEST(multipliers_in_ode_rows)
     same_projection("examples/ode/cart_pd_controller.yaml");       /* only as reactions */
 }
 
+/* A forward-mode load skips forming d2T/dv2 where T is structurally quadratic in the velocities
+ * (formulate.c, structurally_quadratic) and forms it otherwise: the same refusal as by default for
+ * kinetic energies that are not quadratic, and the same rows for one that is through a variable. */
+static void same_refusal(const char *ke, const char *want)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "model: dae\nparameters: {m: 2}\ncoordinates: {x: 0.1, y: 0.2}\nvariables: {w: \"der(x) + 2*der(y)\"}\n"
+             "kinetic_energy: \"%s\"\npotential_energy: \"m*x^2 + y^2\"\n",
+             ke);
+    for (int fwd = 0; fwd < 2; fwd++) {
+        mbl_load_options lo;
+        mbl_load_options_default(&lo);
+        lo.forward_jacobian = fwd;
+        mbl_status st;
+        mbl_model *md = NULL;
+        int rc = mbl_model_load_string_opt(text, strlen(text), "ke.yaml", NULL, 0, &lo, &md, &st);
+        if (want) CHECK_MSG(rc == MBL_EMODEL && strstr(st.msg, want), "%s (forward %d): %d %s", ke, fwd, rc, st.msg);
+        else CHECK_MSG(rc == 0, "%s (forward %d): %s", ke, fwd, st.msg);
+        mbl_model_free(md);
+    }
+}
+
+TEST(kinetic_energy_quadratic)
+{
+    const char *nq = "the kinetic energy is not quadratic in the velocities";
+    same_refusal("0.5*m*der(x)^4 + w^2", nq);
+    same_refusal("0.5*m*w^2*der(y)", nq);
+    same_refusal("m*w*sin(der(x)) + der(y)^2", nq);
+    same_refusal("0.5*m*w^2 + 0.5*der(x)^2 + 0.1*cos(x)*der(x)*der(y) + der(y)", NULL);
+}
+
 int main(void)
 {
     RUN(text_models);
     RUN(numeric_terms_load_as_before);
     RUN(multipliers_in_ode_rows);
+    RUN(kinetic_energy_quadratic);
     return test_summary("fwd_load");
 }
