@@ -244,10 +244,8 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
         model_src_free(src);
         return rc;
     }
-    model_compile_forward(lim.forward_jacobian != 0);
-    rc = model_from_src(src, sets, nsets, out, st);
-    model_compile_forward(0);
-    return rc;
+    src->forward_jacobian = lim.forward_jacobian != 0;
+    return model_from_src(src, sets, nsets, out, st);
 }
 
 int mbl_model_load_file(const char *path, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st)

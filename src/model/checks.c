@@ -66,8 +66,10 @@ static const char *mass_set_note(const mbl_model *md, int p, const mbl_setting *
                                  size_t cap)
 {
     /* the entry's expression; a forward-mode load has none: its row's (which may name a parameter
-     * the entry does not depend on) */
-    mblx_id e = md->jac.node[p] != MBLX_NONE ? md->jac.node[p] : md->F[md->jac.row[p]];
+     * the entry does not depend on), the let form md->Fc's where there is one (md->F's
+     * inlined rows may not be built yet: model_inlined_rows) */
+    int r = md->jac.row[p];
+    mblx_id e = md->jac.node[p] != MBLX_NONE ? md->jac.node[p] : md->Fc ? md->Fc[r] : md->F[r];
     buf[0] = '\0';
     for (int k = 0; k < nsets; k++)
         for (int i = 0; i < md->np; i++)

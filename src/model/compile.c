@@ -239,17 +239,11 @@ int model_compile_draw(mbl_model *md, mbl_status *st)
     return 0;
 }
 
-/* mbl_load_options.forward_jacobian of the model this thread builds (src/load sets it around
- * model_from_src). */
-static _Thread_local int compile_forward;
-
-void model_compile_forward(int on) { compile_forward = on; }
-
 /* The forward path takes models whose rows are all in md->F (no numerically evaluated term, no
  * structured rows to merge). */
 static int forward_eligible(const mbl_model *md)
 {
-    if (!compile_forward || md->Fs) return 0;
+    if (!md->forward_jacobian || md->Fs) return 0;
     for (int t = 0; t < MODEL_NTERMS; t++)
         if (model_terms[t]->present(md)) return 0;
     return 1;
@@ -287,6 +281,8 @@ int model_compile(mbl_model *md, mbl_status *st)
 static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
 {
     int fwd = forward_eligible(md);
+    /* md->F's inlined rows a forward-mode formulation left for later, needed now after all */
+    if (!fwd && model_inlined_rows(md, st)) return st ? st->code : MBL_ENOMEM;
     int rc = fwd ? jacobian_forward(md, fj, st) : jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
     if (!rc && md->Fs) rc = model_ffr_merge(md, md->Fs, &md->sjac, st);
     if (!rc && md->rtn) rc = model_rtree_num_pattern(md, md->rtn, st);

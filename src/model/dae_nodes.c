@@ -80,6 +80,8 @@ static int forward_nodes(const mbl_model *md, const mblx_id **jac, mbl_status *s
 
 int model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac, mbl_status *st)
 {
+    int rc0 = model_inlined_rows(md, st); /* md->F's rows a forward-mode load left for later */
+    if (rc0) return rc0;
     *F = md->F;
     *jac = md->jac.node;
     if (md->jac.nz && md->jac.node[0] == MBLX_NONE) return forward_nodes(md, jac, st);

@@ -7,6 +7,7 @@
  * so M vdot + Phi_q^T lambda + A^T mu = Q with M = d2T/dv2 and the Coriolis, centrifugal,
  * geometric-stiffness and every higher derivative term exact by construction. */
 #include "model/formulate.h"
+#include "model/terms/term.h"
 
 /* Name the first unknown block that e depends on among the forbidden ones, or -1. */
 static int forbidden_block(const mbl_model *md, mblx_id e, unsigned mask)
@@ -302,13 +303,75 @@ static int formulate_forces(loader *L, mblx_id zero, mblx_id *Fgen)
     return 0;
 }
 
-/* pv = dT/dv (n), with T quadratic in the velocities. */
+/* 1 when T is structurally a polynomial of degree at most 2 in the velocities (sums, products,
+ * powers to non-negative integer constants of velocities, with factors free of them): then
+ * d2T/dv2 is free of velocities without forming it. 0 otherwise (not polynomial, a higher degree,
+ * or a cancellation the structure does not show: kinetic_gradient's check decides). */
+static int structurally_quadratic(const mbl_model *md, mblx_id T)
+{
+    mblx_graph *g = md->g;
+    size_t nn = mblx_node_count(g), ns = 0, cap = 64;
+    signed char *deg = mbl_alloc_array(nn + 1, 1); /* -1 not yet, 0-2 the degree, 3 more or not polynomial */
+    mblx_id *stk = mbl_alloc_array(cap, sizeof *stk);
+    int ok = deg && stk;
+    if (ok) memset(deg, -1, nn + 1), stk[ns++] = T;
+    while (ok && ns) {
+        mblx_id e = stk[ns - 1];
+        if (deg[e] >= 0) {
+            ns--;
+            continue;
+        }
+        mblx_op op = mblx_node_op(g, e);
+        if (!model_depends_on_block(md, e, MBL_BLK_V)) deg[e] = 0;
+        else if (op == MBLX_OP_SYMBOL) deg[e] = 1;
+        else if (op != MBLX_OP_ADD && op != MBLX_OP_MUL && op != MBLX_OP_POW && op != MBLX_OP_LET) deg[e] = 3;
+        if (deg[e] >= 0) {
+            ns--;
+            continue;
+        }
+        int na = mblx_node_nargs(g, e), pending = 0, d = 0;
+        for (int a = 0; a < na && ok; a++) {
+            mblx_id c = mblx_node_arg(g, e, a);
+            if (deg[c] >= 0) continue;
+            if (ns == cap) {
+                mblx_id *x = mbl_realloc_array(stk, cap * 2, sizeof *x);
+                if (!x) ok = 0;
+                else stk = x, cap *= 2;
+            }
+            if (ok) stk[ns++] = c, pending = 1;
+        }
+        if (!ok || pending) continue;
+        if (op == MBLX_OP_POW) {
+            mblx_id x = mblx_node_arg(g, e, 1);
+            double k = mblx_node_op(g, x) == MBLX_OP_CONST ? mblx_node_value(g, x) : -1;
+            d = k >= 0 && k <= 2 && k == floor(k) ? (int)k * deg[mblx_node_arg(g, e, 0)] : 3;
+        } else {
+            for (int a = 0; a < na; a++) {
+                int da = deg[mblx_node_arg(g, e, a)];
+                d = op == MBLX_OP_MUL ? d + da : (da > d ? da : d);
+            }
+        }
+        deg[e] = (signed char)(d > 3 ? 3 : d);
+        ns--;
+    }
+    int quad = ok && deg[T] <= 2;
+    mbl_free(deg), mbl_free(stk);
+    return quad;
+}
+
+/* pv = dT/dv (n), with T quadratic in the velocities. A forward-mode load whose T is structurally
+ * quadratic leaves pv to md->F's inlined rows (MBLX_NONE: inlined_rows). */
 static int kinetic_gradient(loader *L, mblx_id T, mblx_id *pv)
 {
     mbl_model *md = L->md;
     mbl_src *s = L->src;
     mblx_graph *g = md->g;
     int n = md->n, rc;
+
+    if (md->forward_jacobian && structurally_quadratic(md, T)) {
+        for (int i = 0; i < n; i++) pv[i] = MBLX_NONE;
+        return 0;
+    }
 
     /* quadratic kinetic energy: M = d2T/dv2 free of velocities */
     rc = mblx_gradient(g, T, (size_t)n, md->v, pv);
@@ -340,10 +403,9 @@ static int kinetic_gradient(loader *L, mblx_id T, mblx_id *pv)
 }
 
 /* g1 = d(T - V - lambda.Phi)/dq and g2 = d(D + mu.c)/dv (n each), for the EOM rows. */
-static int lagrangian_gradients(loader *L, mblx_id T, mblx_id V, mblx_id D, const mblx_id *Phi, const mblx_id *nh,
-                                mblx_id *g1, mblx_id *g2)
+static int lagrangian_gradients(mbl_model *md, mbl_status *st, mblx_id T, mblx_id V, mblx_id D, const mblx_id *Phi,
+                                const mblx_id *nh, mblx_id *g1, mblx_id *g2)
 {
-    mbl_model *md = L->md;
     mblx_graph *g = md->g;
     int n = md->n, m = md->m, k = md->k, rc = 0;
 
@@ -352,7 +414,7 @@ static int lagrangian_gradients(loader *L, mblx_id T, mblx_id V, mblx_id D, cons
         size_t nterm = (size_t)(m > k ? m : k) + 1;
         mblx_id *terms = mbl_alloc_array(nterm, sizeof *terms);
         if (!terms) {
-            rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
             return rc;
         }
         for (int j = 0; j < m; j++) terms[j] = mblx_mul(g, md->lam[j], Phi[j]);
@@ -363,7 +425,7 @@ static int lagrangian_gradients(loader *L, mblx_id T, mblx_id V, mblx_id D, cons
         mblx_id L1 = mblx_sub(g, mblx_sub(g, T, V), lamPhi);
         mblx_id L2 = mblx_add(g, D, muC);
         if (mblx_gradient(g, L1, (size_t)n, md->q, g1) || mblx_gradient(g, L2, (size_t)n, md->v, g2)) {
-            rc = mblx_graph_status(g, L->st);
+            rc = mblx_graph_status(g, st);
             return rc;
         }
     }
@@ -560,6 +622,71 @@ static int formulate_velocity_states(loader *L)
     return rc;
 }
 
+/* The parts md->F's EOM and constraint rows are built from (model_formulate; kept in md->Fdefer
+ * when a forward-mode load defers them). */
+typedef struct model_inlined {
+    mblx_id T, V, D;
+    mblx_id *Phi, *nh, *Fgen, *pv; /* m, k, n, n */
+} model_inlined;
+
+/* md->F's EOM rows d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F and its constraint
+ * rows (Phi, nh and their time derivatives). */
+static int inlined_rows(mbl_model *md, const model_inlined *d, mbl_status *st)
+{
+    mblx_graph *g = md->g;
+    int n = md->n;
+    mblx_id *g1 = mbl_calloc((size_t)n + 1, sizeof *g1), *g2 = mbl_calloc((size_t)n + 1, sizeof *g2);
+    int rc = !g1 || !g2 ? mbl_error(st, MBL_ENOMEM, "out of memory")
+                        : lagrangian_gradients(md, st, d->T, d->V, d->D, d->Phi, d->nh, g1, g2);
+    if (!rc && n && d->pv[0] == MBLX_NONE && mblx_gradient(g, d->T, (size_t)n, md->v, d->pv)) /* kinetic_gradient's */
+        rc = mblx_graph_status(g, st) ? mblx_graph_status(g, st) : mbl_error(st, MBL_ENOMEM, "out of memory");
+    for (int i = 0; i < n && !rc; i++) {
+        mblx_id dp = model_total_der(md, d->pv[i]);
+        mblx_id t4[4] = {dp, mblx_neg(g, g1[i]), g2[i], mblx_neg(g, d->Fgen[i])};
+        md->F[i] = mblx_sum(g, 4, t4);
+    }
+    if (!rc) model_constraint_rows(md, md->m, d->Phi, md->k, d->nh, md->F);
+    mbl_free(g1), mbl_free(g2);
+    return rc ? rc : mblx_graph_status(g, st);
+}
+
+void model_inlined_free(mbl_model *md)
+{
+    model_inlined *d = md->Fdefer;
+    if (!d) return;
+    mbl_free(d->Phi), mbl_free(d->nh), mbl_free(d->Fgen), mbl_free(d->pv);
+    mbl_free(d);
+    md->Fdefer = NULL;
+}
+
+int model_inlined_rows(const mbl_model *md, mbl_status *st)
+{
+    if (!md->Fdefer) return 0;
+    mbl_model *w = (mbl_model *)md; /* built once, under the graph lock */
+    int rc = inlined_rows(w, md->Fdefer, st);
+    if (!rc) model_inlined_free(w);
+    return rc;
+}
+
+/* A forward-mode load keeps md->F's EOM and constraint rows for later when the tapes read md->Fc
+ * (formulate_let.c) and no structured term merges into md->F (compile.c's forward_eligible, which
+ * builds them if it refuses after all): it takes the parts (NULL in *d once taken). */
+static int defer_inlined_rows(mbl_model *md, model_inlined *d, mbl_status *st)
+{
+    int defer = md->Fc && !md->Fs;
+    for (int t = 0; t < MODEL_NTERMS && defer; t++)
+        if (model_terms[t]->present(md)) defer = 0;
+    if (!defer) return inlined_rows(md, d, st);
+    model_inlined *k = mbl_alloc_array(1, sizeof *k);
+    if (!k) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    *k = *d;
+    d->Phi = d->nh = d->Fgen = d->pv = NULL;
+    for (int i = 0; i < md->n; i++) md->F[i] = MBLX_NONE;
+    for (int r = md->row0[MBL_ROW_PHIDD]; r < md->nF; r++) md->F[r] = MBLX_NONE;
+    md->Fdefer = k;
+    return 0;
+}
+
 int model_formulate(loader *L)
 {
     mbl_model *md = L->md;
@@ -591,7 +718,9 @@ int model_formulate(loader *L)
     if (rc) goto done;
     rc = kinetic_gradient(L, T, pv);
     if (rc) goto done;
-    rc = lagrangian_gradients(L, T, V, D, Phi, nh, g1, g2);
+    /* a forward-mode load builds md->F's EOM and constraint rows after md->Fc (defer_inlined_rows) */
+    int fwd = md->forward_jacobian;
+    if (!fwd) rc = lagrangian_gradients(md, L->st, T, V, D, Phi, nh, g1, g2);
     if (rc) goto done;
     md->row0[MBL_ROW_EOM] = 0;
     md->row0[MBL_ROW_ODE] = n;
@@ -611,7 +740,7 @@ int model_formulate(loader *L)
         rc = formulate_equation(L, 0, j, &md->F[md->row0[MBL_ROW_VAR] + j]);
         if (rc) goto done;
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && !fwd; i++) {
         mblx_id dp = model_total_der(md, pv[i]);
         mblx_id t4[4] = {dp, mblx_neg(g, g1[i]), g2[i], mblx_neg(g, Fgen[i])};
         md->F[i] = mblx_sum(g, 4, t4);
@@ -620,9 +749,14 @@ int model_formulate(loader *L)
     if (!rc) rc = model_formulate_rtree(L);
     if (!rc) rc = model_formulate_pmech(L);
     if (rc) goto done;
-    model_constraint_rows(md, m, Phi, k, nh, md->F);
+    if (!fwd) model_constraint_rows(md, m, Phi, k, nh, md->F);
     rc = mblx_graph_status(g, L->st);
     if (!rc) rc = model_formulate_let(L, Fgen);
+    if (!rc && fwd) {
+        model_inlined d = {T, V, D, Phi, nh, Fgen, pv};
+        rc = defer_inlined_rows(md, &d, L->st);
+        Phi = d.Phi, nh = d.nh, Fgen = d.Fgen, pv = d.pv; /* NULL where md->Fdefer took them */
+    }
     if (rc) goto done;
 
     rc = formulate_outputs(L);

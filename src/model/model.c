@@ -76,6 +76,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     if (md->g && text >= GRAPH_RESERVE_MIN) (void)mblx_graph_reserve(md->g, (size_t)(GRAPH_NODES_PER_BYTE * (double)text));
     md->file = model_str_dup(src->file);
     md->name = model_str_dup(src->name);
+    md->forward_jacobian = src->forward_jacobian;
     if (src->no_sens) md->no_sens = model_str_dup(src->no_sens);
     if (src->param_numeric && src->parameters.n && (md->param_numeric = mbl_alloc_array((size_t)src->parameters.n, 1)))
         memcpy(md->param_numeric, src->param_numeric, (size_t)src->parameters.n);
@@ -267,6 +268,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->v0x);
     mbl_free(md->r0x);
     mbl_free(md->F);
+    model_inlined_free(md);
     mbl_free(md->Fc);
     mbl_free(md->y);
     mbl_free(md->us);

@@ -134,6 +134,13 @@ struct mbl_model {
      * expressions are built on demand (model_dae_nodes: Fx, jx) */
     struct mbl_rtree_num *rtn;
     mblx_id *Fx, *jx;
+    /* mbl_load_options.forward_jacobian (mbl_src.forward_jacobian): model_compile takes the forward
+     * path where it can (compile.c, forward_eligible) */
+    int forward_jacobian;
+    /* a forward-mode load whose tapes read md->Fc: md->F's EOM and constraint rows (the inlined
+     * rows, which only the expressions asked for later read) are MBLX_NONE until
+     * model_inlined_rows (formulate.c) builds them from these parts; NULL otherwise */
+    struct model_inlined *Fdefer;
     /* planar flexible bodies evaluated numerically (model/terms/ffr_num.c): tape_jac computes the first
      * jac_ntape entries of jac, model_eval_jac the rest and adds theirs (never beside a tree:
      * relative coordinates refuse flexible bodies) */
@@ -161,9 +168,10 @@ int model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, i
  * appended); takes ownership of src (freed on return). */
 struct mbl_src;
 int model_from_src(struct mbl_src *src, const mbl_setting *sets, int nsets, mbl_model **out, mbl_status *st);
-/* mbl_load_options.forward_jacobian for the models this thread builds next (model_compile reads it;
- * src/load sets it around model_from_src, which cannot take it: compile.c). */
-void model_compile_forward(int on);
+/* Builds md->F's deferred inlined rows (md->Fdefer; nothing without) under the graph lock or before
+ * the model is shared; model_inlined_free frees the parts. */
+int model_inlined_rows(const mbl_model *md, mbl_status *st);
+void model_inlined_free(mbl_model *md);
 /* The public layout of the unknowns and rows (include/mblin/sensitivity.h) from the model and the
  * row and column offsets (row0: MBL_DAE_NROWG + 1, col0: MBL_DAE_NBLK + 1), for the derivative
  * and evaluation workspaces (dae_deriv.c, dae_eval.c). */

@@ -51,6 +51,8 @@ typedef struct mbl_src {
     int named_constraints, named_nonholonomic; /* 1 when given as a mapping {name: equation} */
     double mem_budget;  /* bytes building the model may use (mbl_load_options.mem_budget; set by the
                            loader, 0 when the source was made otherwise: no check) */
+    int forward_jacobian; /* mbl_load_options.forward_jacobian (set by the loader): model_compile's Jacobian
+                             values by forward mode (src/model/compile.c) */
     int from_mechanism; /* 1 when compiled from `model: mechanism` (its parameters are partly evaluated into numbers) */
     char *no_sens;      /* why sensitivities are not available for this model (NULL: they are) */
     /* parameters.n flags (NULL: none): 1 where a mechanism used the parameter as a number that fixes

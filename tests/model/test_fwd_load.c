@@ -78,10 +78,28 @@ static void same_model(const char *file, int eligible)
     CHECK_MSG(worst <= 1e-13, "%s: forward against default values: %.3g", file, worst);
     CHECK_MSG(worst_miss <= 1e-13, "%s: %d entries outside the forward pattern: %.3g", file, nmiss, worst_miss);
     CHECK_MSG(worst_extra <= 1e-13, "%s: entries only in the forward pattern: %.3g", file, worst_extra);
-    /* the expressions, built on request, evaluate to the default's values */
+    /* the expressions, built on request, evaluate to the default's values; a forward load whose
+     * tapes read the let form md->Fc leaves md->F's EOM rows to that request (md->Fdefer) */
+    CHECK_MSG(!eligible || !b->Fc || (b->Fdefer && b->F[0] == MBLX_NONE), "%s: md->F's inlined rows deferred", file);
     const mblx_id *Fa, *Fb, *na, *nb;
     CHECK_EQ_INT(model_dae_nodes(a, &Fa, &na, &st), 0);
     CHECK_EQ_INT(model_dae_nodes(b, &Fb, &nb, &st), 0);
+    CHECK_MSG(b->Fdefer == NULL, "%s: md->F built on request", file);
+    {
+        mblx_tape *fa = mblx_compile(a->g, (size_t)a->nF, Fa, &st), *fb = mblx_compile(b->g, (size_t)b->nF, Fb, &st);
+        CHECK(fa && fb && a->nF == b->nF);
+        size_t nwf = fa && fb ? (mblx_tape_work_size(fa) > mblx_tape_work_size(fb) ? mblx_tape_work_size(fa)
+                                                                                    : mblx_tape_work_size(fb)) : 0;
+        double *wf = calloc(nwf + 1, sizeof *wf), *ra = calloc((size_t)a->nF + 1, sizeof *ra);
+        double *rb = calloc((size_t)a->nF + 1, sizeof *rb), worst_F = 0;
+        if (fa && fb && good && mblx_tape_eval(fa, sv, ra, wf, &st) == 0) {
+            CHECK_EQ_INT(mblx_tape_eval(fb, sv, rb, wf, &st), 0);
+            for (int i = 0; i < a->nF; i++) worst_F = fmax(worst_F, fabs(ra[i] - rb[i]) / (1 + fabs(ra[i])));
+        }
+        CHECK_MSG(worst_F <= 1e-13, "%s: md->F's rows (built on request) against the default's: %.3g", file, worst_F);
+        mblx_tape_free(fa), mblx_tape_free(fb);
+        free(wf), free(ra), free(rb);
+    }
     mblx_tape *ta = mblx_compile(a->g, (size_t)a->jac.nz, na, &st), *tb = mblx_compile(b->g, (size_t)b->jac.nz, nb, &st);
     CHECK(ta && tb);
     size_t nw2 = mblx_tape_work_size(ta) > mblx_tape_work_size(tb) ? mblx_tape_work_size(ta) : mblx_tape_work_size(tb);
@@ -172,10 +190,43 @@ TEST(multipliers_in_ode_rows)
     same_projection("examples/ode/cart_pd_controller.yaml");       /* only as reactions */
 }
 
+/* A forward-mode load skips forming d2T/dv2 where T is structurally quadratic in the velocities
+ * (formulate.c, structurally_quadratic) and forms it otherwise: the same refusal as by default for
+ * kinetic energies that are not quadratic, and the same rows for one that is through a variable. */
+static void same_refusal(const char *ke, const char *want)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "model: dae\nparameters: {m: 2}\ncoordinates: {x: 0.1, y: 0.2}\nvariables: {w: \"der(x) + 2*der(y)\"}\n"
+             "kinetic_energy: \"%s\"\npotential_energy: \"m*x^2 + y^2\"\n",
+             ke);
+    for (int fwd = 0; fwd < 2; fwd++) {
+        mbl_load_options lo;
+        mbl_load_options_default(&lo);
+        lo.forward_jacobian = fwd;
+        mbl_status st;
+        mbl_model *md = NULL;
+        int rc = mbl_model_load_string_opt(text, strlen(text), "ke.yaml", NULL, 0, &lo, &md, &st);
+        if (want) CHECK_MSG(rc == MBL_EMODEL && strstr(st.msg, want), "%s (forward %d): %d %s", ke, fwd, rc, st.msg);
+        else CHECK_MSG(rc == 0, "%s (forward %d): %s", ke, fwd, st.msg);
+        mbl_model_free(md);
+    }
+}
+
+TEST(kinetic_energy_quadratic)
+{
+    const char *nq = "the kinetic energy is not quadratic in the velocities";
+    same_refusal("0.5*m*der(x)^4 + w^2", nq);
+    same_refusal("0.5*m*w^2*der(y)", nq);
+    same_refusal("m*w*sin(der(x)) + der(y)^2", nq);
+    same_refusal("0.5*m*w^2 + 0.5*der(x)^2 + 0.1*cos(x)*der(x)*der(y) + der(y)", NULL);
+}
+
 int main(void)
 {
     RUN(text_models);
     RUN(numeric_terms_load_as_before);
     RUN(multipliers_in_ode_rows);
+    RUN(kinetic_energy_quadratic);
     return test_summary("fwd_load");
 }
