@@ -19,7 +19,20 @@ typedef struct fwd_seed {
     size_t ncolor;
     int c0;
     size_t np; /* directions; the tangents of a register are FWD_LANES-padded (zeros past np) */
+    /* the guard of an operand whose partial is not finite (lin1): its tangent's lanes that are 0
+     * contribute 0 where the operand does not depend on that lane's direction at all. The fast
+     * sweep cannot tell that from a tangent that is 0 at this point (d(x^2) at x = 0), so it sets
+     * *guarded; the sweep is then made again with mask, per register the lanes (bit min(k, 31)) of
+     * the directions it depends on, and a lane that depends is multiplied out (inf * 0: not
+     * finite, reported as the symbolic derivative's division by zero is). */
+    int *guarded;
+    uint32_t *mask; /* NULL in the fast sweep */
 } fwd_seed;
+
+static inline uint32_t lane_bit(size_t k) { return 1u << (k < 31 ? k : 31); }
+
+/* the operand's lanes (all of them when masks are not kept: only read when they are) */
+static inline uint32_t mask_of(const fwd_seed *sd, uint32_t reg) { return sd->mask ? sd->mask[reg] : 0; }
 
 /* The tangents of a register are a multiple of FWD_LANES doubles, computed FWD_LANES at a time
  * (independent statements the compiler vectorizes); the padding stays 0. */
@@ -45,26 +58,38 @@ static inline int finite(double v)
     return (~u & 0x7ff0000000000000ull) != 0;
 }
 
-/* T = da Ta; an operand whose tangents are all 0 contributes 0 even where da is not finite. */
-static inline void lin1(double *T, const double *Ta, double da, size_t p)
+/* d Ta[k] where d is not finite (fwd_seed.guarded): 0 for a lane the operand (lanes ma) does not
+ * depend on. */
+static inline double guarded(double d, double Tk, size_t k, uint32_t ma, const fwd_seed *sd)
+{
+    if (Tk != 0.0) return d * Tk;
+    if (!sd->mask) {
+        *sd->guarded = 1;
+        return 0.0;
+    }
+    return ma & lane_bit(k) ? d * Tk : 0.0;
+}
+
+/* T = da Ta, with the guard where da is not finite. */
+static inline void lin1(double *T, const double *Ta, double da, size_t p, uint32_t ma, const fwd_seed *sd)
 {
     if (finite(da)) {
         double *Td = T;
         LANES(da * Ta[j]);
     } else {
-        for (size_t k = 0; k < p; k++) T[k] = Ta[k] == 0.0 ? 0.0 : da * Ta[k];
+        for (size_t k = 0; k < p; k++) T[k] = guarded(da, Ta[k], k, ma, sd);
     }
 }
 
 /* T = da Ta + db Tb, with lin1's guard on each term. */
-static inline void lin2(double *T, const double *Ta, double da, const double *Tb, double db, size_t p)
+static inline void lin2(double *T, const double *Ta, double da, const double *Tb, double db, size_t p, uint32_t ma,
+                        uint32_t mb, const fwd_seed *sd)
 {
     if (finite(da) && finite(db)) {
         double *Td = T;
         LANES(da * Ta[j] + db * Tb[j]);
     } else {
-        for (size_t k = 0; k < p; k++)
-            T[k] = (Ta[k] == 0.0 ? 0.0 : da * Ta[k]) + (Tb[k] == 0.0 ? 0.0 : db * Tb[k]);
+        for (size_t k = 0; k < p; k++) T[k] = guarded(da, Ta[k], k, ma, sd) + guarded(db, Tb[k], k, mb, sd);
     }
 }
 
@@ -158,7 +183,7 @@ static double binary(const mblx_tape *t, const tins *in, double a, double b, dou
 /* step(x, x0, h0, x1, h1) and its tangents (diff.c: with c = clamp((x - x0)/(x1 - x0), 0, 1) and
  * D = 6 c (1 - c) (h1 - h0): d/dx = D/w, d/dx0 = D (x - x1)/w^2, d/dx1 = -D (x - x0)/w^2,
  * d/dh0 = 1 - step(x, x0, 0, x1, 1), d/dh1 = step(x, x0, 0, x1, 1), w = x1 - x0). */
-static double step(const uint32_t *r, const double *w, const double *T, double *Td, size_t p)
+static double step(const uint32_t *r, const double *w, const double *T, double *Td, size_t p, const fwd_seed *sd)
 {
     double x = w[r[0]], x0 = w[r[1]], h0 = w[r[2]], x1 = w[r[3]], h1 = w[r[4]];
     double wd = x1 - x0, s = (x - x0) / wd;
@@ -175,7 +200,7 @@ static double step(const uint32_t *r, const double *w, const double *T, double *
     }
     for (size_t k = 0; k < p; k++) {
         double acc = 0.0;
-        for (int j = 0; j < 5; j++) acc += (ok || Tr[j][k] != 0.0) ? d[j] * Tr[j][k] : 0.0;
+        for (int j = 0; j < 5; j++) acc += ok ? d[j] * Tr[j][k] : guarded(d[j], Tr[j][k], k, mask_of(sd, r[j]), sd);
         Td[k] = acc;
     }
     return mblx__step_value(x, x0, h0, x1, h1);
@@ -190,6 +215,33 @@ static void seed_symbol(double *Td, uint32_t s, size_t p, const fwd_seed *sd)
         long k = (long)sd->color[s] - sd->c0;
         if (k >= 0 && (size_t)k < sd->np) Td[k] = 1.0;
     }
+}
+
+/* The lanes instruction in's result depends on (fwd_seed.mask), from its operands'. */
+static void mask_update(const mblx_tape *t, const tins *in, const fwd_seed *sd)
+{
+    uint32_t *m = sd->mask, r = 0;
+    switch (in->op) {
+    case TI_LDC: break;
+    case TI_LDS:
+        if (sd->dense) {
+            for (size_t k = 0; k < sd->np; k++)
+                if (sd->dense[(size_t)in->a * sd->np + k] != 0.0) r |= lane_bit(k);
+        } else if (in->a < sd->ncolor) {
+            long k = (long)sd->color[in->a] - sd->c0;
+            if (k >= 0 && (size_t)k < sd->np) r = lane_bit((size_t)k);
+        }
+        break;
+    case TI_STEP:
+        for (int j = 0; j < 5; j++) r |= m[t->ext[in->a + (uint32_t)j]];
+        break;
+    case TI_ADD: case TI_ADD2C: case TI_MUL: case TI_MUL2C: case TI_POW: case TI_ATAN2: case TI_MIN: case TI_MAX:
+    case TI_DATA:
+        r = m[in->a] | m[in->b];
+        break;
+    default: r = m[in->a]; break;
+    }
+    m[in->dst] = r;
 }
 
 static int tangents_finite(const double *T, size_t p)
@@ -230,19 +282,19 @@ static inline double fwd1(const mblx_tape *t, const tins *in, const double *x, s
     case TI_MULC:
         LANES(in->c * Ta[j]);
         return w[in->a] * in->c;
-    case TI_STEP: return step(t->ext + in->a, w, T, Td, p);
+    case TI_STEP: return step(t->ext + in->a, w, T, Td, p, sd);
     case TI_POW:
     case TI_ATAN2:
     case TI_MIN:
     case TI_MAX:
     case TI_DATA:
         v = binary(t, in, w[in->a], w[in->b], &da, &db);
-        lin2(Td, Ta, da, Tb, db, p);
+        lin2(Td, Ta, da, Tb, db, p, mask_of(sd, in->a), mask_of(sd, in->b), sd);
         return v;
     default: {
         double a = w[in->a];
         v = value1(in->op, a, in->c);
-        lin1(Td, Ta, deriv1(in->op, a, v, in->c), p);
+        lin1(Td, Ta, deriv1(in->op, a, v, in->c), p, mask_of(sd, in->a), sd);
         return v;
     }
     }
@@ -270,6 +322,7 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
         for (size_t i = 0; i < t->nins; i++) {
             const tins *in = &t->ins[i];
             double v = fwd1(t, in, x, p, sd, w, T);
+            if (sd->mask) mask_update(t, in, sd);
             w[in->dst] = v;
             bad |= not_finite(v);
             if (!tangents_finite(T + (size_t)in->dst * p, p)) {
@@ -371,11 +424,20 @@ static int sweep_checked(const mblx_tape *t, const double *x, size_t np, fwd_see
                          mbl_status *st)
 {
     size_t where = 0, p = padded(np);
-    sd->np = np;
+    int guard = 0;
+    sd->np = np, sd->guarded = &guard, sd->mask = NULL;
     int r = sweep(t, x, p, sd, w, T, 0, &where);
-    if (r == 0) return 0;
+    if (r == 0 && !guard) return 0;
     if (r == 1) return mblx__tape_diagnose(t, x, w, st);
-    if (sweep(t, x, p, sd, w, T, 1, &where) != 2) return mbl_error(st, MBL_EDOMAIN, "derivative not finite");
+    /* a derivative not finite (r == 2) or a guard that fired: one instruction at a time with the
+     * lanes each register depends on, which also finds the first derivative that is not finite */
+    sd->mask = mbl_alloc_array(t->nreg ? t->nreg : 1, sizeof *sd->mask);
+    if (!sd->mask) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    r = sweep(t, x, p, sd, w, T, 1, &where);
+    mbl_free(sd->mask);
+    sd->mask = NULL;
+    if (r == 0) return 0;
+    if (r != 2) return mbl_error(st, MBL_EDOMAIN, "derivative not finite");
     return mblx__tape_report_ins(t, where, "derivative not finite", st);
 }
 
@@ -393,7 +455,7 @@ int mblx_tape_fwd(const mblx_tape *t, const double *symvals, size_t p, const dou
         return mbl_error(st, MBL_EARG, "mblx_tape_fwd: NULL argument");
     size_t nreg = t->nreg ? t->nreg : 1;
     double *w = work, *T = work + nreg;
-    fwd_seed sd = {seed, NULL, 0, 0, p};
+    fwd_seed sd = {seed, NULL, 0, 0, p, NULL, NULL};
     if (!p) sd.dense = NULL; /* no tangent is read or written */
     int rc = sweep_checked(t, symvals, p, &sd, w, T, st);
     if (rc) return rc;
@@ -598,7 +660,7 @@ int mblx_fwdjac_eval(const mblx_fwdjac *J, const mblx_tape *t, const double *sym
     size_t c0 = 0;
     do { /* at least one sweep: the values */
         size_t p = J->ncolors - c0 < P ? J->ncolors - c0 : P;
-        fwd_seed sd = {NULL, J->symcolor, J->nsym, (int)c0, p};
+        fwd_seed sd = {NULL, J->symcolor, J->nsym, (int)c0, p, NULL, NULL};
         int rc = sweep_checked(t, symvals, p, &sd, w, T, st);
         if (rc) return rc;
         if (c0 == 0 && out)

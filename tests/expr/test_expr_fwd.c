@@ -257,6 +257,38 @@ TEST(infinite_partials)
     mblx_graph_free(g);
 }
 
+/* A tangent that is 0 at the point is not one that is 0 by structure: sqrt(x^2) at x = 0 has no
+ * derivative (the symbolic one, x / sqrt(x^2), divides by zero there), so forward mode refuses it
+ * as well, naming the expression, while y sqrt(c) at c = 0 along y alone (c not a direction, in
+ * another lane) is y's derivative sqrt(c) = 0. Before the structural lanes, the first gave 0. */
+TEST(numerically_zero_tangent)
+{
+    mblx_graph *g = mblx_graph_new();
+    mblx_id x = mblx_symbol(g, "x"), y = mblx_symbol(g, "y"), c = mblx_symbol(g, "c");
+    mblx_id e[2] = {mblx_sqrt(g, mblx_mul(g, x, x)), mblx_mul(g, y, mblx_sqrt(g, c))};
+    mblx_tape *t = mblx_compile(g, 2, e, NULL);
+    double sv[3] = {0.0, 0.5, 0.0}, out[2], d[4];
+    double *w = calloc(mblx_tape_fwd_work_size(t, 2), sizeof *w);
+    mbl_status st;
+    /* lane 0 along x, lane 1 along y */
+    double seed[6] = {1, 0, 0, 1, 0, 0};
+    CHECK_EQ_INT(mblx_tape_fwd(t, sv, 2, seed, out, d, w, &st), MBL_EDOMAIN);
+    CHECK_MSG(strstr(st.msg, "derivative not finite in sqrt(") != NULL, "%s", st.msg);
+    /* along y alone: x^2's tangent is 0 by structure in that lane, and y sqrt(c)' = sqrt(0) */
+    double seed_y[3] = {0, 1, 0};
+    CHECK_EQ_INT(mblx_tape_fwd(t, sv, 1, seed_y, out, d, w, &st), 0);
+    CHECK_CLOSE(d[0], 0.0, 0);
+    CHECK_CLOSE(d[1], 0.0, 0);
+    /* away from the kink both are defined: d sqrt(x^2)/dx = sign(x) */
+    sv[0] = -0.3;
+    CHECK_EQ_INT(mblx_tape_fwd(t, sv, 2, seed, out, d, w, &st), 0);
+    CHECK_CLOSE(d[0], -1.0, 1e-15);
+    CHECK_CLOSE(d[3], 0.0, 0);
+    free(w);
+    mblx_tape_free(t);
+    mblx_graph_free(g);
+}
+
 /* The rows of a tridiagonal n x n matrix (f_i = x_{i-1} x_i + sin x_{i+1}) and an arrow (the
  * last row x_0 + ... + x_{n-1}): three colors for the band (each row has three columns in a
  * row, so no fewer can do), n colors with the arrow row. */
@@ -316,6 +348,7 @@ int main(void)
 {
     RUN(every_opcode_against_closed_forms);
     RUN(infinite_partials);
+    RUN(numerically_zero_tangent);
     RUN(pattern_and_coloring);
     return test_summary("expr_fwd");
 }
