@@ -245,6 +245,12 @@ TEST(central_differences_every_example)
                               ? 40
                               : 1 << 30;
             double w = check_fd(path, NULL, &ncompared);
+            /* tests/model/tree_outputs.yaml linearizes at a point that moves (its joints turn, for
+             * the outputs' velocity terms): sensitivities refuse such a point, and must */
+            if (strstr(e->d_name, "tree_outputs")) {
+                CHECK_MSG(w < 0, "%s: sensitivities at a point that moves should be refused", path);
+                continue;
+            }
             if (w < 0) {
                 nrefused++;
                 fprintf(stderr, "  %s: refused (coordinates not steady along the motion, or flexible bodies)\n", path);
