@@ -12,6 +12,7 @@
 #define MBLIN_TEST_FIXTURE_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mblin/model.h"
@@ -82,6 +83,35 @@ static inline int fixture_boundary(const char *path, const mbl_setting *sets, in
     if (!rc) rc = mbl_boundary(md, sets, nsets, param, near, opt, res, st);
     mbl_model_free(md);
     return rc;
+}
+
+/* The N-link spatial chain of bench/chain_urdf.py as URDF text (malloc'd, *len its length; NULL
+ * when out of memory): bars of 0.2 m and 1 kg hanging from "base", continuous joints about y and
+ * x in turn, damping 0.01; its name for messages "chainN.urdf" in name (32 bytes). */
+static inline char *fixture_urdf_chain(int N, size_t *len, char name[32])
+{
+    size_t cap = 600 * (size_t)N + 200, n = 0;
+    char *s = malloc(cap);
+    if (!s) return NULL;
+    double L = 0.2, m = 1.0, Ib = m * L * L / 12;
+    n += (size_t)snprintf(s + n, cap - n, "<?xml version=\"1.0\"?>\n<robot name=\"chain%d\">\n  <link name=\"base\"/>\n", N);
+    for (int k = 1; k <= N; k++)
+        n += (size_t)snprintf(s + n, cap - n,
+                              "  <link name=\"l%d\"><inertial><origin xyz=\"0 0 %g\"/><mass value=\"%g\"/><inertia "
+                              "ixx=\"%.17g\" iyy=\"%.17g\" izz=\"%g\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n",
+                              k, -L / 2, m, Ib, Ib, 1e-3);
+    for (int k = 1; k <= N; k++) {
+        char parent[16];
+        snprintf(parent, sizeof parent, k == 1 ? "base" : "l%d", k - 1);
+        n += (size_t)snprintf(s + n, cap - n,
+                              "  <joint name=\"j%d\" type=\"continuous\"><parent link=\"%s\"/><child link=\"l%d\"/>"
+                              "<origin xyz=\"0 0 %g\"/><axis xyz=\"%s\"/><dynamics damping=\"0.01\"/></joint>\n",
+                              k, parent, k, k == 1 ? 0.0 : -L, k % 2 ? "0 1 0" : "1 0 0");
+    }
+    n += (size_t)snprintf(s + n, cap - n, "</robot>\n");
+    snprintf(name, 32, "chain%d.urdf", N);
+    *len = n;
+    return s;
 }
 
 #endif

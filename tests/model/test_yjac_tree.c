@@ -21,6 +21,7 @@
 #include "mblin/mblin.h"
 #include "model/model_internal.h"
 #include "test.h"
+#include "fixture.h"
 
 #define YJAC_TOL 1e-12
 
@@ -121,25 +122,10 @@ static void check_file(const char *path, double dq, double vq)
 /* the N-link spatial chain of bench/chain_urdf.py */
 static mbl_model *chain(int N)
 {
-    size_t cap = 600 * (size_t)N + 200, len = 0;
-    char *s = malloc(cap), name[32];
-    double L = 0.2, m = 1.0, I = m * L * L / 12;
-    len += (size_t)snprintf(s + len, cap - len, "<?xml version=\"1.0\"?>\n<robot name=\"chain%d\">\n  <link name=\"base\"/>\n", N);
-    for (int k = 1; k <= N; k++)
-        len += (size_t)snprintf(s + len, cap - len,
-                                "  <link name=\"l%d\"><inertial><origin xyz=\"0 0 %g\"/><mass value=\"%g\"/><inertia "
-                                "ixx=\"%.17g\" iyy=\"%.17g\" izz=\"%g\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>\n",
-                                k, -L / 2, m, I, I, 1e-3);
-    for (int k = 1; k <= N; k++) {
-        char parent[16];
-        snprintf(parent, sizeof parent, k == 1 ? "base" : "l%d", k - 1);
-        len += (size_t)snprintf(s + len, cap - len,
-                                "  <joint name=\"j%d\" type=\"continuous\"><parent link=\"%s\"/><child link=\"l%d\"/>"
-                                "<origin xyz=\"0 0 %g\"/><axis xyz=\"%s\"/><dynamics damping=\"0.01\"/></joint>\n",
-                                k, parent, k, k == 1 ? 0.0 : -L, k % 2 ? "0 1 0" : "1 0 0");
-    }
-    len += (size_t)snprintf(s + len, cap - len, "</robot>\n");
-    snprintf(name, sizeof name, "chain%d.urdf", N);
+    size_t len = 0;
+    char name[32], *s = fixture_urdf_chain(N, &len, name);
+    CHECK(s != NULL);
+    if (!s) return NULL;
     mbl_status st;
     mbl_model *md = NULL;
     int ok = mbl_model_load_string(s, len, name, NULL, 0, &md, &st) == 0;
