@@ -658,6 +658,11 @@ static int sweep_track(mbl_sweep *sw, const run *rp, const mbl_sweep_options *op
                 sw->mac[o] = mac[(size_t)k * nm + b];
             }
         }
+        /* a zero mode (within the sweep's zero level) has no damping ratio to speak of: the sign of a
+         * rounding-level real part made it +-1; 0, as `linearize` prints for its zero modes */
+        double zl = mbl_sweep_zero_level(sw);
+        for (size_t i = 0; i < tot; i++)
+            if (hypot(sw->re[i], sw->im[i]) <= zl) sw->damping[i] = 0.0;
     }
     mbl_free(idx), mbl_free(prev), mbl_free(lre), mbl_free(lim), mbl_free(xx), mbl_free(mac), mbl_free(perm);
     mbl_free(sre), mbl_free(sim), mbl_free(dre), mbl_free(dim), mbl_free(dsre), mbl_free(dsim);

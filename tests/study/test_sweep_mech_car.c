@@ -79,6 +79,9 @@ static void check_branches(const mbl_sweep *sw, const mbl_sweep *ref, const char
             double complex s = sw->re[i] + I * sw->im[i], want[3];
             closed_form(sw->value[p], want);
             if (cabs(s) < 1e-6) { /* a zero mode (x, y, yaw, the wheels' angles) */
+                /* no damping ratio of its own: 0, not the +-1 of a rounding-level real part's sign */
+                CHECK_MSG(sw->damping[i] == 0.0, "%s: zero branch %d has damping ratio %g at Cf = %g", what, b,
+                          sw->damping[i], sw->value[p]);
                 CHECK_MSG(k < 0, "%s: branch %d leaves a closed-form eigenvalue for zero at Cf = %g", what, b,
                           sw->value[p]);
                 continue;
@@ -90,6 +93,7 @@ static void check_branches(const mbl_sweep *sw, const mbl_sweep *ref, const char
                       cimag(s), sw->value[p]);
             if (k < 0) break;
             worst_cf = fmax(worst_cf, cabs(s - want[k]) / cabs(want[k]));
+            CHECK_CLOSE(sw->damping[i], -creal(want[k]) / cabs(want[k]), 1e-9);
             if (ref) worst_ref = fmax(worst_ref, cabs(s - (ref->re[i] + I * ref->im[i])) / cabs(s));
             if (p > 0) worst_mac = fmin(worst_mac, sw->mac[i]);
         }
