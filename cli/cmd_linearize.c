@@ -3,7 +3,7 @@
  *
  *   mblin linearize MODEL [--method NAME] [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
  *                         [-o DIR] [--matrices] [--shapes] [--nev K] [--shift S] [--mem-budget SIZE]
- *                         [--no-matrices] [--forward-jacobian]
+ *                         [--no-matrices] [--symbolic-jacobian]
  *   mblin equilibrium MODEL [--set p=value ...] [--guess q=value ...] [--at KIND] [--json]
  *   mblin check MODEL [--set p=value ...] [--guess q=value ...] [--at KIND]
  *   mblin compare MODEL [--set p=value ...] [--guess q=value ...] [--at KIND] [--json] [--repeat N]
@@ -22,7 +22,12 @@
 #include "mblin/mblin.h"
 #include "par/par.h"
 
-/* The commands and the options each takes; an option of another command is a usage error. */
+/* The commands and the options each takes; an option of another command is a usage error. Every
+ * command of this pipeline is one pass through one operating point, so each loads the model with
+ * the residual Jacobian's values by forward-mode sweeps of the residual tape (no symbolic Jacobian
+ * to build and compile, docs/cli.md "How the Jacobian is computed"); --symbolic-jacobian builds it
+ * as sweeps and the library's default do. */
+#define JACOBIAN_OPTS " --symbolic-jacobian --forward-jacobian "
 typedef struct command {
     const char *name, *what, *opts; /* opts: " --a --b " */
 } command;
@@ -30,13 +35,14 @@ typedef struct command {
 static const command commands[] = {
     {"linearize", "operating point, exact linear model and its modes",
      " --method --set --guess --set-velocity --target --at --json -o --matrices --shapes --nev --shift --mem-budget --no-matrices"
-     " --shift-im --eigensolver --outputs --forward-jacobian "},
-    {"equilibrium", "the operating point only", " --set --guess --set-velocity --target --at --json "},
-    {"check", "counts, degrees of freedom, redundant constraints", " --set --guess --set-velocity --target --at "},
+     " --shift-im --eigensolver --outputs" JACOBIAN_OPTS},
+    {"equilibrium", "the operating point only", " --set --guess --set-velocity --target --at --json" JACOBIAN_OPTS},
+    {"check", "counts, degrees of freedom, redundant constraints", " --set --guess --set-velocity --target --at" JACOBIAN_OPTS},
     {"compare", "every linearization method side by side (time, eigenvalues, deviation)",
-     " --set --guess --set-velocity --target --at --json --repeat --mem-budget --outputs "},
+     " --set --guess --set-velocity --target --at --json --repeat --mem-budget --outputs" JACOBIAN_OPTS},
     {"report", "one self-contained HTML page (-o FILE): summary, eigenvalues, root locus, mode animation",
-     " --method --set --guess --set-velocity --target --at -o --nev --shift --mem-budget --shift-im --eigensolver --outputs "},
+     " --method --set --guess --set-velocity --target --at -o --nev --shift --mem-budget --shift-im --eigensolver --outputs"
+     JACOBIAN_OPTS},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -68,8 +74,9 @@ static const struct {
     {"--no-matrices", NULL, "--json without the large dense outputs (ss, mck, q_S, mode_shapes)", 0},
     {"--shift-im", "S", "imaginary part of the shift of the partial spectrum (default 0)", 0},
     {"--eigensolver", "NAME", "partial spectrum by arpack (default) or slepc (SLEPc + MUMPS over MPI)", 0},
-    {"--forward-jacobian", NULL, "the residual Jacobian by forward-mode sweeps of the residual tape, without "
-     "building it symbolically (faster to load; the same values to rounding)", 0},
+    {"--symbolic-jacobian", NULL, "the residual Jacobian built and compiled symbolically, as sweeps do, not its values "
+     "by forward-mode sweeps of the residual tape (the default); the same values to rounding", 0},
+    {"--forward-jacobian", NULL, "the residual Jacobian's values by forward-mode sweeps (the default: no effect)", 0},
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
 
@@ -102,7 +109,7 @@ typedef struct pipeline {
     unsigned flags;
     /* large models (docs/linearization.md, "Large models: partial spectra") */
     int nev, no_matrices;
-    int forward_jacobian;     /* --forward-jacobian */
+    int symbolic_jacobian;    /* --symbolic-jacobian (0: forward-mode values, the default) */
     double shift, mem_budget;
     double shift_im;          /* --shift-im */
     const char *eigensolver; /* --eigensolver */
@@ -154,7 +161,8 @@ static int option(void *ud, const char *a, const char *v)
     if (!strcmp(a, "--matrices")) p->flags |= MBL_REPORT_MATRICES;
     else if (!strcmp(a, "--shapes")) p->flags |= MBL_REPORT_SHAPES;
     else if (!strcmp(a, "--no-matrices")) p->no_matrices = 1;
-    else if (!strcmp(a, "--forward-jacobian")) p->forward_jacobian = 1;
+    else if (!strcmp(a, "--symbolic-jacobian")) p->symbolic_jacobian = 1;
+    else if (!strcmp(a, "--forward-jacobian")) p->symbolic_jacobian = 0;
     else if (!strcmp(a, "--eigensolver")) {
         p->eigensolver = v;
         if (strcmp(v, "arpack") && strcmp(v, "slepc"))
@@ -347,7 +355,7 @@ int cli_cmd_linearize(int argc, char **argv)
     mbl_load_options_default(&lo);
     lo.mem_budget = p.mem_budget > 0 ? p.mem_budget : 0;
     cli_load_outputs(&a, &lo);
-    lo.forward_jacobian = p.forward_jacobian;
+    lo.forward_jacobian = !p.symbolic_jacobian;
     if (mbl_model_load_file_opt(a.model, a.sets, a.nsets, &lo, &model, &st)) return cli_fail(&st);
     code = cli_check_guesses(&a, model);
     if (code) {

@@ -74,8 +74,9 @@ static void usage(FILE *f)
             "  --mem-budget SIZE   memory the computation may use, bytes or with k, M, G (default 2G); above\n"
             "                      it augmented gives a partial spectrum, other requests are refused\n"
             "  --no-matrices       --json without the large dense outputs (ss, mck, q_S, mode_shapes)\n"
-            "  --forward-jacobian  linearize: the residual Jacobian by forward-mode sweeps of the residual\n"
-            "                      tape, not built symbolically (faster to load; the same values to rounding)\n"
+            "  --symbolic-jacobian linearize, equilibrium, check, compare, report: the residual Jacobian\n"
+            "                      built symbolically, not by forward-mode sweeps of the residual tape\n"
+            "                      (the default); the same values to rounding\n"
             "  --progress          a progress line on stderr at most every second (on a terminal: a bar)\n"
             "  --opt=VALUE         the same as --opt VALUE; -- ends the options\n"
             "  --version, --help\n");

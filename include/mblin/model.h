@@ -77,7 +77,8 @@ typedef struct mbl_load_options {
      * the same values to rounding, the pattern structural (entries that cancel are kept as zeros).
      * Only for models without numerically evaluated terms (the others load as with 0); what needs
      * the Jacobian's expressions (simulation, sensitivities, code generation) builds them when
-     * first asked. Default 0 (the tool's `linearize --forward-jacobian`). */
+     * first asked. Default 0; the tool sets 1 for linearize, equilibrium, check, compare and report
+     * (their `--symbolic-jacobian` sets 0), not for sweeps and the other many-point commands. */
     int forward_jacobian;
 } mbl_load_options;
 MBL_API void mbl_load_options_default(mbl_load_options *opt);

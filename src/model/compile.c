@@ -239,14 +239,37 @@ int model_compile_draw(mbl_model *md, mbl_status *st)
     return 0;
 }
 
+/* The forward path pays while an evaluation of the Jacobian is a few sweeps of the residual tape:
+ * at most FWD_MAX_COLORS directions, three sweeps of MBLX_FWD_CHUNK (the four-bar chains need 12,
+ * the nonlinear bicycle 24, the spatial four-bar 30). A wider model (the `model: dae` flexible
+ * pendulum, whose frame rows span every elastic coordinate: 63 colors at n_p = 5, tens of
+ * thousands at n_p = 10^4) costs more per evaluation than its symbolic Jacobian costs to build
+ * (63 colors: 0.40 ms a sweep set against 0.04 ms, 3.7 ms to build), so it is linearized as
+ * without the option. */
+#define FWD_MAX_COLORS 48
+
 /* The forward path takes models whose rows are all in md->F (no numerically evaluated term, no
- * structured rows to merge). */
+ * structured rows to merge) and none of whose rows depends on more than FWD_MAX_COLORS unknowns
+ * (a coloring needs at least as many colors as the widest row has entries). */
 static int forward_eligible(const mbl_model *md)
 {
     if (!md->forward_jacobian || md->Fs) return 0;
     for (int t = 0; t < MODEL_NTERMS; t++)
         if (model_terms[t]->present(md)) return 0;
-    return 1;
+    size_t nsym = mblx_symbol_count(md->g);
+    unsigned char *unk = mbl_calloc(nsym ? nsym : 1, 1);
+    if (!unk) return 0; /* the symbolic path then reports the shortage */
+    for (int j = 0; j < md->nunk; j++) unk[md->sym_of_unknown[j]] = 1;
+    const mblx_id *rows = md->Fc ? md->Fc : md->F;
+    int narrow = 1;
+    for (int i = 0; i < md->nF && narrow; i++) {
+        size_t cnt = 0, width = 0;
+        const uint32_t *d = mblx_node_deps(md->g, rows[i], &cnt);
+        for (size_t k = 0; k < cnt; k++) width += d[k] < nsym && unk[d[k]];
+        narrow = width <= FWD_MAX_COLORS;
+    }
+    mbl_free(unk);
+    return narrow;
 }
 
 /* md->jac's pattern from the forward coloring of the rows tape_F compiles (structural: a superset
@@ -260,6 +283,11 @@ static int jacobian_forward(mbl_model *md, mblx_fwdjac **out, mbl_status *st)
     *out = mblx_fwdjac_new(md->g, (size_t)md->nF, md->Fc ? md->Fc : md->F, (size_t)md->nunk, syms, st);
     mbl_free(syms);
     if (!*out) return st ? st->code : MBL_ENOMEM;
+    if (mblx_fwdjac_ncolors(*out) > FWD_MAX_COLORS) { /* the greedy coloring took more than the widest row */
+        mblx_fwdjac_free(*out);
+        *out = NULL;
+        return 0;
+    }
     const int *cp, *ri;
     mblx_fwdjac_pattern(*out, &cp, &ri);
     for (int j = 0; j < md->nunk; j++) /* by column, as jacobian_unknowns and mblx_fwdjac_eval's values */
@@ -280,10 +308,11 @@ int model_compile(mbl_model *md, mbl_status *st)
 
 static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
 {
-    int fwd = forward_eligible(md);
+    int rc = forward_eligible(md) ? jacobian_forward(md, fj, st) : 0;
+    int fwd = *fj != NULL; /* NULL: not eligible, or declined by its colors */
     /* md->F's inlined rows a forward-mode formulation left for later, needed now after all */
-    if (!fwd && model_inlined_rows(md, st)) return st ? st->code : MBL_ENOMEM;
-    int rc = fwd ? jacobian_forward(md, fj, st) : jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
+    if (!rc && !fwd && model_inlined_rows(md, st)) return st ? st->code : MBL_ENOMEM;
+    if (!rc && !fwd) rc = jacobian_unknowns(md, md->nF, md->F, 0, &md->jac, st);
     if (!rc && md->Fs) rc = model_ffr_merge(md, md->Fs, &md->sjac, st);
     if (!rc && md->rtn) rc = model_rtree_num_pattern(md, md->rtn, st);
     /* the flexible bodies' numeric entries last (never beside a tree: relative coordinates refuse

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Issue 31, item 2 (issue 34, item 5): `mblin linearize --forward-jacobian` loads the model with
-the residual Jacobian's values by forward-mode sweeps of the residual tape (no symbolic Jacobian).
-- A pendulum as a DAE (x, y, the rod x^2 + y^2 = l^2): sqrt(g/l) in every method with the flag.
+"""Issue 31, item 2 (issue 34, item 5): `mblin linearize` (and equilibrium, check, compare, report)
+loads the model with the residual Jacobian's values by forward-mode sweeps of the residual tape (no
+symbolic Jacobian); `--symbolic-jacobian` builds it symbolically, `--forward-jacobian` is the default.
+- A pendulum as a DAE (x, y, the rod x^2 + y^2 = l^2): sqrt(g/l) in every method, both ways.
 - The four-bar (N = 5), the nonlinear Whipple bicycle and the quarter car with measured curves: A
-  and the eigenvalues equal the default's to rounding (1e-12 of the largest entry and of |s|).
-- Only linearize takes it: `equilibrium --forward-jacobian` is a usage error (exit 2, one line).
+  and the eigenvalues of the default equal --symbolic-jacobian's to rounding (1e-12 of the largest
+  entry and of |s|), and --forward-jacobian's bit for bit.
+- equilibrium and check take both options; sweep takes neither (a usage error: exit 2, one line).
 usage: forward_jacobian_test.py PATH_TO_MBLIN"""
 import json
 import math
@@ -36,15 +38,18 @@ with open(path, "w") as f:
             "constraints: {rod: \"x^2 + y^2 - l^2\"}\nlinearize: {at: equilibrium}\n" % (m, l, g))
 w = math.sqrt(g / l)
 for method in ("augmented", "projection", "descriptor"):
-    rc, out, err = run("linearize", path, "--method", method, "--json", "--forward-jacobian")
-    check(rc == 0, "%s: exit %d: %s" % (method, rc, err.strip()))
-    if rc == 0:
-        im = max(e["im"] for e in json.loads(out)["eigenvalues"])
-        check(abs(im - w) <= 1e-12 * w, "%s: omega %.17g, sqrt(g/l) = %.17g" % (method, im, w))
+    for opt in ((), ("--symbolic-jacobian",)):
+        rc, out, err = run("linearize", path, "--method", method, "--json", *opt)
+        check(rc == 0, "%s %s: exit %d: %s" % (method, opt, rc, err.strip()))
+        if rc == 0:
+            im = max(e["im"] for e in json.loads(out)["eigenvalues"])
+            check(abs(im - w) <= 1e-12 * w, "%s %s: omega %.17g, sqrt(g/l) = %.17g" % (method, opt, im, w))
 
 for model in ("examples/fourbar_N5.yaml", "examples/whipple_bicycle_nonlinear.yaml", "examples/data/quarter_car.yaml"):
-    rc0, out0, err0 = run("linearize", model, "--json")
-    rc1, out1, err1 = run("linearize", model, "--json", "--forward-jacobian")
+    rc0, out0, err0 = run("linearize", model, "--json", "--symbolic-jacobian")
+    rc1, out1, err1 = run("linearize", model, "--json")
+    rc2, out2, err2 = run("linearize", model, "--json", "--forward-jacobian")
+    check(rc2 == rc1 and out2 == out1, "%s: --forward-jacobian differs from the default" % model)
     check(rc0 == 0 and rc1 == 0, "%s: exit %d, %d: %s" % (model, rc0, rc1, err1.strip()))
     if rc0 or rc1:
         continue
@@ -57,9 +62,13 @@ for model in ("examples/fourbar_N5.yaml", "examples/whipple_bicycle_nonlinear.ya
     de = max(math.hypot(x[0] - y[0], x[1] - y[1]) / max(1.0, math.hypot(*x)) for x, y in zip(e0, e1))
     check(len(e0) == len(e1) and de <= 1e-12, "%s: eigenvalues differ by %.3g" % (model, de))
 
-rc, out, err = run("equilibrium", path, "--forward-jacobian")
-check(rc == 2 and len(err.strip().splitlines()) == 1 and "--forward-jacobian" in err,
-      "equilibrium --forward-jacobian: exit %d, %r" % (rc, err))
+for cmd in ("equilibrium", "check"):
+    rc0, out0, err0 = run(cmd, path, "--symbolic-jacobian")
+    rc1, out1, err1 = run(cmd, path)
+    check(rc0 == 0 and rc1 == 0, "%s: exit %d, %d: %s %s" % (cmd, rc0, rc1, err0.strip(), err1.strip()))
+rc, out, err = run("sweep", path, "--param", "m=1:2:3", "--symbolic-jacobian")
+check(rc == 2 and len(err.strip().splitlines()) == 1 and "--symbolic-jacobian" in err,
+      "sweep --symbolic-jacobian: exit %d, %r" % (rc, err))
 rc, out, err = run("linearize", "--help")
-check(rc == 0 and "--forward-jacobian" in out, "linearize --help lists --forward-jacobian")
+check(rc == 0 and "--symbolic-jacobian" in out, "linearize --help lists --symbolic-jacobian")
 sys.exit(finish("forward_jacobian"))

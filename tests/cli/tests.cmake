@@ -46,7 +46,7 @@ if(PYTHON3)
   # issue 33, item 1: held velocities at a given point (--set-velocity)
   add_test(NAME test_cli_held_velocities COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/held_velocities_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  # issue 31, item 2: linearize --forward-jacobian (forward-mode Jacobian values, no symbolic Jacobian)
+  # issue 31, item 2: linearize loads with forward-mode Jacobian values (--symbolic-jacobian: built symbolically)
   add_test(NAME test_cli_forward_jacobian COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/cli/forward_jacobian_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   # issue 33, item 2: outputs of multipliers in projection, descriptor, penalty; --outputs a,b
