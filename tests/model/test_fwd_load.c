@@ -4,11 +4,13 @@
  * load's at random points to 1e-13 of each row's largest entry, with zeros where the default has
  * no entry; the linearization's A equals the default's to rounding; the expressions that
  * simulation, sensitivities and code generation read (model_dae_nodes) are built on first request
- * and evaluate to the same values; a model with a numerically evaluated term loads as by default. */
+ * and evaluate to the same values; a model with a numerically evaluated term, or with rows or a
+ * coloring wider than the forward path takes, loads as by default. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mblin/mblin.h"
 #include "model/model_internal.h"
@@ -154,6 +156,40 @@ TEST(numeric_terms_load_as_before)
     same_model("examples/flexible_pendulum_beams.yaml", 0); /* planar beam bodies, numeric */
 }
 
+/* K masses on springs whose positions sum to a constant (constraint rows of K entries: a coloring
+ * needs at least K colors; the greedy one of mblx_fwdjac_new takes K + 1 to K + 2). The forward path
+ * takes at most 48 colors (compile.c, FWD_MAX_COLORS): K = 46 takes it (47 colors), K = 48 is
+ * declined by its coloring (its widest row, 48, passes), K = 60 by its widest row before any
+ * coloring. */
+static void sum_chain(int K, int eligible)
+{
+    char path[] = "/tmp/mblin_fwd_wide_XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    CHECK(f != NULL);
+    if (!f) return;
+    fprintf(f, "model: dae\nparameters: {m: 1.5, k: 40}\ncoordinates: {");
+    for (int i = 0; i < K; i++) fprintf(f, "%sx%d: %g", i ? ", " : "", i, 1.0 / K + 0.01 * (i % 3 - 1));
+    fprintf(f, "}\nkinetic_energy: \"");
+    for (int i = 0; i < K; i++) fprintf(f, "%s0.5*m*(1 + 0.1*%d)*der(x%d)^2", i ? " + " : "", i % 5, i);
+    fprintf(f, "\"\npotential_energy: \"");
+    for (int i = 0; i < K; i++) fprintf(f, "%s0.5*k*(x%d - 0.01*%d)^2", i ? " + " : "", i, i % 4);
+    fprintf(f, "\"\nconstraints: {sum: \"");
+    for (int i = 0; i < K; i++) fprintf(f, "%sx%d", i ? " + " : "", i);
+    fprintf(f, " - 1\"}\nlinearize: {at: equilibrium}\n");
+    fclose(f);
+    same_model(path, eligible);
+    remove(path);
+}
+
+TEST(wide_rows_load_as_before)
+{
+    same_model("examples/flexible_pendulum_np5.yaml", 0); /* frame rows of 63 entries */
+    sum_chain(46, 1);
+    sum_chain(48, 0);
+    sum_chain(60, 0);
+}
+
 /* With ode rows, projection asks whether the multipliers enter only as Phi_q^T lambda, by the
  * Jacobian's expressions (lin_multipliers_reactions_only): the same answer, note and A. */
 static void same_projection(const char *file)
@@ -226,6 +262,7 @@ int main(void)
 {
     RUN(text_models);
     RUN(numeric_terms_load_as_before);
+    RUN(wide_rows_load_as_before);
     RUN(multipliers_in_ode_rows);
     RUN(kinetic_energy_quadratic);
     return test_summary("fwd_load");
