@@ -25,7 +25,7 @@
 /* The commands and the options each takes; an option of another command is a usage error. Every
  * command of this pipeline is one pass through one operating point, so each loads the model with
  * the residual Jacobian's values by forward-mode sweeps of the residual tape (no symbolic Jacobian
- * to build and compile, docs/cli.md "How the Jacobian is computed"); --symbolic-jacobian builds it
+ * to build and compile, docs/cli.md, `--symbolic-jacobian`); --symbolic-jacobian builds it
  * as sweeps and the library's default do. */
 #define JACOBIAN_OPTS " --symbolic-jacobian --forward-jacobian "
 typedef struct command {
