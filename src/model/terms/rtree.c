@@ -558,15 +558,31 @@ static inline void ncrf(const double *a, const double *f, double *o)
     for (int k = 0; k < 3; k++) o[k] = n1[k] + n2[k], o[3 + k] = fo[k];
 }
 
+/* o = M x, M stored by columns (column k at M + 6 k, the spatial matrices below): each o_i summed
+ * over k in increasing order from 0, as a row-by-row product; written out so that the six rows run
+ * in pairs of vector lanes (the same operations in each lane) */
+#define NM6V_COL(k)                                                                                                    \
+    do {                                                                                                               \
+        const double *m_ = M + 6 * (k), x_ = x[k];                                                                     \
+        r0 += m_[0] * x_, r1 += m_[1] * x_, r2 += m_[2] * x_, r3 += m_[3] * x_, r4 += m_[4] * x_, r5 += m_[5] * x_;   \
+    } while (0)
 static inline void nm6v(const double *M, const double *x, double *o)
 {
-    double r[6];
-    for (int i = 0; i < 6; i++) {
-        double s = 0;
-        for (int k = 0; k < 6; k++) s += M[6 * i + k] * x[k];
-        r[i] = s;
-    }
-    memcpy(o, r, sizeof r);
+    double r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0;
+    NM6V_COL(0);
+    NM6V_COL(1);
+    NM6V_COL(2);
+    NM6V_COL(3);
+    NM6V_COL(4);
+    NM6V_COL(5);
+    o[0] = r0, o[1] = r1, o[2] = r2, o[3] = r3, o[4] = r4, o[5] = r5;
+}
+#undef NM6V_COL
+
+/* a += b (n entries; a and b do not overlap) */
+static inline void nadd(double *restrict a, const double *restrict b, int n)
+{
+    for (int k = 0; k < n; k++) a[k] += b[k];
 }
 
 static inline double ndot(const double *a, const double *b)
@@ -574,6 +590,7 @@ static inline double ndot(const double *a, const double *b)
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
 
+/* the spatial inertia, stored by columns (I6[i + 6 j] = I_ij) */
 static void ninertia(const double *t, double *I6)
 {
     const double *A = t + MBL_RTREE_A, *r = t + MBL_RTREE_R, *cm = t + MBL_RTREE_CM, *Jv = t + MBL_RTREE_I;
@@ -594,35 +611,41 @@ static void ninertia(const double *t, double *I6)
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             double e = Ib[3 * i + j] - mc[i] * cw[j];
-            I6[6 * i + j] = i == j ? e + c2 : e;
-            I6[6 * (i + 3) + j + 3] = i == j ? m : 0.0;
+            I6[i + 6 * j] = i == j ? e + c2 : e;
+            I6[i + 3 + 6 * (j + 3)] = i == j ? m : 0.0;
         }
     double sk[9] = {0, -mc[2], mc[1], mc[2], 0, -mc[0], -mc[1], mc[0], 0};
     for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) I6[6 * i + j + 3] = sk[3 * i + j], I6[6 * (j + 3) + i] = sk[3 * i + j];
+        for (int j = 0; j < 3; j++) I6[i + 6 * (j + 3)] = sk[3 * i + j], I6[j + 3 + 6 * i] = sk[3 * i + j];
+}
+
+/* o = sum over t < nt of column k[t] of I6 (stored by columns) times x[t], each entry summed in
+ * increasing t from 0 (six lanes, as nm6v) */
+static inline void ncols(const double *I6, const int *k, const double *x, int nt, double *o)
+{
+    double r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0;
+    for (int t = 0; t < nt; t++) {
+        const double *m = I6 + 6 * k[t], xt = x[t];
+        r0 += m[0] * xt, r1 += m[1] * xt, r2 += m[2] * xt, r3 += m[3] * xt, r4 += m[4] * xt, r5 += m[5] * xt;
+    }
+    o[0] = r0, o[1] = r1, o[2] = r2, o[3] = r3, o[4] = r4, o[5] = r5;
 }
 
 static void nbmat(const double *v, const double *I6, double *B)
 {
-    /* M = I (v x): column e is I times v x e_e, whose nonzeros are entries of v (at most 4); the
-     * products summed over them in increasing row order, the same sums as nm6v over the whole
-     * column (its zero terms add nothing) */
-    double M[36];
-    for (int e = 0; e < 6; e++) {
-        double x[6], ue[6] = {0, 0, 0, 0, 0, 0}, xv[6];
-        int xk[6], nz = 0;
-        ue[e] = 1.0;
-        ncrm(v, ue, x);
-        for (int k = 0; k < 6; k++)
-            if (x[k] != 0.0) xk[nz] = k, xv[nz++] = x[k];
-        for (int i = 0; i < 6; i++) {
-            double s = 0;
-            for (int t = 0; t < nz; t++) s += I6[6 * i + xk[t]] * xv[t];
-            M[6 * i + e] = s;
-        }
-    }
+    /* M = I (v x): column e is I times v x e_e (ncrm(v, e_e)), whose only entries that are not
+     * zero in structure are entries of v or their negatives, at most 4, in increasing row order
+     * (w x e_e above and l x e_e below for e < 3, w x e_(e-3) below for e >= 3; v = (w, l)); ncrm
+     * forms them exactly (a product by 1 less a product by 0), and a zero term adds nothing to a
+     * sum, so the sums are those of I6 times the whole column. */
+    const double w0 = v[0], w1 = v[1], w2 = v[2], l0 = v[3], l1 = v[4], l2 = v[5];
+    static const int k[6][4] = {{1, 2, 4, 5}, {0, 2, 3, 5}, {0, 1, 3, 4}, {4, 5}, {3, 5}, {3, 4}};
+    const double x[6][4] = {{w2, -w1, l2, -l1}, {-w2, w0, -l2, l0}, {w1, -w0, l1, -l0},
+                            {w2, -w1}, {-w2, w0}, {w1, -w0}};
+    double M[36]; /* by columns */
+    for (int e = 0; e < 6; e++) ncols(I6, k[e], x[e], e < 3 ? 4 : 2, M + 6 * e);
     for (int i = 0; i < 6; i++)
-        for (int j = i; j < 6; j++) B[6 * i + j] = B[6 * j + i] = -(M[6 * i + j] + M[6 * j + i]);
+        for (int j = i; j < 6; j++) B[6 * i + j] = B[6 * j + i] = -(M[i + 6 * j] + M[j + 6 * i]);
 }
 
 /* The forward pass and the backward pass from the texts' values tv (full: the subtree sums the
@@ -673,14 +696,14 @@ static void nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *t
         if (full) {
             double Bo[36];
             nbmat(n + NB_V, I, Bo);
-            for (int k = 0; k < 36; k++) n[NB_IC + k] += I[k], n[NB_BC + k] += Bo[k];
+            nadd(n + NB_IC, I, 36);
+            nadd(n + NB_BC, Bo, 36);
         }
         int p = r->tree.b[b].parent;
         if (p < 0) continue;
         double *np = N + (size_t)p * NB_SIZE;
-        for (int k = 0; k < 12; k++) np[NB_F + k] += n[NB_F + k];
-        if (full)
-            for (int k = 0; k < 72; k++) np[NB_IC + k] += n[NB_IC + k];
+        nadd(np + NB_F, n + NB_F, 12);
+        if (full) nadd(np + NB_IC, n + NB_IC, 72);
     }
 }
 
