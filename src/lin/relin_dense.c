@@ -123,6 +123,43 @@ static int mass_symmetric(const double *M, int n, double *s)
     return 1;
 }
 
+/* The loops below are written two entries at a time (pairs of vector lanes at -O2), each entry the
+ * same operations as one at a time. */
+
+/* x += m a (n entries) */
+static inline void axpy(int n, double a, const double *restrict m, double *restrict x)
+{
+    int i = 0;
+    for (; i + 1 < n; i += 2) x[i] += m[i] * a, x[i + 1] += m[i + 1] * a;
+    if (i < n) x[i] += m[i] * a;
+}
+
+/* a = -b (n entries) */
+static inline void negcopy(size_t n, double *restrict a, const double *restrict b)
+{
+    size_t e = 0;
+    for (; e + 1 < n; e += 2) a[e] = -b[e], a[e + 1] = -b[e + 1];
+    if (e < n) a[e] = -b[e];
+}
+
+/* column j of the n x n matrix M times d_i d_j: M_ij * (d_i d_j), as written before */
+static inline void scale_col(int n, int j, double *restrict M, const double *restrict d)
+{
+    double *m = M + (size_t)j * n, dj = d[j];
+    int i = 0;
+    for (; i + 1 < n; i += 2) m[i] *= d[i] * dj, m[i + 1] *= d[i + 1] * dj;
+    if (i < n) m[i] *= d[i] * dj;
+}
+
+/* the number of entries of x that are not zero (n entries) */
+static inline int count_nonzero(int n, const double *x)
+{
+    int a = 0, b = 0, i = 0;
+    for (; i + 1 < n; i += 2) a += x[i] != 0.0, b += x[i + 1] != 0.0;
+    if (i < n) a += x[i] != 0.0;
+    return a + b;
+}
+
 /* X = Minv R (R n x nrhs): a column of R with few nonzeros (an input on one joint,
  * a joint's damping at rest) as the sum of Minv's columns it picks, the others by one dgemm on
  * the columns gathered into T (n x 2 nrhs; list: their indices) */
@@ -133,17 +170,20 @@ static void responses(const mbl_lin_work *w, const double *Minv, const double *R
     for (int j = 0; j < nrhs; j++) {
         const double *r = R + (size_t)j * n;
         int nz = 0, p0 = w->dcptr[j], p1 = w->dcptr[j + 1];
-        for (int p = p0; p < p1; p++) nz += r[w->dcrow[p]] != 0.0;
-        if (nz > RELIN_DENSE_SPARSE_COL * n) {
-            list[nd++] = j;
-            continue;
+        if (p1 - p0 > RELIN_DENSE_SPARSE_COL * n) { /* else sparse in structure */
+            /* R's entries outside the pattern are zero: the whole column counted */
+            nz = 4 * (p1 - p0) > n ? count_nonzero(n, r) : 0;
+            for (int p = p0; p < p1 && 4 * (p1 - p0) <= n; p++) nz += r[w->dcrow[p]] != 0.0;
+            if (nz > RELIN_DENSE_SPARSE_COL * n) {
+                list[nd++] = j;
+                continue;
+            }
         }
         double *x = X + (size_t)j * n;
         memset(x, 0, (size_t)n * sizeof *x);
         for (int p = p0; p < p1; p++) {
             int k = w->dcrow[p];
-            if (r[k] != 0.0)
-                for (int i = 0; i < n; i++) x[i] += Minv[i + (size_t)k * n] * r[k];
+            if (r[k] != 0.0) axpy(n, r[k], Minv + (size_t)k * n, x);
         }
     }
     if (!nd) return;
@@ -198,7 +238,8 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     memset(lin->q_S, 0, nn * sizeof *lin->q_S);
     memset(lin->v_W, 0, nn * sizeof *lin->v_W);
     memcpy(lin->M, Mb, nn * sizeof *Mb);
-    for (size_t e = 0; e < nn; e++) lin->K[e] = -R[e], lin->Cd[e] = -R[nn + e];
+    negcopy(nn, lin->K, R);
+    negcopy(nn, lin->Cd, R + nn);
     memcpy(lin->F, R + 2 * nn, (size_t)n * (size_t)nr * sizeof *R);
     for (int j = 0; j < n; j++) lin->q_S[j + (size_t)j * n] = 1.0, lin->v_W[j + (size_t)j * n] = 1.0;
     /* the same states' test as the general path; its last part (M-hat scaled to unit diagonal
@@ -227,8 +268,7 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     if (!(1.0 / (anorm * inorm) >= RELIN_DENSE_RCOND_MARGIN * w->opt.rcond_min))
         return 1; /* near the states' test's bound: the general path decides */
     double *X = work, *T = X + (size_t)n * nrhs;
-    for (int j = 0; j < n; j++) /* M^-1 = D S^-1 D */
-        for (int i = 0; i < n; i++) Mb[i + (size_t)j * n] *= d[i] * d[j];
+    for (int j = 0; j < n; j++) scale_col(n, j, Mb, d); /* M^-1 = D S^-1 D */
     responses(w, Mb, R, n, nrhs, X, T, w->diwork);
     for (int j = 0; j < nx + nr; j++) {
         double *a = j < nx ? lin->A + (size_t)j * nx : lin->B + (size_t)(j - nx) * nx;

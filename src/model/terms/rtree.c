@@ -758,11 +758,12 @@ static void jac_entries(const mbl_rtree_num *r, double *N, double *out)
         const int *ps = r->pos + 6 * (size_t)p;
         if (ps[0] >= 0) out[ps[0]] -= ndot(ni + NB_P, nj + NB_G) + ndot(ni + NB_Q, nj + NB_U);
         if (ps[1] >= 0) out[ps[1]] += ndot(ni + NB_Q, nj + NB_S) - 2.0 * ndot(ni + NB_P, nj + NB_U);
-        if (ps[2] >= 0) out[ps[2]] += ndot(ni + NB_P, nj + NB_S);
+        double ps2 = ndot(ni + NB_P, nj + NB_S); /* = S_j . P_i, slot 5 (the same products and sum) */
+        if (ps[2] >= 0) out[ps[2]] += ps2;
         if (r->pi[p] == r->pj[p]) continue;
         if (ps[3] >= 0) out[ps[3]] += ndot(nj + NB_S, ni + NB_D);
         if (ps[4] >= 0) out[ps[4]] += ndot(nj + NB_S, ni + NB_E);
-        if (ps[5] >= 0) out[ps[5]] += ndot(nj + NB_S, ni + NB_P);
+        if (ps[5] >= 0) out[ps[5]] += ps2;
     }
 }
 
