@@ -151,11 +151,11 @@ static inline void scale_col(int n, int j, double *restrict M, const double *res
     if (i < n) m[i] *= d[i] * dj;
 }
 
-/* the number of entries of x that are not zero (n entries) */
-static inline int count_nonzero(int n, const double *x)
+/* the number of entries of x that are not zero (n entries), counted until it exceeds lim */
+static inline int count_nonzero(int n, const double *x, double lim)
 {
     int a = 0, b = 0, i = 0;
-    for (; i + 1 < n; i += 2) a += x[i] != 0.0, b += x[i + 1] != 0.0;
+    for (; i + 1 < n && !(a + b > lim); i += 2) a += x[i] != 0.0, b += x[i + 1] != 0.0;
     if (i < n) a += x[i] != 0.0;
     return a + b;
 }
@@ -172,7 +172,7 @@ static void responses(const mbl_lin_work *w, const double *Minv, const double *R
         int nz = 0, p0 = w->dcptr[j], p1 = w->dcptr[j + 1];
         if (p1 - p0 > RELIN_DENSE_SPARSE_COL * n) { /* else sparse in structure */
             /* R's entries outside the pattern are zero: the whole column counted */
-            nz = 4 * (p1 - p0) > n ? count_nonzero(n, r) : 0;
+            nz = 4 * (p1 - p0) > n ? count_nonzero(n, r, RELIN_DENSE_SPARSE_COL * n) : 0;
             for (int p = p0; p < p1 && 4 * (p1 - p0) <= n; p++) nz += r[w->dcrow[p]] != 0.0;
             if (nz > RELIN_DENSE_SPARSE_COL * n) {
                 list[nd++] = j;

@@ -579,10 +579,10 @@ static inline void nm6v(const double *M, const double *x, double *o)
 }
 #undef NM6V_COL
 
-/* a += b (n entries; a and b do not overlap) */
+/* a += b (n entries, n even; a and b do not overlap): two at a time, in vector lanes */
 static inline void nadd(double *restrict a, const double *restrict b, int n)
 {
-    for (int k = 0; k < n; k++) a[k] += b[k];
+    for (int k = 0; k < n; k += 2) a[k] += b[k], a[k + 1] += b[k + 1];
 }
 
 static inline double ndot(const double *a, const double *b)
