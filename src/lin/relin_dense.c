@@ -160,10 +160,17 @@ static inline int count_nonzero(int n, const double *x, double lim)
     return a + b;
 }
 
-/* X = Minv R (R n x nrhs): a column of R with few nonzeros (an input on one joint,
- * a joint's damping at rest) as the sum of Minv's columns it picks, the others by one dgemm on
- * the columns gathered into T (n x 2 nrhs; list: their indices) */
-static void responses(const mbl_lin_work *w, const double *Minv, const double *R, int n, int nrhs, double *X,
+/* column j of the responses X = [a'_S, a'_W, a'_r] (n x nrhs): the lower half of column j of
+ * A = [0 I; a'_S a'_W] or of B = [0; a'_r] (nx = 2 n rows) */
+static inline double *xcol(const mbl_linear *lin, int nx, int j)
+{
+    return (j < nx ? lin->A + (size_t)j * nx : lin->B + (size_t)(j - nx) * nx) + nx / 2;
+}
+
+/* X = Minv R (R n x nrhs) into A and B (xcol): a column of R with few nonzeros (an input on one
+ * joint, a joint's damping at rest) as the sum of Minv's columns it picks, the others by one dgemm
+ * on the columns gathered into T (n x 2 nrhs; list: their indices) */
+static void responses(const mbl_lin_work *w, const double *Minv, const double *R, int n, int nrhs, mbl_linear *lin,
                       double *T, int *list)
 {
     int nd = 0;
@@ -179,7 +186,7 @@ static void responses(const mbl_lin_work *w, const double *Minv, const double *R
                 continue;
             }
         }
-        double *x = X + (size_t)j * n;
+        double *x = xcol(lin, 2 * n, j);
         memset(x, 0, (size_t)n * sizeof *x);
         for (int p = p0; p < p1; p++) {
             int k = w->dcrow[p];
@@ -190,11 +197,11 @@ static void responses(const mbl_lin_work *w, const double *Minv, const double *R
     double *U = T + (size_t)n * nd;
     for (int t = 0; t < nd; t++) memcpy(T + (size_t)t * n, R + (size_t)list[t] * n, (size_t)n * sizeof *R);
     mbla_gemm('N', 'N', n, nd, n, 1.0, Minv, n, T, n, 0.0, U, n, NULL);
-    for (int t = 0; t < nd; t++) memcpy(X + (size_t)list[t] * n, U + (size_t)t * n, (size_t)n * sizeof *X);
+    for (int t = 0; t < nd; t++) memcpy(xcol(lin, 2 * n, list[t]), U + (size_t)t * n, (size_t)n * sizeof *U);
 }
 
-/* C and D from the outputs' rows (refilled in w->Y) and the accelerations' responses X (n x nrhs) */
-static void outputs(const mbl_lin_work *w, mbl_linear *lin, const double *X)
+/* C and D from the outputs' rows (refilled in w->Y) and the accelerations' responses (xcol) */
+static void outputs(const mbl_lin_work *w, mbl_linear *lin)
 {
     const mbl_model *md = w->md;
     int n = md->n, ny = md->ny, nx = 2 * n, nrhs = w->nrhs;
@@ -209,7 +216,7 @@ static void outputs(const mbl_lin_work *w, mbl_linear *lin, const double *X)
             double y = w->Y.val[p];
             if (c >= ja && c < ja + n) {
                 for (int j = 0; j < nrhs; j++) {
-                    double t = y * X[(c - ja) + (size_t)j * n];
+                    double t = y * xcol(lin, nx, j)[c - ja];
                     if (j < nx) lin->C[i + (size_t)j * ny] += t;
                     else lin->D[i + (size_t)(j - nx) * ny] += t;
                 }
@@ -267,16 +274,12 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     double inorm = mbla_norm1(n, n, Mb, n);
     if (!(1.0 / (anorm * inorm) >= RELIN_DENSE_RCOND_MARGIN * w->opt.rcond_min))
         return 1; /* near the states' test's bound: the general path decides */
-    double *X = work, *T = X + (size_t)n * nrhs;
+    double *T = work;
+    for (int j = 0; j < nx + nr; j++) memset(xcol(lin, nx, j) - n, 0, (size_t)n * sizeof *T);
     for (int j = 0; j < n; j++) scale_col(n, j, Mb, d); /* M^-1 = D S^-1 D */
-    responses(w, Mb, R, n, nrhs, X, T, w->diwork);
-    for (int j = 0; j < nx + nr; j++) {
-        double *a = j < nx ? lin->A + (size_t)j * nx : lin->B + (size_t)(j - nx) * nx;
-        memset(a, 0, (size_t)n * sizeof *a);
-        memcpy(a + n, X + (size_t)j * n, (size_t)n * sizeof *a);
-    }
+    responses(w, Mb, R, n, nrhs, lin, T, w->diwork);
     for (int i = 0; i < n; i++) lin->A[i + (size_t)(n + i) * nx] = 1.0;
-    outputs(w, lin, X);
+    outputs(w, lin);
     lin->cond = 1.0;
     return 0;
 }
