@@ -96,6 +96,15 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
         mbl_free(mask);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
+    /* M's entries at distinct places (aug_dense_relin writes each once; with n^2 of them it writes
+     * the whole of M, over the inverse of the previous point) */
+    int dup = 0;
+    for (int t = 0; t < w->ndm; t++) dup |= mask[w->dedst[t]]++ != 0;
+    if (dup) {
+        mbl_free(mask);
+        return 0;
+    }
+    memset(mask, 0, nn);
     for (int t = w->ndm; t < e; t++) mask[(size_t)w->dedst[t] - nn] = 1;
     int np = 0;
     for (int j = 0; j < w->nrhs; j++) {
@@ -237,7 +246,7 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     size_t nn = (size_t)n * n;
     double *Mb = w->dbuf, *R = w->dbuf + nn;
     const double *jac = w->ev.jac;
-    memset(Mb, 0, nn * sizeof *Mb); /* the factorization left the inverse there */
+    if ((size_t)w->ndm < nn) memset(Mb, 0, nn * sizeof *Mb); /* the inverse of the last point is there */
     for (int e = 0; e < w->ndm; e++) Mb[w->dedst[e]] = jac[w->desrc[e]];
     for (int e = w->ndm; e < w->nde; e++) Mb[w->dedst[e]] = -jac[w->desrc[e]];
     if (!mass_symmetric(Mb, n, w->dbuf + nn + (size_t)n * nrhs)) return 1;
