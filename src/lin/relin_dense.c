@@ -151,13 +151,33 @@ static inline void negcopy(size_t n, double *restrict a, const double *restrict 
     if (e < n) a[e] = -b[e];
 }
 
-/* column j of the n x n matrix M times d_i d_j: M_ij * (d_i d_j), as written before */
-static inline void scale_col(int n, int j, double *restrict M, const double *restrict d)
+/* ||S||_1 of the n x n matrix S in M (as mbla_norm1: each column's sum of magnitudes in increasing
+ * row order, the largest, NaN if any is), and M = D S D in place (M_ij * (d_i d_j)): two columns
+ * at a time, two independent sums */
+static double norm1_scale(int n, double *restrict M, const double *restrict d)
 {
-    double *m = M + (size_t)j * n, dj = d[j];
-    int i = 0;
-    for (; i + 1 < n; i += 2) m[i] *= d[i] * dj, m[i + 1] *= d[i + 1] * dj;
-    if (i < n) m[i] *= d[i] * dj;
+    double best = 0.0;
+    int j = 0;
+    for (; j + 1 < n; j += 2) {
+        double *m0 = M + (size_t)j * n, *m1 = m0 + n, d0 = d[j], d1 = d[j + 1], s0 = 0.0, s1 = 0.0;
+        for (int i = 0; i < n; i++) {
+            double a = m0[i], b = m1[i];
+            s0 += fabs(a), s1 += fabs(b);
+            m0[i] = a * (d[i] * d0), m1[i] = b * (d[i] * d1);
+        }
+        if (s0 > best || isnan(s0)) best = s0;
+        if (s1 > best || isnan(s1)) best = s1;
+    }
+    if (j < n) {
+        double *m0 = M + (size_t)j * n, d0 = d[j], s0 = 0.0;
+        for (int i = 0; i < n; i++) {
+            double a = m0[i];
+            s0 += fabs(a);
+            m0[i] = a * (d[i] * d0);
+        }
+        if (s0 > best || isnan(s0)) best = s0;
+    }
+    return best;
 }
 
 /* the number of entries of x that are not zero (n entries), counted until it exceeds lim */
@@ -280,12 +300,11 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
         return 1; /* not positive definite: the general path */
     /* the reciprocal condition ||S||_1^-1 ||S^-1||_1^-1, exact from the inverse (the general path's
      * dgecon estimates it from below: this is never the larger) */
-    double inorm = mbla_norm1(n, n, Mb, n);
+    double inorm = norm1_scale(n, Mb, d); /* and M^-1 = D S^-1 D */
     if (!(1.0 / (anorm * inorm) >= RELIN_DENSE_RCOND_MARGIN * w->opt.rcond_min))
         return 1; /* near the states' test's bound: the general path decides */
     double *T = work;
     for (int j = 0; j < nx + nr; j++) memset(xcol(lin, nx, j) - n, 0, (size_t)n * sizeof *T);
-    for (int j = 0; j < n; j++) scale_col(n, j, Mb, d); /* M^-1 = D S^-1 D */
     responses(w, Mb, R, n, nrhs, lin, T, w->diwork);
     for (int i = 0; i < n; i++) lin->A[i + (size_t)(n + i) * nx] = 1.0;
     outputs(w, lin);
