@@ -346,7 +346,12 @@ static void texts_evaluated(const mbl_rtree_num *r, mblx_id *out)
 }
 
 enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC = 36, NB_P = 42, NB_Q = 48,
-       NB_U = 54, NB_G = 60, NB_D = 66, NB_E = 72, NB_I = 78, NB_IC = 114, NB_BC = 150, NB_SIZE = 186 };
+       NB_U = 54, NB_G = 60, NB_D = 66, NB_E = 72, NB_I = 78, NB_IC = 114, NB_BC = 150, NB_SUB = 186,
+       NB_SIZE = 188 };
+/* NB_IC, NB_BC: the subtree's sums of I and B, NB_SUB: not zero once a child has added to them (the
+ * first contribution is copied, not added to zeros: the sums differ at most in the sign of a zero
+ * entry, which no product or sum that reads them sees: nm6v's sums start from +0, to which adding
+ * a zero of either sign gives +0, and a zero added to anything else changes nothing) */
 
 void model_rtree_num_free(mbl_rtree_num *r)
 {
@@ -681,7 +686,7 @@ static void nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *t
             }
         }
         memset(n + NB_F, 0, 12 * sizeof *n); /* F, hc */
-        if (full) memset(n + NB_IC, 0, 72 * sizeof *n);
+        if (full) n[NB_SUB] = 0.0;
     }
     for (int b = nb - 1; b >= 0; b--) {
         double *n = N + (size_t)b * NB_SIZE;
@@ -693,17 +698,25 @@ static void nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *t
         nm6v(I, n + NB_A, Ia);
         ncrf(n + NB_V, h, vh);
         for (int k = 0; k < 6; k++) n[NB_F + k] += Ia[k] + vh[k], n[NB_HC + k] += h[k];
-        if (full) {
+        if (full && n[NB_SUB] != 0.0) {
             double Bo[36];
             nbmat(n + NB_V, I, Bo);
             nadd(n + NB_IC, I, 36);
             nadd(n + NB_BC, Bo, 36);
+        } else if (full) {
+            memcpy(n + NB_IC, I, 36 * sizeof *n);
+            nbmat(n + NB_V, I, n + NB_BC);
         }
         int p = r->tree.b[b].parent;
         if (p < 0) continue;
         double *np = N + (size_t)p * NB_SIZE;
         nadd(np + NB_F, n + NB_F, 12);
-        if (full) nadd(np + NB_IC, n + NB_IC, 72);
+        if (full && np[NB_SUB] != 0.0) {
+            nadd(np + NB_IC, n + NB_IC, 72);
+        } else if (full) {
+            memcpy(np + NB_IC, n + NB_IC, 72 * sizeof *n);
+            np[NB_SUB] = 1.0;
+        }
     }
 }
 
