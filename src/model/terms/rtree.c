@@ -624,14 +624,19 @@ static void ninertia(const double *t, double *I6)
         for (int j = 0; j < 3; j++) I6[i + 6 * (j + 3)] = sk[3 * i + j], I6[j + 3 + 6 * i] = sk[3 * i + j];
 }
 
-/* o = sum over t < nt of column k[t] of I6 (stored by columns) times x[t], each entry summed in
- * increasing t from 0 (six lanes, as nm6v) */
-static inline void ncols(const double *I6, const int *k, const double *x, int nt, double *o)
+/* o = sum over the columns k_t of I6 (stored by columns) times x_t (t < nt = 2 or 4), each entry
+ * summed in increasing t from 0 (six lanes, as nm6v) */
+static inline void ncols(const double *I6, int nt, int k0, double x0, int k1, double x1, int k2, double x2, int k3,
+                         double x3, double *o)
 {
+    const double *m0 = I6 + 6 * k0, *m1 = I6 + 6 * k1;
     double r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0;
-    for (int t = 0; t < nt; t++) {
-        const double *m = I6 + 6 * k[t], xt = x[t];
-        r0 += m[0] * xt, r1 += m[1] * xt, r2 += m[2] * xt, r3 += m[3] * xt, r4 += m[4] * xt, r5 += m[5] * xt;
+    r0 += m0[0] * x0, r1 += m0[1] * x0, r2 += m0[2] * x0, r3 += m0[3] * x0, r4 += m0[4] * x0, r5 += m0[5] * x0;
+    r0 += m1[0] * x1, r1 += m1[1] * x1, r2 += m1[2] * x1, r3 += m1[3] * x1, r4 += m1[4] * x1, r5 += m1[5] * x1;
+    if (nt == 4) {
+        const double *m2 = I6 + 6 * k2, *m3 = I6 + 6 * k3;
+        r0 += m2[0] * x2, r1 += m2[1] * x2, r2 += m2[2] * x2, r3 += m2[3] * x2, r4 += m2[4] * x2, r5 += m2[5] * x2;
+        r0 += m3[0] * x3, r1 += m3[1] * x3, r2 += m3[2] * x3, r3 += m3[3] * x3, r4 += m3[4] * x3, r5 += m3[5] * x3;
     }
     o[0] = r0, o[1] = r1, o[2] = r2, o[3] = r3, o[4] = r4, o[5] = r5;
 }
@@ -644,11 +649,13 @@ static void nbmat(const double *v, const double *I6, double *B)
      * forms them exactly (a product by 1 less a product by 0), and a zero term adds nothing to a
      * sum, so the sums are those of I6 times the whole column. */
     const double w0 = v[0], w1 = v[1], w2 = v[2], l0 = v[3], l1 = v[4], l2 = v[5];
-    static const int k[6][4] = {{1, 2, 4, 5}, {0, 2, 3, 5}, {0, 1, 3, 4}, {4, 5}, {3, 5}, {3, 4}};
-    const double x[6][4] = {{w2, -w1, l2, -l1}, {-w2, w0, -l2, l0}, {w1, -w0, l1, -l0},
-                            {w2, -w1}, {-w2, w0}, {w1, -w0}};
     double M[36]; /* by columns */
-    for (int e = 0; e < 6; e++) ncols(I6, k[e], x[e], e < 3 ? 4 : 2, M + 6 * e);
+    ncols(I6, 4, 1, w2, 2, -w1, 4, l2, 5, -l1, M);
+    ncols(I6, 4, 0, -w2, 2, w0, 3, -l2, 5, l0, M + 6);
+    ncols(I6, 4, 0, w1, 1, -w0, 3, l1, 4, -l0, M + 12);
+    ncols(I6, 2, 4, w2, 5, -w1, 0, 0, 0, 0, M + 18);
+    ncols(I6, 2, 3, -w2, 5, w0, 0, 0, 0, 0, M + 24);
+    ncols(I6, 2, 3, w1, 4, -w0, 0, 0, 0, 0, M + 30);
     for (int i = 0; i < 6; i++)
         for (int j = i; j < 6; j++) B[6 * i + j] = B[6 * j + i] = -(M[i + 6 * j] + M[j + 6 * i]);
 }
