@@ -773,17 +773,20 @@ static void jac_entries(const mbl_rtree_num *r, double *N, double *out)
         nm6v(Ic, u, t3);
         for (int k = 0; k < 6; k++) n[NB_E + k] = BS[k] - 2.0 * t3[k] + Sh[k];
     }
-    for (int p = 0; p < r->npair; p++) {
-        const double *ni = N + (size_t)r->pi[p] * NB_SIZE, *nj = N + (size_t)r->pj[p] * NB_SIZE;
-        const int *ps = r->pos + 6 * (size_t)p;
-        if (ps[0] >= 0) out[ps[0]] -= ndot(ni + NB_P, nj + NB_G) + ndot(ni + NB_Q, nj + NB_U);
-        if (ps[1] >= 0) out[ps[1]] += ndot(ni + NB_Q, nj + NB_S) - 2.0 * ndot(ni + NB_P, nj + NB_U);
+    const int *pi = r->pi, *pj = r->pj, *pos = r->pos;
+    for (int p = 0, np = r->npair; p < np; p++) {
+        const double *ni = N + (size_t)pi[p] * NB_SIZE, *nj = N + (size_t)pj[p] * NB_SIZE;
+        const int *ps = pos + 6 * (size_t)p;
+        int p0 = ps[0], p1 = ps[1], p2 = ps[2];
+        if (p0 >= 0) out[p0] -= ndot(ni + NB_P, nj + NB_G) + ndot(ni + NB_Q, nj + NB_U);
+        if (p1 >= 0) out[p1] += ndot(ni + NB_Q, nj + NB_S) - 2.0 * ndot(ni + NB_P, nj + NB_U);
         double ps2 = ndot(ni + NB_P, nj + NB_S); /* = S_j . P_i, slot 5 (the same products and sum) */
-        if (ps[2] >= 0) out[ps[2]] += ps2;
-        if (r->pi[p] == r->pj[p]) continue;
-        if (ps[3] >= 0) out[ps[3]] += ndot(nj + NB_S, ni + NB_D);
-        if (ps[4] >= 0) out[ps[4]] += ndot(nj + NB_S, ni + NB_E);
-        if (ps[5] >= 0) out[ps[5]] += ps2;
+        if (p2 >= 0) out[p2] += ps2;
+        if (ni == nj) continue;
+        int p3 = ps[3], p4 = ps[4], p5 = ps[5];
+        if (p3 >= 0) out[p3] += ndot(nj + NB_S, ni + NB_D);
+        if (p4 >= 0) out[p4] += ndot(nj + NB_S, ni + NB_E);
+        if (p5 >= 0) out[p5] += ps2;
     }
 }
 
