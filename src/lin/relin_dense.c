@@ -96,6 +96,15 @@ int aug_dense_prepare(mbl_lin_work *w, mbl_status *st)
         mbl_free(mask);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
+    /* M's entries at distinct places (aug_dense_relin writes each once; with n^2 of them it writes
+     * the whole of M, over the inverse of the previous point) */
+    int dup = 0;
+    for (int t = 0; t < w->ndm; t++) dup |= mask[w->dedst[t]]++ != 0;
+    if (dup) {
+        mbl_free(mask);
+        return 0;
+    }
+    memset(mask, 0, nn);
     for (int t = w->ndm; t < e; t++) mask[(size_t)w->dedst[t] - nn] = 1;
     int np = 0;
     for (int j = 0; j < w->nrhs; j++) {
@@ -123,38 +132,105 @@ static int mass_symmetric(const double *M, int n, double *s)
     return 1;
 }
 
-/* X = Minv R (R n x nrhs): a column of R with few nonzeros (an input on one joint,
- * a joint's damping at rest) as the sum of Minv's columns it picks, the others by one dgemm on
- * the columns gathered into T (n x 2 nrhs; list: their indices) */
-static void responses(const mbl_lin_work *w, const double *Minv, const double *R, int n, int nrhs, double *X,
+/* The loops below are written two entries at a time (pairs of vector lanes at -O2), each entry the
+ * same operations as one at a time. */
+
+/* x += m a (n entries) */
+static inline void axpy(int n, double a, const double *restrict m, double *restrict x)
+{
+    int i = 0;
+    for (; i + 1 < n; i += 2) x[i] += m[i] * a, x[i + 1] += m[i + 1] * a;
+    if (i < n) x[i] += m[i] * a;
+}
+
+/* a = -b (n entries) */
+static inline void negcopy(size_t n, double *restrict a, const double *restrict b)
+{
+    size_t e = 0;
+    for (; e + 1 < n; e += 2) a[e] = -b[e], a[e + 1] = -b[e + 1];
+    if (e < n) a[e] = -b[e];
+}
+
+/* ||S||_1 of the n x n matrix S in M (as mbla_norm1: each column's sum of magnitudes in increasing
+ * row order, the largest, NaN if any is), and M = D S D in place (M_ij * (d_i d_j)): two columns
+ * at a time, two independent sums */
+static double norm1_scale(int n, double *restrict M, const double *restrict d)
+{
+    double best = 0.0;
+    int j = 0;
+    for (; j + 1 < n; j += 2) {
+        double *m0 = M + (size_t)j * n, *m1 = m0 + n, d0 = d[j], d1 = d[j + 1], s0 = 0.0, s1 = 0.0;
+        for (int i = 0; i < n; i++) {
+            double a = m0[i], b = m1[i];
+            s0 += fabs(a), s1 += fabs(b);
+            m0[i] = a * (d[i] * d0), m1[i] = b * (d[i] * d1);
+        }
+        if (s0 > best || isnan(s0)) best = s0;
+        if (s1 > best || isnan(s1)) best = s1;
+    }
+    if (j < n) {
+        double *m0 = M + (size_t)j * n, d0 = d[j], s0 = 0.0;
+        for (int i = 0; i < n; i++) {
+            double a = m0[i];
+            s0 += fabs(a);
+            m0[i] = a * (d[i] * d0);
+        }
+        if (s0 > best || isnan(s0)) best = s0;
+    }
+    return best;
+}
+
+/* the number of entries of x that are not zero (n entries), counted until it exceeds lim */
+static inline int count_nonzero(int n, const double *x, double lim)
+{
+    int a = 0, b = 0, i = 0;
+    for (; i + 1 < n && !(a + b > lim); i += 2) a += x[i] != 0.0, b += x[i + 1] != 0.0;
+    if (i < n) a += x[i] != 0.0;
+    return a + b;
+}
+
+/* column j of the responses X = [a'_S, a'_W, a'_r] (n x nrhs): the lower half of column j of
+ * A = [0 I; a'_S a'_W] or of B = [0; a'_r] (nx = 2 n rows) */
+static inline double *xcol(const mbl_linear *lin, int nx, int j)
+{
+    return (j < nx ? lin->A + (size_t)j * nx : lin->B + (size_t)(j - nx) * nx) + nx / 2;
+}
+
+/* X = Minv R (R n x nrhs) into A and B (xcol): a column of R with few nonzeros (an input on one
+ * joint, a joint's damping at rest) as the sum of Minv's columns it picks, the others by one dgemm
+ * on the columns gathered into T (n x 2 nrhs; list: their indices) */
+static void responses(const mbl_lin_work *w, const double *Minv, const double *R, int n, int nrhs, mbl_linear *lin,
                       double *T, int *list)
 {
     int nd = 0;
     for (int j = 0; j < nrhs; j++) {
         const double *r = R + (size_t)j * n;
         int nz = 0, p0 = w->dcptr[j], p1 = w->dcptr[j + 1];
-        for (int p = p0; p < p1; p++) nz += r[w->dcrow[p]] != 0.0;
-        if (nz > RELIN_DENSE_SPARSE_COL * n) {
-            list[nd++] = j;
-            continue;
+        if (p1 - p0 > RELIN_DENSE_SPARSE_COL * n) { /* else sparse in structure */
+            /* R's entries outside the pattern are zero: the whole column counted */
+            nz = 4 * (p1 - p0) > n ? count_nonzero(n, r, RELIN_DENSE_SPARSE_COL * n) : 0;
+            for (int p = p0; p < p1 && 4 * (p1 - p0) <= n; p++) nz += r[w->dcrow[p]] != 0.0;
+            if (nz > RELIN_DENSE_SPARSE_COL * n) {
+                list[nd++] = j;
+                continue;
+            }
         }
-        double *x = X + (size_t)j * n;
+        double *x = xcol(lin, 2 * n, j);
         memset(x, 0, (size_t)n * sizeof *x);
         for (int p = p0; p < p1; p++) {
             int k = w->dcrow[p];
-            if (r[k] != 0.0)
-                for (int i = 0; i < n; i++) x[i] += Minv[i + (size_t)k * n] * r[k];
+            if (r[k] != 0.0) axpy(n, r[k], Minv + (size_t)k * n, x);
         }
     }
     if (!nd) return;
     double *U = T + (size_t)n * nd;
     for (int t = 0; t < nd; t++) memcpy(T + (size_t)t * n, R + (size_t)list[t] * n, (size_t)n * sizeof *R);
     mbla_gemm('N', 'N', n, nd, n, 1.0, Minv, n, T, n, 0.0, U, n, NULL);
-    for (int t = 0; t < nd; t++) memcpy(X + (size_t)list[t] * n, U + (size_t)t * n, (size_t)n * sizeof *X);
+    for (int t = 0; t < nd; t++) memcpy(xcol(lin, 2 * n, list[t]), U + (size_t)t * n, (size_t)n * sizeof *U);
 }
 
-/* C and D from the outputs' rows (refilled in w->Y) and the accelerations' responses X (n x nrhs) */
-static void outputs(const mbl_lin_work *w, mbl_linear *lin, const double *X)
+/* C and D from the outputs' rows (refilled in w->Y) and the accelerations' responses (xcol) */
+static void outputs(const mbl_lin_work *w, mbl_linear *lin)
 {
     const mbl_model *md = w->md;
     int n = md->n, ny = md->ny, nx = 2 * n, nrhs = w->nrhs;
@@ -169,7 +245,7 @@ static void outputs(const mbl_lin_work *w, mbl_linear *lin, const double *X)
             double y = w->Y.val[p];
             if (c >= ja && c < ja + n) {
                 for (int j = 0; j < nrhs; j++) {
-                    double t = y * X[(c - ja) + (size_t)j * n];
+                    double t = y * xcol(lin, nx, j)[c - ja];
                     if (j < nx) lin->C[i + (size_t)j * ny] += t;
                     else lin->D[i + (size_t)(j - nx) * ny] += t;
                 }
@@ -190,7 +266,7 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     size_t nn = (size_t)n * n;
     double *Mb = w->dbuf, *R = w->dbuf + nn;
     const double *jac = w->ev.jac;
-    memset(Mb, 0, nn * sizeof *Mb); /* the factorization left the inverse there */
+    if ((size_t)w->ndm < nn) memset(Mb, 0, nn * sizeof *Mb); /* the inverse of the last point is there */
     for (int e = 0; e < w->ndm; e++) Mb[w->dedst[e]] = jac[w->desrc[e]];
     for (int e = w->ndm; e < w->nde; e++) Mb[w->dedst[e]] = -jac[w->desrc[e]];
     if (!mass_symmetric(Mb, n, w->dbuf + nn + (size_t)n * nrhs)) return 1;
@@ -198,7 +274,8 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     memset(lin->q_S, 0, nn * sizeof *lin->q_S);
     memset(lin->v_W, 0, nn * sizeof *lin->v_W);
     memcpy(lin->M, Mb, nn * sizeof *Mb);
-    for (size_t e = 0; e < nn; e++) lin->K[e] = -R[e], lin->Cd[e] = -R[nn + e];
+    negcopy(nn, lin->K, R);
+    negcopy(nn, lin->Cd, R + nn);
     memcpy(lin->F, R + 2 * nn, (size_t)n * (size_t)nr * sizeof *R);
     for (int j = 0; j < n; j++) lin->q_S[j + (size_t)j * n] = 1.0, lin->v_W[j + (size_t)j * n] = 1.0;
     /* the same states' test as the general path; its last part (M-hat scaled to unit diagonal
@@ -223,20 +300,14 @@ int aug_dense_relin(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
         return 1; /* not positive definite: the general path */
     /* the reciprocal condition ||S||_1^-1 ||S^-1||_1^-1, exact from the inverse (the general path's
      * dgecon estimates it from below: this is never the larger) */
-    double inorm = mbla_norm1(n, n, Mb, n);
+    double inorm = norm1_scale(n, Mb, d); /* and M^-1 = D S^-1 D */
     if (!(1.0 / (anorm * inorm) >= RELIN_DENSE_RCOND_MARGIN * w->opt.rcond_min))
         return 1; /* near the states' test's bound: the general path decides */
-    double *X = work, *T = X + (size_t)n * nrhs;
-    for (int j = 0; j < n; j++) /* M^-1 = D S^-1 D */
-        for (int i = 0; i < n; i++) Mb[i + (size_t)j * n] *= d[i] * d[j];
-    responses(w, Mb, R, n, nrhs, X, T, w->diwork);
-    for (int j = 0; j < nx + nr; j++) {
-        double *a = j < nx ? lin->A + (size_t)j * nx : lin->B + (size_t)(j - nx) * nx;
-        memset(a, 0, (size_t)n * sizeof *a);
-        memcpy(a + n, X + (size_t)j * n, (size_t)n * sizeof *a);
-    }
+    double *T = work;
+    for (int j = 0; j < nx + nr; j++) memset(xcol(lin, nx, j) - n, 0, (size_t)n * sizeof *T);
+    responses(w, Mb, R, n, nrhs, lin, T, w->diwork);
     for (int i = 0; i < n; i++) lin->A[i + (size_t)(n + i) * nx] = 1.0;
-    outputs(w, lin, X);
+    outputs(w, lin);
     lin->cond = 1.0;
     return 0;
 }

@@ -346,7 +346,12 @@ static void texts_evaluated(const mbl_rtree_num *r, mblx_id *out)
 }
 
 enum { NB_S = 0, NB_VP = 6, NB_AP = 12, NB_V = 18, NB_A = 24, NB_F = 30, NB_HC = 36, NB_P = 42, NB_Q = 48,
-       NB_U = 54, NB_G = 60, NB_D = 66, NB_E = 72, NB_I = 78, NB_IC = 114, NB_BC = 150, NB_SIZE = 186 };
+       NB_U = 54, NB_G = 60, NB_D = 66, NB_E = 72, NB_I = 78, NB_IC = 114, NB_BC = 150, NB_SUB = 186,
+       NB_SIZE = 188 };
+/* NB_IC, NB_BC: the subtree's sums of I and B, NB_SUB: not zero once a child has added to them (the
+ * first contribution is copied, not added to zeros: the sums differ at most in the sign of a zero
+ * entry, which no product or sum that reads them sees: nm6v's sums start from +0, to which adding
+ * a zero of either sign gives +0, and a zero added to anything else changes nothing) */
 
 void model_rtree_num_free(mbl_rtree_num *r)
 {
@@ -558,15 +563,31 @@ static inline void ncrf(const double *a, const double *f, double *o)
     for (int k = 0; k < 3; k++) o[k] = n1[k] + n2[k], o[3 + k] = fo[k];
 }
 
+/* o = M x, M stored by columns (column k at M + 6 k, the spatial matrices below): each o_i summed
+ * over k in increasing order from 0, as a row-by-row product; written out so that the six rows run
+ * in pairs of vector lanes (the same operations in each lane) */
+#define NM6V_COL(k)                                                                                                    \
+    do {                                                                                                               \
+        const double *m_ = M + 6 * (k), x_ = x[k];                                                                     \
+        r0 += m_[0] * x_, r1 += m_[1] * x_, r2 += m_[2] * x_, r3 += m_[3] * x_, r4 += m_[4] * x_, r5 += m_[5] * x_;   \
+    } while (0)
 static inline void nm6v(const double *M, const double *x, double *o)
 {
-    double r[6];
-    for (int i = 0; i < 6; i++) {
-        double s = 0;
-        for (int k = 0; k < 6; k++) s += M[6 * i + k] * x[k];
-        r[i] = s;
-    }
-    memcpy(o, r, sizeof r);
+    double r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0;
+    NM6V_COL(0);
+    NM6V_COL(1);
+    NM6V_COL(2);
+    NM6V_COL(3);
+    NM6V_COL(4);
+    NM6V_COL(5);
+    o[0] = r0, o[1] = r1, o[2] = r2, o[3] = r3, o[4] = r4, o[5] = r5;
+}
+#undef NM6V_COL
+
+/* a += b (n entries, n even; a and b do not overlap): two at a time, in vector lanes */
+static inline void nadd(double *restrict a, const double *restrict b, int n)
+{
+    for (int k = 0; k < n; k += 2) a[k] += b[k], a[k + 1] += b[k + 1];
 }
 
 static inline double ndot(const double *a, const double *b)
@@ -574,6 +595,7 @@ static inline double ndot(const double *a, const double *b)
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
 
+/* the spatial inertia, stored by columns (I6[i + 6 j] = I_ij) */
 static void ninertia(const double *t, double *I6)
 {
     const double *A = t + MBL_RTREE_A, *r = t + MBL_RTREE_R, *cm = t + MBL_RTREE_CM, *Jv = t + MBL_RTREE_I;
@@ -594,35 +616,48 @@ static void ninertia(const double *t, double *I6)
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             double e = Ib[3 * i + j] - mc[i] * cw[j];
-            I6[6 * i + j] = i == j ? e + c2 : e;
-            I6[6 * (i + 3) + j + 3] = i == j ? m : 0.0;
+            I6[i + 6 * j] = i == j ? e + c2 : e;
+            I6[i + 3 + 6 * (j + 3)] = i == j ? m : 0.0;
         }
     double sk[9] = {0, -mc[2], mc[1], mc[2], 0, -mc[0], -mc[1], mc[0], 0};
     for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) I6[6 * i + j + 3] = sk[3 * i + j], I6[6 * (j + 3) + i] = sk[3 * i + j];
+        for (int j = 0; j < 3; j++) I6[i + 6 * (j + 3)] = sk[3 * i + j], I6[j + 3 + 6 * i] = sk[3 * i + j];
+}
+
+/* o = sum over the columns k_t of I6 (stored by columns) times x_t (t < nt = 2 or 4), each entry
+ * summed in increasing t from 0 (six lanes, as nm6v) */
+static inline void ncols(const double *I6, int nt, int k0, double x0, int k1, double x1, int k2, double x2, int k3,
+                         double x3, double *o)
+{
+    const double *m0 = I6 + 6 * k0, *m1 = I6 + 6 * k1;
+    double r0 = 0, r1 = 0, r2 = 0, r3 = 0, r4 = 0, r5 = 0;
+    r0 += m0[0] * x0, r1 += m0[1] * x0, r2 += m0[2] * x0, r3 += m0[3] * x0, r4 += m0[4] * x0, r5 += m0[5] * x0;
+    r0 += m1[0] * x1, r1 += m1[1] * x1, r2 += m1[2] * x1, r3 += m1[3] * x1, r4 += m1[4] * x1, r5 += m1[5] * x1;
+    if (nt == 4) {
+        const double *m2 = I6 + 6 * k2, *m3 = I6 + 6 * k3;
+        r0 += m2[0] * x2, r1 += m2[1] * x2, r2 += m2[2] * x2, r3 += m2[3] * x2, r4 += m2[4] * x2, r5 += m2[5] * x2;
+        r0 += m3[0] * x3, r1 += m3[1] * x3, r2 += m3[2] * x3, r3 += m3[3] * x3, r4 += m3[4] * x3, r5 += m3[5] * x3;
+    }
+    o[0] = r0, o[1] = r1, o[2] = r2, o[3] = r3, o[4] = r4, o[5] = r5;
 }
 
 static void nbmat(const double *v, const double *I6, double *B)
 {
-    /* M = I (v x): column e is I times v x e_e, whose nonzeros are entries of v (at most 4); the
-     * products summed over them in increasing row order, the same sums as nm6v over the whole
-     * column (its zero terms add nothing) */
-    double M[36];
-    for (int e = 0; e < 6; e++) {
-        double x[6], ue[6] = {0, 0, 0, 0, 0, 0}, xv[6];
-        int xk[6], nz = 0;
-        ue[e] = 1.0;
-        ncrm(v, ue, x);
-        for (int k = 0; k < 6; k++)
-            if (x[k] != 0.0) xk[nz] = k, xv[nz++] = x[k];
-        for (int i = 0; i < 6; i++) {
-            double s = 0;
-            for (int t = 0; t < nz; t++) s += I6[6 * i + xk[t]] * xv[t];
-            M[6 * i + e] = s;
-        }
-    }
+    /* M = I (v x): column e is I times v x e_e (ncrm(v, e_e)), whose only entries that are not
+     * zero in structure are entries of v or their negatives, at most 4, in increasing row order
+     * (w x e_e above and l x e_e below for e < 3, w x e_(e-3) below for e >= 3; v = (w, l)); ncrm
+     * forms them exactly (a product by 1 less a product by 0), and a zero term adds nothing to a
+     * sum, so the sums are those of I6 times the whole column. */
+    const double w0 = v[0], w1 = v[1], w2 = v[2], l0 = v[3], l1 = v[4], l2 = v[5];
+    double M[36]; /* by columns */
+    ncols(I6, 4, 1, w2, 2, -w1, 4, l2, 5, -l1, M);
+    ncols(I6, 4, 0, -w2, 2, w0, 3, -l2, 5, l0, M + 6);
+    ncols(I6, 4, 0, w1, 1, -w0, 3, l1, 4, -l0, M + 12);
+    ncols(I6, 2, 4, w2, 5, -w1, 0, 0, 0, 0, M + 18);
+    ncols(I6, 2, 3, -w2, 5, w0, 0, 0, 0, 0, M + 24);
+    ncols(I6, 2, 3, w1, 4, -w0, 0, 0, 0, 0, M + 30);
     for (int i = 0; i < 6; i++)
-        for (int j = i; j < 6; j++) B[6 * i + j] = B[6 * j + i] = -(M[6 * i + j] + M[6 * j + i]);
+        for (int j = i; j < 6; j++) B[6 * i + j] = B[6 * j + i] = -(M[i + 6 * j] + M[j + 6 * i]);
 }
 
 /* The forward pass and the backward pass from the texts' values tv (full: the subtree sums the
@@ -658,7 +693,7 @@ static void nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *t
             }
         }
         memset(n + NB_F, 0, 12 * sizeof *n); /* F, hc */
-        if (full) memset(n + NB_IC, 0, 72 * sizeof *n);
+        if (full) n[NB_SUB] = 0.0;
     }
     for (int b = nb - 1; b >= 0; b--) {
         double *n = N + (size_t)b * NB_SIZE;
@@ -670,17 +705,25 @@ static void nrnea_tv(const mbl_rtree_num *r, const double *syms, const double *t
         nm6v(I, n + NB_A, Ia);
         ncrf(n + NB_V, h, vh);
         for (int k = 0; k < 6; k++) n[NB_F + k] += Ia[k] + vh[k], n[NB_HC + k] += h[k];
-        if (full) {
+        if (full && n[NB_SUB] != 0.0) {
             double Bo[36];
             nbmat(n + NB_V, I, Bo);
-            for (int k = 0; k < 36; k++) n[NB_IC + k] += I[k], n[NB_BC + k] += Bo[k];
+            nadd(n + NB_IC, I, 36);
+            nadd(n + NB_BC, Bo, 36);
+        } else if (full) {
+            memcpy(n + NB_IC, I, 36 * sizeof *n);
+            nbmat(n + NB_V, I, n + NB_BC);
         }
         int p = r->tree.b[b].parent;
         if (p < 0) continue;
         double *np = N + (size_t)p * NB_SIZE;
-        for (int k = 0; k < 12; k++) np[NB_F + k] += n[NB_F + k];
-        if (full)
-            for (int k = 0; k < 72; k++) np[NB_IC + k] += n[NB_IC + k];
+        nadd(np + NB_F, n + NB_F, 12);
+        if (full && np[NB_SUB] != 0.0) {
+            nadd(np + NB_IC, n + NB_IC, 72);
+        } else if (full) {
+            memcpy(np + NB_IC, n + NB_IC, 72 * sizeof *n);
+            np[NB_SUB] = 1.0;
+        }
     }
 }
 
@@ -730,16 +773,20 @@ static void jac_entries(const mbl_rtree_num *r, double *N, double *out)
         nm6v(Ic, u, t3);
         for (int k = 0; k < 6; k++) n[NB_E + k] = BS[k] - 2.0 * t3[k] + Sh[k];
     }
-    for (int p = 0; p < r->npair; p++) {
-        const double *ni = N + (size_t)r->pi[p] * NB_SIZE, *nj = N + (size_t)r->pj[p] * NB_SIZE;
-        const int *ps = r->pos + 6 * (size_t)p;
-        if (ps[0] >= 0) out[ps[0]] -= ndot(ni + NB_P, nj + NB_G) + ndot(ni + NB_Q, nj + NB_U);
-        if (ps[1] >= 0) out[ps[1]] += ndot(ni + NB_Q, nj + NB_S) - 2.0 * ndot(ni + NB_P, nj + NB_U);
-        if (ps[2] >= 0) out[ps[2]] += ndot(ni + NB_P, nj + NB_S);
-        if (r->pi[p] == r->pj[p]) continue;
-        if (ps[3] >= 0) out[ps[3]] += ndot(nj + NB_S, ni + NB_D);
-        if (ps[4] >= 0) out[ps[4]] += ndot(nj + NB_S, ni + NB_E);
-        if (ps[5] >= 0) out[ps[5]] += ndot(nj + NB_S, ni + NB_P);
+    const int *pi = r->pi, *pj = r->pj, *pos = r->pos;
+    for (int p = 0, np = r->npair; p < np; p++) {
+        const double *ni = N + (size_t)pi[p] * NB_SIZE, *nj = N + (size_t)pj[p] * NB_SIZE;
+        const int *ps = pos + 6 * (size_t)p;
+        int p0 = ps[0], p1 = ps[1], p2 = ps[2];
+        if (p0 >= 0) out[p0] -= ndot(ni + NB_P, nj + NB_G) + ndot(ni + NB_Q, nj + NB_U);
+        if (p1 >= 0) out[p1] += ndot(ni + NB_Q, nj + NB_S) - 2.0 * ndot(ni + NB_P, nj + NB_U);
+        double ps2 = ndot(ni + NB_P, nj + NB_S); /* = S_j . P_i, slot 5 (the same products and sum) */
+        if (p2 >= 0) out[p2] += ps2;
+        if (ni == nj) continue;
+        int p3 = ps[3], p4 = ps[4], p5 = ps[5];
+        if (p3 >= 0) out[p3] += ndot(nj + NB_S, ni + NB_D);
+        if (p4 >= 0) out[p4] += ndot(nj + NB_S, ni + NB_E);
+        if (p5 >= 0) out[p5] += ps2;
     }
 }
 
