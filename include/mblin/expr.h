@@ -114,8 +114,9 @@ MBL_API mblx_graph *mblx_graph_new(void);
 MBL_API int mblx_graph_reserve(mblx_graph *g, size_t nodes);
 
 /* Free the hash-consing table of g (8 bytes a slot, at least 16 bytes a node: 32 MB for the 1.7 M
- * nodes of the N = 10^4 four-bar) while its nodes are only read (compiled, evaluated, printed).
- * The next node made rebuilds it from the nodes at the size it had (about 20 ns a node): handles,
+ * nodes of the N = 10^4 four-bar) and the derivatives' per-node scratch (8 bytes a node) while its
+ * nodes are only read (compiled, evaluated, printed). The next node made rebuilds the table from
+ * the nodes at the size it had (about 20 ns a node), the next derivative its scratch: handles,
  * and every node a builder returns, are the same as without the drop. Returns 0, or MBL_EARG for
  * a NULL graph. */
 MBL_API int mblx_graph_drop_table(mblx_graph *g);

@@ -399,7 +399,7 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
     /* one symbol: wide nodes through the index (several: scanned, see relevant()) */
     int wide = S->n == 1;
     if (wide && mblx__wide_ensure(g)) return mblx__oom(g);
-    if (fresh) mblx__new_epoch(g);
+    if ((fresh || !g->stamp) && mblx__new_epoch(g)) return mblx__oom(g);
     uint32_t epoch = g->epoch;
     u32vec own = {NULL, 0, 0}, *stp = stk ? stk : &own;
     mblx_id res = XNONE;
@@ -558,7 +558,7 @@ static int gradient_seeds(mblx_graph *g, size_t n, const mblx_id *syms, seedset 
  * stamps its nodes. 0, or -1 when out of memory. */
 static int relevant_postorder(mblx_graph *g, mblx_id e, const seedset *S, u32vec *ord, u32vec *st)
 {
-    mblx__new_epoch(g);
+    if (mblx__new_epoch(g)) return -1;
     uint32_t epoch = g->epoch;
     if (u32_push(st, e)) return -1;
     while (st->n) {
@@ -803,7 +803,11 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
             }
             seed s1 = {(uint32_t)g->nd[syms[j]].val, g->one};
             seedset S1 = {&s1, 1, NULL, 0};
-            mblx__new_epoch(g);
+            if (mblx__new_epoch(g)) {
+                mbl_free(cp), mbl_free(at);
+                mblx__oom(g);
+                goto fail;
+            }
             for (size_t p = cp[j]; p < cp[j + 1]; p++) {
                 mblx_id d = traverse_memo(g, exprs[T[at[p]].row], &S1, MODE_DIFF, &stk, 0);
                 if (d == XNONE) {

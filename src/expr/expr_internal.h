@@ -8,15 +8,20 @@
 
 #include "mblin/expr.h"
 
-/* One node (32 bytes: comparing a candidate while interning touches one cache line). */
+/* One node (24 bytes: the opcode shares a word with the operand count, so that a node has no
+ * padding; comparing a candidate while interning reads val, na and op, its first 16 bytes). */
+#define MBLX__NA_BITS 26
+#define MBLX__NA_MAX ((1u << MBLX__NA_BITS) - 1u) /* operands of one node at most */
 typedef struct mblx__node {
     double val;      /* CONST value, ADD constant term, MUL coefficient, SYMBOL index */
     uint32_t aoff;   /* operands: args[aoff .. aoff+na) */
-    uint32_t na;
+    uint32_t na : MBLX__NA_BITS;
+    uint32_t op : 32 - MBLX__NA_BITS;
     uint32_t doff;   /* dependence set: deps[doff .. doff+dcnt) */
     uint32_t dcnt;
-    uint8_t op;
 } mblx__node;
+_Static_assert(MBLX_OP_COUNT_ <= (1 << (32 - MBLX__NA_BITS)), "the opcodes fit in a node's op bits");
+_Static_assert(sizeof(mblx__node) == 24, "a node is 24 bytes");
 
 /* A data set of the functions of data (data.c): breakpoints and piecewise cubic coefficients
  * (1-D: 4 per interval; 2-D: 16 per cell), and for 1-D sets the linear pieces of table(). */
@@ -28,7 +33,8 @@ typedef struct mblx__dataset {
 } mblx__dataset;
 
 /* Nodes are indexed by id; args/deps are pools addressed by (offset, count). stamp/memo are
- * per-node scratch for traversals (valid when stamp[v] == epoch), grown with the nodes. */
+ * per-node scratch for traversals (memo[v] valid when stamp[v] == epoch), grown with the nodes;
+ * both NULL after mblx_graph_drop_table until the next traversal (mblx__new_epoch). */
 struct mblx_graph {
     uint32_t n, cap;
     mblx__node *nd;
@@ -97,8 +103,9 @@ void mblx__hugepages(void *p, size_t bytes);
  * NULL when out of memory (p is then unchanged). */
 void *mblx__grow_block(void *p, size_t old_bytes, size_t n, size_t sz);
 
-/* Start a new traversal epoch (stamps older than it are stale). */
-void mblx__new_epoch(mblx_graph *g);
+/* Start a new traversal epoch (stamps older than it are stale), making the stamps and memos if
+ * mblx_graph_drop_table freed them. 0, or -1 when out of memory. */
+int mblx__new_epoch(mblx_graph *g);
 
 /* The node (op, v, a[0..n-1]) (operands already canonical), found or created (graph.c, for the
  * builders of builders.c); MBLX_NONE with the sticky error when out of memory. */

@@ -122,23 +122,44 @@ static int grow_nodes(mblx_graph *g, size_t need)
         g->field = q_;                                                                        \
     } while (0)
     GROW_ARR(nd);
-    GROW_ARR(stamp);
-    GROW_ARR(memo);
+    if (g->stamp) { /* none while dropped (mblx_graph_drop_table) */
+        GROW_ARR(stamp);
+        GROW_ARR(memo);
+    }
 #undef GROW_ARR
     /* stamp[] is not cleared here: a node's stamp is set when the node is made (intern,
      * mblx_symbol_n), and nothing reads the stamp of a node that does not exist yet, so the
-     * reserve beyond n stays untouched */
+     * reserve beyond n stays untouched; memo[] is read only where the stamp is current */
     g->cap = (uint32_t)nc;
     return 0;
 }
 
-void mblx__new_epoch(mblx_graph *g)
+/* The traversal scratch of a graph whose scratch was dropped: stamps cleared for the nodes that
+ * exist (the capacity beyond stays untouched, as in grow_nodes). */
+static int scratch_make(mblx_graph *g)
 {
+    size_t cap = g->cap ? g->cap : INIT_NODES;
+    uint32_t *s = mblx__grow_block(NULL, 0, cap, sizeof *s), *m = mblx__grow_block(NULL, 0, cap, sizeof *m);
+    if (!s || !m) {
+        mbl_free(s), mbl_free(m);
+        return -1;
+    }
+    memset(s, 0, (size_t)g->n * sizeof *s);
+    g->stamp = s;
+    g->memo = m;
+    g->epoch = 0;
+    return 0;
+}
+
+int mblx__new_epoch(mblx_graph *g)
+{
+    if (!g->stamp && scratch_make(g)) return -1;
     g->epoch++;
     if (g->epoch == 0 || g->epoch == XPENDING) {
         memset(g->stamp, 0, (size_t)g->cap * sizeof *g->stamp);
         g->epoch = 1;
     }
+    return 0;
 }
 
 /* ---- hashing ------------------------------------------------------------------------------ */
@@ -216,6 +237,8 @@ static int table_rebuild(mblx_graph *g)
 int mblx_graph_drop_table(mblx_graph *g)
 {
     if (!g) return MBL_EARG;
+    mbl_free(g->stamp), mbl_free(g->memo); /* the traversals' scratch: made again by the next one */
+    g->stamp = g->memo = NULL;
     if (!g->tcap) return 0;
     g->tcap_dropped = g->tcap;
     mbl_free(g->table);
@@ -405,6 +428,9 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     if ((g->tcount + 1) * 2 > g->tcap &&
         table_rehash(g, g->tcap ? g->tcap * 2 : INIT_TABLE))
         return mblx__oom(g);
+    if (n > MBLX__NA_MAX)
+        return mblx__fail(g, MBL_ENOMEM, "a node of %zu operands: more than the %u of one sum, product or function", n,
+                          MBLX__NA_MAX);
     if (g->nargs_used + n > (size_t)UINT32_MAX) return mblx__oom(g);
     if (grow((void **)&g->args, &g->args_cap, g->nargs_used + n, sizeof *g->args, INIT_POOL))
         return mblx__oom(g);
@@ -418,8 +444,7 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     g->nd[e].val = v;
     g->nd[e].doff = doff;
     g->nd[e].dcnt = dcnt;
-    g->stamp[e] = 0;
-    g->memo[e] = XNONE;
+    if (g->stamp) g->stamp[e] = 0;
     g->nargs_used += n;
     g->n++;
     size_t k = h & (g->tcap - 1);
@@ -628,8 +653,7 @@ mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len)
     g->nd[e].val = (double)s;
     g->nd[e].doff = (uint32_t)g->ndeps_used;
     g->nd[e].dcnt = 1;
-    g->stamp[e] = 0;
-    g->memo[e] = XNONE;
+    if (g->stamp) g->stamp[e] = 0;
     g->ndeps_used++;
     g->n++;
     g->nsym++;

@@ -138,9 +138,9 @@ typedef struct compiler {
     event *ev;
     uint32_t *lastuse, *reg, *freel, *outl, *owner, *dlargs;
     mblx__node *dlnd; /* the private copy as the graph has it, while the compiler works on the shared form */
-    uint32_t *gid;    /* bound tapes (t->g set): the graph node of each local node of the copy */
+    uint32_t *gid;    /* the graph node of each local node of the copy (bound tapes: until shared) */
     unsigned char *seen;
-    size_t sn, scap, nl, nev, evcap, lcap, acap;
+    size_t sn, scap, nl, nev, evcap, lcap;
     size_t ka, ncap, kn, nins;
     size_t nl0;
 } compiler;
@@ -177,11 +177,9 @@ static void compiler_free(compiler *c)
     } while (0)
 
 /* A direct node -> local index map when the outputs' largest handle is small enough (see
- * DENSE_FACTOR), with the arrays that grow during the traversal reserved at their upper bounds. */
+ * DENSE_FACTOR). */
 static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
 {
-    const mblx_graph *g = c->g;
-    mblx_tape *t = c->t;
     size_t maxid = 0;
     for (size_t o = 0; o < n; o++)
         if (outputs[o] > maxid) maxid = outputs[o];
@@ -190,56 +188,50 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
         if (!(c->map.dense = mbl_alloc_array(maxid + 1, sizeof *c->map.dense))) return -1;
         mblx__hugepages(c->map.dense, (maxid + 1) * sizeof *c->map.dense);
         memset(c->map.dense, 0xff, (maxid + 1) * sizeof *c->map.dense);
-        /* Reserve the arrays that grow during the traversal at their upper bounds: at most
-         * maxid + 1 nodes, whose operands all lie in the graph's operand pool below the end
-         * of maxid's (the pool is in creation order). Pages that are never written cost
-         * nothing, and nothing is copied while growing. */
-        size_t abound = (size_t)g->nd[maxid].aoff + g->nd[maxid].na + 1;
-        c->lcap = maxid + 1;
-        c->acap = abound;
-        if (!(t->lnd = mbl_alloc_array(c->lcap, sizeof *t->lnd)) ||
-            !(t->largs = mbl_alloc_array(c->acap, sizeof *t->largs)) ||
-            (t->g && !(c->gid = mbl_alloc_array(c->lcap, sizeof *c->gid))))
-            return -1;
-        mblx__hugepages(t->lnd, c->lcap * sizeof *t->lnd);
-        mblx__hugepages(t->largs, c->acap * sizeof *t->largs);
     }
     return 0;
 }
 
-/* Number graph node v as the next local node: its entry in the private copy (lnd, largs, names;
- * a bound tape: its graph node in gid, no names), its operand slots reserved (filled as they
- * complete). -1 when out of memory. */
+/* Number graph node v as the next local node: its graph node in gid, its operands counted. -1
+ * when out of memory. */
 static int number_node(compiler *c, uint32_t v)
+{
+    GROWV(c->gid, c->nl, c->lcap);
+    c->gid[c->nl++] = v;
+    c->ka += c->g->nd[v].na;
+    return 0;
+}
+
+/* The private copy of the numbered sub-DAG (lnd, largs, names: for error messages; a bound tape:
+ * no names), at its exact size: local node l is graph node gid[l], its operands the local
+ * indices of the graph's. Sized after the traversal, not reserved at a bound and shrunk: the
+ * unused part of a reserve, freed, was untouched heap that later allocations had to fault in.
+ * -1 when out of memory. */
+static int copy_sub_dag(compiler *c)
 {
     const mblx_graph *g = c->g;
     mblx_tape *t = c->t;
-    const mblx__node *gn = &g->nd[v];
-    if (t->g) {
-        size_t gcap = c->lcap;
-        GROWV(c->gid, c->nl, gcap);
-        c->gid[c->nl] = v;
-    }
-    GROWV(t->lnd, c->nl, c->lcap);
-    mblx__node *ln = &t->lnd[c->nl];
-    ln->op = gn->op;
-    ln->val = gn->val;
-    ln->na = gn->na;
-    ln->aoff = (uint32_t)c->ka;
-    ln->doff = 0;
-    ln->dcnt = 0;
-    if (gn->na > c->acap - c->ka) {
-        size_t nc = c->acap ? c->acap : INIT_CAP;
-        while (nc - c->ka < gn->na) nc *= 2;
-        void *q = mbl_realloc_array(t->largs, nc, sizeof *t->largs);
-        if (!q) return -1;
-        t->largs = q;
-        c->acap = nc;
-    }
-    c->ka += gn->na;
-    if (gn->op == MBLX_OP_SYMBOL && t->g) {
+    size_t nl = c->nl, ka = 0;
+    if (!(t->lnd = mbl_alloc_array(nl ? nl : 1, sizeof *t->lnd)) || !(t->largs = mbl_alloc_array(c->ka ? c->ka : 1, sizeof *t->largs)))
+        return -1;
+    mblx__hugepages(t->lnd, nl * sizeof *t->lnd);
+    mblx__hugepages(t->largs, c->ka * sizeof *t->largs);
+    for (size_t l = 0; l < nl; l++) {
+        uint32_t v = c->gid[l];
+        const mblx__node *gn = &g->nd[v];
+        mblx__node *ln = &t->lnd[l];
+        ln->op = gn->op;
+        ln->val = gn->val;
+        ln->na = gn->na;
+        ln->aoff = (uint32_t)ka;
+        ln->doff = 0;
+        ln->dcnt = 0;
+        const uint32_t *a = mblx__args(g, v);
+        for (uint32_t i = 0; i < gn->na; i++) t->largs[ka + i] = *map_get(&c->map, unlet(g, a[i]), 0);
+        ka += gn->na;
+        if (gn->op != MBLX_OP_SYMBOL) continue;
         if ((size_t)gn->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn->val + 1;
-    } else if (gn->op == MBLX_OP_SYMBOL) {
+        if (t->g) continue;
         const char *nm = mblx_symbol_name(g, v);
         size_t len = strlen(nm) + 1;
         if (c->kn > UINT32_MAX - len) return -1;
@@ -254,14 +246,17 @@ static int number_node(compiler *c, uint32_t v)
         memcpy(t->names + c->kn, nm, len);
         ln->doff = (uint32_t)c->kn; /* symbol nodes: name offset */
         c->kn += len;
-        if ((size_t)gn->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn->val + 1;
     }
-    c->nl++;
+    if (!t->g && !t->names && !(t->names = mbl_malloc(1))) return -1;
+    if (!t->g) { /* a bound tape keeps gid for the owners (share_and_order) */
+        mbl_free(c->gid);
+        c->gid = NULL;
+    }
     return 0;
 }
 
-/* 1. traversal: map value = local index; the private copy of the sub-DAG (lnd, largs,
- * names: for error messages) is filled as nodes are numbered and operands completed */
+/* 1. traversal: map value = local index, in pre-order from the outputs; then the private copy
+ * of the sub-DAG (copy_sub_dag) */
 static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
 {
     const mblx_graph *g = c->g;
@@ -284,38 +279,23 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
             uint32_t v = f->v;
             if (f->next < g->nd[v].na) {
                 uint32_t ch = unlet(g, mblx__args(g, v)[f->next]);
-                uint32_t *cv = map_get(&c->map, ch, 0);
-                if (!cv) { /* first visit: descend */
-                    uint32_t l = (uint32_t)c->nl;
-                    cv = map_get(&c->map, ch, 1);
+                f->next++;
+                if (!map_get(&c->map, ch, 0)) { /* first visit: descend */
+                    uint32_t l = (uint32_t)c->nl, *cv = map_get(&c->map, ch, 1);
                     if (!cv) return -1;
                     *cv = l;
                     if (number_node(c, ch)) return -1;
                     GROWV(c->stack, c->sn, c->scap);
                     c->stack[c->sn++] = (dfs_frame){ch, l, 0};
-                    continue;
                 }
-                /* operand available (a DAG has no cycles, so it is complete) */
-                t->largs[t->lnd[f->l].aoff + f->next] = *cv;
-                f->next++;
                 continue;
             }
             c->sn--;
         }
     }
     t->nl = c->nl;
-    if (c->nl && c->nl < c->lcap) { /* give back the unused reserve */
-        void *q = mbl_realloc_array(t->lnd, c->nl, sizeof *t->lnd);
-        if (q) t->lnd = q;
-    }
-    if (c->ka && c->ka < c->acap) {
-        void *q = mbl_realloc_array(t->largs, c->ka, sizeof *t->largs);
-        if (q) t->largs = q;
-    }
-    if (!t->lnd && !(t->lnd = mbl_calloc(1, sizeof *t->lnd))) return -1;
-    if (!t->largs && !(t->largs = mbl_alloc_array(1, sizeof *t->largs))) return -1;
-    if (!t->g && !t->names && !(t->names = mbl_malloc(1))) return -1;
-    return 0;
+    if (c->ka > UINT32_MAX) return -1;
+    return copy_sub_dag(c);
 }
 
 /* 2. share the common parts of sums and products, then order the events: a depth-first

@@ -193,7 +193,7 @@ static int share_chains(const mblx__node *lnd, const uint32_t *largs, size_t nl0
             } else {
                 id = (uint32_t)nl++;
                 owner[id] = l;
-                cl[id] = (mblx__node){op == MBLX_OP_ADD ? 0.0 : 1.0, (uint32_t)ka, 2, 0, 0, (uint8_t)op};
+                cl[id] = (mblx__node){.val = op == MBLX_OP_ADD ? 0.0 : 1.0, .aoff = (uint32_t)ka, .na = 2, .op = op};
                 ca[ka++] = pre;
                 ca[ka++] = x;
             }
@@ -501,7 +501,7 @@ static int apply_pair(pairing *s, uint32_t r, uint32_t nlive)
     if (!v) return -1;
     if (!*v) {
         uint32_t id = (uint32_t)s->nl++;
-        s->cl[id] = (mblx__node){op == MBLX_OP_ADD ? 0.0 : 1.0, (uint32_t)s->ka, 2, 0, 0, (uint8_t)op};
+        s->cl[id] = (mblx__node){.val = op == MBLX_OP_ADD ? 0.0 : 1.0, .aoff = (uint32_t)s->ka, .na = 2, .op = op};
         s->ca[s->ka++] = x;
         s->ca[s->ka++] = y;
         s->owner[id] = s->owner[s->live[0]];

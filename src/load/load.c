@@ -218,8 +218,20 @@ int mbl_model_load_string(const char *text, size_t len, const char *name, const 
     return mbl_model_load_string_opt(text, len, name, sets, nsets, NULL, out, st);
 }
 
+/* mbl_model_load_string_opt; *owned (not NULL: text itself, the caller's block) is freed and set
+ * to NULL once the text is parsed, before the model is built from it (the N = 10^4 four-bar's
+ * 4.7 MB file then makes room for the graph). */
+static int load_string(const char *text, size_t len, char **owned, const char *name, const mbl_setting *sets,
+                       int nsets, const mbl_load_options *opt, mbl_model **out, mbl_status *st);
+
 int mbl_model_load_string_opt(const char *text, size_t len, const char *name, const mbl_setting *sets, int nsets,
                               const mbl_load_options *opt, mbl_model **out, mbl_status *st)
+{
+    return load_string(text, len, NULL, name, sets, nsets, opt, out, st);
+}
+
+static int load_string(const char *text, size_t len, char **owned, const char *name, const mbl_setting *sets,
+                       int nsets, const mbl_load_options *opt, mbl_model **out, mbl_status *st)
 {
     if (!out) return mbl_error(st, MBL_EARG, "mbl_model_load_string: out is NULL");
     *out = NULL;
@@ -235,6 +247,10 @@ int mbl_model_load_string_opt(const char *text, size_t len, const char *name, co
                          lim.mem_budget);
     mbl_src *src = NULL;
     int rc = load_src_read_opt(text, len, name, sets, nsets, lim.max_nesting, lim.mem_budget, &src, st);
+    if (owned) {
+        mbl_free(*owned);
+        *owned = NULL;
+    }
     if (rc) return rc;
     if (lim.states) rc = replace_states(&src->states, lim.states, lim.nstates, "states", st);
     if (!rc && lim.velocity_states)
@@ -308,7 +324,7 @@ int mbl_model_load_file_opt(const char *path, const mbl_setting *sets, int nsets
         mbl_free(buf);
         return mbl_error(st, MBL_EIO, "%s: read error", path);
     }
-    int rc = mbl_model_load_string_opt(buf, len, path, sets, nsets, &lim, out, st);
-    mbl_free(buf);
+    int rc = load_string(buf, len, &buf, path, sets, nsets, &lim, out, st);
+    mbl_free(buf); /* NULL once parsed */
     return rc;
 }

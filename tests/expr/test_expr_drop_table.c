@@ -1,7 +1,9 @@
 /* mblx_graph_drop_table (issue 31, item 2): a graph whose hash-consing table was freed finds every
  * node it had (the same handles, no new node), makes new nodes with the handles a graph that never
  * dropped its table gives, rebuilds the table only when a node is looked up (an allocation that
- * fails then is the graph's out-of-memory error), and mblx_graph_reserve rebuilds it too. */
+ * fails then is the graph's out-of-memory error), and mblx_graph_reserve rebuilds it too. The drop
+ * frees the derivatives' per-node scratch as well: derivatives taken after it (which make that
+ * scratch again) are the nodes, with the handles, of a graph that never dropped anything. */
 #include <stdio.h>
 
 #include "mblin/expr.h"
@@ -85,8 +87,59 @@ TEST(dropped_table_is_freed_and_rebuilt_on_demand)
     mblx_graph_free(g);
 }
 
+/* d out[i] / d x[j] for j = i, i + 1, i + 2 (the last: structurally 0) into d[3 * i + k]. */
+static void derivatives(mblx_graph *g, const mblx_id *x, const mblx_id *out, mblx_id *d)
+{
+    for (int i = 0; i < NSYM; i++)
+        for (int k = 0; k < 3; k++) d[3 * i + k] = mblx_diff(g, out[i], x[(i + k) % NSYM]);
+}
+
+TEST(derivatives_after_a_drop)
+{
+    mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
+    CHECK(a && b);
+    mblx_id xa[NSYM], xb[NSYM], ra[NSYM], rb[NSYM], da[3 * NSYM], db[3 * NSYM], ea[3 * NSYM];
+    symbols(a, xa);
+    symbols(b, xb);
+    rows(a, xa, 2.0, ra);
+    rows(b, xb, 2.0, rb);
+    derivatives(a, xa, ra, da);
+    derivatives(b, xb, rb, db);
+    size_t n = mblx_node_count(a);
+    CHECK_EQ_INT(mblx_graph_drop_table(a), 0);
+    derivatives(a, xa, ra, ea); /* found again: the same nodes, none made */
+    CHECK_EQ_INT((int)mblx_node_count(a), (int)n);
+    for (int i = 0; i < 3 * NSYM; i++) CHECK_EQ_INT((int)ea[i], (int)da[i]);
+    /* new rows and their derivatives, dropped between the two: as in b, which never dropped */
+    rows(a, xa, 3.0, ra);
+    rows(b, xb, 3.0, rb);
+    CHECK_EQ_INT(mblx_graph_drop_table(a), 0);
+    derivatives(a, xa, ra, da);
+    derivatives(b, xb, rb, db);
+    CHECK_EQ_INT((int)mblx_node_count(a), (int)mblx_node_count(b));
+    CHECK(mblx_node_count(a) > n);
+    for (int i = 0; i < 3 * NSYM; i++) CHECK_EQ_INT((int)da[i], (int)db[i]);
+    /* a Jacobian after a drop (its column traversals share one epoch) equals b's */
+    mblx_sparse Ja, Jb;
+    CHECK_EQ_INT(mblx_graph_drop_table(a), 0);
+    CHECK_EQ_INT(mblx_jacobian(a, NSYM, ra, NSYM, xa, &Ja), 0);
+    CHECK_EQ_INT(mblx_jacobian(b, NSYM, rb, NSYM, xb, &Jb), 0);
+    CHECK_EQ_INT(Ja.colptr[NSYM], Jb.colptr[NSYM]);
+    CHECK_EQ_INT(Ja.colptr[NSYM], 3 * NSYM - NSYM); /* two entries a row */
+    for (int p = 0; p < Ja.colptr[NSYM]; p++) {
+        CHECK_EQ_INT(Ja.rowidx[p], Jb.rowidx[p]);
+        CHECK_EQ_INT((int)Ja.node[p], (int)Jb.node[p]);
+    }
+    mblx_sparse_free(&Ja);
+    mblx_sparse_free(&Jb);
+    CHECK_EQ_INT(mblx_graph_status(a, NULL), 0);
+    mblx_graph_free(a);
+    mblx_graph_free(b);
+}
+
 int main(void)
 {
+    RUN(derivatives_after_a_drop);
     RUN(dropped_table_finds_every_node);
     RUN(dropped_table_is_freed_and_rebuilt_on_demand);
     return test_summary("expr_drop_table");
