@@ -277,6 +277,11 @@ int opoint_jac(opoint_subproblem *sp, mbl_status *st)
     size_t ns = (size_t)sp->mv.nsym * sizeof *sp->syms;
     if (sp->jac_ok && !memcmp(sp->jac_syms, sp->syms, ns)) return 0;
     sp->jac_ok = 0;
+    if (sp->jac_alt && sp->jac_alt->syms && !memcmp(sp->jac_alt->syms, sp->syms, ns)) {
+        memcpy(sp->jac, sp->jac_alt->jac, (size_t)sp->mv.jac.nz * sizeof *sp->jac);
+        memcpy(sp->jac_syms, sp->syms, ns), sp->jac_ok = 1;
+        return 0;
+    }
     /* the mass check's values at the file's configuration when the point is there (its first
      * evaluation, at an equilibrium's guess: model_eval_jac_memo) */
     int rc = model_eval_jac_memo(sp->md, NULL, sp->syms, sp->jac, sp->work, st);
@@ -289,6 +294,35 @@ int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st)
     int rc = opoint_jac(sp, st);
     if (rc) return model_eval_error(sp->md, sp->syms, "while looking for the operating point", st);
     return 0;
+}
+
+void opoint_jac_save(const opoint_subproblem *sp, opoint_jac_copy *c)
+{
+    size_t ns = (size_t)sp->mv.nsym, nz = (size_t)sp->mv.jac.nz;
+    c->syms = c->jac = NULL;
+    if (!sp->jac_ok) return;
+    c->syms = mbl_alloc_array(ns + 1, sizeof *c->syms), c->jac = mbl_alloc_array(nz + 1, sizeof *c->jac);
+    if (!c->syms || !c->jac) {
+        opoint_jac_forget(c);
+        return;
+    }
+    memcpy(c->syms, sp->jac_syms, ns * sizeof *c->syms), memcpy(c->jac, sp->jac, nz * sizeof *c->jac);
+}
+
+void opoint_jac_restore(opoint_subproblem *sp, opoint_jac_copy *c)
+{
+    if (c->syms && c->jac) {
+        memcpy(sp->jac_syms, c->syms, (size_t)sp->mv.nsym * sizeof *c->syms);
+        memcpy(sp->jac, c->jac, (size_t)sp->mv.jac.nz * sizeof *c->jac);
+        sp->jac_ok = 1;
+    }
+    opoint_jac_forget(c);
+}
+
+void opoint_jac_forget(opoint_jac_copy *c)
+{
+    mbl_free(c->syms), mbl_free(c->jac);
+    c->syms = c->jac = NULL;
 }
 
 void opoint_keep_jac(opoint_subproblem *sp)
