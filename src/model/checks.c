@@ -172,7 +172,8 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *s
 out:
     /* the values kept for the operating point, whose first evaluation is often here (an equilibrium's
      * guess; model_eval_jac_memo): the model is still being built, not yet shared */
-    if (evaluated && !md->load_memo) ((mbl_model *)md)->load_memo = model_jac_memo_new(md, syms, jac); /* takes both */
+    if (evaluated && !atomic_load(&md->load_memo))
+        atomic_store(&((mbl_model *)md)->load_memo, model_jac_memo_new(md, syms, jac)); /* takes both */
     else mbl_free(syms), mbl_free(jac);
     mbl_free(work);
     mbl_free(diag);

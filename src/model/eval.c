@@ -93,6 +93,11 @@ model_jac_memo *model_jac_memo_new(const mbl_model *md, double *syms, double *ja
     return m;
 }
 
+model_jac_memo *model_take_load_memo(const mbl_model *md)
+{
+    return atomic_exchange(&((mbl_model *)md)->load_memo, NULL);
+}
+
 void model_jac_memo_free(model_jac_memo *memo)
 {
     if (!memo) return;
@@ -109,7 +114,6 @@ int model_eval_jac_memo(const mbl_model *md, const model_jac_memo *memo, const d
                         mbl_status *st)
 {
     const double *kept = model_jac_memo_at(md, memo, syms);
-    if (!kept) kept = model_jac_memo_at(md, md->load_memo, syms);
     if (!kept) return model_eval_jac(md, syms, jac, work, st);
     memcpy(jac, kept, (size_t)md->jac.nz * sizeof *jac);
     return 0;

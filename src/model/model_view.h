@@ -117,8 +117,11 @@ void model_jac_memo_free(model_jac_memo *memo);
 /* The memo's values when they are md's at syms (the same model, the same symbols bit for bit);
  * NULL otherwise (memo NULL included). */
 const double *model_jac_memo_at(const mbl_model *md, const model_jac_memo *memo, const double *syms);
-/* model_eval_jac, unless memo, or the model's own (the mass check's at the file's configuration,
- * model_check_mass), holds md's values at syms: then copied from it. */
+/* The values the mass check evaluated at the file's configuration at load (model_check_mass), to
+ * the first caller (the first operating point, whose first evaluation is often there: an
+ * equilibrium's guess), who frees them; NULL after. */
+model_jac_memo *model_take_load_memo(const mbl_model *md);
+/* model_eval_jac, unless memo holds md's values at syms: then copied from it. */
 int model_eval_jac_memo(const mbl_model *md, const model_jac_memo *memo, const double *syms, double *jac, double *work,
                         mbl_status *st);
 /* Tests: fn(ctx, md, syms) at every evaluation of a model's Jacobian in the calling thread

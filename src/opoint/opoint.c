@@ -836,6 +836,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         mbl_point_free(pt);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
+    sp.load_memo = model_take_load_memo(md); /* the first point's: freed with sp */
     pt->at = opt.at >= 0 ? (mbl_at)opt.at : mv->at;
     pt->t = opt.has_t ? opt.t : mv->time;
     memcpy(pt->q, opt.q ? opt.q : mv->q0, (size_t)mv->n * sizeof(double));

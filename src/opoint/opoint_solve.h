@@ -25,6 +25,7 @@ typedef struct opoint_subproblem {
     double *jac_syms;
     int jac_ok;
     const struct opoint_jac_copy *jac_alt; /* NULL, or values at other symbols opoint_jac takes where they fit */
+    model_jac_memo *load_memo;             /* the mass check's values (model_take_load_memo), freed with sp */
     const mbl_opoint_options *opt;
     int rank_last;  /* rank of the last Jacobian (dense path), -1 if unknown */
     /* sparse path, kept from one Newton step to the next (reset by opoint_sub_select) */

@@ -283,8 +283,8 @@ int opoint_jac(opoint_subproblem *sp, mbl_status *st)
         return 0;
     }
     /* the mass check's values at the file's configuration when the point is there (its first
-     * evaluation, at an equilibrium's guess: model_eval_jac_memo) */
-    int rc = model_eval_jac_memo(sp->md, NULL, sp->syms, sp->jac, sp->work, st);
+     * evaluation, at an equilibrium's guess) */
+    int rc = model_eval_jac_memo(sp->md, sp->load_memo, sp->syms, sp->jac, sp->work, st);
     if (!rc) memcpy(sp->jac_syms, sp->syms, ns), sp->jac_ok = 1;
     return rc;
 }
@@ -641,6 +641,8 @@ void opoint_sub_free(opoint_subproblem *sp)
     sparse_forget(sp);
     mbl_free(sp->rows), mbl_free(sp->cols), mbl_free(sp->row_pos), mbl_free(sp->col_pos);
     mbl_free(sp->syms), mbl_free(sp->work), mbl_free(sp->F), mbl_free(sp->jac), mbl_free(sp->jac_syms);
+    model_jac_memo_free(sp->load_memo);
+    sp->load_memo = NULL;
 }
 
 /* Select row groups (bit mask over MBL_ROW_*) and unknown blocks (bit mask over MBL_BLK_*);

@@ -1,7 +1,8 @@
 /* The one-shot path evaluates the residual Jacobian at most once per point (issue 31, item 2): from
  * the load (the mass check at the file's configuration) through mbl_operating_point (Newton, the
- * constraint rank, the point's checks) to mbl_linearize by every exact method, no evaluation of a
- * model's Jacobian is at symbol values seen before (bit for bit), with and without
+ * constraint rank, the point's checks) to mbl_linearize by the default method, no evaluation of a
+ * model's Jacobian is at symbol values seen before (bit for bit), and the four other exact methods
+ * evaluate none at the point's again (the load's values are the first point's only), with and without
  * mbl_load_options.forward_jacobian; the values a point hands on (mbl_point.jac_memo) give the same
  * linear model, bit for bit, as the linearization's own evaluation at the point; and they are not
  * used at another point or with another model (the same file loaded again). Observed through the
@@ -20,6 +21,10 @@
 typedef struct recorder {
     int n, dup, overflow;
     int dup_of, dup_at; /* the last repeat: evaluation dup_at (0-based) at dup_of's symbols */
+    int loading;        /* evaluations now are the load's (the mass check's) */
+    int of_load[MAXREC];
+    int dup_load;       /* repeats of a load's evaluation (the first point takes its values, later
+                           methods at the file's configuration evaluate there again) */
     unsigned long long serial[MAXREC];
     int nsym[MAXREC];
     double *syms[MAXREC];
@@ -31,12 +36,12 @@ static void observe(void *ctx, const mbl_model *md, const double *syms)
     unsigned long long s = model_serial(md);
     for (int i = 0; i < r->n; i++)
         if (r->serial[i] == s && r->nsym[i] == md->nsym && !memcmp(r->syms[i], syms, (size_t)md->nsym * sizeof *syms))
-            r->dup++, r->dup_of = i, r->dup_at = r->n;
+            r->dup++, r->dup_of = i, r->dup_at = r->n, r->dup_load += r->of_load[i];
     if (r->n == MAXREC) {
         r->overflow = 1;
         return;
     }
-    r->serial[r->n] = s, r->nsym[r->n] = md->nsym;
+    r->serial[r->n] = s, r->nsym[r->n] = md->nsym, r->of_load[r->n] = r->loading;
     r->syms[r->n] = malloc(sizeof *syms * ((size_t)md->nsym + 1));
     memcpy(r->syms[r->n++], syms, sizeof *syms * (size_t)md->nsym);
 }
@@ -90,7 +95,9 @@ static void one_shot(const char *file, int fwd, int expect_extra)
 {
     recorder *r = calloc(1, sizeof *r);
     model_set_jac_observer(observe, r);
+    r->loading = 1;
     mbl_model *md = load(file, fwd), *other = NULL;
+    r->loading = 0;
     mbl_point *pt = NULL;
     mbl_linear *lin[NMETHOD] = {0}, *own = NULL, *moved = NULL, *moved_own = NULL, *again = NULL;
     double *q = NULL;
@@ -102,6 +109,8 @@ static void one_shot(const char *file, int fwd, int expect_extra)
     CHECK_MSG(pt->jac_memo != NULL, "%s (forward %d): the point keeps no Jacobian", file, fwd);
     lin[0] = lin_at(file, md, pt, methods[0]);
     int n_shot = r->n; /* the one-shot run: load, point, the default method */
+    CHECK_MSG(r->dup == 0 && !r->overflow, "%s (forward %d): %d of %d evaluations of the one-shot run repeat one at the "
+              "same symbols (the last: evaluation %d at %d's)", file, fwd, r->dup, r->n, r->dup_at, r->dup_of);
     /* the others (projection evaluates also at other multipliers and velocities: other symbols) */
     for (int k = 1; k < NMETHOD; k++) lin[k] = lin_at(file, md, pt, methods[k]);
     if (expect_extra >= 0)
@@ -109,8 +118,9 @@ static void one_shot(const char *file, int fwd, int expect_extra)
                   fwd, n_shot, pt->iterations);
     printf("%s (forward %d): %d Jacobian evaluations (load, point, augmented), %d Newton iterations; %d with %d more "
            "methods\n", file, fwd, n_shot, pt->iterations, r->n, NMETHOD - 1);
-    CHECK_MSG(r->dup == 0 && !r->overflow, "%s (forward %d): %d of %d evaluations repeat one at the same symbols (the "
-              "last: evaluation %d at %d's)", file, fwd, r->dup, r->n, r->dup_at, r->dup_of);
+    CHECK_MSG(r->dup == r->dup_load && !r->overflow, "%s (forward %d): %d of %d evaluations repeat one of the point "
+              "at the same symbols (the last: evaluation %d at %d's)", file, fwd, r->dup - r->dup_load, r->n, r->dup_at,
+              r->dup_of);
     /* the reference: the linearization's own evaluation at the point (no values handed on) */
     mbl_point bare = *pt;
     bare.jac_memo = NULL;
@@ -133,7 +143,9 @@ static void one_shot(const char *file, int fwd, int expect_extra)
     moved_own = lin_at(file, md, &shifted, "augmented");
     if (moved && moved_own) CHECK_MSG(same_lin(moved, moved_own), "%s: another point's values were used", file);
     /* the same file loaded again (another model, the same symbols): its own evaluation */
+    r->loading = 1;
     other = load(file, !fwd);
+    r->loading = 0;
     n0 = r->n;
     if (other) again = lin_at(file, other, pt, "augmented");
     CHECK_MSG(!other || r->n == n0 + 1, "%s: with another model %d evaluations", file, r->n - n0);
