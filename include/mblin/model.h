@@ -228,6 +228,11 @@ typedef struct mbl_point {
     char trim[768];           /* at: trim: what was solved and the targets met ("" else) */
     double trim_residual;     /* at: trim: the largest |target - value| at the point, and the largest */
     double trim_eq_residual;  /* residual of the steady-motion equations (max-norm) */
+    void *jac_memo;           /* internal: NULL, or the model's Jacobian values at this point as
+                                 mbl_operating_point last evaluated them, handed on to mbl_linearize
+                                 (used only while the point's values and the model's parameters are
+                                 those they were evaluated at, bit for bit); freed by mbl_point_free.
+                                 A point made by the caller leaves it NULL */
 } mbl_point;
 
 MBL_API int mbl_operating_point(const mbl_model *model, const mbl_opoint_options *opt, mbl_point **out, mbl_status *st);

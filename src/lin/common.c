@@ -179,7 +179,7 @@ int lin_blocks_eval_jac(const mbl_model *md, const mbl_point *pt, const double *
     mbl_point p = *pt; /* the point's X, der(X) and Z kept */
     p.v = (double *)v, p.lambda = (double *)lam, p.mu = (double *)mu;
     model_fill_syms_pt(md, &p, ev->syms);
-    int rc = model_eval_jac(md, ev->syms, jac, ev->work, st);
+    int rc = model_eval_jac_memo(md, pt->jac_memo, ev->syms, jac, ev->work, st); /* the point's, if there */
     if (rc) return model_eval_error(md, ev->syms, "evaluating the model Jacobian", st);
     return 0;
 }

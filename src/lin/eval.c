@@ -55,6 +55,8 @@ int lin_eval_at_given(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, in
                       mbl_status *st)
 {
     model_fill_syms_pt(md, pt, ev->syms);
+    /* else the point's own, when mbl_operating_point evaluated them there (at the same symbols) */
+    if (!jac) jac = model_jac_memo_at(md, pt->jac_memo, ev->syms);
     /* the caller's Jacobian values (a sweep's warm corrector: model_eval_jac's), unless the tree's
      * shared tape gives them here (model_eval_jac_y_shared: equal to rounding, not bit for bit) */
     int rc = 0;

@@ -96,7 +96,7 @@ int model_require_mass(const mbl_model *md, mbl_status *st)
 int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *sets, int nsets, mbl_status *st)
 {
     char note[200];
-    int n = md->n, rc = 0;
+    int n = md->n, rc = 0, evaluated = 0;
     double *syms = mbl_calloc((size_t)md->nsym + 1, sizeof *syms);
     double *jac = mbl_calloc((size_t)md->jac.nz + 1, sizeof *jac);
     double *work = mbl_calloc(md->work_size + 1, sizeof *work);
@@ -108,6 +108,7 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *s
     model_fill_syms(md, md->time, md->q0, md->v0, NULL, NULL, NULL, md->r0, syms);
     mbl_status est;
     if (model_eval_jac(md, syms, jac, work, &est)) goto out; /* e.g. a domain error at q0 */
+    evaluated = 1;
     /* M_ij = dF_i/da_j: the EOM rows, the acceleration columns */
     double big = 0;
     for (int p = 0; p < md->jac.nz; p++)
@@ -169,8 +170,11 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *s
         mbl_free(w);
     }
 out:
-    mbl_free(syms);
-    mbl_free(jac);
+    /* the values kept for the operating point, whose first evaluation is often here (an equilibrium's
+     * guess; model_eval_jac_memo): the model is still being built, not yet shared */
+    if (evaluated && !atomic_load(&md->load_memo))
+        atomic_store(&((mbl_model *)md)->load_memo, model_jac_memo_new(md, syms, jac)); /* takes both */
+    else mbl_free(syms), mbl_free(jac);
     mbl_free(work);
     mbl_free(diag);
     return rc;

@@ -1,5 +1,7 @@
 /* The model's evaluators: the residuals and the residual Jacobian's values at a point, from the
  * tapes and then the structured terms evaluated numerically beside them (model/terms/term.h). */
+#include <string.h>
+
 #include "model/model_internal.h"
 #include "model/rtree.h"
 #include "model/terms/term.h"
@@ -18,8 +20,17 @@ int model_eval_F(const mbl_model *md, const double *syms, double *F, double *wor
     return rc;
 }
 
+static _Thread_local model_jac_observer jac_observer;
+static _Thread_local void *jac_observer_ctx;
+
+void model_set_jac_observer(model_jac_observer fn, void *ctx)
+{
+    jac_observer = fn, jac_observer_ctx = ctx;
+}
+
 int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st)
 {
+    if (jac_observer) jac_observer(jac_observer_ctx, md, syms);
     /* a model loaded with forward_jacobian has no Jacobian tape: forward sweeps of tape_F */
     int rc = md->tape_jac ? mblx_tape_eval(md->tape_jac, syms, jac, work, st)
                           : mblx_fwdjac_eval(mblx_tape_fwdjac(md->tape_F), md->tape_F, syms, jac, NULL, work, st),
@@ -54,6 +65,56 @@ int model_eval_jac_y(const mbl_model *md, const double *syms, double *jac, doubl
         int rc = model_eval_jac(md, syms, jac, work, st);
         return rc || !y ? rc : mblx_tape_eval(md->tape_y, syms, y, work, st);
     }
+    if (jac_observer) jac_observer(jac_observer_ctx, md, syms);
     int rc = mblx_tape_eval(md->tape_jac, syms, jac, work, st);
     return rc ? rc : model_rtree_num_jac_y(md->rtn, syms, jac, y, work, st);
+}
+
+/* ---- the values at one point, kept (model_jac_memo) ---- */
+
+unsigned long long model_serial(const mbl_model *md)
+{
+    static atomic_ullong last;
+    atomic_ullong *s = (atomic_ullong *)&md->serial; /* given once, the first caller's */
+    unsigned long long v = atomic_load(s);
+    if (v) return v;
+    unsigned long long mine = atomic_fetch_add(&last, 1) + 1;
+    return atomic_compare_exchange_strong(s, &v, mine) ? mine : v;
+}
+
+model_jac_memo *model_jac_memo_new(const mbl_model *md, double *syms, double *jac)
+{
+    model_jac_memo *m = mbl_calloc(1, sizeof *m);
+    if (!m) {
+        mbl_free(syms), mbl_free(jac);
+        return NULL;
+    }
+    m->serial = model_serial(md), m->nsym = md->nsym, m->nz = md->jac.nz, m->syms = syms, m->jac = jac;
+    return m;
+}
+
+model_jac_memo *model_take_load_memo(const mbl_model *md)
+{
+    return atomic_exchange(&((mbl_model *)md)->load_memo, NULL);
+}
+
+void model_jac_memo_free(model_jac_memo *memo)
+{
+    if (!memo) return;
+    mbl_free(memo->syms), mbl_free(memo->jac), mbl_free(memo);
+}
+
+const double *model_jac_memo_at(const mbl_model *md, const model_jac_memo *memo, const double *syms)
+{
+    if (!memo || memo->serial != model_serial(md) || memo->nsym != md->nsym || memo->nz != md->jac.nz) return NULL;
+    return memcmp(memo->syms, syms, (size_t)md->nsym * sizeof *syms) ? NULL : memo->jac;
+}
+
+int model_eval_jac_memo(const mbl_model *md, const model_jac_memo *memo, const double *syms, double *jac, double *work,
+                        mbl_status *st)
+{
+    const double *kept = model_jac_memo_at(md, memo, syms);
+    if (!kept) return model_eval_jac(md, syms, jac, work, st);
+    memcpy(jac, kept, (size_t)md->jac.nz * sizeof *jac);
+    return 0;
 }

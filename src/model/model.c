@@ -212,6 +212,7 @@ void mbl_model_free(mbl_model *md)
     mblx_tape_free(md->tape_draw);
     for (int t = 0; t < MODEL_NTERMS; t++) model_terms[t]->free(md);
     mbl_free(md->Fx), mbl_free(md->jx);
+    model_jac_memo_free(md->load_memo);
     model_sjac_free(&md->dpjac);
     free_names(md->ptname, md->ptname ? md->npt : 0);
     free_names(md->ptbody, md->ptbody ? md->npt : 0);

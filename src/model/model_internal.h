@@ -4,6 +4,7 @@
 #define MBLIN_MODEL_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "mblin/expr.h"
 #include "mblin/model.h"
@@ -13,6 +14,10 @@ struct mbl_model {
     char *file, *name;
     mblx_graph *g;
     pthread_mutex_t graph_mutex; /* the one lock under which the graph grows after loading (model_graph_lock) */
+    atomic_ullong serial;        /* model_serial: unique in the process, given on first use (0: not yet) */
+    _Atomic(model_jac_memo *) load_memo; /* NULL, or the Jacobian's values at the file's configuration that
+                                    the mass check evaluated at load (model_check_mass), taken by the first
+                                    operating point (model_take_load_memo) for its evaluation there */
     int n, m, k, nr, ny, np;
     char **qname, **rname, **yname, **pname;
     char **cname;                /* m: what each holonomic constraint comes from (the item's key, e.g. a

@@ -100,6 +100,34 @@ int model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac,
  * tape_F / tape_jac goes through these (model/eval.c). */
 int model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st);
 int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st);
+/* The residual Jacobian's values at one set of symbol values, kept so that an evaluation of the same
+ * model at the same symbols, bit for bit, is not repeated (model/eval.c): the operating point hands
+ * the values at its solution on to the linearization (mbl_point.jac_memo). The model is known by
+ * model_serial (unique in the process: not its address, which a later model may reuse). */
+typedef struct model_jac_memo {
+    unsigned long long serial;
+    int nsym, nz;
+    double *syms, *jac; /* nsym, nz */
+} model_jac_memo;
+unsigned long long model_serial(const mbl_model *md);
+/* A memo of md's values jac (jac.nz) at syms (nsym), taking both arrays (allocated by mbl_alloc);
+ * NULL when out of memory, the arrays freed. */
+model_jac_memo *model_jac_memo_new(const mbl_model *md, double *syms, double *jac);
+void model_jac_memo_free(model_jac_memo *memo);
+/* The memo's values when they are md's at syms (the same model, the same symbols bit for bit);
+ * NULL otherwise (memo NULL included). */
+const double *model_jac_memo_at(const mbl_model *md, const model_jac_memo *memo, const double *syms);
+/* The values the mass check evaluated at the file's configuration at load (model_check_mass), to
+ * the first caller (the first operating point, whose first evaluation is often there: an
+ * equilibrium's guess), who frees them; NULL after. */
+model_jac_memo *model_take_load_memo(const mbl_model *md);
+/* model_eval_jac, unless memo holds md's values at syms: then copied from it. */
+int model_eval_jac_memo(const mbl_model *md, const model_jac_memo *memo, const double *syms, double *jac, double *work,
+                        mbl_status *st);
+/* Tests: fn(ctx, md, syms) at every evaluation of a model's Jacobian in the calling thread
+ * (model_eval_jac, and model_eval_jac_y's shared tape; not the values a memo gives); NULL: none. */
+typedef void (*model_jac_observer)(void *ctx, const mbl_model *md, const double *syms);
+void model_set_jac_observer(model_jac_observer fn, void *ctx);
 /* model_eval_jac, then the outputs and their Jacobian's values into y (md->tape_y's layout; NULL:
  * not wanted). With a tree's outputs the values of jac come from one tape with the outputs (eval.c),
  * whether y is wanted or not: equal to model_eval_jac's to rounding, not always bit for bit. */

@@ -40,7 +40,7 @@ static int gv_eval(gv *w, mbl_status *st)
     mbl_point *pt = sp->pt;
     model_fill_syms_pt(md, pt, sp->syms);
     int rc = model_eval_F(md, sp->syms, sp->F, sp->work, st);
-    if (!rc) rc = model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+    if (!rc) rc = opoint_jac(sp, st);
     if (rc) return model_eval_error(md, sp->syms, "at the given point", st);
     if (mv->nheld && (rc = model_held_eval(md, sp->syms, w->hval, w->gval, st))) return rc;
     int jv = model_blk0(md, MBL_BLK_V), r0 = mv->row0[MBL_ROW_PHID], nc = mv->m + mv->k, nz = 0, r = 0;

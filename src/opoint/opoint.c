@@ -42,6 +42,7 @@ void mbl_point_free(mbl_point *p)
     mbl_free(p->Xdot);
     mbl_free(p->Z);
     mbl_free(p->v_held);
+    model_jac_memo_free(p->jac_memo);
     mbl_free(p);
 }
 
@@ -135,7 +136,7 @@ static int constraint_rank(opoint_subproblem *sp, int *rank, mbl_status *st)
     *rank = 0;
     if (m == 0) return 0;
     model_fill_syms_pt(md, sp->pt, sp->syms);
-    int rc = model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+    int rc = opoint_jac(sp, st);
     if (rc) return model_eval_error(md, sp->syms, "while looking for the operating point", st);
     /* rows: Phi (dPhi/dq) and nh (dc/dv) */
     int jq = model_blk0(md, MBL_BLK_Q), jv = model_blk0(md, MBL_BLK_V);
@@ -342,6 +343,7 @@ static int solve_point(opoint_subproblem *sp, const char *what, unsigned rows, u
     sp->hard = 0;
     sp->newton_only = mv->m > 0; /* with constraints: Newton first, the rest from the projection */
     int rc = opoint_solve(sp, what, 0, st), moved = 0;
+    opoint_jac_copy j1 = {NULL, NULL};
     sp->newton_only = 0;
     if ((rc == MBL_ENOCONV || (!rc && sp->hard)) && mv->m > 0) {
         int it1 = pt->iterations, rank1 = sp->rank_last;
@@ -351,6 +353,7 @@ static int solve_point(opoint_subproblem *sp, const char *what, unsigned rows, u
         memcpy(first + nq + mv->m, pt->mu, (size_t)mv->k * sizeof *first);
         memcpy(first + nq + nl, pt->X, (size_t)mv->nX * sizeof *first);
         memcpy(first + nq + nl + mv->nX, pt->Z, (size_t)mv->nZ * sizeof *first);
+        if (!rc) opoint_jac_save(sp, &j1); /* the Jacobian at the first solution, if there */
         memcpy(pt->q, g, nq * sizeof *g);
         memcpy(pt->X, g + nq + nl, (size_t)mv->nX * sizeof *g);
         memcpy(pt->Z, g + nq + nl + mv->nX, (size_t)mv->nZ * sizeof *g);
@@ -385,7 +388,9 @@ static int solve_point(opoint_subproblem *sp, const char *what, unsigned rows, u
             memcpy(pt->Z, first + nq + nl + mv->nX, (size_t)mv->nZ * sizeof *first);
             pt->iterations = it1, pt->residual = res1, pt->scaled_residual = sres1;
             sp->rank_last = rank1;
+            opoint_jac_restore(sp, &j1); /* not evaluated there again */
         }
+        opoint_jac_forget(&j1);
         if (!rc && !agree) rc = refuse_far(sp, what, g, st);
     }
     mbl_free(save);
@@ -502,7 +507,7 @@ static int note_residual_accelerations(opoint_subproblem *sp, mbl_status *st)
     mbl_point *pt = sp->pt;
     int n = mv->n, e0 = mv->row0[MBL_ROW_EOM], ja = model_blk0(md, MBL_BLK_A);
     model_fill_syms_pt(md, pt, sp->syms);
-    int rc = model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+    int rc = opoint_jac(sp, st);
     if (rc) return model_eval_error(md, sp->syms, "at the given point", st);
     double *inert = mbl_calloc((size_t)n + 1, sizeof *inert), *force = mbl_calloc((size_t)n + 1, sizeof *force);
     if (!inert || !force) {
@@ -628,7 +633,7 @@ static int steady_complete_velocities(opoint_subproblem *sp, const held_set *hs,
     if (!nc) return 0;
     model_fill_syms_pt(md, pt, sp->syms);
     int rc = model_eval_F(md, sp->syms, sp->F, sp->work, st);
-    if (!rc) rc = model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+    if (!rc) rc = opoint_jac(sp, st);
     if (rc) return model_eval_error(md, sp->syms, "at the initial guess", st);
     double *scale = mbl_calloc((size_t)nc + 1, sizeof *scale);
     if (!scale) return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -745,7 +750,7 @@ int opoint_check_solved(opoint_subproblem *sp, int rc, mbl_status *st)
         size_t nus = (size_t)(3 * mv->nus + 2 * mv->nuvs);
         double *us = mbl_alloc_array(nus + (size_t)mv->usjac.nz + 1, sizeof *us);
         if (!us) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        if (!rc) rc = model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+        if (!rc) rc = opoint_jac(sp, st);
         if (!rc) rc = model_eval_user_states(md, sp->syms, us, sp->work, st);
         if (!rc) rc = model_check_point(md, sp->jac, us + nus, st);
         mbl_free(us);
@@ -831,6 +836,7 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
         mbl_point_free(pt);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
+    sp.load_memo = model_take_load_memo(md); /* the first point's: freed with sp */
     pt->at = opt.at >= 0 ? (mbl_at)opt.at : mv->at;
     pt->t = opt.has_t ? opt.t : mv->time;
     memcpy(pt->q, opt.q ? opt.q : mv->q0, (size_t)mv->n * sizeof(double));
@@ -909,6 +915,10 @@ int mbl_operating_point(const mbl_model *md, const mbl_opoint_options *opt_in, m
     if (rc && st) mbl_error_prefix(st, "%s", mv->file);
     rc = opoint_check_solved(&sp, rc, st);
     if (rc && core_progress_stopped()) rc = mbl_error(st, MBL_ECANCELLED, "cancelled during the operating point");
+    if (!rc) { /* the Jacobian's values at the point, when the last evaluation was there: to the linearization */
+        model_fill_syms_pt(md, pt, sp.syms);
+        opoint_keep_jac(&sp);
+    }
     opoint_sub_free(&sp);
     mbl_free(guess);
     mbl_free(hs.hq), mbl_free(hs.opt_q), mbl_free(hs.he), mbl_free(hs.hcq), mbl_free(hs.hc), mbl_free(vset);

@@ -20,6 +20,12 @@ typedef struct opoint_subproblem {
     int *row_pos;   /* nF: position of a residual row in the subproblem, or -1 */
     int *col_pos;   /* nunk: position of an unknown in the subproblem, or -1 */
     double *syms, *work, *F, *jac;
+    /* the symbols sp->jac was last evaluated at (valid when jac_ok): opoint_jac evaluates it again
+     * only at other symbols, and mbl_operating_point hands it on to the point (mbl_point.jac_memo) */
+    double *jac_syms;
+    int jac_ok;
+    const struct opoint_jac_copy *jac_alt; /* NULL, or values at other symbols opoint_jac takes where they fit */
+    model_jac_memo *load_memo;             /* the mass check's values (model_take_load_memo), freed with sp */
     const mbl_opoint_options *opt;
     int rank_last;  /* rank of the last Jacobian (dense path), -1 if unknown */
     /* sparse path, kept from one Newton step to the next (reset by opoint_sub_select) */
@@ -67,6 +73,22 @@ void opoint_sub_select(opoint_subproblem *sp, unsigned rowmask, unsigned colmask
 int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_status *st);
 /* The Jacobian values at the point (the last opoint_eval_F's symbols). */
 int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st);
+/* The same without the message (model_eval_jac's rc): sp->jac at the symbols sp->syms, evaluated
+ * unless sp->jac holds the values there already (the same symbols, bit for bit). Every evaluation
+ * into sp->jac goes through this. */
+int opoint_jac(opoint_subproblem *sp, mbl_status *st);
+/* A copy of sp->jac with the symbols it was evaluated at (both NULL when sp->jac holds none, or out
+ * of memory), to give back to sp when the point returns there (opoint_solve keeping Newton's solution
+ * after the continuation): opoint_jac_restore copies it back and frees it, opoint_jac_forget frees it. */
+typedef struct opoint_jac_copy {
+    double *syms, *jac;
+} opoint_jac_copy;
+void opoint_jac_save(const opoint_subproblem *sp, opoint_jac_copy *c);
+void opoint_jac_restore(opoint_subproblem *sp, opoint_jac_copy *c);
+void opoint_jac_forget(opoint_jac_copy *c);
+/* At the solved point (sp->syms filled from it): sp->jac's values handed on to the point
+ * (pt->jac_memo) when they are the values there; nothing is evaluated. */
+void opoint_keep_jac(opoint_subproblem *sp);
 /* The minimum-norm / least-squares Newton step J dx = -F over the subproblem (ncol entries). */
 int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st);
 /* A chord (simplified Newton) step: J0 dx = -F with J0 the matrix of the last square sparse

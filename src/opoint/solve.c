@@ -272,11 +272,66 @@ int opoint_chord_step(opoint_subproblem *sp, double *dx, mbl_status *st)
     return 0;
 }
 
+int opoint_jac(opoint_subproblem *sp, mbl_status *st)
+{
+    size_t ns = (size_t)sp->mv.nsym * sizeof *sp->syms;
+    if (sp->jac_ok && !memcmp(sp->jac_syms, sp->syms, ns)) return 0;
+    sp->jac_ok = 0;
+    if (sp->jac_alt && sp->jac_alt->syms && !memcmp(sp->jac_alt->syms, sp->syms, ns)) {
+        memcpy(sp->jac, sp->jac_alt->jac, (size_t)sp->mv.jac.nz * sizeof *sp->jac);
+        memcpy(sp->jac_syms, sp->syms, ns), sp->jac_ok = 1;
+        return 0;
+    }
+    /* the mass check's values at the file's configuration when the point is there (its first
+     * evaluation, at an equilibrium's guess) */
+    int rc = model_eval_jac_memo(sp->md, sp->load_memo, sp->syms, sp->jac, sp->work, st);
+    if (!rc) memcpy(sp->jac_syms, sp->syms, ns), sp->jac_ok = 1;
+    return rc;
+}
+
 int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st)
 {
-    int rc = model_eval_jac(sp->md, sp->syms, sp->jac, sp->work, st);
+    int rc = opoint_jac(sp, st);
     if (rc) return model_eval_error(sp->md, sp->syms, "while looking for the operating point", st);
     return 0;
+}
+
+void opoint_jac_save(const opoint_subproblem *sp, opoint_jac_copy *c)
+{
+    size_t ns = (size_t)sp->mv.nsym, nz = (size_t)sp->mv.jac.nz;
+    c->syms = c->jac = NULL;
+    if (!sp->jac_ok) return;
+    c->syms = mbl_alloc_array(ns + 1, sizeof *c->syms), c->jac = mbl_alloc_array(nz + 1, sizeof *c->jac);
+    if (!c->syms || !c->jac) {
+        opoint_jac_forget(c);
+        return;
+    }
+    memcpy(c->syms, sp->jac_syms, ns * sizeof *c->syms), memcpy(c->jac, sp->jac, nz * sizeof *c->jac);
+}
+
+void opoint_jac_restore(opoint_subproblem *sp, opoint_jac_copy *c)
+{
+    if (c->syms && c->jac) {
+        memcpy(sp->jac_syms, c->syms, (size_t)sp->mv.nsym * sizeof *c->syms);
+        memcpy(sp->jac, c->jac, (size_t)sp->mv.jac.nz * sizeof *c->jac);
+        sp->jac_ok = 1;
+    }
+    opoint_jac_forget(c);
+}
+
+void opoint_jac_forget(opoint_jac_copy *c)
+{
+    mbl_free(c->syms), mbl_free(c->jac);
+    c->syms = c->jac = NULL;
+}
+
+void opoint_keep_jac(opoint_subproblem *sp)
+{
+    size_t ns = (size_t)sp->mv.nsym * sizeof *sp->syms;
+    if (!sp->jac_ok || memcmp(sp->jac_syms, sp->syms, ns)) return;
+    model_jac_memo_free(sp->pt->jac_memo);
+    sp->pt->jac_memo = model_jac_memo_new(sp->md, sp->jac_syms, sp->jac); /* the arrays taken (NULL: freed) */
+    sp->jac_syms = sp->jac = NULL, sp->jac_ok = 0;
 }
 
 /* Scale of unknown c of the subproblem: max(|x|, |x at the start|, 1). */
@@ -574,7 +629,9 @@ int opoint_sub_init(opoint_subproblem *sp, const mbl_model *md, mbl_point *pt, c
     sp->work = mbl_alloc_array(mv->work_size + 1, sizeof(double));
     sp->F = mbl_alloc_array((size_t)mv->nF + 1, sizeof(double));
     sp->jac = mbl_alloc_array((size_t)mv->jac.nz + 1, sizeof(double));
-    if (!sp->rows || !sp->cols || !sp->row_pos || !sp->col_pos || !sp->syms || !sp->work || !sp->F || !sp->jac)
+    sp->jac_syms = mbl_alloc_array((size_t)mv->nsym + 1, sizeof(double));
+    if (!sp->rows || !sp->cols || !sp->row_pos || !sp->col_pos || !sp->syms || !sp->work || !sp->F || !sp->jac ||
+        !sp->jac_syms)
         return MBL_ENOMEM;
     return 0;
 }
@@ -583,7 +640,9 @@ void opoint_sub_free(opoint_subproblem *sp)
 {
     sparse_forget(sp);
     mbl_free(sp->rows), mbl_free(sp->cols), mbl_free(sp->row_pos), mbl_free(sp->col_pos);
-    mbl_free(sp->syms), mbl_free(sp->work), mbl_free(sp->F), mbl_free(sp->jac);
+    mbl_free(sp->syms), mbl_free(sp->work), mbl_free(sp->F), mbl_free(sp->jac), mbl_free(sp->jac_syms);
+    model_jac_memo_free(sp->load_memo);
+    sp->load_memo = NULL;
 }
 
 /* Select row groups (bit mask over MBL_ROW_*) and unknown blocks (bit mask over MBL_BLK_*);

@@ -45,7 +45,7 @@ static int trim_eval(trim_ws *w, int with_jac, mbl_status *st)
     int n = mv->n, ja = model_blk0(md, MBL_BLK_A);
     model_fill_syms_pt(md, pt, sp->syms);
     int rc = model_eval_F(md, sp->syms, sp->F, sp->work, st);
-    if (!rc && with_jac) rc = model_eval_jac(md, sp->syms, sp->jac, sp->work, st);
+    if (!rc && with_jac) rc = opoint_jac(sp, st);
     if (rc) return model_eval_error(md, sp->syms, "while the trim is solved", st);
     if ((rc = model_trim_eval(md, sp->syms, w->g, w->gg, w->a, w->ag, st))) return rc;
     for (int r = 0; r < mv->nF; r++)
