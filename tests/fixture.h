@@ -4,6 +4,7 @@
  *
  *   mbl_model *md = FIXTURE_LOAD(NULL, text, "beam3.yaml");      a failed check when it fails
  *   mbl_model *md = fixture_model(NULL, text, "test.yaml", &st);  NULL and st when it fails
+ *   mbl_model *md = fixture_model_fwd("examples/x.yaml", NULL, NULL, 1);  forward-mode Jacobian
  *   rc = fixture_model_point("examples/x.yaml", NULL, NULL, &md, &pt, &st);
  *   md = FIXTURE_LOAD_FORM(model_ffr_set_numeric, 0, path, text, "damped-beam");
  *   rc = fixture_boundary("examples/x.yaml", sets, nsets, "v", 4.3, &opt, &res, &st);
@@ -36,6 +37,22 @@ static inline mbl_model *fixture_model(const char *path, const char *text, const
     mbl_model *md = NULL;
     int rc = path ? mbl_model_load_file(path, NULL, 0, &md, st)
                   : mbl_model_load_string(text, strlen(text), name, NULL, 0, &md, st);
+    return rc ? NULL : md;
+}
+
+/* fixture_model with mbl_load_options.forward_jacobian = fwd (the other options their defaults): the
+ * model, or NULL and a failed check naming the model and the reason. */
+static inline mbl_model *fixture_model_fwd(const char *path, const char *text, const char *name, int fwd)
+{
+    mbl_load_options lo;
+    mbl_load_options_default(&lo);
+    lo.forward_jacobian = fwd;
+    mbl_status st;
+    memset(&st, 0, sizeof st);
+    mbl_model *md = NULL;
+    int rc = path ? mbl_model_load_file_opt(path, NULL, 0, &lo, &md, &st)
+                  : mbl_model_load_string_opt(text, text ? strlen(text) : 0, name, NULL, 0, &lo, &md, &st);
+    CHECK_MSG(rc == 0, "%s (forward %d): %s", path ? path : name, fwd, st.msg);
     return rc ? NULL : md;
 }
 

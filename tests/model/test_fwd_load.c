@@ -10,21 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "mblin/mblin.h"
 #include "model/model_internal.h"
-#include "test.h"
+#include "fixture.h"
 
-static mbl_model *load(const char *file, int fwd)
+/* the model file, or (text non-NULL) the model in text called file */
+static mbl_model *load(const char *file, const char *text, int fwd)
 {
-    mbl_load_options lo;
-    mbl_load_options_default(&lo);
-    lo.forward_jacobian = fwd;
-    mbl_status st;
-    mbl_model *md = NULL;
-    CHECK_MSG(mbl_model_load_file_opt(file, NULL, 0, &lo, &md, &st) == 0, "%s: %s", file, st.msg);
-    return md;
+    return fixture_model_fwd(text ? NULL : file, text, file, fwd);
 }
 
 /* position of (r, c) in J, -1 if none */
@@ -35,9 +29,9 @@ static int find(const mbl_sjac *J, int r, int c)
     return -1;
 }
 
-static void same_model(const char *file, int eligible)
+static void same_model(const char *file, const char *text, int eligible)
 {
-    mbl_model *a = load(file, 0), *b = load(file, 1);
+    mbl_model *a = load(file, text, 0), *b = load(file, text, 1);
     if (!a || !b) {
         mbl_model_free(a), mbl_model_free(b);
         return;
@@ -143,17 +137,17 @@ static void same_model(const char *file, int eligible)
 
 TEST(text_models)
 {
-    same_model("examples/fourbar_N5.yaml", 1);
-    same_model("examples/whipple_bicycle_nonlinear.yaml", 1);
-    same_model("examples/data/quarter_car.yaml", 1);
-    same_model("examples/rolling_disc_speeds.yaml", 1);
-    same_model("examples/mech/spatial_fourbar.yaml", 1); /* a mechanism without numeric terms */
+    same_model("examples/fourbar_N5.yaml", NULL, 1);
+    same_model("examples/whipple_bicycle_nonlinear.yaml", NULL, 1);
+    same_model("examples/data/quarter_car.yaml", NULL, 1);
+    same_model("examples/rolling_disc_speeds.yaml", NULL, 1);
+    same_model("examples/mech/spatial_fourbar.yaml", NULL, 1); /* a mechanism without numeric terms */
 }
 
 TEST(numeric_terms_load_as_before)
 {
-    same_model("examples/mech/fourbar_N5.yaml", 0);      /* planar rigid bodies and joints, numeric */
-    same_model("examples/flexible_pendulum_beams.yaml", 0); /* planar beam bodies, numeric */
+    same_model("examples/mech/fourbar_N5.yaml", NULL, 0);      /* planar rigid bodies and joints, numeric */
+    same_model("examples/flexible_pendulum_beams.yaml", NULL, 0); /* planar beam bodies, numeric */
 }
 
 /* K masses on springs whose positions sum to a constant (constraint rows of K entries: a coloring
@@ -163,28 +157,28 @@ TEST(numeric_terms_load_as_before)
  * coloring. */
 static void sum_chain(int K, int eligible)
 {
-    char path[] = "/tmp/mblin_fwd_wide_XXXXXX";
-    int fd = mkstemp(path);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    CHECK(f != NULL);
-    if (!f) return;
-    fprintf(f, "model: dae\nparameters: {m: 1.5, k: 40}\ncoordinates: {");
-    for (int i = 0; i < K; i++) fprintf(f, "%sx%d: %g", i ? ", " : "", i, 1.0 / K + 0.01 * (i % 3 - 1));
-    fprintf(f, "}\nkinetic_energy: \"");
-    for (int i = 0; i < K; i++) fprintf(f, "%s0.5*m*(1 + 0.1*%d)*der(x%d)^2", i ? " + " : "", i % 5, i);
-    fprintf(f, "\"\npotential_energy: \"");
-    for (int i = 0; i < K; i++) fprintf(f, "%s0.5*k*(x%d - 0.01*%d)^2", i ? " + " : "", i, i % 4);
-    fprintf(f, "\"\nconstraints: {sum: \"");
-    for (int i = 0; i < K; i++) fprintf(f, "%sx%d", i ? " + " : "", i);
-    fprintf(f, " - 1\"}\nlinearize: {at: equilibrium}\n");
-    fclose(f);
-    same_model(path, eligible);
-    remove(path);
+    static char text[16384];
+    size_t n = 0;
+#define PUT(...) (n += (size_t)snprintf(text + n, n < sizeof text ? sizeof text - n : 0, __VA_ARGS__))
+    PUT("model: dae\nparameters: {m: 1.5, k: 40}\ncoordinates: {");
+    for (int i = 0; i < K; i++) PUT("%sx%d: %g", i ? ", " : "", i, 1.0 / K + 0.01 * (i % 3 - 1));
+    PUT("}\nkinetic_energy: \"");
+    for (int i = 0; i < K; i++) PUT("%s0.5*m*(1 + 0.1*%d)*der(x%d)^2", i ? " + " : "", i % 5, i);
+    PUT("\"\npotential_energy: \"");
+    for (int i = 0; i < K; i++) PUT("%s0.5*k*(x%d - 0.01*%d)^2", i ? " + " : "", i, i % 4);
+    PUT("\"\nconstraints: {sum: \"");
+    for (int i = 0; i < K; i++) PUT("%sx%d", i ? " + " : "", i);
+    PUT(" - 1\"}\nlinearize: {at: equilibrium}\n");
+#undef PUT
+    CHECK(n < sizeof text);
+    char name[32];
+    snprintf(name, sizeof name, "sum_chain_%d.yaml", K);
+    if (n < sizeof text) same_model(name, text, eligible);
 }
 
 TEST(wide_rows_load_as_before)
 {
-    same_model("examples/flexible_pendulum_np5.yaml", 0); /* frame rows of 63 entries */
+    same_model("examples/flexible_pendulum_np5.yaml", NULL, 0); /* frame rows of 63 entries */
     sum_chain(46, 1);
     sum_chain(48, 0);
     sum_chain(60, 0);
@@ -194,7 +188,7 @@ TEST(wide_rows_load_as_before)
  * Jacobian's expressions (lin_multipliers_reactions_only): the same answer, note and A. */
 static void same_projection(const char *file)
 {
-    mbl_model *a = load(file, 0), *b = load(file, 1);
+    mbl_model *a = load(file, NULL, 0), *b = load(file, NULL, 1);
     mbl_point *pa = NULL, *pb = NULL;
     mbl_linear *la = NULL, *lb = NULL;
     mbl_lin_options o;

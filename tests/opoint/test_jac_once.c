@@ -13,7 +13,7 @@
 
 #include "mblin/mblin.h"
 #include "model/model_internal.h"
-#include "test.h"
+#include "fixture.h"
 
 #define MAXREC 512
 
@@ -60,16 +60,7 @@ static int same_lin(const mbl_linear *a, const mbl_linear *b)
            !memcmp(a->C, b->C, ny * nx * sizeof *a->C) && !memcmp(a->D, b->D, ny * nu * sizeof *a->D);
 }
 
-static mbl_model *load(const char *file, int fwd)
-{
-    mbl_load_options lo;
-    mbl_load_options_default(&lo);
-    lo.forward_jacobian = fwd;
-    mbl_status st;
-    mbl_model *md = NULL;
-    CHECK_MSG(mbl_model_load_file_opt(file, NULL, 0, &lo, &md, &st) == 0, "%s: %s", file, st.msg);
-    return md;
-}
+static mbl_model *load(const char *file, int fwd) { return fixture_model_fwd(file, NULL, NULL, fwd); }
 
 static const char *const methods[] = {"augmented", "partition", "nullspace", "projection", "descriptor"};
 #define NMETHOD ((int)(sizeof methods / sizeof *methods))
