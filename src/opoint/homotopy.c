@@ -269,9 +269,8 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
         double d1 = q_dist(sp, x1, xs), res1 = sp->pt->residual, sres1 = sp->pt->scaled_residual;
         int it1 = sp->pt->iterations, rank1 = sp->rank_last;
         sp->pt->residual = res0, sp->pt->scaled_residual = sres0;
-        opoint_jac_copy j1; /* the Jacobian at Newton's solution, if kept */
-        opoint_jac_save(sp, &j1);
-        sp->jac_alt = &j1; /* the continuation may end where Newton did */
+        model_jac_memo *j1 = opoint_jac_save(sp); /* the Jacobian at Newton's solution, if kept */
+        sp->jac_alt = j1; /* the continuation may end where Newton did */
         mbl_status st2;
         int hrc = continuation(sp, xs, reason, sizeof reason, &st2);
         if (!hrc) hrc = opoint_newton(sp, what, 0, &par, &out, &st2);
@@ -291,11 +290,12 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
             sp->pt->residual = res1, sp->pt->scaled_residual = sres1;
             sp->pt->iterations = it1;
             sp->rank_last = rank1;
-            opoint_jac_restore(sp, &j1); /* not evaluated there again */
+            opoint_jac_restore(sp, j1); /* not evaluated there again */
+            j1 = NULL;
             double f2, finf;
             rc = opoint_eval_F(sp, &f2, &finf, st);
         }
-        opoint_jac_forget(&j1);
+        model_jac_memo_free(j1);
     }
     mbl_free(xs), mbl_free(x1);
     return rc;

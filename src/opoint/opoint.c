@@ -343,7 +343,7 @@ static int solve_point(opoint_subproblem *sp, const char *what, unsigned rows, u
     sp->hard = 0;
     sp->newton_only = mv->m > 0; /* with constraints: Newton first, the rest from the projection */
     int rc = opoint_solve(sp, what, 0, st), moved = 0;
-    opoint_jac_copy j1 = {NULL, NULL};
+    model_jac_memo *j1 = NULL;
     sp->newton_only = 0;
     if ((rc == MBL_ENOCONV || (!rc && sp->hard)) && mv->m > 0) {
         int it1 = pt->iterations, rank1 = sp->rank_last;
@@ -353,7 +353,7 @@ static int solve_point(opoint_subproblem *sp, const char *what, unsigned rows, u
         memcpy(first + nq + mv->m, pt->mu, (size_t)mv->k * sizeof *first);
         memcpy(first + nq + nl, pt->X, (size_t)mv->nX * sizeof *first);
         memcpy(first + nq + nl + mv->nX, pt->Z, (size_t)mv->nZ * sizeof *first);
-        if (!rc) opoint_jac_save(sp, &j1); /* the Jacobian at the first solution, if there */
+        if (!rc) j1 = opoint_jac_save(sp); /* the Jacobian at the first solution, if there */
         memcpy(pt->q, g, nq * sizeof *g);
         memcpy(pt->X, g + nq + nl, (size_t)mv->nX * sizeof *g);
         memcpy(pt->Z, g + nq + nl + mv->nX, (size_t)mv->nZ * sizeof *g);
@@ -388,9 +388,10 @@ static int solve_point(opoint_subproblem *sp, const char *what, unsigned rows, u
             memcpy(pt->Z, first + nq + nl + mv->nX, (size_t)mv->nZ * sizeof *first);
             pt->iterations = it1, pt->residual = res1, pt->scaled_residual = sres1;
             sp->rank_last = rank1;
-            opoint_jac_restore(sp, &j1); /* not evaluated there again */
+            opoint_jac_restore(sp, j1); /* not evaluated there again */
+            j1 = NULL;
         }
-        opoint_jac_forget(&j1);
+        model_jac_memo_free(j1);
         if (!rc && !agree) rc = refuse_far(sp, what, g, st);
     }
     mbl_free(save);

@@ -24,8 +24,8 @@ typedef struct opoint_subproblem {
      * only at other symbols, and mbl_operating_point hands it on to the point (mbl_point.jac_memo) */
     double *jac_syms;
     int jac_ok;
-    const struct opoint_jac_copy *jac_alt; /* NULL, or values at other symbols opoint_jac takes where they fit */
-    model_jac_memo *load_memo;             /* the mass check's values (model_take_load_memo), freed with sp */
+    const model_jac_memo *jac_alt; /* NULL, or values at other symbols opoint_jac takes where they fit */
+    model_jac_memo *load_memo;     /* the mass check's values (model_take_load_memo), freed with sp */
     const mbl_opoint_options *opt;
     int rank_last;  /* rank of the last Jacobian (dense path), -1 if unknown */
     /* sparse path, kept from one Newton step to the next (reset by opoint_sub_select) */
@@ -77,15 +77,12 @@ int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st);
  * unless sp->jac holds the values there already (the same symbols, bit for bit). Every evaluation
  * into sp->jac goes through this. */
 int opoint_jac(opoint_subproblem *sp, mbl_status *st);
-/* A copy of sp->jac with the symbols it was evaluated at (both NULL when sp->jac holds none, or out
- * of memory), to give back to sp when the point returns there (opoint_solve keeping Newton's solution
- * after the continuation): opoint_jac_restore copies it back and frees it, opoint_jac_forget frees it. */
-typedef struct opoint_jac_copy {
-    double *syms, *jac;
-} opoint_jac_copy;
-void opoint_jac_save(const opoint_subproblem *sp, opoint_jac_copy *c);
-void opoint_jac_restore(opoint_subproblem *sp, opoint_jac_copy *c);
-void opoint_jac_forget(opoint_jac_copy *c);
+/* A copy of sp->jac with the symbols it was evaluated at (NULL when sp->jac holds none, or out of
+ * memory), to give back to sp when the point returns there (opoint_solve keeping Newton's solution
+ * after the continuation): opoint_jac_restore copies it back and frees it (model_jac_memo_free
+ * frees it unused). */
+model_jac_memo *opoint_jac_save(const opoint_subproblem *sp);
+void opoint_jac_restore(opoint_subproblem *sp, model_jac_memo *c);
 /* At the solved point (sp->syms filled from it): sp->jac's values handed on to the point
  * (pt->jac_memo) when they are the values there; nothing is evaluated. */
 void opoint_keep_jac(opoint_subproblem *sp);

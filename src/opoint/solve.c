@@ -277,14 +277,13 @@ int opoint_jac(opoint_subproblem *sp, mbl_status *st)
     size_t ns = (size_t)sp->mv.nsym * sizeof *sp->syms;
     if (sp->jac_ok && !memcmp(sp->jac_syms, sp->syms, ns)) return 0;
     sp->jac_ok = 0;
-    if (sp->jac_alt && sp->jac_alt->syms && !memcmp(sp->jac_alt->syms, sp->syms, ns)) {
-        memcpy(sp->jac, sp->jac_alt->jac, (size_t)sp->mv.jac.nz * sizeof *sp->jac);
-        memcpy(sp->jac_syms, sp->syms, ns), sp->jac_ok = 1;
-        return 0;
-    }
-    /* the mass check's values at the file's configuration when the point is there (its first
-     * evaluation, at an equilibrium's guess) */
-    int rc = model_eval_jac_memo(sp->md, sp->load_memo, sp->syms, sp->jac, sp->work, st);
+    /* values kept at other symbols (Newton's solution across the continuation), or the mass check's at
+     * the file's configuration when the point is there (its first evaluation, at an equilibrium's guess) */
+    const double *kept = model_jac_memo_at(sp->md, sp->jac_alt, sp->syms);
+    if (!kept) kept = model_jac_memo_at(sp->md, sp->load_memo, sp->syms);
+    int rc = 0;
+    if (kept) memcpy(sp->jac, kept, (size_t)sp->mv.jac.nz * sizeof *sp->jac);
+    else rc = model_eval_jac(sp->md, sp->syms, sp->jac, sp->work, st);
     if (!rc) memcpy(sp->jac_syms, sp->syms, ns), sp->jac_ok = 1;
     return rc;
 }
@@ -296,33 +295,27 @@ int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st)
     return 0;
 }
 
-void opoint_jac_save(const opoint_subproblem *sp, opoint_jac_copy *c)
+model_jac_memo *opoint_jac_save(const opoint_subproblem *sp)
 {
     size_t ns = (size_t)sp->mv.nsym, nz = (size_t)sp->mv.jac.nz;
-    c->syms = c->jac = NULL;
-    if (!sp->jac_ok) return;
-    c->syms = mbl_alloc_array(ns + 1, sizeof *c->syms), c->jac = mbl_alloc_array(nz + 1, sizeof *c->jac);
-    if (!c->syms || !c->jac) {
-        opoint_jac_forget(c);
-        return;
+    if (!sp->jac_ok) return NULL;
+    double *syms = mbl_alloc_array(ns + 1, sizeof *syms), *jac = mbl_alloc_array(nz + 1, sizeof *jac);
+    if (!syms || !jac) {
+        mbl_free(syms), mbl_free(jac);
+        return NULL;
     }
-    memcpy(c->syms, sp->jac_syms, ns * sizeof *c->syms), memcpy(c->jac, sp->jac, nz * sizeof *c->jac);
+    memcpy(syms, sp->jac_syms, ns * sizeof *syms), memcpy(jac, sp->jac, nz * sizeof *jac);
+    return model_jac_memo_new(sp->md, syms, jac); /* takes both */
 }
 
-void opoint_jac_restore(opoint_subproblem *sp, opoint_jac_copy *c)
+void opoint_jac_restore(opoint_subproblem *sp, model_jac_memo *c)
 {
-    if (c->syms && c->jac) {
+    if (c) {
         memcpy(sp->jac_syms, c->syms, (size_t)sp->mv.nsym * sizeof *c->syms);
         memcpy(sp->jac, c->jac, (size_t)sp->mv.jac.nz * sizeof *c->jac);
         sp->jac_ok = 1;
     }
-    opoint_jac_forget(c);
-}
-
-void opoint_jac_forget(opoint_jac_copy *c)
-{
-    mbl_free(c->syms), mbl_free(c->jac);
-    c->syms = c->jac = NULL;
+    model_jac_memo_free(c);
 }
 
 void opoint_keep_jac(opoint_subproblem *sp)
