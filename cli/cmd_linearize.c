@@ -87,6 +87,24 @@ static int takes(const command *c, const char *opt)
     return strstr(c->opts, key) != NULL;
 }
 
+/* One option of the help text: its head in a column of 19, its text from column 23, wrapped at
+ * word boundaries to lines of at most 100 characters (a longer head pushes the first line right). */
+static void option_line(FILE *f, const char *head, const char *what)
+{
+    enum { COLUMN = 22, WIDTH = 100 };
+    int col = fprintf(f, "  %-19s ", head);
+    const char *w = what;
+    while (*w) {
+        int len = 0;
+        while (w[len] && w[len] != ' ') len++;
+        if (col + 1 + len > WIDTH && col > COLUMN) col = fprintf(f, "\n%*s", COLUMN, "") - 1;
+        col += fprintf(f, " %.*s", len, w);
+        w += len;
+        while (*w == ' ') w++;
+    }
+    fputc('\n', f);
+}
+
 static void command_usage(FILE *f, const command *c)
 {
     fprintf(f, "usage: mblin %s MODEL [OPTIONS]\n\n%s\n\noptions:\n", c->name, c->what);
@@ -97,9 +115,9 @@ static void command_usage(FILE *f, const command *c)
         if (!strcmp(c->name, "report") && !strcmp(options[i].opt, "-o")) /* report writes one page */
             arg = "FILE", what = "write the HTML page to FILE (default: standard output)";
         snprintf(head, sizeof head, "%s%s%s", options[i].opt, arg ? " " : "", arg ? arg : "");
-        fprintf(f, "  %-18s  %s\n", head, what);
+        option_line(f, head, what);
     }
-    fprintf(f, "  %-18s  %s\n", "--help", "this text");
+    option_line(f, "--help", "this text");
 }
 
 /* The pipeline's own options as the parser found them. */
