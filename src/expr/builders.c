@@ -408,6 +408,27 @@ mblx_id mblx_product(mblx_graph *g, size_t n, const mblx_id *factors)
     return product_core(g, 1.0, n, factors, 0);
 }
 
+/* -(f[0] * ... * f[n-1]), the node mblx_neg(g, mblx_product(g, n, f)) returns, without making the
+ * product first (the parser's negated terms, "- m*g*y/2": that product is used nowhere else). The
+ * same node: product_core starting from the coefficient -1 instead of 1 negates every partial
+ * coefficient exactly, and mblx_neg of a flattened MUL is the MUL with the coefficient negated;
+ * a product that would not be flattened (more than MBLX_FLATTEN_MAX operands) is made as before. */
+mblx_id mblx__neg_product(mblx_graph *g, size_t n, const mblx_id *f)
+{
+    if (!g) return XNONE;
+    if (n < 2 || !f) return mblx_neg(g, mblx_product(g, n, f));
+    size_t bound = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!mblx__valid(g, f[i])) return XNONE;
+        bound += g->nd[f[i]].op == MBLX_OP_MUL && g->nd[f[i]].na <= MBLX_FLATTEN_MAX ? g->nd[f[i]].na : 1;
+    }
+    if (bound <= MBLX_FLATTEN_MAX && first_undefined(g, n, f) == XNONE) {
+        mblx_id r = product_core(g, -1.0, n, f, 0);
+        if (r == XNONE || g->nd[r].op != MBLX_OP_MUL || g->nd[r].na <= MBLX_FLATTEN_MAX) return r;
+    }
+    return mblx_neg(g, mblx_product(g, n, f));
+}
+
 /* ---- powers ------------------------------------------------------------------------------- */
 
 static mblx_id pow_num(mblx_graph *g, mblx_id b, double e)

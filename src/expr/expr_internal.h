@@ -111,6 +111,9 @@ int mblx__new_epoch(mblx_graph *g);
  * builders of builders.c); MBLX_NONE with the sticky error when out of memory. */
 mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint32_t *a);
 
+/* -(f[0] * ... * f[n-1]): mblx_neg of mblx_product, without making the product (builders.c). */
+mblx_id mblx__neg_product(mblx_graph *g, size_t n, const mblx_id *f);
+
 /* A 64-bit finalizer (MurmurHash3's fmix64): the hash of node keys and of constants' bits. */
 static inline uint64_t mblx__mix64(uint64_t h)
 {

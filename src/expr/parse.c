@@ -216,6 +216,15 @@ static int scan_number(parser *p, mblx_id *out)
     }
     if (k < p->len && (is_alpha(p->s[k]) || p->s[k] == '.'))
         return perr(p, st, "malformed number");
+    if (k - st == nd && nd <= 15) {
+        /* a plain integer below 10^15 < 2^53: exact as a double, the value strtod gives (the
+         * literals of a large generated model, "(xB7 - 7)^2", are mostly such) */
+        double v = 0.0;
+        for (size_t j = st; j < k; j++) v = 10.0 * v + (double)(p->s[j] - '0');
+        p->i = k;
+        *out = mblx_const(p->g, v);
+        return *out == XNONE ? pfail(p, st) : 0;
+    }
     /* copy (the text need not be NUL-terminated), with the locale's decimal point */
     const char *dp = localeconv()->decimal_point;
     size_t dl = (dp && *dp) ? strlen(dp) : 1, n = k - st;
@@ -361,8 +370,13 @@ static int finish_call(parser *p, const frame *f, mblx_id *out)
 static int close_term(parser *p, frame *f)
 {
     size_t nf = p->nit - f->fac_start;
-    mblx_id t = nf == 1 ? p->items[f->fac_start] : mblx_product(p->g, nf, p->items + f->fac_start);
-    if (t != XNONE && f->term_neg) t = mblx_neg(p->g, t);
+    mblx_id t;
+    if (nf > 1 && f->term_neg) { /* "- a*b": the negated product at once (its positive is not needed) */
+        t = mblx__neg_product(p->g, nf, p->items + f->fac_start);
+    } else {
+        t = nf == 1 ? p->items[f->fac_start] : mblx_product(p->g, nf, p->items + f->fac_start);
+        if (t != XNONE && f->term_neg) t = mblx_neg(p->g, t);
+    }
     if (t == XNONE) return pfail(p, f->pos);
     p->nit = f->fac_start;
     p->items[p->nit++] = t; /* fits: nf >= 1 */

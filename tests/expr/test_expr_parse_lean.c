@@ -1,0 +1,149 @@
+/* The parser makes no node that it does not return (issue 31, item 2): a negated term "- a*b" is
+ * made as the negated product at once (not the product, then its negation), and plain integer
+ * literals are read without strtod. The nodes returned are those of the builders, bit for bit. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/expr.h"
+#include "test.h"
+
+static mblx_graph *G;
+
+/* Resolver: every bare name is a symbol. */
+static int resolver(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args, mblx_id *out,
+                    char *why, size_t whylen)
+{
+    (void)ud, (void)args, (void)why, (void)whylen;
+    if (nargs >= 0) return 1;
+    *out = mblx_symbol_n(g, name, len);
+    return 0;
+}
+
+static mblx_parse_opts OPTS = {resolver, NULL, 0, 0, 0, NULL};
+
+static mblx_id P(const char *s)
+{
+    mblx_id e;
+    mbl_status st;
+    int rc = mblx_parse(G, s, strlen(s), &OPTS, &e, &st);
+    if (rc) fprintf(stderr, "parse of '%s' failed: %s\n", s, st.msg);
+    return rc ? MBLX_NONE : e;
+}
+
+static mblx_id S(const char *n) { return mblx_symbol(G, n); }
+
+/* Is there a node (op, value, operands) in G already? Building it again with the builders must
+ * then return it without a new node. */
+static int made_before(mblx_id (*build)(void))
+{
+    size_t n0 = mblx_node_count(G);
+    (void)build();
+    return mblx_node_count(G) == n0;
+}
+
+static mblx_id positive_xyz3(void) { return mblx_product(G, 3, (mblx_id[]){mblx_const(G, 3.0), S("y"), S("z")}); }
+
+TEST(negated_term_without_its_positive)
+{
+    G = mblx_graph_new();
+    mblx_id x = S("x"), y = S("y"), z = S("z");
+    mblx_id e = P("x - 3*y*z");
+    CHECK(e != MBLX_NONE);
+    /* the same node as the builders' x - (3 y z) ... */
+    CHECK(e == mblx_sub(G, x, mblx_scale(G, 3.0, mblx_mul(G, y, z))));
+    mblx_graph_free(G);
+
+    /* ... and the product 3 y z itself was not made by the parse */
+    G = mblx_graph_new();
+    (void)S("x"), (void)S("y"), (void)S("z");
+    CHECK(P("x - 3*y*z") != MBLX_NONE);
+    CHECK(!made_before(positive_xyz3));
+    mblx_graph_free(G);
+
+    /* a product written positively is still there */
+    G = mblx_graph_new();
+    (void)S("x"), (void)S("y"), (void)S("z");
+    CHECK(P("x + 3*y*z") != MBLX_NONE);
+    CHECK(made_before(positive_xyz3));
+    mblx_graph_free(G);
+}
+
+TEST(negated_coefficients_bit_for_bit)
+{
+    G = mblx_graph_new();
+    mblx_id x = S("x"), y = S("y"), m = S("m");
+    /* -x*y/3: coefficient -(1/3), the value of the builders' neg(x*y*(1/3)) */
+    mblx_id e = P("-x*y/3");
+    CHECK(mblx_node_op(G, e) == MBLX_OP_MUL);
+    double want = -(1.0 / 3.0);
+    CHECK(memcmp(&(double){mblx_node_value(G, e)}, &want, sizeof want) == 0);
+    CHECK(e == mblx_neg(G, mblx_product(G, 3, (mblx_id[]){x, y, mblx_const(G, 1.0 / 3.0)})));
+    /* a sum of negated terms with constants and a nested product (a potential energy's shape) */
+    mblx_id v = P("-m*(0.7*x + 9.81*y)/2 - 0.1*x*y*m/7 + 3");
+    mblx_id inner = mblx_add(G, mblx_scale(G, 0.7, x), mblx_scale(G, 9.81, y));
+    mblx_id t1 = mblx_neg(G, mblx_product(G, 3, (mblx_id[]){m, inner, mblx_const(G, 0.5)}));
+    mblx_id t2 = mblx_neg(G, mblx_product(G, 5, (mblx_id[]){mblx_const(G, 0.1), x, y, m, mblx_const(G, 1.0 / 7.0)}));
+    CHECK(v == mblx_sum(G, 3, (mblx_id[]){t1, t2, mblx_const(G, 3.0)}));
+    /* "- 0*x": zero; "- 2*3": a constant */
+    CHECK(P("y - 0*x") == y);
+    CHECK(P("y - 2*3") == mblx_add(G, y, mblx_const(G, -6.0)));
+    mblx_graph_free(G);
+}
+
+TEST(negated_wide_product_as_before)
+{
+    /* a product of more than MBLX_FLATTEN_MAX factors is not flattened into a negation: made as
+     * the product, then -1 times it */
+    enum { NF = MBLX_FLATTEN_MAX + 6 };
+    char text[NF * 8 + 16];
+    size_t k = 0;
+    k += (size_t)snprintf(text + k, sizeof text - k, "w - 2");
+    G = mblx_graph_new();
+    mblx_id f[NF + 1];
+    f[0] = mblx_const(G, 2.0);
+    for (int i = 0; i < NF; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "a%d", i);
+        f[i + 1] = S(nm);
+        k += (size_t)snprintf(text + k, sizeof text - k, "*a%d", i);
+    }
+    mblx_id e = P(text);
+    CHECK(e != MBLX_NONE);
+    mblx_id prod = mblx_product(G, NF + 1, f);
+    CHECK(mblx_node_nargs(G, prod) == NF);
+    CHECK(e == mblx_sub(G, S("w"), prod));
+    mblx_graph_free(G);
+}
+
+TEST(integer_literals_as_strtod_reads_them)
+{
+    G = mblx_graph_new();
+    const char *lits[] = {"0", "7", "007", "42", "1000", "123456789012345", "999999999999999",
+                          "1234567890123456", "12345678901234567890", "9007199254740993", "2.5", "1e3"};
+    for (size_t i = 0; i < sizeof lits / sizeof *lits; i++) {
+        mblx_id e = P(lits[i]);
+        double want = strtod(lits[i], NULL), got = mblx_node_value(G, e);
+        CHECK_MSG(mblx_node_op(G, e) == MBLX_OP_CONST && memcmp(&got, &want, sizeof got) == 0, "literal %s: %.17g, want %.17g",
+                  lits[i], got, want);
+    }
+    /* a literal in an expression: "(x - 12)^2" */
+    mblx_id x = S("x");
+    CHECK(P("(x - 12)^2") == mblx_powc(G, mblx_sub(G, x, mblx_const(G, 12.0)), 2.0));
+    /* malformed numbers are still refused */
+    mblx_id e;
+    mbl_status st;
+    CHECK(mblx_parse(G, "12a", 3, &OPTS, &e, &st) != 0);
+    CHECK(mblx_parse(G, "1.2.3", 5, &OPTS, &e, &st) != 0);
+    mblx_graph_free(G);
+}
+
+int main(void)
+{
+    RUN(negated_term_without_its_positive);
+    RUN(negated_coefficients_bit_for_bit);
+    RUN(negated_wide_product_as_before);
+    RUN(integer_literals_as_strtod_reads_them);
+    return test_summary("expr_parse_lean");
+}
