@@ -10,9 +10,7 @@
  * Environment: MBLIN_DENSE_TREE=off makes the workspace with mbl_lin_options.dense_tree =
  * MBL_DENSE_TREE_OFF (the general path of an unconstrained tree, for comparison; issue 34 item 3);
  * MBLIN_SKIP_OUTPUTS=1 sets mbl_lin_options.skip_outputs (no C, D per point);
- * MBLIN_BENCH_SWEEP_ONLY=1 skips the one-shot part (instruction counts of the sweep alone);
- * MBLIN_DENSE_SMALL=1 makes the one-shot with mbl_lin_options.dense_small = MBL_DENSE_SMALL_ON (the
- * dense path of small models; default: NULL options, KLU). */
+ * MBLIN_BENCH_SWEEP_ONLY=1 skips the one-shot part (instruction counts of the sweep alone). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,16 +78,12 @@ int main(int argc, char **argv)
     mbl_lin_work_free(w);
     mbl_point_free(pt2);
     free(q2);
-    const char *so = getenv("MBLIN_BENCH_SWEEP_ONLY"), *ds = getenv("MBLIN_DENSE_SMALL");
-    mbl_lin_options oo;
-    mbl_lin_options_default(&oo);
-    oo.dense_small = MBL_DENSE_SMALL_ON;
-    const mbl_lin_options *one = ds && *ds && strcmp(ds, "0") ? &oo : NULL;
+    const char *so = getenv("MBLIN_BENCH_SWEEP_ONLY");
     for (int b = -1; b < nb && !(so && *so && strcmp(so, "0")); b++) {
         double t0 = bench_now();
         for (int i = 0; i < batch; i++) {
             mbl_linear *lin = NULL;
-            if (mbl_linearize(md, pt, one, &lin, &st)) {
+            if (mbl_linearize(md, pt, NULL, &lin, &st)) {
                 fprintf(stderr, "bench_relin: %s\n", st.msg);
                 return 1;
             }
@@ -99,9 +93,8 @@ int main(int argc, char **argv)
     }
     qsort(t, (size_t)nb, sizeof *t, bench_cmp_double);
     if (!(so && *so && strcmp(so, "0")))
-        printf("one-shot (mbl_linearize%s) of %s (n = %d, m = %d): median %.1f us, min %.1f us, max %.1f us over %d batches of %d\n",
-           one ? ", dense_small" : "", argv[1], info.ncoord, info.nhol, 1e6 * t[nb / 2], 1e6 * t[0],
-           1e6 * t[nb - 1], nb, batch);
+        printf("one-shot (mbl_linearize) of %s (n = %d, m = %d): median %.1f us, min %.1f us, max %.1f us over %d batches of %d\n",
+           argv[1], info.ncoord, info.nhol, 1e6 * t[nb / 2], 1e6 * t[0], 1e6 * t[nb - 1], nb, batch);
     free(t);
     mbl_point_free(pt);
     mbl_model_free(md);

@@ -423,18 +423,11 @@ typedef struct mbl_lin_options {
                               workspace's first point has them) and evaluates no outputs, except a
                               tree's in joint coordinates, whose tape they share with its
                               kinematics: for a sweep that wants A, B and the modes only (default 0) */
-    int dense_small;       /* the one-shot augmented linearization (mbl_linearize) of a small model
-                              (augmented matrix of order at most 100: a planar chain of 8 links):
-                              MBL_DENSE_SMALL_OFF (0, default) KLU as for every size;
-                              MBL_DENSE_SMALL_ON dense LU without KLU's analysis (several times
-                              faster at a few links; equal to rounding, the condition figure an
-                              estimate of the same quantity: docs/linearization.md "Small models") */
 } mbl_lin_options;
 
 #define MBL_MEM_BUDGET_DEFAULT 2147483648.0
 enum { MBL_PARTIAL_AUTO = 0, MBL_PARTIAL_ALWAYS = 1, MBL_PARTIAL_NEVER = -1 };
 enum { MBL_DENSE_TREE_AUTO = 0, MBL_DENSE_TREE_OFF = -1 };
-enum { MBL_DENSE_SMALL_OFF = 0, MBL_DENSE_SMALL_ON = 1 };
 
 MBL_API void mbl_lin_options_default(mbl_lin_options *opt);
 

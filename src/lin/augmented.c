@@ -34,9 +34,6 @@
 /* v_W^T times a matrix is taken over the nonzeros of v_W when at most this fraction of it is
  * nonzero (coordinate states of a large model: v_W is mostly a selection), else by dgemm. */
 #define AUG_SPARSE_VW 0.125
-/* The one-shot's dense path (mbl_lin_options.dense_small) takes augmented matrices of at most this
- * order (a chain of 8 planar links: 88); above it KLU's analysis costs less than dense elimination */
-#define LIN_DENSE_SMALL_MAX 100
 
 static int rows_of(const mbl_sjac *J, const double *val, int nrows, sparse_rows *R)
 {
@@ -108,7 +105,6 @@ void mbl_lin_work_free(mbl_lin_work *w)
     mbl_free(w->tfirst), mbl_free(w->ktfirst), mbl_free(w->mdiag);
     mbla_dlu_free(w->mlu);
     mbl_free(w->dcptr), mbl_free(w->dcrow), mbl_free(w->diwork), mbl_free(w->desrc), mbl_free(w->dedst), mbl_free(w->dbuf);
-    mbl_free(w->sdd), mbl_free(w->sdi);
     mbl_free(w);
 }
 
@@ -278,9 +274,7 @@ static int finish_kinematic(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
             int j = (j0 + c + z0) % zz; /* W-bar columns first */
             Xk[(size_t)(nc + j) + (size_t)c * Nk] = w->kr[nc + j];
         }
-        int rc = 0;
-        if (w->sdense) lin_sd_solve(Nk, w->sdk, w->sdpk, nb, Xk, Nk);
-        else rc = mbla_klu_solve(w->klu_k, nb, Xk, Nk, st);
+        int rc = mbla_klu_solve(w->klu_k, nb, Xk, Nk, st);
         if (rc) return rc;
         for (int c = 0; c < nb; c++) {
             int j = (j0 + c + z0) % zz;
@@ -339,9 +333,7 @@ static int finish_solve_block(mbl_lin_work *w, int j0, int nb, mbl_status *st)
     }
     for (int j = 0; j < nb; j++)
         for (int i = 0; i < N; i++) X[i + (size_t)j * N] *= w->er[i];
-    int rc = 0;
-    if (w->sdense) lin_sd_solve(N, w->sda, w->sdpa, nb, X, N);
-    else rc = mbla_klu_solve(w->lu, nb, X, N, st);
+    int rc = mbla_klu_solve(w->lu, nb, X, N, st);
     if (rc) return rc;
     for (int j = 0; j < nb; j++)
         for (int i = 0; i < N; i++) X[i + (size_t)j * N] *= w->ec[i];
@@ -586,33 +578,8 @@ static void work_pattern(mbl_lin_work *w)
     w->nz = nz;
 }
 
-/* The one-shot's dense path (oneshot_dense.c): both matrices dense from their triplets (filled),
- * without KLU or sparse matrices; the same refusals. */
-static int work_factor_dense(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *lin, mbl_status *st)
-{
-    int N = w->N, Nk = w->kin ? w->Nk : 0, rc;
-    size_t da = lin_sd_doubles(N), ia = lin_sd_ints(N);
-    w->sdd = mbl_alloc_array(da + (Nk ? lin_sd_doubles(Nk) : 0) + 1, sizeof *w->sdd);
-    w->sdi = mbl_alloc_array(ia + (Nk ? lin_sd_ints(Nk) : 0) + 1, sizeof *w->sdi);
-    if (!w->sdd || !w->sdi) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    w->sdense = 1;
-    w->sda = w->sdd;
-    if (w->kin) {
-        double condk = 0;
-        w->sdk = w->sdd + da;
-        rc = lin_sd_factor(Nk, w->nzk, w->kti, w->ktj, w->ktx, w->kr, w->kc, w->sdk, w->sdi + ia, &w->sdpk, &condk);
-        if (rc == MBL_ESINGULAR) return aug_kin_singular_error(st, 0.0);
-        if (!(condk > 0 && 1.0 / condk >= opt->rcond_min)) return aug_kin_singular_error(st, condk);
-    }
-    rc = lin_sd_factor(N, w->nz, w->ti, w->tj, w->tx, w->er, w->ec, w->sda, w->sdi, &w->sdpa, &lin->cond);
-    if (rc == MBL_ESINGULAR) return aug_singular_error(st, 0.0);
-    if (!w->kin && !(lin->cond > 0 && 1.0 / lin->cond >= opt->rcond_min)) return aug_singular_error(st, lin->cond);
-    return aug_finish(w, lin, st);
-}
-
 /* The kinematic system (when it applies) and the augmented matrix: assembled, equilibrated,
- * factored and their conditions checked; then the solve into lin (finish). A one-shot of order at
- * most LIN_DENSE_SMALL_MAX with mbl_lin_options.dense_small: densely (work_factor_dense above). */
+ * factored and their conditions checked; then the solve into lin (finish). */
 static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *lin, mbl_status *st)
 {
     const mbl_model *md = w->md;
@@ -622,8 +589,6 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
     if (!md->ext) rc = kin_prepare(w, st);
     if (rc) return rc;
     fill_triplets(w);
-    if (w->oneshot && opt->dense_small == MBL_DENSE_SMALL_ON && N <= LIN_DENSE_SMALL_MAX)
-        return work_factor_dense(w, opt, lin, st);
     rc = mbla_csc_from_triplets(N, N, nz, w->ti, w->tj, w->tx, w->map, &w->Aug, st);
     if (rc) return rc;
     equilibrate(w);
@@ -679,7 +644,7 @@ static int aug_names(const mbl_model *md, const mbl_state_ref *S, const mbl_stat
 /* Choose the states at pt, fix the pattern of the augmented matrix and analyse it; evaluate and
  * factor at pt. */
 static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_state_ref *Sg,
-                        int zg, int oneshot, mbl_lin_work **out, mbl_linear **linout, mbl_status *st)
+                        int zg, mbl_lin_work **out, mbl_linear **linout, mbl_status *st)
 {
     int n = md->n, nr = md->nr, ny = md->ny, nus = md->nus, nuvs = md->nuvs;
     mbl_linear *lin = NULL, tmp;
@@ -689,7 +654,6 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     if (!w) return mbl_error(st, MBL_ENOMEM, "out of memory");
     w->md = md;
     w->opt = *opt;
-    w->oneshot = oneshot;
     w->N = model_blk0(md, MBL_BLK_R); /* unknowns without the inputs: [a lam mu v q Xdot Z X] */
     int N = w->N, rc = lin_eval_init(md, &w->ev, st);
     if (!rc) rc = lin_eval_at(md, pt, &w->ev, st);
@@ -787,7 +751,7 @@ int mbl_lin_work_new(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
     double need = lin_dense_bytes(md, pt, "augmented"), budget = lin_mem_budget(opt);
     int rc = need > budget ? lin_refuse_memory("mbl_lin_work_new: the dense linear model", need, budget,
                                                "sweeps have no partial-spectrum path", st)
-                           : work_prepare(md, pt, opt, NULL, 0, 0, out, lin, st);
+                           : work_prepare(md, pt, opt, NULL, 0, out, lin, st);
     if (!rc && (rc = aug_relin_prepare(*out, *lin, st))) {
         mbl_lin_work_free(*out), mbl_linear_free(*lin);
         *out = NULL, *lin = NULL;
@@ -818,7 +782,7 @@ static int aug_frozen(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     mbl_rstates us, rf;
     int *rows = NULL;
     memset(&B, 0, sizeof B), memset(&us, 0, sizeof us), memset(&rf, 0, sizeof rf);
-    rc = work_prepare(md, pt, opt, w->S, z0, 1, &w2, &ref, st);
+    rc = work_prepare(md, pt, opt, w->S, z0, &w2, &ref, st);
     if (!rc) rc = lin_blocks_init(md, pt, &B, st);
     if (rc) goto done;
     rows = mbl_calloc((size_t)md->m + 1, sizeof *rows);
@@ -863,7 +827,7 @@ int lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
                   mbl_status *st)
 {
     mbl_lin_work *w = NULL;
-    int rc = work_prepare(md, pt, opt, NULL, 0, 1, &w, out, st);
+    int rc = work_prepare(md, pt, opt, NULL, 0, &w, out, st);
     if (!rc && lin_states_frozen(md, pt, w->W, w->z0, w->z1)) rc = aug_frozen(md, pt, opt, w, *out, st);
     if (rc) {
         mbl_linear_free(*out);

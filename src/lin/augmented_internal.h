@@ -54,17 +54,11 @@ struct mbl_lin_work {
     int *desrc, *dedst, *diwork;
     int *dcptr, *dcrow; /* the right-hand sides' pattern, by column */
     double *dbuf;
-    /* the one-shot's dense path (oneshot_dense.c; mbl_lin_options.dense_small): both matrices dense,
-     * factored in place (sda: N x N, sdk: Nk x Nk, pivots sdpa, sdpk), in one block of doubles and one
-     * of ints; no KLU, no sparse matrices */
-    int oneshot, sdense;
-    double *sdd, *sda, *sdk;
-    int *sdi, *sdpa, *sdpk;
 };
 
 /* Column of the kinematic system for an unknown of the augmented one: vdot, v, q; -1 for the others.
  * Inline, on the blocks' offsets as model_blk0 gives them (vdot at 0, v at n + m + k, q right after
- * v): called for every Jacobian entry. */
+ * v): called for every Jacobian entry (about 7 k instructions of calls in a 2-link chain's one-shot). */
 static inline int aug_kin_col(const mbl_model *md, int c)
 {
     int n = md->n, jv = n + md->m + md->k;
@@ -83,17 +77,6 @@ int aug_finish_dS_init(const mbl_lin_work *w);
 void aug_finish_post_block(mbl_lin_work *w, mbl_linear *lin, int j0, int nb, int exact_sdot);
 void aug_finish_assemble(const mbl_lin_work *w, mbl_linear *lin);
 int aug_finish_mck(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
-
-/* oneshot_dense.c: the scratch an order-n matrix needs (lin_sd_factor's dbuf and ibuf); the n x n
- * matrix of the triplets (ti, tj, tx: nz, summed) assembled in dbuf, equilibrated (r, c: the
- * power-of-2 factors of mbla_csc_equilibrate), factored with partial pivoting in place (*piv: its
- * pivots, in ibuf); *cond the 1-norm condition estimate of the scaled matrix. MBL_ESINGULAR (no
- * message) at a zero pivot. lin_sd_solve: B = A^-1 B (the scaled matrix's factors). */
-size_t lin_sd_doubles(int n);
-size_t lin_sd_ints(int n);
-int lin_sd_factor(int n, int nz, const int *ti, const int *tj, const double *tx, double *r, double *c, double *dbuf,
-                  int *ibuf, int **piv, double *cond);
-void lin_sd_solve(int n, const double *a, const int *piv, int nrhs, double *B, int ldb);
 
 /* relin.c: after the workspace's first linearization, freeze the scaling and choose the path */
 int aug_relin_prepare(mbl_lin_work *w, const mbl_linear *lin, mbl_status *st);

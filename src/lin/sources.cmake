@@ -6,7 +6,6 @@ list(APPEND MBLIN_SOURCES
   src/lin/augmented.c
   src/lin/relin.c
   src/lin/relin_dense.c
-  src/lin/oneshot_dense.c
   src/lin/methods.c
   src/lin/common.c
   src/lin/reduce.c
