@@ -54,6 +54,7 @@ struct mbl_lin_work {
     int *desrc, *dedst, *diwork;
     int *dcptr, *dcrow; /* the right-hand sides' pattern, by column */
     double *dbuf;
+    void *wblock, *kblock; /* the one allocation of work_prepare's arrays (ti .. ework), of kin_prepare's */
 };
 
 /* Column of the kinematic system for an unknown of the augmented one: vdot, v, q; -1 for the others.
