@@ -82,19 +82,45 @@ static void row_times(const sparse_rows *R, int row, const double *X, int N, int
     }
 }
 
-/* Many arrays in one allocation: a first pass with base NULL adds up their sizes (each aligned to 16
- * bytes), a second hands out the pieces of the block (one malloc and one free instead of a dozen
- * each: the one-shot of a small model spends more in the allocator than in its solves). */
+/* Many arrays in one allocation: a first pass adds up their sizes (each aligned to 16 bytes), a
+ * second hands out the pieces of one block (one malloc and one free instead of a dozen each: the
+ * one-shot of a small model spends more in the allocator than in its solves). A workspace above
+ * AUG_ONE_BLOCK bytes has each array allocated on its own as before (one block of that size would
+ * be mapped and unmapped by the allocator at every call: 50 k page faults in 400 one-shots of a
+ * 32-link chain). */
+#define AUG_ONE_BLOCK 65536
 typedef struct carve {
-    char *base;
+    aug_alloc *a;
     size_t off;
+    int pass, fail;
 } carve;
 
-static void *carve_array(carve *c, size_t count, size_t size)
+static inline void *carve_array(carve *c, size_t count, size_t size)
 {
     size_t at = (c->off + 15) & ~(size_t)15;
     c->off = at + count * size;
-    return c->base ? c->base + at : NULL;
+    if (!c->pass) return NULL;
+    if (c->a->block) return (char *)c->a->block + at;
+    void *p = c->a->n < AUG_ALLOC_PARTS ? mbl_alloc_array(count, size) : NULL;
+    if (p) c->a->part[c->a->n++] = p;
+    else c->fail = 1;
+    return p;
+}
+
+/* After the first pass: the block when the sizes fit; 0, or MBL_ENOMEM */
+static int carve_second(carve *c, mbl_status *st)
+{
+    if (c->off <= AUG_ONE_BLOCK && !(c->a->block = mbl_malloc(c->off)))
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    c->off = 0;
+    c->pass = 1;
+    return 0;
+}
+
+static void aug_alloc_free(aug_alloc *a)
+{
+    mbl_free(a->block);
+    for (int i = 0; i < a->n; i++) mbl_free(a->part[i]);
 }
 
 /* ---- the sweep workspace: everything that does not change from one point to the next ---- */
@@ -106,7 +132,7 @@ void mbl_lin_work_free(mbl_lin_work *w)
     rows_free(&w->U);
     rows_free(&w->Y);
     mbl_free(w->S), mbl_free(w->W);
-    mbl_free(w->wblock), mbl_free(w->kblock); /* the arrays of work_prepare and kin_prepare */
+    aug_alloc_free(&w->wa), aug_alloc_free(&w->ka); /* the arrays of work_prepare and kin_prepare */
     mbla_csc_free(w->Kin);
     mbla_klu_free(w->klu_k);
     mbla_csc_free(w->Aug);
@@ -497,10 +523,9 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
     const sparse_rows *U = &w->U;
     size_t cap = (size_t)w->nz + (size_t)U->ptr[3 * nus + 2 * nuvs] + (size_t)z1 + 1;
     w->kcols = zz < AUG_RHS_BLOCK ? zz : AUG_RHS_BLOCK;
-    carve c = {NULL, 0};
+    carve c = {&w->ka, 0, 0, 0};
     for (int pass = 0; pass < 2; pass++) { /* sizes, then the pieces of one block */
-        if (pass && !(c.base = w->kblock = mbl_malloc(c.off))) return mbl_error(st, MBL_ENOMEM, "out of memory");
-        c.off = 0;
+        if (pass && carve_second(&c, st)) return MBL_ENOMEM;
         w->kti = carve_array(&c, cap, sizeof *w->kti);
         w->ktj = carve_array(&c, cap, sizeof *w->ktj);
         w->ktsrc = carve_array(&c, cap, sizeof *w->ktsrc);
@@ -513,6 +538,7 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
         w->kwork = carve_array(&c, 2 * (size_t)w->Nk + 1, sizeof *w->kwork);
         w->gent = carve_array(&c, 3 * (size_t)md->jac.nz + 1, sizeof *w->gent);
     }
+    if (c.fail) return mbl_error(st, MBL_ENOMEM, "out of memory");
     w->ng = 0;
     for (int p = 0; p < md->jac.nz; p++) {
         int kc = md->jac.row[p] < md->row0[MBL_ROW_EOM + 1] ? aug_kin_col(md, md->jac.col[p]) : -1;
@@ -695,10 +721,12 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     int nus_rows = 3 * nus + 2 * nuvs;
     size_t cap = (size_t)md->jac.nz + (size_t)md->usjac.nz * 2 + (size_t)nx + 1;
     w->xcols = w->nrhs < AUG_RHS_BLOCK ? w->nrhs : AUG_RHS_BLOCK;
-    carve c = {NULL, 0};
+    carve c = {&w->wa, 0, 0, 0};
     for (int pass = 0; pass < 2; pass++) { /* sizes, then the pieces of one block */
-        if (pass && !(c.base = w->wblock = mbl_malloc(c.off))) break;
-        c.off = 0;
+        if (pass && carve_second(&c, NULL)) {
+            c.fail = 1;
+            break;
+        }
         w->ti = carve_array(&c, cap, sizeof *w->ti);
         w->tj = carve_array(&c, cap, sizeof *w->tj);
         w->tsrc = carve_array(&c, cap, sizeof *w->tsrc);
@@ -716,7 +744,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
         w->ec = carve_array(&c, (size_t)N + 1, sizeof *w->ec);
         w->ework = carve_array(&c, 2 * (size_t)N + 1, sizeof *w->ework);
     }
-    if (!lin || !w->wblock || rows_of(&md->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
+    if (!lin || c.fail || rows_of(&md->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
         rows_of(&md->yjac, w->ev.y + ny, ny, &w->Y)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;

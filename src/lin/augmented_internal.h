@@ -17,6 +17,14 @@ typedef struct sparse_rows {
  * user-state Jacobian entry -src-2, -1 the constant 1. */
 #define TSRC_ONE (-1)
 
+/* The arrays of a workspace's part: in one block, or (a large workspace) each on its own */
+#define AUG_ALLOC_PARTS 16
+typedef struct aug_alloc {
+    void *block;
+    void *part[AUG_ALLOC_PARTS];
+    int n;
+} aug_alloc;
+
 struct mbl_lin_work {
     const mbl_model *md;
     mbl_lin_options opt;
@@ -54,7 +62,7 @@ struct mbl_lin_work {
     int *desrc, *dedst, *diwork;
     int *dcptr, *dcrow; /* the right-hand sides' pattern, by column */
     double *dbuf;
-    void *wblock, *kblock; /* the one allocation of work_prepare's arrays (ti .. ework), of kin_prepare's */
+    aug_alloc wa, ka; /* the allocations of work_prepare's arrays (ti .. ework), of kin_prepare's */
 };
 
 /* Column of the kinematic system for an unknown of the augmented one: vdot, v, q; -1 for the others.
