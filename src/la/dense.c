@@ -11,6 +11,8 @@
 
 /* LAPACK's complete-pivoting LU has no LAPACKE wrapper: declare the Fortran symbol. */
 extern void dgetc2_(const int *n, double *a, const int *lda, int *ipiv, int *jpiv, int *info);
+extern void dger_(const int *m, const int *n, const double *alpha, const double *x, const int *incx, const double *y,
+                  const int *incy, double *a, const int *lda);
 
 int la_lapacke_error(mbl_status *st, const char *fn, int info)
 {
@@ -472,6 +474,58 @@ int mbla_lu_complete(int n, double *A, int lda, int *ipiv, int *jpiv, int *nsmal
     return 0;
 }
 
+/* LAPACK's dgetc2 (complete pivoting, reference LAPACK 3.x: the last entry of largest modulus in
+ * column-major order, pivots below smin = max(eps xmax_1, smlnum) raised to smin, the multipliers
+ * by division, the update by dger) on an n x n matrix whose rows m..n-1 (m < n) are zero, its
+ * interchanges jpiv (0-based) and the diagonal of U as far as mbla_select_columns reads them
+ * (the first m entries), bit for bit: the same operations in the same order, with dger called as
+ * dgetc2 calls it (tests/la/test_la_select.c compares with dgetc2, ties included). What it leaves out: the search over the zero rows (they never hold the largest
+ * modulus while a nonzero one remains) and the steps once the remaining block is zero (step m on:
+ * dgetc2 then takes its last entry, jpiv[k] = n - 1, and sets the pivot to smin). At a 16-link
+ * chain's selection about half of dgetc2's work. ipiv is not formed. */
+static void lu_complete_zero_rows(int n, int m, double *A, int lda, int *jpiv)
+{
+    const double eps = DBL_EPSILON, smlnum = DBL_MIN / DBL_EPSILON, mone = -1.0;
+    double smin = smlnum;
+    int k = 0;
+    for (; k < m && k < n - 1; k++) {
+        double xmax = 0.0;
+        int ipv = -1, jpv = -1;
+        /* dgetc2 scans row by row (IP outer) and keeps the last entry >= the running maximum: the
+         * largest modulus, ties to the largest row, then the largest column. Here column by column. */
+        for (int jp = k; jp < n; jp++) {
+            const double *a = A + (size_t)jp * lda;
+            for (int ip = k; ip < m; ip++) {
+                double v = fabs(a[ip]);
+                if (v >= xmax && (v > xmax || ip > ipv || (ip == ipv && jp > jpv))) xmax = v, ipv = ip, jpv = jp;
+            }
+        }
+        if (k == 0) smin = fmax(eps * xmax, smlnum);
+        if (!(xmax > 0.0)) break; /* the remaining block is zero (or NaN): dgetc2 takes its last entry */
+        if (ipv != k)
+            for (int j = 0; j < n; j++) {
+                double t = A[ipv + (size_t)j * lda];
+                A[ipv + (size_t)j * lda] = A[k + (size_t)j * lda], A[k + (size_t)j * lda] = t;
+            }
+        if (jpv != k)
+            for (int i = 0; i < n; i++) {
+                double t = A[i + (size_t)jpv * lda];
+                A[i + (size_t)jpv * lda] = A[i + (size_t)k * lda], A[i + (size_t)k * lda] = t;
+            }
+        jpiv[k] = jpv;
+        double *akk = A + k + (size_t)k * lda;
+        if (fabs(*akk) < smin) *akk = smin;
+        for (int j = k + 1; j < n; j++) A[j + (size_t)k * lda] = A[j + (size_t)k * lda] / *akk;
+        int nr = n - k - 1, one = 1;
+        dger_(&nr, &nr, &mone, A + (k + 1) + (size_t)k * lda, &one, A + k + (size_t)(k + 1) * lda, &lda,
+              A + (k + 1) + (size_t)(k + 1) * lda, &lda);
+    }
+    for (int i = k; i < n; i++) { /* the zero block: dgetc2's pivots from here on */
+        jpiv[i] = n - 1;
+        if (i < m) A[i + (size_t)i * lda] = smin;
+    }
+}
+
 static void sort_ints(int *a, int n)
 {
     for (int i = 1; i < n; i++) { /* insertion sort on the (short) tail of a permutation */
@@ -518,7 +572,8 @@ int mbla_select_columns(int m, int n, const double *A, int lda, const double *we
             if (fabs(v) > amax) amax = fabs(v);
         }
     }
-    r = mbla_lu_complete(n, W, n, ipiv, jpiv, NULL, st);
+    if (m < n) lu_complete_zero_rows(n, m, W, n, jpiv); /* rows m.. of W are zero */
+    else r = mbla_lu_complete(n, W, n, ipiv, jpiv, NULL, st);
     if (r) goto done;
     /* column order: apply the interchange sequence to the identity permutation */
     for (int j = 0; j < n; j++) perm[j] = j;
