@@ -82,6 +82,47 @@ static void row_times(const sparse_rows *R, int row, const double *X, int N, int
     }
 }
 
+/* Many arrays in one allocation: a first pass adds up their sizes (each aligned to 16 bytes), a
+ * second hands out the pieces of one block (one malloc and one free instead of a dozen each: the
+ * one-shot of a small model spends more in the allocator than in its solves). A workspace above
+ * AUG_ONE_BLOCK bytes has each array allocated on its own as before (one block of that size would
+ * be mapped and unmapped by the allocator at every call: 50 k page faults in 400 one-shots of a
+ * 32-link chain). */
+#define AUG_ONE_BLOCK 65536
+typedef struct carve {
+    aug_alloc *a;
+    size_t off;
+    int pass, fail;
+} carve;
+
+static inline void *carve_array(carve *c, size_t count, size_t size)
+{
+    size_t at = (c->off + 15) & ~(size_t)15;
+    c->off = at + count * size;
+    if (!c->pass) return NULL;
+    if (c->a->block) return (char *)c->a->block + at;
+    void *p = c->a->n < AUG_ALLOC_PARTS ? mbl_alloc_array(count, size) : NULL;
+    if (p) c->a->part[c->a->n++] = p;
+    else c->fail = 1;
+    return p;
+}
+
+/* After the first pass: the block when the sizes fit; 0, or MBL_ENOMEM */
+static int carve_second(carve *c, mbl_status *st)
+{
+    if (c->off <= AUG_ONE_BLOCK && !(c->a->block = mbl_malloc(c->off)))
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    c->off = 0;
+    c->pass = 1;
+    return 0;
+}
+
+static void aug_alloc_free(aug_alloc *a)
+{
+    mbl_free(a->block);
+    for (int i = 0; i < a->n; i++) mbl_free(a->part[i]);
+}
+
 /* ---- the sweep workspace: everything that does not change from one point to the next ---- */
 
 void mbl_lin_work_free(mbl_lin_work *w)
@@ -90,13 +131,8 @@ void mbl_lin_work_free(mbl_lin_work *w)
     lin_eval_free(&w->ev);
     rows_free(&w->U);
     rows_free(&w->Y);
-    mbl_free(w->S), mbl_free(w->W), mbl_free(w->ti), mbl_free(w->tj), mbl_free(w->tsrc), mbl_free(w->map);
-    mbl_free(w->tx), mbl_free(w->X), mbl_free(w->dS), mbl_free(w->dW), mbl_free(w->dXd), mbl_free(w->MvW);
-    mbl_free(w->tmpy);
-    mbl_free(w->er), mbl_free(w->ec), mbl_free(w->ework);
-    mbl_free(w->vw_ptr), mbl_free(w->vw_row), mbl_free(w->gent);
-    mbl_free(w->kti), mbl_free(w->ktj), mbl_free(w->ktsrc), mbl_free(w->kmap), mbl_free(w->ktx);
-    mbl_free(w->Xk), mbl_free(w->G), mbl_free(w->kr), mbl_free(w->kc), mbl_free(w->kwork);
+    mbl_free(w->S), mbl_free(w->W);
+    aug_alloc_free(&w->wa), aug_alloc_free(&w->ka); /* the arrays of work_prepare and kin_prepare */
     mbla_csc_free(w->Kin);
     mbla_klu_free(w->klu_k);
     mbla_csc_free(w->Aug);
@@ -145,17 +181,6 @@ static void fill_triplets(mbl_lin_work *w)
 {
     aug_fill_values(w, w->nz, w->tsrc, w->tx);
     if (w->kin) aug_fill_values(w, w->nzk, w->ktsrc, w->ktx);
-}
-
-/* Column of the kinematic system for an unknown of the augmented one: vdot, v, q; -1 for the others */
-int aug_kin_col(const mbl_model *md, int c)
-{
-    int n = md->n, ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V);
-    int jq = model_blk0(md, MBL_BLK_Q);
-    if (c >= ja && c < ja + n) return c - ja;
-    if (c >= jv && c < jv + n) return n + c - jv;
-    if (c >= jq && c < jq + n) return 2 * n + c - jq;
-    return -1;
 }
 
 int aug_kin_singular_error(mbl_status *st, double cond)
@@ -497,20 +522,23 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
     if (nc + z0 + 2 * z1 != w->Nk) return 0;
     const sparse_rows *U = &w->U;
     size_t cap = (size_t)w->nz + (size_t)U->ptr[3 * nus + 2 * nuvs] + (size_t)z1 + 1;
-    w->kti = mbl_alloc_array(cap, sizeof *w->kti);
-    w->ktj = mbl_alloc_array(cap, sizeof *w->ktj);
-    w->ktsrc = mbl_alloc_array(cap, sizeof *w->ktsrc);
-    w->kmap = mbl_alloc_array(cap, sizeof *w->kmap);
-    w->ktx = mbl_alloc_array(cap, sizeof *w->ktx);
     w->kcols = zz < AUG_RHS_BLOCK ? zz : AUG_RHS_BLOCK;
-    w->Xk = mbl_alloc_array((size_t)w->Nk * (size_t)w->kcols + 1, sizeof *w->Xk);
-    w->G = mbl_alloc_array((size_t)n * (size_t)zz + 1, sizeof *w->G);
-    w->kr = mbl_alloc_array((size_t)w->Nk + 1, sizeof *w->kr);
-    w->kc = mbl_alloc_array((size_t)w->Nk + 1, sizeof *w->kc);
-    w->kwork = mbl_alloc_array(2 * (size_t)w->Nk + 1, sizeof *w->kwork);
-    w->gent = mbl_alloc_array(3 * (size_t)md->jac.nz + 1, sizeof *w->gent);
-    if (!w->gent || !w->kti || !w->ktj || !w->ktsrc || !w->kmap || !w->ktx || !w->Xk || !w->G || !w->kr || !w->kc || !w->kwork)
-        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    carve c = {&w->ka, 0, 0, 0};
+    for (int pass = 0; pass < 2; pass++) { /* sizes, then the pieces of one block */
+        if (pass && carve_second(&c, st)) return MBL_ENOMEM;
+        w->kti = carve_array(&c, cap, sizeof *w->kti);
+        w->ktj = carve_array(&c, cap, sizeof *w->ktj);
+        w->ktsrc = carve_array(&c, cap, sizeof *w->ktsrc);
+        w->kmap = carve_array(&c, cap, sizeof *w->kmap);
+        w->ktx = carve_array(&c, cap, sizeof *w->ktx);
+        w->Xk = carve_array(&c, (size_t)w->Nk * (size_t)w->kcols + 1, sizeof *w->Xk);
+        w->G = carve_array(&c, (size_t)n * (size_t)zz + 1, sizeof *w->G);
+        w->kr = carve_array(&c, (size_t)w->Nk + 1, sizeof *w->kr);
+        w->kc = carve_array(&c, (size_t)w->Nk + 1, sizeof *w->kc);
+        w->kwork = carve_array(&c, 2 * (size_t)w->Nk + 1, sizeof *w->kwork);
+        w->gent = carve_array(&c, 3 * (size_t)md->jac.nz + 1, sizeof *w->gent);
+    }
+    if (c.fail) return mbl_error(st, MBL_ENOMEM, "out of memory");
     w->ng = 0;
     for (int p = 0; p < md->jac.nz; p++) {
         int kc = md->jac.row[p] < md->row0[MBL_ROW_EOM + 1] ? aug_kin_col(md, md->jac.col[p]) : -1;
@@ -692,25 +720,31 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     w->nrhs = nx + nr;
     int nus_rows = 3 * nus + 2 * nuvs;
     size_t cap = (size_t)md->jac.nz + (size_t)md->usjac.nz * 2 + (size_t)nx + 1;
-    w->ti = mbl_alloc_array(cap, sizeof *w->ti);
-    w->tj = mbl_alloc_array(cap, sizeof *w->tj);
-    w->tsrc = mbl_alloc_array(cap, sizeof *w->tsrc);
-    w->map = mbl_alloc_array(cap, sizeof *w->map);
-    w->tx = mbl_alloc_array(cap, sizeof *w->tx);
     w->xcols = w->nrhs < AUG_RHS_BLOCK ? w->nrhs : AUG_RHS_BLOCK;
-    w->X = mbl_alloc_array((size_t)N * (size_t)w->xcols + 1, sizeof *w->X);
-    w->vw_ptr = mbl_alloc_array((size_t)z1 + 2, sizeof *w->vw_ptr);
-    w->vw_row = mbl_alloc_array(vw_cap(n, z1), sizeof *w->vw_row);
-    w->dS = mbl_alloc_array((size_t)z0 * (size_t)w->nrhs + 1, sizeof *w->dS);
-    w->dW = mbl_alloc_array((size_t)z1 * (size_t)w->nrhs + 1, sizeof *w->dW);
-    w->dXd = mbl_alloc_array((size_t)nX * (size_t)w->nrhs + 1, sizeof *w->dXd);
-    w->MvW = mbl_alloc_array((size_t)n * (size_t)z1 + 1, sizeof *w->MvW);
-    w->tmpy = mbl_alloc_array((size_t)w->nrhs + 1, sizeof *w->tmpy);
-    w->er = mbl_alloc_array((size_t)N + 1, sizeof *w->er);
-    w->ec = mbl_alloc_array((size_t)N + 1, sizeof *w->ec);
-    w->ework = mbl_alloc_array(2 * (size_t)N + 1, sizeof *w->ework);
-    if (!lin || !w->ti || !w->tj || !w->tsrc || !w->map || !w->tx || !w->X || !w->vw_ptr || !w->vw_row || !w->dS || !w->dW || !w->dXd || !w->MvW ||
-        !w->tmpy || !w->er || !w->ec || !w->ework || rows_of(&md->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
+    carve c = {&w->wa, 0, 0, 0};
+    for (int pass = 0; pass < 2; pass++) { /* sizes, then the pieces of one block */
+        if (pass && carve_second(&c, NULL)) {
+            c.fail = 1;
+            break;
+        }
+        w->ti = carve_array(&c, cap, sizeof *w->ti);
+        w->tj = carve_array(&c, cap, sizeof *w->tj);
+        w->tsrc = carve_array(&c, cap, sizeof *w->tsrc);
+        w->map = carve_array(&c, cap, sizeof *w->map);
+        w->tx = carve_array(&c, cap, sizeof *w->tx);
+        w->X = carve_array(&c, (size_t)N * (size_t)w->xcols + 1, sizeof *w->X);
+        w->vw_ptr = carve_array(&c, (size_t)z1 + 2, sizeof *w->vw_ptr);
+        w->vw_row = carve_array(&c, vw_cap(n, z1), sizeof *w->vw_row);
+        w->dS = carve_array(&c, (size_t)z0 * (size_t)w->nrhs + 1, sizeof *w->dS);
+        w->dW = carve_array(&c, (size_t)z1 * (size_t)w->nrhs + 1, sizeof *w->dW);
+        w->dXd = carve_array(&c, (size_t)nX * (size_t)w->nrhs + 1, sizeof *w->dXd);
+        w->MvW = carve_array(&c, (size_t)n * (size_t)z1 + 1, sizeof *w->MvW);
+        w->tmpy = carve_array(&c, (size_t)w->nrhs + 1, sizeof *w->tmpy);
+        w->er = carve_array(&c, (size_t)N + 1, sizeof *w->er);
+        w->ec = carve_array(&c, (size_t)N + 1, sizeof *w->ec);
+        w->ework = carve_array(&c, 2 * (size_t)N + 1, sizeof *w->ework);
+    }
+    if (!lin || c.fail || rows_of(&md->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
         rows_of(&md->yjac, w->ev.y + ny, ny, &w->Y)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto fail;

@@ -17,6 +17,14 @@ typedef struct sparse_rows {
  * user-state Jacobian entry -src-2, -1 the constant 1. */
 #define TSRC_ONE (-1)
 
+/* The arrays of a workspace's part: in one block, or (a large workspace) each on its own */
+#define AUG_ALLOC_PARTS 16
+typedef struct aug_alloc {
+    void *block;
+    void *part[AUG_ALLOC_PARTS];
+    int n;
+} aug_alloc;
+
 struct mbl_lin_work {
     const mbl_model *md;
     mbl_lin_options opt;
@@ -54,12 +62,23 @@ struct mbl_lin_work {
     int *desrc, *dedst, *diwork;
     int *dcptr, *dcrow; /* the right-hand sides' pattern, by column */
     double *dbuf;
+    aug_alloc wa, ka; /* the allocations of work_prepare's arrays (ti .. ework), of kin_prepare's */
 };
+
+/* Column of the kinematic system for an unknown of the augmented one: vdot, v, q; -1 for the others.
+ * Inline, on the blocks' offsets as model_blk0 gives them (vdot at 0, v at n + m + k, q right after
+ * v): called for every Jacobian entry (about 7 k instructions of calls in a 2-link chain's one-shot). */
+static inline int aug_kin_col(const mbl_model *md, int c)
+{
+    int n = md->n, jv = n + md->m + md->k;
+    if (c >= 0 && c < n) return c;
+    if (c >= jv && c < jv + 2 * n) return n + c - jv;
+    return -1;
+}
 
 /* augmented.c */
 void aug_fill_values(const mbl_lin_work *w, int nz, const int *tsrc, double *tx);
 void aug_rows_refill(sparse_rows *R, int nrows, const double *val);
-int aug_kin_col(const mbl_model *md, int c);
 int aug_singular_error(mbl_status *st, double cond);
 int aug_kin_singular_error(mbl_status *st, double cond);
 int aug_finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);

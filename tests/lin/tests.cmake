@@ -3,6 +3,7 @@ mblin_add_test(test_methods ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_methods.c)
 mblin_add_test(test_scaling ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_scaling.c)
 mblin_add_test(test_relin ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_relin.c)
 mblin_add_test(test_relin_dense ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_relin_dense.c)
+mblin_add_test(test_mass_condition ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_mass_condition.c)
 mblin_add_test(test_relin_jac ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_relin_jac.c)
 mblin_add_test(test_err_clusters ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_err_clusters.c)
 # penalty's and descriptor's error estimates bound their deviations (issue 30, item 9), through the CLI
