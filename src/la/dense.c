@@ -21,7 +21,8 @@ int la_lapacke_error(mbl_status *st, const char *fn, int info)
 }
 
 /* Common checks: size >= 0, array non-NULL when the matrix is nonempty, ld >= max(1, rows). */
-int la_check_mat(mbl_status *st, const char *fn, const char *name, int m, int n, const void *A, int lda)
+static int check_mat(mbl_status *st, const char *fn, const char *name, int m, int n,
+                     const void *A, int lda)
 {
     if (m < 0 || n < 0)
         return mbl_error(st, MBL_EDIM, "%s: %s has negative size %d x %d", fn, name, m, n);
@@ -65,8 +66,8 @@ int mbla_gemm(char transa, char transb, int m, int n, int k, double alpha, const
     int ra = transa == 'N' ? m : k, ca = transa == 'N' ? k : m;
     int rb = transb == 'N' ? k : n, cb = transb == 'N' ? n : k;
     int r;
-    if ((r = la_check_mat(st, fn, "A", ra, ca, A, lda)) || (r = la_check_mat(st, fn, "B", rb, cb, B, ldb)) ||
-        (r = la_check_mat(st, fn, "C", m, n, C, ldc)))
+    if ((r = check_mat(st, fn, "A", ra, ca, A, lda)) || (r = check_mat(st, fn, "B", rb, cb, B, ldb)) ||
+        (r = check_mat(st, fn, "C", m, n, C, ldc)))
         return r;
     if (m == 0 || n == 0) return 0;
     if (k == 0 || alpha == 0.0) {
@@ -87,7 +88,7 @@ int mbla_gemv(char trans, int m, int n, double alpha, const double *A, int lda,
     const char *fn = "mbla_gemv";
     if (trans != 'N' && trans != 'T')
         return mbl_error(st, MBL_EARG, "%s: trans must be 'N' or 'T'", fn);
-    int r = la_check_mat(st, fn, "A", m, n, A, lda);
+    int r = check_mat(st, fn, "A", m, n, A, lda);
     if (r) return r;
     if (!x || !y) return mbl_error(st, MBL_EARG, "%s: x or y is NULL", fn);
     int ny = trans == 'N' ? m : n, nx = trans == 'N' ? n : m;
@@ -137,7 +138,7 @@ int mbla_lu_solve(int n, int nrhs, double *A, int lda, double *B, int ldb, mbl_s
 {
     const char *fn = "mbla_lu_solve";
     int r;
-    if ((r = la_check_mat(st, fn, "A", n, n, A, lda)) || (r = la_check_mat(st, fn, "B", n, nrhs, B, ldb)))
+    if ((r = check_mat(st, fn, "A", n, n, A, lda)) || (r = check_mat(st, fn, "B", n, nrhs, B, ldb)))
         return r;
     if (n == 0) return 0;
     int *ipiv = mbl_alloc_array((size_t)n, sizeof *ipiv);
@@ -154,7 +155,7 @@ int mbla_lu_solve(int n, int nrhs, double *A, int lda, double *B, int ldb, mbl_s
 
 int mbla_dchol(int n, double *A, int lda, mbl_status *st)
 {
-    int r = la_check_mat(st, "mbla_chol", "A", n, n, A, lda);
+    int r = check_mat(st, "mbla_chol", "A", n, n, A, lda);
     if (r || n == 0) return r;
     int info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, A, lda);
     if (info < 0) return la_lapacke_error(st, "mbla_dchol (dpotrf)", info);
@@ -166,7 +167,7 @@ int mbla_dchol(int n, double *A, int lda, mbl_status *st)
 
 int mbla_dchol_inverse(int n, double *L, int ldl, mbl_status *st)
 {
-    int r = la_check_mat(st, "mbla_dchol_inverse", "L", n, n, L, ldl);
+    int r = check_mat(st, "mbla_dchol_inverse", "L", n, n, L, ldl);
     if (r || n == 0) return r;
     int info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'L', n, L, ldl);
     if (info < 0) return la_lapacke_error(st, "mbla_dchol_inverse (dpotri)", info);
@@ -198,7 +199,7 @@ int mbla_dlu_new(int n, const double *A, int lda, mbla_dlu **out, mbl_status *st
     const char *fn = "mbla_dlu_new";
     if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
     *out = NULL;
-    int r = la_check_mat(st, fn, "A", n, n, A, lda);
+    int r = check_mat(st, fn, "A", n, n, A, lda);
     if (r) return r;
     mbla_dlu *lu = mbl_calloc(1, sizeof *lu);
     if (!lu) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
@@ -229,7 +230,7 @@ int mbla_dlu_refactor(mbla_dlu *lu, const double *A, int lda, mbl_status *st)
 {
     const char *fn = "mbla_dlu_refactor";
     if (!lu) return mbl_error(st, MBL_EARG, "%s: lu is NULL", fn);
-    int n = lu->n, r = la_check_mat(st, fn, "A", n, n, A, lda);
+    int n = lu->n, r = check_mat(st, fn, "A", n, n, A, lda);
     if (r) return r;
     la_copy_dmat(n, n, A, lda, lu->lu, la_max1(n));
     lu->anorm = mbla_norm1(n, n, lu->lu, la_max1(n));
@@ -249,7 +250,7 @@ int mbla_dlu_solve(const mbla_dlu *lu, char trans, int nrhs, double *B, int ldb,
     if (!lu) return mbl_error(st, MBL_EARG, "%s: lu is NULL", fn);
     if (trans != 'N' && trans != 'T')
         return mbl_error(st, MBL_EARG, "%s: trans must be 'N' or 'T'", fn);
-    int r = la_check_mat(st, fn, "B", lu->n, nrhs, B, ldb);
+    int r = check_mat(st, fn, "B", lu->n, nrhs, B, ldb);
     if (r) return r;
     if (lu->n == 0 || nrhs == 0) return 0;
     int info = LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, trans, lu->n, nrhs, lu->lu, lu->n,
@@ -299,7 +300,7 @@ int mbla_qrcp(int m, int n, double *A, int lda, double tol, int *jpvt, int *rank
               int ldq, int qcols, double *R, int ldr, mbl_status *st)
 {
     const char *fn = "mbla_qrcp";
-    int r = la_check_mat(st, fn, "A", m, n, A, lda);
+    int r = check_mat(st, fn, "A", m, n, A, lda);
     if (r) return r;
     if (!jpvt && n > 0) return mbl_error(st, MBL_EARG, "%s: jpvt is NULL", fn);
     if ((r = check_finite(st, fn, "A", m, n, A, lda))) return r;
@@ -308,9 +309,9 @@ int mbla_qrcp(int m, int n, double *A, int lda, double tol, int *jpvt, int *rank
         if (qcols < k || qcols > m)
             return mbl_error(st, MBL_EDIM, "%s: qcols = %d outside [min(m,n), m] = [%d, %d]", fn,
                              qcols, k, m);
-        if ((r = la_check_mat(st, fn, "Q", m, qcols, Q, ldq))) return r;
+        if ((r = check_mat(st, fn, "Q", m, qcols, Q, ldq))) return r;
     }
-    if (R && (r = la_check_mat(st, fn, "R", k, n, R, ldr))) return r;
+    if (R && (r = check_mat(st, fn, "R", k, n, R, ldr))) return r;
     if (m == 0 || n == 0) {
         for (int j = 0; j < n; j++) jpvt[j] = j;
         if (rank) *rank = 0;
@@ -372,15 +373,15 @@ int mbla_svd(int m, int n, double *A, int lda, char job, double *s, double *U, i
              double *VT, int ldvt, mbl_status *st)
 {
     const char *fn = "mbla_svd";
-    int r = la_check_mat(st, fn, "A", m, n, A, lda);
+    int r = check_mat(st, fn, "A", m, n, A, lda);
     if (r) return r;
     if (job != 'S' && job != 'A') return mbl_error(st, MBL_EARG, "%s: job must be 'S' or 'A'", fn);
     if ((r = check_finite(st, fn, "A", m, n, A, lda))) return r;
     int k = m < n ? m : n;
     if (!s && k > 0) return mbl_error(st, MBL_EARG, "%s: s is NULL", fn);
     int ucols = job == 'A' ? m : k, vrows = job == 'A' ? n : k;
-    if (U && (r = la_check_mat(st, fn, "U", m, ucols, U, ldu))) return r;
-    if (VT && (r = la_check_mat(st, fn, "VT", vrows, n, VT, ldvt))) return r;
+    if (U && (r = check_mat(st, fn, "U", m, ucols, U, ldu))) return r;
+    if (VT && (r = check_mat(st, fn, "VT", vrows, n, VT, ldvt))) return r;
     if (k == 0) {
         if (U)
             for (int j = 0; j < ucols; j++)
@@ -413,7 +414,7 @@ int mbla_lstsq(int m, int n, int nrhs, double *A, int lda, double *B, int ldb, d
                mbl_status *st)
 {
     const char *fn = "mbla_lstsq";
-    int r = la_check_mat(st, fn, "A", m, n, A, lda);
+    int r = check_mat(st, fn, "A", m, n, A, lda);
     if (r) return r;
     int mx = m > n ? m : n, k = m < n ? m : n;
     if (nrhs < 0) return mbl_error(st, MBL_EDIM, "%s: nrhs = %d", fn, nrhs);
@@ -455,7 +456,7 @@ int mbla_lu_complete(int n, double *A, int lda, int *ipiv, int *jpiv, int *nsmal
                      mbl_status *st)
 {
     const char *fn = "mbla_lu_complete";
-    int r = la_check_mat(st, fn, "A", n, n, A, lda);
+    int r = check_mat(st, fn, "A", n, n, A, lda);
     if (r) return r;
     if (n > 0 && (!ipiv || !jpiv)) return mbl_error(st, MBL_EARG, "%s: ipiv or jpiv is NULL", fn);
     if (nsmall) *nsmall = -1;
@@ -471,6 +472,74 @@ int mbla_lu_complete(int n, double *A, int lda, int *ipiv, int *jpiv, int *nsmal
     return 0;
 }
 
+static void sort_ints(int *a, int n)
+{
+    for (int i = 1; i < n; i++) { /* insertion sort on the (short) tail of a permutation */
+        int v = a[i], j = i - 1;
+        while (j >= 0 && a[j] > v) {
+            a[j + 1] = a[j];
+            j--;
+        }
+        a[j + 1] = v;
+    }
+}
+
+int mbla_select_columns(int m, int n, const double *A, int lda, const double *weights,
+                        double tol, int *perm, int *rank, mbl_status *st)
+{
+    const char *fn = "mbla_select_columns";
+    int r = check_mat(st, fn, "A", m, n, A, lda);
+    if (r) return r;
+    if (m > n) return mbl_error(st, MBL_EDIM, "%s: needs m <= n, got %d x %d", fn, m, n);
+    if (!rank || (n > 0 && !perm)) return mbl_error(st, MBL_EARG, "%s: perm or rank is NULL", fn);
+    if (weights)
+        for (int j = 0; j < n; j++)
+            if (!(weights[j] >= 0.0) || isinf(weights[j]))
+                return mbl_error(st, MBL_EDIM, "%s: weight %d is %g (must be finite, >= 0)", fn, j,
+                                 weights[j]);
+    if (tol < 0) tol = (double)n * DBL_EPSILON; /* n = max(m, n) here */
+    *rank = 0;
+    if (n == 0) return 0;
+    double *W = la_alloc_dmat(n, n);
+    int *ipiv = mbl_alloc_array((size_t)n, sizeof *ipiv);
+    int *jpiv = mbl_alloc_array((size_t)n, sizeof *jpiv);
+    if (!W || !ipiv || !jpiv) {
+        mbl_free(W);
+        mbl_free(ipiv);
+        mbl_free(jpiv);
+        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
+    }
+    double amax = 0.0;
+    for (int j = 0; j < n; j++) {
+        double w = weights ? weights[j] : 1.0;
+        for (int i = 0; i < n; i++) {
+            double v = i < m ? w * A[i + (size_t)j * lda] : 0.0;
+            W[i + (size_t)j * n] = v;
+            if (fabs(v) > amax) amax = fabs(v);
+        }
+    }
+    r = mbla_lu_complete(n, W, n, ipiv, jpiv, NULL, st);
+    if (r) goto done;
+    /* column order: apply the interchange sequence to the identity permutation */
+    for (int j = 0; j < n; j++) perm[j] = j;
+    for (int k = 0; k < n; k++) {
+        int t = perm[k];
+        perm[k] = perm[jpiv[k]];
+        perm[jpiv[k]] = t;
+    }
+    int rk = 0;
+    if (amax > 0.0) {
+        double u0 = fabs(W[0]);
+        while (rk < m && fabs(W[rk + (size_t)rk * n]) > tol * u0) rk++;
+    }
+    sort_ints(perm + rk, n - rk);
+    *rank = rk;
+done:
+    mbl_free(W);
+    mbl_free(ipiv);
+    mbl_free(jpiv);
+    return r;
+}
 
 /* ---- eigenproblems ---------------------------------------------------------------------- */
 
@@ -478,12 +547,12 @@ int mbla_eig(int n, const double *A, int lda, double *wr, double *wi, double *VL
              double *VR, int ldvr, mbl_status *st)
 {
     const char *fn = "mbla_eig";
-    int r = la_check_mat(st, fn, "A", n, n, A, lda);
+    int r = check_mat(st, fn, "A", n, n, A, lda);
     if (r) return r;
     if (n > 0 && (!wr || !wi)) return mbl_error(st, MBL_EARG, "%s: wr or wi is NULL", fn);
     if ((r = check_finite(st, fn, "A", n, n, A, lda))) return r;
-    if (VL && (r = la_check_mat(st, fn, "VL", n, n, VL, ldvl))) return r;
-    if (VR && (r = la_check_mat(st, fn, "VR", n, n, VR, ldvr))) return r;
+    if (VL && (r = check_mat(st, fn, "VL", n, n, VL, ldvl))) return r;
+    if (VR && (r = check_mat(st, fn, "VR", n, n, VR, ldvr))) return r;
     if (n == 0) return 0;
     double *C = la_alloc_dmat(n, n);
     if (!C) return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
@@ -519,11 +588,11 @@ int mbla_eig_balance(char balanc, int n, const double *A, int lda, double *wr, d
     const char *fn = "mbla_eig_balance";
     if (balanc != 'N' && balanc != 'P' && balanc != 'S' && balanc != 'B')
         return mbl_error(st, MBL_EARG, "%s: balanc must be 'N', 'P', 'S' or 'B'", fn);
-    int r = la_check_mat(st, fn, "A", n, n, A, lda);
+    int r = check_mat(st, fn, "A", n, n, A, lda);
     if (r) return r;
     if (n > 0 && (!wr || !wi)) return mbl_error(st, MBL_EARG, "%s: wr or wi is NULL", fn);
     if ((r = check_finite(st, fn, "A", n, n, A, lda))) return r;
-    if (VR && (r = la_check_mat(st, fn, "VR", n, n, VR, ldvr))) return r;
+    if (VR && (r = check_mat(st, fn, "VR", n, n, VR, ldvr))) return r;
     if (n == 0) return 0;
     double *C = la_alloc_dmat(n, n), *scale = mbl_alloc_array((size_t)n, sizeof *scale);
     if (!C || !scale) {
@@ -562,12 +631,12 @@ static int check_pencil(mbl_status *st, const char *fn, int n, const double *A, 
                         const double *VR, int ldvr)
 {
     int r;
-    if ((r = la_check_mat(st, fn, "A", n, n, A, lda)) || (r = la_check_mat(st, fn, "B", n, n, B, ldb))) return r;
+    if ((r = check_mat(st, fn, "A", n, n, A, lda)) || (r = check_mat(st, fn, "B", n, n, B, ldb))) return r;
     if (n > 0 && (!alphar || !alphai || !beta))
         return mbl_error(st, MBL_EARG, "%s: alphar, alphai or beta is NULL", fn);
     if ((r = check_finite(st, fn, "A", n, n, A, lda)) || (r = check_finite(st, fn, "B", n, n, B, ldb))) return r;
-    if (VL && (r = la_check_mat(st, fn, "VL", n, n, VL, ldvl))) return r;
-    if (VR && (r = la_check_mat(st, fn, "VR", n, n, VR, ldvr))) return r;
+    if (VL && (r = check_mat(st, fn, "VL", n, n, VL, ldvl))) return r;
+    if (VR && (r = check_mat(st, fn, "VR", n, n, VR, ldvr))) return r;
     return 0;
 }
 
@@ -638,7 +707,7 @@ int mbla_gev_classify(int n, const double *A, int lda, const double *B, int ldb,
 {
     const char *fn = "mbla_gev_classify";
     int r;
-    if ((r = la_check_mat(st, fn, "A", n, n, A, lda)) || (r = la_check_mat(st, fn, "B", n, n, B, ldb))) return r;
+    if ((r = check_mat(st, fn, "A", n, n, A, lda)) || (r = check_mat(st, fn, "B", n, n, B, ldb))) return r;
     if (n > 0 && (!alphar || !alphai || !beta || !re || !im || !kind))
         return mbl_error(st, MBL_EARG, "%s: an eigenvalue array is NULL", fn);
     if (nfinite) *nfinite = 0;
@@ -712,8 +781,8 @@ int mbla_gev_berr(int n, const double *A, int lda, const double *B, int ldb, con
 {
     const char *fn = "mbla_gev_berr";
     int r;
-    if ((r = la_check_mat(st, fn, "A", n, n, A, lda)) || (r = la_check_mat(st, fn, "B", n, n, B, ldb)) ||
-        (r = la_check_mat(st, fn, "VR", n, n, VR, ldvr)))
+    if ((r = check_mat(st, fn, "A", n, n, A, lda)) || (r = check_mat(st, fn, "B", n, n, B, ldb)) ||
+        (r = check_mat(st, fn, "VR", n, n, VR, ldvr)))
         return r;
     if (n > 0 && (!re || !im || !alphai || !berr)) return mbl_error(st, MBL_EARG, "%s: an array is NULL", fn);
     if (n == 0) return 0;
@@ -759,7 +828,7 @@ int mbla_gev_rounding(int n, const double *A, int lda, const double *B, int ldb,
 {
     const char *fn = "mbla_gev_rounding";
     int r;
-    if ((r = la_check_mat(st, fn, "A", n, n, A, lda)) || (r = la_check_mat(st, fn, "B", n, n, B, ldb))) return r;
+    if ((r = check_mat(st, fn, "A", n, n, A, lda)) || (r = check_mat(st, fn, "B", n, n, B, ldb))) return r;
     if (n > 0 && (!re || !im || !kind || !err)) return mbl_error(st, MBL_EARG, "%s: an array is NULL", fn);
     if (n == 0) return 0;
     size_t nn = (size_t)n * n;
@@ -854,12 +923,12 @@ int mbla_sygvd(int n, const double *A, int lda, const double *B, int ldb, double
 {
     const char *fn = "mbla_sygvd";
     int r;
-    if ((r = la_check_mat(st, fn, "A", n, n, A, lda)) || (r = la_check_mat(st, fn, "B", n, n, B, ldb)))
+    if ((r = check_mat(st, fn, "A", n, n, A, lda)) || (r = check_mat(st, fn, "B", n, n, B, ldb)))
         return r;
     if (n > 0 && !w) return mbl_error(st, MBL_EARG, "%s: w is NULL", fn);
     if ((r = check_finite(st, fn, "A", n, n, A, lda)) || (r = check_finite(st, fn, "B", n, n, B, ldb)))
         return r;
-    if (Z && (r = la_check_mat(st, fn, "Z", n, n, Z, ldz))) return r;
+    if (Z && (r = check_mat(st, fn, "Z", n, n, Z, ldz))) return r;
     if (n == 0) return 0;
     double *CA = la_alloc_dmat(n, n), *CB = la_alloc_dmat(n, n);
     double *work = NULL;

@@ -13,9 +13,6 @@
 #define LA_LAPACKE_NOMEM_TRANSPOSE (-1011)
 
 /* An m x n array of doubles (m, n >= 0), NULL on failure or size overflow. */
-/* The arguments of an m x n matrix with leading dimension lda (dense.c): MBL_EDIM, MBL_EARG or 0 */
-int la_check_mat(mbl_status *st, const char *fn, const char *name, int m, int n, const void *A, int lda);
-
 static inline double *la_alloc_dmat(int m, int n)
 {
     size_t mm = (size_t)(m > 0 ? m : 0), nn = (size_t)(n > 0 ? n : 0);

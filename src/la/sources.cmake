@@ -1,6 +1,5 @@
 list(APPEND MBLIN_SOURCES
   src/la/dense.c
-  src/la/colselect.c
   src/la/csc.c
   src/la/klu.c
   src/la/klu_saddle.c

@@ -432,62 +432,6 @@ static double mass_scale(const mbl_model *md, const double *jacval, const int *m
     return mmax;
 }
 
-/* A small scaled M-hat (order <= STATES_MASS_SMALL) whose reciprocal condition in the 1-norm,
- * computed exactly from its inverse (LU with partial pivoting on the stack), is at least
- * STATES_MASS_MARGIN times rcond_min: dgecon's estimate (of a norm of the inverse from below, so of
- * the reciprocal condition from above) passes it too, and the test is decided without LAPACK (about
- * 13 k instructions of dgetrf and dgecon's call overhead at order 2). Anything else (a larger M-hat,
- * a zero pivot, a figure within the margin): 0, and dgecon decides as before. */
-#define STATES_MASS_SMALL 8
-#define STATES_MASS_MARGIN 1e3
-static int mass_condition_clear(const double *M, int z, double rcond_min)
-{
-    if (z > STATES_MASS_SMALL) return 0;
-    double a[STATES_MASS_SMALL * STATES_MASS_SMALL], x[STATES_MASS_SMALL], anorm = 0, inorm = 0;
-    int piv[STATES_MASS_SMALL];
-    for (int j = 0; j < z; j++) {
-        double cs = 0;
-        for (int i = 0; i < z; i++) {
-            a[i + j * z] = M[i + (size_t)j * z] / sqrt(M[i + (size_t)i * z] * M[j + (size_t)j * z]);
-            cs += fabs(a[i + j * z]);
-        }
-        anorm = fmax(anorm, cs);
-    }
-    for (int k = 0; k < z; k++) { /* a = P^T L U, in place */
-        int p = k;
-        for (int i = k + 1; i < z; i++)
-            if (fabs(a[i + k * z]) > fabs(a[p + k * z])) p = i;
-        piv[k] = p;
-        if (!(a[p + k * z] != 0) || !isfinite(a[p + k * z])) return 0;
-        if (p != k)
-            for (int j = 0; j < z; j++) {
-                double t = a[k + j * z];
-                a[k + j * z] = a[p + j * z], a[p + j * z] = t;
-            }
-        for (int i = k + 1; i < z; i++) a[i + k * z] /= a[k + k * z];
-        for (int j = k + 1; j < z; j++)
-            for (int i = k + 1; i < z; i++) a[i + j * z] -= a[i + k * z] * a[k + j * z];
-    }
-    for (int e = 0; e < z; e++) { /* column e of the inverse: its 1-norm */
-        for (int i = 0; i < z; i++) x[i] = i == e;
-        for (int k = 0; k < z; k++) {
-            double t = x[piv[k]];
-            x[piv[k]] = x[k], x[k] = t;
-        }
-        for (int k = 0; k < z; k++)
-            for (int i = k + 1; i < z; i++) x[i] -= a[i + k * z] * x[k];
-        double cs = 0;
-        for (int k = z - 1; k >= 0; k--) {
-            for (int j = k + 1; j < z; j++) x[k] -= a[k + j * z] * x[j];
-            x[k] /= a[k + k * z];
-            cs += fabs(x[k]);
-        }
-        inorm = fmax(inorm, cs);
-    }
-    double rcond = 1.0 / (anorm * inorm);
-    return isfinite(anorm * inorm) && rcond >= STATES_MASS_MARGIN * rcond_min;
-}
-
 /* The scaled M-hat (unit diagonal): regular when diagonally dominant, else by its LU's reciprocal
  * condition against rcond_min (allocates only then). */
 static int mass_condition(const mbl_linear *lin, double rcond_min, mbl_status *st)
@@ -500,7 +444,7 @@ static int mass_condition(const mbl_linear *lin, double rcond_min, mbl_status *s
             if (j != i) off += fabs(M[i + (size_t)j * z]) / sqrt(M[i + (size_t)i * z] * M[j + (size_t)j * z]);
         dominant = off <= STATES_MASS_DOMINANCE;
     }
-    if (dominant || mass_condition_clear(M, z, rcond_min)) return 0;
+    if (dominant) return 0;
     double *S = mbl_alloc_array((size_t)z * (size_t)z + 1, sizeof *S);
     if (!S) return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int j = 0; j < z; j++)

@@ -1,10 +1,9 @@
 /* The states' test's last part (src/lin/common.c, mass_condition): M-hat scaled to unit diagonal
- * must have a reciprocal condition of at least rcond_min. A small M-hat clear of the bound (by
- * STATES_MASS_MARGIN) is decided from its exact inverse without LAPACK; within the margin dgecon
- * decides as before. On M = [[1, x], [x, 1]] (an unconstrained 2-DOF model in its coordinates:
- * M-hat = M, not diagonally dominant for x > 0.5) the reciprocal condition in the 1-norm is
- * (1 - x) / (1 + x), exactly what dgecon gives for an order 2: the linearization is refused exactly
- * when that is below rcond_min, with that figure in the message, on both sides of the margin. */
+ * must have a reciprocal condition of at least rcond_min. On M = [[1, x], [x, 1]] (an
+ * unconstrained 2-DOF model in its coordinates: M-hat = M, not diagonally dominant for x > 0.5)
+ * the reciprocal condition in the 1-norm is (1 - x) / (1 + x), exactly what dgecon gives for an
+ * order 2: the linearization is refused exactly when that is below rcond_min, with that figure in
+ * the message, far from the bound and on both sides of it. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +53,7 @@ TEST(mass_condition)
     if (rc) fprintf(stderr, "mass_condition: %s\n", st.msg);
     CHECK_EQ_INT(rc, 0);
     if (rc) return;
-    /* x, rcond_min: far above the bound (the exact path), just above it, just below it, far below */
+    /* x, rcond_min: far above the bound, just above it, just below it, far below */
     static const double cases[][2] = {
         {0.9, 1e-13}, {0.9, 1e-5}, {0.9, 0.05}, {0.9, 0.06}, {0.99, 1e-3}, {1 - 1e-12, 1e-13},
         {1 - 1e-12, 4e-13}, {1 - 1e-12, 6e-13}, {1 - 1e-12, 1e-11}, {0.6, 0.2}, {0.6, 0.3},
