@@ -17,6 +17,7 @@ struct opoint_warm {
     mbl_opoint_options opt;
     const mbl_dae_deriv *dd;
     int param, np, nF, len; /* len = n + m + k */
+    int max_steps;          /* full Newton steps at most (opoint_warm_set_max_steps) */
     opoint_subproblem sp;
     mbl_point *scratch;     /* sp's point until a point is solved */
     int fresh;              /* the subproblem must be selected anew (a block's start) */
@@ -51,6 +52,7 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
     opoint_warm *w = mbl_calloc(1, sizeof *w);
     if (!w) return mbl_error(st, MBL_ENOMEM, "out of memory");
     w->md = md, w->dd = dd, w->param = param, w->np = lay.np, w->nF = lay.nF, w->fresh = 1;
+    w->max_steps = OPOINT_WARM_MAX_STEPS;
     if (opt) w->opt = *opt;
     else mbl_opoint_options_default(&w->opt);
     w->opt.q = w->opt.lambda = w->opt.mu = NULL, w->opt.guess = NULL, w->opt.nguess = 0;
@@ -103,6 +105,11 @@ static int warm_select(opoint_warm *w, mbl_point *pt)
         if (w->pos[c] < 0) return 0;
     return pt->at == MBL_AT_EQUILIBRIUM && pt->nX == 0 && pt->nZ == 0 && sp->nrow == sp->ncol && sp->ncol == w->len &&
            pt->rank_phi_q == pt->m + pt->k && !pt->min_norm_multipliers;
+}
+
+void opoint_warm_set_max_steps(opoint_warm *w, int max_steps)
+{
+    if (w) w->max_steps = max_steps > 0 ? max_steps : OPOINT_WARM_MAX_STEPS;
 }
 
 const double *opoint_warm_jac(const opoint_warm *w, const mbl_point *pt)
@@ -234,7 +241,7 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
             }
         }
         /* a chord step kept (it contracted) does not count against the full steps */
-        if (it >= OPOINT_WARM_MAX_STEPS + chord) {
+        if (it >= w->max_steps + chord) {
             rc = MBL_ENOCONV;
             break;
         }

@@ -184,6 +184,7 @@ static void *thread_main(void *arg)
         if (k >= r->nchunks) break;
         int p0 = k * r->chunk, p1 = p0 + r->chunk;
         if (p1 > sw->npoints) p1 = sw->npoints;
+        ta->w.start = r->starts ? r->starts[k] : NULL;
         for (int p = p0; p < p1 && !core_progress_stopped(); p++) {
             double x[2] = {0, 0};
             axis_value(sw, r->opt, p, x);
@@ -376,6 +377,30 @@ static int fast_probe(worker *w, mbl_status *st)
     return 0;
 }
 
+/* Each block's first point solved in order before the blocks, continued from the previous block's
+ * first point (study_sweep_start) instead of from the file's guess, by the kept worker: the same
+ * points whichever thread then computes a block. Only for blocks of more than one point and while
+ * the warm corrector gives a tangent (equilibria of its kind); the chain stops at the first start it
+ * does not give (a grid's next row, a failed point), and those blocks solve their first point as
+ * before. */
+static void block_starts(worker *keep, run *r, const double *x0)
+{
+    const ctx *c = r->c;
+    double v0[2] = {0, 0};
+    axis_value(r->sw, r->opt, 0, v0);
+    if (!c->fast || r->chunk < 2 || r->nchunks < 2 || !keep->wpt || !keep->tan_ok || v0[0] != x0[0] || v0[1] != x0[1])
+        return;
+    if (!(r->starts = mbl_calloc((size_t)r->nchunks, sizeof *r->starts))) return;
+    r->starts[0] = opoint_point_copy(keep->wpt);
+    double xprev[2] = {v0[0], v0[1]};
+    for (int k = 1; k < r->nchunks && r->starts[k - 1] && !core_progress_stopped(); k++) {
+        double x[2] = {0, 0};
+        axis_value(r->sw, r->opt, k * r->chunk, x);
+        study_sweep_start(keep, xprev, x, &r->starts[k]);
+        xprev[0] = x[0], xprev[1] = x[1];
+    }
+}
+
 /* The results' memory, once the first point gave the sizes: per point and mode the eigenvalue, its
  * derivative and the five result arrays; the shapes and their derivatives while they are kept.
  * Refused above the linearization's memory budget. */
@@ -516,6 +541,8 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     }
     mbl_sensitivity_free(S0);
     sw->predictor = c->predictor;
+    /* the first point, for the other workers' workspaces (made at x0 from the file's guess) */
+    if (c->fast && keep->wpt && (c->pt0 = opoint_point_copy(keep->wpt))) c->pt0_x[0] = x0[0], c->pt0_x[1] = x0[1];
     c->nm = m0->nx;
     c->n = m0->n;
     sw->nmodes = c->nm;
@@ -524,6 +551,7 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
 
     run r = *rr;
     r.c = c;
+    r.starts = NULL;
     r.opt = opt;
     r.sw = sw;
     /* blocks of consecutive points, each computed by one thread in order (the warm start runs
@@ -538,11 +566,13 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
         mbl_sweep_free(sw); /* after the message: path is the sweep's */
         return rc;
     }
+    block_starts(keep, &r, x0);
     r.pts = mbl_calloc((size_t)sw->npoints, sizeof *r.pts);
     thread_arg *ta = mbl_calloc((size_t)threads, sizeof *ta);
     pthread_t *tid = mbl_calloc((size_t)threads, sizeof *tid);
     if (!r.pts || !ta || !tid || pthread_mutex_init(&r.lock, NULL)) {
-        mbl_free(r.pts), mbl_free(ta), mbl_free(tid);
+        for (int k = 0; r.starts && k < r.nchunks; k++) mbl_point_free(r.starts[k]);
+        mbl_free(r.starts), mbl_free(r.pts), mbl_free(ta), mbl_free(tid);
         mbl_sweep_free(sw);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
@@ -561,6 +591,9 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
         if (started[t]) pthread_join(tid[t], NULL);
     sw->seconds = study_sweep_now() - t0;
     for (int t = 0; t < threads; t++) worker_sum(sw, &ta[t].w);
+    for (int k = 0; r.starts && k < r.nchunks; k++) mbl_point_free(r.starts[k]);
+    mbl_free(r.starts);
+    r.starts = NULL;
     pthread_mutex_destroy(&r.lock);
     mbl_free(started), mbl_free(ta), mbl_free(tid);
     *rr = r;
