@@ -224,13 +224,16 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
             /* the cold solver's acceptance (opoint_newton), every step a full one (or the chord
              * step: the superlinear test then asks the same hundredfold decrease of a step that
              * converges linearly, with the contraction of the previous point's Jacobian) */
-            int superlinear = 0;
-            if (lazy && (chord_last || (it > 0 && rs <= opt->tol && !(finf <= opt->abs_tol) && !rounding))) {
+            int superlinear = 0, need_super = it > 0 && rs <= opt->tol && !(finf <= opt->abs_tol) && !rounding;
+            /* the prediction's scaled residual only where it is read: the superlinear clause, or the
+             * chord step's contraction of a point not accepted otherwise */
+            int need_chord = chord_last && !(rs <= opt->tol && (finf <= opt->abs_tol || rounding));
+            if (lazy && (need_super || need_chord)) {
                 rs_prev = opoint_scaled_residual_at_step(sp, w->F0, w->xs, w->rowscale, w->colscale);
                 w->cnt.scaled++;
                 lazy = 0;
             }
-            if (it > 0 && rs <= opt->tol && !(finf <= opt->abs_tol) && !rounding) superlinear = rs <= 1e-2 * rs_prev;
+            if (need_super) superlinear = rs <= 1e-2 * rs_prev;
             if (rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
             if (chord_last && !(rs <= OPOINT_WARM_CHORD_CONTRACT * rs_prev)) {
                 /* the chord step did not contract (a far step: the previous point's Jacobian is no
