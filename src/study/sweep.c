@@ -401,6 +401,35 @@ static void block_starts(worker *keep, run *r, const double *x0)
     }
 }
 
+/* The first thread computes on the kept worker's model, workspace, derivatives and corrector (a
+ * load and a workspace fewer): lent before the blocks (the corrector's counts so far in *c0) and
+ * given back before the counts are summed (only the blocks' work counted). A worker's points do
+ * not depend on what its model and workspace computed before (the blocks' bits do not depend on the
+ * thread). */
+static int lend_model(worker *keep, worker *w, opoint_warm_counts *c0)
+{
+    if (!keep->c->fast || !keep->model || !keep->work) return 0;
+    w->model = keep->model, w->work = keep->work, w->lin = keep->lin, w->dd = keep->dd, w->dfp = keep->dfp;
+    w->ow = keep->ow, w->ow_off = keep->ow_off;
+    keep->model = NULL, keep->work = NULL, keep->lin = NULL, keep->dd = NULL, keep->dfp = NULL, keep->ow = NULL;
+    opoint_warm_get_counts(w->ow, c0);
+    return 1;
+}
+
+static void give_back(worker *keep, worker *w, const opoint_warm_counts *c0)
+{
+    opoint_warm_counts k;
+    opoint_warm_get_counts(w->ow, &k);
+    w->wcnt.F += k.F - c0->F, w->wcnt.jac += k.jac - c0->jac, w->wcnt.scaled += k.scaled - c0->scaled;
+    w->wcnt.factor += k.factor - c0->factor, w->wcnt.dfdp += k.dfdp - c0->dfdp;
+    w->wcnt.chord += k.chord - c0->chord, w->wcnt.chord_fallback += k.chord_fallback - c0->chord_fallback;
+    keep->model = w->model, keep->work = w->work, keep->lin = w->lin, keep->dd = w->dd, keep->dfp = w->dfp;
+    keep->ow = w->ow, keep->ow_off = w->ow_off;
+    w->model = NULL, w->work = NULL, w->lin = NULL, w->dd = NULL, w->dfp = NULL, w->ow = NULL;
+    mbl_point_free(keep->wpt); /* the corrector's template and chain: the blocks' now */
+    keep->wpt = NULL, keep->nwarm = 0, keep->wdq_ok = 0, keep->tan_ok = 0;
+}
+
 /* The results' memory, once the first point gave the sizes: per point and mode the eigenvalue, its
  * derivative and the five result arrays; the shapes and their derivatives while they are kept.
  * Refused above the linearization's memory budget. */
@@ -584,12 +613,15 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
         ta[t].w.c = c;
         ta[t].w.x0[0] = x0[0], ta[t].w.x0[1] = x0[1], ta[t].w.steps = sw->steps;
     }
+    opoint_warm_counts lent;
+    int lend = lend_model(keep, &ta[0].w, &lent);
     /* thread 0 is this one; a thread that cannot be started leaves its points to the others */
     for (int t = 1; t < threads && started; t++) started[t] = pthread_create(&tid[t], NULL, thread_main, &ta[t]) == 0;
     thread_main(&ta[0]);
     for (int t = 1; t < threads && started; t++)
         if (started[t]) pthread_join(tid[t], NULL);
     sw->seconds = study_sweep_now() - t0;
+    if (lend) give_back(keep, &ta[0].w, &lent);
     for (int t = 0; t < threads; t++) worker_sum(sw, &ta[t].w);
     for (int k = 0; r.starts && k < r.nchunks; k++) mbl_point_free(r.starts[k]);
     mbl_free(r.starts);

@@ -283,7 +283,10 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
     if (!sst) sst = &st_sens;
     mbl_status_clear(sst);
     if (c->fast) {
-        const mbl_point *start = warm ? NULL : w->start; /* the block's first point, solved already */
+        /* the block's first point, solved already: a block start of the chain, or the sweep's first
+         * point (from the file's guess, as a block's first point without a chain) */
+        const mbl_point *start = warm ? NULL : w->start;
+        if (!warm && !start && c->pt0 && x[0] == c->pt0_x[0] && (c->naxes < 2 || x[1] == c->pt0_x[1])) start = c->pt0;
         w->start = NULL;
         mbl_point *ws = NULL; /* the workspace's point: x0's from the file's guess */
         if (!w->work) {
