@@ -71,6 +71,7 @@ typedef struct worker {
     int *steps;              /* the sweep's per-point Newton steps (shared, indexed by point) or NULL */
     int cur;                 /* the point being computed (its index in steps) */
     const mbl_point *start;  /* the block's first point, solved already (study_sweep_start), or NULL */
+    int no_chord;            /* no chord step from the prediction (block starts: a block-long step) */
 } worker;
 
 /* A computed point: eigenvalues and shapes (as mbl_modal orders them). */

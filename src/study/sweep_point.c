@@ -191,7 +191,7 @@ static int point_warm(worker *w, const double *x, mbl_point **pt, mbl_status *st
     if (g && had_tan) {
         mbl_status st2;
         mbl_status_clear(&st2);
-        rc = opoint_warm_point(w->ow, w->wpt, g, w->wquad, pt, &steps, &st2);
+        rc = opoint_warm_point(w->ow, w->wpt, g, w->wquad && !w->no_chord, pt, &steps, &st2);
         if (rc == MBL_ENOMEM) return mbl_error(st, MBL_ENOMEM, "out of memory");
         if (!rc) w->warm_ok++, w->warm_steps += steps, w->pt_warm = 1;
         else w->warm_rejected++;
@@ -228,8 +228,12 @@ void study_sweep_start(worker *w, const double *xprev, const double *x, mbl_poin
     for (int a = 0; a < c->naxes && !rc; a++)
         if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], x[a], &st);
     mbl_point *pt = NULL;
+    /* full Newton steps from the prediction: a chord step with the last start's factorization does
+     * not contract over a block-long step (it would be forgotten: the same point, an F more) */
     opoint_warm_set_max_steps(w->ow, SWEEP_START_STEPS);
+    w->no_chord = 1;
     if (!rc) rc = point_warm(w, x, &pt, &st);
+    w->no_chord = 0;
     opoint_warm_set_max_steps(w->ow, OPOINT_WARM_MAX_STEPS);
     warm_record(w, x, rc ? NULL : pt, NULL, rc ? NULL : warm_tangent(w, pt, 1));
     mbl_point_free(w->wpt);
