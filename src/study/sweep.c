@@ -430,6 +430,26 @@ static void give_back(worker *keep, worker *w, const opoint_warm_counts *c0)
     keep->wpt = NULL, keep->nwarm = 0, keep->wdq_ok = 0, keep->tan_ok = 0;
 }
 
+static void starts_free(run *r)
+{
+    for (int k = 0; r->starts && k < r->nchunks; k++) mbl_point_free(r->starts[k]);
+    mbl_free(r->starts);
+    r->starts = NULL;
+}
+
+/* The blocks on the threads (thread 0 is this one, on the kept worker's model: lend_model; a thread
+ * that cannot be started leaves its points to the others). */
+static void run_blocks(worker *keep, thread_arg *ta, pthread_t *tid, int *started, int threads)
+{
+    opoint_warm_counts lent;
+    int lend = lend_model(keep, &ta[0].w, &lent);
+    for (int t = 1; t < threads && started; t++) started[t] = pthread_create(&tid[t], NULL, thread_main, &ta[t]) == 0;
+    thread_main(&ta[0]);
+    for (int t = 1; t < threads && started; t++)
+        if (started[t]) pthread_join(tid[t], NULL);
+    if (lend) give_back(keep, &ta[0].w, &lent);
+}
+
 /* The results' memory, once the first point gave the sizes: per point and mode the eigenvalue, its
  * derivative and the five result arrays; the shapes and their derivatives while they are kept.
  * Refused above the linearization's memory budget. */
@@ -600,8 +620,8 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     thread_arg *ta = mbl_calloc((size_t)threads, sizeof *ta);
     pthread_t *tid = mbl_calloc((size_t)threads, sizeof *tid);
     if (!r.pts || !ta || !tid || pthread_mutex_init(&r.lock, NULL)) {
-        for (int k = 0; r.starts && k < r.nchunks; k++) mbl_point_free(r.starts[k]);
-        mbl_free(r.starts), mbl_free(r.pts), mbl_free(ta), mbl_free(tid);
+        starts_free(&r);
+        mbl_free(r.pts), mbl_free(ta), mbl_free(tid);
         mbl_sweep_free(sw);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
@@ -613,19 +633,10 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
         ta[t].w.c = c;
         ta[t].w.x0[0] = x0[0], ta[t].w.x0[1] = x0[1], ta[t].w.steps = sw->steps;
     }
-    opoint_warm_counts lent;
-    int lend = lend_model(keep, &ta[0].w, &lent);
-    /* thread 0 is this one; a thread that cannot be started leaves its points to the others */
-    for (int t = 1; t < threads && started; t++) started[t] = pthread_create(&tid[t], NULL, thread_main, &ta[t]) == 0;
-    thread_main(&ta[0]);
-    for (int t = 1; t < threads && started; t++)
-        if (started[t]) pthread_join(tid[t], NULL);
+    run_blocks(keep, ta, tid, started, threads);
     sw->seconds = study_sweep_now() - t0;
-    if (lend) give_back(keep, &ta[0].w, &lent);
     for (int t = 0; t < threads; t++) worker_sum(sw, &ta[t].w);
-    for (int k = 0; r.starts && k < r.nchunks; k++) mbl_point_free(r.starts[k]);
-    mbl_free(r.starts);
-    r.starts = NULL;
+    starts_free(&r);
     pthread_mutex_destroy(&r.lock);
     mbl_free(started), mbl_free(ta), mbl_free(tid);
     *rr = r;
