@@ -75,6 +75,29 @@ mbl_point *opoint_point_new(const mbl_model *md)
     return p;
 }
 
+mbl_point *opoint_point_copy(const mbl_point *s)
+{
+    mbl_point *p = mbl_calloc(1, sizeof *p);
+    if (!p) return NULL;
+    *p = *s;
+    p->q = p->v = p->vdot = p->lambda = p->mu = p->r = p->X = p->Xdot = p->Z = NULL;
+    p->v_held = NULL, p->jac_memo = NULL;
+    const double *src[9] = {s->q, s->v, s->vdot, s->lambda, s->mu, s->r, s->X, s->Xdot, s->Z};
+    double **dst[9] = {&p->q, &p->v, &p->vdot, &p->lambda, &p->mu, &p->r, &p->X, &p->Xdot, &p->Z};
+    int len[9] = {s->n, s->n, s->n, s->m, s->k, s->nr, s->nX, s->nX, s->nZ}, ok = 1;
+    for (int i = 0; i < 9 && ok; i++) {
+        ok = (*dst[i] = mbl_calloc((size_t)len[i] + 1, sizeof(double))) != NULL;
+        if (ok && len[i]) memcpy(*dst[i], src[i], (size_t)len[i] * sizeof(double));
+    }
+    if (ok && s->v_held && (ok = (p->v_held = mbl_calloc((size_t)s->n + 1, sizeof *p->v_held)) != NULL))
+        memcpy(p->v_held, s->v_held, (size_t)s->n * sizeof *p->v_held);
+    if (!ok) {
+        mbl_point_free(p);
+        return NULL;
+    }
+    return p;
+}
+
 #define RB(g) (1u << (g))
 
 static void note(mbl_point *pt, const char *fmt, const char *a, double x);

@@ -46,6 +46,12 @@ void opoint_warm_free(opoint_warm *w);
 void opoint_warm_get_counts(const opoint_warm *w, opoint_warm_counts *c);
 /* Forget the factorization (the start of a block). */
 void opoint_warm_reset(opoint_warm *w);
+/* The largest number of full Newton steps opoint_warm_point takes from then on (default
+ * OPOINT_WARM_MAX_STEPS; a sweep's chain of block starts, whose steps are a block long, takes more). */
+void opoint_warm_set_max_steps(opoint_warm *w, int max_steps);
+/* A copy of a point (its arrays; not the Jacobian values kept for the linearization: jac_memo
+ * NULL), or NULL when out of memory. */
+mbl_point *opoint_point_copy(const mbl_point *pt);
 /* The tangent dy (n + m + k) at the solved point pt of the model at its current parameter values.
  * MBL_EARG when the warm start does not apply to the point (not an equilibrium, ode states, a
  * rank-deficient Jacobian); other codes on failure. */

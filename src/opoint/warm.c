@@ -17,6 +17,7 @@ struct opoint_warm {
     mbl_opoint_options opt;
     const mbl_dae_deriv *dd;
     int param, np, nF, len; /* len = n + m + k */
+    int max_steps;          /* full Newton steps at most (opoint_warm_set_max_steps) */
     opoint_subproblem sp;
     mbl_point *scratch;     /* sp's point until a point is solved */
     int fresh;              /* the subproblem must be selected anew (a block's start) */
@@ -51,6 +52,7 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
     opoint_warm *w = mbl_calloc(1, sizeof *w);
     if (!w) return mbl_error(st, MBL_ENOMEM, "out of memory");
     w->md = md, w->dd = dd, w->param = param, w->np = lay.np, w->nF = lay.nF, w->fresh = 1;
+    w->max_steps = OPOINT_WARM_MAX_STEPS;
     if (opt) w->opt = *opt;
     else mbl_opoint_options_default(&w->opt);
     w->opt.q = w->opt.lambda = w->opt.mu = NULL, w->opt.guess = NULL, w->opt.nguess = 0;
@@ -103,6 +105,11 @@ static int warm_select(opoint_warm *w, mbl_point *pt)
         if (w->pos[c] < 0) return 0;
     return pt->at == MBL_AT_EQUILIBRIUM && pt->nX == 0 && pt->nZ == 0 && sp->nrow == sp->ncol && sp->ncol == w->len &&
            pt->rank_phi_q == pt->m + pt->k && !pt->min_norm_multipliers;
+}
+
+void opoint_warm_set_max_steps(opoint_warm *w, int max_steps)
+{
+    if (w) w->max_steps = max_steps > 0 ? max_steps : OPOINT_WARM_MAX_STEPS;
 }
 
 const double *opoint_warm_jac(const opoint_warm *w, const mbl_point *pt)
@@ -217,13 +224,16 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
             /* the cold solver's acceptance (opoint_newton), every step a full one (or the chord
              * step: the superlinear test then asks the same hundredfold decrease of a step that
              * converges linearly, with the contraction of the previous point's Jacobian) */
-            int superlinear = 0;
-            if (lazy && (chord_last || (it > 0 && rs <= opt->tol && !(finf <= opt->abs_tol) && !rounding))) {
+            int superlinear = 0, need_super = it > 0 && rs <= opt->tol && !(finf <= opt->abs_tol) && !rounding;
+            /* the prediction's scaled residual only where it is read: the superlinear clause, or the
+             * chord step's contraction of a point not accepted otherwise */
+            int need_chord = chord_last && !(rs <= opt->tol && (finf <= opt->abs_tol || rounding));
+            if (lazy && (need_super || need_chord)) {
                 rs_prev = opoint_scaled_residual_at_step(sp, w->F0, w->xs, w->rowscale, w->colscale);
                 w->cnt.scaled++;
                 lazy = 0;
             }
-            if (it > 0 && rs <= opt->tol && !(finf <= opt->abs_tol) && !rounding) superlinear = rs <= 1e-2 * rs_prev;
+            if (need_super) superlinear = rs <= 1e-2 * rs_prev;
             if (rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
             if (chord_last && !(rs <= OPOINT_WARM_CHORD_CONTRACT * rs_prev)) {
                 /* the chord step did not contract (a far step: the previous point's Jacobian is no
@@ -234,7 +244,7 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
             }
         }
         /* a chord step kept (it contracted) does not count against the full steps */
-        if (it >= OPOINT_WARM_MAX_STEPS + chord) {
+        if (it >= w->max_steps + chord) {
             rc = MBL_ENOCONV;
             break;
         }

@@ -184,6 +184,7 @@ static void *thread_main(void *arg)
         if (k >= r->nchunks) break;
         int p0 = k * r->chunk, p1 = p0 + r->chunk;
         if (p1 > sw->npoints) p1 = sw->npoints;
+        ta->w.start = r->starts ? r->starts[k] : NULL;
         for (int p = p0; p < p1 && !core_progress_stopped(); p++) {
             double x[2] = {0, 0};
             axis_value(sw, r->opt, p, x);
@@ -376,6 +377,79 @@ static int fast_probe(worker *w, mbl_status *st)
     return 0;
 }
 
+/* Each block's first point solved in order before the blocks, continued from the previous block's
+ * first point (study_sweep_start) instead of from the file's guess, by the kept worker: the same
+ * points whichever thread then computes a block. Only for blocks of more than one point and while
+ * the warm corrector gives a tangent (equilibria of its kind); the chain stops at the first start it
+ * does not give (a grid's next row, a failed point), and those blocks solve their first point as
+ * before. */
+static void block_starts(worker *keep, run *r, const double *x0)
+{
+    const ctx *c = r->c;
+    double v0[2] = {0, 0};
+    axis_value(r->sw, r->opt, 0, v0);
+    if (!c->fast || r->chunk < 2 || r->nchunks < 2 || !keep->wpt || !keep->tan_ok || v0[0] != x0[0] || v0[1] != x0[1])
+        return;
+    if (!(r->starts = mbl_calloc((size_t)r->nchunks, sizeof *r->starts))) return;
+    r->starts[0] = opoint_point_copy(keep->wpt);
+    double xprev[2] = {v0[0], v0[1]};
+    for (int k = 1; k < r->nchunks && r->starts[k - 1] && !core_progress_stopped(); k++) {
+        double x[2] = {0, 0};
+        axis_value(r->sw, r->opt, k * r->chunk, x);
+        study_sweep_start(keep, xprev, x, &r->starts[k]);
+        xprev[0] = x[0], xprev[1] = x[1];
+    }
+}
+
+/* The first thread computes on the kept worker's model, workspace, derivatives and corrector (a
+ * load and a workspace fewer): lent before the blocks (the corrector's counts so far in *c0) and
+ * given back before the counts are summed (only the blocks' work counted). A worker's points do
+ * not depend on what its model and workspace computed before (the blocks' bits do not depend on the
+ * thread). */
+static int lend_model(worker *keep, worker *w, opoint_warm_counts *c0)
+{
+    if (!keep->c->fast || !keep->model || !keep->work) return 0;
+    w->model = keep->model, w->work = keep->work, w->lin = keep->lin, w->dd = keep->dd, w->dfp = keep->dfp;
+    w->ow = keep->ow, w->ow_off = keep->ow_off;
+    keep->model = NULL, keep->work = NULL, keep->lin = NULL, keep->dd = NULL, keep->dfp = NULL, keep->ow = NULL;
+    opoint_warm_get_counts(w->ow, c0);
+    return 1;
+}
+
+static void give_back(worker *keep, worker *w, const opoint_warm_counts *c0)
+{
+    opoint_warm_counts k;
+    opoint_warm_get_counts(w->ow, &k);
+    w->wcnt.F += k.F - c0->F, w->wcnt.jac += k.jac - c0->jac, w->wcnt.scaled += k.scaled - c0->scaled;
+    w->wcnt.factor += k.factor - c0->factor, w->wcnt.dfdp += k.dfdp - c0->dfdp;
+    w->wcnt.chord += k.chord - c0->chord, w->wcnt.chord_fallback += k.chord_fallback - c0->chord_fallback;
+    keep->model = w->model, keep->work = w->work, keep->lin = w->lin, keep->dd = w->dd, keep->dfp = w->dfp;
+    keep->ow = w->ow, keep->ow_off = w->ow_off;
+    w->model = NULL, w->work = NULL, w->lin = NULL, w->dd = NULL, w->dfp = NULL, w->ow = NULL;
+    mbl_point_free(keep->wpt); /* the corrector's template and chain: the blocks' now */
+    keep->wpt = NULL, keep->nwarm = 0, keep->wdq_ok = 0, keep->tan_ok = 0;
+}
+
+static void starts_free(run *r)
+{
+    for (int k = 0; r->starts && k < r->nchunks; k++) mbl_point_free(r->starts[k]);
+    mbl_free(r->starts);
+    r->starts = NULL;
+}
+
+/* The blocks on the threads (thread 0 is this one, on the kept worker's model: lend_model; a thread
+ * that cannot be started leaves its points to the others). */
+static void run_blocks(worker *keep, thread_arg *ta, pthread_t *tid, int *started, int threads)
+{
+    opoint_warm_counts lent;
+    int lend = lend_model(keep, &ta[0].w, &lent);
+    for (int t = 1; t < threads && started; t++) started[t] = pthread_create(&tid[t], NULL, thread_main, &ta[t]) == 0;
+    thread_main(&ta[0]);
+    for (int t = 1; t < threads && started; t++)
+        if (started[t]) pthread_join(tid[t], NULL);
+    if (lend) give_back(keep, &ta[0].w, &lent);
+}
+
 /* The results' memory, once the first point gave the sizes: per point and mode the eigenvalue, its
  * derivative and the five result arrays; the shapes and their derivatives while they are kept.
  * Refused above the linearization's memory budget. */
@@ -516,6 +590,8 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     }
     mbl_sensitivity_free(S0);
     sw->predictor = c->predictor;
+    /* the first point, for the other workers' workspaces (made at x0 from the file's guess) */
+    if (c->fast && keep->wpt && (c->pt0 = opoint_point_copy(keep->wpt))) c->pt0_x[0] = x0[0], c->pt0_x[1] = x0[1];
     c->nm = m0->nx;
     c->n = m0->n;
     sw->nmodes = c->nm;
@@ -524,6 +600,7 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
 
     run r = *rr;
     r.c = c;
+    r.starts = NULL;
     r.opt = opt;
     r.sw = sw;
     /* blocks of consecutive points, each computed by one thread in order (the warm start runs
@@ -538,10 +615,12 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
         mbl_sweep_free(sw); /* after the message: path is the sweep's */
         return rc;
     }
+    block_starts(keep, &r, x0);
     r.pts = mbl_calloc((size_t)sw->npoints, sizeof *r.pts);
     thread_arg *ta = mbl_calloc((size_t)threads, sizeof *ta);
     pthread_t *tid = mbl_calloc((size_t)threads, sizeof *tid);
     if (!r.pts || !ta || !tid || pthread_mutex_init(&r.lock, NULL)) {
+        starts_free(&r);
         mbl_free(r.pts), mbl_free(ta), mbl_free(tid);
         mbl_sweep_free(sw);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -554,13 +633,10 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
         ta[t].w.c = c;
         ta[t].w.x0[0] = x0[0], ta[t].w.x0[1] = x0[1], ta[t].w.steps = sw->steps;
     }
-    /* thread 0 is this one; a thread that cannot be started leaves its points to the others */
-    for (int t = 1; t < threads && started; t++) started[t] = pthread_create(&tid[t], NULL, thread_main, &ta[t]) == 0;
-    thread_main(&ta[0]);
-    for (int t = 1; t < threads && started; t++)
-        if (started[t]) pthread_join(tid[t], NULL);
+    run_blocks(keep, ta, tid, started, threads);
     sw->seconds = study_sweep_now() - t0;
     for (int t = 0; t < threads; t++) worker_sum(sw, &ta[t].w);
+    starts_free(&r);
     pthread_mutex_destroy(&r.lock);
     mbl_free(started), mbl_free(ta), mbl_free(tid);
     *rr = r;

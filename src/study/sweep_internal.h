@@ -32,6 +32,9 @@ typedef struct ctx {
     int floquet;             /* 1: a Floquet sweep (fo, spin: the period's parameter or -1) */
     mbl_floquet_options fo;
     int spin;
+    mbl_point *pt0;          /* the point at pt0_x from the file's guess (the first point's), or NULL: a
+                                worker's workspace is made on a copy instead of solving it again */
+    double pt0_x[2];
 } ctx;
 
 /* One thread's state: its own model (fast path) and workspace. */
@@ -67,6 +70,8 @@ typedef struct worker {
     mbl_dae_deriv *dfp;      /* the model's parameter derivatives (the corrector's tangents) */
     int *steps;              /* the sweep's per-point Newton steps (shared, indexed by point) or NULL */
     int cur;                 /* the point being computed (its index in steps) */
+    const mbl_point *start;  /* the block's first point, solved already (study_sweep_start), or NULL */
+    int no_chord;            /* no chord step from the prediction (block starts: a block-long step) */
 } worker;
 
 /* A computed point: eigenvalues and shapes (as mbl_modal orders them). */
@@ -89,6 +94,8 @@ typedef struct run {
     int next, done, chunk;
     int rank, size;          /* block k of the points is computed by rank k mod size (mbl_sweep_dist) */
     int nchunks;
+    mbl_point **starts;      /* nchunks: each block's first point, solved in order before the blocks
+                                (study_sweep_start), or NULL where a block solves its own */
     double t0;               /* when the points started (wall clock) */
 } run;
 
@@ -99,6 +106,9 @@ void study_sweep_ctx_free(ctx *c);
 double study_sweep_now(void);
 int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **modes, mbl_sensitivity **sens,
                            mbl_status *sst, mbl_status *st);
+/* The operating point at x continued from the worker's last point (at xprev; its warm corrector's
+ * tangent; documented in sweep_point.c): a copy in *out, NULL where it does not apply or failed. */
+void study_sweep_start(worker *w, const double *xprev, const double *x, mbl_point **out);
 
 /* sweep_dist.c: every rank's raw results to rank 0 (documented there) */
 int study_sweep_gather(const mbl_sweep_dist *d, int rc, run *r, mbl_sweep **swp, mbl_status *st);

@@ -40,6 +40,7 @@ void study_sweep_ctx_free(ctx *c)
         for (int i = 0; i < c->nsets; i++) mbl_free(c->set_names[i]);
     mbl_free(c->set_names);
     mbl_free(c->sets);
+    mbl_point_free(c->pt0);
     mbl_free(c);
 }
 
@@ -190,7 +191,7 @@ static int point_warm(worker *w, const double *x, mbl_point **pt, mbl_status *st
     if (g && had_tan) {
         mbl_status st2;
         mbl_status_clear(&st2);
-        rc = opoint_warm_point(w->ow, w->wpt, g, w->wquad, pt, &steps, &st2);
+        rc = opoint_warm_point(w->ow, w->wpt, g, w->wquad && !w->no_chord, pt, &steps, &st2);
         if (rc == MBL_ENOMEM) return mbl_error(st, MBL_ENOMEM, "out of memory");
         if (!rc) w->warm_ok++, w->warm_steps += steps, w->pt_warm = 1;
         else w->warm_rejected++;
@@ -205,6 +206,39 @@ static int point_warm(worker *w, const double *x, mbl_point **pt, mbl_status *st
     }
     if (w->steps) w->steps[w->cur] = rc ? -1 : (*pt)->iterations;
     return rc;
+}
+
+/* Block starts (sweep.c, block_starts): the operating point at x continued from the worker's last
+ * point, as a block's next point is (point_warm: its tangent's prediction, the warm corrector with
+ * up to SWEEP_START_STEPS full Newton steps, the solver from that guess, the file's guess), then
+ * this point's tangent for the next. Only where the last point gave a tangent (an equilibrium of
+ * the warm corrector's kind on the fast path); *out NULL where not, or where no point was found. */
+#define SWEEP_START_STEPS 6
+void study_sweep_start(worker *w, const double *xprev, const double *x, mbl_point **out)
+{
+    ctx *c = w->c;
+    *out = NULL;
+    /* the sweep's first point (solved before the sizes were known: not recorded) starts the chain */
+    if (w->nwarm < 1 && w->tan_ok && w->wpt) warm_record(w, xprev, w->wpt, NULL, w->wtan);
+    if (!c->fast || !w->work || !w->wpt || !w->tan_ok || !w->wdq_ok || w->nwarm < 1 || (c->naxes > 1 && w->wx[1] != x[1]))
+        return;
+    mbl_status st;
+    mbl_status_clear(&st);
+    int rc = 0;
+    for (int a = 0; a < c->naxes && !rc; a++)
+        if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], x[a], &st);
+    mbl_point *pt = NULL;
+    /* full Newton steps from the prediction: a chord step with the last start's factorization does
+     * not contract over a block-long step (it would be forgotten: the same point, an F more) */
+    opoint_warm_set_max_steps(w->ow, SWEEP_START_STEPS);
+    w->no_chord = 1;
+    if (!rc) rc = point_warm(w, x, &pt, &st);
+    w->no_chord = 0;
+    opoint_warm_set_max_steps(w->ow, OPOINT_WARM_MAX_STEPS);
+    warm_record(w, x, rc ? NULL : pt, NULL, rc ? NULL : warm_tangent(w, pt, 1));
+    mbl_point_free(w->wpt);
+    w->wpt = rc ? NULL : pt;
+    if (!rc) *out = opoint_point_copy(pt);
 }
 
 /* The exact sensitivities of the point with respect to the first axis' parameter (the sensitivity
@@ -253,24 +287,44 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
     if (!sst) sst = &st_sens;
     mbl_status_clear(sst);
     if (c->fast) {
+        /* the block's first point, solved already: a block start of the chain, or the sweep's first
+         * point (from the file's guess, as a block's first point without a chain) */
+        const mbl_point *start = warm ? NULL : w->start;
+        if (!warm && !start && c->pt0 && x[0] == c->pt0_x[0] && (c->naxes < 2 || x[1] == c->pt0_x[1])) start = c->pt0;
+        w->start = NULL;
+        mbl_point *ws = NULL; /* the workspace's point: x0's from the file's guess */
         if (!w->work) {
-            /* the model (unless fast_probe loaded it), and a workspace made at the sweep's first point (x0) */
+            /* the model (unless fast_probe loaded it), and a workspace made at the sweep's first point
+             * (x0; a copy of that point where another worker solved it, from the same guess) */
             if (!w->model) rc = mbl_model_load_file(c->path, c->sets, c->nbase, &w->model, st);
             for (int a = 0; a < c->naxes && !rc; a++)
                 if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], w->x0[a], st);
-            if (!rc) rc = point_at(c, w->model, w->x0, NULL, &pt, st);
-            if (!rc) rc = mbl_lin_work_new(w->model, pt, &c->lopt, &w->work, &w->lin, st);
-            mbl_point_free(pt);
-            pt = NULL;
+            int have = c->pt0 && c->pt0_x[0] == w->x0[0] && c->pt0_x[1] == w->x0[1];
+            if (!rc && have && !(ws = opoint_point_copy(c->pt0))) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            if (!rc && !have) rc = point_at(c, w->model, w->x0, NULL, &ws, st);
+            if (!rc) rc = mbl_lin_work_new(w->model, ws, &c->lopt, &w->work, &w->lin, st);
             if (rc) {
+                mbl_point_free(ws);
                 study_sweep_worker_clear(w);
                 return rc;
             }
+            /* the point at x0 from the file's guess, the same computation as point_warm's without a
+             * warm start: not solved twice */
+            if (warm || start || x[0] != w->x0[0] || (c->naxes > 1 && x[1] != w->x0[1])) mbl_point_free(ws), ws = NULL;
         }
         for (int a = 0; a < c->naxes && !rc; a++)
             if (c->pidx[a] >= 0) rc = mbl_model_set_param(w->model, c->pidx[a], x[a], st);
         double t0 = cpu_s();
-        if (!rc) rc = point_warm(w, x, &pt, st);
+        if (!rc && (start || ws)) {
+            w->pt_warm = 0;
+            pt = ws ? ws : opoint_point_copy(start);
+            ws = NULL;
+            if (!pt) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            if (w->steps) w->steps[w->cur] = rc ? -1 : pt->iterations;
+        } else if (!rc) {
+            rc = point_warm(w, x, &pt, st);
+        }
+        mbl_point_free(ws);
         double t1 = cpu_s();
         w->t_point += t1 - t0;
         if (!rc) {

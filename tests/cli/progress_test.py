@@ -116,7 +116,9 @@ outdir = os.path.join(tmp, "out_sweep")
 os.mkdir(outdir)
 with open(os.path.join(outdir, "keep.txt"), "w") as f:
     f.write("mine\n")
-rc, out, lines, lat = interrupt_when(["sweep", "examples/fourbar_N300.yaml", "--param", "m=1:2:400", "-o", outdir,
+# (20,000 points: a sweep that runs several seconds, so that its progress lines come before its end;
+# with the block starts continued from block to block, 400 points take 0.3 s)
+rc, out, lines, lat = interrupt_when(["sweep", "examples/fourbar_N300.yaml", "--param", "m=1:2:20000", "-o", outdir,
                                       "--threads", "2", "--progress"], "progress: sweep")
 msg = [ln for ln in lines if ln.startswith("mblin: ") and not ln.startswith(("mblin: progress: ", "mblin: warning"))]
 check(rc == 130, "SIGINT during the sweep: exit 130 (%s)" % rc)

@@ -711,6 +711,43 @@ TEST(warm_newton_steps)
     mbl_sweep_free(sw), mbl_sweep_free(sw2);
 }
 
+/* Block starts (docs/study.md, "Warm start"): each block's first point is continued from the
+ * previous block's first point (the warm corrector's tangent, a few full Newton steps), not solved
+ * from the file's guess: fewer Newton steps than the file's guess takes at the same k, and the same
+ * eigenvalues as that cold point (the first of a two-point sweep: blocks of one point, from the
+ * file's guess) to the Newton tolerance. */
+TEST(block_starts)
+{
+    mbl_sweep *sw = warm_sweep("examples/fourbar_N5.yaml", "k", 20, 28, 1024, 1);
+    mbl_model *md = NULL;
+    mbl_status st;
+    CHECK_MSG(mbl_model_load_file("examples/fourbar_N5.yaml", NULL, 0, &md, &st) == 0, "%s", st.msg);
+    int ik = -1;
+    mbl_model_info info;
+    if (md) mbl_model_get_info(md, &info);
+    for (int i = 0; md && i < info.nparam; i++)
+        if (!strcmp(mbl_model_param_name(md, i), "k")) ik = i;
+    CHECK(ik >= 0);
+    for (int b = 1; sw && ik >= 0 && b < 16; b += 5) {
+        int p = 64 * b;
+        double k = sw->value[p];
+        mbl_point *cold = NULL;
+        CHECK_MSG(mbl_model_set_param(md, ik, k, &st) == 0, "%s", st.msg);
+        CHECK_MSG(mbl_operating_point(md, NULL, &cold, &st) == 0, "%s", st.msg);
+        if (cold) CHECK_MSG(sw->steps[p] >= 1 && sw->steps[p] < cold->iterations, "k = %g: %d steps, %d from the file's guess", k, sw->steps[p], cold->iterations);
+        mbl_point_free(cold);
+        mbl_sweep *one = warm_sweep("examples/fourbar_N5.yaml", "k", k, k + 1, 2, 1); /* blocks of one point */
+        for (int j = 0; one && j < sw->nmodes; j++) {
+            double a = sw->im[(size_t)p * sw->nmodes + j], c = one->im[j];
+            CHECK_CLOSE(a, c, 1e-10 * fmax(1, fabs(c)));
+            CHECK_CLOSE(sw->re[(size_t)p * sw->nmodes + j], one->re[j], 1e-10 * fmax(1, fabs(c)));
+        }
+        mbl_sweep_free(one);
+    }
+    mbl_sweep_free(sw);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(track_crossing_and_veering);
@@ -718,6 +755,7 @@ int main(void)
     RUN(sweep_sensitivity_predictor);
     RUN(warm_start);
     RUN(warm_newton_steps);
+    RUN(block_starts);
     RUN(bad_input);
     RUN(bicycle_table2);
     RUN(threads_identical);

@@ -187,10 +187,11 @@ check(rf.returncode == 0 and [f["point"] for f in jf.get("failed", [])] == [10, 
       f"failed points: {rf.stderr}")
 
 # progress: on stderr when it is a terminal, never otherwise (since issue 33, item 3 the tool's one
-# progress line, drawn once a run has taken 0.5 s: a sweep long enough for it)
+# progress line, drawn once a run has taken 0.5 s: a sweep long enough for it, about 2 s with the block
+# starts continued from block to block)
 import pty
 master, slave = pty.openpty()
-pr = subprocess.run([MBLIN, "sweep", "examples/fourbar_N300.yaml", "--param", "m=1:1.5:600"], stdout=subprocess.PIPE,
+pr = subprocess.run([MBLIN, "sweep", "examples/fourbar_N300.yaml", "--param", "m=1:1.5:6000"], stdout=subprocess.PIPE,
                     stderr=slave)
 os.close(slave)
 got = b""
@@ -203,7 +204,7 @@ try:
 except OSError:
     pass
 os.close(master)
-check(pr.returncode == 0 and b"/600 points" in got and b"] sweep " in got, f"progress on a terminal: {got[-200:]!r}")
+check(pr.returncode == 0 and b"/6000 points" in got and b"] sweep " in got, f"progress on a terminal: {got[-200:]!r}")
 check("points" not in r1.stderr, "progress written to a stderr that is not a terminal")
 
 os.remove(spin)
