@@ -14,7 +14,7 @@
  *   expression engine were unmapped and faulted back (about 3 ms of a 19 ms small-model run). A
  *   fixed mmap threshold of 32 MiB and trim threshold of 64 MiB keep that memory in the process;
  *   blocks above 32 MiB (large models) are still mapped and unmapped individually. The trim
- *   threshold is now 1 GiB + 64 MiB (below: the heap's first 64 MiB on huge pages). */
+ *   threshold is now 1 GiB + 64 MiB (below: the heap on huge pages). */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <stdint.h>
@@ -39,18 +39,12 @@
  * valgrind: the break then does not move). The resident size grows by at most one partly used
  * huge page per 2 MiB touched (measured: +8 % on the 1000-loop mechanism four-bar, 153 -> 166 MB,
  * whose CPU time went 0.69 -> 0.62 s and page faults 11,530 -> 274); a sweep's threads use their
- * own arenas (mmap'd), untouched by this. The range is the heap's first 64 MiB (malloc's
- * extensions beyond it are on 4 KiB pages, but for the expression engine's arrays of 4 MiB or
- * more, which it advises itself: the graph's nodes, operands and hash table, the compiler's
- * arrays, the tapes). With the first 1 GiB advised, the N = 10^4 four-bar (244 MiB) spent 0.16-
- * 0.31 s of system time against 0.06-0.09 s, and 1.05-1.16 s of CPU against 0.93-0.98 s (peak
- * RSS 244 -> 234 MiB), while models whose heap stays within 64 MiB (the 1000-loop four-bars) run
- * as before (issue 31, item 2; docs/benchmarks.md). The trim threshold lies far above the range,
- * so that freeing never gives the advised range back (a later extension would not be advised)
- * and freed memory stays in the process. docs/benchmarks.md has the measurements. */
+ * own arenas (mmap'd), untouched by this. The range is 1 GiB of address space (malloc's
+ * extensions beyond it are on 4 KiB pages as before); the trim threshold lies above it, so that
+ * freeing never gives the advised range back (a later extension would not be advised).
+ * docs/benchmarks.md has the measurements. */
 #define HUGE_PAGE ((uintptr_t)2 << 20)
-#define HEAP_HUGE ((uintptr_t)64 << 20) /* address space; M_TOP_PAD is an int */
-#define HEAP_TRIM ((uintptr_t)1 << 30)
+#define HEAP_HUGE ((uintptr_t)1 << 30) /* address space; M_TOP_PAD is an int */
 #define HEAP_SMALL ((uintptr_t)32 << 10)
 
 static void heap_huge(void)
@@ -86,7 +80,7 @@ void cli_thread_arenas(void)
 __attribute__((constructor(101))) static void mblin_cli_startup(void)
 {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, (int)(HEAP_TRIM + (64 << 20))); /* never trims the advised range */
+    mallopt(M_TRIM_THRESHOLD, (int)(HEAP_HUGE + (64 << 20))); /* never trims the advised range */
     mallopt(M_ARENA_MAX, 1);
     heap_huge(); /* before anything allocates (setenv does) */
     if (!getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS")) setenv("OPENBLAS_NUM_THREADS", "1", 0);
