@@ -5,6 +5,12 @@ system CPU and peak RSS of the child (os.wait4), medians (min-max) of --runs run
 load average over each row, and whether the outputs are byte-identical between the builds.
 
     python3 bench/oneshot_memory.py /work/before19/mblin build/mblin --sizes 1000,3000,10000 --runs 5
+
+A run's system time depends on the run before it: the pages (huge pages above all) that process
+freed are what the next one gets, warm or not. Builds whose memory differs (another huge-page
+policy) then bias each other when interleaved one run each: the N = 10^4 four-bar took 0.90 s run
+after itself and 1.16 s after a build that used fewer huge pages (docs/benchmarks.md, i20-load2).
+--after-self runs each build twice in a row and keeps the second run (after itself).
 """
 import argparse
 import hashlib
@@ -30,6 +36,8 @@ def main():
     ap.add_argument('builds', nargs='+', help='mblin binaries (the first is the reference for identical outputs)')
     ap.add_argument('--sizes', default='1000,3000,10000')
     ap.add_argument('--runs', type=int, default=5)
+    ap.add_argument('--after-self', action='store_true',
+                    help='run each build once unmeasured before each measured run (after itself, not another build)')
     a = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     gen = os.path.join(here, '..', 'examples', 'fourbar.py')
@@ -46,6 +54,8 @@ def main():
             loads = []
             for _ in range(a.runs):
                 for b in a.builds:
+                    if a.after_self:
+                        run(b, model, flag, os.path.join(tmp, 'out.json'))
                     res[b].append(run(b, model, flag, os.path.join(tmp, 'out.json')))
                 loads.append(os.getloadavg()[0])
             cells = []

@@ -114,11 +114,22 @@ static int reg_operand(const mblx_tape *t, uint32_t l, uint32_t i)
  * node l is complete, and, for a sum or product of k >= 2 operands, ACC(l, i) as soon as operand
  * i is available, so that the partial sum is accumulated at once and operand values die early
  * (a sum of 10^5 terms then needs O(1) registers). Pass 2 computes the last use of every value
- * (in event positions) and emits instructions, recycling registers. */
-typedef struct event {
-    uint32_t l, i; /* i == XNONE: NODE(l); else ACC(l, i) */
-} event;
+ * (in event positions) and emits instructions, recycling registers.
+ *
+ * An event is 4 bytes: the node, with EV_ACC set for an ACC. Its operand i is not stored: the
+ * ACC events of a node come in the order of its operands, so each pass counts them (in the
+ * node's dcnt, unused in the compile arrays, cleared after the pass). The events that neither
+ * use a value nor emit an instruction are not recorded: ACC(l, 0) (the first operand is read at
+ * ACC(l, 1)) and the NODE of a sum or product without a constant to apply. Every other event
+ * keeps its relative order, so the last uses, registers and instructions are the same as with
+ * every event recorded (8 bytes each: the N = 10^4 four-bar's list was 20.4 MB, now 3.6 MB). */
+#define EV_ACC 0x80000000u
 
+/* Does the NODE event of local node nd emit or use anything (see above)? */
+static int node_event(const mblx__node *nd)
+{
+    return !mblx__nary_local(nd) || (nd->na > 2 && nd->val != (nd->op == MBLX_OP_ADD ? 0.0 : 1.0));
+}
 
 /* The node a let stands for (let(x) compiles as x: no instruction). */
 static uint32_t unlet(const mblx_graph *g, uint32_t v)
@@ -135,7 +146,7 @@ typedef struct compiler {
     mblx_tape *t;
     u32map map;
     dfs_frame *stack;
-    event *ev;
+    uint32_t *ev;
     uint32_t *lastuse, *reg, *freel, *outl, *owner, *dlargs;
     mblx__node *dlnd; /* the private copy as the graph has it, while the compiler works on the shared form */
     uint32_t *gid;    /* the graph node of each local node of the copy (bound tapes: until shared) */
@@ -143,6 +154,7 @@ typedef struct compiler {
     size_t sn, scap, nl, nev, evcap, lcap;
     size_t ka, ncap, kn, nins;
     size_t nl0;
+    size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
 } compiler;
 
 static void compiler_free(compiler *c)
@@ -199,6 +211,7 @@ static int number_node(compiler *c, uint32_t v)
     GROWV(c->gid, c->nl, c->lcap);
     c->gid[c->nl++] = v;
     c->ka += c->g->nd[v].na;
+    if (mblx__nary_local(&c->g->nd[v])) c->extra += c->g->nd[v].na - 1;
     return 0;
 }
 
@@ -206,16 +219,20 @@ static int number_node(compiler *c, uint32_t v)
  * no names), at its exact size: local node l is graph node gid[l], its operands the local
  * indices of the graph's. Sized after the traversal, not reserved at a bound and shrunk: the
  * unused part of a reserve, freed, was untouched heap that later allocations had to fault in.
- * -1 when out of memory. */
+ * A bound tape keeps no copy: its arrays are reserved for the shared form's chains, which are
+ * then made in them (mblx__share), not in a second copy. -1 when out of memory. */
 static int copy_sub_dag(compiler *c)
 {
     const mblx_graph *g = c->g;
     mblx_tape *t = c->t;
     size_t nl = c->nl, ka = 0;
-    if (!(t->lnd = mbl_alloc_array(nl ? nl : 1, sizeof *t->lnd)) || !(t->largs = mbl_alloc_array(c->ka ? c->ka : 1, sizeof *t->largs)))
+    c->lres = nl, c->ares = c->ka;
+    if (t->g && c->extra <= (SIZE_MAX - c->ka) / 2 - 1) c->lres += c->extra, c->ares += 2 * c->extra;
+    if (!(t->lnd = mbl_alloc_array(c->lres ? c->lres : 1, sizeof *t->lnd)) ||
+        !(t->largs = mbl_alloc_array(c->ares ? c->ares : 1, sizeof *t->largs)))
         return -1;
-    mblx__hugepages(t->lnd, nl * sizeof *t->lnd);
-    mblx__hugepages(t->largs, c->ka * sizeof *t->largs);
+    mblx__hugepages(t->lnd, c->lres * sizeof *t->lnd);
+    mblx__hugepages(t->largs, c->ares * sizeof *t->largs);
     for (size_t l = 0; l < nl; l++) {
         uint32_t v = c->gid[l];
         const mblx__node *gn = &g->nd[v];
@@ -322,15 +339,20 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     {
         mblx__node *cl;
         uint32_t *ca;
-        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, outl, n, &cl, &ca, &c->nl, &c->ka, &c->owner)) return -1;
+        /* a bound tape's lnd and largs may hold the chains (copy_sub_dag) */
+        size_t lres = t->g ? c->lres : 0, ares = t->g ? c->ares : 0;
+        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, &cl, &ca, &c->nl, &c->ka, &c->owner))
+            return -1;
         if (t->g) { /* a bound tape: owner in graph nodes at once (gid freed) */
             for (size_t l = 0; l < c->nl; l++) c->owner[l] = c->gid[c->owner[l]];
             mbl_free(c->gid);
             c->gid = NULL;
         }
         if (cl && t->g) { /* a bound tape keeps no copy: the original form is not needed any more */
-            mbl_free(t->lnd);
-            mbl_free(t->largs);
+            if (cl != t->lnd) {
+                mbl_free(t->lnd);
+                mbl_free(t->largs);
+            }
             t->lnd = cl;
             t->largs = ca;
         } else if (cl) {
@@ -341,16 +363,18 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         }
     }
     size_t nl = c->nl;
+    if (nl >= EV_ACC) return -1; /* the events' node field */
     c->nev = 0;
-    /* one NODE event per node, one ACC per operand of a sum or product (nl + ka was up to twice
-     * as many: the operands of the other nodes make no event) */
+    /* one event per operand after the first of a sum or product, and one per node but such sums
+     * and products without a constant (see EV_ACC) */
     c->evcap = 0;
-    for (size_t l = 0; l < nl; l++) c->evcap += 1 + (mblx__nary_local(&t->lnd[l]) ? t->lnd[l].na : 0);
+    for (size_t l = 0; l < nl; l++)
+        c->evcap += node_event(&t->lnd[l]) + (mblx__nary_local(&t->lnd[l]) ? t->lnd[l].na - 1 : 0);
     if (!(c->ev = mbl_alloc_array(c->evcap ? c->evcap : 1, sizeof *c->ev)) || !(c->seen = mbl_calloc(nl ? nl : 1, 1)))
         return -1;
     mblx__hugepages(c->ev, c->evcap * sizeof *c->ev);
     unsigned char *seen = c->seen;
-    event *ev = c->ev;
+    uint32_t *ev = c->ev;
     for (size_t o = 0; o < n; o++) {
         if (seen[outl[o]]) continue;
         seen[outl[o]] = 1;
@@ -367,15 +391,22 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
                     c->stack[c->sn++] = (dfs_frame){ch, ch, 0};
                     continue;
                 }
-                if (mblx__nary_local(nd)) ev[c->nev++] = (event){f->l, f->next};
+                if (f->next && mblx__nary_local(nd)) ev[c->nev++] = f->l | EV_ACC;
                 f->next++;
                 continue;
             }
-            ev[c->nev++] = (event){f->l, XNONE};
+            if (node_event(nd)) ev[c->nev++] = f->l;
             c->sn--;
         }
     }
     return 0;
+}
+
+/* The operand index of each ACC event of the pass over ev[0..nev) that counts them in the local
+ * nodes' dcnt: cleared after the pass. */
+static void clear_acc_counts(mblx_tape *t, const uint32_t *ev, size_t nev)
+{
+    for (size_t p = 0; p < nev; p++) t->lnd[ev[p] & ~EV_ACC].dcnt = 0;
 }
 
 /* 3. last use (event position) of every value that lives in a register */
@@ -383,7 +414,7 @@ static int last_uses(compiler *c, size_t n)
 {
     mblx_tape *t = c->t;
     size_t nl = c->nl;
-    const event *ev = c->ev;
+    const uint32_t *ev = c->ev;
     c->lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *c->lastuse);
     c->reg = mbl_alloc_array(nl ? nl : 1, sizeof *c->reg);
     c->freel = mbl_alloc_array(nl ? nl : 1, sizeof *c->freel);
@@ -395,17 +426,19 @@ static int last_uses(compiler *c, size_t n)
     for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE;
     if (core_progress_tick((double)nl)) return -1; /* a load's report */
     for (size_t p = 0; p < c->nev; p++) {
-        uint32_t l = ev[p].l;
+        uint32_t l = ev[p] & ~EV_ACC;
         const uint32_t *a = t->largs + t->lnd[l].aoff;
-        if (ev[p].i != XNONE) { /* ACC(l, i): uses operand i (and operand 0 at i == 1) */
-            if (ev[p].i >= 1) lastuse[a[ev[p].i]] = (uint32_t)p;
-            if (ev[p].i == 1) lastuse[a[0]] = (uint32_t)p;
+        if (ev[p] & EV_ACC) { /* ACC(l, i >= 1): uses operand i (and operand 0 at i == 1) */
+            uint32_t i = ++t->lnd[l].dcnt;
+            lastuse[a[i]] = (uint32_t)p;
+            if (i == 1) lastuse[a[0]] = (uint32_t)p;
             continue;
         }
         if ((t->lnd[l].op == MBLX_OP_ADD || t->lnd[l].op == MBLX_OP_MUL) && t->lnd[l].na >= 2) continue;
         for (uint32_t i = 0; i < t->lnd[l].na; i++)
             if (reg_operand(t, l, i)) lastuse[a[i]] = (uint32_t)p;
     }
+    clear_acc_counts(t, ev, c->nev);
     for (size_t o = 0; o < n; o++) lastuse[c->outl[o]] = XPENDING; /* never */
     /* the instructions emit_instructions makes, counted as it makes them: ins and ins_node at
      * their exact size (an upper bound, one per node and operand of a sum or product, was 2.4
@@ -413,9 +446,9 @@ static int last_uses(compiler *c, size_t n)
      * later allocations touched) */
     size_t nins = 0;
     for (size_t p = 0; p < c->nev; p++) {
-        const mblx__node *nd = &t->lnd[ev[p].l];
-        if (ev[p].i != XNONE) nins += ev[p].i >= 1; /* ACC(l, i >= 1): one */
-        else if (lastuse[ev[p].l] == XNONE) continue; /* only used as an immediate */
+        const mblx__node *nd = &t->lnd[ev[p] & ~EV_ACC];
+        if (ev[p] & EV_ACC) nins++; /* ACC(l, i >= 1): one */
+        else if (lastuse[ev[p]] == XNONE) continue; /* only used as an immediate */
         else if (mblx__nary_local(nd)) nins += nd->na > 2 && nd->val != (nd->op == MBLX_OP_ADD ? 0.0 : 1.0);
         else nins++;
     }
@@ -435,7 +468,7 @@ static int last_uses(compiler *c, size_t n)
 static void emit_instructions(compiler *c)
 {
     mblx_tape *t = c->t;
-    const event *ev = c->ev;
+    const uint32_t *ev = c->ev;
     uint32_t *lastuse = c->lastuse, *reg = c->reg, *freel = c->freel;
     size_t ni = 0, nfree = 0, nreg = 0, kext = 0;
 #define EMIT(op_, a_, b_, c_)                                                                 \
@@ -457,15 +490,14 @@ static void emit_instructions(compiler *c)
         }                                                                                     \
     } while (0)
     for (size_t p = 0; p < c->nev; p++) {
-        uint32_t l = ev[p].l;
+        uint32_t l = ev[p] & ~EV_ACC;
         const uint32_t *a = t->largs + t->lnd[l].aoff;
         uint32_t na = t->lnd[l].na;
         unsigned op = t->lnd[l].op;
         double val = t->lnd[l].val;
         int add = op == MBLX_OP_ADD;
-        if (ev[p].i != XNONE) {
-            uint32_t i = ev[p].i, dst;
-            if (i == 0) continue;
+        if (ev[p] & EV_ACC) {
+            uint32_t i = ++t->lnd[l].dcnt, dst;
             if (i == 1) {
                 dst = nfree ? freel[--nfree] : (uint32_t)nreg++;
                 reg[l] = dst;
@@ -532,6 +564,7 @@ static void emit_instructions(compiler *c)
     }
 #undef EMIT
 #undef FREE_IF_DEAD
+    clear_acc_counts(t, ev, c->nev);
     t->nins = ni; /* == c->nins (last_uses counted them) */
     t->nreg = nreg;
 }

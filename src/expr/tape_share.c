@@ -117,9 +117,13 @@ oom:
  * as interned chains (see above), into new compile arrays *pcl, *pca (*pnl nodes, *pka operands;
  * NULL when there is nothing to share). outl: the outputs' local nodes (replaced by their
  * aliases); *powner (allocated here, *pnl entries): the node of the original sub-DAG that a node
- * computes or is a link of (the one error messages show). Returns 0, or -1 when out of memory. */
-static int share_chains(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t ka0, uint32_t *outl,
-                        size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner)
+ * computes or is a link of (the one error messages show). lcap, acap: the capacities of lnd and
+ * largs when they may be rewritten; if they hold the chains' upper bounds, the chains are made in
+ * them (*pcl == lnd, *pca == largs), else (and with 0, 0) in a copy and lnd, largs are only read.
+ * Returns 0, or -1 when out of memory (lnd, largs then rewritten in part: not to be used). */
+static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap,
+                        uint32_t *outl, size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka,
+                        uint32_t **powner)
 {
     size_t extra = 0, nnary = 0;
     *pcl = NULL;
@@ -138,9 +142,11 @@ static int share_chains(const mblx__node *lnd, const uint32_t *largs, size_t nl0
     mblx__hugepages(owner, nmax * sizeof *owner);
     for (size_t l = 0; l < nl0; l++) owner[l] = (uint32_t)l; /* a link's is set where it is made */
     if (!extra) return 0;
-    /* compile arrays at their upper bounds (pages never written cost nothing) */
-    mblx__node *cl = mbl_alloc_array(nmax, sizeof *cl);
-    uint32_t *ca = mbl_alloc_array(ka0 + 2 * extra, sizeof *ca);
+    /* compile arrays at their upper bounds (pages never written cost nothing), or lnd and largs
+     * themselves when they have room (no copy: the N = 10^4 four-bar's residual, 22 MB) */
+    int inplace = lcap >= nmax && acap >= ka0 + 2 * extra;
+    mblx__node *cl = inplace ? lnd : mbl_alloc_array(nmax, sizeof *cl);
+    uint32_t *ca = inplace ? largs : mbl_alloc_array(ka0 + 2 * extra, sizeof *ca);
     uint32_t *alias = mbl_alloc_array(nl0, sizeof *alias); /* read for the original nodes alone */
     uint32_t *order = mbl_alloc_array(nl0, sizeof *order);
     unsigned char *mark = mbl_alloc_array(nl0, 1);
@@ -148,15 +154,17 @@ static int share_chains(const mblx__node *lnd, const uint32_t *largs, size_t nl0
     while (T.cap < 4 * nnary) T.cap *= 2;
     T.s = mbl_calloc(T.cap, sizeof *T.s);
     if (!cl || !ca || !alias || !order || !mark || !T.s) goto out;
-    mblx__hugepages(cl, nmax * sizeof *cl);
-    mblx__hugepages(ca, (ka0 + 2 * extra) * sizeof *ca);
+    if (!inplace) {
+        mblx__hugepages(cl, nmax * sizeof *cl);
+        mblx__hugepages(ca, (ka0 + 2 * extra) * sizeof *ca);
+        memcpy(cl, lnd, nl0 * sizeof *cl);
+        memcpy(ca, largs, ka0 * sizeof *ca);
+    }
     mblx__hugepages(alias, nl0 * sizeof *alias);
     mblx__hugepages(order, nl0 * sizeof *order);
     mblx__hugepages(T.s, T.cap * sizeof *T.s);
     T.nd = cl;
     T.args = ca;
-    memcpy(cl, lnd, nl0 * sizeof *cl);
-    memcpy(ca, largs, ka0 * sizeof *ca);
     for (size_t l = 0; l < nl0; l++) alias[l] = (uint32_t)l;
     size_t no = local_postorder(cl, ca, nl0, outl, nout, mark, order);
     if (no == SIZE_MAX) goto out;
@@ -219,8 +227,10 @@ static int share_chains(const mblx__node *lnd, const uint32_t *largs, size_t nl0
     *pka = ka;
     rc = 0;
 out:
-    mbl_free(cl);
-    mbl_free(ca);
+    if (!inplace) {
+        mbl_free(cl);
+        mbl_free(ca);
+    }
     mbl_free(alias);
     mbl_free(order);
     mbl_free(mark);
@@ -639,10 +649,11 @@ static size_t dag_ops(const mblx__node *nd, const uint32_t *args, size_t nl, con
 /* The shared form of the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands): chains alone (the
  * same operations in the same order as written: bit-identical values), or common pairs and then
  * chains, whichever has fewer operations (the pairs can break prefixes the chains would have
- * shared). Outputs as share_chains (*pcl NULL: the sub-DAG as it is); *powner always allocated.
- * Returns 0, or -1 when out of memory. */
-int mblx__share(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t ka0, uint32_t *outl, size_t nout,
-                mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner)
+ * shared). Outputs as share_chains (*pcl NULL: the sub-DAG as it is; *pcl == lnd: the chains made
+ * in lnd and largs, which lcap, acap, when not 0, allow as share_chains says); *powner always
+ * allocated. Returns 0, or -1 when out of memory. */
+int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
+                size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner)
 {
     mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
     uint32_t *caA = NULL, *caB = NULL, *pa = NULL, *ownA = NULL, *ownB = NULL, *ownP = NULL;
@@ -653,11 +664,15 @@ int mblx__share(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t
     memcpy(outA, outl, nout * sizeof *outA);
     memcpy(outB, outl, nout * sizeof *outB);
     /* a load's progress report between the steps (core/progress.h): a stop fails as out of memory
-     * does, and the compiler tells them apart */
-    if (share_chains(lnd, largs, nl0, ka0, outA, nout, &clA, &caA, &nlA, &kaA, &ownA) || core_progress_tick(1)) goto out;
-    if (share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP) || core_progress_tick(2)) goto out;
+     * does, and the compiler tells them apart. The pairs first: they read lnd and largs, which the
+     * chains may rewrite */
+    if (share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP) || core_progress_tick(1)) goto out;
+    if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, &clA, &caA, &nlA, &kaA, &ownA) ||
+        core_progress_tick(2))
+        goto out;
     if (pl) {
-        if (share_chains(pl, pa, nlP, kaP, outB, nout, &clB, &caB, &nlB, &kaB, &ownB) || core_progress_tick(3)) goto out;
+        if (share_chains(pl, pa, nlP, kaP, 0, 0, outB, nout, &clB, &caB, &nlB, &kaB, &ownB) || core_progress_tick(3))
+            goto out;
         for (size_t l = 0; l < nlB; l++) ownB[l] = ownP[ownB[l]];
         if (!clB) clB = pl, caB = pa, pl = NULL, pa = NULL;
         size_t opsA = dag_ops(clA ? clA : lnd, clA ? caA : largs, nlA, outA, nout);
@@ -676,7 +691,11 @@ int mblx__share(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t
     clA = NULL, caA = NULL, ownA = NULL;
     rc = 0;
 out:
-    mbl_free(clA), mbl_free(caA), mbl_free(ownA);
+    if (clA != lnd) { /* made in lnd and largs: the caller's */
+        mbl_free(clA);
+        mbl_free(caA);
+    }
+    mbl_free(ownA);
     mbl_free(clB), mbl_free(caB), mbl_free(ownB);
     mbl_free(pl), mbl_free(pa), mbl_free(ownP);
     mbl_free(outA), mbl_free(outB);
