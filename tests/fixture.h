@@ -65,6 +65,18 @@ static inline int fixture_model_point(const char *path, const char *text, const 
     return *md ? mbl_operating_point(*md, NULL, pt, st) : st->code ? st->code : -1;
 }
 
+/* The point given by q and v (mbl_operating_point at MBL_AT_GIVEN): its status code. */
+static inline int fixture_point_given(const mbl_model *md, const double *q, const double *v, mbl_point **pt,
+                                      mbl_status *st)
+{
+    mbl_opoint_options po;
+    mbl_opoint_options_default(&po);
+    po.at = MBL_AT_GIVEN;
+    po.q = q;
+    po.v = v;
+    return mbl_operating_point(md, &po, pt, st);
+}
+
 /* fixture_model with set_form(form) in force while the model is read and set_form(1), the
  * default, after it (set_form NULL: none); a failed check at file:line naming the model and the
  * reason when it does not load. */

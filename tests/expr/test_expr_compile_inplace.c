@@ -14,30 +14,12 @@
 
 #include "expr/tape_internal.h"
 #include "mblin/expr.h"
+#include "parse_fixture.h"
 #include "test.h"
 
 static mblx_graph *G;
 
-static int resolver(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args,
-                    mblx_id *out, char *why, size_t whylen)
-{
-    (void)ud, (void)args, (void)why, (void)whylen;
-    if (nargs >= 0) return 1;
-    *out = mblx_symbol_n(g, name, len);
-    return 0;
-}
-
-static mblx_id P(const char *s)
-{
-    mblx_parse_opts o = {resolver, NULL, 0, 0, 0, NULL};
-    mblx_id e;
-    mbl_status st;
-    if (mblx_parse(G, s, strlen(s), &o, &e, &st)) {
-        fprintf(stderr, "parse failed: %s\n", st.msg);
-        return MBLX_NONE;
-    }
-    return e;
-}
+static mblx_id P(const char *s) { return fixture_parse(G, s); }
 
 /* The same instructions, registers and output registers. */
 static int same_tape(const mblx_tape *a, const mblx_tape *b)

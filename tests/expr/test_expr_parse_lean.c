@@ -7,30 +7,13 @@
 #include <string.h>
 
 #include "mblin/expr.h"
+#include "parse_fixture.h"
 #include "test.h"
 
 static mblx_graph *G;
 
 /* Resolver: every bare name is a symbol. */
-static int resolver(void *ud, mblx_graph *g, const char *name, size_t len, int nargs, const mblx_id *args, mblx_id *out,
-                    char *why, size_t whylen)
-{
-    (void)ud, (void)args, (void)why, (void)whylen;
-    if (nargs >= 0) return 1;
-    *out = mblx_symbol_n(g, name, len);
-    return 0;
-}
-
-static mblx_parse_opts OPTS = {resolver, NULL, 0, 0, 0, NULL};
-
-static mblx_id P(const char *s)
-{
-    mblx_id e;
-    mbl_status st;
-    int rc = mblx_parse(G, s, strlen(s), &OPTS, &e, &st);
-    if (rc) fprintf(stderr, "parse of '%s' failed: %s\n", s, st.msg);
-    return rc ? MBLX_NONE : e;
-}
+static mblx_id P(const char *s) { return fixture_parse(G, s); }
 
 static mblx_id S(const char *n) { return mblx_symbol(G, n); }
 
@@ -132,10 +115,11 @@ TEST(integer_literals_as_strtod_reads_them)
     mblx_id x = S("x");
     CHECK(P("(x - 12)^2") == mblx_powc(G, mblx_sub(G, x, mblx_const(G, 12.0)), 2.0));
     /* malformed numbers are still refused */
+    mblx_parse_opts opts = {fixture_symbols, NULL, 0, 0, 0, NULL};
     mblx_id e;
     mbl_status st;
-    CHECK(mblx_parse(G, "12a", 3, &OPTS, &e, &st) != 0);
-    CHECK(mblx_parse(G, "1.2.3", 5, &OPTS, &e, &st) != 0);
+    CHECK(mblx_parse(G, "12a", 3, &opts, &e, &st) != 0);
+    CHECK(mblx_parse(G, "1.2.3", 5, &opts, &e, &st) != 0);
     mblx_graph_free(G);
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mblin/mblin.h"
+#include "fixture.h"
 #include "test.h"
 
 static const char text[] = "model: dae\ncoordinates: {x: 0.5, y: 0}\n"
@@ -20,18 +21,13 @@ static const char text[] = "model: dae\ncoordinates: {x: 0.5, y: 0}\n"
 static int lin_at(const mbl_model *md, double x, double rcond_min, char *msg, size_t len)
 {
     double q[2] = {x, 0}, v[2] = {0, 0};
-    mbl_opoint_options po;
-    mbl_opoint_options_default(&po);
-    po.at = MBL_AT_GIVEN;
-    po.q = q;
-    po.v = v;
     mbl_point *pt = NULL;
     mbl_linear *lin = NULL;
     mbl_status st;
     mbl_lin_options lo;
     mbl_lin_options_default(&lo);
     lo.rcond_min = rcond_min;
-    int rc = mbl_operating_point(md, &po, &pt, &st);
+    int rc = fixture_point_given(md, q, v, &pt, &st);
     if (!rc) {
         rc = mbl_linearize(md, pt, &lo, &lin, &st);
         if (!rc) { /* M-hat is M itself here */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mblin/mblin.h"
+#include "fixture.h"
 #include "test.h"
 
 #define ROTOR "examples/mech/rigid_rotor.yaml"
@@ -154,13 +155,8 @@ TEST(rotor_relinearize_sweep)
     for (int rpm = 2000; w && rpm <= 20000; rpm += 6000) {
         double W = rpm * 2 * acos(-1.0) / 60, want[5];
         for (int j = 0; j < n; j++) v[j] = pt->v[j] * (W / W0);
-        mbl_opoint_options po;
-        mbl_opoint_options_default(&po);
-        po.at = MBL_AT_GIVEN;
-        po.q = q;
-        po.v = v;
         mbl_point *p2 = NULL;
-        CHECK(mbl_operating_point(md, &po, &p2, &st) == 0);
+        CHECK(fixture_point_given(md, q, v, &p2, &st) == 0);
         mbl_alloc_fail_after(0); /* the sweep (equilibration included) allocates nothing */
         int rc = p2 ? mbl_relinearize(w, p2, lin, &st) : -1;
         mbl_alloc_fail_after(-1);
