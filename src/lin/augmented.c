@@ -647,6 +647,7 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
         aug_alloc_release(&w->wa, &w->tsrc), aug_alloc_release(&w->wa, &w->tx);
     }
     equilibrate(w);
+    if (!w->sweep) aug_alloc_release(&w->wa, &w->ework); /* the equilibration's scratch */
     if (w->kin) {
         double condk = 0;
         rc = mbla_csc_from_triplets(w->Nk, w->Nk, w->nzk, w->kti, w->ktj, w->ktx, w->kmap, &w->Kin, st);
@@ -662,12 +663,17 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
         if (!rc) rc = mbla_klu_condest(w->klu_k, w->Kin, &condk, st);
         if (!rc && !(condk > 0 && 1.0 / condk >= opt->rcond_min)) rc = aug_kin_singular_error(st, condk);
         if (rc) return rc;
-        if (!w->sweep) mbla_csc_free(w->Kin), w->Kin = NULL; /* its factors are what the solves use */
+        if (!w->sweep) { /* its factors are what the solves use */
+            mbla_csc_free(w->Kin), w->Kin = NULL;
+            mbla_klu_solve_only(w->klu_k);
+            aug_alloc_release(&w->ka, &w->kwork);
+        }
     }
     rc = mbla_klu_new(w->Aug, NULL, &w->lu, st);
     if (rc == MBL_ESINGULAR) rc = aug_singular_error(st, 0.0);
     if (rc) return rc;
     rc = mbla_klu_condest(w->lu, w->Aug, &lin->cond, st);
+    if (!w->sweep) mbla_klu_solve_only(w->lu), mbla_csc_free(w->Aug), w->Aug = NULL;
     /* with the kinematic system regular the whole matrix is singular exactly when M-hat is (checked
      * after the solve); its condition otherwise grows with (omega_max / omega_min)^2 and is no
      * reason to refuse. Without the kinematic system rcond_min decides. */
