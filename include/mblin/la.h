@@ -493,6 +493,12 @@ MBL_API int mbla_kluz_solve(mbla_klu *k, char trans, int nrhs, double *B, int ld
 
 MBL_API void mbla_klu_free(mbla_klu *k);
 
+/* Keep only what the solves need (the factors, the column permutation, the equilibration factors):
+ * the copies of the analysed pattern and the values' scratch are freed (about 20 bytes per nonzero),
+ * after which mbla_klu_refactor and mbla_klu_condest refuse (MBL_EARG). For a one-shot caller
+ * before its next large allocation. */
+MBL_API void mbla_klu_solve_only(mbla_klu *k);
+
 /* ============================================================================================
  * Sparse Cholesky: CHOLMOD (needs MBLIN_WITH_GPL; otherwise every function returns MBL_ELIB
  * "built without GPL components (MBLIN_WITH_GPL=OFF)")

@@ -51,6 +51,7 @@ struct mbla_klu {
     double refactor_drop;
     double pivot_tol, pivot_tol_try;
     int nfactor, nrefactor, nfallback;
+    int solve_only; /* mbla_klu_solve_only: p, i, bp, bi, bsrc, bx, eabs, sx freed */
 };
 
 void mbla_klu_opts_default(mbla_klu_opts *opts)
@@ -80,6 +81,17 @@ void mbla_klu_free(mbla_klu *k)
     mbl_free(k->q), mbl_free(k->bp), mbl_free(k->bi), mbl_free(k->bsrc), mbl_free(k->bx), mbl_free(k->perm);
     mbl_free(k->er), mbl_free(k->ec), mbl_free(k->ework), mbl_free(k->eabs), mbl_free(k->sx);
     mbl_free(k);
+}
+
+void mbla_klu_solve_only(mbla_klu *k)
+{
+    if (!k) return;
+    mbl_free(k->p), mbl_free(k->i), mbl_free(k->uperm);
+    mbl_free(k->bp), mbl_free(k->bi), mbl_free(k->bsrc), mbl_free(k->bx);
+    mbl_free(k->eabs), mbl_free(k->sx);
+    k->p = k->i = k->uperm = k->bp = k->bi = k->bsrc = NULL;
+    k->bx = k->eabs = k->sx = NULL;
+    k->solve_only = 1;
 }
 
 void mbla_klu_stats(const mbla_klu *k, int *nfactor, int *nrefactor)
@@ -424,6 +436,7 @@ static int same_pattern(const mbla_klu *k, const mbla_csc *A)
 static int refactor(mbla_klu *k, const mbla_csc *A, const double *x, mbl_status *st,
                     const char *fn)
 {
+    if (k->solve_only) return mbl_error(st, MBL_EARG, "%s: the factorization was kept for solves only", fn);
     if (!same_pattern(k, A))
         return mbl_error(st, MBL_EDIM, "%s: sparsity pattern differs from the analysed one", fn);
     if (!x && k->nz) return mbl_error(st, MBL_EARG, "%s: values are NULL", fn);
@@ -589,6 +602,7 @@ int mbla_klu_condest(mbla_klu *k, const mbla_csc *A, double *condest, mbl_status
     if (!k || !condest) return mbl_error(st, MBL_EARG, "%s: NULL argument", fn);
     if (k->cplx) return mbl_error(st, MBL_EARG, "%s: factorization is complex", fn);
     if (!k->num && k->n) return mbl_error(st, MBL_EARG, "%s: no valid factorization", fn);
+    if (k->solve_only) return mbl_error(st, MBL_EARG, "%s: the factorization was kept for solves only", fn);
     if (!same_pattern(k, A))
         return mbl_error(st, MBL_EDIM, "%s: A's pattern differs from the factored one", fn);
     if (k->n == 0) {

@@ -123,6 +123,16 @@ static void aug_alloc_free(aug_alloc *a)
     for (int i = 0; i < a->n; i++) mbl_free(a->part[i]);
 }
 
+/* One of the arrays back to the heap before the next large allocation (a one-shot's triplets once
+ * their matrix is assembled); in one block, the block keeps it. *p becomes NULL. */
+static void aug_alloc_release(aug_alloc *a, void *pp)
+{
+    void **p = pp;
+    for (int i = 0; *p && !a->block && i < a->n; i++)
+        if (a->part[i] == *p) mbl_free(a->part[i]), a->part[i] = NULL;
+    *p = NULL;
+}
+
 /* ---- the sweep workspace: everything that does not change from one point to the next ---- */
 
 void mbl_lin_work_free(mbl_lin_work *w)
@@ -523,20 +533,22 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
     const sparse_rows *U = &w->U;
     size_t cap = (size_t)w->nz + (size_t)U->ptr[3 * nus + 2 * nuvs] + (size_t)z1 + 1;
     w->kcols = zz < AUG_RHS_BLOCK ? zz : AUG_RHS_BLOCK;
+    int ng = 0; /* the Jacobian entries of EOM rows in the kinematic columns (gent) */
+    for (int p = 0; p < md->jac.nz; p++) ng += md->jac.row[p] < md->row0[MBL_ROW_EOM + 1] && aug_kin_col(md, md->jac.col[p]) >= 0;
     carve c = {&w->ka, 0, 0, 0};
     for (int pass = 0; pass < 2; pass++) { /* sizes, then the pieces of one block */
         if (pass && carve_second(&c, st)) return MBL_ENOMEM;
         w->kti = carve_array(&c, cap, sizeof *w->kti);
         w->ktj = carve_array(&c, cap, sizeof *w->ktj);
         w->ktsrc = carve_array(&c, cap, sizeof *w->ktsrc);
-        w->kmap = carve_array(&c, cap, sizeof *w->kmap);
+        w->kmap = w->sweep ? carve_array(&c, cap, sizeof *w->kmap) : NULL; /* refills only */
         w->ktx = carve_array(&c, cap, sizeof *w->ktx);
         w->Xk = carve_array(&c, (size_t)w->Nk * (size_t)w->kcols + 1, sizeof *w->Xk);
         w->G = carve_array(&c, (size_t)n * (size_t)zz + 1, sizeof *w->G);
         w->kr = carve_array(&c, (size_t)w->Nk + 1, sizeof *w->kr);
         w->kc = carve_array(&c, (size_t)w->Nk + 1, sizeof *w->kc);
         w->kwork = carve_array(&c, 2 * (size_t)w->Nk + 1, sizeof *w->kwork);
-        w->gent = carve_array(&c, 3 * (size_t)md->jac.nz + 1, sizeof *w->gent);
+        w->gent = carve_array(&c, 3 * (size_t)ng + 1, sizeof *w->gent);
     }
     if (c.fail) return mbl_error(st, MBL_ENOMEM, "out of memory");
     w->ng = 0;
@@ -630,10 +642,19 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
     fill_triplets(w);
     rc = mbla_csc_from_triplets(N, N, nz, w->ti, w->tj, w->tx, w->map, &w->Aug, st);
     if (rc) return rc;
+    if (!w->sweep) { /* a one-shot's triplets: assembled (kin_prepare has taken its own from them) */
+        aug_alloc_release(&w->wa, &w->ti), aug_alloc_release(&w->wa, &w->tj);
+        aug_alloc_release(&w->wa, &w->tsrc), aug_alloc_release(&w->wa, &w->tx);
+    }
     equilibrate(w);
+    if (!w->sweep) aug_alloc_release(&w->wa, &w->ework); /* the equilibration's scratch */
     if (w->kin) {
         double condk = 0;
         rc = mbla_csc_from_triplets(w->Nk, w->Nk, w->nzk, w->kti, w->ktj, w->ktx, w->kmap, &w->Kin, st);
+        if (!w->sweep) {
+            aug_alloc_release(&w->ka, &w->kti), aug_alloc_release(&w->ka, &w->ktj);
+            aug_alloc_release(&w->ka, &w->ktsrc), aug_alloc_release(&w->ka, &w->ktx);
+        }
         if (!rc) {
             mbla_csc_equilibrate(w->Kin, MBLA_DEFAULT, 0, w->kr, w->kc, w->kwork, NULL);
             rc = mbla_klu_new(w->Kin, NULL, &w->klu_k, st);
@@ -642,11 +663,17 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
         if (!rc) rc = mbla_klu_condest(w->klu_k, w->Kin, &condk, st);
         if (!rc && !(condk > 0 && 1.0 / condk >= opt->rcond_min)) rc = aug_kin_singular_error(st, condk);
         if (rc) return rc;
+        if (!w->sweep) { /* its factors are what the solves use */
+            mbla_csc_free(w->Kin), w->Kin = NULL;
+            mbla_klu_solve_only(w->klu_k);
+            aug_alloc_release(&w->ka, &w->kwork);
+        }
     }
     rc = mbla_klu_new(w->Aug, NULL, &w->lu, st);
     if (rc == MBL_ESINGULAR) rc = aug_singular_error(st, 0.0);
     if (rc) return rc;
     rc = mbla_klu_condest(w->lu, w->Aug, &lin->cond, st);
+    if (!w->sweep) mbla_klu_solve_only(w->lu), mbla_csc_free(w->Aug), w->Aug = NULL;
     /* with the kinematic system regular the whole matrix is singular exactly when M-hat is (checked
      * after the solve); its condition otherwise grows with (omega_max / omega_min)^2 and is no
      * reason to refuse. Without the kinematic system rcond_min decides. */
@@ -683,7 +710,7 @@ static int aug_names(const mbl_model *md, const mbl_state_ref *S, const mbl_stat
 /* Choose the states at pt, fix the pattern of the augmented matrix and analyse it; evaluate and
  * factor at pt. */
 static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, const mbl_state_ref *Sg,
-                        int zg, mbl_lin_work **out, mbl_linear **linout, mbl_status *st)
+                        int zg, int sweep, mbl_lin_work **out, mbl_linear **linout, mbl_status *st)
 {
     int n = md->n, nr = md->nr, ny = md->ny, nus = md->nus, nuvs = md->nuvs;
     mbl_linear *lin = NULL, tmp;
@@ -693,8 +720,9 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
     if (!w) return mbl_error(st, MBL_ENOMEM, "out of memory");
     w->md = md;
     w->opt = *opt;
+    w->sweep = sweep;
     w->N = model_blk0(md, MBL_BLK_R); /* unknowns without the inputs: [a lam mu v q Xdot Z X] */
-    int N = w->N, rc = lin_eval_init(md, &w->ev, st);
+    int N = w->N, rc = sweep ? lin_eval_init(md, &w->ev, st) : lin_eval_init_lean(md, &w->ev, st);
     if (!rc) rc = lin_eval_at(md, pt, &w->ev, st);
     memset(&tmp, 0, sizeof tmp);
     if (!rc && Sg) { /* given position states, their rates as the velocity states (see lin_states_frozen) */
@@ -730,7 +758,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
         w->ti = carve_array(&c, cap, sizeof *w->ti);
         w->tj = carve_array(&c, cap, sizeof *w->tj);
         w->tsrc = carve_array(&c, cap, sizeof *w->tsrc);
-        w->map = carve_array(&c, cap, sizeof *w->map);
+        w->map = w->sweep ? carve_array(&c, cap, sizeof *w->map) : NULL; /* refills only */
         w->tx = carve_array(&c, cap, sizeof *w->tx);
         w->X = carve_array(&c, (size_t)N * (size_t)w->xcols + 1, sizeof *w->X);
         w->vw_ptr = carve_array(&c, (size_t)z1 + 2, sizeof *w->vw_ptr);
@@ -796,7 +824,7 @@ int mbl_lin_work_new(const mbl_model *md, const mbl_point *pt, const mbl_lin_opt
     double need = lin_dense_bytes(md, pt, "augmented"), budget = lin_mem_budget(opt);
     int rc = need > budget ? lin_refuse_memory("mbl_lin_work_new: the dense linear model", need, budget,
                                                "sweeps have no partial-spectrum path", st)
-                           : work_prepare(md, pt, opt, NULL, 0, out, lin, st);
+                           : work_prepare(md, pt, opt, NULL, 0, 1, out, lin, st);
     if (!rc && (rc = aug_relin_prepare(*out, *lin, st))) {
         mbl_lin_work_free(*out), mbl_linear_free(*lin);
         *out = NULL, *lin = NULL;
@@ -827,7 +855,7 @@ static int aug_frozen(const mbl_model *md, const mbl_point *pt, const mbl_lin_op
     mbl_rstates us, rf;
     int *rows = NULL;
     memset(&B, 0, sizeof B), memset(&us, 0, sizeof us), memset(&rf, 0, sizeof rf);
-    rc = work_prepare(md, pt, opt, w->S, z0, &w2, &ref, st);
+    rc = work_prepare(md, pt, opt, w->S, z0, 0, &w2, &ref, st);
     if (!rc) rc = lin_blocks_init(md, pt, &B, st);
     if (rc) goto done;
     rows = mbl_calloc((size_t)md->m + 1, sizeof *rows);
@@ -872,7 +900,7 @@ int lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_option
                   mbl_status *st)
 {
     mbl_lin_work *w = NULL;
-    int rc = work_prepare(md, pt, opt, NULL, 0, &w, out, st);
+    int rc = work_prepare(md, pt, opt, NULL, 0, 0, &w, out, st);
     if (!rc && lin_states_frozen(md, pt, w->W, w->z0, w->z1)) rc = aug_frozen(md, pt, opt, w, *out, st);
     if (rc) {
         mbl_linear_free(*out);

@@ -63,6 +63,10 @@ struct mbl_lin_work {
     int *dcptr, *dcrow; /* the right-hand sides' pattern, by column */
     double *dbuf;
     aug_alloc wa, ka; /* the allocations of work_prepare's arrays (ti .. ework), of kin_prepare's */
+    /* a sweep's workspace (mbl_lin_work_new): it keeps the triplets, their maps and the matrices for
+     * the next points; a one-shot's (0) drops each as soon as the factorizations no longer need it,
+     * and reads the Jacobian's values in place (lin_eval_init_lean) */
+    int sweep;
 };
 
 /* Column of the kinematic system for an unknown of the augmented one: vdot, v, q; -1 for the others.

@@ -11,23 +11,37 @@
 
 /* ---- the evaluator ---- */
 
-int lin_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st)
+static int eval_alloc(const mbl_model *md, mbl_eval *ev, int lean, mbl_status *st)
 {
     memset(ev, 0, sizeof *ev);
     int rc = model_require_mass(md, st); /* a kinetic energy without der(): say so */
     if (rc) return rc;
     size_t nus = (size_t)(3 * md->nus + 2 * md->nuvs) + (size_t)md->usjac.nz;
     size_t ny = (size_t)md->ny + (size_t)md->yjac.nz;
+    ev->lean = lean;
     ev->syms = mbl_calloc((size_t)md->nsym + 1, sizeof *ev->syms);
-    ev->work = mbl_alloc_array(md->work_size + 1, sizeof *ev->work);
-    ev->jac = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ev->jac);
     ev->us = mbl_alloc_array(nus + 1, sizeof *ev->us);
     ev->y = mbl_alloc_array(ny + 1, sizeof *ev->y);
-    if (!ev->syms || !ev->work || !ev->jac || !ev->us || !ev->y) {
+    if (!lean) {
+        ev->work_cap = md->work_size + 1;
+        ev->work = mbl_alloc_array(ev->work_cap, sizeof *ev->work);
+        ev->jac = ev->jac_buf = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ev->jac_buf);
+    }
+    if (!ev->syms || !ev->us || !ev->y || (!lean && (!ev->work || !ev->jac_buf))) {
         lin_eval_free(ev);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     return 0;
+}
+
+int lin_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st)
+{
+    return eval_alloc(md, ev, 0, st);
+}
+
+int lin_eval_init_lean(const mbl_model *md, mbl_eval *ev, mbl_status *st)
+{
+    return eval_alloc(md, ev, 1, st);
 }
 
 void lin_eval_free(mbl_eval *ev)
@@ -35,7 +49,7 @@ void lin_eval_free(mbl_eval *ev)
     if (!ev) return;
     mbl_free(ev->syms);
     mbl_free(ev->work);
-    mbl_free(ev->jac);
+    mbl_free(ev->jac_buf);
     mbl_free(ev->us);
     mbl_free(ev->y);
     memset(ev, 0, sizeof *ev);
@@ -51,6 +65,21 @@ int lin_eval_at_y(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int ou
     return lin_eval_at_given(md, pt, ev, outputs, NULL, st);
 }
 
+/* A lean evaluator's work (need doubles) and, unless the values are given (given), its own Jacobian
+ * values; 0 or MBL_ENOMEM. */
+static int eval_lean_arrays(const mbl_model *md, mbl_eval *ev, size_t need, int given, mbl_status *st)
+{
+    if (need + 1 > ev->work_cap) {
+        mbl_free(ev->work);
+        ev->work_cap = 0;
+        if (!(ev->work = mbl_alloc_array(need + 1, sizeof *ev->work))) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        ev->work_cap = need + 1;
+    }
+    if (!given && !ev->jac_buf && !(ev->jac_buf = mbl_alloc_array((size_t)md->jac.nz + 1, sizeof *ev->jac_buf)))
+        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    return 0;
+}
+
 int lin_eval_at_given(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, const double *jac,
                       mbl_status *st)
 {
@@ -59,12 +88,23 @@ int lin_eval_at_given(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, in
     if (!jac) jac = model_jac_memo_at(md, pt->jac_memo, ev->syms);
     /* the caller's Jacobian values (a sweep's warm corrector: model_eval_jac's), unless the tree's
      * shared tape gives them here (model_eval_jac_y_shared: equal to rounding, not bit for bit) */
-    int rc = 0;
-    if (jac && !model_eval_jac_y_shared(md)) {
-        memcpy(ev->jac, jac, (size_t)md->jac.nz * sizeof *ev->jac);
+    int given = jac && !model_eval_jac_y_shared(md), rc = 0;
+    if (ev->lean) {
+        size_t need = md->work_size, wy = outputs ? mblx_tape_work_size(md->tape_y) : 0;
+        if (given) need = mblx_tape_work_size(md->tape_us) > wy ? mblx_tape_work_size(md->tape_us) : wy;
+        if ((rc = eval_lean_arrays(md, ev, need, given, st))) return rc;
+    }
+    if (given) {
+        if (ev->lean) {
+            ev->jac = jac; /* read in place: the point or the caller keeps them for the call */
+        } else {
+            memcpy(ev->jac_buf, jac, (size_t)md->jac.nz * sizeof *ev->jac_buf);
+            ev->jac = ev->jac_buf;
+        }
         if (outputs) rc = mblx_tape_eval(md->tape_y, ev->syms, ev->y, ev->work, st);
     } else {
-        rc = model_eval_jac_y(md, ev->syms, ev->jac, outputs ? ev->y : NULL, ev->work, st);
+        ev->jac = ev->jac_buf;
+        rc = model_eval_jac_y(md, ev->syms, ev->jac_buf, outputs ? ev->y : NULL, ev->work, st);
     }
     if (!rc) rc = mblx_tape_eval(md->tape_us, ev->syms, ev->us, ev->work, st);
     if (rc) return model_eval_error(md, ev->syms, "at the operating point", st);

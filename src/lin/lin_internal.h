@@ -26,13 +26,22 @@ enum {
  * Jacobian values, output values and Jacobian values. */
 typedef struct mbl_eval {
     double *syms;
-    double *work;
-    double *jac;    /* md->jac.nz */
-    double *us;     /* 3 nus + 2 nuvs values, then md->usjac.nz Jacobian values */
-    double *y;      /* ny values then md->yjac.nz Jacobian values */
+    double *work;       /* work_cap doubles (md->work_size + 1 unless lean) */
+    const double *jac;  /* md->jac.nz: jac_buf, or (lean) the values the point or the caller gave */
+    double *us;         /* 3 nus + 2 nuvs values, then md->usjac.nz Jacobian values */
+    double *y;          /* ny values then md->yjac.nz Jacobian values */
+    double *jac_buf;    /* the evaluator's own Jacobian values (NULL until needed when lean) */
+    size_t work_cap;
+    int lean;
 } mbl_eval;
 
 int lin_eval_init(const mbl_model *md, mbl_eval *ev, mbl_status *st);
+/* An evaluator for one call (its ev must not outlive pt nor the values given to lin_eval_at_given):
+ * the Jacobian's values that the point holds (mbl_point.jac_memo) or the caller gives are read in
+ * place, not copied, and work is sized for the tapes evaluated (the point's own values: the user
+ * states' and the outputs' tapes, not the Jacobian's). Only ev->jac, us, y are for the caller;
+ * ev->work is not (lin_eval_init's is). */
+int lin_eval_init_lean(const mbl_model *md, mbl_eval *ev, mbl_status *st);
 int lin_eval_at(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, mbl_status *st);
 /* The same with the outputs' tape only when outputs is nonzero (a sweep that does not want C, D) */
 int lin_eval_at_y(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, mbl_status *st);

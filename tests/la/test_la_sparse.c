@@ -596,6 +596,60 @@ TEST(klu_equilibrate)
     }
 }
 
+/* mbla_klu_solve_only: the solves after it equal those before, bit for bit (a row-permuted matrix, so
+ * the column permutation to the matching is in use, and with equilibration), against a dense LU;
+ * refactorizations and condition estimates refuse; the pivot-quality estimate still works. */
+TEST(klu_solve_only)
+{
+    int n = 40;
+    mbla_csc *A0 = random_sparse(n, 4, 11, 4.0);
+    CHECK(A0 != NULL);
+    double *D0 = malloc(sizeof(double) * n * n), *D = malloc(sizeof(double) * n * n);
+    mbla_csc_to_dense(A0, D0, n, NULL);
+    int *ti = malloc(sizeof(int) * n * n), *tj = malloc(sizeof(int) * n * n), nz = 0;
+    double *tx = malloc(sizeof(double) * n * n);
+    for (int j = 0; j < n; j++) /* rows shifted by 3: the diagonal moves off, q != identity */
+        for (int i = 0; i < n; i++)
+            if (D0[i + j * n] != 0) ti[nz] = (i + 3) % n, tj[nz] = j, tx[nz++] = D0[i + j * n];
+    mbla_csc *A = NULL;
+    mbl_status st;
+    CHECK_EQ_INT(mbla_csc_from_triplets(n, n, nz, ti, tj, tx, NULL, &A, &st), 0);
+    for (int eq = 0; eq < 2; eq++) {
+        mbla_klu_opts o;
+        mbla_klu_opts_default(&o);
+        o.equilibrate = eq;
+        mbla_klu *k1 = NULL, *k2 = NULL;
+        CHECK_EQ_INT(mbla_klu_new(A, &o, &k1, &st), 0);
+        CHECK_EQ_INT(mbla_klu_new(A, &o, &k2, &st), 0);
+        double rc1 = 0, rc2 = 0, cest = 0;
+        CHECK_EQ_INT(mbla_klu_rcond(k1, &rc1, &st), 0);
+        mbla_klu_solve_only(k2);
+        CHECK_EQ_INT(mbla_klu_rcond(k2, &rc2, &st), 0);
+        CHECK(rc1 == rc2 && rc2 > 0);
+        double *b1 = malloc(sizeof(double) * n * 3), *b2 = malloc(sizeof(double) * n * 3);
+        double *bd = malloc(sizeof(double) * n * 3);
+        unsigned s = 7 + eq;
+        for (int q = 0; q < 3 * n; q++) b1[q] = b2[q] = bd[q] = trand(&s);
+        CHECK_EQ_INT(mbla_klu_solve(k1, 2, b1, n, &st), 0);
+        CHECK_EQ_INT(mbla_klu_solve(k2, 2, b2, n, &st), 0);
+        CHECK_EQ_INT(mbla_klu_solve_t(k1, 1, b1 + 2 * n, n, &st), 0);
+        CHECK_EQ_INT(mbla_klu_solve_t(k2, 1, b2 + 2 * n, n, &st), 0);
+        CHECK(!memcmp(b1, b2, sizeof(double) * n * 3));
+        mbla_csc_to_dense(A, D, n, NULL);
+        CHECK_EQ_INT(mbla_lu_solve(n, 2, D, n, bd, n, &st), 0);
+        for (int q = 0; q < 2 * n; q++) CHECK_CLOSE(b2[q], bd[q], 1e-9); /* cond(A) ~ 1e3 */
+        CHECK_EQ_INT(mbla_klu_refactor(k2, A, &st), MBL_EARG);
+        CHECK(strstr(st.msg, "solves only") != NULL);
+        CHECK_EQ_INT(mbla_klu_condest(k2, A, &cest, &st), MBL_EARG);
+        CHECK_EQ_INT(mbla_klu_condest(k1, A, &cest, &st), 0);
+        mbla_klu_free(k1), mbla_klu_free(k2);
+        free(b1), free(b2), free(bd);
+    }
+    mbla_klu_solve_only(NULL);
+    mbla_csc_free(A), mbla_csc_free(A0);
+    free(D0), free(D), free(ti), free(tj), free(tx);
+}
+
 int main(void)
 {
     RUN(triplets_duplicates_map_refill);
@@ -610,5 +664,6 @@ int main(void)
     RUN(klu_saddle_order);
     RUN(klu_saddle_declined_on_chains);
     RUN(sparse_allocation_failures);
+    RUN(klu_solve_only);
     return test_summary("la_sparse");
 }

@@ -6,6 +6,7 @@ mblin_add_test(test_relin_dense ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_relin_dense
 mblin_add_test(test_mass_condition ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_mass_condition.c)
 mblin_add_test(test_relin_jac ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_relin_jac.c)
 mblin_add_test(test_err_clusters ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_err_clusters.c)
+mblin_add_test(test_lin_oneshot ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_lin_oneshot.c)
 # penalty's and descriptor's error estimates bound their deviations (issue 30, item 9), through the CLI
 find_program(PYTHON3 python3)
 if(PYTHON3)
