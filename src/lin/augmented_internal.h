@@ -70,13 +70,15 @@ struct mbl_lin_work {
 };
 
 /* Column of the kinematic system for an unknown of the augmented one: vdot, v, q; -1 for the others.
- * Inline, on the blocks' offsets as model_blk0 gives them (vdot at 0, v at n + m + k, q right after
- * v): called for every Jacobian entry (about 7 k instructions of calls in a 2-link chain's one-shot). */
+ * Inline (model_blk0_inline): called for every Jacobian entry (about 7 k instructions of calls in a
+ * 2-link chain's one-shot). */
 static inline int aug_kin_col(const mbl_model *md, int c)
 {
-    int n = md->n, jv = n + md->m + md->k;
-    if (c >= 0 && c < n) return c;
-    if (c >= jv && c < jv + 2 * n) return n + c - jv;
+    int n = md->n, ja = model_blk0_inline(md, MBL_BLK_A), jv = model_blk0_inline(md, MBL_BLK_V);
+    int jq = model_blk0_inline(md, MBL_BLK_Q);
+    if (c >= ja && c < ja + n) return c - ja;
+    if (c >= jv && c < jv + n) return n + c - jv;
+    if (c >= jq && c < jq + n) return 2 * n + c - jq;
     return -1;
 }
 

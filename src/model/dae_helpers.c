@@ -45,19 +45,7 @@ char *model_str_dup(const char *s)
 
 int model_blk0(const mbl_model *md, int blk)
 {
-    int n = md->n, m = md->m, k = md->k, nX = md->nX, nZ = md->nZ;
-    switch (blk) {
-    case MBL_BLK_A: return 0;
-    case MBL_BLK_LAMBDA: return n;
-    case MBL_BLK_MU: return n + m;
-    case MBL_BLK_V: return n + m + k;
-    case MBL_BLK_Q: return 2 * n + m + k;
-    case MBL_BLK_XD: return 3 * n + m + k;
-    case MBL_BLK_Z: return 3 * n + m + k + nX;
-    case MBL_BLK_X: return 3 * n + m + k + nX + nZ;
-    case MBL_BLK_R: return 3 * n + m + k + 2 * nX + nZ;
-    default: return 3 * n + m + k + 2 * nX + nZ + md->nr;
-    }
+    return model_blk0_inline(md, blk);
 }
 
 static void fill_syms_blocks(const mbl_model *md, double t, const double *const blk[MBL_NBLK], double *syms)

@@ -165,6 +165,25 @@ struct mbl_model {
     double *val_limit;
 };
 
+/* model_blk0 (model_view.h) inline: the one definition of the unknowns' layout [a lam mu v q Xdot Z
+ * X r], for loops over every Jacobian entry (src/lin's aug_kin_col); model_blk0 returns it. */
+static inline int model_blk0_inline(const mbl_model *md, int blk)
+{
+    int n = md->n, m = md->m, k = md->k, nX = md->nX, nZ = md->nZ;
+    switch (blk) {
+    case MBL_BLK_A: return 0;
+    case MBL_BLK_LAMBDA: return n;
+    case MBL_BLK_MU: return n + m;
+    case MBL_BLK_V: return n + m + k;
+    case MBL_BLK_Q: return 2 * n + m + k;
+    case MBL_BLK_XD: return 3 * n + m + k;
+    case MBL_BLK_Z: return 3 * n + m + k + nX;
+    case MBL_BLK_X: return 3 * n + m + k + nX + nZ;
+    case MBL_BLK_R: return 3 * n + m + k + 2 * nX + nZ;
+    default: return 3 * n + m + k + 2 * nX + nZ + md->nr;
+    }
+}
+
 /* Positions in md->jac of nt (row, column) pairs (tr, tc; rows < nF):
  * out[t] the entry's index, -1 where md->jac has none. */
 int model_jac_index(const mbl_model *md, int nt, const int *tr, const int *tc, int *out, mbl_status *st);
