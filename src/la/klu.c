@@ -162,7 +162,7 @@ static const double *kx(mbla_klu *k, const double *x)
             }
         x = k->sx;
     }
-    if (!k->q || !x) return x;
+    if (!k->q || !x || x == k->bx) return x; /* bx: B's values gathered already */
     if (k->cplx)
         for (int t = 0; t < k->nz; t++) k->bx[2 * t] = x[2 * k->bsrc[t]], k->bx[2 * t + 1] = x[2 * k->bsrc[t] + 1];
     else
@@ -418,6 +418,80 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
 int mbla_klu_new(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu **out, mbl_status *st)
 {
     return create(A, A ? A->x : NULL, 0, opts, out, st, "mbla_klu_new");
+}
+
+/* The one-shot path (mbla_klu_new_taken): A's arrays are taken over as the pattern and values
+ * KLU sees (A itself, or B = A Q gathered once, after which A is freed before the factors are
+ * made: about 20 bytes per nonzero less at the factorization's peak than mbla_klu_new, the
+ * copies of the pattern and the values' positions). The same analysis, factors and estimate. */
+static int take_factor(mbla_klu *k, mbla_csc **Ap, double *condest, mbl_status *st, const char *fn)
+{
+    mbla_csc *A = *Ap;
+    int r = permute_to_matching(k, A, st);
+    const double *x = A->x;
+    if (!r && k->q) { /* B's values once; A (and the positions) not needed after */
+        for (int t = 0; t < k->nz; t++) k->bx[t] = A->x[k->bsrc[t]];
+        x = k->bx;
+        mbl_free(k->bsrc), k->bsrc = NULL;
+        k->p = k->i = NULL;
+        mbla_csc_free(A), *Ap = A = NULL;
+    }
+    if (!r && !(k->sym = klu_analyze(k->n, (int *)kp(k), (int *)ki(k), &k->common)))
+        r = k->common.status == KLU_INVALID ? mbl_error(st, MBL_EDIM, "%s: KLU rejected the matrix structure", fn)
+                                            : klu_fail(k, st, fn, "analyze");
+    if (!r) r = factor(k, x, st, fn);
+    if (!r && condest && !klu_condest((int *)kp(k), (double *)x, k->sym, k->num, &k->common))
+        r = klu_fail(k, st, fn, "condest");
+    if (!r && condest) *condest = k->common.condest;
+    return r;
+}
+
+int mbla_klu_new_taken(mbla_csc *A, double *condest, mbla_klu **out, mbl_status *st)
+{
+    const char *fn = "mbla_klu_new_taken";
+    if (!out) {
+        mbla_csc_free(A);
+        return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
+    }
+    *out = NULL;
+    if (!A || A->m != A->n || A->n < 0 || !A->p || (A->p[A->n] > 0 && (!A->i || !A->x))) {
+        int r = !A ? mbl_error(st, MBL_EARG, "%s: A is NULL", fn)
+                   : A->m != A->n ? mbl_error(st, MBL_EDIM, "%s: matrix must be square, got %d x %d", fn, A->m, A->n)
+                                  : mbl_error(st, MBL_EARG, "%s: matrix arrays are NULL", fn);
+        mbla_csc_free(A);
+        return r;
+    }
+    mbla_klu *k = mbl_calloc(1, sizeof *k);
+    if (!k) {
+        mbla_csc_free(A);
+        return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
+    }
+    k->n = A->n;
+    k->nz = A->p[A->n];
+    k->refactor_drop = MBLA_KLU_REFACTOR_DROP_DEFAULT;
+    k->pivot_tol = MBLA_KLU_PIVOT_TOL_DEFAULT;
+    k->pivot_tol_try = MBLA_KLU_PIVOT_TOL_TRY_DEFAULT;
+    k->p = A->p, k->i = A->i; /* A's own (permute_to_matching reads them), never freed through k */
+    klu_defaults(&k->common);
+    k->common.ordering = MBLA_ORDER_AMD;
+    k->common.btf = 1;
+    k->common.tol = MBLA_KLU_PIVOT_TOL_DEFAULT;
+    k->common.halt_if_singular = 1;
+    int r = 0;
+    if (k->n == 0) {
+        if (condest) *condest = 1.0;
+    } else {
+        r = take_factor(k, &A, condest, st, fn);
+    }
+    k->p = k->i = NULL;
+    mbla_csc_free(A);
+    if (r && !k->num) { /* not factored */
+        mbla_klu_free(k);
+        return r;
+    }
+    mbla_klu_solve_only(k);
+    *out = k; /* factored; r != 0: its estimate failed */
+    return r;
 }
 
 int mbla_kluz_new(const mbla_csc *A, const double *az, const mbla_klu_opts *opts,

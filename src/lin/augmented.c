@@ -655,25 +655,30 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
             aug_alloc_release(&w->ka, &w->kti), aug_alloc_release(&w->ka, &w->ktj);
             aug_alloc_release(&w->ka, &w->ktsrc), aug_alloc_release(&w->ka, &w->ktx);
         }
-        if (!rc) {
-            mbla_csc_equilibrate(w->Kin, MBLA_DEFAULT, 0, w->kr, w->kc, w->kwork, NULL);
+        if (!rc) mbla_csc_equilibrate(w->Kin, MBLA_DEFAULT, 0, w->kr, w->kc, w->kwork, NULL);
+        if (!rc && w->sweep) {
             rc = mbla_klu_new(w->Kin, NULL, &w->klu_k, st);
-        }
-        if (rc == MBL_ESINGULAR) rc = aug_kin_singular_error(st, 0.0);
-        if (!rc) rc = mbla_klu_condest(w->klu_k, w->Kin, &condk, st);
-        if (!rc && !(condk > 0 && 1.0 / condk >= opt->rcond_min)) rc = aug_kin_singular_error(st, condk);
-        if (rc) return rc;
-        if (!w->sweep) { /* its factors are what the solves use */
-            mbla_csc_free(w->Kin), w->Kin = NULL;
-            mbla_klu_solve_only(w->klu_k);
+            if (!rc) rc = mbla_klu_condest(w->klu_k, w->Kin, &condk, st);
+        } else if (!rc) { /* a one-shot's: the matrix taken over, only its factors kept for the solves */
+            rc = mbla_klu_new_taken(w->Kin, &condk, &w->klu_k, st);
+            w->Kin = NULL;
             aug_alloc_release(&w->ka, &w->kwork);
         }
+        if (rc == MBL_ESINGULAR && !w->klu_k) rc = aug_kin_singular_error(st, 0.0);
+        if (!rc && !(condk > 0 && 1.0 / condk >= opt->rcond_min)) rc = aug_kin_singular_error(st, condk);
+        if (rc) return rc;
     }
-    rc = mbla_klu_new(w->Aug, NULL, &w->lu, st);
-    if (rc == MBL_ESINGULAR) rc = aug_singular_error(st, 0.0);
-    if (rc) return rc;
-    rc = mbla_klu_condest(w->lu, w->Aug, &lin->cond, st);
-    if (!w->sweep) mbla_klu_solve_only(w->lu), mbla_csc_free(w->Aug), w->Aug = NULL;
+    if (w->sweep) {
+        rc = mbla_klu_new(w->Aug, NULL, &w->lu, st);
+        if (rc == MBL_ESINGULAR) rc = aug_singular_error(st, 0.0);
+        if (rc) return rc;
+        rc = mbla_klu_condest(w->lu, w->Aug, &lin->cond, st);
+    } else { /* a one-shot's, as the kinematic system's */
+        rc = mbla_klu_new_taken(w->Aug, &lin->cond, &w->lu, st);
+        w->Aug = NULL;
+        if (rc == MBL_ESINGULAR && !w->lu) rc = aug_singular_error(st, 0.0);
+        if (rc && !w->lu) return rc;
+    }
     /* with the kinematic system regular the whole matrix is singular exactly when M-hat is (checked
      * after the solve); its condition otherwise grows with (omega_max / omega_min)^2 and is no
      * reason to refuse. Without the kinematic system rcond_min decides. */

@@ -650,6 +650,91 @@ TEST(klu_solve_only)
     free(D0), free(D), free(ti), free(tj), free(tx);
 }
 
+/* A copy of the n x n matrix D (dense, column-major) with its rows shifted by `shift`. */
+static mbla_csc *shifted_csc(int n, const double *D, int shift)
+{
+    int *ti = malloc(sizeof(int) * n * n), *tj = malloc(sizeof(int) * n * n), nz = 0;
+    double *tx = malloc(sizeof(double) * n * n);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++)
+            if (D[i + j * n] != 0) ti[nz] = (i + shift) % n, tj[nz] = j, tx[nz++] = D[i + j * n];
+    mbla_csc *A = NULL;
+    mbla_csc_from_triplets(n, n, nz, ti, tj, tx, NULL, &A, NULL);
+    free(ti), free(tj), free(tx);
+    return A;
+}
+
+/* mbla_klu_new_taken: the same factors as mbla_klu_new + mbla_klu_condest + mbla_klu_solve_only
+ * (solves and estimate bit for bit) with the matrix taken over, whether KLU factors A itself
+ * (shift 0: a zero-free diagonal) or a column permutation of it (shift 3); the errors. */
+TEST(klu_new_taken)
+{
+    int n = 40;
+    mbla_csc *A0 = random_sparse(n, 4, 13, 4.0);
+    CHECK(A0 != NULL);
+    double *D0 = malloc(sizeof(double) * n * n);
+    mbla_csc_to_dense(A0, D0, n, NULL);
+    mbl_status st;
+    for (int shift = 0; shift <= 3; shift += 3) {
+        mbla_csc *A = shifted_csc(n, D0, shift), *At = shifted_csc(n, D0, shift);
+        mbla_klu *k1 = NULL, *k2 = NULL;
+        double c1 = 0, c2 = -1, r1 = 0, r2 = -1;
+        CHECK_EQ_INT(mbla_klu_new(A, NULL, &k1, &st), 0);
+        CHECK_EQ_INT(mbla_klu_condest(k1, A, &c1, &st), 0);
+        CHECK_EQ_INT(mbla_klu_new_taken(At, &c2, &k2, &st), 0); /* At is freed */
+        CHECK(k2 != NULL && c1 == c2 && c1 > 1.0);
+        CHECK_EQ_INT(mbla_klu_rcond(k1, &r1, &st), 0);
+        CHECK_EQ_INT(mbla_klu_rcond(k2, &r2, &st), 0);
+        CHECK(r1 == r2);
+        double *b1 = malloc(sizeof(double) * n * 3), *b2 = malloc(sizeof(double) * n * 3);
+        unsigned s = 5 + shift;
+        for (int q = 0; q < 3 * n; q++) b1[q] = b2[q] = trand(&s);
+        CHECK_EQ_INT(mbla_klu_solve(k1, 2, b1, n, &st), 0);
+        CHECK_EQ_INT(mbla_klu_solve(k2, 2, b2, n, &st), 0);
+        CHECK_EQ_INT(mbla_klu_solve_t(k1, 1, b1 + 2 * n, n, &st), 0);
+        CHECK_EQ_INT(mbla_klu_solve_t(k2, 1, b2 + 2 * n, n, &st), 0);
+        CHECK(!memcmp(b1, b2, sizeof(double) * n * 3));
+        /* the solution of A x = A xe is xe */
+        double *xe = malloc(sizeof(double) * n), *bx = calloc((size_t)n, sizeof(double));
+        for (int j = 0; j < n; j++) xe[j] = 1.0 + j;
+        for (int j = 0; j < n; j++)
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) bx[A->i[p]] += A->x[p] * xe[j];
+        CHECK_EQ_INT(mbla_klu_solve(k2, 1, bx, n, &st), 0);
+        for (int j = 0; j < n; j++) CHECK_CLOSE(bx[j], xe[j], 1e-9);
+        CHECK_EQ_INT(mbla_klu_refactor(k2, A, &st), MBL_EARG); /* kept for solves only */
+        /* without an estimate */
+        mbla_klu *k3 = NULL;
+        CHECK_EQ_INT(mbla_klu_new_taken(shifted_csc(n, D0, shift), NULL, &k3, &st), 0);
+        for (int q = 0; q < n; q++) b2[q] = bx[q] = trand(&s);
+        CHECK_EQ_INT(mbla_klu_solve(k1, 1, b2, n, &st), 0);
+        CHECK_EQ_INT(mbla_klu_solve(k3, 1, bx, n, &st), 0);
+        CHECK(!memcmp(b2, bx, sizeof(double) * n));
+        mbla_klu_free(k1), mbla_klu_free(k2), mbla_klu_free(k3);
+        mbla_csc_free(A);
+        free(b1), free(b2), free(xe), free(bx);
+    }
+    /* a zero column: singular, nothing returned, the matrix freed all the same */
+    for (int i = 0; i < n; i++) D0[i + 5 * n] = 0;
+    mbla_klu *k = (mbla_klu *)&st; /* not NULL before the call */
+    CHECK_EQ_INT(mbla_klu_new_taken(shifted_csc(n, D0, 3), NULL, &k, &st), MBL_ESINGULAR);
+    CHECK(k == NULL);
+    /* the empty matrix, non-square, NULL */
+    mbla_csc *E = NULL, *R = NULL;
+    int ti0 = 0, tj0 = 0;
+    double tx0 = 1.0, ce = 0;
+    CHECK_EQ_INT(mbla_csc_from_triplets(0, 0, 0, &ti0, &tj0, &tx0, NULL, &E, &st), 0);
+    CHECK_EQ_INT(mbla_klu_new_taken(E, &ce, &k, &st), 0);
+    CHECK(k != NULL && ce == 1.0);
+    mbla_klu_free(k);
+    CHECK_EQ_INT(mbla_csc_from_triplets(2, 1, 1, &ti0, &tj0, &tx0, NULL, &R, &st), 0);
+    CHECK_EQ_INT(mbla_klu_new_taken(R, NULL, &k, &st), MBL_EDIM);
+    CHECK(k == NULL);
+    CHECK_EQ_INT(mbla_klu_new_taken(NULL, NULL, &k, &st), MBL_EARG);
+    CHECK_EQ_INT(mbla_klu_new_taken(shifted_csc(n, D0, 0), NULL, NULL, &st), MBL_EARG);
+    mbla_csc_free(A0);
+    free(D0);
+}
+
 int main(void)
 {
     RUN(triplets_duplicates_map_refill);
@@ -665,5 +750,6 @@ int main(void)
     RUN(klu_saddle_declined_on_chains);
     RUN(sparse_allocation_failures);
     RUN(klu_solve_only);
+    RUN(klu_new_taken);
     return test_summary("la_sparse");
 }
