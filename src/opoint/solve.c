@@ -402,8 +402,7 @@ double opoint_scaled_residual_at_step(const opoint_subproblem *sp, const double 
 static int lm_step(opoint_subproblem *sp, const double *x0, double f2, double *g2, double *ginf, int *accepted,
                    mbl_status *st)
 {
-    const mbl_model *md = sp->md;
-    const model_view *mv = &sp->mv;
+    const model_view *mv = &sp->mv; /* sp->xp: the unknowns' places (set by opoint_newton) */
     int m = sp->nrow, n = sp->ncol, nz = 0;
     *accepted = 0;
     for (int p = 0; p < mv->jac.nz; p++)
@@ -444,12 +443,12 @@ static int lm_step(opoint_subproblem *sp, const double *x0, double f2, double *g
         for (int r = 0; r < m; r++) l2 += lin[r] * lin[r];
         double pred = f2 * f2 - l2;
         if (!(pred > 0)) continue;
-        for (int c = 0; c < n; c++) *opoint_unknown_ptr(md, sp->pt, sp->cols[c]) = x0[c] + dx[c];
+        for (int c = 0; c < n; c++) *sp->xp[c] = x0[c] + dx[c];
         mbl_status st2;
         if (!opoint_eval_F(sp, g2, ginf, &st2) && isfinite(*g2) && f2 * f2 - *g2 * *g2 >= LS_ARMIJO * pred) *accepted = 1;
     }
     if (!*accepted)
-        for (int c = 0; c < n; c++) *opoint_unknown_ptr(md, sp->pt, sp->cols[c]) = x0[c];
+        for (int c = 0; c < n; c++) *sp->xp[c] = x0[c];
     mbl_free(ti), mbl_free(tj), mbl_free(tx), mbl_free(d), mbl_free(b), mbl_free(F0), mbl_free(dx), mbl_free(lin);
     return rc;
 }
@@ -485,11 +484,19 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
     double *xs = mbl_alloc_array((size_t)n + 1, sizeof *xs);
     double *rowscale = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *rowscale);
     double *colscale = mbl_alloc_array((size_t)n + 1, sizeof *colscale);
-    if (!dx || !x0 || !xs || !rowscale || !colscale) {
-        mbl_free(dx), mbl_free(x0), mbl_free(xs), mbl_free(rowscale), mbl_free(colscale);
+    /* the unknowns' places in the point, found once (not per unknown and iterate), unless the caller
+     * set them (a sweep's warm points) */
+    double **xl = sp->xp ? NULL : mbl_alloc_array((size_t)n + 1, sizeof *xl);
+    if (!dx || !x0 || !xs || !rowscale || !colscale || (!sp->xp && !xl)) {
+        mbl_free(dx), mbl_free(x0), mbl_free(xs), mbl_free(rowscale), mbl_free(colscale), mbl_free(xl);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
-    for (int c = 0; c < n; c++) xs[c] = *opoint_unknown_ptr(sp->md, sp->pt, sp->cols[c]);
+    if (xl) {
+        for (int c = 0; c < n; c++) xl[c] = opoint_unknown_ptr(sp->md, sp->pt, sp->cols[c]);
+        sp->xp = xl; /* for the scaled residual and the Levenberg-Marquardt step too; unset below */
+    }
+    double *const *xp = sp->xp;
+    for (int c = 0; c < n; c++) xs[c] = *xp[c];
     double f2, finf, rs = INFINITY, rs_prev = INFINITY, alpha_last = 0;
     int rc = opoint_eval_F(sp, &f2, &finf, st);
     int it = 0, rounding = 0, step_small = 0;
@@ -521,11 +528,11 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
         rc = opoint_newton_step(sp, dx, st);
         if (rc) break;
         it++;
-        for (int c = 0; c < n; c++) x0[c] = *opoint_unknown_ptr(sp->md, sp->pt, sp->cols[c]);
+        for (int c = 0; c < n; c++) x0[c] = *xp[c];
         double alpha = 1.0, g2 = f2, ginf = finf;
         int accepted = 0;
         for (int h = 0; h <= LS_MAX_HALVINGS; h++) {
-            for (int c = 0; c < n; c++) *opoint_unknown_ptr(sp->md, sp->pt, sp->cols[c]) = x0[c] + alpha * dx[c];
+            for (int c = 0; c < n; c++) *xp[c] = x0[c] + alpha * dx[c];
             mbl_status st2;
             int erc = opoint_eval_F(sp, &g2, &ginf, &st2);
             if (!erc && g2 <= (1.0 - LS_ARMIJO * alpha) * f2) {
@@ -540,7 +547,7 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
         }
         if (!accepted) {
             /* no decrease: at the rounding floor of the residual, a least-squares minimum, or stuck */
-            for (int c = 0; c < n; c++) *opoint_unknown_ptr(sp->md, sp->pt, sp->cols[c]) = x0[c];
+            for (int c = 0; c < n; c++) *xp[c] = x0[c];
             rc = opoint_eval_F(sp, &f2, &finf, st);
             if (!rc) rc = opoint_eval_jac(sp, st);
             if (rc) break;
@@ -601,7 +608,8 @@ int opoint_newton(opoint_subproblem *sp, const char *what, int linear, const opo
             rc = mbl_error(st, MBL_ESINGULAR, "%s has no solution (residual %.3g, scaled residual %.3g): inconsistent equations",
                            what, finf, rs);
     }
-    mbl_free(dx), mbl_free(x0), mbl_free(xs), mbl_free(rowscale), mbl_free(colscale);
+    if (xl) sp->xp = NULL;
+    mbl_free(dx), mbl_free(x0), mbl_free(xs), mbl_free(rowscale), mbl_free(colscale), mbl_free(xl);
     return rc;
 }
 
