@@ -341,31 +341,52 @@ static int permute_to_matching(mbla_klu *k, const mbla_csc *A, mbl_status *st)
     return permute_columns(k, rm, st);
 }
 
-static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_opts *opts,
-                  mbla_klu **out, mbl_status *st, const char *fn)
+/* The argument checks of a matrix to factor (values x): 0 or the error. */
+static int check_matrix(const mbla_csc *A, const double *x, mbl_status *st, const char *fn)
 {
-    if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
-    *out = NULL;
     if (!A) return mbl_error(st, MBL_EARG, "%s: A is NULL", fn);
     if (A->m != A->n || A->n < 0)
         return mbl_error(st, MBL_EDIM, "%s: matrix must be square, got %d x %d", fn, A->m, A->n);
     if (!A->p || (A->p[A->n] > 0 && (!A->i || !x)))
         return mbl_error(st, MBL_EARG, "%s: matrix arrays are NULL", fn);
-    mbla_klu_opts o;
-    mbla_klu_opts_default(&o);
-    if (opts) o = *opts;
-    int r = check_opts(&o, st, fn);
-    if (r) return r;
-    int n = A->n, nz = A->p[n];
+    return 0;
+}
+
+/* A factorization of order n with nz entries and the options o, nothing factored yet (KLU's
+ * settings made); NULL when out of memory. */
+static mbla_klu *klu_alloc(int n, int nz, int cplx, const mbla_klu_opts *o)
+{
     mbla_klu *k = mbl_calloc(1, sizeof *k);
-    if (!k) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
+    if (!k) return NULL;
     k->n = n;
     k->nz = nz;
     k->cplx = cplx;
-    k->refactor_drop = o.refactor_drop;
-    k->pivot_tol = o.pivot_tol;
-    k->pivot_tol_try = o.pivot_tol_try;
-    k->eq = o.equilibrate != 0;
+    k->refactor_drop = o->refactor_drop;
+    k->pivot_tol = o->pivot_tol;
+    k->pivot_tol_try = o->pivot_tol_try;
+    k->eq = o->equilibrate != 0;
+    klu_defaults(&k->common);
+    k->common.ordering = o->ordering;
+    k->common.btf = o->btf ? 1 : 0;
+    k->common.tol = o->pivot_tol;
+    k->common.halt_if_singular = 1;
+    return k;
+}
+
+static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_opts *opts,
+                  mbla_klu **out, mbl_status *st, const char *fn)
+{
+    if (!out) return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
+    *out = NULL;
+    int r = check_matrix(A, x, st, fn);
+    if (r) return r;
+    mbla_klu_opts o;
+    mbla_klu_opts_default(&o);
+    if (opts) o = *opts;
+    if ((r = check_opts(&o, st, fn))) return r;
+    int n = A->n, nz = A->p[n];
+    mbla_klu *k = klu_alloc(n, nz, cplx, &o);
+    if (!k) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
     k->p = mbl_alloc_array((size_t)n + 1, sizeof *k->p);
     k->i = mbl_alloc_array((size_t)nz, sizeof *k->i);
     if (k->eq) {
@@ -381,11 +402,6 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
     }
     memcpy(k->p, A->p, ((size_t)n + 1) * sizeof *k->p);
     if (nz) memcpy(k->i, A->i, (size_t)nz * sizeof *k->i);
-    klu_defaults(&k->common);
-    k->common.ordering = o.ordering;
-    k->common.btf = o.btf ? 1 : 0;
-    k->common.tol = o.pivot_tol;
-    k->common.halt_if_singular = 1;
     if (n == 0) { /* the empty matrix: nothing to factor, every solve is a no-op */
         *out = k;
         return 0;
@@ -454,30 +470,15 @@ int mbla_klu_new_taken(mbla_csc *A, double *condest, mbla_klu **out, mbl_status 
         return mbl_error(st, MBL_EARG, "%s: out is NULL", fn);
     }
     *out = NULL;
-    if (!A || A->m != A->n || A->n < 0 || !A->p || (A->p[A->n] > 0 && (!A->i || !A->x))) {
-        int r = !A ? mbl_error(st, MBL_EARG, "%s: A is NULL", fn)
-                   : A->m != A->n ? mbl_error(st, MBL_EDIM, "%s: matrix must be square, got %d x %d", fn, A->m, A->n)
-                                  : mbl_error(st, MBL_EARG, "%s: matrix arrays are NULL", fn);
-        mbla_csc_free(A);
-        return r;
-    }
-    mbla_klu *k = mbl_calloc(1, sizeof *k);
+    int r = check_matrix(A, A ? A->x : NULL, st, fn);
+    mbla_klu_opts o;
+    mbla_klu_opts_default(&o);
+    mbla_klu *k = r ? NULL : klu_alloc(A->n, A->p[A->n], 0, &o);
     if (!k) {
         mbla_csc_free(A);
-        return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
+        return r ? r : mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
     }
-    k->n = A->n;
-    k->nz = A->p[A->n];
-    k->refactor_drop = MBLA_KLU_REFACTOR_DROP_DEFAULT;
-    k->pivot_tol = MBLA_KLU_PIVOT_TOL_DEFAULT;
-    k->pivot_tol_try = MBLA_KLU_PIVOT_TOL_TRY_DEFAULT;
     k->p = A->p, k->i = A->i; /* A's own (permute_to_matching reads them), never freed through k */
-    klu_defaults(&k->common);
-    k->common.ordering = MBLA_ORDER_AMD;
-    k->common.btf = 1;
-    k->common.tol = MBLA_KLU_PIVOT_TOL_DEFAULT;
-    k->common.halt_if_singular = 1;
-    int r = 0;
     if (k->n == 0) {
         if (condest) *condest = 1.0;
     } else {
