@@ -239,6 +239,7 @@ int mblx_graph_drop_table(mblx_graph *g)
     if (!g) return MBL_EARG;
     mbl_free(g->stamp), mbl_free(g->memo); /* the traversals' scratch: made again by the next one */
     g->stamp = g->memo = NULL;
+    mblx__tdmemo_free(g); /* the total derivatives' memo too: made again by the next one */
     if (!g->tcap) return 0;
     g->tcap_dropped = g->tcap;
     mbl_free(g->table);
