@@ -75,6 +75,9 @@ struct mblx_graph {
     /* the memo of mblx_total_der across calls (diff.c): each node's total derivative under the
      * seeds its symbols had; NULL until the first call, dropped with the table */
     struct mblx__tdmemo *tdmemo;
+    /* graph.c: a large table's insertions in batches, and which nodes are operands (NULL while
+     * the table is small) */
+    struct mblx__defer *defer;
     /* cache of "deps(c) within deps(b)" for sets of MBLX__SUBSET_CACHE_MIN symbols or more
      * (graph.c, compute_deps): key (c << 32 | b) + 1 (0: empty), value the answer */
 #define MBLX__SUBSET_CACHE 4096
