@@ -6,6 +6,7 @@
 
 #include "core/progress.h"
 #include "expr/expr_internal.h"
+#include "expr/diff_memo.h"
 
 enum { INIT_STACK = 64, LOCAL_ARGS = 16 };
 
@@ -54,10 +55,7 @@ static void args_free(argcopy *c)
 
 /* ---- seed sets: sorted (symbol index -> node) ------------------------------------------------ */
 
-typedef struct seed {
-    uint32_t sym;
-    mblx_id node;
-} seed;
+typedef mblx__seed seed;
 
 /* pos (optional, see seeds_index): symbol index -> position in s + 1 (0: not a seed), npos long */
 typedef struct seedset {
@@ -368,18 +366,9 @@ done:
 /* Forward traversal of the part of root that depends on S: MODE_DIFF gives the directional
  * derivative with seeds S (symbol -> its derivative), MODE_SUBST the substitution. stk (may be
  * NULL) is a reusable stack. */
-/* Derivatives kept across calls (below): by node in arr (derivative + 1, 0 not known), or else in
- * the graph's map of (node, symbol) for the one-symbol derivatives of mblx_diff. */
-typedef struct memo_ref {
-    uint32_t *arr;
-    uint32_t sym;
-} memo_ref;
-static uint32_t keep_get(mblx_graph *g, const memo_ref *k, mblx_id v);
-static void keep_put(mblx_graph *g, const memo_ref *k, mblx_id v, mblx_id d);
 
 static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk,
-                             int fresh, const memo_ref *keep);
-static int dmap_ready(mblx_graph *g);
+                             int fresh, const mblx__memo_ref *keep);
 
 static mblx_id traverse(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk)
 {
@@ -415,7 +404,7 @@ static int push_relevant(mblx_graph *g, mblx_id v, const seedset *S, u32vec *stp
  * known), covering every node that exists when the call starts (mblx_total_der's memo): a node
  * found there is not visited, and each node differentiated here is written there. */
 static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk,
-                             int fresh, const memo_ref *keep)
+                             int fresh, const mblx__memo_ref *keep)
 {
     if (!relevant(g, root, S)) return mode == MODE_DIFF ? g->zero : root;
     /* one symbol: wide nodes through the index (several: scanned, see relevant()) */
@@ -436,13 +425,13 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
                                 : compute(g, v, mode);
                 if (r == XNONE) goto out;
                 g->memo[v] = r;
-                if (keep) keep_put(g, keep, v, r);
+                if (keep) mblx__keep_put(g, keep, v, r);
             }
             stp->n--;
             continue;
         }
         g->stamp[v] = epoch;
-        uint32_t kv = keep ? keep_get(g, keep, v) : 0;
+        uint32_t kv = keep ? mblx__keep_get(g, keep, v) : 0;
         if (kv) { /* differentiated by an earlier call under the same seeds */
             g->memo[v] = kv - 1;
             stp->n--;
@@ -471,8 +460,8 @@ mblx_id mblx_diff(mblx_graph *g, mblx_id e, mblx_id sym)
     if (g->nd[sym].op != MBLX_OP_SYMBOL) return mblx__fail(g, MBL_EARG, "mblx_diff: not a symbol");
     seed s1 = {(uint32_t)g->nd[sym].val, g->one};
     seedset S = {&s1, 1, NULL, 0, 0};
-    memo_ref k = {NULL, s1.sym};
-    int keep = relevant(g, e, &S) && dmap_ready(g);
+    mblx__memo_ref k = {NULL, s1.sym};
+    int keep = relevant(g, e, &S) && mblx__dmap_ready(g);
     return traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, keep ? &k : NULL);
 }
 
@@ -486,136 +475,6 @@ mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
     mblx_id r = traverse(g, e, &S, MODE_DIFF, NULL);
     seeds_free(&S);
     return r;
-}
-
-/* ---- the total derivatives' memo ------------------------------------------------------------ */
-
-/* mblx_total_der's derivatives kept from call to call. A node's derivative depends only on the
- * seeds of the symbols it depends on (the traversal visits the operands that depend on a seed,
- * and the builders are pure functions of their operands), so it holds for a later call whose
- * seeds agree with the kept ones on those symbols. A model takes the total derivative of many
- * expressions that share their parts (the rows through lets, d/dt of d/dt Phi, the rates of the
- * body momenta): each part is now differentiated once. seed[s] records what symbol s was: 0 not
- * yet met, 1 not a seed, its seed node + 2; a call that disagrees on a symbol its expression
- * depends on clears the memo and starts it again with its own seeds. */
-enum { TD_LOCAL = 32 }; /* seeds of a total derivative kept on the stack */
-
-typedef struct mblx__tdmemo {
-    uint32_t *seed, nseed;
-    uint32_t *d; /* per node: derivative + 1, 0 not known */
-    size_t nd;
-    /* mblx_diff's: open addressing, key (node + 1) << 32 | symbol index (0: empty), its value */
-    uint64_t *mkey;
-    uint32_t *mval;
-    size_t mcap, mcount;
-} mblx__tdmemo;
-
-void mblx__tdmemo_free(mblx_graph *g)
-{
-    if (!g || !g->tdmemo) return;
-    mbl_free(g->tdmemo->seed), mbl_free(g->tdmemo->d), mbl_free(g->tdmemo->mkey), mbl_free(g->tdmemo->mval);
-    mbl_free(g->tdmemo);
-    g->tdmemo = NULL;
-}
-
-/* mblx_diff's map holds at most this many derivatives per node of the graph (then it stops
- * growing: later derivatives are made as before, only not kept) */
-enum { DMAP_PER_NODE = 4, DMAP_MIN = 1024 };
-
-static size_t dmap_slot(uint64_t key, size_t cap) { return (size_t)(mblx__mix64(key) & (cap - 1)); }
-
-/* 1 when the map exists and has room for the derivatives of one more call */
-static int dmap_ready(mblx_graph *g)
-{
-    mblx__tdmemo *m = g->tdmemo;
-    if (!m && !(m = g->tdmemo = mbl_calloc(1, sizeof *m))) return 0;
-    if (m->mcount >= DMAP_PER_NODE * (size_t)g->n + DMAP_MIN) return 0;
-    return 1;
-}
-
-static uint32_t dmap_get(const mblx__tdmemo *m, uint64_t key)
-{
-    if (!m->mcap) return 0;
-    for (size_t k = dmap_slot(key, m->mcap); m->mkey[k]; k = (k + 1) & (m->mcap - 1))
-        if (m->mkey[k] == key) return m->mval[k];
-    return 0;
-}
-
-/* keep (key -> val); out of memory: not kept */
-static void dmap_put(mblx__tdmemo *m, uint64_t key, uint32_t val)
-{
-    if ((m->mcount + 1) * 2 > m->mcap) {
-        size_t nc = m->mcap ? 2 * m->mcap : DMAP_MIN;
-        uint64_t *nk = mbl_calloc(nc, sizeof *nk);
-        uint32_t *nv = nk ? mbl_alloc_array(nc, sizeof *nv) : NULL;
-        if (!nk || !nv) {
-            mbl_free(nk), mbl_free(nv);
-            return;
-        }
-        for (size_t i = 0; i < m->mcap; i++) {
-            if (!m->mkey[i]) continue;
-            size_t k = dmap_slot(m->mkey[i], nc);
-            while (nk[k]) k = (k + 1) & (nc - 1);
-            nk[k] = m->mkey[i], nv[k] = m->mval[i];
-        }
-        mbl_free(m->mkey), mbl_free(m->mval);
-        m->mkey = nk, m->mval = nv, m->mcap = nc;
-    }
-    size_t k = dmap_slot(key, m->mcap);
-    while (m->mkey[k] && m->mkey[k] != key) k = (k + 1) & (m->mcap - 1);
-    if (!m->mkey[k]) m->mcount++;
-    m->mkey[k] = key, m->mval[k] = val;
-}
-
-static uint32_t keep_get(mblx_graph *g, const memo_ref *k, mblx_id v)
-{
-    if (k->arr) return k->arr[v];
-    return dmap_get(g->tdmemo, ((uint64_t)v + 1) << 32 | k->sym);
-}
-
-static void keep_put(mblx_graph *g, const memo_ref *k, mblx_id v, mblx_id d)
-{
-    if (k->arr) k->arr[v] = d + 1;
-    else dmap_put(g->tdmemo, ((uint64_t)v + 1) << 32 | k->sym, d + 1);
-}
-
-/* grow a zero-filled array of uint32_t from *n to at least need entries */
-static int grow_zero(uint32_t **p, size_t *n, size_t need)
-{
-    if (need <= *n) return 0;
-    size_t nc = *n ? *n : 1024;
-    while (nc < need) nc *= 2;
-    uint32_t *q = mbl_realloc_array(*p, nc, sizeof *q);
-    if (!q) return -1;
-    memset(q + *n, 0, (nc - *n) * sizeof *q);
-    *p = q, *n = nc;
-    return 0;
-}
-
-/* The memo (node -> derivative + 1) for a total derivative of e under seeds S, or NULL (out of
- * memory: the call goes without it). */
-static uint32_t *tdmemo_for(mblx_graph *g, mblx_id e, const seedset *S)
-{
-    mblx__tdmemo *m = g->tdmemo;
-    if (!m && !(m = g->tdmemo = mbl_calloc(1, sizeof *m))) return NULL;
-    size_t ns = m->nseed;
-    if (grow_zero(&m->d, &m->nd, g->n) || grow_zero(&m->seed, &ns, g->nsym)) return NULL;
-    m->nseed = (uint32_t)ns;
-    const uint32_t *d = g->deps + g->nd[e].doff;
-    for (int pass = 0; pass < 2; pass++) {
-        int clash = 0;
-        size_t i = 0; /* both sorted by symbol: merged */
-        for (uint32_t k = 0; k < g->nd[e].dcnt && !clash; k++) {
-            while (i < S->n && S->s[i].sym < d[k]) i++;
-            uint32_t want = i < S->n && S->s[i].sym == d[k] ? S->s[i].node + 2 : 1;
-            if (!m->seed[d[k]]) m->seed[d[k]] = want;
-            clash = m->seed[d[k]] != want;
-        }
-        if (!clash) return m->d;
-        memset(m->d, 0, m->nd * sizeof *m->d);
-        memset(m->seed, 0, (size_t)m->nseed * sizeof *m->seed);
-    }
-    return NULL; /* not reached: a cleared memo takes any seeds */
 }
 
 mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
@@ -640,7 +499,7 @@ mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
         }
         if (time_sym != XNONE) s[n] = time_sym, d[n] = g->one;
         if (!seeds_make_buf(g, "mblx_dir_deriv", nt, s, d, XNONE, &S, lseed, TD_LOCAL)) {
-            memo_ref k = {relevant(g, e, &S) ? tdmemo_for(g, e, &S) : NULL, 0};
+            mblx__memo_ref k = {relevant(g, e, &S) ? mblx__tdmemo_for(g, e, S.s, S.n) : NULL, 0};
             r = traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, k.arr ? &k : NULL);
             seeds_free(&S);
         }
