@@ -1,5 +1,5 @@
 /* Deferred insertion into a large hash-consing table (src/expr/graph.c): once the table has
- * 2^18 slots, a lookup is skipped for a node with an operand that is an operand of no node (it
+ * 2^20 slots (8 MB), a lookup is skipped for a node with an operand that is an operand of no node (it
  * cannot exist), and new entries wait in a batch before they go into the table. Which nodes exist
  * and their handles must not change: a graph reserved large from the start (deferring from its
  * first node) makes the same handles as one that grows into it (its operand marks then made from
@@ -41,7 +41,7 @@ TEST(deferred_table_same_handles)
     CHECK_EQ_INT(mblx_graph_reserve(a, 400000), 0); /* a table of 2^20 slots: deferring at once */
     build(a, xa, ra);
     build(b, xb, rb); /* grows into it */
-    CHECK(mblx_node_count(a) > 300000); /* past 2^18 slots at half load */
+    CHECK(mblx_node_count(a) > 300000); /* past 2^19 slots at half load: b grows to 2^20 */
     CHECK_EQ_INT((int)mblx_node_count(a), (int)mblx_node_count(b));
     int same = 1;
     for (int i = 0; i < NROW; i++) same &= ra[i] == rb[i];
