@@ -6,6 +6,7 @@
 
 #include "core/progress.h"
 #include "expr/expr_internal.h"
+#include "expr/diff_memo.h"
 
 enum { INIT_STACK = 64, LOCAL_ARGS = 16 };
 
@@ -54,10 +55,7 @@ static void args_free(argcopy *c)
 
 /* ---- seed sets: sorted (symbol index -> node) ------------------------------------------------ */
 
-typedef struct seed {
-    uint32_t sym;
-    mblx_id node;
-} seed;
+typedef mblx__seed seed;
 
 /* pos (optional, see seeds_index): symbol index -> position in s + 1 (0: not a seed), npos long */
 typedef struct seedset {
@@ -65,6 +63,7 @@ typedef struct seedset {
     size_t n;
     uint32_t *pos;
     uint32_t npos;
+    int borrowed; /* s is the caller's storage (seeds_make's buf): not freed */
 } seedset;
 
 #define LESS_SEED(x, y) ((x)->sym < (y)->sym)
@@ -107,27 +106,29 @@ static void seeds_index(const mblx_graph *g, seedset *S)
 
 static void seeds_free(seedset *S)
 {
-    mbl_free(S->s);
+    if (!S->borrowed) mbl_free(S->s);
     mbl_free(S->pos);
     S->s = NULL;
     S->pos = NULL;
     S->n = 0;
 }
 
-/* Build a seed set from symbol nodes syms[i] -> nodes[i] (nodes may be NULL: then `fill`).
- * Fails (sticky error) on a non-symbol or, when unique, on a repeated symbol. */
-static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *syms,
-                      const mblx_id *nodes, mblx_id fill, seedset *S)
+/* Build a seed set from symbol nodes syms[i] -> nodes[i] (nodes may be NULL: then `fill`), in
+ * buf when it holds nbuf >= n seeds (else allocated). Fails (sticky error) on a non-symbol or,
+ * when unique, on a repeated symbol. */
+static int seeds_make_buf(mblx_graph *g, const char *who, size_t n, const mblx_id *syms, const mblx_id *nodes,
+                          mblx_id fill, seedset *S, seed *buf, size_t nbuf)
 {
     S->s = NULL;
     S->n = 0;
     S->pos = NULL;
     S->npos = 0;
+    S->borrowed = buf && n <= nbuf;
     if (n && !syms) {
         mblx__fail(g, MBL_EARG, "%s: NULL symbol array", who);
         return -1;
     }
-    if (!(S->s = mbl_alloc_array(n ? n : 1, sizeof *S->s))) {
+    if (!(S->s = S->borrowed ? buf : mbl_alloc_array(n ? n : 1, sizeof *S->s))) {
         mblx__oom(g);
         return -1;
     }
@@ -155,10 +156,16 @@ static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *s
     seeds_index(g, S);
     return 0;
 fail:
-    mbl_free(S->s);
+    if (!S->borrowed) mbl_free(S->s);
     S->s = NULL;
     S->n = 0;
     return -1;
+}
+
+static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *syms, const mblx_id *nodes,
+                      mblx_id fill, seedset *S)
+{
+    return seeds_make_buf(g, who, n, syms, nodes, fill, S, NULL, 0);
 }
 
 /* Does node v depend on any symbol of S? */
@@ -359,12 +366,13 @@ done:
 /* Forward traversal of the part of root that depends on S: MODE_DIFF gives the directional
  * derivative with seeds S (symbol -> its derivative), MODE_SUBST the substitution. stk (may be
  * NULL) is a reusable stack. */
+
 static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk,
-                             int fresh);
+                             int fresh, const mblx__memo_ref *keep);
 
 static mblx_id traverse(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk)
 {
-    return traverse_memo(g, root, S, mode, stk, 1);
+    return traverse_memo(g, root, S, mode, stk, 1, NULL);
 }
 
 /* Push the operands of v that depend on S and are not yet visited, in operand order: through
@@ -391,9 +399,12 @@ static int push_relevant(mblx_graph *g, mblx_id v, const seedset *S, u32vec *stp
 }
 
 /* fresh = 0: keep the memo of the traversals since the last mblx__new_epoch (same seeds S), so
- * that the nodes several roots share are differentiated once (mblx_jacobian, by column). */
+ * that the nodes several roots share are differentiated once (mblx_jacobian, by column).
+ * keep (MODE_DIFF, may be NULL): derivatives kept across calls, node -> derivative + 1 (0: not
+ * known), covering every node that exists when the call starts (mblx_total_der's memo): a node
+ * found there is not visited, and each node differentiated here is written there. */
 static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk,
-                             int fresh)
+                             int fresh, const mblx__memo_ref *keep)
 {
     if (!relevant(g, root, S)) return mode == MODE_DIFF ? g->zero : root;
     /* one symbol: wide nodes through the index (several: scanned, see relevant()) */
@@ -414,11 +425,18 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
                                 : compute(g, v, mode);
                 if (r == XNONE) goto out;
                 g->memo[v] = r;
+                if (keep) mblx__keep_put(g, keep, v, r);
             }
             stp->n--;
             continue;
         }
         g->stamp[v] = epoch;
+        uint32_t kv = keep ? mblx__keep_get(g, keep, v) : 0;
+        if (kv) { /* differentiated by an earlier call under the same seeds */
+            g->memo[v] = kv - 1;
+            stp->n--;
+            continue;
+        }
         if (g->nd[v].op == MBLX_OP_SYMBOL) {
             g->memo[v] = S->s[seed_find(S, (uint32_t)g->nd[v].val)].node;
             stp->n--;
@@ -441,8 +459,10 @@ mblx_id mblx_diff(mblx_graph *g, mblx_id e, mblx_id sym)
     if (!g || !mblx__valid(g, e) || !mblx__valid(g, sym)) return XNONE;
     if (g->nd[sym].op != MBLX_OP_SYMBOL) return mblx__fail(g, MBL_EARG, "mblx_diff: not a symbol");
     seed s1 = {(uint32_t)g->nd[sym].val, g->one};
-    seedset S = {&s1, 1, NULL, 0};
-    return traverse(g, e, &S, MODE_DIFF, NULL);
+    seedset S = {&s1, 1, NULL, 0, 0};
+    mblx__memo_ref k = {NULL, s1.sym};
+    int keep = relevant(g, e, &S) && mblx__dmap_ready(g);
+    return traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, keep ? &k : NULL);
 }
 
 mblx_id mblx_dir_deriv(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
@@ -462,10 +482,14 @@ mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
 {
     if (!g || !mblx__valid(g, e)) return XNONE;
     if (n && (!syms || !dsyms)) return mblx__fail(g, MBL_EARG, "mblx_total_der: NULL arrays");
-    if (time_sym == XNONE) return mblx_dir_deriv(g, e, n, syms, dsyms);
     if (n == SIZE_MAX) return mblx__oom(g);
-    mblx_id *s = mbl_alloc_array(n + 1, sizeof *s), *d = mbl_alloc_array(n + 1, sizeof *d);
+    size_t nt = n + (time_sym != XNONE);
+    mblx_id ls[TD_LOCAL], ld[TD_LOCAL];
+    seed lseed[TD_LOCAL];
+    mblx_id *s = nt <= TD_LOCAL ? ls : mbl_alloc_array(nt, sizeof *s);
+    mblx_id *d = nt <= TD_LOCAL ? ld : mbl_alloc_array(nt, sizeof *d);
     mblx_id r = XNONE;
+    seedset S;
     if (!s || !d) {
         mblx__oom(g);
     } else {
@@ -473,12 +497,15 @@ mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
             memcpy(s, syms, n * sizeof *s);
             memcpy(d, dsyms, n * sizeof *d);
         }
-        s[n] = time_sym;
-        d[n] = g->one;
-        r = mblx_dir_deriv(g, e, n + 1, s, d);
+        if (time_sym != XNONE) s[n] = time_sym, d[n] = g->one;
+        if (!seeds_make_buf(g, "mblx_dir_deriv", nt, s, d, XNONE, &S, lseed, TD_LOCAL)) {
+            mblx__memo_ref k = {relevant(g, e, &S) ? mblx__tdmemo_for(g, e, S.s, S.n) : NULL, 0};
+            r = traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, k.arr ? &k : NULL);
+            seeds_free(&S);
+        }
     }
-    mbl_free(s);
-    mbl_free(d);
+    if (s != ls) mbl_free(s);
+    if (d != ld) mbl_free(d);
     return r;
 }
 
@@ -661,7 +688,7 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
         if (!g->err) mblx__fail(g, MBL_EARG, "mblx_gradient: invalid expression");
         return g->err;
     }
-    seedset S = {NULL, 0, NULL, 0};
+    seedset S = {NULL, 0, NULL, 0, 0};
     u32vec ord = {NULL, 0, 0}, st = {NULL, 0, 0};
     adjoints A = {{NULL, 0, 0}, {NULL, 0, 0}, NULL, 0, 0, NULL, 0};
     if (gradient_seeds(g, n, syms, &S)) goto fail;
@@ -802,14 +829,14 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
                 goto fail;
             }
             seed s1 = {(uint32_t)g->nd[syms[j]].val, g->one};
-            seedset S1 = {&s1, 1, NULL, 0};
+            seedset S1 = {&s1, 1, NULL, 0, 0};
             if (mblx__new_epoch(g)) {
                 mbl_free(cp), mbl_free(at);
                 mblx__oom(g);
                 goto fail;
             }
             for (size_t p = cp[j]; p < cp[j + 1]; p++) {
-                mblx_id d = traverse_memo(g, exprs[T[at[p]].row], &S1, MODE_DIFF, &stk, 0);
+                mblx_id d = traverse_memo(g, exprs[T[at[p]].row], &S1, MODE_DIFF, &stk, 0, NULL);
                 if (d == XNONE) {
                     mbl_free(cp), mbl_free(at);
                     goto fail;

@@ -72,6 +72,12 @@ struct mblx_graph {
     /* the operands of wide nodes by the symbols they depend on (diff.c; nodes never change, so
      * it stays valid for the graph's life); NULL until a traversal needs it */
     struct mblx__wide *wide;
+    /* the memo of mblx_total_der across calls (diff.c): each node's total derivative under the
+     * seeds its symbols had; NULL until the first call, dropped with the table */
+    struct mblx__tdmemo *tdmemo;
+    /* graph.c: a large table's insertions in batches, and which nodes are operands (NULL while
+     * the table is small) */
+    struct mblx__defer *defer;
     /* cache of "deps(c) within deps(b)" for sets of MBLX__SUBSET_CACHE_MIN symbols or more
      * (graph.c, compute_deps): key (c << 32 | b) + 1 (0: empty), value the answer */
 #define MBLX__SUBSET_CACHE 4096
@@ -133,6 +139,8 @@ static inline const uint32_t *mblx__args(const mblx_graph *g, mblx_id e)
 /* The wide-node index (diff_wide.c), used by the one-symbol traversals of diff.c: */
 /* free it */
 void mblx__wide_free(struct mblx__wide *w);
+/* free g->tdmemo (diff.c) */
+void mblx__tdmemo_free(mblx_graph *g);
 /* 1 if node v is wide (a sum or product of many operands: the index serves it) */
 int mblx__wide_is(const mblx_graph *g, mblx_id v);
 /* make g->wide exist; 0, or -1 when out of memory */

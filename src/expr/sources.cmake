@@ -4,6 +4,7 @@ list(APPEND MBLIN_SOURCES
   src/expr/data.c
   src/expr/diff.c
   src/expr/diff_wide.c
+  src/expr/diff_memo.c
   src/expr/print.c
   src/expr/parse.c
   src/expr/tape.c

@@ -5,6 +5,16 @@
 /* der(e) as the total time derivative with q' = v, v' = a, visiting only e's own symbols. */
 mblx_id model_total_der(mbl_model *md, mblx_id e)
 {
+    if (mblx_node_op(md->g, e) == MBLX_OP_SYMBOL) { /* der(x) of a symbol: its seed, as the traversal gives it */
+        int s = (int)mblx_symbol_index(md->g, e);
+        int u = s >= 0 && s < md->nsym ? md->unknown_of_sym[s] : -1;
+        int j_v = model_blk0(md, MBL_BLK_V), j_q = model_blk0(md, MBL_BLK_Q), j_x = model_blk0(md, MBL_BLK_X);
+        if (s == md->sym_t) return mblx_const(md->g, 1.0);
+        if (u >= j_q && u < j_q + md->n) return md->v[u - j_q];
+        if (u >= j_v && u < j_v + md->n) return md->a[u - j_v];
+        if (u >= j_x && u < j_x + md->nX) return md->Xd[u - j_x];
+        return mblx_const(md->g, 0.0);
+    }
     size_t nd = 0;
     const uint32_t *deps = mblx_node_deps(md->g, e, &nd);
     if (!deps && nd) return MBLX_NONE;

@@ -1,0 +1,130 @@
+/* The derivatives kept from call to call (diff_memo.h): the memo of mblx_total_der by node and
+ * mblx_diff's map by (node, symbol), dropped with the graph's table (mblx__tdmemo_free). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr/diff_memo.h"
+
+/* mblx_total_der's derivatives kept from call to call. A node's derivative depends only on the
+ * seeds of the symbols it depends on (the traversal visits the operands that depend on a seed,
+ * and the builders are pure functions of their operands), so it holds for a later call whose
+ * seeds agree with the kept ones on those symbols. A model takes the total derivative of many
+ * expressions that share their parts (the rows through lets, d/dt of d/dt Phi, the rates of the
+ * body momenta): each part is now differentiated once. seed[s] records what symbol s was: 0 not
+ * yet met, 1 not a seed, its seed node + 2; a call that disagrees on a symbol its expression
+ * depends on clears the memo and starts it again with its own seeds. */
+typedef struct mblx__tdmemo {
+    uint32_t *seed, nseed;
+    uint32_t *d; /* per node: derivative + 1, 0 not known */
+    size_t nd;
+    /* mblx_diff's: open addressing, key (node + 1) << 32 | symbol index (0: empty), its value */
+    uint64_t *mkey;
+    uint32_t *mval;
+    size_t mcap, mcount;
+} mblx__tdmemo;
+
+void mblx__tdmemo_free(mblx_graph *g)
+{
+    if (!g || !g->tdmemo) return;
+    mbl_free(g->tdmemo->seed), mbl_free(g->tdmemo->d), mbl_free(g->tdmemo->mkey), mbl_free(g->tdmemo->mval);
+    mbl_free(g->tdmemo);
+    g->tdmemo = NULL;
+}
+
+/* mblx_diff's map holds at most this many derivatives per node of the graph (then it stops
+ * growing: later derivatives are made as before, only not kept) */
+enum { DMAP_PER_NODE = 4, DMAP_MIN = 1024 };
+
+static size_t dmap_slot(uint64_t key, size_t cap) { return (size_t)(mblx__mix64(key) & (cap - 1)); }
+
+int mblx__dmap_ready(mblx_graph *g)
+{
+    mblx__tdmemo *m = g->tdmemo;
+    if (!m && !(m = g->tdmemo = mbl_calloc(1, sizeof *m))) return 0;
+    if (m->mcount >= DMAP_PER_NODE * (size_t)g->n + DMAP_MIN) return 0;
+    return 1;
+}
+
+static uint32_t dmap_get(const mblx__tdmemo *m, uint64_t key)
+{
+    if (!m->mcap) return 0;
+    for (size_t k = dmap_slot(key, m->mcap); m->mkey[k]; k = (k + 1) & (m->mcap - 1))
+        if (m->mkey[k] == key) return m->mval[k];
+    return 0;
+}
+
+/* keep (key -> val); out of memory: not kept */
+static void dmap_put(mblx__tdmemo *m, uint64_t key, uint32_t val)
+{
+    if ((m->mcount + 1) * 2 > m->mcap) {
+        size_t nc = m->mcap ? 2 * m->mcap : DMAP_MIN;
+        uint64_t *nk = mbl_calloc(nc, sizeof *nk);
+        uint32_t *nv = nk ? mbl_alloc_array(nc, sizeof *nv) : NULL;
+        if (!nk || !nv) {
+            mbl_free(nk), mbl_free(nv);
+            return;
+        }
+        for (size_t i = 0; i < m->mcap; i++) {
+            if (!m->mkey[i]) continue;
+            size_t k = dmap_slot(m->mkey[i], nc);
+            while (nk[k]) k = (k + 1) & (nc - 1);
+            nk[k] = m->mkey[i], nv[k] = m->mval[i];
+        }
+        mbl_free(m->mkey), mbl_free(m->mval);
+        m->mkey = nk, m->mval = nv, m->mcap = nc;
+    }
+    size_t k = dmap_slot(key, m->mcap);
+    while (m->mkey[k] && m->mkey[k] != key) k = (k + 1) & (m->mcap - 1);
+    if (!m->mkey[k]) m->mcount++;
+    m->mkey[k] = key, m->mval[k] = val;
+}
+
+uint32_t mblx__keep_get(mblx_graph *g, const mblx__memo_ref *k, mblx_id v)
+{
+    if (k->arr) return k->arr[v];
+    return dmap_get(g->tdmemo, ((uint64_t)v + 1) << 32 | k->sym);
+}
+
+void mblx__keep_put(mblx_graph *g, const mblx__memo_ref *k, mblx_id v, mblx_id d)
+{
+    if (k->arr) k->arr[v] = d + 1;
+    else dmap_put(g->tdmemo, ((uint64_t)v + 1) << 32 | k->sym, d + 1);
+}
+
+/* grow a zero-filled array of uint32_t from *n to at least need entries */
+static int grow_zero(uint32_t **p, size_t *n, size_t need)
+{
+    if (need <= *n) return 0;
+    size_t nc = *n ? *n : 1024;
+    while (nc < need) nc *= 2;
+    uint32_t *q = mbl_realloc_array(*p, nc, sizeof *q);
+    if (!q) return -1;
+    memset(q + *n, 0, (nc - *n) * sizeof *q);
+    *p = q, *n = nc;
+    return 0;
+}
+
+uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t nS)
+{
+    mblx__tdmemo *m = g->tdmemo;
+    if (!m && !(m = g->tdmemo = mbl_calloc(1, sizeof *m))) return NULL;
+    size_t ns = m->nseed;
+    if (grow_zero(&m->d, &m->nd, g->n) || grow_zero(&m->seed, &ns, g->nsym)) return NULL;
+    m->nseed = (uint32_t)ns;
+    const uint32_t *d = g->deps + g->nd[e].doff;
+    for (int pass = 0; pass < 2; pass++) {
+        int clash = 0;
+        size_t i = 0; /* both sorted by symbol: merged */
+        for (uint32_t k = 0; k < g->nd[e].dcnt && !clash; k++) {
+            while (i < nS && S[i].sym < d[k]) i++;
+            uint32_t want = i < nS && S[i].sym == d[k] ? S[i].node + 2 : 1;
+            if (!m->seed[d[k]]) m->seed[d[k]] = want;
+            clash = m->seed[d[k]] != want;
+        }
+        if (!clash) return m->d;
+        memset(m->d, 0, m->nd * sizeof *m->d);
+        memset(m->seed, 0, (size_t)m->nseed * sizeof *m->seed);
+    }
+    return NULL; /* not reached: a cleared memo takes any seeds */
+}
+

@@ -1,0 +1,32 @@
+/* The derivatives kept from call to call (diff_memo.c), internal to src/expr: mblx_total_der's by
+ * node under the seeds their symbols had, mblx_diff's by (node, symbol). */
+#ifndef MBLIN_EXPR_DIFF_MEMO_H
+#define MBLIN_EXPR_DIFF_MEMO_H
+
+#include "expr/expr_internal.h"
+
+enum { TD_LOCAL = 32 }; /* seeds of a total derivative kept on the stack (diff.c) */
+
+/* a seed of a traversal: symbol index -> the node its derivative is */
+typedef struct mblx__seed {
+    uint32_t sym;
+    mblx_id node;
+} mblx__seed;
+
+/* where a traversal keeps and finds derivatives: by node in arr (derivative + 1, 0 not known),
+ * or, arr NULL, in the graph's map of (node, symbol sym) */
+typedef struct mblx__memo_ref {
+    uint32_t *arr;
+    uint32_t sym;
+} mblx__memo_ref;
+
+/* The memo (node -> derivative + 1) for a total derivative of e under the seeds S[0..nS) (sorted
+ * by symbol), or NULL (out of memory: the call goes without it). */
+uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t nS);
+/* 1 when mblx_diff's map exists and has room for the derivatives of one more call */
+int mblx__dmap_ready(mblx_graph *g);
+/* the kept derivative of v + 1 (0: not known), and keeping d as v's */
+uint32_t mblx__keep_get(mblx_graph *g, const mblx__memo_ref *k, mblx_id v);
+void mblx__keep_put(mblx_graph *g, const mblx__memo_ref *k, mblx_id v, mblx_id d);
+
+#endif

@@ -1,0 +1,75 @@
+/* Deferred insertion into a large hash-consing table (src/expr/graph.c): once the table has
+ * 2^20 slots (8 MB), a lookup is skipped for a node with an operand that is an operand of no node (it
+ * cannot exist), and new entries wait in a batch before they go into the table. Which nodes exist
+ * and their handles must not change: a graph reserved large from the start (deferring from its
+ * first node) makes the same handles as one that grows into it (its operand marks then made from
+ * every node), making the same expressions again finds every node (in the table or still in the
+ * batch) and makes none, and so does it after the table was dropped with entries in the batch. */
+#include <stdio.h>
+
+#include "mblin/expr.h"
+#include "test.h"
+
+enum { NS = 2000, NROW = 60000 };
+
+/* row i: a chain of new nodes over shared symbols, ending in a sum with an older row */
+static mblx_id row(mblx_graph *g, const mblx_id *x, const mblx_id *r, int i)
+{
+    mblx_id a = x[i % NS], b = x[(7 * i + 3) % NS];
+    mblx_id p = mblx_mul(g, mblx_sub(g, a, b), mblx_add(g, a, mblx_const(g, 0.25 * (i % 97))));
+    mblx_id s = mblx_sin(g, mblx_mul(g, p, b));
+    mblx_id t = mblx_powc(g, mblx_add(g, s, p), 2.0);
+    return i > 10 ? mblx_add(g, t, r[i / 2]) : t;
+}
+
+static void build(mblx_graph *g, mblx_id *x, mblx_id *r)
+{
+    for (int i = 0; i < NS; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "x%d", i);
+        x[i] = mblx_symbol(g, nm);
+    }
+    for (int i = 0; i < NROW; i++) r[i] = row(g, x, r, i);
+}
+
+static mblx_id xa[NS], xb[NS], ra[NROW], rb[NROW], rc_[NROW];
+
+TEST(deferred_table_same_handles)
+{
+    mblx_graph *a = mblx_graph_new(), *b = mblx_graph_new();
+    CHECK(a && b);
+    CHECK_EQ_INT(mblx_graph_reserve(a, 400000), 0); /* a table of 2^20 slots: deferring at once */
+    build(a, xa, ra);
+    build(b, xb, rb); /* grows into it */
+    CHECK(mblx_node_count(a) > 300000); /* past 2^19 slots at half load: b grows to 2^20 */
+    CHECK_EQ_INT((int)mblx_node_count(a), (int)mblx_node_count(b));
+    int same = 1;
+    for (int i = 0; i < NROW; i++) same &= ra[i] == rb[i];
+    CHECK(same);
+    /* every node found again, the last ones still in the batch: none made */
+    size_t n = mblx_node_count(a);
+    for (int i = 0; i < NROW; i++) rc_[i] = row(a, xa, ra, i);
+    CHECK_EQ_INT((int)mblx_node_count(a), (int)n);
+    same = 1;
+    for (int i = 0; i < NROW; i++) same &= rc_[i] == ra[i];
+    CHECK(same);
+    /* a few new nodes (in the batch), then the table dropped and looked up again */
+    mblx_id extra = mblx_mul(a, ra[NROW - 1], ra[NROW - 2]);
+    CHECK_EQ_INT((int)mblx_node_count(a), (int)n + 1);
+    CHECK_EQ_INT(mblx_graph_drop_table(a), 0);
+    CHECK_EQ_INT((int)mblx_mul(a, ra[NROW - 1], ra[NROW - 2]), (int)extra);
+    for (int i = 0; i < NROW; i += 7) CHECK_EQ_INT((int)row(a, xa, ra, i), (int)ra[i]);
+    CHECK_EQ_INT((int)mblx_node_count(a), (int)n + 1);
+    /* and b makes the same new node with the same handle */
+    CHECK_EQ_INT((int)mblx_mul(b, rb[NROW - 1], rb[NROW - 2]), (int)extra);
+    CHECK_EQ_INT(mblx_graph_status(a, NULL), 0);
+    CHECK_EQ_INT(mblx_graph_status(b, NULL), 0);
+    mblx_graph_free(a);
+    mblx_graph_free(b);
+}
+
+int main(void)
+{
+    RUN(deferred_table_same_handles);
+    return test_summary("expr_defer");
+}
