@@ -33,9 +33,12 @@ void model_name_index_reset(void)
 
 int model_find_name(const mbl_src_list *l, const char *name, size_t len)
 {
-    if (l->n < 8) {
-        for (int i = 0; i < l->n; i++)
-            if (!strncmp(l->items[i].key, name, len) && l->items[i].key[len] == '\0') return i;
+    if (l->n < 8) { /* a scan; the first character first (most names differ there) */
+        for (int i = 0; i < l->n; i++) {
+            const char *k = l->items[i].key;
+            if (len && k[0] != name[0]) continue;
+            if (!strncmp(k, name, len) && k[len] == '\0') return i;
+        }
         return -1;
     }
     name_index *ix = NULL;
