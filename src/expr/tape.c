@@ -151,6 +151,8 @@ typedef struct compiler {
     mblx__node *dlnd; /* the private copy as the graph has it, while the compiler works on the shared form */
     uint32_t *gid;    /* the graph node of each local node of the copy (bound tapes: until shared) */
     unsigned char *seen;
+    uint32_t *post; /* the local nodes in post-order (operands first), as the numbering completes them */
+    size_t npost, pcap;
     size_t sn, scap, nl, nev, evcap, lcap;
     size_t ka, ncap, kn, nins;
     size_t nl0;
@@ -173,6 +175,7 @@ static void compiler_free(compiler *c)
     mbl_free(c->dlnd);
     mbl_free(c->dlargs);
     mbl_free(c->gid);
+    mbl_free(c->post);
 }
 
 /* Grow arr_ (cnt_ elements used of cap_) by doubling when full; returns -1 from the calling
@@ -307,6 +310,8 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
                 }
                 continue;
             }
+            GROWV(c->post, c->npost, c->pcap);
+            c->post[c->npost++] = f->l; /* complete: the sharing's post-order (mblx__share) */
             c->sn--;
         }
     }
@@ -341,8 +346,11 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         uint32_t *ca;
         /* a bound tape's lnd and largs may hold the chains (copy_sub_dag) */
         size_t lres = t->g ? c->lres : 0, ares = t->g ? c->ares : 0;
-        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, &cl, &ca, &c->nl, &c->ka, &c->owner))
+        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->post, c->npost, &cl, &ca, &c->nl,
+                        &c->ka, &c->owner))
             return -1;
+        mbl_free(c->post);
+        c->post = NULL;
         if (t->g) { /* a bound tape: owner in graph nodes at once (gid freed) */
             for (size_t l = 0; l < c->nl; l++) c->owner[l] = c->gid[c->owner[l]];
             mbl_free(c->gid);

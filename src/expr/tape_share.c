@@ -120,16 +120,27 @@ oom:
  * computes or is a link of (the one error messages show). lcap, acap: the capacities of lnd and
  * largs when they may be rewritten; if they hold the chains' upper bounds, the chains are made in
  * them (*pcl == lnd, *pca == largs), else (and with 0, 0) in a copy and lnd, largs are only read.
- * Returns 0, or -1 when out of memory (lnd, largs then rewritten in part: not to be used). */
+ * post: NULL, or the post-order of the nodes reachable from outl (local_postorder's: the compiler
+ * records it while it numbers the sub-DAG) and npost its length. *pops: the operations of the
+ * result that dag_ops would count, SIZE_MAX when nothing is shared (dag_ops must count them).
+ * Returns 0, or -1 when out of memory (lnd, largs then rewritten in part: not to be used).
+ *
+ * The operations are counted as the chains are made: every node of the post-order stays reachable
+ * from the outputs unless it becomes an alias (the chain it is aliased to has its operands as
+ * operands of its links), and every link made is reachable from the node it was made for, which is
+ * no alias. So the count is one per link made (a new node, or the node itself as its last link:
+ * two operands, its constant fused), one per node left with one operand (its constant applied to
+ * the chain) and one per node that is no sum or product; an alias counts nothing. */
 static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap,
-                        uint32_t *outl, size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka,
-                        uint32_t **powner)
+                        uint32_t *outl, size_t nout, const uint32_t *post, size_t npost, mblx__node **pcl,
+                        uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner, size_t *pops)
 {
     size_t extra = 0, nnary = 0;
     *pcl = NULL;
     *pca = NULL;
     *pnl = nl0;
     *pka = ka0;
+    *pops = SIZE_MAX;
     for (size_t l = 0; l < nl0; l++)
         if (mblx__nary_local(&lnd[l])) {
             extra += lnd[l].na - 1;
@@ -148,12 +159,12 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
     mblx__node *cl = inplace ? lnd : mbl_alloc_array(nmax, sizeof *cl);
     uint32_t *ca = inplace ? largs : mbl_alloc_array(ka0 + 2 * extra, sizeof *ca);
     uint32_t *alias = mbl_alloc_array(nl0, sizeof *alias); /* read for the original nodes alone */
-    uint32_t *order = mbl_alloc_array(nl0, sizeof *order);
-    unsigned char *mark = mbl_alloc_array(nl0, 1);
+    uint32_t *order = post ? NULL : mbl_alloc_array(nl0, sizeof *order);
+    unsigned char *mark = post ? NULL : mbl_alloc_array(nl0, 1);
     link_table T = {NULL, 64, 0, NULL, NULL};
     while (T.cap < 4 * nnary) T.cap *= 2;
     T.s = mbl_calloc(T.cap, sizeof *T.s);
-    if (!cl || !ca || !alias || !order || !mark || !T.s) goto out;
+    if (!cl || !ca || !alias || (!post && (!order || !mark)) || !T.s) goto out;
     if (!inplace) {
         mblx__hugepages(cl, nmax * sizeof *cl);
         mblx__hugepages(ca, (ka0 + 2 * extra) * sizeof *ca);
@@ -161,18 +172,20 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
         memcpy(ca, largs, ka0 * sizeof *ca);
     }
     mblx__hugepages(alias, nl0 * sizeof *alias);
-    mblx__hugepages(order, nl0 * sizeof *order);
+    if (order) mblx__hugepages(order, nl0 * sizeof *order);
     mblx__hugepages(T.s, T.cap * sizeof *T.s);
     T.nd = cl;
     T.args = ca;
     for (size_t l = 0; l < nl0; l++) alias[l] = (uint32_t)l;
-    size_t no = local_postorder(cl, ca, nl0, outl, nout, mark, order);
+    size_t no = post ? npost : local_postorder(cl, ca, nl0, outl, nout, mark, order), ops = 0;
     if (no == SIZE_MAX) goto out;
+    const uint32_t *ord = post ? post : order;
     for (size_t p = 0; p < no; p++) {
-        uint32_t l = order[p];
+        uint32_t l = ord[p];
         mblx__node *nd = &cl[l];
         uint32_t *a = ca + nd->aoff;
         if (!(p & 0xffff) && core_progress_tick((double)p)) goto out; /* a load's report */
+        if (!mblx__nary_local(nd)) ops++; /* one instruction (na 1: the constant applied) */
         if (!nd->na) continue;
         for (uint32_t i = 0; i < nd->na; i++) a[i] = alias[a[i]]; /* operands come first */
         if (!mblx__nary_local(nd)) continue;
@@ -189,6 +202,7 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
                 continue;
             }
             uint32_t id;
+            ops++; /* a link made */
             if (i == k - 1) { /* the node itself is the last link (with its constant) */
                 id = l;
                 a[0] = pre;
@@ -205,8 +219,11 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
                 ca[ka++] = pre;
                 ca[ka++] = x;
             }
-            if (link_reserve(&T)) goto out;
-            *link_find(&T, op, pre, x) = id + 1;
+            if (2 * (T.n + 1) > T.cap) { /* the table grows: the slot moves */
+                if (link_reserve(&T)) goto out;
+                s = link_find(&T, op, pre, x);
+            }
+            *s = id + 1;
             T.n++;
             pre = id;
         }
@@ -216,6 +233,7 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
         } else {
             a[0] = pre; /* constant term or coefficient applied to the chain */
             nd->na = 1;
+            ops++;
         }
     }
     for (size_t o = 0; o < nout; o++) outl[o] = alias[outl[o]];
@@ -225,6 +243,7 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
     ca = NULL;
     *pnl = nl;
     *pka = ka;
+    *pops = ops;
     rc = 0;
 out:
     if (!inplace) {
@@ -653,12 +672,13 @@ static size_t dag_ops(const mblx__node *nd, const uint32_t *args, size_t nl, con
  * in lnd and largs, which lcap, acap, when not 0, allow as share_chains says); *powner always
  * allocated. Returns 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
-                size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner)
+                size_t nout, const uint32_t *post, size_t npost, mblx__node **pcl, uint32_t **pca, size_t *pnl,
+                size_t *pka, uint32_t **powner)
 {
     mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
     uint32_t *caA = NULL, *caB = NULL, *pa = NULL, *ownA = NULL, *ownB = NULL, *ownP = NULL;
     uint32_t *outA = mbl_alloc_array(nout ? nout : 1, sizeof *outA), *outB = mbl_alloc_array(nout ? nout : 1, sizeof *outB);
-    size_t nlA, kaA, nlB, kaB, nlP, kaP;
+    size_t nlA, kaA, nlB, kaB, nlP, kaP, opsA, opsB;
     int rc = -1;
     if (!outA || !outB) goto out;
     memcpy(outA, outl, nout * sizeof *outA);
@@ -667,16 +687,19 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
      * does, and the compiler tells them apart. The pairs first: they read lnd and largs, which the
      * chains may rewrite */
     if (share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP) || core_progress_tick(1)) goto out;
-    if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, &clA, &caA, &nlA, &kaA, &ownA) ||
+    if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, post, npost, &clA, &caA, &nlA, &kaA, &ownA,
+                     &opsA) ||
         core_progress_tick(2))
         goto out;
     if (pl) {
-        if (share_chains(pl, pa, nlP, kaP, 0, 0, outB, nout, &clB, &caB, &nlB, &kaB, &ownB) || core_progress_tick(3))
+        if (share_chains(pl, pa, nlP, kaP, 0, 0, outB, nout, NULL, 0, &clB, &caB, &nlB, &kaB, &ownB, &opsB) ||
+            core_progress_tick(3))
             goto out;
         for (size_t l = 0; l < nlB; l++) ownB[l] = ownP[ownB[l]];
         if (!clB) clB = pl, caB = pa, pl = NULL, pa = NULL;
-        size_t opsA = dag_ops(clA ? clA : lnd, clA ? caA : largs, nlA, outA, nout);
-        size_t opsB = dag_ops(clB, caB, nlB, outB, nout);
+        /* counted by the chains, but where there was nothing to chain */
+        if (opsA == SIZE_MAX) opsA = dag_ops(clA ? clA : lnd, clA ? caA : largs, nlA, outA, nout);
+        if (opsB == SIZE_MAX) opsB = dag_ops(clB, caB, nlB, outB, nout);
         if (opsA == SIZE_MAX || opsB == SIZE_MAX) goto out;
         if (opsB < opsA) {
             memcpy(outl, outB, nout * sizeof *outl);
