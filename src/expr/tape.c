@@ -151,8 +151,6 @@ typedef struct compiler {
     mblx__node *dlnd; /* the private copy as the graph has it, while the compiler works on the shared form */
     uint32_t *gid;    /* the graph node of each local node of the copy (bound tapes: until shared) */
     unsigned char *seen;
-    uint32_t *post; /* the local nodes in post-order (operands first), as the numbering completes them */
-    size_t npost, pcap;
     size_t sn, scap, nl, nev, evcap, lcap;
     size_t ka, ncap, kn, nins;
     size_t nl0;
@@ -175,7 +173,6 @@ static void compiler_free(compiler *c)
     mbl_free(c->dlnd);
     mbl_free(c->dlargs);
     mbl_free(c->gid);
-    mbl_free(c->post);
 }
 
 /* Grow arr_ (cnt_ elements used of cap_) by doubling when full; returns -1 from the calling
@@ -283,7 +280,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     mblx_tape *t = c->t;
     for (size_t o = 0; o < n; o++) {
         uint32_t out_o = unlet(g, outputs[o]);
-        if (!(o & 1023) && core_progress_tick((double)o)) return -1; /* a load's report */
+        if (o && !(o & 1023) && core_progress_tick((double)o)) return -1; /* a load's report */
         if (map_get(&c->map, out_o, 0)) continue;
         c->sn = 0;
         {
@@ -296,22 +293,20 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
         }
         while (c->sn) {
             dfs_frame *f = &c->stack[c->sn - 1];
-            uint32_t v = f->v;
-            if (f->next < g->nd[v].na) {
-                uint32_t ch = unlet(g, mblx__args(g, v)[f->next]);
-                f->next++;
-                if (!map_get(&c->map, ch, 0)) { /* first visit: descend */
-                    uint32_t l = (uint32_t)c->nl, *cv = map_get(&c->map, ch, 1);
-                    if (!cv) return -1;
-                    *cv = l;
-                    if (number_node(c, ch)) return -1;
-                    GROWV(c->stack, c->sn, c->scap);
-                    c->stack[c->sn++] = (dfs_frame){ch, l, 0};
-                }
+            uint32_t v = f->v, na = g->nd[v].na, i = f->next, ch = 0;
+            const uint32_t *args = mblx__args(g, v);
+            /* the operands already numbered, in one loop; then the first new one */
+            while (i < na && map_get(&c->map, ch = unlet(g, args[i]), 0)) i++;
+            if (i < na) { /* first visit: descend */
+                f->next = i + 1;
+                uint32_t l = (uint32_t)c->nl, *cv = map_get(&c->map, ch, 1);
+                if (!cv) return -1;
+                *cv = l;
+                if (number_node(c, ch)) return -1;
+                GROWV(c->stack, c->sn, c->scap);
+                c->stack[c->sn++] = (dfs_frame){ch, l, 0};
                 continue;
             }
-            GROWV(c->post, c->npost, c->pcap);
-            c->post[c->npost++] = f->l; /* complete: the sharing's post-order (mblx__share) */
             c->sn--;
         }
     }
@@ -346,11 +341,8 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         uint32_t *ca;
         /* a bound tape's lnd and largs may hold the chains (copy_sub_dag) */
         size_t lres = t->g ? c->lres : 0, ares = t->g ? c->ares : 0;
-        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->post, c->npost, &cl, &ca, &c->nl,
-                        &c->ka, &c->owner))
+        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, &cl, &ca, &c->nl, &c->ka, &c->owner))
             return -1;
-        mbl_free(c->post);
-        c->post = NULL;
         if (t->g) { /* a bound tape: owner in graph nodes at once (gid freed) */
             for (size_t l = 0; l < c->nl; l++) c->owner[l] = c->gid[c->owner[l]];
             mbl_free(c->gid);
@@ -391,19 +383,24 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         while (c->sn) {
             dfs_frame *f = &c->stack[c->sn - 1];
             const mblx__node *nd = &t->lnd[f->l];
-            if (f->next < nd->na) {
-                uint32_t ch = t->largs[nd->aoff + f->next];
-                if (!seen[ch]) { /* first visit: descend */
-                    seen[ch] = 1;
-                    GROWV(c->stack, c->sn, c->scap);
-                    c->stack[c->sn++] = (dfs_frame){ch, ch, 0};
-                    continue;
-                }
-                if (f->next && mblx__nary_local(nd)) ev[c->nev++] = f->l | EV_ACC;
-                f->next++;
+            const uint32_t *a = t->largs + nd->aoff;
+            uint32_t i = f->next, na = nd->na, l = f->l;
+            /* the operands already seen, in one loop (their ACC events); then the first new one */
+            if (mblx__nary_local(nd)) {
+                for (; i < na && seen[a[i]]; i++)
+                    if (i) ev[c->nev++] = l | EV_ACC;
+            } else {
+                while (i < na && seen[a[i]]) i++;
+            }
+            if (i < na) { /* first visit: descend (the operand's ACC event when it is complete) */
+                uint32_t ch = a[i];
+                f->next = i;
+                seen[ch] = 1;
+                GROWV(c->stack, c->sn, c->scap);
+                c->stack[c->sn++] = (dfs_frame){ch, ch, 0};
                 continue;
             }
-            if (node_event(nd)) ev[c->nev++] = f->l;
+            if (node_event(nd)) ev[c->nev++] = l;
             c->sn--;
         }
     }
@@ -432,7 +429,7 @@ static int last_uses(compiler *c, size_t n)
     mblx__hugepages(lastuse, nl * sizeof *lastuse);
     mblx__hugepages(reg, nl * sizeof *reg);
     for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE;
-    if (core_progress_tick((double)nl)) return -1; /* a load's report */
+    if (nl >= TICK_MIN_NODES && core_progress_tick((double)nl)) return -1; /* a load's report */
     for (size_t p = 0; p < c->nev; p++) {
         uint32_t l = ev[p] & ~EV_ACC;
         const uint32_t *a = t->largs + t->lnd[l].aoff;
@@ -632,11 +629,12 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
         t->lock = lock;
         t->lock_ctx = ctx;
     }
-    /* a load's progress report between the steps (core/progress.h) */
-#define TICK_OR(x) ((cancel = core_progress_tick((double)n)) || (x))
-    if (TICK_OR(reserve_dense(&c, n, outputs)) || TICK_OR(number_sub_dag(&c, n, outputs)) ||
-        TICK_OR(share_and_order(&c, n, outputs)) || TICK_OR(last_uses(&c, n)))
-        goto oom;
+    /* a load's progress report between the steps (core/progress.h; a small sub-DAG: none) */
+    int ticks = n >= TICK_MIN_NODES;
+#define TICK_OR(x) ((cancel = ticks && core_progress_tick((double)n)) || (x))
+    if (TICK_OR(reserve_dense(&c, n, outputs)) || TICK_OR(number_sub_dag(&c, n, outputs))) goto oom;
+    ticks = ticks || c.nl >= TICK_MIN_NODES;
+    if (TICK_OR(share_and_order(&c, n, outputs)) || TICK_OR(last_uses(&c, n))) goto oom;
     emit_instructions(&c);
     if (TICK_OR(0)) goto oom;
     finish_tape(&c, n);

@@ -9,6 +9,11 @@
 /* Initial capacity of the arrays that grow (and mblx_eval's registers on the stack). */
 enum { INIT_CAP = 64 };
 
+/* Sub-DAGs of fewer nodes than this compile without a load's progress reports between their steps
+ * (core/progress.h: a report reads the clock, about 800 instructions; the nonlinear bicycle
+ * compiles 34 tapes, most of a few nodes, and such a compilation takes well under a millisecond). */
+enum { TICK_MIN_NODES = 4096 };
+
 /* Tape opcodes. */
 enum {
     TI_LDC, TI_LDS, TI_ADD, TI_ADDC, TI_MUL, TI_MULC, TI_SQR, TI_CUBE, TI_RECIP, TI_RSQR,
@@ -61,12 +66,10 @@ static inline int mblx__nary_local(const mblx__node *nd)
 
 /* The shared form of the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) that the compiler
  * schedules (tape_share.c); *pcl NULL: the sub-DAG as it is. lcap, acap: 0, or the capacities of
- * lnd and largs, which may then be rewritten and hold the shared form (*pcl == lnd). post: NULL,
- * or the post-order (operands first, depth-first from outl[0], outl[1], ... with operands in their
- * order) of the npost nodes reachable from the outputs. Returns 0, or -1 when out of memory. */
+ * lnd and largs, which may then be rewritten and hold the shared form (*pcl == lnd). Returns 0, or
+ * -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
-                size_t nout, const uint32_t *post, size_t npost, mblx__node **pcl, uint32_t **pca, size_t *pnl,
-                size_t *pka, uint32_t **powner);
+                size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner);
 
 /* Reorder the instructions of t into runs of one opcode and reallocate its registers
  * (tape_schedule.c). Returns 0, or -1 when out of memory. */

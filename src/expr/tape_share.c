@@ -89,9 +89,12 @@ static size_t local_postorder(const mblx__node *lnd, const uint32_t *largs, size
         while (sn) {
             dfs_frame *f = &stk[sn - 1];
             const mblx__node *nd = &lnd[f->l];
-            if (f->next < nd->na) {
-                uint32_t c = largs[nd->aoff + f->next++];
-                if (mark[c]) continue;
+            const uint32_t *a = largs + nd->aoff;
+            uint32_t i = f->next, na = nd->na;
+            while (i < na && mark[a[i]]) i++; /* the operands already seen, in one loop */
+            if (i < na) {
+                uint32_t c = a[i];
+                f->next = i + 1;
                 mark[c] = 1;
                 if (sn == scap) {
                     size_t nc = 2 * scap;
@@ -120,9 +123,8 @@ oom:
  * computes or is a link of (the one error messages show). lcap, acap: the capacities of lnd and
  * largs when they may be rewritten; if they hold the chains' upper bounds, the chains are made in
  * them (*pcl == lnd, *pca == largs), else (and with 0, 0) in a copy and lnd, largs are only read.
- * post: NULL, or the post-order of the nodes reachable from outl (local_postorder's: the compiler
- * records it while it numbers the sub-DAG) and npost its length. *pops: the operations of the
- * result that dag_ops would count, SIZE_MAX when nothing is shared (dag_ops must count them).
+ * *pops: the operations of the result that dag_ops would count, SIZE_MAX when nothing is shared
+ * (dag_ops must count them).
  * Returns 0, or -1 when out of memory (lnd, largs then rewritten in part: not to be used).
  *
  * The operations are counted as the chains are made: every node of the post-order stays reachable
@@ -132,8 +134,8 @@ oom:
  * two operands, its constant fused), one per node left with one operand (its constant applied to
  * the chain) and one per node that is no sum or product; an alias counts nothing. */
 static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap,
-                        uint32_t *outl, size_t nout, const uint32_t *post, size_t npost, mblx__node **pcl,
-                        uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner, size_t *pops)
+                        uint32_t *outl, size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka,
+                        uint32_t **powner, size_t *pops)
 {
     size_t extra = 0, nnary = 0;
     *pcl = NULL;
@@ -159,12 +161,12 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
     mblx__node *cl = inplace ? lnd : mbl_alloc_array(nmax, sizeof *cl);
     uint32_t *ca = inplace ? largs : mbl_alloc_array(ka0 + 2 * extra, sizeof *ca);
     uint32_t *alias = mbl_alloc_array(nl0, sizeof *alias); /* read for the original nodes alone */
-    uint32_t *order = post ? NULL : mbl_alloc_array(nl0, sizeof *order);
-    unsigned char *mark = post ? NULL : mbl_alloc_array(nl0, 1);
+    uint32_t *order = mbl_alloc_array(nl0, sizeof *order);
+    unsigned char *mark = mbl_alloc_array(nl0, 1);
     link_table T = {NULL, 64, 0, NULL, NULL};
     while (T.cap < 4 * nnary) T.cap *= 2;
     T.s = mbl_calloc(T.cap, sizeof *T.s);
-    if (!cl || !ca || !alias || (!post && (!order || !mark)) || !T.s) goto out;
+    if (!cl || !ca || !alias || !order || !mark || !T.s) goto out;
     if (!inplace) {
         mblx__hugepages(cl, nmax * sizeof *cl);
         mblx__hugepages(ca, (ka0 + 2 * extra) * sizeof *ca);
@@ -172,19 +174,18 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
         memcpy(ca, largs, ka0 * sizeof *ca);
     }
     mblx__hugepages(alias, nl0 * sizeof *alias);
-    if (order) mblx__hugepages(order, nl0 * sizeof *order);
+    mblx__hugepages(order, nl0 * sizeof *order);
     mblx__hugepages(T.s, T.cap * sizeof *T.s);
     T.nd = cl;
     T.args = ca;
     for (size_t l = 0; l < nl0; l++) alias[l] = (uint32_t)l;
-    size_t no = post ? npost : local_postorder(cl, ca, nl0, outl, nout, mark, order), ops = 0;
+    size_t no = local_postorder(cl, ca, nl0, outl, nout, mark, order), ops = 0;
     if (no == SIZE_MAX) goto out;
-    const uint32_t *ord = post ? post : order;
     for (size_t p = 0; p < no; p++) {
-        uint32_t l = ord[p];
+        uint32_t l = order[p];
         mblx__node *nd = &cl[l];
         uint32_t *a = ca + nd->aoff;
-        if (!(p & 0xffff) && core_progress_tick((double)p)) goto out; /* a load's report */
+        if (p && !(p & 0xffff) && core_progress_tick((double)p)) goto out; /* a load's report */
         if (!mblx__nary_local(nd)) ops++; /* one instruction (na 1: the constant applied) */
         if (!nd->na) continue;
         for (uint32_t i = 0; i < nd->na; i++) a[i] = alias[a[i]]; /* operands come first */
@@ -672,8 +673,7 @@ static size_t dag_ops(const mblx__node *nd, const uint32_t *args, size_t nl, con
  * in lnd and largs, which lcap, acap, when not 0, allow as share_chains says); *powner always
  * allocated. Returns 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
-                size_t nout, const uint32_t *post, size_t npost, mblx__node **pcl, uint32_t **pca, size_t *pnl,
-                size_t *pka, uint32_t **powner)
+                size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner)
 {
     mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
     uint32_t *caA = NULL, *caB = NULL, *pa = NULL, *ownA = NULL, *ownB = NULL, *ownP = NULL;
@@ -686,14 +686,15 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
     /* a load's progress report between the steps (core/progress.h): a stop fails as out of memory
      * does, and the compiler tells them apart. The pairs first: they read lnd and largs, which the
      * chains may rewrite */
-    if (share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP) || core_progress_tick(1)) goto out;
-    if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, post, npost, &clA, &caA, &nlA, &kaA, &ownA,
-                     &opsA) ||
-        core_progress_tick(2))
+    int ticks = nl0 >= TICK_MIN_NODES; /* (a small sub-DAG: none) */
+    if (share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP) || (ticks && core_progress_tick(1)))
+        goto out;
+    if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, &clA, &caA, &nlA, &kaA, &ownA, &opsA) ||
+        (ticks && core_progress_tick(2)))
         goto out;
     if (pl) {
-        if (share_chains(pl, pa, nlP, kaP, 0, 0, outB, nout, NULL, 0, &clB, &caB, &nlB, &kaB, &ownB, &opsB) ||
-            core_progress_tick(3))
+        if (share_chains(pl, pa, nlP, kaP, 0, 0, outB, nout, &clB, &caB, &nlB, &kaB, &ownB, &opsB) ||
+            (ticks && core_progress_tick(3)))
             goto out;
         for (size_t l = 0; l < nlB; l++) ownB[l] = ownP[ownB[l]];
         if (!clB) clB = pl, caB = pa, pl = NULL, pa = NULL;
