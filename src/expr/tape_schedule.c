@@ -25,7 +25,6 @@ static const unsigned char reads[SCHED_NOP] = {
     [TI_STEP] = 0,  [TI_DATA] = 3,  [TI_ADD2C] = 3, [TI_MUL2C] = 3,
 };
 
-
 int mblx__schedule_runs(mblx_tape *t)
 {
     size_t n = t->nins, nr = t->nreg;
