@@ -280,7 +280,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
     mblx_tape *t = c->t;
     for (size_t o = 0; o < n; o++) {
         uint32_t out_o = unlet(g, outputs[o]);
-        if (!(o & 1023) && core_progress_tick((double)o)) return -1; /* a load's report */
+        if (o && !(o & 1023) && core_progress_tick((double)o)) return -1; /* a load's report */
         if (map_get(&c->map, out_o, 0)) continue;
         c->sn = 0;
         {
@@ -293,18 +293,18 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
         }
         while (c->sn) {
             dfs_frame *f = &c->stack[c->sn - 1];
-            uint32_t v = f->v;
-            if (f->next < g->nd[v].na) {
-                uint32_t ch = unlet(g, mblx__args(g, v)[f->next]);
-                f->next++;
-                if (!map_get(&c->map, ch, 0)) { /* first visit: descend */
-                    uint32_t l = (uint32_t)c->nl, *cv = map_get(&c->map, ch, 1);
-                    if (!cv) return -1;
-                    *cv = l;
-                    if (number_node(c, ch)) return -1;
-                    GROWV(c->stack, c->sn, c->scap);
-                    c->stack[c->sn++] = (dfs_frame){ch, l, 0};
-                }
+            uint32_t v = f->v, na = g->nd[v].na, i = f->next, ch = 0;
+            const uint32_t *args = mblx__args(g, v);
+            /* the operands already numbered, in one loop; then the first new one */
+            while (i < na && map_get(&c->map, ch = unlet(g, args[i]), 0)) i++;
+            if (i < na) { /* first visit: descend */
+                f->next = i + 1;
+                uint32_t l = (uint32_t)c->nl, *cv = map_get(&c->map, ch, 1);
+                if (!cv) return -1;
+                *cv = l;
+                if (number_node(c, ch)) return -1;
+                GROWV(c->stack, c->sn, c->scap);
+                c->stack[c->sn++] = (dfs_frame){ch, l, 0};
                 continue;
             }
             c->sn--;
@@ -383,19 +383,24 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         while (c->sn) {
             dfs_frame *f = &c->stack[c->sn - 1];
             const mblx__node *nd = &t->lnd[f->l];
-            if (f->next < nd->na) {
-                uint32_t ch = t->largs[nd->aoff + f->next];
-                if (!seen[ch]) { /* first visit: descend */
-                    seen[ch] = 1;
-                    GROWV(c->stack, c->sn, c->scap);
-                    c->stack[c->sn++] = (dfs_frame){ch, ch, 0};
-                    continue;
-                }
-                if (f->next && mblx__nary_local(nd)) ev[c->nev++] = f->l | EV_ACC;
-                f->next++;
+            const uint32_t *a = t->largs + nd->aoff;
+            uint32_t i = f->next, na = nd->na, l = f->l;
+            /* the operands already seen, in one loop (their ACC events); then the first new one */
+            if (mblx__nary_local(nd)) {
+                for (; i < na && seen[a[i]]; i++)
+                    if (i) ev[c->nev++] = l | EV_ACC;
+            } else {
+                while (i < na && seen[a[i]]) i++;
+            }
+            if (i < na) { /* first visit: descend (the operand's ACC event when it is complete) */
+                uint32_t ch = a[i];
+                f->next = i;
+                seen[ch] = 1;
+                GROWV(c->stack, c->sn, c->scap);
+                c->stack[c->sn++] = (dfs_frame){ch, ch, 0};
                 continue;
             }
-            if (node_event(nd)) ev[c->nev++] = f->l;
+            if (node_event(nd)) ev[c->nev++] = l;
             c->sn--;
         }
     }
@@ -424,7 +429,7 @@ static int last_uses(compiler *c, size_t n)
     mblx__hugepages(lastuse, nl * sizeof *lastuse);
     mblx__hugepages(reg, nl * sizeof *reg);
     for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE;
-    if (core_progress_tick((double)nl)) return -1; /* a load's report */
+    if (nl >= TICK_MIN_NODES && core_progress_tick((double)nl)) return -1; /* a load's report */
     for (size_t p = 0; p < c->nev; p++) {
         uint32_t l = ev[p] & ~EV_ACC;
         const uint32_t *a = t->largs + t->lnd[l].aoff;
@@ -624,11 +629,12 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
         t->lock = lock;
         t->lock_ctx = ctx;
     }
-    /* a load's progress report between the steps (core/progress.h) */
-#define TICK_OR(x) ((cancel = core_progress_tick((double)n)) || (x))
-    if (TICK_OR(reserve_dense(&c, n, outputs)) || TICK_OR(number_sub_dag(&c, n, outputs)) ||
-        TICK_OR(share_and_order(&c, n, outputs)) || TICK_OR(last_uses(&c, n)))
-        goto oom;
+    /* a load's progress report between the steps (core/progress.h; a small sub-DAG: none) */
+    int ticks = n >= TICK_MIN_NODES;
+#define TICK_OR(x) ((cancel = ticks && core_progress_tick((double)n)) || (x))
+    if (TICK_OR(reserve_dense(&c, n, outputs)) || TICK_OR(number_sub_dag(&c, n, outputs))) goto oom;
+    ticks = ticks || c.nl >= TICK_MIN_NODES;
+    if (TICK_OR(share_and_order(&c, n, outputs)) || TICK_OR(last_uses(&c, n))) goto oom;
     emit_instructions(&c);
     if (TICK_OR(0)) goto oom;
     finish_tape(&c, n);

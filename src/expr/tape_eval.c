@@ -175,14 +175,12 @@ int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, doubl
     const tins *ins = t->ins;
     const uint32_t *ext = t->ext;
     double *w = work;
-    uint64_t bad = 0;
+    double bad = 0.0; /* v * 0 is 0 for a finite v, NaN else: the sum is NaN when a value is not finite */
 #define RUN(expr)                                                                             \
     for (; p < e; p++) {                                                                      \
         double v = (expr);                                                                    \
         w[p->dst] = v;                                                                        \
-        uint64_t u;                                                                           \
-        memcpy(&u, &v, sizeof u);                                                             \
-        bad |= (~u & 0x7ff0000000000000ull) == 0;                                             \
+        bad += v * 0.0;                                                                       \
     }                                                                                         \
     break
     for (size_t r = 0; r < t->nrun; r++) {
@@ -201,7 +199,7 @@ int mblx_tape_eval(const mblx_tape *t, const double *symvals, double *out, doubl
         }
     }
 #undef RUN
-    if (bad) return diagnose(t, symvals, work, st);
+    if (bad != bad) return diagnose(t, symvals, work, st);
     for (size_t o = 0; o < t->nout; o++) out[o] = w[t->outreg[o]];
     mbl_status_clear(st);
     return 0;

@@ -9,6 +9,11 @@
 /* Initial capacity of the arrays that grow (and mblx_eval's registers on the stack). */
 enum { INIT_CAP = 64 };
 
+/* Sub-DAGs of fewer nodes than this compile without a load's progress reports between their steps
+ * (core/progress.h: a report reads the clock, about 800 instructions; the nonlinear bicycle
+ * compiles 34 tapes, most of a few nodes, and such a compilation takes well under a millisecond). */
+enum { TICK_MIN_NODES = 4096 };
+
 /* Tape opcodes. */
 enum {
     TI_LDC, TI_LDS, TI_ADD, TI_ADDC, TI_MUL, TI_MULC, TI_SQR, TI_CUBE, TI_RECIP, TI_RSQR,

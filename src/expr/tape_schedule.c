@@ -15,19 +15,23 @@
  * computes the same operation on the same operands. */
 enum { SCHED_WINDOW = 16384, SCHED_NOP = TI_MUL2C + 1 };
 
-static int reads_a(uint32_t op) { return op != TI_LDC && op != TI_LDS && op != TI_STEP; }
-static int reads_b(uint32_t op)
-{
-    return op == TI_ADD || op == TI_MUL || op == TI_ADD2C || op == TI_MUL2C || op == TI_POW || op == TI_ATAN2 ||
-           op == TI_MIN || op == TI_MAX || op == TI_DATA;
-}
+/* The operands an opcode reads from registers: bit 1 a, bit 2 b (a step reads its five from ext). */
+static const unsigned char reads[SCHED_NOP] = {
+    [TI_LDC] = 0,   [TI_LDS] = 0,   [TI_ADD] = 3,   [TI_ADDC] = 1,  [TI_MUL] = 3,   [TI_MULC] = 1,
+    [TI_SQR] = 1,   [TI_CUBE] = 1,  [TI_RECIP] = 1, [TI_RSQR] = 1,  [TI_SQRTP] = 1, [TI_POWC] = 1,
+    [TI_POW] = 3,   [TI_SQRT] = 1,  [TI_SIN] = 1,   [TI_COS] = 1,   [TI_TAN] = 1,   [TI_ASIN] = 1,
+    [TI_ACOS] = 1,  [TI_ATAN] = 1,  [TI_ATAN2] = 3, [TI_SINH] = 1,  [TI_COSH] = 1,  [TI_TANH] = 1,
+    [TI_EXP] = 1,   [TI_LOG] = 1,   [TI_ABS] = 1,   [TI_SIGN] = 1,  [TI_MIN] = 3,   [TI_MAX] = 3,
+    [TI_STEP] = 0,  [TI_DATA] = 3,  [TI_ADD2C] = 3, [TI_MUL2C] = 3,
+};
 
 int mblx__schedule_runs(mblx_tape *t)
 {
     size_t n = t->nins, nr = t->nreg;
     if (n == 0) return 0;
     size_t next = 0;
-    for (size_t i = 0; i < n; i++) next += t->ins[i].op == TI_STEP;
+    if (t->ext) /* (a tape without steps has no ext) */
+        for (size_t i = 0; i < n; i++) next += t->ins[i].op == TI_STEP;
     /* scratch of uint32: the producers of each operand in SSA form (src: a and b; extsrc: a
      * step's five), levels, the new order, positions, last uses, registers. In blocks of at most
      * 2 n words, not one block of 9 n: after a compilation (tape.c) the heap has holes of a few n
@@ -48,8 +52,9 @@ int mblx__schedule_runs(mblx_tape *t)
     for (size_t r = 0; r < nr; r++) ver[r] = XNONE;
     for (size_t i = 0; i < n; i++) {
         const tins *p = &t->ins[i];
-        src[2 * i] = reads_a(p->op) ? ver[p->a] : XNONE;
-        src[2 * i + 1] = reads_b(p->op) ? ver[p->b] : XNONE;
+        unsigned rd = reads[p->op];
+        src[2 * i] = rd & 1 ? ver[p->a] : XNONE;
+        src[2 * i + 1] = rd & 2 ? ver[p->b] : XNONE;
         if (p->op == TI_STEP)
             for (int k = 0; k < 5; k++) extsrc[p->a + (uint32_t)k] = ver[t->ext[p->a + (uint32_t)k]];
         ver[p->dst] = (uint32_t)i;
@@ -63,14 +68,16 @@ int mblx__schedule_runs(mblx_tape *t)
         for (size_t i = w0; i < w1; i++) {
             uint32_t L = 0;
             const tins *p = &t->ins[i];
-            uint32_t s3[7];
-            int ns = 0;
-            s3[ns++] = src[2 * i];
-            s3[ns++] = src[2 * i + 1];
+#define LEVEL_OF(s_)                                                                          \
+    do {                                                                                      \
+        uint32_t s__ = (s_);                                                                  \
+        if (s__ != XNONE && s__ >= w0 && lev[s__] + 1 > L) L = lev[s__] + 1;                  \
+    } while (0)
+            LEVEL_OF(src[2 * i]);
+            LEVEL_OF(src[2 * i + 1]);
             if (p->op == TI_STEP)
-                for (int k = 0; k < 5; k++) s3[ns++] = extsrc[p->a + (uint32_t)k];
-            for (int k = 0; k < ns; k++)
-                if (s3[k] != XNONE && s3[k] >= w0 && lev[s3[k]] + 1 > L) L = lev[s3[k]] + 1;
+                for (int k = 0; k < 5; k++) LEVEL_OF(extsrc[p->a + (uint32_t)k]);
+#undef LEVEL_OF
             lev[i] = L;
             if (L > maxlev) maxlev = L;
         }
@@ -117,21 +124,25 @@ int mblx__schedule_runs(mblx_tape *t)
         uint32_t i = order[k];
         const tins *p = &t->ins[i];
         tins q = *p;
-        if (reads_a(p->op)) q.a = nreg_of[src[2 * i]];
-        if (reads_b(p->op)) q.b = nreg_of[src[2 * i + 1]];
+        unsigned rd = reads[p->op];
+        if (rd & 1) q.a = nreg_of[src[2 * i]];
+        if (rd & 2) q.b = nreg_of[src[2 * i + 1]];
         if (p->op == TI_STEP)
             for (int j = 0; j < 5; j++) t->ext[p->a + (uint32_t)j] = nreg_of[extsrc[p->a + (uint32_t)j]];
-        uint32_t s3[7];
-        int ns = 0;
-        if (reads_a(p->op)) s3[ns++] = src[2 * i];
-        if (reads_b(p->op)) s3[ns++] = src[2 * i + 1];
+        /* the operands whose last use this is, freed in the order a, b, the step's five */
+#define FREE_AT(s_)                                                                           \
+    do {                                                                                      \
+        uint32_t s__ = (s_);                                                                  \
+        if (last[s__] == (uint32_t)k) {                                                       \
+            freel[nfree++] = nreg_of[s__];                                                    \
+            last[s__] = XNONE; /* freed once */                                               \
+        }                                                                                     \
+    } while (0)
+        if (rd & 1) FREE_AT(src[2 * i]);
+        if (rd & 2) FREE_AT(src[2 * i + 1]);
         if (p->op == TI_STEP)
-            for (int j = 0; j < 5; j++) s3[ns++] = extsrc[p->a + (uint32_t)j];
-        for (int j = 0; j < ns; j++)
-            if (last[s3[j]] == (uint32_t)k) {
-                freel[nfree++] = nreg_of[s3[j]];
-                last[s3[j]] = XNONE; /* freed once */
-            }
+            for (int j = 0; j < 5; j++) FREE_AT(extsrc[p->a + (uint32_t)j]);
+#undef FREE_AT
         uint32_t d = nfree ? freel[--nfree] : (uint32_t)nreg++;
         nreg_of[i] = d;
         q.dst = d;

@@ -89,9 +89,12 @@ static size_t local_postorder(const mblx__node *lnd, const uint32_t *largs, size
         while (sn) {
             dfs_frame *f = &stk[sn - 1];
             const mblx__node *nd = &lnd[f->l];
-            if (f->next < nd->na) {
-                uint32_t c = largs[nd->aoff + f->next++];
-                if (mark[c]) continue;
+            const uint32_t *a = largs + nd->aoff;
+            uint32_t i = f->next, na = nd->na;
+            while (i < na && mark[a[i]]) i++; /* the operands already seen, in one loop */
+            if (i < na) {
+                uint32_t c = a[i];
+                f->next = i + 1;
                 mark[c] = 1;
                 if (sn == scap) {
                     size_t nc = 2 * scap;
@@ -120,16 +123,26 @@ oom:
  * computes or is a link of (the one error messages show). lcap, acap: the capacities of lnd and
  * largs when they may be rewritten; if they hold the chains' upper bounds, the chains are made in
  * them (*pcl == lnd, *pca == largs), else (and with 0, 0) in a copy and lnd, largs are only read.
- * Returns 0, or -1 when out of memory (lnd, largs then rewritten in part: not to be used). */
+ * *pops: the operations of the result that dag_ops would count, SIZE_MAX when nothing is shared
+ * (dag_ops must count them).
+ * Returns 0, or -1 when out of memory (lnd, largs then rewritten in part: not to be used).
+ *
+ * The operations are counted as the chains are made: every node of the post-order stays reachable
+ * from the outputs unless it becomes an alias (the chain it is aliased to has its operands as
+ * operands of its links), and every link made is reachable from the node it was made for, which is
+ * no alias. So the count is one per link made (a new node, or the node itself as its last link:
+ * two operands, its constant fused), one per node left with one operand (its constant applied to
+ * the chain) and one per node that is no sum or product; an alias counts nothing. */
 static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap,
                         uint32_t *outl, size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka,
-                        uint32_t **powner)
+                        uint32_t **powner, size_t *pops)
 {
     size_t extra = 0, nnary = 0;
     *pcl = NULL;
     *pca = NULL;
     *pnl = nl0;
     *pka = ka0;
+    *pops = SIZE_MAX;
     for (size_t l = 0; l < nl0; l++)
         if (mblx__nary_local(&lnd[l])) {
             extra += lnd[l].na - 1;
@@ -166,13 +179,14 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
     T.nd = cl;
     T.args = ca;
     for (size_t l = 0; l < nl0; l++) alias[l] = (uint32_t)l;
-    size_t no = local_postorder(cl, ca, nl0, outl, nout, mark, order);
+    size_t no = local_postorder(cl, ca, nl0, outl, nout, mark, order), ops = 0;
     if (no == SIZE_MAX) goto out;
     for (size_t p = 0; p < no; p++) {
         uint32_t l = order[p];
         mblx__node *nd = &cl[l];
         uint32_t *a = ca + nd->aoff;
-        if (!(p & 0xffff) && core_progress_tick((double)p)) goto out; /* a load's report */
+        if (p && !(p & 0xffff) && core_progress_tick((double)p)) goto out; /* a load's report */
+        if (!mblx__nary_local(nd)) ops++; /* one instruction (na 1: the constant applied) */
         if (!nd->na) continue;
         for (uint32_t i = 0; i < nd->na; i++) a[i] = alias[a[i]]; /* operands come first */
         if (!mblx__nary_local(nd)) continue;
@@ -189,6 +203,7 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
                 continue;
             }
             uint32_t id;
+            ops++; /* a link made */
             if (i == k - 1) { /* the node itself is the last link (with its constant) */
                 id = l;
                 a[0] = pre;
@@ -205,8 +220,11 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
                 ca[ka++] = pre;
                 ca[ka++] = x;
             }
-            if (link_reserve(&T)) goto out;
-            *link_find(&T, op, pre, x) = id + 1;
+            if (2 * (T.n + 1) > T.cap) { /* the table grows: the slot moves */
+                if (link_reserve(&T)) goto out;
+                s = link_find(&T, op, pre, x);
+            }
+            *s = id + 1;
             T.n++;
             pre = id;
         }
@@ -216,6 +234,7 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
         } else {
             a[0] = pre; /* constant term or coefficient applied to the chain */
             nd->na = 1;
+            ops++;
         }
     }
     for (size_t o = 0; o < nout; o++) outl[o] = alias[outl[o]];
@@ -225,6 +244,7 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
     ca = NULL;
     *pnl = nl;
     *pka = ka;
+    *pops = ops;
     rc = 0;
 out:
     if (!inplace) {
@@ -658,7 +678,7 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
     mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
     uint32_t *caA = NULL, *caB = NULL, *pa = NULL, *ownA = NULL, *ownB = NULL, *ownP = NULL;
     uint32_t *outA = mbl_alloc_array(nout ? nout : 1, sizeof *outA), *outB = mbl_alloc_array(nout ? nout : 1, sizeof *outB);
-    size_t nlA, kaA, nlB, kaB, nlP, kaP;
+    size_t nlA, kaA, nlB, kaB, nlP, kaP, opsA, opsB;
     int rc = -1;
     if (!outA || !outB) goto out;
     memcpy(outA, outl, nout * sizeof *outA);
@@ -666,17 +686,21 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
     /* a load's progress report between the steps (core/progress.h): a stop fails as out of memory
      * does, and the compiler tells them apart. The pairs first: they read lnd and largs, which the
      * chains may rewrite */
-    if (share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP) || core_progress_tick(1)) goto out;
-    if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, &clA, &caA, &nlA, &kaA, &ownA) ||
-        core_progress_tick(2))
+    int ticks = nl0 >= TICK_MIN_NODES; /* (a small sub-DAG: none) */
+    if (share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP) || (ticks && core_progress_tick(1)))
+        goto out;
+    if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, &clA, &caA, &nlA, &kaA, &ownA, &opsA) ||
+        (ticks && core_progress_tick(2)))
         goto out;
     if (pl) {
-        if (share_chains(pl, pa, nlP, kaP, 0, 0, outB, nout, &clB, &caB, &nlB, &kaB, &ownB) || core_progress_tick(3))
+        if (share_chains(pl, pa, nlP, kaP, 0, 0, outB, nout, &clB, &caB, &nlB, &kaB, &ownB, &opsB) ||
+            (ticks && core_progress_tick(3)))
             goto out;
         for (size_t l = 0; l < nlB; l++) ownB[l] = ownP[ownB[l]];
         if (!clB) clB = pl, caB = pa, pl = NULL, pa = NULL;
-        size_t opsA = dag_ops(clA ? clA : lnd, clA ? caA : largs, nlA, outA, nout);
-        size_t opsB = dag_ops(clB, caB, nlB, outB, nout);
+        /* counted by the chains, but where there was nothing to chain */
+        if (opsA == SIZE_MAX) opsA = dag_ops(clA ? clA : lnd, clA ? caA : largs, nlA, outA, nout);
+        if (opsB == SIZE_MAX) opsB = dag_ops(clB, caB, nlB, outB, nout);
         if (opsA == SIZE_MAX || opsB == SIZE_MAX) goto out;
         if (opsB < opsA) {
             memcpy(outl, outB, nout * sizeof *outl);

@@ -88,12 +88,12 @@ static int keep_restricted_srcx(mbl_model *md)
     for (mblx_id e = 0; e <= top; e++) {
         mblx_op op = mblx_node_op(md->g, e);
         int na = mblx_node_nargs(md->g, e), b = 0, nonneg = 0, allnn = 1;
+        mblx_id x0 = na ? mblx_node_arg(md->g, e, 0) : MBLX_NONE;
         for (int a = 0; a < na; a++) {
-            mblx_id x = mblx_node_arg(md->g, e, a);
+            mblx_id x = a ? mblx_node_arg(md->g, e, a) : x0;
             if (x > top || (bad[x] & 1)) b = 1;
             if (x > top || !(bad[x] & 2)) allnn = 0;
         }
-        mblx_id x0 = mblx_node_arg(md->g, e, 0);
         int nn0 = x0 <= top && (bad[x0] & 2);
         double c = 0;
         switch (op) {

@@ -234,6 +234,42 @@ TEST(infinite_partials)
     mblx_graph_free(g);
 }
 
+/* Values and tangents that overflow in the runs of one opcode (sums and products): the sweep's
+ * checks of every value and of the outputs' tangents, lane by lane (a multiple of four lanes, the
+ * bad one in any of them), against mblx_tape_eval's message and a derivative computed by hand. */
+TEST(overflow_in_runs)
+{
+    mblx_graph *g = mblx_graph_new();
+    mblx_id x = mblx_symbol(g, "x"), y = mblx_symbol(g, "y"), z = mblx_symbol(g, "z");
+    mblx_id e[2] = {mblx_add(g, mblx_mul(g, x, y), z), mblx_add(g, x, y)};
+    mblx_tape *t = mblx_compile(g, 2, e, NULL);
+    enum { P = 6 }; /* padded to 8 */
+    double *w = calloc(mblx_tape_fwd_work_size(t, P), sizeof *w), out[2], d[2 * P], seed[3 * P];
+    mbl_status st, st_eval;
+    for (int bad = 0; bad < P; bad++) {
+        double sv[3] = {2.0, 3.0, 0.5};
+        for (int k = 0; k < 3 * P; k++) seed[k] = (double)(k % 5) - 1.5;
+        seed[0 * P + bad] = 1e308, seed[1 * P + bad] = 1e308; /* d(x y) = 3e308 + 2e308: overflows */
+        CHECK_EQ_INT(mblx_tape_fwd(t, sv, P, seed, out, d, w, &st), MBL_EDOMAIN);
+        CHECK_MSG(strstr(st.msg, "derivative not finite") != NULL, "lane %d: %s (code %d)", bad, st.msg, st.code);
+        seed[0 * P + bad] = 1e150, seed[1 * P + bad] = 1e150; /* finite: every lane as by hand */
+        CHECK_EQ_INT(mblx_tape_fwd(t, sv, P, seed, out, d, w, &st), 0);
+        for (int k = 0; k < P; k++) {
+            CHECK_CLOSE(d[k], seed[k] * 3.0 + 2.0 * seed[P + k] + seed[2 * P + k], 0);
+            CHECK_CLOSE(d[P + k], seed[k] + seed[P + k], 0);
+        }
+        CHECK_CLOSE(out[0], 6.5, 0);
+        /* a value that overflows (x y): the message of mblx_tape_eval */
+        sv[0] = 1e200, sv[1] = -1e200;
+        CHECK_EQ_INT(mblx_tape_fwd(t, sv, P, seed, out, d, w, &st), MBL_EDOMAIN);
+        CHECK_EQ_INT(mblx_tape_eval(t, sv, out, w, &st_eval), MBL_EDOMAIN);
+        CHECK_MSG(strcmp(st.msg, st_eval.msg) == 0, "%s | %s", st.msg, st_eval.msg);
+    }
+    free(w);
+    mblx_tape_free(t);
+    mblx_graph_free(g);
+}
+
 /* A tangent that is 0 at the point is not one that is 0 by structure: sqrt(x^2) at x = 0 has no
  * derivative (the symbolic one, x / sqrt(x^2), divides by zero there), so forward mode refuses it
  * as well, naming the expression, while y sqrt(c) at c = 0 along y alone (c not a direction, in
@@ -325,6 +361,7 @@ int main(void)
 {
     RUN(every_opcode_against_closed_forms);
     RUN(infinite_partials);
+    RUN(overflow_in_runs);
     RUN(numerically_zero_tangent);
     RUN(pattern_and_coloring);
     return test_summary("expr_fwd");
