@@ -40,13 +40,12 @@ int mblx__schedule_runs(mblx_tape *t)
     uint32_t *ver = mbl_alloc_array(nr ? nr : 1, sizeof *ver), *src = mbl_alloc_array(2 * n, sizeof *src);
     uint32_t *extsrc = mbl_alloc_array(5 * next + 1 + win + (t->nout ? t->nout : 1), sizeof *extsrc);
     uint32_t *lev = mbl_alloc_array(2 * n, sizeof *lev), *pos = mbl_alloc_array(2 * n, sizeof *pos);
-    uint32_t *nreg_of = mbl_alloc_array(2 * n, sizeof *nreg_of), *nnode = mbl_alloc_array(n, sizeof *nnode);
-    tins *nins = mbl_alloc_array(n, sizeof *nins);
+    uint32_t *nreg_of = mbl_alloc_array(2 * n, sizeof *nreg_of), *wnode = mbl_alloc_array(win, sizeof *wnode);
+    tins *wins = mbl_alloc_array(win, sizeof *wins);
     uint32_t *rstart = mbl_alloc_array(n + 1, sizeof *rstart);
     uint8_t *rop = mbl_alloc_array(n, sizeof *rop);
     int rc = -1;
-    if (!ver || !src || !extsrc || !lev || !pos || !nreg_of || !nnode || !nins || !rstart || !rop) goto out;
-    mblx__hugepages(nins, n * sizeof *nins);
+    if (!ver || !src || !extsrc || !lev || !pos || !nreg_of || !wnode || !wins || !rstart || !rop) goto out;
     uint32_t *order = lev + n, *last = pos + n, *freel = nreg_of + n;
     uint32_t *tmp = extsrc + 5 * next + 1, *outsrc = tmp + win;
     for (size_t r = 0; r < nr; r++) ver[r] = XNONE;
@@ -118,11 +117,21 @@ int mblx__schedule_runs(mblx_tape *t)
             }
     }
     for (size_t o = 0; o < t->nout; o++) last[outsrc[o]] = XPENDING;
-    /* registers for the new order: operands dead here are freed before the result is placed */
+    /* registers for the new order: operands dead here are freed before the result is placed. The
+     * order permutes each window within itself, so the instructions are rewritten in place, a
+     * window at a time from a copy of it (not into a second array of n: the N = 10^4 four-bar's
+     * residual tape is 21 MB of instructions, which the heap held twice, and its high-water mark
+     * with them). */
     size_t nfree = 0, nreg = 0;
     for (size_t k = 0; k < n; k++) {
+        size_t w0 = k - k % SCHED_WINDOW;
+        if (k == w0) {
+            size_t m = n - w0 < SCHED_WINDOW ? n - w0 : SCHED_WINDOW;
+            memcpy(wins, t->ins + w0, m * sizeof *wins);
+            memcpy(wnode, t->ins_node + w0, m * sizeof *wnode);
+        }
         uint32_t i = order[k];
-        const tins *p = &t->ins[i];
+        const tins *p = &wins[i - w0];
         tins q = *p;
         unsigned rd = reads[p->op];
         if (rd & 1) q.a = nreg_of[src[2 * i]];
@@ -147,14 +156,10 @@ int mblx__schedule_runs(mblx_tape *t)
         nreg_of[i] = d;
         q.dst = d;
         if (last[i] == XNONE) freel[nfree++] = d; /* never read (cannot happen; kept safe) */
-        nins[k] = q;
-        nnode[k] = t->ins_node[i];
+        t->ins[k] = q;
+        t->ins_node[k] = wnode[i - w0];
     }
     for (size_t o = 0; o < t->nout; o++) t->outreg[o] = nreg_of[outsrc[o]];
-    mbl_free(t->ins);
-    t->ins = nins;
-    nins = NULL;
-    memcpy(t->ins_node, nnode, n * sizeof *nnode);
     t->nreg = nreg;
     t->nrun = nrun;
     t->run_start = rstart, t->run_op = rop;
@@ -162,6 +167,6 @@ int mblx__schedule_runs(mblx_tape *t)
     rc = 0;
 out:
     mbl_free(ver), mbl_free(src), mbl_free(extsrc), mbl_free(lev), mbl_free(pos), mbl_free(nreg_of);
-    mbl_free(nnode), mbl_free(nins), mbl_free(rstart), mbl_free(rop);
+    mbl_free(wnode), mbl_free(wins), mbl_free(rstart), mbl_free(rop);
     return rc;
 }
