@@ -298,9 +298,9 @@ static int forward_eligible(const mbl_model *md)
     return narrow;
 }
 
-/* md->jac's pattern from the forward coloring of the rows tape_F compiles (structural: a superset
- * of jacobian_unknowns' pattern; no nodes: MBLX_NONE, built when first asked by model_dae_nodes);
- * *out the coloring, given to tape_F once it is compiled. */
+/* The forward coloring of the rows tape_F compiles (mblx_fwdjac_new); *out NULL when it takes more
+ * than FWD_MAX_COLORS colors (the symbolic path then). md->jac's pattern is made from it once the
+ * tapes are compiled (forward_pattern). */
 static int jacobian_forward(mbl_model *md, mblx_fwdjac **out, mbl_status *st)
 {
     mblx_id *syms = mbl_alloc_array((size_t)md->nunk + 1, sizeof *syms);
@@ -312,10 +312,19 @@ static int jacobian_forward(mbl_model *md, mblx_fwdjac **out, mbl_status *st)
     if (mblx_fwdjac_ncolors(*out) > FWD_MAX_COLORS) { /* the greedy coloring took more than the widest row */
         mblx_fwdjac_free(*out);
         *out = NULL;
-        return 0;
     }
+    return 0;
+}
+
+/* md->jac's pattern from the forward coloring fj (structural: a superset of jacobian_unknowns'
+ * pattern; no nodes: MBLX_NONE, built when first asked by model_dae_nodes). Made after the tapes
+ * are compiled: nothing reads it before (the forward path has no term and no Jacobian tape), and
+ * its arrays (6.7 MB at N = 10^4) made before lay at the heap's top, under the compilation's
+ * largest arrays, which then extended the heap by as much. */
+static int forward_pattern(mbl_model *md, const mblx_fwdjac *fj, mbl_status *st)
+{
     const int *cp, *ri;
-    mblx_fwdjac_pattern(*out, &cp, &ri);
+    mblx_fwdjac_pattern(fj, &cp, &ri);
     if (sjac_reserve(&md->jac, (size_t)cp[md->nunk])) return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int j = 0; j < md->nunk; j++) /* by column, as jacobian_unknowns and mblx_fwdjac_eval's values */
         for (int p = cp[j]; p < cp[j + 1]; p++)
@@ -414,6 +423,7 @@ static int compile_model(mbl_model *md, mblx_fwdjac **fj, mbl_status *st)
     if (md->rtn && model_rtree_num_bind_outputs(md, md->rtn, st)) return st ? st->code : MBL_ENOMEM;
     md->work_size = mblx_tape_work_size(md->tape_F);
     if (fwd) { /* model_eval_jac's values: forward sweeps of tape_F */
+        if (forward_pattern(md, *fj, st)) return st ? st->code : MBL_ENOMEM;
         md->work_size = mblx_fwdjac_work_size(*fj, md->tape_F);
         mblx_tape_set_fwdjac(md->tape_F, *fj);
         *fj = NULL;
