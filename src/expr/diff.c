@@ -200,18 +200,8 @@ static int relevant(const mblx_graph *g, mblx_id v, const seedset *S)
 /* Product of coef and all operands of a MUL except operand `skip`, times `extra`. */
 static mblx_id mul_others(mblx_graph *g, double coef, const argcopy *a, size_t skip, mblx_id extra)
 {
-    uint32_t local[LOCAL_ARGS + 2], *f = local;
-    size_t n = a->n + 1;
-    if (n > LOCAL_ARGS + 2 && !(f = mbl_alloc_array(n, sizeof *f))) return mblx__oom(g);
-    size_t k = 0;
     mblx_id c = mblx_const(g, coef);
-    f[k++] = c;
-    for (size_t j = 0; j < a->n; j++)
-        if (j != skip) f[k++] = a->a[j];
-    if (extra != XNONE) f[k++] = extra;
-    mblx_id r = c == XNONE ? XNONE : mblx_product(g, k, f);
-    if (f != local) mbl_free(f);
-    return r;
+    return c == XNONE ? XNONE : mblx__product_others(g, c, a->a, a->n, skip, extra);
 }
 
 /* d v / d operand i, for a node v that is not a sum or product. */
