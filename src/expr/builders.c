@@ -139,7 +139,8 @@ static void sum_add_term(sum_acc *s, mblx_id t, double c)
             mul = t;
         }
     }
-    if (vec_reserve(&s->recs, 1, sizeof(term_rec)) || vec_reserve(&s->keys, klen, sizeof(uint32_t))) {
+    if ((s->recs.n == s->recs.cap && vec_reserve(&s->recs, 1, sizeof(term_rec))) ||
+        (s->keys.cap - s->keys.n < klen && vec_reserve(&s->keys, klen, sizeof(uint32_t)))) {
         s->failed = 1;
         return;
     }
