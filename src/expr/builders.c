@@ -139,7 +139,8 @@ static void sum_add_term(sum_acc *s, mblx_id t, double c)
             mul = t;
         }
     }
-    if (vec_reserve(&s->recs, 1, sizeof(term_rec)) || vec_reserve(&s->keys, klen, sizeof(uint32_t))) {
+    if ((s->recs.n == s->recs.cap && vec_reserve(&s->recs, 1, sizeof(term_rec))) ||
+        (s->keys.cap - s->keys.n < klen && vec_reserve(&s->keys, klen, sizeof(uint32_t)))) {
         s->failed = 1;
         return;
     }
@@ -406,6 +407,79 @@ mblx_id mblx_product(mblx_graph *g, size_t n, const mblx_id *factors)
         if (factors[0] == g->zero || factors[1] == g->zero) return g->zero;
     }
     return product_core(g, 1.0, n, factors, 0);
+}
+
+/* One factor of a product as product_core reads it: a power of a constant exponent by its base. */
+static fac_rec fac_of(const mblx_graph *g, mblx_id x)
+{
+    double ev;
+    if (g->nd[x].op == MBLX_OP_POW && is_const(g, mblx__args(g, x)[1], &ev)) return (fac_rec){mblx__args(g, x)[0], x, ev};
+    return (fac_rec){x, XNONE, 1.0};
+}
+
+/* The derivatives of products (diff.c: c * the other operands * d, column after column) made the
+ * factors of a product again and again sorted, merged and checked, though they are the operands of
+ * a product: already sorted by base, without constants. Where they are (strictly increasing bases,
+ * no constant, no flattenable product, no undefined operand), where x (or x's operands, when x is
+ * a product product_core flattens) has no base in common with them and nothing multiplies to 0 or
+ * beyond the finite, product_core's stable sort is the merge of the two lists by base, no power
+ * merges and its result is the product of them: made here at once. Anything else: mblx_product. */
+mblx_id mblx__product_others(mblx_graph *g, mblx_id c, const uint32_t *va, size_t vn, size_t skip, mblx_id x)
+{
+    enum { FAST_MAX = 32 };
+    fac_rec A[FAST_MAX], B[FAST_MAX];
+    uint32_t out[2 * FAST_MAX];
+    size_t na = 0, nb = 0;
+    double coef = g->nd[c].val; /* product_core's 1.0 * c */
+    int fast = g->nd[c].op == MBLX_OP_CONST && vn >= 2 && vn - 1 <= FAST_MAX && coef != 0.0 && x != XNONE &&
+               mblx__valid(g, x) && !is_undefined(g, x) && g->nd[x].op != MBLX_OP_CONST;
+    for (size_t j = 0; j < vn && fast; j++) {
+        if (j == skip) continue;
+        mblx_id t = va[j];
+        if (g->nd[t].op == MBLX_OP_CONST || is_undefined(g, t) ||
+            (g->nd[t].op == MBLX_OP_MUL && g->nd[t].na <= MBLX_FLATTEN_MAX)) {
+            fast = 0;
+            break;
+        }
+        A[na] = fac_of(g, t);
+        fast = A[na].e != 0.0 && (!na || A[na - 1].base < A[na].base);
+        na++;
+    }
+    if (fast && g->nd[x].op == MBLX_OP_MUL && g->nd[x].na <= MBLX_FLATTEN_MAX) {
+        coef *= g->nd[x].val;
+        fast = isfinite(coef) && coef != 0.0 && g->nd[x].na <= FAST_MAX;
+        for (uint32_t k = 0; k < g->nd[x].na && fast; k++) {
+            B[nb] = fac_of(g, mblx__args(g, x)[k]);
+            fast = B[nb].e != 0.0 && (!nb || B[nb - 1].base < B[nb].base);
+            nb++;
+        }
+    } else if (fast) {
+        B[nb++] = fac_of(g, x);
+        fast = B[0].e != 0.0;
+    }
+    size_t i = 0, j = 0, nf = 0;
+    while (fast && (i < na || j < nb)) {
+        const fac_rec *f;
+        if (j == nb || (i < na && A[i].base < B[j].base))
+            f = &A[i++];
+        else if (i == na || B[j].base < A[i].base)
+            f = &B[j++];
+        else
+            break; /* a base in both: the powers merge */
+        out[nf++] = f->e == 1.0 ? f->base : f->node;
+    }
+    if (fast && i == na && j == nb) return mblx__intern(g, MBLX_OP_MUL, coef, nf, out);
+    /* as written: mblx_product of c, the other operands and x */
+    uint32_t local[FAST_MAX + 2], *f = vn + 1 <= FAST_MAX + 2 ? local : mbl_alloc_array(vn + 1, sizeof *f);
+    if (!f) return mblx__oom(g);
+    size_t k = 0;
+    f[k++] = c;
+    for (size_t t = 0; t < vn; t++)
+        if (t != skip) f[k++] = va[t];
+    if (x != XNONE) f[k++] = x;
+    mblx_id r = mblx_product(g, k, f);
+    if (f != local) mbl_free(f);
+    return r;
 }
 
 /* -(f[0] * ... * f[n-1]), the node mblx_neg(g, mblx_product(g, n, f)) returns, without making the

@@ -15,6 +15,7 @@ enum { INIT_STACK = 64, LOCAL_ARGS = 16 };
 typedef struct u32vec {
     uint32_t *p;
     size_t n, cap;
+    int borrowed; /* p is the caller's storage (a stack array): copied out when it grows */
 } u32vec;
 
 static int u32_push(u32vec *v, uint32_t x)
@@ -22,10 +23,12 @@ static int u32_push(u32vec *v, uint32_t x)
     if (v->n == v->cap) {
         size_t nc = v->cap ? v->cap * 2 : INIT_STACK;
         if (nc < v->cap) return -1;
-        uint32_t *q = mbl_realloc_array(v->p, nc, sizeof *q);
+        uint32_t *q = v->borrowed ? mbl_alloc_array(nc, sizeof *q) : mbl_realloc_array(v->p, nc, sizeof *q);
         if (!q) return -1;
+        if (v->borrowed) memcpy(q, v->p, v->n * sizeof *q);
         v->p = q;
         v->cap = nc;
+        v->borrowed = 0;
     }
     v->p[v->n++] = x;
     return 0;
@@ -200,18 +203,8 @@ static int relevant(const mblx_graph *g, mblx_id v, const seedset *S)
 /* Product of coef and all operands of a MUL except operand `skip`, times `extra`. */
 static mblx_id mul_others(mblx_graph *g, double coef, const argcopy *a, size_t skip, mblx_id extra)
 {
-    uint32_t local[LOCAL_ARGS + 2], *f = local;
-    size_t n = a->n + 1;
-    if (n > LOCAL_ARGS + 2 && !(f = mbl_alloc_array(n, sizeof *f))) return mblx__oom(g);
-    size_t k = 0;
     mblx_id c = mblx_const(g, coef);
-    f[k++] = c;
-    for (size_t j = 0; j < a->n; j++)
-        if (j != skip) f[k++] = a->a[j];
-    if (extra != XNONE) f[k++] = extra;
-    mblx_id r = c == XNONE ? XNONE : mblx_product(g, k, f);
-    if (f != local) mbl_free(f);
-    return r;
+    return c == XNONE ? XNONE : mblx__product_others(g, c, a->a, a->n, skip, extra);
 }
 
 /* d v / d operand i, for a node v that is not a sum or product. */
@@ -412,7 +405,8 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
     if (wide && mblx__wide_ensure(g)) return mblx__oom(g);
     if ((fresh || !g->stamp) && mblx__new_epoch(g)) return mblx__oom(g);
     uint32_t epoch = g->epoch;
-    u32vec own = {NULL, 0, 0}, *stp = stk ? stk : &own;
+    uint32_t own_local[INIT_STACK]; /* a call's own stack starts here (a small graph: no allocation) */
+    u32vec own = {own_local, 0, INIT_STACK, 1}, *stp = stk ? stk : &own;
     mblx_id res = XNONE;
     stp->n = 0;
     if (u32_push(stp, root)) goto oom;
@@ -450,7 +444,7 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
 oom:
     mblx__oom(g);
 out:
-    mbl_free(own.p);
+    if (!own.borrowed) mbl_free(own.p);
     return res;
 }
 
@@ -689,8 +683,8 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
         return g->err;
     }
     seedset S = {NULL, 0, NULL, 0, 0};
-    u32vec ord = {NULL, 0, 0}, st = {NULL, 0, 0};
-    adjoints A = {{NULL, 0, 0}, {NULL, 0, 0}, NULL, 0, 0, NULL, 0};
+    u32vec ord = {NULL, 0, 0, 0}, st = {NULL, 0, 0, 0};
+    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0};
     if (gradient_seeds(g, n, syms, &S)) goto fail;
     if (!relevant(g, e, &S)) {
         for (size_t i = 0; i < n; i++) out[i] = g->zero;
@@ -774,7 +768,7 @@ int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const
     for (size_t j = 0; j < n; j++) S.s[seed_find(&S, (uint32_t)g->nd[syms[j]].val)].node = (mblx_id)j;
     trip *T = NULL;
     size_t nt = 0, capt = 0;
-    u32vec cols = {NULL, 0, 0}, stk = {NULL, 0, 0};
+    u32vec cols = {NULL, 0, 0, 0}, stk = {NULL, 0, 0, 0};
     /* the structural pattern, row by row */
     for (size_t i = 0; i < m; i++) {
         mblx_id e = exprs[i];

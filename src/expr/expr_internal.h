@@ -119,6 +119,10 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
 
 /* -(f[0] * ... * f[n-1]): mblx_neg of mblx_product, without making the product (builders.c). */
 mblx_id mblx__neg_product(mblx_graph *g, size_t n, const mblx_id *f);
+/* c * (va[0..vn) but va[skip]) * x, for the operands va of a product and the constant node c: the
+ * node mblx_product(g, [c, those operands, x]) returns, made without sorting them again where
+ * nothing merges (builders.c). */
+mblx_id mblx__product_others(mblx_graph *g, mblx_id c, const uint32_t *va, size_t vn, size_t skip, mblx_id x);
 
 /* A 64-bit finalizer (MurmurHash3's fmix64): the hash of node keys and of constants' bits. */
 static inline uint64_t mblx__mix64(uint64_t h)

@@ -592,11 +592,13 @@ static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0,
     *pnl = nl0;
     *pka = ka0;
     *powner = NULL;
-    size_t npairs = 0, extra = 0;
+    size_t npairs = 0, extra = 0, nbin = 0;
     for (size_t l = 0; l < nl0; l++)
         if (pair_container(&lnd[l])) {
             npairs += (size_t)lnd[l].na * (lnd[l].na - 1) / 2;
             extra += lnd[l].na - 1;
+        } else {
+            nbin += (lnd[l].op == MBLX_OP_ADD || lnd[l].op == MBLX_OP_MUL) && lnd[l].na == 2;
         }
     /* a sub-DAG with more than PAIR_MAX pairs, or PAIR_BUDGET times more pairs than operands
      * (long chains of nested sums), is left to the chains, which share its prefixes anyway */
@@ -608,7 +610,8 @@ static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0,
     s.ca = mbl_alloc_array(ka0 + 2 * extra, sizeof *s.ca);
     s.owner = mbl_alloc_array(nmax, sizeof *s.owner);
     s.alias = mbl_alloc_array(nmax, sizeof *s.alias);
-    if (!s.cl || !s.ca || !s.owner || !s.alias || pair_init(&s.C, npairs) || pair_init(&s.L, nl0 / 2 + extra))
+    if (!s.cl || !s.ca || !s.owner || !s.alias || pair_init(&s.C, npairs) ||
+        pair_init(&s.L, nbin + extra / 4)) /* the binary nodes there are, then it grows */
         goto out;
     memcpy(s.cl, lnd, nl0 * sizeof *s.cl);
     memcpy(s.ca, largs, ka0 * sizeof *s.ca);
