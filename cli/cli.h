@@ -36,6 +36,8 @@ enum {
 };
 
 /* What the shared parser found: the MODEL argument and the common options. */
+/* cli_parse resets the scalar fields one by one (not the 270 KB of name buffers, written before
+ * they are read): a new scalar field must be reset there too. */
 typedef struct cli_args {
     const char *cmd;   /* the command's name, for the messages */
     const char *model; /* MODEL */
