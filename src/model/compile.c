@@ -1,7 +1,5 @@
 /* Compiling the formulated model: the exact Jacobians of the residuals, outputs and user states,
  * their tapes (the residual's on a second thread for mid-sized models), and the drawing's. */
-#include <limits.h>
-
 #include "core/progress.h"
 #include "model/formulate.h"
 #include "model/terms/term.h"
@@ -57,29 +55,6 @@ static int jacobian_compiled(mbl_model *md, mblx_id **out, mbl_status *st)
     return 0;
 }
 
-/* Room in J for add more entries, at the exact size (when J has less): a Jacobian's entries are
- * counted before they are pushed, so its three arrays are allocated once rather than grown by
- * doubling (the N = 10^4 four-bar's 0.79 M entries: three 1, 2 and 4 MB chains whose freed blocks
- * were heap never used again, and whose last blocks set the heap's top before the tapes compiled).
- * Nonzero when out of memory (J unchanged but for arrays already moved). */
-static int sjac_reserve(mbl_sjac *J, size_t add)
-{
-    if (add <= (size_t)(J->cap - J->nz)) return 0;
-    if (add > (size_t)INT_MAX - (size_t)J->nz) return MBL_ENOMEM;
-    size_t cap = (size_t)J->nz + add;
-    int *r = mbl_realloc_array(J->row, cap, sizeof *r);
-    if (!r) return MBL_ENOMEM;
-    J->row = r;
-    int *c = mbl_realloc_array(J->col, cap, sizeof *c);
-    if (!c) return MBL_ENOMEM;
-    J->col = c;
-    mblx_id *nd = mbl_realloc_array(J->node, cap, sizeof *nd);
-    if (!nd) return MBL_ENOMEM;
-    J->node = nd;
-    J->cap = (int)cap;
-    return 0;
-}
-
 /* Jacobian of exprs w.r.t. all unknowns [a lam mu v q r] into J (appending rows from row0). */
 static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int row0, mbl_sjac *J, mbl_status *st)
 {
@@ -90,7 +65,7 @@ static int jacobian_unknowns(mbl_model *md, int nexpr, const mblx_id *exprs, int
     int rc = mblx_jacobian(md->g, (size_t)nexpr, exprs, (size_t)md->nunk, syms, &S);
     mbl_free(syms);
     if (rc) return mblx_graph_status(md->g, st) ? mblx_graph_status(md->g, st) : mbl_error(st, rc, "out of memory");
-    if (sjac_reserve(J, (size_t)S.colptr[md->nunk])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (model_sjac_reserve(J, (size_t)S.colptr[md->nunk])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int j = 0; j < md->nunk && !rc; j++)
         for (int p = S.colptr[j]; p < S.colptr[j + 1] && !rc; p++)
             if (model_sjac_push(J, row0 + S.rowidx[p], j, S.node[p])) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -325,7 +300,7 @@ static int forward_pattern(mbl_model *md, const mblx_fwdjac *fj, mbl_status *st)
 {
     const int *cp, *ri;
     mblx_fwdjac_pattern(fj, &cp, &ri);
-    if (sjac_reserve(&md->jac, (size_t)cp[md->nunk])) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (model_sjac_reserve(&md->jac, (size_t)cp[md->nunk])) return mbl_error(st, MBL_ENOMEM, "out of memory");
     for (int j = 0; j < md->nunk; j++) /* by column, as jacobian_unknowns and mblx_fwdjac_eval's values */
         for (int p = cp[j]; p < cp[j + 1]; p++)
             if (model_sjac_push(&md->jac, ri[p], j, MBLX_NONE)) return mbl_error(st, MBL_ENOMEM, "out of memory");

@@ -1,24 +1,38 @@
 /* Small helpers of the canonical DAE: the sparse Jacobians of expressions, the unknowns' block
  * offsets and the symbol-value vector of a point. */
+#include <limits.h>
+
 #include "model/formulate.h"
 
 /* ---- small helpers ------------------------------------------------------------------------ */
 
+/* J's three arrays at capacity cap (>= J->nz); nonzero when out of memory (J unchanged but for
+ * arrays already moved) */
+static int sjac_grow(mbl_sjac *J, size_t cap)
+{
+    int *r = mbl_realloc_array(J->row, cap, sizeof *r);
+    if (!r) return MBL_ENOMEM;
+    J->row = r;
+    int *c = mbl_realloc_array(J->col, cap, sizeof *c);
+    if (!c) return MBL_ENOMEM;
+    J->col = c;
+    mblx_id *nd = mbl_realloc_array(J->node, cap, sizeof *nd);
+    if (!nd) return MBL_ENOMEM;
+    J->node = nd;
+    J->cap = (int)cap;
+    return 0;
+}
+
+int model_sjac_reserve(mbl_sjac *J, size_t add)
+{
+    if (add <= (size_t)(J->cap - J->nz)) return 0;
+    if (add > (size_t)INT_MAX - (size_t)J->nz) return MBL_ENOMEM;
+    return sjac_grow(J, (size_t)J->nz + add);
+}
+
 int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node)
 {
-    if (J->nz == J->cap) {
-        int cap = J->cap ? 2 * J->cap : 64;
-        int *r = mbl_realloc_array(J->row, (size_t)cap, sizeof *r);
-        if (!r) return MBL_ENOMEM;
-        J->row = r;
-        int *c = mbl_realloc_array(J->col, (size_t)cap, sizeof *c);
-        if (!c) return MBL_ENOMEM;
-        J->col = c;
-        mblx_id *nd = mbl_realloc_array(J->node, (size_t)cap, sizeof *nd);
-        if (!nd) return MBL_ENOMEM;
-        J->node = nd;
-        J->cap = cap;
-    }
+    if (J->nz == J->cap && sjac_grow(J, J->cap ? 2 * (size_t)J->cap : 64)) return MBL_ENOMEM;
     J->row[J->nz] = row;
     J->col[J->nz] = col;
     J->node[J->nz] = node;

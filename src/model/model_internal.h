@@ -208,6 +208,10 @@ const char *model_ext_features(const mbl_model *md);
 
 /* Sparse Jacobian helpers. */
 int model_sjac_push(mbl_sjac *J, int row, int col, mblx_id node);
+/* Room in J for add more entries at once, at the exact size when J has less (a Jacobian whose
+ * entries are counted before they are pushed: one allocation, not a chain grown by doubling);
+ * nonzero when out of memory. */
+int model_sjac_reserve(mbl_sjac *J, size_t add);
 void model_sjac_free(mbl_sjac *J);
 
 /* 0, or the refusal of a model whose kinetic_energy has no der() (mass_zero_line) and which has degrees

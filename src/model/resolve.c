@@ -2,18 +2,26 @@
  * variable, a constraint's name) into a node, and the parsing of one item. */
 #include "model/formulate.h"
 
+/* The seed of symbol index s in a total derivative (s is not t): q_j -> v_j, v_j -> a_j,
+ * X_j -> Xdot_j (*sym its symbol node, *d its derivative); 0 for a symbol that is constant in time. */
+static int seed_of(const mbl_model *md, int s, mblx_id *sym, mblx_id *d)
+{
+    int u = s >= 0 && s < md->nsym ? md->unknown_of_sym[s] : -1;
+    int j_v = model_blk0_inline(md, MBL_BLK_V), j_q = model_blk0_inline(md, MBL_BLK_Q), j_x = model_blk0_inline(md, MBL_BLK_X);
+    if (u >= j_q && u < j_q + md->n) return *sym = md->q[u - j_q], *d = md->v[u - j_q], 1;
+    if (u >= j_v && u < j_v + md->n) return *sym = md->v[u - j_v], *d = md->a[u - j_v], 1;
+    if (u >= j_x && u < j_x + md->nX) return *sym = md->X[u - j_x], *d = md->Xd[u - j_x], 1;
+    return 0;
+}
+
 /* der(e) as the total time derivative with q' = v, v' = a, visiting only e's own symbols. */
 mblx_id model_total_der(mbl_model *md, mblx_id e)
 {
     if (mblx_node_op(md->g, e) == MBLX_OP_SYMBOL) { /* der(x) of a symbol: its seed, as the traversal gives it */
         int s = (int)mblx_symbol_index(md->g, e);
-        int u = s >= 0 && s < md->nsym ? md->unknown_of_sym[s] : -1;
-        int j_v = model_blk0(md, MBL_BLK_V), j_q = model_blk0(md, MBL_BLK_Q), j_x = model_blk0(md, MBL_BLK_X);
+        mblx_id sym, d;
         if (s == md->sym_t) return mblx_const(md->g, 1.0);
-        if (u >= j_q && u < j_q + md->n) return md->v[u - j_q];
-        if (u >= j_v && u < j_v + md->n) return md->a[u - j_v];
-        if (u >= j_x && u < j_x + md->nX) return md->Xd[u - j_x];
-        return mblx_const(md->g, 0.0);
+        return seed_of(md, s, &sym, &d) ? d : mblx_const(md->g, 0.0);
     }
     size_t nd = 0;
     const uint32_t *deps = mblx_node_deps(md->g, e, &nd);
@@ -38,24 +46,12 @@ mblx_id model_total_der(mbl_model *md, mblx_id e)
     if (nd) memcpy(dep, deps, nd * sizeof *dep); /* deps may be NULL when empty */
     size_t ns = 0;
     int has_t = 0;
-    int j_v = model_blk0(md, MBL_BLK_V), j_q = model_blk0(md, MBL_BLK_Q), j_x = model_blk0(md, MBL_BLK_X);
     for (size_t i = 0; i < nd; i++) {
         int s = (int)dep[i];
-        if (s == md->sym_t) {
+        if (s == md->sym_t)
             has_t = 1;
-            continue;
-        }
-        int u = s < md->nsym ? md->unknown_of_sym[s] : -1;
-        if (u >= j_q && u < j_q + md->n) { /* q_j -> v_j */
-            syms[ns] = md->q[u - j_q];
-            d[ns++] = md->v[u - j_q];
-        } else if (u >= j_v && u < j_v + md->n) { /* v_j -> a_j */
-            syms[ns] = md->v[u - j_v];
-            d[ns++] = md->a[u - j_v];
-        } else if (u >= j_x && u < j_x + md->nX) { /* X_j -> Xdot_j */
-            syms[ns] = md->X[u - j_x];
-            d[ns++] = md->Xd[u - j_x];
-        }
+        else if (seed_of(md, s, &syms[ns], &d[ns]))
+            ns++;
     }
     mbl_free(dep);
     mblx_id r = mblx_total_der(md->g, e, ns, syms, d, has_t ? md->t : MBLX_NONE);

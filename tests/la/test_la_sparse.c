@@ -653,14 +653,12 @@ TEST(klu_solve_only)
 /* A copy of the n x n matrix D (dense, column-major) with its rows shifted by `shift`. */
 static mbla_csc *shifted_csc(int n, const double *D, int shift)
 {
-    int *ti = malloc(sizeof(int) * n * n), *tj = malloc(sizeof(int) * n * n), nz = 0;
-    double *tx = malloc(sizeof(double) * n * n);
+    double *S = malloc(sizeof(double) * n * n);
     for (int j = 0; j < n; j++)
-        for (int i = 0; i < n; i++)
-            if (D[i + j * n] != 0) ti[nz] = (i + shift) % n, tj[nz] = j, tx[nz++] = D[i + j * n];
+        for (int i = 0; i < n; i++) S[(i + shift) % n + j * n] = D[i + j * n];
     mbla_csc *A = NULL;
-    mbla_csc_from_triplets(n, n, nz, ti, tj, tx, NULL, &A, NULL);
-    free(ti), free(tj), free(tx);
+    mbla_csc_from_dense(n, n, S, n, MBLA_DEFAULT, &A, NULL);
+    free(S);
     return A;
 }
 
