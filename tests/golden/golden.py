@@ -18,6 +18,10 @@ every run forces one that every x86-64 CPU has: OPENBLAS_CORETYPE=Prescott, one 
 
 When a change is meant to change numbers (a better method, a fixed bug), record anew with
 --update and say so in the commit: the diff of outputs.sha256 lists every output that changed.
+A change meant to move results only at rounding (another summation order, another node order)
+is checked first with numdiff.py: --dump the outputs of the build before and after, and
+numdiff.py compares them number by number at the tolerance results keep between OpenBLAS
+kernels (1e-9 relative, or the last printed digit), the text identical.
 """
 import argparse
 import concurrent.futures
