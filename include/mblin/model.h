@@ -265,7 +265,8 @@ MBL_API int mbl_model_outputs(const mbl_model *model, const mbl_point *point, do
  * point's rank_tol) and, when it is below m, the equations that take part in its left null space
  * (weight above 1e-6 in a unit null vector): kind MBL_DIAG_REDUNDANT. Without a point (none was
  * found): the equations whose residual at the file's initial configuration exceeds 1e-8 in
- * absolute value: kind MBL_DIAG_VIOLATED, with the residuals. MBL_DIAG_NONE when nothing is at
+ * absolute value: kind MBL_DIAG_VIOLATED, with the residuals; where none does (the parts assemble
+ * there), the rank test above at that configuration: MBL_DIAG_REDUNDANT or none. MBL_DIAG_NONE when nothing is at
  * fault; MBL_DIAG_UNEVALUATED (with the reason in msg) when the constraints cannot be evaluated. */
 typedef enum mbl_diag_kind {
     MBL_DIAG_NONE = 0,
@@ -277,7 +278,7 @@ typedef enum mbl_diag_kind {
 typedef struct mbl_constraint_diag {
     mbl_diag_kind kind;
     int m, n;         /* holonomic constraint equations, coordinates */
-    int rank;         /* rank of Phi_q at the point (REDUNDANT), else m */
+    int rank;         /* rank of Phi_q at the point or the initial configuration (REDUNDANT), else m */
     int *flag;        /* m: 1 where equation j takes part */
     double *residual; /* m: the residuals at the initial configuration (VIOLATED), else NULL */
     char msg[256];    /* UNEVALUATED: why */

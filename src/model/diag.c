@@ -49,39 +49,9 @@ void mbl_constraint_diag_free(mbl_constraint_diag *d)
     mbl_free(d);
 }
 
-/* Phi at the initial configuration: the violated equations */
-static int diagnose_initial(const mbl_model *md, mbl_constraint_diag *d, double *syms, double *work, mbl_status *st)
-{
-    int n = md->n, m = md->m;
-    double *zeros = mbl_calloc((size_t)(n + m + md->k + 1), sizeof *zeros);
-    double *buf = mbl_calloc((size_t)md->nF + 1, sizeof *buf);
-    d->residual = mbl_calloc((size_t)m + 1, sizeof *d->residual);
-    if (!zeros || !buf || !d->residual) {
-        mbl_free(zeros), mbl_free(buf);
-        return mbl_error(st, MBL_ENOMEM, "mbl_constraint_diagnose: out of memory (m = %d)", m);
-    }
-    model_fill_syms(md, md->time, md->q0, md->v0, zeros, zeros, zeros, md->r0, syms);
-    mbl_status est;
-    if (model_eval_F(md, syms, buf, work, &est)) {
-        d->kind = MBL_DIAG_UNEVALUATED;
-        snprintf(d->msg, sizeof d->msg, "%.250s", est.msg);
-    } else {
-        const double *phi = buf + md->row0[MBL_ROW_PHI];
-        int bad = 0;
-        for (int j = 0; j < m; j++) {
-            d->residual[j] = phi[j];
-            bad += d->flag[j] = fabs(phi[j]) > DIAG_RESIDUAL_TOL;
-        }
-        if (bad) d->kind = MBL_DIAG_VIOLATED;
-    }
-    mbl_free(zeros);
-    mbl_free(buf);
-    return 0;
-}
-
-/* Phi_q at the point, dense m x n, its SVD: the equations in the left null space */
-static int diagnose_point(const mbl_model *md, const mbl_point *pt, mbl_constraint_diag *d, double *syms,
-                          double *work, mbl_status *st)
+/* Phi_q where syms was filled, dense m x n, its SVD: the equations in the left null space */
+static int diagnose_rank(const mbl_model *md, mbl_constraint_diag *d, const double *syms, double *work,
+                         mbl_status *st)
 {
     int n = md->n, m = md->m, k = m < n ? m : n;
     double *buf = mbl_calloc((size_t)md->jac.nz + 1, sizeof *buf);
@@ -93,7 +63,6 @@ static int diagnose_point(const mbl_model *md, const mbl_point *pt, mbl_constrai
         rc = mbl_error(st, MBL_ENOMEM, "mbl_constraint_diagnose: out of memory (m = %d, n = %d)", m, n);
         goto done;
     }
-    model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
     mbl_status est;
     if (model_eval_jac(md, syms, buf, work, &est)) {
         d->kind = MBL_DIAG_UNEVALUATED;
@@ -122,6 +91,48 @@ done:
     mbl_free(U);
     mbl_free(s);
     return rc;
+}
+
+/* Phi at the initial configuration: the violated equations, else the redundant ones there */
+static int diagnose_initial(const mbl_model *md, mbl_constraint_diag *d, double *syms, double *work, mbl_status *st)
+{
+    int n = md->n, m = md->m;
+    double *zeros = mbl_calloc((size_t)(n + m + md->k + 1), sizeof *zeros);
+    double *buf = mbl_calloc((size_t)md->nF + 1, sizeof *buf);
+    d->residual = mbl_calloc((size_t)m + 1, sizeof *d->residual);
+    if (!zeros || !buf || !d->residual) {
+        mbl_free(zeros), mbl_free(buf);
+        return mbl_error(st, MBL_ENOMEM, "mbl_constraint_diagnose: out of memory (m = %d)", m);
+    }
+    model_fill_syms(md, md->time, md->q0, md->v0, zeros, zeros, zeros, md->r0, syms);
+    mbl_status est;
+    if (model_eval_F(md, syms, buf, work, &est)) {
+        d->kind = MBL_DIAG_UNEVALUATED;
+        snprintf(d->msg, sizeof d->msg, "%.250s", est.msg);
+    } else {
+        const double *phi = buf + md->row0[MBL_ROW_PHI];
+        int bad = 0;
+        for (int j = 0; j < m; j++) {
+            d->residual[j] = phi[j];
+            bad += d->flag[j] = fabs(phi[j]) > DIAG_RESIDUAL_TOL;
+        }
+        if (bad) d->kind = MBL_DIAG_VIOLATED;
+    }
+    mbl_free(zeros);
+    mbl_free(buf);
+    /* assembled there (a search for the point failed elsewhere): its redundant equations, so that
+     * two joints that close the same loop twice are named even when no operating point is found */
+    if (d->kind != MBL_DIAG_NONE) return 0;
+    mbl_free(d->residual); /* residuals are those of VIOLATED alone */
+    d->residual = NULL;
+    return diagnose_rank(md, d, syms, work, st);
+}
+
+static int diagnose_point(const mbl_model *md, const mbl_point *pt, mbl_constraint_diag *d, double *syms,
+                          double *work, mbl_status *st)
+{
+    model_fill_syms(md, pt->t, pt->q, pt->v, pt->vdot, pt->lambda, pt->mu, pt->r, syms);
+    return diagnose_rank(md, d, syms, work, st);
 }
 
 int mbl_constraint_diagnose(const mbl_model *md, const mbl_point *pt, mbl_constraint_diag **out, mbl_status *st)

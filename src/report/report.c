@@ -636,9 +636,9 @@ int mbl_report_check(FILE *f, const mbl_model *md, const mbl_point *pt)
         fprintf(f, "  problem: the parts did not assemble; constraints violated at the initial configuration: ");
         check_names(f, md, d);
     } else if (d->kind == MBL_DIAG_REDUNDANT) {
-        fprintf(f, "  redundant constraints: %d of %d equations are dependent (Gruebler count %d, mobility %d); "
+        fprintf(f, "  redundant constraints%s: %d of %d equations are dependent (Gruebler count %d, mobility %d); "
                    "among: ",
-                m - d->rank, m, n - m, n - d->rank);
+                pt ? "" : " at the initial configuration", m - d->rank, m, n - m, n - d->rank);
         check_names(f, md, d);
     }
     mbl_constraint_diag_free(d);
