@@ -203,6 +203,8 @@ enum { DEFER_MIN_TCAP = 1 << 20, DEFER_BATCH = 2048, DEFER_AHEAD = 16 };
 typedef struct mblx__defer {
     uint8_t *used; /* bit per node: 1 once it is an operand of some node */
     size_t used_cap; /* nodes covered */
+    uint64_t *filt;  /* filter of the hashes in the table and the batch (see filt_bits) */
+    size_t filt_tcap; /* the table capacity it was made for (filt_words = that / 32) */
     uint32_t npend;
     uint64_t pend[DEFER_BATCH];     /* entries not yet in the table, in the order made */
     uint64_t ptab[2 * DEFER_BATCH]; /* the same by hash (open addressing), for lookups */
@@ -224,6 +226,44 @@ static int used_grow(mblx__defer *D, size_t nodes)
 static void used_mark(mblx__defer *D, uint32_t e) { D->used[e >> 3] |= (uint8_t)(1u << (e & 7)); }
 static int used_test(const mblx__defer *D, uint32_t e) { return (D->used[e >> 3] >> (e & 7)) & 1; }
 
+/* ---- a filter of the table's hashes -----------------------------------------------------------
+ * Of the lookups that remain, most find nothing (the node is new), yet each read a table slot
+ * that was a cache miss. A filter of 2 bits per slot (1 MB for the 2^22 slots of the N = 10^4
+ * four-bar: it stays in the L2 cache) holds two bits of one 64-bit word per entry (a blocked
+ * Bloom filter): when either bit is clear, no entry has the hash, and the table is not read. It
+ * holds every entry of the table and of the batch (every node but the symbols), so a clear bit
+ * is a certain miss; a set one sends the lookup on as before. */
+static uint64_t filt_bits(uint32_t h, size_t *w, size_t words)
+{
+    uint64_t x = mblx__mix64((uint64_t)h + 0x9e3779b97f4a7c15ull);
+    *w = (size_t)(x >> 20) & (words - 1);
+    return (1ull << (x & 63)) | (1ull << ((x >> 6) & 63));
+}
+
+static void filt_add(uint64_t *f, size_t words, uint32_t h)
+{
+    size_t w;
+    uint64_t b = filt_bits(h, &w, words);
+    f[w] |= b;
+}
+
+static int filt_maybe(const mblx__defer *D, uint32_t h)
+{
+    size_t w;
+    uint64_t b = filt_bits(h, &w, D->filt_tcap / 32);
+    return (D->filt[w] & b) == b;
+}
+
+/* D's filter made for a table of tcap slots and cleared; -1 when out of memory (no filter) */
+static int filt_make(mblx__defer *D, size_t tcap)
+{
+    size_t words = tcap / 32 ? tcap / 32 : 1;
+    mbl_free(D->filt);
+    D->filt = mbl_calloc(words, sizeof *D->filt);
+    D->filt_tcap = D->filt ? words * 32 : 0;
+    return D->filt ? 0 : -1;
+}
+
 /* g->defer, made when first needed from the operands of every node; NULL when out of memory
  * (then entries go into the table directly, and every lookup reads it, as before) */
 static mblx__defer *defer_get(mblx_graph *g)
@@ -237,10 +277,15 @@ static mblx__defer *defer_get(mblx_graph *g)
     }
     for (uint32_t e = 0; e < g->n; e++)
         for (uint32_t i = 0; i < g->nd[e].na; i++) used_mark(D, mblx__args(g, e)[i]);
+    if (!filt_make(D, g->tcap)) /* the entries there are: every node but the symbols */
+        for (uint32_t e = 0; e < g->n; e++)
+            if (g->nd[e].op != MBLX_OP_SYMBOL)
+                filt_add(D->filt, D->filt_tcap / 32, hash_key(g->nd[e].op, g->nd[e].val, g->nd[e].na, mblx__args(g, e)));
     return g->defer = D;
 }
 
 static void defer_flush(mblx_graph *g);
+
 
 /* no more deferring (out of memory): the batch into the table, the marks freed */
 static void defer_free(mblx_graph *g)
@@ -248,6 +293,7 @@ static void defer_free(mblx_graph *g)
     if (!g->defer) return;
     if (g->tcap) defer_flush(g);
     mbl_free(g->defer->used);
+    mbl_free(g->defer->filt);
     mbl_free(g->defer);
     g->defer = NULL;
 }
@@ -282,12 +328,15 @@ static int table_rehash(mblx_graph *g, size_t ncap)
     defer_flush(g);
     mblx__hugepages(t, ncap * sizeof *t);
     memset(t, 0, ncap * sizeof *t);
+    uint64_t *f = NULL; /* the filter remade for the new capacity from the entries moved */
+    if (g->defer && !filt_make(g->defer, ncap)) f = g->defer->filt;
     for (size_t i = 0; i < g->tcap; i++) {
         uint64_t en = g->table[i];
         if (en == TABLE_EMPTY) continue;
         size_t k = (size_t)(en >> 32) & (ncap - 1);
         while (t[k] != TABLE_EMPTY) k = (k + 1) & (ncap - 1);
         t[k] = en;
+        if (f) filt_add(f, ncap / 32, (uint32_t)(en >> 32));
     }
     mbl_free(g->table);
     g->table = t;
@@ -305,6 +354,8 @@ static int table_rebuild(mblx_graph *g)
     if (!t) return -1;
     mblx__hugepages(t, ncap * sizeof *t);
     memset(t, 0, ncap * sizeof *t);
+    uint64_t *f = NULL; /* the filter remade with the table */
+    if (g->defer && !filt_make(g->defer, ncap)) f = g->defer->filt;
     size_t cnt = 0;
     for (uint32_t e = 0; e < g->n; e++) {
         const mblx__node *nd = &g->nd[e];
@@ -313,6 +364,7 @@ static int table_rebuild(mblx_graph *g)
         size_t k = h & (ncap - 1);
         while (t[k] != TABLE_EMPTY) k = (k + 1) & (ncap - 1);
         t[k] = ((uint64_t)h << 32) | ((uint64_t)e + 1);
+        if (f) filt_add(f, ncap / 32, h);
         cnt++;
     }
     g->table = t;
@@ -536,6 +588,7 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     }
     int fresh = 0; /* an operand of no node: no node with it exists */
     for (size_t i = 0; D && i < n && !fresh; i++) fresh = !used_test(D, a[i]);
+    if (D && !fresh && D->filt && D->filt_tcap == g->tcap) fresh = !filt_maybe(D, h); /* in neither */
     if (g->tcap && !fresh) {
         for (size_t k = h & (2 * DEFER_BATCH - 1); D && D->npend && D->ptab[k] != TABLE_EMPTY; k = (k + 1) & (2 * DEFER_BATCH - 1))
             if ((uint32_t)(D->ptab[k] >> 32) == h && same_key(g, (uint32_t)D->ptab[k] - 1, op, v, n, a))
@@ -577,6 +630,7 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     }
     if (D) {
         for (size_t i = 0; i < n; i++) used_mark(D, a[i]);
+        if (D->filt && D->filt_tcap == g->tcap) filt_add(D->filt, g->tcap / 32, h);
         D->pend[D->npend++] = en;
         table_put(D->ptab, 2 * DEFER_BATCH, en);
         if (D->npend == DEFER_BATCH) defer_flush(g);
@@ -585,6 +639,7 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
             for (size_t i = 0; i < n; i++) used_mark(g->defer, a[i]);
         else if (g->defer) /* out of memory: the marks would be incomplete */
             defer_free(g);
+        if (g->defer && g->defer->filt && g->defer->filt_tcap == g->tcap) filt_add(g->defer->filt, g->tcap / 32, h);
         table_put(g->table, g->tcap, en);
     }
     g->tcount++;
