@@ -203,6 +203,8 @@ enum { DEFER_MIN_TCAP = 1 << 20, DEFER_BATCH = 2048, DEFER_AHEAD = 16 };
 typedef struct mblx__defer {
     uint8_t *used; /* bit per node: 1 once it is an operand of some node */
     size_t used_cap; /* nodes covered */
+    uint64_t *filt;  /* filter of the hashes in the table and the batch (see filt_bits) */
+    size_t filt_tcap; /* the table capacity it was made for (filt_words = that / FILT_SLOTS) */
     uint32_t npend;
     uint64_t pend[DEFER_BATCH];     /* entries not yet in the table, in the order made */
     uint64_t ptab[2 * DEFER_BATCH]; /* the same by hash (open addressing), for lookups */
@@ -224,6 +226,48 @@ static int used_grow(mblx__defer *D, size_t nodes)
 static void used_mark(mblx__defer *D, uint32_t e) { D->used[e >> 3] |= (uint8_t)(1u << (e & 7)); }
 static int used_test(const mblx__defer *D, uint32_t e) { return (D->used[e >> 3] >> (e & 7)) & 1; }
 
+/* ---- a filter of the table's hashes -----------------------------------------------------------
+ * Of the lookups that remain, most find nothing (the node is new), yet each read a table slot
+ * that was a cache miss. A filter of 1 bit per slot (512 KB for the 2^22 slots of the N = 10^4
+ * four-bar, 1.2 M entries: about 20 % of the absent hashes pass it) holds two bits of one 64-bit
+ * word per entry (a blocked Bloom filter): when either bit is clear, no entry has the hash, and
+ * the table is not read. 2 bits per slot (1 MB) passed fewer but were read from further away:
+ * mblx__intern took 11.9 % of the user samples against 10.6 % with 1 or 0.5 bits per slot. It
+ * holds every entry of the table and of the batch (every node but the symbols), so a clear bit
+ * is a certain miss; a set one sends the lookup on as before. */
+enum { FILT_SLOTS = 64 }; /* table slots per 64-bit word of the filter */
+
+static uint64_t filt_bits(uint32_t h, size_t *w, size_t words)
+{
+    uint64_t x = mblx__mix64((uint64_t)h + 0x9e3779b97f4a7c15ull);
+    *w = (size_t)(x >> 20) & (words - 1);
+    return (1ull << (x & 63)) | (1ull << ((x >> 6) & 63));
+}
+
+static void filt_add(uint64_t *f, size_t words, uint32_t h)
+{
+    size_t w;
+    uint64_t b = filt_bits(h, &w, words);
+    f[w] |= b;
+}
+
+static int filt_maybe(const mblx__defer *D, uint32_t h)
+{
+    size_t w;
+    uint64_t b = filt_bits(h, &w, D->filt_tcap / FILT_SLOTS);
+    return (D->filt[w] & b) == b;
+}
+
+/* D's filter made for a table of tcap slots and cleared; -1 when out of memory (no filter) */
+static int filt_make(mblx__defer *D, size_t tcap)
+{
+    size_t words = tcap / FILT_SLOTS ? tcap / FILT_SLOTS : 1;
+    mbl_free(D->filt);
+    D->filt = mbl_calloc(words, sizeof *D->filt);
+    D->filt_tcap = D->filt ? words * FILT_SLOTS : 0;
+    return D->filt ? 0 : -1;
+}
+
 /* g->defer, made when first needed from the operands of every node; NULL when out of memory
  * (then entries go into the table directly, and every lookup reads it, as before) */
 static mblx__defer *defer_get(mblx_graph *g)
@@ -237,10 +281,15 @@ static mblx__defer *defer_get(mblx_graph *g)
     }
     for (uint32_t e = 0; e < g->n; e++)
         for (uint32_t i = 0; i < g->nd[e].na; i++) used_mark(D, mblx__args(g, e)[i]);
+    if (!filt_make(D, g->tcap)) /* the entries there are: every node but the symbols */
+        for (uint32_t e = 0; e < g->n; e++)
+            if (g->nd[e].op != MBLX_OP_SYMBOL)
+                filt_add(D->filt, D->filt_tcap / FILT_SLOTS, hash_key(g->nd[e].op, g->nd[e].val, g->nd[e].na, mblx__args(g, e)));
     return g->defer = D;
 }
 
 static void defer_flush(mblx_graph *g);
+
 
 /* no more deferring (out of memory): the batch into the table, the marks freed */
 static void defer_free(mblx_graph *g)
@@ -248,6 +297,7 @@ static void defer_free(mblx_graph *g)
     if (!g->defer) return;
     if (g->tcap) defer_flush(g);
     mbl_free(g->defer->used);
+    mbl_free(g->defer->filt);
     mbl_free(g->defer);
     g->defer = NULL;
 }
@@ -282,12 +332,15 @@ static int table_rehash(mblx_graph *g, size_t ncap)
     defer_flush(g);
     mblx__hugepages(t, ncap * sizeof *t);
     memset(t, 0, ncap * sizeof *t);
+    uint64_t *f = NULL; /* the filter remade for the new capacity from the entries moved */
+    if (g->defer && !filt_make(g->defer, ncap)) f = g->defer->filt;
     for (size_t i = 0; i < g->tcap; i++) {
         uint64_t en = g->table[i];
         if (en == TABLE_EMPTY) continue;
         size_t k = (size_t)(en >> 32) & (ncap - 1);
         while (t[k] != TABLE_EMPTY) k = (k + 1) & (ncap - 1);
         t[k] = en;
+        if (f) filt_add(f, ncap / FILT_SLOTS, (uint32_t)(en >> 32));
     }
     mbl_free(g->table);
     g->table = t;
@@ -305,6 +358,8 @@ static int table_rebuild(mblx_graph *g)
     if (!t) return -1;
     mblx__hugepages(t, ncap * sizeof *t);
     memset(t, 0, ncap * sizeof *t);
+    uint64_t *f = NULL; /* the filter remade with the table */
+    if (g->defer && !filt_make(g->defer, ncap)) f = g->defer->filt;
     size_t cnt = 0;
     for (uint32_t e = 0; e < g->n; e++) {
         const mblx__node *nd = &g->nd[e];
@@ -313,6 +368,7 @@ static int table_rebuild(mblx_graph *g)
         size_t k = h & (ncap - 1);
         while (t[k] != TABLE_EMPTY) k = (k + 1) & (ncap - 1);
         t[k] = ((uint64_t)h << 32) | ((uint64_t)e + 1);
+        if (f) filt_add(f, ncap / FILT_SLOTS, h);
         cnt++;
     }
     g->table = t;
@@ -331,6 +387,17 @@ int mblx_graph_drop_table(mblx_graph *g)
     if (g->defer) { /* the table is made again from every node */
         g->defer->npend = 0;
         memset(g->defer->ptab, 0, sizeof g->defer->ptab);
+    }
+    /* a large graph's dependence sets too: nothing reads them while the tapes compile (the N =
+     * 10^4 four-bar's 10 MB, whose pages the compilation then reuses); made again by the first
+     * reader (mblx__deps_ready) */
+    uint32_t *one = g->tcap >= DEFER_MIN_TCAP && !g->deps_dropped ? mbl_alloc_array(1, sizeof *one) : NULL;
+    if (one) { /* (the pool is never NULL) */
+        mbl_free(g->deps);
+        g->deps = one;
+        g->deps_cap = 1;
+        g->ndeps_used = 0;
+        g->deps_dropped = 1;
     }
     if (!g->tcap) return 0;
     g->tcap_dropped = g->tcap;
@@ -363,7 +430,10 @@ int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s)
 MBLX__STABLE_SORT(sort_u32, uint32_t, LESS_U32)
 
 /* Sorted union without duplicates of the sorted sets a[0..na) and b[0..nb) into out. */
-static size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *out)
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* (inlined in compute_deps, as before mblx__deps_restore called it) */
+#endif
+static inline size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *out)
 {
     size_t i = 0, j = 0, k = 0;
     while (i < na && j < nb) {
@@ -382,7 +452,10 @@ static size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, size_t 
  * (cos(r0) * S2 * dr0/dx_k, column after column) make new products over the same wide operands
  * again and again, and testing |S2| symbols in r0's set each time made a Jacobian of width w cost
  * w^2 log w here (tests/expr/test_expr_wide.c). */
-static int deps_subset(mblx_graph *g, uint32_t c, uint32_t b)
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* (inlined in compute_deps, as before mblx__deps_restore called it) */
+#endif
+static inline int deps_subset(mblx_graph *g, uint32_t c, uint32_t b)
 {
     uint32_t cnt = g->nd[c].dcnt;
     uint64_t key = ((uint64_t)c << 32 | b) + 1; /* + 1: 0 marks an empty slot */
@@ -423,7 +496,10 @@ static int deps_subset(mblx_graph *g, uint32_t c, uint32_t b)
  * ones are sorted, or read off the marks in order when they fill much of their range. Sorting the
  * concatenated sets instead (n sets of d symbols: n d log(n d)) was 13 % of the instructions of
  * loading the nonlinear Whipple bicycle (wide sums of terms over the same few symbols). */
-static int union_marked(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *cur, uint32_t *nxt, size_t *u)
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* (as merge_u32) */
+#endif
+static inline int union_marked(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *cur, uint32_t *nxt, size_t *u)
 {
     if (g->depmark_cap < g->nsym) {
         size_t nc = g->depmark_cap ? g->depmark_cap : 64;
@@ -472,7 +548,10 @@ enum { DEPS_MERGE_MAX = 8 };
 
 /* Compute the dependence set of a new node with operands a[0..n-1] into (*off, *cnt): shared
  * with the largest operand's set when that contains all others, else a new union in the pool. */
-static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *off, uint32_t *cnt)
+#if defined(__GNUC__)
+__attribute__((always_inline)) /* in mblx__intern's loop (mblx__deps_restore calls it too) */
+#endif
+static inline int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *off, uint32_t *cnt)
 {
     *off = 0;
     *cnt = 0;
@@ -521,6 +600,41 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
     return 0;
 }
 
+#if defined(__GNUC__)
+__attribute__((noinline, cold)) /* off the readers' path: they only test deps_dropped */
+#endif
+int mblx__deps_restore(mblx_graph *g)
+{
+    if (!g->deps_dropped) return 0;
+    g->deps_dropped = 0;
+    g->ndeps_used = 0;
+    size_t need = 1;
+    for (uint32_t e = 0; e < g->n; e++) need += g->nd[e].op == MBLX_OP_SYMBOL; /* at least */
+    /* the sets in the order they were made: a symbol's own, every other node's from its operands'
+     * (made before it), with the same sharing, so each node's (doff, dcnt) is what it was */
+    int rc = grow((void **)&g->deps, &g->deps_cap, need, sizeof *g->deps, INIT_POOL);
+    for (uint32_t e = 0; e < g->n && !rc; e++) {
+        mblx__node *nd = &g->nd[e];
+        if (nd->op == MBLX_OP_SYMBOL) {
+            rc = grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + 1, sizeof *g->deps, INIT_POOL);
+            if (rc) break;
+            g->deps[g->ndeps_used] = (uint32_t)nd->val;
+            nd->doff = (uint32_t)g->ndeps_used++;
+            nd->dcnt = 1;
+        } else {
+            uint32_t doff, dcnt;
+            rc = compute_deps(g, nd->na, mblx__args(g, e), &doff, &dcnt);
+            nd->doff = doff, nd->dcnt = dcnt;
+        }
+    }
+    if (!rc) return 0;
+    /* out of memory: every set empty (the pool, of one element at least, stays) */
+    for (uint32_t e = 0; e < g->n; e++) g->nd[e].doff = 0, g->nd[e].dcnt = 0;
+    g->ndeps_used = 0;
+    mblx__oom(g);
+    return -1;
+}
+
 /* ---- interning ---------------------------------------------------------------------------- */
 
 /* The node (op, v, a[0..n-1]) (operands already canonical), found or created. */
@@ -528,7 +642,10 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
 {
     if (v == 0.0) v = 0.0; /* -0 -> +0 */
     uint32_t h = hash_key(op, v, n, a);
-    if (!g->tcap && g->tcap_dropped && table_rebuild(g)) return mblx__oom(g);
+    if (!g->tcap && g->tcap_dropped) { /* dropped (and a large graph's sets with it): made again */
+        if (table_rebuild(g)) return mblx__oom(g);
+        if (g->deps_dropped && mblx__deps_restore(g)) return XNONE;
+    }
     mblx__defer *D = g->tcap >= DEFER_MIN_TCAP ? defer_get(g) : NULL;
     if (g->defer && used_grow(g->defer, (size_t)g->cap + 1)) { /* out of memory: no more deferring */
         defer_free(g);
@@ -536,6 +653,7 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     }
     int fresh = 0; /* an operand of no node: no node with it exists */
     for (size_t i = 0; D && i < n && !fresh; i++) fresh = !used_test(D, a[i]);
+    if (D && !fresh && D->filt && D->filt_tcap == g->tcap) fresh = !filt_maybe(D, h); /* in neither */
     if (g->tcap && !fresh) {
         for (size_t k = h & (2 * DEFER_BATCH - 1); D && D->npend && D->ptab[k] != TABLE_EMPTY; k = (k + 1) & (2 * DEFER_BATCH - 1))
             if ((uint32_t)(D->ptab[k] >> 32) == h && same_key(g, (uint32_t)D->ptab[k] - 1, op, v, n, a))
@@ -558,7 +676,7 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     if (grow((void **)&g->args, &g->args_cap, g->nargs_used + n, sizeof *g->args, INIT_POOL))
         return mblx__oom(g);
     uint32_t doff, dcnt;
-    if (compute_deps(g, n, a, &doff, &dcnt)) return mblx__oom(g);
+    if (compute_deps(g, n, a, &doff, &dcnt)) return mblx__oom(g); /* (deps_dropped: only while tcap is 0) */
     mblx_id e = g->n;
     if (n) memcpy(g->args + g->nargs_used, a, n * sizeof *a);
     g->nd[e].op = (uint8_t)op;
@@ -577,6 +695,7 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     }
     if (D) {
         for (size_t i = 0; i < n; i++) used_mark(D, a[i]);
+        if (D->filt && D->filt_tcap == g->tcap) filt_add(D->filt, g->tcap / FILT_SLOTS, h);
         D->pend[D->npend++] = en;
         table_put(D->ptab, 2 * DEFER_BATCH, en);
         if (D->npend == DEFER_BATCH) defer_flush(g);
@@ -585,6 +704,7 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
             for (size_t i = 0; i < n; i++) used_mark(g->defer, a[i]);
         else if (g->defer) /* out of memory: the marks would be incomplete */
             defer_free(g);
+        if (g->defer && g->defer->filt && g->defer->filt_tcap == g->tcap) filt_add(g->defer->filt, g->tcap / FILT_SLOTS, h);
         table_put(g->table, g->tcap, en);
     }
     g->tcount++;
@@ -619,6 +739,7 @@ int mblx_graph_reserve(mblx_graph *g, size_t nodes)
     if (!g) return MBL_EARG;
     if (nodes > (size_t)XPENDING / 4) nodes = (size_t)XPENDING / 4;
     if (!g->tcap && g->tcap_dropped && table_rebuild(g)) return MBL_ENOMEM;
+    if (g->deps_dropped && mblx__deps_restore(g)) return MBL_ENOMEM; /* (as mblx__intern does) */
     /* operands and dependence sets: about two per node in expression graphs of models; the
      * table at most half full; the scratch of small dependence-set unions */
     size_t tc = g->tcap ? g->tcap : INIT_TABLE;
@@ -695,6 +816,7 @@ const uint32_t *mblx_node_deps(const mblx_graph *g, mblx_id e, size_t *count)
         if (count) *count = 0;
         return NULL;
     }
+    mblx__deps_ready(g);
     if (count) *count = g->nd[e].dcnt;
     return g->deps + g->nd[e].doff;
 }
@@ -703,6 +825,7 @@ int mblx_depends(const mblx_graph *g, mblx_id e, mblx_id sym)
 {
     if (!g || !mblx__valid(g, e) || !mblx__valid(g, sym) || g->nd[sym].op != MBLX_OP_SYMBOL)
         return 0;
+    mblx__deps_ready(g);
     return mblx__dep_has(g, e, (uint32_t)g->nd[sym].val);
 }
 
@@ -761,6 +884,7 @@ mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len)
     mblx_id e = mblx_symbol_find_n(g, name, len);
     if (e != XNONE) return e;
     if (g->nsym >= XPENDING - 1) return mblx__oom(g);
+    if (g->deps_dropped && mblx__deps_restore(g)) return XNONE;
     size_t cap;
     cap = g->symcap;
     if (grow((void **)&g->sym_node, &cap, (size_t)g->nsym + 1, sizeof *g->sym_node, INIT_SYMS))
