@@ -173,7 +173,8 @@ static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *s
 
 /* Does node v depend on any symbol of S? */
 static int relevant(const mblx_graph *g, mblx_id v, const seedset *S)
-{ /* (the callers made the sets ready: mblx__deps_ready, at each traversal's root) */
+{
+    mblx__deps_ready(g); /* (a large graph's sets, dropped while its tapes compiled) */
     uint32_t cnt = g->nd[v].dcnt;
     if (cnt == 0 || S->n == 0) return 0;
     if (S->n == 1) return mblx__dep_has(g, v, S->s[0].sym);
@@ -399,7 +400,6 @@ static int push_relevant(mblx_graph *g, mblx_id v, const seedset *S, u32vec *stp
 static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int mode, u32vec *stk,
                              int fresh, const mblx__memo_ref *keep)
 {
-    mblx__deps_ready(g); /* (a large graph's sets, dropped while its tapes compiled) */
     if (!relevant(g, root, S)) return mode == MODE_DIFF ? g->zero : root;
     /* one symbol: wide nodes through the index (several: scanned, see relevant()) */
     int wide = S->n == 1;
@@ -456,7 +456,6 @@ mblx_id mblx_diff(mblx_graph *g, mblx_id e, mblx_id sym)
     seed s1 = {(uint32_t)g->nd[sym].val, g->one};
     seedset S = {&s1, 1, NULL, 0, 0};
     mblx__memo_ref k = {NULL, s1.sym};
-    mblx__deps_ready(g);
     int keep = relevant(g, e, &S) && mblx__dmap_ready(g);
     return traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, keep ? &k : NULL);
 }
@@ -495,7 +494,6 @@ mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
         }
         if (time_sym != XNONE) s[n] = time_sym, d[n] = g->one;
         if (!seeds_make_buf(g, "mblx_dir_deriv", nt, s, d, XNONE, &S, lseed, TD_LOCAL)) {
-            mblx__deps_ready(g);
             mblx__memo_ref k = {relevant(g, e, &S) ? mblx__tdmemo_for(g, e, S.s, S.n) : NULL, 0};
             r = traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, k.arr ? &k : NULL);
             seeds_free(&S);
@@ -689,7 +687,6 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
     u32vec ord = {NULL, 0, 0, 0}, st = {NULL, 0, 0, 0};
     adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0};
     if (gradient_seeds(g, n, syms, &S)) goto fail;
-    mblx__deps_ready(g);
     if (!relevant(g, e, &S)) {
         for (size_t i = 0; i < n; i++) out[i] = g->zero;
         seeds_free(&S);

@@ -160,17 +160,6 @@ static void derivatives_after_a_drop_of(size_t reserve)
     }
     mblx_sparse_free(&Ja);
     mblx_sparse_free(&Jb);
-    /* a gradient, a total derivative and a directional one, each the first reader after a drop */
-    mblx_id ga[NSYM], gb[NSYM];
-    CHECK_EQ_INT(mblx_graph_drop_table(a), 0);
-    CHECK_EQ_INT(mblx_gradient(a, ra[7], NSYM, xa, ga), 0);
-    CHECK_EQ_INT(mblx_gradient(b, rb[7], NSYM, xb, gb), 0);
-    for (int i = 0; i < NSYM; i++) CHECK_EQ_INT((int)ga[i], (int)gb[i]);
-    CHECK_EQ_INT(mblx_graph_drop_table(a), 0);
-    CHECK_EQ_INT((int)mblx_total_der(a, ra[9], NSYM, xa, xa, MBLX_NONE),
-                 (int)mblx_total_der(b, rb[9], NSYM, xb, xb, MBLX_NONE));
-    CHECK_EQ_INT(mblx_graph_drop_table(a), 0);
-    CHECK_EQ_INT((int)mblx_dir_deriv(a, ra[11], NSYM, xa, xa), (int)mblx_dir_deriv(b, rb[11], NSYM, xb, xb));
     CHECK(same_deps(a, b));
     CHECK_EQ_INT(mblx_graph_status(a, NULL), 0);
     mblx_graph_free(a);
