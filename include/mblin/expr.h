@@ -117,11 +117,8 @@ MBL_API int mblx_graph_reserve(mblx_graph *g, size_t nodes);
  * nodes of the N = 10^4 four-bar) and the derivatives' per-node scratch (8 bytes a node) while its
  * nodes are only read (compiled, evaluated, printed). The next node made rebuilds the table from
  * the nodes at the size it had (about 20 ns a node), the next derivative its scratch: handles,
- * and every node a builder returns, are the same as without the drop. A graph whose table has
- * 2^20 slots or more drops its dependence sets too (4 bytes a set element: 14 MB at N = 10^4):
- * the first call that needs them (a node made, mblx_node_deps, mblx_depends, a derivative or a
- * Jacobian) makes them again, the same sets (about 30 ns a node); if memory runs out there, the
- * graph's status is MBL_ENOMEM. Returns 0, or MBL_EARG for a NULL graph. */
+ * and every node a builder returns, are the same as without the drop. Returns 0, or MBL_EARG for
+ * a NULL graph. */
 MBL_API int mblx_graph_drop_table(mblx_graph *g);
 
 /* Free a graph and every node in it. Accepts NULL. Tapes compiled from the graph stay valid. */
