@@ -169,7 +169,7 @@ static inline void mblx__deps_ready(const mblx_graph *g)
     if (g->deps_dropped) (void)mblx__deps_restore((mblx_graph *)g); /* g is never a const object */
 }
 
-/* 1 if node e depends on symbol index s (binary search; the caller made the sets ready). */
+/* 1 if node e depends on symbol index s (binary search). */
 int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s);
 
 /* A read-only view of a node store, so that one printer serves the graph and the tapes. */

@@ -412,6 +412,7 @@ int mblx_graph_drop_table(mblx_graph *g)
 
 int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s)
 {
+    mblx__deps_ready(g);
     const uint32_t *d = g->deps + g->nd[e].doff;
     size_t lo = 0, hi = g->nd[e].dcnt;
     while (lo < hi) {
@@ -430,10 +431,7 @@ int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s)
 MBLX__STABLE_SORT(sort_u32, uint32_t, LESS_U32)
 
 /* Sorted union without duplicates of the sorted sets a[0..na) and b[0..nb) into out. */
-#if defined(__GNUC__)
-__attribute__((always_inline)) /* (inlined in compute_deps, as before mblx__deps_restore called it) */
-#endif
-static inline size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *out)
+static size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *out)
 {
     size_t i = 0, j = 0, k = 0;
     while (i < na && j < nb) {
@@ -452,10 +450,7 @@ static inline size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, 
  * (cos(r0) * S2 * dr0/dx_k, column after column) make new products over the same wide operands
  * again and again, and testing |S2| symbols in r0's set each time made a Jacobian of width w cost
  * w^2 log w here (tests/expr/test_expr_wide.c). */
-#if defined(__GNUC__)
-__attribute__((always_inline)) /* (inlined in compute_deps, as before mblx__deps_restore called it) */
-#endif
-static inline int deps_subset(mblx_graph *g, uint32_t c, uint32_t b)
+static int deps_subset(mblx_graph *g, uint32_t c, uint32_t b)
 {
     uint32_t cnt = g->nd[c].dcnt;
     uint64_t key = ((uint64_t)c << 32 | b) + 1; /* + 1: 0 marks an empty slot */
@@ -496,10 +491,7 @@ static inline int deps_subset(mblx_graph *g, uint32_t c, uint32_t b)
  * ones are sorted, or read off the marks in order when they fill much of their range. Sorting the
  * concatenated sets instead (n sets of d symbols: n d log(n d)) was 13 % of the instructions of
  * loading the nonlinear Whipple bicycle (wide sums of terms over the same few symbols). */
-#if defined(__GNUC__)
-__attribute__((always_inline)) /* (as merge_u32) */
-#endif
-static inline int union_marked(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *cur, uint32_t *nxt, size_t *u)
+static int union_marked(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *cur, uint32_t *nxt, size_t *u)
 {
     if (g->depmark_cap < g->nsym) {
         size_t nc = g->depmark_cap ? g->depmark_cap : 64;
@@ -548,10 +540,7 @@ enum { DEPS_MERGE_MAX = 8 };
 
 /* Compute the dependence set of a new node with operands a[0..n-1] into (*off, *cnt): shared
  * with the largest operand's set when that contains all others, else a new union in the pool. */
-#if defined(__GNUC__)
-__attribute__((always_inline)) /* in mblx__intern's loop (mblx__deps_restore calls it too) */
-#endif
-static inline int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *off, uint32_t *cnt)
+static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *off, uint32_t *cnt)
 {
     *off = 0;
     *cnt = 0;
@@ -600,9 +589,6 @@ static inline int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint3
     return 0;
 }
 
-#if defined(__GNUC__)
-__attribute__((noinline, cold)) /* off the readers' path: they only test deps_dropped */
-#endif
 int mblx__deps_restore(mblx_graph *g)
 {
     if (!g->deps_dropped) return 0;
@@ -642,10 +628,7 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
 {
     if (v == 0.0) v = 0.0; /* -0 -> +0 */
     uint32_t h = hash_key(op, v, n, a);
-    if (!g->tcap && g->tcap_dropped) { /* dropped (and a large graph's sets with it): made again */
-        if (table_rebuild(g)) return mblx__oom(g);
-        if (g->deps_dropped && mblx__deps_restore(g)) return XNONE;
-    }
+    if (!g->tcap && g->tcap_dropped && table_rebuild(g)) return mblx__oom(g);
     mblx__defer *D = g->tcap >= DEFER_MIN_TCAP ? defer_get(g) : NULL;
     if (g->defer && used_grow(g->defer, (size_t)g->cap + 1)) { /* out of memory: no more deferring */
         defer_free(g);
@@ -676,7 +659,8 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     if (grow((void **)&g->args, &g->args_cap, g->nargs_used + n, sizeof *g->args, INIT_POOL))
         return mblx__oom(g);
     uint32_t doff, dcnt;
-    if (compute_deps(g, n, a, &doff, &dcnt)) return mblx__oom(g); /* (deps_dropped: only while tcap is 0) */
+    if (g->deps_dropped && mblx__deps_restore(g)) return XNONE;
+    if (compute_deps(g, n, a, &doff, &dcnt)) return mblx__oom(g);
     mblx_id e = g->n;
     if (n) memcpy(g->args + g->nargs_used, a, n * sizeof *a);
     g->nd[e].op = (uint8_t)op;
@@ -739,7 +723,6 @@ int mblx_graph_reserve(mblx_graph *g, size_t nodes)
     if (!g) return MBL_EARG;
     if (nodes > (size_t)XPENDING / 4) nodes = (size_t)XPENDING / 4;
     if (!g->tcap && g->tcap_dropped && table_rebuild(g)) return MBL_ENOMEM;
-    if (g->deps_dropped && mblx__deps_restore(g)) return MBL_ENOMEM; /* (as mblx__intern does) */
     /* operands and dependence sets: about two per node in expression graphs of models; the
      * table at most half full; the scratch of small dependence-set unions */
     size_t tc = g->tcap ? g->tcap : INIT_TABLE;
@@ -825,7 +808,6 @@ int mblx_depends(const mblx_graph *g, mblx_id e, mblx_id sym)
 {
     if (!g || !mblx__valid(g, e) || !mblx__valid(g, sym) || g->nd[sym].op != MBLX_OP_SYMBOL)
         return 0;
-    mblx__deps_ready(g);
     return mblx__dep_has(g, e, (uint32_t)g->nd[sym].val);
 }
 
