@@ -174,7 +174,6 @@ static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *s
 /* Does node v depend on any symbol of S? */
 static int relevant(const mblx_graph *g, mblx_id v, const seedset *S)
 {
-    mblx__deps_ready(g); /* (a large graph's sets, dropped while its tapes compiled) */
     uint32_t cnt = g->nd[v].dcnt;
     if (cnt == 0 || S->n == 0) return 0;
     if (S->n == 1) return mblx__dep_has(g, v, S->s[0].sym);
@@ -752,7 +751,6 @@ typedef struct trip {
 int mblx_jacobian(mblx_graph *g, size_t m, const mblx_id *exprs, size_t n, const mblx_id *syms,
                   mblx_sparse *out)
 {
-    mblx__deps_ready(g);
     if (!g || !out) return MBL_EARG;
     memset(out, 0, sizeof *out);
     if ((m && !exprs) || m > INT_MAX || n > INT_MAX - 1) {

@@ -106,7 +106,6 @@ static int grow_zero(uint32_t **p, size_t *n, size_t need)
 
 uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t nS)
 {
-    mblx__deps_ready(g);
     mblx__tdmemo *m = g->tdmemo;
     if (!m && !(m = g->tdmemo = mbl_calloc(1, sizeof *m))) return NULL;
     size_t ns = m->nseed;

@@ -94,7 +94,6 @@ static int wide_rehash(wideidx *W, size_t ncap)
 /* The pairs of wide node v: [*lo, *hi) of W->pairs, built on first use. 0, or -1 (oom). */
 static int wide_pairs(const mblx_graph *g, wideidx *W, mblx_id v, size_t *lo, size_t *hi)
 {
-    mblx__deps_ready(g);
     if ((W->cnt + 1) * 2 > W->cap && wide_rehash(W, W->cap ? W->cap * 2 : INIT_STACK)) return -1;
     size_t h = (size_t)mblx__mix64(v) & (W->cap - 1);
     for (; W->key[h] != XNONE; h = (h + 1) & (W->cap - 1))

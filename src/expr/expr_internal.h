@@ -45,7 +45,6 @@ struct mblx_graph {
     size_t nargs_used, args_cap;
     uint32_t *deps;
     size_t ndeps_used, deps_cap;
-    int deps_dropped; /* mblx_graph_drop_table freed the pool: mblx__deps_ready makes it again */
     uint32_t *tmp; /* scratch for dependence-set unions */
     size_t tmp_cap;
     uint32_t *depmark; /* per symbol: == depstamp when already in the union being made (graph.c) */
@@ -158,16 +157,6 @@ void mblx__wide_step(mblx_graph *g, size_t n);
 /* Operand visits made by the one-symbol forward traversals so far (diff_wide.c): the cost count of
  * derivatives and Jacobians, tested to stay proportional to the entries made. */
 uint64_t mblx__diff_steps(const mblx_graph *g);
-
-/* The dependence sets' pool of a graph whose large pool mblx_graph_drop_table freed, made again
- * from the nodes (graph.c): every node's (doff, dcnt) as before. 0, or -1 when out of memory: the
- * sticky error is set and every node's set is then empty (memory-safe, never read as valid). */
-int mblx__deps_restore(mblx_graph *g);
-/* Called by every reader of g->deps before it reads a node's dcnt or set. */
-static inline void mblx__deps_ready(const mblx_graph *g)
-{
-    if (g->deps_dropped) (void)mblx__deps_restore((mblx_graph *)g); /* g is never a const object */
-}
 
 /* 1 if node e depends on symbol index s (binary search). */
 int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s);

@@ -388,17 +388,6 @@ int mblx_graph_drop_table(mblx_graph *g)
         g->defer->npend = 0;
         memset(g->defer->ptab, 0, sizeof g->defer->ptab);
     }
-    /* a large graph's dependence sets too: nothing reads them while the tapes compile (the N =
-     * 10^4 four-bar's 10 MB, whose pages the compilation then reuses); made again by the first
-     * reader (mblx__deps_ready) */
-    uint32_t *one = g->tcap >= DEFER_MIN_TCAP && !g->deps_dropped ? mbl_alloc_array(1, sizeof *one) : NULL;
-    if (one) { /* (the pool is never NULL) */
-        mbl_free(g->deps);
-        g->deps = one;
-        g->deps_cap = 1;
-        g->ndeps_used = 0;
-        g->deps_dropped = 1;
-    }
     if (!g->tcap) return 0;
     g->tcap_dropped = g->tcap;
     mbl_free(g->table);
@@ -412,7 +401,6 @@ int mblx_graph_drop_table(mblx_graph *g)
 
 int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s)
 {
-    mblx__deps_ready(g);
     const uint32_t *d = g->deps + g->nd[e].doff;
     size_t lo = 0, hi = g->nd[e].dcnt;
     while (lo < hi) {
@@ -589,38 +577,6 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
     return 0;
 }
 
-int mblx__deps_restore(mblx_graph *g)
-{
-    if (!g->deps_dropped) return 0;
-    g->deps_dropped = 0;
-    g->ndeps_used = 0;
-    size_t need = 1;
-    for (uint32_t e = 0; e < g->n; e++) need += g->nd[e].op == MBLX_OP_SYMBOL; /* at least */
-    /* the sets in the order they were made: a symbol's own, every other node's from its operands'
-     * (made before it), with the same sharing, so each node's (doff, dcnt) is what it was */
-    int rc = grow((void **)&g->deps, &g->deps_cap, need, sizeof *g->deps, INIT_POOL);
-    for (uint32_t e = 0; e < g->n && !rc; e++) {
-        mblx__node *nd = &g->nd[e];
-        if (nd->op == MBLX_OP_SYMBOL) {
-            rc = grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + 1, sizeof *g->deps, INIT_POOL);
-            if (rc) break;
-            g->deps[g->ndeps_used] = (uint32_t)nd->val;
-            nd->doff = (uint32_t)g->ndeps_used++;
-            nd->dcnt = 1;
-        } else {
-            uint32_t doff, dcnt;
-            rc = compute_deps(g, nd->na, mblx__args(g, e), &doff, &dcnt);
-            nd->doff = doff, nd->dcnt = dcnt;
-        }
-    }
-    if (!rc) return 0;
-    /* out of memory: every set empty (the pool, of one element at least, stays) */
-    for (uint32_t e = 0; e < g->n; e++) g->nd[e].doff = 0, g->nd[e].dcnt = 0;
-    g->ndeps_used = 0;
-    mblx__oom(g);
-    return -1;
-}
-
 /* ---- interning ---------------------------------------------------------------------------- */
 
 /* The node (op, v, a[0..n-1]) (operands already canonical), found or created. */
@@ -659,7 +615,6 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     if (grow((void **)&g->args, &g->args_cap, g->nargs_used + n, sizeof *g->args, INIT_POOL))
         return mblx__oom(g);
     uint32_t doff, dcnt;
-    if (g->deps_dropped && mblx__deps_restore(g)) return XNONE;
     if (compute_deps(g, n, a, &doff, &dcnt)) return mblx__oom(g);
     mblx_id e = g->n;
     if (n) memcpy(g->args + g->nargs_used, a, n * sizeof *a);
@@ -799,7 +754,6 @@ const uint32_t *mblx_node_deps(const mblx_graph *g, mblx_id e, size_t *count)
         if (count) *count = 0;
         return NULL;
     }
-    mblx__deps_ready(g);
     if (count) *count = g->nd[e].dcnt;
     return g->deps + g->nd[e].doff;
 }
@@ -866,7 +820,6 @@ mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len)
     mblx_id e = mblx_symbol_find_n(g, name, len);
     if (e != XNONE) return e;
     if (g->nsym >= XPENDING - 1) return mblx__oom(g);
-    if (g->deps_dropped && mblx__deps_restore(g)) return XNONE;
     size_t cap;
     cap = g->symcap;
     if (grow((void **)&g->sym_node, &cap, (size_t)g->nsym + 1, sizeof *g->sym_node, INIT_SYMS))
