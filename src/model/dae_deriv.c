@@ -227,16 +227,26 @@ static void param_column(const mbl_dae_deriv *d, const double *vals, int j, doub
     }
 }
 
+/* the doubles of eval_all's symbols and work (a scratch's first part) */
+static size_t eval_scratch(const mbl_dae_deriv *d, size_t *ws)
+{
+    *ws = mblx_tape_work_size(d->tape);
+    if (*ws < d->md->work_size) *ws = d->md->work_size;
+    return (size_t)d->md->nsym + 1 + *ws + 1;
+}
+
 /* Evaluate the tape at the point: vals (nout), and (T not NULL) column col of the parameters'
- * total derivatives (T: np values, T[i] = dp_i/dp_col; param_column). */
-static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, double *T, int col, mbl_status *st)
+ * total derivatives (T: np values, T[i] = dp_i/dp_col; param_column). scratch: eval_scratch's
+ * doubles, or NULL (allocated here). */
+static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, double *T, int col, double *scratch,
+                    mbl_status *st)
 {
     const mbl_model *md = d->md;
     int rc = 0;
-    size_t ws = mblx_tape_work_size(d->tape);
-    if (ws < md->work_size) ws = md->work_size;
-    double *syms = mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms);
-    double *work = mbl_alloc_array(ws + 1, sizeof *work);
+    size_t ws;
+    eval_scratch(d, &ws);
+    double *syms = scratch ? scratch : mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms);
+    double *work = scratch ? scratch + md->nsym + 1 : mbl_alloc_array(ws + 1, sizeof *work);
     if (!syms || !work) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
@@ -249,8 +259,7 @@ static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, d
     }
     if (T) param_column(d, vals, col, T);
 done:
-    mbl_free(syms);
-    mbl_free(work);
+    if (!scratch) mbl_free(syms), mbl_free(work);
     return rc;
 }
 
@@ -270,7 +279,7 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = eval_all(d, pt, vals, NULL, -1, st);
+    rc = eval_all(d, pt, vals, NULL, -1, NULL, st);
     if (rc) goto done;
     if (J) {
         double *syms = mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms);
@@ -314,18 +323,33 @@ done:
     return rc;
 }
 
+size_t model_dae_deriv_param_scratch(const mbl_dae_deriv *d)
+{
+    size_t ws;
+    return d ? d->nout + 1 + (size_t)d->np + 1 + eval_scratch(d, &ws) : 1;
+}
+
 int mbl_dae_deriv_eval_param(const mbl_dae_deriv *d, const mbl_point *pt, int param, double *fp, mbl_status *st)
 {
     if (!d || !pt || !fp) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval_param: NULL argument");
+    double *scratch = mbl_alloc_array(model_dae_deriv_param_scratch(d), sizeof *scratch);
+    if (!scratch) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int rc = model_dae_deriv_eval_param_ws(d, pt, param, fp, scratch, st);
+    mbl_free(scratch);
+    return rc;
+}
+
+int model_dae_deriv_eval_param_ws(const mbl_dae_deriv *d, const mbl_point *pt, int param, double *fp, double *scratch,
+                                  mbl_status *st)
+{
+    if (!d || !pt || !fp || !scratch) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval_param: NULL argument");
     const mbl_model *md = d->md;
     int np = d->np, nunk = d->nunk, nF = d->nF, rc = 0;
     if (param < 0 || param >= np) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval_param: no parameter %d", param);
     if (pt->n != md->n || pt->m != md->m || pt->k != md->k || pt->nr != md->nr)
         return mbl_error(st, MBL_EDIM, "mbl_dae_deriv_eval_param: the point is not one of this model");
-    double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
-    double *T = mbl_alloc_array((size_t)np + 1, sizeof *T);
-    if (!vals || !T) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    if (!rc) rc = eval_all(d, pt, vals, T, param, st);
+    double *vals = scratch, *T = scratch + d->nout + 1;
+    rc = eval_all(d, pt, vals, T, param, T + np + 1, st);
     if (!rc) { /* mbl_dae_deriv_eval's column `param` of Fp, the same sums in the same order */
         const double *fv = vals + d->H.colptr[nunk + np];
         memset(fp, 0, (size_t)nF * sizeof *fp);
@@ -335,8 +359,6 @@ int mbl_dae_deriv_eval_param(const mbl_dae_deriv *d, const mbl_point *pt, int pa
             for (int e = d->Fp.colptr[i]; e < d->Fp.colptr[i + 1]; e++) fp[d->Fp.rowidx[e]] += fv[e] * t;
         }
     }
-    mbl_free(vals);
-    mbl_free(T);
     return rc;
 }
 
@@ -355,7 +377,7 @@ int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const dou
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = eval_all(d, pt, vals, param >= 0 ? T : NULL, param, st);
+    rc = eval_all(d, pt, vals, param >= 0 ? T : NULL, param, NULL, st);
     if (rc) goto done;
     memset(dJ, 0, (size_t)md->jac.nz * sizeof *dJ);
     for (int c = 0; c < nunk + np; c++) {
@@ -416,7 +438,7 @@ int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const doub
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = eval_all(d, pt, vals, param >= 0 ? T : NULL, param, st); /* T: param's total derivatives */
+    rc = eval_all(d, pt, vals, param >= 0 ? T : NULL, param, NULL, st); /* T: param's total derivatives */
     if (rc) goto done;
     memset(dj, 0, (size_t)md->usjac.nz * sizeof *dj);
     for (int c = 0; c < nunk + np; c++) {

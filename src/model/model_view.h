@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "mblin/dae.h"
 #include "mblin/expr.h"
 #include "mblin/model.h"
 
@@ -100,6 +101,15 @@ int model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac,
  * tape_F / tape_jac goes through these (model/eval.c). */
 int model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st);
 int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st);
+/* A tape of the residual rows rows[0 .. nrow - 1] alone, in that order, whose values are
+ * model_eval_F's bit for bit (the same expressions as tape_F); NULL where no such tape is made (a
+ * term evaluated numerically beside tape_F, out of memory). Free with mblx_tape_free. */
+mblx_tape *model_compile_F_rows(const mbl_model *md, int nrow, const int *rows, mbl_status *st);
+/* mbl_dae_deriv_eval_param (mblin/dae.h) without allocating: scratch holds
+ * model_dae_deriv_param_scratch(d) doubles (a sweep's warm corrector, at every point). */
+size_t model_dae_deriv_param_scratch(const mbl_dae_deriv *d);
+int model_dae_deriv_eval_param_ws(const mbl_dae_deriv *d, const mbl_point *pt, int param, double *fp, double *scratch,
+                                  mbl_status *st);
 /* The residual Jacobian's values at one set of symbol values, kept so that an evaluation of the same
  * model at the same symbols, bit for bit, is not repeated (model/eval.c): the operating point hands
  * the values at its solution on to the linearization (mbl_point.jac_memo). The model is known by

@@ -52,6 +52,12 @@ typedef struct opoint_subproblem {
      * hom_pc[i] >= 0 (a spring to the start: arclength.c) */
     const double *hom_C, *hom_x0;
     const int *hom_pc;
+    /* NULL, or a tape of the subproblem's rows alone in sp->rows' order (model_compile_F_rows: the
+     * same values as the whole residual's), which opoint_eval_F then evaluates instead, into rows_F
+     * (nrow) with rows_work (its work), leaving sp->F's other rows as they were (set by its owner,
+     * the warm corrector; not with the homotopy) */
+    const mblx_tape *rows_tape;
+    double *rows_F, *rows_work;
 } opoint_subproblem;
 
 /* A point of the model's sizes, zeroed (opoint.c). */

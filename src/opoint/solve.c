@@ -49,7 +49,10 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
     const mbl_model *md = sp->md;
     mbl_point *pt = sp->pt;
     model_fill_syms_pt(md, pt, sp->syms);
-    int rc = model_eval_F(md, sp->syms, sp->F, sp->work, st);
+    int rc = sp->rows_tape ? mblx_tape_eval(sp->rows_tape, sp->syms, sp->rows_F, sp->rows_work, st)
+                           : model_eval_F(md, sp->syms, sp->F, sp->work, st);
+    if (!rc && sp->rows_tape)
+        for (int i = 0; i < sp->nrow; i++) sp->F[sp->rows[i]] = sp->rows_F[i];
     if (rc) {
         rc = model_eval_error(md, sp->syms, "while looking for the operating point", st);
         sp->neval_fail++;

@@ -22,6 +22,7 @@ struct opoint_warm {
     mbl_point *scratch;     /* sp's point until a point is solved */
     int fresh;              /* the subproblem must be selected anew (a block's start) */
     double *Fp;             /* nF: dR/dp */
+    double *dfdp_scratch;   /* model_dae_deriv_param_scratch(dd) doubles */
     double *dx, *xs, *rowscale, *colscale;
     double *F0;             /* per subproblem row: the residual at the predicted point (see opoint_warm_point) */
     opoint_warm_counts cnt;
@@ -29,15 +30,19 @@ struct opoint_warm {
     const mbl_point *jac_of; /* the point sp->jac was last evaluated at by opoint_warm_point (or NULL) */
     int chord_ok;           /* sp->lu holds the factorization of the last tangent (J at the block's last point) */
     double **xp;            /* per subproblem column: the unknown in the point being solved */
+    mblx_tape *rows_tape;   /* the subproblem's rows alone (sp->rows_tape), or NULL */
+    int rows_tried;         /* rows_tape compiled (or refused) at the first selection */
 };
 
 void opoint_warm_free(opoint_warm *w)
 {
     if (!w) return;
     opoint_sub_free(&w->sp);
+    mblx_tape_free(w->rows_tape);
+    mbl_free(w->sp.rows_F), mbl_free(w->sp.rows_work);
     mbl_point_free(w->scratch);
     mbl_free(w->pos), mbl_free(w->xp);
-    mbl_free(w->F0);
+    mbl_free(w->F0), mbl_free(w->dfdp_scratch);
     mbl_free(w->Fp), mbl_free(w->dx), mbl_free(w->xs), mbl_free(w->rowscale), mbl_free(w->colscale);
     mbl_free(w);
 }
@@ -62,13 +67,15 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
     size_t nunk = (size_t)lay.nunk + (size_t)w->len + 1;
     w->Fp = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->Fp);
     w->F0 = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->F0);
+    w->dfdp_scratch = mbl_alloc_array(model_dae_deriv_param_scratch(dd), sizeof *w->dfdp_scratch);
     w->dx = mbl_alloc_array(nunk, sizeof *w->dx);
     w->xs = mbl_alloc_array(nunk, sizeof *w->xs);
     w->rowscale = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->rowscale);
     w->colscale = mbl_alloc_array(nunk, sizeof *w->colscale);
     w->pos = mbl_alloc_array(nunk, sizeof *w->pos);
     w->xp = mbl_alloc_array(nunk, sizeof *w->xp);
-    if (rc || !w->pos || !w->xp || !w->Fp || !w->F0 || !w->dx || !w->xs || !w->rowscale || !w->colscale) {
+    if (rc || !w->pos || !w->xp || !w->Fp || !w->F0 || !w->dfdp_scratch || !w->dx || !w->xs || !w->rowscale ||
+        !w->colscale) {
         opoint_warm_free(w);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
@@ -81,6 +88,31 @@ void opoint_warm_reset(opoint_warm *w)
     if (w) w->fresh = 1, w->chord_ok = 0, w->jac_of = NULL;
 }
 
+/* The residual's rows of the subproblem alone (the same selection at every block start): the
+ * equilibrium's rows without the velocity and acceleration constraints' rows the whole residual
+ * tape also computes (on the N = 20 four-bar 1102 of its 1806 instructions), the same values
+ * (model_compile_F_rows). Without it (a numerically evaluated term, out of memory) opoint_eval_F
+ * evaluates the whole residual, as before. */
+static void warm_rows_tape(opoint_warm *w)
+{
+    opoint_subproblem *sp = &w->sp;
+    w->rows_tried = 1;
+    mbl_status st;
+    mbl_status_clear(&st);
+    w->rows_tape = model_compile_F_rows(w->md, sp->nrow, sp->rows, &st);
+    if (!w->rows_tape) return;
+    sp->rows_F = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *sp->rows_F);
+    sp->rows_work = mbl_alloc_array(mblx_tape_work_size(w->rows_tape) + 1, sizeof *sp->rows_work);
+    if (sp->rows_F && sp->rows_work) {
+        sp->rows_tape = w->rows_tape;
+        return;
+    }
+    mbl_free(sp->rows_F), mbl_free(sp->rows_work);
+    sp->rows_F = sp->rows_work = NULL;
+    mblx_tape_free(w->rows_tape);
+    w->rows_tape = NULL;
+}
+
 /* The subproblem on pt: selected anew (a fresh factorization) at a block's start; whether the
  * warm start applies to the model's point (square, without ode states). */
 static int warm_select(opoint_warm *w, mbl_point *pt)
@@ -90,6 +122,7 @@ static int warm_select(opoint_warm *w, mbl_point *pt)
     if (w->fresh) {
         opoint_sub_select(sp, WARM_ROWS, WARM_COLS, NULL);
         w->fresh = 0;
+        if (!w->rows_tried) warm_rows_tape(w);
         /* the subproblem's columns are in the unknowns' order [lambda mu q]; y is [q; lambda; mu] */
         const mbl_model *md = w->md;
         int q0 = model_blk0(md, MBL_BLK_Q), l0 = model_blk0(md, MBL_BLK_LAMBDA), m0 = model_blk0(md, MBL_BLK_MU);
@@ -140,7 +173,7 @@ int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_
     }
     w->jac_of = NULL;
     /* dR/dp alone (the parameter column, no second derivatives) */
-    if (!rc) rc = mbl_dae_deriv_eval_param(w->dd, pt, w->param, w->Fp, st);
+    if (!rc) rc = model_dae_deriv_eval_param_ws(w->dd, pt, w->param, w->Fp, w->dfdp_scratch, st);
     w->cnt.dfdp++;
     /* J dy = -dR/dp: the Newton step's solve with dR/dp in place of the residual */
     for (int r = 0; !rc && r < sp->nrow; r++) sp->F[sp->rows[r]] = w->Fp[sp->rows[r]];
