@@ -62,6 +62,9 @@ typedef struct opoint_subproblem {
 
 /* A point of the model's sizes, zeroed (opoint.c). */
 mbl_point *opoint_point_new(const mbl_model *md);
+/* A point of opoint_point_new's made as that gives it again: zeroed, its arrays kept (a sweep's
+ * warm corrector reuses the block's previous points). */
+void opoint_point_clear(mbl_point *p);
 /* At a solved point (rc 0): the model's own expressions defined there, validity notes, and (with
  * ode states, implicit variables or speeds) the implicit equations and the speeds regular; rc
  * returned unchanged when nonzero (opoint.c). */

@@ -30,6 +30,10 @@
 #define LS_ARMIJO 1e-4
 #define LS_MAX_HALVINGS 40
 
+/* fmax(m, x) for m not NaN (every running maximum here starts at a number): a NaN x leaves m, as
+ * fmax does, without the library call (several hundred a sweep point) */
+static inline double max_num(double m, double x) { return x > m ? x : m; }
+
 double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
 {
     /* the blocks [vdot lambda mu v q Xdot Z X r] from the point's sizes (those of the model, made by
@@ -69,7 +73,7 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
         }
         double f = sp->F[sp->rows[i]];
         s2 += f * f;
-        si = fmax(si, fabs(f));
+        si = max_num(si, fabs(f));
     }
     *norm2 = sqrt(s2);
     *norminf = si;
@@ -204,8 +208,13 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
         mbl_free(b);
         return rc;
     }
-    for (int t = 0; t < sp->snz; t++) sp->stx[t] = sp->jac[sp->ssrc[t]];
-    mbla_csc_refill(sp->A, sp->snz, sp->smap, sp->stx);
+    if (sp->snz == sp->A->p[sp->ncol]) {
+        /* one triplet per entry: mbla_csc_refill's 0 + value without its pass that zeroes them */
+        for (int t = 0; t < sp->snz; t++) sp->A->x[sp->smap[t]] = 0.0 + (sp->stx[t] = sp->jac[sp->ssrc[t]]);
+    } else {
+        for (int t = 0; t < sp->snz; t++) sp->stx[t] = sp->jac[sp->ssrc[t]];
+        mbla_csc_refill(sp->A, sp->snz, sp->smap, sp->stx);
+    }
     for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
     sp->rank_last = -1;
     if (m == n) {
@@ -334,7 +343,7 @@ void opoint_keep_jac(opoint_subproblem *sp)
 static double col_scale(const opoint_subproblem *sp, int c, double x, const double *xstart)
 {
     (void)sp;
-    return fmax(1.0, fmax(fabs(x), fabs(xstart[c])));
+    return max_num(max_num(1.0, fabs(x)), fabs(xstart[c]));
 }
 
 /* max_r |F_r| / rowscale_r over the subproblem's rows (F by subproblem row when Frow is set, else
@@ -342,12 +351,12 @@ static double col_scale(const opoint_subproblem *sp, int c, double x, const doub
 static double scaled_max(const opoint_subproblem *sp, const double *Frow, const double *rowscale)
 {
     double rs = 0, rmax = 0;
-    for (int r = 0; r < sp->nrow; r++) rmax = fmax(rmax, rowscale[r]);
+    for (int r = 0; r < sp->nrow; r++) rmax = max_num(rmax, rowscale[r]);
     for (int r = 0; r < sp->nrow; r++) {
         double f = fabs(Frow ? Frow[r] : sp->F[sp->rows[r]]);
         if (!(f == f)) return INFINITY;
         /* a row whose Jacobian is rounding noise (1e-13 of the largest row) counts absolutely */
-        rs = fmax(rs, rowscale[r] > 1e-13 * rmax ? f / rowscale[r] : f);
+        rs = max_num(rs, rowscale[r] > 1e-13 * rmax ? f / rowscale[r] : f);
     }
     return rs;
 }

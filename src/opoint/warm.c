@@ -20,6 +20,7 @@ struct opoint_warm {
     int max_steps;          /* full Newton steps at most (opoint_warm_set_max_steps) */
     opoint_subproblem sp;
     mbl_point *scratch;     /* sp's point until a point is solved */
+    mbl_point *spare;       /* a point given back (opoint_warm_recycle), or NULL */
     int fresh;              /* the subproblem must be selected anew (a block's start) */
     double *Fp;             /* nF: dR/dp */
     double *dfdp_scratch;   /* model_dae_deriv_param_scratch(dd) doubles */
@@ -40,7 +41,7 @@ void opoint_warm_free(opoint_warm *w)
     opoint_sub_free(&w->sp);
     mblx_tape_free(w->rows_tape);
     mbl_free(w->sp.rows_F), mbl_free(w->sp.rows_work);
-    mbl_point_free(w->scratch);
+    mbl_point_free(w->scratch), mbl_point_free(w->spare);
     mbl_free(w->pos), mbl_free(w->xp);
     mbl_free(w->F0), mbl_free(w->dfdp_scratch);
     mbl_free(w->Fp), mbl_free(w->dx), mbl_free(w->xs), mbl_free(w->rowscale), mbl_free(w->colscale);
@@ -150,6 +151,18 @@ const double *opoint_warm_jac(const opoint_warm *w, const mbl_point *pt)
     return w && pt && w->jac_of == pt ? w->sp.jac : NULL;
 }
 
+void opoint_warm_recycle(opoint_warm *w, mbl_point *pt)
+{
+    const mbl_point *s = w ? w->scratch : NULL;
+    if (!pt || !s || pt->n != s->n || pt->m != s->m || pt->k != s->k || pt->nr != s->nr || pt->nX != s->nX ||
+        pt->nZ != s->nZ) {
+        mbl_point_free(pt);
+        return;
+    }
+    mbl_point_free(w->spare);
+    w->spare = pt;
+}
+
 void opoint_warm_get_counts(const opoint_warm *w, opoint_warm_counts *c)
 {
     if (w) *c = w->cnt;
@@ -209,8 +222,10 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
     w->chord_ok = 0;
     opoint_subproblem *sp = &w->sp;
     const mbl_opoint_options *opt = &w->opt;
-    mbl_point *pt = opoint_point_new(w->md);
-    if (!pt) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    mbl_point *pt = w->spare;
+    w->spare = NULL;
+    if (pt) opoint_point_clear(pt); /* as opoint_point_new makes it */
+    else if (!(pt = opoint_point_new(w->md))) return mbl_error(st, MBL_ENOMEM, "out of memory");
     /* the template's fields (time, inputs, zero velocities, sizes), the predicted unknowns */
     pt->at = tmpl->at, pt->t = tmpl->t;
     pt->rank_phi_q = tmpl->rank_phi_q, pt->min_norm_multipliers = tmpl->min_norm_multipliers;
