@@ -268,11 +268,12 @@ int lin_relinearize_jac(mbl_lin_work *w, const mbl_point *pt, const double *jac,
     const mbl_model *md = w->md;
     if (lin->nx != w->z0 + w->z1 + md->nX || lin->n != md->n || lin->nu != md->nr || lin->ny != md->ny)
         return mbl_error(st, MBL_EDIM, "mbl_relinearize: the linear model was not made by this workspace");
-    /* the caller's values (a sweep's warm corrector's) read in place for the call, as a lean
-     * evaluator reads them, not copied into the workspace's own (9 KB a point on the N = 20
-     * four-bar); w->ev.jac is the workspace's own again on return */
+    /* given values (the caller's, a sweep's warm corrector's, or the point's own from
+     * mbl_operating_point) read in place for the call, as a lean evaluator reads them, not copied
+     * into the workspace's own (9 KB a point on the N = 20 four-bar); w->ev.jac is the workspace's
+     * own again on return */
     int lean = w->ev.lean;
-    if (jac) w->ev.lean = 1;
+    w->ev.lean = 1;
     int rc = lin_eval_at_given(md, pt, &w->ev, !w->opt.skip_outputs, jac, st);
     w->ev.lean = lean;
     if (!rc) rc = relin_evaluated(w, lin, st);

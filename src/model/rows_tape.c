@@ -9,9 +9,10 @@ static void rows_lock_cb(void *md, int on) { model_graph_lock(md, on); }
 
 mblx_tape *model_compile_F_rows(const mbl_model *md, int nrow, const int *rows, mbl_status *st)
 {
-    /* the rows tape_F compiles (compile.c's job): the same nodes, so the same operations in the same
-     * order (the compiler's sharing keeps every node's order: expr/tape_share.c) and the same bits;
-     * no numerically evaluated term adds to them */
+    /* the rows tape_F compiles (compile.c's job): the same expressions, equal to its values to
+     * rounding (a tape of a subset may share and order its sums' parts otherwise: not always bit for
+     * bit; on the N = 20 four-bar's equilibrium rows it is); no numerically evaluated term adds to
+     * them */
     const mblx_id *F = md->Fc ? md->Fc : md->F;
     if (!F || !md->tape_F || nrow < 1) return NULL;
     for (int t = 0; t < MODEL_NTERMS; t++)

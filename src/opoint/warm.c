@@ -23,7 +23,7 @@ struct opoint_warm {
     mbl_point *spare;       /* a point given back (opoint_warm_recycle), or NULL */
     int fresh;              /* the subproblem must be selected anew (a block's start) */
     double *Fp;             /* nF: dR/dp */
-    double *dfdp_scratch;   /* model_dae_deriv_param_scratch(dd) doubles */
+    model_dae_pcol *pcol;   /* dR/dp of the swept parameter alone */
     double *dx, *xs, *rowscale, *colscale;
     double *F0;             /* per subproblem row: the residual at the predicted point (see opoint_warm_point) */
     opoint_warm_counts cnt;
@@ -43,7 +43,8 @@ void opoint_warm_free(opoint_warm *w)
     mbl_free(w->sp.rows_F), mbl_free(w->sp.rows_work);
     mbl_point_free(w->scratch), mbl_point_free(w->spare);
     mbl_free(w->pos), mbl_free(w->xp);
-    mbl_free(w->F0), mbl_free(w->dfdp_scratch);
+    mbl_free(w->F0);
+    model_dae_pcol_free(w->pcol);
     mbl_free(w->Fp), mbl_free(w->dx), mbl_free(w->xs), mbl_free(w->rowscale), mbl_free(w->colscale);
     mbl_free(w);
 }
@@ -68,14 +69,14 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
     size_t nunk = (size_t)lay.nunk + (size_t)w->len + 1;
     w->Fp = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->Fp);
     w->F0 = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->F0);
-    w->dfdp_scratch = mbl_alloc_array(model_dae_deriv_param_scratch(dd), sizeof *w->dfdp_scratch);
+    w->pcol = model_dae_pcol_new(dd, param, st);
     w->dx = mbl_alloc_array(nunk, sizeof *w->dx);
     w->xs = mbl_alloc_array(nunk, sizeof *w->xs);
     w->rowscale = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->rowscale);
     w->colscale = mbl_alloc_array(nunk, sizeof *w->colscale);
     w->pos = mbl_alloc_array(nunk, sizeof *w->pos);
     w->xp = mbl_alloc_array(nunk, sizeof *w->xp);
-    if (rc || !w->pos || !w->xp || !w->Fp || !w->F0 || !w->dfdp_scratch || !w->dx || !w->xs || !w->rowscale ||
+    if (rc || !w->pos || !w->xp || !w->Fp || !w->F0 || !w->pcol || !w->dx || !w->xs || !w->rowscale ||
         !w->colscale) {
         opoint_warm_free(w);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -91,9 +92,9 @@ void opoint_warm_reset(opoint_warm *w)
 
 /* The residual's rows of the subproblem alone (the same selection at every block start): the
  * equilibrium's rows without the velocity and acceleration constraints' rows the whole residual
- * tape also computes (on the N = 20 four-bar 1102 of its 1806 instructions), the same values
- * (model_compile_F_rows). Without it (a numerically evaluated term, out of memory) opoint_eval_F
- * evaluates the whole residual, as before. */
+ * tape also computes (on the N = 20 four-bar 1102 of its 1806 instructions), the same expressions
+ * (model_compile_F_rows: equal to rounding; on that model bit for bit). Without it (a numerically
+ * evaluated term, out of memory) opoint_eval_F evaluates the whole residual, as before. */
 static void warm_rows_tape(opoint_warm *w)
 {
     opoint_subproblem *sp = &w->sp;
@@ -186,7 +187,7 @@ int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_
     }
     w->jac_of = NULL;
     /* dR/dp alone (the parameter column, no second derivatives) */
-    if (!rc) rc = model_dae_deriv_eval_param_ws(w->dd, pt, w->param, w->Fp, w->dfdp_scratch, st);
+    if (!rc) rc = model_dae_pcol_eval(w->pcol, pt, w->Fp, st);
     w->cnt.dfdp++;
     /* J dy = -dR/dp: the Newton step's solve with dR/dp in place of the residual */
     for (int r = 0; !rc && r < sp->nrow; r++) sp->F[sp->rows[r]] = w->Fp[sp->rows[r]];
