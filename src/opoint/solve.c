@@ -122,7 +122,7 @@ static void sparse_forget(opoint_subproblem *sp)
     sp->srow = sp->scol = NULL;
     mbl_free(sp->eqr), mbl_free(sp->eqc), mbl_free(sp->eqw);
     sp->eqr = sp->eqc = sp->eqw = NULL;
-    sp->eq_on = sp->eq_warm = 0;
+    sp->eq_on = sp->eq_warm = sp->lu_fresh = 0;
     sp->lu = NULL;
     sp->A = NULL;
     sp->ssrc = sp->smap = NULL;
@@ -238,7 +238,9 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
                 sp->eq_on = sp->eq_warm = 1;
                 for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
             }
-            rc = sp->lu ? mbla_klu_refactor(sp->lu, sp->A, st) : klu_new(sp, st);
+            rc = !sp->lu ? klu_new(sp, st) : sp->lu_fresh ? mbla_klu_factor(sp->lu, sp->A, st)
+                                                           : mbla_klu_refactor(sp->lu, sp->A, st);
+            sp->lu_fresh = 0;
             if (!rc) rc = mbla_klu_rcond(sp->lu, &rcond, st);
             if (!rc && rcond < OPOINT_KLU_RCOND_MIN) rc = MBL_ESINGULAR; /* rank deficient: minimum norm below */
             if (rc == MBL_ESINGULAR && pass == 0) continue; /* refactored (a fresh one if need be) equilibrated */
@@ -274,7 +276,8 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
 int opoint_chord_step(opoint_subproblem *sp, double *dx, mbl_status *st)
 {
     int n = sp->ncol;
-    if (!sp->lu || sp->nrow != n) return mbl_error(st, MBL_EARG, "opoint_chord_step: no square factorization held");
+    if (!sp->lu || sp->lu_fresh || sp->nrow != n)
+        return mbl_error(st, MBL_EARG, "opoint_chord_step: no square factorization held");
     /* as opoint_newton_step's solve: the equilibration factors of that factorization, if any */
     for (int r = 0; r < n; r++) dx[r] = sp->eq_on ? -sp->F[sp->rows[r]] * sp->eqr[r] : -sp->F[sp->rows[r]];
     int rc = mbla_klu_solve(sp->lu, 1, dx, n, st);
@@ -660,6 +663,17 @@ void opoint_sub_free(opoint_subproblem *sp)
 
 /* Select row groups (bit mask over MBL_ROW_*) and unknown blocks (bit mask over MBL_BLK_*);
  * skip: per unknown column, 1 for those not to solve for (NULL: none). */
+void opoint_sub_restart(opoint_subproblem *sp)
+{
+    if (sp->ncol >= OPOINT_SADDLE_MIN) { /* a saddle-point order is made from the values: anew */
+        sparse_forget(sp);
+    } else {
+        sp->eq_on = sp->eq_warm = 0;
+        sp->lu_fresh = sp->lu != NULL;
+    }
+    sp->rank_last = -1;
+}
+
 void opoint_sub_select(opoint_subproblem *sp, unsigned rowmask, unsigned colmask, const int *skip)
 {
     const mbl_model *md = sp->md;

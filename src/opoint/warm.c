@@ -32,7 +32,7 @@ struct opoint_warm {
     int chord_ok;           /* sp->lu holds the factorization of the last tangent (J at the block's last point) */
     double **xp;            /* per subproblem column: the unknown in the point being solved */
     mblx_tape *rows_tape;   /* the subproblem's rows alone (sp->rows_tape), or NULL */
-    int rows_tried;         /* rows_tape compiled (or refused) at the first selection */
+    int rows_tried;         /* the subproblem selected (and rows_tape compiled or refused) once */
 };
 
 void opoint_warm_free(opoint_warm *w)
@@ -115,16 +115,20 @@ static void warm_rows_tape(opoint_warm *w)
     w->rows_tape = NULL;
 }
 
-/* The subproblem on pt: selected anew (a fresh factorization) at a block's start; whether the
+/* The subproblem on pt: at a block's start as selected anew (a fresh factorization: selected the
+ * first time, restarted later with its pattern and analysis kept, opoint_sub_restart); whether the
  * warm start applies to the model's point (square, without ode states). */
 static int warm_select(opoint_warm *w, mbl_point *pt)
 {
     opoint_subproblem *sp = &w->sp;
     sp->pt = pt;
-    if (w->fresh) {
+    if (w->fresh && w->rows_tried) {
+        opoint_sub_restart(sp); /* the same rows and columns again */
+        w->fresh = 0;
+    } else if (w->fresh) {
         opoint_sub_select(sp, WARM_ROWS, WARM_COLS, NULL);
         w->fresh = 0;
-        if (!w->rows_tried) warm_rows_tape(w);
+        warm_rows_tape(w);
         /* the subproblem's columns are in the unknowns' order [lambda mu q]; y is [q; lambda; mu] */
         const mbl_model *md = w->md;
         int q0 = model_blk0(md, MBL_BLK_Q), l0 = model_blk0(md, MBL_BLK_LAMBDA), m0 = model_blk0(md, MBL_BLK_MU);
