@@ -62,7 +62,7 @@ static void normalize_shape(int n, double *a, double *b)
     double amax = 0, h[64]; /* the magnitudes kept for the search below where n <= 64 (a sweep's point) */
     int imax = 0, keep = n <= 64;
     for (int c = 0; c < n; c++) {
-        double m = hypot(a[c], b[c]);
+        double m = b[c] == 0.0 ? fabs(a[c]) : hypot(a[c], b[c]); /* hypot(x, 0) is |x| exactly */
         if (keep) h[c] = m;
         amax = fmax(amax, m);
     }
