@@ -449,6 +449,10 @@ MBL_API int mbla_klu_new(const mbla_csc *A, const mbla_klu_opts *opts, mbla_klu 
  * Errors: MBL_EDIM (pattern differs from the analysed one), MBL_ESINGULAR, MBL_ENOMEM, MBL_ELIB.
  * After an error the object can only be freed or refactored again. */
 MBL_API int mbla_klu_refactor(mbla_klu *k, const mbla_csc *A, mbl_status *st);
+/* A fresh pivoting factorization (klu_factor) of A, of the analysed pattern, keeping the analysis:
+ * the factors mbla_klu_new gives for A where the analysis does not depend on the values (every
+ * option but saddle), without the analysis. Errors as mbla_klu_refactor. */
+MBL_API int mbla_klu_factor(mbla_klu *k, const mbla_csc *A, mbl_status *st);
 
 /* Solve A X = B (mbla_klu_solve) or A^T X = B (mbla_klu_solve_t) in place; B is n x nrhs.
  * Errors: MBL_EARG (also when k is complex or has no valid factorization), MBL_EDIM. */

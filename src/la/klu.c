@@ -538,6 +538,17 @@ static int refactor(mbla_klu *k, const mbla_csc *A, const double *x, mbl_status 
     return factor(k, x, st, fn); /* fresh factorization with pivoting */
 }
 
+int mbla_klu_factor(mbla_klu *k, const mbla_csc *A, mbl_status *st)
+{
+    const char *fn = "mbla_klu_factor";
+    if (!k) return mbl_error(st, MBL_EARG, "%s: k is NULL", fn);
+    if (k->cplx) return mbl_error(st, MBL_EARG, "%s: factorization is complex", fn);
+    if (k->solve_only) return mbl_error(st, MBL_EARG, "%s: the factorization was kept for solves only", fn);
+    if (!same_pattern(k, A)) return mbl_error(st, MBL_EDIM, "%s: sparsity pattern differs from the analysed one", fn);
+    if (!A->x && k->nz) return mbl_error(st, MBL_EARG, "%s: values are NULL", fn);
+    return k->n ? factor(k, A->x, st, fn) : 0;
+}
+
 int mbla_klu_refactor(mbla_klu *k, const mbla_csc *A, mbl_status *st)
 {
     if (!k) return mbl_error(st, MBL_EARG, "mbla_klu_refactor: k is NULL");

@@ -223,15 +223,12 @@ int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_s
     return lin_relinearize_jac(w, pt, NULL, lin, st);
 }
 
-int lin_relinearize_jac(mbl_lin_work *w, const mbl_point *pt, const double *jac, mbl_linear *lin, mbl_status *st)
+/* The re-linearization at pt with the workspace's evaluation (w->ev) done: its values read from
+ * w->ev for the whole call */
+static int relin_evaluated(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
 {
-    if (!w || !pt || !lin) return mbl_error(st, MBL_EARG, "mbl_relinearize: workspace, point or result is NULL");
     const mbl_model *md = w->md;
-    if (lin->nx != w->z0 + w->z1 + md->nX || lin->n != md->n || lin->nu != md->nr || lin->ny != md->ny)
-        return mbl_error(st, MBL_EDIM, "mbl_relinearize: the linear model was not made by this workspace");
-    int outputs = !w->opt.skip_outputs;
-    int rc = lin_eval_at_given(md, pt, &w->ev, outputs, jac, st);
-    if (rc) return rc;
+    int outputs = !w->opt.skip_outputs, rc = 0;
     aug_rows_refill(&w->U, 3 * md->nus + 2 * md->nuvs, w->ev.us + 3 * md->nus + 2 * md->nuvs);
     if (outputs) aug_rows_refill(&w->Y, md->ny, w->ev.y + md->ny);
     else memset(w->Y.val, 0, (size_t)w->Y.ptr[md->ny] * sizeof *w->Y.val); /* C = D = 0 */
@@ -262,5 +259,24 @@ int lin_relinearize_jac(mbl_lin_work *w, const mbl_point *pt, const double *jac,
     /* the same states' test as a one-shot linearization: a sweep refuses the same points */
     if (!rc) rc = lin_check_states_at(md, w->ev.jac, w->mdiag, w->nmdiag, lin, &w->opt, st);
     if (rc == MBL_ESINGULAR) mbl_error_prefix(st, "%s", md->file);
+    return rc;
+}
+
+int lin_relinearize_jac(mbl_lin_work *w, const mbl_point *pt, const double *jac, mbl_linear *lin, mbl_status *st)
+{
+    if (!w || !pt || !lin) return mbl_error(st, MBL_EARG, "mbl_relinearize: workspace, point or result is NULL");
+    const mbl_model *md = w->md;
+    if (lin->nx != w->z0 + w->z1 + md->nX || lin->n != md->n || lin->nu != md->nr || lin->ny != md->ny)
+        return mbl_error(st, MBL_EDIM, "mbl_relinearize: the linear model was not made by this workspace");
+    /* given values (the caller's, a sweep's warm corrector's, or the point's own from
+     * mbl_operating_point) read in place for the call, as a lean evaluator reads them, not copied
+     * into the workspace's own (9 KB a point on the N = 20 four-bar); w->ev.jac is the workspace's
+     * own again on return */
+    int lean = w->ev.lean;
+    w->ev.lean = 1;
+    int rc = lin_eval_at_given(md, pt, &w->ev, !w->opt.skip_outputs, jac, st);
+    w->ev.lean = lean;
+    if (!rc) rc = relin_evaluated(w, lin, st);
+    if (!lean) w->ev.jac = w->ev.jac_buf;
     return rc;
 }

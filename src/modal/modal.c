@@ -59,11 +59,15 @@ int mbl_mode_order(double freq_a, double re_a, double im_a, double freq_b, doubl
  * of the largest). */
 static void normalize_shape(int n, double *a, double *b)
 {
-    double amax = 0;
-    int imax = 0;
-    for (int c = 0; c < n; c++) amax = fmax(amax, hypot(a[c], b[c]));
+    double amax = 0, h[64]; /* the magnitudes kept for the search below where n <= 64 (a sweep's point) */
+    int imax = 0, keep = n <= 64;
+    for (int c = 0; c < n; c++) {
+        double m = b[c] == 0.0 ? fabs(a[c]) : hypot(a[c], b[c]); /* hypot(x, 0) is |x| exactly */
+        if (keep) h[c] = m;
+        amax = fmax(amax, m);
+    }
     if (!(amax > 0)) return;
-    while (hypot(a[imax], b[imax]) < (1.0 - MODAL_SHAPE_TIE) * amax) imax++;
+    while ((keep ? h[imax] : hypot(a[imax], b[imax])) < (1.0 - MODAL_SHAPE_TIE) * amax) imax++;
     double pr = a[imax], pi = b[imax], d = pr * pr + pi * pi;
     for (int c = 0; c < n; c++) {
         double x = a[c], y = b[c];

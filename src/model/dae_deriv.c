@@ -227,30 +227,42 @@ static void param_column(const mbl_dae_deriv *d, const double *vals, int j, doub
     }
 }
 
-/* Evaluate the tape at the point: vals (nout), and (T not NULL) column col of the parameters'
- * total derivatives (T: np values, T[i] = dp_i/dp_col; param_column). */
-static int eval_all(const mbl_dae_deriv *d, const mbl_point *pt, double *vals, double *T, int col, mbl_status *st)
+/* A tape of part of d->tape's values (model_dae_pcol), or the whole of them (pos NULL) */
+typedef struct part_tape {
+    const mblx_tape *tape;
+    const int *pos; /* per output: its place among d->tape's values, or NULL (the outputs in place) */
+    int nsel;
+} part_tape;
+
+/* the doubles of eval_all's symbols, work and (a part) outputs (a scratch) */
+static size_t eval_scratch(const mbl_dae_deriv *d, const part_tape *t)
+{
+    size_t ws = mblx_tape_work_size(t->tape);
+    if (ws < d->md->work_size) ws = d->md->work_size;
+    return (size_t)d->md->nsym + 1 + ws + 1 + (t->pos ? (size_t)t->nsel : 0) + 1;
+}
+
+/* Evaluate the tape t at the point: vals (nout; a part's outputs at their places, the others left
+ * as they were), and (T not NULL) column col of the parameters' total derivatives (T: np values,
+ * T[i] = dp_i/dp_col; param_column, which reads only the parts a part tape of col holds).
+ * scratch: eval_scratch's doubles, or NULL (allocated here). */
+static int eval_all(const mbl_dae_deriv *d, const part_tape *t, const mbl_point *pt, double *vals, double *T, int col,
+                    double *scratch, mbl_status *st)
 {
     const mbl_model *md = d->md;
-    int rc = 0;
-    size_t ws = mblx_tape_work_size(d->tape);
-    if (ws < md->work_size) ws = md->work_size;
-    double *syms = mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms);
-    double *work = mbl_alloc_array(ws + 1, sizeof *work);
-    if (!syms || !work) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
+    double *buf = scratch ? scratch : mbl_alloc_array(eval_scratch(d, t), sizeof *buf);
+    if (!buf) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    double *syms = buf, *out = buf + md->nsym + 1, *work = out + (t->pos ? t->nsel : 0) + 1;
     model_fill_syms_pt(md, pt, syms);
-    rc = mblx_tape_eval(d->tape, syms, vals, work, st);
+    int rc = mblx_tape_eval(t->tape, syms, t->pos ? out : vals, work, st);
     if (rc) {
         rc = model_eval_error(md, syms, "in the derivatives with respect to the parameters", st);
-        goto done;
+    } else {
+        if (t->pos)
+            for (int i = 0; i < t->nsel; i++) vals[t->pos[i]] = out[i];
+        if (T) param_column(d, vals, col, T);
     }
-    if (T) param_column(d, vals, col, T);
-done:
-    mbl_free(syms);
-    mbl_free(work);
+    if (!scratch) mbl_free(buf);
     return rc;
 }
 
@@ -270,7 +282,7 @@ int mbl_dae_deriv_eval(const mbl_dae_deriv *d, const mbl_point *pt, double *J, d
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = eval_all(d, pt, vals, NULL, -1, st);
+    rc = eval_all(d, &(part_tape){d->tape, NULL, 0}, pt, vals, NULL, -1, NULL, st);
     if (rc) goto done;
     if (J) {
         double *syms = mbl_alloc_array((size_t)md->nsym + 1, sizeof *syms);
@@ -314,30 +326,107 @@ done:
     return rc;
 }
 
-int mbl_dae_deriv_eval_param(const mbl_dae_deriv *d, const mbl_point *pt, int param, double *fp, mbl_status *st)
+/* Column param of the total dR/dp (fp, nF) from the values of t (the whole tape, or a part of
+ * param's: model_dae_pcol) evaluated into vals (nout), T (np) and scratch (eval_scratch's) */
+static int eval_param(const mbl_dae_deriv *d, const part_tape *t, const mbl_point *pt, int param, double *fp,
+                      double *vals, double *T, double *scratch, mbl_status *st)
 {
-    if (!d || !pt || !fp) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval_param: NULL argument");
     const mbl_model *md = d->md;
-    int np = d->np, nunk = d->nunk, nF = d->nF, rc = 0;
+    int np = d->np, nunk = d->nunk, nF = d->nF;
     if (param < 0 || param >= np) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval_param: no parameter %d", param);
     if (pt->n != md->n || pt->m != md->m || pt->k != md->k || pt->nr != md->nr)
         return mbl_error(st, MBL_EDIM, "mbl_dae_deriv_eval_param: the point is not one of this model");
-    double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals);
-    double *T = mbl_alloc_array((size_t)np + 1, sizeof *T);
-    if (!vals || !T) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-    if (!rc) rc = eval_all(d, pt, vals, T, param, st);
+    int rc = eval_all(d, t, pt, vals, T, param, scratch, st);
     if (!rc) { /* mbl_dae_deriv_eval's column `param` of Fp, the same sums in the same order */
         const double *fv = vals + d->H.colptr[nunk + np];
         memset(fp, 0, (size_t)nF * sizeof *fp);
         for (int i = param; i < np; i++) {
-            double t = T[i];
-            if (t == 0.0) continue;
-            for (int e = d->Fp.colptr[i]; e < d->Fp.colptr[i + 1]; e++) fp[d->Fp.rowidx[e]] += fv[e] * t;
+            double ti = T[i];
+            if (ti == 0.0) continue;
+            for (int e = d->Fp.colptr[i]; e < d->Fp.colptr[i + 1]; e++) fp[d->Fp.rowidx[e]] += fv[e] * ti;
         }
     }
-    mbl_free(vals);
-    mbl_free(T);
     return rc;
+}
+
+int mbl_dae_deriv_eval_param(const mbl_dae_deriv *d, const mbl_point *pt, int param, double *fp, mbl_status *st)
+{
+    if (!d || !pt || !fp) return mbl_error(st, MBL_EARG, "mbl_dae_deriv_eval_param: NULL argument");
+    double *vals = mbl_alloc_array(d->nout + 1, sizeof *vals), *T = mbl_alloc_array((size_t)d->np + 1, sizeof *T);
+    int rc = vals && T ? eval_param(d, &(part_tape){d->tape, NULL, 0}, pt, param, fp, vals, T, NULL, st)
+                       : mbl_error(st, MBL_ENOMEM, "out of memory");
+    mbl_free(vals), mbl_free(T);
+    return rc;
+}
+
+/* ---- one parameter's column (model_dae_pcol) ---- */
+
+struct model_dae_pcol {
+    const mbl_dae_deriv *d;
+    int param;
+    part_tape part;  /* the entries of Fp and Pp in the columns of the parameters that may depend on param */
+    mblx_tape *tape; /* part.tape's */
+    int *pos;        /* part.pos's */
+    double *vals, *T, *scratch;
+};
+
+void model_dae_pcol_free(model_dae_pcol *c)
+{
+    if (!c) return;
+    mblx_tape_free(c->tape);
+    mbl_free(c->pos), mbl_free(c->vals), mbl_free(c->T), mbl_free(c->scratch);
+    mbl_free(c);
+}
+
+model_dae_pcol *model_dae_pcol_new(const mbl_dae_deriv *d, int param, mbl_status *st)
+{
+    if (!d || param < 0 || param >= d->np) {
+        mbl_error(st, MBL_EARG, "model_dae_pcol_new: no parameter %d", param);
+        return NULL;
+    }
+    int np = d->np, nsel = 0;
+    size_t f0 = (size_t)d->H.colptr[d->nunk + np], p0 = f0 + (size_t)d->Fp.colptr[np];
+    model_dae_pcol *c = mbl_calloc(1, sizeof *c);
+    unsigned char *dep = mbl_calloc((size_t)np + 1, 1); /* parameters whose total derivative by param may be nonzero */
+    int cap = d->Fp.colptr[np] + d->Pp.colptr[np] + 1;
+    mblx_id *outs = mbl_alloc_array((size_t)cap, sizeof *outs);
+    if (c) c->pos = mbl_alloc_array((size_t)cap, sizeof *c->pos);
+    if (!c || !dep || !outs || !c->pos) {
+        mbl_free(dep), mbl_free(outs), model_dae_pcol_free(c);
+        mbl_error(st, MBL_ENOMEM, "out of memory");
+        return NULL;
+    }
+    c->d = d, c->param = param;
+    dep[param] = 1;
+    for (int k = param; k < np; k++) { /* param_column's pattern: Tc[k] nonzero only where dep[k] */
+        if (!dep[k]) continue;
+        for (int e = d->Fp.colptr[k]; e < d->Fp.colptr[k + 1]; e++)
+            c->pos[nsel] = (int)f0 + e, outs[nsel++] = d->Fp.node[e];
+        for (int e = d->Pp.colptr[k]; e < d->Pp.colptr[k + 1]; e++) {
+            c->pos[nsel] = (int)p0 + e, outs[nsel++] = d->Pp.node[e];
+            if (d->Pp.rowidx[e] > k) dep[d->Pp.rowidx[e]] = 1;
+        }
+    }
+    model_graph_lock(d->md, 1); /* as deriv_new (the same nodes; their tape scheduled anew: equal to rounding) */
+    c->tape = nsel ? mblx_compile(d->md->g, (size_t)nsel, outs, st) : NULL;
+    model_graph_lock(d->md, 0);
+    mbl_free(dep), mbl_free(outs);
+    c->part = (part_tape){c->tape ? c->tape : d->tape, c->tape ? c->pos : NULL, nsel};
+    c->vals = mbl_alloc_array(d->nout + 1, sizeof *c->vals);
+    c->T = mbl_alloc_array((size_t)np + 1, sizeof *c->T);
+    c->scratch = mbl_alloc_array(eval_scratch(d, &c->part), sizeof *c->scratch);
+    if ((nsel && !c->tape) || !c->vals || !c->T || !c->scratch) {
+        if (!nsel || c->tape) mbl_error(st, MBL_ENOMEM, "out of memory");
+        model_dae_pcol_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+int model_dae_pcol_eval(model_dae_pcol *c, const mbl_point *pt, double *fp, mbl_status *st)
+{
+    if (!c || !pt || !fp) return mbl_error(st, MBL_EARG, "model_dae_pcol_eval: NULL argument");
+    return eval_param(c->d, &c->part, pt, c->param, fp, c->vals, c->T, c->scratch, st);
 }
 
 int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const double *dx, int param, double *dJ,
@@ -355,7 +444,7 @@ int mbl_dae_deriv_jac_dir(const mbl_dae_deriv *d, const mbl_point *pt, const dou
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = eval_all(d, pt, vals, param >= 0 ? T : NULL, param, st);
+    rc = eval_all(d, &(part_tape){d->tape, NULL, 0}, pt, vals, param >= 0 ? T : NULL, param, NULL, st);
     if (rc) goto done;
     memset(dJ, 0, (size_t)md->jac.nz * sizeof *dJ);
     for (int c = 0; c < nunk + np; c++) {
@@ -416,7 +505,8 @@ int mbl_dae_deriv_states(const mbl_dae_deriv *d, const mbl_point *pt, const doub
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
-    rc = eval_all(d, pt, vals, param >= 0 ? T : NULL, param, st); /* T: param's total derivatives */
+    /* T: param's total derivatives */
+    rc = eval_all(d, &(part_tape){d->tape, NULL, 0}, pt, vals, param >= 0 ? T : NULL, param, NULL, st);
     if (rc) goto done;
     memset(dj, 0, (size_t)md->usjac.nz * sizeof *dj);
     for (int c = 0; c < nunk + np; c++) {

@@ -67,8 +67,13 @@ static void fill_syms_blocks(const mbl_model *md, double t, const double *const 
     for (int i = 0; i < md->np; i++) syms[md->sym_p[i]] = md->pval[i];
     syms[md->sym_t] = t;
     for (int b = 0; b < MBL_NBLK; b++) {
-        int j0 = model_blk0(md, b), j1 = model_blk0(md, b + 1);
-        for (int j = j0; j < j1; j++) syms[md->sym_of_unknown[j]] = blk[b] ? blk[b][j - j0] : 0.0;
+        int j0 = model_blk0(md, b), len = model_blk0(md, b + 1) - j0;
+        const int *sym = md->sym_of_unknown + j0; /* the block's symbols (a sweep point fills them five times) */
+        const double *x = blk[b];
+        if (x)
+            for (int j = 0; j < len; j++) syms[sym[j]] = x[j];
+        else
+            for (int j = 0; j < len; j++) syms[sym[j]] = 0.0;
     }
 }
 

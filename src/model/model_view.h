@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "mblin/dae.h"
 #include "mblin/expr.h"
 #include "mblin/model.h"
 
@@ -100,6 +101,20 @@ int model_dae_nodes(const mbl_model *md, const mblx_id **F, const mblx_id **jac,
  * tape_F / tape_jac goes through these (model/eval.c). */
 int model_eval_F(const mbl_model *md, const double *syms, double *F, double *work, mbl_status *st);
 int model_eval_jac(const mbl_model *md, const double *syms, double *jac, double *work, mbl_status *st);
+/* A tape of the residual rows rows[0 .. nrow - 1] alone, in that order: the same expressions as
+ * tape_F's, their values model_eval_F's to rounding (a tape of a subset is scheduled anew: not
+ * always bit for bit); NULL where no such tape is made (a term evaluated numerically beside
+ * tape_F, out of memory). Free with mblx_tape_free. */
+mblx_tape *model_compile_F_rows(const mbl_model *md, int nrow, const int *rows, mbl_status *st);
+/* One parameter's column of the total dR/dp as mbl_dae_deriv_eval_param (mblin/dae.h) gives it (to
+ * rounding: the same expressions and sums, from a tape of that column's partial derivatives alone,
+ * those of the parameters that use it included, scheduled anew), without allocating per call (a
+ * sweep's warm corrector, at every point); d borrowed. NULL when out of memory (st says). One
+ * thread at a time. */
+typedef struct model_dae_pcol model_dae_pcol;
+model_dae_pcol *model_dae_pcol_new(const mbl_dae_deriv *d, int param, mbl_status *st);
+int model_dae_pcol_eval(model_dae_pcol *c, const mbl_point *pt, double *fp, mbl_status *st);
+void model_dae_pcol_free(model_dae_pcol *c);
 /* The residual Jacobian's values at one set of symbol values, kept so that an evaluation of the same
  * model at the same symbols, bit for bit, is not repeated (model/eval.c): the operating point hands
  * the values at its solution on to the linearization (mbl_point.jac_memo). The model is known by

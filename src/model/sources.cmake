@@ -18,6 +18,7 @@ list(APPEND MBLIN_SOURCES
   src/model/draw.c
   src/model/dae_nodes.c
   src/model/eval.c
+  src/model/rows_tape.c
   src/model/diag.c
   src/model/ustates.c
   src/model/ext.c

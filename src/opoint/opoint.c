@@ -75,6 +75,19 @@ mbl_point *opoint_point_new(const mbl_model *md)
     return p;
 }
 
+void opoint_point_clear(mbl_point *p)
+{
+    mbl_point keep = *p;
+    mbl_free(p->v_held);
+    model_jac_memo_free(p->jac_memo);
+    memset(p, 0, sizeof *p);
+    p->n = keep.n, p->m = keep.m, p->k = keep.k, p->nr = keep.nr, p->nX = keep.nX, p->nZ = keep.nZ;
+    double *arr[] = {p->q = keep.q, p->v = keep.v, p->vdot = keep.vdot, p->lambda = keep.lambda, p->mu = keep.mu,
+                     p->r = keep.r, p->X = keep.X, p->Xdot = keep.Xdot, p->Z = keep.Z};
+    int len[] = {p->n, p->n, p->n, p->m, p->k, p->nr, p->nX, p->nX, p->nZ};
+    for (int i = 0; i < 9; i++) memset(arr[i], 0, (size_t)len[i] * sizeof *arr[i]);
+}
+
 mbl_point *opoint_point_copy(const mbl_point *s)
 {
     mbl_point *p = mbl_calloc(1, sizeof *p);

@@ -38,6 +38,7 @@ typedef struct opoint_subproblem {
     double *eqr, *eqc, *eqw; /* square sparse steps: equilibration factors (rows, columns), scratch */
     int eq_on;               /* the steps of this subproblem are equilibrated (see opoint_newton_step) */
     int eq_warm;             /* eqr, eqc hold the factors of the previous step */
+    int lu_fresh;            /* the next step factors lu afresh (opoint_sub_restart) */
     /* the Newton homotopy (homotopy.c): when hom_F0 is set, opoint_eval_F returns
      * H = F - (1 - hom_t) hom_F0 on the subproblem's rows (hom_F0 indexed by subproblem row) */
     const double *hom_F0;
@@ -52,10 +53,19 @@ typedef struct opoint_subproblem {
      * hom_pc[i] >= 0 (a spring to the start: arclength.c) */
     const double *hom_C, *hom_x0;
     const int *hom_pc;
+    /* NULL, or a tape of the subproblem's rows alone in sp->rows' order (model_compile_F_rows: the
+     * same values as the whole residual's), which opoint_eval_F then evaluates instead, into rows_F
+     * (nrow) with rows_work (its work), leaving sp->F's other rows as they were (set by its owner,
+     * the warm corrector; not with the homotopy) */
+    const mblx_tape *rows_tape;
+    double *rows_F, *rows_work;
 } opoint_subproblem;
 
 /* A point of the model's sizes, zeroed (opoint.c). */
 mbl_point *opoint_point_new(const mbl_model *md);
+/* A point of opoint_point_new's made as that gives it again: zeroed, its arrays kept (a sweep's
+ * warm corrector reuses the block's previous points). */
+void opoint_point_clear(mbl_point *p);
 /* At a solved point (rc 0): the model's own expressions defined there, validity notes, and (with
  * ode states, implicit variables or speeds) the implicit equations and the speeds regular; rc
  * returned unchanged when nonzero (opoint.c). */
@@ -68,6 +78,11 @@ void opoint_sub_free(opoint_subproblem *sp);
 /* Select row groups (bit mask over MBL_ROW_*) and unknown blocks (bit mask over MBL_BLK_*);
  * skip: per unknown column, 1 for those not to solve for (NULL: none). */
 void opoint_sub_select(opoint_subproblem *sp, unsigned rowmask, unsigned colmask, const int *skip);
+/* The subproblem as opoint_sub_select of the same rows and columns leaves it, its pattern and
+ * sparse analysis kept where they do not depend on the values (no saddle-point order): the next
+ * step factors afresh (mbla_klu_factor: the factors a new analysis would give), with the state
+ * of a first step (no equilibration, no rank). A sweep's block start (src/opoint/warm.c). */
+void opoint_sub_restart(opoint_subproblem *sp);
 /* The residual F at the point (the homotopy's H when sp->hom_F0 is set), its 2- and max-norms over
  * the subproblem's rows. */
 int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_status *st);

@@ -30,6 +30,10 @@
 #define LS_ARMIJO 1e-4
 #define LS_MAX_HALVINGS 40
 
+/* fmax(m, x) for m not NaN (every running maximum here starts at a number): a NaN x leaves m, as
+ * fmax does, without the library call (several hundred a sweep point) */
+static inline double max_num(double m, double x) { return x > m ? x : m; }
+
 double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
 {
     /* the blocks [vdot lambda mu v q Xdot Z X r] from the point's sizes (those of the model, made by
@@ -49,7 +53,10 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
     const mbl_model *md = sp->md;
     mbl_point *pt = sp->pt;
     model_fill_syms_pt(md, pt, sp->syms);
-    int rc = model_eval_F(md, sp->syms, sp->F, sp->work, st);
+    int rc = sp->rows_tape ? mblx_tape_eval(sp->rows_tape, sp->syms, sp->rows_F, sp->rows_work, st)
+                           : model_eval_F(md, sp->syms, sp->F, sp->work, st);
+    if (!rc && sp->rows_tape)
+        for (int i = 0; i < sp->nrow; i++) sp->F[sp->rows[i]] = sp->rows_F[i];
     if (rc) {
         rc = model_eval_error(md, sp->syms, "while looking for the operating point", st);
         sp->neval_fail++;
@@ -66,7 +73,7 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
         }
         double f = sp->F[sp->rows[i]];
         s2 += f * f;
-        si = fmax(si, fabs(f));
+        si = max_num(si, fabs(f));
     }
     *norm2 = sqrt(s2);
     *norminf = si;
@@ -115,7 +122,7 @@ static void sparse_forget(opoint_subproblem *sp)
     sp->srow = sp->scol = NULL;
     mbl_free(sp->eqr), mbl_free(sp->eqc), mbl_free(sp->eqw);
     sp->eqr = sp->eqc = sp->eqw = NULL;
-    sp->eq_on = sp->eq_warm = 0;
+    sp->eq_on = sp->eq_warm = sp->lu_fresh = 0;
     sp->lu = NULL;
     sp->A = NULL;
     sp->ssrc = sp->smap = NULL;
@@ -201,8 +208,13 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
         mbl_free(b);
         return rc;
     }
-    for (int t = 0; t < sp->snz; t++) sp->stx[t] = sp->jac[sp->ssrc[t]];
-    mbla_csc_refill(sp->A, sp->snz, sp->smap, sp->stx);
+    if (sp->snz == sp->A->p[sp->ncol]) {
+        /* one triplet per entry: mbla_csc_refill's 0 + value without its pass that zeroes them */
+        for (int t = 0; t < sp->snz; t++) sp->A->x[sp->smap[t]] = 0.0 + (sp->stx[t] = sp->jac[sp->ssrc[t]]);
+    } else {
+        for (int t = 0; t < sp->snz; t++) sp->stx[t] = sp->jac[sp->ssrc[t]];
+        mbla_csc_refill(sp->A, sp->snz, sp->smap, sp->stx);
+    }
     for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]];
     sp->rank_last = -1;
     if (m == n) {
@@ -226,7 +238,9 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
                 sp->eq_on = sp->eq_warm = 1;
                 for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
             }
-            rc = sp->lu ? mbla_klu_refactor(sp->lu, sp->A, st) : klu_new(sp, st);
+            rc = !sp->lu ? klu_new(sp, st) : sp->lu_fresh ? mbla_klu_factor(sp->lu, sp->A, st)
+                                                           : mbla_klu_refactor(sp->lu, sp->A, st);
+            sp->lu_fresh = 0;
             if (!rc) rc = mbla_klu_rcond(sp->lu, &rcond, st);
             if (!rc && rcond < OPOINT_KLU_RCOND_MIN) rc = MBL_ESINGULAR; /* rank deficient: minimum norm below */
             if (rc == MBL_ESINGULAR && pass == 0) continue; /* refactored (a fresh one if need be) equilibrated */
@@ -262,7 +276,8 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
 int opoint_chord_step(opoint_subproblem *sp, double *dx, mbl_status *st)
 {
     int n = sp->ncol;
-    if (!sp->lu || sp->nrow != n) return mbl_error(st, MBL_EARG, "opoint_chord_step: no square factorization held");
+    if (!sp->lu || sp->lu_fresh || sp->nrow != n)
+        return mbl_error(st, MBL_EARG, "opoint_chord_step: no square factorization held");
     /* as opoint_newton_step's solve: the equilibration factors of that factorization, if any */
     for (int r = 0; r < n; r++) dx[r] = sp->eq_on ? -sp->F[sp->rows[r]] * sp->eqr[r] : -sp->F[sp->rows[r]];
     int rc = mbla_klu_solve(sp->lu, 1, dx, n, st);
@@ -331,7 +346,7 @@ void opoint_keep_jac(opoint_subproblem *sp)
 static double col_scale(const opoint_subproblem *sp, int c, double x, const double *xstart)
 {
     (void)sp;
-    return fmax(1.0, fmax(fabs(x), fabs(xstart[c])));
+    return max_num(max_num(1.0, fabs(x)), fabs(xstart[c]));
 }
 
 /* max_r |F_r| / rowscale_r over the subproblem's rows (F by subproblem row when Frow is set, else
@@ -339,12 +354,12 @@ static double col_scale(const opoint_subproblem *sp, int c, double x, const doub
 static double scaled_max(const opoint_subproblem *sp, const double *Frow, const double *rowscale)
 {
     double rs = 0, rmax = 0;
-    for (int r = 0; r < sp->nrow; r++) rmax = fmax(rmax, rowscale[r]);
+    for (int r = 0; r < sp->nrow; r++) rmax = max_num(rmax, rowscale[r]);
     for (int r = 0; r < sp->nrow; r++) {
         double f = fabs(Frow ? Frow[r] : sp->F[sp->rows[r]]);
         if (!(f == f)) return INFINITY;
         /* a row whose Jacobian is rounding noise (1e-13 of the largest row) counts absolutely */
-        rs = fmax(rs, rowscale[r] > 1e-13 * rmax ? f / rowscale[r] : f);
+        rs = max_num(rs, rowscale[r] > 1e-13 * rmax ? f / rowscale[r] : f);
     }
     return rs;
 }
@@ -648,6 +663,17 @@ void opoint_sub_free(opoint_subproblem *sp)
 
 /* Select row groups (bit mask over MBL_ROW_*) and unknown blocks (bit mask over MBL_BLK_*);
  * skip: per unknown column, 1 for those not to solve for (NULL: none). */
+void opoint_sub_restart(opoint_subproblem *sp)
+{
+    if (sp->ncol >= OPOINT_SADDLE_MIN) { /* a saddle-point order is made from the values: anew */
+        sparse_forget(sp);
+    } else {
+        sp->eq_on = sp->eq_warm = 0;
+        sp->lu_fresh = sp->lu != NULL;
+    }
+    sp->rank_last = -1;
+}
+
 void opoint_sub_select(opoint_subproblem *sp, unsigned rowmask, unsigned colmask, const int *skip)
 {
     const mbl_model *md = sp->md;

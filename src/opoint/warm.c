@@ -20,8 +20,10 @@ struct opoint_warm {
     int max_steps;          /* full Newton steps at most (opoint_warm_set_max_steps) */
     opoint_subproblem sp;
     mbl_point *scratch;     /* sp's point until a point is solved */
+    mbl_point *spare;       /* a point given back (opoint_warm_recycle), or NULL */
     int fresh;              /* the subproblem must be selected anew (a block's start) */
     double *Fp;             /* nF: dR/dp */
+    model_dae_pcol *pcol;   /* dR/dp of the swept parameter alone */
     double *dx, *xs, *rowscale, *colscale;
     double *F0;             /* per subproblem row: the residual at the predicted point (see opoint_warm_point) */
     opoint_warm_counts cnt;
@@ -29,15 +31,20 @@ struct opoint_warm {
     const mbl_point *jac_of; /* the point sp->jac was last evaluated at by opoint_warm_point (or NULL) */
     int chord_ok;           /* sp->lu holds the factorization of the last tangent (J at the block's last point) */
     double **xp;            /* per subproblem column: the unknown in the point being solved */
+    mblx_tape *rows_tape;   /* the subproblem's rows alone (sp->rows_tape), or NULL */
+    int rows_tried;         /* the subproblem selected (and rows_tape compiled or refused) once */
 };
 
 void opoint_warm_free(opoint_warm *w)
 {
     if (!w) return;
     opoint_sub_free(&w->sp);
-    mbl_point_free(w->scratch);
+    mblx_tape_free(w->rows_tape);
+    mbl_free(w->sp.rows_F), mbl_free(w->sp.rows_work);
+    mbl_point_free(w->scratch), mbl_point_free(w->spare);
     mbl_free(w->pos), mbl_free(w->xp);
     mbl_free(w->F0);
+    model_dae_pcol_free(w->pcol);
     mbl_free(w->Fp), mbl_free(w->dx), mbl_free(w->xs), mbl_free(w->rowscale), mbl_free(w->colscale);
     mbl_free(w);
 }
@@ -62,13 +69,15 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
     size_t nunk = (size_t)lay.nunk + (size_t)w->len + 1;
     w->Fp = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->Fp);
     w->F0 = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->F0);
+    w->pcol = model_dae_pcol_new(dd, param, st);
     w->dx = mbl_alloc_array(nunk, sizeof *w->dx);
     w->xs = mbl_alloc_array(nunk, sizeof *w->xs);
     w->rowscale = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->rowscale);
     w->colscale = mbl_alloc_array(nunk, sizeof *w->colscale);
     w->pos = mbl_alloc_array(nunk, sizeof *w->pos);
     w->xp = mbl_alloc_array(nunk, sizeof *w->xp);
-    if (rc || !w->pos || !w->xp || !w->Fp || !w->F0 || !w->dx || !w->xs || !w->rowscale || !w->colscale) {
+    if (rc || !w->pos || !w->xp || !w->Fp || !w->F0 || !w->pcol || !w->dx || !w->xs || !w->rowscale ||
+        !w->colscale) {
         opoint_warm_free(w);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
@@ -81,15 +90,45 @@ void opoint_warm_reset(opoint_warm *w)
     if (w) w->fresh = 1, w->chord_ok = 0, w->jac_of = NULL;
 }
 
-/* The subproblem on pt: selected anew (a fresh factorization) at a block's start; whether the
+/* The residual's rows of the subproblem alone (the same selection at every block start): the
+ * equilibrium's rows without the velocity and acceleration constraints' rows the whole residual
+ * tape also computes (on the N = 20 four-bar 1102 of its 1806 instructions), the same expressions
+ * (model_compile_F_rows: equal to rounding; on that model bit for bit). Without it (a numerically
+ * evaluated term, out of memory) opoint_eval_F evaluates the whole residual, as before. */
+static void warm_rows_tape(opoint_warm *w)
+{
+    opoint_subproblem *sp = &w->sp;
+    w->rows_tried = 1;
+    mbl_status st;
+    mbl_status_clear(&st);
+    w->rows_tape = model_compile_F_rows(w->md, sp->nrow, sp->rows, &st);
+    if (!w->rows_tape) return;
+    sp->rows_F = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *sp->rows_F);
+    sp->rows_work = mbl_alloc_array(mblx_tape_work_size(w->rows_tape) + 1, sizeof *sp->rows_work);
+    if (sp->rows_F && sp->rows_work) {
+        sp->rows_tape = w->rows_tape;
+        return;
+    }
+    mbl_free(sp->rows_F), mbl_free(sp->rows_work);
+    sp->rows_F = sp->rows_work = NULL;
+    mblx_tape_free(w->rows_tape);
+    w->rows_tape = NULL;
+}
+
+/* The subproblem on pt: at a block's start as selected anew (a fresh factorization: selected the
+ * first time, restarted later with its pattern and analysis kept, opoint_sub_restart); whether the
  * warm start applies to the model's point (square, without ode states). */
 static int warm_select(opoint_warm *w, mbl_point *pt)
 {
     opoint_subproblem *sp = &w->sp;
     sp->pt = pt;
-    if (w->fresh) {
+    if (w->fresh && w->rows_tried) {
+        opoint_sub_restart(sp); /* the same rows and columns again */
+        w->fresh = 0;
+    } else if (w->fresh) {
         opoint_sub_select(sp, WARM_ROWS, WARM_COLS, NULL);
         w->fresh = 0;
+        warm_rows_tape(w);
         /* the subproblem's columns are in the unknowns' order [lambda mu q]; y is [q; lambda; mu] */
         const mbl_model *md = w->md;
         int q0 = model_blk0(md, MBL_BLK_Q), l0 = model_blk0(md, MBL_BLK_LAMBDA), m0 = model_blk0(md, MBL_BLK_MU);
@@ -117,6 +156,18 @@ const double *opoint_warm_jac(const opoint_warm *w, const mbl_point *pt)
     return w && pt && w->jac_of == pt ? w->sp.jac : NULL;
 }
 
+void opoint_warm_recycle(opoint_warm *w, mbl_point *pt)
+{
+    const mbl_point *s = w ? w->scratch : NULL;
+    if (!pt || !s || pt->n != s->n || pt->m != s->m || pt->k != s->k || pt->nr != s->nr || pt->nX != s->nX ||
+        pt->nZ != s->nZ) {
+        mbl_point_free(pt);
+        return;
+    }
+    mbl_point_free(w->spare);
+    w->spare = pt;
+}
+
 void opoint_warm_get_counts(const opoint_warm *w, opoint_warm_counts *c)
 {
     if (w) *c = w->cnt;
@@ -140,7 +191,7 @@ int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_
     }
     w->jac_of = NULL;
     /* dR/dp alone (the parameter column, no second derivatives) */
-    if (!rc) rc = mbl_dae_deriv_eval_param(w->dd, pt, w->param, w->Fp, st);
+    if (!rc) rc = model_dae_pcol_eval(w->pcol, pt, w->Fp, st);
     w->cnt.dfdp++;
     /* J dy = -dR/dp: the Newton step's solve with dR/dp in place of the residual */
     for (int r = 0; !rc && r < sp->nrow; r++) sp->F[sp->rows[r]] = w->Fp[sp->rows[r]];
@@ -176,8 +227,10 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
     w->chord_ok = 0;
     opoint_subproblem *sp = &w->sp;
     const mbl_opoint_options *opt = &w->opt;
-    mbl_point *pt = opoint_point_new(w->md);
-    if (!pt) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    mbl_point *pt = w->spare;
+    w->spare = NULL;
+    if (pt) opoint_point_clear(pt); /* as opoint_point_new makes it */
+    else if (!(pt = opoint_point_new(w->md))) return mbl_error(st, MBL_ENOMEM, "out of memory");
     /* the template's fields (time, inputs, zero velocities, sizes), the predicted unknowns */
     pt->at = tmpl->at, pt->t = tmpl->t;
     pt->rank_phi_q = tmpl->rank_phi_q, pt->min_norm_multipliers = tmpl->min_norm_multipliers;

@@ -236,7 +236,7 @@ void study_sweep_start(worker *w, const double *xprev, const double *x, mbl_poin
     w->no_chord = 0;
     opoint_warm_set_max_steps(w->ow, OPOINT_WARM_MAX_STEPS);
     warm_record(w, x, rc ? NULL : pt, NULL, rc ? NULL : warm_tangent(w, pt, 1));
-    mbl_point_free(w->wpt);
+    opoint_warm_recycle(w->ow, w->wpt);
     w->wpt = rc ? NULL : pt;
     if (!rc) *out = opoint_point_copy(pt);
 }
@@ -343,7 +343,7 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
         }
         if (!rc && sens && c->predictor == MBL_PREDICT_SENSITIVITY) point_sens(w, w->model, pt, 1, sens, sst);
         warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL, rc ? NULL : warm_tangent(w, pt, warm));
-        mbl_point_free(w->wpt); /* the block's last point: the template of the next warm start */
+        opoint_warm_recycle(w->ow, w->wpt); /* the block's last point: the template of the next warm start */
         w->wpt = rc ? NULL : pt;
         if (!rc) pt = NULL;
     } else {

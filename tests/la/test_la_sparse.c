@@ -253,6 +253,46 @@ TEST(klu_refactor_fallback)
     mbla_csc_free(A);
 }
 
+/* mbla_klu_factor: new values of the analysed pattern factored afresh (pivoting) give the factors,
+ * hence the solves, of a new factorization of those values, bit for bit; a refactorization keeps
+ * the first values' pivots (another rounding) */
+TEST(klu_factor_fresh)
+{
+    double D1[16] = {4, 1, 0, 2, 1, 5, 1, 0, 0, 1, 6, 1, 2, 0, 1, 7};
+    double D2[16] = {0.1, 3, 0, 2, 3, 0.2, 1, 0, 0, 1, 0.3, 4, 2, 0, 4, 0.4};
+    mbla_csc *A = NULL, *B = NULL;
+    CHECK_EQ_INT(mbla_csc_from_dense(4, 4, D1, 4, MBLA_DEFAULT, &A, NULL), 0);
+    CHECK_EQ_INT(mbla_csc_from_dense(4, 4, D2, 4, MBLA_DEFAULT, &B, NULL), 0);
+    mbla_klu *k = NULL, *kb = NULL;
+    mbl_status st;
+    CHECK_EQ_INT(mbla_klu_new(A, NULL, &k, &st), 0);
+    CHECK_EQ_INT(mbla_klu_new(B, NULL, &kb, &st), 0);
+    if (k && kb) {
+        CHECK_EQ_INT(mbla_klu_factor(k, B, &st), 0);
+        int nf = 0, nr = 0;
+        mbla_klu_stats(k, &nf, &nr);
+        CHECK_EQ_INT(nf, 2);
+        double x[4] = {1, -2, 3, 0.5}, y[4] = {1, -2, 3, 0.5};
+        CHECK_EQ_INT(mbla_klu_solve(k, 1, x, 4, &st), 0);
+        CHECK_EQ_INT(mbla_klu_solve(kb, 1, y, 4, &st), 0);
+        CHECK(!memcmp(x, y, sizeof x));
+        /* the same again after a refactorization in between */
+        CHECK_EQ_INT(mbla_klu_refactor(k, A, &st), 0);
+        CHECK_EQ_INT(mbla_klu_factor(k, B, &st), 0);
+        double z[4] = {1, -2, 3, 0.5};
+        CHECK_EQ_INT(mbla_klu_solve(k, 1, z, 4, &st), 0);
+        CHECK(!memcmp(z, y, sizeof z));
+    }
+    /* another pattern is refused */
+    mbla_csc *C = NULL;
+    double D3[4] = {1, 0, 0, 1};
+    CHECK_EQ_INT(mbla_csc_from_dense(2, 2, D3, 2, MBLA_DEFAULT, &C, NULL), 0);
+    if (k) CHECK_EQ_INT(mbla_klu_factor(k, C, &st), MBL_EDIM);
+    CHECK_EQ_INT(mbla_klu_factor(NULL, B, &st), MBL_EARG);
+    mbla_klu_free(k), mbla_klu_free(kb);
+    mbla_csc_free(A), mbla_csc_free(B), mbla_csc_free(C);
+}
+
 TEST(klu_singular)
 {
     /* columns 0 and 2 equal: numerically singular with a full structural rank */
@@ -740,6 +780,7 @@ int main(void)
     RUN(csc_check_rejects);
     RUN(klu_against_dense);
     RUN(klu_refactor_fallback);
+    RUN(klu_factor_fresh);
     RUN(klu_singular);
     RUN(klu_complex);
     RUN(klu_equilibrate);

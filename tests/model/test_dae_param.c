@@ -13,6 +13,7 @@
 #include "mblin/dae.h"
 #include "mblin/mblin.h"
 #include "mblin/sensitivity.h"
+#include "model/model_view.h"
 #include "fixture.h"
 #include "test.h"
 
@@ -109,8 +110,82 @@ done:
     mbl_model_free(md);
 }
 
+/* A sweep's warm corrector's evaluations (src/opoint/warm.c): one parameter's dR/dp column from a
+ * tape of its own entries (model_dae_pcol: the weight's chain w = m g included in g's), and the
+ * residual's equilibrium rows from a tape of those rows alone (model_compile_F_rows): each equal
+ * to the whole tape's values to rounding, and the column to the residual's exact central
+ * difference. */
+TEST(warm_tapes)
+{
+    mbl_model *md = load(NULL, 0);
+    mbl_point *pt = NULL;
+    mbl_dae_deriv *dp = NULL;
+    mbl_status st;
+    if (!md) return;
+    int rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc) rc = mbl_dae_deriv_new_param(md, &dp, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    if (rc) goto done;
+    mbl_dae_layout lay;
+    mbl_dae_deriv_layout(dp, &lay);
+    int nF = lay.nF;
+    double *fp = calloc((size_t)nF, sizeof *fp), *fc = calloc((size_t)nF, sizeof *fc);
+    double *x = calloc((size_t)lay.nunk, sizeof *x), *Fa = calloc((size_t)nF, sizeof *Fa);
+    double *Fb = calloc((size_t)nF, sizeof *Fb);
+    for (int i = 0; i < lay.n; i++) x[lay.col0[MBL_DAE_Q] + i] = pt->q[i];
+    memcpy(x + lay.col0[1], pt->lambda, (size_t)lay.m * sizeof *x);
+    const char *names[] = {"g", "L", "m"};
+    const double h[] = {0.5, 0.25, 0.5};
+    for (int a = 0; a < 3; a++) {
+        int p = fixture_param_index(md, names[a]);
+        model_dae_pcol *c = p >= 0 ? model_dae_pcol_new(dp, p, &st) : NULL;
+        CHECK_MSG(c != NULL, "%s", st.msg);
+        if (!c) continue;
+        CHECK_MSG(mbl_dae_deriv_eval_param(dp, pt, p, fp, &st) == 0, "%s", st.msg);
+        CHECK_MSG(model_dae_pcol_eval(c, pt, fc, &st) == 0, "%s", st.msg);
+        double s = 0;
+        for (int r = 0; r < nF; r++) {
+            CHECK_CLOSE(fc[r], fp[r], 1e-15);
+            s += fabs(fc[r]);
+        }
+        CHECK(s > 0); /* g's column through w = m g: |dF_y/dg| = m */
+        double p0 = mbl_model_param_value(md, p);
+        residual(names[a], p0 + h[a], x, Fa, nF);
+        residual(names[a], p0 - h[a], x, Fb, nF);
+        for (int r = 0; r < nF; r++) CHECK_CLOSE(fc[r], (Fa[r] - Fb[r]) / (2 * h[a]), 1e-12);
+        model_dae_pcol_free(c);
+    }
+    /* the equilibrium's rows (equations of motion, constraints) in the warm corrector's order */
+    int rows[64], nrow = 0;
+    for (int r = lay.row0[0]; r < lay.row0[1]; r++) rows[nrow++] = r;
+    for (int r = lay.row0[MBL_DAE_PHI]; r < lay.row0[MBL_DAE_PHI + 1]; r++) rows[nrow++] = r;
+    mblx_tape *t = model_compile_F_rows(md, nrow, rows, &st);
+    CHECK_MSG(t != NULL, "%s", st.msg);
+    model_view mv;
+    model_view_get(md, &mv);
+    double *syms = calloc((size_t)mv.nsym + 1, sizeof *syms), *work = calloc(mv.work_size + 1, sizeof *work);
+    double *F = calloc((size_t)nF, sizeof *F), *Fr = calloc((size_t)nrow + 1, sizeof *Fr);
+    double *tw = t ? calloc(mblx_tape_work_size(t) + 1, sizeof *tw) : NULL;
+    pt->q[0] += 0.125, pt->lambda[0] *= 1.5; /* away from the solution: rows that are not zero */
+    model_fill_syms_pt(md, pt, syms);
+    CHECK_MSG(model_eval_F(md, syms, F, work, &st) == 0, "%s", st.msg);
+    if (t) CHECK_MSG(mblx_tape_eval(t, syms, Fr, tw, &st) == 0, "%s", st.msg);
+    for (int i = 0; t && i < nrow; i++) CHECK_CLOSE(Fr[i], F[rows[i]], 1e-15);
+    CHECK(fabs(F[rows[0]]) + fabs(F[rows[nrow - 1]]) > 1e-3);
+    rows[0] = nF; /* not a row */
+    CHECK(model_compile_F_rows(md, nrow, rows, &st) == NULL);
+    mblx_tape_free(t);
+    free(syms), free(work), free(F), free(Fr), free(tw);
+    free(fp), free(fc), free(x), free(Fa), free(Fb);
+done:
+    mbl_dae_deriv_free(dp);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(param_column);
+    RUN(warm_tapes);
     return test_summary("dae_param");
 }

@@ -748,6 +748,34 @@ TEST(block_starts)
     mbl_model_free(md);
 }
 
+/* Warm points (chord step, the swept parameter's dR/dp column, the equilibrium's rows alone, the
+ * block's previous point reused) against the same points solved cold: the N = 20 four-bar in 240
+ * points (blocks of 15: 13 warm points each), every eigenvalue at points inside the blocks equal
+ * to a one-point sweep's at that k (the operating point from the file's guess) to 1e-10. */
+TEST(warm_points_cold)
+{
+    mbl_sweep *sw = warm_sweep("examples/fourbar_N20.yaml", "k", 20, 28, 240, 1);
+    if (!sw) return;
+    CHECK_EQ_INT(sw->nfailed, 0);
+    CHECK_MSG(sw->nwarm_ok >= 200 && sw->nwarm_rejected == 0, "%d warm points accepted, %d rejected", sw->nwarm_ok,
+              sw->nwarm_rejected);
+    CHECK_MSG(sw->warm_nchord >= sw->nwarm_ok - 40 && sw->warm_nchord_fallback == 0, "%lld chord steps, %lld not kept",
+              sw->warm_nchord, sw->warm_nchord_fallback);
+    CHECK(sw->warm_ndfdp >= sw->nwarm_ok);
+    for (int p = 7; p < sw->npoints; p += 29) {
+        double k = sw->value[p];
+        mbl_sweep *one = warm_sweep("examples/fourbar_N20.yaml", "k", k, k + 1, 2, 1); /* its first point: cold */
+        CHECK(one && one->nmodes == sw->nmodes && one->steps[0] > 1);
+        for (int j = 0; one && j < sw->nmodes; j++) {
+            double c = hypot(one->re[j], one->im[j]);
+            CHECK_CLOSE(sw->re[(size_t)p * sw->nmodes + j], one->re[j], 1e-10 * fmax(1, c));
+            CHECK_CLOSE(sw->im[(size_t)p * sw->nmodes + j], one->im[j], 1e-10 * fmax(1, c));
+        }
+        mbl_sweep_free(one);
+    }
+    mbl_sweep_free(sw);
+}
+
 int main(void)
 {
     RUN(track_crossing_and_veering);
@@ -756,6 +784,7 @@ int main(void)
     RUN(warm_start);
     RUN(warm_newton_steps);
     RUN(block_starts);
+    RUN(warm_points_cold);
     RUN(bad_input);
     RUN(bicycle_table2);
     RUN(threads_identical);
