@@ -123,16 +123,26 @@ oom:
  * computes or is a link of (the one error messages show). lcap, acap: the capacities of lnd and
  * largs when they may be rewritten; if they hold the chains' upper bounds, the chains are made in
  * them (*pcl == lnd, *pca == largs), else (and with 0, 0) in a copy and lnd, largs are only read.
- * Returns 0, or -1 when out of memory (lnd, largs then rewritten in part: not to be used). */
+ * *pops: the operations of the result that dag_ops would count, SIZE_MAX when nothing is shared
+ * (dag_ops must count them).
+ * Returns 0, or -1 when out of memory (lnd, largs then rewritten in part: not to be used).
+ *
+ * The operations are counted as the chains are made: every node of the post-order stays reachable
+ * from the outputs unless it becomes an alias (the chain it is aliased to has its operands as
+ * operands of its links), and every link made is reachable from the node it was made for, which is
+ * no alias. So the count is one per link made (a new node, or the node itself as its last link:
+ * two operands, its constant fused), one per node left with one operand (its constant applied to
+ * the chain) and one per node that is no sum or product; an alias counts nothing. */
 static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap,
                         uint32_t *outl, size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka,
-                        uint32_t **powner)
+                        uint32_t **powner, size_t *pops)
 {
     size_t extra = 0, nnary = 0;
     *pcl = NULL;
     *pca = NULL;
     *pnl = nl0;
     *pka = ka0;
+    *pops = SIZE_MAX;
     for (size_t l = 0; l < nl0; l++)
         if (mblx__nary_local(&lnd[l])) {
             extra += lnd[l].na - 1;
@@ -169,13 +179,14 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
     T.nd = cl;
     T.args = ca;
     for (size_t l = 0; l < nl0; l++) alias[l] = (uint32_t)l;
-    size_t no = local_postorder(cl, ca, nl0, outl, nout, mark, order);
+    size_t no = local_postorder(cl, ca, nl0, outl, nout, mark, order), ops = 0;
     if (no == SIZE_MAX) goto out;
     for (size_t p = 0; p < no; p++) {
         uint32_t l = order[p];
         mblx__node *nd = &cl[l];
         uint32_t *a = ca + nd->aoff;
         if (p && !(p & 0xffff) && core_progress_tick((double)p)) goto out; /* a load's report */
+        if (!mblx__nary_local(nd)) ops++; /* one instruction (na 1: the constant applied) */
         if (!nd->na) continue;
         for (uint32_t i = 0; i < nd->na; i++) a[i] = alias[a[i]]; /* operands come first */
         if (!mblx__nary_local(nd)) continue;
@@ -192,6 +203,7 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
                 continue;
             }
             uint32_t id;
+            ops++; /* a link made */
             if (i == k - 1) { /* the node itself is the last link (with its constant) */
                 id = l;
                 a[0] = pre;
@@ -222,6 +234,7 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
         } else {
             a[0] = pre; /* constant term or coefficient applied to the chain */
             nd->na = 1;
+            ops++;
         }
     }
     for (size_t o = 0; o < nout; o++) outl[o] = alias[outl[o]];
@@ -231,6 +244,7 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
     ca = NULL;
     *pnl = nl;
     *pka = ka;
+    *pops = ops;
     rc = 0;
 out:
     if (!inplace) {
@@ -635,44 +649,82 @@ out:
     return rc;
 }
 
-/* The shared form of the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands): common pairs and
- * then chains when any pair is shared, else chains alone (the same operations in the same order as
- * written). Only one form is built. Both were built before, and the one with fewer operations was
- * kept: over the 136 model files of examples/ and tests/, the pairs form was shorter in 85 of 96
- * sub-DAGs of more than 100 nodes (up to 21 % shorter, 2-8 % in most), equal in 3, and up to 3 %
- * longer in 8 (docs/benchmarks.md, branch s22-bike). Building chains alone as well cost the
- * nonlinear bicycle's compilation a quarter of its sharing. Outputs as share_chains (*pcl NULL: the
- * sub-DAG as it is; *pcl == lnd: the chains made in lnd and largs, which lcap, acap, when not 0,
- * allow as share_chains says); *powner always allocated. Returns 0, or -1 when out of memory. */
+/* Operations of the local sub-DAG (nd, args: nl nodes) reachable from outl[0..nout), as the
+ * emitter will count them (a sum or product of k >= 2 operands: k - 1, plus its constant when
+ * k > 2; everything else one); SIZE_MAX when out of memory. */
+static size_t dag_ops(const mblx__node *nd, const uint32_t *args, size_t nl, const uint32_t *outl, size_t nout)
+{
+    unsigned char *mark = mbl_alloc_array(nl ? nl : 1, 1);
+    uint32_t *order = mbl_alloc_array(nl ? nl : 1, sizeof *order);
+    size_t no = mark && order ? local_postorder(nd, args, nl, outl, nout, mark, order) : SIZE_MAX, ops = 0;
+    for (size_t p = 0; no != SIZE_MAX && p < no; p++) {
+        const mblx__node *x = &nd[order[p]];
+        if (mblx__nary_local(x))
+            ops += x->na - 1 + (x->na > 2 && x->val != (x->op == MBLX_OP_ADD ? 0.0 : 1.0));
+        else
+            ops++;
+    }
+    mbl_free(mark);
+    mbl_free(order);
+    return no == SIZE_MAX ? SIZE_MAX : ops;
+}
+
+/* The shared form of the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands): chains alone (the
+ * same operations in the same order as written: bit-identical values), or common pairs and then
+ * chains, whichever has fewer operations (the pairs can break prefixes the chains would have
+ * shared). Outputs as share_chains (*pcl NULL: the sub-DAG as it is; *pcl == lnd: the chains made
+ * in lnd and largs, which lcap, acap, when not 0, allow as share_chains says); *powner always
+ * allocated. Returns 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
                 size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner)
 {
-    mblx__node *pl = NULL, *cl = NULL;
-    uint32_t *pa = NULL, *ownP = NULL, *ca = NULL, *own = NULL;
-    size_t nlP, kaP, nl, ka;
+    mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
+    uint32_t *caA = NULL, *caB = NULL, *pa = NULL, *ownA = NULL, *ownB = NULL, *ownP = NULL;
+    uint32_t *outA = mbl_alloc_array(nout ? nout : 1, sizeof *outA), *outB = mbl_alloc_array(nout ? nout : 1, sizeof *outB);
+    size_t nlA, kaA, nlB, kaB, nlP, kaP, opsA, opsB;
+    int rc = -1;
+    if (!outA || !outB) goto out;
+    memcpy(outA, outl, nout * sizeof *outA);
+    memcpy(outB, outl, nout * sizeof *outB);
     /* a load's progress report between the steps (core/progress.h): a stop fails as out of memory
-     * does, and the compiler tells them apart */
+     * does, and the compiler tells them apart. The pairs first: they read lnd and largs, which the
+     * chains may rewrite */
     int ticks = nl0 >= TICK_MIN_NODES; /* (a small sub-DAG: none) */
-    if (share_pairs(lnd, largs, nl0, ka0, outl, nout, &pl, &pa, &nlP, &kaP, &ownP) || (ticks && core_progress_tick(1)))
-        goto fail;
-    if (pl) { /* the chains over the pairs' copy (never in place), owners traced back to lnd's nodes */
-        if (share_chains(pl, pa, nlP, kaP, 0, 0, outl, nout, &cl, &ca, &nl, &ka, &own) ||
-            (ticks && core_progress_tick(2)))
-            goto fail;
-        for (size_t l = 0; l < nl; l++) own[l] = ownP[own[l]];
-        if (!cl) cl = pl, ca = pa, pl = NULL, pa = NULL;
-        mbl_free(pl), mbl_free(pa), mbl_free(ownP);
-        *pcl = cl, *pca = ca, *pnl = nl, *pka = ka, *powner = own;
-        return 0;
+    if (share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP) || (ticks && core_progress_tick(1)))
+        goto out;
+    if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, &clA, &caA, &nlA, &kaA, &ownA, &opsA) ||
+        (ticks && core_progress_tick(2)))
+        goto out;
+    if (pl) {
+        if (share_chains(pl, pa, nlP, kaP, 0, 0, outB, nout, &clB, &caB, &nlB, &kaB, &ownB, &opsB) ||
+            (ticks && core_progress_tick(3)))
+            goto out;
+        for (size_t l = 0; l < nlB; l++) ownB[l] = ownP[ownB[l]];
+        if (!clB) clB = pl, caB = pa, pl = NULL, pa = NULL;
+        /* counted by the chains, but where there was nothing to chain */
+        if (opsA == SIZE_MAX) opsA = dag_ops(clA ? clA : lnd, clA ? caA : largs, nlA, outA, nout);
+        if (opsB == SIZE_MAX) opsB = dag_ops(clB, caB, nlB, outB, nout);
+        if (opsA == SIZE_MAX || opsB == SIZE_MAX) goto out;
+        if (opsB < opsA) {
+            memcpy(outl, outB, nout * sizeof *outl);
+            *pcl = clB, *pca = caB, *pnl = nlB, *pka = kaB, *powner = ownB;
+            clB = NULL, caB = NULL, ownB = NULL;
+            rc = 0;
+            goto out;
+        }
     }
-    if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outl, nout, pcl, pca, pnl, pka, powner) ||
-        (ticks && core_progress_tick(2))) {
-        mbl_free(*powner); /* share_chains frees its other arrays */
-        *powner = NULL;
-        return -1;
+    memcpy(outl, outA, nout * sizeof *outl);
+    *pcl = clA, *pca = caA, *pnl = nlA, *pka = kaA, *powner = ownA;
+    clA = NULL, caA = NULL, ownA = NULL;
+    rc = 0;
+out:
+    if (clA != lnd) { /* made in lnd and largs: the caller's */
+        mbl_free(clA);
+        mbl_free(caA);
     }
-    return 0;
-fail:
-    mbl_free(pl), mbl_free(pa), mbl_free(ownP), mbl_free(cl), mbl_free(ca), mbl_free(own);
-    return -1;
+    mbl_free(ownA);
+    mbl_free(clB), mbl_free(caB), mbl_free(ownB);
+    mbl_free(pl), mbl_free(pa), mbl_free(ownP);
+    mbl_free(outA), mbl_free(outB);
+    return rc;
 }

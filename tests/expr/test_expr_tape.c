@@ -169,9 +169,7 @@ TEST(shared_sums_and_products)
     CHECK(t != NULL);
     if (!t) return;
     size_t nj = mblx_tape_ninstr(t);
-    /* 64 without sharing; common pairs then chains: 45 (chains alone would give 43, but only one form
-     * is built: the pairs form whenever a pair is shared, tape_share.c) */
-    CHECK_MSG(nj == 45, "rotation Jacobian tape: %zu instructions", nj);
+    CHECK_MSG(nj <= 43, "rotation Jacobian tape: %zu instructions", nj); /* 64 without sharing */
     double qv[3] = {0.4, -0.25, 0.8}, jv[27], *wk = malloc(mblx_tape_work_size(t) * sizeof *wk);
     double svq[32] = {0};
     for (int k = 0; k < 3; k++) svq[mblx_symbol_index(G, q[k])] = qv[k];
