@@ -627,14 +627,44 @@ static int formulate_velocity_states(loader *L)
 typedef struct model_inlined {
     mblx_id T, V, D;
     mblx_id *Phi, *nh, *Fgen, *pv; /* m, k, n, n */
+    int unlet; /* parsed with lets (a let-first load): inlined first (model_unlet) */
 } model_inlined;
+
+/* A let-first load's parts with their lets inlined, in place (T, V, D, Phi, nh, Fgen, pv where made),
+ * and md->F's ode and implicit rows likewise. */
+static int unlet_parts(mbl_model *md, model_inlined *d, mbl_status *st)
+{
+    int n = md->n, m = md->m, k = md->k, nx = md->nX + md->nZ;
+    size_t ne = 3 + (size_t)m + (size_t)k + 2 * (size_t)n + (size_t)nx;
+    mblx_id *e = mbl_alloc_array(ne, sizeof *e), *p;
+    if (!e) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    e[0] = d->T, e[1] = d->V, e[2] = d->D, p = e + 3;
+    memcpy(p, d->Phi, (size_t)m * sizeof *p), p += m;
+    memcpy(p, d->nh, (size_t)k * sizeof *p), p += k;
+    memcpy(p, d->Fgen, (size_t)n * sizeof *p), p += n;
+    memcpy(p, d->pv, (size_t)n * sizeof *p), p += n;
+    memcpy(p, md->F + md->row0[MBL_ROW_ODE], (size_t)nx * sizeof *p);
+    int rc = model_unlet(md->g, ne, e);
+    if (!rc) {
+        d->T = e[0], d->V = e[1], d->D = e[2], p = e + 3;
+        memcpy(d->Phi, p, (size_t)m * sizeof *p), p += m;
+        memcpy(d->nh, p, (size_t)k * sizeof *p), p += k;
+        memcpy(d->Fgen, p, (size_t)n * sizeof *p), p += n;
+        memcpy(d->pv, p, (size_t)n * sizeof *p), p += n;
+        memcpy(md->F + md->row0[MBL_ROW_ODE], p, (size_t)nx * sizeof *p);
+        d->unlet = 0;
+    }
+    mbl_free(e);
+    return rc ? mbl_error(st, rc, "out of memory") : 0;
+}
 
 /* md->F's EOM rows d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F and its constraint
  * rows (Phi, nh and their time derivatives). */
-static int inlined_rows(mbl_model *md, const model_inlined *d, mbl_status *st)
+static int inlined_rows(mbl_model *md, model_inlined *d, mbl_status *st)
 {
     mblx_graph *g = md->g;
     int n = md->n;
+    if (d->unlet && unlet_parts(md, d, st)) return st ? st->code : MBL_ENOMEM;
     mblx_id *g1 = mbl_calloc((size_t)n + 1, sizeof *g1), *g2 = mbl_calloc((size_t)n + 1, sizeof *g2);
     int rc = !g1 || !g2 ? mbl_error(st, MBL_ENOMEM, "out of memory")
                         : lagrangian_gradients(md, st, d->T, d->V, d->D, d->Phi, d->nh, g1, g2);
@@ -751,9 +781,10 @@ int model_formulate(loader *L)
     if (rc) goto done;
     if (!fwd) model_constraint_rows(md, m, Phi, k, nh, md->F);
     rc = mblx_graph_status(g, L->st);
-    if (!rc) rc = model_formulate_let(L, Fgen);
+    model_let_parts parts = {T, V, D, Phi, nh};
+    if (!rc) rc = model_formulate_let(L, Fgen, L->let_first ? &parts : NULL);
     if (!rc && fwd) {
-        model_inlined d = {T, V, D, Phi, nh, Fgen, pv};
+        model_inlined d = {T, V, D, Phi, nh, Fgen, pv, L->let_first};
         rc = defer_inlined_rows(md, &d, L->st);
         Phi = d.Phi, nh = d.nh, Fgen = d.Fgen, pv = d.pv; /* NULL where md->Fdefer took them */
     }

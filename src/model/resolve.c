@@ -301,7 +301,8 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
 int model_parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
 {
     int rc = model_parse_item_text(L, it, scope, what, out);
-    if (!rc && !L->let_vars && (scope == SCOPE_FULL || scope == SCOPE_POSITION)) rc = model_record_srcx(L, it, what, *out);
+    if (!rc && (!L->let_vars || L->let_first) && (scope == SCOPE_FULL || scope == SCOPE_POSITION))
+        rc = model_record_srcx(L, it, what, *out);
     return rc;
 }
 

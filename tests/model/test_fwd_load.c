@@ -21,6 +21,27 @@ static mbl_model *load(const char *file, const char *text, int fwd)
     return fixture_model_fwd(text ? NULL : file, text, file, fwd);
 }
 
+/* 1 when a let node is reachable from e[0..n) */
+static int any_let(const mblx_graph *g, size_t n, const mblx_id *e)
+{
+    size_t nn = mblx_node_count(g), ns = 0;
+    unsigned char *seen = calloc(nn + 1, 1);
+    mblx_id *stk = malloc((nn + n + 1) * sizeof *stk);
+    int found = 0;
+    for (size_t i = 0; i < n; i++)
+        if (e[i] != MBLX_NONE) stk[ns++] = e[i];
+    while (ns && !found) {
+        mblx_id x = stk[--ns];
+        if (seen[x]) continue;
+        seen[x] = 1;
+        found = mblx_node_op(g, x) == MBLX_OP_LET;
+        for (int a = 0; a < mblx_node_nargs(g, x); a++)
+            if (!seen[mblx_node_arg(g, x, a)]) stk[ns++] = mblx_node_arg(g, x, a);
+    }
+    free(seen), free(stk);
+    return found;
+}
+
 /* position of (r, c) in J, -1 if none */
 static int find(const mbl_sjac *J, int r, int c)
 {
@@ -81,6 +102,8 @@ static void same_model(const char *file, const char *text, int eligible)
     CHECK_EQ_INT(model_dae_nodes(a, &Fa, &na, &st), 0);
     CHECK_EQ_INT(model_dae_nodes(b, &Fb, &nb, &st), 0);
     CHECK_MSG(b->Fdefer == NULL, "%s: md->F built on request", file);
+    /* a let-first load (parsed once, with lets) inlines its lets there: md->F has none, as by default */
+    CHECK_MSG(!any_let(b->g, (size_t)b->nF, Fb) && !any_let(a->g, (size_t)a->nF, Fa), "%s: let nodes in md->F", file);
     {
         mblx_tape *fa = mblx_compile(a->g, (size_t)a->nF, Fa, &st), *fb = mblx_compile(b->g, (size_t)b->nF, Fb, &st);
         CHECK(fa && fb && a->nF == b->nF);
@@ -142,6 +165,24 @@ TEST(text_models)
     same_model("examples/data/quarter_car.yaml", NULL, 1);
     same_model("examples/rolling_disc_speeds.yaml", NULL, 1);
     same_model("examples/mech/spatial_fourbar.yaml", NULL, 1); /* a mechanism without numeric terms */
+}
+
+/* A forward-mode load of a model with the let form parses its text once, with lets (model_let_first):
+ * the expressions kept for the domain checks (srcx: the bicycle's sqrt and divisions) are those of
+ * the let parse, where the default load's are inlined; the linearization is the same (above). */
+TEST(let_first_parse)
+{
+    mbl_model *a = load("examples/whipple_bicycle_nonlinear.yaml", NULL, 0);
+    mbl_model *b = load("examples/whipple_bicycle_nonlinear.yaml", NULL, 1);
+    CHECK(a && b);
+    if (a && b) {
+        CHECK(a->nsrcx > 0 && b->nsrcx == a->nsrcx);
+        CHECK_MSG(!any_let(a->g, (size_t)a->nsrcx, a->srcx), "default load: inlined domain expressions");
+        CHECK_MSG(any_let(b->g, (size_t)b->nsrcx, b->srcx), "forward load: the domain expressions of the let parse");
+        CHECK_MSG(mblx_node_count(b->g) < mblx_node_count(a->g), "nodes: forward %zu, default %zu",
+                  mblx_node_count(b->g), mblx_node_count(a->g));
+    }
+    mbl_model_free(a), mbl_model_free(b);
 }
 
 TEST(numeric_terms_load_as_before)
@@ -255,6 +296,7 @@ TEST(kinetic_energy_quadratic)
 int main(void)
 {
     RUN(text_models);
+    RUN(let_first_parse);
     RUN(numeric_terms_load_as_before);
     RUN(wide_rows_load_as_before);
     RUN(multipliers_in_ode_rows);
