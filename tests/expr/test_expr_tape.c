@@ -114,6 +114,31 @@ static void rot_zxy(const double *q, double *R)
         }
 }
 
+/* The rotation Rz(q0) Rx(q1) Ry(q2) of a spatial model and its Jacobian with respect to its three
+ * angles (J: 27 entries, by entry then angle). */
+static void rotation_jacobian(const mblx_id *q, mblx_id *J)
+{
+    mblx_id R[9];
+    mblx_id ca = mblx_cos(G, q[0]), sa = mblx_sin(G, q[0]), cb = mblx_cos(G, q[1]), sb = mblx_sin(G, q[1]);
+    mblx_id cc = mblx_cos(G, q[2]), sc = mblx_sin(G, q[2]), z = mblx_const(G, 0), o = mblx_const(G, 1);
+    mblx_id Rz[9] = {ca, sa, z, mblx_neg(G, sa), ca, z, z, z, o}, Rx[9] = {o, z, z, z, cb, sb, z, mblx_neg(G, sb), cb};
+    mblx_id Ry[9] = {cc, z, mblx_neg(G, sc), z, o, z, sc, z, cc}, T[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            mblx_id f[3];
+            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, Rz[i + 3 * k], Rx[k + 3 * j]);
+            T[i + 3 * j] = mblx_sum(G, 3, f);
+        }
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            mblx_id f[3];
+            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, T[i + 3 * k], Ry[k + 3 * j]);
+            R[i + 3 * j] = mblx_sum(G, 3, f);
+        }
+    for (int e = 0; e < 9; e++)
+        for (int k = 0; k < 3; k++) J[3 * e + k] = mblx_diff(G, R[e], q[k]);
+}
+
 TEST(shared_sums_and_products)
 {
     /* the graph keeps sums and products flat; the compiler shares their common parts */
@@ -146,25 +171,8 @@ TEST(shared_sums_and_products)
 
     /* a rotation product of a spatial model and its Jacobian with respect to its three angles:
      * values against central differences of the matrix product, instructions bounded */
-    mblx_id q[3] = {P("qa"), P("qb"), P("qc")}, R[9], J[27];
-    mblx_id ca = mblx_cos(G, q[0]), sa = mblx_sin(G, q[0]), cb = mblx_cos(G, q[1]), sb = mblx_sin(G, q[1]);
-    mblx_id cc = mblx_cos(G, q[2]), sc = mblx_sin(G, q[2]), z = mblx_const(G, 0), o = mblx_const(G, 1);
-    mblx_id Rz[9] = {ca, sa, z, mblx_neg(G, sa), ca, z, z, z, o}, Rx[9] = {o, z, z, z, cb, sb, z, mblx_neg(G, sb), cb};
-    mblx_id Ry[9] = {cc, z, mblx_neg(G, sc), z, o, z, sc, z, cc}, T[9];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            mblx_id f[3];
-            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, Rz[i + 3 * k], Rx[k + 3 * j]);
-            T[i + 3 * j] = mblx_sum(G, 3, f);
-        }
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            mblx_id f[3];
-            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, T[i + 3 * k], Ry[k + 3 * j]);
-            R[i + 3 * j] = mblx_sum(G, 3, f);
-        }
-    for (int e = 0; e < 9; e++)
-        for (int k = 0; k < 3; k++) J[3 * e + k] = mblx_diff(G, R[e], q[k]);
+    mblx_id q[3] = {P("qa"), P("qb"), P("qc")}, J[27];
+    rotation_jacobian(q, J);
     t = mblx_compile(G, 27, J, &st);
     CHECK(t != NULL);
     if (!t) return;
@@ -183,6 +191,32 @@ TEST(shared_sums_and_products)
     }
     free(wk);
     mblx_tape_free(t);
+}
+
+/* A sub-DAG of SHARE_ONE_FORM_MIN nodes or more where a pair is shared takes the pairs form without
+ * building chains alone to compare (tape_share.c): one rotation Jacobian alone (a small sub-DAG)
+ * takes the 43 instructions of chains alone, shorter than the pairs form; 40 independent ones in
+ * one tape (their constants shared) take 1,761, the pairs form, where chains alone would take
+ * 1,681. */
+TEST(large_sub_dag_one_form)
+{
+    enum { NC = 40 };
+    mblx_id J[NC * 27];
+    for (int c = 0; c < NC; c++) {
+        char nm[3][16];
+        mblx_id q[3];
+        for (int k = 0; k < 3; k++) snprintf(nm[k], sizeof nm[k], "r%d_%d", c, k), q[k] = P(nm[k]);
+        rotation_jacobian(q, J + 27 * c);
+    }
+    mbl_status st;
+    mblx_tape *one = mblx_compile(G, 27, J, &st), *all = mblx_compile(G, NC * 27, J, &st);
+    CHECK(one && all);
+    if (one && all) {
+        CHECK_EQ_INT((int)mblx_tape_ninstr(one), 43);
+        CHECK_MSG(mblx_tape_ninstr(all) == 1761, "%d rotation Jacobians: %zu instructions", NC,
+                  mblx_tape_ninstr(all));
+    }
+    mblx_tape_free(one), mblx_tape_free(all);
 }
 
 /* let(x) (mblx_let): an intermediate kept as one node through sums, products and derivatives, read
@@ -559,6 +593,7 @@ int main(void)
     RUN(long_sum_and_deep_chain);
     RUN(let_nodes);
     RUN(runs_across_windows);
+    RUN(large_sub_dag_one_form); /* last: its 120 symbols */
     mblx_graph_free(G);
     return test_summary("expr_tape");
 }
