@@ -48,6 +48,8 @@ typedef struct loader {
     mblx_id *derlet;          /* let_vars: the lets made by der(P) of a velocity-free P */
     int nderlet, derlet_cap;
     int let_first;            /* 1: the whole load parses with let_vars, once (model_let_first) */
+    signed char *vdeg;        /* formulate.c structural_degree_within's degrees by node (nvdeg) */
+    size_t nvdeg;
     unsigned char *pmrow;     /* m: 1 for the constraints of joints evaluated numerically (pmech_num.h) */
 } loader;
 

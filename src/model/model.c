@@ -183,6 +183,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     mbl_free(L.var_state);
     mbl_free(L.var_node);
     mbl_free(L.derlet);
+    mbl_free(L.vdeg);
     mbl_free(L.pmrow);
     model_src_free(src);
     if (rc) {

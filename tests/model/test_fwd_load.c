@@ -261,16 +261,20 @@ TEST(multipliers_in_ode_rows)
     same_projection("examples/ode/cart_pd_controller.yaml");       /* only as reactions */
 }
 
-/* A forward-mode load skips forming d2T/dv2 where T is structurally quadratic in the velocities
- * (formulate.c, structurally_quadratic) and forms it otherwise: the same refusal as by default for
- * kinetic energies that are not quadratic, and the same rows for one that is through a variable. */
-static void same_refusal(const char *ke, const char *want)
+/* A forward-mode load skips forming d2T/dv2 where T is structurally quadratic in the velocities,
+ * and dc/dv where a non-holonomic constraint c is structurally linear in them (formulate.c,
+ * structural_degree_within), and forms them otherwise: the same refusal as by default for kinetic
+ * energies that are not quadratic and constraints that are not linear, and the same acceptance for
+ * ones that are only once their variable is inlined (a let-first load checks the inlined form
+ * before it refuses: depends_inlined). nh NULL: no non-holonomic constraint. */
+static void same_load(const char *ke, const char *nh, const char *want)
 {
-    char text[512];
+    char text[768];
     snprintf(text, sizeof text,
-             "model: dae\nparameters: {m: 2}\ncoordinates: {x: 0.1, y: 0.2}\nvariables: {w: \"der(x) + 2*der(y)\"}\n"
-             "kinetic_energy: \"%s\"\npotential_energy: \"m*x^2 + y^2\"\n",
-             ke);
+             "model: dae\nparameters: {m: 2}\ncoordinates: {x: 0.1, y: 0.2, z: 0.3}\n"
+             "variables: {w: \"der(x) + 2*der(y)\"}\nkinetic_energy: \"%s\"\n"
+             "potential_energy: \"m*x^2 + y^2 + z^2\"\n%s%s%s",
+             ke, nh ? "nonholonomic: [\"" : "", nh ? nh : "", nh ? "\"]\n" : "");
     for (int fwd = 0; fwd < 2; fwd++) {
         mbl_load_options lo;
         mbl_load_options_default(&lo);
@@ -278,19 +282,36 @@ static void same_refusal(const char *ke, const char *want)
         mbl_status st;
         mbl_model *md = NULL;
         int rc = mbl_model_load_string_opt(text, strlen(text), "ke.yaml", NULL, 0, &lo, &md, &st);
-        if (want) CHECK_MSG(rc == MBL_EMODEL && strstr(st.msg, want), "%s (forward %d): %d %s", ke, fwd, rc, st.msg);
-        else CHECK_MSG(rc == 0, "%s (forward %d): %s", ke, fwd, st.msg);
+        if (want)
+            CHECK_MSG(rc == MBL_EMODEL && strstr(st.msg, want), "%s / %s (forward %d): %d %s", ke, nh ? nh : "", fwd,
+                      rc, st.msg);
+        else CHECK_MSG(rc == 0, "%s / %s (forward %d): %s", ke, nh ? nh : "", fwd, st.msg);
         mbl_model_free(md);
     }
 }
 
+static void same_refusal(const char *ke, const char *want) { same_load(ke, NULL, want); }
+
 TEST(kinetic_energy_quadratic)
 {
     const char *nq = "the kinetic energy is not quadratic in the velocities";
-    same_refusal("0.5*m*der(x)^4 + w^2", nq);
-    same_refusal("0.5*m*w^2*der(y)", nq);
-    same_refusal("m*w*sin(der(x)) + der(y)^2", nq);
-    same_refusal("0.5*m*w^2 + 0.5*der(x)^2 + 0.1*cos(x)*der(x)*der(y) + der(y)", NULL);
+    same_refusal("0.5*m*der(x)^4 + w^2 + der(z)^2", nq);
+    same_refusal("0.5*m*w^2*der(y) + der(z)^2", nq);
+    same_refusal("m*w*sin(der(x)) + der(y)^2 + der(z)^2", nq);
+    same_refusal("0.5*m*w^2 + 0.5*der(x)^2 + 0.1*cos(x)*der(x)*der(y) + der(y) + der(z)^2", NULL);
+    /* cubic through the variable, quadratic once it is inlined: w*der(x)^2 - der(x)^3 - 2*der(y)*der(x)^2 */
+    same_refusal("w*der(x)^2 - der(x)^3 - 2*der(y)*der(x)^2 + w^2 + der(z)^2", NULL);
+}
+
+TEST(nonholonomic_linear)
+{
+    const char *ke = "0.5*m*w^2 + 0.5*der(x)^2 + der(y)^2 + der(z)^2";
+    const char *nl = "is not linear in the velocities";
+    same_load(ke, "der(x)*w + der(z)", nl);
+    same_load(ke, "sin(der(x)) + der(z)", nl);
+    same_load(ke, "w*cos(x) + der(z)*y", NULL);
+    /* quadratic through the variable, linear once it is inlined: der(x)^2 - der(x)^2 + der(z) */
+    same_load(ke, "(w - 2*der(y))*der(x) - der(x)^2 + der(z)", NULL);
 }
 
 int main(void)
@@ -301,5 +322,6 @@ int main(void)
     RUN(wide_rows_load_as_before);
     RUN(multipliers_in_ode_rows);
     RUN(kinetic_energy_quadratic);
+    RUN(nonholonomic_linear);
     return test_summary("fwd_load");
 }
