@@ -45,7 +45,7 @@ typedef struct loader {
     int mult_refused;         /* set when lambda()/mu() (or a constraint's name) was refused */
     int cname_refs, cname_calls; /* constraint names resolved / consumed by lambda() or mu() */
     int let_vars;             /* 1: a variable stands for let(its expression) (formulate_let) */
-    mblx_id *derlet;          /* let_vars: the lets made by der(P) of a velocity-free P */
+    mblx_id *derlet;          /* let_vars: the lets made by der(P) of a velocity-free P, each then P */
     int nderlet, derlet_cap;
     int let_first;            /* 1: the whole load parses with let_vars, once (model_let_first) */
     signed char *vdeg;        /* formulate.c structural_degree_within's degrees by node (nvdeg) */

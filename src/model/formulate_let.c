@@ -106,7 +106,8 @@ static mblx_id top_let(void *ud, mblx_id e)
  *   out_i = d/dt(f_v_i) - f_q_i + sum_k [ d/dt(f_u_k) du_k/dv_i + f_u_k (d/dt(du_k/dv_i) - du_k/dq_i) ],
  * where the bracket is identically 0 for u_k = der(P) of a velocity-free P (the Coriolis terms of
  * the translational energy cancel there, as in Kane's equations: out_i = sum m P'' dP/dq_i), and
- * d/dt(f_u_k) (the rate of a body momentum) is one node shared by every row. f is T with its
+ * d/dt(f_u_k) (the rate of a body momentum) is one node shared by every row; there du_k/dv_i = dP/dq_i
+ * is taken through P (L->derlet), shorter than der(P). f is T with its
  * top-level lets replaced by symbols that no tape reads (they are substituted back). */
 static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
 {
@@ -141,11 +142,13 @@ static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
         mblx_id a = mblx_subst(g, fv[i], (size_t)K, us, u), b = mblx_subst(g, fq[i], (size_t)K, us, u);
         terms[nt++] = mblx_sub(g, model_total_der(md, a), b);
         for (int k = 0; k < K; k++) {
-            mblx_id jv = mblx_diff(g, u[k], md->v[i]);
+            int der = -1;
+            for (int d = 0; d < L->nderlet && der < 0; d++)
+                if (L->derlet[2 * d] == u[k]) der = d;
+            /* d(dP/dt)/dv_i = dP/dq_i: through P, not its longer time derivative */
+            mblx_id jv = der >= 0 ? mblx_diff(g, L->derlet[2 * der + 1], md->q[i]) : mblx_diff(g, u[k], md->v[i]);
             terms[nt++] = mblx_mul(g, dfu[k], jv);
-            int der = 0;
-            for (int d = 0; d < L->nderlet && !der; d++) der = L->derlet[d] == u[k];
-            if (!der) {
+            if (der < 0) {
                 mblx_id br = mblx_sub(g, model_total_der(md, jv), mblx_diff(g, u[k], md->q[i]));
                 terms[nt++] = mblx_mul(g, fu[k], br);
             }
