@@ -114,11 +114,10 @@ static void rot_zxy(const double *q, double *R)
         }
 }
 
-/* The rotation Rz(q0) Rx(q1) Ry(q2) of a spatial model and its Jacobian with respect to its three
- * angles (J: 27 entries, by entry then angle). */
-static void rotation_jacobian(const mblx_id *q, mblx_id *J)
+/* The rotation Rz(q0) Rx(q1) Ry(q2) of a spatial model (R: 9 entries, by column); let_t: the partial
+ * product T = Rz Rx kept as lets. */
+static void rotation(const mblx_id *q, mblx_id *R, int let_t)
 {
-    mblx_id R[9];
     mblx_id ca = mblx_cos(G, q[0]), sa = mblx_sin(G, q[0]), cb = mblx_cos(G, q[1]), sb = mblx_sin(G, q[1]);
     mblx_id cc = mblx_cos(G, q[2]), sc = mblx_sin(G, q[2]), z = mblx_const(G, 0), o = mblx_const(G, 1);
     mblx_id Rz[9] = {ca, sa, z, mblx_neg(G, sa), ca, z, z, z, o}, Rx[9] = {o, z, z, z, cb, sb, z, mblx_neg(G, sb), cb};
@@ -127,7 +126,7 @@ static void rotation_jacobian(const mblx_id *q, mblx_id *J)
         for (int j = 0; j < 3; j++) {
             mblx_id f[3];
             for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, Rz[i + 3 * k], Rx[k + 3 * j]);
-            T[i + 3 * j] = mblx_sum(G, 3, f);
+            T[i + 3 * j] = let_t ? mblx_let(G, mblx_sum(G, 3, f)) : mblx_sum(G, 3, f);
         }
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
@@ -135,6 +134,13 @@ static void rotation_jacobian(const mblx_id *q, mblx_id *J)
             for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, T[i + 3 * k], Ry[k + 3 * j]);
             R[i + 3 * j] = mblx_sum(G, 3, f);
         }
+}
+
+/* Its Jacobian with respect to its three angles (J: 27 entries, by entry then angle). */
+static void rotation_jacobian(const mblx_id *q, mblx_id *J)
+{
+    mblx_id R[9];
+    rotation(q, R, 0);
     for (int e = 0; e < 9; e++)
         for (int k = 0; k < 3; k++) J[3 * e + k] = mblx_diff(G, R[e], q[k]);
 }
@@ -278,22 +284,7 @@ TEST(let_nodes)
      * as lets (its Jacobian no longer than the inlined form with shared chains and pairs);
      * values against central differences of the matrix product */
     mblx_id q[3] = {P("qa"), P("qb"), P("qc")}, R[9], J[27];
-    mblx_id ca = mblx_cos(G, q[0]), sa = mblx_sin(G, q[0]), cb = mblx_cos(G, q[1]), sb = mblx_sin(G, q[1]);
-    mblx_id cc = mblx_cos(G, q[2]), sc = mblx_sin(G, q[2]), z = mblx_const(G, 0), o = mblx_const(G, 1);
-    mblx_id Rz[9] = {ca, sa, z, mblx_neg(G, sa), ca, z, z, z, o}, Rx[9] = {o, z, z, z, cb, sb, z, mblx_neg(G, sb), cb};
-    mblx_id Ry[9] = {cc, z, mblx_neg(G, sc), z, o, z, sc, z, cc}, T[9];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            mblx_id fk[3];
-            for (int k = 0; k < 3; k++) fk[k] = mblx_mul(G, Rz[i + 3 * k], Rx[k + 3 * j]);
-            T[i + 3 * j] = mblx_let(G, mblx_sum(G, 3, fk));
-        }
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            mblx_id fk[3];
-            for (int k = 0; k < 3; k++) fk[k] = mblx_mul(G, T[i + 3 * k], Ry[k + 3 * j]);
-            R[i + 3 * j] = mblx_sum(G, 3, fk);
-        }
+    rotation(q, R, 1);
     for (int en = 0; en < 9; en++)
         for (int k = 0; k < 3; k++) J[3 * en + k] = mblx_diff(G, R[en], q[k]);
     t = mblx_compile(G, 27, J, &st);
@@ -353,22 +344,7 @@ TEST(shared_pairs)
     /* second derivatives of a rotation Rz Rx Ry (the entries of d(dR/dq_k)/dq_l: sums of products
      * of sines and cosines with pairs in common at any position) against central differences */
     mblx_id q[3] = {P("qa"), P("qb"), P("qc")}, R[9], H[81];
-    mblx_id ca = mblx_cos(G, q[0]), sa = mblx_sin(G, q[0]), cb = mblx_cos(G, q[1]), sb = mblx_sin(G, q[1]);
-    mblx_id cc = mblx_cos(G, q[2]), sc = mblx_sin(G, q[2]), z = mblx_const(G, 0), o = mblx_const(G, 1);
-    mblx_id Rz[9] = {ca, sa, z, mblx_neg(G, sa), ca, z, z, z, o}, Rx[9] = {o, z, z, z, cb, sb, z, mblx_neg(G, sb), cb};
-    mblx_id Ry[9] = {cc, z, mblx_neg(G, sc), z, o, z, sc, z, cc}, T[9];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            mblx_id f[3];
-            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, Rz[i + 3 * k], Rx[k + 3 * j]);
-            T[i + 3 * j] = mblx_sum(G, 3, f);
-        }
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            mblx_id f[3];
-            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, T[i + 3 * k], Ry[k + 3 * j]);
-            R[i + 3 * j] = mblx_sum(G, 3, f);
-        }
+    rotation(q, R, 0);
     for (int e = 0; e < 9; e++)
         for (int k = 0; k < 3; k++)
             for (int l = 0; l < 3; l++) H[9 * e + 3 * k + l] = mblx_diff(G, mblx_diff(G, R[e], q[k]), q[l]);
