@@ -542,8 +542,16 @@ static int apply_pair(pairing *s, uint32_t r, uint32_t nlive)
         uint32_t c = s->live[q];
         mblx__node *nd = &s->cl[c];
         uint32_t *a = s->ca + nd->aoff, m = 0, nt = 0;
-        for (uint32_t i = 0; i < nd->na; i++)
-            if (a[i] != x && a[i] != y) a[m++] = a[i];
+        /* one x and one y replaced by t: an operand can be there twice (the pair's node, reused,
+         * beside its own operands: x*y*(x*y) becomes t*t), and a container twice in live[] (its
+         * pair counted once per such occurrence), so it takes the pair only while it has both */
+        if (find_operand(a, nd->na, x) < 0 || find_operand(a, nd->na, y) < 0) continue;
+        int hx = 0, hy = 0;
+        for (uint32_t i = 0; i < nd->na; i++) {
+            if (!hx && a[i] == x) hx = 1;
+            else if (!hy && a[i] == y) hy = 1;
+            else a[m++] = a[i];
+        }
         /* the new pairs (z, t) of this container */
         for (uint32_t i = 0; i < m; i++) {
             if (a[i] == t) continue;

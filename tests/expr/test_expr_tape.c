@@ -199,6 +199,32 @@ TEST(shared_sums_and_products)
     mblx_tape_free(t);
 }
 
+/* A pair shared into a product that already has the pair's node as a factor (through a let: the
+ * tape reads let(a*b) as the product a*b) leaves that factor twice in the product; a later pair
+ * with it must take one occurrence, not both (tape_share.c apply_pair: c*w*w was computed as c*w).
+ * e1 = a*b*let(a*b)*c and e2 = a*b*d share (a, b) = w, which makes e1 = c*w*w; e3 = c*let(a*b)*e
+ * and e1 then share (c, w). */
+TEST(pairs_with_repeated_factor)
+{
+    mblx_id a = P("sa"), b = P("sb"), c = P("sc"), d = P("sd"), e = P("se"), w = mblx_let(G, P("sa*sb"));
+    mblx_id f1[4] = {a, b, w, c}, f2[3] = {a, b, d}, f3[3] = {c, w, e};
+    mblx_id out[3] = {mblx_product(G, 4, f1), mblx_product(G, 3, f2), mblx_product(G, 3, f3)};
+    mbl_status st;
+    mblx_tape *t = mblx_compile(G, 3, out, &st);
+    CHECK(t != NULL);
+    if (!t) return;
+    double va = 0.3, vb = -1.7, vc = 2.5, vd = 0.9, ve = -0.45, r[3], sv[64] = {0};
+    double *wk = malloc((mblx_tape_work_size(t) + 1) * sizeof *wk);
+    sv[mblx_symbol_index(G, a)] = va, sv[mblx_symbol_index(G, b)] = vb, sv[mblx_symbol_index(G, c)] = vc;
+    sv[mblx_symbol_index(G, d)] = vd, sv[mblx_symbol_index(G, e)] = ve;
+    CHECK(mblx_tape_nsymbols(t) <= 64);
+    CHECK_EQ_INT(mblx_tape_eval(t, sv, r, wk, &st), 0);
+    double want[3] = {va * vb * (va * vb) * vc, va * vb * vd, vc * (va * vb) * ve};
+    for (int i = 0; i < 3; i++) CHECK_MSG(fabs(r[i] - want[i]) <= 1e-14 * fabs(want[i]), "e%d: %.17g, want %.17g", i + 1, r[i], want[i]);
+    free(wk);
+    mblx_tape_free(t);
+}
+
 /* A sub-DAG of SHARE_ONE_FORM_MIN nodes or more where a pair is shared takes the pairs form without
  * building chains alone to compare (tape_share.c): one rotation Jacobian alone (a small sub-DAG)
  * takes the 43 instructions of chains alone, shorter than the pairs form; 40 independent ones in
@@ -569,6 +595,7 @@ int main(void)
     RUN(long_sum_and_deep_chain);
     RUN(let_nodes);
     RUN(runs_across_windows);
+    RUN(pairs_with_repeated_factor);
     RUN(large_sub_dag_one_form); /* last: its 120 symbols */
     mblx_graph_free(G);
     return test_summary("expr_tape");
