@@ -542,8 +542,16 @@ static int apply_pair(pairing *s, uint32_t r, uint32_t nlive)
         uint32_t c = s->live[q];
         mblx__node *nd = &s->cl[c];
         uint32_t *a = s->ca + nd->aoff, m = 0, nt = 0;
-        for (uint32_t i = 0; i < nd->na; i++)
-            if (a[i] != x && a[i] != y) a[m++] = a[i];
+        /* one x and one y replaced by t: an operand can be there twice (the pair's node, reused,
+         * beside its own operands: x*y*(x*y) becomes t*t), and a container twice in live[] (its
+         * pair counted once per such occurrence), so it takes the pair only while it has both */
+        if (find_operand(a, nd->na, x) < 0 || find_operand(a, nd->na, y) < 0) continue;
+        int hx = 0, hy = 0;
+        for (uint32_t i = 0; i < nd->na; i++) {
+            if (!hx && a[i] == x) hx = 1;
+            else if (!hy && a[i] == y) hy = 1;
+            else a[m++] = a[i];
+        }
         /* the new pairs (z, t) of this container */
         for (uint32_t i = 0; i < m; i++) {
             if (a[i] == t) continue;
@@ -669,10 +677,20 @@ static size_t dag_ops(const mblx__node *nd, const uint32_t *args, size_t nl, con
     return no == SIZE_MAX ? SIZE_MAX : ops;
 }
 
+/* Sub-DAGs of at least this many nodes where a pair is shared take the pairs form without building
+ * the chains alone too. Over the 136 model files of examples/ and tests/, the pairs form was the
+ * shorter in 85 of the 96 sub-DAGs of more than 100 nodes (up to 21 % shorter, 2-8 % in most),
+ * as short in 3 and at most 3 % longer in 8; building both forms was a quarter of the nonlinear
+ * bicycle's sharing (its residual: 1,790 nodes). Below, both are built as before: a different form
+ * changes the rounding of the results, and there the outputs most sensitive to it (fd's backward
+ * error, the penalty method's digits, an integrator's step count) moved beyond it (docs/benchmarks.md,
+ * branch s22-bike). */
+enum { SHARE_ONE_FORM_MIN = 1024 };
+
 /* The shared form of the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands): chains alone (the
  * same operations in the same order as written: bit-identical values), or common pairs and then
  * chains, whichever has fewer operations (the pairs can break prefixes the chains would have
- * shared). Outputs as share_chains (*pcl NULL: the sub-DAG as it is; *pcl == lnd: the chains made
+ * shared); from SHARE_ONE_FORM_MIN nodes, the pairs form whenever a pair is shared. Outputs as share_chains (*pcl NULL: the sub-DAG as it is; *pcl == lnd: the chains made
  * in lnd and largs, which lcap, acap, when not 0, allow as share_chains says); *powner always
  * allocated. Returns 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
@@ -681,7 +699,7 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
     mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
     uint32_t *caA = NULL, *caB = NULL, *pa = NULL, *ownA = NULL, *ownB = NULL, *ownP = NULL;
     uint32_t *outA = mbl_alloc_array(nout ? nout : 1, sizeof *outA), *outB = mbl_alloc_array(nout ? nout : 1, sizeof *outB);
-    size_t nlA, kaA, nlB, kaB, nlP, kaP, opsA, opsB;
+    size_t nlA, kaA, nlB, kaB, nlP, kaP, opsA = SIZE_MAX, opsB = SIZE_MAX;
     int rc = -1;
     if (!outA || !outB) goto out;
     memcpy(outA, outl, nout * sizeof *outA);
@@ -692,9 +710,11 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
     int ticks = nl0 >= TICK_MIN_NODES; /* (a small sub-DAG: none) */
     if (share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP) || (ticks && core_progress_tick(1)))
         goto out;
-    if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, &clA, &caA, &nlA, &kaA, &ownA, &opsA) ||
-        (ticks && core_progress_tick(2)))
-        goto out;
+    if (!pl || nl0 < SHARE_ONE_FORM_MIN) {
+        if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, &clA, &caA, &nlA, &kaA, &ownA, &opsA) ||
+            (ticks && core_progress_tick(2)))
+            goto out;
+    }
     if (pl) {
         if (share_chains(pl, pa, nlP, kaP, 0, 0, outB, nout, &clB, &caB, &nlB, &kaB, &ownB, &opsB) ||
             (ticks && core_progress_tick(3)))
@@ -702,10 +722,11 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
         for (size_t l = 0; l < nlB; l++) ownB[l] = ownP[ownB[l]];
         if (!clB) clB = pl, caB = pa, pl = NULL, pa = NULL;
         /* counted by the chains, but where there was nothing to chain */
-        if (opsA == SIZE_MAX) opsA = dag_ops(clA ? clA : lnd, clA ? caA : largs, nlA, outA, nout);
-        if (opsB == SIZE_MAX) opsB = dag_ops(clB, caB, nlB, outB, nout);
-        if (opsA == SIZE_MAX || opsB == SIZE_MAX) goto out;
-        if (opsB < opsA) {
+        int one = nl0 >= SHARE_ONE_FORM_MIN; /* no chains alone to compare with */
+        if (!one && opsA == SIZE_MAX) opsA = dag_ops(clA ? clA : lnd, clA ? caA : largs, nlA, outA, nout);
+        if (!one && opsB == SIZE_MAX) opsB = dag_ops(clB, caB, nlB, outB, nout);
+        if (!one && (opsA == SIZE_MAX || opsB == SIZE_MAX)) goto out;
+        if (one || opsB < opsA) {
             memcpy(outl, outB, nout * sizeof *outl);
             *pcl = clB, *pca = caB, *pnl = nlB, *pka = kaB, *powner = ownB;
             clB = NULL, caB = NULL, ownB = NULL;

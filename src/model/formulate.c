@@ -9,11 +9,26 @@
 #include "model/formulate.h"
 #include "model/terms/term.h"
 
+/* Does e depend on block blk as the inlined expression does? In a let-first load (L->let_first) a
+ * let keeps its operand's dependences, which the inlined expression may cancel across variables
+ * (w - der(x) with w = der(x) + der(y)): where the let form depends, the inlined form
+ * (model_unlet) decides. Used where a dependence refuses the model (a forbidden block, a
+ * non-linear or non-quadratic velocity dependence), so that a let-first load refuses exactly what
+ * the inlined parse refuses; the checks that require a dependence read the let form. */
+static int depends_inlined(loader *L, mblx_id e, int blk)
+{
+    int dep = model_depends_on_block(L->md, e, blk);
+    if (!dep || !L->let_first) return dep;
+    mblx_id x = e;
+    if (model_unlet(L->md->g, 1, &x)) return dep; /* out of memory: the graph's status reports it */
+    return model_depends_on_block(L->md, x, blk);
+}
+
 /* Name the first unknown block that e depends on among the forbidden ones, or -1. */
-static int forbidden_block(const mbl_model *md, mblx_id e, unsigned mask)
+static int forbidden_block(loader *L, mblx_id e, unsigned mask)
 {
     for (int b = 0; b < MBL_NBLK; b++)
-        if ((mask >> b) & 1u && model_depends_on_block(md, e, b)) return b;
+        if ((mask >> b) & 1u && depends_inlined(L, e, b)) return b;
     return -1;
 }
 
@@ -34,7 +49,7 @@ static const char *block_word(int b)
 static int check_deps(loader *L, mblx_id e, unsigned mask, const mbl_src_item *it, const char *what,
                       const char *hint)
 {
-    int b = forbidden_block(L->md, e, mask);
+    int b = forbidden_block(L, e, mask);
     if (b < 0) return 0;
     return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s must not depend on %s%s", L->src->file, it->line, it->col, what,
                      block_word(b), hint ? hint : "");
@@ -215,6 +230,8 @@ static int formulate_energies(loader *L, mblx_id zero, mblx_id *T_out, mblx_id *
     return 0;
 }
 
+static int structural_degree_within(loader *L, mblx_id T, int maxd);
+
 /* The holonomic constraints Phi (m; a joint evaluated numerically gets zero) and the
  * non-holonomic ones nh (k, linear in the velocities), checked; no more of them than coordinates. */
 static int formulate_constraints(loader *L, mblx_id zero, mblx_id *Phi, mblx_id *nh)
@@ -256,11 +273,13 @@ static int formulate_constraints(loader *L, mblx_id zero, mblx_id *Phi, mblx_id 
                            s->file, it->line, it->col, what);
             return rc;
         }
-        /* linear in the velocities: every dc/dv must be free of velocities */
-        for (int i = 0; i < n; i++) {
+        /* linear in the velocities: every dc/dv must be free of velocities (a forward-mode load
+         * whose nh[j] is structurally linear forms no dc/dv: nothing on its path reads them) */
+        int linear = md->forward_jacobian && structural_degree_within(L, nh[j], 1);
+        for (int i = 0; i < n && !linear; i++) {
             if (!mblx_depends(g, nh[j], md->v[i])) continue;
             mblx_id d = mblx_diff(g, nh[j], md->v[i]);
-            if (model_depends_on_block(md, d, MBL_BLK_V)) {
+            if (depends_inlined(L, d, MBL_BLK_V)) {
                 rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s is not linear in the velocities (in der(%s))", s->file,
                                it->line, it->col, what, md->qname[i]);
                 return rc;
@@ -298,23 +317,31 @@ static int formulate_forces(loader *L, mblx_id zero, mblx_id *Fgen)
             rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s uses a constraint name outside lambda(name) or mu(name)",
                            s->file, it->line, it->col, what);
         if (rc) return rc;
-        if (forbidden_block(md, Fgen[i], BIT_EXT) >= 0) md->ext = 1;
+        if (forbidden_block(L, Fgen[i], BIT_EXT) >= 0) md->ext = 1;
     }
     return 0;
 }
 
-/* 1 when T is structurally a polynomial of degree at most 2 in the velocities (sums, products,
- * powers to non-negative integer constants of velocities, with factors free of them): then
- * d2T/dv2 is free of velocities without forming it. 0 otherwise (not polynomial, a higher degree,
- * or a cancellation the structure does not show: kinetic_gradient's check decides). */
-static int structurally_quadratic(const mbl_model *md, mblx_id T)
+/* 1 when T is structurally a polynomial of degree at most maxd (0 to 2) in the velocities (sums,
+ * products, powers to non-negative integer constants of velocities, with factors free of them):
+ * then d2T/dv2 (maxd 2), or dc/dv (maxd 1), is free of velocities without forming it. 0 otherwise
+ * (not polynomial, a higher degree, or a cancellation the structure does not show: the symbolic
+ * check decides). */
+static int structural_degree_within(loader *L, mblx_id T, int maxd)
 {
+    const mbl_model *md = L->md;
     mblx_graph *g = md->g;
     size_t nn = mblx_node_count(g), ns = 0, cap = 64;
-    signed char *deg = mbl_alloc_array(nn + 1, 1); /* -1 not yet, 0-2 the degree, 3 more or not polynomial */
+    /* the degrees found so far, kept from call to call (L->vdeg, grown with the graph): -1 not yet,
+     * 0-2 the degree, 3 more or not polynomial */
+    if (L->nvdeg < nn + 1) {
+        signed char *x = mbl_realloc_array(L->vdeg, nn + 1, 1);
+        if (x) memset(x + L->nvdeg, -1, nn + 1 - L->nvdeg), L->vdeg = x, L->nvdeg = nn + 1;
+    }
+    signed char *deg = L->nvdeg >= nn + 1 ? L->vdeg : NULL;
     mblx_id *stk = mbl_alloc_array(cap, sizeof *stk);
     int ok = deg && stk;
-    if (ok) memset(deg, -1, nn + 1), stk[ns++] = T;
+    if (ok) stk[ns++] = T;
     while (ok && ns) {
         mblx_id e = stk[ns - 1];
         if (deg[e] >= 0) {
@@ -354,9 +381,9 @@ static int structurally_quadratic(const mbl_model *md, mblx_id T)
         deg[e] = (signed char)(d > 3 ? 3 : d);
         ns--;
     }
-    int quad = ok && deg[T] <= 2;
-    mbl_free(deg), mbl_free(stk);
-    return quad;
+    int within = ok && deg[T] <= maxd;
+    mbl_free(stk);
+    return within;
 }
 
 /* pv = dT/dv (n), with T quadratic in the velocities. A forward-mode load whose T is structurally
@@ -368,7 +395,7 @@ static int kinetic_gradient(loader *L, mblx_id T, mblx_id *pv)
     mblx_graph *g = md->g;
     int n = md->n, rc;
 
-    if (md->forward_jacobian && structurally_quadratic(md, T)) {
+    if (md->forward_jacobian && structural_degree_within(L, T, 2)) {
         for (int i = 0; i < n; i++) pv[i] = MBLX_NONE;
         return 0;
     }
@@ -388,7 +415,7 @@ static int kinetic_gradient(loader *L, mblx_id T, mblx_id *pv)
         }
         for (int j = 0; j < n && !rc; j++)
             for (int p = H.colptr[j]; p < H.colptr[j + 1]; p++)
-                if (model_depends_on_block(md, H.node[p], MBL_BLK_V)) {
+                if (depends_inlined(L, H.node[p], MBL_BLK_V)) {
                     const mbl_src_item *it = s->has_mass_matrix ? &s->mass_matrix.items[0] : &s->kinetic_energy;
                     rc = mbl_error(L->st, MBL_EMODEL,
                                    "%s:%d:%d: the kinetic energy is not quadratic in the velocities (d2T/dv2 "
@@ -603,7 +630,7 @@ static int formulate_velocity_states(loader *L)
         if (rc) return rc;
         for (int i = 0; i < n && !rc; i++) {
             if (!mblx_depends(g, md->uvs[j], md->v[i])) continue;
-            if (model_depends_on_block(md, mblx_diff(g, md->uvs[j], md->v[i]), MBL_BLK_V))
+            if (depends_inlined(L, mblx_diff(g, md->uvs[j], md->v[i]), MBL_BLK_V))
                 rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s is not linear in the velocities", s->file, it->line,
                                it->col, what);
         }
@@ -627,14 +654,44 @@ static int formulate_velocity_states(loader *L)
 typedef struct model_inlined {
     mblx_id T, V, D;
     mblx_id *Phi, *nh, *Fgen, *pv; /* m, k, n, n */
+    int unlet; /* parsed with lets (a let-first load): inlined first (model_unlet) */
 } model_inlined;
+
+/* A let-first load's parts with their lets inlined, in place (T, V, D, Phi, nh, Fgen, pv where made),
+ * and md->F's ode and implicit rows likewise. */
+static int unlet_parts(mbl_model *md, model_inlined *d, mbl_status *st)
+{
+    int n = md->n, m = md->m, k = md->k, nx = md->nX + md->nZ;
+    size_t ne = 3 + (size_t)m + (size_t)k + 2 * (size_t)n + (size_t)nx;
+    mblx_id *e = mbl_alloc_array(ne, sizeof *e), *p;
+    if (!e) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    e[0] = d->T, e[1] = d->V, e[2] = d->D, p = e + 3;
+    memcpy(p, d->Phi, (size_t)m * sizeof *p), p += m;
+    memcpy(p, d->nh, (size_t)k * sizeof *p), p += k;
+    memcpy(p, d->Fgen, (size_t)n * sizeof *p), p += n;
+    memcpy(p, d->pv, (size_t)n * sizeof *p), p += n;
+    memcpy(p, md->F + md->row0[MBL_ROW_ODE], (size_t)nx * sizeof *p);
+    int rc = model_unlet(md->g, ne, e);
+    if (!rc) {
+        d->T = e[0], d->V = e[1], d->D = e[2], p = e + 3;
+        memcpy(d->Phi, p, (size_t)m * sizeof *p), p += m;
+        memcpy(d->nh, p, (size_t)k * sizeof *p), p += k;
+        memcpy(d->Fgen, p, (size_t)n * sizeof *p), p += n;
+        memcpy(d->pv, p, (size_t)n * sizeof *p), p += n;
+        memcpy(md->F + md->row0[MBL_ROW_ODE], p, (size_t)nx * sizeof *p);
+        d->unlet = 0;
+    }
+    mbl_free(e);
+    return rc ? mbl_error(st, rc, "out of memory") : 0;
+}
 
 /* md->F's EOM rows d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F and its constraint
  * rows (Phi, nh and their time derivatives). */
-static int inlined_rows(mbl_model *md, const model_inlined *d, mbl_status *st)
+static int inlined_rows(mbl_model *md, model_inlined *d, mbl_status *st)
 {
     mblx_graph *g = md->g;
     int n = md->n;
+    if (d->unlet && unlet_parts(md, d, st)) return st ? st->code : MBL_ENOMEM;
     mblx_id *g1 = mbl_calloc((size_t)n + 1, sizeof *g1), *g2 = mbl_calloc((size_t)n + 1, sizeof *g2);
     int rc = !g1 || !g2 ? mbl_error(st, MBL_ENOMEM, "out of memory")
                         : lagrangian_gradients(md, st, d->T, d->V, d->D, d->Phi, d->nh, g1, g2);
@@ -751,9 +808,10 @@ int model_formulate(loader *L)
     if (rc) goto done;
     if (!fwd) model_constraint_rows(md, m, Phi, k, nh, md->F);
     rc = mblx_graph_status(g, L->st);
-    if (!rc) rc = model_formulate_let(L, Fgen);
+    model_let_parts parts = {T, V, D, Phi, nh};
+    if (!rc) rc = model_formulate_let(L, Fgen, L->let_first ? &parts : NULL);
     if (!rc && fwd) {
-        model_inlined d = {T, V, D, Phi, nh, Fgen, pv};
+        model_inlined d = {T, V, D, Phi, nh, Fgen, pv, L->let_first};
         rc = defer_inlined_rows(md, &d, L->st);
         Phi = d.Phi, nh = d.nh, Fgen = d.Fgen, pv = d.pv; /* NULL where md->Fdefer took them */
     }

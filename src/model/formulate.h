@@ -45,8 +45,11 @@ typedef struct loader {
     int mult_refused;         /* set when lambda()/mu() (or a constraint's name) was refused */
     int cname_refs, cname_calls; /* constraint names resolved / consumed by lambda() or mu() */
     int let_vars;             /* 1: a variable stands for let(its expression) (formulate_let) */
-    mblx_id *derlet;          /* let_vars: the lets made by der(P) of a velocity-free P */
+    mblx_id *derlet;          /* let_vars: the lets made by der(P) of a velocity-free P, each then P */
     int nderlet, derlet_cap;
+    int let_first;            /* 1: the whole load parses with let_vars, once (model_let_first) */
+    signed char *vdeg;        /* formulate.c structural_degree_within's degrees by node (nvdeg) */
+    size_t nvdeg;
     unsigned char *pmrow;     /* m: 1 for the constraints of joints evaluated numerically (pmech_num.h) */
 } loader;
 
@@ -98,8 +101,16 @@ int model_formulate_ffr(loader *L);
 int model_formulate_rtree(loader *L);
 int model_formulate_pmech(loader *L);
 
-/* the rows through let nodes (formulate_let.c) */
-int model_formulate_let(loader *L, const mblx_id *Fgen);
+/* the rows through let nodes (formulate_let.c). parts: the kinetic and potential energies, the
+ * dissipation and the constraints already parsed with lets (a let-first load), or NULL to parse them
+ * here. */
+typedef struct model_let_parts {
+    mblx_id T, V, D;
+    const mblx_id *Phi, *nh;
+} model_let_parts;
+int model_formulate_let(loader *L, const mblx_id *Fgen, const model_let_parts *parts);
+int model_let_first(const loader *L);
+int model_unlet(mblx_graph *g, size_t n, mblx_id *e);
 
 /* compiling (compile.c) */
 int model_read_draw(loader *L, const mbl_src *s);

@@ -2,28 +2,18 @@
  * compiled form of large models (smaller tapes), equal in value to the inlined rows. */
 #include "model/formulate.h"
 
-/* out[i] = d/dt(dT/dv_i) - dT/dq_i for the kinetic energy T parsed with lets, through the lets
- * u_k that T uses directly (its top-level lets: body velocities): with T = f(u, q, v),
- *   out_i = d/dt(f_v_i) - f_q_i + sum_k [ d/dt(f_u_k) du_k/dv_i + f_u_k (d/dt(du_k/dv_i) - du_k/dq_i) ],
- * where the bracket is identically 0 for u_k = der(P) of a velocity-free P (the Coriolis terms of
- * the translational energy cancel there, as in Kane's equations: out_i = sum m P'' dP/dq_i), and
- * d/dt(f_u_k) (the rate of a body momentum) is one node shared by every row. f is T with its
- * top-level lets replaced by symbols that no tape reads (they are substituted back). */
-static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
+/* map[x] for root and the nodes below it (map holds MBLX_NONE for those not yet rebuilt; the
+ * graph's node count when it was allocated bounds the nodes visited): each node made again by
+ * mblx_apply from its operands' maps, post-order. A let node e becomes on_let(ud, e) when on_let
+ * is given (its operand not visited), else its operand's map (the let inlined). 0, or -1 (out of
+ * memory or a failed node: the graph's status says which). */
+static int let_rebuild(mblx_graph *g, mblx_id root, mblx_id *map, mblx_id (*on_let)(void *, mblx_id), void *ud)
 {
-    mbl_model *md = L->md;
-    mblx_graph *g = md->g;
-    int n = md->n, rc = 0;
-    size_t nn = mblx_node_count(g);
-    size_t stk_cap = 64;
-    mblx_id *map = mbl_alloc_array(nn, sizeof *map), *stk = mbl_alloc_array(stk_cap, sizeof *stk);
-    mblx_id *u = NULL, *us = NULL, *fu = NULL, *fv = NULL, *fq = NULL, *terms = NULL;
-    int K = 0, cap = 0;
-    size_t ns = 0;
-    if (!map || !stk) goto oom;
-    for (size_t e = 0; e < nn; e++) map[e] = MBLX_NONE;
-    /* post-order rebuild of T down to its top-level lets */
-    stk[ns++] = T;
+    size_t stk_cap = 64, ns = 0;
+    mblx_id *stk = mbl_alloc_array(stk_cap, sizeof *stk);
+    int rc = -1;
+    if (!stk) return -1;
+    stk[ns++] = root;
     while (ns) {
         mblx_id e = stk[ns - 1];
         if (map[e] != MBLX_NONE) {
@@ -31,19 +21,8 @@ static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
             continue;
         }
         mblx_op op = mblx_node_op(g, e);
-        if (op == MBLX_OP_LET) {
-            if (K == cap) {
-                cap = cap ? 2 * cap : 32;
-                mblx_id *x = mbl_realloc_array(u, (size_t)cap, sizeof *x), *y = x ? mbl_realloc_array(us, (size_t)cap, sizeof *y) : NULL;
-                if (x) u = x;
-                if (!x || !y) goto oom;
-                us = y;
-            }
-            char name[48];
-            snprintf(name, sizeof name, "let#%d", K);
-            u[K] = e;
-            us[K] = mblx_symbol(g, name);
-            map[e] = us[K++];
+        if (op == MBLX_OP_LET && on_let) {
+            if ((map[e] = on_let(ud, e)) == MBLX_NONE) goto done;
             ns--;
             continue;
         }
@@ -53,7 +32,7 @@ static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
             if (map[c] != MBLX_NONE) continue;
             if (ns == stk_cap) { /* a shared operand can be on the stack more than once */
                 mblx_id *x = mbl_realloc_array(stk, 2 * stk_cap, sizeof *x);
-                if (!x) goto oom;
+                if (!x) goto done;
                 stk = x;
                 stk_cap *= 2;
             }
@@ -62,16 +41,89 @@ static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
         if (pending) continue;
         if (op == MBLX_OP_CONST || op == MBLX_OP_SYMBOL || na == 0) {
             map[e] = e;
+        } else if (op == MBLX_OP_LET) {
+            map[e] = map[mblx_node_arg(g, e, 0)];
         } else {
             mblx_id loc[8], *args = na <= 8 ? loc : mbl_alloc_array((size_t)na, sizeof *args);
-            if (!args) goto oom;
+            if (!args) goto done;
             for (int a = 0; a < na; a++) args[a] = map[mblx_node_arg(g, e, a)];
             map[e] = mblx_apply(g, op, mblx_node_value(g, e), (size_t)na, args);
             if (args != loc) mbl_free(args);
-            if (map[e] == MBLX_NONE) goto fail;
+            if (map[e] == MBLX_NONE) goto done;
         }
         ns--;
     }
+    rc = 0;
+done:
+    mbl_free(stk);
+    return rc;
+}
+
+/* e[0..n) with every let node inlined (the expressions a parse without lets gives, up to the order
+ * of their nodes), in place. 0, or an error code (the graph's status). */
+int model_unlet(mblx_graph *g, size_t n, mblx_id *e)
+{
+    size_t nn = mblx_node_count(g);
+    mblx_id *map = mbl_alloc_array(nn ? nn : 1, sizeof *map);
+    int rc = map ? 0 : MBL_ENOMEM;
+    for (size_t x = 0; x < nn && map; x++) map[x] = MBLX_NONE;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (e[i] == MBLX_NONE || (size_t)e[i] >= nn) continue; /* made after the map: no let below it */
+        if (let_rebuild(g, e[i], map, NULL, NULL)) rc = mblx_graph_status(g, NULL) ? mblx_graph_status(g, NULL) : MBL_ENOMEM;
+        else e[i] = map[e[i]];
+    }
+    mbl_free(map);
+    return rc;
+}
+
+/* lagrange_let's top-level lets: each replaced by a symbol of its own (u[k] -> us[k]) */
+typedef struct top_lets {
+    mblx_graph *g;
+    mblx_id *u, *us;
+    int K, cap;
+} top_lets;
+
+static mblx_id top_let(void *ud, mblx_id e)
+{
+    top_lets *t = ud;
+    if (t->K == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 32;
+        mblx_id *x = mbl_realloc_array(t->u, (size_t)cap, sizeof *x), *y = x ? mbl_realloc_array(t->us, (size_t)cap, sizeof *y) : NULL;
+        if (x) t->u = x;
+        if (!x || !y) return MBLX_NONE;
+        t->us = y;
+        t->cap = cap;
+    }
+    char name[48];
+    snprintf(name, sizeof name, "let#%d", t->K);
+    t->u[t->K] = e;
+    t->us[t->K] = mblx_symbol(t->g, name);
+    return t->us[t->K++];
+}
+
+/* out[i] = d/dt(dT/dv_i) - dT/dq_i for the kinetic energy T parsed with lets, through the lets
+ * u_k that T uses directly (its top-level lets: body velocities): with T = f(u, q, v),
+ *   out_i = d/dt(f_v_i) - f_q_i + sum_k [ d/dt(f_u_k) du_k/dv_i + f_u_k (d/dt(du_k/dv_i) - du_k/dq_i) ],
+ * where the bracket is identically 0 for u_k = der(P) of a velocity-free P (the Coriolis terms of
+ * the translational energy cancel there, as in Kane's equations: out_i = sum m P'' dP/dq_i), and
+ * d/dt(f_u_k) (the rate of a body momentum) is one node shared by every row; there du_k/dv_i = dP/dq_i
+ * is taken through P (L->derlet), shorter than der(P). f is T with its
+ * top-level lets replaced by symbols that no tape reads (they are substituted back). */
+static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
+{
+    mbl_model *md = L->md;
+    mblx_graph *g = md->g;
+    int n = md->n, rc = 0;
+    size_t nn = mblx_node_count(g);
+    mblx_id *map = mbl_alloc_array(nn, sizeof *map);
+    mblx_id *fu = NULL, *fv = NULL, *fq = NULL, *terms = NULL;
+    top_lets tl = {g, NULL, NULL, 0, 0};
+    if (!map) goto oom;
+    for (size_t e = 0; e < nn; e++) map[e] = MBLX_NONE;
+    /* post-order rebuild of T down to its top-level lets */
+    if (let_rebuild(g, T, map, top_let, &tl)) goto fail;
+    int K = tl.K;
+    mblx_id *u = tl.u, *us = tl.us;
     mblx_id f = map[T];
     fu = mbl_alloc_array((size_t)(K ? K : 1), sizeof *fu);
     fv = mbl_alloc_array((size_t)n, sizeof *fv);
@@ -90,11 +142,13 @@ static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
         mblx_id a = mblx_subst(g, fv[i], (size_t)K, us, u), b = mblx_subst(g, fq[i], (size_t)K, us, u);
         terms[nt++] = mblx_sub(g, model_total_der(md, a), b);
         for (int k = 0; k < K; k++) {
-            mblx_id jv = mblx_diff(g, u[k], md->v[i]);
+            int der = -1;
+            for (int d = 0; d < L->nderlet && der < 0; d++)
+                if (L->derlet[2 * d] == u[k]) der = d;
+            /* d(dP/dt)/dv_i = dP/dq_i: through P, not its longer time derivative */
+            mblx_id jv = der >= 0 ? mblx_diff(g, L->derlet[2 * der + 1], md->q[i]) : mblx_diff(g, u[k], md->v[i]);
             terms[nt++] = mblx_mul(g, dfu[k], jv);
-            int der = 0;
-            for (int d = 0; d < L->nderlet && !der; d++) der = L->derlet[d] == u[k];
-            if (!der) {
+            if (der < 0) {
                 mblx_id br = mblx_sub(g, model_total_der(md, jv), mblx_diff(g, u[k], md->q[i]));
                 terms[nt++] = mblx_mul(g, fu[k], br);
             }
@@ -111,7 +165,7 @@ fail:
     rc = mblx_graph_status(g, L->st);
     if (!rc) rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
 done:
-    mbl_free(map), mbl_free(stk), mbl_free(u), mbl_free(us), mbl_free(fu), mbl_free(fv), mbl_free(fq);
+    mbl_free(map), mbl_free(tl.u), mbl_free(tl.us), mbl_free(fu), mbl_free(fv), mbl_free(fq);
     mbl_free(terms);
     return rc;
 }
@@ -172,7 +226,19 @@ static int has_let(const mblx_graph *g, mblx_id e)
  * `model: dae` form) have tens of coordinates. */
 #define LET_FORM_MAX_N 2000
 
-int model_formulate_let(loader *L, const mblx_id *Fgen)
+/* A load that parses everything once, with lets (L->let_first): a forward-mode load (its tapes read
+ * md->Fc; md->F's inlined rows are deferred, and made from these parts by model_unlet when asked)
+ * of a model that can have the let form (as model_formulate_let below, with no structured term).
+ * The inlined parse of every variable, the energies and the constraints was 10 % of the nonlinear
+ * bicycle's instructions (docs/benchmarks.md, branch s22-bike). */
+int model_let_first(const loader *L)
+{
+    const mbl_src *s = L->src;
+    return s->forward_jacobian && s->variables.n && !s->has_mass_matrix && s->kinetic_energy.text && L->md->n &&
+           !s->from_mechanism && L->md->n < LET_FORM_MAX_N && !s->nffr && !s->rtree && !(s->pmech && s->pmech->nj);
+}
+
+int model_formulate_let(loader *L, const mblx_id *Fgen, const model_let_parts *parts)
 {
     mbl_model *md = L->md;
     mbl_src *s = L->src;
@@ -192,12 +258,23 @@ int model_formulate_let(loader *L, const mblx_id *Fgen)
         rc = mbl_error(L->st, MBL_ENOMEM, "out of memory");
         goto done;
     }
+    mblx_id zero = mblx_const(g, 0.0), T = zero, V = zero, D = zero;
+    if (parts) { /* parsed with lets already (model_let_first) */
+        T = parts->T, V = parts->V, D = parts->D;
+        if (m) memcpy(Phi, parts->Phi, (size_t)m * sizeof *Phi);
+        if (k) memcpy(nh, parts->nh, (size_t)k * sizeof *nh);
+        if (!has_let(g, T)) {
+            mbl_free(md->Fc);
+            md->Fc = NULL;
+            goto done;
+        }
+        goto formed;
+    }
     int *state0 = L->var_state;
     mblx_id *node0 = L->var_node;
     L->var_state = state;
     L->var_node = node;
     L->let_vars = 1;
-    mblx_id zero = mblx_const(g, 0.0), T = zero, V = zero, D = zero;
     rc = model_parse_item(L, &s->kinetic_energy, SCOPE_FULL, "kinetic_energy", &T);
     if (!rc && !has_let(g, T)) { /* no variable in the kinetic energy: nothing to share (a four-bar) */
         L->let_vars = 0;
@@ -218,6 +295,7 @@ int model_formulate_let(loader *L, const mblx_id *Fgen)
     L->var_state = state0;
     L->var_node = node0;
     if (rc) goto done;
+formed:
     /* R = d/dt(dT/dv) - d(T - V - lambda.Phi)/dq + d(D + mu.c)/dv - F, as model_formulate() */
     for (int j = 0; j < m; j++) terms[j] = mblx_mul(g, md->lam[j], Phi[j]);
     mblx_id lamPhi = mblx_sum(g, (size_t)m, terms);

@@ -118,6 +118,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
         for (int i = 0; i < md->np; i++) /* those a mechanism evaluated into numbers (all, without its flags) */
             if (!src->param_evaluated || src->param_evaluated[i]) md->pbaked[i] = 2;
     if (!rc) rc = model_load_values(&L, sets, nsets);
+    if (!rc && model_let_first(&L)) L.let_first = L.let_vars = 1; /* parsed once, with lets (formulate_let.c) */
     /* variables in their order first: a variable then finds the earlier ones parsed, so a long
      * chain of them written in order (a mechanism tree in joint coordinates) does not nest */
     for (int i = 0; i < src->variables.n && !rc; i++)
@@ -139,7 +140,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
                 L.var_state[i] = VAR_NEW;
                 continue;
             }
-            L.var_node[i] = e;
+            L.var_node[i] = L.let_vars ? mblx_let(md->g, e) : e; /* as resolve_variable */
             L.var_state[i] = VAR_DONE;
         }
     if (!rc && src->pmech && src->pmech->nj) {
@@ -182,6 +183,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     mbl_free(L.var_state);
     mbl_free(L.var_node);
     mbl_free(L.derlet);
+    mbl_free(L.vdeg);
     mbl_free(L.pmrow);
     model_src_free(src);
     if (rc) {

@@ -148,10 +148,13 @@ static int resolve_der(loader *L, mblx_graph *g, int nargs, const mblx_id *args,
         !model_depends_on_block(md, args[0], MBL_BLK_V)) { /* formulate_let: d(dP/dt)/dv = dP/dq */
         if (L->nderlet == L->derlet_cap) {
             int cap = L->derlet_cap ? 2 * L->derlet_cap : 16;
-            mblx_id *x = mbl_realloc_array(L->derlet, (size_t)cap, sizeof *x);
+            mblx_id *x = mbl_realloc_array(L->derlet, 2 * (size_t)cap, sizeof *x);
             if (x) L->derlet = x, L->derlet_cap = cap;
         }
-        if (L->nderlet < L->derlet_cap) L->derlet[L->nderlet++] = *out; /* else: just not known */
+        if (L->nderlet < L->derlet_cap) { /* else: just not known */
+            L->derlet[2 * L->nderlet] = *out;
+            L->derlet[2 * L->nderlet++ + 1] = args[0];
+        }
     }
     if (*out == MBLX_NONE) {
         L->oom = 1;
@@ -301,7 +304,8 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
 int model_parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out)
 {
     int rc = model_parse_item_text(L, it, scope, what, out);
-    if (!rc && !L->let_vars && (scope == SCOPE_FULL || scope == SCOPE_POSITION)) rc = model_record_srcx(L, it, what, *out);
+    if (!rc && (!L->let_vars || L->let_first) && (scope == SCOPE_FULL || scope == SCOPE_POSITION))
+        rc = model_record_srcx(L, it, what, *out);
     return rc;
 }
 

@@ -144,7 +144,8 @@ int model_load_values(loader *L, const mbl_setting *sets, int nsets)
         md->pexpr[i] = over >= 0 ? MBLX_NONE : e;
         if (over >= 0) {
             md->pval[i] = sets[over].value;
-        } else {
+        } else if (!(mblx_is_const(md->g, e, &md->pval[i]) && isfinite(md->pval[i]))) {
+            /* a number (nearly every parameter) needs no tape, as model_load_value */
             rc = model_eval_params(L, e, it, what, &md->pval[i]);
             if (rc) return rc;
         }

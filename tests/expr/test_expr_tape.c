@@ -114,6 +114,37 @@ static void rot_zxy(const double *q, double *R)
         }
 }
 
+/* The rotation Rz(q0) Rx(q1) Ry(q2) of a spatial model (R: 9 entries, by column); let_t: the partial
+ * product T = Rz Rx kept as lets. */
+static void rotation(const mblx_id *q, mblx_id *R, int let_t)
+{
+    mblx_id ca = mblx_cos(G, q[0]), sa = mblx_sin(G, q[0]), cb = mblx_cos(G, q[1]), sb = mblx_sin(G, q[1]);
+    mblx_id cc = mblx_cos(G, q[2]), sc = mblx_sin(G, q[2]), z = mblx_const(G, 0), o = mblx_const(G, 1);
+    mblx_id Rz[9] = {ca, sa, z, mblx_neg(G, sa), ca, z, z, z, o}, Rx[9] = {o, z, z, z, cb, sb, z, mblx_neg(G, sb), cb};
+    mblx_id Ry[9] = {cc, z, mblx_neg(G, sc), z, o, z, sc, z, cc}, T[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            mblx_id f[3];
+            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, Rz[i + 3 * k], Rx[k + 3 * j]);
+            T[i + 3 * j] = let_t ? mblx_let(G, mblx_sum(G, 3, f)) : mblx_sum(G, 3, f);
+        }
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            mblx_id f[3];
+            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, T[i + 3 * k], Ry[k + 3 * j]);
+            R[i + 3 * j] = mblx_sum(G, 3, f);
+        }
+}
+
+/* Its Jacobian with respect to its three angles (J: 27 entries, by entry then angle). */
+static void rotation_jacobian(const mblx_id *q, mblx_id *J)
+{
+    mblx_id R[9];
+    rotation(q, R, 0);
+    for (int e = 0; e < 9; e++)
+        for (int k = 0; k < 3; k++) J[3 * e + k] = mblx_diff(G, R[e], q[k]);
+}
+
 TEST(shared_sums_and_products)
 {
     /* the graph keeps sums and products flat; the compiler shares their common parts */
@@ -146,25 +177,8 @@ TEST(shared_sums_and_products)
 
     /* a rotation product of a spatial model and its Jacobian with respect to its three angles:
      * values against central differences of the matrix product, instructions bounded */
-    mblx_id q[3] = {P("qa"), P("qb"), P("qc")}, R[9], J[27];
-    mblx_id ca = mblx_cos(G, q[0]), sa = mblx_sin(G, q[0]), cb = mblx_cos(G, q[1]), sb = mblx_sin(G, q[1]);
-    mblx_id cc = mblx_cos(G, q[2]), sc = mblx_sin(G, q[2]), z = mblx_const(G, 0), o = mblx_const(G, 1);
-    mblx_id Rz[9] = {ca, sa, z, mblx_neg(G, sa), ca, z, z, z, o}, Rx[9] = {o, z, z, z, cb, sb, z, mblx_neg(G, sb), cb};
-    mblx_id Ry[9] = {cc, z, mblx_neg(G, sc), z, o, z, sc, z, cc}, T[9];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            mblx_id f[3];
-            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, Rz[i + 3 * k], Rx[k + 3 * j]);
-            T[i + 3 * j] = mblx_sum(G, 3, f);
-        }
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            mblx_id f[3];
-            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, T[i + 3 * k], Ry[k + 3 * j]);
-            R[i + 3 * j] = mblx_sum(G, 3, f);
-        }
-    for (int e = 0; e < 9; e++)
-        for (int k = 0; k < 3; k++) J[3 * e + k] = mblx_diff(G, R[e], q[k]);
+    mblx_id q[3] = {P("qa"), P("qb"), P("qc")}, J[27];
+    rotation_jacobian(q, J);
     t = mblx_compile(G, 27, J, &st);
     CHECK(t != NULL);
     if (!t) return;
@@ -183,6 +197,58 @@ TEST(shared_sums_and_products)
     }
     free(wk);
     mblx_tape_free(t);
+}
+
+/* A pair shared into a product that already has the pair's node as a factor (through a let: the
+ * tape reads let(a*b) as the product a*b) leaves that factor twice in the product; a later pair
+ * with it must take one occurrence, not both (tape_share.c apply_pair: c*w*w was computed as c*w).
+ * e1 = a*b*let(a*b)*c and e2 = a*b*d share (a, b) = w, which makes e1 = c*w*w; e3 = c*let(a*b)*e
+ * and e1 then share (c, w). */
+TEST(pairs_with_repeated_factor)
+{
+    mblx_id a = P("sa"), b = P("sb"), c = P("sc"), d = P("sd"), e = P("se"), w = mblx_let(G, P("sa*sb"));
+    mblx_id f1[4] = {a, b, w, c}, f2[3] = {a, b, d}, f3[3] = {c, w, e};
+    mblx_id out[3] = {mblx_product(G, 4, f1), mblx_product(G, 3, f2), mblx_product(G, 3, f3)};
+    mbl_status st;
+    mblx_tape *t = mblx_compile(G, 3, out, &st);
+    CHECK(t != NULL);
+    if (!t) return;
+    double va = 0.3, vb = -1.7, vc = 2.5, vd = 0.9, ve = -0.45, r[3], sv[64] = {0};
+    double *wk = malloc((mblx_tape_work_size(t) + 1) * sizeof *wk);
+    sv[mblx_symbol_index(G, a)] = va, sv[mblx_symbol_index(G, b)] = vb, sv[mblx_symbol_index(G, c)] = vc;
+    sv[mblx_symbol_index(G, d)] = vd, sv[mblx_symbol_index(G, e)] = ve;
+    CHECK(mblx_tape_nsymbols(t) <= 64);
+    CHECK_EQ_INT(mblx_tape_eval(t, sv, r, wk, &st), 0);
+    double want[3] = {va * vb * (va * vb) * vc, va * vb * vd, vc * (va * vb) * ve};
+    for (int i = 0; i < 3; i++) CHECK_MSG(fabs(r[i] - want[i]) <= 1e-14 * fabs(want[i]), "e%d: %.17g, want %.17g", i + 1, r[i], want[i]);
+    free(wk);
+    mblx_tape_free(t);
+}
+
+/* A sub-DAG of SHARE_ONE_FORM_MIN nodes or more where a pair is shared takes the pairs form without
+ * building chains alone to compare (tape_share.c): one rotation Jacobian alone (a small sub-DAG)
+ * takes the 43 instructions of chains alone, shorter than the pairs form; 40 independent ones in
+ * one tape (their constants shared) take 1,761, the pairs form, where chains alone would take
+ * 1,681. */
+TEST(large_sub_dag_one_form)
+{
+    enum { NC = 40 };
+    mblx_id J[NC * 27];
+    for (int c = 0; c < NC; c++) {
+        char nm[3][16];
+        mblx_id q[3];
+        for (int k = 0; k < 3; k++) snprintf(nm[k], sizeof nm[k], "r%d_%d", c, k), q[k] = P(nm[k]);
+        rotation_jacobian(q, J + 27 * c);
+    }
+    mbl_status st;
+    mblx_tape *one = mblx_compile(G, 27, J, &st), *all = mblx_compile(G, NC * 27, J, &st);
+    CHECK(one && all);
+    if (one && all) {
+        CHECK_EQ_INT((int)mblx_tape_ninstr(one), 43);
+        CHECK_MSG(mblx_tape_ninstr(all) == 1761, "%d rotation Jacobians: %zu instructions", NC,
+                  mblx_tape_ninstr(all));
+    }
+    mblx_tape_free(one), mblx_tape_free(all);
 }
 
 /* let(x) (mblx_let): an intermediate kept as one node through sums, products and derivatives, read
@@ -244,22 +310,7 @@ TEST(let_nodes)
      * as lets (its Jacobian no longer than the inlined form with shared chains and pairs);
      * values against central differences of the matrix product */
     mblx_id q[3] = {P("qa"), P("qb"), P("qc")}, R[9], J[27];
-    mblx_id ca = mblx_cos(G, q[0]), sa = mblx_sin(G, q[0]), cb = mblx_cos(G, q[1]), sb = mblx_sin(G, q[1]);
-    mblx_id cc = mblx_cos(G, q[2]), sc = mblx_sin(G, q[2]), z = mblx_const(G, 0), o = mblx_const(G, 1);
-    mblx_id Rz[9] = {ca, sa, z, mblx_neg(G, sa), ca, z, z, z, o}, Rx[9] = {o, z, z, z, cb, sb, z, mblx_neg(G, sb), cb};
-    mblx_id Ry[9] = {cc, z, mblx_neg(G, sc), z, o, z, sc, z, cc}, T[9];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            mblx_id fk[3];
-            for (int k = 0; k < 3; k++) fk[k] = mblx_mul(G, Rz[i + 3 * k], Rx[k + 3 * j]);
-            T[i + 3 * j] = mblx_let(G, mblx_sum(G, 3, fk));
-        }
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            mblx_id fk[3];
-            for (int k = 0; k < 3; k++) fk[k] = mblx_mul(G, T[i + 3 * k], Ry[k + 3 * j]);
-            R[i + 3 * j] = mblx_sum(G, 3, fk);
-        }
+    rotation(q, R, 1);
     for (int en = 0; en < 9; en++)
         for (int k = 0; k < 3; k++) J[3 * en + k] = mblx_diff(G, R[en], q[k]);
     t = mblx_compile(G, 27, J, &st);
@@ -319,22 +370,7 @@ TEST(shared_pairs)
     /* second derivatives of a rotation Rz Rx Ry (the entries of d(dR/dq_k)/dq_l: sums of products
      * of sines and cosines with pairs in common at any position) against central differences */
     mblx_id q[3] = {P("qa"), P("qb"), P("qc")}, R[9], H[81];
-    mblx_id ca = mblx_cos(G, q[0]), sa = mblx_sin(G, q[0]), cb = mblx_cos(G, q[1]), sb = mblx_sin(G, q[1]);
-    mblx_id cc = mblx_cos(G, q[2]), sc = mblx_sin(G, q[2]), z = mblx_const(G, 0), o = mblx_const(G, 1);
-    mblx_id Rz[9] = {ca, sa, z, mblx_neg(G, sa), ca, z, z, z, o}, Rx[9] = {o, z, z, z, cb, sb, z, mblx_neg(G, sb), cb};
-    mblx_id Ry[9] = {cc, z, mblx_neg(G, sc), z, o, z, sc, z, cc}, T[9];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            mblx_id f[3];
-            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, Rz[i + 3 * k], Rx[k + 3 * j]);
-            T[i + 3 * j] = mblx_sum(G, 3, f);
-        }
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            mblx_id f[3];
-            for (int k = 0; k < 3; k++) f[k] = mblx_mul(G, T[i + 3 * k], Ry[k + 3 * j]);
-            R[i + 3 * j] = mblx_sum(G, 3, f);
-        }
+    rotation(q, R, 0);
     for (int e = 0; e < 9; e++)
         for (int k = 0; k < 3; k++)
             for (int l = 0; l < 3; l++) H[9 * e + 3 * k + l] = mblx_diff(G, mblx_diff(G, R[e], q[k]), q[l]);
@@ -559,6 +595,8 @@ int main(void)
     RUN(long_sum_and_deep_chain);
     RUN(let_nodes);
     RUN(runs_across_windows);
+    RUN(pairs_with_repeated_factor);
+    RUN(large_sub_dag_one_form); /* last: its 120 symbols */
     mblx_graph_free(G);
     return test_summary("expr_tape");
 }

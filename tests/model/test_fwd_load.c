@@ -21,6 +21,27 @@ static mbl_model *load(const char *file, const char *text, int fwd)
     return fixture_model_fwd(text ? NULL : file, text, file, fwd);
 }
 
+/* 1 when a let node is reachable from e[0..n) */
+static int any_let(const mblx_graph *g, size_t n, const mblx_id *e)
+{
+    size_t nn = mblx_node_count(g), ns = 0;
+    unsigned char *seen = calloc(nn + 1, 1);
+    mblx_id *stk = malloc((nn + n + 1) * sizeof *stk);
+    int found = 0;
+    for (size_t i = 0; i < n; i++)
+        if (e[i] != MBLX_NONE) stk[ns++] = e[i];
+    while (ns && !found) {
+        mblx_id x = stk[--ns];
+        if (seen[x]) continue;
+        seen[x] = 1;
+        found = mblx_node_op(g, x) == MBLX_OP_LET;
+        for (int a = 0; a < mblx_node_nargs(g, x); a++)
+            if (!seen[mblx_node_arg(g, x, a)]) stk[ns++] = mblx_node_arg(g, x, a);
+    }
+    free(seen), free(stk);
+    return found;
+}
+
 /* position of (r, c) in J, -1 if none */
 static int find(const mbl_sjac *J, int r, int c)
 {
@@ -81,6 +102,8 @@ static void same_model(const char *file, const char *text, int eligible)
     CHECK_EQ_INT(model_dae_nodes(a, &Fa, &na, &st), 0);
     CHECK_EQ_INT(model_dae_nodes(b, &Fb, &nb, &st), 0);
     CHECK_MSG(b->Fdefer == NULL, "%s: md->F built on request", file);
+    /* a let-first load (parsed once, with lets) inlines its lets there: md->F has none, as by default */
+    CHECK_MSG(!any_let(b->g, (size_t)b->nF, Fb) && !any_let(a->g, (size_t)a->nF, Fa), "%s: let nodes in md->F", file);
     {
         mblx_tape *fa = mblx_compile(a->g, (size_t)a->nF, Fa, &st), *fb = mblx_compile(b->g, (size_t)b->nF, Fb, &st);
         CHECK(fa && fb && a->nF == b->nF);
@@ -142,6 +165,24 @@ TEST(text_models)
     same_model("examples/data/quarter_car.yaml", NULL, 1);
     same_model("examples/rolling_disc_speeds.yaml", NULL, 1);
     same_model("examples/mech/spatial_fourbar.yaml", NULL, 1); /* a mechanism without numeric terms */
+}
+
+/* A forward-mode load of a model with the let form parses its text once, with lets (model_let_first):
+ * the expressions kept for the domain checks (srcx: the bicycle's sqrt and divisions) are those of
+ * the let parse, where the default load's are inlined; the linearization is the same (above). */
+TEST(let_first_parse)
+{
+    mbl_model *a = load("examples/whipple_bicycle_nonlinear.yaml", NULL, 0);
+    mbl_model *b = load("examples/whipple_bicycle_nonlinear.yaml", NULL, 1);
+    CHECK(a && b);
+    if (a && b) {
+        CHECK(a->nsrcx > 0 && b->nsrcx == a->nsrcx);
+        CHECK_MSG(!any_let(a->g, (size_t)a->nsrcx, a->srcx), "default load: inlined domain expressions");
+        CHECK_MSG(any_let(b->g, (size_t)b->nsrcx, b->srcx), "forward load: the domain expressions of the let parse");
+        CHECK_MSG(mblx_node_count(b->g) < mblx_node_count(a->g), "nodes: forward %zu, default %zu",
+                  mblx_node_count(b->g), mblx_node_count(a->g));
+    }
+    mbl_model_free(a), mbl_model_free(b);
 }
 
 TEST(numeric_terms_load_as_before)
@@ -220,16 +261,20 @@ TEST(multipliers_in_ode_rows)
     same_projection("examples/ode/cart_pd_controller.yaml");       /* only as reactions */
 }
 
-/* A forward-mode load skips forming d2T/dv2 where T is structurally quadratic in the velocities
- * (formulate.c, structurally_quadratic) and forms it otherwise: the same refusal as by default for
- * kinetic energies that are not quadratic, and the same rows for one that is through a variable. */
-static void same_refusal(const char *ke, const char *want)
+/* A forward-mode load skips forming d2T/dv2 where T is structurally quadratic in the velocities,
+ * and dc/dv where a non-holonomic constraint c is structurally linear in them (formulate.c,
+ * structural_degree_within), and forms them otherwise: the same refusal as by default for kinetic
+ * energies that are not quadratic and constraints that are not linear, and the same acceptance for
+ * ones that are only once their variable is inlined (a let-first load checks the inlined form
+ * before it refuses: depends_inlined). nh NULL: no non-holonomic constraint. */
+static void same_load(const char *ke, const char *nh, const char *want)
 {
-    char text[512];
+    char text[768];
     snprintf(text, sizeof text,
-             "model: dae\nparameters: {m: 2}\ncoordinates: {x: 0.1, y: 0.2}\nvariables: {w: \"der(x) + 2*der(y)\"}\n"
-             "kinetic_energy: \"%s\"\npotential_energy: \"m*x^2 + y^2\"\n",
-             ke);
+             "model: dae\nparameters: {m: 2}\ncoordinates: {x: 0.1, y: 0.2, z: 0.3}\n"
+             "variables: {w: \"der(x) + 2*der(y)\"}\nkinetic_energy: \"%s\"\n"
+             "potential_energy: \"m*x^2 + y^2 + z^2\"\n%s%s%s",
+             ke, nh ? "nonholonomic: [\"" : "", nh ? nh : "", nh ? "\"]\n" : "");
     for (int fwd = 0; fwd < 2; fwd++) {
         mbl_load_options lo;
         mbl_load_options_default(&lo);
@@ -237,27 +282,46 @@ static void same_refusal(const char *ke, const char *want)
         mbl_status st;
         mbl_model *md = NULL;
         int rc = mbl_model_load_string_opt(text, strlen(text), "ke.yaml", NULL, 0, &lo, &md, &st);
-        if (want) CHECK_MSG(rc == MBL_EMODEL && strstr(st.msg, want), "%s (forward %d): %d %s", ke, fwd, rc, st.msg);
-        else CHECK_MSG(rc == 0, "%s (forward %d): %s", ke, fwd, st.msg);
+        if (want)
+            CHECK_MSG(rc == MBL_EMODEL && strstr(st.msg, want), "%s / %s (forward %d): %d %s", ke, nh ? nh : "", fwd,
+                      rc, st.msg);
+        else CHECK_MSG(rc == 0, "%s / %s (forward %d): %s", ke, nh ? nh : "", fwd, st.msg);
         mbl_model_free(md);
     }
 }
 
+static void same_refusal(const char *ke, const char *want) { same_load(ke, NULL, want); }
+
 TEST(kinetic_energy_quadratic)
 {
     const char *nq = "the kinetic energy is not quadratic in the velocities";
-    same_refusal("0.5*m*der(x)^4 + w^2", nq);
-    same_refusal("0.5*m*w^2*der(y)", nq);
-    same_refusal("m*w*sin(der(x)) + der(y)^2", nq);
-    same_refusal("0.5*m*w^2 + 0.5*der(x)^2 + 0.1*cos(x)*der(x)*der(y) + der(y)", NULL);
+    same_refusal("0.5*m*der(x)^4 + w^2 + der(z)^2", nq);
+    same_refusal("0.5*m*w^2*der(y) + der(z)^2", nq);
+    same_refusal("m*w*sin(der(x)) + der(y)^2 + der(z)^2", nq);
+    same_refusal("0.5*m*w^2 + 0.5*der(x)^2 + 0.1*cos(x)*der(x)*der(y) + der(y) + der(z)^2", NULL);
+    /* cubic through the variable, quadratic once it is inlined: w*der(x)^2 - der(x)^3 - 2*der(y)*der(x)^2 */
+    same_refusal("w*der(x)^2 - der(x)^3 - 2*der(y)*der(x)^2 + w^2 + der(z)^2", NULL);
+}
+
+TEST(nonholonomic_linear)
+{
+    const char *ke = "0.5*m*w^2 + 0.5*der(x)^2 + der(y)^2 + der(z)^2";
+    const char *nl = "is not linear in the velocities";
+    same_load(ke, "der(x)*w + der(z)", nl);
+    same_load(ke, "sin(der(x)) + der(z)", nl);
+    same_load(ke, "w*cos(x) + der(z)*y", NULL);
+    /* quadratic through the variable, linear once it is inlined: der(x)^2 - der(x)^2 + der(z) */
+    same_load(ke, "(w - 2*der(y))*der(x) - der(x)^2 + der(z)", NULL);
 }
 
 int main(void)
 {
     RUN(text_models);
+    RUN(let_first_parse);
     RUN(numeric_terms_load_as_before);
     RUN(wide_rows_load_as_before);
     RUN(multipliers_in_ode_rows);
     RUN(kinetic_energy_quadratic);
+    RUN(nonholonomic_linear);
     return test_summary("fwd_load");
 }
