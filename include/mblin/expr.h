@@ -344,6 +344,11 @@ MBL_API int mblx_hessian(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms
 MBL_API mblx_id mblx_subst(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
                    const mblx_id *repl);
 
+/* out[i] = mblx_subst(g, e[i], n, syms, repl) for i < m, in one traversal memo (the nodes the
+ * e[i] share are rebuilt once). 0, or a negative code (the graph's status). */
+MBL_API int mblx_subst_many(mblx_graph *g, size_t m, const mblx_id *e, size_t n, const mblx_id *syms,
+                    const mblx_id *repl, mblx_id *out);
+
 /* ==== compilation and evaluation ============================================================ */
 
 typedef struct mblx_tape mblx_tape;
