@@ -113,20 +113,21 @@ static mblx_id top_let(void *ud, mblx_id e)
  * default load keeps one derivative per let and coordinate (its symbolic Jacobian tape came out
  * 2-7 % longer from the sweep's rows, docs/benchmarks.md, branch s22-bike). */
 /* The lets u_k of T that are not der(P) (phi[0..nr): symbols no tape reads, G = sum phi_k u_k):
- *   sum_k dfu_k du_k/dv_i + fu_k (d/dt(du_k/dv_i) - du_k/dq_i)
- *     = [dG/dv_i](phi = dfu) + [d/dt(dG/dv_i) - dG/dq_i](phi = fu)
+ *   sum_k dfu_k du_k/dv_i + fu_k (d/dt(du_k/dv_i) - du_k/dq_i) = d/dt([dG/dv_i](phi = fu)) - [dG/dq_i](phi = fu)
  * from two reverse sweeps of G instead of a derivative of every u_k along every coordinate and
- * velocity, into gv[n..2n) and gq[n..2n) (the two terms of row i). 0, or -1 (the graph's status). */
-static int lagrange_sweep(mbl_model *md, mblx_id G, int nr, const mblx_id *phi, const mblx_id *fu, const mblx_id *dfu,
-                          mblx_id *gv, mblx_id *gq)
+ * velocity, into gv[n..2n) and gq[n..2n) (the two terms of row i). (Substituting phi = dfu and
+ * phi = fu into dG/dv_i and d/dt(dG/dv_i) - dG/dq_i instead costs 0.12 M more on the bicycle.)
+ * 0, or -1 (the graph's status). */
+static int lagrange_sweep(mbl_model *md, mblx_id G, int nr, const mblx_id *phi, const mblx_id *fu, mblx_id *gv,
+                          mblx_id *gq)
 {
     mblx_graph *g = md->g;
     int n = md->n;
     if (mblx_gradient(g, G, (size_t)n, md->v, gv + n) || mblx_gradient(g, G, (size_t)n, md->q, gq + n)) return -1;
-    for (int i = 0; i < n; i++) gq[n + i] = mblx_sub(g, model_total_der(md, gv[n + i]), gq[n + i]);
-    if (mblx_subst_many(g, (size_t)n, gv + n, (size_t)nr, phi, dfu, gv + n) ||
+    if (mblx_subst_many(g, (size_t)n, gv + n, (size_t)nr, phi, fu, gv + n) ||
         mblx_subst_many(g, (size_t)n, gq + n, (size_t)nr, phi, fu, gq + n))
         return -1;
+    for (int i = 0; i < n; i++) gv[n + i] = model_total_der(md, gv[n + i]), gq[n + i] = mblx_neg(g, gq[n + i]);
     return 0;
 }
 
@@ -160,7 +161,7 @@ static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
     for (int k = 0; k < K; k++) dfu[k] = model_total_der(md, fu[k]);
     /* the lets that are not der(P): through G = sum phi_k u_k when sweeping (let-first loads) */
     int *dl = mbl_alloc_array((size_t)(K ? K : 1), sizeof *dl);
-    mblx_id *phi = mbl_alloc_array((size_t)(3 * K + 1), sizeof *phi), *rf = phi + K, *rd = rf + K;
+    mblx_id *phi = mbl_alloc_array((size_t)(2 * K + 1), sizeof *phi), *rf = phi + K;
     if (!dl || !phi) {
         mbl_free(dfu), mbl_free(dl), mbl_free(phi);
         goto oom;
@@ -173,12 +174,12 @@ static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
         if (dl[k] < 0 && L->let_first) {
             char name[48];
             snprintf(name, sizeof name, "phi#%d", nr);
-            phi[nr] = mblx_symbol(g, name), rf[nr] = fu[k], rd[nr] = dfu[k];
+            phi[nr] = mblx_symbol(g, name), rf[nr] = fu[k];
             terms[nr] = mblx_mul(g, phi[nr], u[k]);
             nr++;
         }
     }
-    if (nr && lagrange_sweep(md, mblx_sum(g, (size_t)nr, terms), nr, phi, rf, rd, fv, fq)) {
+    if (nr && lagrange_sweep(md, mblx_sum(g, (size_t)nr, terms), nr, phi, rf, fv, fq)) {
         mbl_free(dfu), mbl_free(dl), mbl_free(phi);
         goto fail;
     }
