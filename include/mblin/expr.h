@@ -370,6 +370,14 @@ MBL_API mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *ou
 MBL_API mblx_tape *mblx_compile_bound(const mblx_graph *g, size_t n, const mblx_id *outputs,
                                       void (*lock)(void *ctx, int on), void *ctx, mbl_status *st);
 
+/* mblx_compile_bound (bound 1) or mblx_compile (bound 0, lock and ctx unused) for a tape evaluated
+ * a few times (a one-point command's load): sums and products share their common prefixes (the
+ * chains) but no common pairs of operands are searched for. The pairs make a tape a few % shorter
+ * and cost about a third of a large tape's compilation (docs/benchmarks.md, branch s22-bike2); the
+ * values are those of the expressions' operations in the order written. */
+MBL_API mblx_tape *mblx_compile_few(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
+                                    void (*lock)(void *ctx, int on), void *ctx, mbl_status *st);
+
 /* Free a tape. Accepts NULL. */
 MBL_API void mblx_tape_free(mblx_tape *t);
 
