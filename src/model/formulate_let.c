@@ -158,7 +158,6 @@ static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
     for (int k = 0; k < K; k++) fu[k] = mblx_subst(g, fu[k], (size_t)K, us, u);
     mblx_id *dfu = mbl_alloc_array((size_t)(K ? K : 1), sizeof *dfu);
     if (!dfu) goto oom;
-    for (int k = 0; k < K; k++) dfu[k] = model_total_der(md, fu[k]);
     /* the lets that are not der(P): through G = sum phi_k u_k when sweeping (let-first loads) */
     int *dl = mbl_alloc_array((size_t)(K ? K : 1), sizeof *dl);
     mblx_id *phi = mbl_alloc_array((size_t)(2 * K + 1), sizeof *phi), *rf = phi + K;
@@ -171,6 +170,8 @@ static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
         dl[k] = -1;
         for (int d = 0; d < L->nderlet && dl[k] < 0; d++)
             if (L->derlet[2 * d] == u[k]) dl[k] = d;
+        /* the rate of a body momentum, for the der-lets' terms (the sweep's rows take their own) */
+        dfu[k] = dl[k] < 0 && L->let_first ? MBLX_NONE : model_total_der(md, fu[k]);
         if (dl[k] < 0 && L->let_first) {
             char name[48];
             snprintf(name, sizeof name, "phi#%d", nr);
