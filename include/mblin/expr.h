@@ -344,6 +344,11 @@ MBL_API int mblx_hessian(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms
 MBL_API mblx_id mblx_subst(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
                    const mblx_id *repl);
 
+/* out[i] = mblx_subst(g, e[i], n, syms, repl) for i < m, in one traversal memo (the nodes the
+ * e[i] share are rebuilt once). 0, or a negative code (the graph's status). */
+MBL_API int mblx_subst_many(mblx_graph *g, size_t m, const mblx_id *e, size_t n, const mblx_id *syms,
+                    const mblx_id *repl, mblx_id *out);
+
 /* ==== compilation and evaluation ============================================================ */
 
 typedef struct mblx_tape mblx_tape;
@@ -364,6 +369,14 @@ MBL_API mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *ou
  * results are the same as mblx_compile's. */
 MBL_API mblx_tape *mblx_compile_bound(const mblx_graph *g, size_t n, const mblx_id *outputs,
                                       void (*lock)(void *ctx, int on), void *ctx, mbl_status *st);
+
+/* mblx_compile_bound (bound 1) or mblx_compile (bound 0, lock and ctx unused) for a tape evaluated
+ * a few times (a one-point command's load): sums and products share their common prefixes (the
+ * chains) but no common pairs of operands are searched for. The pairs make a tape a few % shorter
+ * and cost about a third of a large tape's compilation (docs/benchmarks.md, branch s22-bike2); the
+ * values are those of the expressions' operations in the order written. */
+MBL_API mblx_tape *mblx_compile_few(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
+                                    void (*lock)(void *ctx, int on), void *ctx, mbl_status *st);
 
 /* Free a tape. Accepts NULL. */
 MBL_API void mblx_tape_free(mblx_tape *t);

@@ -514,6 +514,24 @@ mblx_id mblx_subst(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, cons
     return r;
 }
 
+int mblx_subst_many(mblx_graph *g, size_t m, const mblx_id *e, size_t n, const mblx_id *syms,
+                    const mblx_id *repl, mblx_id *out)
+{
+    if (!g) return MBL_EARG;
+    for (size_t i = 0; i < m; i++)
+        if (!mblx__valid(g, e[i])) return MBL_EARG;
+    if (n && !repl) return mblx__fail(g, MBL_EARG, "mblx_subst_many: NULL replacements"), MBL_EARG;
+    seedset S;
+    if (seeds_make(g, "mblx_subst_many", n, syms, repl, XNONE, &S)) return mblx_graph_status(g, NULL);
+    int rc = mblx__new_epoch(g) ? (mblx__oom(g), MBL_ENOMEM) : 0;
+    for (size_t i = 0; i < m && !rc; i++) { /* one memo: the nodes the roots share rebuilt once */
+        out[i] = traverse_memo(g, e[i], &S, MODE_SUBST, NULL, 0, NULL);
+        if (out[i] == XNONE) rc = mblx_graph_status(g, NULL) ? mblx_graph_status(g, NULL) : MBL_ENOMEM;
+    }
+    seeds_free(&S);
+    return rc;
+}
+
 /* ---- reverse mode ---------------------------------------------------------------------------- */
 
 typedef struct contrib {

@@ -155,6 +155,7 @@ typedef struct compiler {
     size_t ka, ncap, kn, nins;
     size_t nl0;
     size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
+    int no_pairs;             /* mblx_compile_few: the chains alone */
 } compiler;
 
 static void compiler_free(compiler *c)
@@ -356,7 +357,8 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         uint32_t *ca;
         /* a bound tape's lnd and largs may hold the chains (copy_sub_dag) */
         size_t lres = t->g ? c->lres : 0, ares = t->g ? c->ares : 0;
-        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, &cl, &ca, &c->nl, &c->ka, &c->owner))
+        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->no_pairs, &cl, &ca, &c->nl, &c->ka,
+                        &c->owner))
             return -1;
         if (t->g) { /* a bound tape: owner in graph nodes at once (gid freed) */
             for (size_t l = 0; l < c->nl; l++) c->owner[l] = c->gid[c->owner[l]];
@@ -623,7 +625,7 @@ static void finish_tape(compiler *c, size_t n)
 
 /* mblx_compile (bound 0) and mblx_compile_bound (bound 1: the tape refers to g, lock/ctx). */
 static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
-                          void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
+                          void (*lock)(void *ctx, int on), void *ctx, int no_pairs, mbl_status *st)
 {
     if (!g || (n && !outputs)) {
         mbl_error(st, MBL_EARG, "mblx_compile: NULL graph or outputs");
@@ -634,7 +636,7 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
             mbl_error(st, MBL_EARG, "mblx_compile: output %zu is not a valid node", i);
             return NULL;
         }
-    compiler c = {.g = g, .map = {NULL, NULL, 0, 0, NULL}};
+    compiler c = {.g = g, .map = {NULL, NULL, 0, 0, NULL}, .no_pairs = no_pairs};
     int cancel = 0;
     mblx_tape *t = c.t = mbl_calloc(1, sizeof *t);
     if (!t) goto oom;
@@ -677,11 +679,17 @@ oom:
 
 mblx_tape *mblx_compile(const mblx_graph *g, size_t n, const mblx_id *outputs, mbl_status *st)
 {
-    return compile(g, n, outputs, 0, NULL, NULL, st);
+    return compile(g, n, outputs, 0, NULL, NULL, 0, st);
 }
 
 mblx_tape *mblx_compile_bound(const mblx_graph *g, size_t n, const mblx_id *outputs,
                               void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
 {
-    return compile(g, n, outputs, 1, lock, ctx, st);
+    return compile(g, n, outputs, 1, lock, ctx, 0, st);
+}
+
+mblx_tape *mblx_compile_few(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
+                            void (*lock)(void *ctx, int on), void *ctx, mbl_status *st)
+{
+    return compile(g, n, outputs, bound != 0, bound ? lock : NULL, bound ? ctx : NULL, 1, st);
 }

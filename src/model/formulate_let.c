@@ -108,7 +108,29 @@ static mblx_id top_let(void *ud, mblx_id e)
  * the translational energy cancel there, as in Kane's equations: out_i = sum m P'' dP/dq_i), and
  * d/dt(f_u_k) (the rate of a body momentum) is one node shared by every row; there du_k/dv_i = dP/dq_i
  * is taken through P (L->derlet), shorter than der(P). f is T with its
- * top-level lets replaced by symbols that no tape reads (they are substituted back). */
+ * top-level lets replaced by symbols that no tape reads (they are substituted back). In a
+ * let-first load the other lets' brackets come from two reverse sweeps (lagrange_sweep); the
+ * default load keeps one derivative per let and coordinate (its symbolic Jacobian tape came out
+ * 2-7 % longer from the sweep's rows, docs/benchmarks.md, branch s22-bike). */
+/* The lets u_k of T that are not der(P) (phi[0..nr): symbols no tape reads, G = sum phi_k u_k):
+ *   sum_k dfu_k du_k/dv_i + fu_k (d/dt(du_k/dv_i) - du_k/dq_i) = d/dt([dG/dv_i](phi = fu)) - [dG/dq_i](phi = fu)
+ * from two reverse sweeps of G instead of a derivative of every u_k along every coordinate and
+ * velocity, into gv[n..2n) and gq[n..2n) (the two terms of row i). (Substituting phi = dfu and
+ * phi = fu into dG/dv_i and d/dt(dG/dv_i) - dG/dq_i instead costs 0.12 M more on the bicycle.)
+ * 0, or -1 (the graph's status). */
+static int lagrange_sweep(mbl_model *md, mblx_id G, int nr, const mblx_id *phi, const mblx_id *fu, mblx_id *gv,
+                          mblx_id *gq)
+{
+    mblx_graph *g = md->g;
+    int n = md->n;
+    if (mblx_gradient(g, G, (size_t)n, md->v, gv + n) || mblx_gradient(g, G, (size_t)n, md->q, gq + n)) return -1;
+    if (mblx_subst_many(g, (size_t)n, gv + n, (size_t)nr, phi, fu, gv + n) ||
+        mblx_subst_many(g, (size_t)n, gq + n, (size_t)nr, phi, fu, gq + n))
+        return -1;
+    for (int i = 0; i < n; i++) gv[n + i] = model_total_der(md, gv[n + i]), gq[n + i] = mblx_neg(g, gq[n + i]);
+    return 0;
+}
+
 static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
 {
     mbl_model *md = L->md;
@@ -126,9 +148,9 @@ static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
     mblx_id *u = tl.u, *us = tl.us;
     mblx_id f = map[T];
     fu = mbl_alloc_array((size_t)(K ? K : 1), sizeof *fu);
-    fv = mbl_alloc_array((size_t)n, sizeof *fv);
-    fq = mbl_alloc_array((size_t)n, sizeof *fq);
-    terms = mbl_alloc_array((size_t)(2 * K + 2), sizeof *terms);
+    fv = mbl_alloc_array((size_t)(2 * n), sizeof *fv);
+    fq = mbl_alloc_array((size_t)(2 * n), sizeof *fq);
+    terms = mbl_alloc_array((size_t)(2 * K + 3), sizeof *terms);
     if (!fu || !fv || !fq || !terms) goto oom;
     if (mblx_gradient(g, f, (size_t)K, us, fu) || mblx_gradient(g, f, (size_t)n, md->v, fv) ||
         mblx_gradient(g, f, (size_t)n, md->q, fq))
@@ -136,15 +158,43 @@ static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
     for (int k = 0; k < K; k++) fu[k] = mblx_subst(g, fu[k], (size_t)K, us, u);
     mblx_id *dfu = mbl_alloc_array((size_t)(K ? K : 1), sizeof *dfu);
     if (!dfu) goto oom;
-    for (int k = 0; k < K; k++) dfu[k] = model_total_der(md, fu[k]);
+    /* the lets that are not der(P): through G = sum phi_k u_k when sweeping (let-first loads) */
+    int *dl = mbl_alloc_array((size_t)(K ? K : 1), sizeof *dl);
+    mblx_id *phi = mbl_alloc_array((size_t)(2 * K + 1), sizeof *phi), *rf = phi + K;
+    if (!dl || !phi) {
+        mbl_free(dfu), mbl_free(dl), mbl_free(phi);
+        goto oom;
+    }
+    int nr = 0;
+    for (int k = 0; k < K; k++) {
+        dl[k] = -1;
+        for (int d = 0; d < L->nderlet && dl[k] < 0; d++)
+            if (L->derlet[2 * d] == u[k]) dl[k] = d;
+        /* the rate of a body momentum, for the der-lets' terms (the sweep's rows take their own) */
+        dfu[k] = dl[k] < 0 && L->let_first ? MBLX_NONE : model_total_der(md, fu[k]);
+        if (dl[k] < 0 && L->let_first) {
+            char name[48];
+            snprintf(name, sizeof name, "phi#%d", nr);
+            phi[nr] = mblx_symbol(g, name), rf[nr] = fu[k];
+            terms[nr] = mblx_mul(g, phi[nr], u[k]);
+            nr++;
+        }
+    }
+    if (nr && lagrange_sweep(md, mblx_sum(g, (size_t)nr, terms), nr, phi, rf, fv, fq)) {
+        mbl_free(dfu), mbl_free(dl), mbl_free(phi);
+        goto fail;
+    }
     for (int i = 0; i < n; i++) {
         int nt = 0;
         mblx_id a = mblx_subst(g, fv[i], (size_t)K, us, u), b = mblx_subst(g, fq[i], (size_t)K, us, u);
         terms[nt++] = mblx_sub(g, model_total_der(md, a), b);
+        if (nr) { /* sum_k dfu_k du_k/dv_i + fu_k (d/dt(du_k/dv_i) - du_k/dq_i) */
+            terms[nt++] = fv[n + i];
+            terms[nt++] = fq[n + i];
+        }
         for (int k = 0; k < K; k++) {
-            int der = -1;
-            for (int d = 0; d < L->nderlet && der < 0; d++)
-                if (L->derlet[2 * d] == u[k]) der = d;
+            int der = dl[k];
+            if (der < 0 && nr) continue;
             /* d(dP/dt)/dv_i = dP/dq_i: through P, not its longer time derivative */
             mblx_id jv = der >= 0 ? mblx_diff(g, L->derlet[2 * der + 1], md->q[i]) : mblx_diff(g, u[k], md->v[i]);
             terms[nt++] = mblx_mul(g, dfu[k], jv);
@@ -155,7 +205,7 @@ static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
         }
         out[i] = mblx_sum(g, (size_t)nt, terms);
     }
-    mbl_free(dfu);
+    mbl_free(dfu), mbl_free(dl), mbl_free(phi);
     rc = mblx_graph_status(g, L->st);
     goto done;
 oom:

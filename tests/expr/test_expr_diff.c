@@ -535,6 +535,26 @@ TEST(total_derivative_and_subst)
     free(s);
 }
 
+/* mblx_subst_many equals mblx_subst root by root: shared nodes, a root that does not depend on
+ * the symbols first (no stale memo from the traversal before it), the outputs over the inputs */
+TEST(subst_many)
+{
+    mblx_graph *g = mblx_graph_new();
+    mblx_id x = mblx_symbol(g, "x"), y = mblx_symbol(g, "y"), p = mblx_symbol(g, "p"), z = mblx_symbol(g, "z");
+    mblx_id sh = mblx_let(g, mblx_mul(g, mblx_sin(g, x), y));
+    mblx_id e[4] = {mblx_cos(g, z), mblx_mul(g, p, sh), mblx_add(g, mblx_mul(g, p, p), sh), mblx_exp(g, mblx_mul(g, p, x))};
+    CHECK(mblx_diff(g, e[3], x) != MBLX_NONE); /* a traversal whose memo the first root must not see */
+    mblx_id syms[2] = {p, x}, repl[2] = {mblx_add(g, y, z), mblx_cos(g, y)}, want[4], got[4];
+    for (int i = 0; i < 4; i++) want[i] = mblx_subst(g, e[i], 2, syms, repl);
+    CHECK_EQ_INT(mblx_subst_many(g, 4, e, 2, syms, repl, got), 0);
+    for (int i = 0; i < 4; i++) CHECK(got[i] == want[i]);
+    CHECK(got[0] == e[0]);
+    CHECK_EQ_INT(mblx_subst_many(g, 4, e, 2, syms, repl, e), 0); /* in place */
+    for (int i = 0; i < 4; i++) CHECK(e[i] == want[i]);
+    CHECK_EQ_INT(mblx_graph_status(g, NULL), 0);
+    mblx_graph_free(g);
+}
+
 TEST(deep_chain_diff)
 {
     /* 1e5 nested operations: differentiate, compile, evaluate, print, free */
@@ -578,6 +598,7 @@ int main(void)
     RUN(jacobian_patterns);
     RUN(hessian_large);
     RUN(total_derivative_and_subst);
+    RUN(subst_many);
     RUN(deep_chain_diff);
     CHECK_EQ_INT(mblx_graph_status(G, NULL), 0);
     mblx_graph_free(G);

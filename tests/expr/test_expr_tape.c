@@ -248,6 +248,25 @@ TEST(large_sub_dag_one_form)
         CHECK_MSG(mblx_tape_ninstr(all) == 1761, "%d rotation Jacobians: %zu instructions", NC,
                   mblx_tape_ninstr(all));
     }
+    /* mblx_compile_few (a one-point load's tapes): chains alone at every size, bound or not, and
+     * the same values to rounding */
+    mblx_tape *few = mblx_compile_few(G, NC * 27, J, 0, NULL, NULL, &st);
+    mblx_tape *fewb = mblx_compile_few(G, NC * 27, J, 1, NULL, NULL, &st);
+    CHECK(few && fewb);
+    if (few && fewb && all) {
+        CHECK_MSG(mblx_tape_ninstr(few) == 1681 && mblx_tape_ninstr(fewb) == 1681, "chains alone: %zu, %zu",
+                  mblx_tape_ninstr(few), mblx_tape_ninstr(fewb));
+        size_t ns = mblx_symbol_count(G), nw = mblx_tape_work_size(all);
+        if (mblx_tape_work_size(few) > nw) nw = mblx_tape_work_size(few);
+        double *sv = calloc(ns + 1, sizeof *sv), *wk = calloc(nw + 1, sizeof *wk);
+        double *r1 = calloc(NC * 27, sizeof *r1), *r2 = calloc(NC * 27, sizeof *r2);
+        for (size_t i = 0; i < ns; i++) sv[i] = 0.1 + 0.37 * (double)(i % 11);
+        CHECK_EQ_INT(mblx_tape_eval(all, sv, r1, wk, &st), 0);
+        CHECK_EQ_INT(mblx_tape_eval(few, sv, r2, wk, &st), 0);
+        for (int i = 0; i < NC * 27; i++) CHECK_MSG(fabs(r1[i] - r2[i]) <= 1e-14 * (1 + fabs(r1[i])), "entry %d", i);
+        free(sv), free(wk), free(r1), free(r2);
+    }
+    mblx_tape_free(few), mblx_tape_free(fewb);
     mblx_tape_free(one), mblx_tape_free(all);
 }
 
