@@ -700,7 +700,7 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
     mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
     uint32_t *caA = NULL, *caB = NULL, *pa = NULL, *ownA = NULL, *ownB = NULL, *ownP = NULL;
     uint32_t *outA = mbl_alloc_array(nout ? nout : 1, sizeof *outA), *outB = mbl_alloc_array(nout ? nout : 1, sizeof *outB);
-    size_t nlA, kaA, nlB, kaB, nlP, kaP, opsA = SIZE_MAX, opsB = SIZE_MAX;
+    size_t nlA, kaA, nlB, kaB, nlP = 0, kaP = 0, opsA = SIZE_MAX, opsB = SIZE_MAX;
     int rc = -1;
     if (!outA || !outB) goto out;
     memcpy(outA, outl, nout * sizeof *outA);
