@@ -53,20 +53,30 @@ static int sizes_equal(const mbl_linear *x, const mbl_linear *y)
     return x->nx == y->nx && x->nu == y->nu && x->ny == y->ny && x->z0 == y->z0 && x->z1 == y->z1;
 }
 
+/* The matrices of a linear model, in x and y: 10 of them */
+typedef struct field {
+    const char *name;
+    const double *a, *b;
+    size_t n;
+} field;
+
+static void fields_of(const mbl_linear *x, const mbl_linear *y, field *f)
+{
+    size_t nx = (size_t)x->nx, nu = (size_t)x->nu, ny = (size_t)x->ny, z0 = (size_t)x->z0, z1 = (size_t)x->z1;
+    size_t n = (size_t)x->n;
+    f[0] = (field){"A", x->A, y->A, nx * nx}, f[1] = (field){"B", x->B, y->B, nx * nu};
+    f[2] = (field){"C", x->C, y->C, ny * nx}, f[3] = (field){"D", x->D, y->D, ny * nu};
+    f[4] = (field){"M-hat", x->M, y->M, z1 * z1}, f[5] = (field){"C-hat", x->Cd, y->Cd, z1 * z1};
+    f[6] = (field){"K-hat", x->K, y->K, z1 * z0}, f[7] = (field){"F", x->F, y->F, z1 * nu};
+    f[8] = (field){"q_S", x->q_S, y->q_S, n * z0}, f[9] = (field){"v_W", x->v_W, y->v_W, n * z1};
+}
+
 static void compare_bits(const char *path, const char *route, const mbl_linear *x, const mbl_linear *y)
 {
+    field f[10];
     if (!sizes_equal(x, y)) return;
-    size_t nx = (size_t)x->nx, nu = (size_t)x->nu, ny = (size_t)x->ny, z0 = (size_t)x->z0, z1 = (size_t)x->z1;
-    same(path, route, "A", x->A, y->A, nx * nx);
-    same(path, route, "B", x->B, y->B, nx * nu);
-    same(path, route, "C", x->C, y->C, ny * nx);
-    same(path, route, "D", x->D, y->D, ny * nu);
-    same(path, route, "M-hat", x->M, y->M, z1 * z1);
-    same(path, route, "C-hat", x->Cd, y->Cd, z1 * z1);
-    same(path, route, "K-hat", x->K, y->K, z1 * z0);
-    same(path, route, "F", x->F, y->F, z1 * nu);
-    same(path, route, "q_S", x->q_S, y->q_S, (size_t)x->n * z0);
-    same(path, route, "v_W", x->v_W, y->v_W, (size_t)x->n * z1);
+    fields_of(x, y, f);
+    for (int i = 0; i < 10; i++) same(path, route, f[i].name, f[i].a, f[i].b, f[i].n);
     same(path, route, "the condition estimate", &x->cond, &y->cond, 1);
 }
 
@@ -98,18 +108,10 @@ static void eigs_close(const char *path, const mbl_linear *x, const mbl_linear *
 
 static void compare_close(const char *path, const mbl_linear *x, const mbl_linear *y)
 {
+    field f[10];
     if (!sizes_equal(x, y)) return;
-    size_t nx = (size_t)x->nx, nu = (size_t)x->nu, ny = (size_t)x->ny, z0 = (size_t)x->z0, z1 = (size_t)x->z1;
-    close_to(path, "A", x->A, y->A, nx * nx);
-    close_to(path, "B", x->B, y->B, nx * nu);
-    close_to(path, "C", x->C, y->C, ny * nx);
-    close_to(path, "D", x->D, y->D, ny * nu);
-    close_to(path, "M-hat", x->M, y->M, z1 * z1);
-    close_to(path, "C-hat", x->Cd, y->Cd, z1 * z1);
-    close_to(path, "K-hat", x->K, y->K, z1 * z0);
-    close_to(path, "F", x->F, y->F, z1 * nu);
-    close_to(path, "q_S", x->q_S, y->q_S, (size_t)x->n * z0);
-    close_to(path, "v_W", x->v_W, y->v_W, (size_t)x->n * z1);
+    fields_of(x, y, f);
+    for (int i = 0; i < 10; i++) close_to(path, f[i].name, f[i].a, f[i].b, f[i].n);
     eigs_close(path, x, y);
 }
 
