@@ -20,7 +20,11 @@
  *     M-hat = v_W^T M v_W,  C-hat = v_W^T (M a'_W + R_v v_W),  K-hat = v_W^T (M a'_S + R_v v'_S + R_q q'_S),
  *     F = -v_W^T R_r.
  * Its condition (not that of the whole augmented matrix, whose conditioning grows with the ratio of
- * the highest to the lowest frequency) decides whether the states parametrize the motion. */
+ * the highest to the lowest frequency) decides whether the states parametrize the motion.
+ * A holonomic one-shot whose pattern allows it (relin.c's one-factorization path: multipliers only
+ * as Phi_q^T lambda + A^T mu, inputs only in the equations of motion, no ode states, every
+ * right-hand side in one block) factors the kinematic system alone and takes dW from M-hat (oneshot_direct);
+ * lin->cond is then the kinematic system's estimate. A sweep's first point factors both. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -629,18 +633,11 @@ static void work_pattern(mbl_lin_work *w)
     w->nz = nz;
 }
 
-/* The kinematic system (when it applies) and the augmented matrix: assembled, equilibrated,
- * factored and their conditions checked; then the solve into lin (finish). */
-static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *lin, mbl_status *st)
+/* The augmented matrix assembled from its triplets (a one-shot's triplets then released) and
+ * equilibrated. */
+static int aug_assemble(mbl_lin_work *w, mbl_status *st)
 {
-    const mbl_model *md = w->md;
-    int N = w->N, nz = w->nz, rc = 0;
-    /* the kinematic projection of M-hat, C-hat, K-hat assumes equations of motion whose multipliers
-     * enter as Phi_q^T lambda + A^T mu only, without X, der(X), Z: Eq. 29-30 from dW otherwise */
-    if (!md->ext) rc = kin_prepare(w, st);
-    if (rc) return rc;
-    fill_triplets(w);
-    rc = mbla_csc_from_triplets(N, N, nz, w->ti, w->tj, w->tx, w->map, &w->Aug, st);
+    int rc = mbla_csc_from_triplets(w->N, w->N, w->nz, w->ti, w->tj, w->tx, w->map, &w->Aug, st);
     if (rc) return rc;
     if (!w->sweep) { /* a one-shot's triplets: assembled (kin_prepare has taken its own from them) */
         aug_alloc_release(&w->wa, &w->ti), aug_alloc_release(&w->wa, &w->tj);
@@ -648,25 +645,74 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
     }
     equilibrate(w);
     if (!w->sweep) aug_alloc_release(&w->wa, &w->ework); /* the equilibration's scratch */
+    return 0;
+}
+
+/* The kinematic system assembled, equilibrated, factored; its condition estimate in *condk and
+ * checked against rcond_min */
+static int kin_factor(mbl_lin_work *w, const mbl_lin_options *opt, double *condk, mbl_status *st)
+{
+    int rc = mbla_csc_from_triplets(w->Nk, w->Nk, w->nzk, w->kti, w->ktj, w->ktx, w->kmap, &w->Kin, st);
+    if (!w->sweep) {
+        aug_alloc_release(&w->ka, &w->kti), aug_alloc_release(&w->ka, &w->ktj);
+        aug_alloc_release(&w->ka, &w->ktsrc), aug_alloc_release(&w->ka, &w->ktx);
+    }
+    if (!rc) mbla_csc_equilibrate(w->Kin, MBLA_DEFAULT, 0, w->kr, w->kc, w->kwork, NULL);
+    if (!rc && w->sweep) {
+        rc = mbla_klu_new(w->Kin, NULL, &w->klu_k, st);
+        if (!rc) rc = mbla_klu_condest(w->klu_k, w->Kin, condk, st);
+    } else if (!rc) { /* a one-shot's: the matrix taken over, only its factors kept for the solves */
+        rc = mbla_klu_new_taken(w->Kin, condk, &w->klu_k, st);
+        w->Kin = NULL;
+        aug_alloc_release(&w->ka, &w->kwork);
+    }
+    if (rc == MBL_ESINGULAR && !w->klu_k) rc = aug_kin_singular_error(st, 0.0);
+    if (!rc && !(*condk > 0 && 1.0 / *condk >= opt->rcond_min)) rc = aug_kin_singular_error(st, *condk);
+    return rc;
+}
+
+/* A one-shot by the sweep's one-factorization path (relin.c: the kinematic system alone, then
+ * M-hat of order z1 for dW); *done = 0 when the multipliers are not projected out at this point
+ * (then the augmented matrix as before). lin->cond: the kinematic system's estimate. */
+static int oneshot_direct(mbl_lin_work *w, double condk, mbl_linear *lin, int *done, mbl_status *st)
+{
+    int ok = 0, rc = aug_finish_mck(w, lin, st);
+    *done = 0;
+    if (!rc) rc = aug_multipliers_projected_out(w, lin, st, &ok);
+    if (rc || !ok) return rc;
+    *done = 1;
+    lin->cond = condk;
+    w->ywork = mbl_alloc_array((size_t)w->z1 * (size_t)w->nrhs + 1, sizeof *w->ywork);
+    if (!w->ywork) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    rc = mbla_dlu_new(w->z1, lin->M, w->z1, &w->mlu, st);
+    if (rc == MBL_ESINGULAR) return aug_singular_error(st, 0.0);
+    return rc ? rc : aug_direct_finish(w, lin, st);
+}
+
+/* The kinematic system (when it applies) and the augmented matrix: assembled, equilibrated,
+ * factored and their conditions checked; then the solve into lin (finish). A one-shot whose
+ * pattern allows it (aug_direct_structural) factors the kinematic system only (oneshot_direct). */
+static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *lin, mbl_status *st)
+{
+    const mbl_model *md = w->md;
+    int rc = 0;
+    /* the kinematic projection of M-hat, C-hat, K-hat assumes equations of motion whose multipliers
+     * enter as Phi_q^T lambda + A^T mu only, without X, der(X), Z: Eq. 29-30 from dW otherwise */
+    if (!md->ext) rc = kin_prepare(w, st);
+    if (rc) return rc;
+    fill_triplets(w);
+    /* holonomic models only: a nonholonomic model's defective zero eigenvalues (the rolling disc, the
+     * bicycles) move by 1e-7 under the path's 1e-15 change in A, beyond the golden outputs' 1e-9 */
+    int direct = !w->sweep && md->k == 0 && aug_direct_structural(w);
+    /* the augmented matrix first where it is needed (a one-shot's triplets then freed before the
+     * kinematic factorization) */
+    if (!direct && (rc = aug_assemble(w, st))) return rc;
     if (w->kin) {
         double condk = 0;
-        rc = mbla_csc_from_triplets(w->Nk, w->Nk, w->nzk, w->kti, w->ktj, w->ktx, w->kmap, &w->Kin, st);
-        if (!w->sweep) {
-            aug_alloc_release(&w->ka, &w->kti), aug_alloc_release(&w->ka, &w->ktj);
-            aug_alloc_release(&w->ka, &w->ktsrc), aug_alloc_release(&w->ka, &w->ktx);
-        }
-        if (!rc) mbla_csc_equilibrate(w->Kin, MBLA_DEFAULT, 0, w->kr, w->kc, w->kwork, NULL);
-        if (!rc && w->sweep) {
-            rc = mbla_klu_new(w->Kin, NULL, &w->klu_k, st);
-            if (!rc) rc = mbla_klu_condest(w->klu_k, w->Kin, &condk, st);
-        } else if (!rc) { /* a one-shot's: the matrix taken over, only its factors kept for the solves */
-            rc = mbla_klu_new_taken(w->Kin, &condk, &w->klu_k, st);
-            w->Kin = NULL;
-            aug_alloc_release(&w->ka, &w->kwork);
-        }
-        if (rc == MBL_ESINGULAR && !w->klu_k) rc = aug_kin_singular_error(st, 0.0);
-        if (!rc && !(condk > 0 && 1.0 / condk >= opt->rcond_min)) rc = aug_kin_singular_error(st, condk);
-        if (rc) return rc;
+        if ((rc = kin_factor(w, opt, &condk, st))) return rc;
+        int done = 0;
+        if (direct && ((rc = oneshot_direct(w, condk, lin, &done, st)) || done)) return rc;
+        if (direct && (rc = aug_assemble(w, st))) return rc;
     }
     if (w->sweep) {
         rc = mbla_klu_new(w->Aug, NULL, &w->lu, st);

@@ -95,6 +95,13 @@ int aug_finish_mck(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
 
 /* relin.c: after the workspace's first linearization, freeze the scaling and choose the path */
 int aug_relin_prepare(mbl_lin_work *w, const mbl_linear *lin, mbl_status *st);
+/* relin.c: the one-factorization path's conditions on the pattern (the kinematic system, no ode
+ * states, every right-hand side in one block, inputs only in the equations of motion, outputs and
+ * user states without multipliers), its numerical one (v_W^T R_lambda = 0 to rounding, v_W known),
+ * and its solve (aug_finish_mck done, M-hat factored in w->mlu, w->ywork z1 x nrhs) */
+int aug_direct_structural(const mbl_lin_work *w);
+int aug_multipliers_projected_out(const mbl_lin_work *w, const mbl_linear *lin, mbl_status *st, int *ok);
+int aug_direct_finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st);
 
 /* relin_dense.c: the unconstrained tree's path (w->dense); aug_dense_relin returns 1 where M is not
  * symmetric positive definite (then the general path), else 0 or an error */

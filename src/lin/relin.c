@@ -19,7 +19,9 @@
  * equations of motion as Phi_q^T lambda + A^T mu (a model that says otherwise, md->ext, has no
  * kinematic system; checked again numerically at the first point), the inputs only the
  * equations of motion, the outputs and user states no multiplier, and the right-hand sides fit in
- * one block; otherwise both matrices are factored as in a one-shot linearization. */
+ * one block; otherwise both matrices are factored as in a one-shot linearization. A one-shot
+ * (mbl_linearize) whose pattern allows it takes the same path at its only point (augmented.c,
+ * oneshot_direct), its M-hat factored once (mbla_dlu_new) instead of refactored. */
 #include <math.h>
 #include <string.h>
 
@@ -48,7 +50,7 @@ static int rows_kinematic(const mbl_model *md, const sparse_rows *R, int r0, int
 }
 
 /* v_W^T R_lambda (and R_mu) = 0 at the first point, relative to its terms (RELIN_MULT_TOL) */
-static int multipliers_projected_out(const mbl_lin_work *w, const mbl_linear *lin, mbl_status *st, int *ok)
+int aug_multipliers_projected_out(const mbl_lin_work *w, const mbl_linear *lin, mbl_status *st, int *ok)
 {
     const mbl_model *md = w->md;
     int n = md->n, z1 = w->z1, jl = model_blk0(md, MBL_BLK_LAMBDA), nm = md->m + md->k;
@@ -72,22 +74,26 @@ static int multipliers_projected_out(const mbl_lin_work *w, const mbl_linear *li
     return 0;
 }
 
-/* Whether one factorization (the kinematic system's) serves every point: see the opening comment */
-static int direct_applies(const mbl_lin_work *w, const mbl_linear *lin, mbl_status *st, int *ok)
+int aug_direct_structural(const mbl_lin_work *w)
 {
     const mbl_model *md = w->md;
     int nus = md->nus, nuvs = md->nuvs, N = w->N, jr = model_blk0(md, MBL_BLK_R);
     int eom1 = md->row0[MBL_ROW_EOM + 1];
-    *ok = 0;
     if (!w->kin || md->nX || w->nrhs > w->xcols || w->z0 + w->z1 > w->kcols || w->z1 == 0) return 0;
     for (int p = 0; p < md->jac.nz; p++)
         if (md->jac.col[p] >= jr && md->jac.row[p] >= eom1) return 0; /* an input in a constraint */
     for (int p = 0; p < w->Y.ptr[md->ny]; p++)
         if (w->Y.col[p] < jr && aug_kin_col(md, w->Y.col[p]) < 0) return 0; /* an output of lambda, mu */
     /* the rows of sdot, sddot and w, wdot: accelerations, speeds and coordinates only */
-    if (!rows_kinematic(md, &w->U, nus, 3 * nus, N) || !rows_kinematic(md, &w->U, 3 * nus + nuvs, 3 * nus + 2 * nuvs, N))
-        return 0;
-    return multipliers_projected_out(w, lin, st, ok);
+    return rows_kinematic(md, &w->U, nus, 3 * nus, N) && rows_kinematic(md, &w->U, 3 * nus + nuvs, 3 * nus + 2 * nuvs, N);
+}
+
+/* Whether one factorization (the kinematic system's) serves every point: see the opening comment */
+static int direct_applies(const mbl_lin_work *w, const mbl_linear *lin, mbl_status *st, int *ok)
+{
+    *ok = 0;
+    if (!aug_direct_structural(w)) return 0;
+    return aug_multipliers_projected_out(w, lin, st, ok);
 }
 
 /* The matrix entries x (map: the entry of each triplet) at the point in w->ev: the triplets' values
@@ -143,19 +149,15 @@ int aug_relin_prepare(mbl_lin_work *w, const mbl_linear *lin, mbl_status *st)
     return rc;
 }
 
-/* The point's solution from the kinematic system alone (the opening comment); the system is
- * refilled and factored. */
-static int finish_direct(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
+/* The point's solution from the kinematic system alone (the opening comment): the kinematic
+ * responses in w->Xk (aug_finish_mck done) and M-hat factored in w->mlu; dW by the dense solve,
+ * then the augmented system's responses, the state derivatives, C and D. Also the one-shot's path
+ * (augmented.c, work_factor). */
+int aug_direct_finish(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
 {
     const mbl_model *md = w->md;
-    int n = md->n, z0 = w->z0, z1 = w->z1, zz = z0 + z1, nrhs = w->nrhs, N = w->N, Nk = w->Nk;
+    int n = md->n, z0 = w->z0, z1 = w->z1, zz = z0 + z1, nrhs = w->nrhs, N = w->N, Nk = w->Nk, rc = 0;
     int ja = model_blk0(md, MBL_BLK_A), jv = model_blk0(md, MBL_BLK_V), jq = model_blk0(md, MBL_BLK_Q);
-    int rc = aug_finish_mck(w, lin, st); /* Xk: the kinematic responses, W-bar columns first */
-    /* the same states' test as a one-shot linearization, before M-hat is factored */
-    if (!rc) rc = lin_check_states_at(md, w->ev.jac, w->mdiag, w->nmdiag, lin, &w->opt, st);
-    if (!rc) rc = mbla_dlu_refactor(w->mlu, lin->M, z1, st);
-    if (rc == MBL_ESINGULAR) return aug_singular_error(st, 0.0);
-    if (rc) return rc;
     double *Y = w->ywork, *X = w->X;
     for (int j = 0; j < nrhs; j++)
         for (int i = 0; i < z1; i++)
@@ -168,6 +170,9 @@ static int finish_direct(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
         if ((rc = mbla_dlu_solve(w->mlu, 'N', 1, Y + (size_t)j * z1, z1, st))) return rc;
     /* the augmented system's responses [a' = a_k' + v_W dW; 0; 0; v'; q'] (inputs: a' = v_W dW) */
     memset(X, 0, (size_t)N * (size_t)nrhs * sizeof *X);
+    /* v_W dW by a loop at a few links, else by dgemm (N = 16 chain: 48 x 16 x 32, 200 k instructions
+     * of loop against 60 k) */
+    int small = (double)n * z1 * nrhs <= RELIN_SMALL_PRODUCT;
     for (int j = 0; j < nrhs; j++) {
         double *x = X + (size_t)j * N;
         if (j < zz) {
@@ -176,15 +181,28 @@ static int finish_direct(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
             memcpy(x + jv, xk + n, (size_t)n * sizeof *x);
             memcpy(x + jq, xk + 2 * n, (size_t)n * sizeof *x);
         }
-        for (int l = 0; l < z1; l++) {
+        for (int l = 0; l < z1 && small; l++) {
             double y = Y[l + (size_t)j * z1];
             const double *v = lin->v_W + (size_t)l * n;
             for (int i = 0; i < n; i++) x[ja + i] += v[i] * y;
         }
     }
+    if (!small && (rc = mbla_gemm('N', 'N', n, nrhs, z1, 1.0, lin->v_W, n, Y, z1, 1.0, X + ja, N, st))) return rc;
     aug_finish_post_block(w, lin, 0, nrhs, aug_finish_dS_init(w));
     aug_finish_assemble(w, lin);
     return 0;
+}
+
+/* The point's solution from the kinematic system alone (the opening comment); the system is
+ * refilled and factored. */
+static int finish_direct(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
+{
+    int rc = aug_finish_mck(w, lin, st); /* Xk: the kinematic responses, W-bar columns first */
+    /* the same states' test as a one-shot linearization, before M-hat is factored */
+    if (!rc) rc = lin_check_states_at(w->md, w->ev.jac, w->mdiag, w->nmdiag, lin, &w->opt, st);
+    if (!rc) rc = mbla_dlu_refactor(w->mlu, lin->M, w->z1, st);
+    if (rc == MBL_ESINGULAR) return aug_singular_error(st, 0.0);
+    return rc ? rc : aug_direct_finish(w, lin, st);
 }
 
 /* Refactor the kinematic system (refilled); its pivot-ratio estimate in *rcond */

@@ -1,55 +1,160 @@
-/* The one-shot augmented linearization (mbl_linearize) and a sweep's first point (mbl_lin_work_new)
- * give the same linear model, bit for bit, by three routes of the evaluator (src/lin/eval.c): the
- * one-shot reads the point's Jacobian values in place (lin_eval_init_lean), the sweep copies them
- * into its own array, and a point without kept values (jac_memo NULL) is evaluated by the one-shot
- * itself with work sized on demand. The one-shot also drops its triplets, the kinematic matrix and
- * the copies inside its KLU factorizations as soon as they are no longer needed
- * (mbla_klu_solve_only): on the 300-loop four-bar the workspace's arrays are each on their own
- * (above AUG_ONE_BLOCK), so those releases run. Models: the four-bar (kinematic system), the
- * slider pendulum and the Whipple bicycle (outputs: the outputs' tape is evaluated on the lean
- * evaluator's work). */
+/* The one-shot augmented linearization (mbl_linearize) against a sweep's first point
+ * (mbl_lin_work_new), and the one-shot by two routes of the evaluator (src/lin/eval.c): the
+ * one-shot reads the point's Jacobian values in place (lin_eval_init_lean), and a point without
+ * kept values (jac_memo NULL) is evaluated by the one-shot itself with work sized on demand; those
+ * two are equal bit for bit.
+ *
+ * A one-shot whose pattern allows it factors the kinematic system only (the sweep's
+ * one-factorization path, augmented.c oneshot_direct; lin->cond is then the kinematic system's
+ * estimate), while a sweep's first point factors both matrices: there the two agree to 1e-10 of
+ * each matrix's largest entry, and A's eigenvalues to 1e-10 of the largest modulus. Where the
+ * one-shot takes the augmented matrix too (a model with ode states) it equals the sweep's first
+ * point bit for bit, as before. The one-shot also drops
+ * its triplets, the kinematic matrix and the copies inside its KLU factorizations as soon as they
+ * are no longer needed (mbla_klu_solve_only): on the 300-loop four-bar the workspace's arrays are
+ * each on their own (above AUG_ONE_BLOCK), so those releases run. Models with outputs: the slider
+ * pendulum and the Whipple bicycle (the outputs' tape is evaluated on the lean evaluator's work). */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "mblin/la.h"
 #include "mblin/mblin.h"
 #include "test.h"
+
+#define AGREE 1e-10
 
 static void same(const char *path, const char *route, const char *what, const double *a, const double *b, size_t n)
 {
     int eq = n == 0 || !memcmp(a, b, n * sizeof *a);
-    CHECK_MSG(eq, "%s: %s: %s differs from the sweep's first point", path, route, what);
+    CHECK_MSG(eq, "%s: %s: %s differs", path, route, what);
 }
 
-static void compare(const char *path, const char *route, const mbl_linear *x, const mbl_linear *y)
+/* a and b within AGREE of the larger one's largest entry */
+static void close_to(const char *path, const char *what, const double *a, const double *b, size_t n)
+{
+    double big = 0, diff = 0;
+    for (size_t i = 0; i < n; i++) {
+        big = fmax(big, fmax(fabs(a[i]), fabs(b[i])));
+        diff = fmax(diff, fabs(a[i] - b[i]));
+    }
+    CHECK_MSG(diff <= AGREE * big || (big == 0 && diff == 0), "%s: %s: one-shot and sweep differ by %.3g of %.3g", path,
+              what, diff, big);
+}
+
+static int sizes_equal(const mbl_linear *x, const mbl_linear *y)
 {
     CHECK_EQ_INT(x->nx, y->nx);
     CHECK_EQ_INT(x->nu, y->nu);
     CHECK_EQ_INT(x->ny, y->ny);
     CHECK_EQ_INT(x->z0, y->z0);
     CHECK_EQ_INT(x->z1, y->z1);
-    if (x->nx != y->nx || x->nu != y->nu || x->ny != y->ny || x->z0 != y->z0 || x->z1 != y->z1) return;
+    return x->nx == y->nx && x->nu == y->nu && x->ny == y->ny && x->z0 == y->z0 && x->z1 == y->z1;
+}
+
+/* The matrices of a linear model, in x and y: 10 of them */
+typedef struct field {
+    const char *name;
+    const double *a, *b;
+    size_t n;
+} field;
+
+static void fields_of(const mbl_linear *x, const mbl_linear *y, field *f)
+{
     size_t nx = (size_t)x->nx, nu = (size_t)x->nu, ny = (size_t)x->ny, z0 = (size_t)x->z0, z1 = (size_t)x->z1;
-    same(path, route, "A", x->A, y->A, nx * nx);
-    same(path, route, "B", x->B, y->B, nx * nu);
-    same(path, route, "C", x->C, y->C, ny * nx);
-    same(path, route, "D", x->D, y->D, ny * nu);
-    same(path, route, "M-hat", x->M, y->M, z1 * z1);
-    same(path, route, "C-hat", x->Cd, y->Cd, z1 * z1);
-    same(path, route, "K-hat", x->K, y->K, z1 * z0);
-    same(path, route, "F", x->F, y->F, z1 * nu);
-    same(path, route, "q_S", x->q_S, y->q_S, (size_t)x->n * z0);
-    same(path, route, "v_W", x->v_W, y->v_W, (size_t)x->n * z1);
+    size_t n = (size_t)x->n;
+    f[0] = (field){"A", x->A, y->A, nx * nx}, f[1] = (field){"B", x->B, y->B, nx * nu};
+    f[2] = (field){"C", x->C, y->C, ny * nx}, f[3] = (field){"D", x->D, y->D, ny * nu};
+    f[4] = (field){"M-hat", x->M, y->M, z1 * z1}, f[5] = (field){"C-hat", x->Cd, y->Cd, z1 * z1};
+    f[6] = (field){"K-hat", x->K, y->K, z1 * z0}, f[7] = (field){"F", x->F, y->F, z1 * nu};
+    f[8] = (field){"q_S", x->q_S, y->q_S, n * z0}, f[9] = (field){"v_W", x->v_W, y->v_W, n * z1};
+}
+
+static void compare_bits(const char *path, const char *route, const mbl_linear *x, const mbl_linear *y)
+{
+    field f[10];
+    if (!sizes_equal(x, y)) return;
+    fields_of(x, y, f);
+    for (int i = 0; i < 10; i++) same(path, route, f[i].name, f[i].a, f[i].b, f[i].n);
     same(path, route, "the condition estimate", &x->cond, &y->cond, 1);
 }
 
-static void check_model(const char *path, int want_outputs)
+/* A's eigenvalues: each of x's matched to the nearest unused one of y */
+static void eigs_close(const char *path, const mbl_linear *x, const mbl_linear *y)
+{
+    int n = x->nx;
+    double *w = calloc(4 * (size_t)n + 1, sizeof *w);
+    char *used = calloc((size_t)n + 1, 1);
+    mbl_status st;
+    int ok = w && used && !mbla_eig(n, x->A, n, w, w + n, NULL, 1, NULL, 1, &st) &&
+             !mbla_eig(n, y->A, n, w + 2 * n, w + 3 * n, NULL, 1, NULL, 1, &st);
+    CHECK_MSG(ok, "%s: eigenvalues", path);
+    double big = 0, worst = 0;
+    for (int i = 0; ok && i < n; i++) big = fmax(big, hypot(w[i], w[n + i]));
+    for (int i = 0; ok && i < n; i++) {
+        int best = -1;
+        double d = INFINITY;
+        for (int j = 0; j < n; j++) {
+            double e = hypot(w[i] - w[2 * n + j], w[n + i] - w[3 * n + j]);
+            if (!used[j] && e < d) d = e, best = j;
+        }
+        if (best >= 0) used[best] = 1;
+        worst = fmax(worst, d);
+    }
+    CHECK_MSG(!ok || worst <= AGREE * big, "%s: eigenvalues of A differ by %.3g of %.3g", path, worst, big);
+    free(w), free(used);
+}
+
+static void compare_close(const char *path, const mbl_linear *x, const mbl_linear *y)
+{
+    field f[10];
+    if (!sizes_equal(x, y)) return;
+    fields_of(x, y, f);
+    for (int i = 0; i < 10; i++) close_to(path, f[i].name, f[i].a, f[i].b, f[i].n);
+    eigs_close(path, x, y);
+}
+
+/* The hanging chain of bench/models/chain.py (N planar links, initial angle 0.1, states JQ(j_i)) as
+ * text into buf: loaded from memory, not a file (the golden outputs read every model file under
+ * tests/) */
+static void chain_text(int N, char *buf, size_t cap)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, cap - o,
+                          "model: mechanism\nname: %d-link hanging chain\nspace: planar\n"
+                          "parameters: {m: 1, l: 1, g: 9.81}\nground:\n  markers:\n    O: {}\nbodies:\n",
+                          N);
+    for (int i = 0; i < N && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o,
+                              "  link%d:\n    mass: m\n    inertia: m*l^2/12\n    position: [%.17g, %.17g]\n"
+                              "    angle: 0.1\n    markers:\n      top%d: {position: [0, \"l/2\"]}\n"
+                              "      bot%d: {position: [0, \"-l/2\"]}\n",
+                              i, (i + 0.5) * sin(0.1), -(i + 0.5) * cos(0.1), i, i);
+    o += (size_t)snprintf(buf + o, cap - o, "joints:\n");
+    for (int i = 0; i < N && o < cap; i++) {
+        if (i) o += (size_t)snprintf(buf + o, cap - o, "  j%d: {type: revolute, i: top%d, j: bot%d}\n", i, i, i - 1);
+        else o += (size_t)snprintf(buf + o, cap - o, "  j0: {type: revolute, i: top0, j: O}\n");
+    }
+    o += (size_t)snprintf(buf + o, cap - o,
+                          "forces:\n  weight: {type: gravity, g: [0, \"-g\"]}\nlinearize:\n  at: equilibrium\n  states: [");
+    for (int i = 0; i < N && o < cap; i++) o += (size_t)snprintf(buf + o, cap - o, "%s\"JQ(j%d)\"", i ? ", " : "", i);
+    if (o < cap) snprintf(buf + o, cap - o, "]\n");
+}
+
+/* direct: 1 the one-shot must take the one-factorization path (its condition figure, the kinematic
+ * system's, differs from the sweep's first point's, the augmented matrix's), 0 it must not (equal
+ * bit for bit), -1 either */
+static void check_model_text(const char *path, const char *text, int want_outputs, int direct)
 {
     mbl_status st;
     mbl_model *md = NULL;
     mbl_point *pt = NULL;
     mbl_lin_work *w = NULL;
     mbl_linear *sweep = NULL, *oneshot = NULL, *evaluated = NULL;
-    int ok = mbl_model_load_file(path, NULL, 0, &md, &st) == 0 && mbl_operating_point(md, NULL, &pt, &st) == 0;
+    int ok = (text ? mbl_model_load_string(text, strlen(text), path, NULL, 0, &md, &st)
+                   : mbl_model_load_file(path, NULL, 0, &md, &st)) == 0 &&
+             mbl_operating_point(md, NULL, &pt, &st) == 0;
     CHECK_MSG(ok, "%s: %s", path, st.msg);
     if (!ok) goto done;
     CHECK_MSG(pt->jac_memo != NULL, "%s: the operating point keeps no Jacobian values", path);
@@ -61,8 +166,11 @@ static void check_model(const char *path, int want_outputs)
     if (!sweep || !oneshot || !evaluated) goto done;
     CHECK(!strcmp(oneshot->method, "augmented"));
     if (want_outputs) CHECK_MSG(sweep->ny > 0, "%s: no outputs", path);
-    compare(path, "the point's values in place", oneshot, sweep);
-    compare(path, "evaluated by the one-shot", evaluated, sweep);
+    compare_bits(path, "the one-shot evaluating against its point's values in place", evaluated, oneshot);
+    int took = oneshot->cond != sweep->cond;
+    if (direct >= 0) CHECK_MSG(took == direct, "%s: the one-shot %s the one-factorization path", path, took ? "took" : "did not take");
+    if (took) compare_close(path, oneshot, sweep);
+    else compare_bits(path, "the one-shot against the sweep's first point", oneshot, sweep);
 done:
     mbl_linear_free(sweep), mbl_linear_free(oneshot), mbl_linear_free(evaluated);
     mbl_lin_work_free(w);
@@ -70,16 +178,41 @@ done:
     mbl_model_free(md);
 }
 
-TEST(fourbar_N300) { check_model("examples/fourbar_N300.yaml", 0); }
-TEST(fourbar_N5_damped) { check_model("examples/fourbar_N5_damped.yaml", 0); }
-TEST(slider_pendulum_outputs) { check_model("examples/slider_pendulum.yaml", 1); }
-TEST(whipple_bicycle_outputs) { check_model("examples/whipple_bicycle.yaml", 1); }
+static void check_model(const char *path, int want_outputs, int direct)
+{
+    check_model_text(path, NULL, want_outputs, direct);
+}
+
+static void check_chain(int N)
+{
+    char name[32], text[8192];
+    snprintf(name, sizeof name, "chain%d", N);
+    chain_text(N, text, sizeof text);
+    check_model_text(name, text, 0, 1);
+}
+
+TEST(fourbar_N300) { check_model("examples/fourbar_N300.yaml", 0, 1); }
+TEST(fourbar_N5_damped) { check_model("examples/fourbar_N5_damped.yaml", 0, 1); }
+TEST(chain2) { check_chain(2); }
+TEST(chain8) { check_chain(8); }
+TEST(slider_pendulum_outputs) { check_model("examples/slider_pendulum.yaml", 1, -1); }
+TEST(whipple_bicycle_outputs) { check_model("examples/whipple_bicycle.yaml", 1, -1); }
+TEST(rigid_rotor) { check_model("examples/mech/rigid_rotor.yaml", 0, -1); }
+TEST(spatial_fourbar) { check_model("examples/mech/spatial_fourbar.yaml", 0, -1); }
+TEST(rolling_disc) { check_model("examples/rolling_disc.yaml", 0, -1); }
+TEST(dc_motor_pendulum_ode) { check_model("examples/ode/dc_motor_pendulum.yaml", 0, 0); } /* ode states */
 
 int main(void)
 {
     RUN(fourbar_N300);
     RUN(fourbar_N5_damped);
+    RUN(chain2);
+    RUN(chain8);
     RUN(slider_pendulum_outputs);
     RUN(whipple_bicycle_outputs);
+    RUN(rigid_rotor);
+    RUN(spatial_fourbar);
+    RUN(rolling_disc);
+    RUN(dc_motor_pendulum_ode);
     return test_summary("lin_oneshot");
 }
