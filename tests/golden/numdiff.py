@@ -18,7 +18,10 @@ requires:
 - numbers printed as integers (counts, sizes, indices, iterations) equal, unless they are part of
   a run of numbers that differ within the tolerance above.
 
-It prints each output that differs beyond that with its first offending pair, then
+--ignore NAME (repeatable) passes the numbers that a change means to move: a JSON field
+("condition": the number after `"condition": `) or a text label (the number after
+`condition estimate `); say in the commit which and why. It prints each output that differs
+beyond that with its first offending pair, then
 "N passed, M failed" (outputs that differ in their bytes; identical outputs are not counted).
 Exit 0 when none failed. It is the check that justifies `golden.py --update`; it does not
 replace reading what changed.
@@ -55,7 +58,12 @@ def last_digit(tok):
     return 10.0 ** exp
 
 
-def compare(a, b, rtol):
+def ignored(text, names):
+    t = text.rstrip()
+    return any(t.endswith(b'"%s":' % n.encode()) or t.endswith(n.encode()) for n in names)
+
+
+def compare(a, b, rtol, names=()):
     ta, na = split(a)
     tb, nb = split(b)
     if len(na) != len(nb):
@@ -69,7 +77,7 @@ def compare(a, b, rtol):
             # a sign moved into the text? only the text before the number may differ by it
             if ta[i].rstrip(b'-+') != tb[i].rstrip(b'-+'):
                 return "text differs before number %d: %r / %r" % (i, ta[i][-60:], tb[i][-60:])
-        if na[i] == nb[i] or x == y:
+        if na[i] == nb[i] or x == y or ignored(ta[i], names):
             continue
         if x != x or y != y or abs(x) == float('inf') or abs(y) == float('inf'):
             return "number %d: %s / %s" % (i, na[i].decode(), nb[i].decode())
@@ -90,6 +98,7 @@ def main():
     ap.add_argument('new')
     ap.add_argument('--rtol', type=float, default=1e-9)
     ap.add_argument('--list', action='store_true', help='also list the outputs that differ within tolerance')
+    ap.add_argument('--ignore', action='append', default=[], help='a JSON field or text label whose numbers may move')
     a = ap.parse_args()
 
     def load(d):
@@ -110,7 +119,7 @@ def main():
             continue
         if TIMING.sub(b'', old[cmd]) == TIMING.sub(b'', new[cmd]):
             continue
-        why = compare(old[cmd], new[cmd], a.rtol)
+        why = compare(old[cmd], new[cmd], a.rtol, a.ignore)
         if why:
             print("FAILED   %s: %s" % (cmd.decode(), why))
             failed += 1
