@@ -508,14 +508,21 @@ static int same_pattern(const mbla_klu *k, const mbla_csc *A)
     return k->nz == 0 || (A->i && !memcmp(A->i, k->i, (size_t)k->nz * sizeof *k->i));
 }
 
-static int refactor(mbla_klu *k, const mbla_csc *A, const double *x, mbl_status *st,
-                    const char *fn)
+/* new values x for the analysed pattern A: 0, or the error */
+static int values_check(const mbla_klu *k, const mbla_csc *A, const double *x, mbl_status *st, const char *fn)
 {
     if (k->solve_only) return mbl_error(st, MBL_EARG, "%s: the factorization was kept for solves only", fn);
     if (!same_pattern(k, A))
         return mbl_error(st, MBL_EDIM, "%s: sparsity pattern differs from the analysed one", fn);
     if (!x && k->nz) return mbl_error(st, MBL_EARG, "%s: values are NULL", fn);
-    if (k->n == 0) return 0;
+    return 0;
+}
+
+static int refactor(mbla_klu *k, const mbla_csc *A, const double *x, mbl_status *st,
+                    const char *fn)
+{
+    int rc = values_check(k, A, x, st, fn);
+    if (rc || k->n == 0) return rc;
     if (k->num) {
         if (k->eq) equilibrate(k, x);
         const double *bx = kx(k, x);
@@ -543,10 +550,9 @@ int mbla_klu_factor(mbla_klu *k, const mbla_csc *A, mbl_status *st)
     const char *fn = "mbla_klu_factor";
     if (!k) return mbl_error(st, MBL_EARG, "%s: k is NULL", fn);
     if (k->cplx) return mbl_error(st, MBL_EARG, "%s: factorization is complex", fn);
-    if (k->solve_only) return mbl_error(st, MBL_EARG, "%s: the factorization was kept for solves only", fn);
-    if (!same_pattern(k, A)) return mbl_error(st, MBL_EDIM, "%s: sparsity pattern differs from the analysed one", fn);
-    if (!A->x && k->nz) return mbl_error(st, MBL_EARG, "%s: values are NULL", fn);
-    return k->n ? factor(k, A->x, st, fn) : 0;
+    const double *x = A ? A->x : NULL;
+    int rc = values_check(k, A, x, st, fn);
+    return rc || !k->n ? rc : factor(k, x, st, fn);
 }
 
 int mbla_klu_refactor(mbla_klu *k, const mbla_csc *A, mbl_status *st)

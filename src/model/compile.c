@@ -136,13 +136,13 @@ static int keep_restricted_srcx(mbl_model *md)
 }
 
 /* The lock of a bound tape's messages (mblx_compile_bound): the model's graph lock. */
-static void graph_lock_cb(void *md, int on) { model_graph_lock(md, on); }
+void model_graph_lock_cb(void *md, int on) { model_graph_lock(md, on); }
 
 /* The residual and Jacobian tapes, the largest, keep no copy of their expressions: their messages
  * print from the model's graph, which lives as long as they do, under the model's graph lock. */
 static mblx_tape *compile_bound(mbl_model *md, size_t n, const mblx_id *out, mbl_status *st)
 {
-    return mblx_compile_bound(md->g, n, out, graph_lock_cb, md, st);
+    return mblx_compile_bound(md->g, n, out, model_graph_lock_cb, md, st);
 }
 
 /* A tape compiled on a second thread: the graph is read-only while tapes are compiled. */

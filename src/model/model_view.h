@@ -89,6 +89,8 @@ int model_eval_user_states(const mbl_model *md, const double *syms, double *out,
  * evaluators' derivatives, the expression form of the numeric terms, the drawing's tape and the
  * velocity transformation build nodes after loading. */
 void model_graph_lock(const mbl_model *md, int lock);
+/* model_graph_lock as a bound tape's lock callback (mblx_compile_bound: ctx is the model) */
+void model_graph_lock_cb(void *md, int on);
 
 /* The residual rows (nF) and the Jacobian entries' nodes (jac.nz) as expressions, with the terms
  * evaluated numerically beside the tapes (the tree's, the planar flexible bodies') included:

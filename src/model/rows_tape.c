@@ -4,9 +4,6 @@
 #include "model/model_internal.h"
 #include "model/terms/term.h"
 
-/* the model's graph lock around a failing evaluation's message (mblx_compile_bound) */
-static void rows_lock_cb(void *md, int on) { model_graph_lock(md, on); }
-
 mblx_tape *model_compile_F_rows(const mbl_model *md, int nrow, const int *rows, mbl_status *st)
 {
     /* the rows tape_F compiles (compile.c's job): the same expressions, equal to its values to
@@ -27,7 +24,7 @@ mblx_tape *model_compile_F_rows(const mbl_model *md, int nrow, const int *rows, 
         out[i] = F[rows[i]];
     }
     model_graph_lock(md, 1); /* read while no other thread grows it */
-    mblx_tape *t = mblx_compile_bound(md->g, (size_t)nrow, out, rows_lock_cb, (void *)md, st);
+    mblx_tape *t = mblx_compile_bound(md->g, (size_t)nrow, out, model_graph_lock_cb, (void *)md, st);
     model_graph_lock(md, 0);
     mbl_free(out);
     return t;
