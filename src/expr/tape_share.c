@@ -346,28 +346,36 @@ static uint32_t *pair_get(pair_table *P, uint32_t op, uint32_t x, uint32_t y, in
 }
 
 /* A pair's record: its count of containers, its list of containers (occurrences, possibly
- * stale), its operation and operands. */
+ * stale), its operation and operands, and its age (seq: the order in which the search as
+ * written would have made the records; see count_pairs). */
 typedef struct pair_rec {
-    uint32_t cnt, head, x, y;
+    uint32_t cnt, head, x, y, seq;
     uint8_t op;
 } pair_rec;
 
+/* A heap entry: key (count << 32) | ~seq, the largest count first, then the oldest record; r the
+ * record. */
+typedef struct heap_ent {
+    uint64_t key;
+    uint32_t r;
+} heap_ent;
+
 typedef struct pair_heap {
-    uint64_t *h; /* (count << 32) | ~record: the largest count first, then the oldest record */
+    heap_ent *h;
     size_t n, cap;
 } pair_heap;
 
-static int heap_push(pair_heap *H, uint32_t cnt, uint32_t r)
+static int heap_push(pair_heap *H, uint32_t cnt, uint32_t seq, uint32_t r)
 {
     if (H->n == H->cap) {
         size_t nc = H->cap ? 2 * H->cap : INIT_CAP;
-        uint64_t *q = mbl_realloc_array(H->h, nc, sizeof *q);
+        heap_ent *q = mbl_realloc_array(H->h, nc, sizeof *q);
         if (!q) return -1;
         H->h = q, H->cap = nc;
     }
-    uint64_t e = (uint64_t)cnt << 32 | (uint32_t)~r;
+    heap_ent e = {(uint64_t)cnt << 32 | (uint32_t)~seq, r};
     size_t i = H->n++;
-    while (i > 0 && H->h[(i - 1) / 2] < e) {
+    while (i > 0 && H->h[(i - 1) / 2].key < e.key) {
         H->h[i] = H->h[(i - 1) / 2];
         i = (i - 1) / 2;
     }
@@ -375,15 +383,15 @@ static int heap_push(pair_heap *H, uint32_t cnt, uint32_t r)
     return 0;
 }
 
-static uint64_t heap_pop(pair_heap *H)
+static heap_ent heap_pop(pair_heap *H)
 {
-    uint64_t top = H->h[0], e = H->h[--H->n];
+    heap_ent top = H->h[0], e = H->h[--H->n];
     size_t i = 0, n = H->n;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && H->h[c + 1] > H->h[c]) c++;
-        if (H->h[c] <= e) break;
+        if (c + 1 < n && H->h[c + 1].key > H->h[c].key) c++;
+        if (H->h[c].key <= e.key) break;
         H->h[i] = H->h[c];
         i = c;
     }
@@ -406,11 +414,18 @@ static int find_operand(const uint32_t *a, uint32_t k, uint32_t x)
 
 /* The state of one share_pairs call: the rewritten copy (cl, ca: nl nodes, ka operands) with its
  * owners and aliases, the pairs' records with their occurrence lists, the heap of counts, the
- * pairs counted (C) and the binary nodes there are (L). */
+ * pairs counted (C) and the binary nodes there are (L); the sub-DAG as given (lnd, largs: nl0
+ * nodes) and, for the pairs left uncounted (count_pairs), the operands' occurrences (fq: 2 per
+ * node, sums then products; home: the container of an operand that occurs once) and each
+ * container's first enumeration position (epos, EPOS_DUP: a container with an operand twice). */
 typedef struct pairing {
     mblx__node *cl;
     uint32_t *ca, *owner, *alias;
-    size_t nl, ka, npairs;
+    size_t nl, ka, npairs, nl0;
+    const mblx__node *lnd;
+    const uint32_t *largs;
+    uint32_t *fq, *home, *epos;
+    uint32_t seq_next; /* the age of the next record the extraction makes */
     pair_rec *R;
     size_t nr, rcap;
     uint32_t *occ_c, *occ_next; /* occurrence o: container occ_c[o], next occ_next[o] */
@@ -433,12 +448,14 @@ static void pairing_free(pairing *s)
     mbl_free(s->touched);
     mbl_free(s->live);
     mbl_free(s->H.h);
+    mbl_free(s->fq);
     pair_free(&s->C);
     pair_free(&s->L);
 }
 
-/* One more occurrence of the pair (op, x, y) in container c (its record made at the first). */
-static int add_occ(pairing *s, uint32_t op, uint32_t x, uint32_t y, uint32_t c)
+/* One more occurrence of the pair (op, x, y) in container c (its record made at the first, of age
+ * seq); *pr: the record. */
+static int add_occ(pairing *s, uint32_t op, uint32_t x, uint32_t y, uint32_t c, uint32_t seq, uint32_t *pr)
 {
     uint32_t x_ = x < y ? x : y, y_ = x < y ? y : x;
     uint32_t *v = pair_get(&s->C, op, x_, y_, 1);
@@ -450,9 +467,10 @@ static int add_occ(pairing *s, uint32_t op, uint32_t x, uint32_t y, uint32_t c)
             if (!q) return -1;
             s->R = q, s->rcap = nc;
         }
-        s->R[s->nr] = (pair_rec){0, XNONE, x_, y_, (uint8_t)op};
+        s->R[s->nr] = (pair_rec){0, XNONE, x_, y_, seq, (uint8_t)op};
         *v = (uint32_t)++s->nr;
     }
+    *pr = *v - 1;
     pair_rec *r = &s->R[*v - 1];
     if (s->no == s->ocap) {
         size_t nc = s->ocap ? 2 * s->ocap : s->npairs + INIT_CAP;
@@ -471,9 +489,62 @@ static int add_occ(pairing *s, uint32_t op, uint32_t x, uint32_t y, uint32_t c)
     return 0;
 }
 
-/* the binary sums and products there are, and the pairs of every container */
+/* A container's flag in epos: it has an operand twice (all its pairs are counted). */
+#define EPOS_DUP 0x80000000u
+
+/* Position of the pair (i, j), i < j, among the pairs of a container of k operands in the order
+ * count_pairs enumerates them. */
+static uint32_t tri_pos(uint32_t i, uint32_t j, uint32_t k) { return i * (2 * k - i - 1) / 2 + (j - i - 1); }
+
+/* The operands' occurrences in the containers (s->fq, s->home; s->epos' flags); returns the
+ * number of pairs count_pairs will count, or SIZE_MAX when out of memory. */
+static size_t operand_counts(pairing *s, size_t nl0)
+{
+    if (!(s->fq = mbl_alloc_array(6 * nl0, sizeof *s->fq))) return SIZE_MAX;
+    mblx__hugepages(s->fq, 6 * nl0 * sizeof *s->fq);
+    uint32_t *fq = s->fq, *stamp = fq + 4 * nl0;
+    s->home = fq + 2 * nl0;
+    s->epos = fq + 5 * nl0;
+    memset(fq, 0, 2 * nl0 * sizeof *fq);
+    for (size_t l = 0; l < nl0; l++) stamp[l] = XNONE;
+    for (size_t l = 0; l < nl0; l++) {
+        const mblx__node *nd = &s->cl[l];
+        if (!pair_container(nd)) continue;
+        const uint32_t *a = s->ca + nd->aoff;
+        uint32_t m = nd->op == MBLX_OP_MUL, dup = 0;
+        for (uint32_t i = 0; i < nd->na; i++) {
+            size_t v = a[i];
+            if (stamp[v] == (uint32_t)l) dup = EPOS_DUP;
+            stamp[v] = (uint32_t)l;
+            if (fq[2 * v + m]++ == 0) s->home[2 * v + m] = (uint32_t)l;
+        }
+        s->epos[l] = dup;
+    }
+    size_t want = 0;
+    for (size_t l = 0; l < nl0; l++) {
+        const mblx__node *nd = &s->cl[l];
+        if (!pair_container(nd)) continue;
+        const uint32_t *a = s->ca + nd->aoff;
+        uint32_t m = nd->op == MBLX_OP_MUL, k = 0;
+        for (uint32_t i = 0; i < nd->na; i++) k += (s->epos[l] & EPOS_DUP) || fq[2 * (size_t)a[i] + m] > 1;
+        want += (size_t)k * (k - 1) / 2;
+    }
+    return want;
+}
+
+/* The binary sums and products there are, and the pairs of every container: those of an operand
+ * that occurs once in the containers of its operation (sums or products) are not counted. Such a
+ * pair is in one container, its count stays 1 unless the extraction makes the pair again (a pair
+ * node that already existed, t = x y, when it comes into a container beside z where the pair
+ * (z, t) is in the sub-DAG as given: apply_pair then makes its record first, uncount_make). A
+ * record's age (seq) is the position of its first occurrence in the enumeration of every pair of
+ * every container, in order, as the search made its records when it counted them all, so the heap
+ * takes the pairs in the same order and the result is the same. A container with an operand twice
+ * has all its pairs counted (its pairs' counts can be 2 there alone). */
 static int count_pairs(pairing *s, size_t nl0)
 {
+    const uint32_t *fq = s->fq;
+    uint32_t e = 0, rr;
     for (size_t l = 0; l < nl0; l++) {
         const mblx__node *nd = &s->cl[l];
         const uint32_t *a = s->ca + nd->aoff;
@@ -485,13 +556,47 @@ static int count_pairs(pairing *s, size_t nl0)
             continue;
         }
         if (!pair_container(nd)) continue;
-        for (uint32_t i = 0; i < nd->na; i++)
-            for (uint32_t j = i + 1; j < nd->na; j++)
-                if (a[i] != a[j] && add_occ(s, nd->op, a[i], a[j], (uint32_t)l)) return -1;
+        uint32_t k = nd->na, m = nd->op == MBLX_OP_MUL, all = s->epos[l] & EPOS_DUP;
+        s->epos[l] |= e;
+        for (uint32_t i = 0; i < k; i++) {
+            if (!all && fq[2 * (size_t)a[i] + m] == 1) continue;
+            uint32_t ei = e + tri_pos(i, i + 1, k);
+            for (uint32_t j = i + 1; j < k; j++)
+                if (a[i] != a[j] && (all || fq[2 * (size_t)a[j] + m] > 1) &&
+                    add_occ(s, nd->op, a[i], a[j], (uint32_t)l, ei + (j - i - 1), &rr))
+                    return -1;
+        }
+        e += k * (k - 1) / 2;
     }
+    s->seq_next = e;
     for (size_t r = 0; r < s->nr; r++)
-        if (s->R[r].cnt >= 2 && heap_push(&s->H, s->R[r].cnt, (uint32_t)r)) return -1;
+        if (s->R[r].cnt >= 2 && heap_push(&s->H, s->R[r].cnt, s->R[r].seq, (uint32_t)r)) return -1;
     return 0;
+}
+
+/* The record of the pair (op, z, t) that count_pairs left uncounted, made with its one
+ * occurrence (as counting it would have made it), when there is one and no record yet: z and t
+ * nodes of the sub-DAG as given, one of them in one container, which has both (and no operand
+ * twice). Returns 0, or -1 when out of memory. */
+static int uncount_make(pairing *s, uint32_t op, uint32_t z, uint32_t t)
+{
+    size_t nl0 = s->nl0;
+    if (z >= nl0 || t >= nl0) return 0;
+    uint32_t m = op == MBLX_OP_MUL, fz = s->fq[2 * (size_t)z + m], ft = s->fq[2 * (size_t)t + m];
+    if (fz != 1 && ft != 1) return 0;
+    uint32_t c = fz == 1 ? s->home[2 * (size_t)z + m] : s->home[2 * (size_t)t + m];
+    if (s->epos[c] & EPOS_DUP || s->lnd[c].op != op) return 0;
+    const uint32_t *a = s->largs + s->lnd[c].aoff;
+    uint32_t k = s->lnd[c].na, iz = k, it = k, rr;
+    for (uint32_t i = 0; i < k; i++) {
+        if (a[i] == z) iz = i;
+        if (a[i] == t) it = i;
+    }
+    if (iz == k || it == k) return 0;
+    uint32_t lo = z < t ? z : t, hi = z < t ? t : z;
+    if (pair_get(&s->C, op, lo, hi, 0)) return 0;
+    uint32_t i = iz < it ? iz : it, j = iz < it ? it : iz;
+    return add_occ(s, op, a[i], a[j], c, (s->epos[c] & ~EPOS_DUP) + tri_pos(i, j, k), &rr);
 }
 
 /* the containers of record r that still have both operands into live[0..*nlive) (dropping the
@@ -555,13 +660,17 @@ static int apply_pair(pairing *s, uint32_t r, uint32_t nlive)
         /* the new pairs (z, t) of this container */
         for (uint32_t i = 0; i < m; i++) {
             if (a[i] == t) continue;
-            if (add_occ(s, op, a[i], t, c)) return -1;
-            s->touched[nt++] = *pair_get(&s->C, op, a[i] < t ? a[i] : t, a[i] < t ? t : a[i], 0) - 1;
+            if (uncount_make(s, op, a[i], t)) return -1;
+            size_t nr0 = s->nr;
+            if (add_occ(s, op, a[i], t, c, s->seq_next, &s->touched[nt++])) return -1;
+            s->seq_next += s->nr > nr0; /* a record made */
         }
         a[m++] = t;
         nd->na = m;
-        for (uint32_t i = 0; i < nt; i++)
-            if (s->R[s->touched[i]].cnt >= 2 && heap_push(&s->H, s->R[s->touched[i]].cnt, s->touched[i])) return -1;
+        for (uint32_t i = 0; i < nt; i++) {
+            const pair_rec *R = &s->R[s->touched[i]];
+            if (R->cnt >= 2 && heap_push(&s->H, R->cnt, R->seq, s->touched[i])) return -1;
+        }
     }
     return 0;
 }
@@ -572,13 +681,13 @@ static int extract_pairs(pairing *s)
 {
     int changed = 0;
     while (s->H.n) {
-        uint64_t e = heap_pop(&s->H);
-        uint32_t r = ~(uint32_t)e, cnt = (uint32_t)(e >> 32), nlive = 0;
+        heap_ent e = heap_pop(&s->H);
+        uint32_t r = e.r, cnt = (uint32_t)(e.key >> 32), nlive = 0;
         if (s->R[r].cnt != cnt) continue; /* a stale entry: the record was pushed again */
         if (live_containers(s, r, &nlive)) return -1;
         if (nlive < cnt) {
             s->R[r].cnt = nlive;
-            if (nlive >= 2 && heap_push(&s->H, nlive, r)) return -1;
+            if (nlive >= 2 && heap_push(&s->H, nlive, s->R[r].seq, r)) return -1;
             continue;
         }
         if (apply_pair(s, r, nlive)) return -1;
@@ -613,16 +722,19 @@ static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0,
     if (!npairs || npairs > PAIR_MAX || npairs > PAIR_BUDGET * ka0 + 4096) return 0;
     int rc = -1;
     size_t nmax = nl0 + extra; /* a pair node removes an operand from at least two sums or products */
-    pairing s = {.npairs = npairs, .H = {NULL, 0, 0}};
+    pairing s = {.npairs = npairs, .H = {NULL, 0, 0}, .nl0 = nl0, .lnd = lnd, .largs = largs};
     s.cl = mbl_alloc_array(nmax, sizeof *s.cl);
     s.ca = mbl_alloc_array(ka0 + 2 * extra, sizeof *s.ca);
     s.owner = mbl_alloc_array(nmax, sizeof *s.owner);
     s.alias = mbl_alloc_array(nmax, sizeof *s.alias);
-    if (!s.cl || !s.ca || !s.owner || !s.alias || pair_init(&s.C, npairs) ||
-        pair_init(&s.L, nbin + extra / 4)) /* the binary nodes there are, then it grows */
-        goto out;
+    if (!s.cl || !s.ca || !s.owner || !s.alias) goto out;
     memcpy(s.cl, lnd, nl0 * sizeof *s.cl);
     memcpy(s.ca, largs, ka0 * sizeof *s.ca);
+    size_t want = operand_counts(&s, nl0); /* the pairs counted */
+    s.npairs = want;
+    if (want == SIZE_MAX || pair_init(&s.C, want + extra / 4) ||
+        pair_init(&s.L, nbin + extra / 4)) /* the binary nodes there are, then it grows */
+        goto out;
     s.nl = nl0, s.ka = ka0;
     for (size_t l = 0; l < nmax; l++) s.owner[l] = (uint32_t)l, s.alias[l] = (uint32_t)l;
     if (count_pairs(&s, nl0)) goto out;

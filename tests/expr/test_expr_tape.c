@@ -225,6 +225,38 @@ TEST(pairs_with_repeated_factor)
     mblx_tape_free(t);
 }
 
+/* A pair the search does not count at first (tape_share.c count_pairs: (uy, t) in p1 = uy t uu,
+ * where t = ua ub, a let's node, is in no other product) comes back when the extraction makes the
+ * pair node t of (ua, ub), shared by p2 = uy ua ub uv and p3 = ua ub us: p2 then holds uy and t
+ * too, and (uy, t), in p1 and p2, is shared as one node (apply_pair makes its record first, as
+ * counting every pair would have). The groupings follow from the greedy search by hand:
+ * p1 = uu (uy t), p2 = uv (uy t), p3 = us t (5 operations); without the pair (uy, t), p2 would be
+ * (uy uv) t (6), other bits for these values. Chains alone take 7 (uy comes first in the graph's
+ * order: p2 = ((uy ua) ub) uv shares no prefix). */
+TEST(pairs_uncounted_come_back)
+{
+    mblx_id y = P("uy"), a = P("ua"), b = P("ub"), t = mblx_let(G, P("ua*ub")), u = P("uu"), v = P("uv"), s = P("us");
+    mblx_id f1[3] = {t, y, u}, f2[4] = {a, b, y, v}, f3[3] = {a, b, s};
+    mblx_id out[3] = {mblx_product(G, 3, f1), mblx_product(G, 4, f2), mblx_product(G, 3, f3)};
+    mbl_status st;
+    mblx_tape *tp = mblx_compile(G, 3, out, &st);
+    CHECK(tp != NULL);
+    if (!tp) return;
+    double vy = 0.1, va = 0.7, vb = 1.3, vu = 0.3, vv = 3.3, vs = 1.7, r[3], sv[64] = {0};
+    double *wk = malloc((mblx_tape_work_size(tp) + 1) * sizeof *wk);
+    sv[mblx_symbol_index(G, y)] = vy, sv[mblx_symbol_index(G, a)] = va, sv[mblx_symbol_index(G, b)] = vb;
+    sv[mblx_symbol_index(G, u)] = vu, sv[mblx_symbol_index(G, v)] = vv, sv[mblx_symbol_index(G, s)] = vs;
+    CHECK(mblx_tape_nsymbols(tp) <= 64);
+    CHECK_EQ_INT(mblx_tape_eval(tp, sv, r, wk, &st), 0);
+    volatile double ab = va * vb, yt = vy * ab;
+    double want[3] = {vu * yt, vv * yt, vs * ab}, other = (vy * vv) * ab;
+    CHECK(other != want[1]); /* the values tell the groupings apart */
+    for (int i = 0; i < 3; i++) CHECK_MSG(r[i] == want[i], "p%d: %.17g, want %.17g", i + 1, r[i], want[i]);
+    CHECK_EQ_INT((int)mblx_tape_ninstr(tp), 6 + 5); /* six loads, five products */
+    free(wk);
+    mblx_tape_free(tp);
+}
+
 /* A sub-DAG of SHARE_ONE_FORM_MIN nodes or more where a pair is shared takes the pairs form without
  * building chains alone to compare (tape_share.c): one rotation Jacobian alone (a small sub-DAG)
  * takes the 43 instructions of chains alone, shorter than the pairs form; 40 independent ones in
@@ -615,6 +647,7 @@ int main(void)
     RUN(let_nodes);
     RUN(runs_across_windows);
     RUN(pairs_with_repeated_factor);
+    RUN(pairs_uncounted_come_back);
     RUN(large_sub_dag_one_form); /* last: its 120 symbols */
     mblx_graph_free(G);
     return test_summary("expr_tape");
