@@ -61,6 +61,10 @@ typedef struct frame {
     long dset;          /* CALL of spline, table or spline2: the data set (-1: another call) */
 } frame;
 
+/* The frames and items an expression takes before the parser allocates: all 127 of the nonlinear
+ * bicycle's expressions fit, and all but two of the N = 1000 four-bar's 5,015 (its two long sums). */
+enum { PARSE_LOCAL_FRAMES = 16, PARSE_LOCAL_ITEMS = 64 };
+
 typedef struct parser {
     mblx_graph *g;
     const char *s;
@@ -71,6 +75,8 @@ typedef struct parser {
     size_t nfr, capfr;
     mblx_id *items;
     size_t nit, capit;
+    frame *fr_local; /* the first blocks of fr and items, on mblx_parse's stack (most expressions fit) */
+    mblx_id *items_local;
     mbl_status *st;
     int state;       /* S_*: what the parser expects next */
     mblx_id atom;    /* the atom just read (S_AFTER_ATOM), its pending negation and offset */
@@ -165,8 +171,9 @@ static int push_frame(parser *p, int kind, size_t pos)
 {
     if (p->nfr == p->capfr) {
         size_t nc = p->capfr ? p->capfr * 2 : INIT_CAP;
-        frame *q = mbl_realloc_array(p->fr, nc, sizeof *q);
+        frame *q = mbl_realloc_array(p->fr == p->fr_local ? NULL : p->fr, nc, sizeof *q);
         if (!q) return mbl_error(p->st, MBL_ENOMEM, "out of memory while parsing an expression");
+        if (p->fr == p->fr_local) memcpy(q, p->fr, p->nfr * sizeof *q);
         p->fr = q;
         p->capfr = nc;
     }
@@ -192,8 +199,9 @@ static int push_item(parser *p, mblx_id x)
 {
     if (p->nit == p->capit) {
         size_t nc = p->capit ? p->capit * 2 : INIT_CAP;
-        mblx_id *q = mbl_realloc_array(p->items, nc, sizeof *q);
+        mblx_id *q = mbl_realloc_array(p->items == p->items_local ? NULL : p->items, nc, sizeof *q);
         if (!q) return mbl_error(p->st, MBL_ENOMEM, "out of memory while parsing an expression");
+        if (p->items == p->items_local) memcpy(q, p->items, p->nit * sizeof *q);
         p->items = q;
         p->capit = nc;
     }
@@ -618,6 +626,12 @@ int mblx_parse(mblx_graph *g, const char *text, size_t len, const mblx_parse_opt
     if (!g || !out || (!text && len)) return mbl_error(st, MBL_EARG, "mblx_parse: NULL argument");
     parser P = {0};
     parser *p = &P;
+    frame fr_local[PARSE_LOCAL_FRAMES];
+    mblx_id items_local[PARSE_LOCAL_ITEMS];
+    p->fr = p->fr_local = fr_local;
+    p->capfr = PARSE_LOCAL_FRAMES;
+    p->items = p->items_local = items_local;
+    p->capit = PARSE_LOCAL_ITEMS;
     p->g = g;
     p->s = text;
     p->len = len;
@@ -639,8 +653,8 @@ int mblx_parse(mblx_graph *g, const char *text, size_t len, const mblx_parse_opt
         else
             rc = parse_operator(p, out);
     }
-    mbl_free(p->fr);
-    mbl_free(p->items);
+    if (p->fr != fr_local) mbl_free(p->fr);
+    if (p->items != items_local) mbl_free(p->items);
     if (rc == 0) mbl_status_clear(st);
     return rc;
 }

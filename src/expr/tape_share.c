@@ -275,20 +275,25 @@ out:
  * k (k - 1) / 2 of them), for at most PAIR_ROUNDS rounds. */
 enum { PAIR_MAX_ARGS = 32, PAIR_BUDGET = 6, PAIR_MAX = 1 << 18 };
 
-/* Open-addressing table of pairs (op, x, y), x < y: key and a count or a node id + 1. */
+/* Open-addressing table of pairs (op, x, y), x < y: key and a count or a node id + 1. The
+ * operation is a sum or a product, one bit of the key (x < 2^31). */
 typedef struct pair_table {
-    uint64_t *key; /* (x << 32 | y); 0 = empty (x < y, so y > 0 in a used key) */
+    uint64_t *key; /* (mul << 63 | x << 32 | y); 0 = empty (x < y, so y > 0 in a used key) */
     uint32_t *val;
-    uint8_t *op;
     size_t cap, n;
 } pair_table;
 
-static size_t pair_slot(const pair_table *P, uint32_t op, uint64_t k)
+static uint64_t pair_key(uint32_t op, uint32_t x, uint32_t y)
 {
-    uint64_t h = (k ^ ((uint64_t)op << 61)) * 0x9e3779b97f4a7c15ull;
+    return (uint64_t)(op == MBLX_OP_MUL) << 63 | (uint64_t)x << 32 | y;
+}
+
+static size_t pair_slot(const pair_table *P, uint64_t k)
+{
+    uint64_t h = k * 0x9e3779b97f4a7c15ull;
     h ^= h >> 31;
     size_t i = (size_t)(h * 0xbf58476d1ce4e5b9ull >> 17) & (P->cap - 1);
-    while (P->key[i] && !(P->key[i] == k && P->op[i] == op)) i = (i + 1) & (P->cap - 1);
+    while (P->key[i] && P->key[i] != k) i = (i + 1) & (P->cap - 1);
     return i;
 }
 
@@ -298,10 +303,9 @@ static int pair_init(pair_table *P, size_t want)
     while (cap < 2 * want + 2) cap *= 2;
     P->key = mbl_calloc(cap, sizeof *P->key);
     P->val = mbl_alloc_array(cap, sizeof *P->val);
-    P->op = mbl_alloc_array(cap, sizeof *P->op);
     P->cap = cap;
     P->n = 0;
-    if (!P->key || !P->val || !P->op) return -1;
+    if (!P->key || !P->val) return -1;
     mblx__hugepages(P->key, cap * sizeof *P->key);
     return 0;
 }
@@ -310,16 +314,15 @@ static void pair_free(pair_table *P)
 {
     mbl_free(P->key);
     mbl_free(P->val);
-    mbl_free(P->op);
-    P->key = NULL, P->val = NULL, P->op = NULL;
+    P->key = NULL, P->val = NULL;
 }
 
 /* Pointer to the value of (op, x, y) (x < y), inserted with 0 when absent; NULL when out of
  * memory. */
 static uint32_t *pair_get(pair_table *P, uint32_t op, uint32_t x, uint32_t y, int insert)
 {
-    uint64_t k = (uint64_t)x << 32 | y;
-    size_t i = pair_slot(P, op, k);
+    uint64_t k = pair_key(op, x, y);
+    size_t i = pair_slot(P, k);
     if (P->key[i]) return &P->val[i];
     if (!insert) return NULL;
     if (2 * (P->n + 1) > P->cap) {
@@ -330,17 +333,16 @@ static uint32_t *pair_get(pair_table *P, uint32_t op, uint32_t x, uint32_t y, in
         }
         for (size_t j = 0; j < P->cap; j++)
             if (P->key[j]) {
-                size_t s = pair_slot(&N, P->op[j], P->key[j]);
-                N.key[s] = P->key[j], N.val[s] = P->val[j], N.op[s] = P->op[j];
+                size_t s = pair_slot(&N, P->key[j]);
+                N.key[s] = P->key[j], N.val[s] = P->val[j];
             }
         N.n = P->n;
         pair_free(P);
         *P = N;
-        i = pair_slot(P, op, k);
+        i = pair_slot(P, k);
     }
     P->key[i] = k;
     P->val[i] = 0;
-    P->op[i] = (uint8_t)op;
     P->n++;
     return &P->val[i];
 }
@@ -425,6 +427,8 @@ typedef struct pairing {
     const mblx__node *lnd;
     const uint32_t *largs;
     uint32_t *fq, *home, *epos;
+    uint32_t *list; /* the containers (ncont, in order), then the binary sums and products (nbin) */
+    size_t ncont, nbin;
     uint32_t seq_next; /* the age of the next record the extraction makes */
     pair_rec *R;
     size_t nr, rcap;
@@ -496,20 +500,27 @@ static int add_occ(pairing *s, uint32_t op, uint32_t x, uint32_t y, uint32_t c, 
  * count_pairs enumerates them. */
 static uint32_t tri_pos(uint32_t i, uint32_t j, uint32_t k) { return i * (2 * k - i - 1) / 2 + (j - i - 1); }
 
-/* The operands' occurrences in the containers (s->fq, s->home; s->epos' flags); returns the
- * number of pairs count_pairs will count, or SIZE_MAX when out of memory. */
+/* The operands' occurrences in the containers (s->fq, s->home; s->epos' flags) and the lists of
+ * containers and binary sums and products (s->list); returns the number of pairs count_pairs will
+ * count, or SIZE_MAX when out of memory. */
 static size_t operand_counts(pairing *s, size_t nl0)
 {
-    if (!(s->fq = mbl_alloc_array(6 * nl0, sizeof *s->fq))) return SIZE_MAX;
-    mblx__hugepages(s->fq, 6 * nl0 * sizeof *s->fq);
+    if (!(s->fq = mbl_alloc_array(7 * nl0, sizeof *s->fq))) return SIZE_MAX;
+    mblx__hugepages(s->fq, 7 * nl0 * sizeof *s->fq);
     uint32_t *fq = s->fq, *stamp = fq + 4 * nl0;
     s->home = fq + 2 * nl0;
     s->epos = fq + 5 * nl0;
+    s->list = fq + 6 * nl0;
+    s->ncont = s->nbin = 0;
     memset(fq, 0, 2 * nl0 * sizeof *fq);
     for (size_t l = 0; l < nl0; l++) stamp[l] = XNONE;
     for (size_t l = 0; l < nl0; l++) {
         const mblx__node *nd = &s->cl[l];
-        if (!pair_container(nd)) continue;
+        if (!pair_container(nd)) {
+            if ((nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na == 2) s->list[nl0 - ++s->nbin] = (uint32_t)l;
+            continue;
+        }
+        s->list[s->ncont++] = (uint32_t)l;
         const uint32_t *a = s->ca + nd->aoff;
         uint32_t m = nd->op == MBLX_OP_MUL, dup = 0;
         for (uint32_t i = 0; i < nd->na; i++) {
@@ -521,12 +532,14 @@ static size_t operand_counts(pairing *s, size_t nl0)
         s->epos[l] = dup;
     }
     size_t want = 0;
-    for (size_t l = 0; l < nl0; l++) {
+    for (size_t q = 0; q < s->ncont; q++) {
+        uint32_t l = s->list[q];
         const mblx__node *nd = &s->cl[l];
-        if (!pair_container(nd)) continue;
         const uint32_t *a = s->ca + nd->aoff;
         uint32_t m = nd->op == MBLX_OP_MUL, k = 0;
-        for (uint32_t i = 0; i < nd->na; i++) k += (s->epos[l] & EPOS_DUP) || fq[2 * (size_t)a[i] + m] > 1;
+        if (s->epos[l] & EPOS_DUP) k = nd->na;
+        else
+            for (uint32_t i = 0; i < nd->na; i++) k += fq[2 * (size_t)a[i] + m] > 1;
         want += (size_t)k * (k - 1) / 2;
     }
     return want;
@@ -545,17 +558,20 @@ static int count_pairs(pairing *s, size_t nl0)
 {
     const uint32_t *fq = s->fq;
     uint32_t e = 0, rr;
-    for (size_t l = 0; l < nl0; l++) {
+    for (size_t q = 1; q <= s->nbin; q++) { /* (the first of equal binary nodes is kept) */
+        uint32_t l = s->list[nl0 - q];
         const mblx__node *nd = &s->cl[l];
         const uint32_t *a = s->ca + nd->aoff;
-        if ((nd->op == MBLX_OP_ADD || nd->op == MBLX_OP_MUL) && nd->na == 2 &&
-            nd->val == (nd->op == MBLX_OP_ADD ? 0.0 : 1.0) && a[0] != a[1]) {
+        if (nd->val == (nd->op == MBLX_OP_ADD ? 0.0 : 1.0) && a[0] != a[1]) {
             uint32_t *v = pair_get(&s->L, nd->op, a[0] < a[1] ? a[0] : a[1], a[0] < a[1] ? a[1] : a[0], 1);
             if (!v) return -1;
-            if (!*v) *v = (uint32_t)l + 1;
-            continue;
+            if (!*v) *v = l + 1;
         }
-        if (!pair_container(nd)) continue;
+    }
+    for (size_t q = 0; q < s->ncont; q++) {
+        uint32_t l = s->list[q];
+        const mblx__node *nd = &s->cl[l];
+        const uint32_t *a = s->ca + nd->aoff;
         uint32_t k = nd->na, m = nd->op == MBLX_OP_MUL, all = s->epos[l] & EPOS_DUP;
         s->epos[l] |= e;
         for (uint32_t i = 0; i < k; i++) {
@@ -563,7 +579,7 @@ static int count_pairs(pairing *s, size_t nl0)
             uint32_t ei = e + tri_pos(i, i + 1, k);
             for (uint32_t j = i + 1; j < k; j++)
                 if (a[i] != a[j] && (all || fq[2 * (size_t)a[j] + m] > 1) &&
-                    add_occ(s, nd->op, a[i], a[j], (uint32_t)l, ei + (j - i - 1), &rr))
+                    add_occ(s, nd->op, a[i], a[j], l, ei + (j - i - 1), &rr))
                     return -1;
         }
         e += k * (k - 1) / 2;
@@ -722,6 +738,7 @@ static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0,
     if (!npairs || npairs > PAIR_MAX || npairs > PAIR_BUDGET * ka0 + 4096) return 0;
     int rc = -1;
     size_t nmax = nl0 + extra; /* a pair node removes an operand from at least two sums or products */
+    if (nmax >= 0x80000000u) return 0; /* node ids below 2^31 (pair_key) */
     pairing s = {.npairs = npairs, .H = {NULL, 0, 0}, .nl0 = nl0, .lnd = lnd, .largs = largs};
     s.cl = mbl_alloc_array(nmax, sizeof *s.cl);
     s.ca = mbl_alloc_array(ka0 + 2 * extra, sizeof *s.ca);
