@@ -147,7 +147,7 @@ typedef struct compiler {
     u32map map;
     dfs_frame *stack;
     uint32_t *ev;
-    uint32_t *lastuse, *reg, *freel, *outl, *owner, *dlargs;
+    uint32_t *lastuse, *reg, *outl, *owner, *dlargs;
     mblx__node *dlnd; /* the private copy as the graph has it, while the compiler works on the shared form */
     uint32_t *gid;    /* the graph node of each local node of the copy (bound tapes: until shared) */
     unsigned char *seen;
@@ -167,7 +167,6 @@ static void compiler_free(compiler *c)
     mbl_free(c->ev);
     mbl_free(c->lastuse);
     mbl_free(c->reg);
-    mbl_free(c->freel);
     mbl_free(c->outl);
     mbl_free(c->seen);
     mbl_free(c->owner);
@@ -442,9 +441,8 @@ static int last_uses(compiler *c, size_t n)
     const uint32_t *ev = c->ev;
     c->lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *c->lastuse);
     c->reg = mbl_alloc_array(nl ? nl : 1, sizeof *c->reg);
-    c->freel = mbl_alloc_array(nl ? nl : 1, sizeof *c->freel);
     t->outreg = mbl_alloc_array(n ? n : 1, sizeof *t->outreg);
-    if (!c->lastuse || !c->reg || !c->freel || !t->outreg) return -1;
+    if (!c->lastuse || !c->reg || !t->outreg) return -1;
     uint32_t *lastuse = c->lastuse, *reg = c->reg;
     mblx__hugepages(lastuse, nl * sizeof *lastuse);
     mblx__hugepages(reg, nl * sizeof *reg);
@@ -490,30 +488,27 @@ static int last_uses(compiler *c, size_t n)
     return 0;
 }
 
-/* 4. emit: the instructions in event order, registers recycled at their values' last use */
+/* 4. emit: the instructions in event order, in SSA form: an operand read from a register is the
+ * index of the instruction that computed it (reg[l]: the instruction of node l's value, the last
+ * of a sum's or product's chain so far), and so are the outputs (outreg) and a step's operands
+ * (ext). The scheduler (tape_schedule.c) reorders them and allocates the registers; the tape it
+ * makes depends on the instructions' order and operands only, so registers allocated here would
+ * be dropped there. */
 static void emit_instructions(compiler *c)
 {
     mblx_tape *t = c->t;
     const uint32_t *ev = c->ev;
-    uint32_t *lastuse = c->lastuse, *reg = c->reg, *freel = c->freel;
-    size_t ni = 0, nfree = 0, nreg = 0, kext = 0;
+    uint32_t *lastuse = c->lastuse, *reg = c->reg;
+    size_t ni = 0, kext = 0;
 #define EMIT(op_, a_, b_, c_)                                                                 \
     do {                                                                                      \
         t->ins[ni].op = (op_);                                                                \
-        t->ins[ni].dst = dst;                                                                 \
+        t->ins[ni].dst = (uint32_t)ni;                                                        \
         t->ins[ni].a = (a_);                                                                  \
         t->ins[ni].b = (b_);                                                                  \
         t->ins[ni].c = (c_);                                                                  \
         t->ins_node[ni] = l;                                                                  \
-        ni++;                                                                                 \
-    } while (0)
-#define FREE_IF_DEAD(c_)                                                                      \
-    do {                                                                                      \
-        uint32_t c__ = (c_);                                                                  \
-        if (lastuse[c__] == (uint32_t)p && reg[c__] != XNONE) {                               \
-            freel[nfree++] = reg[c__];                                                        \
-            reg[c__] = XNONE; /* guards against freeing twice */                              \
-        }                                                                                     \
+        reg[l] = (uint32_t)ni++;                                                              \
     } while (0)
     for (size_t p = 0; p < c->nev; p++) {
         uint32_t l = ev[p] & ~EV_ACC;
@@ -523,30 +518,22 @@ static void emit_instructions(compiler *c)
         double val = t->lnd[l].val;
         int add = op == MBLX_OP_ADD;
         if (ev[p] & EV_ACC) {
-            uint32_t i = ++t->lnd[l].dcnt, dst;
+            uint32_t i = ++t->lnd[l].dcnt;
             if (i == 1) {
-                dst = nfree ? freel[--nfree] : (uint32_t)nreg++;
-                reg[l] = dst;
                 if (na == 2 && val != (add ? 0.0 : 1.0)) /* the node's constant, fused */
                     EMIT(add ? TI_ADD2C : TI_MUL2C, reg[a[0]], reg[a[1]], val);
                 else
                     EMIT(add ? TI_ADD : TI_MUL, reg[a[0]], reg[a[1]], 0.0);
-                FREE_IF_DEAD(a[0]);
             } else {
-                dst = reg[l];
-                EMIT(add ? TI_ADD : TI_MUL, dst, reg[a[i]], 0.0);
+                EMIT(add ? TI_ADD : TI_MUL, reg[l], reg[a[i]], 0.0);
             }
-            FREE_IF_DEAD(a[i]);
             continue;
         }
         if (lastuse[l] == XNONE) continue; /* only used as an immediate */
         if ((op == MBLX_OP_ADD || op == MBLX_OP_MUL) && na >= 2) {
-            uint32_t dst = reg[l];
-            if (na > 2 && val != (add ? 0.0 : 1.0)) EMIT(add ? TI_ADDC : TI_MULC, dst, 0, val);
+            if (na > 2 && val != (add ? 0.0 : 1.0)) EMIT(add ? TI_ADDC : TI_MULC, reg[l], 0, val);
             continue;
         }
-        uint32_t dst = nfree ? freel[--nfree] : (uint32_t)nreg++;
-        reg[l] = dst;
         switch (op) {
         case MBLX_OP_CONST: EMIT(TI_LDC, 0, 0, val); break;
         case MBLX_OP_SYMBOL: EMIT(TI_LDS, (uint32_t)val, 0, 0.0); break;
@@ -567,7 +554,7 @@ static void emit_instructions(compiler *c)
             }
             break;
         case MBLX_OP_STEP:
-            for (int i = 0; i < 5; i++) t->ext[5 * kext + (size_t)i] = reg[a[i]];
+            for (int i = 0; i < 5; i++) t->ext[5 * kext + (size_t)i] = reg[a[i]]; /* (before EMIT sets reg[l]) */
             EMIT(TI_STEP, (uint32_t)(5 * kext), 0, 0.0);
             kext++;
             break;
@@ -585,14 +572,11 @@ static void emit_instructions(compiler *c)
             break;
         }
         }
-        for (uint32_t i = 0; i < na; i++)
-            if (reg_operand(t, l, i)) FREE_IF_DEAD(a[i]);
     }
 #undef EMIT
-#undef FREE_IF_DEAD
     clear_acc_counts(t, ev, c->nev);
     t->nins = ni; /* == c->nins (last_uses counted them) */
-    t->nreg = nreg;
+    t->nreg = 0;  /* (the scheduler's) */
 }
 
 /* The outputs' registers, the instructions' nodes in the private copy, which the tape keeps as the

@@ -72,7 +72,8 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
                 size_t nout, int no_pairs, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka,
                 uint32_t **powner);
 
-/* Reorder the instructions of t into runs of one opcode and reallocate its registers
+/* Reorder the instructions of t, in SSA form (an operand, an output, a step's operand: the index
+ * of the instruction that computed it), into runs of one opcode and allocate its registers
  * (tape_schedule.c). Returns 0, or -1 when out of memory. */
 int mblx__schedule_runs(mblx_tape *t);
 

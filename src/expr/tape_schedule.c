@@ -9,8 +9,9 @@
  * instructions (the opcodes alternate unpredictably): about 5.7 ns per instruction on the
  * bicycle's Jacobian. schedule_runs reorders the instructions, window by window (SCHED_WINDOW
  * instructions of the compiled order, so that large tapes keep their locality and register
- * count), by dependence level and then by opcode, and reallocates the registers for the new
- * order. Instructions of one level are independent, so each window becomes a few runs of one
+ * count), by dependence level and then by opcode, and allocates the registers for the new
+ * order (the compiler emits the instructions in SSA form: an operand is the index of the
+ * instruction that computed it, tape.c emit_instructions). Instructions of one level are independent, so each window becomes a few runs of one
  * opcode each, evaluated by a tight loop. The values are the same bits: every instruction
  * computes the same operation on the same operands. */
 enum { SCHED_WINDOW = 16384, SCHED_NOP = TI_MUL2C + 1 };
@@ -27,7 +28,7 @@ static const unsigned char reads[SCHED_NOP] = {
 
 int mblx__schedule_runs(mblx_tape *t)
 {
-    size_t n = t->nins, nr = t->nreg;
+    size_t n = t->nins;
     if (n == 0) return 0;
     size_t next = 0;
     if (t->ext) /* (a tape without steps has no ext) */
@@ -37,7 +38,7 @@ int mblx__schedule_runs(mblx_tape *t)
      * 2 n words, not one block of 9 n: after a compilation (tape.c) the heap has holes of a few n
      * words that blocks of this size fill (one block of 9 n words grew the heap by its size). */
     size_t win = n < SCHED_WINDOW ? n : SCHED_WINDOW;
-    uint32_t *ver = mbl_alloc_array(nr ? nr : 1, sizeof *ver), *src = mbl_alloc_array(2 * n, sizeof *src);
+    uint32_t *src = mbl_alloc_array(2 * n, sizeof *src);
     uint32_t *extsrc = mbl_alloc_array(5 * next + 1 + win + (t->nout ? t->nout : 1), sizeof *extsrc);
     uint32_t *lev = mbl_alloc_array(2 * n, sizeof *lev), *pos = mbl_alloc_array(2 * n, sizeof *pos);
     uint32_t *nreg_of = mbl_alloc_array(2 * n, sizeof *nreg_of), *wnode = mbl_alloc_array(win, sizeof *wnode);
@@ -45,20 +46,18 @@ int mblx__schedule_runs(mblx_tape *t)
     uint32_t *rstart = mbl_alloc_array(n + 1, sizeof *rstart);
     uint8_t *rop = mbl_alloc_array(n, sizeof *rop);
     int rc = -1;
-    if (!ver || !src || !extsrc || !lev || !pos || !nreg_of || !wnode || !wins || !rstart || !rop) goto out;
+    if (!src || !extsrc || !lev || !pos || !nreg_of || !wnode || !wins || !rstart || !rop) goto out;
     uint32_t *order = lev + n, *last = pos + n, *freel = nreg_of + n;
     uint32_t *tmp = extsrc + 5 * next + 1, *outsrc = tmp + win;
-    for (size_t r = 0; r < nr; r++) ver[r] = XNONE;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) { /* the compiler's instructions are in SSA form (tape.c) */
         const tins *p = &t->ins[i];
         unsigned rd = reads[p->op];
-        src[2 * i] = rd & 1 ? ver[p->a] : XNONE;
-        src[2 * i + 1] = rd & 2 ? ver[p->b] : XNONE;
+        src[2 * i] = rd & 1 ? p->a : XNONE;
+        src[2 * i + 1] = rd & 2 ? p->b : XNONE;
         if (p->op == TI_STEP)
-            for (int k = 0; k < 5; k++) extsrc[p->a + (uint32_t)k] = ver[t->ext[p->a + (uint32_t)k]];
-        ver[p->dst] = (uint32_t)i;
+            for (int k = 0; k < 5; k++) extsrc[p->a + (uint32_t)k] = t->ext[p->a + (uint32_t)k];
     }
-    for (size_t o = 0; o < t->nout; o++) outsrc[o] = ver[t->outreg[o]];
+    for (size_t o = 0; o < t->nout; o++) outsrc[o] = t->outreg[o];
     /* levels within each window, then a stable counting sort by opcode and by level */
     size_t nrun = 0, np = 0;
     for (size_t w0 = 0; w0 < n; w0 += SCHED_WINDOW) {
@@ -166,7 +165,7 @@ int mblx__schedule_runs(mblx_tape *t)
     rstart = NULL, rop = NULL;
     rc = 0;
 out:
-    mbl_free(ver), mbl_free(src), mbl_free(extsrc), mbl_free(lev), mbl_free(pos), mbl_free(nreg_of);
+    mbl_free(src), mbl_free(extsrc), mbl_free(lev), mbl_free(pos), mbl_free(nreg_of);
     mbl_free(wnode), mbl_free(wins), mbl_free(rstart), mbl_free(rop);
     return rc;
 }
