@@ -114,11 +114,13 @@ static int reg_operand(const mblx_tape *t, uint32_t l, uint32_t i)
  * node l is complete, and, for a sum or product of k >= 2 operands, ACC(l, i) as soon as operand
  * i is available, so that the partial sum is accumulated at once and operand values die early
  * (a sum of 10^5 terms then needs O(1) registers). Pass 2 computes the last use of every value
- * (in event positions) and emits instructions, recycling registers.
+ * (in event positions) and emits instructions (in SSA form: the scheduler allocates the
+ * registers).
  *
  * An event is 4 bytes: the node, with EV_ACC set for an ACC. Its operand i is not stored: the
- * ACC events of a node come in the order of its operands, so each pass counts them (in the
- * node's dcnt, unused in the compile arrays, cleared after the pass). The events that neither
+ * ACC events of a node come in the order of its operands, so each pass counts them in the
+ * node's dcnt, unused in the compile arrays: the last uses up (0 .. k - 1), the emission down
+ * (to 0 again). The events that neither
  * use a value nor emit an instruction are not recorded: ACC(l, 0) (the first operand is read at
  * ACC(l, 1)) and the NODE of a sum or product without a constant to apply. Every other event
  * keeps its relative order, so the last uses, registers and instructions are the same as with
@@ -426,13 +428,6 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     return 0;
 }
 
-/* The operand index of each ACC event of the pass over ev[0..nev) that counts them in the local
- * nodes' dcnt: cleared after the pass. */
-static void clear_acc_counts(mblx_tape *t, const uint32_t *ev, size_t nev)
-{
-    for (size_t p = 0; p < nev; p++) t->lnd[ev[p] & ~EV_ACC].dcnt = 0;
-}
-
 /* 3. last use (event position) of every value that lives in a register */
 static int last_uses(compiler *c, size_t n)
 {
@@ -461,7 +456,6 @@ static int last_uses(compiler *c, size_t n)
         for (uint32_t i = 0; i < t->lnd[l].na; i++)
             if (reg_operand(t, l, i)) lastuse[a[i]] = (uint32_t)p;
     }
-    clear_acc_counts(t, ev, c->nev);
     for (size_t o = 0; o < n; o++) lastuse[c->outl[o]] = XPENDING; /* never */
     /* the instructions emit_instructions makes, counted as it makes them: ins and ins_node at
      * their exact size (an upper bound, one per node and operand of a sum or product, was 2.4
@@ -518,7 +512,7 @@ static void emit_instructions(compiler *c)
         double val = t->lnd[l].val;
         int add = op == MBLX_OP_ADD;
         if (ev[p] & EV_ACC) {
-            uint32_t i = ++t->lnd[l].dcnt;
+            uint32_t i = na - t->lnd[l].dcnt--; /* (last_uses counted na - 1) */
             if (i == 1) {
                 if (na == 2 && val != (add ? 0.0 : 1.0)) /* the node's constant, fused */
                     EMIT(add ? TI_ADD2C : TI_MUL2C, reg[a[0]], reg[a[1]], val);
@@ -574,7 +568,6 @@ static void emit_instructions(compiler *c)
         }
     }
 #undef EMIT
-    clear_acc_counts(t, ev, c->nev);
     t->nins = ni; /* == c->nins (last_uses counted them) */
     t->nreg = 0;  /* (the scheduler's) */
 }

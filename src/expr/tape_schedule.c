@@ -120,11 +120,17 @@ int mblx__schedule_runs(mblx_tape *t)
      * order permutes each window within itself, so the instructions are rewritten in place, a
      * window at a time from a copy of it (not into a second array of n: the N = 10^4 four-bar's
      * residual tape is 21 MB of instructions, which the heap held twice, and its high-water mark
-     * with them). */
+     * with them); a tape of one window is written into the window's arrays, which replace its
+     * own (no copy). */
     size_t nfree = 0, nreg = 0;
     for (size_t k = 0; k < n; k++) {
         size_t w0 = k - k % SCHED_WINDOW;
-        if (k == w0) {
+        if (k == w0 && n <= SCHED_WINDOW) { /* one window: written into the copy's arrays, which the tape takes */
+            tins *qi = t->ins;
+            uint32_t *qn = t->ins_node;
+            t->ins = wins, t->ins_node = wnode;
+            wins = qi, wnode = qn; /* (freed below) */
+        } else if (k == w0) {
             size_t m = n - w0 < SCHED_WINDOW ? n - w0 : SCHED_WINDOW;
             memcpy(wins, t->ins + w0, m * sizeof *wins);
             memcpy(wnode, t->ins_node + w0, m * sizeof *wnode);

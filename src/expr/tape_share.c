@@ -572,15 +572,16 @@ static int count_pairs(pairing *s, size_t nl0)
         uint32_t l = s->list[q];
         const mblx__node *nd = &s->cl[l];
         const uint32_t *a = s->ca + nd->aoff;
-        uint32_t k = nd->na, m = nd->op == MBLX_OP_MUL, all = s->epos[l] & EPOS_DUP;
+        uint32_t k = nd->na, m = nd->op == MBLX_OP_MUL, all = s->epos[l] & EPOS_DUP, pos[PAIR_MAX_ARGS], np = 0;
         s->epos[l] |= e;
-        for (uint32_t i = 0; i < k; i++) {
-            if (!all && fq[2 * (size_t)a[i] + m] == 1) continue;
-            uint32_t ei = e + tri_pos(i, i + 1, k);
-            for (uint32_t j = i + 1; j < k; j++)
-                if (a[i] != a[j] && (all || fq[2 * (size_t)a[j] + m] > 1) &&
-                    add_occ(s, nd->op, a[i], a[j], l, ei + (j - i - 1), &rr))
-                    return -1;
+        for (uint32_t i = 0; i < k; i++) /* the operands whose pairs are counted */
+            if (all || fq[2 * (size_t)a[i] + m] > 1) pos[np++] = i;
+        for (uint32_t x = 0; x < np; x++) {
+            uint32_t i = pos[x], ei = e + tri_pos(i, i + 1, k);
+            for (uint32_t y = x + 1; y < np; y++) {
+                uint32_t j = pos[y];
+                if (a[i] != a[j] && add_occ(s, nd->op, a[i], a[j], l, ei + (j - i - 1), &rr)) return -1;
+            }
         }
         e += k * (k - 1) / 2;
     }
