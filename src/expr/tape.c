@@ -246,7 +246,7 @@ static int copy_sub_dag(compiler *c)
         ln->doff = 0;
         ln->dcnt = 0;
         const uint32_t *a = mblx__args(g, v);
-        for (uint32_t i = 0; i < gn->na; i++) t->largs[ka + i] = *map_get(&c->map, unlet(g, a[i]), 0);
+        for (uint32_t i = 0; i < gn->na; i++) t->largs[ka + i] = *map_get(&c->map, a[i], 0); /* (lets mapped) */
         ka += gn->na;
         if (gn->op != MBLX_OP_SYMBOL) continue;
         if ((size_t)gn->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn->val + 1;
@@ -297,13 +297,27 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
             dfs_frame *f = &c->stack[c->sn - 1];
             uint32_t v = f->v, na = g->nd[v].na, i = f->next, ch = 0;
             const uint32_t *args = mblx__args(g, v);
-            /* the operands already numbered, in one loop; then the first new one */
-            while (i < na && map_get(&c->map, ch = unlet(g, args[i]), 0)) i++;
+            /* the operands already numbered, in one loop; then the first new one. A let operand is
+             * mapped too, to its node's local index (copy_sub_dag reads every operand's without
+             * following the lets again) */
+            for (; i < na; i++) {
+                uint32_t x = args[i], *cv;
+                if (map_get(&c->map, x, 0)) continue;
+                if ((ch = unlet(g, x)) == x || !(cv = map_get(&c->map, ch, 0))) break;
+                uint32_t lx = *cv, *xv = map_get(&c->map, x, 1);
+                if (!xv) return -1;
+                *xv = lx;
+            }
             if (i < na) { /* first visit: descend */
                 f->next = i + 1;
                 uint32_t l = (uint32_t)c->nl, *cv = map_get(&c->map, ch, 1);
                 if (!cv) return -1;
                 *cv = l;
+                if (args[i] != ch) { /* a let: mapped too */
+                    uint32_t *xv = map_get(&c->map, args[i], 1);
+                    if (!xv) return -1;
+                    *xv = l;
+                }
                 if (number_node(c, ch)) return -1;
                 GROWV(c->stack, c->sn, c->scap);
                 c->stack[c->sn++] = (dfs_frame){ch, l, 0};
