@@ -40,14 +40,14 @@ int mblx__schedule_runs(mblx_tape *t)
     size_t win = n < SCHED_WINDOW ? n : SCHED_WINDOW;
     uint32_t *src = mbl_alloc_array(2 * n, sizeof *src);
     uint32_t *extsrc = mbl_alloc_array(5 * next + 1 + win + (t->nout ? t->nout : 1), sizeof *extsrc);
-    uint32_t *lev = mbl_alloc_array(2 * n, sizeof *lev), *pos = mbl_alloc_array(2 * n, sizeof *pos);
+    uint32_t *lev = mbl_alloc_array(2 * n, sizeof *lev), *uses = mbl_alloc_array(n, sizeof *uses);
     uint32_t *nreg_of = mbl_alloc_array(2 * n, sizeof *nreg_of), *wnode = mbl_alloc_array(win, sizeof *wnode);
     tins *wins = mbl_alloc_array(win, sizeof *wins);
     uint32_t *rstart = mbl_alloc_array(n + 1, sizeof *rstart);
     uint8_t *rop = mbl_alloc_array(n, sizeof *rop);
     int rc = -1;
-    if (!src || !extsrc || !lev || !pos || !nreg_of || !wnode || !wins || !rstart || !rop) goto out;
-    uint32_t *order = lev + n, *last = pos + n, *freel = nreg_of + n;
+    if (!src || !extsrc || !lev || !uses || !nreg_of || !wnode || !wins || !rstart || !rop) goto out;
+    uint32_t *order = lev + n, *freel = nreg_of + n;
     uint32_t *tmp = extsrc + 5 * next + 1, *outsrc = tmp + win;
     for (size_t i = 0; i < n; i++) { /* the compiler's instructions are in SSA form (tape.c) */
         const tins *p = &t->ins[i];
@@ -101,21 +101,15 @@ int mblx__schedule_runs(mblx_tape *t)
         }
     }
     rstart[nrun] = (uint32_t)n;
-    for (size_t k = 0; k < n; k++) pos[order[k]] = (uint32_t)k;
-    /* last use (new positions); outputs live to the end */
-    for (size_t i = 0; i < n; i++) last[i] = XNONE;
-    for (size_t i = 0; i < n; i++) {
-        for (int k = 0; k < 2; k++) {
-            uint32_t s = src[2 * i + (size_t)k];
-            if (s != XNONE && (last[s] == XNONE || pos[i] > last[s])) last[s] = pos[i];
-        }
+    /* the reads of each value (outputs: read at the end, never freed): a value's register is
+     * freed at the read that takes its count to 0, its last in the new order */
+    for (size_t i = 0; i < n; i++) uses[i] = 0;
+    for (size_t i = 0; i < 2 * n; i++)
+        if (src[i] != XNONE) uses[src[i]]++;
+    for (size_t i = 0; i < n; i++)
         if (t->ins[i].op == TI_STEP)
-            for (int k = 0; k < 5; k++) {
-                uint32_t s = extsrc[t->ins[i].a + (uint32_t)k];
-                if (last[s] == XNONE || pos[i] > last[s]) last[s] = pos[i];
-            }
-    }
-    for (size_t o = 0; o < t->nout; o++) last[outsrc[o]] = XPENDING;
+            for (int k = 0; k < 5; k++) uses[extsrc[t->ins[i].a + (uint32_t)k]]++;
+    for (size_t o = 0; o < t->nout; o++) uses[outsrc[o]] = XPENDING;
     /* registers for the new order: operands dead here are freed before the result is placed. The
      * order permutes each window within itself, so the instructions are rewritten in place, a
      * window at a time from a copy of it (not into a second array of n: the N = 10^4 four-bar's
@@ -147,10 +141,7 @@ int mblx__schedule_runs(mblx_tape *t)
 #define FREE_AT(s_)                                                                           \
     do {                                                                                      \
         uint32_t s__ = (s_);                                                                  \
-        if (last[s__] == (uint32_t)k) {                                                       \
-            freel[nfree++] = nreg_of[s__];                                                    \
-            last[s__] = XNONE; /* freed once */                                               \
-        }                                                                                     \
+        if (uses[s__] != XPENDING && --uses[s__] == 0) freel[nfree++] = nreg_of[s__];         \
     } while (0)
         if (rd & 1) FREE_AT(src[2 * i]);
         if (rd & 2) FREE_AT(src[2 * i + 1]);
@@ -160,7 +151,7 @@ int mblx__schedule_runs(mblx_tape *t)
         uint32_t d = nfree ? freel[--nfree] : (uint32_t)nreg++;
         nreg_of[i] = d;
         q.dst = d;
-        if (last[i] == XNONE) freel[nfree++] = d; /* never read (cannot happen; kept safe) */
+        if (uses[i] == 0) freel[nfree++] = d; /* never read (cannot happen; kept safe) */
         t->ins[k] = q;
         t->ins_node[k] = wnode[i - w0];
     }
@@ -171,7 +162,7 @@ int mblx__schedule_runs(mblx_tape *t)
     rstart = NULL, rop = NULL;
     rc = 0;
 out:
-    mbl_free(src), mbl_free(extsrc), mbl_free(lev), mbl_free(pos), mbl_free(nreg_of);
+    mbl_free(src), mbl_free(extsrc), mbl_free(lev), mbl_free(uses), mbl_free(nreg_of);
     mbl_free(wnode), mbl_free(wins), mbl_free(rstart), mbl_free(rop);
     return rc;
 }
