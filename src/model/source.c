@@ -8,6 +8,7 @@
 
 #include "mblin/model.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -428,6 +429,33 @@ typedef struct load_frame {
     int node, key; /* the open list or mapping; a mapping's key waiting for its value (0: none) */
 } load_frame;
 
+/* A scalar node of doc made from the scalar event ev, taking the event's value (ev's value then
+ * NULL): yaml_document_add_scalar's node without its copies of the value and of the default tag
+ * and their UTF-8 checks (the reader checked the text as it decoded it; the tag is not read
+ * here: NULL). The nodes' array grows as libyaml's own does, with realloc: libyaml allocates
+ * with malloc and frees with free (yaml_document_delete frees the array, and each value). The
+ * node's index (1-based), or 0 when out of memory. */
+static int add_scalar_taken(yaml_document_t *doc, yaml_event_t *ev)
+{
+    if (doc->nodes.top == doc->nodes.end) {
+        size_t n = (size_t)(doc->nodes.end - doc->nodes.start), nc = n ? 2 * n : 16;
+        if (nc > (size_t)INT_MAX / 2) return 0;
+        yaml_node_t *q = realloc(doc->nodes.start, nc * sizeof *q);
+        if (!q) return 0;
+        doc->nodes.start = q;
+        doc->nodes.top = q + n;
+        doc->nodes.end = q + nc;
+    }
+    yaml_node_t *nd = doc->nodes.top++;
+    memset(nd, 0, sizeof *nd);
+    nd->type = YAML_SCALAR_NODE;
+    nd->data.scalar.value = ev->data.scalar.value;
+    nd->data.scalar.length = ev->data.scalar.length;
+    nd->data.scalar.style = ev->data.scalar.style;
+    ev->data.scalar.value = NULL;
+    return (int)(doc->nodes.top - doc->nodes.start);
+}
+
 int model_yaml_first_document(yaml_parser_t *parser, yaml_document_t *doc, const char *text, size_t len,
                               const char *file, int max_nesting, int *more, mbl_status *st)
 {
@@ -465,8 +493,7 @@ int model_yaml_first_document(yaml_parser_t *parser, yaml_document_t *doc, const
                            line, col);
             break;
         case YAML_SCALAR_EVENT:
-            node = yaml_document_add_scalar(doc, ev.data.scalar.tag, ev.data.scalar.value, (int)ev.data.scalar.length,
-                                            ev.data.scalar.style);
+            node = add_scalar_taken(doc, &ev);
             if (!node) rc = mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
             break;
         case YAML_SEQUENCE_START_EVENT:
