@@ -4,13 +4,16 @@
  *   int main(void) { RUN(name); ...; return test_summary("module"); }
  *
  * Every failed check prints file:line and the values; the summary prints
- * "<module>: N passed, M failed" and the exit code is nonzero when anything failed. */
+ * "<module>: N passed, M failed" and the exit code is nonzero when anything failed.
+ * MBLIN_TEST_TIMES=1 in the environment prints each case's CPU seconds to stderr (which cases make a
+ * test program slow: tests/README.md, "Keeping make test short"). */
 #ifndef MBLIN_TEST_H
 #define MBLIN_TEST_H
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 static int test_checks_failed_;
 static int test_cases_passed_, test_cases_failed_;
@@ -20,7 +23,11 @@ static int test_cases_passed_, test_cases_failed_;
 #define RUN(name)                                                                   \
     do {                                                                            \
         int before_ = test_checks_failed_;                                          \
+        clock_t start_ = clock();                                                   \
         name();                                                                     \
+        if (getenv("MBLIN_TEST_TIMES"))                                             \
+            fprintf(stderr, "time: %s %.2f s\n", #name,                             \
+                    (double)(clock() - start_) / CLOCKS_PER_SEC);                   \
         if (test_checks_failed_ == before_) {                                       \
             test_cases_passed_++;                                                   \
         } else {                                                                    \

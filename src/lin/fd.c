@@ -36,6 +36,7 @@ typedef struct fd_ctx {
     const mbl_model *md;
     const mbl_point *pt;
     mbl_rstates *rw; /* rows of the states at the iterates (S, W borrowed from the selection) */
+    int rows_filled;  /* rw filled once: without user states its rows are constant (unit rows) */
     int n, m, k, z0, z1, nX, nZ, nr, ny, maxit, usoff;
     double tol;
     double *q, *v, *a, *lam, *mu, *r, *F, *jac, *K, *rhs, *y, *Pq, *us;
@@ -132,7 +133,11 @@ static int fd_evaluate(fd_ctx *c, mbl_status *st)
     int rc = model_eval_F(md, c->ev->syms, c->F, c->ev->work, st);
     if (!rc) rc = model_eval_jac(md, c->ev->syms, c->jac, c->ev->work, st);
     if (!rc) rc = mblx_tape_eval(md->tape_us, c->ev->syms, c->us, c->ev->work, st);
-    if (!rc) lin_rstates_rows(md, c->rw, c->us + c->usoff);
+    /* the rows change with the iterate only through the user states' Jacobian */
+    if (!rc && (!c->rows_filled || md->nus || md->nuvs)) {
+        lin_rstates_rows(md, c->rw, c->us + c->usoff);
+        c->rows_filled = 1;
+    }
     return rc;
 }
 
