@@ -21,10 +21,10 @@ mblx_id mblx_const(mblx_graph *g, double v)
     memcpy(&bits, &v, sizeof bits);
     size_t slot = (size_t)(mblx__mix64(bits) & (MBLX__CONST_CACHE - 1));
     mblx_id c = g->const_cache[slot];
-    if (c < g->n && g->nd[c].op == MBLX_OP_CONST && memcmp(&g->nd[c].val, &v, sizeof v) == 0)
+    if (c < g->n && g->const_bits[slot] == bits) /* v is not 0: a zeroed entry never matches */
         return c; /* the node intern would find */
     c = mblx__intern(g, MBLX_OP_CONST, v, 0, NULL);
-    if (c != XNONE) g->const_cache[slot] = c;
+    if (c != XNONE) g->const_cache[slot] = c, g->const_bits[slot] = bits;
     return c;
 }
 
@@ -149,7 +149,13 @@ static void sum_add_term(sum_acc *s, mblx_id t, double c)
     r->mul = mul;
     r->koff = s->keys.n;
     r->klen = klen;
-    memcpy((uint32_t *)s->keys.p + s->keys.n, key, klen * sizeof(uint32_t));
+    uint32_t *kd = (uint32_t *)s->keys.p + s->keys.n;
+    if (klen <= 2) { /* most keys: a call of memcpy cost more than the copy */
+        if (klen) kd[0] = key[0];
+        if (klen == 2) kd[1] = key[1];
+    } else {
+        memcpy(kd, key, klen * sizeof(uint32_t));
+    }
     s->keys.n += klen;
 }
 

@@ -68,6 +68,8 @@ struct mblx_graph {
     /* direct-mapped cache of constant nodes by value bits (entries checked before use) */
 #define MBLX__CONST_CACHE 1024
     mblx_id const_cache[MBLX__CONST_CACHE];
+    uint64_t const_bits[MBLX__CONST_CACHE]; /* the value bits of each entry: checked without
+                                               reading the node (a cache miss in a large graph) */
 
     /* the operands of wide nodes by the symbols they depend on (diff.c; nodes never change, so
      * it stays valid for the graph's life); NULL until a traversal needs it */
