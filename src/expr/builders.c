@@ -415,6 +415,35 @@ mblx_id mblx_product(mblx_graph *g, size_t n, const mblx_id *factors)
     return product_core(g, 1.0, n, factors, 0);
 }
 
+/* mblx_mul(g, mblx_scale(g, c, p), x), or with x_first mblx_mul(g, x, mblx_scale(g, c, p)), without
+ * making the scaled node s = c * p where that gives the same node: product_core of (c, [p, x])
+ * flattens p as product_core of (1, [s, x]) flattens s, whose coefficient c * p's is the first
+ * product either way, and then multiplies by x's. With x first, x's coefficient xk comes first:
+ * taken where (c xk) pk, the fused product's coefficient, is the very number xk (c pk) (always
+ * for xk = 1, and for c a power of two away from overflow and subnormals). Anything else (p a
+ * constant or undefined; a coefficient not finite; x one, zero, undefined or invalid): made as
+ * written. */
+mblx_id mblx__scaled_product(mblx_graph *g, double c, mblx_id p, mblx_id x, int x_first)
+{
+    int fuse = c != 1.0 && isfinite(c) && p != XNONE && x != XNONE && mblx__valid(g, p) && mblx__valid(g, x) &&
+               !is_const(g, p, NULL) && !is_undefined(g, p) && !is_undefined(g, x) && x != g->one && x != g->zero;
+    double pk = fuse && g->nd[p].op == MBLX_OP_MUL && g->nd[p].na <= MBLX_FLATTEN_MAX ? g->nd[p].val : 1.0;
+    if (fuse) fuse = isfinite(c * pk);
+    if (fuse && x_first) { /* x's coefficient xk first: (c xk) pk must be xk (c pk), both finite */
+        double xk = is_const(g, x, NULL) || (g->nd[x].op == MBLX_OP_MUL && g->nd[x].na <= MBLX_FLATTEN_MAX)
+                        ? g->nd[x].val
+                        : 1.0;
+        double fused = (c * xk) * pk, asis = xk * (c * pk);
+        fuse = isfinite(c * xk) && isfinite(asis) && fused == asis;
+    }
+    if (!fuse) {
+        mblx_id s = p == XNONE ? XNONE : mblx_scale(g, c, p);
+        return x_first ? mblx_mul(g, x, s) : mblx_mul(g, s, x);
+    }
+    mblx_id f[2] = {x_first ? x : p, x_first ? p : x};
+    return product_core(g, c, 2, f, 0);
+}
+
 /* One factor of a product as product_core reads it: a power of a constant exponent by its base. */
 static fac_rec fac_of(const mblx_graph *g, mblx_id x)
 {
