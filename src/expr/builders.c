@@ -21,10 +21,10 @@ mblx_id mblx_const(mblx_graph *g, double v)
     memcpy(&bits, &v, sizeof bits);
     size_t slot = (size_t)(mblx__mix64(bits) & (MBLX__CONST_CACHE - 1));
     mblx_id c = g->const_cache[slot];
-    if (c < g->n && g->nd[c].op == MBLX_OP_CONST && memcmp(&g->nd[c].val, &v, sizeof v) == 0)
+    if (c < g->n && g->const_bits[slot] == bits) /* v is not 0: a zeroed entry never matches */
         return c; /* the node intern would find */
     c = mblx__intern(g, MBLX_OP_CONST, v, 0, NULL);
-    if (c != XNONE) g->const_cache[slot] = c;
+    if (c != XNONE) g->const_cache[slot] = c, g->const_bits[slot] = bits;
     return c;
 }
 
@@ -149,7 +149,13 @@ static void sum_add_term(sum_acc *s, mblx_id t, double c)
     r->mul = mul;
     r->koff = s->keys.n;
     r->klen = klen;
-    memcpy((uint32_t *)s->keys.p + s->keys.n, key, klen * sizeof(uint32_t));
+    uint32_t *kd = (uint32_t *)s->keys.p + s->keys.n;
+    if (klen <= 2) { /* most keys: a call of memcpy cost more than the copy */
+        if (klen) kd[0] = key[0];
+        if (klen == 2) kd[1] = key[1];
+    } else {
+        memcpy(kd, key, klen * sizeof(uint32_t));
+    }
     s->keys.n += klen;
 }
 
@@ -407,6 +413,35 @@ mblx_id mblx_product(mblx_graph *g, size_t n, const mblx_id *factors)
         if (factors[0] == g->zero || factors[1] == g->zero) return g->zero;
     }
     return product_core(g, 1.0, n, factors, 0);
+}
+
+/* mblx_mul(g, mblx_scale(g, c, p), x), or with x_first mblx_mul(g, x, mblx_scale(g, c, p)), without
+ * making the scaled node s = c * p where that gives the same node: product_core of (c, [p, x])
+ * flattens p as product_core of (1, [s, x]) flattens s, whose coefficient c * p's is the first
+ * product either way, and then multiplies by x's. With x first, x's coefficient xk comes first:
+ * taken where (c xk) pk, the fused product's coefficient, is the very number xk (c pk) (always
+ * for xk = 1, and for c a power of two away from overflow and subnormals). Anything else (p a
+ * constant or undefined; a coefficient not finite; x one, zero, undefined or invalid): made as
+ * written. */
+mblx_id mblx__scaled_product(mblx_graph *g, double c, mblx_id p, mblx_id x, int x_first)
+{
+    int fuse = c != 1.0 && isfinite(c) && p != XNONE && x != XNONE && mblx__valid(g, p) && mblx__valid(g, x) &&
+               !is_const(g, p, NULL) && !is_undefined(g, p) && !is_undefined(g, x) && x != g->one && x != g->zero;
+    double pk = fuse && g->nd[p].op == MBLX_OP_MUL && g->nd[p].na <= MBLX_FLATTEN_MAX ? g->nd[p].val : 1.0;
+    if (fuse) fuse = isfinite(c * pk);
+    if (fuse && x_first) { /* x's coefficient xk first: (c xk) pk must be xk (c pk), both finite */
+        double xk = is_const(g, x, NULL) || (g->nd[x].op == MBLX_OP_MUL && g->nd[x].na <= MBLX_FLATTEN_MAX)
+                        ? g->nd[x].val
+                        : 1.0;
+        double fused = (c * xk) * pk, asis = xk * (c * pk);
+        fuse = isfinite(c * xk) && isfinite(asis) && fused == asis;
+    }
+    if (!fuse) {
+        mblx_id s = p == XNONE ? XNONE : mblx_scale(g, c, p);
+        return x_first ? mblx_mul(g, x, s) : mblx_mul(g, s, x);
+    }
+    mblx_id f[2] = {x_first ? x : p, x_first ? p : x};
+    return product_core(g, c, 2, f, 0);
 }
 
 /* One factor of a product as product_core reads it: a power of a constant exponent by its base. */

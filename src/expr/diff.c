@@ -273,6 +273,29 @@ static mblx_id partial(mblx_graph *g, mblx_id v, const argcopy *ac, size_t i)
     }
 }
 
+/* partial(g, v, ac, i) as mblx_scale(g, *c, P), P returned: where the rule ends in a constant
+ * factor (c x^(c-1) of a power of a constant exponent, 0.5 / sqrt(x), -sin(x)) that factor is
+ * left out of P, so that the product with the derivative of the operand makes the scaled node
+ * only as part of that product (mblx__scaled_product); *c = 1 and P = partial(...) otherwise. */
+static mblx_id partial_parts(mblx_graph *g, mblx_id v, const argcopy *ac, size_t i, double *c)
+{
+    const uint32_t *a = ac->a;
+    double ev;
+    *c = 1.0;
+    switch (g->nd[v].op) {
+    case MBLX_OP_POW:
+        if (i == 0 && mblx_is_const(g, a[1], &ev)) {
+            *c = ev;
+            return mblx_powc(g, a[0], ev - 1.0);
+        }
+        break;
+    case MBLX_OP_SQRT: *c = 0.5; return mblx_powc(g, v, -1.0);
+    case MBLX_OP_COS: *c = -1.0; return mblx_sin(g, a[0]);
+    default: break;
+    }
+    return partial(g, v, ac, i);
+}
+
 /* ---- forward traversals -------------------------------------------------------------------- */
 
 enum { MODE_DIFF, MODE_SUBST };
@@ -343,8 +366,11 @@ static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
             term = d;
         else if (op == MBLX_OP_MUL)
             term = mul_others(g, val, &ac, i, d);
-        else
-            term = mblx_mul(g, partial(g, v, &ac, i), d);
+        else {
+            double c;
+            mblx_id p = partial_parts(g, v, &ac, i, &c);
+            term = mblx__scaled_product(g, c, p, d, 0); /* mblx_mul(g, partial(...), d) */
+        }
         if (term == XNONE) goto done;
         t[k++] = term;
     }
@@ -672,8 +698,11 @@ static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t 
             t = mul_others(g, g->nd[v].val, &ac, i, a);
         else if (op == MBLX_OP_LET)
             t = mblx_let(g, a); /* the adjoint of a let is shared too */
-        else
-            t = mblx_mul(g, a, partial(g, v, &ac, i));
+        else {
+            double pc;
+            mblx_id p = partial_parts(g, v, &ac, i, &pc);
+            t = mblx__scaled_product(g, pc, p, a, 1); /* mblx_mul(g, a, partial(...)) */
+        }
         if (t == XNONE) {
             args_free(&ac);
             return GRAD_FAIL;

@@ -68,6 +68,8 @@ struct mblx_graph {
     /* direct-mapped cache of constant nodes by value bits (entries checked before use) */
 #define MBLX__CONST_CACHE 1024
     mblx_id const_cache[MBLX__CONST_CACHE];
+    uint64_t const_bits[MBLX__CONST_CACHE]; /* the value bits of each entry: checked without
+                                               reading the node (a cache miss in a large graph) */
 
     /* the operands of wide nodes by the symbols they depend on (diff.c; nodes never change, so
      * it stays valid for the graph's life); NULL until a traversal needs it */
@@ -117,6 +119,10 @@ int mblx__new_epoch(mblx_graph *g);
  * builders of builders.c); MBLX_NONE with the sticky error when out of memory. */
 mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint32_t *a);
 
+/* The node mblx_mul(g, mblx_scale(g, c, p), x) returns (x_first: mblx_mul(g, x, mblx_scale(g, c,
+ * p))), made without the scaled node mblx_scale(g, c, p) where the product comes out the same
+ * (builders.c): the derivatives' partials times the operands' derivatives (diff.c). */
+mblx_id mblx__scaled_product(mblx_graph *g, double c, mblx_id p, mblx_id x, int x_first);
 /* -(f[0] * ... * f[n-1]): mblx_neg of mblx_product, without making the product (builders.c). */
 mblx_id mblx__neg_product(mblx_graph *g, size_t n, const mblx_id *f);
 /* c * (va[0..vn) but va[skip]) * x, for the operands va of a product and the constant node c: the

@@ -251,13 +251,6 @@ static void filt_add(uint64_t *f, size_t words, uint32_t h)
     f[w] |= b;
 }
 
-static int filt_maybe(const mblx__defer *D, uint32_t h)
-{
-    size_t w;
-    uint64_t b = filt_bits(h, &w, D->filt_tcap / FILT_SLOTS);
-    return (D->filt[w] & b) == b;
-}
-
 /* D's filter made for a table of tcap slots and cleared; -1 when out of memory (no filter) */
 static int filt_make(mblx__defer *D, size_t tcap)
 {
@@ -325,13 +318,21 @@ static void defer_flush(mblx_graph *g)
     memset(D->ptab, 0, sizeof D->ptab);
 }
 
+/* A table of ncap empty slots. calloc rather than a memset: a large table comes zeroed from
+ * fresh pages, which a memset would touch all at once before a slot is used (the N = 1000
+ * four-bar's 2 MB table: 4.2 M instructions, 0.6 % of the process). */
+static uint64_t *table_new(size_t ncap)
+{
+    uint64_t *t = mbl_calloc(ncap, sizeof *t);
+    if (t) mblx__hugepages(t, ncap * sizeof *t);
+    return t;
+}
+
 static int table_rehash(mblx_graph *g, size_t ncap)
 {
-    uint64_t *t = mbl_alloc_array(ncap, sizeof *t);
+    uint64_t *t = table_new(ncap);
     if (!t) return -1;
     defer_flush(g);
-    mblx__hugepages(t, ncap * sizeof *t);
-    memset(t, 0, ncap * sizeof *t);
     uint64_t *f = NULL; /* the filter remade for the new capacity from the entries moved */
     if (g->defer && !filt_make(g->defer, ncap)) f = g->defer->filt;
     for (size_t i = 0; i < g->tcap; i++) {
@@ -354,10 +355,8 @@ static int table_rebuild(mblx_graph *g)
 {
     size_t ncap = g->tcap_dropped ? g->tcap_dropped : INIT_TABLE;
     while (ncap < 2 * ((size_t)g->n + 1)) ncap *= 2;
-    uint64_t *t = mbl_alloc_array(ncap, sizeof *t);
+    uint64_t *t = table_new(ncap);
     if (!t) return -1;
-    mblx__hugepages(t, ncap * sizeof *t);
-    memset(t, 0, ncap * sizeof *t);
     uint64_t *f = NULL; /* the filter remade with the table */
     if (g->defer && !filt_make(g->defer, ncap)) f = g->defer->filt;
     size_t cnt = 0;
@@ -523,6 +522,23 @@ static int union_marked(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *cu
     return 0;
 }
 
+/* dst[0..n) = src[0..n): most operand lists and dependence sets are a few entries long, where a
+ * call of memcpy cost more than the copy (184,000 calls while loading the N = 1000 four-bar). */
+static inline void copy_u32(uint32_t *restrict dst, const uint32_t *restrict src, size_t n)
+{
+    if (n > 4) {
+        memcpy(dst, src, n * sizeof *src);
+        return;
+    }
+    switch (n) {
+    case 4: dst[3] = src[3]; /* fall through */
+    case 3: dst[2] = src[2]; /* fall through */
+    case 2: dst[1] = src[1]; /* fall through */
+    case 1: dst[0] = src[0]; /* fall through */
+    default: break;
+    }
+}
+
 /* Operand counts up to this are united by successive merges, longer lists by the marks. */
 enum { DEPS_MERGE_MAX = 8 };
 
@@ -556,21 +572,27 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
     uint32_t *cur = g->tmp, *nxt = g->tmp + total;
     size_t u = 0;
     if (n <= DEPS_MERGE_MAX) {
+        /* from the largest set, read where it is, merged with each other set not the same as it
+         * (the same sorted union as merging all of them from nothing, without copying it first) */
+        const uint32_t *src = g->deps + g->nd[b].doff;
+        u = g->nd[b].dcnt;
         for (size_t i = 0; i < n; i++) {
             const mblx__node *c = &g->nd[a[i]];
-            if (c->dcnt == 0) continue;
-            u = merge_u32(cur, u, g->deps + c->doff, c->dcnt, nxt);
+            if (c->dcnt == 0 || a[i] == b || c->doff == g->nd[b].doff) continue;
+            u = merge_u32(src, u, g->deps + c->doff, c->dcnt, cur);
+            src = cur;
             uint32_t *sw = cur;
             cur = nxt;
             nxt = sw;
         }
+        cur = nxt; /* the last merge's output (some set is not within b's: one merge at least) */
     } else if (union_marked(g, n, a, cur, nxt, &u)) {
         return -1;
     }
     if (g->ndeps_used + u > (size_t)UINT32_MAX) return -1;
     if (grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + u, sizeof *g->deps, INIT_POOL))
         return -1;
-    memcpy(g->deps + g->ndeps_used, cur, u * sizeof *g->deps);
+    copy_u32(g->deps + g->ndeps_used, cur, u);
     *off = (uint32_t)g->ndeps_used;
     *cnt = (uint32_t)u;
     g->ndeps_used += u;
@@ -592,7 +614,11 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     }
     int fresh = 0; /* an operand of no node: no node with it exists */
     for (size_t i = 0; D && i < n && !fresh; i++) fresh = !used_test(D, a[i]);
-    if (D && !fresh && D->filt && D->filt_tcap == g->tcap) fresh = !filt_maybe(D, h); /* in neither */
+    /* the filter's word and bits of h, found once for the lookup and the insertion (fb 0: no
+     * filter for this table) */
+    size_t fw = 0, tcap0 = g->tcap;
+    uint64_t fb = D && D->filt && D->filt_tcap == g->tcap ? filt_bits(h, &fw, g->tcap / FILT_SLOTS) : 0;
+    if (fb && !fresh) fresh = (D->filt[fw] & fb) != fb; /* in neither */
     if (g->tcap && !fresh) {
         for (size_t k = h & (2 * DEFER_BATCH - 1); D && D->npend && D->ptab[k] != TABLE_EMPTY; k = (k + 1) & (2 * DEFER_BATCH - 1))
             if ((uint32_t)(D->ptab[k] >> 32) == h && same_key(g, (uint32_t)D->ptab[k] - 1, op, v, n, a))
@@ -617,7 +643,7 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     uint32_t doff, dcnt;
     if (compute_deps(g, n, a, &doff, &dcnt)) return mblx__oom(g);
     mblx_id e = g->n;
-    if (n) memcpy(g->args + g->nargs_used, a, n * sizeof *a);
+    copy_u32(g->args + g->nargs_used, a, n);
     g->nd[e].op = (uint8_t)op;
     g->nd[e].na = (uint32_t)n;
     g->nd[e].aoff = (uint32_t)g->nargs_used;
@@ -634,7 +660,10 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     }
     if (D) {
         for (size_t i = 0; i < n; i++) used_mark(D, a[i]);
-        if (D->filt && D->filt_tcap == g->tcap) filt_add(D->filt, g->tcap / FILT_SLOTS, h);
+        if (D->filt && D->filt_tcap == g->tcap) {
+            if (fb && tcap0 == g->tcap) D->filt[fw] |= fb; /* filt_add with the bits found above */
+            else filt_add(D->filt, g->tcap / FILT_SLOTS, h); /* the table grew: the filter is new */
+        }
         D->pend[D->npend++] = en;
         table_put(D->ptab, 2 * DEFER_BATCH, en);
         if (D->npend == DEFER_BATCH) defer_flush(g);
@@ -779,15 +808,22 @@ static const char *sym_name_of(const mblx_graph *g, uint32_t idx)
     return g->names + g->sym_name[idx];
 }
 
-mblx_id mblx_symbol_find_n(const mblx_graph *g, const char *name, size_t len)
+/* The symbol named name[0..len) whose name hashes to h, or XNONE. */
+static mblx_id symbol_find_hashed(const mblx_graph *g, const char *name, size_t len, uint32_t h)
 {
-    if (!g || !name || !g->symtab_cap) return XNONE;
-    size_t k = hash_name(name, len) & (g->symtab_cap - 1);
+    if (!g->symtab_cap) return XNONE;
+    size_t k = h & (g->symtab_cap - 1);
     for (uint32_t s; (s = g->symtab[k]) != XNONE; k = (k + 1) & (g->symtab_cap - 1)) {
         const char *nm = sym_name_of(g, s);
         if (strncmp(nm, name, len) == 0 && nm[len] == '\0') return g->sym_node[s];
     }
     return XNONE;
+}
+
+mblx_id mblx_symbol_find_n(const mblx_graph *g, const char *name, size_t len)
+{
+    if (!g || !name || !g->symtab_cap) return XNONE;
+    return symbol_find_hashed(g, name, len, hash_name(name, len));
 }
 
 mblx_id mblx_symbol_find(const mblx_graph *g, const char *name)
@@ -817,7 +853,8 @@ mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len)
     if (!g) return XNONE;
     if (!name || len == 0) return mblx__fail(g, MBL_EARG, "empty symbol name");
     if (memchr(name, '\0', len)) return mblx__fail(g, MBL_EARG, "symbol name contains a NUL byte");
-    mblx_id e = mblx_symbol_find_n(g, name, len);
+    uint32_t h = hash_name(name, len); /* once, for the lookup and the insertion */
+    mblx_id e = symbol_find_hashed(g, name, len, h);
     if (e != XNONE) return e;
     if (g->nsym >= XPENDING - 1) return mblx__oom(g);
     size_t cap;
@@ -856,7 +893,7 @@ mblx_id mblx_symbol_n(mblx_graph *g, const char *name, size_t len)
     g->ndeps_used++;
     g->n++;
     g->nsym++;
-    size_t k = hash_name(name, len) & (g->symtab_cap - 1);
+    size_t k = h & (g->symtab_cap - 1);
     while (g->symtab[k] != XNONE) k = (k + 1) & (g->symtab_cap - 1);
     g->symtab[k] = s;
     return e;
