@@ -95,6 +95,20 @@ MBL_API int mbla_dlu_solve(const mbla_dlu *lu, char trans, int nrhs, double *B, 
  * factor of the true value, usually exact). Errors: MBL_EARG, MBL_ENOMEM. */
 MBL_API int mbla_dlu_rcond(const mbla_dlu *lu, double *rcond, mbl_status *st);
 
+/* Reciprocal 1-norm condition number estimate of the n x n matrix A, factored in place
+ * (dgetrf, then dgecon: 1/(||A||_1 ||A^-1||_1) within a small factor, usually exact), and,
+ * when that is nonzero and nrhs > 0, the solution of A X = B in B (n x nrhs, dgetrs). A is
+ * overwritten by its LU factors. An exactly zero pivot (or a zero or non-finite A) gives
+ * *rcond = 0 without an error and leaves B as it was: a test, not a solve that must succeed.
+ * n = 0 gives 1. Errors: MBL_EDIM, MBL_EARG, MBL_ENOMEM. */
+MBL_API int mbla_lu_rcond(int n, double *A, int lda, int nrhs, double *B, int ldb, double *rcond, mbl_status *st);
+/* The inverse X = A^-1 of the n x n matrix A (LAPACK dgetrf, then dgetrs on the identity; A
+ * is overwritten by its LU factors) and its exact reciprocal 1-norm condition number
+ * *rcond = 1 / (||A||_1 ||X||_1) (no estimate: the inverse is at hand). An exactly zero pivot,
+ * or a zero or non-finite A or X, gives *rcond = 0 without an error (X then undefined): a
+ * test, not a solve that must succeed. n = 0 gives 1. Errors: MBL_EDIM, MBL_EARG, MBL_ENOMEM. */
+MBL_API int mbla_inv_rcond(int n, double *A, int lda, double *X, int ldx, double *rcond, mbl_status *st);
+
 /* Factor a new n x n matrix A (the order lu was made with) in place of the old one, without
  * allocating (a loop over points). On MBL_ESINGULAR lu holds no valid factorization until the
  * next successful refactorization. Errors: MBL_EARG, MBL_EDIM, MBL_ESINGULAR. */

@@ -56,10 +56,15 @@ void lin_eval_free(mbl_eval *ev);
 void lin_jac_block(const mbl_model *md, const double *jacval, int rg, int cb, double *out);
 
 /* Choose the position-level states S (z0 of them) and the velocity-level states W (z1) by LU
- * with full pivoting on the weighted Jacobian of source 000 Eq. 22, preferring user states.
- * Writes what happened into lin->selection and the counts into lin. */
+ * with full pivoting on the weighted Jacobian of source 000 Eq. 22, preferring user states; a full
+ * set of given states is tested first and used as given when it passes (src/lin/select.c,
+ * given_states_pass). Writes what happened into lin->selection and the counts into lin. */
 int lin_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_options *opt, mbl_linear *lin,
                       mbl_state_ref **S, int *z0, mbl_state_ref **W, int *z1, mbl_status *st);
+/* The same with given_first 0: the full selection always, without the given states' test first
+ * (src/lin/select.c, given_states_pass); lin_select_states is given_first 1. For the tests. */
+int lin_select_states_how(const mbl_model *md, const mbl_eval *ev, const mbl_lin_options *opt, int given_first,
+                          mbl_linear *lin, mbl_state_ref **S, int *z0, mbl_state_ref **W, int *z1, mbl_status *st);
 
 int lin_augmented(const mbl_model *md, const mbl_point *pt, const mbl_lin_options *opt, mbl_linear **out,
                   mbl_status *st);

@@ -32,6 +32,75 @@ static void append(char *buf, size_t size, const char *fmt, const char *a, const
 #define SELECT_QRCP_MAX_ENTRIES 20000000
 /* Largest number of states of the null-space route (its basis is n x z, dense). */
 #define SELECT_NULLSPACE_MAX_STATES 2000
+/* Largest number of coordinates whose given states are tested first (a dense LU of order n). */
+#define SELECT_GIVEN_MAX 256
+/* Up to this order the test takes A^-1 whole (dgetrs on the identity: 2 n^3 flops) and A's exact
+ * condition; above, dgecon's estimate (its fixed cost, about 30 k instructions, is then the
+ * smaller) and the candidates' columns of A^-1 alone. */
+#define SELECT_GIVEN_EXACT_MAX 32
+
+/* The given states first (the candidates complete C to a square matrix A = [C; -G], as many
+ * candidates as coordinates less constraints, every row scaled to unit max-norm as in
+ * select_level). They are all states and no coordinate is added (*pass = 1) when
+ *   (1) A is far from singular: its reciprocal condition number in the 1-norm (LAPACK dgetrf, then
+ *       A^-1 by dgetrs, exact, or dgecon's estimate above SELECT_GIVEN_EXACT_MAX) is at least
+ *       pivot_tol, the selection's own rank tolerance (nearer singular, the full selection decides
+ *       the rank, and refuses a rank-deficient C, as before), and
+ *   (2) no exchange of one candidate for one coordinate would be preferred by the weighted
+ *       selection: the weighted pivot block [A | w I] with candidate i's identity column in place of
+ *       coordinate j's column has |det| = w_i |(A^-1)_{j,nc+i}| |det A|, so every entry of A^-1's
+ *       candidate columns (the coordinates' derivatives with respect to the candidates) must have
+ *       |(A^-1)_{j,nc+i}| <= 1 / w_i.
+ * Otherwise *pass = 0 and the full selection decides. Complete pivoting (Eq. 22) is a greedy
+ * approximation of that largest-determinant choice: where it would still exchange a state that
+ * passes (2) (only near the bound of (2)), the given states are kept here. */
+static int given_states_pass(const mbla_csc *C, int ncand, const double *G, const double *wcand, double pivot_tol,
+                             int *pass, mbl_status *st)
+{
+    int nc = C->m, n = C->n;
+    *pass = 0;
+    /* A, then A^-1 (exact route) or the candidates' columns of A^-1 (estimate route) */
+    int exact = n <= SELECT_GIVEN_EXACT_MAX, xcols = exact ? n : ncand;
+    double *A = mbl_alloc_array((size_t)n * (size_t)(n + xcols) + 1, sizeof *A);
+    if (!A) return mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
+    double *X = A + (size_t)n * (size_t)n;
+    memset(A, 0, (size_t)n * (size_t)n * sizeof *A);
+    for (int j = 0; j < n; j++)
+        for (int p = C->p[j]; p < C->p[j + 1]; p++) A[C->i[p] + (size_t)j * n] = C->x[p];
+    for (int i = 0; i < nc; i++) {
+        double sc = 0;
+        for (int j = 0; j < n; j++) sc = fmax(sc, fabs(A[i + (size_t)j * n]));
+        sc = sc > 0 ? 1.0 / sc : 1.0;
+        for (int j = 0; j < n; j++) A[i + (size_t)j * n] *= sc;
+    }
+    for (int i = 0; i < ncand; i++) {
+        double sc = 0;
+        for (int j = 0; j < n; j++) sc = fmax(sc, fabs(G[i + (size_t)j * ncand]));
+        sc = sc > 0 ? 1.0 / sc : 1.0;
+        for (int j = 0; j < n; j++) A[nc + i + (size_t)j * n] = -sc * G[i + (size_t)j * ncand];
+    }
+    double rcond = 0;
+    int rc;
+    if (exact) {
+        rc = mbla_inv_rcond(n, A, n, X, n, &rcond, st);
+        X += (size_t)nc * n;
+    } else {
+        memset(X, 0, (size_t)n * (size_t)ncand * sizeof *X);
+        for (int i = 0; i < ncand; i++) X[nc + i + (size_t)i * n] = 1.0;
+        rc = mbla_lu_rcond(n, A, n, ncand, X, n, &rcond, st);
+    }
+    if (!rc && rcond > 0 && rcond >= pivot_tol) {
+        int ok = 1;
+        for (int i = 0; i < ncand && ok; i++) {
+            double bound = wcand[i] > 0 ? 1.0 / wcand[i] : INFINITY;
+            const double *x = X + (size_t)i * n;
+            for (int j = 0; j < n && ok; j++) ok = fabs(x[j]) <= bound;
+        }
+        *pass = ok;
+    }
+    mbl_free(A);
+    return rc;
+}
 
 /* One level of selection. C is the constraint Jacobian (nc x n, sparse), G the candidate rows
  * (ncand x n, dense column-major) with weights wcand (smaller = preferred as a state). Writes
@@ -42,7 +111,7 @@ static void append(char *buf, size_t size, const char *fmt, const char *a, const
  *   - large constrained models: an orthonormal basis N of the null space of C (SPQR), then the
  *     z states are the z best-conditioned rows of [G; I] N, user candidates weighted up. */
 static int select_level(const mbla_csc *C, int ncand, const double *G, const double *wcand, double pivot_tol,
-                        int *free_coord, int *free_cand, int *rank_c, mbl_status *st)
+                        int given_first, int *free_coord, int *free_cand, int *rank_c, mbl_status *st)
 {
     int nc = C->m, n = C->n;
     int rows = nc + ncand, cols = n + ncand;
@@ -51,6 +120,17 @@ static int select_level(const mbla_csc *C, int ncand, const double *G, const dou
         for (int j = 0; j < n; j++) free_coord[j] = 1;
         *rank_c = 0;
         return 0;
+    }
+    if (ncand > 0 && rows == n && n <= SELECT_GIVEN_MAX && given_first) {
+        int pass = 0;
+        rc = given_states_pass(C, ncand, G, wcand, pivot_tol, &pass, st);
+        if (rc) return rc;
+        if (pass) {
+            for (int j = 0; j < n; j++) free_coord[j] = 0;
+            for (int i = 0; i < ncand; i++) free_cand[i] = 1;
+            *rank_c = nc;
+            return 0;
+        }
     }
     /* route by cost: small models the LU of Eq. 22; models with few states (n - nc small) the
      * null space; many states and few constraint rows the dense QRCP */
@@ -244,6 +324,13 @@ static int vel_states(const mbl_model *md, const int *free_cand, const int *free
 int lin_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_options *opt, mbl_linear *lin,
                       mbl_state_ref **Sout, int *z0out, mbl_state_ref **Wout, int *z1out, mbl_status *st)
 {
+    return lin_select_states_how(md, ev, opt, 1, lin, Sout, z0out, Wout, z1out, st);
+}
+
+int lin_select_states_how(const mbl_model *md, const mbl_eval *ev, const mbl_lin_options *opt, int given_first,
+                          mbl_linear *lin, mbl_state_ref **Sout, int *z0out, mbl_state_ref **Wout, int *z1out,
+                          mbl_status *st)
+{
     int n = md->n, m = md->m, k = md->k, nus = md->nus, nuvs = md->nuvs;
     int rc = 0;
     *Sout = *Wout = NULL;
@@ -275,7 +362,7 @@ int lin_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
     }
     for (int i = 0; i < nus; i++) wc[i] = opt->state_weight;
     int rank0 = 0;
-    rc = select_level(C, nus, G, wc, opt->pivot_tol, free_coord, free_cand, &rank0, st);
+    rc = select_level(C, nus, G, wc, opt->pivot_tol, given_first, free_coord, free_cand, &rank0, st);
     if (rc) goto done;
     if (rank0 < m) {
         rc = mbl_error(st, MBL_ESINGULAR,
@@ -347,7 +434,7 @@ int lin_select_states(const mbl_model *md, const mbl_eval *ev, const mbl_lin_opt
         for (int i = 0; i < nuvs; i++) wc[i] = opt->state_weight * opt->state_weight;
         for (int i = 0; i < z0; i++) wc[nuvs + i] = opt->state_weight;
         int rank1 = 0;
-        rc = select_level(C, ncand, G, wc, opt->pivot_tol, free_coord, free_cand, &rank1, st);
+        rc = select_level(C, ncand, G, wc, opt->pivot_tol, given_first, free_coord, free_cand, &rank1, st);
         if (rc) goto done;
         if (rank1 < m + k) {
             rc = mbl_error(st, MBL_ESINGULAR,

@@ -18,3 +18,4 @@ if(PYTHON3)
   add_test(NAME test_lin_fd_floor COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/lin/fd_floor_test.py
            $<TARGET_FILE:mblin_cli> WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 endif()
+mblin_add_test(test_select_given ${CMAKE_CURRENT_SOURCE_DIR}/lin/test_select_given.c)
