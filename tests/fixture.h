@@ -12,6 +12,7 @@
 #ifndef MBLIN_TEST_FIXTURE_H
 #define MBLIN_TEST_FIXTURE_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,33 @@ static inline char *fixture_urdf_chain(int N, size_t *len, char name[32])
     snprintf(name, 32, "chain%d.urdf", N);
     *len = n;
     return s;
+}
+
+/* The hanging chain of bench/models/chain.py (N planar links, initial angle 0.1, states JQ(j_i)) as
+ * model text into buf (cap bytes): loaded from memory, not a file (the golden outputs read every
+ * model file under tests/) */
+static inline void fixture_chain_text(int N, char *buf, size_t cap)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, cap - o,
+                          "model: mechanism\nname: %d-link hanging chain\nspace: planar\n"
+                          "parameters: {m: 1, l: 1, g: 9.81}\nground:\n  markers:\n    O: {}\nbodies:\n",
+                          N);
+    for (int i = 0; i < N && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o,
+                              "  link%d:\n    mass: m\n    inertia: m*l^2/12\n    position: [%.17g, %.17g]\n"
+                              "    angle: 0.1\n    markers:\n      top%d: {position: [0, \"l/2\"]}\n"
+                              "      bot%d: {position: [0, \"-l/2\"]}\n",
+                              i, (i + 0.5) * sin(0.1), -(i + 0.5) * cos(0.1), i, i);
+    o += (size_t)snprintf(buf + o, cap - o, "joints:\n");
+    for (int i = 0; i < N && o < cap; i++) {
+        if (i) o += (size_t)snprintf(buf + o, cap - o, "  j%d: {type: revolute, i: top%d, j: bot%d}\n", i, i, i - 1);
+        else o += (size_t)snprintf(buf + o, cap - o, "  j0: {type: revolute, i: top0, j: O}\n");
+    }
+    o += (size_t)snprintf(buf + o, cap - o,
+                          "forces:\n  weight: {type: gravity, g: [0, \"-g\"]}\nlinearize:\n  at: equilibrium\n  states: [");
+    for (int i = 0; i < N && o < cap; i++) o += (size_t)snprintf(buf + o, cap - o, "%s\"JQ(j%d)\"", i ? ", " : "", i);
+    if (o < cap) snprintf(buf + o, cap - o, "]\n");
 }
 
 #endif

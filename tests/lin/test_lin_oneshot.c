@@ -21,6 +21,7 @@
 
 #include "mblin/la.h"
 #include "mblin/mblin.h"
+#include "fixture.h"
 #include "test.h"
 
 #define AGREE 1e-10
@@ -115,32 +116,6 @@ static void compare_close(const char *path, const mbl_linear *x, const mbl_linea
     eigs_close(path, x, y);
 }
 
-/* The hanging chain of bench/models/chain.py (N planar links, initial angle 0.1, states JQ(j_i)) as
- * text into buf: loaded from memory, not a file (the golden outputs read every model file under
- * tests/) */
-static void chain_text(int N, char *buf, size_t cap)
-{
-    size_t o = 0;
-    o += (size_t)snprintf(buf + o, cap - o,
-                          "model: mechanism\nname: %d-link hanging chain\nspace: planar\n"
-                          "parameters: {m: 1, l: 1, g: 9.81}\nground:\n  markers:\n    O: {}\nbodies:\n",
-                          N);
-    for (int i = 0; i < N && o < cap; i++)
-        o += (size_t)snprintf(buf + o, cap - o,
-                              "  link%d:\n    mass: m\n    inertia: m*l^2/12\n    position: [%.17g, %.17g]\n"
-                              "    angle: 0.1\n    markers:\n      top%d: {position: [0, \"l/2\"]}\n"
-                              "      bot%d: {position: [0, \"-l/2\"]}\n",
-                              i, (i + 0.5) * sin(0.1), -(i + 0.5) * cos(0.1), i, i);
-    o += (size_t)snprintf(buf + o, cap - o, "joints:\n");
-    for (int i = 0; i < N && o < cap; i++) {
-        if (i) o += (size_t)snprintf(buf + o, cap - o, "  j%d: {type: revolute, i: top%d, j: bot%d}\n", i, i, i - 1);
-        else o += (size_t)snprintf(buf + o, cap - o, "  j0: {type: revolute, i: top0, j: O}\n");
-    }
-    o += (size_t)snprintf(buf + o, cap - o,
-                          "forces:\n  weight: {type: gravity, g: [0, \"-g\"]}\nlinearize:\n  at: equilibrium\n  states: [");
-    for (int i = 0; i < N && o < cap; i++) o += (size_t)snprintf(buf + o, cap - o, "%s\"JQ(j%d)\"", i ? ", " : "", i);
-    if (o < cap) snprintf(buf + o, cap - o, "]\n");
-}
 
 /* direct: 1 the one-shot must take the one-factorization path (its condition figure, the kinematic
  * system's, differs from the sweep's first point's, the augmented matrix's), 0 it must not (equal
@@ -187,7 +162,7 @@ static void check_chain(int N)
 {
     char name[32], text[8192];
     snprintf(name, sizeof name, "chain%d", N);
-    chain_text(N, text, sizeof text);
+    fixture_chain_text(N, text, sizeof text);
     check_model_text(name, text, 0, 1);
 }
 

@@ -83,30 +83,6 @@ static void check_file_or_text(const char *path, const char *text)
     mbl_model_free(md);
 }
 
-/* the hanging chain of bench/models/chain.py, as in test_lin_oneshot.c */
-static void chain_text(int N, char *buf, size_t cap)
-{
-    size_t o = 0;
-    o += (size_t)snprintf(buf + o, cap - o,
-                          "model: mechanism\nname: %d-link hanging chain\nspace: planar\n"
-                          "parameters: {m: 1, l: 1, g: 9.81}\nground:\n  markers:\n    O: {}\nbodies:\n",
-                          N);
-    for (int i = 0; i < N && o < cap; i++)
-        o += (size_t)snprintf(buf + o, cap - o,
-                              "  link%d:\n    mass: m\n    inertia: m*l^2/12\n    position: [%.17g, %.17g]\n"
-                              "    angle: 0.1\n    markers:\n      top%d: {position: [0, \"l/2\"]}\n"
-                              "      bot%d: {position: [0, \"-l/2\"]}\n",
-                              i, (i + 0.5) * sin(0.1), -(i + 0.5) * cos(0.1), i, i);
-    o += (size_t)snprintf(buf + o, cap - o, "joints:\n");
-    for (int i = 0; i < N && o < cap; i++) {
-        if (i) o += (size_t)snprintf(buf + o, cap - o, "  j%d: {type: revolute, i: top%d, j: bot%d}\n", i, i, i - 1);
-        else o += (size_t)snprintf(buf + o, cap - o, "  j0: {type: revolute, i: top0, j: O}\n");
-    }
-    o += (size_t)snprintf(buf + o, cap - o,
-                          "forces:\n  weight: {type: gravity, g: [0, \"-g\"]}\nlinearize:\n  at: equilibrium\n  states: [");
-    for (int i = 0; i < N && o < cap; i++) o += (size_t)snprintf(buf + o, cap - o, "%s\"JQ(j%d)\"", i ? ", " : "", i);
-    if (o < cap) snprintf(buf + o, cap - o, "]\n");
-}
 
 TEST(chains)
 {
@@ -115,7 +91,7 @@ TEST(chains)
     for (int k = 0; k < 4; k++) {
         char name[32];
         snprintf(name, sizeof name, "chain%d", Ns[k]);
-        chain_text(Ns[k], text, sizeof text);
+        fixture_chain_text(Ns[k], text, sizeof text);
         check_file_or_text(name, text);
     }
 }
