@@ -108,6 +108,15 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st);
  * factors), F the current residual; no Jacobian is evaluated or factored. MBL_EARG when no such
  * factorization is held. */
 int opoint_chord_step(opoint_subproblem *sp, double *dx, mbl_status *st);
+/* One step of iterative refinement of J x = b (b, x: ncol, by subproblem row and column) for the
+ * current Jacobian J (sp->jac) with the held factorization J0 of an earlier one (as
+ * opoint_chord_step's): x += J0^-1 (b - J x) from the x given. 0 when the correction is at most
+ * dmax of the solution (max_c |dx_c| / (|x_c| + f xscale_c), f = max_c |x_c| / xscale_c, xscale:
+ * ncol positive scales of the unknowns); MBL_ENOCONV when larger (x is then not a solution: the
+ * caller factors J), MBL_EARG when no square factorization of full rank is held. res: ncol
+ * scratch. Leaves J's entries as the step's matrix (sp->stx, opoint_scaled_residual_at_step). */
+int opoint_held_refine(opoint_subproblem *sp, const double *b, double *x, const double *xscale, double *res,
+                       double dmax, mbl_status *st);
 /* Solve the subproblem from the point's current unknowns; `what` names it in messages, linear = 1
  * for problems linear in the unknowns. Newton with line search and Levenberg-Marquardt steps
  * (opoint_newton); where that fails away from a solution, or lands far from the start, the Newton

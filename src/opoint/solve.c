@@ -287,6 +287,44 @@ int opoint_chord_step(opoint_subproblem *sp, double *dx, mbl_status *st)
     return 0;
 }
 
+/* v = J0^-1 v in place with the held factorization (its equilibration factors, if any) */
+static int held_solve(opoint_subproblem *sp, double *v, mbl_status *st)
+{
+    int n = sp->ncol;
+    if (sp->eq_on)
+        for (int r = 0; r < n; r++) v[r] *= sp->eqr[r];
+    int rc = mbla_klu_solve(sp->lu, 1, v, n, st);
+    if (!rc && sp->eq_on)
+        for (int c = 0; c < n; c++) v[c] *= sp->eqc[c];
+    return rc;
+}
+
+int opoint_held_refine(opoint_subproblem *sp, const double *b, double *x, const double *xscale, double *res,
+                       double dmax, mbl_status *st)
+{
+    int n = sp->ncol;
+    if (!sp->A || !sp->lu || sp->lu_fresh || sp->nrow != n || sp->rank_last != n) return MBL_EARG;
+    /* res = b - J x, J's entries copied as the step's matrix (opoint_scaled_residual_at_step's,
+     * as opoint_newton_step leaves them) */
+    const int *srow = sp->srow, *scol = sp->scol, *ssrc = sp->ssrc;
+    const double *jac = sp->jac;
+    double *stx = sp->stx;
+    memcpy(res, b, (size_t)n * sizeof *res);
+    for (int t = 0; t < sp->snz; t++) res[srow[t]] -= (stx[t] = jac[ssrc[t]]) * x[scol[t]];
+    int rc = held_solve(sp, res, st);
+    if (rc) return rc;
+    /* the correction against the solution's scale: each |x_c| floored at xscale_c times the
+     * largest max_c |x_c| / xscale_c (a zero entry counts against the others' scale) */
+    double f = 0, d = 0;
+    for (int c = 0; c < n; c++) x[c] += res[c], f = max_num(f, fabs(x[c]) / xscale[c]);
+    for (int c = 0; c < n; c++) {
+        double e = fabs(res[c]) / (fabs(x[c]) + f * xscale[c]);
+        if (!(e == e)) return MBL_ENOCONV;
+        d = max_num(d, e);
+    }
+    return d <= dmax ? 0 : MBL_ENOCONV;
+}
+
 int opoint_jac(opoint_subproblem *sp, mbl_status *st)
 {
     size_t ns = (size_t)sp->mv.nsym * sizeof *sp->syms;
