@@ -33,6 +33,9 @@ typedef struct opoint_subproblem {
     mbla_klu *lu;
     int snz, *ssrc, *smap;
     int *srow, *scol;        /* per pattern entry: its subproblem row and column */
+    /* the entries by row, each row's in the entries' order (so that a row's sums are the same):
+     * row r's are rperm[rptr[r] .. rptr[r + 1] - 1], with their sources ssrc and columns scol */
+    int *rptr, *rperm, *rsrc, *rcol;
     double *const *xp;       /* NULL, or per column the unknown in sp->pt (set by the caller that owns it) */
     double *stx;
     double *eqr, *eqc, *eqw; /* square sparse steps: equilibration factors (rows, columns), scratch */
@@ -70,6 +73,8 @@ void opoint_point_clear(mbl_point *p);
  * ode states, implicit variables or speeds) the implicit equations and the speeds regular; rc
  * returned unchanged when nonzero (opoint.c). */
 int opoint_check_solved(opoint_subproblem *sp, int rc, mbl_status *st);
+/* opoint_check_solved(sp, 0, st) where sp->syms are the point's already (model_fill_syms_pt's values) */
+int opoint_check_solved_syms(opoint_subproblem *sp, mbl_status *st);
 /* The unknown `col` (a column of the model's unknowns [vdot lambda mu v q der(X) Z X r]) in the point. */
 double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col);
 /* Allocation of the work arrays (MBL_ENOMEM on failure; opoint_sub_free in either case). */

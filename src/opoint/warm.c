@@ -35,6 +35,7 @@ struct opoint_warm {
     double *F0;             /* per subproblem row: the residual at the predicted point (see opoint_warm_point) */
     opoint_warm_counts cnt;
     int *pos;               /* per subproblem column: its place in y = [q; lambda; mu] */
+    int pos_ok;             /* every column has its place (pos[c] >= 0), set where pos is */
     const mbl_point *jac_of; /* the point sp->jac was last evaluated at by opoint_warm_point (or NULL) */
     int chord_ok;           /* sp->lu holds the factorization of the last tangent (J at the block's last point) */
     int held_ok;            /* sp->lu holds a factorization of J at a point of this block (the last
@@ -152,9 +153,11 @@ static int warm_select(opoint_warm *w, mbl_point *pt)
                         : col >= m0 && col < m0 + pt->k ? pt->n + pt->m + col - m0
                                                         : -1;
         }
+        w->pos_ok = 1;
+        for (int c = 0; c < sp->ncol; c++)
+            if (w->pos[c] < 0) w->pos_ok = 0;
     }
-    for (int c = 0; c < sp->ncol; c++)
-        if (w->pos[c] < 0) return 0;
+    if (!w->pos_ok) return 0;
     return pt->at == MBL_AT_EQUILIBRIUM && pt->nX == 0 && pt->nZ == 0 && sp->nrow == sp->ncol && sp->ncol == w->len &&
            pt->rank_phi_q == pt->m + pt->k && !pt->min_norm_multipliers;
 }
@@ -384,7 +387,7 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
     }
     if (!rc) {
         pt->iterations = it, pt->residual = finf, pt->scaled_residual = rs;
-        rc = opoint_check_solved(sp, 0, st);
+        rc = opoint_check_solved_syms(sp, st); /* the symbols the accepted point's (its F's) */
         if (!rc && !(pt->nX + pt->nZ > 0)) w->jac_of = pt; /* the check evaluated no Jacobian */
     }
     *steps = it;
