@@ -10,7 +10,11 @@
  * Environment: MBLIN_DENSE_TREE=off makes the workspace with mbl_lin_options.dense_tree =
  * MBL_DENSE_TREE_OFF (the general path of an unconstrained tree, for comparison; issue 34 item 3);
  * MBLIN_SKIP_OUTPUTS=1 sets mbl_lin_options.skip_outputs (no C, D per point);
- * MBLIN_BENCH_SWEEP_ONLY=1 skips the one-shot part (instruction counts of the sweep alone). */
+ * MBLIN_BENCH_SWEEP_ONLY=1 skips the one-shot part (instruction counts of the sweep alone);
+ * MBLIN_BENCH_RELIN_JAC=1 has mbl_relinearize evaluate the model's Jacobian at each point itself
+ * (the points' kept Jacobian values, pt->jac_memo, hidden: a re-linearization at a point that
+ * brings none, issue 34's unit), =both times the two kinds in interleaved batches (kept values,
+ * then own evaluation) and prints both. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,18 +66,33 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_relin: %s\n", st.msg);
         return 1;
     }
-    for (int b = -1; b < nb; b++) {
-        double t0 = bench_now();
-        for (int i = 0; i < batch; i++)
-            if (mbl_relinearize(w, (i & 1) ? pt2 : pt, lw, &st)) {
-                fprintf(stderr, "bench_relin: %s\n", st.msg);
-                return 1;
-            }
-        if (b >= 0) t[b] = (bench_now() - t0) / batch;
+    const char *rj = getenv("MBLIN_BENCH_RELIN_JAC");
+    int kind0 = rj && !strcmp(rj, "both") ? 0 : rj && *rj && strcmp(rj, "0") ? 1 : 0;
+    int kind1 = rj && !strcmp(rj, "both") ? 1 : kind0;
+    double *tj = malloc(sizeof *tj * (size_t)nb);
+    void *memo[2] = {pt->jac_memo, pt2->jac_memo};
+    for (int b = -1; b < nb; b++)
+        for (int kind = kind0; kind <= kind1; kind++) {
+            /* kind 1: the points without their Jacobian values (mbl_relinearize evaluates them) */
+            pt->jac_memo = kind ? NULL : memo[0], pt2->jac_memo = kind ? NULL : memo[1];
+            double t0 = bench_now();
+            for (int i = 0; i < batch; i++)
+                if (mbl_relinearize(w, (i & 1) ? pt2 : pt, lw, &st)) {
+                    fprintf(stderr, "bench_relin: %s\n", st.msg);
+                    return 1;
+                }
+            if (b >= 0) (kind ? tj : t)[b] = (bench_now() - t0) / batch;
+        }
+    pt->jac_memo = memo[0], pt2->jac_memo = memo[1];
+    for (int kind = kind0; kind <= kind1; kind++) {
+        double *tk = kind ? tj : t;
+        qsort(tk, (size_t)nb, sizeof *tk, bench_cmp_double);
+        printf("sweep (mbl_relinearize%s) of %s (n = %d, m = %d): median %.1f us, min %.1f us, max %.1f us over %d "
+               "batches of %d\n",
+               kind ? ", own Jacobian evaluation" : "", argv[1], info.ncoord, info.nhol, 1e6 * tk[nb / 2],
+               1e6 * tk[0], 1e6 * tk[nb - 1], nb, batch);
     }
-    qsort(t, (size_t)nb, sizeof *t, bench_cmp_double);
-    printf("sweep (mbl_relinearize) of %s (n = %d, m = %d): median %.1f us, min %.1f us, max %.1f us over %d batches of %d\n",
-           argv[1], info.ncoord, info.nhol, 1e6 * t[nb / 2], 1e6 * t[0], 1e6 * t[nb - 1], nb, batch);
+    free(tj);
     mbl_linear_free(lw);
     mbl_lin_work_free(w);
     mbl_point_free(pt2);

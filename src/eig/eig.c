@@ -37,8 +37,7 @@ void eig_options_default(mbl_eig_options *opt)
 void eig_result_free(mbl_eig_result *r)
 {
     if (!r) return;
-    mbl_free(r->re), mbl_free(r->im), mbl_free(r->berr), mbl_free(r->zero), mbl_free(r->err);
-    mbl_free(r->vre), mbl_free(r->vim), mbl_free(r->vsign);
+    /* re, im, berr, err, vre, vim, vsign, zero: in r's block (result_new) */
     mbl_free(r->rptr), mbl_free(r->rows), mbl_free(r->cptr), mbl_free(r->voff), mbl_free(r->V);
     mbl_free(r);
 }
@@ -124,24 +123,24 @@ static int ufind(int *par, int i)
 
 /* ---- the result ------------------------------------------------------------------------- */
 
+/* The result and its per-eigenvalue arrays in one zeroed block (one allocation a solve instead of
+ * nine: a sweep solves one problem a point): the struct, then re, im, berr, err, vre, vim, vsign,
+ * zero, each rounded up to a double's alignment. */
 static mbl_eig_result *result_new(int neig, int nrow)
 {
-    mbl_eig_result *r = mbl_calloc(1, sizeof *r);
-    if (!r) return NULL;
+    size_t ne = (size_t)neig + 1, hd = (sizeof(mbl_eig_result) + sizeof(double) - 1) / sizeof(double);
+    size_t ni = (ne * sizeof(int) + sizeof(double) - 1) / sizeof(double);
+    size_t nz = (ne + sizeof(double) - 1) / sizeof(double);
+    double *b = mbl_calloc(hd + 4 * ne + 3 * ni + nz, sizeof(double));
+    if (!b) return NULL;
+    mbl_eig_result *r = (mbl_eig_result *)(void *)b;
+    double *d = b + hd;
     r->neig = neig;
     r->nrow = nrow;
-    r->re = mbl_calloc((size_t)neig + 1, sizeof(double));
-    r->im = mbl_calloc((size_t)neig + 1, sizeof(double));
-    r->berr = mbl_calloc((size_t)neig + 1, sizeof(double));
-    r->vre = mbl_calloc((size_t)neig + 1, sizeof(int));
-    r->vim = mbl_calloc((size_t)neig + 1, sizeof(int));
-    r->vsign = mbl_calloc((size_t)neig + 1, sizeof(int));
-    r->zero = mbl_calloc((size_t)neig + 1, sizeof *r->zero);
-    r->err = mbl_alloc_array((size_t)neig + 1, sizeof *r->err);
-    if (!r->re || !r->im || !r->berr || !r->vre || !r->vim || !r->vsign || !r->zero || !r->err) {
-        eig_result_free(r);
-        return NULL;
-    }
+    r->re = d, r->im = d + ne, r->berr = d + 2 * ne, r->err = d + 3 * ne;
+    d += 4 * ne;
+    r->vre = (int *)(void *)d, r->vim = (int *)(void *)(d + ni), r->vsign = (int *)(void *)(d + 2 * ni);
+    r->zero = (unsigned char *)(void *)(d + 3 * ni);
     for (int i = 0; i < neig; i++) r->err[i] = NAN;
     return r;
 }

@@ -64,10 +64,14 @@ static void normalize_shape(int n, double *a, double *b)
     for (int c = 0; c < n; c++) {
         double m = b[c] == 0.0 ? fabs(a[c]) : hypot(a[c], b[c]); /* hypot(x, 0) is |x| exactly */
         if (keep) h[c] = m;
-        amax = fmax(amax, m);
+        if (m > amax) amax = m; /* fmax(amax, m) without the call: m >= 0, a NaN m left out as there */
     }
     if (!(amax > 0)) return;
-    while ((keep ? h[imax] : hypot(a[imax], b[imax])) < (1.0 - MODAL_SHAPE_TIE) * amax) imax++;
+    double th = (1.0 - MODAL_SHAPE_TIE) * amax;
+    if (keep)
+        while (h[imax] < th) imax++;
+    else
+        while (hypot(a[imax], b[imax]) < th) imax++;
     double pr = a[imax], pi = b[imax], d = pr * pr + pi * pi;
     for (int c = 0; c < n; c++) {
         double x = a[c], y = b[c];
@@ -248,7 +252,12 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         P = (mbl_eig_problem){lin->z0, lin->nx - lin->z0, lin->A, NULL, NULL, NULL};
     rc = eig_solve(&P, NULL, 1, &E, st);
     if (rc) goto done;
-    snprintf(M->solver, sizeof M->solver, "%s", E->solver);
+    { /* snprintf(M->solver, sizeof M->solver, "%s", E->solver) without the formatter */
+        size_t len = strlen(E->solver);
+        if (len > sizeof M->solver - 1) len = sizeof M->solver - 1;
+        memcpy(M->solver, E->solver, len);
+        M->solver[len] = '\0';
+    }
     const double *wr = E->re, *wi = E->im;
     S = mbl_alloc_array((size_t)n * (size_t)E->nvec + 1, sizeof *S);
     if (!S) {

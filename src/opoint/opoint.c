@@ -769,7 +769,7 @@ static int solve_steady(opoint_subproblem *sp, const double *v0, const held_set 
 
 /* At the solved point: the model's own expressions defined there, and (with ode states, implicit
  * variables or speeds) the implicit equations and the speeds regular. */
-int opoint_check_solved(opoint_subproblem *sp, int rc, mbl_status *st)
+static int check_solved(opoint_subproblem *sp, int rc, int fill, mbl_status *st)
 {
     const mbl_model *md = sp->md;
     const model_view *mv = &sp->mv;
@@ -777,7 +777,7 @@ int opoint_check_solved(opoint_subproblem *sp, int rc, mbl_status *st)
     if (!rc) {
         /* the model's own expressions (energies, forces, constraints, outputs, variables), not
          * only their derivatives, must be defined at the point: log(x - 1) at x = 0 is an error */
-        model_fill_syms_pt(md, pt, sp->syms);
+        if (fill) model_fill_syms_pt(md, pt, sp->syms);
         rc = model_check_domain(md, sp->syms, sp->work, st);
         /* validity items (a bushing rotated beyond small angles): notes, never a refusal */
         if (!rc) model_validity_notes(md, sp->syms, pt->notes, sizeof pt->notes);
@@ -794,6 +794,10 @@ int opoint_check_solved(opoint_subproblem *sp, int rc, mbl_status *st)
     }
     return rc;
 }
+
+int opoint_check_solved(opoint_subproblem *sp, int rc, mbl_status *st) { return check_solved(sp, rc, 1, st); }
+
+int opoint_check_solved_syms(opoint_subproblem *sp, mbl_status *st) { return check_solved(sp, 0, 0, st); }
 
 /* The held velocities from the model (the file's velocities: by coordinate and by expression) and
  * the options' (mbl_opoint_options.velocities, by name): hs, and *vset, a copy of v0 with the held

@@ -33,6 +33,9 @@ typedef struct opoint_subproblem {
     mbla_klu *lu;
     int snz, *ssrc, *smap;
     int *srow, *scol;        /* per pattern entry: its subproblem row and column */
+    /* the entries by row, each row's in the entries' order (so that a row's sums are the same):
+     * row r's are rperm[rptr[r] .. rptr[r + 1] - 1], with their sources ssrc and columns scol */
+    int *rptr, *rperm, *rsrc, *rcol;
     double *const *xp;       /* NULL, or per column the unknown in sp->pt (set by the caller that owns it) */
     double *stx;
     double *eqr, *eqc, *eqw; /* square sparse steps: equilibration factors (rows, columns), scratch */
@@ -70,6 +73,8 @@ void opoint_point_clear(mbl_point *p);
  * ode states, implicit variables or speeds) the implicit equations and the speeds regular; rc
  * returned unchanged when nonzero (opoint.c). */
 int opoint_check_solved(opoint_subproblem *sp, int rc, mbl_status *st);
+/* opoint_check_solved(sp, 0, st) where sp->syms are the point's already (model_fill_syms_pt's values) */
+int opoint_check_solved_syms(opoint_subproblem *sp, mbl_status *st);
 /* The unknown `col` (a column of the model's unknowns [vdot lambda mu v q der(X) Z X r]) in the point. */
 double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col);
 /* Allocation of the work arrays (MBL_ENOMEM on failure; opoint_sub_free in either case). */
@@ -108,6 +113,15 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st);
  * factors), F the current residual; no Jacobian is evaluated or factored. MBL_EARG when no such
  * factorization is held. */
 int opoint_chord_step(opoint_subproblem *sp, double *dx, mbl_status *st);
+/* One step of iterative refinement of J x = b (b, x: ncol, by subproblem row and column) for the
+ * current Jacobian J (sp->jac) with the held factorization J0 of an earlier one (as
+ * opoint_chord_step's): x += J0^-1 (b - J x) from the x given. 0 when the correction is at most
+ * dmax of the solution (max_c |dx_c| / (|x_c| + f xscale_c), f = max_c |x_c| / xscale_c, xscale:
+ * ncol positive scales of the unknowns); MBL_ENOCONV when larger (x is then not a solution: the
+ * caller factors J), MBL_EARG when no square factorization of full rank is held. res: ncol
+ * scratch. Leaves J's entries as the step's matrix (sp->stx, opoint_scaled_residual_at_step). */
+int opoint_held_refine(opoint_subproblem *sp, const double *b, double *x, const double *xscale, double *res,
+                       double dmax, mbl_status *st);
 /* Solve the subproblem from the point's current unknowns; `what` names it in messages, linear = 1
  * for problems linear in the unknowns. Newton with line search and Levenberg-Marquardt steps
  * (opoint_newton); where that fails away from a solution, or lands far from the start, the Newton

@@ -28,6 +28,18 @@
  * otherwise full Newton starts again from the prediction. */
 #define OPOINT_WARM_CHORD_CONTRACT 1e-2
 
+/* The tangent's solve (opoint_warm_tangent) without a factorization: J dy = -dR/dp at the point
+ * (J and dR/dp exact) by one step of iterative refinement, dy = d0 + J0^-1 (-dR/dp - J d0), from
+ * d0 on the line through the block's last two tangents, with the factorization held (J0: J at
+ * the last point where one was made, at most OPOINT_WARM_HELD_AGE such tangents ago); kept when
+ * the correction is at most OPOINT_WARM_HELD_STEP of dy (opoint_held_refine), else J is factored
+ * at the point (the exact solve) and held from then on. */
+#define OPOINT_WARM_HELD_AGE 8
+#define OPOINT_WARM_HELD_STEP 1e-3
+/* ... and not after a chord step (opoint_warm_point) that reduced the scaled residual by less than
+ * this factor (its contraction measured): the factorization is renewed at the next tangent. */
+#define OPOINT_WARM_HELD_CONTRACT 3e-3
+
 typedef struct opoint_warm opoint_warm;
 
 /* The corrector's work since it was made: evaluations of the residual F, of its Jacobian, of the
@@ -36,6 +48,7 @@ typedef struct opoint_warm opoint_warm;
  * Jacobian or factorization), and those that did not contract (full Newton from the prediction). */
 typedef struct opoint_warm_counts {
     long long F, jac, scaled, factor, dfdp, chord, chord_fallback;
+    long long held;         /* tangents solved with the held factorization (no factorization) */
 } opoint_warm_counts;
 
 /* A corrector for the model's equilibria (opt: the sweep's point options, copied; dd: the model's

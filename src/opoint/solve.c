@@ -55,8 +55,6 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
     model_fill_syms_pt(md, pt, sp->syms);
     int rc = sp->rows_tape ? mblx_tape_eval(sp->rows_tape, sp->syms, sp->rows_F, sp->rows_work, st)
                            : model_eval_F(md, sp->syms, sp->F, sp->work, st);
-    if (!rc && sp->rows_tape)
-        for (int i = 0; i < sp->nrow; i++) sp->F[sp->rows[i]] = sp->rows_F[i];
     if (rc) {
         rc = model_eval_error(md, sp->syms, "while looking for the operating point", st);
         sp->neval_fail++;
@@ -64,6 +62,22 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
         return rc;
     }
     double s2 = 0, si = 0;
+    const int nrow = sp->nrow, *rows = sp->rows;
+    double *F = sp->F;
+    if (sp->rows_tape) {
+        const double *rows_F = sp->rows_F;
+        if (!sp->hom_F0 && !sp->hom_C) { /* the warm corrector's: the copy and the norms in one pass */
+            for (int i = 0; i < nrow; i++) {
+                double f = F[rows[i]] = rows_F[i];
+                s2 += f * f;
+                si = max_num(si, fabs(f));
+            }
+            *norm2 = sqrt(s2);
+            *norminf = si;
+            return 0;
+        }
+        for (int i = 0; i < nrow; i++) F[rows[i]] = rows_F[i];
+    }
     for (int i = 0; i < sp->nrow; i++) {
         if (sp->hom_F0) sp->F[sp->rows[i]] -= (1.0 - sp->hom_t) * sp->hom_F0[i];
         if (sp->hom_C && sp->hom_pc[i] >= 0) {
@@ -95,9 +109,14 @@ static int sparse_pattern(opoint_subproblem *sp, mbl_status *st)
     sp->eqr = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *sp->eqr);
     sp->eqc = mbl_alloc_array((size_t)sp->ncol + 1, sizeof *sp->eqc);
     sp->eqw = mbl_alloc_array((size_t)(sp->nrow + sp->ncol) + 1, sizeof *sp->eqw);
+    sp->rptr = mbl_calloc((size_t)sp->nrow + 2, sizeof *sp->rptr);
+    sp->rperm = mbl_alloc_array((size_t)nz + 1, sizeof *sp->rperm);
+    sp->rsrc = mbl_alloc_array((size_t)nz + 1, sizeof *sp->rsrc);
+    sp->rcol = mbl_alloc_array((size_t)nz + 1, sizeof *sp->rcol);
     sp->eq_on = sp->eq_warm = 0;
     int rc = 0;
-    if (!ti || !tj || !sp->ssrc || !sp->smap || !sp->stx || !sp->eqr || !sp->eqc || !sp->eqw)
+    if (!ti || !tj || !sp->ssrc || !sp->smap || !sp->stx || !sp->eqr || !sp->eqc || !sp->eqw || !sp->rptr ||
+        !sp->rperm || !sp->rsrc || !sp->rcol)
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) {
         nz = 0;
@@ -110,6 +129,14 @@ static int sparse_pattern(opoint_subproblem *sp, mbl_status *st)
     }
     if (!rc) sp->srow = ti, sp->scol = tj; /* kept for the scaled residual */
     else mbl_free(ti), mbl_free(tj);
+    if (!rc) { /* the entries by row (a stable counting sort: rptr[r + 1] counts row r's, then places them) */
+        for (int t = 0; t < nz; t++) sp->rptr[sp->srow[t] + 2]++;
+        for (int r = 0; r < sp->nrow; r++) sp->rptr[r + 2] += sp->rptr[r + 1];
+        for (int t = 0; t < nz; t++) {
+            int k = sp->rptr[sp->srow[t] + 1]++;
+            sp->rperm[k] = t, sp->rsrc[k] = sp->ssrc[t], sp->rcol[k] = sp->scol[t];
+        }
+    }
     return rc;
 }
 
@@ -120,6 +147,8 @@ static void sparse_forget(opoint_subproblem *sp)
     mbl_free(sp->ssrc), mbl_free(sp->smap), mbl_free(sp->stx);
     mbl_free(sp->srow), mbl_free(sp->scol);
     sp->srow = sp->scol = NULL;
+    mbl_free(sp->rptr), mbl_free(sp->rperm), mbl_free(sp->rsrc), mbl_free(sp->rcol);
+    sp->rptr = sp->rperm = sp->rsrc = sp->rcol = NULL;
     mbl_free(sp->eqr), mbl_free(sp->eqc), mbl_free(sp->eqw);
     sp->eqr = sp->eqc = sp->eqw = NULL;
     sp->eq_on = sp->eq_warm = sp->lu_fresh = 0;
@@ -287,6 +316,47 @@ int opoint_chord_step(opoint_subproblem *sp, double *dx, mbl_status *st)
     return 0;
 }
 
+/* v = J0^-1 v in place with the held factorization (its equilibration factors, if any) */
+static int held_solve(opoint_subproblem *sp, double *v, mbl_status *st)
+{
+    int n = sp->ncol;
+    if (sp->eq_on)
+        for (int r = 0; r < n; r++) v[r] *= sp->eqr[r];
+    int rc = mbla_klu_solve(sp->lu, 1, v, n, st);
+    if (!rc && sp->eq_on)
+        for (int c = 0; c < n; c++) v[c] *= sp->eqc[c];
+    return rc;
+}
+
+int opoint_held_refine(opoint_subproblem *sp, const double *b, double *x, const double *xscale, double *res,
+                       double dmax, mbl_status *st)
+{
+    int n = sp->ncol;
+    if (!sp->A || !sp->lu || sp->lu_fresh || sp->nrow != n || sp->rank_last != n) return MBL_EARG;
+    /* res = b - J x, J's entries copied as the step's matrix (opoint_scaled_residual_at_step's,
+     * as opoint_newton_step leaves them) */
+    const int *rptr = sp->rptr, *rperm = sp->rperm, *rsrc = sp->rsrc, *rcol = sp->rcol;
+    const double *jac = sp->jac;
+    double *stx = sp->stx;
+    for (int r = 0; r < n; r++) { /* by row: each row's entries in the entries' order */
+        double s = b[r];
+        for (int k = rptr[r]; k < rptr[r + 1]; k++) s -= (stx[rperm[k]] = jac[rsrc[k]]) * x[rcol[k]];
+        res[r] = s;
+    }
+    int rc = held_solve(sp, res, st);
+    if (rc) return rc;
+    /* the correction against the solution's scale: each |x_c| floored at xscale_c times the
+     * largest max_c |x_c| / xscale_c (a zero entry counts against the others' scale) */
+    double f = 0, d = 0;
+    for (int c = 0; c < n; c++) x[c] += res[c], f = max_num(f, fabs(x[c]) / xscale[c]);
+    for (int c = 0; c < n; c++) {
+        double e = fabs(res[c]) / (fabs(x[c]) + f * xscale[c]);
+        if (!(e == e)) return MBL_ENOCONV;
+        d = max_num(d, e);
+    }
+    return d <= dmax ? 0 : MBL_ENOCONV;
+}
+
 int opoint_jac(opoint_subproblem *sp, mbl_status *st)
 {
     size_t ns = (size_t)sp->mv.nsym * sizeof *sp->syms;
@@ -351,17 +421,59 @@ static double col_scale(const opoint_subproblem *sp, int c, double x, const doub
 
 /* max_r |F_r| / rowscale_r over the subproblem's rows (F by subproblem row when Frow is set, else
  * sp->F's model rows), the rows' scales summed already */
-static double scaled_max(const opoint_subproblem *sp, const double *Frow, const double *rowscale)
+static double scaled_max_of(const opoint_subproblem *sp, const double *Frow, const double *rowscale, double rmax)
 {
-    double rs = 0, rmax = 0;
-    for (int r = 0; r < sp->nrow; r++) rmax = max_num(rmax, rowscale[r]);
-    for (int r = 0; r < sp->nrow; r++) {
-        double f = fabs(Frow ? Frow[r] : sp->F[sp->rows[r]]);
+    double rs = 0, floor = 1e-13 * rmax;
+    const int nrow = sp->nrow;
+    if (!Frow) {
+        const double *F = sp->F;
+        const int *rows = sp->rows;
+        for (int r = 0; r < nrow; r++) {
+            double f = fabs(F[rows[r]]);
+            if (!(f == f)) return INFINITY;
+            rs = max_num(rs, rowscale[r] > floor ? f / rowscale[r] : f);
+        }
+        return rs;
+    }
+    for (int r = 0; r < nrow; r++) {
+        double f = fabs(Frow[r]);
         if (!(f == f)) return INFINITY;
         /* a row whose Jacobian is rounding noise (1e-13 of the largest row) counts absolutely */
-        rs = max_num(rs, rowscale[r] > 1e-13 * rmax ? f / rowscale[r] : f);
+        rs = max_num(rs, rowscale[r] > floor ? f / rowscale[r] : f);
     }
     return rs;
+}
+
+static double scaled_max(const opoint_subproblem *sp, const double *Frow, const double *rowscale)
+{
+    double rmax = 0;
+    for (int r = 0; r < sp->nrow; r++) rmax = max_num(rmax, rowscale[r]);
+    return scaled_max_of(sp, Frow, rowscale, rmax);
+}
+
+/* rowscale_r = sum over row r's entries of |v_t| scale_c (v by entry: vt, else J's values through
+ * the sources), in the entries' order, and the largest of them */
+static double row_scales(const opoint_subproblem *sp, const double *vt, const double *colscale, double *rowscale)
+{
+    const int *rptr = sp->rptr, *rcol = sp->rcol;
+    double rmax = 0;
+    if (vt) {
+        const int *rperm = sp->rperm;
+        for (int r = 0; r < sp->nrow; r++) {
+            double s = 0;
+            for (int k = rptr[r]; k < rptr[r + 1]; k++) s += fabs(vt[rperm[k]]) * colscale[rcol[k]];
+            rowscale[r] = s, rmax = max_num(rmax, s);
+        }
+    } else {
+        const int *rsrc = sp->rsrc;
+        const double *jac = sp->jac;
+        for (int r = 0; r < sp->nrow; r++) {
+            double s = 0;
+            for (int k = rptr[r]; k < rptr[r + 1]; k++) s += fabs(jac[rsrc[k]]) * colscale[rcol[k]];
+            rowscale[r] = s, rmax = max_num(rmax, s);
+        }
+    }
+    return rmax;
 }
 
 /* The scaled residual max_i |F_i| / s_i with s_i = sum_c |dF_i/dx_c| scale_c (the Jacobian row
@@ -372,18 +484,15 @@ double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, doubl
 {
     const mbl_model *md = sp->md;
     const model_view *mv = &sp->mv;
-    for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
     for (int c = 0; c < sp->ncol; c++)
         colscale[c] = col_scale(sp, c, sp->xp ? *sp->xp[c] : *opoint_unknown_ptr(md, sp->pt, sp->cols[c]), xstart);
-    /* the subproblem's entries (sparse_pattern's list, once assembled, with their rows and columns:
-     * the same entries in the same order, so the same sums, without the scan of the whole Jacobian) */
-    if (sp->A) {
-        for (int t = 0; t < sp->snz; t++) rowscale[sp->srow[t]] += fabs(sp->jac[sp->ssrc[t]]) * colscale[sp->scol[t]];
-    } else {
-        for (int p = 0; p < mv->jac.nz; p++) {
-            int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
-            if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
-        }
+    /* the subproblem's entries (sparse_pattern's list, once assembled, by row: the same entries in
+     * the same order, so the same sums, without the scan of the whole Jacobian) */
+    if (sp->A) return scaled_max_of(sp, NULL, rowscale, row_scales(sp, NULL, colscale, rowscale));
+    for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+        if (r >= 0 && c >= 0) rowscale[r] += fabs(sp->jac[p]) * colscale[c];
     }
     return scaled_max(sp, NULL, rowscale);
 }
@@ -392,11 +501,9 @@ double opoint_scaled_residual_at_step(const opoint_subproblem *sp, const double 
                                       double *colscale)
 {
     if (!sp->A) return INFINITY;
-    for (int r = 0; r < sp->nrow; r++) rowscale[r] = 0;
     for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, x0[c], x0);
     /* sp->stx[t] is the step's sp->jac[sp->ssrc[t]] (opoint_newton_step) */
-    for (int t = 0; t < sp->snz; t++) rowscale[sp->srow[t]] += fabs(sp->stx[t]) * colscale[sp->scol[t]];
-    return scaled_max(sp, F0, rowscale);
+    return scaled_max_of(sp, F0, rowscale, row_scales(sp, sp->stx, colscale, rowscale));
 }
 
 /* Levenberg-Marquardt fallback when the Newton line search stalls away from a solution. Newton

@@ -25,11 +25,21 @@ struct opoint_warm {
     double *Fp;             /* nF: dR/dp */
     model_dae_pcol *pcol;   /* dR/dp of the swept parameter alone */
     double *dx, *xs, *rowscale, *colscale;
+    double *ref;            /* 2 len: the tangent's right-hand side and its refinement's scratch */
+    double *tan1, *tan2;    /* per subproblem column: the block's last two tangents (ntan of them) */
+    double p1, p2;          /* the swept parameter's values there */
+    int ntan;
+    long long fac_at;       /* cnt.factor when age was last set to 0 */
+    int age;                /* tangents solved with the held factorization since it was made */
+    int refresh;            /* the last chord step contracted less than OPOINT_WARM_HELD_CONTRACT: factor */
     double *F0;             /* per subproblem row: the residual at the predicted point (see opoint_warm_point) */
     opoint_warm_counts cnt;
     int *pos;               /* per subproblem column: its place in y = [q; lambda; mu] */
+    int pos_ok;             /* every column has its place (pos[c] >= 0), set where pos is */
     const mbl_point *jac_of; /* the point sp->jac was last evaluated at by opoint_warm_point (or NULL) */
     int chord_ok;           /* sp->lu holds the factorization of the last tangent (J at the block's last point) */
+    int held_ok;            /* sp->lu holds a factorization of J at a point of this block (the last
+                             * tangent's, or a Newton step's since) the next tangent may solve with */
     double **xp;            /* per subproblem column: the unknown in the point being solved */
     mblx_tape *rows_tape;   /* the subproblem's rows alone (sp->rows_tape), or NULL */
     int rows_tried;         /* the subproblem selected (and rows_tape compiled or refused) once */
@@ -45,6 +55,7 @@ void opoint_warm_free(opoint_warm *w)
     mbl_free(w->pos), mbl_free(w->xp);
     mbl_free(w->F0);
     model_dae_pcol_free(w->pcol);
+    mbl_free(w->ref), mbl_free(w->tan1), mbl_free(w->tan2);
     mbl_free(w->Fp), mbl_free(w->dx), mbl_free(w->xs), mbl_free(w->rowscale), mbl_free(w->colscale);
     mbl_free(w);
 }
@@ -72,12 +83,15 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
     w->pcol = model_dae_pcol_new(dd, param, st);
     w->dx = mbl_alloc_array(nunk, sizeof *w->dx);
     w->xs = mbl_alloc_array(nunk, sizeof *w->xs);
+    w->ref = mbl_alloc_array(2 * nunk, sizeof *w->ref);
+    w->tan1 = mbl_alloc_array(nunk, sizeof *w->tan1);
+    w->tan2 = mbl_alloc_array(nunk, sizeof *w->tan2);
     w->rowscale = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->rowscale);
     w->colscale = mbl_alloc_array(nunk, sizeof *w->colscale);
     w->pos = mbl_alloc_array(nunk, sizeof *w->pos);
     w->xp = mbl_alloc_array(nunk, sizeof *w->xp);
-    if (rc || !w->pos || !w->xp || !w->Fp || !w->F0 || !w->pcol || !w->dx || !w->xs || !w->rowscale ||
-        !w->colscale) {
+    if (rc || !w->pos || !w->xp || !w->Fp || !w->F0 || !w->pcol || !w->dx || !w->xs || !w->ref || !w->tan1 ||
+        !w->tan2 || !w->rowscale || !w->colscale) {
         opoint_warm_free(w);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
@@ -87,7 +101,7 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
 
 void opoint_warm_reset(opoint_warm *w)
 {
-    if (w) w->fresh = 1, w->chord_ok = 0, w->jac_of = NULL;
+    if (w) w->fresh = 1, w->chord_ok = w->held_ok = w->ntan = w->refresh = 0, w->jac_of = NULL;
 }
 
 /* The residual's rows of the subproblem alone (the same selection at every block start): the
@@ -139,9 +153,11 @@ static int warm_select(opoint_warm *w, mbl_point *pt)
                         : col >= m0 && col < m0 + pt->k ? pt->n + pt->m + col - m0
                                                         : -1;
         }
+        w->pos_ok = 1;
+        for (int c = 0; c < sp->ncol; c++)
+            if (w->pos[c] < 0) w->pos_ok = 0;
     }
-    for (int c = 0; c < sp->ncol; c++)
-        if (w->pos[c] < 0) return 0;
+    if (!w->pos_ok) return 0;
     return pt->at == MBL_AT_EQUILIBRIUM && pt->nX == 0 && pt->nZ == 0 && sp->nrow == sp->ncol && sp->ncol == w->len &&
            pt->rank_phi_q == pt->m + pt->k && !pt->min_norm_multipliers;
 }
@@ -193,14 +209,52 @@ int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_
     /* dR/dp alone (the parameter column, no second derivatives) */
     if (!rc) rc = model_dae_pcol_eval(w->pcol, pt, w->Fp, st);
     w->cnt.dfdp++;
-    /* J dy = -dR/dp: the Newton step's solve with dR/dp in place of the residual */
-    for (int r = 0; !rc && r < sp->nrow; r++) sp->F[sp->rows[r]] = w->Fp[sp->rows[r]];
-    if (!rc) rc = opoint_newton_step(sp, w->dx, st);
-    w->cnt.factor++;
-    if (!rc && sp->rank_last != sp->ncol) rc = MBL_EARG; /* rank deficient: no tangent */
+    /* J dy = -dR/dp: by one refinement step with the factorization held (J at an earlier point of
+     * the block, opoint_held_refine) from the line through the last two tangents, where its
+     * correction is small (OPOINT_WARM_HELD_STEP); else (a block's first tangent, a held J
+     * OPOINT_WARM_HELD_AGE tangents old, a larger correction) the Newton step's solve with dR/dp
+     * in place of the residual: J factored here, and held from then on. */
+    int held = -1;
+    double p = mbl_model_param_value(w->md, w->param);
+    if (w->cnt.factor != w->fac_at) w->age = 0, w->fac_at = w->cnt.factor; /* factored since */
+    if (!rc && w->held_ok && w->ntan >= 1 && w->age < OPOINT_WARM_HELD_AGE && !w->refresh) {
+        double *b = w->ref + sp->ncol;
+        for (int r = 0; r < sp->nrow; r++) b[r] = -w->Fp[sp->rows[r]];
+        /* the unknowns' scales max(1, |y|) (the scaled residual's, opoint_scaled_residual) */
+        for (int c = 0, n = pt->n, nm = pt->n + pt->m; c < sp->ncol; c++) {
+            int i = w->pos[c];
+            double y = i < n ? pt->q[i] : i < nm ? pt->lambda[i - n] : pt->mu[i - nm];
+            w->colscale[c] = fabs(y) > 1 ? fabs(y) : 1;
+        }
+        /* from the line through the block's last two tangents (or the last one) at p */
+        if (w->ntan >= 2 && w->p1 != w->p2) {
+            double s = (p - w->p1) / (w->p1 - w->p2);
+            for (int c = 0; c < sp->ncol; c++) w->dx[c] = w->tan1[c] + s * (w->tan1[c] - w->tan2[c]);
+        } else {
+            memcpy(w->dx, w->tan1, (size_t)sp->ncol * sizeof *w->dx);
+        }
+        held = opoint_held_refine(sp, b, w->dx, w->colscale, w->ref, OPOINT_WARM_HELD_STEP, st);
+        if (held == MBL_ENOMEM) rc = held;
+        if (!held) w->cnt.held++, w->age++;
+    }
+    if (!rc && held) {
+        for (int r = 0; r < sp->nrow; r++) sp->F[sp->rows[r]] = w->Fp[sp->rows[r]];
+        rc = opoint_newton_step(sp, w->dx, st);
+        w->cnt.factor++;
+        if (!rc && sp->rank_last != sp->ncol) rc = MBL_EARG; /* rank deficient: no tangent */
+    }
     /* dy in the point's order [q; lambda; mu]: the subproblem's columns are in that order */
     for (int c = 0; !rc && c < sp->ncol; c++) dy[w->pos[c]] = w->dx[c];
-    w->chord_ok = !rc; /* the next point's chord step solves with this factorization */
+    w->chord_ok = w->held_ok = !rc; /* the next point's chord step solves with this factorization */
+    w->refresh = 0;
+    if (!rc) { /* this tangent, the next one's start */
+        double *t = w->tan2;
+        w->tan2 = w->tan1, w->tan1 = t;
+        memcpy(w->tan1, w->dx, (size_t)sp->ncol * sizeof *w->tan1);
+        w->p2 = w->p1, w->p1 = p, w->ntan = w->ntan < 2 ? w->ntan + 1 : 2;
+    } else {
+        w->ntan = 0;
+    }
     sp->pt = w->scratch;
     return rc;
 }
@@ -287,6 +341,9 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
                 lazy = 0;
             }
             if (need_super) superlinear = rs <= 1e-2 * rs_prev;
+            /* the chord step's contraction, where it is known: the held factorization is to be
+             * renewed at the next tangent well before the chord stops being kept */
+            if (chord_last && !lazy && !(rs <= OPOINT_WARM_HELD_CONTRACT * rs_prev)) w->refresh = 1;
             if (rs <= opt->tol && (finf <= opt->abs_tol || rounding || superlinear)) break;
             if (chord_last && !(rs <= OPOINT_WARM_CHORD_CONTRACT * rs_prev)) {
                 /* the chord step did not contract (a far step: the previous point's Jacobian is no
@@ -307,6 +364,7 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
         } else {
             rc = opoint_newton_step(sp, w->dx, st);
             w->cnt.factor++;
+            w->refresh = 0; /* the factorization held is this one now */
             if (!rc && sp->rank_last != sp->ncol) rc = MBL_ENOCONV; /* rank deficient: the cold solver decides */
         }
         if (rc) break;
@@ -329,7 +387,7 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
     }
     if (!rc) {
         pt->iterations = it, pt->residual = finf, pt->scaled_residual = rs;
-        rc = opoint_check_solved(sp, 0, st);
+        rc = opoint_check_solved_syms(sp, st); /* the symbols the accepted point's (its F's) */
         if (!rc && !(pt->nX + pt->nZ > 0)) w->jac_of = pt; /* the check evaluated no Jacobian */
     }
     *steps = it;

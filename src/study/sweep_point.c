@@ -94,12 +94,14 @@ static const double *warm_guess(worker *w, const double *x)
     double d = two ? w->wx[0] - w->wx2[0] : 0.0;
     int quad = two && w->tan_ok && d != 0;
     w->wquad = quad && w->wdq_ok;
+    const double *wq = w->wq, *wq2 = w->wq2, *wdq = w->wdq;
+    double *g = w->wguess;
+    int dq_ok = w->wdq_ok;
     for (int i = 0; i < len; i++) {
-        if (w->wdq_ok && isfinite(w->wdq[i]) && quad)
-            w->wguess[i] = w->wq[i] + h * (w->wdq[i] + h * ((w->wq2[i] - w->wq[i]) / d + w->wdq[i]) / d);
-        else if (w->wdq_ok && isfinite(w->wdq[i])) w->wguess[i] = w->wq[i] + w->wdq[i] * h;
-        else if (two) w->wguess[i] = w->wq[i] + s * (w->wq[i] - w->wq2[i]);
-        else w->wguess[i] = w->wq[i];
+        if (dq_ok && isfinite(wdq[i]) && quad) g[i] = wq[i] + h * (wdq[i] + h * ((wq2[i] - wq[i]) / d + wdq[i]) / d);
+        else if (dq_ok && isfinite(wdq[i])) g[i] = wq[i] + wdq[i] * h;
+        else if (two) g[i] = wq[i] + s * (wq[i] - wq2[i]);
+        else g[i] = wq[i];
     }
     w->warm_points++;
     return w->wguess;

@@ -689,23 +689,36 @@ TEST(warm_newton_steps)
         CHECK_EQ_INT(sw->nwarm_ok, 1024 - 16);
         CHECK_EQ_INT(sw->nwarm_rejected, 0);
         CHECK(same_bits(sw, sw2));
+        /* a chord step with the held factorization (J some points back, opoint_warm_tangent) that
+         * contracts too little for the test (below 1e-2) is followed by one full Newton step: rare */
+        int two = 0;
         for (int p = 0; p < sw->npoints; p++)
-            if (p % 64) CHECK_MSG(sw->steps[p] == 1, "k = %g: %d Newton steps", sw->value[p], sw->steps[p]);
+            if (p % 64) {
+                CHECK_MSG(sw->steps[p] == 1 || sw->steps[p] == 2, "k = %g: %d Newton steps", sw->value[p], sw->steps[p]);
+                two += sw->steps[p] == 2;
+            }
+        CHECK_MSG(two <= 10, "%d warm points of 2 steps", two);
         /* the work per warm point (issue 34, item 2, third pass): F at the predicted point and
          * after one chord step solved with the previous point's tangent factorization (no Jacobian
          * at the prediction, no factorization for the step), the Jacobian only at the accepted
          * point (the same values then serve the re-linearization and the tangent), one
          * factorization (the tangent's), dF/dp once per tangent. The exception is each block's
          * first warm point (16), predicted linearly from one point (error O(h^2)): one full Newton
-         * step there, as before (a Jacobian and a factorization more). The scaled residual: at the
-         * accepted point, and at the prediction from the step's matrix (the chord's contraction). */
+         * step there, as before (a Jacobian and a factorization more), and the points of two steps
+         * above (an F, a Jacobian and a factorization more). Since session 23 most tangents are
+         * solved with the held factorization (one refinement step, no factorization): the
+         * factorizations are the blocks' first tangents and steps, the renewals (every
+         * OPOINT_WARM_HELD_AGE tangents at most, or after a chord step that contracted little)
+         * and the extra steps. The scaled residual: at the accepted point, and at the prediction
+         * from the step's matrix (the chord's contraction). */
         long long ok = sw->nwarm_ok, tangents = sw->warm_ndfdp, blocks = 16;
         CHECK(tangents >= ok && tangents <= sw->npoints);
         CHECK_EQ_INT((int)sw->warm_nchord, (int)(ok - blocks));
         CHECK_EQ_INT((int)sw->warm_nchord_fallback, 0);
-        CHECK_EQ_INT((int)sw->warm_nF, (int)(2 * ok));
-        CHECK_EQ_INT((int)sw->warm_njac, (int)(ok + blocks + (tangents - ok)));
-        CHECK_EQ_INT((int)sw->warm_nfactor, (int)(tangents + blocks));
+        CHECK_EQ_INT((int)sw->warm_nF, (int)(2 * ok + two));
+        CHECK_EQ_INT((int)sw->warm_njac, (int)(ok + blocks + (tangents - ok) + two));
+        CHECK_MSG(sw->warm_nfactor >= 2 * blocks + two && sw->warm_nfactor <= (tangents + blocks) / 3,
+                  "%lld factorizations, %lld tangents", sw->warm_nfactor, tangents);
         CHECK_MSG(sw->warm_nscaled <= 2 * ok, "%lld scaled residuals for %lld warm points", sw->warm_nscaled, ok);
     }
     mbl_sweep_free(sw), mbl_sweep_free(sw2);
@@ -762,6 +775,11 @@ TEST(warm_points_cold)
     CHECK_MSG(sw->warm_nchord >= sw->nwarm_ok - 40 && sw->warm_nchord_fallback == 0, "%lld chord steps, %lld not kept",
               sw->warm_nchord, sw->warm_nchord_fallback);
     CHECK(sw->warm_ndfdp >= sw->nwarm_ok);
+    /* tangents solved with the held factorization (opoint_warm_tangent): here (h = 0.033) every
+     * point takes a full Newton step after its chord step, whose factorization the tangent then
+     * solves with (1.21 factorizations a warm point, 2.14 when every tangent was factored) */
+    CHECK_MSG(sw->warm_nfactor <= sw->nwarm_ok * 3 / 2, "%lld factorizations, %d warm points", sw->warm_nfactor,
+              sw->nwarm_ok);
     for (int p = 7; p < sw->npoints; p += 29) {
         double k = sw->value[p];
         mbl_sweep *one = warm_sweep("examples/fourbar_N20.yaml", "k", k, k + 1, 2, 1); /* its first point: cold */
