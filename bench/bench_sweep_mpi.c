@@ -74,6 +74,7 @@ int main(int argc, char **argv)
     so.naxes = 1;
     so.axis[0] = (mbl_sweep_axis){argv[2], atof(argv[3]), atof(argv[4]), atoi(argv[5])};
     so.threads = argc > 6 ? atoi(argv[6]) : 1;
+    so.phase_times = 1; /* its per-point CPU figure is the phases' sum */
     mbl_sweep_dist dist = {rank, size, timed_gather, NULL};
     if (size > 1) so.dist = &dist;
     double *none = NULL;

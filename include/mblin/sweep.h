@@ -93,6 +93,9 @@ typedef struct mbl_sweep_options {
      * the tracking predictor is then the linear one */
     const struct mbl_floquet_options *floquet;
     const char *floquet_spin;
+    int phase_times;             /* 1: measure each point's phases (mbl_sweep's seconds_load, _point,
+                                    _lin, _sens: thread CPU time, a system call per reading, about
+                                    3 us a point); 0 (default): those four stay 0 */
 } mbl_sweep_options;
 
 #define MBL_SWEEP_MAX_POINTS 100000L
@@ -120,11 +123,13 @@ typedef struct mbl_sweep {
     int threads;
     double seconds;              /* wall time of the points (not the tracking) */
     double seconds_load, seconds_point, seconds_lin; /* thread CPU time summed over the points: loading
-                                    the model (reload path), operating points, linear model + modes */
+                                    the model (reload path), operating points, linear model + modes
+                                    (with mbl_sweep_options.phase_times; 0 otherwise) */
     char model_name[256];
     int predictor;               /* the predictor used: MBL_PREDICT_LINEAR or MBL_PREDICT_SENSITIVITY */
     int npredicted;              /* points whose exact derivatives were used (the others: linear) */
-    double seconds_sens;         /* thread CPU time summed over the points: the sensitivities */
+    double seconds_sens;         /* thread CPU time summed over the points: the sensitivities
+                                    (with mbl_sweep_options.phase_times; 0 otherwise) */
     int nwarm;                   /* points whose operating point started from the block's previous
                                     points (a predicted guess) instead of the file's guess */
     char predictor_note[MBL_MSG_MAX]; /* why the default fell back to linear ("" otherwise) */

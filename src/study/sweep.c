@@ -302,6 +302,7 @@ static int make_ctx(const mbl_model *md, const mbl_sweep_options *opt, ctx **out
     c->order = info.ncoord + info.nhol + info.nnh;
     c->m = info.nhol;
     c->fast = !opt->force_reload;
+    c->phase_times = opt->phase_times;
     int k = c->nbase;
     for (int a = 0; a < opt->naxes && !rc; a++) {
         const char *name = opt->axis[a].name;

@@ -143,6 +143,33 @@ out:
     mbl_sweep_free(a), mbl_sweep_free(b), mbl_sweep_free(c), mbl_sweep_free(r);
 }
 
+/* The phases' CPU times only when asked for (mbl_sweep_options.phase_times): without, the four stay
+ * 0; with, the operating points' and the linear models' are positive and the results the same bits */
+TEST(phase_times_on_request)
+{
+    mbl_sweep *sw[2] = {NULL, NULL};
+    for (int timed = 0; timed < 2; timed++) {
+        mbl_sweep_options so;
+        mbl_sweep_options_default(&so);
+        CHECK_EQ_INT(so.phase_times, 0);
+        so.naxes = 1;
+        so.axis[0] = (mbl_sweep_axis){"v", 0, 10, 101};
+        so.phase_times = timed;
+        mbl_status st;
+        if (run_sweep("examples/whipple_bicycle.yaml", &so, &sw[timed], &st)) {
+            CHECK_MSG(0, "sweep: %s", st.msg);
+            goto out;
+        }
+    }
+    CHECK(sw[0]->seconds_point == 0 && sw[0]->seconds_lin == 0 && sw[0]->seconds_load == 0 && sw[0]->seconds_sens == 0);
+    CHECK(sw[1]->seconds_point > 0 && sw[1]->seconds_lin > 0);
+    CHECK(sw[0]->seconds > 0 && sw[1]->seconds > 0);
+    size_t len = (size_t)sw[0]->npoints * sw[0]->nmodes * sizeof(double);
+    CHECK(!memcmp(sw[0]->re, sw[1]->re, len) && !memcmp(sw[0]->im, sw[1]->im, len));
+out:
+    mbl_sweep_free(sw[0]), mbl_sweep_free(sw[1]);
+}
+
 /* A parameter other parameters use (the trail c) is swept by reloading, with --set v = 5:
  * at c = 0.08 the eigenvalues of Table 2 at v = 5. */
 TEST(reload_path_with_sets)
@@ -806,6 +833,7 @@ int main(void)
     RUN(bad_input);
     RUN(bicycle_table2);
     RUN(threads_identical);
+    RUN(phase_times_on_request);
     RUN(reload_path_with_sets);
     RUN(time_sweep);
     RUN(two_parameter_grid);
