@@ -1,6 +1,7 @@
 /* Parsing the file's expressions: the resolver that turns a name or a call (der, lambda, mu, a
  * variable, a constraint's name) into a node, and the parsing of one item. */
 #include "model/formulate.h"
+#include "model/symbols_index.h"
 
 /* The seed of symbol index s in a total derivative (s is not t): q_j -> v_j, v_j -> a_j,
  * X_j -> Xdot_j (*sym its symbol node, *d its derivative); 0 for a symbol that is constant in time. */
@@ -37,8 +38,9 @@ mblx_id model_total_der(mbl_model *md, mblx_id e)
             return MBLX_NONE;
         }
     }
-    /* copy the dependence set first: it may move when the graph grows */
-    uint32_t *dep = mbl_alloc_array(nd ? nd : 1, sizeof *dep);
+    /* copy the dependence set first: it may move when the graph grows (on the stack when small) */
+    uint32_t stack_dep[16];
+    uint32_t *dep = nd <= 16 ? stack_dep : mbl_alloc_array(nd, sizeof *dep);
     if (!dep) {
         if (syms != stack_syms) mbl_free(syms), mbl_free(d);
         return MBLX_NONE;
@@ -53,7 +55,7 @@ mblx_id model_total_der(mbl_model *md, mblx_id e)
         else if (seed_of(md, s, &syms[ns], &d[ns]))
             ns++;
     }
-    mbl_free(dep);
+    if (dep != stack_dep) mbl_free(dep);
     mblx_id r = mblx_total_der(md->g, e, ns, syms, d, has_t ? md->t : MBLX_NONE);
     if (syms != stack_syms) {
         mbl_free(syms);
@@ -239,7 +241,9 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
         *out = md->t;
         return 0;
     }
-    if ((i = model_find_name(&src->parameters, name, len)) >= 0) {
+    int list = -1;
+    i = model_find_symbol(src, name, len, &list);
+    if (i >= 0 && list == MODEL_SYM_PARAMETER) {
         if (L->scope == SCOPE_PARAM && i >= L->param_limit) {
             if (i == L->param_limit)
                 snprintf(why, whylen, "parameter '%.*s' refers to itself", (int)len, name);
@@ -254,50 +258,34 @@ static int resolve(void *ud, mblx_graph *g, const char *name, size_t len, int na
         *out = md->p[i];
         return 0;
     }
+    if (i < 0) return 1;
     if (L->scope == SCOPE_PARAM || L->scope == SCOPE_VALUE) {
-        if (model_find_name(&src->coordinates, name, len) >= 0 || model_find_name(&src->variables, name, len) >= 0 ||
-            model_find_name(&src->inputs, name, len) >= 0 || model_find_name(&src->ode_states, name, len) >= 0 ||
-            model_find_name(&src->implicit_variables, name, len) >= 0) {
+        if (list != MODEL_SYM_CONSTRAINT && list != MODEL_SYM_NONHOLONOMIC)
             snprintf(why, whylen, "'%.*s' cannot be used in %s (only parameters can)", (int)len, name, L->what);
-            return 1;
-        }
         return 1;
     }
-    if ((i = model_find_name(&src->coordinates, name, len)) >= 0) {
-        *out = md->q[i];
-        return 0;
+    switch (list) {
+    case MODEL_SYM_COORDINATE: *out = md->q[i]; return 0;
+    case MODEL_SYM_INPUT: *out = md->r[i]; return 0;
+    case MODEL_SYM_ODE_STATE: *out = md->X[i]; return 0;
+    case MODEL_SYM_IMPLICIT: *out = md->Z[i]; return 0;
+    case MODEL_SYM_VARIABLE: return resolve_variable(L, i, name, len, out, why, whylen);
+    default: break;
     }
-    if ((i = model_find_name(&src->inputs, name, len)) >= 0) {
-        *out = md->r[i];
-        return 0;
+    /* a named constraint or non-holonomic constraint */
+    int nh = list == MODEL_SYM_NONHOLONOMIC;
+    if (!L->allow_mult) {
+        L->mult_refused = 1;
+        snprintf(why, whylen,
+                 "'%.*s' names a constraint: its force %s(%.*s) can be used in forces, ode, implicit_variables "
+                 "and outputs only",
+                 (int)len, name, nh ? "mu" : "lambda", (int)len, name);
+        return 1;
     }
-    if ((i = model_find_name(&src->ode_states, name, len)) >= 0) {
-        *out = md->X[i];
-        return 0;
-    }
-    if ((i = model_find_name(&src->implicit_variables, name, len)) >= 0) {
-        *out = md->Z[i];
-        return 0;
-    }
-    if ((i = model_find_name(&src->variables, name, len)) >= 0)
-        return resolve_variable(L, i, name, len, out, why, whylen);
-    if ((src->named_constraints && (i = model_find_name(&src->constraints, name, len)) >= 0) ||
-        (src->named_nonholonomic && (i = model_find_name(&src->nonholonomic, name, len)) >= 0)) {
-        int nh = !(src->named_constraints && model_find_name(&src->constraints, name, len) >= 0);
-        if (!L->allow_mult) {
-            L->mult_refused = 1;
-            snprintf(why, whylen,
-                     "'%.*s' names a constraint: its force %s(%.*s) can be used in forces, ode, implicit_variables "
-                     "and outputs only",
-                     (int)len, name, nh ? "mu" : "lambda", (int)len, name);
-            return 1;
-        }
-        L->cname_refs++;
-        *out = nh ? md->mu[i] : md->lam[i];
-        return 0;
-    }
+    L->cname_refs++;
+    *out = nh ? md->mu[i] : md->lam[i];
     (void)g;
-    return 1;
+    return 0;
 }
 
 /* Parse one item's text; errors come as "file:line:col: what (in <what>)". */

@@ -64,8 +64,53 @@ TEST(colliding_names)
     CHECK_CLOSE(w2, 43.0 / 4.0, 1e-12);
 }
 
+/* The resolver's one index over every kind of name (names.c model_find_symbol): names that are
+ * prefixes of one another across the kinds (parameters k, kkk, m; variable kk; coordinates x, xx;
+ * a named constraint xc) each resolve to their own kind. kk = 2 k kkk = 36: omega^2 = 36/4. */
+static const char *kinds = "model: dae\n"
+                           "parameters: {k: 2, kkk: 9, m: 4}\n"
+                           "variables: {kk: \"2*k*kkk\"}\n"
+                           "coordinates: {x: 0, xx: 0}\n"
+                           "kinetic_energy: \"0.5*m*der(xx)^2 + 0.5*m*der(x)^2\"\n"
+                           "potential_energy: \"0.5*kk*xx^2 + 0.5*kkk*(x - xx)^2\"\n"
+                           "constraints: {xc: \"x\"}\n";
+
+/* a parameter that uses a coordinate is refused with the reason; one that uses a constraint's name
+ * is refused as an unknown name (the constraint's force is not a parameter's to use) */
+static const char *param_uses_coord = "model: dae\n"
+                                      "parameters: {k: 2, m: \"xx + 1\"}\n"
+                                      "coordinates: {x: 0, xx: 0}\n"
+                                      "kinetic_energy: \"0.5*m*der(xx)^2\"\n"
+                                      "potential_energy: \"0.5*k*xx^2\"\n"
+                                      "constraints: {xc: \"x\"}\n";
+static const char *param_uses_constraint = "model: dae\n"
+                                           "parameters: {k: 2, m: \"xc + 1\"}\n"
+                                           "coordinates: {x: 0, xx: 0}\n"
+                                           "kinetic_energy: \"0.5*m*der(xx)^2\"\n"
+                                           "potential_energy: \"0.5*k*xx^2\"\n"
+                                           "constraints: {xc: \"x\"}\n";
+
+TEST(names_of_every_kind)
+{
+    mbl_status st;
+    int ok;
+    double w2 = omega2(kinds, &st, &ok);
+    CHECK_MSG(ok, "%s", st.msg);
+    printf("  kinds: omega^2 %.15g (closed form (36 + 9)/4 = %.15g)\n", w2, 45.0 / 4.0);
+    CHECK_CLOSE(w2, 45.0 / 4.0, 1e-12);
+    (void)omega2(param_uses_coord, &st, &ok);
+    CHECK(!ok);
+    printf("  parameter using a coordinate: %s\n", st.msg);
+    CHECK(strstr(st.msg, "'xx' cannot be used in") && strstr(st.msg, "only parameters can"));
+    (void)omega2(param_uses_constraint, &st, &ok);
+    CHECK(!ok);
+    printf("  parameter using a constraint's name: %s\n", st.msg);
+    CHECK(strstr(st.msg, "xc") && !strstr(st.msg, "only parameters can"));
+}
+
 int main(void)
 {
     RUN(colliding_names);
+    RUN(names_of_every_kind);
     return test_summary("names");
 }
