@@ -68,6 +68,12 @@ void model_name_index_reset(void)
     memset(&sym_idx, 0, sizeof sym_idx);
 }
 
+void model_name_index_forget(const mbl_src *s)
+{
+    (void)s; /* every index: the per-list ones hold no source to compare */
+    model_name_index_reset();
+}
+
 /* (Re)build the resolver's index; 0, or -1 when it cannot (no memory, too many names): the
  * caller then searches the lists one by one. */
 static int symbol_index_build(const mbl_src *s)

@@ -1,6 +1,7 @@
 /* Reading a `model: dae` file with libyaml's document API into an mbl_src (src/load reads the
  * file and dispatches on its `model:` kind; the mechanism and URDF readers are in src/mech). */
 #include "model/source.h"
+#include "model/symbols_index.h"
 #include "model/data.h"
 #include "model/ffr.h"
 #include "model/rtree.h"
@@ -581,6 +582,7 @@ static void list_free(mbl_src_list *l)
 void model_src_free(mbl_src *s)
 {
     if (!s) return;
+    model_name_index_forget(s);
     mbl_src_list *lists[] = {&s->parameters, &s->coordinates, &s->velocities, &s->held_velocities, &s->held_body_velocities, &s->variables, &s->forces,
                              &s->inputs, &s->outputs, &s->constraints, &s->nonholonomic, &s->mass_matrix,
                              &s->states, &s->velocity_states, &s->ode_states, &s->ode, &s->implicit_variables,
