@@ -39,6 +39,27 @@ static void append(char *buf, size_t size, const char *fmt, const char *a, const
  * smaller) and the candidates' columns of A^-1 alone. */
 #define SELECT_GIVEN_EXACT_MAX 32
 
+/* The coordinate part of [C; -G] into J (zeroed, leading dimension ld): every row scaled to unit
+ * max-norm over the coordinates (a zero row kept as it is) */
+static void fill_scaled_rows(const mbla_csc *C, int ncand, const double *G, double *J, size_t ld)
+{
+    int nc = C->m, n = C->n;
+    for (int j = 0; j < n; j++)
+        for (int p = C->p[j]; p < C->p[j + 1]; p++) J[C->i[p] + (size_t)j * ld] = C->x[p];
+    for (int i = 0; i < nc; i++) {
+        double sc = 0;
+        for (int j = 0; j < n; j++) sc = fmax(sc, fabs(J[i + (size_t)j * ld]));
+        sc = sc > 0 ? 1.0 / sc : 1.0;
+        for (int j = 0; j < n; j++) J[i + (size_t)j * ld] *= sc;
+    }
+    for (int i = 0; i < ncand; i++) {
+        double sc = 0;
+        for (int j = 0; j < n; j++) sc = fmax(sc, fabs(G[i + (size_t)j * ncand]));
+        sc = sc > 0 ? 1.0 / sc : 1.0;
+        for (int j = 0; j < n; j++) J[nc + i + (size_t)j * ld] = -sc * G[i + (size_t)j * ncand];
+    }
+}
+
 /* The given states first (the candidates complete C to a square matrix A = [C; -G], as many
  * candidates as coordinates less constraints, every row scaled to unit max-norm as in
  * select_level). They are all states and no coordinate is added (*pass = 1) when
@@ -65,20 +86,7 @@ static int given_states_pass(const mbla_csc *C, int ncand, const double *G, cons
     if (!A) return mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
     double *X = A + (size_t)n * (size_t)n;
     memset(A, 0, (size_t)n * (size_t)n * sizeof *A);
-    for (int j = 0; j < n; j++)
-        for (int p = C->p[j]; p < C->p[j + 1]; p++) A[C->i[p] + (size_t)j * n] = C->x[p];
-    for (int i = 0; i < nc; i++) {
-        double sc = 0;
-        for (int j = 0; j < n; j++) sc = fmax(sc, fabs(A[i + (size_t)j * n]));
-        sc = sc > 0 ? 1.0 / sc : 1.0;
-        for (int j = 0; j < n; j++) A[i + (size_t)j * n] *= sc;
-    }
-    for (int i = 0; i < ncand; i++) {
-        double sc = 0;
-        for (int j = 0; j < n; j++) sc = fmax(sc, fabs(G[i + (size_t)j * ncand]));
-        sc = sc > 0 ? 1.0 / sc : 1.0;
-        for (int j = 0; j < n; j++) A[nc + i + (size_t)j * n] = -sc * G[i + (size_t)j * ncand];
-    }
+    fill_scaled_rows(C, ncand, G, A, (size_t)n);
     double rcond = 0;
     int rc;
     if (exact) {
@@ -145,21 +153,8 @@ static int select_level(const mbla_csc *C, int ncand, const double *G, const dou
             return mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
         }
         /* J = [C 0; -G I], every row scaled to unit max-norm over the coordinate part */
-        for (int j = 0; j < n; j++)
-            for (int p = C->p[j]; p < C->p[j + 1]; p++) J[C->i[p] + (size_t)j * rows] = C->x[p];
-        for (int i = 0; i < nc; i++) {
-            double sc = 0;
-            for (int j = 0; j < n; j++) sc = fmax(sc, fabs(J[i + (size_t)j * rows]));
-            sc = sc > 0 ? 1.0 / sc : 1.0;
-            for (int j = 0; j < n; j++) J[i + (size_t)j * rows] *= sc;
-        }
-        for (int i = 0; i < ncand; i++) {
-            double sc = 0;
-            for (int j = 0; j < n; j++) sc = fmax(sc, fabs(G[i + (size_t)j * ncand]));
-            sc = sc > 0 ? 1.0 / sc : 1.0;
-            for (int j = 0; j < n; j++) J[nc + i + (size_t)j * rows] = -sc * G[i + (size_t)j * ncand];
-            J[nc + i + (size_t)(n + i) * rows] = 1.0;
-        }
+        fill_scaled_rows(C, ncand, G, J, (size_t)rows);
+        for (int i = 0; i < ncand; i++) J[nc + i + (size_t)(n + i) * rows] = 1.0;
         for (int j = 0; j < n; j++) w[j] = 1.0;
         for (int i = 0; i < ncand; i++) w[n + i] = wcand[i];
         int rank = 0;
