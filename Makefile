@@ -17,11 +17,12 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 30
 # test-kernels: the OpenBLAS kernels to force, the first KERNEL_COUNT of these the CPU can run
 # (tests/kernels/cores.py), and the tests it leaves out: not numerical (valgrind, startup, browser,
-# python; the layering and docs-link checks), kernel-independent and slow (MPI, SLEPc), or forcing
+# python; progress lines and Ctrl-C, the JSON schema, the thread sanitizer's races, the install
+# checks; the layering and docs-link checks), kernel-independent and slow (MPI, SLEPc), or forcing
 # kernels themselves (kernels_agree, golden)
 KERNELS      ?= SkylakeX Prescott Haswell Sandybridge
 KERNEL_COUNT ?= 2
-KERNEL_EXCLUDE ?= valgrind|browser|python|slepc|mpi|startup|kernels_agree|golden|layering|docs_links
+KERNEL_EXCLUDE ?= valgrind|browser|python|slepc|mpi|startup|kernels_agree|golden|layering|docs_links|progress|json_schema|tsan|install
 
 # Debian 12 packages: compiler and tools, then the numerical libraries, then the reference checks.
 PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \
@@ -102,16 +103,14 @@ fuzz:
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMBLIN_FUZZ=ON -DMBLIN_BUILD_TESTS=OFF -DMBLIN_BUILD_BENCH=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	@# FUZZ_SECONDS=0: build only (libFuzzer's -max_total_time=0 would run without end)
+	@# the targets run JOBS at a time, each for FUZZ_SECONDS on its own core
 	@[ "$(FUZZ_SECONDS)" != 0 ] || exit 0; \
-	for f in $(FUZZ_BUILD)/tests/fuzz/fuzz_*; do \
-	  [ -x "$$f" ] || continue; \
-	  name=$$(basename $$f); mkdir -p $(FUZZ_BUILD)/corpus/$$name; \
-	  echo "fuzzing $$name for $(FUZZ_SECONDS) s"; \
+	for f in $(FUZZ_BUILD)/tests/fuzz/fuzz_*; do [ -f "$$f" ] && [ -x "$$f" ] && echo "$$f"; done | \
+	xargs -P $(JOBS) -I{} sh -c 'f={}; name=$$(basename $$f); mkdir -p $(FUZZ_BUILD)/corpus/$$name; \
 	  OPENBLAS_NUM_THREADS=1 $$f -max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/ \
 	     $(FUZZ_BUILD)/corpus/$$name tests/fuzz/corpus/$$name 2>$(FUZZ_BUILD)/$$name.log \
-	     || { tail -40 $(FUZZ_BUILD)/$$name.log; exit 1; }; \
-	  tail -3 $(FUZZ_BUILD)/$$name.log; \
-	done
+	     || { echo "fuzzing $$name failed:"; tail -40 $(FUZZ_BUILD)/$$name.log; exit 1; }; \
+	  echo "fuzzed $$name for $(FUZZ_SECONDS) s:"; tail -3 $(FUZZ_BUILD)/$$name.log'
 
 install: build
 	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))

@@ -20,6 +20,23 @@ static int test_cases_passed_, test_cases_failed_;
 
 #define TEST(name) static void name(void)
 
+/* A case that loops over models prints each model's CPU seconds the same way (MBLIN_TEST_TIMES=1):
+ * clock_t t = clock(); ...; test_item_time(path, t); */
+static inline void test_item_time(const char *item, clock_t start)
+{
+    if (getenv("MBLIN_TEST_TIMES"))
+        fprintf(stderr, "time:   %s %.2f s\n", item, (double)(clock() - start) / CLOCKS_PER_SEC);
+}
+
+/* 1 in the sanitized build (tests/CMakeLists.txt sets MBLIN_SANITIZED=1 for every test there, where
+ * everything runs about ten times slower): the loops over every example check fewer cases there,
+ * each such choice written where it is made (tests/README.md, "Keeping make test short") */
+static inline int test_sanitized(void)
+{
+    const char *s = getenv("MBLIN_SANITIZED");
+    return s && s[0] == '1';
+}
+
 #define RUN(name)                                                                   \
     do {                                                                            \
         int before_ = test_checks_failed_;                                          \
