@@ -409,13 +409,14 @@ int lin_point_moving(const mbl_point *pt)
 /* AUG_MASS_DOMINANCE of the scaled M-hat: off-diagonal row sums at most this make it regular */
 #define STATES_MASS_DOMINANCE 0.5
 /* A scaled M-hat of order at most STATES_MASS_EXACT_MAX passes by its exact reciprocal 1-norm
- * condition (mbla_inv_rcond: dgetrf and dgetrs on the identity, cheaper there than dgecon's fixed
- * cost, about 13 k instructions at order 2) when that is at least STATES_MASS_EXACT_MARGIN times
+ * condition (mbla_inv_rcond: dgetrf and dgetrs on the identity, cheaper there than dgecon: 3.4 k
+ * instead of 13 k instructions at order 2, 16 k instead of 40 k at 8, 56 k instead of 70 k at 16,
+ * but 230 k instead of 202 k at 32) when that is at least STATES_MASS_EXACT_MARGIN times
  * rcond_min. dgecon's estimate of the inverse's norm is a lower bound, so its reciprocal condition is
  * at least the exact one: it passes too (the margin covers both roundings). Anything else (a zero
  * pivot, a figure within the margin, a larger M-hat) goes to dgetrf + dgecon as before: the same
  * decisions, refusals and messages. */
-#define STATES_MASS_EXACT_MAX 32
+#define STATES_MASS_EXACT_MAX 24
 #define STATES_MASS_EXACT_MARGIN 1e3
 
 double lin_state_tol(const mbl_lin_options *opt)
