@@ -3,7 +3,12 @@
  * unconstrained 2-DOF model in its coordinates: M-hat = M, not diagonally dominant for x > 0.5)
  * the reciprocal condition in the 1-norm is (1 - x) / (1 + x), exactly what dgecon gives for an
  * order 2: the linearization is refused exactly when that is below rcond_min, with that figure in
- * the message, far from the bound and on both sides of it. */
+ * the message, far from the bound and on both sides of it.
+ * Orders 3-40 (mass_condition_kms): M_ij = x^|i-j| (Kac-Murdock-Szego: positive definite, unit
+ * diagonal, not diagonally dominant for x >= 1/3), so M-hat = M is the scaled matrix itself; the
+ * decision at rcond_min far below, just below and above its reciprocal condition must be that of
+ * dgetrf + dgecon (mbla_lu_rcond), the documented test, at orders up to 24 (where a figure 1e3
+ * above rcond_min passes by the exact inverse, mbla_inv_rcond) and above. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
