@@ -175,14 +175,18 @@ int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
     /* bucket by column (counting sort), then within a column by row with a row marker: use
      * the transpose trick: first bucket by row, then a stable bucket by column gives rows
      * sorted within columns. */
-    int *rowcount = mbl_calloc((size_t)m + 1, sizeof *rowcount);
-    int *colcount = mbl_calloc((size_t)n + 1, sizeof *colcount);
-    int *byrow = mbl_alloc_array((size_t)nz, sizeof *byrow);   /* triplet ids sorted by row */
-    int *bycol = mbl_alloc_array((size_t)nz, sizeof *bycol);   /* ... then stably by column */
-    int *mark = mbl_alloc_array((size_t)m, sizeof *mark);
+    /* the scratch in one allocation: rowcount (m + 1), colcount (n + 1), byrow (nz: triplet ids
+     * sorted by row), bycol (nz: then stably by column), mark (m) */
+    size_t ncount = (size_t)m + (size_t)n + 2;
+    int *rowcount = mbl_alloc_array(ncount + 2 * (size_t)nz + (size_t)m + 1, sizeof *rowcount);
+    int *colcount = rowcount ? rowcount + (size_t)m + 1 : NULL;
+    int *byrow = rowcount ? rowcount + ncount : NULL;
+    int *bycol = rowcount ? byrow + (size_t)nz : NULL;
+    int *mark = rowcount ? bycol + (size_t)nz : NULL;
     mbla_csc *A = NULL;
     int r = 0;
-    if (!rowcount || !colcount || !byrow || !bycol || !mark) {
+    if (rowcount) memset(rowcount, 0, ncount * sizeof *rowcount);
+    if (!rowcount) {
         r = mbl_error(st, MBL_ENOMEM, "%s: out of memory (nz = %d)", fn, nz);
         goto done;
     }
@@ -228,10 +232,6 @@ int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
     *out = A;
 done:
     mbl_free(rowcount);
-    mbl_free(colcount);
-    mbl_free(byrow);
-    mbl_free(bycol);
-    mbl_free(mark);
     return r;
 }
 

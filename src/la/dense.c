@@ -188,10 +188,7 @@ int mbla_dlu_n(const mbla_dlu *lu) { return lu ? lu->n : 0; }
 
 void mbla_dlu_free(mbla_dlu *lu)
 {
-    if (!lu) return;
-    mbl_free(lu->lu);
-    mbl_free(lu->ipiv);
-    mbl_free(lu);
+    mbl_free(lu); /* the factors and pivots in the same block (mbla_dlu_new) */
 }
 
 int mbla_dlu_new(int n, const double *A, int lda, mbla_dlu **out, mbl_status *st)
@@ -201,15 +198,16 @@ int mbla_dlu_new(int n, const double *A, int lda, mbla_dlu **out, mbl_status *st
     *out = NULL;
     int r = check_mat(st, fn, "A", n, n, A, lda);
     if (r) return r;
-    mbla_dlu *lu = mbl_calloc(1, sizeof *lu);
-    if (!lu) return mbl_error(st, MBL_ENOMEM, "%s: out of memory", fn);
+    /* one allocation: the struct, the factors (n x n, at least 1), the pivots (n, at least 1) */
+    size_t nn = (size_t)la_max1(n) * (size_t)la_max1(n), hd = (sizeof(mbla_dlu) + 15) & ~(size_t)15;
+    mbla_dlu *lu = nn > (SIZE_MAX - hd) / sizeof(double) - (size_t)la_max1(n)
+                       ? NULL
+                       : mbl_malloc(hd + nn * sizeof(double) + (size_t)la_max1(n) * sizeof(int));
+    if (!lu) return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
     lu->n = n;
-    lu->lu = la_alloc_dmat(n, n);
-    lu->ipiv = mbl_alloc_array((size_t)n, sizeof *lu->ipiv);
-    if (!lu->lu || !lu->ipiv) {
-        mbla_dlu_free(lu);
-        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
-    }
+    lu->lu = (double *)((char *)lu + hd);
+    lu->ipiv = (int *)(lu->lu + nn);
+    lu->anorm = 0;
     la_copy_dmat(n, n, A, lda, lu->lu, la_max1(n));
     lu->anorm = mbla_norm1(n, n, lu->lu, la_max1(n));
     if (n > 0) {

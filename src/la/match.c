@@ -21,15 +21,10 @@ int mbla_csc_maxmatch(const mbla_csc *A, int *rowmatch, int *nmatch, mbl_status 
     const int *Ap = A->p, *Ai = A->i;
     /* colmatch[j]: row of column j; dist[j]: BFS layer; it[j]: DFS position in column j;
      * queue (n), stack of columns (n) */
-    int *colmatch = mbl_alloc_array((size_t)n + 1, sizeof *colmatch);
-    int *dist = mbl_alloc_array((size_t)n + 1, sizeof *dist);
-    int *it = mbl_alloc_array((size_t)n + 1, sizeof *it);
-    int *queue = mbl_alloc_array((size_t)n + 1, sizeof *queue);
-    int *stack = mbl_alloc_array((size_t)n + 1, sizeof *stack);
-    if (!colmatch || !dist || !it || !queue || !stack) {
-        mbl_free(colmatch), mbl_free(dist), mbl_free(it), mbl_free(queue), mbl_free(stack);
-        return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
-    }
+    size_t n1 = (size_t)n + 1; /* the five in one allocation */
+    int *colmatch = mbl_alloc_array(5 * n1, sizeof *colmatch);
+    if (!colmatch) return mbl_error(st, MBL_ENOMEM, "%s: out of memory (n = %d)", fn, n);
+    int *dist = colmatch + n1, *it = dist + n1, *queue = it + n1, *stack = queue + n1;
     for (int i = 0; i < m; i++) rowmatch[i] = -1;
     int nm = 0;
     /* cheap pass: each column takes its first free row */
@@ -106,7 +101,7 @@ int mbla_csc_maxmatch(const mbla_csc *A, int *rowmatch, int *nmatch, mbl_status 
         }
         if (!found) break;
     }
-    mbl_free(colmatch), mbl_free(dist), mbl_free(it), mbl_free(queue), mbl_free(stack);
+    mbl_free(colmatch);
     if (nmatch) *nmatch = nm;
     return 0;
 }

@@ -26,6 +26,7 @@
  * right-hand side in one block) factors the kinematic system alone and takes dW from M-hat (oneshot_direct);
  * lin->cond is then the kinematic system's estimate. A sweep's first point factors both. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,15 +42,19 @@
 
 static int rows_of(const mbl_sjac *J, const double *val, int nrows, sparse_rows *R)
 {
-    R->ptr = mbl_calloc((size_t)nrows + 2, sizeof *R->ptr);
-    R->col = mbl_alloc_array((size_t)J->nz + 1, sizeof *R->col);
-    R->val = mbl_alloc_array((size_t)J->nz + 1, sizeof *R->val);
-    R->src = mbl_alloc_array((size_t)J->nz + 1, sizeof *R->src);
-    if (!R->ptr || !R->col || !R->val || !R->src) return MBL_ENOMEM;
+    /* one allocation: val (nz + 1 doubles), then ptr (nrows + 2), col, src (nz + 1 each) and the
+     * scratch fill (nrows + 1) as ints; R->val is the block (rows_free) */
+    size_t nz1 = (size_t)J->nz + 1, ni = (size_t)nrows + 2 + 2 * nz1 + (size_t)nrows + 1;
+    if (ni > (SIZE_MAX - nz1 * sizeof(double)) / sizeof(int)) return MBL_ENOMEM;
+    R->val = mbl_malloc(nz1 * sizeof(double) + ni * sizeof(int));
+    if (!R->val) return MBL_ENOMEM;
+    R->ptr = (int *)(R->val + nz1);
+    R->col = R->ptr + (size_t)nrows + 2;
+    R->src = R->col + nz1;
+    int *fill = R->src + nz1;
+    memset(R->ptr, 0, ((size_t)nrows + 2) * sizeof *R->ptr);
     for (int p = 0; p < J->nz; p++) R->ptr[J->row[p] + 1]++;
     for (int i = 0; i < nrows; i++) R->ptr[i + 1] += R->ptr[i];
-    int *fill = mbl_alloc_array((size_t)nrows + 1, sizeof *fill);
-    if (!fill) return MBL_ENOMEM;
     memcpy(fill, R->ptr, (size_t)nrows * sizeof *fill);
     for (int p = 0; p < J->nz; p++) {
         int d = fill[J->row[p]]++;
@@ -57,7 +62,6 @@ static int rows_of(const mbl_sjac *J, const double *val, int nrows, sparse_rows 
         R->src[d] = p;
         R->val[d] = val[p];
     }
-    mbl_free(fill);
     return 0;
 }
 
@@ -68,10 +72,7 @@ void aug_rows_refill(sparse_rows *R, int nrows, const double *val)
 
 static void rows_free(sparse_rows *R)
 {
-    mbl_free(R->src);
-    mbl_free(R->ptr);
-    mbl_free(R->col);
-    mbl_free(R->val);
+    mbl_free(R->val); /* the block (rows_of) */
 }
 
 /* out[j] = sum_c row(c) * X[c, j] over the unknown columns c < N (a lam mu v q), for j < nrhs */

@@ -3,7 +3,12 @@
  * unconstrained 2-DOF model in its coordinates: M-hat = M, not diagonally dominant for x > 0.5)
  * the reciprocal condition in the 1-norm is (1 - x) / (1 + x), exactly what dgecon gives for an
  * order 2: the linearization is refused exactly when that is below rcond_min, with that figure in
- * the message, far from the bound and on both sides of it. */
+ * the message, far from the bound and on both sides of it.
+ * Orders 3-40 (mass_condition_kms): M_ij = x^|i-j| (Kac-Murdock-Szego: positive definite, unit
+ * diagonal, not diagonally dominant for x >= 1/3), so M-hat = M is the scaled matrix itself; the
+ * decision at rcond_min far below, just below and above its reciprocal condition must be that of
+ * dgetrf + dgecon (mbla_lu_rcond), the documented test, at orders up to 24 (where a figure 1e3
+ * above rcond_min passes by the exact inverse, mbla_inv_rcond) and above. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,8 +78,74 @@ TEST(mass_condition)
     mbl_model_free(md);
 }
 
+/* the n-coordinate model with M_ij = x^|i-j|, K = I */
+static int kms_model(int n, double x, mbl_model **md)
+{
+    size_t cap = 64 + (size_t)n * (size_t)n * 48;
+    char *t = malloc(cap);
+    size_t l = (size_t)snprintf(t, cap, "model: dae\ncoordinates: {");
+    for (int i = 0; i < n; i++) l += (size_t)snprintf(t + l, cap - l, "%sq%d: 0", i ? ", " : "", i);
+    l += (size_t)snprintf(t + l, cap - l, "}\nmass_matrix: {");
+    for (int i = 0; i < n; i++) {
+        l += (size_t)snprintf(t + l, cap - l, "%sq%d: {", i ? ", " : "", i);
+        for (int j = i; j < n; j++) l += (size_t)snprintf(t + l, cap - l, "%sq%d: %.17g", j > i ? ", " : "", j, pow(x, j - i));
+        l += (size_t)snprintf(t + l, cap - l, "}");
+    }
+    l += (size_t)snprintf(t + l, cap - l, "}\npotential_energy: \"0.5*(");
+    for (int i = 0; i < n; i++) l += (size_t)snprintf(t + l, cap - l, "%sq%d^2", i ? " + " : "", i);
+    l += (size_t)snprintf(t + l, cap - l, ")\"\nlinearize: {at: given}\n");
+    mbl_status st;
+    int rc = mbl_model_load_string(t, l, "kms.yaml", NULL, 0, md, &st);
+    if (rc) fprintf(stderr, "kms_model: %s\n", st.msg);
+    free(t);
+    return rc;
+}
+
+TEST(mass_condition_kms)
+{
+    static const int orders[] = {3, 5, 8, 16, 24, 25, 40};
+    static const double xs[] = {0.6, 0.95};
+    for (size_t a = 0; a < sizeof orders / sizeof orders[0]; a++)
+        for (size_t b = 0; b < sizeof xs / sizeof xs[0]; b++) {
+            int n = orders[a];
+            double x = xs[b];
+            mbl_model *md = NULL;
+            CHECK_EQ_INT(kms_model(n, x, &md), 0);
+            if (!md) continue;
+            /* the reference: dgetrf + dgecon's figure of the matrix as the model's M-hat holds it */
+            double *M = malloc(sizeof *M * (size_t)n * (size_t)n), ref = 0;
+            for (int j = 0; j < n; j++)
+                for (int i = 0; i < n; i++) M[i + (size_t)j * n] = pow(x, abs(i - j));
+            CHECK_EQ_INT(mbla_lu_rcond(n, M, n, 0, NULL, 1, &ref, NULL), 0);
+            free(M);
+            double *q = calloc((size_t)n, sizeof *q), *v = calloc((size_t)n, sizeof *v);
+            /* far below (the exact route up to order 24), 2x below (dgecon decides), 2x above (refused) */
+            static const double fac[] = {1e-6, 0.5, 2.0};
+            for (size_t c = 0; c < sizeof fac / sizeof fac[0]; c++) {
+                mbl_point *pt = NULL;
+                mbl_linear *lin = NULL;
+                mbl_status st;
+                mbl_lin_options lo;
+                mbl_lin_options_default(&lo);
+                lo.rcond_min = fac[c] * ref;
+                int rc = fixture_point_given(md, q, v, &pt, &st);
+                CHECK_EQ_INT(rc, 0);
+                if (!rc) rc = mbl_linearize(md, pt, &lo, &lin, &st);
+                int want = fac[c] > 1 ? MBL_ESINGULAR : 0;
+                if (rc != want) fprintf(stderr, "n = %d, x = %g, rcond_min %g (dgecon %g): rc %d (%s)\n", n, x, lo.rcond_min, ref, rc, rc ? st.msg : "");
+                CHECK_EQ_INT(rc, want);
+                if (!rc) CHECK_EQ_INT(lin->z1, n);
+                mbl_linear_free(lin);
+                mbl_point_free(pt);
+            }
+            free(q), free(v);
+            mbl_model_free(md);
+        }
+}
+
 int main(void)
 {
     RUN(mass_condition);
+    RUN(mass_condition_kms);
     return test_summary("mass_condition");
 }
