@@ -62,6 +62,12 @@ typedef struct opoint_subproblem {
      * the warm corrector; not with the homotopy) */
     const mblx_tape *rows_tape;
     double *rows_F, *rows_work;
+    /* NULL, or a tape of the residual Jacobian's entries (jac.nz) and then the subproblem's rows
+     * (nrow, in sp->rows' order), one evaluation for both (opoint_eval_F_jac): sp->jac then holds
+     * jac.nz + nrow values, the rows' after the entries; fj_work its work (set by its owner, the
+     * warm corrector, with rows_tape) */
+    const mblx_tape *fj_tape;
+    double *fj_work;
 } opoint_subproblem;
 
 /* A point of the model's sizes, zeroed (opoint.c). */
@@ -91,6 +97,11 @@ void opoint_sub_restart(opoint_subproblem *sp);
 /* The residual F at the point (the homotopy's H when sp->hom_F0 is set), its 2- and max-norms over
  * the subproblem's rows. */
 int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_status *st);
+/* opoint_eval_F and opoint_eval_jac at the point in one pass of sp->fj_tape (which must be set):
+ * the residual on the subproblem's rows and the Jacobian's values, to rounding those of the two
+ * (the same expressions, scheduled together); sp->jac marked as evaluated at the point's symbols.
+ * Not with the homotopy. */
+int opoint_eval_F_jac(opoint_subproblem *sp, double *norm2, double *norminf, mbl_status *st);
 /* The Jacobian values at the point (the last opoint_eval_F's symbols). */
 int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st);
 /* The same without the message (model_eval_jac's rc): sp->jac at the symbols sp->syms, evaluated

@@ -94,6 +94,33 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
     return 0;
 }
 
+int opoint_eval_F_jac(opoint_subproblem *sp, double *norm2, double *norminf, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    model_fill_syms_pt(md, sp->pt, sp->syms);
+    sp->jac_ok = 0;
+    if (mblx_tape_eval(sp->fj_tape, sp->syms, sp->jac, sp->fj_work, st)) {
+        int rc = model_eval_error(md, sp->syms, "while looking for the operating point", st);
+        sp->neval_fail++;
+        if (st) snprintf(sp->eval_fail, sizeof sp->eval_fail, "%.300s", st->msg);
+        return rc;
+    }
+    memcpy(sp->jac_syms, sp->syms, (size_t)sp->mv.nsym * sizeof *sp->syms);
+    sp->jac_ok = 1;
+    double s2 = 0, si = 0;
+    const int nrow = sp->nrow, *rows = sp->rows;
+    const double *rows_F = sp->jac + sp->mv.jac.nz;
+    double *F = sp->F;
+    for (int i = 0; i < nrow; i++) {
+        double f = F[rows[i]] = rows_F[i];
+        s2 += f * f;
+        si = max_num(si, fabs(f));
+    }
+    *norm2 = sqrt(s2);
+    *norminf = si;
+    return 0;
+}
+
 /* Assemble the sparsity pattern of the subproblem's Jacobian once (triplet sources, CSC, map). */
 static int sparse_pattern(opoint_subproblem *sp, mbl_status *st)
 {
