@@ -164,6 +164,11 @@ double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, doubl
  * bits opoint_scaled_residual(sp, x0, ...) gave there. */
 double opoint_scaled_residual_at_step(const opoint_subproblem *sp, const double *F0, const double *x0, double *rowscale,
                                       double *colscale);
+/* A lower bound of opoint_scaled_residual_at_step(sp, F0, x0, ...) from its row r alone (a pass
+ * over that row's entries): the row's term of the maximum, or where that term could be the
+ * absolute residual (a row below the scales' floor, which depends on every row) the smaller of
+ * the two; 0 without the square sparse step. */
+double opoint_scaled_residual_at_step_row(const opoint_subproblem *sp, const double *F0, const double *x0, int r);
 /* The Newton homotopy H(x, t) = F(x) - (1 - t) F(xs), followed from the start xs (t = 0) to t = 1
  * with a Newton corrector and step control; on success the point holds a solution of F = 0 near
  * the path's end (not yet polished). On failure (MBL_ENOCONV) `reason` says where the path ended. */

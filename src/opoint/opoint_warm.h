@@ -49,6 +49,7 @@ typedef struct opoint_warm opoint_warm;
 typedef struct opoint_warm_counts {
     long long F, jac, scaled, factor, dfdp, chord, chord_fallback;
     long long held;         /* tangents solved with the held factorization (no factorization) */
+    long long bound;        /* predictions' scaled residuals a one-row lower bound made unneeded */
 } opoint_warm_counts;
 
 /* A corrector for the model's equilibria (opt: the sweep's point options, copied; dd: the model's

@@ -533,6 +533,22 @@ double opoint_scaled_residual_at_step(const opoint_subproblem *sp, const double 
     return scaled_max_of(sp, F0, rowscale, row_scales(sp, sp->stx, colscale, rowscale));
 }
 
+double opoint_scaled_residual_at_step_row(const opoint_subproblem *sp, const double *F0, const double *x0, int r)
+{
+    if (!sp->A || r < 0 || r >= sp->nrow) return 0.0;
+    /* row_scales' sum for this row (the same terms in the same order: the same bits) */
+    const int *rperm = sp->rperm, *rcol = sp->rcol;
+    const double *vt = sp->stx;
+    double s = 0;
+    for (int k = sp->rptr[r]; k < sp->rptr[r + 1]; k++) {
+        int c = rcol[k];
+        s += fabs(vt[rperm[k]]) * col_scale(sp, c, x0[c], x0);
+    }
+    /* scaled_max_of's term for the row is f / s or (below its floor) f: at least the smaller */
+    double f = fabs(F0[r]), q = f / s;
+    return q < f ? q : f; /* s = 0: f (q infinite, or NaN for f = 0) */
+}
+
 /* Levenberg-Marquardt fallback when the Newton line search stalls away from a solution. Newton
  * iterates can be drawn to a point where the Jacobian J becomes singular while F and the gradient
  * J^T F of the merit ||F||^2 / 2 do not vanish (Powell's example; the 3:1 gear from least-squares
