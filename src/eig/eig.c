@@ -380,11 +380,16 @@ static void sygvd_berr(int z, const double *M, const double *C, const double *K,
         const double *X = r->V + r->voff[c];
         gather(z, M, nb, rows, 0, Mb);
         gather(z, K, nb, rows, 0, Kb);
-        mbla_gemm('N', 'N', nb, nb, nb, 1.0, Mb, nb, X, nb, 0.0, MX, nb, NULL);
-        mbla_gemm('N', 'N', nb, nb, nb, 1.0, Kb, nb, X, nb, 0.0, KX, nb, NULL);
-        if (cnonzero) {
-            gather(z, C, nb, rows, 0, Mb);
-            mbla_gemm('N', 'N', nb, nb, nb, 1.0, Mb, nb, X, nb, 0.0, CX, nb, NULL);
+        if (nb == 1) { /* dgemm's values of a 1 x 1 block (its sum starts at 0: a product -0 is +0) */
+            MX[0] = Mb[0] * X[0] + 0.0, KX[0] = Kb[0] * X[0] + 0.0;
+            if (cnonzero) CX[0] = C[(size_t)rows[0] * z + rows[0]] * X[0] + 0.0;
+        } else {
+            mbla_gemm('N', 'N', nb, nb, nb, 1.0, Mb, nb, X, nb, 0.0, MX, nb, NULL);
+            mbla_gemm('N', 'N', nb, nb, nb, 1.0, Kb, nb, X, nb, 0.0, KX, nb, NULL);
+            if (cnonzero) {
+                gather(z, C, nb, rows, 0, Mb);
+                mbla_gemm('N', 'N', nb, nb, nb, 1.0, Mb, nb, X, nb, 0.0, CX, nb, NULL);
+            }
         }
         for (int jj = 0; jj < nb; jj++) {
             int j = r->rptr[c] + jj;
