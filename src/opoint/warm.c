@@ -44,6 +44,7 @@ struct opoint_warm {
     mblx_tape *rows_tape;   /* the subproblem's rows alone (sp->rows_tape), or NULL */
     mblx_tape *fj_tape;     /* the Jacobian's entries and those rows (sp->fj_tape), or NULL */
     int rows_tried;         /* the subproblem selected (and rows_tape compiled or refused) once */
+    int no_bound;           /* opoint_warm_set_bound(w, 0) */
 };
 
 void opoint_warm_free(opoint_warm *w)
@@ -203,6 +204,11 @@ static int warm_select(opoint_warm *w, mbl_point *pt)
     if (!w->pos_ok) return 0;
     return pt->at == MBL_AT_EQUILIBRIUM && pt->nX == 0 && pt->nZ == 0 && sp->nrow == sp->ncol && sp->ncol == w->len &&
            pt->rank_phi_q == pt->m + pt->k && !pt->min_norm_multipliers;
+}
+
+void opoint_warm_set_bound(opoint_warm *w, int on)
+{
+    if (w) w->no_bound = !on;
 }
 
 void opoint_warm_set_max_steps(opoint_warm *w, int max_steps)
@@ -410,8 +416,8 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
                  * strictest of the tests below of it (OPOINT_WARM_HELD_CONTRACT, below
                  * OPOINT_WARM_CHORD_CONTRACT and the superlinear 1e-2), every test decides as with
                  * the prediction's scaled residual itself, which is then not computed */
-                double lb = warm_step_bound(w);
-                if (rs <= OPOINT_WARM_HELD_CONTRACT * lb) {
+                double lb = w->no_bound ? 0.0 : warm_step_bound(w);
+                if (!w->no_bound && rs <= OPOINT_WARM_HELD_CONTRACT * lb) {
                     rs_prev = lb;
                     w->cnt.bound++;
                 } else {
