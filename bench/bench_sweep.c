@@ -58,14 +58,6 @@ static double sweep_cpu(char **argv, double from, double to, int count, int pts)
     return rc ? -1 : c;
 }
 
-/* MBLIN_BENCH_SWEEP_DIFF=1: the CPU of a sweep point without what a sweep does once (its first
- * point solved cold, the workspace, the corrector's tapes compiled): the process CPU of 1-thread
- * sweeps of COUNT points and of COUNT / 2 at the same spacing, interleaved REPEATS times; per point
- * the difference of the medians over COUNT - COUNT / 2, and of the fastest runs (the modes' tracking
- * included: about 3 % of the point's instructions on the N = 20 four-bar). On a machine shared with other jobs the CPU
- * clock, unlike the wall clock, counts this process alone. Each round also times 1000
- * re-linearizations evaluating their own Jacobian (bench_relin's MBLIN_BENCH_RELIN_JAC=1) at the
- * model's point at FROM and a second point beside it, and prints the round's ratio. */
 /* The process CPU of one re-linearization evaluating its own Jacobian (issue 34's unit, as
  * bench_relin's MBLIN_BENCH_RELIN_JAC=1: the points' kept values hidden), seconds per call over
  * `calls` calls alternating between the model's point at `from` and a second one; < 0 on failure. */
@@ -84,6 +76,14 @@ static double relin_cpu(mbl_model *md, mbl_lin_work *w, mbl_linear *lw, mbl_poin
     return rc ? -1 : c;
 }
 
+/* MBLIN_BENCH_SWEEP_DIFF=1: the CPU of a sweep point without what a sweep does once (its first
+ * point solved cold, the workspace, the corrector's tapes compiled): the process CPU of 1-thread
+ * sweeps of COUNT points and of COUNT / 2 at the same spacing, interleaved REPEATS times; per point
+ * the difference of the medians over COUNT - COUNT / 2, and of the fastest runs (the modes' tracking
+ * included: about 3 % of the point's instructions on the N = 20 four-bar). On a machine shared
+ * with other jobs the CPU clock, unlike the wall clock, counts this process alone. Each round also
+ * times 1000 * re-linearizations evaluating their own Jacobian (bench_relin's MBLIN_BENCH_RELIN_JAC=1) at the
+ * model's point at FROM and a second point beside it, and prints the round's ratio. */
 static int cpu_diff(char **argv, int count, int reps)
 {
     double from = atof(argv[3]), to = atof(argv[4]), a[64], b[64], u[64], q[64];
