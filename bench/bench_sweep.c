@@ -82,8 +82,8 @@ static double relin_cpu(mbl_model *md, mbl_lin_work *w, mbl_linear *lw, mbl_poin
  * the difference of the medians over COUNT - COUNT / 2, and of the fastest runs (the modes' tracking
  * included: about 3 % of the point's instructions on the N = 20 four-bar). On a machine shared
  * with other jobs the CPU clock, unlike the wall clock, counts this process alone. Each round also
- * times 1000 * re-linearizations evaluating their own Jacobian (bench_relin's MBLIN_BENCH_RELIN_JAC=1) at the
- * model's point at FROM and a second point beside it, and prints the round's ratio. */
+ * times 1000 re-linearizations evaluating their own Jacobian (bench_relin's MBLIN_BENCH_RELIN_JAC=1)
+ * at the model's point at FROM and a second point beside it, and prints the round's ratio. */
 static int cpu_diff(char **argv, int count, int reps)
 {
     double from = atof(argv[3]), to = atof(argv[4]), a[64], b[64], u[64], q[64];
