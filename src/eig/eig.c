@@ -148,10 +148,10 @@ static mbl_eig_result *result_new(int neig, int nrow)
 /* The blocks (connected components of the pattern of M + C + K) into r->ncomp, rptr, rows. */
 static int find_blocks(int z, const double *M, const double *C, const double *K, mbl_eig_result *r)
 {
-    int *par = mbl_alloc_array((size_t)z + 1, sizeof *par), *id = mbl_alloc_array((size_t)z + 1, sizeof *id);
+    int *par = mbl_alloc_array(2 * (size_t)z + 2, sizeof *par), *id = par ? par + z + 1 : NULL;
     r->rows = mbl_alloc_array((size_t)z + 1, sizeof *r->rows);
-    if (!par || !id || !r->rows) {
-        mbl_free(par), mbl_free(id);
+    if (!par || !r->rows) {
+        mbl_free(par);
         return MBL_ENOMEM;
     }
     for (int i = 0; i < z; i++) par[i] = i;
@@ -169,7 +169,7 @@ static int find_blocks(int z, const double *M, const double *C, const double *K,
     r->ncomp = nc;
     r->rptr = mbl_calloc((size_t)nc + 2, sizeof *r->rptr);
     if (!r->rptr) {
-        mbl_free(par), mbl_free(id);
+        mbl_free(par);
         return MBL_ENOMEM;
     }
     /* par[i] := the component of row i (roots first: a root's par is itself until overwritten) */
@@ -180,7 +180,7 @@ static int find_blocks(int z, const double *M, const double *C, const double *K,
     int *pos = id; /* id is no longer needed */
     for (int c = 0; c < nc; c++) pos[c] = r->rptr[c];
     for (int i = 0; i < z; i++) r->rows[pos[par[i]]++] = i;
-    mbl_free(par), mbl_free(id);
+    mbl_free(par);
     return 0;
 }
 
@@ -380,11 +380,16 @@ static void sygvd_berr(int z, const double *M, const double *C, const double *K,
         const double *X = r->V + r->voff[c];
         gather(z, M, nb, rows, 0, Mb);
         gather(z, K, nb, rows, 0, Kb);
-        mbla_gemm('N', 'N', nb, nb, nb, 1.0, Mb, nb, X, nb, 0.0, MX, nb, NULL);
-        mbla_gemm('N', 'N', nb, nb, nb, 1.0, Kb, nb, X, nb, 0.0, KX, nb, NULL);
-        if (cnonzero) {
-            gather(z, C, nb, rows, 0, Mb);
-            mbla_gemm('N', 'N', nb, nb, nb, 1.0, Mb, nb, X, nb, 0.0, CX, nb, NULL);
+        if (nb == 1) { /* dgemm's values of a 1 x 1 block (its sum starts at 0: a product -0 is +0) */
+            MX[0] = Mb[0] * X[0] + 0.0, KX[0] = Kb[0] * X[0] + 0.0;
+            if (cnonzero) CX[0] = C[(size_t)rows[0] * z + rows[0]] * X[0] + 0.0;
+        } else {
+            mbla_gemm('N', 'N', nb, nb, nb, 1.0, Mb, nb, X, nb, 0.0, MX, nb, NULL);
+            mbla_gemm('N', 'N', nb, nb, nb, 1.0, Kb, nb, X, nb, 0.0, KX, nb, NULL);
+            if (cnonzero) {
+                gather(z, C, nb, rows, 0, Mb);
+                mbla_gemm('N', 'N', nb, nb, nb, 1.0, Mb, nb, X, nb, 0.0, CX, nb, NULL);
+            }
         }
         for (int jj = 0; jj < nb; jj++) {
             int j = r->rptr[c] + jj;
@@ -402,15 +407,17 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
 {
     int nc = r->ncomp, bmax = 0, rc = 0;
     for (int c = 0; c < nc; c++) bmax = bmax > r->rptr[c + 1] - r->rptr[c] ? bmax : r->rptr[c + 1] - r->rptr[c];
-    size_t bb = (size_t)bmax * bmax + 1;
-    double *Mb = mbl_alloc_array(bb, sizeof(double)), *Kb = mbl_alloc_array(bb, sizeof(double));
-    double *Z = mbl_alloc_array(bb, sizeof(double)), *d = mbl_alloc_array((size_t)bmax + 1, sizeof(double));
-    double *w2 = mbl_alloc_array((size_t)z + 1, sizeof(double));
-    double *MX = mbl_alloc_array(bb, sizeof(double)), *KX = mbl_alloc_array(bb, sizeof(double));
-    double *CX = cnonzero ? mbl_alloc_array(bb, sizeof(double)) : NULL;
-    char *refined = mbl_calloc((size_t)z + 1, 1);
-    unsigned char *zflag = mbl_calloc((size_t)z + 1, 1);
-    double *err2 = mbl_alloc_array((size_t)z + 1, sizeof(double));
+    size_t bb = (size_t)bmax * bmax + 1, zz = (size_t)z + 1;
+    /* the scratch in one block (one allocation a solve instead of ten: a sweep solves one problem a
+     * point): Mb, Kb, Z, MX, KX, [CX,] d, w2, err2, then the flags refined and zflag, zeroed */
+    size_t nd = (5 + (cnonzero != 0)) * bb + (size_t)bmax + 1 + 2 * zz, nf = (2 * zz + sizeof(double) - 1) / sizeof(double);
+    double *blk = mbl_alloc_array(nd + nf, sizeof(double));
+    double *Mb = blk, *Kb = blk ? Mb + bb : NULL, *Z = blk ? Kb + bb : NULL, *MX = blk ? Z + bb : NULL;
+    double *KX = blk ? MX + bb : NULL, *CX = blk && cnonzero ? KX + bb : NULL;
+    double *d = blk ? KX + (1 + (cnonzero != 0)) * bb : NULL, *w2 = blk ? d + bmax + 1 : NULL, *err2 = blk ? w2 + zz : NULL;
+    char *refined = blk ? (char *)(void *)(blk + nd) : NULL;
+    unsigned char *zflag = blk ? (unsigned char *)refined + zz : NULL;
+    if (blk) memset(refined, 0, 2 * zz);
     r->cptr = mbl_calloc((size_t)nc + 1, sizeof *r->cptr);
     r->voff = mbl_calloc((size_t)nc + 1, sizeof *r->voff);
     size_t vsz = 0;
@@ -495,8 +502,7 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
         r->nvec = 0;
     }
 done:
-    mbl_free(Mb), mbl_free(Kb), mbl_free(Z), mbl_free(d), mbl_free(w2), mbl_free(MX), mbl_free(KX), mbl_free(CX);
-    mbl_free(refined), mbl_free(zflag), mbl_free(err2);
+    mbl_free(blk);
     return rc;
 }
 

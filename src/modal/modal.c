@@ -192,6 +192,12 @@ static int shapes_all(const mbl_linear *lin, const mbl_eig_result *E, double *S,
             for (int j = 0; j < nb; j++) memcpy(Q + (size_t)j * n, lin->q_S + (size_t)rows[j] * n, (size_t)n * sizeof *Q);
             Qc = Q;
         }
+        if (nb == 1) { /* a block of one row (a sweep point of one degree of freedom): dgemm's values */
+            const double *v = E->V + E->voff[c];
+            for (int j = 0; j < nv; j++)
+                for (int i = 0; i < n; i++) Sc[i + (size_t)j * n] = Qc[i] * v[j] + 0.0; /* its sums start at 0 */
+            continue;
+        }
         int rc = mbla_gemm('N', 'N', n, nv, nb, 1.0, Qc, n, E->V + E->voff[c], nb, 0.0, Sc, n, st);
         if (rc) {
             mbl_free(Q);

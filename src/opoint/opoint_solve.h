@@ -62,6 +62,12 @@ typedef struct opoint_subproblem {
      * the warm corrector; not with the homotopy) */
     const mblx_tape *rows_tape;
     double *rows_F, *rows_work;
+    /* NULL, or a tape of the residual Jacobian's entries (jac.nz) and then the subproblem's rows
+     * (nrow, in sp->rows' order), one evaluation for both (opoint_eval_F_jac): sp->jac then holds
+     * jac.nz + nrow values, the rows' after the entries; fj_work its work (set by its owner, the
+     * warm corrector, with rows_tape) */
+    const mblx_tape *fj_tape;
+    double *fj_work;
 } opoint_subproblem;
 
 /* A point of the model's sizes, zeroed (opoint.c). */
@@ -91,6 +97,11 @@ void opoint_sub_restart(opoint_subproblem *sp);
 /* The residual F at the point (the homotopy's H when sp->hom_F0 is set), its 2- and max-norms over
  * the subproblem's rows. */
 int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_status *st);
+/* opoint_eval_F and opoint_eval_jac at the point in one pass of sp->fj_tape (which must be set):
+ * the residual on the subproblem's rows and the Jacobian's values, to rounding those of the two
+ * (the same expressions, scheduled together); sp->jac marked as evaluated at the point's symbols.
+ * Not with the homotopy. */
+int opoint_eval_F_jac(opoint_subproblem *sp, double *norm2, double *norminf, mbl_status *st);
 /* The Jacobian values at the point (the last opoint_eval_F's symbols). */
 int opoint_eval_jac(opoint_subproblem *sp, mbl_status *st);
 /* The same without the message (model_eval_jac's rc): sp->jac at the symbols sp->syms, evaluated
@@ -153,6 +164,11 @@ double opoint_scaled_residual(opoint_subproblem *sp, const double *xstart, doubl
  * bits opoint_scaled_residual(sp, x0, ...) gave there. */
 double opoint_scaled_residual_at_step(const opoint_subproblem *sp, const double *F0, const double *x0, double *rowscale,
                                       double *colscale);
+/* A lower bound of opoint_scaled_residual_at_step(sp, F0, x0, ...) from its row r alone (a pass
+ * over that row's entries): the row's term of the maximum, or where that term could be the
+ * absolute residual (a row below the scales' floor, which depends on every row) the smaller of
+ * the two; 0 without the square sparse step. */
+double opoint_scaled_residual_at_step_row(const opoint_subproblem *sp, const double *F0, const double *x0, int r);
 /* The Newton homotopy H(x, t) = F(x) - (1 - t) F(xs), followed from the start xs (t = 0) to t = 1
  * with a Newton corrector and step control; on success the point holds a solution of F = 0 near
  * the path's end (not yet polished). On failure (MBL_ENOCONV) `reason` says where the path ended. */

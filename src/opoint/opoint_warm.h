@@ -49,6 +49,7 @@ typedef struct opoint_warm opoint_warm;
 typedef struct opoint_warm_counts {
     long long F, jac, scaled, factor, dfdp, chord, chord_fallback;
     long long held;         /* tangents solved with the held factorization (no factorization) */
+    long long bound;        /* predictions' scaled residuals a one-row lower bound made unneeded */
 } opoint_warm_counts;
 
 /* A corrector for the model's equilibria (opt: the sweep's point options, copied; dd: the model's
@@ -57,6 +58,9 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
                     opoint_warm **out, mbl_status *st);
 void opoint_warm_free(opoint_warm *w);
 void opoint_warm_get_counts(const opoint_warm *w, opoint_warm_counts *c);
+/* Tests: 0 computes every prediction's scaled residual that a test reads (no one-row lower bound
+ * in its place), 1 (the default) the bound first. */
+void opoint_warm_set_bound(opoint_warm *w, int on);
 /* Forget the factorization (the start of a block). */
 void opoint_warm_reset(opoint_warm *w);
 /* The largest number of full Newton steps opoint_warm_point takes from then on (default

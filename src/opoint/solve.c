@@ -94,6 +94,33 @@ int opoint_eval_F(opoint_subproblem *sp, double *norm2, double *norminf, mbl_sta
     return 0;
 }
 
+int opoint_eval_F_jac(opoint_subproblem *sp, double *norm2, double *norminf, mbl_status *st)
+{
+    const mbl_model *md = sp->md;
+    model_fill_syms_pt(md, sp->pt, sp->syms);
+    sp->jac_ok = 0;
+    if (mblx_tape_eval(sp->fj_tape, sp->syms, sp->jac, sp->fj_work, st)) {
+        int rc = model_eval_error(md, sp->syms, "while looking for the operating point", st);
+        sp->neval_fail++;
+        if (st) snprintf(sp->eval_fail, sizeof sp->eval_fail, "%.300s", st->msg);
+        return rc;
+    }
+    memcpy(sp->jac_syms, sp->syms, (size_t)sp->mv.nsym * sizeof *sp->syms);
+    sp->jac_ok = 1;
+    double s2 = 0, si = 0;
+    const int nrow = sp->nrow, *rows = sp->rows;
+    const double *rows_F = sp->jac + sp->mv.jac.nz;
+    double *F = sp->F;
+    for (int i = 0; i < nrow; i++) {
+        double f = F[rows[i]] = rows_F[i];
+        s2 += f * f;
+        si = max_num(si, fabs(f));
+    }
+    *norm2 = sqrt(s2);
+    *norminf = si;
+    return 0;
+}
+
 /* Assemble the sparsity pattern of the subproblem's Jacobian once (triplet sources, CSC, map). */
 static int sparse_pattern(opoint_subproblem *sp, mbl_status *st)
 {
@@ -504,6 +531,22 @@ double opoint_scaled_residual_at_step(const opoint_subproblem *sp, const double 
     for (int c = 0; c < sp->ncol; c++) colscale[c] = col_scale(sp, c, x0[c], x0);
     /* sp->stx[t] is the step's sp->jac[sp->ssrc[t]] (opoint_newton_step) */
     return scaled_max_of(sp, F0, rowscale, row_scales(sp, sp->stx, colscale, rowscale));
+}
+
+double opoint_scaled_residual_at_step_row(const opoint_subproblem *sp, const double *F0, const double *x0, int r)
+{
+    if (!sp->A || r < 0 || r >= sp->nrow) return 0.0;
+    /* row_scales' sum for this row (the same terms in the same order: the same bits) */
+    const int *rperm = sp->rperm, *rcol = sp->rcol;
+    const double *vt = sp->stx;
+    double s = 0;
+    for (int k = sp->rptr[r]; k < sp->rptr[r + 1]; k++) {
+        int c = rcol[k];
+        s += fabs(vt[rperm[k]]) * col_scale(sp, c, x0[c], x0);
+    }
+    /* scaled_max_of's term for the row is f / s or (below its floor) f: at least the smaller */
+    double f = fabs(F0[r]), q = f / s;
+    return q < f ? q : f; /* s = 0: f (q infinite, or NaN for f = 0) */
 }
 
 /* Levenberg-Marquardt fallback when the Newton line search stalls away from a solution. Newton
