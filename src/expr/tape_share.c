@@ -719,21 +719,24 @@ static int extract_pairs(pairing *s)
  * entries): the node of the sub-DAG a node computes or was made for. Returns 0, or -1 when out
  * of memory. */
 static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t ka0, uint32_t *outl,
-                       size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner)
+                       size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner,
+                       size_t *plcap, size_t *pacap)
 {
     *pcl = NULL;
     *pca = NULL;
     *pnl = nl0;
     *pka = ka0;
     *powner = NULL;
-    size_t npairs = 0, extra = 0, nbin = 0;
-    for (size_t l = 0; l < nl0; l++)
+    size_t npairs = 0, extra = 0, nbin = 0, chain = 0;
+    for (size_t l = 0; l < nl0; l++) {
+        if (mblx__nary_local(&lnd[l])) chain += lnd[l].na - 1;
         if (pair_container(&lnd[l])) {
             npairs += (size_t)lnd[l].na * (lnd[l].na - 1) / 2;
             extra += lnd[l].na - 1;
         } else {
             nbin += (lnd[l].op == MBLX_OP_ADD || lnd[l].op == MBLX_OP_MUL) && lnd[l].na == 2;
         }
+    }
     /* a sub-DAG with more than PAIR_MAX pairs, or PAIR_BUDGET times more pairs than operands
      * (long chains of nested sums), is left to the chains, which share its prefixes anyway */
     if (!npairs || npairs > PAIR_MAX || npairs > PAIR_BUDGET * ka0 + 4096) return 0;
@@ -741,8 +744,14 @@ static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0,
     size_t nmax = nl0 + extra; /* a pair node removes an operand from at least two sums or products */
     if (nmax >= 0x80000000u) return 0; /* node ids below 2^31 (pair_key) */
     pairing s = {.npairs = npairs, .H = {NULL, 0, 0}, .nl0 = nl0, .lnd = lnd, .largs = largs};
-    s.cl = mbl_alloc_array(nmax, sizeof *s.cl);
-    s.ca = mbl_alloc_array(ka0 + 2 * extra, sizeof *s.ca);
+    /* room for the chains that follow (share_chains makes them in place: no copy): the pairs
+     * remove operands, so the sub-DAG's own chain links bound the shared form's (extra pages are
+     * never touched) */
+    size_t lcap = nmax + chain, acap = ka0 + 2 * extra + 2 * chain;
+    s.cl = mbl_alloc_array(lcap, sizeof *s.cl);
+    s.ca = mbl_alloc_array(acap, sizeof *s.ca);
+    mblx__hugepages(s.cl, lcap * sizeof *s.cl);
+    mblx__hugepages(s.ca, acap * sizeof *s.ca);
     s.owner = mbl_alloc_array(nmax, sizeof *s.owner);
     s.alias = mbl_alloc_array(nmax, sizeof *s.alias);
     if (!s.cl || !s.ca || !s.owner || !s.alias) goto out;
@@ -781,6 +790,8 @@ static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0,
     s.owner = NULL;
     *pnl = s.nl;
     *pka = s.ka;
+    *plcap = lcap;
+    *pacap = acap;
     rc = 0;
 out:
     pairing_free(&s);
@@ -830,7 +841,7 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
     mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
     uint32_t *caA = NULL, *caB = NULL, *pa = NULL, *ownA = NULL, *ownB = NULL, *ownP = NULL;
     uint32_t *outA = mbl_alloc_array(nout ? nout : 1, sizeof *outA), *outB = mbl_alloc_array(nout ? nout : 1, sizeof *outB);
-    size_t nlA, kaA, nlB, kaB, nlP = 0, kaP = 0, opsA = SIZE_MAX, opsB = SIZE_MAX;
+    size_t nlA, kaA, nlB, kaB, nlP = 0, kaP = 0, lcapP = 0, acapP = 0, opsA = SIZE_MAX, opsB = SIZE_MAX;
     int rc = -1;
     if (!outA || !outB) goto out;
     memcpy(outA, outl, nout * sizeof *outA);
@@ -839,7 +850,7 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
      * does, and the compiler tells them apart. The pairs first: they read lnd and largs, which the
      * chains may rewrite */
     int ticks = nl0 >= TICK_MIN_NODES; /* (a small sub-DAG: none) */
-    if ((!no_pairs && share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP)) ||
+    if ((!no_pairs && share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP, &lcapP, &acapP)) ||
         (ticks && core_progress_tick(1)))
         goto out;
     if (!pl || nl0 < SHARE_ONE_FORM_MIN) {
@@ -848,9 +859,11 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
             goto out;
     }
     if (pl) {
-        if (share_chains(pl, pa, nlP, kaP, 0, 0, outB, nout, &clB, &caB, &nlB, &kaB, &ownB, &opsB) ||
-            (ticks && core_progress_tick(3)))
-            goto out;
+        /* the chains made in the pairs' arrays, which have room for them (share_chains fails
+         * with clB NULL: pl still owns them) */
+        if (share_chains(pl, pa, nlP, kaP, lcapP, acapP, outB, nout, &clB, &caB, &nlB, &kaB, &ownB, &opsB)) goto out;
+        if (clB == pl) pl = NULL, pa = NULL; /* made in place: owned as clB, caB */
+        if (ticks && core_progress_tick(3)) goto out;
         for (size_t l = 0; l < nlB; l++) ownB[l] = ownP[ownB[l]];
         if (!clB) clB = pl, caB = pa, pl = NULL, pa = NULL;
         /* counted by the chains, but where there was nothing to chain */
