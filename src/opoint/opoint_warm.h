@@ -61,6 +61,10 @@ void opoint_warm_get_counts(const opoint_warm *w, opoint_warm_counts *c);
 /* Tests: 0 computes every prediction's scaled residual that a test reads (no one-row lower bound
  * in its place), 1 (the default) the bound first. */
 void opoint_warm_set_bound(opoint_warm *w, int on);
+/* 1 (the default): the Jacobian's entries and the subproblem's rows evaluated by one tape, compiled
+ * at the first point (warm.c warm_fj_tape: cheaper per point, about 3.7 M instructions to compile on
+ * the N = 20 four-bar); 0: by their two tapes. Before the first point only. */
+void opoint_warm_set_fused(opoint_warm *w, int on);
 /* Forget the factorization (the start of a block). */
 void opoint_warm_reset(opoint_warm *w);
 /* The largest number of full Newton steps opoint_warm_point takes from then on (default

@@ -45,6 +45,7 @@ struct opoint_warm {
     mblx_tape *fj_tape;     /* the Jacobian's entries and those rows (sp->fj_tape), or NULL */
     int rows_tried;         /* the subproblem selected (and rows_tape compiled or refused) once */
     int no_bound;           /* opoint_warm_set_bound(w, 0) */
+    int no_fused;           /* opoint_warm_set_fused(w, 0): no fj_tape */
 };
 
 void opoint_warm_free(opoint_warm *w)
@@ -164,7 +165,7 @@ static void warm_rows_tape(opoint_warm *w)
     sp->rows_work = mbl_alloc_array(mblx_tape_work_size(w->rows_tape) + 1, sizeof *sp->rows_work);
     if (sp->rows_F && sp->rows_work) {
         sp->rows_tape = w->rows_tape;
-        warm_fj_tape(w);
+        if (!w->no_fused) warm_fj_tape(w);
         return;
     }
     mbl_free(sp->rows_F), mbl_free(sp->rows_work);
@@ -209,6 +210,11 @@ static int warm_select(opoint_warm *w, mbl_point *pt)
 void opoint_warm_set_bound(opoint_warm *w, int on)
 {
     if (w) w->no_bound = !on;
+}
+
+void opoint_warm_set_fused(opoint_warm *w, int on)
+{
+    if (w) w->no_fused = !on;
 }
 
 void opoint_warm_set_max_steps(opoint_warm *w, int max_steps)

@@ -519,6 +519,7 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
         return mbl_error(st, MBL_EARG, "too many sweep points (%d x %d)", sw->count[0], sw->count[1]);
     }
     sw->npoints = sw->count[0] * sw->count[1];
+    c->npoints = sw->npoints;
     sw->ranks = rr->size;
     int threads = opt->threads > 0 ? opt->threads : 1;
     if (threads > sw->npoints) threads = sw->npoints;

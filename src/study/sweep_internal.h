@@ -26,6 +26,7 @@ typedef struct ctx {
     mbl_lin_options lopt;
     int fast;
     int phase_times;         /* mbl_sweep_options.phase_times: the phases' thread CPU measured */
+    int npoints;             /* the whole sweep's points (on every rank and thread the same) */
     int order;               /* n + m + k of the model (the sensitivity pencil's order) */
     int m;                   /* holonomic constraints */
     int n, nm;               /* coordinates, eigenvalues per point (from the first point) */

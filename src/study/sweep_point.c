@@ -11,6 +11,9 @@
 #include "study/floquet_internal.h"
 #include "study/sweep_internal.h"
 
+/* the smallest sweep whose warm correctors evaluate F and the Jacobian by one tape (warm_tangent) */
+#define SWEEP_FUSED_MIN_POINTS 600
+
 void study_sweep_worker_clear(worker *w)
 {
     opoint_warm_counts k;
@@ -173,7 +176,13 @@ static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont
     int rc = 0;
     if (!w->wtan && !(w->wtan = mbl_alloc_array((size_t)(pt->n + pt->m + pt->k) + 1, sizeof *w->wtan))) return NULL;
     if (!w->dfp) rc = mbl_dae_deriv_new_param(w->model, &w->dfp, &st);
-    if (!rc && !w->ow) rc = opoint_warm_new(w->model, &c->popt, w->dfp, c->pidx[0], &w->ow, &st);
+    if (!rc && !w->ow) {
+        rc = opoint_warm_new(w->model, &c->popt, w->dfp, c->pidx[0], &w->ow, &st);
+        /* the fused F and Jacobian tape pays for its compilation from about 600 points on (N = 20
+         * four-bar: 3.7 M instructions once, 6-7 k fewer a point); decided by the whole sweep's
+         * count, so that every thread and rank evaluates alike (the same bits) */
+        if (!rc) opoint_warm_set_fused(w->ow, c->npoints >= SWEEP_FUSED_MIN_POINTS);
+    }
     if (!rc && !block_cont) opoint_warm_reset(w->ow);
     if (rc || !w->ow) w->ow_off = 1; /* no derivatives of this model: never (the same on every thread) */
     else rc = opoint_warm_tangent(w->ow, pt, w->wtan, &st); /* MBL_EARG: not at this point (rank loss) */
