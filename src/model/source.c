@@ -59,16 +59,6 @@ static const char *node_kind(const yaml_node_t *n)
 
 static const char *scalar(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
 
-/* A scalar node's value taken from the document (its node then has none: nothing reads it again,
- * and yaml_document_delete frees NULL), not copied. libyaml and the fast reader allocate values
- * with malloc, which mbl_free frees. */
-static char *take_value(yaml_node_t *n)
-{
-    char *v = (char *)n->data.scalar.value;
-    n->data.scalar.value = NULL;
-    return v;
-}
-
 /* position of a scalar's first text character: skip the opening quote of quoted styles */
 static void text_pos(const yaml_node_t *n, int *line, int *col)
 {
@@ -80,7 +70,7 @@ static void text_pos(const yaml_node_t *n, int *line, int *col)
 }
 
 static int list_push(reader *r, mbl_src_list *l, const yaml_node_t *key, const char *key2,
-                     yaml_node_t *val)
+                     const yaml_node_t *val)
 {
     if (val->type != YAML_SCALAR_NODE)
         return err_at(r, val, MBL_EMODEL, "expected an expression or a number, found %s", node_kind(val));
@@ -107,9 +97,9 @@ static int list_push(reader *r, mbl_src_list *l, const yaml_node_t *key, const c
         it->key2 = dup_n(key2, strlen(key2));
         if (!it->key2) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
     }
-    text_pos(val, &it->line, &it->col);
-    it->text = take_value(val); /* (val is not read again) */
+    it->text = dup_n(scalar(val), val->data.scalar.length);
     if (!it->text) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
+    text_pos(val, &it->line, &it->col);
     return 0;
 }
 
