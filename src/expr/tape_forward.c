@@ -475,18 +475,6 @@ static int cpu_avx2(void)
 static atomic_int avx2_state = -1; /* -1: not asked yet */
 #endif
 
-int mblx__fwd_sweep_avx2(int use)
-{
-#ifdef SWEEP_AVX2
-    int s = use < 0 ? -1 : use > 0 ? cpu_avx2() : 0;
-    atomic_store_explicit(&avx2_state, s, memory_order_relaxed);
-    return s > 0 ? 1 : s < 0 ? cpu_avx2() : 0;
-#else
-    (void)use;
-    return 0;
-#endif
-}
-
 /* sweep_body with the commonest lane counts as constants, so that its lane loops unroll whole
  * (the N = 10^4 four-bar's sweep: 11.9 -> 11.2 ms); the AVX2 build of it where the CPU has it. */
 static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *sd, double *w, double *T, int find,

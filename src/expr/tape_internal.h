@@ -84,12 +84,6 @@ int mblx__tape_diagnose(const mblx_tape *t, const double *x, double *w, mbl_stat
  * under its lock; tape_eval.c). */
 int mblx__tape_report_ins(const mblx_tape *t, size_t i, const char *what, mbl_status *st);
 
-/* Which build of the forward sweep runs (tape_forward.c; for tests): use 0 the default one, 1 the
- * AVX2 one where the CPU has it, -1 the automatic choice again. Returns 1 when the AVX2 one then
- * runs (the automatic choice: where the CPU has it), else 0. Not thread-safe against running
- * sweeps' choice of a build (both give the same bits). */
-int mblx__fwd_sweep_avx2(int use);
-
 /* Free a Jacobian coloring (tape_forward.c; the tape's owned one). */
 void mblx__fwdjac_free(struct mblx_fwdjac *J);
 

@@ -357,53 +357,6 @@ TEST(pattern_and_coloring)
     mblx_graph_free(g);
 }
 
-/* The AVX2 build of the sweep (where the CPU has it) against the default one: the same bits for
- * every Jacobian entry and value, on rows with sums, products, constants, powers and functions,
- * at lane counts 1-16 and in chunks (40 colors). */
-TEST(avx2_sweep_same_bits)
-{
-    enum { N = 40 };
-    mblx_graph *g = mblx_graph_new();
-    mblx_id xs[N], f[N + 1];
-    char nm[16];
-    for (int i = 0; i < N; i++) snprintf(nm, sizeof nm, "x%d", i), xs[i] = mblx_symbol(g, nm);
-    for (int i = 0; i < N; i++) {
-        mblx_id t = mblx_mul(g, mblx_const(g, 1.5 + i), mblx_mul(g, xs[i], xs[(i + 1) % N]));
-        t = mblx_add(g, t, mblx_exp(g, mblx_mul(g, mblx_const(g, 0.1), xs[(i + 2) % N])));
-        t = mblx_add(g, t, mblx_pow(g, xs[(i + 3) % N], mblx_const(g, 2.0)));
-        t = mblx_add(g, t, mblx_div(g, mblx_sin(g, xs[i]), mblx_add(g, mblx_const(g, 2.0), mblx_cos(g, xs[(i + 5) % N]))));
-        t = mblx_add(g, t, mblx_const(g, 0.25 * i));
-        f[i] = t;
-    }
-    f[N] = mblx_sum(g, N, xs);
-    double sv[N];
-    for (int i = 0; i < N; i++) sv[i] = 0.3 - 0.013 * i;
-    for (size_t m = 1; m <= N + 1; m += (m < 8 ? 1 : 8)) { /* few columns (small lane counts) to the arrow */
-        size_t ncol = m <= N ? m : N;
-        mbl_status st;
-        mblx_fwdjac *J = mblx_fwdjac_new(g, m, f, ncol, xs, &st);
-        mblx_tape *t = mblx_compile(g, m, f, &st);
-        CHECK(J && t);
-        if (!J || !t) break;
-        const int *cp, *ri;
-        size_t nnz = mblx_fwdjac_pattern(J, &cp, &ri);
-        double *w = calloc(mblx_fwdjac_work_size(J, t), sizeof *w);
-        double *v0 = calloc(nnz + 1, sizeof *v0), *v1 = calloc(nnz + 1, sizeof *v1), o0[N + 1], o1[N + 1];
-        mblx__fwd_sweep_avx2(0);
-        CHECK_EQ_INT(mblx_fwdjac_eval(J, t, sv, v0, o0, w, &st), 0);
-        int avx2 = mblx__fwd_sweep_avx2(1);
-        CHECK_EQ_INT(mblx_fwdjac_eval(J, t, sv, v1, o1, w, &st), 0);
-        CHECK(!memcmp(v0, v1, nnz * sizeof *v0));
-        CHECK(!memcmp(o0, o1, m * sizeof *o0));
-        if (m == N + 1) printf("  the AVX2 sweep %s\n", avx2 ? "compared" : "not available: the default one twice");
-        mblx__fwd_sweep_avx2(-1);
-        free(w), free(v0), free(v1);
-        mblx_tape_free(t);
-        mblx_fwdjac_free(J);
-    }
-    mblx_graph_free(g);
-}
-
 int main(void)
 {
     RUN(every_opcode_against_closed_forms);
@@ -411,6 +364,5 @@ int main(void)
     RUN(overflow_in_runs);
     RUN(numerically_zero_tangent);
     RUN(pattern_and_coloring);
-    RUN(avx2_sweep_same_bits);
     return test_summary("expr_fwd");
 }
