@@ -424,68 +424,22 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
 
 /* sweep_body with the commonest lane counts as constants, so that its lane loops unroll whole
  * (the N = 10^4 four-bar's sweep: 11.9 -> 11.2 ms). */
-static int sweep_default(const mblx_tape *t, const double *x, size_t p, const fwd_seed *sd, double *w, double *T,
-                         int find, size_t *where)
-{
-    switch (p) {
-    case 4: return sweep_body(t, x, 4, sd, w, T, find, where);
-    case 8: return sweep_body(t, x, 8, sd, w, T, find, where);
-    case 12: return sweep_body(t, x, 12, sd, w, T, find, where);
-    case 16: return sweep_body(t, x, 16, sd, w, T, find, where);
-    default: return sweep_body(t, x, p, sd, w, T, find, where);
-    }
-}
-
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#define SWEEP_AVX2 1
-#include <cpuid.h>
-#include <stdatomic.h>
-
-/* On x86-64 the same sweep compiled for AVX2 too: its lane loops take four tangents per vector
- * operation instead of two. The same IEEE multiplications and additions in the same order, and no
- * fused multiply-add (not in the target, and GCC does not contract in ISO C mode): the same bits.
- * Chosen at the first sweep by cpuid (not by an ifunc: its resolver and libgcc's CPU model ran at
- * every start, `mblin --version` included, and faulted in four more pages of text). */
-__attribute__((target("avx2"))) static int sweep_avx2(const mblx_tape *t, const double *x, size_t p,
-                                                       const fwd_seed *sd, double *w, double *T, int find,
-                                                       size_t *where)
-{
-    switch (p) {
-    case 4: return sweep_body(t, x, 4, sd, w, T, find, where);
-    case 8: return sweep_body(t, x, 8, sd, w, T, find, where);
-    case 12: return sweep_body(t, x, 12, sd, w, T, find, where);
-    case 16: return sweep_body(t, x, 16, sd, w, T, find, where);
-    default: return sweep_body(t, x, p, sd, w, T, find, where);
-    }
-}
-
-/* Does the CPU have AVX2, and does the system save the YMM registers? */
-static int cpu_avx2(void)
-{
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX)) return 0;
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    (void)hi;
-    if ((lo & 6) != 6) return 0; /* XMM and YMM state */
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
-    return (b & bit_AVX2) != 0;
-}
-
-static atomic_int avx2_state = -1; /* -1: not asked yet */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
+/* on x86-64, also an AVX2 clone chosen at load time (an ifunc): its lane loops take four tangents
+ * per vector operation instead of two (the same IEEE additions and multiplications, no fused
+ * multiply-add: the same bits) */
+__attribute__((target_clones("avx2", "default")))
 #endif
-
-/* sweep_body with the commonest lane counts as constants, so that its lane loops unroll whole
- * (the N = 10^4 four-bar's sweep: 11.9 -> 11.2 ms); the AVX2 build of it where the CPU has it. */
 static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *sd, double *w, double *T, int find,
                  size_t *where)
 {
-#ifdef SWEEP_AVX2
-    int s = atomic_load_explicit(&avx2_state, memory_order_relaxed);
-    if (s < 0) atomic_store_explicit(&avx2_state, s = cpu_avx2(), memory_order_relaxed);
-    if (s) return sweep_avx2(t, x, p, sd, w, T, find, where);
-#endif
-    return sweep_default(t, x, p, sd, w, T, find, where);
+    switch (p) {
+    case 4: return sweep_body(t, x, 4, sd, w, T, find, where);
+    case 8: return sweep_body(t, x, 8, sd, w, T, find, where);
+    case 12: return sweep_body(t, x, 12, sd, w, T, find, where);
+    case 16: return sweep_body(t, x, 16, sd, w, T, find, where);
+    default: return sweep_body(t, x, p, sd, w, T, find, where);
+    }
 }
 
 /* A sweep, its failure named: the value's message of mblx_tape_eval, or the first instruction
