@@ -424,12 +424,6 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
 
 /* sweep_body with the commonest lane counts as constants, so that its lane loops unroll whole
  * (the N = 10^4 four-bar's sweep: 11.9 -> 11.2 ms). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
-/* on x86-64, also an AVX2 clone chosen at load time (an ifunc): its lane loops take four tangents
- * per vector operation instead of two (the same IEEE additions and multiplications, no fused
- * multiply-add: the same bits) */
-__attribute__((target_clones("avx2", "default")))
-#endif
 static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *sd, double *w, double *T, int find,
                  size_t *where)
 {
