@@ -120,22 +120,6 @@ static inline int test_tmp_template(char *buf, size_t size, const char *prefix)
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
-/* The whole file at path as a NUL-terminated string (malloc'd; empty when it cannot be read
- * whole), or NULL when it does not open. */
-static inline char *test_read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    if (s) s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 /* A deterministic uniform number in [-1, 1) from the state *s (a linear congruential step; the
  * tests' random points, reproducible on every platform). */
 static inline double test_urand(unsigned *s)

@@ -184,7 +184,7 @@ TEST(tip_loads)
  * link 2's weight at its tip marker, which enters through the marker's foreshortening, issue 32) */
 static void pendulum_in_plane_geo(int geo)
 {
-    char *sp = test_read_text("examples/mech/spatial_beam_pendulum.yaml"), *pl = test_read_text("examples/flexible_pendulum_beams.yaml");
+    char *sp = test_slurp("examples/mech/spatial_beam_pendulum.yaml"), *pl = test_slurp("examples/flexible_pendulum_beams.yaml");
     CHECK(sp && pl);
     if (!sp || !pl) {
         free(sp), free(pl);
@@ -351,7 +351,7 @@ static int fresh_omegas(const char *text, const char *name, double value, double
 
 TEST(sensitivity_pendulum_fd)
 {
-    char *sp = test_read_text("examples/mech/spatial_beam_pendulum.yaml");
+    char *sp = test_slurp("examples/mech/spatial_beam_pendulum.yaml");
     CHECK(sp != NULL);
     if (!sp) return;
     char *p;
@@ -427,7 +427,7 @@ TEST(sensitivity_pendulum_fd)
  * pendulum at 2 elements per link, Rayleigh damping on link 1 */
 TEST(jacobian_exact)
 {
-    char *sp = test_read_text("examples/mech/spatial_beam_pendulum.yaml");
+    char *sp = test_slurp("examples/mech/spatial_beam_pendulum.yaml");
     CHECK(sp != NULL);
     if (!sp) return;
     char *p;

@@ -118,7 +118,7 @@ TEST(cantilever_closed_form)
 /* the examples' beam pendulum with n_p elements per link */
 static char *beams_np(int np)
 {
-    char *s = test_read_text("examples/flexible_pendulum_beams.yaml");
+    char *s = test_slurp("examples/flexible_pendulum_beams.yaml");
     CHECK(s != NULL);
     if (!s) return NULL;
     char *p;
@@ -251,7 +251,7 @@ static double check_fd(const char *path, const char *text, int nm, int e0, doubl
  * with Rayleigh damping alpha = al on link 1 (damped = 1): check_fd of it */
 static double modal_variant(int damped, int *ncmp)
 {
-    char *mt = test_read_text("examples/flexible_pendulum_modal.yaml");
+    char *mt = test_slurp("examples/flexible_pendulum_modal.yaml");
     CHECK(mt != NULL);
     if (!mt) return HUGE_VAL;
     size_t cap = strlen(mt) + 4096, k = 0;

@@ -50,8 +50,6 @@ static void run_free(run *r)
     mbl_model_free(r->md);
 }
 
-static char *test_slurp(const char *path);
-
 typedef struct cplx {
     double re, im;
 } cplx;

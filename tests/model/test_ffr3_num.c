@@ -30,7 +30,7 @@
  * damping on link 1; geo: with the geometric stiffness (the example's `false` turned into `true `) */
 static char *pendulum_text(const char *ne, int damped, int geo)
 {
-    char *sp = test_read_text("examples/mech/spatial_beam_pendulum.yaml"), *p;
+    char *sp = test_slurp("examples/mech/spatial_beam_pendulum.yaml"), *p;
     if (!sp) return NULL;
     while (geo && (p = strstr(sp, "geometric_stiffness: false"))) memcpy(p + 21, "true ", 5);
     if (strcmp(ne, "10"))

@@ -41,7 +41,7 @@ static int coord(const mbl_model *md, const char *name)
 /* the file's text with `from` replaced by `to` (once), loaded */
 static mbl_model *variant(const char *from, const char *to, mbl_status *st)
 {
-    char *t = test_read_text(FILE_SC);
+    char *t = test_slurp(FILE_SC);
     if (!t) return NULL;
     char *at = from ? strstr(t, from) : NULL;
     size_t n = strlen(t) + (to ? strlen(to) : 0) + 1;
@@ -122,7 +122,7 @@ TEST(joint_rate_keys)
     mbl_status st;
     mbl_model *md = NULL;
     const char *drop = "    angular_velocity: w\n";
-    char *t = test_read_text(FILE_SC);
+    char *t = test_slurp(FILE_SC);
     CHECK(t != NULL);
     if (!t) return;
     char buf[4096];
