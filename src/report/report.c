@@ -449,17 +449,43 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
 
 /* ---- text ------------------------------------------------------------------------------ */
 
+/* Names are printed whole in the text tables (two states that differ after their 16th character
+ * must not look the same): a column is as wide as its longest name, at least the table's own
+ * width and at most NAME_WIDTH_MAX (longer names, never seen in practice, are cut there). */
+#define NAME_WIDTH_MAX 64
+
+static int names_width(char *const *names, int n, int least)
+{
+    int w = least;
+    for (int i = 0; names && i < n; i++) {
+        size_t len = names[i] ? strlen(names[i]) : 0;
+        if (len > (size_t)w) w = len > NAME_WIDTH_MAX ? NAME_WIDTH_MAX : (int)len;
+    }
+    return w;
+}
+
+static int coords_width(const mbl_model *md, int n, int least)
+{
+    int w = least;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(mbl_model_coord_name(md, i));
+        if (len > (size_t)w) w = len > NAME_WIDTH_MAX ? NAME_WIDTH_MAX : (int)len;
+    }
+    return w;
+}
+
 static void text_mat(FILE *f, const char *title, const double *A, int rows, int cols, char *const *rn,
                      char *const *cn)
 {
     fprintf(f, "\n%s (%d x %d)\n", title, rows, cols);
     if (!rows || !cols) return;
-    fprintf(f, "  %-16s", "");
-    for (int j = 0; j < cols; j++) fprintf(f, " %14.14s", cn ? cn[j] : "");
+    int rw = names_width(rn, rows, 16), cw = names_width(cn, cols, 14);
+    fprintf(f, "  %-*s", rw, "");
+    for (int j = 0; j < cols; j++) fprintf(f, " %*.*s", cw, cw, cn ? cn[j] : "");
     fputc('\n', f);
     for (int i = 0; i < rows; i++) {
-        fprintf(f, "  %-16.16s", rn ? rn[i] : "");
-        for (int j = 0; j < cols; j++) fprintf(f, " %14.6g", A[i + (size_t)j * rows]);
+        fprintf(f, "  %-*.*s", rw, rw, rn ? rn[i] : "");
+        for (int j = 0; j < cols; j++) fprintf(f, " %*.6g", cw, A[i + (size_t)j * rows]);
         fputc('\n', f);
     }
 }
@@ -470,9 +496,11 @@ int mbl_report_point_text(FILE *f, const mbl_model *md, const mbl_point *pt)
     mbl_model_get_info(md, &mi);
     fprintf(f, "Operating point (%s, t = %g): %d Newton iterations, residual %.3g\n", at_name(pt->at), pt->t,
             pt->iterations, pt->residual);
-    fprintf(f, "  %-16s %16s %16s %16s\n", "coordinate", "q", "der(q)", "der(der(q))");
+    int cw = coords_width(md, pt->n, 16);
+    fprintf(f, "  %-*s %16s %16s %16s\n", cw, "coordinate", "q", "der(q)", "der(der(q))");
     for (int i = 0; i < pt->n; i++)
-        fprintf(f, "  %-16.16s %16.9g %16.9g %16.9g\n", mbl_model_coord_name(md, i), pt->q[i], pt->v[i], pt->vdot[i]);
+        fprintf(f, "  %-*.*s %16.9g %16.9g %16.9g\n", cw, cw, mbl_model_coord_name(md, i), pt->q[i], pt->v[i],
+                pt->vdot[i]);
     for (int j = 0; j < pt->m; j++) {
         const char *src = j < mi.nhol ? mbl_model_constraint_name(md, j) : NULL; /* what the equation comes from */
         fprintf(f, "  lambda[%d] = %.9g%s%s\n", j + 1, pt->lambda[j], src ? "   " : "", src ? src : "");
@@ -542,11 +570,12 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
         }
         if (flags & MBL_REPORT_SHAPES) {
             fprintf(f, "\nMode shapes (real part, largest component 1)\n");
-            fprintf(f, "  %-16s", "coordinate");
+            int cw = coords_width(md, modes->n, 16);
+            fprintf(f, "  %-*s", cw, "coordinate");
             for (int k = 0; k < modes->nx; k++) fprintf(f, " %10d", k + 1);
             fputc('\n', f);
             for (int c = 0; c < modes->n; c++) {
-                fprintf(f, "  %-16.16s", mbl_model_coord_name(md, c));
+                fprintf(f, "  %-*.*s", cw, cw, mbl_model_coord_name(md, c));
                 for (int k = 0; k < modes->nx; k++) fprintf(f, " %10.4g", modes->shape_re[c + (size_t)k * modes->n]);
                 fputc('\n', f);
             }

@@ -65,6 +65,24 @@ rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--matrices")
 check(rc == 0 and "Eigenvalues" in out and "frequency [Hz]" in out and "damping ratio" in out, "text report")
 check("K-hat" in out and "selection:" in out, "matrices and selection in the report")
 
+# The text tables print names whole (a mechanism's states are longer than the 16 characters they
+# were cut to, and two cut names could read the same): the A block's header and row labels are
+# the JSON's state names, and its entries the JSON's A to the 6 digits printed.
+rc, out, err = run("linearize", "examples/mech/slider_pendulum.yaml", "--matrices")
+rcj, outj, errj = run("linearize", "examples/mech/slider_pendulum.yaml", "--json")
+ok = rc == 0 and rcj == 0
+if ok:
+    dj = json.loads(outj)
+    names, A = dj["states"] + dj["velocity_states"] + dj["ode_states"], dj["ss"]["A"]
+    lines = out.split("\n")
+    at = lines.index("A (%d x %d)" % (len(names), len(names)))
+    ok = lines[at + 1].split() == names and max(len(x) for x in names) > 16
+    for i, nm in enumerate(names):
+        row = lines[at + 2 + i]
+        vals = row[2:].split()
+        ok = ok and vals[0] == nm and all(abs(float(v) - a) <= 5e-6 * max(abs(a), 1e-300) for v, a in zip(vals[1:], A[i]))
+check(ok, "the text report's A: whole state names, the JSON's values")
+
 # --- exports ---
 with tempfile.TemporaryDirectory() as tmp:
     outdir = os.path.join(tmp, "lin")
