@@ -124,9 +124,22 @@ int model_load_values(loader *L, const mbl_setting *sets, int nsets)
     mbl_model *md = L->md;
     mbl_src *s = L->src;
     for (int k = 0; k < nsets; k++) {
-        if (model_find_name(&s->parameters, sets[k].name, strlen(sets[k].name)) < 0)
+        size_t len = strlen(sets[k].name);
+        if (model_find_name(&s->parameters, sets[k].name, len) >= 0) {
+        } else if (model_find_name(&s->inputs, sets[k].name, len) >= 0) {
+            return mbl_error(L->st, MBL_EARG,
+                             "--set %s: '%s' is an input of the model %s, not a parameter (its value at the "
+                             "operating point is the file's, under inputs:)",
+                             sets[k].name, sets[k].name, s->file);
+        } else if (model_find_name(&s->coordinates, sets[k].name, len) >= 0) {
+            return mbl_error(L->st, MBL_EARG,
+                             "--set %s: '%s' is a coordinate of the model %s, not a parameter (--guess %s=VALUE "
+                             "starts the operating point there)",
+                             sets[k].name, sets[k].name, s->file, sets[k].name);
+        } else {
             return mbl_error(L->st, MBL_EARG, "--set %s: the model %s has no parameter '%s'", sets[k].name, s->file,
                              sets[k].name);
+        }
         if (!isfinite(sets[k].value))
             return mbl_error(L->st, MBL_EARG, "--set %s: the value is not a finite number", sets[k].name);
     }

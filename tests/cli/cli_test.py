@@ -240,6 +240,12 @@ check(one_line_error(rc, err, 1, bad + ":3:"), "parse error with file:line:col: 
 os.unlink(bad)
 rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--set", "mass=3")
 check(one_line_error(rc, err, 2, "no parameter 'mass'"), "--set of an unknown parameter: a usage error, exit 2")
+# an input or a coordinate given to --set: the message says what the name is and what to use
+rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--set", "F=1")
+check(one_line_error(rc, err, 2, "'F' is an input", "not a parameter", "inputs:"), "--set of an input: " + err)
+rc, out, err = run("linearize", "examples/mech/slider_pendulum.yaml", "--set", "pendulum_th=1")
+check(one_line_error(rc, err, 2, "'pendulum_th' is a coordinate", "--guess pendulum_th=VALUE"),
+      "--set of a coordinate points to --guess: " + err)
 rc, out, err = run("linearize", "examples/slider_pendulum.yaml", "--set", "c")
 check(one_line_error(rc, err, 2, "NAME=VALUE"), "malformed --set is a usage error")
 # a --set value passes the checks of a file value (the mechanism's mass), and says where it came from
