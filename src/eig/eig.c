@@ -401,6 +401,20 @@ static void sygvd_berr(int z, const double *M, const double *C, const double *K,
     }
 }
 
+/* dsygvd's result for a 1 x 1 block (a sweep point of one degree of freedom: LAPACK's driver, its
+ * workspace queries and OpenBLAS's Cholesky and trsm for one division): k x = w m x with m > 0 and
+ * both finite, as dsygvd computes it: u = sqrt(m) (dpotrf), w = k / (u u) (dsygs2's A / B^2;
+ * dsyevd of one row returns it with the vector 1), x = 1 / u (dtrsm's inverted diagonal). The same
+ * bits as mbla_sygvd (test_modes, sygvd_one_block: random k, m of every exponent, every OpenBLAS
+ * kernel). */
+static int sygvd_one(double k, double m, double *w, double *x)
+{
+    double u = sqrt(m);
+    *w = k / (u * u);
+    *x = 1.0 / u;
+    return 0;
+}
+
 static int solve_sygvd(int z, const double *M, const double *C, const double *K, int cnonzero, int want,
                        double nM, double nC, double nK, const mbl_eig_options *opt, mbl_eig_result *r,
                        mbl_status *st)
@@ -453,7 +467,8 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
                 Mb[i + (size_t)j * nb] *= d[i] * d[j];
                 Kb[i + (size_t)j * nb] *= d[i] * d[j];
             }
-        int e = mbla_sygvd(nb, Kb, nb, Mb, nb, w2 + r->rptr[c], Z, nb, st);
+        int e = nb == 1 && isfinite(Kb[0]) && isfinite(Mb[0]) ? sygvd_one(Kb[0], Mb[0], w2 + r->rptr[c], Z)
+                                                              : mbla_sygvd(nb, Kb, nb, Mb, nb, w2 + r->rptr[c], Z, nb, st);
         if (e == MBL_ENOMEM) {
             rc = e;
             goto done;
