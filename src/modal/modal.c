@@ -295,6 +295,12 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
          * its largest component 1 (real) */
         const double *a = S + (size_t)E->vre[i] * n, *b = E->vim[i] >= 0 ? S + (size_t)E->vim[i] * n : NULL;
         double sign_im = E->vsign[i], *sr = rr + (size_t)i * n, *sim = ri + (size_t)i * n;
+        if (i > 0 && !b && E->vim[i - 1] < 0 && E->vre[i - 1] == E->vre[i]) {
+            /* the previous eigenvalue's real vector (sygvd's pair +-i w): its shape, normalized */
+            memcpy(sr, sr - n, (size_t)n * sizeof *sr);
+            memcpy(sim, sim - n, (size_t)n * sizeof *sim);
+            continue;
+        }
         for (int c = 0; c < n; c++) {
             sr[c] = a[c];
             sim[c] = b ? sign_im * b[c] : 0.0;
