@@ -123,8 +123,9 @@ int mbl_track_modes_pred(int np, int nm, int n, const double *lre, const double 
         return mbl_error(st, MBL_EARG, "mbl_track_modes: invalid arguments");
     if (nm == 0) return 0;
     if (!(mac_weight >= 0)) mac_weight = 1.0;
-    double *cost = mbl_alloc_array((size_t)nm * (size_t)nm + ASSIGN_WORK(nm), sizeof *cost);
-    double *work = cost ? cost + (size_t)nm * nm : NULL; /* assign's */
+    /* the costs, their MACs (macs) and assign's scratch in one block */
+    double *cost = mbl_alloc_array(2 * (size_t)nm * (size_t)nm + ASSIGN_WORK(nm), sizeof *cost);
+    double *macs = cost ? cost + (size_t)nm * nm : NULL, *work = cost ? macs + (size_t)nm * nm : NULL;
     double *pr = mbl_alloc_array((size_t)nm, sizeof *pr), *pi = mbl_alloc_array((size_t)nm, sizeof *pi);
     int *asg = mbl_alloc_array((size_t)nm, sizeof *asg);
     /* the predicted shapes of the branches (nm * n, complex), when shape derivatives are given */
@@ -193,7 +194,7 @@ int mbl_track_modes_pred(int np, int nm, int n, const double *lre, const double 
                     const double *xr = sre + ((size_t)a * nm + ja) * (size_t)n, *xi = sim + ((size_t)a * nm + ja) * (size_t)n;
                     if (ps) xr = ps + 2 * (size_t)b * n, xi = xr + n;
                     const double *yr = sre + ((size_t)p * nm + j) * (size_t)n, *yi = sim + ((size_t)p * nm + j) * (size_t)n;
-                    double m = mac_of(n, xr, xi, yr, yi);
+                    double m = macs[(size_t)b * nm + j] = mac_of(n, xr, xi, yr, yi);
                     if (!isfinite(m)) m = 0;
                     c += mac_weight * (1.0 - m);
                 }
@@ -205,10 +206,12 @@ int mbl_track_modes_pred(int np, int nm, int n, const double *lre, const double 
             perm[(size_t)p * nm + b] = asg[b];
             if (mac) {
                 int ja = perm[(size_t)a * nm + b], j = asg[b];
+                /* without predicted shapes the cost's MAC is of these two shapes */
                 mac[(size_t)p * nm + b] =
-                    sre ? mac_of(n, sre + ((size_t)a * nm + ja) * (size_t)n, sim + ((size_t)a * nm + ja) * (size_t)n,
-                                 sre + ((size_t)p * nm + j) * (size_t)n, sim + ((size_t)p * nm + j) * (size_t)n)
-                        : NAN;
+                    !sre ? NAN
+                    : !ps ? macs[(size_t)b * nm + j]
+                          : mac_of(n, sre + ((size_t)a * nm + ja) * (size_t)n, sim + ((size_t)a * nm + ja) * (size_t)n,
+                                   sre + ((size_t)p * nm + j) * (size_t)n, sim + ((size_t)p * nm + j) * (size_t)n);
             }
         }
     }
