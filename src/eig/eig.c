@@ -37,8 +37,8 @@ void eig_options_default(mbl_eig_options *opt)
 void eig_result_free(mbl_eig_result *r)
 {
     if (!r) return;
-    /* re, im, berr, err, vre, vim, vsign, zero: in r's block (result_new) */
-    mbl_free(r->rptr), mbl_free(r->rows), mbl_free(r->cptr), mbl_free(r->voff), mbl_free(r->V);
+    /* re, im, berr, err, vre, vim, vsign, zero, voff, rows, rptr, cptr: in r's block (result_new) */
+    mbl_free(r->V);
     mbl_free(r);
 }
 
@@ -123,15 +123,18 @@ static int ufind(int *par, int i)
 
 /* ---- the result ------------------------------------------------------------------------- */
 
-/* The result and its per-eigenvalue arrays in one zeroed block (one allocation a solve instead of
- * nine: a sweep solves one problem a point): the struct, then re, im, berr, err, vre, vim, vsign,
- * zero, each rounded up to a double's alignment. */
+/* The result and its arrays in one zeroed block (one allocation a solve instead of thirteen: a
+ * sweep solves one problem a point): the struct, then re, im, berr, err, vre, vim, vsign, zero, and
+ * the blocks' voff, rows, rptr, cptr (neig + 2 each: every strategy's counts fit), each rounded up
+ * to a double's alignment. */
 static mbl_eig_result *result_new(int neig, int nrow)
 {
     size_t ne = (size_t)neig + 1, hd = (sizeof(mbl_eig_result) + sizeof(double) - 1) / sizeof(double);
     size_t ni = (ne * sizeof(int) + sizeof(double) - 1) / sizeof(double);
     size_t nz = (ne + sizeof(double) - 1) / sizeof(double);
-    double *b = mbl_calloc(hd + 4 * ne + 3 * ni + nz, sizeof(double));
+    size_t nb = ne + 1, nbv = (nb * sizeof(size_t) + sizeof(double) - 1) / sizeof(double);
+    size_t nbi = (nb * sizeof(int) + sizeof(double) - 1) / sizeof(double);
+    double *b = mbl_calloc(hd + 4 * ne + 3 * ni + nz + nbv + 3 * nbi, sizeof(double));
     if (!b) return NULL;
     mbl_eig_result *r = (mbl_eig_result *)(void *)b;
     double *d = b + hd;
@@ -141,6 +144,10 @@ static mbl_eig_result *result_new(int neig, int nrow)
     d += 4 * ne;
     r->vre = (int *)(void *)d, r->vim = (int *)(void *)(d + ni), r->vsign = (int *)(void *)(d + 2 * ni);
     r->zero = (unsigned char *)(void *)(d + 3 * ni);
+    d += 3 * ni + nz;
+    r->voff = (size_t *)(void *)d;
+    d += nbv;
+    r->rows = (int *)(void *)d, r->rptr = (int *)(void *)(d + nbi), r->cptr = (int *)(void *)(d + 2 * nbi);
     for (int i = 0; i < neig; i++) r->err[i] = NAN;
     return r;
 }
@@ -149,11 +156,7 @@ static mbl_eig_result *result_new(int neig, int nrow)
 static int find_blocks(int z, const double *M, const double *C, const double *K, mbl_eig_result *r)
 {
     int *par = mbl_alloc_array(2 * (size_t)z + 2, sizeof *par), *id = par ? par + z + 1 : NULL;
-    r->rows = mbl_alloc_array((size_t)z + 1, sizeof *r->rows);
-    if (!par || !r->rows) {
-        mbl_free(par);
-        return MBL_ENOMEM;
-    }
+    if (!par) return MBL_ENOMEM;
     for (int i = 0; i < z; i++) par[i] = i;
     for (int j = 0; j < z; j++)
         for (int i = 0; i < z; i++) {
@@ -167,11 +170,7 @@ static int find_blocks(int z, const double *M, const double *C, const double *K,
     int nc = 0;
     for (int i = 0; i < z; i++) id[i] = ufind(par, i) == i ? nc++ : -1;
     r->ncomp = nc;
-    r->rptr = mbl_calloc((size_t)nc + 2, sizeof *r->rptr);
-    if (!r->rptr) {
-        mbl_free(par);
-        return MBL_ENOMEM;
-    }
+    memset(r->rptr, 0, ((size_t)nc + 2) * sizeof *r->rptr);
     /* par[i] := the component of row i (roots first: a root's par is itself until overwritten) */
     for (int i = 0; i < z; i++) par[i] = ufind(par, i);
     for (int i = 0; i < z; i++) par[i] = id[par[i]];
@@ -401,6 +400,20 @@ static void sygvd_berr(int z, const double *M, const double *C, const double *K,
     }
 }
 
+/* dsygvd's result for a 1 x 1 block (a sweep point of one degree of freedom: LAPACK's driver, its
+ * workspace queries and OpenBLAS's Cholesky and trsm for one division): k x = w m x with m > 0 and
+ * both finite, as dsygvd computes it: u = sqrt(m) (dpotrf), w = k / (u u) (dsygs2's A / B^2;
+ * dsyevd of one row returns it with the vector 1), x = 1 / u (dtrsm's inverted diagonal). The same
+ * bits as mbla_sygvd (test_modes, sygvd_one_block: random k, m of every exponent, every OpenBLAS
+ * kernel). */
+static int sygvd_one(double k, double m, double *w, double *x)
+{
+    double u = sqrt(m);
+    *w = k / (u * u);
+    *x = 1.0 / u;
+    return 0;
+}
+
 static int solve_sygvd(int z, const double *M, const double *C, const double *K, int cnonzero, int want,
                        double nM, double nC, double nK, const mbl_eig_options *opt, mbl_eig_result *r,
                        mbl_status *st)
@@ -418,16 +431,15 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
     char *refined = blk ? (char *)(void *)(blk + nd) : NULL;
     unsigned char *zflag = blk ? (unsigned char *)refined + zz : NULL;
     if (blk) memset(refined, 0, 2 * zz);
-    r->cptr = mbl_calloc((size_t)nc + 1, sizeof *r->cptr);
-    r->voff = mbl_calloc((size_t)nc + 1, sizeof *r->voff);
+    memset(r->cptr, 0, ((size_t)nc + 1) * sizeof *r->cptr);
+    memset(r->voff, 0, ((size_t)nc + 1) * sizeof *r->voff);
     size_t vsz = 0;
     for (int c = 0; c < nc; c++) {
         size_t nb = (size_t)(r->rptr[c + 1] - r->rptr[c]);
         vsz += nb * nb;
     }
     r->V = mbl_alloc_array(vsz + 1, sizeof(double));
-    if (!Mb || !Kb || !Z || !d || !w2 || !MX || !KX || (cnonzero && !CX) || !refined || !zflag || !err2 || !r->cptr ||
-        !r->voff || !r->V) {
+    if (!Mb || !Kb || !Z || !d || !w2 || !MX || !KX || (cnonzero && !CX) || !refined || !zflag || !err2 || !r->V) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -453,7 +465,8 @@ static int solve_sygvd(int z, const double *M, const double *C, const double *K,
                 Mb[i + (size_t)j * nb] *= d[i] * d[j];
                 Kb[i + (size_t)j * nb] *= d[i] * d[j];
             }
-        int e = mbla_sygvd(nb, Kb, nb, Mb, nb, w2 + r->rptr[c], Z, nb, st);
+        int e = nb == 1 && isfinite(Kb[0]) && isfinite(Mb[0]) ? sygvd_one(Kb[0], Mb[0], w2 + r->rptr[c], Z)
+                                                              : mbla_sygvd(nb, Kb, nb, Mb, nb, w2 + r->rptr[c], Z, nb, st);
         if (e == MBL_ENOMEM) {
             rc = e;
             goto done;
@@ -602,8 +615,8 @@ static int solve_qz(int z, const double *M, const double *C, const double *K, in
     /* M X, C X, K X for X = both halves of the companion eigenvectors (nb x 4 nb) */
     double *X = mbl_alloc_array(b2, sizeof(double)), *MX = mbl_alloc_array(b2, sizeof(double));
     double *CX = mbl_alloc_array(b2, sizeof(double)), *KX = mbl_alloc_array(b2, sizeof(double));
-    r->cptr = mbl_calloc((size_t)nc + 1, sizeof *r->cptr);
-    r->voff = mbl_calloc((size_t)nc + 1, sizeof *r->voff);
+    memset(r->cptr, 0, ((size_t)nc + 1) * sizeof *r->cptr);
+    memset(r->voff, 0, ((size_t)nc + 1) * sizeof *r->voff);
     size_t vsz = 0;
     for (int c = 0; c < nc; c++) {
         size_t nb = (size_t)(r->rptr[c + 1] - r->rptr[c]);
@@ -611,8 +624,7 @@ static int solve_qz(int z, const double *M, const double *C, const double *K, in
     }
     mbl_free(r->V);
     r->V = mbl_alloc_array(vsz + 1, sizeof(double));
-    if (!Mb || !Cb || !Kb || !LA || !LB || !VR || !ar || !ai || !be || !kinds || !d || !X || !MX || !CX || !KX || !r->cptr ||
-        !r->voff || !r->V) {
+    if (!Mb || !Cb || !Kb || !LA || !LB || !VR || !ar || !ai || !be || !kinds || !d || !X || !MX || !CX || !KX || !r->V) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -815,14 +827,11 @@ int eig_dgeev(int nx, const double *A, int retry, double *wr, double *wi, double
 static int solve_dgeev(int nx, int z0, const double *A, int want, mbl_eig_result *r, mbl_status *st)
 {
     double *VR = mbl_alloc_array((size_t)nx * nx + 1, sizeof(double));
-    mbl_free(r->rptr), mbl_free(r->rows), mbl_free(r->cptr), mbl_free(r->voff), mbl_free(r->V);
-    r->rptr = mbl_calloc(2, sizeof *r->rptr);
-    r->rows = mbl_alloc_array((size_t)z0 + 1, sizeof *r->rows);
-    r->cptr = mbl_calloc(2, sizeof *r->cptr);
-    r->voff = mbl_calloc(1, sizeof *r->voff);
+    mbl_free(r->V);
+    r->rptr[0] = r->rptr[1] = r->cptr[0] = r->cptr[1] = 0, r->voff[0] = 0;
     r->V = want ? mbl_alloc_array((size_t)z0 * nx + 1, sizeof(double)) : NULL;
     int rc = 0;
-    if (!VR || !r->rptr || !r->rows || !r->cptr || !r->voff || (want && !r->V)) {
+    if (!VR || (want && !r->V)) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -874,9 +883,7 @@ int eig_solve(const mbl_eig_problem *p, const mbl_eig_options *opt_in, int want_
     if (!r) return mbl_error(st, MBL_ENOMEM, "out of memory");
     int rc = 0;
     if (nx == 0) {
-        strcpy(r->solver, "none");
-        r->rptr = mbl_calloc(1, sizeof *r->rptr), r->cptr = mbl_calloc(1, sizeof *r->cptr);
-        if (!r->rptr || !r->cptr) rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+        strcpy(r->solver, "none"); /* rptr[0] = cptr[0] = 0 (result_new) */
         goto done;
     }
     rc = NEXT_STRATEGY;
@@ -891,8 +898,6 @@ int eig_solve(const mbl_eig_problem *p, const mbl_eig_options *opt_in, int want_
         int symmetric = asym(z, p->M) <= opt.sym_tol * nM && asym(z, p->K) <= opt.sym_tol * nK;
         if (undamped && symmetric) rc = solve_sygvd(z, p->M, p->C, p->K, cnonzero, want_vectors, nM, nC, nK, &opt, r, st);
         if (rc == NEXT_STRATEGY) {
-            mbl_free(r->cptr), mbl_free(r->voff);
-            r->cptr = NULL, r->voff = NULL;
             rc = solve_qz(z, p->M, p->C, p->K, want_vectors, nM, nC, nK, r, st);
         }
     }

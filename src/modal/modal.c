@@ -234,11 +234,11 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         return mbl_error(st, MBL_EARG, "mbl_modal: A not formed (partial spectrum of a large model) and no spectrum given");
     int nx = lin->nx, n = lin->n;
     mbl_modes *M = mbl_calloc(1, sizeof *M);
-    modal_item *si = mbl_alloc_array((size_t)nx + 1, sizeof *si);
+    modal_item *si = NULL;
     mbl_eig_result *E = NULL;
     double *S = NULL, *rr = NULL, *ri = NULL; /* the shapes by the solver's index */
     int rc = 0;
-    if (!M || !si) {
+    if (!M) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
@@ -265,11 +265,15 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
         M->solver[len] = '\0';
     }
     const double *wr = E->re, *wi = E->im;
-    S = mbl_alloc_array((size_t)n * (size_t)E->nvec + 1, sizeof *S);
+    /* the scratch in one block (one allocation a point of a sweep instead of four): S, rr, ri, si */
+    size_t ns = (size_t)n * (size_t)E->nvec + 1, nr = (size_t)n * (size_t)nx + 1;
+    size_t ni = ((size_t)nx + 1) * sizeof *si / sizeof(double) + 1;
+    S = mbl_alloc_array(ns + 2 * nr + ni, sizeof *S);
     if (!S) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
     }
+    rr = S + ns, ri = rr + nr, si = (modal_item *)(void *)(ri + nr);
     if ((rc = shapes_all(lin, E, S, st))) goto done;
     double big = 0;
     for (int i = 0; i < nx; i++) big = fmax(big, hypot(wr[i], wi[i]));
@@ -279,12 +283,6 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
      * eigenvalue and flagged in E->zero). So the zero threshold is the larger of the relative
      * tolerance, that floor, and 1e-12. */
     M->zero_tol = fmax(fmax(opt.zero_tol * big, E->zero_floor), 1e-12);
-    rr = mbl_alloc_array((size_t)n * (size_t)nx + 1, sizeof *rr);
-    ri = mbl_alloc_array((size_t)n * (size_t)nx + 1, sizeof *ri);
-    if (!rr || !ri) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
-    }
     for (int i = 0; i < nx; i++) {
         double mag = hypot(wr[i], wi[i]);
         si[i].zero = mag < M->zero_tol || E->zero[i];
@@ -297,6 +295,12 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
          * its largest component 1 (real) */
         const double *a = S + (size_t)E->vre[i] * n, *b = E->vim[i] >= 0 ? S + (size_t)E->vim[i] * n : NULL;
         double sign_im = E->vsign[i], *sr = rr + (size_t)i * n, *sim = ri + (size_t)i * n;
+        if (i > 0 && !b && E->vim[i - 1] < 0 && E->vre[i - 1] == E->vre[i]) {
+            /* the previous eigenvalue's real vector (sygvd's pair +-i w): its shape, normalized */
+            memcpy(sr, sr - n, (size_t)n * sizeof *sr);
+            memcpy(sim, sim - n, (size_t)n * sizeof *sim);
+            continue;
+        }
         for (int c = 0; c < n; c++) {
             sr[c] = a[c];
             sim[c] = b ? sign_im * b[c] : 0.0;
@@ -332,6 +336,6 @@ ok:
 done:
     mbl_modes_free(M);
     eig_result_free(E);
-    mbl_free(S), mbl_free(si), mbl_free(rr), mbl_free(ri);
+    mbl_free(S); /* rr, ri, si: in S's block */
     return rc;
 }

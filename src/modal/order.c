@@ -194,14 +194,19 @@ int modal_order(int nm, modal_item *it, int n, double *sre, double *sim, int *mu
     if (nm <= 0) return 0;
     for (int i = 0; i < nm; i++)
         if (it[i].zero) it[i].freq = 0.0;
-    qsort(it, (size_t)nm, sizeof *it, cmp_items);
-    int *parent = mbl_alloc_array((size_t)nm * 4, sizeof *parent);
-    modal_item *tmp = mbl_alloc_array((size_t)nm, sizeof *tmp);
-    if (!parent || !tmp) {
-        mbl_free(parent), mbl_free(tmp);
-        return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (nm == 2) { /* qsort's one comparison (a sweep point of one degree of freedom) */
+        if (cmp_items(&it[0], &it[1]) > 0) {
+            modal_item t = it[0];
+            it[0] = it[1], it[1] = t;
+        }
+    } else {
+        qsort(it, (size_t)nm, sizeof *it, cmp_items);
     }
-    int *next = parent + nm, *ord = next + nm, *size = ord + nm;
+    /* tmp, then parent, next, ord, size and tail, in one block */
+    modal_item *tmp = mbl_alloc_array((size_t)nm, sizeof(modal_item) + 5 * sizeof(int));
+    if (!tmp) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    int *parent = (int *)(void *)(tmp + nm);
+    int *next = parent + nm, *ord = next + nm, *size = ord + nm, *tail = size + nm;
     for (int i = 0; i < nm; i++) parent[i] = i, next[i] = -1, size[i] = 0;
     /* single linkage over neighbours in the order (a repeated eigenvalue's moduli are within the
      * tolerance, and the order is by modulus) */
@@ -213,11 +218,6 @@ int modal_order(int nm, modal_item *it, int n, double *sre, double *sim, int *mu
             int a = root_of(parent, i), b = root_of(parent, j);
             if (a != b) parent[a > b ? a : b] = a < b ? a : b; /* the root: the first member */
         }
-    }
-    int *tail = mbl_alloc_array((size_t)nm, sizeof *tail);
-    if (!tail) {
-        mbl_free(parent), mbl_free(tmp);
-        return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
     for (int i = 0; i < nm; i++) { /* members listed from their root, in order */
         int r = root_of(parent, i);
@@ -248,6 +248,6 @@ int modal_order(int nm, modal_item *it, int n, double *sre, double *sim, int *mu
         for (int k = 0; k < nm; k++) tmp[k] = it[ord[k]];
         memcpy(it, tmp, (size_t)nm * sizeof *it);
     }
-    mbl_free(parent), mbl_free(tmp), mbl_free(tail);
+    mbl_free(tmp); /* and parent .. tail */
     return rc;
 }

@@ -139,25 +139,22 @@ static int store_point(run *r, int p, const mbl_modes *m, const mbl_sensitivity 
     if (m->nx != c->nm)
         return mbl_error(st, MBL_EDIM, "%d eigenvalues here, %d at the first point (a partial spectrum?)", m->nx, c->nm);
     point_out *o = &r->pts[p];
-    o->re = mbl_alloc_array((size_t)c->nm + 1, sizeof(double));
-    o->im = mbl_alloc_array((size_t)c->nm + 1, sizeof(double));
-    if (!o->re || !o->im) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    /* re, im and the shapes in one block (o->re; one allocation a point, freed by pts_free) */
+    size_t nm1 = (size_t)c->nm + 1, len = (size_t)c->nm * (size_t)c->n + 1;
+    int shapes = r->keep_shapes && m->shape_re && m->shape_im;
+    o->re = mbl_alloc_array(2 * nm1 + (shapes ? 2 * len : 0), sizeof(double));
+    if (!o->re) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    o->im = o->re + nm1;
     for (int j = 0; j < c->nm; j++) o->re[j] = m->modes[j].re, o->im[j] = m->modes[j].im;
-    if (r->keep_shapes && m->shape_re && m->shape_im) {
-        size_t len = (size_t)c->nm * (size_t)c->n;
-        o->sre = mbl_alloc_array(len + 1, sizeof(double));
-        o->sim = mbl_alloc_array(len + 1, sizeof(double));
-        if (!o->sre || !o->sim) return mbl_error(st, MBL_ENOMEM, "out of memory");
-        memcpy(o->sre, m->shape_re, len * sizeof(double));
-        memcpy(o->sim, m->shape_im, len * sizeof(double));
+    if (shapes) {
+        o->sre = o->im + nm1, o->sim = o->sre + len;
+        memcpy(o->sre, m->shape_re, (len - 1) * sizeof(double));
+        memcpy(o->sim, m->shape_im, (len - 1) * sizeof(double));
     }
-    if (c->predictor == MBL_PREDICT_SENSITIVITY && S) {
-        size_t len = (size_t)c->nm * (size_t)c->n;
-        o->dre = mbl_alloc_array((size_t)c->nm + 1, sizeof(double));
-        o->dim = mbl_alloc_array((size_t)c->nm + 1, sizeof(double));
-        o->dsre = mbl_alloc_array(len + 1, sizeof(double));
-        o->dsim = mbl_alloc_array(len + 1, sizeof(double));
-        if (!o->dre || !o->dim || !o->dsre || !o->dsim) return mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (c->predictor == MBL_PREDICT_SENSITIVITY && S) { /* likewise in o->dre's block */
+        o->dre = mbl_alloc_array(2 * nm1 + 2 * len, sizeof(double));
+        if (!o->dre) return mbl_error(st, MBL_ENOMEM, "out of memory");
+        o->dim = o->dre + nm1, o->dsre = o->dim + nm1, o->dsim = o->dsre + len;
         sens_to_modes(m, S, c->n, o->dre, o->dim, o->dsre, o->dsim);
     }
     return 0;
@@ -750,8 +747,7 @@ static int sweep_track(mbl_sweep *sw, const run *rp, const mbl_sweep_options *op
 static void pts_free(run *r, int npoints)
 {
     for (int p = 0; r->pts && p < npoints; p++) {
-        mbl_free(r->pts[p].re), mbl_free(r->pts[p].im), mbl_free(r->pts[p].sre), mbl_free(r->pts[p].sim);
-        mbl_free(r->pts[p].dre), mbl_free(r->pts[p].dim), mbl_free(r->pts[p].dsre), mbl_free(r->pts[p].dsim);
+        mbl_free(r->pts[p].re), mbl_free(r->pts[p].dre); /* im, sre, sim; dim, dsre, dsim: in their blocks */
     }
     mbl_free(r->pts);
     r->pts = NULL;

@@ -19,21 +19,25 @@
  * complex pair (coalescing eigenvectors at the merge point). */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "mblin/sweep.h"
 
-/* Minimum-cost perfect assignment of an n x n cost matrix (row-major): row i -> column asg[i]. */
-static int assign(int n, const double *cost, int *asg)
+/* assign's scratch for an n x n matrix (one allocation for all of a sweep's points): doubles, then
+ * ints and chars (ASSIGN_WORK of them) */
+#define ASSIGN_WORK(n) (3 * ((size_t)(n) + 1) + ((size_t)(n) + 1) * (2 * sizeof(int) + 1) / sizeof(double) + 1)
+
+/* Minimum-cost perfect assignment of an n x n cost matrix (row-major): row i -> column asg[i];
+ * work: ASSIGN_WORK(n) doubles. */
+static void assign(int n, const double *cost, int *asg, double *work)
 {
     size_t m = (size_t)n + 1;
-    double *u = mbl_calloc(m, sizeof *u), *v = mbl_calloc(m, sizeof *v), *minv = mbl_alloc_array(m, sizeof *minv);
-    int *p = mbl_calloc(m, sizeof *p), *way = mbl_calloc(m, sizeof *way);
-    char *used = mbl_alloc_array(m, 1);
-    if (!u || !v || !minv || !p || !way || !used) {
-        mbl_free(u), mbl_free(v), mbl_free(minv), mbl_free(p), mbl_free(way), mbl_free(used);
-        return MBL_ENOMEM;
-    }
+    double *u = work, *v = u + m, *minv = v + m;
+    int *p = (int *)(void *)(minv + m), *way = p + m;
+    char *used = (char *)(way + m);
+    memset(u, 0, 2 * m * sizeof *u);
+    memset(p, 0, 2 * m * sizeof *p);
     /* 1-based rows/columns; p[j] = row assigned to column j, column 0 is the virtual start */
     for (int i = 1; i <= n; i++) {
         p[0] = i;
@@ -67,13 +71,28 @@ static int assign(int n, const double *cost, int *asg)
         } while (j0);
     }
     for (int j = 1; j <= n; j++) asg[p[j] - 1] = j - 1;
-    mbl_free(u), mbl_free(v), mbl_free(minv), mbl_free(p), mbl_free(way), mbl_free(used);
-    return 0;
 }
 
 static double mac_of(int n, const double *ar, const double *ai, const double *br, const double *bi)
 {
     double sr = 0, si = 0, na = 0, nb = 0;
+    /* both shapes real (an undamped model's): every imaginary part +-0 (its bits but the sign 0) */
+    uint64_t im = 0;
+    for (int k = 0; k < n; k++) {
+        uint64_t x, y;
+        memcpy(&x, ai + k, sizeof x), memcpy(&y, bi + k, sizeof y);
+        im |= (x | y) << 1;
+    }
+    if (!im) { /* the same sums without them: x + (+-0) is x, and no sum here is -0 */
+        for (int k = 0; k < n; k++) {
+            sr += ar[k] * br[k];
+            na += ar[k] * ar[k];
+            nb += br[k] * br[k];
+        }
+        if (!(na > 0) || !(nb > 0)) return 0.0;
+        double m = sr * sr / (na * nb);
+        return m > 1 ? 1 : m;
+    }
     for (int k = 0; k < n; k++) {
         /* conj(a) * b */
         sr += ar[k] * br[k] + ai[k] * bi[k];
@@ -104,7 +123,9 @@ int mbl_track_modes_pred(int np, int nm, int n, const double *lre, const double 
         return mbl_error(st, MBL_EARG, "mbl_track_modes: invalid arguments");
     if (nm == 0) return 0;
     if (!(mac_weight >= 0)) mac_weight = 1.0;
-    double *cost = mbl_alloc_array((size_t)nm * (size_t)nm, sizeof *cost);
+    /* the costs, their MACs (macs) and assign's scratch in one block */
+    double *cost = mbl_alloc_array(2 * (size_t)nm * (size_t)nm + ASSIGN_WORK(nm), sizeof *cost);
+    double *macs = cost ? cost + (size_t)nm * nm : NULL, *work = cost ? macs + (size_t)nm * nm : NULL;
     double *pr = mbl_alloc_array((size_t)nm, sizeof *pr), *pi = mbl_alloc_array((size_t)nm, sizeof *pi);
     int *asg = mbl_alloc_array((size_t)nm, sizeof *asg);
     /* the predicted shapes of the branches (nm * n, complex), when shape derivatives are given */
@@ -173,25 +194,24 @@ int mbl_track_modes_pred(int np, int nm, int n, const double *lre, const double 
                     const double *xr = sre + ((size_t)a * nm + ja) * (size_t)n, *xi = sim + ((size_t)a * nm + ja) * (size_t)n;
                     if (ps) xr = ps + 2 * (size_t)b * n, xi = xr + n;
                     const double *yr = sre + ((size_t)p * nm + j) * (size_t)n, *yi = sim + ((size_t)p * nm + j) * (size_t)n;
-                    double m = mac_of(n, xr, xi, yr, yi);
+                    double m = macs[(size_t)b * nm + j] = mac_of(n, xr, xi, yr, yi);
                     if (!isfinite(m)) m = 0;
                     c += mac_weight * (1.0 - m);
                 }
                 cost[(size_t)b * nm + j] = c;
             }
         }
-        if (assign(nm, cost, asg)) {
-            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-            break;
-        }
+        assign(nm, cost, asg, work);
         for (int b = 0; b < nm; b++) {
             perm[(size_t)p * nm + b] = asg[b];
             if (mac) {
                 int ja = perm[(size_t)a * nm + b], j = asg[b];
+                /* without predicted shapes the cost's MAC is of these two shapes */
                 mac[(size_t)p * nm + b] =
-                    sre ? mac_of(n, sre + ((size_t)a * nm + ja) * (size_t)n, sim + ((size_t)a * nm + ja) * (size_t)n,
-                                 sre + ((size_t)p * nm + j) * (size_t)n, sim + ((size_t)p * nm + j) * (size_t)n)
-                        : NAN;
+                    !sre ? NAN
+                    : !ps ? macs[(size_t)b * nm + j]
+                          : mac_of(n, sre + ((size_t)a * nm + ja) * (size_t)n, sim + ((size_t)a * nm + ja) * (size_t)n,
+                                   sre + ((size_t)p * nm + j) * (size_t)n, sim + ((size_t)p * nm + j) * (size_t)n);
             }
         }
     }

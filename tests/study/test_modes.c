@@ -18,6 +18,8 @@
 #include "mblin/report.h"
 #include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
+#include "eig/eig.h"
+#include "mblin/la.h"
 #include "test.h"
 
 typedef struct both {
@@ -418,9 +420,44 @@ TEST(pick_by_branch)
     remove(json);
 }
 
+/* eig_solve's 1 x 1 block (sygvd_one in eig.c, the sweep's one-degree-of-freedom points) against
+ * LAPACK's dsygvd (mbla_sygvd) on the same scaled block, bit for bit: k x = w m x with m of every
+ * exponent (scaled by eig.c's power of 2, 1 / sqrt(m) rounded) and k of either sign. */
+TEST(sygvd_one_block)
+{
+    unsigned long long s = 88172645463325252ULL;
+    int bad = 0, n = 0;
+    for (int t = 0; t < 20000; t++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        double f = (double)(s >> 11) / 9007199254740992.0, g = (double)(s & 0xfffff) / 1048576.0;
+        double m = ldexp(0.5 + f, (int)(s % 1000) - 500), k = ldexp(g - 0.5, (int)((s >> 20) % 1000) - 500);
+        if (t % 101 == 0) k = 0.0;
+        double A[4] = {0, 0, 1, 0}, C = 0;
+        mbl_eig_problem P = {1, 1, A, &m, &C, &k};
+        mbl_eig_result *r = NULL;
+        mbl_status st;
+        CHECK(eig_solve(&P, NULL, 1, &r, &st) == 0);
+        if (!r) continue;
+        int e;
+        frexp(m, &e);
+        double d = ldexp(1.0, -(e / 2)), mb = m * (d * d), kb = k * (d * d), w = 0, z = 0;
+        CHECK(mbla_sygvd(1, &kb, 1, &mb, 1, &w, &z, 1, &st) == 0);
+        double x = d * z, re = w < 0 ? sqrt(-w) : 0.0, im = w > 0 ? sqrt(w) : 0.0;
+        if (!strcmp(r->solver, "sygvd") && !r->zero[0]) {
+            n++;
+            if (memcmp(&r->re[0], &re, sizeof re) || memcmp(&r->im[0], &im, sizeof im) || memcmp(&r->V[0], &x, sizeof x))
+                bad++;
+        }
+        eig_result_free(r);
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(n > 19000);
+}
+
 int main(void)
 {
     RUN(ring_of_three);
+    RUN(sygvd_one_block);
     RUN(twin_pendulums);
     RUN(isotropic_rotor);
     RUN(symmetric_mount);
