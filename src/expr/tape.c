@@ -110,17 +110,16 @@ static int reg_operand(const mblx_tape *t, uint32_t l, uint32_t i)
 }
 
 /* Compilation runs in two passes over an event list. Pass 1 is a depth-first traversal from
- * the outputs (explicit stack) that numbers nodes in pre-order and records events: NODE(l) when
- * node l is complete, and, for a sum or product of k >= 2 operands, ACC(l, i) as soon as operand
- * i is available, so that the partial sum is accumulated at once and operand values die early
- * (a sum of 10^5 terms then needs O(1) registers). Pass 2 computes the last use of every value
- * (in event positions) and emits instructions (in SSA form: the scheduler allocates the
- * registers).
+ * the outputs (explicit stack) that records events: NODE(l) when node l is complete, and, for a
+ * sum or product of k >= 2 operands, ACC(l, i) as soon as operand i is available, so that the
+ * partial sum is accumulated at once and operand values die early (a sum of 10^5 terms then
+ * needs O(1) registers); it also records the last use of every value (in event positions) and
+ * counts the instructions. Pass 2 emits the instructions (in SSA form: the scheduler allocates
+ * the registers).
  *
  * An event is 4 bytes: the node, with EV_ACC set for an ACC. Its operand i is not stored: the
- * ACC events of a node come in the order of its operands, so each pass counts them in the
- * node's dcnt, unused in the compile arrays: the last uses up (0 .. k - 1), the emission down
- * (to 0 again). The events that neither
+ * ACC events of a node come in the order of its operands, so the emission counts them in the
+ * node's dcnt (0 in the compile arrays). The events that neither
  * use a value nor emit an instruction are not recorded: ACC(l, 0) (the first operand is read at
  * ACC(l, 1)) and the NODE of a sum or product without a constant to apply. Every other event
  * keeps its relative order, so the last uses, registers and instructions are the same as with
@@ -154,7 +153,7 @@ typedef struct compiler {
     uint32_t *gid;    /* the graph node of each local node of the copy (bound tapes: until shared) */
     unsigned char *seen;
     size_t sn, scap, nl, nev, evcap, lcap;
-    size_t ka, ncap, kn, nins;
+    size_t ka, ncap, kn, nins, nstep;
     size_t nl0;
     size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
     int no_pairs;             /* mblx_compile_few: the chains alone */
@@ -403,11 +402,15 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     c->evcap = 0;
     for (size_t l = 0; l < nl; l++)
         c->evcap += node_event(&t->lnd[l]) + (mblx__nary_local(&t->lnd[l]) ? t->lnd[l].na - 1 : 0);
-    if (!(c->ev = mbl_alloc_array(c->evcap ? c->evcap : 1, sizeof *c->ev)) || !(c->seen = mbl_calloc(nl ? nl : 1, 1)))
+    if (!(c->ev = mbl_alloc_array(c->evcap ? c->evcap : 1, sizeof *c->ev)) || !(c->seen = mbl_calloc(nl ? nl : 1, 1)) ||
+        !(c->lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *c->lastuse)))
         return -1;
     mblx__hugepages(c->ev, c->evcap * sizeof *c->ev);
+    mblx__hugepages(c->lastuse, nl * sizeof *c->lastuse);
     unsigned char *seen = c->seen;
-    uint32_t *ev = c->ev;
+    uint32_t *ev = c->ev, *lastuse = c->lastuse;
+    for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE;
+    size_t nev = 0, nins = 0, nstep = 0;
     for (size_t o = 0; o < n; o++) {
         if (seen[outl[o]]) continue;
         seen[outl[o]] = 1;
@@ -418,10 +421,17 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
             const mblx__node *nd = &t->lnd[f->l];
             const uint32_t *a = t->largs + nd->aoff;
             uint32_t i = f->next, na = nd->na, l = f->l;
-            /* the operands already seen, in one loop (their ACC events); then the first new one */
-            if (mblx__nary_local(nd)) {
+            /* the operands already seen, in one loop (their ACC events, each the last use so far of
+             * its operand, and of operand 0 at the first); then the first new one */
+            int nary = mblx__nary_local(nd);
+            if (nary) {
                 for (; i < na && seen[a[i]]; i++)
-                    if (i) ev[c->nev++] = l | EV_ACC;
+                    if (i) {
+                        lastuse[a[i]] = (uint32_t)nev;
+                        if (i == 1) lastuse[a[0]] = (uint32_t)nev;
+                        ev[nev++] = l | EV_ACC;
+                        nins++; /* ACC(l, i >= 1): one instruction */
+                    }
             } else {
                 while (i < na && seen[a[i]]) i++;
             }
@@ -433,66 +443,51 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
                 c->stack[c->sn++] = (dfs_frame){ch, ch, 0};
                 continue;
             }
-            if (node_event(nd)) ev[c->nev++] = l;
+            if (!nary) { /* its NODE event: reads its operands (but an immediate exponent) */
+                for (uint32_t k = 0; k < na; k++)
+                    if (reg_operand(t, l, k)) lastuse[a[k]] = (uint32_t)nev;
+                ev[nev++] = l;
+                nins++; /* (less the nodes only used as immediates, below) */
+                nstep += nd->op == MBLX_OP_STEP;
+            } else if (node_event(nd)) {
+                ev[nev++] = l;
+                nins++; /* its constant applied */
+            }
             c->sn--;
         }
     }
+    c->nev = nev;
+    for (size_t o = 0; o < n; o++) lastuse[outl[o]] = XPENDING; /* never */
+    /* the instructions emit_instructions makes: one per event but the NODE events of the nodes
+     * only used as immediates (constants: an exponent), which emit none */
+    for (size_t l = 0; l < nl; l++) nins -= seen[l] && lastuse[l] == XNONE && t->lnd[l].op == MBLX_OP_CONST;
+    c->nins = nins;
+    c->nstep = nstep;
     mbl_free(c->seen); /* the traversal's marks: room for the last uses' arrays */
     c->seen = NULL;
     return 0;
 }
 
-/* 3. last use (event position) of every value that lives in a register */
-static int last_uses(compiler *c, size_t n)
+/* 3. the tape's arrays at their exact sizes (the last uses and the instructions were counted by
+ * the events' traversal: an upper bound, one per node and operand of a sum or product, was 2.4
+ * times too large on the four-bars, and the unused part of the heap block became pages later
+ * allocations touched) */
+static int tape_arrays(compiler *c, size_t n)
 {
     mblx_tape *t = c->t;
-    size_t nl = c->nl;
-    const uint32_t *ev = c->ev;
-    c->lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *c->lastuse);
+    size_t nl = c->nl, nins = c->nins;
     c->reg = mbl_alloc_array(nl ? nl : 1, sizeof *c->reg);
     t->outreg = mbl_alloc_array(n ? n : 1, sizeof *t->outreg);
-    if (!c->lastuse || !c->reg || !t->outreg) return -1;
-    uint32_t *lastuse = c->lastuse, *reg = c->reg;
-    mblx__hugepages(lastuse, nl * sizeof *lastuse);
-    mblx__hugepages(reg, nl * sizeof *reg);
-    for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE;
+    if (!c->reg || !t->outreg) return -1;
+    mblx__hugepages(c->reg, nl * sizeof *c->reg);
     if (nl >= TICK_MIN_NODES && core_progress_tick((double)nl)) return -1; /* a load's report */
-    for (size_t p = 0; p < c->nev; p++) {
-        uint32_t l = ev[p] & ~EV_ACC;
-        const uint32_t *a = t->largs + t->lnd[l].aoff;
-        if (ev[p] & EV_ACC) { /* ACC(l, i >= 1): uses operand i (and operand 0 at i == 1) */
-            uint32_t i = ++t->lnd[l].dcnt;
-            lastuse[a[i]] = (uint32_t)p;
-            if (i == 1) lastuse[a[0]] = (uint32_t)p;
-            continue;
-        }
-        if ((t->lnd[l].op == MBLX_OP_ADD || t->lnd[l].op == MBLX_OP_MUL) && t->lnd[l].na >= 2) continue;
-        for (uint32_t i = 0; i < t->lnd[l].na; i++)
-            if (reg_operand(t, l, i)) lastuse[a[i]] = (uint32_t)p;
-    }
-    for (size_t o = 0; o < n; o++) lastuse[c->outl[o]] = XPENDING; /* never */
-    /* the instructions emit_instructions makes, counted as it makes them: ins and ins_node at
-     * their exact size (an upper bound, one per node and operand of a sum or product, was 2.4
-     * times too large on the four-bars, and the unused part of the heap block became pages
-     * later allocations touched) */
-    size_t nins = 0;
-    for (size_t p = 0; p < c->nev; p++) {
-        const mblx__node *nd = &t->lnd[ev[p] & ~EV_ACC];
-        if (ev[p] & EV_ACC) nins++; /* ACC(l, i >= 1): one */
-        else if (lastuse[ev[p]] == XNONE) continue; /* only used as an immediate */
-        else if (mblx__nary_local(nd)) nins += nd->na > 2 && nd->val != (nd->op == MBLX_OP_ADD ? 0.0 : 1.0);
-        else nins++;
-    }
-    c->nins = nins;
     /* the smaller array first: it may fit a hole the larger would not */
     t->ins_node = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins_node);
     t->ins = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins);
     if (!t->ins || !t->ins_node) return -1;
     mblx__hugepages(t->ins, nins * sizeof *t->ins);
     mblx__hugepages(t->ins_node, nins * sizeof *t->ins_node);
-    size_t nstep = 0;
-    for (size_t l = 0; l < nl; l++) nstep += t->lnd[l].op == MBLX_OP_STEP;
-    if (nstep && !(t->ext = mbl_alloc_array(nstep, 5 * sizeof *t->ext))) return -1;
+    if (c->nstep && !(t->ext = mbl_alloc_array(c->nstep, 5 * sizeof *t->ext))) return -1;
     return 0;
 }
 
@@ -526,7 +521,7 @@ static void emit_instructions(compiler *c)
         double val = t->lnd[l].val;
         int add = op == MBLX_OP_ADD;
         if (ev[p] & EV_ACC) {
-            uint32_t i = na - t->lnd[l].dcnt--; /* (last_uses counted na - 1) */
+            uint32_t i = ++t->lnd[l].dcnt; /* (0 in the compile arrays) */
             if (i == 1) {
                 if (na == 2 && val != (add ? 0.0 : 1.0)) /* the node's constant, fused */
                     EMIT(add ? TI_ADD2C : TI_MUL2C, reg[a[0]], reg[a[1]], val);
@@ -614,6 +609,8 @@ static void finish_tape(compiler *c, size_t n)
 }
 #undef GROWV
 
+
+
 /* mblx_compile (bound 0) and mblx_compile_bound (bound 1: the tape refers to g, lock/ctx). */
 static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
                           void (*lock)(void *ctx, int on), void *ctx, int no_pairs, mbl_status *st)
@@ -646,7 +643,7 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
 #define TICK_OR(x) ((cancel = ticks && core_progress_tick((double)n)) || (x))
     if (TICK_OR(reserve_dense(&c, n, outputs)) || TICK_OR(number_sub_dag(&c, n, outputs))) goto oom;
     ticks = ticks || c.nl >= TICK_MIN_NODES;
-    if (TICK_OR(share_and_order(&c, n, outputs)) || TICK_OR(last_uses(&c, n))) goto oom;
+    if (TICK_OR(share_and_order(&c, n, outputs)) || TICK_OR(tape_arrays(&c, n))) goto oom;
     emit_instructions(&c);
     if (TICK_OR(0)) goto oom;
     finish_tape(&c, n);
