@@ -609,8 +609,6 @@ static void finish_tape(compiler *c, size_t n)
 }
 #undef GROWV
 
-
-
 /* mblx_compile (bound 0) and mblx_compile_bound (bound 1: the tape refers to g, lock/ctx). */
 static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs, int bound,
                           void (*lock)(void *ctx, int on), void *ctx, int no_pairs, mbl_status *st)

@@ -49,43 +49,45 @@ int mblx__schedule_runs(mblx_tape *t)
     if (!src || !extsrc || !lev || !uses || !nreg_of || !wnode || !wins || !rstart || !rop) goto out;
     uint32_t *order = lev + n, *freel = nreg_of + n;
     uint32_t *tmp = extsrc + 5 * next + 1, *outsrc = tmp + win;
-    for (size_t i = 0; i < n; i++) { /* the compiler's instructions are in SSA form (tape.c) */
-        const tins *p = &t->ins[i];
-        unsigned rd = reads[p->op];
-        src[2 * i] = rd & 1 ? p->a : XNONE;
-        src[2 * i + 1] = rd & 2 ? p->b : XNONE;
-        if (p->op == TI_STEP)
-            for (int k = 0; k < 5; k++) extsrc[p->a + (uint32_t)k] = t->ext[p->a + (uint32_t)k];
-    }
-    for (size_t o = 0; o < t->nout; o++) outsrc[o] = t->outreg[o];
-    /* levels within each window, then a stable counting sort by opcode and by level */
+    /* window by window: in one pass the producers of each instruction's operands (the compiler's
+     * instructions are in SSA form, tape.c), its level within its window, the reads of each value
+     * (a value's register is freed at the read that takes its count to 0, its last in the new
+     * order) and the opcodes' counts; then a stable counting sort by opcode and by level */
+    memset(uses, 0, n * sizeof *uses);
     size_t nrun = 0, np = 0;
     for (size_t w0 = 0; w0 < n; w0 += SCHED_WINDOW) {
         size_t w1 = w0 + SCHED_WINDOW < n ? w0 + SCHED_WINDOW : n;
         uint32_t maxlev = 0;
+        size_t opc[SCHED_NOP + 1] = {0};
         for (size_t i = w0; i < w1; i++) {
-            uint32_t L = 0;
             const tins *p = &t->ins[i];
+            unsigned rd = reads[p->op];
+            uint32_t L = 0, sa = rd & 1 ? p->a : XNONE, sb = rd & 2 ? p->b : XNONE;
+            src[2 * i] = sa;
+            src[2 * i + 1] = sb;
 #define LEVEL_OF(s_)                                                                          \
     do {                                                                                      \
         uint32_t s__ = (s_);                                                                  \
-        if (s__ != XNONE && s__ >= w0 && lev[s__] + 1 > L) L = lev[s__] + 1;                  \
+        uses[s__]++;                                                                          \
+        if (s__ >= w0 && lev[s__] + 1 > L) L = lev[s__] + 1;                                  \
     } while (0)
-            LEVEL_OF(src[2 * i]);
-            LEVEL_OF(src[2 * i + 1]);
+            if (sa != XNONE) LEVEL_OF(sa);
+            if (sb != XNONE) LEVEL_OF(sb);
             if (p->op == TI_STEP)
-                for (int k = 0; k < 5; k++) LEVEL_OF(extsrc[p->a + (uint32_t)k]);
+                for (int k = 0; k < 5; k++) {
+                    extsrc[p->a + (uint32_t)k] = t->ext[p->a + (uint32_t)k];
+                    LEVEL_OF(extsrc[p->a + (uint32_t)k]);
+                }
 #undef LEVEL_OF
             lev[i] = L;
             if (L > maxlev) maxlev = L;
+            opc[p->op + 1]++;
         }
         size_t nlev = (size_t)maxlev + 1, m = w1 - w0;
-        size_t *cnt = mbl_alloc_array((nlev > SCHED_NOP ? nlev : SCHED_NOP) + 1, sizeof *cnt);
+        size_t *cnt = mbl_alloc_array(nlev + 1, sizeof *cnt);
         if (!cnt) goto out;
-        memset(cnt, 0, (SCHED_NOP + 1) * sizeof *cnt);
-        for (size_t i = w0; i < w1; i++) cnt[t->ins[i].op + 1]++;
-        for (size_t k = 0; k < SCHED_NOP; k++) cnt[k + 1] += cnt[k];
-        for (size_t i = w0; i < w1; i++) tmp[cnt[t->ins[i].op]++] = (uint32_t)i;
+        for (size_t k = 0; k < SCHED_NOP; k++) opc[k + 1] += opc[k];
+        for (size_t i = w0; i < w1; i++) tmp[opc[t->ins[i].op]++] = (uint32_t)i;
         memset(cnt, 0, (nlev + 1) * sizeof *cnt);
         for (size_t i = w0; i < w1; i++) cnt[lev[i] + 1]++;
         for (size_t k = 0; k < nlev; k++) cnt[k + 1] += cnt[k];
@@ -101,15 +103,10 @@ int mblx__schedule_runs(mblx_tape *t)
         }
     }
     rstart[nrun] = (uint32_t)n;
-    /* the reads of each value (outputs: read at the end, never freed): a value's register is
-     * freed at the read that takes its count to 0, its last in the new order */
-    for (size_t i = 0; i < n; i++) uses[i] = 0;
-    for (size_t i = 0; i < 2 * n; i++)
-        if (src[i] != XNONE) uses[src[i]]++;
-    for (size_t i = 0; i < n; i++)
-        if (t->ins[i].op == TI_STEP)
-            for (int k = 0; k < 5; k++) uses[extsrc[t->ins[i].a + (uint32_t)k]]++;
-    for (size_t o = 0; o < t->nout; o++) uses[outsrc[o]] = XPENDING;
+    for (size_t o = 0; o < t->nout; o++) { /* an output is read once more, at the end: never freed */
+        outsrc[o] = t->outreg[o];
+        uses[outsrc[o]]++;
+    }
     /* registers for the new order: operands dead here are freed before the result is placed. The
      * order permutes each window within itself, so the instructions are rewritten in place, a
      * window at a time from a copy of it (not into a second array of n: the N = 10^4 four-bar's
@@ -133,20 +130,21 @@ int mblx__schedule_runs(mblx_tape *t)
         const tins *p = &wins[i - w0];
         tins q = *p;
         unsigned rd = reads[p->op];
-        if (rd & 1) q.a = nreg_of[src[2 * i]];
-        if (rd & 2) q.b = nreg_of[src[2 * i + 1]];
-        if (p->op == TI_STEP)
-            for (int j = 0; j < 5; j++) t->ext[p->a + (uint32_t)j] = nreg_of[extsrc[p->a + (uint32_t)j]];
-        /* the operands whose last use this is, freed in the order a, b, the step's five */
+        /* the operands' registers; those whose last use this is freed, in the order a, b, the
+         * step's five */
 #define FREE_AT(s_)                                                                           \
     do {                                                                                      \
         uint32_t s__ = (s_);                                                                  \
-        if (uses[s__] != XPENDING && --uses[s__] == 0) freel[nfree++] = nreg_of[s__];         \
+        if (--uses[s__] == 0) freel[nfree++] = nreg_of[s__];                                  \
     } while (0)
+        if (rd & 1) q.a = nreg_of[src[2 * i]];
+        if (rd & 2) q.b = nreg_of[src[2 * i + 1]];
         if (rd & 1) FREE_AT(src[2 * i]);
         if (rd & 2) FREE_AT(src[2 * i + 1]);
-        if (p->op == TI_STEP)
+        if (p->op == TI_STEP) {
+            for (int j = 0; j < 5; j++) t->ext[p->a + (uint32_t)j] = nreg_of[extsrc[p->a + (uint32_t)j]];
             for (int j = 0; j < 5; j++) FREE_AT(extsrc[p->a + (uint32_t)j]);
+        }
 #undef FREE_AT
         uint32_t d = nfree ? freel[--nfree] : (uint32_t)nreg++;
         nreg_of[i] = d;
