@@ -234,6 +234,7 @@ static int copy_sub_dag(compiler *c)
         return -1;
     mblx__hugepages(t->lnd, c->lres * sizeof *t->lnd);
     mblx__hugepages(t->largs, c->ares * sizeof *t->largs);
+    const uint32_t *dense = c->map.dense;
     for (size_t l = 0; l < nl; l++) {
         uint32_t v = c->gid[l];
         const mblx__node *gn = &g->nd[v];
@@ -245,7 +246,10 @@ static int copy_sub_dag(compiler *c)
         ln->doff = 0;
         ln->dcnt = 0;
         const uint32_t *a = mblx__args(g, v);
-        for (uint32_t i = 0; i < gn->na; i++) t->largs[ka + i] = *map_get(&c->map, a[i], 0); /* (lets mapped) */
+        if (dense) /* (every operand is mapped, its lets too) */
+            for (uint32_t i = 0; i < gn->na; i++) t->largs[ka + i] = dense[a[i]];
+        else
+            for (uint32_t i = 0; i < gn->na; i++) t->largs[ka + i] = *map_get_hashed(&c->map, a[i], 0);
         ka += gn->na;
         if (gn->op != MBLX_OP_SYMBOL) continue;
         if ((size_t)gn->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn->val + 1;
@@ -411,6 +415,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     uint32_t *ev = c->ev, *lastuse = c->lastuse;
     for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE;
     size_t nev = 0, nins = 0, nstep = 0;
+    int imm = 0; /* an operand read as an immediate (a constant exponent) */
     for (size_t o = 0; o < n; o++) {
         if (seen[outl[o]]) continue;
         seen[outl[o]] = 1;
@@ -446,6 +451,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
             if (!nary) { /* its NODE event: reads its operands (but an immediate exponent) */
                 for (uint32_t k = 0; k < na; k++)
                     if (reg_operand(t, l, k)) lastuse[a[k]] = (uint32_t)nev;
+                    else imm = 1;
                 ev[nev++] = l;
                 nins++; /* (less the nodes only used as immediates, below) */
                 nstep += nd->op == MBLX_OP_STEP;
@@ -460,7 +466,8 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     for (size_t o = 0; o < n; o++) lastuse[outl[o]] = XPENDING; /* never */
     /* the instructions emit_instructions makes: one per event but the NODE events of the nodes
      * only used as immediates (constants: an exponent), which emit none */
-    for (size_t l = 0; l < nl; l++) nins -= seen[l] && lastuse[l] == XNONE && t->lnd[l].op == MBLX_OP_CONST;
+    if (imm)
+        for (size_t l = 0; l < nl; l++) nins -= lastuse[l] == XNONE && seen[l] && t->lnd[l].op == MBLX_OP_CONST;
     c->nins = nins;
     c->nstep = nstep;
     mbl_free(c->seen); /* the traversal's marks: room for the last uses' arrays */
