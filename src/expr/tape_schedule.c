@@ -149,7 +149,7 @@ int mblx__schedule_runs(mblx_tape *t)
         uint32_t d = nfree ? freel[--nfree] : (uint32_t)nreg++;
         nreg_of[i] = d;
         q.dst = d;
-        if (uses[i] == 0) freel[nfree++] = d; /* never read (cannot happen; kept safe) */
+        /* (every value is read or an output: the compiler emits no other, tape.c) */
         t->ins[k] = q;
         t->ins_node[k] = wnode[i - w0];
     }

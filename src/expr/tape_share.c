@@ -772,8 +772,13 @@ static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0,
         rc = 0;
         goto out;
     }
-    /* a sum or product left with one operand and no constant is that operand */
-    for (size_t l = 0; l < s.nl; l++) {
+    /* a sum or product left with one operand and no constant is that operand (the operands of the
+     * nodes before the first such one stay as they are) */
+    size_t l0 = 0;
+    while (l0 < s.nl && !(s.cl[l0].na == 1 && (s.cl[l0].op == MBLX_OP_ADD || s.cl[l0].op == MBLX_OP_MUL) &&
+                          s.cl[l0].val == (s.cl[l0].op == MBLX_OP_ADD ? 0.0 : 1.0)))
+        l0++;
+    for (size_t l = l0; l < s.nl; l++) {
         mblx__node *nd = &s.cl[l];
         uint32_t *a = s.ca + nd->aoff;
         for (uint32_t i = 0; i < nd->na; i++) a[i] = s.alias[a[i]];
