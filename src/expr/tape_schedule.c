@@ -30,25 +30,20 @@ int mblx__schedule_runs(mblx_tape *t)
 {
     size_t n = t->nins;
     if (n == 0) return 0;
-    size_t next = 0;
-    if (t->ext) /* (a tape without steps has no ext) */
-        for (size_t i = 0; i < n; i++) next += t->ins[i].op == TI_STEP;
-    /* scratch of uint32: the producers of each operand in SSA form (src: a and b; extsrc: a
-     * step's five), levels, the new order, positions, last uses, registers. In blocks of at most
-     * 2 n words, not one block of 9 n: after a compilation (tape.c) the heap has holes of a few n
-     * words that blocks of this size fill (one block of 9 n words grew the heap by its size). */
+    /* scratch of uint32: levels, the new order, the reads of each value, registers. In blocks of
+     * at most 2 n words, not one block of 9 n: after a compilation (tape.c) the heap has holes of
+     * a few n words that blocks of this size fill (one block of 9 n words grew the heap by its
+     * size). The operands' producers are read from the instructions themselves (SSA form). */
     size_t win = n < SCHED_WINDOW ? n : SCHED_WINDOW;
-    uint32_t *src = mbl_alloc_array(2 * n, sizeof *src);
-    uint32_t *extsrc = mbl_alloc_array(5 * next + 1 + win + (t->nout ? t->nout : 1), sizeof *extsrc);
+    uint32_t *tmp = mbl_alloc_array(win + (t->nout ? t->nout : 1), sizeof *tmp);
     uint32_t *lev = mbl_alloc_array(2 * n, sizeof *lev), *uses = mbl_alloc_array(n, sizeof *uses);
     uint32_t *nreg_of = mbl_alloc_array(2 * n, sizeof *nreg_of), *wnode = mbl_alloc_array(win, sizeof *wnode);
     tins *wins = mbl_alloc_array(win, sizeof *wins);
     uint32_t *rstart = mbl_alloc_array(n + 1, sizeof *rstart);
     uint8_t *rop = mbl_alloc_array(n, sizeof *rop);
     int rc = -1;
-    if (!src || !extsrc || !lev || !uses || !nreg_of || !wnode || !wins || !rstart || !rop) goto out;
-    uint32_t *order = lev + n, *freel = nreg_of + n;
-    uint32_t *tmp = extsrc + 5 * next + 1, *outsrc = tmp + win;
+    if (!tmp || !lev || !uses || !nreg_of || !wnode || !wins || !rstart || !rop) goto out;
+    uint32_t *order = lev + n, *freel = nreg_of + n, *outsrc = tmp + win;
     /* window by window: in one pass the producers of each instruction's operands (the compiler's
      * instructions are in SSA form, tape.c), its level within its window, the reads of each value
      * (a value's register is freed at the read that takes its count to 0, its last in the new
@@ -62,22 +57,17 @@ int mblx__schedule_runs(mblx_tape *t)
         for (size_t i = w0; i < w1; i++) {
             const tins *p = &t->ins[i];
             unsigned rd = reads[p->op];
-            uint32_t L = 0, sa = rd & 1 ? p->a : XNONE, sb = rd & 2 ? p->b : XNONE;
-            src[2 * i] = sa;
-            src[2 * i + 1] = sb;
+            uint32_t L = 0;
 #define LEVEL_OF(s_)                                                                          \
     do {                                                                                      \
         uint32_t s__ = (s_);                                                                  \
         uses[s__]++;                                                                          \
         if (s__ >= w0 && lev[s__] + 1 > L) L = lev[s__] + 1;                                  \
     } while (0)
-            if (sa != XNONE) LEVEL_OF(sa);
-            if (sb != XNONE) LEVEL_OF(sb);
+            if (rd & 1) LEVEL_OF(p->a);
+            if (rd & 2) LEVEL_OF(p->b);
             if (p->op == TI_STEP)
-                for (int k = 0; k < 5; k++) {
-                    extsrc[p->a + (uint32_t)k] = t->ext[p->a + (uint32_t)k];
-                    LEVEL_OF(extsrc[p->a + (uint32_t)k]);
-                }
+                for (int k = 0; k < 5; k++) LEVEL_OF(t->ext[p->a + (uint32_t)k]);
 #undef LEVEL_OF
             lev[i] = L;
             if (L > maxlev) maxlev = L;
@@ -127,9 +117,9 @@ int mblx__schedule_runs(mblx_tape *t)
             memcpy(wnode, t->ins_node + w0, m * sizeof *wnode);
         }
         uint32_t i = order[k];
-        const tins *p = &wins[i - w0];
-        tins q = *p;
-        unsigned rd = reads[p->op];
+        tins q = wins[i - w0]; /* (in SSA form: its operands are the producers' indices) */
+        unsigned rd = reads[q.op];
+        uint32_t sa = q.a, sb = q.b;
         /* the operands' registers; those whose last use this is freed, in the order a, b, the
          * step's five */
 #define FREE_AT(s_)                                                                           \
@@ -137,13 +127,15 @@ int mblx__schedule_runs(mblx_tape *t)
         uint32_t s__ = (s_);                                                                  \
         if (--uses[s__] == 0) freel[nfree++] = nreg_of[s__];                                  \
     } while (0)
-        if (rd & 1) q.a = nreg_of[src[2 * i]];
-        if (rd & 2) q.b = nreg_of[src[2 * i + 1]];
-        if (rd & 1) FREE_AT(src[2 * i]);
-        if (rd & 2) FREE_AT(src[2 * i + 1]);
-        if (p->op == TI_STEP) {
-            for (int j = 0; j < 5; j++) t->ext[p->a + (uint32_t)j] = nreg_of[extsrc[p->a + (uint32_t)j]];
-            for (int j = 0; j < 5; j++) FREE_AT(extsrc[p->a + (uint32_t)j]);
+        if (rd & 1) q.a = nreg_of[sa];
+        if (rd & 2) q.b = nreg_of[sb];
+        if (rd & 1) FREE_AT(sa);
+        if (rd & 2) FREE_AT(sb);
+        if (q.op == TI_STEP) {
+            uint32_t *e = t->ext + sa, es[5];
+            for (int j = 0; j < 5; j++) es[j] = e[j];
+            for (int j = 0; j < 5; j++) e[j] = nreg_of[es[j]];
+            for (int j = 0; j < 5; j++) FREE_AT(es[j]);
         }
 #undef FREE_AT
         uint32_t d = nfree ? freel[--nfree] : (uint32_t)nreg++;
@@ -160,7 +152,7 @@ int mblx__schedule_runs(mblx_tape *t)
     rstart = NULL, rop = NULL;
     rc = 0;
 out:
-    mbl_free(src), mbl_free(extsrc), mbl_free(lev), mbl_free(uses), mbl_free(nreg_of);
+    mbl_free(tmp), mbl_free(lev), mbl_free(uses), mbl_free(nreg_of);
     mbl_free(wnode), mbl_free(wins), mbl_free(rstart), mbl_free(rop);
     return rc;
 }
