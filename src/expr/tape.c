@@ -375,14 +375,12 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         uint32_t *ca;
         /* a bound tape's lnd and largs may hold the chains (copy_sub_dag) */
         size_t lres = t->g ? c->lres : 0, ares = t->g ? c->ares : 0;
-        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->no_pairs, &cl, &ca, &c->nl, &c->ka,
-                        &c->owner))
+        /* a bound tape: owner in graph nodes at once (gid freed) */
+        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->no_pairs, t->g ? c->gid : NULL, &cl,
+                        &ca, &c->nl, &c->ka, &c->owner))
             return -1;
-        if (t->g) { /* a bound tape: owner in graph nodes at once (gid freed) */
-            for (size_t l = 0; l < c->nl; l++) c->owner[l] = c->gid[c->owner[l]];
-            mbl_free(c->gid);
-            c->gid = NULL;
-        }
+        mbl_free(c->gid);
+        c->gid = NULL;
         if (cl && t->g) { /* a bound tape keeps no copy: the original form is not needed any more */
             if (cl != t->lnd) {
                 mbl_free(t->lnd);
@@ -508,7 +506,7 @@ static void emit_instructions(compiler *c)
 {
     mblx_tape *t = c->t;
     const uint32_t *ev = c->ev;
-    uint32_t *lastuse = c->lastuse, *reg = c->reg;
+    uint32_t *lastuse = c->lastuse, *reg = c->reg, *owner = c->owner;
     size_t ni = 0, kext = 0;
 #define EMIT(op_, a_, b_, c_)                                                                 \
     do {                                                                                      \
@@ -517,7 +515,7 @@ static void emit_instructions(compiler *c)
         t->ins[ni].a = (a_);                                                                  \
         t->ins[ni].b = (b_);                                                                  \
         t->ins[ni].c = (c_);                                                                  \
-        t->ins_node[ni] = l;                                                                  \
+        t->ins_node[ni] = owner[l];                                                           \
         reg[l] = (uint32_t)ni++;                                                              \
     } while (0)
     for (size_t p = 0; p < c->nev; p++) {
@@ -584,18 +582,18 @@ static void emit_instructions(compiler *c)
         }
     }
 #undef EMIT
-    t->nins = ni; /* == c->nins (last_uses counted them) */
+    t->nins = ni; /* == c->nins (the events' traversal counted them) */
     t->nreg = 0;  /* (the scheduler's) */
 }
 
-/* The outputs' registers, the instructions' nodes in the private copy, which the tape keeps as the
- * graph has it (a bound tape: the instructions' nodes in the graph, and no copy). */
+/* The outputs' registers; the private copy, which the tape keeps as the graph has it (the
+ * instructions' nodes, written by the emission, are its nodes; a bound tape: the graph's, and no
+ * copy). */
 static void finish_tape(compiler *c, size_t n)
 {
     mblx_tape *t = c->t;
     for (size_t o = 0; o < n; o++) t->outreg[o] = c->reg[c->outl[o]];
     if (t->g) {
-        for (size_t i = 0; i < t->nins; i++) t->ins_node[i] = c->owner[t->ins_node[i]];
         mbl_free(t->lnd);
         mbl_free(t->largs);
         t->lnd = NULL;
@@ -603,7 +601,6 @@ static void finish_tape(compiler *c, size_t n)
         t->nl = 0;
         return;
     }
-    for (size_t i = 0; i < t->nins; i++) t->ins_node[i] = c->owner[t->ins_node[i]];
     if (c->dlnd) {
         mbl_free(t->lnd);
         mbl_free(t->largs);

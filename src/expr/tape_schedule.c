@@ -49,7 +49,7 @@ int mblx__schedule_runs(mblx_tape *t)
      * (a value's register is freed at the read that takes its count to 0, its last in the new
      * order) and the opcodes' counts; then a stable counting sort by opcode and by level */
     memset(uses, 0, n * sizeof *uses);
-    size_t nrun = 0, np = 0;
+    size_t nrun = 0;
     for (size_t w0 = 0; w0 < n; w0 += SCHED_WINDOW) {
         size_t w1 = w0 + SCHED_WINDOW < n ? w0 + SCHED_WINDOW : n;
         uint32_t maxlev = 0;
@@ -82,15 +82,19 @@ int mblx__schedule_runs(mblx_tape *t)
         for (size_t i = w0; i < w1; i++) cnt[lev[i] + 1]++;
         for (size_t k = 0; k < nlev; k++) cnt[k + 1] += cnt[k];
         for (size_t k = 0; k < m; k++) order[w0 + cnt[lev[tmp[k]]]++] = tmp[k];
-        mbl_free(cnt);
-        for (size_t k = w0; k < w1; k++) {
-            uint32_t i = order[k], op = t->ins[i].op;
-            if (np == 0 || k == w0 || op != rop[nrun - 1] || lev[i] != lev[order[k - 1]]) {
-                rstart[nrun] = (uint32_t)k;
-                rop[nrun++] = (uint8_t)op;
+        /* the runs: level L is order[w0 + cnt[L - 1] .. w0 + cnt[L]) now, its opcodes in order */
+        for (size_t L = 0, k = w0; L < nlev; L++) {
+            unsigned prev = SCHED_NOP;
+            for (; k < w0 + cnt[L]; k++) {
+                unsigned op = t->ins[order[k]].op;
+                if (op != prev) {
+                    rstart[nrun] = (uint32_t)k;
+                    rop[nrun++] = (uint8_t)op;
+                    prev = op;
+                }
             }
-            np++;
         }
+        mbl_free(cnt);
     }
     rstart[nrun] = (uint32_t)n;
     for (size_t o = 0; o < t->nout; o++) { /* an output is read once more, at the end: never freed */
