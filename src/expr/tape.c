@@ -207,7 +207,7 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
 
 /* Number graph node v as the next local node: its graph node in gid, its operands counted. -1
  * when out of memory. */
-static int number_node(compiler *c, uint32_t v)
+static inline __attribute__((always_inline)) int number_node(compiler *c, uint32_t v)
 {
     GROWV(c->gid, c->nl, c->lcap);
     c->gid[c->nl++] = v;

@@ -40,7 +40,7 @@ static size_t link_hash(const link_table *T, uint32_t op, uint32_t a, uint32_t b
 }
 
 /* Slot of the link (op, a, b): holding its id + 1, or 0 where it would go. */
-static uint32_t *link_find(const link_table *T, uint32_t op, uint32_t a, uint32_t b)
+static inline __attribute__((always_inline)) uint32_t *link_find(const link_table *T, uint32_t op, uint32_t a, uint32_t b)
 {
     size_t i = link_hash(T, op, a, b);
     for (uint32_t e; (e = T->s[i]) != 0; i = (i + 1) & (T->cap - 1)) {
@@ -319,7 +319,7 @@ static void pair_free(pair_table *P)
 
 /* Pointer to the value of (op, x, y) (x < y), inserted with 0 when absent; NULL when out of
  * memory. */
-static uint32_t *pair_get(pair_table *P, uint32_t op, uint32_t x, uint32_t y, int insert)
+static inline __attribute__((always_inline)) uint32_t *pair_get(pair_table *P, uint32_t op, uint32_t x, uint32_t y, int insert)
 {
     uint64_t k = pair_key(op, x, y);
     size_t i = pair_slot(P, k);
@@ -459,7 +459,7 @@ static void pairing_free(pairing *s)
 
 /* One more occurrence of the pair (op, x, y) in container c (its record made at the first, of age
  * seq); *pr: the record. */
-static int add_occ(pairing *s, uint32_t op, uint32_t x, uint32_t y, uint32_t c, uint32_t seq, uint32_t *pr)
+static inline __attribute__((always_inline)) int add_occ(pairing *s, uint32_t op, uint32_t x, uint32_t y, uint32_t c, uint32_t seq, uint32_t *pr)
 {
     uint32_t x_ = x < y ? x : y, y_ = x < y ? y : x;
     uint32_t *v = pair_get(&s->C, op, x_, y_, 1);
