@@ -126,10 +126,11 @@ static int reg_operand(const mblx_tape *t, uint32_t l, uint32_t i)
  * every event recorded (8 bytes each: the N = 10^4 four-bar's list was 20.4 MB, now 3.6 MB). */
 #define EV_ACC 0x80000000u
 
-/* Does the NODE event of local node nd emit or use anything (see above)? */
-static int node_event(const mblx__node *nd)
+/* Has the sum or product nd (at least two operands) a constant to apply after its chain? Its NODE
+ * event then emits it; the NODE event of any other node is recorded too (see above). */
+static int applies_const(const mblx__node *nd)
 {
-    return !mblx__nary_local(nd) || (nd->na > 2 && nd->val != (nd->op == MBLX_OP_ADD ? 0.0 : 1.0));
+    return nd->na > 2 && nd->val != (nd->op == MBLX_OP_ADD ? 0.0 : 1.0);
 }
 
 /* The node a let stands for (let(x) compiles as x: no instruction). */
@@ -402,8 +403,10 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     /* one event per operand after the first of a sum or product, and one per node but such sums
      * and products without a constant (see EV_ACC) */
     c->evcap = 0;
-    for (size_t l = 0; l < nl; l++)
-        c->evcap += node_event(&t->lnd[l]) + (mblx__nary_local(&t->lnd[l]) ? t->lnd[l].na - 1 : 0);
+    for (size_t l = 0; l < nl; l++) {
+        const mblx__node *nd = &t->lnd[l];
+        c->evcap += mblx__nary_local(nd) ? nd->na - 1 + applies_const(nd) : 1;
+    }
     if (!(c->ev = mbl_alloc_array(c->evcap ? c->evcap : 1, sizeof *c->ev)) || !(c->seen = mbl_calloc(nl ? nl : 1, 1)) ||
         !(c->lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *c->lastuse)))
         return -1;
@@ -453,7 +456,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
                 ev[nev++] = l;
                 nins++; /* (less the nodes only used as immediates, below) */
                 nstep += nd->op == MBLX_OP_STEP;
-            } else if (node_event(nd)) {
+            } else if (applies_const(nd)) {
                 ev[nev++] = l;
                 nins++; /* its constant applied */
             }

@@ -186,10 +186,11 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
         mblx__node *nd = &cl[l];
         uint32_t *a = ca + nd->aoff;
         if (p && !(p & 0xffff) && core_progress_tick((double)p)) goto out; /* a load's report */
-        if (!mblx__nary_local(nd)) ops++; /* one instruction (na 1: the constant applied) */
+        int nary = mblx__nary_local(nd);
+        if (!nary) ops++; /* one instruction (na 1: the constant applied) */
         if (!nd->na) continue;
         for (uint32_t i = 0; i < nd->na; i++) a[i] = alias[a[i]]; /* operands come first */
-        if (!mblx__nary_local(nd)) continue;
+        if (!nary) continue;
         /* the operands in the graph's order: every sum and product is computed in the same
          * order as without sharing, so values are bit-identical (a[0], a[1] are rewritten only
          * at the last link, after every operand was read) */
