@@ -488,6 +488,7 @@ static int tape_arrays(compiler *c, size_t n)
     t->outreg = mbl_alloc_array(n ? n : 1, sizeof *t->outreg);
     if (!c->reg || !t->outreg) return -1;
     mblx__hugepages(c->reg, nl * sizeof *c->reg);
+    for (size_t l = 0; l < nl; l++) c->reg[l] = XNONE; /* (only emitted values are read) */
     if (nl >= TICK_MIN_NODES && core_progress_tick((double)nl)) return -1; /* a load's report */
     /* the smaller array first: it may fit a hole the larger would not */
     t->ins_node = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins_node);
