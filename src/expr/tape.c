@@ -110,27 +110,27 @@ static int reg_operand(const mblx_tape *t, uint32_t l, uint32_t i)
 }
 
 /* Compilation runs in two passes over an event list. Pass 1 is a depth-first traversal from
- * the outputs (explicit stack) that numbers nodes in pre-order and records events: NODE(l) when
- * node l is complete, and, for a sum or product of k >= 2 operands, ACC(l, i) as soon as operand
- * i is available, so that the partial sum is accumulated at once and operand values die early
- * (a sum of 10^5 terms then needs O(1) registers). Pass 2 computes the last use of every value
- * (in event positions) and emits instructions (in SSA form: the scheduler allocates the
- * registers).
+ * the outputs (explicit stack) that records events: NODE(l) when node l is complete, and, for a
+ * sum or product of k >= 2 operands, ACC(l, i) as soon as operand i is available, so that the
+ * partial sum is accumulated at once and operand values die early (a sum of 10^5 terms then
+ * needs O(1) registers); it also records the last use of every value (in event positions) and
+ * counts the instructions. Pass 2 emits the instructions (in SSA form: the scheduler allocates
+ * the registers).
  *
  * An event is 4 bytes: the node, with EV_ACC set for an ACC. Its operand i is not stored: the
- * ACC events of a node come in the order of its operands, so each pass counts them in the
- * node's dcnt, unused in the compile arrays: the last uses up (0 .. k - 1), the emission down
- * (to 0 again). The events that neither
+ * ACC events of a node come in the order of its operands, so the emission counts them in the
+ * node's dcnt (0 in the compile arrays). The events that neither
  * use a value nor emit an instruction are not recorded: ACC(l, 0) (the first operand is read at
  * ACC(l, 1)) and the NODE of a sum or product without a constant to apply. Every other event
  * keeps its relative order, so the last uses, registers and instructions are the same as with
  * every event recorded (8 bytes each: the N = 10^4 four-bar's list was 20.4 MB, now 3.6 MB). */
 #define EV_ACC 0x80000000u
 
-/* Does the NODE event of local node nd emit or use anything (see above)? */
-static int node_event(const mblx__node *nd)
+/* Has the sum or product nd (at least two operands) a constant to apply after its chain? Its NODE
+ * event then emits it; the NODE event of any other node is recorded too (see above). */
+static int applies_const(const mblx__node *nd)
 {
-    return !mblx__nary_local(nd) || (nd->na > 2 && nd->val != (nd->op == MBLX_OP_ADD ? 0.0 : 1.0));
+    return nd->na > 2 && nd->val != (nd->op == MBLX_OP_ADD ? 0.0 : 1.0);
 }
 
 /* The node a let stands for (let(x) compiles as x: no instruction). */
@@ -154,7 +154,7 @@ typedef struct compiler {
     uint32_t *gid;    /* the graph node of each local node of the copy (bound tapes: until shared) */
     unsigned char *seen;
     size_t sn, scap, nl, nev, evcap, lcap;
-    size_t ka, ncap, kn, nins;
+    size_t ka, ncap, kn, nins, nstep;
     size_t nl0;
     size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
     int no_pairs;             /* mblx_compile_few: the chains alone */
@@ -208,7 +208,7 @@ static int reserve_dense(compiler *c, size_t n, const mblx_id *outputs)
 
 /* Number graph node v as the next local node: its graph node in gid, its operands counted. -1
  * when out of memory. */
-static int number_node(compiler *c, uint32_t v)
+static inline __attribute__((always_inline)) int number_node(compiler *c, uint32_t v)
 {
     GROWV(c->gid, c->nl, c->lcap);
     c->gid[c->nl++] = v;
@@ -235,6 +235,7 @@ static int copy_sub_dag(compiler *c)
         return -1;
     mblx__hugepages(t->lnd, c->lres * sizeof *t->lnd);
     mblx__hugepages(t->largs, c->ares * sizeof *t->largs);
+    const uint32_t *dense = c->map.dense;
     for (size_t l = 0; l < nl; l++) {
         uint32_t v = c->gid[l];
         const mblx__node *gn = &g->nd[v];
@@ -246,7 +247,10 @@ static int copy_sub_dag(compiler *c)
         ln->doff = 0;
         ln->dcnt = 0;
         const uint32_t *a = mblx__args(g, v);
-        for (uint32_t i = 0; i < gn->na; i++) t->largs[ka + i] = *map_get(&c->map, a[i], 0); /* (lets mapped) */
+        if (dense) /* (every operand is mapped, its lets too) */
+            for (uint32_t i = 0; i < gn->na; i++) t->largs[ka + i] = dense[a[i]];
+        else
+            for (uint32_t i = 0; i < gn->na; i++) t->largs[ka + i] = *map_get_hashed(&c->map, a[i], 0);
         ka += gn->na;
         if (gn->op != MBLX_OP_SYMBOL) continue;
         if ((size_t)gn->val + 1 > t->nsymreq) t->nsymreq = (size_t)gn->val + 1;
@@ -372,14 +376,12 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         uint32_t *ca;
         /* a bound tape's lnd and largs may hold the chains (copy_sub_dag) */
         size_t lres = t->g ? c->lres : 0, ares = t->g ? c->ares : 0;
-        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->no_pairs, &cl, &ca, &c->nl, &c->ka,
-                        &c->owner))
+        /* a bound tape: owner in graph nodes at once (gid freed) */
+        if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->no_pairs, t->g ? c->gid : NULL, &cl,
+                        &ca, &c->nl, &c->ka, &c->owner))
             return -1;
-        if (t->g) { /* a bound tape: owner in graph nodes at once (gid freed) */
-            for (size_t l = 0; l < c->nl; l++) c->owner[l] = c->gid[c->owner[l]];
-            mbl_free(c->gid);
-            c->gid = NULL;
-        }
+        mbl_free(c->gid);
+        c->gid = NULL;
         if (cl && t->g) { /* a bound tape keeps no copy: the original form is not needed any more */
             if (cl != t->lnd) {
                 mbl_free(t->lnd);
@@ -401,13 +403,20 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
     /* one event per operand after the first of a sum or product, and one per node but such sums
      * and products without a constant (see EV_ACC) */
     c->evcap = 0;
-    for (size_t l = 0; l < nl; l++)
-        c->evcap += node_event(&t->lnd[l]) + (mblx__nary_local(&t->lnd[l]) ? t->lnd[l].na - 1 : 0);
-    if (!(c->ev = mbl_alloc_array(c->evcap ? c->evcap : 1, sizeof *c->ev)) || !(c->seen = mbl_calloc(nl ? nl : 1, 1)))
+    for (size_t l = 0; l < nl; l++) {
+        const mblx__node *nd = &t->lnd[l];
+        c->evcap += mblx__nary_local(nd) ? nd->na - 1 + applies_const(nd) : 1;
+    }
+    if (!(c->ev = mbl_alloc_array(c->evcap ? c->evcap : 1, sizeof *c->ev)) || !(c->seen = mbl_calloc(nl ? nl : 1, 1)) ||
+        !(c->lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *c->lastuse)))
         return -1;
     mblx__hugepages(c->ev, c->evcap * sizeof *c->ev);
+    mblx__hugepages(c->lastuse, nl * sizeof *c->lastuse);
     unsigned char *seen = c->seen;
-    uint32_t *ev = c->ev;
+    uint32_t *ev = c->ev, *lastuse = c->lastuse;
+    for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE;
+    size_t nev = 0, nins = 0, nstep = 0;
+    int imm = 0; /* an operand read as an immediate (a constant exponent) */
     for (size_t o = 0; o < n; o++) {
         if (seen[outl[o]]) continue;
         seen[outl[o]] = 1;
@@ -418,10 +427,17 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
             const mblx__node *nd = &t->lnd[f->l];
             const uint32_t *a = t->largs + nd->aoff;
             uint32_t i = f->next, na = nd->na, l = f->l;
-            /* the operands already seen, in one loop (their ACC events); then the first new one */
-            if (mblx__nary_local(nd)) {
+            /* the operands already seen, in one loop (their ACC events, each the last use so far of
+             * its operand, and of operand 0 at the first); then the first new one */
+            int nary = mblx__nary_local(nd);
+            if (nary) {
                 for (; i < na && seen[a[i]]; i++)
-                    if (i) ev[c->nev++] = l | EV_ACC;
+                    if (i) {
+                        lastuse[a[i]] = (uint32_t)nev;
+                        if (i == 1) lastuse[a[0]] = (uint32_t)nev;
+                        ev[nev++] = l | EV_ACC;
+                        nins++; /* ACC(l, i >= 1): one instruction */
+                    }
             } else {
                 while (i < na && seen[a[i]]) i++;
             }
@@ -433,66 +449,54 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
                 c->stack[c->sn++] = (dfs_frame){ch, ch, 0};
                 continue;
             }
-            if (node_event(nd)) ev[c->nev++] = l;
+            if (!nary) { /* its NODE event: reads its operands (but an immediate exponent) */
+                for (uint32_t k = 0; k < na; k++)
+                    if (reg_operand(t, l, k)) lastuse[a[k]] = (uint32_t)nev;
+                    else imm = 1;
+                ev[nev++] = l;
+                nins++; /* (less the nodes only used as immediates, below) */
+                nstep += nd->op == MBLX_OP_STEP;
+            } else if (applies_const(nd)) {
+                ev[nev++] = l;
+                nins++; /* its constant applied */
+            }
             c->sn--;
         }
     }
+    c->nev = nev;
+    for (size_t o = 0; o < n; o++) lastuse[outl[o]] = XPENDING; /* never */
+    /* the instructions emit_instructions makes: one per event but the NODE events of the nodes
+     * only used as immediates (constants: an exponent), which emit none */
+    if (imm)
+        for (size_t l = 0; l < nl; l++) nins -= lastuse[l] == XNONE && seen[l] && t->lnd[l].op == MBLX_OP_CONST;
+    c->nins = nins;
+    c->nstep = nstep;
     mbl_free(c->seen); /* the traversal's marks: room for the last uses' arrays */
     c->seen = NULL;
     return 0;
 }
 
-/* 3. last use (event position) of every value that lives in a register */
-static int last_uses(compiler *c, size_t n)
+/* 3. the tape's arrays at their exact sizes (the last uses and the instructions were counted by
+ * the events' traversal: an upper bound, one per node and operand of a sum or product, was 2.4
+ * times too large on the four-bars, and the unused part of the heap block became pages later
+ * allocations touched) */
+static int tape_arrays(compiler *c, size_t n)
 {
     mblx_tape *t = c->t;
-    size_t nl = c->nl;
-    const uint32_t *ev = c->ev;
-    c->lastuse = mbl_alloc_array(nl ? nl : 1, sizeof *c->lastuse);
+    size_t nl = c->nl, nins = c->nins;
     c->reg = mbl_alloc_array(nl ? nl : 1, sizeof *c->reg);
     t->outreg = mbl_alloc_array(n ? n : 1, sizeof *t->outreg);
-    if (!c->lastuse || !c->reg || !t->outreg) return -1;
-    uint32_t *lastuse = c->lastuse, *reg = c->reg;
-    mblx__hugepages(lastuse, nl * sizeof *lastuse);
-    mblx__hugepages(reg, nl * sizeof *reg);
-    for (size_t l = 0; l < nl; l++) lastuse[l] = XNONE, reg[l] = XNONE;
+    if (!c->reg || !t->outreg) return -1;
+    mblx__hugepages(c->reg, nl * sizeof *c->reg);
+    for (size_t l = 0; l < nl; l++) c->reg[l] = XNONE; /* (only emitted values are read) */
     if (nl >= TICK_MIN_NODES && core_progress_tick((double)nl)) return -1; /* a load's report */
-    for (size_t p = 0; p < c->nev; p++) {
-        uint32_t l = ev[p] & ~EV_ACC;
-        const uint32_t *a = t->largs + t->lnd[l].aoff;
-        if (ev[p] & EV_ACC) { /* ACC(l, i >= 1): uses operand i (and operand 0 at i == 1) */
-            uint32_t i = ++t->lnd[l].dcnt;
-            lastuse[a[i]] = (uint32_t)p;
-            if (i == 1) lastuse[a[0]] = (uint32_t)p;
-            continue;
-        }
-        if ((t->lnd[l].op == MBLX_OP_ADD || t->lnd[l].op == MBLX_OP_MUL) && t->lnd[l].na >= 2) continue;
-        for (uint32_t i = 0; i < t->lnd[l].na; i++)
-            if (reg_operand(t, l, i)) lastuse[a[i]] = (uint32_t)p;
-    }
-    for (size_t o = 0; o < n; o++) lastuse[c->outl[o]] = XPENDING; /* never */
-    /* the instructions emit_instructions makes, counted as it makes them: ins and ins_node at
-     * their exact size (an upper bound, one per node and operand of a sum or product, was 2.4
-     * times too large on the four-bars, and the unused part of the heap block became pages
-     * later allocations touched) */
-    size_t nins = 0;
-    for (size_t p = 0; p < c->nev; p++) {
-        const mblx__node *nd = &t->lnd[ev[p] & ~EV_ACC];
-        if (ev[p] & EV_ACC) nins++; /* ACC(l, i >= 1): one */
-        else if (lastuse[ev[p]] == XNONE) continue; /* only used as an immediate */
-        else if (mblx__nary_local(nd)) nins += nd->na > 2 && nd->val != (nd->op == MBLX_OP_ADD ? 0.0 : 1.0);
-        else nins++;
-    }
-    c->nins = nins;
     /* the smaller array first: it may fit a hole the larger would not */
     t->ins_node = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins_node);
     t->ins = mbl_alloc_array(nins ? nins : 1, sizeof *t->ins);
     if (!t->ins || !t->ins_node) return -1;
     mblx__hugepages(t->ins, nins * sizeof *t->ins);
     mblx__hugepages(t->ins_node, nins * sizeof *t->ins_node);
-    size_t nstep = 0;
-    for (size_t l = 0; l < nl; l++) nstep += t->lnd[l].op == MBLX_OP_STEP;
-    if (nstep && !(t->ext = mbl_alloc_array(nstep, 5 * sizeof *t->ext))) return -1;
+    if (c->nstep && !(t->ext = mbl_alloc_array(c->nstep, 5 * sizeof *t->ext))) return -1;
     return 0;
 }
 
@@ -506,7 +510,7 @@ static void emit_instructions(compiler *c)
 {
     mblx_tape *t = c->t;
     const uint32_t *ev = c->ev;
-    uint32_t *lastuse = c->lastuse, *reg = c->reg;
+    uint32_t *lastuse = c->lastuse, *reg = c->reg, *owner = c->owner;
     size_t ni = 0, kext = 0;
 #define EMIT(op_, a_, b_, c_)                                                                 \
     do {                                                                                      \
@@ -515,7 +519,7 @@ static void emit_instructions(compiler *c)
         t->ins[ni].a = (a_);                                                                  \
         t->ins[ni].b = (b_);                                                                  \
         t->ins[ni].c = (c_);                                                                  \
-        t->ins_node[ni] = l;                                                                  \
+        t->ins_node[ni] = owner[l];                                                           \
         reg[l] = (uint32_t)ni++;                                                              \
     } while (0)
     for (size_t p = 0; p < c->nev; p++) {
@@ -526,7 +530,7 @@ static void emit_instructions(compiler *c)
         double val = t->lnd[l].val;
         int add = op == MBLX_OP_ADD;
         if (ev[p] & EV_ACC) {
-            uint32_t i = na - t->lnd[l].dcnt--; /* (last_uses counted na - 1) */
+            uint32_t i = ++t->lnd[l].dcnt; /* (0 in the compile arrays) */
             if (i == 1) {
                 if (na == 2 && val != (add ? 0.0 : 1.0)) /* the node's constant, fused */
                     EMIT(add ? TI_ADD2C : TI_MUL2C, reg[a[0]], reg[a[1]], val);
@@ -582,18 +586,18 @@ static void emit_instructions(compiler *c)
         }
     }
 #undef EMIT
-    t->nins = ni; /* == c->nins (last_uses counted them) */
+    t->nins = ni; /* == c->nins (the events' traversal counted them) */
     t->nreg = 0;  /* (the scheduler's) */
 }
 
-/* The outputs' registers, the instructions' nodes in the private copy, which the tape keeps as the
- * graph has it (a bound tape: the instructions' nodes in the graph, and no copy). */
+/* The outputs' registers; the private copy, which the tape keeps as the graph has it (the
+ * instructions' nodes, written by the emission, are its nodes; a bound tape: the graph's, and no
+ * copy). */
 static void finish_tape(compiler *c, size_t n)
 {
     mblx_tape *t = c->t;
     for (size_t o = 0; o < n; o++) t->outreg[o] = c->reg[c->outl[o]];
     if (t->g) {
-        for (size_t i = 0; i < t->nins; i++) t->ins_node[i] = c->owner[t->ins_node[i]];
         mbl_free(t->lnd);
         mbl_free(t->largs);
         t->lnd = NULL;
@@ -601,7 +605,6 @@ static void finish_tape(compiler *c, size_t n)
         t->nl = 0;
         return;
     }
-    for (size_t i = 0; i < t->nins; i++) t->ins_node[i] = c->owner[t->ins_node[i]];
     if (c->dlnd) {
         mbl_free(t->lnd);
         mbl_free(t->largs);
@@ -646,7 +649,7 @@ static mblx_tape *compile(const mblx_graph *g, size_t n, const mblx_id *outputs,
 #define TICK_OR(x) ((cancel = ticks && core_progress_tick((double)n)) || (x))
     if (TICK_OR(reserve_dense(&c, n, outputs)) || TICK_OR(number_sub_dag(&c, n, outputs))) goto oom;
     ticks = ticks || c.nl >= TICK_MIN_NODES;
-    if (TICK_OR(share_and_order(&c, n, outputs)) || TICK_OR(last_uses(&c, n))) goto oom;
+    if (TICK_OR(share_and_order(&c, n, outputs)) || TICK_OR(tape_arrays(&c, n))) goto oom;
     emit_instructions(&c);
     if (TICK_OR(0)) goto oom;
     finish_tape(&c, n);

@@ -261,9 +261,9 @@ static void mask_update(const mblx_tape *t, const tins *in, const fwd_seed *sd)
  * when one of the values was not finite (two instructions a value, no branch). */
 static inline double not_finite(double v) { return v * 0.0; }
 
-/* Are the p tangents T finite (p a multiple of FWD_LANES)? Their sums as not_finite's, in
- * FWD_LANES independent sums (vectorized). */
-static int tangents_finite(const double *T, size_t p)
+/* The p tangents T (p a multiple of FWD_LANES) summed as not_finite's (NaN when one is not finite),
+ * in FWD_LANES independent sums (vectorized). */
+static inline __attribute__((always_inline)) double tangents_bad(const double *T, size_t p)
 {
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
     for (size_t k = 0; k < p; k += FWD_LANES) {
@@ -272,12 +272,18 @@ static int tangents_finite(const double *T, size_t p)
         s2 += not_finite(T[k + 2]);
         s3 += not_finite(T[k + 3]);
     }
-    double s = (s0 + s1) + (s2 + s3);
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* Are the p tangents T finite? */
+static int tangents_finite(const double *T, size_t p)
+{
+    double s = tangents_bad(T, p);
     return s == s;
 }
 
 /* Instruction in: its tangents into T (p per register) and its value, returned (not stored). */
-static inline double fwd1(const mblx_tape *t, const tins *in, const double *x, size_t p, const fwd_seed *sd,
+static inline __attribute__((always_inline)) double fwd1(const mblx_tape *t, const tins *in, const double *x, size_t p, const fwd_seed *sd,
                           const double *w, double *T)
 {
     double *Td = T + (size_t)in->dst * p, v, da, db;
@@ -417,8 +423,8 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
         }
     }
     if (bad != bad) return 1;
-    for (size_t o = 0; o < t->nout; o++)
-        if (!tangents_finite(T + (size_t)t->outreg[o] * p, p)) return 2;
+    for (size_t o = 0; o < t->nout; o++) bad += tangents_bad(T + (size_t)t->outreg[o] * p, p); /* (the values are) */
+    if (bad != bad) return 2;
     return 0;
 }
 

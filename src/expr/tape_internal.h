@@ -66,11 +66,12 @@ static inline int mblx__nary_local(const mblx__node *nd)
 
 /* The shared form of the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) that the compiler
  * schedules (tape_share.c); *pcl NULL: the sub-DAG as it is. no_pairs: the chains alone. lcap, acap: 0, or the capacities of
- * lnd and largs, which may then be rewritten and hold the shared form (*pcl == lnd). Returns 0, or
- * -1 when out of memory. */
+ * lnd and largs, which may then be rewritten and hold the shared form (*pcl == lnd). *powner: the
+ * node of the sub-DAG each node computes or is made for, mapped through base (nl0 entries) when not
+ * NULL (a bound tape: its graph nodes). Returns 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
-                size_t nout, int no_pairs, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka,
-                uint32_t **powner);
+                size_t nout, int no_pairs, const uint32_t *base, mblx__node **pcl, uint32_t **pca, size_t *pnl,
+                size_t *pka, uint32_t **powner);
 
 /* Reorder the instructions of t, in SSA form (an operand, an output, a step's operand: the index
  * of the instruction that computed it), into runs of one opcode and allocate its registers

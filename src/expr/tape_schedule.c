@@ -30,86 +30,77 @@ int mblx__schedule_runs(mblx_tape *t)
 {
     size_t n = t->nins;
     if (n == 0) return 0;
-    size_t next = 0;
-    if (t->ext) /* (a tape without steps has no ext) */
-        for (size_t i = 0; i < n; i++) next += t->ins[i].op == TI_STEP;
-    /* scratch of uint32: the producers of each operand in SSA form (src: a and b; extsrc: a
-     * step's five), levels, the new order, positions, last uses, registers. In blocks of at most
-     * 2 n words, not one block of 9 n: after a compilation (tape.c) the heap has holes of a few n
-     * words that blocks of this size fill (one block of 9 n words grew the heap by its size). */
+    /* scratch of uint32: levels, the new order, the reads of each value, registers. In blocks of
+     * at most 2 n words, not one block of 9 n: after a compilation (tape.c) the heap has holes of
+     * a few n words that blocks of this size fill (one block of 9 n words grew the heap by its
+     * size). The operands' producers are read from the instructions themselves (SSA form). */
     size_t win = n < SCHED_WINDOW ? n : SCHED_WINDOW;
-    uint32_t *src = mbl_alloc_array(2 * n, sizeof *src);
-    uint32_t *extsrc = mbl_alloc_array(5 * next + 1 + win + (t->nout ? t->nout : 1), sizeof *extsrc);
+    uint32_t *tmp = mbl_alloc_array(win + (t->nout ? t->nout : 1), sizeof *tmp);
     uint32_t *lev = mbl_alloc_array(2 * n, sizeof *lev), *uses = mbl_alloc_array(n, sizeof *uses);
     uint32_t *nreg_of = mbl_alloc_array(2 * n, sizeof *nreg_of), *wnode = mbl_alloc_array(win, sizeof *wnode);
     tins *wins = mbl_alloc_array(win, sizeof *wins);
     uint32_t *rstart = mbl_alloc_array(n + 1, sizeof *rstart);
     uint8_t *rop = mbl_alloc_array(n, sizeof *rop);
     int rc = -1;
-    if (!src || !extsrc || !lev || !uses || !nreg_of || !wnode || !wins || !rstart || !rop) goto out;
-    uint32_t *order = lev + n, *freel = nreg_of + n;
-    uint32_t *tmp = extsrc + 5 * next + 1, *outsrc = tmp + win;
-    for (size_t i = 0; i < n; i++) { /* the compiler's instructions are in SSA form (tape.c) */
-        const tins *p = &t->ins[i];
-        unsigned rd = reads[p->op];
-        src[2 * i] = rd & 1 ? p->a : XNONE;
-        src[2 * i + 1] = rd & 2 ? p->b : XNONE;
-        if (p->op == TI_STEP)
-            for (int k = 0; k < 5; k++) extsrc[p->a + (uint32_t)k] = t->ext[p->a + (uint32_t)k];
-    }
-    for (size_t o = 0; o < t->nout; o++) outsrc[o] = t->outreg[o];
-    /* levels within each window, then a stable counting sort by opcode and by level */
-    size_t nrun = 0, np = 0;
+    if (!tmp || !lev || !uses || !nreg_of || !wnode || !wins || !rstart || !rop) goto out;
+    uint32_t *order = lev + n, *freel = nreg_of + n, *outsrc = tmp + win;
+    /* window by window: in one pass the producers of each instruction's operands (the compiler's
+     * instructions are in SSA form, tape.c), its level within its window, the reads of each value
+     * (a value's register is freed at the read that takes its count to 0, its last in the new
+     * order) and the opcodes' counts; then a stable counting sort by opcode and by level */
+    memset(uses, 0, n * sizeof *uses);
+    size_t nrun = 0;
     for (size_t w0 = 0; w0 < n; w0 += SCHED_WINDOW) {
         size_t w1 = w0 + SCHED_WINDOW < n ? w0 + SCHED_WINDOW : n;
         uint32_t maxlev = 0;
+        size_t opc[SCHED_NOP + 1] = {0};
         for (size_t i = w0; i < w1; i++) {
-            uint32_t L = 0;
             const tins *p = &t->ins[i];
+            unsigned rd = reads[p->op];
+            uint32_t L = 0;
 #define LEVEL_OF(s_)                                                                          \
     do {                                                                                      \
         uint32_t s__ = (s_);                                                                  \
-        if (s__ != XNONE && s__ >= w0 && lev[s__] + 1 > L) L = lev[s__] + 1;                  \
+        uses[s__]++;                                                                          \
+        if (s__ >= w0 && lev[s__] + 1 > L) L = lev[s__] + 1;                                  \
     } while (0)
-            LEVEL_OF(src[2 * i]);
-            LEVEL_OF(src[2 * i + 1]);
+            if (rd & 1) LEVEL_OF(p->a);
+            if (rd & 2) LEVEL_OF(p->b);
             if (p->op == TI_STEP)
-                for (int k = 0; k < 5; k++) LEVEL_OF(extsrc[p->a + (uint32_t)k]);
+                for (int k = 0; k < 5; k++) LEVEL_OF(t->ext[p->a + (uint32_t)k]);
 #undef LEVEL_OF
             lev[i] = L;
             if (L > maxlev) maxlev = L;
+            opc[p->op + 1]++;
         }
         size_t nlev = (size_t)maxlev + 1, m = w1 - w0;
-        size_t *cnt = mbl_alloc_array((nlev > SCHED_NOP ? nlev : SCHED_NOP) + 1, sizeof *cnt);
+        size_t *cnt = mbl_alloc_array(nlev + 1, sizeof *cnt);
         if (!cnt) goto out;
-        memset(cnt, 0, (SCHED_NOP + 1) * sizeof *cnt);
-        for (size_t i = w0; i < w1; i++) cnt[t->ins[i].op + 1]++;
-        for (size_t k = 0; k < SCHED_NOP; k++) cnt[k + 1] += cnt[k];
-        for (size_t i = w0; i < w1; i++) tmp[cnt[t->ins[i].op]++] = (uint32_t)i;
+        for (size_t k = 0; k < SCHED_NOP; k++) opc[k + 1] += opc[k];
+        for (size_t i = w0; i < w1; i++) tmp[opc[t->ins[i].op]++] = (uint32_t)i;
         memset(cnt, 0, (nlev + 1) * sizeof *cnt);
         for (size_t i = w0; i < w1; i++) cnt[lev[i] + 1]++;
         for (size_t k = 0; k < nlev; k++) cnt[k + 1] += cnt[k];
         for (size_t k = 0; k < m; k++) order[w0 + cnt[lev[tmp[k]]]++] = tmp[k];
-        mbl_free(cnt);
-        for (size_t k = w0; k < w1; k++) {
-            uint32_t i = order[k], op = t->ins[i].op;
-            if (np == 0 || k == w0 || op != rop[nrun - 1] || lev[i] != lev[order[k - 1]]) {
-                rstart[nrun] = (uint32_t)k;
-                rop[nrun++] = (uint8_t)op;
+        /* the runs: level L is order[w0 + cnt[L - 1] .. w0 + cnt[L]) now, its opcodes in order */
+        for (size_t L = 0, k = w0; L < nlev; L++) {
+            unsigned prev = SCHED_NOP;
+            for (; k < w0 + cnt[L]; k++) {
+                unsigned op = t->ins[order[k]].op;
+                if (op != prev) {
+                    rstart[nrun] = (uint32_t)k;
+                    rop[nrun++] = (uint8_t)op;
+                    prev = op;
+                }
             }
-            np++;
         }
+        mbl_free(cnt);
     }
     rstart[nrun] = (uint32_t)n;
-    /* the reads of each value (outputs: read at the end, never freed): a value's register is
-     * freed at the read that takes its count to 0, its last in the new order */
-    for (size_t i = 0; i < n; i++) uses[i] = 0;
-    for (size_t i = 0; i < 2 * n; i++)
-        if (src[i] != XNONE) uses[src[i]]++;
-    for (size_t i = 0; i < n; i++)
-        if (t->ins[i].op == TI_STEP)
-            for (int k = 0; k < 5; k++) uses[extsrc[t->ins[i].a + (uint32_t)k]]++;
-    for (size_t o = 0; o < t->nout; o++) uses[outsrc[o]] = XPENDING;
+    for (size_t o = 0; o < t->nout; o++) { /* an output is read once more, at the end: never freed */
+        outsrc[o] = t->outreg[o];
+        uses[outsrc[o]]++;
+    }
     /* registers for the new order: operands dead here are freed before the result is placed. The
      * order permutes each window within itself, so the instructions are rewritten in place, a
      * window at a time from a copy of it (not into a second array of n: the N = 10^4 four-bar's
@@ -130,28 +121,31 @@ int mblx__schedule_runs(mblx_tape *t)
             memcpy(wnode, t->ins_node + w0, m * sizeof *wnode);
         }
         uint32_t i = order[k];
-        const tins *p = &wins[i - w0];
-        tins q = *p;
-        unsigned rd = reads[p->op];
-        if (rd & 1) q.a = nreg_of[src[2 * i]];
-        if (rd & 2) q.b = nreg_of[src[2 * i + 1]];
-        if (p->op == TI_STEP)
-            for (int j = 0; j < 5; j++) t->ext[p->a + (uint32_t)j] = nreg_of[extsrc[p->a + (uint32_t)j]];
-        /* the operands whose last use this is, freed in the order a, b, the step's five */
+        tins q = wins[i - w0]; /* (in SSA form: its operands are the producers' indices) */
+        unsigned rd = reads[q.op];
+        uint32_t sa = q.a, sb = q.b;
+        /* the operands' registers; those whose last use this is freed, in the order a, b, the
+         * step's five */
 #define FREE_AT(s_)                                                                           \
     do {                                                                                      \
         uint32_t s__ = (s_);                                                                  \
-        if (uses[s__] != XPENDING && --uses[s__] == 0) freel[nfree++] = nreg_of[s__];         \
+        if (--uses[s__] == 0) freel[nfree++] = nreg_of[s__];                                  \
     } while (0)
-        if (rd & 1) FREE_AT(src[2 * i]);
-        if (rd & 2) FREE_AT(src[2 * i + 1]);
-        if (p->op == TI_STEP)
-            for (int j = 0; j < 5; j++) FREE_AT(extsrc[p->a + (uint32_t)j]);
+        if (rd & 1) q.a = nreg_of[sa];
+        if (rd & 2) q.b = nreg_of[sb];
+        if (rd & 1) FREE_AT(sa);
+        if (rd & 2) FREE_AT(sb);
+        if (q.op == TI_STEP) {
+            uint32_t *e = t->ext + sa, es[5];
+            for (int j = 0; j < 5; j++) es[j] = e[j];
+            for (int j = 0; j < 5; j++) e[j] = nreg_of[es[j]];
+            for (int j = 0; j < 5; j++) FREE_AT(es[j]);
+        }
 #undef FREE_AT
         uint32_t d = nfree ? freel[--nfree] : (uint32_t)nreg++;
         nreg_of[i] = d;
         q.dst = d;
-        if (uses[i] == 0) freel[nfree++] = d; /* never read (cannot happen; kept safe) */
+        /* (every value is read or an output: the compiler emits no other, tape.c) */
         t->ins[k] = q;
         t->ins_node[k] = wnode[i - w0];
     }
@@ -162,7 +156,7 @@ int mblx__schedule_runs(mblx_tape *t)
     rstart = NULL, rop = NULL;
     rc = 0;
 out:
-    mbl_free(src), mbl_free(extsrc), mbl_free(lev), mbl_free(uses), mbl_free(nreg_of);
+    mbl_free(tmp), mbl_free(lev), mbl_free(uses), mbl_free(nreg_of);
     mbl_free(wnode), mbl_free(wins), mbl_free(rstart), mbl_free(rop);
     return rc;
 }

@@ -40,7 +40,7 @@ static size_t link_hash(const link_table *T, uint32_t op, uint32_t a, uint32_t b
 }
 
 /* Slot of the link (op, a, b): holding its id + 1, or 0 where it would go. */
-static uint32_t *link_find(const link_table *T, uint32_t op, uint32_t a, uint32_t b)
+static inline __attribute__((always_inline)) uint32_t *link_find(const link_table *T, uint32_t op, uint32_t a, uint32_t b)
 {
     size_t i = link_hash(T, op, a, b);
     for (uint32_t e; (e = T->s[i]) != 0; i = (i + 1) & (T->cap - 1)) {
@@ -120,7 +120,7 @@ oom:
  * as interned chains (see above), into new compile arrays *pcl, *pca (*pnl nodes, *pka operands;
  * NULL when there is nothing to share). outl: the outputs' local nodes (replaced by their
  * aliases); *powner (allocated here, *pnl entries): the node of the original sub-DAG that a node
- * computes or is a link of (the one error messages show). lcap, acap: the capacities of lnd and
+ * computes or is a link of (the one error messages show), mapped through base[] when not NULL. lcap, acap: the capacities of lnd and
  * largs when they may be rewritten; if they hold the chains' upper bounds, the chains are made in
  * them (*pcl == lnd, *pca == largs), else (and with 0, 0) in a copy and lnd, largs are only read.
  * *pops: the operations of the result that dag_ops would count, SIZE_MAX when nothing is shared
@@ -134,8 +134,8 @@ oom:
  * two operands, its constant fused), one per node left with one operand (its constant applied to
  * the chain) and one per node that is no sum or product; an alias counts nothing. */
 static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap,
-                        uint32_t *outl, size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka,
-                        uint32_t **powner, size_t *pops)
+                        uint32_t *outl, size_t nout, const uint32_t *base, mblx__node **pcl, uint32_t **pca,
+                        size_t *pnl, size_t *pka, uint32_t **powner, size_t *pops)
 {
     size_t extra = 0, nnary = 0;
     *pcl = NULL;
@@ -153,7 +153,7 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
     uint32_t *owner = *powner = mbl_alloc_array(nmax ? nmax : 1, sizeof *owner);
     if (!owner) return -1;
     mblx__hugepages(owner, nmax * sizeof *owner);
-    for (size_t l = 0; l < nl0; l++) owner[l] = (uint32_t)l; /* a link's is set where it is made */
+    for (size_t l = 0; l < nl0; l++) owner[l] = base ? base[l] : (uint32_t)l; /* a link's: where it is made */
     if (!extra) return 0;
     /* compile arrays at their upper bounds (pages never written cost nothing), or lnd and largs
      * themselves when they have room (no copy: the N = 10^4 four-bar's residual, 22 MB) */
@@ -186,10 +186,11 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
         mblx__node *nd = &cl[l];
         uint32_t *a = ca + nd->aoff;
         if (p && !(p & 0xffff) && core_progress_tick((double)p)) goto out; /* a load's report */
-        if (!mblx__nary_local(nd)) ops++; /* one instruction (na 1: the constant applied) */
+        int nary = mblx__nary_local(nd);
+        if (!nary) ops++; /* one instruction (na 1: the constant applied) */
         if (!nd->na) continue;
         for (uint32_t i = 0; i < nd->na; i++) a[i] = alias[a[i]]; /* operands come first */
-        if (!mblx__nary_local(nd)) continue;
+        if (!nary) continue;
         /* the operands in the graph's order: every sum and product is computed in the same
          * order as without sharing, so values are bit-identical (a[0], a[1] are rewritten only
          * at the last link, after every operand was read) */
@@ -215,7 +216,7 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
                 }
             } else {
                 id = (uint32_t)nl++;
-                owner[id] = l;
+                owner[id] = owner[l];
                 cl[id] = (mblx__node){.val = op == MBLX_OP_ADD ? 0.0 : 1.0, .aoff = (uint32_t)ka, .na = 2, .op = op};
                 ca[ka++] = pre;
                 ca[ka++] = x;
@@ -319,7 +320,7 @@ static void pair_free(pair_table *P)
 
 /* Pointer to the value of (op, x, y) (x < y), inserted with 0 when absent; NULL when out of
  * memory. */
-static uint32_t *pair_get(pair_table *P, uint32_t op, uint32_t x, uint32_t y, int insert)
+static inline __attribute__((always_inline)) uint32_t *pair_get(pair_table *P, uint32_t op, uint32_t x, uint32_t y, int insert)
 {
     uint64_t k = pair_key(op, x, y);
     size_t i = pair_slot(P, k);
@@ -459,7 +460,7 @@ static void pairing_free(pairing *s)
 
 /* One more occurrence of the pair (op, x, y) in container c (its record made at the first, of age
  * seq); *pr: the record. */
-static int add_occ(pairing *s, uint32_t op, uint32_t x, uint32_t y, uint32_t c, uint32_t seq, uint32_t *pr)
+static inline __attribute__((always_inline)) int add_occ(pairing *s, uint32_t op, uint32_t x, uint32_t y, uint32_t c, uint32_t seq, uint32_t *pr)
 {
     uint32_t x_ = x < y ? x : y, y_ = x < y ? y : x;
     uint32_t *v = pair_get(&s->C, op, x_, y_, 1);
@@ -716,11 +717,12 @@ static int extract_pairs(pairing *s)
 /* Rewrite the local sub-DAG (lnd, largs: nl0 nodes, ka0 operands) with common pairs of operands
  * as nodes of their own (see above) into new arrays *pcl, *pca (*pnl nodes, *pka operands; NULL
  * when no pair is shared). outl: the outputs (replaced by their aliases); *powner (*pnl
- * entries): the node of the sub-DAG a node computes or was made for. Returns 0, or -1 when out
+ * entries): the node of the sub-DAG a node computes or was made for (through base[] when not
+ * NULL). Returns 0, or -1 when out
  * of memory. */
 static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0, size_t ka0, uint32_t *outl,
-                       size_t nout, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka, uint32_t **powner,
-                       size_t *plcap, size_t *pacap)
+                       size_t nout, const uint32_t *base, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka,
+                       uint32_t **powner, size_t *plcap, size_t *pacap)
 {
     *pcl = NULL;
     *pca = NULL;
@@ -763,7 +765,7 @@ static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0,
         pair_init(&s.L, nbin + extra / 4)) /* the binary nodes there are, then it grows */
         goto out;
     s.nl = nl0, s.ka = ka0;
-    for (size_t l = 0; l < nmax; l++) s.owner[l] = (uint32_t)l, s.alias[l] = (uint32_t)l;
+    for (size_t l = 0; l < nmax; l++) s.owner[l] = base && l < nl0 ? base[l] : (uint32_t)l, s.alias[l] = (uint32_t)l;
     if (count_pairs(&s, nl0)) goto out;
     if (!(s.touched = mbl_alloc_array(PAIR_MAX_ARGS, sizeof *s.touched))) goto out;
     int changed = extract_pairs(&s);
@@ -772,8 +774,13 @@ static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0,
         rc = 0;
         goto out;
     }
-    /* a sum or product left with one operand and no constant is that operand */
-    for (size_t l = 0; l < s.nl; l++) {
+    /* a sum or product left with one operand and no constant is that operand (the operands of the
+     * nodes before the first such one stay as they are) */
+    size_t l0 = 0;
+    while (l0 < s.nl && !(s.cl[l0].na == 1 && (s.cl[l0].op == MBLX_OP_ADD || s.cl[l0].op == MBLX_OP_MUL) &&
+                          s.cl[l0].val == (s.cl[l0].op == MBLX_OP_ADD ? 0.0 : 1.0)))
+        l0++;
+    for (size_t l = l0; l < s.nl; l++) {
         mblx__node *nd = &s.cl[l];
         uint32_t *a = s.ca + nd->aoff;
         for (uint32_t i = 0; i < nd->na; i++) a[i] = s.alias[a[i]];
@@ -835,8 +842,8 @@ enum { SHARE_ONE_FORM_MIN = 1024 };
  * in lnd and largs, which lcap, acap, when not 0, allow as share_chains says); *powner always
  * allocated. Returns 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
-                size_t nout, int no_pairs, mblx__node **pcl, uint32_t **pca, size_t *pnl, size_t *pka,
-                uint32_t **powner)
+                size_t nout, int no_pairs, const uint32_t *base, mblx__node **pcl, uint32_t **pca, size_t *pnl,
+                size_t *pka, uint32_t **powner)
 {
     mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
     uint32_t *caA = NULL, *caB = NULL, *pa = NULL, *ownA = NULL, *ownB = NULL, *ownP = NULL;
@@ -850,21 +857,20 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
      * does, and the compiler tells them apart. The pairs first: they read lnd and largs, which the
      * chains may rewrite */
     int ticks = nl0 >= TICK_MIN_NODES; /* (a small sub-DAG: none) */
-    if ((!no_pairs && share_pairs(lnd, largs, nl0, ka0, outB, nout, &pl, &pa, &nlP, &kaP, &ownP, &lcapP, &acapP)) ||
+    if ((!no_pairs && share_pairs(lnd, largs, nl0, ka0, outB, nout, base, &pl, &pa, &nlP, &kaP, &ownP, &lcapP, &acapP)) ||
         (ticks && core_progress_tick(1)))
         goto out;
     if (!pl || nl0 < SHARE_ONE_FORM_MIN) {
-        if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, &clA, &caA, &nlA, &kaA, &ownA, &opsA) ||
+        if (share_chains(lnd, largs, nl0, ka0, lcap, acap, outA, nout, base, &clA, &caA, &nlA, &kaA, &ownA, &opsA) ||
             (ticks && core_progress_tick(2)))
             goto out;
     }
     if (pl) {
         /* the chains made in the pairs' arrays, which have room for them (share_chains fails
          * with clB NULL: pl still owns them) */
-        if (share_chains(pl, pa, nlP, kaP, lcapP, acapP, outB, nout, &clB, &caB, &nlB, &kaB, &ownB, &opsB)) goto out;
+        if (share_chains(pl, pa, nlP, kaP, lcapP, acapP, outB, nout, ownP, &clB, &caB, &nlB, &kaB, &ownB, &opsB)) goto out;
         if (clB == pl) pl = NULL, pa = NULL; /* made in place: owned as clB, caB */
         if (ticks && core_progress_tick(3)) goto out;
-        for (size_t l = 0; l < nlB; l++) ownB[l] = ownP[ownB[l]];
         if (!clB) clB = pl, caB = pa, pl = NULL, pa = NULL;
         /* counted by the chains, but where there was nothing to chain */
         int one = nl0 >= SHARE_ONE_FORM_MIN; /* no chains alone to compare with */
