@@ -442,9 +442,11 @@ static int deps_subset(mblx_graph *g, uint32_t c, uint32_t b)
     uint32_t cnt = g->nd[c].dcnt;
     uint64_t key = ((uint64_t)c << 32 | b) + 1; /* + 1: 0 marks an empty slot */
     size_t slot = 0;
-    if (cnt >= MBLX__SUBSET_CACHE_MIN) {
+    struct mblx__subset_cache *sc = NULL;
+    if (cnt >= MBLX__SUBSET_CACHE_MIN) { /* (36 KB: not made, nor cleared, for graphs without such sets) */
+        sc = g->subset ? g->subset : (g->subset = mbl_calloc(1, sizeof *g->subset));
         slot = (size_t)(mblx__mix64(key) & (MBLX__SUBSET_CACHE - 1));
-        if (g->subset_key[slot] == key) return g->subset_val[slot];
+        if (sc && sc->key[slot] == key) return sc->val[slot];
     }
     /* both sorted without repeats: one walk through b's set (a binary search per symbol of c,
      * restarted from the left each time, was a fifth of interning the bicycle's nodes) */
@@ -469,7 +471,7 @@ static int deps_subset(mblx_graph *g, uint32_t c, uint32_t b)
         r = lo < nb && e[lo] == x;
         lo++;
     }
-    if (cnt >= MBLX__SUBSET_CACHE_MIN) g->subset_key[slot] = key, g->subset_val[slot] = (uint8_t)r;
+    if (sc) sc->key[slot] = key, sc->val[slot] = (uint8_t)r;
     return r;
 }
 
@@ -549,21 +551,25 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
     *off = 0;
     *cnt = 0;
     if (n == 0) return 0;
-    size_t best = 0;
-    for (size_t i = 1; i < n; i++)
+    size_t best = 0, total = g->nd[a[0]].dcnt;
+    for (size_t i = 1; i < n; i++) {
+        total += g->nd[a[i]].dcnt;
         if (g->nd[a[i]].dcnt > g->nd[a[best]].dcnt) best = i;
-    uint32_t b = a[best];
-    int subset = 1;
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++) {
+    }
+    uint32_t b = a[best], bcnt = g->nd[b].dcnt, boff = g->nd[b].doff;
+    /* Small sets (all of them below the containment cache's size) are merged at once: the union
+     * holds b's set, so one of b's size is b's set, shared as when each set was tested within
+     * b's first (a test that cost about a merge and, failing, was followed by the merges). */
+    int merge_now = n <= DEPS_MERGE_MAX && bcnt < MBLX__SUBSET_CACHE_MIN;
+    int subset = !merge_now;
+    for (size_t i = 0; i < n && subset; i++) {
         uint32_t c = a[i];
-        total += g->nd[c].dcnt;
-        if (!subset || c == b || g->nd[c].dcnt == 0 || g->nd[c].doff == g->nd[b].doff) continue;
+        if (c == b || g->nd[c].dcnt == 0 || g->nd[c].doff == boff) continue;
         subset = deps_subset(g, c, b);
     }
-    if (subset) {
-        *off = g->nd[b].doff;
-        *cnt = g->nd[b].dcnt;
+    if (subset || (n == 1 && merge_now)) {
+        *off = boff;
+        *cnt = bcnt;
         return 0;
     }
     if (total > SIZE_MAX / 2 ||
@@ -585,7 +591,12 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
             cur = nxt;
             nxt = sw;
         }
-        cur = nxt; /* the last merge's output (some set is not within b's: one merge at least) */
+        cur = nxt; /* the last merge's output (when not within b's set, one merge at least) */
+        if (u == bcnt) { /* within b's set */
+            *off = boff;
+            *cnt = bcnt;
+            return 0;
+        }
     } else if (union_marked(g, n, a, cur, nxt, &u)) {
         return -1;
     }
@@ -735,6 +746,7 @@ void mblx_graph_free(mblx_graph *g)
     mbl_free(g->sym_name);
     mbl_free(g->names);
     mbl_free(g->symtab);
+    mbl_free(g->subset);
     mblx__wide_free(g->wide);
     mblx__tdmemo_free(g); /* the derivatives kept from call to call */
     if (g->defer) g->defer->npend = 0; /* the table goes too: nothing to put in it */
