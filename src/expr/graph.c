@@ -585,7 +585,17 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
         for (size_t i = 0; i < n; i++) {
             const mblx__node *c = &g->nd[a[i]];
             if (c->dcnt == 0 || a[i] == b || c->doff == g->nd[b].doff) continue;
-            u = merge_u32(src, u, g->deps + c->doff, c->dcnt, cur);
+            if (c->dcnt == 1) { /* one symbol (most often): placed, or found and nothing to do */
+                uint32_t x = g->deps[c->doff];
+                size_t k = 0;
+                while (k < u && src[k] < x) cur[k] = src[k], k++;
+                if (k < u && src[k] == x) continue;
+                cur[k] = x;
+                for (; k < u; k++) cur[k + 1] = src[k];
+                u++;
+            } else {
+                u = merge_u32(src, u, g->deps + c->doff, c->dcnt, cur);
+            }
             src = cur;
             uint32_t *sw = cur;
             cur = nxt;
