@@ -551,6 +551,52 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
     *off = 0;
     *cnt = 0;
     if (n == 0) return 0;
+    if (n == 2) { /* most nodes: the same as below, without its loops over the operands */
+        const mblx__node *x = &g->nd[a[0]], *y = &g->nd[a[1]];
+        if (y->dcnt > x->dcnt) {
+            const mblx__node *t = x;
+            x = y, y = t;
+        }
+        uint32_t u = x->dcnt;
+        if (u < MBLX__SUBSET_CACHE_MIN) {
+            if (y->dcnt == 0 || y->doff == x->doff) {
+                *off = x->doff;
+                *cnt = u;
+                return 0;
+            }
+            if (grow((void **)&g->tmp, &g->tmp_cap, (size_t)u + y->dcnt, sizeof *g->tmp, INIT_POOL)) return -1;
+            const uint32_t *src = g->deps + x->doff;
+            uint32_t *cur = g->tmp;
+            if (y->dcnt == 1) {
+                uint32_t v = g->deps[y->doff];
+                size_t k = 0;
+                while (k < u && src[k] < v) cur[k] = src[k], k++;
+                if (k < u && src[k] == v) {
+                    *off = x->doff;
+                    *cnt = u;
+                    return 0;
+                }
+                cur[k] = v;
+                for (; k < u; k++) cur[k + 1] = src[k];
+                u++;
+            } else {
+                u = (uint32_t)merge_u32(src, u, g->deps + y->doff, y->dcnt, cur);
+            }
+            if (u == x->dcnt) {
+                *off = x->doff;
+                *cnt = u;
+                return 0;
+            }
+            if (g->ndeps_used + u > (size_t)UINT32_MAX ||
+                grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + u, sizeof *g->deps, INIT_POOL))
+                return -1;
+            copy_u32(g->deps + g->ndeps_used, cur, u);
+            *off = (uint32_t)g->ndeps_used;
+            *cnt = u;
+            g->ndeps_used += u;
+            return 0;
+        }
+    }
     size_t best = 0, total = g->nd[a[0]].dcnt;
     for (size_t i = 1; i < n; i++) {
         total += g->nd[a[i]].dcnt;
