@@ -418,7 +418,7 @@ int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s)
 MBLX__STABLE_SORT(sort_u32, uint32_t, LESS_U32)
 
 /* Sorted union without duplicates of the sorted sets a[0..na) and b[0..nb) into out. */
-static size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *out)
+static inline size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *out)
 {
     size_t i = 0, j = 0, k = 0;
     while (i < na && j < nb) {
