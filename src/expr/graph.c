@@ -164,7 +164,7 @@ int mblx__new_epoch(mblx_graph *g)
 
 /* ---- hashing ------------------------------------------------------------------------------ */
 
-static uint32_t hash_key(unsigned op, double v, size_t n, const uint32_t *a)
+static inline uint32_t hash_key(unsigned op, double v, size_t n, const uint32_t *a)
 {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
