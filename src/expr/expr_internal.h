@@ -81,11 +81,14 @@ struct mblx_graph {
      * the table is small) */
     struct mblx__defer *defer;
     /* cache of "deps(c) within deps(b)" for sets of MBLX__SUBSET_CACHE_MIN symbols or more
-     * (graph.c, compute_deps): key (c << 32 | b) + 1 (0: empty), value the answer */
+     * (graph.c, compute_deps): key (c << 32 | b) + 1 (0: empty), value the answer; made when
+     * first needed (NULL before, or when out of memory: then nothing is cached) */
 #define MBLX__SUBSET_CACHE 4096
 #define MBLX__SUBSET_CACHE_MIN 64
-    uint64_t subset_key[MBLX__SUBSET_CACHE];
-    uint8_t subset_val[MBLX__SUBSET_CACHE];
+    struct mblx__subset_cache {
+        uint64_t key[MBLX__SUBSET_CACHE];
+        uint8_t val[MBLX__SUBSET_CACHE];
+    } *subset;
     mblx__dataset *data; /* the data sets (data.c), ndata of them */
     uint32_t ndata;
     uint32_t nlet; /* 1 once a let node was made (0: the compiler need not look for them) */

@@ -164,7 +164,7 @@ int mblx__new_epoch(mblx_graph *g)
 
 /* ---- hashing ------------------------------------------------------------------------------ */
 
-static uint32_t hash_key(unsigned op, double v, size_t n, const uint32_t *a)
+static inline uint32_t hash_key(unsigned op, double v, size_t n, const uint32_t *a)
 {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
@@ -418,7 +418,7 @@ int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s)
 MBLX__STABLE_SORT(sort_u32, uint32_t, LESS_U32)
 
 /* Sorted union without duplicates of the sorted sets a[0..na) and b[0..nb) into out. */
-static size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *out)
+static inline size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *out)
 {
     size_t i = 0, j = 0, k = 0;
     while (i < na && j < nb) {
@@ -442,9 +442,11 @@ static int deps_subset(mblx_graph *g, uint32_t c, uint32_t b)
     uint32_t cnt = g->nd[c].dcnt;
     uint64_t key = ((uint64_t)c << 32 | b) + 1; /* + 1: 0 marks an empty slot */
     size_t slot = 0;
-    if (cnt >= MBLX__SUBSET_CACHE_MIN) {
+    struct mblx__subset_cache *sc = NULL;
+    if (cnt >= MBLX__SUBSET_CACHE_MIN) { /* (36 KB: not made, nor cleared, for graphs without such sets) */
+        sc = g->subset ? g->subset : (g->subset = mbl_calloc(1, sizeof *g->subset));
         slot = (size_t)(mblx__mix64(key) & (MBLX__SUBSET_CACHE - 1));
-        if (g->subset_key[slot] == key) return g->subset_val[slot];
+        if (sc && sc->key[slot] == key) return sc->val[slot];
     }
     /* both sorted without repeats: one walk through b's set (a binary search per symbol of c,
      * restarted from the left each time, was a fifth of interning the bicycle's nodes) */
@@ -469,7 +471,7 @@ static int deps_subset(mblx_graph *g, uint32_t c, uint32_t b)
         r = lo < nb && e[lo] == x;
         lo++;
     }
-    if (cnt >= MBLX__SUBSET_CACHE_MIN) g->subset_key[slot] = key, g->subset_val[slot] = (uint8_t)r;
+    if (sc) sc->key[slot] = key, sc->val[slot] = (uint8_t)r;
     return r;
 }
 
@@ -549,21 +551,71 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
     *off = 0;
     *cnt = 0;
     if (n == 0) return 0;
-    size_t best = 0;
-    for (size_t i = 1; i < n; i++)
+    if (n == 2) { /* most nodes: the same as below, without its loops over the operands */
+        const mblx__node *x = &g->nd[a[0]], *y = &g->nd[a[1]];
+        if (y->dcnt > x->dcnt) {
+            const mblx__node *t = x;
+            x = y, y = t;
+        }
+        uint32_t u = x->dcnt;
+        if (u < MBLX__SUBSET_CACHE_MIN) {
+            if (y->dcnt == 0 || y->doff == x->doff) {
+                *off = x->doff;
+                *cnt = u;
+                return 0;
+            }
+            if (grow((void **)&g->tmp, &g->tmp_cap, (size_t)u + y->dcnt, sizeof *g->tmp, INIT_POOL)) return -1;
+            const uint32_t *src = g->deps + x->doff;
+            uint32_t *cur = g->tmp;
+            if (y->dcnt == 1) {
+                uint32_t v = g->deps[y->doff];
+                size_t k = 0;
+                while (k < u && src[k] < v) cur[k] = src[k], k++;
+                if (k < u && src[k] == v) {
+                    *off = x->doff;
+                    *cnt = u;
+                    return 0;
+                }
+                cur[k] = v;
+                for (; k < u; k++) cur[k + 1] = src[k];
+                u++;
+            } else {
+                u = (uint32_t)merge_u32(src, u, g->deps + y->doff, y->dcnt, cur);
+            }
+            if (u == x->dcnt) {
+                *off = x->doff;
+                *cnt = u;
+                return 0;
+            }
+            if (g->ndeps_used + u > (size_t)UINT32_MAX ||
+                grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + u, sizeof *g->deps, INIT_POOL))
+                return -1;
+            copy_u32(g->deps + g->ndeps_used, cur, u);
+            *off = (uint32_t)g->ndeps_used;
+            *cnt = u;
+            g->ndeps_used += u;
+            return 0;
+        }
+    }
+    size_t best = 0, total = g->nd[a[0]].dcnt;
+    for (size_t i = 1; i < n; i++) {
+        total += g->nd[a[i]].dcnt;
         if (g->nd[a[i]].dcnt > g->nd[a[best]].dcnt) best = i;
-    uint32_t b = a[best];
-    int subset = 1;
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++) {
+    }
+    uint32_t b = a[best], bcnt = g->nd[b].dcnt, boff = g->nd[b].doff;
+    /* Small sets (all of them below the containment cache's size) are merged at once: the union
+     * holds b's set, so one of b's size is b's set, shared as when each set was tested within
+     * b's first (a test that cost about a merge and, failing, was followed by the merges). */
+    int merge_now = n <= DEPS_MERGE_MAX && bcnt < MBLX__SUBSET_CACHE_MIN;
+    int subset = !merge_now;
+    for (size_t i = 0; i < n && subset; i++) {
         uint32_t c = a[i];
-        total += g->nd[c].dcnt;
-        if (!subset || c == b || g->nd[c].dcnt == 0 || g->nd[c].doff == g->nd[b].doff) continue;
+        if (c == b || g->nd[c].dcnt == 0 || g->nd[c].doff == boff) continue;
         subset = deps_subset(g, c, b);
     }
-    if (subset) {
-        *off = g->nd[b].doff;
-        *cnt = g->nd[b].dcnt;
+    if (subset || (n == 1 && merge_now)) {
+        *off = boff;
+        *cnt = bcnt;
         return 0;
     }
     if (total > SIZE_MAX / 2 ||
@@ -579,13 +631,28 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
         for (size_t i = 0; i < n; i++) {
             const mblx__node *c = &g->nd[a[i]];
             if (c->dcnt == 0 || a[i] == b || c->doff == g->nd[b].doff) continue;
-            u = merge_u32(src, u, g->deps + c->doff, c->dcnt, cur);
+            if (c->dcnt == 1) { /* one symbol (most often): placed, or found and nothing to do */
+                uint32_t x = g->deps[c->doff];
+                size_t k = 0;
+                while (k < u && src[k] < x) cur[k] = src[k], k++;
+                if (k < u && src[k] == x) continue;
+                cur[k] = x;
+                for (; k < u; k++) cur[k + 1] = src[k];
+                u++;
+            } else {
+                u = merge_u32(src, u, g->deps + c->doff, c->dcnt, cur);
+            }
             src = cur;
             uint32_t *sw = cur;
             cur = nxt;
             nxt = sw;
         }
-        cur = nxt; /* the last merge's output (some set is not within b's: one merge at least) */
+        cur = nxt; /* the last merge's output (when not within b's set, one merge at least) */
+        if (u == bcnt) { /* within b's set */
+            *off = boff;
+            *cnt = bcnt;
+            return 0;
+        }
     } else if (union_marked(g, n, a, cur, nxt, &u)) {
         return -1;
     }
@@ -735,6 +802,7 @@ void mblx_graph_free(mblx_graph *g)
     mbl_free(g->sym_name);
     mbl_free(g->names);
     mbl_free(g->symtab);
+    mbl_free(g->subset);
     mblx__wide_free(g->wide);
     mblx__tdmemo_free(g); /* the derivatives kept from call to call */
     if (g->defer) g->defer->npend = 0; /* the table goes too: nothing to put in it */

@@ -99,7 +99,8 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *s
     int n = md->n, rc = 0, evaluated = 0;
     double *syms = mbl_calloc((size_t)md->nsym + 1, sizeof *syms);
     double *jac = mbl_calloc((size_t)md->jac.nz + 1, sizeof *jac);
-    double *work = mbl_calloc(md->work_size + 1, sizeof *work);
+    double *work = mbl_alloc_array(md->work_size + 1, sizeof *work); /* scratch the evaluation writes before it reads
+                                                                        (not cleared: tens of KB on larger models) */
     double *diag = mbl_calloc((size_t)n + 1, sizeof *diag);
     if (!syms || !jac || !work || !diag) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");

@@ -76,6 +76,24 @@ int model_depends_on_block(const mbl_model *md, mblx_id e, int blk)
     return 0;
 }
 
+/* The blocks (MBL_BLK_A .. MBL_BLK_R) that e depends on, bit 1u << blk for each: one pass over its
+ * dependence set for the several tests of a der() argument (each was a pass of its own). */
+static unsigned blocks_of(const mbl_model *md, mblx_id e)
+{
+    int b0[MBL_NBLK + 1];
+    for (int b = 0; b <= MBL_NBLK; b++) b0[b] = model_blk0_inline(md, b);
+    unsigned mask = 0;
+    size_t nd = 0;
+    const uint32_t *deps = mblx_node_deps(md->g, e, &nd);
+    for (size_t i = 0; i < nd; i++) {
+        int u = (int)deps[i] < md->nsym ? md->unknown_of_sym[deps[i]] : -1, b = 0;
+        if (u < 0) continue;
+        while (b < MBL_NBLK && u >= b0[b + 1]) b++;
+        if (b < MBL_NBLK) mask |= 1u << b;
+    }
+    return mask;
+}
+
 /* lambda(c) / mu(c): the multiplier of a holonomic / non-holonomic constraint c, named (constraints
  * given as a mapping) or numbered from 1 in the file's order; in outputs only. */
 static int resolve_multiplier(loader *L, int is_lam, int nargs, const mblx_id *args, mblx_id *out, char *why,
@@ -125,29 +143,30 @@ static int resolve_der(loader *L, mblx_graph *g, int nargs, const mblx_id *args,
         snprintf(why, whylen, "der() takes 1 argument, %d given", nargs);
         return 1;
     }
-    if (model_depends_on_block(md, args[0], MBL_BLK_A)) {
+    unsigned blk = blocks_of(md, args[0]);
+    if (blk & (1u << MBL_BLK_A)) {
         snprintf(why, whylen, "der() of an expression that already contains accelerations (third "
                               "time derivatives are not part of the model)");
         return 1;
     }
-    if (model_depends_on_block(md, args[0], MBL_BLK_XD)) {
+    if (blk & (1u << MBL_BLK_XD)) {
         snprintf(why, whylen, "der() of an expression that contains der() of an ode state (second "
                               "derivatives of ode states are not part of the model)");
         return 1;
     }
-    if (model_depends_on_block(md, args[0], MBL_BLK_Z)) {
+    if (blk & (1u << MBL_BLK_Z)) {
         snprintf(why, whylen, "der() of an implicit variable (its time derivative is not part of the "
                               "model; make it an ode state)");
         return 1;
     }
-    if (model_depends_on_block(md, args[0], MBL_BLK_LAMBDA) || model_depends_on_block(md, args[0], MBL_BLK_MU)) {
+    if (blk & ((1u << MBL_BLK_LAMBDA) | (1u << MBL_BLK_MU))) {
         snprintf(why, whylen, "der() of a multiplier (the time derivative of a constraint force is not "
                               "part of the model)");
         return 1;
     }
     *out = model_total_der(md, args[0]);
     if (*out != MBLX_NONE && L->let_vars && mblx_node_op(g, *out) == MBLX_OP_LET &&
-        !model_depends_on_block(md, args[0], MBL_BLK_V)) { /* formulate_let: d(dP/dt)/dv = dP/dq */
+        !(blk & (1u << MBL_BLK_V))) { /* formulate_let: d(dP/dt)/dv = dP/dq */
         if (L->nderlet == L->derlet_cap) {
             int cap = L->derlet_cap ? 2 * L->derlet_cap : 16;
             mblx_id *x = mbl_realloc_array(L->derlet, 2 * (size_t)cap, sizeof *x);

@@ -10,6 +10,9 @@
  *   small_unions: a node of 2 to 8 operands gets the sorted union of its operands' dependence
  *     sets (compute_deps now merges the others into the largest set where it lies), checked
  *     against the union of the symbols this test put into each operand.
+ *     A union that is the largest operand's set is that set's storage, not a copy (the pool does
+ *     not grow); a larger one is new storage. big_superset: the same for a set of 70 symbols (the
+ *     containment test with its cache) and for one of 40 (merged first, then compared).
  *   const_cache: mblx_const returns one node per value, also for values whose cache slots
  *     collide, and the node holds the value. */
 #include <math.h>
@@ -140,7 +143,7 @@ TEST(small_unions)
         x[i] = mblx_symbol(g, nm);
     }
     unsigned r = 99u;
-    int wrong = 0, made = 0;
+    int wrong = 0, made = 0, shared = 0, notshared = 0;
     for (int t = 0; t < NTRIALS; t++) {
         /* operands: sin of a sum of a few chosen symbols (their set is those symbols), sometimes
          * an operand repeated, sometimes one that is a subset of another */
@@ -174,10 +177,65 @@ TEST(small_unions)
             k++;
         }
         if (k != nd) wrong++;
+        /* shared exactly when some operand's set is the union: then with the first largest one */
+        int full = -1;
+        for (int o = 0; o < nops && full < 0; o++) {
+            size_t no = 0;
+            mblx_node_deps(g, ops[o], &no);
+            if (no == nd) full = o;
+        }
+        const uint32_t *fd = full >= 0 ? mblx_node_deps(g, ops[full], &(size_t){0}) : NULL;
+        if (full >= 0 && dep != fd) notshared++;
+        for (int o = 0; o < nops && full < 0; o++)
+            if (dep == mblx_node_deps(g, ops[o], &(size_t){0})) notshared++;
+        shared += full >= 0;
         made++;
     }
+    printf("small_unions: %d of %d unions shared\n", shared, made);
     CHECK(made == NTRIALS);
     CHECK(wrong == 0);
+    CHECK(notshared == 0 && shared > NTRIALS / 10 && shared < NTRIALS);
+    CHECK(mblx_graph_status(g, NULL) == 0);
+    mblx_graph_free(g);
+}
+
+/* sin of the sum of the symbols x[lo .. hi) */
+static mblx_id sin_of_range(mblx_graph *g, const mblx_id *x, int lo, int hi)
+{
+    mblx_id t[80];
+    for (int i = lo; i < hi; i++) t[i - lo] = x[i];
+    return mblx_sin(g, mblx_sum(g, (size_t)(hi - lo), t));
+}
+
+TEST(big_superset)
+{
+    mblx_graph *g = mblx_graph_new();
+    CHECK(g != NULL);
+    if (!g) return;
+    mblx_id x[80];
+    char nm[8];
+    for (int i = 0; i < 80; i++) {
+        snprintf(nm, sizeof nm, "y%d", i);
+        x[i] = mblx_symbol(g, nm);
+    }
+    for (int wide = 0; wide < 2; wide++) {
+        int n = wide ? 70 : 40; /* at least MBLX__SUBSET_CACHE_MIN symbols, or fewer */
+        mblx_id big = sin_of_range(g, x, 0, n), in = sin_of_range(g, x, 3, 6), out = sin_of_range(g, x, n - 1, n + 1);
+        size_t nb = 0, ne = 0, pool = g->ndeps_used;
+        const uint32_t *db = mblx_node_deps(g, big, &nb);
+        mblx_id ops[3] = {in, big, in};
+        mblx_id e = mblx__intern(g, MBLX_OP_MUL, 3.0, 3, ops);
+        const uint32_t *de = mblx_node_deps(g, e, &ne);
+        CHECK(de == db && ne == (size_t)n && g->ndeps_used == pool); /* b's set itself */
+        pool = g->ndeps_used;
+        mblx_id ops2[3] = {in, big, out};
+        e = mblx__intern(g, MBLX_OP_MUL, 3.0, 3, ops2);
+        de = mblx_node_deps(g, e, &ne);
+        CHECK(de != db && ne == (size_t)n + 1 && g->ndeps_used == pool + (size_t)n + 1);
+        int ok = 1;
+        for (size_t i = 0; i < ne && ok; i++) ok = de[i] == (uint32_t)mblx_symbol_index(g, x[i]);
+        CHECK(ok);
+    }
     CHECK(mblx_graph_status(g, NULL) == 0);
     mblx_graph_free(g);
 }
@@ -209,6 +267,7 @@ int main(void)
     RUN(scaled_product);
     RUN(scaled_node_skipped);
     RUN(small_unions);
+    RUN(big_superset);
     RUN(const_cache);
     return test_summary("expr_scaled");
 }

@@ -337,6 +337,15 @@ static void expect_error(const char *text, const char *what)
     mbl_model_free(md);
 }
 
+static void expect_ok(const char *text)
+{
+    mbl_model *md = NULL;
+    mbl_status st;
+    int rc = mbl_model_load_string(text, strlen(text), "ok.yaml", NULL, 0, &md, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    mbl_model_free(md);
+}
+
 TEST(refusals)
 {
     const char *head = "model: dae\n"
@@ -359,6 +368,16 @@ TEST(refusals)
     expect_error(buf, "der() of a multiplier");
     snprintf(buf, sizeof buf, "%soutputs: {T: \"der(der(der(x)))\"}\n", head);
     expect_error(buf, "third");
+    /* an argument with both accelerations and a multiplier: the accelerations' reason, given first */
+    snprintf(buf, sizeof buf, "%soutputs: {T: \"der(der(der(y)) + lambda(rod))\"}\n", head);
+    expect_error(buf, "third");
+    snprintf(buf, sizeof buf, "%soutputs: {T: \"der(x*lambda(rod))\"}\n", head);
+    expect_error(buf, "der() of a multiplier");
+    /* the non-holonomic multiplier mu(c) too; der() of velocities is an acceleration, accepted */
+    snprintf(buf, sizeof buf, "%snonholonomic: {slip: \"der(y) = 0.5*der(x)\"}\noutputs: {T: \"der(mu(slip))\"}\n", head);
+    expect_error(buf, "der() of a multiplier");
+    snprintf(buf, sizeof buf, "%soutputs: {T: \"der(x*der(y))\"}\n", head);
+    expect_ok(buf);
     snprintf(buf, sizeof buf, "%sforces: {x: \"rod\"}\n", head);
     expect_error(buf, "bad.yaml:7:14: the force on 'x' uses a constraint name outside lambda(name)");
     snprintf(buf, sizeof buf, "%svariables: {x: 1}\n", head);
