@@ -69,13 +69,24 @@ static double up1(unpack *u)
     return x ? *x : 0;
 }
 
-static double *up_arr(unpack *u, size_t n)
+/* k arrays of len[i] doubles from u into one block, as store_point lays out a point's results
+ * (each with a spare entry; a[0] owns the block, pts_free frees it); nothing set when u is bad */
+static void up_block(unpack *u, int k, const size_t *len, double **a)
 {
-    const double *x = up_take(u, n);
-    double *a = x ? mbl_alloc_array(n + 1, sizeof *a) : NULL;
-    if (!a) return u->bad = 1, NULL;
-    memcpy(a, x, n * sizeof *a);
-    return a;
+    size_t tot = 0, at = u->at;
+    for (int i = 0; i < k; i++) tot += len[i] + 1;
+    for (int i = 0; i < k; i++) up_take(u, len[i]);
+    double *b = u->bad ? NULL : mbl_alloc_array(tot, sizeof *b);
+    if (!b) {
+        u->bad = 1;
+        return;
+    }
+    for (int i = 0; i < k; i++) {
+        a[i] = b;
+        memcpy(b, u->d + at, len[i] * sizeof *b);
+        at += len[i];
+        b += len[i] + 1;
+    }
 }
 
 static char *up_str(unpack *u)
@@ -199,10 +210,15 @@ int study_sweep_gather(const mbl_sweep_dist *d, int rc, run *r, mbl_sweep **swp,
             }
             point_out *o = &r->pts[p];
             int fl = (int)up1(&u);
-            o->re = up_arr(&u, nm), o->im = up_arr(&u, nm);
-            if (fl & PT_SHAPES) o->sre = up_arr(&u, nm * n), o->sim = up_arr(&u, nm * n);
-            if (fl & PT_DERIV) o->dre = up_arr(&u, nm), o->dim = up_arr(&u, nm);
-            if (fl & PT_DSHAPES) o->dsre = up_arr(&u, nm * n), o->dsim = up_arr(&u, nm * n);
+            size_t lens[4] = {nm, nm, nm * n, nm * n};
+            double *a[4] = {NULL, NULL, NULL, NULL};
+            up_block(&u, fl & PT_SHAPES ? 4 : 2, lens, a);
+            o->re = a[0], o->im = a[1], o->sre = a[2], o->sim = a[3];
+            if (fl & PT_DERIV) {
+                double *da[4] = {NULL, NULL, NULL, NULL};
+                up_block(&u, fl & PT_DSHAPES ? 4 : 2, lens, da);
+                o->dre = da[0], o->dim = da[1], o->dsre = da[2], o->dsim = da[3];
+            }
             sw->ok[p] = !u.bad;
         }
         if (u.bad || u.at != u.n) rc = mbl_error(st, MBL_EIO, "rank %d sent a malformed part (%zu doubles)", q, counts[q]);
