@@ -544,6 +544,32 @@ static inline void copy_u32(uint32_t *restrict dst, const uint32_t *restrict src
 /* Operand counts up to this are united by successive merges, longer lists by the marks. */
 enum { DEPS_MERGE_MAX = 8 };
 
+/* The sorted set src[0..u) with the symbol x put in its place, into out; returns u + 1, or u when
+ * x is in src already (out then partly written and not to be read). */
+static inline size_t insert_u32(const uint32_t *src, size_t u, uint32_t x, uint32_t *out)
+{
+    size_t k = 0;
+    while (k < u && src[k] < x) out[k] = src[k], k++;
+    if (k < u && src[k] == x) return u;
+    out[k] = x;
+    for (; k < u; k++) out[k + 1] = src[k];
+    return u + 1;
+}
+
+/* A new dependence set set[0..u) appended to the pool: its place (*off, *cnt); -1 when out of
+ * memory. */
+static inline int deps_append(mblx_graph *g, const uint32_t *set, size_t u, uint32_t *off, uint32_t *cnt)
+{
+    if (g->ndeps_used + u > (size_t)UINT32_MAX ||
+        grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + u, sizeof *g->deps, INIT_POOL))
+        return -1;
+    copy_u32(g->deps + g->ndeps_used, set, u);
+    *off = (uint32_t)g->ndeps_used;
+    *cnt = (uint32_t)u;
+    g->ndeps_used += u;
+    return 0;
+}
+
 /* Compute the dependence set of a new node with operands a[0..n-1] into (*off, *cnt): shared
  * with the largest operand's set when that contains all others, else a new union in the pool. */
 static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *off, uint32_t *cnt)
@@ -566,35 +592,14 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
             }
             if (grow((void **)&g->tmp, &g->tmp_cap, (size_t)u + y->dcnt, sizeof *g->tmp, INIT_POOL)) return -1;
             const uint32_t *src = g->deps + x->doff;
-            uint32_t *cur = g->tmp;
-            if (y->dcnt == 1) {
-                uint32_t v = g->deps[y->doff];
-                size_t k = 0;
-                while (k < u && src[k] < v) cur[k] = src[k], k++;
-                if (k < u && src[k] == v) {
-                    *off = x->doff;
-                    *cnt = u;
-                    return 0;
-                }
-                cur[k] = v;
-                for (; k < u; k++) cur[k + 1] = src[k];
-                u++;
-            } else {
-                u = (uint32_t)merge_u32(src, u, g->deps + y->doff, y->dcnt, cur);
-            }
-            if (u == x->dcnt) {
+            size_t w = y->dcnt == 1 ? insert_u32(src, u, g->deps[y->doff], g->tmp)
+                                    : merge_u32(src, u, g->deps + y->doff, y->dcnt, g->tmp);
+            if (w == u) { /* within x's set */
                 *off = x->doff;
                 *cnt = u;
                 return 0;
             }
-            if (g->ndeps_used + u > (size_t)UINT32_MAX ||
-                grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + u, sizeof *g->deps, INIT_POOL))
-                return -1;
-            copy_u32(g->deps + g->ndeps_used, cur, u);
-            *off = (uint32_t)g->ndeps_used;
-            *cnt = u;
-            g->ndeps_used += u;
-            return 0;
+            return deps_append(g, g->tmp, w, off, cnt);
         }
     }
     size_t best = 0, total = g->nd[a[0]].dcnt;
@@ -632,13 +637,9 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
             const mblx__node *c = &g->nd[a[i]];
             if (c->dcnt == 0 || a[i] == b || c->doff == g->nd[b].doff) continue;
             if (c->dcnt == 1) { /* one symbol (most often): placed, or found and nothing to do */
-                uint32_t x = g->deps[c->doff];
-                size_t k = 0;
-                while (k < u && src[k] < x) cur[k] = src[k], k++;
-                if (k < u && src[k] == x) continue;
-                cur[k] = x;
-                for (; k < u; k++) cur[k + 1] = src[k];
-                u++;
+                size_t w = insert_u32(src, u, g->deps[c->doff], cur);
+                if (w == u) continue;
+                u = w;
             } else {
                 u = merge_u32(src, u, g->deps + c->doff, c->dcnt, cur);
             }
@@ -656,14 +657,7 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
     } else if (union_marked(g, n, a, cur, nxt, &u)) {
         return -1;
     }
-    if (g->ndeps_used + u > (size_t)UINT32_MAX) return -1;
-    if (grow((void **)&g->deps, &g->deps_cap, g->ndeps_used + u, sizeof *g->deps, INIT_POOL))
-        return -1;
-    copy_u32(g->deps + g->ndeps_used, cur, u);
-    *off = (uint32_t)g->ndeps_used;
-    *cnt = (uint32_t)u;
-    g->ndeps_used += u;
-    return 0;
+    return deps_append(g, cur, u, off, cnt);
 }
 
 /* ---- interning ---------------------------------------------------------------------------- */
