@@ -103,10 +103,18 @@ static const double *warm_guess(worker *w, const double *x)
     const double *wq = w->wq, *wq2 = w->wq2, *wdq = w->wdq;
     double *g = w->wguess;
     int dq_ok = w->wdq_ok;
-    for (int i = 0; i < len; i++) {
-        if (dq_ok && isfinite(wdq[i]) && quad) g[i] = wq[i] + h * (wdq[i] + h * ((wq2[i] - wq[i]) / d + wdq[i]) / d);
-        else if (dq_ok && isfinite(wdq[i])) g[i] = wq[i] + wdq[i] * h;
-        else if (two) g[i] = wq[i] + s * (wq[i] - wq2[i]);
+    /* per component: the quadratic (dq_ok, quad) or the tangent's line (dq_ok) where its
+     * derivative is finite, else the line through the last two points (two), else the last value;
+     * each case's loop without the others' tests (the same operations on each component) */
+    int nonfinite = !dq_ok;
+    if (dq_ok && quad)
+        for (int i = 0; i < len; i++) g[i] = wq[i] + h * (wdq[i] + h * ((wq2[i] - wq[i]) / d + wdq[i]) / d);
+    else if (dq_ok)
+        for (int i = 0; i < len; i++) g[i] = wq[i] + wdq[i] * h;
+    for (int i = 0; dq_ok && i < len; i++) nonfinite |= !isfinite(wdq[i]);
+    for (int i = 0; nonfinite && i < len; i++) {
+        if (dq_ok && isfinite(wdq[i])) continue;
+        if (two) g[i] = wq[i] + s * (wq[i] - wq2[i]);
         else g[i] = wq[i];
     }
     w->warm_points++;
@@ -356,7 +364,12 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
             w->t_lin += cpu_s(c) - t1;
         }
         if (!rc && sens && c->predictor == MBL_PREDICT_SENSITIVITY) point_sens(w, w->model, pt, 1, sens, sst);
-        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL, rc ? NULL : warm_tangent(w, pt, warm));
+        /* the tangent for the block's next point (none after its last: the next block starts anew,
+         * from its own first point, with a fresh factorization) */
+        const double *tan = NULL;
+        if (!rc && !w->block_last) tan = warm_tangent(w, pt, warm);
+        else if (!rc) w->tan_ok = 0;
+        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL, tan);
         opoint_warm_recycle(w->ow, w->wpt); /* the block's last point: the template of the next warm start */
         w->wpt = rc ? NULL : pt;
         if (!rc) pt = NULL;
