@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "lin/relin_jac.h"
+#include "modal/modal_internal.h"
 #include "study/floquet_internal.h"
 #include "study/sweep_internal.h"
 
@@ -283,12 +284,18 @@ static int point_sens(worker *w, const mbl_model *model, const mbl_point *pt, in
     return rc;
 }
 
+/* A sweep's point reports its eigen stage (mbl_modal's "eigen", the stop requests' check within a
+ * point) only on a model of at least this order n + m + k (points of some 0.2 ms and more); on a
+ * smaller one (the N = 20 four-bar: a report 0.8 k instructions, with the tool's callback, of a
+ * 250 k point) a stop takes effect at the block's end (the "sweep" report, at most 64 points). */
+#define SWEEP_EIGEN_REPORT_MIN 1000
+
 /* the modes of a linear model, or a Floquet sweep's exponents at the point */
 static int point_modes(const ctx *c, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin, mbl_modes **modes,
                        mbl_status *st)
 {
     if (c->floquet) return study_floquet_modes(model, pt, &c->fo, c->spin, modes, st);
-    return mbl_modal(lin, NULL, modes, st);
+    return modal_compute(lin, NULL, modes, c->order >= SWEEP_EIGEN_REPORT_MIN, st);
 }
 
 /* Linear model and modes at x; modes returned (caller frees). With sens (not NULL) and the
