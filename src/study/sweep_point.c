@@ -101,19 +101,26 @@ static const double *warm_guess(worker *w, const double *x)
     double d = two ? w->wx[0] - w->wx2[0] : 0.0;
     int quad = two && w->tan_ok && d != 0;
     w->wquad = quad && w->wdq_ok;
-    const double *wq = w->wq, *wq2 = w->wq2, *wdq = w->wdq;
-    double *g = w->wguess;
+    const double *restrict wq = w->wq, *restrict wq2 = w->wq2, *restrict wdq = w->wdq;
+    double *restrict g = w->wguess; /* four arrays of their own (warm_record) */
     int dq_ok = w->wdq_ok;
     /* per component: the quadratic (dq_ok, quad) or the tangent's line (dq_ok) where its
      * derivative is finite, else the line through the last two points (two), else the last value;
      * each case's loop without the others' tests (the same operations on each component) */
-    int nonfinite = !dq_ok;
+    /* z: 0 where every g is finite, else NaN (g - g is 0 or NaN); a derivative that is not finite
+     * makes its g not finite, and only then are the components checked one by one */
+    double z = dq_ok ? 0.0 : NAN;
     if (dq_ok && quad)
-        for (int i = 0; i < len; i++) g[i] = wq[i] + h * (wdq[i] + h * ((wq2[i] - wq[i]) / d + wdq[i]) / d);
+        for (int i = 0; i < len; i++) {
+            g[i] = wq[i] + h * (wdq[i] + h * ((wq2[i] - wq[i]) / d + wdq[i]) / d);
+            z += g[i] - g[i];
+        }
     else if (dq_ok)
-        for (int i = 0; i < len; i++) g[i] = wq[i] + wdq[i] * h;
-    for (int i = 0; dq_ok && i < len; i++) nonfinite |= !isfinite(wdq[i]);
-    for (int i = 0; nonfinite && i < len; i++) {
+        for (int i = 0; i < len; i++) {
+            g[i] = wq[i] + wdq[i] * h;
+            z += g[i] - g[i];
+        }
+    for (int i = 0; z != 0 && i < len; i++) {
         if (dq_ok && isfinite(wdq[i])) continue;
         if (two) g[i] = wq[i] + s * (wq[i] - wq2[i]);
         else g[i] = wq[i];
