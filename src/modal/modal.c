@@ -13,6 +13,7 @@
 #include "eig/eig.h"
 #include "mblin/la.h"
 #include "mblin/model.h"
+#include "modal/modal_internal.h"
 #include "modal/order.h"
 
 /* The rounding level of a zero of the descriptor's pencil, in units of sqrt(eps ||Ad||_1 / ||E||_1)
@@ -210,10 +211,15 @@ static int shapes_all(const mbl_linear *lin, const mbl_eig_result *E, double *S,
 
 int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes **out, mbl_status *st)
 {
+    return modal_compute(lin, opt_in, out, 1, st);
+}
+
+int modal_compute(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes **out, int report, mbl_status *st)
+{
     if (!out) return mbl_error(st, MBL_EARG, "mbl_modal: out is NULL");
     *out = NULL;
     if (!lin) return mbl_error(st, MBL_EARG, "mbl_modal: linear model is NULL");
-    if (core_progress(st, "eigen", 0, 0)) return MBL_ECANCELLED;
+    if (report && core_progress(st, "eigen", 0, 0)) return MBL_ECANCELLED;
     mbl_modal_options opt;
     if (opt_in) opt = *opt_in;
     else mbl_modal_options_default(&opt);

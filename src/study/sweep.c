@@ -190,6 +190,7 @@ static void *thread_main(void *arg)
             mbl_modes *m = NULL;
             mbl_sensitivity *S = NULL;
             ta->w.cur = p;
+            ta->w.block_last = p == p1 - 1;
             int rc = study_sweep_eval_modes(&ta->w, x, p > p0, &m, &S, NULL, &st);
             if (!rc) rc = store_point(r, p, m, S, &st);
             mbl_modes_free(m);
@@ -203,6 +204,7 @@ static void *thread_main(void *arg)
                 sw->ok[p] = 1;
             }
         }
+        ta->w.block_last = 0;
         pthread_mutex_lock(&r->lock);
         r->done += p1 - p0;
         if (r->opt->progress) r->opt->progress(r->opt->progress_ud, r->done, sw->npoints);

@@ -74,6 +74,8 @@ typedef struct worker {
     int cur;                 /* the point being computed (its index in steps) */
     const mbl_point *start;  /* the block's first point, solved already (study_sweep_start), or NULL */
     int no_chord;            /* no chord step from the prediction (block starts: a block-long step) */
+    int block_last;          /* the point being computed is its block's last (thread_main): no tangent,
+                                which only the block's next point would read */
 } worker;
 
 /* A computed point: eigenvalues and shapes (as mbl_modal orders them). */

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "lin/relin_jac.h"
+#include "modal/modal_internal.h"
 #include "study/floquet_internal.h"
 #include "study/sweep_internal.h"
 
@@ -100,13 +101,28 @@ static const double *warm_guess(worker *w, const double *x)
     double d = two ? w->wx[0] - w->wx2[0] : 0.0;
     int quad = two && w->tan_ok && d != 0;
     w->wquad = quad && w->wdq_ok;
-    const double *wq = w->wq, *wq2 = w->wq2, *wdq = w->wdq;
-    double *g = w->wguess;
+    const double *restrict wq = w->wq, *restrict wq2 = w->wq2, *restrict wdq = w->wdq;
+    double *restrict g = w->wguess; /* four arrays of their own (warm_record) */
     int dq_ok = w->wdq_ok;
-    for (int i = 0; i < len; i++) {
-        if (dq_ok && isfinite(wdq[i]) && quad) g[i] = wq[i] + h * (wdq[i] + h * ((wq2[i] - wq[i]) / d + wdq[i]) / d);
-        else if (dq_ok && isfinite(wdq[i])) g[i] = wq[i] + wdq[i] * h;
-        else if (two) g[i] = wq[i] + s * (wq[i] - wq2[i]);
+    /* per component: the quadratic (dq_ok, quad) or the tangent's line (dq_ok) where its
+     * derivative is finite, else the line through the last two points (two), else the last value;
+     * each case's loop without the others' tests (the same operations on each component) */
+    /* z: 0 where every g is finite, else NaN (g - g is 0 or NaN); a derivative that is not finite
+     * makes its g not finite, and only then are the components checked one by one */
+    double z = dq_ok ? 0.0 : NAN;
+    if (dq_ok && quad)
+        for (int i = 0; i < len; i++) {
+            g[i] = wq[i] + h * (wdq[i] + h * ((wq2[i] - wq[i]) / d + wdq[i]) / d);
+            z += g[i] - g[i];
+        }
+    else if (dq_ok)
+        for (int i = 0; i < len; i++) {
+            g[i] = wq[i] + wdq[i] * h;
+            z += g[i] - g[i];
+        }
+    for (int i = 0; z != 0 && i < len; i++) {
+        if (dq_ok && isfinite(wdq[i])) continue;
+        if (two) g[i] = wq[i] + s * (wq[i] - wq2[i]);
         else g[i] = wq[i];
     }
     w->warm_points++;
@@ -275,12 +291,18 @@ static int point_sens(worker *w, const mbl_model *model, const mbl_point *pt, in
     return rc;
 }
 
+/* A sweep's point reports its eigen stage (mbl_modal's "eigen", the stop requests' check within a
+ * point) only on a model of at least this order n + m + k (points of some 0.2 ms and more); on a
+ * smaller one (the N = 20 four-bar: a report 0.8 k instructions, with the tool's callback, of a
+ * 250 k point) a stop takes effect at the block's end (the "sweep" report, at most 64 points). */
+#define SWEEP_EIGEN_REPORT_MIN 1000
+
 /* the modes of a linear model, or a Floquet sweep's exponents at the point */
 static int point_modes(const ctx *c, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin, mbl_modes **modes,
                        mbl_status *st)
 {
     if (c->floquet) return study_floquet_modes(model, pt, &c->fo, c->spin, modes, st);
-    return mbl_modal(lin, NULL, modes, st);
+    return modal_compute(lin, NULL, modes, c->order >= SWEEP_EIGEN_REPORT_MIN, st);
 }
 
 /* Linear model and modes at x; modes returned (caller frees). With sens (not NULL) and the
@@ -356,7 +378,12 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
             w->t_lin += cpu_s(c) - t1;
         }
         if (!rc && sens && c->predictor == MBL_PREDICT_SENSITIVITY) point_sens(w, w->model, pt, 1, sens, sst);
-        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL, rc ? NULL : warm_tangent(w, pt, warm));
+        /* the tangent for the block's next point (none after its last: the next block starts anew,
+         * from its own first point, with a fresh factorization) */
+        const double *tan = NULL;
+        if (!rc && !w->block_last) tan = warm_tangent(w, pt, warm);
+        else if (!rc) w->tan_ok = 0;
+        warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL, tan);
         opoint_warm_recycle(w->ow, w->wpt); /* the block's last point: the template of the next warm start */
         w->wpt = rc ? NULL : pt;
         if (!rc) pt = NULL;

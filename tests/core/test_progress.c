@@ -205,6 +205,9 @@ TEST(sweep_on_threads)
     CHECK(sw && sw->nfailed == 0);
     mbl_sweep_free(sw);
     CHECK(has_stage(&c, "sweep"));
+    /* a small model's points report no eigen stage (sweep_point.c, SWEEP_EIGEN_REPORT_MIN): a
+     * stop takes effect at a block's end */
+    CHECK(!has_stage(&c, "eigen"));
     CHECK(!c.overlap); /* serialized */
     memset(&c, 0, sizeof c);
     mbl_progress_set(sweep_stop_cb, &c);
