@@ -68,7 +68,7 @@ typedef struct vec {
     void *local;
 } vec;
 
-static int vec_reserve(vec *v, size_t extra, size_t sz)
+static __attribute__((noinline)) int vec_reserve(vec *v, size_t extra, size_t sz)
 {
     if (extra > SIZE_MAX - v->n) return -1;
     size_t need = v->n + extra;
@@ -116,7 +116,7 @@ typedef struct sum_acc {
 } sum_acc;
 
 /* Add the term c * t (t not a sum). */
-static void sum_add_term(sum_acc *s, mblx_id t, double c)
+static inline __attribute__((always_inline)) void sum_add_term(sum_acc *s, mblx_id t, double c)
 {
     mblx_graph *g = s->g;
     double v;
@@ -445,7 +445,7 @@ mblx_id mblx__scaled_product(mblx_graph *g, double c, mblx_id p, mblx_id x, int 
 }
 
 /* One factor of a product as product_core reads it: a power of a constant exponent by its base. */
-static fac_rec fac_of(const mblx_graph *g, mblx_id x)
+static inline __attribute__((always_inline)) fac_rec fac_of(const mblx_graph *g, mblx_id x)
 {
     double ev;
     if (g->nd[x].op == MBLX_OP_POW && is_const(g, mblx__args(g, x)[1], &ev)) return (fac_rec){mblx__args(g, x)[0], x, ev};
