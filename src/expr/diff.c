@@ -210,7 +210,7 @@ static inline __attribute__((always_inline)) int relevant(const mblx_graph *g, m
 /* Product of coef and all operands of a MUL except operand `skip`, times `extra`. */
 static mblx_id mul_others(mblx_graph *g, double coef, const argcopy *a, size_t skip, mblx_id extra)
 {
-    mblx_id c = mblx_const(g, coef);
+    mblx_id c = mblx__const(g, coef);
     return c == XNONE ? XNONE : mblx__product_others(g, c, a->a, a->n, skip, extra);
 }
 
