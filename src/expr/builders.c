@@ -235,7 +235,13 @@ mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms)
     term_rec rl[LOCAL_TERMS];
     uint32_t kl[LOCAL_KEYS];
     sum_acc s = {{rl, 0, LOCAL_TERMS, rl}, {kl, 0, LOCAL_KEYS, kl}, 0.0, g, 0};
-    for (size_t i = 0; i < n && !s.failed; i++) sum_add(&s, terms[i], 1.0);
+    for (size_t i = 0; i < n && !s.failed; i++) {
+        const mblx__node *nd = &g->nd[terms[i]];
+        if (nd->op != MBLX_OP_ADD && !(nd->op == MBLX_OP_MUL && nd->na == 1))
+            sum_add_term(&s, terms[i], 1.0); /* what sum_add does with it, without the call */
+        else
+            sum_add(&s, terms[i], 1.0);
+    }
     return sum_build(&s);
 }
 
