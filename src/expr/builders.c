@@ -11,22 +11,7 @@ enum { LOCAL_ARGS = 16, LOCAL_TERMS = 16, LOCAL_KEYS = 64 };
 
 /* ---- constants ---------------------------------------------------------------------------- */
 
-mblx_id mblx_const(mblx_graph *g, double v)
-{
-    if (!g) return XNONE;
-    if (!isfinite(v)) return mblx__fail(g, MBL_EARG, "non-finite constant %g", v);
-    if (v == 0.0) return g->zero;
-    if (v == 1.0) return g->one;
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    size_t slot = (size_t)(mblx__mix64(bits) & (MBLX__CONST_CACHE - 1));
-    mblx_id c = g->const_cache[slot];
-    if (c < g->n && g->const_bits[slot] == bits) /* v is not 0: a zeroed entry never matches */
-        return c; /* the node intern would find */
-    c = mblx__intern(g, MBLX_OP_CONST, v, 0, NULL);
-    if (c != XNONE) g->const_cache[slot] = c, g->const_bits[slot] = bits;
-    return c;
-}
+mblx_id mblx_const(mblx_graph *g, double v) { return g ? mblx__const(g, v) : XNONE; }
 
 static int is_const(const mblx_graph *g, mblx_id e, double *v)
 {
@@ -68,7 +53,7 @@ typedef struct vec {
     void *local;
 } vec;
 
-static int vec_reserve(vec *v, size_t extra, size_t sz)
+static __attribute__((noinline)) int vec_reserve(vec *v, size_t extra, size_t sz)
 {
     if (extra > SIZE_MAX - v->n) return -1;
     size_t need = v->n + extra;
@@ -116,7 +101,7 @@ typedef struct sum_acc {
 } sum_acc;
 
 /* Add the term c * t (t not a sum). */
-static void sum_add_term(sum_acc *s, mblx_id t, double c)
+static inline __attribute__((always_inline)) void sum_add_term(sum_acc *s, mblx_id t, double c)
 {
     mblx_graph *g = s->g;
     double v;
@@ -223,7 +208,7 @@ static mblx_id sum_build(sum_acc *s)
         out[nt++] = t;
     }
     if (nt == 0)
-        res = mblx_const(g, s->k);
+        res = mblx__const(g, s->k);
     else if (nt == 1 && s->k == 0.0)
         res = out[0];
     else
@@ -250,7 +235,13 @@ mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms)
     term_rec rl[LOCAL_TERMS];
     uint32_t kl[LOCAL_KEYS];
     sum_acc s = {{rl, 0, LOCAL_TERMS, rl}, {kl, 0, LOCAL_KEYS, kl}, 0.0, g, 0};
-    for (size_t i = 0; i < n && !s.failed; i++) sum_add(&s, terms[i], 1.0);
+    for (size_t i = 0; i < n && !s.failed; i++) {
+        const mblx__node *nd = &g->nd[terms[i]];
+        if (nd->op != MBLX_OP_ADD && !(nd->op == MBLX_OP_MUL && nd->na == 1))
+            sum_add_term(&s, terms[i], 1.0); /* what sum_add does with it, without the call */
+        else
+            sum_add(&s, terms[i], 1.0);
+    }
     return sum_build(&s);
 }
 
@@ -312,7 +303,7 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
             if (isfinite(coef * g->nd[t].val)) {
                 coef *= g->nd[t].val;
             } else {
-                mblx_id kc = mblx_const(g, g->nd[t].val);
+                mblx_id kc = mblx__const(g, g->nd[t].val);
                 if (kc == XNONE) goto done;
                 PUSH_FAC(kc, 1.0, XNONE);
             }
@@ -369,7 +360,7 @@ static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id 
     if (renorm && pass < PRODUCT_PASSES) {
         res = product_core(g, coef, nf, out, pass + 1);
     } else if (nf == 0) {
-        res = mblx_const(g, coef);
+        res = mblx__const(g, coef);
     } else if (nf == 1 && coef == 1.0) {
         res = out[0];
     } else {
@@ -445,7 +436,7 @@ mblx_id mblx__scaled_product(mblx_graph *g, double c, mblx_id p, mblx_id x, int 
 }
 
 /* One factor of a product as product_core reads it: a power of a constant exponent by its base. */
-static fac_rec fac_of(const mblx_graph *g, mblx_id x)
+static inline __attribute__((always_inline)) fac_rec fac_of(const mblx_graph *g, mblx_id x)
 {
     double ev;
     if (g->nd[x].op == MBLX_OP_POW && is_const(g, mblx__args(g, x)[1], &ev)) return (fac_rec){mblx__args(g, x)[0], x, ev};
@@ -548,8 +539,8 @@ static mblx_id pow_num(mblx_graph *g, mblx_id b, double e)
     double bv;
     if (is_const(g, b, &bv)) {
         double r = pow(bv, e);
-        if (isfinite(r)) return mblx_const(g, r);
-        mblx_id ec = mblx_const(g, e);
+        if (isfinite(r)) return mblx__const(g, r);
+        mblx_id ec = mblx__const(g, e);
         if (ec == XNONE) return XNONE;
         uint32_t a[2] = {b, ec};
         return mblx__intern(g, MBLX_OP_POW, 0.0, 2, a);
@@ -577,7 +568,7 @@ static mblx_id pow_num(mblx_graph *g, mblx_id b, double e)
             return res;
         }
     }
-    mblx_id ec = mblx_const(g, e);
+    mblx_id ec = mblx__const(g, e);
     if (ec == XNONE) return XNONE;
     uint32_t a[2] = {b, ec};
     return mblx__intern(g, MBLX_OP_POW, 0.0, 2, a);
@@ -675,7 +666,7 @@ static mblx_id fun1(mblx_graph *g, unsigned op, mblx_id a)
     double v;
     if (is_const(g, a, &v)) {
         double r = fold1(op, v);
-        if (isfinite(r)) return mblx_const(g, r);
+        if (isfinite(r)) return mblx__const(g, r);
     }
     unsigned aop = g->nd[a].op;
     if (op == MBLX_OP_LOG && aop == MBLX_OP_EXP) return mblx__args(g, a)[0];
@@ -705,7 +696,7 @@ mblx_id mblx_atan2(mblx_graph *g, mblx_id y, mblx_id x)
     if (is_undefined(g, y)) return y;
     if (is_undefined(g, x)) return x;
     double a, b;
-    if (is_const(g, y, &a) && is_const(g, x, &b)) return mblx_const(g, atan2(a, b));
+    if (is_const(g, y, &a) && is_const(g, x, &b)) return mblx__const(g, atan2(a, b));
     uint32_t args[2] = {y, x};
     return mblx__intern(g, MBLX_OP_ATAN2, 0.0, 2, args);
 }
@@ -718,7 +709,7 @@ static mblx_id minmax(mblx_graph *g, unsigned op, mblx_id a, mblx_id b)
     if (a == b) return a;
     double x, y;
     if (is_const(g, a, &x) && is_const(g, b, &y))
-        return mblx_const(g, op == MBLX_OP_MIN ? (x < y ? x : y) : (x > y ? x : y));
+        return mblx__const(g, op == MBLX_OP_MIN ? (x < y ? x : y) : (x > y ? x : y));
     uint32_t args[2] = {a < b ? a : b, a < b ? b : a};
     return mblx__intern(g, op, 0.0, 2, args);
 }
@@ -749,7 +740,7 @@ mblx_id mblx_step(mblx_graph *g, mblx_id x, mblx_id x0, mblx_id h0, mblx_id x1, 
         double h0v, h1v;
         if (is_const(g, h0, &h0v) && is_const(g, h1, &h1v)) {
             double r = mblx__step_value(xv, x0v, h0v, x1v, h1v);
-            if (isfinite(r)) return mblx_const(g, r);
+            if (isfinite(r)) return mblx__const(g, r);
         }
     }
     if (h0 == h1) return h0;
@@ -793,7 +784,7 @@ mblx_id mblx_apply(mblx_graph *g, mblx_op op, double value, size_t n, const mblx
                               mblx_op_name(op), (k), n);                                      \
     } while (0)
     switch (op) {
-    case MBLX_OP_CONST: ARITY(0); return mblx_const(g, value);
+    case MBLX_OP_CONST: ARITY(0); return mblx__const(g, value);
     case MBLX_OP_ADD: {
         if (!isfinite(value)) return mblx__fail(g, MBL_EARG, "non-finite constant %g", value);
         if (first_undefined(g, n, args) != XNONE) return first_undefined(g, n, args);

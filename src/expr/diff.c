@@ -18,18 +18,25 @@ typedef struct u32vec {
     int borrowed; /* p is the caller's storage (a stack array): copied out when it grows */
 } u32vec;
 
-static int u32_push(u32vec *v, uint32_t x)
+/* The traversals' small helpers below are inlined (GCC kept them as calls: u32_push, args_copy,
+ * seed_find, relevant and add_contrib were about 400,000 calls on the N = 1000 four-bar's
+ * formulation); a stack's growth stays a call. */
+static __attribute__((noinline)) int u32_grow(u32vec *v)
 {
-    if (v->n == v->cap) {
-        size_t nc = v->cap ? v->cap * 2 : INIT_STACK;
-        if (nc < v->cap) return -1;
-        uint32_t *q = v->borrowed ? mbl_alloc_array(nc, sizeof *q) : mbl_realloc_array(v->p, nc, sizeof *q);
-        if (!q) return -1;
-        if (v->borrowed) memcpy(q, v->p, v->n * sizeof *q);
-        v->p = q;
-        v->cap = nc;
-        v->borrowed = 0;
-    }
+    size_t nc = v->cap ? v->cap * 2 : INIT_STACK;
+    if (nc < v->cap) return -1;
+    uint32_t *q = v->borrowed ? mbl_alloc_array(nc, sizeof *q) : mbl_realloc_array(v->p, nc, sizeof *q);
+    if (!q) return -1;
+    if (v->borrowed) memcpy(q, v->p, v->n * sizeof *q);
+    v->p = q;
+    v->cap = nc;
+    v->borrowed = 0;
+    return 0;
+}
+
+static inline __attribute__((always_inline)) int u32_push(u32vec *v, uint32_t x)
+{
+    if (v->n == v->cap && u32_grow(v)) return -1;
     v->p[v->n++] = x;
     return 0;
 }
@@ -41,7 +48,7 @@ typedef struct argcopy {
     size_t n;
 } argcopy;
 
-static int args_copy(const mblx_graph *g, mblx_id v, argcopy *c)
+static inline __attribute__((always_inline)) int args_copy(const mblx_graph *g, mblx_id v, argcopy *c)
 {
     c->n = g->nd[v].na;
     c->a = c->local;
@@ -72,7 +79,7 @@ typedef struct seedset {
 #define LESS_SEED(x, y) ((x)->sym < (y)->sym)
 MBLX__STABLE_SORT(sort_seeds, seed, LESS_SEED)
 
-static long seed_find(const seedset *S, uint32_t sym)
+static inline __attribute__((always_inline)) long seed_find(const seedset *S, uint32_t sym)
 {
     if (S->pos) return sym < S->npos ? (long)S->pos[sym] - 1 : -1;
     size_t lo = 0, hi = S->n;
@@ -172,7 +179,7 @@ static int seeds_make(mblx_graph *g, const char *who, size_t n, const mblx_id *s
 }
 
 /* Does node v depend on any symbol of S? */
-static int relevant(const mblx_graph *g, mblx_id v, const seedset *S)
+static inline __attribute__((always_inline)) int relevant(const mblx_graph *g, mblx_id v, const seedset *S)
 {
     uint32_t cnt = g->nd[v].dcnt;
     if (cnt == 0 || S->n == 0) return 0;
@@ -203,7 +210,7 @@ static int relevant(const mblx_graph *g, mblx_id v, const seedset *S)
 /* Product of coef and all operands of a MUL except operand `skip`, times `extra`. */
 static mblx_id mul_others(mblx_graph *g, double coef, const argcopy *a, size_t skip, mblx_id extra)
 {
-    mblx_id c = mblx_const(g, coef);
+    mblx_id c = mblx__const(g, coef);
     return c == XNONE ? XNONE : mblx__product_others(g, c, a->a, a->n, skip, extra);
 }
 
@@ -445,13 +452,14 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
                                 : compute(g, v, mode);
                 if (r == XNONE) goto out;
                 g->memo[v] = r;
-                if (keep) mblx__keep_put(g, keep, v, r);
+                if (keep && keep->arr) keep->arr[v] = r + 1; /* mblx__keep_put's by-node memo, inline */
+                else if (keep) mblx__keep_put(g, keep, v, r);
             }
             stp->n--;
             continue;
         }
         g->stamp[v] = epoch;
-        uint32_t kv = keep ? mblx__keep_get(g, keep, v) : 0;
+        uint32_t kv = !keep ? 0 : keep->arr ? keep->arr[v] : mblx__keep_get(g, keep, v); /* (its by-node memo inline) */
         if (kv) { /* differentiated by an earlier call under the same seeds */
             g->memo[v] = kv - 1;
             stp->n--;
@@ -647,15 +655,19 @@ static int relevant_postorder(mblx_graph *g, mblx_id e, const seedset *S, u32vec
 }
 
 /* Contribution node to the adjoint of local node lc; -1 when out of memory. */
-static int add_contrib(adjoints *A, uint32_t lc, mblx_id node)
+static __attribute__((noinline)) int contrib_grow(adjoints *A)
 {
-    if (A->ncp == A->capcp) {
-        size_t nc = A->capcp ? A->capcp * 2 : INIT_STACK;
-        contrib *q = mbl_realloc_array(A->cp, nc, sizeof *q);
-        if (!q) return -1;
-        A->cp = q;
-        A->capcp = nc;
-    }
+    size_t nc = A->capcp ? A->capcp * 2 : INIT_STACK;
+    contrib *q = mbl_realloc_array(A->cp, nc, sizeof *q);
+    if (!q) return -1;
+    A->cp = q;
+    A->capcp = nc;
+    return 0;
+}
+
+static inline __attribute__((always_inline)) int add_contrib(adjoints *A, uint32_t lc, mblx_id node)
+{
+    if (A->ncp == A->capcp && contrib_grow(A)) return -1;
     A->cp[A->ncp].node = node;
     A->cp[A->ncp].next = A->head.p[lc];
     A->head.p[lc] = (uint32_t)A->ncp++;

@@ -109,7 +109,7 @@ static inline void lin2(double *T, const double *Ta, double da, const double *Tb
 static double sgn(double a) { return (double)((a > 0.0) - (a < 0.0)); }
 
 /* The value of a one-operand instruction (the operations of tape_eval.c's exec1). */
-static double value1(unsigned op, double a, double c)
+static inline __attribute__((always_inline)) double value1(unsigned op, double a, double c)
 {
     switch (op) {
     case TI_SQR: return a * a;
@@ -137,7 +137,7 @@ static double value1(unsigned op, double a, double c)
 }
 
 /* Its derivative at a (v the value): the rules of diff.c's partial(). */
-static double deriv1(unsigned op, double a, double v, double c)
+static inline __attribute__((always_inline)) double deriv1(unsigned op, double a, double v, double c)
 {
     switch (op) {
     case TI_SQR: return 2.0 * a;
@@ -219,9 +219,11 @@ static double step(const uint32_t *r, const double *w, const double *T, double *
     return mblx__step_value(x, x0, h0, x1, h1);
 }
 
-static void seed_symbol(double *Td, uint32_t s, size_t p, const fwd_seed *sd)
+/* p is FWD_LANES-padded: the zeros written four at a time (a call of memset cost more than the
+ * few lanes of a tangent) */
+static inline __attribute__((always_inline)) void seed_symbol(double *Td, uint32_t s, size_t p, const fwd_seed *sd)
 {
-    memset(Td, 0, p * sizeof *Td);
+    LANES(((void)j, 0.0));
     if (sd->dense) {
         memcpy(Td, sd->dense + (size_t)s * sd->np, sd->np * sizeof *Td);
     } else if (s < sd->ncolor) {
@@ -291,7 +293,7 @@ static inline __attribute__((always_inline)) double fwd1(const mblx_tape *t, con
 #define Tb (T + (size_t)in->b * p)
     switch (in->op) {
     case TI_LDC:
-        memset(Td, 0, p * sizeof *Td);
+        LANES(((void)j, 0.0));
         return in->c;
     case TI_LDS:
         seed_symbol(Td, in->a, p, sd);

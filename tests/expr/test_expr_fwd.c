@@ -357,6 +357,73 @@ TEST(pattern_and_coloring)
     mblx_graph_free(g);
 }
 
+/* The tangents of constants and symbols are written whole by every sweep (tape_forward.c zeroes
+ * them four lanes at a time): a work array left full of NaN by anything before, and reused from
+ * call to call, gives the closed-form derivatives for 1 to 9 directions (padded lanes included),
+ * with a constant output, a bare symbol output and constants inside sums and products; and the
+ * colored Jacobian likewise from a dirty work array. */
+TEST(dirty_work_tangents)
+{
+    enum { NS = 6, NO = 5, PMAX = 9 };
+    mblx_graph *g = mblx_graph_new();
+    mblx_id x[NS], f[NO];
+    char nm[8];
+    for (int i = 0; i < NS; i++) snprintf(nm, sizeof nm, "x%d", i), x[i] = mblx_symbol(g, nm);
+    f[0] = mblx_const(g, 2.5);
+    f[1] = mblx_add(g, mblx_mul(g, x[0], x[1]), mblx_const(g, 3.0));
+    mblx_id t2[3] = {mblx_sin(g, x[2]), mblx_powc(g, x[3], 2.0), mblx_scale(g, 1.5, x[4])};
+    f[2] = mblx_sum(g, 3, t2);
+    f[3] = x[5];
+    f[4] = mblx_mul(g, mblx_exp(g, x[0]), mblx_const(g, 2.0));
+    double sv[NS] = {0.3, -1.2, 0.7, 2.1, -0.4, 1.9}, J[NO][NS] = {{0}};
+    J[1][0] = sv[1], J[1][1] = sv[0];
+    J[2][2] = cos(sv[2]), J[2][3] = 2 * sv[3], J[2][4] = 1.5;
+    J[3][5] = 1;
+    J[4][0] = 2 * exp(sv[0]);
+    mbl_status st;
+    mblx_tape *t = mblx_compile(g, NO, f, &st);
+    CHECK(t);
+    size_t nw = mblx_tape_fwd_work_size(t, PMAX);
+    double *w = malloc(nw * sizeof *w), seed[NS * PMAX], out[NO], dout[NO * PMAX];
+    memset(w, 0xff, nw * sizeof *w); /* NaN everywhere */
+    for (int round = 0; round < 2; round++)
+        for (size_t p = 1; p <= PMAX; p++) {
+            for (int s = 0; s < NS; s++)
+                for (size_t k = 0; k < p; k++) seed[(size_t)s * p + k] = (double)((s * 7 + (int)k * 3 + round) % 5) - 1.5;
+            CHECK_EQ_INT(mblx_tape_fwd(t, sv, p, seed, out, dout, w, &st), 0);
+            CHECK(out[0] == 2.5 && out[3] == sv[5]);
+            for (int o = 0; o < NO; o++)
+                for (size_t k = 0; k < p; k++) {
+                    double want = 0;
+                    for (int s = 0; s < NS; s++) want += J[o][s] * seed[(size_t)s * p + k];
+                    double got = dout[(size_t)o * p + k];
+                    CHECK_MSG(fabs(got - want) <= 1e-14 * (1 + fabs(want)), "p %zu: d f%d along %zu = %.17g, closed form %.17g",
+                              p, o, k, got, want);
+                }
+        }
+    free(w);
+    mblx_fwdjac *FJ = mblx_fwdjac_new(g, NO, f, NS, x, &st);
+    CHECK(FJ);
+    const int *cp, *ri;
+    size_t nnz = mblx_fwdjac_pattern(FJ, &cp, &ri);
+    nw = mblx_fwdjac_work_size(FJ, t);
+    w = malloc(nw * sizeof *w);
+    memset(w, 0xff, nw * sizeof *w);
+    double vals[NO * NS];
+    CHECK(nnz <= NO * NS);
+    for (int round = 0; round < 2; round++) {
+        CHECK_EQ_INT(mblx_fwdjac_eval(FJ, t, sv, vals, out, w, &st), 0);
+        for (int j = 0; j < NS; j++)
+            for (int a = cp[j]; a < cp[j + 1]; a++)
+                CHECK_MSG(fabs(vals[a] - J[ri[a]][j]) <= 1e-15 * (1 + fabs(J[ri[a]][j])), "J[%d][%d] = %.17g, closed form %.17g",
+                          ri[a], j, vals[a], J[ri[a]][j]);
+    }
+    free(w);
+    mblx_fwdjac_free(FJ);
+    mblx_tape_free(t);
+    mblx_graph_free(g);
+}
+
 int main(void)
 {
     RUN(every_opcode_against_closed_forms);
@@ -364,5 +431,6 @@ int main(void)
     RUN(overflow_in_runs);
     RUN(numerically_zero_tangent);
     RUN(pattern_and_coloring);
+    RUN(dirty_work_tangents);
     return test_summary("expr_fwd");
 }
