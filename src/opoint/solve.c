@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/progress.h"
+#include "la/la_equilibrate.h"
 #include "mblin/la.h"
 #include "opoint_solve.h"
 
@@ -135,7 +136,7 @@ static int sparse_pattern(opoint_subproblem *sp, mbl_status *st)
     sp->stx = mbl_calloc((size_t)nz + 1, sizeof *sp->stx);
     sp->eqr = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *sp->eqr);
     sp->eqc = mbl_alloc_array((size_t)sp->ncol + 1, sizeof *sp->eqc);
-    sp->eqw = mbl_alloc_array((size_t)(sp->nrow + sp->ncol) + 1, sizeof *sp->eqw);
+    sp->eqw = mbl_alloc_array(LA_EQUILIBRATE_WS(sp->nrow, sp->ncol) + 1, sizeof *sp->eqw);
     sp->rptr = mbl_calloc((size_t)sp->nrow + 2, sizeof *sp->rptr);
     sp->rperm = mbl_alloc_array((size_t)nz + 1, sizeof *sp->rperm);
     sp->rsrc = mbl_alloc_array((size_t)nz + 1, sizeof *sp->rsrc);
@@ -289,8 +290,7 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
          * fill, 4.5 s instead of 0.4 s) */
         for (int pass = (sp->eq_on || n >= OPOINT_EQ_FIRST_MIN) ? 1 : 0; pass < 2; pass++) {
             if (pass == 1) {
-                mbla_csc_equilibrate(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw,
-                                     NULL);
+                la_csc_equilibrate_ws(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw);
                 sp->eq_on = sp->eq_warm = 1;
                 for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
             }
