@@ -40,12 +40,21 @@ double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
     /* the blocks [vdot lambda mu v q Xdot Z X r] from the point's sizes (those of the model, made by
      * opoint_point_new): called per unknown and iterate (a sweep's warm points), so no call per block */
     (void)md;
-    double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->Xdot, pt->Z, pt->X, pt->r};
-    int len[MBL_NBLK] = {pt->n, pt->m, pt->k, pt->n, pt->n, pt->nX, pt->nZ, pt->nX, pt->nr};
-    for (int b = 0; b < MBL_NBLK; b++) {
-        if (col < len[b]) return col >= 0 ? base[b] + col : NULL;
-        col -= len[b];
-    }
+    if (col < 0) return NULL;
+    /* block by block, each length and base read only when the column lies beyond the blocks before */
+#define OPOINT_BLOCK(ptr, len)                                                                                         \
+    if (col < (len)) return (ptr) + col;                                                                               \
+    col -= (len);
+    OPOINT_BLOCK(pt->vdot, pt->n)
+    OPOINT_BLOCK(pt->lambda, pt->m)
+    OPOINT_BLOCK(pt->mu, pt->k)
+    OPOINT_BLOCK(pt->v, pt->n)
+    OPOINT_BLOCK(pt->q, pt->n)
+    OPOINT_BLOCK(pt->Xdot, pt->nX)
+    OPOINT_BLOCK(pt->Z, pt->nZ)
+    OPOINT_BLOCK(pt->X, pt->nX)
+    OPOINT_BLOCK(pt->r, pt->nr)
+#undef OPOINT_BLOCK
     return NULL;
 }
 
