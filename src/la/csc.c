@@ -1,4 +1,5 @@
 /* Sparse matrices in compressed sparse column form (0-based, sorted, no duplicates). */
+#include "la/la_equilibrate.h"
 #include "la/la_internal.h"
 
 #include <limits.h>
@@ -541,7 +542,7 @@ int mbla_csc_drop(mbla_csc *A, double tol)
  * log2(x) / 2 lies in [t/2, (t+1)/2), so s is its nearest integer up to the mantissa (a factor
  * sqrt 2 at most). Exact, so scaling by it is. The exponent is read from the bits for normal
  * numbers (frexp and ldexp cost more than the rest of a sweep). */
-static double inv_sqrt_pow2(double x)
+static inline double inv_sqrt_pow2(double x)
 {
     uint64_t b;
     memcpy(&b, &x, sizeof b);
@@ -560,46 +561,118 @@ static double inv_sqrt_pow2(double x)
     return f;
 }
 
+/* f[k] = the factor of the norm f[k] for k < len: inv_sqrt_pow2(f[k]) for a positive finite norm,
+ * else 1 (norms in [1/2, 2), the rest of a sweep that converged, read as 1 from the exponent's
+ * bits: inv_sqrt_pow2's 2^0). 1 when some factor is not 1. */
+static int pow2_factors(double *f, int len)
+{
+    int changed = 0;
+    for (int k = 0; k < len; k++) {
+        uint64_t b;
+        memcpy(&b, &f[k], sizeof b);
+        unsigned be = (unsigned)(b >> 52); /* the sign and the biased exponent */
+        if (be - 1022u <= 1u || be >= 0x7ffu || b == 0) { /* [1/2, 2); negative, infinite, NaN; +0 */
+            f[k] = 1.0;
+            continue;
+        }
+        f[k] = inv_sqrt_pow2(f[k]);
+        changed |= f[k] != 1.0;
+    }
+    return changed;
+}
+
+/* The max-norms of A's rows (fr, m) and columns (fc, n), with the warm start's factors applied
+ * first in the same pass (x *= r_i c_j, as a pass of its own would) when r is given. */
+static void equil_norms(mbla_csc *A, const double *r, const double *c, double *fr, double *fc)
+{
+    const int m = A->m, n = A->n, *Ap = A->p, *Ai = A->i;
+    double *Ax = A->x;
+    for (int i = 0; i < m; i++) fr[i] = 0.0;
+    for (int j = 0; j < n; j++) {
+        double cm = 0.0;
+        if (r) {
+            double cj = c[j];
+            for (int p = Ap[j]; p < Ap[j + 1]; p++) {
+                int i = Ai[p];
+                double a = fabs(Ax[p] *= r[i] * cj);
+                if (a > cm) cm = a;
+                if (a > fr[i]) fr[i] = a;
+            }
+        } else {
+            for (int p = Ap[j]; p < Ap[j + 1]; p++) {
+                double a = fabs(Ax[p]);
+                if (a > cm) cm = a;
+                if (a > fr[Ai[p]]) fr[Ai[p]] = a;
+            }
+        }
+        fc[j] = cm;
+    }
+}
+
+/* The sweeps of mbla_csc_equilibrate; rnext (m doubles, or NULL): scratch for the next sweep's row
+ * norms, which are then taken in the pass that applies a sweep's factors (one pass over A per
+ * sweep instead of two; the same products, so the same bits). */
+static int equilibrate_sweeps(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work, double *rnext)
+{
+    const int m = A->m, n = A->n, *Ap = A->p, *Ai = A->i;
+    double *Ax = A->x;
+    int it = 0;
+    double *fr = work, *fc = work + m; /* row and column max-norms, then this sweep's factors */
+    if (!warm) {
+        for (int i = 0; i < m; i++) r[i] = 1.0;
+        for (int j = 0; j < n; j++) c[j] = 1.0;
+    }
+    /* the first sweep's norms (warm: the given factors, powers of 2, applied exactly in the pass) */
+    if (maxiter > 0 || warm) equil_norms(A, warm ? r : NULL, c, fr, fc);
+    int have = 1; /* fr, fc hold the current matrix's norms */
+    for (; it < maxiter; it++) {
+        if (!have) equil_norms(A, NULL, NULL, fr, fc);
+        have = 0;
+        /* both factors at once (Ruiz), then one pass to apply them */
+        int changed = pow2_factors(fr, m);
+        changed |= pow2_factors(fc, n);
+        if (!changed) break;
+        for (int i = 0; i < m; i++) r[i] *= fr[i];
+        if (!rnext) {
+            for (int j = 0; j < n; j++) {
+                c[j] *= fc[j];
+                for (int p = Ap[j]; p < Ap[j + 1]; p++) Ax[p] *= fr[Ai[p]] * fc[j];
+            }
+            continue;
+        }
+        /* apply, and the next sweep's norms of the result */
+        for (int i = 0; i < m; i++) rnext[i] = 0.0;
+        for (int j = 0; j < n; j++) {
+            double fj = fc[j], cm = 0.0;
+            c[j] *= fj;
+            for (int p = Ap[j]; p < Ap[j + 1]; p++) {
+                int i = Ai[p];
+                double a = fabs(Ax[p] *= fr[i] * fj);
+                if (a > cm) cm = a;
+                if (a > rnext[i]) rnext[i] = a;
+            }
+            fc[j] = cm;
+        }
+        double *t = fr;
+        fr = rnext, rnext = t;
+        have = 1;
+    }
+    return it;
+}
+
 int mbla_csc_equilibrate(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work, mbl_status *st)
 {
     const char *fn = "mbla_csc_equilibrate";
     int rc = la_csc_arg(A, fn, "A", st);
     if (rc) return rc;
-    int m = A->m, n = A->n, it = 0;
+    int m = A->m, n = A->n;
     if ((m && !r) || (n && !c) || (m + n && !work)) return mbl_error(st, MBL_EARG, "%s: r, c or work is NULL", fn);
     if (maxiter < 0) maxiter = MBLA_EQUILIBRATE_MAXITER_DEFAULT;
-    double *fr = work, *fc = work + m; /* row and column max-norms, then this sweep's factors */
-    if (warm) { /* start from the given factors (powers of 2: exact) */
-        for (int j = 0; j < n; j++)
-            for (int p = A->p[j]; p < A->p[j + 1]; p++) A->x[p] *= r[A->i[p]] * c[j];
-    } else {
-        for (int i = 0; i < m; i++) r[i] = 1.0;
-        for (int j = 0; j < n; j++) c[j] = 1.0;
-    }
-    for (; it < maxiter; it++) {
-        /* max-norms of every row and column of the current matrix in one pass */
-        for (int i = 0; i < m; i++) fr[i] = 0.0;
-        for (int j = 0; j < n; j++) {
-            double cm = 0.0;
-            for (int p = A->p[j]; p < A->p[j + 1]; p++) {
-                double a = fabs(A->x[p]);
-                if (a > cm) cm = a;
-                if (a > fr[A->i[p]]) fr[A->i[p]] = a;
-            }
-            fc[j] = cm;
-        }
-        /* both factors at once (Ruiz), then one pass to apply them */
-        int changed = 0;
-        for (int g = 0; g < m + n; g++) {
-            work[g] = work[g] > 0 && isfinite(work[g]) ? inv_sqrt_pow2(work[g]) : 1.0;
-            changed |= work[g] != 1.0;
-        }
-        if (!changed) break;
-        for (int i = 0; i < m; i++) r[i] *= fr[i];
-        for (int j = 0; j < n; j++) {
-            c[j] *= fc[j];
-            for (int p = A->p[j]; p < A->p[j + 1]; p++) A->x[p] *= fr[A->i[p]] * fc[j];
-        }
-    }
-    return it;
+    return equilibrate_sweeps(A, maxiter, warm, r, c, work, NULL);
+}
+
+int la_csc_equilibrate_ws(mbla_csc *A, int maxiter, int warm, double *r, double *c, double *work)
+{
+    if (maxiter < 0) maxiter = MBLA_EQUILIBRATE_MAXITER_DEFAULT;
+    return equilibrate_sweeps(A, maxiter, warm, r, c, work, work + A->m + A->n);
 }

@@ -12,6 +12,7 @@
  * powers of 2): A x = b is S y = diag(r) b, x = diag(c) y; A^T y = b is S^T z = diag(c) b,
  * y = diag(r) z. */
 #include "core/progress.h"
+#include "la/la_equilibrate.h"
 #include "la/la_internal.h"
 
 #include <klu.h>
@@ -41,7 +42,7 @@ struct mbla_klu {
     double *bx;      /* values of B (nz, or 2 nz complex) */
     double *perm;    /* n doubles (2 n complex): a permuted right-hand side */
     int eq, eq_warm; /* equilibrate; er, ec hold factors of earlier values */
-    double *er, *ec, *ework; /* row and column factors (n each), scratch (2 n) */
+    double *er, *ec, *ework; /* row and column factors (n each), scratch (LA_EQUILIBRATE_WS) */
     double *eabs;    /* |A| (nz), equilibrated in place */
     double *sx;      /* the scaled values diag(er) A diag(ec) (nz, or 2 nz complex) */
     klu_common common;
@@ -143,7 +144,7 @@ static void equilibrate(mbla_klu *k, const double *x)
 {
     for (int t = 0; t < k->nz; t++) k->eabs[t] = k->cplx ? hypot(x[2 * t], x[2 * t + 1]) : fabs(x[t]);
     mbla_csc a = {k->n, k->n, k->p, k->i, k->eabs};
-    mbla_csc_equilibrate(&a, MBLA_EQUILIBRATE_MAXITER_DEFAULT, k->eq_warm, k->er, k->ec, k->ework, NULL);
+    la_csc_equilibrate_ws(&a, MBLA_EQUILIBRATE_MAXITER_DEFAULT, k->eq_warm, k->er, k->ec, k->ework);
     k->eq_warm = 1;
 }
 
@@ -392,7 +393,7 @@ static int create(const mbla_csc *A, const double *x, int cplx, const mbla_klu_o
     if (k->eq) {
         k->er = mbl_alloc_array((size_t)n + 1, sizeof *k->er);
         k->ec = mbl_alloc_array((size_t)n + 1, sizeof *k->ec);
-        k->ework = mbl_alloc_array(2 * (size_t)n + 1, sizeof *k->ework);
+        k->ework = mbl_alloc_array(LA_EQUILIBRATE_WS(n, n) + 1, sizeof *k->ework);
         k->eabs = mbl_alloc_array((size_t)nz + 1, sizeof *k->eabs);
         k->sx = mbl_alloc_array((size_t)nz * (cplx ? 2 : 1) + 1, sizeof *k->sx);
     }

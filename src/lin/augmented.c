@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "la/la_equilibrate.h"
 #include "lin/augmented_internal.h"
 #include "lin/methods_internal.h"
 
@@ -179,7 +180,7 @@ int aug_singular_error(mbl_status *st, double cond)
  * X = diag(ec) Aug^-1 diag(er) B. A sweep keeps the factors of its first point (relin.c). */
 static void equilibrate(mbl_lin_work *w)
 {
-    mbla_csc_equilibrate(w->Aug, MBLA_DEFAULT, 0, w->er, w->ec, w->ework, NULL);
+    la_csc_equilibrate_ws(w->Aug, MBLA_EQUILIBRATE_MAXITER_DEFAULT, 0, w->er, w->ec, w->ework);
 }
 
 /* Values of triplets at the point in w->ev from their sources. */
@@ -552,7 +553,7 @@ static int kin_prepare(mbl_lin_work *w, mbl_status *st)
         w->G = carve_array(&c, (size_t)n * (size_t)zz + 1, sizeof *w->G);
         w->kr = carve_array(&c, (size_t)w->Nk + 1, sizeof *w->kr);
         w->kc = carve_array(&c, (size_t)w->Nk + 1, sizeof *w->kc);
-        w->kwork = carve_array(&c, 2 * (size_t)w->Nk + 1, sizeof *w->kwork);
+        w->kwork = carve_array(&c, LA_EQUILIBRATE_WS(w->Nk, w->Nk) + 1, sizeof *w->kwork);
         w->gent = carve_array(&c, 3 * (size_t)ng + 1, sizeof *w->gent);
     }
     if (c.fail) return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -658,7 +659,7 @@ static int kin_factor(mbl_lin_work *w, const mbl_lin_options *opt, double *condk
         aug_alloc_release(&w->ka, &w->kti), aug_alloc_release(&w->ka, &w->ktj);
         aug_alloc_release(&w->ka, &w->ktsrc), aug_alloc_release(&w->ka, &w->ktx);
     }
-    if (!rc) mbla_csc_equilibrate(w->Kin, MBLA_DEFAULT, 0, w->kr, w->kc, w->kwork, NULL);
+    if (!rc) la_csc_equilibrate_ws(w->Kin, MBLA_EQUILIBRATE_MAXITER_DEFAULT, 0, w->kr, w->kc, w->kwork);
     if (!rc && w->sweep) {
         rc = mbla_klu_new(w->Kin, NULL, &w->klu_k, st);
         if (!rc) rc = mbla_klu_condest(w->klu_k, w->Kin, condk, st);
@@ -822,7 +823,7 @@ static int work_prepare(const mbl_model *md, const mbl_point *pt, const mbl_lin_
         w->tmpy = carve_array(&c, (size_t)w->nrhs + 1, sizeof *w->tmpy);
         w->er = carve_array(&c, (size_t)N + 1, sizeof *w->er);
         w->ec = carve_array(&c, (size_t)N + 1, sizeof *w->ec);
-        w->ework = carve_array(&c, 2 * (size_t)N + 1, sizeof *w->ework);
+        w->ework = carve_array(&c, LA_EQUILIBRATE_WS(N, N) + 1, sizeof *w->ework);
     }
     if (!lin || c.fail || rows_of(&md->usjac, w->ev.us + nus_rows, nus_rows, &w->U) ||
         rows_of(&md->yjac, w->ev.y + ny, ny, &w->Y)) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/progress.h"
+#include "la/la_equilibrate.h"
 #include "mblin/la.h"
 #include "opoint_solve.h"
 
@@ -39,12 +40,21 @@ double *opoint_unknown_ptr(const mbl_model *md, mbl_point *pt, int col)
     /* the blocks [vdot lambda mu v q Xdot Z X r] from the point's sizes (those of the model, made by
      * opoint_point_new): called per unknown and iterate (a sweep's warm points), so no call per block */
     (void)md;
-    double *base[MBL_NBLK] = {pt->vdot, pt->lambda, pt->mu, pt->v, pt->q, pt->Xdot, pt->Z, pt->X, pt->r};
-    int len[MBL_NBLK] = {pt->n, pt->m, pt->k, pt->n, pt->n, pt->nX, pt->nZ, pt->nX, pt->nr};
-    for (int b = 0; b < MBL_NBLK; b++) {
-        if (col < len[b]) return col >= 0 ? base[b] + col : NULL;
-        col -= len[b];
-    }
+    if (col < 0) return NULL;
+    /* block by block, each length and base read only when the column lies beyond the blocks before */
+#define OPOINT_BLOCK(ptr, len)                                                                                         \
+    if (col < (len)) return (ptr) + col;                                                                               \
+    col -= (len);
+    OPOINT_BLOCK(pt->vdot, pt->n)
+    OPOINT_BLOCK(pt->lambda, pt->m)
+    OPOINT_BLOCK(pt->mu, pt->k)
+    OPOINT_BLOCK(pt->v, pt->n)
+    OPOINT_BLOCK(pt->q, pt->n)
+    OPOINT_BLOCK(pt->Xdot, pt->nX)
+    OPOINT_BLOCK(pt->Z, pt->nZ)
+    OPOINT_BLOCK(pt->X, pt->nX)
+    OPOINT_BLOCK(pt->r, pt->nr)
+#undef OPOINT_BLOCK
     return NULL;
 }
 
@@ -135,7 +145,7 @@ static int sparse_pattern(opoint_subproblem *sp, mbl_status *st)
     sp->stx = mbl_calloc((size_t)nz + 1, sizeof *sp->stx);
     sp->eqr = mbl_alloc_array((size_t)sp->nrow + 1, sizeof *sp->eqr);
     sp->eqc = mbl_alloc_array((size_t)sp->ncol + 1, sizeof *sp->eqc);
-    sp->eqw = mbl_alloc_array((size_t)(sp->nrow + sp->ncol) + 1, sizeof *sp->eqw);
+    sp->eqw = mbl_alloc_array(LA_EQUILIBRATE_WS(sp->nrow, sp->ncol) + 1, sizeof *sp->eqw);
     sp->rptr = mbl_calloc((size_t)sp->nrow + 2, sizeof *sp->rptr);
     sp->rperm = mbl_alloc_array((size_t)nz + 1, sizeof *sp->rperm);
     sp->rsrc = mbl_alloc_array((size_t)nz + 1, sizeof *sp->rsrc);
@@ -289,8 +299,7 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
          * fill, 4.5 s instead of 0.4 s) */
         for (int pass = (sp->eq_on || n >= OPOINT_EQ_FIRST_MIN) ? 1 : 0; pass < 2; pass++) {
             if (pass == 1) {
-                mbla_csc_equilibrate(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw,
-                                     NULL);
+                la_csc_equilibrate_ws(sp->A, MBLA_EQUILIBRATE_MAXITER_DEFAULT, sp->eq_warm, sp->eqr, sp->eqc, sp->eqw);
                 sp->eq_on = sp->eq_warm = 1;
                 for (int r = 0; r < m; r++) b[r] = -sp->F[sp->rows[r]] * sp->eqr[r];
             }

@@ -2,10 +2,13 @@
  * factor 2, the solution of the scaled system unscaled equals the original one, and the
  * condition estimate of a badly scaled but regular matrix drops to that of its well-scaled
  * core while a singular one stays singular. */
+#include "la/la_equilibrate.h"
 #include "la_test_util.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* B (n x n, every entry of magnitude in [1/2, 1), random signs: regular, moderately
  * conditioned) with rows and columns multiplied by random powers of ten between 1e-8 and 1e8
@@ -181,10 +184,135 @@ TEST(equilibrate_edge_cases)
     mbla_csc_free(E);
 }
 
+/* The sweeps as first written (session 25): the max-norms in one pass, the factors from frexp
+ * (the power of 2 nearest 1 / sqrt), then one pass to apply them. The reference for the
+ * library's, which takes the factors from the exponent's bits, applies a warm start in the
+ * first pass of norms and (la_csc_equilibrate_ws) the next sweep's norms in the pass that applies
+ * the factors: the same factors and matrix, bit for bit. */
+static double ref_factor(double x)
+{
+    if (!(x > 0 && isfinite(x))) return 1.0;
+    int e = 0;
+    frexp(x, &e); /* x = f 2^e, f in [1/2, 1): floor(log2 x) = e - 1 */
+    int t = e - 1, s = t >= 0 ? (t + 1) / 2 : -((-t) / 2);
+    return ldexp(1.0, -s);
+}
+
+static int ref_equilibrate(mbla_csc *A, int maxiter, int warm, double *r, double *c)
+{
+    int m = A->m, n = A->n, it = 0;
+    double *fr = calloc((size_t)m + 1, sizeof *fr), *fc = calloc((size_t)n + 1, sizeof *fc);
+    if (warm) {
+        for (int j = 0; j < n; j++)
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) A->x[p] *= r[A->i[p]] * c[j];
+    } else {
+        for (int i = 0; i < m; i++) r[i] = 1.0;
+        for (int j = 0; j < n; j++) c[j] = 1.0;
+    }
+    for (; it < maxiter; it++) {
+        for (int i = 0; i < m; i++) fr[i] = 0.0;
+        for (int j = 0; j < n; j++) {
+            fc[j] = 0.0;
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) {
+                double a = fabs(A->x[p]);
+                if (a > fc[j]) fc[j] = a;
+                if (a > fr[A->i[p]]) fr[A->i[p]] = a;
+            }
+        }
+        int changed = 0;
+        for (int i = 0; i < m; i++) fr[i] = ref_factor(fr[i]), changed |= fr[i] != 1.0;
+        for (int j = 0; j < n; j++) fc[j] = ref_factor(fc[j]), changed |= fc[j] != 1.0;
+        if (!changed) break;
+        for (int i = 0; i < m; i++) r[i] *= fr[i];
+        for (int j = 0; j < n; j++) {
+            c[j] *= fc[j];
+            for (int p = A->p[j]; p < A->p[j + 1]; p++) A->x[p] *= fr[A->i[p]] * fc[j];
+        }
+    }
+    free(fr), free(fc);
+    return it;
+}
+
+/* bitwise equality of n doubles (NaN payloads and signed zeros included) */
+static int same_bits(const double *a, const double *b, int n)
+{
+    return n <= 0 || !memcmp(a, b, (size_t)n * sizeof *a);
+}
+
+TEST(equilibrate_matches_reference)
+{
+    mbl_status st;
+    unsigned seed = 11u;
+    int cases = 0, bad = 0;
+    for (int trial = 0; trial < 60; trial++) {
+        int m = 1 + trial % 9, n = 1 + (trial * 7) % 11, nz = 0;
+        int *ti = malloc(sizeof(int) * (size_t)(m * n)), *tj = malloc(sizeof(int) * (size_t)(m * n));
+        double *tx = malloc(sizeof(double) * (size_t)(m * n));
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < m; i++) {
+                double u = trand(&seed);
+                if (fabs(u) < 0.3) continue; /* sparse, with empty rows and columns now and then */
+                double v = (u < 0 ? -1 : 1) * ldexp(0.5 + fabs(trand(&seed)), (int)round(60 * trand(&seed)));
+                /* the special values: norms exactly 1/2, 1, 2, subnormal, zero, -0, inf, NaN, huge */
+                switch ((int)(fabs(trand(&seed)) * 40)) {
+                case 0: v = 0.5; break;
+                case 1: v = -1.0; break;
+                case 2: v = 2.0; break;
+                case 3: v = 1e-310; break;
+                case 4: v = 0.0; break;
+                case 5: v = -0.0; break;
+                case 6: v = trial % 3 == 0 ? INFINITY : 3.0; break;
+                case 7: v = trial % 4 == 0 ? NAN : 5.0; break;
+                case 8: v = 1e300; break;
+                case 9: v = ldexp(1.0, -1022); break;
+                default: break;
+                }
+                ti[nz] = i, tj[nz] = j, tx[nz++] = v;
+            }
+        mbla_csc *A0 = NULL;
+        CHECK_EQ_INT(mbla_csc_from_triplets(m, n, nz, ti, tj, tx, NULL, &A0, &st), 0);
+        free(ti), free(tj), free(tx);
+        if (!A0) continue;
+        for (int warm = 0; warm < 2; warm++)
+            for (int maxiter = 0; maxiter < 5; maxiter++) {
+                int mi = maxiter == 4 ? MBLA_EQUILIBRATE_MAXITER_DEFAULT : maxiter;
+                mbla_csc *A[3] = {NULL, NULL, NULL};
+                double r[3][10], c[3][12], w[2 * 10 + 12], it[3];
+                for (int v = 0; v < 3; v++) {
+                    mbla_csc_copy(A0, &A[v], &st);
+                    for (int i = 0; i < m; i++) r[v][i] = warm ? ldexp(1.0, (i * 5 + trial) % 13 - 6) : 7.0;
+                    for (int j = 0; j < n; j++) c[v][j] = warm ? ldexp(1.0, 4 - (j * 3 + trial) % 9) : 7.0;
+                }
+                if (!A[0] || !A[1] || !A[2]) {
+                    bad++;
+                    for (int v = 0; v < 3; v++) mbla_csc_free(A[v]);
+                    continue;
+                }
+                it[0] = ref_equilibrate(A[0], mi, warm, r[0], c[0]);
+                it[1] = mbla_csc_equilibrate(A[1], maxiter == 4 ? -1 : mi, warm, r[1], c[1], w, &st);
+                it[2] = la_csc_equilibrate_ws(A[2], maxiter == 4 ? -1 : mi, warm, r[2], c[2], w);
+                int nnz = A0->p[n];
+                for (int v = 1; v < 3; v++) {
+                    int ok = it[v] == it[0] && same_bits(A[v]->x, A[0]->x, nnz) && same_bits(r[v], r[0], m) &&
+                             same_bits(c[v], c[0], n);
+                    if (!ok) bad++;
+                    CHECK_MSG(ok, "trial %d (%d x %d), warm %d, maxiter %d, %s: differs from the reference", trial, m,
+                              n, warm, mi, v == 1 ? "mbla_csc_equilibrate" : "la_csc_equilibrate_ws");
+                }
+                cases++;
+                for (int v = 0; v < 3; v++) mbla_csc_free(A[v]);
+            }
+        mbla_csc_free(A0);
+    }
+    printf("  %d cases against the reference, %d differ\n", cases, bad);
+    CHECK(cases >= 500 && bad == 0);
+}
+
 int main(void)
 {
     RUN(equilibrate_exact_and_balanced);
     RUN(equilibrate_keeps_singularity);
     RUN(equilibrate_edge_cases);
+    RUN(equilibrate_matches_reference);
     return test_summary("la_equil");
 }
