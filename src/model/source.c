@@ -69,27 +69,7 @@ static void text_pos(const yaml_node_t *n, int *line, int *col)
         (*col)++;
 }
 
-/* The text of scalar node n of the document, taken from it (the node's value is then NULL, which
- * yaml_document_delete skips): no copy of the file's texts (4.6 MB for the N = 10^4 four-bar).
- * libyaml allocated it with malloc, as mbl_malloc does; a long text's unused capacity (libyaml
- * doubles its buffer as it scans) is given back. Each node is read once (aliases are refused);
- * NULL when it was taken already or out of memory. */
-static char *take_scalar(reader *r, const yaml_node_t *n)
-{
-    yaml_node_t *m = r->doc->nodes.start + (n - r->doc->nodes.start);
-    char *t = (char *)m->data.scalar.value;
-    if (!t) return NULL;
-    m->data.scalar.value = NULL;
-    if (m->data.scalar.length >= 4096) {
-        char *q = mbl_realloc(t, m->data.scalar.length + 1);
-        if (q) t = q;
-    }
-    return t;
-}
-
-/* An item of l: key (taken from the document when take_key: a key read once; a mass matrix's
- * row name is the key of each of its entries), key2 (copied) and the text of val (taken). */
-static int list_push(reader *r, mbl_src_list *l, const yaml_node_t *key, int take_key, const char *key2,
+static int list_push(reader *r, mbl_src_list *l, const yaml_node_t *key, const char *key2,
                      const yaml_node_t *val)
 {
     if (val->type != YAML_SCALAR_NODE)
@@ -105,7 +85,7 @@ static int list_push(reader *r, mbl_src_list *l, const yaml_node_t *key, int tak
     memset(it, 0, sizeof *it);
     l->n++;
     if (key) {
-        it->key = take_key ? take_scalar(r, key) : dup_n(scalar(key), key->data.scalar.length);
+        it->key = dup_n(scalar(key), key->data.scalar.length);
         it->key_line = (int)key->start_mark.line + 1;
         it->key_col = (int)key->start_mark.column + 1;
         if (!it->key) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
@@ -117,7 +97,7 @@ static int list_push(reader *r, mbl_src_list *l, const yaml_node_t *key, int tak
         it->key2 = dup_n(key2, strlen(key2));
         if (!it->key2) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
     }
-    it->text = take_scalar(r, val);
+    it->text = dup_n(scalar(val), val->data.scalar.length);
     if (!it->text) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
     text_pos(val, &it->line, &it->col);
     return 0;
@@ -127,8 +107,7 @@ static int set_single(reader *r, mbl_src_item *it, const yaml_node_t *key, const
 {
     if (val->type != YAML_SCALAR_NODE)
         return err_at(r, val, MBL_EMODEL, "'%s' must be an expression, found %s", scalar(key), node_kind(val));
-    mbl_free(it->text);
-    it->text = take_scalar(r, val);
+    it->text = dup_n(scalar(val), val->data.scalar.length);
     if (!it->text) return mbl_error(r->st, MBL_ENOMEM, "out of memory reading %s", r->file);
     it->key_line = (int)key->start_mark.line + 1;
     it->key_col = (int)key->start_mark.column + 1;
@@ -197,7 +176,7 @@ static int read_map(reader *r, mbl_src_list *l, const yaml_node_t *key, const ya
         yaml_node_t *v = yaml_document_get_node(r->doc, p->value);
         if (k->type != YAML_SCALAR_NODE || k->data.scalar.length == 0)
             return err_at(r, k, MBL_EMODEL, "in '%s': a name must be a plain word", scalar(key));
-        int rc = list_push(r, l, k, 1, NULL, v);
+        int rc = list_push(r, l, k, NULL, v);
         if (rc) return rc;
     }
     return check_unique(r, l, scalar(key));
@@ -211,7 +190,7 @@ static int read_seq(reader *r, mbl_src_list *l, const yaml_node_t *key, const ya
     if (val->type != YAML_SEQUENCE_NODE)
         return err_at(r, val, MBL_EMODEL, "'%s' must be a list, found %s", scalar(key), node_kind(val));
     for (yaml_node_item_t *p = val->data.sequence.items.start; p < val->data.sequence.items.top; p++) {
-        int rc = list_push(r, l, NULL, 0, NULL, yaml_document_get_node(r->doc, *p));
+        int rc = list_push(r, l, NULL, NULL, yaml_document_get_node(r->doc, *p));
         if (rc) return rc;
     }
     return 0;
@@ -248,7 +227,7 @@ static int read_mass_matrix(reader *r, const yaml_node_t *key, const yaml_node_t
                 if (!strcmp(it->key, scalar(rk)) && !strcmp(it->key2, scalar(ck)))
                     return err_at(r, ck, MBL_EMODEL, "duplicate mass_matrix entry (%s, %s)", scalar(rk), scalar(ck));
             }
-            int rc = list_push(r, &r->src->mass_matrix, rk, 0, scalar(ck), cv);
+            int rc = list_push(r, &r->src->mass_matrix, rk, scalar(ck), cv);
             if (rc) return rc;
             /* the position of the key is the column key's, more useful in messages */
             mbl_src_item *it = &r->src->mass_matrix.items[r->src->mass_matrix.n - 1];
