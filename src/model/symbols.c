@@ -3,8 +3,8 @@
 #include "model/formulate.h"
 
 /* a, b (at most bmax characters of it) and c concatenated into buf, cut at len - 1 characters
- * like snprintf: the names of the symbols without printf (glibc's formatting of the 8,010 names of
- * the N = 1000 four-bar took 6.2 M instructions, 1 % of its run) */
+ * like snprintf: the names of the symbols and of the values without printf (glibc's formatting of
+ * the 8,010 names of the N = 1000 four-bar took 6.2 M instructions, 1 % of its run) */
 static const char *join3(char *buf, size_t len, const char *a, const char *b, size_t bmax, const char *c)
 {
     const char *part[3] = {a, b, c};
@@ -179,7 +179,7 @@ int model_load_values(loader *L, const mbl_setting *sets, int nsets)
         L->param_limit = i;
         mblx_id e;
         char what[160];
-        snprintf(what, sizeof what, "parameter '%s'", it->key);
+        join3(what, sizeof what, "parameter '", it->key, SIZE_MAX, "'");
         int rc = model_parse_item(L, it, SCOPE_PARAM, what, &e); /* parsed even when overridden: errors still count */
         if (rc) return rc;
         md->pexpr[i] = over >= 0 ? MBLX_NONE : e;
@@ -194,24 +194,24 @@ int model_load_values(loader *L, const mbl_setting *sets, int nsets)
     char what[160];
     int rc = 0;
     for (int i = 0; i < md->n && !rc; i++) {
-        snprintf(what, sizeof what, "the initial value of coordinate '%s'", s->coordinates.items[i].key);
+        join3(what, sizeof what, "the initial value of coordinate '", s->coordinates.items[i].key, SIZE_MAX, "'");
         rc = model_load_value(L, &s->coordinates.items[i], what, &md->q0[i], &md->q0x[i]);
     }
     for (int i = 0; i < s->velocities.n && !rc; i++) {
         const mbl_src_item *it = &s->velocities.items[i];
         int j = model_find_name(&s->coordinates, it->key, strlen(it->key));
-        snprintf(what, sizeof what, "the velocity of '%s'", it->key);
+        join3(what, sizeof what, "the velocity of '", it->key, SIZE_MAX, "'");
         rc = model_load_value(L, it, what, &md->v0[j], &md->v0x[j]);
         /* held at a given point; a mechanism's joint rates derived from its bodies' velocities
          * (key2 "start") are only where the solve starts (model/held.c) */
         md->v_given[j] = it->key2 && !strcmp(it->key2, "start") ? 2 : 1;
     }
     for (int i = 0; i < md->nX && !rc; i++) {
-        snprintf(what, sizeof what, "the value of ode state '%s'", s->ode_states.items[i].key);
+        join3(what, sizeof what, "the value of ode state '", s->ode_states.items[i].key, SIZE_MAX, "'");
         rc = model_load_value(L, &s->ode_states.items[i], what, &md->X0[i], NULL);
     }
     for (int i = 0; i < md->nr && !rc; i++) {
-        snprintf(what, sizeof what, "the value of input '%s'", s->inputs.items[i].key);
+        join3(what, sizeof what, "the value of input '", s->inputs.items[i].key, SIZE_MAX, "'");
         rc = model_load_value(L, &s->inputs.items[i], what, &md->r0[i], &md->r0x[i]);
     }
     if (rc) return rc;
