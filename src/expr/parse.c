@@ -198,12 +198,7 @@ static int push_frame(parser *p, int kind, size_t pos)
     if (kind != FR_EXPR && ++p->depth > p->max_depth)
         return perr(p, pos, "nesting deeper than %d levels", p->max_depth);
     frame *f = &p->fr[p->nfr++];
-    memset(f, 0, sizeof *f);
-    f->kind = kind;
-    f->pos = pos;
-    f->base = XNONE;
-    f->dset = -1;
-    f->items_start = f->fac_start = p->nit;
+    *f = (frame){.kind = kind, .pos = pos, .items_start = p->nit, .fac_start = p->nit, .base = XNONE, .dset = -1};
     return 0;
 }
 
