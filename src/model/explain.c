@@ -98,7 +98,8 @@ int model_check_defined(loader *L, const mbl_src_item *it, const char *what, mbl
 /* ---- naming the user's expression in evaluation errors ---------------------------------- */
 
 struct mbl_model_expr {
-    char *what, *text; /* "potential_energy", "the force on 'x'", ...; the text (shortened) */
+    char *what, *text; /* "potential_energy", "the force on 'x'", ...; the text (shortened): one
+                        * block, text after what's NUL (what is freed) */
     int line, col;
     mblx_id e;
 };
@@ -122,16 +123,15 @@ int model_record_expr(loader *L, const mbl_src_item *it, const char *what, mblx_
         text[0] = '\0';
     }
     struct mbl_model_expr *x = &md->exprs[md->nexprs];
-    x->what = model_str_dup(what);
-    x->text = model_str_dup(text);
+    size_t nw = strlen(what) + 1, nt = strlen(text) + 1; /* one block for both (3,005 at N = 1000) */
+    x->what = mbl_malloc(nw + nt);
+    if (!x->what) return mbl_error(L->st, MBL_ENOMEM, "out of memory");
+    memcpy(x->what, what, nw);
+    x->text = x->what + nw;
+    memcpy(x->text, text, nt);
     x->line = it->line;
     x->col = it->col;
     x->e = e;
-    if (!x->what || !x->text) {
-        mbl_free(x->what);
-        mbl_free(x->text);
-        return mbl_error(L->st, MBL_ENOMEM, "out of memory");
-    }
     md->nexprs++;
     return 0;
 }
@@ -139,8 +139,7 @@ int model_record_expr(loader *L, const mbl_src_item *it, const char *what, mblx_
 void model_free_exprs(mbl_model *md)
 {
     for (int i = 0; i < md->nexprs; i++) {
-        mbl_free(md->exprs[i].what);
-        mbl_free(md->exprs[i].text);
+        mbl_free(md->exprs[i].what); /* and its text */
     }
     mbl_free(md->exprs);
     md->exprs = NULL;

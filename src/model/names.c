@@ -117,6 +117,14 @@ static int symbol_index_build(const mbl_src *s)
     return 0;
 }
 
+/* key (NUL-terminated) is name[0 .. len): inline, without strncmp's call (the names are short) */
+static inline int key_is(const char *key, const char *name, size_t len)
+{
+    size_t j = 0;
+    while (j < len && key[j] && key[j] == name[j]) j++;
+    return j == len && key[j] == '\0';
+}
+
 int model_find_symbol(const mbl_src *s, const char *name, size_t len, int *list)
 {
     int current = sym_idx.src == s && sym_idx.slot && sym_idx.count == sym_count(s) &&
@@ -133,12 +141,13 @@ int model_find_symbol(const mbl_src *s, const char *name, size_t len, int *list)
         return -1;
     }
     uint64_t hn = model_name_hash(name, len), tag = hn >> 32;
-    for (size_t h = (size_t)hn & (sym_idx.cap - 1); sym_idx.slot[h]; h = (h + 1) & (sym_idx.cap - 1)) {
-        if ((sym_idx.slot[h] >> 32) != tag) continue;
-        uint32_t v = (uint32_t)sym_idx.slot[h];
+    const uint64_t *slot = sym_idx.slot;
+    size_t mask = sym_idx.cap - 1;
+    for (size_t h = (size_t)hn & mask; slot[h]; h = (h + 1) & mask) {
+        if ((slot[h] >> 32) != tag) continue;
+        uint32_t v = (uint32_t)slot[h];
         int a = (int)(v >> 28), i = (int)(v & 0x0fffffffu) - 1;
-        const char *k = sym_list(s, a)->items[i].key;
-        if (!strncmp(k, name, len) && k[len] == '\0') return *list = a, i;
+        if (key_is(sym_list(s, a)->items[i].key, name, len)) return *list = a, i;
     }
     return -1;
 }
@@ -183,8 +192,7 @@ int model_find_name(const mbl_src_list *l, const char *name, size_t len)
     for (size_t h = (size_t)hn & (ix->cap - 1); ix->slot[h]; h = (h + 1) & (ix->cap - 1)) {
         if ((ix->slot[h] >> 32) != tag) continue;
         int i = (int)(uint32_t)ix->slot[h] - 1;
-        const char *k = l->items[i].key;
-        if (!strncmp(k, name, len) && k[len] == '\0') return i;
+        if (key_is(l->items[i].key, name, len)) return i;
     }
     return -1;
 }

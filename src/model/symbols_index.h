@@ -3,6 +3,7 @@
 #define MBLIN_MODEL_SYMBOLS_INDEX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model/source.h"
 
@@ -25,6 +26,8 @@ enum {
  * The index is rebuilt when the lists' count of items changes (they only grow) and dropped by
  * model_name_index_reset. */
 int model_find_symbol(const mbl_src *s, const char *name, size_t len, int *list);
+/* The hash of the name indexes (also declared in formulate.h). */
+uint64_t model_name_hash(const char *s, size_t n);
 /* The name indexes forgotten when s is freed (model_src_free): they are keyed by the lists'
  * addresses, which a later source may reuse with other names. */
 void model_name_index_forget(const mbl_src *s);

@@ -217,6 +217,45 @@ TEST(error_classes)
     CHECK_EQ_INT(mblx_parse(G, NULL, 1, NULL, &e, &st), MBL_EARG);
 }
 
+/* The character classes of the scanner (a table since session 26): letters, digits and '_' in
+ * names, the blanks, a builtin's first letter (names that start like one), bytes above 0x7f. */
+TEST(character_classes)
+{
+    CHECK(P("x_1a") == S("x_1a"));
+    CHECK(P("_a9_") == S("_a9_"));
+    CHECK(P("Z0 + z9") == mblx_add(G, S("Z0"), S("z9")));
+    CHECK(P("sinh2 * cosx") == mblx_mul(G, S("sinh2"), S("cosx")));
+    CHECK(P("s + t + a + e + l + m + c") ==
+          mblx_sum(G, 7, (mblx_id[]){S("s"), S("t"), S("a"), S("e"), S("l"), S("m"), S("c")}));
+    CHECK(P("table_x + spline2y + splines") == mblx_sum(G, 3, (mblx_id[]){S("table_x"), S("spline2y"), S("splines")}));
+    CHECK(P("\t x\r\n*\n y ") == mblx_mul(G, S("x"), S("y")));
+    CHECK(P("sinh(x)") == mblx_apply(G, MBLX_OP_SINH, 0.0, 1, (mblx_id[]){S("x")}));
+    CHECK(P("twice(x9)") == mblx_scale(G, 2.0, S("x9")));
+    CHECK(EV("2.e1 + .25 + 1e-3") == 20.251);
+    static const errcase ec[] = {
+        {"Sin(x)", "1:1: unknown function 'Sin'", 0},
+        {"sinx(x)", "1:1: unknown function 'sinx'", 0},
+        {"l(x)", "1:1: unknown function 'l'", 0},
+        {"x\v+ y", "1:2: unexpected character 0x0b", 1},
+        {"x +\f y", "1:4: unexpected character 0x0c", 3},
+        {"x\xc3\xa9", "1:2: unexpected character 0xc3", 1},
+        {"1_0", "1:1: malformed number", 0},
+        {"2.e", "1:1: malformed number", 0},
+        {"a9 b_", "1:4: expected an operator, found 'b_'", 3},
+    };
+    for (size_t i = 0; i < sizeof ec / sizeof ec[0]; i++) {
+        size_t off = 12345;
+        mblx_parse_opts o = OPTS;
+        o.error_offset = &off;
+        mblx_id e;
+        mbl_status st;
+        int rc = mblx_parse(G, ec[i].text, strlen(ec[i].text), &o, &e, &st);
+        CHECK_MSG(rc == MBL_EPARSE, "'%s': rc %d", ec[i].text, rc);
+        CHECK_MSG(strcmp(st.msg, ec[i].msg) == 0, "'%s': got \"%s\", want \"%s\"", ec[i].text, st.msg, ec[i].msg);
+        CHECK_MSG(off == ec[i].offset, "'%s': offset %zu, want %zu", ec[i].text, off, ec[i].offset);
+    }
+}
+
 TEST(excerpt)
 {
     char buf[128];
@@ -423,6 +462,7 @@ int main(void)
     RUN(numbers_and_precedence);
     RUN(resolver_protocol);
     RUN(error_classes);
+    RUN(character_classes);
     RUN(excerpt);
     RUN(print_formats);
     RUN(print_parse_roundtrip);
