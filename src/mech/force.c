@@ -218,7 +218,7 @@ static int read_spring(mech *M, const char *name, const yaml_node_t *v, const ch
     }
     const char *fn = mech_fmt(M, "_f_%s", name);
     if (fe) mech_pos_of(fe, &line, &col); /* errors in the user's expression point into it */
-    if ((rc = mech_add_var(M, fn, ftext, line, col))) return rc;
+    if ((rc = mech_add_var_of(M, fn, ftext, line, col, what))) return rc;
     char *f[3];
     if (tor) {
         /* torque about J's z axis on I, reaction on J */
@@ -280,7 +280,7 @@ static int read_bushing(mech *M, const char *name, const yaml_node_t *v, const y
             if (strcmp(C[6 * r + c], "0")) s = mech_fmt(M, "%s - (%s)*(%s)", s, C[6 * r + c], qd[c]);
         }
         fl[r] = mech_fmt(M, "_f_%s_%d", name, r + 1);
-        if ((rc = mech_add_var(M, fl[r], s, line, col))) return rc;
+        if ((rc = mech_add_var_of(M, fl[r], s, line, col, what))) return rc;
     }
     char *f[3], *tq[3];
     marker *J = &M->mk[mj];
@@ -331,7 +331,8 @@ static int read_applied(mech *M, const char *name, const yaml_node_t *v, const c
     }
     for (int k = 0; k < 3; k++) {
         const char *nf = mech_fmt(M, "_f_%s_%d", name, k + 1), *nt = mech_fmt(M, "_t_%s_%d", name, k + 1);
-        if ((rc = mech_add_var(M, nf, f[k], line, col)) || (rc = mech_add_var(M, nt, tq[k], line, col))) return rc;
+        if ((rc = mech_add_var_of(M, nf, f[k], line, col, what)) || (rc = mech_add_var_of(M, nt, tq[k], line, col, what)))
+            return rc;
         f[k] = (char *)nf;
         tq[k] = (char *)nt;
     }

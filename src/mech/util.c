@@ -411,6 +411,17 @@ int mech_add_var(mech *M, const char *name, const char *text, int line, int col)
     return mech_push(M, &M->src->variables, name, text, line, col);
 }
 
+/* a variable holding an element's expression (a force law): messages about its text name the
+ * element ("force 'spring'"), not the variable's internal name */
+int mech_add_var_of(mech *M, const char *name, const char *text, int line, int col, const char *element)
+{
+    int rc = mech_add_var(M, name, text, line, col);
+    if (rc) return rc;
+    mbl_src_item *it = &M->src->variables.items[M->src->variables.n - 1];
+    if (!(it->key2 = mech_dup_s(element))) return mech_oom(M);
+    return 0;
+}
+
 /* the names a spare variable may have: _x_..., _y_..., _z_..., _p_... (a marker's axes and
  * position) and _phi_... (a planar marker's angle) */
 static int spare_form(const char *b, size_t n)

@@ -32,10 +32,15 @@ static const char *int_text(char *buf, int v)
     return buf;
 }
 
-/* "variable 'name'" */
-void model_variable_what(char *buf, size_t len, const char *name)
+/* "variable 'name'", or the element a mechanism made the variable for ("force 'spring'") */
+void model_variable_what(char *buf, size_t len, const mbl_src_item *it)
 {
-    const char *part[3] = {"variable '", name, "'"};
+    if (it->key2) {
+        const char *part[1] = {it->key2};
+        join_parts(buf, len, part, 1);
+        return;
+    }
+    const char *part[3] = {"variable '", it->key, "'"};
     join_parts(buf, len, part, 3);
 }
 
@@ -117,7 +122,11 @@ int model_record_expr(loader *L, const mbl_src_item *it, const char *what, mblx_
     }
     char text[64], gen[200];
     quote_text(it->text, text, sizeof text);
-    if (!strncmp(what, "variable '_", 11)) { /* made by the mechanism reader: its text is not the user's */
+    if (it->key2 && it->key && !strcmp(what, it->key2)) { /* a mechanism's element (force 'spring') */
+        snprintf(gen, sizeof gen, "the expression of %s here (mblin's variable '%s')", what, it->key);
+        what = gen;
+        text[0] = '\0';
+    } else if (!strncmp(what, "variable '_", 11)) { /* made by the mechanism reader: its text is not the user's */
         snprintf(gen, sizeof gen, "the expression of the element here (mblin's %s)", what);
         what = gen;
         text[0] = '\0';

@@ -81,7 +81,7 @@ int model_eval_params(loader *L, mblx_id e, const mbl_src_item *it, const char *
 int model_load_value(loader *L, const mbl_src_item *it, const char *what, double *val, mblx_id *node);
 
 /* the user's expressions, for messages (explain.c) */
-void model_variable_what(char *buf, size_t len, const char *name);
+void model_variable_what(char *buf, size_t len, const mbl_src_item *it);
 int model_record_srcx(loader *L, const mbl_src_item *it, const char *what, mblx_id e);
 int model_check_defined(loader *L, const mbl_src_item *it, const char *what, mblx_id e);
 int model_record_expr(loader *L, const mbl_src_item *it, const char *what, mblx_id e);

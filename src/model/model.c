@@ -125,7 +125,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
         if (L.var_state[i] != VAR_DONE) {
             mblx_id e = MBLX_NONE;
             char what[160];
-            model_variable_what(what, sizeof what, src->variables.items[i].key);
+            model_variable_what(what, sizeof what, &src->variables.items[i]);
             L.var_state[i] = VAR_BUSY;
             L.var_stack[0] = i;
             L.var_depth = 1;
@@ -162,7 +162,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
             if (L.var_state[i] != VAR_DONE) {
                 mblx_id e;
                 char what[160];
-                snprintf(what, sizeof what, "variable '%s'", src->variables.items[i].key);
+                model_variable_what(what, sizeof what, &src->variables.items[i]);
                 L.var_state[i] = VAR_BUSY;
                 L.var_stack[0] = i;
                 L.var_depth = 1;

@@ -219,7 +219,7 @@ static int resolve_variable(loader *L, int i, const char *name, size_t len, mblx
     loader saved = *L;
     mblx_id node = MBLX_NONE;
     char what[160];
-    model_variable_what(what, sizeof what, src->variables.items[i].key);
+    model_variable_what(what, sizeof what, &src->variables.items[i]);
     int rc = model_parse_item(L, &src->variables.items[i], SCOPE_FULL, what, &node);
     L->scope = saved.scope;
     L->item = saved.item;

@@ -9,7 +9,8 @@
 
 typedef struct mbl_src_item {
     char *key;      /* name (mapping key), NULL for list items and single values */
-    char *key2;     /* second-level key (mass_matrix column), else NULL */
+    char *key2;     /* second-level key (mass_matrix column); for a variable a mechanism made, the
+                     * element it was made for ("force 'spring'", named in messages); else NULL */
     char *text;     /* the scalar's text (expression or number) */
     int key_line, key_col; /* 1-based position of the key */
     int line, col;         /* 1-based position of the first character of text */

@@ -167,7 +167,16 @@ TEST(evaluation_errors_named)
                  "bodies:\n  b:\n    type: point\n    mass: m\n    position: [0, 0]\n    markers:\n      P: {}\n"
                  "forces:\n  push: {type: force, i: P, force: [\"1/DX(P, O)\", 0]}\n"
                  "  pull: {type: spring, i: P, j: O, stiffness: 1, length: 0}\nlinearize: {at: given}\n",
-                 2, MBL_EDOMAIN, "bad.yaml:15:3: division by zero in the expression of the element here (mblin's");
+                 2, MBL_EDOMAIN, "bad.yaml:15:3: division by zero in the expression of force 'push' here (mblin's");
+    /* an unknown name in a force element names the element, not mblin's variable for it */
+    expect_error("model: mechanism\nspace: planar\nparameters: {m: 1}\nground:\n  markers:\n    O: {}\n"
+                 "bodies:\n  b:\n    type: point\n    mass: m\n    position: [0, 0]\n    markers:\n      P: {}\n"
+                 "forces:\n  pull: {type: spring, i: P, j: O, stiffness: 20*s, length: 0}\nlinearize: {at: given}\n",
+                 0, MBL_EPARSE, "bad.yaml:15:8: unknown name 's' (in force 'pull')");
+    expect_error("model: mechanism\nspace: planar\nparameters: {m: 1}\nground:\n  markers:\n    O: {}\n"
+                 "bodies:\n  b:\n    type: point\n    mass: m\n    position: [0, 0]\n    markers:\n      P: {}\n"
+                 "forces:\n  push: {type: force, i: P, force: [F*qq, 0]}\ninputs: {F: 0}\nlinearize: {at: given}\n",
+                 0, MBL_EPARSE, "bad.yaml:15:6: unknown name 'qq' (in force 'push')");
 }
 
 /* issue 10 items 10 and 12: bounded readers, precise positions */
