@@ -58,6 +58,13 @@ TEST(same_node_as_product)
     np = push(pool, np, mblx_add(g, x[0], x[1]));
     np = push(pool, np, mblx_exp(g, mblx_mul(g, x[2], x[3])));
     np = push(pool, np, mblx_div(g, mblx_const(g, 1.0), mblx_const(g, 0.0))); /* undefined */
+    /* products of one operand (vn = 1), constants that vanish or overflow with c (x constant) */
+    np = push(pool, np, mblx_scale(g, 3.0, x[0]));
+    np = push(pool, np, mblx_scale(g, -2.0, mblx_sin(g, x[1])));
+    np = push(pool, np, mblx_scale(g, 0.5, mblx_powc(g, x[2], -1.0)));
+    np = push(pool, np, mblx_const(g, 0.0));
+    np = push(pool, np, mblx_const(g, 1.0));
+    np = push(pool, np, mblx_const(g, -1e300));
     size_t nbase = np;
     /* products of two to five factors of the pool, with coefficients */
     unsigned s = 12345u;
