@@ -637,6 +637,14 @@ mblx_id mblx_scale(mblx_graph *g, double c, mblx_id a)
     if (!g || !mblx__valid(g, a)) return XNONE;
     if (!isfinite(c)) return mblx__fail(g, MBL_EARG, "non-finite scale factor %g", c);
     if (c == 1.0 || is_undefined(g, a)) return a;
+    unsigned op = g->nd[a].op;
+    if (op != MBLX_OP_CONST && !(op == MBLX_OP_MUL && g->nd[a].na <= MBLX_FLATTEN_MAX)) {
+        /* one factor that flattens into nothing: product_core's c * a, unless a is a power of
+         * exponent 0 or 1 (made as written) */
+        fac_rec fr = fac_of(g, a);
+        if (fr.base == a || (fr.e != 0.0 && fr.e != 1.0))
+            return c == 0.0 ? g->zero : mblx__intern(g, MBLX_OP_MUL, c, 1, &a);
+    }
     return product_core(g, c, 1, &a, 0);
 }
 
