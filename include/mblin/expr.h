@@ -142,6 +142,10 @@ MBL_API mblx_op mblx_node_op(const mblx_graph *g, mblx_id e);
 MBL_API int mblx_node_nargs(const mblx_graph *g, mblx_id e);
 /* Operand i (0-based) or MBLX_NONE when out of range. */
 MBL_API mblx_id mblx_node_arg(const mblx_graph *g, mblx_id e, int i);
+/* All the operands of e at once (the mblx_node_arg of 0 .. *count - 1), for loops over many
+ * nodes; *count receives their number (NULL and 0 for a node without operands or an invalid
+ * handle). count may be NULL. The pointer is valid until the next builder call on g. */
+MBL_API const mblx_id *mblx_node_args(const mblx_graph *g, mblx_id e, size_t *count);
 /* CONST: the value; ADD: the constant term; MUL: the coefficient; DATA: its code for mblx_apply
  * (see mblx_data_node); others: 0. */
 MBL_API double mblx_node_value(const mblx_graph *g, mblx_id e);

@@ -446,10 +446,13 @@ static inline __attribute__((always_inline)) fac_rec fac_of(const mblx_graph *g,
 /* The derivatives of products (diff.c: c * the other operands * d, column after column) made the
  * factors of a product again and again sorted, merged and checked, though they are the operands of
  * a product: already sorted by base, without constants. Where they are (strictly increasing bases,
- * no constant, no flattenable product, no undefined operand), where x (or x's operands, when x is
- * a product product_core flattens) has no base in common with them and nothing multiplies to 0 or
- * beyond the finite, product_core's stable sort is the merge of the two lists by base, no power
- * merges and its result is the product of them: made here at once. Anything else: mblx_product. */
+ * no constant, no flattenable product, no undefined operand) and nothing multiplies beyond the
+ * finite, product_core's stable sort is the merge of the two lists by base (x's operands, when x is
+ * a product product_core flattens, or x itself): made here at once. A constant x only multiplies
+ * the coefficient (0: zero); a single other operand (vn = 1) is mblx_product's c * x (x itself for
+ * c = 1); a base in both lists merges as product_core merges it (exponents added, pow_num of the
+ * sum, in the same order), unless the power needs product_core's renormalization pass. Anything
+ * else: mblx_product. */
 mblx_id mblx__product_others(mblx_graph *g, mblx_id c, const uint32_t *va, size_t vn, size_t skip, mblx_id x)
 {
     enum { FAST_MAX = 32 };
@@ -457,8 +460,11 @@ mblx_id mblx__product_others(mblx_graph *g, mblx_id c, const uint32_t *va, size_
     uint32_t out[2 * FAST_MAX];
     size_t na = 0, nb = 0;
     double coef = g->nd[c].val; /* product_core's 1.0 * c */
-    int fast = g->nd[c].op == MBLX_OP_CONST && vn >= 2 && vn - 1 <= FAST_MAX && coef != 0.0 && x != XNONE &&
-               mblx__valid(g, x) && !is_undefined(g, x) && g->nd[x].op != MBLX_OP_CONST;
+    int fast = g->nd[c].op == MBLX_OP_CONST && vn >= 1 && vn - 1 <= FAST_MAX && isfinite(coef) && coef != 0.0 &&
+               x != XNONE && mblx__valid(g, x) && !is_undefined(g, x);
+    int xconst = fast && g->nd[x].op == MBLX_OP_CONST;
+    if (vn == 1 && xconst) fast = 0;                  /* two constants: as written */
+    if (fast && vn == 1 && c == g->one) return x;     /* mblx_product's 1 * x */
     for (size_t j = 0; j < vn && fast; j++) {
         if (j == skip) continue;
         mblx_id t = va[j];
@@ -471,7 +477,11 @@ mblx_id mblx__product_others(mblx_graph *g, mblx_id c, const uint32_t *va, size_
         fast = A[na].e != 0.0 && (!na || A[na - 1].base < A[na].base);
         na++;
     }
-    if (fast && g->nd[x].op == MBLX_OP_MUL && g->nd[x].na <= MBLX_FLATTEN_MAX) {
+    if (fast && xconst) {
+        coef *= g->nd[x].val;
+        fast = isfinite(coef);
+        if (fast && coef == 0.0) return g->zero;
+    } else if (fast && g->nd[x].op == MBLX_OP_MUL && g->nd[x].na <= MBLX_FLATTEN_MAX) {
         coef *= g->nd[x].val;
         fast = isfinite(coef) && coef != 0.0 && g->nd[x].na <= FAST_MAX;
         for (uint32_t k = 0; k < g->nd[x].na && fast; k++) {
@@ -485,16 +495,37 @@ mblx_id mblx__product_others(mblx_graph *g, mblx_id c, const uint32_t *va, size_
     }
     size_t i = 0, j = 0, nf = 0;
     while (fast && (i < na || j < nb)) {
-        const fac_rec *f;
-        if (j == nb || (i < na && A[i].base < B[j].base))
-            f = &A[i++];
-        else if (i == na || B[j].base < A[i].base)
-            f = &B[j++];
-        else
-            break; /* a base in both: the powers merge */
-        out[nf++] = f->e == 1.0 ? f->base : f->node;
+        mblx_id t;
+        if (j == nb || (i < na && A[i].base < B[j].base)) {
+            t = A[i].e == 1.0 ? A[i].base : A[i].node;
+            i++;
+        } else if (i == na || B[j].base < A[i].base) {
+            t = B[j].e == 1.0 ? B[j].base : B[j].node;
+            j++;
+        } else { /* a base in both: the powers merge */
+            double e = A[i].e + B[j].e;
+            mblx_id b = A[i].base;
+            if (!isfinite(e)) break;
+            i++, j++;
+            if (e == 0.0) continue;
+            if (e == 1.0) {
+                t = b;
+            } else {
+                t = pow_num(g, b, e);
+                if (t == XNONE) return XNONE;
+                if (!(g->nd[t].op == MBLX_OP_POW && mblx__args(g, t)[0] == b)) { /* renormalized */
+                    fast = 0;
+                    break;
+                }
+            }
+        }
+        out[nf++] = t;
     }
-    if (fast && i == na && j == nb) return mblx__intern(g, MBLX_OP_MUL, coef, nf, out);
+    if (fast && i == na && j == nb) {
+        if (nf == 0) return mblx__const(g, coef);
+        if (nf == 1 && coef == 1.0) return out[0];
+        return mblx__intern(g, MBLX_OP_MUL, coef, nf, out);
+    }
     /* as written: mblx_product of c, the other operands and x */
     uint32_t local[FAST_MAX + 2], *f = vn + 1 <= FAST_MAX + 2 ? local : mbl_alloc_array(vn + 1, sizeof *f);
     if (!f) return mblx__oom(g);
@@ -606,6 +637,14 @@ mblx_id mblx_scale(mblx_graph *g, double c, mblx_id a)
     if (!g || !mblx__valid(g, a)) return XNONE;
     if (!isfinite(c)) return mblx__fail(g, MBL_EARG, "non-finite scale factor %g", c);
     if (c == 1.0 || is_undefined(g, a)) return a;
+    unsigned op = g->nd[a].op;
+    if (op != MBLX_OP_CONST && !(op == MBLX_OP_MUL && g->nd[a].na <= MBLX_FLATTEN_MAX)) {
+        /* one factor that flattens into nothing: product_core's c * a, unless a is a power of
+         * exponent 0 or 1 (made as written) */
+        fac_rec fr = fac_of(g, a);
+        if (fr.base == a || (fr.e != 0.0 && fr.e != 1.0))
+            return c == 0.0 ? g->zero : mblx__intern(g, MBLX_OP_MUL, c, 1, &a);
+    }
     return product_core(g, c, 1, &a, 0);
 }
 

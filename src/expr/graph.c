@@ -825,6 +825,16 @@ mblx_id mblx_node_arg(const mblx_graph *g, mblx_id e, int i)
     return mblx__args(g, e)[i];
 }
 
+const mblx_id *mblx_node_args(const mblx_graph *g, mblx_id e, size_t *count)
+{
+    if (!g || !mblx__valid(g, e)) {
+        if (count) *count = 0;
+        return NULL;
+    }
+    if (count) *count = g->nd[e].na;
+    return g->nd[e].na ? mblx__args(g, e) : NULL;
+}
+
 double mblx_node_value(const mblx_graph *g, mblx_id e)
 {
     if (!g || !mblx__valid(g, e)) return NAN;

@@ -88,10 +88,12 @@ static int keep_restricted_srcx(mbl_model *md)
     /* bit 1: can leave a domain; bit 2: provably >= 0 (so sqrt(x^2 + y^2) is safe) */
     for (mblx_id e = 0; e <= top; e++) {
         mblx_op op = mblx_node_op(md->g, e);
-        int na = mblx_node_nargs(md->g, e), b = 0, nonneg = 0, allnn = 1;
-        mblx_id x0 = na ? mblx_node_arg(md->g, e, 0) : MBLX_NONE;
-        for (int a = 0; a < na; a++) {
-            mblx_id x = a ? mblx_node_arg(md->g, e, a) : x0;
+        size_t na;
+        const mblx_id *args = mblx_node_args(md->g, e, &na);
+        int b = 0, nonneg = 0, allnn = 1;
+        mblx_id x0 = na ? args[0] : MBLX_NONE;
+        for (size_t a = 0; a < na; a++) {
+            mblx_id x = args[a];
             if (x > top || (bad[x] & 1)) b = 1;
             if (x > top || !(bad[x] & 2)) allnn = 0;
         }
@@ -102,7 +104,7 @@ static int keep_restricted_srcx(mbl_model *md)
         case MBLX_OP_ADD:
         case MBLX_OP_MUL: nonneg = allnn && mblx_node_value(md->g, e) >= 0; break;
         case MBLX_OP_POW:
-            if (!mblx_is_const(md->g, mblx_node_arg(md->g, e, 1), &c) || c < 0 || (c != floor(c) && !nn0)) b = 1;
+            if (!mblx_is_const(md->g, args[1], &c) || c < 0 || (c != floor(c) && !nn0)) b = 1;
             nonneg = nn0 || (c == floor(c) && fmod(c, 2.0) == 0);
             break;
         case MBLX_OP_SQRT:

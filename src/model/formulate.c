@@ -356,9 +356,11 @@ static int structural_degree_within(loader *L, mblx_id T, int maxd)
             ns--;
             continue;
         }
-        int na = mblx_node_nargs(g, e), pending = 0, d = 0;
-        for (int a = 0; a < na && ok; a++) {
-            mblx_id c = mblx_node_arg(g, e, a);
+        size_t na;
+        const mblx_id *args = mblx_node_args(g, e, &na);
+        int pending = 0, d = 0;
+        for (size_t a = 0; a < na && ok; a++) {
+            mblx_id c = args[a];
             if (deg[c] >= 0) continue;
             if (ns == cap) {
                 mblx_id *x = mbl_realloc_array(stk, cap * 2, sizeof *x);
@@ -369,12 +371,12 @@ static int structural_degree_within(loader *L, mblx_id T, int maxd)
         }
         if (!ok || pending) continue;
         if (op == MBLX_OP_POW) {
-            mblx_id x = mblx_node_arg(g, e, 1);
+            mblx_id x = args[1];
             double k = mblx_node_op(g, x) == MBLX_OP_CONST ? mblx_node_value(g, x) : -1;
-            d = k >= 0 && k <= 2 && k == floor(k) ? (int)k * deg[mblx_node_arg(g, e, 0)] : 3;
+            d = k >= 0 && k <= 2 && k == floor(k) ? (int)k * deg[args[0]] : 3;
         } else {
-            for (int a = 0; a < na; a++) {
-                int da = deg[mblx_node_arg(g, e, a)];
+            for (size_t a = 0; a < na; a++) {
+                int da = deg[args[a]];
                 d = op == MBLX_OP_MUL ? d + da : (da > d ? da : d);
             }
         }

@@ -259,6 +259,42 @@ TEST(dependence_sets)
     free(t);
 }
 
+TEST(operand_arrays)
+{
+    setup();
+    /* mblx_node_args gives the operands mblx_node_arg gives, one by one */
+    mblx_id e[4] = {mblx_add(G, mblx_mul(G, X, mblx_sin(G, Y)), C(2)), mblx_mul(G, X, mblx_mul(G, Y, Z)),
+                    mblx_powc(G, X, 3.0), mblx_atan2(G, Y, X)};
+    for (int i = 0; i < 4; i++) {
+        size_t n = 99;
+        const mblx_id *a = mblx_node_args(G, e[i], &n);
+        CHECK_EQ_INT(n, mblx_node_nargs(G, e[i]));
+        CHECK(a != NULL);
+        for (size_t k = 0; a && k < n; k++) CHECK(a[k] == mblx_node_arg(G, e[i], (int)k));
+        CHECK(mblx_node_args(G, e[i], NULL) == a); /* count may be NULL */
+    }
+    size_t n = 99;
+    const mblx_id *xyz = mblx_node_args(G, e[1], &n); /* x*(y*z): flattened, sorted */
+    CHECK_EQ_INT(n, 3);
+    CHECK(xyz && xyz[0] == X && xyz[1] == Y && xyz[2] == Z);
+    /* no operands: leaves; invalid handles and graph */
+    n = 99;
+    CHECK(mblx_node_args(G, X, &n) == NULL);
+    CHECK_EQ_INT(n, 0);
+    n = 99;
+    CHECK(mblx_node_args(G, C(1), &n) == NULL);
+    CHECK_EQ_INT(n, 0);
+    n = 99;
+    CHECK(mblx_node_args(G, MBLX_NONE, &n) == NULL);
+    CHECK_EQ_INT(n, 0);
+    n = 99;
+    CHECK(mblx_node_args(G, (mblx_id)mblx_node_count(G), &n) == NULL);
+    CHECK_EQ_INT(n, 0);
+    n = 99;
+    CHECK(mblx_node_args(NULL, X, &n) == NULL);
+    CHECK_EQ_INT(n, 0);
+}
+
 TEST(long_sums_and_chains)
 {
     setup();
@@ -296,6 +332,7 @@ int main(void)
     RUN(apply_generic);
     RUN(none_propagates);
     RUN(dependence_sets);
+    RUN(operand_arrays);
     RUN(long_sums_and_chains);
     mblx_graph_free(G);
     return test_summary("expr_build");

@@ -58,6 +58,13 @@ TEST(same_node_as_product)
     np = push(pool, np, mblx_add(g, x[0], x[1]));
     np = push(pool, np, mblx_exp(g, mblx_mul(g, x[2], x[3])));
     np = push(pool, np, mblx_div(g, mblx_const(g, 1.0), mblx_const(g, 0.0))); /* undefined */
+    /* products of one operand (vn = 1), constants that vanish or overflow with c (x constant) */
+    np = push(pool, np, mblx_scale(g, 3.0, x[0]));
+    np = push(pool, np, mblx_scale(g, -2.0, mblx_sin(g, x[1])));
+    np = push(pool, np, mblx_scale(g, 0.5, mblx_powc(g, x[2], -1.0)));
+    np = push(pool, np, mblx_const(g, 0.0));
+    np = push(pool, np, mblx_const(g, 1.0));
+    np = push(pool, np, mblx_const(g, -1e300));
     size_t nbase = np;
     /* products of two to five factors of the pool, with coefficients */
     unsigned s = 12345u;
@@ -108,8 +115,34 @@ TEST(same_node_as_product)
     mblx_graph_free(g);
 }
 
+/* mblx_scale's shortcut (one factor that flattens into nothing): the node mblx_product of the
+ * constant and the operand makes, for leaves, functions, powers, sums, products and constants. */
+TEST(scale_same_node_as_product)
+{
+    mblx_graph *g = mblx_graph_new();
+    CHECK(g != NULL);
+    if (!g) return;
+    mblx_id x = mblx_symbol(g, "x"), y = mblx_symbol(g, "y");
+    mblx_id pool[] = {x, mblx_sin(g, x), mblx_powc(g, x, 2.0), mblx_powc(g, x, -0.5), mblx_pow(g, x, y),
+                      mblx_add(g, x, y), mblx_mul(g, x, y), mblx_scale(g, 3.0, y), mblx_const(g, 2.0),
+                      mblx_div(g, mblx_const(g, 1.0), mblx_const(g, 0.0))};
+    const double coefs[] = {1.0, -1.0, 0.0, 2.5, 1e300, 1e-300};
+    for (size_t i = 0; i < sizeof pool / sizeof *pool; i++)
+        for (size_t k = 0; k < sizeof coefs / sizeof *coefs; k++) {
+            mblx_id r1 = mblx_scale(g, coefs[k], pool[i]);
+            size_t n1 = mblx_node_count(g);
+            mblx_id f[2] = {mblx_const(g, coefs[k]), pool[i]};
+            mblx_id r2 = mblx_product(g, 2, f);
+            CHECK(r1 == r2);
+            CHECK(mblx_node_count(g) == n1 || f[0] >= n1); /* only the constant may be new */
+        }
+    CHECK(mblx_graph_status(g, NULL) == 0);
+    mblx_graph_free(g);
+}
+
 int main(void)
 {
     RUN(same_node_as_product);
+    RUN(scale_same_node_as_product);
     return test_summary("expr_product_others");
 }
