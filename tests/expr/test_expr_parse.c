@@ -132,6 +132,24 @@ typedef struct errcase {
     size_t offset;   /* expected error offset */
 } errcase;
 
+/* each text fails to parse with exactly its message and offset, one line, and no node */
+static void check_errcases(const errcase *ec, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t off = 12345;
+        mblx_parse_opts o = OPTS;
+        o.error_offset = &off;
+        mblx_id e;
+        mbl_status st;
+        int rc = mblx_parse(G, ec[i].text, strlen(ec[i].text), &o, &e, &st);
+        CHECK_MSG(rc == MBL_EPARSE, "'%s': rc %d", ec[i].text, rc);
+        CHECK_MSG(strcmp(st.msg, ec[i].msg) == 0, "'%s': got \"%s\", want \"%s\"", ec[i].text, st.msg, ec[i].msg);
+        CHECK_MSG(off == ec[i].offset, "'%s': offset %zu, want %zu", ec[i].text, off, ec[i].offset);
+        CHECK(e == MBLX_NONE);
+        CHECK(strchr(st.msg, '\n') == NULL);
+    }
+}
+
 TEST(error_classes)
 {
     static const errcase ec[] = {
@@ -168,20 +186,7 @@ TEST(error_classes)
         {"x + \xc3\xa9", "1:5: unexpected character 0xc3", 4},
         {"a +\n  b *\n   ) ", "3:4: expected an operand, found ')'", 13},
     };
-    for (size_t i = 0; i < sizeof ec / sizeof ec[0]; i++) {
-        size_t off = 12345;
-        mblx_parse_opts o = OPTS;
-        o.error_offset = &off;
-        mblx_id e;
-        mbl_status st;
-        int rc = mblx_parse(G, ec[i].text, strlen(ec[i].text), &o, &e, &st);
-        CHECK_MSG(rc == MBL_EPARSE, "'%s': rc %d", ec[i].text, rc);
-        CHECK_MSG(strcmp(st.msg, ec[i].msg) == 0, "'%s': got \"%s\", want \"%s\"", ec[i].text,
-                  st.msg, ec[i].msg);
-        CHECK_MSG(off == ec[i].offset, "'%s': offset %zu, want %zu", ec[i].text, off, ec[i].offset);
-        CHECK(e == MBLX_NONE);
-        CHECK(strchr(st.msg, '\n') == NULL);
-    }
+    check_errcases(ec, sizeof ec / sizeof ec[0]);
     /* embedded NUL */
     mblx_id e;
     mbl_status st;
@@ -243,17 +248,7 @@ TEST(character_classes)
         {"2.e", "1:1: malformed number", 0},
         {"a9 b_", "1:4: expected an operator, found 'b_'", 3},
     };
-    for (size_t i = 0; i < sizeof ec / sizeof ec[0]; i++) {
-        size_t off = 12345;
-        mblx_parse_opts o = OPTS;
-        o.error_offset = &off;
-        mblx_id e;
-        mbl_status st;
-        int rc = mblx_parse(G, ec[i].text, strlen(ec[i].text), &o, &e, &st);
-        CHECK_MSG(rc == MBL_EPARSE, "'%s': rc %d", ec[i].text, rc);
-        CHECK_MSG(strcmp(st.msg, ec[i].msg) == 0, "'%s': got \"%s\", want \"%s\"", ec[i].text, st.msg, ec[i].msg);
-        CHECK_MSG(off == ec[i].offset, "'%s': offset %zu, want %zu", ec[i].text, off, ec[i].offset);
-    }
+    check_errcases(ec, sizeof ec / sizeof ec[0]);
 }
 
 TEST(excerpt)
