@@ -160,6 +160,18 @@ void mbl_lin_work_free(mbl_lin_work *w)
     mbl_free(w);
 }
 
+/* aug_singular_error (exact singularity) naming a coordinate without mass if there is one */
+static int aug_singular_named(const mbl_lin_work *w, mbl_status *st)
+{
+    int i = w->ev.jac ? lin_massless_coordinate(w->md, w->ev.jac) : -1;
+    if (i < 0) return aug_singular_error(st, 0.0);
+    const char *q = mbl_model_coord_name(w->md, i);
+    return mbl_error(st, MBL_ESINGULAR,
+                     "the augmented matrix (source 000 Table 1) is singular at this point: coordinate '%s' has no "
+                     "mass here (M(%s, %s) = 0) and no constraint holds it, a degree of freedom without inertia",
+                     q, q, q);
+}
+
 int aug_singular_error(mbl_status *st, double cond)
 {
     if (cond > 0)
@@ -687,7 +699,7 @@ static int oneshot_direct(mbl_lin_work *w, double condk, mbl_linear *lin, int *d
     w->ywork = mbl_alloc_array((size_t)w->z1 * (size_t)w->nrhs + 1, sizeof *w->ywork);
     if (!w->ywork) return mbl_error(st, MBL_ENOMEM, "out of memory");
     rc = mbla_dlu_new(w->z1, lin->M, w->z1, &w->mlu, st);
-    if (rc == MBL_ESINGULAR) return aug_singular_error(st, 0.0);
+    if (rc == MBL_ESINGULAR) return aug_singular_named(w, st);
     return rc ? rc : aug_direct_finish(w, lin, st);
 }
 
@@ -718,13 +730,13 @@ static int work_factor(mbl_lin_work *w, const mbl_lin_options *opt, mbl_linear *
     }
     if (w->sweep) {
         rc = mbla_klu_new(w->Aug, NULL, &w->lu, st);
-        if (rc == MBL_ESINGULAR) rc = aug_singular_error(st, 0.0);
+        if (rc == MBL_ESINGULAR) rc = aug_singular_named(w, st);
         if (rc) return rc;
         rc = mbla_klu_condest(w->lu, w->Aug, &lin->cond, st);
     } else { /* a one-shot's, as the kinematic system's */
         rc = mbla_klu_new_taken(w->Aug, &lin->cond, &w->lu, st);
         w->Aug = NULL;
-        if (rc == MBL_ESINGULAR && !w->lu) rc = aug_singular_error(st, 0.0);
+        if (rc == MBL_ESINGULAR && !w->lu) rc = aug_singular_named(w, st);
         if (rc && !w->lu) return rc;
     }
     /* with the kinematic system regular the whole matrix is singular exactly when M-hat is (checked

@@ -483,6 +483,33 @@ static int mass_condition(const mbl_linear *lin, double rcond_min, mbl_status *s
     return rc;
 }
 
+/* The first coordinate without mass at the point that no constraint holds, or -1: its diagonal
+ * entry of M = dR/dvdot (in the Jacobian values jacval) zero or not in the pattern, and no row but
+ * the equations of motion with an entry in its q, v or vdot column. Such a coordinate makes the
+ * augmented matrix singular: named as the cause (a mass parameter set to 0, a coordinate the
+ * kinetic energy leaves out). */
+int lin_massless_coordinate(const mbl_model *md, const double *jacval)
+{
+    if (md->n <= 0) return -1;
+    unsigned char *has = mbl_calloc((size_t)md->n, 1);
+    if (!has) return -1;
+    int e0 = md->row0[MBL_ROW_EOM], found = -1;
+    int blk[3] = {model_blk0(md, MBL_BLK_A), model_blk0(md, MBL_BLK_V), model_blk0(md, MBL_BLK_Q)};
+    for (int p = 0; p < md->jac.nz; p++) {
+        if (jacval[p] == 0) continue;
+        int r = md->jac.row[p] - e0, eom = r >= 0 && r < md->n;
+        for (int b = 0; b < 3; b++) {
+            int c = md->jac.col[p] - blk[b];
+            if (c < 0 || c >= md->n) continue;
+            if (!eom || (b == 0 && c == r)) has[c] = 1; /* a constraint's entry, or M's diagonal */
+        }
+    }
+    for (int i = 0; i < md->n && found < 0; i++)
+        if (!has[i]) found = i;
+    mbl_free(has);
+    return found;
+}
+
 int lin_mass_diag(const mbl_model *md, int *mdiag)
 {
     int e0 = md->row0[MBL_ROW_EOM], ja = model_blk0(md, MBL_BLK_A), nd = 0;

@@ -205,6 +205,9 @@ int lin_check_states(const mbl_model *md, const double *jacval, const mbl_linear
 /* The same with the Jacobian entries of M's diagonal listed once (lin_mass_diag: mdiag holds at
  * most md->n entries; their count returned), for a loop over points (mbl_relinearize). */
 int lin_mass_diag(const mbl_model *md, int *mdiag);
+/* The first coordinate without mass that no constraint holds at the Jacobian values jacval, or -1
+ * (named when the augmented matrix is singular). */
+int lin_massless_coordinate(const mbl_model *md, const double *jacval);
 int lin_check_states_at(const mbl_model *md, const double *jacval, const int *mdiag, int nmdiag,
                         const mbl_linear *lin, const mbl_lin_options *opt, mbl_status *st);
 /* The same without the last test (M-hat scaled to unit diagonal regular), for a caller that makes

@@ -106,7 +106,12 @@ TEST(numerics)
                  "sqrt");
     /* singular mass-constraint matrix: y has no mass and nothing removes it */
     expect_error("model: dae\ncoordinates: {x: 0, y: 0}\nkinetic_energy: \"der(x)^2\"\npotential_energy: \"x^2 + y^2\"\n",
-                 2, MBL_ESINGULAR, "singular");
+                 2, MBL_ESINGULAR, "singular at this point: coordinate 'y' has no mass here (M(y, y) = 0)");
+    /* the same by a mass parameter set to 0 (the quarter car's sprung mass) */
+    expect_error("model: dae\nparameters: {ms: 0, mw: 40}\ncoordinates: {zs: 0, zu: 0}\n"
+                 "kinetic_energy: \"ms/2*der(zs)^2 + mw/2*der(zu)^2\"\n"
+                 "potential_energy: \"8000*(zs - zu)^2 + 80000*zu^2\"\n",
+                 2, MBL_ESINGULAR, "coordinate 'zs' has no mass here (M(zs, zs) = 0) and no constraint holds it");
     /* a two-coordinate system with two independent constraints has no motion */
     expect_error("model: dae\ncoordinates: {x: 0.1, y: 0.2}\nkinetic_energy: \"der(x)^2 + der(y)^2\"\n"
                  "constraints: [\"x - 0.1\", \"y - 0.2\"]\n",
