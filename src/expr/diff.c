@@ -452,14 +452,13 @@ static mblx_id traverse_memo(mblx_graph *g, mblx_id root, const seedset *S, int 
                                 : compute(g, v, mode);
                 if (r == XNONE) goto out;
                 g->memo[v] = r;
-                if (keep && keep->arr) keep->arr[v] = r + 1; /* mblx__keep_put's by-node memo, inline */
-                else if (keep) mblx__keep_put(g, keep, v, r);
+                if (keep) mblx__keep_put(g, keep, v, r);
             }
             stp->n--;
             continue;
         }
         g->stamp[v] = epoch;
-        uint32_t kv = !keep ? 0 : keep->arr ? keep->arr[v] : mblx__keep_get(g, keep, v); /* (its by-node memo inline) */
+        uint32_t kv = keep ? mblx__keep_get(g, keep, v) : 0;
         if (kv) { /* differentiated by an earlier call under the same seeds */
             g->memo[v] = kv - 1;
             stp->n--;

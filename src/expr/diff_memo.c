@@ -79,16 +79,14 @@ static void dmap_put(mblx__tdmemo *m, uint64_t key, uint32_t val)
     m->mkey[k] = key, m->mval[k] = val;
 }
 
-uint32_t mblx__keep_get(mblx_graph *g, const mblx__memo_ref *k, mblx_id v)
+uint32_t mblx__keep_map_get(mblx_graph *g, const mblx__memo_ref *k, mblx_id v)
 {
-    if (k->arr) return k->arr[v];
     return dmap_get(g->tdmemo, ((uint64_t)v + 1) << 32 | k->sym);
 }
 
-void mblx__keep_put(mblx_graph *g, const mblx__memo_ref *k, mblx_id v, mblx_id d)
+void mblx__keep_map_put(mblx_graph *g, const mblx__memo_ref *k, mblx_id v, mblx_id d)
 {
-    if (k->arr) k->arr[v] = d + 1;
-    else dmap_put(g->tdmemo, ((uint64_t)v + 1) << 32 | k->sym, d + 1);
+    dmap_put(g->tdmemo, ((uint64_t)v + 1) << 32 | k->sym, d + 1);
 }
 
 /* grow a zero-filled array of uint32_t from *n to at least need entries */

@@ -25,8 +25,19 @@ typedef struct mblx__memo_ref {
 uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t nS);
 /* 1 when mblx_diff's map exists and has room for the derivatives of one more call */
 int mblx__dmap_ready(mblx_graph *g);
-/* the kept derivative of v + 1 (0: not known), and keeping d as v's */
-uint32_t mblx__keep_get(mblx_graph *g, const mblx__memo_ref *k, mblx_id v);
-void mblx__keep_put(mblx_graph *g, const mblx__memo_ref *k, mblx_id v, mblx_id d);
+/* the same in the graph's map of (node, symbol) */
+uint32_t mblx__keep_map_get(mblx_graph *g, const mblx__memo_ref *k, mblx_id v);
+void mblx__keep_map_put(mblx_graph *g, const mblx__memo_ref *k, mblx_id v, mblx_id d);
+/* the kept derivative of v + 1 (0: not known), and keeping d as v's: the by-node memo inline (a
+ * traversal's every node reads it; a call cost about 1 % of a large model's formulation) */
+static inline uint32_t mblx__keep_get(mblx_graph *g, const mblx__memo_ref *k, mblx_id v)
+{
+    return k->arr ? k->arr[v] : mblx__keep_map_get(g, k, v);
+}
+static inline void mblx__keep_put(mblx_graph *g, const mblx__memo_ref *k, mblx_id v, mblx_id d)
+{
+    if (k->arr) k->arr[v] = d + 1;
+    else mblx__keep_map_put(g, k, v, d);
+}
 
 #endif

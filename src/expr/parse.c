@@ -47,6 +47,7 @@ static int is_digit(char c) { return (cclass[(unsigned char)c] & C_DIGIT) != 0; 
 static int is_alpha(char c) { return (cclass[(unsigned char)c] & C_ALPHA) != 0; }
 static int is_word(char c) { return (cclass[(unsigned char)c] & (C_ALPHA | C_DIGIT)) != 0; }
 
+/* (a builtin with a first letter not yet among them needs C_FIRST for it in cclass above) */
 static const builtin builtins[] = {
     {"sin", MBLX_OP_SIN, 1, 1},     {"cos", MBLX_OP_COS, 1, 1},   {"tan", MBLX_OP_TAN, 1, 1},
     {"asin", MBLX_OP_ASIN, 1, 1},   {"acos", MBLX_OP_ACOS, 1, 1}, {"atan", MBLX_OP_ATAN, 1, 1},
