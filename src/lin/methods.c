@@ -122,6 +122,26 @@ static int dispatch_dense(const mbl_model *md, const mbl_point *pt, const mbl_li
     return rc;
 }
 
+/* A method other than augmented (which names it itself) refused a singular matrix (M-hat, the
+ * penalty's M + alpha Phi_q^T Phi_q, ...): when a coordinate without mass that no constraint
+ * holds is the cause, the message says so after its own words. Nothing changes when the
+ * Jacobian cannot be evaluated or every coordinate has mass or a constraint. */
+static void name_massless(const mbl_model *md, const mbl_point *pt, mbl_status *st)
+{
+    mbl_eval ev;
+    mbl_status est;
+    mbl_status_clear(&est);
+    if (lin_eval_init_lean(md, &ev, &est)) return;
+    int c = lin_eval_at(md, pt, &ev, &est) ? -1 : lin_massless_coordinate(md, ev.jac);
+    lin_eval_free(&ev);
+    if (c < 0 || !st) return;
+    const char *q = mbl_model_coord_name(md, c);
+    char msg[sizeof st->msg];
+    snprintf(msg, sizeof msg, "%s", st->msg);
+    mbl_error(st, MBL_ESINGULAR, "%s: coordinate '%s' has no mass here (M(%s, %s) = 0) and no constraint holds it, a "
+              "degree of freedom without inertia", msg, q, q, q);
+}
+
 /* The memory decision (docs/linearization.md, "Large models: partial spectra"): augmented switches
  * to the partial spectrum of the sparse pencil when the peak of its dense path would exceed the
  * budget (or when asked); descriptor chooses its own path (QZ up to dense_max, else the sparse
@@ -197,6 +217,7 @@ static int dispatch(const mbl_model *md, const mbl_point *pt, const mbl_lin_opti
                                      st);
     }
     int rc = methods[i].fn(md, pt, opt, out, st);
+    if (rc == MBL_ESINGULAR && !aug) name_massless(md, pt, st);
     if (!rc && !aug && strcmp(name, "penalty")) rc = check_states(md, pt, opt, out, st);
     return rc;
 }

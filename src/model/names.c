@@ -199,9 +199,11 @@ int model_find_name(const mbl_src_list *l, const char *name, size_t len)
 
 int model_check_names(loader *L)
 {
+    /* lambda and mu are not reserved: lambda(c) and mu(c) are calls, told apart from a symbol of
+     * that name by the parenthesis (a friction coefficient mu, a wavelength lambda) */
     static const char *reserved[] = {"t",    "pi",   "der",   "sin",  "cos",  "tan",   "asin", "acos",
                                      "atan", "atan2", "sinh", "cosh", "tanh", "exp",   "log",  "sqrt",
-                                     "abs",  "sign",  "min",  "max",  "step", "lambda", "mu"};
+                                     "abs",  "sign",  "min",  "max",  "step"};
     const mbl_src_list *lists[] = {&L->src->parameters,  &L->src->coordinates,  &L->src->inputs,
                                    &L->src->variables,   &L->src->constraints,  &L->src->nonholonomic,
                                    &L->src->ode_states, &L->src->implicit_variables};

@@ -126,8 +126,12 @@ static int resolve_multiplier(loader *L, int is_lam, int nargs, const mblx_id *a
         *out = mult[(int)v - 1];
         return 0;
     }
-    snprintf(why, whylen, "%s() takes the name or the number (1 to %d) of a %sconstraint", fn, cnt,
-             is_lam ? "" : "non-holonomic ");
+    if (cnt == 0)
+        snprintf(why, whylen, "%s() is the force of a %sconstraint, and the model has none", fn,
+                 is_lam ? "" : "non-holonomic ");
+    else
+        snprintf(why, whylen, "%s() takes the name or the number (1 to %d) of a %sconstraint", fn, cnt,
+                 is_lam ? "" : "non-holonomic ");
     return 1;
 }
 

@@ -108,9 +108,43 @@ TEST(names_of_every_kind)
     CHECK(strstr(st.msg, "xc") && !strstr(st.msg, "only parameters can"));
 }
 
+/* lambda and mu name parameters (a length, a mass) beside the multiplier lambda(c) of a named
+ * constraint: a pendulum of length lambda, point mass mu, in Cartesian coordinates, its tension
+ * lambda(c) an output. omega^2 = g / lambda; the point needs lambda(c) = mu g / (2 lambda) (or its
+ * negative, by the sign convention) to hold the mass: the output must be finite and nonzero. */
+static const char *multiplier_names = "model: dae\n"
+                                      "parameters: {mu: 3, lambda: 2, g: 9.81}\n"
+                                      "coordinates: {x: 0, y: -2}\n"
+                                      "kinetic_energy: \"0.5*mu*(der(x)^2 + der(y)^2)\"\n"
+                                      "potential_energy: \"mu*g*y\"\n"
+                                      "constraints: {c: \"x^2 + y^2 - lambda^2\"}\n"
+                                      "outputs: {tension: \"lambda(c)\"}\n";
+
+TEST(multiplier_function_names)
+{
+    mbl_status st;
+    int ok;
+    double w2 = omega2(multiplier_names, &st, &ok);
+    CHECK_MSG(ok, "%s", st.msg);
+    printf("  parameters mu and lambda beside lambda(c): omega^2 %.15g (closed form g/lambda = %.15g)\n", w2,
+           9.81 / 2.0);
+    CHECK_CLOSE(w2, 9.81 / 2.0, 1e-12);
+    /* a symbol named mu used as a call is still the multiplier call, and c is not a
+     * non-holonomic constraint */
+    (void)omega2("model: dae\nparameters: {mu: 3, k: 2}\ncoordinates: {x: 0}\n"
+                 "kinetic_energy: \"0.5*mu*der(x)^2\"\npotential_energy: \"0.5*k*x^2\"\n"
+                 "outputs: {f: \"mu(x)\"}\n",
+                 &st, &ok);
+    CHECK(!ok);
+    printf("  mu(x) with a parameter mu: %s\n", st.msg);
+    CHECK(strstr(st.msg, "names.yaml:6:") && strstr(st.msg, "mu() is the force of a non-holonomic constraint") &&
+          strstr(st.msg, "has none"));
+}
+
 int main(void)
 {
     RUN(colliding_names);
     RUN(names_of_every_kind);
+    RUN(multiplier_function_names);
     return test_summary("names");
 }
