@@ -205,6 +205,39 @@ static void guess_violation(opoint_subproblem *sp, const double *xs, char *buf, 
                  worst);
 }
 
+/* "; at the guess the equation of motion of coordinate X is unbalanced ..." when, at the point
+ * (the guess, after guess_violation), a row of the subproblem carries at least half the largest
+ * residual and has no nonzero Jacobian entry in the subproblem's unknowns: no Newton step moves it
+ * (a load that no stiffness balances: a spring constant set to 0; or a stiffness that vanishes at
+ * the guess, as k x^3 at x = 0, which a better guess cures); else "" */
+static void dead_row(opoint_subproblem *sp, char *buf, size_t size)
+{
+    const model_view *mv = &sp->mv;
+    double f2, finf;
+    mbl_status st2;
+    buf[0] = '\0';
+    if (opoint_eval_F(sp, &f2, &finf, &st2) || opoint_jac(sp, &st2) || !(finf > 0)) return;
+    unsigned char *live = mbl_calloc((size_t)sp->nrow + 1, 1);
+    if (!live) return;
+    for (int p = 0; p < mv->jac.nz; p++) {
+        int r = sp->row_pos[mv->jac.row[p]], c = sp->col_pos[mv->jac.col[p]];
+        if (r >= 0 && c >= 0 && sp->jac[p] != 0) live[r] = 1;
+    }
+    int e0 = mv->row0[MBL_ROW_EOM], p0 = mv->row0[MBL_ROW_PHI];
+    for (int i = 0; i < sp->nrow && !buf[0]; i++) {
+        int row = sp->rows[i];
+        if (live[i] || !(fabs(sp->F[row]) >= 0.5 * finf)) continue;
+        if (row >= e0 && row < e0 + mv->n)
+            snprintf(buf, size, "; at the guess the equation of motion of coordinate '%.60s' is unbalanced "
+                     "(residual %.4g) and depends on no unknown: no step moves it (a load that no stiffness holds, "
+                     "say a spring constant 0, or a stiffness that vanishes at the guess: try another --guess)", mv->qname[row - e0], sp->F[row]);
+        else if (row >= p0 && row < p0 + mv->m)
+            snprintf(buf, size, "; at the guess the constraint %.60s is violated by %.4g and depends on no "
+                     "unknown: no step moves it", mbl_model_constraint_name(sp->md, row - p0), sp->F[row]);
+    }
+    mbl_free(live);
+}
+
 /* the continuation: in arc length where the subproblem is small enough for dense algebra, else in t */
 static int continuation(opoint_subproblem *sp, const double *xs, char *reason, size_t size, mbl_status *st)
 {
@@ -250,12 +283,14 @@ int opoint_solve(opoint_subproblem *sp, const char *what, int linear, mbl_status
         else if (hrc == MBL_ENOCONV) {
             char viol[200];
             guess_violation(sp, xs, viol, sizeof viol);
+            char dead[400];
+            dead_row(sp, dead, sizeof dead);
             char evals[480] = "";
             if (sp->neval_fail) /* the steps that left where the model can be evaluated: the cause, often */
                 snprintf(evals, sizeof evals, "; the model could not be evaluated %ld times on the way, the last: %.320s",
                          sp->neval_fail, sp->eval_fail);
-            rc = mbl_error(st, MBL_ENOCONV, "%s: no solution found from the initial guess: %s; %s%s%s", what, first,
-                           reason, viol, evals);
+            rc = mbl_error(st, MBL_ENOCONV, "%s: no solution found from the initial guess: %s; %s%s%s%s", what, first,
+                           reason, viol, dead, evals);
         }
         else {
             if (st) *st = st2;

@@ -101,6 +101,15 @@ TEST(numerics)
 {
     /* no equilibrium: a constant force and no spring */
     expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nforces: {x: 1}\n", 1, MBL_ENOCONV, "the equilibrium");
+    /* ... and the equation that nothing moves is named */
+    expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\nforces: {x: 1}\n", 1, MBL_ENOCONV,
+                 "at the guess the equation of motion of coordinate 'x' is unbalanced (residual -1) and depends on no "
+                 "unknown");
+    /* a quarter car without its suspension spring: the body's equation (its weight) */
+    expect_error("model: dae\nparameters: {ms: 300, mw: 40, ks: 0}\ncoordinates: {zs: 0, zu: 0}\n"
+                 "kinetic_energy: \"ms/2*der(zs)^2 + mw/2*der(zu)^2\"\n"
+                 "potential_energy: \"ks/2*(zs - zu)^2 + 100000*zu^2 + 9.81*(ms*zs + mw*zu)\"\n",
+                 1, MBL_ENOCONV, "the equation of motion of coordinate 'zs' is unbalanced (residual 2943)");
     /* domain error at the initial guess: named with the subexpression */
     expect_error(HEAD "kinetic_energy: \"0.5*m*der(x)^2\"\npotential_energy: \"sqrt(x - 2)\"\n", 1, MBL_EDOMAIN,
                  "sqrt");
