@@ -269,9 +269,9 @@ int opoint_warm_refresh(opoint_warm *w, const mbl_point *pt_in, mbl_status *st)
         w->cnt.jac++;
     }
     w->jac_of = NULL;
-    if (!rc) { /* the Newton step's factorization, its solve with a zero right-hand side */
+    if (!rc) { /* the Newton step's factorization (a zero right-hand side where it also solves) */
         for (int r = 0; r < sp->nrow; r++) sp->F[sp->rows[r]] = 0.0;
-        rc = opoint_newton_step(sp, w->dx, st);
+        rc = opoint_newton_factor(sp, w->dx, st);
         w->cnt.factor++;
         if (!rc && sp->rank_last != sp->ncol) rc = MBL_EARG;
     }
