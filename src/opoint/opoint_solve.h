@@ -119,6 +119,10 @@ void opoint_jac_restore(opoint_subproblem *sp, model_jac_memo *c);
 void opoint_keep_jac(opoint_subproblem *sp);
 /* The minimum-norm / least-squares Newton step J dx = -F over the subproblem (ncol entries). */
 int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st);
+/* opoint_newton_step's factorization without its solve where it factors (the square sparse path:
+ * dx untouched, sp->rank_last set as there); elsewhere the whole step. The warm corrector's renewal
+ * of its held factorization (opoint_warm_refresh). */
+int opoint_newton_factor(opoint_subproblem *sp, double *dx, mbl_status *st);
 /* A chord (simplified Newton) step: J0 dx = -F with J0 the matrix of the last square sparse
  * opoint_newton_step whose factorization the subproblem still holds (sp->lu, with its equilibration
  * factors), F the current residual; no Jacobian is evaluated or factored. MBL_EARG when no such

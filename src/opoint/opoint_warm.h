@@ -9,6 +9,11 @@
  * abs_tol, or a last step at the rounding level, or a superlinear last step). Otherwise the caller
  * solves the point cold (mbl_operating_point from the same guess).
  *
+ * Within a block a sweep asks a tangent only of its first points: from the fourth on it predicts by
+ * the cubic through the last four points instead (error O(h^4)) and takes the chord step with the
+ * factorization held (opoint_warm_skip_tangent), renewed every OPOINT_WARM_SKIP_AGE points
+ * (opoint_warm_refresh: J factored at the point, no tangent).
+ *
  * Applies to equilibria without ode states or implicit variables whose Jacobian is square and of
  * full rank (KLU's pivot ratio test of opoint_newton_step); opoint_warm_tangent says when not.
  * Deterministic per block: opoint_warm_reset forgets the factorization (its pivot order), so every
@@ -39,6 +44,9 @@
 /* ... and not after a chord step (opoint_warm_point) that reduced the scaled residual by less than
  * this factor (its contraction measured): the factorization is renewed at the next tangent. */
 #define OPOINT_WARM_HELD_CONTRACT 3e-3
+/* A point without a tangent (opoint_warm_skip_tangent) keeps the factorization held for at most
+ * this many points (then opoint_warm_refresh factors J anew) */
+#define OPOINT_WARM_SKIP_AGE 16
 
 typedef struct opoint_warm opoint_warm;
 
@@ -77,6 +85,18 @@ mbl_point *opoint_point_copy(const mbl_point *pt);
  * MBL_EARG when the warm start does not apply to the point (not an equilibrium, ode states, a
  * rank-deficient Jacobian); other codes on failure. */
 int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt, double *dy, mbl_status *st);
+/* 1 when the factorization held is due for renewal before a point without a tangent
+ * (opoint_warm_skip_tangent): none held in the block, the held one OPOINT_WARM_SKIP_AGE points old,
+ * or a chord step that contracted less than OPOINT_WARM_HELD_CONTRACT since; then opoint_warm_refresh. */
+int opoint_warm_tangent_due(const opoint_warm *w);
+/* No tangent at the point just solved (the caller predicts the next point without one: the cubic
+ * through the block's last four points, src/study/sweep_point.c): the next point's chord step
+ * solves with the factorization held, which ages by one point. */
+void opoint_warm_skip_tangent(opoint_warm *w);
+/* J factored at the solved point pt (the factorization held from then on, age 0; the next point's
+ * chord step solves with it), without a tangent. MBL_EARG where the warm start does not apply (as
+ * opoint_warm_tangent). */
+int opoint_warm_refresh(opoint_warm *w, const mbl_point *pt, mbl_status *st);
 /* The equilibrium from the predicted y (n + m + k) at the model's current parameter values: 0 and
  * *out (the caller frees it) when accepted after *steps steps; MBL_ENOCONV when rejected (*out
  * NULL), other codes on failure. tmpl: the previous point of the block (its other fields).

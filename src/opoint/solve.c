@@ -259,7 +259,9 @@ static int klu_new(opoint_subproblem *sp, mbl_status *st)
     return rc;
 }
 
-int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
+/* solve 0: the square sparse path's factorization alone (dx untouched there; the rank-deficient
+ * fallbacks still solve) */
+static int newton_step(opoint_subproblem *sp, double *dx, int solve, mbl_status *st)
 {
     int rc = 0;
     int m = sp->nrow, n = sp->ncol;
@@ -315,12 +317,12 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
             }
             break;
         }
-        if (!rc && (rc = mbla_klu_solve(sp->lu, 1, b, n, st))) {
+        if (!rc && solve && (rc = mbla_klu_solve(sp->lu, 1, b, n, st))) {
             mbla_klu_free(sp->lu);
             sp->lu = NULL;
         }
         if (!rc) {
-            for (int c = 0; c < n; c++) dx[c] = sp->eq_on ? sp->eqc[c] * b[c] : b[c];
+            for (int c = 0; solve && c < n; c++) dx[c] = sp->eq_on ? sp->eqc[c] * b[c] : b[c];
             sp->rank_last = n;
         }
         if (rc == MBL_ESINGULAR && small) {
@@ -337,6 +339,10 @@ int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st)
     mbl_free(b);
     return rc;
 }
+
+int opoint_newton_step(opoint_subproblem *sp, double *dx, mbl_status *st) { return newton_step(sp, dx, 1, st); }
+
+int opoint_newton_factor(opoint_subproblem *sp, double *dx, mbl_status *st) { return newton_step(sp, dx, 0, st); }
 
 int opoint_chord_step(opoint_subproblem *sp, double *dx, mbl_status *st)
 {

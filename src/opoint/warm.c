@@ -245,6 +245,51 @@ void opoint_warm_get_counts(const opoint_warm *w, opoint_warm_counts *c)
     else memset(c, 0, sizeof *c);
 }
 
+/* Whether the factorization held is due for renewal at a point without a tangent (none held in the
+ * block, OPOINT_WARM_SKIP_AGE points old, or a chord step since that contracted little) */
+int opoint_warm_tangent_due(const opoint_warm *w)
+{
+    int age = w->cnt.factor != w->fac_at ? 0 : w->age; /* factored since: age 0 */
+    return !w->held_ok || age >= OPOINT_WARM_SKIP_AGE || w->refresh;
+}
+
+int opoint_warm_refresh(opoint_warm *w, const mbl_point *pt_in, mbl_status *st)
+{
+    mbl_point *pt = (mbl_point *)pt_in; /* read only, as opoint_warm_tangent's */
+    opoint_subproblem *sp = &w->sp;
+    w->chord_ok = 0;
+    if (!warm_select(w, pt)) {
+        sp->pt = w->scratch;
+        return MBL_EARG;
+    }
+    int rc = 0;
+    if (w->jac_of != pt_in) {
+        model_fill_syms_pt(w->md, pt, sp->syms);
+        rc = opoint_eval_jac(sp, st);
+        w->cnt.jac++;
+    }
+    w->jac_of = NULL;
+    if (!rc) { /* the Newton step's factorization (a zero right-hand side where it also solves) */
+        for (int r = 0; r < sp->nrow; r++) sp->F[sp->rows[r]] = 0.0;
+        rc = opoint_newton_factor(sp, w->dx, st);
+        w->cnt.factor++;
+        if (!rc && sp->rank_last != sp->ncol) rc = MBL_EARG;
+    }
+    w->age = 0, w->fac_at = w->cnt.factor;
+    w->chord_ok = w->held_ok = !rc;
+    w->refresh = 0, w->ntan = 0;
+    sp->pt = w->scratch;
+    return rc;
+}
+
+void opoint_warm_skip_tangent(opoint_warm *w)
+{
+    if (w->cnt.factor != w->fac_at) w->age = 0, w->fac_at = w->cnt.factor;
+    w->age++;
+    w->chord_ok = w->held_ok; /* the next point's chord step solves with the factorization held */
+    w->ntan = 0, w->jac_of = NULL;
+}
+
 int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_status *st)
 {
     mbl_point *pt = (mbl_point *)pt_in; /* read only: the subproblem's evaluations do not write it */

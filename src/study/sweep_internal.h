@@ -51,9 +51,9 @@ typedef struct worker {
                                               modes, sensitivities */
     /* warm start: the last points of this block (equilibrium and steady points) */
     int wlen;                /* n + m + k */
-    double *wq, *wq2;        /* wlen: [q; lambda; mu] of the last and the one before */
-    double wx[2], wx2[2];    /* their axis values */
-    int nwarm;               /* 0, 1 or 2 of them valid */
+    double *wq, *wq2, *wq3, *wq4; /* wlen: [q; lambda; mu] of the block's last four points, the last first */
+    double wx[2], wx2[2], wx3[2], wx4[2]; /* their axis values */
+    int nwarm;               /* 0 to 4 of them valid */
     double *wdq;             /* wlen: d[q; lambda]/dx of the last point (its sensitivities; NAN for mu) */
     double *wguess;          /* wlen: the guess handed to the operating point */
     int wdq_ok;
@@ -63,6 +63,8 @@ typedef struct worker {
     opoint_warm *ow;
     int ow_off;              /* 1: the warm corrector does not apply to this model */
     int tan_ok;              /* the corrector gave the tangent at the block's last point (wdq) */
+    int tan_skip;            /* no tangent at the block's last point (opoint_warm_skip_tangent): the next
+                                point is predicted by the cubic through the last four */
     mbl_point *wpt;          /* the last point of the block (NULL: none) */
     double *wtan;            /* n + m + k: the corrector's tangent at the last point */
     int pt_warm;             /* the point being computed was accepted by the warm corrector */

@@ -24,11 +24,11 @@ void study_sweep_worker_clear(worker *w)
     opoint_warm_free(w->ow);
     mbl_point_free(w->wpt);
     mbl_free(w->wtan);
-    w->ow = NULL, w->wpt = NULL, w->wtan = NULL, w->ow_off = w->tan_ok = 0;
+    w->ow = NULL, w->wpt = NULL, w->wtan = NULL, w->ow_off = w->tan_ok = w->tan_skip = 0;
     mbl_dae_deriv_free(w->dd), mbl_dae_deriv_free(w->dfp);
     w->dd = w->dfp = NULL;
-    mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wdq), mbl_free(w->wguess);
-    w->wq = w->wq2 = w->wdq = w->wguess = NULL;
+    mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wq3), mbl_free(w->wq4), mbl_free(w->wdq), mbl_free(w->wguess);
+    w->wq = w->wq2 = w->wq3 = w->wq4 = w->wdq = w->wguess = NULL;
     w->nwarm = w->wdq_ok = 0;
     mbl_linear_free(w->lin);
     mbl_lin_work_free(w->work);
@@ -82,17 +82,45 @@ static int point_at(const ctx *c, const mbl_model *model, const double *x, const
     return mbl_operating_point(model, &po, pt, st);
 }
 
+/* The cubic through the block's last four points at x (no tangent at the last: the warm corrector
+ * skipped it, opoint_warm_skip_tangent), error O(h^4): 1 and w->wguess, or 0 where the four are not
+ * on x's row, not distinct, or the guess is not finite. */
+static int warm_guess4(worker *w, const double *x, double h)
+{
+    if (w->nwarm < 4 || (w->c->naxes > 1 && (w->wx2[1] != x[1] || w->wx3[1] != x[1] || w->wx4[1] != x[1]))) return 0;
+    double x1 = w->wx[0], x2 = w->wx2[0], x3 = w->wx3[0], x4 = w->wx4[0];
+    if (!(x1 != x2 && x2 != x3 && x3 != x4 && x1 != x3 && x2 != x4 && x1 != x4)) return 0;
+    /* Newton's form: y1 + h (d12 + (x - x2) (d123 + (x - x3) d1234)) */
+    double i12 = 1 / (x1 - x2), i23 = 1 / (x2 - x3), i34 = 1 / (x3 - x4), i13 = 1 / (x1 - x3), i24 = 1 / (x2 - x4);
+    double i14 = 1 / (x1 - x4), b = x[0] - x2, c = x[0] - x3;
+    const double *restrict y1 = w->wq, *restrict y2 = w->wq2, *restrict y3 = w->wq3, *restrict y4 = w->wq4;
+    double *restrict g = w->wguess;
+    double z = 0;
+    for (int i = 0, len = w->wlen; i < len; i++) {
+        double d12 = (y1[i] - y2[i]) * i12, d23 = (y2[i] - y3[i]) * i23, d34 = (y3[i] - y4[i]) * i34;
+        double d123 = (d12 - d23) * i13, d234 = (d23 - d34) * i24;
+        g[i] = y1[i] + h * (d12 + b * (d123 + c * ((d123 - d234) * i14)));
+        z += g[i] - g[i];
+    }
+    if (z != 0) return 0;
+    w->wquad = 1;
+    w->warm_points++;
+    return 1;
+}
+
 /* The initial guess at x from the previous points of the block: y = [q; lambda; mu] (NULL: the
  * file's). Only within a row of the grid (the other axis unchanged), componentwise: y_a + (dy/dx)_a
  * (x - x_a) with the exact derivative of the last point where its sensitivities give one (the
  * implicit function theorem on the point's equations: dq, dlambda), else the line through the
- * last two points, else the last point's value. */
+ * last two points, else the last point's value. After a point the warm corrector gave no tangent
+ * (w->tan_skip): the cubic through the last four points (warm_guess4) where it applies. */
 static const double *warm_guess(worker *w, const double *x)
 {
     w->wquad = 0;
     if (w->nwarm < 1 || !w->wq || (w->c->naxes > 1 && w->wx[1] != x[1])) return NULL;
     int len = w->wlen;
     double h = x[0] - w->wx[0];
+    if (w->tan_skip && warm_guess4(w, x, h)) return w->wguess; /* (before the sensitivities' line) */
     int two = w->nwarm >= 2 && w->wx2[0] != w->wx[0] && (w->c->naxes < 2 || w->wx2[1] == x[1]);
     double s = two ? h / (w->wx[0] - w->wx2[0]) : 0.0;
     /* with the warm corrector's exact tangent and the point before on the same row: the quadratic
@@ -144,11 +172,13 @@ static void warm_record(worker *w, const double *x, const mbl_point *pt, const m
         w->wlen = len;
         w->wq = mbl_alloc_array((size_t)len, sizeof *w->wq);
         w->wq2 = mbl_alloc_array((size_t)len, sizeof *w->wq2);
+        w->wq3 = mbl_alloc_array((size_t)len, sizeof *w->wq3);
+        w->wq4 = mbl_alloc_array((size_t)len, sizeof *w->wq4);
         w->wdq = mbl_alloc_array((size_t)len, sizeof *w->wdq);
         w->wguess = mbl_alloc_array((size_t)len, sizeof *w->wguess);
-        if (!w->wq || !w->wq2 || !w->wdq || !w->wguess) {
-            mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wdq), mbl_free(w->wguess);
-            w->wq = w->wq2 = w->wdq = w->wguess = NULL;
+        if (!w->wq || !w->wq2 || !w->wq3 || !w->wq4 || !w->wdq || !w->wguess) {
+            mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wq3), mbl_free(w->wq4), mbl_free(w->wdq), mbl_free(w->wguess);
+            w->wq = w->wq2 = w->wq3 = w->wq4 = w->wdq = w->wguess = NULL;
             w->nwarm = 0;
             return;
         }
@@ -157,14 +187,16 @@ static void warm_record(worker *w, const double *x, const mbl_point *pt, const m
         w->nwarm = 0, w->wdq_ok = 0;
         return;
     }
-    double *t = w->wq2;
-    w->wq2 = w->wq, w->wq = t;
+    double *t = w->wq4;
+    w->wq4 = w->wq3, w->wq3 = w->wq2, w->wq2 = w->wq, w->wq = t;
+    w->wx4[0] = w->wx3[0], w->wx4[1] = w->wx3[1];
+    w->wx3[0] = w->wx2[0], w->wx3[1] = w->wx2[1];
     w->wx2[0] = w->wx[0], w->wx2[1] = w->wx[1];
     memcpy(w->wq, pt->q, (size_t)n * sizeof *w->wq);
     if (pt->m) memcpy(w->wq + n, pt->lambda, (size_t)pt->m * sizeof *w->wq);
     if (pt->k) memcpy(w->wq + n + pt->m, pt->mu, (size_t)pt->k * sizeof *w->wq);
     w->wx[0] = x[0], w->wx[1] = w->c->naxes > 1 ? x[1] : 0;
-    w->nwarm = w->nwarm < 2 ? w->nwarm + 1 : 2;
+    w->nwarm = w->nwarm < 4 ? w->nwarm + 1 : 4;
     w->wdq_ok = 0;
     if (tan) {
         memcpy(w->wdq, tan, (size_t)len * sizeof *w->wdq);
@@ -181,10 +213,10 @@ static void warm_record(worker *w, const double *x, const mbl_point *pt, const m
  * does not apply): the worker's derivatives and corrector made on first use; block_cont = 0 at a
  * block's first point, where the corrector starts a fresh factorization (the block's results do not
  * depend on the thread). */
-static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont)
+static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont, int may_skip)
 {
     ctx *c = w->c;
-    w->tan_ok = 0;
+    w->tan_ok = w->tan_skip = 0;
     if (w->ow_off || c->pidx[0] < 0 || pt->at != MBL_AT_EQUILIBRIUM) return NULL;
     double t0 = cpu_s(c);
     mbl_status st;
@@ -200,8 +232,21 @@ static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont
         if (!rc) opoint_warm_set_fused(w->ow, c->npoints >= SWEEP_FUSED_MIN_POINTS);
     }
     if (!rc && !block_cont) opoint_warm_reset(w->ow);
-    if (rc || !w->ow) w->ow_off = 1; /* no derivatives of this model: never (the same on every thread) */
-    else rc = opoint_warm_tangent(w->ow, pt, w->wtan, &st); /* MBL_EARG: not at this point (rank loss) */
+    if (rc || !w->ow) {
+        w->ow_off = 1; /* no derivatives of this model: never (the same on every thread) */
+    } else if (may_skip && block_cont && w->pt_warm && w->nwarm >= 3) {
+        /* a point solved warm within the block after three others: no tangent. The next point is
+         * predicted by the cubic through the last four (error O(h^4), below the tangent's quadratic
+         * O(h^3)) and its chord step solves with the factorization held, or with one made here where
+         * that one is OPOINT_WARM_SKIP_AGE points old or its last chord step contracted little. */
+        if (!opoint_warm_tangent_due(w->ow)) opoint_warm_skip_tangent(w->ow);
+        else rc = opoint_warm_refresh(w->ow, pt, &st);
+        w->tan_skip = !rc;
+        w->t_point += cpu_s(c) - t0;
+        return NULL;
+    } else {
+        rc = opoint_warm_tangent(w->ow, pt, w->wtan, &st); /* MBL_EARG: not at this point (rank loss) */
+    }
     w->tan_ok = !rc;
     w->t_point += cpu_s(c) - t0;
     return rc ? NULL : w->wtan;
@@ -214,7 +259,7 @@ static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont
 static int point_warm(worker *w, const double *x, mbl_point **pt, mbl_status *st)
 {
     ctx *c = w->c;
-    int had_tan = w->tan_ok && w->wdq_ok && w->ow && w->wpt && w->nwarm >= 1;
+    int had_tan = ((w->tan_ok && w->wdq_ok) || w->tan_skip) && w->ow && w->wpt && w->nwarm >= 1;
     w->pt_warm = 0;
     const double *g = warm_guess(w, x);
     int rc = MBL_ENOCONV, steps = 0;
@@ -265,7 +310,7 @@ void study_sweep_start(worker *w, const double *xprev, const double *x, mbl_poin
     if (!rc) rc = point_warm(w, x, &pt, &st);
     w->no_chord = 0;
     opoint_warm_set_max_steps(w->ow, OPOINT_WARM_MAX_STEPS);
-    warm_record(w, x, rc ? NULL : pt, NULL, rc ? NULL : warm_tangent(w, pt, 1));
+    warm_record(w, x, rc ? NULL : pt, NULL, rc ? NULL : warm_tangent(w, pt, 1, 0));
     opoint_warm_recycle(w->ow, w->wpt);
     w->wpt = rc ? NULL : pt;
     if (!rc) *out = opoint_point_copy(pt);
@@ -381,8 +426,8 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
         /* the tangent for the block's next point (none after its last: the next block starts anew,
          * from its own first point, with a fresh factorization) */
         const double *tan = NULL;
-        if (!rc && !w->block_last) tan = warm_tangent(w, pt, warm);
-        else if (!rc) w->tan_ok = 0;
+        if (!rc && !w->block_last) tan = warm_tangent(w, pt, warm, 1);
+        else w->tan_ok = w->tan_skip = 0;
         warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL, tan);
         opoint_warm_recycle(w->ow, w->wpt); /* the block's last point: the template of the next warm start */
         w->wpt = rc ? NULL : pt;
