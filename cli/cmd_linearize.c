@@ -355,7 +355,7 @@ static int run(const pipeline *p, const cli_args *a, const mbl_model *model, mbl
 
 int cli_cmd_linearize(int argc, char **argv)
 {
-    static pipeline p;
+    pipeline p; /* on the stack, whose pages are there already (static: one more page faulted in) */
     static cli_args a;
     memset(&p, 0, sizeof p);
     for (int c = 0; c < NCOMMANDS; c++)
