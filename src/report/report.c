@@ -6,6 +6,7 @@
 
 #include "mblin/json.h"
 #include "mblin/report.h"
+#include "report/numfmt.h"
 
 static const char *at_name(mbl_at at)
 {
@@ -20,30 +21,82 @@ static const char *at_name(mbl_at at)
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
+/* mbl_json_number(f, x, 17, 1): null, 0 or x to 17 digits, without printf (report_fmt_g) */
+static void json_num(FILE *f, double x)
+{
+    if (!isfinite(x)) fputs("null", f);
+    else if (x == 0.0) fputc('0', f);
+    else report_put_g(f, x, 17);
+}
+
+/* The text of a list of numbers gathered in a block, one fwrite each time it fills (three stdio
+ * calls a number before: the N = 1000 four-bar writes 10^4 of them). */
+typedef struct jbuf {
+    FILE *f;
+    size_t n;
+    char b[4096];
+} jbuf;
+
+static void jb_flush(jbuf *j)
+{
+    if (j->n) fwrite(j->b, 1, j->n, j->f);
+    j->n = 0;
+}
+
+static void jb_put(jbuf *j, const char *s, size_t len) /* len <= 8 */
+{
+    if (j->n + len > sizeof j->b) jb_flush(j);
+    memcpy(j->b + j->n, s, len);
+    j->n += len;
+}
+
+/* json_num's text */
+static void jb_num(jbuf *j, double x)
+{
+    if (j->n + REPORT_NUMFMT_MAX > sizeof j->b) jb_flush(j);
+    if (!isfinite(x)) {
+        jb_put(j, "null", 4);
+    } else if (x == 0.0) {
+        jb_put(j, "0", 1);
+    } else {
+        int len = report_fmt_g(j->b + j->n, x, 17);
+        if (len >= 0) {
+            j->n += (size_t)len;
+        } else { /* beyond the 128-bit scaling */
+            jb_flush(j);
+            fprintf(j->f, "%.17g", x);
+        }
+    }
+}
+
 static void json_vec(FILE *f, const double *x, int n)
 {
-    fputc('[', f);
+    jbuf j = {.f = f, .n = 0};
+    jb_put(&j, "[", 1);
     for (int i = 0; i < n; i++) {
-        if (i) fputs(", ", f);
-        mbl_json_number(f, x[i], 17, 1);
+        if (i) jb_put(&j, ", ", 2);
+        jb_num(&j, x[i]);
     }
-    fputc(']', f);
+    jb_put(&j, "]", 1);
+    jb_flush(&j);
 }
 
 /* rows x cols column-major as a list of rows */
 static void json_mat(FILE *f, const double *A, int rows, int cols)
 {
-    fputc('[', f);
+    jbuf j = {.f = f, .n = 0};
+    jb_put(&j, "[", 1);
     for (int i = 0; i < rows; i++) {
-        if (i) fputs(", ", f);
-        fputc('[', f);
-        for (int j = 0; j < cols; j++) {
-            if (j) fputs(", ", f);
-            mbl_json_number(f, A[i + (size_t)j * rows], 17, 1);
+        if (i) jb_put(&j, ", ", 2);
+        jb_put(&j, "[", 1);
+        for (int c = 0; c < cols; c++) {
+            if (c) jb_put(&j, ", ", 2);
+            jb_num(&j, A[i + (size_t)c * rows]);
         }
-        fputc(']', f);
+        jb_put(&j, "]", 1);
     }
-    fputc(']', f);
+    jb_put(&j, "]", 1);
+    jb_flush(&j);
 }
 
 static void json_names(FILE *f, char *const *names, int n)
@@ -104,7 +157,7 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
     fputs("{\"at\": ", f);
     mbl_json_string(f, at_name(pt->at));
     fputs(", \"t\": ", f);
-    mbl_json_number(f, pt->t, 17, 1);
+    json_num(f, pt->t);
     fputs(", \"coordinates\": ", f);
     json_model_names(f, md, mbl_model_coord_name, mi.ncoord);
     fputs(", \"q\": ", f);
@@ -143,9 +196,9 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
     else fputs("[]", f);
     mbl_free(y);
     fprintf(f, ", \"iterations\": %d, \"residual\": ", pt->iterations);
-    mbl_json_number(f, pt->residual, 17, 1);
+    json_num(f, pt->residual);
     fputs(", \"scaled_residual\": ", f);
-    mbl_json_number(f, pt->scaled_residual, 17, 1);
+    json_num(f, pt->scaled_residual);
     fprintf(f, ", \"constraint_rank\": %d, \"min_norm_multipliers\": %s, \"notes\": ", pt->rank_phi_q,
             pt->min_norm_multipliers ? "true" : "false");
     mbl_json_string(f, pt->notes);
@@ -153,9 +206,9 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
         fputs(", \"trim\": {\"summary\": ", f);
         mbl_json_string(f, pt->trim);
         fputs(", \"target_residual\": ", f);
-        mbl_json_number(f, pt->trim_residual, 17, 1);
+        json_num(f, pt->trim_residual);
         fputs(", \"equation_residual\": ", f);
-        mbl_json_number(f, pt->trim_eq_residual, 17, 1);
+        json_num(f, pt->trim_eq_residual);
         fputc('}', f);
     }
     fputc('}', f);
@@ -197,7 +250,7 @@ static void json_spectrum(FILE *f, const mbl_linear *lin, const mbl_modes *modes
             modes ? modes->nx : 0, lin->nx);
     if (partial) {
         fprintf(f, ", \"nev\": %d, \"shift\": ", sp->neig);
-        mbl_json_number(f, sp->shift, 17, 1);
+        json_num(f, sp->shift);
         fputs(", \"reason\": ", f);
         mbl_json_string(f, sp->reason[0] ? sp->reason : "asked for (nev)");
     }
@@ -382,18 +435,18 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
         const mbl_mode *m = &modes->modes[i];
         if (i) fputs(", ", f);
         fputs("{\"re\": ", f);
-        mbl_json_number(f, m->re, 17, 1);
+        json_num(f, m->re);
         fputs(", \"im\": ", f);
-        mbl_json_number(f, m->im, 17, 1);
+        json_num(f, m->im);
         fputs(", \"freq_hz\": ", f);
-        mbl_json_number(f, m->freq_hz, 17, 1);
+        json_num(f, m->freq_hz);
         fputs(", \"damping_ratio\": ", f);
-        mbl_json_number(f, m->damping_ratio, 17, 1);
+        json_num(f, m->damping_ratio);
         fputs(", \"backward_error\": ", f);
-        mbl_json_number(f, m->backward_error, 17, 1);
+        json_num(f, m->backward_error);
         if (isfinite(m->error_estimate)) { /* the method measured what the eigenvalue is worth */
             fputs(", \"error_estimate\": ", f);
-            mbl_json_number(f, m->error_estimate, 17, 1);
+            json_num(f, m->error_estimate);
             fprintf(f, ", \"digits\": %d", mode_digits(m));
         }
         fprintf(f, ", \"spurious\": %s, \"kind\": \"%s\"}", m->spurious ? "true" : "false",
@@ -421,11 +474,11 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
     fputs(",\n \"selection\": ", f);
     mbl_json_string(f, lin->selection);
     fputs(", \"condition\": ", f);
-    mbl_json_number(f, lin->cond, 17, 1);
+    json_num(f, lin->cond);
     fputs(",\n \"notes\": ", f);
     mbl_json_string(f, lin->notes);
     fputs(", \"error_estimate\": ", f);
-    mbl_json_number(f, lin->err_est, 17, 1);
+    json_num(f, lin->err_est);
     fprintf(f, ", \"partial_spectrum\": %s", lin->spectrum && lin->spectrum->partial ? "true" : "false");
     const mbl_lin_descriptor *ds = lin->descriptor;
     if (mats && ds && ds->nd > 0 && ds->E) {
