@@ -46,13 +46,49 @@ static u128 pow10_u128(int j)
     return j <= 19 ? (u128)p[j] : (u128)p[19] * p[j - 19];
 }
 
-static u128 pow5_u128(int k)
+static u128 pow5_u128(int k) /* k <= 54 */
 {
-    u128 r = 1, b = 5;
-    for (; k; k >>= 1, b *= b)
-        if (k & 1) r *= b;
-    return r;
+    static const uint64_t p[28] = {1ull,
+                                   5ull,
+                                   25ull,
+                                   125ull,
+                                   625ull,
+                                   3125ull,
+                                   15625ull,
+                                   78125ull,
+                                   390625ull,
+                                   1953125ull,
+                                   9765625ull,
+                                   48828125ull,
+                                   244140625ull,
+                                   1220703125ull,
+                                   6103515625ull,
+                                   30517578125ull,
+                                   152587890625ull,
+                                   762939453125ull,
+                                   3814697265625ull,
+                                   19073486328125ull,
+                                   95367431640625ull,
+                                   476837158203125ull,
+                                   2384185791015625ull,
+                                   11920928955078125ull,
+                                   59604644775390625ull,
+                                   298023223876953125ull,
+                                   1490116119384765625ull,
+                                   7450580596923828125ull};
+    return k <= 27 ? (u128)p[k] : (u128)p[27] * p[k - 27];
 }
+
+/* 10^i as a double, i = -40 .. 40 (the literal's rounding: only a guess of the exponent below) */
+#define P10_MIN (-40)
+#define P10_MAX 40
+static const double p10[P10_MAX - P10_MIN + 1] = {
+    1e-40, 1e-39, 1e-38, 1e-37, 1e-36, 1e-35, 1e-34, 1e-33, 1e-32, 1e-31, 1e-30, 1e-29, 1e-28, 1e-27,
+    1e-26, 1e-25, 1e-24, 1e-23, 1e-22, 1e-21, 1e-20, 1e-19, 1e-18, 1e-17, 1e-16, 1e-15, 1e-14, 1e-13,
+    1e-12, 1e-11, 1e-10, 1e-9,  1e-8,  1e-7,  1e-6,  1e-5,  1e-4,  1e-3,  1e-2,  1e-1,  1e0,   1e1,
+    1e2,   1e3,   1e4,   1e5,   1e6,   1e7,   1e8,   1e9,   1e10,  1e11,  1e12,  1e13,  1e14,  1e15,
+    1e16,  1e17,  1e18,  1e19,  1e20,  1e21,  1e22,  1e23,  1e24,  1e25,  1e26,  1e27,  1e28,  1e29,
+    1e30,  1e31,  1e32,  1e33,  1e34,  1e35,  1e36,  1e37,  1e38,  1e39,  1e40};
 
 /* floor(|x| 10^k) (prec digits wanted) and whether the rest is above, at or below a half (1, 0,
  * -1 in *cmp): 0, or -1 when it does not fit */
@@ -110,24 +146,33 @@ int report_fmt_g(char *buf, double x, int prec)
     if (be) m |= 1ull << 52, e = be - 1075;
     else e = -1074;
     int L = 64 - __builtin_clzll(m);
-    /* X = floor(log10 |x|) is X0 or X0 + 1 (log10 |x| lies in [(e + L - 1), (e + L)) log10 2) */
-    int X = (int)floor((double)(e + L - 1) * 0.30102999566398120);
+    /* X = floor(log10 |x|) is X0 or X0 + 1 (log10 |x| lies in [(e + L - 1), (e + L)) log10 2);
+     * the table's power of ten guesses which, the scaled value's digit count decides */
+    int n2 = e + L - 1;
+    int X = n2 >= 0 ? (n2 * 78913) >> 18 : -((-n2 * 78913 + (1 << 18) - 1) >> 18);
+    if (X + 1 >= P10_MIN && X + 1 <= P10_MAX && fabs(x) >= p10[X + 1 - P10_MIN]) X++;
     const u128 lo = pow10_u128(prec - 1), hi = lo * 10;
     u128 q;
     int cmp;
     if (scaled(m, e, prec - 1 - X, &q, &cmp)) return -1;
-    if (q >= hi) {
-        X++;
+    if (q >= hi || q < lo) {
+        X += q >= hi ? 1 : -1;
         if (scaled(m, e, prec - 1 - X, &q, &cmp)) return -1;
     }
     if (q < lo || q >= hi) return -1; /* not expected */
     if (cmp > 0 || (cmp == 0 && (q & 1))) q++;
     if (q == hi) q = lo, X++; /* 9.99...95 -> 10.0...0 */
     char d[20];
+    memset(d, '0', sizeof d); /* the stripped zeros, where the integer part has them */
     uint64_t v = (uint64_t)q;
-    for (int i = prec - 1; i >= 0; i--) d[i] = (char)('0' + v % 10), v /= 10;
     int nd = prec; /* the digits without trailing zeros */
-    while (nd > 1 && d[nd - 1] == '0') nd--;
+    while (nd > 1 && v % 10 == 0) v /= 10, nd--;
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                   "8081828384858687888990919293949596979899";
+    int i = nd;
+    for (; i >= 2; i -= 2, v /= 100) memcpy(d + i - 2, pairs + 2 * (v % 100), 2);
+    if (i) d[0] = (char)('0' + v);
     if (X < prec && X >= -4) { /* %f with prec - 1 - X decimals, trailing zeros removed */
         if (X >= 0) {
             memcpy(o, d, (size_t)X + 1);
