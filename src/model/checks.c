@@ -142,7 +142,9 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *s
             diag[md->jac.row[p]] += jac[p];
             if (fabs(jac[p]) > big) big = fabs(jac[p]);
         }
-    for (int p = 0; p < md->jac.nz; p++) {
+    int negative = 0; /* the entries are searched for the message only when a mass is negative */
+    for (int i = 0; i < n && !negative; i++) negative = diag[i] < -MBL_MASS_TOL * big;
+    for (int p = 0; negative && p < md->jac.nz; p++) {
         int i = md->jac.row[p];
         if (i >= n || md->jac.col[p] != i || !(diag[i] < -MBL_MASS_TOL * big)) continue;
         const mbl_src_item *it = mass_item(s, md, i, i);

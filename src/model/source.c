@@ -311,11 +311,12 @@ static int read_root(reader *r, const yaml_node_t *root)
         return err_at(r, root, MBL_EMODEL, "the file must be a mapping with 'model: dae', found %s",
                       node_kind(root));
     const yaml_node_t *seen[K_COUNT] = {0};
+    int order[K_COUNT] = {0}, nkeys = 0; /* the keys' K_* in the file's order (each at most once) */
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(r->doc, p->key);
         if (k->type != YAML_SCALAR_NODE) return err_at(r, k, MBL_EMODEL, "keys must be plain words");
         int which = -1;
-        for (int i = 0; i < K_COUNT; i++)
+        for (int i = 0; i < K_COUNT && which < 0; i++) /* the names are distinct: the first match */
             if (!strcmp(scalar(k), top_keys[i])) which = i;
         if (which < 0)
             return err_at(r, k, MBL_EMODEL,
@@ -327,15 +328,14 @@ static int read_root(reader *r, const yaml_node_t *root)
             return err_at(r, k, MBL_EMODEL, "duplicate key '%s' (first at line %lu)", scalar(k),
                           (unsigned long)seen[which]->start_mark.line + 1);
         seen[which] = k;
+        order[nkeys++] = which;
     }
     if (!seen[K_MODEL]) return err_at(r, root, MBL_EMODEL, "missing key 'model' (expected 'model: dae')");
 
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(r->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(r->doc, p->value);
-        int which = 0;
-        for (int i = 0; i < K_COUNT; i++)
-            if (!strcmp(scalar(k), top_keys[i])) which = i;
+        int which = order[p - root->data.mapping.pairs.start];
         int rc = 0;
         mbl_src *s = r->src;
         switch (which) {
