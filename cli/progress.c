@@ -44,10 +44,8 @@ static struct output {
     int is_dir, made; /* a directory: made by this run */
     entry *before;
     int nbefore;
-} outputs[MAX_OUTPUTS];
-/* (outputs, 2 KiB, defined before the scalars: GCC lays a file's zeroed statics out in the reverse
- * order, so the scalars that every run touches sit together before it, on one page: they straddled
- * it and took a second page fault) */
+} *outputs; /* MAX_OUTPUTS of them, allocated at the first (most runs write none: 2 KiB less of
+               zeroed statics, whose pages the statics after them shared less) */
 static volatile sig_atomic_t interrupted;
 static int noutputs;
 static int devnull_fd = -1, saved_err = -1; /* stderr's silence after SIGINT, and stderr itself */
@@ -171,6 +169,7 @@ void cli_progress_lines(void)
 static struct output *new_output(const char *path)
 {
     if (noutputs == MAX_OUTPUTS) return NULL;
+    if (!outputs && !(outputs = calloc(MAX_OUTPUTS, sizeof *outputs))) return NULL;
     struct output *o = &outputs[noutputs];
     memset(o, 0, sizeof *o);
     if (!(o->path = strdup(path))) return NULL;
