@@ -80,10 +80,20 @@ static const struct {
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
 
+/* s + " " + opt + " " (as snprintf would, cut at cap) without snprintf: 40 calls a run */
+static size_t append_word(char *s, size_t l, size_t cap, const char *opt, const char *after)
+{
+    const char *parts[3] = {" ", opt, after};
+    for (int k = 0; k < 3; k++)
+        for (const char *c = parts[k]; *c && l + 1 < cap; c++) s[l++] = *c;
+    if (cap) s[l < cap ? l : cap - 1] = '\0';
+    return l;
+}
+
 static int takes(const command *c, const char *opt)
 {
     char key[64];
-    snprintf(key, sizeof key, " %s ", opt);
+    append_word(key, 0, sizeof key, opt, " ");
     return strstr(c->opts, key) != NULL;
 }
 
@@ -204,9 +214,9 @@ static int parse(pipeline *p, cli_args *a, int argc, char **argv)
     cli_spec spec = {0, own, foreign, option, help, p};
     int nown = 0;
     foreign[0] = '\0';
+    size_t fl = 0;
     for (int i = 0; i < NOPTIONS; i++) {
-        size_t l = strlen(foreign);
-        snprintf(foreign + l, sizeof foreign - l, " %s%s", options[i].opt, i == NOPTIONS - 1 ? " " : "");
+        fl = append_word(foreign, fl, sizeof foreign, options[i].opt, i == NOPTIONS - 1 ? " " : "");
         if (!takes(p->c, options[i].opt)) continue;
         if (options[i].common) spec.common |= options[i].common;
         else own[nown++] = (cli_option){options[i].opt, options[i].arg != NULL};
@@ -355,7 +365,7 @@ static int run(const pipeline *p, const cli_args *a, const mbl_model *model, mbl
 
 int cli_cmd_linearize(int argc, char **argv)
 {
-    static pipeline p;
+    pipeline p; /* on the stack, whose pages are there already (static: one more page faulted in) */
     static cli_args a;
     memset(&p, 0, sizeof p);
     for (int c = 0; c < NCOMMANDS; c++)

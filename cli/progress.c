@@ -34,13 +34,6 @@
 #define PROGRESS_LINE_PERIOD 1.0 /* s between two lines of --progress */
 #define MAX_OUTPUTS 64
 
-static volatile sig_atomic_t interrupted;
-static int devnull_fd = -1, saved_err = -1; /* stderr's silence after SIGINT, and stderr itself */
-static int lines_mode, bar_mode, bar_shown;
-static double t_start, t_last;
-static char stage_now[64];
-static double sweep_done, sweep_total; /* a sweep's points: shown instead of its points' stages */
-
 /* the outputs of the run: files, and directories with what they held before */
 typedef struct entry {
     char *name;
@@ -51,8 +44,15 @@ static struct output {
     int is_dir, made; /* a directory: made by this run */
     entry *before;
     int nbefore;
-} outputs[MAX_OUTPUTS];
+} *outputs; /* MAX_OUTPUTS of them, allocated at the first (most runs write none: 2 KiB less of
+               zeroed statics, whose pages the statics after them shared less) */
+static volatile sig_atomic_t interrupted;
 static int noutputs;
+static int devnull_fd = -1, saved_err = -1; /* stderr's silence after SIGINT, and stderr itself */
+static int lines_mode, bar_mode, bar_shown;
+static double t_start, t_last;
+static char stage_now[64];
+static double sweep_done, sweep_total; /* a sweep's points: shown instead of its points' stages */
 
 static double now(void)
 {
@@ -169,6 +169,7 @@ void cli_progress_lines(void)
 static struct output *new_output(const char *path)
 {
     if (noutputs == MAX_OUTPUTS) return NULL;
+    if (!outputs && !(outputs = calloc(MAX_OUTPUTS, sizeof *outputs))) return NULL;
     struct output *o = &outputs[noutputs];
     memset(o, 0, sizeof *o);
     if (!(o->path = strdup(path))) return NULL;

@@ -210,31 +210,60 @@ int model_check_names(loader *L)
     const char *kinds[] = {"parameter",  "coordinate", "input", "variable", "constraint", "non-holonomic constraint",
                            "ode state", "implicit variable"};
     int nlists = 8;
-    for (int a = 0; a < nlists; a++) {
+    /* a name in two lists: every name in one hash table, in the order checked, one probe each (a
+     * search of every earlier list before). A slot: hash >> 32 << 32 | list << 28 | (index + 1);
+     * the first occurrence stays, the one model_find_name gives. Without memory: the searches. */
+    size_t total = 0, cap = 16;
+    for (int a = 0; a < nlists; a++) total += (size_t)lists[a]->n;
+    while (cap < 2 * total) cap *= 2;
+    uint64_t *slot = total < (1u << 28) ? mbl_calloc(cap, sizeof *slot) : NULL;
+    int rc = 0;
+    for (int a = 0; a < nlists && !rc; a++) {
         if ((a == 4 && !L->src->named_constraints) || (a == 5 && !L->src->named_nonholonomic)) continue;
-        for (int i = 0; i < lists[a]->n; i++) {
+        for (int i = 0; i < lists[a]->n && !rc; i++) {
             const mbl_src_item *it = &lists[a]->items[i];
             const char *nm = it->key;
             int ok = (nm[0] == '_' || (nm[0] >= 'A' && nm[0] <= 'Z') || (nm[0] >= 'a' && nm[0] <= 'z'));
-            for (const char *c = nm; *c && ok; c++)
+            const char *c = nm;
+            for (; *c && ok; c++)
                 ok = *c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9');
-            if (!ok)
-                return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s name '%s' is not a valid name (letters, digits, _)",
-                                 L->src->file, it->key_line, it->key_col, kinds[a], nm);
-            for (size_t r = 0; r < sizeof reserved / sizeof *reserved; r++)
-                if (nm[0] == reserved[r][0] && !strcmp(nm, reserved[r])) /* (the first character first) */
-                    return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' is reserved and cannot name a %s",
-                                     L->src->file, it->key_line, it->key_col, nm, kinds[a]);
-            for (int b = 0; b < a; b++) {
-                if ((b == 4 && !L->src->named_constraints) || (b == 5 && !L->src->named_nonholonomic)) continue;
-                int j = model_find_name(lists[b], nm, strlen(nm));
-                if (j >= 0)
-                    return mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: duplicate name '%s': already a %s (line %d)",
-                                     L->src->file, it->key_line, it->key_col, nm, kinds[b],
-                                     lists[b]->items[j].key_line);
+            if (!ok) {
+                rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: %s name '%s' is not a valid name (letters, digits, _)",
+                               L->src->file, it->key_line, it->key_col, kinds[a], nm);
+                break;
             }
+            size_t len = (size_t)(c - nm);
+            for (size_t r = 0; r < sizeof reserved / sizeof *reserved && !rc; r++)
+                if (nm[0] == reserved[r][0] && !strcmp(nm, reserved[r])) /* (the first character first) */
+                    rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: '%s' is reserved and cannot name a %s",
+                                   L->src->file, it->key_line, it->key_col, nm, kinds[a]);
+            if (rc) break;
+            int b = -1, j = -1;
+            if (slot) {
+                uint64_t hk = model_name_hash(nm, len), tag = hk >> 32;
+                size_t h = (size_t)hk & (cap - 1);
+                for (; slot[h]; h = (h + 1) & (cap - 1)) {
+                    uint32_t v = (uint32_t)slot[h];
+                    int sb = (int)(v >> 28), sj = (int)(v & 0x0fffffffu) - 1;
+                    if ((slot[h] >> 32) == tag && !strcmp(lists[sb]->items[sj].key, nm)) {
+                        if (sb != a) b = sb, j = sj; /* (the same list twice: not this check's) */
+                        break;
+                    }
+                }
+                if (!slot[h]) slot[h] = tag << 32 | (uint64_t)a << 28 | (uint64_t)(i + 1);
+            } else {
+                for (int e = 0; e < a && b < 0; e++) {
+                    if ((e == 4 && !L->src->named_constraints) || (e == 5 && !L->src->named_nonholonomic)) continue;
+                    if ((j = model_find_name(lists[e], nm, len)) >= 0) b = e;
+                }
+            }
+            if (b >= 0)
+                rc = mbl_error(L->st, MBL_EMODEL, "%s:%d:%d: duplicate name '%s': already a %s (line %d)",
+                               L->src->file, it->key_line, it->key_col, nm, kinds[b], lists[b]->items[j].key_line);
         }
     }
+    mbl_free(slot);
+    if (rc) return rc;
     /* every ode state has one equation under 'ode', keyed by its name */
     for (int i = 0; i < L->src->ode.n; i++) {
         const mbl_src_item *it = &L->src->ode.items[i];

@@ -311,11 +311,12 @@ static int read_root(reader *r, const yaml_node_t *root)
         return err_at(r, root, MBL_EMODEL, "the file must be a mapping with 'model: dae', found %s",
                       node_kind(root));
     const yaml_node_t *seen[K_COUNT] = {0};
+    int order[K_COUNT] = {0}, nkeys = 0; /* the keys' K_* in the file's order (each at most once) */
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(r->doc, p->key);
         if (k->type != YAML_SCALAR_NODE) return err_at(r, k, MBL_EMODEL, "keys must be plain words");
         int which = -1;
-        for (int i = 0; i < K_COUNT; i++)
+        for (int i = 0; i < K_COUNT && which < 0; i++) /* the names are distinct: the first match */
             if (!strcmp(scalar(k), top_keys[i])) which = i;
         if (which < 0)
             return err_at(r, k, MBL_EMODEL,
@@ -327,15 +328,14 @@ static int read_root(reader *r, const yaml_node_t *root)
             return err_at(r, k, MBL_EMODEL, "duplicate key '%s' (first at line %lu)", scalar(k),
                           (unsigned long)seen[which]->start_mark.line + 1);
         seen[which] = k;
+        order[nkeys++] = which;
     }
     if (!seen[K_MODEL]) return err_at(r, root, MBL_EMODEL, "missing key 'model' (expected 'model: dae')");
 
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
         yaml_node_t *k = yaml_document_get_node(r->doc, p->key);
         yaml_node_t *v = yaml_document_get_node(r->doc, p->value);
-        int which = 0;
-        for (int i = 0; i < K_COUNT; i++)
-            if (!strcmp(scalar(k), top_keys[i])) which = i;
+        int which = order[p - root->data.mapping.pairs.start];
         int rc = 0;
         mbl_src *s = r->src;
         switch (which) {
@@ -484,6 +484,24 @@ int model_yaml_first_document(yaml_parser_t *parser, yaml_document_t *doc, const
     *more = 0;
     if (!yaml_document_initialize(doc, NULL, NULL, NULL, 1, 1))
         return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);
+    /* the nodes' array at about its final size at once (it grew from 16 by doubling: 5 copies for
+     * the nonlinear bicycle, 9 at N = 1000): a line holds a key and its value, a comma separates
+     * the items of a flow list or mapping; an estimate short of the count grows as before */
+    size_t est = 16;
+    for (int sep = 0; sep < 2; sep++)
+        for (const char *c = text, *end = text + len; c < end; c++) {
+            c = memchr(c, sep ? ',' : '\n', (size_t)(end - c));
+            if (!c) break;
+            est += 2;
+        }
+    if (est > (size_t)(doc->nodes.end - doc->nodes.start) && est < (size_t)INT_MAX / 2) {
+        yaml_node_t *q = realloc(doc->nodes.start, est * sizeof *q); /* libyaml's array: its allocator */
+        if (q) {
+            doc->nodes.top = q + (doc->nodes.top - doc->nodes.start);
+            doc->nodes.start = q;
+            doc->nodes.end = q + est;
+        }
+    }
     if (max_nesting < 1) max_nesting = 1;
     load_frame *stack = mbl_alloc_array((size_t)max_nesting, sizeof *stack);
     if (!stack) return mbl_error(st, MBL_ENOMEM, "out of memory reading %s", file);

@@ -6,6 +6,7 @@
 
 #include "mblin/json.h"
 #include "mblin/report.h"
+#include "report/numfmt.h"
 
 static const char *at_name(mbl_at at)
 {
@@ -20,30 +21,82 @@ static const char *at_name(mbl_at at)
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
+/* mbl_json_number(f, x, 17, 1): null, 0 or x to 17 digits, without printf (report_fmt_g) */
+static void json_num(FILE *f, double x)
+{
+    if (!isfinite(x)) fputs("null", f);
+    else if (x == 0.0) fputc('0', f);
+    else report_put_g(f, x, 17);
+}
+
+/* The text of a list of numbers gathered in a block, one fwrite each time it fills (three stdio
+ * calls a number before: the N = 1000 four-bar writes 10^4 of them). */
+typedef struct jbuf {
+    FILE *f;
+    size_t n;
+    char b[4096];
+} jbuf;
+
+static void jb_flush(jbuf *j)
+{
+    if (j->n) fwrite(j->b, 1, j->n, j->f);
+    j->n = 0;
+}
+
+static void jb_put(jbuf *j, const char *s, size_t len) /* len <= 8 */
+{
+    if (j->n + len > sizeof j->b) jb_flush(j);
+    memcpy(j->b + j->n, s, len);
+    j->n += len;
+}
+
+/* json_num's text */
+static void jb_num(jbuf *j, double x)
+{
+    if (j->n + REPORT_NUMFMT_MAX > sizeof j->b) jb_flush(j);
+    if (!isfinite(x)) {
+        jb_put(j, "null", 4);
+    } else if (x == 0.0) {
+        jb_put(j, "0", 1);
+    } else {
+        int len = report_fmt_g(j->b + j->n, x, 17);
+        if (len >= 0) {
+            j->n += (size_t)len;
+        } else { /* beyond the 128-bit scaling */
+            jb_flush(j);
+            fprintf(j->f, "%.17g", x);
+        }
+    }
+}
+
 static void json_vec(FILE *f, const double *x, int n)
 {
-    fputc('[', f);
+    jbuf j = {.f = f, .n = 0};
+    jb_put(&j, "[", 1);
     for (int i = 0; i < n; i++) {
-        if (i) fputs(", ", f);
-        mbl_json_number(f, x[i], 17, 1);
+        if (i) jb_put(&j, ", ", 2);
+        jb_num(&j, x[i]);
     }
-    fputc(']', f);
+    jb_put(&j, "]", 1);
+    jb_flush(&j);
 }
 
 /* rows x cols column-major as a list of rows */
 static void json_mat(FILE *f, const double *A, int rows, int cols)
 {
-    fputc('[', f);
+    jbuf j = {.f = f, .n = 0};
+    jb_put(&j, "[", 1);
     for (int i = 0; i < rows; i++) {
-        if (i) fputs(", ", f);
-        fputc('[', f);
-        for (int j = 0; j < cols; j++) {
-            if (j) fputs(", ", f);
-            mbl_json_number(f, A[i + (size_t)j * rows], 17, 1);
+        if (i) jb_put(&j, ", ", 2);
+        jb_put(&j, "[", 1);
+        for (int c = 0; c < cols; c++) {
+            if (c) jb_put(&j, ", ", 2);
+            jb_num(&j, A[i + (size_t)c * rows]);
         }
-        fputc(']', f);
+        jb_put(&j, "]", 1);
     }
-    fputc(']', f);
+    jb_put(&j, "]", 1);
+    jb_flush(&j);
 }
 
 static void json_names(FILE *f, char *const *names, int n)
@@ -104,7 +157,7 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
     fputs("{\"at\": ", f);
     mbl_json_string(f, at_name(pt->at));
     fputs(", \"t\": ", f);
-    mbl_json_number(f, pt->t, 17, 1);
+    json_num(f, pt->t);
     fputs(", \"coordinates\": ", f);
     json_model_names(f, md, mbl_model_coord_name, mi.ncoord);
     fputs(", \"q\": ", f);
@@ -143,9 +196,9 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
     else fputs("[]", f);
     mbl_free(y);
     fprintf(f, ", \"iterations\": %d, \"residual\": ", pt->iterations);
-    mbl_json_number(f, pt->residual, 17, 1);
+    json_num(f, pt->residual);
     fputs(", \"scaled_residual\": ", f);
-    mbl_json_number(f, pt->scaled_residual, 17, 1);
+    json_num(f, pt->scaled_residual);
     fprintf(f, ", \"constraint_rank\": %d, \"min_norm_multipliers\": %s, \"notes\": ", pt->rank_phi_q,
             pt->min_norm_multipliers ? "true" : "false");
     mbl_json_string(f, pt->notes);
@@ -153,9 +206,9 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
         fputs(", \"trim\": {\"summary\": ", f);
         mbl_json_string(f, pt->trim);
         fputs(", \"target_residual\": ", f);
-        mbl_json_number(f, pt->trim_residual, 17, 1);
+        json_num(f, pt->trim_residual);
         fputs(", \"equation_residual\": ", f);
-        mbl_json_number(f, pt->trim_eq_residual, 17, 1);
+        json_num(f, pt->trim_eq_residual);
         fputc('}', f);
     }
     fputc('}', f);
@@ -197,7 +250,7 @@ static void json_spectrum(FILE *f, const mbl_linear *lin, const mbl_modes *modes
             modes ? modes->nx : 0, lin->nx);
     if (partial) {
         fprintf(f, ", \"nev\": %d, \"shift\": ", sp->neig);
-        mbl_json_number(f, sp->shift, 17, 1);
+        json_num(f, sp->shift);
         fputs(", \"reason\": ", f);
         mbl_json_string(f, sp->reason[0] ? sp->reason : "asked for (nev)");
     }
@@ -382,18 +435,18 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
         const mbl_mode *m = &modes->modes[i];
         if (i) fputs(", ", f);
         fputs("{\"re\": ", f);
-        mbl_json_number(f, m->re, 17, 1);
+        json_num(f, m->re);
         fputs(", \"im\": ", f);
-        mbl_json_number(f, m->im, 17, 1);
+        json_num(f, m->im);
         fputs(", \"freq_hz\": ", f);
-        mbl_json_number(f, m->freq_hz, 17, 1);
+        json_num(f, m->freq_hz);
         fputs(", \"damping_ratio\": ", f);
-        mbl_json_number(f, m->damping_ratio, 17, 1);
+        json_num(f, m->damping_ratio);
         fputs(", \"backward_error\": ", f);
-        mbl_json_number(f, m->backward_error, 17, 1);
+        json_num(f, m->backward_error);
         if (isfinite(m->error_estimate)) { /* the method measured what the eigenvalue is worth */
             fputs(", \"error_estimate\": ", f);
-            mbl_json_number(f, m->error_estimate, 17, 1);
+            json_num(f, m->error_estimate);
             fprintf(f, ", \"digits\": %d", mode_digits(m));
         }
         fprintf(f, ", \"spurious\": %s, \"kind\": \"%s\"}", m->spurious ? "true" : "false",
@@ -421,11 +474,11 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
     fputs(",\n \"selection\": ", f);
     mbl_json_string(f, lin->selection);
     fputs(", \"condition\": ", f);
-    mbl_json_number(f, lin->cond, 17, 1);
+    json_num(f, lin->cond);
     fputs(",\n \"notes\": ", f);
     mbl_json_string(f, lin->notes);
     fputs(", \"error_estimate\": ", f);
-    mbl_json_number(f, lin->err_est, 17, 1);
+    json_num(f, lin->err_est);
     fprintf(f, ", \"partial_spectrum\": %s", lin->spectrum && lin->spectrum->partial ? "true" : "false");
     const mbl_lin_descriptor *ds = lin->descriptor;
     if (mats && ds && ds->nd > 0 && ds->E) {
@@ -464,6 +517,64 @@ static int names_width(char *const *names, int n, int least)
     return w;
 }
 
+/* printf's "%.*g" of x as a string in b (REPORT_NUMFMT_MAX bytes), for a "%s" of the text report */
+static const char *gstr(char *b, double x, int prec)
+{
+    if (report_fmt_g(b, x, prec) < 0) snprintf(b, REPORT_NUMFMT_MAX, "%.*g", prec, x);
+    return b;
+}
+
+/* A line of the text report built in a buffer and written by one fputs: its numbers by
+ * report_fmt_g (printf's "%*.*g", the same text), instead of one fprintf with printf's
+ * multi-precision conversion per number. */
+typedef struct tline {
+    size_t n;
+    char b[512];
+} tline;
+
+static void tl_str(tline *l, const char *s, size_t len)
+{
+    if (len > sizeof l->b - 1 - l->n) len = sizeof l->b - 1 - l->n;
+    memcpy(l->b + l->n, s, len);
+    l->n += len;
+    l->b[l->n] = '\0';
+}
+
+static void tl_pad(tline *l, int width, size_t len)
+{
+    while (len < (size_t)width && l->n + 1 < sizeof l->b) l->b[l->n++] = ' ', len++;
+    l->b[l->n] = '\0';
+}
+
+/* "%*.*g" (right-aligned in width) */
+static void tl_g(tline *l, double x, int width, int prec)
+{
+    char t[REPORT_NUMFMT_MAX + 8];
+    int len = report_fmt_g(t, x, prec);
+    if (len < 0) len = snprintf(t, sizeof t, "%.*g", prec, x);
+    if (len < 0) len = 0;
+    tl_pad(l, width, (size_t)len);
+    tl_str(l, t, strlen(t));
+}
+
+/* "%*d" */
+static void tl_d(tline *l, int v, int width)
+{
+    char t[16];
+    int len = snprintf(t, sizeof t, "%d", v);
+    tl_pad(l, width, (size_t)(len > 0 ? len : 0));
+    tl_str(l, t, strlen(t));
+}
+
+/* "%-*.*s" */
+static void tl_name(tline *l, const char *s, int width)
+{
+    size_t len = 0;
+    while (len < (size_t)width && s[len]) len++;
+    tl_str(l, s, len);
+    tl_pad(l, width, len);
+}
+
 static int coords_width(const mbl_model *md, int n, int least)
 {
     int w = least;
@@ -494,32 +605,46 @@ int mbl_report_point_text(FILE *f, const mbl_model *md, const mbl_point *pt)
 {
     mbl_model_info mi;
     mbl_model_get_info(md, &mi);
-    fprintf(f, "Operating point (%s, t = %g): %d Newton iterations, residual %.3g\n", at_name(pt->at), pt->t,
-            pt->iterations, pt->residual);
+    char g1[REPORT_NUMFMT_MAX], g2[REPORT_NUMFMT_MAX];
+    fprintf(f, "Operating point (%s, t = %s): %d Newton iterations, residual %s\n", at_name(pt->at), gstr(g1, pt->t, 6),
+            pt->iterations, gstr(g2, pt->residual, 3));
     int cw = coords_width(md, pt->n, 16);
     fprintf(f, "  %-*s %16s %16s %16s\n", cw, "coordinate", "q", "der(q)", "der(der(q))");
-    for (int i = 0; i < pt->n; i++)
-        fprintf(f, "  %-*.*s %16.9g %16.9g %16.9g\n", cw, cw, mbl_model_coord_name(md, i), pt->q[i], pt->v[i],
-                pt->vdot[i]);
+    for (int i = 0; i < pt->n; i++) { /* "  %-*.*s %16.9g %16.9g %16.9g\n" */
+        tline l = {0};
+        tl_str(&l, "  ", 2);
+        tl_name(&l, mbl_model_coord_name(md, i), cw);
+        tl_str(&l, " ", 1);
+        tl_g(&l, pt->q[i], 16, 9);
+        tl_str(&l, " ", 1);
+        tl_g(&l, pt->v[i], 16, 9);
+        tl_str(&l, " ", 1);
+        tl_g(&l, pt->vdot[i], 16, 9);
+        tl_str(&l, "\n", 1);
+        fputs(l.b, f);
+    }
     for (int j = 0; j < pt->m; j++) {
         const char *src = j < mi.nhol ? mbl_model_constraint_name(md, j) : NULL; /* what the equation comes from */
-        fprintf(f, "  lambda[%d] = %.9g%s%s\n", j + 1, pt->lambda[j], src ? "   " : "", src ? src : "");
+        fprintf(f, "  lambda[%d] = %s%s%s\n", j + 1, gstr(g1, pt->lambda[j], 9), src ? "   " : "", src ? src : "");
     }
     for (int j = 0; j < pt->k; j++) {
         const char *src = j < mi.nnh ? mbl_model_constraint_name(md, mi.nhol + j) : NULL;
-        fprintf(f, "  mu[%d] = %.9g%s%s\n", j + 1, pt->mu[j], src ? "   " : "", src ? src : "");
+        fprintf(f, "  mu[%d] = %s%s%s\n", j + 1, gstr(g1, pt->mu[j], 9), src ? "   " : "", src ? src : "");
     }
     for (int j = 0; j < pt->nX; j++)
-        fprintf(f, "  ode state %s = %.9g, der(%s) = %.9g\n", mbl_model_ode_state_name(md, j), pt->X[j], mbl_model_ode_state_name(md, j), pt->Xdot[j]);
-    for (int j = 0; j < pt->nZ; j++) fprintf(f, "  implicit variable %s = %.9g\n", mbl_model_implicit_name(md, j), pt->Z[j]);
+        fprintf(f, "  ode state %s = %s, der(%s) = %s\n", mbl_model_ode_state_name(md, j), gstr(g1, pt->X[j], 9),
+                mbl_model_ode_state_name(md, j), gstr(g2, pt->Xdot[j], 9));
+    for (int j = 0; j < pt->nZ; j++)
+        fprintf(f, "  implicit variable %s = %s\n", mbl_model_implicit_name(md, j), gstr(g1, pt->Z[j], 9));
     for (int j = 0; j < pt->nr; j++)
-        fprintf(f, "  input %s = %.9g%s\n", mbl_model_input_name(md, j), pt->r[j],
+        fprintf(f, "  input %s = %s%s\n", mbl_model_input_name(md, j), gstr(g1, pt->r[j], 9),
                 mbl_model_input_used(md, j) == 0 ? "  (note: appears in no equation or output: its columns of B and D are zero)" : "");
     double *y = mi.noutput ? mbl_calloc((size_t)mi.noutput, sizeof *y) : NULL;
     mbl_status est;
     mbl_status_clear(&est);
     if (y && !mbl_model_outputs(md, pt, y, &est))
-        for (int j = 0; j < mi.noutput; j++) fprintf(f, "  output %s = %.9g\n", mbl_model_output_name(md, j), y[j]);
+        for (int j = 0; j < mi.noutput; j++)
+            fprintf(f, "  output %s = %s\n", mbl_model_output_name(md, j), gstr(g1, y[j], 9));
     mbl_free(y);
     if (pt->notes[0]) fprintf(f, "  note: %s\n", pt->notes);
     return ferror(f) ? MBL_EIO : 0;
@@ -535,8 +660,9 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
             mi.ncoord, mi.nhol, mi.nnh, mi.ninput, mi.noutput);
     mbl_report_point_text(f, md, pt);
     if (lin->A) {
-        fprintf(f, "\nLinearization: method %s, %d states (%d position, %d velocity), condition estimate %.3g\n",
-                lin->method, lin->nx, lin->z0, lin->z1, lin->cond);
+        char g1[REPORT_NUMFMT_MAX];
+        fprintf(f, "\nLinearization: method %s, %d states (%d position, %d velocity), condition estimate %s\n",
+                lin->method, lin->nx, lin->z0, lin->z1, gstr(g1, lin->cond, 3));
         fprintf(f, "  states:");
         for (int i = 0; lin->state_names && i < lin->nx; i++) fprintf(f, " %s", lin->state_names[i]);
         fprintf(f, "\n  selection: %s\n", lin->selection);
@@ -562,10 +688,22 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
             const char *tag = m->spurious                  ? "  (spurious)"
                               : m->kind == MBL_MODE_ZERO ? "  (zero / rigid-body mode)"
                                                          : doubt;
-            if (isfinite(m->re) && isfinite(m->im))
-                fprintf(f, "  %4d  %16.8g  %14.6g  %16.8g  %16.8g%s\n", i + 1, m->freq_hz, m->damping_ratio, m->re,
-                        m->im, tag);
-            else /* an infinite eigenvalue of a descriptor pencil: no frequency or damping to show */
+            if (isfinite(m->re) && isfinite(m->im)) { /* "  %4d  %16.8g  %14.6g  %16.8g  %16.8g%s\n" */
+                tline l = {0};
+                tl_str(&l, "  ", 2);
+                tl_d(&l, i + 1, 4);
+                tl_str(&l, "  ", 2);
+                tl_g(&l, m->freq_hz, 16, 8);
+                tl_str(&l, "  ", 2);
+                tl_g(&l, m->damping_ratio, 14, 6);
+                tl_str(&l, "  ", 2);
+                tl_g(&l, m->re, 16, 8);
+                tl_str(&l, "  ", 2);
+                tl_g(&l, m->im, 16, 8);
+                fputs(l.b, f);
+                fputs(tag, f);
+                fputc('\n', f);
+            } else /* an infinite eigenvalue of a descriptor pencil: no frequency or damping to show */
                 fprintf(f, "  %4d  %16s  %14s  %16s  %16s%s\n", i + 1, "infinite", "-", "infinite", "-", tag);
         }
         if (flags & MBL_REPORT_SHAPES) {
