@@ -1,0 +1,137 @@
+/* The exact number text and the exact literal (session 27): report_fmt_g must print the very
+ * characters of printf's "%.*g", and a decimal literal of the expression parser must be the double
+ * strtod gives, bit for bit. Both are checked against glibc on random values of every magnitude
+ * they take (and on the rounding ties, where an inexact method goes wrong first), so a change that
+ * breaks either fails here rather than in a report's last digit. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mblin/expr.h"
+#include "report/numfmt.h"
+#include "test.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return rng;
+}
+
+static long fmt_bad, fmt_checked, fmt_fallback;
+
+static void check_fmt(double x, int prec)
+{
+    char a[REPORT_NUMFMT_MAX], b[64];
+    int n = report_fmt_g(a, x, prec);
+    snprintf(b, sizeof b, "%.*g", prec, x);
+    if (n < 0) {
+        fmt_fallback++;
+        /* only where the exact arithmetic would not fit, never in the range reports live in */
+        if (isfinite(x) && fabs(x) >= 1e-10 && fabs(x) <= 1e30 && fmt_bad < 10) {
+            printf("  fallback at %a (%s), prec %d\n", x, b, prec);
+            fmt_bad++;
+        }
+        return;
+    }
+    fmt_checked++;
+    if ((strcmp(a, b) || n != (int)strlen(b)) && fmt_bad++ < 10) printf("  %a prec %d: '%s', printf '%s'\n", x, prec, a, b);
+}
+
+TEST(fmt_matches_printf)
+{
+    static const double edge[] = {0.0, -0.0, 1.0, -1.0, 0.1, 0.5, 1e-4, 9.99995e-5, 0.000099999999999999995, 1e-5,
+                                  123456789012345678.0, 1e16, 1e17, 9.9999999999999995e16, 1e21, 1e22, 1e23,
+                                  5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1e38, 1e39, 3.0e-14,
+                                  9.5, 0.95, 0.095, 2.5, 0.25, 1.25e-3, 100000.0, 999999.5, 9999995.0};
+    for (size_t i = 0; i < sizeof edge / sizeof *edge; i++)
+        for (int p = 1; p <= 17; p++) check_fmt(edge[i], p), check_fmt(-edge[i], p);
+    for (long i = 0; i < 400000; i++) {
+        uint64_t r = next();
+        double x;
+        switch (i % 5) {
+        case 0: memcpy(&x, &r, sizeof x); break;                                   /* any bit pattern */
+        case 1: x = ldexp((double)(r >> 11), (int)(next() % 200) - 150); break;    /* the reports' range */
+        case 2: x = (double)(int64_t)(r % 2000001 - 1000000) / (double)(1 + next() % 997); break;
+        case 3: x = (double)(r >> 11) * 0.5; break;                                 /* x.5: ties at every precision */
+        default: {                                                                  /* short decimals */
+            char t[40];
+            snprintf(t, sizeof t, "%.*g", (int)(1 + next() % 17), ldexp((double)(r >> 11), (int)(next() % 120) - 90));
+            x = strtod(t, NULL);
+        }
+        }
+        if (!isfinite(x)) continue;
+        check_fmt(x, i % 3 ? (int)(1 + next() % 17) : 17);
+    }
+    printf("  %ld values as printf prints them, %ld left to printf (out of range), %ld wrong\n", fmt_checked,
+           fmt_fallback, fmt_bad);
+    CHECK(fmt_bad == 0);
+    CHECK(fmt_checked > 300000);
+    char b[REPORT_NUMFMT_MAX];
+    CHECK(report_fmt_g(b, NAN, 17) < 0 && report_fmt_g(b, INFINITY, 17) < 0 && report_fmt_g(b, 1.0, 0) < 0 &&
+          report_fmt_g(b, 1.0, 18) < 0);
+}
+
+static long lit_bad, lit_checked;
+
+static void check_literal(mblx_graph *g, const char *t)
+{
+    mblx_id e;
+    mbl_status st;
+    double v = NAN, w = strtod(t, NULL);
+    if (mblx_parse(g, t, strlen(t), NULL, &e, &st) || !mblx_is_const(g, e, &v)) {
+        if (isfinite(w) && lit_bad++ < 10) printf("  '%s' not parsed: %s\n", t, st.msg);
+        return;
+    }
+    lit_checked++;
+    if (memcmp(&v, &w, sizeof v) && lit_bad++ < 10) printf("  '%s': %a, strtod %a\n", t, v, w);
+}
+
+TEST(literals_match_strtod)
+{
+    mblx_graph *g = mblx_graph_new();
+    CHECK(g != NULL);
+    if (!g) return;
+    static const char *edge[] = {"0", "0.0", "000123", "0.000123", ".5", "1e0", "1e+5", "1E-5", "9007199254740993",
+                                 "9007199254740995", "4503599627370496.5", "4503599627370497.5", "18446744073709551615",
+                                 "18446744073709551616", "9999999999999999999", "1.7976931348623157e308", "1e-20",
+                                 "1e-21", "1e19", "1e20", "123456789012345678.9e-3", "0.1", "0.2", "0.3",
+                                 "2.2250738585072014e-308", "4.9406564584124654e-324", "1e400"};
+    for (size_t i = 0; i < sizeof edge / sizeof *edge; i++)
+        if (isfinite(strtod(edge[i], NULL))) check_literal(g, edge[i]);
+    char t[96];
+    for (long i = 0; i < 300000; i++) {
+        int pos = 0;
+        if (i % 4 == 3) { /* a tie: an integer of 54 significant bits, or one of 53 plus .5 */
+            uint64_t k = i % 8 == 3 ? (1ull << 53) + next() % (1ull << 53) : (1ull << 52) + next() % (1ull << 52);
+            pos = snprintf(t, sizeof t, i % 8 == 3 ? "%llu" : "%llu.5", (unsigned long long)k);
+        } else {
+            int nd = 1 + (int)(next() % 21), dot = (int)(next() % (unsigned)(nd + 2));
+            for (int k = 0; k < nd; k++) {
+                if (k == dot) t[pos++] = '.';
+                t[pos++] = (char)('0' + next() % 10);
+            }
+        }
+        if (next() % 2) pos += snprintf(t + pos, sizeof t - (size_t)pos, "e%d", (int)(next() % 60) - 30);
+        t[pos] = '\0';
+        check_literal(g, t);
+        if (i % 20000 == 19999) { /* a fresh graph now and then: the constants would fill one */
+            mblx_graph_free(g);
+            g = mblx_graph_new();
+            if (!g) break;
+        }
+    }
+    mblx_graph_free(g);
+    printf("  %ld literals as strtod reads them, %ld wrong\n", lit_checked, lit_bad);
+    CHECK(lit_bad == 0);
+    CHECK(lit_checked > 250000);
+}
+
+int main(void)
+{
+    RUN(fmt_matches_printf);
+    RUN(literals_match_strtod);
+    return test_summary("numfmt");
+}
