@@ -440,6 +440,8 @@ static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *
     case 8: return sweep_body(t, x, 8, sd, w, T, find, where);
     case 12: return sweep_body(t, x, 12, sd, w, T, find, where);
     case 16: return sweep_body(t, x, 16, sd, w, T, find, where);
+    case 24: return sweep_body(t, x, 24, sd, w, T, find, where);
+    case 32: return sweep_body(t, x, 32, sd, w, T, find, where);
     default: return sweep_body(t, x, p, sd, w, T, find, where);
     }
 }
@@ -653,10 +655,16 @@ mblx_fwdjac *mblx_fwdjac_new(const mblx_graph *g, size_t m, const mblx_id *rows,
     return J;
 }
 
+/* Up to this many colors, one sweep of them all (the values computed once, and the loop over the
+ * instructions made once: the nonlinear bicycle's 24 colors in one sweep, not 16 + 8, took its two
+ * Jacobian evaluations from 0.54 to 0.44 M instructions; its tangents, 24 x 391 registers, 75 kB);
+ * more, MBLX_FWD_CHUNK a sweep. Each lane is computed alone: the values are the same bits. */
+enum { FWD_ONE_SWEEP = 32 };
+
 /* Directions per sweep. */
 static size_t chunk(const mblx_fwdjac *J)
 {
-    size_t p = J->ncolors < MBLX_FWD_CHUNK ? J->ncolors : MBLX_FWD_CHUNK;
+    size_t p = J->ncolors <= FWD_ONE_SWEEP ? J->ncolors : MBLX_FWD_CHUNK;
     return p ? p : 1;
 }
 
