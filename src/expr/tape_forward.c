@@ -432,18 +432,45 @@ static inline __attribute__((always_inline)) int sweep_body(const mblx_tape *t, 
 
 /* sweep_body with the commonest lane counts as constants, so that its lane loops unroll whole
  * (the N = 10^4 four-bar's sweep: 11.9 -> 11.2 ms). */
+#define SWEEP_BY_LANES                                                                            \
+    switch (p) {                                                                                  \
+    case 4: return sweep_body(t, x, 4, sd, w, T, find, where);                                    \
+    case 8: return sweep_body(t, x, 8, sd, w, T, find, where);                                    \
+    case 12: return sweep_body(t, x, 12, sd, w, T, find, where);                                  \
+    case 16: return sweep_body(t, x, 16, sd, w, T, find, where);                                  \
+    case 24: return sweep_body(t, x, 24, sd, w, T, find, where);                                  \
+    case 32: return sweep_body(t, x, 32, sd, w, T, find, where);                                  \
+    default: return sweep_body(t, x, p, sd, w, T, find, where);                                   \
+    }
+
+static int sweep_base(const mblx_tape *t, const double *x, size_t p, const fwd_seed *sd, double *w, double *T,
+                      int find, size_t *where)
+{
+    SWEEP_BY_LANES
+}
+
+/* On x86-64 CPUs with AVX, the same sweep with four lanes a vector instruction (the baseline's
+ * SSE2 takes two): the N = 1000 four-bar's eight sweeps 42.0 -> 30.8 M instructions, the nonlinear
+ * bicycle's two 0.43 -> 0.27 M. AVX without FMA: every
+ * lane is the same multiplications and additions, rounded the same (no contraction into fused
+ * multiply-adds, which would change the last bits): the same values. */
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define SWEEP_AVX 1
+__attribute__((target("avx"))) static int sweep_avx(const mblx_tape *t, const double *x, size_t p, const fwd_seed *sd,
+                                                    double *w, double *T, int find, size_t *where)
+{
+    SWEEP_BY_LANES
+}
+#endif
+#undef SWEEP_BY_LANES
+
 static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *sd, double *w, double *T, int find,
                  size_t *where)
 {
-    switch (p) {
-    case 4: return sweep_body(t, x, 4, sd, w, T, find, where);
-    case 8: return sweep_body(t, x, 8, sd, w, T, find, where);
-    case 12: return sweep_body(t, x, 12, sd, w, T, find, where);
-    case 16: return sweep_body(t, x, 16, sd, w, T, find, where);
-    case 24: return sweep_body(t, x, 24, sd, w, T, find, where);
-    case 32: return sweep_body(t, x, 32, sd, w, T, find, where);
-    default: return sweep_body(t, x, p, sd, w, T, find, where);
-    }
+#ifdef SWEEP_AVX
+    if (__builtin_cpu_supports("avx")) return sweep_avx(t, x, p, sd, w, T, find, where);
+#endif
+    return sweep_base(t, x, p, sd, w, T, find, where);
 }
 
 /* A sweep, its failure named: the value's message of mblx_tape_eval, or the first instruction
