@@ -530,7 +530,29 @@ struct mblx_fwdjac {
     int *color;           /* n */
     int *symcolor;        /* per symbol index of the graph: its column's color, -1 if not a column */
     size_t nsym;
+    /* the tangent each entry is read from in the tangents of a one-sweep evaluation of src_tape (the
+     * tape it was given to, mblx_tape_set_fwdjac; NULL when more than one sweep): vals[e] =
+     * T[src[e]] in one pass, not by column through the rows' registers (the N = 1000 four-bar's
+     * eight evaluations: 5.06 -> 2.69 M instructions, and 0.61 M to make it) */
+    uint32_t *src;
+    const mblx_tape *src_tape;
 };
+
+static size_t chunk(const mblx_fwdjac *J);
+
+/* J->src for tape t (left NULL when out of memory: evaluated by column then). */
+static void fwdjac_sources(mblx_fwdjac *J, const mblx_tape *t)
+{
+    mbl_free(J->src);
+    J->src = NULL, J->src_tape = NULL;
+    size_t pp = padded(chunk(J));
+    if (chunk(J) != J->ncolors || t->nout != J->m || !J->nnz || (t->nreg ? t->nreg : 1) > UINT32_MAX / pp) return;
+    if (!(J->src = mbl_alloc_array(J->nnz, sizeof *J->src))) return;
+    for (size_t j = 0; j < J->n; j++)
+        for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++)
+            J->src[e] = t->outreg[J->rowidx[e]] * (uint32_t)pp + (uint32_t)J->color[j];
+    J->src_tape = t;
+}
 
 void mblx_fwdjac_free(mblx_fwdjac *J) { mblx__fwdjac_free(J); }
 
@@ -542,6 +564,7 @@ void mblx_tape_set_fwdjac(mblx_tape *t, mblx_fwdjac *J)
     }
     if (t->fwdjac != J) mblx__fwdjac_free(t->fwdjac);
     t->fwdjac = J;
+    if (J) fwdjac_sources(J, t);
 }
 
 const mblx_fwdjac *mblx_tape_fwdjac(const mblx_tape *t) { return t ? t->fwdjac : NULL; }
@@ -549,7 +572,7 @@ const mblx_fwdjac *mblx_tape_fwdjac(const mblx_tape *t) { return t ? t->fwdjac :
 void mblx__fwdjac_free(mblx_fwdjac *J)
 {
     if (!J) return;
-    mbl_free(J->colptr), mbl_free(J->rowidx), mbl_free(J->color), mbl_free(J->symcolor);
+    mbl_free(J->colptr), mbl_free(J->rowidx), mbl_free(J->color), mbl_free(J->symcolor), mbl_free(J->src);
     mbl_free(J);
 }
 
@@ -722,6 +745,11 @@ int mblx_fwdjac_eval(const mblx_fwdjac *J, const mblx_tape *t, const double *sym
          * columns read mostly the same rows' tangents, still in cache (by color, every color
          * read all the rows again: the N = 10^4 four-bar's 12 colors, 80,000 rows) */
         size_t pp = padded(p);
+        if (J->src && J->src_tape == t) { /* one sweep of every color (fwdjac_sources) */
+            const uint32_t *src = J->src;
+            for (size_t e = 0; e < J->nnz; e++) vals[e] = T[src[e]];
+            break;
+        }
         for (size_t j = 0; j < J->n; j++) {
             size_t k = (size_t)J->color[j] - c0; /* wraps for a color before c0 */
             if (k >= p) continue;
