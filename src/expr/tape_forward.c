@@ -644,8 +644,9 @@ static int coloring(mblx_fwdjac *J)
     for (size_t j = 0; j < n; j++) {
         for (int e = J->colptr[j]; e < J->colptr[j + 1]; e++) {
             int i = J->rowidx[e];
-            for (int f = rp[i]; f < rp[i + 1]; f++)
-                if (J->color[ci[f]] >= 0) mark[J->color[ci[f]]] = (int)j;
+            /* a row's columns are in order (ci: transposed in column order), and the columns
+             * before j are the colored ones: the row is read up to j alone */
+            for (int f = rp[i], c; f < rp[i + 1] && (c = ci[f]) < (int)j; f++) mark[J->color[c]] = (int)j;
         }
         int c = 0;
         while (mark[c] == (int)j) c++;
