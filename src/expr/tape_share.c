@@ -153,7 +153,9 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
     uint32_t *owner = *powner = mbl_alloc_array(nmax ? nmax : 1, sizeof *owner);
     if (!owner) return -1;
     mblx__hugepages(owner, nmax * sizeof *owner);
-    for (size_t l = 0; l < nl0; l++) owner[l] = base ? base[l] : (uint32_t)l; /* a link's: where it is made */
+    if (base) memcpy(owner, base, nl0 * sizeof *owner); /* (a link's: where it is made) */
+    else
+        for (size_t l = 0; l < nl0; l++) owner[l] = (uint32_t)l;
     if (!extra) return 0;
     /* compile arrays at their upper bounds (pages never written cost nothing), or lnd and largs
      * themselves when they have room (no copy: the N = 10^4 four-bar's residual, 22 MB) */
@@ -658,6 +660,7 @@ static int apply_pair(pairing *s, uint32_t r, uint32_t nlive)
         s->ca[s->ka++] = x;
         s->ca[s->ka++] = y;
         s->owner[id] = s->owner[s->live[0]];
+        s->alias[id] = id;
         *v = id + 1;
     }
     uint32_t t = *v - 1;
@@ -765,7 +768,11 @@ static int share_pairs(const mblx__node *lnd, const uint32_t *largs, size_t nl0,
         pair_init(&s.L, nbin + extra / 4)) /* the binary nodes there are, then it grows */
         goto out;
     s.nl = nl0, s.ka = ka0;
-    for (size_t l = 0; l < nmax; l++) s.owner[l] = base && l < nl0 ? base[l] : (uint32_t)l, s.alias[l] = (uint32_t)l;
+    /* (a pair node's, from nl0 on, are set where it is made: apply_pair) */
+    if (base) memcpy(s.owner, base, nl0 * sizeof *s.owner);
+    else
+        for (size_t l = 0; l < nl0; l++) s.owner[l] = (uint32_t)l;
+    for (size_t l = 0; l < nl0; l++) s.alias[l] = (uint32_t)l;
     if (count_pairs(&s, nl0)) goto out;
     if (!(s.touched = mbl_alloc_array(PAIR_MAX_ARGS, sizeof *s.touched))) goto out;
     int changed = extract_pairs(&s);

@@ -243,8 +243,8 @@ int model_compile_draw(mbl_model *md, mbl_status *st)
 }
 
 /* The forward path pays while an evaluation of the Jacobian is a few sweeps of the residual tape:
- * at most FWD_MAX_COLORS directions, three sweeps of MBLX_FWD_CHUNK (the four-bar chains need 12,
- * the nonlinear bicycle 24, the spatial four-bar 30). A wider model (the `model: dae` flexible
+ * at most FWD_MAX_COLORS directions: one sweep up to 32 colors, else three sweeps of MBLX_FWD_CHUNK
+ * (tape_forward.c; the four-bar chains need 12, the nonlinear bicycle 24, the spatial four-bar 30). A wider model (the `model: dae` flexible
  * pendulum, whose frame rows span every elastic coordinate: 63 colors at n_p = 5, tens of
  * thousands at n_p = 10^4) costs more per evaluation than its symbolic Jacobian costs to build
  * (63 colors: 0.40 ms a sweep set against 0.04 ms, 3.7 ms to build), so it is linearized as
