@@ -464,11 +464,18 @@ __attribute__((target("avx"))) static int sweep_avx(const mblx_tape *t, const do
 #endif
 #undef SWEEP_BY_LANES
 
+static int force_baseline;
+
+void mblx__fwd_force_baseline(int on)
+{
+    force_baseline = on != 0;
+}
+
 static int sweep(const mblx_tape *t, const double *x, size_t p, const fwd_seed *sd, double *w, double *T, int find,
                  size_t *where)
 {
 #ifdef SWEEP_AVX
-    if (__builtin_cpu_supports("avx")) return sweep_avx(t, x, p, sd, w, T, find, where);
+    if (!force_baseline && __builtin_cpu_supports("avx")) return sweep_avx(t, x, p, sd, w, T, find, where);
 #endif
     return sweep_base(t, x, p, sd, w, T, find, where);
 }

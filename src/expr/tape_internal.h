@@ -87,5 +87,9 @@ int mblx__tape_report_ins(const mblx_tape *t, size_t i, const char *what, mbl_st
 
 /* Free a Jacobian coloring (tape_forward.c; the tape's owned one). */
 void mblx__fwdjac_free(struct mblx_fwdjac *J);
+/* Tests only: nonzero makes the forward sweep take its baseline (SSE2) code on a CPU with AVX too,
+ * so that both paths can be compared bit for bit on one machine (tape_forward.c). Not for use
+ * while another thread evaluates. */
+void mblx__fwd_force_baseline(int on);
 
 #endif
