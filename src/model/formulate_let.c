@@ -123,7 +123,12 @@ static int lagrange_sweep(mbl_model *md, mblx_id G, int nr, const mblx_id *phi, 
 {
     mblx_graph *g = md->g;
     int n = md->n;
-    if (mblx_gradient(g, G, (size_t)n, md->v, gv + n) || mblx_gradient(g, G, (size_t)n, md->q, gq + n)) return -1;
+    mblx_id *sy = mbl_alloc_array((size_t)(4 * n), sizeof *sy), *gr = sy + 2 * n;
+    if (!sy) return -1;
+    memcpy(sy, md->v, (size_t)n * sizeof *sy), memcpy(sy + n, md->q, (size_t)n * sizeof *sy);
+    if (mblx_gradient(g, G, (size_t)(2 * n), sy, gr)) return mbl_free(sy), -1;
+    memcpy(gv + n, gr, (size_t)n * sizeof *gr), memcpy(gq + n, gr + n, (size_t)n * sizeof *gr);
+    mbl_free(sy);
     if (mblx_subst_many(g, (size_t)n, gv + n, (size_t)nr, phi, fu, gv + n) ||
         mblx_subst_many(g, (size_t)n, gq + n, (size_t)nr, phi, fu, gq + n))
         return -1;
