@@ -347,8 +347,32 @@ done:
     return res;
 }
 
+/* compute() of a substitution, or of the derivative of a sum: no node is made before the last
+ * builder call, so v's operands are read where they are, not copied out of the pool first. */
+static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode)
+{
+    size_t n = g->nd[v].na, k = 0;
+    uint32_t local[LOCAL_ARGS], *t = local;
+    if (n > LOCAL_ARGS && !(t = mbl_alloc_array(n, sizeof *t))) return mblx__oom(g);
+    const uint32_t *a = mblx__args(g, v);
+    mblx_id res;
+    if (mode == MODE_SUBST) {
+        for (size_t i = 0; i < n; i++) t[i] = child_val(g, a[i], mode);
+        res = mblx_apply(g, (mblx_op)g->nd[v].op, g->nd[v].val, n, t);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            mblx_id d = child_val(g, a[i], mode);
+            if (d != g->zero) t[k++] = d;
+        }
+        res = mblx_sum(g, k, t);
+    }
+    if (t != local) mbl_free(t);
+    return res;
+}
+
 static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
 {
+    if (mode == MODE_SUBST || g->nd[v].op == MBLX_OP_ADD) return compute_linear(g, v, mode);
     argcopy ac;
     if (args_copy(g, v, &ac)) return mblx__oom(g);
     unsigned op = g->nd[v].op;
@@ -696,6 +720,14 @@ static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
 /* The contributions of node v (adjoint a) to its relevant operands (stamped with epoch). */
 static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t epoch)
 {
+    if (g->nd[v].op == MBLX_OP_ADD) { /* a to each relevant operand: no node made, none copied */
+        if (a == g->zero) return 0;
+        for (uint32_t i = 0; i < g->nd[v].na; i++) {
+            mblx_id c = mblx__args(g, v)[i];
+            if (g->stamp[c] == epoch && add_contrib(A, g->memo[c], a)) return GRAD_OOM;
+        }
+        return 0;
+    }
     argcopy ac;
     if (args_copy(g, v, &ac)) return GRAD_OOM;
     unsigned op = g->nd[v].op;
