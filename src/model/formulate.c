@@ -360,6 +360,7 @@ static int structural_degree_within(loader *L, mblx_id T, int maxd)
         if (x) memset(x + L->nvdeg, -1, nn + 1 - L->nvdeg), L->vdeg = x, L->nvdeg = nn + 1;
     }
     signed char *deg = L->nvdeg >= nn + 1 ? L->vdeg : NULL;
+    int jv0 = model_blk0_inline(md, MBL_BLK_V), jv1 = model_blk0_inline(md, MBL_BLK_V + 1);
     mblx_id *stk = mbl_alloc_array(cap, sizeof *stk);
     int ok = deg && stk;
     if (ok) stk[ns++] = T;
@@ -370,7 +371,14 @@ static int structural_degree_within(loader *L, mblx_id T, int maxd)
             continue;
         }
         mblx_op op = mblx_node_op(g, e);
-        if (!model_depends_on_block(md, e, MBL_BLK_V)) deg[e] = 0;
+        int dv = 0; /* model_depends_on_block(md, e, MBL_BLK_V), the block's bounds found once */
+        size_t nd = 0;
+        const uint32_t *deps = mblx_node_deps(g, e, &nd);
+        for (size_t i = 0; i < nd && !dv; i++) {
+            int u = (int)deps[i] < md->nsym ? md->unknown_of_sym[deps[i]] : -1;
+            dv = u >= jv0 && u < jv1;
+        }
+        if (!dv) deg[e] = 0;
         else if (op == MBLX_OP_SYMBOL) deg[e] = 1;
         else if (op != MBLX_OP_ADD && op != MBLX_OP_MUL && op != MBLX_OP_POW && op != MBLX_OP_LET) deg[e] = 3;
         if (deg[e] >= 0) {

@@ -72,7 +72,7 @@ mblx_id model_total_der(mbl_model *md, mblx_id e)
 
 int model_depends_on_block(const mbl_model *md, mblx_id e, int blk)
 {
-    int j0 = model_blk0(md, blk), j1 = model_blk0(md, blk + 1);
+    int j0 = model_blk0_inline(md, blk), j1 = model_blk0_inline(md, blk + 1);
     size_t nd = 0;
     const uint32_t *deps = mblx_node_deps(md->g, e, &nd);
     for (size_t i = 0; i < nd; i++) {
