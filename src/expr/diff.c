@@ -537,26 +537,29 @@ mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
     size_t nt = n + (time_sym != XNONE);
     mblx_id ls[TD_LOCAL], ld[TD_LOCAL];
     seed lseed[TD_LOCAL];
-    mblx_id *s = nt <= TD_LOCAL ? ls : mbl_alloc_array(nt, sizeof *s);
-    mblx_id *d = nt <= TD_LOCAL ? ld : mbl_alloc_array(nt, sizeof *d);
+    /* the caller's arrays as they are without a time symbol; else copied with it appended */
+    mblx_id *s = time_sym == XNONE ? (mblx_id *)syms : nt <= TD_LOCAL ? ls : mbl_alloc_array(nt, sizeof *s);
+    mblx_id *d = time_sym == XNONE ? (mblx_id *)dsyms : nt <= TD_LOCAL ? ld : mbl_alloc_array(nt, sizeof *d);
     mblx_id r = XNONE;
     seedset S;
-    if (!s || !d) {
+    if ((nt && !s) || (nt && !d)) {
         mblx__oom(g);
     } else {
-        if (n) {
-            memcpy(s, syms, n * sizeof *s);
-            memcpy(d, dsyms, n * sizeof *d);
+        if (time_sym != XNONE) {
+            if (n) {
+                memcpy(s, syms, n * sizeof *s);
+                memcpy(d, dsyms, n * sizeof *d);
+            }
+            s[n] = time_sym, d[n] = g->one;
         }
-        if (time_sym != XNONE) s[n] = time_sym, d[n] = g->one;
         if (!seeds_make_buf(g, "mblx_dir_deriv", nt, s, d, XNONE, &S, lseed, TD_LOCAL)) {
             mblx__memo_ref k = {relevant(g, e, &S) ? mblx__tdmemo_for(g, e, S.s, S.n) : NULL, 0};
             r = traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, k.arr ? &k : NULL);
             seeds_free(&S);
         }
     }
-    if (s != ls) mbl_free(s);
-    if (d != ld) mbl_free(d);
+    if (s != ls && s != syms) mbl_free(s);
+    if (d != ld && d != dsyms) mbl_free(d);
     return r;
 }
 
