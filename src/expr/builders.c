@@ -228,19 +228,30 @@ mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms)
         if (!mblx__valid(g, terms[i])) return XNONE;
     if (n == 0) return g->zero;
     if (n == 1) return terms[0]; /* already canonical */
-    mblx_id u = first_undefined(g, n, terms);
-    if (u != XNONE) return u;
+    /* 0 + x and x + 0: x, undefined or not (the first undefined term is the sum) */
     if (n == 2 && terms[0] == g->zero) return terms[1];
     if (n == 2 && terms[1] == g->zero) return terms[0];
     term_rec rl[LOCAL_TERMS];
     uint32_t kl[LOCAL_KEYS];
     sum_acc s = {{rl, 0, LOCAL_TERMS, rl}, {kl, 0, LOCAL_KEYS, kl}, 0.0, g, 0};
-    for (size_t i = 0; i < n && !s.failed; i++) {
+    size_t i = 0;
+    mblx_id u = XNONE;
+    for (; i < n && !s.failed; i++) { /* the first undefined term looked for in the same pass */
         const mblx__node *nd = &g->nd[terms[i]];
+        if (nd->op != MBLX_OP_CONST && nd->dcnt == 0) {
+            u = terms[i];
+            break;
+        }
         if (nd->op != MBLX_OP_ADD && !(nd->op == MBLX_OP_MUL && nd->na == 1))
             sum_add_term(&s, terms[i], 1.0); /* what sum_add does with it, without the call */
         else
             sum_add(&s, terms[i], 1.0);
+    }
+    if (u == XNONE && i < n) u = first_undefined(g, n - i, terms + i); /* out of memory before the end */
+    if (u != XNONE) {
+        vec_free(&s.recs);
+        vec_free(&s.keys);
+        return u;
     }
     return sum_build(&s);
 }

@@ -347,8 +347,32 @@ done:
     return res;
 }
 
+/* compute() of a substitution, or of the derivative of a sum: no node is made before the last
+ * builder call, so v's operands are read where they are, not copied out of the pool first. */
+static mblx_id compute_linear(mblx_graph *g, mblx_id v, int mode)
+{
+    size_t n = g->nd[v].na, k = 0;
+    uint32_t local[LOCAL_ARGS], *t = local;
+    if (n > LOCAL_ARGS && !(t = mbl_alloc_array(n, sizeof *t))) return mblx__oom(g);
+    const uint32_t *a = mblx__args(g, v);
+    mblx_id res;
+    if (mode == MODE_SUBST) {
+        for (size_t i = 0; i < n; i++) t[i] = child_val(g, a[i], mode);
+        res = mblx_apply(g, (mblx_op)g->nd[v].op, g->nd[v].val, n, t);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            mblx_id d = child_val(g, a[i], mode);
+            if (d != g->zero) t[k++] = d;
+        }
+        res = mblx_sum(g, k, t);
+    }
+    if (t != local) mbl_free(t);
+    return res;
+}
+
 static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
 {
+    if (mode == MODE_SUBST || g->nd[v].op == MBLX_OP_ADD) return compute_linear(g, v, mode);
     argcopy ac;
     if (args_copy(g, v, &ac)) return mblx__oom(g);
     unsigned op = g->nd[v].op;
@@ -513,26 +537,29 @@ mblx_id mblx_total_der(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms,
     size_t nt = n + (time_sym != XNONE);
     mblx_id ls[TD_LOCAL], ld[TD_LOCAL];
     seed lseed[TD_LOCAL];
-    mblx_id *s = nt <= TD_LOCAL ? ls : mbl_alloc_array(nt, sizeof *s);
-    mblx_id *d = nt <= TD_LOCAL ? ld : mbl_alloc_array(nt, sizeof *d);
+    /* the caller's arrays as they are without a time symbol; else copied with it appended */
+    mblx_id *s = time_sym == XNONE ? (mblx_id *)syms : nt <= TD_LOCAL ? ls : mbl_alloc_array(nt, sizeof *s);
+    mblx_id *d = time_sym == XNONE ? (mblx_id *)dsyms : nt <= TD_LOCAL ? ld : mbl_alloc_array(nt, sizeof *d);
     mblx_id r = XNONE;
     seedset S;
-    if (!s || !d) {
+    if ((nt && !s) || (nt && !d)) {
         mblx__oom(g);
     } else {
-        if (n) {
-            memcpy(s, syms, n * sizeof *s);
-            memcpy(d, dsyms, n * sizeof *d);
+        if (time_sym != XNONE) {
+            if (n) {
+                memcpy(s, syms, n * sizeof *s);
+                memcpy(d, dsyms, n * sizeof *d);
+            }
+            s[n] = time_sym, d[n] = g->one;
         }
-        if (time_sym != XNONE) s[n] = time_sym, d[n] = g->one;
         if (!seeds_make_buf(g, "mblx_dir_deriv", nt, s, d, XNONE, &S, lseed, TD_LOCAL)) {
             mblx__memo_ref k = {relevant(g, e, &S) ? mblx__tdmemo_for(g, e, S.s, S.n) : NULL, 0};
             r = traverse_memo(g, e, &S, MODE_DIFF, NULL, 1, k.arr ? &k : NULL);
             seeds_free(&S);
         }
     }
-    if (s != ls) mbl_free(s);
-    if (d != ld) mbl_free(d);
+    if (s != ls && s != syms) mbl_free(s);
+    if (d != ld && d != dsyms) mbl_free(d);
     return r;
 }
 
@@ -696,6 +723,14 @@ static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
 /* The contributions of node v (adjoint a) to its relevant operands (stamped with epoch). */
 static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t epoch)
 {
+    if (g->nd[v].op == MBLX_OP_ADD) { /* a to each relevant operand: no node made, none copied */
+        if (a == g->zero) return 0;
+        for (uint32_t i = 0; i < g->nd[v].na; i++) {
+            mblx_id c = mblx__args(g, v)[i];
+            if (g->stamp[c] == epoch && add_contrib(A, g->memo[c], a)) return GRAD_OOM;
+        }
+        return 0;
+    }
     argcopy ac;
     if (args_copy(g, v, &ac)) return GRAD_OOM;
     unsigned op = g->nd[v].op;

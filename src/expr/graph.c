@@ -283,7 +283,6 @@ static mblx__defer *defer_get(mblx_graph *g)
 
 static void defer_flush(mblx_graph *g);
 
-
 /* no more deferring (out of memory): the batch into the table, the marks freed */
 static void defer_free(mblx_graph *g)
 {
@@ -417,10 +416,17 @@ int mblx__dep_has(const mblx_graph *g, mblx_id e, uint32_t s)
 #define LESS_U32(x, y) (*(x) < *(y))
 MBLX__STABLE_SORT(sort_u32, uint32_t, LESS_U32)
 
-/* Sorted union without duplicates of the sorted sets a[0..na) and b[0..nb) into out. */
+/* Sorted union without duplicates of the sorted sets a[0..na) and b[0..nb) into out; na, out not
+ * written, when b is within a (most operands of a sum): a scan without writes, the merge from there. */
 static inline size_t merge_u32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *out)
 {
     size_t i = 0, j = 0, k = 0;
+    for (; j < nb; i++, j++) {
+        while (i < na && a[i] < b[j]) i++;
+        if (i == na || a[i] != b[j]) break;
+    }
+    if (j == nb) return na;
+    for (; k < i; k++) out[k] = a[k];
     while (i < na && j < nb) {
         uint32_t x = a[i], y = b[j];
         out[k++] = x < y ? x : y;
@@ -636,14 +642,10 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
         for (size_t i = 0; i < n; i++) {
             const mblx__node *c = &g->nd[a[i]];
             if (c->dcnt == 0 || a[i] == b || c->doff == g->nd[b].doff) continue;
-            if (c->dcnt == 1) { /* one symbol (most often): placed, or found and nothing to do */
-                size_t w = insert_u32(src, u, g->deps[c->doff], cur);
-                if (w == u) continue;
-                u = w;
-            } else {
-                u = merge_u32(src, u, g->deps + c->doff, c->dcnt, cur);
-            }
-            src = cur;
+            size_t w = c->dcnt == 1 ? insert_u32(src, u, g->deps[c->doff], cur) /* one symbol (most often) */
+                                    : merge_u32(src, u, g->deps + c->doff, c->dcnt, cur);
+            if (w == u) continue; /* within: nothing to do */
+            u = w, src = cur;
             uint32_t *sw = cur;
             cur = nxt;
             nxt = sw;

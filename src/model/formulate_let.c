@@ -123,10 +123,13 @@ static int lagrange_sweep(mbl_model *md, mblx_id G, int nr, const mblx_id *phi, 
 {
     mblx_graph *g = md->g;
     int n = md->n;
-    if (mblx_gradient(g, G, (size_t)n, md->v, gv + n) || mblx_gradient(g, G, (size_t)n, md->q, gq + n)) return -1;
-    if (mblx_subst_many(g, (size_t)n, gv + n, (size_t)nr, phi, fu, gv + n) ||
-        mblx_subst_many(g, (size_t)n, gq + n, (size_t)nr, phi, fu, gq + n))
-        return -1;
+    mblx_id *sy = mbl_alloc_array((size_t)(4 * n), sizeof *sy), *gr = sy + 2 * n;
+    if (!sy) return -1;
+    memcpy(sy, md->v, (size_t)n * sizeof *sy), memcpy(sy + n, md->q, (size_t)n * sizeof *sy);
+    if (mblx_gradient(g, G, (size_t)(2 * n), sy, gr)) return mbl_free(sy), -1;
+    if (mblx_subst_many(g, (size_t)(2 * n), gr, (size_t)nr, phi, fu, gr)) return mbl_free(sy), -1;
+    memcpy(gv + n, gr, (size_t)n * sizeof *gr), memcpy(gq + n, gr + n, (size_t)n * sizeof *gr);
+    mbl_free(sy);
     for (int i = 0; i < n; i++) gv[n + i] = model_total_der(md, gv[n + i]), gq[n + i] = mblx_neg(g, gq[n + i]);
     return 0;
 }
@@ -152,9 +155,20 @@ static int lagrange_let(loader *L, mblx_id T, mblx_id *out)
     fq = mbl_alloc_array((size_t)(2 * n), sizeof *fq);
     terms = mbl_alloc_array((size_t)(2 * K + 3), sizeof *terms);
     if (!fu || !fv || !fq || !terms) goto oom;
-    if (mblx_gradient(g, f, (size_t)K, us, fu) || mblx_gradient(g, f, (size_t)n, md->v, fv) ||
-        mblx_gradient(g, f, (size_t)n, md->q, fq))
-        goto fail;
+    { /* one reverse sweep of f along the lets, v and q */
+        size_t ns = (size_t)K + 2 * (size_t)n;
+        mblx_id *sy = mbl_alloc_array(2 * ns, sizeof *sy), *gr = sy + ns;
+        if (!sy) goto oom;
+        memcpy(sy, us, (size_t)K * sizeof *sy), memcpy(sy + K, md->v, (size_t)n * sizeof *sy);
+        memcpy(sy + K + n, md->q, (size_t)n * sizeof *sy);
+        if (mblx_gradient(g, f, ns, sy, gr)) {
+            mbl_free(sy);
+            goto fail;
+        }
+        memcpy(fu, gr, (size_t)K * sizeof *fu), memcpy(fv, gr + K, (size_t)n * sizeof *fv);
+        memcpy(fq, gr + K + n, (size_t)n * sizeof *fq);
+        mbl_free(sy);
+    }
     for (int k = 0; k < K; k++) fu[k] = mblx_subst(g, fu[k], (size_t)K, us, u);
     mblx_id *dfu = mbl_alloc_array((size_t)(K ? K : 1), sizeof *dfu);
     if (!dfu) goto oom;

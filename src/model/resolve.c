@@ -48,12 +48,18 @@ mblx_id model_total_der(mbl_model *md, mblx_id e)
     if (nd) memcpy(dep, deps, nd * sizeof *dep); /* deps may be NULL when empty */
     size_t ns = 0;
     int has_t = 0;
+    /* seed_of with the blocks' starts found once */
+    int j_v = model_blk0_inline(md, MBL_BLK_V), j_q = model_blk0_inline(md, MBL_BLK_Q), j_x = model_blk0_inline(md, MBL_BLK_X);
     for (size_t i = 0; i < nd; i++) {
-        int s = (int)dep[i];
+        int s = (int)dep[i], u = s < md->nsym ? md->unknown_of_sym[s] : -1;
         if (s == md->sym_t)
             has_t = 1;
-        else if (seed_of(md, s, &syms[ns], &d[ns]))
-            ns++;
+        else if (u >= j_q && u < j_q + md->n)
+            syms[ns] = md->q[u - j_q], d[ns++] = md->v[u - j_q];
+        else if (u >= j_v && u < j_v + md->n)
+            syms[ns] = md->v[u - j_v], d[ns++] = md->a[u - j_v];
+        else if (u >= j_x && u < j_x + md->nX)
+            syms[ns] = md->X[u - j_x], d[ns++] = md->Xd[u - j_x];
     }
     if (dep != stack_dep) mbl_free(dep);
     mblx_id r = mblx_total_der(md->g, e, ns, syms, d, has_t ? md->t : MBLX_NONE);
@@ -66,7 +72,7 @@ mblx_id model_total_der(mbl_model *md, mblx_id e)
 
 int model_depends_on_block(const mbl_model *md, mblx_id e, int blk)
 {
-    int j0 = model_blk0(md, blk), j1 = model_blk0(md, blk + 1);
+    int j0 = model_blk0_inline(md, blk), j1 = model_blk0_inline(md, blk + 1);
     size_t nd = 0;
     const uint32_t *deps = mblx_node_deps(md->g, e, &nd);
     for (size_t i = 0; i < nd; i++) {
