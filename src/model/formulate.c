@@ -24,30 +24,12 @@ static int depends_inlined(loader *L, mblx_id e, int blk)
     return model_depends_on_block(L->md, x, blk);
 }
 
-/* The blocks that e depends on, bit 1u << blk for each, from one pass over its dependence set (as
- * resolve.c's blocks_of). */
-static unsigned dep_blocks(const mbl_model *md, mblx_id e)
-{
-    int b0[MBL_NBLK + 1];
-    for (int b = 0; b <= MBL_NBLK; b++) b0[b] = model_blk0_inline(md, b);
-    unsigned mask = 0;
-    size_t nd = 0;
-    const uint32_t *deps = mblx_node_deps(md->g, e, &nd);
-    for (size_t i = 0; i < nd; i++) {
-        int u = (int)deps[i] < md->nsym ? md->unknown_of_sym[deps[i]] : -1, b = 0;
-        if (u < 0) continue;
-        while (b < MBL_NBLK && u >= b0[b + 1]) b++;
-        if (b < MBL_NBLK) mask |= 1u << b;
-    }
-    return mask;
-}
-
 /* Name the first unknown block that e depends on among the forbidden ones, or -1: the blocks of
  * its dependence set found in one pass (a pass per forbidden block was 2.6 M instructions of the
  * N = 1000 four-bar's constraints), then, in a let-first load, each checked inlined. */
 static int forbidden_block(loader *L, mblx_id e, unsigned mask)
 {
-    unsigned dep = dep_blocks(L->md, e) & mask;
+    unsigned dep = model_dep_blocks(L->md, e) & mask;
     for (int b = 0; b < MBL_NBLK && dep; b++)
         if ((dep >> b) & 1u && depends_inlined(L, e, b)) return b;
     return -1;

@@ -75,6 +75,9 @@ void model_trim_free(mbl_model *md);
 /* parsing and the resolver (resolve.c) */
 mblx_id model_total_der(mbl_model *md, mblx_id e);
 int model_depends_on_block(const mbl_model *md, mblx_id e, int blk);
+/* The unknown blocks (MBL_BLK_A .. MBL_BLK_R) that e depends on, bit 1u << blk for each, from one
+ * pass over its dependence set. */
+unsigned model_dep_blocks(const mbl_model *md, mblx_id e);
 int model_parse_item(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 int model_parse_item_text(loader *L, const mbl_src_item *it, int scope, const char *what, mblx_id *out);
 int model_eval_params(loader *L, mblx_id e, const mbl_src_item *it, const char *what, double *val);

@@ -82,9 +82,8 @@ int model_depends_on_block(const mbl_model *md, mblx_id e, int blk)
     return 0;
 }
 
-/* The blocks (MBL_BLK_A .. MBL_BLK_R) that e depends on, bit 1u << blk for each: one pass over its
- * dependence set for the several tests of a der() argument (each was a pass of its own). */
-static unsigned blocks_of(const mbl_model *md, mblx_id e)
+/* (formulate.h) one pass for the several tests of a der() argument (each was a pass of its own) */
+unsigned model_dep_blocks(const mbl_model *md, mblx_id e)
 {
     int b0[MBL_NBLK + 1];
     for (int b = 0; b <= MBL_NBLK; b++) b0[b] = model_blk0_inline(md, b);
@@ -153,7 +152,7 @@ static int resolve_der(loader *L, mblx_graph *g, int nargs, const mblx_id *args,
         snprintf(why, whylen, "der() takes 1 argument, %d given", nargs);
         return 1;
     }
-    unsigned blk = blocks_of(md, args[0]);
+    unsigned blk = model_dep_blocks(md, args[0]);
     if (blk & (1u << MBL_BLK_A)) {
         snprintf(why, whylen, "der() of an expression that already contains accelerations (third "
                               "time derivatives are not part of the model)");

@@ -253,12 +253,17 @@ int opoint_warm_tangent_due(const opoint_warm *w)
     return !w->held_ok || age >= OPOINT_WARM_SKIP_AGE || w->refresh;
 }
 
-int opoint_warm_refresh(opoint_warm *w, const mbl_point *pt_in, mbl_status *st)
+/* The start of a tangent and of a renewal at pt_in (read only: the subproblem's evaluations do not
+ * write it): the subproblem selected there (*unselected = 1 and MBL_EARG, the scratch point
+ * restored, when it cannot be) and J evaluated at it, unless it is still there from
+ * opoint_warm_point: the evaluation's rc. */
+static int warm_jac_at(opoint_warm *w, const mbl_point *pt_in, int *unselected, mbl_status *st)
 {
-    mbl_point *pt = (mbl_point *)pt_in; /* read only, as opoint_warm_tangent's */
+    mbl_point *pt = (mbl_point *)pt_in;
     opoint_subproblem *sp = &w->sp;
     w->chord_ok = 0;
-    if (!warm_select(w, pt)) {
+    *unselected = !warm_select(w, pt);
+    if (*unselected) {
         sp->pt = w->scratch;
         return MBL_EARG;
     }
@@ -269,6 +274,14 @@ int opoint_warm_refresh(opoint_warm *w, const mbl_point *pt_in, mbl_status *st)
         w->cnt.jac++;
     }
     w->jac_of = NULL;
+    return rc;
+}
+
+int opoint_warm_refresh(opoint_warm *w, const mbl_point *pt_in, mbl_status *st)
+{
+    opoint_subproblem *sp = &w->sp;
+    int unselected, rc = warm_jac_at(w, pt_in, &unselected, st);
+    if (unselected) return rc;
     if (!rc) { /* the Newton step's factorization (a zero right-hand side where it also solves) */
         for (int r = 0; r < sp->nrow; r++) sp->F[sp->rows[r]] = 0.0;
         rc = opoint_newton_factor(sp, w->dx, st);
@@ -294,18 +307,8 @@ int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_
 {
     mbl_point *pt = (mbl_point *)pt_in; /* read only: the subproblem's evaluations do not write it */
     opoint_subproblem *sp = &w->sp;
-    w->chord_ok = 0;
-    if (!warm_select(w, pt)) {
-        sp->pt = w->scratch;
-        return MBL_EARG;
-    }
-    int rc = 0;
-    if (w->jac_of != pt_in) { /* J at the point (else still there from opoint_warm_point) */
-        model_fill_syms_pt(w->md, pt, sp->syms);
-        rc = opoint_eval_jac(sp, st);
-        w->cnt.jac++;
-    }
-    w->jac_of = NULL;
+    int unselected, rc = warm_jac_at(w, pt_in, &unselected, st);
+    if (unselected) return rc;
     /* dR/dp alone (the parameter column, no second derivatives) */
     if (!rc) rc = model_dae_pcol_eval(w->pcol, pt, w->Fp, st);
     w->cnt.dfdp++;
