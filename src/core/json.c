@@ -1,6 +1,7 @@
 /* The one JSON writer: strings escaped, numbers to 17 digits or null (include/mblin/json.h). */
 #include <math.h>
 
+#include "core/numfmt.h"
 #include "mblin/json.h"
 
 void mbl_json_string(FILE *f, const char *s)
@@ -20,5 +21,5 @@ void mbl_json_number(FILE *f, double x, int digits, int zero_unsigned)
 {
     if (!isfinite(x)) fputs("null", f);
     else if (zero_unsigned && x == 0.0) fputs("0", f);
-    else fprintf(f, "%.*g", digits, x);
+    else core_put_g(f, x, digits); /* printf's "%.*g", without its multi-precision conversion */
 }

@@ -3,4 +3,5 @@ list(APPEND MBLIN_SOURCES
   src/core/progress.c
   src/core/alloc.c
   src/core/json.c
+  src/core/numfmt.c
 )

@@ -6,7 +6,7 @@
 
 #include "mblin/json.h"
 #include "mblin/report.h"
-#include "report/numfmt.h"
+#include "core/numfmt.h"
 
 static const char *at_name(mbl_at at)
 {
@@ -21,82 +21,95 @@ static const char *at_name(mbl_at at)
 
 /* ---- JSON ------------------------------------------------------------------------------ */
 
-/* mbl_json_number(f, x, 17, 1): null, 0 or x to 17 digits, without printf (report_fmt_g) */
-static void json_num(FILE *f, double x)
-{
-    if (!isfinite(x)) fputs("null", f);
-    else if (x == 0.0) fputc('0', f);
-    else report_put_g(f, x, 17);
-}
-
-/* The text of a list of numbers gathered in a block, one fwrite each time it fills (three stdio
- * calls a number before: the N = 1000 four-bar writes 10^4 of them). */
-typedef struct jbuf {
+/* Output gathered in a block, written by one fwrite each time it fills (three stdio calls a number
+ * before: the N = 1000 four-bar's JSON writes 10^4 of them): the JSON lists and the text report's
+ * number lines. Numbers by core_fmt_g (printf's "%.*g", the same text, without its
+ * multi-precision conversion). */
+typedef struct obuf {
     FILE *f;
     size_t n;
     char b[4096];
-} jbuf;
+} obuf;
 
-static void jb_flush(jbuf *j)
+/* (no initializer: it would clear the 4 KiB block at every line) */
+static void ob_init(obuf *o, FILE *f)
 {
-    if (j->n) fwrite(j->b, 1, j->n, j->f);
-    j->n = 0;
+    o->f = f;
+    o->n = 0;
 }
 
-static void jb_put(jbuf *j, const char *s, size_t len) /* len <= 8 */
+static void ob_flush(obuf *o)
 {
-    if (j->n + len > sizeof j->b) jb_flush(j);
-    memcpy(j->b + j->n, s, len);
-    j->n += len;
+    if (o->n) fwrite(o->b, 1, o->n, o->f);
+    o->n = 0;
 }
 
-/* json_num's text */
-static void jb_num(jbuf *j, double x)
+static void ob_put(obuf *o, const char *s, size_t len)
 {
-    if (j->n + REPORT_NUMFMT_MAX > sizeof j->b) jb_flush(j);
-    if (!isfinite(x)) {
-        jb_put(j, "null", 4);
-    } else if (x == 0.0) {
-        jb_put(j, "0", 1);
-    } else {
-        int len = report_fmt_g(j->b + j->n, x, 17);
-        if (len >= 0) {
-            j->n += (size_t)len;
-        } else { /* beyond the 128-bit scaling */
-            jb_flush(j);
-            fprintf(j->f, "%.17g", x);
-        }
+    if (o->n + len > sizeof o->b) ob_flush(o);
+    if (len > sizeof o->b) {
+        fwrite(s, 1, len, o->f);
+        return;
     }
+    memcpy(o->b + o->n, s, len);
+    o->n += len;
+}
+
+/* spaces up to width for a text of len characters */
+static void ob_pad(obuf *o, int width, size_t len)
+{
+    for (; len < (size_t)width; len++) ob_put(o, " ", 1);
+}
+
+/* "%*.*g" (right-aligned in width; 0: no padding) */
+static void ob_g(obuf *o, double x, int width, int prec)
+{
+    char t[64];
+    int len = core_fmt_g(t, x, prec);
+    if (len < 0) len = snprintf(t, sizeof t, "%.*g", prec, x);
+    if (len < 0) len = 0;
+    ob_pad(o, width, (size_t)len);
+    ob_put(o, t, (size_t)len);
+}
+
+/* mbl_json_number(f, x, 17, 1)'s text */
+static void ob_json(obuf *o, double x)
+{
+    if (!isfinite(x)) ob_put(o, "null", 4);
+    else if (x == 0.0) ob_put(o, "0", 1);
+    else ob_g(o, x, 0, 17);
 }
 
 static void json_vec(FILE *f, const double *x, int n)
 {
-    jbuf j = {.f = f, .n = 0};
-    jb_put(&j, "[", 1);
+    obuf j;
+    ob_init(&j, f);
+    ob_put(&j, "[", 1);
     for (int i = 0; i < n; i++) {
-        if (i) jb_put(&j, ", ", 2);
-        jb_num(&j, x[i]);
+        if (i) ob_put(&j, ", ", 2);
+        ob_json(&j, x[i]);
     }
-    jb_put(&j, "]", 1);
-    jb_flush(&j);
+    ob_put(&j, "]", 1);
+    ob_flush(&j);
 }
 
 /* rows x cols column-major as a list of rows */
 static void json_mat(FILE *f, const double *A, int rows, int cols)
 {
-    jbuf j = {.f = f, .n = 0};
-    jb_put(&j, "[", 1);
+    obuf j;
+    ob_init(&j, f);
+    ob_put(&j, "[", 1);
     for (int i = 0; i < rows; i++) {
-        if (i) jb_put(&j, ", ", 2);
-        jb_put(&j, "[", 1);
+        if (i) ob_put(&j, ", ", 2);
+        ob_put(&j, "[", 1);
         for (int c = 0; c < cols; c++) {
-            if (c) jb_put(&j, ", ", 2);
-            jb_num(&j, A[i + (size_t)c * rows]);
+            if (c) ob_put(&j, ", ", 2);
+            ob_json(&j, A[i + (size_t)c * rows]);
         }
-        jb_put(&j, "]", 1);
+        ob_put(&j, "]", 1);
     }
-    jb_put(&j, "]", 1);
-    jb_flush(&j);
+    ob_put(&j, "]", 1);
+    ob_flush(&j);
 }
 
 static void json_names(FILE *f, char *const *names, int n)
@@ -157,7 +170,7 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
     fputs("{\"at\": ", f);
     mbl_json_string(f, at_name(pt->at));
     fputs(", \"t\": ", f);
-    json_num(f, pt->t);
+    mbl_json_number(f, pt->t, 17, 1);
     fputs(", \"coordinates\": ", f);
     json_model_names(f, md, mbl_model_coord_name, mi.ncoord);
     fputs(", \"q\": ", f);
@@ -196,9 +209,9 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
     else fputs("[]", f);
     mbl_free(y);
     fprintf(f, ", \"iterations\": %d, \"residual\": ", pt->iterations);
-    json_num(f, pt->residual);
+    mbl_json_number(f, pt->residual, 17, 1);
     fputs(", \"scaled_residual\": ", f);
-    json_num(f, pt->scaled_residual);
+    mbl_json_number(f, pt->scaled_residual, 17, 1);
     fprintf(f, ", \"constraint_rank\": %d, \"min_norm_multipliers\": %s, \"notes\": ", pt->rank_phi_q,
             pt->min_norm_multipliers ? "true" : "false");
     mbl_json_string(f, pt->notes);
@@ -206,9 +219,9 @@ static void json_point_body(FILE *f, const mbl_model *md, const mbl_point *pt)
         fputs(", \"trim\": {\"summary\": ", f);
         mbl_json_string(f, pt->trim);
         fputs(", \"target_residual\": ", f);
-        json_num(f, pt->trim_residual);
+        mbl_json_number(f, pt->trim_residual, 17, 1);
         fputs(", \"equation_residual\": ", f);
-        json_num(f, pt->trim_eq_residual);
+        mbl_json_number(f, pt->trim_eq_residual, 17, 1);
         fputc('}', f);
     }
     fputc('}', f);
@@ -250,7 +263,7 @@ static void json_spectrum(FILE *f, const mbl_linear *lin, const mbl_modes *modes
             modes ? modes->nx : 0, lin->nx);
     if (partial) {
         fprintf(f, ", \"nev\": %d, \"shift\": ", sp->neig);
-        json_num(f, sp->shift);
+        mbl_json_number(f, sp->shift, 17, 1);
         fputs(", \"reason\": ", f);
         mbl_json_string(f, sp->reason[0] ? sp->reason : "asked for (nev)");
     }
@@ -435,18 +448,18 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
         const mbl_mode *m = &modes->modes[i];
         if (i) fputs(", ", f);
         fputs("{\"re\": ", f);
-        json_num(f, m->re);
+        mbl_json_number(f, m->re, 17, 1);
         fputs(", \"im\": ", f);
-        json_num(f, m->im);
+        mbl_json_number(f, m->im, 17, 1);
         fputs(", \"freq_hz\": ", f);
-        json_num(f, m->freq_hz);
+        mbl_json_number(f, m->freq_hz, 17, 1);
         fputs(", \"damping_ratio\": ", f);
-        json_num(f, m->damping_ratio);
+        mbl_json_number(f, m->damping_ratio, 17, 1);
         fputs(", \"backward_error\": ", f);
-        json_num(f, m->backward_error);
+        mbl_json_number(f, m->backward_error, 17, 1);
         if (isfinite(m->error_estimate)) { /* the method measured what the eigenvalue is worth */
             fputs(", \"error_estimate\": ", f);
-            json_num(f, m->error_estimate);
+            mbl_json_number(f, m->error_estimate, 17, 1);
             fprintf(f, ", \"digits\": %d", mode_digits(m));
         }
         fprintf(f, ", \"spurious\": %s, \"kind\": \"%s\"}", m->spurious ? "true" : "false",
@@ -474,11 +487,11 @@ int mbl_report_json_flags(FILE *f, const mbl_model *md, const mbl_point *pt, con
     fputs(",\n \"selection\": ", f);
     mbl_json_string(f, lin->selection);
     fputs(", \"condition\": ", f);
-    json_num(f, lin->cond);
+    mbl_json_number(f, lin->cond, 17, 1);
     fputs(",\n \"notes\": ", f);
     mbl_json_string(f, lin->notes);
     fputs(", \"error_estimate\": ", f);
-    json_num(f, lin->err_est);
+    mbl_json_number(f, lin->err_est, 17, 1);
     fprintf(f, ", \"partial_spectrum\": %s", lin->spectrum && lin->spectrum->partial ? "true" : "false");
     const mbl_lin_descriptor *ds = lin->descriptor;
     if (mats && ds && ds->nd > 0 && ds->E) {
@@ -517,62 +530,30 @@ static int names_width(char *const *names, int n, int least)
     return w;
 }
 
-/* printf's "%.*g" of x as a string in b (REPORT_NUMFMT_MAX bytes), for a "%s" of the text report */
+/* printf's "%.*g" of x as a string in b (CORE_NUMFMT_MAX bytes), for a "%s" of the text report */
 static const char *gstr(char *b, double x, int prec)
 {
-    if (report_fmt_g(b, x, prec) < 0) snprintf(b, REPORT_NUMFMT_MAX, "%.*g", prec, x);
+    if (core_fmt_g(b, x, prec) < 0) snprintf(b, CORE_NUMFMT_MAX, "%.*g", prec, x);
     return b;
 }
 
-/* A line of the text report built in a buffer and written by one fputs: its numbers by
- * report_fmt_g (printf's "%*.*g", the same text), instead of one fprintf with printf's
- * multi-precision conversion per number. */
-typedef struct tline {
-    size_t n;
-    char b[512];
-} tline;
-
-static void tl_str(tline *l, const char *s, size_t len)
-{
-    if (len > sizeof l->b - 1 - l->n) len = sizeof l->b - 1 - l->n;
-    memcpy(l->b + l->n, s, len);
-    l->n += len;
-    l->b[l->n] = '\0';
-}
-
-static void tl_pad(tline *l, int width, size_t len)
-{
-    while (len < (size_t)width && l->n + 1 < sizeof l->b) l->b[l->n++] = ' ', len++;
-    l->b[l->n] = '\0';
-}
-
-/* "%*.*g" (right-aligned in width) */
-static void tl_g(tline *l, double x, int width, int prec)
-{
-    char t[REPORT_NUMFMT_MAX + 8];
-    int len = report_fmt_g(t, x, prec);
-    if (len < 0) len = snprintf(t, sizeof t, "%.*g", prec, x);
-    if (len < 0) len = 0;
-    tl_pad(l, width, (size_t)len);
-    tl_str(l, t, strlen(t));
-}
-
 /* "%*d" */
-static void tl_d(tline *l, int v, int width)
+static void ob_d(obuf *o, int v, int width)
 {
     char t[16];
     int len = snprintf(t, sizeof t, "%d", v);
-    tl_pad(l, width, (size_t)(len > 0 ? len : 0));
-    tl_str(l, t, strlen(t));
+    if (len < 0) len = 0;
+    ob_pad(o, width, (size_t)len);
+    ob_put(o, t, (size_t)len);
 }
 
 /* "%-*.*s" */
-static void tl_name(tline *l, const char *s, int width)
+static void ob_name(obuf *o, const char *s, int width)
 {
     size_t len = 0;
     while (len < (size_t)width && s[len]) len++;
-    tl_str(l, s, len);
-    tl_pad(l, width, len);
+    ob_put(o, s, len);
+    ob_pad(o, width, len);
 }
 
 static int coords_width(const mbl_model *md, int n, int least)
@@ -605,23 +586,24 @@ int mbl_report_point_text(FILE *f, const mbl_model *md, const mbl_point *pt)
 {
     mbl_model_info mi;
     mbl_model_get_info(md, &mi);
-    char g1[REPORT_NUMFMT_MAX], g2[REPORT_NUMFMT_MAX];
+    char g1[CORE_NUMFMT_MAX], g2[CORE_NUMFMT_MAX];
     fprintf(f, "Operating point (%s, t = %s): %d Newton iterations, residual %s\n", at_name(pt->at), gstr(g1, pt->t, 6),
             pt->iterations, gstr(g2, pt->residual, 3));
     int cw = coords_width(md, pt->n, 16);
     fprintf(f, "  %-*s %16s %16s %16s\n", cw, "coordinate", "q", "der(q)", "der(der(q))");
     for (int i = 0; i < pt->n; i++) { /* "  %-*.*s %16.9g %16.9g %16.9g\n" */
-        tline l = {0};
-        tl_str(&l, "  ", 2);
-        tl_name(&l, mbl_model_coord_name(md, i), cw);
-        tl_str(&l, " ", 1);
-        tl_g(&l, pt->q[i], 16, 9);
-        tl_str(&l, " ", 1);
-        tl_g(&l, pt->v[i], 16, 9);
-        tl_str(&l, " ", 1);
-        tl_g(&l, pt->vdot[i], 16, 9);
-        tl_str(&l, "\n", 1);
-        fputs(l.b, f);
+        obuf l;
+        ob_init(&l, f);
+        ob_put(&l, "  ", 2);
+        ob_name(&l, mbl_model_coord_name(md, i), cw);
+        ob_put(&l, " ", 1);
+        ob_g(&l, pt->q[i], 16, 9);
+        ob_put(&l, " ", 1);
+        ob_g(&l, pt->v[i], 16, 9);
+        ob_put(&l, " ", 1);
+        ob_g(&l, pt->vdot[i], 16, 9);
+        ob_put(&l, "\n", 1);
+        ob_flush(&l);
     }
     for (int j = 0; j < pt->m; j++) {
         const char *src = j < mi.nhol ? mbl_model_constraint_name(md, j) : NULL; /* what the equation comes from */
@@ -660,7 +642,7 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
             mi.ncoord, mi.nhol, mi.nnh, mi.ninput, mi.noutput);
     mbl_report_point_text(f, md, pt);
     if (lin->A) {
-        char g1[REPORT_NUMFMT_MAX];
+        char g1[CORE_NUMFMT_MAX];
         fprintf(f, "\nLinearization: method %s, %d states (%d position, %d velocity), condition estimate %s\n",
                 lin->method, lin->nx, lin->z0, lin->z1, gstr(g1, lin->cond, 3));
         fprintf(f, "  states:");
@@ -689,20 +671,21 @@ int mbl_report_text(FILE *f, const mbl_model *md, const mbl_point *pt, const mbl
                               : m->kind == MBL_MODE_ZERO ? "  (zero / rigid-body mode)"
                                                          : doubt;
             if (isfinite(m->re) && isfinite(m->im)) { /* "  %4d  %16.8g  %14.6g  %16.8g  %16.8g%s\n" */
-                tline l = {0};
-                tl_str(&l, "  ", 2);
-                tl_d(&l, i + 1, 4);
-                tl_str(&l, "  ", 2);
-                tl_g(&l, m->freq_hz, 16, 8);
-                tl_str(&l, "  ", 2);
-                tl_g(&l, m->damping_ratio, 14, 6);
-                tl_str(&l, "  ", 2);
-                tl_g(&l, m->re, 16, 8);
-                tl_str(&l, "  ", 2);
-                tl_g(&l, m->im, 16, 8);
-                fputs(l.b, f);
-                fputs(tag, f);
-                fputc('\n', f);
+                obuf l;
+                ob_init(&l, f);
+                ob_put(&l, "  ", 2);
+                ob_d(&l, i + 1, 4);
+                ob_put(&l, "  ", 2);
+                ob_g(&l, m->freq_hz, 16, 8);
+                ob_put(&l, "  ", 2);
+                ob_g(&l, m->damping_ratio, 14, 6);
+                ob_put(&l, "  ", 2);
+                ob_g(&l, m->re, 16, 8);
+                ob_put(&l, "  ", 2);
+                ob_g(&l, m->im, 16, 8);
+                ob_put(&l, tag, strlen(tag));
+                ob_put(&l, "\n", 1);
+                ob_flush(&l);
             } else /* an infinite eigenvalue of a descriptor pencil: no frequency or damping to show */
                 fprintf(f, "  %4d  %16s  %14s  %16s  %16s%s\n", i + 1, "infinite", "-", "infinite", "-", tag);
         }

@@ -1,4 +1,5 @@
-/* The exact number text and the exact literal (session 27): report_fmt_g must print the very
+/* The exact number text and the exact literal (session 27): core_fmt_g (src/core/numfmt.c, behind
+ * mbl_json_number and the text report) must print the very
  * characters of printf's "%.*g", and a decimal literal of the expression parser must be the double
  * strtod gives, bit for bit. Both are checked against glibc on random values of every magnitude
  * they take (and on the rounding ties, where an inexact method goes wrong first), so a change that
@@ -10,7 +11,7 @@
 #include <string.h>
 
 #include "mblin/expr.h"
-#include "report/numfmt.h"
+#include "core/numfmt.h"
 #include "test.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -24,8 +25,8 @@ static long fmt_bad, fmt_checked, fmt_fallback;
 
 static void check_fmt(double x, int prec)
 {
-    char a[REPORT_NUMFMT_MAX], b[64];
-    int n = report_fmt_g(a, x, prec);
+    char a[CORE_NUMFMT_MAX], b[64];
+    int n = core_fmt_g(a, x, prec);
     snprintf(b, sizeof b, "%.*g", prec, x);
     if (n < 0) {
         fmt_fallback++;
@@ -69,9 +70,9 @@ TEST(fmt_matches_printf)
            fmt_fallback, fmt_bad);
     CHECK(fmt_bad == 0);
     CHECK(fmt_checked > 300000);
-    char b[REPORT_NUMFMT_MAX];
-    CHECK(report_fmt_g(b, NAN, 17) < 0 && report_fmt_g(b, INFINITY, 17) < 0 && report_fmt_g(b, 1.0, 0) < 0 &&
-          report_fmt_g(b, 1.0, 18) < 0);
+    char b[CORE_NUMFMT_MAX];
+    CHECK(core_fmt_g(b, NAN, 17) < 0 && core_fmt_g(b, INFINITY, 17) < 0 && core_fmt_g(b, 1.0, 0) < 0 &&
+          core_fmt_g(b, 1.0, 18) < 0);
 }
 
 static long lit_bad, lit_checked;

@@ -5,7 +5,7 @@
  * default rounding mode; the text is laid out by the rules of %g (C11 7.21.6.1). Values whose
  * scaling does not fit in 128 bits (|x| beyond about 1e38 or below about 1e-14 at 17 digits) are
  * left to printf. */
-#include "report/numfmt.h"
+#include "core/numfmt.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -128,7 +128,7 @@ static int scaled(uint64_t m, int e, int k, u128 *q, int *cmp)
     return 0;
 }
 
-int report_fmt_g(char *buf, double x, int prec)
+int core_fmt_g(char *buf, double x, int prec)
 {
     if (!isfinite(x) || prec < 1 || prec > 17) return -1;
     char *o = buf;
@@ -207,17 +207,17 @@ int report_fmt_g(char *buf, double x, int prec)
     return (int)(o - buf);
 }
 #else
-int report_fmt_g(char *buf, double x, int prec)
+int core_fmt_g(char *buf, double x, int prec)
 {
     (void)buf, (void)x, (void)prec;
     return -1;
 }
 #endif
 
-void report_put_g(FILE *f, double x, int prec)
+void core_put_g(FILE *f, double x, int prec)
 {
-    char b[REPORT_NUMFMT_MAX];
-    int n = report_fmt_g(b, x, prec);
+    char b[CORE_NUMFMT_MAX];
+    int n = core_fmt_g(b, x, prec);
     if (n >= 0) fwrite(b, 1, (size_t)n, f);
     else fprintf(f, "%.*g", prec, x);
 }

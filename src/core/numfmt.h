@@ -1,0 +1,18 @@
+/* printf's "%.*g" of a double without printf (src/core/numfmt.c). */
+#ifndef MBLIN_CORE_NUMFMT_H
+#define MBLIN_CORE_NUMFMT_H
+
+#include <stdio.h>
+
+/* The text printf("%.*g", prec, x) gives, the same characters, into buf (at least
+ * CORE_NUMFMT_MAX bytes, NUL-terminated): its length, or -1 when x is not finite, prec is not
+ * 1..17 or the exact arithmetic would need more than 128 bits (very large or very small |x|):
+ * the caller then prints with printf. Digits correctly rounded from x's exact binary value, ties
+ * to even, as glibc's printf rounds in the default rounding mode. */
+#define CORE_NUMFMT_MAX 32
+int core_fmt_g(char *buf, double x, int prec);
+
+/* fprintf(f, "%.*g", prec, x) through core_fmt_g where it applies. */
+void core_put_g(FILE *f, double x, int prec);
+
+#endif
