@@ -1,7 +1,9 @@
-/* printf's "%.*g" of a double without printf (src/core/numfmt.c). */
+/* printf's "%.*g" of a double without printf, and a decimal literal's double without strtod
+ * (src/core/numfmt.c). */
 #ifndef MBLIN_CORE_NUMFMT_H
 #define MBLIN_CORE_NUMFMT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* The text printf("%.*g", prec, x) gives, the same characters, into buf (at least
@@ -14,5 +16,10 @@ int core_fmt_g(char *buf, double x, int prec);
 
 /* fprintf(f, "%.*g", prec, x) through core_fmt_g where it applies. */
 void core_put_g(FILE *f, double x, int prec);
+
+/* The double nearest d 10^e, ties to even (strtod's value in the default rounding mode), by exact
+ * 128-bit arithmetic: 0, or -1 when it would not fit (e above 19 or below -20): the caller then
+ * converts with strtod. */
+int core_decimal_value(uint64_t d, int e, double *out);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/numfmt.h"
 #include "expr/expr_internal.h"
 
 enum { INIT_CAP = 32, LOCAL_NUM = 64, WHY_MAX = 256 };
@@ -223,62 +224,7 @@ static int push_item(parser *p, mblx_id x)
     return 0;
 }
 
-/* ---- decimal literals, exactly -------------------------------------------------------------- */
-
-#if defined(__SIZEOF_INT128__)
-__extension__ typedef unsigned __int128 parse_u128;
-
-static int u128_bits(parse_u128 v)
-{
-    uint64_t hi = (uint64_t)(v >> 64), lo = (uint64_t)v;
-    return hi ? 128 - __builtin_clzll(hi) : lo ? 64 - __builtin_clzll(lo) : 0;
-}
-
-static parse_u128 u128_pow10(int j) /* j <= 20 */
-{
-    parse_u128 r = 1;
-    for (int i = 0; i < j; i++) r *= 10;
-    return r;
-}
-
-/* The double nearest d 10^e (ties to even: strtod's value in the default rounding mode), by exact
- * 128-bit arithmetic: 0, or -1 when it would not fit (e above 19 or below -20; strtod then). The
- * N = 1000 four-bar's 2,003 initial values have 17 significant digits, beyond strtod's exact fast
- * path: about 1,100 instructions each in strtod's multi-precision code. */
-static int decimal_value(uint64_t d, int e, double *out)
-{
-    if (d == 0) {
-        *out = 0.0;
-        return 0;
-    }
-    parse_u128 q;
-    int sticky = 0, scale; /* the value: q 2^scale, and more when sticky (a rest below q's last bit) */
-    if (e >= 0) {
-        if (e > 19) return -1;
-        q = (parse_u128)d * u128_pow10(e); /* below 2^64 10^19 < 2^128 */
-        scale = 0;
-    } else {
-        if (e < -20) return -1;
-        parse_u128 den = u128_pow10(-e), num;
-        int s = 127 - u128_bits(d); /* num in [2^126, 2^127) */
-        num = (parse_u128)d << s;
-        q = num / den; /* at least 2^126 / 10^20 > 2^59: 53 bits and more */
-        sticky = num % den != 0;
-        scale = -s;
-    }
-    int b = u128_bits(q);
-    if (b > 53) {
-        int sh = b - 53;
-        parse_u128 low = q & ((((parse_u128)1) << sh) - 1), half = ((parse_u128)1) << (sh - 1);
-        q >>= sh;
-        scale += sh;
-        if (low > half || (low == half && (sticky || (q & 1)))) q++; /* q may reach 2^53: still exact */
-    } else if (sticky) {
-        return -1; /* not expected: the division keeps more than 53 bits */
-    }
-    *out = ldexp((double)(uint64_t)q, scale);
-    return 0;
-}
+/* ---- decimal literals, exactly (core_decimal_value) ------------------------------------------ */
 
 /* The literal text[0 .. n) (digits, an optional '.' and digits, an optional exponent: scan_number
  * checked its form) as a significand below 2^64 and a power of ten: 0, or -1 when the significand
@@ -314,7 +260,6 @@ static int decimal_parts(const char *t, size_t n, uint64_t *d, int *e)
     *e = exp10;
     return 0;
 }
-#endif
 
 /* Scan a number at p->i; on success *out is the constant node. */
 static int scan_number(parser *p, mblx_id *out)
@@ -344,18 +289,16 @@ static int scan_number(parser *p, mblx_id *out)
         *out = mblx_const(p->g, v);
         return *out == XNONE ? pfail(p, st) : 0;
     }
-#if defined(__SIZEOF_INT128__)
     {
         uint64_t d;
         int e;
         double v;
-        if (!decimal_parts(p->s + st, k - st, &d, &e) && !decimal_value(d, e, &v)) {
+        if (!decimal_parts(p->s + st, k - st, &d, &e) && !core_decimal_value(d, e, &v)) {
             p->i = k;
             *out = mblx_const(p->g, v);
             return *out == XNONE ? pfail(p, st) : 0;
         }
     }
-#endif
     /* copy (the text need not be NUL-terminated), with the locale's decimal point */
     const char *dp = localeconv()->decimal_point;
     size_t dl = (dp && *dp) ? strlen(dp) : 1, n = k - st;
