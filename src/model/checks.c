@@ -61,28 +61,19 @@ static const mbl_src_item *mass_item(const mbl_src *s, const mbl_model *md, int 
 /* Up to this many coordinates M is also checked whole: its smallest eigenvalue (LAPACK dsyev). */
 #define MBL_MASS_DENSE_MAX 200
 
-/* 1 when A + shift I is positive definite, by a Cholesky factorization of the upper triangle
- * (the triangle dsyev reads; A column-major n x n, untouched; R: n x n scratch, overwritten).
- * Then A's smallest eigenvalue is above -shift, less the factorization's rounding (about
- * n eps ||A||, below 1e-11 ||A|| up to MBL_MASS_DENSE_MAX) and dsyev's own: with shift half the
- * check's tolerance, dsyev would find the matrix within it, and it is not called (52 k
+/* 1 when A + shift I is positive definite: LAPACK's Cholesky factorization (dpotrf) of its upper
+ * triangle (the triangle dsyev reads; A column-major n x n, untouched; R: n x n scratch,
+ * overwritten). Then A's smallest eigenvalue is above -shift, less the factorization's rounding
+ * (about n eps ||A||, below 1e-11 ||A|| up to MBL_MASS_DENSE_MAX) and dsyev's own: with shift half
+ * the check's tolerance, dsyev would find the matrix within it, and it is not called (about 50 k
  * instructions and some ten pages of LAPACK's text faulted in for the nonlinear bicycle). 0: not
  * shown (an indefinite or singular A + shift I, a zero shift): dsyev decides, as before. */
 static int semidefinite_shifted(int n, const double *A, double shift, double *R)
 {
     if (!(shift > 0)) return 0;
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i <= j; i++) {
-            double s = A[(size_t)j * n + i] + (i == j ? shift : 0.0);
-            for (int k = 0; k < i; k++) s -= R[(size_t)i * n + k] * R[(size_t)j * n + k];
-            if (i == j) {
-                if (!(s > 0)) return 0;
-                R[(size_t)j * n + j] = sqrt(s);
-            } else {
-                R[(size_t)j * n + i] = s / R[(size_t)i * n + i];
-            }
-        }
-    return 1;
+    memcpy(R, A, (size_t)n * (size_t)n * sizeof *R);
+    for (int j = 0; j < n; j++) R[(size_t)j * n + j] += shift;
+    return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', n, R, n) == 0;
 }
 
 /* " (the value comes from --set name=value)" when entry p of md->jac depends on an overridden parameter */
