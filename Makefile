@@ -25,7 +25,7 @@ KERNEL_COUNT ?= 2
 KERNEL_EXCLUDE ?= valgrind|browser|python|slepc|mpi|startup|kernels_agree|golden|layering|docs_links|progress|json_schema|tsan|install
 
 # Debian 12 packages: compiler and tools, then the numerical libraries, then the reference checks.
-PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev \
+PACKAGES = gcc libc6-dev cmake pkg-config clang libclang-rt-14-dev lld \
            libopenblas-dev liblapacke-dev libsuitesparse-dev libarpack2-dev libyaml-dev libxml2-dev \
            libsundials-dev libfftw3-dev \
            libopenmpi-dev openmpi-bin petsc-dev libslepc-real-dev \
