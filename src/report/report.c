@@ -65,6 +65,7 @@ static void ob_pad(obuf *o, int width, size_t len)
 static void ob_g(obuf *o, double x, int width, int prec)
 {
     char t[64];
+    if (x == 0.0) x = 0.0; /* a zero prints "0", never printf's "-0" (rounding's sign, no information) */
     int len = core_fmt_g(t, x, prec);
     if (len < 0) len = snprintf(t, sizeof t, "%.*g", prec, x);
     if (len < 0) len = 0;
@@ -533,6 +534,7 @@ static int names_width(char *const *names, int n, int least)
 /* printf's "%.*g" of x as a string in b (CORE_NUMFMT_MAX bytes), for a "%s" of the text report */
 static const char *gstr(char *b, double x, int prec)
 {
+    if (x == 0.0) x = 0.0; /* "0", not "-0" (ob_g) */
     if (core_fmt_g(b, x, prec) < 0) snprintf(b, CORE_NUMFMT_MAX, "%.*g", prec, x);
     return b;
 }

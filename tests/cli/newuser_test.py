@@ -17,7 +17,13 @@
 3. data whose spline overflows (points 1e-300 apart: chords of 1e300; values of 1e308) is refused
    in one line naming the file, the set and the interval, not by the engine's internal
    "mblx_data_add: ... non-finite coefficient".
+4. tests/cli/newuser/sleeping_top.yaml (a mechanism: a symmetric top on a spherical joint, spinning
+   upright): its eigenvalues are the roots of A s^2 - i I3 w s - M g l = 0 and their conjugates
+   (Goldstein's sleeping top) above and below the critical spin, with the spin angle's double zero;
+   the text report prints a zero as 0, never "-0" (it printed "-0" for the real part of a zero
+   mode).
 """
+import cmath
 import json
 import math
 import os
@@ -139,8 +145,31 @@ def overflow():
               "overflow: " + data + ": " + err)
 
 
+def sleeping_top():
+    top = os.path.join(HERE, "sleeping_top.yaml")
+    M, l, I1, I3, g = 1.0, 0.1, 0.004, 0.006, 9.81
+    A = I1 + M * l * l
+    for w in (100.0, 30.0):
+        d = cmath.sqrt(-(I3 * w) ** 2 + 4 * A * M * g * l)
+        roots = [(1j * I3 * w + d) / (2 * A), (1j * I3 * w - d) / (2 * A)]
+        want = sorted(roots + [r.conjugate() for r in roots] + [0, 0], key=lambda z: (round(z.real, 6), z.imag))
+        rc, out, err = run("linearize", top, "--set", "w=%g" % w, "--json")
+        check(rc == 0, "sleeping top: linearize: " + err)
+        if rc != 0:
+            continue
+        got = sorted((complex(e["re"], e["im"]) for e in json.loads(out)["eigenvalues"]),
+                     key=lambda z: (round(z.real, 6), z.imag))
+        scale = max(abs(z) for z in want)
+        check(len(got) == 6 and all(abs(a - b) <= 1e-6 * scale for a, b in zip(got, want)),
+              "sleeping top at w = %g: eigenvalues %s, closed form %s" % (w, got, want))
+        rc, out, err = run("linearize", top, "--set", "w=%g" % w)
+        check(rc == 0 and not any(tok == "-0" for line in out.splitlines() for tok in line.split()),
+              "sleeping top at w = %g: the text report prints a -0:\n%s" % (w, out))
+
+
 strut()
 tire_map()
 overflow()
+sleeping_top()
 print("FAILED: %d" % len(fails) if fails else "all passed")
 sys.exit(1 if fails else 0)
