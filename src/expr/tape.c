@@ -246,10 +246,21 @@ static int copy_sub_dag(compiler *c)
     mblx__hugepages(t->lnd, c->lres * sizeof *t->lnd);
     mblx__hugepages(t->largs, c->ares * sizeof *t->largs);
     const uint32_t *dense = c->map.dense;
+    int pf = nl >= ((size_t)1 << 14); /* (below: the nodes stay in the caches) */
+    (void)pf;
     for (size_t l = 0; l < nl; l++) {
         uint32_t v = c->gid[l];
         const mblx__node *gn = &g->nd[v];
         mblx__node *ln = &t->lnd[l];
+#if defined(__GNUC__)
+        /* the graph's nodes in the traversal's order are cache misses in a large sub-DAG (the
+         * N = 10^4 four-bar's residual: compile's perf samples 195-279 before, 167-189 after):
+         * each node fetched 16 places ahead, its operands 8 places ahead (values untouched) */
+        if (pf && l + 16 < nl) {
+            __builtin_prefetch(&g->nd[c->gid[l + 16]]);
+            __builtin_prefetch(mblx__args(g, c->gid[l + 8]));
+        }
+#endif
         ln->op = gn->op;
         ln->val = gn->val;
         ln->na = gn->na;
