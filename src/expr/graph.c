@@ -672,15 +672,14 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
         defer_free(g);
         D = NULL;
     }
-    /* the filter's word and bits of h, found once for the lookup and the insertion (fb 0: no
-     * filter). The word, a cache miss, is fetched before the operands' marks are read, also for
-     * a fresh node's insertion (whose write stalled on it: a fifth of the samples at N = 10^4) */
-    size_t fw = 0, tcap0 = g->tcap;
-    uint64_t fb = D && D->filt && D->filt_tcap == g->tcap ? filt_bits(h, &fw, g->tcap / FILT_SLOTS) : 0;
-    if (fb) MBLX__PREFETCH(&D->filt[fw], 1);
     int fresh = 0; /* an operand of no node: no node with it exists */
     for (size_t i = 0; D && i < n && !fresh; i++) fresh = !used_test(D, a[i]);
+    /* the filter's word and bits of h, found once for the lookup and the insertion (fb 0: no
+     * filter for this table) */
+    size_t fw = 0, tcap0 = g->tcap;
+    uint64_t fb = D && D->filt && D->filt_tcap == g->tcap ? filt_bits(h, &fw, g->tcap / FILT_SLOTS) : 0;
     if (fb && !fresh) fresh = (D->filt[fw] & fb) != fb; /* in neither */
+    else if (fb) MBLX__PREFETCH(&D->filt[fw], 1); /* unread: for the insertion, which stalled on it */
     if (g->tcap && !fresh) {
         for (size_t k = h & (2 * DEFER_BATCH - 1); D && D->npend && D->ptab[k] != TABLE_EMPTY; k = (k + 1) & (2 * DEFER_BATCH - 1))
             if ((uint32_t)(D->ptab[k] >> 32) == h && same_key(g, (uint32_t)D->ptab[k] - 1, op, v, n, a))

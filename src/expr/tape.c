@@ -246,7 +246,7 @@ static int copy_sub_dag(compiler *c)
     mblx__hugepages(t->lnd, c->lres * sizeof *t->lnd);
     mblx__hugepages(t->largs, c->ares * sizeof *t->largs);
     const uint32_t *dense = c->map.dense;
-    int pf = nl >= ((size_t)1 << 14); /* (below: the nodes stay in the caches) */
+    int pf = nl >= ((size_t)1 << 18); /* (below: fewer misses than the prefetches cost) */
     (void)pf;
     for (size_t l = 0; l < nl; l++) {
         uint32_t v = c->gid[l];
@@ -305,6 +305,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
 {
     const mblx_graph *g = c->g;
     mblx_tape *t = c->t;
+    const int pfd = c->map.dense && g->n >= (1u << 18); /* (see below) */
     for (size_t o = 0; o < n; o++) {
         uint32_t out_o = unlet(g, outputs[o]);
         if (o && !(o & 1023) && core_progress_tick((double)o)) return -1; /* a load's report */
@@ -322,7 +323,7 @@ static int number_sub_dag(compiler *c, size_t n, const mblx_id *outputs)
             dfs_frame *f = &c->stack[c->sn - 1];
             uint32_t v = f->v, na = g->nd[v].na, i = f->next, ch = 0;
             const uint32_t *args = mblx__args(g, v);
-            if (!i && na > 1 && c->map.dense && g->n >= (1u << 18)) /* a large graph's misses (compile's
+            if (pfd && !i && na > 1) /* a large graph's misses (compile's
                 perf samples at N = 10^4: 244 -> 195): every operand's map entry and node fetched at
                 the node's first visit */
                 for (uint32_t j = 1; j < na; j++) MBLX__PREFETCH(&c->map.dense[args[j]], 0), MBLX__PREFETCH(&g->nd[args[j]], 0);

@@ -159,8 +159,8 @@ int model_find_symbol(const mbl_src *s, const char *name, size_t len, int *list)
         return -1;
     }
     uint64_t hn = model_name_hash(name, len), tag = hn >> 32;
-    uint64_t *rc = &sym_idx.recent[(hn >> 26) & 63];
-    if (sym_idx.guess) {
+    uint64_t *rc = sym_idx.guess ? &sym_idx.recent[(hn >> 26) & 63] : NULL;
+    if (rc) {
         if ((*rc >> 32) == tag) { /* a name used often */
             uint32_t v = (uint32_t)*rc;
             int a = (int)(v >> 28), i = (int)(v & 0x0fffffffu) - 1;
@@ -188,7 +188,7 @@ int model_find_symbol(const mbl_src *s, const char *name, size_t len, int *list)
         uint32_t v = (uint32_t)slot[h];
         int a = (int)(v >> 28), i = (int)(v & 0x0fffffffu) - 1;
         if (key_is(sym_list(s, a)->items[i].key, name, len)) {
-            if (sym_idx.guess) sym_idx.last[a] = i, sym_idx.last_list = a, *rc = slot[h];
+            if (rc) sym_idx.last[a] = i, sym_idx.last_list = a, *rc = slot[h];
             return *list = a, i;
         }
     }
