@@ -143,6 +143,45 @@ static inline int key_is(const char *key, const char *name, size_t len)
     return j == len && key[j] == '\0';
 }
 
+/* model_find_symbol with the guesses (sym_idx.guess), apart: the lookup without them is compiled
+ * as it was (the guesses' bookkeeping inline cost 16 instructions a lookup) */
+static __attribute__((noinline)) int find_guessed(const mbl_src *s, const char *name, size_t len, int *list)
+{
+    uint64_t hn = model_name_hash(name, len), tag = hn >> 32;
+    uint64_t *rc = &sym_idx.recent[(hn >> 26) & 63];
+    if ((*rc >> 32) == tag) { /* a name used often */
+        uint32_t v = (uint32_t)*rc;
+        int a = (int)(v >> 28), i = (int)(v & 0x0fffffffu) - 1;
+        if (key_is(sym_list(s, a)->items[i].key, name, len)) return *list = a, i;
+    }
+    /* the neighbours of the last item found in each list, the last list first */
+    static const int near[] = {1, 2, -1, -2, 3, -3, 0};
+    for (int k = -1; k < MODEL_SYM_LISTS; k++) {
+        int a = k < 0 ? sym_idx.last_list : k;
+        if (a < 0 || (k >= 0 && a == sym_idx.last_list) || sym_idx.last[a] < 0) continue;
+        const mbl_src_list *l = sym_list(s, a);
+        for (size_t d = 0; d < sizeof near / sizeof *near; d++) {
+            int i = sym_idx.last[a] + near[d];
+            if (i >= 0 && i < l->n && key_is(l->items[i].key, name, len)) {
+                sym_idx.last[a] = i, sym_idx.last_list = a;
+                return *list = a, i;
+            }
+        }
+    }
+    const uint64_t *slot = sym_idx.slot;
+    size_t mask = sym_idx.cap - 1;
+    for (size_t h = (size_t)hn & mask; slot[h]; h = (h + 1) & mask) {
+        if ((slot[h] >> 32) != tag) continue;
+        uint32_t v = (uint32_t)slot[h];
+        int a = (int)(v >> 28), i = (int)(v & 0x0fffffffu) - 1;
+        if (key_is(sym_list(s, a)->items[i].key, name, len)) {
+            sym_idx.last[a] = i, sym_idx.last_list = a, *rc = slot[h];
+            return *list = a, i;
+        }
+    }
+    return -1;
+}
+
 int model_find_symbol(const mbl_src *s, const char *name, size_t len, int *list)
 {
     int current = sym_idx.src == s && sym_idx.slot && sym_idx.count == sym_count(s) &&
@@ -158,39 +197,15 @@ int model_find_symbol(const mbl_src *s, const char *name, size_t len, int *list)
         }
         return -1;
     }
+    if (sym_idx.guess) return find_guessed(s, name, len, list);
     uint64_t hn = model_name_hash(name, len), tag = hn >> 32;
-    uint64_t *rc = sym_idx.guess ? &sym_idx.recent[(hn >> 26) & 63] : NULL;
-    if (rc) {
-        if ((*rc >> 32) == tag) { /* a name used often */
-            uint32_t v = (uint32_t)*rc;
-            int a = (int)(v >> 28), i = (int)(v & 0x0fffffffu) - 1;
-            if (key_is(sym_list(s, a)->items[i].key, name, len)) return *list = a, i;
-        }
-        /* the neighbours of the last item found in each list, the last list first */
-        static const int near[] = {1, 2, -1, -2, 3, -3, 0};
-        for (int k = -1; k < MODEL_SYM_LISTS; k++) {
-            int a = k < 0 ? sym_idx.last_list : k;
-            if (a < 0 || (k >= 0 && a == sym_idx.last_list) || sym_idx.last[a] < 0) continue;
-            const mbl_src_list *l = sym_list(s, a);
-            for (size_t d = 0; d < sizeof near / sizeof *near; d++) {
-                int i = sym_idx.last[a] + near[d];
-                if (i >= 0 && i < l->n && key_is(l->items[i].key, name, len)) {
-                    sym_idx.last[a] = i, sym_idx.last_list = a;
-                    return *list = a, i;
-                }
-            }
-        }
-    }
     const uint64_t *slot = sym_idx.slot;
     size_t mask = sym_idx.cap - 1;
     for (size_t h = (size_t)hn & mask; slot[h]; h = (h + 1) & mask) {
         if ((slot[h] >> 32) != tag) continue;
         uint32_t v = (uint32_t)slot[h];
         int a = (int)(v >> 28), i = (int)(v & 0x0fffffffu) - 1;
-        if (key_is(sym_list(s, a)->items[i].key, name, len)) {
-            if (rc) sym_idx.last[a] = i, sym_idx.last_list = a, *rc = slot[h];
-            return *list = a, i;
-        }
+        if (key_is(sym_list(s, a)->items[i].key, name, len)) return *list = a, i;
     }
     return -1;
 }
