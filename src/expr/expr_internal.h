@@ -223,6 +223,13 @@ size_t mblx__print_view(const mblx__view *v, uint32_t root, char *buf, size_t si
 
 /* Shortest "%.Ng" text of a finite double that reads back exactly, with '.' as the decimal
  * point whatever the locale. buf must hold MBLX__NUM_BUF bytes. Returns the length. */
+/* A cache line fetched ahead of its use (w 1: to be written); a hint, no effect on values. */
+#if defined(__GNUC__)
+#define MBLX__PREFETCH(p, w) __builtin_prefetch((p), (w))
+#else
+#define MBLX__PREFETCH(p, w) ((void)(p))
+#endif
+
 #define MBLX__NUM_BUF 40
 size_t mblx__format_number(double v, char *buf);
 

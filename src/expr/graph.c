@@ -307,10 +307,7 @@ static void defer_flush(mblx_graph *g)
     mblx__defer *D = g->defer;
     if (!D || !D->npend) return;
     for (uint32_t i = 0; i < D->npend; i++) {
-#if defined(__GNUC__)
-        if (i + DEFER_AHEAD < D->npend)
-            __builtin_prefetch(&g->table[(size_t)(D->pend[i + DEFER_AHEAD] >> 32) & (g->tcap - 1)]);
-#endif
+        if (i + DEFER_AHEAD < D->npend) MBLX__PREFETCH(&g->table[(size_t)(D->pend[i + DEFER_AHEAD] >> 32) & (g->tcap - 1)], 0);
         table_put(g->table, g->tcap, D->pend[i]);
     }
     D->npend = 0;
@@ -682,6 +679,7 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     size_t fw = 0, tcap0 = g->tcap;
     uint64_t fb = D && D->filt && D->filt_tcap == g->tcap ? filt_bits(h, &fw, g->tcap / FILT_SLOTS) : 0;
     if (fb && !fresh) fresh = (D->filt[fw] & fb) != fb; /* in neither */
+    else if (fb) MBLX__PREFETCH(&D->filt[fw], 1); /* unread: for the insertion, which stalled on it */
     if (g->tcap && !fresh) {
         for (size_t k = h & (2 * DEFER_BATCH - 1); D && D->npend && D->ptab[k] != TABLE_EMPTY; k = (k + 1) & (2 * DEFER_BATCH - 1))
             if ((uint32_t)(D->ptab[k] >> 32) == h && same_key(g, (uint32_t)D->ptab[k] - 1, op, v, n, a))

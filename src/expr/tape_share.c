@@ -39,6 +39,9 @@ static size_t link_hash(const link_table *T, uint32_t op, uint32_t a, uint32_t b
     return (size_t)(h * 0xbf58476d1ce4e5b9ull >> 17) & (T->cap - 1);
 }
 
+/* share_chains fetches a link's slot ahead of its lookup from 2^20 slots (4 MB) on */
+enum { CHAIN_AHEAD = 8, CHAIN_PREFETCH_MIN = 1 << 20 };
+
 /* Slot of the link (op, a, b): holding its id + 1, or 0 where it would go. */
 static inline __attribute__((always_inline)) uint32_t *link_find(const link_table *T, uint32_t op, uint32_t a, uint32_t b)
 {
@@ -183,11 +186,22 @@ static int share_chains(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0
     for (size_t l = 0; l < nl0; l++) alias[l] = (uint32_t)l;
     size_t no = local_postorder(cl, ca, nl0, outl, nout, mark, order), ops = 0;
     if (no == SIZE_MAX) goto out;
+    int pf = T.cap >= CHAIN_PREFETCH_MIN; /* (the table only grows) */
     for (size_t p = 0; p < no; p++) {
         uint32_t l = order[p];
         mblx__node *nd = &cl[l];
         uint32_t *a = ca + nd->aoff;
         if (p && !(p & 0xffff) && core_progress_tick((double)p)) goto out; /* a load's report */
+#if defined(__GNUC__)
+        /* A large table's slot is a cache miss, most of this loop's time at N = 10^4 (perf): the
+         * slot of the first link of the node CHAIN_AHEAD places on is fetched now (its operands'
+         * aliases may still change before it is reached: then a slot is fetched for nothing). */
+        if (pf && p + CHAIN_AHEAD < no) {
+            const mblx__node *nx = &cl[order[p + CHAIN_AHEAD]];
+            if (mblx__nary_local(nx))
+                __builtin_prefetch(&T.s[link_hash(&T, nx->op, alias[ca[nx->aoff]], alias[ca[nx->aoff + 1]])], 1);
+        }
+#endif
         int nary = mblx__nary_local(nd);
         if (!nary) ops++; /* one instruction (na 1: the constant applied) */
         if (!nd->na) continue;
