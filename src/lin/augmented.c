@@ -166,10 +166,11 @@ static int aug_singular_named(const mbl_lin_work *w, mbl_status *st)
     int i = w->ev.jac ? lin_massless_coordinate(w->md, w->ev.jac) : -1;
     if (i < 0) return aug_singular_error(st, 0.0);
     const char *q = mbl_model_coord_name(w->md, i);
+    char note[200];
     return mbl_error(st, MBL_ESINGULAR,
                      "the augmented matrix (source 000 Table 1) is singular at this point: coordinate '%s' has no "
-                     "mass here (M(%s, %s) = 0) and no constraint holds it, a degree of freedom without inertia",
-                     q, q, q);
+                     "mass here (M(%s, %s) = 0) and no constraint holds it, a degree of freedom without inertia%s",
+                     q, q, q, lin_mass_set_note(w->md, i, note, sizeof note));
 }
 
 int aug_singular_error(mbl_status *st, double cond)

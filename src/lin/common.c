@@ -510,6 +510,15 @@ int lin_massless_coordinate(const mbl_model *md, const double *jacval)
     return found;
 }
 
+const char *lin_mass_set_note(const mbl_model *md, int c, char *buf, size_t cap)
+{
+    int e0 = md->row0[MBL_ROW_EOM], ja = model_blk0(md, MBL_BLK_A);
+    buf[0] = '\0';
+    for (int p = 0; p < md->jac.nz; p++)
+        if (md->jac.row[p] == e0 + c && md->jac.col[p] == ja + c) return model_jac_set_note(md, p, buf, cap);
+    return buf;
+}
+
 int lin_mass_diag(const mbl_model *md, int *mdiag)
 {
     int e0 = md->row0[MBL_ROW_EOM], ja = model_blk0(md, MBL_BLK_A), nd = 0;

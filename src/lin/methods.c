@@ -136,10 +136,10 @@ static void name_massless(const mbl_model *md, const mbl_point *pt, mbl_status *
     lin_eval_free(&ev);
     if (c < 0 || !st) return;
     const char *q = mbl_model_coord_name(md, c);
-    char msg[sizeof st->msg];
+    char msg[sizeof st->msg], note[200];
     snprintf(msg, sizeof msg, "%s", st->msg);
     mbl_error(st, MBL_ESINGULAR, "%s: coordinate '%s' has no mass here (M(%s, %s) = 0) and no constraint holds it, a "
-              "degree of freedom without inertia", msg, q, q, q);
+              "degree of freedom without inertia%s", msg, q, q, q, lin_mass_set_note(md, c, note, sizeof note));
 }
 
 /* The memory decision (docs/linearization.md, "Large models: partial spectra"): augmented switches

@@ -208,6 +208,9 @@ int lin_mass_diag(const mbl_model *md, int *mdiag);
 /* The first coordinate without mass that no constraint holds at the Jacobian values jacval, or -1
  * (named when the augmented matrix is singular). */
 int lin_massless_coordinate(const mbl_model *md, const double *jacval);
+/* " (the value comes from --set name=value)" when coordinate c's mass M(c, c) depends on a parameter
+ * --set gave a value at load (model_jac_set_note), "" otherwise; buf holds cap bytes */
+const char *lin_mass_set_note(const mbl_model *md, int c, char *buf, size_t cap);
 int lin_check_states_at(const mbl_model *md, const double *jacval, const int *mdiag, int nmdiag,
                         const mbl_linear *lin, const mbl_lin_options *opt, mbl_status *st);
 /* The same without the last test (M-hat scaled to unit diagonal regular), for a caller that makes

@@ -76,25 +76,23 @@ static int semidefinite_shifted(int n, const double *A, double shift, double *R)
     return LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'U', n, R, n) == 0;
 }
 
-/* " (the value comes from --set name=value)" when entry p of md->jac depends on an overridden parameter */
-static const char *mass_set_note(const mbl_model *md, int p, const mbl_setting *sets, int nsets, char *buf,
-                                 size_t cap)
+const char *model_jac_set_note(const mbl_model *md, int p, char *buf, size_t cap)
 {
     /* the entry's expression; a forward-mode load has none: its row's (which may name a parameter
      * the entry does not depend on), the let form md->Fc's where there is one (md->F's
      * inlined rows may not be built yet: model_inlined_rows) */
+    buf[0] = '\0';
+    if (!md->pset || p < 0 || p >= md->jac.nz) return buf;
     int r = md->jac.row[p];
     mblx_id e = md->jac.node[p] != MBLX_NONE ? md->jac.node[p] : md->Fc ? md->Fc[r] : md->F[r];
-    buf[0] = '\0';
-    for (int k = 0; k < nsets; k++)
-        for (int i = 0; i < md->np; i++)
-            if (!strcmp(md->pname[i], sets[k].name) && mblx_depends(md->g, e, md->p[i])) {
-                char v[32];
-                snprintf(v, sizeof v, "%.15g", sets[k].value);
-                if (strtod(v, NULL) != sets[k].value) snprintf(v, sizeof v, "%.17g", sets[k].value);
-                snprintf(buf, cap, " (the value comes from --set %s=%s)", sets[k].name, v);
-                return buf;
-            }
+    for (int i = 0; i < md->np; i++)
+        if (!isnan(md->pset[i]) && mblx_depends(md->g, e, md->p[i])) {
+            char v[32];
+            snprintf(v, sizeof v, "%.15g", md->pset[i]);
+            if (strtod(v, NULL) != md->pset[i]) snprintf(v, sizeof v, "%.17g", md->pset[i]);
+            snprintf(buf, cap, " (the value comes from --set %s=%s)", md->pname[i], v);
+            return buf;
+        }
     return buf;
 }
 
@@ -108,7 +106,7 @@ int model_require_mass(const mbl_model *md, mbl_status *st)
                      md->mass_zero_line, md->mass_zero_col, md->n - md->m - md->k);
 }
 
-int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *sets, int nsets, mbl_status *st)
+int model_check_mass(const mbl_model *md, const mbl_src *s, mbl_status *st)
 {
     char note[200];
     int n = md->n, rc = 0, evaluated = 0;
@@ -143,7 +141,7 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *s
                        "%s:%d:%d: the mass of coordinate '%s' is negative at the file's configuration (M(%s, %s) = "
                        "%.6g): the kinetic energy must never be negative (mass matrix positive semi-definite)%s",
                        s->file, it->line, it->col, md->qname[i], md->qname[i], md->qname[i], diag[i],
-                       mass_set_note(md, p, sets, nsets, note, sizeof note));
+                       model_jac_set_note(md, p, note, sizeof note));
         goto out;
     }
     for (int p = 0; p < md->jac.nz; p++) {
@@ -157,7 +155,7 @@ int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *s
                            "negative for some velocities of '%s' and '%s')%s",
                            s->file, it->line, it->col, md->qname[i], md->qname[j], jac[p] * jac[p], md->qname[i],
                            md->qname[i], md->qname[j], md->qname[j], diag[i] * diag[j], md->qname[i], md->qname[j],
-                           mass_set_note(md, p, sets, nsets, note, sizeof note));
+                           model_jac_set_note(md, p, note, sizeof note));
             goto out;
         }
     }

@@ -121,6 +121,6 @@ int model_compile_draw(mbl_model *md, mbl_status *st);
 int model_compile(mbl_model *md, mbl_status *st);
 
 /* checks (checks.c) */
-int model_check_mass(const mbl_model *md, const mbl_src *s, const mbl_setting *sets, int nsets, mbl_status *st);
+int model_check_mass(const mbl_model *md, const mbl_src *s, mbl_status *st);
 
 #endif

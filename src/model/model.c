@@ -112,6 +112,8 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     /* which parameters mbl_model_set_param may change: the resolver marks those used by values */
     if (!rc && !(md->pbaked = mbl_calloc((size_t)(src->parameters.n ? src->parameters.n : 1), sizeof *md->pbaked)))
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+    if (!rc && !(md->pset = mbl_alloc_array((size_t)(src->parameters.n ? src->parameters.n : 1), sizeof *md->pset)))
+        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
     if (!rc) rc = model_create_symbols(&L);
     if (!rc) rc = take_spin_speeds(md, src, st);
     if (!rc && src->from_mechanism)
@@ -175,7 +177,7 @@ int model_from_src(mbl_src *src, const mbl_setting *sets, int nsets, mbl_model *
     }
     if (!rc) core_progress_stage("load: compile");
     if (!rc) rc = model_compile(md, st);
-    if (!rc) rc = model_check_mass(md, src, sets, nsets, st);
+    if (!rc) rc = model_check_mass(md, src, st);
     core_progress_stage(NULL);
     if (rc && core_progress_stopped()) rc = mbl_error(st, MBL_ECANCELLED, "cancelled during the load of %s", src->file);
     model_name_index_reset();
@@ -270,6 +272,7 @@ void mbl_model_free(mbl_model *md)
     mbl_free(md->r);
     mbl_free(md->pval);
     mbl_free(md->pbaked);
+    mbl_free(md->pset);
     mbl_free(md->pspin);
     mbl_free(md->sym_of_unknown);
     mbl_free(md->unknown_of_sym);

@@ -25,6 +25,8 @@ struct mbl_model {
     double *pval;                /* parameter values (after --set) */
     double *pspin;               /* np: a spin speed's revolutions per second per unit (1/(2 pi) rad/s, 1 Hz,
                                     1/60 rpm) when spin_speeds declares the parameter one, else 0 */
+    double *pset;                /* np: the value --set gave the parameter at load, NaN where none (the
+                                    messages that blame a value name it: model_jac_set_note) */
     int *pbaked;                 /* np: 1 when the value is evaluated into a number at load time (used by
                                     another parameter or a value of the file, or a mechanism's): see
                                     mbl_model_set_param */

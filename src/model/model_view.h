@@ -134,6 +134,9 @@ void model_jac_memo_free(model_jac_memo *memo);
 /* The memo's values when they are md's at syms (the same model, the same symbols bit for bit);
  * NULL otherwise (memo NULL included). */
 const double *model_jac_memo_at(const mbl_model *md, const model_jac_memo *memo, const double *syms);
+/* " (the value comes from --set name=value)" when entry p of md->jac (its expression, or its row's)
+ * depends on a parameter that --set gave a value at load; "" otherwise. buf holds cap bytes. */
+const char *model_jac_set_note(const mbl_model *md, int p, char *buf, size_t cap);
 /* The values the mass check evaluated at the file's configuration at load (model_check_mass), to
  * the first caller (the first operating point, whose first evaluation is often there: an
  * equilibrium's guess), who frees them; NULL after. */

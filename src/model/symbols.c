@@ -183,6 +183,7 @@ int model_load_values(loader *L, const mbl_setting *sets, int nsets)
         int rc = model_parse_item(L, it, SCOPE_PARAM, what, &e); /* parsed even when overridden: errors still count */
         if (rc) return rc;
         md->pexpr[i] = over >= 0 ? MBLX_NONE : e;
+        md->pset[i] = over >= 0 ? sets[over].value : NAN;
         if (over >= 0) {
             md->pval[i] = sets[over].value;
         } else if (!(mblx_is_const(md->g, e, &md->pval[i]) && isfinite(md->pval[i]))) {

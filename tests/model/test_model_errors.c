@@ -121,31 +121,42 @@ TEST(numerics)
                  "kinetic_energy: \"ms/2*der(zs)^2 + mw/2*der(zu)^2\"\n"
                  "potential_energy: \"8000*(zs - zu)^2 + 80000*zu^2\"\n",
                  2, MBL_ESINGULAR, "coordinate 'zs' has no mass here (M(zs, zs) = 0) and no constraint holds it");
-    /* every other method names it too, after its own words (M-hat, the penalty's matrix) */
-    static const char *quarter_car = "model: dae\nparameters: {ms: 0, mw: 40}\ncoordinates: {zs: 0, zu: 0}\n"
-                                     "kinetic_energy: \"ms/2*der(zs)^2 + mw/2*der(zu)^2\"\n"
-                                     "potential_energy: \"8000*(zs - zu)^2 + 80000*zu^2\"\n";
-    static const char *others[] = {"partition", "nullspace", "projection", "descriptor", "penalty", "fd"};
-    for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
-        mbl_model *md = NULL;
-        mbl_point *pt = NULL;
-        mbl_linear *lin = NULL;
-        mbl_status st;
-        mbl_status_clear(&st);
-        mbl_lin_options opt;
-        mbl_lin_options_default(&opt);
-        opt.method = others[i];
-        int rc = mbl_model_load_string(quarter_car, strlen(quarter_car), "bad.yaml", NULL, 0, &md, &st);
-        if (!rc) rc = mbl_operating_point(md, NULL, &pt, &st);
-        if (!rc) rc = mbl_linearize(md, pt, &opt, &lin, &st);
-        CHECK_MSG(rc == MBL_ESINGULAR, "%s: code %d (%s)", others[i], rc, st.msg);
-        CHECK_MSG(strstr(st.msg, "singular: coordinate 'zs' has no mass here (M(zs, zs) = 0)") != NULL, "%s: '%s'",
-                  others[i], st.msg);
-        CHECK(strchr(st.msg, '\n') == NULL);
-        mbl_linear_free(lin);
-        mbl_point_free(pt);
-        mbl_model_free(md);
-    }
+    /* every method names it, the others after their own words (M-hat, the penalty's matrix); when
+     * the mass came from --set, the message says so (the file's own 0: it does not) */
+    static const char *quarter_car[] = {"model: dae\nparameters: {ms: 0, mw: 40}\ncoordinates: {zs: 0, zu: 0}\n"
+                                        "kinetic_energy: \"ms/2*der(zs)^2 + mw/2*der(zu)^2\"\n"
+                                        "potential_energy: \"8000*(zs - zu)^2 + 80000*zu^2\"\n",
+                                        "model: dae\nparameters: {ms: 300, mw: 40}\ncoordinates: {zs: 0, zu: 0}\n"
+                                        "kinetic_energy: \"ms/2*der(zs)^2 + mw/2*der(zu)^2\"\n"
+                                        "potential_energy: \"8000*(zs - zu)^2 + 80000*zu^2\"\n"};
+    static const char *methods[] = {"augmented", "partition", "nullspace", "projection", "descriptor", "penalty", "fd"};
+    const mbl_setting ms0 = {"ms", 0.0};
+    for (int set = 0; set < 2; set++)
+        for (size_t i = 0; i < sizeof methods / sizeof *methods; i++) {
+            mbl_model *md = NULL;
+            mbl_point *pt = NULL;
+            mbl_linear *lin = NULL;
+            mbl_status st;
+            mbl_status_clear(&st);
+            mbl_lin_options opt;
+            mbl_lin_options_default(&opt);
+            opt.method = methods[i];
+            int rc = mbl_model_load_string(quarter_car[set], strlen(quarter_car[set]), "bad.yaml", set ? &ms0 : NULL,
+                                           set, &md, &st);
+            if (!rc) rc = mbl_operating_point(md, NULL, &pt, &st);
+            if (!rc) rc = mbl_linearize(md, pt, &opt, &lin, &st);
+            CHECK_MSG(rc == MBL_ESINGULAR, "%s: code %d (%s)", methods[i], rc, st.msg);
+            CHECK_MSG(strstr(st.msg, "singular: coordinate 'zs' has no mass here (M(zs, zs) = 0)") != NULL ||
+                          (i == 0 && strstr(st.msg, "singular at this point: coordinate 'zs' has no mass here") != NULL),
+                      "%s: '%s'", methods[i], st.msg);
+            const char *note = strstr(st.msg, "without inertia");
+            CHECK_MSG(note && !strcmp(note, set ? "without inertia (the value comes from --set ms=0)" : "without inertia"),
+                      "%s, %s: '%s'", methods[i], set ? "--set ms=0" : "ms: 0 in the file", st.msg);
+            CHECK(strchr(st.msg, '\n') == NULL);
+            mbl_linear_free(lin);
+            mbl_point_free(pt);
+            mbl_model_free(md);
+        }
     /* a two-coordinate system with two independent constraints has no motion */
     expect_error("model: dae\ncoordinates: {x: 0.1, y: 0.2}\nkinetic_energy: \"der(x)^2 + der(y)^2\"\n"
                  "constraints: [\"x - 0.1\", \"y - 0.2\"]\n",
