@@ -58,6 +58,8 @@ typedef struct opoint_warm_counts {
     long long F, jac, scaled, factor, dfdp, chord, chord_fallback;
     long long held;         /* tangents solved with the held factorization (no factorization) */
     long long bound;        /* predictions' scaled residuals a one-row lower bound made unneeded */
+    long long rs_bound;     /* acceptance tests (of scaled) decided by an upper bound of the scaled
+                             * residual (finf and one Jacobian entry a row), the residual not computed */
 } opoint_warm_counts;
 
 /* A corrector for the model's equilibria (opt: the sweep's point options, copied; dd: the model's

@@ -46,6 +46,9 @@ struct opoint_warm {
     int rows_tried;         /* the subproblem selected (and rows_tape compiled or refused) once */
     int no_bound;           /* opoint_warm_set_bound(w, 0) */
     int no_fused;           /* opoint_warm_set_fused(w, 0): no fj_tape */
+    int *lbe;               /* per subproblem row: a Jacobian entry of the row (its place in sp->jac),
+                             * the one warm_rs_bound reads (warm_rs_pick) */
+    int lbe_ok, lbe_picks;  /* lbe is set; picks made in the block */
 };
 
 void opoint_warm_free(opoint_warm *w)
@@ -55,7 +58,7 @@ void opoint_warm_free(opoint_warm *w)
     mblx_tape_free(w->rows_tape), mblx_tape_free(w->fj_tape);
     mbl_free(w->sp.rows_F), mbl_free(w->sp.rows_work), mbl_free(w->sp.fj_work);
     mbl_point_free(w->scratch), mbl_point_free(w->spare);
-    mbl_free(w->pos), mbl_free(w->xp);
+    mbl_free(w->pos), mbl_free(w->xp), mbl_free(w->lbe);
     mbl_free(w->F0);
     model_dae_pcol_free(w->pcol);
     mbl_free(w->ref), mbl_free(w->tan1), mbl_free(w->tan2);
@@ -93,7 +96,8 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
     w->colscale = mbl_alloc_array(nunk, sizeof *w->colscale);
     w->pos = mbl_alloc_array(nunk, sizeof *w->pos);
     w->xp = mbl_alloc_array(nunk, sizeof *w->xp);
-    if (rc || !w->pos || !w->xp || !w->Fp || !w->F0 || !w->pcol || !w->dx || !w->xs || !w->ref || !w->tan1 ||
+    w->lbe = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->lbe);
+    if (rc || !w->pos || !w->xp || !w->lbe || !w->Fp || !w->F0 || !w->pcol || !w->dx || !w->xs || !w->ref || !w->tan1 ||
         !w->tan2 || !w->rowscale || !w->colscale) {
         opoint_warm_free(w);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -104,7 +108,7 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
 
 void opoint_warm_reset(opoint_warm *w)
 {
-    if (w) w->fresh = 1, w->chord_ok = w->held_ok = w->ntan = w->refresh = 0, w->jac_of = NULL;
+    if (w) w->fresh = 1, w->chord_ok = w->held_ok = w->ntan = w->refresh = w->lbe_ok = w->lbe_picks = 0, w->jac_of = NULL;
 }
 
 /* The Jacobian's entries and the subproblem's rows in one tape (sp->fj_tape, opoint_eval_F_jac): at
@@ -380,6 +384,49 @@ static double warm_step_bound(const opoint_warm *w)
     return opoint_scaled_residual_at_step_row(sp, F0, w->xs, best);
 }
 
+/* Per row of the subproblem, its Jacobian entry of the largest magnitude at the current iterate (sp->jac
+ * current, the entries by row assembled: sp->rptr), for warm_rs_bound: any entry of the row gives a
+ * bound, the largest a close one while J changes little (the rest of the block). */
+static void warm_rs_pick(opoint_warm *w)
+{
+    const opoint_subproblem *sp = &w->sp;
+    w->lbe_ok = 0;
+    w->lbe_picks++;
+    if (!sp->rptr || !sp->rsrc) return;
+    const int *rptr = sp->rptr, *rsrc = sp->rsrc;
+    const double *jac = sp->jac;
+    for (int r = 0; r < sp->nrow; r++) {
+        int best = -1;
+        double b = -1;
+        for (int k = rptr[r]; k < rptr[r + 1]; k++) {
+            double a = fabs(jac[rsrc[k]]);
+            if (a > b) b = a, best = rsrc[k];
+        }
+        if (best < 0) return; /* a row without entries (or only NaN ones): no bound */
+        w->lbe[r] = best;
+    }
+    w->lbe_ok = 1;
+}
+
+/* An upper bound of the scaled residual (opoint_scaled_residual) at the current iterate, sp->jac
+ * current, from the max-norm residual finf and one entry a row (warm_rs_pick). The scaled residual is
+ * max_r t_r, t_r = |F_r| / s_r or, where s_r is below its floor, |F_r|, with s_r = sum_c |J_rc|
+ * scale_c and every scale_c >= 1: so s_r >= |J_re| =: l_r for any entry e of row r (the computed
+ * sums of nonnegative terms too: rounding is monotone), and t_r <= |F_r| max(1, 1 / l_r) <=
+ * finf max(1, 1 / min_r l_r). INFINITY where an entry read is not a number. */
+static double warm_rs_bound(const opoint_warm *w, double finf)
+{
+    const double *jac = w->sp.jac;
+    const int *e = w->lbe;
+    double lb = 1.0;
+    for (int r = 0, nrow = w->sp.nrow; r < nrow; r++) {
+        double a = fabs(jac[e[r]]);
+        if (a < lb) lb = a;
+        else if (a != a) return INFINITY;
+    }
+    return lb >= 1.0 ? finf : finf / lb; /* lb = 0: INFINITY */
+}
+
 /* The residual at the point being solved, and (jac: where the corrector will want it there) the
  * Jacobian with it from one tape where there is one (opoint_eval_F_jac) */
 static int warm_eval(opoint_warm *w, int jac, double *f2, double *finf, mbl_status *st)
@@ -452,7 +499,21 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
             }
             for (int r = 0; r < sp->nrow; r++) w->F0[r] = sp->F[sp->rows[r]];
         } else {
-            rs = opoint_scaled_residual(sp, w->xs, w->rowscale, w->colscale);
+            /* the test's scaled residual: where the max-norm clause holds, first its upper bound
+             * from one entry a row (warm_rs_bound); where that is within opt->tol, so is the scaled
+             * residual, and the test accepts the point as it would with the scaled residual itself,
+             * which is then not computed (the point's scaled_residual is the bound). Else it is
+             * computed, and the rows' entries picked where none are (the block's first test) or
+             * where the bound missed a point the test accepts (once more a block). */
+            double rb = finf <= opt->abs_tol && f2 == f2 && w->lbe_ok ? warm_rs_bound(w, finf) : INFINITY;
+            if (rb <= opt->tol) {
+                rs = rb;
+                w->cnt.rs_bound++;
+            } else {
+                rs = opoint_scaled_residual(sp, w->xs, w->rowscale, w->colscale);
+                if (!w->lbe_ok ? w->lbe_picks == 0 : rs <= opt->tol && finf <= opt->abs_tol && w->lbe_picks < 2)
+                    warm_rs_pick(w);
+            }
             w->cnt.scaled++;
             if (!isfinite(rs) && !chord_last) {
                 rc = MBL_ENOCONV;
