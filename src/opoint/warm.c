@@ -40,7 +40,11 @@ struct opoint_warm {
     int chord_ok;           /* sp->lu holds the factorization of the last tangent (J at the block's last point) */
     int held_ok;            /* sp->lu holds a factorization of J at a point of this block (the last
                              * tangent's, or a Newton step's since) the next tangent may solve with */
-    double **xp;            /* per subproblem column: the unknown in the point being solved */
+    double **xp;            /* per subproblem column: the unknown in the point being solved (xpc's) */
+    double **xpc[2];        /* xp of the last two points solved (a sweep's block alternates between
+                             * two: opoint_warm_recycle), for the points whose arrays are xpk's */
+    double *xpk[2][3];      /* their q, lambda, mu */
+    int xpn;                /* the slot the next point's places go to */
     mblx_tape *rows_tape;   /* the subproblem's rows alone (sp->rows_tape), or NULL */
     mblx_tape *fj_tape;     /* the Jacobian's entries and those rows (sp->fj_tape), or NULL */
     int rows_tried;         /* the subproblem selected (and rows_tape compiled or refused) once */
@@ -58,7 +62,7 @@ void opoint_warm_free(opoint_warm *w)
     mblx_tape_free(w->rows_tape), mblx_tape_free(w->fj_tape);
     mbl_free(w->sp.rows_F), mbl_free(w->sp.rows_work), mbl_free(w->sp.fj_work);
     mbl_point_free(w->scratch), mbl_point_free(w->spare);
-    mbl_free(w->pos), mbl_free(w->xp), mbl_free(w->lbe);
+    mbl_free(w->pos), mbl_free(w->lbe), mbl_free(w->xpc[0]), mbl_free(w->xpc[1]);
     mbl_free(w->F0);
     model_dae_pcol_free(w->pcol);
     mbl_free(w->ref), mbl_free(w->tan1), mbl_free(w->tan2);
@@ -95,9 +99,10 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
     w->rowscale = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->rowscale);
     w->colscale = mbl_alloc_array(nunk, sizeof *w->colscale);
     w->pos = mbl_alloc_array(nunk, sizeof *w->pos);
-    w->xp = mbl_alloc_array(nunk, sizeof *w->xp);
+    w->xpc[0] = mbl_alloc_array(nunk, sizeof *w->xpc[0]);
+    w->xpc[1] = mbl_alloc_array(nunk, sizeof *w->xpc[1]);
     w->lbe = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->lbe);
-    if (rc || !w->pos || !w->xp || !w->lbe || !w->Fp || !w->F0 || !w->pcol || !w->dx || !w->xs || !w->ref || !w->tan1 ||
+    if (rc || !w->pos || !w->xpc[0] || !w->xpc[1] || !w->lbe || !w->Fp || !w->F0 || !w->pcol || !w->dx || !w->xs || !w->ref || !w->tan1 ||
         !w->tan2 || !w->rowscale || !w->colscale) {
         opoint_warm_free(w);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -469,12 +474,24 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
     if (!warm_select(w, pt)) rc = MBL_EARG;
     /* the unknowns' places in the point: every column is one of [q; lambda; mu] (warm_select), at
      * its place pos in y (opoint_unknown_ptr's, without its walk over the blocks per column) */
-    for (int c = 0, n = pt->n, nm = pt->n + pt->m; !rc && c < sp->ncol; c++) {
-        int i = w->pos[c];
-        w->xp[c] = i < n ? pt->q + i : i < nm ? pt->lambda + (i - n) : pt->mu + (i - nm);
-        *w->xp[c] = w->xs[c] = y[i];
+    if (!rc) {
+        /* the places depend on the point's three arrays alone: those of the last two points kept */
+        int s = pt->q == w->xpk[0][0] && pt->lambda == w->xpk[0][1] && pt->mu == w->xpk[0][2]   ? 0
+                : pt->q == w->xpk[1][0] && pt->lambda == w->xpk[1][1] && pt->mu == w->xpk[1][2] ? 1
+                                                                                                : -1;
+        if (s < 0) {
+            s = w->xpn, w->xpn = !w->xpn;
+            double **x = w->xpc[s];
+            for (int c = 0, n = pt->n, nm = pt->n + pt->m; c < sp->ncol; c++) {
+                int i = w->pos[c];
+                x[c] = i < n ? pt->q + i : i < nm ? pt->lambda + (i - n) : pt->mu + (i - nm);
+            }
+            w->xpk[s][0] = pt->q, w->xpk[s][1] = pt->lambda, w->xpk[s][2] = pt->mu;
+        }
+        double **xp = w->xp = w->xpc[s];
+        for (int c = 0; c < sp->ncol; c++) *xp[c] = w->xs[c] = y[w->pos[c]];
+        sp->xp = xp; /* the unknowns' places, for the scaled residual */
     }
-    if (!rc) sp->xp = w->xp; /* the unknowns' places, for the scaled residual */
     double f2, finf, rs = INFINITY, rs_prev = INFINITY;
     int it = 0, rounding = 0, lazy = 0, chord_last = 0;
     /* at the prediction the Jacobian is wanted unless the first step is a chord one */

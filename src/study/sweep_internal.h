@@ -54,6 +54,11 @@ typedef struct worker {
     double *wq, *wq2, *wq3, *wq4; /* wlen: [q; lambda; mu] of the block's last four points, the last first */
     double wx[2], wx2[2], wx3[2], wx4[2]; /* their axis values */
     int nwarm;               /* 0 to 4 of them valid */
+    long long nrec;          /* points recorded (warm_record) */
+    double *wd1, *wd2;       /* wlen: the cubic's first and second divided differences of its last
+                                two and three points (d12, d123), made at record wdd_rec; the next
+                                cubic's d23 and d234 (warm_guess4) */
+    long long wdd_rec;
     double *wdq;             /* wlen: d[q; lambda]/dx of the last point (its sensitivities; NAN for mu) */
     double *wguess;          /* wlen: the guess handed to the operating point */
     int wdq_ok;
