@@ -87,6 +87,13 @@ mbl_point *opoint_point_copy(const mbl_point *pt);
  * MBL_EARG when the warm start does not apply to the point (not an equilibrium, ode states, a
  * rank-deficient Jacobian); other codes on failure. */
 int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt, double *dy, mbl_status *st);
+/* The tangent dy_in at pt (a block's first point whose tangent was solved before, by this model's
+ * corrector: a sweep's chain of block starts) taken as the tangent there, as opoint_warm_tangent would
+ * have given it but with no factorization held (the block's first full Newton step makes one, held
+ * from then on); dy_out = dy_in. MBL_EARG where the warm start does not apply to pt (the subproblem
+ * not selected yet: then opoint_warm_tangent). */
+int opoint_warm_adopt_tangent(opoint_warm *w, const mbl_point *pt, const double *dy_in, double *dy_out,
+                              mbl_status *st);
 /* 1 when the factorization held is due for renewal before a point without a tangent
  * (opoint_warm_skip_tangent): none held in the block, the held one OPOINT_WARM_SKIP_AGE points old,
  * or a chord step that contracted less than OPOINT_WARM_HELD_CONTRACT since; then opoint_warm_refresh. */

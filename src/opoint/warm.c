@@ -304,6 +304,23 @@ int opoint_warm_refresh(opoint_warm *w, const mbl_point *pt_in, mbl_status *st)
     return rc;
 }
 
+int opoint_warm_adopt_tangent(opoint_warm *w, const mbl_point *pt_in, const double *dy_in, double *dy_out,
+                              mbl_status *st)
+{
+    (void)st;
+    opoint_subproblem *sp = &w->sp;
+    w->chord_ok = w->held_ok = w->ntan = w->refresh = 0, w->jac_of = NULL;
+    if (!warm_select(w, (mbl_point *)pt_in)) {
+        sp->pt = w->scratch;
+        return MBL_EARG;
+    }
+    sp->pt = w->scratch;
+    for (int c = 0; c < sp->ncol; c++) w->tan1[c] = dy_in[w->pos[c]];
+    memcpy(dy_out, dy_in, (size_t)w->len * sizeof *dy_out);
+    w->p1 = mbl_model_param_value(w->md, w->param), w->ntan = 1;
+    return 0;
+}
+
 void opoint_warm_skip_tangent(opoint_warm *w)
 {
     if (w->cnt.factor != w->fac_at) w->age = 0, w->fac_at = w->cnt.factor;
@@ -493,7 +510,7 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
         sp->xp = xp; /* the unknowns' places, for the scaled residual */
     }
     double f2, finf, rs = INFINITY, rs_prev = INFINITY;
-    int it = 0, rounding = 0, lazy = 0, chord_last = 0;
+    int it = 0, rounding = 0, lazy = 0, chord_last = 0, factored = 0;
     /* at the prediction the Jacobian is wanted unless the first step is a chord one */
     if (!rc) rc = warm_eval(w, !chord, &f2, &finf, st), w->cnt.F++;
     while (!rc) {
@@ -584,6 +601,7 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
             w->cnt.factor++;
             w->refresh = 0; /* the factorization held is this one now */
             if (!rc && sp->rank_last != sp->ncol) rc = MBL_ENOCONV; /* rank deficient: the cold solver decides */
+            factored = !rc;
         }
         if (rc) break;
         chord_last = use_chord;
@@ -610,6 +628,9 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
     }
     *steps = it;
     sp->pt = w->scratch, sp->xp = NULL;
+    /* a full step's factorization (J at an iterate of this point) is held for the next tangent, also
+     * where none was (a block's first point took its tangent from the chain: opoint_warm_adopt_tangent) */
+    if (!rc && factored) w->held_ok = 1;
     if (rc) {
         mbl_point_free(pt);
         return rc == MBL_ENOMEM ? rc : MBL_ENOCONV;

@@ -80,6 +80,7 @@ typedef struct worker {
     int *steps;              /* the sweep's per-point Newton steps (shared, indexed by point) or NULL */
     int cur;                 /* the point being computed (its index in steps) */
     const mbl_point *start;  /* the block's first point, solved already (study_sweep_start), or NULL */
+    const double *start_tan; /* the corrector's tangent there (the chain's), or NULL */
     int no_chord;            /* no chord step from the prediction (block starts: a block-long step) */
     int block_last;          /* the point being computed is its block's last (thread_main): no tangent,
                                 which only the block's next point would read */
@@ -107,6 +108,7 @@ typedef struct run {
     int nchunks;
     mbl_point **starts;      /* nchunks: each block's first point, solved in order before the blocks
                                 (study_sweep_start), or NULL where a block solves its own */
+    double **start_tan;      /* nchunks: the warm corrector's tangent at each start (n + m + k), or NULL */
     double t0;               /* when the points started (wall clock) */
 } run;
 

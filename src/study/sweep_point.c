@@ -232,7 +232,7 @@ static void warm_record(worker *w, const double *x, const mbl_point *pt, const m
  * does not apply): the worker's derivatives and corrector made on first use; block_cont = 0 at a
  * block's first point, where the corrector starts a fresh factorization (the block's results do not
  * depend on the thread). */
-static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont, int may_skip)
+static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont, int may_skip, const double *given)
 {
     ctx *c = w->c;
     w->tan_ok = w->tan_skip = 0;
@@ -263,6 +263,9 @@ static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont
         w->tan_skip = !rc;
         w->t_point += cpu_s(c) - t0;
         return NULL;
+    } else if (given && !block_cont) {
+        /* a block's first point, a start of the chain: its tangent the chain's (not solved again) */
+        rc = opoint_warm_adopt_tangent(w->ow, pt, given, w->wtan, &st);
     } else {
         rc = opoint_warm_tangent(w->ow, pt, w->wtan, &st); /* MBL_EARG: not at this point (rank loss) */
     }
@@ -329,7 +332,7 @@ void study_sweep_start(worker *w, const double *xprev, const double *x, mbl_poin
     if (!rc) rc = point_warm(w, x, &pt, &st);
     w->no_chord = 0;
     opoint_warm_set_max_steps(w->ow, OPOINT_WARM_MAX_STEPS);
-    warm_record(w, x, rc ? NULL : pt, NULL, rc ? NULL : warm_tangent(w, pt, 1, 0));
+    warm_record(w, x, rc ? NULL : pt, NULL, rc ? NULL : warm_tangent(w, pt, 1, 0, NULL));
     opoint_warm_recycle(w->ow, w->wpt);
     w->wpt = rc ? NULL : pt;
     if (!rc) *out = opoint_point_copy(pt);
@@ -390,6 +393,8 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
         /* the block's first point, solved already: a block start of the chain, or the sweep's first
          * point (from the file's guess, as a block's first point without a chain) */
         const mbl_point *start = warm ? NULL : w->start;
+        const double *stan = start ? w->start_tan : NULL; /* the chain's tangent there */
+        w->start_tan = NULL;
         if (!warm && !start && c->pt0 && x[0] == c->pt0_x[0] && (c->naxes < 2 || x[1] == c->pt0_x[1])) start = c->pt0;
         w->start = NULL;
         mbl_point *ws = NULL; /* the workspace's point: x0's from the file's guess */
@@ -445,7 +450,7 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
         /* the tangent for the block's next point (none after its last: the next block starts anew,
          * from its own first point, with a fresh factorization) */
         const double *tan = NULL;
-        if (!rc && !w->block_last) tan = warm_tangent(w, pt, warm, 1);
+        if (!rc && !w->block_last) tan = warm_tangent(w, pt, warm, 1, stan);
         else w->tan_ok = w->tan_skip = 0;
         warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL, tan);
         opoint_warm_recycle(w->ow, w->wpt); /* the block's last point: the template of the next warm start */
