@@ -345,7 +345,8 @@ int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_
      * in place of the residual: J factored here, and held from then on. */
     int held = -1;
     double p = mbl_model_param_value(w->md, w->param);
-    if (w->cnt.factor != w->fac_at) w->age = 0, w->fac_at = w->cnt.factor; /* factored since */
+    int here = w->cnt.factor != w->fac_at; /* factored since the last tangent: by this point's Newton steps */
+    if (here) w->age = 0, w->fac_at = w->cnt.factor;
     if (!rc && w->held_ok && w->ntan >= 1 && w->age < OPOINT_WARM_HELD_AGE && !w->refresh) {
         double *b = w->ref + sp->ncol;
         for (int r = 0; r < sp->nrow; r++) b[r] = -w->Fp[sp->rows[r]];
@@ -363,6 +364,11 @@ int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_
             memcpy(w->dx, w->tan1, (size_t)sp->ncol * sizeof *w->dx);
         }
         held = opoint_held_refine(sp, b, w->dx, w->colscale, w->ref, OPOINT_WARM_HELD_STEP, st);
+        /* with J factored at an iterate of this very point (a block start's full Newton steps, a
+         * block-long step from the last tangent), a second step from the first one's result: its
+         * correction is that of a nearly exact J, unless the first step was far off */
+        if (held == MBL_ENOCONV && here)
+            held = opoint_held_refine(sp, b, w->dx, w->colscale, w->ref, OPOINT_WARM_HELD_STEP, st);
         if (held == MBL_ENOMEM) rc = held;
         if (!held) w->cnt.held++, w->age++;
     }
