@@ -45,8 +45,13 @@
  * this factor (its contraction measured): the factorization is renewed at the next tangent. */
 #define OPOINT_WARM_HELD_CONTRACT 3e-3
 /* A point without a tangent (opoint_warm_skip_tangent) keeps the factorization held for at most
- * this many points (then opoint_warm_refresh factors J anew) */
+ * OPOINT_WARM_SKIP_AGE points (then opoint_warm_refresh factors J anew), or up to
+ * OPOINT_WARM_SKIP_AGE_MAX points while every chord step since left a max-norm residual at most
+ * OPOINT_WARM_CHORD_MARGIN times mbl_opoint_options.abs_tol (accepted by the max-norm clause with
+ * room to spare: the held J still good) */
 #define OPOINT_WARM_SKIP_AGE 16
+#define OPOINT_WARM_SKIP_AGE_MAX 32
+#define OPOINT_WARM_CHORD_MARGIN 0.5
 
 typedef struct opoint_warm opoint_warm;
 

@@ -32,6 +32,8 @@ struct opoint_warm {
     long long fac_at;       /* cnt.factor when age was last set to 0 */
     int age;                /* tangents solved with the held factorization since it was made */
     int refresh;            /* the last chord step contracted less than OPOINT_WARM_HELD_CONTRACT: factor */
+    int chord_tight;        /* a chord step since the factorization left a residual above
+                             * OPOINT_WARM_CHORD_MARGIN abs_tol, or a point took other steps */
     double *F0;             /* per subproblem row: the residual at the predicted point (see opoint_warm_point) */
     opoint_warm_counts cnt;
     int *pos;               /* per subproblem column: its place in y = [q; lambda; mu] */
@@ -259,7 +261,8 @@ void opoint_warm_get_counts(const opoint_warm *w, opoint_warm_counts *c)
 int opoint_warm_tangent_due(const opoint_warm *w)
 {
     int age = w->cnt.factor != w->fac_at ? 0 : w->age; /* factored since: age 0 */
-    return !w->held_ok || age >= OPOINT_WARM_SKIP_AGE || w->refresh;
+    int limit = w->chord_tight || w->cnt.factor != w->fac_at ? OPOINT_WARM_SKIP_AGE : OPOINT_WARM_SKIP_AGE_MAX;
+    return !w->held_ok || age >= limit || w->refresh;
 }
 
 /* The start of a tangent and of a renewal at pt_in (read only: the subproblem's evaluations do not
@@ -297,7 +300,7 @@ int opoint_warm_refresh(opoint_warm *w, const mbl_point *pt_in, mbl_status *st)
         w->cnt.factor++;
         if (!rc && sp->rank_last != sp->ncol) rc = MBL_EARG;
     }
-    w->age = 0, w->fac_at = w->cnt.factor;
+    w->age = 0, w->fac_at = w->cnt.factor, w->chord_tight = 0;
     w->chord_ok = w->held_ok = !rc;
     w->refresh = 0, w->ntan = 0;
     sp->pt = w->scratch;
@@ -323,7 +326,10 @@ int opoint_warm_adopt_tangent(opoint_warm *w, const mbl_point *pt_in, const doub
 
 void opoint_warm_skip_tangent(opoint_warm *w)
 {
-    if (w->cnt.factor != w->fac_at) w->age = 0, w->fac_at = w->cnt.factor;
+    if (w->cnt.factor != w->fac_at) w->age = 0, w->fac_at = w->cnt.factor, w->chord_tight = 0;
+    /* the block's first point without a tangent: the chord steps so far started from the tangent's
+     * quadratic (error O(h^3), a residual above the cubic's whatever J's age), the next from the cubic */
+    if (w->ntan > 0) w->chord_tight = 0;
     w->age++;
     w->chord_ok = w->held_ok; /* the next point's chord step solves with the factorization held */
     w->ntan = 0, w->jac_of = NULL;
@@ -346,7 +352,7 @@ int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_
     int held = -1;
     double p = mbl_model_param_value(w->md, w->param);
     int here = w->cnt.factor != w->fac_at; /* factored since the last tangent: by this point's Newton steps */
-    if (here) w->age = 0, w->fac_at = w->cnt.factor;
+    if (here) w->age = 0, w->fac_at = w->cnt.factor, w->chord_tight = 0;
     if (!rc && w->held_ok && w->ntan >= 1 && w->age < OPOINT_WARM_HELD_AGE && !w->refresh) {
         double *b = w->ref + sp->ncol;
         for (int r = 0; r < sp->nrow; r++) b[r] = -w->Fp[sp->rows[r]];
@@ -637,6 +643,9 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
     /* a full step's factorization (J at an iterate of this point) is held for the next tangent, also
      * where none was (a block's first point took its tangent from the chain: opoint_warm_adopt_tangent) */
     if (!rc && factored) w->held_ok = 1;
+    /* the held factorization's renewal (opoint_warm_tangent_due): later while its chord steps pass the
+     * max-norm clause with room to spare */
+    if (!rc && !(chord_last && it == 1 && finf <= OPOINT_WARM_CHORD_MARGIN * opt->abs_tol)) w->chord_tight = 1;
     if (rc) {
         mbl_point_free(pt);
         return rc == MBL_ENOMEM ? rc : MBL_ENOCONV;

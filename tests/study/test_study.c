@@ -753,7 +753,9 @@ TEST(warm_newton_steps)
          * (one more at most each). Since session 28 a block's first point takes the tangent the
          * chain of block starts made there (opoint_warm_adopt_tangent: no Jacobian, dF/dp or
          * factorization there; j = 1's full Newton step makes the block's first factorization):
-         * 2 tangents a block, one Jacobian and one factorization fewer. */
+         * 2 tangents a block, one Jacobian and one factorization fewer; and the held factorization
+         * lives up to OPOINT_WARM_SKIP_AGE_MAX points while the cubic's chord steps leave less than
+         * half abs_tol, so the renewals below are an upper bound. */
         long long ok = sw->nwarm_ok, tangents = sw->warm_ndfdp, blocks = 16;
         long long renew = blocks * ((64 - 2) / (OPOINT_WARM_SKIP_AGE_TEST + 1));
         CHECK_EQ_INT((int)tangents, (int)(2 * blocks));
