@@ -126,6 +126,9 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
  * returned, evaluated there for its acceptance test (NULL when they are not held: another point,
  * or after opoint_warm_tangent). */
 const double *opoint_warm_jac(const opoint_warm *w, const mbl_point *pt);
+/* The model's symbols those Jacobian values were evaluated at (model_fill_syms_pt's at pt), or NULL
+ * where opoint_warm_jac is */
+const double *opoint_warm_jac_syms(const opoint_warm *w, const mbl_point *pt);
 /* A point of the model given back (taken, NULL allowed; freed where w is NULL or it has other
  * sizes): the next opoint_warm_point's result is made in it instead of allocated (a sweep's
  * block's previous point, which it no longer reads). */

@@ -238,6 +238,11 @@ const double *opoint_warm_jac(const opoint_warm *w, const mbl_point *pt)
     return w && pt && w->jac_of == pt ? w->sp.jac : NULL;
 }
 
+const double *opoint_warm_jac_syms(const opoint_warm *w, const mbl_point *pt)
+{
+    return w && pt && w->jac_of == pt && w->sp.jac_ok ? w->sp.jac_syms : NULL;
+}
+
 void opoint_warm_recycle(opoint_warm *w, mbl_point *pt)
 {
     const mbl_point *s = w ? w->scratch : NULL;

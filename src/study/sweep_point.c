@@ -437,7 +437,8 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
             mbl_status_clear(&st2);
             /* the Jacobian the warm corrector has just evaluated at the point, not evaluated again */
             const double *jac = w->pt_warm ? opoint_warm_jac(w->ow, pt) : NULL;
-            if (lin_relinearize_jac(w->work, pt, jac, w->lin, &st2) == 0) {
+            const double *syms = jac ? opoint_warm_jac_syms(w->ow, pt) : NULL; /* and the symbols there */
+            if (lin_relinearize_jac(w->work, pt, jac, syms, w->lin, &st2) == 0) {
                 rc = point_modes(c, w->model, pt, w->lin, modes, st);
             } else {
                 /* the first point's states do not parametrize the motion here: choose anew */
