@@ -11,8 +11,10 @@
  *
  * Within a block a sweep asks a tangent only of its first points: from the fourth on it predicts by
  * the cubic through the last four points instead (error O(h^4)) and takes the chord step with the
- * factorization held (opoint_warm_skip_tangent), renewed every OPOINT_WARM_SKIP_AGE points
- * (opoint_warm_refresh: J factored at the point, no tangent).
+ * factorization held (opoint_warm_skip_tangent), renewed every OPOINT_WARM_SKIP_AGE points, or up to
+ * OPOINT_WARM_SKIP_AGE_MAX while its chord steps leave little (opoint_warm_refresh: J factored at the
+ * point, no tangent). A block's first point may take the tangent a sweep's chain of block starts made
+ * there (opoint_warm_adopt_tangent).
  *
  * Applies to equilibria without ode states or implicit variables whose Jacobian is square and of
  * full rank (KLU's pivot ratio test of opoint_newton_step); opoint_warm_tangent says when not.

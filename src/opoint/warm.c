@@ -466,6 +466,43 @@ static double warm_rs_bound(const opoint_warm *w, double finf)
     return lb >= 1.0 ? finf : finf / lb; /* lb = 0: INFINITY */
 }
 
+/* The scaled residual of the acceptance test at the current iterate, or (where the max-norm clause
+ * holds and warm_rs_bound is within tol) its upper bound; the rows' entries picked where none are
+ * (the block's first test) or where the bound missed a point the test accepts (once more a block) */
+static double warm_test_rs(opoint_warm *w, double f2, double finf)
+{
+    const mbl_opoint_options *opt = &w->opt;
+    double rb = finf <= opt->abs_tol && f2 == f2 && w->lbe_ok ? warm_rs_bound(w, finf) : INFINITY;
+    if (rb <= opt->tol) {
+        w->cnt.rs_bound++;
+        return rb;
+    }
+    double rs = opoint_scaled_residual(&w->sp, w->xs, w->rowscale, w->colscale);
+    if (!w->lbe_ok ? w->lbe_picks == 0 : rs <= opt->tol && finf <= opt->abs_tol && w->lbe_picks < 2) warm_rs_pick(w);
+    return rs;
+}
+
+/* The unknowns' places in pt (per subproblem column; every column is one of [q; lambda; mu], at its
+ * place pos in y: opoint_unknown_ptr's, without its walk over the blocks per column). They depend on
+ * the point's three arrays alone: those of the last two points are kept (a sweep's block alternates
+ * between two points, opoint_warm_recycle). */
+static double **warm_places(opoint_warm *w, const mbl_point *pt)
+{
+    int s = pt->q == w->xpk[0][0] && pt->lambda == w->xpk[0][1] && pt->mu == w->xpk[0][2]   ? 0
+            : pt->q == w->xpk[1][0] && pt->lambda == w->xpk[1][1] && pt->mu == w->xpk[1][2] ? 1
+                                                                                            : -1;
+    if (s < 0) {
+        s = w->xpn, w->xpn = !w->xpn;
+        double **x = w->xpc[s];
+        for (int c = 0, n = pt->n, nm = pt->n + pt->m; c < w->sp.ncol; c++) {
+            int i = w->pos[c];
+            x[c] = i < n ? pt->q + i : i < nm ? pt->lambda + (i - n) : pt->mu + (i - nm);
+        }
+        w->xpk[s][0] = pt->q, w->xpk[s][1] = pt->lambda, w->xpk[s][2] = pt->mu;
+    }
+    return w->xpc[s];
+}
+
 /* The residual at the point being solved, and (jac: where the corrector will want it there) the
  * Jacobian with it from one tape where there is one (opoint_eval_F_jac) */
 static int warm_eval(opoint_warm *w, int jac, double *f2, double *finf, mbl_status *st)
@@ -506,23 +543,8 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
     memcpy(pt->r, tmpl->r, (size_t)pt->nr * sizeof *pt->r);
     int rc = 0;
     if (!warm_select(w, pt)) rc = MBL_EARG;
-    /* the unknowns' places in the point: every column is one of [q; lambda; mu] (warm_select), at
-     * its place pos in y (opoint_unknown_ptr's, without its walk over the blocks per column) */
-    if (!rc) {
-        /* the places depend on the point's three arrays alone: those of the last two points kept */
-        int s = pt->q == w->xpk[0][0] && pt->lambda == w->xpk[0][1] && pt->mu == w->xpk[0][2]   ? 0
-                : pt->q == w->xpk[1][0] && pt->lambda == w->xpk[1][1] && pt->mu == w->xpk[1][2] ? 1
-                                                                                                : -1;
-        if (s < 0) {
-            s = w->xpn, w->xpn = !w->xpn;
-            double **x = w->xpc[s];
-            for (int c = 0, n = pt->n, nm = pt->n + pt->m; c < sp->ncol; c++) {
-                int i = w->pos[c];
-                x[c] = i < n ? pt->q + i : i < nm ? pt->lambda + (i - n) : pt->mu + (i - nm);
-            }
-            w->xpk[s][0] = pt->q, w->xpk[s][1] = pt->lambda, w->xpk[s][2] = pt->mu;
-        }
-        double **xp = w->xp = w->xpc[s];
+    if (!rc) { /* the unknowns' places in the point (warm_places), the prediction there */
+        double **xp = w->xp = warm_places(w, pt);
         for (int c = 0; c < sp->ncol; c++) *xp[c] = w->xs[c] = y[w->pos[c]];
         sp->xp = xp; /* the unknowns' places, for the scaled residual */
     }
@@ -550,21 +572,9 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
             }
             for (int r = 0; r < sp->nrow; r++) w->F0[r] = sp->F[sp->rows[r]];
         } else {
-            /* the test's scaled residual: where the max-norm clause holds, first its upper bound
-             * from one entry a row (warm_rs_bound); where that is within opt->tol, so is the scaled
-             * residual, and the test accepts the point as it would with the scaled residual itself,
-             * which is then not computed (the point's scaled_residual is the bound). Else it is
-             * computed, and the rows' entries picked where none are (the block's first test) or
-             * where the bound missed a point the test accepts (once more a block). */
-            double rb = finf <= opt->abs_tol && f2 == f2 && w->lbe_ok ? warm_rs_bound(w, finf) : INFINITY;
-            if (rb <= opt->tol) {
-                rs = rb;
-                w->cnt.rs_bound++;
-            } else {
-                rs = opoint_scaled_residual(sp, w->xs, w->rowscale, w->colscale);
-                if (!w->lbe_ok ? w->lbe_picks == 0 : rs <= opt->tol && finf <= opt->abs_tol && w->lbe_picks < 2)
-                    warm_rs_pick(w);
-            }
+            /* where its bound is within tol the test accepts as with the scaled residual itself
+             * (then not computed; the point's scaled_residual is the bound) */
+            rs = warm_test_rs(w, f2, finf);
             w->cnt.scaled++;
             if (!isfinite(rs) && !chord_last) {
                 rc = MBL_ENOCONV;
