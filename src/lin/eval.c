@@ -8,6 +8,7 @@
 
 #include "lin/lin_internal.h"
 #include "lin/methods_internal.h"
+#include "lin/relin_jac.h"
 
 /* ---- the evaluator ---- */
 
@@ -83,7 +84,14 @@ static int eval_lean_arrays(const mbl_model *md, mbl_eval *ev, size_t need, int 
 int lin_eval_at_given(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, const double *jac,
                       mbl_status *st)
 {
-    model_fill_syms_pt(md, pt, ev->syms);
+    return lin_eval_at_given_syms(md, pt, ev, outputs, jac, NULL, st);
+}
+
+int lin_eval_at_given_syms(const mbl_model *md, const mbl_point *pt, mbl_eval *ev, int outputs, const double *jac,
+                           const double *syms, mbl_status *st)
+{
+    if (syms) memcpy(ev->syms, syms, (size_t)md->nsym * sizeof *ev->syms); /* model_fill_syms_pt's, given */
+    else model_fill_syms_pt(md, pt, ev->syms);
     /* else the point's own, when mbl_operating_point evaluated them there (at the same symbols) */
     if (!jac) jac = model_jac_memo_at(md, pt->jac_memo, ev->syms);
     /* the caller's Jacobian values (a sweep's warm corrector: model_eval_jac's), unless the tree's

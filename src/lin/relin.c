@@ -238,7 +238,7 @@ static int refactor_aug(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
 
 int mbl_relinearize(mbl_lin_work *w, const mbl_point *pt, mbl_linear *lin, mbl_status *st)
 {
-    return lin_relinearize_jac(w, pt, NULL, lin, st);
+    return lin_relinearize_jac(w, pt, NULL, NULL, lin, st);
 }
 
 /* The re-linearization at pt with the workspace's evaluation (w->ev) done: its values read from
@@ -280,7 +280,8 @@ static int relin_evaluated(mbl_lin_work *w, mbl_linear *lin, mbl_status *st)
     return rc;
 }
 
-int lin_relinearize_jac(mbl_lin_work *w, const mbl_point *pt, const double *jac, mbl_linear *lin, mbl_status *st)
+int lin_relinearize_jac(mbl_lin_work *w, const mbl_point *pt, const double *jac, const double *syms, mbl_linear *lin,
+                        mbl_status *st)
 {
     if (!w || !pt || !lin) return mbl_error(st, MBL_EARG, "mbl_relinearize: workspace, point or result is NULL");
     const mbl_model *md = w->md;
@@ -292,7 +293,7 @@ int lin_relinearize_jac(mbl_lin_work *w, const mbl_point *pt, const double *jac,
      * own again on return */
     int lean = w->ev.lean;
     w->ev.lean = 1;
-    int rc = lin_eval_at_given(md, pt, &w->ev, !w->opt.skip_outputs, jac, st);
+    int rc = lin_eval_at_given_syms(md, pt, &w->ev, !w->opt.skip_outputs, jac, jac ? syms : NULL, st);
     w->ev.lean = lean;
     if (!rc) rc = relin_evaluated(w, lin, st);
     if (!lean) w->ev.jac = w->ev.jac_buf;

@@ -11,8 +11,10 @@
  *
  * Within a block a sweep asks a tangent only of its first points: from the fourth on it predicts by
  * the cubic through the last four points instead (error O(h^4)) and takes the chord step with the
- * factorization held (opoint_warm_skip_tangent), renewed every OPOINT_WARM_SKIP_AGE points
- * (opoint_warm_refresh: J factored at the point, no tangent).
+ * factorization held (opoint_warm_skip_tangent), renewed every OPOINT_WARM_SKIP_AGE points, or up to
+ * OPOINT_WARM_SKIP_AGE_MAX while its chord steps leave little (opoint_warm_refresh: J factored at the
+ * point, no tangent). A block's first point may take the tangent a sweep's chain of block starts made
+ * there (opoint_warm_adopt_tangent).
  *
  * Applies to equilibria without ode states or implicit variables whose Jacobian is square and of
  * full rank (KLU's pivot ratio test of opoint_newton_step); opoint_warm_tangent says when not.
@@ -45,8 +47,13 @@
  * this factor (its contraction measured): the factorization is renewed at the next tangent. */
 #define OPOINT_WARM_HELD_CONTRACT 3e-3
 /* A point without a tangent (opoint_warm_skip_tangent) keeps the factorization held for at most
- * this many points (then opoint_warm_refresh factors J anew) */
+ * OPOINT_WARM_SKIP_AGE points (then opoint_warm_refresh factors J anew), or up to
+ * OPOINT_WARM_SKIP_AGE_MAX points while every chord step since left a max-norm residual at most
+ * OPOINT_WARM_CHORD_MARGIN times mbl_opoint_options.abs_tol (accepted by the max-norm clause with
+ * room to spare: the held J still good) */
 #define OPOINT_WARM_SKIP_AGE 16
+#define OPOINT_WARM_SKIP_AGE_MAX 32
+#define OPOINT_WARM_CHORD_MARGIN 0.5
 
 typedef struct opoint_warm opoint_warm;
 
@@ -58,6 +65,8 @@ typedef struct opoint_warm_counts {
     long long F, jac, scaled, factor, dfdp, chord, chord_fallback;
     long long held;         /* tangents solved with the held factorization (no factorization) */
     long long bound;        /* predictions' scaled residuals a one-row lower bound made unneeded */
+    long long rs_bound;     /* acceptance tests (of scaled) decided by an upper bound of the scaled
+                             * residual (finf and one Jacobian entry a row), the residual not computed */
 } opoint_warm_counts;
 
 /* A corrector for the model's equilibria (opt: the sweep's point options, copied; dd: the model's
@@ -85,6 +94,13 @@ mbl_point *opoint_point_copy(const mbl_point *pt);
  * MBL_EARG when the warm start does not apply to the point (not an equilibrium, ode states, a
  * rank-deficient Jacobian); other codes on failure. */
 int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt, double *dy, mbl_status *st);
+/* The tangent dy_in at pt (a block's first point whose tangent was solved before, by this model's
+ * corrector: a sweep's chain of block starts) taken as the tangent there, as opoint_warm_tangent would
+ * have given it but with no factorization held (the block's first full Newton step makes one, held
+ * from then on); dy_out = dy_in. MBL_EARG where the warm start does not apply to pt (the subproblem
+ * not selected yet: then opoint_warm_tangent). */
+int opoint_warm_adopt_tangent(opoint_warm *w, const mbl_point *pt, const double *dy_in, double *dy_out,
+                              mbl_status *st);
 /* 1 when the factorization held is due for renewal before a point without a tangent
  * (opoint_warm_skip_tangent): none held in the block, the held one OPOINT_WARM_SKIP_AGE points old,
  * or a chord step that contracted less than OPOINT_WARM_HELD_CONTRACT since; then opoint_warm_refresh. */
@@ -112,6 +128,9 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
  * returned, evaluated there for its acceptance test (NULL when they are not held: another point,
  * or after opoint_warm_tangent). */
 const double *opoint_warm_jac(const opoint_warm *w, const mbl_point *pt);
+/* The model's symbols those Jacobian values were evaluated at (model_fill_syms_pt's at pt), or NULL
+ * where opoint_warm_jac is */
+const double *opoint_warm_jac_syms(const opoint_warm *w, const mbl_point *pt);
 /* A point of the model given back (taken, NULL allowed; freed where w is NULL or it has other
  * sizes): the next opoint_warm_point's result is made in it instead of allocated (a sweep's
  * block's previous point, which it no longer reads). */

@@ -32,6 +32,8 @@ struct opoint_warm {
     long long fac_at;       /* cnt.factor when age was last set to 0 */
     int age;                /* tangents solved with the held factorization since it was made */
     int refresh;            /* the last chord step contracted less than OPOINT_WARM_HELD_CONTRACT: factor */
+    int chord_tight;        /* a chord step since the factorization left a residual above
+                             * OPOINT_WARM_CHORD_MARGIN abs_tol, or a point took other steps */
     double *F0;             /* per subproblem row: the residual at the predicted point (see opoint_warm_point) */
     opoint_warm_counts cnt;
     int *pos;               /* per subproblem column: its place in y = [q; lambda; mu] */
@@ -40,12 +42,19 @@ struct opoint_warm {
     int chord_ok;           /* sp->lu holds the factorization of the last tangent (J at the block's last point) */
     int held_ok;            /* sp->lu holds a factorization of J at a point of this block (the last
                              * tangent's, or a Newton step's since) the next tangent may solve with */
-    double **xp;            /* per subproblem column: the unknown in the point being solved */
+    double **xp;            /* per subproblem column: the unknown in the point being solved (xpc's) */
+    double **xpc[2];        /* xp of the last two points solved (a sweep's block alternates between
+                             * two: opoint_warm_recycle), for the points whose arrays are xpk's */
+    double *xpk[2][3];      /* their q, lambda, mu */
+    int xpn;                /* the slot the next point's places go to */
     mblx_tape *rows_tape;   /* the subproblem's rows alone (sp->rows_tape), or NULL */
     mblx_tape *fj_tape;     /* the Jacobian's entries and those rows (sp->fj_tape), or NULL */
     int rows_tried;         /* the subproblem selected (and rows_tape compiled or refused) once */
     int no_bound;           /* opoint_warm_set_bound(w, 0) */
     int no_fused;           /* opoint_warm_set_fused(w, 0): no fj_tape */
+    int *lbe;               /* per subproblem row: a Jacobian entry of the row (its place in sp->jac),
+                             * the one warm_rs_bound reads (warm_rs_pick) */
+    int lbe_ok, lbe_picks;  /* lbe is set; picks made in the block */
 };
 
 void opoint_warm_free(opoint_warm *w)
@@ -55,7 +64,7 @@ void opoint_warm_free(opoint_warm *w)
     mblx_tape_free(w->rows_tape), mblx_tape_free(w->fj_tape);
     mbl_free(w->sp.rows_F), mbl_free(w->sp.rows_work), mbl_free(w->sp.fj_work);
     mbl_point_free(w->scratch), mbl_point_free(w->spare);
-    mbl_free(w->pos), mbl_free(w->xp);
+    mbl_free(w->pos), mbl_free(w->lbe), mbl_free(w->xpc[0]), mbl_free(w->xpc[1]);
     mbl_free(w->F0);
     model_dae_pcol_free(w->pcol);
     mbl_free(w->ref), mbl_free(w->tan1), mbl_free(w->tan2);
@@ -92,8 +101,10 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
     w->rowscale = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->rowscale);
     w->colscale = mbl_alloc_array(nunk, sizeof *w->colscale);
     w->pos = mbl_alloc_array(nunk, sizeof *w->pos);
-    w->xp = mbl_alloc_array(nunk, sizeof *w->xp);
-    if (rc || !w->pos || !w->xp || !w->Fp || !w->F0 || !w->pcol || !w->dx || !w->xs || !w->ref || !w->tan1 ||
+    w->xpc[0] = mbl_alloc_array(nunk, sizeof *w->xpc[0]);
+    w->xpc[1] = mbl_alloc_array(nunk, sizeof *w->xpc[1]);
+    w->lbe = mbl_alloc_array((size_t)lay.nF + 1, sizeof *w->lbe);
+    if (rc || !w->pos || !w->xpc[0] || !w->xpc[1] || !w->lbe || !w->Fp || !w->F0 || !w->pcol || !w->dx || !w->xs || !w->ref || !w->tan1 ||
         !w->tan2 || !w->rowscale || !w->colscale) {
         opoint_warm_free(w);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
@@ -104,7 +115,7 @@ int opoint_warm_new(const mbl_model *md, const mbl_opoint_options *opt, const mb
 
 void opoint_warm_reset(opoint_warm *w)
 {
-    if (w) w->fresh = 1, w->chord_ok = w->held_ok = w->ntan = w->refresh = 0, w->jac_of = NULL;
+    if (w) w->fresh = 1, w->chord_ok = w->held_ok = w->ntan = w->refresh = w->lbe_ok = w->lbe_picks = 0, w->jac_of = NULL;
 }
 
 /* The Jacobian's entries and the subproblem's rows in one tape (sp->fj_tape, opoint_eval_F_jac): at
@@ -227,6 +238,11 @@ const double *opoint_warm_jac(const opoint_warm *w, const mbl_point *pt)
     return w && pt && w->jac_of == pt ? w->sp.jac : NULL;
 }
 
+const double *opoint_warm_jac_syms(const opoint_warm *w, const mbl_point *pt)
+{
+    return w && pt && w->jac_of == pt && w->sp.jac_ok ? w->sp.jac_syms : NULL;
+}
+
 void opoint_warm_recycle(opoint_warm *w, mbl_point *pt)
 {
     const mbl_point *s = w ? w->scratch : NULL;
@@ -250,7 +266,8 @@ void opoint_warm_get_counts(const opoint_warm *w, opoint_warm_counts *c)
 int opoint_warm_tangent_due(const opoint_warm *w)
 {
     int age = w->cnt.factor != w->fac_at ? 0 : w->age; /* factored since: age 0 */
-    return !w->held_ok || age >= OPOINT_WARM_SKIP_AGE || w->refresh;
+    int limit = w->chord_tight || w->cnt.factor != w->fac_at ? OPOINT_WARM_SKIP_AGE : OPOINT_WARM_SKIP_AGE_MAX;
+    return !w->held_ok || age >= limit || w->refresh;
 }
 
 /* The start of a tangent and of a renewal at pt_in (read only: the subproblem's evaluations do not
@@ -288,16 +305,36 @@ int opoint_warm_refresh(opoint_warm *w, const mbl_point *pt_in, mbl_status *st)
         w->cnt.factor++;
         if (!rc && sp->rank_last != sp->ncol) rc = MBL_EARG;
     }
-    w->age = 0, w->fac_at = w->cnt.factor;
+    w->age = 0, w->fac_at = w->cnt.factor, w->chord_tight = 0;
     w->chord_ok = w->held_ok = !rc;
     w->refresh = 0, w->ntan = 0;
     sp->pt = w->scratch;
     return rc;
 }
 
+int opoint_warm_adopt_tangent(opoint_warm *w, const mbl_point *pt_in, const double *dy_in, double *dy_out,
+                              mbl_status *st)
+{
+    (void)st;
+    opoint_subproblem *sp = &w->sp;
+    w->chord_ok = w->held_ok = w->ntan = w->refresh = 0, w->jac_of = NULL;
+    if (!warm_select(w, (mbl_point *)pt_in)) {
+        sp->pt = w->scratch;
+        return MBL_EARG;
+    }
+    sp->pt = w->scratch;
+    for (int c = 0; c < sp->ncol; c++) w->tan1[c] = dy_in[w->pos[c]];
+    memcpy(dy_out, dy_in, (size_t)w->len * sizeof *dy_out);
+    w->p1 = mbl_model_param_value(w->md, w->param), w->ntan = 1;
+    return 0;
+}
+
 void opoint_warm_skip_tangent(opoint_warm *w)
 {
-    if (w->cnt.factor != w->fac_at) w->age = 0, w->fac_at = w->cnt.factor;
+    if (w->cnt.factor != w->fac_at) w->age = 0, w->fac_at = w->cnt.factor, w->chord_tight = 0;
+    /* the block's first point without a tangent: the chord steps so far started from the tangent's
+     * quadratic (error O(h^3), a residual above the cubic's whatever J's age), the next from the cubic */
+    if (w->ntan > 0) w->chord_tight = 0;
     w->age++;
     w->chord_ok = w->held_ok; /* the next point's chord step solves with the factorization held */
     w->ntan = 0, w->jac_of = NULL;
@@ -319,7 +356,8 @@ int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_
      * in place of the residual: J factored here, and held from then on. */
     int held = -1;
     double p = mbl_model_param_value(w->md, w->param);
-    if (w->cnt.factor != w->fac_at) w->age = 0, w->fac_at = w->cnt.factor; /* factored since */
+    int here = w->cnt.factor != w->fac_at; /* factored since the last tangent: by this point's Newton steps */
+    if (here) w->age = 0, w->fac_at = w->cnt.factor, w->chord_tight = 0;
     if (!rc && w->held_ok && w->ntan >= 1 && w->age < OPOINT_WARM_HELD_AGE && !w->refresh) {
         double *b = w->ref + sp->ncol;
         for (int r = 0; r < sp->nrow; r++) b[r] = -w->Fp[sp->rows[r]];
@@ -337,6 +375,11 @@ int opoint_warm_tangent(opoint_warm *w, const mbl_point *pt_in, double *dy, mbl_
             memcpy(w->dx, w->tan1, (size_t)sp->ncol * sizeof *w->dx);
         }
         held = opoint_held_refine(sp, b, w->dx, w->colscale, w->ref, OPOINT_WARM_HELD_STEP, st);
+        /* with J factored at an iterate of this very point (a block start's full Newton steps, a
+         * block-long step from the last tangent), a second step from the first one's result: its
+         * correction is that of a nearly exact J, unless the first step was far off */
+        if (held == MBL_ENOCONV && here)
+            held = opoint_held_refine(sp, b, w->dx, w->colscale, w->ref, OPOINT_WARM_HELD_STEP, st);
         if (held == MBL_ENOMEM) rc = held;
         if (!held) w->cnt.held++, w->age++;
     }
@@ -380,6 +423,86 @@ static double warm_step_bound(const opoint_warm *w)
     return opoint_scaled_residual_at_step_row(sp, F0, w->xs, best);
 }
 
+/* Per row of the subproblem, its Jacobian entry of the largest magnitude at the current iterate (sp->jac
+ * current, the entries by row assembled: sp->rptr), for warm_rs_bound: any entry of the row gives a
+ * bound, the largest a close one while J changes little (the rest of the block). */
+static void warm_rs_pick(opoint_warm *w)
+{
+    const opoint_subproblem *sp = &w->sp;
+    w->lbe_ok = 0;
+    w->lbe_picks++;
+    if (!sp->rptr || !sp->rsrc) return;
+    const int *rptr = sp->rptr, *rsrc = sp->rsrc;
+    const double *jac = sp->jac;
+    for (int r = 0; r < sp->nrow; r++) {
+        int best = -1;
+        double b = -1;
+        for (int k = rptr[r]; k < rptr[r + 1]; k++) {
+            double a = fabs(jac[rsrc[k]]);
+            if (a > b) b = a, best = rsrc[k];
+        }
+        if (best < 0) return; /* a row without entries (or only NaN ones): no bound */
+        w->lbe[r] = best;
+    }
+    w->lbe_ok = 1;
+}
+
+/* An upper bound of the scaled residual (opoint_scaled_residual) at the current iterate, sp->jac
+ * current, from the max-norm residual finf and one entry a row (warm_rs_pick). The scaled residual is
+ * max_r t_r, t_r = |F_r| / s_r or, where s_r is below its floor, |F_r|, with s_r = sum_c |J_rc|
+ * scale_c and every scale_c >= 1: so s_r >= |J_re| =: l_r for any entry e of row r (the computed
+ * sums of nonnegative terms too: rounding is monotone), and t_r <= |F_r| max(1, 1 / l_r) <=
+ * finf max(1, 1 / min_r l_r). INFINITY where an entry read is not a number. */
+static double warm_rs_bound(const opoint_warm *w, double finf)
+{
+    const double *jac = w->sp.jac;
+    const int *e = w->lbe;
+    double lb = 1.0;
+    for (int r = 0, nrow = w->sp.nrow; r < nrow; r++) {
+        double a = fabs(jac[e[r]]);
+        if (a < lb) lb = a;
+        else if (a != a) return INFINITY;
+    }
+    return lb >= 1.0 ? finf : finf / lb; /* lb = 0: INFINITY */
+}
+
+/* The scaled residual of the acceptance test at the current iterate, or (where the max-norm clause
+ * holds and warm_rs_bound is within tol) its upper bound; the rows' entries picked where none are
+ * (the block's first test) or where the bound missed a point the test accepts (once more a block) */
+static double warm_test_rs(opoint_warm *w, double f2, double finf)
+{
+    const mbl_opoint_options *opt = &w->opt;
+    double rb = finf <= opt->abs_tol && f2 == f2 && w->lbe_ok ? warm_rs_bound(w, finf) : INFINITY;
+    if (rb <= opt->tol) {
+        w->cnt.rs_bound++;
+        return rb;
+    }
+    double rs = opoint_scaled_residual(&w->sp, w->xs, w->rowscale, w->colscale);
+    if (!w->lbe_ok ? w->lbe_picks == 0 : rs <= opt->tol && finf <= opt->abs_tol && w->lbe_picks < 2) warm_rs_pick(w);
+    return rs;
+}
+
+/* The unknowns' places in pt (per subproblem column; every column is one of [q; lambda; mu], at its
+ * place pos in y: opoint_unknown_ptr's, without its walk over the blocks per column). They depend on
+ * the point's three arrays alone: those of the last two points are kept (a sweep's block alternates
+ * between two points, opoint_warm_recycle). */
+static double **warm_places(opoint_warm *w, const mbl_point *pt)
+{
+    int s = pt->q == w->xpk[0][0] && pt->lambda == w->xpk[0][1] && pt->mu == w->xpk[0][2]   ? 0
+            : pt->q == w->xpk[1][0] && pt->lambda == w->xpk[1][1] && pt->mu == w->xpk[1][2] ? 1
+                                                                                            : -1;
+    if (s < 0) {
+        s = w->xpn, w->xpn = !w->xpn;
+        double **x = w->xpc[s];
+        for (int c = 0, n = pt->n, nm = pt->n + pt->m; c < w->sp.ncol; c++) {
+            int i = w->pos[c];
+            x[c] = i < n ? pt->q + i : i < nm ? pt->lambda + (i - n) : pt->mu + (i - nm);
+        }
+        w->xpk[s][0] = pt->q, w->xpk[s][1] = pt->lambda, w->xpk[s][2] = pt->mu;
+    }
+    return w->xpc[s];
+}
+
 /* The residual at the point being solved, and (jac: where the corrector will want it there) the
  * Jacobian with it from one tape where there is one (opoint_eval_F_jac) */
 static int warm_eval(opoint_warm *w, int jac, double *f2, double *finf, mbl_status *st)
@@ -420,16 +543,13 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
     memcpy(pt->r, tmpl->r, (size_t)pt->nr * sizeof *pt->r);
     int rc = 0;
     if (!warm_select(w, pt)) rc = MBL_EARG;
-    /* the unknowns' places in the point: every column is one of [q; lambda; mu] (warm_select), at
-     * its place pos in y (opoint_unknown_ptr's, without its walk over the blocks per column) */
-    for (int c = 0, n = pt->n, nm = pt->n + pt->m; !rc && c < sp->ncol; c++) {
-        int i = w->pos[c];
-        w->xp[c] = i < n ? pt->q + i : i < nm ? pt->lambda + (i - n) : pt->mu + (i - nm);
-        *w->xp[c] = w->xs[c] = y[i];
+    if (!rc) { /* the unknowns' places in the point (warm_places), the prediction there */
+        double **xp = w->xp = warm_places(w, pt);
+        for (int c = 0; c < sp->ncol; c++) *xp[c] = w->xs[c] = y[w->pos[c]];
+        sp->xp = xp; /* the unknowns' places, for the scaled residual */
     }
-    if (!rc) sp->xp = w->xp; /* the unknowns' places, for the scaled residual */
     double f2, finf, rs = INFINITY, rs_prev = INFINITY;
-    int it = 0, rounding = 0, lazy = 0, chord_last = 0;
+    int it = 0, rounding = 0, lazy = 0, chord_last = 0, factored = 0;
     /* at the prediction the Jacobian is wanted unless the first step is a chord one */
     if (!rc) rc = warm_eval(w, !chord, &f2, &finf, st), w->cnt.F++;
     while (!rc) {
@@ -452,7 +572,9 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
             }
             for (int r = 0; r < sp->nrow; r++) w->F0[r] = sp->F[sp->rows[r]];
         } else {
-            rs = opoint_scaled_residual(sp, w->xs, w->rowscale, w->colscale);
+            /* where its bound is within tol the test accepts as with the scaled residual itself
+             * (then not computed; the point's scaled_residual is the bound) */
+            rs = warm_test_rs(w, f2, finf);
             w->cnt.scaled++;
             if (!isfinite(rs) && !chord_last) {
                 rc = MBL_ENOCONV;
@@ -506,6 +628,7 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
             w->cnt.factor++;
             w->refresh = 0; /* the factorization held is this one now */
             if (!rc && sp->rank_last != sp->ncol) rc = MBL_ENOCONV; /* rank deficient: the cold solver decides */
+            factored = !rc;
         }
         if (rc) break;
         chord_last = use_chord;
@@ -532,6 +655,12 @@ int opoint_warm_point(opoint_warm *w, const mbl_point *tmpl, const double *y, in
     }
     *steps = it;
     sp->pt = w->scratch, sp->xp = NULL;
+    /* a full step's factorization (J at an iterate of this point) is held for the next tangent, also
+     * where none was (a block's first point took its tangent from the chain: opoint_warm_adopt_tangent) */
+    if (!rc && factored) w->held_ok = 1;
+    /* the held factorization's renewal (opoint_warm_tangent_due): later while its chord steps pass the
+     * max-norm clause with room to spare */
+    if (!rc && !(chord_last && it == 1 && finf <= OPOINT_WARM_CHORD_MARGIN * opt->abs_tol)) w->chord_tight = 1;
     if (rc) {
         mbl_point_free(pt);
         return rc == MBL_ENOMEM ? rc : MBL_ENOCONV;

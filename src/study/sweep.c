@@ -182,6 +182,7 @@ static void *thread_main(void *arg)
         int p0 = k * r->chunk, p1 = p0 + r->chunk;
         if (p1 > sw->npoints) p1 = sw->npoints;
         ta->w.start = r->starts ? r->starts[k] : NULL;
+        ta->w.start_tan = r->start_tan ? r->start_tan[k] : NULL;
         for (int p = p0; p < p1 && !core_progress_stopped(); p++) {
             double x[2] = {0, 0};
             axis_value(sw, r->opt, p, x);
@@ -377,6 +378,17 @@ static int fast_probe(worker *w, mbl_status *st)
     return 0;
 }
 
+/* The corrector's tangent at start k (the kept worker's, just made there), kept for the block's first
+ * point (study_sweep_eval_modes: not solved again there); none where the start or its tangent is not */
+static void start_tangent(const worker *keep, run *r, int k)
+{
+    const mbl_point *p = r->starts[k];
+    if (!r->start_tan || !p || !keep->tan_ok || !keep->wtan) return;
+    size_t len = (size_t)p->n + (size_t)p->m + (size_t)p->k;
+    if ((r->start_tan[k] = mbl_alloc_array(len + 1, sizeof *r->start_tan[k])))
+        memcpy(r->start_tan[k], keep->wtan, len * sizeof *r->start_tan[k]);
+}
+
 /* Each block's first point solved in order before the blocks, continued from the previous block's
  * first point (study_sweep_start) instead of from the file's guess, by the kept worker: the same
  * points whichever thread then computes a block. Only for blocks of more than one point and while
@@ -391,12 +403,15 @@ static void block_starts(worker *keep, run *r, const double *x0)
     if (!c->fast || r->chunk < 2 || r->nchunks < 2 || !keep->wpt || !keep->tan_ok || v0[0] != x0[0] || v0[1] != x0[1])
         return;
     if (!(r->starts = mbl_calloc((size_t)r->nchunks, sizeof *r->starts))) return;
+    r->start_tan = mbl_calloc((size_t)r->nchunks, sizeof *r->start_tan); /* NULL: every block its own */
     r->starts[0] = opoint_point_copy(keep->wpt);
+    start_tangent(keep, r, 0);
     double xprev[2] = {v0[0], v0[1]};
     for (int k = 1; k < r->nchunks && r->starts[k - 1] && !core_progress_stopped(); k++) {
         double x[2] = {0, 0};
         axis_value(r->sw, r->opt, k * r->chunk, x);
         study_sweep_start(keep, xprev, x, &r->starts[k]);
+        start_tangent(keep, r, k);
         xprev[0] = x[0], xprev[1] = x[1];
     }
 }
@@ -433,8 +448,9 @@ static void give_back(worker *keep, worker *w, const opoint_warm_counts *c0)
 static void starts_free(run *r)
 {
     for (int k = 0; r->starts && k < r->nchunks; k++) mbl_point_free(r->starts[k]);
-    mbl_free(r->starts);
-    r->starts = NULL;
+    for (int k = 0; r->start_tan && k < r->nchunks; k++) mbl_free(r->start_tan[k]);
+    mbl_free(r->starts), mbl_free(r->start_tan);
+    r->starts = NULL, r->start_tan = NULL;
 }
 
 /* The blocks on the threads (thread 0 is this one, on the kept worker's model: lend_model; a thread
@@ -601,7 +617,7 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
 
     run r = *rr;
     r.c = c;
-    r.starts = NULL;
+    r.starts = NULL, r.start_tan = NULL;
     r.opt = opt;
     r.sw = sw;
     /* blocks of consecutive points, each computed by one thread in order (the warm start runs

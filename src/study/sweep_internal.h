@@ -54,6 +54,11 @@ typedef struct worker {
     double *wq, *wq2, *wq3, *wq4; /* wlen: [q; lambda; mu] of the block's last four points, the last first */
     double wx[2], wx2[2], wx3[2], wx4[2]; /* their axis values */
     int nwarm;               /* 0 to 4 of them valid */
+    long long nrec;          /* points recorded (warm_record) */
+    double *wd1, *wd2;       /* wlen: the cubic's first and second divided differences of its last
+                                two and three points (d12, d123), made at record wdd_rec; the next
+                                cubic's d23 and d234 (warm_guess4) */
+    long long wdd_rec;
     double *wdq;             /* wlen: d[q; lambda]/dx of the last point (its sensitivities; NAN for mu) */
     double *wguess;          /* wlen: the guess handed to the operating point */
     int wdq_ok;
@@ -75,6 +80,7 @@ typedef struct worker {
     int *steps;              /* the sweep's per-point Newton steps (shared, indexed by point) or NULL */
     int cur;                 /* the point being computed (its index in steps) */
     const mbl_point *start;  /* the block's first point, solved already (study_sweep_start), or NULL */
+    const double *start_tan; /* the corrector's tangent there (the chain's), or NULL */
     int no_chord;            /* no chord step from the prediction (block starts: a block-long step) */
     int block_last;          /* the point being computed is its block's last (thread_main): no tangent,
                                 which only the block's next point would read */
@@ -102,6 +108,7 @@ typedef struct run {
     int nchunks;
     mbl_point **starts;      /* nchunks: each block's first point, solved in order before the blocks
                                 (study_sweep_start), or NULL where a block solves its own */
+    double **start_tan;      /* nchunks: the warm corrector's tangent at each start (n + m + k), or NULL */
     double t0;               /* when the points started (wall clock) */
 } run;
 

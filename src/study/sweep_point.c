@@ -28,7 +28,8 @@ void study_sweep_worker_clear(worker *w)
     mbl_dae_deriv_free(w->dd), mbl_dae_deriv_free(w->dfp);
     w->dd = w->dfp = NULL;
     mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wq3), mbl_free(w->wq4), mbl_free(w->wdq), mbl_free(w->wguess);
-    w->wq = w->wq2 = w->wq3 = w->wq4 = w->wdq = w->wguess = NULL;
+    mbl_free(w->wd1), mbl_free(w->wd2);
+    w->wq = w->wq2 = w->wq3 = w->wq4 = w->wdq = w->wguess = w->wd1 = w->wd2 = NULL;
     w->nwarm = w->wdq_ok = 0;
     mbl_linear_free(w->lin);
     mbl_lin_work_free(w->work);
@@ -94,14 +95,27 @@ static int warm_guess4(worker *w, const double *x, double h)
     double i12 = 1 / (x1 - x2), i23 = 1 / (x2 - x3), i34 = 1 / (x3 - x4), i13 = 1 / (x1 - x3), i24 = 1 / (x2 - x4);
     double i14 = 1 / (x1 - x4), b = x[0] - x2, c = x[0] - x3;
     const double *restrict y1 = w->wq, *restrict y2 = w->wq2, *restrict y3 = w->wq3, *restrict y4 = w->wq4;
-    double *restrict g = w->wguess;
+    double *restrict g = w->wguess, *restrict e1 = w->wd1, *restrict e2 = w->wd2;
     double z = 0;
-    for (int i = 0, len = w->wlen; i < len; i++) {
-        double d12 = (y1[i] - y2[i]) * i12, d23 = (y2[i] - y3[i]) * i23, d34 = (y3[i] - y4[i]) * i34;
-        double d123 = (d12 - d23) * i13, d234 = (d23 - d34) * i24;
-        g[i] = y1[i] + h * (d12 + b * (d123 + c * ((d123 - d234) * i14)));
-        z += g[i] - g[i];
+    if (w->wdd_rec == w->nrec - 1) {
+        /* the last cubic's d12 and d123 are this one's d23 and d234: the same operations on the same
+         * values (the points and their axis values shifted by one record), so the same bits */
+        for (int i = 0, len = w->wlen; i < len; i++) {
+            double d12 = (y1[i] - y2[i]) * i12, d123 = (d12 - e1[i]) * i13;
+            g[i] = y1[i] + h * (d12 + b * (d123 + c * ((d123 - e2[i]) * i14)));
+            e1[i] = d12, e2[i] = d123;
+            z += g[i] - g[i];
+        }
+    } else {
+        for (int i = 0, len = w->wlen; i < len; i++) {
+            double d12 = (y1[i] - y2[i]) * i12, d23 = (y2[i] - y3[i]) * i23, d34 = (y3[i] - y4[i]) * i34;
+            double d123 = (d12 - d23) * i13, d234 = (d23 - d34) * i24;
+            g[i] = y1[i] + h * (d12 + b * (d123 + c * ((d123 - d234) * i14)));
+            e1[i] = d12, e2[i] = d123;
+            z += g[i] - g[i];
+        }
     }
+    w->wdd_rec = w->nrec;
     if (z != 0) return 0;
     w->wquad = 1;
     w->warm_points++;
@@ -176,9 +190,13 @@ static void warm_record(worker *w, const double *x, const mbl_point *pt, const m
         w->wq4 = mbl_alloc_array((size_t)len, sizeof *w->wq4);
         w->wdq = mbl_alloc_array((size_t)len, sizeof *w->wdq);
         w->wguess = mbl_alloc_array((size_t)len, sizeof *w->wguess);
-        if (!w->wq || !w->wq2 || !w->wq3 || !w->wq4 || !w->wdq || !w->wguess) {
+        w->wd1 = mbl_alloc_array((size_t)len, sizeof *w->wd1);
+        w->wd2 = mbl_alloc_array((size_t)len, sizeof *w->wd2);
+        w->wdd_rec = -2;
+        if (!w->wq || !w->wq2 || !w->wq3 || !w->wq4 || !w->wdq || !w->wguess || !w->wd1 || !w->wd2) {
             mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wq3), mbl_free(w->wq4), mbl_free(w->wdq), mbl_free(w->wguess);
-            w->wq = w->wq2 = w->wq3 = w->wq4 = w->wdq = w->wguess = NULL;
+            mbl_free(w->wd1), mbl_free(w->wd2);
+            w->wq = w->wq2 = w->wq3 = w->wq4 = w->wdq = w->wguess = w->wd1 = w->wd2 = NULL;
             w->nwarm = 0;
             return;
         }
@@ -197,6 +215,7 @@ static void warm_record(worker *w, const double *x, const mbl_point *pt, const m
     if (pt->k) memcpy(w->wq + n + pt->m, pt->mu, (size_t)pt->k * sizeof *w->wq);
     w->wx[0] = x[0], w->wx[1] = w->c->naxes > 1 ? x[1] : 0;
     w->nwarm = w->nwarm < 4 ? w->nwarm + 1 : 4;
+    w->nrec++;
     w->wdq_ok = 0;
     if (tan) {
         memcpy(w->wdq, tan, (size_t)len * sizeof *w->wdq);
@@ -213,7 +232,7 @@ static void warm_record(worker *w, const double *x, const mbl_point *pt, const m
  * does not apply): the worker's derivatives and corrector made on first use; block_cont = 0 at a
  * block's first point, where the corrector starts a fresh factorization (the block's results do not
  * depend on the thread). */
-static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont, int may_skip)
+static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont, int may_skip, const double *given)
 {
     ctx *c = w->c;
     w->tan_ok = w->tan_skip = 0;
@@ -244,6 +263,9 @@ static const double *warm_tangent(worker *w, const mbl_point *pt, int block_cont
         w->tan_skip = !rc;
         w->t_point += cpu_s(c) - t0;
         return NULL;
+    } else if (given && !block_cont) {
+        /* a block's first point, a start of the chain: its tangent the chain's (not solved again) */
+        rc = opoint_warm_adopt_tangent(w->ow, pt, given, w->wtan, &st);
     } else {
         rc = opoint_warm_tangent(w->ow, pt, w->wtan, &st); /* MBL_EARG: not at this point (rank loss) */
     }
@@ -310,7 +332,7 @@ void study_sweep_start(worker *w, const double *xprev, const double *x, mbl_poin
     if (!rc) rc = point_warm(w, x, &pt, &st);
     w->no_chord = 0;
     opoint_warm_set_max_steps(w->ow, OPOINT_WARM_MAX_STEPS);
-    warm_record(w, x, rc ? NULL : pt, NULL, rc ? NULL : warm_tangent(w, pt, 1, 0));
+    warm_record(w, x, rc ? NULL : pt, NULL, rc ? NULL : warm_tangent(w, pt, 1, 0, NULL));
     opoint_warm_recycle(w->ow, w->wpt);
     w->wpt = rc ? NULL : pt;
     if (!rc) *out = opoint_point_copy(pt);
@@ -371,6 +393,8 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
         /* the block's first point, solved already: a block start of the chain, or the sweep's first
          * point (from the file's guess, as a block's first point without a chain) */
         const mbl_point *start = warm ? NULL : w->start;
+        const double *stan = start ? w->start_tan : NULL; /* the chain's tangent there */
+        w->start_tan = NULL;
         if (!warm && !start && c->pt0 && x[0] == c->pt0_x[0] && (c->naxes < 2 || x[1] == c->pt0_x[1])) start = c->pt0;
         w->start = NULL;
         mbl_point *ws = NULL; /* the workspace's point: x0's from the file's guess */
@@ -413,7 +437,8 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
             mbl_status_clear(&st2);
             /* the Jacobian the warm corrector has just evaluated at the point, not evaluated again */
             const double *jac = w->pt_warm ? opoint_warm_jac(w->ow, pt) : NULL;
-            if (lin_relinearize_jac(w->work, pt, jac, w->lin, &st2) == 0) {
+            const double *syms = jac ? opoint_warm_jac_syms(w->ow, pt) : NULL; /* and the symbols there */
+            if (lin_relinearize_jac(w->work, pt, jac, syms, w->lin, &st2) == 0) {
                 rc = point_modes(c, w->model, pt, w->lin, modes, st);
             } else {
                 /* the first point's states do not parametrize the motion here: choose anew */
@@ -426,7 +451,7 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
         /* the tangent for the block's next point (none after its last: the next block starts anew,
          * from its own first point, with a fresh factorization) */
         const double *tan = NULL;
-        if (!rc && !w->block_last) tan = warm_tangent(w, pt, warm, 1);
+        if (!rc && !w->block_last) tan = warm_tangent(w, pt, warm, 1, stan);
         else w->tan_ok = w->tan_skip = 0;
         warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL, tan);
         opoint_warm_recycle(w->ow, w->wpt); /* the block's last point: the template of the next warm start */

@@ -63,13 +63,13 @@ static void check_model(const char *path, double dq)
     memcpy(A, lin->A, sizeof *A * nx * nx), memcpy(B, lin->B, sizeof *B * nx * nu);
     memcpy(C, lin->C, sizeof *C * ny * nx), memcpy(M, lin->M, sizeof *M * z1 * z1);
     /* the values at p0 handed in at p1: another result (the values handed in are the ones used) */
-    ok = lin_relinearize_jac(w, p1, ev0.jac, lin, &st) == 0;
+    ok = lin_relinearize_jac(w, p1, ev0.jac, NULL, lin, &st) == 0;
     CHECK_MSG(ok, "%s: %s", path, st.msg);
     int moved = 0; /* the Jacobian differs between the points (not where q[0] is cyclic) */
     for (int p = 0; p < md->jac.nz; p++) moved |= ev0.jac[p] != ev1.jac[p];
     if (moved) CHECK_MSG(!same(lin->A, A, nx * nx), "%s: A at p1 with p0's Jacobian is p1's", path);
     /* the values at p1 handed in: bit for bit mbl_relinearize's */
-    ok = lin_relinearize_jac(w, p1, ev1.jac, lin, &st) == 0;
+    ok = lin_relinearize_jac(w, p1, ev1.jac, NULL, lin, &st) == 0;
     CHECK_MSG(ok, "%s: %s", path, st.msg);
     if (!ok) goto done;
     CHECK_MSG(same(lin->A, A, nx * nx) && same(lin->B, B, nx * nu) && same(lin->C, C, ny * nx) &&
