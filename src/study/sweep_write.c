@@ -17,10 +17,10 @@ int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw)
     fprintf(f, "branch,re,im,freq_hz,damping_ratio,mac\n");
     for (int p = 0; p < sw->npoints; p++)
         for (int b = 0; b < sw->nmodes; b++) {
-            for (int a = 0; a < sw->naxes; a++) fprintf(f, "%.17g,", sw->value[(size_t)p * sw->naxes + a]);
+            for (int a = 0; a < sw->naxes; a++) fprintf(f, "%.17g,", sw->value[(size_t)p * sw->naxes + a] + 0.0);
             size_t o = (size_t)p * sw->nmodes + b;
-            fprintf(f, "%d,%.17g,%.17g,%.17g,%.17g,%.17g\n", b + 1, sw->re[o], sw->im[o], sw->freq_hz[o], sw->damping[o],
-                    sw->mac[o]);
+            fprintf(f, "%d,%.17g,%.17g,%.17g,%.17g,%.17g\n", b + 1, sw->re[o] + 0.0, sw->im[o] + 0.0, sw->freq_hz[o] + 0.0,
+                    sw->damping[o] + 0.0, sw->mac[o]); /* + 0.0: a zero is "0", never printf's "-0" */
         }
     return ferror(f) ? MBL_EIO : 0;
 }

@@ -20,8 +20,8 @@
 4. tests/cli/newuser/sleeping_top.yaml (a mechanism: a symmetric top on a spherical joint, spinning
    upright): its eigenvalues are the roots of A s^2 - i I3 w s - M g l = 0 and their conjugates
    (Goldstein's sleeping top) above and below the critical spin, with the spin angle's double zero;
-   the text report prints a zero as 0, never "-0" (it printed "-0" for the real part of a zero
-   mode).
+   the text report and a sweep's CSV print a zero as 0, never "-0" (they printed "-0" for the
+   real part of a zero mode).
 """
 import cmath
 import json
@@ -165,6 +165,10 @@ def sleeping_top():
         rc, out, err = run("linearize", top, "--set", "w=%g" % w)
         check(rc == 0 and not any(tok == "-0" for line in out.splitlines() for tok in line.split()),
               "sleeping top at w = %g: the text report prints a -0:\n%s" % (w, out))
+    # the sweep's CSV through the stable and unstable spins (w = 30 has the exact double zero)
+    rc, out, err = run("sweep", top, "--param", "w=10:30:3")
+    check(rc == 0 and not any(f == "-0" for line in out.splitlines() for f in line.split(",")),
+          "sleeping top: the sweep's CSV prints a -0:\n" + out + err)
 
 
 strut()
