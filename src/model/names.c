@@ -143,6 +143,21 @@ static inline int key_is(const char *key, const char *name, size_t len)
     return j == len && key[j] == '\0';
 }
 
+/* the index's probe for name (hash hn): its list in *list, its slot in *found, its item; -1 when absent */
+static inline int probe_symbol(const mbl_src *s, const char *name, size_t len, uint64_t hn, int *list, uint64_t *found)
+{
+    uint64_t tag = hn >> 32;
+    const uint64_t *slot = sym_idx.slot;
+    size_t mask = sym_idx.cap - 1;
+    for (size_t h = (size_t)hn & mask; slot[h]; h = (h + 1) & mask) {
+        if ((slot[h] >> 32) != tag) continue;
+        uint32_t v = (uint32_t)slot[h];
+        int a = (int)(v >> 28), i = (int)(v & 0x0fffffffu) - 1;
+        if (key_is(sym_list(s, a)->items[i].key, name, len)) return *found = slot[h], *list = a, i;
+    }
+    return -1;
+}
+
 /* model_find_symbol with the guesses (sym_idx.guess), apart: the lookup without them is compiled
  * as it was (the guesses' bookkeeping inline cost 16 instructions a lookup) */
 static __attribute__((noinline)) int find_guessed(const mbl_src *s, const char *name, size_t len, int *list)
@@ -168,18 +183,10 @@ static __attribute__((noinline)) int find_guessed(const mbl_src *s, const char *
             }
         }
     }
-    const uint64_t *slot = sym_idx.slot;
-    size_t mask = sym_idx.cap - 1;
-    for (size_t h = (size_t)hn & mask; slot[h]; h = (h + 1) & mask) {
-        if ((slot[h] >> 32) != tag) continue;
-        uint32_t v = (uint32_t)slot[h];
-        int a = (int)(v >> 28), i = (int)(v & 0x0fffffffu) - 1;
-        if (key_is(sym_list(s, a)->items[i].key, name, len)) {
-            sym_idx.last[a] = i, sym_idx.last_list = a, *rc = slot[h];
-            return *list = a, i;
-        }
-    }
-    return -1;
+    uint64_t found;
+    int i = probe_symbol(s, name, len, hn, list, &found);
+    if (i >= 0) sym_idx.last[*list] = i, sym_idx.last_list = *list, *rc = found;
+    return i;
 }
 
 int model_find_symbol(const mbl_src *s, const char *name, size_t len, int *list)
@@ -198,16 +205,8 @@ int model_find_symbol(const mbl_src *s, const char *name, size_t len, int *list)
         return -1;
     }
     if (sym_idx.guess) return find_guessed(s, name, len, list);
-    uint64_t hn = model_name_hash(name, len), tag = hn >> 32;
-    const uint64_t *slot = sym_idx.slot;
-    size_t mask = sym_idx.cap - 1;
-    for (size_t h = (size_t)hn & mask; slot[h]; h = (h + 1) & mask) {
-        if ((slot[h] >> 32) != tag) continue;
-        uint32_t v = (uint32_t)slot[h];
-        int a = (int)(v >> 28), i = (int)(v & 0x0fffffffu) - 1;
-        if (key_is(sym_list(s, a)->items[i].key, name, len)) return *list = a, i;
-    }
-    return -1;
+    uint64_t found;
+    return probe_symbol(s, name, len, model_name_hash(name, len), list, &found);
 }
 
 int model_find_name(const mbl_src_list *l, const char *name, size_t len)
