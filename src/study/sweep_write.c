@@ -4,11 +4,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/numfmt.h"
 #include "mblin/json.h"
 #include "mblin/report.h"
 #include "mblin/sweep.h"
 
 /* ---- CSV and JSON ---------------------------------------------------------------------------- */
+
+/* printf's "%.17g" of x and the separator c, a zero as "0" (never printf's "-0"), by core_put_g
+ * (glibc's printf took 32 k instructions a row of the N = 20 four-bar's sweep) */
+static void csv_g(FILE *f, double x, int c)
+{
+    core_put_g(f, x + 0.0, 17);
+    putc(c, f);
+}
 
 int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw)
 {
@@ -17,10 +26,14 @@ int mbl_sweep_write_csv(FILE *f, const mbl_sweep *sw)
     fprintf(f, "branch,re,im,freq_hz,damping_ratio,mac\n");
     for (int p = 0; p < sw->npoints; p++)
         for (int b = 0; b < sw->nmodes; b++) {
-            for (int a = 0; a < sw->naxes; a++) fprintf(f, "%.17g,", sw->value[(size_t)p * sw->naxes + a] + 0.0);
+            for (int a = 0; a < sw->naxes; a++) csv_g(f, sw->value[(size_t)p * sw->naxes + a], ',');
             size_t o = (size_t)p * sw->nmodes + b;
-            fprintf(f, "%d,%.17g,%.17g,%.17g,%.17g,%.17g\n", b + 1, sw->re[o] + 0.0, sw->im[o] + 0.0, sw->freq_hz[o] + 0.0,
-                    sw->damping[o] + 0.0, sw->mac[o]); /* + 0.0: a zero is "0", never printf's "-0" */
+            fprintf(f, "%d,", b + 1);
+            csv_g(f, sw->re[o], ',');
+            csv_g(f, sw->im[o], ',');
+            csv_g(f, sw->freq_hz[o], ',');
+            csv_g(f, sw->damping[o], ',');
+            csv_g(f, sw->mac[o], '\n');
         }
     return ferror(f) ? MBL_EIO : 0;
 }
