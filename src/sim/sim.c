@@ -29,6 +29,7 @@
 #include <sunlinsol/sunlinsol_klu.h>
 #include <sunmatrix/sunmatrix_sparse.h>
 
+#include "core/numfmt.h"
 #include "mblin/expr.h"
 #include "mblin/la.h"
 #include "mblin/report.h"
@@ -785,14 +786,17 @@ int mbl_sim_write_csv(FILE *f, const mbl_model *md, const mbl_sim_result *R)
     for (int i = 0; i < R->nr; i++) fprintf(f, ",%s", mbl_model_input_name(md, i));
     for (int i = 0; i < R->ny; i++) fprintf(f, ",%s", mbl_model_output_name(md, i));
     fprintf(f, "\n");
+    /* printf's "%.17g" characters by core_put_g (glibc's printf is the slow part of a long run's output) */
     for (int s = 0; s < R->nt; s++) {
-        fprintf(f, "%.17g", R->t[s]);
-        for (int i = 0; i < R->n; i++) fprintf(f, ",%.17g", R->q[(size_t)s * R->n + i]);
-        for (int i = 0; i < R->n; i++) fprintf(f, ",%.17g", R->v[(size_t)s * R->n + i]);
-        for (int i = 0; i < R->nX; i++) fprintf(f, ",%.17g", R->X[(size_t)s * R->nX + i]);
-        for (int i = 0; i < R->nr; i++) fprintf(f, ",%.17g", R->r[(size_t)s * R->nr + i]);
-        for (int i = 0; i < R->ny; i++) fprintf(f, ",%.17g", R->y[(size_t)s * R->ny + i]);
-        fprintf(f, "\n");
+        core_put_g(f, R->t[s], 17);
+        const double *col[5] = {R->q, R->v, R->X, R->r, R->y}; /* NULL where the count is 0 */
+        int cnt[5] = {R->n, R->n, R->nX, R->nr, R->ny};
+        for (int k = 0; k < 5; k++)
+            for (int i = 0; i < cnt[k]; i++) {
+                putc(',', f);
+                core_put_g(f, col[k][(size_t)s * (size_t)cnt[k] + (size_t)i], 17);
+            }
+        putc('\n', f);
     }
     return ferror(f) ? MBL_EIO : 0;
 }
