@@ -824,7 +824,10 @@ static int write_mtx(const char *dir, const char *name, const double *A, int row
                 rows, cols);
     else
         fprintf(f, "%%%%MatrixMarket matrix array real general\n%% %s, written by mblin\n%d %d\n", name, rows, cols);
-    for (size_t i = 0; i < (size_t)rows * (size_t)cols; i++) fprintf(f, "%.17g\n", A[i]);
+    for (size_t i = 0; i < (size_t)rows * (size_t)cols; i++) { /* "%.17g\n" */
+        core_put_g(f, A[i], 17);
+        putc('\n', f);
+    }
     int bad = ferror(f);
     if (fclose(f) || bad) return mbl_error(st, MBL_EIO, "%s: write error", path);
     return 0;
@@ -836,7 +839,10 @@ static void oct_mat(FILE *f, const char *name, const double *A, int rows, int co
     if (!rows || !cols) return;
     fprintf(f, "%s = [", name);
     for (int i = 0; i < rows; i++) {
-        for (int j = 0; j < cols; j++) fprintf(f, "%s%.17g", j ? " " : "", A[i + (size_t)j * rows]);
+        for (int j = 0; j < cols; j++) { /* "%s%.17g" */
+            if (j) putc(' ', f);
+            core_put_g(f, A[i + (size_t)j * rows], 17);
+        }
         fputs(i + 1 < rows ? ";\n     " : "];\n", f);
     }
 }
