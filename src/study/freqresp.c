@@ -14,6 +14,7 @@
 
 #include <lapacke.h>
 
+#include "core/numfmt.h"
 #include "mblin/json.h"
 #include "mblin/report.h"
 #include "mblin/sweep.h"
@@ -295,20 +296,30 @@ int mbl_freqresp_mimo_run(const mbl_linear *lin, const mbl_linear *desc, const d
     return 0;
 }
 
+static const char *form_name(int form)
+{
+    return form == MBL_FR_POLE ? "pole" : form == MBL_FR_DESCRIPTOR ? "descriptor" : "state-space";
+}
+
+/* the n values x as CSV fields "%.17g," (printf's characters by core_put_g) */
+static void csv_fields(FILE *f, const double *x, int n)
+{
+    for (int i = 0; i < n; i++) {
+        core_put_g(f, x[i], 17);
+        putc(',', f);
+    }
+}
+
 int mbl_freqresp_write_csv(FILE *f, const mbl_freqresp_result *r)
 {
     if (!f || !r) return MBL_EARG;
     fprintf(f, "w_rad_s,f_hz,re,im,magnitude,magnitude_db,phase_deg,rcond,form\n");
-    for (int k = 0; k < r->nw; k++)
-        fprintf(f, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.3e,%s\n", r->w[k], r->w[k] / TWO_PI, r->re[k], r->im[k],
-                r->mag[k], r->mag_db[k], r->phase_deg[k], r->rcond[k],
-                r->form[k] == MBL_FR_POLE ? "pole" : r->form[k] == MBL_FR_DESCRIPTOR ? "descriptor" : "state-space");
+    for (int k = 0; k < r->nw; k++) {
+        const double v[7] = {r->w[k], r->w[k] / TWO_PI, r->re[k], r->im[k], r->mag[k], r->mag_db[k], r->phase_deg[k]};
+        csv_fields(f, v, 7);
+        fprintf(f, "%.3e,%s\n", r->rcond[k], form_name(r->form[k]));
+    }
     return ferror(f) ? MBL_EIO : 0;
-}
-
-static const char *form_name(int form)
-{
-    return form == MBL_FR_POLE ? "pole" : form == MBL_FR_DESCRIPTOR ? "descriptor" : "state-space";
 }
 
 int mbl_freqresp_mimo_write_csv(FILE *f, const mbl_freqresp_mimo *r)
@@ -318,9 +329,12 @@ int mbl_freqresp_mimo_write_csv(FILE *f, const mbl_freqresp_mimo *r)
     for (int k = 0; k < r->nw; k++)
         for (int j = 0; j < r->nu * r->ny; j++) {
             const mbl_freqresp_result *p = r->pair[j];
-            fprintf(f, "%.17g,%.17g,%s,%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.3e,%s\n", p->w[k], p->w[k] / TWO_PI, p->input,
-                    p->output, p->re[k], p->im[k], p->mag[k], p->mag_db[k], p->phase_deg[k], p->rcond[k],
-                    form_name(p->form[k]));
+            const double w[2] = {p->w[k], p->w[k] / TWO_PI}, v[5] = {p->re[k], p->im[k], p->mag[k], p->mag_db[k],
+                                                                      p->phase_deg[k]};
+            csv_fields(f, w, 2);
+            fprintf(f, "%s,%s,", p->input, p->output);
+            csv_fields(f, v, 5);
+            fprintf(f, "%.3e,%s\n", p->rcond[k], form_name(p->form[k]));
         }
     return ferror(f) ? MBL_EIO : 0;
 }
@@ -333,8 +347,13 @@ int mbl_freqresp_mimo_write_sv_csv(FILE *f, const mbl_freqresp_mimo *r)
     fputc('\n', f);
     for (int k = 0; k < r->nw; k++) {
         double w = r->pair[0]->w[k];
-        fprintf(f, "%.17g,%.17g", w, w / TWO_PI);
-        for (int j = 0; j < r->nsv; j++) fprintf(f, ",%.17g", r->sv[(size_t)k * r->nsv + j]);
+        core_put_g(f, w, 17);
+        putc(',', f);
+        core_put_g(f, w / TWO_PI, 17);
+        for (int j = 0; j < r->nsv; j++) {
+            putc(',', f);
+            core_put_g(f, r->sv[(size_t)k * r->nsv + j], 17);
+        }
         fputc('\n', f);
     }
     return ferror(f) ? MBL_EIO : 0;
