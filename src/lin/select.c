@@ -74,9 +74,13 @@ static void fill_scaled_rows(const mbla_csc *C, int ncand, const double *G, doub
  *       |(A^-1)_{j,nc+i}| <= 1 / w_i.
  * Otherwise *pass = 0 and the full selection decides. Complete pivoting (Eq. 22) is a greedy
  * approximation of that largest-determinant choice: where it would still exchange a state that
- * passes (2) (only near the bound of (2)), the given states are kept here. */
+ * passes (2) (only near the bound of (2)), the given states are kept here.
+ * At a point with motion (moving) only (1) is asked: there the eigenvalues depend on the states,
+ * and the user's states are the ones in which the motion is steady, while (2), in the coordinates'
+ * own units, is a preference among choices that give the same spectrum only at rest (a top whose
+ * centre of mass sits 0.1 mm above its pivot has dq/ds = 1/(2 l) = 5000 for its tilt states). */
 static int given_states_pass(const mbla_csc *C, int ncand, const double *G, const double *wcand, double pivot_tol,
-                             int *pass, mbl_status *st)
+                             int moving, int *pass, mbl_status *st)
 {
     int nc = C->m, n = C->n;
     *pass = 0;
@@ -99,7 +103,7 @@ static int given_states_pass(const mbla_csc *C, int ncand, const double *G, cons
     }
     if (!rc && rcond > 0 && rcond >= pivot_tol) {
         int ok = 1;
-        for (int i = 0; i < ncand && ok; i++) {
+        for (int i = 0; i < ncand && ok && !moving; i++) {
             double bound = wcand[i] > 0 ? 1.0 / wcand[i] : INFINITY;
             const double *x = X + (size_t)i * n;
             for (int j = 0; j < n && ok; j++) ok = fabs(x[j]) <= bound;
@@ -119,7 +123,7 @@ static int given_states_pass(const mbla_csc *C, int ncand, const double *G, cons
  *   - large constrained models: an orthonormal basis N of the null space of C (SPQR), then the
  *     z states are the z best-conditioned rows of [G; I] N, user candidates weighted up. */
 static int select_level(const mbla_csc *C, int ncand, const double *G, const double *wcand, double pivot_tol,
-                        int given_first, int *free_coord, int *free_cand, int *rank_c, mbl_status *st)
+                        int given_first, int moving, int *free_coord, int *free_cand, int *rank_c, mbl_status *st)
 {
     int nc = C->m, n = C->n;
     int rows = nc + ncand, cols = n + ncand;
@@ -131,7 +135,7 @@ static int select_level(const mbla_csc *C, int ncand, const double *G, const dou
     }
     if (ncand > 0 && rows == n && n <= SELECT_GIVEN_MAX && given_first) {
         int pass = 0;
-        rc = given_states_pass(C, ncand, G, wcand, pivot_tol, &pass, st);
+        rc = given_states_pass(C, ncand, G, wcand, pivot_tol, moving, &pass, st);
         if (rc) return rc;
         if (pass) {
             for (int j = 0; j < n; j++) free_coord[j] = 0;
@@ -344,6 +348,9 @@ int lin_select_states_how(const mbl_model *md, const mbl_eval *ev, const mbl_lin
     }
     lin->selection[0] = '\0';
     lin->nsel_added = lin->nsel_dropped = 0;
+    /* a point with motion (any velocity nonzero): the given states are tested by (1) alone */
+    int moving = 0, jv0 = model_blk0(md, MBL_BLK_V);
+    for (int i = 0; i < n && !moving; i++) moving = ev->syms[md->sym_of_unknown[jv0 + i]] != 0.0;
 
     /* ---- position level: Phi_q and the user states' s_q ---- */
     int g_phi[1] = {MBL_ROW_PHI};
@@ -357,7 +364,7 @@ int lin_select_states_how(const mbl_model *md, const mbl_eval *ev, const mbl_lin
     }
     for (int i = 0; i < nus; i++) wc[i] = opt->state_weight;
     int rank0 = 0;
-    rc = select_level(C, nus, G, wc, opt->pivot_tol, given_first, free_coord, free_cand, &rank0, st);
+    rc = select_level(C, nus, G, wc, opt->pivot_tol, given_first, moving, free_coord, free_cand, &rank0, st);
     if (rc) goto done;
     if (rank0 < m) {
         rc = mbl_error(st, MBL_ESINGULAR,
@@ -429,7 +436,7 @@ int lin_select_states_how(const mbl_model *md, const mbl_eval *ev, const mbl_lin
         for (int i = 0; i < nuvs; i++) wc[i] = opt->state_weight * opt->state_weight;
         for (int i = 0; i < z0; i++) wc[nuvs + i] = opt->state_weight;
         int rank1 = 0;
-        rc = select_level(C, ncand, G, wc, opt->pivot_tol, given_first, free_coord, free_cand, &rank1, st);
+        rc = select_level(C, ncand, G, wc, opt->pivot_tol, given_first, moving, free_coord, free_cand, &rank1, st);
         if (rc) goto done;
         if (rank1 < m + k) {
             rc = mbl_error(st, MBL_ESINGULAR,

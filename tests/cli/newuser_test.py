@@ -21,7 +21,10 @@
    upright): its eigenvalues are the roots of A s^2 - i I3 w s - M g l = 0 and their conjugates
    (Goldstein's sleeping top) above and below the critical spin, with the spin angle's double zero;
    the text report and a sweep's CSV print a zero as 0, never "-0" (they printed "-0" for the
-   real part of a zero mode).
+   real part of a zero mode). The same with the centre of mass 0.1 mm above the pivot, and a heavy
+   top (1e5 kg) with it 0.32 mm above: the given tilt states were dropped there for Euler
+   parameters (the state weight's preference, in the coordinates' units), and the eigenvalues were
+   the frozen point's (0.3132i, 0.8132i instead of 0.1868i, 1.3132i).
 """
 import cmath
 import json
@@ -147,22 +150,30 @@ def overflow():
 
 def sleeping_top():
     top = os.path.join(HERE, "sleeping_top.yaml")
-    M, l, I1, I3, g = 1.0, 0.1, 0.004, 0.006, 9.81
-    A = I1 + M * l * l
-    for w in (100.0, 30.0):
+    I1, I3, g = 0.004, 0.006, 9.81
+    # (M, l, w): the file's top above and below its critical spin; then a centre of mass 0.1 mm above
+    # the pivot and a heavy top with it 0.32 mm above (stiff units: dq/ds = 1/(2 l) for the tilt
+    # states, beyond the state weight's 1/state_weight = 1000): the given states are kept at a point
+    # with motion (they were exchanged for Euler parameters, whose eigenvalues are the frozen point's,
+    # shifted by i w/2)
+    for M, l, w in ((1.0, 0.1, 100.0), (1.0, 0.1, 30.0), (1.0, 1e-4, 1.0), (1e5, 3.2e-4, 100.0)):
+        A = I1 + M * l * l
         d = cmath.sqrt(-(I3 * w) ** 2 + 4 * A * M * g * l)
         roots = [(1j * I3 * w + d) / (2 * A), (1j * I3 * w - d) / (2 * A)]
         want = sorted(roots + [r.conjugate() for r in roots] + [0, 0], key=lambda z: (round(z.real, 6), z.imag))
-        rc, out, err = run("linearize", top, "--set", "w=%g" % w, "--json")
+        sets = ["--set", "w=%g" % w, "--set", "M=%g" % M, "--set", "l=%g" % l]
+        rc, out, err = run("linearize", top, *sets, "--json")
         check(rc == 0, "sleeping top: linearize: " + err)
         if rc != 0:
             continue
-        got = sorted((complex(e["re"], e["im"]) for e in json.loads(out)["eigenvalues"]),
+        J = json.loads(out)
+        got = sorted((complex(e["re"], e["im"]) for e in J["eigenvalues"]),
                      key=lambda z: (round(z.real, 6), z.imag))
         scale = max(abs(z) for z in want)
         check(len(got) == 6 and all(abs(a - b) <= 1e-6 * scale for a, b in zip(got, want)),
-              "sleeping top at w = %g: eigenvalues %s, closed form %s" % (w, got, want))
-        rc, out, err = run("linearize", top, "--set", "w=%g" % w)
+              "sleeping top at M = %g, l = %g, w = %g: eigenvalues %s, closed form %s" % (M, l, w, got, want))
+        check("dropped" not in json.dumps(J), "sleeping top at M = %g, l = %g: a given state dropped" % (M, l))
+        rc, out, err = run("linearize", top, *sets)
         check(rc == 0 and not any(tok == "-0" for line in out.splitlines() for tok in line.split()),
               "sleeping top at w = %g: the text report prints a -0:\n%s" % (w, out))
     # the sweep's CSV through the stable and unstable spins (w = 30 has the exact double zero)

@@ -9,7 +9,9 @@
  *   - a pendulum in Cartesian coordinates (x, y; x^2 + y^2 = 1) with the state x at angle t from the
  *     vertical: the scaled [Phi_q; s_q] = [[x, y] / max(|x|, |y|); [-1, 0]] has the candidate column
  *     of its inverse (-1, x / y), so the rule keeps x while |tan t| <= 1 / state_weight (closed form);
- *     the full selection agrees away from that bound, and both refuse or exchange beyond it. */
+ *     the full selection agrees away from that bound, and both refuse or exchange beyond it;
+ *   - the same pendulum swinging: at a point with motion x is kept while A's condition allows
+ *     (closed form), beyond the weight's bound too. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,10 +145,53 @@ TEST(pendulum_bound)
     mbl_model_free(md);
 }
 
+/* The same pendulum swinging (v tangent, |v| = 2): at a point with motion the given state is tested
+ * by A's condition alone (the eigenvalues depend on the states there). With t beyond 45 degrees the
+ * scaled A = [[1, -cot t]; [-1, 0]] has ||A||_1 = 2 and ||A^-1||_1 = 1 + |tan t|, so x is kept while
+ * 1 / (2 (1 + |tan t|)) >= pivot_tol (closed form), also where the weight's preference (at rest)
+ * exchanges it; nearer the horizontal the full selection decides, as at rest. */
+TEST(pendulum_moving)
+{
+    mbl_status st;
+    mbl_model *md = NULL;
+    int ok = mbl_model_load_string(pendulum, sizeof pendulum - 1, "pendulum_xy.yaml", NULL, 0, &md, &st) == 0;
+    CHECK_MSG(ok, "%s", st.msg);
+    if (!ok) return;
+    mbl_lin_options lo;
+    mbl_lin_options_default(&lo);
+    double tmax = atan(1.0 / (2 * lo.pivot_tol) - 1); /* rcond = pivot_tol */
+    int nkept = 0, nbeyond = 0;
+    for (int k = 0; k <= 200; k++) {
+        /* |tan t| from 1 to 1e11, logarithmically: through the weight's bound (1e3) and rcond's (5e8) */
+        double t = atan(pow(10.0, 11.0 * k / 200));
+        double q[2] = {sin(t), -cos(t)}, v[2] = {2 * cos(t), 2 * sin(t)};
+        mbl_point *pt = NULL;
+        if (fixture_point_given(md, q, v, &pt, &st)) {
+            CHECK_MSG(0, "point at t = %.17g: %s", t, st.msg);
+            continue;
+        }
+        char what[64];
+        snprintf(what, sizeof what, "swinging pendulum at tan t = %.6g", tan(t));
+        int kept = 0;
+        int same = compare_at(md, pt, &lo, what, &kept, 0);
+        double rel = fabs(t - tmax) / tmax;
+        if (t < tmax && rel > 1e-6) CHECK_MSG(kept, "%s: x not kept", what);
+        if (t > tmax && rel > 1e-6) CHECK_MSG(!kept && same, "%s: x kept near the singular horizontal", what);
+        if (fabs(tan(t)) * lo.state_weight <= 1 - 1e-9) CHECK_MSG(same, "%s: the two selections differ", what);
+        nkept += kept;
+        nbeyond += kept && !same;
+        mbl_point_free(pt);
+    }
+    CHECK_MSG(nbeyond > 50, "only %d points kept x where the weight's preference exchanges it", nbeyond);
+    CHECK_MSG(nkept > 100 && nkept < 200, "x kept at %d of 201 angles", nkept);
+    mbl_model_free(md);
+}
+
 int main(void)
 {
     RUN(chains);
     RUN(models);
     RUN(pendulum_bound);
+    RUN(pendulum_moving);
     return test_summary("select_given");
 }
