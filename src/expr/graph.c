@@ -483,7 +483,9 @@ static int deps_subset(mblx_graph *g, uint32_t c, uint32_t b)
  * ones are sorted, or read off the marks in order when they fill much of their range. Sorting the
  * concatenated sets instead (n sets of d symbols: n d log(n d)) was 13 % of the instructions of
  * loading the nonlinear Whipple bicycle (wide sums of terms over the same few symbols). */
-static int union_marked(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *cur, uint32_t *nxt, size_t *u)
+/* A new stamp for the symbols' marks (depmark, one per symbol: == the stamp when marked); -1 when
+ * out of memory. */
+static int depmark_next(mblx_graph *g, uint32_t *stamp)
 {
     if (g->depmark_cap < g->nsym) {
         size_t nc = g->depmark_cap ? g->depmark_cap : 64;
@@ -498,7 +500,36 @@ static int union_marked(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *cu
         memset(g->depmark, 0, (size_t)g->depmark_cap * sizeof *g->depmark);
         g->depstamp = 1;
     }
-    uint32_t st = g->depstamp, lo = UINT32_MAX, hi = 0, *mk = g->depmark;
+    *stamp = g->depstamp;
+    return 0;
+}
+
+/* Are the dependence sets of a[0..n) all within that of b (one of them)? b's symbols marked, then
+ * each other set's read against the marks: |b| + the others' sizes, where deps_subset pays a
+ * binary search in b's set per symbol. 1 within, 0 not, -1 out of memory. */
+static __attribute__((noinline)) int deps_within_marked(mblx_graph *g, size_t n, const uint32_t *a, uint32_t b)
+{
+    uint32_t st;
+    if (depmark_next(g, &st)) return -1;
+    uint32_t *mk = g->depmark, nb = g->nd[b].dcnt, boff = g->nd[b].doff;
+    const uint32_t *e = g->deps + boff;
+    for (uint32_t j = 0; j < nb; j++) mk[e[j]] = st;
+    for (size_t i = 0; i < n; i++) {
+        const mblx__node *c = &g->nd[a[i]];
+        if (a[i] == b || c->dcnt == 0 || c->doff == boff) continue;
+        if (c->dcnt > nb) return 0;
+        const uint32_t *d = g->deps + c->doff;
+        for (uint32_t j = 0; j < c->dcnt; j++)
+            if (mk[d[j]] != st) return 0;
+    }
+    return 1;
+}
+
+static int union_marked(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *cur, uint32_t *nxt, size_t *u)
+{
+    uint32_t st;
+    if (depmark_next(g, &st)) return -1;
+    uint32_t lo = UINT32_MAX, hi = 0, *mk = g->depmark;
     size_t k = 0;
     uint64_t read = 0;
     for (size_t i = 0; i < n; i++) {
@@ -544,8 +575,10 @@ static inline void copy_u32(uint32_t *restrict dst, const uint32_t *restrict src
     }
 }
 
-/* Operand counts up to this are united by successive merges, longer lists by the marks. */
-enum { DEPS_MERGE_MAX = 8 };
+/* Operand counts up to this are united by successive merges, longer lists by the marks; a long
+ * list's sets are tested within the largest by the marks when that has at least DEPS_MARK_MIN
+ * symbols (smaller ones: a walk through both sorted sets costs less than marking). */
+enum { DEPS_MERGE_MAX = 8, DEPS_MARK_MIN = 8 };
 
 /* The sorted set src[0..u) with the symbol x put in its place, into out; returns u + 1, or u when
  * x is in src already (out then partly written and not to be read). */
@@ -616,7 +649,15 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
      * b's first (a test that cost about a merge and, failing, was followed by the merges). */
     int merge_now = n <= DEPS_MERGE_MAX && bcnt < MBLX__SUBSET_CACHE_MIN;
     int subset = !merge_now;
-    for (size_t i = 0; i < n && subset; i++) {
+    /* many operands whose sets together outweigh b's: by b's marks (the relative planar chain's
+     * sums of N terms of N symbols each: a binary search per symbol was 60 % of its loading) */
+    int marks = subset && n > DEPS_MERGE_MAX && bcnt >= DEPS_MARK_MIN && total - bcnt >= bcnt / 4;
+    if (marks) {
+        int r = deps_within_marked(g, n, a, b);
+        if (r < 0) return -1;
+        subset = r;
+    }
+    for (size_t i = 0; i < n && subset && !marks; i++) {
         uint32_t c = a[i];
         if (c == b || g->nd[c].dcnt == 0 || g->nd[c].doff == boff) continue;
         subset = deps_subset(g, c, b);

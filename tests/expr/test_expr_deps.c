@@ -8,7 +8,9 @@
  *           among the first W of NS symbols (the union fills a short range: read off the marks);
  *   sparse: the symbols of term k are x_{STRIDE (k + 0, 1, 3) mod NS} (a union spread over a long
  *           range: its few distinct symbols are sorted).
- * The expected set is built here from the indices the test chose, independently of the graph. */
+ * The expected set is built here from the indices the test chose, independently of the graph.
+ * wide_within: a sum whose terms' sets lie within its largest term's shares that set (tested by the
+ * large set's marks, not a binary search per symbol: the relative planar chain's loading). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,8 +86,48 @@ TEST(wide_union)
     mblx_graph_free(g);
 }
 
+/* A sum of many terms, one of D symbols and the others of three of those: its set is the large
+ * term's, shared (the same place in the pool), found by the large term's marks; one term more with
+ * a symbol outside it makes a new union of D + 1. The members are checked from the indices chosen
+ * here. */
+TEST(wide_within)
+{
+    enum { D = 40, T = 30 };
+    mblx_graph *g = mblx_graph_new();
+    mblx_id x[D + 1], f[D], t[T + 1];
+    char name[32];
+    for (int s = 0; s <= D; s++) {
+        snprintf(name, sizeof name, "y%d", s);
+        x[s] = mblx_symbol(g, name);
+    }
+    for (int s = 0; s < D; s++) f[s] = mblx_sin(g, x[s]);
+    t[0] = mblx_product(g, D, f); /* depends on y0 .. y(D-1) */
+    for (int k = 1; k < T; k++) {
+        mblx_id h[3] = {x[(7 * k) % D], x[(7 * k + 3) % D], x[(7 * k + 11) % D]};
+        t[k] = mblx_product(g, 3, h);
+    }
+    mblx_id e = mblx_sum(g, T, t);
+    CHECK(e != MBLX_NONE && mblx_node_nargs(g, e) == T);
+    CHECK(g->nd[e].dcnt == D && g->nd[e].doff == g->nd[t[0]].doff);
+    int ok = 1;
+    for (int s = 0; s <= D; s++) ok = ok && mblx_depends(g, e, x[s]) == (s < D);
+    CHECK(ok);
+    /* one symbol outside: a union of D + 1 */
+    mblx_id h[2] = {x[D], x[5]};
+    t[T] = mblx_product(g, 2, h);
+    mblx_id u = mblx_sum(g, T + 1, t);
+    CHECK(u != MBLX_NONE && g->nd[u].dcnt == D + 1 && g->nd[u].doff != g->nd[t[0]].doff);
+    ok = 1;
+    for (int s = 0; s <= D; s++) ok = ok && mblx_depends(g, u, x[s]) == 1;
+    const uint32_t *d = g->deps + g->nd[u].doff;
+    for (uint32_t i = 1; i < g->nd[u].dcnt; i++) ok = ok && d[i] > d[i - 1];
+    CHECK(ok);
+    mblx_graph_free(g);
+}
+
 int main(void)
 {
     RUN(wide_union);
+    RUN(wide_within);
     return test_summary("expr_deps");
 }
