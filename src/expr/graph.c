@@ -459,8 +459,14 @@ static int deps_subset(mblx_graph *g, uint32_t c, uint32_t b)
     size_t lo = 0;
     for (uint32_t k = 0; k < cnt && r; k++) {
         uint32_t x = d[k];
-        if (nb - lo > 16) { /* far: halve down to the first entry >= x */
-            size_t hi = nb;
+        if (nb - lo > 16) { /* far: gallop from lo (steps 1, 2, 4, ..), then halve down to the
+                             * first entry >= x: log of the distance moved, not of what is left
+                             * (halving all of the rest was most of loading a spatial chain in
+                             * relative coordinates) */
+            size_t step = 1;
+            while (lo + step < nb && e[lo + step] < x) step <<= 1;
+            size_t hi = lo + step < nb ? lo + step + 1 : nb;
+            if (step > 1) lo += (step >> 1) + 1; /* e[lo + step / 2] < x: seen */
             while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
                 if (e[mid] < x)
