@@ -194,7 +194,7 @@ static void *thread_main(void *arg)
             ta->w.block_last = p == p1 - 1;
             int rc = study_sweep_eval_modes(&ta->w, x, p > p0, &m, &S, NULL, &st);
             if (!rc) rc = store_point(r, p, m, S, &st);
-            mbl_modes_free(m);
+            modal_reuse_give(&ta->w.mru, m); /* its arrays the next point's */
             mbl_sensitivity_free(S);
             if (rc) {
                 char buf[MBL_MSG_MAX + 64];

@@ -9,6 +9,7 @@
 #include "mblin/floquet.h"
 #include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
+#include "modal/modal_internal.h"
 #include "opoint/opoint_warm.h"
 
 #define TWO_PI 6.283185307179586476925286766559
@@ -65,6 +66,7 @@ typedef struct worker {
     long long warm_points;   /* points started from the previous point */
     /* warm-started equilibria (src/opoint/warm.c): the corrector, the block's last point (the
      * template of the next), and what happened */
+    modal_reuse mru;        /* the modes of the last point and modal_compute's scratch, reused */
     opoint_warm *ow;
     int ow_off;              /* 1: the warm corrector does not apply to this model */
     int tan_ok;              /* the corrector gave the tangent at the block's last point (wdq) */
