@@ -94,6 +94,8 @@ typedef struct point_out {
     double *sre, *sim;       /* nm * n or NULL */
     double *dre, *dim;       /* nm: d eigenvalue / dx (sensitivity predictor; NULL or NAN: none) */
     double *dsre, *dsim;     /* nm * n: d shape / dx in the normalization of sre, sim */
+    int own;                 /* re is a block of its own (a point gathered from another rank), else
+                                re, im, sre, sim are in run's store */
 } point_out;
 
 /* ---- the grid and the threads ------------------------------------------------------------ */
@@ -103,6 +105,9 @@ typedef struct run {
     const mbl_sweep_options *opt;
     mbl_sweep *sw;
     point_out *pts;
+    double *sto;             /* the store of this process's points (store_point): npoints * nm
+                                eigenvalues' real parts, then imaginary parts, then (keep_shapes) npoints
+                                * nm * n shapes' real parts, then imaginary parts; point p at p's place */
     int keep_shapes;
     pthread_mutex_t lock;
     int next, done, chunk;
