@@ -216,6 +216,26 @@ int mbl_modal(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes 
 
 int modal_compute(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes **out, int report, mbl_status *st)
 {
+    return modal_compute_reuse(lin, opt_in, out, report, NULL, st);
+}
+
+void modal_reuse_give(modal_reuse *ru, mbl_modes *m)
+{
+    if (ru && !ru->spare) ru->spare = m;
+    else mbl_modes_free(m);
+}
+
+void modal_reuse_free(modal_reuse *ru)
+{
+    if (!ru) return;
+    mbl_modes_free(ru->spare);
+    mbl_free(ru->scratch);
+    ru->spare = NULL, ru->scratch = NULL, ru->nscratch = 0;
+}
+
+int modal_compute_reuse(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_modes **out, int report,
+                        modal_reuse *ru, mbl_status *st)
+{
     if (!out) return mbl_error(st, MBL_EARG, "mbl_modal: out is NULL");
     *out = NULL;
     if (!lin) return mbl_error(st, MBL_EARG, "mbl_modal: linear model is NULL");
@@ -239,20 +259,28 @@ int modal_compute(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_mo
     if (lin->nx > 0 && (!lin->A || !lin->q_S))
         return mbl_error(st, MBL_EARG, "mbl_modal: A not formed (partial spectrum of a large model) and no spectrum given");
     int nx = lin->nx, n = lin->n;
-    mbl_modes *M = mbl_calloc(1, sizeof *M);
+    mbl_modes *M = NULL;
     modal_item *si = NULL;
     mbl_eig_result *E = NULL;
     double *S = NULL, *rr = NULL, *ri = NULL; /* the shapes by the solver's index */
     int rc = 0;
-    if (!M) {
-        rc = mbl_error(st, MBL_ENOMEM, "out of memory");
-        goto done;
+    if (ru && ru->spare && ru->spare->nx == nx && ru->spare->n == n && ru->spare->modes && ru->spare->shape_re &&
+        ru->spare->shape_im && nx > 0) {
+        /* the last point's modes: every mode and shape below written whole (the loop over k) */
+        M = ru->spare;
+        ru->spare = NULL;
+        M->zero_tol = 0, M->solver[0] = '\0';
+    } else {
+        if (!(M = mbl_calloc(1, sizeof *M))) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory");
+            goto done;
+        }
+        M->nx = nx;
+        M->n = n;
+        M->modes = mbl_calloc((size_t)nx + 1, sizeof *M->modes);
+        M->shape_re = mbl_calloc((size_t)n * (size_t)nx + 1, sizeof(double));
+        M->shape_im = mbl_calloc((size_t)n * (size_t)nx + 1, sizeof(double));
     }
-    M->nx = nx;
-    M->n = n;
-    M->modes = mbl_calloc((size_t)nx + 1, sizeof *M->modes);
-    M->shape_re = mbl_calloc((size_t)n * (size_t)nx + 1, sizeof(double));
-    M->shape_im = mbl_calloc((size_t)n * (size_t)nx + 1, sizeof(double));
     if (!M->modes || !M->shape_re || !M->shape_im) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
@@ -274,7 +302,13 @@ int modal_compute(const mbl_linear *lin, const mbl_modal_options *opt_in, mbl_mo
     /* the scratch in one block (one allocation a point of a sweep instead of four): S, rr, ri, si */
     size_t ns = (size_t)n * (size_t)E->nvec + 1, nr = (size_t)n * (size_t)nx + 1;
     size_t ni = ((size_t)nx + 1) * sizeof *si / sizeof(double) + 1;
-    S = mbl_alloc_array(ns + 2 * nr + ni, sizeof *S);
+    if (ru && ru->scratch && ru->nscratch >= ns + 2 * nr + ni) { /* the caller's (no value read before written) */
+        S = ru->scratch;
+        ru->scratch = NULL;
+    } else {
+        S = mbl_alloc_array(ns + 2 * nr + ni, sizeof *S);
+        if (S && ru) mbl_free(ru->scratch), ru->scratch = NULL, ru->nscratch = ns + 2 * nr + ni;
+    }
     if (!S) {
         rc = mbl_error(st, MBL_ENOMEM, "out of memory");
         goto done;
@@ -342,6 +376,7 @@ ok:
 done:
     mbl_modes_free(M);
     eig_result_free(E);
-    mbl_free(S); /* rr, ri, si: in S's block */
+    if (ru && !ru->scratch && S) ru->scratch = S; /* kept for the next point (its size in ru->nscratch) */
+    else mbl_free(S); /* rr, ri, si: in S's block */
     return rc;
 }

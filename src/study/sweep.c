@@ -139,22 +139,22 @@ static int store_point(run *r, int p, const mbl_modes *m, const mbl_sensitivity 
     if (m->nx != c->nm)
         return mbl_error(st, MBL_EDIM, "%d eigenvalues here, %d at the first point (a partial spectrum?)", m->nx, c->nm);
     point_out *o = &r->pts[p];
-    /* re, im and the shapes in one block (o->re; one allocation a point, freed by pts_free) */
-    size_t nm1 = (size_t)c->nm + 1, len = (size_t)c->nm * (size_t)c->n + 1;
+    /* re, im and the shapes at p's places in the run's store (no allocation a point; the tracking
+     * reads them there: sweep_track) */
+    size_t nm = (size_t)c->nm, np = (size_t)r->sw->npoints, len = nm * (size_t)c->n;
     int shapes = r->keep_shapes && m->shape_re && m->shape_im;
-    o->re = mbl_alloc_array(2 * nm1 + (shapes ? 2 * len : 0), sizeof(double));
-    if (!o->re) return mbl_error(st, MBL_ENOMEM, "out of memory");
-    o->im = o->re + nm1;
-    for (int j = 0; j < c->nm; j++) o->re[j] = m->modes[j].re, o->im[j] = m->modes[j].im;
+    o->re = r->sto + (size_t)p * nm, o->im = r->sto + (np + (size_t)p) * nm;
+    for (size_t j = 0; j < nm; j++) o->re[j] = m->modes[j].re, o->im[j] = m->modes[j].im;
     if (shapes) {
-        o->sre = o->im + nm1, o->sim = o->sre + len;
-        memcpy(o->sre, m->shape_re, (len - 1) * sizeof(double));
-        memcpy(o->sim, m->shape_im, (len - 1) * sizeof(double));
+        o->sre = r->sto + 2 * np * nm + (size_t)p * len, o->sim = o->sre + np * len;
+        memcpy(o->sre, m->shape_re, len * sizeof(double));
+        memcpy(o->sim, m->shape_im, len * sizeof(double));
     }
     if (c->predictor == MBL_PREDICT_SENSITIVITY && S) { /* likewise in o->dre's block */
-        o->dre = mbl_alloc_array(2 * nm1 + 2 * len, sizeof(double));
+        size_t nm1 = nm + 1, len1 = len + 1;
+        o->dre = mbl_alloc_array(2 * nm1 + 2 * len1, sizeof(double));
         if (!o->dre) return mbl_error(st, MBL_ENOMEM, "out of memory");
-        o->dim = o->dre + nm1, o->dsre = o->dim + nm1, o->dsim = o->dsre + len;
+        o->dim = o->dre + nm1, o->dsre = o->dim + nm1, o->dsim = o->dsre + len1;
         sens_to_modes(m, S, c->n, o->dre, o->dim, o->dsre, o->dsim);
     }
     return 0;
@@ -194,7 +194,7 @@ static void *thread_main(void *arg)
             ta->w.block_last = p == p1 - 1;
             int rc = study_sweep_eval_modes(&ta->w, x, p > p0, &m, &S, NULL, &st);
             if (!rc) rc = store_point(r, p, m, S, &st);
-            mbl_modes_free(m);
+            modal_reuse_give(&ta->w.mru, m); /* its arrays the next point's */
             mbl_sensitivity_free(S);
             if (rc) {
                 char buf[MBL_MSG_MAX + 64];
@@ -634,11 +634,14 @@ static int sweep_points(const mbl_model *model, const mbl_sweep_options *opt, ru
     }
     block_starts(keep, &r, x0);
     r.pts = mbl_calloc((size_t)sw->npoints, sizeof *r.pts);
+    size_t nsto = 2 * (size_t)sw->npoints * (size_t)c->nm * (r.keep_shapes ? 1 + (size_t)c->n : 1);
+    r.sto = mbl_alloc_array(nsto + 1, sizeof *r.sto);
     thread_arg *ta = mbl_calloc((size_t)threads, sizeof *ta);
     pthread_t *tid = mbl_calloc((size_t)threads, sizeof *tid);
-    if (!r.pts || !ta || !tid || pthread_mutex_init(&r.lock, NULL)) {
+    if (!r.pts || !r.sto || !ta || !tid || pthread_mutex_init(&r.lock, NULL)) {
         starts_free(&r);
-        mbl_free(r.pts), mbl_free(ta), mbl_free(tid);
+        mbl_free(r.pts), mbl_free(r.sto), mbl_free(ta), mbl_free(tid);
+        r.pts = NULL, r.sto = NULL;
         mbl_sweep_free(sw);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
     }
@@ -681,14 +684,20 @@ static int sweep_track(mbl_sweep *sw, const run *rp, const mbl_sweep_options *op
     for (int p = 0; p < sw->npoints; p++) nok += sw->ok[p];
     sw->nfailed = sw->npoints - nok;
     size_t okt = (size_t)(nok ? nok : 1) * (size_t)nm;
-    double *lre = mbl_alloc_array(okt + 1, sizeof(double)), *lim = mbl_alloc_array(okt + 1, sizeof(double));
-    double *xx = mbl_alloc_array((size_t)nok + 1, sizeof(double)), *mac = mbl_alloc_array(okt + 1, sizeof(double));
-    int *perm = mbl_alloc_array(okt + 1, sizeof(int));
     int shapes = r.keep_shapes;
     for (int p = 0; p < sw->npoints && shapes; p++)
         if (sw->ok[p] && !r.pts[p].sre) shapes = 0;
-    double *sre = shapes ? mbl_alloc_array(okt * (size_t)n + 1, sizeof(double)) : NULL;
-    double *sim = shapes ? mbl_alloc_array(okt * (size_t)n + 1, sizeof(double)) : NULL;
+    /* every point ok and in this process's store (not gathered from other ranks): the k-th ok point is
+     * point k, and the store holds the eigenvalues and shapes in the order read below (no copies) */
+    int inplace = nok == sw->npoints && r.sto;
+    for (int p = 0; p < sw->npoints && inplace; p++) inplace = !r.pts[p].own;
+    size_t np = (size_t)sw->npoints;
+    double *lre = inplace ? r.sto : mbl_alloc_array(okt + 1, sizeof(double));
+    double *lim = inplace ? r.sto + np * nm : mbl_alloc_array(okt + 1, sizeof(double));
+    double *xx = mbl_alloc_array((size_t)nok + 1, sizeof(double)), *mac = mbl_alloc_array(okt + 1, sizeof(double));
+    int *perm = mbl_alloc_array(okt + 1, sizeof(int));
+    double *sre = !shapes ? NULL : inplace ? r.sto + 2 * np * nm : mbl_alloc_array(okt * (size_t)n + 1, sizeof(double));
+    double *sim = !shapes ? NULL : inplace ? sre + np * nm * n : mbl_alloc_array(okt * (size_t)n + 1, sizeof(double));
     /* the sensitivity predictor's derivatives (NAN at points without them: linear there) */
     int sens = c->predictor == MBL_PREDICT_SENSITIVITY;
     double *dre = sens ? mbl_alloc_array(okt + 1, sizeof(double)) : NULL;
@@ -709,9 +718,11 @@ static int sweep_track(mbl_sweep *sw, const run *rp, const mbl_sweep_options *op
                 idx[k] = p;
                 prev[k] = last >= 0 ? last : last_row_start;
                 xx[k] = sw->value[(size_t)p * sw->naxes];
-                memcpy(lre + (size_t)k * nm, r.pts[p].re, (size_t)nm * sizeof(double));
-                memcpy(lim + (size_t)k * nm, r.pts[p].im, (size_t)nm * sizeof(double));
-                if (shapes) {
+                if (!inplace) {
+                    memcpy(lre + (size_t)k * nm, r.pts[p].re, (size_t)nm * sizeof(double));
+                    memcpy(lim + (size_t)k * nm, r.pts[p].im, (size_t)nm * sizeof(double));
+                }
+                if (shapes && !inplace) {
                     memcpy(sre + (size_t)k * nm * n, r.pts[p].sre, (size_t)nm * n * sizeof(double));
                     memcpy(sim + (size_t)k * nm * n, r.pts[p].sim, (size_t)nm * n * sizeof(double));
                 }
@@ -757,18 +768,20 @@ static int sweep_track(mbl_sweep *sw, const run *rp, const mbl_sweep_options *op
         for (size_t i = 0; i < tot; i++)
             if (hypot(sw->re[i], sw->im[i]) <= zl) sw->damping[i] = 0.0;
     }
-    mbl_free(idx), mbl_free(prev), mbl_free(lre), mbl_free(lim), mbl_free(xx), mbl_free(mac), mbl_free(perm);
-    mbl_free(sre), mbl_free(sim), mbl_free(dre), mbl_free(dim), mbl_free(dsre), mbl_free(dsim);
+    if (!inplace) mbl_free(lre), mbl_free(lim), mbl_free(sre), mbl_free(sim);
+    mbl_free(idx), mbl_free(prev), mbl_free(xx), mbl_free(mac), mbl_free(perm);
+    mbl_free(dre), mbl_free(dim), mbl_free(dsre), mbl_free(dsim);
     return rc;
 }
 
 static void pts_free(run *r, int npoints)
 {
     for (int p = 0; r->pts && p < npoints; p++) {
-        mbl_free(r->pts[p].re), mbl_free(r->pts[p].dre); /* im, sre, sim; dim, dsre, dsim: in their blocks */
+        if (r->pts[p].own) mbl_free(r->pts[p].re); /* im, sre, sim: in its block (else in r->sto) */
+        mbl_free(r->pts[p].dre);                    /* dim, dsre, dsim: in its block */
     }
-    mbl_free(r->pts);
-    r->pts = NULL;
+    mbl_free(r->pts), mbl_free(r->sto);
+    r->pts = NULL, r->sto = NULL;
 }
 
 int mbl_sweep_run(const mbl_model *model, const mbl_sweep_options *opt_in, mbl_sweep **out, mbl_status *st)

@@ -213,7 +213,7 @@ int study_sweep_gather(const mbl_sweep_dist *d, int rc, run *r, mbl_sweep **swp,
             size_t lens[4] = {nm, nm, nm * n, nm * n};
             double *a[4] = {NULL, NULL, NULL, NULL};
             up_block(&u, fl & PT_SHAPES ? 4 : 2, lens, a);
-            o->re = a[0], o->im = a[1], o->sre = a[2], o->sim = a[3];
+            o->re = a[0], o->im = a[1], o->sre = a[2], o->sim = a[3], o->own = 1;
             if (fl & PT_DERIV) {
                 double *da[4] = {NULL, NULL, NULL, NULL};
                 up_block(&u, fl & PT_DSHAPES ? 4 : 2, lens, da);

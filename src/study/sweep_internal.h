@@ -9,6 +9,7 @@
 #include "mblin/floquet.h"
 #include "mblin/sensitivity.h"
 #include "mblin/sweep.h"
+#include "modal/modal_internal.h"
 #include "opoint/opoint_warm.h"
 
 #define TWO_PI 6.283185307179586476925286766559
@@ -65,6 +66,7 @@ typedef struct worker {
     long long warm_points;   /* points started from the previous point */
     /* warm-started equilibria (src/opoint/warm.c): the corrector, the block's last point (the
      * template of the next), and what happened */
+    modal_reuse mru;        /* the modes of the last point and modal_compute's scratch, reused */
     opoint_warm *ow;
     int ow_off;              /* 1: the warm corrector does not apply to this model */
     int tan_ok;              /* the corrector gave the tangent at the block's last point (wdq) */
@@ -92,6 +94,8 @@ typedef struct point_out {
     double *sre, *sim;       /* nm * n or NULL */
     double *dre, *dim;       /* nm: d eigenvalue / dx (sensitivity predictor; NULL or NAN: none) */
     double *dsre, *dsim;     /* nm * n: d shape / dx in the normalization of sre, sim */
+    int own;                 /* re is a block of its own (a point gathered from another rank), else
+                                re, im, sre, sim are in run's store */
 } point_out;
 
 /* ---- the grid and the threads ------------------------------------------------------------ */
@@ -101,6 +105,9 @@ typedef struct run {
     const mbl_sweep_options *opt;
     mbl_sweep *sw;
     point_out *pts;
+    double *sto;             /* the store of this process's points (store_point): npoints * nm
+                                eigenvalues' real parts, then imaginary parts, then (keep_shapes) npoints
+                                * nm * n shapes' real parts, then imaginary parts; point p at p's place */
     int keep_shapes;
     pthread_mutex_t lock;
     int next, done, chunk;

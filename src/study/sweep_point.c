@@ -29,6 +29,7 @@ void study_sweep_worker_clear(worker *w)
     w->dd = w->dfp = NULL;
     mbl_free(w->wq), mbl_free(w->wq2), mbl_free(w->wq3), mbl_free(w->wq4), mbl_free(w->wdq), mbl_free(w->wguess);
     mbl_free(w->wd1), mbl_free(w->wd2);
+    modal_reuse_free(&w->mru);
     w->wq = w->wq2 = w->wq3 = w->wq4 = w->wdq = w->wguess = w->wd1 = w->wd2 = NULL;
     w->nwarm = w->wdq_ok = 0;
     mbl_linear_free(w->lin);
@@ -364,12 +365,14 @@ static int point_sens(worker *w, const mbl_model *model, const mbl_point *pt, in
  * 250 k point) a stop takes effect at the block's end (the "sweep" report, at most 64 points). */
 #define SWEEP_EIGEN_REPORT_MIN 1000
 
-/* the modes of a linear model, or a Floquet sweep's exponents at the point */
-static int point_modes(const ctx *c, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin, mbl_modes **modes,
+/* the modes of a linear model (the worker's memory of the last point's reused), or a Floquet
+ * sweep's exponents at the point */
+static int point_modes(worker *w, const mbl_model *model, const mbl_point *pt, const mbl_linear *lin, mbl_modes **modes,
                        mbl_status *st)
 {
+    const ctx *c = w->c;
     if (c->floquet) return study_floquet_modes(model, pt, &c->fo, c->spin, modes, st);
-    return modal_compute(lin, NULL, modes, c->order >= SWEEP_EIGEN_REPORT_MIN, st);
+    return modal_compute_reuse(lin, NULL, modes, c->order >= SWEEP_EIGEN_REPORT_MIN, &w->mru, st);
 }
 
 /* Linear model and modes at x; modes returned (caller frees). With sens (not NULL) and the
@@ -439,11 +442,11 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
             const double *jac = w->pt_warm ? opoint_warm_jac(w->ow, pt) : NULL;
             const double *syms = jac ? opoint_warm_jac_syms(w->ow, pt) : NULL; /* and the symbols there */
             if (lin_relinearize_jac(w->work, pt, jac, syms, w->lin, &st2) == 0) {
-                rc = point_modes(c, w->model, pt, w->lin, modes, st);
+                rc = point_modes(w, w->model, pt, w->lin, modes, st);
             } else {
                 /* the first point's states do not parametrize the motion here: choose anew */
                 rc = mbl_linearize(w->model, pt, &c->lopt, &one, st);
-                if (!rc) rc = point_modes(c, w->model, pt, one, modes, st);
+                if (!rc) rc = point_modes(w, w->model, pt, one, modes, st);
             }
             w->t_lin += cpu_s(c) - t1;
         }
@@ -472,7 +475,7 @@ int study_sweep_eval_modes(worker *w, const double *x, int warm, mbl_modes **mod
         if (!rc) rc = point_at(c, model, x, warm_guess(w, x), &pt, st);
         double t2 = cpu_s(c);
         if (!rc) rc = mbl_linearize(model, pt, &c->lopt, &one, st);
-        if (!rc) rc = point_modes(c, model, pt, one, modes, st);
+        if (!rc) rc = point_modes(w, model, pt, one, modes, st);
         w->t_load += t1 - t0, w->t_point += t2 - t1, w->t_lin += cpu_s(c) - t2;
         if (!rc && sens && c->predictor == MBL_PREDICT_SENSITIVITY) point_sens(w, model, pt, 0, sens, sst);
         warm_record(w, x, rc ? NULL : pt, sens ? *sens : NULL, NULL);

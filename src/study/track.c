@@ -73,22 +73,30 @@ static void assign(int n, const double *cost, int *asg, double *work)
     for (int j = 1; j <= n; j++) asg[p[j] - 1] = j - 1;
 }
 
-static double mac_of(int n, const double *ar, const double *ai, const double *br, const double *bi)
+/* A shape's squared norm x^H x and whether it is real (every imaginary part +-0: its bits but the
+ * sign 0). For a real shape the complex sum is the real one bit for bit: x * x + (+-0) * (+-0) is
+ * x * x + 0 = x * x (never -0). Computed once per shape, not once per pair (mac_of). */
+static double shape_norm(int n, const double *xr, const double *xi, int *real)
 {
-    double sr = 0, si = 0, na = 0, nb = 0;
-    /* both shapes real (an undamped model's): every imaginary part +-0 (its bits but the sign 0) */
     uint64_t im = 0;
     for (int k = 0; k < n; k++) {
-        uint64_t x, y;
-        memcpy(&x, ai + k, sizeof x), memcpy(&y, bi + k, sizeof y);
-        im |= (x | y) << 1;
+        uint64_t x;
+        memcpy(&x, xi + k, sizeof x);
+        im |= x << 1;
     }
-    if (!im) { /* the same sums without them: x + (+-0) is x, and no sum here is -0 */
-        for (int k = 0; k < n; k++) {
-            sr += ar[k] * br[k];
-            na += ar[k] * ar[k];
-            nb += br[k] * br[k];
-        }
+    double na = 0;
+    for (int k = 0; k < n; k++) na += xr[k] * xr[k] + xi[k] * xi[k];
+    *real = !im;
+    return na;
+}
+
+/* MAC(a, b) from the shapes' norms na, nb (shape_norm) and whether both are real */
+static double mac_of(int n, const double *ar, const double *ai, const double *br, const double *bi, double na,
+                     double nb, int real)
+{
+    double sr = 0, si = 0;
+    if (real) { /* the same sums without the imaginary parts: x + (+-0) is x, and no sum here is -0 */
+        for (int k = 0; k < n; k++) sr += ar[k] * br[k];
         if (!(na > 0) || !(nb > 0)) return 0.0;
         double m = sr * sr / (na * nb);
         return m > 1 ? 1 : m;
@@ -97,8 +105,6 @@ static double mac_of(int n, const double *ar, const double *ai, const double *br
         /* conj(a) * b */
         sr += ar[k] * br[k] + ai[k] * bi[k];
         si += ar[k] * bi[k] - ai[k] * br[k];
-        na += ar[k] * ar[k] + ai[k] * ai[k];
-        nb += br[k] * br[k] + bi[k] * bi[k];
     }
     if (!(na > 0) || !(nb > 0)) return 0.0;
     double m = (sr * sr + si * si) / (na * nb);
@@ -130,9 +136,18 @@ int mbl_track_modes_pred(int np, int nm, int n, const double *lre, const double 
     int *asg = mbl_alloc_array((size_t)nm, sizeof *asg);
     /* the predicted shapes of the branches (nm * n, complex), when shape derivatives are given */
     double *ps = dsre ? mbl_alloc_array(2 * (size_t)nm * (size_t)n + 1, sizeof *ps) : NULL;
-    if (!cost || !pr || !pi || !asg || (dsre && !ps)) {
-        mbl_free(cost), mbl_free(pr), mbl_free(pi), mbl_free(asg), mbl_free(ps);
+    /* each shape's norm and whether it is real (shape_norm), once; then the predicted shapes' (psn) */
+    size_t ns = (size_t)np * (size_t)nm;
+    double *nrm = sre ? mbl_alloc_array(ns + (size_t)nm + 1, sizeof *nrm) : NULL, *psn = nrm ? nrm + ns : NULL;
+    char *rl = sre ? mbl_alloc_array(ns + (size_t)nm + 1, sizeof *rl) : NULL, *psr = rl ? rl + ns : NULL;
+    if (!cost || !pr || !pi || !asg || (dsre && !ps) || (sre && (!nrm || !rl))) {
+        mbl_free(cost), mbl_free(pr), mbl_free(pi), mbl_free(asg), mbl_free(ps), mbl_free(nrm), mbl_free(rl);
         return mbl_error(st, MBL_ENOMEM, "out of memory");
+    }
+    for (size_t e = 0; sre && e < ns; e++) {
+        int r;
+        nrm[e] = shape_norm(n, sre + e * (size_t)n, sim + e * (size_t)n, &r);
+        rl[e] = (char)r;
     }
     int rc = 0;
     for (int p = 0; p < np && !rc; p++) {
@@ -176,6 +191,9 @@ int mbl_track_modes_pred(int np, int nm, int n, const double *lre, const double 
                     yr[k] = sre[o + k] + (fin ? dsre[o + k] * h : 0.0);
                     yi[k] = sim[o + k] + (fin ? dsim[o + k] * h : 0.0);
                 }
+                int r;
+                psn[b] = shape_norm(n, yr, yi, &r);
+                psr[b] = (char)r;
             }
         }
         for (int j = 0; j < nm; j++) {
@@ -191,10 +209,13 @@ int mbl_track_modes_pred(int np, int nm, int n, const double *lre, const double 
                 if (!isfinite(d)) d = 1e6;
                 double c = d;
                 if (sre) {
-                    const double *xr = sre + ((size_t)a * nm + ja) * (size_t)n, *xi = sim + ((size_t)a * nm + ja) * (size_t)n;
-                    if (ps) xr = ps + 2 * (size_t)b * n, xi = xr + n;
-                    const double *yr = sre + ((size_t)p * nm + j) * (size_t)n, *yi = sim + ((size_t)p * nm + j) * (size_t)n;
-                    double m = macs[(size_t)b * nm + j] = mac_of(n, xr, xi, yr, yi);
+                    size_t ea = (size_t)a * nm + ja, ep = (size_t)p * nm + j;
+                    const double *xr = sre + ea * (size_t)n, *xi = sim + ea * (size_t)n;
+                    double na = nrm[ea];
+                    int ra = rl[ea];
+                    if (ps) xr = ps + 2 * (size_t)b * n, xi = xr + n, na = psn[b], ra = psr[b];
+                    const double *yr = sre + ep * (size_t)n, *yi = sim + ep * (size_t)n;
+                    double m = macs[(size_t)b * nm + j] = mac_of(n, xr, xi, yr, yi, na, nrm[ep], ra && rl[ep]);
                     if (!isfinite(m)) m = 0;
                     c += mac_weight * (1.0 - m);
                 }
@@ -205,16 +226,15 @@ int mbl_track_modes_pred(int np, int nm, int n, const double *lre, const double 
         for (int b = 0; b < nm; b++) {
             perm[(size_t)p * nm + b] = asg[b];
             if (mac) {
-                int ja = perm[(size_t)a * nm + b], j = asg[b];
+                size_t ea = (size_t)a * nm + perm[(size_t)a * nm + b], ep = (size_t)p * nm + asg[b];
                 /* without predicted shapes the cost's MAC is of these two shapes */
-                mac[(size_t)p * nm + b] =
-                    !sre ? NAN
-                    : !ps ? macs[(size_t)b * nm + j]
-                          : mac_of(n, sre + ((size_t)a * nm + ja) * (size_t)n, sim + ((size_t)a * nm + ja) * (size_t)n,
-                                   sre + ((size_t)p * nm + j) * (size_t)n, sim + ((size_t)p * nm + j) * (size_t)n);
+                mac[(size_t)p * nm + b] = !sre ? NAN
+                                          : !ps ? macs[(size_t)b * nm + asg[b]]
+                                                : mac_of(n, sre + ea * (size_t)n, sim + ea * (size_t)n, sre + ep * (size_t)n,
+                                                         sim + ep * (size_t)n, nrm[ea], nrm[ep], rl[ea] && rl[ep]);
             }
         }
     }
-    mbl_free(cost), mbl_free(pr), mbl_free(pi), mbl_free(asg), mbl_free(ps);
+    mbl_free(cost), mbl_free(pr), mbl_free(pi), mbl_free(asg), mbl_free(ps), mbl_free(nrm), mbl_free(rl);
     return rc;
 }
