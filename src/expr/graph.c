@@ -532,7 +532,8 @@ static inline int deps_append(mblx_graph *g, const uint32_t *set, size_t u, uint
 
 /* Compute the dependence set of a new node with operands a[0..n-1] into (*off, *cnt): shared
  * with the largest operand's set when that contains all others, else a new union in the pool. */
-static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *off, uint32_t *cnt)
+static inline __attribute__((always_inline)) int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *off,
+                                                             uint32_t *cnt)
 {
     *off = 0;
     *cnt = 0;
@@ -618,28 +619,11 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
 
 /* ---- interning ---------------------------------------------------------------------------- */
 
-/* The node (op, v, a[0..n-1]) (operands already canonical), found or created. */
-mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint32_t *a)
+/* The node (op, v, a[0..n-1]) made: its operands, dependence set and record (the caller puts
+ * it in the table); XNONE with the graph's error. */
+static inline __attribute__((always_inline)) mblx_id make_node(mblx_graph *g, unsigned op, double v, size_t n,
+                                                              const uint32_t *a)
 {
-    if (v == 0.0) v = 0.0; /* -0 -> +0 */
-    uint32_t h = hash_key(op, v, n, a);
-    if (!g->tcap && g->tcap_dropped && table_rebuild(g)) return mblx__oom(g);
-    mblx__defer *D = g->tcap >= DEFER_MIN_TCAP ? defer_get(g) : NULL;
-    if (g->defer && used_grow(g->defer, (size_t)g->cap + 1)) { /* out of memory: no more deferring */
-        defer_free(g);
-        D = NULL;
-    }
-    int fresh = 0; /* an operand of no node of hash h: no such node exists */
-    for (size_t i = 0; D && i < n && !fresh; i++) fresh = !(D->used[a[i]] & sig_bit(h));
-    if (g->tcap && !fresh) {
-        for (size_t k = h & (2 * DEFER_BATCH - 1); D && D->npend && D->ptab[k] != TABLE_EMPTY; k = (k + 1) & (2 * DEFER_BATCH - 1))
-            if ((uint32_t)(D->ptab[k] >> 32) == h && same_key(g, (uint32_t)D->ptab[k] - 1, op, v, n, a))
-                return (uint32_t)D->ptab[k] - 1;
-        size_t k = h & (g->tcap - 1);
-        for (uint64_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
-            if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en - 1, op, v, n, a))
-                return (uint32_t)en - 1;
-    }
     /* a load's progress report every 4096 nodes made (core/progress.h) */
     if (!(g->n & 0xfff) && core_progress_tick((double)g->n)) return mblx__fail(g, MBL_ECANCELLED, "cancelled");
     if (g->n >= g->cap && grow_nodes(g, (size_t)g->n + 1)) return mblx__oom(g);
@@ -665,6 +649,31 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     if (g->stamp) g->stamp[e] = 0;
     g->nargs_used += n;
     g->n++;
+    return e;
+}
+
+/* mblx__intern with a large table (or its deferral's marks): the parents' bits, the batch */
+static __attribute__((noinline)) mblx_id intern_large(mblx_graph *g, unsigned op, double v, size_t n, const uint32_t *a,
+                                                      uint32_t h)
+{
+    mblx__defer *D = g->tcap >= DEFER_MIN_TCAP ? defer_get(g) : NULL;
+    if (g->defer && used_grow(g->defer, (size_t)g->cap + 1)) { /* out of memory: no more deferring */
+        defer_free(g);
+        D = NULL;
+    }
+    int fresh = 0; /* an operand of no node of hash h: no such node exists */
+    for (size_t i = 0; D && i < n && !fresh; i++) fresh = !(D->used[a[i]] & sig_bit(h));
+    if (g->tcap && !fresh) {
+        for (size_t k = h & (2 * DEFER_BATCH - 1); D && D->npend && D->ptab[k] != TABLE_EMPTY; k = (k + 1) & (2 * DEFER_BATCH - 1))
+            if ((uint32_t)(D->ptab[k] >> 32) == h && same_key(g, (uint32_t)D->ptab[k] - 1, op, v, n, a))
+                return (uint32_t)D->ptab[k] - 1;
+        size_t k = h & (g->tcap - 1);
+        for (uint64_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
+            if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en - 1, op, v, n, a))
+                return (uint32_t)en - 1;
+    }
+    mblx_id e = make_node(g, op, v, n, a);
+    if (e == XNONE) return e;
     uint64_t en = ((uint64_t)h << 32) | ((uint64_t)e + 1);
     if (D && used_grow(D, (size_t)g->cap + 1)) { /* out of memory: no more deferring */
         defer_free(g);
@@ -682,6 +691,26 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
             defer_free(g);
         table_put(g->table, g->tcap, en);
     }
+    g->tcount++;
+    return e;
+}
+
+/* The node (op, v, a[0..n-1]) (operands already canonical), found or created. */
+mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint32_t *a)
+{
+    if (v == 0.0) v = 0.0; /* -0 -> +0 */
+    uint32_t h = hash_key(op, v, n, a);
+    if (!g->tcap && g->tcap_dropped && table_rebuild(g)) return mblx__oom(g);
+    if (g->tcap >= DEFER_MIN_TCAP || g->defer) return intern_large(g, op, v, n, a, h);
+    if (g->tcap) {
+        size_t k = h & (g->tcap - 1);
+        for (uint64_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
+            if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en - 1, op, v, n, a))
+                return (uint32_t)en - 1;
+    }
+    mblx_id e = make_node(g, op, v, n, a);
+    if (e == XNONE) return e;
+    table_put(g->table, g->tcap, ((uint64_t)h << 32) | ((uint64_t)e + 1));
     g->tcount++;
     return e;
 }
