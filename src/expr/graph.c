@@ -191,9 +191,8 @@ static int same_key(const mblx_graph *g, mblx_id e, unsigned op, double v, size_
 /* ---- deferred insertion into a large table --------------------------------------------------
  * A large graph's table is far larger than the caches: the slot a lookup reads was a miss to
  * memory that stalled mblx__intern, a fifth of the N = 10^4 four-bar's whole process (perf). Two
- * things avoid most of those reads. A node none of whose nodes has an operand that was never an
- * operand of any node cannot exist yet (nodes are made after their operands): its lookup is
- * skipped (two in five lookups of the four-bars). A new node's entry waits in a small batch
+ * things avoid most of those reads. A node one of whose operands is no operand of a node of the
+ * same hash bits cannot exist yet (sig_bit): its lookup is skipped. A new node's entry waits in a small batch
  * (looked up there too) and the batch goes into the table at once, each slot fetched ahead of
  * its insertion. Which nodes exist and their handles do not change: only when the table learns
  * of them. From 2^20 slots (8 MB, four times the L2 cache of the machine measured): the N = 1000
@@ -201,10 +200,8 @@ static int same_key(const mblx_graph *g, mblx_id e, unsigned op, double v, size_
 enum { DEFER_MIN_TCAP = 1 << 20, DEFER_BATCH = 2048, DEFER_AHEAD = 16 };
 
 typedef struct mblx__defer {
-    uint8_t *used; /* bit per node: 1 once it is an operand of some node */
+    uint8_t *used; /* byte per node: bit sig_bit(h) set for each node of hash h it is an operand of */
     size_t used_cap; /* nodes covered */
-    uint64_t *filt;  /* filter of the hashes in the table and the batch (see filt_bits) */
-    size_t filt_tcap; /* the table capacity it was made for (filt_words = that / FILT_SLOTS) */
     uint32_t npend;
     uint64_t pend[DEFER_BATCH];     /* entries not yet in the table, in the order made */
     uint64_t ptab[2 * DEFER_BATCH]; /* the same by hash (open addressing), for lookups */
@@ -213,53 +210,20 @@ typedef struct mblx__defer {
 static int used_grow(mblx__defer *D, size_t nodes)
 {
     if (nodes <= D->used_cap) return 0;
-    size_t nc = D->used_cap ? D->used_cap : 1024;
-    while (nc < nodes) nc *= 2;
-    uint8_t *u = mbl_realloc(D->used, nc / 8 + 1);
+    size_t nc = nodes; /* the node capacity + 1 (geometric): doubled, it was 4 MB at N = 10^4 */
+    uint8_t *u = mbl_realloc(D->used, nc);
     if (!u) return -1;
-    memset(u + (D->used_cap ? D->used_cap / 8 + 1 : 0), 0, nc / 8 + 1 - (D->used_cap ? D->used_cap / 8 + 1 : 0));
+    memset(u + D->used_cap, 0, nc - D->used_cap);
     D->used = u;
     D->used_cap = nc;
     return 0;
 }
 
-static void used_mark(mblx__defer *D, uint32_t e) { D->used[e >> 3] |= (uint8_t)(1u << (e & 7)); }
-static int used_test(const mblx__defer *D, uint32_t e) { return (D->used[e >> 3] >> (e & 7)) & 1; }
-
-/* ---- a filter of the table's hashes -----------------------------------------------------------
- * Of the lookups that remain, most find nothing (the node is new), yet each read a table slot
- * that was a cache miss. A filter of 1 bit per slot (512 KB for the 2^22 slots of the N = 10^4
- * four-bar, 1.2 M entries: about 20 % of the absent hashes pass it) holds two bits of one 64-bit
- * word per entry (a blocked Bloom filter): when either bit is clear, no entry has the hash, and
- * the table is not read. 2 bits per slot (1 MB) passed fewer but were read from further away:
- * mblx__intern took 11.9 % of the user samples against 10.6 % with 1 or 0.5 bits per slot. It
- * holds every entry of the table and of the batch (every node but the symbols), so a clear bit
- * is a certain miss; a set one sends the lookup on as before. */
-enum { FILT_SLOTS = 64 }; /* table slots per 64-bit word of the filter */
-
-static uint64_t filt_bits(uint32_t h, size_t *w, size_t words)
-{
-    uint64_t x = mblx__mix64((uint64_t)h + 0x9e3779b97f4a7c15ull);
-    *w = (size_t)(x >> 20) & (words - 1);
-    return (1ull << (x & 63)) | (1ull << ((x >> 6) & 63));
-}
-
-static void filt_add(uint64_t *f, size_t words, uint32_t h)
-{
-    size_t w;
-    uint64_t b = filt_bits(h, &w, words);
-    f[w] |= b;
-}
-
-/* D's filter made for a table of tcap slots and cleared; -1 when out of memory (no filter) */
-static int filt_make(mblx__defer *D, size_t tcap)
-{
-    size_t words = tcap / FILT_SLOTS ? tcap / FILT_SLOTS : 1;
-    mbl_free(D->filt);
-    D->filt = mbl_calloc(words, sizeof *D->filt);
-    D->filt_tcap = D->filt ? words * FILT_SLOTS : 0;
-    return D->filt ? 0 : -1;
-}
+/* Each operand of a node of hash h has bit sig_bit(h) set (a filter of its parents, read where
+ * the new node's operands were just read or made). At N = 10^4 it leaves 0.28 of 1.42 M lookups
+ * to the table, 0.27 of which find their node; a filter of the table's hashes (1 bit per slot,
+ * 512 KB: its reads and writes were cache misses) is not needed any more. */
+static inline uint8_t sig_bit(uint32_t h) { return (uint8_t)(1u << (h >> 29)); }
 
 /* g->defer, made when first needed from the operands of every node; NULL when out of memory
  * (then entries go into the table directly, and every lookup reads it, as before) */
@@ -272,12 +236,11 @@ static mblx__defer *defer_get(mblx_graph *g)
         mbl_free(D);
         return NULL;
     }
-    for (uint32_t e = 0; e < g->n; e++)
-        for (uint32_t i = 0; i < g->nd[e].na; i++) used_mark(D, mblx__args(g, e)[i]);
-    if (!filt_make(D, g->tcap)) /* the entries there are: every node but the symbols */
-        for (uint32_t e = 0; e < g->n; e++)
-            if (g->nd[e].op != MBLX_OP_SYMBOL)
-                filt_add(D->filt, D->filt_tcap / FILT_SLOTS, hash_key(g->nd[e].op, g->nd[e].val, g->nd[e].na, mblx__args(g, e)));
+    for (uint32_t e = 0; e < g->n; e++) {
+        if (g->nd[e].op == MBLX_OP_SYMBOL) continue; /* (no operands) */
+        uint32_t h = hash_key(g->nd[e].op, g->nd[e].val, g->nd[e].na, mblx__args(g, e));
+        for (uint32_t i = 0; i < g->nd[e].na; i++) D->used[mblx__args(g, e)[i]] |= sig_bit(h);
+    }
     return g->defer = D;
 }
 
@@ -289,7 +252,6 @@ static void defer_free(mblx_graph *g)
     if (!g->defer) return;
     if (g->tcap) defer_flush(g);
     mbl_free(g->defer->used);
-    mbl_free(g->defer->filt);
     mbl_free(g->defer);
     g->defer = NULL;
 }
@@ -329,15 +291,12 @@ static int table_rehash(mblx_graph *g, size_t ncap)
     uint64_t *t = table_new(ncap);
     if (!t) return -1;
     defer_flush(g);
-    uint64_t *f = NULL; /* the filter remade for the new capacity from the entries moved */
-    if (g->defer && !filt_make(g->defer, ncap)) f = g->defer->filt;
     for (size_t i = 0; i < g->tcap; i++) {
         uint64_t en = g->table[i];
         if (en == TABLE_EMPTY) continue;
         size_t k = (size_t)(en >> 32) & (ncap - 1);
         while (t[k] != TABLE_EMPTY) k = (k + 1) & (ncap - 1);
         t[k] = en;
-        if (f) filt_add(f, ncap / FILT_SLOTS, (uint32_t)(en >> 32));
     }
     mbl_free(g->table);
     g->table = t;
@@ -353,8 +312,6 @@ static int table_rebuild(mblx_graph *g)
     while (ncap < 2 * ((size_t)g->n + 1)) ncap *= 2;
     uint64_t *t = table_new(ncap);
     if (!t) return -1;
-    uint64_t *f = NULL; /* the filter remade with the table */
-    if (g->defer && !filt_make(g->defer, ncap)) f = g->defer->filt;
     size_t cnt = 0;
     for (uint32_t e = 0; e < g->n; e++) {
         const mblx__node *nd = &g->nd[e];
@@ -363,7 +320,6 @@ static int table_rebuild(mblx_graph *g)
         size_t k = h & (ncap - 1);
         while (t[k] != TABLE_EMPTY) k = (k + 1) & (ncap - 1);
         t[k] = ((uint64_t)h << 32) | ((uint64_t)e + 1);
-        if (f) filt_add(f, ncap / FILT_SLOTS, h);
         cnt++;
     }
     g->table = t;
@@ -614,7 +570,8 @@ static inline int deps_append(mblx_graph *g, const uint32_t *set, size_t u, uint
 
 /* Compute the dependence set of a new node with operands a[0..n-1] into (*off, *cnt): shared
  * with the largest operand's set when that contains all others, else a new union in the pool. */
-static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *off, uint32_t *cnt)
+static inline __attribute__((always_inline)) int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *off,
+                                                             uint32_t *cnt)
 {
     *off = 0;
     *cnt = 0;
@@ -708,34 +665,11 @@ static int compute_deps(mblx_graph *g, size_t n, const uint32_t *a, uint32_t *of
 
 /* ---- interning ---------------------------------------------------------------------------- */
 
-/* The node (op, v, a[0..n-1]) (operands already canonical), found or created. */
-mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint32_t *a)
+/* The node (op, v, a[0..n-1]) made: its operands, dependence set and record (the caller puts
+ * it in the table); XNONE with the graph's error. */
+static inline __attribute__((always_inline)) mblx_id make_node(mblx_graph *g, unsigned op, double v, size_t n,
+                                                              const uint32_t *a)
 {
-    if (v == 0.0) v = 0.0; /* -0 -> +0 */
-    uint32_t h = hash_key(op, v, n, a);
-    if (!g->tcap && g->tcap_dropped && table_rebuild(g)) return mblx__oom(g);
-    mblx__defer *D = g->tcap >= DEFER_MIN_TCAP ? defer_get(g) : NULL;
-    if (g->defer && used_grow(g->defer, (size_t)g->cap + 1)) { /* out of memory: no more deferring */
-        defer_free(g);
-        D = NULL;
-    }
-    int fresh = 0; /* an operand of no node: no node with it exists */
-    for (size_t i = 0; D && i < n && !fresh; i++) fresh = !used_test(D, a[i]);
-    /* the filter's word and bits of h, found once for the lookup and the insertion (fb 0: no
-     * filter for this table) */
-    size_t fw = 0, tcap0 = g->tcap;
-    uint64_t fb = D && D->filt && D->filt_tcap == g->tcap ? filt_bits(h, &fw, g->tcap / FILT_SLOTS) : 0;
-    if (fb && !fresh) fresh = (D->filt[fw] & fb) != fb; /* in neither */
-    else if (fb) MBLX__PREFETCH(&D->filt[fw], 1); /* unread: for the insertion, which stalled on it */
-    if (g->tcap && !fresh) {
-        for (size_t k = h & (2 * DEFER_BATCH - 1); D && D->npend && D->ptab[k] != TABLE_EMPTY; k = (k + 1) & (2 * DEFER_BATCH - 1))
-            if ((uint32_t)(D->ptab[k] >> 32) == h && same_key(g, (uint32_t)D->ptab[k] - 1, op, v, n, a))
-                return (uint32_t)D->ptab[k] - 1;
-        size_t k = h & (g->tcap - 1);
-        for (uint64_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
-            if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en - 1, op, v, n, a))
-                return (uint32_t)en - 1;
-    }
     /* a load's progress report every 4096 nodes made (core/progress.h) */
     if (!(g->n & 0xfff) && core_progress_tick((double)g->n)) return mblx__fail(g, MBL_ECANCELLED, "cancelled");
     if (g->n >= g->cap && grow_nodes(g, (size_t)g->n + 1)) return mblx__oom(g);
@@ -761,28 +695,68 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     if (g->stamp) g->stamp[e] = 0;
     g->nargs_used += n;
     g->n++;
+    return e;
+}
+
+/* mblx__intern with a large table (or its deferral's marks): the parents' bits, the batch */
+static __attribute__((noinline)) mblx_id intern_large(mblx_graph *g, unsigned op, double v, size_t n, const uint32_t *a,
+                                                      uint32_t h)
+{
+    mblx__defer *D = g->tcap >= DEFER_MIN_TCAP ? defer_get(g) : NULL;
+    if (g->defer && used_grow(g->defer, (size_t)g->cap + 1)) { /* out of memory: no more deferring */
+        defer_free(g);
+        D = NULL;
+    }
+    int fresh = 0; /* an operand of no node of hash h: no such node exists */
+    for (size_t i = 0; D && i < n && !fresh; i++) fresh = !(D->used[a[i]] & sig_bit(h));
+    if (g->tcap && !fresh) {
+        for (size_t k = h & (2 * DEFER_BATCH - 1); D && D->npend && D->ptab[k] != TABLE_EMPTY; k = (k + 1) & (2 * DEFER_BATCH - 1))
+            if ((uint32_t)(D->ptab[k] >> 32) == h && same_key(g, (uint32_t)D->ptab[k] - 1, op, v, n, a))
+                return (uint32_t)D->ptab[k] - 1;
+        size_t k = h & (g->tcap - 1);
+        for (uint64_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
+            if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en - 1, op, v, n, a))
+                return (uint32_t)en - 1;
+    }
+    mblx_id e = make_node(g, op, v, n, a);
+    if (e == XNONE) return e;
     uint64_t en = ((uint64_t)h << 32) | ((uint64_t)e + 1);
     if (D && used_grow(D, (size_t)g->cap + 1)) { /* out of memory: no more deferring */
         defer_free(g);
         D = NULL;
     }
     if (D) {
-        for (size_t i = 0; i < n; i++) used_mark(D, a[i]);
-        if (D->filt && D->filt_tcap == g->tcap) {
-            if (fb && tcap0 == g->tcap) D->filt[fw] |= fb; /* filt_add with the bits found above */
-            else filt_add(D->filt, g->tcap / FILT_SLOTS, h); /* the table grew: the filter is new */
-        }
+        for (size_t i = 0; i < n; i++) D->used[a[i]] |= sig_bit(h);
         D->pend[D->npend++] = en;
         table_put(D->ptab, 2 * DEFER_BATCH, en);
         if (D->npend == DEFER_BATCH) defer_flush(g);
     } else {
         if (g->defer && !used_grow(g->defer, (size_t)g->cap + 1))
-            for (size_t i = 0; i < n; i++) used_mark(g->defer, a[i]);
+            for (size_t i = 0; i < n; i++) g->defer->used[a[i]] |= sig_bit(h);
         else if (g->defer) /* out of memory: the marks would be incomplete */
             defer_free(g);
-        if (g->defer && g->defer->filt && g->defer->filt_tcap == g->tcap) filt_add(g->defer->filt, g->tcap / FILT_SLOTS, h);
         table_put(g->table, g->tcap, en);
     }
+    g->tcount++;
+    return e;
+}
+
+/* The node (op, v, a[0..n-1]) (operands already canonical), found or created. */
+mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint32_t *a)
+{
+    if (v == 0.0) v = 0.0; /* -0 -> +0 */
+    uint32_t h = hash_key(op, v, n, a);
+    if (!g->tcap && g->tcap_dropped && table_rebuild(g)) return mblx__oom(g);
+    if (g->tcap >= DEFER_MIN_TCAP || g->defer) return intern_large(g, op, v, n, a, h);
+    if (g->tcap) {
+        size_t k = h & (g->tcap - 1);
+        for (uint64_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
+            if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en - 1, op, v, n, a))
+                return (uint32_t)en - 1;
+    }
+    mblx_id e = make_node(g, op, v, n, a);
+    if (e == XNONE) return e;
+    table_put(g->table, g->tcap, ((uint64_t)h << 32) | ((uint64_t)e + 1));
     g->tcount++;
     return e;
 }
