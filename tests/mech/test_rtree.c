@@ -405,7 +405,7 @@ static int chain_omegas(const char *text, double *w, int cap)
  * symbolic path both give them. */
 TEST(rtree_planar_chain_frequencies)
 {
-    enum { N = 12 };
+    enum { N = 8 };
     const double m = 1, l = 0.5, g = 9.81;
     double *M = calloc(N * N, sizeof *M), *K = calloc(N * N, sizeof *K), ev[N];
     CHECK(M && K);
