@@ -145,8 +145,9 @@ static int read_gravity(mech *M, const yaml_node_t *v, const char *what, int lin
             continue;
         }
         /* a rigid body of a relative-coordinate tree: its weight joins its d'Alembert load
-         * (mech_rel_forces), so that no energy sums over the whole tree */
-        if (M->relative && B->kind == KIND_SPATIAL && M->torder && M->torder[M->nb + b] >= 0) continue;
+         * (mech_rel_forces), so that no energy sums over the whole tree; a planar body of the
+         * tree's structured term (B->rt): its weight is the term's */
+        if (M->relative && ((B->kind == KIND_SPATIAL && M->torder && M->torder[M->nb + b] >= 0) || B->rt)) continue;
         if (gnum && B->pn) continue;
         for (int k = 0; k < 3; k++) {
             if (!strcmp(g[k], "0")) continue;
@@ -378,8 +379,9 @@ int mech_energies_and_forces(mech *M, int line, int col)
             vc[k] = !strcmp(rk, "0") ? NULL : mech_fmt(M, "der(%s)", rk); /* NULL: at rest (z in the plane) */
         }
         /* a rigid body of a relative-coordinate tree: its inertia enters as the d'Alembert loads of
-         * the recursive kinematics (relative_forces.c, mech_rel_forces), not through T */
-        if (M->relative && B->kind == KIND_SPATIAL && M->torder && M->torder[M->nb + b] >= 0) continue;
+         * the recursive kinematics (relative_forces.c, mech_rel_forces), not through T; a planar
+         * body of the tree's structured term (B->rt): its inertia is the term's */
+        if (M->relative && ((B->kind == KIND_SPATIAL && M->torder && M->torder[M->nb + b] >= 0) || B->rt)) continue;
         sbuf vs = {0};
         for (int k = 0; k < 3; k++)
             if (vc[k]) {

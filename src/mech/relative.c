@@ -356,15 +356,18 @@ static int held_body_velocities(mech *M, int b)
     return rc;
 }
 
-/* Body b joins the tree's structured term (model/rtree.h) when it is a rigid spatial body whose
- * tree joint is revolute, prismatic or fixed and whose parent is the ground or in the term (parents
- * are marked first): its inertia and weight then leave the text rows (tree_motion, local_loads). */
+/* Body b joins the tree's structured term (model/rtree.h) when it is a rigid spatial or planar body
+ * whose tree joint is revolute, prismatic or fixed and whose parent is the ground or in the term
+ * (parents are marked first): its inertia and weight then leave the text rows (tree_motion,
+ * local_loads; a planar body's kinetic and potential energy, force.c). A planar body is the
+ * spatial body turned about z by its angle (emit_rtree, relative_forces.c). */
 static void mark_rt(mech *M, int b)
 {
     body *B = &M->b[b];
     int jc = M->torder[M->nb + b];
     B->rt = 0;
-    if (M->planar || M->tree_symbolic || jc < 0 || B->kind != KIND_SPATIAL || B->flex || B->qf3) return;
+    if (M->tree_symbolic || jc < 0 || B->flex || B->qf3) return;
+    if (B->kind != (M->planar ? KIND_PLANAR : KIND_SPATIAL)) return;
     joint *J = &M->jt[jc];
     int kind = mech_rel_kind(M, J);
     if (kind != JK_REV && kind != JK_PRI && kind != JK_FIX) return;

@@ -177,7 +177,8 @@ int mech_rel_joint_load(mech *M, int mi, int re, int frame, const char *const fc
                         char *const f[3], char *const tq[3])
 {
     int b = M->mk[mi].body;
-    if (!M->torder || !M->b[b].rt || M->torder[M->nb + b] < 0) return 0;
+    /* planar: the subtree loads' virtual power (mech_rel_forces) stays the path */
+    if (!M->torder || M->planar || !M->b[b].rt || M->torder[M->nb + b] < 0) return 0;
     joint *J = &M->jt[M->torder[M->nb + b]];
     int kind = mech_rel_kind(M, J), p = mech_rel_parent(M, b);
     if ((kind != JK_REV && kind != JK_PRI) || M->mk[re].body != p) return 0;
@@ -212,6 +213,34 @@ int mech_rel_joint_load(mech *M, int mi, int re, int frame, const char *const fc
         }
     }
     return 1;
+}
+
+/* A planar body of the term as the spatial body it is in the plane z = 0 (relative_kinematics.c:
+ * th_c = phi_p +- q for a revolute, the child's marker moved by +-q along the parent marker's x for
+ * a prismatic; +: the child carries marker i): the axis z (revolute) or the in-plane x_p
+ * (prismatic) through the parent's marker, the rotation about z by th (A, e), the origin and
+ * centre of mass in the plane, the mass, and the moment of inertia about z as the tensor
+ * diag(0, 0, Izz). The motion stays in the plane (angular velocity and acceleration along z,
+ * velocities in the plane), where the x and y moments and the out-of-plane rows never enter a
+ * joint's row S . F: the recursion is the planar body's. */
+static void planar_texts(mech *M, const body *B, const joint *J, int kind, const marker *P, const char *tx[MBL_RTREE_NT])
+{
+    const char *sg = J->child_i ? "" : "-";
+    for (int k = 0; k < MBL_RTREE_NT; k++) tx[k] = "0";
+    if (kind == JK_REV) tx[MBL_RTREE_U + 2] = J->child_i ? "1" : "-1";
+    else if (kind == JK_PRI)
+        for (int k = 0; k < 2; k++) tx[MBL_RTREE_U + k] = mech_fmt(M, "%s(%s)", sg, P->ax[0][k]);
+    else tx[MBL_RTREE_U + 2] = "1"; /* fixed: not read */
+    for (int k = 0; k < 2; k++) {
+        tx[MBL_RTREE_P + k] = P->p[k];
+        tx[MBL_RTREE_R + k] = B->r[k];
+        tx[MBL_RTREE_CM + k] = B->cm[k];
+    }
+    for (int k = 0; k < 9; k++) tx[MBL_RTREE_A + k] = B->A[k];
+    tx[MBL_RTREE_M] = B->mass;
+    tx[MBL_RTREE_I + 2] = B->I[2];
+    tx[MBL_RTREE_E] = mech_fmt(M, "cos(0.5*(%s))", B->th);
+    tx[MBL_RTREE_E + 3] = mech_fmt(M, "sin(0.5*(%s))", B->th);
 }
 
 /* The bodies of the structured term (mark_rt) described for the model (model/rtree.h): texts of
@@ -249,6 +278,11 @@ static int emit_rtree(mech *M)
         /* the axis: z_j, turned or moved along by q when the child carries marker i, against it otherwise */
         marker *Mj = &M->mk[J->j], *P = &M->mk[J->child_i ? J->j : J->i];
         const char *tx[MBL_RTREE_NT];
+        if (M->planar) {
+            planar_texts(M, B, J, kind, P, tx);
+            for (int k = 0; k < MBL_RTREE_NT; k++) oom |= !(R->t[k] = mech_dup_s(tx[k] ? tx[k] : "0"));
+            continue;
+        }
         for (int k = 0; k < 3; k++) {
             tx[MBL_RTREE_U + k] = J->child_i ? Mj->ax[2][k] : mech_fmt(M, "-(%s)", Mj->ax[2][k]);
             tx[MBL_RTREE_P + k] = P->p[k];

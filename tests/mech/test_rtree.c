@@ -7,6 +7,7 @@
  * inertia tensors, the 7-joint URDF arm, a floating base with a chain on it, and trees closed by
  * cut joints (the chain closed by a spherical joint, the spatial four-bar); and the eigenvalue sensitivities (second
  * derivatives through the engine) of the slider-pendulum in both. */
+#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +252,204 @@ static const char *floating_text =
     "  weight: {type: gravity, g: [0, 0, -9.81]}\n"
     "linearize: {at: given}\n";
 
+/* a planar tree: revolute and prismatic joints (one with marker i on the parent, so that the
+ * coordinate turns or moves the child against the axis), a fixed joint, markers at angles, centres
+ * of mass off the joints, gravity off the axes, a torsion spring across a tree joint, a spring, a
+ * damper and a joint torque given to the joint (its reaction on the parent) */
+static const char *planar_fmt =
+    "model: mechanism\n"
+    "coordinates: relative\n"
+    "space: planar\n"
+    "parameters: {m1: 1.3, m2: 0.7, k: 40, c: 0.3}\n"
+    "ground:\n"
+    "  markers:\n"
+    "    o: {position: [0.1, -0.2], angle: 0.3}\n"
+    "    anchor: {position: [1, 0.5]}\n"
+    "    hole: {position: [1.5, -0.3]}\n"
+    "bodies:\n"
+    "  a:\n"
+    "    mass: m1\n"
+    "    inertia: 0.11\n"
+    "    cm: [0.05, -0.12]\n"
+    "    angle: 0.3\n"
+    "    position: [0.1, -0.2]\n"
+    "    markers:\n"
+    "      a0: {}\n"
+    "      a1: {position: [0.4, 0.1], angle: 0.7}\n"
+    "  b:\n"
+    "    mass: m2\n"
+    "    inertia: 0.03\n"
+    "    cm: [0.1, 0.2]\n"
+    "    angle: 0.5\n"
+    "    position: [0.45, 0.0]\n"
+    "    markers:\n"
+    "      b0: {angle: 0.5}\n"
+    "      b1: {position: [0.2, 0.3], angle: -0.4}\n"
+    "  c:\n"
+    "    mass: 0.9\n"
+    "    inertia: 0.025\n"
+    "    cm: [-0.1, 0.05]\n"
+    "    angle: 0.6\n"
+    "    position: [0.5, 0.4]\n"
+    "    markers:\n"
+    "      c0: {angle: -0.5}\n"
+    "      c1: {position: [0.3, -0.2]}\n"
+    "  d:\n"
+    "    mass: 0.5\n"
+    "    inertia: 0.009\n"
+    "    cm: [0.05, 0.08]\n"
+    "    angle: 0.2\n"
+    "    position: [0.7, 0.2]\n"
+    "    markers:\n"
+    "      d0: {}\n"
+    "      tip: {position: [0.6, 0.1]}\n"
+    "  e:\n"
+    "    mass: 0.4\n"
+    "    inertia: 0.004\n"
+    "    cm: [0.1, -0.05]\n"
+    "    angle: 0.2\n"
+    "    position: [0.9, 0.1]\n"
+    "    markers:\n"
+    "      e0: {position: [-0.2, 0.1]}\n"
+    "joints:\n"
+    "  j1: {type: revolute, i: a0, j: o}\n"
+    "  j2: {type: prismatic, i: b0, j: a1}\n"
+    "  j3: {type: revolute, i: b1, j: c0}\n"
+    "  j4: {type: revolute, i: d0, j: c1}\n"
+    "  j5: {type: fixed, i: e0, j: tip}\n"
+    "%s"
+    "forces:\n"
+    "  weight: {type: gravity, g: [0.5, -9.81]}\n"
+    "  spring: {type: spring, i: tip, j: anchor, stiffness: k, damping: c, length: 0.3}\n"
+    "  twist: {type: torsion, i: d0, j: c1, stiffness: 3, damping: 0.2, angle: 0.1}\n"
+    "  drive: {type: force, i: c0, reaction: b1, torque: \"0.4*JV(j3) + u\"}\n"
+    "  push: {type: force, i: b0, reaction: a1, force: [\"-2*JQ(j2)\", 0.3]}\n"
+    "inputs: {u: 0}\n"
+    "outputs: {r1: \"FX(j3)\", r2: \"TZ(j3)\", r3: \"FY(j2)\", r4: \"TZ(j2)\", r5: \"FX(j1)\", r6: \"FY(j4)\",\n"
+    "          x: \"DX(tip, o)\", y: \"DY(tip, o)\", w: \"WZ(tip, o)\"}\n"
+    "linearize: {at: given}\n";
+
+TEST(rtree_planar_tree_equals_symbolic)
+{
+    for (int loop = 0; loop < 2; loop++) {
+        char text[6000];
+        snprintf(text, sizeof text, planar_fmt, loop ? "  close: {type: revolute, i: tip, j: hole, cut: true}\n" : "");
+        int ns;
+        double d = compare_text(text, "planar tree", 5, &ns);
+        printf("  planar tree (revolute, prismatic, fixed, offsets)%s: %.2e, %d structured entries\n",
+               loop ? " closed by a cut revolute joint" : "", d, ns);
+        CHECK(ns > 0);
+        CHECK(d < 1e-12);
+    }
+}
+
+/* the hanging chain of n uniform rods (mass m, length l) on revolute joints, planar, in relative
+ * coordinates (the benchmark of docs/benchmarks.md, issue 34 item 3) */
+static char *hanging_chain(int n, int symbolic)
+{
+    size_t cap = 400 + 260 * (size_t)n;
+    char *t = malloc(cap);
+    if (!t) return NULL;
+    size_t k = (size_t)snprintf(t, cap,
+                                "model: mechanism\nspace: planar\ncoordinates: relative\n%s"
+                                "parameters: {m: 1, l: 0.5, g: 9.81}\nground: {markers: {top: {}}}\nbodies:\n",
+                                symbolic ? "tree_dynamics: symbolic\n" : "");
+    for (int b = 0; b < n; b++)
+        k += (size_t)snprintf(t + k, cap - k,
+                              "  rod%d:\n    mass: m\n    inertia: m*l^2/12\n    position: [0, \"-(%d + 0.5)*l\"]\n"
+                              "    markers: {up%d: {position: [0, \"l/2\"]}, dn%d: {position: [0, \"-l/2\"]}}\n",
+                              b, b, b, b);
+    k += (size_t)snprintf(t + k, cap - k, "joints:\n");
+    for (int b = 0; b < n; b++) {
+        char j[32];
+        if (b) snprintf(j, sizeof j, "dn%d", b - 1);
+        else snprintf(j, sizeof j, "top");
+        k += (size_t)snprintf(t + k, cap - k, "  pin%d: {type: revolute, i: up%d, j: %s}\n", b, b, j);
+    }
+    snprintf(t + k, cap - k, "forces:\n  weight: {type: gravity, g: [0, \"-g\"]}\nlinearize: {at: equilibrium}\n");
+    return t;
+}
+
+/* ascending frequencies (rad/s) of a model's oscillatory modes */
+static int chain_omegas(const char *text, double *w, int cap)
+{
+    mbl_status st;
+    mbl_model *md = NULL;
+    mbl_point *pt = NULL;
+    mbl_linear *lin = NULL;
+    mbl_modes *mo = NULL;
+    int n = 0, rc = mbl_model_load_string(text, strlen(text), "chain", NULL, 0, &md, &st);
+    if (!rc) rc = mbl_operating_point(md, NULL, &pt, &st);
+    if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, &st);
+    if (!rc) rc = mbl_modal(lin, NULL, &mo, &st);
+    CHECK_MSG(rc == 0, "%s", st.msg);
+    for (int i = 0; !rc && i < mo->nx && n < cap; i++)
+        if (!mo->modes[i].spurious && mo->modes[i].im > 0) w[n++] = mo->modes[i].im;
+    mbl_modes_free(mo);
+    mbl_linear_free(lin);
+    mbl_point_free(pt);
+    mbl_model_free(md);
+    for (int i = 1; i < n; i++) /* ascending (insertion) */
+        for (int j = i; j > 0 && w[j] < w[j - 1]; j--) {
+            double x = w[j];
+            w[j] = w[j - 1], w[j - 1] = x;
+        }
+    return n;
+}
+
+/* The chain's frequencies from its mass and stiffness matrices in closed form (the rods' angles
+ * from the vertical, small motions about the hanging equilibrium): with c_k(j) = 1 for j < k, 1/2
+ * for j = k, 0 for j > k (how rod k's centre moves with joint j),
+ *   M_ij = m l^2 sum_k c_k(i) c_k(j) + delta_ij m l^2 / 12,   K_jj = m g l sum_k c_k(j),
+ * omega^2 the eigenvalues of K x = omega^2 M x (LAPACK dsygv); the structured term and the
+ * symbolic path both give them. */
+TEST(rtree_planar_chain_frequencies)
+{
+    enum { N = 8 };
+    const double m = 1, l = 0.5, g = 9.81;
+    double *M = calloc(N * N, sizeof *M), *K = calloc(N * N, sizeof *K), ev[N];
+    CHECK(M && K);
+    if (!M || !K) {
+        free(M), free(K);
+        return;
+    }
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < N; k++) {
+                double ci = i < k ? 1 : i == k ? 0.5 : 0, cj = j < k ? 1 : j == k ? 0.5 : 0;
+                s += ci * cj;
+            }
+            M[i + N * j] = m * l * l * s + (i == j ? m * l * l / 12 : 0);
+        }
+    for (int j = 0; j < N; j++) {
+        double s = 0;
+        for (int k = 0; k < N; k++) s += j < k ? 1 : j == k ? 0.5 : 0;
+        K[j + N * j] = m * g * l * s;
+    }
+    int info = LAPACKE_dsygv(LAPACK_COL_MAJOR, 1, 'N', 'U', N, K, N, M, N, ev);
+    CHECK(info == 0);
+    double w[2][N + 4];
+    int nw[2];
+    for (int s = 0; s < 2; s++) {
+        char *t = hanging_chain(N, s);
+        nw[s] = t ? chain_omegas(t, w[s], N + 4) : -1;
+        free(t);
+    }
+    CHECK(nw[0] == N && nw[1] == N);
+    double dref = 0, dsym = 0;
+    for (int i = 0; i < N && nw[0] == N && nw[1] == N && info == 0; i++) {
+        double wr = sqrt(ev[i]);
+        dref = fmax(dref, fabs(w[0][i] - wr) / wr);
+        dsym = fmax(dsym, fabs(w[0][i] - w[1][i]) / w[1][i]);
+    }
+    printf("  planar chain of %d rods: frequencies %.2e from the closed-form M, K, %.2e from the symbolic path\n", N,
+           dref, dsym);
+    CHECK(dref < 1e-10);
+    CHECK(dsym < 1e-12);
+    free(M), free(K);
+}
+
 TEST(rtree_spatial_chain_equals_symbolic)
 {
     for (int loop = 0; loop < 2; loop++) {
@@ -288,7 +487,9 @@ TEST(rtree_floating_base_equals_symbolic)
 TEST(rtree_cut_joints_equal_symbolic)
 {
     static const char *files[] = {"examples/mech/spatial_fourbar.yaml", "examples/mech/spatial_fourbar_relative.yaml",
-                                  "examples/mech/slider_pendulum_relative.yaml"};
+                                  "examples/mech/slider_pendulum_relative.yaml",
+                                  /* planar: the four-bar closed by a cut revolute, the slider-pendulum */
+                                  "tests/mech/fourbar_general.yaml", "examples/mech/slider_pendulum.yaml"};
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
         char *t = test_slurp(files[f]);
         CHECK(t != NULL);
@@ -368,6 +569,8 @@ TEST(rtree_sensitivities_equal_symbolic)
 int main(void)
 {
     RUN(rtree_spatial_chain_equals_symbolic);
+    RUN(rtree_planar_tree_equals_symbolic);
+    RUN(rtree_planar_chain_frequencies);
     RUN(rtree_urdf_arm_equals_symbolic);
     RUN(rtree_floating_base_equals_symbolic);
     RUN(rtree_cut_joints_equal_symbolic);
