@@ -698,6 +698,16 @@ static inline __attribute__((always_inline)) mblx_id make_node(mblx_graph *g, un
     return e;
 }
 
+/* The node (op, v, a[0..n-1]) of hash h in the table (tcap > 0), or XNONE. */
+static inline __attribute__((always_inline)) mblx_id table_find(const mblx_graph *g, uint32_t h, unsigned op, double v,
+                                                                size_t n, const uint32_t *a)
+{
+    size_t k = h & (g->tcap - 1);
+    for (uint64_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
+        if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en - 1, op, v, n, a)) return (uint32_t)en - 1;
+    return XNONE;
+}
+
 /* mblx__intern with a large table (or its deferral's marks): the parents' bits, the batch */
 static __attribute__((noinline)) mblx_id intern_large(mblx_graph *g, unsigned op, double v, size_t n, const uint32_t *a,
                                                       uint32_t h)
@@ -713,10 +723,8 @@ static __attribute__((noinline)) mblx_id intern_large(mblx_graph *g, unsigned op
         for (size_t k = h & (2 * DEFER_BATCH - 1); D && D->npend && D->ptab[k] != TABLE_EMPTY; k = (k + 1) & (2 * DEFER_BATCH - 1))
             if ((uint32_t)(D->ptab[k] >> 32) == h && same_key(g, (uint32_t)D->ptab[k] - 1, op, v, n, a))
                 return (uint32_t)D->ptab[k] - 1;
-        size_t k = h & (g->tcap - 1);
-        for (uint64_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
-            if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en - 1, op, v, n, a))
-                return (uint32_t)en - 1;
+        mblx_id f = table_find(g, h, op, v, n, a);
+        if (f != XNONE) return f;
     }
     mblx_id e = make_node(g, op, v, n, a);
     if (e == XNONE) return e;
@@ -749,10 +757,8 @@ mblx_id mblx__intern(mblx_graph *g, unsigned op, double v, size_t n, const uint3
     if (!g->tcap && g->tcap_dropped && table_rebuild(g)) return mblx__oom(g);
     if (g->tcap >= DEFER_MIN_TCAP || g->defer) return intern_large(g, op, v, n, a, h);
     if (g->tcap) {
-        size_t k = h & (g->tcap - 1);
-        for (uint64_t en; (en = g->table[k]) != TABLE_EMPTY; k = (k + 1) & (g->tcap - 1))
-            if ((uint32_t)(en >> 32) == h && same_key(g, (uint32_t)en - 1, op, v, n, a))
-                return (uint32_t)en - 1;
+        mblx_id f = table_find(g, h, op, v, n, a);
+        if (f != XNONE) return f;
     }
     mblx_id e = make_node(g, op, v, n, a);
     if (e == XNONE) return e;
