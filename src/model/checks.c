@@ -1,6 +1,7 @@
 /* Checks of a loaded model at its data: the user's expressions inside their domain at a point,
  * and a kinetic energy whose mass matrix is positive (semi)definite. */
 #include "model/formulate.h"
+#include "model/rtree.h"
 
 int model_check_domain(const mbl_model *md, const double *syms, double *work, mbl_status *st)
 {
@@ -85,14 +86,31 @@ const char *model_jac_set_note(const mbl_model *md, int p, char *buf, size_t cap
     if (!md->pset || p < 0 || p >= md->jac.nz) return buf;
     int r = md->jac.row[p];
     mblx_id e = md->jac.node[p] != MBLX_NONE ? md->jac.node[p] : md->Fc ? md->Fc[r] : md->F[r];
-    for (int i = 0; i < md->np; i++)
-        if (!isnan(md->pset[i]) && mblx_depends(md->g, e, md->p[i])) {
+    for (int i = 0; i < md->np; i++) {
+        if (isnan(md->pset[i])) continue;
+        int dep = mblx_depends(md->g, e, md->p[i]);
+        /* an equation of motion of the tree's numeric term (model/rtree.h): its entries are numbers,
+         * the masses and inertias of the bodies the row's joint carries are texts */
+        for (int b = 0; !dep && md->rtn && r < md->n && b < model_rtree_num_nbodies(md->rtn); b++) {
+            int in = 0, a = b, parent, kind, q;
+            const mblx_id *tn;
+            while (a >= 0 && !in) {
+                model_rtree_num_body(md->rtn, a, &parent, &kind, &q, &tn);
+                in = q == r;
+                a = parent;
+            }
+            model_rtree_num_body(md->rtn, b, &parent, &kind, &q, &tn);
+            for (int k = MBL_RTREE_M; in && !dep && k < MBL_RTREE_E; k++)
+                dep = tn[k] != MBLX_NONE && mblx_depends(md->g, tn[k], md->p[i]);
+        }
+        if (dep) {
             char v[32];
             snprintf(v, sizeof v, "%.15g", md->pset[i]);
             if (strtod(v, NULL) != md->pset[i]) snprintf(v, sizeof v, "%.17g", md->pset[i]);
             snprintf(buf, cap, " (the value comes from --set %s=%s)", md->pname[i], v);
             return buf;
         }
+    }
     return buf;
 }
 

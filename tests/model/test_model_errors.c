@@ -157,6 +157,40 @@ TEST(numerics)
             mbl_point_free(pt);
             mbl_model_free(md);
         }
+    /* the same where the tree's numeric structured term holds the bodies (relative coordinates,
+     * planar and spatial: the entries are numbers, the subtree's masses and inertias texts) */
+    static const char *tree[] = {
+        "model: mechanism\nspace: planar\ncoordinates: relative\nparameters: {m1: 1, mt: 1, l: 0.5}\n"
+        "ground: {markers: {top: {}}}\nbodies:\n"
+        "  a: {mass: m1, inertia: m1*l^2/12, position: [0, -0.25], markers: {ua: {position: [0, 0.25]}, da: {position: [0, -0.25]}}}\n"
+        "  b: {mass: mt, inertia: mt*l^2/12, position: [0, -0.75], markers: {ub: {position: [0, 0.25]}}}\n"
+        "joints:\n  p1: {type: revolute, i: ua, j: top}\n  p2: {type: revolute, i: ub, j: da}\n"
+        "forces:\n  w: {type: gravity, g: [0, -9.81]}\n",
+        "model: mechanism\nspace: spatial\ncoordinates: relative\nparameters: {m1: 1, mt: 1, l: 0.5}\n"
+        "ground: {markers: {top: {}}}\nbodies:\n"
+        "  a: {mass: m1, inertia: [0.02, 0.02, 0.001], position: [0, 0, -0.25], markers: {ua: {position: [0, 0, 0.25]}, "
+        "da: {position: [0, 0, -0.25]}}}\n"
+        "  b: {mass: mt, inertia: [\"mt*l^2/12\", \"mt*l^2/12\", \"mt/1000\"], position: [0, 0, -0.75], "
+        "markers: {ub: {position: [0, 0, 0.25]}}}\n"
+        "joints:\n  p1: {type: revolute, i: ua, j: top}\n  p2: {type: revolute, i: ub, j: da}\n"
+        "forces:\n  w: {type: gravity, g: [0, 0, -9.81]}\n"};
+    const mbl_setting mt0 = {"mt", 0.0};
+    for (int k = 0; k < 2; k++) {
+        mbl_model *md = NULL;
+        mbl_point *pt = NULL;
+        mbl_linear *lin = NULL;
+        mbl_status st;
+        mbl_status_clear(&st);
+        int rc = mbl_model_load_string(tree[k], strlen(tree[k]), "tree.yaml", &mt0, 1, &md, &st);
+        if (!rc) rc = mbl_operating_point(md, NULL, &pt, &st);
+        if (!rc) rc = mbl_linearize(md, pt, NULL, &lin, &st);
+        CHECK_MSG(rc == MBL_ESINGULAR && strstr(st.msg, "coordinate 'p2_q' has no mass here") &&
+                      strstr(st.msg, "without inertia (the value comes from --set mt=0)"),
+                  "%s tree: code %d '%s'", k ? "spatial" : "planar", rc, st.msg);
+        mbl_linear_free(lin);
+        mbl_point_free(pt);
+        mbl_model_free(md);
+    }
     /* a two-coordinate system with two independent constraints has no motion */
     expect_error("model: dae\ncoordinates: {x: 0.1, y: 0.2}\nkinetic_energy: \"der(x)^2 + der(y)^2\"\n"
                  "constraints: [\"x - 0.1\", \"y - 0.2\"]\n",
