@@ -173,17 +173,15 @@ int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
         if (ti[k] < 0 || ti[k] >= m || tj[k] < 0 || tj[k] >= n)
             return mbl_error(st, MBL_EDIM, "%s: triplet %d: index (%d, %d) out of range for %d x %d",
                              fn, k, ti[k], tj[k], m, n);
-    /* bucket by column (counting sort), then within a column by row with a row marker: use
-     * the transpose trick: first bucket by row, then a stable bucket by column gives rows
-     * sorted within columns. */
+    /* bucket by column (counting sort) with the rows sorted within each column by the transpose
+     * trick: first bucket by row, then a stable bucket by column. */
     /* the scratch in one allocation: rowcount (m + 1), colcount (n + 1), byrow (nz: triplet ids
-     * sorted by row), bycol (nz: then stably by column), mark (m) */
+     * sorted by row), bycol (nz: then stably by column) */
     size_t ncount = (size_t)m + (size_t)n + 2;
-    int *rowcount = mbl_alloc_array(ncount + 2 * (size_t)nz + (size_t)m + 1, sizeof *rowcount);
+    int *rowcount = mbl_alloc_array(ncount + 2 * (size_t)nz + 1, sizeof *rowcount);
     int *colcount = rowcount ? rowcount + (size_t)m + 1 : NULL;
     int *byrow = rowcount ? rowcount + ncount : NULL;
     int *bycol = rowcount ? byrow + (size_t)nz : NULL;
-    int *mark = rowcount ? bycol + (size_t)nz : NULL;
     mbla_csc *A = NULL;
     int r = 0;
     if (rowcount) memset(rowcount, 0, ncount * sizeof *rowcount);
@@ -202,25 +200,23 @@ int mbla_csc_from_triplets(int m, int n, int nz, const int *ti, const int *tj,
         int k = byrow[q];
         bycol[colcount[tj[k]]++] = k;
     }
-    /* colcount[j] is now the end of column j; count unique entries per column */
+    /* colcount[j] is now the end of column j, whose rows arrive sorted: a repeated entry is the
+     * one before it in the column. Count the unique entries. */
     int unique = 0;
-    for (int i = 0; i < m; i++) mark[i] = -1;
-    for (int q = 0; q < nz; q++) {
-        int k = bycol[q];
-        if (mark[ti[k]] != tj[k]) {
-            mark[ti[k]] = tj[k];
-            unique++;
+    for (int j = 0, q = 0; j < n; j++)
+        for (int prev = -1; q < colcount[j]; q++) {
+            int i = ti[bycol[q]];
+            unique += i != prev;
+            prev = i;
         }
-    }
     if ((r = mbla_csc_new(m, n, unique, &A, st))) goto done;
-    for (int i = 0; i < m; i++) mark[i] = -1;
     int pos = -1, q = 0;
     for (int j = 0; j < n; j++) {
         A->p[j] = pos + 1;
-        for (; q < colcount[j]; q++) {
+        for (int prev = -1; q < colcount[j]; q++) {
             int k = bycol[q];
-            if (mark[ti[k]] != j) { /* rows arrive sorted: a repeat is always the last entry */
-                mark[ti[k]] = j;
+            if (ti[k] != prev) {
+                prev = ti[k];
                 pos++;
                 A->i[pos] = ti[k];
                 A->x[pos] = 0.0;

@@ -38,6 +38,9 @@ static void append(char *buf, size_t size, const char *fmt, const char *a, const
  * condition; above, dgecon's estimate (its fixed cost, about 30 k instructions, is then the
  * smaller) and the candidates' columns of A^-1 alone. */
 #define SELECT_GIVEN_EXACT_MAX 32
+/* Above SELECT_GIVEN_MAX coordinates the given states are tested first (by a sparse LU) when there
+ * are at most this many (the candidates' columns of A^-1 are dense: n x ncand). */
+#define SELECT_GIVEN_SPARSE_CAND 64
 
 /* The coordinate part of [C; -G] into J (zeroed, leading dimension ld): every row scaled to unit
  * max-norm over the coordinates (a zero row kept as it is) */
@@ -114,6 +117,70 @@ static int given_states_pass(const mbla_csc *C, int ncand, const double *G, cons
     return rc;
 }
 
+/* Above SELECT_GIVEN_MAX coordinates, given_states_pass with a sparse LU: A = [C; -G], every row
+ * scaled as fill_scaled_rows scales it, factored by KLU; its reciprocal 1-norm condition from
+ * klu_condest's estimate of ||A^-1||_1 (Hager and Higham's, as dgecon's), the candidates' columns of
+ * A^-1 by solves. The same test (1) and (2), in O(nnz(L + U)) instead of a dense LU of order n: a
+ * large closed chain with its given states no longer takes the null space of C (SPQR) to keep them.
+ * Up to SELECT_GIVEN_SPARSE_CAND candidates (the columns are dense, n x ncand); a matrix KLU finds
+ * singular does not pass. */
+static int given_states_pass_sparse(const mbla_csc *C, int ncand, const double *G, const double *wcand,
+                                    double pivot_tol, int moving, int *pass, mbl_status *st)
+{
+    int nc = C->m, n = C->n, nzc = C->p[n], nzg = 0;
+    *pass = 0;
+    for (size_t t = 0; t < (size_t)ncand * (size_t)n; t++) nzg += G[t] != 0.0;
+    double *sc = mbl_alloc_array((size_t)(nc + ncand) + 1, sizeof *sc);
+    mbla_csc *A = NULL;
+    mbla_klu *lu = NULL;
+    double *X = NULL;
+    int rc = sc ? mbla_csc_new(n, n, nzc + nzg, &A, st) : mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
+    if (rc) goto done;
+    /* the rows' scales: 1 / max-norm (a zero row kept as it is), as fill_scaled_rows */
+    for (int i = 0; i < nc + ncand; i++) sc[i] = 0;
+    for (int p = 0; p < nzc; p++) sc[C->i[p]] = fmax(sc[C->i[p]], fabs(C->x[p]));
+    for (int i = 0; i < ncand; i++)
+        for (int j = 0; j < n; j++) sc[nc + i] = fmax(sc[nc + i], fabs(G[i + (size_t)j * ncand]));
+    for (int i = 0; i < nc + ncand; i++) sc[i] = sc[i] > 0 ? 1.0 / sc[i] : 1.0;
+    int t = 0;
+    for (int j = 0; j < n; j++) { /* column j: C's rows (sorted), then the candidates' (below them) */
+        A->p[j] = t;
+        for (int p = C->p[j]; p < C->p[j + 1]; p++) A->i[t] = C->i[p], A->x[t++] = C->x[p] * sc[C->i[p]];
+        for (int i = 0; i < ncand; i++) {
+            double g = G[i + (size_t)j * ncand];
+            if (g != 0.0) A->i[t] = nc + i, A->x[t++] = -sc[nc + i] * g;
+        }
+    }
+    A->p[n] = t;
+    mbl_status st2;
+    int frc = mbla_klu_new(A, NULL, &lu, &st2);
+    if (frc == MBL_ENOMEM) rc = mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
+    if (frc) goto done; /* singular (or KLU failed): the full selection decides */
+    double cond = 0;
+    if (mbla_klu_condest(lu, A, &cond, &st2) || !(cond > 0) || !(1.0 / cond >= pivot_tol)) goto done;
+    int ok = 1;
+    if (!moving) {
+        X = mbl_calloc((size_t)n * (size_t)ncand + 1, sizeof *X);
+        if (!X) {
+            rc = mbl_error(st, MBL_ENOMEM, "out of memory in the state selection");
+            goto done;
+        }
+        for (int i = 0; i < ncand; i++) X[nc + i + (size_t)i * n] = 1.0;
+        if (mbla_klu_solve(lu, ncand, X, n, &st2)) goto done;
+        for (int i = 0; i < ncand && ok; i++) {
+            double bound = wcand[i] > 0 ? 1.0 / wcand[i] : INFINITY;
+            const double *x = X + (size_t)i * n;
+            for (int j = 0; j < n && ok; j++) ok = fabs(x[j]) <= bound;
+        }
+    }
+    *pass = ok;
+done:
+    mbla_klu_free(lu);
+    mbla_csc_free(A);
+    mbl_free(sc), mbl_free(X);
+    return rc;
+}
+
 /* One level of selection. C is the constraint Jacobian (nc x n, sparse), G the candidate rows
  * (ncand x n, dense column-major) with weights wcand (smaller = preferred as a state). Writes
  * which candidates (free_cand) and which internal columns (free_coord) are states, and the rank
@@ -133,9 +200,10 @@ static int select_level(const mbla_csc *C, int ncand, const double *G, const dou
         *rank_c = 0;
         return 0;
     }
-    if (ncand > 0 && rows == n && n <= SELECT_GIVEN_MAX && given_first) {
+    if (ncand > 0 && rows == n && (n <= SELECT_GIVEN_MAX || ncand <= SELECT_GIVEN_SPARSE_CAND) && given_first) {
         int pass = 0;
-        rc = given_states_pass(C, ncand, G, wcand, pivot_tol, moving, &pass, st);
+        rc = n <= SELECT_GIVEN_MAX ? given_states_pass(C, ncand, G, wcand, pivot_tol, moving, &pass, st)
+                                   : given_states_pass_sparse(C, ncand, G, wcand, pivot_tol, moving, &pass, st);
         if (rc) return rc;
         if (pass) {
             for (int j = 0; j < n; j++) free_coord[j] = 0;
