@@ -885,6 +885,13 @@ static int chains_may_share(const mblx__node *nd, const uint32_t *args, size_t n
     return found;
 }
 
+/* The check of chains_may_share costs the chains' post-order and a lookup a sum or product: taken
+ * from this many nodes on, where the chains' own work it saves is large (the N = 1000 four-bar's
+ * residual: 69,000 nodes); below, where the chains often share something (the nonlinear bicycle's
+ * residual, 1,790 nodes: the check found a link, and cost its one-shot 159 k instructions, 1.7 %),
+ * the chains are built as before. */
+enum { CHAINS_CHECK_MIN = 1 << 14 };
+
 static int chains_mode; /* mblx__share_chains_mode */
 
 void mblx__share_chains_mode(int mode) { chains_mode = mode >= 0 && mode <= 2 ? mode : 0; }
@@ -933,7 +940,7 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
     if (pl) {
         /* the chains made in the pairs' arrays, which have room for them (share_chains fails
          * with clB NULL: pl still owns them) */
-        int skip = nl0 >= SHARE_ONE_FORM_MIN && chains_mode != 1 && !chains_may_share(pl, pa, nlP, outB, nout);
+        int skip = nl0 >= CHAINS_CHECK_MIN && chains_mode != 1 && !chains_may_share(pl, pa, nlP, outB, nout);
         if (chains_mode == 2 && !skip) goto out; /* (tests: the chains were to be skipped) */
         if (skip) { /* the pairs form as it is, fused */
             ownB = ownP, ownP = NULL, nlB = nlP, kaB = kaP;

@@ -1,5 +1,5 @@
 /* The chains skipped after the pairs (issue 31, item 2; tape_share.c chains_may_share): a sub-DAG
- * of at least SHARE_ONE_FORM_MIN nodes whose pairs form has no chain link to share compiles
+ * of at least CHAINS_CHECK_MIN (2^14) nodes whose pairs form has no chain link to share compiles
  * without the chains, its sums' and products' constants fused into their last operations by the
  * emission (tape.c). Checked here: such a tape is the one the chains make, instruction for
  * instruction (opcodes, registers, constants' bits, outputs), for mblx_compile and
@@ -16,7 +16,7 @@
 #include "parse_fixture.h"
 #include "test.h"
 
-enum { NSYM = 64, NEXPR = 200 }; /* (then a, b, u, v) */
+enum { NSYM = 64, NEXPR = 3600 }; /* (then a, b, u, v) */
 
 static mblx_graph *G;
 static mblx_id OUT[NEXPR + 2];
@@ -75,8 +75,8 @@ static void make_graph(void)
         int j = i % NSYM, k = (3 * i + 1) % NSYM, l = (5 * i + 3) % NSYM, m = (7 * i + 11) % NSYM;
         if (k == j) k = (k + 1) % NSYM;
         snprintf(buf, sizeof buf,
-                 "%d*x%d*x%d*a*b + %d*x%d*x%d*x%d + sin(x%d)*cos(x%d)*x%d + %d.5 + x%d + %d*x%d*x%d*exp(x%d)", i + 2, j,
-                 k, i + 3, l, j, m, j, k, m, i, l, i + 5, k, l, j);
+                 "%d*x%d*x%d*a*b + %d*x%d*x%d*x%d + sin(x%d)*cos(x%d)*x%d + %d.5 + %d*x%d + %d*x%d*x%d*exp(x%d)", i + 2,
+                 j, k, i + 3, l, j, m, j, k, m, i, i + 7, l, i + 5, k, l, j);
         OUT[i] = fixture_parse(G, buf);
     }
 }
@@ -107,7 +107,7 @@ static void check_outputs(size_t n, const mblx_id *out, int skipped)
 TEST(chains_skipped_same_tape)
 {
     for (int i = 0; i < NEXPR; i++) CHECK(OUT[i] != MBLX_NONE);
-    CHECK(mblx_node_count(G) > 1100); /* (the outputs' sub-DAG: 1,127 nodes, above SHARE_ONE_FORM_MIN) */
+    CHECK(mblx_node_count(G) > 18000); /* (the outputs' sub-DAG: about 18,400 nodes, above CHAINS_CHECK_MIN = 16,384) */
     check_outputs(NEXPR, OUT, 1);
 }
 
