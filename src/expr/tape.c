@@ -168,6 +168,7 @@ typedef struct compiler {
     size_t nl0;
     size_t extra, lres, ares; /* the chains' extra links (tape_share.c); lnd, largs' capacities */
     int no_pairs;             /* mblx_compile_few: the chains alone */
+    int fuse;                 /* a sum's or product's constant fused into its last operation (mblx__share) */
 } compiler;
 
 static void compiler_free(compiler *c)
@@ -409,7 +410,7 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
         size_t lres = t->g ? c->lres : 0, ares = t->g ? c->ares : 0;
         /* a bound tape: owner in graph nodes at once (gid freed) */
         if (mblx__share(t->lnd, t->largs, c->nl0, c->ka, lres, ares, outl, n, c->no_pairs, t->g ? c->gid : NULL, &cl,
-                        &ca, &c->nl, &c->ka, &c->owner))
+                        &ca, &c->nl, &c->ka, &c->owner, &c->fuse))
             return -1;
         mbl_free(c->gid);
         c->gid = NULL;
@@ -487,9 +488,9 @@ static int share_and_order(compiler *c, size_t n, const mblx_id *outputs)
                 ev[nev++] = l;
                 nins++; /* (less the nodes only used as immediates, below) */
                 nstep += nd->op == MBLX_OP_STEP;
-            } else if (applies_const(nd)) {
+            } else if (applies_const(nd) && !c->fuse) {
                 ev[nev++] = l;
-                nins++; /* its constant applied */
+                nins++; /* its constant applied (fuse: with its last operand) */
             }
             c->sn--;
         }
@@ -567,6 +568,8 @@ static void emit_instructions(compiler *c)
                     EMIT(add ? TI_ADD2C : TI_MUL2C, reg[a[0]], reg[a[1]], val);
                 else
                     EMIT(add ? TI_ADD : TI_MUL, reg[a[0]], reg[a[1]], 0.0);
+            } else if (c->fuse && i == na - 1 && val != (add ? 0.0 : 1.0)) { /* as the chains' last link */
+                EMIT(add ? TI_ADD2C : TI_MUL2C, reg[l], reg[a[i]], val);
             } else {
                 EMIT(add ? TI_ADD : TI_MUL, reg[l], reg[a[i]], 0.0);
             }

@@ -846,6 +846,56 @@ static size_t dag_ops(const mblx__node *nd, const uint32_t *args, size_t nl, con
     return no == SIZE_MAX ? SIZE_MAX : ops;
 }
 
+/* Would share_chains share anything in the local sub-DAG (nd, args: nl nodes; outputs outl)? It
+ * finds a link in its table only if some chain's first link (op, a[0], a[1]) is one it registered
+ * before, in its post-order, as another node's first link (a later link's prefix is a link made for
+ * its own chain alone, and aliases come only from found links; a first link is registered unless
+ * it is a node's last, with a constant: two operands, not the identity). When none is found, the
+ * shared form is the sub-DAG as it is with each sum and product a chain of binary operations over
+ * its operands in order, its constant fused into the last one: what the compiler emits with fuse
+ * set (tape.c), the same instructions in the same order. The same post-order and one lookup a sum
+ * or product, against share_chains' one lookup a link, its link nodes and aliases (the N = 1000
+ * four-bar's residual finds no link there). 1: the chains may share (or out of memory: they are
+ * then built, as before); 0: they cannot. */
+static int chains_may_share(const mblx__node *nd, const uint32_t *args, size_t nl, const uint32_t *outl, size_t nout)
+{
+    size_t nnary = 0;
+    for (size_t l = 0; l < nl; l++) nnary += mblx__nary_local(&nd[l]);
+    if (nl >= 0x80000000u) return 1; /* (the keys' first operand below 2^31) */
+    pair_table P = {NULL, NULL, 0, 0};
+    unsigned char *mark = mbl_alloc_array(nl ? nl : 1, 1);
+    uint32_t *order = mbl_alloc_array(nl ? nl : 1, sizeof *order);
+    int found = 1;
+    size_t no = mark && order ? local_postorder(nd, args, nl, outl, nout, mark, order) : SIZE_MAX;
+    mbl_free(mark);
+    if (no != SIZE_MAX && !pair_init(&P, nnary)) {
+        found = 0;
+        for (size_t p = 0; p < no && !found; p++) {
+            const mblx__node *x = &nd[order[p]];
+            if (!mblx__nary_local(x)) continue;
+            const uint32_t *a = args + x->aoff;
+            uint64_t k = pair_key(x->op, a[0], a[1] + 1); /* (never 0, the empty slot's key) */
+            size_t i = pair_slot(&P, k);
+            if (P.key[i]) found = 1; /* (only registered links are inserted) */
+            else if (x->na > 2 || x->val == (x->op == MBLX_OP_ADD ? 0.0 : 1.0)) P.key[i] = k;
+        }
+    }
+    pair_free(&P);
+    mbl_free(order);
+    return found;
+}
+
+/* The check of chains_may_share costs the chains' post-order and a lookup a sum or product: taken
+ * from this many nodes on, where the chains' own work it saves is large (the N = 1000 four-bar's
+ * residual: 69,000 nodes); below, where the chains often share something (the nonlinear bicycle's
+ * residual, 1,790 nodes: the check found a link, and cost its one-shot 159 k instructions, 1.7 %),
+ * the chains are built as before. */
+enum { CHAINS_CHECK_MIN = 1 << 14 };
+
+static int chains_mode; /* mblx__share_chains_mode */
+
+void mblx__share_chains_mode(int mode) { chains_mode = mode >= 0 && mode <= 2 ? mode : 0; }
+
 /* Sub-DAGs of at least this many nodes where a pair is shared take the pairs form without building
  * the chains alone too. Over the 136 model files of examples/ and tests/, the pairs form was the
  * shorter in 85 of the 96 sub-DAGs of more than 100 nodes (up to 21 % shorter, 2-8 % in most),
@@ -864,8 +914,9 @@ enum { SHARE_ONE_FORM_MIN = 1024 };
  * allocated. Returns 0, or -1 when out of memory. */
 int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t lcap, size_t acap, uint32_t *outl,
                 size_t nout, int no_pairs, const uint32_t *base, mblx__node **pcl, uint32_t **pca, size_t *pnl,
-                size_t *pka, uint32_t **powner)
+                size_t *pka, uint32_t **powner, int *pfuse)
 {
+    *pfuse = 0;
     mblx__node *clA = NULL, *clB = NULL, *pl = NULL;
     uint32_t *caA = NULL, *caB = NULL, *pa = NULL, *ownA = NULL, *ownB = NULL, *ownP = NULL;
     uint32_t *outA = mbl_alloc_array(nout ? nout : 1, sizeof *outA), *outB = mbl_alloc_array(nout ? nout : 1, sizeof *outB);
@@ -889,7 +940,14 @@ int mblx__share(mblx__node *lnd, uint32_t *largs, size_t nl0, size_t ka0, size_t
     if (pl) {
         /* the chains made in the pairs' arrays, which have room for them (share_chains fails
          * with clB NULL: pl still owns them) */
-        if (share_chains(pl, pa, nlP, kaP, lcapP, acapP, outB, nout, ownP, &clB, &caB, &nlB, &kaB, &ownB, &opsB)) goto out;
+        int skip = nl0 >= CHAINS_CHECK_MIN && chains_mode != 1 && !chains_may_share(pl, pa, nlP, outB, nout);
+        if (chains_mode == 2 && !skip) goto out; /* (tests: the chains were to be skipped) */
+        if (skip) { /* the pairs form as it is, fused */
+            ownB = ownP, ownP = NULL, nlB = nlP, kaB = kaP;
+            *pfuse = 1;
+        } else if (share_chains(pl, pa, nlP, kaP, lcapP, acapP, outB, nout, ownP, &clB, &caB, &nlB, &kaB, &ownB, &opsB)) {
+            goto out;
+        }
         if (clB == pl) pl = NULL, pa = NULL; /* made in place: owned as clB, caB */
         if (ticks && core_progress_tick(3)) goto out;
         if (!clB) clB = pl, caB = pa, pl = NULL, pa = NULL;

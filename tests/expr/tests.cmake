@@ -19,3 +19,4 @@ mblin_add_test(test_expr_compile_inplace ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_e
 mblin_add_test(test_expr_schedule_inplace ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_schedule_inplace.c)
 mblin_add_test(test_expr_product_others ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_product_others.c)
 mblin_add_test(test_expr_scaled ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_scaled.c)
+mblin_add_test(test_expr_chains_skip ${CMAKE_CURRENT_SOURCE_DIR}/expr/test_expr_chains_skip.c)
