@@ -123,6 +123,27 @@ static void seeds_free(seedset *S)
     S->n = 0;
 }
 
+/* The n seeds s sorted by symbol through a map of the graph's symbols (the order sort_seeds gives
+ * distinct symbols); 1 when a symbol is there twice or out of memory (s unchanged: the sort then). */
+static int seeds_by_symbol(const mblx_graph *g, seed *s, size_t n)
+{
+    uint32_t *at = mbl_calloc(g->nsym ? g->nsym : 1, sizeof *at);
+    seed *t = at ? mbl_alloc_array(n, sizeof *t) : NULL;
+    int rc = !t;
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = s[i].sym >= g->nsym || at[s[i].sym];
+        if (!rc) at[s[i].sym] = (uint32_t)i + 1;
+    }
+    if (!rc) {
+        size_t k = 0;
+        for (uint32_t y = 0; y < g->nsym; y++)
+            if (at[y]) t[k++] = s[at[y] - 1];
+        memcpy(s, t, n * sizeof *s);
+    }
+    mbl_free(at), mbl_free(t);
+    return rc;
+}
+
 /* Build a seed set from symbol nodes syms[i] -> nodes[i] (nodes may be NULL: then `fill`), in
  * buf when it holds nbuf >= n seeds (else allocated). Fails (sticky error) on a non-symbol or,
  * when unique, on a repeated symbol. */
@@ -158,6 +179,8 @@ static int seeds_make_buf(mblx_graph *g, const char *who, size_t n, const mblx_i
     size_t asc = 1;
     while (asc < n && S->s[asc - 1].sym < S->s[asc].sym) asc++;
     S->n = n;
+    if (asc < n && n >= SEED_MAP_MIN && n * SEED_MAP_RATIO >= g->nsym && seeds_by_symbol(g, S->s, n) == 0)
+        asc = n; /* many distinct seeds: placed by symbol index (a Jacobian's over all unknowns) */
     if (asc < n) {
         if (sort_seeds(S->s, n, NULL)) {
             mblx__oom(g);
@@ -614,6 +637,7 @@ typedef struct adjoints {
     mblx_id *tmp;
     size_t tmpcap;
     struct pmemo *pm; /* the products' memo (NULL: none, out of memory) */
+    struct smemo *sm; /* the sums' memo (likewise) */
 } adjoints;
 
 /* The contributions c * other * a of the products of two operands, kept for the call: a sum of
@@ -628,6 +652,11 @@ enum { PMEMO_SLOTS = 4096 };
 typedef struct pmemo {
     uint32_t c, other, a, res; /* res + 1; 0: empty */
 } pmemo;
+/* the adjoints' sums of a few contributions, likewise */
+enum { SMEMO_SLOTS = 4096, SMEMO_TERMS = 4 };
+typedef struct smemo {
+    uint32_t n, t[SMEMO_TERMS], res; /* res + 1; 0: empty */
+} smemo;
 
 /* An oom (out of memory, to record) or a failure (the graph's error already set). */
 enum { GRAD_OOM = 1, GRAD_FAIL = 2 };
@@ -731,6 +760,26 @@ static __attribute__((noinline)) int tmp_grow(adjoints *A)
 }
 
 /* The adjoint of local node k: the sum of its contributions, into adj.p[k] and *pa. */
+/* mblx_sum(g, n, t) for 2 to SMEMO_TERMS terms: the node the memo kept for these terms in this
+ * order, else the builder's, kept (as mul_other_kept) */
+static mblx_id sum_kept(mblx_graph *g, smemo *sm, size_t n, const mblx_id *t)
+{
+    uint64_t h = n;
+    for (size_t i = 0; i < n; i++) h = h * 0x100000001b3ull ^ t[i];
+    smemo *e = &sm[mblx__mix64(h) & (SMEMO_SLOTS - 1)];
+    if (e->res && e->n == n) {
+        size_t i = 0;
+        while (i < n && e->t[i] == t[i]) i++;
+        if (i == n) return e->res - 1;
+    }
+    mblx_id r = mblx_sum(g, n, t);
+    if (r != XNONE) {
+        e->n = (uint32_t)n, e->res = r + 1;
+        for (size_t i = 0; i < n; i++) e->t[i] = t[i];
+    }
+    return r;
+}
+
 static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
 {
     uint32_t c = A->head.p[k];
@@ -743,7 +792,7 @@ static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
             if (cnt == A->tmpcap && tmp_grow(A)) return GRAD_OOM;
             A->tmp[cnt++] = A->cp[c].node;
         }
-        a = mblx_sum(g, cnt, A->tmp);
+        a = cnt >= 2 && cnt <= SMEMO_TERMS && A->sm ? sum_kept(g, A->sm, cnt, A->tmp) : mblx_sum(g, cnt, A->tmp);
     }
     if (a == XNONE) return GRAD_FAIL;
     A->adj.p[k] = a;
@@ -824,7 +873,7 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
     }
     seedset S = {NULL, 0, NULL, 0, 0};
     u32vec ord = {NULL, 0, 0, 0}, st = {NULL, 0, 0, 0};
-    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0, NULL};
+    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0, NULL, NULL};
     if (gradient_seeds(g, n, syms, &S)) goto fail;
     if (!relevant(g, e, &S)) {
         for (size_t i = 0; i < n; i++) out[i] = g->zero;
@@ -837,7 +886,10 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
     A.head.p = mbl_alloc_array(nl, sizeof *A.head.p);
     A.adj.p = mbl_alloc_array(nl, sizeof *A.adj.p);
     if (!A.head.p || !A.adj.p) goto oom;
-    A.pm = nl >= PMEMO_SLOTS / 4 ? mbl_calloc(PMEMO_SLOTS, sizeof *A.pm) : NULL; /* a small sweep: without */
+    if (nl >= PMEMO_SLOTS / 4) { /* a small sweep: without */
+        A.pm = mbl_calloc(PMEMO_SLOTS, sizeof *A.pm);
+        A.sm = mbl_calloc(SMEMO_SLOTS, sizeof *A.sm);
+    }
     for (size_t k = 0; k < nl; k++) A.head.p[k] = XNONE, A.adj.p[k] = g->zero;
     if (add_contrib(&A, (uint32_t)(nl - 1), g->one)) goto oom;
     for (size_t k = nl; k-- > 0;) {
@@ -859,6 +911,7 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
     mbl_free(A.cp);
     mbl_free(A.tmp);
     mbl_free(A.pm);
+    mbl_free(A.sm);
     return 0;
 oom:
     mblx__oom(g);
@@ -872,6 +925,7 @@ fail:
     mbl_free(A.cp);
     mbl_free(A.tmp);
     mbl_free(A.pm);
+    mbl_free(A.sm);
     return g->err ? g->err : MBL_ENOMEM;
 }
 
