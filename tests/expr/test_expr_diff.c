@@ -583,7 +583,7 @@ TEST(deep_chain_diff)
     mblx_graph_free(g);
 }
 
-/* A large seed set given out of order (placed by symbol index, diff.c's seeds_by_symbol) gives the
+/* A large seed set given out of order (placed by symbol index, mblx__seeds_by_symbol) gives the
  * node the ascending order gives, and a symbol listed twice among many is still refused; a gradient
  * of many like terms (its products' and sums' memo) against the closed form. */
 TEST(large_seed_sets_and_like_terms)
