@@ -153,16 +153,24 @@ static int seeds_make_buf(mblx_graph *g, const char *who, size_t n, const mblx_i
         S->s[i].sym = (uint32_t)g->nd[syms[i]].val;
         S->s[i].node = nd;
     }
-    if (sort_seeds(S->s, n, NULL)) {
-        mblx__oom(g);
-        goto fail;
-    }
+    /* the callers' symbols mostly come in ascending order already (a dependence set's, the unknowns'
+     * in block order): then neither the sort nor the duplicate scan has anything to do */
+    size_t asc = 1;
+    while (asc < n && S->s[asc - 1].sym < S->s[asc].sym) asc++;
     S->n = n;
-    for (size_t i = 1; i < n; i++)
-        if (S->s[i].sym == S->s[i - 1].sym) {
-            mblx__fail(g, MBL_EARG, "%s: symbol listed twice", who);
+    if (asc < n && n >= SEED_MAP_MIN && n * SEED_MAP_RATIO >= g->nsym && mblx__seeds_by_symbol(g, S->s, n) == 0)
+        asc = n; /* many distinct seeds: placed by symbol index (a Jacobian's over all unknowns) */
+    if (asc < n) {
+        if (sort_seeds(S->s, n, NULL)) {
+            mblx__oom(g);
             goto fail;
         }
+        for (size_t i = 1; i < n; i++)
+            if (S->s[i].sym == S->s[i - 1].sym) {
+                mblx__fail(g, MBL_EARG, "%s: symbol listed twice", who);
+                goto fail;
+            }
+    }
     seeds_index(g, S);
     return 0;
 fail:
@@ -212,95 +220,6 @@ static mblx_id mul_others(mblx_graph *g, double coef, const argcopy *a, size_t s
 {
     mblx_id c = mblx__const(g, coef);
     return c == XNONE ? XNONE : mblx__product_others(g, c, a->a, a->n, skip, extra);
-}
-
-/* d v / d operand i, for a node v that is not a sum or product. */
-static mblx_id partial(mblx_graph *g, mblx_id v, const argcopy *ac, size_t i)
-{
-    const uint32_t *a = ac->a;
-    mblx_id one = g->one, zero = g->zero;
-    unsigned op = g->nd[v].op;
-    switch (op) {
-    case MBLX_OP_POW: {
-        double ev;
-        if (i == 1) return mblx_mul(g, v, mblx_log(g, a[0]));
-        if (mblx_is_const(g, a[1], &ev)) return mblx_scale(g, ev, mblx_powc(g, a[0], ev - 1.0));
-        return mblx_mul(g, a[1], mblx_pow(g, a[0], mblx_sub(g, a[1], one)));
-    }
-    case MBLX_OP_SIN: return mblx_cos(g, a[0]);
-    case MBLX_OP_COS: return mblx_neg(g, mblx_sin(g, a[0]));
-    case MBLX_OP_TAN: return mblx_add(g, one, mblx_powc(g, v, 2.0));
-    case MBLX_OP_ASIN:
-    case MBLX_OP_ACOS: {
-        mblx_id r = mblx_powc(g, mblx_sqrt(g, mblx_sub(g, one, mblx_powc(g, a[0], 2.0))), -1.0);
-        return op == MBLX_OP_ASIN ? r : mblx_neg(g, r);
-    }
-    case MBLX_OP_ATAN: return mblx_powc(g, mblx_add(g, one, mblx_powc(g, a[0], 2.0)), -1.0);
-    case MBLX_OP_ATAN2: {
-        mblx_id den = mblx_add(g, mblx_powc(g, a[0], 2.0), mblx_powc(g, a[1], 2.0));
-        return i == 0 ? mblx_div(g, a[1], den) : mblx_neg(g, mblx_div(g, a[0], den));
-    }
-    case MBLX_OP_SINH: return mblx_cosh(g, a[0]);
-    case MBLX_OP_COSH: return mblx_sinh(g, a[0]);
-    case MBLX_OP_TANH: return mblx_sub(g, one, mblx_powc(g, v, 2.0));
-    case MBLX_OP_EXP: return v;
-    case MBLX_OP_LOG: return mblx_powc(g, a[0], -1.0);
-    case MBLX_OP_SQRT: return mblx_scale(g, 0.5, mblx_powc(g, v, -1.0));
-    case MBLX_OP_ABS: return mblx_sign(g, a[0]);
-    case MBLX_OP_SIGN: return zero;
-    case MBLX_OP_LET: return one;
-    case MBLX_OP_DATA: return mblx__data_partial(g, v, a, i); /* the same data node, order raised */
-    case MBLX_OP_MIN:
-    case MBLX_OP_MAX: {
-        /* d min(a,b)/da = (1 - sign(a-b))/2, d/db = (1 + sign(a-b))/2; max: swapped */
-        mblx_id s = mblx_sign(g, mblx_sub(g, a[0], a[1]));
-        int plus = (op == MBLX_OP_MAX) == (i == 0);
-        return mblx_scale(g, 0.5, plus ? mblx_add(g, one, s) : mblx_sub(g, one, s));
-    }
-    case MBLX_OP_STEP: {
-        mblx_id x = a[0], x0 = a[1], h0 = a[2], x1 = a[3], h1 = a[4];
-        if (i == 2 || i == 4) {
-            mblx_id u = mblx_step(g, x, x0, zero, x1, one);
-            return i == 4 ? u : mblx_sub(g, one, u);
-        }
-        /* c = clamp((x - x0)/(x1 - x0), 0, 1); dstep/ds = 6 c (1 - c) (h1 - h0) */
-        mblx_id w = mblx_sub(g, x1, x0);
-        mblx_id s = mblx_div(g, mblx_sub(g, x, x0), w);
-        mblx_id c = mblx_min(g, mblx_max(g, s, zero), one);
-        mblx_id f[4] = {mblx_const(g, 6.0), c, mblx_sub(g, one, c), mblx_sub(g, h1, h0)};
-        mblx_id D = (f[0] == XNONE || f[2] == XNONE || f[3] == XNONE) ? XNONE
-                                                                      : mblx_product(g, 4, f);
-        if (i == 0) return mblx_div(g, D, w);
-        mblx_id w2 = mblx_powc(g, w, -2.0);
-        if (i == 1) return mblx_mul(g, D, mblx_mul(g, mblx_sub(g, x, x1), w2));
-        return mblx_neg(g, mblx_mul(g, D, mblx_mul(g, mblx_sub(g, x, x0), w2)));
-    }
-    default: return mblx__fail(g, MBL_EARG, "no derivative rule for operation %s",
-                               mblx_op_name((mblx_op)op));
-    }
-}
-
-/* partial(g, v, ac, i) as mblx_scale(g, *c, P), P returned: where the rule ends in a constant
- * factor (c x^(c-1) of a power of a constant exponent, 0.5 / sqrt(x), -sin(x)) that factor is
- * left out of P, so that the product with the derivative of the operand makes the scaled node
- * only as part of that product (mblx__scaled_product); *c = 1 and P = partial(...) otherwise. */
-static mblx_id partial_parts(mblx_graph *g, mblx_id v, const argcopy *ac, size_t i, double *c)
-{
-    const uint32_t *a = ac->a;
-    double ev;
-    *c = 1.0;
-    switch (g->nd[v].op) {
-    case MBLX_OP_POW:
-        if (i == 0 && mblx_is_const(g, a[1], &ev)) {
-            *c = ev;
-            return mblx_powc(g, a[0], ev - 1.0);
-        }
-        break;
-    case MBLX_OP_SQRT: *c = 0.5; return mblx_powc(g, v, -1.0);
-    case MBLX_OP_COS: *c = -1.0; return mblx_sin(g, a[0]);
-    default: break;
-    }
-    return partial(g, v, ac, i);
 }
 
 /* ---- forward traversals -------------------------------------------------------------------- */
@@ -399,7 +318,7 @@ static mblx_id compute(mblx_graph *g, mblx_id v, int mode)
             term = mul_others(g, val, &ac, i, d);
         else {
             double c;
-            mblx_id p = partial_parts(g, v, &ac, i, &c);
+            mblx_id p = mblx__partial_parts(g, v, ac.a, i, &c);
             term = mblx__scaled_product(g, c, p, d, 0); /* mblx_mul(g, partial(...), d) */
         }
         if (term == XNONE) goto done;
@@ -607,7 +526,27 @@ typedef struct adjoints {
     size_t ncp, capcp;
     mblx_id *tmp;
     size_t tmpcap;
+    struct pmemo *pm; /* the products' memo (NULL: none, out of memory) */
+    struct smemo *sm; /* the sums' memo (likewise) */
 } adjoints;
+
+/* The contributions c * other * a of the products of two operands, kept for the call: a sum of
+ * many like terms (k * m * (gx * (x_i + i) + gy * y_i), m / 6 * (vx_i^2 + vy_i^2)) passes the same
+ * adjoint to each term, and each term's product gives the same contribution to its other operand
+ * (k * m * a, then gx * that), which the builder found in the graph again each time (about 11,000
+ * of the 33,000 products of the N = 1000 four-bar's gradients). The builder is a function of its
+ * operands that makes no node for a product it has made (hash-consing), so the node kept is the
+ * one the call would return, and the graph's nodes and their order are those of the calls made. A
+ * direct-mapped cache: a slot's older entry is replaced. */
+enum { PMEMO_SLOTS = 4096 };
+typedef struct pmemo {
+    uint32_t c, other, a, res; /* res + 1; 0: empty */
+} pmemo;
+/* the adjoints' sums of a few contributions, likewise */
+enum { SMEMO_SLOTS = 4096, SMEMO_TERMS = 4 };
+typedef struct smemo {
+    uint32_t n, t[SMEMO_TERMS], res; /* res + 1; 0: empty */
+} smemo;
 
 /* An oom (out of memory, to record) or a failure (the graph's error already set). */
 enum { GRAD_OOM = 1, GRAD_FAIL = 2 };
@@ -700,24 +639,70 @@ static inline __attribute__((always_inline)) int add_contrib(adjoints *A, uint32
     return 0;
 }
 
+static __attribute__((noinline)) int tmp_grow(adjoints *A)
+{
+    size_t nc = A->tmpcap ? A->tmpcap * 2 : 16;
+    mblx_id *q = mbl_realloc_array(A->tmp, nc, sizeof *q);
+    if (!q) return -1;
+    A->tmp = q;
+    A->tmpcap = nc;
+    return 0;
+}
+
 /* The adjoint of local node k: the sum of its contributions, into adj.p[k] and *pa. */
+/* mblx_sum(g, n, t) for 2 to SMEMO_TERMS terms: the node the memo kept for these terms in this
+ * order, else the builder's, kept (as mul_other_kept) */
+static mblx_id sum_kept(mblx_graph *g, smemo *sm, size_t n, const mblx_id *t)
+{
+    uint64_t h = n;
+    for (size_t i = 0; i < n; i++) h = h * 0x100000001b3ull ^ t[i];
+    smemo *e = &sm[mblx__mix64(h) & (SMEMO_SLOTS - 1)];
+    if (e->res && e->n == n) {
+        size_t i = 0;
+        while (i < n && e->t[i] == t[i]) i++;
+        if (i == n) return e->res - 1;
+    }
+    mblx_id r = mblx_sum(g, n, t);
+    if (r != XNONE) {
+        e->n = (uint32_t)n, e->res = r + 1;
+        for (size_t i = 0; i < n; i++) e->t[i] = t[i];
+    }
+    return r;
+}
+
 static int sum_adjoint(mblx_graph *g, adjoints *A, size_t k, mblx_id *pa)
 {
-    size_t cnt = 0;
-    for (uint32_t c = A->head.p[k]; c != XNONE; c = A->cp[c].next) cnt++;
-    if (cnt > A->tmpcap) {
-        mblx_id *q = mbl_realloc_array(A->tmp, cnt, sizeof *q);
-        if (!q) return GRAD_OOM;
-        A->tmp = q;
-        A->tmpcap = cnt;
+    uint32_t c = A->head.p[k];
+    mblx_id a;
+    if (c != XNONE && A->cp[c].next == XNONE) { /* one contribution (most nodes): the adjoint itself */
+        a = A->cp[c].node;
+    } else { /* the list walked once, into tmp (grown as it fills) */
+        size_t cnt = 0;
+        for (; c != XNONE; c = A->cp[c].next) {
+            if (cnt == A->tmpcap && tmp_grow(A)) return GRAD_OOM;
+            A->tmp[cnt++] = A->cp[c].node;
+        }
+        a = cnt >= 2 && cnt <= SMEMO_TERMS && A->sm ? sum_kept(g, A->sm, cnt, A->tmp) : mblx_sum(g, cnt, A->tmp);
     }
-    cnt = 0;
-    for (uint32_t c = A->head.p[k]; c != XNONE; c = A->cp[c].next) A->tmp[cnt++] = A->cp[c].node;
-    mblx_id a = cnt == 1 ? A->tmp[0] : mblx_sum(g, cnt, A->tmp);
     if (a == XNONE) return GRAD_FAIL;
     A->adj.p[k] = a;
     *pa = a;
     return 0;
+}
+
+/* mul_others(g, coef, ac, i, a) for a product ac of two operands, other the one not skipped: the node
+ * the memo kept for (coef, other, a), else the builder's, kept */
+static mblx_id mul_other_kept(mblx_graph *g, pmemo *pm, double coef, mblx_id other, const argcopy *ac, size_t i,
+                              mblx_id a)
+{
+    mblx_id c = mblx__const(g, coef);
+    if (c == XNONE) return XNONE;
+    uint64_t key = ((uint64_t)c << 42) ^ ((uint64_t)other << 21) ^ (uint64_t)a;
+    pmemo *e = &pm[mblx__mix64(key) & (PMEMO_SLOTS - 1)];
+    if (e->res && e->c == c && e->other == other && e->a == a) return e->res - 1;
+    mblx_id r = mblx__product_others(g, c, ac->a, ac->n, i, a);
+    if (r != XNONE) e->c = c, e->other = other, e->a = a, e->res = r + 1;
+    return r;
 }
 
 /* The contributions of node v (adjoint a) to its relevant operands (stamped with epoch). */
@@ -741,12 +726,13 @@ static int propagate(mblx_graph *g, adjoints *A, mblx_id v, mblx_id a, uint32_t 
         if (op == MBLX_OP_ADD)
             t = a;
         else if (op == MBLX_OP_MUL)
-            t = mul_others(g, g->nd[v].val, &ac, i, a);
+            t = ac.n == 2 && A->pm ? mul_other_kept(g, A->pm, g->nd[v].val, ac.a[1 - i], &ac, i, a)
+                                   : mul_others(g, g->nd[v].val, &ac, i, a);
         else if (op == MBLX_OP_LET)
             t = mblx_let(g, a); /* the adjoint of a let is shared too */
         else {
             double pc;
-            mblx_id p = partial_parts(g, v, &ac, i, &pc);
+            mblx_id p = mblx__partial_parts(g, v, ac.a, i, &pc);
             t = mblx__scaled_product(g, pc, p, a, 1); /* mblx_mul(g, a, partial(...)) */
         }
         if (t == XNONE) {
@@ -777,7 +763,7 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
     }
     seedset S = {NULL, 0, NULL, 0, 0};
     u32vec ord = {NULL, 0, 0, 0}, st = {NULL, 0, 0, 0};
-    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0};
+    adjoints A = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, NULL, 0, 0, NULL, 0, NULL, NULL};
     if (gradient_seeds(g, n, syms, &S)) goto fail;
     if (!relevant(g, e, &S)) {
         for (size_t i = 0; i < n; i++) out[i] = g->zero;
@@ -790,6 +776,10 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
     A.head.p = mbl_alloc_array(nl, sizeof *A.head.p);
     A.adj.p = mbl_alloc_array(nl, sizeof *A.adj.p);
     if (!A.head.p || !A.adj.p) goto oom;
+    if (nl >= PMEMO_SLOTS / 4) { /* a small sweep: without */
+        A.pm = mbl_calloc(PMEMO_SLOTS, sizeof *A.pm);
+        A.sm = mbl_calloc(SMEMO_SLOTS, sizeof *A.sm);
+    }
     for (size_t k = 0; k < nl; k++) A.head.p[k] = XNONE, A.adj.p[k] = g->zero;
     if (add_contrib(&A, (uint32_t)(nl - 1), g->one)) goto oom;
     for (size_t k = nl; k-- > 0;) {
@@ -810,6 +800,8 @@ int mblx_gradient(mblx_graph *g, mblx_id e, size_t n, const mblx_id *syms, mblx_
     mbl_free(A.adj.p);
     mbl_free(A.cp);
     mbl_free(A.tmp);
+    mbl_free(A.pm);
+    mbl_free(A.sm);
     return 0;
 oom:
     mblx__oom(g);
@@ -822,6 +814,8 @@ fail:
     mbl_free(A.adj.p);
     mbl_free(A.cp);
     mbl_free(A.tmp);
+    mbl_free(A.pm);
+    mbl_free(A.sm);
     return g->err ? g->err : MBL_ENOMEM;
 }
 

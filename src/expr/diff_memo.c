@@ -126,3 +126,23 @@ uint32_t *mblx__tdmemo_for(mblx_graph *g, mblx_id e, const mblx__seed *S, size_t
     return NULL; /* not reached: a cleared memo takes any seeds */
 }
 
+/* The n seeds s sorted by symbol through a map of the graph's symbols (the order sort_seeds gives
+ * distinct symbols); 1 when a symbol is there twice or out of memory (s unchanged: the sort then). */
+int mblx__seeds_by_symbol(const mblx_graph *g, mblx__seed *s, size_t n)
+{
+    uint32_t *at = mbl_calloc(g->nsym ? g->nsym : 1, sizeof *at);
+    mblx__seed *t = at ? mbl_alloc_array(n, sizeof *t) : NULL;
+    int rc = !t;
+    for (size_t i = 0; i < n && !rc; i++) {
+        rc = s[i].sym >= g->nsym || at[s[i].sym];
+        if (!rc) at[s[i].sym] = (uint32_t)i + 1;
+    }
+    if (!rc) {
+        size_t k = 0;
+        for (uint32_t y = 0; y < g->nsym; y++)
+            if (at[y]) t[k++] = s[at[y] - 1];
+        memcpy(s, t, n * sizeof *s);
+    }
+    mbl_free(at), mbl_free(t);
+    return rc;
+}

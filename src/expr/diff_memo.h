@@ -13,6 +13,14 @@ typedef struct mblx__seed {
     mblx_id node;
 } mblx__seed;
 
+/* The n seeds s sorted by symbol index through a map of the graph's symbols (the order the stable
+ * sort gives distinct symbols: diff.c's seed sets of many symbols out of order); 1 when a symbol is
+ * there twice or out of memory (s unchanged: the caller sorts). */
+int mblx__seeds_by_symbol(const mblx_graph *g, mblx__seed *s, size_t n);
+/* d v / d operand i (operands a) of a node v that is not a sum or product, as mblx_scale(g, *c, P),
+ * P returned (diff_rules.c) */
+mblx_id mblx__partial_parts(mblx_graph *g, mblx_id v, const uint32_t *a, size_t i, double *c);
+
 /* where a traversal keeps and finds derivatives: by node in arr (derivative + 1, 0 not known),
  * or, arr NULL, in the graph's map of (node, symbol sym) */
 typedef struct mblx__memo_ref {

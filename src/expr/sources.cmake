@@ -6,6 +6,7 @@ list(APPEND MBLIN_SOURCES
   src/expr/diff.c
   src/expr/diff_wide.c
   src/expr/diff_memo.c
+  src/expr/diff_rules.c
   src/expr/print.c
   src/expr/parse.c
   src/expr/tape.c

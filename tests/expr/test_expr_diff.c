@@ -583,6 +583,74 @@ TEST(deep_chain_diff)
     mblx_graph_free(g);
 }
 
+/* A large seed set given out of order (placed by symbol index, mblx__seeds_by_symbol) gives the
+ * node the ascending order gives, and a symbol listed twice among many is still refused; a gradient
+ * of many like terms (its products' and sums' memo) against the closed form. */
+TEST(large_seed_sets_and_like_terms)
+{
+    enum { NS = 600 };
+    mblx_graph *g = mblx_graph_new();
+    mblx_id x[NS], y[NS], syms[2 * NS], rev[2 * NS], dirs[2 * NS], t[2 * NS];
+    char name[32];
+    mblx_id k = mblx_symbol(g, "k"), m = mblx_symbol(g, "m");
+    for (int i = 0; i < NS; i++) {
+        snprintf(name, sizeof name, "x%d", i), x[i] = mblx_symbol(g, name);
+        snprintf(name, sizeof name, "y%d", i), y[i] = mblx_symbol(g, name);
+    }
+    /* sum_i k * (x_i^2 + y_i) + m * x_i */
+    for (int i = 0; i < NS; i++) {
+        mblx_id inner[2] = {mblx_powc(g, x[i], 2.0), y[i]};
+        t[2 * i] = mblx_mul(g, k, mblx_sum(g, 2, inner));
+        t[2 * i + 1] = mblx_mul(g, m, x[i]);
+    }
+    /* the odd i's first terms times w (another adjoint for the same products' operands) */
+    mblx_id w = mblx_symbol(g, "w"), odd[NS / 2], rest[2 * NS];
+    size_t nr = 0;
+    for (int i = 0; i < NS; i++) {
+        if (i % 2) odd[i / 2] = t[2 * i];
+        else rest[nr++] = t[2 * i];
+        rest[nr++] = t[2 * i + 1];
+    }
+    rest[nr++] = mblx_mul(g, w, mblx_sum(g, NS / 2, odd));
+    mblx_id e = mblx_sum(g, nr, rest);
+    for (int i = 0; i < NS; i++) syms[2 * i] = x[i], syms[2 * i + 1] = y[i];
+    for (int j = 0; j < 2 * NS; j++) rev[j] = syms[2 * NS - 1 - j], dirs[j] = mblx_const(g, (double)(j % 7) + 1.0);
+    mblx_id rdirs[2 * NS];
+    for (int j = 0; j < 2 * NS; j++) rdirs[j] = dirs[2 * NS - 1 - j];
+    mblx_id d1 = mblx_dir_deriv(g, e, 2 * NS, syms, dirs), d2 = mblx_dir_deriv(g, e, 2 * NS, rev, rdirs);
+    CHECK(d1 != MBLX_NONE);
+    CHECK_EQ_INT((int)d1, (int)d2);
+
+    /* the gradient at a point: d/dx_i = 2 k x_i + m, d/dy_i = k (times w for odd i) */
+    mblx_id grad[2 * NS];
+    CHECK_EQ_INT(mblx_gradient(g, e, 2 * NS, syms, grad), 0);
+    size_t nsym = 3 + 2 * (size_t)NS;
+    double *val = calloc(nsym, sizeof *val);
+    CHECK(val != NULL);
+    if (val) {
+        val[mblx_symbol_index(g, k)] = 1.7, val[mblx_symbol_index(g, m)] = -0.3, val[mblx_symbol_index(g, w)] = 2.5;
+        for (int i = 0; i < NS; i++) val[mblx_symbol_index(g, x[i])] = 0.01 * i - 2.0, val[mblx_symbol_index(g, y[i])] = 1.0;
+        for (int i = 0; i < NS; i++) {
+            double gx = NAN, gy = NAN;
+            mbl_status st;
+            CHECK_EQ_INT(mblx_eval(g, grad[2 * i], val, &gx, &st), 0);
+            CHECK_EQ_INT(mblx_eval(g, grad[2 * i + 1], val, &gy, &st), 0);
+            double wi = i % 2 ? 2.5 : 1.0;
+            CHECK_NEAR(gx, wi * 2 * 1.7 * (0.01 * i - 2.0) - 0.3, 1e-14, 1.0);
+            CHECK_NEAR(gy, wi * 1.7, 1e-14, 1.0);
+        }
+        free(val);
+    }
+
+    /* a symbol twice among many, out of order: refused */
+    rev[10] = rev[500];
+    CHECK(mblx_dir_deriv(g, e, 2 * NS, rev, rdirs) == MBLX_NONE);
+    mbl_status st;
+    CHECK(mblx_graph_status(g, &st) != 0);
+    CHECK(strstr(st.msg, "listed twice") != NULL);
+    mblx_graph_free(g);
+}
+
 int main(void)
 {
     G = mblx_graph_new();
@@ -600,6 +668,7 @@ int main(void)
     RUN(total_derivative_and_subst);
     RUN(subst_many);
     RUN(deep_chain_diff);
+    RUN(large_seed_sets_and_like_terms);
     CHECK_EQ_INT(mblx_graph_status(G, NULL), 0);
     mblx_graph_free(G);
     return test_summary("expr_diff");
