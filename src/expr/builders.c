@@ -220,6 +220,38 @@ done:
     return res;
 }
 
+/* Are terms[0..n) (valid, n >= 2) a sum already in canonical form: none a constant, a sum, an
+ * undefined term, a product of coefficient 0, 1 * x or c * (a sum), and the keys sum_build
+ * sorts by (a product's operands, any other term itself) strictly increasing? Then sum_build's
+ * records would be the terms themselves in their order (the stable sort keeps it, nothing merges,
+ * every term is its own record's node) with the constant 0: the sum is ADD(0; terms) as given.
+ * One read of each term's node and key, where sum_build reads, copies, sorts and merges them. */
+static int sum_canonical(const mblx_graph *g, size_t n, const mblx_id *terms)
+{
+    const uint32_t *pk = NULL;
+    uint32_t pn = 0;
+    for (size_t i = 0; i < n; i++) {
+        const mblx__node *nd = &g->nd[terms[i]];
+        unsigned op = nd->op;
+        if (op == MBLX_OP_CONST || op == MBLX_OP_ADD || nd->dcnt == 0) return 0;
+        const uint32_t *k = &terms[i];
+        uint32_t kn = 1;
+        if (op == MBLX_OP_MUL) {
+            k = g->args + nd->aoff;
+            if (nd->val == 0.0 || (nd->na == 1 && (nd->val == 1.0 || g->nd[k[0]].op == MBLX_OP_ADD))) return 0;
+            kn = nd->na;
+        }
+        if (pk) { /* cmp_terms(previous, this) < 0 */
+            uint32_t m = pn < kn ? pn : kn, j = 0;
+            while (j < m && pk[j] == k[j]) j++;
+            if (j < m ? pk[j] > k[j] : pn >= kn) return 0;
+        }
+        pk = k;
+        pn = kn;
+    }
+    return 1;
+}
+
 mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms)
 {
     if (!g) return XNONE;
@@ -231,6 +263,7 @@ mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms)
     /* 0 + x and x + 0: x, undefined or not (the first undefined term is the sum) */
     if (n == 2 && terms[0] == g->zero) return terms[1];
     if (n == 2 && terms[1] == g->zero) return terms[0];
+    if (sum_canonical(g, n, terms)) return mblx__intern(g, MBLX_OP_ADD, 0.0, n, terms);
     term_rec rl[LOCAL_TERMS];
     uint32_t kl[LOCAL_KEYS];
     sum_acc s = {{rl, 0, LOCAL_TERMS, rl}, {kl, 0, LOCAL_KEYS, kl}, 0.0, g, 0};
