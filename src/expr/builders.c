@@ -306,8 +306,61 @@ static mblx_id pow_num(mblx_graph *g, mblx_id b, double e);
  * must itself be merged, e.g. sqrt(x)*sqrt(x)*x). */
 enum { PRODUCT_PASSES = 3 };
 
+/* product_core's node where nothing in f[0..n) needs its records: constants and flattened
+ * products only multiply the coefficient (finite, in the same order), and the other factors (with
+ * a flattened product's operands in place) have strictly increasing bases (a power of a constant
+ * exponent other than 0 and 1 by its base, any other factor itself), so the stable sort keeps
+ * them, nothing merges and each is its own record's node. 1 with the node in *res (XNONE when
+ * interning failed), 0 where product_core must make it. */
+static int product_sorted(mblx_graph *g, double coef, size_t n, const mblx_id *f, mblx_id *res)
+{
+    enum { FAST_MAX = 16 };
+    uint32_t out[FAST_MAX];
+    size_t nf = 0;
+    uint32_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        const mblx__node *nd = &g->nd[f[i]];
+        const uint32_t *list = &f[i];
+        size_t cnt = 1;
+        if (nd->op == MBLX_OP_CONST || (nd->op == MBLX_OP_MUL && nd->na <= MBLX_FLATTEN_MAX)) {
+            if (!isfinite(coef * nd->val)) return 0;
+            coef *= nd->val;
+            if (nd->op == MBLX_OP_CONST) continue;
+            list = g->args + nd->aoff;
+            cnt = nd->na;
+        }
+        for (size_t k = 0; k < cnt; k++) {
+            uint32_t x = list[k], base = x;
+            const mblx__node *xn = &g->nd[x];
+            if (xn->op == MBLX_OP_POW) {
+                const mblx__node *en = &g->nd[g->args[xn->aoff + 1]];
+                if (en->op == MBLX_OP_CONST) {
+                    if (en->val == 0.0 || en->val == 1.0) return 0;
+                    base = g->args[xn->aoff];
+                }
+            }
+            if ((nf && base <= prev) || nf == FAST_MAX) return 0;
+            prev = base;
+            out[nf++] = x;
+        }
+    }
+    if (coef == 0.0)
+        *res = g->zero;
+    else if (nf == 0)
+        *res = mblx__const(g, coef);
+    else if (nf == 1 && coef == 1.0)
+        *res = out[0];
+    else
+        *res = mblx__intern(g, MBLX_OP_MUL, coef, nf, out);
+    return 1;
+}
+
 static mblx_id product_core(mblx_graph *g, double coef, size_t n, const mblx_id *f, int pass)
 {
+    {
+        mblx_id res;
+        if (!pass && product_sorted(g, coef, n, f, &res)) return res;
+    }
     fac_rec local[LOCAL_ARGS], *r = local;
     uint32_t olocal[LOCAL_ARGS], *out = olocal;
     size_t cap = LOCAL_ARGS, m = 0;
