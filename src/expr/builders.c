@@ -220,34 +220,55 @@ done:
     return res;
 }
 
-/* Are terms[0..n) (valid, n >= 2) a sum already in canonical form: none a constant, a sum, an
- * undefined term, a product of coefficient 0, 1 * x or c * (a sum), and the keys sum_build
- * sorts by (a product's operands, any other term itself) strictly increasing? Then sum_build's
- * records would be the terms themselves in their order (the stable sort keeps it, nothing merges,
- * every term is its own record's node) with the constant 0: the sum is ADD(0; terms) as given.
- * One read of each term's node and key, where sum_build reads, copies, sorts and merges them. */
-static int sum_canonical(const mblx_graph *g, size_t n, const mblx_id *terms)
+/* A term of a sum as sum_build orders it: its key (a product's operands, any other term itself). */
+typedef struct sum_key {
+    const uint32_t *k;
+    uint32_t kn, t;
+} sum_key;
+
+/* cmp_terms(a, b) < 0 */
+static inline int sum_key_less(const sum_key *a, const sum_key *b)
 {
-    const uint32_t *pk = NULL;
-    uint32_t pn = 0;
+    uint32_t m = a->kn < b->kn ? a->kn : b->kn, j = 0;
+    while (j < m && a->k[j] == b->k[j]) j++;
+    return j < m ? a->k[j] < b->k[j] : a->kn < b->kn;
+}
+
+enum { SUM_SORT_MAX = 16 };
+
+/* Is the sum of terms[0..n) (valid, n >= 2) its terms in the order of their keys: none a
+ * constant, a sum, an undefined term, a product of coefficient 0, 1 * x or c * (a sum), and no
+ * two keys equal? Then sum_build's records would be the terms themselves (each its own record's
+ * node, nothing merged, the constant 0) in the order its stable sort gives them: the sum is
+ * ADD(0; those terms), without the records, their keys' copies and the merge. Up to SUM_SORT_MAX
+ * terms are sorted here into out (an insertion sort, as sort_terms sorts short arrays); more are
+ * taken only when already in order (out then unused: the terms as given). */
+static int sum_canonical(const mblx_graph *g, size_t n, const mblx_id *terms, uint32_t *out)
+{
+    sum_key r[SUM_SORT_MAX], prev = {NULL, 0, 0};
     for (size_t i = 0; i < n; i++) {
         const mblx__node *nd = &g->nd[terms[i]];
         unsigned op = nd->op;
         if (op == MBLX_OP_CONST || op == MBLX_OP_ADD || nd->dcnt == 0) return 0;
-        const uint32_t *k = &terms[i];
-        uint32_t kn = 1;
+        sum_key x = {&terms[i], 1, terms[i]};
         if (op == MBLX_OP_MUL) {
-            k = g->args + nd->aoff;
-            if (nd->val == 0.0 || (nd->na == 1 && (nd->val == 1.0 || g->nd[k[0]].op == MBLX_OP_ADD))) return 0;
-            kn = nd->na;
+            x.k = g->args + nd->aoff;
+            if (nd->val == 0.0 || (nd->na == 1 && (nd->val == 1.0 || g->nd[x.k[0]].op == MBLX_OP_ADD))) return 0;
+            x.kn = nd->na;
         }
-        if (pk) { /* cmp_terms(previous, this) < 0 */
-            uint32_t m = pn < kn ? pn : kn, j = 0;
-            while (j < m && pk[j] == k[j]) j++;
-            if (j < m ? pk[j] > k[j] : pn >= kn) return 0;
+        if (n > SUM_SORT_MAX) { /* in order, or not taken */
+            if (i && !sum_key_less(&prev, &x)) return 0;
+            prev = x;
+            continue;
         }
-        pk = k;
-        pn = kn;
+        size_t j = i;
+        for (; j > 0 && sum_key_less(&x, &r[j - 1]); j--) r[j] = r[j - 1];
+        r[j] = x;
+    }
+    if (n > SUM_SORT_MAX) return 1;
+    for (size_t i = 0; i < n; i++) {
+        if (i && !sum_key_less(&r[i - 1], &r[i])) return 0; /* two keys equal: they merge */
+        out[i] = r[i].t;
     }
     return 1;
 }
@@ -263,7 +284,10 @@ mblx_id mblx_sum(mblx_graph *g, size_t n, const mblx_id *terms)
     /* 0 + x and x + 0: x, undefined or not (the first undefined term is the sum) */
     if (n == 2 && terms[0] == g->zero) return terms[1];
     if (n == 2 && terms[1] == g->zero) return terms[0];
-    if (sum_canonical(g, n, terms)) return mblx__intern(g, MBLX_OP_ADD, 0.0, n, terms);
+    {
+        uint32_t sorted[SUM_SORT_MAX];
+        if (sum_canonical(g, n, terms, sorted)) return mblx__intern(g, MBLX_OP_ADD, 0.0, n, n > SUM_SORT_MAX ? terms : sorted);
+    }
     term_rec rl[LOCAL_TERMS];
     uint32_t kl[LOCAL_KEYS];
     sum_acc s = {{rl, 0, LOCAL_TERMS, rl}, {kl, 0, LOCAL_KEYS, kl}, 0.0, g, 0};
